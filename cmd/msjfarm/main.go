@@ -1,0 +1,60 @@
+// Command msjfarm simulates multiserver-job scheduling policies: one
+// scenario locally (simulate), and — as the farm grows — whole sweeps.
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+// commands maps a subcommand to its implementation; each returns the exit
+// code after printing its own errors.
+var commands = map[string]struct {
+	run  func(args []string) int
+	help string
+}{
+	"simulate":  {runSimulate, "simulate one scenario locally and print its statistics"},
+	"policies":  {runPolicies, "list the built-in policies and their parameters"},
+	"workloads": {runWorkloads, "list the named workloads"},
+}
+
+func main() {
+	os.Exit(dispatch(os.Args[1:]))
+}
+
+func dispatch(args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage()
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "msjfarm: unknown command %q\n\n", args[0])
+		usage()
+		return 2
+	}
+	return c.run(args[1:])
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: msjfarm <command> [flags]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(os.Stderr, "  %-10s %s\n", n, commands[n].help)
+	}
+	fmt.Fprintln(os.Stderr, "\nRun 'msjfarm <command> -h' for a command's flags.")
+}
+
+func fail(format string, a ...any) int {
+	fmt.Fprintf(os.Stderr, "msjfarm: "+strings.TrimSuffix(format, "\n")+"\n", a...)
+	return 1
+}

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/rng"
+	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/stats"
+	"github.com/msjfarm/msjfarm/workload"
+)
+
+// paramFlags collects repeated -param name=value flags.
+type paramFlags map[string]any
+
+func (p paramFlags) String() string { return fmt.Sprint(map[string]any(p)) }
+func (p paramFlags) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want name=value, got %q", s)
+	}
+	switch {
+	case v == "true" || v == "false":
+		p[k] = v == "true"
+	default:
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			p[k] = f
+		} else {
+			p[k] = v
+		}
+	}
+	return nil
+}
+
+// count parses run lengths written like 1e6.
+type count int64
+
+func (c *count) String() string { return strconv.FormatInt(int64(*c), 10) }
+func (c *count) Set(s string) error {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || f != math.Trunc(f) || f > 1<<62 {
+		return fmt.Errorf("want a non-negative whole number such as 1e6, got %q", s)
+	}
+	*c = count(f)
+	return nil
+}
+
+func runSimulate(args []string) int {
+	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
+	wl := fs.String("workload", "one-or-all", "named workload (see 'msjfarm workloads')")
+	pol := fs.String("policy", "fcfs", "policy (see 'msjfarm policies')")
+	rate := fs.Float64("rate", 0, "total arrival rate λ (exclusive with -load)")
+	load := fs.Float64("load", 0, "offered load ρ; sets λ = ρ / (load per unit rate)")
+	seed := fs.Uint64("seed", 1, "seed; replication r uses rng.Mix(seed, r)")
+	reps := fs.Int("reps", 10, "independent replications")
+	par := fs.Int("parallel", runtime.NumCPU(), "replications run at once")
+	asJSON := fs.Bool("json", false, "print every replication's result as JSON lines")
+	mser := fs.Bool("mser", false, "MSER-5 truncation instead of the fixed warm-up")
+	arrivals, warmup := count(1000000), count(100000)
+	fs.Var(&arrivals, "arrivals", "measured arrivals per replication")
+	fs.Var(&warmup, "warmup", "discarded warm-up arrivals per replication")
+	params := paramFlags{}
+	fs.Var(params, "param", "policy parameter name=value (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return fail("simulate: unexpected argument %q", fs.Arg(0))
+	}
+	spec, err := workload.Named(*wl)
+	if err != nil {
+		return fail("simulate: -workload: %v", err)
+	}
+	ps, err := builtin.Lookup(*pol)
+	if err != nil {
+		return fail("simulate: -policy: %v", err)
+	}
+	switch {
+	case (*rate > 0) == (*load > 0):
+		return fail("simulate: give exactly one of -rate > 0 or -load > 0")
+	case *reps < 1:
+		return fail("simulate: -reps must be >= 1, got %d", *reps)
+	case *par < 1:
+		return fail("simulate: -parallel must be >= 1, got %d", *par)
+	}
+	lambda := *rate
+	if *load > 0 {
+		unit, err := spec.Build(1)
+		if err != nil {
+			return fail("simulate: %v", err)
+		}
+		lambda = *load / unit.Load()
+	}
+	w, err := spec.Build(lambda)
+	if err != nil {
+		return fail("simulate: %v", err)
+	}
+	// Configure one instance up front so parameter errors surface before
+	// anything runs.
+	if err := sim.Configure(ps.New(), params); err != nil {
+		return fail("simulate: policy %s: %v", ps.Name, err)
+	}
+
+	results := make([]*sim.Result, *reps)
+	errs := make([]error, *reps)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, *par)
+	start := time.Now()
+	for r := 0; r < *reps; r++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(r int) {
+			defer func() { <-sem; wg.Done() }()
+			p := ps.New()
+			if err := sim.Configure(p, params); err != nil {
+				errs[r] = err
+				return
+			}
+			results[r], errs[r] = sim.Run(w, p, sim.Config{
+				Seed: rng.Mix(*seed, uint64(r)), Warmup: int64(warmup), Arrivals: int64(arrivals), MSER: *mser,
+			})
+		}(r)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	for r, err := range errs {
+		if err != nil {
+			return fail("simulate: replication %d: %v", r, err)
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		for _, r := range results {
+			if err := enc.Encode(r); err != nil {
+				return fail("simulate: %v", err)
+			}
+		}
+		return 0
+	}
+	printSummary(w, ps.Name, params, results, elapsed)
+	return 0
+}
+
+func printSummary(w *sim.Workload, policy string, params paramFlags, rs []*sim.Result, elapsed time.Duration) {
+	var events uint64
+	unstable := 0
+	for _, r := range rs {
+		events += r.Events
+		if r.Unstable {
+			unstable++
+		}
+	}
+	fmt.Printf("workload %s: k=%d, %d classes, λ=%.6g, load ρ=%.4f\n", w.Name, w.Servers, len(w.Classes), w.ArrivalRate, w.Load())
+	fmt.Printf("policy %s %v; %d replications × %d arrivals (warm-up %d); %.3g events in %.2fs (%.3g events/s over all cores)\n",
+		policy, map[string]any(params), len(rs), rs[0].Arrivals, rs[0].Warmup, float64(events), elapsed.Seconds(), float64(events)/elapsed.Seconds())
+	if unstable > 0 {
+		fmt.Printf("WARNING: %d of %d replications flagged UNSTABLE (%v): the means below are not steady-state values\n",
+			unstable, len(rs), firstReasons(rs))
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "metric\tmean\t±95% CI\t")
+	row := func(name string, f func(*sim.Result) float64) {
+		xs := make([]float64, len(rs))
+		for i, r := range rs {
+			xs[i] = f(r)
+		}
+		s := stats.MeanCI(xs, 0.95)
+		fmt.Fprintf(tw, "%s\t%.6g\t%.3g\t\n", name, s.Mean, s.HalfWidth)
+	}
+	row("mean response time", func(r *sim.Result) float64 { return r.Overall.MeanResponse })
+	row("weighted mean response time", func(r *sim.Result) float64 { return r.WeightedMeanResponse })
+	row("mean waiting time", func(r *sim.Result) float64 { return r.Overall.MeanWait })
+	row("P(wait > 0)", func(r *sim.Result) float64 { return r.Overall.PWait })
+	row("mean jobs in system", func(r *sim.Result) float64 { return r.MeanInSystem })
+	row("mean jobs in queue", func(r *sim.Result) float64 { return r.MeanInQueue })
+	row("utilisation", func(r *sim.Result) float64 { return r.Utilization })
+	row("throughput", func(r *sim.Result) float64 { return r.Throughput })
+	row("Jain's fairness index", func(r *sim.Result) float64 { return r.Jain })
+	for i, c := range w.Classes {
+		i := i
+		row(fmt.Sprintf("E[T] class %s (need %d)", c.Name, c.Need), func(r *sim.Result) float64 { return r.Classes[i].MeanResponse })
+	}
+	names := map[string]bool{}
+	for _, r := range rs {
+		for _, c := range r.Counters {
+			names[c.Name] = true
+		}
+	}
+	keys := make([]string, 0, len(names))
+	for k := range names {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		row("counter "+k, func(r *sim.Result) float64 {
+			for _, c := range r.Counters {
+				if c.Name == k {
+					return c.Value
+				}
+			}
+			return math.NaN()
+		})
+	}
+	tw.Flush()
+}
+
+func firstReasons(rs []*sim.Result) []string {
+	for _, r := range rs {
+		if r.Unstable {
+			return r.Instability.Reasons
+		}
+	}
+	return nil
+}
+
+func runPolicies(args []string) int {
+	if len(args) > 0 {
+		return fail("policies: takes no arguments")
+	}
+	for _, s := range builtin.All() {
+		fmt.Printf("%-24s %s\n", s.Name, s.Doc)
+		in := sim.Describe(s.New())
+		for _, p := range in.Params {
+			fmt.Printf("    %-20s %-6s default %v  %s\n", p.Name, p.Type, p.Default, p.Doc)
+		}
+	}
+	return 0
+}
+
+func runWorkloads(args []string) int {
+	if len(args) > 0 {
+		return fail("workloads: takes no arguments")
+	}
+	for _, n := range workload.Names() {
+		s, _ := workload.Named(n)
+		fmt.Printf("%-22s k=%-5d %2d classes  (%s)\n", n, s.Servers, len(s.Classes), s.Source)
+	}
+	return 0
+}

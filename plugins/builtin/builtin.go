@@ -1,0 +1,40 @@
+// Package builtin is the catalogue of the policies that ship with msjfarm,
+// for in-process use (the engine's tests, `msjfarm simulate`, benchmarks).
+// The same specs are served by the per-family plugin binaries.
+package builtin
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/msjfarm/msjfarm/plugins/fcfs"
+	"github.com/msjfarm/msjfarm/plugins/sdk"
+)
+
+// families lists every built-in policy family's specs.
+var families = [][]sdk.Spec{
+	fcfs.Policies,
+}
+
+// All returns every built-in policy spec, sorted by name.
+func All() []sdk.Spec {
+	var out []sdk.Spec
+	for _, f := range families {
+		out = append(out, f...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Lookup finds a built-in policy by name (case-insensitive).
+func Lookup(name string) (sdk.Spec, error) {
+	var names []string
+	for _, s := range All() {
+		if strings.EqualFold(s.Name, name) {
+			return s, nil
+		}
+		names = append(names, s.Name)
+	}
+	return sdk.Spec{}, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(names, ", "))
+}

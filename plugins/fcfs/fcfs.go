@@ -1,0 +1,40 @@
+// Package fcfs is First-Come First-Served for the multiserver-job model
+// (Quickswap paper §1.1; Balanced Splitting §2): jobs enter service strictly
+// in arrival order; when the oldest waiting job does not fit in the idle
+// servers, every job behind it waits too (head-of-line blocking).
+package fcfs
+
+import "github.com/msjfarm/msjfarm/plugins/sdk"
+
+// Policies lists the policies of this family.
+var Policies = []sdk.Spec{{
+	Name: "fcfs",
+	Doc:  "First-Come First-Served: strict arrival order, head-of-line blocking.",
+	New:  func() sdk.Policy { return &FCFS{} },
+}}
+
+// FCFS keeps one global arrival-order queue: a decision costs O(1) per job it
+// starts, whatever the number of classes.
+type FCFS struct {
+	q sdk.FIFO
+}
+
+// Init empties the queue.
+func (p *FCFS) Init(*sdk.System) error { p.q.Reset(); return nil }
+
+// Arrive queues j and starts what fits.
+func (p *FCFS) Arrive(s *sdk.System, j *sdk.Job) { p.q.Push(j); p.fill(s) }
+
+// Complete starts what fits in the freed servers.
+func (p *FCFS) Complete(s *sdk.System, _ *sdk.Job) { p.fill(s) }
+
+func (p *FCFS) fill(s *sdk.System) {
+	for {
+		j := p.q.Front()
+		if j == nil || j.Need() > s.Free() {
+			return
+		}
+		p.q.Pop()
+		s.Start(j)
+	}
+}

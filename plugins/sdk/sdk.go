@@ -1,0 +1,58 @@
+// Package sdk is what a scheduling-policy author imports: the policy
+// interfaces, the types a policy reads, and (in the plugin layer) Serve.
+//
+// A policy is a type with three methods (Init, Arrive, Complete; see
+// [Policy]) that starts waiting jobs with System.Start. Optional capability
+// interfaces add preemption ([Preemptor]), size awareness ([SizeAware]),
+// timers ([TimerHandler]), counters ([CounterReporter], [Measurer]) and
+// parameters ([Configurable]). The engine enforces the model's invariants
+// whatever a policy does.
+package sdk
+
+import "github.com/msjfarm/msjfarm/sim"
+
+// The policy-facing types, re-exported so that a third party imports only
+// this package.
+type (
+	Policy          = sim.Policy
+	System          = sim.System
+	Job             = sim.Job
+	Class           = sim.Class
+	Preemption      = sim.Preemption
+	Preemptor       = sim.Preemptor
+	SizeAware       = sim.SizeAware
+	TimerHandler    = sim.TimerHandler
+	Measurer        = sim.Measurer
+	Counter         = sim.Counter
+	CounterReporter = sim.CounterReporter
+	Configurable    = sim.Configurable
+	Param           = sim.Param
+	ParamType       = sim.ParamType
+	Values          = sim.Values
+	FIFO            = sim.FIFO
+	ClassQueues     = sim.ClassQueues
+)
+
+// Preemption modes and parameter types.
+const (
+	NoPreemption   = sim.NoPreemption
+	PreemptResume  = sim.PreemptResume
+	PreemptRestart = sim.PreemptRestart
+
+	Int    = sim.Int
+	Float  = sim.Float
+	Bool   = sim.Bool
+	String = sim.String
+)
+
+// Bound returns a pointer to v, for Param.Min and Param.Max.
+func Bound(v float64) *float64 { return sim.Bound(v) }
+
+// Spec names one policy a plugin offers and how to make a fresh instance.
+// New must return an unconfigured instance whose Params (if Configurable) is
+// the schema.
+type Spec struct {
+	Name string
+	Doc  string
+	New  func() Policy
+}

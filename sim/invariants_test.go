@@ -1,0 +1,236 @@
+package sim_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/dist"
+	"github.com/msjfarm/msjfarm/plugins/fcfs"
+	"github.com/msjfarm/msjfarm/sim"
+)
+
+// badPolicy misbehaves in the way its mode says, to check that the engine
+// turns every broken invariant into an error of the run, never a panic or a
+// silently wrong result.
+type badPolicy struct {
+	mode string
+	q    sim.FIFO
+}
+
+func (p *badPolicy) Init(*sim.System) error { p.q.Reset(); return nil }
+func (p *badPolicy) Arrive(s *sim.System, j *sim.Job) {
+	switch p.mode {
+	case "overfill":
+		s.Start(j) // ignores Free()
+	case "twice":
+		s.Start(j)
+		s.Start(j)
+	case "preempt":
+		s.Start(j)
+		s.Preempt(j)
+	case "size":
+		_ = s.Size(j)
+	case "timer":
+		s.SetTimer(s.Now()+1, 0)
+	case "panic":
+		var m map[string]int
+		m["x"] = 1
+	}
+}
+func (p *badPolicy) Complete(*sim.System, *sim.Job) {}
+
+func TestPolicyErrors(t *testing.T) {
+	w := single(1, 0.5, expD(1))
+	for _, tc := range []struct{ mode, want string }{
+		{"overfill", "needs 1 servers, only 0 idle"},
+		{"twice", "already running"},
+		{"preempt", "did not declare preemption"},
+		{"size", "did not declare SizeAware"},
+		{"timer", "does not implement TimerHandler"},
+		{"panic", "policy panicked"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			_, err := sim.Run(w, &badPolicy{mode: tc.mode}, sim.Config{Seed: 1, Arrivals: 100})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	e := expD(1)
+	for _, tc := range []struct {
+		name string
+		w    sim.Workload
+		cfg  sim.Config
+		want string
+	}{
+		{"need>k", sim.Workload{Servers: 4, ArrivalRate: 1, Classes: []sim.Class{{Name: "big", Need: 5, Share: 1, Service: e}}}, sim.Config{Arrivals: 10}, `class 0 ("big"): need 5 exceeds the 4 servers`},
+		{"need0", sim.Workload{Servers: 4, ArrivalRate: 1, Classes: []sim.Class{{Need: 0, Share: 1, Service: e}}}, sim.Config{Arrivals: 10}, "class 0: need must be >= 1"},
+		{"negshare", sim.Workload{Servers: 4, ArrivalRate: 1, Classes: []sim.Class{{Need: 1, Share: -1, Service: e}}}, sim.Config{Arrivals: 10}, "share must be a finite number >= 0"},
+		{"zeroshares", sim.Workload{Servers: 4, ArrivalRate: 1, Classes: []sim.Class{{Need: 1, Share: 0, Service: e}}}, sim.Config{Arrivals: 10}, "sum to a positive total"},
+		{"rate", sim.Workload{Servers: 4, ArrivalRate: -2, Classes: []sim.Class{{Need: 1, Share: 1, Service: e}}}, sim.Config{Arrivals: 10}, "arrival rate must be finite and > 0"},
+		{"noservers", sim.Workload{Servers: 0, ArrivalRate: 1, Classes: []sim.Class{{Need: 1, Share: 1, Service: e}}}, sim.Config{Arrivals: 10}, "servers must be >= 1"},
+		{"arrivals", sim.Workload{Servers: 1, ArrivalRate: 1, Classes: []sim.Class{{Need: 1, Share: 1, Service: e}}}, sim.Config{}, "arrivals must be >= 1"},
+		{"trace", sim.Workload{Servers: 1, Classes: []sim.Class{{Need: 1, Share: 1, Service: e}}, Trace: []sim.TraceJob{{Arrival: 0, Size: 1}}}, sim.Config{Arrivals: 5}, "exceeds the trace's 1 jobs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := sim.Run(&tc.w, &fcfs.FCFS{}, tc.cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestInstabilityFlag: M/M/1 at λ = 1.2 grows by 0.2 jobs per unit time and
+// must be flagged with that evidence; at λ = 0.9 it must not be.
+func TestInstabilityFlag(t *testing.T) {
+	r, err := sim.Run(single(1, 1.2, expD(1)), &fcfs.FCFS{}, sim.Config{Seed: 1, Warmup: 1000, Arrivals: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Unstable || r.Instability == nil {
+		t.Fatalf("overloaded M/M/1 not flagged: %v", r)
+	}
+	// Growth rate λ − μ = 0.2; the estimate from quarter averages is noisy,
+	// so accept a factor 2.
+	if g := r.Instability.GrowthRate; g < 0.1 || g > 0.4 {
+		t.Errorf("growth rate %v, want about 0.2", g)
+	}
+	t.Logf("evidence: %+v", *r.Instability)
+	for seed := uint64(1); seed <= 5; seed++ {
+		r, err := sim.Run(single(1, 0.9, expD(1)), &fcfs.FCFS{}, sim.Config{Seed: seed, Warmup: 10000, Arrivals: 200000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Unstable {
+			t.Errorf("seed %d: stable M/M/1 flagged: %+v", seed, *r.Instability)
+		}
+	}
+	// A runaway queue stops at MaxInSystem instead of exhausting memory.
+	r, err = sim.Run(single(1, 5, expD(1)), &fcfs.FCFS{}, sim.Config{Seed: 1, Arrivals: 1000000, MaxInSystem: 5000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Unstable || r.Instability.Reasons[0] != "max_in_system" {
+		t.Fatalf("want max_in_system, got %+v", r.Instability)
+	}
+}
+
+// TestCommonRandomNumbers: the job sequence is a function of (workload,
+// seed) only, so two different policies see the same jobs: here FCFS and a
+// policy that serves in reverse order see identical class counts and mean
+// sizes (the sizes of the same jobs, summed in another order).
+func TestCommonRandomNumbers(t *testing.T) {
+	// ρ = 0.8·(0.6·1·1 + 0.4·3·2)/4 = 0.6: stable, so every measured job departs.
+	w := &sim.Workload{Name: "crn", Servers: 4, ArrivalRate: 0.8, Classes: []sim.Class{
+		{Need: 1, Share: 0.6, Service: expD(1)}, {Need: 3, Share: 0.4, Service: expD(2)},
+	}}
+	cfg := sim.Config{Seed: 42, Arrivals: 20000}
+	a, err := sim.Run(w, &fcfs.FCFS{}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := sim.Run(w, &lifo{}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a.Classes {
+		if a.Classes[i].Count != b.Classes[i].Count {
+			t.Fatalf("class %d: %d vs %d jobs", i, a.Classes[i].Count, b.Classes[i].Count)
+		}
+		if d := a.Classes[i].MeanSize - b.Classes[i].MeanSize; d > 1e-9 || d < -1e-9 {
+			t.Fatalf("class %d: mean size %v vs %v", i, a.Classes[i].MeanSize, b.Classes[i].MeanSize)
+		}
+	}
+	if a.Overall.MeanResponse == b.Overall.MeanResponse {
+		t.Fatal("different policies gave the same response time: the test is not discriminating")
+	}
+}
+
+// lifo starts the newest waiting job that fits (a deliberately different
+// order from FCFS).
+type lifo struct{ w []*sim.Job }
+
+func (p *lifo) Init(*sim.System) error             { p.w = p.w[:0]; return nil }
+func (p *lifo) Arrive(s *sim.System, j *sim.Job)   { p.w = append(p.w, j); p.fill(s) }
+func (p *lifo) Complete(s *sim.System, _ *sim.Job) { p.fill(s) }
+func (p *lifo) fill(s *sim.System) {
+	for i := len(p.w) - 1; i >= 0; i-- {
+		if j := p.w[i]; j.Need() <= s.Free() {
+			s.Start(j)
+			p.w = append(p.w[:i], p.w[i+1:]...)
+		}
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// TestGolden: the same inputs give a bit-identical result. The golden file
+// pins a multi-class run with hyperexponential sizes, a time series and a
+// fixed seed; regenerate with `go test ./sim -run Golden -update` only when a
+// change is meant to alter results (and bump sim.Version).
+func TestGolden(t *testing.T) {
+	w := &sim.Workload{Name: "golden", Servers: 6, ArrivalRate: 2, Classes: []sim.Class{
+		{Name: "one", Need: 1, Share: 0.7, Service: expD(1)},
+		{Name: "three", Need: 3, Share: 0.2, Service: dist.Must(dist.NewHyperExp(1, 10))},
+		{Name: "six", Need: 6, Share: 0.1, Service: dist.Must(dist.NewDeterministic(0.5))},
+	}}
+	r, err := sim.Run(w, &fcfs.FCFS{}, sim.Config{Seed: 7, Warmup: 500, Arrivals: 5000, SeriesInterval: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "golden_fcfs.json")
+	if *update {
+		if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(bytes.TrimSpace(want), got) {
+		t.Fatalf("result differs from %s:\n%s", path, got)
+	}
+	r2, err := sim.Run(w, &fcfs.FCFS{}, sim.Config{Seed: 7, Warmup: 500, Arrivals: 5000, SeriesInterval: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got2, _ := json.MarshalIndent(r2, "", "  ")
+	if !bytes.Equal(got, got2) {
+		t.Fatal("two runs with the same inputs differ")
+	}
+}
+
+// TestMSER: on M/M/1 at ρ = 0.8 started empty, MSER-5 truncates a short
+// transient (well under half the run) and the mean stays within the CI of
+// the exact 5.
+func TestMSER(t *testing.T) {
+	var xs []float64
+	for seed := uint64(1); seed <= 10; seed++ {
+		r, err := sim.Run(single(1, 0.8, expD(1)), &fcfs.FCFS{}, sim.Config{Seed: seed, Arrivals: 100000, MSER: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Warmup != 5*r.MSERBatches || r.Warmup+r.Arrivals != 100000 || r.Warmup > 50000 {
+			t.Fatalf("truncation: warmup %d, batches %d, arrivals %d", r.Warmup, r.MSERBatches, r.Arrivals)
+		}
+		xs = append(xs, r.Overall.MeanResponse)
+	}
+	s := ciOf(xs)
+	if d := s.Mean - 5; d > s.HalfWidth || d < -s.HalfWidth {
+		t.Fatalf("E[T] = %v ± %v, exact 5", s.Mean, s.HalfWidth)
+	}
+}

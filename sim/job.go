@@ -1,0 +1,83 @@
+package sim
+
+type jobState uint8
+
+const (
+	stateFree jobState = iota
+	stateWaiting
+	stateRunning
+)
+
+// Job is a job in the system. The engine owns it; policies read it through its
+// methods and may use the exported scratch fields (Idx, Tag, Key) for their
+// own bookkeeping — the engine never reads them and clears them on arrival.
+//
+// Sizes are deliberately not readable here: a policy reads them only through
+// System.Size and System.Remaining, which require the SizeAware capability.
+type Job struct {
+	// Idx is free for the policy, e.g. the job's position in a policy heap.
+	Idx int
+	// Tag is free for the policy, e.g. a partition or a flag.
+	Tag int
+	// Key is free for the policy, e.g. a priority.
+	Key float64
+
+	id        int64
+	class     int32
+	need      int32
+	arrival   float64
+	size      float64 // original service duration
+	remaining float64 // remaining duration, as of the last start or preemption
+	started   float64 // time of the last start
+	state     jobState
+	delayed   bool // not in service at some instant while in the system
+	preempted int32
+	heapIdx   int32 // position in the event heap while running
+	runIdx    int32 // position in System.running while running
+	tagged    bool  // arrived inside the measurement window
+}
+
+// ID is the job's arrival index, counting from 0 at the first arrival of the
+// replication (including warm-up): unique, and increasing in arrival order.
+func (j *Job) ID() int64 { return j.id }
+
+// Class is the index of the job's class in the workload.
+func (j *Job) Class() int { return int(j.class) }
+
+// Need is the number of servers the job holds while in service.
+func (j *Job) Need() int { return int(j.need) }
+
+// Arrival is the job's arrival instant.
+func (j *Job) Arrival() float64 { return j.arrival }
+
+// Running reports whether the job is in service.
+func (j *Job) Running() bool { return j.state == stateRunning }
+
+// Waiting reports whether the job is in the system and not in service.
+func (j *Job) Waiting() bool { return j.state == stateWaiting }
+
+// Preemptions is the number of times the job has been preempted.
+func (j *Job) Preemptions() int { return int(j.preempted) }
+
+// jobPool recycles Job structs so that the steady state allocates nothing:
+// memory is O(jobs in system), whatever the run length.
+type jobPool struct {
+	free []*Job
+}
+
+func (p *jobPool) get() *Job {
+	if len(p.free) == 0 {
+		chunk := make([]Job, 256)
+		for i := range chunk {
+			p.free = append(p.free, &chunk[i])
+		}
+	}
+	j := p.free[len(p.free)-1]
+	p.free = p.free[:len(p.free)-1]
+	return j
+}
+
+func (p *jobPool) put(j *Job) {
+	*j = Job{}
+	p.free = append(p.free, j)
+}

@@ -1,0 +1,312 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+)
+
+// ClassStats are the statistics of the measured jobs of one class (or of all
+// jobs, for Result.Overall).
+//
+// Waiting time is response time minus the job's own size: the time it spent
+// in the system not being served to completion. For a non-preemptive policy
+// that is the delay before service; under preemption it includes the time
+// spent preempted and, under restart, the discarded service. PWait is the
+// fraction of jobs that were ever not in service while in the system.
+type ClassStats struct {
+	Name         string  `json:"name,omitempty"`
+	Need         int     `json:"need"`
+	Count        int64   `json:"count"`
+	MeanResponse float64 `json:"mean_response"`
+	VarResponse  float64 `json:"var_response"`
+	MeanWait     float64 `json:"mean_wait"`
+	PWait        float64 `json:"p_wait"`
+	MeanSize     float64 `json:"mean_size"`
+}
+
+// Instability is the evidence behind an unstable flag.
+type Instability struct {
+	// Reasons lists the rules that fired:
+	//   "max_in_system": the number in system exceeded Config.MaxInSystem;
+	//   "drain_limit":   measured jobs were still present after
+	//                    Config.DrainLimit further arrivals;
+	//   "trace_ended":   a replayed trace ended with measured jobs present;
+	//   "growth":        the time-average number in system rose through the
+	//                    second, third and fourth quarters of the window, by
+	//                    more than 25% of the second quarter's value plus 2.
+	Reasons []string `json:"reasons"`
+	// QuarterMeanInSystem is the time-average number in system in each
+	// quarter of the measurement window (by arrivals).
+	QuarterMeanInSystem [4]float64 `json:"quarter_mean_in_system"`
+	// GrowthRate is the slope, in jobs per unit time, between the second and
+	// fourth quarters' averages.
+	GrowthRate float64 `json:"growth_rate"`
+	// InSystemAtEnd is the number in system when the window closed.
+	InSystemAtEnd int `json:"in_system_at_end"`
+	// Undeparted is the number of measured jobs that never left.
+	Undeparted int64 `json:"undeparted"`
+}
+
+// Sample is one point of the optional jobs-in-system time series.
+type Sample struct {
+	T float64 `json:"t"`
+	N int     `json:"n"`
+}
+
+// Result is everything one replication measured. Means are over the measured
+// jobs (those arriving in the window) that departed; time averages are over
+// the window, from the first measured arrival to the first arrival after it.
+type Result struct {
+	Engine     string `json:"engine"`
+	Workload   string `json:"workload"`
+	Seed       uint64 `json:"seed"`
+	Servers    int    `json:"servers"`
+	Preemption string `json:"preemption"`
+	SizeAware  bool   `json:"size_aware"`
+
+	Warmup      int64   `json:"warmup"`
+	Arrivals    int64   `json:"arrivals"`
+	MSERBatches int64   `json:"mser_batches,omitempty"`
+	Window      float64 `json:"window"`
+	Events      uint64  `json:"events"`
+
+	Overall ClassStats   `json:"overall"`
+	Classes []ClassStats `json:"classes"`
+
+	WeightedMeanResponse float64 `json:"weighted_mean_response"`
+	Jain                 float64 `json:"jain"`
+	MeanInSystem         float64 `json:"mean_in_system"`
+	MeanInQueue          float64 `json:"mean_in_queue"`
+	Utilization          float64 `json:"utilization"`
+	Throughput           float64 `json:"throughput"`
+	OfferedLoad          float64 `json:"offered_load"`
+
+	Preemptions   int64     `json:"preemptions"`
+	PreemptedJobs int64     `json:"preempted_jobs"`
+	WastedWork    float64   `json:"wasted_work"`
+	Counters      []Counter `json:"counters,omitempty"`
+
+	Unstable    bool         `json:"unstable"`
+	Instability *Instability `json:"instability,omitempty"`
+	Series      []Sample     `json:"series,omitempty"`
+}
+
+type classAcc struct {
+	n, nWait          int64
+	sumT, sumT2, sumW float64
+	sumS              float64
+}
+
+// recorder accumulates statistics on the per-event path without allocating.
+type recorder struct {
+	w   *Workload
+	cfg *Config
+	cls []classAcc
+
+	last, t0, t1       float64
+	areaN, areaRun     float64
+	areaBusy           float64
+	departures         int64
+	endInSys           int
+	qT                 [5]float64
+	qArea              [5]float64
+	qNext              int
+	nextSample         float64
+	series             []Sample
+	seriesMax          int
+	windowOpen, closed bool
+	nRunningJobs       int
+}
+
+func newRecorder(w *Workload, cfg *Config) *recorder {
+	r := &recorder{w: w, cfg: cfg, cls: make([]classAcc, len(w.Classes))}
+	r.seriesMax = cfg.SeriesMax
+	if r.seriesMax == 0 {
+		r.seriesMax = 10000
+	}
+	return r
+}
+
+// advance integrates the state held since the last event up to t.
+func (r *recorder) advance(s *System, t float64) {
+	if s.measure {
+		dt := t - r.last
+		r.areaN += float64(s.inSys) * dt
+		r.areaRun += float64(len(s.running)) * dt
+		r.areaBusy += float64(s.busy) * dt
+		if r.cfg.SeriesInterval > 0 {
+			for r.nextSample <= t && len(r.series) < r.seriesMax {
+				r.series = append(r.series, Sample{T: r.nextSample - r.t0, N: s.inSys})
+				r.nextSample += r.cfg.SeriesInterval
+			}
+		}
+	}
+	r.last = t
+}
+
+func (r *recorder) start(s *System) {
+	r.t0, r.last = s.now, s.now
+	r.qT[0], r.qNext = s.now, 1
+	r.nextSample = s.now
+	r.windowOpen = true
+}
+
+func (r *recorder) end(s *System) {
+	if r.closed {
+		return
+	}
+	r.t1 = s.now
+	r.endInSys = s.inSys
+	r.closed = true
+	r.qT[4], r.qArea[4] = s.now, r.areaN
+}
+
+// checkpoint records the area at the quarter boundaries of the window.
+func (r *recorder) checkpoint(s *System, id int64) {
+	if !s.measure || r.qNext > 3 {
+		return
+	}
+	if id == r.cfg.Warmup+r.cfg.Arrivals*int64(r.qNext)/4 && id > r.cfg.Warmup {
+		r.qT[r.qNext], r.qArea[r.qNext] = s.now, r.areaN
+		r.qNext++
+	}
+}
+
+func (r *recorder) depart(s *System, j *Job, batches []float64, winStart int64) {
+	t := s.now - j.arrival
+	c := &r.cls[j.class]
+	c.n++
+	c.sumT += t
+	c.sumT2 += t * t
+	c.sumS += j.size
+	if j.delayed {
+		c.nWait++
+		if w := t - j.size; w > 0 {
+			c.sumW += w
+		}
+	}
+	if j.preempted > 0 {
+		s.preemptedN++
+	}
+	if batches != nil {
+		if b := (j.id - winStart) / 5; b < int64(len(batches)) {
+			batches[b] += t
+		}
+	}
+}
+
+func (r *recorder) result(s *System, events uint64, undeparted int64, stop string) *Result {
+	w := r.w
+	res := &Result{
+		Engine:        Version,
+		Workload:      w.Name,
+		Seed:          r.cfg.Seed,
+		Servers:       w.Servers,
+		Preemption:    s.info.Preemption.String(),
+		SizeAware:     s.info.SizeAware,
+		Warmup:        r.cfg.Warmup,
+		Arrivals:      r.cfg.Arrivals,
+		Events:        events,
+		Window:        r.t1 - r.t0,
+		Preemptions:   s.preemptions,
+		PreemptedJobs: s.preemptedN,
+		WastedWork:    s.wasted,
+		OfferedLoad:   w.Load(),
+	}
+	if cr, ok := s.policy.(CounterReporter); ok {
+		res.Counters = cr.Counters()
+	}
+	var all classAcc
+	res.Classes = make([]ClassStats, len(w.Classes))
+	for i, c := range r.cls {
+		res.Classes[i] = c.stats(w.Classes[i].Name, w.Classes[i].Need)
+		all.n += c.n
+		all.nWait += c.nWait
+		all.sumT += c.sumT
+		all.sumT2 += c.sumT2
+		all.sumW += c.sumW
+		all.sumS += c.sumS
+	}
+	res.Overall = all.stats("all", 0)
+	rho := w.ClassLoads()
+	var rhoSum, wsum, jsum, jsq float64
+	var jn int
+	for i, cs := range res.Classes {
+		if cs.Count == 0 {
+			continue
+		}
+		rhoSum += rho[i]
+		wsum += rho[i] * cs.MeanResponse
+		jsum += cs.MeanResponse
+		jsq += cs.MeanResponse * cs.MeanResponse
+		jn++
+	}
+	if rhoSum > 0 {
+		res.WeightedMeanResponse = wsum / rhoSum
+	}
+	if jn > 0 && jsq > 0 {
+		res.Jain = jsum * jsum / (float64(jn) * jsq)
+	}
+	if win := res.Window; win > 0 {
+		res.MeanInSystem = r.areaN / win
+		res.MeanInQueue = (r.areaN - r.areaRun) / win
+		res.Utilization = r.areaBusy / (win * float64(w.Servers))
+		res.Throughput = float64(r.departures) / win
+	}
+	res.Series = r.series
+
+	ins := &Instability{InSystemAtEnd: r.endInSys, Undeparted: undeparted}
+	switch stop {
+	case "max_in_system":
+		ins.Reasons = append(ins.Reasons, "max_in_system")
+	case "drain limit":
+		ins.Reasons = append(ins.Reasons, "drain_limit")
+	case "trace ended":
+		ins.Reasons = append(ins.Reasons, "trace_ended")
+	}
+	if r.qNext == 4 {
+		for q := 0; q < 4; q++ {
+			if d := r.qT[q+1] - r.qT[q]; d > 0 {
+				ins.QuarterMeanInSystem[q] = (r.qArea[q+1] - r.qArea[q]) / d
+			}
+		}
+		q := ins.QuarterMeanInSystem
+		if span := (r.qT[4]+r.qT[3])/2 - (r.qT[2]+r.qT[1])/2; span > 0 {
+			ins.GrowthRate = (q[3] - q[1]) / span
+		}
+		if q[1] < q[2] && q[2] < q[3] && q[3]-q[1] > 0.25*q[1]+2 {
+			ins.Reasons = append(ins.Reasons, "growth")
+		}
+	}
+	if len(ins.Reasons) > 0 {
+		res.Unstable = true
+		res.Instability = ins
+	}
+	return res
+}
+
+func (c classAcc) stats(name string, need int) ClassStats {
+	cs := ClassStats{Name: name, Need: need, Count: c.n}
+	if c.n == 0 { // no measured job of the class departed: means stay 0, read Count
+		return cs
+	}
+	n := float64(c.n)
+	cs.MeanResponse = c.sumT / n
+	if c.n > 1 {
+		cs.VarResponse = math.Max(0, (c.sumT2-n*cs.MeanResponse*cs.MeanResponse)/(n-1))
+	}
+	cs.MeanWait = c.sumW / n
+	cs.PWait = float64(c.nWait) / n
+	cs.MeanSize = c.sumS / n
+	return cs
+}
+
+// String is a one-line summary for logs.
+func (r *Result) String() string {
+	flag := ""
+	if r.Unstable {
+		flag = fmt.Sprintf(" UNSTABLE%v", r.Instability.Reasons)
+	}
+	return fmt.Sprintf("E[T]=%.6g E[Tw]=%.6g util=%.4f N=%.4g jobs=%d%s",
+		r.Overall.MeanResponse, r.WeightedMeanResponse, r.Utilization, r.MeanInSystem, r.Overall.Count, flag)
+}

@@ -1,0 +1,158 @@
+// Package simtest holds helpers for testing policies: hand-built trace
+// workloads, decision-trace recording, and the model's invariants checked on
+// a recorded trace.
+package simtest
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/dist"
+	"github.com/msjfarm/msjfarm/sim"
+)
+
+// J is a hand-built job: arrival instant, size (duration) and class.
+type J struct {
+	At, Size float64
+	Class    int
+}
+
+// TraceWorkload replays jobs on k servers; class i needs needs[i] servers.
+// Each class's service distribution (what a policy may know of the class) is
+// deterministic at the mean of that class's sizes in the trace.
+func TraceWorkload(k int, needs []int, jobs []J) *sim.Workload {
+	w := &sim.Workload{Name: "trace", Servers: k}
+	sum := make([]float64, len(needs))
+	cnt := make([]float64, len(needs))
+	for _, j := range jobs {
+		w.Trace = append(w.Trace, sim.TraceJob{Arrival: j.At, Size: j.Size, Class: j.Class})
+		if j.Class >= 0 && j.Class < len(needs) {
+			sum[j.Class] += j.Size
+			cnt[j.Class]++
+		}
+	}
+	for i, n := range needs {
+		mean := 1.0
+		if cnt[i] > 0 {
+			mean = sum[i] / cnt[i]
+		}
+		w.Classes = append(w.Classes, sim.Class{Name: fmt.Sprintf("need-%d", n), Need: n, Share: cnt[i] + 1e-9,
+			Service: dist.Must(dist.NewDeterministic(mean))})
+	}
+	return w
+}
+
+// Record runs one replication and returns its result and decision trace.
+func Record(t testing.TB, w *sim.Workload, p sim.Policy, cfg sim.Config) (*sim.Result, []sim.Event) {
+	t.Helper()
+	var evs []sim.Event
+	cfg.Observer = func(e sim.Event) { evs = append(evs, e) }
+	r, err := sim.Run(w, p, cfg)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return r, evs
+}
+
+// RunTrace replays all jobs of a TraceWorkload (no warm-up) and returns the
+// decision trace.
+func RunTrace(t testing.TB, w *sim.Workload, p sim.Policy) []sim.Event {
+	t.Helper()
+	_, evs := Record(t, w, p, sim.Config{Arrivals: int64(len(w.Trace))})
+	return evs
+}
+
+// Starts returns, for each job, the instants it was started (more than one
+// only under preemption).
+func Starts(evs []sim.Event) map[int64][]float64 {
+	m := map[int64][]float64{}
+	for _, e := range evs {
+		if e.Kind == sim.Start {
+			m[e.Job] = append(m[e.Job], e.Time)
+		}
+	}
+	return m
+}
+
+// CheckInvariants verifies a decision trace against the model: busy servers
+// never exceed k and always equal the needs of the jobs in service; no
+// preemption unless the policy declares it; a job starts only while waiting;
+// a job completes only while running; with complete=true, every arrival
+// completed.
+func CheckInvariants(t testing.TB, w *sim.Workload, p sim.Policy, evs []sim.Event, complete bool) {
+	t.Helper()
+	info := sim.Describe(p)
+	const (
+		waiting = 1
+		running = 2
+		done    = 3
+	)
+	state := map[int64]int{}
+	busy := 0
+	for i, e := range evs {
+		switch e.Kind {
+		case sim.Arrive:
+			state[e.Job] = waiting
+		case sim.Start:
+			if state[e.Job] != waiting {
+				t.Fatalf("event %d (t=%g): job %d started while in state %d", i, e.Time, e.Job, state[e.Job])
+			}
+			state[e.Job] = running
+			busy += e.Need
+		case sim.Preempt:
+			if info.Preemption == sim.NoPreemption {
+				t.Fatalf("event %d (t=%g): job %d preempted by a non-preemptive policy", i, e.Time, e.Job)
+			}
+			if state[e.Job] != running {
+				t.Fatalf("event %d (t=%g): job %d preempted while not running", i, e.Time, e.Job)
+			}
+			state[e.Job] = waiting
+			busy -= e.Need
+		case sim.Complete:
+			if state[e.Job] != running {
+				t.Fatalf("event %d (t=%g): job %d completed while not running", i, e.Time, e.Job)
+			}
+			state[e.Job] = done
+			busy -= e.Need
+		}
+		if busy > w.Servers || busy < 0 {
+			t.Fatalf("event %d (t=%g): %d servers busy of %d", i, e.Time, busy, w.Servers)
+		}
+		if busy != e.Busy {
+			t.Fatalf("event %d (t=%g): engine reports %d busy, trace says %d", i, e.Time, e.Busy, busy)
+		}
+	}
+	if complete {
+		for id, s := range state {
+			if s != done {
+				t.Fatalf("job %d never completed (state %d)", id, s)
+			}
+		}
+	}
+}
+
+// Bench runs b.N replications of arrivals measured arrivals each (plus a
+// tenth as warm-up) and reports events per second, nanoseconds per event and
+// heap allocations per event (the steady state allocates nothing: what
+// remains is per-replication set-up, amortised over the run). Every policy
+// package's benchmarks use it so their figures compare.
+func Bench(b *testing.B, w *sim.Workload, p sim.Policy, arrivals int64) {
+	b.Helper()
+	var events uint64
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := sim.Run(w, p, sim.Config{Seed: uint64(i + 1), Warmup: arrivals / 10, Arrivals: arrivals})
+		if err != nil {
+			b.Fatal(err)
+		}
+		events += r.Events
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&ms1)
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
+	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/float64(events), "allocs/event")
+}

@@ -1,0 +1,69 @@
+package stats
+
+// BatchMeans returns the means of consecutive batches of b observations of
+// xs. An incomplete last batch is dropped, so that every batch mean has the
+// same variance. b < 1 gives nil.
+func BatchMeans(xs []float64, b int) []float64 {
+	if b < 1 {
+		return nil
+	}
+	out := make([]float64, len(xs)/b)
+	for i := range out {
+		var s float64
+		for _, x := range xs[i*b : (i+1)*b] {
+			s += x
+		}
+		out[i] = s / float64(b)
+	}
+	return out
+}
+
+// MSER returns the number d of leading batch means to delete as warm-up, by
+// the Marginal Standard Error Rule (White, 1997): d minimises
+//
+//	MSER(d) = Σ_{i>d} (Y_i − Ȳ_d)² / (n−d)²,   Ȳ_d = mean of Y_{d+1..n},
+//
+// over 0 <= d <= n/2. MSER(d) is the squared standard error of the truncated
+// mean (up to a constant), so the rule trades the bias of keeping the initial
+// transient against the variance of discarding data. The search stops at n/2
+// as is standard: a minimum beyond it means the run is too short to tell, and
+// a result close to n/2 should be read the same way (run longer).
+// Ties go to the smaller d.
+//
+// It runs in O(n): the deviations of every suffix are accumulated from the
+// end with Welford's update, which is both linear and free of the
+// cancellation of the suffix-sum formula Σy² − (Σy)²/m. NaNs in the input make
+// the result meaningless. An empty or single-batch input gives 0.
+func MSER(batchMeans []float64) (d int) {
+	n := len(batchMeans)
+	if n < 2 {
+		return 0
+	}
+	var (
+		mean, m2 float64
+		best     = -1.0
+	)
+	for i := n - 1; i >= 0; i-- {
+		// Add Y_i: the accumulator now holds the suffix i..n-1, i.e. d = i.
+		m := float64(n - i)
+		delta := batchMeans[i] - mean
+		mean += delta / m
+		m2 += delta * (batchMeans[i] - mean)
+		if i > n/2 {
+			continue
+		}
+		if stat := m2 / (m * m); best < 0 || stat <= best {
+			best, d = stat, i
+		}
+	}
+	return d
+}
+
+// MSER5 applies MSER to batch means of 5 consecutive observations (the
+// MSER-5 variant, whose batching smooths the series enough for the rule to
+// be reliable) and returns the number of leading observations to delete,
+// 5 times the number of batches. For long runs, accumulate the batch means
+// while simulating and call [MSER] directly instead of storing xs.
+func MSER5(xs []float64) int {
+	return 5 * MSER(BatchMeans(xs, 5))
+}

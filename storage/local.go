@@ -1,0 +1,348 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// localStore keeps each object as a regular file below root. Writes go to a
+// temporary file in the target's directory that is then renamed (Put) or
+// hard-linked (PutIfAbsent) into place, so readers never see partial files.
+type localStore struct {
+	root string // absolute, cleaned
+	url  string
+}
+
+func openLocal(dir string) (Store, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("storage: local store %q: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("storage: creating local store: %w", err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("storage: local store: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("storage: local store %s is not a directory", abs)
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
+	return &localStore{root: abs, url: u.String()}, nil
+}
+
+func (s *localStore) URL() string { return s.url }
+
+// path validates key and returns its file name.
+func (s *localStore) path(op, key string) (string, error) {
+	if err := ValidateKey(key); err != nil {
+		return "", invalidKey(op, key, s.url, err)
+	}
+	return filepath.Join(s.root, filepath.FromSlash(key)), nil
+}
+
+func (s *localStore) err(op, key string, err error) error {
+	// A missing file, or a path through a regular file ("a/b" when "a" is
+	// an object), means the object does not exist.
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		err = ErrNotFound
+	}
+	return keyErr(op, key, s.url, err)
+}
+
+func (s *localStore) Put(ctx context.Context, key string, data []byte) error {
+	return s.put(ctx, "put", key, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+func (s *localStore) PutFile(ctx context.Context, key, src string) error {
+	f, err := os.Open(src)
+	if err != nil {
+		return keyErr("putfile", key, s.url, err)
+	}
+	defer f.Close()
+	return s.put(ctx, "putfile", key, func(w io.Writer) error {
+		_, err := io.Copy(w, ctxReader{ctx, f})
+		return err
+	})
+}
+
+func (s *localStore) put(ctx context.Context, op, key string, write func(io.Writer) error) error {
+	name, err := s.path(op, key)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return keyErr(op, key, s.url, err)
+	}
+	tmp, err := s.writeTemp(ctx, name, write)
+	if err != nil {
+		return keyErr(op, key, s.url, err)
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		os.Remove(tmp)
+		return keyErr(op, key, s.url, err)
+	}
+	return nil
+}
+
+func (s *localStore) PutIfAbsent(ctx context.Context, key string, data []byte) (bool, error) {
+	const op = "putifabsent"
+	name, err := s.path(op, key)
+	if err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, keyErr(op, key, s.url, err)
+	}
+	// Cheap early exit for the common "already done" case of a resumed
+	// campaign; the Link below is what makes the operation race-free.
+	if _, err := os.Lstat(name); err == nil {
+		return false, nil
+	}
+	tmp, err := s.writeTemp(ctx, name, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+	if err != nil {
+		return false, keyErr(op, key, s.url, err)
+	}
+	defer os.Remove(tmp)
+	// link(2) fails with EEXIST if the target exists, atomically: of any
+	// number of concurrent writers exactly one creates the object, and the
+	// object appears complete (it is the already written temp file).
+	if err := os.Link(tmp, name); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return false, nil
+		}
+		return false, keyErr(op, key, s.url, fmt.Errorf("%w (PutIfAbsent needs a file system with hard links)", err))
+	}
+	return true, nil
+}
+
+// writeTemp writes a complete, synced temporary file next to name and
+// returns its path.
+func (s *localStore) writeTemp(ctx context.Context, name string, write func(io.Writer) error) (string, error) {
+	dir := filepath.Dir(name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, tmpMarker+"*")
+	if err != nil {
+		return "", err
+	}
+	tmp := f.Name()
+	err = write(f)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+func (s *localStore) Get(ctx context.Context, key string) ([]byte, error) {
+	name, err := s.path("get", key)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, keyErr("get", key, s.url, err)
+	}
+	if err := s.isFile("get", key, name); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, s.err("get", key, err)
+	}
+	return data, nil
+}
+
+// isFile returns ErrNotFound unless name is a regular file (a directory
+// standing for a key prefix is not an object).
+func (s *localStore) isFile(op, key, name string) error {
+	st, err := os.Stat(name)
+	if err != nil {
+		return s.err(op, key, err)
+	}
+	if !st.Mode().IsRegular() {
+		return keyErr(op, key, s.url, ErrNotFound)
+	}
+	return nil
+}
+
+func (s *localStore) GetFile(ctx context.Context, key, dst string) error {
+	const op = "getfile"
+	name, err := s.path(op, key)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return keyErr(op, key, s.url, err)
+	}
+	if err := s.isFile(op, key, name); err != nil {
+		return err
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return s.err(op, key, err)
+	}
+	defer f.Close()
+	if err := writeFileAtomic(dst, ctxReader{ctx, f}, -1); err != nil {
+		return keyErr(op, key, s.url, err)
+	}
+	return nil
+}
+
+func (s *localStore) Stat(ctx context.Context, key string) (Info, error) {
+	name, err := s.path("stat", key)
+	if err != nil {
+		return Info{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Info{}, keyErr("stat", key, s.url, err)
+	}
+	st, err := os.Stat(name)
+	if err != nil {
+		return Info{}, s.err("stat", key, err)
+	}
+	if !st.Mode().IsRegular() {
+		return Info{}, keyErr("stat", key, s.url, ErrNotFound)
+	}
+	return Info{Key: key, Size: st.Size(), ModTime: st.ModTime()}, nil
+}
+
+func (s *localStore) List(ctx context.Context, prefix string) ([]string, error) {
+	if err := validatePrefix(prefix); err != nil {
+		return nil, invalidKey("list", prefix, s.url, err)
+	}
+	// Walk the deepest directory the prefix names completely and filter
+	// by string prefix ("campaigns/c1/res" walks campaigns/c1).
+	start := s.root
+	if i := strings.LastIndex(prefix, "/"); i >= 0 {
+		start = filepath.Join(s.root, filepath.FromSlash(prefix[:i]))
+	}
+	var keys []string
+	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == start && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) {
+				return fs.SkipAll // nothing stored under the prefix
+			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if strings.HasPrefix(d.Name(), tmpMarker) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(s.root, p)
+		if err != nil {
+			return err
+		}
+		key := filepath.ToSlash(rel)
+		if strings.HasPrefix(key, prefix) {
+			keys = append(keys, key)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, keyErr("list", prefix, s.url, err)
+	}
+	slices.Sort(keys)
+	return keys, nil
+}
+
+func (s *localStore) Delete(ctx context.Context, key string) error {
+	name, err := s.path("delete", key)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return keyErr("delete", key, s.url, err)
+	}
+	if err := s.isFile("delete", key, name); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		return err
+	}
+	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return keyErr("delete", key, s.url, err)
+	}
+	return nil
+}
+
+// writeFileAtomic copies r into a temporary file next to dst and renames it
+// to dst once complete. If size >= 0, exactly size bytes must arrive.
+func writeFileAtomic(dst string, r io.Reader, size int64) (err error) {
+	dir := filepath.Dir(dst)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(dst)+".part-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	n, err := io.Copy(f, r)
+	if err != nil {
+		return err
+	}
+	if size >= 0 && n != size {
+		return fmt.Errorf("short download: got %d of %d bytes", n, size)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
+}
+
+// ctxReader makes long copies stop when ctx is cancelled.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

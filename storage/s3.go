@@ -1,0 +1,353 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+)
+
+// s3Store keeps objects in one bucket, under an optional key prefix.
+type s3Store struct {
+	client *minio.Client
+	bucket string
+	base   string // "" or "some/prefix/"
+	url    string
+}
+
+// credentialEnv lists the environment variable pairs consulted, in order,
+// when no explicit credentials are given.
+var credentialEnv = [][2]string{
+	{"MSJFARM_S3_ACCESS_KEY", "MSJFARM_S3_SECRET_KEY"},
+	{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"},
+	{"MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD"},
+}
+
+func openS3(ctx context.Context, u *url.URL, o options) (Store, error) {
+	bucket := u.Host
+	if bucket == "" {
+		return nil, fmt.Errorf("storage: %s: missing bucket (want s3://bucket/prefix?endpoint=host:port)", u.Redacted())
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("storage: s3://%s: credentials in the URL are not supported; use MSJFARM_S3_ACCESS_KEY/MSJFARM_S3_SECRET_KEY", bucket)
+	}
+	base := strings.Trim(u.Path, "/")
+	if base != "" {
+		if err := ValidateKey(base); err != nil {
+			return nil, fmt.Errorf("storage: s3://%s/%s: bad prefix: %v", bucket, base, err)
+		}
+		base += "/"
+	}
+
+	q := u.Query()
+	endpoint := q.Get("endpoint")
+	secure := true
+	if scheme, host, ok := strings.Cut(endpoint, "://"); ok { // endpoint=http://host:port
+		endpoint, secure = strings.TrimSuffix(host, "/"), scheme != "http"
+	}
+	if endpoint == "" {
+		endpoint = "s3.amazonaws.com"
+	}
+	if v := q.Get("secure"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("storage: s3://%s: secure=%q: want true or false", bucket, v)
+		}
+		secure = b
+	}
+	region := q.Get("region")
+	for k := range q {
+		if k != "endpoint" && k != "secure" && k != "region" {
+			return nil, fmt.Errorf("storage: s3://%s: unknown URL parameter %q (known: endpoint, secure, region)", bucket, k)
+		}
+	}
+
+	// Canonical URL, without credentials.
+	cq := url.Values{"endpoint": {endpoint}}
+	if !secure {
+		cq.Set("secure", "false")
+	}
+	if region != "" {
+		cq.Set("region", region)
+	}
+	canon := "s3://" + bucket
+	if base != "" {
+		canon += (&url.URL{Path: "/" + strings.TrimSuffix(base, "/")}).EscapedPath()
+	}
+	canon += "?" + strings.ReplaceAll(cq.Encode(), "%3A", ":") // host:port reads better unescaped; ':' is legal in a query
+
+	access, secret, token := o.accessKey, o.secretKey, ""
+	if access == "" && secret == "" {
+		for _, pair := range credentialEnv {
+			if a, s := os.Getenv(pair[0]), os.Getenv(pair[1]); a != "" && s != "" {
+				access, secret = a, s
+				if pair[0] == "AWS_ACCESS_KEY_ID" {
+					token = os.Getenv("AWS_SESSION_TOKEN")
+				}
+				break
+			}
+		}
+	}
+	if access == "" || secret == "" {
+		return nil, fmt.Errorf("storage: %s: no S3 credentials: set MSJFARM_S3_ACCESS_KEY and MSJFARM_S3_SECRET_KEY "+
+			"(or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, or MINIO_ROOT_USER/MINIO_ROOT_PASSWORD)", canon)
+	}
+
+	client, err := minio.New(endpoint, &minio.Options{
+		Creds:  credentials.NewStaticV4(access, secret, token),
+		Secure: secure,
+		Region: region,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("storage: %s: %w", canon, err)
+	}
+	s := &s3Store{client: client, bucket: bucket, base: base, url: canon}
+	if err := s.ensureBucket(ctx, region); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ensureBucket creates the bucket if it does not exist, tolerating another
+// process creating it at the same time. It also verifies the endpoint and
+// credentials, so misconfiguration fails in Open with a clear message.
+func (s *s3Store) ensureBucket(ctx context.Context, region string) error {
+	exists, err := s.client.BucketExists(ctx, s.bucket)
+	if err != nil {
+		return s.openErr("checking bucket", err)
+	}
+	if exists {
+		return nil
+	}
+	err = s.client.MakeBucket(ctx, s.bucket, minio.MakeBucketOptions{Region: region})
+	if err == nil {
+		return nil
+	}
+	switch minio.ToErrorResponse(err).Code {
+	case minio.BucketAlreadyOwnedByYou:
+		return nil // lost a creation race to another of our processes
+	case minio.BucketAlreadyExists:
+		// On MinIO this is also a lost race; on AWS the name may belong
+		// to someone else, which the existence check tells apart.
+		if ok, err2 := s.client.BucketExists(ctx, s.bucket); err2 == nil && ok {
+			return nil
+		}
+	}
+	return s.openErr("creating bucket", err)
+}
+
+func (s *s3Store) openErr(what string, err error) error {
+	resp := minio.ToErrorResponse(err)
+	hint := ""
+	switch resp.Code {
+	case minio.InvalidAccessKeyID, minio.SignatureDoesNotMatch, minio.AccessDenied:
+		hint = " (check the credentials: MSJFARM_S3_ACCESS_KEY/MSJFARM_S3_SECRET_KEY or WithCredentials)"
+	}
+	return fmt.Errorf("storage: %s: %s %q: %w%s", s.url, what, s.bucket, err, hint)
+}
+
+func (s *s3Store) URL() string { return s.url }
+
+// object validates key and returns the object name within the bucket.
+func (s *s3Store) object(op, key string) (string, error) {
+	if err := ValidateKey(key); err != nil {
+		return "", invalidKey(op, key, s.url, err)
+	}
+	return s.base + key, nil
+}
+
+// isNotFound reports whether err from a HEAD/GET means "no such key".
+func isNotFound(err error) bool {
+	resp := minio.ToErrorResponse(err)
+	return resp.Code == minio.NoSuchKey ||
+		(resp.StatusCode == http.StatusNotFound && resp.Code != minio.NoSuchBucket)
+}
+
+func (s *s3Store) err(op, key string, err error) error {
+	if isNotFound(err) {
+		err = ErrNotFound
+	}
+	return keyErr(op, key, s.url, err)
+}
+
+var putOpts = minio.PutObjectOptions{ContentType: "application/octet-stream"}
+
+func (s *s3Store) Put(ctx context.Context, key string, data []byte) error {
+	obj, err := s.object("put", key)
+	if err != nil {
+		return err
+	}
+	// Always pass the real size: with -1 minio-go buffers a 5 TiB/10000
+	// (~0.5 GiB) part in memory. S3 PUTs are atomic.
+	if _, err := s.client.PutObject(ctx, s.bucket, obj, bytes.NewReader(data), int64(len(data)), putOpts); err != nil {
+		return keyErr("put", key, s.url, err)
+	}
+	return nil
+}
+
+// PutIfAbsent uses a conditional PUT (If-None-Match: *, minio-go's
+// SetMatchETagExcept("*")), which MinIO and AWS S3 evaluate atomically: one
+// concurrent writer wins, the others get 412 PreconditionFailed. A server that
+// ignores the header would let a second writer overwrite the object and also
+// report created=true; for msjfarm's results that is harmless, since keys
+// are task ids (content hashes) and a task's result is deterministic, so both
+// writers store the same bytes.
+func (s *s3Store) PutIfAbsent(ctx context.Context, key string, data []byte) (bool, error) {
+	const op = "putifabsent"
+	obj, err := s.object(op, key)
+	if err != nil {
+		return false, err
+	}
+	opts := putOpts
+	opts.SetMatchETagExcept("*")
+	// A single PUT carries the condition (multipart uploads would need it
+	// on the completion request); results are far below the 5 GiB limit.
+	opts.DisableMultipart = true
+	for attempt := 0; ; attempt++ {
+		_, err = s.client.PutObject(ctx, s.bucket, obj, bytes.NewReader(data), int64(len(data)), opts)
+		if err == nil {
+			return true, nil
+		}
+		resp := minio.ToErrorResponse(err)
+		switch {
+		case resp.Code == minio.PreconditionFailed || resp.StatusCode == http.StatusPreconditionFailed:
+			return false, nil
+		case resp.StatusCode == http.StatusConflict && attempt < 5:
+			// AWS answers 409 ConditionalRequestConflict while another
+			// conditional write of the key is in flight: retry, and the
+			// retry sees the winner's object (412).
+			select {
+			case <-ctx.Done():
+				return false, keyErr(op, key, s.url, ctx.Err())
+			case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
+			}
+			continue
+		}
+		return false, keyErr(op, key, s.url, err)
+	}
+}
+
+func (s *s3Store) PutFile(ctx context.Context, key, path string) error {
+	obj, err := s.object("putfile", key)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return keyErr("putfile", key, s.url, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return keyErr("putfile", key, s.url, err)
+	}
+	if !st.Mode().IsRegular() {
+		return keyErr("putfile", key, s.url, fmt.Errorf("%s is not a regular file", path))
+	}
+	// Known size: minio-go picks the part size from it (multipart above
+	// 16 MiB) instead of allocating for an unknown-length stream.
+	if _, err := s.client.PutObject(ctx, s.bucket, obj, f, st.Size(), putOpts); err != nil {
+		return keyErr("putfile", key, s.url, err)
+	}
+	return nil
+}
+
+// open issues one GET and returns the body with the object info from the
+// same response. Unlike minio.Client.GetObject, whose lazy *Object reports a
+// missing key only on the first Read and, when Stat is called first, sends a
+// HEAD and then a GET with If-Match that fails (412) if the object was
+// replaced in between, this reports a missing key here as ErrNotFound and
+// the size always matches the body.
+func (s *s3Store) open(ctx context.Context, op, key string) (io.ReadCloser, minio.ObjectInfo, error) {
+	obj, err := s.object(op, key)
+	if err != nil {
+		return nil, minio.ObjectInfo{}, err
+	}
+	body, info, _, err := minio.Core{Client: s.client}.GetObject(ctx, s.bucket, obj, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, minio.ObjectInfo{}, s.err(op, key, err)
+	}
+	return body, info, nil
+}
+
+func (s *s3Store) Get(ctx context.Context, key string) ([]byte, error) {
+	o, info, err := s.open(ctx, "get", key)
+	if err != nil {
+		return nil, err
+	}
+	defer o.Close()
+	if info.Size < 0 {
+		return nil, keyErr("get", key, s.url, errors.New("server sent no object size"))
+	}
+	data := make([]byte, info.Size)
+	if _, err := io.ReadFull(o, data); err != nil {
+		return nil, s.err("get", key, err)
+	}
+	return data, nil
+}
+
+func (s *s3Store) GetFile(ctx context.Context, key, path string) error {
+	o, info, err := s.open(ctx, "getfile", key)
+	if err != nil {
+		return err
+	}
+	defer o.Close()
+	if err := writeFileAtomic(path, o, info.Size); err != nil {
+		return s.err("getfile", key, err)
+	}
+	return nil
+}
+
+func (s *s3Store) Stat(ctx context.Context, key string) (Info, error) {
+	obj, err := s.object("stat", key)
+	if err != nil {
+		return Info{}, err
+	}
+	info, err := s.client.StatObject(ctx, s.bucket, obj, minio.StatObjectOptions{})
+	if err != nil {
+		return Info{}, s.err("stat", key, err)
+	}
+	return Info{Key: key, Size: info.Size, ModTime: info.LastModified}, nil
+}
+
+func (s *s3Store) List(ctx context.Context, prefix string) ([]string, error) {
+	if err := validatePrefix(prefix); err != nil {
+		return nil, invalidKey("list", prefix, s.url, err)
+	}
+	var keys []string
+	for info := range s.client.ListObjectsIter(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.base + prefix, Recursive: true}) {
+		if info.Err != nil {
+			return nil, keyErr("list", prefix, s.url, info.Err)
+		}
+		key, ok := strings.CutPrefix(info.Key, s.base)
+		// Skip "folder" marker objects some tools create ("dir/").
+		if ok && ValidateKey(key) == nil {
+			keys = append(keys, key)
+		}
+	}
+	slices.Sort(keys)
+	return keys, nil
+}
+
+func (s *s3Store) Delete(ctx context.Context, key string) error {
+	obj, err := s.object("delete", key)
+	if err != nil {
+		return err
+	}
+	// S3 DELETE of a missing key succeeds, matching the interface.
+	if err := s.client.RemoveObject(ctx, s.bucket, obj, minio.RemoveObjectOptions{}); err != nil && !isNotFound(err) {
+		return keyErr("delete", key, s.url, err)
+	}
+	return nil
+}

@@ -1,0 +1,211 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/msjfarm/msjfarm/storage/miniotest"
+)
+
+// clearCredentialEnv makes the test independent of the caller's environment.
+func clearCredentialEnv(t *testing.T) {
+	for _, pair := range credentialEnv {
+		t.Setenv(pair[0], "")
+		t.Setenv(pair[1], "")
+	}
+	t.Setenv("AWS_SESSION_TOKEN", "")
+}
+
+// TestMinIO runs the conformance suite and the S3-specific checks against a
+// real MinIO server (see package miniotest for how the binary is found).
+func TestMinIO(t *testing.T) {
+	ep, ak, sk := miniotest.Start(t)
+	ctx := context.Background()
+	creds := WithCredentials(ak, sk)
+
+	t.Run("Conformance", func(t *testing.T) {
+		s, err := Open(ctx, "s3://msjfarm-conf?endpoint="+ep+"&secure=false", creds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "s3://msjfarm-conf?endpoint=" + ep + "&secure=false"; s.URL() != want {
+			t.Errorf("URL() = %q, want %q", s.URL(), want)
+		}
+		testStore(t, s)
+	})
+
+	t.Run("ConformanceWithPrefix", func(t *testing.T) {
+		s, err := Open(ctx, "s3://msjfarm-prefixed/farm/one?endpoint="+ep+"&secure=false&region=us-east-1", creds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testStore(t, s)
+
+		// Objects live under the prefix, and a store on the bare
+		// bucket sees them there; a sibling prefix sees nothing.
+		mustPut(t, s, "iso/k", []byte("v"))
+		root, err := Open(ctx, "s3://msjfarm-prefixed?endpoint="+ep+"&secure=false", creds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := mustGet(t, root, "farm/one/iso/k"); string(got) != "v" {
+			t.Errorf("bare bucket Get = %q", got)
+		}
+		sib, err := Open(ctx, "s3://msjfarm-prefixed/farm/two?endpoint="+ep+"&secure=false", creds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if keys, err := sib.List(ctx, ""); err != nil || len(keys) != 0 {
+			t.Errorf("sibling prefix List = %q, %v; want empty", keys, err)
+		}
+		// Url round trip reaches the same objects.
+		again, err := Open(ctx, s.URL(), creds)
+		if err != nil {
+			t.Fatalf("Open(URL()=%q): %v", s.URL(), err)
+		}
+		if got := mustGet(t, again, "iso/k"); string(got) != "v" {
+			t.Errorf("Open(URL()) Get = %q", got)
+		}
+	})
+
+	t.Run("ConcurrentBucketCreation", func(t *testing.T) {
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				s, err := Open(ctx, "s3://msjfarm-race?endpoint="+ep+"&secure=false", creds)
+				if err != nil {
+					t.Errorf("Open %d: %v", i, err)
+					return
+				}
+				if err := s.Put(ctx, fmt.Sprintf("k%d", i), []byte("x")); err != nil {
+					t.Errorf("Put %d: %v", i, err)
+				}
+			})
+		}
+		wg.Wait()
+	})
+
+	t.Run("EnvCredentials", func(t *testing.T) {
+		clearCredentialEnv(t)
+		u := "s3://msjfarm-env?endpoint=" + ep + "&secure=false"
+		if _, err := Open(ctx, u); err == nil || !strings.Contains(err.Error(), "MSJFARM_S3_ACCESS_KEY") {
+			t.Errorf("Open without credentials: %v; want an error naming MSJFARM_S3_ACCESS_KEY", err)
+		}
+		t.Setenv("MINIO_ROOT_USER", ak)
+		t.Setenv("MINIO_ROOT_PASSWORD", sk)
+		if _, err := Open(ctx, u); err != nil {
+			t.Errorf("Open with MINIO_ROOT_*: %v", err)
+		}
+		t.Setenv("AWS_ACCESS_KEY_ID", ak)
+		t.Setenv("AWS_SECRET_ACCESS_KEY", sk)
+		if _, err := Open(ctx, u); err != nil {
+			t.Errorf("Open with AWS_*: %v", err)
+		}
+		// MSJFARM_S3_* takes precedence over the others.
+		t.Setenv("MSJFARM_S3_ACCESS_KEY", ak)
+		t.Setenv("MSJFARM_S3_SECRET_KEY", "wrong-secret")
+		if _, err := Open(ctx, u); err == nil {
+			t.Error("Open with wrong MSJFARM_S3_SECRET_KEY succeeded; MSJFARM_S3_* should win over AWS_*/MINIO_ROOT_*")
+		}
+		// Explicit credentials beat the environment.
+		if _, err := Open(ctx, u, creds); err != nil {
+			t.Errorf("Open WithCredentials: %v", err)
+		}
+	})
+
+	t.Run("EndpointForms", func(t *testing.T) {
+		// endpoint=http://host:port implies secure=false; the canonical
+		// URL is the same whichever form was used.
+		var urls []string
+		for _, u := range []string{
+			"s3://forms/p?endpoint=http://" + ep,
+			"s3://forms/p/?secure=false&endpoint=" + ep,
+			"s3://forms/p?endpoint=http://" + ep + "/",
+		} {
+			s, err := Open(ctx, u, creds)
+			if err != nil {
+				t.Fatalf("Open(%q): %v", u, err)
+			}
+			urls = append(urls, s.URL())
+		}
+		if len(slices.Compact(slices.Clone(urls))) != 1 {
+			t.Errorf("canonical URLs differ: %q", urls)
+		}
+	})
+
+	t.Run("WrongCredentials", func(t *testing.T) {
+		for name, opt := range map[string]Option{
+			"wrong secret":     WithCredentials(ak, "not-the-secret"),
+			"unknown key":      WithCredentials("nobody", "not-the-secret"),
+			"secret truncated": WithCredentials(ak, sk[:len(sk)-1]),
+		} {
+			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			start := time.Now()
+			_, err := Open(ctx, "s3://msjfarm-conf?endpoint="+ep+"&secure=false", opt)
+			cancel()
+			if err == nil {
+				t.Fatalf("%s: Open succeeded", name)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("%s: Open took %v to fail; want a prompt error", name, d)
+			}
+			if msg := err.Error(); !strings.Contains(msg, "check the credentials") || !strings.Contains(msg, "msjfarm-conf") {
+				t.Errorf("%s: unclear error: %v", name, err)
+			} else {
+				t.Logf("%s: %v", name, err)
+			}
+		}
+	})
+}
+
+// TestS3OpenErrors needs no server: bad URLs and unreachable endpoints fail
+// clearly and promptly.
+func TestS3OpenErrors(t *testing.T) {
+	clearCredentialEnv(t)
+	ctx := context.Background()
+	creds := WithCredentials("ak", "sk")
+	for _, tc := range []struct{ url, want string }{
+		{"s3:///prefix?endpoint=127.0.0.1:1", "missing bucket"},
+		{"s3://b?endpoint=127.0.0.1:1&secure=maybe", "secure"},
+		{"s3://b?endpoint=127.0.0.1:1&bogus=1", `unknown URL parameter "bogus"`},
+		{"s3://user:pw@b?endpoint=127.0.0.1:1", "credentials in the URL"},
+		{"s3://b/a/../c?endpoint=127.0.0.1:1", "bad prefix"},
+	} {
+		_, err := Open(ctx, tc.url, creds)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Open(%q) = %v; want error containing %q", tc.url, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "pw@") {
+			t.Errorf("Open(%q) error leaks the password: %v", tc.url, err)
+		}
+	}
+	if _, err := Open(ctx, "s3://b?endpoint=127.0.0.1:1&secure=false"); err == nil || !strings.Contains(err.Error(), "no S3 credentials") {
+		t.Errorf("Open without credentials = %v", err)
+	}
+
+	// Nothing listens on the endpoint: the error arrives within the
+	// caller's deadline instead of after minio-go's full retry schedule.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := l.Addr().String()
+	l.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = Open(ctx, "s3://msjfarm-dead?endpoint="+dead+"&secure=false", creds)
+	if err == nil {
+		t.Fatal("Open of a dead endpoint succeeded")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Open of a dead endpoint took %v", d)
+	}
+	t.Logf("dead endpoint: %v", err)
+}

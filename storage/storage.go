@@ -1,0 +1,199 @@
+// Package storage is msjfarm's object store: campaign specs, manifests,
+// per-replication results, summaries, reports and plugin binaries
+// (layout in DESIGN.md §6, helpers in layout.go).
+//
+// One small interface, [Store], has two backends chosen by URL in [Open]:
+//
+//	/abs/dir, rel/dir, file:///abs/dir       local directory (the default)
+//	s3://bucket[/prefix]?endpoint=host:port&secure=false&region=r
+//	                                          S3 / MinIO through minio-go v7
+//
+// Keys are slash-separated relative paths ("campaigns/c1/results/t9.json").
+// Every backend rejects empty or absolute keys, empty, "." and ".."
+// components, backslashes and NUL bytes, so a key that works on one backend
+// works on all of them.
+//
+// Writes are atomic: a reader sees either the previous object or the whole
+// new one, never a prefix. [Store.PutIfAbsent] is the idempotent write used for
+// results keyed by task id: among concurrent writers of one key exactly one
+// reports created=true, and an existing object is never overwritten.
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Store is an object store holding msjfarm's campaign data.
+// Implementations are safe for concurrent use.
+type Store interface {
+	// Put stores data under key, replacing any existing object atomically.
+	Put(ctx context.Context, key string, data []byte) error
+	// PutIfAbsent stores data under key unless an object already exists
+	// there. created reports whether this call wrote the object; when it is
+	// false the existing object is left untouched.
+	PutIfAbsent(ctx context.Context, key string, data []byte) (created bool, err error)
+	// Get returns the object's contents; errors.Is(err, ErrNotFound) when
+	// the key does not exist.
+	Get(ctx context.Context, key string) ([]byte, error)
+	// Stat returns the object's size and modification time; ErrNotFound
+	// when the key does not exist.
+	Stat(ctx context.Context, key string) (Info, error)
+	// List returns all keys that start with prefix (a plain string prefix,
+	// usually ending in "/"; "" lists everything), sorted.
+	List(ctx context.Context, prefix string) ([]string, error)
+	// PutFile streams the local file at path into key (atomically), for
+	// large objects such as plugin binaries.
+	PutFile(ctx context.Context, key, path string) error
+	// GetFile streams key into the local file at path. The file is written
+	// under a temporary name and renamed into place once complete, so path
+	// never holds a partial download. ErrNotFound when the key is missing.
+	GetFile(ctx context.Context, key, path string) error
+	// Delete removes key. Deleting a missing key is not an error.
+	Delete(ctx context.Context, key string) error
+	// URL is the store's location in the form Open accepts (never with
+	// credentials).
+	URL() string
+}
+
+// Info describes a stored object.
+type Info struct {
+	Key     string
+	Size    int64
+	ModTime time.Time
+}
+
+var (
+	// ErrNotFound is returned (wrapped in *Error) when a key does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrInvalidKey is returned (wrapped in *Error) for keys no backend accepts.
+	ErrInvalidKey = errors.New("invalid key")
+)
+
+// Error is the error type returned by every Store operation. It names the
+// operation, the key and the store, and wraps the cause, so
+// errors.Is(err, ErrNotFound) and errors.Is(err, ErrInvalidKey) work.
+type Error struct {
+	Op    string // "get", "put", ...
+	Key   string // the key (or list prefix)
+	Store string // Store.URL() of the backend
+	Err   error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("storage: %s %q in %s: %v", e.Op, e.Key, e.Store, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	accessKey, secretKey string
+}
+
+// WithCredentials sets the S3 access and secret key explicitly, overriding
+// the environment. The local backend ignores it.
+func WithCredentials(accessKey, secretKey string) Option {
+	return func(o *options) { o.accessKey, o.secretKey = accessKey, secretKey }
+}
+
+// Open returns the Store for rawURL:
+//
+//   - "file:///abs/dir" or a plain path (relative paths are made absolute):
+//     a local directory, created if missing.
+//   - "s3://bucket[/prefix]?endpoint=host:port&secure=false&region=...":
+//     an S3-compatible service; the bucket is created if missing. endpoint
+//     defaults to s3.amazonaws.com and secure to true. Credentials come from
+//     WithCredentials, else from MSJFARM_S3_ACCESS_KEY/MSJFARM_S3_SECRET_KEY,
+//     AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (with AWS_SESSION_TOKEN), or
+//     MINIO_ROOT_USER/MINIO_ROOT_PASSWORD, in that order.
+//
+// Open checks that the store is reachable (and, for S3, that the
+// credentials work), bounded by ctx.
+func Open(ctx context.Context, rawURL string, opts ...Option) (Store, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if rawURL == "" {
+		return nil, errors.New("storage: empty store URL")
+	}
+	scheme, _, hasScheme := strings.Cut(rawURL, "://")
+	if !hasScheme {
+		return openLocal(rawURL)
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("storage: parsing store URL: %w", err)
+	}
+	switch strings.ToLower(scheme) {
+	case "file":
+		if u.Host != "" && u.Host != "localhost" {
+			return nil, fmt.Errorf("storage: %s: file URLs must be file:///absolute/path (host %q not supported)", rawURL, u.Host)
+		}
+		if u.Path == "" || !filepath.IsAbs(filepath.FromSlash(u.Path)) {
+			return nil, fmt.Errorf("storage: %s: file URLs must be file:///absolute/path", rawURL)
+		}
+		return openLocal(filepath.FromSlash(u.Path))
+	case "s3":
+		return openS3(ctx, u, o)
+	default:
+		return nil, fmt.Errorf("storage: %s: unsupported scheme %q (want file:// or s3://)", rawURL, scheme)
+	}
+}
+
+// tmpMarker starts the names of temporary files of the local backend. Key
+// components may not start with it, so temporaries never collide with or
+// show up as objects.
+const tmpMarker = ".msjfarm-tmp-"
+
+// ValidateKey reports whether key is acceptable to every backend: a
+// non-empty relative slash path without empty, "." or ".." components,
+// backslashes or NUL bytes.
+func ValidateKey(key string) error {
+	if key == "" {
+		return errors.New("key is empty")
+	}
+	if strings.HasPrefix(key, "/") {
+		return errors.New("key must be relative, not start with /")
+	}
+	if strings.ContainsAny(key, "\\\x00") {
+		return errors.New("key must not contain backslashes or NUL bytes")
+	}
+	for c := range strings.SplitSeq(key, "/") {
+		switch {
+		case c == "":
+			return errors.New("key has an empty path component (// or trailing /)")
+		case c == "." || c == "..":
+			return fmt.Errorf("key must not contain %q components", c)
+		case strings.HasPrefix(c, tmpMarker):
+			return fmt.Errorf("key components must not start with %q (reserved for temporary files)", tmpMarker)
+		}
+	}
+	return nil
+}
+
+// validatePrefix checks a List prefix: "" or a string that could start a
+// valid key.
+func validatePrefix(prefix string) error {
+	if prefix == "" {
+		return nil
+	}
+	// "a/b/" is fine, so validate it as if one more character followed.
+	return ValidateKey(prefix + "x")
+}
+
+func keyErr(op, key, store string, err error) error {
+	return &Error{Op: op, Key: key, Store: store, Err: err}
+}
+
+func invalidKey(op, key, store string, why error) error {
+	return keyErr(op, key, store, fmt.Errorf("%w: %v", ErrInvalidKey, why))
+}

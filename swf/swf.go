@@ -1,0 +1,324 @@
+// Package swf reads traces in the Standard Workload Format (SWF) of the
+// Parallel Workloads Archive, for replaying real arrival streams through the
+// simulator.
+//
+// An SWF file is a sequence of lines. Lines whose first non-blank character is
+// ';' are comments; the header comments carry "Key: value" pairs, of which
+// MaxProcs and MaxNodes are read. Every other non-blank line is one job with 18
+// whitespace-separated numeric fields, -1 meaning "unknown". The simulator
+// needs only four of them:
+//
+//	field 1  job number
+//	field 2  submit time (seconds)
+//	field 4  run time (seconds)
+//	field 5  number of allocated processors (-1: use field 8, requested processors)
+//
+// Only those fields are parsed (and validated), so traces whose other columns
+// are damaged or missing are still usable; a line needs at least 5 fields.
+//
+// A multiserver job holds its servers for its whole service, so a job is
+// usable only if its run time and width are positive and its width fits in the
+// k servers of the simulated system. Unusable jobs are dropped and counted per
+// reason in [SkipCounts], so that a replay can report how much of the trace it
+// ignored instead of silently changing the workload.
+package swf
+
+import (
+	"bufio"
+	"cmp"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Job is one usable job of a trace.
+type Job struct {
+	Number int64   // field 1, as in the file (for tracing a result back to the trace)
+	Submit float64 // seconds since the first kept job's submission (>= 0)
+	Run    float64 // run time in seconds (> 0)
+	Procs  int     // servers held for the whole run (1..k)
+}
+
+// SkipCounts counts the job lines that were dropped, one counter per reason.
+// A line is counted under the first reason that applies, in field order.
+type SkipCounts struct {
+	Submit  int // submit time negative (-1 = unknown): the job cannot be placed in time
+	RunTime int // run time <= 0 (-1 = unknown; 0 = cancelled or failed at once)
+	Procs   int // processors <= 0 (unknown even after the field-8 fallback)
+	TooWide int // processors > k: the job could never be served
+}
+
+// Total returns the number of dropped job lines.
+func (s SkipCounts) Total() int { return s.Submit + s.RunTime + s.Procs + s.TooWide }
+
+// Trace is the usable content of an SWF file.
+type Trace struct {
+	// Jobs sorted by submit time (stable, so ties keep file order), with
+	// submit times relative to the first kept job: Jobs[0].Submit == 0.
+	Jobs []Job
+
+	// MaxProcs and MaxNodes are the header values (0 if absent).
+	MaxProcs, MaxNodes int
+
+	// K is the number of servers the jobs were filtered against.
+	K int
+
+	// Origin is the absolute submit time (seconds, file clock) of the first kept
+	// job, subtracted from every Submit.
+	Origin float64
+
+	// Lines is the number of job lines read (kept + skipped).
+	Lines int
+
+	// Skipped counts the dropped job lines by reason.
+	Skipped SkipCounts
+
+	// FromRequested counts the kept jobs whose width came from field 8
+	// (requested processors) because field 5 was unknown. A replay that relies
+	// heavily on requests rather than allocations is worth reporting.
+	FromRequested int
+}
+
+// ErrNoServers is returned (wrapped) by [Read] when k <= 0 and the header
+// gives neither MaxProcs nor MaxNodes.
+var ErrNoServers = errors.New("swf: k <= 0 and the header has no positive MaxProcs or MaxNodes")
+
+// ParseError reports a malformed line. Field is 1-based, or 0 when the line as
+// a whole is wrong (too few fields, bad header value, too long).
+type ParseError struct {
+	Line   int    // 1-based line number in the input
+	Field  int    // 1-based SWF field number; 0 for the whole line
+	Name   string // what the field means, e.g. "run time"
+	Value  string // the offending text (shortened if very long)
+	Reason string // e.g. "is not a number"
+}
+
+func (e *ParseError) Error() string {
+	if e.Field == 0 {
+		what := e.Name
+		if e.Value != "" {
+			what += fmt.Sprintf(" %q", e.Value)
+		}
+		if what != "" {
+			what += " "
+		}
+		return fmt.Sprintf("swf: line %d: %s%s", e.Line, what, e.Reason)
+	}
+	return fmt.Sprintf("swf: line %d: field %d (%s): %q %s", e.Line, e.Field, e.Name, e.Value, e.Reason)
+}
+
+// maxLine bounds the length of one line, so that a corrupt or binary input
+// fails with an error instead of exhausting memory.
+const maxLine = 1 << 20
+
+// Read parses an SWF trace from r for a system of k servers. If k <= 0, the
+// header's MaxProcs is used, or MaxNodes when MaxProcs is absent (many archive
+// traces give only MaxNodes); [ErrNoServers] if neither is there.
+//
+// The error is a *[ParseError] for a malformed line; Read never returns a
+// partial trace with an error. A trace in which every job was skipped is not
+// an error: Jobs is then empty and Skipped says why.
+func Read(r io.Reader, k int) (*Trace, error) {
+	tr := &Trace{}
+	var jobs []parsed
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), maxLine)
+	line := 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimSpace(sc.Text())
+		if s == "" {
+			continue
+		}
+		if s[0] == ';' {
+			if err := tr.header(line, s[1:]); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		p, err := parseJob(line, s)
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, p)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, &ParseError{Line: line + 1, Reason: fmt.Sprintf("line longer than %d bytes", maxLine)}
+		}
+		return nil, fmt.Errorf("swf: reading line %d: %w", line+1, err)
+	}
+
+	// k may come from a header line anywhere in the file, so filtering waits
+	// until everything is read.
+	if k <= 0 {
+		switch {
+		case tr.MaxProcs > 0:
+			k = tr.MaxProcs
+		case tr.MaxNodes > 0:
+			k = tr.MaxNodes
+		default:
+			return nil, ErrNoServers
+		}
+	}
+	tr.K = k
+	tr.Lines = len(jobs)
+	for _, p := range jobs {
+		switch {
+		case p.submit < 0:
+			tr.Skipped.Submit++
+		case p.run <= 0:
+			tr.Skipped.RunTime++
+		case p.procs <= 0:
+			tr.Skipped.Procs++
+		case p.procs > float64(k):
+			tr.Skipped.TooWide++
+		default:
+			// 0 < procs <= k and integral, so the conversion is exact.
+			tr.Jobs = append(tr.Jobs, Job{Number: p.number, Submit: p.submit, Run: p.run, Procs: int(p.procs)})
+			if p.fromRequested {
+				tr.FromRequested++
+			}
+		}
+	}
+
+	slices.SortStableFunc(tr.Jobs, func(a, b Job) int { return cmp.Compare(a.Submit, b.Submit) })
+	if len(tr.Jobs) > 0 {
+		tr.Origin = tr.Jobs[0].Submit
+		for i := range tr.Jobs {
+			tr.Jobs[i].Submit -= tr.Origin
+		}
+	}
+	return tr, nil
+}
+
+// ReadFile reads the SWF trace at path (see [Read]). A name ending in ".gz" is
+// decompressed, since the archive distributes traces gzipped.
+func ReadFile(path string, k int) (*Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("swf: %w", err)
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("swf: %s: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	tr, err := Read(r, k)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return tr, nil
+}
+
+// header records MaxProcs / MaxNodes from a comment line (without the ';').
+// Other comments are ignored.
+func (tr *Trace) header(line int, s string) error {
+	key, val, ok := strings.Cut(s, ":")
+	if !ok {
+		return nil
+	}
+	key = strings.TrimSpace(key)
+	var dst *int
+	switch {
+	case strings.EqualFold(key, "MaxProcs"):
+		dst = &tr.MaxProcs
+	case strings.EqualFold(key, "MaxNodes"):
+		dst = &tr.MaxNodes
+	default:
+		return nil
+	}
+	f := strings.Fields(val)
+	if len(f) == 0 {
+		return &ParseError{Line: line, Name: "header " + key, Reason: "has no value"}
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil {
+		return &ParseError{Line: line, Name: "header " + key, Value: short(f[0]), Reason: "is not an integer"}
+	}
+	*dst = n
+	return nil
+}
+
+// parsed is one job line before filtering.
+type parsed struct {
+	number             int64
+	submit, run, procs float64 // procs is integral
+	fromRequested      bool    // procs came from field 8
+}
+
+// parseJob parses the used fields of one job line.
+func parseJob(line int, s string) (parsed, error) {
+	var p parsed
+	f := strings.Fields(s)
+	if len(f) < 5 {
+		return p, &ParseError{Line: line, Reason: fmt.Sprintf("%d fields, need at least 5 (of 18)", len(f))}
+	}
+	num, err := field(line, f, 1, "job number", true)
+	if err != nil {
+		return p, err
+	}
+	// The float64 range check keeps the conversion defined: 2^63 is exact.
+	if num < -(1<<63) || num >= 1<<63 {
+		return p, &ParseError{Line: line, Field: 1, Name: "job number", Value: short(f[0]), Reason: "is out of range"}
+	}
+	p.number = int64(num)
+	if p.submit, err = field(line, f, 2, "submit time", false); err != nil {
+		return p, err
+	}
+	if p.run, err = field(line, f, 4, "run time", false); err != nil {
+		return p, err
+	}
+	if p.procs, err = field(line, f, 5, "allocated processors", true); err != nil {
+		return p, err
+	}
+	if p.procs < 0 && len(f) >= 8 {
+		if p.procs, err = field(line, f, 8, "requested processors", true); err != nil {
+			return p, err
+		}
+		p.fromRequested = true
+	}
+	return p, nil
+}
+
+// field parses field i (1-based) of f, naming it in errors. SWF columns are
+// integers by definition, but some archive traces write times with decimals,
+// so only counts (integer == true) must be integral.
+func field(line int, f []string, i int, name string, integer bool) (float64, error) {
+	s := f[i-1]
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		var ne *strconv.NumError
+		if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) {
+			return 0, &ParseError{Line: line, Field: i, Name: name, Value: short(s), Reason: "is out of range"}
+		}
+		return 0, &ParseError{Line: line, Field: i, Name: name, Value: short(s), Reason: "is not a number"}
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, &ParseError{Line: line, Field: i, Name: name, Value: short(s), Reason: "is not a finite number"}
+	}
+	if integer && v != math.Trunc(v) {
+		return 0, &ParseError{Line: line, Field: i, Name: name, Value: short(s), Reason: "is not an integer"}
+	}
+	return v, nil
+}
+
+// short keeps error messages readable when a field is garbage.
+func short(s string) string {
+	const n = 40
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
