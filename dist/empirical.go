@@ -38,11 +38,14 @@ func NewEmpirical(samples []float64) (*Empirical, error) {
 	if xs[len(xs)-1] == 0 {
 		return nil, fieldErr(name, "samples", "must not be all zero")
 	}
-	// Mean by Neumaier's compensated sum of x/n (x/n cannot overflow).
+	// Mean = M·(Σ (x/M))/n with M the largest value, by Neumaier's
+	// compensated sum: x/M <= 1, so nothing overflows, and tiny values do not
+	// underflow as x/n would.
 	n := float64(len(xs))
+	top := xs[len(xs)-1]
 	var sum, c float64
 	for _, x := range xs {
-		v := x / n
+		v := x / top
 		t := sum + v
 		if math.Abs(sum) >= math.Abs(v) {
 			c += (sum - t) + v
@@ -51,9 +54,9 @@ func NewEmpirical(samples []float64) (*Empirical, error) {
 		}
 		sum = t
 	}
-	mean := sum + c
+	mean := top * ((sum + c) / n)
 	if !(mean > 0) || !finite(mean) {
-		return nil, fieldErr(name, "samples", "have a mean that is not representable")
+		return nil, fieldErr(name, "samples", "has a mean that is not representable")
 	}
 	// SCV = (1/n) Σ ((x − m)/m)², two-pass, scaled by m so it cannot overflow
 	// unless the SCV itself does.

@@ -90,8 +90,11 @@ func checkFrechetAlpha(alpha float64) error {
 
 func newFrechet(alpha, scale, mean float64, field string, given float64) (*Frechet, error) {
 	const name = "frechet"
-	if !(scale > 0) || !finite(scale) || !finite(mean) || !(mean > 0) {
-		return nil, fieldErr(name, "alpha", "(%s) with %s %s is outside the numerically representable range", ff(alpha), field, ff(given))
+	if !finite(mean) { // from NewFrechet: s·Γ(1 − 1/α) overflows
+		return nil, fieldErr(name, field, "is too large (%s) for alpha %s: the mean would overflow float64", ff(given), ff(alpha))
+	}
+	if !(scale > 0) || !finite(scale) { // from NewFrechetMean: m/Γ(1 − 1/α) underflows
+		return nil, fieldErr(name, field, "is too small (%s) for alpha %s: the scale would underflow", ff(given), ff(alpha))
 	}
 	// Largest sample: s·(−ln(1 − 2⁻⁵⁴))^{−1/α} ≈ s·2^{54/α}.
 	if math.Log(scale)-minExpLog/alpha >= logMaxF64 {
@@ -189,15 +192,20 @@ func NewWeibullMean(shape, mean float64) (*Weibull, error) {
 
 func newWeibull(shape, scale, mean float64, field string, given float64) (*Weibull, error) {
 	const name = "weibull"
-	if !(scale > 0) || !finite(scale) || !finite(mean) || !(mean > 0) {
-		return nil, fieldErr(name, "shape", "(%s) with %s %s is outside the numerically representable range", ff(shape), field, ff(given))
+	// Largest sample: λ·maxExp^{1/k}; its log is ln λ + ln(maxExp)/k.
+	growth := math.Log(maxExp) / shape
+	if growth >= logMaxF64-1 {
+		return nil, fieldErr(name, "shape", "is too small (%s): samples would overflow float64", ff(shape))
 	}
-	// Largest sample: λ·maxExp^{1/k}.
-	if math.Log(scale)+math.Log(maxExp)/shape >= logMaxF64 {
-		if field == "scale" && shape >= 1 {
-			return nil, overflowErr(name, field)
+	if !finite(mean) || !finite(scale) || math.Log(scale)+growth >= logMaxF64 {
+		return nil, fieldErr(name, field, "is too large (%s) for shape %s: the largest possible sample would overflow float64", ff(given), ff(shape))
+	}
+	if !(scale > 0) || !(mean > 0) {
+		other := "scale"
+		if field == "scale" {
+			other = "mean"
 		}
-		return nil, fieldErr(name, "shape", "is too small (%s) for %s %s: the largest possible sample would overflow float64", ff(shape), field, ff(given))
+		return nil, fieldErr(name, field, "is too small (%s) for shape %s: the %s would underflow", ff(given), ff(shape), other)
 	}
 	d := &Weibull{
 		shape: shape, scale: scale, mean: mean,

@@ -9,7 +9,11 @@
 // whatever a policy does.
 package sdk
 
-import "github.com/msjfarm/msjfarm/sim"
+import (
+	"fmt"
+
+	"github.com/msjfarm/msjfarm/sim"
+)
 
 // The policy-facing types, re-exported so that a third party imports only
 // this package.
@@ -51,8 +55,38 @@ func Bound(v float64) *float64 { return sim.Bound(v) }
 // Spec names one policy a plugin offers and how to make a fresh instance.
 // New must return an unconfigured instance whose Params (if Configurable) is
 // the schema.
+//
+// Reference, instead of New, marks a reference model that is not an engine
+// policy (SRPT-1 on the resource-pooled single server, S §3.1): it is run in
+// place of sim.Run, on the same job sequence (sim.NewJobStream), and takes no
+// parameters.
 type Spec struct {
-	Name string
-	Doc  string
-	New  func() Policy
+	Name      string
+	Doc       string
+	New       func() Policy
+	Reference func(w *sim.Workload, cfg sim.Config) (*sim.Result, error)
+}
+
+// Params returns the policy's parameter schema (nil for none).
+func (s Spec) Params() []Param {
+	if s.New == nil {
+		return nil
+	}
+	return sim.Describe(s.New()).Params
+}
+
+// Run configures a fresh instance with params and simulates one
+// replication; for a reference model it runs the model.
+func (s Spec) Run(w *sim.Workload, params map[string]any, cfg sim.Config) (*sim.Result, error) {
+	if s.Reference != nil {
+		if len(params) > 0 {
+			return nil, fmt.Errorf("policy %s: a reference model takes no parameters", s.Name)
+		}
+		return s.Reference(w, cfg)
+	}
+	p := s.New()
+	if err := sim.Configure(p, params); err != nil {
+		return nil, fmt.Errorf("policy %s: %w", s.Name, err)
+	}
+	return sim.Run(w, p, cfg)
 }
