@@ -26,8 +26,9 @@ func BatchMeans(xs []float64, b int) []float64 {
 // over 0 <= d <= n/2. MSER(d) is the squared standard error of the truncated
 // mean (up to a constant), so the rule trades the bias of keeping the initial
 // transient against the variance of discarding data. The search stops at n/2
-// as is standard: a minimum beyond it means the run is too short to tell, and
-// a result close to n/2 should be read the same way (run longer).
+// as is standard. A result close to n/2 means the run is too short to tell
+// (run longer); a transient lasting more than about half the run can even go
+// unnoticed (d = 0), so runs must be long compared with the warm-up.
 // Ties go to the smaller d.
 //
 // It runs in O(n): the deviations of every suffix are accumulated from the

@@ -97,8 +97,6 @@ func TestTQuantileClosedForms(t *testing.T) {
 				t.Errorf("TQuantile(%v, %d) = %.17g, closed form %.17g (rel err %.2g)", p, c.df, got, c.want, relErr(got, c.want))
 			}
 		}
-		// Lower tail, by symmetry of the closed forms: p' = 1-p is exact only
-		// for the grid's p >= 1/2, so tiny lower tails are checked below.
 		if p >= 0.6 && p <= 0.9999 {
 			sa := math.Sqrt(4 * p * q)
 			c4 := 2 * math.Sqrt(math.Cos(math.Acos(sa)/3)/sa-1)

@@ -11,7 +11,8 @@
 //	field 1  job number
 //	field 2  submit time (seconds)
 //	field 4  run time (seconds)
-//	field 5  number of allocated processors (-1: use field 8, requested processors)
+//	field 5  number of allocated processors (negative, i.e. -1 = unknown:
+//	         use field 8, requested processors, if the line has it)
 //
 // Only those fields are parsed (and validated), so traces whose other columns
 // are damaged or missing are still usable; a line needs at least 5 fields.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"github.com/msjfarm/msjfarm/rng"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/stats"
+	"github.com/msjfarm/msjfarm/swf"
 	"github.com/msjfarm/msjfarm/workload"
 )
 
@@ -70,6 +72,9 @@ func runSimulate(args []string) int {
 	arrivals, warmup := count(1000000), count(100000)
 	fs.Var(&arrivals, "arrivals", "measured arrivals per replication")
 	fs.Var(&warmup, "warmup", "discarded warm-up arrivals per replication")
+	swfPath := fs.String("swf", "", "replay this SWF trace instead of a named workload (rate and load are ignored)")
+	servers := fs.Int("servers", 0, "with -swf: number of servers k (0: the trace header's MaxProcs)")
+	timeScale := fs.Float64("time-scale", 1, "with -swf: multiply submit times by this (< 1 raises the load)")
 	params := paramFlags{}
 	fs.Var(params, "param", "policy parameter name=value (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -78,31 +83,19 @@ func runSimulate(args []string) int {
 	if fs.NArg() > 0 {
 		return fail("simulate: unexpected argument %q", fs.Arg(0))
 	}
-	spec, err := workload.Named(*wl)
-	if err != nil {
-		return fail("simulate: -workload: %v", err)
-	}
 	ps, err := builtin.Lookup(*pol)
 	if err != nil {
 		return fail("simulate: -policy: %v", err)
 	}
 	switch {
-	case (*rate > 0) == (*load > 0):
+	case *swfPath == "" && (*rate > 0) == (*load > 0):
 		return fail("simulate: give exactly one of -rate > 0 or -load > 0")
 	case *reps < 1:
 		return fail("simulate: -reps must be >= 1, got %d", *reps)
 	case *par < 1:
 		return fail("simulate: -parallel must be >= 1, got %d", *par)
 	}
-	lambda := *rate
-	if *load > 0 {
-		unit, err := spec.Build(1)
-		if err != nil {
-			return fail("simulate: %v", err)
-		}
-		lambda = *load / unit.Load()
-	}
-	w, err := spec.Build(lambda)
+	w, err := buildWorkload(*swfPath, *servers, *timeScale, *wl, *rate, *load)
 	if err != nil {
 		return fail("simulate: %v", err)
 	}
@@ -150,6 +143,30 @@ func runSimulate(args []string) int {
 	}
 	printSummary(w, ps.Name, params, results, elapsed)
 	return 0
+}
+
+// buildWorkload makes the simulated workload: a replayed SWF trace, or a
+// named workload at the given rate (or at the rate giving the given load).
+func buildWorkload(swfPath string, servers int, timeScale float64, name string, rate, load float64) (*sim.Workload, error) {
+	if swfPath != "" {
+		tr, err := swf.ReadFile(swfPath, servers)
+		if err != nil {
+			return nil, err
+		}
+		return workload.FromTrace(filepath.Base(swfPath), tr, timeScale)
+	}
+	spec, err := workload.Named(name)
+	if err != nil {
+		return nil, fmt.Errorf("-workload: %w", err)
+	}
+	if load > 0 {
+		unit, err := spec.Build(1)
+		if err != nil {
+			return nil, err
+		}
+		rate = load / unit.Load()
+	}
+	return spec.Build(rate)
 }
 
 func printSummary(w *sim.Workload, policy string, params paramFlags, rs []*sim.Result, elapsed time.Duration) {

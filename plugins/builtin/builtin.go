@@ -10,6 +10,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/plugins/sdk"
+	"github.com/msjfarm/msjfarm/sim"
 )
 
 // families lists every built-in policy family's specs.
@@ -37,4 +38,16 @@ func Lookup(name string) (sdk.Spec, error) {
 		names = append(names, s.Name)
 	}
 	return sdk.Spec{}, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// Catalog is the built-in policies as a sweep.Catalog.
+type Catalog struct{}
+
+// Schema returns the parameter schema of a built-in policy.
+func (Catalog) Schema(policy string) ([]sim.Param, error) {
+	s, err := Lookup(policy)
+	if err != nil {
+		return nil, err
+	}
+	return s.Params(), nil
 }

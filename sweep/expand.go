@@ -1,0 +1,540 @@
+package sweep
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/msjfarm/msjfarm/dist"
+	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/swf"
+	"github.com/msjfarm/msjfarm/workload"
+)
+
+// Catalog answers what policies exist and what parameters each takes; the
+// worker's plugin host or the built-in catalogue implements it, so a sweep is
+// validated against the very schemas that will run it.
+type Catalog interface {
+	Schema(policy string) ([]sim.Param, error)
+}
+
+// Task is one replication of one point: everything a worker needs, and
+// nothing else, so that its hash identifies the work.
+type Task struct {
+	// ID is the content hash of the rest of the task (see TaskID).
+	ID string `json:"id"`
+	// Point identifies the parameter point (scenario, policy, parameters):
+	// the replications of a point share it.
+	Point string `json:"point"`
+	// Scenario identifies the scenario without the policy: every policy at
+	// the same scenario and replication gets the same seed (common random
+	// numbers).
+	Scenario     string         `json:"scenario"`
+	Replication  int            `json:"replication"`
+	Seed         uint64         `json:"seed"`
+	Workload     workload.Spec  `json:"workload"`
+	ArrivalRate  float64        `json:"arrival_rate,omitempty"`
+	Interarrival *dist.Spec     `json:"interarrival,omitempty"`
+	Trace        *TraceRef      `json:"trace,omitempty"`
+	Policy       string         `json:"policy"`
+	Params       map[string]any `json:"params"`
+	Run          RunSpec        `json:"run"`
+	// Axes are this point's values of the swept axes (policy parameters as
+	// "<param>"), for summaries and plots.
+	Axes map[string]any `json:"axes"`
+	// Load is the offered load of the scenario (0 for a trace).
+	Load float64 `json:"load"`
+}
+
+// TraceRef pins a replayed trace by content.
+type TraceRef struct {
+	File      string  `json:"file"`
+	SHA256    string  `json:"sha256"`
+	TimeScale float64 `json:"time_scale"`
+}
+
+// Campaign is an expanded sweep.
+type Campaign struct {
+	ID       string   `json:"id"`
+	File     *File    `json:"spec"`
+	Tasks    []Task   `json:"-"`
+	Points   int      `json:"points"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// SimWorkload builds the engine workload of a task.
+func (t *Task) SimWorkload() (*sim.Workload, error) {
+	if t.Trace != nil {
+		tr, err := swf.ReadFile(t.Trace.File, t.Workload.Servers)
+		if err != nil {
+			return nil, err
+		}
+		return workload.FromTrace(t.Workload.Name, tr, t.Trace.TimeScale)
+	}
+	w, err := t.Workload.Build(t.ArrivalRate)
+	if err != nil {
+		return nil, err
+	}
+	if t.Interarrival != nil {
+		if w.Interarrival, err = t.Interarrival.Build(); err != nil {
+			return nil, fmt.Errorf("interarrival: %w", err)
+		}
+	}
+	return w, nil
+}
+
+// Config is the engine configuration of a task.
+func (t *Task) Config() sim.Config {
+	return sim.Config{Seed: t.Seed, Warmup: int64(t.Run.Warmup), Arrivals: int64(t.Run.Arrivals),
+		MSER: t.Run.MSER, MaxInSystem: t.Run.MaxInSystem, SeriesInterval: t.Run.SeriesInterval}
+}
+
+func hashHex(v any, n int) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // every hashed value is plain data
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])[:n]
+}
+
+// TaskID is the hash of the task's content with ID blanked: 24 hex digits
+// (96 bits) of SHA-256 over its JSON encoding (map keys sorted by encoding/json).
+func TaskID(t Task) string {
+	t.ID = ""
+	return hashHex(t, 24)
+}
+
+// Seed derivation (documented in the README): the seed of replication r at a
+// scenario is the first 8 bytes, big-endian, of
+// SHA-256(JSON{"seed": campaign seed, "replication": r, "scenario": scenario}),
+// where scenario is the JSON of the workload, arrival process and axis values
+// WITHOUT the policy — so every policy sees the same jobs.
+func deriveSeed(campaignSeed uint64, rep int, scenario any) uint64 {
+	b, _ := json.Marshal(map[string]any{"seed": campaignSeed, "replication": rep, "scenario": scenario})
+	s := sha256.Sum256(b)
+	return binary.BigEndian.Uint64(s[:8])
+}
+
+var classAxis = regexp.MustCompile(`^class\[(\d+)\]\.(need|share|service\.(mean|scv|low|high|alpha|shape|scale))$`)
+
+type axis struct {
+	names  []string
+	values [][]any // values[i][j]: i-th step, j-th name
+}
+
+// Expand validates the sweep against the catalogue and expands it into
+// tasks, in a deterministic order (points in axis order, then policies in
+// file order, then replications).
+func Expand(f *File, cat Catalog) (*Campaign, error) {
+	c := &Campaign{File: f}
+	if f.Name == "" {
+		return nil, fmt.Errorf("name: required")
+	}
+	if f.Replications < 1 {
+		return nil, fmt.Errorf("replications: must be >= 1, got %d", f.Replications)
+	}
+	if err := checkRun(f.Run); err != nil {
+		return nil, err
+	}
+	base, trace, err := baseWorkload(f)
+	if err != nil {
+		return nil, err
+	}
+	axes, err := buildAxes(f, trace != nil)
+	if err != nil {
+		return nil, err
+	}
+	pols, err := policyVariants(f.Policies, cat)
+	if err != nil {
+		return nil, err
+	}
+	var walk func(i int, vals map[string]any) error
+	walk = func(i int, vals map[string]any) error {
+		if i == len(axes) {
+			return c.addPoint(f, base, trace, vals, pols)
+		}
+		for _, step := range axes[i].values {
+			for j, n := range axes[i].names {
+				vals[n] = step[j]
+			}
+			if err := walk(i+1, vals); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(0, map[string]any{}); err != nil {
+		return nil, err
+	}
+	c.ID = hashHex(f, 16)
+	return c, nil
+}
+
+func checkRun(r RunSpec) error {
+	switch {
+	case !(r.Arrivals >= 1) || r.Arrivals != math.Trunc(r.Arrivals) || r.Arrivals > 1e15:
+		return fmt.Errorf("run.arrivals: must be a whole number >= 1, got %v", r.Arrivals)
+	case r.Warmup < 0 || r.Warmup != math.Trunc(r.Warmup) || r.Warmup > 1e15:
+		return fmt.Errorf("run.warmup: must be a whole number >= 0, got %v", r.Warmup)
+	case r.MaxInSystem < 0:
+		return fmt.Errorf("run.max_in_system: must be >= 0, got %d", r.MaxInSystem)
+	case r.SeriesInterval < 0:
+		return fmt.Errorf("run.series_interval: must be >= 0, got %v", r.SeriesInterval)
+	case r.Deadline < 0:
+		return fmt.Errorf("run.deadline: must be >= 0, got %v", r.Deadline)
+	}
+	return nil
+}
+
+func baseWorkload(f *File) (workload.Spec, *TraceRef, error) {
+	n := 0
+	for _, set := range []bool{f.Workload != "", len(f.Classes) > 0, f.Trace != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return workload.Spec{}, nil, fmt.Errorf("give exactly one of workload (a name), classes, or trace")
+	}
+	switch {
+	case f.Workload != "":
+		s, err := workload.Named(f.Workload)
+		if err != nil {
+			return s, nil, fmt.Errorf("workload: %w", err)
+		}
+		if f.Servers != 0 {
+			s.Servers = f.Servers
+		}
+		return s, nil, nil
+	case len(f.Classes) > 0:
+		if f.Servers < 1 {
+			return workload.Spec{}, nil, fmt.Errorf("servers: must be >= 1 with explicit classes, got %d", f.Servers)
+		}
+		return workload.Spec{Name: f.Name, Servers: f.Servers, Classes: f.Classes}, nil, nil
+	}
+	data, err := os.ReadFile(f.Trace.File)
+	if err != nil {
+		return workload.Spec{}, nil, fmt.Errorf("trace.file: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	ts := f.Trace.TimeScale
+	if ts == 0 {
+		ts = 1
+	}
+	return workload.Spec{Name: f.Name, Servers: f.Servers}, &TraceRef{File: f.Trace.File, SHA256: hex.EncodeToString(sum[:]), TimeScale: ts}, nil
+}
+
+func buildAxes(f *File, isTrace bool) ([]axis, error) {
+	names := make([]string, 0, len(f.Axes))
+	for n := range f.Axes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		switch {
+		case n == "arrival_rate" || n == "load":
+			if isTrace {
+				return nil, fmt.Errorf("axes.%s: a replayed trace has its own arrivals (use trace.time_scale)", n)
+			}
+		case n == "servers" || classAxis.MatchString(n):
+		default:
+			return nil, fmt.Errorf("axes.%s: unknown axis (use arrival_rate, load, servers, class[i].need, class[i].share or class[i].service.<field>)", n)
+		}
+		if len(f.Axes[n]) == 0 {
+			return nil, fmt.Errorf("axes.%s: no values", n)
+		}
+	}
+	if _, ok := f.Axes["arrival_rate"]; ok {
+		if _, ok := f.Axes["load"]; ok {
+			return nil, fmt.Errorf("axes: give arrival_rate or load, not both")
+		}
+	}
+	inZip := map[string]bool{}
+	var out []axis
+	for gi, g := range f.Zip {
+		if len(g) < 2 {
+			return nil, fmt.Errorf("zip[%d]: a zip group needs at least two axes", gi)
+		}
+		a := axis{names: g}
+		for _, n := range g {
+			vals, ok := f.Axes[n]
+			if !ok {
+				return nil, fmt.Errorf("zip[%d]: axis %q is not in axes", gi, n)
+			}
+			if inZip[n] {
+				return nil, fmt.Errorf("zip[%d]: axis %q is in two zip groups", gi, n)
+			}
+			inZip[n] = true
+			if len(vals) != len(f.Axes[g[0]]) {
+				return nil, fmt.Errorf("zip[%d]: axes %q and %q have %d and %d values", gi, g[0], n, len(f.Axes[g[0]]), len(vals))
+			}
+		}
+		for i := range f.Axes[g[0]] {
+			step := make([]any, len(g))
+			for j, n := range g {
+				step[j] = f.Axes[n][i]
+			}
+			a.values = append(a.values, step)
+		}
+		out = append(out, a)
+	}
+	for _, n := range names {
+		if inZip[n] {
+			continue
+		}
+		a := axis{names: []string{n}}
+		for _, v := range f.Axes[n] {
+			a.values = append(a.values, []any{v})
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+type variant struct {
+	name   string
+	params map[string]any
+	axes   map[string]any
+}
+
+// policyVariants expands each policies entry: a name, or a map with "name"
+// and parameters, where a list value is an axis over that parameter.
+func policyVariants(entries []any, cat Catalog) ([]variant, error) {
+	if len(entries) == 0 {
+		return nil, fmt.Errorf("policies: at least one policy is required")
+	}
+	var out []variant
+	for i, e := range entries {
+		where := fmt.Sprintf("policies[%d]", i)
+		var name string
+		raw := map[string]any{}
+		switch x := e.(type) {
+		case string:
+			name = x
+		case map[string]any:
+			n, ok := x["name"].(string)
+			if !ok || n == "" {
+				return nil, fmt.Errorf("%s: a policy entry needs a name", where)
+			}
+			name = n
+			for k, v := range x {
+				if k != "name" {
+					raw[strings.ToLower(k)] = v
+				}
+			}
+		default:
+			return nil, fmt.Errorf("%s: want a policy name or a map with name and parameters, got %T", where, e)
+		}
+		schema, err := cat.Schema(name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		keys := make([]string, 0, len(raw))
+		for k := range raw {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		combos := []map[string]any{{}}
+		for _, k := range keys {
+			vals, isList := raw[k].([]any)
+			if !isList {
+				vals = []any{raw[k]}
+			}
+			if len(vals) == 0 {
+				return nil, fmt.Errorf("%s.%s: empty list", where, k)
+			}
+			var next []map[string]any
+			for _, m := range combos {
+				for _, v := range vals {
+					mm := make(map[string]any, len(m)+1)
+					for a, b := range m {
+						mm[a] = b
+					}
+					mm[k] = v
+					next = append(next, mm)
+				}
+			}
+			combos = next
+		}
+		for _, m := range combos {
+			resolved, err := sim.Resolve(schema, m)
+			if err != nil {
+				return nil, fmt.Errorf("%s (%s): %w", where, name, err)
+			}
+			ax := map[string]any{}
+			for _, k := range keys {
+				if _, isList := raw[k].([]any); isList {
+					ax[k] = m[k]
+				}
+			}
+			out = append(out, variant{name: name, params: resolved, axes: ax})
+		}
+	}
+	return out, nil
+}
+
+func toFloat(where string, v any) (float64, error) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), nil
+	case int64:
+		return float64(x), nil
+	case float64:
+		return x, nil
+	case string:
+		if f, err := strconv.ParseFloat(x, 64); err == nil {
+			return f, nil
+		}
+	}
+	return 0, fmt.Errorf("%s: %v is not a number", where, v)
+}
+
+// applyAxis sets one axis value on the scenario.
+func applyAxis(s *workload.Spec, rate *float64, load *float64, name string, v any) error {
+	where := "axes." + name
+	x, err := toFloat(where, v)
+	if err != nil {
+		return err
+	}
+	switch name {
+	case "arrival_rate":
+		*rate = x
+		return nil
+	case "load":
+		*load = x
+		return nil
+	case "servers":
+		if x != math.Trunc(x) {
+			return fmt.Errorf("%s: %v is not a whole number", where, v)
+		}
+		s.Servers = int(x)
+		return nil
+	}
+	m := classAxis.FindStringSubmatch(name)
+	i, _ := strconv.Atoi(m[1])
+	if i >= len(s.Classes) {
+		return fmt.Errorf("%s: class %d does not exist (the workload has %d classes)", where, i, len(s.Classes))
+	}
+	c := &s.Classes[i]
+	p := func() *float64 { return &x }
+	switch m[2] {
+	case "need":
+		if x != math.Trunc(x) {
+			return fmt.Errorf("%s: %v is not a whole number", where, v)
+		}
+		c.Need = int(x)
+	case "share":
+		c.Share = x
+	case "service.mean":
+		c.Service.Mean = p()
+	case "service.scv":
+		c.Service.SCV = p()
+	case "service.low":
+		c.Service.Low = p()
+	case "service.high":
+		c.Service.High = p()
+	case "service.alpha":
+		c.Service.Alpha = p()
+	case "service.shape":
+		c.Service.Shape = p()
+	case "service.scale":
+		c.Service.Scale = p()
+	}
+	return nil
+}
+
+func cloneSpec(s workload.Spec) workload.Spec {
+	out := s
+	out.Classes = append([]workload.ClassSpec(nil), s.Classes...)
+	return out
+}
+
+func (c *Campaign) addPoint(f *File, base workload.Spec, trace *TraceRef, vals map[string]any, pols []variant) error {
+	spec := cloneSpec(base)
+	var rate, load float64
+	names := make([]string, 0, len(vals))
+	for n := range vals {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := applyAxis(&spec, &rate, &load, n, vals[n]); err != nil {
+			return err
+		}
+	}
+	label := pointLabel(vals)
+	if trace == nil {
+		if rate == 0 && load == 0 {
+			return fmt.Errorf("axes: give arrival_rate or load (point %s)", label)
+		}
+		if rate < 0 || load < 0 {
+			return fmt.Errorf("axes: point %s: arrival rate and load must be > 0", label)
+		}
+		unit, err := spec.Build(1)
+		if err != nil {
+			return fmt.Errorf("point %s: %w", label, err)
+		}
+		if load > 0 {
+			rate = load / unit.Load()
+		}
+		load = rate * unit.Load()
+		if load >= 1 {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("point %s: offered load %.4g >= 1: no policy can be stable; results will be flagged", label, load))
+		}
+	} else if spec.Servers < 1 {
+		spec.Servers = 0 // the trace header's MaxProcs, resolved by the reader
+	}
+	var ia *dist.Spec
+	if f.Interarrival != nil {
+		if _, err := f.Interarrival.Build(); err != nil {
+			return fmt.Errorf("interarrival: %w", err)
+		}
+		ia = f.Interarrival
+	}
+	scenario := map[string]any{"workload": spec, "arrival_rate": rate, "interarrival": ia, "trace": trace}
+	scenarioID := hashHex(scenario, 16)
+	for _, p := range pols {
+		axes := map[string]any{}
+		for k, v := range vals {
+			axes[k] = v
+		}
+		for k, v := range p.axes {
+			axes[k] = v
+		}
+		point := hashHex(map[string]any{"scenario": scenario, "policy": p.name, "params": p.params}, 16)
+		c.Points++
+		for r := 0; r < f.Replications; r++ {
+			t := Task{Point: point, Scenario: scenarioID, Replication: r,
+				Seed: deriveSeed(f.Seed, r, scenario), Workload: spec, ArrivalRate: rate, Interarrival: ia,
+				Trace: trace, Policy: p.name, Params: p.params, Run: f.Run, Axes: axes, Load: load}
+			t.ID = TaskID(t)
+			c.Tasks = append(c.Tasks, t)
+		}
+	}
+	return nil
+}
+
+func pointLabel(vals map[string]any) string {
+	names := make([]string, 0, len(vals))
+	for n := range vals {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s=%v", n, vals[n])
+	}
+	if len(parts) == 0 {
+		return "(no axes)"
+	}
+	return strings.Join(parts, ",")
+}

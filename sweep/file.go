@@ -1,0 +1,173 @@
+// Package sweep reads sweep files (YAML or TOML, through viper) and expands
+// them deterministically into tasks: one replication of one parameter point.
+//
+// A sweep file names a system (a named workload, explicit classes, or an SWF
+// trace), axes to sweep, policies with their parameters (a list value is an
+// axis), a number of replications and a run length:
+//
+//	name: quickswap-fig3
+//	seed: 1
+//	workload: one-or-all          # or servers + classes, or trace
+//	axes:
+//	  arrival_rate: [2, 4, 6, 7]   # or load: [...]
+//	policies:
+//	  - fcfs
+//	  - {name: msfq, threshold: [1, 16, 31]}
+//	replications: 30
+//	run: {arrivals: 1e7, warmup: 1e5, deadline: 2h}
+//
+// Axis names: arrival_rate, load, servers, and class fields written
+// class[<i>].share, class[<i>].need or class[<i>].service.<field> (e.g.
+// class[1].service.mean). Axes are crossed (cartesian product) except those
+// listed together in a zip group, which advance together.
+package sweep
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+
+	"github.com/msjfarm/msjfarm/dist"
+	"github.com/msjfarm/msjfarm/workload"
+)
+
+// File is a sweep file as written.
+type File struct {
+	Name         string               `mapstructure:"name" json:"name"`
+	Seed         uint64               `mapstructure:"seed" json:"seed"`
+	Workload     string               `mapstructure:"workload" json:"workload,omitempty"`
+	Servers      int                  `mapstructure:"servers" json:"servers,omitempty"`
+	Classes      []workload.ClassSpec `mapstructure:"classes" json:"classes,omitempty"`
+	Interarrival *dist.Spec           `mapstructure:"interarrival" json:"interarrival,omitempty"`
+	Trace        *TraceSpec           `mapstructure:"trace" json:"trace,omitempty"`
+	Axes         map[string][]any     `mapstructure:"axes" json:"axes,omitempty"`
+	Zip          [][]string           `mapstructure:"zip" json:"zip,omitempty"`
+	Policies     []any                `mapstructure:"policies" json:"policies"`
+	Replications int                  `mapstructure:"replications" json:"replications"`
+	Run          RunSpec              `mapstructure:"run" json:"run"`
+}
+
+// TraceSpec replays an SWF file (B §6.2).
+type TraceSpec struct {
+	File      string  `mapstructure:"file" json:"file"`
+	TimeScale float64 `mapstructure:"time_scale" json:"time_scale,omitempty"`
+}
+
+// RunSpec is the run length of every replication. Counts may be written in
+// exponent form (1e7). Deadline is a duration with a unit ("90m"); a bare
+// number is rejected rather than read as nanoseconds.
+type RunSpec struct {
+	Arrivals       float64       `mapstructure:"arrivals" json:"arrivals"`
+	Warmup         float64       `mapstructure:"warmup" json:"warmup"`
+	MSER           bool          `mapstructure:"mser" json:"mser,omitempty"`
+	MaxInSystem    int           `mapstructure:"max_in_system" json:"max_in_system,omitempty"`
+	SeriesInterval float64       `mapstructure:"series_interval" json:"series_interval,omitempty"`
+	Deadline       time.Duration `mapstructure:"deadline" json:"deadline,omitempty"`
+}
+
+// envKeys are the scalar keys an environment variable MSJFARM_<KEY> (dots as
+// underscores, e.g. MSJFARM_RUN_ARRIVALS=1e5) overrides. viper only applies
+// an environment variable to Unmarshal when the key is bound, so they are
+// listed here.
+var envKeys = []string{"name", "seed", "workload", "servers", "replications",
+	"run.arrivals", "run.warmup", "run.mser", "run.max_in_system", "run.series_interval", "run.deadline"}
+
+// Load reads a sweep file; the format follows the extension (.yaml, .yml,
+// .toml, .json). Unknown keys, wrong types and bare-number durations are
+// errors naming the key.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	if ext == "yml" {
+		ext = "yaml"
+	}
+	f, err := Parse(data, ext)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if f.Trace != nil && f.Trace.File != "" && !filepath.IsAbs(f.Trace.File) {
+		f.Trace.File = filepath.Join(filepath.Dir(path), f.Trace.File)
+	}
+	return f, nil
+}
+
+// Parse reads a sweep file's content in the given format (yaml, toml, json).
+func Parse(data []byte, format string) (*File, error) {
+	switch format {
+	case "yaml", "toml", "json":
+	default:
+		return nil, fmt.Errorf("unsupported sweep file format %q (use .yaml, .toml or .json)", format)
+	}
+	// A key delimiter that cannot occur in axis names keeps "class[1].service.mean"
+	// one key; env keys are bound with the same delimiter.
+	v := viper.NewWithOptions(viper.KeyDelimiter("::"))
+	v.SetConfigType(format)
+	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+		return nil, fmt.Errorf("parse: %w", err)
+	}
+	for _, k := range envKeys {
+		env := "MSJFARM_" + strings.ToUpper(strings.ReplaceAll(k, ".", "_"))
+		if err := v.BindEnv(strings.ReplaceAll(k, ".", "::"), env); err != nil {
+			return nil, err
+		}
+	}
+	var f File
+	err := v.UnmarshalExact(&f, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+		strictDuration, mapstructure.StringToTimeDurationHookFunc(), numberFromString)))
+	if err != nil {
+		return nil, fmt.Errorf("sweep file: %w", err)
+	}
+	return &f, nil
+}
+
+// strictDuration rejects numbers for duration fields: viper would read 30 as
+// 30 nanoseconds.
+func strictDuration(from, to reflect.Type, data any) (any, error) {
+	if to != reflect.TypeOf(time.Duration(0)) {
+		return data, nil
+	}
+	switch from.Kind() {
+	case reflect.String:
+		return data, nil
+	default:
+		return nil, fmt.Errorf("duration %v has no unit: write it like \"90m\" or \"2h\"", data)
+	}
+}
+
+// numberFromString lets environment overrides such as MSJFARM_RUN_ARRIVALS=1e5
+// reach numeric fields.
+func numberFromString(from, to reflect.Type, data any) (any, error) {
+	if from.Kind() != reflect.String {
+		return data, nil
+	}
+	s := strings.TrimSpace(data.(string))
+	switch to.Kind() {
+	case reflect.Float64:
+		var x float64
+		if _, err := fmt.Sscan(s, &x); err != nil {
+			return nil, fmt.Errorf("%q is not a number", s)
+		}
+		return x, nil
+	case reflect.Int, reflect.Int64, reflect.Uint64:
+		var x float64
+		if _, err := fmt.Sscan(s, &x); err != nil || x != math.Trunc(x) {
+			return nil, fmt.Errorf("%q is not a whole number", s)
+		}
+		if to.Kind() == reflect.Uint64 {
+			return uint64(x), nil
+		}
+		return int64(x), nil
+	}
+	return data, nil
+}

@@ -1,0 +1,185 @@
+package sweep
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/sim"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// testCatalog knows fcfs (no parameters) and testpol (an int threshold in
+// [0, 31] and a string mode), standing in for a plugin's schemas.
+type testCatalog struct{}
+
+func (testCatalog) Schema(p string) ([]sim.Param, error) {
+	switch p {
+	case "fcfs":
+		return nil, nil
+	case "testpol":
+		return []sim.Param{
+			{Name: "threshold", Type: sim.Int, Default: 31, Min: sim.Bound(0), Max: sim.Bound(31)},
+			{Name: "mode", Type: sim.String, Default: "slow", Enum: []string{"slow", "fast"}},
+		}, nil
+	}
+	return nil, fmt.Errorf("unknown policy %q (known: fcfs, testpol)", p)
+}
+
+// TestExpandGolden: 2 rates × 2 means = 4 scenarios; policies fcfs plus
+// testpol with 2 thresholds = 3 variants; 12 points × 2 replications = 24
+// tasks. The golden file pins ids, seeds and order.
+func TestExpandGolden(t *testing.T) {
+	f, err := Load("testdata/fig.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Expand(f, testCatalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Tasks) != 24 || c.Points != 12 {
+		t.Fatalf("%d tasks, %d points; want 24, 12", len(c.Tasks), c.Points)
+	}
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "campaign %s\n", c.ID)
+	for _, tk := range c.Tasks {
+		ax, _ := json.Marshal(tk.Axes)
+		pa, _ := json.Marshal(tk.Params)
+		fmt.Fprintf(&buf, "%s point=%s rep=%d seed=%d policy=%s params=%s axes=%s load=%.6g\n",
+			tk.ID, tk.Point, tk.Replication, tk.Seed, tk.Policy, pa, ax, tk.Load)
+	}
+	golden(t, "testdata/fig.golden", buf.Bytes())
+
+	// Common random numbers: at one scenario and replication, every policy
+	// variant has the same seed; different replications differ.
+	seeds := map[string]uint64{}
+	for _, tk := range c.Tasks {
+		k := fmt.Sprintf("%s/%d", tk.Scenario, tk.Replication)
+		if s, ok := seeds[k]; ok && s != tk.Seed {
+			t.Fatalf("scenario %s: policies got seeds %d and %d", k, s, tk.Seed)
+		}
+		seeds[k] = tk.Seed
+	}
+	if len(seeds) != 8 {
+		t.Fatalf("%d distinct (scenario, replication) seeds, want 8", len(seeds))
+	}
+	// Ids are unique and reproducible.
+	again, _ := Expand(f, testCatalog{})
+	ids := map[string]bool{}
+	for i, tk := range c.Tasks {
+		if ids[tk.ID] {
+			t.Fatalf("duplicate task id %s", tk.ID)
+		}
+		ids[tk.ID] = true
+		if again.Tasks[i].ID != tk.ID || TaskID(tk) != tk.ID {
+			t.Fatalf("task %d: id not reproducible", i)
+		}
+	}
+}
+
+// TestTOMLMatchesYAML: the same sweep in TOML expands to the same campaign.
+func TestTOMLMatchesYAML(t *testing.T) {
+	y, err := Load("testdata/fig.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load("testdata/fig.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cy, err := Expand(y, testCatalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := Expand(m, testCatalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cy.Tasks) != len(cm.Tasks) {
+		t.Fatalf("%d vs %d tasks", len(cy.Tasks), len(cm.Tasks))
+	}
+	for i := range cy.Tasks {
+		if cy.Tasks[i].ID != cm.Tasks[i].ID {
+			t.Fatalf("task %d: yaml %s, toml %s", i, cy.Tasks[i].ID, cm.Tasks[i].ID)
+		}
+	}
+}
+
+func TestEnvOverride(t *testing.T) {
+	t.Setenv("MSJFARM_RUN_ARRIVALS", "500")
+	t.Setenv("MSJFARM_REPLICATIONS", "3")
+	f, err := Load("testdata/fig.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Run.Arrivals != 500 || f.Replications != 3 || f.Run.Deadline.Minutes() != 90 {
+		t.Fatalf("run %+v, replications %d", f.Run, f.Replications)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	base := "name: x\nseed: 1\nreplications: 2\nrun: {arrivals: 100}\n"
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"unknown key", base + "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\nreplicatons: 3\n", "replicatons"},
+		{"unknown policy", base + "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfz]\n", `policies[0]: unknown policy "fcfz"`},
+		{"param range", base + "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [{name: testpol, threshold: 40}]\n", `parameter "threshold": must be <= 31`},
+		{"unknown param", base + "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [{name: testpol, thresh: 4}]\n", `unknown parameter "thresh"`},
+		{"need > servers", base + "servers: 4\nclasses: [{need: 8, share: 1, service: {dist: exp, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "need 8 exceeds the 4 servers"},
+		{"negative rate", base + "workload: one-or-all\naxes: {arrival_rate: [-1]}\npolicies: [fcfs]\n", "must be > 0"},
+		{"bare duration", "name: x\nreplications: 1\nrun: {arrivals: 100, deadline: 30}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "has no unit"},
+		{"unknown axis", base + "workload: one-or-all\naxes: {lod: [0.5]}\npolicies: [fcfs]\n", "axes.lod: unknown axis"},
+		{"bad class axis", base + "workload: one-or-all\naxes: {load: [0.5], 'class[5].share': [1]}\npolicies: [fcfs]\n", "class 5 does not exist"},
+		{"unknown dist", base + "servers: 4\nclasses: [{need: 1, share: 1, service: {dist: expo, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", `unknown dist "expo"`},
+		{"no replications", "name: x\nrun: {arrivals: 100}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "replications: must be >= 1"},
+		{"zip lengths", base + "workload: one-or-all\naxes: {load: [0.5, 0.6], servers: [32]}\nzip: [[load, servers]]\npolicies: [fcfs]\n", "have 2 and 1 values"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := Parse([]byte(tc.yaml), "yaml")
+			if err == nil {
+				_, err = Expand(f, testCatalog{})
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestOverloadWarning: a load >= 1 is a warning, not an error, and the
+// points are kept (their results will be flagged).
+func TestOverloadWarning(t *testing.T) {
+	f, err := Parse([]byte("name: x\nreplications: 1\nrun: {arrivals: 100}\nworkload: one-or-all\naxes: {load: [0.5, 1.2]}\npolicies: [fcfs]\n"), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Expand(f, testCatalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Tasks) != 2 || len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "load=1.2") {
+		t.Fatalf("tasks %d, warnings %v", len(c.Tasks), c.Warnings)
+	}
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(filepath.Clean(path), got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Fatalf("%s differs:\n%s", path, got)
+	}
+}
