@@ -38,8 +38,7 @@ func (p *badPolicy) Arrive(s *sim.System, j *sim.Job) {
 	case "timer":
 		s.SetTimer(s.Now()+1, 0)
 	case "panic":
-		var m map[string]int
-		m["x"] = 1
+		panic("policy bug")
 	}
 }
 func (p *badPolicy) Complete(*sim.System, *sim.Job) {}

@@ -103,19 +103,18 @@ type recorder struct {
 	cfg *Config
 	cls []classAcc
 
-	last, t0, t1       float64
-	areaN, areaRun     float64
-	areaBusy           float64
-	departures         int64
-	endInSys           int
-	qT                 [5]float64
-	qArea              [5]float64
-	qNext              int
-	nextSample         float64
-	series             []Sample
-	seriesMax          int
-	windowOpen, closed bool
-	nRunningJobs       int
+	last, t0, t1   float64
+	areaN, areaRun float64
+	areaBusy       float64
+	departures     int64
+	endInSys       int
+	qT             [5]float64
+	qArea          [5]float64
+	qNext          int
+	nextSample     float64
+	series         []Sample
+	seriesMax      int
+	closed         bool
 }
 
 func newRecorder(w *Workload, cfg *Config) *recorder {
@@ -148,7 +147,6 @@ func (r *recorder) start(s *System) {
 	r.t0, r.last = s.now, s.now
 	r.qT[0], r.qNext = s.now, 1
 	r.nextSample = s.now
-	r.windowOpen = true
 }
 
 func (r *recorder) end(s *System) {

@@ -88,6 +88,10 @@ func runSimulate(args []string) int {
 		return fail("simulate: -policy: %v", err)
 	}
 	switch {
+	case *rate < 0 || math.IsNaN(*rate):
+		return fail("simulate: -rate must be > 0, got %v", *rate)
+	case *load < 0 || math.IsNaN(*load):
+		return fail("simulate: -load must be > 0, got %v", *load)
 	case *swfPath == "" && (*rate > 0) == (*load > 0):
 		return fail("simulate: give exactly one of -rate > 0 or -load > 0")
 	case *reps < 1:
