@@ -104,8 +104,21 @@ func TestInstabilityFlag(t *testing.T) {
 		t.Errorf("growth rate %v, want about 0.2", g)
 	}
 	t.Logf("evidence: %+v", *r.Instability)
-	for seed := uint64(1); seed <= 5; seed++ {
-		r, err := sim.Run(single(1, 0.9, expD(1)), &fcfs.FCFS{}, sim.Config{Seed: seed, Warmup: 10000, Arrivals: 200000})
+	// Mild overload, λ = 1.05: the queue grows by 0.05 per unit time, about
+	// 2,400 jobs over the second half of a 10^5-arrival window, far above
+	// the fluctuations of segment averages.
+	r, err = sim.Run(single(1, 1.05, expD(1)), &fcfs.FCFS{}, sim.Config{Seed: 2, Warmup: 1000, Arrivals: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Unstable {
+		t.Fatalf("M/M/1 at λ = 1.05 not flagged: %v", r)
+	}
+	t.Logf("λ=1.05 evidence: reasons %v, slope %.4f, t %.1f", r.Instability.Reasons, r.Instability.GrowthRate, r.Instability.GrowthT)
+	// Stable heavy load: ρ = 0.95 has a relaxation time of about
+	// 1/(1−√ρ)² ≈ 1,600, long queue excursions, and must still not be flagged.
+	for seed := uint64(1); seed <= 10; seed++ {
+		r, err := sim.Run(single(1, 0.95, expD(1)), &fcfs.FCFS{}, sim.Config{Seed: seed, Warmup: 10000, Arrivals: 200000})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,16 +31,27 @@ type Instability struct {
 	//   "drain_limit":   measured jobs were still present after
 	//                    Config.DrainLimit further arrivals;
 	//   "trace_ended":   a replayed trace ended with measured jobs present;
-	//   "growth":        the time-average number in system rose through the
-	//                    second, third and fourth quarters of the window, by
-	//                    more than 25% of the second quarter's value plus 2.
+	//   "growth":        the number in system was still growing through the
+	//                    second half of the window: the least-squares slope
+	//                    of the segment averages over the second half is
+	//                    significant (t > 4 against its standard error from
+	//                    the residuals, 6 degrees of freedom) AND material
+	//                    (the growth it implies over the second half exceeds
+	//                    25% of the second half's mean plus 2 jobs). The
+	//                    significance test keeps a stable queue that merely
+	//                    oscillates (e.g. on a policy's cycle) from being
+	//                    flagged; the size test keeps a statistically clear
+	//                    but negligible drift from being flagged.
 	Reasons []string `json:"reasons"`
-	// QuarterMeanInSystem is the time-average number in system in each
-	// quarter of the measurement window (by arrivals).
-	QuarterMeanInSystem [4]float64 `json:"quarter_mean_in_system"`
-	// GrowthRate is the slope, in jobs per unit time, between the second and
-	// fourth quarters' averages.
+	// SegmentMeanInSystem is the time-average number in system in each of
+	// the 16 equal segments (by arrivals) of the measurement window.
+	SegmentMeanInSystem []float64 `json:"segment_mean_in_system,omitempty"`
+	// GrowthRate is the least-squares slope, in jobs per unit time, of the
+	// second half's segment averages against the segments' mid-times.
 	GrowthRate float64 `json:"growth_rate"`
+	// GrowthT is GrowthRate divided by its standard error (0 when the
+	// residuals are exactly zero).
+	GrowthT float64 `json:"growth_t"`
 	// InSystemAtEnd is the number in system when the window closed.
 	InSystemAtEnd int `json:"in_system_at_end"`
 	// Undeparted is the number of measured jobs that never left.
@@ -108,9 +119,9 @@ type recorder struct {
 	areaBusy       float64
 	departures     int64
 	endInSys       int
-	qT             [5]float64
-	qArea          [5]float64
-	qNext          int
+	segT           [segments + 1]float64
+	segArea        [segments + 1]float64
+	segNext        int
 	nextSample     float64
 	series         []Sample
 	seriesMax      int
@@ -145,7 +156,7 @@ func (r *recorder) advance(s *System, t float64) {
 
 func (r *recorder) start(s *System) {
 	r.t0, r.last = s.now, s.now
-	r.qT[0], r.qNext = s.now, 1
+	r.segT[0], r.segNext = s.now, 1
 	r.nextSample = s.now
 }
 
@@ -156,18 +167,73 @@ func (r *recorder) end(s *System) {
 	r.t1 = s.now
 	r.endInSys = s.inSys
 	r.closed = true
-	r.qT[4], r.qArea[4] = s.now, r.areaN
+	if r.segNext == segments {
+		r.segT[segments], r.segArea[segments] = s.now, r.areaN
+		r.segNext++
+	}
 }
 
-// checkpoint records the area at the quarter boundaries of the window.
+// segments is the number of equal parts (by arrivals) of the measurement
+// window whose time averages feed the growth test.
+const segments = 16
+
+// checkpoint records the area at the segment boundaries of the window.
 func (r *recorder) checkpoint(s *System, id int64) {
-	if !s.measure || r.qNext > 3 {
+	if !s.measure || r.segNext >= segments {
 		return
 	}
-	if id == r.cfg.Warmup+r.cfg.Arrivals*int64(r.qNext)/4 && id > r.cfg.Warmup {
-		r.qT[r.qNext], r.qArea[r.qNext] = s.now, r.areaN
-		r.qNext++
+	if id == r.cfg.Warmup+r.cfg.Arrivals*int64(r.segNext)/segments && id > r.cfg.Warmup {
+		r.segT[r.segNext], r.segArea[r.segNext] = s.now, r.areaN
+		r.segNext++
 	}
+}
+
+// growth fits the second half's segment averages against time and returns
+// the slope, its t statistic, and whether the growth test fires.
+func (r *recorder) growth(ins *Instability) bool {
+	if r.segNext != segments+1 {
+		return false // window too short to have 16 distinct segments
+	}
+	means := make([]float64, segments)
+	mid := make([]float64, segments)
+	for i := range means {
+		d := r.segT[i+1] - r.segT[i]
+		if d <= 0 {
+			return false
+		}
+		means[i] = (r.segArea[i+1] - r.segArea[i]) / d
+		mid[i] = (r.segT[i] + r.segT[i+1]) / 2
+	}
+	ins.SegmentMeanInSystem = means
+	xs, ys := mid[segments/2:], means[segments/2:]
+	n := float64(len(xs))
+	var mx, my float64
+	for i := range xs {
+		mx += xs[i]
+		my += ys[i]
+	}
+	mx, my = mx/n, my/n
+	var sxx, sxy float64
+	for i := range xs {
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+		sxy += (xs[i] - mx) * (ys[i] - my)
+	}
+	if sxx <= 0 {
+		return false
+	}
+	b := sxy / sxx
+	var sse float64
+	for i := range xs {
+		e := ys[i] - my - b*(xs[i]-mx)
+		sse += e * e
+	}
+	se := math.Sqrt(sse / (n - 2) / sxx)
+	ins.GrowthRate = b
+	if se > 0 { // an exact fit (se = 0) leaves GrowthT at 0: JSON has no infinity
+		ins.GrowthT = b / se
+	}
+	span := r.segT[segments] - r.segT[segments/2]
+	return b > 0 && (se == 0 || b/se > 4) && b*span > 0.25*my+2
 }
 
 func (r *recorder) depart(s *System, j *Job, batches []float64, winStart int64) {
@@ -262,19 +328,8 @@ func (r *recorder) result(s *System, events uint64, undeparted int64, stop strin
 	case "trace ended":
 		ins.Reasons = append(ins.Reasons, "trace_ended")
 	}
-	if r.qNext == 4 {
-		for q := 0; q < 4; q++ {
-			if d := r.qT[q+1] - r.qT[q]; d > 0 {
-				ins.QuarterMeanInSystem[q] = (r.qArea[q+1] - r.qArea[q]) / d
-			}
-		}
-		q := ins.QuarterMeanInSystem
-		if span := (r.qT[4]+r.qT[3])/2 - (r.qT[2]+r.qT[1])/2; span > 0 {
-			ins.GrowthRate = (q[3] - q[1]) / span
-		}
-		if q[1] < q[2] && q[2] < q[3] && q[3]-q[1] > 0.25*q[1]+2 {
-			ins.Reasons = append(ins.Reasons, "growth")
-		}
+	if r.growth(ins) {
+		ins.Reasons = append(ins.Reasons, "growth")
 	}
 	if len(ins.Reasons) > 0 {
 		res.Unstable = true

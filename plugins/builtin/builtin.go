@@ -8,7 +8,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/msjfarm/msjfarm/plugins/balanced"
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
+	"github.com/msjfarm/msjfarm/plugins/nmsr"
 	"github.com/msjfarm/msjfarm/plugins/sdk"
 	"github.com/msjfarm/msjfarm/sim"
 )
@@ -16,6 +18,8 @@ import (
 // families lists every built-in policy family's specs.
 var families = [][]sdk.Spec{
 	fcfs.Policies,
+	balanced.Policies,
+	nmsr.Policies,
 }
 
 // All returns every built-in policy spec, sorted by name.
