@@ -89,8 +89,12 @@ var named = map[string]func() Spec{
 	// K Table 1 (Google Borg, cell B): 26 classes, exponential holding
 	// times with the table's means; k = 2048 (Q §6.4: stable for λ < 4.94).
 	"borg-b": func() Spec { return borg("borg-b", borgB) },
-	// K Table 1 (Google Borg, cell E): 26 classes, k = 2048 as for cell B.
-	"borg-e": func() Spec { return borg("borg-e", borgE) },
+	// K Table 1 (Google Borg, cell E): 26 classes. k follows Q §6.4's rule
+	// ("k based on the server need of the heaviest class": the power of two
+	// at or above it), so k = 1024 for cell E's largest need of 1000. (At
+	// k = 2048 no need exceeds k/2, and Kill-Smart could never kill, while
+	// K §5.1 reports kills on cell E.)
+	"borg-e": func() Spec { s := borg("borg-e", borgE); s.Servers = 1024; return s },
 }
 
 func powersOfTwo(name string, svc dist.Spec) Spec {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/plugins/balanced"
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
+	"github.com/msjfarm/msjfarm/plugins/killsmart"
 	"github.com/msjfarm/msjfarm/plugins/nmsr"
 	"github.com/msjfarm/msjfarm/plugins/sdk"
 	"github.com/msjfarm/msjfarm/sim"
@@ -20,6 +21,7 @@ var families = [][]sdk.Spec{
 	fcfs.Policies,
 	balanced.Policies,
 	nmsr.Policies,
+	killsmart.Policies,
 }
 
 // All returns every built-in policy spec, sorted by name.
