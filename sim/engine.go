@@ -35,7 +35,9 @@ type Config struct {
 	MaxInSystem int
 	// DrainLimit bounds the extra arrivals simulated after the window while
 	// waiting for the last measured jobs to leave (0: Arrivals, at least
-	// 1000). Measured jobs still present then make the run flagged unstable.
+	// 1000). It applies only while a measured job is still waiting (one in
+	// service will finish, however long its size); measured jobs still
+	// waiting then make the run flagged unstable.
 	DrainLimit int64
 	// SeriesInterval > 0 samples the number in system every SeriesInterval
 	// time units of the measurement window, at most SeriesMax samples
@@ -125,6 +127,10 @@ type System struct {
 
 	preemptions int64
 	wasted      float64
+	// taggedRunning counts measured jobs in service: the drain limit applies
+	// only while some measured job is still waiting, since a job in service
+	// under a policy that cannot preempt it will finish.
+	taggedRunning int64
 	preemptedN  int64 // measured jobs preempted at least once
 }
 
@@ -177,6 +183,9 @@ func (s *System) Start(j *Job) {
 		s.fail("job %d needs %d servers, only %d idle", j.id, j.need, s.k-s.busy)
 	}
 	s.busy += int(j.need)
+	if j.tagged {
+		s.taggedRunning++
+	}
 	j.state = stateRunning
 	j.started = s.now
 	j.runIdx = int32(len(s.running))
@@ -205,6 +214,9 @@ func (s *System) Preempt(j *Job) {
 	s.events.remove(int(j.heapIdx))
 	s.removeRunning(j)
 	s.busy -= int(j.need)
+	if j.tagged {
+		s.taggedRunning--
+	}
 	served := s.now - j.started
 	if s.info.Preemption == PreemptRestart {
 		if s.measure {
@@ -368,6 +380,7 @@ func runOnce(w *Workload, p Policy, cfg Config, batches []float64) (res *Result,
 				j.state = stateFree
 				if j.tagged {
 					tagged--
+					s.taggedRunning--
 					st.depart(s, j, batches, winStart)
 				}
 				if s.measure {
@@ -415,7 +428,7 @@ func runOnce(w *Workload, p Policy, cfg Config, batches []float64) (res *Result,
 			s.pool.put(j)
 			break
 		}
-		if id >= stopAt {
+		if id >= stopAt && tagged > s.taggedRunning {
 			s.pool.put(j)
 			stop = "drain limit"
 			break

@@ -1,0 +1,200 @@
+package aggregate
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+)
+
+// FormatFloat formats a value for the summary table: the shortest decimal
+// that reads back as the same float64; "" for NaN (undefined: pandas and R
+// read an empty numeric cell as NaN / NA); "inf" and "-inf" for infinities
+// (pandas reads them as ±inf, R as ±Inf).
+func FormatFloat(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return ""
+	case math.IsInf(x, 1):
+		return "inf"
+	case math.IsInf(x, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
+}
+
+// formatAny formats an axis value: numbers as FormatFloat, anything else as
+// JSON (a string without quotes).
+func formatAny(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case float64:
+		return FormatFloat(x)
+	case float32:
+		return FormatFloat(float64(x))
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case uint64:
+		return strconv.FormatUint(x, 10)
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// fixedAxes are axes that are also fixed columns: the fixed column holds the
+// axis value exactly as written in the sweep file.
+var fixedAxes = map[string]bool{"arrival_rate": true, "load": true, "servers": true}
+
+// idColumns are the other fixed columns, which an axis must not shadow.
+var idColumns = map[string]bool{"point": true, "policy": true, "params": true, "workload": true,
+	"replications": true, "n": true, "n_failed": true, "n_unstable": true}
+
+// AxisColumn is the column name of axis a: a itself, or "axis_"+a if a would
+// collide with a fixed column. (arrival_rate, load and servers have no
+// column of their own: the fixed column of that name holds the axis value.)
+func AxisColumn(a string) string {
+	if idColumns[a] {
+		return "axis_" + a
+	}
+	return a
+}
+
+// axisNames is the sorted union of the axes of the points, without the ones
+// held by fixed columns.
+func axisNames(pts []Point) []string {
+	set := map[string]bool{}
+	for _, p := range pts {
+		for a := range p.Axes {
+			if !fixedAxes[a] {
+				set[a] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for a := range set {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Header returns the column names WriteCSV writes for pts.
+func Header(pts []Point) []string {
+	h := []string{"point", "policy", "params", "workload", "servers"}
+	for _, a := range axisNames(pts) {
+		h = append(h, AxisColumn(a))
+	}
+	h = append(h, "arrival_rate", "load", "replications", "n", "n_failed", "n_unstable")
+	for _, m := range metricColumns(pts) {
+		h = append(h, m.Name+"_mean", m.Name+"_hw", m.Name+"_n")
+	}
+	return h
+}
+
+// WriteCSV writes the summary table: a tidy CSV with a header and one row
+// per point, in the order of pts. pandas.read_csv and R read.csv read it as
+// is. Columns (all documented with examples in aggregate/COLUMNS.md):
+//
+//	point          point id (sweep.Task.Point)
+//	policy         policy name
+//	params         the policy's resolved parameters as a JSON object ({} if none)
+//	workload       workload name
+//	servers        k (the axis value if servers is swept)
+//	<axis>...      one column per swept axis other than arrival_rate, load and
+//	               servers (union over the points, sorted by name; a policy
+//	               parameter axis is named after the parameter; an axis named
+//	               like a fixed column is prefixed "axis_"); empty where the
+//	               point has no value for it
+//	arrival_rate   total arrival rate λ (the axis value if swept)
+//	load           offered load ρ = λ Σ p_i n_i E[S_i] / k (the axis value if swept)
+//	replications   tasks of the point
+//	n              replications with a result (the metrics are over these)
+//	n_failed       replications that failed (error recorded)
+//	n_unstable     replications among n flagged unstable by the engine; if > 0
+//	               the point is unstable and its response-time means are lower
+//	               bounds, not estimates
+//
+// then, for every metric m (BaseMetrics, then per class i the ClassMetrics
+// as class<i>_<name>_<metric>, then the policy counters as
+// counter_<name>; union over the points):
+//
+//	m_mean  mean over the replications that measured m
+//	m_hw    half-width of the 95% Student-t CI of m_mean over those
+//	        independent replications; "inf" when only one did
+//	m_n     how many replications measured m
+//
+// Undefined values (NaN: no replication measured the metric, or the point
+// lacks the class or counter) are empty cells.
+func WriteCSV(w io.Writer, pts []Point) error {
+	cw := csv.NewWriter(w)
+	axes := axisNames(pts)
+	mcols := metricColumns(pts)
+	if err := cw.Write(Header(pts)); err != nil {
+		return err
+	}
+	for _, p := range pts {
+		params := "{}"
+		if len(p.Params) > 0 {
+			b, err := json.Marshal(p.Params)
+			if err != nil {
+				return fmt.Errorf("point %s: params: %w", p.Point, err)
+			}
+			params = string(b)
+		}
+		row := []string{p.Point, p.Policy, params, p.Workload, fixedValue(p, "servers", float64(p.Servers))}
+		for _, a := range axes {
+			row = append(row, formatAny(p.Axes[a]))
+		}
+		row = append(row,
+			fixedValue(p, "arrival_rate", p.ArrivalRate), fixedValue(p, "load", p.Load),
+			strconv.Itoa(p.Replications), strconv.Itoa(p.N), strconv.Itoa(p.NFailed), strconv.Itoa(p.NUnstable))
+		have := make(map[string]Metric, len(p.Metrics))
+		for _, m := range p.Metrics {
+			have[m.Name] = m
+		}
+		for _, c := range mcols {
+			m, ok := have[c.Name]
+			if !ok {
+				row = append(row, "", "", "0")
+				continue
+			}
+			row = append(row, FormatFloat(m.Mean), FormatFloat(m.HalfWidth), strconv.Itoa(m.N))
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func fixedValue(p Point, axis string, v float64) string {
+	if a, ok := p.Axes[axis]; ok {
+		return formatAny(a)
+	}
+	return FormatFloat(v)
+}
+
+// WriteJSON writes the points as an indented JSON array of Point objects;
+// every NaN or infinite metric value is null (see Metric.MarshalJSON).
+func WriteJSON(w io.Writer, pts []Point) error {
+	if pts == nil {
+		pts = []Point{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(pts)
+}

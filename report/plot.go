@@ -1,0 +1,485 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"sort"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// palette is the Tableau-10 palette: distinguishable, and readable on white
+// and in greyscale print (with the glyph shapes and dashes also varying).
+var palette = []color.Color{
+	color.RGBA{31, 119, 180, 255},
+	color.RGBA{255, 127, 14, 255},
+	color.RGBA{44, 160, 44, 255},
+	color.RGBA{214, 39, 40, 255},
+	color.RGBA{148, 103, 189, 255},
+	color.RGBA{140, 86, 75, 255},
+	color.RGBA{227, 119, 194, 255},
+	color.RGBA{127, 127, 127, 255},
+	color.RGBA{188, 189, 34, 255},
+	color.RGBA{23, 190, 207, 255},
+}
+
+// shapes are the glyphs of stable points. Triangles are kept out: the
+// filled triangle (PyramidGlyph) is the marker of unstable points.
+var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.RingGlyph{}, draw.SquareGlyph{},
+	draw.PlusGlyph{}, draw.CrossGlyph{}}
+
+var dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(2)}, {vg.Points(2), vg.Points(2)},
+	{vg.Points(6), vg.Points(2), vg.Points(2), vg.Points(2)}}
+
+// unstableGlyph marks an unstable point: a filled upward triangle pinned
+// to the top edge of the plot ("off scale, diverging"), never on the line.
+var unstableGlyph = draw.PyramidGlyph{}
+
+func styleOf(i int) (color.Color, draw.GlyphDrawer, []vg.Length) {
+	return palette[i%len(palette)], shapes[i%len(shapes)], dashes[(i/len(palette))%len(dashes)]
+}
+
+// curve is one line of a plot: a series (policy and parameters) or, in the
+// phase panels, one phase.
+type curve struct {
+	label    string
+	style    int
+	x        []float64
+	mean, hw []float64
+	unstable []bool
+}
+
+func (c *curve) add(x, mean, hw float64, unstable bool) {
+	c.x = append(c.x, x)
+	c.mean = append(c.mean, mean)
+	c.hw = append(c.hw, hw)
+	c.unstable = append(c.unstable, unstable)
+}
+
+// sortByX orders the points of c by x.
+func (c *curve) sortByX() {
+	idx := make([]int, len(c.x))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return c.x[idx[a]] < c.x[idx[b]] })
+	var d curve
+	d.label, d.style = c.label, c.style
+	for _, i := range idx {
+		d.add(c.x[i], c.mean[i], c.hw[i], c.unstable[i])
+	}
+	*c = d
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// yRange chooses the y axis: log when every stable mean is positive and they
+// span at least two decades (as the papers plot response times near
+// saturation), linear otherwise. The range covers the stable means and their
+// confidence intervals, but an interval is not allowed to stretch the axis
+// beyond one span of the means (linear) or one decade (log): a wild interval
+// from two replications would otherwise flatten every curve. Bars are
+// clipped to the range. ok is false if there is nothing finite to plot.
+func yRange(cs []curve) (lo, hi float64, logScale, ok bool) {
+	mlo, mhi := math.Inf(1), math.Inf(-1)
+	blo, bhi := math.Inf(1), math.Inf(-1)
+	positive := true
+	scan := func(unstable bool) {
+		for _, c := range cs {
+			for i, m := range c.mean {
+				if c.unstable[i] != unstable || !finite(m) {
+					continue
+				}
+				mlo, mhi = math.Min(mlo, m), math.Max(mhi, m)
+				if m <= 0 {
+					positive = false
+				}
+				if h := c.hw[i]; finite(h) {
+					blo, bhi = math.Min(blo, m-h), math.Max(bhi, m+h)
+				}
+			}
+		}
+	}
+	scan(false)
+	if math.IsInf(mlo, 1) { // nothing stable: range over the unstable values
+		scan(true)
+	}
+	if math.IsInf(mlo, 1) {
+		return 0, 1, false, false
+	}
+	if positive && mhi/mlo >= 100 {
+		lo, hi = mlo, mhi
+		if blo > 0 {
+			lo = math.Max(math.Min(lo, blo), mlo/10)
+		}
+		if finite(bhi) {
+			hi = math.Min(math.Max(hi, bhi), mhi*10)
+		}
+		pad := math.Pow(hi/lo, 0.04)
+		return lo / pad, hi * pad, true, true
+	}
+	span := mhi - mlo
+	if span <= 1e-6*math.Max(math.Abs(mlo), math.Abs(mhi)) { // constant up to rounding
+		span = math.Max(math.Abs(mhi)*0.1, 1e-9)
+	}
+	lo, hi = mlo, mhi
+	if finite(blo) {
+		lo = math.Max(math.Min(lo, blo), mlo-span)
+		hi = math.Min(math.Max(hi, bhi), mhi+span)
+	}
+	if mlo >= 0 && lo < 0 { // every metric here is non-negative
+		lo = 0
+	}
+	if hi-lo < span { // constant means with zero-width intervals
+		lo, hi = math.Min(lo, mlo-span/2), math.Max(hi, mhi+span/2)
+	}
+	pad := 0.05 * (hi - lo)
+	lo, hi = lo-pad, hi+pad
+	if mlo >= 0 && lo < 0 {
+		lo = 0
+	}
+	return lo, hi, false, true
+}
+
+// errBars is the plotter.YErrorBars input with clipped bars.
+type errBars struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
+// newPlot draws curves against x. Unstable points are not on the lines:
+// each is a filled triangle in the series colour at the top edge of the
+// plot; a legend entry explains it.
+func newPlot(title, xLabel, yLabel string, cs []curve, legend bool) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = vg.Points(11)
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	p.X.Label.TextStyle.Font.Size = vg.Points(10)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(10)
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	p.Legend.ThumbnailWidth = vg.Points(22)
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(4), vg.Points(-4)
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = color.Gray{Y: 225}
+	grid.Horizontal.Color = color.Gray{Y: 225}
+	p.Add(grid)
+
+	lo, hi, logY, ok := yRange(cs)
+	anyUnstable := false
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	for _, c := range cs {
+		for i, x := range c.x {
+			if finite(x) && (finite(c.mean[i]) || c.unstable[i]) {
+				xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
+				anyUnstable = anyUnstable || c.unstable[i]
+			}
+		}
+	}
+	if !ok || math.IsInf(xmin, 1) {
+		p.Title.Text += " (no data)"
+		return p
+	}
+	if anyUnstable { // head room for the markers
+		if logY {
+			hi *= math.Pow(hi/lo, 0.06)
+		} else {
+			hi += 0.06 * (hi - lo)
+		}
+	}
+	// A log axis is drawn as a linear axis of log10(y) with decade ticks
+	// (logTicks): gonum's LogScale mis-places the y label's glyph box (at
+	// the arithmetic mid-range, near the top on a log axis), which pushes
+	// the plot down under a band of empty space.
+	tr := func(y float64) float64 { return y }
+	if logY {
+		tr = math.Log10
+	}
+	clip := func(y float64) float64 { return tr(math.Min(math.Max(y, lo), hi)) }
+
+	// Dodge: shift series apart by 0.5% of the x span each, so that
+	// overlapping curves (e.g. MSFQ ℓ=0, which is MSF) and their error bars
+	// stay visible. The shift is far below the spacing of a sweep's points.
+	dodge := 0.005 * (xmax - xmin)
+	for ci, c := range cs {
+		col, shape, dash := styleOf(c.style)
+		var pts plotter.XYs
+		var eb errBars
+		var top plotter.XYs
+		shift := (float64(ci) - float64(len(cs)-1)/2) * dodge
+		for i, x := range c.x {
+			m := c.mean[i]
+			x += shift
+			switch {
+			case !finite(x):
+			case c.unstable[i]:
+				top = append(top, plotter.XY{X: x, Y: tr(hi)})
+			case finite(m) && (!logY || m > 0):
+				pts = append(pts, plotter.XY{X: x, Y: tr(m)})
+				if h := c.hw[i]; finite(h) && h > 0 {
+					y := clip(m)
+					eb.XYs = append(eb.XYs, plotter.XY{X: x, Y: y})
+					eb.YErrors = append(eb.YErrors, struct{ Low, High float64 }{y - clip(m-h), clip(m+h) - y})
+				}
+			}
+		}
+		var thumbs []plot.Thumbnailer
+		if len(pts) > 0 {
+			l, s, err := plotter.NewLinePoints(pts)
+			if err == nil {
+				l.Color, l.Width, l.Dashes = col, vg.Points(1.3), dash
+				s.Color, s.Shape, s.Radius = col, shape, vg.Points(2.6)
+				p.Add(l, s)
+				thumbs = append(thumbs, l, s)
+			}
+		}
+		if len(eb.XYs) > 0 {
+			if bars, err := plotter.NewYErrorBars(eb); err == nil {
+				bars.Color, bars.Width, bars.CapWidth = col, vg.Points(0.9), vg.Points(5)
+				p.Add(bars)
+			}
+		}
+		if len(top) > 0 {
+			if s, err := plotter.NewScatter(top); err == nil {
+				s.Color, s.Shape, s.Radius = col, unstableGlyph, vg.Points(4)
+				p.Add(s)
+				if len(thumbs) == 0 {
+					thumbs = append(thumbs, s)
+				}
+			}
+		}
+		if legend && len(thumbs) > 0 {
+			p.Legend.Add(c.label, thumbs...)
+		}
+	}
+	p.Legend.Top, p.Legend.Left = legendCorner(cs, xmin, xmax, tr(lo), tr(hi), tr, len(cs)+1)
+	if anyUnstable && p.Legend.Top { // keep the legend below the row of markers
+		p.Legend.YOffs -= vg.Points(10)
+	}
+	if legend && anyUnstable {
+		s, _ := plotter.NewScatter(plotter.XYs{{X: xmin, Y: tr(hi)}})
+		s.Color, s.Shape, s.Radius = color.Black, unstableGlyph, vg.Points(4)
+		p.Legend.Add("unstable (off scale)", s)
+	}
+	p.X.Tick.Marker = niceTicks{}
+	p.Y.Tick.Marker = niceTicks{}
+	if logY {
+		p.Y.Tick.Marker = logTicks{}
+	}
+	p.Y.Min, p.Y.Max = tr(lo), tr(hi)
+	if xmin == xmax {
+		d := math.Max(math.Abs(xmin)*0.1, 0.5)
+		xmin, xmax = xmin-d, xmax+d
+	}
+	pad := 0.03 * (xmax - xmin)
+	p.X.Min, p.X.Max = xmin-pad, xmax+pad
+	return p
+}
+
+// render draws the grid of plots (rows × cols, nil entries left blank) into
+// out[base+".svg"] and out[base+".png"] (150 dpi). Each tile is tileW × tileH.
+//
+// With shared, the figure has one legend, the largest of the plots' (the
+// plots must use the same styles for the same labels), drawn in a strip to the right of the grid (so that it never hides
+// data); the other plots' legends are dropped. Otherwise each plot keeps
+// its legend inside, in the corner legendCorner chose.
+func render(out map[string][]byte, base string, plots [][]*plot.Plot, tileW, tileH vg.Length, shared bool) error {
+	rows := len(plots)
+	cols := 0
+	for _, r := range plots {
+		cols = max(cols, len(r))
+	}
+	if rows == 0 || cols == 0 {
+		return fmt.Errorf("render %s: no plots", base)
+	}
+	w, h := tileW*vg.Length(cols), tileH*vg.Length(rows)
+	var legend *plot.Legend
+	var legendW, legendH vg.Length
+	if shared {
+		for _, r := range plots {
+			for _, p := range r {
+				if p == nil {
+					continue
+				}
+				probe := draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: tileW, Y: tileH}}}
+				// The tallest legend has the most entries: all the series
+				// and, if any panel has one, the unstable marker.
+				r := p.Legend.Rectangle(probe)
+				if lw := r.Size().X; lw > 0 && (legend == nil || r.Size().Y > legendH) {
+					l := p.Legend
+					legend, legendW, legendH = &l, lw+vg.Points(14), r.Size().Y
+				}
+				p.Legend = plot.NewLegend()
+			}
+		}
+		w += legendW
+	}
+	draws := func(dc draw.Canvas) {
+		grid := dc
+		grid.Max.X -= legendW
+		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(12), PadY: vg.Points(12),
+			PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(10)}
+		for r := range plots {
+			for c := 0; c < cols; c++ {
+				if c < len(plots[r]) && plots[r][c] != nil {
+					plots[r][c].Draw(tiles.At(grid, c, r))
+				}
+			}
+		}
+		if legend != nil {
+			strip := dc
+			strip.Min.X = dc.Max.X - legendW
+			l := *legend
+			l.Top, l.Left = true, true
+			l.XOffs, l.YOffs = 0, -vg.Points(34) // level with the top of the data area
+			l.Draw(strip)
+		}
+	}
+	svg := vgsvg.New(w, h)
+	draws(draw.New(svg))
+	var buf bytes.Buffer
+	if _, err := svg.WriteTo(&buf); err != nil {
+		return fmt.Errorf("render %s.svg: %w", base, err)
+	}
+	out[base+".svg"] = bytes.Clone(buf.Bytes())
+	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(150), vgimg.UseBackgroundColor(color.White))
+	draws(draw.New(img))
+	buf.Reset()
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
+		return fmt.Errorf("render %s.png: %w", base, err)
+	}
+	out[base+".png"] = bytes.Clone(buf.Bytes())
+	return nil
+}
+
+// niceTicks labels a linear axis every 1, 2 or 5 × 10^k, aiming at about
+// six labels (gonum's default gives three, too few to read values off).
+type niceTicks struct{}
+
+// Ticks returns the major ticks (labelled) and minor ticks between them.
+func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	// A range narrower than a millionth of its magnitude cannot be
+	// labelled in steps (they would vanish in rounding): label its ends.
+	if !(hi > lo) || !finite(lo) || !finite(hi) || hi-lo < 1e-6*math.Max(math.Abs(lo), math.Abs(hi)) {
+		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 6, 64)}, {Value: hi, Label: strconv.FormatFloat(hi, 'g', 6, 64)}}
+	}
+	raw := (hi - lo) / 6
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step, minor := mag, 5
+	switch r := raw / mag; {
+	case r > 5:
+		step, minor = 10*mag, 5
+	case r > 2:
+		step, minor = 5*mag, 5
+	case r > 1:
+		step, minor = 2*mag, 4
+	}
+	prec := max(0, -int(math.Floor(math.Log10(step))))
+	var ts []plot.Tick
+	first := math.Ceil(lo/step-1e-9) * step
+	for i := 0; i < 1000; i++ {
+		v := first + float64(i)*step
+		if v > hi+step*1e-9 {
+			break
+		}
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', prec, 64)})
+	}
+	ms := step / float64(minor)
+	firstMinor := math.Ceil(lo/ms - 1e-9)
+	for i := 0; i < 1000; i++ {
+		v := (firstMinor + float64(i)) * ms
+		if v > hi+ms*1e-9 {
+			break
+		}
+		if r := math.Abs(v/step - math.Round(v/step)); r > 1e-6 {
+			ts = append(ts, plot.Tick{Value: v})
+		}
+	}
+	return ts
+}
+
+// logTicks labels an axis of log10 values: a major tick at every integer k
+// labelled 10^k as a plain number (0.01, 1, 1000; 1e+06 beyond), minor
+// ticks at log10(m·10^k), m = 2..9.
+type logTicks struct{}
+
+// Ticks returns the decade and sub-decade ticks within [lo, hi].
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for k := math.Floor(lo); k <= math.Ceil(hi); k++ {
+		if k >= lo-1e-9 && k <= hi+1e-9 {
+			v := math.Pow(10, k)
+			l := strconv.FormatFloat(v, 'g', -1, 64)
+			if k > 5 || k < -4 {
+				l = strconv.FormatFloat(v, 'e', 0, 64)
+			}
+			ts = append(ts, plot.Tick{Value: k, Label: l})
+		}
+		for m := 2; m <= 9; m++ {
+			if v := k + math.Log10(float64(m)); v >= lo && v <= hi {
+				ts = append(ts, plot.Tick{Value: v})
+			}
+		}
+	}
+	return ts
+}
+
+// legendCorner picks the corner of the plot where the legend hides the least
+// data: it counts the points of the curves (and 20 samples along each
+// segment between them), in normalised coordinates, that fall in a box of
+// the legend's approximate size at each corner, preferring top-left, then
+// top-right, bottom-right, bottom-left on ties.
+func legendCorner(cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) float64, entries int) (top, left bool) {
+	w, h := 0.4, math.Min(0.04+0.05*float64(entries), 0.7)
+	type corner struct{ top, left bool }
+	corners := []corner{{true, true}, {true, false}, {false, false}, {false, true}}
+	count := make([]int, len(corners))
+	in := func(x, y float64) {
+		if !finite(x) || !finite(y) {
+			return
+		}
+		u, v := (x-xmin)/(xmax-xmin), (y-ylo)/(yhi-ylo)
+		for i, c := range corners {
+			inX := (c.left && u <= w) || (!c.left && u >= 1-w)
+			inY := (c.top && v >= 1-h) || (!c.top && v <= h)
+			if inX && inY {
+				count[i]++
+			}
+		}
+	}
+	for _, c := range cs {
+		var px, py float64
+		prev := false
+		for i, x := range c.x {
+			if c.unstable[i] || !finite(c.mean[i]) || c.mean[i] <= 0 && math.IsNaN(tr(c.mean[i])) {
+				continue
+			}
+			y := math.Min(math.Max(tr(c.mean[i]), ylo), yhi)
+			in(x, y)
+			if prev {
+				for k := 1; k < 20; k++ {
+					f := float64(k) / 20
+					in(px+f*(x-px), py+f*(y-py))
+				}
+			}
+			px, py, prev = x, y, true
+		}
+	}
+	best := 0
+	for i := range corners {
+		if count[i] < count[best] {
+			best = i
+		}
+	}
+	return corners[best].top, corners[best].left
+}

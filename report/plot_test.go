@@ -1,0 +1,98 @@
+package report
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestYRange(t *testing.T) {
+	c := func(mean, hw []float64, unstable ...bool) []curve {
+		u := make([]bool, len(mean))
+		copy(u, unstable)
+		x := make([]float64, len(mean))
+		for i := range x {
+			x[i] = float64(i)
+		}
+		return []curve{{x: x, mean: mean, hw: hw, unstable: u}}
+	}
+	cases := []struct {
+		name    string
+		cs      []curve
+		log     bool
+		lo, hi  float64 // expected range before padding checks: lo <= want lo, hi >= want hi
+		maxHi   float64 // hi must stay below this (CI capping)
+		wantLoZ bool    // lo clamped at 0
+	}{
+		// 1 .. 1000 spans three decades → log.
+		{"decades", c([]float64{1, 10, 1000}, []float64{0.1, 1, 10}), true, 1, 1010, 1e4, false},
+		// 2 .. 50 spans 1.4 decades → linear, non-negative so lo >= 0.
+		{"linear", c([]float64{2, 20, 50}, []float64{1, 1, 1}), false, 1, 51, 100, true},
+		// A zero forbids log even over many decades.
+		{"zero", c([]float64{0, 1, 1000}, []float64{0, 0, 0}), false, 0, 1000, 2000, true},
+		// A wild CI (two replications) may stretch the axis by one span of the means at most.
+		{"wild CI", c([]float64{10, 20}, []float64{1, 1e6}), false, 9, 21, 20 + 10*1.2, true},
+		// Constant up to rounding: a 10% band around the value.
+		{"constant", c([]float64{83.4, math.Nextafter(83.4, 100)}, []float64{0, 0}), false, 80, 87, 100, false},
+		// Unstable points do not set the range: 1..3 is linear although the unstable mean is 1e6.
+		{"unstable ignored", c([]float64{1, 3, 1e6}, []float64{0.1, 0.1, 5}, false, false, true), false, 0.9, 3.1, 4, false},
+	}
+	for _, k := range cases {
+		lo, hi, logY, ok := yRange(k.cs)
+		if !ok || logY != k.log || lo > k.lo || hi < k.hi || hi > k.maxHi || (k.wantLoZ && lo < 0) {
+			t.Errorf("%s: range [%v, %v] log=%v ok=%v; want log=%v, [≤%v, ≥%v], hi ≤ %v", k.name, lo, hi, logY, ok, k.log, k.lo, k.hi, k.maxHi)
+		}
+	}
+	if _, _, _, ok := yRange(c([]float64{math.NaN()}, []float64{math.NaN()})); ok {
+		t.Errorf("all-NaN curve: ok = true")
+	}
+}
+
+// TestUnstableMarker: an unstable point is pinned to the top edge (normalised
+// y = 1) and nothing is drawn at its (finite-looking) mean.
+func TestUnstableMarker(t *testing.T) {
+	cs := []curve{{label: "p", x: []float64{1, 2, 3}, mean: []float64{1, 2, 1.5}, hw: []float64{0.1, 0.1, 0.1}, unstable: []bool{false, false, true}}}
+	p := newPlot("t", "x", "y", cs, true)
+	xn := p.X.Norm(3)
+	top, atMean := false, false
+	for _, b := range p.GlyphBoxes(p) {
+		if math.Abs(b.X-xn) > 1e-9 {
+			continue
+		}
+		switch {
+		case math.Abs(b.Y-1) < 1e-9:
+			top = true
+		case math.Abs(b.Y-p.Y.Norm(1.5)) < 0.02:
+			atMean = true
+		}
+	}
+	if !top || atMean {
+		t.Errorf("unstable point: marker at top %v, drawn at its mean %v; want true, false", top, atMean)
+	}
+}
+
+func TestTicks(t *testing.T) {
+	var labels []string
+	for _, tk := range (niceTicks{}).Ticks(0.8, 7.7) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got := len(labels); got < 3 || got > 8 || labels[0] != "2" {
+		t.Errorf("linear ticks on [0.8, 7.7]: %v", labels)
+	}
+	// A range of a few ULPs (a metric constant up to rounding) must not
+	// loop forever.
+	if ts := (niceTicks{}).Ticks(83.4, math.Nextafter(math.Nextafter(83.4, 100), 100)); len(ts) == 0 || len(ts) > 3 {
+		t.Errorf("ticks on a range of 2 ULPs: %v", ts)
+	}
+	labels = nil
+	for _, tk := range (logTicks{}).Ticks(-0.1, 3.2) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if want := "1 10 100 1000"; strings.Join(labels, " ") != want {
+		t.Errorf("log ticks on [10^-0.1, 10^3.2]: %q, want %q", strings.Join(labels, " "), want)
+	}
+}
