@@ -131,7 +131,7 @@ type System struct {
 	// only while some measured job is still waiting, since a job in service
 	// under a policy that cannot preempt it will finish.
 	taggedRunning int64
-	preemptedN  int64 // measured jobs preempted at least once
+	preemptedN    int64 // measured jobs preempted at least once
 }
 
 // Now is the current simulated time.
