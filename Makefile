@@ -6,23 +6,36 @@ GO ?= go
 TOOLS ?= $(HOME)/.cache/msjfarm/bin
 STATICCHECK_VERSION ?= v0.8.2
 # Packages with goroutines, tested again under the race detector.
-RACE_PKGS ?= ./storage/...
+RACE_PKGS ?= ./storage/... ./coordinator/... ./worker/... ./natsutil/... ./plugins/host/ ./plugins/check/ ./plugins/sdk/
 
 export MSJFARM_MINIO ?= $(TOOLS)/minio
+export MSJFARM_NATS_SERVER ?= $(TOOLS)/nats-server
 
-.PHONY: all build test test-long lint tools bench fmt
+.PHONY: all build plugins test test-long lint tools bench fmt proto
 
 all: build
 
-build:
+build: plugins
 	$(GO) build -o bin/msjfarm ./cmd/msjfarm
 
+# One plugin binary per policy family (plugins/<family>/cmd/msjfarm-policy-<family>)
+# into bin/plugins/, one `go build` per binary. `msjfarm run` and `msjfarm
+# worker` find them with -plugin-path bin/plugins or MSJFARM_PLUGIN_PATH.
+plugins:
+	@mkdir -p bin/plugins
+	for d in plugins/*/cmd/*/; do \
+		$(GO) build -o bin/plugins/$$(basename $$d) ./$$d || exit 1; \
+	done
+
+# Real servers for the integration tests: MinIO (go install, cached) and
+# nats-server (go install at go.mod's version, cached; apt as a fallback).
 tools:
 	bash .ci/install-minio.sh
+	bash .ci/install-nats.sh
 
 # The whole suite: unit, statistical validation (default length) and the
-# integration tests against real servers, then the race detector on the
-# concurrent packages.
+# integration tests against real servers (nats-server, MinIO), then the race
+# detector on the concurrent packages.
 test: tools
 	$(GO) test ./...
 	$(GO) test -race $(RACE_PKGS)
@@ -41,3 +54,7 @@ bench:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+# Regenerate the plugin wire contract's Go code from plugins/proto/policy.proto.
+proto:
+	bash plugins/proto/gen.sh

@@ -2,7 +2,9 @@ package sim_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -244,5 +246,19 @@ func TestMSER(t *testing.T) {
 	s := ciOf(xs)
 	if d := s.Mean - 5; d > s.HalfWidth || d < -s.HalfWidth {
 		t.Fatalf("E[T] = %v ± %v, exact 5", s.Mean, s.HalfWidth)
+	}
+}
+
+// TestCancel: a cancelled context stops a run (here before it starts
+// simulating in earnest) with an error wrapping context.Canceled, for both
+// passes of an MSER run too.
+func TestCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, mser := range []bool{false, true} {
+		_, err := sim.Run(single(1, 0.5, expD(1)), &fcfs.FCFS{}, sim.Config{Seed: 1, Arrivals: 1e9, MSER: mser, Context: ctx})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("mser=%v: err = %v, want context.Canceled", mser, err)
+		}
 	}
 }

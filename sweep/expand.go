@@ -149,6 +149,9 @@ func Expand(f *File, cat Catalog) (*Campaign, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkPrecision(f.Precision, f.Replications, base.Classes, trace != nil); err != nil {
+		return nil, err
+	}
 	axes, err := buildAxes(f, trace != nil)
 	if err != nil {
 		return nil, err
@@ -207,12 +210,9 @@ func baseWorkload(f *File) (workload.Spec, *TraceRef, error) {
 	}
 	switch {
 	case f.Workload != "":
-		s, err := workload.Named(f.Workload)
+		s, err := workload.NamedFor(f.Workload, f.Servers)
 		if err != nil {
 			return s, nil, fmt.Errorf("workload: %w", err)
-		}
-		if f.Servers != 0 {
-			s.Servers = f.Servers
 		}
 		return s, nil, nil
 	case len(f.Classes) > 0:
@@ -460,6 +460,20 @@ func cloneSpec(s workload.Spec) workload.Spec {
 
 func (c *Campaign) addPoint(f *File, base workload.Spec, trace *TraceRef, vals map[string]any, pols []variant) error {
 	spec := cloneSpec(base)
+	// A workload whose classes depend on k (the Halfin–Whitt family) is
+	// rebuilt for a swept servers value before the other axes apply.
+	if v, ok := vals["servers"]; ok && f.Workload != "" && workload.Scaled(f.Workload) {
+		x, err := toFloat("axes.servers", v)
+		if err != nil {
+			return err
+		}
+		if x != math.Trunc(x) {
+			return fmt.Errorf("axes.servers: %v is not a whole number", v)
+		}
+		if spec, err = workload.NamedFor(f.Workload, int(x)); err != nil {
+			return fmt.Errorf("axes.servers: %w", err)
+		}
+	}
 	var rate, load float64
 	names := make([]string, 0, len(vals))
 	for n := range vals {

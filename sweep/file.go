@@ -15,6 +15,8 @@
 //	  - {name: msfq, threshold: [1, 16, 31]}
 //	replications: 30
 //	run: {arrivals: 1e7, warmup: 1e5, deadline: 2h}
+//	# optional sequential mode: replications is then the initial number
+//	precision: {metric: mean_response, rel_half_width: 0.05, max_replications: 200, batch: 10}
 //
 // Axis names: arrival_rate, load, servers, and class fields written
 // class[<i>].share, class[<i>].need or class[<i>].service.<field> (e.g.
@@ -53,6 +55,11 @@ type File struct {
 	Policies     []any                `mapstructure:"policies" json:"policies"`
 	Replications int                  `mapstructure:"replications" json:"replications"`
 	Run          RunSpec              `mapstructure:"run" json:"run"`
+	// Precision, if set, makes replications the initial number per point
+	// and lets the coordinator add replications until the confidence
+	// interval is narrow enough (see Precision). Omitted from the JSON
+	// when unset, so campaign ids of sweeps without it are unchanged.
+	Precision *Precision `mapstructure:"precision" json:"precision,omitempty"`
 }
 
 // TraceSpec replays an SWF file (B §6.2).

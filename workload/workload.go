@@ -72,12 +72,7 @@ var named = map[string]func() Spec{
 	},
 	// K §4.5–4.6: Kill-Smart's one-or-all, N = 2048, p_s = 0.95, small jobs
 	// (1 server) exponential mean 1.25, big jobs (all servers) mean 10.
-	"killsmart-one-or-all": func() Spec {
-		return Spec{Name: "killsmart-one-or-all", Source: "Kill-Smart §4.5", Servers: 2048, Classes: []ClassSpec{
-			{Name: "small", Need: 1, Share: 0.95, Service: Exp(1.25)},
-			{Name: "big", Need: 2048, Share: 0.05, Service: Exp(10)},
-		}}
-	},
+	"killsmart-one-or-all": killsmartOneOrAll,
 	// S Fig. 2: k = 8, need uniform on {1, 2, 4, 8}, exponential sizes of
 	// mean 1 independent of the need.
 	"powers-of-two": func() Spec { return powersOfTwo("powers-of-two", Exp(1)) },
@@ -94,8 +89,36 @@ var named = map[string]func() Spec{
 	// at or above it), so k = 1024 for cell E's largest need of 1000. (At
 	// k = 2048 no need exceeds k/2, and Kill-Smart could never kill, while
 	// K §5.1 reports kills on cell E.)
-	"borg-e": func() Spec { s := borg("borg-e", borgE); s.Servers = 1024; return s },
+	"borg-e": borgCellE,
+	// B §1.1, Fig. 1–2: the Halfin–Whitt "several small and few large"
+	// family (see HalfinWhitt), here at k = 256 (f_k = 4: needs 4, 8, 16,
+	// 32). A sweep's servers override or axis recomputes the classes for its
+	// k through NamedFor.
+	"halfin-whitt": func() Spec { return mustHalfinWhitt(256) },
+	// B §6.2, Table 2: SDSC SP2 class model, 7 classes, k = 512 (Fig. 3
+	// also runs k = 1024); service fitted to mean and std (see Matched).
+	"sdsc-sp2": func() Spec { return hpcModel("sdsc-sp2", "Balanced Splitting Table 2", sdscSP2) },
+	// B §6.2, Table 3: KIT FH2 class model, as sdsc-sp2.
+	"kit-fh2": func() Spec { return hpcModel("kit-fh2", "Balanced Splitting Table 3", kitFH2) },
+	// K Fig. 4i: killsmart-one-or-all with bounded-Pareto service of the
+	// same means, α = 2.1 (see BoundedPareto).
+	"killsmart-one-or-all-bpareto": func() Spec {
+		return withBoundedPareto(killsmartOneOrAll(), "killsmart-one-or-all-bpareto", 2.1)
+	},
+	// K Fig. 5f, 6f: Borg cells B and E with bounded-Pareto service of the
+	// table's means, α = 2 (see BoundedPareto).
+	"borg-b-bpareto": func() Spec { return withBoundedPareto(borg("borg-b", borgB), "borg-b-bpareto", 2) },
+	"borg-e-bpareto": func() Spec { return withBoundedPareto(borgCellE(), "borg-e-bpareto", 2) },
 }
+
+func killsmartOneOrAll() Spec {
+	return Spec{Name: "killsmart-one-or-all", Source: "Kill-Smart §4.5", Servers: 2048, Classes: []ClassSpec{
+		{Name: "small", Need: 1, Share: 0.95, Service: Exp(1.25)},
+		{Name: "big", Need: 2048, Share: 0.05, Service: Exp(10)},
+	}}
+}
+
+func borgCellE() Spec { s := borg("borg-e", borgE); s.Servers = 1024; return s }
 
 func powersOfTwo(name string, svc dist.Spec) Spec {
 	s := Spec{Name: name, Source: "ServerFilling-SRPT Fig. 2", Servers: 8}

@@ -15,9 +15,20 @@ var commands = map[string]struct {
 	run  func(args []string) int
 	help string
 }{
-	"simulate":  {runSimulate, "simulate one scenario locally and print its statistics"},
-	"policies":  {runPolicies, "list the built-in policies and their parameters"},
-	"workloads": {runWorkloads, "list the named workloads"},
+	"simulate":    {runSimulate, "simulate one scenario locally and print its statistics"},
+	"policies":    {runPolicies, "list the built-in policies and their parameters"},
+	"workloads":   {runWorkloads, "list the named workloads"},
+	"run":         {runRun, "run a sweep file locally: embedded NATS, coordinator and workers in one process"},
+	"coordinator": {runCoordinator, "serve campaigns: JetStream layout, task tracking, summaries (embedded NATS without -nats-url)"},
+	"worker":      {runWorker, "pull tasks from NATS and run them (-workers N at once)"},
+	"submit":      {runSubmit, "submit (or resume) a sweep file to a coordinator"},
+	"status":      {runStatus, "show a campaign's progress (all campaigns without an id)"},
+	"cancel":      {runCancel, "cancel a campaign (its results so far are kept)"},
+	"results":     {runResults, "print a campaign's summary table from storage"},
+	"report":      {runReport, "(re)generate a campaign's HTML report from storage into a local directory"},
+	"reproduce":   {runReproduce, "re-run archived tasks of a campaign and check the results are bit-identical"},
+	"plugin":      {runPlugin, "list, describe and conformance-check policy plugin binaries"},
+	"analyze":     {runAnalyze, "evaluate an analytical model: msfq (Quickswap §5 mean response time approximation)"},
 }
 
 func main() {

@@ -103,9 +103,11 @@ func runSimulate(args []string) int {
 	if err != nil {
 		return fail("simulate: %v", err)
 	}
-	// Configure one instance up front so parameter errors surface before
-	// anything runs.
-	if err := sim.Configure(ps.New(), params); err != nil {
+	// Check the parameters up front so errors surface before anything runs.
+	if ps.Reference != nil && len(params) > 0 {
+		return fail("simulate: policy %s is a reference model and takes no parameters", ps.Name)
+	}
+	if _, err := sim.Resolve(ps.Params(), params); err != nil {
 		return fail("simulate: policy %s: %v", ps.Name, err)
 	}
 
@@ -119,12 +121,7 @@ func runSimulate(args []string) int {
 		sem <- struct{}{}
 		go func(r int) {
 			defer func() { <-sem; wg.Done() }()
-			p := ps.New()
-			if err := sim.Configure(p, params); err != nil {
-				errs[r] = err
-				return
-			}
-			results[r], errs[r] = sim.Run(w, p, sim.Config{
+			results[r], errs[r] = ps.Run(w, params, sim.Config{
 				Seed: rng.Mix(*seed, uint64(r)), Warmup: int64(warmup), Arrivals: int64(arrivals), MSER: *mser,
 			})
 		}(r)
@@ -251,8 +248,7 @@ func runPolicies(args []string) int {
 	}
 	for _, s := range builtin.All() {
 		fmt.Printf("%-24s %s\n", s.Name, s.Doc)
-		in := sim.Describe(s.New())
-		for _, p := range in.Params {
+		for _, p := range s.Params() {
 			fmt.Printf("    %-20s %-6s default %v  %s\n", p.Name, p.Type, p.Default, p.Doc)
 		}
 	}

@@ -10,8 +10,14 @@ import (
 
 	"github.com/msjfarm/msjfarm/plugins/balanced"
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
+	"github.com/msjfarm/msjfarm/plugins/firstfit"
 	"github.com/msjfarm/msjfarm/plugins/killsmart"
+	"github.com/msjfarm/msjfarm/plugins/maxweight"
+	"github.com/msjfarm/msjfarm/plugins/msf"
 	"github.com/msjfarm/msjfarm/plugins/nmsr"
+	"github.com/msjfarm/msjfarm/plugins/quickswap"
+	"github.com/msjfarm/msjfarm/plugins/serverfilling"
+	"github.com/msjfarm/msjfarm/plugins/srpt"
 	"github.com/msjfarm/msjfarm/plugins/sdk"
 	"github.com/msjfarm/msjfarm/sim"
 )
@@ -22,6 +28,12 @@ var families = [][]sdk.Spec{
 	balanced.Policies,
 	nmsr.Policies,
 	killsmart.Policies,
+	firstfit.Policies,
+	msf.Policies,
+	quickswap.Policies,
+	serverfilling.Policies,
+	maxweight.Policies,
+	srpt.Policies,
 }
 
 // All returns every built-in policy spec, sorted by name.

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/msjfarm/msjfarm/analysis"
+)
+
+// runAnalyze evaluates analytical models; today only "msfq", the mean
+// response time approximation of MSFQ on the one-or-all system (Quickswap
+// §5, package analysis).
+func runAnalyze(args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(os.Stderr, "usage: msjfarm analyze msfq [flags]   (msjfarm analyze msfq -h for the flags)")
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	switch args[0] {
+	case "msfq":
+		return analyzeMSFQ(args[1:], os.Stdout)
+	default:
+		return fail("analyze: unknown model %q (known: msfq)", args[0])
+	}
+}
+
+// analyzeMSFQ prints the Quickswap §5 approximation for one rate (-rate)
+// or a table over several (-rates). A -rate beyond the stability bound is
+// an error; in a -rates table such rows are marked unstable instead, since
+// a sweep reaching the bound is legitimate.
+func analyzeMSFQ(args []string, out io.Writer) int {
+	fs := flag.NewFlagSet("analyze msfq", flag.ContinueOnError)
+	k := fs.Int("k", 32, "number of servers k (>= 2); heavy jobs need all k")
+	ell := fs.Int("threshold", -1, "MSFQ threshold ℓ in [0, k−1]; −1 means k−1 (0 is MSF)")
+	rate := fs.Float64("rate", 0, "total arrival rate λ (exclusive with -rates)")
+	rates := fs.String("rates", "", "comma-separated arrival rates λ for a table, e.g. 2,4,6,7")
+	p1 := fs.Float64("p1", 0.9, "fraction of light (1-server) jobs, in (0, 1)")
+	mu1 := fs.Float64("mu1", 1, "service rate μ1 of light jobs (> 0)")
+	muk := fs.Float64("muk", 1, "service rate μk of heavy jobs (> 0)")
+	asJSON := fs.Bool("json", false, "print JSON (one object per rate, one per line)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return fail("analyze msfq: unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case *k < 2:
+		return fail("analyze msfq: -k %d: need k >= 2", *k)
+	case *ell < -1 || *ell >= *k:
+		return fail("analyze msfq: -threshold %d: need 0 <= ℓ <= k−1 = %d (or −1 for k−1)", *ell, *k-1)
+	case !(*p1 > 0 && *p1 < 1):
+		return fail("analyze msfq: -p1 %v: need 0 < p1 < 1", *p1)
+	case !(*mu1 > 0) || math.IsInf(*mu1, 0):
+		return fail("analyze msfq: -mu1 %v: need a finite μ1 > 0", *mu1)
+	case !(*muk > 0) || math.IsInf(*muk, 0):
+		return fail("analyze msfq: -muk %v: need a finite μk > 0", *muk)
+	case set["rate"] == set["rates"]:
+		return fail("analyze msfq: give exactly one of -rate and -rates")
+	}
+	l := *ell
+	if l < 0 {
+		l = *k - 1
+	}
+	if set["rate"] {
+		if !(*rate > 0) || math.IsInf(*rate, 0) {
+			return fail("analyze msfq: -rate %v: need a finite λ > 0", *rate)
+		}
+		r, err := analysis.MSFQ(*k, l, *rate, *p1, *mu1, *muk)
+		if err != nil {
+			return fail("analyze msfq: -rate %v: %v", *rate, err)
+		}
+		if *asJSON {
+			return analyzeJSON(out, r)
+		}
+		analyzePrintMSFQ(out, r)
+		return 0
+	}
+	var lams []float64
+	for _, f := range strings.Split(*rates, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 0) {
+			return fail("analyze msfq: -rates: %q is not a finite rate > 0", strings.TrimSpace(f))
+		}
+		lams = append(lams, x)
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if !*asJSON {
+		fmt.Fprintf(out, "MSFQ approximation (Quickswap §5): k=%d ℓ=%d p1=%v μ1=%v μk=%v, stable for λ < %.6g\n",
+			*k, l, *p1, *mu1, *muk, 1/(*p1/(float64(*k)**mu1) + (1-*p1) / *muk))
+		fmt.Fprintln(tw, "λ\tload\tE[T]\tE[T^w]\tE[T light]\tE[T heavy]\tE[H1]\tE[H2]\tE[H3]\tE[H4]\t§5.2\t")
+	}
+	for _, lam := range lams {
+		r, err := analysis.MSFQ(*k, l, lam, *p1, *mu1, *muk)
+		if *asJSON {
+			if err != nil {
+				if !errors.Is(err, analysis.ErrUnstable) {
+					return fail("analyze msfq: -rates %v: %v", lam, err)
+				}
+				if code := analyzeJSON(out, map[string]any{"lambda": lam, "load": r.Load, "error": err.Error()}); code != 0 {
+					return code
+				}
+				continue
+			}
+			if code := analyzeJSON(out, r); code != 0 {
+				return code
+			}
+			continue
+		}
+		if err != nil {
+			if !errors.Is(err, analysis.ErrUnstable) {
+				return fail("analyze msfq: -rates %v: %v", lam, err)
+			}
+			fmt.Fprintf(tw, "%g\t%.4f\tunstable\t\t\t\t\t\t\t\t\t\n", lam, r.Load)
+			continue
+		}
+		fmt.Fprintf(tw, "%g\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%s\t\n", lam, r.Load,
+			r.Overall, r.Weighted, r.Light, r.Heavy,
+			r.Phases[0].Mean, r.Phases[1].Mean, r.Phases[2].Mean, r.Phases[3].Mean, analyzeConsistency(r))
+	}
+	if !*asJSON {
+		tw.Flush()
+		fmt.Fprintln(out, "§5.2 \"no\": E[N1H] < 1 or E[N2L] < k, so the approximation's no-skipped-phase assumption fails (light load): values are unreliable.")
+	}
+	return 0
+}
+
+func analyzeConsistency(r analysis.Result) string {
+	if r.Consistent {
+		return "ok"
+	}
+	return "no"
+}
+
+func analyzeJSON(out io.Writer, v any) int {
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false) // keep "λ < 7.8" readable in error strings
+	if err := enc.Encode(v); err != nil {
+		return fail("analyze msfq: %v", err)
+	}
+	return 0
+}
+
+func analyzePrintMSFQ(out io.Writer, r analysis.Result) {
+	fmt.Fprintf(out, "MSFQ approximation (Quickswap §5): k=%d ℓ=%d λ=%v p1=%v μ1=%v μk=%v\n", r.K, r.Ell, r.Lambda, r.P1, r.Mu1, r.MuK)
+	fmt.Fprintf(out, "load λ1/(kμ1)+λk/μk = %.6g (stable for λ < %.6g, Thm 3–4)\n", r.Load, r.MaxLambda)
+	fmt.Fprintf(out, "E[T]        %.6g\n", r.Overall)
+	fmt.Fprintf(out, "E[T^w]      %.6g\n", r.Weighted)
+	fmt.Fprintf(out, "E[T light]  %.6g\n", r.Light)
+	fmt.Fprintf(out, "E[T heavy]  %.6g\n", r.Heavy)
+	fmt.Fprintf(out, "by phase of arrival: T1H %.6g  T234H %.6g  T14L %.6g  T2L %.6g  T3L %.6g\n", r.T1H, r.T234H, r.T14L, r.T2L, r.T3L)
+	for i, p := range r.Phases {
+		fmt.Fprintf(out, "phase %d: E[H] %.6g  E[H^2] %.6g  m %.6g\n", i+1, p.Mean, p.Second, p.Fraction)
+	}
+	fmt.Fprintf(out, "E[N1H] %.6g  E[N2L] %.6g\n", r.N1H, r.N2L)
+	if !r.Consistent {
+		fmt.Fprintf(out, "warning: E[N1H] < 1 or E[N2L] < k = %d: the no-skipped-phase assumption of Q §5.2 fails at this load; the values are unreliable\n", r.K)
+	}
+}

@@ -1,0 +1,482 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/msjfarm/msjfarm/aggregate"
+	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/natsutil"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker"
+)
+
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+func logger(verbose bool) func(string, ...any) {
+	if !verbose {
+		return nil
+	}
+	l := log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds)
+	return l.Printf
+}
+
+// validateSweep loads and expands a sweep with the built-in catalogue,
+// printing warnings; nothing is written.
+func validateSweep(path string) (*sweep.File, *sweep.Campaign, error) {
+	f, err := sweep.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := sweep.Expand(f, builtin.Catalog{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, w := range c.Warnings {
+		fmt.Fprintf(os.Stderr, "msjfarm: warning: %s\n", w)
+	}
+	return f, c, nil
+}
+
+func runCoordinator(args []string) int {
+	ff := newFarmFlags("coordinator", true, "./msjfarm-data")
+	listen := ff.fs.String("listen", "0.0.0.0:4222", "without -nats-url: address of the embedded NATS server (clients authenticate with -nats-user/-nats-password; -tls-cert/-tls-key/-tls-ca enable TLS)")
+	storeDir := ff.fs.String("store-dir", "./msjfarm-nats", "without -nats-url: JetStream store directory of the embedded server")
+	ackWait := ff.fs.Duration("ack-wait", natsutil.DefaultAckWait, "time a worker may hold a task without a heartbeat before it is redelivered")
+	maxDeliver := ff.fs.Int("max-deliver", natsutil.DefaultMaxDeliver, "deliveries of a task before it is recorded as failed")
+	reconcile := ff.fs.Duration("reconcile", 30*time.Second, "how often running campaigns are checked against storage and the stream")
+	verbose := ff.fs.Bool("v", true, "log to stderr")
+	if err := ff.parse(args); err != nil {
+		return 2
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	if *ff.natsURL == "" {
+		s, url, err := natsutil.StartEmbedded(natsutil.EmbeddedOptions{Listen: *listen, StoreDir: *storeDir,
+			User: *ff.user, Password: *ff.password, TLSCert: *ff.tlsCert, TLSKey: *ff.tlsKey, TLSCA: *ff.tlsCA})
+		if err != nil {
+			return fail("coordinator: %v", err)
+		}
+		defer func() { s.Shutdown(); s.WaitForShutdown() }()
+		*ff.natsURL = url
+		fmt.Fprintf(os.Stderr, "msjfarm coordinator: embedded NATS server on %s (store %s)\n", *listen, *storeDir)
+		if *ff.user == "" && !strings.HasPrefix(*listen, "127.") && !strings.HasPrefix(*listen, "localhost:") {
+			fmt.Fprintf(os.Stderr, "msjfarm coordinator: WARNING: the embedded NATS server accepts anyone who reaches %s: set -nats-user/-nats-password (and -tls-cert/-tls-key)\n", *listen)
+		}
+	}
+	nc, err := ff.conn("msjfarm-coordinator")
+	if err != nil {
+		return fail("coordinator: %v", err)
+	}
+	defer nc.Close()
+	st, err := ff.store(ctx)
+	if err != nil {
+		return fail("coordinator: %v", err)
+	}
+	co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st, Reconcile: *reconcile,
+		Layout: natsutil.Layout{AckWait: *ackWait, MaxDeliver: *maxDeliver}, Logf: logger(*verbose)})
+	if err != nil {
+		return fail("coordinator: %v", err)
+	}
+	go func() {
+		select {
+		case <-co.Ready():
+			fmt.Fprintf(os.Stderr, "msjfarm coordinator: ready (NATS %s, storage %s)\n", nc.ConnectedUrlRedacted(), st.URL())
+		case <-ctx.Done():
+		}
+	}()
+	if err := co.Run(ctx); err != nil {
+		return fail("coordinator: %v", err)
+	}
+	return 0
+}
+
+func runWorker(args []string) int {
+	ff := newFarmFlags("worker", true, "./msjfarm-data")
+	n := ff.fs.Int("workers", runtime.NumCPU(), "replications run at once")
+	name := ff.fs.String("worker-name", "", "worker identity (default <hostname>-<pid>)")
+	grace := ff.fs.Duration("grace", 10*time.Second, "on SIGTERM, let running tasks finish for this long, then release them")
+	runLog := ff.fs.String("run-log", "", "append one line per task start/finish/failure/release to this file")
+	verbose := ff.fs.Bool("v", false, "log to stderr")
+	rf := addRunnerFlags(ff.fs)
+	if err := ff.parse(args); err != nil {
+		return 2
+	}
+	if ff.fs.NArg() > 0 {
+		return fail("worker: unexpected argument %q", ff.fs.Arg(0))
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	nc, err := ff.conn("msjfarm-worker")
+	if err != nil {
+		return fail("worker: %v", err)
+	}
+	defer nc.Close()
+	st, err := ff.store(ctx)
+	if err != nil {
+		return fail("worker: %v", err)
+	}
+	runner, how, err := rf.forWorker(ctx, st, *n, logger(*verbose))
+	if err != nil {
+		return fail("worker: %v", err)
+	}
+	if c, ok := runner.(io.Closer); ok {
+		defer c.Close() // the worker closes it too; again is harmless
+	}
+	o := worker.Options{Conn: nc, Store: st, Concurrency: *n, Name: *name, Grace: *grace, Logf: logger(*verbose), Runner: runner}
+	if *runLog != "" {
+		f, err := os.OpenFile(*runLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fail("worker: %v", err)
+		}
+		defer f.Close()
+		o.RunLog = f
+	}
+	w, err := worker.New(ctx, o)
+	if err != nil {
+		return fail("worker: %v", err)
+	}
+	fmt.Fprintf(os.Stderr, "msjfarm worker %s: %d slots, NATS %s, storage %s, runner %s\n", w.Name(), *n, nc.ConnectedUrlRedacted(), st.URL(), how)
+	if err := w.Run(ctx); err != nil {
+		return fail("worker: %v", err)
+	}
+	fmt.Fprintf(os.Stderr, "msjfarm worker %s: stopped (%d done, %d failed, %d released)\n", w.Name(),
+		w.Stats.Done.Load(), w.Stats.Failed.Load(), w.Stats.Released.Load())
+	return 0
+}
+
+func runSubmit(args []string) int {
+	ff := newFarmFlags("submit", true, "")
+	retry := ff.fs.Bool("retry-failed", false, "run the failed tasks of a resubmitted campaign again")
+	wait := ff.fs.Bool("wait", false, "show progress until the campaign is done")
+	if err := ff.parse(args); err != nil {
+		return 2
+	}
+	if ff.fs.NArg() != 1 {
+		return fail("submit: want one sweep file")
+	}
+	f, _, err := validateSweep(ff.fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
+		return 2
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	nc, err := ff.conn("msjfarm-submit")
+	if err != nil {
+		return fail("submit: %v", err)
+	}
+	defer nc.Close()
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	var rep natsutil.SubmitReply
+	if err := natsutil.RequestRetry(rctx, nc, natsutil.APISubmit, natsutil.SubmitRequest{Spec: f, RetryFailed: *retry}, &rep); err != nil {
+		return fail("submit: %v", err)
+	}
+	fmt.Printf("campaign %s (%s): %d tasks in %d points; %d published, %d already queued, %d already done\n",
+		rep.Campaign, rep.Name, rep.Tasks, rep.Points, rep.Published, rep.Queued, rep.AlreadyDone)
+	if !*wait {
+		return 0
+	}
+	p := newProgress(os.Stderr, rep.AlreadyDone)
+	for {
+		var s natsutil.Status
+		if err := natsutil.Request(ctx, nc, natsutil.APIStatus, natsutil.StatusRequest{Campaign: rep.Campaign}, &s); err != nil {
+			return fail("submit: %v", err)
+		}
+		p.update(&s)
+		if s.State != natsutil.CampaignRunning {
+			p.finish(&s)
+			if s.Failed > 0 || s.State != natsutil.CampaignDone {
+				return 1
+			}
+			return 0
+		}
+		select {
+		case <-ctx.Done():
+			return 130
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func runStatus(args []string) int {
+	ff := newFarmFlags("status", true, "")
+	asJSON := ff.fs.Bool("json", false, "print JSON")
+	if err := ff.parse(args); err != nil {
+		return 2
+	}
+	if ff.fs.NArg() > 1 {
+		return fail("status: want at most one campaign id")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nc, err := ff.conn("msjfarm-status")
+	if err != nil {
+		return fail("status: %v", err)
+	}
+	defer nc.Close()
+	var list []natsutil.Status
+	if ff.fs.NArg() == 1 {
+		var s natsutil.Status
+		if err := natsutil.Request(ctx, nc, natsutil.APIStatus, natsutil.StatusRequest{Campaign: ff.fs.Arg(0)}, &s); err != nil {
+			return fail("status: %v", err)
+		}
+		list = append(list, s)
+	} else {
+		var l natsutil.ListReply
+		if err := natsutil.Request(ctx, nc, natsutil.APIList, struct{}{}, &l); err != nil {
+			return fail("status: %v", err)
+		}
+		list = l.Campaigns
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(list)
+		return 0
+	}
+	printStatus(os.Stdout, list)
+	return 0
+}
+
+func printStatus(w io.Writer, list []natsutil.Status) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CAMPAIGN\tNAME\tSTATE\tDONE\tFAILED\tRUNNING\tQUEUED\tTOTAL\tCREATED")
+	for _, s := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Campaign, s.Name, s.State, s.Done, s.Failed,
+			s.Running, s.Queued, s.Total, s.Created.Local().Format(time.DateTime))
+	}
+	tw.Flush()
+	for _, s := range list {
+		for _, e := range s.Errors {
+			fmt.Fprintf(w, "  failed: %s\n", e)
+		}
+	}
+}
+
+func runCancel(args []string) int {
+	ff := newFarmFlags("cancel", true, "")
+	if err := ff.parse(args); err != nil {
+		return 2
+	}
+	if ff.fs.NArg() != 1 {
+		return fail("cancel: want one campaign id")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nc, err := ff.conn("msjfarm-cancel")
+	if err != nil {
+		return fail("cancel: %v", err)
+	}
+	defer nc.Close()
+	var s natsutil.Status
+	if err := natsutil.Request(ctx, nc, natsutil.APICancel, natsutil.StatusRequest{Campaign: ff.fs.Arg(0)}, &s); err != nil {
+		return fail("cancel: %v", err)
+	}
+	printStatus(os.Stdout, []natsutil.Status{s})
+	return 0
+}
+
+func runResults(args []string) int {
+	ff := newFarmFlags("results", false, "./msjfarm-data")
+	raw := ff.fs.Bool("csv", false, "print summary.csv as stored")
+	if err := ff.parse(args); err != nil {
+		return 2
+	}
+	if ff.fs.NArg() != 1 {
+		return fail("results: want one campaign id")
+	}
+	id := ff.fs.Arg(0)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	st, err := ff.store(ctx)
+	if err != nil {
+		return fail("results: %v", err)
+	}
+	data, err := st.Get(ctx, storage.SummaryKey(id))
+	partial := false
+	if errors.Is(err, storage.ErrNotFound) {
+		partial = true
+		// Not finished: summarise what is there.
+		data, err = partialSummary(ctx, st, id)
+		if err == nil {
+			fmt.Fprintf(os.Stderr, "msjfarm: campaign %s is not finished: summary of the results so far\n", id)
+		}
+	}
+	if err != nil {
+		return fail("results: %v", err)
+	}
+	if *raw {
+		os.Stdout.Write(data)
+		return 0
+	}
+	if err := printSummaryTable(os.Stdout, data); err != nil {
+		return fail("results: %v", err)
+	}
+	if !partial {
+		fmt.Printf("\nfull table: %s in %s (msjfarm results -csv %s)\n", storage.SummaryKey(id), st.URL(), id)
+	}
+	return 0
+}
+
+// partialSummary aggregates the records stored so far (including the
+// replications added in precision mode).
+func partialSummary(ctx context.Context, st storage.Store, id string) ([]byte, error) {
+	a, err := coordinator.LoadArchive(ctx, st, id, builtin.Catalog{})
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	err = aggregate.WriteCSV(&buf, a.Points())
+	return buf.Bytes(), err
+}
+
+// printSummaryTable prints the main columns of a summary.csv: the point,
+// replications, and mean ± 95% CI half-width of the response-time metrics.
+func printSummaryTable(w io.Writer, data []byte) error {
+	rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		return fmt.Errorf("summary.csv: %w", err)
+	}
+	if len(rows) == 0 {
+		return errors.New("summary.csv is empty")
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	get := func(r []string, name string) string {
+		if i, ok := col[name]; ok && i < len(r) {
+			return r[i]
+		}
+		return ""
+	}
+	// Point columns: policy, params, the axes (between servers and
+	// arrival_rate), arrival_rate, load.
+	var axes []string
+	if a, ok := col["servers"]; ok {
+		if b, ok := col["arrival_rate"]; ok {
+			axes = rows[0][a+1 : b]
+		}
+	}
+	showParams := false
+	for _, r := range rows[1:] {
+		if p := get(r, "params"); p != "{}" && p != "" {
+			showParams = true
+		}
+	}
+	head := []string{"policy"}
+	if showParams {
+		head = append(head, "params")
+	}
+	head = append(head, axes...)
+	head = append(head, "λ", "ρ", "n", "failed", "E[T]", "±95%", "weighted E[T]", "±95%", "Jain", "")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, r := range rows[1:] {
+		cells := []string{get(r, "policy")}
+		if showParams {
+			cells = append(cells, get(r, "params"))
+		}
+		for _, a := range axes {
+			cells = append(cells, get(r, a))
+		}
+		flag := ""
+		if u := get(r, "n_unstable"); u != "" && u != "0" {
+			flag = "UNSTABLE (" + u + " runs)"
+		}
+		cells = append(cells, num(get(r, "arrival_rate"), 6), num(get(r, "load"), 4), get(r, "n"), get(r, "n_failed"),
+			num(get(r, "mean_response_mean"), 5), num(get(r, "mean_response_hw"), 2),
+			num(get(r, "weighted_mean_response_mean"), 5), num(get(r, "weighted_mean_response_hw"), 2),
+			num(get(r, "jain_mean"), 4), flag)
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	return tw.Flush()
+}
+
+// num shortens a numeric cell to prec significant digits.
+func num(s string, prec int) string {
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return s
+	}
+	return strconv.FormatFloat(x, 'g', prec, 64)
+}
+
+// progress prints a one-line progress report.
+type progress struct {
+	w         io.Writer
+	start     time.Time
+	base      int // finished before this run
+	tty       bool
+	lastPrint time.Time
+	lastLine  string
+}
+
+func newProgress(w io.Writer, base int) *progress {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			tty = true
+		}
+	}
+	return &progress{w: w, start: time.Now(), base: base, tty: tty}
+}
+
+func (p *progress) line(s *natsutil.Status) string {
+	fin := s.Done + s.Failed
+	el := time.Since(p.start)
+	eta := "?"
+	if n := fin - p.base; n > 0 && fin < s.Total {
+		eta = (time.Duration(float64(el) / float64(n) * float64(s.Total-fin))).Round(time.Second).String()
+	} else if fin >= s.Total {
+		eta = "0s"
+	}
+	pct := 0.0
+	if s.Total > 0 {
+		pct = 100 * float64(fin) / float64(s.Total)
+	}
+	return fmt.Sprintf("%d/%d done (%.0f%%), %d failed, %d running, elapsed %s, ETA %s",
+		fin, s.Total, pct, s.Failed, s.Running, el.Round(time.Second), eta)
+}
+
+func (p *progress) update(s *natsutil.Status) {
+	l := p.line(s)
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K%s", l)
+		return
+	}
+	if l != p.lastLine && time.Since(p.lastPrint) >= 5*time.Second {
+		fmt.Fprintln(p.w, l)
+		p.lastPrint, p.lastLine = time.Now(), l
+	}
+}
+
+func (p *progress) finish(s *natsutil.Status) {
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K")
+	}
+	fmt.Fprintf(p.w, "%s — campaign %s %s in %s\n", p.line(s), s.Campaign, s.State, time.Since(p.start).Round(time.Millisecond))
+	for _, e := range s.Errors {
+		fmt.Fprintf(p.w, "  failed: %s\n", e)
+	}
+}

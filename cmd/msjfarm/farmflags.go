@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/viper"
+
+	"github.com/msjfarm/msjfarm/natsutil"
+	"github.com/msjfarm/msjfarm/storage"
+)
+
+// farmFlags are the connection flags of the distributed commands. Every
+// flag can also come from the environment (MSJFARM_<FLAG>, dashes as
+// underscores: MSJFARM_NATS_URL, MSJFARM_STORAGE, MSJFARM_NATS_CREDS, ...)
+// or from a YAML/TOML/JSON config file (-config or MSJFARM_CONFIG; keys are
+// the flag names, e.g. `nats-url: nats://nats:4222`). A flag given on the
+// command line wins over the environment, which wins over the file.
+type farmFlags struct {
+	fs       *flag.FlagSet
+	config   *string
+	natsURL  *string
+	user     *string
+	password *string
+	nkey     *string
+	creds    *string
+	tlsCA    *string
+	tlsCert  *string
+	tlsKey   *string
+	storage  *string
+}
+
+func newFarmFlags(name string, withNATS bool, defaultStorage string) *farmFlags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	f := &farmFlags{fs: fs}
+	f.config = fs.String("config", "", "config file (YAML, TOML or JSON) with flag names as keys; env MSJFARM_CONFIG")
+	if withNATS {
+		f.natsURL = fs.String("nats-url", "", "NATS server URL, e.g. nats://host:4222 (env MSJFARM_NATS_URL)")
+		f.user = fs.String("nats-user", "", "NATS user name (with -nats-password)")
+		f.password = fs.String("nats-password", "", "NATS password")
+		f.nkey = fs.String("nats-nkey", "", "NATS nkey seed file")
+		f.creds = fs.String("nats-creds", "", "NATS credentials (JWT) file")
+		f.tlsCA = fs.String("tls-ca", "", "CA certificate (PEM) that signed the NATS server's certificate")
+		f.tlsCert = fs.String("tls-cert", "", "TLS client certificate (PEM)")
+		f.tlsKey = fs.String("tls-key", "", "TLS client key (PEM)")
+	}
+	f.storage = fs.String("storage", defaultStorage, "result store: a directory, file:///dir or s3://bucket?endpoint=host:port&secure=false (env MSJFARM_STORAGE)")
+	return f
+}
+
+// parse parses args, then fills every flag not given from the environment
+// and the config file.
+func (f *farmFlags) parse(args []string) error {
+	if err := f.fs.Parse(args); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	v := viper.New()
+	v.SetEnvPrefix("MSJFARM")
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	v.AutomaticEnv()
+	cfg := *f.config
+	if cfg == "" {
+		cfg = os.Getenv("MSJFARM_CONFIG")
+	}
+	if cfg != "" {
+		v.SetConfigFile(cfg)
+		if err := v.ReadInConfig(); err != nil {
+			return fmt.Errorf("config file: %w", err)
+		}
+	}
+	var err error
+	f.fs.VisitAll(func(fl *flag.Flag) {
+		if set[fl.Name] || fl.Name == "config" || err != nil {
+			return
+		}
+		if v.IsSet(fl.Name) {
+			if e := f.fs.Set(fl.Name, v.GetString(fl.Name)); e != nil {
+				err = fmt.Errorf("%s (from environment or config): %w", fl.Name, e)
+			}
+		}
+	})
+	return err
+}
+
+func (f *farmFlags) conn(name string) (*nats.Conn, error) {
+	if *f.natsURL == "" {
+		return nil, fmt.Errorf("no NATS server: give -nats-url (or MSJFARM_NATS_URL)")
+	}
+	return natsutil.Connect(natsutil.ConnOptions{URL: *f.natsURL, Name: name, User: *f.user, Password: *f.password,
+		NKeyFile: *f.nkey, Creds: *f.creds, TLSCA: *f.tlsCA, TLSCert: *f.tlsCert, TLSKey: *f.tlsKey})
+}
+
+func (f *farmFlags) store(ctx context.Context) (storage.Store, error) {
+	if *f.storage == "" {
+		return nil, fmt.Errorf("no result store: give -storage (or MSJFARM_STORAGE)")
+	}
+	// Retry for a minute: in a compose or batch start-up the object store
+	// may still be initialising.
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	for {
+		st, err := storage.Open(ctx, *f.storage)
+		if err == nil || !strings.Contains(*f.storage, "://") || strings.HasPrefix(*f.storage, "file:") {
+			return st, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(time.Second):
+		}
+	}
+}

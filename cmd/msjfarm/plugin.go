@@ -1,0 +1,395 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/msjfarm/msjfarm/plugins/check"
+	"github.com/msjfarm/msjfarm/plugins/host"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker"
+)
+
+const pluginUsage = `usage: msjfarm plugin <list | info <binary> | check <binary>> [flags]
+
+  list            find plugin binaries (msjfarm-policy-*) on the search path and describe each
+  info <binary>   a plugin's name, versions, checksum and policies with their capabilities and parameters
+  check <binary>  run the conformance suite on a plugin (exit status 1 if a check fails)
+
+<binary> is a path, a binary name (msjfarm-policy-fcfs) or a family (fcfs).
+Search path: -plugin-path, then $MSJFARM_PLUGIN_PATH (colon-separated), then
+the directory of the msjfarm executable.`
+
+func runPlugin(args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(os.Stderr, pluginUsage)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	switch args[0] {
+	case "list":
+		return pluginList(args[1:])
+	case "info":
+		return pluginInfo(args[1:])
+	case "check":
+		return pluginCheck(args[1:])
+	}
+	fmt.Fprintf(os.Stderr, "msjfarm plugin: unknown subcommand %q\n\n%s\n", args[0], pluginUsage)
+	return 2
+}
+
+// pluginFlags are the flags every plugin subcommand takes.
+type pluginFlags struct {
+	fs    *flag.FlagSet
+	path  *string
+	sha   *string
+	json  *bool
+	start *time.Duration
+}
+
+func newPluginFlags(name string, pinned bool) *pluginFlags {
+	pf := &pluginFlags{fs: flag.NewFlagSet("plugin "+name, flag.ContinueOnError)}
+	pf.path = pf.fs.String("plugin-path", "", "colon-separated plugin directories, searched before $"+host.EnvPath)
+	pf.json = pf.fs.Bool("json", false, "print JSON")
+	pf.start = pf.fs.Duration("start-timeout", 20*time.Second, "time a plugin has to start and answer")
+	if pinned {
+		pf.sha = pf.fs.String("sha256", "", "refuse the binary unless its sha256 is this (hex)")
+	}
+	return pf
+}
+
+func (pf *pluginFlags) host() *host.Host {
+	return host.New(host.Config{StartTimeout: *pf.start, MaxConcurrent: 0})
+}
+
+// binary resolves the one positional argument; flags may come before or
+// after it.
+func (pf *pluginFlags) binary(args []string) (host.Binary, int) {
+	name := pf.fs.Name()
+	if err := pf.fs.Parse(args); err != nil {
+		return host.Binary{}, 2
+	}
+	rest := pf.fs.Args()
+	if len(rest) > 0 {
+		if err := pf.fs.Parse(rest[1:]); err != nil {
+			return host.Binary{}, 2
+		}
+		if pf.fs.NArg() > 0 {
+			return host.Binary{}, fail("%s: unexpected argument %q", name, pf.fs.Arg(0))
+		}
+	}
+	if len(rest) == 0 {
+		return host.Binary{}, fail("%s: name a plugin binary (a path, msjfarm-policy-<family>, or <family>)", name)
+	}
+	path, err := host.Lookup(host.SearchPath(*pf.path, nil), rest[0])
+	if err != nil {
+		return host.Binary{}, fail("%s: %v", name, err)
+	}
+	b := host.Binary{Path: path}
+	if pf.sha != nil {
+		b.SHA256 = *pf.sha
+	}
+	return b, 0
+}
+
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt)
+}
+
+func pluginList(args []string) int {
+	pf := newPluginFlags("list", false)
+	if err := pf.fs.Parse(args); err != nil {
+		return 2
+	}
+	if pf.fs.NArg() > 0 {
+		return fail("plugin list: unexpected argument %q", pf.fs.Arg(0))
+	}
+	dirs := host.SearchPath(*pf.path, nil)
+	found := host.Discover(dirs)
+	h := pf.host()
+	defer h.Close()
+	ctx, cancel := interruptible()
+	defer cancel()
+	type row struct {
+		Family   string     `json:"family"`
+		Path     string     `json:"path"`
+		Shadowed []string   `json:"shadowed,omitempty"`
+		Info     *host.Info `json:"info,omitempty"`
+		Error    string     `json:"error,omitempty"`
+	}
+	var rows []row
+	for _, f := range found {
+		r := row{Family: f.Family, Path: f.Path, Shadowed: f.Shadowed}
+		if in, err := h.Info(ctx, host.Binary{Path: f.Path}); err != nil {
+			r.Error = err.Error()
+		} else {
+			r.Info = in
+		}
+		rows = append(rows, r)
+	}
+	if *pf.json {
+		return printJSON(rows)
+	}
+	if len(rows) == 0 {
+		fmt.Printf("no plugin binaries (%s*) in %s\n", host.BinaryPrefix, strings.Join(dirs, ":"))
+		return 0
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "FAMILY\tVERSION\tENGINE\tPOLICIES\tSHA256\tPATH")
+	for _, r := range rows {
+		if r.Info == nil {
+			fmt.Fprintf(tw, "%s\t-\t-\t%s\t-\t%s\n", r.Family, "error: "+firstLine(r.Error), r.Path)
+			continue
+		}
+		var names []string
+		for _, p := range r.Info.Policies {
+			names = append(names, p.Name)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.12s\t%s\n", r.Family, r.Info.Version, r.Info.Engine, strings.Join(names, ","), r.Info.SHA256, r.Path)
+		for _, s := range r.Shadowed {
+			fmt.Fprintf(tw, "\t\t\t(shadows %s)\t\t\n", s)
+		}
+	}
+	tw.Flush()
+	return 0
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+func printJSON(v any) int {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fail("%v", err)
+	}
+	return 0
+}
+
+func pluginInfo(args []string) int {
+	pf := newPluginFlags("info", true)
+	b, code := pf.binary(args)
+	if code != 0 {
+		return code
+	}
+	h := pf.host()
+	defer h.Close()
+	ctx, cancel := interruptible()
+	defer cancel()
+	in, err := h.Info(ctx, b)
+	if err != nil {
+		return fail("plugin info: %v", err)
+	}
+	if *pf.json {
+		return printJSON(in)
+	}
+	fmt.Printf("plugin    %s %s\nengine    %s (protocol %d, %s)\nbinary    %s\nsha256    %s\nstarted   pid %d in %v, up to %d replications at once\n\n",
+		in.Name, in.Version, in.Engine, in.Protocol, in.GoVersion, in.Path, in.SHA256, in.PID, in.StartTime.Round(time.Millisecond), in.MaxConcurrent)
+	for _, p := range in.Policies {
+		var caps []string
+		caps = append(caps, "preemption "+p.Preemption)
+		for _, c := range []struct {
+			on   bool
+			name string
+		}{{p.SizeAware, "size-aware"}, {p.Reference, "reference model"}, {p.Timers, "timers"}, {p.Counters, "counters"}} {
+			if c.on {
+				caps = append(caps, c.name)
+			}
+		}
+		fmt.Printf("%s  [%s]\n    %s\n", p.Name, strings.Join(caps, ", "), p.Doc)
+		for _, q := range p.Params {
+			bounds := ""
+			if q.Min != nil || q.Max != nil || len(q.Enum) > 0 {
+				bounds = " " + paramBounds(q.Min, q.Max, q.Enum)
+			}
+			fmt.Printf("    %-20s %-6s default %v%s  %s\n", q.Name, q.Type, q.Default, bounds, q.Doc)
+		}
+	}
+	return 0
+}
+
+func paramBounds(lo, hi *float64, enum []string) string {
+	if len(enum) > 0 {
+		return "{" + strings.Join(enum, ", ") + "}"
+	}
+	l, u := "-inf", "inf"
+	if lo != nil {
+		l = fmt.Sprint(*lo)
+	}
+	if hi != nil {
+		u = fmt.Sprint(*hi)
+	}
+	return "[" + l + ", " + u + "]"
+}
+
+func pluginCheck(args []string) int {
+	pf := newPluginFlags("check", true)
+	arrivals := count(20000)
+	pf.fs.Var(&arrivals, "arrivals", "measured arrivals per conformance run")
+	load := pf.fs.Float64("load", 0.3, "offered load of the conformance workloads")
+	seed := pf.fs.Uint64("seed", 1, "seed of the conformance runs")
+	policies := pf.fs.String("policies", "", "comma-separated policies to check (default: all)")
+	verbose := pf.fs.Bool("v", false, "list passed checks too")
+	b, code := pf.binary(args)
+	if code != 0 {
+		return code
+	}
+	h := pf.host()
+	defer h.Close()
+	ctx, cancel := interruptible()
+	defer cancel()
+	opt := check.Options{Arrivals: int64(arrivals), Load: *load, Seed: *seed}
+	if *policies != "" {
+		opt.Policies = strings.Split(*policies, ",")
+	}
+	r, err := check.Run(ctx, h, b, opt)
+	if err != nil {
+		return fail("plugin check: %v", err)
+	}
+	if *pf.json {
+		printJSON(r)
+	} else {
+		printReport(r, *verbose)
+	}
+	if r.Failed() > 0 {
+		return 1
+	}
+	return 0
+}
+
+func printReport(r *check.Report, verbose bool) {
+	in := r.Info
+	fmt.Printf("conformance of %s %s (engine %s, sha256 %.12s), %s\n\n", in.Name, in.Version, in.Engine, in.SHA256, r.Binary)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	counts := map[check.Status]int{}
+	shown := 0
+	for _, it := range r.Items {
+		counts[it.Status]++
+		if it.Status == check.Pass && !verbose {
+			continue
+		}
+		if shown == 0 {
+			fmt.Fprintln(tw, "STATUS\tPOLICY\tWORKLOAD\tCHECK\tDETAIL")
+		}
+		shown++
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", it.Status, dash(it.Policy), dash(it.Workload), it.Check, it.Detail)
+	}
+	tw.Flush()
+	if shown == 0 {
+		fmt.Println("every check passed (-v lists them)")
+	}
+	fmt.Printf("\nchecks: %d pass, %d FAIL, %d warn, %d skip (%s)\n",
+		counts[check.Pass], counts[check.Fail], counts[check.Warn], counts[check.Skip], r.Elapsed)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// runnerFlags choose how `msjfarm run` and `msjfarm worker` run
+// replications (-runner auto|plugin|inprocess).
+type runnerFlags struct {
+	mode, path, cache *string
+}
+
+func addRunnerFlags(fs *flag.FlagSet) *runnerFlags {
+	return &runnerFlags{
+		mode: fs.String("runner", "auto", "how replications run: plugin (policy plugin binaries through the plugin host), inprocess (the built-in catalogue), "+
+			"or auto (run: plugins if a binary serves every policy of the campaign, else in-process; worker: plugins for the policies that have one)"),
+		path:  fs.String("plugin-path", "", "colon-separated plugin directories, searched before $"+host.EnvPath+" and the msjfarm executable's directory"),
+		cache: fs.String("plugin-cache", "", "directory for plugin binaries fetched from storage (default <user cache dir>/msjfarm/plugins)"),
+	}
+}
+
+func (rf *runnerFlags) pluginRunner(st storage.Store, concurrency int, logf func(string, ...any)) *worker.PluginRunner {
+	return &worker.PluginRunner{Host: host.New(host.Config{MaxConcurrent: concurrency}),
+		Dirs: host.SearchPath(*rf.path, nil), Store: st, CacheDir: *rf.cache, Logf: logf}
+}
+
+// forCampaign picks the runner of `msjfarm run` for camp (printing which
+// and why) and, for plugins, pins the campaign's binaries in st.
+func (rf *runnerFlags) forCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, concurrency int,
+	logf func(string, ...any)) (worker.Runner, error) {
+	if m := *rf.mode; m == "inprocess" || m == "in-process" {
+		fmt.Fprintf(os.Stderr, "msjfarm run: runner in-process (-runner %s)\n", m)
+		return worker.InProcess{}, nil
+	}
+	r := rf.pluginRunner(st, concurrency, logf)
+	r.Index = worker.IndexPlugins(ctx, r.Host, r.Dirs)
+	for _, w := range r.Index.Warnings {
+		fmt.Fprintf(os.Stderr, "msjfarm run: warning: %s\n", w)
+	}
+	usePlugins, why, err := worker.ChooseRunner(*rf.mode, camp.Tasks, r.Index)
+	if err != nil || !usePlugins {
+		r.Close()
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "msjfarm run: runner in-process (%s)\n", why)
+		return worker.InProcess{}, nil
+	}
+	var policies []string
+	seen := map[string]bool{}
+	for _, t := range camp.Tasks {
+		if !seen[t.Policy] {
+			seen[t.Policy] = true
+			policies = append(policies, t.Policy)
+		}
+	}
+	pins, warnings, err := worker.PinPlugins(ctx, st, camp.ID, policies, r.Index)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(os.Stderr, "msjfarm run: warning: %s\n", w)
+	}
+	var desc []string
+	for _, p := range policies {
+		pin := pins.Policies[p]
+		desc = append(desc, fmt.Sprintf("%s=%s@%.12s", p, pin.Plugin, pin.SHA256))
+	}
+	fmt.Fprintf(os.Stderr, "msjfarm run: runner plugin (%s); pinned %s\n", why, strings.Join(desc, " "))
+	return r, nil
+}
+
+// forWorker picks the runner of `msjfarm worker`, which does not know the
+// campaigns ahead: plugin runs every task in a plugin (pinned by its
+// campaign, or found on the search path); auto does so for the policies
+// that have a binary and runs the others in-process.
+func (rf *runnerFlags) forWorker(ctx context.Context, st storage.Store, concurrency int, logf func(string, ...any)) (worker.Runner, string, error) {
+	switch *rf.mode {
+	case "inprocess", "in-process":
+		return worker.InProcess{}, "in-process (-runner inprocess)", nil
+	case "plugin", "auto", "":
+	default:
+		return nil, "", fmt.Errorf("-runner %q: want auto, plugin or inprocess", *rf.mode)
+	}
+	r := rf.pluginRunner(st, concurrency, logf)
+	r.Index = worker.IndexPlugins(ctx, r.Host, r.Dirs)
+	for _, w := range r.Index.Warnings {
+		fmt.Fprintf(os.Stderr, "msjfarm worker: warning: %s\n", w)
+	}
+	n := len(r.Index.Binaries)
+	if *rf.mode == "plugin" {
+		return r, fmt.Sprintf("plugin (-runner plugin; %d binaries on the search path, pinned binaries fetched from storage)", n), nil
+	}
+	r.Fallback = worker.InProcess{}
+	return r, fmt.Sprintf("auto: plugin for pinned policies and the %d binaries on the search path (%s), in-process for the rest",
+		n, strings.Join(r.Dirs, string(os.PathListSeparator))), nil
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/natsutil"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/storage"
+)
+
+// runReport (re)generates a campaign's report from storage (spec,
+// manifest, result records) into a local directory and prints the path of
+// its index.html. It works on unfinished campaigns too (the report then
+// covers the results so far).
+func runReport(args []string) int {
+	ff := newFarmFlags("report", false, "./msjfarm-data")
+	out := ff.fs.String("out", "", "directory to write the report to (default ./msjfarm-report/<campaign>)")
+	store := ff.fs.Bool("store", false, "also store the regenerated report under campaigns/<id>/report/ in -storage")
+	if err := ff.parse(interspersed(ff.fs, args)); err != nil {
+		return 2
+	}
+	if ff.fs.NArg() != 1 {
+		return fail("report: want one campaign id (msjfarm report <campaign> [-out DIR])")
+	}
+	id := ff.fs.Arg(0)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	st, err := ff.store(ctx)
+	if err != nil {
+		return fail("report: %v", err)
+	}
+	a, err := coordinator.LoadArchive(ctx, st, id, builtin.Catalog{})
+	if err != nil {
+		return fail("report: %v", err)
+	}
+	if a.Manifest == nil || a.Manifest.State != natsutil.CampaignDone {
+		fmt.Fprintf(os.Stderr, "msjfarm report: campaign %s is not finished: report of the %d results so far\n", id, len(a.Records))
+	}
+	files, err := a.Report()
+	if err != nil {
+		return fail("report: %v", err)
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("msjfarm-report", id)
+	}
+	if err := writeFiles(dir, files); err != nil {
+		return fail("report: %v", err)
+	}
+	if *store {
+		for name, data := range files {
+			if err := st.Put(ctx, storage.ReportPrefix(id)+name, data); err != nil {
+				return fail("report: %v", err)
+			}
+		}
+		fmt.Fprintf(os.Stderr, "msjfarm report: stored under %s\n", reportLocation(st, id))
+	}
+	abs, err := filepath.Abs(filepath.Join(dir, "index.html"))
+	if err != nil {
+		return fail("report: %v", err)
+	}
+	fmt.Println(abs)
+	return 0
+}
+
+func writeFiles(dir string, files map[string][]byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n), files[n], 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reportLocation is where the stored report's index.html is: a file path
+// for a local store, the store URL and key otherwise.
+func reportLocation(st storage.Store, id string) string {
+	key := storage.ReportPrefix(id) + "index.html"
+	if u, err := url.Parse(st.URL()); err == nil && u.Scheme == "file" {
+		return filepath.Join(filepath.FromSlash(u.Path), filepath.FromSlash(key))
+	}
+	return strings.TrimSuffix(st.URL(), "/") + "/" + key
+}
+
+// interspersed moves the positional arguments after the flags, so that
+// "msjfarm report <id> -out DIR" parses like "msjfarm report -out DIR <id>"
+// (package flag stops at the first positional argument). "--" ends flags.
+func interspersed(fs *flag.FlagSet, args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		fl := fs.Lookup(name)
+		if fl == nil {
+			continue // an unknown flag: Parse reports it
+		}
+		if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 < len(args) {
+			flags = append(flags, args[i+1])
+			i++
+		}
+	}
+	return append(append(flags, "--"), pos...)
+}

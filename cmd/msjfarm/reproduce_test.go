@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/aggregate"
+	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/storage"
+)
+
+// precisionRunSweep: rel_half_width 1e-9 cannot be met by a real
+// simulation, so each point grows 3 → 6 (one batch) and stops at the cap:
+// 2 points × 6 = 12 tasks, 6 of them added by the precision rule.
+const precisionRunSweep = `name: run-precision
+seed: 9
+workload: one-or-all
+axes:
+  arrival_rate: [1, 2]
+policies: [fcfs]
+replications: 3
+precision: {metric: weighted_mean_response, rel_half_width: 1e-9, max_replications: 6, batch: 3}
+run: {arrivals: 2e3, warmup: 1e2}
+`
+
+// capture runs f with os.Stdout redirected and returns its exit code and
+// output.
+func capture(t *testing.T, f func() int) (int, string) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	out := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		out <- string(b)
+	}()
+	code := f()
+	os.Stdout = old
+	w.Close()
+	return code, <-out
+}
+
+// TestRunReportReproduce: `msjfarm run` of a precision sweep prints where
+// the report and precision.csv are; `msjfarm report` regenerates the
+// report locally; `msjfarm reproduce -all` finds every task bit-identical;
+// after one stored result is tampered with, that task (only) is reported
+// as different and the exit status is 1.
+func TestRunReportReproduce(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(sw, []byte(precisionRunSweep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	code, out := capture(t, func() int { return runRun([]string{"-workers", "2", "-q", "-storage", data, sw}) })
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	camps, _ := filepath.Glob(filepath.Join(data, "campaigns", "*"))
+	if len(camps) != 1 {
+		t.Fatalf("campaigns %v", camps)
+	}
+	id := filepath.Base(camps[0])
+	index := filepath.Join(data, "campaigns", id, "report", "index.html")
+	if !strings.Contains(out, "report: "+index) || !strings.Contains(out, "precision: ") {
+		t.Fatalf("run output does not say where the report is (%s):\n%s", index, out)
+	}
+	res, _ := filepath.Glob(filepath.Join(data, "campaigns", id, "results", "*.json"))
+	if len(res) != 12 {
+		t.Fatalf("%d results, want 12 (2 points grown from 3 to 6)", len(res))
+	}
+	prec, err := os.ReadFile(filepath.Join(data, "campaigns", id, "precision.csv"))
+	if err != nil || strings.Count(string(prec), ",max_replications\n") != 2 {
+		t.Fatalf("precision.csv (%v):\n%s", err, prec)
+	}
+
+	// report: id before the flags works; the files are the stored report's.
+	outDir := filepath.Join(dir, "rep")
+	code, out = capture(t, func() int { return runReport([]string{id, "-storage", data, "-out", outDir}) })
+	if code != 0 || strings.TrimSpace(out) != filepath.Join(outDir, "index.html") {
+		t.Fatalf("report: exit %d, output %q", code, out)
+	}
+	for _, n := range []string{"index.html", "summary.csv", "summary.json", "manifest.json", "precision.csv"} {
+		got, err := os.ReadFile(filepath.Join(outDir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(filepath.Join(data, "campaigns", id, "report", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("regenerated %s differs from the stored one", n)
+		}
+	}
+	sum, _ := os.ReadFile(filepath.Join(data, "campaigns", id, "summary.csv"))
+	if got, _ := os.ReadFile(filepath.Join(outDir, "summary.csv")); !bytes.Equal(got, sum) {
+		t.Errorf("regenerated summary.csv differs from campaigns/%s/summary.csv", id)
+	}
+
+	// reproduce -all: every task bit-identical.
+	code, out = capture(t, func() int { return runReproduce([]string{id, "-storage", data, "-all", "-workers", "2"}) })
+	if code != 0 || !strings.Contains(out, "12 tasks: 12 bit-identical, 0 different, 0 errors") {
+		t.Fatalf("reproduce: exit %d\n%s", code, out)
+	}
+	// -sample and -tasks select what they say.
+	code, out = capture(t, func() int { return runReproduce([]string{id, "-storage", data, "-sample", "2"}) })
+	if code != 0 || !strings.Contains(out, "2 tasks: 2 bit-identical") {
+		t.Fatalf("reproduce -sample: exit %d\n%s", code, out)
+	}
+	if code, _ := capture(t, func() int { return runReproduce([]string{id, "-storage", data, "-tasks", "nope"}) }); code == 0 {
+		t.Fatal("reproduce -tasks with an unknown id: exit 0")
+	}
+
+	// Tamper with one stored result (an added replication).
+	ctx := context.Background()
+	st, err := storage.Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := coordinator.LoadArchive(ctx, st, id, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Tasks) != 12 {
+		t.Fatalf("archive has %d tasks", len(a.Tasks))
+	}
+	victim := a.Tasks[4] // point 0, replication 4
+	if victim.Replication != 4 {
+		t.Fatalf("task order: %+v", victim)
+	}
+	var rec aggregate.Record
+	if err := json.Unmarshal(a.Raw[victim.ID], &rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Result.Overall.MeanResponse *= 1 + 1e-12
+	b, _ := json.Marshal(&rec)
+	if err := st.Put(ctx, storage.ResultKey(id, victim.ID), b); err != nil {
+		t.Fatal(err)
+	}
+	code, out = capture(t, func() int {
+		return runReproduce([]string{"-storage", data, "-tasks", victim.ID + "," + a.Tasks[0].ID, id})
+	})
+	if code != 1 || !strings.Contains(out, "2 tasks: 1 bit-identical, 1 different, 0 errors") {
+		t.Fatalf("reproduce after tampering: exit %d\n%s", code, out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, victim.ID) && !strings.Contains(l, "different (fields overall)") {
+			t.Fatalf("tampered task line: %s", l)
+		}
+		if strings.HasPrefix(l, a.Tasks[0].ID) && !strings.Contains(l, "bit-identical") {
+			t.Fatalf("untouched task line: %s", l)
+		}
+	}
+}
+
+func TestInterspersed(t *testing.T) {
+	ff := newFarmFlags("x", false, "")
+	out := ff.fs.String("out", "", "")
+	all := ff.fs.Bool("all", false, "")
+	if err := ff.parse(interspersed(ff.fs, []string{"ID", "-all", "-out", "d", "-storage=s", "extra"})); err != nil {
+		t.Fatal(err)
+	}
+	if *out != "d" || !*all || *ff.storage != "s" || ff.fs.NArg() != 2 || ff.fs.Arg(0) != "ID" || ff.fs.Arg(1) != "extra" {
+		t.Fatalf("out %q all %v storage %q args %v", *out, *all, *ff.storage, ff.fs.Args())
+	}
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const runTestSweep = `name: run-cmd
+seed: 5
+workload: one-or-all
+axes:
+  arrival_rate: [1, 2]
+policies: [fcfs]
+replications: 3
+run: {arrivals: 2e3, warmup: 1e2}
+`
+
+// TestRunCommand runs `msjfarm run` in-process: a finished campaign, then
+// a second run that only resumes (nothing left to do), and validation
+// errors that exit non-zero without writing anything.
+func TestRunCommand(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(runTestSweep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	for i := range 2 {
+		if code := runRun([]string{"-workers", "2", "-q", "-storage", data, sw}); code != 0 {
+			t.Fatalf("run %d: exit %d", i, code)
+		}
+	}
+	camps, _ := filepath.Glob(filepath.Join(data, "campaigns", "*", "summary.csv"))
+	res, _ := filepath.Glob(filepath.Join(data, "campaigns", "*", "results", "*.json"))
+	if len(camps) != 1 || len(res) != 6 {
+		t.Fatalf("summaries %v, %d results", camps, len(res))
+	}
+
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte(strings.Replace(runTestSweep, "[fcfs]", "[no-such-policy]", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nothing := filepath.Join(dir, "nothing")
+	if code := runRun([]string{"-storage", nothing, bad}); code == 0 {
+		t.Fatal("invalid sweep: exit 0")
+	}
+	if code := runRun([]string{"-storage", nothing, filepath.Join(dir, "missing.yaml")}); code == 0 {
+		t.Fatal("missing sweep: exit 0")
+	}
+	if _, err := os.Stat(nothing); !os.IsNotExist(err) {
+		t.Fatalf("validation error created %s (%v)", nothing, err)
+	}
+}
+
+// TestFarmFlagsFromEnvAndConfig: flag > environment > config file.
+func TestFarmFlagsFromEnvAndConfig(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "farm.yaml")
+	if err := os.WriteFile(cfg, []byte("nats-url: nats://from-file:4222\nstorage: /from/file\nnats-user: fileuser\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MSJFARM_NATS_URL", "nats://from-env:4222")
+	ff := newFarmFlags("worker", true, "./default")
+	if err := ff.parse([]string{"-config", cfg, "-storage", "/from/flag"}); err != nil {
+		t.Fatal(err)
+	}
+	if *ff.natsURL != "nats://from-env:4222" || *ff.storage != "/from/flag" || *ff.user != "fileuser" {
+		t.Fatalf("nats-url %q storage %q user %q", *ff.natsURL, *ff.storage, *ff.user)
+	}
+}

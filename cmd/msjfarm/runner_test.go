@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/msjfarm/msjfarm/plugins/host"
+	"github.com/msjfarm/msjfarm/plugins/host/hosttest"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker"
+)
+
+// Three policy families (three plugin binaries), one with a parameter.
+const runnerTestSweep = `name: runner-cmd
+seed: 11
+workload: one-or-all
+axes:
+  arrival_rate: [3, 6]
+policies:
+  - fcfs
+  - msf
+  - {name: msfq, threshold: [3]}
+replications: 2
+run: {arrivals: 3e3, warmup: 3e2}
+`
+
+type storedRecord struct {
+	Task       sweep.Task        `json:"task"`
+	Result     json.RawMessage   `json:"result"`
+	Provenance map[string]string `json:"provenance"`
+	Error      string            `json:"error"`
+}
+
+func readRecords(t *testing.T, data string) (string, map[string]storedRecord) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(data, "campaigns", "*", "results", "*.json"))
+	recs := map[string]storedRecord{}
+	camp := ""
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r storedRecord
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		recs[r.Task.ID] = r
+		camp = filepath.Base(filepath.Dir(filepath.Dir(f)))
+	}
+	return camp, recs
+}
+
+// TestRunnerPluginMatchesInProcess runs the same campaign with -runner
+// plugin (the real family binaries, built here) and -runner inprocess: the
+// same task ids and seeds give bit-identical sim.Result JSON; the plugin
+// campaign pins each policy's binary (uploaded to storage) and every
+// result names the runner and the pinned sha256.
+func TestRunnerPluginMatchesInProcess(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "plugins")
+	t0 := time.Now()
+	if err := hosttest.BuildFamilies(bin); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("built the family plugins in %v", time.Since(t0).Round(time.Millisecond))
+	t.Setenv(host.EnvPath, bin)
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(runnerTestSweep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(dir, "cache")
+	run := func(runner string) (string, map[string]storedRecord) {
+		data := filepath.Join(dir, "data-"+runner)
+		t0 := time.Now()
+		if code := runRun([]string{"-workers", "2", "-q", "-runner", runner, "-plugin-cache", cache, "-storage", data, sw}); code != 0 {
+			t.Fatalf("-runner %s: exit %d", runner, code)
+		}
+		t.Logf("-runner %s: %v", runner, time.Since(t0).Round(time.Millisecond))
+		return readRecords(t, data)
+	}
+	campP, plug := run("plugin")
+	campI, inproc := run("inprocess")
+	if campP != campI || len(plug) != 12 || len(inproc) != 12 {
+		t.Fatalf("campaigns %s %s, %d and %d results", campP, campI, len(plug), len(inproc))
+	}
+
+	st, err := storage.Open(t.Context(), filepath.Join(dir, "data-plugin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins, err := worker.ReadPins(t.Context(), st, campP)
+	if err != nil || pins == nil || len(pins.Policies) != 3 {
+		t.Fatalf("pins %+v, %v", pins, err)
+	}
+	for pol, fam := range map[string]string{"fcfs": "fcfs", "msf": "msf", "msfq": "quickswap"} {
+		p := pins.Policies[pol]
+		sum, _ := host.Checksum(filepath.Join(bin, host.BinaryPrefix+fam))
+		if p.Plugin != fam || p.SHA256 != sum {
+			t.Fatalf("pin of %s: %+v (binary sha256 %s)", pol, p, sum)
+		}
+		if got, err := st.Get(t.Context(), storage.PluginKey(fam, sum)); err != nil {
+			t.Fatalf("binary of %s not in storage: %v", fam, err)
+		} else if want, _ := os.ReadFile(filepath.Join(bin, host.BinaryPrefix+fam)); !bytes.Equal(got, want) {
+			t.Fatalf("binary of %s differs in storage", fam)
+		}
+	}
+	for id, p := range plug {
+		q, ok := inproc[id]
+		if !ok {
+			t.Fatalf("task %s only in the plugin run", id)
+		}
+		if p.Error != "" || q.Error != "" || p.Task.Seed != q.Task.Seed {
+			t.Fatalf("task %s: errors %q %q, seeds %d %d", id, p.Error, q.Error, p.Task.Seed, q.Task.Seed)
+		}
+		if !bytes.Equal(p.Result, q.Result) {
+			t.Fatalf("task %s (%s): results differ\nplugin:     %s\nin-process: %s", id, p.Task.Policy, p.Result, q.Result)
+		}
+		pin := pins.Policies[p.Task.Policy]
+		if p.Provenance["runner"] != "plugin" || p.Provenance["plugin_sha256"] != pin.SHA256 || p.Provenance["plugin"] != pin.Plugin ||
+			q.Provenance["runner"] != "in-process" {
+			t.Fatalf("task %s: provenance %v / %v", id, p.Provenance, q.Provenance)
+		}
+	}
+
+	// -runner plugin without a binary for every policy refuses to start;
+	// auto falls back to in-process.
+	t.Setenv(host.EnvPath, t.TempDir())
+	none := filepath.Join(dir, "none")
+	if code := runRun([]string{"-q", "-runner", "plugin", "-storage", none, sw}); code == 0 {
+		t.Fatal("-runner plugin without binaries: exit 0")
+	}
+	auto := filepath.Join(dir, "data-auto")
+	if code := runRun([]string{"-workers", "2", "-q", "-storage", auto, sw}); code != 0 {
+		t.Fatalf("auto: exit %d", code)
+	}
+	_, recs := readRecords(t, auto)
+	for id, r := range recs {
+		if r.Provenance["runner"] != "in-process" || !bytes.Equal(r.Result, inproc[id].Result) {
+			t.Fatalf("auto without binaries: task %s provenance %v", id, r.Provenance)
+		}
+	}
+}

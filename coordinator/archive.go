@@ -1,0 +1,152 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/msjfarm/msjfarm/aggregate"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// Archive is a campaign as archived in storage: what `msjfarm report` and
+// `msjfarm reproduce` read, without NATS.
+type Archive struct {
+	ID string
+	// Spec is campaigns/<id>/spec.yaml parsed; Campaign its expansion.
+	Spec     *sweep.File
+	Campaign *sweep.Campaign
+	// ManifestJSON is manifest.json as stored (nil if absent); Manifest
+	// is it parsed.
+	ManifestJSON []byte
+	Manifest     *Manifest
+	// Tasks are the expanded tasks followed by the replications added in
+	// precision mode (found in the records), grouped by point in sweep
+	// order and by replication index: the task list the coordinator
+	// summarised.
+	Tasks []sweep.Task
+	// Records are the stored result records by task id; Raw are their bytes
+	// as stored.
+	Records map[string]*aggregate.Record
+	Raw     map[string][]byte
+}
+
+// LoadArchive reads campaign id from st: spec, manifest and every result
+// record. The spec must expand (with cat) to the same campaign id.
+func LoadArchive(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (*Archive, error) {
+	spec, err := st.Get(ctx, storage.CampaignSpecKey(id))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, fmt.Errorf("campaign %s: no %s in %s", id, storage.CampaignSpecKey(id), st.URL())
+	}
+	if err != nil {
+		return nil, err
+	}
+	f, err := sweep.Parse(spec, "yaml")
+	if err != nil {
+		return nil, fmt.Errorf("campaign %s: spec.yaml: %w", id, err)
+	}
+	camp, err := sweep.Expand(f, cat)
+	if err != nil {
+		return nil, fmt.Errorf("campaign %s: spec.yaml: %w", id, err)
+	}
+	if camp.ID != id {
+		return nil, fmt.Errorf("campaign %s: the stored spec expands to campaign %s (different msjfarm version?)", id, camp.ID)
+	}
+	a := &Archive{ID: id, Spec: f, Campaign: camp, Records: map[string]*aggregate.Record{}, Raw: map[string][]byte{}}
+	if m, err := st.Get(ctx, storage.ManifestKey(id)); err == nil {
+		a.ManifestJSON = m
+		var mf Manifest
+		if err := json.Unmarshal(m, &mf); err != nil {
+			return nil, fmt.Errorf("campaign %s: manifest.json: %w", id, err)
+		}
+		a.Manifest = &mf
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return nil, err
+	}
+	keys, err := st.List(ctx, storage.ResultsPrefix(id))
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var firstErr error
+	sem := make(chan struct{}, 8)
+	for _, k := range keys {
+		tid, ok := storage.ResultTaskID(id, k)
+		if !ok {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			data, err := st.Get(ctx, k)
+			var r aggregate.Record
+			if err == nil {
+				if err = json.Unmarshal(data, &r); err != nil {
+					err = fmt.Errorf("%s: %w", k, err)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				return
+			}
+			a.Records[tid], a.Raw[tid] = &r, data
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	// Tasks: the expansion, plus added replications of its points.
+	order := map[string]int{}
+	known := map[string]bool{}
+	for _, t := range camp.Tasks {
+		if _, ok := order[t.Point]; !ok {
+			order[t.Point] = len(order)
+		}
+		known[t.ID] = true
+	}
+	tasks := append([]sweep.Task(nil), camp.Tasks...)
+	for tid, r := range a.Records {
+		if known[tid] || r.Task.ID != tid {
+			continue
+		}
+		if _, ok := order[r.Task.Point]; ok && f.Precision != nil && sweep.TaskID(r.Task) == tid {
+			tasks = append(tasks, r.Task)
+		}
+	}
+	sort.SliceStable(tasks, func(i, j int) bool {
+		a, b := tasks[i], tasks[j]
+		if a.Point != b.Point {
+			return order[a.Point] < order[b.Point]
+		}
+		return a.Replication < b.Replication
+	})
+	a.Tasks = tasks
+	return a, nil
+}
+
+// Points summarises the archived records (aggregate.Summarize over Tasks).
+func (a *Archive) Points() []aggregate.Point {
+	return aggregate.Summarize(a.Tasks, a.Records)
+}
+
+// Report renders the campaign's report from the archive (report.Render
+// with the stored manifest, plus precision.csv from the manifest's
+// precision outcome).
+func (a *Archive) Report() (map[string][]byte, error) {
+	var prec *PrecisionSummary
+	if a.Manifest != nil {
+		prec = a.Manifest.Precision
+	}
+	return RenderReport(a.Points(), a.ManifestJSON, prec)
+}

@@ -1,0 +1,405 @@
+// Package coordinator runs campaigns on the farm: it expands a submitted
+// sweep into tasks, publishes them to the JetStream work queue (layout in
+// package natsutil), tracks their state through the msjfarm_tasks KV bucket,
+// records tasks that exhausted their deliveries as failed, and when every
+// task has a result writes the campaign's summary.csv (package aggregate)
+// and manifest.json to storage. It answers submit, status, cancel and list
+// requests over NATS request/reply.
+//
+// Restartability: everything the coordinator knows is either in storage
+// (results, spec, manifest) or in JetStream (campaign states, task states,
+// queued messages, captured advisories). A restarted coordinator reloads
+// every running campaign from the msjfarm_campaigns bucket and re-publishes
+// exactly the tasks that have no result in storage and no message in the
+// stream; the workers additionally skip any task whose result exists, so a
+// completed task is never run again.
+package coordinator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/msjfarm/msjfarm/natsutil"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// Options configures a coordinator.
+type Options struct {
+	Conn  *nats.Conn
+	Store storage.Store
+	// Catalog validates sweeps (default builtin.Catalog{}).
+	Catalog sweep.Catalog
+	// Layout is the JetStream layout (AckWait, MaxDeliver of the workers'
+	// consumer).
+	Layout natsutil.Layout
+	// Reconcile is how often running campaigns are checked against storage
+	// and the stream (default 30 s); lost messages are re-published.
+	Reconcile time.Duration
+	// Logf logs (default: discard).
+	Logf func(format string, args ...any)
+}
+
+// Coordinator is a running coordinator.
+type Coordinator struct {
+	o    Options
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	h    *natsutil.Handles
+	host string
+
+	mu    sync.Mutex
+	camps map[string]*campaign
+	// watchReady is closed once the task-state watcher has replayed the
+	// bucket, so that classification of existing results is known.
+	watchReady chan struct{}
+	ready      chan struct{}
+}
+
+type campaign struct {
+	id       string     // immutable
+	recMu    sync.Mutex // serialises reconcile
+	st       natsutil.CampaignState
+	warnings []string
+	tasks    []sweep.Task
+	index    map[string]int
+	done     map[string]bool
+	failed   map[string]string
+	running  map[string]string
+	// finalizing is set while the summary is being written.
+	finalizing bool
+	// finished is closed when the campaign is done or cancelled.
+	finished chan struct{}
+	closed   bool
+	// Precision mode (nil prec: fixed replications); see precision.go.
+	prec    *sweep.Precision
+	seed    uint64
+	initial int
+	pts     map[string]*pointState
+	porder  []string
+}
+
+func (c *campaign) status() natsutil.Status {
+	s := natsutil.Status{Campaign: c.id, Name: c.st.Name, State: c.st.State, Total: c.st.Total,
+		Created: c.st.Created, Finished: c.st.Finished}
+	if c.tasks == nil { // not loaded: counts from the stored state
+		s.Done, s.Failed = c.st.Done, c.st.Failed
+		return s
+	}
+	s.Done, s.Failed, s.Running = len(c.done), len(c.failed), len(c.running)
+	if s.State == natsutil.CampaignDone && !c.closed {
+		// Finalisation is still writing the manifest and report: clients
+		// that stop polling at "done" must find them in storage.
+		s.State = natsutil.CampaignRunning
+	}
+	s.Queued = max(0, s.Total-s.Done-s.Failed-s.Running)
+	if c.st.State != natsutil.CampaignRunning {
+		s.Queued = 0
+	}
+	ids := make([]string, 0, len(c.failed))
+	for id := range c.failed {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if len(s.Errors) == 10 {
+			break
+		}
+		s.Errors = append(s.Errors, id+": "+c.failed[id])
+	}
+	return s
+}
+
+func (c *campaign) complete() bool {
+	return c.tasks != nil && len(c.done)+len(c.failed) >= len(c.tasks) && (c.prec == nil || c.decidedAll())
+}
+
+func (c *campaign) close() {
+	if !c.closed {
+		c.closed = true
+		close(c.finished)
+	}
+}
+
+// New creates or updates the JetStream layout and returns a coordinator;
+// call Run to start it.
+func New(ctx context.Context, o Options) (*Coordinator, error) {
+	if o.Conn == nil || o.Store == nil {
+		return nil, errors.New("coordinator: Conn and Store are required")
+	}
+	if o.Catalog == nil {
+		o.Catalog = builtin.Catalog{}
+	}
+	if o.Reconcile <= 0 {
+		o.Reconcile = 30 * time.Second
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	js, err := jetstream.New(o.Conn)
+	if err != nil {
+		return nil, err
+	}
+	h, err := natsutil.Setup(ctx, js, o.Layout)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator: JetStream layout: %w", err)
+	}
+	host, _ := os.Hostname()
+	return &Coordinator{o: o, nc: o.Conn, js: js, h: h, host: host, camps: map[string]*campaign{},
+		watchReady: make(chan struct{}), ready: make(chan struct{})}, nil
+}
+
+// Run serves until ctx ends: it resumes the running campaigns, watches task
+// states, handles max-deliveries advisories and answers the API.
+func (co *Coordinator) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := co.loadCampaigns(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	watcher, err := co.h.TaskStates.WatchAll(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("coordinator: watching task states: %w", err)
+	}
+	defer watcher.Stop()
+	watchErr := make(chan error, 1)
+	go func() { watchErr <- co.watch(ctx, watcher) }()
+	select {
+	case <-co.watchReady:
+	case err := <-watchErr:
+		return err
+	case <-ctx.Done():
+		return nil
+	}
+	co.mu.Lock()
+	var running []*campaign
+	for _, c := range co.camps {
+		if c.st.State == natsutil.CampaignRunning {
+			running = append(running, c)
+		}
+	}
+	co.mu.Unlock()
+	for _, c := range running {
+		if _, _, _, err := co.reconcile(ctx, c, true); err != nil {
+			co.o.Logf("coordinator: resuming %s: %v", c.id, err)
+		}
+	}
+	var subs []*nats.Subscription
+	defer func() {
+		for _, s := range subs {
+			_ = s.Unsubscribe()
+		}
+	}()
+	for subj, h := range map[string]nats.MsgHandler{
+		natsutil.APISubmit: co.apiSubmit,
+		natsutil.APIStatus: co.apiStatus,
+		natsutil.APICancel: co.apiCancel,
+		natsutil.APIList:   co.apiList,
+	} {
+		s, err := co.nc.Subscribe(subj, h)
+		if err != nil {
+			return fmt.Errorf("coordinator: subscribing %s: %w", subj, err)
+		}
+		subs = append(subs, s)
+	}
+	cc, err := co.h.Advisories.Consume(func(m jetstream.Msg) { co.advisory(ctx, m) })
+	if err != nil {
+		return fmt.Errorf("coordinator: consuming advisories: %w", err)
+	}
+	defer cc.Stop()
+	_ = co.nc.Flush()
+	close(co.ready)
+	tk := time.NewTicker(co.o.Reconcile)
+	defer tk.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-watchErr:
+			return err
+		case <-tk.C:
+			co.mu.Lock()
+			running = running[:0]
+			for _, c := range co.camps {
+				if c.st.State == natsutil.CampaignRunning && !c.finalizing {
+					running = append(running, c)
+				}
+			}
+			co.mu.Unlock()
+			for _, c := range running {
+				if _, _, _, err := co.reconcile(ctx, c, true); err != nil {
+					co.o.Logf("coordinator: reconciling %s: %v", c.id, err)
+				}
+			}
+		}
+	}
+}
+
+// Ready is closed once Run has resumed the running campaigns and answers
+// the API.
+func (co *Coordinator) Ready() <-chan struct{} { return co.ready }
+
+// loadCampaigns reads the campaign states; running campaigns are expanded
+// so that they can be resumed.
+func (co *Coordinator) loadCampaigns(ctx context.Context) error {
+	lister, err := co.h.Campaigns.ListKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("coordinator: listing campaigns: %w", err)
+	}
+	var keys []string
+	for k := range lister.Keys() {
+		keys = append(keys, k)
+	}
+	for _, k := range keys {
+		e, err := co.h.Campaigns.Get(ctx, k)
+		if err != nil {
+			continue
+		}
+		var st natsutil.CampaignState
+		if err := json.Unmarshal(e.Value(), &st); err != nil {
+			co.o.Logf("coordinator: campaign %s: bad state: %v", k, err)
+			continue
+		}
+		c := &campaign{id: st.ID, st: st, finished: make(chan struct{})}
+		if st.State == natsutil.CampaignRunning {
+			if err := co.expand(c); err != nil {
+				co.o.Logf("coordinator: campaign %s cannot be resumed: %v", k, err)
+				continue
+			}
+		} else {
+			c.close()
+		}
+		co.mu.Lock()
+		co.camps[st.ID] = c
+		co.mu.Unlock()
+	}
+	return nil
+}
+
+// expand fills c's tasks from its spec.
+func (co *Coordinator) expand(c *campaign) error {
+	camp, err := sweep.Expand(c.st.Spec, co.o.Catalog)
+	if err != nil {
+		return err
+	}
+	if camp.ID != c.id {
+		return fmt.Errorf("the stored spec now expands to campaign %s (different msjfarm version?)", camp.ID)
+	}
+	c.tasks, c.warnings = camp.Tasks, camp.Warnings
+	c.index = make(map[string]int, len(camp.Tasks))
+	for i, t := range camp.Tasks {
+		c.index[t.ID] = i
+	}
+	c.done, c.failed, c.running = map[string]bool{}, map[string]string{}, map[string]string{}
+	c.initPoints()
+	c.st.Total = len(c.tasks)
+	return nil
+}
+
+func splitKey(key string) (campaign, task string, ok bool) {
+	for i := 0; i < len(key); i++ {
+		if key[i] == '.' {
+			return key[:i], key[i+1:], i > 0 && i < len(key)-1
+		}
+	}
+	return "", "", false
+}
+
+// apply records a task state; the caller holds co.mu.
+func (c *campaign) apply(task string, st natsutil.TaskState) {
+	if _, ok := c.index[task]; !ok {
+		return
+	}
+	switch st.State {
+	case natsutil.StateDone:
+		c.done[task] = true
+		delete(c.failed, task)
+		delete(c.running, task)
+	case natsutil.StateFailed:
+		if !c.done[task] {
+			c.failed[task] = st.Error
+		}
+		delete(c.running, task)
+	case natsutil.StateRunning:
+		if !c.done[task] && c.failed[task] == "" {
+			c.running[task] = st.Worker
+		}
+	default: // retrying, released, deleted
+		delete(c.running, task)
+	}
+}
+
+// watch follows the msjfarm_tasks bucket.
+func (co *Coordinator) watch(ctx context.Context, w jetstream.KeyWatcher) error {
+	ready := false
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case e, ok := <-w.Updates():
+			if !ok {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return errors.New("coordinator: task-state watcher closed")
+			}
+			if e == nil {
+				if !ready {
+					ready = true
+					close(co.watchReady)
+				}
+				continue
+			}
+			var st natsutil.TaskState
+			if e.Operation() == jetstream.KeyValuePut {
+				if err := json.Unmarshal(e.Value(), &st); err != nil {
+					continue
+				}
+			}
+			cid, tid, ok := splitKey(e.Key())
+			if !ok {
+				continue
+			}
+			co.mu.Lock()
+			c := co.camps[cid]
+			if c == nil || c.tasks == nil {
+				// Not loaded (finished): a resubmission classifies its
+				// tasks by reading their records.
+				co.mu.Unlock()
+				continue
+			}
+			c.apply(tid, st)
+			fin := c.st.State == natsutil.CampaignRunning && c.complete() && !c.finalizing && ready
+			if fin {
+				c.finalizing = true
+			}
+			// Precision: a point whose replications have all finished is
+			// judged (reading its records, so not under the lock).
+			grow := ready && !fin && c.prec != nil && c.st.State == natsutil.CampaignRunning &&
+				(st.State == natsutil.StateDone || st.State == natsutil.StateFailed) && c.taskPointReady(tid)
+			co.mu.Unlock()
+			if fin {
+				go co.finalize(ctx, c)
+			}
+			if grow {
+				go co.grow(ctx, c)
+			}
+		}
+	}
+}

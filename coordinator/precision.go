@@ -1,0 +1,422 @@
+package coordinator
+
+// Precision-driven replications (sweep.Precision, DESIGN.md §4 "sequential
+// mode").
+//
+// Each point of a precision campaign starts with the sweep's replications.
+// When all of a point's replications have finished (result or failure
+// record), the coordinator reads their records, summarises them with
+// aggregate.Summarize and looks at the relative half-width of the chosen
+// metric (stats.Summary.RelHalfWidth: 95% Student-t half-width / |mean|):
+//
+//   - at or below the target: the point is "met" and gets no more tasks;
+//   - above it with max_replications reached: the point is "max_replications"
+//     (reported as having hit the cap);
+//   - above it otherwise: batch more replications are added (fewer if the
+//     cap is closer), with the next replication indices and seeds derived
+//     exactly as sweep derives them (sweep.Replicate), so their task ids are
+//     those a sweep with more replications would produce;
+//   - a point with a replication flagged unstable stops ("unstable": more
+//     replications cannot make a diverging mean converge), and a point
+//     where no replication measured the metric stops ("undefined").
+//
+// Failed replications do not stop a point; the interval is over the
+// replications that measured the metric.
+//
+// Nothing extra is stored to resume: the added replications are derived
+// from storage. A resumed (or re-submitted) campaign extends each point by
+// the replications that have a result (contiguous indices from the initial
+// count, rounded up to the batch grid so that a batch interrupted midway is
+// completed) and then re-applies the rule above, which is a deterministic
+// function of the stored records, so it reaches the same decisions.
+//
+// The outcome per point is written to campaigns/<id>/precision.csv (see
+// WritePrecisionCSV), copied into the report, and summarised in
+// manifest.json ("precision").
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/msjfarm/msjfarm/aggregate"
+	"github.com/msjfarm/msjfarm/natsutil"
+	"github.com/msjfarm/msjfarm/stats"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// Point statuses of a precision campaign.
+const (
+	PrecisionPending   = "pending"          // more replications queued or running
+	PrecisionMet       = "met"              // relative half-width <= target
+	PrecisionCapped    = "max_replications" // cap reached above the target
+	PrecisionUnstable  = "unstable"         // a replication was flagged unstable
+	PrecisionUndefined = "undefined"        // no replication measured the metric
+)
+
+// PrecisionKey is the storage key of a precision campaign's per-point
+// outcome table.
+func PrecisionKey(id string) string { return storage.CampaignPrefix(id) + "precision.csv" }
+
+// pointState is the precision state of one point.
+type pointState struct {
+	tmpl  sweep.Task // replication 0: the template of added replications
+	tasks []string   // task ids by replication index
+	// status is "" until decided (PrecisionMet etc.); a point that grows
+	// stays "".
+	status string
+	// The last judgement: metric estimate over the point's replications.
+	n             int
+	mean, hw, rel float64
+}
+
+// initPoints builds c.pts from c.tasks; the caller holds co.mu (or owns c).
+func (c *campaign) initPoints() {
+	if c.st.Spec == nil || c.st.Spec.Precision == nil {
+		c.prec, c.pts, c.porder = nil, nil, nil
+		return
+	}
+	c.prec, c.seed = c.st.Spec.Precision, c.st.Spec.Seed
+	c.initial = c.st.Spec.Replications
+	c.pts, c.porder = map[string]*pointState{}, nil
+	for _, t := range c.tasks {
+		ps := c.pts[t.Point]
+		if ps == nil {
+			ps = &pointState{tmpl: t, mean: math.NaN(), hw: math.NaN(), rel: math.NaN()}
+			c.pts[t.Point] = ps
+			c.porder = append(c.porder, t.Point)
+		}
+		ps.tasks = append(ps.tasks, t.ID)
+	}
+}
+
+// addTask appends a task of an existing point; the caller holds co.mu.
+func (c *campaign) addTask(t sweep.Task) {
+	c.index[t.ID] = len(c.tasks)
+	c.tasks = append(c.tasks, t)
+	ps := c.pts[t.Point]
+	ps.tasks = append(ps.tasks, t.ID)
+	c.st.Total = len(c.tasks)
+}
+
+// decidedAll reports whether every point of a precision campaign has a
+// final status; the caller holds co.mu.
+func (c *campaign) decidedAll() bool {
+	for _, ps := range c.pts {
+		if ps.status == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// pointReady reports whether every replication of the point has finished
+// and the point is undecided; the caller holds co.mu.
+func (c *campaign) pointReady(point string) bool {
+	ps := c.pts[point]
+	if ps == nil || ps.status != "" {
+		return false
+	}
+	for _, tid := range ps.tasks {
+		if !c.done[tid] && c.failed[tid] == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// taskPointReady is pointReady for the point of task tid.
+func (c *campaign) taskPointReady(tid string) bool {
+	i, ok := c.index[tid]
+	return ok && c.pointReady(c.tasks[i].Point)
+}
+
+// extendFromStorage adds to each undecided point the replications beyond
+// its current count that have a result (stored) or a queued message
+// (queued), contiguously, then rounds up to the batch grid. It returns the
+// number of tasks added; the caller holds c.recMu, not co.mu.
+func (co *Coordinator) extendFromStorage(c *campaign, stored, queued map[string]bool) int {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if c.prec == nil {
+		return 0
+	}
+	added := 0
+	for _, pid := range c.porder {
+		ps := c.pts[pid]
+		if ps.status != "" {
+			continue
+		}
+		r := len(ps.tasks)
+		for r < c.prec.MaxReplications {
+			t := sweep.Replicate(ps.tmpl, c.seed, r)
+			if !stored[t.ID] && !queued[t.ID] {
+				break
+			}
+			c.addTask(t)
+			added++
+			r++
+		}
+		if extra := r - c.initial; extra > 0 {
+			b := c.prec.BatchSize()
+			grid := min(c.initial+(extra+b-1)/b*b, c.prec.MaxReplications)
+			for ; r < grid; r++ {
+				c.addTask(sweep.Replicate(ps.tmpl, c.seed, r))
+				added++
+			}
+		}
+	}
+	return added
+}
+
+// decide judges every undecided point whose replications have all
+// finished, and adds replications to those above the target. It returns
+// the added tasks (to be published by the caller); the caller holds
+// c.recMu, not co.mu.
+func (co *Coordinator) decide(ctx context.Context, c *campaign) []sweep.Task {
+	type job struct {
+		pid   string
+		tasks []sweep.Task
+	}
+	co.mu.Lock()
+	if c.prec == nil {
+		co.mu.Unlock()
+		return nil
+	}
+	prec := *c.prec
+	var jobs []job
+	var ids []string
+	for _, pid := range c.porder {
+		if !c.pointReady(pid) {
+			continue
+		}
+		j := job{pid: pid}
+		for _, tid := range c.pts[pid].tasks {
+			j.tasks = append(j.tasks, c.tasks[c.index[tid]])
+			ids = append(ids, tid)
+		}
+		jobs = append(jobs, j)
+	}
+	co.mu.Unlock()
+	if len(jobs) == 0 {
+		return nil
+	}
+	recs := co.readRecords(ctx, c.id, ids)
+	var added []sweep.Task
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	for _, j := range jobs {
+		complete := true
+		for _, t := range j.tasks {
+			complete = complete && recs[t.ID] != nil
+		}
+		ps := c.pts[j.pid]
+		if !complete || ps.status != "" || len(ps.tasks) != len(j.tasks) {
+			continue // a record vanished (reconcile re-publishes it) or decided meanwhile
+		}
+		pt := aggregate.Summarize(j.tasks, recs)[0]
+		ps.n, ps.mean, ps.hw, ps.rel = 0, math.NaN(), math.NaN(), math.NaN()
+		m, ok := pt.Metric(prec.Metric)
+		if ok {
+			ps.n, ps.mean, ps.hw = m.N, m.Mean, m.HalfWidth
+			ps.rel = stats.Summary{N: m.N, Mean: m.Mean, HalfWidth: m.HalfWidth}.RelHalfWidth()
+		}
+		reps := len(j.tasks)
+		switch {
+		case pt.NUnstable > 0:
+			ps.status = PrecisionUnstable
+		case !ok || m.N == 0 || math.IsNaN(m.Mean):
+			ps.status = PrecisionUndefined
+		case ps.rel <= prec.RelHalfWidth:
+			ps.status = PrecisionMet
+		case reps >= prec.MaxReplications:
+			ps.status = PrecisionCapped
+		default:
+			for r := reps; r < min(reps+prec.BatchSize(), prec.MaxReplications); r++ {
+				t := sweep.Replicate(ps.tmpl, c.seed, r)
+				c.addTask(t)
+				added = append(added, t)
+			}
+		}
+	}
+	return added
+}
+
+// grow decides the points that are ready and publishes the replications it
+// adds; then finalises the campaign if that was the last decision.
+func (co *Coordinator) grow(ctx context.Context, c *campaign) {
+	c.recMu.Lock()
+	added := co.decide(ctx, c)
+	var err error
+	if len(added) > 0 {
+		err = co.publishAdded(ctx, c, added)
+	}
+	c.recMu.Unlock()
+	if err != nil {
+		co.o.Logf("coordinator: adding replications to %s: %v", c.id, err)
+	}
+	co.maybeFinalize(ctx, c)
+}
+
+// publishAdded publishes tasks added by decide in a new epoch.
+func (co *Coordinator) publishAdded(ctx context.Context, c *campaign, added []sweep.Task) error {
+	co.mu.Lock()
+	if c.st.State != natsutil.CampaignRunning {
+		co.mu.Unlock()
+		return nil
+	}
+	c.st.Epoch++
+	epoch := c.st.Epoch
+	co.mu.Unlock()
+	if err := co.putState(ctx, c); err != nil {
+		return err
+	}
+	co.o.Logf("coordinator: campaign %s: %d replications added for precision", c.id, len(added))
+	return co.publish(ctx, c.id, epoch, added)
+}
+
+// maybeFinalize starts finalisation if the campaign is complete.
+func (co *Coordinator) maybeFinalize(ctx context.Context, c *campaign) {
+	co.mu.Lock()
+	fin := c.st.State == natsutil.CampaignRunning && c.complete() && !c.finalizing
+	if fin {
+		c.finalizing = true
+	}
+	co.mu.Unlock()
+	if fin {
+		go co.finalize(context.WithoutCancel(ctx), c)
+	}
+}
+
+// PointPrecision is the precision outcome of one point (manifest.json
+// "precision.points", one row of precision.csv).
+type PointPrecision struct {
+	Point        string         `json:"point"`
+	Policy       string         `json:"policy"`
+	Params       map[string]any `json:"params"`
+	Axes         map[string]any `json:"axes"`
+	Replications int            `json:"replications"`
+	// N, Mean, HalfWidth, RelHalfWidth: the metric over the replications
+	// that measured it (null when undefined or unbounded).
+	N            int      `json:"n"`
+	Mean         *float64 `json:"mean"`
+	HalfWidth    *float64 `json:"hw"`
+	RelHalfWidth *float64 `json:"rel_hw"`
+	Status       string   `json:"status"`
+}
+
+// PrecisionSummary is manifest.json's "precision": the rule and its
+// outcome per point.
+type PrecisionSummary struct {
+	sweep.Precision
+	Initial int `json:"initial_replications"`
+	// Counts of points by status.
+	Met       int              `json:"met"`
+	Capped    int              `json:"max_replications_reached"`
+	Unstable  int              `json:"unstable"`
+	Undefined int              `json:"undefined"`
+	Pending   int              `json:"pending"`
+	Points    []PointPrecision `json:"points"`
+}
+
+func fptr(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+// precisionSummary snapshots c's precision state; nil without precision.
+// The caller holds co.mu.
+func (c *campaign) precisionSummary() *PrecisionSummary {
+	if c.prec == nil {
+		return nil
+	}
+	s := &PrecisionSummary{Precision: *c.prec, Initial: c.initial}
+	s.Batch = c.prec.BatchSize()
+	for _, pid := range c.porder {
+		ps := c.pts[pid]
+		st := ps.status
+		switch st {
+		case "":
+			st = PrecisionPending
+			s.Pending++
+		case PrecisionMet:
+			s.Met++
+		case PrecisionCapped:
+			s.Capped++
+		case PrecisionUnstable:
+			s.Unstable++
+		case PrecisionUndefined:
+			s.Undefined++
+		}
+		s.Points = append(s.Points, PointPrecision{Point: pid, Policy: ps.tmpl.Policy, Params: ps.tmpl.Params,
+			Axes: ps.tmpl.Axes, Replications: len(ps.tasks), N: ps.n, Mean: fptr(ps.mean), HalfWidth: fptr(ps.hw),
+			RelHalfWidth: fptr(ps.rel), Status: st})
+	}
+	return s
+}
+
+// PrecisionColumns are the columns of precision.csv, one row per point in
+// sweep order:
+//
+//	point             point id (as in summary.csv)
+//	policy, params    policy name and resolved parameters (JSON)
+//	axes              the point's axis values (JSON object)
+//	replications      replications the point ended with (initial + added)
+//	metric            the precision metric (summary.csv column stem)
+//	n                 replications that measured it
+//	mean, hw          its mean and 95% half-width over them
+//	rel_hw            hw / |mean| (stats.Summary.RelHalfWidth)
+//	target            precision.rel_half_width
+//	max_replications  precision.max_replications
+//	status            met | max_replications | unstable | undefined | pending
+//
+// Numbers use aggregate.FormatFloat (empty = undefined, inf = unbounded).
+var PrecisionColumns = []string{"point", "policy", "params", "axes", "replications", "metric", "n",
+	"mean", "hw", "rel_hw", "target", "max_replications", "status"}
+
+// WritePrecisionCSV writes s as precision.csv (columns: PrecisionColumns).
+func WritePrecisionCSV(w io.Writer, s *PrecisionSummary) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(PrecisionColumns); err != nil {
+		return err
+	}
+	for _, p := range s.Points {
+		params, _ := json.Marshal(p.Params)
+		axes, _ := json.Marshal(p.Axes)
+		mean, hw, rel := math.NaN(), math.NaN(), math.NaN()
+		if p.Mean != nil {
+			mean = *p.Mean
+		}
+		if p.HalfWidth != nil {
+			hw = *p.HalfWidth
+		} else if p.N == 1 {
+			hw = math.Inf(1)
+		}
+		if p.RelHalfWidth != nil {
+			rel = *p.RelHalfWidth
+		} else if p.N >= 1 {
+			rel = math.Inf(1)
+		}
+		if err := cw.Write([]string{p.Point, p.Policy, string(params), string(axes), strconv.Itoa(p.Replications),
+			s.Metric, strconv.Itoa(p.N), aggregate.FormatFloat(mean), aggregate.FormatFloat(hw),
+			aggregate.FormatFloat(rel), aggregate.FormatFloat(s.RelHalfWidth), strconv.Itoa(s.MaxReplications),
+			p.Status}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func precisionCSV(s *PrecisionSummary) []byte {
+	var buf bytes.Buffer
+	_ = WritePrecisionCSV(&buf, s)
+	return buf.Bytes()
+}

@@ -1,0 +1,519 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/msjfarm/msjfarm/aggregate"
+	"github.com/msjfarm/msjfarm/natsutil"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// ErrUnknownCampaign is returned for a campaign id the coordinator has
+// never seen.
+var ErrUnknownCampaign = errors.New("unknown campaign")
+
+// Submit validates and expands a sweep, stores its spec and manifest, and
+// publishes every task that has no result yet and is not already queued.
+// Submitting a campaign again resumes it (and revives a cancelled one);
+// nothing is run twice. A validation error writes nothing.
+func (co *Coordinator) Submit(ctx context.Context, req natsutil.SubmitRequest) (*natsutil.SubmitReply, error) {
+	if req.Spec == nil {
+		return nil, errors.New("submit: no sweep")
+	}
+	camp, err := sweep.Expand(req.Spec, co.o.Catalog)
+	if err != nil {
+		return nil, fmt.Errorf("invalid sweep: %w", err)
+	}
+	id := camp.ID
+	created, epoch := time.Now().UTC(), 0
+	if e, err := co.h.Campaigns.Get(ctx, id); err == nil {
+		var old natsutil.CampaignState
+		if json.Unmarshal(e.Value(), &old) == nil && !old.Created.IsZero() {
+			created, epoch = old.Created, old.Epoch
+		}
+	}
+	co.mu.Lock()
+	c := co.camps[id]
+	if c == nil {
+		c = &campaign{id: id, finished: make(chan struct{})}
+		co.camps[id] = c
+	}
+	if c.closed {
+		c.finished, c.closed = make(chan struct{}), false
+	}
+	c.st = natsutil.CampaignState{ID: id, Name: req.Spec.Name, State: natsutil.CampaignRunning,
+		Total: len(camp.Tasks), Points: camp.Points, Created: created, Spec: req.Spec,
+		Epoch: max(epoch, c.st.Epoch)}
+	if c.tasks == nil {
+		c.tasks, c.warnings = camp.Tasks, camp.Warnings
+		c.index = make(map[string]int, len(camp.Tasks))
+		for i, t := range camp.Tasks {
+			c.index[t.ID] = i
+		}
+		c.done, c.failed, c.running = map[string]bool{}, map[string]string{}, map[string]string{}
+		c.initPoints()
+	}
+	c.st.Total = len(c.tasks)
+	c.finalizing = false
+	co.mu.Unlock()
+
+	spec, err := SpecYAML(req.Spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := co.o.Store.Put(ctx, storage.CampaignSpecKey(id), spec); err != nil {
+		return nil, err
+	}
+	if err := co.putState(ctx, c); err != nil {
+		return nil, err
+	}
+	if req.RetryFailed {
+		if _, _, _, err := co.reconcile(ctx, c, false); err != nil {
+			return nil, err
+		}
+		co.mu.Lock()
+		var failed []string
+		for tid := range c.failed {
+			failed = append(failed, tid)
+		}
+		co.mu.Unlock()
+		for _, tid := range failed {
+			if err := co.o.Store.Delete(ctx, storage.ResultKey(id, tid)); err != nil {
+				return nil, err
+			}
+			_ = co.h.TaskStates.Delete(ctx, natsutil.TaskKey(id, tid))
+			co.mu.Lock()
+			delete(c.failed, tid)
+			if i, ok := c.index[tid]; ok && c.pts != nil {
+				c.pts[c.tasks[i].Point].status = "" // judged again when it finishes
+			}
+			co.mu.Unlock()
+		}
+	}
+	if _, err := co.writeManifest(ctx, c, nil); err != nil {
+		return nil, err
+	}
+	published, queued, existing, err := co.reconcile(ctx, c, true)
+	if err != nil {
+		return nil, err
+	}
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	co.o.Logf("coordinator: campaign %s (%s): %d tasks, %d with a result, %d published, %d already queued",
+		id, c.st.Name, len(c.tasks), existing, published, queued)
+	return &natsutil.SubmitReply{Campaign: id, Name: c.st.Name, Tasks: len(c.tasks), Points: c.st.Points,
+		Published: published, Queued: queued, AlreadyDone: existing, Warnings: camp.Warnings}, nil
+}
+
+func (co *Coordinator) putState(ctx context.Context, c *campaign) error {
+	co.mu.Lock()
+	data, err := json.Marshal(c.st)
+	co.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	_, err = co.h.Campaigns.Put(ctx, c.id, data)
+	return err
+}
+
+// reconcile brings c's in-memory state in line with storage and the
+// stream, and (publish) publishes the tasks that have neither a result nor
+// a message. The stream is read before storage: a task acked in between
+// has its result written before its ack, so it is seen as done.
+func (co *Coordinator) reconcile(ctx context.Context, c *campaign, publish bool) (published, queued, existing int, err error) {
+	c.recMu.Lock()
+	defer c.recMu.Unlock()
+	id := c.id
+	info, err := co.h.Tasks.Info(ctx, jetstream.WithSubjectFilter(natsutil.CampaignFilter(id)))
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("stream info: %w", err)
+	}
+	inStream := map[string]bool{}
+	for subj := range info.State.Subjects {
+		if _, tid, ok := natsutil.ParseTaskSubject(subj); ok {
+			inStream[tid] = true
+		}
+	}
+	keys, err := co.o.Store.List(ctx, storage.ResultsPrefix(id))
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	stored := map[string]bool{}
+	for _, k := range keys {
+		if tid, ok := storage.ResultTaskID(id, k); ok {
+			stored[tid] = true
+		}
+	}
+	// Classify the stored results; in precision mode, extend the points by
+	// the stored replications and judge the finished points, until nothing
+	// changes (this is how a resumed campaign recovers its added
+	// replications).
+	for {
+		var unknown []string
+		co.mu.Lock()
+		for tid := range stored {
+			if _, ok := c.index[tid]; ok && !c.done[tid] && c.failed[tid] == "" {
+				unknown = append(unknown, tid)
+			}
+		}
+		co.mu.Unlock()
+		recs := co.readRecords(ctx, id, unknown)
+		co.mu.Lock()
+		for _, tid := range unknown {
+			r := recs[tid]
+			switch {
+			case r == nil: // unreadable: leave it, it exists
+				c.done[tid] = true
+			case r.Failed():
+				c.failed[tid] = r.Error
+			default:
+				c.done[tid] = true
+			}
+			delete(c.running, tid)
+		}
+		co.mu.Unlock()
+		if c.prec == nil {
+			break
+		}
+		if co.extendFromStorage(c, stored, inStream) == 0 && len(co.decide(ctx, c)) == 0 {
+			break
+		}
+	}
+	have := map[string]bool{}
+	co.mu.Lock()
+	var missing []sweep.Task
+	for _, t := range c.tasks {
+		if stored[t.ID] {
+			have[t.ID] = true
+		}
+		if inStream[t.ID] {
+			queued++
+			continue
+		}
+		if !have[t.ID] {
+			// No record: whatever the KV says, it has to run.
+			delete(c.done, t.ID)
+			delete(c.failed, t.ID)
+			missing = append(missing, t)
+		}
+	}
+	running := c.st.State == natsutil.CampaignRunning
+	co.mu.Unlock()
+	if publish && running && len(missing) > 0 {
+		co.mu.Lock()
+		c.st.Epoch++
+		epoch := c.st.Epoch
+		co.mu.Unlock()
+		if err := co.putState(ctx, c); err != nil {
+			return 0, queued, len(have), err
+		}
+		if err := co.publish(ctx, id, epoch, missing); err != nil {
+			return 0, queued, len(have), err
+		}
+		published = len(missing)
+	}
+	co.maybeFinalize(ctx, c)
+	return published, queued, len(have), nil
+}
+
+// publish sends task messages asynchronously, in windows of publishWindow
+// unacknowledged messages, and waits for every ack.
+func (co *Coordinator) publish(ctx context.Context, id string, epoch int, tasks []sweep.Task) error {
+	for len(tasks) > 0 {
+		n := min(len(tasks), publishWindow)
+		if err := co.publishBatch(ctx, id, epoch, tasks[:n]); err != nil {
+			return err
+		}
+		tasks = tasks[n:]
+	}
+	return nil
+}
+
+const publishWindow = 1000
+
+func (co *Coordinator) publishBatch(ctx context.Context, id string, epoch int, tasks []sweep.Task) error {
+	futures := make([]jetstream.PubAckFuture, 0, len(tasks))
+	for _, t := range tasks {
+		data, err := json.Marshal(natsutil.TaskMsg{Campaign: id, Task: t})
+		if err != nil {
+			return err
+		}
+		f, err := co.js.PublishAsync(natsutil.TaskSubject(id, t.ID), data,
+			jetstream.WithMsgID(natsutil.MsgID(id, t.ID, epoch)))
+		if err != nil {
+			return fmt.Errorf("publishing task %s: %w", t.ID, err)
+		}
+		futures = append(futures, f)
+	}
+	select {
+	case <-co.js.PublishAsyncComplete():
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(2 * time.Minute):
+		return errors.New("publishing: no acks after 2 minutes")
+	}
+	for _, f := range futures {
+		select {
+		case err := <-f.Err():
+			return fmt.Errorf("publishing %s: %w", f.Msg().Subject, err)
+		default:
+		}
+	}
+	return nil
+}
+
+// readRecords reads result records (8 at a time); unreadable ones are
+// absent from the map.
+func (co *Coordinator) readRecords(ctx context.Context, id string, tids []string) map[string]*aggregate.Record {
+	out := make(map[string]*aggregate.Record, len(tids))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for _, tid := range tids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			data, err := co.o.Store.Get(ctx, storage.ResultKey(id, tid))
+			if err != nil {
+				co.o.Logf("coordinator: reading result %s: %v", tid, err)
+				return
+			}
+			var r aggregate.Record
+			if err := json.Unmarshal(data, &r); err != nil {
+				co.o.Logf("coordinator: result %s: %v", tid, err)
+				return
+			}
+			mu.Lock()
+			out[tid] = &r
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// Status reports a campaign's progress.
+func (co *Coordinator) Status(ctx context.Context, id string) (*natsutil.Status, error) {
+	co.mu.Lock()
+	c := co.camps[id]
+	if c != nil {
+		s := c.status()
+		co.mu.Unlock()
+		return &s, nil
+	}
+	co.mu.Unlock()
+	e, err := co.h.Campaigns.Get(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, fmt.Errorf("%w %q", ErrUnknownCampaign, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var st natsutil.CampaignState
+	if err := json.Unmarshal(e.Value(), &st); err != nil {
+		return nil, err
+	}
+	s := (&campaign{id: st.ID, st: st}).status()
+	return &s, nil
+}
+
+// List reports every campaign the coordinator knows.
+func (co *Coordinator) List() []natsutil.Status {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	out := make([]natsutil.Status, 0, len(co.camps))
+	for _, c := range co.camps {
+		s := c.status()
+		s.Errors = nil
+		out = append(out, s)
+	}
+	sortStatus(out)
+	return out
+}
+
+// Wait blocks until the campaign is done or cancelled (or ctx ends) and
+// returns its final status.
+func (co *Coordinator) Wait(ctx context.Context, id string) (*natsutil.Status, error) {
+	co.mu.Lock()
+	c := co.camps[id]
+	co.mu.Unlock()
+	if c == nil {
+		return nil, fmt.Errorf("%w %q", ErrUnknownCampaign, id)
+	}
+	co.mu.Lock()
+	fin := c.finished
+	co.mu.Unlock()
+	select {
+	case <-fin:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return co.Status(ctx, id)
+}
+
+// Cancel stops a campaign: queued tasks are purged from the stream, running
+// ones are stopped by their workers (they poll the campaign state), and
+// the results so far stay in storage. Submitting it again resumes it.
+func (co *Coordinator) Cancel(ctx context.Context, id string) (*natsutil.Status, error) {
+	co.mu.Lock()
+	c := co.camps[id]
+	if c == nil {
+		co.mu.Unlock()
+		return nil, fmt.Errorf("%w %q", ErrUnknownCampaign, id)
+	}
+	if c.st.State == natsutil.CampaignRunning {
+		c.st.State = natsutil.CampaignCancelled
+		c.st.Finished = time.Now().UTC()
+	}
+	co.mu.Unlock()
+	if err := co.putState(ctx, c); err != nil {
+		return nil, err
+	}
+	if err := co.h.Tasks.Purge(ctx, jetstream.WithPurgeSubject(natsutil.CampaignFilter(id))); err != nil {
+		return nil, fmt.Errorf("purging tasks: %w", err)
+	}
+	if _, err := co.writeManifest(ctx, c, nil); err != nil {
+		co.o.Logf("coordinator: manifest of %s: %v", id, err)
+	}
+	co.mu.Lock()
+	c.close()
+	s := c.status()
+	co.mu.Unlock()
+	return &s, nil
+}
+
+// advisory handles a max-deliveries advisory: the task's message was
+// delivered MaxDeliver times without an ack (workers lost or hung, or a
+// worker died on the last attempt). Its failure is recorded with the last
+// error a worker reported and the message is removed from the stream.
+func (co *Coordinator) advisory(ctx context.Context, m jetstream.Msg) {
+	var adv struct {
+		Stream     string `json:"stream"`
+		Consumer   string `json:"consumer"`
+		StreamSeq  uint64 `json:"stream_seq"`
+		Deliveries uint64 `json:"deliveries"`
+	}
+	if err := json.Unmarshal(m.Data(), &adv); err != nil || adv.StreamSeq == 0 {
+		_ = m.Term()
+		return
+	}
+	raw, err := co.h.Tasks.GetMsg(ctx, adv.StreamSeq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		_ = m.Ack() // acked, terminated or purged meanwhile
+		return
+	}
+	if err != nil {
+		co.o.Logf("coordinator: advisory for seq %d: %v", adv.StreamSeq, err)
+		_ = m.NakWithDelay(time.Second)
+		return
+	}
+	var tm natsutil.TaskMsg
+	if err := json.Unmarshal(raw.Data, &tm); err != nil {
+		_ = co.h.Tasks.DeleteMsg(ctx, adv.StreamSeq)
+		_ = m.Ack()
+		return
+	}
+	id, tid := tm.Campaign, tm.Task.ID
+	key := storage.ResultKey(id, tid)
+	if _, err := co.o.Store.Stat(ctx, key); err != nil {
+		last := "none reported (the worker was killed or hung before it could report)"
+		if e, err := co.h.TaskStates.Get(ctx, natsutil.TaskKey(id, tid)); err == nil {
+			var st natsutil.TaskState
+			if json.Unmarshal(e.Value(), &st) == nil && st.Error != "" {
+				last = st.Error
+			}
+		}
+		errText := fmt.Sprintf("not acknowledged after %d deliveries (MaxDeliver); last error: %s", adv.Deliveries, last)
+		rec := aggregate.Record{Task: tm.Task, Error: errText, Provenance: map[string]string{
+			"recorded_by": "coordinator", "host": co.host, "deliveries": fmt.Sprint(adv.Deliveries)}}
+		data, _ := json.Marshal(&rec)
+		if _, err := co.o.Store.PutIfAbsent(ctx, key, data); err != nil {
+			co.o.Logf("coordinator: recording failure of %s: %v", tid, err)
+			_ = m.NakWithDelay(time.Second)
+			return
+		}
+		st, _ := json.Marshal(natsutil.TaskState{State: natsutil.StateFailed, Worker: "coordinator", Error: errText, Updated: time.Now().UTC()})
+		if _, err := co.h.TaskStates.Put(ctx, natsutil.TaskKey(id, tid), st); err != nil {
+			co.o.Logf("coordinator: task state of %s: %v", tid, err)
+		}
+		co.o.Logf("coordinator: task %s of %s failed: %s", tid, id, errText)
+	}
+	if err := co.h.Tasks.DeleteMsg(ctx, adv.StreamSeq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		co.o.Logf("coordinator: removing message %d: %v", adv.StreamSeq, err)
+	}
+	_ = m.Ack()
+}
+
+func respond(m *nats.Msg, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		data, _ = json.Marshal(map[string]string{"error": err.Error()})
+	}
+	_ = m.Respond(data)
+}
+
+func apiCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 2*time.Minute)
+}
+
+func (co *Coordinator) apiSubmit(m *nats.Msg) {
+	var req natsutil.SubmitRequest
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		respond(m, natsutil.SubmitReply{Error: "bad request: " + err.Error()})
+		return
+	}
+	ctx, cancel := apiCtx()
+	defer cancel()
+	r, err := co.Submit(ctx, req)
+	if err != nil {
+		respond(m, natsutil.SubmitReply{Error: err.Error()})
+		return
+	}
+	respond(m, r)
+}
+
+func (co *Coordinator) apiStatus(m *nats.Msg) {
+	var req natsutil.StatusRequest
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		respond(m, natsutil.Status{Error: "bad request: " + err.Error()})
+		return
+	}
+	ctx, cancel := apiCtx()
+	defer cancel()
+	s, err := co.Status(ctx, req.Campaign)
+	if err != nil {
+		respond(m, natsutil.Status{Campaign: req.Campaign, Error: err.Error()})
+		return
+	}
+	respond(m, s)
+}
+
+func (co *Coordinator) apiCancel(m *nats.Msg) {
+	var req natsutil.StatusRequest
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		respond(m, natsutil.Status{Error: "bad request: " + err.Error()})
+		return
+	}
+	ctx, cancel := apiCtx()
+	defer cancel()
+	s, err := co.Cancel(ctx, req.Campaign)
+	if err != nil {
+		respond(m, natsutil.Status{Campaign: req.Campaign, Error: err.Error()})
+		return
+	}
+	respond(m, s)
+}
+
+func (co *Coordinator) apiList(m *nats.Msg) {
+	respond(m, natsutil.ListReply{Campaigns: co.List()})
+}

@@ -1,0 +1,110 @@
+// Package msf holds the non-preemptive need-priority policies: Most Servers
+// First (Quickswap paper, Q §4.1) and Least Servers First (Balanced
+// Splitting, B §2).
+//
+// Both order waiting jobs by server need only. Q §3.1 identifies a job class
+// with its server need ("class-i jobs all need i servers"), so workload
+// classes that share a need are one priority level here, served first come
+// first served among themselves; within a class, service is FIFO.
+package msf
+
+import "github.com/msjfarm/msjfarm/plugins/sdk"
+
+// Policies lists the policies of this family.
+var Policies = []sdk.Spec{{
+	Name: "msf",
+	Doc:  "Most Servers First (Q §4.1), non-preemptive: start waiting jobs in decreasing need order, skipping those that do not fit; FIFO within a need.",
+	New:  func() sdk.Policy { return &MSF{} },
+}, {
+	Name: "lsf",
+	Doc:  "Least Servers First (B §2), non-preemptive: start waiting jobs in increasing need order while they fit; FIFO within a need.",
+	New:  func() sdk.Policy { return &LSF{} },
+}}
+
+// MSF is Most Servers First as Q §4.1 defines it: "Whenever a job arrives or
+// completes, MSF tries to put as many additional jobs as possible into
+// service, starting with the job that demands the most servers and moving in
+// descending order of server demands. This process ends when either all
+// servers are utilized or MSF has considered all jobs in the queue."
+//
+// So MSF does not block: when the highest-need waiting job does not fit, it
+// moves on to smaller needs ("considered all jobs in the queue"). This is
+// what gives MSF its two alternating phases in the one-or-all case (Q §4.1):
+// while 1-server jobs run, a waiting k-server job cannot fit and 1-server
+// jobs keep entering, so MSF only switches class when it runs out of jobs of
+// the current class. (B §2 describes a preemptive MSF; this is Q's
+// non-preemptive one.)
+//
+// Cost: after every decision no waiting job fits in the idle servers (each
+// was considered), so an arrival only has to check whether the new job fits
+// (O(1)); a completion walks the non-empty need groups that can fit,
+// O(#needs/64 + jobs started).
+type MSF struct {
+	g needGroups
+}
+
+// Init builds the need groups (decreasing need).
+func (p *MSF) Init(s *sdk.System) error { p.g.reset(s, true); return nil }
+
+// Arrive starts j at once if it fits, else queues it. No older waiting job
+// fits (the invariant above), so this is the whole MSF pass.
+func (p *MSF) Arrive(s *sdk.System, j *sdk.Job) {
+	if j.Need() <= s.Free() {
+		s.Start(j)
+		return
+	}
+	p.g.push(j)
+}
+
+// Complete refills the freed servers in decreasing need order.
+func (p *MSF) Complete(s *sdk.System, _ *sdk.Job) {
+	g := &p.g
+	if g.total == 0 {
+		return
+	}
+	free := s.Free()
+	for i := g.next(g.from[free]); i >= 0; i = g.next(max(i+1, g.from[free])) {
+		for g.q[i].Len() > 0 && g.need[i] <= free {
+			s.Start(g.pop(i))
+			free = s.Free()
+		}
+	}
+}
+
+// LSF is Least Servers First (B §2: "at all times, priority is given to jobs
+// with the smallest server needs"), non-preemptive as POLICIES.md lists it:
+// whenever servers are idle, waiting jobs are started in increasing need
+// order. Whether it blocks or skips when a job does not fit is moot: every
+// job after it in that order needs at least as many servers, so none would
+// fit either. B reports it as apparently unstable in its experiments; it is
+// here as a reference point.
+type LSF struct {
+	g needGroups
+}
+
+// Init builds the need groups (increasing need).
+func (p *LSF) Init(s *sdk.System) error { p.g.reset(s, false); return nil }
+
+// Arrive starts j at once if it fits (after every decision no waiting job
+// fits), else queues it.
+func (p *LSF) Arrive(s *sdk.System, j *sdk.Job) {
+	if j.Need() <= s.Free() {
+		s.Start(j)
+		return
+	}
+	p.g.push(j)
+}
+
+// Complete refills the freed servers in increasing need order, stopping at
+// the first waiting job that does not fit.
+func (p *LSF) Complete(s *sdk.System, _ *sdk.Job) {
+	g := &p.g
+	for i := g.next(0); i >= 0; i = g.next(i + 1) {
+		for g.q[i].Len() > 0 {
+			if g.need[i] > s.Free() {
+				return
+			}
+			s.Start(g.pop(i))
+		}
+	}
+}

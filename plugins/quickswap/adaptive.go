@@ -1,0 +1,156 @@
+package quickswap
+
+import "github.com/msjfarm/msjfarm/plugins/sdk"
+
+// Adaptive is Adaptive Quickswap (Q §4.4). It admits jobs in MSF order and
+// alternates between
+//
+//	working phase: whenever servers become available, start the waiting
+//	               job with the largest need that fits in the idle servers
+//	               (repeatedly: MSF's pass, Q §4.1);
+//	trigger:       switch to draining when some class is waiting and not in
+//	               service, and no class in service has a job waiting;
+//	draining phase: start no job except the waiting job with the largest
+//	               need; once it has started, switch to working.
+//
+// Choices where Q leaves room (each tested):
+//
+//   - The working phase's MSF pass runs after every arrival and completion
+//     (MSF's own rule, Q §4.1: "whenever a job arrives or completes"), so an
+//     arriving job that fits starts at once, and the trigger is checked on
+//     the state the pass leaves. Every waiting job is then too big for the
+//     idle servers, so the trigger says: the jobs held back all belong to
+//     classes shut out of service, and the classes in service have nothing
+//     left to run.
+//   - "The job in the queue with the largest server need" is re-read at
+//     every event while draining: a larger job arriving during the drain
+//     becomes the one waited for. Among equal needs, the oldest.
+//   - When that job starts, the working phase begins at once with an MSF
+//     pass over the servers still idle (as Q's published simulator does),
+//     so other jobs that fit start at the same instant.
+//   - Q defines no threshold for Adaptive Quickswap; it has no parameter.
+//
+// Counters, over the measurement window: drain_fraction (fraction of time
+// draining), drain_rate (draining phases entered per unit time), mean_drain
+// (time draining over the number of draining phases entered).
+type Adaptive struct {
+	g     needGroups
+	drain bool
+	// Trigger bookkeeping, O(1) per change: blocked counts classes with a
+	// job in service and one waiting; starved counts classes with a job
+	// waiting and none in service.
+	blocked, starved int
+
+	clk    clock
+	tDrain float64
+	tAll   float64
+	drains int64
+}
+
+// Init resets the state.
+func (p *Adaptive) Init(s *sdk.System) error {
+	p.g.reset(s)
+	p.drain = false
+	p.blocked, p.starved = 0, 0
+	p.clk = clock{}
+	p.tDrain, p.tAll, p.drains = 0, 0, 0
+	return nil
+}
+
+// StartMeasuring opens the counters' window.
+func (p *Adaptive) StartMeasuring(s *sdk.System) {
+	p.clk.start(s.Now())
+	p.tDrain, p.tAll, p.drains = 0, 0, 0
+}
+
+func (p *Adaptive) account(s *sdk.System) {
+	dt := p.clk.advance(s)
+	p.tAll += dt
+	if p.drain {
+		p.tDrain += dt
+	}
+}
+
+// status is 1 for a blocked class, 2 for a starved one, 0 otherwise.
+func (p *Adaptive) status(i int) int {
+	w, r := p.g.q[i].Len() > 0, p.g.run[i] > 0
+	switch {
+	case w && r:
+		return 1
+	case w:
+		return 2
+	}
+	return 0
+}
+
+func (p *Adaptive) tally(i, sign int) {
+	switch p.status(i) {
+	case 1:
+		p.blocked += sign
+	case 2:
+		p.starved += sign
+	}
+}
+
+// Arrive queues j and applies the phase rules.
+func (p *Adaptive) Arrive(s *sdk.System, j *sdk.Job) {
+	p.account(s)
+	i := p.g.of[j.Class()]
+	p.tally(i, -1)
+	p.g.push(i, j)
+	p.tally(i, +1)
+	p.step(s)
+}
+
+// Complete updates the counts and applies the phase rules.
+func (p *Adaptive) Complete(s *sdk.System, j *sdk.Job) {
+	p.account(s)
+	i := p.g.of[j.Class()]
+	p.tally(i, -1)
+	p.g.run[i]--
+	p.tally(i, +1)
+	p.step(s)
+}
+
+func (p *Adaptive) start(s *sdk.System, i int) {
+	p.tally(i, -1)
+	s.Start(p.g.pop(i))
+	p.g.run[i]++
+	p.tally(i, +1)
+}
+
+func (p *Adaptive) step(s *sdk.System) {
+	g := &p.g
+	if p.drain {
+		i := g.next(0) // largest need waiting
+		if i < 0 || g.need[i] > s.Free() {
+			return
+		}
+		p.start(s, i)
+		p.drain = false
+	}
+	if g.total > 0 {
+		free := s.Free()
+		for i := g.next(g.from[free]); i >= 0; i = g.next(max(i+1, g.from[free])) {
+			for g.q[i].Len() > 0 && g.need[i] <= free {
+				p.start(s, i)
+				free = s.Free()
+			}
+		}
+	}
+	if p.starved > 0 && p.blocked == 0 {
+		p.drain = true
+		if p.clk.on {
+			p.drains++
+		}
+	}
+}
+
+// Counters reports the draining statistics.
+func (p *Adaptive) Counters() []sdk.Counter {
+	return []sdk.Counter{
+		{Name: "drain_fraction", Value: ratio(p.tDrain, p.tAll)},
+		{Name: "drain_rate", Value: ratio(float64(p.drains), p.tAll)},
+		{Name: "mean_drain", Value: ratio(p.tDrain, float64(p.drains))},
+	}
+}

@@ -1,0 +1,33 @@
+package quickswap_test
+
+import (
+	"testing"
+
+	"github.com/msjfarm/msjfarm/plugins/quickswap"
+	"github.com/msjfarm/msjfarm/sim/simtest"
+)
+
+// The benchmarks run one-or-all at λ = 7 (ρ = 0.897, inside the stability
+// region of all three, Q Thm 1, Remark 1; FCFS's benchmark point) and Borg
+// cell B (26 classes, k = 2048) at λ = 2. MSFQ is defined for one-or-all
+// only (Init refuses Borg cell B), so it has no Borg benchmark.
+
+func BenchmarkMSFQOneOrAll(b *testing.B) {
+	simtest.Bench(b, named(b, "one-or-all", 7), quickswap.NewMSFQ(-1), 1000000)
+}
+
+func BenchmarkStaticOneOrAll(b *testing.B) {
+	simtest.Bench(b, named(b, "one-or-all", 7), quickswap.NewStatic(-1, "", ""), 1000000)
+}
+
+func BenchmarkStaticBorgB(b *testing.B) {
+	simtest.Bench(b, named(b, "borg-b", 2), quickswap.NewStatic(-1, "", ""), 1000000)
+}
+
+func BenchmarkAdaptiveOneOrAll(b *testing.B) {
+	simtest.Bench(b, named(b, "one-or-all", 7), &quickswap.Adaptive{}, 1000000)
+}
+
+func BenchmarkAdaptiveBorgB(b *testing.B) {
+	simtest.Bench(b, named(b, "borg-b", 2), &quickswap.Adaptive{}, 1000000)
+}

@@ -1,0 +1,14 @@
+// Command msjfarm-policy-quickswap is the plugin binary of the quickswap policy
+// family: msjfarm workers start it and run replications through it (see
+// plugins/host). Run by hand it only says that it is a plugin.
+package main
+
+import (
+	"github.com/msjfarm/msjfarm/plugins/quickswap"
+	"github.com/msjfarm/msjfarm/plugins/sdk"
+)
+
+// version is the plugin's own version, recorded with every result.
+const version = "0.1.0"
+
+func main() { sdk.Serve("quickswap", version, quickswap.Policies) }

@@ -1,0 +1,14 @@
+// Command msjfarm-policy-srpt is the plugin binary of the srpt policy
+// family: msjfarm workers start it and run replications through it (see
+// plugins/host). Run by hand it only says that it is a plugin.
+package main
+
+import (
+	"github.com/msjfarm/msjfarm/plugins/sdk"
+	"github.com/msjfarm/msjfarm/plugins/srpt"
+)
+
+// version is the plugin's own version, recorded with every result.
+const version = "0.1.0"
+
+func main() { sdk.Serve("srpt", version, srpt.Policies) }

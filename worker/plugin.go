@@ -1,0 +1,519 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/msjfarm/msjfarm/plugins/host"
+	"github.com/msjfarm/msjfarm/plugins/sdk"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// Runner names, as recorded in every result's provenance ("runner").
+const (
+	RunnerInProcess = "in-process"
+	RunnerPlugin    = "plugin"
+)
+
+type campaignKey struct{}
+
+// WithCampaign tells a Runner which campaign a task belongs to (the worker
+// sets it), so that a PluginRunner can use the binaries the campaign pins.
+func WithCampaign(ctx context.Context, campaign string) context.Context {
+	return context.WithValue(ctx, campaignKey{}, campaign)
+}
+
+// CampaignFrom returns the campaign set by WithCampaign ("" if none).
+func CampaignFrom(ctx context.Context) string {
+	c, _ := ctx.Value(campaignKey{}).(string)
+	return c
+}
+
+// PluginEntry is one policy served by a plugin binary found on the search
+// path.
+type PluginEntry struct {
+	Policy  string `json:"policy"`
+	Plugin  string `json:"plugin"` // the plugin's name (its Info)
+	Version string `json:"version"`
+	Engine  string `json:"engine"`
+	Path    string `json:"path"`
+	SHA256  string `json:"sha256"`
+}
+
+// PluginIndex maps policy names to the plugin binaries serving them, built
+// from the binaries' Info (each binary is started once, through the host
+// that will run it, so the processes are reused).
+type PluginIndex struct {
+	Dirs     []string
+	Binaries []*host.Info
+	policies map[string]PluginEntry // by lower-case policy name
+	// Warnings: binaries that did not start or answer, and policies served
+	// by more than one binary (the first one on the search path wins,
+	// like PATH: Discover orders by family, so ties go to the binary found
+	// first in that order).
+	Warnings []string
+}
+
+// IndexPlugins discovers the plugin binaries in dirs (host.Discover) and
+// asks each for its policies. A binary that fails to start is skipped with
+// a warning.
+func IndexPlugins(ctx context.Context, h *host.Host, dirs []string) *PluginIndex {
+	ix := &PluginIndex{Dirs: dirs, policies: map[string]PluginEntry{}}
+	found := host.Discover(dirs)
+	infos := make([]*host.Info, len(found))
+	errs := make([]error, len(found))
+	var wg sync.WaitGroup
+	for i, f := range found {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			infos[i], errs[i] = h.Info(ctx, host.Binary{Path: f.Path})
+		}()
+	}
+	wg.Wait()
+	for i, in := range infos {
+		if errs[i] != nil {
+			ix.Warnings = append(ix.Warnings, fmt.Sprintf("plugin %s skipped: %v", found[i].Path, errs[i]))
+			continue
+		}
+		ix.Binaries = append(ix.Binaries, in)
+		for _, p := range in.Policies {
+			k := strings.ToLower(p.Name)
+			if old, ok := ix.policies[k]; ok {
+				ix.Warnings = append(ix.Warnings, fmt.Sprintf("policy %s is served by %s and %s: using the first", p.Name, old.Path, in.Path))
+				continue
+			}
+			ix.policies[k] = PluginEntry{Policy: p.Name, Plugin: in.Name, Version: in.Version,
+				Engine: in.Engine, Path: in.Path, SHA256: in.SHA256}
+		}
+	}
+	return ix
+}
+
+// Lookup returns the binary serving policy.
+func (ix *PluginIndex) Lookup(policy string) (PluginEntry, bool) {
+	if ix == nil {
+		return PluginEntry{}, false
+	}
+	e, ok := ix.policies[strings.ToLower(policy)]
+	return e, ok
+}
+
+// Missing lists the policies (deduplicated, sorted) no binary serves.
+func (ix *PluginIndex) Missing(policies []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range policies {
+		if _, ok := ix.Lookup(p); !ok && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ChooseRunner applies the -runner rules to a campaign: "inprocess" always
+// runs in-process; "plugin" requires a plugin binary for every policy of
+// the campaign (and no replayed trace, which the plugin runner does not
+// ship); "auto" uses plugins when that requirement holds and in-process
+// otherwise. It returns whether to use plugins and why.
+func ChooseRunner(mode string, tasks []sweep.Task, ix *PluginIndex) (plugin bool, why string, err error) {
+	var policies []string
+	trace := false
+	for i := range tasks {
+		policies = append(policies, tasks[i].Policy)
+		trace = trace || tasks[i].Trace != nil
+	}
+	switch mode {
+	case "inprocess", "in-process":
+		return false, "-runner inprocess", nil
+	case "plugin", "auto", "":
+	default:
+		return false, "", fmt.Errorf("-runner %q: want auto, plugin or inprocess", mode)
+	}
+	var reason string
+	if miss := ix.Missing(policies); len(miss) > 0 {
+		reason = fmt.Sprintf("no plugin binary for %s on the search path (%s)", strings.Join(miss, ", "),
+			strings.Join(ix.Dirs, string(os.PathListSeparator)))
+	} else if trace {
+		reason = "the campaign replays a trace, which the plugin runner does not support"
+	}
+	if reason != "" {
+		if mode == "plugin" {
+			return false, "", errors.New(reason)
+		}
+		return false, "auto: " + reason, nil
+	}
+	if mode == "plugin" {
+		return true, fmt.Sprintf("-runner plugin: %d binaries indexed", len(ix.Binaries)), nil
+	}
+	return true, fmt.Sprintf("auto: every policy has a plugin binary (%d indexed)", len(ix.Binaries)), nil
+}
+
+// PluginPin is the binary a campaign pins for one policy.
+type PluginPin struct {
+	Plugin  string `json:"plugin"`
+	Version string `json:"version"`
+	Engine  string `json:"engine"`
+	SHA256  string `json:"sha256"`
+	// Key is where the binary is in storage (storage.PluginKey).
+	Key string `json:"key"`
+}
+
+// Pins is campaigns/<id>/plugins.json: the plugin binary of each policy of
+// a campaign run with plugins. Workers run exactly these binaries,
+// fetching them from storage when theirs differ.
+type Pins struct {
+	Campaign string               `json:"campaign"`
+	Policies map[string]PluginPin `json:"policies"`
+}
+
+// PinsKey is the storage key of a campaign's Pins.
+func PinsKey(campaign string) string { return "campaigns/" + campaign + "/plugins.json" }
+
+// ReadPins returns a campaign's pins (nil, nil if it has none).
+func ReadPins(ctx context.Context, st storage.Store, campaign string) (*Pins, error) {
+	data, err := st.Get(ctx, PinsKey(campaign))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var p Pins
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, fmt.Errorf("%s: %w", PinsKey(campaign), err)
+	}
+	return &p, nil
+}
+
+// PinPlugins pins, for a campaign about to be submitted, the binary of
+// each policy: it uploads each binary to storage.PluginKey(name, sha256)
+// unless already there and records the pins at PinsKey. A campaign
+// pinned before keeps its pins (a resumed campaign runs the same code);
+// policies it lacks are added. Warnings say where a local binary differs
+// from the pinned one (workers then fetch the pinned one).
+func PinPlugins(ctx context.Context, st storage.Store, campaign string, policies []string, ix *PluginIndex) (*Pins, []string, error) {
+	old, err := ReadPins(ctx, st, campaign)
+	if err != nil {
+		return nil, nil, err
+	}
+	pins := &Pins{Campaign: campaign, Policies: map[string]PluginPin{}}
+	if old != nil {
+		for k, v := range old.Policies {
+			pins.Policies[k] = v
+		}
+	}
+	var warnings []string
+	changed := old == nil
+	uploaded := map[string]bool{}
+	for _, pol := range policies {
+		e, ok := ix.Lookup(pol)
+		if p, pinned := pins.Policies[pol]; pinned {
+			if ok && e.SHA256 != p.SHA256 {
+				warnings = append(warnings, fmt.Sprintf("campaign %s pins %s sha256 %s for policy %s; the local binary %s has sha256 %s: the pinned one is used",
+					campaign, p.Plugin, p.SHA256, pol, e.Path, e.SHA256))
+			}
+			continue
+		}
+		if !ok {
+			return nil, nil, fmt.Errorf("pinning policy %s: no plugin binary serves it", pol)
+		}
+		key := storage.PluginKey(e.Plugin, e.SHA256)
+		if !uploaded[key] {
+			if _, err := st.Stat(ctx, key); errors.Is(err, storage.ErrNotFound) {
+				// The file may have changed since it was indexed: upload,
+				// then check what was uploaded.
+				if err := st.PutFile(ctx, key, e.Path); err != nil {
+					return nil, nil, fmt.Errorf("uploading %s: %w", e.Path, err)
+				}
+				if sum, err := host.Checksum(e.Path); err != nil || sum != e.SHA256 {
+					_ = st.Delete(ctx, key)
+					return nil, nil, fmt.Errorf("plugin %s changed while being pinned (sha256 %s, indexed as %s)", e.Path, sum, e.SHA256)
+				}
+			} else if err != nil {
+				return nil, nil, err
+			}
+			uploaded[key] = true
+		}
+		pins.Policies[pol] = PluginPin{Plugin: e.Plugin, Version: e.Version, Engine: e.Engine, SHA256: e.SHA256, Key: key}
+		changed = true
+	}
+	if changed {
+		data, err := json.MarshalIndent(pins, "", "  ")
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := st.Put(ctx, PinsKey(campaign), append(data, '\n')); err != nil {
+			return nil, nil, err
+		}
+	}
+	return pins, warnings, nil
+}
+
+// PluginRunner runs replications in policy plugins through a plugins/host
+// Host: the task's policy resolves to the binary its campaign pins (see
+// Pins; fetched from Store into CacheDir and verified when this machine
+// lacks it) or, for a campaign without pins, to the binary serving it on
+// the search path (Index). Plugin processes are reused across tasks; Close
+// stops them (the worker closes its runner when it stops).
+//
+// Errors: the host's classification decides. A crash, a start failure or
+// a deadline is retried; a checksum or protocol mismatch, an invalid
+// request or a failed replication is permanent. A context ending (worker
+// shutdown, run.deadline, cancelled campaign) returns an error wrapping
+// the context's error, as InProcess does.
+type PluginRunner struct {
+	Host *host.Host
+	// Index resolves policies of unpinned campaigns; nil: built from Dirs
+	// on first use.
+	Index *PluginIndex
+	Dirs  []string
+	// Store holds pins and pinned binaries (nil: pins are ignored).
+	Store storage.Store
+	// CacheDir receives binaries fetched from Store (default
+	// <user cache dir>/msjfarm/plugins).
+	CacheDir string
+	// Fallback runs tasks whose policy has no plugin binary, pinned or
+	// found (nil: such a task fails permanently).
+	Fallback Runner
+	// Logf logs fetches (default: discard).
+	Logf func(format string, args ...any)
+
+	ixMu    sync.Mutex
+	pinMu   sync.Mutex
+	pins    map[string]pinsEntry
+	fetchMu sync.Mutex
+}
+
+type pinsEntry struct {
+	pins *Pins
+	at   time.Time
+}
+
+// Close stops the plugin processes.
+func (r *PluginRunner) Close() error { return r.Host.Close() }
+
+func (r *PluginRunner) logf(format string, args ...any) {
+	if r.Logf != nil {
+		r.Logf(format, args...)
+	}
+}
+
+func (r *PluginRunner) index(ctx context.Context) *PluginIndex {
+	r.ixMu.Lock()
+	defer r.ixMu.Unlock()
+	if r.Index == nil {
+		r.Index = IndexPlugins(ctx, r.Host, r.Dirs)
+		for _, w := range r.Index.Warnings {
+			r.logf("plugin runner: %s", w)
+		}
+	}
+	return r.Index
+}
+
+// campaignPins reads (and caches) a campaign's pins. Found pins are cached
+// for good; their absence for 30 s.
+func (r *PluginRunner) campaignPins(ctx context.Context, campaign string) (*Pins, error) {
+	if r.Store == nil || campaign == "" {
+		return nil, nil
+	}
+	r.pinMu.Lock()
+	e, ok := r.pins[campaign]
+	r.pinMu.Unlock()
+	if ok && (e.pins != nil || time.Since(e.at) < 30*time.Second) {
+		return e.pins, nil
+	}
+	p, err := ReadPins(ctx, r.Store, campaign)
+	if err != nil {
+		return nil, err
+	}
+	r.pinMu.Lock()
+	if r.pins == nil {
+		r.pins = map[string]pinsEntry{}
+	}
+	r.pins[campaign] = pinsEntry{pins: p, at: time.Now()}
+	r.pinMu.Unlock()
+	return p, nil
+}
+
+func (r *PluginRunner) cacheDir() (string, error) {
+	if r.CacheDir != "" {
+		return r.CacheDir, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no plugin cache directory: %w", err)
+	}
+	return filepath.Join(d, "msjfarm", "plugins"), nil
+}
+
+// fetch returns the local copy of a pinned binary, downloading it from
+// storage into the cache and verifying its sha256 if needed.
+func (r *PluginRunner) fetch(ctx context.Context, policy string, pin PluginPin) (string, error) {
+	dir, err := r.cacheDir()
+	if err != nil {
+		return "", err
+	}
+	final := filepath.Join(dir, pin.Plugin, pin.SHA256, host.BinaryPrefix+pin.Plugin)
+	r.fetchMu.Lock()
+	defer r.fetchMu.Unlock()
+	if _, err := os.Stat(final); err == nil {
+		return final, nil // the host verifies it again at process start
+	}
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		return "", err
+	}
+	key := pin.Key
+	if key == "" {
+		key = storage.PluginKey(pin.Plugin, pin.SHA256)
+	}
+	tmp := final + ".download"
+	if err := r.Store.GetFile(ctx, key, tmp); err != nil {
+		return "", fmt.Errorf("fetching plugin %s (sha256 %s) from %s: %w", pin.Plugin, pin.SHA256, r.Store.URL(), err)
+	}
+	sum, err := host.Checksum(tmp)
+	if err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	if sum != pin.SHA256 {
+		os.Remove(tmp)
+		return "", &host.Error{Kind: host.ErrChecksum, Binary: r.Store.URL() + "/" + key, SHA256: pin.SHA256, Policy: policy,
+			Msg: fmt.Sprintf("the binary fetched from storage has sha256 %s, the campaign pins %s: refusing to run it", sum, pin.SHA256)}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	r.logf("plugin runner: fetched %s (sha256 %s) from %s into %s", pin.Plugin, pin.SHA256, r.Store.URL(), final)
+	return final, nil
+}
+
+// resolve finds the binary of t's policy; ok is false when there is none
+// (and the campaign pins none).
+func (r *PluginRunner) resolve(ctx context.Context, t *sweep.Task) (b host.Binary, ok bool, err error) {
+	pins, err := r.campaignPins(ctx, CampaignFrom(ctx))
+	if err != nil {
+		return b, false, fmt.Errorf("reading plugin pins: %w", err)
+	}
+	ix := r.index(ctx)
+	local, found := ix.Lookup(t.Policy)
+	if pins != nil {
+		if pin, pinned := pins.Policies[t.Policy]; pinned {
+			if found && local.SHA256 == pin.SHA256 {
+				return host.Binary{Path: local.Path, SHA256: pin.SHA256}, true, nil
+			}
+			if r.Store == nil {
+				return b, false, &PermanentError{fmt.Errorf("policy %s: no local binary with the pinned sha256 %s and no storage to fetch it from", t.Policy, pin.SHA256)}
+			}
+			p, err := r.fetch(ctx, t.Policy, pin)
+			if err != nil {
+				return b, false, err
+			}
+			return host.Binary{Path: p, SHA256: pin.SHA256}, true, nil
+		}
+	}
+	if !found {
+		return b, false, nil
+	}
+	return host.Binary{Path: local.Path}, true, nil
+}
+
+// PluginRequest is the plugin request of a task.
+func PluginRequest(t *sweep.Task) (*sdk.RunRequest, error) {
+	if t.Trace != nil {
+		return nil, errors.New("the plugin runner does not replay traces (run it with -runner inprocess)")
+	}
+	c := t.Config()
+	return &sdk.RunRequest{Policy: t.Policy, Params: t.Params, Workload: t.Workload,
+		ArrivalRate: t.ArrivalRate, Interarrival: t.Interarrival,
+		Run: sdk.RunConfig{Seed: c.Seed, Warmup: c.Warmup, Arrivals: c.Arrivals, MSER: c.MSER,
+			MaxInSystem: c.MaxInSystem, DrainLimit: c.DrainLimit,
+			SeriesInterval: c.SeriesInterval, SeriesMax: c.SeriesMax}}, nil
+}
+
+// noDeadline stands for "no run.deadline" (the host needs one).
+const noDeadline = 30 * 24 * time.Hour
+
+// Run runs the task in its policy's plugin.
+func (r *PluginRunner) Run(ctx context.Context, t *sweep.Task, progress func(done, total int64)) (*Outcome, error) {
+	if t.Trace != nil && r.Fallback != nil {
+		return r.Fallback.Run(ctx, t, progress)
+	}
+	b, ok, err := r.resolve(ctx, t)
+	if err == nil && !ok {
+		if r.Fallback != nil {
+			return r.Fallback.Run(ctx, t, progress)
+		}
+		return nil, &PermanentError{fmt.Errorf("no plugin binary serves policy %s (search path %s)", t.Policy,
+			strings.Join(r.index(ctx).Dirs, string(os.PathListSeparator)))}
+	}
+	if err != nil {
+		return nil, r.taskError(ctx, err)
+	}
+	req, err := PluginRequest(t)
+	if err != nil {
+		return nil, &PermanentError{err}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dl := t.Run.Deadline
+	if dl <= 0 {
+		dl = noDeadline
+		if d, ok := ctx.Deadline(); ok {
+			dl = time.Until(d)
+		}
+	}
+	out, err := r.Host.Run(ctx, b, req, host.RunOptions{Deadline: dl, Progress: progress})
+	if err != nil {
+		return nil, r.taskError(ctx, err)
+	}
+	return &Outcome{Result: out.Result, Provenance: Provenance{
+		Runner: RunnerPlugin, Plugin: out.Plugin.Name, PluginVersion: out.Plugin.Version,
+		PluginSHA256: out.Plugin.SHA256, Engine: out.Plugin.Engine, CPU: out.PluginCPU,
+	}}, nil
+}
+
+// taskError classifies a failure for the worker: a context that ended
+// wins (so shutdown releases the task and run.deadline is reported as
+// such); host errors are permanent unless the host calls them retryable;
+// anything else (storage) is retried.
+func (r *PluginRunner) taskError(ctx context.Context, err error) error {
+	if d, ok := ctx.Deadline(); ok && errors.Is(err, host.ErrDeadline) && time.Until(d) < time.Second {
+		// The plugin's deadline and the context's are the same moment
+		// measured by two clocks: let the context catch up.
+		t := time.NewTimer(time.Until(d) + 50*time.Millisecond)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: %w", ctx.Err(), err)
+	}
+	var he *host.Error
+	if errors.As(err, &he) {
+		if he.Retryable() {
+			return err
+		}
+		return &PermanentError{err}
+	}
+	return err
+}

@@ -1,0 +1,260 @@
+package worker_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/msjfarm/msjfarm/plugins/host"
+	"github.com/msjfarm/msjfarm/plugins/host/hosttest"
+	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/worker"
+)
+
+// pluginDir holds the fcfs plugin binary built by TestMain.
+var pluginDir string
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		dir, err := os.MkdirTemp("", "msjfarm-worker-test-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		pluginDir = filepath.Join(dir, "bin")
+		if err := hosttest.Build(pluginDir, "./plugins/fcfs/cmd/msjfarm-policy-fcfs"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return m.Run()
+	}())
+}
+
+func fcfsBinary() string { return filepath.Join(pluginDir, "msjfarm-policy-fcfs") }
+
+func newRunner(t *testing.T, dirs []string, st storage.Store) *worker.PluginRunner {
+	t.Helper()
+	r := &worker.PluginRunner{Host: host.New(host.Config{MaxConcurrent: 2}), Dirs: dirs, Store: st,
+		CacheDir: filepath.Join(t.TempDir(), "cache"), Logf: t.Logf}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func resultJSON(t *testing.T, r *sim.Result) []byte {
+	t.Helper()
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestPluginRunnerMatchesInProcess: the same task gives the same result
+// bytes in the plugin as in-process, with the plugin's provenance.
+func TestPluginRunnerMatchesInProcess(t *testing.T) {
+	r := newRunner(t, []string{pluginDir}, nil)
+	ts := tasks(t, 3000, 0)
+	sum, err := host.Checksum(fcfsBinary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ts {
+		progress := 0
+		out, err := r.Run(context.Background(), &ts[i], func(done, total int64) { progress++ })
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := worker.InProcess{}.Run(context.Background(), &ts[i], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := resultJSON(t, out.Result), resultJSON(t, in.Result); !bytes.Equal(a, b) {
+			t.Fatalf("task %s: plugin result\n%s\nin-process result\n%s", ts[i].ID, a, b)
+		}
+		p := out.Provenance
+		if p.Runner != worker.RunnerPlugin || p.Plugin != "fcfs" || p.PluginVersion == "" || p.PluginSHA256 != sum ||
+			p.Engine != sim.Version || progress == 0 {
+			t.Fatalf("provenance %+v, %d progress calls", p, progress)
+		}
+	}
+	if n := r.Host.Starts(); n != 1 {
+		t.Fatalf("%d plugin processes started, want 1 (reused)", n)
+	}
+	// A policy no binary serves is a permanent error...
+	bad := ts[0]
+	bad.Policy = "msf"
+	var perm *worker.PermanentError
+	if _, err := r.Run(context.Background(), &bad, nil); !errors.As(err, &perm) || !strings.Contains(err.Error(), "no plugin binary serves policy msf") {
+		t.Fatalf("err %v", err)
+	}
+	// ...unless there is a fallback.
+	r.Fallback = worker.InProcess{}
+	if out, err := r.Run(context.Background(), &bad, nil); err != nil || out.Provenance.Runner != worker.RunnerInProcess {
+		t.Fatalf("fallback: %v", err)
+	}
+	// A context ending stops the replication; the error wraps the
+	// context's, as InProcess's does.
+	long := tasks(t, 1e8, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := r.Run(ctx, &long[0], nil); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 10*time.Second {
+		t.Fatalf("err %v after %v", err, time.Since(start))
+	}
+}
+
+// pin pins fcfs for campaign "camp" in st, as a coordinator machine with
+// the binary on its search path does.
+func pin(t *testing.T, st storage.Store) worker.PluginPin {
+	t.Helper()
+	h := host.New(host.Config{})
+	defer h.Close()
+	ix := worker.IndexPlugins(context.Background(), h, []string{pluginDir})
+	pins, warn, err := worker.PinPlugins(context.Background(), st, "camp", []string{"fcfs"}, ix)
+	if err != nil || len(warn) > 0 {
+		t.Fatalf("pin: %v %v", err, warn)
+	}
+	p := pins.Policies["fcfs"]
+	sum, _ := host.Checksum(fcfsBinary())
+	if p.SHA256 != sum || p.Key != storage.PluginKey("fcfs", sum) {
+		t.Fatalf("pin %+v, binary sha256 %s", p, sum)
+	}
+	if info, err := st.Stat(context.Background(), p.Key); err != nil || info.Size == 0 {
+		t.Fatalf("binary not uploaded: %v", err)
+	}
+	return p
+}
+
+// TestPluginRunnerFetchesPinned: a worker without the binary, or with a
+// different one, fetches the pinned binary from storage, verifies it and
+// runs it.
+func TestPluginRunnerFetchesPinned(t *testing.T) {
+	ctx := worker.WithCampaign(context.Background(), "camp")
+	st, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pin(t, st)
+	ts := tasks(t, 2000, 0)
+	want, err := worker.InProcess{}.Run(ctx, &ts[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A different local fcfs binary (same code, extra bytes: another sha256).
+	other := t.TempDir()
+	b, err := os.ReadFile(fcfsBinary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "msjfarm-policy-fcfs"), append(b, "rebuilt"...), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, dirs := range map[string][]string{"no binary": {t.TempDir()}, "different binary": {other}} {
+		r := newRunner(t, dirs, st)
+		out, err := r.Run(ctx, &ts[0], nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if out.Provenance.PluginSHA256 != p.SHA256 || !bytes.Equal(resultJSON(t, out.Result), resultJSON(t, want.Result)) {
+			t.Fatalf("%s: provenance %+v", name, out.Provenance)
+		}
+		cached := filepath.Join(r.CacheDir, "fcfs", p.SHA256, "msjfarm-policy-fcfs")
+		if sum, err := host.Checksum(cached); err != nil || sum != p.SHA256 {
+			t.Fatalf("%s: cached binary %s: %v %s", name, cached, err, sum)
+		}
+		// The cached copy is used from then on.
+		if _, err := r.Run(ctx, &ts[1], nil); err != nil {
+			t.Fatalf("%s: second run: %v", name, err)
+		}
+	}
+	// A campaign without pins uses the local binary.
+	r := newRunner(t, []string{other}, st)
+	out, err := r.Run(worker.WithCampaign(context.Background(), "unpinned"), &ts[0], nil)
+	if err != nil || out.Provenance.PluginSHA256 == p.SHA256 {
+		t.Fatalf("unpinned: %v %+v", err, out)
+	}
+}
+
+// TestPluginRunnerRejectsTampered: a binary in storage whose sha256 is not
+// the pinned one is refused, permanently, naming both sums.
+func TestPluginRunnerRejectsTampered(t *testing.T) {
+	ctx := worker.WithCampaign(context.Background(), "camp")
+	st, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pin(t, st)
+	b, err := st.Get(ctx, p.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0xff
+	if err := st.Put(ctx, p.Key, b); err != nil {
+		t.Fatal(err)
+	}
+	bad, _ := host.Checksum(writeTemp(t, b))
+	r := newRunner(t, []string{t.TempDir()}, st)
+	ts := tasks(t, 2000, 0)
+	_, err = r.Run(ctx, &ts[0], nil)
+	var perm *worker.PermanentError
+	if !errors.Is(err, host.ErrChecksum) || !errors.As(err, &perm) ||
+		!strings.Contains(err.Error(), p.SHA256) || !strings.Contains(err.Error(), bad) {
+		t.Fatalf("err %v (want a permanent checksum error naming %s and %s)", err, bad, p.SHA256)
+	}
+	if ents, _ := filepath.Glob(filepath.Join(r.CacheDir, "fcfs", "*", "*")); len(ents) != 0 {
+		t.Fatalf("tampered binary left in the cache: %v", ents)
+	}
+	if r.Host.Starts() != 0 {
+		t.Fatal("a process was started")
+	}
+}
+
+func writeTemp(t *testing.T, b []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestChooseRunner: the -runner rules.
+func TestChooseRunner(t *testing.T) {
+	h := host.New(host.Config{})
+	defer h.Close()
+	ix := worker.IndexPlugins(context.Background(), h, []string{pluginDir})
+	ts := tasks(t, 100, 0)
+	for _, c := range []struct {
+		mode   string
+		tasks  bool // fcfs tasks (else msf)
+		plugin bool
+		err    bool
+	}{
+		{"auto", true, true, false},
+		{"auto", false, false, false},
+		{"plugin", true, true, false},
+		{"plugin", false, false, true},
+		{"inprocess", true, false, false},
+		{"bogus", true, false, true},
+	} {
+		tk := ts
+		if !c.tasks {
+			tk = append(tk[:0:0], ts...)
+			tk[0].Policy = "msf"
+		}
+		plugin, why, err := worker.ChooseRunner(c.mode, tk, ix)
+		if plugin != c.plugin || (err != nil) != c.err {
+			t.Errorf("%s fcfs-only=%v: plugin %v (%s), err %v", c.mode, c.tasks, plugin, why, err)
+		}
+	}
+}

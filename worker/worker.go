@@ -1,0 +1,445 @@
+// Package worker pulls tasks from the farm's JetStream work queue, runs them
+// (N replications at once), writes each result record to storage and acks.
+//
+// Per task message:
+//
+//  1. decode it; a malformed message is terminated (Term), never retried;
+//  2. if the campaign was cancelled, Term; if a result already exists in
+//     storage (an earlier delivery finished but its ack was lost), ack
+//     without running;
+//  3. mark it running in the msjfarm_tasks bucket and run it, sending
+//     +WPI (msg.InProgress) every AckWait/3 so a long replication is not
+//     redelivered while it runs; the task's run.deadline bounds the run;
+//  4. success: PutIfAbsent the aggregate.Record at
+//     campaigns/<c>/results/<task>.json (idempotent: a concurrent duplicate
+//     run cannot overwrite it), mark it done, then ack (ack last, so a crash
+//     at any point leads to a redelivery, never to a lost result);
+//  5. failure: Nak with a growing delay while deliveries remain; on the last
+//     delivery write a failed record (Error set), mark it failed and Term.
+//     A worker that dies on the last delivery leaves the message unacked:
+//     the server's max-deliveries advisory then makes the coordinator record
+//     the failure.
+//
+// On shutdown (context cancelled, e.g. SIGTERM) the worker stops fetching,
+// lets running tasks finish for Options.Grace, then stops the rest and
+// releases them (Nak without delay) so another worker takes them at once.
+//
+// Cancellation of a running in-process replication goes through
+// sim.Config.Context, which the engine polls every 1,024 events.
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/msjfarm/msjfarm/aggregate"
+	"github.com/msjfarm/msjfarm/natsutil"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// Options configures a worker process.
+type Options struct {
+	Conn  *nats.Conn
+	Store storage.Store
+	// Runner runs replications (default InProcess{}).
+	Runner Runner
+	// Concurrency is the number of replications run at once (default
+	// runtime.NumCPU()).
+	Concurrency int
+	// Name identifies this worker in task states and provenance (default
+	// <hostname>-<pid>).
+	Name string
+	// FetchWait bounds each pull request (default 2 s): the worker notices
+	// shutdown within it.
+	FetchWait time.Duration
+	// Grace is how long running tasks may continue after shutdown starts
+	// before they are stopped and released.
+	Grace time.Duration
+	// RetryDelay is the Nak delay after a failed attempt, multiplied by the
+	// attempt number (default 2 s).
+	RetryDelay time.Duration
+	// RunLog, if set, receives one line per run start, finish, failure and
+	// release ("start <campaign> <task> <worker> <attempt>"); the tests
+	// count runs with it.
+	RunLog io.Writer
+	// Logf logs (default: discard).
+	Logf func(format string, args ...any)
+}
+
+// Stats counts what a worker did.
+type Stats struct {
+	Done, Failed, Retried, Released, Skipped, Terminated atomic.Int64
+}
+
+// Worker is a running worker.
+type Worker struct {
+	o          Options
+	js         jetstream.JetStream
+	h          *natsutil.Handles
+	host       string
+	ackWait    time.Duration
+	maxDeliver int
+	logMu      sync.Mutex
+	cacheMu    sync.Mutex
+	cancelled  map[string]cacheEntry
+	Stats      Stats
+}
+
+type cacheEntry struct {
+	cancelled bool
+	at        time.Time
+}
+
+// New connects a worker to the layout, waiting for the coordinator to
+// create it.
+func New(ctx context.Context, o Options) (*Worker, error) {
+	if o.Conn == nil || o.Store == nil {
+		return nil, errors.New("worker: Conn and Store are required")
+	}
+	if o.Runner == nil {
+		o.Runner = InProcess{}
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = runtime.NumCPU()
+	}
+	host, _ := os.Hostname()
+	if o.Name == "" {
+		o.Name = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if o.FetchWait <= 0 {
+		o.FetchWait = 2 * time.Second
+	}
+	if o.RetryDelay <= 0 {
+		o.RetryDelay = 2 * time.Second
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	js, err := jetstream.New(o.Conn)
+	if err != nil {
+		return nil, err
+	}
+	h, err := natsutil.Open(ctx, js, 500*time.Millisecond)
+	if err != nil {
+		return nil, err
+	}
+	cfg := h.Workers.CachedInfo().Config
+	w := &Worker{o: o, js: js, h: h, host: host, ackWait: cfg.AckWait, maxDeliver: cfg.MaxDeliver,
+		cancelled: map[string]cacheEntry{}}
+	if w.ackWait <= 0 {
+		w.ackWait = natsutil.DefaultAckWait
+	}
+	return w, nil
+}
+
+// Name is the worker's identity.
+func (w *Worker) Name() string { return w.o.Name }
+
+// Run pulls and runs tasks until ctx ends, then drains as described in the
+// package doc and returns.
+func (w *Worker) Run(ctx context.Context) error {
+	hard, hardCancel := context.WithCancel(context.Background())
+	defer hardCancel()
+	go func() {
+		<-ctx.Done()
+		if w.o.Grace > 0 {
+			t := time.NewTimer(w.o.Grace)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-hard.Done():
+			}
+		}
+		hardCancel()
+	}()
+	// The runner's plugin processes (if any) stop with the worker, after
+	// the last task (defers run in reverse order).
+	if c, ok := w.o.Runner.(io.Closer); ok {
+		defer c.Close()
+	}
+	slots := make(chan struct{}, w.o.Concurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for ctx.Err() == nil {
+		// Wait for at least one free slot, then ask for as many messages as
+		// there are free slots.
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		n := 1
+	fill:
+		for n < w.o.Concurrency {
+			select {
+			case slots <- struct{}{}:
+				n++
+			default:
+				break fill
+			}
+		}
+		batch, err := w.h.Workers.Fetch(n, jetstream.FetchMaxWait(w.o.FetchWait))
+		if err != nil {
+			for range n {
+				<-slots
+			}
+			w.o.Logf("worker %s: fetch: %v", w.o.Name, err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		got := 0
+		for msg := range batch.Messages() {
+			got++
+			if ctx.Err() != nil {
+				_ = msg.Nak()
+				<-slots
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				var once sync.Once
+				release := func() { once.Do(func() { <-slots }) }
+				defer func() { release(); wg.Done() }()
+				w.handle(ctx, hard, msg, release)
+			}()
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil {
+			w.o.Logf("worker %s: fetch: %v", w.o.Name, err)
+		}
+		for range n - got {
+			<-slots
+		}
+	}
+	return nil
+}
+
+func (w *Worker) logRun(kind, campaign, task string, attempt int) {
+	if w.o.RunLog == nil {
+		return
+	}
+	w.logMu.Lock()
+	defer w.logMu.Unlock()
+	fmt.Fprintf(w.o.RunLog, "%s %s %s %s %d\n", kind, campaign, task, w.o.Name, attempt)
+}
+
+// io bounds storage and KV calls; they must survive a cancelled worker
+// context so that a task finished during the grace period is recorded.
+func ioCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 30*time.Second)
+}
+
+func (w *Worker) setState(campaign, task string, st natsutil.TaskState) {
+	st.Worker, st.Updated = w.o.Name, time.Now().UTC()
+	data, _ := json.Marshal(st)
+	ctx, cancel := ioCtx()
+	defer cancel()
+	if _, err := w.h.TaskStates.Put(ctx, natsutil.TaskKey(campaign, task), data); err != nil {
+		w.o.Logf("worker %s: task state %s: %v", w.o.Name, task, err)
+	}
+}
+
+// campaignCancelled reads the campaign's state, cached for a second.
+func (w *Worker) campaignCancelled(campaign string) bool {
+	w.cacheMu.Lock()
+	e, ok := w.cancelled[campaign]
+	w.cacheMu.Unlock()
+	// A cached "cancelled" is re-read: the campaign may have been
+	// resubmitted, and terminating its new messages would lose them until
+	// the coordinator's next reconcile.
+	if ok && !e.cancelled && time.Since(e.at) < time.Second {
+		return false
+	}
+	ctx, cancel := ioCtx()
+	defer cancel()
+	c := false
+	if kve, err := w.h.Campaigns.Get(ctx, campaign); err == nil {
+		var st natsutil.CampaignState
+		if json.Unmarshal(kve.Value(), &st) == nil {
+			c = st.State == natsutil.CampaignCancelled
+		}
+	}
+	w.cacheMu.Lock()
+	w.cancelled[campaign] = cacheEntry{cancelled: c, at: time.Now()}
+	w.cacheMu.Unlock()
+	return c
+}
+
+var errCampaignCancelled = errors.New("campaign cancelled")
+
+// handle processes one message. release frees the message's slot: it is
+// called as soon as the replication has finished, so that the next one
+// starts while this one's result is written and acked.
+func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release func()) {
+	attempt := 1
+	if meta, err := msg.Metadata(); err == nil {
+		attempt = int(meta.NumDelivered)
+	}
+	var tm natsutil.TaskMsg
+	if err := json.Unmarshal(msg.Data(), &tm); err != nil || tm.Campaign == "" || tm.Task.ID == "" {
+		w.o.Logf("worker %s: malformed task message on %s: %v", w.o.Name, msg.Subject(), err)
+		_ = msg.TermWithReason("malformed task message")
+		w.Stats.Terminated.Add(1)
+		return
+	}
+	if id := sweep.TaskID(tm.Task); id != tm.Task.ID {
+		w.o.Logf("worker %s: task %s: content hash is %s (different engine/sweep version?)", w.o.Name, tm.Task.ID, id)
+	}
+	c, t := tm.Campaign, &tm.Task
+	if w.campaignCancelled(c) {
+		_ = msg.TermWithReason("campaign cancelled")
+		w.Stats.Terminated.Add(1)
+		return
+	}
+	key := storage.ResultKey(c, t.ID)
+	{
+		ictx, cancel := ioCtx()
+		_, err := w.o.Store.Stat(ictx, key)
+		cancel()
+		if err == nil {
+			w.setState(c, t.ID, natsutil.TaskState{State: natsutil.StateDone, Attempt: attempt})
+			_ = msg.Ack()
+			w.Stats.Skipped.Add(1)
+			return
+		}
+	}
+	w.setState(c, t.ID, natsutil.TaskState{State: natsutil.StateRunning, Attempt: attempt})
+	w.logRun("start", c, t.ID, attempt)
+
+	runCtx, cancelRun := context.WithCancelCause(WithCampaign(hard, c))
+	defer cancelRun(nil)
+	if t.Run.Deadline > 0 {
+		var cancelDL context.CancelFunc
+		runCtx, cancelDL = context.WithTimeoutCause(runCtx, t.Run.Deadline,
+			fmt.Errorf("run.deadline %v exceeded", t.Run.Deadline))
+		defer cancelDL()
+	}
+	// Heartbeat: keep the message ours while the replication runs, and stop
+	// it if the campaign is cancelled meanwhile.
+	hbDone := make(chan struct{})
+	go func() {
+		// Heartbeat at AckWait/3, and at least every 2 s so that a
+		// cancelled campaign stops promptly.
+		every := min(max(w.ackWait/3, 20*time.Millisecond), 2*time.Second)
+		tk := time.NewTicker(every)
+		defer tk.Stop()
+		for {
+			select {
+			case <-hbDone:
+				return
+			case <-tk.C:
+				_ = msg.InProgress()
+				if w.campaignCancelled(c) {
+					cancelRun(errCampaignCancelled)
+				}
+			}
+		}
+	}()
+	started := time.Now()
+	out, err := w.o.Runner.Run(runCtx, t, nil)
+	wall := time.Since(started)
+	close(hbDone)
+	release()
+
+	switch {
+	case err == nil:
+		rec := aggregate.Record{Task: *t, Result: out.Result,
+			Provenance: provenanceMap(out.Provenance, w.host, w.o.Name, attempt, started, wall)}
+		data, merr := json.Marshal(&rec)
+		if merr != nil {
+			w.fail(msg, c, t, attempt, fmt.Errorf("encoding result: %w", merr))
+			return
+		}
+		ictx, cancel := ioCtx()
+		_, perr := w.o.Store.PutIfAbsent(ictx, key, data)
+		cancel()
+		if perr != nil {
+			w.retry(msg, c, t, attempt, fmt.Errorf("writing result: %w", perr))
+			return
+		}
+		w.setState(c, t.ID, natsutil.TaskState{State: natsutil.StateDone, Attempt: attempt})
+		w.logRun("done", c, t.ID, attempt)
+		actx, cancel := ioCtx()
+		if aerr := msg.DoubleAck(actx); aerr != nil {
+			w.o.Logf("worker %s: ack %s: %v (the result is stored; a redelivery will just ack)", w.o.Name, t.ID, aerr)
+		}
+		cancel()
+		w.Stats.Done.Add(1)
+	case errors.Is(context.Cause(runCtx), errCampaignCancelled):
+		_ = msg.TermWithReason("campaign cancelled")
+		w.logRun("cancelled", c, t.ID, attempt)
+		w.Stats.Terminated.Add(1)
+	case hard.Err() != nil && isCtxErr(err):
+		// Shutting down: give the task back at once.
+		_ = msg.Nak()
+		w.setState(c, t.ID, natsutil.TaskState{State: natsutil.StateReleased, Attempt: attempt})
+		w.logRun("release", c, t.ID, attempt)
+		w.Stats.Released.Add(1)
+	default:
+		if cause := context.Cause(runCtx); cause != nil && isCtxErr(err) {
+			err = cause
+		}
+		var perm *PermanentError
+		if errors.As(err, &perm) {
+			w.fail(msg, c, t, attempt, err)
+			return
+		}
+		w.retry(msg, c, t, attempt, err)
+	}
+}
+
+// PermanentError marks a task error that another attempt cannot fix.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// retry Naks the message with a delay, or records the failure on the last
+// delivery.
+func (w *Worker) retry(msg jetstream.Msg, c string, t *sweep.Task, attempt int, err error) {
+	if w.maxDeliver > 0 && attempt >= w.maxDeliver {
+		w.fail(msg, c, t, attempt, err)
+		return
+	}
+	w.o.Logf("worker %s: task %s attempt %d: %v (will retry)", w.o.Name, t.ID, attempt, err)
+	w.setState(c, t.ID, natsutil.TaskState{State: natsutil.StateRetrying, Attempt: attempt, Error: err.Error()})
+	w.logRun("retry", c, t.ID, attempt)
+	_ = msg.NakWithDelay(w.o.RetryDelay * time.Duration(attempt))
+	w.Stats.Retried.Add(1)
+}
+
+// fail writes the failed record and terminates the message.
+func (w *Worker) fail(msg jetstream.Msg, c string, t *sweep.Task, attempt int, err error) {
+	w.o.Logf("worker %s: task %s failed on attempt %d: %v", w.o.Name, t.ID, attempt, err)
+	errText := fmt.Sprintf("attempt %d of %d on %s: %v", attempt, w.maxDeliver, w.o.Name, err)
+	rec := aggregate.Record{Task: *t, Error: errText, Provenance: map[string]string{
+		"host": w.host, "worker": w.o.Name, "attempt": fmt.Sprint(attempt)}}
+	data, _ := json.Marshal(&rec)
+	ictx, cancel := ioCtx()
+	_, perr := w.o.Store.PutIfAbsent(ictx, storage.ResultKey(c, t.ID), data)
+	cancel()
+	if perr != nil {
+		// Cannot record it: leave it to redelivery / the advisory.
+		w.o.Logf("worker %s: writing failed record of %s: %v", w.o.Name, t.ID, perr)
+		_ = msg.NakWithDelay(w.o.RetryDelay)
+		return
+	}
+	w.setState(c, t.ID, natsutil.TaskState{State: natsutil.StateFailed, Attempt: attempt, Error: errText})
+	w.logRun("fail", c, t.ID, attempt)
+	_ = msg.TermWithReason("failed: " + err.Error())
+	w.Stats.Failed.Add(1)
+}

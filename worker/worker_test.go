@@ -1,0 +1,130 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/msjfarm/msjfarm/aggregate"
+	"github.com/msjfarm/msjfarm/natsutil"
+	"github.com/msjfarm/msjfarm/natsutil/natstest"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker"
+)
+
+func tasks(t *testing.T, arrivals float64, deadline time.Duration) []sweep.Task {
+	t.Helper()
+	f := &sweep.File{Name: "w", Seed: 1, Workload: "one-or-all", Axes: map[string][]any{"arrival_rate": {2}},
+		Policies: []any{"fcfs"}, Replications: 2, Run: sweep.RunSpec{Arrivals: arrivals, Warmup: 10, Deadline: deadline}}
+	c, err := sweep.Expand(f, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Tasks
+}
+
+func TestInProcess(t *testing.T) {
+	ts := tasks(t, 2000, 0)
+	out, err := worker.InProcess{}.Run(context.Background(), &ts[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := out.Provenance
+	if out.Result.Arrivals != 2000 || p.Runner != "in-process" || p.PluginSHA256 == "" || p.CPU <= 0 {
+		t.Fatalf("outcome %+v", p)
+	}
+	// Same task, same result (the seed is in the task).
+	again, _ := worker.InProcess{}.Run(context.Background(), &ts[0], nil)
+	if again.Result.Overall.MeanResponse != out.Result.Overall.MeanResponse {
+		t.Fatal("not deterministic")
+	}
+	// A context ending stops a long replication early.
+	long := tasks(t, 1e7, 0) // progress (and so cancellation) every 1e5 arrivals
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = worker.InProcess{}.Run(ctx, &long[0], nil)
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 10*time.Second {
+		t.Fatalf("err %v after %v", err, time.Since(start))
+	}
+	// An unknown policy is a permanent error.
+	bad := ts[0]
+	bad.Policy = "nope"
+	var perm *worker.PermanentError
+	if _, err := (worker.InProcess{}).Run(context.Background(), &bad, nil); !errors.As(err, &perm) {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// TestDeadlineRecordsFailure: a task over its run.deadline fails each
+// attempt; the last attempt writes a failed record and terminates it.
+func TestDeadlineRecordsFailure(t *testing.T) {
+	url := natstest.StartEmbedded(t)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	h, err := natsutil.Setup(ctx, js, natsutil.Layout{MaxDeliver: 2, AckWait: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := tasks(t, 1e7, 100*time.Millisecond)
+	for _, tk := range ts[:1] {
+		data, _ := json.Marshal(natsutil.TaskMsg{Campaign: "camp", Task: tk})
+		if _, err := js.Publish(ctx, natsutil.TaskSubject("camp", tk.ID), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	w, err := worker.New(wctx, worker.Options{Conn: nc, Store: st, Concurrency: 1, FetchWait: 100 * time.Millisecond,
+		RetryDelay: 10 * time.Millisecond, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	deadline := time.Now().Add(20 * time.Second)
+	var data []byte
+	for time.Now().Before(deadline) {
+		if data, err = st.Get(ctx, storage.ResultKey("camp", ts[0].ID)); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var r aggregate.Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatalf("%v: %s", err, data)
+	}
+	if !r.Failed() || !strings.Contains(r.Error, "run.deadline 100ms exceeded") || !strings.Contains(r.Error, "attempt 2 of 2") {
+		t.Fatalf("record error %q", r.Error)
+	}
+	if w.Stats.Retried.Load() != 1 || w.Stats.Failed.Load() != 1 {
+		t.Fatalf("retried %d failed %d", w.Stats.Retried.Load(), w.Stats.Failed.Load())
+	}
+	e, err := h.TaskStates.Get(ctx, natsutil.TaskKey("camp", ts[0].ID))
+	if err != nil || !strings.Contains(string(e.Value()), `"failed"`) {
+		t.Fatalf("task state %v", err)
+	}
+	if si, _ := h.Tasks.Info(ctx); si.State.Msgs != 0 {
+		t.Fatalf("%d messages left", si.State.Msgs)
+	}
+}
