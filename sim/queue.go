@@ -1,5 +1,10 @@
 package sim
 
+import (
+	"math/bits"
+	"sort"
+)
+
 // FIFO is a first-in first-out queue of jobs on a growable ring buffer: O(1)
 // push, pop and indexed access, no allocation once it has reached its largest
 // size. Policies keep per-class or global arrival-order queues with it.
@@ -115,4 +120,110 @@ func (c *ClassQueues) Oldest(maxNeed int) int {
 		}
 	}
 	return best
+}
+
+// NeedQueues queues waiting jobs by server need: one FIFO per distinct need
+// of the workload, so classes that share a need are served in arrival order
+// between themselves (the papers identify a class with its need). Groups are
+// indexed in priority order — decreasing need (MSF and its relatives) or
+// increasing need (LSF). A bitset of non-empty groups lets a fill skip empty
+// groups in O(#groups/64), and, in decreasing order, From[f] is the first
+// group whose need is at most f idle servers, so an MSF-order fill costs
+// O(#groups/64 + jobs started).
+type NeedQueues struct {
+	Need  []int  // need of group g, in priority order
+	Of    []int  // class index -> group
+	Q     []FIFO // waiting jobs of group g
+	From  []int  // decreasing order only: From[f] = first g with Need[g] <= f (len(Need) if none)
+	Total int    // waiting jobs in all groups
+	nz    []uint64
+}
+
+// Reset builds the groups for the system's classes, in decreasing need order
+// if desc and increasing otherwise, and empties them, reusing storage when
+// the shape is unchanged.
+func (g *NeedQueues) Reset(s *System, desc bool) {
+	cls := s.Classes()
+	var needs []int
+	seen := map[int]bool{}
+	for _, c := range cls {
+		if !seen[c.Need] {
+			seen[c.Need] = true
+			needs = append(needs, c.Need)
+		}
+	}
+	sort.Ints(needs)
+	if desc {
+		for i, j := 0, len(needs)-1; i < j; i, j = i+1, j-1 {
+			needs[i], needs[j] = needs[j], needs[i]
+		}
+	}
+	g.Need = needs
+	g.Of = g.Of[:0]
+	for _, c := range cls {
+		g.Of = append(g.Of, g.Index(c.Need))
+	}
+	if len(g.Q) != len(needs) {
+		g.Q = make([]FIFO, len(needs))
+	}
+	for i := range g.Q {
+		g.Q[i].Reset()
+	}
+	g.nz = make([]uint64, (len(needs)+63)/64)
+	g.Total = 0
+	g.From = g.From[:0]
+	if desc {
+		i := len(needs)
+		for f := 0; f <= s.Servers(); f++ {
+			for i > 0 && needs[i-1] <= f {
+				i--
+			}
+			g.From = append(g.From, i)
+		}
+	}
+}
+
+// Index returns the group of a need, or -1.
+func (g *NeedQueues) Index(need int) int {
+	for i, n := range g.Need {
+		if n == need {
+			return i
+		}
+	}
+	return -1
+}
+
+// Push queues j in its need's group.
+func (g *NeedQueues) Push(j *Job) {
+	i := g.Of[j.class]
+	g.Q[i].Push(j)
+	g.nz[i>>6] |= 1 << uint(i&63)
+	g.Total++
+}
+
+// Pop removes the oldest job of group i.
+func (g *NeedQueues) Pop(i int) *Job {
+	j := g.Q[i].Pop()
+	if g.Q[i].Len() == 0 {
+		g.nz[i>>6] &^= 1 << uint(i&63)
+	}
+	g.Total--
+	return j
+}
+
+// Next returns the first group at index >= i with a waiting job, or -1.
+func (g *NeedQueues) Next(i int) int {
+	w := i >> 6
+	if w >= len(g.nz) {
+		return -1
+	}
+	if x := g.nz[w] >> uint(i&63); x != 0 {
+		return i + bits.TrailingZeros64(x)
+	}
+	for w++; w < len(g.nz); w++ {
+		if g.nz[w] != 0 {
+			return w<<6 + bits.TrailingZeros64(g.nz[w])
+		}
+	}
+	return -1
 }

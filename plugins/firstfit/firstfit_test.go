@@ -11,21 +11,7 @@ import (
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
 	"github.com/msjfarm/msjfarm/stats"
-	"github.com/msjfarm/msjfarm/workload"
 )
-
-func named(t testing.TB, name string, rate float64) *sim.Workload {
-	t.Helper()
-	spec, err := workload.Named(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := spec.Build(rate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
 
 // TestTrace: k = 4, classes 0, 1, 2 need 1, 2, 4 servers.
 //
@@ -100,7 +86,7 @@ func mixed(rate float64) *sim.Workload {
 // on one-or-all at λ = 7 and on Borg cell B at λ = 2.
 func TestMatchesNaive(t *testing.T) {
 	cfg := sim.Config{Seed: 7, Warmup: 1000, Arrivals: 30000}
-	for _, w := range []*sim.Workload{mixed(2.5), named(t, "one-or-all", 7), named(t, "borg-b", 2)} {
+	for _, w := range []*sim.Workload{mixed(2.5), simtest.Named(t, "one-or-all", 7), simtest.Named(t, "borg-b", 2)} {
 		_, got := simtest.Record(t, w, &firstfit.FirstFit{}, cfg)
 		_, want := simtest.Record(t, w, &naive{}, cfg)
 		if !reflect.DeepEqual(got, want) {
@@ -121,9 +107,9 @@ func TestInvariantsLong(t *testing.T) {
 		arr  int64
 		full bool
 	}{
-		{named(t, "one-or-all", 7), 100000, false},
-		{named(t, "four-class", 4.5), 100000, false},
-		{named(t, "borg-b", 2), 100000, false},
+		{simtest.Named(t, "one-or-all", 7), 100000, false},
+		{simtest.Named(t, "four-class", 4.5), 100000, false},
+		{simtest.Named(t, "borg-b", 2), 100000, false},
 		{mixed(2.5), 100000, false},
 	} {
 		p := &firstfit.FirstFit{}
@@ -144,7 +130,7 @@ func TestUtilisation(t *testing.T) {
 		name string
 		rate float64
 	}{{"one-or-all", 6}, {"four-class", 4}, {"borg-b", 2}} {
-		w := named(t, tc.name, tc.rate)
+		w := simtest.Named(t, tc.name, tc.rate)
 		var us []float64
 		for seed := uint64(1); seed <= 10; seed++ {
 			r, err := sim.Run(w, &firstfit.FirstFit{}, sim.Config{Seed: seed, Warmup: 20000, Arrivals: 200000})
@@ -167,10 +153,10 @@ func TestUtilisation(t *testing.T) {
 // BenchmarkOneOrAll: First-Fit on one-or-all at λ = 7 (the FCFS benchmark's
 // point; First-Fit is stable there, ρ = 0.897).
 func BenchmarkOneOrAll(b *testing.B) {
-	simtest.Bench(b, named(b, "one-or-all", 7), &firstfit.FirstFit{}, 1000000)
+	simtest.Bench(b, simtest.Named(b, "one-or-all", 7), &firstfit.FirstFit{}, 1000000)
 }
 
 // BenchmarkBorgB: First-Fit on Borg cell B (26 classes, k = 2048) at λ = 2.
 func BenchmarkBorgB(b *testing.B) {
-	simtest.Bench(b, named(b, "borg-b", 2), &firstfit.FirstFit{}, 1000000)
+	simtest.Bench(b, simtest.Named(b, "borg-b", 2), &firstfit.FirstFit{}, 1000000)
 }

@@ -10,21 +10,7 @@ import (
 	"github.com/msjfarm/msjfarm/plugins/sdk"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
-	"github.com/msjfarm/msjfarm/workload"
 )
-
-func named(t testing.TB, name string, rate float64) *sim.Workload {
-	t.Helper()
-	spec, err := workload.Named(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := spec.Build(rate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
 
 // borgE1024 is Borg cell E on k = 1024 servers (the power of two above its
 // largest need, 1000), where Kill-Smart can kill; see TestNoKillIsFCFS.
@@ -33,7 +19,7 @@ func borgE1024(t testing.TB, rate float64) *sim.Workload { return borgEAt(t, rat
 // borgEAt is Borg cell E with k set explicitly (the named workload uses
 // k = 1024).
 func borgEAt(t testing.TB, rate float64, k int) *sim.Workload {
-	w := named(t, "borg-e", rate)
+	w := simtest.Named(t, "borg-e", rate)
 	w.Servers = k
 	return w
 }
@@ -294,17 +280,17 @@ func TestTraceKillNeedsBiggerHOL(t *testing.T) {
 // or a workload without big jobs — Kill-Smart makes FCFS's decisions at
 // FCFS's instants, and wastes nothing (exactly 0).
 func TestNoKillIsFCFS(t *testing.T) {
-	smallOnly := named(t, "killsmart-one-or-all", 1.5)
+	smallOnly := simtest.Named(t, "killsmart-one-or-all", 1.5)
 	smallOnly.Classes = smallOnly.Classes[:1] // small jobs only (1 server, mean 1.25): ρ ≈ 0.001
 	cases := []struct {
 		name string
 		w    *sim.Workload
 		p    *KillSmart
 	}{
-		{"K=1 one-or-all", named(t, "killsmart-one-or-all", 1.3), New(OneOrAll, 1, -1)},
-		{"nu=0 one-or-all", named(t, "killsmart-one-or-all", 1.3), New(OneOrAll, 21, 0)},
-		{"K=1 borg-b", named(t, "borg-b", 1), New(MultiClass, 1, -1)},
-		{"nu=0 borg-b", named(t, "borg-b", 1), New(MultiClass, 5, 0)},
+		{"K=1 one-or-all", simtest.Named(t, "killsmart-one-or-all", 1.3), New(OneOrAll, 1, -1)},
+		{"nu=0 one-or-all", simtest.Named(t, "killsmart-one-or-all", 1.3), New(OneOrAll, 21, 0)},
+		{"K=1 borg-b", simtest.Named(t, "borg-b", 1), New(MultiClass, 1, -1)},
+		{"nu=0 borg-b", simtest.Named(t, "borg-b", 1), New(MultiClass, 5, 0)},
 		{"small jobs only", smallOnly, New(OneOrAll, 21, -1)},
 		// Borg cell E's largest need is 1000 ≤ k/2 = 1024: a blocked head job
 		// needs more servers than are idle and than are busy only if it
@@ -375,11 +361,11 @@ func TestInvariantsLong(t *testing.T) {
 		w    *sim.Workload
 		p    *KillSmart
 	}{
-		{"one-or-all N=2048 K=7 nu=19", named(t, "killsmart-one-or-all", 1.6), New(OneOrAll, 7, 19)},
-		{"one-or-all N=2048 defaults", named(t, "killsmart-one-or-all", 1.6), New(OneOrAll, DefaultKOneOrAll, -1)},
-		{"one-or-all k=32 K=5 nu=8", named(t, "one-or-all", 4), New(OneOrAll, 5, 8)},
-		{"four-class multiclass K=3 nu=7", named(t, "four-class", 4), New(MultiClass, 3, 7)},
-		{"borg-b multiclass defaults", named(t, "borg-b", 2), New(MultiClass, DefaultKMultiClass, -1)},
+		{"one-or-all N=2048 K=7 nu=19", simtest.Named(t, "killsmart-one-or-all", 1.6), New(OneOrAll, 7, 19)},
+		{"one-or-all N=2048 defaults", simtest.Named(t, "killsmart-one-or-all", 1.6), New(OneOrAll, DefaultKOneOrAll, -1)},
+		{"one-or-all k=32 K=5 nu=8", simtest.Named(t, "one-or-all", 4), New(OneOrAll, 5, 8)},
+		{"four-class multiclass K=3 nu=7", simtest.Named(t, "four-class", 4), New(MultiClass, 3, 7)},
+		{"borg-b multiclass defaults", simtest.Named(t, "borg-b", 2), New(MultiClass, DefaultKMultiClass, -1)},
 		{"borg-e k=1024 multiclass K=9 nu=128", borgE1024(t, 2), New(MultiClass, 9, 128)},
 	}
 	for _, c := range cases {
@@ -412,7 +398,7 @@ func TestInvariantsLong(t *testing.T) {
 // resets everything): the same seed gives the same result after another run,
 // and MSER's two passes work.
 func TestReuseAndMSER(t *testing.T) {
-	w := named(t, "killsmart-one-or-all", 1.6)
+	w := simtest.Named(t, "killsmart-one-or-all", 1.6)
 	p := New(OneOrAll, 7, 19)
 	cfg := sim.Config{Seed: 11, Warmup: 1000, Arrivals: 20000}
 	a, err := sim.Run(w, p, cfg)
@@ -446,7 +432,7 @@ func TestParams(t *testing.T) {
 			t.Errorf("%s: capabilities %+v", spec.Name, info)
 		}
 	}
-	w := named(t, "killsmart-one-or-all", 1)
+	w := simtest.Named(t, "killsmart-one-or-all", 1)
 	for _, c := range []struct {
 		spec    int
 		params  map[string]any
@@ -483,7 +469,7 @@ func TestParams(t *testing.T) {
 	if err := sim.Configure(Policies[0].New(), map[string]any{"K": 0}); err == nil {
 		t.Error("K = 0 accepted")
 	}
-	_, err := sim.Run(named(t, "borg-b", 1), Policies[0].New(), sim.Config{Arrivals: 10})
+	_, err := sim.Run(simtest.Named(t, "borg-b", 1), Policies[0].New(), sim.Config{Arrivals: 10})
 	if err == nil || !strings.Contains(err.Error(), "one-or-all") {
 		t.Errorf("killsmart on borg-b: error %v, want a one-or-all error", err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/simtest"
 	"github.com/msjfarm/msjfarm/stats"
 )
 
@@ -31,7 +32,7 @@ func TestLongSaturationFig4(t *testing.T) {
 func TestLongBorgB(t *testing.T) {
 	n := 10
 	for _, rate := range []float64{2.5, 1.5} {
-		w := named(t, "borg-b", rate)
+		w := simtest.Named(t, "borg-b", rate)
 		cfg := sim.Config{Warmup: 100000, Arrivals: 3000000}
 		if rate > 2 {
 			cfg.DrainLimit = 1

@@ -6,6 +6,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/simtest"
 	"github.com/msjfarm/msjfarm/stats"
 )
 
@@ -76,7 +77,7 @@ type saturationCase struct {
 // Kill-Smart here).
 func checkSaturation(t *testing.T, cases []saturationCase, n int, arrivals int64) {
 	const rate = 2.4
-	w := named(t, "killsmart-one-or-all", rate)
+	w := simtest.Named(t, "killsmart-one-or-all", rate)
 	cfg := sim.Config{Warmup: 20000, Arrivals: arrivals, DrainLimit: 1}
 	window := float64(arrivals) / rate
 	for _, c := range cases {
@@ -157,7 +158,7 @@ func TestSaturationThroughput(t *testing.T) {
 // stable system's departures equal its arrivals in the long run.
 func TestStableBetweenLimits(t *testing.T) {
 	const rate = 1.6
-	w := named(t, "killsmart-one-or-all", rate)
+	w := simtest.Named(t, "killsmart-one-or-all", rate)
 	cfg := sim.Config{Warmup: 20000, Arrivals: 200000}
 	n := 8
 	rf := replicate(t, w, func() sim.Policy { return &fcfs.FCFS{} }, n, cfg)
@@ -206,7 +207,7 @@ func TestStableBetweenLimits(t *testing.T) {
 // replications use common random numbers (seed i for both policies), so the
 // comparison is on the paired differences: their 99% CI must lie above 0.
 func TestBorgBSaturation(t *testing.T) {
-	w := named(t, "borg-b", 2.5)
+	w := simtest.Named(t, "borg-b", 2.5)
 	cfg := sim.Config{Warmup: 20000, Arrivals: 1000000, DrainLimit: 1}
 	n := 10
 	rf := replicate(t, w, func() sim.Policy { return &fcfs.FCFS{} }, n, cfg)

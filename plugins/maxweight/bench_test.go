@@ -28,7 +28,7 @@ var benchCases = []struct {
 func benchPolicy(b *testing.B, mk func() sim.Policy) {
 	for _, bc := range benchCases {
 		b.Run(bc.name, func(b *testing.B) {
-			simtest.Bench(b, named(b, bc.workload, bc.rate), mk(), bc.arrivals)
+			simtest.Bench(b, simtest.Named(b, bc.workload, bc.rate), mk(), bc.arrivals)
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/plugins/maxweight"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/simtest"
 	"github.com/msjfarm/msjfarm/stats"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestStableLong(t *testing.T) {
 	for _, wl := range []string{"powers-of-two", "powers-of-two-h2"} {
 		for _, rho := range []float64{0.95, 0.98} {
-			w := named(t, wl, rho/0.46875)
+			w := simtest.Named(t, wl, rho/0.46875)
 			var us, ts []float64
 			for seed := uint64(1); seed <= 10; seed++ {
 				r, err := sim.Run(w, &maxweight.MaxWeight{}, sim.Config{Seed: seed, Warmup: 100000, Arrivals: 1000000})

@@ -11,21 +11,7 @@ import (
 	"github.com/msjfarm/msjfarm/plugins/maxweight"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
-	"github.com/msjfarm/msjfarm/workload"
 )
-
-func named(t testing.TB, name string, rate float64) *sim.Workload {
-	t.Helper()
-	s, err := workload.Named(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := s.Build(rate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
 
 func checkStarts(t *testing.T, evs []sim.Event, want map[int64][]float64) {
 	t.Helper()
@@ -173,17 +159,17 @@ func TestOneNeedIsFCFS(t *testing.T) {
 // including classes that share a need (four-class's needs are distinct, so a
 // duplicate-need class is added) and a Borg-sized system.
 func TestInvariantsLongRuns(t *testing.T) {
-	shared := named(t, "four-class", 4)
+	shared := simtest.Named(t, "four-class", 4)
 	shared.Classes = append(shared.Classes, sim.Class{Name: "class-3b", Need: 3, Share: 0.1,
 		Service: dist.Must(dist.NewExponential(2))})
 	cases := []struct {
 		w        *sim.Workload
 		arrivals int64
 	}{
-		{named(t, "powers-of-two", 0.85/0.46875), 100000}, // ρ = 0.85
-		{named(t, "powers-of-two-h2", 0.8/0.46875), 100000},
+		{simtest.Named(t, "powers-of-two", 0.85/0.46875), 100000}, // ρ = 0.85
+		{simtest.Named(t, "powers-of-two-h2", 0.8/0.46875), 100000},
 		{shared, 100000},
-		{named(t, "borg-b", 2), 20000},
+		{simtest.Named(t, "borg-b", 2), 20000},
 	}
 	for _, tc := range cases {
 		for _, p := range []sim.Policy{&maxweight.MaxWeight{}, &maxweight.Myopic{}} {
@@ -200,7 +186,7 @@ func TestInvariantsLongRuns(t *testing.T) {
 
 // TestDeterministic: same seed, same result.
 func TestDeterministic(t *testing.T) {
-	w := named(t, "powers-of-two", 1.7)
+	w := simtest.Named(t, "powers-of-two", 1.7)
 	for _, mk := range []func() sim.Policy{
 		func() sim.Policy { return &maxweight.MaxWeight{} }, func() sim.Policy { return &maxweight.Myopic{} },
 	} {
@@ -238,7 +224,7 @@ func TestMaxServersLimit(t *testing.T) {
 		if _, err := spec.Run(big, map[string]any{"max_servers": 5000}, sim.Config{Arrivals: 10}); err != nil {
 			t.Errorf("%s: max_servers = 5000: %v", spec.Name, err)
 		}
-		p8 := named(t, "powers-of-two", 1)
+		p8 := simtest.Named(t, "powers-of-two", 1)
 		if _, err := spec.Run(p8, map[string]any{"max_servers": 4}, sim.Config{Arrivals: 10}); err == nil ||
 			!strings.Contains(err.Error(), "max_servers = 4") {
 			t.Errorf("%s: k = 8, max_servers = 4: error %v", spec.Name, err)
@@ -252,7 +238,7 @@ func TestMaxServersLimit(t *testing.T) {
 // resume). The utilisation tolerance is derived below.
 func TestStableAtHighLoad(t *testing.T) {
 	rho := 0.9
-	w := named(t, "powers-of-two", rho/0.46875)
+	w := simtest.Named(t, "powers-of-two", rho/0.46875)
 	r, err := sim.Run(w, &maxweight.MaxWeight{}, sim.Config{Seed: 1, Warmup: 20000, Arrivals: 300000})
 	if err != nil {
 		t.Fatal(err)

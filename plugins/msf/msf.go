@@ -40,11 +40,11 @@ var Policies = []sdk.Spec{{
 // (O(1)); a completion walks the non-empty need groups that can fit,
 // O(#needs/64 + jobs started).
 type MSF struct {
-	g needGroups
+	g sdk.NeedQueues
 }
 
 // Init builds the need groups (decreasing need).
-func (p *MSF) Init(s *sdk.System) error { p.g.reset(s, true); return nil }
+func (p *MSF) Init(s *sdk.System) error { p.g.Reset(s, true); return nil }
 
 // Arrive starts j at once if it fits, else queues it. No older waiting job
 // fits (the invariant above), so this is the whole MSF pass.
@@ -53,19 +53,19 @@ func (p *MSF) Arrive(s *sdk.System, j *sdk.Job) {
 		s.Start(j)
 		return
 	}
-	p.g.push(j)
+	p.g.Push(j)
 }
 
 // Complete refills the freed servers in decreasing need order.
 func (p *MSF) Complete(s *sdk.System, _ *sdk.Job) {
 	g := &p.g
-	if g.total == 0 {
+	if g.Total == 0 {
 		return
 	}
 	free := s.Free()
-	for i := g.next(g.from[free]); i >= 0; i = g.next(max(i+1, g.from[free])) {
-		for g.q[i].Len() > 0 && g.need[i] <= free {
-			s.Start(g.pop(i))
+	for i := g.Next(g.From[free]); i >= 0; i = g.Next(max(i+1, g.From[free])) {
+		for g.Q[i].Len() > 0 && g.Need[i] <= free {
+			s.Start(g.Pop(i))
 			free = s.Free()
 		}
 	}
@@ -79,11 +79,11 @@ func (p *MSF) Complete(s *sdk.System, _ *sdk.Job) {
 // fit either. B reports it as apparently unstable in its experiments; it is
 // here as a reference point.
 type LSF struct {
-	g needGroups
+	g sdk.NeedQueues
 }
 
 // Init builds the need groups (increasing need).
-func (p *LSF) Init(s *sdk.System) error { p.g.reset(s, false); return nil }
+func (p *LSF) Init(s *sdk.System) error { p.g.Reset(s, false); return nil }
 
 // Arrive starts j at once if it fits (after every decision no waiting job
 // fits), else queues it.
@@ -92,19 +92,19 @@ func (p *LSF) Arrive(s *sdk.System, j *sdk.Job) {
 		s.Start(j)
 		return
 	}
-	p.g.push(j)
+	p.g.Push(j)
 }
 
 // Complete refills the freed servers in increasing need order, stopping at
 // the first waiting job that does not fit.
 func (p *LSF) Complete(s *sdk.System, _ *sdk.Job) {
 	g := &p.g
-	for i := g.next(0); i >= 0; i = g.next(i + 1) {
-		for g.q[i].Len() > 0 {
-			if g.need[i] > s.Free() {
+	for i := g.Next(0); i >= 0; i = g.Next(i + 1) {
+		for g.Q[i].Len() > 0 {
+			if g.Need[i] > s.Free() {
 				return
 			}
-			s.Start(g.pop(i))
+			s.Start(g.Pop(i))
 		}
 	}
 }

@@ -12,21 +12,7 @@ import (
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
 	"github.com/msjfarm/msjfarm/stats"
-	"github.com/msjfarm/msjfarm/workload"
 )
-
-func named(t testing.TB, name string, rate float64) *sim.Workload {
-	t.Helper()
-	spec, err := workload.Named(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := spec.Build(rate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
 
 // trace is k = 4 with classes 0, 1, 2 needing 1, 2, 4 servers:
 //
@@ -154,12 +140,12 @@ func sameTrace(t *testing.T, w *sim.Workload, p, ref sim.Policy, cfg sim.Config)
 // six-class workload at ρ = 0.875 and on one-or-all at λ = 7.
 func TestMatchesNaive(t *testing.T) {
 	cfg := sim.Config{Seed: 7, Warmup: 1000, Arrivals: 30000}
-	for _, w := range []*sim.Workload{mixed(2.5), named(t, "one-or-all", 7)} {
+	for _, w := range []*sim.Workload{mixed(2.5), simtest.Named(t, "one-or-all", 7)} {
 		sameTrace(t, w, &msf.MSF{}, &naive{desc: true}, cfg)
 		sameTrace(t, w, &msf.LSF{}, &naive{desc: false}, sim.Config{Seed: 7, Warmup: 1000, Arrivals: 5000})
 	}
 	// Borg cell B: 26 classes, k = 2048.
-	sameTrace(t, named(t, "borg-b", 2), &msf.MSF{}, &naive{desc: true}, cfg)
+	sameTrace(t, simtest.Named(t, "borg-b", 2), &msf.MSF{}, &naive{desc: true}, cfg)
 	// 70 distinct needs: the bitset of non-empty groups spans two words.
 	sameTrace(t, many(0.9), &msf.MSF{}, &naive{desc: true}, cfg)
 	sameTrace(t, many(0.9), &msf.LSF{}, &naive{desc: false}, cfg)
@@ -178,7 +164,7 @@ func many(rate float64) *sim.Workload {
 // TestInvariantsLong: the model's invariants on long random runs.
 func TestInvariantsLong(t *testing.T) {
 	for _, w := range []*sim.Workload{
-		named(t, "one-or-all", 7), named(t, "four-class", 4.5), named(t, "borg-b", 2), mixed(2.5),
+		simtest.Named(t, "one-or-all", 7), simtest.Named(t, "four-class", 4.5), simtest.Named(t, "borg-b", 2), mixed(2.5),
 	} {
 		for _, p := range []sim.Policy{&msf.MSF{}, &msf.LSF{}} {
 			_, evs := simtest.Record(t, w, p, sim.Config{Seed: 3, Warmup: 1000, Arrivals: 100000})
@@ -206,7 +192,7 @@ func TestUtilisation(t *testing.T) {
 		{"lsf", func() sim.Policy { return &msf.LSF{} }, "one-or-all", 2},
 		{"lsf", func() sim.Policy { return &msf.LSF{} }, "four-class", 2},
 	} {
-		w := named(t, tc.wl, tc.rate)
+		w := simtest.Named(t, tc.wl, tc.rate)
 		var us []float64
 		for seed := uint64(1); seed <= 10; seed++ {
 			r, err := sim.Run(w, tc.p(), sim.Config{Seed: seed, Warmup: 20000, Arrivals: 200000})
@@ -232,7 +218,7 @@ func TestUtilisation(t *testing.T) {
 // too rarely: every replication is flagged unstable and its utilisation
 // falls short of the load by more than the CI.
 func TestLSFUnstable(t *testing.T) {
-	w := named(t, "one-or-all", 3)
+	w := simtest.Named(t, "one-or-all", 3)
 	var us []float64
 	for seed := uint64(1); seed <= 5; seed++ {
 		r, err := sim.Run(w, &msf.LSF{}, sim.Config{Seed: seed, Warmup: 10000, Arrivals: 100000})
@@ -254,21 +240,21 @@ func TestLSFUnstable(t *testing.T) {
 // BenchmarkMSFOneOrAll: MSF on one-or-all at λ = 7 (ρ = 0.897, stable: MSF
 // is throughput-optimal there, Q Thm 1).
 func BenchmarkMSFOneOrAll(b *testing.B) {
-	simtest.Bench(b, named(b, "one-or-all", 7), &msf.MSF{}, 1000000)
+	simtest.Bench(b, simtest.Named(b, "one-or-all", 7), &msf.MSF{}, 1000000)
 }
 
 // BenchmarkMSFBorgB: MSF on Borg cell B (26 classes, k = 2048) at λ = 2.
 func BenchmarkMSFBorgB(b *testing.B) {
-	simtest.Bench(b, named(b, "borg-b", 2), &msf.MSF{}, 1000000)
+	simtest.Bench(b, simtest.Named(b, "borg-b", 2), &msf.MSF{}, 1000000)
 }
 
 // BenchmarkLSFOneOrAll: LSF on one-or-all at λ = 2 (stable; at λ = 7 the
 // k-server jobs would pile up without bound).
 func BenchmarkLSFOneOrAll(b *testing.B) {
-	simtest.Bench(b, named(b, "one-or-all", 2), &msf.LSF{}, 1000000)
+	simtest.Bench(b, simtest.Named(b, "one-or-all", 2), &msf.LSF{}, 1000000)
 }
 
 // BenchmarkLSFBorgB: LSF on Borg cell B at λ = 2.
 func BenchmarkLSFBorgB(b *testing.B) {
-	simtest.Bench(b, named(b, "borg-b", 2), &msf.LSF{}, 1000000)
+	simtest.Bench(b, simtest.Named(b, "borg-b", 2), &msf.LSF{}, 1000000)
 }

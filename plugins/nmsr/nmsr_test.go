@@ -8,21 +8,7 @@ import (
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
 	"github.com/msjfarm/msjfarm/stats"
-	"github.com/msjfarm/msjfarm/workload"
 )
-
-func named(t testing.TB, name string, rate float64) *sim.Workload {
-	t.Helper()
-	spec, err := workload.Named(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := spec.Build(rate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
 
 // traceJobs is a one-or-all system with k = 4: class 0 needs 1 server,
 // class 1 all 4. Class-0 sizes total 14 and class-1 sizes 7 (4 jobs each),
@@ -203,7 +189,7 @@ func TestInvariantsLong(t *testing.T) {
 		{"borg-b", 2, 0.1, true},
 	}
 	for _, c := range cases {
-		w := named(t, c.name, c.rate)
+		w := simtest.Named(t, c.name, c.rate)
 		p := New()
 		p.cycle, p.backfill = c.cycle, c.backfill
 		cp := checked{p, t}
@@ -223,7 +209,7 @@ func TestInvariantsLong(t *testing.T) {
 // oscillates on the loop's time scale, T = 200; the utilisation is the
 // direct evidence.)
 func TestStableBeyondFCFS(t *testing.T) {
-	w := named(t, "one-or-all", 7)
+	w := simtest.Named(t, "one-or-all", 7)
 	var util, fu []float64
 	for seed := uint64(1); seed <= 10; seed++ {
 		r, err := sim.Run(w, New(), sim.Config{Seed: seed, Warmup: 50000, Arrivals: 300000})
@@ -259,7 +245,7 @@ func TestStableBeyondFCFS(t *testing.T) {
 // run of the four-class workload (λ = 3, ρ = 0.6; schedules serve up to
 // λ = 5).
 func TestUtilisationFourClass(t *testing.T) {
-	w := named(t, "four-class", 3)
+	w := simtest.Named(t, "four-class", 3)
 	var util []float64
 	for seed := uint64(1); seed <= 10; seed++ {
 		r, err := sim.Run(w, New(), sim.Config{Seed: seed, Warmup: 20000, Arrivals: 200000})
@@ -276,7 +262,7 @@ func TestUtilisationFourClass(t *testing.T) {
 
 // TestDeterminism: same seed, same result, including the policy's own draws.
 func TestDeterminism(t *testing.T) {
-	w := named(t, "four-class", 3)
+	w := simtest.Named(t, "four-class", 3)
 	a, err := sim.Run(w, New(), sim.Config{Seed: 3, Arrivals: 20000})
 	if err != nil {
 		t.Fatal(err)
@@ -317,20 +303,20 @@ func TestParams(t *testing.T) {
 }
 
 func BenchmarkNMSROneOrAll(b *testing.B) {
-	simtest.Bench(b, named(b, "one-or-all", 2.5), New(), 1000000)
+	simtest.Bench(b, simtest.Named(b, "one-or-all", 2.5), New(), 1000000)
 }
 
 // BenchmarkNMSRBorgB: nMSR is not stable on borg-b at λ = 2 (see the
 // package documentation); the queue grows through the run, which the
 // per-event cost absorbs (ring buffers).
 func BenchmarkNMSRBorgB(b *testing.B) {
-	simtest.Bench(b, named(b, "borg-b", 2), New(), 1000000)
+	simtest.Bench(b, simtest.Named(b, "borg-b", 2), New(), 1000000)
 }
 
 func BenchmarkFCFSOneOrAll(b *testing.B) {
-	simtest.Bench(b, named(b, "one-or-all", 2.5), &fcfs.FCFS{}, 1000000)
+	simtest.Bench(b, simtest.Named(b, "one-or-all", 2.5), &fcfs.FCFS{}, 1000000)
 }
 
 func BenchmarkFCFSBorgB(b *testing.B) {
-	simtest.Bench(b, named(b, "borg-b", 2), &fcfs.FCFS{}, 1000000)
+	simtest.Bench(b, simtest.Named(b, "borg-b", 2), &fcfs.FCFS{}, 1000000)
 }

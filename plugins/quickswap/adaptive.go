@@ -73,7 +73,7 @@ func (p *Adaptive) account(s *sdk.System) {
 
 // status is 1 for a blocked class, 2 for a starved one, 0 otherwise.
 func (p *Adaptive) status(i int) int {
-	w, r := p.g.q[i].Len() > 0, p.g.run[i] > 0
+	w, r := p.g.Q[i].Len() > 0, p.g.run[i] > 0
 	switch {
 	case w && r:
 		return 1
@@ -95,9 +95,9 @@ func (p *Adaptive) tally(i, sign int) {
 // Arrive queues j and applies the phase rules.
 func (p *Adaptive) Arrive(s *sdk.System, j *sdk.Job) {
 	p.account(s)
-	i := p.g.of[j.Class()]
+	i := p.g.Of[j.Class()]
 	p.tally(i, -1)
-	p.g.push(i, j)
+	p.g.Push(j)
 	p.tally(i, +1)
 	p.step(s)
 }
@@ -105,7 +105,7 @@ func (p *Adaptive) Arrive(s *sdk.System, j *sdk.Job) {
 // Complete updates the counts and applies the phase rules.
 func (p *Adaptive) Complete(s *sdk.System, j *sdk.Job) {
 	p.account(s)
-	i := p.g.of[j.Class()]
+	i := p.g.Of[j.Class()]
 	p.tally(i, -1)
 	p.g.run[i]--
 	p.tally(i, +1)
@@ -114,7 +114,7 @@ func (p *Adaptive) Complete(s *sdk.System, j *sdk.Job) {
 
 func (p *Adaptive) start(s *sdk.System, i int) {
 	p.tally(i, -1)
-	s.Start(p.g.pop(i))
+	s.Start(p.g.Pop(i))
 	p.g.run[i]++
 	p.tally(i, +1)
 }
@@ -122,17 +122,17 @@ func (p *Adaptive) start(s *sdk.System, i int) {
 func (p *Adaptive) step(s *sdk.System) {
 	g := &p.g
 	if p.drain {
-		i := g.next(0) // largest need waiting
-		if i < 0 || g.need[i] > s.Free() {
+		i := g.Next(0) // largest need waiting
+		if i < 0 || g.Need[i] > s.Free() {
 			return
 		}
 		p.start(s, i)
 		p.drain = false
 	}
-	if g.total > 0 {
+	if g.Total > 0 {
 		free := s.Free()
-		for i := g.next(g.from[free]); i >= 0; i = g.next(max(i+1, g.from[free])) {
-			for g.q[i].Len() > 0 && g.need[i] <= free {
+		for i := g.Next(g.From[free]); i >= 0; i = g.Next(max(i+1, g.From[free])) {
+			for g.Q[i].Len() > 0 && g.Need[i] <= free {
 				p.start(s, i)
 				free = s.Free()
 			}

@@ -146,8 +146,8 @@ func TestAdaptiveMatchesNaive(t *testing.T) {
 		w   *sim.Workload
 		arr int64
 	}{
-		{named(t, "four-class", 4.5), 30000}, {named(t, "one-or-all", 7.5), 30000},
-		{many(2.5), 20000}, {named(t, "borg-b", 2), 10000},
+		{simtest.Named(t, "four-class", 4.5), 30000}, {simtest.Named(t, "one-or-all", 7.5), 30000},
+		{many(2.5), 20000}, {simtest.Named(t, "borg-b", 2), 10000},
 	} {
 		cfg := sim.Config{Seed: 5, Warmup: 1000, Arrivals: tc.arr}
 		_, got := simtest.Record(t, tc.w, &quickswap.Adaptive{}, cfg)

@@ -13,21 +13,21 @@ import (
 // only (Init refuses Borg cell B), so it has no Borg benchmark.
 
 func BenchmarkMSFQOneOrAll(b *testing.B) {
-	simtest.Bench(b, named(b, "one-or-all", 7), quickswap.NewMSFQ(-1), 1000000)
+	simtest.Bench(b, simtest.Named(b, "one-or-all", 7), quickswap.NewMSFQ(-1), 1000000)
 }
 
 func BenchmarkStaticOneOrAll(b *testing.B) {
-	simtest.Bench(b, named(b, "one-or-all", 7), quickswap.NewStatic(-1, "", ""), 1000000)
+	simtest.Bench(b, simtest.Named(b, "one-or-all", 7), quickswap.NewStatic(-1, "", ""), 1000000)
 }
 
 func BenchmarkStaticBorgB(b *testing.B) {
-	simtest.Bench(b, named(b, "borg-b", 2), quickswap.NewStatic(-1, "", ""), 1000000)
+	simtest.Bench(b, simtest.Named(b, "borg-b", 2), quickswap.NewStatic(-1, "", ""), 1000000)
 }
 
 func BenchmarkAdaptiveOneOrAll(b *testing.B) {
-	simtest.Bench(b, named(b, "one-or-all", 7), &quickswap.Adaptive{}, 1000000)
+	simtest.Bench(b, simtest.Named(b, "one-or-all", 7), &quickswap.Adaptive{}, 1000000)
 }
 
 func BenchmarkAdaptiveBorgB(b *testing.B) {
-	simtest.Bench(b, named(b, "borg-b", 2), &quickswap.Adaptive{}, 1000000)
+	simtest.Bench(b, simtest.Named(b, "borg-b", 2), &quickswap.Adaptive{}, 1000000)
 }

@@ -11,21 +11,7 @@ import (
 	"github.com/msjfarm/msjfarm/plugins/quickswap"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
-	"github.com/msjfarm/msjfarm/workload"
 )
-
-func named(t testing.TB, name string, rate float64) *sim.Workload {
-	t.Helper()
-	spec, err := workload.Named(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := spec.Build(rate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
 
 func checkStarts(t *testing.T, w *sim.Workload, p sim.Policy, want map[int64]float64) []sim.Event {
 	t.Helper()
@@ -165,7 +151,7 @@ func withoutCounters(r *sim.Result) sim.Result {
 // one-or-all at λ = 7.5 (the heavy-load case of Q Fig. 1) and λ = 3.
 func TestMSFQZeroIsMSF(t *testing.T) {
 	for _, rate := range []float64{7.5, 3} {
-		w := named(t, "one-or-all", rate)
+		w := simtest.Named(t, "one-or-all", rate)
 		for seed := uint64(1); seed <= 3; seed++ {
 			cfg := sim.Config{Seed: seed, Warmup: 2000, Arrivals: 40000}
 			ra, ea := simtest.Record(t, w, quickswap.NewMSFQ(0), cfg)
@@ -187,11 +173,11 @@ func TestMSFQZeroIsMSF(t *testing.T) {
 // thresholds outside [0, k−1].
 func TestMSFQErrors(t *testing.T) {
 	cfg := sim.Config{Seed: 1, Arrivals: 10}
-	_, err := sim.Run(named(t, "four-class", 4), quickswap.NewMSFQ(-1), cfg)
+	_, err := sim.Run(simtest.Named(t, "four-class", 4), quickswap.NewMSFQ(-1), cfg)
 	if err == nil || !strings.Contains(err.Error(), "one-or-all") || !strings.Contains(err.Error(), `"class-3" needs 3`) {
 		t.Errorf("four-class: err = %v, want a one-or-all error naming class-3", err)
 	}
-	_, err = sim.Run(named(t, "one-or-all", 4), quickswap.NewMSFQ(32), cfg)
+	_, err = sim.Run(simtest.Named(t, "one-or-all", 4), quickswap.NewMSFQ(32), cfg)
 	if err == nil || !strings.Contains(err.Error(), "out of range [0, k−1] = [0, 31]") {
 		t.Errorf("ℓ = 32 on k = 32: err = %v", err)
 	}
@@ -199,17 +185,17 @@ func TestMSFQErrors(t *testing.T) {
 	if spec.Name != "msfq" {
 		t.Fatalf("Policies[0] = %s", spec.Name)
 	}
-	if _, err := spec.Run(named(t, "one-or-all", 4), map[string]any{"threshold": -2}, cfg); err == nil || !strings.Contains(err.Error(), "must be >= -1") {
+	if _, err := spec.Run(simtest.Named(t, "one-or-all", 4), map[string]any{"threshold": -2}, cfg); err == nil || !strings.Contains(err.Error(), "must be >= -1") {
 		t.Errorf("threshold −2: err = %v", err)
 	}
-	if _, err := spec.Run(named(t, "one-or-all", 4), map[string]any{"threshold": 31}, cfg); err != nil {
+	if _, err := spec.Run(simtest.Named(t, "one-or-all", 4), map[string]any{"threshold": 31}, cfg); err != nil {
 		t.Errorf("threshold 31: %v", err)
 	}
 }
 
 // TestMSFQDefaultThreshold: the default threshold (−1) is ℓ = k−1.
 func TestMSFQDefaultThreshold(t *testing.T) {
-	w := named(t, "one-or-all", 7)
+	w := simtest.Named(t, "one-or-all", 7)
 	cfg := sim.Config{Seed: 2, Warmup: 1000, Arrivals: 20000}
 	a, err := quickswap.Policies[0].Run(w, nil, cfg)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/msjfarm/msjfarm/plugins/msf"
 	"github.com/msjfarm/msjfarm/plugins/quickswap"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/simtest"
 )
 
 // TestOneOrAllSweepLong: Q Fig. 3 across arrival rates on one-or-all
@@ -19,7 +20,7 @@ import (
 // magnitude at high λ.
 func TestOneOrAllSweepLong(t *testing.T) {
 	for _, rate := range []float64{6, 7, 7.5, 7.7} {
-		w := named(t, "one-or-all", rate)
+		w := simtest.Named(t, "one-or-all", rate)
 		cfg := sim.Config{Warmup: 200000, Arrivals: 2000000}
 		q := replicate(t, w, func() sim.Policy { return quickswap.NewMSFQ(-1) }, 20, cfg)
 		for name, mk := range map[string]func() sim.Policy{
@@ -47,7 +48,7 @@ func TestOneOrAllSweepLong(t *testing.T) {
 // over 20 replications.
 func TestFourClassSweepLong(t *testing.T) {
 	for _, rate := range []float64{4, 4.5, 4.8} {
-		w := named(t, "four-class", rate)
+		w := simtest.Named(t, "four-class", rate)
 		cfg := sim.Config{Warmup: 100000, Arrivals: 1000000}
 		qs := map[string]func() sim.Policy{
 			"static":   func() sim.Policy { return quickswap.NewStatic(-1, "", "") },

@@ -55,7 +55,7 @@ func counter(name string) func(*sim.Result) float64 {
 // are much shorter than MSF's). FCFS, whose saturation throughput is about
 // 3 there, is flagged unstable in every replication.
 func TestOneOrAllHeavyLoad(t *testing.T) {
-	w := named(t, "one-or-all", 7.5)
+	w := simtest.Named(t, "one-or-all", 7.5)
 	cfg := sim.Config{Warmup: 100000, Arrivals: 1000000}
 	q := replicate(t, w, func() sim.Policy { return quickswap.NewMSFQ(31) }, 10, cfg)
 	m := replicate(t, w, func() sim.Policy { return &msf.MSF{} }, 10, cfg)
@@ -120,7 +120,7 @@ func TestOneOrAllHeavyLoad(t *testing.T) {
 // competitor (10 replications). Q also reports Adaptive slightly better
 // than Static: logged, not asserted.
 func TestFourClass(t *testing.T) {
-	w := named(t, "four-class", 4.5)
+	w := simtest.Named(t, "four-class", 4.5)
 	cfg := sim.Config{Warmup: 20000, Arrivals: 200000}
 	qs := map[string]stats.Summary{
 		"static":   ci(replicate(t, w, func() sim.Policy { return quickswap.NewStatic(-1, "", "") }, 10, cfg), weightT),
@@ -169,7 +169,7 @@ func TestUtilisation(t *testing.T) {
 		{"adaptive", func() sim.Policy { return &quickswap.Adaptive{} }, "one-or-all", 7},
 		{"adaptive", func() sim.Policy { return &quickswap.Adaptive{} }, "four-class", 4},
 	} {
-		w := named(t, tc.wl, tc.rate)
+		w := simtest.Named(t, tc.wl, tc.rate)
 		rs := replicate(t, w, tc.mk, 10, sim.Config{Warmup: 20000, Arrivals: 200000})
 		for i, r := range rs {
 			if r.Instability != nil && r.Instability.Undeparted > 0 {
@@ -192,7 +192,7 @@ func TestInvariantsLong(t *testing.T) {
 		name string
 		rate float64
 	}{{"one-or-all", 7.5}, {"four-class", 4.5}, {"borg-b", 2}} {
-		w := named(t, wl.name, wl.rate)
+		w := simtest.Named(t, wl.name, wl.rate)
 		ps := []sim.Policy{
 			quickswap.NewStatic(-1, "", ""), quickswap.NewStatic(3, "asc", "sequential"), &quickswap.Adaptive{},
 		}
@@ -223,7 +223,7 @@ func TestReuse(t *testing.T) {
 		{"four-class", func() sim.Policy { return quickswap.NewStatic(-1, "", "") }},
 		{"four-class", func() sim.Policy { return &quickswap.Adaptive{} }},
 	} {
-		w := named(t, tc.wl, 4.5)
+		w := simtest.Named(t, tc.wl, 4.5)
 		p := tc.mk()
 		if _, err := sim.Run(w, p, sim.Config{Seed: 9, Warmup: 100, Arrivals: 5000}); err != nil {
 			t.Fatal(err)

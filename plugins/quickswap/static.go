@@ -146,7 +146,7 @@ func (p *Static) Init(s *sdk.System) error {
 		return fmt.Errorf("static-quickswap: handover %q: want overlap or sequential", p.handover)
 	}
 	p.g.reset(s)
-	G := len(p.g.need)
+	G := len(p.g.Need)
 	p.cycle = p.cycle[:0]
 	switch p.order {
 	case "", "desc":
@@ -162,11 +162,11 @@ func (p *Static) Init(s *sdk.System) error {
 		if err != nil {
 			return err
 		}
-		sorted := append([]int(nil), p.g.need...)
+		sorted := append([]int(nil), p.g.Need...)
 		sort.Ints(sorted)
 		seen := make([]bool, G)
 		for _, n := range needs {
-			i := p.g.index(n)
+			i := p.g.Index(n)
 			if i < 0 {
 				return fmt.Errorf("static-quickswap: order %q: no class needs %d servers (needs: %v)", p.order, n, sorted)
 			}
@@ -181,7 +181,7 @@ func (p *Static) Init(s *sdk.System) error {
 		}
 	}
 	p.slots = p.slots[:0]
-	for _, d := range p.g.need {
+	for _, d := range p.g.Need {
 		p.slots = append(p.slots, k/d)
 	}
 	p.n = make([]int, G)
@@ -213,19 +213,19 @@ func (p *Static) account(s *sdk.System) {
 // Arrive queues j and applies the phase rules.
 func (p *Static) Arrive(s *sdk.System, j *sdk.Job) {
 	p.account(s)
-	i := p.g.of[j.Class()]
+	i := p.g.Of[j.Class()]
 	if p.n[i]++; p.n[i] == 1 {
 		at := p.pos[i]
 		p.occ[at>>6] |= 1 << uint(at&63)
 	}
-	p.g.push(i, j)
+	p.g.Push(j)
 	p.step(s)
 }
 
 // Complete updates the counts and applies the phase rules.
 func (p *Static) Complete(s *sdk.System, j *sdk.Job) {
 	p.account(s)
-	i := p.g.of[j.Class()]
+	i := p.g.Of[j.Class()]
 	if p.n[i]--; p.n[i] == 0 {
 		at := p.pos[i]
 		p.occ[at>>6] &^= 1 << uint(at&63)
@@ -284,17 +284,17 @@ func (p *Static) step(s *sdk.System) {
 			p.next()
 			continue
 		}
-		d := p.g.need[c]
-		for p.g.q[c].Len() > 0 && d <= s.Free() {
-			s.Start(p.g.pop(c))
+		d := p.g.Need[c]
+		for p.g.Q[c].Len() > 0 && d <= s.Free() {
+			s.Start(p.g.Pop(c))
 			p.g.run[c]++
 			p.totalRun++
 		}
-		if p.g.total == 0 {
+		if p.g.Total == 0 {
 			return
 		}
 		n := p.n[c]
-		if n == 0 || (n < p.slots[c] && d*n <= p.l && p.g.q[c].Len() == 0) {
+		if n == 0 || (n < p.slots[c] && d*n <= p.l && p.g.Q[c].Len() == 0) {
 			if p.g.run[c] > 0 && p.clk.on {
 				p.switches++
 			}

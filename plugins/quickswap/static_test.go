@@ -126,7 +126,7 @@ func TestStaticExhaustive(t *testing.T) {
 // the hand-over (a k-server job cannot overlap) and the order (two classes
 // make one cycle). Traces and results (but counters) equal bit for bit.
 func TestStaticIsMSFQ(t *testing.T) {
-	w := named(t, "one-or-all", 7.5)
+	w := simtest.Named(t, "one-or-all", 7.5)
 	for _, ell := range []int{0, 7, 31} {
 		cfg := sim.Config{Seed: uint64(ell + 1), Warmup: 2000, Arrivals: 30000}
 		ra, ea := simtest.Record(t, w, quickswap.NewMSFQ(ell), cfg)
@@ -150,7 +150,7 @@ func TestStaticErrors(t *testing.T) {
 	if spec.Name != "static-quickswap" {
 		t.Fatalf("Policies[1] = %s", spec.Name)
 	}
-	w := named(t, "four-class", 4)
+	w := simtest.Named(t, "four-class", 4)
 	cfg := sim.Config{Seed: 1, Arrivals: 10}
 	for _, tc := range []struct {
 		params map[string]any

@@ -35,6 +35,7 @@ type (
 	Values          = sim.Values
 	FIFO            = sim.FIFO
 	ClassQueues     = sim.ClassQueues
+	NeedQueues      = sim.NeedQueues
 )
 
 // Preemption modes and parameter types.

@@ -30,7 +30,7 @@ var benchCases = []struct {
 func benchPolicy(b *testing.B, mk func() sim.Policy) {
 	for _, bc := range benchCases {
 		b.Run(bc.name, func(b *testing.B) {
-			simtest.Bench(b, named(b, bc.workload, bc.rate), mk(), bc.arrivals)
+			simtest.Bench(b, simtest.Named(b, bc.workload, bc.rate), mk(), bc.arrivals)
 		})
 	}
 }
@@ -51,7 +51,7 @@ func BenchmarkFCFS(b *testing.B) {
 func BenchmarkSRPT1(b *testing.B) {
 	for _, bc := range benchCases {
 		b.Run(bc.name, func(b *testing.B) {
-			w := named(b, bc.workload, bc.rate)
+			w := simtest.Named(b, bc.workload, bc.rate)
 			var events uint64
 			var ms0, ms1 runtime.MemStats
 			runtime.ReadMemStats(&ms0)

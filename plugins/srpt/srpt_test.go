@@ -10,26 +10,12 @@ import (
 	"github.com/msjfarm/msjfarm/plugins/srpt"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
-	"github.com/msjfarm/msjfarm/workload"
 )
-
-func named(t testing.TB, name string, rate float64) *sim.Workload {
-	t.Helper()
-	s, err := workload.Named(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := s.Build(rate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
 
 // powersOfTwo is the S §6 system at load rho: ρ = λ·E[n]·E[D]/k =
 // λ·3.75/8 = 0.46875·λ.
 func powersOfTwo(t testing.TB, name string, rho float64) *sim.Workload {
-	return named(t, name, rho/0.46875)
+	return simtest.Named(t, name, rho/0.46875)
 }
 
 func preemptions(evs []sim.Event) map[int64][]float64 {
@@ -243,7 +229,7 @@ func TestNaiveEquivalence(t *testing.T) {
 		{powersOfTwo(t, "powers-of-two", 0.6), 10000},
 		{powersOfTwo(t, "powers-of-two", 0.9), 3000}, // unstable: long queues
 		{powersOfTwo(t, "powers-of-two-h2", 0.7), 10000},
-		{named(t, "four-class", 4.5), 3000},
+		{simtest.Named(t, "four-class", 4.5), 3000},
 	}
 	for _, tc := range cases {
 		for _, ff := range []bool{false, true} {
@@ -279,7 +265,7 @@ func TestNaiveEquivalence(t *testing.T) {
 // TestInvariantsLongRuns: the model's invariants on long random runs,
 // including Borg cell B (k = 2048) and classes sharing a need.
 func TestInvariantsLongRuns(t *testing.T) {
-	shared := named(t, "four-class", 4)
+	shared := simtest.Named(t, "four-class", 4)
 	shared.Classes = append(shared.Classes, sim.Class{Name: "class-5b", Need: 5, Share: 0.1,
 		Service: dist.Must(dist.NewExponential(0.5))})
 	cases := []struct {
@@ -289,7 +275,7 @@ func TestInvariantsLongRuns(t *testing.T) {
 		{powersOfTwo(t, "powers-of-two", 0.6), 200000},
 		{powersOfTwo(t, "powers-of-two-h2", 0.6), 200000},
 		{shared, 100000},
-		{named(t, "borg-b", 2), 50000},
+		{simtest.Named(t, "borg-b", 2), 50000},
 	}
 	for _, tc := range cases {
 		for _, p := range []sim.Policy{&srpt.GreedySRPT{}, &srpt.FirstFitSRPT{}} {

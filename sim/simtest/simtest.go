@@ -10,6 +10,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/dist"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/workload"
 )
 
 // J is a hand-built job: arrival instant, size (duration) and class.
@@ -155,4 +156,19 @@ func Bench(b *testing.B, w *sim.Workload, p sim.Policy, arrivals int64) {
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
 	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/float64(events), "allocs/event")
+}
+
+// Named builds the named workload at the given arrival rate, failing the
+// test on error.
+func Named(t testing.TB, name string, rate float64) *sim.Workload {
+	t.Helper()
+	spec, err := workload.Named(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := spec.Build(rate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
