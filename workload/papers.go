@@ -58,10 +58,13 @@ func HalfinWhitt(k int) (Spec, error) {
 }
 
 // HalfinWhittLoad is the load of B Fig. 1's critical (Halfin–Whitt) regime at
-// k servers: (1 − ρ)√k/f_k → θ, taken with equality, ρ = 1 − θ·f_k/√k (B
-// §1.1 uses θ = 0.7).
+// k servers, from B eq. (8b): (1 − ρ)·√(k/f_k) → θ, taken with equality, so
+// ρ = 1 − θ·√(f_k/k) (B uses θ = 0.7). B §1.1 prints the condition as
+// (1 − ρ)√k/f_k → θ instead; that form cannot be meant, since f_k grows as
+// k^{2/3}, faster than √k, and it would drive ρ below 0 as k grows; eq. (8b)
+// is the one Theorem 2 and its proof use.
 func HalfinWhittLoad(k int, theta float64) float64 {
-	return 1 - theta*float64(HalfinWhittF(k))/math.Sqrt(float64(k))
+	return 1 - theta*math.Sqrt(float64(HalfinWhittF(k))/float64(k))
 }
 
 // scaled lists the named families whose classes depend on k.

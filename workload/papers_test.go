@@ -150,8 +150,8 @@ func TestNamedFor(t *testing.T) {
 	if _, err := NamedFor("nope", 8); err == nil {
 		t.Error("want unknown-workload error")
 	}
-	// B Fig. 1 load: ρ = 1 − 0.7·f_k/√k; at k = 256: 1 − 0.7·4/16 = 0.825.
-	if got := HalfinWhittLoad(256, 0.7); math.Abs(got-0.825) > 1e-15 {
+	// k = 256: f = ⌊8^{2/3}⌋ = 4, ρ = 1 − 0.7·√(4/256) = 1 − 0.7/8 = 0.9125.
+	if got := HalfinWhittLoad(256, 0.7); math.Abs(got-0.9125) > 1e-15 {
 		t.Errorf("HalfinWhittLoad(256) = %v", got)
 	}
 }

@@ -52,6 +52,27 @@
 //   - A job that arrives when A_i is full is "sent to the helper set" even
 //     if π cannot start it at once; it may later be pulled back to A_i.
 //
+// # Small systems: when BS-FCFS is worse than FCFS
+//
+// B's results are asymptotic, and eq. (2) can be harsh at small k. On the
+// Fig. 1–2 family (needs f·(1, 2, 4, 8)) c_2 = 4c_4 and c_3 = 2c_4, so the
+// floors of classes 2–4 drop at the same ψ = ⌊c_4⌋/c_4: at k = 32 the
+// partition is a = (5, 6, 4, 0), |H| = 17 (ψ = 0.928; class 4 has no A_4);
+// at k = 128 and 256 about 30% of the servers are helpers and the one-slot
+// A_4 is overloaded on its own above ρ = 0.46; at k ≥ 2048, |H|/k ≤ 6%
+// (TestPartitionHalfinWhitt). Where the A system cannot carry its classes,
+// the helpers carry a large share of the work, and π = FCFS's head-of-line
+// blocking among needs f … 8f on |H| servers makes BS-FCFS worse than FCFS,
+// even unstable (k = 32, ρ = 0.876: 77 ± 6 against 17.6 ± 0.7 over 20 × 10^6
+// arrivals, and growing with the run length; k = 256, ρ = 0.95: 382 ± 76
+// against 23.7 ± 1.4). This follows from B's definitions, so it is kept; π =
+// first-fit avoids it (5.2 and 7.9 at those points). Where |H| is small —
+// k = 2048 at eq. (8b)'s load 0.938, k = 16384 at ρ = 0.95 — BS-FCFS is far
+// below FCFS as B reports (TestPaperRegimes). The same mechanism makes
+// BS-FCFS no better than FCFS on B's SDSC SP2 and KIT FH2 models (Tables 2–3)
+// at k = 512 and 1024: B's partition leaves 69–94 helpers, about one
+// largest job (need 64), for the 20–35% of jobs served there.
+//
 // # Counters
 //
 //   - p_helper: P_H, the fraction of measured arrivals (those arriving in the
