@@ -123,7 +123,7 @@ func openS3(ctx context.Context, u *url.URL, o options) (Store, error) {
 // process creating it at the same time. It also verifies the endpoint and
 // credentials, so misconfiguration fails in Open with a clear message.
 func (s *s3Store) ensureBucket(ctx context.Context, region string) error {
-	exists, err := s.client.BucketExists(ctx, s.bucket)
+	exists, err := s.bucketExists(ctx)
 	if err != nil {
 		return s.openErr("checking bucket", err)
 	}
@@ -145,6 +145,28 @@ func (s *s3Store) ensureBucket(ctx context.Context, region string) error {
 		}
 	}
 	return s.openErr("creating bucket", err)
+}
+
+// startupWait bounds how long Open waits for a MinIO server that answers but
+// is still initialising (it reports ready on its health endpoint a moment
+// before its object layer accepts calls, and does so again after a restart).
+const startupWait = 30 * time.Second
+
+// bucketExists is BucketExists, retrying MinIO's transient
+// "server not initialized" answer for up to startupWait.
+func (s *s3Store) bucketExists(ctx context.Context) (bool, error) {
+	deadline := time.Now().Add(startupWait)
+	for delay := 50 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+		ok, err := s.client.BucketExists(ctx, s.bucket)
+		if err == nil || minio.ToErrorResponse(err).Code != "XMinioServerNotInitialized" || time.Now().After(deadline) {
+			return ok, err
+		}
+		select {
+		case <-ctx.Done():
+			return false, err
+		case <-time.After(delay):
+		}
+	}
 }
 
 func (s *s3Store) openErr(what string, err error) error {
