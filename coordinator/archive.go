@@ -33,10 +33,16 @@ type Archive struct {
 	// as stored.
 	Records map[string]*aggregate.Record
 	Raw     map[string][]byte
+	// Warnings: e.g. the spec could not be expanded here (a policy this
+	// binary does not know), so Tasks come from the records in manifest
+	// order and pending tasks are missing.
+	Warnings []string
 }
 
 // LoadArchive reads campaign id from st: spec, manifest and every result
-// record. The spec must expand (with cat) to the same campaign id.
+// record. The spec must expand (with cat) to the same campaign id; if it
+// does not expand at all (cat does not know a policy), the tasks are taken
+// from the records, in the order of the manifest's seeds, with a warning.
 func LoadArchive(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (*Archive, error) {
 	spec, err := st.Get(ctx, storage.CampaignSpecKey(id))
 	if errors.Is(err, storage.ErrNotFound) {
@@ -49,14 +55,7 @@ func LoadArchive(ctx context.Context, st storage.Store, id string, cat sweep.Cat
 	if err != nil {
 		return nil, fmt.Errorf("campaign %s: spec.yaml: %w", id, err)
 	}
-	camp, err := sweep.Expand(f, cat)
-	if err != nil {
-		return nil, fmt.Errorf("campaign %s: spec.yaml: %w", id, err)
-	}
-	if camp.ID != id {
-		return nil, fmt.Errorf("campaign %s: the stored spec expands to campaign %s (different msjfarm version?)", id, camp.ID)
-	}
-	a := &Archive{ID: id, Spec: f, Campaign: camp, Records: map[string]*aggregate.Record{}, Raw: map[string][]byte{}}
+	a := &Archive{ID: id, Spec: f, Records: map[string]*aggregate.Record{}, Raw: map[string][]byte{}}
 	if m, err := st.Get(ctx, storage.ManifestKey(id)); err == nil {
 		a.ManifestJSON = m
 		var mf Manifest
@@ -67,6 +66,16 @@ func LoadArchive(ctx context.Context, st storage.Store, id string, cat sweep.Cat
 	} else if !errors.Is(err, storage.ErrNotFound) {
 		return nil, err
 	}
+	camp, expErr := sweep.Expand(f, cat)
+	switch {
+	case expErr != nil && a.Manifest == nil:
+		return nil, fmt.Errorf("campaign %s: spec.yaml: %w", id, expErr)
+	case expErr != nil:
+		a.Warnings = append(a.Warnings, fmt.Sprintf("spec.yaml does not expand here (%v): tasks taken from the stored records", expErr))
+	case camp.ID != id:
+		return nil, fmt.Errorf("campaign %s: the stored spec expands to campaign %s (different msjfarm version?)", id, camp.ID)
+	}
+	a.Campaign = camp
 	keys, err := st.List(ctx, storage.ResultsPrefix(id))
 	if err != nil {
 		return nil, err
@@ -105,6 +114,14 @@ func LoadArchive(ctx context.Context, st storage.Store, id string, cat sweep.Cat
 	wg.Wait()
 	if firstErr != nil {
 		return nil, firstErr
+	}
+	if camp == nil {
+		for _, s := range a.Manifest.Seeds {
+			if r := a.Records[s.Task]; r != nil && r.Task.ID == s.Task {
+				a.Tasks = append(a.Tasks, r.Task)
+			}
+		}
+		return a, nil
 	}
 	// Tasks: the expansion, plus added replications of its points.
 	order := map[string]int{}

@@ -2,9 +2,20 @@
 // sweep into tasks, publishes them to the JetStream work queue (layout in
 // package natsutil), tracks their state through the msjfarm_tasks KV bucket,
 // records tasks that exhausted their deliveries as failed, and when every
-// task has a result writes the campaign's summary.csv (package aggregate)
-// and manifest.json to storage. It answers submit, status, cancel and list
-// requests over NATS request/reply.
+// task has a result writes the campaign's summary.csv (package aggregate),
+// manifest.json and the rendered report (package report: index.html, plots,
+// summary.csv/json, manifest.json under campaigns/<id>/report/) to storage.
+// A campaign reports state "done" only once all of these are written. It
+// answers submit, status, cancel and list requests over NATS request/reply.
+//
+// A sweep with a precision block (sweep.Precision) runs in sequential mode:
+// the coordinator adds replications to each point until the confidence
+// interval of the chosen metric is narrow enough or a cap is reached, and
+// writes the outcome per point to campaigns/<id>/precision.csv and
+// manifest.json (see precision.go).
+//
+// LoadArchive reads a campaign back from storage alone (spec, manifest,
+// records) for `msjfarm report` and `msjfarm reproduce`.
 //
 // Restartability: everything the coordinator knows is either in storage
 // (results, spec, manifest) or in JetStream (campaign states, task states,

@@ -222,6 +222,15 @@ func TestCampaignEndToEnd(t *testing.T) {
 	if _, err := e.store.Get(ctx, storage.CampaignSpecKey(r.Campaign)); err != nil {
 		t.Fatal(err)
 	}
+	// The report is stored with the campaign, and the manifest says where.
+	for _, name := range []string{"index.html", "summary.csv", "summary.json", "manifest.json", "mean_response.svg"} {
+		if _, err := e.store.Stat(ctx, storage.ReportPrefix(r.Campaign)+name); err != nil {
+			t.Fatalf("report: %v", err)
+		}
+	}
+	if m.Report != storage.ReportPrefix(r.Campaign)+"index.html" || m.Precision != nil {
+		t.Fatalf("manifest report %q, precision %+v", m.Report, m.Precision)
+	}
 	// Both workers took part (4 slots, 6 tasks of similar length)... not
 	// guaranteed, so only check the logs add up.
 	if got := strings.Count(log1.String()+log2.String(), "done "); got != 6 {

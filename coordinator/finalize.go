@@ -52,6 +52,9 @@ type Manifest struct {
 	// Report is the storage prefix of the rendered report (index.html,
 	// plots, summary.csv/json, manifest.json), once finished.
 	Report string `json:"report,omitempty"`
+	// Plugins is the plugin binary each policy is pinned to when the
+	// campaign runs with plugin runners (see plugins.go).
+	Plugins PluginPins `json:"plugins,omitempty"`
 }
 
 // TaskSeed pins one task.
@@ -137,6 +140,7 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[
 			m.Policies, m.Hosts = prev.Policies, prev.Hosts
 		}
 	}
+	m.Plugins = co.pluginPins(ctx, c.id)
 	data, err := json.MarshalIndent(&m, "", "  ")
 	if err != nil {
 		return nil, err
@@ -156,6 +160,11 @@ func (co *Coordinator) finalize(ctx context.Context, c *campaign) {
 	err := co.doFinalize(ctx, c)
 	co.mu.Lock()
 	c.finalizing = false
+	if err != nil && c.st.State == natsutil.CampaignDone && !c.closed {
+		// Failed after marking it done (e.g. storage unavailable): back to
+		// running, so that the next reconcile finalises it again.
+		c.st.State, c.st.Finished = natsutil.CampaignRunning, time.Time{}
+	}
 	co.mu.Unlock()
 	if err != nil {
 		co.o.Logf("coordinator: finalising %s: %v", c.id, err)
@@ -188,6 +197,11 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 	if err := aggregate.WriteCSV(&buf, pts); err != nil {
 		return err
 	}
+	// A re-finalisation with the same results (a finished campaign
+	// submitted again) keeps the stored report instead of rendering it
+	// again.
+	old, _ := co.o.Store.Get(ctx, storage.SummaryKey(id))
+	sameSummary := old != nil && bytes.Equal(old, buf.Bytes())
 	if err := co.o.Store.Put(ctx, storage.SummaryKey(id), buf.Bytes()); err != nil {
 		return err
 	}
@@ -213,7 +227,11 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 	prec := c.precisionSummary()
 	co.mu.Unlock()
 	if prec != nil {
-		if err := co.o.Store.Put(ctx, PrecisionKey(id), precisionCSV(prec)); err != nil {
+		pc := precisionCSV(prec)
+		if old, _ := co.o.Store.Get(ctx, PrecisionKey(id)); !bytes.Equal(old, pc) {
+			sameSummary = false
+		}
+		if err := co.o.Store.Put(ctx, PrecisionKey(id), pc); err != nil {
 			return err
 		}
 	}
@@ -223,7 +241,9 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 	}
 	// The report is a view of the summary: a rendering failure is logged
 	// (msjfarm report regenerates it) and does not fail the campaign.
-	if err := co.storeReport(ctx, id, pts, manifest, prec); err != nil {
+	if _, err := co.o.Store.Stat(ctx, storage.ReportPrefix(id)+"index.html"); err == nil && sameSummary {
+		co.o.Logf("coordinator: campaign %s: results unchanged, report kept", id)
+	} else if err := co.storeReport(ctx, id, pts, manifest, prec); err != nil {
 		co.o.Logf("coordinator: report of %s: %v", id, err)
 	}
 	if err := co.putState(ctx, c); err != nil {

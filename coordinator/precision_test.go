@@ -311,3 +311,76 @@ func TestSpecRoundTripPrecision(t *testing.T) {
 		t.Fatalf("ids %s %s, precision %+v\n%s", c1.ID, c2.ID, g.Precision, y)
 	}
 }
+
+// TestPrecisionCoordinatorRestart: the coordinator stops after the first
+// replications were added (their messages queued or running, workers
+// still busy) and a new one on the same NATS server and storage finishes
+// the campaign with the same decisions, every task run once.
+func TestPrecisionCoordinatorRestart(t *testing.T) {
+	e := newEnv(t)
+	co, stop := e.startCoordinator(natsutil.Layout{})
+	slow := synthFn(func(t *sweep.Task) (*worker.Outcome, error) {
+		time.Sleep(20 * time.Millisecond)
+		return synth(t)
+	})
+	sr := countRunner{next: slow}
+	e.startWorker(worker.Options{Concurrency: 2, Runner: &sr})
+	f, err := sweep.Parse([]byte(precisionSweep), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	r, err := co.Submit(ctx, natsutil.SubmitRequest{Spec: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s, _ := co.Status(ctx, r.Campaign)
+		if s.Total > 40 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no replications added: %+v", s)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	co2, _ := e.startCoordinator(natsutil.Layout{})
+	s := waitDone(t, co2, r.Campaign, 60*time.Second)
+	if s.Done != 105 || s.Total != 105 {
+		t.Fatalf("status %+v", s)
+	}
+	if n, mx := sr.total(); n != 105 || mx != 1 {
+		t.Fatalf("runs %d (max %d per task), want 105 and 1", n, mx)
+	}
+	checkPrecisionOutputs(t, e.store, r.Campaign, map[string]struct {
+		reps   int
+		status string
+	}{"1": {10, coordinator.PrecisionMet}, "2": {40, coordinator.PrecisionMet}, "3": {55, coordinator.PrecisionCapped}})
+}
+
+// TestPrecisionAllFailed: a point whose replications all fail has no
+// estimate: it stops as "undefined" and the campaign finishes.
+func TestPrecisionAllFailed(t *testing.T) {
+	e := newEnv(t)
+	co, _ := e.startCoordinator(natsutil.Layout{MaxDeliver: 1})
+	var fr failRunner
+	e.startWorker(worker.Options{Concurrency: 2, Runner: &fr, RetryDelay: 10 * time.Millisecond})
+	f, err := sweep.Parse([]byte(strings.Replace(strings.Replace(precisionSweep, "[1, 2, 3]", "[1]", 1), "replications: 10", "replications: 2", 1)), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := co.Submit(context.Background(), natsutil.SubmitRequest{Spec: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := waitDone(t, co, r.Campaign, 30*time.Second)
+	if s.Failed != 2 || s.Total != 2 {
+		t.Fatalf("status %+v", s)
+	}
+	prec := readCSV(t, e.store, coordinator.PrecisionKey(r.Campaign))
+	if len(prec) != 1 || prec[0]["status"] != coordinator.PrecisionUndefined || prec[0]["n"] != "0" || prec[0]["mean"] != "" {
+		t.Fatalf("precision.csv %v", prec)
+	}
+}

@@ -404,6 +404,16 @@ func (r *PluginRunner) fetch(ctx context.Context, policy string, pin PluginPin) 
 	return final, nil
 }
 
+// inCache reports whether path is in the fetch cache.
+func (r *PluginRunner) inCache(path string) bool {
+	dir, err := r.cacheDir()
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && !strings.HasPrefix(rel, "..")
+}
+
 // resolve finds the binary of t's policy; ok is false when there is none
 // (and the campaign pins none).
 func (r *PluginRunner) resolve(ctx context.Context, t *sweep.Task) (b host.Binary, ok bool, err error) {
@@ -481,6 +491,15 @@ func (r *PluginRunner) Run(ctx context.Context, t *sweep.Task, progress func(don
 		}
 	}
 	out, err := r.Host.Run(ctx, b, req, host.RunOptions{Deadline: dl, Progress: progress})
+	if err != nil && errors.Is(err, host.ErrChecksum) && r.inCache(b.Path) {
+		// A cached copy changed on disk since it was verified: drop it and
+		// let the next attempt fetch it again.
+		r.logf("plugin runner: removing %s from the cache: %v", b.Path, err)
+		r.fetchMu.Lock()
+		os.Remove(b.Path)
+		r.fetchMu.Unlock()
+		return nil, err
+	}
 	if err != nil {
 		return nil, r.taskError(ctx, err)
 	}
@@ -495,9 +514,10 @@ func (r *PluginRunner) Run(ctx context.Context, t *sweep.Task, progress func(don
 // such); host errors are permanent unless the host calls them retryable;
 // anything else (storage) is retried.
 func (r *PluginRunner) taskError(ctx context.Context, err error) error {
-	if d, ok := ctx.Deadline(); ok && errors.Is(err, host.ErrDeadline) && time.Until(d) < time.Second {
+	if d, ok := ctx.Deadline(); ok && (errors.Is(err, host.ErrDeadline) || errors.Is(err, host.ErrCanceled)) && time.Until(d) < time.Second {
 		// The plugin's deadline and the context's are the same moment
-		// measured by two clocks: let the context catch up.
+		// measured by two clocks (and the host reports a context that is
+		// about to end as ended): let the context catch up.
 		t := time.NewTimer(time.Until(d) + 50*time.Millisecond)
 		select {
 		case <-ctx.Done():

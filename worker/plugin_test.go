@@ -12,6 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/msjfarm/msjfarm/aggregate"
+	"github.com/msjfarm/msjfarm/natsutil"
+	"github.com/msjfarm/msjfarm/natsutil/natstest"
 	"github.com/msjfarm/msjfarm/plugins/host"
 	"github.com/msjfarm/msjfarm/plugins/host/hosttest"
 	"github.com/msjfarm/msjfarm/sim"
@@ -19,8 +26,9 @@ import (
 	"github.com/msjfarm/msjfarm/worker"
 )
 
-// pluginDir holds the fcfs plugin binary built by TestMain.
-var pluginDir string
+// pluginDir holds the fcfs plugin binary built by TestMain; crashyDir
+// plugins/host's test plugin (policies that crash, hang or fail).
+var pluginDir, crashyDir string
 
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
@@ -35,6 +43,11 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+		crashyDir = filepath.Join(dir, "crashy")
+		if err := hosttest.Build(crashyDir, "./plugins/host/testdata/msjfarm-policy-crashy"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 		return m.Run()
 	}())
 }
@@ -43,7 +56,7 @@ func fcfsBinary() string { return filepath.Join(pluginDir, "msjfarm-policy-fcfs"
 
 func newRunner(t *testing.T, dirs []string, st storage.Store) *worker.PluginRunner {
 	t.Helper()
-	r := &worker.PluginRunner{Host: host.New(host.Config{MaxConcurrent: 2}), Dirs: dirs, Store: st,
+	r := &worker.PluginRunner{Host: host.New(host.Config{MaxConcurrent: 2, Logger: hclog.NewNullLogger()}), Dirs: dirs, Store: st,
 		CacheDir: filepath.Join(t.TempDir(), "cache"), Logf: t.Logf}
 	t.Cleanup(func() { r.Close() })
 	return r
@@ -177,6 +190,26 @@ func TestPluginRunnerFetchesPinned(t *testing.T) {
 			t.Fatalf("%s: second run: %v", name, err)
 		}
 	}
+	// A cached copy damaged on disk is refused by the host, dropped (a
+	// retryable error) and fetched again by the next attempt.
+	r0 := newRunner(t, []string{t.TempDir()}, st)
+	if _, err := r0.Run(ctx, &ts[0], nil); err != nil {
+		t.Fatal(err)
+	}
+	r0.Close()
+	cached := filepath.Join(r0.CacheDir, "fcfs", p.SHA256, "msjfarm-policy-fcfs")
+	if err := os.WriteFile(cached, append(b, 'x'), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r1 := newRunner(t, []string{t.TempDir()}, st)
+	r1.CacheDir = r0.CacheDir
+	var perm *worker.PermanentError
+	if _, err := r1.Run(ctx, &ts[0], nil); !errors.Is(err, host.ErrChecksum) || errors.As(err, &perm) {
+		t.Fatalf("damaged cache: %v", err)
+	}
+	if out, err := r1.Run(ctx, &ts[0], nil); err != nil || out.Provenance.PluginSHA256 != p.SHA256 {
+		t.Fatalf("after a damaged cache: %v", err)
+	}
 	// A campaign without pins uses the local binary.
 	r := newRunner(t, []string{other}, st)
 	out, err := r.Run(worker.WithCampaign(context.Background(), "unpinned"), &ts[0], nil)
@@ -255,6 +288,99 @@ func TestChooseRunner(t *testing.T) {
 		plugin, why, err := worker.ChooseRunner(c.mode, tk, ix)
 		if plugin != c.plugin || (err != nil) != c.err {
 			t.Errorf("%s fcfs-only=%v: plugin %v (%s), err %v", c.mode, c.tasks, plugin, why, err)
+		}
+	}
+}
+
+// TestWorkerFetchesPinnedPlugin: a worker on a machine without the
+// binary runs a pinned campaign's tasks from the queue with the binary it
+// fetches from storage; results name the plugin runner and the pinned
+// sha256; stopping the worker stops the plugin processes.
+func TestWorkerFetchesPinnedPlugin(t *testing.T) {
+	url := natstest.StartEmbedded(t)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	if _, err := natsutil.Setup(ctx, js, natsutil.Layout{MaxDeliver: 2, AckWait: 5 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pin(t, st)
+	ts := tasks(t, 2000, 10*time.Second)
+	for _, tk := range ts {
+		data, _ := json.Marshal(natsutil.TaskMsg{Campaign: "camp", Task: tk})
+		if _, err := js.Publish(ctx, natsutil.TaskSubject("camp", tk.ID), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newRunner(t, []string{t.TempDir()}, st)
+	wctx, cancel := context.WithCancel(ctx)
+	w, err := worker.New(wctx, worker.Options{Conn: nc, Store: st, Concurrency: 2, FetchWait: 100 * time.Millisecond,
+		Runner: r, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for w.Stats.Done.Load()+w.Stats.Failed.Load() < int64(len(ts)) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range ts {
+		data, err := st.Get(ctx, storage.ResultKey("camp", tk.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec aggregate.Record
+		if err := json.Unmarshal(data, &rec); err != nil {
+			t.Fatal(err)
+		}
+		pv := rec.Provenance
+		if rec.Failed() || pv["runner"] != "plugin" || pv["plugin"] != "fcfs" || pv["plugin_sha256"] != p.SHA256 {
+			t.Fatalf("record %s: error %q, provenance %v", tk.ID, rec.Error, pv)
+		}
+	}
+	// The worker closed its runner: no process is left, and the host
+	// refuses new work.
+	if _, err := r.Run(worker.WithCampaign(ctx, "camp"), &ts[0], nil); !errors.Is(err, host.ErrClosed) {
+		t.Fatalf("after the worker stopped: %v", err)
+	}
+}
+
+// TestPluginRunnerErrors: plugin failures become task errors, permanent or
+// retryable as the host classifies them.
+func TestPluginRunnerErrors(t *testing.T) {
+	r := newRunner(t, []string{crashyDir}, nil)
+	base := tasks(t, 2000, 0)[0]
+	for _, c := range []struct {
+		policy    string
+		params    map[string]any
+		deadline  time.Duration
+		kind      host.Kind
+		permanent bool
+	}{
+		{"crash", nil, 0, host.ErrCrash, false},
+		{"hang", nil, 300 * time.Millisecond, host.ErrDeadline, false},
+		{"double-start", nil, 0, host.ErrPolicy, true},
+		{"crash", map[string]any{"after": -1}, 0, host.ErrInvalid, true},
+	} {
+		tk := base
+		tk.Policy, tk.Params, tk.Run.Deadline = c.policy, c.params, c.deadline
+		_, err := r.Run(context.Background(), &tk, nil)
+		var perm *worker.PermanentError
+		if !errors.Is(err, c.kind) || errors.As(err, &perm) != c.permanent {
+			t.Errorf("%s %v: err %v (want %s, permanent %v)", c.policy, c.params, err, c.kind, c.permanent)
 		}
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/natsutil"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/plugins/host"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -167,19 +168,30 @@ func runSubmit(args []string) int {
 	ff := newFarmFlags("submit", true, "")
 	retry := ff.fs.Bool("retry-failed", false, "run the failed tasks of a resubmitted campaign again")
 	wait := ff.fs.Bool("wait", false, "show progress until the campaign is done")
+	pin := ff.fs.Bool("pin-plugins", false, "pin the plugin binary of every policy (found on -plugin-path / $"+host.EnvPath+") in -storage before submitting, so that workers (-runner plugin or auto) fetch and run exactly these")
+	pluginPath := ff.fs.String("plugin-path", "", "with -pin-plugins: colon-separated plugin directories searched first")
 	if err := ff.parse(args); err != nil {
 		return 2
 	}
 	if ff.fs.NArg() != 1 {
 		return fail("submit: want one sweep file")
 	}
-	f, _, err := validateSweep(ff.fs.Arg(0))
+	f, camp, err := validateSweep(ff.fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
 		return 2
 	}
 	ctx, stop := signalContext()
 	defer stop()
+	if *pin {
+		st, err := ff.store(ctx)
+		if err != nil {
+			return fail("submit: -pin-plugins: %v", err)
+		}
+		if err := pinForSubmit(ctx, st, camp, *pluginPath); err != nil {
+			return fail("submit: -pin-plugins: %v", err)
+		}
+	}
 	nc, err := ff.conn("msjfarm-submit")
 	if err != nil {
 		return fail("submit: %v", err)
@@ -334,6 +346,9 @@ func runResults(args []string) int {
 	}
 	if !partial {
 		fmt.Printf("\nfull table: %s in %s (msjfarm results -csv %s)\n", storage.SummaryKey(id), st.URL(), id)
+	}
+	if prec, err := st.Get(ctx, coordinator.PrecisionKey(id)); err == nil {
+		fmt.Printf("precision: %s (%s)\n", precisionLine(prec), coordinator.PrecisionKey(id))
 	}
 	return 0
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/plugins/check"
 	"github.com/msjfarm/msjfarm/plugins/host"
+	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -343,6 +344,19 @@ func (rf *runnerFlags) forCampaign(ctx context.Context, st storage.Store, camp *
 		fmt.Fprintf(os.Stderr, "msjfarm run: runner in-process (%s)\n", why)
 		return worker.InProcess{}, nil
 	}
+	desc, err := pinCampaign(ctx, st, camp, r.Index, "run")
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "msjfarm run: runner plugin (%s); pinned %s\n", why, desc)
+	return r, nil
+}
+
+// pinCampaign pins the binary of every policy of camp (worker.PinPlugins:
+// uploaded to storage, recorded in the campaign's plugins.json and so in
+// its manifest) and describes the pins.
+func pinCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, ix *worker.PluginIndex, cmd string) (string, error) {
 	var policies []string
 	seen := map[string]bool{}
 	for _, t := range camp.Tasks {
@@ -351,21 +365,44 @@ func (rf *runnerFlags) forCampaign(ctx context.Context, st storage.Store, camp *
 			policies = append(policies, t.Policy)
 		}
 	}
-	pins, warnings, err := worker.PinPlugins(ctx, st, camp.ID, policies, r.Index)
+	pins, warnings, err := worker.PinPlugins(ctx, st, camp.ID, policies, ix)
 	if err != nil {
-		r.Close()
-		return nil, err
+		return "", err
 	}
 	for _, w := range warnings {
-		fmt.Fprintf(os.Stderr, "msjfarm run: warning: %s\n", w)
+		fmt.Fprintf(os.Stderr, "msjfarm %s: warning: %s\n", cmd, w)
 	}
 	var desc []string
 	for _, p := range policies {
 		pin := pins.Policies[p]
 		desc = append(desc, fmt.Sprintf("%s=%s@%.12s", p, pin.Plugin, pin.SHA256))
+		if pin.Engine != sim.Version {
+			fmt.Fprintf(os.Stderr, "msjfarm %s: warning: plugin %s (policy %s) links engine %s, this msjfarm is %s: results may differ from in-process ones\n",
+				cmd, pin.Plugin, p, pin.Engine, sim.Version)
+		}
 	}
-	fmt.Fprintf(os.Stderr, "msjfarm run: runner plugin (%s); pinned %s\n", why, strings.Join(desc, " "))
-	return r, nil
+	return strings.Join(desc, " "), nil
+}
+
+// pinForSubmit is `msjfarm submit -pin-plugins`: the submitting machine
+// pins the campaign's binaries from its search path, so that workers
+// elsewhere fetch and run exactly these.
+func pinForSubmit(ctx context.Context, st storage.Store, camp *sweep.Campaign, pluginPath string) error {
+	h := host.New(host.Config{MaxConcurrent: 1})
+	defer h.Close()
+	ix := worker.IndexPlugins(ctx, h, host.SearchPath(pluginPath, nil))
+	for _, w := range ix.Warnings {
+		fmt.Fprintf(os.Stderr, "msjfarm submit: warning: %s\n", w)
+	}
+	if _, _, err := worker.ChooseRunner("plugin", camp.Tasks, ix); err != nil {
+		return err
+	}
+	desc, err := pinCampaign(ctx, st, camp, ix, "submit")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "msjfarm submit: pinned %s in %s\n", desc, st.URL())
+	return nil
 }
 
 // forWorker picks the runner of `msjfarm worker`, which does not know the

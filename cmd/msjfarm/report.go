@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"flag"
 	"fmt"
 	"net/url"
@@ -41,6 +43,9 @@ func runReport(args []string) int {
 	a, err := coordinator.LoadArchive(ctx, st, id, builtin.Catalog{})
 	if err != nil {
 		return fail("report: %v", err)
+	}
+	for _, w := range a.Warnings {
+		fmt.Fprintf(os.Stderr, "msjfarm report: warning: %s\n", w)
 	}
 	if a.Manifest == nil || a.Manifest.State != natsutil.CampaignDone {
 		fmt.Fprintf(os.Stderr, "msjfarm report: campaign %s is not finished: report of the %d results so far\n", id, len(a.Records))
@@ -97,6 +102,40 @@ func reportLocation(st storage.Store, id string) string {
 		return filepath.Join(filepath.FromSlash(u.Path), filepath.FromSlash(key))
 	}
 	return strings.TrimSuffix(st.URL(), "/") + "/" + key
+}
+
+// precisionLine counts the points of a precision.csv by status:
+// "2 points met the target, 1 hit max_replications".
+func precisionLine(data []byte) string {
+	rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil || len(rows) == 0 {
+		return "unreadable precision.csv"
+	}
+	col := -1
+	for i, h := range rows[0] {
+		if h == "status" {
+			col = i
+		}
+	}
+	count := map[string]int{}
+	for _, r := range rows[1:] {
+		if col >= 0 && col < len(r) {
+			count[r[col]]++
+		}
+	}
+	var parts []string
+	for _, st := range []struct{ status, text string }{
+		{coordinator.PrecisionMet, "met the target"},
+		{coordinator.PrecisionCapped, "hit max_replications"},
+		{coordinator.PrecisionUnstable, "unstable (stopped)"},
+		{coordinator.PrecisionUndefined, "metric undefined (stopped)"},
+		{coordinator.PrecisionPending, "pending"},
+	} {
+		if n := count[st.status]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, st.text))
+		}
+	}
+	return fmt.Sprintf("%d points: %s", len(rows)-1, strings.Join(parts, ", "))
 }
 
 // interspersed moves the positional arguments after the flags, so that

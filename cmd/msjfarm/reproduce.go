@@ -36,11 +36,14 @@ type reproduction struct {
 	detail  string
 }
 
-// runReproduce re-runs archived tasks of a campaign in this process and
-// compares each new sim.Result with the stored one, byte for byte (both as
-// compact JSON). The task run is the stored task itself (its JSON pins
-// the workload, parameters, run length and seed); its content must match
-// its id. Exit status 1 if any task differs or cannot be re-run.
+// runReproduce re-runs archived tasks of a campaign and compares each new
+// sim.Result with the stored one, byte for byte (both as compact JSON).
+// The task run is the stored task itself (its JSON pins the workload,
+// parameters, run length and seed); its content must match its id. A
+// result recorded from a policy plugin is re-run through the plugin host
+// with the binary the campaign pinned (fetched from storage by sha256),
+// unless -runner inprocess; the others run in this process. Exit status 1
+// if any task differs or cannot be re-run.
 func runReproduce(args []string) int {
 	ff := newFarmFlags("reproduce", false, "./msjfarm-data")
 	tasks := ff.fs.String("tasks", "", "comma-separated task ids to re-run")
@@ -48,6 +51,9 @@ func runReproduce(args []string) int {
 	all := ff.fs.Bool("all", false, "re-run every task that has a result")
 	sampleSeed := ff.fs.Uint64("sample-seed", 1, "seed of the -sample draw")
 	n := ff.fs.Int("workers", runtime.NumCPU(), "tasks re-run at once")
+	rf := addRunnerFlags(ff.fs)
+	ff.fs.Lookup("runner").Usage = "auto: re-run results recorded from a plugin with the binary the campaign pinned (fetched from storage by sha256), " +
+		"the others in-process; inprocess: everything in-process with the built-in catalogue"
 	if err := ff.parse(interspersed(ff.fs, args)); err != nil {
 		return 2
 	}
@@ -80,6 +86,9 @@ func runReproduce(args []string) int {
 	if err != nil {
 		return fail("reproduce: %v", err)
 	}
+	for _, w := range a.Warnings {
+		fmt.Fprintf(os.Stderr, "msjfarm reproduce: warning: %s\n", w)
+	}
 	chosen, err := chooseTasks(a, *tasks, *sample, *all, *sampleSeed)
 	if err != nil {
 		return fail("reproduce: %v", err)
@@ -87,12 +96,19 @@ func runReproduce(args []string) int {
 	if len(chosen) == 0 {
 		return fail("reproduce: campaign %s has no result to reproduce", id)
 	}
-	for _, w := range provenanceWarnings(a, chosen) {
+	inProc := *rf.mode == "inprocess" || *rf.mode == "in-process"
+	var plugins worker.Runner
+	if !inProc && usesPlugins(a, chosen) {
+		pr := rf.pluginRunner(st, *n, nil)
+		defer pr.Close()
+		plugins = pr
+	}
+	for _, w := range provenanceWarnings(a, chosen, plugins == nil) {
 		fmt.Fprintf(os.Stderr, "msjfarm reproduce: warning: %s\n", w)
 	}
 	fmt.Fprintf(os.Stderr, "msjfarm reproduce: campaign %s: re-running %d of %d tasks, %d at once\n", id, len(chosen), len(a.Tasks), *n)
 	start := time.Now()
-	res := reproduce(ctx, a, chosen, *n)
+	res := reproduce(worker.WithCampaign(ctx, id), a, chosen, *n, plugins)
 	return printReproductions(os.Stdout, res, time.Since(start))
 }
 
@@ -137,7 +153,7 @@ func chooseTasks(a *coordinator.Archive, list string, sample int, all bool, seed
 // results with this binary: engine version and the sha256 of the code that
 // ran the policy (the msjfarm executable for in-process runs, the plugin
 // binary otherwise).
-func provenanceWarnings(a *coordinator.Archive, chosen []string) []string {
+func provenanceWarnings(a *coordinator.Archive, chosen []string, inProcess bool) []string {
 	self := worker.SelfSHA256()
 	counts := map[string]int{}
 	for _, tid := range chosen {
@@ -149,7 +165,10 @@ func provenanceWarnings(a *coordinator.Archive, chosen []string) []string {
 		if r.Result.Engine != sim.Version {
 			counts[fmt.Sprintf("results from engine %s, this binary is engine %s: results may differ", r.Result.Engine, sim.Version)]++
 		}
-		if p["runner"] != "" && p["runner"] != "in-process" {
+		if p["runner"] == worker.RunnerPlugin && !inProcess {
+			continue // re-run with the pinned binary; its sha256 is checked per task
+		}
+		if p["runner"] != "" && p["runner"] != worker.RunnerInProcess {
 			counts[fmt.Sprintf("results produced by %s runner (plugin %s %s, sha256 %s) are re-run in-process with the built-in policy",
 				p["runner"], p["plugin"], p["plugin_version"], short(p["plugin_sha256"]))]++
 		} else if sha := p["plugin_sha256"]; sha != "" && self != "" && sha != self {
@@ -171,8 +190,19 @@ func short(s string) string {
 	return s
 }
 
-// reproduce re-runs the chosen tasks, n at once.
-func reproduce(ctx context.Context, a *coordinator.Archive, chosen []string, n int) []reproduction {
+// usesPlugins reports whether any chosen result came from a plugin.
+func usesPlugins(a *coordinator.Archive, chosen []string) bool {
+	for _, tid := range chosen {
+		if r := a.Records[tid]; r != nil && r.Provenance["runner"] == worker.RunnerPlugin {
+			return true
+		}
+	}
+	return false
+}
+
+// reproduce re-runs the chosen tasks, n at once: through plugins (if not
+// nil) those whose result came from a plugin, the others in-process.
+func reproduce(ctx context.Context, a *coordinator.Archive, chosen []string, n int, plugins worker.Runner) []reproduction {
 	byID := map[string]sweep.Task{}
 	for _, t := range a.Tasks {
 		byID[t.ID] = t
@@ -185,14 +215,18 @@ func reproduce(ctx context.Context, a *coordinator.Archive, chosen []string, n i
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[i] = reproduceOne(ctx, byID[tid], a.Records[tid], a.Raw[tid])
+			var run worker.Runner = worker.InProcess{}
+			if r := a.Records[tid]; plugins != nil && r != nil && r.Provenance["runner"] == worker.RunnerPlugin {
+				run = plugins
+			}
+			out[i] = reproduceOne(ctx, run, byID[tid], a.Records[tid], a.Raw[tid])
 		}()
 	}
 	wg.Wait()
 	return out
 }
 
-func reproduceOne(ctx context.Context, want sweep.Task, rec *aggregate.Record, raw []byte) reproduction {
+func reproduceOne(ctx context.Context, run worker.Runner, want sweep.Task, rec *aggregate.Record, raw []byte) reproduction {
 	r := reproduction{task: want}
 	switch {
 	case rec == nil:
@@ -214,10 +248,14 @@ func reproduceOne(ctx context.Context, want sweep.Task, rec *aggregate.Record, r
 		r.verdict, r.detail = verdictError, "stored record: "+err.Error()
 		return r
 	}
-	o, err := worker.InProcess{}.Run(ctx, &t, nil)
+	o, err := run.Run(ctx, &t, nil)
 	if err != nil {
 		r.verdict, r.detail = verdictError, err.Error()
 		return r
+	}
+	var note string
+	if was, now := rec.Provenance["plugin_sha256"], o.Provenance.PluginSHA256; was != "" && now != "" && was != now {
+		note = fmt.Sprintf("; ran %s sha256 %s, recorded %s", o.Provenance.Runner, short(now), short(was))
 	}
 	got, err := json.Marshal(o.Result)
 	if err != nil {
@@ -231,10 +269,10 @@ func reproduceOne(ctx context.Context, want sweep.Task, rec *aggregate.Record, r
 	}
 	_ = json.Compact(&b, got)
 	if bytes.Equal(a.Bytes(), b.Bytes()) {
-		r.verdict = verdictSame
+		r.verdict, r.detail = verdictSame, strings.TrimPrefix(note, "; ")
 		return r
 	}
-	r.verdict, r.detail = verdictDiff, "fields "+strings.Join(diffFields(a.Bytes(), b.Bytes()), ", ")
+	r.verdict, r.detail = verdictDiff, "fields "+strings.Join(diffFields(a.Bytes(), b.Bytes()), ", ")+note
 	return r
 }
 

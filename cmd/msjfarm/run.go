@@ -164,8 +164,8 @@ func runRun(args []string) int {
 		return fail("run: %v", err)
 	}
 	fmt.Printf("\nsummary: %s/%s\n", st.URL(), storage.SummaryKey(rep.Campaign))
-	if _, err := st.Stat(ctx, coordinator.PrecisionKey(rep.Campaign)); err == nil {
-		fmt.Printf("precision: %s/%s\n", st.URL(), coordinator.PrecisionKey(rep.Campaign))
+	if prec, err := st.Get(ctx, coordinator.PrecisionKey(rep.Campaign)); err == nil {
+		fmt.Printf("precision: %s — %s/%s\n", precisionLine(prec), st.URL(), coordinator.PrecisionKey(rep.Campaign))
 	}
 	if _, err := st.Stat(ctx, storage.ReportPrefix(rep.Campaign)+"index.html"); err == nil {
 		fmt.Printf("report: %s\n", reportLocation(st, rep.Campaign))

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/plugins/host"
 	"github.com/msjfarm/msjfarm/plugins/host/hosttest"
 	"github.com/msjfarm/msjfarm/storage"
@@ -65,10 +66,12 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "plugins")
 	t0 := time.Now()
-	if err := hosttest.BuildFamilies(bin); err != nil {
+	// The binaries of the campaign's families, as `make plugins` builds them.
+	if err := hosttest.Build(bin, "./plugins/fcfs/cmd/msjfarm-policy-fcfs", "./plugins/msf/cmd/msjfarm-policy-msf",
+		"./plugins/quickswap/cmd/msjfarm-policy-quickswap"); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("built the family plugins in %v", time.Since(t0).Round(time.Millisecond))
+	t.Logf("built the plugins in %v", time.Since(t0).Round(time.Millisecond))
 	t.Setenv(host.EnvPath, bin)
 	sw := filepath.Join(dir, "s.yaml")
 	if err := os.WriteFile(sw, []byte(runnerTestSweep), 0o644); err != nil {
@@ -110,6 +113,18 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 			t.Fatalf("binary of %s differs in storage", fam)
 		}
 	}
+	var m coordinator.Manifest
+	if data, err := st.Get(t.Context(), storage.ManifestKey(campP)); err != nil || json.Unmarshal(data, &m) != nil {
+		t.Fatalf("manifest: %v", err)
+	}
+	if len(m.Plugins) != 3 || len(m.Policies) != 3 {
+		t.Fatalf("manifest plugins %+v, policies %+v", m.Plugins, m.Policies)
+	}
+	for _, pp := range m.Policies {
+		if pin := m.Plugins[pp.Policy]; pp.Runner != "plugin" || pp.PluginSHA256 != pin.SHA256 || pins.Policies[pp.Policy] != pin {
+			t.Fatalf("manifest: %+v, pin %+v", pp, pin)
+		}
+	}
 	for id, p := range plug {
 		q, ok := inproc[id]
 		if !ok {
@@ -126,6 +141,23 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 			q.Provenance["runner"] != "in-process" {
 			t.Fatalf("task %s: provenance %v / %v", id, p.Provenance, q.Provenance)
 		}
+	}
+
+	// submit -pin-plugins: the submitting machine pins the same binaries.
+	_, camp, err := validateSweep(sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st2, err := storage.Open(t.Context(), filepath.Join(dir, "data-submit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pinForSubmit(t.Context(), st2, camp, ""); err != nil {
+		t.Fatal(err)
+	}
+	if p2, err := worker.ReadPins(t.Context(), st2, camp.ID); err != nil || p2 == nil || len(p2.Policies) != 3 ||
+		p2.Policies["msf"] != pins.Policies["msf"] {
+		t.Fatalf("submit pins %+v, %v", p2, err)
 	}
 
 	// -runner plugin without a binary for every policy refuses to start;
