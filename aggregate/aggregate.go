@@ -117,6 +117,11 @@ func (m *Metric) UnmarshalJSON(b []byte) error {
 type Class struct {
 	Name string `json:"name"`
 	Need int    `json:"need"`
+	// Share, Service and ServiceMean describe the class as the sweep gave
+	// it (empty for a replayed trace): what analytical overlays need.
+	Share       float64 `json:"share,omitempty"`
+	Service     string  `json:"service,omitempty"`
+	ServiceMean float64 `json:"service_mean,omitempty"`
 }
 
 // Point is the summary of one parameter point: the replications that share
@@ -323,7 +328,11 @@ func Summarize(tasks []sweep.Task, results map[string]*Record) []Point {
 				if name == "" {
 					name = "class" + itoa(ci)
 				}
-				pts[i].Classes = append(pts[i].Classes, Class{Name: name, Need: c.Need})
+				cl := Class{Name: name, Need: c.Need, Share: c.Share, Service: c.Service.Dist}
+				if c.Service.Mean != nil {
+					cl.ServiceMean = *c.Service.Mean
+				}
+				pts[i].Classes = append(pts[i].Classes, cl)
 			}
 		}
 		p := &pts[i]

@@ -347,6 +347,9 @@ func (f *facet) figures(out map[string][]byte, x string) (figs []figure, skipped
 			skipped = append(skipped, m)
 			continue
 		}
+		if x == "arrival_rate" {
+			cs = append(cs, msfqOverlay(f, m)...)
+		}
 		title := metricLabel(m)
 		if strings.HasPrefix(m, aggregate.CounterPrefix) {
 			title = "counter " + strings.TrimPrefix(m, aggregate.CounterPrefix)
