@@ -482,23 +482,12 @@ func (co *Coordinator) apiSubmit(m *nats.Msg) {
 	respond(m, r)
 }
 
-func (co *Coordinator) apiStatus(m *nats.Msg) {
-	var req natsutil.StatusRequest
-	if err := json.Unmarshal(m.Data, &req); err != nil {
-		respond(m, natsutil.Status{Error: "bad request: " + err.Error()})
-		return
-	}
-	ctx, cancel := apiCtx()
-	defer cancel()
-	s, err := co.Status(ctx, req.Campaign)
-	if err != nil {
-		respond(m, natsutil.Status{Campaign: req.Campaign, Error: err.Error()})
-		return
-	}
-	respond(m, s)
-}
+func (co *Coordinator) apiStatus(m *nats.Msg) { co.apiCampaign(m, co.Status) }
 
-func (co *Coordinator) apiCancel(m *nats.Msg) {
+func (co *Coordinator) apiCancel(m *nats.Msg) { co.apiCampaign(m, co.Cancel) }
+
+// apiCampaign answers a request naming a campaign with op's status.
+func (co *Coordinator) apiCampaign(m *nats.Msg, op func(context.Context, string) (*natsutil.Status, error)) {
 	var req natsutil.StatusRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil {
 		respond(m, natsutil.Status{Error: "bad request: " + err.Error()})
@@ -506,7 +495,7 @@ func (co *Coordinator) apiCancel(m *nats.Msg) {
 	}
 	ctx, cancel := apiCtx()
 	defer cancel()
-	s, err := co.Cancel(ctx, req.Campaign)
+	s, err := op(ctx, req.Campaign)
 	if err != nil {
 		respond(m, natsutil.Status{Campaign: req.Campaign, Error: err.Error()})
 		return

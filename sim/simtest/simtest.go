@@ -140,12 +140,19 @@ func CheckInvariants(t testing.TB, w *sim.Workload, p sim.Policy, evs []sim.Even
 // package's benchmarks use it so their figures compare.
 func Bench(b *testing.B, w *sim.Workload, p sim.Policy, arrivals int64) {
 	b.Helper()
+	BenchRun(b, func(cfg sim.Config) (*sim.Result, error) { return sim.Run(w, p, cfg) }, arrivals)
+}
+
+// BenchRun is Bench for any replication runner (a reference model such as
+// SRPT-1, a plugin): run is called with seeds 1..b.N.
+func BenchRun(b *testing.B, run func(sim.Config) (*sim.Result, error), arrivals int64) {
+	b.Helper()
 	var events uint64
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r, err := sim.Run(w, p, sim.Config{Seed: uint64(i + 1), Warmup: arrivals / 10, Arrivals: arrivals})
+		r, err := run(sim.Config{Seed: uint64(i + 1), Warmup: arrivals / 10, Arrivals: arrivals})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -171,4 +178,33 @@ func Named(t testing.TB, name string, rate float64) *sim.Workload {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// BenchCase is one workload of a cross-policy benchmark.
+type BenchCase struct {
+	Name, Workload string
+	Rate           float64
+	Arrivals       int64
+}
+
+// SmallCases are the benchmark workloads shared by the preemptive and
+// size-aware policy packages, so their figures compare: powers-of-two at
+// ρ = 0.5, one-or-all at λ = 1 (ρ = 0.128), both stable for every policy
+// benchmarked and for FCFS, and Borg cell B at λ = 2 (k = 2048, 26 classes,
+// ρ = 0.41), where some policies (FCFS among them) are flagged unstable but
+// still show the cost per event.
+var SmallCases = []BenchCase{
+	{"powers-of-two", "powers-of-two", 0.5 / 0.46875, 200000},
+	{"one-or-all", "one-or-all", 1, 200000},
+	{"borg-b", "borg-b", 2, 200000},
+}
+
+// BenchCases runs Bench for a fresh policy from mk on each case, as
+// sub-benchmarks named after the cases.
+func BenchCases(b *testing.B, cases []BenchCase, mk func() sim.Policy) {
+	for _, bc := range cases {
+		b.Run(bc.Name, func(b *testing.B) {
+			Bench(b, Named(b, bc.Workload, bc.Rate), mk(), bc.Arrivals)
+		})
+	}
 }
