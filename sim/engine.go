@@ -381,7 +381,7 @@ func runOnce(w *Workload, p Policy, cfg Config, batches []float64) (res *Result,
 		done = cfg.Context.Done()
 	}
 	for {
-		if done != nil && events&0x3ff == 0 {
+		if done != nil && events&0x3ff == 0x3ff {
 			select {
 			case <-done:
 				return nil, fmt.Errorf("replication stopped at t=%g after %d arrivals: %w", s.now, arrivals, cfg.Context.Err())

@@ -801,7 +801,16 @@ func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, d
 	if callerDone(ctx) {
 		return h.errorf(ErrCanceled, p.key, policy, "%v", context.Cause(ctx))
 	}
-	if callCtx.Err() != nil {
+	// gRPC carries the call's deadline to the plugin, whose server may
+	// cancel the stream and answer DeadlineExceeded a moment before our own
+	// context expires: an answer that late (in the last quarter of the
+	// grace period) is our deadline too, not the plugin honouring its own,
+	// which it does at the deadline itself.
+	late := false
+	if dl, ok := callCtx.Deadline(); ok && time.Until(dl) < grace/4 {
+		late = true
+	}
+	if callCtx.Err() != nil || late {
 		// The plugin did not stop at its deadline: the policy hangs (or the
 		// process is wedged). A goroutine cannot be killed, so the process
 		// goes, as soon as the other replications on it end.
