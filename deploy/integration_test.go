@@ -2,7 +2,6 @@ package deploy_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/aggregate"
 	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/procutil"
 	"github.com/msjfarm/msjfarm/natsutil"
 	"github.com/msjfarm/msjfarm/natsutil/natstest"
 	"github.com/msjfarm/msjfarm/storage"
@@ -90,31 +89,14 @@ func newFarm(t *testing.T) *farm {
 type proc struct {
 	name string
 	cmd  *exec.Cmd
-	out  *lockedBuf
+	out  *procutil.Buffer
 	done chan struct{}
 	err  error
 }
 
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func (f *farm) start(name string, args ...string) *proc {
 	f.t.Helper()
-	p := &proc{name: name, out: &lockedBuf{}, done: make(chan struct{})}
+	p := &proc{name: name, out: &procutil.Buffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = f.env
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out

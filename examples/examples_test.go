@@ -17,61 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/msjfarm/msjfarm/plugins/balanced"
-	"github.com/msjfarm/msjfarm/plugins/fcfs"
-	"github.com/msjfarm/msjfarm/plugins/firstfit"
-	"github.com/msjfarm/msjfarm/plugins/killsmart"
-	"github.com/msjfarm/msjfarm/plugins/maxweight"
-	"github.com/msjfarm/msjfarm/plugins/msf"
-	"github.com/msjfarm/msjfarm/plugins/nmsr"
-	"github.com/msjfarm/msjfarm/plugins/quickswap"
-	"github.com/msjfarm/msjfarm/plugins/sdk"
-	"github.com/msjfarm/msjfarm/plugins/serverfilling"
-	"github.com/msjfarm/msjfarm/plugins/srpt"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/workload"
 )
-
-// catalog is every policy family's specs, taken from the family packages
-// directly rather than from plugins/builtin, so the examples are checked
-// whether or not a family is registered there yet.
-type catalog map[string]sdk.Spec
-
-func families() catalog {
-	c := catalog{}
-	for _, fam := range [][]sdk.Spec{
-		fcfs.Policies, firstfit.Policies, msf.Policies, quickswap.Policies, nmsr.Policies,
-		balanced.Policies, killsmart.Policies, serverfilling.Policies, srpt.Policies, maxweight.Policies,
-	} {
-		for _, s := range fam {
-			c[strings.ToLower(s.Name)] = s
-		}
-	}
-	return c
-}
-
-func (c catalog) Schema(name string) ([]sim.Param, error) {
-	s, ok := c[strings.ToLower(name)]
-	if !ok {
-		names := make([]string, 0, len(c))
-		for n := range c {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return nil, &unknownPolicy{name, names}
-	}
-	return s.Params(), nil
-}
-
-type unknownPolicy struct {
-	name  string
-	known []string
-}
-
-func (e *unknownPolicy) Error() string {
-	return "unknown policy " + e.name + " (known: " + strings.Join(e.known, ", ") + ")"
-}
 
 func exampleFiles(t *testing.T) []string {
 	t.Helper()
@@ -95,7 +45,6 @@ const (
 // catalogue and runs each task (one replication, 5000 arrivals) with
 // sdk.Spec.Run on task.SimWorkload() and task.Config(), as a worker would.
 func TestExamples(t *testing.T) {
-	cat := families()
 	for _, path := range exampleFiles(t) {
 		t.Run(strings.TrimSuffix(path, ".yaml"), func(t *testing.T) {
 			t.Parallel()
@@ -111,7 +60,7 @@ func TestExamples(t *testing.T) {
 			}
 			f.Replications = 1
 			f.Run.Arrivals, f.Run.Warmup, f.Run.MSER = tinyArrivals, tinyWarmup, false
-			runCampaign(t, cat, f, 1)
+			runCampaign(t, f, 1)
 		})
 	}
 }
@@ -126,7 +75,6 @@ func TestExamplesDefaultSize(t *testing.T) {
 	if os.Getenv("MSJFARM_EXAMPLES_DEFAULT") == "" {
 		t.Skip("set MSJFARM_EXAMPLES_DEFAULT=1 to run the examples at their default size")
 	}
-	cat := families()
 	for _, path := range exampleFiles(t) {
 		if only := os.Getenv("MSJFARM_EXAMPLES_ONLY"); only != "" && !strings.Contains(path, only) {
 			continue
@@ -136,16 +84,16 @@ func TestExamplesDefaultSize(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			runCampaign(t, cat, f, 2)
+			runCampaign(t, f, 2)
 		})
 	}
 }
 
 // runCampaign expands f and runs every task, par at a time; with more than
 // one replication it logs a per-point summary.
-func runCampaign(t *testing.T, cat catalog, f *sweep.File, par int) {
+func runCampaign(t *testing.T, f *sweep.File, par int) {
 	start := time.Now()
-	camp, err := sweep.Expand(f, cat)
+	camp, err := sweep.Expand(f, builtin.Catalog{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +110,7 @@ func runCampaign(t *testing.T, cat catalog, f *sweep.File, par int) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			res, err := runTask(cat, task)
+			res, err := runTask(task)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -209,12 +157,16 @@ func runCampaign(t *testing.T, cat catalog, f *sweep.File, par int) {
 	}
 }
 
-func runTask(cat catalog, task *sweep.Task) (*sim.Result, error) {
+func runTask(task *sweep.Task) (*sim.Result, error) {
 	w, err := task.SimWorkload()
 	if err != nil {
 		return nil, err
 	}
-	res, err := cat[strings.ToLower(task.Policy)].Run(w, task.Params, task.Config())
+	spec, err := builtin.Lookup(task.Policy)
+	if err != nil {
+		return nil, err
+	}
+	res, err := spec.Run(w, task.Params, task.Config())
 	if err != nil {
 		return nil, err
 	}
@@ -280,14 +232,13 @@ func TestEnvOverride(t *testing.T) {
 // and in b-fig1.yaml the load is B §1.1's ρ(k) = 1 − 0.7·f_k/√k (written
 // with six decimals, so within 1e-6).
 func TestHalfinWhittPoints(t *testing.T) {
-	cat := families()
 	for _, path := range []string{"b-fig1.yaml", "b-fig2b.yaml"} {
 		f, err := sweep.Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		f.Replications = 1
-		camp, err := sweep.Expand(f, cat)
+		camp, err := sweep.Expand(f, builtin.Catalog{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -122,6 +122,7 @@ type recorder struct {
 	segT           [segments + 1]float64
 	segArea        [segments + 1]float64
 	segNext        int
+	segAt          int64 // arrival index of boundary segNext
 	nextSample     float64
 	series         []Sample
 	seriesMax      int
@@ -156,7 +157,7 @@ func (r *recorder) advance(s *System, t float64) {
 
 func (r *recorder) start(s *System) {
 	r.t0, r.last = s.now, s.now
-	r.segT[0], r.segNext = s.now, 1
+	r.segT[0], r.segNext, r.segAt = s.now, 1, r.segBoundary(1)
 	r.nextSample = s.now
 }
 
@@ -179,13 +180,17 @@ const segments = 16
 
 // checkpoint records the area at the segment boundaries of the window.
 func (r *recorder) checkpoint(s *System, id int64) {
-	if !s.measure || r.segNext >= segments {
+	if !s.measure || r.segNext >= segments || id != r.segAt || id <= r.cfg.Warmup {
 		return
 	}
-	if id == r.cfg.Warmup+r.cfg.Arrivals*int64(r.segNext)/segments && id > r.cfg.Warmup {
-		r.segT[r.segNext], r.segArea[r.segNext] = s.now, r.areaN
-		r.segNext++
-	}
+	r.segT[r.segNext], r.segArea[r.segNext] = s.now, r.areaN
+	r.segNext++
+	r.segAt = r.segBoundary(r.segNext)
+}
+
+// segBoundary is the arrival index at which segment i of the window starts.
+func (r *recorder) segBoundary(i int) int64 {
+	return r.cfg.Warmup + r.cfg.Arrivals*int64(i)/segments
 }
 
 // growth fits the second half's segment averages against time and returns
@@ -362,4 +367,14 @@ func (r *Result) String() string {
 	}
 	return fmt.Sprintf("E[T]=%.6g E[Tw]=%.6g util=%.4f N=%.4g jobs=%d%s",
 		r.Overall.MeanResponse, r.WeightedMeanResponse, r.Utilization, r.MeanInSystem, r.Overall.Count, flag)
+}
+
+// Counter returns the value of the policy counter called name.
+func (r *Result) Counter(name string) (float64, bool) {
+	for _, c := range r.Counters {
+		if c.Name == name {
+			return c.Value, true
+		}
+	}
+	return 0, false
 }

@@ -222,10 +222,8 @@ func printSummary(w *sim.Workload, policy string, params paramFlags, rs []*sim.R
 	sort.Strings(keys)
 	for _, k := range keys {
 		row("counter "+k, func(r *sim.Result) float64 {
-			for _, c := range r.Counters {
-				if c.Name == k {
-					return c.Value
-				}
+			if v, ok := r.Counter(k); ok {
+				return v
 			}
 			return math.NaN()
 		})

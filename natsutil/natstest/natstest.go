@@ -12,9 +12,7 @@
 package natstest
 
 import (
-	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +26,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/msjfarm/msjfarm/internal/procutil"
 	"github.com/msjfarm/msjfarm/natsutil"
 )
 
@@ -108,7 +107,7 @@ type Server struct {
 	mu       sync.Mutex
 	cmd      *exec.Cmd
 	exited   chan error
-	logs     *syncBuffer
+	logs     *procutil.Buffer
 }
 
 // StartBinary runs a real nats-server with JetStream on 127.0.0.1 and a
@@ -123,10 +122,10 @@ func StartBinary(t testing.TB) *Server {
 		}
 		t.Skip(msg)
 	}
-	s := &Server{bin: bin, t: t, StoreDir: t.TempDir(), logs: &syncBuffer{}}
+	s := &Server{bin: bin, t: t, StoreDir: t.TempDir(), logs: &procutil.Buffer{}}
 	var err error
 	for range 3 {
-		if s.Port, err = freePort(); err != nil {
+		if s.Port, err = procutil.FreePort(); err != nil {
 			t.Fatal(err)
 		}
 		if err = s.start(); err == nil {
@@ -211,30 +210,4 @@ func (s *Server) Restart() {
 	if err := s.start(); err != nil {
 		s.t.Fatal(err)
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

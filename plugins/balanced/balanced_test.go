@@ -123,11 +123,11 @@ func TestTraceFCFS(t *testing.T) {
 	if a[0] != 2 || a[1] != 2 || h != 2 || math.Abs(psi-123.0/132) > 1e-6 {
 		t.Fatalf("partition a=%v |H|=%d ψ=%v, want [2 2], 2, %v", a, h, psi, 123.0/132)
 	}
-	checkStarts(t, evs, map[int64]float64{0: 0, 1: 0.1, 2: 0.2, 3: 0.3, 4: 3.3, 5: 1.2, 6: 3.3, 7: 20})
-	if ph := counter(r.Counters, "p_helper"); ph != 0.5 {
+	simtest.CheckStarts(t, evs, map[int64]float64{0: 0, 1: 0.1, 2: 0.2, 3: 0.3, 4: 3.3, 5: 1.2, 6: 3.3, 7: 20})
+	if ph := simtest.Counter(t, r, "p_helper"); ph != 0.5 {
 		t.Errorf("p_helper = %v, want 4/8", ph)
 	}
-	if ph := counter(r.Counters, "p_helper_served"); ph != 3.0/8 {
+	if ph := simtest.Counter(t, r, "p_helper_served"); ph != 3.0/8 {
 		t.Errorf("p_helper_served = %v, want 3/8", ph)
 	}
 }
@@ -163,27 +163,8 @@ func TestTraceFirstFit(t *testing.T) {
 		if a, h, _ := p.(*BalancedSplitting).Layout(); a[0] != 2 || a[1] != 2 || h != 2 {
 			t.Fatalf("partition a=%v |H|=%d, want [2 2] and 2", a, h)
 		}
-		t.Run(c.pi, func(t *testing.T) { checkStarts(t, evs, c.want) })
+		t.Run(c.pi, func(t *testing.T) { simtest.CheckStarts(t, evs, c.want) })
 	}
-}
-
-func checkStarts(t *testing.T, evs []sim.Event, want map[int64]float64) {
-	t.Helper()
-	got := simtest.Starts(evs)
-	for id, at := range want {
-		if len(got[id]) != 1 || math.Abs(got[id][0]-at) > 1e-9 {
-			t.Errorf("job %d started at %v, want [%v]", id, got[id], at)
-		}
-	}
-}
-
-func counter(cs []sim.Counter, name string) float64 {
-	for _, c := range cs {
-		if c.Name == name {
-			return c.Value
-		}
-	}
-	return math.NaN()
 }
 
 // checked verifies BS-π's own invariants after every decision.
@@ -291,8 +272,8 @@ func measure(t *testing.T, k int, rho float64, reps int, warmup, arrivals int64)
 		R = append(R, r.Overall.MeanResponse)
 		W = append(W, r.Overall.MeanWait)
 		S = append(S, r.Overall.MeanResponse-r.Overall.MeanWait)
-		PH = append(PH, counter(r.Counters, "p_helper"))
-		PHS = append(PHS, counter(r.Counters, "p_helper_served"))
+		PH = append(PH, simtest.Counter(t, r, "p_helper"))
+		PHS = append(PHS, simtest.Counter(t, r, "p_helper_served"))
 		U = append(U, r.Utilization)
 	}
 	// B Corollary 1 / eq. (16): the probability of being served by the

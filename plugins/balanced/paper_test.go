@@ -6,6 +6,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/simtest"
 	"github.com/msjfarm/msjfarm/stats"
 	"github.com/msjfarm/msjfarm/workload"
 )
@@ -123,7 +124,7 @@ func compare(t *testing.T, w *sim.Workload, pi string, reps int, warmup, arrival
 			t.Errorf("%s BS-%s seed %d flagged unstable: %+v", w.Name, pi, seed, *r.Instability)
 		}
 		B = append(B, r.Overall.MeanResponse)
-		PHS = append(PHS, counter(r.Counters, "p_helper_served"))
+		PHS = append(PHS, simtest.Counter(t, r, "p_helper_served"))
 		f, err := sim.Run(w, fcfsPolicy(), cfg)
 		if err != nil {
 			t.Fatal(err)

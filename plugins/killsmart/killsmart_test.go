@@ -24,17 +24,6 @@ func borgEAt(t testing.TB, rate float64, k int) *sim.Workload {
 	return w
 }
 
-func counter(t testing.TB, r *sim.Result, name string) float64 {
-	t.Helper()
-	for _, c := range r.Counters {
-		if c.Name == name {
-			return c.Value
-		}
-	}
-	t.Fatalf("counter %q missing (have %v)", name, r.Counters)
-	return 0
-}
-
 // preempts returns, for each job, the instants it was preempted.
 func preempts(evs []sim.Event) map[int64][]float64 {
 	m := map[int64][]float64{}
@@ -155,14 +144,14 @@ func TestTraceOneOrAll(t *testing.T) {
 		"jobs_per_kill": 5.0 / 4, "preempted_fraction": 5.0 / 15,
 		"preempted_fraction/need-1": 5.0 / 8, "preempted_fraction/need-4": 0,
 	} {
-		if got := counter(t, r, name); !approx(got, v) {
+		if got := simtest.Counter(t, r, name); !approx(got, v) {
 			t.Errorf("counter %s = %v, want %v", name, got, v)
 		}
 	}
 	if r.Preemptions != 5 || r.PreemptedJobs != 5 || !approx(r.WastedWork, 2.5) {
 		t.Errorf("engine: %d preemptions, %d preempted jobs, wasted %v; want 5, 5, 2.5", r.Preemptions, r.PreemptedJobs, r.WastedWork)
 	}
-	if got, want := counter(t, r, "wasted_power"), r.WastedWork/r.Window; !approx(got, want) {
+	if got, want := simtest.Counter(t, r, "wasted_power"), r.WastedWork/r.Window; !approx(got, want) {
 		t.Errorf("wasted_power = %v, want wasted work / window = %v", got, want)
 	}
 }
@@ -188,10 +177,10 @@ func TestTraceOneOrAllMultiClassRule(t *testing.T) {
 			t.Errorf("job %d started at %v, want %v", id, got[id], at)
 		}
 	}
-	if v := counter(t, r, "idle_restarts"); v != 2 {
+	if v := simtest.Counter(t, r, "idle_restarts"); v != 2 {
 		t.Errorf("idle_restarts = %v, want 2", v)
 	}
-	if v := counter(t, r, "extra_delay_per_job"); !approx(v, 13.5/15) {
+	if v := simtest.Counter(t, r, "extra_delay_per_job"); !approx(v, 13.5/15) {
 		t.Errorf("extra_delay_per_job = %v, want 13.5/15", v)
 	}
 }
@@ -247,7 +236,7 @@ func TestTraceMultiClass(t *testing.T) {
 		"kills": 2, "preemptions": 2, "restarts": 1, "idle_restarts": 0,
 		"wasted_work": 4.5, "extra_delay_preempted": 2.75, "extra_delay_per_job": 5.5 / 8,
 	} {
-		if got := counter(t, r, name); !approx(got, v) {
+		if got := simtest.Counter(t, r, name); !approx(got, v) {
 			t.Errorf("counter %s = %v, want %v", name, got, v)
 		}
 	}
@@ -311,7 +300,7 @@ func TestNoKillIsFCFS(t *testing.T) {
 					t.Fatalf("event %d: Kill-Smart %+v, FCFS %+v", i, ek[i], ef[i])
 				}
 			}
-			if rk.WastedWork != 0 || rk.Preemptions != 0 || counter(t, rk, "wasted_work") != 0 || counter(t, rk, "wasted_power") != 0 {
+			if rk.WastedWork != 0 || rk.Preemptions != 0 || simtest.Counter(t, rk, "wasted_work") != 0 || simtest.Counter(t, rk, "wasted_power") != 0 {
 				t.Errorf("wasted %v, %d preemptions; want exactly 0", rk.WastedWork, rk.Preemptions)
 			}
 			if rk.Overall.MeanResponse != rf.Overall.MeanResponse {
@@ -378,18 +367,18 @@ func TestInvariantsLong(t *testing.T) {
 			if r.Preemptions == 0 || r.WastedWork <= 0 {
 				t.Errorf("kills happened but the window saw %d preemptions, wasted %v", r.Preemptions, r.WastedWork)
 			}
-			if got := counter(t, r, "preemptions"); got != float64(r.Preemptions) {
+			if got := simtest.Counter(t, r, "preemptions"); got != float64(r.Preemptions) {
 				t.Errorf("preemptions counter %v, engine %d", got, r.Preemptions)
 			}
-			if got := counter(t, r, "wasted_work"); got != r.WastedWork {
+			if got := simtest.Counter(t, r, "wasted_work"); got != r.WastedWork {
 				t.Errorf("wasted_work counter %v, engine %v", got, r.WastedWork)
 			}
-			if got, want := counter(t, r, "wasted_power"), r.WastedWork/r.Window; !approx(got, want) {
+			if got, want := simtest.Counter(t, r, "wasted_power"), r.WastedWork/r.Window; !approx(got, want) {
 				t.Errorf("wasted_power %v, want wasted work / window = %v", got, want)
 			}
 			t.Logf("%s: E[T]=%.4g kills=%v preempted=%.4f wasted power=%.4g D_Jp=%.4g",
-				c.name, r.Overall.MeanResponse, counter(t, r, "kills"), counter(t, r, "preempted_fraction"),
-				counter(t, r, "wasted_power"), counter(t, r, "extra_delay_preempted"))
+				c.name, r.Overall.MeanResponse, simtest.Counter(t, r, "kills"), simtest.Counter(t, r, "preempted_fraction"),
+				simtest.Counter(t, r, "wasted_power"), simtest.Counter(t, r, "extra_delay_preempted"))
 		})
 	}
 }

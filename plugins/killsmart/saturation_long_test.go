@@ -53,8 +53,8 @@ func TestLongBorgB(t *testing.T) {
 				rate, c[0], c[1], ci(rk, func(r *sim.Result) float64 { return r.Throughput }).Mean, s.Mean, s.HalfWidth,
 				ci(rk, func(r *sim.Result) float64 { return r.Overall.MeanResponse }).Mean,
 				ci(rk, func(r *sim.Result) float64 { return r.WeightedMeanResponse }).Mean,
-				ci(rk, func(r *sim.Result) float64 { return counter(t, r, "wasted_power") }).Mean,
-				ci(rk, func(r *sim.Result) float64 { return counter(t, r, "extra_delay_preempted") }).Mean)
+				ci(rk, func(r *sim.Result) float64 { return simtest.Counter(t, r, "wasted_power") }).Mean,
+				ci(rk, func(r *sim.Result) float64 { return simtest.Counter(t, r, "extra_delay_preempted") }).Mean)
 			if rate > 2 && c == [2]int{5, 512} && s.Mean-s.HalfWidth <= 0 {
 				t.Errorf("K=5 ν=512: throughput gain %.4f ± %.2g not significantly positive", s.Mean, s.HalfWidth)
 			}

@@ -105,9 +105,9 @@ func checkSaturation(t *testing.T, cases []saturationCase, n int, arrivals int64
 			continue
 		}
 		m := *c.model
-		check("wasted power (Lemma 4.5)", ci(rs, func(r *sim.Result) float64 { return counter(t, r, "wasted_power") }), m.WastedPower())
-		check("extra delay per preempted job (Lemma 4.7)", ci(rs, func(r *sim.Result) float64 { return counter(t, r, "extra_delay_preempted") }), m.ExtraDelayPreempted())
-		check("extra delay per small job (Lemma 4.6)", ci(rs, func(r *sim.Result) float64 { return counter(t, r, "extra_delay_per_small_job") }), m.ExtraDelaySmall())
+		check("wasted power (Lemma 4.5)", ci(rs, func(r *sim.Result) float64 { return simtest.Counter(t, r, "wasted_power") }), m.WastedPower())
+		check("extra delay per preempted job (Lemma 4.7)", ci(rs, func(r *sim.Result) float64 { return simtest.Counter(t, r, "extra_delay_preempted") }), m.ExtraDelayPreempted())
+		check("extra delay per small job (Lemma 4.6)", ci(rs, func(r *sim.Result) float64 { return simtest.Counter(t, r, "extra_delay_per_small_job") }), m.ExtraDelaySmall())
 	}
 }
 
@@ -193,7 +193,7 @@ func TestStableBetweenLimits(t *testing.T) {
 		t.Logf("%s at λ = %v (limit %.4f): throughput %.4f ± %.2g, E[T] = %.4g, wasted power %.4g",
 			c.name, rate, m.LambdaMax(), sk.Mean, sk.HalfWidth,
 			ci(rk, func(r *sim.Result) float64 { return r.Overall.MeanResponse }).Mean,
-			ci(rk, func(r *sim.Result) float64 { return counter(t, r, "wasted_power") }).Mean)
+			ci(rk, func(r *sim.Result) float64 { return simtest.Counter(t, r, "wasted_power") }).Mean)
 		if math.Abs(sk.Mean-rate) > tol {
 			t.Errorf("%s: throughput %.4f, want λ = %v within %.2g", c.name, sk.Mean, rate, tol)
 		}
@@ -223,7 +223,7 @@ func TestBorgBSaturation(t *testing.T) {
 	if s.Mean-s.HalfWidth <= 0 {
 		t.Errorf("Kill-Smart's throughput gain over FCFS %.4f ± %.2g is not significantly positive", s.Mean, s.HalfWidth)
 	}
-	if wp := ci(rk, func(r *sim.Result) float64 { return counter(t, r, "wasted_power") }); !(wp.Mean > 0) {
+	if wp := ci(rk, func(r *sim.Result) float64 { return simtest.Counter(t, r, "wasted_power") }); !(wp.Mean > 0) {
 		t.Errorf("no wasted power on borg-b: %v", wp.Mean)
 	}
 }

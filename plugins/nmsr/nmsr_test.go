@@ -43,25 +43,6 @@ func traceRun(t *testing.T, backfill bool) (*NMSR, *sim.Result, []sim.Event) {
 	return p, r, evs
 }
 
-func checkStarts(t *testing.T, evs []sim.Event, want map[int64]float64) {
-	t.Helper()
-	got := simtest.Starts(evs)
-	for id, at := range want {
-		if len(got[id]) != 1 || math.Abs(got[id][0]-at) > 1e-9 {
-			t.Errorf("job %d started at %v, want [%v]", id, got[id], at)
-		}
-	}
-}
-
-func counter(cs []sim.Counter, name string) float64 {
-	for _, c := range cs {
-		if c.Name == name {
-			return c.Value
-		}
-	}
-	return math.NaN()
-}
-
 // TestTraceBackfill: nMSR w/ BackFilling, starting in state 0 = (0,1).
 //
 //	J0 t=0  heavy: quota 0<1, fits → starts 0 (ends 2). The chain was paused
@@ -87,11 +68,11 @@ func counter(cs []sim.Counter, name string) float64 {
 //	        time 2 (20–22) over the window's events 0–52.
 func TestTraceBackfill(t *testing.T) {
 	p, r, evs := traceRun(t, true)
-	checkStarts(t, evs, map[int64]float64{0: 0, 1: 2, 2: 5, 3: 4, 4: 19, 5: 22, 6: 23, 7: 40})
-	if n := counter(r.Counters, "transitions"); n != 3 {
+	simtest.CheckStarts(t, evs, map[int64]float64{0: 0, 1: 2, 2: 5, 3: 4, 4: 19, 5: 22, 6: 23, 7: 40})
+	if n := simtest.Counter(t, r, "transitions"); n != 3 {
 		t.Errorf("transitions = %v, want 3", n)
 	}
-	if f := counter(r.Counters, "switching_fraction"); math.Abs(f-2.0/52) > 1e-9 {
+	if f := simtest.Counter(t, r, "switching_fraction"); math.Abs(f-2.0/52) > 1e-9 {
 		t.Errorf("switching_fraction = %v, want 2/52", f)
 	}
 	if math.Abs(p.cycleT-30) > 1e-9 {
@@ -119,11 +100,11 @@ func TestTraceBackfill(t *testing.T) {
 //	t=62    state 0; empty → pause. Transitions: 20, 32, 52, 62.
 func TestTraceNoBackfill(t *testing.T) {
 	_, r, evs := traceRun(t, false)
-	checkStarts(t, evs, map[int64]float64{0: 0, 1: 22, 2: 3, 3: 22, 4: 19, 5: 22, 6: 32, 7: 52})
-	if n := counter(r.Counters, "transitions"); n != 4 {
+	simtest.CheckStarts(t, evs, map[int64]float64{0: 0, 1: 22, 2: 3, 3: 22, 4: 19, 5: 22, 6: 32, 7: 52})
+	if n := simtest.Counter(t, r, "transitions"); n != 4 {
 		t.Errorf("transitions = %v, want 4", n)
 	}
-	if f := counter(r.Counters, "switching_fraction"); math.Abs(f-2.0/62) > 1e-9 {
+	if f := simtest.Counter(t, r, "switching_fraction"); math.Abs(f-2.0/62) > 1e-9 {
 		t.Errorf("switching_fraction = %v, want 2/62", f)
 	}
 }
@@ -217,7 +198,7 @@ func TestStableBeyondFCFS(t *testing.T) {
 			t.Fatal(err)
 		}
 		util = append(util, r.Utilization)
-		if m := counter(r.Counters, "stability_margin"); math.Abs(m-1/(0.9/32+0.1)/7) > 1e-9 {
+		if m := simtest.Counter(t, r, "stability_margin"); math.Abs(m-1/(0.9/32+0.1)/7) > 1e-9 {
 			t.Errorf("stability_margin = %v, want %v", m, 1/(0.9/32+0.1)/7)
 		}
 		if seed <= 3 {
@@ -273,7 +254,7 @@ func TestDeterminism(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.Overall != b.Overall || counter(a.Counters, "transitions") != counter(b.Counters, "transitions") {
+		if a.Overall != b.Overall || simtest.Counter(t, a, "transitions") != simtest.Counter(t, b, "transitions") {
 			t.Fatalf("runs differ: %+v vs %+v", a.Overall, b.Overall)
 		}
 	}

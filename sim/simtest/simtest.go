@@ -5,6 +5,7 @@ package simtest
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"testing"
 
@@ -206,5 +207,27 @@ func BenchCases(b *testing.B, cases []BenchCase, mk func() sim.Policy) {
 		b.Run(bc.Name, func(b *testing.B) {
 			Bench(b, Named(b, bc.Workload, bc.Rate), mk(), bc.Arrivals)
 		})
+	}
+}
+
+// Counter returns a policy counter of r, failing the test if it is missing.
+func Counter(t testing.TB, r *sim.Result, name string) float64 {
+	t.Helper()
+	v, ok := r.Counter(name)
+	if !ok {
+		t.Fatalf("counter %q missing (have %v)", name, r.Counters)
+	}
+	return v
+}
+
+// CheckStarts checks that each job in want started exactly once, at the
+// given instant (to 1e-9).
+func CheckStarts(t testing.TB, evs []sim.Event, want map[int64]float64) {
+	t.Helper()
+	got := Starts(evs)
+	for id, at := range want {
+		if len(got[id]) != 1 || math.Abs(got[id][0]-at) > 1e-9 {
+			t.Errorf("job %d started at %v, want [%v]", id, got[id], at)
+		}
 	}
 }

@@ -16,21 +16,20 @@
 package miniotest
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/msjfarm/msjfarm/internal/procutil"
 )
 
 // Environment variables read by Start.
@@ -93,14 +92,14 @@ func Start(t testing.TB) (endpoint, accessKey, secretKey string) {
 // process exited during start-up (e.g. port taken) and a retry may help.
 func start(t testing.TB, bin, accessKey, secretKey string) (endpoint string, ok bool, err error) {
 	t.Helper()
-	port, err := freePort()
+	port, err := procutil.FreePort()
 	if err != nil {
 		t.Fatalf("miniotest: finding a free port: %v", err)
 	}
 	endpoint = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	dir := t.TempDir()
 
-	logs := &syncBuffer{}
+	logs := &procutil.Buffer{}
 	cmd := exec.Command(bin, "server", "--quiet",
 		"--address", endpoint,
 		"--certs-dir", dir+"/certs", // never read ~/.minio
@@ -176,39 +175,8 @@ func get(ctx context.Context, c *http.Client, url string) (int, error) {
 	return resp.StatusCode, nil
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	addr, ok := l.Addr().(*net.TCPAddr)
-	if !ok {
-		return 0, errors.New("unexpected listener address")
-	}
-	return addr.Port, nil
-}
-
 func randHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// syncBuffer collects the server's output from its two pipes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
