@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"sort"
 	"strconv"
 	"testing"
 	"time"
@@ -20,19 +21,24 @@ import (
 )
 
 // TestRunOverhead is the farm's overhead benchmark (set
-// MSJFARM_BENCH_OVERHEAD=1; about 10-20 s on 2 cores): `msjfarm run
-// -workers 2` on a campaign of 200 short tasks (1e6 arrivals, ~0.1 s each).
+// MSJFARM_BENCH_OVERHEAD=1; about 15 s on 2 cores): `msjfarm run
+// -workers 2` on a campaign of 200 short tasks (1e6 arrivals, ~0.1 s each;
+// MSJFARM_BENCH_ARRIVALS changes that).
 //
-// Criterion: wall ≤ 1.05 × (total task time / 2) + start-up. Two forms:
-//   - with the task time as the replications' thread CPU time (cpu_seconds
-//     in the result provenance): only meaningful on an idle machine, so
-//     asserted only when the load average is below the core count;
-//   - with the task time as the replications' wall time inside the worker
-//     (wall_seconds): robust to other tenants, always asserted. It is the
-//     farm's slot utilisation.
+// Criterion: wall ≤ 1.05 × (total task CPU time / 2) + start-up, with the
+// task CPU time as the replications' thread CPU time (cpu_seconds in the
+// result provenance), the wall time as the whole command's (sweep
+// validation, NATS, tasks, summary, manifest and report, shut-down) and
+// start-up as the command reports it. Meaningful only on an idle machine,
+// so asserted only when the load average is below the core count.
 //
-// The farm's CPU beyond the replications (NATS server, coordinator, worker,
-// storage, GC caused by the replications, start-up) is reported as well.
+// Also reported, and always asserted: the cores' occupancy by
+// replications, ∫ min(replications running, 2) dt / (2 × (wall −
+// start-up)), from each result's start time and wall time. Tasks overlap
+// (a slot is handed on at 99% of a replication's arrivals), hence the cap.
+// Descheduling by other tenants lengthens the replications and the wall
+// alike, so this form is robust to load; what it misses is the farm's CPU
+// taken from the replications, which the process CPU line reports.
 func TestRunOverhead(t *testing.T) {
 	if os.Getenv("MSJFARM_BENCH_OVERHEAD") != "1" {
 		t.Skip("set MSJFARM_BENCH_OVERHEAD=1 to run the overhead benchmark")
@@ -96,7 +102,8 @@ run: {arrivals: ` + arrivals + `, warmup: 1e3}
 	if err != nil || len(keys) != 200 {
 		t.Fatalf("%d results, %v", len(keys), err)
 	}
-	var cpu, taskWall time.Duration
+	var cpu time.Duration
+	var spans [][2]time.Time
 	for _, k := range keys {
 		data, err := st.Get(context.Background(), k)
 		if err != nil {
@@ -115,21 +122,22 @@ run: {arrivals: ` + arrivals + `, warmup: 1e3}
 		if err != nil {
 			t.Fatalf("wall_seconds: %v", err)
 		}
-		taskWall += time.Duration(w * float64(time.Second))
+		t0, err := time.Parse(time.RFC3339Nano, r.Provenance["started"])
+		if err != nil {
+			t.Fatalf("started: %v", err)
+		}
+		spans = append(spans, [2]time.Time{t0, t0.Add(time.Duration(w * float64(time.Second)))})
 	}
 	farmCPU := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	t.Logf("farm process CPU (user+sys of msjfarm run) %.3fs = task CPU %.3fs + %.3fs (%.2f%%, %.2f ms/task: NATS server, coordinator, worker, storage, GC, start-up); load average %.2f → %.2f on %d cores",
 		farmCPU.Seconds(), cpu.Seconds(), (farmCPU - cpu).Seconds(), 100*(farmCPU-cpu).Seconds()/cpu.Seconds(),
 		(farmCPU-cpu).Seconds()*1000/200, load0, loadAvg(), runtime.NumCPU())
-	// Load-independent form: the replications' own wall times (measured
-	// inside the worker) against the two slots' time. Descheduling by other
-	// tenants lengthens both alike; what remains is the farm's own cost
-	// (fetch latency, result writes, acks, the tail).
-	util := taskWall.Seconds() / (2 * (wall - startup).Seconds())
-	t.Logf("slot utilisation Σ task wall %.3fs / (2 × (wall − start-up)) = %.4f, i.e. wall = %.4f × (Σ task wall / 2) + start-up",
-		taskWall.Seconds(), util, 1/util)
+	busy, first, last := occupancy(spans, 2)
+	util := busy.Seconds() / (2 * (wall - startup).Seconds())
+	t.Logf("occupancy: replications ran %.3f core-seconds of 2 × (wall − start-up) = %.3f: %.4f (first task %.3fs after exec, last ended %.3fs before exit)",
+		busy.Seconds(), 2*(wall-startup).Seconds(), util, first.Sub(t1).Seconds(), t1.Add(wall).Sub(last).Seconds())
 	if util < 1/1.05 {
-		t.Errorf("slot utilisation %.4f < 1/1.05: the farm adds more than 5%% to the task time", util)
+		t.Errorf("occupancy %.4f < 1/1.05: the farm adds more than 5%% to the task time", util)
 	}
 	idle := loadAvg() < float64(runtime.NumCPU())+0.5
 	if farmCPU.Seconds() > 1.05*cpu.Seconds() && idle {
@@ -146,6 +154,28 @@ run: {arrivals: ` + arrivals + `, warmup: 1e3}
 	} else if !idle {
 		t.Logf("bounds not asserted: the machine is loaded (load average %.2f on %d cores)", loadAvg(), runtime.NumCPU())
 	}
+}
+
+// occupancy is ∫ min(n(t), slots) dt over the spans (n(t): spans covering
+// t), with the first start and the last end.
+func occupancy(spans [][2]time.Time, slots int) (busy time.Duration, first, last time.Time) {
+	type edge struct {
+		t time.Time
+		d int
+	}
+	var es []edge
+	for _, s := range spans {
+		es = append(es, edge{s[0], 1}, edge{s[1], -1})
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].t.Before(es[j].t) })
+	n := 0
+	for i, e := range es {
+		if i > 0 {
+			busy += time.Duration(min(n, slots)) * e.t.Sub(es[i-1].t)
+		}
+		n += e.d
+	}
+	return busy, es[0].t, es[len(es)-1].t
 }
 
 func loadAvg() float64 {

@@ -24,6 +24,10 @@ type ConnOptions struct {
 	TLSCA    string // CA certificate (PEM) to verify the server
 	TLSCert  string // client certificate (PEM), with TLSKey
 	TLSKey   string
+	// InProcess, if set, connects to this server in the same process
+	// through an in-memory pipe instead of a TCP socket (URL is then only
+	// the name shown in messages).
+	InProcess nats.InProcessConnProvider
 }
 
 // Connect dials NATS with the options; it retries the first connection for
@@ -39,6 +43,9 @@ func Connect(o ConnOptions) (*nats.Conn, error) {
 		nats.ReconnectWait(500 * time.Millisecond),
 		nats.RetryOnFailedConnect(false),
 		nats.Timeout(5 * time.Second),
+	}
+	if o.InProcess != nil {
+		opts = append(opts, nats.InProcessServer(o.InProcess))
 	}
 	n := 0
 	if o.User != "" || o.Password != "" {
@@ -162,4 +169,14 @@ func StartEmbedded(o EmbeddedOptions) (*server.Server, string, error) {
 		url = fmt.Sprintf("nats://127.0.0.1:%d", s.Addr().(*net.TCPAddr).Port)
 	}
 	return s, url, nil
+}
+
+// StopEmbedded shuts an embedded server down once its clients are gone.
+// JetStream is stopped first, the normal way (state flushed), so that
+// Shutdown does not signal pull requests still pending from the closed
+// clients and then sleep 50 ms for that signal to leave the server.
+func StopEmbedded(s *server.Server) {
+	_ = s.ShutdownJetStream()
+	s.Shutdown()
+	s.WaitForShutdown()
 }

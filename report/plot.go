@@ -3,11 +3,16 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"image"
 	"image/color"
+	"image/png"
 	"math"
+	"runtime"
 	"sort"
 	"strconv"
+	"sync"
 
+	"git.sr.ht/~sbinet/gg"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -288,12 +293,14 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool) *plot.Plot {
 
 // render draws the grid of plots (rows × cols, nil entries left blank) into
 // out[base+".svg"] and out[base+".png"] (150 dpi). Each tile is tileW × tileH.
+// The layout is decided here; the drawing runs on out's pool, so the plots
+// must not be touched by the caller afterwards.
 //
 // With shared, the figure has one legend, the largest of the plots' (the
 // plots must use the same styles for the same labels), drawn in a strip to the right of the grid (so that it never hides
 // data); the other plots' legends are dropped. Otherwise each plot keeps
 // its legend inside, in the corner legendCorner chose.
-func render(out map[string][]byte, base string, plots [][]*plot.Plot, tileW, tileH vg.Length, shared bool) error {
+func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Length, shared bool) error {
 	rows := len(plots)
 	cols := 0
 	for _, r := range plots {
@@ -345,21 +352,112 @@ func render(out map[string][]byte, base string, plots [][]*plot.Plot, tileW, til
 			l.Draw(strip)
 		}
 	}
-	svg := vgsvg.New(w, h)
-	draws(draw.New(svg))
-	var buf bytes.Buffer
-	if _, err := svg.WriteTo(&buf); err != nil {
-		return fmt.Errorf("render %s.svg: %w", base, err)
-	}
-	out[base+".svg"] = bytes.Clone(buf.Bytes())
-	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(150), vgimg.UseBackgroundColor(color.White))
-	draws(draw.New(img))
-	buf.Reset()
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
-		return fmt.Errorf("render %s.png: %w", base, err)
-	}
-	out[base+".png"] = bytes.Clone(buf.Bytes())
+	out.do(w*h, func() error {
+		svg := vgsvg.New(w, h)
+		draws(draw.New(svg))
+		var buf bytes.Buffer
+		if _, err := svg.WriteTo(&buf); err != nil {
+			return fmt.Errorf("render %s.svg: %w", base, err)
+		}
+		out.put(base+".svg", bytes.Clone(buf.Bytes()))
+		img := newRaster(w, h)
+		draws(draw.New(img))
+		buf.Reset()
+		if err := pngEncoder.Encode(&buf, img.Image()); err != nil {
+			return fmt.Errorf("render %s.png: %w", base, err)
+		}
+		out.put(base+".png", bytes.Clone(buf.Bytes()))
+		return nil
+	})
 	return nil
+}
+
+const pngDPI = 150
+
+// newRaster is vgimg.NewWith(UseWH(w, h), UseDPI(pngDPI)) on a white
+// background without its copy of the fresh image (gg.NewContextForImage
+// copies; NewContextForRGBA does not), so it sets the two context options
+// NewWith sets on the contexts it makes itself.
+func newRaster(w, h vg.Length) *vgimg.Canvas {
+	px := func(l vg.Length) int { return int(l/vg.Inch*pngDPI + 0.5) }
+	rgba := image.NewRGBA(image.Rect(0, 0, px(w), px(h)))
+	ctx := gg.NewContextForRGBA(rgba)
+	ctx.SetLineCapButt()
+	ctx.InvertY()
+	return vgimg.NewWith(vgimg.UseImageWithContext(rgba, ctx), vgimg.UseDPI(pngDPI))
+}
+
+// pngEncoder encodes the PNGs at BestSpeed: the figures are flat colours on
+// white, so the faster deflate costs little size (2% here) and halves the
+// encoding, which is most of a report's CPU time. Its buffer pool keeps one
+// deflate state per core instead of allocating one per figure.
+var pngEncoder = png.Encoder{CompressionLevel: png.BestSpeed, BufferPool: &encoderPool{}}
+
+type encoderPool struct{ p sync.Pool }
+
+func (e *encoderPool) Get() *png.EncoderBuffer {
+	b, _ := e.p.Get().(*png.EncoderBuffer)
+	return b
+}
+
+func (e *encoderPool) Put(b *png.EncoderBuffer) { e.p.Put(b) }
+
+// files collects a report's files. Figures are drawn concurrently, one per
+// core, the largest first (so that the last to finish is a small one):
+// rasterising and encoding them is most of a report's cost, and a
+// campaign's finalisation waits for it.
+type files struct {
+	mu   sync.Mutex
+	m    map[string][]byte
+	jobs []job
+}
+
+type job struct {
+	size float64 // drawing area: the cost estimate
+	run  func() error
+}
+
+func newFiles() *files { return &files{m: map[string][]byte{}} }
+
+func (f *files) put(name string, data []byte) {
+	f.mu.Lock()
+	f.m[name] = data
+	f.mu.Unlock()
+}
+
+// do queues a drawing of the given area for wait.
+func (f *files) do(size vg.Length, run func() error) {
+	f.jobs = append(f.jobs, job{float64(size), run})
+}
+
+// wait runs the queued drawings and returns the files or the first error.
+func (f *files) wait() (map[string][]byte, error) {
+	sort.SliceStable(f.jobs, func(i, j int) bool { return f.jobs[i].size > f.jobs[j].size })
+	next := make(chan job)
+	errs := make(chan error, len(f.jobs))
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(f.jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				errs <- j.run()
+			}
+		}()
+	}
+	for _, j := range f.jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	f.jobs = nil
+	for err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return f.m, nil
 }
 
 // niceTicks labels a linear axis every 1, 2 or 5 × 10^k, aiming at about

@@ -1,9 +1,16 @@
 package report
 
 import (
+	"bytes"
+	"image"
+	"image/color"
 	"math"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 func TestYRange(t *testing.T) {
@@ -94,5 +101,31 @@ func TestTicks(t *testing.T) {
 	}
 	if want := "1 10 100 1000"; strings.Join(labels, " ") != want {
 		t.Errorf("log ticks on [10^-0.1, 10^3.2]: %q, want %q", strings.Join(labels, " "), want)
+	}
+}
+
+// TestNewRaster: the raster canvas made without NewWith's image copy draws
+// exactly what vgimg.NewWith(UseWH, UseDPI, white) draws (same pixels), so
+// the context options it sets by hand are all NewWith sets.
+func TestNewRaster(t *testing.T) {
+	cs := []curve{{label: "a", x: []float64{1, 2, 3}, mean: []float64{1, 4, 2}, hw: []float64{0.2, 0.5, 0.3},
+		unstable: []bool{false, false, true}}}
+	w, h := 3*vg.Inch, 2*vg.Inch
+	want := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI), vgimg.UseBackgroundColor(color.White))
+	newPlot("t", "x", "y", cs, true).Draw(draw.New(want))
+	got := newRaster(w, h)
+	newPlot("t", "x", "y", cs, true).Draw(draw.New(got))
+	a, b := want.Image().(*image.RGBA), got.Image().(*image.RGBA)
+	if a.Bounds() != b.Bounds() {
+		t.Fatalf("bounds %v, want %v", b.Bounds(), a.Bounds())
+	}
+	if !bytes.Equal(a.Pix, b.Pix) {
+		n := 0
+		for i := range a.Pix {
+			if a.Pix[i] != b.Pix[i] {
+				n++
+			}
+		}
+		t.Fatalf("%d of %d bytes differ", n, len(a.Pix))
 	}
 }

@@ -323,7 +323,7 @@ const (
 	panH  = 3.3 * vg.Inch
 )
 
-func (f *facet) figures(out map[string][]byte, x string) (figs []figure, skipped []string, err error) {
+func (f *facet) figures(out *files, x string) (figs []figure, skipped []string, err error) {
 	xl := xLabels[x]
 	if xl == "" {
 		xl = x
@@ -403,7 +403,7 @@ func (f *facet) figures(out map[string][]byte, x string) (figs []figure, skipped
 	return figs, skipped, nil
 }
 
-func (f *facet) phaseFigure(out map[string][]byte, x, xl string, names []string) (*figure, error) {
+func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, error) {
 	type key struct {
 		phase int
 		stat  string
@@ -552,17 +552,17 @@ func Write(dir string, pts []aggregate.Point, manifestJSON []byte) error {
 // storage.ReportPrefix(id) in an object store). The links of index.html are
 // relative, so the files work from any prefix.
 func Render(pts []aggregate.Point, manifestJSON []byte) (map[string][]byte, error) {
-	files := map[string][]byte{}
+	files := newFiles()
 	var buf bytes.Buffer
 	if err := aggregate.WriteCSV(&buf, pts); err != nil {
 		return nil, err
 	}
-	files["summary.csv"] = bytes.Clone(buf.Bytes())
+	files.put("summary.csv", bytes.Clone(buf.Bytes()))
 	buf.Reset()
 	if err := aggregate.WriteJSON(&buf, pts); err != nil {
 		return nil, err
 	}
-	files["summary.json"] = bytes.Clone(buf.Bytes())
+	files.put("summary.json", bytes.Clone(buf.Bytes()))
 	var manifest string
 	if manifestJSON != nil {
 		buf.Reset()
@@ -571,7 +571,7 @@ func Render(pts []aggregate.Point, manifestJSON []byte) (map[string][]byte, erro
 			buf.Write(manifestJSON)
 		}
 		manifest = buf.String()
-		files["manifest.json"] = bytes.Clone(buf.Bytes())
+		files.put("manifest.json", bytes.Clone(buf.Bytes()))
 	}
 
 	x, others := xAxis(pts)
@@ -584,6 +584,7 @@ func Render(pts []aggregate.Point, manifestJSON []byte) (map[string][]byte, erro
 	for _, f := range fs {
 		figs, skipped, err := f.figures(files, x)
 		if err != nil {
+			_, _ = files.wait()
 			return nil, err
 		}
 		page.Facets = append(page.Facets, facetView{Title: f.title, Figures: figs, Skipped: skipped,
@@ -598,10 +599,11 @@ func Render(pts []aggregate.Point, manifestJSON []byte) (map[string][]byte, erro
 	}
 	buf.Reset()
 	if err := indexTmpl.Execute(&buf, page); err != nil {
+		_, _ = files.wait()
 		return nil, err
 	}
-	files["index.html"] = bytes.Clone(buf.Bytes())
-	return files, nil
+	files.put("index.html", bytes.Clone(buf.Bytes()))
+	return files.wait()
 }
 
 type indexPage struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -126,5 +127,89 @@ func TestDeadlineRecordsFailure(t *testing.T) {
 	}
 	if si, _ := h.Tasks.Info(ctx); si.State.Msgs != 0 {
 		t.Fatalf("%d messages left", si.State.Msgs)
+	}
+}
+
+// holdFirst runs the real in-process replication, then holds the first
+// task's outcome until a second task has started (or 10 s have passed).
+type holdFirst struct {
+	n       atomic.Int32
+	second  chan struct{}
+	started chan string
+}
+
+func (h *holdFirst) Run(ctx context.Context, t *sweep.Task, progress func(done, total int64)) (*worker.Outcome, error) {
+	k := h.n.Add(1)
+	h.started <- t.ID
+	if k == 2 {
+		close(h.second)
+	}
+	out, err := worker.InProcess{}.Run(ctx, t, progress)
+	if k == 1 {
+		select {
+		case <-time.After(10 * time.Second):
+		case <-h.second:
+		}
+	}
+	return out, err
+}
+
+// TestSlotHandedOnAt99: with one slot, the next task starts once the
+// running replication reports 99% of its arrivals, before it returns; the
+// first task's result is still written and acked.
+func TestSlotHandedOnAt99(t *testing.T) {
+	url := natstest.StartEmbedded(t)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	if _, err := natsutil.Setup(ctx, js, natsutil.Layout{}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := tasks(t, 2000, 0)
+	for _, tk := range ts {
+		data, _ := json.Marshal(natsutil.TaskMsg{Campaign: "camp", Task: tk})
+		if _, err := js.Publish(ctx, natsutil.TaskSubject("camp", tk.ID), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := &holdFirst{started: make(chan string, 4), second: make(chan struct{})}
+	wctx, cancel := context.WithCancel(ctx)
+	w, err := worker.New(wctx, worker.Options{Conn: nc, Store: st, Concurrency: 1, FetchWait: 100 * time.Millisecond,
+		Logf: t.Logf, Runner: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	t0 := time.Now()
+	first, second := <-h.started, <-h.started
+	if time.Since(t0) > 5*time.Second { // without the hand-on: 10 s
+		t.Fatalf("second task started %v after the first: the slot was not handed on before the first returned", time.Since(t0))
+	}
+	for time.Now().Before(t0.Add(20 * time.Second)) {
+		if w.Stats.Done.Load() == 2 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{first, second} {
+		if _, err := st.Stat(ctx, storage.ResultKey("camp", id)); err != nil {
+			t.Errorf("result of %s: %v", id, err)
+		}
+	}
+	if n := w.Stats.Done.Load(); n != 2 {
+		t.Fatalf("%d tasks done, want 2", n)
 	}
 }

@@ -124,6 +124,7 @@ func runWorker(args []string) int {
 	if ff.fs.NArg() > 0 {
 		return fail("worker: unexpected argument %q", ff.fs.Arg(0))
 	}
+	reserveFarmProc(*n)
 	ctx, stop := signalContext()
 	defer stop()
 	nc, err := ff.conn("msjfarm-worker")

@@ -46,6 +46,7 @@ func runRun(args []string) int {
 		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
 		return 2
 	}
+	reserveFarmProc(*n)
 	ctx, stop := signalContext()
 	defer stop()
 	start := time.Now()
@@ -83,8 +84,8 @@ func runRun(args []string) int {
 	if err != nil {
 		return fail("run: %v", err)
 	}
-	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
-	nc, err := natsutil.Connect(natsutil.ConnOptions{URL: url, Name: "msjfarm-run"})
+	defer natsutil.StopEmbedded(srv)
+	nc, err := natsutil.Connect(natsutil.ConnOptions{URL: url, Name: "msjfarm-run", InProcess: srv})
 	if err != nil {
 		return fail("run: %v", err)
 	}
