@@ -34,12 +34,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	url := natstest.StartEmbedded(t)
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	url, nc := natstest.ConnectEmbedded(t)
 	st, err := storage.Open(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -13,12 +13,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/aggregate"
 	"github.com/msjfarm/msjfarm/natsutil"
-	"github.com/msjfarm/msjfarm/natsutil/natstest"
 	"github.com/msjfarm/msjfarm/plugins/host"
 	"github.com/msjfarm/msjfarm/plugins/host/hosttest"
 	"github.com/msjfarm/msjfarm/sim"
@@ -297,29 +294,10 @@ func TestChooseRunner(t *testing.T) {
 // fetches from storage; results name the plugin runner and the pinned
 // sha256; stopping the worker stops the plugin processes.
 func TestWorkerFetchesPinnedPlugin(t *testing.T) {
-	url := natstest.StartEmbedded(t)
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	ctx := context.Background()
-	if _, err := natsutil.Setup(ctx, js, natsutil.Layout{MaxDeliver: 2, AckWait: 5 * time.Second}); err != nil {
-		t.Fatal(err)
-	}
-	st, err := storage.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := pin(t, st)
 	ts := tasks(t, 2000, 10*time.Second)
-	for _, tk := range ts {
-		data, _ := json.Marshal(natsutil.TaskMsg{Campaign: "camp", Task: tk})
-		if _, err := js.Publish(ctx, natsutil.TaskSubject("camp", tk.ID), data); err != nil {
-			t.Fatal(err)
-		}
-	}
+	nc, _, st := queued(t, natsutil.Layout{MaxDeliver: 2, AckWait: 5 * time.Second}, ts)
+	ctx := context.Background()
+	p := pin(t, st)
 	r := newRunner(t, []string{t.TempDir()}, st)
 	wctx, cancel := context.WithCancel(ctx)
 	w, err := worker.New(wctx, worker.Options{Conn: nc, Store: st, Concurrency: 2, FetchWait: 100 * time.Millisecond,

@@ -32,6 +32,30 @@ func tasks(t *testing.T, arrivals float64, deadline time.Duration) []sweep.Task 
 	return c.Tasks
 }
 
+// queued starts an embedded NATS server with the farm's layout l, opens a
+// local store, and queues ts as tasks of campaign "camp".
+func queued(t *testing.T, l natsutil.Layout, ts []sweep.Task) (*nats.Conn, *natsutil.Handles, storage.Store) {
+	t.Helper()
+	_, nc := natstest.ConnectEmbedded(t)
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	h, err := natsutil.Setup(ctx, js, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range ts {
+		data, _ := json.Marshal(natsutil.TaskMsg{Campaign: "camp", Task: tk})
+		if _, err := js.Publish(ctx, natsutil.TaskSubject("camp", tk.ID), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return nc, h, st
+}
+
 func TestInProcess(t *testing.T) {
 	ts := tasks(t, 2000, 0)
 	out, err := worker.InProcess{}.Run(context.Background(), &ts[0], nil)
@@ -68,29 +92,9 @@ func TestInProcess(t *testing.T) {
 // TestDeadlineRecordsFailure: a task over its run.deadline fails each
 // attempt; the last attempt writes a failed record and terminates it.
 func TestDeadlineRecordsFailure(t *testing.T) {
-	url := natstest.StartEmbedded(t)
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	ctx := context.Background()
-	h, err := natsutil.Setup(ctx, js, natsutil.Layout{MaxDeliver: 2, AckWait: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := storage.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	ts := tasks(t, 1e7, 100*time.Millisecond)
-	for _, tk := range ts[:1] {
-		data, _ := json.Marshal(natsutil.TaskMsg{Campaign: "camp", Task: tk})
-		if _, err := js.Publish(ctx, natsutil.TaskSubject("camp", tk.ID), data); err != nil {
-			t.Fatal(err)
-		}
-	}
+	nc, h, st := queued(t, natsutil.Layout{MaxDeliver: 2, AckWait: 5 * time.Second}, ts[:1])
+	ctx := context.Background()
 	wctx, cancel := context.WithCancel(ctx)
 	w, err := worker.New(wctx, worker.Options{Conn: nc, Store: st, Concurrency: 1, FetchWait: 100 * time.Millisecond,
 		RetryDelay: 10 * time.Millisecond, Logf: t.Logf})
@@ -158,28 +162,9 @@ func (h *holdFirst) Run(ctx context.Context, t *sweep.Task, progress func(done, 
 // running replication reports 99% of its arrivals, before it returns; the
 // first task's result is still written and acked.
 func TestSlotHandedOnAt99(t *testing.T) {
-	url := natstest.StartEmbedded(t)
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	ctx := context.Background()
-	if _, err := natsutil.Setup(ctx, js, natsutil.Layout{}); err != nil {
-		t.Fatal(err)
-	}
-	st, err := storage.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	ts := tasks(t, 2000, 0)
-	for _, tk := range ts {
-		data, _ := json.Marshal(natsutil.TaskMsg{Campaign: "camp", Task: tk})
-		if _, err := js.Publish(ctx, natsutil.TaskSubject("camp", tk.ID), data); err != nil {
-			t.Fatal(err)
-		}
-	}
+	nc, _, st := queued(t, natsutil.Layout{}, ts)
+	ctx := context.Background()
 	h := &holdFirst{started: make(chan string, 4), second: make(chan struct{})}
 	wctx, cancel := context.WithCancel(ctx)
 	w, err := worker.New(wctx, worker.Options{Conn: nc, Store: st, Concurrency: 1, FetchWait: 100 * time.Millisecond,

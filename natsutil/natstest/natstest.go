@@ -48,6 +48,19 @@ func StartEmbedded(t testing.TB) string {
 	return url
 }
 
+// ConnectEmbedded is StartEmbedded plus a client connection, closed when
+// the test ends (before the server).
+func ConnectEmbedded(t testing.TB) (url string, nc *nats.Conn) {
+	t.Helper()
+	url = StartEmbedded(t)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return url, nc
+}
+
 // Binary returns the nats-server binary, or "". With
 // MSJFARM_REQUIRE_SERVERS=1 (CI) and no binary found, it runs
 // .ci/install-nats.sh once (a `go install` of the server version in go.mod,
