@@ -56,13 +56,13 @@ type Options struct {
 	// Runner runs replications (default InProcess{}).
 	Runner Runner
 	// Concurrency is the number of replications run at once (default
-	// runtime.NumCPU()).
+	// runtime.NumCPU()). A slot is handed on when its replication reports
+	// 99% of its arrivals, so for that last 1% it may hold two.
 	Concurrency int
 	// Name identifies this worker in task states and provenance (default
 	// <hostname>-<pid>).
 	Name string
-	// FetchWait bounds each pull request (default 2 s): the worker notices
-	// shutdown within it.
+	// FetchWait bounds each pull request (default 2 s).
 	FetchWait time.Duration
 	// Grace is how long running tasks may continue after shutdown starts
 	// before they are stopped and released.
@@ -217,6 +217,10 @@ func (w *Worker) Run(ctx context.Context) error {
 					break deliver
 				}
 				got++
+				if ctx.Err() != nil {
+					_ = msg.Nak() // stopping: give it back
+					continue
+				}
 				wg.Add(1)
 				go func() {
 					var once sync.Once
