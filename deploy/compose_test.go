@@ -56,29 +56,13 @@ func TestComposeFile(t *testing.T) {
 	if b, err := os.ReadFile(df); err != nil || !strings.Contains(string(b), "./cmd/msjfarm") {
 		t.Fatalf("Dockerfile %s: %v", df, err)
 	}
-	flagRE := regexp.MustCompile(`(?m)^\s+-([a-z0-9-]+)`)
 	for _, svc := range []string{"coordinator", "worker"} {
 		s := cf.Services[svc]
-		help, _ := exec.Command(bin, s.Command[0], "-h").CombinedOutput()
-		flags := map[string]bool{}
-		for _, m := range flagRE.FindAllStringSubmatch(string(help), -1) {
-			flags[m[1]] = true
-		}
-		for _, a := range s.Command[1:] {
-			if strings.HasPrefix(a, "-") && !flags[strings.TrimLeft(a, "-")] {
-				t.Errorf("%s: %s is not a flag of msjfarm %s", svc, a, s.Command[0])
-			}
-		}
+		var env []string
 		for k := range s.Environment {
-			name, ok := strings.CutPrefix(k, "MSJFARM_")
-			if !ok || strings.HasPrefix(name, "S3_") {
-				continue // storage credentials, read by package storage
-			}
-			f := strings.ToLower(strings.ReplaceAll(name, "_", "-"))
-			if !flags[f] {
-				t.Errorf("%s: %s matches no flag -%s of msjfarm %s", svc, k, f, s.Command[0])
-			}
+			env = append(env, k)
 		}
+		checkArgs(t, svc, s.Command, env)
 	}
 	// The compose client, if any.
 	var cmd *exec.Cmd
@@ -93,5 +77,41 @@ func TestComposeFile(t *testing.T) {
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v: %v\n%s", cmd.Args, err, out)
+	}
+}
+
+var flagRE = regexp.MustCompile(`(?m)^\s+-([a-z0-9-]+)`)
+
+// checkArgs checks that args (`msjfarm` command and flags) are valid and
+// that every MSJFARM_* variable of env names a flag of that command
+// (MSJFARM_S3_* are the storage credentials, read by package storage).
+func checkArgs(t *testing.T, what string, args, env []string) {
+	t.Helper()
+	if len(args) == 0 {
+		t.Errorf("%s: no msjfarm command", what)
+		return
+	}
+	help, _ := exec.Command(bin, args[0], "-h").CombinedOutput()
+	flags := map[string]bool{}
+	for _, m := range flagRE.FindAllStringSubmatch(string(help), -1) {
+		flags[m[1]] = true
+	}
+	if len(flags) == 0 {
+		t.Errorf("%s: msjfarm %s lists no flags:\n%s", what, args[0], help)
+	}
+	for _, a := range args[1:] {
+		if strings.HasPrefix(a, "-") && !flags[strings.TrimLeft(a, "-")] {
+			t.Errorf("%s: %s is not a flag of msjfarm %s", what, a, args[0])
+		}
+	}
+	for _, k := range env {
+		name, ok := strings.CutPrefix(k, "MSJFARM_")
+		if !ok || strings.HasPrefix(name, "S3_") {
+			continue
+		}
+		f := strings.ToLower(strings.ReplaceAll(name, "_", "-"))
+		if !flags[f] {
+			t.Errorf("%s: %s matches no flag -%s of msjfarm %s", what, k, f, args[0])
+		}
 	}
 }
