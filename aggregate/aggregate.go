@@ -249,30 +249,10 @@ func classValue(c sim.ClassStats, i int) float64 {
 	panic("aggregate: unknown class metric " + ClassMetrics[i].Name)
 }
 
-// Sanitize maps a class or counter name to a column-name fragment: lower
-// case, runs of characters other than [a-z0-9] replaced by one "_", no
-// leading or trailing "_" ("class-15" → "class_15", "P(H)" → "p_h").
-func Sanitize(s string) string {
-	var b strings.Builder
-	under := false
-	for _, r := range strings.ToLower(s) {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			if under && b.Len() > 0 {
-				b.WriteByte('_')
-			}
-			under = false
-			b.WriteRune(r)
-		} else {
-			under = true
-		}
-	}
-	return b.String()
-}
-
 // ClassPrefix is the column prefix of class i named name: "class<i>_<name>_"
 // ("class<i>_" if the sanitized name is empty).
 func ClassPrefix(i int, name string) string {
-	s := Sanitize(name)
+	s := sweep.Sanitize(name)
 	if s == "" {
 		return "class" + itoa(i) + "_"
 	}
@@ -433,7 +413,7 @@ func summarizePoint(p *Point, recs []*Record) {
 	}
 	seen := map[string]bool{}
 	for _, n := range cnames {
-		col := CounterPrefix + Sanitize(n)
+		col := CounterPrefix + sweep.Sanitize(n)
 		if seen[col] { // two counter names that sanitize alike: keep the first
 			continue
 		}

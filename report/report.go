@@ -531,6 +531,11 @@ func Write(dir string, pts []aggregate.Point, manifestJSON []byte) error {
 	if err != nil {
 		return err
 	}
+	return WriteFiles(dir, files)
+}
+
+// WriteFiles writes files (as Render returns them) into dir, creating it.
+func WriteFiles(dir string, files map[string][]byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}

@@ -84,7 +84,9 @@ type Event struct {
 	Busy  int
 }
 
-func (c *Config) validate() error {
+// Validate checks the run length and limits; Run calls it, and a caller
+// that dispatches runs elsewhere can reject a bad configuration early.
+func (c *Config) Validate() error {
 	switch {
 	case c.Arrivals < 1:
 		return fmt.Errorf("run: arrivals must be >= 1, got %d", c.Arrivals)
@@ -299,7 +301,7 @@ func Run(w *Workload, p Policy, cfg Config) (*Result, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if w.Trace != nil && int64(len(w.Trace)) < cfg.Warmup+cfg.Arrivals {

@@ -7,6 +7,7 @@ import (
 	"github.com/msjfarm/msjfarm/dist"
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/simtest"
 	"github.com/msjfarm/msjfarm/stats"
 	"github.com/msjfarm/msjfarm/workload"
 )
@@ -21,27 +22,10 @@ func single(k int, rate float64, svc dist.Dist) *sim.Workload {
 // replicate runs n independent FCFS replications (seeds 1..n) and returns
 // their results.
 func replicate(t *testing.T, w *sim.Workload, n int, cfg sim.Config) []*sim.Result {
-	t.Helper()
-	out := make([]*sim.Result, n)
-	for i := range out {
-		c := cfg
-		c.Seed = uint64(i + 1)
-		r, err := sim.Run(w, &fcfs.FCFS{}, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[i] = r
-	}
-	return out
+	return simtest.Replicate(t, w, func() sim.Policy { return &fcfs.FCFS{} }, n, cfg)
 }
 
-func ci(rs []*sim.Result, f func(*sim.Result) float64) stats.Summary {
-	xs := make([]float64, len(rs))
-	for i, r := range rs {
-		xs[i] = f(r)
-	}
-	return stats.MeanCI(xs, 0.95)
-}
+func ci(rs []*sim.Result, f func(*sim.Result) float64) stats.Summary { return simtest.CI(rs, f, 0.95) }
 
 func meanT(r *sim.Result) float64 { return r.Overall.MeanResponse }
 

@@ -58,8 +58,12 @@ var precisionClassMetrics = []string{"mean_response", "mean_wait", "p_wait"}
 
 var counterMetric = regexp.MustCompile(`^counter_[a-z0-9]+(_[a-z0-9]+)*$`)
 
-// sanitize is aggregate.Sanitize (repeated for the same reason).
-func sanitize(s string) string {
+// Sanitize maps a class or counter name to a column-name fragment: lower
+// case, runs of characters other than [a-z0-9] replaced by one "_", no
+// leading or trailing "_" ("class-15" → "class_15", "P(H)" → "p_h"). It is
+// here, not in package aggregate (which imports this one), because a
+// precision block names per-class metrics the way aggregate's columns do.
+func Sanitize(s string) string {
 	var b strings.Builder
 	under := false
 	for _, r := range strings.ToLower(s) {
@@ -86,7 +90,7 @@ func classMetricNames(classes []workload.ClassSpec) []string {
 			name = "class" + strconv.Itoa(i)
 		}
 		pre := "class" + strconv.Itoa(i) + "_"
-		if s := sanitize(name); s != "" {
+		if s := Sanitize(name); s != "" {
 			pre += s + "_"
 		}
 		for _, m := range precisionClassMetrics {

@@ -9,13 +9,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/natsutil"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/report"
 	"github.com/msjfarm/msjfarm/storage"
 )
 
@@ -58,7 +58,7 @@ func runReport(args []string) int {
 	if dir == "" {
 		dir = filepath.Join("msjfarm-report", id)
 	}
-	if err := writeFiles(dir, files); err != nil {
+	if err := report.WriteFiles(dir, files); err != nil {
 		return fail("report: %v", err)
 	}
 	if *store {
@@ -75,23 +75,6 @@ func runReport(args []string) int {
 	}
 	fmt.Println(abs)
 	return 0
-}
-
-func writeFiles(dir string, files map[string][]byte) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if err := os.WriteFile(filepath.Join(dir, n), files[n], 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // reportLocation is where the stored report's index.html is: a file path

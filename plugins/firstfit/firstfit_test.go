@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/msjfarm/msjfarm/dist"
 	"github.com/msjfarm/msjfarm/plugins/firstfit"
 	"github.com/msjfarm/msjfarm/plugins/sdk"
 	"github.com/msjfarm/msjfarm/sim"
@@ -70,23 +69,12 @@ func (p *naive) scan(s *sdk.System) {
 	p.q = rest
 }
 
-// mixed has six classes on k = 10, two sharing need 3; ρ = 0.35 λ.
-func mixed(rate float64) *sim.Workload {
-	e := dist.Must(dist.NewExponential(1))
-	h := dist.Must(dist.NewHyperExp(2, 10))
-	return &sim.Workload{Name: "mixed", Servers: 10, ArrivalRate: rate, Classes: []sim.Class{
-		{Name: "a", Need: 1, Share: 0.4, Service: e}, {Name: "b", Need: 3, Share: 0.2, Service: h},
-		{Name: "c", Need: 2, Share: 0.2, Service: e}, {Name: "d", Need: 10, Share: 0.05, Service: e},
-		{Name: "e", Need: 3, Share: 0.1, Service: e}, {Name: "f", Need: 7, Share: 0.05, Service: h},
-	}}
-}
-
 // TestMatchesNaive: the decision trace equals the naive scan's, event for
 // event, on a six-class workload (two classes share need 3) at ρ = 0.875,
 // on one-or-all at λ = 7 and on Borg cell B at λ = 2.
 func TestMatchesNaive(t *testing.T) {
 	cfg := sim.Config{Seed: 7, Warmup: 1000, Arrivals: 30000}
-	for _, w := range []*sim.Workload{mixed(2.5), simtest.Named(t, "one-or-all", 7), simtest.Named(t, "borg-b", 2)} {
+	for _, w := range []*sim.Workload{simtest.Mixed(2.5), simtest.Named(t, "one-or-all", 7), simtest.Named(t, "borg-b", 2)} {
 		_, got := simtest.Record(t, w, &firstfit.FirstFit{}, cfg)
 		_, want := simtest.Record(t, w, &naive{}, cfg)
 		if !reflect.DeepEqual(got, want) {
@@ -110,7 +98,7 @@ func TestInvariantsLong(t *testing.T) {
 		{simtest.Named(t, "one-or-all", 7), 100000, false},
 		{simtest.Named(t, "four-class", 4.5), 100000, false},
 		{simtest.Named(t, "borg-b", 2), 100000, false},
-		{mixed(2.5), 100000, false},
+		{simtest.Mixed(2.5), 100000, false},
 	} {
 		p := &firstfit.FirstFit{}
 		_, evs := simtest.Record(t, tc.w, p, sim.Config{Seed: 3, Warmup: 1000, Arrivals: tc.arr})

@@ -18,30 +18,6 @@ const (
 	muB = 0.1
 )
 
-// replicate runs n independent replications (seeds 1..n) of w under fresh
-// policies and returns the results.
-func replicate(t testing.TB, w *sim.Workload, mk func() sim.Policy, n int, cfg sim.Config) []*sim.Result {
-	t.Helper()
-	out := make([]*sim.Result, n)
-	for i := range out {
-		cfg.Seed = uint64(i + 1)
-		r, err := sim.Run(w, mk(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[i] = r
-	}
-	return out
-}
-
-func ci(rs []*sim.Result, f func(*sim.Result) float64) stats.Summary {
-	xs := make([]float64, len(rs))
-	for i, r := range rs {
-		xs[i] = f(r)
-	}
-	return stats.MeanCI(xs, 0.99)
-}
-
 // saturationCase is one overloaded check against K's closed forms.
 type saturationCase struct {
 	name   string
@@ -81,7 +57,7 @@ func checkSaturation(t *testing.T, cases []saturationCase, n int, arrivals int64
 	cfg := sim.Config{Warmup: 20000, Arrivals: arrivals, DrainLimit: 1}
 	window := float64(arrivals) / rate
 	for _, c := range cases {
-		rs := replicate(t, w, c.mk, n, cfg)
+		rs := simtest.Replicate(t, w, c.mk, n, cfg)
 		for _, r := range rs {
 			if !r.Unstable {
 				t.Fatalf("%s: not flagged unstable at λ = %v, above the saturation throughput %v", c.name, rate, c.lambda)
@@ -100,14 +76,14 @@ func checkSaturation(t *testing.T, cases []saturationCase, n int, arrivals int64
 				t.Errorf("%s: %s = %.5g, formula %.5g: |Δ| > %.2g", c.name, what, s.Mean, want, tol)
 			}
 		}
-		check("throughput", ci(rs, func(r *sim.Result) float64 { return r.Throughput }), c.lambda)
+		check("throughput", simtest.CI(rs, func(r *sim.Result) float64 { return r.Throughput }, 0.99), c.lambda)
 		if c.model == nil {
 			continue
 		}
 		m := *c.model
-		check("wasted power (Lemma 4.5)", ci(rs, func(r *sim.Result) float64 { return simtest.Counter(t, r, "wasted_power") }), m.WastedPower())
-		check("extra delay per preempted job (Lemma 4.7)", ci(rs, func(r *sim.Result) float64 { return simtest.Counter(t, r, "extra_delay_preempted") }), m.ExtraDelayPreempted())
-		check("extra delay per small job (Lemma 4.6)", ci(rs, func(r *sim.Result) float64 { return simtest.Counter(t, r, "extra_delay_per_small_job") }), m.ExtraDelaySmall())
+		check("wasted power (Lemma 4.5)", simtest.CI(rs, func(r *sim.Result) float64 { return simtest.Counter(t, r, "wasted_power") }, 0.99), m.WastedPower())
+		check("extra delay per preempted job (Lemma 4.7)", simtest.CI(rs, func(r *sim.Result) float64 { return simtest.Counter(t, r, "extra_delay_preempted") }, 0.99), m.ExtraDelayPreempted())
+		check("extra delay per small job (Lemma 4.6)", simtest.CI(rs, func(r *sim.Result) float64 { return simtest.Counter(t, r, "extra_delay_per_small_job") }, 0.99), m.ExtraDelaySmall())
 	}
 }
 
@@ -161,13 +137,13 @@ func TestStableBetweenLimits(t *testing.T) {
 	w := simtest.Named(t, "killsmart-one-or-all", rate)
 	cfg := sim.Config{Warmup: 20000, Arrivals: 200000}
 	n := 8
-	rf := replicate(t, w, func() sim.Policy { return &fcfs.FCFS{} }, n, cfg)
+	rf := simtest.Replicate(t, w, func() sim.Policy { return &fcfs.FCFS{} }, n, cfg)
 	for _, r := range rf {
 		if !r.Unstable {
 			t.Errorf("fcfs: seed %d not flagged unstable at λ = %v > 1.4551", r.Seed, rate)
 		}
 	}
-	sf := ci(rf, func(r *sim.Result) float64 { return r.Throughput })
+	sf := simtest.CI(rf, func(r *sim.Result) float64 { return r.Throughput }, 0.99)
 	t.Logf("fcfs at λ = %v: throughput %.4f ± %.2g", rate, sf.Mean, sf.HalfWidth)
 	if sf.Mean+sf.HalfWidth >= rate {
 		t.Errorf("fcfs throughput %.4f ± %.2g: not below λ = %v", sf.Mean, sf.HalfWidth, rate)
@@ -177,7 +153,7 @@ func TestStableBetweenLimits(t *testing.T) {
 		K    int
 		nu   int
 	}{{"killsmart K=7 ν=19", 7, 19}, {"killsmart defaults", DefaultKOneOrAll, -1}} {
-		rk := replicate(t, w, func() sim.Policy { return New(OneOrAll, c.K, c.nu) }, n, cfg)
+		rk := simtest.Replicate(t, w, func() sim.Policy { return New(OneOrAll, c.K, c.nu) }, n, cfg)
 		for _, r := range rk {
 			if r.Unstable {
 				t.Errorf("%s: seed %d flagged unstable at λ = %v: %+v", c.name, r.Seed, rate, r.Instability)
@@ -188,12 +164,12 @@ func TestStableBetweenLimits(t *testing.T) {
 			nu = 2048 / (c.K - 1)
 		}
 		m := Saturation{Ps: ps, MuS: muS, MuB: muB, K: c.K, Nu: nu}
-		sk := ci(rk, func(r *sim.Result) float64 { return r.Throughput })
+		sk := simtest.CI(rk, func(r *sim.Result) float64 { return r.Throughput }, 0.99)
 		tol := sk.HalfWidth + 2*m.ETC()/(float64(cfg.Arrivals)/rate)*rate
 		t.Logf("%s at λ = %v (limit %.4f): throughput %.4f ± %.2g, E[T] = %.4g, wasted power %.4g",
 			c.name, rate, m.LambdaMax(), sk.Mean, sk.HalfWidth,
-			ci(rk, func(r *sim.Result) float64 { return r.Overall.MeanResponse }).Mean,
-			ci(rk, func(r *sim.Result) float64 { return simtest.Counter(t, r, "wasted_power") }).Mean)
+			simtest.CI(rk, func(r *sim.Result) float64 { return r.Overall.MeanResponse }, 0.99).Mean,
+			simtest.CI(rk, func(r *sim.Result) float64 { return simtest.Counter(t, r, "wasted_power") }, 0.99).Mean)
 		if math.Abs(sk.Mean-rate) > tol {
 			t.Errorf("%s: throughput %.4f, want λ = %v within %.2g", c.name, sk.Mean, rate, tol)
 		}
@@ -210,20 +186,20 @@ func TestBorgBSaturation(t *testing.T) {
 	w := simtest.Named(t, "borg-b", 2.5)
 	cfg := sim.Config{Warmup: 20000, Arrivals: 1000000, DrainLimit: 1}
 	n := 10
-	rf := replicate(t, w, func() sim.Policy { return &fcfs.FCFS{} }, n, cfg)
-	rk := replicate(t, w, func() sim.Policy { return New(MultiClass, 5, 512) }, n, cfg)
+	rf := simtest.Replicate(t, w, func() sim.Policy { return &fcfs.FCFS{} }, n, cfg)
+	rk := simtest.Replicate(t, w, func() sim.Policy { return New(MultiClass, 5, 512) }, n, cfg)
 	d := make([]float64, n)
 	for i := range d {
 		d[i] = rk[i].Throughput - rf[i].Throughput
 	}
 	s := stats.MeanCI(d, 0.99)
 	t.Logf("borg-b λ = 2.5: fcfs throughput %.4f, killsmart-multiclass (5, 512) %.4f; difference %.4f ± %.2g (99%% CI)",
-		ci(rf, func(r *sim.Result) float64 { return r.Throughput }).Mean,
-		ci(rk, func(r *sim.Result) float64 { return r.Throughput }).Mean, s.Mean, s.HalfWidth)
+		simtest.CI(rf, func(r *sim.Result) float64 { return r.Throughput }, 0.99).Mean,
+		simtest.CI(rk, func(r *sim.Result) float64 { return r.Throughput }, 0.99).Mean, s.Mean, s.HalfWidth)
 	if s.Mean-s.HalfWidth <= 0 {
 		t.Errorf("Kill-Smart's throughput gain over FCFS %.4f ± %.2g is not significantly positive", s.Mean, s.HalfWidth)
 	}
-	if wp := ci(rk, func(r *sim.Result) float64 { return simtest.Counter(t, r, "wasted_power") }); !(wp.Mean > 0) {
+	if wp := simtest.CI(rk, func(r *sim.Result) float64 { return simtest.Counter(t, r, "wasted_power") }, 0.99); !(wp.Mean > 0) {
 		t.Errorf("no wasted power on borg-b: %v", wp.Mean)
 	}
 }

@@ -110,18 +110,6 @@ func (p *naive) scan(s *sdk.System) {
 	p.q = rest
 }
 
-// mixed has six classes on k = 10, two of them sharing need 3 (so the
-// need-group FIFO must interleave them in arrival order); ρ = 0.35 λ.
-func mixed(rate float64) *sim.Workload {
-	e := dist.Must(dist.NewExponential(1))
-	h := dist.Must(dist.NewHyperExp(2, 10))
-	return &sim.Workload{Name: "mixed", Servers: 10, ArrivalRate: rate, Classes: []sim.Class{
-		{Name: "a", Need: 1, Share: 0.4, Service: e}, {Name: "b", Need: 3, Share: 0.2, Service: h},
-		{Name: "c", Need: 2, Share: 0.2, Service: e}, {Name: "d", Need: 10, Share: 0.05, Service: e},
-		{Name: "e", Need: 3, Share: 0.1, Service: e}, {Name: "f", Need: 7, Share: 0.05, Service: h},
-	}}
-}
-
 func sameTrace(t *testing.T, w *sim.Workload, p, ref sim.Policy, cfg sim.Config) {
 	t.Helper()
 	_, got := simtest.Record(t, w, p, cfg)
@@ -140,7 +128,7 @@ func sameTrace(t *testing.T, w *sim.Workload, p, ref sim.Policy, cfg sim.Config)
 // six-class workload at ρ = 0.875 and on one-or-all at λ = 7.
 func TestMatchesNaive(t *testing.T) {
 	cfg := sim.Config{Seed: 7, Warmup: 1000, Arrivals: 30000}
-	for _, w := range []*sim.Workload{mixed(2.5), simtest.Named(t, "one-or-all", 7)} {
+	for _, w := range []*sim.Workload{simtest.Mixed(2.5), simtest.Named(t, "one-or-all", 7)} {
 		sameTrace(t, w, &msf.MSF{}, &naive{desc: true}, cfg)
 		sameTrace(t, w, &msf.LSF{}, &naive{desc: false}, sim.Config{Seed: 7, Warmup: 1000, Arrivals: 5000})
 	}
@@ -164,7 +152,7 @@ func many(rate float64) *sim.Workload {
 // TestInvariantsLong: the model's invariants on long random runs.
 func TestInvariantsLong(t *testing.T) {
 	for _, w := range []*sim.Workload{
-		simtest.Named(t, "one-or-all", 7), simtest.Named(t, "four-class", 4.5), simtest.Named(t, "borg-b", 2), mixed(2.5),
+		simtest.Named(t, "one-or-all", 7), simtest.Named(t, "four-class", 4.5), simtest.Named(t, "borg-b", 2), simtest.Mixed(2.5),
 	} {
 		for _, p := range []sim.Policy{&msf.MSF{}, &msf.LSF{}} {
 			_, evs := simtest.Record(t, w, p, sim.Config{Seed: 3, Warmup: 1000, Arrivals: 100000})

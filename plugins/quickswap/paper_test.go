@@ -14,31 +14,6 @@ import (
 	"github.com/msjfarm/msjfarm/stats"
 )
 
-// replicate runs n replications (seeds 1..n) of a fresh policy from mk and
-// returns their results.
-func replicate(t *testing.T, w *sim.Workload, mk func() sim.Policy, n int, cfg sim.Config) []*sim.Result {
-	t.Helper()
-	out := make([]*sim.Result, n)
-	for i := range out {
-		c := cfg
-		c.Seed = uint64(i + 1)
-		r, err := sim.Run(w, mk(), c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[i] = r
-	}
-	return out
-}
-
-func ci(rs []*sim.Result, f func(*sim.Result) float64) stats.Summary {
-	xs := make([]float64, len(rs))
-	for i, r := range rs {
-		xs[i] = f(r)
-	}
-	return stats.MeanCI(xs, 0.95)
-}
-
 func meanT(r *sim.Result) float64   { return r.Overall.MeanResponse }
 func weightT(r *sim.Result) float64 { return r.WeightedMeanResponse }
 func counter(name string) func(*sim.Result) float64 {
@@ -57,27 +32,27 @@ func counter(name string) func(*sim.Result) float64 {
 func TestOneOrAllHeavyLoad(t *testing.T) {
 	w := simtest.Named(t, "one-or-all", 7.5)
 	cfg := sim.Config{Warmup: 100000, Arrivals: 1000000}
-	q := replicate(t, w, func() sim.Policy { return quickswap.NewMSFQ(31) }, 10, cfg)
-	m := replicate(t, w, func() sim.Policy { return &msf.MSF{} }, 10, cfg)
-	m0 := replicate(t, w, func() sim.Policy { return quickswap.NewMSFQ(0) }, 10, cfg)
+	q := simtest.Replicate(t, w, func() sim.Policy { return quickswap.NewMSFQ(31) }, 10, cfg)
+	m := simtest.Replicate(t, w, func() sim.Policy { return &msf.MSF{} }, 10, cfg)
+	m0 := simtest.Replicate(t, w, func() sim.Policy { return quickswap.NewMSFQ(0) }, 10, cfg)
 	for i := range m {
 		if !reflect.DeepEqual(withoutCounters(m[i]), withoutCounters(m0[i])) {
 			t.Fatalf("seed %d: MSF and MSFQ(ℓ=0) results differ", i+1)
 		}
 	}
-	tq, tm := ci(q, meanT), ci(m, meanT)
+	tq, tm := simtest.CI(q, meanT, 0.95), simtest.CI(m, meanT, 0.95)
 	t.Logf("E[T]: MSFQ(31) %.2f ± %.2f, MSF %.2f ± %.2f (ratio %.1f)", tq.Mean, tq.HalfWidth, tm.Mean, tm.HalfWidth, tm.Mean/tq.Mean)
 	if 10*(tq.Mean+tq.HalfWidth) >= tm.Mean-tm.HalfWidth {
 		t.Errorf("MSFQ not 10× better than MSF: %.2f ± %.2f vs %.2f ± %.2f", tq.Mean, tq.HalfWidth, tm.Mean, tm.HalfWidth)
 	}
-	wq, wm := ci(q, weightT), ci(m, weightT)
+	wq, wm := simtest.CI(q, weightT, 0.95), simtest.CI(m, weightT, 0.95)
 	t.Logf("weighted E[T]: MSFQ(31) %.2f ± %.2f, MSF %.2f ± %.2f", wq.Mean, wq.HalfWidth, wm.Mean, wm.HalfWidth)
 	if wq.Mean+wq.HalfWidth >= wm.Mean-wm.HalfWidth {
 		t.Errorf("MSFQ's weighted mean response time not below MSF's")
 	}
 	for z := 1; z <= 2; z++ {
 		name := "phase" + string(rune('0'+z)) + "_mean"
-		pq, pm := ci(q, counter(name)), ci(m0, counter(name))
+		pq, pm := simtest.CI(q, counter(name), 0.95), simtest.CI(m0, counter(name), 0.95)
 		t.Logf("%s: MSFQ(31) %.2f ± %.2f, MSF %.2f ± %.2f", name, pq.Mean, pq.HalfWidth, pm.Mean, pm.HalfWidth)
 		if pq.Mean+pq.HalfWidth >= pm.Mean-pm.HalfWidth {
 			t.Errorf("%s: MSFQ's not shorter than MSF's", name)
@@ -91,7 +66,7 @@ func TestOneOrAllHeavyLoad(t *testing.T) {
 	for j := 1; j <= 31; j++ {
 		h += 1 / float64(j)
 	}
-	p4 := ci(q, counter("phase4_mean"))
+	p4 := simtest.CI(q, counter("phase4_mean"), 0.95)
 	t.Logf("phase4_mean %.3f ± %.3f, H_31 = %.3f", p4.Mean, p4.HalfWidth, h)
 	if p4.Mean-p4.HalfWidth > h {
 		t.Errorf("phase 4 mean %.3f ± %.3f exceeds H_ℓ = %.3f", p4.Mean, p4.HalfWidth, h)
@@ -105,7 +80,7 @@ func TestOneOrAllHeavyLoad(t *testing.T) {
 			t.Errorf("phase fractions sum to %v", sum)
 		}
 	}
-	f := replicate(t, w, func() sim.Policy { return &fcfs.FCFS{} }, 5, sim.Config{Warmup: 10000, Arrivals: 100000})
+	f := simtest.Replicate(t, w, func() sim.Policy { return &fcfs.FCFS{} }, 5, sim.Config{Warmup: 10000, Arrivals: 100000})
 	for i, r := range f {
 		if !r.Unstable {
 			t.Errorf("FCFS seed %d at λ = 7.5 not flagged unstable", i+1)
@@ -123,12 +98,12 @@ func TestFourClass(t *testing.T) {
 	w := simtest.Named(t, "four-class", 4.5)
 	cfg := sim.Config{Warmup: 20000, Arrivals: 200000}
 	qs := map[string]stats.Summary{
-		"static":   ci(replicate(t, w, func() sim.Policy { return quickswap.NewStatic(-1, "", "") }, 10, cfg), weightT),
-		"adaptive": ci(replicate(t, w, func() sim.Policy { return &quickswap.Adaptive{} }, 10, cfg), weightT),
+		"static":   simtest.CI(simtest.Replicate(t, w, func() sim.Policy { return quickswap.NewStatic(-1, "", "") }, 10, cfg), weightT, 0.95),
+		"adaptive": simtest.CI(simtest.Replicate(t, w, func() sim.Policy { return &quickswap.Adaptive{} }, 10, cfg), weightT, 0.95),
 	}
 	others := map[string]stats.Summary{
-		"msf":       ci(replicate(t, w, func() sim.Policy { return &msf.MSF{} }, 10, cfg), weightT),
-		"first-fit": ci(replicate(t, w, func() sim.Policy { return &firstfit.FirstFit{} }, 10, cfg), weightT),
+		"msf":       simtest.CI(simtest.Replicate(t, w, func() sim.Policy { return &msf.MSF{} }, 10, cfg), weightT, 0.95),
+		"first-fit": simtest.CI(simtest.Replicate(t, w, func() sim.Policy { return &firstfit.FirstFit{} }, 10, cfg), weightT, 0.95),
 	}
 	for n, s := range qs {
 		t.Logf("%s: weighted E[T] %.2f ± %.2f", n, s.Mean, s.HalfWidth)
@@ -170,13 +145,13 @@ func TestUtilisation(t *testing.T) {
 		{"adaptive", func() sim.Policy { return &quickswap.Adaptive{} }, "four-class", 4},
 	} {
 		w := simtest.Named(t, tc.wl, tc.rate)
-		rs := replicate(t, w, tc.mk, 10, sim.Config{Warmup: 20000, Arrivals: 200000})
+		rs := simtest.Replicate(t, w, tc.mk, 10, sim.Config{Warmup: 20000, Arrivals: 200000})
 		for i, r := range rs {
 			if r.Instability != nil && r.Instability.Undeparted > 0 {
 				t.Fatalf("%s %s seed %d: measured jobs never left: %+v", tc.name, tc.wl, i+1, r.Instability)
 			}
 		}
-		u, rho := ci(rs, func(r *sim.Result) float64 { return r.Utilization }), w.Load()
+		u, rho := simtest.CI(rs, func(r *sim.Result) float64 { return r.Utilization }, 0.95), w.Load()
 		t.Logf("%s %s λ=%v: utilisation %.4f ± %.4f, load %.4f", tc.name, tc.wl, tc.rate, u.Mean, u.HalfWidth, rho)
 		if math.Abs(u.Mean-rho) > u.HalfWidth {
 			t.Errorf("%s %s: utilisation %.4f ± %.4f, load %.4f", tc.name, tc.wl, u.Mean, u.HalfWidth, rho)

@@ -61,21 +61,12 @@ func (c RunConfig) Config() sim.Config {
 // bad request is rejected before dispatch rather than reported as a failed
 // run.
 func (c RunConfig) Validate() error {
-	switch {
-	case c.Arrivals < 1:
-		return fmt.Errorf("run: arrivals must be >= 1, got %d", c.Arrivals)
-	case c.Warmup < 0:
-		return fmt.Errorf("run: warmup must be >= 0, got %d", c.Warmup)
-	case c.MaxInSystem < 0:
-		return fmt.Errorf("run: max_in_system must be >= 0, got %d", c.MaxInSystem)
-	case c.DrainLimit < 0:
-		return fmt.Errorf("run: drain_limit must be >= 0, got %d", c.DrainLimit)
-	case !(c.SeriesInterval >= 0):
-		return fmt.Errorf("run: series_interval must be >= 0, got %v", c.SeriesInterval)
-	case c.SeriesMax < 0:
+	cfg := c.Config()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if c.SeriesMax < 0 {
 		return fmt.Errorf("run: series_max must be >= 0, got %d", c.SeriesMax)
-	case c.MSER && c.Warmup+c.Arrivals < 20:
-		return fmt.Errorf("run: MSER-5 needs at least 20 arrivals, got %d", c.Warmup+c.Arrivals)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/dist"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/stats"
 	"github.com/msjfarm/msjfarm/workload"
 )
 
@@ -230,4 +231,46 @@ func CheckStarts(t testing.TB, evs []sim.Event, want map[int64]float64) {
 			t.Errorf("job %d started at %v, want [%v]", id, got[id], at)
 		}
 	}
+}
+
+// Mixed has six classes on k = 10, two of them sharing need 3 (so a
+// need-grouped queue must interleave them in arrival order), exponential
+// service of mean 1 or H2 of mean 2 and C² = 10; ρ = Σ share·need·E[S] / k
+// = 3.5 / 10 λ = 0.35 λ. Policy tests compare an optimised policy's
+// decisions with a naive scan's on it.
+func Mixed(rate float64) *sim.Workload {
+	e := dist.Must(dist.NewExponential(1))
+	h := dist.Must(dist.NewHyperExp(2, 10))
+	return &sim.Workload{Name: "mixed", Servers: 10, ArrivalRate: rate, Classes: []sim.Class{
+		{Name: "a", Need: 1, Share: 0.4, Service: e}, {Name: "b", Need: 3, Share: 0.2, Service: h},
+		{Name: "c", Need: 2, Share: 0.2, Service: e}, {Name: "d", Need: 10, Share: 0.05, Service: e},
+		{Name: "e", Need: 3, Share: 0.1, Service: e}, {Name: "f", Need: 7, Share: 0.05, Service: h},
+	}}
+}
+
+// Replicate runs n independent replications of w, each under a fresh
+// policy from mk, with seeds 1..n and cfg otherwise.
+func Replicate(t testing.TB, w *sim.Workload, mk func() sim.Policy, n int, cfg sim.Config) []*sim.Result {
+	t.Helper()
+	out := make([]*sim.Result, n)
+	for i := range out {
+		c := cfg
+		c.Seed = uint64(i + 1)
+		r, err := sim.Run(w, mk(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// CI is the Student-t confidence interval at level over f of independent
+// replications.
+func CI(rs []*sim.Result, f func(*sim.Result) float64, level float64) stats.Summary {
+	xs := make([]float64, len(rs))
+	for i, r := range rs {
+		xs[i] = f(r)
+	}
+	return stats.MeanCI(xs, level)
 }
