@@ -6,7 +6,7 @@ GO ?= go
 TOOLS ?= $(HOME)/.cache/msjfarm/bin
 STATICCHECK_VERSION ?= v0.8.2
 # Packages with goroutines, tested again under the race detector.
-RACE_PKGS ?= ./storage/... ./coordinator/... ./worker/... ./natsutil/... ./plugins/host/ ./plugins/check/ ./plugins/sdk/
+RACE_PKGS ?= ./storage/... ./coordinator/... ./worker/... ./internal/protocol/... ./sdk/...
 
 export MSJFARM_MINIO ?= $(TOOLS)/minio
 export MSJFARM_NATS_SERVER ?= $(TOOLS)/nats-server
@@ -55,6 +55,6 @@ bench:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-# Regenerate the plugin wire contract's Go code from plugins/proto/policy.proto.
+# Regenerate the plugin wire contract's Go code from internal/wire/proto/policy.proto.
 proto:
-	bash plugins/proto/gen.sh
+	bash internal/wire/proto/gen.sh

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/msjfarm/msjfarm/aggregate"
+	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 )

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/msjfarm/msjfarm/aggregate"
 	"github.com/msjfarm/msjfarm/coordinator"
-	"github.com/msjfarm/msjfarm/natsutil"
+	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
@@ -27,14 +27,14 @@ func (noCatalog) Schema(string) ([]sim.Param, error) { return nil, errors.New("n
 // the policies it falls back to the records in manifest order.
 func TestLoadArchive(t *testing.T) {
 	e := newEnv(t)
-	co, _ := e.startCoordinator(natsutil.Layout{})
+	co, _ := e.startCoordinator(protocol.Layout{})
 	e.startWorker(worker.Options{Concurrency: 4, Runner: synthFn(synth)})
 	f, err := sweep.Parse([]byte(precisionSweep), "yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	r, err := co.Submit(ctx, natsutil.SubmitRequest{Spec: f})
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: f})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Package coordinator runs campaigns on the farm: it expands a submitted
 // sweep into tasks, publishes them to the JetStream work queue (layout in
-// package natsutil), tracks their state through the msjfarm_tasks KV bucket,
+// package internal/protocol), tracks their state through the msjfarm_tasks KV bucket,
 // records tasks that exhausted their deliveries as failed, and when every
 // task has a result writes the campaign's summary.csv (package aggregate),
 // manifest.json and the rendered report (package report: index.html, plots,
@@ -39,7 +39,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/msjfarm/msjfarm/natsutil"
+	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
@@ -53,7 +53,7 @@ type Options struct {
 	Catalog sweep.Catalog
 	// Layout is the JetStream layout (AckWait, MaxDeliver of the workers'
 	// consumer).
-	Layout natsutil.Layout
+	Layout protocol.Layout
 	// Reconcile is how often running campaigns are checked against storage
 	// and the stream (default 30 s); lost messages are re-published.
 	Reconcile time.Duration
@@ -66,7 +66,7 @@ type Coordinator struct {
 	o    Options
 	nc   *nats.Conn
 	js   jetstream.JetStream
-	h    *natsutil.Handles
+	h    *protocol.Handles
 	host string
 
 	mu    sync.Mutex
@@ -80,7 +80,7 @@ type Coordinator struct {
 type campaign struct {
 	id       string     // immutable
 	recMu    sync.Mutex // serialises reconcile
-	st       natsutil.CampaignState
+	st       protocol.CampaignState
 	warnings []string
 	tasks    []sweep.Task
 	index    map[string]int
@@ -100,21 +100,21 @@ type campaign struct {
 	porder  []string
 }
 
-func (c *campaign) status() natsutil.Status {
-	s := natsutil.Status{Campaign: c.id, Name: c.st.Name, State: c.st.State, Total: c.st.Total,
+func (c *campaign) status() protocol.Status {
+	s := protocol.Status{Campaign: c.id, Name: c.st.Name, State: c.st.State, Total: c.st.Total,
 		Created: c.st.Created, Finished: c.st.Finished}
 	if c.tasks == nil { // not loaded: counts from the stored state
 		s.Done, s.Failed = c.st.Done, c.st.Failed
 		return s
 	}
 	s.Done, s.Failed, s.Running = len(c.done), len(c.failed), len(c.running)
-	if s.State == natsutil.CampaignDone && !c.closed {
+	if s.State == protocol.CampaignDone && !c.closed {
 		// Finalisation is still writing the manifest and report: clients
 		// that stop polling at "done" must find them in storage.
-		s.State = natsutil.CampaignRunning
+		s.State = protocol.CampaignRunning
 	}
 	s.Queued = max(0, s.Total-s.Done-s.Failed-s.Running)
-	if c.st.State != natsutil.CampaignRunning {
+	if c.st.State != protocol.CampaignRunning {
 		s.Queued = 0
 	}
 	ids := make([]string, 0, len(c.failed))
@@ -161,7 +161,7 @@ func New(ctx context.Context, o Options) (*Coordinator, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := natsutil.Setup(ctx, js, o.Layout)
+	h, err := protocol.Setup(ctx, js, o.Layout)
 	if err != nil {
 		return nil, fmt.Errorf("coordinator: JetStream layout: %w", err)
 	}
@@ -201,7 +201,7 @@ func (co *Coordinator) Run(ctx context.Context) error {
 	co.mu.Lock()
 	var running []*campaign
 	for _, c := range co.camps {
-		if c.st.State == natsutil.CampaignRunning {
+		if c.st.State == protocol.CampaignRunning {
 			running = append(running, c)
 		}
 	}
@@ -218,10 +218,10 @@ func (co *Coordinator) Run(ctx context.Context) error {
 		}
 	}()
 	for subj, h := range map[string]nats.MsgHandler{
-		natsutil.APISubmit: co.apiSubmit,
-		natsutil.APIStatus: co.apiStatus,
-		natsutil.APICancel: co.apiCancel,
-		natsutil.APIList:   co.apiList,
+		protocol.APISubmit: co.apiSubmit,
+		protocol.APIStatus: co.apiStatus,
+		protocol.APICancel: co.apiCancel,
+		protocol.APIList:   co.apiList,
 	} {
 		s, err := co.nc.Subscribe(subj, h)
 		if err != nil {
@@ -248,7 +248,7 @@ func (co *Coordinator) Run(ctx context.Context) error {
 			co.mu.Lock()
 			running = running[:0]
 			for _, c := range co.camps {
-				if c.st.State == natsutil.CampaignRunning && !c.finalizing {
+				if c.st.State == protocol.CampaignRunning && !c.finalizing {
 					running = append(running, c)
 				}
 			}
@@ -282,13 +282,13 @@ func (co *Coordinator) loadCampaigns(ctx context.Context) error {
 		if err != nil {
 			continue
 		}
-		var st natsutil.CampaignState
+		var st protocol.CampaignState
 		if err := json.Unmarshal(e.Value(), &st); err != nil {
 			co.o.Logf("coordinator: campaign %s: bad state: %v", k, err)
 			continue
 		}
 		c := &campaign{id: st.ID, st: st, finished: make(chan struct{})}
-		if st.State == natsutil.CampaignRunning {
+		if st.State == protocol.CampaignRunning {
 			if err := co.expand(c); err != nil {
 				co.o.Logf("coordinator: campaign %s cannot be resumed: %v", k, err)
 				continue
@@ -333,21 +333,21 @@ func splitKey(key string) (campaign, task string, ok bool) {
 }
 
 // apply records a task state; the caller holds co.mu.
-func (c *campaign) apply(task string, st natsutil.TaskState) {
+func (c *campaign) apply(task string, st protocol.TaskState) {
 	if _, ok := c.index[task]; !ok {
 		return
 	}
 	switch st.State {
-	case natsutil.StateDone:
+	case protocol.StateDone:
 		c.done[task] = true
 		delete(c.failed, task)
 		delete(c.running, task)
-	case natsutil.StateFailed:
+	case protocol.StateFailed:
 		if !c.done[task] {
 			c.failed[task] = st.Error
 		}
 		delete(c.running, task)
-	case natsutil.StateRunning:
+	case protocol.StateRunning:
 		if !c.done[task] && c.failed[task] == "" {
 			c.running[task] = st.Worker
 		}
@@ -377,7 +377,7 @@ func (co *Coordinator) watch(ctx context.Context, w jetstream.KeyWatcher) error 
 				}
 				continue
 			}
-			var st natsutil.TaskState
+			var st protocol.TaskState
 			if e.Operation() == jetstream.KeyValuePut {
 				if err := json.Unmarshal(e.Value(), &st); err != nil {
 					continue
@@ -396,14 +396,14 @@ func (co *Coordinator) watch(ctx context.Context, w jetstream.KeyWatcher) error 
 				continue
 			}
 			c.apply(tid, st)
-			fin := c.st.State == natsutil.CampaignRunning && c.complete() && !c.finalizing && ready
+			fin := c.st.State == protocol.CampaignRunning && c.complete() && !c.finalizing && ready
 			if fin {
 				c.finalizing = true
 			}
 			// Precision: a point whose replications have all finished is
 			// judged (reading its records, so not under the lock).
-			grow := ready && !fin && c.prec != nil && c.st.State == natsutil.CampaignRunning &&
-				(st.State == natsutil.StateDone || st.State == natsutil.StateFailed) && c.taskPointReady(tid)
+			grow := ready && !fin && c.prec != nil && c.st.State == protocol.CampaignRunning &&
+				(st.State == protocol.StateDone || st.State == protocol.StateFailed) && c.taskPointReady(tid)
 			co.mu.Unlock()
 			if fin {
 				go co.finalize(ctx, c)

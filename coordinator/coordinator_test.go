@@ -15,11 +15,11 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/msjfarm/msjfarm/aggregate"
 	"github.com/msjfarm/msjfarm/coordinator"
-	"github.com/msjfarm/msjfarm/natsutil"
-	"github.com/msjfarm/msjfarm/natsutil/natstest"
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -44,7 +44,7 @@ func newEnv(t *testing.T) *env {
 
 // startCoordinator runs a coordinator until the returned stop is called
 // (or the test ends).
-func (e *env) startCoordinator(layout natsutil.Layout) (*coordinator.Coordinator, func()) {
+func (e *env) startCoordinator(layout protocol.Layout) (*coordinator.Coordinator, func()) {
 	e.t.Helper()
 	co, err := coordinator.New(context.Background(), coordinator.Options{Conn: e.nc, Store: e.store,
 		Layout: layout, Reconcile: 500 * time.Millisecond, Logf: e.t.Logf})
@@ -141,7 +141,7 @@ func (c *countRunner) total() (n int, max int) {
 	return n, max
 }
 
-func waitDone(t *testing.T, co *coordinator.Coordinator, id string, d time.Duration) *natsutil.Status {
+func waitDone(t *testing.T, co *coordinator.Coordinator, id string, d time.Duration) *protocol.Status {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
@@ -155,14 +155,14 @@ func waitDone(t *testing.T, co *coordinator.Coordinator, id string, d time.Durat
 
 func TestCampaignEndToEnd(t *testing.T) {
 	e := newEnv(t)
-	co, _ := e.startCoordinator(natsutil.Layout{})
+	co, _ := e.startCoordinator(protocol.Layout{})
 	var cr countRunner
 	var log1, log2 syncBuf
 	e.startWorker(worker.Options{Concurrency: 2, Name: "w1", Runner: &cr, RunLog: &log1})
 	e.startWorker(worker.Options{Concurrency: 2, Name: "w2", Runner: &cr, RunLog: &log2})
 	f := loadSpec(t, "testdata/small.yaml")
 	ctx := context.Background()
-	r, err := co.Submit(ctx, natsutil.SubmitRequest{Spec: f})
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestCampaignEndToEnd(t *testing.T) {
 		t.Fatalf("submit reply %+v, want 6 tasks published, 2 points", r)
 	}
 	s := waitDone(t, co, r.Campaign, 60*time.Second)
-	if s.State != natsutil.CampaignDone || s.Done != 6 || s.Failed != 0 {
+	if s.State != protocol.CampaignDone || s.Done != 6 || s.Failed != 0 {
 		t.Fatalf("status %+v", s)
 	}
 	if n, mx := cr.total(); n != 6 || mx != 1 {
@@ -232,7 +232,7 @@ func TestCampaignEndToEnd(t *testing.T) {
 		t.Fatalf("run logs show %d completions:\n%s%s", got, log1.String(), log2.String())
 	}
 	// Re-submitting publishes nothing and runs nothing.
-	r2, err := co.Submit(ctx, natsutil.SubmitRequest{Spec: f})
+	r2, err := co.Submit(ctx, protocol.SubmitRequest{Spec: f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,15 +282,15 @@ func TestSpecRoundTrip(t *testing.T) {
 
 func TestInvalidSweepWritesNothing(t *testing.T) {
 	e := newEnv(t)
-	co, _ := e.startCoordinator(natsutil.Layout{})
+	co, _ := e.startCoordinator(protocol.Layout{})
 	f := loadSpec(t, "testdata/small.yaml")
 	f.Policies = []any{"no-such-policy"}
-	if _, err := co.Submit(context.Background(), natsutil.SubmitRequest{Spec: f}); err == nil {
+	if _, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: f}); err == nil {
 		t.Fatal("want a validation error")
 	}
 	// Through the API too.
-	var rep natsutil.SubmitReply
-	err := natsutil.Request(context.Background(), e.nc, natsutil.APISubmit, natsutil.SubmitRequest{Spec: f}, &rep)
+	var rep protocol.SubmitReply
+	err := protocol.Request(context.Background(), e.nc, protocol.APISubmit, protocol.SubmitRequest{Spec: f}, &rep)
 	if err == nil || !strings.Contains(err.Error(), "no-such-policy") {
 		t.Fatalf("API error %v", err)
 	}
@@ -309,12 +309,12 @@ func (f *failRunner) Run(context.Context, *sweep.Task, func(int64, int64)) (*wor
 
 func TestFailingTaskRetriedThenRecorded(t *testing.T) {
 	e := newEnv(t)
-	co, _ := e.startCoordinator(natsutil.Layout{MaxDeliver: 3})
+	co, _ := e.startCoordinator(protocol.Layout{MaxDeliver: 3})
 	var fr failRunner
 	e.startWorker(worker.Options{Concurrency: 2, Runner: &fr, RetryDelay: 10 * time.Millisecond})
 	f := loadSpec(t, "testdata/small.yaml")
 	f.Replications = 1
-	r, err := co.Submit(context.Background(), natsutil.SubmitRequest{Spec: f})
+	r, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,16 +334,16 @@ func TestFailingTaskRetriedThenRecorded(t *testing.T) {
 
 func TestMaxDeliveriesAdvisoryRecordsFailure(t *testing.T) {
 	e := newEnv(t)
-	co, _ := e.startCoordinator(natsutil.Layout{MaxDeliver: 2, AckWait: 300 * time.Millisecond})
+	co, _ := e.startCoordinator(protocol.Layout{MaxDeliver: 2, AckWait: 300 * time.Millisecond})
 	f := loadSpec(t, "testdata/small.yaml")
 	f.Replications, f.Axes = 1, map[string][]any{"arrival_rate": {2}}
-	r, err := co.Submit(context.Background(), natsutil.SubmitRequest{Spec: f})
+	r, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: f})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A "worker" that takes the task and dies every time: fetch, never ack.
 	js, _ := jetstream.New(e.nc)
-	cons, err := js.Consumer(context.Background(), natsutil.TaskStream, natsutil.WorkerConsumer)
+	cons, err := js.Consumer(context.Background(), protocol.TaskStream, protocol.WorkerConsumer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ func TestMaxDeliveriesAdvisoryRecordsFailure(t *testing.T) {
 	if deliveries != 2 {
 		t.Fatalf("%d deliveries, want 2", deliveries)
 	}
-	info, _ := js.Stream(context.Background(), natsutil.TaskStream)
+	info, _ := js.Stream(context.Background(), protocol.TaskStream)
 	if si, _ := info.Info(context.Background()); si.State.Msgs != 0 {
 		t.Fatalf("%d messages left in the stream", si.State.Msgs)
 	}
@@ -377,31 +377,31 @@ func TestMaxDeliveriesAdvisoryRecordsFailure(t *testing.T) {
 
 func TestCancel(t *testing.T) {
 	e := newEnv(t)
-	co, _ := e.startCoordinator(natsutil.Layout{})
+	co, _ := e.startCoordinator(protocol.Layout{})
 	f := loadSpec(t, "testdata/small.yaml")
-	r, err := co.Submit(context.Background(), natsutil.SubmitRequest{Spec: f})
+	r, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: f})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s natsutil.Status
-	if err := natsutil.Request(context.Background(), e.nc, natsutil.APICancel, natsutil.StatusRequest{Campaign: r.Campaign}, &s); err != nil {
+	var s protocol.Status
+	if err := protocol.Request(context.Background(), e.nc, protocol.APICancel, protocol.StatusRequest{Campaign: r.Campaign}, &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.State != natsutil.CampaignCancelled {
+	if s.State != protocol.CampaignCancelled {
 		t.Fatalf("status %+v", s)
 	}
 	js, _ := jetstream.New(e.nc)
-	st, _ := js.Stream(context.Background(), natsutil.TaskStream)
+	st, _ := js.Stream(context.Background(), protocol.TaskStream)
 	if si, _ := st.Info(context.Background()); si.State.Msgs != 0 {
 		t.Fatalf("%d messages left after cancel", si.State.Msgs)
 	}
-	if err := natsutil.Request(context.Background(), e.nc, natsutil.APIStatus, natsutil.StatusRequest{Campaign: "nope"}, &s); err == nil {
+	if err := protocol.Request(context.Background(), e.nc, protocol.APIStatus, protocol.StatusRequest{Campaign: "nope"}, &s); err == nil {
 		t.Fatal("status of an unknown campaign: want an error")
 	}
 	// Resubmitting resumes it.
 	var cr countRunner
 	e.startWorker(worker.Options{Concurrency: 2, Runner: &cr})
-	if _, err := co.Submit(context.Background(), natsutil.SubmitRequest{Spec: f}); err != nil {
+	if _, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: f}); err != nil {
 		t.Fatal(err)
 	}
 	if s := waitDone(t, co, r.Campaign, 30*time.Second); s.Done != 6 {
@@ -422,9 +422,9 @@ func (b *blockRunner) Run(ctx context.Context, t *sweep.Task, _ func(int64, int6
 
 func TestCoordinatorRestartAndWorkerRelease(t *testing.T) {
 	e := newEnv(t)
-	co, stop := e.startCoordinator(natsutil.Layout{AckWait: 2 * time.Second})
+	co, stop := e.startCoordinator(protocol.Layout{AckWait: 2 * time.Second})
 	f := loadSpec(t, "testdata/small.yaml")
-	r, err := co.Submit(context.Background(), natsutil.SubmitRequest{Spec: f})
+	r, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,19 +436,19 @@ func TestCoordinatorRestartAndWorkerRelease(t *testing.T) {
 	stop() // the coordinator goes away mid-campaign
 	stopW()
 	// A new coordinator resumes; a normal worker finishes everything once.
-	co2, _ := e.startCoordinator(natsutil.Layout{AckWait: 2 * time.Second})
+	co2, _ := e.startCoordinator(protocol.Layout{AckWait: 2 * time.Second})
 	var cr countRunner
 	var runLog syncBuf
 	w, _ := e.startWorker(worker.Options{Concurrency: 2, Runner: &cr, RunLog: &runLog})
 	deadline := time.Now().Add(30 * time.Second)
-	var s *natsutil.Status
+	var s *protocol.Status
 	for time.Now().Before(deadline) {
-		if s, _ = co2.Status(context.Background(), r.Campaign); s != nil && s.State == natsutil.CampaignDone {
+		if s, _ = co2.Status(context.Background(), r.Campaign); s != nil && s.State == protocol.CampaignDone {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if s == nil || s.State != natsutil.CampaignDone || s.Done != 6 {
+	if s == nil || s.State != protocol.CampaignDone || s.Done != 6 {
 		t.Fatalf("status %+v", s)
 	}
 	if n, mx := cr.total(); n != 6 || mx != 1 {

@@ -8,9 +8,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/msjfarm/msjfarm/aggregate"
-	"github.com/msjfarm/msjfarm/natsutil"
-	"github.com/msjfarm/msjfarm/report"
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/report"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
@@ -89,8 +89,8 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[
 		Points: c.st.Points, Done: len(c.done), Failed: len(c.failed), Warnings: c.warnings,
 		Sweep: c.st.Spec, SeedDerivation: seedDerivation, Storage: co.o.Store.URL(),
 		Layout: map[string]string{
-			"stream": natsutil.TaskStream, "subject": natsutil.CampaignFilter(c.id),
-			"consumer": natsutil.WorkerConsumer, "ack_wait": co.h.Workers.CachedInfo().Config.AckWait.String(),
+			"stream": protocol.TaskStream, "subject": protocol.CampaignFilter(c.id),
+			"consumer": protocol.WorkerConsumer, "ack_wait": co.h.Workers.CachedInfo().Config.AckWait.String(),
 			"max_deliver": itoa(co.h.Workers.CachedInfo().Config.MaxDeliver),
 		}}
 	if c.st.Spec != nil {
@@ -100,7 +100,7 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[
 		m.Seeds = append(m.Seeds, TaskSeed{Task: t.ID, Point: t.Point, Policy: t.Policy, Replication: t.Replication, Seed: t.Seed})
 	}
 	m.Precision = c.precisionSummary()
-	if c.st.State == natsutil.CampaignDone {
+	if c.st.State == protocol.CampaignDone {
 		m.Report = storage.ReportPrefix(c.id) + "index.html"
 	}
 	co.mu.Unlock()
@@ -160,10 +160,10 @@ func (co *Coordinator) finalize(ctx context.Context, c *campaign) {
 	err := co.doFinalize(ctx, c)
 	co.mu.Lock()
 	c.finalizing = false
-	if err != nil && c.st.State == natsutil.CampaignDone && !c.closed {
+	if err != nil && c.st.State == protocol.CampaignDone && !c.closed {
 		// Failed after marking it done (e.g. storage unavailable): back to
 		// running, so that the next reconcile finalises it again.
-		c.st.State, c.st.Finished = natsutil.CampaignRunning, time.Time{}
+		c.st.State, c.st.Finished = protocol.CampaignRunning, time.Time{}
 	}
 	co.mu.Unlock()
 	if err != nil {
@@ -206,7 +206,7 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 		return err
 	}
 	co.mu.Lock()
-	if c.st.State != natsutil.CampaignRunning {
+	if c.st.State != protocol.CampaignRunning {
 		co.mu.Unlock()
 		return nil // cancelled meanwhile
 	}
@@ -219,7 +219,7 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 		}
 	}
 	c.running = map[string]string{}
-	c.st.State = natsutil.CampaignDone
+	c.st.State = protocol.CampaignDone
 	c.st.Finished = time.Now().UTC()
 	c.st.Done, c.st.Failed = len(c.done), len(c.failed)
 	co.mu.Unlock()
@@ -297,7 +297,7 @@ func RenderReport(pts []aggregate.Point, manifest []byte, prec *PrecisionSummary
 	return files, nil
 }
 
-func sortStatus(s []natsutil.Status) {
+func sortStatus(s []protocol.Status) {
 	sort.Slice(s, func(i, j int) bool {
 		if !s[i].Created.Equal(s[j].Created) {
 			return s[i].Created.Before(s[j].Created)

@@ -43,9 +43,9 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/msjfarm/msjfarm/aggregate"
-	"github.com/msjfarm/msjfarm/natsutil"
-	"github.com/msjfarm/msjfarm/stats"
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/sim/stats"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 )
@@ -266,7 +266,7 @@ func (co *Coordinator) grow(ctx context.Context, c *campaign) {
 // publishAdded publishes tasks added by decide in a new epoch.
 func (co *Coordinator) publishAdded(ctx context.Context, c *campaign, added []sweep.Task) error {
 	co.mu.Lock()
-	if c.st.State != natsutil.CampaignRunning {
+	if c.st.State != protocol.CampaignRunning {
 		co.mu.Unlock()
 		return nil
 	}
@@ -283,7 +283,7 @@ func (co *Coordinator) publishAdded(ctx context.Context, c *campaign, added []sw
 // maybeFinalize starts finalisation if the campaign is complete.
 func (co *Coordinator) maybeFinalize(ctx context.Context, c *campaign) {
 	co.mu.Lock()
-	fin := c.st.State == natsutil.CampaignRunning && c.complete() && !c.finalizing
+	fin := c.st.State == protocol.CampaignRunning && c.complete() && !c.finalizing
 	if fin {
 		c.finalizing = true
 	}

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/coordinator"
-	"github.com/msjfarm/msjfarm/natsutil"
+	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/sim"
-	"github.com/msjfarm/msjfarm/stats"
+	"github.com/msjfarm/msjfarm/sim/stats"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -136,7 +136,7 @@ func TestPrecision(t *testing.T) {
 	}
 
 	e := newEnv(t)
-	co, _ := e.startCoordinator(natsutil.Layout{})
+	co, _ := e.startCoordinator(protocol.Layout{})
 	sr := countRunner{next: synthFn(synth)}
 	e.startWorker(worker.Options{Concurrency: 4, Runner: &sr})
 	f, err := sweep.Parse([]byte(precisionSweep), "yaml")
@@ -144,7 +144,7 @@ func TestPrecision(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	r, err := co.Submit(ctx, natsutil.SubmitRequest{Spec: f})
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestPrecision(t *testing.T) {
 	}
 	s := waitDone(t, co, r.Campaign, 60*time.Second)
 	total := want["1"].reps + want["2"].reps + want["3"].reps // 105
-	if s.State != natsutil.CampaignDone || s.Done != total || s.Total != total || s.Failed != 0 {
+	if s.State != protocol.CampaignDone || s.Done != total || s.Total != total || s.Failed != 0 {
 		t.Fatalf("status %+v, want %d done", s, total)
 	}
 	if n, mx := sr.total(); n != total || mx != 1 {
@@ -200,10 +200,10 @@ func TestPrecision(t *testing.T) {
 	// A fresh farm on the same storage.
 	e2 := newEnv(t)
 	e2.store = e.store
-	co2, _ := e2.startCoordinator(natsutil.Layout{})
+	co2, _ := e2.startCoordinator(protocol.Layout{})
 	sr2 := countRunner{next: synthFn(synth)}
 	e2.startWorker(worker.Options{Concurrency: 4, Runner: &sr2})
-	r2, err := co2.Submit(ctx, natsutil.SubmitRequest{Spec: f})
+	r2, err := co2.Submit(ctx, protocol.SubmitRequest{Spec: f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func TestSpecRoundTripPrecision(t *testing.T) {
 // the campaign with the same decisions, every task run once.
 func TestPrecisionCoordinatorRestart(t *testing.T) {
 	e := newEnv(t)
-	co, stop := e.startCoordinator(natsutil.Layout{})
+	co, stop := e.startCoordinator(protocol.Layout{})
 	slow := synthFn(func(t *sweep.Task) (*worker.Outcome, error) {
 		time.Sleep(20 * time.Millisecond)
 		return synth(t)
@@ -330,7 +330,7 @@ func TestPrecisionCoordinatorRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	r, err := co.Submit(ctx, natsutil.SubmitRequest{Spec: f})
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func TestPrecisionCoordinatorRestart(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	stop()
-	co2, _ := e.startCoordinator(natsutil.Layout{})
+	co2, _ := e.startCoordinator(protocol.Layout{})
 	s := waitDone(t, co2, r.Campaign, 60*time.Second)
 	if s.Done != 105 || s.Total != 105 {
 		t.Fatalf("status %+v", s)
@@ -364,14 +364,14 @@ func TestPrecisionCoordinatorRestart(t *testing.T) {
 // estimate: it stops as "undefined" and the campaign finishes.
 func TestPrecisionAllFailed(t *testing.T) {
 	e := newEnv(t)
-	co, _ := e.startCoordinator(natsutil.Layout{MaxDeliver: 1})
+	co, _ := e.startCoordinator(protocol.Layout{MaxDeliver: 1})
 	var fr failRunner
 	e.startWorker(worker.Options{Concurrency: 2, Runner: &fr, RetryDelay: 10 * time.Millisecond})
 	f, err := sweep.Parse([]byte(strings.Replace(strings.Replace(precisionSweep, "[1, 2, 3]", "[1]", 1), "replications: 10", "replications: 2", 1)), "yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := co.Submit(context.Background(), natsutil.SubmitRequest{Spec: f})
+	r, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: f})
 	if err != nil {
 		t.Fatal(err)
 	}

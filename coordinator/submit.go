@@ -11,8 +11,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/msjfarm/msjfarm/aggregate"
-	"github.com/msjfarm/msjfarm/natsutil"
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 )
@@ -25,7 +25,7 @@ var ErrUnknownCampaign = errors.New("unknown campaign")
 // publishes every task that has no result yet and is not already queued.
 // Submitting a campaign again resumes it (and revives a cancelled one);
 // nothing is run twice. A validation error writes nothing.
-func (co *Coordinator) Submit(ctx context.Context, req natsutil.SubmitRequest) (*natsutil.SubmitReply, error) {
+func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (*protocol.SubmitReply, error) {
 	if req.Spec == nil {
 		return nil, errors.New("submit: no sweep")
 	}
@@ -36,7 +36,7 @@ func (co *Coordinator) Submit(ctx context.Context, req natsutil.SubmitRequest) (
 	id := camp.ID
 	created, epoch := time.Now().UTC(), 0
 	if e, err := co.h.Campaigns.Get(ctx, id); err == nil {
-		var old natsutil.CampaignState
+		var old protocol.CampaignState
 		if json.Unmarshal(e.Value(), &old) == nil && !old.Created.IsZero() {
 			created, epoch = old.Created, old.Epoch
 		}
@@ -50,7 +50,7 @@ func (co *Coordinator) Submit(ctx context.Context, req natsutil.SubmitRequest) (
 	if c.closed {
 		c.finished, c.closed = make(chan struct{}), false
 	}
-	c.st = natsutil.CampaignState{ID: id, Name: req.Spec.Name, State: natsutil.CampaignRunning,
+	c.st = protocol.CampaignState{ID: id, Name: req.Spec.Name, State: protocol.CampaignRunning,
 		Total: len(camp.Tasks), Points: camp.Points, Created: created, Spec: req.Spec,
 		Epoch: max(epoch, c.st.Epoch)}
 	if c.tasks == nil {
@@ -90,7 +90,7 @@ func (co *Coordinator) Submit(ctx context.Context, req natsutil.SubmitRequest) (
 			if err := co.o.Store.Delete(ctx, storage.ResultKey(id, tid)); err != nil {
 				return nil, err
 			}
-			_ = co.h.TaskStates.Delete(ctx, natsutil.TaskKey(id, tid))
+			_ = co.h.TaskStates.Delete(ctx, protocol.TaskKey(id, tid))
 			co.mu.Lock()
 			delete(c.failed, tid)
 			if i, ok := c.index[tid]; ok && c.pts != nil {
@@ -110,7 +110,7 @@ func (co *Coordinator) Submit(ctx context.Context, req natsutil.SubmitRequest) (
 	defer co.mu.Unlock()
 	co.o.Logf("coordinator: campaign %s (%s): %d tasks, %d with a result, %d published, %d already queued",
 		id, c.st.Name, len(c.tasks), existing, published, queued)
-	return &natsutil.SubmitReply{Campaign: id, Name: c.st.Name, Tasks: len(c.tasks), Points: c.st.Points,
+	return &protocol.SubmitReply{Campaign: id, Name: c.st.Name, Tasks: len(c.tasks), Points: c.st.Points,
 		Published: published, Queued: queued, AlreadyDone: existing, Warnings: camp.Warnings}, nil
 }
 
@@ -133,13 +133,13 @@ func (co *Coordinator) reconcile(ctx context.Context, c *campaign, publish bool)
 	c.recMu.Lock()
 	defer c.recMu.Unlock()
 	id := c.id
-	info, err := co.h.Tasks.Info(ctx, jetstream.WithSubjectFilter(natsutil.CampaignFilter(id)))
+	info, err := co.h.Tasks.Info(ctx, jetstream.WithSubjectFilter(protocol.CampaignFilter(id)))
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("stream info: %w", err)
 	}
 	inStream := map[string]bool{}
 	for subj := range info.State.Subjects {
-		if _, tid, ok := natsutil.ParseTaskSubject(subj); ok {
+		if _, tid, ok := protocol.ParseTaskSubject(subj); ok {
 			inStream[tid] = true
 		}
 	}
@@ -206,7 +206,7 @@ func (co *Coordinator) reconcile(ctx context.Context, c *campaign, publish bool)
 			missing = append(missing, t)
 		}
 	}
-	running := c.st.State == natsutil.CampaignRunning
+	running := c.st.State == protocol.CampaignRunning
 	co.mu.Unlock()
 	if publish && running && len(missing) > 0 {
 		co.mu.Lock()
@@ -243,12 +243,12 @@ const publishWindow = 1000
 func (co *Coordinator) publishBatch(ctx context.Context, id string, epoch int, tasks []sweep.Task) error {
 	futures := make([]jetstream.PubAckFuture, 0, len(tasks))
 	for _, t := range tasks {
-		data, err := json.Marshal(natsutil.TaskMsg{Campaign: id, Task: t})
+		data, err := json.Marshal(protocol.TaskMsg{Campaign: id, Task: t})
 		if err != nil {
 			return err
 		}
-		f, err := co.js.PublishAsync(natsutil.TaskSubject(id, t.ID), data,
-			jetstream.WithMsgID(natsutil.MsgID(id, t.ID, epoch)))
+		f, err := co.js.PublishAsync(protocol.TaskSubject(id, t.ID), data,
+			jetstream.WithMsgID(protocol.MsgID(id, t.ID, epoch)))
 		if err != nil {
 			return fmt.Errorf("publishing task %s: %w", t.ID, err)
 		}
@@ -303,7 +303,7 @@ func (co *Coordinator) readRecords(ctx context.Context, id string, tids []string
 }
 
 // Status reports a campaign's progress.
-func (co *Coordinator) Status(ctx context.Context, id string) (*natsutil.Status, error) {
+func (co *Coordinator) Status(ctx context.Context, id string) (*protocol.Status, error) {
 	co.mu.Lock()
 	c := co.camps[id]
 	if c != nil {
@@ -319,7 +319,7 @@ func (co *Coordinator) Status(ctx context.Context, id string) (*natsutil.Status,
 	if err != nil {
 		return nil, err
 	}
-	var st natsutil.CampaignState
+	var st protocol.CampaignState
 	if err := json.Unmarshal(e.Value(), &st); err != nil {
 		return nil, err
 	}
@@ -328,10 +328,10 @@ func (co *Coordinator) Status(ctx context.Context, id string) (*natsutil.Status,
 }
 
 // List reports every campaign the coordinator knows.
-func (co *Coordinator) List() []natsutil.Status {
+func (co *Coordinator) List() []protocol.Status {
 	co.mu.Lock()
 	defer co.mu.Unlock()
-	out := make([]natsutil.Status, 0, len(co.camps))
+	out := make([]protocol.Status, 0, len(co.camps))
 	for _, c := range co.camps {
 		s := c.status()
 		s.Errors = nil
@@ -343,7 +343,7 @@ func (co *Coordinator) List() []natsutil.Status {
 
 // Wait blocks until the campaign is done or cancelled (or ctx ends) and
 // returns its final status.
-func (co *Coordinator) Wait(ctx context.Context, id string) (*natsutil.Status, error) {
+func (co *Coordinator) Wait(ctx context.Context, id string) (*protocol.Status, error) {
 	co.mu.Lock()
 	c := co.camps[id]
 	co.mu.Unlock()
@@ -364,22 +364,22 @@ func (co *Coordinator) Wait(ctx context.Context, id string) (*natsutil.Status, e
 // Cancel stops a campaign: queued tasks are purged from the stream, running
 // ones are stopped by their workers (they poll the campaign state), and
 // the results so far stay in storage. Submitting it again resumes it.
-func (co *Coordinator) Cancel(ctx context.Context, id string) (*natsutil.Status, error) {
+func (co *Coordinator) Cancel(ctx context.Context, id string) (*protocol.Status, error) {
 	co.mu.Lock()
 	c := co.camps[id]
 	if c == nil {
 		co.mu.Unlock()
 		return nil, fmt.Errorf("%w %q", ErrUnknownCampaign, id)
 	}
-	if c.st.State == natsutil.CampaignRunning {
-		c.st.State = natsutil.CampaignCancelled
+	if c.st.State == protocol.CampaignRunning {
+		c.st.State = protocol.CampaignCancelled
 		c.st.Finished = time.Now().UTC()
 	}
 	co.mu.Unlock()
 	if err := co.putState(ctx, c); err != nil {
 		return nil, err
 	}
-	if err := co.h.Tasks.Purge(ctx, jetstream.WithPurgeSubject(natsutil.CampaignFilter(id))); err != nil {
+	if err := co.h.Tasks.Purge(ctx, jetstream.WithPurgeSubject(protocol.CampaignFilter(id))); err != nil {
 		return nil, fmt.Errorf("purging tasks: %w", err)
 	}
 	if _, err := co.writeManifest(ctx, c, nil); err != nil {
@@ -417,7 +417,7 @@ func (co *Coordinator) advisory(ctx context.Context, m jetstream.Msg) {
 		_ = m.NakWithDelay(time.Second)
 		return
 	}
-	var tm natsutil.TaskMsg
+	var tm protocol.TaskMsg
 	if err := json.Unmarshal(raw.Data, &tm); err != nil {
 		_ = co.h.Tasks.DeleteMsg(ctx, adv.StreamSeq)
 		_ = m.Ack()
@@ -427,8 +427,8 @@ func (co *Coordinator) advisory(ctx context.Context, m jetstream.Msg) {
 	key := storage.ResultKey(id, tid)
 	if _, err := co.o.Store.Stat(ctx, key); err != nil {
 		last := "none reported (the worker was killed or hung before it could report)"
-		if e, err := co.h.TaskStates.Get(ctx, natsutil.TaskKey(id, tid)); err == nil {
-			var st natsutil.TaskState
+		if e, err := co.h.TaskStates.Get(ctx, protocol.TaskKey(id, tid)); err == nil {
+			var st protocol.TaskState
 			if json.Unmarshal(e.Value(), &st) == nil && st.Error != "" {
 				last = st.Error
 			}
@@ -442,8 +442,8 @@ func (co *Coordinator) advisory(ctx context.Context, m jetstream.Msg) {
 			_ = m.NakWithDelay(time.Second)
 			return
 		}
-		st, _ := json.Marshal(natsutil.TaskState{State: natsutil.StateFailed, Worker: "coordinator", Error: errText, Updated: time.Now().UTC()})
-		if _, err := co.h.TaskStates.Put(ctx, natsutil.TaskKey(id, tid), st); err != nil {
+		st, _ := json.Marshal(protocol.TaskState{State: protocol.StateFailed, Worker: "coordinator", Error: errText, Updated: time.Now().UTC()})
+		if _, err := co.h.TaskStates.Put(ctx, protocol.TaskKey(id, tid), st); err != nil {
 			co.o.Logf("coordinator: task state of %s: %v", tid, err)
 		}
 		co.o.Logf("coordinator: task %s of %s failed: %s", tid, id, errText)
@@ -467,16 +467,16 @@ func apiCtx() (context.Context, context.CancelFunc) {
 }
 
 func (co *Coordinator) apiSubmit(m *nats.Msg) {
-	var req natsutil.SubmitRequest
+	var req protocol.SubmitRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil {
-		respond(m, natsutil.SubmitReply{Error: "bad request: " + err.Error()})
+		respond(m, protocol.SubmitReply{Error: "bad request: " + err.Error()})
 		return
 	}
 	ctx, cancel := apiCtx()
 	defer cancel()
 	r, err := co.Submit(ctx, req)
 	if err != nil {
-		respond(m, natsutil.SubmitReply{Error: err.Error()})
+		respond(m, protocol.SubmitReply{Error: err.Error()})
 		return
 	}
 	respond(m, r)
@@ -487,22 +487,22 @@ func (co *Coordinator) apiStatus(m *nats.Msg) { co.apiCampaign(m, co.Status) }
 func (co *Coordinator) apiCancel(m *nats.Msg) { co.apiCampaign(m, co.Cancel) }
 
 // apiCampaign answers a request naming a campaign with op's status.
-func (co *Coordinator) apiCampaign(m *nats.Msg, op func(context.Context, string) (*natsutil.Status, error)) {
-	var req natsutil.StatusRequest
+func (co *Coordinator) apiCampaign(m *nats.Msg, op func(context.Context, string) (*protocol.Status, error)) {
+	var req protocol.StatusRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil {
-		respond(m, natsutil.Status{Error: "bad request: " + err.Error()})
+		respond(m, protocol.Status{Error: "bad request: " + err.Error()})
 		return
 	}
 	ctx, cancel := apiCtx()
 	defer cancel()
 	s, err := op(ctx, req.Campaign)
 	if err != nil {
-		respond(m, natsutil.Status{Campaign: req.Campaign, Error: err.Error()})
+		respond(m, protocol.Status{Campaign: req.Campaign, Error: err.Error()})
 		return
 	}
 	respond(m, s)
 }
 
 func (co *Coordinator) apiList(m *nats.Msg) {
-	respond(m, natsutil.ListReply{Campaigns: co.List()})
+	respond(m, protocol.ListReply{Campaigns: co.List()})
 }

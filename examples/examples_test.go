@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sweep"
-	"github.com/msjfarm/msjfarm/workload"
 )
 
 func exampleFiles(t *testing.T) []string {

@@ -3,10 +3,10 @@ package sim_test
 import (
 	"testing"
 
+	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
-	"github.com/msjfarm/msjfarm/workload"
 )
 
 func named(b *testing.B, name string, rate float64) *sim.Workload {

@@ -7,8 +7,8 @@ import (
 	"math"
 	"runtime/debug"
 
-	"github.com/msjfarm/msjfarm/rng"
-	"github.com/msjfarm/msjfarm/stats"
+	"github.com/msjfarm/msjfarm/sim/rng"
+	"github.com/msjfarm/msjfarm/sim/stats"
 )
 
 // Version is the engine version recorded in every result. Bump it whenever a

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/msjfarm/msjfarm/dist"
+	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/sim"
 )

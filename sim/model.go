@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/msjfarm/msjfarm/dist"
+	"github.com/msjfarm/msjfarm/model/dist"
 )
 
 // Class is one job class of the multiserver-job model: every job of the class

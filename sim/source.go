@@ -1,8 +1,8 @@
 package sim
 
 import (
-	"github.com/msjfarm/msjfarm/dist"
-	"github.com/msjfarm/msjfarm/rng"
+	"github.com/msjfarm/msjfarm/model/dist"
+	"github.com/msjfarm/msjfarm/sim/rng"
 )
 
 // Stream ids for rng.Derive. The job sequence uses the first three, each its

@@ -13,10 +13,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/msjfarm/msjfarm/dist"
+	"github.com/msjfarm/msjfarm/model/dist"
+	"github.com/msjfarm/msjfarm/model/swf"
+	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/sim"
-	"github.com/msjfarm/msjfarm/swf"
-	"github.com/msjfarm/msjfarm/workload"
 )
 
 // Catalog answers what policies exist and what parameters each takes; the

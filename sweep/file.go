@@ -37,8 +37,8 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 
-	"github.com/msjfarm/msjfarm/dist"
-	"github.com/msjfarm/msjfarm/workload"
+	"github.com/msjfarm/msjfarm/model/dist"
+	"github.com/msjfarm/msjfarm/model/workload"
 )
 
 // File is a sweep file as written.

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/msjfarm/msjfarm/workload"
+	"github.com/msjfarm/msjfarm/model/workload"
 )
 
 // Precision is the optional sequential mode of a sweep (DESIGN.md §4):

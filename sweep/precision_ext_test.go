@@ -3,7 +3,7 @@ package sweep_test
 import (
 	"testing"
 
-	"github.com/msjfarm/msjfarm/aggregate"
+	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sweep"
 )

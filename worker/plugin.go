@@ -12,10 +12,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/msjfarm/msjfarm/plugins/host"
-	"github.com/msjfarm/msjfarm/plugins/sdk"
+	"github.com/msjfarm/msjfarm/sdk"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker/pluginhost"
 )
 
 // Runner names, as recorded in every result's provenance ("runner").
@@ -54,7 +54,7 @@ type PluginEntry struct {
 // that will run it, so the processes are reused).
 type PluginIndex struct {
 	Dirs     []string
-	Binaries []*host.Info
+	Binaries []*pluginhost.Info
 	policies map[string]PluginEntry // by lower-case policy name
 	// Warnings: binaries that did not start or answer, and policies served
 	// by more than one binary (the first one on the search path wins,
@@ -63,20 +63,20 @@ type PluginIndex struct {
 	Warnings []string
 }
 
-// IndexPlugins discovers the plugin binaries in dirs (host.Discover) and
+// IndexPlugins discovers the plugin binaries in dirs (pluginhost.Discover) and
 // asks each for its policies. A binary that fails to start is skipped with
 // a warning.
-func IndexPlugins(ctx context.Context, h *host.Host, dirs []string) *PluginIndex {
+func IndexPlugins(ctx context.Context, h *pluginhost.Host, dirs []string) *PluginIndex {
 	ix := &PluginIndex{Dirs: dirs, policies: map[string]PluginEntry{}}
-	found := host.Discover(dirs)
-	infos := make([]*host.Info, len(found))
+	found := pluginhost.Discover(dirs)
+	infos := make([]*pluginhost.Info, len(found))
 	errs := make([]error, len(found))
 	var wg sync.WaitGroup
 	for i, f := range found {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			infos[i], errs[i] = h.Info(ctx, host.Binary{Path: f.Path})
+			infos[i], errs[i] = h.Info(ctx, pluginhost.Binary{Path: f.Path})
 		}()
 	}
 	wg.Wait()
@@ -237,7 +237,7 @@ func PinPlugins(ctx context.Context, st storage.Store, campaign string, policies
 				if err := st.PutFile(ctx, key, e.Path); err != nil {
 					return nil, nil, fmt.Errorf("uploading %s: %w", e.Path, err)
 				}
-				if sum, err := host.Checksum(e.Path); err != nil || sum != e.SHA256 {
+				if sum, err := pluginhost.Checksum(e.Path); err != nil || sum != e.SHA256 {
 					_ = st.Delete(ctx, key)
 					return nil, nil, fmt.Errorf("plugin %s changed while being pinned (sha256 %s, indexed as %s)", e.Path, sum, e.SHA256)
 				}
@@ -261,7 +261,7 @@ func PinPlugins(ctx context.Context, st storage.Store, campaign string, policies
 	return pins, warnings, nil
 }
 
-// PluginRunner runs replications in policy plugins through a plugins/host
+// PluginRunner runs replications in policy plugins through a worker/pluginhost
 // Host: the task's policy resolves to the binary its campaign pins (see
 // Pins; fetched from Store into CacheDir and verified when this machine
 // lacks it) or, for a campaign without pins, to the binary serving it on
@@ -274,7 +274,7 @@ func PinPlugins(ctx context.Context, st storage.Store, campaign string, policies
 // shutdown, run.deadline, cancelled campaign) returns an error wrapping
 // the context's error, as InProcess does.
 type PluginRunner struct {
-	Host *host.Host
+	Host *pluginhost.Host
 	// Index resolves policies of unpinned campaigns; nil: built from Dirs
 	// on first use.
 	Index *PluginIndex
@@ -365,7 +365,7 @@ func (r *PluginRunner) fetch(ctx context.Context, policy string, pin PluginPin) 
 	if err != nil {
 		return "", err
 	}
-	final := filepath.Join(dir, pin.Plugin, pin.SHA256, host.BinaryPrefix+pin.Plugin)
+	final := filepath.Join(dir, pin.Plugin, pin.SHA256, pluginhost.BinaryPrefix+pin.Plugin)
 	r.fetchMu.Lock()
 	defer r.fetchMu.Unlock()
 	if _, err := os.Stat(final); err == nil {
@@ -382,14 +382,14 @@ func (r *PluginRunner) fetch(ctx context.Context, policy string, pin PluginPin) 
 	if err := r.Store.GetFile(ctx, key, tmp); err != nil {
 		return "", fmt.Errorf("fetching plugin %s (sha256 %s) from %s: %w", pin.Plugin, pin.SHA256, r.Store.URL(), err)
 	}
-	sum, err := host.Checksum(tmp)
+	sum, err := pluginhost.Checksum(tmp)
 	if err != nil {
 		os.Remove(tmp)
 		return "", err
 	}
 	if sum != pin.SHA256 {
 		os.Remove(tmp)
-		return "", &host.Error{Kind: host.ErrChecksum, Binary: r.Store.URL() + "/" + key, SHA256: pin.SHA256, Policy: policy,
+		return "", &pluginhost.Error{Kind: pluginhost.ErrChecksum, Binary: r.Store.URL() + "/" + key, SHA256: pin.SHA256, Policy: policy,
 			Msg: fmt.Sprintf("the binary fetched from storage has sha256 %s, the campaign pins %s: refusing to run it", sum, pin.SHA256)}
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
@@ -416,7 +416,7 @@ func (r *PluginRunner) inCache(path string) bool {
 
 // resolve finds the binary of t's policy; ok is false when there is none
 // (and the campaign pins none).
-func (r *PluginRunner) resolve(ctx context.Context, t *sweep.Task) (b host.Binary, ok bool, err error) {
+func (r *PluginRunner) resolve(ctx context.Context, t *sweep.Task) (b pluginhost.Binary, ok bool, err error) {
 	pins, err := r.campaignPins(ctx, CampaignFrom(ctx))
 	if err != nil {
 		return b, false, fmt.Errorf("reading plugin pins: %w", err)
@@ -426,7 +426,7 @@ func (r *PluginRunner) resolve(ctx context.Context, t *sweep.Task) (b host.Binar
 	if pins != nil {
 		if pin, pinned := pins.Policies[t.Policy]; pinned {
 			if found && local.SHA256 == pin.SHA256 {
-				return host.Binary{Path: local.Path, SHA256: pin.SHA256}, true, nil
+				return pluginhost.Binary{Path: local.Path, SHA256: pin.SHA256}, true, nil
 			}
 			if r.Store == nil {
 				return b, false, &PermanentError{fmt.Errorf("policy %s: no local binary with the pinned sha256 %s and no storage to fetch it from", t.Policy, pin.SHA256)}
@@ -435,13 +435,13 @@ func (r *PluginRunner) resolve(ctx context.Context, t *sweep.Task) (b host.Binar
 			if err != nil {
 				return b, false, err
 			}
-			return host.Binary{Path: p, SHA256: pin.SHA256}, true, nil
+			return pluginhost.Binary{Path: p, SHA256: pin.SHA256}, true, nil
 		}
 	}
 	if !found {
 		return b, false, nil
 	}
-	return host.Binary{Path: local.Path}, true, nil
+	return pluginhost.Binary{Path: local.Path}, true, nil
 }
 
 // PluginRequest is the plugin request of a task.
@@ -490,8 +490,8 @@ func (r *PluginRunner) Run(ctx context.Context, t *sweep.Task, progress func(don
 			dl = time.Until(d)
 		}
 	}
-	out, err := r.Host.Run(ctx, b, req, host.RunOptions{Deadline: dl, Progress: progress})
-	if err != nil && errors.Is(err, host.ErrChecksum) && r.inCache(b.Path) {
+	out, err := r.Host.Run(ctx, b, req, pluginhost.RunOptions{Deadline: dl, Progress: progress})
+	if err != nil && errors.Is(err, pluginhost.ErrChecksum) && r.inCache(b.Path) {
 		// A cached copy changed on disk since it was verified: drop it and
 		// let the next attempt fetch it again.
 		r.logf("plugin runner: removing %s from the cache: %v", b.Path, err)
@@ -514,7 +514,7 @@ func (r *PluginRunner) Run(ctx context.Context, t *sweep.Task, progress func(don
 // such); host errors are permanent unless the host calls them retryable;
 // anything else (storage) is retried.
 func (r *PluginRunner) taskError(ctx context.Context, err error) error {
-	if d, ok := ctx.Deadline(); ok && (errors.Is(err, host.ErrDeadline) || errors.Is(err, host.ErrCanceled)) && time.Until(d) < time.Second {
+	if d, ok := ctx.Deadline(); ok && (errors.Is(err, pluginhost.ErrDeadline) || errors.Is(err, pluginhost.ErrCanceled)) && time.Until(d) < time.Second {
 		// The plugin's deadline and the context's are the same moment
 		// measured by two clocks (and the host reports a context that is
 		// about to end as ended): let the context catch up.
@@ -528,7 +528,7 @@ func (r *PluginRunner) taskError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%w: %w", ctx.Err(), err)
 	}
-	var he *host.Error
+	var he *pluginhost.Error
 	if errors.As(err, &he) {
 		if he.Retryable() {
 			return err

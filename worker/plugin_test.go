@@ -14,17 +14,17 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/msjfarm/msjfarm/aggregate"
-	"github.com/msjfarm/msjfarm/natsutil"
-	"github.com/msjfarm/msjfarm/plugins/host"
-	"github.com/msjfarm/msjfarm/plugins/host/hosttest"
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/worker"
+	"github.com/msjfarm/msjfarm/worker/pluginhost"
+	"github.com/msjfarm/msjfarm/worker/pluginhost/hosttest"
 )
 
 // pluginDir holds the fcfs plugin binary built by TestMain; crashyDir
-// plugins/host's test plugin (policies that crash, hang or fail).
+// worker/pluginhost's test plugin (policies that crash, hang or fail).
 var pluginDir, crashyDir string
 
 func TestMain(m *testing.M) {
@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		crashyDir = filepath.Join(dir, "crashy")
-		if err := hosttest.Build(crashyDir, "./plugins/host/testdata/msjfarm-policy-crashy"); err != nil {
+		if err := hosttest.Build(crashyDir, "./worker/pluginhost/testdata/msjfarm-policy-crashy"); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
@@ -53,7 +53,7 @@ func fcfsBinary() string { return filepath.Join(pluginDir, "msjfarm-policy-fcfs"
 
 func newRunner(t *testing.T, dirs []string, st storage.Store) *worker.PluginRunner {
 	t.Helper()
-	r := &worker.PluginRunner{Host: host.New(host.Config{MaxConcurrent: 2, Logger: hclog.NewNullLogger()}), Dirs: dirs, Store: st,
+	r := &worker.PluginRunner{Host: pluginhost.New(pluginhost.Config{MaxConcurrent: 2, Logger: hclog.NewNullLogger()}), Dirs: dirs, Store: st,
 		CacheDir: filepath.Join(t.TempDir(), "cache"), Logf: t.Logf}
 	t.Cleanup(func() { r.Close() })
 	return r
@@ -73,7 +73,7 @@ func resultJSON(t *testing.T, r *sim.Result) []byte {
 func TestPluginRunnerMatchesInProcess(t *testing.T) {
 	r := newRunner(t, []string{pluginDir}, nil)
 	ts := tasks(t, 3000, 0)
-	sum, err := host.Checksum(fcfsBinary())
+	sum, err := pluginhost.Checksum(fcfsBinary())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestPluginRunnerMatchesInProcess(t *testing.T) {
 // the binary on its search path does.
 func pin(t *testing.T, st storage.Store) worker.PluginPin {
 	t.Helper()
-	h := host.New(host.Config{})
+	h := pluginhost.New(pluginhost.Config{})
 	defer h.Close()
 	ix := worker.IndexPlugins(context.Background(), h, []string{pluginDir})
 	pins, warn, err := worker.PinPlugins(context.Background(), st, "camp", []string{"fcfs"}, ix)
@@ -134,7 +134,7 @@ func pin(t *testing.T, st storage.Store) worker.PluginPin {
 		t.Fatalf("pin: %v %v", err, warn)
 	}
 	p := pins.Policies["fcfs"]
-	sum, _ := host.Checksum(fcfsBinary())
+	sum, _ := pluginhost.Checksum(fcfsBinary())
 	if p.SHA256 != sum || p.Key != storage.PluginKey("fcfs", sum) {
 		t.Fatalf("pin %+v, binary sha256 %s", p, sum)
 	}
@@ -179,7 +179,7 @@ func TestPluginRunnerFetchesPinned(t *testing.T) {
 			t.Fatalf("%s: provenance %+v", name, out.Provenance)
 		}
 		cached := filepath.Join(r.CacheDir, "fcfs", p.SHA256, "msjfarm-policy-fcfs")
-		if sum, err := host.Checksum(cached); err != nil || sum != p.SHA256 {
+		if sum, err := pluginhost.Checksum(cached); err != nil || sum != p.SHA256 {
 			t.Fatalf("%s: cached binary %s: %v %s", name, cached, err, sum)
 		}
 		// The cached copy is used from then on.
@@ -201,7 +201,7 @@ func TestPluginRunnerFetchesPinned(t *testing.T) {
 	r1 := newRunner(t, []string{t.TempDir()}, st)
 	r1.CacheDir = r0.CacheDir
 	var perm *worker.PermanentError
-	if _, err := r1.Run(ctx, &ts[0], nil); !errors.Is(err, host.ErrChecksum) || errors.As(err, &perm) {
+	if _, err := r1.Run(ctx, &ts[0], nil); !errors.Is(err, pluginhost.ErrChecksum) || errors.As(err, &perm) {
 		t.Fatalf("damaged cache: %v", err)
 	}
 	if out, err := r1.Run(ctx, &ts[0], nil); err != nil || out.Provenance.PluginSHA256 != p.SHA256 {
@@ -232,12 +232,12 @@ func TestPluginRunnerRejectsTampered(t *testing.T) {
 	if err := st.Put(ctx, p.Key, b); err != nil {
 		t.Fatal(err)
 	}
-	bad, _ := host.Checksum(writeTemp(t, b))
+	bad, _ := pluginhost.Checksum(writeTemp(t, b))
 	r := newRunner(t, []string{t.TempDir()}, st)
 	ts := tasks(t, 2000, 0)
 	_, err = r.Run(ctx, &ts[0], nil)
 	var perm *worker.PermanentError
-	if !errors.Is(err, host.ErrChecksum) || !errors.As(err, &perm) ||
+	if !errors.Is(err, pluginhost.ErrChecksum) || !errors.As(err, &perm) ||
 		!strings.Contains(err.Error(), p.SHA256) || !strings.Contains(err.Error(), bad) {
 		t.Fatalf("err %v (want a permanent checksum error naming %s and %s)", err, bad, p.SHA256)
 	}
@@ -260,7 +260,7 @@ func writeTemp(t *testing.T, b []byte) string {
 
 // TestChooseRunner: the -runner rules.
 func TestChooseRunner(t *testing.T) {
-	h := host.New(host.Config{})
+	h := pluginhost.New(pluginhost.Config{})
 	defer h.Close()
 	ix := worker.IndexPlugins(context.Background(), h, []string{pluginDir})
 	ts := tasks(t, 100, 0)
@@ -295,7 +295,7 @@ func TestChooseRunner(t *testing.T) {
 // sha256; stopping the worker stops the plugin processes.
 func TestWorkerFetchesPinnedPlugin(t *testing.T) {
 	ts := tasks(t, 2000, 10*time.Second)
-	nc, _, st := queued(t, natsutil.Layout{MaxDeliver: 2, AckWait: 5 * time.Second}, ts)
+	nc, _, st := queued(t, protocol.Layout{MaxDeliver: 2, AckWait: 5 * time.Second}, ts)
 	ctx := context.Background()
 	p := pin(t, st)
 	r := newRunner(t, []string{t.TempDir()}, st)
@@ -331,7 +331,7 @@ func TestWorkerFetchesPinnedPlugin(t *testing.T) {
 	}
 	// The worker closed its runner: no process is left, and the host
 	// refuses new work.
-	if _, err := r.Run(worker.WithCampaign(ctx, "camp"), &ts[0], nil); !errors.Is(err, host.ErrClosed) {
+	if _, err := r.Run(worker.WithCampaign(ctx, "camp"), &ts[0], nil); !errors.Is(err, pluginhost.ErrClosed) {
 		t.Fatalf("after the worker stopped: %v", err)
 	}
 }
@@ -345,13 +345,13 @@ func TestPluginRunnerErrors(t *testing.T) {
 		policy    string
 		params    map[string]any
 		deadline  time.Duration
-		kind      host.Kind
+		kind      pluginhost.Kind
 		permanent bool
 	}{
-		{"crash", nil, 0, host.ErrCrash, false},
-		{"hang", nil, 300 * time.Millisecond, host.ErrDeadline, false},
-		{"double-start", nil, 0, host.ErrPolicy, true},
-		{"crash", map[string]any{"after": -1}, 0, host.ErrInvalid, true},
+		{"crash", nil, 0, pluginhost.ErrCrash, false},
+		{"hang", nil, 300 * time.Millisecond, pluginhost.ErrDeadline, false},
+		{"double-start", nil, 0, pluginhost.ErrPolicy, true},
+		{"crash", map[string]any{"after": -1}, 0, pluginhost.ErrInvalid, true},
 	} {
 		tk := base
 		tk.Policy, tk.Params, tk.Run.Deadline = c.policy, c.params, c.deadline

@@ -43,8 +43,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/msjfarm/msjfarm/aggregate"
-	"github.com/msjfarm/msjfarm/natsutil"
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 )
@@ -87,7 +87,7 @@ type Stats struct {
 type Worker struct {
 	o          Options
 	js         jetstream.JetStream
-	h          *natsutil.Handles
+	h          *protocol.Handles
 	host       string
 	ackWait    time.Duration
 	maxDeliver int
@@ -136,7 +136,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := natsutil.Open(ctx, js, 500*time.Millisecond)
+	h, err := protocol.Open(ctx, js, 500*time.Millisecond)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	w := &Worker{o: o, js: js, h: h, host: host, ackWait: cfg.AckWait, maxDeliver: cfg.MaxDeliver,
 		cancelled: map[string]cacheEntry{}}
 	if w.ackWait <= 0 {
-		w.ackWait = natsutil.DefaultAckWait
+		w.ackWait = protocol.DefaultAckWait
 	}
 	return w, nil
 }
@@ -264,12 +264,12 @@ func ioCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 30*time.Second)
 }
 
-func (w *Worker) setState(campaign, task string, st natsutil.TaskState) {
+func (w *Worker) setState(campaign, task string, st protocol.TaskState) {
 	st.Worker, st.Updated = w.o.Name, time.Now().UTC()
 	data, _ := json.Marshal(st)
 	ctx, cancel := ioCtx()
 	defer cancel()
-	if _, err := w.h.TaskStates.Put(ctx, natsutil.TaskKey(campaign, task), data); err != nil {
+	if _, err := w.h.TaskStates.Put(ctx, protocol.TaskKey(campaign, task), data); err != nil {
 		w.o.Logf("worker %s: task state %s: %v", w.o.Name, task, err)
 	}
 }
@@ -289,9 +289,9 @@ func (w *Worker) campaignCancelled(campaign string) bool {
 	defer cancel()
 	c := false
 	if kve, err := w.h.Campaigns.Get(ctx, campaign); err == nil {
-		var st natsutil.CampaignState
+		var st protocol.CampaignState
 		if json.Unmarshal(kve.Value(), &st) == nil {
-			c = st.State == natsutil.CampaignCancelled
+			c = st.State == protocol.CampaignCancelled
 		}
 	}
 	w.cacheMu.Lock()
@@ -310,7 +310,7 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 	if meta, err := msg.Metadata(); err == nil {
 		attempt = int(meta.NumDelivered)
 	}
-	var tm natsutil.TaskMsg
+	var tm protocol.TaskMsg
 	if err := json.Unmarshal(msg.Data(), &tm); err != nil || tm.Campaign == "" || tm.Task.ID == "" {
 		w.o.Logf("worker %s: malformed task message on %s: %v", w.o.Name, msg.Subject(), err)
 		_ = msg.TermWithReason("malformed task message")
@@ -332,7 +332,7 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 		_, err := w.o.Store.Stat(ictx, key)
 		cancel()
 		if err == nil {
-			w.setState(c, t.ID, natsutil.TaskState{State: natsutil.StateDone, Attempt: attempt})
+			w.setState(c, t.ID, protocol.TaskState{State: protocol.StateDone, Attempt: attempt})
 			_ = msg.Ack()
 			w.Stats.Skipped.Add(1)
 			return
@@ -344,7 +344,7 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 	runningSet := make(chan struct{})
 	go func() {
 		defer close(runningSet)
-		w.setState(c, t.ID, natsutil.TaskState{State: natsutil.StateRunning, Attempt: attempt})
+		w.setState(c, t.ID, protocol.TaskState{State: protocol.StateRunning, Attempt: attempt})
 	}()
 	w.logRun("start", c, t.ID, attempt)
 
@@ -412,7 +412,7 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 			w.retry(msg, c, t, attempt, fmt.Errorf("writing result: %w", perr))
 			return
 		}
-		w.setState(c, t.ID, natsutil.TaskState{State: natsutil.StateDone, Attempt: attempt})
+		w.setState(c, t.ID, protocol.TaskState{State: protocol.StateDone, Attempt: attempt})
 		w.logRun("done", c, t.ID, attempt)
 		actx, cancel := ioCtx()
 		if aerr := msg.DoubleAck(actx); aerr != nil {
@@ -427,7 +427,7 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 	case hard.Err() != nil && isCtxErr(err):
 		// Shutting down: give the task back at once.
 		_ = msg.Nak()
-		w.setState(c, t.ID, natsutil.TaskState{State: natsutil.StateReleased, Attempt: attempt})
+		w.setState(c, t.ID, protocol.TaskState{State: protocol.StateReleased, Attempt: attempt})
 		w.logRun("release", c, t.ID, attempt)
 		w.Stats.Released.Add(1)
 	default:
@@ -457,7 +457,7 @@ func (w *Worker) retry(msg jetstream.Msg, c string, t *sweep.Task, attempt int, 
 		return
 	}
 	w.o.Logf("worker %s: task %s attempt %d: %v (will retry)", w.o.Name, t.ID, attempt, err)
-	w.setState(c, t.ID, natsutil.TaskState{State: natsutil.StateRetrying, Attempt: attempt, Error: err.Error()})
+	w.setState(c, t.ID, protocol.TaskState{State: protocol.StateRetrying, Attempt: attempt, Error: err.Error()})
 	w.logRun("retry", c, t.ID, attempt)
 	_ = msg.NakWithDelay(w.o.RetryDelay * time.Duration(attempt))
 	w.Stats.Retried.Add(1)
@@ -479,7 +479,7 @@ func (w *Worker) fail(msg jetstream.Msg, c string, t *sweep.Task, attempt int, e
 		_ = msg.NakWithDelay(w.o.RetryDelay)
 		return
 	}
-	w.setState(c, t.ID, natsutil.TaskState{State: natsutil.StateFailed, Attempt: attempt, Error: errText})
+	w.setState(c, t.ID, protocol.TaskState{State: protocol.StateFailed, Attempt: attempt, Error: errText})
 	w.logRun("fail", c, t.ID, attempt)
 	_ = msg.TermWithReason("failed: " + err.Error())
 	w.Stats.Failed.Add(1)

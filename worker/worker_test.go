@@ -12,10 +12,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/msjfarm/msjfarm/aggregate"
-	"github.com/msjfarm/msjfarm/natsutil"
-	"github.com/msjfarm/msjfarm/natsutil/natstest"
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -34,12 +34,12 @@ func tasks(t *testing.T, arrivals float64, deadline time.Duration) []sweep.Task 
 
 // queued starts an embedded NATS server with the farm's layout l, opens a
 // local store, and queues ts as tasks of campaign "camp".
-func queued(t *testing.T, l natsutil.Layout, ts []sweep.Task) (*nats.Conn, *natsutil.Handles, storage.Store) {
+func queued(t *testing.T, l protocol.Layout, ts []sweep.Task) (*nats.Conn, *protocol.Handles, storage.Store) {
 	t.Helper()
 	_, nc := natstest.ConnectEmbedded(t)
 	js, _ := jetstream.New(nc)
 	ctx := context.Background()
-	h, err := natsutil.Setup(ctx, js, l)
+	h, err := protocol.Setup(ctx, js, l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,8 +48,8 @@ func queued(t *testing.T, l natsutil.Layout, ts []sweep.Task) (*nats.Conn, *nats
 		t.Fatal(err)
 	}
 	for _, tk := range ts {
-		data, _ := json.Marshal(natsutil.TaskMsg{Campaign: "camp", Task: tk})
-		if _, err := js.Publish(ctx, natsutil.TaskSubject("camp", tk.ID), data); err != nil {
+		data, _ := json.Marshal(protocol.TaskMsg{Campaign: "camp", Task: tk})
+		if _, err := js.Publish(ctx, protocol.TaskSubject("camp", tk.ID), data); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,7 +93,7 @@ func TestInProcess(t *testing.T) {
 // attempt; the last attempt writes a failed record and terminates it.
 func TestDeadlineRecordsFailure(t *testing.T) {
 	ts := tasks(t, 1e7, 100*time.Millisecond)
-	nc, h, st := queued(t, natsutil.Layout{MaxDeliver: 2, AckWait: 5 * time.Second}, ts[:1])
+	nc, h, st := queued(t, protocol.Layout{MaxDeliver: 2, AckWait: 5 * time.Second}, ts[:1])
 	ctx := context.Background()
 	wctx, cancel := context.WithCancel(ctx)
 	w, err := worker.New(wctx, worker.Options{Conn: nc, Store: st, Concurrency: 1, FetchWait: 100 * time.Millisecond,
@@ -125,7 +125,7 @@ func TestDeadlineRecordsFailure(t *testing.T) {
 	if w.Stats.Retried.Load() != 1 || w.Stats.Failed.Load() != 1 {
 		t.Fatalf("retried %d failed %d", w.Stats.Retried.Load(), w.Stats.Failed.Load())
 	}
-	e, err := h.TaskStates.Get(ctx, natsutil.TaskKey("camp", ts[0].ID))
+	e, err := h.TaskStates.Get(ctx, protocol.TaskKey("camp", ts[0].ID))
 	if err != nil || !strings.Contains(string(e.Value()), `"failed"`) {
 		t.Fatalf("task state %v", err)
 	}
@@ -163,7 +163,7 @@ func (h *holdFirst) Run(ctx context.Context, t *sweep.Task, progress func(done, 
 // first task's result is still written and acked.
 func TestSlotHandedOnAt99(t *testing.T) {
 	ts := tasks(t, 2000, 0)
-	nc, _, st := queued(t, natsutil.Layout{}, ts)
+	nc, _, st := queued(t, protocol.Layout{}, ts)
 	ctx := context.Background()
 	h := &holdFirst{started: make(chan string, 4), second: make(chan struct{})}
 	wctx, cancel := context.WithCancel(ctx)

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/msjfarm/msjfarm/analysis"
+	"github.com/msjfarm/msjfarm/plugins/quickswap/approx"
 )
 
 // runAnalyze evaluates analytical models; today only "msfq", the mean
@@ -81,7 +81,7 @@ func analyzeMSFQ(args []string, out io.Writer) int {
 		if !(*rate > 0) || math.IsInf(*rate, 0) {
 			return fail("analyze msfq: -rate %v: need a finite λ > 0", *rate)
 		}
-		r, err := analysis.MSFQ(*k, l, *rate, *p1, *mu1, *muk)
+		r, err := approx.MSFQ(*k, l, *rate, *p1, *mu1, *muk)
 		if err != nil {
 			return fail("analyze msfq: -rate %v: %v", *rate, err)
 		}
@@ -106,10 +106,10 @@ func analyzeMSFQ(args []string, out io.Writer) int {
 		fmt.Fprintln(tw, "λ\tload\tE[T]\tE[T^w]\tE[T light]\tE[T heavy]\tE[H1]\tE[H2]\tE[H3]\tE[H4]\t§5.2\t")
 	}
 	for _, lam := range lams {
-		r, err := analysis.MSFQ(*k, l, lam, *p1, *mu1, *muk)
+		r, err := approx.MSFQ(*k, l, lam, *p1, *mu1, *muk)
 		if *asJSON {
 			if err != nil {
-				if !errors.Is(err, analysis.ErrUnstable) {
+				if !errors.Is(err, approx.ErrUnstable) {
 					return fail("analyze msfq: -rates %v: %v", lam, err)
 				}
 				if code := analyzeJSON(out, map[string]any{"lambda": lam, "load": r.Load, "error": err.Error()}); code != 0 {
@@ -123,7 +123,7 @@ func analyzeMSFQ(args []string, out io.Writer) int {
 			continue
 		}
 		if err != nil {
-			if !errors.Is(err, analysis.ErrUnstable) {
+			if !errors.Is(err, approx.ErrUnstable) {
 				return fail("analyze msfq: -rates %v: %v", lam, err)
 			}
 			fmt.Fprintf(tw, "%g\t%.4f\tunstable\t\t\t\t\t\t\t\t\t\n", lam, r.Load)
@@ -140,7 +140,7 @@ func analyzeMSFQ(args []string, out io.Writer) int {
 	return 0
 }
 
-func analyzeConsistency(r analysis.Result) string {
+func analyzeConsistency(r approx.Result) string {
 	if r.Consistent {
 		return "ok"
 	}
@@ -156,7 +156,7 @@ func analyzeJSON(out io.Writer, v any) int {
 	return 0
 }
 
-func analyzePrintMSFQ(out io.Writer, r analysis.Result) {
+func analyzePrintMSFQ(out io.Writer, r approx.Result) {
 	fmt.Fprintf(out, "MSFQ approximation (Quickswap §5): k=%d ℓ=%d λ=%v p1=%v μ1=%v μk=%v\n", r.K, r.Ell, r.Lambda, r.P1, r.Mu1, r.MuK)
 	fmt.Fprintf(out, "load λ1/(kμ1)+λk/μk = %.6g (stable for λ < %.6g, Thm 3–4)\n", r.Load, r.MaxLambda)
 	fmt.Fprintf(out, "E[T]        %.6g\n", r.Overall)

@@ -18,14 +18,14 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/msjfarm/msjfarm/aggregate"
 	"github.com/msjfarm/msjfarm/coordinator"
-	"github.com/msjfarm/msjfarm/natsutil"
+	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
-	"github.com/msjfarm/msjfarm/plugins/host"
+	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
+	"github.com/msjfarm/msjfarm/worker/pluginhost"
 )
 
 func signalContext() (context.Context, context.CancelFunc) {
@@ -61,8 +61,8 @@ func runCoordinator(args []string) int {
 	ff := newFarmFlags("coordinator", true, "./msjfarm-data")
 	listen := ff.fs.String("listen", "0.0.0.0:4222", "without -nats-url: address of the embedded NATS server (clients authenticate with -nats-user/-nats-password; -tls-cert/-tls-key/-tls-ca enable TLS)")
 	storeDir := ff.fs.String("store-dir", "./msjfarm-nats", "without -nats-url: JetStream store directory of the embedded server")
-	ackWait := ff.fs.Duration("ack-wait", natsutil.DefaultAckWait, "time a worker may hold a task without a heartbeat before it is redelivered")
-	maxDeliver := ff.fs.Int("max-deliver", natsutil.DefaultMaxDeliver, "deliveries of a task before it is recorded as failed")
+	ackWait := ff.fs.Duration("ack-wait", protocol.DefaultAckWait, "time a worker may hold a task without a heartbeat before it is redelivered")
+	maxDeliver := ff.fs.Int("max-deliver", protocol.DefaultMaxDeliver, "deliveries of a task before it is recorded as failed")
 	reconcile := ff.fs.Duration("reconcile", 30*time.Second, "how often running campaigns are checked against storage and the stream")
 	verbose := ff.fs.Bool("v", true, "log to stderr")
 	if err := ff.parse(args); err != nil {
@@ -71,7 +71,7 @@ func runCoordinator(args []string) int {
 	ctx, stop := signalContext()
 	defer stop()
 	if *ff.natsURL == "" {
-		s, url, err := natsutil.StartEmbedded(natsutil.EmbeddedOptions{Listen: *listen, StoreDir: *storeDir,
+		s, url, err := protocol.StartEmbedded(protocol.EmbeddedOptions{Listen: *listen, StoreDir: *storeDir,
 			User: *ff.user, Password: *ff.password, TLSCert: *ff.tlsCert, TLSKey: *ff.tlsKey, TLSCA: *ff.tlsCA})
 		if err != nil {
 			return fail("coordinator: %v", err)
@@ -93,7 +93,7 @@ func runCoordinator(args []string) int {
 		return fail("coordinator: %v", err)
 	}
 	co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st, Reconcile: *reconcile,
-		Layout: natsutil.Layout{AckWait: *ackWait, MaxDeliver: *maxDeliver}, Logf: logger(*verbose)})
+		Layout: protocol.Layout{AckWait: *ackWait, MaxDeliver: *maxDeliver}, Logf: logger(*verbose)})
 	if err != nil {
 		return fail("coordinator: %v", err)
 	}
@@ -169,7 +169,7 @@ func runSubmit(args []string) int {
 	ff := newFarmFlags("submit", true, "")
 	retry := ff.fs.Bool("retry-failed", false, "run the failed tasks of a resubmitted campaign again")
 	wait := ff.fs.Bool("wait", false, "show progress until the campaign is done")
-	pin := ff.fs.Bool("pin-plugins", false, "pin the plugin binary of every policy (found on -plugin-path / $"+host.EnvPath+") in -storage before submitting, so that workers (-runner plugin or auto) fetch and run exactly these")
+	pin := ff.fs.Bool("pin-plugins", false, "pin the plugin binary of every policy (found on -plugin-path / $"+pluginhost.EnvPath+") in -storage before submitting, so that workers (-runner plugin or auto) fetch and run exactly these")
 	pluginPath := ff.fs.String("plugin-path", "", "with -pin-plugins: colon-separated plugin directories searched first")
 	if err := ff.parse(args); err != nil {
 		return 2
@@ -200,8 +200,8 @@ func runSubmit(args []string) int {
 	defer nc.Close()
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	var rep natsutil.SubmitReply
-	if err := natsutil.RequestRetry(rctx, nc, natsutil.APISubmit, natsutil.SubmitRequest{Spec: f, RetryFailed: *retry}, &rep); err != nil {
+	var rep protocol.SubmitReply
+	if err := protocol.RequestRetry(rctx, nc, protocol.APISubmit, protocol.SubmitRequest{Spec: f, RetryFailed: *retry}, &rep); err != nil {
 		return fail("submit: %v", err)
 	}
 	fmt.Printf("campaign %s (%s): %d tasks in %d points; %d published, %d already queued, %d already done\n",
@@ -211,14 +211,14 @@ func runSubmit(args []string) int {
 	}
 	p := newProgress(os.Stderr, rep.AlreadyDone)
 	for {
-		var s natsutil.Status
-		if err := natsutil.Request(ctx, nc, natsutil.APIStatus, natsutil.StatusRequest{Campaign: rep.Campaign}, &s); err != nil {
+		var s protocol.Status
+		if err := protocol.Request(ctx, nc, protocol.APIStatus, protocol.StatusRequest{Campaign: rep.Campaign}, &s); err != nil {
 			return fail("submit: %v", err)
 		}
 		p.update(&s)
-		if s.State != natsutil.CampaignRunning {
+		if s.State != protocol.CampaignRunning {
 			p.finish(&s)
-			if s.Failed > 0 || s.State != natsutil.CampaignDone {
+			if s.Failed > 0 || s.State != protocol.CampaignDone {
 				return 1
 			}
 			return 0
@@ -247,16 +247,16 @@ func runStatus(args []string) int {
 		return fail("status: %v", err)
 	}
 	defer nc.Close()
-	var list []natsutil.Status
+	var list []protocol.Status
 	if ff.fs.NArg() == 1 {
-		var s natsutil.Status
-		if err := natsutil.Request(ctx, nc, natsutil.APIStatus, natsutil.StatusRequest{Campaign: ff.fs.Arg(0)}, &s); err != nil {
+		var s protocol.Status
+		if err := protocol.Request(ctx, nc, protocol.APIStatus, protocol.StatusRequest{Campaign: ff.fs.Arg(0)}, &s); err != nil {
 			return fail("status: %v", err)
 		}
 		list = append(list, s)
 	} else {
-		var l natsutil.ListReply
-		if err := natsutil.Request(ctx, nc, natsutil.APIList, struct{}{}, &l); err != nil {
+		var l protocol.ListReply
+		if err := protocol.Request(ctx, nc, protocol.APIList, struct{}{}, &l); err != nil {
 			return fail("status: %v", err)
 		}
 		list = l.Campaigns
@@ -271,7 +271,7 @@ func runStatus(args []string) int {
 	return 0
 }
 
-func printStatus(w io.Writer, list []natsutil.Status) {
+func printStatus(w io.Writer, list []protocol.Status) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CAMPAIGN\tNAME\tSTATE\tDONE\tFAILED\tRUNNING\tQUEUED\tTOTAL\tCREATED")
 	for _, s := range list {
@@ -301,11 +301,11 @@ func runCancel(args []string) int {
 		return fail("cancel: %v", err)
 	}
 	defer nc.Close()
-	var s natsutil.Status
-	if err := natsutil.Request(ctx, nc, natsutil.APICancel, natsutil.StatusRequest{Campaign: ff.fs.Arg(0)}, &s); err != nil {
+	var s protocol.Status
+	if err := protocol.Request(ctx, nc, protocol.APICancel, protocol.StatusRequest{Campaign: ff.fs.Arg(0)}, &s); err != nil {
 		return fail("cancel: %v", err)
 	}
-	printStatus(os.Stdout, []natsutil.Status{s})
+	printStatus(os.Stdout, []protocol.Status{s})
 	return 0
 }
 
@@ -458,7 +458,7 @@ func newProgress(w io.Writer, base int) *progress {
 	return &progress{w: w, start: time.Now(), base: base, tty: tty}
 }
 
-func (p *progress) line(s *natsutil.Status) string {
+func (p *progress) line(s *protocol.Status) string {
 	fin := s.Done + s.Failed
 	el := time.Since(p.start)
 	eta := "?"
@@ -475,7 +475,7 @@ func (p *progress) line(s *natsutil.Status) string {
 		fin, s.Total, pct, s.Failed, s.Running, el.Round(time.Second), eta)
 }
 
-func (p *progress) update(s *natsutil.Status) {
+func (p *progress) update(s *protocol.Status) {
 	l := p.line(s)
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\033[K%s", l)
@@ -487,7 +487,7 @@ func (p *progress) update(s *natsutil.Status) {
 	}
 }
 
-func (p *progress) finish(s *natsutil.Status) {
+func (p *progress) finish(s *protocol.Status) {
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\033[K")
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/viper"
 
-	"github.com/msjfarm/msjfarm/natsutil"
+	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/storage"
 )
 
@@ -93,7 +93,7 @@ func (f *farmFlags) conn(name string) (*nats.Conn, error) {
 	if *f.natsURL == "" {
 		return nil, fmt.Errorf("no NATS server: give -nats-url (or MSJFARM_NATS_URL)")
 	}
-	return natsutil.Connect(natsutil.ConnOptions{URL: *f.natsURL, Name: name, User: *f.user, Password: *f.password,
+	return protocol.Connect(protocol.ConnOptions{URL: *f.natsURL, Name: name, User: *f.user, Password: *f.password,
 		NKeyFile: *f.nkey, Creds: *f.creds, TLSCA: *f.tlsCA, TLSCert: *f.tlsCert, TLSKey: *f.tlsKey})
 }
 

@@ -11,12 +11,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/msjfarm/msjfarm/plugins/check"
-	"github.com/msjfarm/msjfarm/plugins/host"
+	"github.com/msjfarm/msjfarm/sdk/check"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
+	"github.com/msjfarm/msjfarm/worker/pluginhost"
 )
 
 const pluginUsage = `usage: msjfarm plugin <list | info <binary> | check <binary>> [flags]
@@ -60,7 +60,7 @@ type pluginFlags struct {
 
 func newPluginFlags(name string, pinned bool) *pluginFlags {
 	pf := &pluginFlags{fs: flag.NewFlagSet("plugin "+name, flag.ContinueOnError)}
-	pf.path = pf.fs.String("plugin-path", "", "colon-separated plugin directories, searched before $"+host.EnvPath)
+	pf.path = pf.fs.String("plugin-path", "", "colon-separated plugin directories, searched before $"+pluginhost.EnvPath)
 	pf.json = pf.fs.Bool("json", false, "print JSON")
 	pf.start = pf.fs.Duration("start-timeout", 20*time.Second, "time a plugin has to start and answer")
 	if pinned {
@@ -69,34 +69,34 @@ func newPluginFlags(name string, pinned bool) *pluginFlags {
 	return pf
 }
 
-func (pf *pluginFlags) host() *host.Host {
-	return host.New(host.Config{StartTimeout: *pf.start, MaxConcurrent: 0})
+func (pf *pluginFlags) host() *pluginhost.Host {
+	return pluginhost.New(pluginhost.Config{StartTimeout: *pf.start, MaxConcurrent: 0})
 }
 
 // binary resolves the one positional argument; flags may come before or
 // after it.
-func (pf *pluginFlags) binary(args []string) (host.Binary, int) {
+func (pf *pluginFlags) binary(args []string) (pluginhost.Binary, int) {
 	name := pf.fs.Name()
 	if err := pf.fs.Parse(args); err != nil {
-		return host.Binary{}, 2
+		return pluginhost.Binary{}, 2
 	}
 	rest := pf.fs.Args()
 	if len(rest) > 0 {
 		if err := pf.fs.Parse(rest[1:]); err != nil {
-			return host.Binary{}, 2
+			return pluginhost.Binary{}, 2
 		}
 		if pf.fs.NArg() > 0 {
-			return host.Binary{}, fail("%s: unexpected argument %q", name, pf.fs.Arg(0))
+			return pluginhost.Binary{}, fail("%s: unexpected argument %q", name, pf.fs.Arg(0))
 		}
 	}
 	if len(rest) == 0 {
-		return host.Binary{}, fail("%s: name a plugin binary (a path, msjfarm-policy-<family>, or <family>)", name)
+		return pluginhost.Binary{}, fail("%s: name a plugin binary (a path, msjfarm-policy-<family>, or <family>)", name)
 	}
-	path, err := host.Lookup(host.SearchPath(*pf.path, nil), rest[0])
+	path, err := pluginhost.Lookup(pluginhost.SearchPath(*pf.path, nil), rest[0])
 	if err != nil {
-		return host.Binary{}, fail("%s: %v", name, err)
+		return pluginhost.Binary{}, fail("%s: %v", name, err)
 	}
-	b := host.Binary{Path: path}
+	b := pluginhost.Binary{Path: path}
 	if pf.sha != nil {
 		b.SHA256 = *pf.sha
 	}
@@ -115,23 +115,23 @@ func pluginList(args []string) int {
 	if pf.fs.NArg() > 0 {
 		return fail("plugin list: unexpected argument %q", pf.fs.Arg(0))
 	}
-	dirs := host.SearchPath(*pf.path, nil)
-	found := host.Discover(dirs)
+	dirs := pluginhost.SearchPath(*pf.path, nil)
+	found := pluginhost.Discover(dirs)
 	h := pf.host()
 	defer h.Close()
 	ctx, cancel := interruptible()
 	defer cancel()
 	type row struct {
-		Family   string     `json:"family"`
-		Path     string     `json:"path"`
-		Shadowed []string   `json:"shadowed,omitempty"`
-		Info     *host.Info `json:"info,omitempty"`
-		Error    string     `json:"error,omitempty"`
+		Family   string           `json:"family"`
+		Path     string           `json:"path"`
+		Shadowed []string         `json:"shadowed,omitempty"`
+		Info     *pluginhost.Info `json:"info,omitempty"`
+		Error    string           `json:"error,omitempty"`
 	}
 	var rows []row
 	for _, f := range found {
 		r := row{Family: f.Family, Path: f.Path, Shadowed: f.Shadowed}
-		if in, err := h.Info(ctx, host.Binary{Path: f.Path}); err != nil {
+		if in, err := h.Info(ctx, pluginhost.Binary{Path: f.Path}); err != nil {
 			r.Error = err.Error()
 		} else {
 			r.Info = in
@@ -142,7 +142,7 @@ func pluginList(args []string) int {
 		return printJSON(rows)
 	}
 	if len(rows) == 0 {
-		fmt.Printf("no plugin binaries (%s*) in %s\n", host.BinaryPrefix, strings.Join(dirs, ":"))
+		fmt.Printf("no plugin binaries (%s*) in %s\n", pluginhost.BinaryPrefix, strings.Join(dirs, ":"))
 		return 0
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
@@ -312,14 +312,14 @@ func addRunnerFlags(fs *flag.FlagSet) *runnerFlags {
 	return &runnerFlags{
 		mode: fs.String("runner", "auto", "how replications run: plugin (policy plugin binaries through the plugin host), inprocess (the built-in catalogue), "+
 			"or auto (run: plugins if a binary serves every policy of the campaign, else in-process; worker: plugins for the policies that have one)"),
-		path:  fs.String("plugin-path", "", "colon-separated plugin directories, searched before $"+host.EnvPath+" and the msjfarm executable's directory"),
+		path:  fs.String("plugin-path", "", "colon-separated plugin directories, searched before $"+pluginhost.EnvPath+" and the msjfarm executable's directory"),
 		cache: fs.String("plugin-cache", "", "directory for plugin binaries fetched from storage (default <user cache dir>/msjfarm/plugins)"),
 	}
 }
 
 func (rf *runnerFlags) pluginRunner(st storage.Store, concurrency int, logf func(string, ...any)) *worker.PluginRunner {
-	return &worker.PluginRunner{Host: host.New(host.Config{MaxConcurrent: concurrency}),
-		Dirs: host.SearchPath(*rf.path, nil), Store: st, CacheDir: *rf.cache, Logf: logf}
+	return &worker.PluginRunner{Host: pluginhost.New(pluginhost.Config{MaxConcurrent: concurrency}),
+		Dirs: pluginhost.SearchPath(*rf.path, nil), Store: st, CacheDir: *rf.cache, Logf: logf}
 }
 
 // forCampaign picks the runner of `msjfarm run` for camp (printing which
@@ -388,9 +388,9 @@ func pinCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, ix
 // pins the campaign's binaries from its search path, so that workers
 // elsewhere fetch and run exactly these.
 func pinForSubmit(ctx context.Context, st storage.Store, camp *sweep.Campaign, pluginPath string) error {
-	h := host.New(host.Config{MaxConcurrent: 1})
+	h := pluginhost.New(pluginhost.Config{MaxConcurrent: 1})
 	defer h.Close()
-	ix := worker.IndexPlugins(ctx, h, host.SearchPath(pluginPath, nil))
+	ix := worker.IndexPlugins(ctx, h, pluginhost.SearchPath(pluginPath, nil))
 	for _, w := range ix.Warnings {
 		fmt.Fprintf(os.Stderr, "msjfarm submit: warning: %s\n", w)
 	}

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/coordinator"
-	"github.com/msjfarm/msjfarm/natsutil"
+	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
-	"github.com/msjfarm/msjfarm/report"
+	"github.com/msjfarm/msjfarm/results/report"
 	"github.com/msjfarm/msjfarm/storage"
 )
 
@@ -47,7 +47,7 @@ func runReport(args []string) int {
 	for _, w := range a.Warnings {
 		fmt.Fprintf(os.Stderr, "msjfarm report: warning: %s\n", w)
 	}
-	if a.Manifest == nil || a.Manifest.State != natsutil.CampaignDone {
+	if a.Manifest == nil || a.Manifest.State != protocol.CampaignDone {
 		fmt.Fprintf(os.Stderr, "msjfarm report: campaign %s is not finished: report of the %d results so far\n", id, len(a.Records))
 	}
 	files, err := a.Report()

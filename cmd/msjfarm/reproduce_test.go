@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/msjfarm/msjfarm/aggregate"
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/storage"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/coordinator"
-	"github.com/msjfarm/msjfarm/natsutil"
+	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/worker"
 )
@@ -24,8 +24,8 @@ func runRun(args []string) int {
 	ff := newFarmFlags("run", false, "./msjfarm-data")
 	n := ff.fs.Int("workers", runtime.NumCPU(), "replications run at once")
 	storeDir := ff.fs.String("store-dir", "", "JetStream store directory (default: a temporary directory, removed at exit)")
-	ackWait := ff.fs.Duration("ack-wait", natsutil.DefaultAckWait, "redelivery timeout of a task without heartbeat")
-	maxDeliver := ff.fs.Int("max-deliver", natsutil.DefaultMaxDeliver, "attempts per task before it is recorded as failed")
+	ackWait := ff.fs.Duration("ack-wait", protocol.DefaultAckWait, "redelivery timeout of a task without heartbeat")
+	maxDeliver := ff.fs.Int("max-deliver", protocol.DefaultMaxDeliver, "attempts per task before it is recorded as failed")
 	retry := ff.fs.Bool("retry-failed", false, "run the failed tasks of an earlier run again")
 	verbose := ff.fs.Bool("v", false, "log coordinator and worker events to stderr")
 	quiet := ff.fs.Bool("q", false, "no progress line")
@@ -80,19 +80,19 @@ func runRun(args []string) int {
 		}
 		defer os.RemoveAll(dir)
 	}
-	srv, url, err := natsutil.StartEmbedded(natsutil.EmbeddedOptions{StoreDir: dir})
+	srv, url, err := protocol.StartEmbedded(protocol.EmbeddedOptions{StoreDir: dir})
 	if err != nil {
 		return fail("run: %v", err)
 	}
-	defer natsutil.StopEmbedded(srv)
-	nc, err := natsutil.Connect(natsutil.ConnOptions{URL: url, Name: "msjfarm-run", InProcess: srv})
+	defer protocol.StopEmbedded(srv)
+	nc, err := protocol.Connect(protocol.ConnOptions{URL: url, Name: "msjfarm-run", InProcess: srv})
 	if err != nil {
 		return fail("run: %v", err)
 	}
 	defer nc.Close()
 	logf := logger(*verbose)
 	co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st, Logf: logf,
-		Layout: natsutil.Layout{AckWait: *ackWait, MaxDeliver: *maxDeliver}})
+		Layout: protocol.Layout{AckWait: *ackWait, MaxDeliver: *maxDeliver}})
 	if err != nil {
 		return fail("run: %v", err)
 	}
@@ -116,7 +116,7 @@ func runRun(args []string) int {
 	go func() { wDone <- w.Run(wCtx) }()
 	defer func() { wStop(); <-wDone }()
 
-	rep, err := co.Submit(ctx, natsutil.SubmitRequest{Spec: f, RetryFailed: *retry})
+	rep, err := co.Submit(ctx, protocol.SubmitRequest{Spec: f, RetryFailed: *retry})
 	if err != nil {
 		return fail("run: %v", err)
 	}
@@ -130,13 +130,13 @@ func runRun(args []string) int {
 	}()
 	tk := time.NewTicker(500 * time.Millisecond)
 	defer tk.Stop()
-	var s *natsutil.Status
+	var s *protocol.Status
 	for {
 		s, err = co.Status(ctx, rep.Campaign)
 		if err != nil {
 			return fail("run: %v", err)
 		}
-		if s.State != natsutil.CampaignRunning {
+		if s.State != protocol.CampaignRunning {
 			break
 		}
 		if !*quiet {

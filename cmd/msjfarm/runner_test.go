@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/coordinator"
-	"github.com/msjfarm/msjfarm/plugins/host"
-	"github.com/msjfarm/msjfarm/plugins/host/hosttest"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
+	"github.com/msjfarm/msjfarm/worker/pluginhost"
+	"github.com/msjfarm/msjfarm/worker/pluginhost/hosttest"
 )
 
 // Three policy families (three plugin binaries), one with a parameter.
@@ -72,7 +72,7 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("built the plugins in %v", time.Since(t0).Round(time.Millisecond))
-	t.Setenv(host.EnvPath, bin)
+	t.Setenv(pluginhost.EnvPath, bin)
 	sw := filepath.Join(dir, "s.yaml")
 	if err := os.WriteFile(sw, []byte(runnerTestSweep), 0o644); err != nil {
 		t.Fatal(err)
@@ -103,13 +103,13 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 	}
 	for pol, fam := range map[string]string{"fcfs": "fcfs", "msf": "msf", "msfq": "quickswap"} {
 		p := pins.Policies[pol]
-		sum, _ := host.Checksum(filepath.Join(bin, host.BinaryPrefix+fam))
+		sum, _ := pluginhost.Checksum(filepath.Join(bin, pluginhost.BinaryPrefix+fam))
 		if p.Plugin != fam || p.SHA256 != sum {
 			t.Fatalf("pin of %s: %+v (binary sha256 %s)", pol, p, sum)
 		}
 		if got, err := st.Get(t.Context(), storage.PluginKey(fam, sum)); err != nil {
 			t.Fatalf("binary of %s not in storage: %v", fam, err)
-		} else if want, _ := os.ReadFile(filepath.Join(bin, host.BinaryPrefix+fam)); !bytes.Equal(got, want) {
+		} else if want, _ := os.ReadFile(filepath.Join(bin, pluginhost.BinaryPrefix+fam)); !bytes.Equal(got, want) {
 			t.Fatalf("binary of %s differs in storage", fam)
 		}
 	}
@@ -162,7 +162,7 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 
 	// -runner plugin without a binary for every policy refuses to start;
 	// auto falls back to in-process.
-	t.Setenv(host.EnvPath, t.TempDir())
+	t.Setenv(pluginhost.EnvPath, t.TempDir())
 	none := filepath.Join(dir, "none")
 	if code := runRun([]string{"-q", "-runner", "plugin", "-storage", none, sw}); code == 0 {
 		t.Fatal("-runner plugin without binaries: exit 0")

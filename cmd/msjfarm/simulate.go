@@ -15,12 +15,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/msjfarm/msjfarm/model/swf"
+	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
-	"github.com/msjfarm/msjfarm/rng"
 	"github.com/msjfarm/msjfarm/sim"
-	"github.com/msjfarm/msjfarm/stats"
-	"github.com/msjfarm/msjfarm/swf"
-	"github.com/msjfarm/msjfarm/workload"
+	"github.com/msjfarm/msjfarm/sim/rng"
+	"github.com/msjfarm/msjfarm/sim/stats"
 )
 
 // paramFlags collects repeated -param name=value flags.

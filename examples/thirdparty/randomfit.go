@@ -17,7 +17,7 @@
 // First-Fit over class heads.
 package randomfit
 
-import "github.com/msjfarm/msjfarm/plugins/sdk"
+import "github.com/msjfarm/msjfarm/sdk"
 
 // Policies is what the plugin serves.
 var Policies = []sdk.Spec{{

@@ -98,7 +98,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/msjfarm/msjfarm/plugins/sdk"
+	"github.com/msjfarm/msjfarm/sdk"
 )
 
 // Policies lists the policies of this family.

@@ -4,12 +4,12 @@ import (
 	"math"
 	"testing"
 
-	"github.com/msjfarm/msjfarm/dist"
+	"github.com/msjfarm/msjfarm/model/dist"
+	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
-	"github.com/msjfarm/msjfarm/stats"
-	"github.com/msjfarm/msjfarm/workload"
+	"github.com/msjfarm/msjfarm/sim/stats"
 )
 
 func named(t testing.TB, name string, rate float64) *sim.Workload {

@@ -5,9 +5,9 @@ package balanced
 import (
 	"testing"
 
+	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/sim"
-	"github.com/msjfarm/msjfarm/stats"
-	"github.com/msjfarm/msjfarm/workload"
+	"github.com/msjfarm/msjfarm/sim/stats"
 )
 
 // TestZeroWaitSubcriticalLong: the paper-scale version, k = 2^10 … 2^20,

@@ -4,11 +4,11 @@ import (
 	"math"
 	"testing"
 
+	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
-	"github.com/msjfarm/msjfarm/stats"
-	"github.com/msjfarm/msjfarm/workload"
+	"github.com/msjfarm/msjfarm/sim/stats"
 )
 
 // halfinWhitt is the named B Fig. 1–2 family at k servers and load rho.

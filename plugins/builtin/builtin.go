@@ -16,9 +16,9 @@ import (
 	"github.com/msjfarm/msjfarm/plugins/msf"
 	"github.com/msjfarm/msjfarm/plugins/nmsr"
 	"github.com/msjfarm/msjfarm/plugins/quickswap"
-	"github.com/msjfarm/msjfarm/plugins/sdk"
 	"github.com/msjfarm/msjfarm/plugins/serverfilling"
 	"github.com/msjfarm/msjfarm/plugins/srpt"
+	"github.com/msjfarm/msjfarm/sdk"
 	"github.com/msjfarm/msjfarm/sim"
 )
 

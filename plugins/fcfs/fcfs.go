@@ -4,7 +4,7 @@
 // servers, every job behind it waits too (head-of-line blocking).
 package fcfs
 
-import "github.com/msjfarm/msjfarm/plugins/sdk"
+import "github.com/msjfarm/msjfarm/sdk"
 
 // Policies lists the policies of this family.
 var Policies = []sdk.Spec{{

@@ -2,7 +2,7 @@
 // (Quickswap paper §1.1; Balanced Splitting §2).
 package firstfit
 
-import "github.com/msjfarm/msjfarm/plugins/sdk"
+import "github.com/msjfarm/msjfarm/sdk"
 
 // Policies lists the policies of this family.
 var Policies = []sdk.Spec{{

@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/msjfarm/msjfarm/plugins/firstfit"
-	"github.com/msjfarm/msjfarm/plugins/sdk"
+	"github.com/msjfarm/msjfarm/sdk"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
-	"github.com/msjfarm/msjfarm/stats"
+	"github.com/msjfarm/msjfarm/sim/stats"
 )
 
 // TestTrace: k = 4, classes 0, 1, 2 need 1, 2, 4 servers.

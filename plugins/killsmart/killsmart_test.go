@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
-	"github.com/msjfarm/msjfarm/plugins/sdk"
+	"github.com/msjfarm/msjfarm/sdk"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
 )

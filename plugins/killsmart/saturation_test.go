@@ -7,7 +7,7 @@ import (
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
-	"github.com/msjfarm/msjfarm/stats"
+	"github.com/msjfarm/msjfarm/sim/stats"
 )
 
 // The killsmart-one-or-all workload as K §4.5 gives it: p_s = 0.95,

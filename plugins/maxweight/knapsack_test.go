@@ -3,7 +3,7 @@ package maxweight
 import (
 	"testing"
 
-	"github.com/msjfarm/msjfarm/rng"
+	"github.com/msjfarm/msjfarm/sim/rng"
 )
 
 // brute enumerates every packing and returns the best value.

@@ -9,7 +9,7 @@ import (
 	"github.com/msjfarm/msjfarm/plugins/maxweight"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
-	"github.com/msjfarm/msjfarm/stats"
+	"github.com/msjfarm/msjfarm/sim/stats"
 )
 
 // TestStableLong: MaxWeight is throughput-optimal, so on the powers-of-two

@@ -17,7 +17,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/msjfarm/msjfarm/plugins/sdk"
+	"github.com/msjfarm/msjfarm/sdk"
 )
 
 // DefaultMaxServers is the default of the max_servers parameter: the largest

@@ -3,9 +3,9 @@ package maxweight
 import (
 	"testing"
 
-	"github.com/msjfarm/msjfarm/plugins/sdk"
+	"github.com/msjfarm/msjfarm/model/workload"
+	"github.com/msjfarm/msjfarm/sdk"
 	"github.com/msjfarm/msjfarm/sim"
-	"github.com/msjfarm/msjfarm/workload"
 )
 
 // best is the exhaustive maximum of (Σ Q_n·x_n, Σ n·x_n) over packings with

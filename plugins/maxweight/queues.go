@@ -1,6 +1,6 @@
 package maxweight
 
-import "github.com/msjfarm/msjfarm/plugins/sdk"
+import "github.com/msjfarm/msjfarm/sdk"
 
 // deque is a double-ended ring buffer of jobs: waiting jobs of one need
 // group, oldest first. Preempted jobs go back to the front (they are older

@@ -8,7 +8,7 @@
 // first served among themselves; within a class, service is FIFO.
 package msf
 
-import "github.com/msjfarm/msjfarm/plugins/sdk"
+import "github.com/msjfarm/msjfarm/sdk"
 
 // Policies lists the policies of this family.
 var Policies = []sdk.Spec{{

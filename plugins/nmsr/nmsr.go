@@ -108,7 +108,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/msjfarm/msjfarm/plugins/sdk"
+	"github.com/msjfarm/msjfarm/sdk"
 )
 
 // Policies lists the policies of this family.

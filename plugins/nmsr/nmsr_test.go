@@ -7,7 +7,7 @@ import (
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
-	"github.com/msjfarm/msjfarm/stats"
+	"github.com/msjfarm/msjfarm/sim/stats"
 )
 
 // traceJobs is a one-or-all system with k = 4: class 0 needs 1 server,

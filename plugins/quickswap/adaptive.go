@@ -1,6 +1,6 @@
 package quickswap
 
-import "github.com/msjfarm/msjfarm/plugins/sdk"
+import "github.com/msjfarm/msjfarm/sdk"
 
 // Adaptive is Adaptive Quickswap (Q §4.4). It admits jobs in MSF order and
 // alternates between

@@ -5,9 +5,9 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/msjfarm/msjfarm/dist"
+	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/plugins/quickswap"
-	"github.com/msjfarm/msjfarm/plugins/sdk"
+	"github.com/msjfarm/msjfarm/sdk"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
 )

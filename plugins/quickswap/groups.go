@@ -1,7 +1,7 @@
 package quickswap
 
 import (
-	"github.com/msjfarm/msjfarm/plugins/sdk"
+	"github.com/msjfarm/msjfarm/sdk"
 )
 
 // needGroups is sdk.NeedQueues in decreasing need order (Q §3.1 identifies

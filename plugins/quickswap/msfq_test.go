@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/msjfarm/msjfarm/dist"
+	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/plugins/msf"
 	"github.com/msjfarm/msjfarm/plugins/quickswap"
 	"github.com/msjfarm/msjfarm/sim"

@@ -11,7 +11,7 @@ import (
 	"github.com/msjfarm/msjfarm/plugins/quickswap"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
-	"github.com/msjfarm/msjfarm/stats"
+	"github.com/msjfarm/msjfarm/sim/stats"
 )
 
 func meanT(r *sim.Result) float64   { return r.Overall.MeanResponse }

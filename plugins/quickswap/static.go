@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/msjfarm/msjfarm/plugins/sdk"
+	"github.com/msjfarm/msjfarm/sdk"
 )
 
 // Static is Static Quickswap (Q §4.3). It cycles through the classes in a

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/msjfarm/msjfarm/dist"
+	"github.com/msjfarm/msjfarm/model/dist"
 )
 
 // Gittins ranks (S §5.1).

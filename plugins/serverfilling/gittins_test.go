@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/msjfarm/msjfarm/dist"
+	"github.com/msjfarm/msjfarm/model/dist"
 )
 
 // relErr is |got − want| relative to max(|want|, floor).

@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/msjfarm/msjfarm/dist"
-	"github.com/msjfarm/msjfarm/rng"
+	"github.com/msjfarm/msjfarm/model/dist"
+	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/rng"
 	"github.com/msjfarm/msjfarm/sim/simtest"
-	"github.com/msjfarm/msjfarm/stats"
-	"github.com/msjfarm/msjfarm/workload"
+	"github.com/msjfarm/msjfarm/sim/stats"
 )
 
 // restChecker follows a decision trace and checks a property at every rest

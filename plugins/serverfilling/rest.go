@@ -1,6 +1,6 @@
 package serverfilling
 
-import "github.com/msjfarm/msjfarm/plugins/sdk"
+import "github.com/msjfarm/msjfarm/sdk"
 
 // restQueue holds the waiting jobs outside M, whose keys are frozen: a FIFO
 // under arrival order (a job never leaves M there, so arrivals come in key

@@ -43,7 +43,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/msjfarm/msjfarm/plugins/sdk"
+	"github.com/msjfarm/msjfarm/sdk"
 )
 
 // Policies lists the policies of this family. The choices common to all

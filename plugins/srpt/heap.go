@@ -1,6 +1,6 @@
 package srpt
 
-import "github.com/msjfarm/msjfarm/plugins/sdk"
+import "github.com/msjfarm/msjfarm/sdk"
 
 // less is the SRPT order: smaller remaining size (Job.Key) first, ties to the
 // earlier arrival. Every policy of the package and SRPT-1 use it, so that

@@ -3,9 +3,9 @@ package srpt
 import (
 	"testing"
 
-	"github.com/msjfarm/msjfarm/dist"
+	"github.com/msjfarm/msjfarm/model/dist"
+	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/sim"
-	"github.com/msjfarm/msjfarm/workload"
 )
 
 // TestPooledJobStream: the pooled workload's job sequence (sim.NewJobStream)

@@ -10,7 +10,7 @@ import (
 	"github.com/msjfarm/msjfarm/plugins/maxweight"
 	"github.com/msjfarm/msjfarm/plugins/srpt"
 	"github.com/msjfarm/msjfarm/sim"
-	"github.com/msjfarm/msjfarm/stats"
+	"github.com/msjfarm/msjfarm/sim/stats"
 )
 
 // TestS6RatiosLong is S §6 (Fig. 2–4) at paper-like scale: the ratio

@@ -12,7 +12,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/msjfarm/msjfarm/plugins/sdk"
+	"github.com/msjfarm/msjfarm/sdk"
 )
 
 // Policies lists the policies of this family.

@@ -3,9 +3,9 @@ package srpt
 import (
 	"fmt"
 
-	"github.com/msjfarm/msjfarm/dist"
-	"github.com/msjfarm/msjfarm/rng"
+	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/rng"
 )
 
 // RunSRPT1 simulates SRPT-1 (S §3.1, §4.1, §6): the resource-pooled M/G/1

@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/msjfarm/msjfarm/dist"
+	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/plugins/maxweight"
-	"github.com/msjfarm/msjfarm/plugins/sdk"
 	"github.com/msjfarm/msjfarm/plugins/srpt"
-	"github.com/msjfarm/msjfarm/rng"
+	"github.com/msjfarm/msjfarm/sdk"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/rng"
 	"github.com/msjfarm/msjfarm/sim/simtest"
-	"github.com/msjfarm/msjfarm/stats"
+	"github.com/msjfarm/msjfarm/sim/stats"
 )
 
 func oneClass(k, need int, rate float64) *sim.Workload {

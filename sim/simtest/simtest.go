@@ -9,10 +9,10 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/msjfarm/msjfarm/dist"
+	"github.com/msjfarm/msjfarm/model/dist"
+	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/sim"
-	"github.com/msjfarm/msjfarm/stats"
-	"github.com/msjfarm/msjfarm/workload"
+	"github.com/msjfarm/msjfarm/sim/stats"
 )
 
 // J is a hand-built job: arrival instant, size (duration) and class.

@@ -6,7 +6,7 @@ package main
 import (
 	"example.com/randomfit"
 
-	"github.com/msjfarm/msjfarm/plugins/sdk"
+	"github.com/msjfarm/msjfarm/sdk"
 )
 
 func main() { sdk.Serve("randomfit", "0.1.0", randomfit.Policies) }

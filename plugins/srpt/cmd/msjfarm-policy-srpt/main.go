@@ -1,11 +1,11 @@
 // Command msjfarm-policy-srpt is the plugin binary of the srpt policy
 // family: msjfarm workers start it and run replications through it (see
-// plugins/host). Run by hand it only says that it is a plugin.
+// worker/pluginhost). Run by hand it only says that it is a plugin.
 package main
 
 import (
-	"github.com/msjfarm/msjfarm/plugins/sdk"
 	"github.com/msjfarm/msjfarm/plugins/srpt"
+	"github.com/msjfarm/msjfarm/sdk"
 )
 
 // version is the plugin's own version, recorded with every result.

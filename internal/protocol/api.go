@@ -1,0 +1,168 @@
+package protocol
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// Request/reply API subjects. Every request and reply is JSON; a reply
+// with a non-empty Error field is a failure.
+const (
+	APISubmit = "msjfarm.api.submit" // SubmitRequest  → SubmitReply
+	APIStatus = "msjfarm.api.status" // StatusRequest  → Status
+	APICancel = "msjfarm.api.cancel" // StatusRequest  → Status
+	APIList   = "msjfarm.api.list"   // {}             → ListReply
+)
+
+// TaskMsg is the payload of a task message.
+type TaskMsg struct {
+	Campaign string     `json:"campaign"`
+	Task     sweep.Task `json:"task"`
+}
+
+// Task states in the msjfarm_tasks bucket. A task without an entry is
+// queued (or not yet published).
+const (
+	StateRunning  = "running"
+	StateRetrying = "retrying" // failed an attempt, Nak'd with a delay
+	StateReleased = "released" // a stopping worker gave it back
+	StateDone     = "done"
+	StateFailed   = "failed"
+)
+
+// TaskState is the value of a msjfarm_tasks entry.
+type TaskState struct {
+	State   string    `json:"state"`
+	Worker  string    `json:"worker,omitempty"`
+	Attempt int       `json:"attempt,omitempty"`
+	Error   string    `json:"error,omitempty"`
+	Updated time.Time `json:"updated"`
+}
+
+// Campaign states.
+const (
+	CampaignRunning   = "running"
+	CampaignDone      = "done"
+	CampaignCancelled = "cancelled"
+)
+
+// CampaignState is the value of a msjfarm_campaigns entry: enough for a
+// restarted coordinator to resume the campaign.
+type CampaignState struct {
+	ID       string    `json:"id"`
+	Name     string    `json:"name"`
+	State    string    `json:"state"`
+	Total    int       `json:"total"`
+	Points   int       `json:"points"`
+	Created  time.Time `json:"created"`
+	Finished time.Time `json:"finished,omitzero"`
+	Done     int       `json:"done,omitempty"`   // counts when finished
+	Failed   int       `json:"failed,omitempty"` // (running campaigns: see Status)
+	// Epoch counts the coordinator's publishing rounds (see MsgID).
+	Epoch int         `json:"epoch"`
+	Spec  *sweep.File `json:"spec"`
+}
+
+// SubmitRequest submits (or resumes) a campaign.
+type SubmitRequest struct {
+	Spec *sweep.File `json:"spec"`
+	// RetryFailed deletes the failed records of a resubmitted campaign so
+	// that their tasks run again.
+	RetryFailed bool `json:"retry_failed,omitempty"`
+}
+
+// SubmitReply answers a SubmitRequest.
+type SubmitReply struct {
+	Campaign    string   `json:"campaign"`
+	Name        string   `json:"name"`
+	Tasks       int      `json:"tasks"`
+	Points      int      `json:"points"`
+	Published   int      `json:"published"`    // newly published task messages
+	AlreadyDone int      `json:"already_done"` // tasks with a result (or failure record) in storage before publishing
+	Queued      int      `json:"queued"`       // tasks already waiting in the stream
+	Warnings    []string `json:"warnings,omitempty"`
+	Error       string   `json:"error,omitempty"`
+}
+
+// StatusRequest names a campaign.
+type StatusRequest struct {
+	Campaign string `json:"campaign"`
+}
+
+// Status is a campaign's progress.
+type Status struct {
+	Campaign string    `json:"campaign"`
+	Name     string    `json:"name,omitempty"`
+	State    string    `json:"state"`
+	Total    int       `json:"total"`
+	Done     int       `json:"done"`
+	Failed   int       `json:"failed"`
+	Running  int       `json:"running"`
+	Queued   int       `json:"queued"`
+	Created  time.Time `json:"created,omitzero"`
+	Finished time.Time `json:"finished,omitzero"`
+	// Errors are up to ten errors of failed tasks ("<task>: <error>").
+	Errors []string `json:"errors,omitempty"`
+	Error  string   `json:"error,omitempty"`
+}
+
+// Finished reports whether every task is done or failed.
+func (s *Status) Complete() bool { return s.Total > 0 && s.Done+s.Failed >= s.Total }
+
+// ListReply lists the campaigns the coordinator knows.
+type ListReply struct {
+	Campaigns []Status `json:"campaigns"`
+	Error     string   `json:"error,omitempty"`
+}
+
+// ErrNoCoordinator is returned by Request when nobody answers the API.
+var ErrNoCoordinator = errors.New("no coordinator is listening (start `msjfarm coordinator`)")
+
+// RequestRetry is Request, retried every 500 ms while no coordinator is
+// listening (one may be starting), until ctx ends.
+func RequestRetry(ctx context.Context, nc *nats.Conn, subject string, req, reply any) error {
+	for {
+		err := Request(ctx, nc, subject, req, reply)
+		if !errors.Is(err, ErrNoCoordinator) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// Request sends a JSON request and decodes the JSON reply into reply; a
+// reply whose "error" field is set is returned as an error too.
+func Request(ctx context.Context, nc *nats.Conn, subject string, req, reply any) error {
+	data, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	msg, err := nc.RequestWithContext(ctx, subject, data)
+	if err != nil {
+		if errors.Is(err, nats.ErrNoResponders) {
+			return fmt.Errorf("%s: %w", subject, ErrNoCoordinator)
+		}
+		return fmt.Errorf("%s: %w", subject, err)
+	}
+	if err := json.Unmarshal(msg.Data, reply); err != nil {
+		return fmt.Errorf("%s: bad reply: %w", subject, err)
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(msg.Data, &e) == nil && e.Error != "" {
+		return errors.New(e.Error)
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+package workload
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/model/swf"
+)
+
+// TestNamedLoads checks each named workload builds and its load per unit
+// rate against a value derived by hand from its source.
+func TestNamedLoads(t *testing.T) {
+	cases := map[string]float64{
+		// one-or-all: (0.9·1·1 + 0.1·32·1)/32 = 4.1/32 = 0.128125.
+		"one-or-all": 4.1 / 32,
+		// four-class: (0.5·1 + 0.25·3 + 0.2·5 + 0.05·15)/15 = 3/15 = 0.2.
+		"four-class": 0.2,
+		// killsmart: (0.95·1·1.25 + 0.05·2048·10)/2048 = (1.1875 + 1024)/2048.
+		"killsmart-one-or-all": (0.95*1.25 + 0.05*2048*10) / 2048,
+		// powers of two: 0.25·(1+2+4+8)·1/8 = 15/32.
+		"powers-of-two":    15.0 / 32,
+		"powers-of-two-h2": 15.0 / 32,
+	}
+	for _, n := range Names() {
+		s, err := Named(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := s.Build(1)
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		if want, ok := cases[n]; ok {
+			if got := w.Load(); math.Abs(got-want) > 1e-12 {
+				t.Errorf("%s: load per unit rate %v, want %v", n, got, want)
+			}
+		}
+	}
+	// Borg shares are rounded in the table; they sum to about 1.
+	for _, n := range []string{"borg-b", "borg-e"} {
+		s, _ := Named(n)
+		var sum float64
+		for _, c := range s.Classes {
+			sum += c.Share
+		}
+		if len(s.Classes) != 26 || math.Abs(sum-1) > 0.02 {
+			t.Errorf("%s: %d classes, shares sum to %v", n, len(s.Classes), sum)
+		}
+	}
+	if _, err := Named("nope"); err == nil || !strings.Contains(err.Error(), "one-or-all") {
+		t.Errorf("unknown workload error should list known names: %v", err)
+	}
+}
+
+func TestFromTrace(t *testing.T) {
+	const in = `; MaxProcs: 8
+1 0 -1 10 2 -1 -1 2 -1 -1 1 1 1 1 1 -1 -1 -1
+2 5 -1 20 4 -1 -1 4 -1 -1 1 1 1 1 1 -1 -1 -1
+3 6 -1 30 2 -1 -1 2 -1 -1 1 1 1 1 1 -1 -1 -1
+`
+	tr, err := swf.Read(strings.NewReader(in), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := FromTrace("t", tr, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two classes (needs 2 and 4); arrivals halved: 0, 2.5, 3.
+	if len(w.Classes) != 2 || w.Classes[0].Need != 2 || w.Classes[1].Need != 4 {
+		t.Fatalf("classes %+v", w.Classes)
+	}
+	if w.Trace[1].Arrival != 2.5 || w.Trace[2].Class != 0 || w.Trace[2].Size != 30 {
+		t.Fatalf("trace %+v", w.Trace)
+	}
+	// The need-2 class's service distribution has mean (10+30)/2 = 20.
+	if m := w.Classes[0].Service.Mean(); m != 20 {
+		t.Fatalf("class mean %v", m)
+	}
+	if _, err := FromTrace("t", tr, 0); err == nil || !strings.Contains(err.Error(), "time_scale") {
+		t.Fatalf("want time_scale error, got %v", err)
+	}
+}

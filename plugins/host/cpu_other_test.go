@@ -1,7 +1,0 @@
-//go:build !linux
-
-package host_test
-
-import "time"
-
-func threadCPU() time.Duration { return 0 }

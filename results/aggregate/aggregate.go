@@ -1,0 +1,463 @@
+// Package aggregate turns the per-replication results of a campaign into one
+// summary per parameter point: for every metric, the mean over the
+// independent replications of the point and the half-width of its 95%
+// Student-t confidence interval (DESIGN.md §4), plus the counts a reader needs
+// to judge it (replications done, failed, flagged unstable).
+//
+// Why over replications: each replication of a point has its own seed and
+// its own warm-up, so its per-run means are independent and identically
+// distributed, which is what the Student-t interval assumes. The jobs inside
+// one run are correlated; batches of one run are never used here.
+//
+// Undefined values (no replication measured the quantity) are NaN and
+// unbounded ones (one replication: no variance estimate) are +Inf, as in
+// package stats. [WriteCSV] and [WriteJSON] encode them explicitly (empty
+// cell / "inf"; null).
+package aggregate
+
+import (
+	"encoding/json"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/stats"
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// Level is the confidence level of every half-width.
+const Level = 0.95
+
+// Record is the stored result object of one task (one JSON file per task,
+// storage key campaigns/<id>/results/<task>.json). Exactly one of Result and
+// Error is set: a task that failed (plugin crash, deadline, invalid
+// parameters) is recorded with its error so that a resumed campaign does not
+// retry it forever and the summary can count it.
+type Record struct {
+	Task       sweep.Task        `json:"task"`
+	Result     *sim.Result       `json:"result,omitempty"`
+	Provenance map[string]string `json:"provenance,omitempty"`
+	Error      string            `json:"error,omitempty"`
+}
+
+// Failed reports whether the record is a failure: an error, or no result.
+func (r *Record) Failed() bool { return r.Error != "" || r.Result == nil }
+
+// Metric is the estimate of one quantity at one point.
+type Metric struct {
+	// Name is the column stem in the summary table: a base metric name
+	// ("mean_response"), a per-class one ("class1_heavy_mean_response") or
+	// a policy counter ("counter_phase1_time").
+	Name string
+	// Class is the class index of a per-class metric, -1 otherwise.
+	Class int
+	// Base is the quantity without the class prefix: "mean_response",
+	// "mean_wait", "p_wait" for per-class metrics; Name otherwise.
+	Base string
+	// Mean is the mean over the N replications that measured the quantity;
+	// NaN if N == 0.
+	Mean float64
+	// HalfWidth is the half-width of the 95% Student-t confidence interval
+	// of Mean: t(0.975, N-1)·s/√N. +Inf if N == 1, NaN if N == 0.
+	HalfWidth float64
+	// N is the number of replications that measured the quantity. It is
+	// below Point.N when some replications did not: a class with no
+	// measured departure (its mean is undefined, not 0), a counter the
+	// policy did not report.
+	N int
+}
+
+// jsonMetric is the JSON form of Metric: NaN and ±Inf become null, which
+// encoding/json cannot otherwise encode. (A null half-width with n = 1 means
+// unbounded; with n = 0, undefined.)
+type jsonMetric struct {
+	Name      string   `json:"name"`
+	Class     int      `json:"class"`
+	Base      string   `json:"base"`
+	Mean      *float64 `json:"mean"`
+	HalfWidth *float64 `json:"hw"`
+	N         int      `json:"n"`
+}
+
+func finitePtr(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+// MarshalJSON encodes NaN and ±Inf as null.
+func (m Metric) MarshalJSON() ([]byte, error) {
+	return json.Marshal(jsonMetric{m.Name, m.Class, m.Base, finitePtr(m.Mean), finitePtr(m.HalfWidth), m.N})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote. A null mean is NaN; a null
+// half-width is +Inf when n == 1 and NaN otherwise, as MeanCI would give.
+func (m *Metric) UnmarshalJSON(b []byte) error {
+	var j jsonMetric
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*m = Metric{Name: j.Name, Class: j.Class, Base: j.Base, Mean: math.NaN(), HalfWidth: math.NaN(), N: j.N}
+	if j.Mean != nil {
+		m.Mean = *j.Mean
+	}
+	switch {
+	case j.HalfWidth != nil:
+		m.HalfWidth = *j.HalfWidth
+	case j.N == 1:
+		m.HalfWidth = math.Inf(1)
+	}
+	return nil
+}
+
+// Class describes one job class of a point's workload.
+type Class struct {
+	Name string `json:"name"`
+	Need int    `json:"need"`
+	// Share, Service and ServiceMean describe the class as the sweep gave
+	// it (empty for a replayed trace): what analytical overlays need.
+	Share       float64 `json:"share,omitempty"`
+	Service     string  `json:"service,omitempty"`
+	ServiceMean float64 `json:"service_mean,omitempty"`
+}
+
+// Point is the summary of one parameter point: the replications that share
+// sweep.Task.Point (same scenario, policy and parameters).
+type Point struct {
+	// Point is the point id (sweep.Task.Point).
+	Point string `json:"point"`
+	// Scenario is the scenario id (the point without the policy).
+	Scenario string `json:"scenario"`
+	// Workload is the workload name.
+	Workload string `json:"workload"`
+	// Servers is k.
+	Servers int `json:"servers"`
+	// Policy and Params are the policy name and its resolved parameters.
+	Policy string         `json:"policy"`
+	Params map[string]any `json:"params"`
+	// Axes are the point's values of the swept axes.
+	Axes map[string]any `json:"axes"`
+	// ArrivalRate and Load are the scenario's total arrival rate and
+	// offered load ρ (0 for a replayed trace).
+	ArrivalRate float64 `json:"arrival_rate"`
+	Load        float64 `json:"load"`
+	// Replications is the number of tasks of the point; N of them have a
+	// result, NFailed failed, and the rest are still pending.
+	Replications int `json:"replications"`
+	N            int `json:"n"`
+	NFailed      int `json:"n_failed"`
+	// NUnstable counts the replications (among N) flagged unstable by the
+	// engine. Their values ARE included in the means (so a mean stays
+	// reproducible from the records), but a point with NUnstable > 0 is
+	// unstable: its response-time means are lower bounds of a quantity
+	// that diverges, and reports mark it as such instead of plotting it as a
+	// finite estimate.
+	NUnstable int `json:"n_unstable"`
+	// Errors are the distinct error messages of the failed replications
+	// (at most 5).
+	Errors []string `json:"errors,omitempty"`
+	// Classes are the workload's classes, in index order.
+	Classes []Class `json:"classes,omitempty"`
+	// Metrics are the estimates, in a fixed order: the base metrics
+	// ([BaseMetrics]), then per class the [ClassMetrics], then the policy
+	// counters in the order the policy reports them.
+	Metrics []Metric `json:"metrics"`
+}
+
+// Unstable reports whether any replication of the point was flagged unstable.
+func (p *Point) Unstable() bool { return p.NUnstable > 0 }
+
+// Metric returns the metric with the given name (column stem).
+func (p *Point) Metric(name string) (Metric, bool) {
+	for _, m := range p.Metrics {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+// BaseMetrics are the metrics every point has, in column order, with what
+// they estimate (the per-replication value is the sim.Result field named).
+var BaseMetrics = []struct{ Name, Doc string }{
+	{"mean_response", "mean response time E[T] over all classes (Result.Overall.MeanResponse)"},
+	{"weighted_mean_response", "weighted mean response time Σ(ρ_i/ρ)E[T_i] (Result.WeightedMeanResponse)"},
+	{"mean_wait", "mean waiting time E[T] − E[size] per job (Result.Overall.MeanWait)"},
+	{"p_wait", "queueing probability P(wait > 0) (Result.Overall.PWait)"},
+	{"mean_in_system", "time-average number of jobs in system (Result.MeanInSystem)"},
+	{"mean_in_queue", "time-average number of jobs waiting (Result.MeanInQueue)"},
+	{"utilization", "fraction of server-time busy (Result.Utilization)"},
+	{"throughput", "departures per unit time (Result.Throughput)"},
+	{"jain", "Jain's fairness index over per-class mean response times (Result.Jain)"},
+	{"preemptions", "number of preemptions in the window (Result.Preemptions)"},
+	{"preempted_jobs", "number of measured jobs preempted at least once (Result.PreemptedJobs)"},
+	{"wasted_work", "server-time of discarded service under preemptive-restart (Result.WastedWork)"},
+}
+
+// ClassMetrics are the per-class metrics, in column order.
+var ClassMetrics = []struct{ Name, Doc string }{
+	{"mean_response", "mean response time of the class (Result.Classes[i].MeanResponse)"},
+	{"mean_wait", "mean waiting time of the class (Result.Classes[i].MeanWait)"},
+	{"p_wait", "queueing probability of the class (Result.Classes[i].PWait)"},
+}
+
+// baseValue extracts base metric i from a result; ok is false when the
+// replication did not measure it (no measured departure at all).
+func baseValue(r *sim.Result, i int) (float64, bool) {
+	measured := r.Overall.Count > 0
+	switch BaseMetrics[i].Name {
+	case "mean_response":
+		return r.Overall.MeanResponse, measured
+	case "weighted_mean_response":
+		return r.WeightedMeanResponse, measured
+	case "mean_wait":
+		return r.Overall.MeanWait, measured
+	case "p_wait":
+		return r.Overall.PWait, measured
+	case "mean_in_system":
+		return r.MeanInSystem, r.Window > 0
+	case "mean_in_queue":
+		return r.MeanInQueue, r.Window > 0
+	case "utilization":
+		return r.Utilization, r.Window > 0
+	case "throughput":
+		return r.Throughput, r.Window > 0
+	case "jain":
+		return r.Jain, measured && r.Jain > 0 // 0 marks "not computed" in sim
+	case "preemptions":
+		return float64(r.Preemptions), true
+	case "preempted_jobs":
+		return float64(r.PreemptedJobs), true
+	case "wasted_work":
+		return r.WastedWork, true
+	}
+	panic("aggregate: unknown base metric " + BaseMetrics[i].Name)
+}
+
+func classValue(c sim.ClassStats, i int) float64 {
+	switch ClassMetrics[i].Name {
+	case "mean_response":
+		return c.MeanResponse
+	case "mean_wait":
+		return c.MeanWait
+	case "p_wait":
+		return c.PWait
+	}
+	panic("aggregate: unknown class metric " + ClassMetrics[i].Name)
+}
+
+// ClassPrefix is the column prefix of class i named name: "class<i>_<name>_"
+// ("class<i>_" if the sanitized name is empty).
+func ClassPrefix(i int, name string) string {
+	s := sweep.Sanitize(name)
+	if s == "" {
+		return "class" + itoa(i) + "_"
+	}
+	return "class" + itoa(i) + "_" + s + "_"
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// CounterPrefix prefixes policy counter names in column stems.
+const CounterPrefix = "counter_"
+
+type acc struct {
+	xs []float64
+}
+
+func (a *acc) add(x float64) {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return // cannot come from a JSON record; ignore defensively
+	}
+	a.xs = append(a.xs, x)
+}
+
+func (a *acc) metric(name, base string, class int) Metric {
+	s := stats.MeanCI(a.xs, Level)
+	return Metric{Name: name, Class: class, Base: base, Mean: s.Mean, HalfWidth: s.HalfWidth, N: s.N}
+}
+
+// Summarize groups the tasks by point, in the order of first appearance of
+// each point in tasks (deterministic), and summarises the records found in
+// results (keyed by task id). A task without a record is pending; a record
+// with an error or without a result is failed; the others are the
+// replications the metrics are estimated from.
+//
+// Per-class metrics use only the replications in which the class had a
+// measured departure (otherwise the class mean is undefined, not 0).
+// Counters use the replications that reported them.
+func Summarize(tasks []sweep.Task, results map[string]*Record) []Point {
+	idx := map[string]int{}
+	var pts []Point
+	var recs [][]*Record
+	for _, t := range tasks {
+		i, ok := idx[t.Point]
+		if !ok {
+			i = len(pts)
+			idx[t.Point] = i
+			pts = append(pts, Point{
+				Point: t.Point, Scenario: t.Scenario, Workload: t.Workload.Name, Servers: t.Workload.Servers,
+				Policy: t.Policy, Params: t.Params, Axes: t.Axes, ArrivalRate: t.ArrivalRate, Load: t.Load,
+			})
+			recs = append(recs, nil)
+			for ci, c := range t.Workload.Classes {
+				name := c.Name
+				if name == "" {
+					name = "class" + itoa(ci)
+				}
+				cl := Class{Name: name, Need: c.Need, Share: c.Share, Service: c.Service.Dist}
+				if c.Service.Mean != nil {
+					cl.ServiceMean = *c.Service.Mean
+				}
+				pts[i].Classes = append(pts[i].Classes, cl)
+			}
+		}
+		p := &pts[i]
+		p.Replications++
+		r := results[t.ID]
+		if r == nil {
+			continue
+		}
+		if r.Failed() {
+			p.NFailed++
+			msg := r.Error
+			if msg == "" {
+				msg = "no result"
+			}
+			if len(p.Errors) < 5 && !contains(p.Errors, msg) {
+				p.Errors = append(p.Errors, msg)
+			}
+			continue
+		}
+		p.N++
+		if r.Result.Unstable {
+			p.NUnstable++
+		}
+		recs[i] = append(recs[i], r)
+	}
+	for i := range pts {
+		summarizePoint(&pts[i], recs[i])
+	}
+	return pts
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func summarizePoint(p *Point, recs []*Record) {
+	base := make([]acc, len(BaseMetrics))
+	// Classes: a trace workload has no classes in its spec; take them from
+	// the results (the first one with more classes wins).
+	for _, r := range recs {
+		if len(r.Result.Classes) > len(p.Classes) {
+			p.Classes = p.Classes[:0]
+			for _, c := range r.Result.Classes {
+				p.Classes = append(p.Classes, Class{Name: c.Name, Need: c.Need})
+			}
+		}
+	}
+	for ci := range p.Classes {
+		if p.Classes[ci].Name == "" {
+			p.Classes[ci].Name = "class" + itoa(ci)
+		}
+	}
+	cls := make([][]acc, len(p.Classes))
+	for i := range cls {
+		cls[i] = make([]acc, len(ClassMetrics))
+	}
+	var cnames []string
+	cnt := map[string]*acc{}
+	for _, r := range recs {
+		res := r.Result
+		for i := range BaseMetrics {
+			if v, ok := baseValue(res, i); ok {
+				base[i].add(v)
+			}
+		}
+		for ci, c := range res.Classes {
+			if ci >= len(cls) || c.Count == 0 {
+				continue
+			}
+			for mi := range ClassMetrics {
+				cls[ci][mi].add(classValue(c, mi))
+			}
+		}
+		for _, c := range res.Counters {
+			a := cnt[c.Name]
+			if a == nil {
+				a = &acc{}
+				cnt[c.Name] = a
+				cnames = append(cnames, c.Name)
+			}
+			a.add(c.Value)
+		}
+	}
+	p.Metrics = make([]Metric, 0, len(BaseMetrics)+len(cls)*len(ClassMetrics)+len(cnames))
+	for i, m := range BaseMetrics {
+		p.Metrics = append(p.Metrics, base[i].metric(m.Name, m.Name, -1))
+	}
+	for ci := range cls {
+		pre := ClassPrefix(ci, p.Classes[ci].Name)
+		for mi, m := range ClassMetrics {
+			p.Metrics = append(p.Metrics, cls[ci][mi].metric(pre+m.Name, m.Name, ci))
+		}
+	}
+	seen := map[string]bool{}
+	for _, n := range cnames {
+		col := CounterPrefix + sweep.Sanitize(n)
+		if seen[col] { // two counter names that sanitize alike: keep the first
+			continue
+		}
+		seen[col] = true
+		p.Metrics = append(p.Metrics, cnt[n].metric(col, col, -1))
+	}
+}
+
+// columns returns the union of the metric stems over the points, ordered:
+// base metrics, then class metrics by class index and ClassMetrics order,
+// then counters by first appearance.
+func metricColumns(pts []Point) []Metric {
+	type key struct {
+		group, class, order int
+	}
+	seen := map[string]key{}
+	var out []Metric
+	n := 0
+	for _, p := range pts {
+		for _, m := range p.Metrics {
+			if _, ok := seen[m.Name]; ok {
+				continue
+			}
+			k := key{order: n}
+			n++
+			switch {
+			case m.Class >= 0:
+				k.group, k.class = 1, m.Class
+			case strings.HasPrefix(m.Name, CounterPrefix):
+				k.group = 2
+			}
+			seen[m.Name] = k
+			out = append(out, m)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := seen[out[i].Name], seen[out[j].Name]
+		if a.group != b.group {
+			return a.group < b.group
+		}
+		if a.class != b.class {
+			return a.class < b.class
+		}
+		return a.order < b.order
+	})
+	return out
+}

@@ -1,0 +1,439 @@
+package sdk
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/msjfarm/msjfarm/internal/wire/proto"
+	"github.com/msjfarm/msjfarm/sim"
+)
+
+// Serve is all a policy plugin's main does:
+//
+//	func main() { sdk.Serve("fcfs", "1.0.0", fcfs.Policies) }
+//
+// name is the plugin's name (by convention its family; the binary is named
+// msjfarm-policy-<name>), version its own version; specs are the policy
+// lists to serve (several families may share a binary). Serve speaks the
+// go-plugin handshake on stdout and serves gRPC until the host closes it;
+// it does not return. Run by hand (without the host's handshake cookie) the
+// binary says it is a plugin and exits with status 1; a list of specs with
+// duplicate or empty names is reported on stderr, status 1.
+//
+// The process exits by itself if the host dies without stopping it. It
+// runs up to $MSJFARM_PLUGIN_MAX_CONCURRENT replications at
+// once (the host sets it; default the number of CPUs); it logs through hclog
+// to stderr at $MSJFARM_PLUGIN_LOG_LEVEL (default warn), as JSON, which the
+// host re-logs.
+func Serve(name, version string, specs ...[]Spec) {
+	logger := hclog.New(&hclog.LoggerOptions{
+		Name:       name,
+		Level:      logLevel(os.Getenv(EnvLogLevel)),
+		Output:     os.Stderr,
+		JSONFormat: true,
+	})
+	limit, err := maxConcurrent(os.Getenv(EnvMaxConcurrent))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "msjfarm-policy-%s: %v\n", name, err)
+		os.Exit(1)
+	}
+	var all []Spec
+	for _, s := range specs {
+		all = append(all, s...)
+	}
+	srv, err := NewServer(name, version, all, ServerOptions{MaxConcurrent: limit, Logger: logger})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "msjfarm-policy-%s: %v\n", name, err)
+		os.Exit(1)
+	}
+	go exitWithParent(logger, os.Getppid(), time.Second)
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: Handshake(),
+		Plugins:         plugin.PluginSet{PluginKey: &GRPCPlugin{Impl: srv}},
+		GRPCServer:      GRPCServerFunc,
+		Logger:          logger,
+	})
+}
+
+// exitWithParent ends the plugin when the host that started it is gone
+// (killed without closing its plugins: the plugin is re-parented, so its
+// parent pid changes), so that no orphaned plugin lingers on a worker.
+func exitWithParent(logger hclog.Logger, ppid int, every time.Duration) {
+	if ppid <= 1 {
+		return
+	}
+	for {
+		time.Sleep(every)
+		if os.Getppid() != ppid {
+			logger.Warn("the host process is gone; exiting", "host_pid", ppid)
+			os.Exit(3)
+		}
+	}
+}
+
+// GRPCServerFunc is the go-plugin ServeConfig.GRPCServer of every msjfarm
+// plugin: the default server with message limits raised to MaxMessageBytes.
+func GRPCServerFunc(opts []grpc.ServerOption) *grpc.Server {
+	opts = append(opts, grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes))
+	return plugin.DefaultGRPCServer(opts)
+}
+
+func logLevel(s string) hclog.Level {
+	if s == "" {
+		return hclog.Warn
+	}
+	if l := hclog.LevelFromString(s); l != hclog.NoLevel {
+		return l
+	}
+	return hclog.Warn
+}
+
+func maxConcurrent(s string) (int, error) {
+	if s == "" {
+		return runtime.NumCPU(), nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s must be a whole number >= 1, got %q", EnvMaxConcurrent, s)
+	}
+	return n, nil
+}
+
+// ServerOptions configure NewServer.
+type ServerOptions struct {
+	// MaxConcurrent replications run at once; more Run calls wait for a
+	// slot (or their deadline). 0: the number of CPUs.
+	MaxConcurrent int
+	// Logger (nil: hclog at Warn on stderr).
+	Logger hclog.Logger
+	// ProtocolVersion reported by Info (0: ProtocolVersion). Only tests of
+	// version mismatches set it.
+	ProtocolVersion uint32
+}
+
+// NewServer returns the gRPC implementation that Serve registers. It is
+// exported for tests and for plugins that need a custom go-plugin set-up;
+// ordinary plugins call Serve.
+func NewServer(name, version string, specs []Spec, opt ServerOptions) (pb.PolicyPluginServer, error) {
+	if name == "" {
+		return nil, fmt.Errorf("plugin name is empty")
+	}
+	if len(specs) == 0 {
+		return nil, fmt.Errorf("plugin %s serves no policies", name)
+	}
+	if opt.MaxConcurrent < 1 {
+		opt.MaxConcurrent = runtime.NumCPU()
+	}
+	if opt.Logger == nil {
+		opt.Logger = hclog.New(&hclog.LoggerOptions{Name: name, Level: hclog.Warn, Output: os.Stderr})
+	}
+	if opt.ProtocolVersion == 0 {
+		opt.ProtocolVersion = ProtocolVersion
+	}
+	s := &server{
+		specs:  map[string]Spec{},
+		sem:    make(chan struct{}, opt.MaxConcurrent),
+		logger: opt.Logger,
+		info: &pb.InfoResponse{
+			PluginName:      name,
+			PluginVersion:   version,
+			EngineVersion:   sim.Version,
+			ProtocolVersion: opt.ProtocolVersion,
+			MaxConcurrent:   uint32(opt.MaxConcurrent),
+			GoVersion:       runtime.Version(),
+		},
+	}
+	for _, sp := range specs {
+		if sp.Name == "" {
+			return nil, fmt.Errorf("plugin %s: a policy has no name", name)
+		}
+		if (sp.New == nil) == (sp.Reference == nil) {
+			return nil, fmt.Errorf("plugin %s: policy %s: exactly one of New and Reference must be set", name, sp.Name)
+		}
+		key := strings.ToLower(sp.Name)
+		if _, dup := s.specs[key]; dup {
+			return nil, fmt.Errorf("plugin %s: policy %s listed twice", name, sp.Name)
+		}
+		s.specs[key] = sp
+		pi, err := describe(sp)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", name, err)
+		}
+		s.info.Policies = append(s.info.Policies, pi)
+	}
+	return s, nil
+}
+
+// describe reads a spec's declared capabilities and schema. A panicking
+// constructor is reported rather than crashing the plugin.
+func describe(sp Spec) (pi *pb.PolicyInfo, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("policy %s: New panicked: %v", sp.Name, r)
+		}
+	}()
+	pi = &pb.PolicyInfo{Name: sp.Name, Doc: sp.Doc, Preemption: sim.NoPreemption.String()}
+	var params []sim.Param
+	if sp.Reference != nil {
+		pi.Reference = true
+	} else {
+		in := sim.Describe(sp.New())
+		params = in.Params
+		pi.Preemption = in.Preemption.String()
+		pi.SizeAware, pi.Timers, pi.Counters = in.SizeAware, in.Timers, in.Counters
+	}
+	if params == nil {
+		params = []sim.Param{}
+	}
+	if pi.ParamsJson, err = json.Marshal(params); err != nil {
+		return nil, fmt.Errorf("policy %s: schema does not encode as JSON: %v", sp.Name, err)
+	}
+	return pi, nil
+}
+
+type server struct {
+	pb.UnimplementedPolicyPluginServer
+	specs  map[string]Spec
+	info   *pb.InfoResponse
+	sem    chan struct{}
+	logger hclog.Logger
+}
+
+func (s *server) Info(context.Context, *pb.InfoRequest) (*pb.InfoResponse, error) {
+	return s.info, nil
+}
+
+// Abort reasons raised (as panics) from inside the decision-trace observer
+// (the engine recovers them and returns them as errors); cancellation itself
+// goes through sim.Config.Context.
+var (
+	errAbandoned  = errors.New("run abandoned: deadline exceeded or cancelled")
+	errTraceLimit = errors.New("decision trace exceeds max_trace_events")
+)
+
+const (
+	defaultProgressInterval = 250 * time.Millisecond
+	defaultMaxTraceEvents   = 1 << 22
+	traceChunk              = 4096
+)
+
+func (s *server) Run(req *pb.RunRequest, stream pb.PolicyPlugin_RunServer) error {
+	ctx := stream.Context()
+	if req.DeadlineMs > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(req.DeadlineMs)*time.Millisecond)
+		defer cancel()
+	}
+	var rr RunRequest
+	dec := json.NewDecoder(bytes.NewReader(req.RequestJson))
+	dec.DisallowUnknownFields() // a field this plugin does not know would be silently ignored
+	if err := dec.Decode(&rr); err != nil {
+		return status.Errorf(codes.InvalidArgument, "request: %v", err)
+	}
+	spec, ok := s.specs[strings.ToLower(rr.Policy)]
+	if !ok {
+		return status.Errorf(codes.InvalidArgument, "unknown policy %q (this plugin serves: %s)", rr.Policy, s.names())
+	}
+	if err := CheckParams(spec, rr.Params); err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	if err := rr.Run.Validate(); err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	w, err := rr.BuildWorkload()
+	if err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	if req.Trace && rr.Run.MSER {
+		return status.Error(codes.InvalidArgument, "a decision trace cannot be recorded with MSER (two passes)")
+	}
+
+	select {
+	case s.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctxStatus(ctx)
+	}
+	defer func() { <-s.sem }()
+
+	var sendMu sync.Mutex // stream.Send is not safe for concurrent use
+	send := func(u *pb.RunUpdate) error {
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		return stream.Send(u)
+	}
+
+	// Progress: the engine's callback only stores counters; a ticker sends
+	// them at most every interval, so progress costs the simulation nothing
+	// measurable. The context (deadline, host cancellation) stops the run
+	// through sim.Config.Context, both passes of an MSER run included.
+	var done, total atomic.Int64
+	cfg := rr.Run.Config()
+	cfg.Context = ctx
+	cfg.Progress = func(d, t int64) {
+		done.Store(d)
+		total.Store(t)
+	}
+	interval := defaultProgressInterval
+	if req.ProgressIntervalMs > 0 {
+		interval = time.Duration(req.ProgressIntervalMs) * time.Millisecond
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		last := int64(-1)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if d := done.Load(); d != last {
+					last = d
+					_ = send(&pb.RunUpdate{Update: &pb.RunUpdate_Progress{Progress: &pb.Progress{Done: d, Total: total.Load()}}})
+				}
+			}
+		}
+	}()
+
+	var tr *traceSender
+	if req.Trace {
+		limit := req.MaxTraceEvents
+		if limit <= 0 {
+			limit = defaultMaxTraceEvents
+		}
+		tr = &traceSender{limit: limit, send: send}
+		cfg.Observer = tr.observe
+	}
+
+	// The simulation runs on one locked thread, so that its CPU time can
+	// be measured (recorded for accounting and overhead checks).
+	runtime.LockOSThread()
+	cpu0 := threadCPU()
+	start := time.Now()
+	res, runErr := runSafely(spec, w, rr.Params, cfg)
+	elapsed := time.Since(start)
+	cpu := threadCPU() - cpu0
+	runtime.UnlockOSThread()
+	close(stop)
+	wg.Wait()
+
+	switch {
+	case ctx.Err() != nil:
+		return ctxStatus(ctx)
+	case tr != nil && tr.overflow:
+		return status.Errorf(codes.ResourceExhausted, "decision trace exceeds max_trace_events = %d", tr.limit)
+	case tr != nil && tr.err != nil:
+		return tr.err // the stream broke while sending the trace
+	case runErr != nil:
+		s.logger.Info("replication failed", "policy", spec.Name, "seed", rr.Run.Seed, "error", runErr)
+		return status.Error(codes.Aborted, runErr.Error())
+	}
+	if tr != nil {
+		if err := tr.flush(); err != nil {
+			return err
+		}
+	}
+	if t := total.Load(); t > 0 {
+		if err := send(&pb.RunUpdate{Update: &pb.RunUpdate_Progress{Progress: &pb.Progress{Done: done.Load(), Total: t}}}); err != nil {
+			return err
+		}
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return status.Errorf(codes.Internal, "result does not encode as JSON: %v", err)
+	}
+	out := &pb.RunResult{ResultJson: b, ElapsedNs: elapsed.Nanoseconds(), CpuNs: cpu.Nanoseconds()}
+	if tr != nil {
+		out.TraceEvents = tr.n
+	}
+	return send(&pb.RunUpdate{Update: &pb.RunUpdate_Result{Result: out}})
+}
+
+// runSafely runs one replication; a panic outside the engine's own recovery
+// (a reference model, a constructor) becomes an error, never a crash of a
+// process that other replications share.
+func runSafely(spec Spec, w *sim.Workload, params map[string]any, cfg sim.Config) (res *sim.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("policy %s panicked: %v\n%s", spec.Name, r, debug.Stack())
+		}
+	}()
+	return spec.Run(w, params, cfg)
+}
+
+func ctxStatus(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return status.Error(codes.DeadlineExceeded, "replication exceeded its deadline and was abandoned")
+	}
+	return status.Error(codes.Canceled, "replication cancelled")
+}
+
+func (s *server) names() string {
+	n := make([]string, 0, len(s.info.Policies))
+	for _, p := range s.info.Policies {
+		n = append(n, p.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// traceSender collects the decision trace and streams it in chunks from the
+// simulation goroutine (only when the host asked for it: the conformance
+// check).
+type traceSender struct {
+	limit    int64
+	n        int64
+	buf      pb.TraceChunk
+	send     func(*pb.RunUpdate) error
+	overflow bool
+	err      error
+}
+
+func (t *traceSender) observe(e sim.Event) {
+	if t.n >= t.limit {
+		t.overflow = true
+		panic(errTraceLimit)
+	}
+	t.n++
+	b := &t.buf
+	b.Time = append(b.Time, e.Time)
+	b.Kind = append(b.Kind, byte(e.Kind))
+	b.Job = append(b.Job, e.Job)
+	b.Class = append(b.Class, int32(e.Class))
+	b.Need = append(b.Need, int32(e.Need))
+	b.Busy = append(b.Busy, int32(e.Busy))
+	if len(b.Time) >= traceChunk {
+		if err := t.flush(); err != nil {
+			t.err = err
+			panic(errAbandoned)
+		}
+	}
+}
+
+func (t *traceSender) flush() error {
+	if len(t.buf.Time) == 0 {
+		return nil
+	}
+	c := &pb.TraceChunk{Time: t.buf.Time, Kind: t.buf.Kind, Job: t.buf.Job, Class: t.buf.Class, Need: t.buf.Need, Busy: t.buf.Busy}
+	t.buf = pb.TraceChunk{}
+	return t.send(&pb.RunUpdate{Update: &pb.RunUpdate_Trace{Trace: c}})
+}

@@ -1,0 +1,146 @@
+package pluginhost_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/msjfarm/msjfarm/plugins/fcfs"
+	"github.com/msjfarm/msjfarm/worker/pluginhost"
+)
+
+// BenchmarkStart measures what a worker pays once per plugin binary:
+// process start, go-plugin handshake, gRPC connection and the Info call
+// (and, outside the timed part, shutdown).
+func BenchmarkStart(b *testing.B) {
+	bin := pluginhost.Binary{Path: binary("fcfs")}
+	var total time.Duration
+	for i := 0; i < b.N; i++ {
+		h := pluginhost.New(pluginhost.Config{Logger: quiet})
+		t0 := time.Now()
+		if _, err := h.Info(context.Background(), bin); err != nil {
+			b.Fatal(err)
+		}
+		total += time.Since(t0)
+		b.StopTimer()
+		h.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/start")
+}
+
+// BenchmarkCall is the fixed cost of one replication call on a warm
+// process: a 100-arrival replication, dominated by the round trip.
+func BenchmarkCall(b *testing.B) {
+	h := pluginhost.New(pluginhost.Config{Logger: quiet})
+	defer h.Close()
+	bin := pluginhost.Binary{Path: binary("fcfs")}
+	req := request(b, "fcfs", 100, 1)
+	if _, err := h.Run(context.Background(), bin, req, pluginhost.RunOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	var inPlugin time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		out, err := h.Run(context.Background(), bin, req, pluginhost.RunOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		inPlugin += out.PluginElapsed
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds()-inPlugin.Microseconds())/float64(b.N), "µs-overhead/call")
+}
+
+// BenchmarkOverhead compares one replication of about a second (FCFS,
+// four-class, load 0.5, $MSJFARM_BENCH_ARRIVALS measured arrivals, default
+// 8e6: about 1 s of CPU) run in-process (sdk.Spec.Run) and through the
+// plugin on a warm process, alternating which goes first to cancel drift,
+// and checks that both give the same bytes. Reported: seconds per
+// replication each way, the plugin's wall-time overhead in percent of the
+// in-process time (target: <= 1%; overall and median of the pairs), the
+// part of the wall time spent outside the simulation (IPC, JSON,
+// scheduling: host time minus the plugin's own elapsed time), and the CPU
+// time of the simulating thread each way, which other load on the machine
+// distorts far less than wall time.
+func BenchmarkOverhead(b *testing.B) {
+	arrivals := int64(8e6)
+	if s := os.Getenv("MSJFARM_BENCH_ARRIVALS"); s != "" {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		arrivals = int64(f)
+	}
+	h := pluginhost.New(pluginhost.Config{Logger: quiet, MaxConcurrent: 1})
+	defer h.Close()
+	bin := pluginhost.Binary{Path: binary("fcfs")}
+	req := request(b, "fcfs", arrivals, 11)
+	w, err := req.BuildWorkload()
+	if err != nil {
+		b.Fatal(err)
+	}
+	spec := fcfs.Policies[0]
+	if _, err := h.Info(context.Background(), bin); err != nil { // start outside the timing
+		b.Fatal(err)
+	}
+	var local, remote, inPlugin, localCPU, pluginCPU time.Duration
+	inproc := func() []byte {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		c0, t0 := threadCPU(), time.Now()
+		r, err := spec.Run(w, nil, req.Run.Config())
+		local += time.Since(t0)
+		localCPU += threadCPU() - c0
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, _ := json.Marshal(r)
+		return out
+	}
+	plugin := func() []byte {
+		t0 := time.Now()
+		out, err := h.Run(context.Background(), bin, req, pluginhost.RunOptions{})
+		remote += time.Since(t0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		inPlugin += out.PluginElapsed
+		pluginCPU += out.PluginCPU
+		return out.ResultJSON
+	}
+	var ratios []float64 // plugin / in-process wall time, per pair
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var x, y []byte
+		l0, r0 := local, remote
+		if i%2 == 0 {
+			x, y = inproc(), plugin()
+		} else {
+			y, x = plugin(), inproc()
+		}
+		if !bytes.Equal(x, y) {
+			b.Fatal("plugin and in-process results differ")
+		}
+		ratios = append(ratios, (remote-r0).Seconds()/(local-l0).Seconds())
+	}
+	sort.Float64s(ratios)
+	n := float64(b.N)
+	b.ReportMetric(local.Seconds()/n, "s-inprocess/rep")
+	b.ReportMetric(remote.Seconds()/n, "s-plugin/rep")
+	b.ReportMetric(100*(remote.Seconds()-local.Seconds())/local.Seconds(), "%-overhead")
+	b.ReportMetric(100*(ratios[len(ratios)/2]-1), "%-overhead-median-pair")
+	b.ReportMetric(float64((remote-inPlugin).Microseconds())/1000/n, "ms-ipc/rep")
+	if localCPU > 0 && pluginCPU > 0 {
+		// CPU time of the simulating thread each way: what the plugin
+		// costs beyond the IPC, robust to other load on the machine.
+		b.ReportMetric(100*(pluginCPU.Seconds()-localCPU.Seconds())/localCPU.Seconds(), "%-cpu-overhead")
+		b.ReportMetric(localCPU.Seconds()/n, "s-inprocess-cpu/rep")
+		b.ReportMetric(pluginCPU.Seconds()/n, "s-plugin-cpu/rep")
+	}
+}

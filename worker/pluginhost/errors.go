@@ -1,0 +1,90 @@
+package pluginhost
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Kind classifies a plugin failure. Every error the host returns from Run,
+// Info or Validate is an *Error, and errors.Is(err, host.ErrCrash) (etc.)
+// tests its kind.
+type Kind string
+
+// Error kinds.
+const (
+	// ErrStart: the binary is missing, is not a plugin, or exited or timed
+	// out before the handshake. Stderr holds its output.
+	ErrStart Kind = "start failed"
+	// ErrChecksum: the binary's sha256 is not the one pinned.
+	ErrChecksum Kind = "checksum mismatch"
+	// ErrProtocol: the plugin speaks another protocol version.
+	ErrProtocol Kind = "protocol version mismatch"
+	// ErrInvalid: the request was rejected before anything ran (unknown
+	// policy, parameter outside the schema, invalid workload or run length).
+	ErrInvalid Kind = "invalid request"
+	// ErrPolicy: the replication ran and failed (a policy error or panic
+	// that the engine caught). Deterministic: retrying gives the same.
+	ErrPolicy Kind = "replication failed"
+	// ErrCrash: the plugin process died (or its connection broke) during
+	// the call. Stderr holds the tail of its output.
+	ErrCrash Kind = "plugin crashed"
+	// ErrDeadline: the replication exceeded its deadline. If the plugin did
+	// not stop it within the grace period, its process was killed.
+	ErrDeadline Kind = "deadline exceeded"
+	// ErrCanceled: the caller's context ended the call.
+	ErrCanceled Kind = "cancelled"
+	// ErrTraceLimit: a requested decision trace exceeded its limit.
+	ErrTraceLimit Kind = "trace too long"
+	// ErrClosed: the host was closed.
+	ErrClosed Kind = "host closed"
+)
+
+// Error implements error, so that a Kind can be an errors.Is target.
+func (k Kind) Error() string { return string(k) }
+
+// Error is a failure of a plugin call.
+type Error struct {
+	Kind   Kind
+	Binary string // path of the plugin binary
+	SHA256 string // its checksum (hex), when known
+	Policy string // policy of the request, if any
+	Msg    string
+	// Stderr is the tail of the plugin process's stderr (for ErrStart,
+	// ErrCrash and ErrDeadline with a killed process).
+	Stderr string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "plugin %s", e.Binary)
+	if e.SHA256 != "" {
+		fmt.Fprintf(&b, " (sha256 %.12s)", e.SHA256)
+	}
+	if e.Policy != "" {
+		fmt.Fprintf(&b, ", policy %s", e.Policy)
+	}
+	fmt.Fprintf(&b, ": %s: %s", e.Kind, e.Msg)
+	if s := strings.TrimSpace(e.Stderr); s != "" {
+		b.WriteString("\n--- plugin stderr (last lines) ---\n")
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// Is reports whether target is e's Kind.
+func (e *Error) Is(target error) bool {
+	k, ok := target.(Kind)
+	return ok && k == e.Kind
+}
+
+// Retryable reports whether running the same request again may succeed: a
+// crash, a start failure, a deadline or a cancellation may be transient; a
+// rejected request, a failed replication, a checksum or protocol mismatch
+// will fail the same way.
+func (e *Error) Retryable() bool {
+	switch e.Kind {
+	case ErrCrash, ErrStart, ErrDeadline, ErrCanceled, ErrClosed:
+		return true
+	}
+	return false
+}

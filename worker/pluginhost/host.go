@@ -1,0 +1,866 @@
+// Package host is the worker side of the policy plugin boundary
+// (DESIGN.md §3): it finds plugin binaries (msjfarm-policy-<family>),
+// verifies them by sha256, starts them as hashicorp/go-plugin processes,
+// keeps them alive across replications, and runs each replication with ONE
+// streaming gRPC call (progress, then the result as JSON bytes of
+// sim.Result).
+//
+// Failure is contained: a plugin that crashes, hangs past its deadline,
+// has the wrong checksum or protocol version, or is asked for parameters
+// outside its schema yields an *Error of the matching Kind, with the tail of
+// the plugin's stderr where it helps. A plugin can neither crash the host
+// (it is another process) nor hang it (every call has a deadline, and a
+// process that does not honour a run's deadline is killed).
+//
+// Concurrency: one process per (binary path, sha256) serves up to
+// Config.MaxConcurrent replications at once; the host passes the limit to
+// the process at start-up ($MSJFARM_PLUGIN_MAX_CONCURRENT, enforced there
+// too) and never sends more. A crash therefore fails every replication in
+// flight on that process (each gets ErrCrash, which is retryable); the next
+// call starts a fresh process. A reused process found dead before it
+// answered anything about a call (it died while idle) is replaced and the
+// call retried once, transparently.
+//
+// Hangs: the plugin abandons a replication at its deadline (it checks at the
+// engine's progress callbacks, about 100 per run); one that has not stopped
+// a grace period later is hung in policy code, and since a goroutine cannot
+// be killed, its process is retired (no new work) and killed as soon as the
+// other replications on it end. A process that does not exit when told gets
+// SIGKILL. Idle processes are health-checked before reuse.
+package pluginhost
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/msjfarm/msjfarm/internal/wire/proto"
+	"github.com/msjfarm/msjfarm/sdk"
+	"github.com/msjfarm/msjfarm/sim"
+)
+
+// Config configures a Host. The zero value is usable.
+type Config struct {
+	// MaxConcurrent is the number of replications one plugin process runs
+	// at once (0: the number of CPUs).
+	MaxConcurrent int
+	// StartTimeout bounds process start, handshake and the Info call
+	// (0: 20 s).
+	StartTimeout time.Duration
+	// DefaultDeadline is a replication's deadline when RunOptions gives
+	// none (0: 1 h).
+	DefaultDeadline time.Duration
+	// HealthAfter: a process idle this long is health-checked (an Info
+	// call answered within HealthTimeout) before it is reused (0: 5 s);
+	// one that fails is killed and replaced (HealthTimeout 0: 2 s).
+	HealthAfter, HealthTimeout time.Duration
+	// KillTimeout is how long a process being stopped has to exit after
+	// the host closes its connection before it gets SIGKILL (0: 3 s).
+	KillTimeout time.Duration
+	// StderrTail is how many bytes of each process's stderr are kept for
+	// error reports (0: 16 KiB).
+	StderrTail int
+	// Logger receives the host's and (re-logged) the plugins' logs
+	// (nil: hclog at Warn on stderr).
+	Logger hclog.Logger
+	// Env is added to the plugin processes' environment (which otherwise is
+	// the host's).
+	Env []string
+}
+
+// Binary names a plugin binary and, optionally, the sha256 a campaign
+// pins for it.
+type Binary struct {
+	Path string
+	// SHA256 (hex) pins the binary: a different file is refused with
+	// ErrChecksum. Empty: the checksum is computed (cached by size and
+	// modification time), verified again at process start, and recorded.
+	SHA256 string
+}
+
+// Info describes a running plugin (proto InfoResponse, decoded).
+type Info struct {
+	Name          string       `json:"name"`
+	Version       string       `json:"version"`
+	Engine        string       `json:"engine"`
+	Protocol      int          `json:"protocol"`
+	MaxConcurrent int          `json:"max_concurrent"`
+	GoVersion     string       `json:"go_version"`
+	Policies      []PolicyInfo `json:"policies"`
+	// Path and SHA256 identify the binary; PID the process serving.
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	PID    int    `json:"pid"`
+	// StartTime is process start + handshake + the first Info call.
+	StartTime time.Duration `json:"start_time_ns"`
+}
+
+// PolicyInfo is one policy a plugin serves, with its declared capabilities.
+type PolicyInfo struct {
+	Name       string      `json:"name"`
+	Doc        string      `json:"doc"`
+	Params     []sim.Param `json:"params"`
+	Preemption string      `json:"preemption"`
+	SizeAware  bool        `json:"size_aware"`
+	Reference  bool        `json:"reference"`
+	Timers     bool        `json:"timers"`
+	Counters   bool        `json:"counters"`
+}
+
+// Policy returns the named policy (case-insensitive).
+func (in *Info) Policy(name string) (*PolicyInfo, bool) {
+	for i := range in.Policies {
+		if strings.EqualFold(in.Policies[i].Name, name) {
+			return &in.Policies[i], true
+		}
+	}
+	return nil, false
+}
+
+// Record is what a result stores about the plugin that produced it.
+type Record struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Engine  string `json:"engine"`
+	SHA256  string `json:"sha256"`
+}
+
+// RunOptions are per-call options; none changes the result.
+type RunOptions struct {
+	// Deadline for the replication (0: Config.DefaultDeadline). The plugin
+	// abandons the run at the deadline; if it has not stopped Grace later
+	// (a hung policy), its process is killed as soon as no other
+	// replication is running on it, and is never given new work.
+	Deadline time.Duration
+	// Grace (0: 2 s + Deadline/50, since the plugin notices the deadline
+	// at the engine's progress callbacks, about 100 per run).
+	Grace time.Duration
+	// Progress, if set, receives (arrivals simulated, planned total) as the
+	// plugin reports them, at most every ProgressInterval (0: 250 ms), and
+	// once at the end.
+	Progress         func(done, total int64)
+	ProgressInterval time.Duration
+	// Trace asks for the decision trace (sim.Event list), for the
+	// conformance check; MaxTraceEvents bounds it (0: 1<<22).
+	Trace          bool
+	MaxTraceEvents int64
+	// SkipValidation sends the request without host-side validation, so
+	// that the conformance check can verify the plugin's own validation.
+	SkipValidation bool
+}
+
+// Outcome is a successful replication.
+type Outcome struct {
+	Result *sim.Result
+	// ResultJSON is the plugin's JSON of Result, byte for byte.
+	ResultJSON []byte
+	Plugin     Record
+	// Trace is the decision trace (RunOptions.Trace only).
+	Trace []sim.Event
+	// Progress messages received, and the last one.
+	ProgressUpdates  int
+	LastDone, LastOf int64
+	// PluginElapsed is the run's wall time inside the plugin, PluginCPU
+	// the CPU time of its simulating thread (0 where unmeasurable); Elapsed
+	// the whole call as the host saw it (including any wait for a slot).
+	PluginElapsed, PluginCPU, Elapsed time.Duration
+}
+
+// Host starts, reuses and supervises plugin processes. It is safe for
+// concurrent use. Close it to stop the processes.
+type Host struct {
+	cfg    Config
+	logger hclog.Logger
+	starts atomic.Int64
+
+	mu     sync.Mutex
+	closed bool
+	procs  map[procKey]*entry // the process serving each binary
+	live   map[*proc]bool     // every process not yet stopped, retired ones too
+	sums   map[string]sumCache
+	kills  sync.WaitGroup
+}
+
+type procKey struct{ path, sha string }
+
+// entry is a process being started (ready open) or started.
+type entry struct {
+	ready chan struct{}
+	p     *proc
+	err   error
+}
+
+type sumCache struct {
+	size int64
+	mod  time.Time
+	sum  string
+}
+
+// New returns a Host; processes start on first use.
+func New(cfg Config) *Host {
+	if cfg.MaxConcurrent < 1 {
+		cfg.MaxConcurrent = runtime.NumCPU()
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = 20 * time.Second
+	}
+	if cfg.DefaultDeadline <= 0 {
+		cfg.DefaultDeadline = time.Hour
+	}
+	if cfg.HealthAfter <= 0 {
+		cfg.HealthAfter = 5 * time.Second
+	}
+	if cfg.HealthTimeout <= 0 {
+		cfg.HealthTimeout = 2 * time.Second
+	}
+	if cfg.KillTimeout <= 0 {
+		cfg.KillTimeout = 3 * time.Second
+	}
+	if cfg.StderrTail <= 0 {
+		cfg.StderrTail = 16 << 10
+	}
+	lg := cfg.Logger
+	if lg == nil {
+		lg = hclog.New(&hclog.LoggerOptions{Name: "plugin-host", Level: hclog.Warn, Output: os.Stderr})
+	}
+	return &Host{cfg: cfg, logger: lg, procs: map[procKey]*entry{}, live: map[*proc]bool{}, sums: map[string]sumCache{}}
+}
+
+// Starts is the number of plugin processes started so far (reuse keeps it
+// low; a crash or a hang adds one).
+func (h *Host) Starts() int64 { return h.starts.Load() }
+
+// Close kills every plugin process and waits for them to exit. Calls in
+// flight fail with ErrCrash or ErrCanceled.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	h.closed = true
+	starting := h.procs
+	h.procs = map[procKey]*entry{}
+	h.mu.Unlock()
+	for _, e := range starting {
+		<-e.ready // a start in progress registers its process in live
+	}
+	h.mu.Lock()
+	live := make([]*proc, 0, len(h.live))
+	for p := range h.live {
+		live = append(live, p)
+	}
+	h.mu.Unlock()
+	for _, p := range live {
+		h.kill(p)
+	}
+	h.kills.Wait()
+	return nil
+}
+
+// Checksum returns the hex sha256 of the file at path.
+func Checksum(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	hs := sha256.New()
+	if _, err := io.Copy(hs, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(hs.Sum(nil)), nil
+}
+
+// checksum returns the binary's sha256: the pinned one, or the file's
+// (cached while its size and modification time are unchanged).
+func (h *Host) checksum(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("not a regular file")
+	}
+	h.mu.Lock()
+	c, ok := h.sums[path]
+	h.mu.Unlock()
+	if ok && c.size == st.Size() && c.mod.Equal(st.ModTime()) {
+		return c.sum, nil
+	}
+	sum, err := Checksum(path)
+	if err != nil {
+		return "", err
+	}
+	h.mu.Lock()
+	h.sums[path] = sumCache{size: st.Size(), mod: st.ModTime(), sum: sum}
+	h.mu.Unlock()
+	return sum, nil
+}
+
+// proc is one running plugin process.
+type proc struct {
+	key    procKey
+	client *plugin.Client
+	rpc    pb.PolicyPluginClient
+	info   *Info
+	stderr *tail
+	slots  chan struct{}
+
+	calls atomic.Int64 // Run calls made on this process
+
+	mu       sync.Mutex
+	inflight int // reservations: calls between acquire and release
+	retired  bool
+	killed   bool
+	lastUsed time.Time
+}
+
+func (h *Host) errorf(kind Kind, key procKey, policy, format string, a ...any) *Error {
+	return &Error{Kind: kind, Binary: key.path, SHA256: key.sha, Policy: policy, Msg: fmt.Sprintf(format, a...)}
+}
+
+// acquire returns a healthy process for b with a reservation (release it).
+func (h *Host) acquire(ctx context.Context, b Binary) (*proc, error) {
+	path, err := filepath.Abs(b.Path)
+	if err != nil {
+		return nil, &Error{Kind: ErrStart, Binary: b.Path, Msg: err.Error()}
+	}
+	want := strings.ToLower(b.SHA256)
+	if want != "" {
+		if _, err := hex.DecodeString(want); err != nil || len(want) != 64 {
+			return nil, &Error{Kind: ErrChecksum, Binary: path, Msg: fmt.Sprintf("pinned sha256 %q is not 64 hex digits", b.SHA256)}
+		}
+	}
+	sum := want
+	if sum == "" {
+		if sum, err = h.checksum(path); err != nil {
+			return nil, &Error{Kind: ErrStart, Binary: path, Msg: err.Error()}
+		}
+	}
+	key := procKey{path: path, sha: sum}
+	for {
+		h.mu.Lock()
+		if h.closed {
+			h.mu.Unlock()
+			return nil, h.errorf(ErrClosed, key, "", "the plugin host is closed")
+		}
+		e := h.procs[key]
+		if e == nil {
+			e = &entry{ready: make(chan struct{})}
+			h.procs[key] = e
+			h.mu.Unlock()
+			e.p, e.err = h.start(key)
+			close(e.ready)
+			if e.err != nil {
+				h.mu.Lock()
+				if h.procs[key] == e {
+					delete(h.procs, key)
+				}
+				h.mu.Unlock()
+				return nil, e.err
+			}
+		} else {
+			h.mu.Unlock()
+			select {
+			case <-e.ready:
+			case <-ctx.Done():
+				return nil, h.errorf(ErrCanceled, key, "", "%v", ctx.Err())
+			}
+			if e.err != nil {
+				return nil, e.err
+			}
+		}
+		p := e.p
+		if h.reserve(ctx, p) {
+			return p, nil
+		}
+		h.retire(p)
+	}
+}
+
+// reserve takes a reservation on p if it is alive and, when idle for a
+// while, answers a health check.
+func (h *Host) reserve(ctx context.Context, p *proc) bool {
+	p.mu.Lock()
+	if p.retired || p.client.Exited() {
+		p.mu.Unlock()
+		return false
+	}
+	p.inflight++
+	idle := p.inflight == 1 && time.Since(p.lastUsed) > h.cfg.HealthAfter
+	p.mu.Unlock()
+	if !idle {
+		return true
+	}
+	cctx, cancel := context.WithTimeout(ctx, h.cfg.HealthTimeout)
+	defer cancel()
+	if _, err := p.rpc.Info(cctx, &pb.InfoRequest{}); err != nil && ctx.Err() == nil {
+		h.logger.Warn("plugin failed its health check; restarting it", "binary", p.key.path, "error", err)
+		h.release(p)
+		return false
+	}
+	return true
+}
+
+func (h *Host) release(p *proc) {
+	p.mu.Lock()
+	p.inflight--
+	p.lastUsed = time.Now()
+	kill := p.retired && p.inflight == 0
+	p.mu.Unlock()
+	if kill {
+		h.kill(p)
+	}
+}
+
+// retire stops giving p work and kills it once nothing runs on it.
+func (h *Host) retire(p *proc) {
+	h.mu.Lock()
+	if e := h.procs[p.key]; e != nil && e.p == p {
+		delete(h.procs, p.key)
+	}
+	h.mu.Unlock()
+	p.mu.Lock()
+	already := p.retired
+	p.retired = true
+	kill := !already && p.inflight == 0
+	p.mu.Unlock()
+	if kill {
+		h.kill(p)
+	}
+}
+
+// kill stops p's process in the background: go-plugin's orderly shutdown
+// first, SIGKILL if the process has not exited KillTimeout later (a wedged
+// or stopped process would otherwise block the shutdown for ever).
+// Close waits for every kill.
+func (h *Host) kill(p *proc) {
+	p.mu.Lock()
+	already := p.killed
+	p.killed = true
+	p.mu.Unlock()
+	if already {
+		return
+	}
+	h.kills.Add(1)
+	go func() {
+		defer h.kills.Done()
+		h.stop(p.client, p.info.PID, p.key.path)
+		h.mu.Lock()
+		delete(h.live, p)
+		h.mu.Unlock()
+	}()
+}
+
+// stop ends a plugin process: go-plugin's orderly shutdown, then SIGKILL
+// after KillTimeout; it gives up waiting (and logs) after another
+// KillTimeout, so that it never blocks for ever.
+func (h *Host) stop(c *plugin.Client, pid int, path string) {
+	done := make(chan struct{})
+	go func() {
+		c.Kill()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return
+	case <-time.After(h.cfg.KillTimeout):
+	}
+	// Not yet reaped (go-plugin reaps before Kill returns), so the pid is
+	// still this process's.
+	if pid > 0 && !c.Exited() {
+		h.logger.Warn("plugin process did not exit; sending SIGKILL", "binary", path, "pid", pid)
+		if pr, err := os.FindProcess(pid); err == nil {
+			_ = pr.Kill()
+		}
+	}
+	select {
+	case <-done:
+	case <-time.After(h.cfg.KillTimeout):
+		h.logger.Error("plugin process still not stopped after SIGKILL; abandoning it", "binary", path, "pid", pid)
+	}
+}
+
+// env is the plugin's environment: the host's, without variables the host
+// sets itself, plus the concurrency limit and Config.Env.
+func (h *Host) env() []string {
+	var env []string
+	own := []string{sdk.EnvMaxConcurrent + "=", sdk.Handshake().MagicCookieKey + "=", "PLUGIN_"}
+	for _, kv := range os.Environ() {
+		skip := false
+		for _, p := range own {
+			skip = skip || strings.HasPrefix(kv, p)
+		}
+		if !skip {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, sdk.EnvMaxConcurrent+"="+strconv.Itoa(h.cfg.MaxConcurrent))
+	return append(env, h.cfg.Env...)
+}
+
+func (h *Host) start(key procKey) (*proc, error) {
+	sum, _ := hex.DecodeString(key.sha)
+	stderr := newTail(h.cfg.StderrTail)
+	cmd := exec.Command(key.path)
+	cmd.Env = h.env()
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake(),
+		Plugins:          plugin.PluginSet{sdk.PluginKey: &sdk.GRPCPlugin{}},
+		Cmd:              cmd,
+		SkipHostEnv:      true,
+		SecureConfig:     &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()},
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		Logger:           h.logger,
+		Stderr:           stderr,
+		StartTimeout:     h.cfg.StartTimeout,
+		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
+			grpc.MaxCallRecvMsgSize(sdk.MaxMessageBytes), grpc.MaxCallSendMsgSize(sdk.MaxMessageBytes))},
+	})
+	h.starts.Add(1)
+	t0 := time.Now()
+	fail := func(kind Kind, format string, a ...any) (*proc, error) {
+		pid := 0
+		if rc := client.ReattachConfig(); rc != nil {
+			pid = rc.Pid
+		}
+		h.stop(client, pid, key.path)
+		e := h.errorf(kind, key, "", format, a...)
+		if kind == ErrStart {
+			e.Stderr = stderr.String()
+		}
+		return nil, e
+	}
+	rc, err := client.Client()
+	if err != nil {
+		switch {
+		case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
+			actual, cerr := Checksum(key.path)
+			if cerr != nil {
+				actual = "unreadable: " + cerr.Error()
+			}
+			return fail(ErrChecksum, "the binary's sha256 is %s, the campaign pins %s: refusing to run it", actual, key.sha)
+		case strings.Contains(err.Error(), "incompatible API version"):
+			theirs := "?"
+			if _, after, ok := strings.Cut(err.Error(), "Plugin version: "); ok {
+				theirs, _, _ = strings.Cut(after, ",")
+			}
+			return fail(ErrProtocol, "the plugin speaks protocol version %s, this host speaks version %d (rebuild the plugin against this msjfarm SDK)", theirs, sdk.ProtocolVersion)
+		}
+		return fail(ErrStart, "%v", err)
+	}
+	raw, err := rc.Dispense(sdk.PluginKey)
+	if err != nil {
+		return fail(ErrStart, "dispense: %v", err)
+	}
+	rpc, ok := raw.(pb.PolicyPluginClient)
+	if !ok {
+		return fail(ErrStart, "dispense returned %T", raw)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.StartTimeout)
+	defer cancel()
+	resp, err := rpc.Info(ctx, &pb.InfoRequest{})
+	if err != nil {
+		return fail(ErrStart, "info: %v", err)
+	}
+	if resp.ProtocolVersion != sdk.ProtocolVersion {
+		return fail(ErrProtocol, "the plugin speaks protocol version %d, this host speaks version %d (rebuild the plugin against this msjfarm SDK)", resp.ProtocolVersion, sdk.ProtocolVersion)
+	}
+	info, err := decodeInfo(resp)
+	if err != nil {
+		return fail(ErrStart, "info: %v", err)
+	}
+	info.Path, info.SHA256, info.StartTime = key.path, key.sha, time.Since(t0)
+	if rc := client.ReattachConfig(); rc != nil {
+		info.PID = rc.Pid
+	}
+	h.logger.Debug("plugin started", "binary", key.path, "name", info.Name, "version", info.Version, "pid", info.PID, "start", info.StartTime)
+	p := &proc{key: key, client: client, rpc: rpc, info: info, stderr: stderr,
+		slots: make(chan struct{}, h.cfg.MaxConcurrent), lastUsed: time.Now()}
+	h.mu.Lock()
+	h.live[p] = true
+	h.mu.Unlock()
+	return p, nil
+}
+
+func decodeInfo(r *pb.InfoResponse) (*Info, error) {
+	in := &Info{Name: r.PluginName, Version: r.PluginVersion, Engine: r.EngineVersion,
+		Protocol: int(r.ProtocolVersion), MaxConcurrent: int(r.MaxConcurrent), GoVersion: r.GoVersion}
+	for _, p := range r.Policies {
+		pi := PolicyInfo{Name: p.Name, Doc: p.Doc, Preemption: p.Preemption, SizeAware: p.SizeAware,
+			Reference: p.Reference, Timers: p.Timers, Counters: p.Counters}
+		if len(p.ParamsJson) > 0 {
+			if err := json.Unmarshal(p.ParamsJson, &pi.Params); err != nil {
+				return nil, fmt.Errorf("policy %s: unreadable parameter schema: %v", p.Name, err)
+			}
+		}
+		in.Policies = append(in.Policies, pi)
+	}
+	return in, nil
+}
+
+// Info starts (or reuses) the plugin and returns its description.
+func (h *Host) Info(ctx context.Context, b Binary) (*Info, error) {
+	p, err := h.acquire(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	defer h.release(p)
+	in := *p.info
+	in.Policies = append([]PolicyInfo(nil), p.info.Policies...)
+	return &in, nil
+}
+
+// Validate checks a request against the plugin's Info without running
+// anything: the policy exists, the parameters resolve against its schema
+// (sim.Resolve: unknown names, types, ranges), the workload builds and the
+// run length is valid. Workers and the coordinator call it before dispatch;
+// Run calls it too.
+func (h *Host) Validate(ctx context.Context, b Binary, req *sdk.RunRequest) error {
+	p, err := h.acquire(ctx, b)
+	if err != nil {
+		return err
+	}
+	defer h.release(p)
+	return h.validate(p, req)
+}
+
+func (h *Host) validate(p *proc, req *sdk.RunRequest) error {
+	pol, ok := p.info.Policy(req.Policy)
+	if !ok {
+		names := make([]string, len(p.info.Policies))
+		for i, q := range p.info.Policies {
+			names[i] = q.Name
+		}
+		return h.errorf(ErrInvalid, p.key, req.Policy, "unknown policy %q (the plugin serves: %s)", req.Policy, strings.Join(names, ", "))
+	}
+	if pol.Reference && len(req.Params) > 0 {
+		return h.errorf(ErrInvalid, p.key, req.Policy, "a reference model takes no parameters")
+	}
+	if _, err := sim.Resolve(pol.Params, req.Params); err != nil {
+		return h.errorf(ErrInvalid, p.key, req.Policy, "%v", err)
+	}
+	if err := req.Validate(); err != nil {
+		return h.errorf(ErrInvalid, p.key, req.Policy, "%v", err)
+	}
+	return nil
+}
+
+// Run simulates one replication in the plugin: validation first (nothing
+// runs if it fails), then one streaming call. It never panics or blocks
+// beyond the deadline plus grace; every failure is an *Error.
+func (h *Host) Run(ctx context.Context, b Binary, req *sdk.RunRequest, opt RunOptions) (*Outcome, error) {
+	t0 := time.Now()
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, &Error{Kind: ErrInvalid, Binary: b.Path, Policy: req.Policy, Msg: fmt.Sprintf("request does not encode as JSON: %v", err)}
+	}
+	for attempt := 0; ; attempt++ {
+		p, err := h.take(ctx, b, req, opt)
+		if err != nil {
+			return nil, err
+		}
+		reused := p.calls.Add(1) > 1
+		out, heard, err := h.call(ctx, p, req.Policy, body, opt)
+		<-p.slots
+		h.release(p)
+		if err != nil {
+			// A process that served earlier calls and is found dead before
+			// saying anything about this one most likely died while idle
+			// (or with another call): one retry on a fresh process.
+			if errors.Is(err, ErrCrash) && reused && !heard && attempt == 0 {
+				h.logger.Info("plugin process found dead; retrying on a fresh one", "binary", p.key.path, "error", err)
+				continue
+			}
+			return nil, err
+		}
+		out.Elapsed = time.Since(t0)
+		return out, nil
+	}
+}
+
+// take acquires a live process for the request, validates the request
+// against its Info, and takes one of its slots (release both).
+func (h *Host) take(ctx context.Context, b Binary, req *sdk.RunRequest, opt RunOptions) (*proc, error) {
+	for {
+		p, err := h.acquire(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		if !opt.SkipValidation {
+			if err := h.validate(p, req); err != nil {
+				h.release(p)
+				return nil, err
+			}
+		}
+		select {
+		case p.slots <- struct{}{}:
+		case <-ctx.Done():
+			h.release(p)
+			return nil, h.errorf(ErrCanceled, p.key, req.Policy, "waiting for a slot: %v", ctx.Err())
+		}
+		p.mu.Lock()
+		retired := p.retired
+		p.mu.Unlock()
+		if !retired {
+			return p, nil
+		}
+		<-p.slots // the process was retired while we waited: use a fresh one
+		h.release(p)
+	}
+}
+
+// call makes the Run call; heard reports whether the plugin sent anything.
+func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, opt RunOptions) (out *Outcome, heard bool, err error) {
+	deadline := opt.Deadline
+	if deadline <= 0 {
+		deadline = h.cfg.DefaultDeadline
+	}
+	grace := opt.Grace
+	if grace <= 0 {
+		grace = 2*time.Second + deadline/50
+	}
+	callCtx, cancel := context.WithTimeout(ctx, deadline+grace)
+	defer cancel()
+	stream, err := p.rpc.Run(callCtx, &pb.RunRequest{
+		RequestJson:        body,
+		DeadlineMs:         max(deadline.Milliseconds(), 1),
+		ProgressIntervalMs: opt.ProgressInterval.Milliseconds(),
+		Trace:              opt.Trace,
+		MaxTraceEvents:     opt.MaxTraceEvents,
+	})
+	if err != nil {
+		return nil, false, h.callError(ctx, callCtx, p, policy, deadline, grace, err)
+	}
+	out = &Outcome{Plugin: Record{Name: p.info.Name, Version: p.info.Version, Engine: p.info.Engine, SHA256: p.key.sha}}
+	for {
+		u, err := stream.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, heard, h.callError(ctx, callCtx, p, policy, deadline, grace, err)
+		}
+		heard = true
+		switch m := u.Update.(type) {
+		case *pb.RunUpdate_Progress:
+			out.ProgressUpdates++
+			out.LastDone, out.LastOf = m.Progress.Done, m.Progress.Total
+			if opt.Progress != nil {
+				opt.Progress(m.Progress.Done, m.Progress.Total)
+			}
+		case *pb.RunUpdate_Trace:
+			out.Trace = appendTrace(out.Trace, m.Trace)
+		case *pb.RunUpdate_Result:
+			out.ResultJSON = m.Result.ResultJson
+			out.PluginElapsed = time.Duration(m.Result.ElapsedNs)
+			out.PluginCPU = time.Duration(m.Result.CpuNs)
+		}
+	}
+	if out.ResultJSON == nil {
+		return nil, heard, h.errorf(ErrCrash, p.key, policy, "the plugin ended the call without a result")
+	}
+	out.Result = new(sim.Result)
+	if err := json.Unmarshal(out.ResultJSON, out.Result); err != nil {
+		return nil, heard, h.errorf(ErrPolicy, p.key, policy, "unreadable result: %v", err)
+	}
+	return out, heard, nil
+}
+
+func appendTrace(evs []sim.Event, c *pb.TraceChunk) []sim.Event {
+	n := len(c.Time)
+	if len(c.Kind) != n || len(c.Job) != n || len(c.Class) != n || len(c.Need) != n || len(c.Busy) != n {
+		n = min(n, len(c.Kind), len(c.Job), len(c.Class), len(c.Need), len(c.Busy))
+	}
+	for i := 0; i < n; i++ {
+		evs = append(evs, sim.Event{Time: c.Time[i], Kind: sim.EventKind(c.Kind[i]), Job: c.Job[i],
+			Class: int(c.Class[i]), Need: int(c.Need[i]), Busy: int(c.Busy[i])})
+	}
+	return evs
+}
+
+// callError turns a failed Run call into an *Error, retiring the process
+// when it crashed or hung.
+func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, deadline, grace time.Duration, err error) error {
+	if callerDone(ctx) {
+		return h.errorf(ErrCanceled, p.key, policy, "%v", context.Cause(ctx))
+	}
+	// gRPC carries the call's deadline to the plugin, whose server may
+	// cancel the stream and answer DeadlineExceeded a moment before our own
+	// context expires: an answer that late (in the last quarter of the
+	// grace period) is our deadline too, not the plugin honouring its own,
+	// which it does at the deadline itself.
+	late := false
+	if dl, ok := callCtx.Deadline(); ok && time.Until(dl) < grace/4 {
+		late = true
+	}
+	if callCtx.Err() != nil || late {
+		// The plugin did not stop at its deadline: the policy hangs (or the
+		// process is wedged). A goroutine cannot be killed, so the process
+		// goes, as soon as the other replications on it end.
+		h.logger.Error("plugin did not honour a replication deadline; retiring its process", "binary", p.key.path, "policy", policy, "deadline", deadline)
+		h.retire(p)
+		e := h.errorf(ErrDeadline, p.key, policy, "the replication did not finish within its deadline of %v, nor stop within %v more: the plugin process was killed", deadline, grace)
+		e.Stderr = p.stderr.String()
+		return e
+	}
+	st, _ := status.FromError(err)
+	switch st.Code() {
+	case codes.InvalidArgument:
+		return h.errorf(ErrInvalid, p.key, policy, "rejected by the plugin: %s", st.Message())
+	case codes.Aborted:
+		return h.errorf(ErrPolicy, p.key, policy, "%s", st.Message())
+	case codes.DeadlineExceeded:
+		return h.errorf(ErrDeadline, p.key, policy, "the replication did not finish within its deadline of %v; the plugin abandoned it", deadline)
+	case codes.ResourceExhausted:
+		return h.errorf(ErrTraceLimit, p.key, policy, "%s", st.Message())
+	}
+	// Anything else means the process or its connection is gone.
+	exited := waitExited(p.client, 3*time.Second)
+	h.retire(p)
+	msg := "lost the connection to the plugin (" + st.Message() + ")"
+	if exited {
+		msg = "the plugin process exited during the replication"
+	}
+	e := h.errorf(ErrCrash, p.key, policy, "%s", msg)
+	e.Stderr = p.stderr.String()
+	return e
+}
+
+// callerDone reports whether the caller's context has ended — or is about
+// to: its deadline travels to the plugin with the call, and the plugin's
+// answer can arrive before the host's own timer fires.
+func callerDone(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
+
+func waitExited(c *plugin.Client, d time.Duration) bool {
+	end := time.Now().Add(d)
+	for !c.Exited() {
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}

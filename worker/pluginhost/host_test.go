@@ -1,0 +1,591 @@
+package pluginhost_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/msjfarm/msjfarm/model/workload"
+	"github.com/msjfarm/msjfarm/plugins/fcfs"
+	"github.com/msjfarm/msjfarm/sdk"
+	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/simtest"
+	"github.com/msjfarm/msjfarm/worker/pluginhost"
+)
+
+// quiet is a host logger for tests that provoke failures on purpose.
+var quiet = hclog.New(&hclog.LoggerOptions{Level: hclog.Off, Output: io.Discard})
+
+func newHost(t *testing.T, cfg pluginhost.Config) *pluginhost.Host {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = quiet
+	}
+	h := pluginhost.New(cfg)
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// request is a replication of the four-class workload (k = 15) at load 0.5.
+func request(t testing.TB, policy string, arrivals int64, seed uint64) *sdk.RunRequest {
+	t.Helper()
+	spec, err := workload.Named("four-class")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit, err := spec.Build(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &sdk.RunRequest{
+		Policy: policy, Workload: spec, ArrivalRate: 0.5 / unit.Load(),
+		Run: sdk.RunConfig{Seed: seed, Warmup: arrivals / 10, Arrivals: arrivals},
+	}
+}
+
+func kindOf(err error) pluginhost.Kind {
+	var e *pluginhost.Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return ""
+}
+
+func wantKind(t *testing.T, err error, k pluginhost.Kind, contains ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("want a %q error, got none", k)
+	}
+	if !errors.Is(err, k) {
+		t.Fatalf("want a %q error, got %q: %v", k, kindOf(err), err)
+	}
+	for _, c := range contains {
+		if !strings.Contains(err.Error(), c) {
+			t.Errorf("error does not mention %q:\n%v", c, err)
+		}
+	}
+}
+
+// The plugin's result is byte for byte the in-process result, the same
+// request twice gives identical bytes, and one process serves every call.
+func TestRunMatchesInProcess(t *testing.T) {
+	h := newHost(t, pluginhost.Config{MaxConcurrent: 2})
+	b := pluginhost.Binary{Path: binary("fcfs")}
+	req := request(t, "fcfs", 20000, 7)
+
+	var progress []int64
+	out, err := h.Run(context.Background(), b, req, pluginhost.RunOptions{
+		Progress:         func(done, total int64) { progress = append(progress, done) },
+		ProgressInterval: time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := req.BuildWorkload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := fcfs.Policies[0].Run(w, nil, req.Run.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(local)
+	if !bytes.Equal(out.ResultJSON, want) {
+		t.Fatalf("plugin result differs from the in-process one:\nplugin  %s\nprocess %s", out.ResultJSON, want)
+	}
+	again, err := h.Run(context.Background(), b, req, pluginhost.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again.ResultJSON, out.ResultJSON) {
+		t.Fatal("the same request twice gave different result bytes")
+	}
+	if out.Result.Overall.Count != req.Run.Arrivals {
+		t.Errorf("measured %d jobs, want %d", out.Result.Overall.Count, req.Run.Arrivals)
+	}
+	total := req.Run.Warmup + req.Run.Arrivals
+	if len(progress) == 0 || progress[len(progress)-1] != total || out.LastOf != total {
+		t.Errorf("progress %v (last of %d), want it to end at %d", progress, out.LastOf, total)
+	}
+	for i := 1; i < len(progress); i++ {
+		if progress[i] < progress[i-1] {
+			t.Fatalf("progress went backwards: %v", progress)
+		}
+	}
+	sum, _ := pluginhost.Checksum(b.Path)
+	if out.Plugin.SHA256 != sum || out.Plugin.Name != "fcfs" || out.Plugin.Engine != sim.Version {
+		t.Errorf("record %+v, want sha256 %s, name fcfs, engine %s", out.Plugin, sum, sim.Version)
+	}
+	if h.Starts() != 1 {
+		t.Errorf("%d processes started, want 1 (reuse)", h.Starts())
+	}
+}
+
+// Many concurrent replications through one process with a slot limit give
+// the same bytes as sequential ones, and the limit is enforced.
+func TestConcurrentRuns(t *testing.T) {
+	h := newHost(t, pluginhost.Config{MaxConcurrent: 2})
+	b := pluginhost.Binary{Path: binary("fcfs")}
+	const n = 6
+	got := make([][]byte, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			out, err := h.Run(context.Background(), b, request(t, "fcfs", 5000, uint64(i%3)), pluginhost.RunOptions{})
+			if err == nil {
+				got[i] = out.ResultJSON
+			}
+			errs[i] = err
+		}(i)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if !bytes.Equal(got[i], got[i%3]) {
+			t.Errorf("run %d (seed %d) differs from run %d with the same seed", i, i%3, i%3)
+		}
+	}
+	in, err := h.Info(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.MaxConcurrent != 2 || h.Starts() != 1 {
+		t.Errorf("plugin reports max_concurrent %d, %d starts; want 2 and 1", in.MaxConcurrent, h.Starts())
+	}
+}
+
+// A requested decision trace satisfies the model's invariants.
+func TestTrace(t *testing.T) {
+	h := newHost(t, pluginhost.Config{})
+	req := request(t, "fcfs", 2000, 3)
+	out, err := h.Run(context.Background(), pluginhost.Binary{Path: binary("fcfs")}, req, pluginhost.RunOptions{Trace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := req.BuildWorkload()
+	if len(out.Trace) < 3*int(req.Run.Warmup+req.Run.Arrivals) {
+		t.Fatalf("trace has %d events, want at least arrive+start+complete per job", len(out.Trace))
+	}
+	simtest.CheckInvariants(t, w, &fcfs.FCFS{}, out.Trace, false)
+	if _, err := h.Run(context.Background(), pluginhost.Binary{Path: binary("fcfs")}, req, pluginhost.RunOptions{Trace: true, MaxTraceEvents: 100}); !errors.Is(err, pluginhost.ErrTraceLimit) {
+		t.Errorf("trace over its limit: want ErrTraceLimit, got %v", err)
+	}
+}
+
+// A plugin that crashes mid-run becomes a task error carrying its stderr;
+// the host survives and the next call starts a fresh process.
+func TestCrash(t *testing.T) {
+	h := newHost(t, pluginhost.Config{})
+	b := pluginhost.Binary{Path: binary("crashy")}
+	req := request(t, "crash", 5000, 1)
+	req.Params = map[string]any{"after": 1000}
+	_, err := h.Run(context.Background(), b, req, pluginhost.RunOptions{})
+	wantKind(t, err, pluginhost.ErrCrash, "exited", "crashy: deliberate crash at arrival 1000", "goroutine")
+	if !err.(*pluginhost.Error).Retryable() {
+		t.Error("a crash should be retryable")
+	}
+	out, err := h.Run(context.Background(), b, request(t, "fcfs", 2000, 1), pluginhost.RunOptions{})
+	if err != nil {
+		t.Fatalf("after the crash: %v", err)
+	}
+	if out.Result.Overall.Count != 2000 || h.Starts() != 2 {
+		t.Errorf("after the crash: %d jobs, %d starts; want 2000 and 2", out.Result.Overall.Count, h.Starts())
+	}
+}
+
+// A policy error caught by the engine is a failed replication, not a crash:
+// the process lives on.
+func TestPolicyError(t *testing.T) {
+	h := newHost(t, pluginhost.Config{})
+	b := pluginhost.Binary{Path: binary("crashy")}
+	req := request(t, "double-start", 2000, 1)
+	_, err := h.Run(context.Background(), b, req, pluginhost.RunOptions{})
+	wantKind(t, err, pluginhost.ErrPolicy, "started while already running")
+	if err.(*pluginhost.Error).Retryable() {
+		t.Error("a policy error should not be retryable")
+	}
+	if _, err := h.Run(context.Background(), b, request(t, "fcfs", 1000, 1), pluginhost.RunOptions{}); err != nil || h.Starts() != 1 {
+		t.Fatalf("after a policy error: %v, %d starts (want the same process)", err, h.Starts())
+	}
+}
+
+// A policy that hangs past the deadline (and so never reaches the engine's
+// progress callback where the plugin would abandon it) gets its process
+// killed; the host reports the deadline and carries on.
+func TestHang(t *testing.T) {
+	h := newHost(t, pluginhost.Config{})
+	b := pluginhost.Binary{Path: binary("crashy")}
+	in, err := h.Info(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := request(t, "hang", 5000, 1)
+	req.Params = map[string]any{"after": 10}
+	t0 := time.Now()
+	// The deadline leaves room for a starved machine: the plugin must reach
+	// the hanging arrival before it (else it abandons the run itself).
+	_, err = h.Run(context.Background(), b, req, pluginhost.RunOptions{Deadline: 3 * time.Second, Grace: 200 * time.Millisecond})
+	took := time.Since(t0)
+	wantKind(t, err, pluginhost.ErrDeadline, "deadline of 3s", "killed")
+	if took > 8*time.Second {
+		t.Errorf("the hung call took %v to fail", took)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(in.PID) {
+		if time.Now().After(deadline) {
+			t.Fatalf("hung plugin process %d still alive", in.PID)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := h.Run(context.Background(), b, request(t, "fcfs", 1000, 1), pluginhost.RunOptions{}); err != nil || h.Starts() != 2 {
+		t.Fatalf("after the hang: %v, %d starts (want a fresh process)", err, h.Starts())
+	}
+}
+
+// A slow but well-behaved policy is abandoned by the plugin itself at the
+// deadline; its process is kept.
+func TestDeadlineHonoured(t *testing.T) {
+	h := newHost(t, pluginhost.Config{})
+	b := pluginhost.Binary{Path: binary("crashy")}
+	_, err := h.Run(context.Background(), b, request(t, "slow", 20000, 1), pluginhost.RunOptions{Deadline: 200 * time.Millisecond, Grace: 5 * time.Second})
+	wantKind(t, err, pluginhost.ErrDeadline, "abandoned")
+	if _, err := h.Run(context.Background(), b, request(t, "fcfs", 1000, 1), pluginhost.RunOptions{}); err != nil || h.Starts() != 1 {
+		t.Fatalf("after an honoured deadline: %v, %d starts (want the same process)", err, h.Starts())
+	}
+	// The caller's own cancellation is reported as such.
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	_, err = h.Run(ctx, b, request(t, "slow", 20000, 1), pluginhost.RunOptions{})
+	wantKind(t, err, pluginhost.ErrCanceled)
+}
+
+// A binary that is not the one pinned is refused before it runs; the error
+// names both checksums.
+func TestTamperedBinary(t *testing.T) {
+	h := newHost(t, pluginhost.Config{})
+	orig := binary("fcfs")
+	pinned, err := pluginhost.Checksum(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tampered := filepath.Join(t.TempDir(), "msjfarm-policy-fcfs")
+	data, err := os.ReadFile(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tampered, append(data, "tampered"...), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	actual, _ := pluginhost.Checksum(tampered)
+	_, err = h.Run(context.Background(), pluginhost.Binary{Path: tampered, SHA256: pinned}, request(t, "fcfs", 100, 1), pluginhost.RunOptions{})
+	wantKind(t, err, pluginhost.ErrChecksum, pinned, actual)
+	if h.Starts() != 1 || kindOf(err) == pluginhost.ErrStart {
+		t.Errorf("starts %d", h.Starts())
+	}
+	// The genuine binary with the same pin runs.
+	out, err := h.Run(context.Background(), pluginhost.Binary{Path: orig, SHA256: strings.ToUpper(pinned)}, request(t, "fcfs", 100, 1), pluginhost.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Plugin.SHA256 != pinned {
+		t.Errorf("recorded sha256 %s, want %s", out.Plugin.SHA256, pinned)
+	}
+	_, err = h.Info(context.Background(), pluginhost.Binary{Path: orig, SHA256: "abc"})
+	wantKind(t, err, pluginhost.ErrChecksum, "64 hex digits")
+}
+
+// A plugin of another protocol version is refused with both versions named,
+// whether the mismatch shows in the handshake or in Info.
+func TestProtocolMismatch(t *testing.T) {
+	for _, mode := range []string{"handshake", "info"} {
+		t.Run(mode, func(t *testing.T) {
+			h := newHost(t, pluginhost.Config{Env: []string{"BADPROTO_MODE=" + mode}})
+			_, err := h.Run(context.Background(), pluginhost.Binary{Path: binary("badproto")}, request(t, "fcfs", 100, 1), pluginhost.RunOptions{})
+			wantKind(t, err, pluginhost.ErrProtocol, "protocol version 2", "host speaks version 1")
+		})
+	}
+	// The same binary speaking the right version works.
+	h := newHost(t, pluginhost.Config{})
+	if _, err := h.Run(context.Background(), pluginhost.Binary{Path: binary("badproto")}, request(t, "fcfs", 100, 1), pluginhost.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Parameters outside the schema are rejected before anything runs: by the
+// host from the plugin's Info, and by the plugin itself if the host is
+// bypassed. The test plugin's Init leaves a mark in a file if it ever runs.
+func TestParamsRejectedBeforeRunning(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "ran")
+	h := newHost(t, pluginhost.Config{Env: []string{"CRASHY_MARKER=" + marker}})
+	b := pluginhost.Binary{Path: binary("crashy")}
+	cases := []struct {
+		params map[string]any
+		want   []string
+	}{
+		{map[string]any{"after": -5}, []string{`"after"`, ">= 1"}},
+		{map[string]any{"after": 2.5}, []string{`"after"`, "integer"}},
+		{map[string]any{"after": "ten"}, []string{`"after"`, "number"}},
+		{map[string]any{"bogus": 1}, []string{`"bogus"`, "known: after"}},
+	}
+	for _, c := range cases {
+		req := request(t, "crash", 1000, 1)
+		req.Params = c.params
+		_, err := h.Run(context.Background(), b, req, pluginhost.RunOptions{})
+		wantKind(t, err, pluginhost.ErrInvalid, c.want...)
+		if err := h.Validate(context.Background(), b, req); !errors.Is(err, pluginhost.ErrInvalid) {
+			t.Errorf("Validate(%v): %v", c.params, err)
+		}
+		_, err = h.Run(context.Background(), b, req, pluginhost.RunOptions{SkipValidation: true})
+		wantKind(t, err, pluginhost.ErrInvalid, append(c.want, "rejected by the plugin")...)
+	}
+	req := request(t, "no-such-policy", 1000, 1)
+	_, err := h.Run(context.Background(), b, req, pluginhost.RunOptions{})
+	wantKind(t, err, pluginhost.ErrInvalid, "unknown policy", "crash, hang")
+	req = request(t, "fcfs", 1000, 1)
+	req.Run.Arrivals = 0
+	_, err = h.Run(context.Background(), b, req, pluginhost.RunOptions{})
+	wantKind(t, err, pluginhost.ErrInvalid, "arrivals must be >= 1")
+	req = request(t, "fcfs", 1000, 1)
+	req.Workload.Classes[0].Need = 99
+	_, err = h.Run(context.Background(), b, req, pluginhost.RunOptions{SkipValidation: true})
+	wantKind(t, err, pluginhost.ErrInvalid, "exceeds the 15 servers")
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		b, _ := os.ReadFile(marker)
+		t.Fatalf("a policy ran despite rejected parameters: %q", b)
+	}
+	// A valid request does run (the marker works).
+	req = request(t, "crash", 1000, 1)
+	req.Params = map[string]any{"after": 1e6}
+	if _, err := h.Run(context.Background(), b, req, pluginhost.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(marker); string(got) != "init crash\n" {
+		t.Errorf("marker %q, want one init", got)
+	}
+}
+
+// Missing binaries and non-plugins fail to start with a clear error.
+func TestStartFailures(t *testing.T) {
+	h := newHost(t, pluginhost.Config{StartTimeout: 5 * time.Second})
+	_, err := h.Info(context.Background(), pluginhost.Binary{Path: filepath.Join(t.TempDir(), "msjfarm-policy-nothing")})
+	wantKind(t, err, pluginhost.ErrStart, "no such file")
+	script := filepath.Join(t.TempDir(), "msjfarm-policy-script")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho 'not a plugin at all' >&2\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.Info(context.Background(), pluginhost.Binary{Path: script})
+	wantKind(t, err, pluginhost.ErrStart, "not a plugin at all")
+}
+
+// A policy written outside this repository, in its own module, runs end to
+// end through the host.
+func TestThirdPartyPlugin(t *testing.T) {
+	h := newHost(t, pluginhost.Config{})
+	b := pluginhost.Binary{Path: binary("randomfit")}
+	in, err := h.Info(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Name != "randomfit" || len(in.Policies) != 1 || in.Policies[0].Name != "random-fit" || in.Engine != sim.Version {
+		t.Fatalf("info %+v", in)
+	}
+	if err := sim.ValidateSchema(in.Policies[0].Params); err != nil {
+		t.Fatal(err)
+	}
+	req := request(t, "random-fit", 20000, 5)
+	out, err := h.Run(context.Background(), b, req, pluginhost.RunOptions{Trace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := req.BuildWorkload()
+	simtest.CheckInvariants(t, w, &fcfs.FCFS{}, out.Trace, false)
+	if r := out.Result; r.Unstable || r.Overall.Count != req.Run.Arrivals {
+		t.Fatalf("random-fit at load 0.5: %v", r)
+	}
+	// Its randomness is the policy stream: reproducible.
+	again, err := h.Run(context.Background(), b, req, pluginhost.RunOptions{})
+	if err != nil || !bytes.Equal(again.ResultJSON, out.ResultJSON) {
+		t.Fatalf("random-fit not reproducible: %v", err)
+	}
+	req.Params = map[string]any{"greedy-oldest": 1.5}
+	_, err = h.Run(context.Background(), b, req, pluginhost.RunOptions{})
+	wantKind(t, err, pluginhost.ErrInvalid, "greedy-oldest", "<= 1")
+}
+
+func TestDiscover(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	for _, f := range []struct {
+		dir, name string
+		mode      os.FileMode
+	}{
+		{a, "msjfarm-policy-x", 0o755}, {b, "msjfarm-policy-x", 0o755}, {b, "msjfarm-policy-y", 0o755},
+		{b, "msjfarm-policy-notexec", 0o644}, {b, "other-tool", 0o755}, {b, "msjfarm-policy-", 0o755},
+	} {
+		if err := os.WriteFile(filepath.Join(f.dir, f.name), nil, f.mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv(pluginhost.EnvPath, b+string(os.PathListSeparator)+a)
+	dirs := pluginhost.SearchPath(a, nil)
+	if len(dirs) < 2 || dirs[0] != a || dirs[1] != b {
+		t.Fatalf("search path %v: want the flag's %s, then $%s's %s (deduplicated)", dirs, a, pluginhost.EnvPath, b)
+	}
+	found := pluginhost.Discover(dirs)
+	if len(found) != 2 || found[0].Family != "x" || found[0].Path != filepath.Join(a, "msjfarm-policy-x") ||
+		len(found[0].Shadowed) != 1 || found[1].Family != "y" {
+		t.Fatalf("discovered %+v", found)
+	}
+	for _, arg := range []string{"y", "msjfarm-policy-y"} {
+		if p, err := pluginhost.Lookup(dirs, arg); err != nil || p != filepath.Join(b, "msjfarm-policy-y") {
+			t.Errorf("Lookup(%q) = %q, %v", arg, p, err)
+		}
+	}
+	if _, err := pluginhost.Lookup(dirs, "z"); err == nil || !strings.Contains(err.Error(), pluginhost.EnvPath) {
+		t.Errorf("Lookup of a missing family: %v", err)
+	}
+	if _, err := pluginhost.Lookup(dirs, filepath.Join(b, "msjfarm-policy-notexec")); err == nil {
+		t.Error("Lookup accepted a non-executable file")
+	}
+}
+
+// Close kills the processes; later calls fail cleanly.
+func TestClose(t *testing.T) {
+	h := pluginhost.New(pluginhost.Config{Logger: quiet})
+	b := pluginhost.Binary{Path: binary("fcfs")}
+	in, err := h.Info(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	if alive(in.PID) {
+		t.Errorf("process %d alive after Close", in.PID)
+	}
+	_, err = h.Run(context.Background(), b, request(t, "fcfs", 100, 1), pluginhost.RunOptions{})
+	wantKind(t, err, pluginhost.ErrClosed)
+}
+
+// A process that died between tasks is replaced without the caller seeing
+// an error.
+func TestProcessDiesBetweenTasks(t *testing.T) {
+	h := newHost(t, pluginhost.Config{})
+	b := pluginhost.Binary{Path: binary("fcfs")}
+	in, err := h.Info(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Run(context.Background(), b, request(t, "fcfs", 1000, 1), pluginhost.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Killed while idle; the host may or may not have noticed the exit
+	// when the next call comes (either way: no error).
+	if err := syscall.Kill(in.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Run(context.Background(), b, request(t, "fcfs", 1000, 1), pluginhost.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if h.Starts() != 2 {
+		t.Errorf("%d starts, want 2", h.Starts())
+	}
+}
+
+// A wedged process (stopped: alive but unresponsive) fails its health check
+// and is replaced; it is killed with SIGKILL since it cannot shut down in
+// order, and Close does not wait for it for ever.
+func TestWedgedProcess(t *testing.T) {
+	h := pluginhost.New(pluginhost.Config{Logger: quiet, HealthAfter: time.Millisecond, HealthTimeout: 200 * time.Millisecond, KillTimeout: 300 * time.Millisecond})
+	b := pluginhost.Binary{Path: binary("fcfs")}
+	in, err := h.Info(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(in.PID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	if _, err := h.Run(context.Background(), b, request(t, "fcfs", 1000, 1), pluginhost.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if h.Starts() != 2 {
+		t.Errorf("%d starts, want 2", h.Starts())
+	}
+	done := make(chan struct{})
+	go func() { h.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close blocked on a wedged plugin process")
+	}
+	if alive(in.PID) {
+		t.Errorf("wedged process %d still alive", in.PID)
+	}
+}
+
+// orphanHelper is a host process for TestOrphanedPluginExits: it starts the
+// plugin, prints its pid and waits to be killed.
+func orphanHelper(path string) {
+	h := pluginhost.New(pluginhost.Config{Logger: quiet})
+	in, err := h.Info(context.Background(), pluginhost.Binary{Path: path})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println(in.PID)
+	select {}
+}
+
+// A plugin whose host is killed (no orderly shutdown) exits by itself.
+func TestOrphanedPluginExits(t *testing.T) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "HOSTTEST_ORPHAN_PLUGIN="+binary("fcfs"))
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if _, err := fmt.Fscan(stdout, &pid); err != nil || pid <= 0 {
+		cmd.Process.Kill()
+		t.Fatalf("helper: pid %d, %v", pid, err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("orphaned plugin %d still running 5 s after its host died", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// alive reports whether pid runs (a zombie that nobody reaps is dead).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z") && !strings.HasPrefix(rest, "X")
+}

@@ -1,0 +1,74 @@
+// Command msjfarm-policy-crashy is a test plugin for worker/pluginhost: policies
+// that crash the process, hang, run slowly or break the engine's rules, next
+// to a well-behaved FCFS. If $CRASHY_MARKER names a file, every policy's
+// Init appends a line to it, so a test can prove that nothing ran.
+package main
+
+import (
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/msjfarm/msjfarm/plugins/fcfs"
+	"github.com/msjfarm/msjfarm/sdk"
+)
+
+func main() {
+	sdk.Serve("crashy", "0.0.1", fcfs.Policies, []sdk.Spec{
+		{Name: "crash", Doc: "crashes the process (a panic in a goroutine) at arrival #after", New: func() sdk.Policy { return &bad{mode: "crash"} }},
+		{Name: "hang", Doc: "spins forever in Arrive at arrival #after", New: func() sdk.Policy { return &bad{mode: "hang"} }},
+		{Name: "slow", Doc: "sleeps 1 ms per arrival (honours deadlines)", New: func() sdk.Policy { return &bad{mode: "slow"} }},
+		{Name: "double-start", Doc: "starts a job twice at arrival #after (a policy error)", New: func() sdk.Policy { return &bad{mode: "double"} }},
+	})
+}
+
+type bad struct {
+	fcfs.FCFS
+	mode  string
+	after int
+	n     int
+}
+
+func (p *bad) Params() []sdk.Param {
+	return []sdk.Param{{Name: "after", Type: sdk.Int, Default: 100, Min: sdk.Bound(1), Max: sdk.Bound(1e6),
+		Doc: "arrival at which to misbehave"}}
+}
+
+func (p *bad) Configure(v sdk.Values) error { p.after = v.Int("after"); return nil }
+
+func (p *bad) Init(s *sdk.System) error {
+	if m := os.Getenv("CRASHY_MARKER"); m != "" {
+		f, err := os.OpenFile(m, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintln(f, "init", p.mode)
+			f.Close()
+		}
+	}
+	p.n = 0
+	return p.FCFS.Init(s)
+}
+
+// spins counts the hung policy's iterations (so the loop is not empty).
+var spins atomic.Int64
+
+func (p *bad) Arrive(s *sdk.System, j *sdk.Job) {
+	p.n++
+	switch {
+	case p.mode == "slow":
+		time.Sleep(time.Millisecond)
+	case p.n == p.after && p.mode == "crash":
+		done := make(chan struct{})
+		go func() { panic(fmt.Sprintf("crashy: deliberate crash at arrival %d", p.n)) }()
+		<-done
+	case p.n == p.after && p.mode == "hang":
+		for {
+			spins.Add(1)
+		}
+	case p.n == p.after && p.mode == "double":
+		p.FCFS.Arrive(s, j)
+		s.Start(j)
+		return
+	}
+	p.FCFS.Arrive(s, j)
+}
