@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 )
@@ -31,7 +32,7 @@ type Archive struct {
 	Tasks []sweep.Task
 	// Records are the stored result records by task id; Raw are their bytes
 	// as stored.
-	Records map[string]*aggregate.Record
+	Records map[string]*record.Record
 	Raw     map[string][]byte
 	// Warnings: e.g. the spec could not be expanded here (a policy this
 	// binary does not know), so Tasks come from the records in manifest
@@ -55,7 +56,7 @@ func LoadArchive(ctx context.Context, st storage.Store, id string, cat sweep.Cat
 	if err != nil {
 		return nil, fmt.Errorf("campaign %s: spec.yaml: %w", id, err)
 	}
-	a := &Archive{ID: id, Spec: f, Records: map[string]*aggregate.Record{}, Raw: map[string][]byte{}}
+	a := &Archive{ID: id, Spec: f, Records: map[string]*record.Record{}, Raw: map[string][]byte{}}
 	if m, err := st.Get(ctx, storage.ManifestKey(id)); err == nil {
 		a.ManifestJSON = m
 		var mf Manifest
@@ -94,7 +95,7 @@ func LoadArchive(ctx context.Context, st storage.Store, id string, cat sweep.Cat
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			data, err := st.Get(ctx, k)
-			var r aggregate.Record
+			var r record.Record
 			if err == nil {
 				if err = json.Unmarshal(data, &r); err != nil {
 					err = fmt.Errorf("%s: %w", k, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/results/report"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
@@ -82,7 +83,7 @@ const seedDerivation = "seed of replication r at a scenario = first 8 bytes (big
 
 // writeManifest writes the manifest; recs (may be nil) adds the policy
 // provenance and hosts of the results.
-func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[string]*aggregate.Record) ([]byte, error) {
+func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[string]*record.Record) ([]byte, error) {
 	co.mu.Lock()
 	m := Manifest{Campaign: c.id, Name: c.st.Name, State: c.st.State, MsjfarmVersion: sim.Version,
 		Created: c.st.Created, Updated: time.Now().UTC(), Finished: c.st.Finished, Tasks: len(c.tasks),
@@ -108,15 +109,15 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[
 		pp := map[PolicyProvenance]int{}
 		hosts := map[string]bool{}
 		for _, r := range recs {
-			if h := r.Provenance["host"]; h != "" {
+			if h := r.Provenance.Host; h != "" {
 				hosts[h] = true
 			}
 			if r.Failed() {
 				continue
 			}
 			p := r.Provenance
-			pp[PolicyProvenance{Policy: r.Task.Policy, Runner: p["runner"], Plugin: p["plugin"],
-				PluginVersion: p["plugin_version"], PluginSHA256: p["plugin_sha256"], Engine: r.Result.Engine}]++
+			pp[PolicyProvenance{Policy: r.Task.Policy, Runner: p.Runner, Plugin: p.Plugin,
+				PluginVersion: p.PluginVersion, PluginSHA256: p.PluginSHA256, Engine: r.Result.Engine}]++
 		}
 		for p, n := range pp {
 			p.Results = n

@@ -47,7 +47,7 @@ func TestPinnedPluginAcrossMachines(t *testing.T) {
 		t.Fatalf("%d results", len(recs))
 	}
 	for tid, r := range recs {
-		if r.Failed() || r.Provenance["runner"] != "plugin" || r.Provenance["plugin_sha256"] != sum {
+		if r.Failed() || r.Provenance.Runner != "plugin" || r.Provenance.PluginSHA256 != sum {
 			t.Fatalf("task %s: error %q, provenance %v", tid, r.Error, r.Provenance)
 		}
 	}

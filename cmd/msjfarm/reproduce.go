@@ -17,7 +17,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
-	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -165,13 +165,13 @@ func provenanceWarnings(a *coordinator.Archive, chosen []string, inProcess bool)
 		if r.Result.Engine != sim.Version {
 			counts[fmt.Sprintf("results from engine %s, this binary is engine %s: results may differ", r.Result.Engine, sim.Version)]++
 		}
-		if p["runner"] == worker.RunnerPlugin && !inProcess {
+		if p.Runner == worker.RunnerPlugin && !inProcess {
 			continue // re-run with the pinned binary; its sha256 is checked per task
 		}
-		if p["runner"] != "" && p["runner"] != worker.RunnerInProcess {
+		if p.Runner != "" && p.Runner != worker.RunnerInProcess {
 			counts[fmt.Sprintf("results produced by %s runner (plugin %s %s, sha256 %s) are re-run in-process with the built-in policy",
-				p["runner"], p["plugin"], p["plugin_version"], short(p["plugin_sha256"]))]++
-		} else if sha := p["plugin_sha256"]; sha != "" && self != "" && sha != self {
+				p.Runner, p.Plugin, p.PluginVersion, short(p.PluginSHA256))]++
+		} else if sha := p.PluginSHA256; sha != "" && self != "" && sha != self {
 			counts[fmt.Sprintf("results produced by msjfarm executable sha256 %s, this one is %s", short(sha), short(self))]++
 		}
 	}
@@ -193,7 +193,7 @@ func short(s string) string {
 // usesPlugins reports whether any chosen result came from a plugin.
 func usesPlugins(a *coordinator.Archive, chosen []string) bool {
 	for _, tid := range chosen {
-		if r := a.Records[tid]; r != nil && r.Provenance["runner"] == worker.RunnerPlugin {
+		if r := a.Records[tid]; r != nil && r.Provenance.Runner == worker.RunnerPlugin {
 			return true
 		}
 	}
@@ -216,7 +216,7 @@ func reproduce(ctx context.Context, a *coordinator.Archive, chosen []string, n i
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			var run worker.Runner = worker.InProcess{}
-			if r := a.Records[tid]; plugins != nil && r != nil && r.Provenance["runner"] == worker.RunnerPlugin {
+			if r := a.Records[tid]; plugins != nil && r != nil && r.Provenance.Runner == worker.RunnerPlugin {
 				run = plugins
 			}
 			out[i] = reproduceOne(ctx, run, byID[tid], a.Records[tid], a.Raw[tid])
@@ -226,7 +226,7 @@ func reproduce(ctx context.Context, a *coordinator.Archive, chosen []string, n i
 	return out
 }
 
-func reproduceOne(ctx context.Context, run worker.Runner, want sweep.Task, rec *aggregate.Record, raw []byte) reproduction {
+func reproduceOne(ctx context.Context, run worker.Runner, want sweep.Task, rec *record.Record, raw []byte) reproduction {
 	r := reproduction{task: want}
 	switch {
 	case rec == nil:
@@ -254,7 +254,7 @@ func reproduceOne(ctx context.Context, run worker.Runner, want sweep.Task, rec *
 		return r
 	}
 	var note string
-	if was, now := rec.Provenance["plugin_sha256"], o.Provenance.PluginSHA256; was != "" && now != "" && was != now {
+	if was, now := rec.Provenance.PluginSHA256, o.Provenance.PluginSHA256; was != "" && now != "" && was != now {
 		note = fmt.Sprintf("; ran %s sha256 %s, recorded %s", o.Provenance.Runner, short(now), short(was))
 	}
 	got, err := json.Marshal(o.Result)

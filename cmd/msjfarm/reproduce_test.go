@@ -12,7 +12,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
-	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 )
 
@@ -140,7 +140,7 @@ func TestRunReportReproduce(t *testing.T) {
 	if victim.Replication != 4 {
 		t.Fatalf("task order: %+v", victim)
 	}
-	var rec aggregate.Record
+	var rec record.Record
 	if err := json.Unmarshal(a.Raw[victim.ID], &rec); err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
-	"github.com/msjfarm/msjfarm/worker"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 	"github.com/msjfarm/msjfarm/worker/pluginhost/hosttest"
 )
@@ -97,7 +97,7 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pins, err := worker.ReadPins(t.Context(), st, campP)
+	pins, err := protocol.ReadPins(t.Context(), st, campP)
 	if err != nil || pins == nil || len(pins.Policies) != 3 {
 		t.Fatalf("pins %+v, %v", pins, err)
 	}
@@ -155,7 +155,7 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 	if err := pinForSubmit(t.Context(), st2, camp, ""); err != nil {
 		t.Fatal(err)
 	}
-	if p2, err := worker.ReadPins(t.Context(), st2, camp.ID); err != nil || p2 == nil || len(p2.Policies) != 3 ||
+	if p2, err := protocol.ReadPins(t.Context(), st2, camp.ID); err != nil || p2 == nil || len(p2.Policies) != 3 ||
 		p2.Policies["msf"] != pins.Policies["msf"] {
 		t.Fatalf("submit pins %+v, %v", p2, err)
 	}
