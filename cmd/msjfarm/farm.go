@@ -136,10 +136,12 @@ func runWorker(args []string) int {
 	if err != nil {
 		return fail("worker: %v", err)
 	}
-	runner, how, err := rf.forWorker(ctx, st, *n, logger(*verbose))
+	ch, err := worker.ForWorker(ctx, rf.config(*n, logger(*verbose)), st)
 	if err != nil {
 		return fail("worker: %v", err)
 	}
+	warn("worker", ch.Warnings)
+	runner, how := ch.Runner, ch.Desc
 	if c, ok := runner.(io.Closer); ok {
 		defer c.Close() // the worker closes it too; again is harmless
 	}
@@ -189,9 +191,12 @@ func runSubmit(args []string) int {
 		if err != nil {
 			return fail("submit: -pin-plugins: %v", err)
 		}
-		if err := pinForSubmit(ctx, st, camp, *pluginPath); err != nil {
+		desc, warnings, err := worker.PinForSubmit(ctx, st, camp, *pluginPath)
+		warn("submit", warnings)
+		if err != nil {
 			return fail("submit: -pin-plugins: %v", err)
 		}
+		fmt.Fprintf(os.Stderr, "msjfarm submit: pinned %s in %s\n", desc, st.URL())
 	}
 	nc, err := ff.conn("msjfarm-submit")
 	if err != nil {

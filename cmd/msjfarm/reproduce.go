@@ -99,7 +99,7 @@ func runReproduce(args []string) int {
 	inProc := *rf.mode == "inprocess" || *rf.mode == "in-process"
 	var plugins worker.Runner
 	if !inProc && usesPlugins(a, chosen) {
-		pr := rf.pluginRunner(st, *n, nil)
+		pr := rf.config(*n, nil).PluginRunner(st)
 		defer pr.Close()
 		plugins = pr
 	}

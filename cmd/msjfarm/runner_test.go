@@ -12,6 +12,7 @@ import (
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 	"github.com/msjfarm/msjfarm/worker/pluginhost/hosttest"
 )
@@ -152,7 +153,7 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pinForSubmit(t.Context(), st2, camp, ""); err != nil {
+	if _, _, err := worker.PinForSubmit(t.Context(), st2, camp, ""); err != nil {
 		t.Fatal(err)
 	}
 	if p2, err := protocol.ReadPins(t.Context(), st2, camp.ID); err != nil || p2 == nil || len(p2.Policies) != 3 ||
