@@ -19,6 +19,7 @@ import (
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
@@ -202,7 +203,7 @@ func TestCampaignEndToEnd(t *testing.T) {
 	if lines := strings.Count(string(sum), "\n"); lines != 3 { // header + 2 points
 		t.Fatalf("summary.csv has %d lines:\n%s", lines, sum)
 	}
-	var m coordinator.Manifest
+	var m archive.Manifest
 	data, err := e.store.Get(ctx, storage.ManifestKey(r.Campaign))
 	if err != nil {
 		t.Fatal(err)

@@ -16,10 +16,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/procutil"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/storage/miniotest"
@@ -289,7 +289,7 @@ func (f *farm) checkOutputs(id string) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	var m coordinator.Manifest
+	var m archive.Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
 		f.t.Fatal(err)
 	}

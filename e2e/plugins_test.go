@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 	"github.com/msjfarm/msjfarm/worker/pluginhost/hosttest"
@@ -58,7 +58,7 @@ func TestPinnedPluginAcrossMachines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var man coordinator.Manifest
+	var man archive.Manifest
 	if err := json.Unmarshal(data, &man); err != nil || man.Plugins["fcfs"].SHA256 != sum {
 		t.Fatalf("manifest plugins %+v (%v)", man.Plugins, err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -353,8 +354,8 @@ func runResults(args []string) int {
 	if !partial {
 		fmt.Printf("\nfull table: %s in %s (msjfarm results -csv %s)\n", storage.SummaryKey(id), st.URL(), id)
 	}
-	if prec, err := st.Get(ctx, coordinator.PrecisionKey(id)); err == nil {
-		fmt.Printf("precision: %s (%s)\n", precisionLine(prec), coordinator.PrecisionKey(id))
+	if prec, err := st.Get(ctx, archive.PrecisionKey(id)); err == nil {
+		fmt.Printf("precision: %s (%s)\n", precisionLine(prec), archive.PrecisionKey(id))
 	}
 	return 0
 }
@@ -362,7 +363,7 @@ func runResults(args []string) int {
 // partialSummary aggregates the records stored so far (including the
 // replications added in precision mode).
 func partialSummary(ctx context.Context, st storage.Store, id string) ([]byte, error) {
-	a, err := coordinator.LoadArchive(ctx, st, id, builtin.Catalog{})
+	a, err := archive.Load(ctx, st, id, builtin.Catalog{})
 	if err != nil {
 		return nil, err
 	}

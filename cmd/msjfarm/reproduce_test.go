@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 )
@@ -129,7 +129,7 @@ func TestRunReportReproduce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := coordinator.LoadArchive(ctx, st, id, builtin.Catalog{})
+	a, err := archive.Load(ctx, st, id, builtin.Catalog{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,9 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/local"
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/worker"
 )
@@ -111,8 +111,8 @@ func runRun(args []string) int {
 		return fail("run: %v", err)
 	}
 	fmt.Printf("\nsummary: %s/%s\n", st.URL(), storage.SummaryKey(id))
-	if prec, err := st.Get(ctx, coordinator.PrecisionKey(id)); err == nil {
-		fmt.Printf("precision: %s — %s/%s\n", precisionLine(prec), st.URL(), coordinator.PrecisionKey(id))
+	if prec, err := st.Get(ctx, archive.PrecisionKey(id)); err == nil {
+		fmt.Printf("precision: %s — %s/%s\n", precisionLine(prec), st.URL(), archive.PrecisionKey(id))
 	}
 	if _, err := st.Stat(ctx, storage.ReportPrefix(id)+"index.html"); err == nil {
 		fmt.Printf("report: %s\n", reportLocation(st, id))

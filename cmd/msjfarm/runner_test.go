@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -114,7 +114,7 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 			t.Fatalf("binary of %s differs in storage", fam)
 		}
 	}
-	var m coordinator.Manifest
+	var m archive.Manifest
 	if data, err := st.Get(t.Context(), storage.ManifestKey(campP)); err != nil || json.Unmarshal(data, &m) != nil {
 		t.Fatalf("manifest: %v", err)
 	}

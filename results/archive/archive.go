@@ -1,4 +1,10 @@
-package coordinator
+// Package archive reads a finished (or interrupted) campaign back from
+// storage, without NATS: its spec, manifest and result records
+// (campaigns/<id>/...), summarised again or re-run. It also defines the
+// manifest the coordinator writes there, so that the writer (the
+// coordinator imports this package) and the readers (msjfarm report and
+// reproduce) share one type, and the report rendering both store.
+package archive
 
 import (
 	"context"
@@ -40,11 +46,11 @@ type Archive struct {
 	Warnings []string
 }
 
-// LoadArchive reads campaign id from st: spec, manifest and every result
+// Load reads campaign id from st: spec, manifest and every result
 // record. The spec must expand (with cat) to the same campaign id; if it
 // does not expand at all (cat does not know a policy), the tasks are taken
 // from the records, in the order of the manifest's seeds, with a warning.
-func LoadArchive(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (*Archive, error) {
+func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (*Archive, error) {
 	spec, err := st.Get(ctx, storage.CampaignSpecKey(id))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, fmt.Errorf("campaign %s: no %s in %s", id, storage.CampaignSpecKey(id), st.URL())
