@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
@@ -44,7 +44,7 @@ func TestLoadArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cat := range []sweep.Catalog{builtin.Catalog{}, noCatalog{}} {
-		a, err := coordinator.LoadArchive(ctx, e.store, r.Campaign, cat)
+		a, err := archive.Load(ctx, e.store, r.Campaign, cat)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +72,7 @@ func TestLoadArchive(t *testing.T) {
 			}
 		}
 	}
-	if _, err := coordinator.LoadArchive(ctx, e.store, "nosuchcampaign", builtin.Catalog{}); err == nil {
+	if _, err := archive.Load(ctx, e.store, "nosuchcampaign", builtin.Catalog{}); err == nil {
 		t.Fatal("unknown campaign: no error")
 	}
 }

@@ -2,8 +2,9 @@
 // sweep into tasks, publishes them to the JetStream work queue (layout in
 // package internal/protocol), tracks their state through the msjfarm_tasks KV bucket,
 // records tasks that exhausted their deliveries as failed, and when every
-// task has a result writes the campaign's summary.csv (package aggregate),
-// manifest.json and the rendered report (package report: index.html, plots,
+// task has a result writes the campaign's summary.csv (package
+// results/aggregate), manifest.json (package results/archive) and the
+// rendered report (package results/report: index.html, plots,
 // summary.csv/json, manifest.json under campaigns/<id>/report/) to storage.
 // A campaign reports state "done" only once all of these are written. It
 // answers submit, status, cancel and list requests over NATS request/reply.
@@ -14,8 +15,8 @@
 // writes the outcome per point to campaigns/<id>/precision.csv and
 // manifest.json (see precision.go).
 //
-// LoadArchive reads a campaign back from storage alone (spec, manifest,
-// records) for `msjfarm report` and `msjfarm reproduce`.
+// Package results/archive reads a campaign back from storage alone (spec,
+// manifest, records) for `msjfarm report` and `msjfarm reproduce`.
 //
 // Restartability: everything the coordinator knows is either in storage
 // (results, spec, manifest) or in JetStream (campaign states, task states,

@@ -19,7 +19,8 @@ import (
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
-	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -186,12 +187,12 @@ func TestCampaignEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rec aggregate.Record
+		var rec record.Record
 		if err := json.Unmarshal(data, &rec); err != nil {
 			t.Fatal(err)
 		}
-		if rec.Failed() || rec.Provenance["runner"] != "in-process" || rec.Provenance["plugin_sha256"] == "" ||
-			rec.Provenance["host"] == "" || rec.Task.ID+".json" != k[strings.LastIndex(k, "/")+1:] {
+		if rec.Failed() || rec.Provenance.Runner != "in-process" || rec.Provenance.PluginSHA256 == "" ||
+			rec.Provenance.Host == "" || rec.Task.ID+".json" != k[strings.LastIndex(k, "/")+1:] {
 			t.Fatalf("record %s: provenance %v error %q", k, rec.Provenance, rec.Error)
 		}
 	}
@@ -202,7 +203,7 @@ func TestCampaignEndToEnd(t *testing.T) {
 	if lines := strings.Count(string(sum), "\n"); lines != 3 { // header + 2 points
 		t.Fatalf("summary.csv has %d lines:\n%s", lines, sum)
 	}
-	var m coordinator.Manifest
+	var m archive.Manifest
 	data, err := e.store.Get(ctx, storage.ManifestKey(r.Campaign))
 	if err != nil {
 		t.Fatal(err)

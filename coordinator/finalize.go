@@ -10,81 +10,20 @@ import (
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/aggregate"
-	"github.com/msjfarm/msjfarm/results/report"
+	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
-	"github.com/msjfarm/msjfarm/sweep"
 )
-
-// Manifest is campaigns/<id>/manifest.json: what is needed to reproduce
-// any number of the campaign.
-type Manifest struct {
-	Campaign string `json:"campaign"`
-	Name     string `json:"name"`
-	State    string `json:"state"`
-	// MsjfarmVersion is the coordinator's engine version (sim.Version);
-	// each policy entry names the engine its results came from.
-	MsjfarmVersion string    `json:"msjfarm_version"`
-	Created        time.Time `json:"created"`
-	Updated        time.Time `json:"updated"`
-	Finished       time.Time `json:"finished,omitzero"`
-	Tasks          int       `json:"tasks"`
-	Points         int       `json:"points"`
-	Done           int       `json:"done"`
-	Failed         int       `json:"failed"`
-	Replications   int       `json:"replications"`
-	// Seed is the campaign seed; SeedDerivation says how each task's seed
-	// follows from it; Seeds lists them.
-	Seed           uint64              `json:"seed"`
-	SeedDerivation string              `json:"seed_derivation"`
-	Seeds          []TaskSeed          `json:"seeds"`
-	Policies       []PolicyProvenance  `json:"policies,omitempty"`
-	Hosts          []string            `json:"hosts,omitempty"`
-	Warnings       []string            `json:"warnings,omitempty"`
-	Sweep          *sweep.File         `json:"sweep"`
-	Layout         map[string]string   `json:"nats_layout"`
-	Storage        string              `json:"storage"`
-	Extra          map[string][]string `json:"extra,omitempty"`
-	// Precision is the outcome of precision mode (sweep precision block):
-	// per point, the replications it ended with and whether it met the
-	// target or hit max_replications. Also in precision.csv.
-	Precision *PrecisionSummary `json:"precision,omitempty"`
-	// Report is the storage prefix of the rendered report (index.html,
-	// plots, summary.csv/json, manifest.json), once finished.
-	Report string `json:"report,omitempty"`
-	// Plugins is the plugin binary each policy is pinned to when the
-	// campaign runs with plugin runners (see plugins.go).
-	Plugins PluginPins `json:"plugins,omitempty"`
-}
-
-// TaskSeed pins one task.
-type TaskSeed struct {
-	Task        string `json:"task"`
-	Point       string `json:"point"`
-	Policy      string `json:"policy"`
-	Replication int    `json:"replication"`
-	Seed        uint64 `json:"seed"`
-}
-
-// PolicyProvenance is one (policy, code) pair seen in the results.
-type PolicyProvenance struct {
-	Policy        string `json:"policy"`
-	Runner        string `json:"runner,omitempty"`
-	Plugin        string `json:"plugin,omitempty"`
-	PluginVersion string `json:"plugin_version,omitempty"`
-	PluginSHA256  string `json:"plugin_sha256,omitempty"`
-	Engine        string `json:"engine,omitempty"`
-	Results       int    `json:"results"`
-}
 
 const seedDerivation = "seed of replication r at a scenario = first 8 bytes (big-endian) of " +
 	`SHA-256(JSON{"seed": campaign seed, "replication": r, "scenario": scenario without the policy}) (package sweep)`
 
 // writeManifest writes the manifest; recs (may be nil) adds the policy
 // provenance and hosts of the results.
-func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[string]*aggregate.Record) ([]byte, error) {
+func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[string]*record.Record) ([]byte, error) {
 	co.mu.Lock()
-	m := Manifest{Campaign: c.id, Name: c.st.Name, State: c.st.State, MsjfarmVersion: sim.Version,
+	m := archive.Manifest{Campaign: c.id, Name: c.st.Name, State: c.st.State, MsjfarmVersion: sim.Version,
 		Created: c.st.Created, Updated: time.Now().UTC(), Finished: c.st.Finished, Tasks: len(c.tasks),
 		Points: c.st.Points, Done: len(c.done), Failed: len(c.failed), Warnings: c.warnings,
 		Sweep: c.st.Spec, SeedDerivation: seedDerivation, Storage: co.o.Store.URL(),
@@ -97,7 +36,7 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[
 		m.Seed, m.Replications = c.st.Spec.Seed, c.st.Spec.Replications
 	}
 	for _, t := range c.tasks {
-		m.Seeds = append(m.Seeds, TaskSeed{Task: t.ID, Point: t.Point, Policy: t.Policy, Replication: t.Replication, Seed: t.Seed})
+		m.Seeds = append(m.Seeds, archive.TaskSeed{Task: t.ID, Point: t.Point, Policy: t.Policy, Replication: t.Replication, Seed: t.Seed})
 	}
 	m.Precision = c.precisionSummary()
 	if c.st.State == protocol.CampaignDone {
@@ -105,18 +44,18 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[
 	}
 	co.mu.Unlock()
 	if recs != nil {
-		pp := map[PolicyProvenance]int{}
+		pp := map[archive.PolicyProvenance]int{}
 		hosts := map[string]bool{}
 		for _, r := range recs {
-			if h := r.Provenance["host"]; h != "" {
+			if h := r.Provenance.Host; h != "" {
 				hosts[h] = true
 			}
 			if r.Failed() {
 				continue
 			}
 			p := r.Provenance
-			pp[PolicyProvenance{Policy: r.Task.Policy, Runner: p["runner"], Plugin: p["plugin"],
-				PluginVersion: p["plugin_version"], PluginSHA256: p["plugin_sha256"], Engine: r.Result.Engine}]++
+			pp[archive.PolicyProvenance{Policy: r.Task.Policy, Runner: p.Runner, Plugin: p.Plugin,
+				PluginVersion: p.PluginVersion, PluginSHA256: p.PluginSHA256, Engine: r.Result.Engine}]++
 		}
 		for p, n := range pp {
 			p.Results = n
@@ -135,7 +74,7 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[
 		sort.Strings(m.Hosts)
 	} else if old, err := co.o.Store.Get(ctx, storage.ManifestKey(c.id)); err == nil {
 		// Keep what an earlier finalisation learnt from the results.
-		var prev Manifest
+		var prev archive.Manifest
 		if json.Unmarshal(old, &prev) == nil {
 			m.Policies, m.Hosts = prev.Policies, prev.Hosts
 		}
@@ -227,11 +166,11 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 	prec := c.precisionSummary()
 	co.mu.Unlock()
 	if prec != nil {
-		pc := precisionCSV(prec)
-		if old, _ := co.o.Store.Get(ctx, PrecisionKey(id)); !bytes.Equal(old, pc) {
+		pc := archive.PrecisionCSV(prec)
+		if old, _ := co.o.Store.Get(ctx, archive.PrecisionKey(id)); !bytes.Equal(old, pc) {
 			sameSummary = false
 		}
-		if err := co.o.Store.Put(ctx, PrecisionKey(id), pc); err != nil {
+		if err := co.o.Store.Put(ctx, archive.PrecisionKey(id), pc); err != nil {
 			return err
 		}
 	}
@@ -258,8 +197,8 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 
 // storeReport renders the report and stores each file under
 // storage.ReportPrefix(id).
-func (co *Coordinator) storeReport(ctx context.Context, id string, pts []aggregate.Point, manifest []byte, prec *PrecisionSummary) error {
-	files, err := RenderReport(pts, manifest, prec)
+func (co *Coordinator) storeReport(ctx context.Context, id string, pts []aggregate.Point, manifest []byte, prec *archive.PrecisionSummary) error {
+	files, err := archive.RenderReport(pts, manifest, prec)
 	if err != nil {
 		return err
 	}
@@ -282,19 +221,6 @@ func (co *Coordinator) storeReport(ctx context.Context, id string, pts []aggrega
 		}
 	}
 	return first
-}
-
-// RenderReport is report.Render plus precision.csv for a precision
-// campaign (prec may be nil).
-func RenderReport(pts []aggregate.Point, manifest []byte, prec *PrecisionSummary) (map[string][]byte, error) {
-	files, err := report.Render(pts, manifest)
-	if err != nil {
-		return nil, err
-	}
-	if prec != nil {
-		files["precision.csv"] = precisionCSV(prec)
-	}
-	return files, nil
 }
 
 func sortStatus(s []protocol.Status) {

@@ -31,22 +31,17 @@ package coordinator
 // function of the stored records, so it reaches the same decisions.
 //
 // The outcome per point is written to campaigns/<id>/precision.csv (see
-// WritePrecisionCSV), copied into the report, and summarised in
+// archive.WritePrecisionCSV), copied into the report, and summarised in
 // manifest.json ("precision").
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
-	"encoding/json"
-	"io"
 	"math"
-	"strconv"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/sim/stats"
-	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 )
 
@@ -58,10 +53,6 @@ const (
 	PrecisionUnstable  = "unstable"         // a replication was flagged unstable
 	PrecisionUndefined = "undefined"        // no replication measured the metric
 )
-
-// PrecisionKey is the storage key of a precision campaign's per-point
-// outcome table.
-func PrecisionKey(id string) string { return storage.CampaignPrefix(id) + "precision.csv" }
 
 // pointState is the precision state of one point.
 type pointState struct {
@@ -293,37 +284,6 @@ func (co *Coordinator) maybeFinalize(ctx context.Context, c *campaign) {
 	}
 }
 
-// PointPrecision is the precision outcome of one point (manifest.json
-// "precision.points", one row of precision.csv).
-type PointPrecision struct {
-	Point        string         `json:"point"`
-	Policy       string         `json:"policy"`
-	Params       map[string]any `json:"params"`
-	Axes         map[string]any `json:"axes"`
-	Replications int            `json:"replications"`
-	// N, Mean, HalfWidth, RelHalfWidth: the metric over the replications
-	// that measured it (null when undefined or unbounded).
-	N            int      `json:"n"`
-	Mean         *float64 `json:"mean"`
-	HalfWidth    *float64 `json:"hw"`
-	RelHalfWidth *float64 `json:"rel_hw"`
-	Status       string   `json:"status"`
-}
-
-// PrecisionSummary is manifest.json's "precision": the rule and its
-// outcome per point.
-type PrecisionSummary struct {
-	sweep.Precision
-	Initial int `json:"initial_replications"`
-	// Counts of points by status.
-	Met       int              `json:"met"`
-	Capped    int              `json:"max_replications_reached"`
-	Unstable  int              `json:"unstable"`
-	Undefined int              `json:"undefined"`
-	Pending   int              `json:"pending"`
-	Points    []PointPrecision `json:"points"`
-}
-
 func fptr(x float64) *float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return nil
@@ -333,11 +293,11 @@ func fptr(x float64) *float64 {
 
 // precisionSummary snapshots c's precision state; nil without precision.
 // The caller holds co.mu.
-func (c *campaign) precisionSummary() *PrecisionSummary {
+func (c *campaign) precisionSummary() *archive.PrecisionSummary {
 	if c.prec == nil {
 		return nil
 	}
-	s := &PrecisionSummary{Precision: *c.prec, Initial: c.initial}
+	s := &archive.PrecisionSummary{Precision: *c.prec, Initial: c.initial}
 	s.Batch = c.prec.BatchSize()
 	for _, pid := range c.porder {
 		ps := c.pts[pid]
@@ -355,68 +315,9 @@ func (c *campaign) precisionSummary() *PrecisionSummary {
 		case PrecisionUndefined:
 			s.Undefined++
 		}
-		s.Points = append(s.Points, PointPrecision{Point: pid, Policy: ps.tmpl.Policy, Params: ps.tmpl.Params,
+		s.Points = append(s.Points, archive.PointPrecision{Point: pid, Policy: ps.tmpl.Policy, Params: ps.tmpl.Params,
 			Axes: ps.tmpl.Axes, Replications: len(ps.tasks), N: ps.n, Mean: fptr(ps.mean), HalfWidth: fptr(ps.hw),
 			RelHalfWidth: fptr(ps.rel), Status: st})
 	}
 	return s
-}
-
-// PrecisionColumns are the columns of precision.csv, one row per point in
-// sweep order:
-//
-//	point             point id (as in summary.csv)
-//	policy, params    policy name and resolved parameters (JSON)
-//	axes              the point's axis values (JSON object)
-//	replications      replications the point ended with (initial + added)
-//	metric            the precision metric (summary.csv column stem)
-//	n                 replications that measured it
-//	mean, hw          its mean and 95% half-width over them
-//	rel_hw            hw / |mean| (stats.Summary.RelHalfWidth)
-//	target            precision.rel_half_width
-//	max_replications  precision.max_replications
-//	status            met | max_replications | unstable | undefined | pending
-//
-// Numbers use aggregate.FormatFloat (empty = undefined, inf = unbounded).
-var PrecisionColumns = []string{"point", "policy", "params", "axes", "replications", "metric", "n",
-	"mean", "hw", "rel_hw", "target", "max_replications", "status"}
-
-// WritePrecisionCSV writes s as precision.csv (columns: PrecisionColumns).
-func WritePrecisionCSV(w io.Writer, s *PrecisionSummary) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(PrecisionColumns); err != nil {
-		return err
-	}
-	for _, p := range s.Points {
-		params, _ := json.Marshal(p.Params)
-		axes, _ := json.Marshal(p.Axes)
-		mean, hw, rel := math.NaN(), math.NaN(), math.NaN()
-		if p.Mean != nil {
-			mean = *p.Mean
-		}
-		if p.HalfWidth != nil {
-			hw = *p.HalfWidth
-		} else if p.N == 1 {
-			hw = math.Inf(1)
-		}
-		if p.RelHalfWidth != nil {
-			rel = *p.RelHalfWidth
-		} else if p.N >= 1 {
-			rel = math.Inf(1)
-		}
-		if err := cw.Write([]string{p.Point, p.Policy, string(params), string(axes), strconv.Itoa(p.Replications),
-			s.Metric, strconv.Itoa(p.N), aggregate.FormatFloat(mean), aggregate.FormatFloat(hw),
-			aggregate.FormatFloat(rel), aggregate.FormatFloat(s.RelHalfWidth), strconv.Itoa(s.MaxReplications),
-			p.Status}); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-func precisionCSV(s *PrecisionSummary) []byte {
-	var buf bytes.Buffer
-	_ = WritePrecisionCSV(&buf, s)
-	return buf.Bytes()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/stats"
 	"github.com/msjfarm/msjfarm/storage"
@@ -231,7 +232,7 @@ func checkPrecisionOutputs(t *testing.T, st storage.Store, id string, want map[s
 }) {
 	t.Helper()
 	sum := readCSV(t, st, storage.SummaryKey(id))
-	prec := readCSV(t, st, coordinator.PrecisionKey(id))
+	prec := readCSV(t, st, archive.PrecisionKey(id))
 	if len(sum) != 3 || len(prec) != 3 {
 		t.Fatalf("%d summary rows, %d precision rows", len(sum), len(prec))
 	}
@@ -255,7 +256,7 @@ func checkPrecisionOutputs(t *testing.T, st storage.Store, id string, want map[s
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m coordinator.Manifest
+	var m archive.Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +380,7 @@ func TestPrecisionAllFailed(t *testing.T) {
 	if s.Failed != 2 || s.Total != 2 {
 		t.Fatalf("status %+v", s)
 	}
-	prec := readCSV(t, e.store, coordinator.PrecisionKey(r.Campaign))
+	prec := readCSV(t, e.store, archive.PrecisionKey(r.Campaign))
 	if len(prec) != 1 || prec[0]["status"] != coordinator.PrecisionUndefined || prec[0]["n"] != "0" || prec[0]["mean"] != "" {
 		t.Fatalf("precision.csv %v", prec)
 	}

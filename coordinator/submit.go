@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
-	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 )
@@ -273,8 +273,8 @@ func (co *Coordinator) publishBatch(ctx context.Context, id string, epoch int, t
 
 // readRecords reads result records (8 at a time); unreadable ones are
 // absent from the map.
-func (co *Coordinator) readRecords(ctx context.Context, id string, tids []string) map[string]*aggregate.Record {
-	out := make(map[string]*aggregate.Record, len(tids))
+func (co *Coordinator) readRecords(ctx context.Context, id string, tids []string) map[string]*record.Record {
+	out := make(map[string]*record.Record, len(tids))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
@@ -288,7 +288,7 @@ func (co *Coordinator) readRecords(ctx context.Context, id string, tids []string
 				co.o.Logf("coordinator: reading result %s: %v", tid, err)
 				return
 			}
-			var r aggregate.Record
+			var r record.Record
 			if err := json.Unmarshal(data, &r); err != nil {
 				co.o.Logf("coordinator: result %s: %v", tid, err)
 				return
@@ -434,8 +434,8 @@ func (co *Coordinator) advisory(ctx context.Context, m jetstream.Msg) {
 			}
 		}
 		errText := fmt.Sprintf("not acknowledged after %d deliveries (MaxDeliver); last error: %s", adv.Deliveries, last)
-		rec := aggregate.Record{Task: tm.Task, Error: errText, Provenance: map[string]string{
-			"recorded_by": "coordinator", "host": co.host, "deliveries": fmt.Sprint(adv.Deliveries)}}
+		rec := record.Record{Task: tm.Task, Error: errText, Provenance: record.Provenance{
+			RecordedBy: "coordinator", Host: co.host, Deliveries: int(adv.Deliveries)}}
 		data, _ := json.Marshal(&rec)
 		if _, err := co.o.Store.PutIfAbsent(ctx, key, data); err != nil {
 			co.o.Logf("coordinator: recording failure of %s: %v", tid, err)

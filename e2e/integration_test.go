@@ -16,11 +16,11 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/procutil"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
-	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/storage/miniotest"
 )
@@ -233,20 +233,20 @@ func readRunLog(t *testing.T, path string) runLog {
 }
 
 // records reads every result of a campaign from storage.
-func (f *farm) records(id string) map[string]*aggregate.Record {
+func (f *farm) records(id string) map[string]*record.Record {
 	f.t.Helper()
 	ctx := context.Background()
 	keys, err := f.store.List(ctx, storage.ResultsPrefix(id))
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	out := map[string]*aggregate.Record{}
+	out := map[string]*record.Record{}
 	for _, k := range keys {
 		data, err := f.store.Get(ctx, k)
 		if err != nil {
 			f.t.Fatal(err)
 		}
-		var r aggregate.Record
+		var r record.Record
 		if err := json.Unmarshal(data, &r); err != nil {
 			f.t.Fatal(err)
 		}
@@ -258,7 +258,7 @@ func (f *farm) records(id string) map[string]*aggregate.Record {
 
 // checkExactlyOnce: every task has one successful record and exactly one
 // "done" line in the run log.
-func checkExactlyOnce(t *testing.T, recs map[string]*aggregate.Record, rl runLog, tasks int) {
+func checkExactlyOnce(t *testing.T, recs map[string]*record.Record, rl runLog, tasks int) {
 	t.Helper()
 	if len(recs) != tasks {
 		t.Fatalf("%d results in storage, want %d", len(recs), tasks)
@@ -289,7 +289,7 @@ func (f *farm) checkOutputs(id string) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	var m coordinator.Manifest
+	var m archive.Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
 		f.t.Fatal(err)
 	}
@@ -317,7 +317,7 @@ func TestTwoWorkerProcesses(t *testing.T) {
 	checkExactlyOnce(t, recs, readRunLog(t, logPath), 20)
 	by := map[string]int{}
 	for _, r := range recs {
-		by[r.Provenance["worker"]]++
+		by[r.Provenance.Worker]++
 	}
 	if by["w1"] == 0 || by["w2"] == 0 || by["w1"]+by["w2"] != 20 {
 		t.Fatalf("results by worker: %v", by)
@@ -411,10 +411,10 @@ func TestWorkerKilledMidTask(t *testing.T) {
 		t.Fatalf("killed task %s starts: %v, want [victim rescuer]", killed, got)
 	}
 	r := recs[killed]
-	if r.Provenance["worker"] != "rescuer" || r.Provenance["attempt"] != "2" {
+	if r.Provenance.Worker != "rescuer" || r.Provenance.Attempt != 2 {
 		t.Fatalf("killed task's record provenance %v, want worker rescuer, attempt 2", r.Provenance)
 	}
-	started, _ := time.Parse(time.RFC3339Nano, r.Provenance["started"])
+	started := r.Provenance.Started
 	if wait := started.Sub(killedAt); wait < ackWait/2 {
 		t.Fatalf("redelivered %v after the kill, before AckWait %v", wait, ackWait)
 	}
@@ -430,7 +430,7 @@ func TestWorkerKilledMidTask(t *testing.T) {
 		if n > 1 {
 			t.Fatalf("task %s started %d times by the live worker: heartbeats failed", tid, n)
 		}
-		if w, _ := recs[tid].Provenance["wall_seconds"], 0; tid != killed && w == "" {
+		if w := recs[tid].Provenance.WallSeconds; tid != killed && w == 0 {
 			t.Fatalf("no wall time in %v", recs[tid].Provenance)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/plugins/builtin"
-	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -115,23 +115,16 @@ run: {arrivals: ` + arrivals + `, warmup: 1e3}
 		if err != nil {
 			t.Fatal(err)
 		}
-		var r aggregate.Record
+		var r record.Record
 		if err := json.Unmarshal(data, &r); err != nil {
 			t.Fatal(err)
 		}
-		x, err := strconv.ParseFloat(r.Provenance["cpu_seconds"], 64)
-		if err != nil {
-			t.Fatalf("cpu_seconds: %v", err)
+		pv := r.Provenance
+		if pv.CPUSeconds <= 0 || pv.WallSeconds <= 0 || pv.Started.IsZero() {
+			t.Fatalf("record %s: provenance without cpu_seconds, wall_seconds or started: %+v", k, pv)
 		}
-		cpu += time.Duration(x * float64(time.Second))
-		w, err := strconv.ParseFloat(r.Provenance["wall_seconds"], 64)
-		if err != nil {
-			t.Fatalf("wall_seconds: %v", err)
-		}
-		t0, err := time.Parse(time.RFC3339Nano, r.Provenance["started"])
-		if err != nil {
-			t.Fatalf("started: %v", err)
-		}
+		cpu += time.Duration(pv.CPUSeconds * float64(time.Second))
+		w, t0 := pv.WallSeconds, pv.Started
 		spans = append(spans, [2]time.Time{t0, t0.Add(time.Duration(w * float64(time.Second)))})
 	}
 	farmCPU := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()

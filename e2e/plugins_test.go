@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 	"github.com/msjfarm/msjfarm/worker/pluginhost/hosttest"
@@ -47,7 +47,7 @@ func TestPinnedPluginAcrossMachines(t *testing.T) {
 		t.Fatalf("%d results", len(recs))
 	}
 	for tid, r := range recs {
-		if r.Failed() || r.Provenance["runner"] != "plugin" || r.Provenance["plugin_sha256"] != sum {
+		if r.Failed() || r.Provenance.Runner != "plugin" || r.Provenance.PluginSHA256 != sum {
 			t.Fatalf("task %s: error %q, provenance %v", tid, r.Error, r.Provenance)
 		}
 	}
@@ -58,7 +58,7 @@ func TestPinnedPluginAcrossMachines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var man coordinator.Manifest
+	var man archive.Manifest
 	if err := json.Unmarshal(data, &man); err != nil || man.Plugins["fcfs"].SHA256 != sum {
 		t.Fatalf("manifest plugins %+v (%v)", man.Plugins, err)
 	}

@@ -3,10 +3,10 @@ package sweep
 import (
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/msjfarm/msjfarm/model/workload"
+	"github.com/msjfarm/msjfarm/results/metric"
 )
 
 // Precision is the optional sequential mode of a sweep (DESIGN.md §4):
@@ -22,7 +22,7 @@ import (
 // replications would have), until the target is met or the point has
 // MaxReplications. Points are decided independently.
 type Precision struct {
-	// Metric is a summary metric stem (aggregate package, COLUMNS.md): a
+	// Metric is a summary metric stem (results/metric, COLUMNS.md): a
 	// base metric such as mean_response or weighted_mean_response, a
 	// per-class metric such as class1_heavy_mean_response, or a policy
 	// counter counter_<name>.
@@ -46,55 +46,17 @@ func (p *Precision) BatchSize() int {
 	return DefaultBatch
 }
 
-// PrecisionBaseMetrics are the base metric names a precision block may
-// name; they are aggregate.BaseMetrics (package aggregate imports this one,
-// so the list is repeated here; a test keeps them equal).
-var PrecisionBaseMetrics = []string{"mean_response", "weighted_mean_response", "mean_wait", "p_wait",
-	"mean_in_system", "mean_in_queue", "utilization", "throughput", "jain", "preemptions",
-	"preempted_jobs", "wasted_work"}
-
-// precisionClassMetrics are aggregate.ClassMetrics (see above).
-var precisionClassMetrics = []string{"mean_response", "mean_wait", "p_wait"}
-
 var counterMetric = regexp.MustCompile(`^counter_[a-z0-9]+(_[a-z0-9]+)*$`)
 
-// Sanitize maps a class or counter name to a column-name fragment: lower
-// case, runs of characters other than [a-z0-9] replaced by one "_", no
-// leading or trailing "_" ("class-15" → "class_15", "P(H)" → "p_h"). It is
-// here, not in package aggregate (which imports this one), because a
-// precision block names per-class metrics the way aggregate's columns do.
-func Sanitize(s string) string {
-	var b strings.Builder
-	under := false
-	for _, r := range strings.ToLower(s) {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			if under && b.Len() > 0 {
-				b.WriteByte('_')
-			}
-			under = false
-			b.WriteRune(r)
-		} else {
-			under = true
-		}
-	}
-	return b.String()
-}
-
 // classMetricNames are the per-class metric stems of a workload's classes,
-// as aggregate names them (class<i>_<sanitized name>_<metric>).
+// as the summary names them (class<i>_<sanitized name>_<metric>,
+// results/metric).
 func classMetricNames(classes []workload.ClassSpec) []string {
 	var out []string
 	for i, c := range classes {
-		name := c.Name
-		if name == "" {
-			name = "class" + strconv.Itoa(i)
-		}
-		pre := "class" + strconv.Itoa(i) + "_"
-		if s := Sanitize(name); s != "" {
-			pre += s + "_"
-		}
-		for _, m := range precisionClassMetrics {
-			out = append(out, pre+m)
+		pre := metric.ClassPrefix(i, metric.ClassName(i, c.Name))
+		for _, m := range metric.Class {
+			out = append(out, pre+m.Name)
 		}
 	}
 	return out
@@ -111,8 +73,8 @@ func checkPrecision(p *Precision, replications int, classes []workload.ClassSpec
 		return fmt.Errorf("precision.metric: required (e.g. mean_response)")
 	}
 	ok := counterMetric.MatchString(p.Metric)
-	for _, m := range PrecisionBaseMetrics {
-		ok = ok || p.Metric == m
+	for _, m := range metric.Base {
+		ok = ok || p.Metric == m.Name
 	}
 	cls := classMetricNames(classes)
 	for _, m := range cls {
@@ -123,7 +85,7 @@ func checkPrecision(p *Precision, replications int, classes []workload.ClassSpec
 	}
 	if !ok {
 		return fmt.Errorf("precision.metric: unknown metric %q (use one of %s, a class metric %s, or counter_<name>)",
-			p.Metric, strings.Join(PrecisionBaseMetrics, ", "), strings.Join(cls, ", "))
+			p.Metric, strings.Join(metric.BaseNames(), ", "), strings.Join(cls, ", "))
 	}
 	if !(p.RelHalfWidth > 0) {
 		return fmt.Errorf("precision.rel_half_width: must be > 0, got %v", p.RelHalfWidth)

@@ -3,23 +3,16 @@ package sweep_test
 import (
 	"testing"
 
-	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/metric"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sweep"
 )
 
-// TestPrecisionMetricsMatchAggregate: the metric names sweep accepts are
-// those aggregate produces (sweep cannot import aggregate).
-func TestPrecisionMetricsMatchAggregate(t *testing.T) {
-	if len(sweep.PrecisionBaseMetrics) != len(aggregate.BaseMetrics) {
-		t.Fatalf("%d vs %d base metrics", len(sweep.PrecisionBaseMetrics), len(aggregate.BaseMetrics))
-	}
-	for i, m := range aggregate.BaseMetrics {
-		if sweep.PrecisionBaseMetrics[i] != m.Name {
-			t.Fatalf("base metric %d: %q vs %q", i, sweep.PrecisionBaseMetrics[i], m.Name)
-		}
-	}
-	// Class stems: a one-or-all sweep names its classes as aggregate does.
+// TestPrecisionAcceptsSummaryMetrics: every base and per-class metric stem
+// the summary produces (results/metric) is a valid precision metric, and a
+// class stem is built from the expanded workload's class names the way the
+// summary builds it.
+func TestPrecisionAcceptsSummaryMetrics(t *testing.T) {
 	f, err := sweep.Parse([]byte("name: p\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\nreplications: 2\nrun: {arrivals: 10}\n"), "yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -28,18 +21,30 @@ func TestPrecisionMetricsMatchAggregate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for ci, cl := range c.Tasks[0].Workload.Classes {
-		name := cl.Name
-		if name == "" {
-			name = "class" + string(rune('0'+ci))
+	var names []string
+	for _, m := range metric.Base {
+		names = append(names, m.Name)
+	}
+	classes := c.Tasks[0].Workload.Classes
+	if len(classes) == 0 {
+		t.Fatal("one-or-all expanded without classes")
+	}
+	for ci, cl := range classes {
+		for _, m := range metric.Class {
+			names = append(names, metric.ClassPrefix(ci, metric.ClassName(ci, cl.Name))+m.Name)
 		}
-		for _, m := range aggregate.ClassMetrics {
-			g := *f
-			g.Precision = &sweep.Precision{Metric: aggregate.ClassPrefix(ci, name) + m.Name, RelHalfWidth: 0.1, MaxReplications: 2}
-			if _, err := sweep.Expand(&g, testCat{}); err != nil {
-				t.Errorf("class metric: %v", err)
-			}
+	}
+	for _, n := range append(names, metric.CounterColumn("Phase 1 time")) {
+		g := *f
+		g.Precision = &sweep.Precision{Metric: n, RelHalfWidth: 0.1, MaxReplications: 2}
+		if _, err := sweep.Expand(&g, testCat{}); err != nil {
+			t.Errorf("metric %s: %v", n, err)
 		}
+	}
+	g := *f
+	g.Precision = &sweep.Precision{Metric: "class9_nosuch_mean_response", RelHalfWidth: 0.1, MaxReplications: 2}
+	if _, err := sweep.Expand(&g, testCat{}); err == nil {
+		t.Error("a class metric of a class the workload lacks was accepted")
 	}
 }
 

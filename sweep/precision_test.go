@@ -79,12 +79,3 @@ func TestPrecisionValidation(t *testing.T) {
 		}
 	}
 }
-
-func TestSanitize(t *testing.T) {
-	for in, want := range map[string]string{"class-15": "class_15", "P(H)": "p_h", "light": "light",
-		"  Phase 2 time ": "phase_2_time", "cores-0.5": "cores_0_5", "--": ""} {
-		if got := Sanitize(in); got != want {
-			t.Errorf("Sanitize(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

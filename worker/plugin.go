@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/sdk"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
@@ -160,55 +160,18 @@ func ChooseRunner(mode string, tasks []sweep.Task, ix *PluginIndex) (plugin bool
 	return true, fmt.Sprintf("auto: every policy has a plugin binary (%d indexed)", len(ix.Binaries)), nil
 }
 
-// PluginPin is the binary a campaign pins for one policy.
-type PluginPin struct {
-	Plugin  string `json:"plugin"`
-	Version string `json:"version"`
-	Engine  string `json:"engine"`
-	SHA256  string `json:"sha256"`
-	// Key is where the binary is in storage (storage.PluginKey).
-	Key string `json:"key"`
-}
-
-// Pins is campaigns/<id>/plugins.json: the plugin binary of each policy of
-// a campaign run with plugins. Workers run exactly these binaries,
-// fetching them from storage when theirs differ.
-type Pins struct {
-	Campaign string               `json:"campaign"`
-	Policies map[string]PluginPin `json:"policies"`
-}
-
-// PinsKey is the storage key of a campaign's Pins.
-func PinsKey(campaign string) string { return "campaigns/" + campaign + "/plugins.json" }
-
-// ReadPins returns a campaign's pins (nil, nil if it has none).
-func ReadPins(ctx context.Context, st storage.Store, campaign string) (*Pins, error) {
-	data, err := st.Get(ctx, PinsKey(campaign))
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var p Pins
-	if err := json.Unmarshal(data, &p); err != nil {
-		return nil, fmt.Errorf("%s: %w", PinsKey(campaign), err)
-	}
-	return &p, nil
-}
-
 // PinPlugins pins, for a campaign about to be submitted, the binary of
 // each policy: it uploads each binary to storage.PluginKey(name, sha256)
-// unless already there and records the pins at PinsKey. A campaign
+// unless already there and records the pins at protocol.PinsKey. A campaign
 // pinned before keeps its pins (a resumed campaign runs the same code);
 // policies it lacks are added. Warnings say where a local binary differs
 // from the pinned one (workers then fetch the pinned one).
-func PinPlugins(ctx context.Context, st storage.Store, campaign string, policies []string, ix *PluginIndex) (*Pins, []string, error) {
-	old, err := ReadPins(ctx, st, campaign)
+func PinPlugins(ctx context.Context, st storage.Store, campaign string, policies []string, ix *PluginIndex) (*protocol.Pins, []string, error) {
+	old, err := protocol.ReadPins(ctx, st, campaign)
 	if err != nil {
 		return nil, nil, err
 	}
-	pins := &Pins{Campaign: campaign, Policies: map[string]PluginPin{}}
+	pins := &protocol.Pins{Campaign: campaign, Policies: map[string]protocol.PluginPin{}}
 	if old != nil {
 		for k, v := range old.Policies {
 			pins.Policies[k] = v
@@ -246,15 +209,11 @@ func PinPlugins(ctx context.Context, st storage.Store, campaign string, policies
 			}
 			uploaded[key] = true
 		}
-		pins.Policies[pol] = PluginPin{Plugin: e.Plugin, Version: e.Version, Engine: e.Engine, SHA256: e.SHA256, Key: key}
+		pins.Policies[pol] = protocol.PluginPin{Plugin: e.Plugin, Version: e.Version, Engine: e.Engine, SHA256: e.SHA256, Key: key}
 		changed = true
 	}
 	if changed {
-		data, err := json.MarshalIndent(pins, "", "  ")
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := st.Put(ctx, PinsKey(campaign), append(data, '\n')); err != nil {
+		if err := protocol.WritePins(ctx, st, pins); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -297,7 +256,7 @@ type PluginRunner struct {
 }
 
 type pinsEntry struct {
-	pins *Pins
+	pins *protocol.Pins
 	at   time.Time
 }
 
@@ -324,7 +283,7 @@ func (r *PluginRunner) index(ctx context.Context) *PluginIndex {
 
 // campaignPins reads (and caches) a campaign's pins. Found pins are cached
 // for good; their absence for 30 s.
-func (r *PluginRunner) campaignPins(ctx context.Context, campaign string) (*Pins, error) {
+func (r *PluginRunner) campaignPins(ctx context.Context, campaign string) (*protocol.Pins, error) {
 	if r.Store == nil || campaign == "" {
 		return nil, nil
 	}
@@ -334,7 +293,7 @@ func (r *PluginRunner) campaignPins(ctx context.Context, campaign string) (*Pins
 	if ok && (e.pins != nil || time.Since(e.at) < 30*time.Second) {
 		return e.pins, nil
 	}
-	p, err := ReadPins(ctx, r.Store, campaign)
+	p, err := protocol.ReadPins(ctx, r.Store, campaign)
 	if err != nil {
 		return nil, err
 	}
@@ -360,7 +319,7 @@ func (r *PluginRunner) cacheDir() (string, error) {
 
 // fetch returns the local copy of a pinned binary, downloading it from
 // storage into the cache and verifying its sha256 if needed.
-func (r *PluginRunner) fetch(ctx context.Context, policy string, pin PluginPin) (string, error) {
+func (r *PluginRunner) fetch(ctx context.Context, policy string, pin protocol.PluginPin) (string, error) {
 	dir, err := r.cacheDir()
 	if err != nil {
 		return "", err

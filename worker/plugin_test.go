@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
-	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/worker"
@@ -124,7 +124,7 @@ func TestPluginRunnerMatchesInProcess(t *testing.T) {
 
 // pin pins fcfs for campaign "camp" in st, as a coordinator machine with
 // the binary on its search path does.
-func pin(t *testing.T, st storage.Store) worker.PluginPin {
+func pin(t *testing.T, st storage.Store) protocol.PluginPin {
 	t.Helper()
 	h := pluginhost.New(pluginhost.Config{})
 	defer h.Close()
@@ -320,12 +320,12 @@ func TestWorkerFetchesPinnedPlugin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rec aggregate.Record
+		var rec record.Record
 		if err := json.Unmarshal(data, &rec); err != nil {
 			t.Fatal(err)
 		}
 		pv := rec.Provenance
-		if rec.Failed() || pv["runner"] != "plugin" || pv["plugin"] != "fcfs" || pv["plugin_sha256"] != p.SHA256 {
+		if rec.Failed() || pv.Runner != "plugin" || pv.Plugin != "fcfs" || pv.PluginSHA256 != p.SHA256 {
 			t.Fatalf("record %s: error %q, provenance %v", tk.ID, rec.Error, pv)
 		}
 	}

@@ -9,11 +9,11 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sweep"
 )
@@ -111,27 +111,13 @@ func (InProcess) Run(ctx context.Context, t *sweep.Task, progress func(done, tot
 	}}, nil
 }
 
-// provenanceMap is the Record.Provenance of an outcome.
-func provenanceMap(p Provenance, host, worker string, attempt int, started time.Time, wall time.Duration) map[string]string {
-	m := map[string]string{
-		"runner":          p.Runner,
-		"host":            host,
-		"worker":          worker,
-		"attempt":         strconv.Itoa(attempt),
-		"started":         started.UTC().Format(time.RFC3339Nano),
-		"wall_seconds":    strconv.FormatFloat(wall.Seconds(), 'f', 6, 64),
-		"msjfarm_version": sim.Version,
+// recordProvenance is the record.Provenance of an outcome.
+func recordProvenance(p Provenance, host, worker string, attempt int, started time.Time, wall time.Duration) record.Provenance {
+	return record.Provenance{
+		Runner: p.Runner, Plugin: p.Plugin, PluginVersion: p.PluginVersion, PluginSHA256: p.PluginSHA256,
+		Engine: p.Engine, MsjfarmVersion: sim.Version, Host: host, Worker: worker, Attempt: attempt,
+		Started: started.UTC(), WallSeconds: record.Seconds(wall), CPUSeconds: record.Seconds(max(p.CPU, 0)),
 	}
-	if p.CPU > 0 {
-		m["cpu_seconds"] = strconv.FormatFloat(p.CPU.Seconds(), 'f', 6, 64)
-	}
-	for k, v := range map[string]string{"plugin": p.Plugin, "plugin_version": p.PluginVersion,
-		"plugin_sha256": p.PluginSHA256, "engine": p.Engine} {
-		if v != "" {
-			m[k] = v
-		}
-	}
-	return m
 }
 
 // isCtxErr reports whether err came from a context ending.

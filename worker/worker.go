@@ -10,7 +10,7 @@
 //  3. mark it running in the msjfarm_tasks bucket and run it, sending
 //     +WPI (msg.InProgress) every AckWait/3 so a long replication is not
 //     redelivered while it runs; the task's run.deadline bounds the run;
-//  4. success: PutIfAbsent the aggregate.Record at
+//  4. success: PutIfAbsent the record.Record at
 //     campaigns/<c>/results/<task>.json (idempotent: a concurrent duplicate
 //     run cannot overwrite it), mark it done, then ack (ack last, so a crash
 //     at any point leads to a redelivery, never to a lost result);
@@ -44,7 +44,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
-	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 )
@@ -398,8 +398,8 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 
 	switch {
 	case err == nil:
-		rec := aggregate.Record{Task: *t, Result: out.Result,
-			Provenance: provenanceMap(out.Provenance, w.host, w.o.Name, attempt, started, wall)}
+		rec := record.Record{Task: *t, Result: out.Result,
+			Provenance: recordProvenance(out.Provenance, w.host, w.o.Name, attempt, started, wall)}
 		data, merr := json.Marshal(&rec)
 		if merr != nil {
 			w.fail(msg, c, t, attempt, fmt.Errorf("encoding result: %w", merr))
@@ -467,8 +467,8 @@ func (w *Worker) retry(msg jetstream.Msg, c string, t *sweep.Task, attempt int, 
 func (w *Worker) fail(msg jetstream.Msg, c string, t *sweep.Task, attempt int, err error) {
 	w.o.Logf("worker %s: task %s failed on attempt %d: %v", w.o.Name, t.ID, attempt, err)
 	errText := fmt.Sprintf("attempt %d of %d on %s: %v", attempt, w.maxDeliver, w.o.Name, err)
-	rec := aggregate.Record{Task: *t, Error: errText, Provenance: map[string]string{
-		"host": w.host, "worker": w.o.Name, "attempt": fmt.Sprint(attempt)}}
+	rec := record.Record{Task: *t, Error: errText, Provenance: record.Provenance{
+		Host: w.host, Worker: w.o.Name, Attempt: attempt}}
 	data, _ := json.Marshal(&rec)
 	ictx, cancel := ioCtx()
 	_, perr := w.o.Store.PutIfAbsent(ictx, storage.ResultKey(c, t.ID), data)

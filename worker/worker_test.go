@@ -15,7 +15,7 @@ import (
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
-	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -115,7 +115,7 @@ func TestDeadlineRecordsFailure(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	var r aggregate.Record
+	var r record.Record
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatalf("%v: %s", err, data)
 	}

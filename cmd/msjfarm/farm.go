@@ -22,6 +22,7 @@ import (
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -136,10 +137,12 @@ func runWorker(args []string) int {
 	if err != nil {
 		return fail("worker: %v", err)
 	}
-	runner, how, err := rf.forWorker(ctx, st, *n, logger(*verbose))
+	ch, err := worker.ForWorker(ctx, rf.config(*n, logger(*verbose)), st)
 	if err != nil {
 		return fail("worker: %v", err)
 	}
+	warn("worker", ch.Warnings)
+	runner, how := ch.Runner, ch.Desc
 	if c, ok := runner.(io.Closer); ok {
 		defer c.Close() // the worker closes it too; again is harmless
 	}
@@ -189,9 +192,12 @@ func runSubmit(args []string) int {
 		if err != nil {
 			return fail("submit: -pin-plugins: %v", err)
 		}
-		if err := pinForSubmit(ctx, st, camp, *pluginPath); err != nil {
+		desc, warnings, err := worker.PinForSubmit(ctx, st, camp, *pluginPath)
+		warn("submit", warnings)
+		if err != nil {
 			return fail("submit: -pin-plugins: %v", err)
 		}
+		fmt.Fprintf(os.Stderr, "msjfarm submit: pinned %s in %s\n", desc, st.URL())
 	}
 	nc, err := ff.conn("msjfarm-submit")
 	if err != nil {
@@ -348,8 +354,8 @@ func runResults(args []string) int {
 	if !partial {
 		fmt.Printf("\nfull table: %s in %s (msjfarm results -csv %s)\n", storage.SummaryKey(id), st.URL(), id)
 	}
-	if prec, err := st.Get(ctx, coordinator.PrecisionKey(id)); err == nil {
-		fmt.Printf("precision: %s (%s)\n", precisionLine(prec), coordinator.PrecisionKey(id))
+	if prec, err := st.Get(ctx, archive.PrecisionKey(id)); err == nil {
+		fmt.Printf("precision: %s (%s)\n", precisionLine(prec), archive.PrecisionKey(id))
 	}
 	return 0
 }
@@ -357,7 +363,7 @@ func runResults(args []string) int {
 // partialSummary aggregates the records stored so far (including the
 // replications added in precision mode).
 func partialSummary(ctx context.Context, st storage.Store, id string) ([]byte, error) {
-	a, err := coordinator.LoadArchive(ctx, st, id, builtin.Catalog{})
+	a, err := archive.Load(ctx, st, id, builtin.Catalog{})
 	if err != nil {
 		return nil, err
 	}

@@ -12,9 +12,6 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/sdk/check"
-	"github.com/msjfarm/msjfarm/sim"
-	"github.com/msjfarm/msjfarm/storage"
-	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 )
@@ -317,116 +314,15 @@ func addRunnerFlags(fs *flag.FlagSet) *runnerFlags {
 	}
 }
 
-func (rf *runnerFlags) pluginRunner(st storage.Store, concurrency int, logf func(string, ...any)) *worker.PluginRunner {
-	return &worker.PluginRunner{Host: pluginhost.New(pluginhost.Config{MaxConcurrent: concurrency}),
-		Dirs: pluginhost.SearchPath(*rf.path, nil), Store: st, CacheDir: *rf.cache, Logf: logf}
+// config is the worker.RunnerConfig the flags give, for concurrency
+// replications at once.
+func (rf *runnerFlags) config(concurrency int, logf func(string, ...any)) worker.RunnerConfig {
+	return worker.RunnerConfig{Mode: *rf.mode, PluginPath: *rf.path, CacheDir: *rf.cache, Concurrency: concurrency, Logf: logf}
 }
 
-// forCampaign picks the runner of `msjfarm run` for camp (printing which
-// and why) and, for plugins, pins the campaign's binaries in st.
-func (rf *runnerFlags) forCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, concurrency int,
-	logf func(string, ...any)) (worker.Runner, error) {
-	if m := *rf.mode; m == "inprocess" || m == "in-process" {
-		fmt.Fprintf(os.Stderr, "msjfarm run: runner in-process (-runner %s)\n", m)
-		return worker.InProcess{}, nil
-	}
-	r := rf.pluginRunner(st, concurrency, logf)
-	r.Index = worker.IndexPlugins(ctx, r.Host, r.Dirs)
-	for _, w := range r.Index.Warnings {
-		fmt.Fprintf(os.Stderr, "msjfarm run: warning: %s\n", w)
-	}
-	usePlugins, why, err := worker.ChooseRunner(*rf.mode, camp.Tasks, r.Index)
-	if err != nil || !usePlugins {
-		r.Close()
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(os.Stderr, "msjfarm run: runner in-process (%s)\n", why)
-		return worker.InProcess{}, nil
-	}
-	desc, err := pinCampaign(ctx, st, camp, r.Index, "run")
-	if err != nil {
-		r.Close()
-		return nil, err
-	}
-	fmt.Fprintf(os.Stderr, "msjfarm run: runner plugin (%s); pinned %s\n", why, desc)
-	return r, nil
-}
-
-// pinCampaign pins the binary of every policy of camp (worker.PinPlugins:
-// uploaded to storage, recorded in the campaign's plugins.json and so in
-// its manifest) and describes the pins.
-func pinCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, ix *worker.PluginIndex, cmd string) (string, error) {
-	var policies []string
-	seen := map[string]bool{}
-	for _, t := range camp.Tasks {
-		if !seen[t.Policy] {
-			seen[t.Policy] = true
-			policies = append(policies, t.Policy)
-		}
-	}
-	pins, warnings, err := worker.PinPlugins(ctx, st, camp.ID, policies, ix)
-	if err != nil {
-		return "", err
-	}
+// warn prints warnings as cmd's.
+func warn(cmd string, warnings []string) {
 	for _, w := range warnings {
 		fmt.Fprintf(os.Stderr, "msjfarm %s: warning: %s\n", cmd, w)
 	}
-	var desc []string
-	for _, p := range policies {
-		pin := pins.Policies[p]
-		desc = append(desc, fmt.Sprintf("%s=%s@%.12s", p, pin.Plugin, pin.SHA256))
-		if pin.Engine != sim.Version {
-			fmt.Fprintf(os.Stderr, "msjfarm %s: warning: plugin %s (policy %s) links engine %s, this msjfarm is %s: results may differ from in-process ones\n",
-				cmd, pin.Plugin, p, pin.Engine, sim.Version)
-		}
-	}
-	return strings.Join(desc, " "), nil
-}
-
-// pinForSubmit is `msjfarm submit -pin-plugins`: the submitting machine
-// pins the campaign's binaries from its search path, so that workers
-// elsewhere fetch and run exactly these.
-func pinForSubmit(ctx context.Context, st storage.Store, camp *sweep.Campaign, pluginPath string) error {
-	h := pluginhost.New(pluginhost.Config{MaxConcurrent: 1})
-	defer h.Close()
-	ix := worker.IndexPlugins(ctx, h, pluginhost.SearchPath(pluginPath, nil))
-	for _, w := range ix.Warnings {
-		fmt.Fprintf(os.Stderr, "msjfarm submit: warning: %s\n", w)
-	}
-	if _, _, err := worker.ChooseRunner("plugin", camp.Tasks, ix); err != nil {
-		return err
-	}
-	desc, err := pinCampaign(ctx, st, camp, ix, "submit")
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "msjfarm submit: pinned %s in %s\n", desc, st.URL())
-	return nil
-}
-
-// forWorker picks the runner of `msjfarm worker`, which does not know the
-// campaigns ahead: plugin runs every task in a plugin (pinned by its
-// campaign, or found on the search path); auto does so for the policies
-// that have a binary and runs the others in-process.
-func (rf *runnerFlags) forWorker(ctx context.Context, st storage.Store, concurrency int, logf func(string, ...any)) (worker.Runner, string, error) {
-	switch *rf.mode {
-	case "inprocess", "in-process":
-		return worker.InProcess{}, "in-process (-runner inprocess)", nil
-	case "plugin", "auto", "":
-	default:
-		return nil, "", fmt.Errorf("-runner %q: want auto, plugin or inprocess", *rf.mode)
-	}
-	r := rf.pluginRunner(st, concurrency, logf)
-	r.Index = worker.IndexPlugins(ctx, r.Host, r.Dirs)
-	for _, w := range r.Index.Warnings {
-		fmt.Fprintf(os.Stderr, "msjfarm worker: warning: %s\n", w)
-	}
-	n := len(r.Index.Binaries)
-	if *rf.mode == "plugin" {
-		return r, fmt.Sprintf("plugin (-runner plugin; %d binaries on the search path, pinned binaries fetched from storage)", n), nil
-	}
-	r.Fallback = worker.InProcess{}
-	return r, fmt.Sprintf("auto: plugin for pinned policies and the %d binaries on the search path (%s), in-process for the rest",
-		n, strings.Join(r.Dirs, string(os.PathListSeparator))), nil
 }

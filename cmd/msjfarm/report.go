@@ -15,6 +15,7 @@ import (
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/report"
 	"github.com/msjfarm/msjfarm/storage"
 )
@@ -40,7 +41,7 @@ func runReport(args []string) int {
 	if err != nil {
 		return fail("report: %v", err)
 	}
-	a, err := coordinator.LoadArchive(ctx, st, id, builtin.Catalog{})
+	a, err := archive.Load(ctx, st, id, builtin.Catalog{})
 	if err != nil {
 		return fail("report: %v", err)
 	}

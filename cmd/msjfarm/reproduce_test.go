@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
-	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 )
 
@@ -129,7 +129,7 @@ func TestRunReportReproduce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := coordinator.LoadArchive(ctx, st, id, builtin.Catalog{})
+	a, err := archive.Load(ctx, st, id, builtin.Catalog{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestRunReportReproduce(t *testing.T) {
 	if victim.Replication != 4 {
 		t.Fatalf("task order: %+v", victim)
 	}
-	var rec aggregate.Record
+	var rec record.Record
 	if err := json.Unmarshal(a.Raw[victim.ID], &rec); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -9,17 +8,16 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/local"
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/worker"
 )
 
-// runRun runs a whole sweep in this process: embedded NATS server,
-// coordinator, local workers and (by default) local storage. It is the
-// distributed pipeline with every piece local, so a campaign started here
-// can be resumed by running the same command again (results are kept in
-// -storage; tasks with a result are not run again).
+// runRun runs a whole sweep in this process (package local: embedded NATS
+// server, coordinator, local workers and, by default, local storage) and
+// prints its summary. Running the same command again resumes.
 func runRun(args []string) int {
 	ff := newFarmFlags("run", false, "./msjfarm-data")
 	n := ff.fs.Int("workers", runtime.NumCPU(), "replications run at once")
@@ -66,97 +64,45 @@ func runRun(args []string) int {
 	if err != nil {
 		return fail("run: %v", err)
 	}
-	runner, err := rf.forCampaign(ctx, st, camp, *n, logger(*verbose))
+	ch, err := worker.ForCampaign(ctx, rf.config(*n, logger(*verbose)), st, camp)
+	if ch != nil {
+		warn("run", ch.Warnings)
+	}
 	if err != nil {
 		return fail("run: runner: %v", err)
 	}
-	if c, ok := runner.(io.Closer); ok {
+	fmt.Fprintf(os.Stderr, "msjfarm run: runner %s\n", ch.Desc)
+	if c, ok := ch.Runner.(io.Closer); ok {
 		defer c.Close() // the worker closes it too; again is harmless
 	}
-	dir := *storeDir
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "msjfarm-nats-"); err != nil {
-			return fail("run: %v", err)
-		}
-		defer os.RemoveAll(dir)
-	}
-	srv, url, err := protocol.StartEmbedded(protocol.EmbeddedOptions{StoreDir: dir})
+	p := newProgress(os.Stderr, 0)
+	out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: ch.Runner, Workers: *n, StoreDir: *storeDir,
+		AckWait: *ackWait, MaxDeliver: *maxDeliver, RetryFailed: *retry, Logf: logger(*verbose),
+		Submitted: func(rep protocol.SubmitReply) {
+			fmt.Fprintf(os.Stderr, "msjfarm run: campaign %s (%s): %d tasks in %d points, %d already done; %d workers; storage %s; start-up %s\n",
+				rep.Campaign, rep.Name, rep.Tasks, camp.Points, rep.AlreadyDone, *n, st.URL(), time.Since(start).Round(time.Millisecond))
+			p = newProgress(os.Stderr, rep.AlreadyDone)
+		},
+		Progress: func(s *protocol.Status) {
+			if !*quiet {
+				p.update(s)
+			}
+		}})
 	if err != nil {
 		return fail("run: %v", err)
 	}
-	defer protocol.StopEmbedded(srv)
-	nc, err := protocol.Connect(protocol.ConnOptions{URL: url, Name: "msjfarm-run", InProcess: srv})
-	if err != nil {
-		return fail("run: %v", err)
-	}
-	defer nc.Close()
-	logf := logger(*verbose)
-	co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st, Logf: logf,
-		Layout: protocol.Layout{AckWait: *ackWait, MaxDeliver: *maxDeliver}})
-	if err != nil {
-		return fail("run: %v", err)
-	}
-	coCtx, coStop := context.WithCancel(context.Background())
-	coDone := make(chan error, 1)
-	go func() { coDone <- co.Run(coCtx) }()
-	defer func() { coStop(); <-coDone }()
-	select {
-	case <-co.Ready():
-	case err := <-coDone:
-		coDone <- err
-		return fail("run: coordinator: %v", err)
-	}
-	w, err := worker.New(ctx, worker.Options{Conn: nc, Store: st, Concurrency: *n, Logf: logf,
-		FetchWait: 250 * time.Millisecond, Runner: runner})
-	if err != nil {
-		return fail("run: %v", err)
-	}
-	wCtx, wStop := context.WithCancel(ctx)
-	wDone := make(chan error, 1)
-	go func() { wDone <- w.Run(wCtx) }()
-	defer func() { wStop(); <-wDone }()
-
-	rep, err := co.Submit(ctx, protocol.SubmitRequest{Spec: f, RetryFailed: *retry})
-	if err != nil {
-		return fail("run: %v", err)
-	}
-	fmt.Fprintf(os.Stderr, "msjfarm run: campaign %s (%s): %d tasks in %d points, %d already done; %d workers; storage %s; start-up %s\n",
-		rep.Campaign, rep.Name, rep.Tasks, camp.Points, rep.AlreadyDone, *n, st.URL(), time.Since(start).Round(time.Millisecond))
-	p := newProgress(os.Stderr, rep.AlreadyDone)
-	finished := make(chan struct{})
-	go func() {
-		_, _ = co.Wait(ctx, rep.Campaign)
-		close(finished)
-	}()
-	tk := time.NewTicker(500 * time.Millisecond)
-	defer tk.Stop()
-	var s *protocol.Status
-	for {
-		s, err = co.Status(ctx, rep.Campaign)
-		if err != nil {
-			return fail("run: %v", err)
+	id, s := out.Submit.Campaign, out.Status
+	if out.Interrupted {
+		done := "no"
+		if s != nil {
+			done = fmt.Sprintf("%d/%d", s.Done+s.Failed, s.Total)
 		}
-		if s.State != protocol.CampaignRunning {
-			break
-		}
-		if !*quiet {
-			p.update(s)
-		}
-		select {
-		case <-ctx.Done():
-			wStop()
-			<-wDone
-			wDone <- nil
-			s, _ = co.Status(context.Background(), rep.Campaign)
-			fmt.Fprintf(os.Stderr, "\nmsjfarm run: interrupted with %d/%d tasks finished; run the same command again to resume (results are in %s)\n",
-				s.Done+s.Failed, s.Total, st.URL())
-			return 130
-		case <-tk.C:
-		case <-finished:
-		}
+		fmt.Fprintf(os.Stderr, "\nmsjfarm run: interrupted with %s tasks finished; run the same command again to resume (results are in %s)\n",
+			done, st.URL())
+		return 130
 	}
 	p.finish(s)
-	data, err := st.Get(ctx, storage.SummaryKey(rep.Campaign))
+	data, err := st.Get(ctx, storage.SummaryKey(id))
 	if err != nil {
 		return fail("run: %v", err)
 	}
@@ -164,14 +110,14 @@ func runRun(args []string) int {
 	if err := printSummaryTable(os.Stdout, data); err != nil {
 		return fail("run: %v", err)
 	}
-	fmt.Printf("\nsummary: %s/%s\n", st.URL(), storage.SummaryKey(rep.Campaign))
-	if prec, err := st.Get(ctx, coordinator.PrecisionKey(rep.Campaign)); err == nil {
-		fmt.Printf("precision: %s — %s/%s\n", precisionLine(prec), st.URL(), coordinator.PrecisionKey(rep.Campaign))
+	fmt.Printf("\nsummary: %s/%s\n", st.URL(), storage.SummaryKey(id))
+	if prec, err := st.Get(ctx, archive.PrecisionKey(id)); err == nil {
+		fmt.Printf("precision: %s — %s/%s\n", precisionLine(prec), st.URL(), archive.PrecisionKey(id))
 	}
-	if _, err := st.Stat(ctx, storage.ReportPrefix(rep.Campaign)+"index.html"); err == nil {
-		fmt.Printf("report: %s\n", reportLocation(st, rep.Campaign))
+	if _, err := st.Stat(ctx, storage.ReportPrefix(id)+"index.html"); err == nil {
+		fmt.Printf("report: %s\n", reportLocation(st, id))
 	} else {
-		fmt.Printf("report: not rendered (%v); msjfarm report %s regenerates it\n", err, rep.Campaign)
+		fmt.Printf("report: not rendered (%v); msjfarm report %s regenerates it\n", err, id)
 	}
 	if s.Failed > 0 {
 		fmt.Fprintf(os.Stderr, "msjfarm run: %d of %d tasks failed (see above; -retry-failed runs them again)\n", s.Failed, s.Total)

@@ -17,9 +17,10 @@ replications: 3
 run: {arrivals: 2e3, warmup: 1e2}
 `
 
-// TestRunCommand runs `msjfarm run` in-process: a finished campaign, then
-// a second run that only resumes (nothing left to do), and validation
-// errors that exit non-zero without writing anything.
+// TestRunCommand runs `msjfarm run` in-process: the command's flags reach
+// package local (which has the tests of running, resuming and
+// interrupting), and validation errors exit non-zero without writing
+// anything.
 func TestRunCommand(t *testing.T) {
 	dir := t.TempDir()
 	sw := filepath.Join(dir, "s.yaml")
@@ -27,10 +28,8 @@ func TestRunCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
-	for i := range 2 {
-		if code := runRun([]string{"-workers", "2", "-q", "-storage", data, sw}); code != 0 {
-			t.Fatalf("run %d: exit %d", i, code)
-		}
+	if code := runRun([]string{"-workers", "2", "-q", "-runner", "inprocess", "-storage", data, sw}); code != 0 {
+		t.Fatalf("run: exit %d", code)
 	}
 	camps, _ := filepath.Glob(filepath.Join(data, "campaigns", "*", "summary.csv"))
 	res, _ := filepath.Glob(filepath.Join(data, "campaigns", "*", "results", "*.json"))
@@ -48,6 +47,9 @@ func TestRunCommand(t *testing.T) {
 	}
 	if code := runRun([]string{"-storage", nothing, filepath.Join(dir, "missing.yaml")}); code == 0 {
 		t.Fatal("missing sweep: exit 0")
+	}
+	if code := runRun([]string{"-storage", nothing, "-workers", "0", sw}); code == 0 {
+		t.Fatal("-workers 0: exit 0")
 	}
 	if _, err := os.Stat(nothing); !os.IsNotExist(err) {
 		t.Fatalf("validation error created %s (%v)", nothing, err)

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -97,7 +98,7 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pins, err := worker.ReadPins(t.Context(), st, campP)
+	pins, err := protocol.ReadPins(t.Context(), st, campP)
 	if err != nil || pins == nil || len(pins.Policies) != 3 {
 		t.Fatalf("pins %+v, %v", pins, err)
 	}
@@ -113,7 +114,7 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 			t.Fatalf("binary of %s differs in storage", fam)
 		}
 	}
-	var m coordinator.Manifest
+	var m archive.Manifest
 	if data, err := st.Get(t.Context(), storage.ManifestKey(campP)); err != nil || json.Unmarshal(data, &m) != nil {
 		t.Fatalf("manifest: %v", err)
 	}
@@ -152,10 +153,10 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pinForSubmit(t.Context(), st2, camp, ""); err != nil {
+	if _, _, err := worker.PinForSubmit(t.Context(), st2, camp, ""); err != nil {
 		t.Fatal(err)
 	}
-	if p2, err := worker.ReadPins(t.Context(), st2, camp.ID); err != nil || p2 == nil || len(p2.Policies) != 3 ||
+	if p2, err := protocol.ReadPins(t.Context(), st2, camp.ID); err != nil || p2 == nil || len(p2.Policies) != 3 ||
 		p2.Policies["msf"] != pins.Policies["msf"] {
 		t.Fatalf("submit pins %+v, %v", p2, err)
 	}

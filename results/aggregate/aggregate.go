@@ -19,31 +19,16 @@ import (
 	"encoding/json"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 
-	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/results/metric"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/sim/stats"
 	"github.com/msjfarm/msjfarm/sweep"
 )
 
 // Level is the confidence level of every half-width.
 const Level = 0.95
-
-// Record is the stored result object of one task (one JSON file per task,
-// storage key campaigns/<id>/results/<task>.json). Exactly one of Result and
-// Error is set: a task that failed (plugin crash, deadline, invalid
-// parameters) is recorded with its error so that a resumed campaign does not
-// retry it forever and the summary can count it.
-type Record struct {
-	Task       sweep.Task        `json:"task"`
-	Result     *sim.Result       `json:"result,omitempty"`
-	Provenance map[string]string `json:"provenance,omitempty"`
-	Error      string            `json:"error,omitempty"`
-}
-
-// Failed reports whether the record is a failure: an error, or no result.
-func (r *Record) Failed() bool { return r.Error != "" || r.Result == nil }
 
 // Metric is the estimate of one quantity at one point.
 type Metric struct {
@@ -162,7 +147,7 @@ type Point struct {
 	// Classes are the workload's classes, in index order.
 	Classes []Class `json:"classes,omitempty"`
 	// Metrics are the estimates, in a fixed order: the base metrics
-	// ([BaseMetrics]), then per class the [ClassMetrics], then the policy
+	// ([metric.Base]), then per class the [metric.Class], then the policy
 	// counters in the order the policy reports them.
 	Metrics []Metric `json:"metrics"`
 }
@@ -179,90 +164,6 @@ func (p *Point) Metric(name string) (Metric, bool) {
 	}
 	return Metric{}, false
 }
-
-// BaseMetrics are the metrics every point has, in column order, with what
-// they estimate (the per-replication value is the sim.Result field named).
-var BaseMetrics = []struct{ Name, Doc string }{
-	{"mean_response", "mean response time E[T] over all classes (Result.Overall.MeanResponse)"},
-	{"weighted_mean_response", "weighted mean response time Σ(ρ_i/ρ)E[T_i] (Result.WeightedMeanResponse)"},
-	{"mean_wait", "mean waiting time E[T] − E[size] per job (Result.Overall.MeanWait)"},
-	{"p_wait", "queueing probability P(wait > 0) (Result.Overall.PWait)"},
-	{"mean_in_system", "time-average number of jobs in system (Result.MeanInSystem)"},
-	{"mean_in_queue", "time-average number of jobs waiting (Result.MeanInQueue)"},
-	{"utilization", "fraction of server-time busy (Result.Utilization)"},
-	{"throughput", "departures per unit time (Result.Throughput)"},
-	{"jain", "Jain's fairness index over per-class mean response times (Result.Jain)"},
-	{"preemptions", "number of preemptions in the window (Result.Preemptions)"},
-	{"preempted_jobs", "number of measured jobs preempted at least once (Result.PreemptedJobs)"},
-	{"wasted_work", "server-time of discarded service under preemptive-restart (Result.WastedWork)"},
-}
-
-// ClassMetrics are the per-class metrics, in column order.
-var ClassMetrics = []struct{ Name, Doc string }{
-	{"mean_response", "mean response time of the class (Result.Classes[i].MeanResponse)"},
-	{"mean_wait", "mean waiting time of the class (Result.Classes[i].MeanWait)"},
-	{"p_wait", "queueing probability of the class (Result.Classes[i].PWait)"},
-}
-
-// baseValue extracts base metric i from a result; ok is false when the
-// replication did not measure it (no measured departure at all).
-func baseValue(r *sim.Result, i int) (float64, bool) {
-	measured := r.Overall.Count > 0
-	switch BaseMetrics[i].Name {
-	case "mean_response":
-		return r.Overall.MeanResponse, measured
-	case "weighted_mean_response":
-		return r.WeightedMeanResponse, measured
-	case "mean_wait":
-		return r.Overall.MeanWait, measured
-	case "p_wait":
-		return r.Overall.PWait, measured
-	case "mean_in_system":
-		return r.MeanInSystem, r.Window > 0
-	case "mean_in_queue":
-		return r.MeanInQueue, r.Window > 0
-	case "utilization":
-		return r.Utilization, r.Window > 0
-	case "throughput":
-		return r.Throughput, r.Window > 0
-	case "jain":
-		return r.Jain, measured && r.Jain > 0 // 0 marks "not computed" in sim
-	case "preemptions":
-		return float64(r.Preemptions), true
-	case "preempted_jobs":
-		return float64(r.PreemptedJobs), true
-	case "wasted_work":
-		return r.WastedWork, true
-	}
-	panic("aggregate: unknown base metric " + BaseMetrics[i].Name)
-}
-
-func classValue(c sim.ClassStats, i int) float64 {
-	switch ClassMetrics[i].Name {
-	case "mean_response":
-		return c.MeanResponse
-	case "mean_wait":
-		return c.MeanWait
-	case "p_wait":
-		return c.PWait
-	}
-	panic("aggregate: unknown class metric " + ClassMetrics[i].Name)
-}
-
-// ClassPrefix is the column prefix of class i named name: "class<i>_<name>_"
-// ("class<i>_" if the sanitized name is empty).
-func ClassPrefix(i int, name string) string {
-	s := sweep.Sanitize(name)
-	if s == "" {
-		return "class" + itoa(i) + "_"
-	}
-	return "class" + itoa(i) + "_" + s + "_"
-}
-
-func itoa(i int) string { return strconv.Itoa(i) }
-
-// CounterPrefix prefixes policy counter names in column stems.
-const CounterPrefix = "counter_"
 
 type acc struct {
 	xs []float64
@@ -289,10 +190,10 @@ func (a *acc) metric(name, base string, class int) Metric {
 // Per-class metrics use only the replications in which the class had a
 // measured departure (otherwise the class mean is undefined, not 0).
 // Counters use the replications that reported them.
-func Summarize(tasks []sweep.Task, results map[string]*Record) []Point {
+func Summarize(tasks []sweep.Task, results map[string]*record.Record) []Point {
 	idx := map[string]int{}
 	var pts []Point
-	var recs [][]*Record
+	var recs [][]*record.Record
 	for _, t := range tasks {
 		i, ok := idx[t.Point]
 		if !ok {
@@ -304,11 +205,7 @@ func Summarize(tasks []sweep.Task, results map[string]*Record) []Point {
 			})
 			recs = append(recs, nil)
 			for ci, c := range t.Workload.Classes {
-				name := c.Name
-				if name == "" {
-					name = "class" + itoa(ci)
-				}
-				cl := Class{Name: name, Need: c.Need, Share: c.Share, Service: c.Service.Dist}
+				cl := Class{Name: metric.ClassName(ci, c.Name), Need: c.Need, Share: c.Share, Service: c.Service.Dist}
 				if c.Service.Mean != nil {
 					cl.ServiceMean = *c.Service.Mean
 				}
@@ -353,8 +250,8 @@ func contains(xs []string, s string) bool {
 	return false
 }
 
-func summarizePoint(p *Point, recs []*Record) {
-	base := make([]acc, len(BaseMetrics))
+func summarizePoint(p *Point, recs []*record.Record) {
+	base := make([]acc, len(metric.Base))
 	// Classes: a trace workload has no classes in its spec; take them from
 	// the results (the first one with more classes wins).
 	for _, r := range recs {
@@ -366,29 +263,28 @@ func summarizePoint(p *Point, recs []*Record) {
 		}
 	}
 	for ci := range p.Classes {
-		if p.Classes[ci].Name == "" {
-			p.Classes[ci].Name = "class" + itoa(ci)
-		}
+		p.Classes[ci].Name = metric.ClassName(ci, p.Classes[ci].Name)
 	}
 	cls := make([][]acc, len(p.Classes))
 	for i := range cls {
-		cls[i] = make([]acc, len(ClassMetrics))
+		cls[i] = make([]acc, len(metric.Class))
 	}
 	var cnames []string
 	cnt := map[string]*acc{}
 	for _, r := range recs {
 		res := r.Result
-		for i := range BaseMetrics {
-			if v, ok := baseValue(res, i); ok {
+		for i, m := range metric.Base {
+			if v, ok := m.Value(res); ok {
 				base[i].add(v)
 			}
 		}
-		for ci, c := range res.Classes {
+		for ci := range res.Classes {
+			c := &res.Classes[ci]
 			if ci >= len(cls) || c.Count == 0 {
 				continue
 			}
-			for mi := range ClassMetrics {
-				cls[ci][mi].add(classValue(c, mi))
+			for mi, m := range metric.Class {
+				cls[ci][mi].add(m.Value(c))
 			}
 		}
 		for _, c := range res.Counters {
@@ -401,19 +297,19 @@ func summarizePoint(p *Point, recs []*Record) {
 			a.add(c.Value)
 		}
 	}
-	p.Metrics = make([]Metric, 0, len(BaseMetrics)+len(cls)*len(ClassMetrics)+len(cnames))
-	for i, m := range BaseMetrics {
+	p.Metrics = make([]Metric, 0, len(metric.Base)+len(cls)*len(metric.Class)+len(cnames))
+	for i, m := range metric.Base {
 		p.Metrics = append(p.Metrics, base[i].metric(m.Name, m.Name, -1))
 	}
 	for ci := range cls {
-		pre := ClassPrefix(ci, p.Classes[ci].Name)
-		for mi, m := range ClassMetrics {
+		pre := metric.ClassPrefix(ci, p.Classes[ci].Name)
+		for mi, m := range metric.Class {
 			p.Metrics = append(p.Metrics, cls[ci][mi].metric(pre+m.Name, m.Name, ci))
 		}
 	}
 	seen := map[string]bool{}
 	for _, n := range cnames {
-		col := CounterPrefix + sweep.Sanitize(n)
+		col := metric.CounterColumn(n)
 		if seen[col] { // two counter names that sanitize alike: keep the first
 			continue
 		}
@@ -423,7 +319,7 @@ func summarizePoint(p *Point, recs []*Record) {
 }
 
 // columns returns the union of the metric stems over the points, ordered:
-// base metrics, then class metrics by class index and ClassMetrics order,
+// base metrics, then class metrics by class index and metric.Class order,
 // then counters by first appearance.
 func metricColumns(pts []Point) []Metric {
 	type key struct {
@@ -442,7 +338,7 @@ func metricColumns(pts []Point) []Metric {
 			switch {
 			case m.Class >= 0:
 				k.group, k.class = 1, m.Class
-			case strings.HasPrefix(m.Name, CounterPrefix):
+			case strings.HasPrefix(m.Name, metric.CounterPrefix):
 				k.group = 2
 			}
 			seen[m.Name] = k

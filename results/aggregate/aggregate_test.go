@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/msjfarm/msjfarm/model/workload"
+	"github.com/msjfarm/msjfarm/results/metric"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sweep"
 )
@@ -57,7 +59,7 @@ func res(t, c0, c1 float64) *sim.Result {
 //	A: fcfs, λ=2, three replications.
 //	B: fcfs, λ=4, two replications with results (one unstable), one failed.
 //	C: msfq threshold=31, λ=2, one replication with counters, one pending.
-func fixture() ([]sweep.Task, map[string]*Record) {
+func fixture() ([]sweep.Task, map[string]*record.Record) {
 	axA := map[string]any{"arrival_rate": 2.0}
 	axB := map[string]any{"arrival_rate": 4.0}
 	axC := map[string]any{"arrival_rate": 2.0, "threshold": 31}
@@ -73,11 +75,11 @@ func fixture() ([]sweep.Task, map[string]*Record) {
 	}
 	// Interleave to check that the order is by first appearance, not by id.
 	tasks[1], tasks[3] = tasks[3], tasks[1]
-	rec := map[string]*Record{}
+	rec := map[string]*record.Record{}
 	put := func(id string, r *sim.Result, err string) {
 		for _, t := range tasks {
 			if t.ID == id {
-				rec[id] = &Record{Task: t, Result: r, Error: err}
+				rec[id] = &record.Record{Task: t, Result: r, Error: err}
 			}
 		}
 	}
@@ -310,12 +312,12 @@ func TestColumnsDocumented(t *testing.T) {
 			t.Errorf("COLUMNS.md does not document `%s`", c)
 		}
 	}
-	for _, m := range BaseMetrics {
+	for _, m := range metric.Base {
 		if !bytes.Contains(doc, []byte("`"+m.Name+"`")) {
 			t.Errorf("COLUMNS.md does not document metric `%s`", m.Name)
 		}
 	}
-	for _, m := range ClassMetrics {
+	for _, m := range metric.Class {
 		if !bytes.Contains(doc, []byte("`class<i>_<name>_"+m.Name+"`")) {
 			t.Errorf("COLUMNS.md does not document class metric `class<i>_<name>_%s`", m.Name)
 		}

@@ -127,7 +127,7 @@ func Header(pts []Point) []string {
 //	               the point is unstable and its response-time means are lower
 //	               bounds, not estimates
 //
-// then, for every metric m (BaseMetrics, then per class i the ClassMetrics
+// then, for every metric m (metric.Base, then per class i the metric.Class
 // as class<i>_<name>_<metric>, then the policy counters as
 // counter_<name>; union over the points):
 //

@@ -43,6 +43,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/metric"
 )
 
 // metricLabels are the y-axis labels of the base and class metrics.
@@ -65,7 +66,7 @@ func metricLabel(name string) string {
 	if l, ok := metricLabels[name]; ok {
 		return l
 	}
-	if c, ok := strings.CutPrefix(name, aggregate.CounterPrefix); ok {
+	if c, ok := strings.CutPrefix(name, metric.CounterPrefix); ok {
 		return c
 	}
 	return name
@@ -351,8 +352,8 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped []string, 
 			cs = append(cs, msfqOverlay(f, m)...)
 		}
 		title := metricLabel(m)
-		if strings.HasPrefix(m, aggregate.CounterPrefix) {
-			title = "counter " + strings.TrimPrefix(m, aggregate.CounterPrefix)
+		if strings.HasPrefix(m, metric.CounterPrefix) {
+			title = "counter " + strings.TrimPrefix(m, metric.CounterPrefix)
 		}
 		p := newPlot(title+" — "+f.title, xl, metricLabel(m), cs, true)
 		name := f.prefix + m
@@ -363,7 +364,7 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped []string, 
 	}
 	// Per-class panels, one figure per class metric.
 	if classes > 0 {
-		for _, cm := range aggregate.ClassMetrics {
+		for _, cm := range metric.Class {
 			var panels []*plot.Plot
 			nonzero := false
 			for ci := 0; ci < classes; ci++ {
@@ -372,7 +373,7 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped []string, 
 				for _, p := range f.pts {
 					if ci < len(p.Classes) {
 						cname, need = p.Classes[ci].Name, p.Classes[ci].Need
-						name = aggregate.ClassPrefix(ci, cname) + cm.Name
+						name = metric.ClassPrefix(ci, cname) + cm.Name
 						break
 					}
 				}

@@ -14,6 +14,8 @@ import (
 	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/metric"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sweep"
 )
@@ -41,7 +43,7 @@ func simulateOn(t testing.TB, name string, pols []policyRun, rates []float64, re
 		t.Fatal(err)
 	}
 	var tasks []sweep.Task
-	recs := map[string]*aggregate.Record{}
+	recs := map[string]*record.Record{}
 	for _, lam := range rates {
 		w, err := spec.Build(lam)
 		if err != nil {
@@ -72,7 +74,7 @@ func simulateOn(t testing.TB, name string, pols []policyRun, rates []float64, re
 				if err != nil {
 					t.Fatal(err)
 				}
-				recs[task.ID] = &aggregate.Record{Task: task, Result: res}
+				recs[task.ID] = &record.Record{Task: task, Result: res}
 			}
 		}
 	}
@@ -126,7 +128,7 @@ func TestWrite(t *testing.T) {
 func TestWriteSmall(t *testing.T) {
 	mk := func(point, policy string, params map[string]any, scv, lam, t0 float64, n int, unstable bool) aggregate.Point {
 		ms := []aggregate.Metric{}
-		for _, b := range aggregate.BaseMetrics {
+		for _, b := range metric.Base {
 			ms = append(ms, aggregate.Metric{Name: b.Name, Class: -1, Base: b.Name, Mean: t0 * lam, HalfWidth: 0.1 * t0, N: n})
 		}
 		ms = append(ms,

@@ -1,4 +1,10 @@
-package coordinator
+// Package archive reads a finished (or interrupted) campaign back from
+// storage, without NATS: its spec, manifest and result records
+// (campaigns/<id>/...), summarised again or re-run. It also defines the
+// manifest the coordinator writes there, so that the writer (the
+// coordinator imports this package) and the readers (msjfarm report and
+// reproduce) share one type, and the report rendering both store.
+package archive
 
 import (
 	"context"
@@ -9,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 )
@@ -31,7 +38,7 @@ type Archive struct {
 	Tasks []sweep.Task
 	// Records are the stored result records by task id; Raw are their bytes
 	// as stored.
-	Records map[string]*aggregate.Record
+	Records map[string]*record.Record
 	Raw     map[string][]byte
 	// Warnings: e.g. the spec could not be expanded here (a policy this
 	// binary does not know), so Tasks come from the records in manifest
@@ -39,11 +46,11 @@ type Archive struct {
 	Warnings []string
 }
 
-// LoadArchive reads campaign id from st: spec, manifest and every result
+// Load reads campaign id from st: spec, manifest and every result
 // record. The spec must expand (with cat) to the same campaign id; if it
 // does not expand at all (cat does not know a policy), the tasks are taken
 // from the records, in the order of the manifest's seeds, with a warning.
-func LoadArchive(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (*Archive, error) {
+func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (*Archive, error) {
 	spec, err := st.Get(ctx, storage.CampaignSpecKey(id))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, fmt.Errorf("campaign %s: no %s in %s", id, storage.CampaignSpecKey(id), st.URL())
@@ -55,7 +62,7 @@ func LoadArchive(ctx context.Context, st storage.Store, id string, cat sweep.Cat
 	if err != nil {
 		return nil, fmt.Errorf("campaign %s: spec.yaml: %w", id, err)
 	}
-	a := &Archive{ID: id, Spec: f, Records: map[string]*aggregate.Record{}, Raw: map[string][]byte{}}
+	a := &Archive{ID: id, Spec: f, Records: map[string]*record.Record{}, Raw: map[string][]byte{}}
 	if m, err := st.Get(ctx, storage.ManifestKey(id)); err == nil {
 		a.ManifestJSON = m
 		var mf Manifest
@@ -94,7 +101,7 @@ func LoadArchive(ctx context.Context, st storage.Store, id string, cat sweep.Cat
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			data, err := st.Get(ctx, k)
-			var r aggregate.Record
+			var r record.Record
 			if err == nil {
 				if err = json.Unmarshal(data, &r); err != nil {
 					err = fmt.Errorf("%s: %w", k, err)

@@ -1,0 +1,189 @@
+// Package local runs a whole campaign on one machine: an embedded NATS
+// JetStream server, a coordinator and local workers in this process, with
+// results in local or S3 storage. It is the distributed pipeline with
+// every piece local (the same subjects, records and summaries), so a
+// campaign started here can be resumed by running it again (results are
+// kept in storage; tasks with a result are not run again) and can be
+// served later by a real farm. msjfarm run is a thin command over [Run].
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker"
+)
+
+// ProgressInterval is how often Options.Progress is called.
+const ProgressInterval = 500 * time.Millisecond
+
+// Options configure Run.
+type Options struct {
+	// Spec is the sweep to run (submitted as is; the coordinator expands
+	// it).
+	Spec *sweep.File
+	// Store holds the results, summaries and reports.
+	Store storage.Store
+	// Runner runs the replications (worker.ForCampaign picks one). Run
+	// does not close it; the worker closes a runner that is an io.Closer
+	// when it stops.
+	Runner worker.Runner
+	// Workers is the number of replications run at once (>= 1).
+	Workers int
+	// StoreDir is the JetStream store directory; "" uses a temporary
+	// directory removed when Run returns.
+	StoreDir string
+	// AckWait and MaxDeliver are the task consumer's redelivery timeout
+	// and attempts per task (0: protocol's defaults).
+	AckWait    time.Duration
+	MaxDeliver int
+	// RetryFailed runs the failed tasks of an earlier run again.
+	RetryFailed bool
+	// Logf logs coordinator and worker events (nil: discard).
+	Logf func(format string, args ...any)
+	// Submitted, if set, is called once the campaign is submitted, before
+	// any progress.
+	Submitted func(protocol.SubmitReply)
+	// Progress, if set, is called every ProgressInterval while the
+	// campaign runs.
+	Progress func(*protocol.Status)
+}
+
+// Outcome is how a Run ended.
+type Outcome struct {
+	// Submit is the coordinator's reply to the submission (campaign id,
+	// tasks, already done).
+	Submit protocol.SubmitReply
+	// Status is the campaign's last status: final when the campaign
+	// finished, the state at the interruption otherwise.
+	Status *protocol.Status
+	// Interrupted is set when ctx ended before the campaign finished; the
+	// results so far are stored and running the same sweep again resumes.
+	Interrupted bool
+}
+
+// Run runs o.Spec to the end (or until ctx ends): it starts the embedded
+// server, the coordinator and o.Workers local workers, submits the
+// campaign, waits for it to finish (its summary, manifest and report are
+// then in o.Store) and stops everything it started. An ended ctx is not an
+// error: the Outcome says Interrupted.
+func Run(ctx context.Context, o Options) (*Outcome, error) {
+	switch {
+	case o.Spec == nil:
+		return nil, errors.New("local: Options.Spec is nil")
+	case o.Store == nil:
+		return nil, errors.New("local: Options.Store is nil")
+	case o.Runner == nil:
+		return nil, errors.New("local: Options.Runner is nil")
+	case o.Workers < 1:
+		return nil, fmt.Errorf("local: Options.Workers must be >= 1, got %d", o.Workers)
+	}
+	if o.AckWait == 0 {
+		o.AckWait = protocol.DefaultAckWait
+	}
+	if o.MaxDeliver == 0 {
+		o.MaxDeliver = protocol.DefaultMaxDeliver
+	}
+	dir := o.StoreDir
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "msjfarm-nats-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+	}
+	srv, url, err := protocol.StartEmbedded(protocol.EmbeddedOptions{StoreDir: dir})
+	if err != nil {
+		return nil, err
+	}
+	defer protocol.StopEmbedded(srv)
+	nc, err := protocol.Connect(protocol.ConnOptions{URL: url, Name: "msjfarm-run", InProcess: srv})
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: o.Store, Logf: o.Logf,
+		Layout: protocol.Layout{AckWait: o.AckWait, MaxDeliver: o.MaxDeliver}})
+	if err != nil {
+		return nil, err
+	}
+	// The coordinator outlives ctx so that an interrupted run can still
+	// report its status; it stops when Run returns.
+	coCtx, coStop := context.WithCancel(context.Background())
+	coDone := make(chan error, 1)
+	go func() { coDone <- co.Run(coCtx) }()
+	defer func() { coStop(); <-coDone }()
+	select {
+	case <-co.Ready():
+	case err := <-coDone:
+		coDone <- err
+		return nil, fmt.Errorf("coordinator: %w", err)
+	}
+	w, err := worker.New(ctx, worker.Options{Conn: nc, Store: o.Store, Concurrency: o.Workers, Logf: o.Logf,
+		FetchWait: 250 * time.Millisecond, Runner: o.Runner})
+	if err != nil {
+		return nil, err
+	}
+	wCtx, wStop := context.WithCancel(ctx)
+	wDone := make(chan error, 1)
+	go func() { wDone <- w.Run(wCtx) }()
+	stopWorkers := func() {
+		if wStop != nil {
+			wStop()
+			<-wDone
+			wStop = nil
+		}
+	}
+	defer stopWorkers()
+
+	rep, err := co.Submit(ctx, protocol.SubmitRequest{Spec: o.Spec, RetryFailed: o.RetryFailed})
+	if err != nil {
+		return nil, err
+	}
+	if o.Submitted != nil {
+		o.Submitted(*rep)
+	}
+	out := &Outcome{Submit: *rep}
+	finished := make(chan struct{})
+	go func() {
+		_, _ = co.Wait(ctx, rep.Campaign)
+		close(finished)
+	}()
+	tk := time.NewTicker(ProgressInterval)
+	defer tk.Stop()
+	for {
+		s, err := co.Status(ctx, rep.Campaign)
+		if err != nil && ctx.Err() == nil {
+			return nil, err
+		}
+		if err == nil {
+			out.Status = s
+			if s.State != protocol.CampaignRunning {
+				return out, nil
+			}
+			if o.Progress != nil {
+				o.Progress(s)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			// Stop the workers first (they give their tasks back), then
+			// read where the campaign stands.
+			stopWorkers()
+			if s, err := co.Status(context.Background(), rep.Campaign); err == nil {
+				out.Status = s
+			}
+			out.Interrupted = true
+			return out, nil
+		case <-tk.C:
+		case <-finished:
+		}
+	}
+}

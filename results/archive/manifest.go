@@ -1,0 +1,191 @@
+package archive
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/report"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// Manifest is campaigns/<id>/manifest.json: what is needed to reproduce
+// any number of the campaign.
+type Manifest struct {
+	Campaign string `json:"campaign"`
+	Name     string `json:"name"`
+	State    string `json:"state"`
+	// MsjfarmVersion is the coordinator's engine version (sim.Version);
+	// each policy entry names the engine its results came from.
+	MsjfarmVersion string    `json:"msjfarm_version"`
+	Created        time.Time `json:"created"`
+	Updated        time.Time `json:"updated"`
+	Finished       time.Time `json:"finished,omitzero"`
+	Tasks          int       `json:"tasks"`
+	Points         int       `json:"points"`
+	Done           int       `json:"done"`
+	Failed         int       `json:"failed"`
+	Replications   int       `json:"replications"`
+	// Seed is the campaign seed; SeedDerivation says how each task's seed
+	// follows from it; Seeds lists them.
+	Seed           uint64              `json:"seed"`
+	SeedDerivation string              `json:"seed_derivation"`
+	Seeds          []TaskSeed          `json:"seeds"`
+	Policies       []PolicyProvenance  `json:"policies,omitempty"`
+	Hosts          []string            `json:"hosts,omitempty"`
+	Warnings       []string            `json:"warnings,omitempty"`
+	Sweep          *sweep.File         `json:"sweep"`
+	Layout         map[string]string   `json:"nats_layout"`
+	Storage        string              `json:"storage"`
+	Extra          map[string][]string `json:"extra,omitempty"`
+	// Precision is the outcome of precision mode (sweep precision block):
+	// per point, the replications it ended with and whether it met the
+	// target or hit max_replications. Also in precision.csv.
+	Precision *PrecisionSummary `json:"precision,omitempty"`
+	// Report is the storage prefix of the rendered report (index.html,
+	// plots, summary.csv/json, manifest.json), once finished.
+	Report string `json:"report,omitempty"`
+	// Plugins is the plugin binary each policy is pinned to when the
+	// campaign runs with plugin runners (see plugins.go).
+	Plugins PluginPins `json:"plugins,omitempty"`
+}
+
+// TaskSeed pins one task.
+type TaskSeed struct {
+	Task        string `json:"task"`
+	Point       string `json:"point"`
+	Policy      string `json:"policy"`
+	Replication int    `json:"replication"`
+	Seed        uint64 `json:"seed"`
+}
+
+// PolicyProvenance is one (policy, code) pair seen in the results.
+type PolicyProvenance struct {
+	Policy        string `json:"policy"`
+	Runner        string `json:"runner,omitempty"`
+	Plugin        string `json:"plugin,omitempty"`
+	PluginVersion string `json:"plugin_version,omitempty"`
+	PluginSHA256  string `json:"plugin_sha256,omitempty"`
+	Engine        string `json:"engine,omitempty"`
+	Results       int    `json:"results"`
+}
+
+// PluginPins maps each policy of a campaign run with plugin runners to the
+// plugin binary it is pinned to (name, version, engine, sha256 and storage
+// key of the binary).
+type PluginPins = map[string]protocol.PluginPin
+
+// PrecisionKey is the storage key of a precision campaign's per-point
+// outcome table.
+func PrecisionKey(id string) string { return storage.CampaignPrefix(id) + "precision.csv" }
+
+// PointPrecision is the precision outcome of one point (manifest.json
+// "precision.points", one row of precision.csv).
+type PointPrecision struct {
+	Point        string         `json:"point"`
+	Policy       string         `json:"policy"`
+	Params       map[string]any `json:"params"`
+	Axes         map[string]any `json:"axes"`
+	Replications int            `json:"replications"`
+	// N, Mean, HalfWidth, RelHalfWidth: the metric over the replications
+	// that measured it (null when undefined or unbounded).
+	N            int      `json:"n"`
+	Mean         *float64 `json:"mean"`
+	HalfWidth    *float64 `json:"hw"`
+	RelHalfWidth *float64 `json:"rel_hw"`
+	Status       string   `json:"status"`
+}
+
+// PrecisionSummary is manifest.json's "precision": the rule and its
+// outcome per point.
+type PrecisionSummary struct {
+	sweep.Precision
+	Initial int `json:"initial_replications"`
+	// Counts of points by status.
+	Met       int              `json:"met"`
+	Capped    int              `json:"max_replications_reached"`
+	Unstable  int              `json:"unstable"`
+	Undefined int              `json:"undefined"`
+	Pending   int              `json:"pending"`
+	Points    []PointPrecision `json:"points"`
+}
+
+// PrecisionColumns are the columns of precision.csv, one row per point in
+// sweep order:
+//
+//	point             point id (as in summary.csv)
+//	policy, params    policy name and resolved parameters (JSON)
+//	axes              the point's axis values (JSON object)
+//	replications      replications the point ended with (initial + added)
+//	metric            the precision metric (summary.csv column stem)
+//	n                 replications that measured it
+//	mean, hw          its mean and 95% half-width over them
+//	rel_hw            hw / |mean| (stats.Summary.RelHalfWidth)
+//	target            precision.rel_half_width
+//	max_replications  precision.max_replications
+//	status            met | max_replications | unstable | undefined | pending
+//
+// Numbers use aggregate.FormatFloat (empty = undefined, inf = unbounded).
+var PrecisionColumns = []string{"point", "policy", "params", "axes", "replications", "metric", "n",
+	"mean", "hw", "rel_hw", "target", "max_replications", "status"}
+
+// WritePrecisionCSV writes s as precision.csv (columns: PrecisionColumns).
+func WritePrecisionCSV(w io.Writer, s *PrecisionSummary) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(PrecisionColumns); err != nil {
+		return err
+	}
+	for _, p := range s.Points {
+		params, _ := json.Marshal(p.Params)
+		axes, _ := json.Marshal(p.Axes)
+		mean, hw, rel := math.NaN(), math.NaN(), math.NaN()
+		if p.Mean != nil {
+			mean = *p.Mean
+		}
+		if p.HalfWidth != nil {
+			hw = *p.HalfWidth
+		} else if p.N == 1 {
+			hw = math.Inf(1)
+		}
+		if p.RelHalfWidth != nil {
+			rel = *p.RelHalfWidth
+		} else if p.N >= 1 {
+			rel = math.Inf(1)
+		}
+		if err := cw.Write([]string{p.Point, p.Policy, string(params), string(axes), strconv.Itoa(p.Replications),
+			s.Metric, strconv.Itoa(p.N), aggregate.FormatFloat(mean), aggregate.FormatFloat(hw),
+			aggregate.FormatFloat(rel), aggregate.FormatFloat(s.RelHalfWidth), strconv.Itoa(s.MaxReplications),
+			p.Status}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// PrecisionCSV is s as precision.csv bytes.
+func PrecisionCSV(s *PrecisionSummary) []byte {
+	var buf bytes.Buffer
+	_ = WritePrecisionCSV(&buf, s)
+	return buf.Bytes()
+}
+
+// RenderReport is report.Render plus precision.csv for a precision
+// campaign (prec may be nil).
+func RenderReport(pts []aggregate.Point, manifest []byte, prec *PrecisionSummary) (map[string][]byte, error) {
+	files, err := report.Render(pts, manifest)
+	if err != nil {
+		return nil, err
+	}
+	if prec != nil {
+		files["precision.csv"] = PrecisionCSV(prec)
+	}
+	return files, nil
+}

@@ -1,0 +1,79 @@
+// Package record is the stored result of one task: the replication record
+// a worker writes to storage (campaigns/<id>/results/<task>.json) and the
+// coordinator, the aggregator, the archive and msjfarm reproduce read.
+//
+// It has its own package because it is the contract between the worker
+// that writes a result and everything that reads one; before, it lived in
+// the statistics aggregator and the worker imported the aggregator just
+// for it. It imports sweep (the task it answers) and sim (the result);
+// the metric table the summaries compute from a record is in the sibling
+// package results/metric, which sweep imports (so it cannot be here).
+package record
+
+import (
+	"math"
+	"time"
+
+	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// Record is the stored result object of one task. Exactly one of Result
+// and Error is set: a task that failed (plugin crash, deadline, invalid
+// parameters) is recorded with its error so that a resumed campaign does
+// not retry it forever and the summary can count it.
+type Record struct {
+	Task       sweep.Task  `json:"task"`
+	Result     *sim.Result `json:"result,omitempty"`
+	Provenance Provenance  `json:"provenance,omitzero"`
+	Error      string      `json:"error,omitempty"`
+}
+
+// Failed reports whether the record is a failure: an error, or no result.
+func (r *Record) Failed() bool { return r.Error != "" || r.Result == nil }
+
+// Provenance says where and by which code a record was produced. Every
+// field is optional (a failure recorded by the coordinator has only
+// RecordedBy, Host and Deliveries).
+//
+// The JSON form is an object of strings (numbers and times are quoted):
+// it was a map[string]string before this type existed, so records written
+// by earlier versions decode into it and earlier readers still decode new
+// ones.
+type Provenance struct {
+	// Runner is how the replication ran: "in-process" or "plugin".
+	Runner string `json:"runner,omitempty"`
+	// Plugin, PluginVersion and PluginSHA256 name the code that ran the
+	// policy: the plugin (or "builtin") name and version and the sha256 of
+	// the executable (the plugin binary, or the msjfarm executable for
+	// in-process runs).
+	Plugin        string `json:"plugin,omitempty"`
+	PluginVersion string `json:"plugin_version,omitempty"`
+	PluginSHA256  string `json:"plugin_sha256,omitempty"`
+	// Engine is the sim.Version the policy linked.
+	Engine string `json:"engine,omitempty"`
+	// MsjfarmVersion is the sim.Version of the worker that stored it.
+	MsjfarmVersion string `json:"msjfarm_version,omitempty"`
+	// Host and Worker are the machine and the worker name that stored it.
+	Host   string `json:"host,omitempty"`
+	Worker string `json:"worker,omitempty"`
+	// RecordedBy is "coordinator" for a failure the coordinator recorded
+	// after the task ran out of deliveries (empty when a worker wrote it).
+	RecordedBy string `json:"recorded_by,omitempty"`
+	// Attempt is the delivery that produced the record (1 = first).
+	Attempt int `json:"attempt,omitempty,string"`
+	// Deliveries is the number of deliveries of a task the coordinator
+	// recorded as failed.
+	Deliveries int `json:"deliveries,omitempty,string"`
+	// Started is when the attempt started (UTC).
+	Started time.Time `json:"started,omitzero"`
+	// WallSeconds is the attempt's wall-clock time, CPUSeconds the CPU
+	// time of the replication alone (0 if unknown), both in seconds
+	// rounded to the microsecond.
+	WallSeconds float64 `json:"wall_seconds,omitempty,string"`
+	CPUSeconds  float64 `json:"cpu_seconds,omitempty,string"`
+}
+
+// Seconds is d in seconds rounded to the microsecond, the resolution of
+// WallSeconds and CPUSeconds.
+func Seconds(d time.Duration) float64 { return math.Round(d.Seconds()*1e6) / 1e6 }

@@ -1,0 +1,232 @@
+// Package reproduce re-runs tasks of an archived campaign
+// (results/archive) and checks that each gives the stored result bit for
+// bit: the library behind msjfarm reproduce. It is apart from the archive
+// because it runs replications (package worker), which the coordinator,
+// a reader of the archive types, must not depend on.
+package reproduce
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker"
+)
+
+// Verdicts.
+const (
+	Same      = "bit-identical"
+	Different = "different"
+	Error     = "error"
+)
+
+// Reproduction is the outcome of re-running one archived task.
+type Reproduction struct {
+	Task sweep.Task
+	// Verdict is Same, Different or Error; Detail says
+	// which fields differ, what failed, or which binary ran.
+	Verdict string
+	Detail  string
+}
+
+// ChooseTasks returns the task ids to re-run, in campaign order: those
+// of list (comma-separated; each must be a task of the campaign), else
+// every task with a result (all, or sample at least their number), else
+// sample of them drawn with seed.
+func ChooseTasks(a *archive.Archive, list string, sample int, all bool, seed uint64) ([]string, error) {
+	var ok []string // tasks with a successful record, in campaign order
+	known := map[string]bool{}
+	for _, t := range a.Tasks {
+		known[t.ID] = true
+		if r := a.Records[t.ID]; r != nil && !r.Failed() {
+			ok = append(ok, t.ID)
+		}
+	}
+	switch {
+	case list != "":
+		var out []string
+		for _, tid := range strings.Split(list, ",") {
+			tid = strings.TrimSpace(tid)
+			if tid == "" {
+				continue
+			}
+			if !known[tid] {
+				return nil, fmt.Errorf("task %s is not a task of campaign %s", tid, a.ID)
+			}
+			out = append(out, tid)
+		}
+		return out, nil
+	case all || sample >= len(ok):
+		return ok, nil
+	}
+	r := rand.New(rand.NewPCG(seed, 0))
+	idx := r.Perm(len(ok))[:sample]
+	sort.Ints(idx)
+	out := make([]string, len(idx))
+	for i, j := range idx {
+		out[i] = ok[j]
+	}
+	return out, nil
+}
+
+// ProvenanceWarnings compares the recorded provenance of the chosen
+// results with this binary: engine version and the sha256 of the code that
+// ran the policy (the msjfarm executable for in-process runs, the plugin
+// binary otherwise).
+func ProvenanceWarnings(a *archive.Archive, chosen []string, inProcess bool) []string {
+	self := worker.SelfSHA256()
+	counts := map[string]int{}
+	for _, tid := range chosen {
+		r := a.Records[tid]
+		if r == nil || r.Result == nil {
+			continue
+		}
+		p := r.Provenance
+		if r.Result.Engine != sim.Version {
+			counts[fmt.Sprintf("results from engine %s, this binary is engine %s: results may differ", r.Result.Engine, sim.Version)]++
+		}
+		if p.Runner == worker.RunnerPlugin && !inProcess {
+			continue // re-run with the pinned binary; its sha256 is checked per task
+		}
+		if p.Runner != "" && p.Runner != worker.RunnerInProcess {
+			counts[fmt.Sprintf("results produced by %s runner (plugin %s %s, sha256 %s) are re-run in-process with the built-in policy",
+				p.Runner, p.Plugin, p.PluginVersion, short(p.PluginSHA256))]++
+		} else if sha := p.PluginSHA256; sha != "" && self != "" && sha != self {
+			counts[fmt.Sprintf("results produced by msjfarm executable sha256 %s, this one is %s", short(sha), short(self))]++
+		}
+	}
+	var out []string
+	for w, c := range counts {
+		out = append(out, fmt.Sprintf("%s (%d tasks)", w, c))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func short(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+// UsesPlugins reports whether any chosen result came from a plugin.
+func UsesPlugins(a *archive.Archive, chosen []string) bool {
+	for _, tid := range chosen {
+		if r := a.Records[tid]; r != nil && r.Provenance.Runner == worker.RunnerPlugin {
+			return true
+		}
+	}
+	return false
+}
+
+// Run re-runs the chosen tasks, n at once, and compares each new
+// sim.Result with the stored one byte for byte (both as compact JSON).
+// The task run is the stored task itself (its JSON pins the workload,
+// parameters, run length and seed); its content must match its id. Those
+// whose result came from a plugin run through plugins (if not nil; with
+// the campaign's pins, so ctx should carry the campaign:
+// worker.WithCampaign), the others in-process.
+func Run(ctx context.Context, a *archive.Archive, chosen []string, n int, plugins worker.Runner) []Reproduction {
+	byID := map[string]sweep.Task{}
+	for _, t := range a.Tasks {
+		byID[t.ID] = t
+	}
+	n = max(n, 1)
+	out := make([]Reproduction, len(chosen))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, n)
+	for i, tid := range chosen {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			var run worker.Runner = worker.InProcess{}
+			if r := a.Records[tid]; plugins != nil && r != nil && r.Provenance.Runner == worker.RunnerPlugin {
+				run = plugins
+			}
+			out[i] = reproduceOne(ctx, run, byID[tid], a.Records[tid], a.Raw[tid])
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func reproduceOne(ctx context.Context, run worker.Runner, want sweep.Task, rec *record.Record, raw []byte) Reproduction {
+	r := Reproduction{Task: want}
+	switch {
+	case rec == nil:
+		r.Verdict, r.Detail = Error, "no stored result"
+		return r
+	case rec.Failed():
+		r.Verdict, r.Detail = Error, "stored record is a failure: "+rec.Error
+		return r
+	}
+	t := rec.Task
+	if t.ID != want.ID || sweep.TaskID(t) != want.ID {
+		r.Verdict, r.Detail = Different, "stored task content does not match its id"
+		return r
+	}
+	var stored struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		r.Verdict, r.Detail = Error, "stored record: "+err.Error()
+		return r
+	}
+	o, err := run.Run(ctx, &t, nil)
+	if err != nil {
+		r.Verdict, r.Detail = Error, err.Error()
+		return r
+	}
+	var note string
+	if was, now := rec.Provenance.PluginSHA256, o.Provenance.PluginSHA256; was != "" && now != "" && was != now {
+		note = fmt.Sprintf("; ran %s sha256 %s, recorded %s", o.Provenance.Runner, short(now), short(was))
+	}
+	got, err := json.Marshal(o.Result)
+	if err != nil {
+		r.Verdict, r.Detail = Error, "encoding the result: "+err.Error()
+		return r
+	}
+	var a, b bytes.Buffer
+	if err := json.Compact(&a, stored.Result); err != nil {
+		r.Verdict, r.Detail = Error, "stored result: "+err.Error()
+		return r
+	}
+	_ = json.Compact(&b, got)
+	if bytes.Equal(a.Bytes(), b.Bytes()) {
+		r.Verdict, r.Detail = Same, strings.TrimPrefix(note, "; ")
+		return r
+	}
+	r.Verdict, r.Detail = Different, "fields "+strings.Join(diffFields(a.Bytes(), b.Bytes()), ", ")+note
+	return r
+}
+
+// diffFields names the top-level fields of two JSON objects that differ.
+func diffFields(x, y []byte) []string {
+	var mx, my map[string]json.RawMessage
+	if json.Unmarshal(x, &mx) != nil || json.Unmarshal(y, &my) != nil {
+		return []string{"(not objects)"}
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range []map[string]json.RawMessage{mx, my} {
+		for k := range m {
+			if !seen[k] && !bytes.Equal(mx[k], my[k]) {
+				out = append(out, k)
+			}
+			seen[k] = true
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,139 @@
+package reproduce_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/results/reproduce"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker"
+)
+
+const spec = `name: archive
+seed: 3
+workload: one-or-all
+axes:
+  arrival_rate: [1, 2]
+policies: [fcfs, msf]
+replications: 2
+run: {arrivals: 500, warmup: 50}
+`
+
+// archived stores spec and a record for every task but the last (which
+// stays pending), as workers would, without a manifest.
+func archived(t *testing.T) (storage.Store, *sweep.Campaign) {
+	t.Helper()
+	ctx := t.Context()
+	st, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sweep.Parse([]byte(spec), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	camp, err := sweep.Expand(f, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(ctx, storage.CampaignSpecKey(camp.ID), []byte(spec)); err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range camp.Tasks[:len(camp.Tasks)-1] {
+		out, err := worker.InProcess{}.Run(ctx, &task, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		put(t, st, camp.ID, &record.Record{Task: task, Result: out.Result, Provenance: record.Provenance{Runner: out.Provenance.Runner}})
+	}
+	return st, camp
+}
+
+func put(t *testing.T, st storage.Store, id string, r *record.Record) {
+	t.Helper()
+	data, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(context.Background(), storage.ResultKey(id, r.Task.ID), data); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRun: stored results re-run bit-identical; a tampered result
+// is reported as different (naming the field), a failure as an error.
+func TestRun(t *testing.T) {
+	st, camp := archived(t)
+	ctx := t.Context()
+	a, err := archive.Load(ctx, st, camp.ID, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(camp.Tasks)
+	if len(a.Tasks) != n || len(a.Records) != n-1 || a.Manifest != nil {
+		t.Fatalf("%d tasks, %d records, manifest %v", len(a.Tasks), len(a.Records), a.Manifest)
+	}
+	all, err := reproduce.ChooseTasks(a, "", 0, true, 1)
+	if err != nil || len(all) != n-1 {
+		t.Fatalf("all: %v, %v", all, err)
+	}
+	for _, r := range reproduce.Run(ctx, a, all, 2, nil) {
+		if r.Verdict != reproduce.Same {
+			t.Fatalf("task %s: %s (%s)", r.Task.ID, r.Verdict, r.Detail)
+		}
+	}
+	// Tamper with one result, fail another.
+	r0 := *a.Records[all[0]]
+	res := *r0.Result
+	res.Throughput *= 2
+	r0.Result = &res
+	put(t, st, camp.ID, &r0)
+	put(t, st, camp.ID, &record.Record{Task: a.Records[all[1]].Task, Error: "boom"})
+	if a, err = archive.Load(ctx, st, camp.ID, builtin.Catalog{}); err != nil {
+		t.Fatal(err)
+	}
+	got := reproduce.Run(ctx, a, all[:2], 1, nil)
+	if got[0].Verdict != reproduce.Different || !strings.Contains(got[0].Detail, "throughput") {
+		t.Errorf("tampered: %s (%s)", got[0].Verdict, got[0].Detail)
+	}
+	if got[1].Verdict != reproduce.Error || !strings.Contains(got[1].Detail, "boom") {
+		t.Errorf("failed: %s (%s)", got[1].Verdict, got[1].Detail)
+	}
+}
+
+// TestChooseTasks: a sample is drawn from the tasks with a result, in
+// campaign order, and is the same for the same seed; a listed task must
+// belong to the campaign.
+func TestChooseTasks(t *testing.T) {
+	st, camp := archived(t)
+	a, err := archive.Load(t.Context(), st, camp.ID, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := map[string]int{}
+	for i, task := range a.Tasks {
+		pos[task.ID] = i
+	}
+	s1, err := reproduce.ChooseTasks(a, "", 3, false, 7)
+	if err != nil || len(s1) != 3 {
+		t.Fatalf("sample: %v, %v", s1, err)
+	}
+	s2, _ := reproduce.ChooseTasks(a, "", 3, false, 7)
+	for i := range s1 {
+		if s1[i] != s2[i] || a.Records[s1[i]] == nil || (i > 0 && pos[s1[i]] <= pos[s1[i-1]]) {
+			t.Fatalf("samples %v and %v", s1, s2)
+		}
+	}
+	if _, err := reproduce.ChooseTasks(a, "nosuchtask", 0, false, 1); err == nil {
+		t.Error("unknown task: no error")
+	}
+	if _, err := archive.Load(t.Context(), st, "nosuchcampaign", builtin.Catalog{}); err == nil {
+		t.Error("unknown campaign: no error")
+	}
+}
