@@ -1,33 +1,33 @@
-package sdk_test
+package wire_test
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/model/workload"
-	"github.com/msjfarm/msjfarm/sdk"
 	"github.com/msjfarm/msjfarm/sim"
 )
 
 func TestRunRequestWorkload(t *testing.T) {
 	spec, _ := workload.Named("one-or-all")
 	mean, scv := 1.0, 4.0
-	renewal := sdk.RunRequest{Policy: "fcfs", Workload: spec, ArrivalRate: 5,
-		Interarrival: &dist.Spec{Dist: "hyperexp", Mean: &mean, SCV: &scv}, Run: sdk.RunConfig{Arrivals: 10}}
+	renewal := wire.RunRequest{Policy: "fcfs", Workload: spec, ArrivalRate: 5,
+		Interarrival: &dist.Spec{Dist: "hyperexp", Mean: &mean, SCV: &scv}, Run: wire.Run{RunConfig: wire.RunConfig{Arrivals: 10}}}
 	w, err := renewal.BuildWorkload()
 	if err != nil || w.Interarrival == nil || w.ArrivalRate != 5 || w.Servers != 32 || len(w.Classes) != 2 {
 		t.Fatalf("renewal: %+v, %v", w, err)
 	}
-	trace := sdk.RunRequest{Policy: "fcfs", Workload: spec, Run: sdk.RunConfig{Arrivals: 2},
+	trace := wire.RunRequest{Policy: "fcfs", Workload: spec, Run: wire.Run{RunConfig: wire.RunConfig{Arrivals: 2}},
 		Trace: []sim.TraceJob{{Arrival: 0, Size: 1, Class: 0}, {Arrival: 1, Size: 2, Class: 1}}}
 	if w, err := trace.BuildWorkload(); err != nil || len(w.Trace) != 2 {
 		t.Fatalf("trace: %v", err)
 	}
 	// The JSON round trip is exact (the request is what the farm hashes).
 	b, _ := json.Marshal(trace)
-	var back sdk.RunRequest
+	var back wire.RunRequest
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -35,15 +35,15 @@ func TestRunRequestWorkload(t *testing.T) {
 		t.Errorf("round trip changed the request:\n%s\n%s", b, b2)
 	}
 	for _, c := range []struct {
-		mut  func(r *sdk.RunRequest)
+		mut  func(r *wire.RunRequest)
 		want string
 	}{
-		{func(r *sdk.RunRequest) { r.Run.Arrivals = 3 }, "exceeds the trace's 2 jobs"},
-		{func(r *sdk.RunRequest) { r.Interarrival = renewal.Interarrival }, "takes no interarrival"},
-		{func(r *sdk.RunRequest) { r.Trace[1].Class = 5 }, "class 5 out of range"},
-		{func(r *sdk.RunRequest) { r.Workload.Classes[0].Service = dist.Spec{Dist: "exp"} }, "class 0: service"},
-		{func(r *sdk.RunRequest) { r.Run.Warmup = -1 }, "warmup must be >= 0"},
-		{func(r *sdk.RunRequest) { r.Policy = " " }, "names no policy"},
+		{func(r *wire.RunRequest) { r.Run.Arrivals = 3 }, "exceeds the trace's 2 jobs"},
+		{func(r *wire.RunRequest) { r.Interarrival = renewal.Interarrival }, "takes no interarrival"},
+		{func(r *wire.RunRequest) { r.Trace[1].Class = 5 }, "class 5 out of range"},
+		{func(r *wire.RunRequest) { r.Workload.Classes[0].Service = dist.Spec{Dist: "exp"} }, "class 0: service"},
+		{func(r *wire.RunRequest) { r.Run.Warmup = -1 }, "warmup must be >= 0"},
+		{func(r *wire.RunRequest) { r.Policy = " " }, "names no policy"},
 	} {
 		r := trace
 		r.Trace = append([]sim.TraceJob(nil), trace.Trace...)
