@@ -54,3 +54,31 @@ func TestRunRequestWorkload(t *testing.T) {
 		}
 	}
 }
+
+// TestRunJSON pins the run block's JSON names on the wire: a plugin built
+// against this protocol version decodes them with unknown fields rejected,
+// so a renamed field would fail every request. Zero optional fields are
+// absent, as before they were shared with the sweep file's run block.
+func TestRunJSON(t *testing.T) {
+	r := wire.Run{Seed: 7, RunConfig: wire.RunConfig{Arrivals: 100, Warmup: 10}}
+	b, _ := json.Marshal(r)
+	if want := `{"seed":7,"arrivals":100,"warmup":10}`; string(b) != want {
+		t.Errorf("run block %s, want %s", b, want)
+	}
+	full := `{"seed":7,"arrivals":100,"warmup":10,"mser":true,"max_in_system":5,"drain_limit":6,"series_interval":0.5,"series_max":8}`
+	var back wire.Run
+	if err := json.Unmarshal([]byte(full), &back); err != nil {
+		t.Fatal(err)
+	}
+	c := back.Config()
+	if c.Seed != 7 || c.Arrivals != 100 || c.Warmup != 10 || !c.MSER || c.MaxInSystem != 5 || c.DrainLimit != 6 ||
+		c.SeriesInterval != 0.5 || c.SeriesMax != 8 {
+		t.Errorf("engine config %+v from %s", c, full)
+	}
+	if b, _ := json.Marshal(back); string(b) != full {
+		t.Errorf("round trip %s, want %s", b, full)
+	}
+	if err := (wire.RunConfig{Arrivals: 10, SeriesMax: -1}).Validate(); err == nil || !strings.Contains(err.Error(), "series_max") {
+		t.Errorf("negative series_max: %v", err)
+	}
+}
