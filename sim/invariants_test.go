@@ -13,6 +13,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
+	"github.com/msjfarm/msjfarm/sdk"
 	"github.com/msjfarm/msjfarm/sim"
 )
 
@@ -21,7 +22,7 @@ import (
 // silently wrong result.
 type badPolicy struct {
 	mode string
-	q    sim.FIFO
+	q    sdk.FIFO
 }
 
 func (p *badPolicy) Init(*sim.System) error { p.q.Reset(); return nil }

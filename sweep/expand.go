@@ -70,7 +70,9 @@ type Campaign struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// SimWorkload builds the engine workload of a task.
+// SimWorkload builds the engine workload of a task: an SWF trace through
+// workload.FromTrace, otherwise the one builder every runner uses
+// (workload.Spec.BuildArrivals).
 func (t *Task) SimWorkload() (*sim.Workload, error) {
 	if t.Trace != nil {
 		tr, err := swf.ReadFile(t.Trace.File, t.Workload.Servers)
@@ -79,23 +81,11 @@ func (t *Task) SimWorkload() (*sim.Workload, error) {
 		}
 		return workload.FromTrace(t.Workload.Name, tr, t.Trace.TimeScale)
 	}
-	w, err := t.Workload.Build(t.ArrivalRate)
-	if err != nil {
-		return nil, err
-	}
-	if t.Interarrival != nil {
-		if w.Interarrival, err = t.Interarrival.Build(); err != nil {
-			return nil, fmt.Errorf("interarrival: %w", err)
-		}
-	}
-	return w, nil
+	return t.Workload.BuildArrivals(t.ArrivalRate, t.Interarrival, nil)
 }
 
 // Config is the engine configuration of a task.
-func (t *Task) Config() sim.Config {
-	return sim.Config{Seed: t.Seed, Warmup: int64(t.Run.Warmup), Arrivals: int64(t.Run.Arrivals),
-		MSER: t.Run.MSER, MaxInSystem: t.Run.MaxInSystem, SeriesInterval: t.Run.SeriesInterval}
-}
+func (t *Task) Config() sim.Config { return t.Run.Config(t.Seed) }
 
 func hashHex(v any, n int) string {
 	b, err := json.Marshal(v)
@@ -182,18 +172,14 @@ func Expand(f *File, cat Catalog) (*Campaign, error) {
 	return c, nil
 }
 
+// checkRun validates the run block by the engine's rules
+// (wire.RunConfig.Validate, naming the field) and the deadline.
 func checkRun(r RunSpec) error {
-	switch {
-	case !(r.Arrivals >= 1) || r.Arrivals != math.Trunc(r.Arrivals) || r.Arrivals > 1e15:
-		return fmt.Errorf("run.arrivals: must be a whole number >= 1, got %v", r.Arrivals)
-	case r.Warmup < 0 || r.Warmup != math.Trunc(r.Warmup) || r.Warmup > 1e15:
-		return fmt.Errorf("run.warmup: must be a whole number >= 0, got %v", r.Warmup)
-	case r.MaxInSystem < 0:
-		return fmt.Errorf("run.max_in_system: must be >= 0, got %d", r.MaxInSystem)
-	case r.SeriesInterval < 0:
-		return fmt.Errorf("run.series_interval: must be >= 0, got %v", r.SeriesInterval)
-	case r.Deadline < 0:
-		return fmt.Errorf("run.deadline: must be >= 0, got %v", r.Deadline)
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	if r.Deadline < 0 {
+		return fmt.Errorf("run: deadline must be >= 0, got %v", r.Deadline)
 	}
 	return nil
 }

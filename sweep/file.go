@@ -37,6 +37,7 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 
+	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/model/workload"
 )
@@ -68,16 +69,18 @@ type TraceSpec struct {
 	TimeScale float64 `mapstructure:"time_scale" json:"time_scale,omitempty"`
 }
 
-// RunSpec is the run length of every replication. Counts may be written in
-// exponent form (1e7). Deadline is a duration with a unit ("90m"); a bare
-// number is rejected rather than read as nanoseconds.
+// RunSpec is the run block of a sweep file: the engine's run configuration
+// (wire.RunConfig, the type plugins receive: arrivals, warmup, mser,
+// max_in_system, drain_limit, series_interval, series_max), validated by
+// the engine's own rules, plus what only the farm uses, the deadline.
+// Counts may be written in exponent form (1e7) but must be whole. Deadline
+// is a duration with a unit ("90m"); a bare number is rejected rather than
+// read as nanoseconds.
 type RunSpec struct {
-	Arrivals       float64       `mapstructure:"arrivals" json:"arrivals"`
-	Warmup         float64       `mapstructure:"warmup" json:"warmup"`
-	MSER           bool          `mapstructure:"mser" json:"mser,omitempty"`
-	MaxInSystem    int           `mapstructure:"max_in_system" json:"max_in_system,omitempty"`
-	SeriesInterval float64       `mapstructure:"series_interval" json:"series_interval,omitempty"`
-	Deadline       time.Duration `mapstructure:"deadline" json:"deadline,omitempty"`
+	wire.RunConfig `mapstructure:",squash"`
+	// Deadline bounds one replication's wall time; a replication past it is
+	// abandoned and retried (0: none).
+	Deadline time.Duration `mapstructure:"deadline" json:"deadline,omitempty"`
 }
 
 // envKeys are the scalar keys an environment variable MSJFARM_<KEY> (dots as
@@ -85,7 +88,8 @@ type RunSpec struct {
 // an environment variable to Unmarshal when the key is bound, so they are
 // listed here.
 var envKeys = []string{"name", "seed", "workload", "servers", "replications",
-	"run.arrivals", "run.warmup", "run.mser", "run.max_in_system", "run.series_interval", "run.deadline"}
+	"run.arrivals", "run.warmup", "run.mser", "run.max_in_system", "run.drain_limit",
+	"run.series_interval", "run.series_max", "run.deadline"}
 
 // Load reads a sweep file; the format follows the extension (.yaml, .yml,
 // .toml, .json). Unknown keys, wrong types and bare-number durations are
@@ -131,7 +135,7 @@ func Parse(data []byte, format string) (*File, error) {
 	}
 	var f File
 	err := v.UnmarshalExact(&f, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
-		strictDuration, mapstructure.StringToTimeDurationHookFunc(), numberFromString)))
+		strictDuration, mapstructure.StringToTimeDurationHookFunc(), numberFromString, wholeFromFloat)))
 	if err != nil {
 		return nil, fmt.Errorf("sweep file: %w", err)
 	}
@@ -150,6 +154,29 @@ func strictDuration(from, to reflect.Type, data any) (any, error) {
 	default:
 		return nil, fmt.Errorf("duration %v has no unit: write it like \"90m\" or \"2h\"", data)
 	}
+}
+
+// wholeFromFloat lets counts be written in exponent form (arrivals: 1e7, which
+// YAML reads as a float) and rejects a count that is not a whole number or
+// does not fit, where the decoder would silently truncate it.
+func wholeFromFloat(from, to reflect.Type, data any) (any, error) {
+	if from.Kind() != reflect.Float64 && from.Kind() != reflect.Float32 {
+		return data, nil
+	}
+	x := reflect.ValueOf(data).Float()
+	switch to.Kind() {
+	case reflect.Int, reflect.Int64:
+		if x != math.Trunc(x) || math.Abs(x) >= 1<<63 {
+			return nil, fmt.Errorf("%v is not a whole number within ±2⁶³", data)
+		}
+		return int64(x), nil
+	case reflect.Uint64:
+		if x != math.Trunc(x) || x < 0 || x >= 1<<64 {
+			return nil, fmt.Errorf("%v is not a whole number >= 0", data)
+		}
+		return uint64(x), nil
+	}
+	return data, nil
 }
 
 // numberFromString lets environment overrides such as MSJFARM_RUN_ARRIVALS=1e5

@@ -138,6 +138,15 @@ func TestErrors(t *testing.T) {
 		{"bad class axis", base + "workload: one-or-all\naxes: {load: [0.5], 'class[5].share': [1]}\npolicies: [fcfs]\n", "class 5 does not exist"},
 		{"unknown dist", base + "servers: 4\nclasses: [{need: 1, share: 1, service: {dist: expo, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", `unknown dist "expo"`},
 		{"no replications", "name: x\nrun: {arrivals: 100}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "replications: must be >= 1"},
+		{"fractional arrivals", "name: x\nreplications: 1\nrun: {arrivals: 150.5}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "run.arrivals"},
+		{"fractional warmup", "name: x\nreplications: 1\nrun: {arrivals: 100, warmup: 2.5}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "not a whole number"},
+		{"huge arrivals", "name: x\nreplications: 1\nrun: {arrivals: 1e19}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "not a whole number"},
+		{"zero arrivals", "name: x\nreplications: 1\nrun: {arrivals: 0}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "arrivals must be >= 1"},
+		{"negative warmup", "name: x\nreplications: 1\nrun: {arrivals: 10, warmup: -1}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "warmup must be >= 0"},
+		{"short mser", "name: x\nreplications: 1\nrun: {arrivals: 10, mser: true}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "MSER-5 needs at least 20"},
+		{"negative series_max", "name: x\nreplications: 1\nrun: {arrivals: 10, series_max: -1}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "series_max must be >= 0"},
+		{"negative deadline", "name: x\nreplications: 1\nrun: {arrivals: 10, deadline: -1m}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "deadline must be >= 0"},
+		{"seed in run", "name: x\nreplications: 1\nrun: {arrivals: 10, seed: 3}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "seed"},
 		{"zip lengths", base + "workload: one-or-all\naxes: {load: [0.5, 0.6], servers: [32]}\nzip: [[load, servers]]\npolicies: [fcfs]\n", "have 2 and 1 values"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -181,5 +190,35 @@ func golden(t *testing.T, path string, got []byte) {
 	}
 	if !bytes.Equal(want, got) {
 		t.Fatalf("%s differs:\n%s", path, got)
+	}
+}
+
+// TestRunJSON pins the JSON of the run block: campaign and task ids hash it,
+// so the names, their order and which fields are omitted when unset must not
+// change (counts written 1e5 encode as whole numbers, as when they were
+// float64; the fields only plugins used, drain_limit and series_max, are
+// absent unless set).
+func TestRunJSON(t *testing.T) {
+	f, err := Parse([]byte("name: x\nreplications: 1\nrun: {arrivals: 1e5, warmup: 1e4, max_in_system: 100000, deadline: 1h}\n"), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(f.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"arrivals":100000,"warmup":10000,"max_in_system":100000,"deadline":3600000000000}`; string(b) != want {
+		t.Errorf("run block encodes as\n%s, want\n%s", b, want)
+	}
+	f.Run.MSER, f.Run.SeriesInterval, f.Run.DrainLimit, f.Run.SeriesMax = true, 0.5, 7, 9
+	b, _ = json.Marshal(f.Run)
+	if want := `{"arrivals":100000,"warmup":10000,"mser":true,"max_in_system":100000,"drain_limit":7,"series_interval":0.5,"series_max":9,"deadline":3600000000000}`; string(b) != want {
+		t.Errorf("full run block encodes as\n%s, want\n%s", b, want)
+	}
+	// The engine sees exactly the run block and the task's seed.
+	task := Task{Seed: 42, Run: f.Run}
+	if c := task.Config(); c.Seed != 42 || c.Arrivals != 1e5 || c.Warmup != 1e4 || !c.MSER || c.MaxInSystem != 100000 ||
+		c.DrainLimit != 7 || c.SeriesInterval != 0.5 || c.SeriesMax != 9 {
+		t.Errorf("engine config %+v", c)
 	}
 }

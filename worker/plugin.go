@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
-	"github.com/msjfarm/msjfarm/sdk"
+	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
@@ -404,16 +404,13 @@ func (r *PluginRunner) resolve(ctx context.Context, t *sweep.Task) (b pluginhost
 }
 
 // PluginRequest is the plugin request of a task.
-func PluginRequest(t *sweep.Task) (*sdk.RunRequest, error) {
+func PluginRequest(t *sweep.Task) (*wire.RunRequest, error) {
 	if t.Trace != nil {
 		return nil, errors.New("the plugin runner does not replay traces (run it with -runner inprocess)")
 	}
-	c := t.Config()
-	return &sdk.RunRequest{Policy: t.Policy, Params: t.Params, Workload: t.Workload,
+	return &wire.RunRequest{Policy: t.Policy, Params: t.Params, Workload: t.Workload,
 		ArrivalRate: t.ArrivalRate, Interarrival: t.Interarrival,
-		Run: sdk.RunConfig{Seed: c.Seed, Warmup: c.Warmup, Arrivals: c.Arrivals, MSER: c.MSER,
-			MaxInSystem: c.MaxInSystem, DrainLimit: c.DrainLimit,
-			SeriesInterval: c.SeriesInterval, SeriesMax: c.SeriesMax}}, nil
+		Run: wire.Run{Seed: t.Seed, RunConfig: t.Run.RunConfig}}, nil
 }
 
 // noDeadline stands for "no run.deadline" (the host needs one).

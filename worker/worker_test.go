@@ -14,6 +14,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
+	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
@@ -21,10 +22,10 @@ import (
 	"github.com/msjfarm/msjfarm/worker"
 )
 
-func tasks(t *testing.T, arrivals float64, deadline time.Duration) []sweep.Task {
+func tasks(t *testing.T, arrivals int64, deadline time.Duration) []sweep.Task {
 	t.Helper()
 	f := &sweep.File{Name: "w", Seed: 1, Workload: "one-or-all", Axes: map[string][]any{"arrival_rate": {2}},
-		Policies: []any{"fcfs"}, Replications: 2, Run: sweep.RunSpec{Arrivals: arrivals, Warmup: 10, Deadline: deadline}}
+		Policies: []any{"fcfs"}, Replications: 2, Run: sweep.RunSpec{RunConfig: wire.RunConfig{Arrivals: arrivals, Warmup: 10}, Deadline: deadline}}
 	c, err := sweep.Expand(f, builtin.Catalog{})
 	if err != nil {
 		t.Fatal(err)

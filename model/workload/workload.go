@@ -30,7 +30,20 @@ type Spec struct {
 
 // Build turns the spec into an engine workload with Poisson arrivals at rate.
 // Errors name the class and field.
-func (s Spec) Build(rate float64) (*sim.Workload, error) {
+func (s Spec) Build(rate float64) (*sim.Workload, error) { return s.BuildArrivals(rate, nil, nil) }
+
+// BuildArrivals turns the spec into an engine workload and validates it: the
+// one place a workload spec becomes a sim.Workload, for sweep tasks, plugin
+// requests and the command line alike, so the three cannot drift apart.
+//
+// The arrival process is, in order of precedence: trace, replayed as given
+// (its Class fields index s.Classes; the engine then ignores rate, and an
+// interarrival distribution is an error, since a replay has its own arrival
+// instants); or a renewal process
+// of rate with inter-arrival times drawn from interarrival rescaled to mean
+// 1/rate (see sim.Workload); or, when interarrival is nil, Poisson at rate.
+// Errors name the workload, the class and the field.
+func (s Spec) BuildArrivals(rate float64, interarrival *dist.Spec, trace []sim.TraceJob) (*sim.Workload, error) {
 	w := &sim.Workload{Name: s.Name, Servers: s.Servers, ArrivalRate: rate}
 	for i, c := range s.Classes {
 		d, err := c.Service.Build()
@@ -38,6 +51,19 @@ func (s Spec) Build(rate float64) (*sim.Workload, error) {
 			return nil, fmt.Errorf("workload %q: class %d: service: %w", s.Name, i, err)
 		}
 		w.Classes = append(w.Classes, sim.Class{Name: c.Name, Need: c.Need, Share: c.Share, Service: d})
+	}
+	switch {
+	case len(trace) > 0:
+		if interarrival != nil {
+			return nil, fmt.Errorf("workload %q: a replayed trace takes no interarrival distribution", s.Name)
+		}
+		w.Trace = trace
+	case interarrival != nil:
+		d, err := interarrival.Build()
+		if err != nil {
+			return nil, fmt.Errorf("workload %q: interarrival: %w", s.Name, err)
+		}
+		w.Interarrival = d
 	}
 	if err := w.Validate(); err != nil {
 		return nil, err

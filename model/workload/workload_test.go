@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/model/swf"
+	"github.com/msjfarm/msjfarm/sim"
 )
 
 // TestNamedLoads checks each named workload builds and its load per unit
@@ -80,5 +82,38 @@ func TestFromTrace(t *testing.T) {
 	}
 	if _, err := FromTrace("t", tr, 0); err == nil || !strings.Contains(err.Error(), "time_scale") {
 		t.Fatalf("want time_scale error, got %v", err)
+	}
+}
+
+// BuildArrivals is the one builder: Poisson by default, a renewal process
+// with an interarrival spec, a replay with a trace; errors name the field.
+func TestBuildArrivals(t *testing.T) {
+	s, _ := Named("one-or-all")
+	w, err := s.BuildArrivals(5, nil, nil)
+	if err != nil || w.Interarrival != nil || w.Trace != nil || w.ArrivalRate != 5 || len(w.Classes) != 2 || w.Servers != 32 {
+		t.Fatalf("poisson: %+v, %v", w, err)
+	}
+	mean, scv := 1.0, 4.0
+	ia := &dist.Spec{Dist: "hyperexp", Mean: &mean, SCV: &scv}
+	if w, err := s.BuildArrivals(5, ia, nil); err != nil || w.Interarrival == nil || math.Abs(w.Interarrival.SCV()-4) > 1e-12 {
+		t.Fatalf("renewal: %+v, %v", w, err)
+	}
+	tr := []sim.TraceJob{{Arrival: 0, Size: 1, Class: 0}, {Arrival: 1, Size: 2, Class: 1}}
+	if w, err := s.BuildArrivals(0, nil, tr); err != nil || len(w.Trace) != 2 {
+		t.Fatalf("trace: %v", err)
+	}
+	for _, c := range []struct {
+		rate float64
+		ia   *dist.Spec
+		tr   []sim.TraceJob
+		want string
+	}{
+		{5, ia, tr, "takes no interarrival"},
+		{5, &dist.Spec{Dist: "exp"}, nil, `workload "one-or-all": interarrival`},
+		{0, nil, nil, "arrival rate must be finite and > 0"},
+	} {
+		if _, err := s.BuildArrivals(c.rate, c.ia, c.tr); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
 	}
 }

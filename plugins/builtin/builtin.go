@@ -1,6 +1,7 @@
 // Package builtin is the catalogue of the policies that ship with msjfarm,
 // for in-process use (the engine's tests, `msjfarm simulate`, benchmarks).
-// The same specs are served by the per-family plugin binaries.
+// The same specs are served by the per-family plugin binaries; here they are
+// the wire's entries, the form the plugin server runs them in.
 package builtin
 
 import (
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/plugins/balanced"
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/plugins/firstfit"
@@ -36,18 +38,33 @@ var families = [][]sdk.Spec{
 	srpt.Policies,
 }
 
-// All returns every built-in policy spec, sorted by name.
-func All() []sdk.Spec {
-	var out []sdk.Spec
+// references lists the built-in reference models.
+var references = [][]sdk.Reference{
+	srpt.References,
+}
+
+// All returns every built-in policy and reference model, sorted by name, as
+// the plugin binaries serve them (so an in-process run and a plugin run of
+// the same name run the same code the same way).
+func All() []wire.Entry {
+	var out []wire.Entry
 	for _, f := range families {
-		out = append(out, f...)
+		for _, s := range f {
+			out = append(out, wire.Entry{Name: s.Name, Doc: s.Doc, New: func() sim.Policy { return s.New() }})
+		}
+	}
+	for _, f := range references {
+		for _, r := range f {
+			out = append(out, wire.Entry{Name: r.Name, Doc: r.Doc, Reference: r.Run})
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
-// Lookup finds a built-in policy by name (case-insensitive).
-func Lookup(name string) (sdk.Spec, error) {
+// Lookup finds a built-in policy or reference model by name
+// (case-insensitive).
+func Lookup(name string) (wire.Entry, error) {
 	var names []string
 	for _, s := range All() {
 		if strings.EqualFold(s.Name, name) {
@@ -55,13 +72,14 @@ func Lookup(name string) (sdk.Spec, error) {
 		}
 		names = append(names, s.Name)
 	}
-	return sdk.Spec{}, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(names, ", "))
+	return wire.Entry{}, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(names, ", "))
 }
 
 // Catalog is the built-in policies as a sweep.Catalog.
 type Catalog struct{}
 
-// Schema returns the parameter schema of a built-in policy.
+// Schema returns the parameter schema of a built-in policy (none for a
+// reference model).
 func (Catalog) Schema(policy string) ([]sim.Param, error) {
 	s, err := Lookup(policy)
 	if err != nil {

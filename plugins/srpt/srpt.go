@@ -30,12 +30,16 @@ var Policies = []sdk.Spec{
 			"fit is skipped and the scan continues.",
 		New: func() sdk.Policy { return &FirstFitSRPT{} },
 	},
-	{
-		Name:      "srpt-1",
-		Doc:       "SRPT-1 (S §3.1, §6): SRPT on the resource-pooled single server (job size n·d/k at rate 1), the lower bound, on the same job sequence.",
-		Reference: RunSRPT1,
-	},
 }
+
+// References lists this family's reference model, SRPT-1: not a policy of the
+// k-server system but the lower bound policies are compared against, served
+// beside the policies under its own name.
+var References = []sdk.Reference{{
+	Name: "srpt-1",
+	Doc:  "SRPT-1 (S §3.1, §6): SRPT on the resource-pooled single server (job size n·d/k at rate 1), the lower bound, on the same job sequence.",
+	Run:  RunSRPT1,
+}}
 
 // Values of the order parameter.
 const (

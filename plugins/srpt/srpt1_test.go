@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/model/dist"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/plugins/maxweight"
 	"github.com/msjfarm/msjfarm/plugins/srpt"
-	"github.com/msjfarm/msjfarm/sdk"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/rng"
 	"github.com/msjfarm/msjfarm/sim/simtest"
@@ -307,23 +308,33 @@ func TestSRPT1Config(t *testing.T) {
 	if _, err := srpt.RunSRPT1(tw, sim.Config{Arrivals: 2}); err == nil || !strings.Contains(err.Error(), "exceeds the trace") {
 		t.Errorf("short trace: %v", err)
 	}
-	// Through the SDK: a reference takes no parameters.
-	spec := srpt.Policies[2]
-	if spec.Name != "srpt-1" || spec.New != nil {
-		t.Fatalf("spec %+v", spec)
+	// As served: a reference model beside the policies, taking no parameters.
+	if len(srpt.References) != 1 || srpt.References[0].Name != "srpt-1" {
+		t.Fatalf("references %+v", srpt.References)
 	}
-	if _, err := spec.Run(w, map[string]any{"order": "size"}, sim.Config{Arrivals: 10}); err == nil {
-		t.Error("srpt-1 accepted a parameter")
+	for _, s := range srpt.Policies {
+		if s.Name == "srpt-1" {
+			t.Error("srpt-1 is listed as an engine policy")
+		}
 	}
-	var _ sdk.Spec = spec
-	if a, b := mustRun(t, spec, w), mustRun(t, spec, w); !reflect.DeepEqual(a, b) {
+	ref, err := builtin.Lookup("SRPT-1")
+	if err != nil || ref.New != nil || ref.Reference == nil {
+		t.Fatalf("catalogue entry %+v, %v", ref, err)
+	}
+	if _, err := ref.Run(w, map[string]any{"order": "size"}, sim.Config{Arrivals: 10}); err == nil || !strings.Contains(err.Error(), "no parameters") {
+		t.Errorf("srpt-1 with a parameter: %v", err)
+	}
+	if p, err := (builtin.Catalog{}).Schema("srpt-1"); err != nil || len(p) != 0 {
+		t.Errorf("srpt-1 schema %v, %v", p, err)
+	}
+	if a, b := mustRun(t, ref, w), mustRun(t, ref, w); !reflect.DeepEqual(a, b) {
 		t.Error("srpt-1 is not deterministic")
 	}
 }
 
-func mustRun(t *testing.T, spec sdk.Spec, w *sim.Workload) *sim.Result {
+func mustRun(t *testing.T, e wire.Entry, w *sim.Workload) *sim.Result {
 	t.Helper()
-	r, err := spec.Run(w, nil, sim.Config{Seed: 3, Warmup: 100, Arrivals: 10000})
+	r, err := e.Run(w, nil, sim.Config{Seed: 3, Warmup: 100, Arrivals: 10000})
 	if err != nil {
 		t.Fatal(err)
 	}

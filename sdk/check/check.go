@@ -58,8 +58,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/model/workload"
-	"github.com/msjfarm/msjfarm/sdk"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 )
@@ -251,7 +251,7 @@ func (c *policyCheck) checkSchema() {
 }
 
 // request is a conformance run of the policy on a named workload.
-func (c *policyCheck) request(wl string) (*sdk.RunRequest, error) {
+func (c *policyCheck) request(wl string) (*wire.RunRequest, error) {
 	spec, err := workload.Named(wl)
 	if err != nil {
 		return nil, err
@@ -260,9 +260,9 @@ func (c *policyCheck) request(wl string) (*sdk.RunRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sdk.RunRequest{
+	return &wire.RunRequest{
 		Policy: c.pol.Name, Workload: spec, ArrivalRate: c.opt.Load / unit.Load(),
-		Run: sdk.RunConfig{Seed: c.opt.Seed, Arrivals: c.opt.Arrivals},
+		Run: wire.Run{Seed: c.opt.Seed, RunConfig: wire.RunConfig{Arrivals: c.opt.Arrivals}},
 	}, nil
 }
 

@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/msjfarm/msjfarm/plugins/fcfs"
+	"github.com/msjfarm/msjfarm/internal/cputime"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 )
 
@@ -59,7 +60,7 @@ func BenchmarkCall(b *testing.B) {
 
 // BenchmarkOverhead compares one replication of about a second (FCFS,
 // four-class, load 0.5, $MSJFARM_BENCH_ARRIVALS measured arrivals, default
-// 8e6: about 1 s of CPU) run in-process (sdk.Spec.Run) and through the
+// 8e6: about 1 s of CPU) run in-process (wire.Entry.Run, as the plugin runs it) and through the
 // plugin on a warm process, alternating which goes first to cancel drift,
 // and checks that both give the same bytes. Reported: seconds per
 // replication each way, the plugin's wall-time overhead in percent of the
@@ -85,7 +86,10 @@ func BenchmarkOverhead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	spec := fcfs.Policies[0]
+	spec, err := builtin.Lookup("fcfs")
+	if err != nil {
+		b.Fatal(err)
+	}
 	if _, err := h.Info(context.Background(), bin); err != nil { // start outside the timing
 		b.Fatal(err)
 	}
@@ -93,10 +97,12 @@ func BenchmarkOverhead(b *testing.B) {
 	inproc := func() []byte {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		c0, t0 := threadCPU(), time.Now()
+		c0, _ := cputime.Thread()
+		t0 := time.Now()
 		r, err := spec.Run(w, nil, req.Run.Config())
 		local += time.Since(t0)
-		localCPU += threadCPU() - c0
+		c1, _ := cputime.Thread()
+		localCPU += c1 - c0
 		if err != nil {
 			b.Fatal(err)
 		}

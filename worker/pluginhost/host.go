@@ -53,8 +53,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/msjfarm/msjfarm/internal/wire"
 	pb "github.com/msjfarm/msjfarm/internal/wire/proto"
-	"github.com/msjfarm/msjfarm/sdk"
 	"github.com/msjfarm/msjfarm/sim"
 )
 
@@ -501,7 +501,7 @@ func (h *Host) stop(c *plugin.Client, pid int, path string) {
 // sets itself, plus the concurrency limit and Config.Env.
 func (h *Host) env() []string {
 	var env []string
-	own := []string{sdk.EnvMaxConcurrent + "=", sdk.Handshake().MagicCookieKey + "=", "PLUGIN_"}
+	own := []string{wire.EnvMaxConcurrent + "=", wire.Handshake().MagicCookieKey + "=", "PLUGIN_"}
 	for _, kv := range os.Environ() {
 		skip := false
 		for _, p := range own {
@@ -511,7 +511,7 @@ func (h *Host) env() []string {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, sdk.EnvMaxConcurrent+"="+strconv.Itoa(h.cfg.MaxConcurrent))
+	env = append(env, wire.EnvMaxConcurrent+"="+strconv.Itoa(h.cfg.MaxConcurrent))
 	return append(env, h.cfg.Env...)
 }
 
@@ -521,8 +521,8 @@ func (h *Host) start(key procKey) (*proc, error) {
 	cmd := exec.Command(key.path)
 	cmd.Env = h.env()
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake(),
-		Plugins:          plugin.PluginSet{sdk.PluginKey: &sdk.GRPCPlugin{}},
+		HandshakeConfig:  wire.Handshake(),
+		Plugins:          plugin.PluginSet{wire.PluginKey: &wire.GRPCPlugin{}},
 		Cmd:              cmd,
 		SkipHostEnv:      true,
 		SecureConfig:     &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()},
@@ -531,7 +531,7 @@ func (h *Host) start(key procKey) (*proc, error) {
 		Stderr:           stderr,
 		StartTimeout:     h.cfg.StartTimeout,
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(sdk.MaxMessageBytes), grpc.MaxCallSendMsgSize(sdk.MaxMessageBytes))},
+			grpc.MaxCallRecvMsgSize(wire.MaxMessageBytes), grpc.MaxCallSendMsgSize(wire.MaxMessageBytes))},
 	})
 	h.starts.Add(1)
 	t0 := time.Now()
@@ -561,11 +561,11 @@ func (h *Host) start(key procKey) (*proc, error) {
 			if _, after, ok := strings.Cut(err.Error(), "Plugin version: "); ok {
 				theirs, _, _ = strings.Cut(after, ",")
 			}
-			return fail(ErrProtocol, "the plugin speaks protocol version %s, this host speaks version %d (rebuild the plugin against this msjfarm SDK)", theirs, sdk.ProtocolVersion)
+			return fail(ErrProtocol, "the plugin speaks protocol version %s, this host speaks version %d (rebuild the plugin against this msjfarm SDK)", theirs, wire.ProtocolVersion)
 		}
 		return fail(ErrStart, "%v", err)
 	}
-	raw, err := rc.Dispense(sdk.PluginKey)
+	raw, err := rc.Dispense(wire.PluginKey)
 	if err != nil {
 		return fail(ErrStart, "dispense: %v", err)
 	}
@@ -579,8 +579,8 @@ func (h *Host) start(key procKey) (*proc, error) {
 	if err != nil {
 		return fail(ErrStart, "info: %v", err)
 	}
-	if resp.ProtocolVersion != sdk.ProtocolVersion {
-		return fail(ErrProtocol, "the plugin speaks protocol version %d, this host speaks version %d (rebuild the plugin against this msjfarm SDK)", resp.ProtocolVersion, sdk.ProtocolVersion)
+	if resp.ProtocolVersion != wire.ProtocolVersion {
+		return fail(ErrProtocol, "the plugin speaks protocol version %d, this host speaks version %d (rebuild the plugin against this msjfarm SDK)", resp.ProtocolVersion, wire.ProtocolVersion)
 	}
 	info, err := decodeInfo(resp)
 	if err != nil {
@@ -632,7 +632,7 @@ func (h *Host) Info(ctx context.Context, b Binary) (*Info, error) {
 // (sim.Resolve: unknown names, types, ranges), the workload builds and the
 // run length is valid. Workers and the coordinator call it before dispatch;
 // Run calls it too.
-func (h *Host) Validate(ctx context.Context, b Binary, req *sdk.RunRequest) error {
+func (h *Host) Validate(ctx context.Context, b Binary, req *wire.RunRequest) error {
 	p, err := h.acquire(ctx, b)
 	if err != nil {
 		return err
@@ -641,7 +641,7 @@ func (h *Host) Validate(ctx context.Context, b Binary, req *sdk.RunRequest) erro
 	return h.validate(p, req)
 }
 
-func (h *Host) validate(p *proc, req *sdk.RunRequest) error {
+func (h *Host) validate(p *proc, req *wire.RunRequest) error {
 	pol, ok := p.info.Policy(req.Policy)
 	if !ok {
 		names := make([]string, len(p.info.Policies))
@@ -665,7 +665,7 @@ func (h *Host) validate(p *proc, req *sdk.RunRequest) error {
 // Run simulates one replication in the plugin: validation first (nothing
 // runs if it fails), then one streaming call. It never panics or blocks
 // beyond the deadline plus grace; every failure is an *Error.
-func (h *Host) Run(ctx context.Context, b Binary, req *sdk.RunRequest, opt RunOptions) (*Outcome, error) {
+func (h *Host) Run(ctx context.Context, b Binary, req *wire.RunRequest, opt RunOptions) (*Outcome, error) {
 	t0 := time.Now()
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -697,7 +697,7 @@ func (h *Host) Run(ctx context.Context, b Binary, req *sdk.RunRequest, opt RunOp
 
 // take acquires a live process for the request, validates the request
 // against its Info, and takes one of its slots (release both).
-func (h *Host) take(ctx context.Context, b Binary, req *sdk.RunRequest, opt RunOptions) (*proc, error) {
+func (h *Host) take(ctx context.Context, b Binary, req *wire.RunRequest, opt RunOptions) (*proc, error) {
 	for {
 		p, err := h.acquire(ctx, b)
 		if err != nil {

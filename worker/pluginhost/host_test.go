@@ -18,9 +18,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
-	"github.com/msjfarm/msjfarm/sdk"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
@@ -40,7 +40,7 @@ func newHost(t *testing.T, cfg pluginhost.Config) *pluginhost.Host {
 }
 
 // request is a replication of the four-class workload (k = 15) at load 0.5.
-func request(t testing.TB, policy string, arrivals int64, seed uint64) *sdk.RunRequest {
+func request(t testing.TB, policy string, arrivals int64, seed uint64) *wire.RunRequest {
 	t.Helper()
 	spec, err := workload.Named("four-class")
 	if err != nil {
@@ -50,9 +50,9 @@ func request(t testing.TB, policy string, arrivals int64, seed uint64) *sdk.RunR
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &sdk.RunRequest{
+	return &wire.RunRequest{
 		Policy: policy, Workload: spec, ArrivalRate: 0.5 / unit.Load(),
-		Run: sdk.RunConfig{Seed: seed, Warmup: arrivals / 10, Arrivals: arrivals},
+		Run: wire.Run{Seed: seed, RunConfig: wire.RunConfig{Warmup: arrivals / 10, Arrivals: arrivals}},
 	}
 }
 

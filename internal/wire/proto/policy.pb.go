@@ -6,14 +6,14 @@
 // scheduling decision (a call costs ~0.1 ms, a decision well under 1 us).
 //
 // The replication request and its result travel as JSON of Go structs
-// (sdk.RunRequest and sim.Result) rather than as protobuf messages: the JSON
+// (wire.RunRequest and sim.Result) rather than as protobuf messages: the JSON
 // is what the farm stores and hashes, so "the same request twice gives
 // identical result bytes" is checked on exactly the bytes that are archived,
 // and the engine's types evolve without a second schema to keep in step.
 // Protobuf carries only the envelope: streaming, progress and the optional
 // decision trace (which would be too bulky as JSON).
 //
-// Compatibility: ProtocolVersion (sdk.ProtocolVersion) is checked twice, in
+// Compatibility: ProtocolVersion (wire.ProtocolVersion) is checked twice, in
 // the go-plugin handshake and in Info; bump it for any change a peer built
 // against the previous version could misread.
 
@@ -84,7 +84,7 @@ type InfoResponse struct {
 	// Engine/SDK version the plugin links (sim.Version): results are
 	// comparable bit for bit only between equal engine versions.
 	EngineVersion string `protobuf:"bytes,3,opt,name=engine_version,json=engineVersion,proto3" json:"engine_version,omitempty"`
-	// Wire protocol version (sdk.ProtocolVersion).
+	// Wire protocol version (wire.ProtocolVersion).
 	ProtocolVersion uint32 `protobuf:"varint,4,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
 	// Replications the process runs at once; more wait (host-set at start-up).
 	MaxConcurrent uint32 `protobuf:"varint,5,opt,name=max_concurrent,json=maxConcurrent,proto3" json:"max_concurrent,omitempty"`
@@ -278,7 +278,7 @@ func (x *PolicyInfo) GetCounters() bool {
 
 type RunRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// JSON of sdk.RunRequest: policy, parameters, workload, run length.
+	// JSON of wire.RunRequest: policy, parameters, workload, run length.
 	RequestJson []byte `protobuf:"bytes,1,opt,name=request_json,json=requestJson,proto3" json:"request_json,omitempty"`
 	// Envelope options that do not change the result.
 	//

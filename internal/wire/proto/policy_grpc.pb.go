@@ -6,14 +6,14 @@
 // scheduling decision (a call costs ~0.1 ms, a decision well under 1 us).
 //
 // The replication request and its result travel as JSON of Go structs
-// (sdk.RunRequest and sim.Result) rather than as protobuf messages: the JSON
+// (wire.RunRequest and sim.Result) rather than as protobuf messages: the JSON
 // is what the farm stores and hashes, so "the same request twice gives
 // identical result bytes" is checked on exactly the bytes that are archived,
 // and the engine's types evolve without a second schema to keep in step.
 // Protobuf carries only the envelope: streaming, progress and the optional
 // decision trace (which would be too bulky as JSON).
 //
-// Compatibility: ProtocolVersion (sdk.ProtocolVersion) is checked twice, in
+// Compatibility: ProtocolVersion (wire.ProtocolVersion) is checked twice, in
 // the go-plugin handshake and in Info; bump it for any change a peer built
 // against the previous version could misread.
 

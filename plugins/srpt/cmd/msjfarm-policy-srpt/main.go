@@ -11,4 +11,4 @@ import (
 // version is the plugin's own version, recorded with every result.
 const version = "0.1.0"
 
-func main() { sdk.Serve("srpt", version, srpt.Policies) }
+func main() { sdk.Serve("srpt", version, srpt.Policies, srpt.References...) }

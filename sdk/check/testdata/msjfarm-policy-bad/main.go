@@ -10,13 +10,13 @@ import (
 )
 
 func main() {
-	sdk.Serve("bad", "0.0.1", fcfs.Policies, []sdk.Spec{
+	sdk.Serve("bad", "0.0.1", append(append([]sdk.Spec{}, fcfs.Policies...), []sdk.Spec{
 		{Name: "nondeterministic", Doc: "random fit from the global (unseeded) generator", New: func() sdk.Policy { return &nondet{} }},
 		{Name: "bad-schema", Doc: "a default outside its own bounds", New: func() sdk.Policy { return &badSchema{} }},
 		{Name: "starver", Doc: "never starts a job that needs more than one server", New: func() sdk.Policy { return &starver{} }},
 		{Name: "one-or-all-only", Doc: "declines every workload but one-or-all", New: func() sdk.Policy { return &picky{} }},
 		{Name: "Bad_Name", Doc: "a name that is not lower-case-hyphenated", New: func() sdk.Policy { return &fcfs.FCFS{} }},
-	})
+	}...))
 }
 
 type nondet struct{ q sdk.ClassQueues }

@@ -9,27 +9,32 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
-	"github.com/msjfarm/msjfarm/plugins/fcfs"
-	"github.com/msjfarm/msjfarm/sdk"
+	"github.com/msjfarm/msjfarm/internal/wire"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
 )
 
 func main() {
-	hs := sdk.Handshake()
-	opt := sdk.ServerOptions{}
+	hs := wire.Handshake()
+	opt := wire.ServerOptions{}
 	switch os.Getenv("BADPROTO_MODE") {
 	case "handshake":
-		hs.ProtocolVersion = sdk.ProtocolVersion + 1
+		hs.ProtocolVersion = wire.ProtocolVersion + 1
 	case "info":
-		opt.ProtocolVersion = sdk.ProtocolVersion + 1
+		opt.ProtocolVersion = wire.ProtocolVersion + 1
 	}
-	srv, err := sdk.NewServer("badproto", "0.0.1", fcfs.Policies, opt)
+	fcfs, err := builtin.Lookup("fcfs")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	srv, err := wire.NewServer("badproto", "0.0.1", []wire.Entry{fcfs}, opt)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: hs,
-		Plugins:         plugin.PluginSet{sdk.PluginKey: &sdk.GRPCPlugin{Impl: srv}},
-		GRPCServer:      sdk.GRPCServerFunc,
+		Plugins:         plugin.PluginSet{wire.PluginKey: &wire.GRPCPlugin{Impl: srv}},
+		GRPCServer:      wire.GRPCServerFunc,
 	})
 }

@@ -15,12 +15,12 @@ import (
 )
 
 func main() {
-	sdk.Serve("crashy", "0.0.1", fcfs.Policies, []sdk.Spec{
+	sdk.Serve("crashy", "0.0.1", append(append([]sdk.Spec{}, fcfs.Policies...), []sdk.Spec{
 		{Name: "crash", Doc: "crashes the process (a panic in a goroutine) at arrival #after", New: func() sdk.Policy { return &bad{mode: "crash"} }},
 		{Name: "hang", Doc: "spins forever in Arrive at arrival #after", New: func() sdk.Policy { return &bad{mode: "hang"} }},
 		{Name: "slow", Doc: "sleeps 1 ms per arrival (honours deadlines)", New: func() sdk.Policy { return &bad{mode: "slow"} }},
 		{Name: "double-start", Doc: "starts a job twice at arrival #after (a policy error)", New: func() sdk.Policy { return &bad{mode: "double"} }},
-	})
+	}...))
 }
 
 type bad struct {

@@ -1,4 +1,4 @@
-package sdk
+package wire
 
 import (
 	"bytes"
@@ -17,32 +17,26 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/msjfarm/msjfarm/internal/cputime"
 	pb "github.com/msjfarm/msjfarm/internal/wire/proto"
 	"github.com/msjfarm/msjfarm/sim"
 )
 
-// Serve is all a policy plugin's main does:
-//
-//	func main() { sdk.Serve("fcfs", "1.0.0", fcfs.Policies) }
-//
-// name is the plugin's name (by convention its family; the binary is named
-// msjfarm-policy-<name>), version its own version; specs are the policy
-// lists to serve (several families may share a binary). Serve speaks the
-// go-plugin handshake on stdout and serves gRPC until the host closes it;
-// it does not return. Run by hand (without the host's handshake cookie) the
-// binary says it is a plugin and exits with status 1; a list of specs with
-// duplicate or empty names is reported on stderr, status 1.
+// Serve is the body of sdk.Serve (which documents it for authors): it
+// serves entries as the plugin named name, version version, over go-plugin
+// on stdout, and does not return. Run by hand (without the host's handshake
+// cookie) the binary says it is a plugin and exits with status 1; a list of
+// entries with duplicate or empty names is reported on stderr, status 1.
 //
 // The process exits by itself if the host dies without stopping it. It
 // runs up to $MSJFARM_PLUGIN_MAX_CONCURRENT replications at
 // once (the host sets it; default the number of CPUs); it logs through hclog
 // to stderr at $MSJFARM_PLUGIN_LOG_LEVEL (default warn), as JSON, which the
 // host re-logs.
-func Serve(name, version string, specs ...[]Spec) {
+func Serve(name, version string, entries []Entry) {
 	logger := hclog.New(&hclog.LoggerOptions{
 		Name:       name,
 		Level:      logLevel(os.Getenv(EnvLogLevel)),
@@ -54,11 +48,7 @@ func Serve(name, version string, specs ...[]Spec) {
 		fmt.Fprintf(os.Stderr, "msjfarm-policy-%s: %v\n", name, err)
 		os.Exit(1)
 	}
-	var all []Spec
-	for _, s := range specs {
-		all = append(all, s...)
-	}
-	srv, err := NewServer(name, version, all, ServerOptions{MaxConcurrent: limit, Logger: logger})
+	srv, err := NewServer(name, version, entries, ServerOptions{MaxConcurrent: limit, Logger: logger})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "msjfarm-policy-%s: %v\n", name, err)
 		os.Exit(1)
@@ -86,13 +76,6 @@ func exitWithParent(logger hclog.Logger, ppid int, every time.Duration) {
 			os.Exit(3)
 		}
 	}
-}
-
-// GRPCServerFunc is the go-plugin ServeConfig.GRPCServer of every msjfarm
-// plugin: the default server with message limits raised to MaxMessageBytes.
-func GRPCServerFunc(opts []grpc.ServerOption) *grpc.Server {
-	opts = append(opts, grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes))
-	return plugin.DefaultGRPCServer(opts)
 }
 
 func logLevel(s string) hclog.Level {
@@ -129,13 +112,13 @@ type ServerOptions struct {
 }
 
 // NewServer returns the gRPC implementation that Serve registers. It is
-// exported for tests and for plugins that need a custom go-plugin set-up;
-// ordinary plugins call Serve.
-func NewServer(name, version string, specs []Spec, opt ServerOptions) (pb.PolicyPluginServer, error) {
+// exported for tests and for test plugins that need a custom go-plugin
+// set-up (a mismatched protocol version).
+func NewServer(name, version string, entries []Entry, opt ServerOptions) (pb.PolicyPluginServer, error) {
 	if name == "" {
 		return nil, fmt.Errorf("plugin name is empty")
 	}
-	if len(specs) == 0 {
+	if len(entries) == 0 {
 		return nil, fmt.Errorf("plugin %s serves no policies", name)
 	}
 	if opt.MaxConcurrent < 1 {
@@ -148,7 +131,7 @@ func NewServer(name, version string, specs []Spec, opt ServerOptions) (pb.Policy
 		opt.ProtocolVersion = ProtocolVersion
 	}
 	s := &server{
-		specs:  map[string]Spec{},
+		specs:  map[string]Entry{},
 		sem:    make(chan struct{}, opt.MaxConcurrent),
 		logger: opt.Logger,
 		info: &pb.InfoResponse{
@@ -160,12 +143,9 @@ func NewServer(name, version string, specs []Spec, opt ServerOptions) (pb.Policy
 			GoVersion:       runtime.Version(),
 		},
 	}
-	for _, sp := range specs {
-		if sp.Name == "" {
-			return nil, fmt.Errorf("plugin %s: a policy has no name", name)
-		}
-		if (sp.New == nil) == (sp.Reference == nil) {
-			return nil, fmt.Errorf("plugin %s: policy %s: exactly one of New and Reference must be set", name, sp.Name)
+	for _, sp := range entries {
+		if err := sp.check(); err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", name, err)
 		}
 		key := strings.ToLower(sp.Name)
 		if _, dup := s.specs[key]; dup {
@@ -183,7 +163,7 @@ func NewServer(name, version string, specs []Spec, opt ServerOptions) (pb.Policy
 
 // describe reads a spec's declared capabilities and schema. A panicking
 // constructor is reported rather than crashing the plugin.
-func describe(sp Spec) (pi *pb.PolicyInfo, err error) {
+func describe(sp Entry) (pi *pb.PolicyInfo, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("policy %s: New panicked: %v", sp.Name, r)
@@ -210,7 +190,7 @@ func describe(sp Spec) (pi *pb.PolicyInfo, err error) {
 
 type server struct {
 	pb.UnimplementedPolicyPluginServer
-	specs  map[string]Spec
+	specs  map[string]Entry
 	info   *pb.InfoResponse
 	sem    chan struct{}
 	logger hclog.Logger
@@ -251,7 +231,7 @@ func (s *server) Run(req *pb.RunRequest, stream pb.PolicyPlugin_RunServer) error
 	if !ok {
 		return status.Errorf(codes.InvalidArgument, "unknown policy %q (this plugin serves: %s)", rr.Policy, s.names())
 	}
-	if err := CheckParams(spec, rr.Params); err != nil {
+	if err := spec.CheckParams(rr.Params); err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
 	if err := rr.Run.Validate(); err != nil {
@@ -328,11 +308,14 @@ func (s *server) Run(req *pb.RunRequest, stream pb.PolicyPlugin_RunServer) error
 	// The simulation runs on one locked thread, so that its CPU time can
 	// be measured (recorded for accounting and overhead checks).
 	runtime.LockOSThread()
-	cpu0 := threadCPU()
+	cpu0, okCPU := cputime.Thread()
 	start := time.Now()
 	res, runErr := runSafely(spec, w, rr.Params, cfg)
 	elapsed := time.Since(start)
-	cpu := threadCPU() - cpu0
+	var cpu time.Duration
+	if cpu1, ok := cputime.Thread(); ok && okCPU {
+		cpu = cpu1 - cpu0
+	}
 	runtime.UnlockOSThread()
 	close(stop)
 	wg.Wait()
@@ -372,7 +355,7 @@ func (s *server) Run(req *pb.RunRequest, stream pb.PolicyPlugin_RunServer) error
 // runSafely runs one replication; a panic outside the engine's own recovery
 // (a reference model, a constructor) becomes an error, never a crash of a
 // process that other replications share.
-func runSafely(spec Spec, w *sim.Workload, params map[string]any, cfg sim.Config) (res *sim.Result, err error) {
+func runSafely(spec Entry, w *sim.Workload, params map[string]any, cfg sim.Config) (res *sim.Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			res, err = nil, fmt.Errorf("policy %s panicked: %v\n%s", spec.Name, r, debug.Stack())

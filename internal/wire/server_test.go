@@ -1,4 +1,4 @@
-package sdk_test
+package wire_test
 
 import (
 	"context"
@@ -13,12 +13,15 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/msjfarm/msjfarm/internal/wire"
 	pb "github.com/msjfarm/msjfarm/internal/wire/proto"
 	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
-	"github.com/msjfarm/msjfarm/sdk"
 	"github.com/msjfarm/msjfarm/sim"
 )
+
+// fcfsEntries serve FCFS, the simplest policy, as the server sees it.
+var fcfsEntries = []wire.Entry{{Name: "fcfs", Doc: "first come first served", New: func() sim.Policy { return &fcfs.FCFS{} }}}
 
 // stream is an in-memory Run stream.
 type stream struct {
@@ -39,8 +42,8 @@ func (s *stream) Send(u *pb.RunUpdate) error {
 func request(t *testing.T, policy string, arrivals int64) []byte {
 	t.Helper()
 	spec, _ := workload.Named("four-class")
-	b, err := json.Marshal(sdk.RunRequest{Policy: policy, Workload: spec, ArrivalRate: 2,
-		Run: sdk.RunConfig{Seed: 3, Warmup: 100, Arrivals: arrivals}})
+	b, err := json.Marshal(wire.RunRequest{Policy: policy, Workload: spec, ArrivalRate: 2,
+		Run: wire.Run{Seed: 3, RunConfig: wire.RunConfig{Warmup: 100, Arrivals: arrivals}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,19 +57,19 @@ func run(t *testing.T, srv pb.PolicyPluginServer, req *pb.RunRequest) (*stream, 
 }
 
 func TestNewServerRejects(t *testing.T) {
-	ok := fcfs.Policies
+	ok := fcfsEntries
 	for _, c := range []struct {
 		name  string
-		specs []sdk.Spec
+		specs []wire.Entry
 		want  string
 	}{
 		{"", ok, "name is empty"},
 		{"x", nil, "serves no policies"},
-		{"x", append(append([]sdk.Spec{}, ok...), ok...), "listed twice"},
-		{"x", []sdk.Spec{{Name: "y"}}, "exactly one of New and Reference"},
-		{"x", []sdk.Spec{{Name: "y", New: func() sdk.Policy { panic("boom") }}}, "New panicked: boom"},
+		{"x", append(append([]wire.Entry{}, ok...), ok...), "listed twice"},
+		{"x", []wire.Entry{{Name: "y"}}, "exactly one of New and Reference"},
+		{"x", []wire.Entry{{Name: "y", New: func() sim.Policy { panic("boom") }}}, "New panicked: boom"},
 	} {
-		if _, err := sdk.NewServer(c.name, "1", c.specs, sdk.ServerOptions{}); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := wire.NewServer(c.name, "1", c.specs, wire.ServerOptions{}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("NewServer(%q, %d specs): %v, want %q", c.name, len(c.specs), err, c.want)
 		}
 	}
@@ -75,13 +78,13 @@ func TestNewServerRejects(t *testing.T) {
 // The result through the server is byte for byte the in-process one, and
 // progress ends at the total.
 func TestRun(t *testing.T) {
-	srv, err := sdk.NewServer("fcfs", "1.2.3", fcfs.Policies, sdk.ServerOptions{MaxConcurrent: 1})
+	srv, err := wire.NewServer("fcfs", "1.2.3", fcfsEntries, wire.ServerOptions{MaxConcurrent: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	in, _ := srv.Info(context.Background(), &pb.InfoRequest{})
 	if in.PluginName != "fcfs" || in.PluginVersion != "1.2.3" || in.EngineVersion != sim.Version ||
-		in.ProtocolVersion != sdk.ProtocolVersion || in.MaxConcurrent != 1 || len(in.Policies) != 1 ||
+		in.ProtocolVersion != wire.ProtocolVersion || in.MaxConcurrent != 1 || len(in.Policies) != 1 ||
 		in.Policies[0].Preemption != "none" || string(in.Policies[0].ParamsJson) != "[]" {
 		t.Fatalf("info %v", in)
 	}
@@ -90,10 +93,10 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rr sdk.RunRequest
+	var rr wire.RunRequest
 	json.Unmarshal(body, &rr)
 	w, _ := rr.BuildWorkload()
-	local, _ := fcfs.Policies[0].Run(w, nil, rr.Run.Config())
+	local, _ := fcfsEntries[0].Run(w, nil, rr.Run.Config())
 	want, _ := json.Marshal(local)
 	last := st.got[len(st.got)-1].GetResult()
 	if last == nil || string(last.ResultJson) != string(want) {
@@ -118,7 +121,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestRunRejects(t *testing.T) {
-	srv, _ := sdk.NewServer("fcfs", "1", fcfs.Policies, sdk.ServerOptions{})
+	srv, _ := wire.NewServer("fcfs", "1", fcfsEntries, wire.ServerOptions{})
 	mser := request(t, "fcfs", 100)
 	mser = []byte(strings.Replace(string(mser), `"arrivals":100`, `"arrivals":100,"mser":true`, 1))
 	for _, c := range []struct {
@@ -142,9 +145,9 @@ func TestRunRejects(t *testing.T) {
 
 // A panicking reference model fails its replication, not the process.
 func TestReferencePanic(t *testing.T) {
-	srv, err := sdk.NewServer("ref", "1", []sdk.Spec{{Name: "ref", Reference: func(*sim.Workload, sim.Config) (*sim.Result, error) {
+	srv, err := wire.NewServer("ref", "1", []wire.Entry{{Name: "ref", Reference: func(*sim.Workload, sim.Config) (*sim.Result, error) {
 		panic("reference model bug")
-	}}}, sdk.ServerOptions{})
+	}}}, wire.ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +164,7 @@ type gate struct {
 	now, peak *atomic.Int32
 }
 
-func (g *gate) Init(s *sdk.System) error {
+func (g *gate) Init(s *sim.System) error {
 	n := g.now.Add(1)
 	for p := g.peak.Load(); n > p && !g.peak.CompareAndSwap(p, n); p = g.peak.Load() {
 	}
@@ -175,9 +178,9 @@ func (g *gate) Init(s *sdk.System) error {
 func TestConcurrencyLimit(t *testing.T) {
 	open := make(chan struct{})
 	var now, peak atomic.Int32
-	srv, _ := sdk.NewServer("gate", "1", []sdk.Spec{{Name: "gate", New: func() sdk.Policy {
+	srv, _ := wire.NewServer("gate", "1", []wire.Entry{{Name: "gate", New: func() sim.Policy {
 		return &gate{open: open, now: &now, peak: &peak}
-	}}}, sdk.ServerOptions{MaxConcurrent: 2})
+	}}}, wire.ServerOptions{MaxConcurrent: 2})
 	var wg sync.WaitGroup
 	errs := make([]error, 5)
 	for i := range errs {

@@ -1,4 +1,4 @@
-package sdk
+package wire
 
 import (
 	"context"
@@ -44,6 +44,13 @@ func Handshake() plugin.HandshakeConfig {
 		MagicCookieKey:   "MSJFARM_POLICY_PLUGIN",
 		MagicCookieValue: "c0b1e6e1f3a94e5b9d3c1a7f2e8d4b60",
 	}
+}
+
+// GRPCServerFunc is the go-plugin ServeConfig.GRPCServer of every msjfarm
+// plugin: the default server with message limits raised to MaxMessageBytes.
+func GRPCServerFunc(opts []grpc.ServerOption) *grpc.Server {
+	opts = append(opts, grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes))
+	return plugin.DefaultGRPCServer(opts)
 }
 
 // GRPCPlugin is the go-plugin glue: the plugin side registers Impl, the

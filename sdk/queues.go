@@ -1,4 +1,4 @@
-package sim
+package sdk
 
 import (
 	"math/bits"
@@ -94,7 +94,7 @@ func (c *ClassQueues) Reset(n int) {
 func (c *ClassQueues) Len() int { return c.total }
 
 // Push queues j behind the jobs of its class.
-func (c *ClassQueues) Push(j *Job) { c.Q[j.class].Push(j); c.total++ }
+func (c *ClassQueues) Push(j *Job) { c.Q[j.Class()].Push(j); c.total++ }
 
 // Pop removes the oldest job of class i.
 func (c *ClassQueues) Pop(i int) *Job {
@@ -112,11 +112,11 @@ func (c *ClassQueues) Oldest(maxNeed int) int {
 	var bestID int64
 	for i := range c.Q {
 		j := c.Q[i].Front()
-		if j == nil || int(j.need) > maxNeed {
+		if j == nil || j.Need() > maxNeed {
 			continue
 		}
-		if best < 0 || j.id < bestID {
-			best, bestID = i, j.id
+		if best < 0 || j.ID() < bestID {
+			best, bestID = i, j.ID()
 		}
 	}
 	return best
@@ -195,7 +195,7 @@ func (g *NeedQueues) Index(need int) int {
 
 // Push queues j in its need's group.
 func (g *NeedQueues) Push(j *Job) {
-	i := g.Of[j.class]
+	i := g.Of[j.Class()]
 	g.Q[i].Push(j)
 	g.nz[i>>6] |= 1 << uint(i&63)
 	g.Total++

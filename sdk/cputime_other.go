@@ -1,8 +1,0 @@
-//go:build !linux
-
-package sdk
-
-import "time"
-
-// threadCPU is not measured off Linux.
-func threadCPU() time.Duration { return 0 }
