@@ -55,29 +55,35 @@ type Config struct {
 	// Observer, if set, receives every arrival, start, preemption and
 	// completion as it happens: the decision trace that tests and the plugin
 	// conformance check verify. It costs one nil check per action when unset.
-	Observer func(Event)
+	Observer func(TraceRecord)
 }
 
-// EventKind is the kind of a traced Event.
-type EventKind uint8
+// TraceKind is the kind of a TraceRecord. The values are part of the plugin
+// wire contract (TraceChunk.kind): do not renumber them.
+type TraceKind uint8
 
-// Traced event kinds.
+// Traced actions. They are prefixed so as not to read as the System methods
+// (Start, Preempt) or Policy callbacks (Arrive, Complete) of the same names.
 const (
-	Arrive EventKind = iota + 1
-	Start
-	Preempt
-	Complete
+	TraceArrive TraceKind = iota + 1
+	TraceStart
+	TracePreempt
+	TraceComplete
 )
 
-func (k EventKind) String() string {
+func (k TraceKind) String() string {
+	if k > TraceComplete {
+		return "?"
+	}
 	return [...]string{"?", "arrive", "start", "preempt", "complete"}[k]
 }
 
-// Event is one entry of the decision trace. Busy is the number of busy
-// servers after the event.
-type Event struct {
+// TraceRecord is one entry of the decision trace (not to be confused with the
+// engine's scheduled events, which are internal). Busy is the number of busy
+// servers after the action.
+type TraceRecord struct {
 	Time  float64
-	Kind  EventKind
+	Kind  TraceKind
 	Job   int64
 	Class int
 	Need  int
@@ -130,7 +136,7 @@ type System struct {
 	timers  TimerHandler
 	prng    *rng.Stream
 	measure bool
-	obs     func(Event)
+	obs     func(TraceRecord)
 
 	preemptions int64
 	wasted      float64
@@ -199,12 +205,12 @@ func (s *System) Start(j *Job) {
 	s.running = append(s.running, j)
 	s.events.push(s.now+j.remaining, j, 0)
 	if s.obs != nil {
-		s.observe(Start, j)
+		s.observe(TraceStart, j)
 	}
 }
 
-func (s *System) observe(k EventKind, j *Job) {
-	s.obs(Event{Time: s.now, Kind: k, Job: j.id, Class: int(j.class), Need: int(j.need), Busy: s.busy})
+func (s *System) observe(k TraceKind, j *Job) {
+	s.obs(TraceRecord{Time: s.now, Kind: k, Job: j.id, Class: int(j.class), Need: int(j.need), Busy: s.busy})
 }
 
 // Preempt takes running job j out of service. Under PreemptResume it keeps
@@ -243,7 +249,7 @@ func (s *System) Preempt(j *Job) {
 		s.preemptions++
 	}
 	if s.obs != nil {
-		s.observe(Preempt, j)
+		s.observe(TracePreempt, j)
 	}
 }
 
@@ -409,7 +415,7 @@ func runOnce(w *Workload, p Policy, cfg Config, batches []float64) (res *Result,
 					st.departures++
 				}
 				if s.obs != nil {
-					s.observe(Complete, j)
+					s.observe(TraceComplete, j)
 				}
 				p.Complete(s, j)
 				s.pool.put(j)
@@ -464,7 +470,7 @@ func runOnce(w *Workload, p Policy, cfg Config, batches []float64) (res *Result,
 		}
 		s.inSys++
 		if s.obs != nil {
-			s.observe(Arrive, j)
+			s.observe(TraceArrive, j)
 		}
 		p.Arrive(s, j)
 		if j.state == stateWaiting {
