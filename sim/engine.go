@@ -337,164 +337,290 @@ func Run(w *Workload, p Policy, cfg Config) (*Result, error) {
 	return r, nil
 }
 
-func runOnce(w *Workload, p Policy, cfg Config, batches []float64) (res *Result, err error) {
+// stopReason is why a replication's event loop ended. The abnormal ones are
+// recorded in Instability.Reasons under their String names, which are part
+// of the result format.
+type stopReason uint8
+
+const (
+	stopNone        stopReason = iota // still running
+	stopDrained                       // the window closed and every measured job left (or the trace ran out with none left)
+	stopTraceEnded                    // a replayed trace ended with measured jobs still present
+	stopDrainLimit                    // measured jobs still waiting after Config.DrainLimit further arrivals
+	stopMaxInSystem                   // more than Config.MaxInSystem jobs in the system
+)
+
+func (r stopReason) String() string {
+	switch r {
+	case stopDrained:
+		return "drained"
+	case stopTraceEnded:
+		return "trace_ended"
+	case stopDrainLimit:
+		return "drain_limit"
+	case stopMaxInSystem:
+		return "max_in_system"
+	default:
+		return "running"
+	}
+}
+
+// unstable reports whether the run stopped for a reason that flags it
+// unstable.
+func (r stopReason) unstable() bool { return r >= stopTraceEnded }
+
+// replication is the state of one pass of the event loop beyond what the
+// policy sees in System: the job source with the next arrival held aside,
+// the statistics recorder, the window bounds and the stop rules' limits.
+type replication struct {
+	s        *System
+	p        Policy
+	cfg      *Config
+	st       *recorder
+	src      *source
+	measurer Measurer
+	batches  []float64 // MSER's first pass: response-time sums per batch of 5
+
+	next     *Job // the next arrival, generated lazily
+	haveNext bool
+	arrivals int64  // arrivals handled so far
+	events   uint64 // events handled so far
+	tagged   int64  // measured jobs still in the system
+
+	winStart, winEnd int64 // arrival indices of the measurement window [winStart, winEnd)
+	stopAt           int64 // arrival index at which draining gives up
+	maxIn            int
+	progEvery        int64
+	nextProg         int64
+	done             <-chan struct{}
+}
+
+func newReplication(w *Workload, p Policy, cfg *Config, batches []float64) *replication {
 	s := &System{w: w, k: w.Servers, policy: p, info: Describe(p), obs: cfg.Observer}
 	s.timers, _ = p.(TimerHandler)
 	s.prng = rng.Derive(cfg.Seed, StreamPolicy)
-	st := newRecorder(w, &cfg)
-	src := newSource(w, cfg.Seed)
-	measurer, _ := p.(Measurer)
-
-	defer func() {
-		if r := recover(); r != nil {
-			var pe *PolicyError
-			if e, ok := r.(error); ok && errors.As(e, &pe) {
-				res, err = nil, pe
-				return
-			}
-			res, err = nil, fmt.Errorf("policy panicked at t=%g: %v\n%s", s.now, r, debug.Stack())
-		}
-	}()
-	if err := p.Init(s); err != nil {
-		return nil, fmt.Errorf("policy init: %w", err)
-	}
-
-	maxIn := cfg.MaxInSystem
-	if maxIn == 0 {
-		maxIn = 1 << 20
+	r := &replication{s: s, p: p, cfg: cfg, st: newRecorder(w, cfg), src: newSource(w, cfg.Seed), batches: batches}
+	r.measurer, _ = p.(Measurer)
+	r.maxIn = cfg.MaxInSystem
+	if r.maxIn == 0 {
+		r.maxIn = 1 << 20
 	}
 	drain := cfg.DrainLimit
 	if drain == 0 {
 		drain = max(cfg.Arrivals, 1000)
 	}
-	winStart, winEnd := cfg.Warmup, cfg.Warmup+cfg.Arrivals
-	stopAt := winEnd + drain // arrivals index at which draining gives up
-	total := winEnd
-	progEvery := max(total/100, 1)
-	nextProg := progEvery
-	if cfg.Progress == nil {
-		nextProg = math.MaxInt64
+	r.winStart, r.winEnd = cfg.Warmup, cfg.Warmup+cfg.Arrivals
+	r.stopAt = r.winEnd + drain
+	r.progEvery, r.nextProg = max(r.winEnd/100, 1), math.MaxInt64
+	if cfg.Progress != nil {
+		r.nextProg = r.progEvery
 	}
-
-	var (
-		nextJob  = s.pool.get()
-		haveNext = src.next(nextJob)
-		arrivals int64
-		events   uint64
-		tagged   int64 // measured jobs still in the system
-		stop     string
-	)
-	var done <-chan struct{}
 	if cfg.Context != nil {
-		done = cfg.Context.Done()
+		r.done = cfg.Context.Done()
 	}
+	return r
+}
+
+func runOnce(w *Workload, p Policy, cfg Config, batches []float64) (res *Result, err error) {
+	r := newReplication(w, p, &cfg, batches)
+	defer func() {
+		if v := recover(); v != nil {
+			var pe *PolicyError
+			if e, ok := v.(error); ok && errors.As(e, &pe) {
+				res, err = nil, pe
+				return
+			}
+			res, err = nil, fmt.Errorf("policy panicked at t=%g: %v\n%s", r.s.now, v, debug.Stack())
+		}
+	}()
+	if err := p.Init(r.s); err != nil {
+		return nil, fmt.Errorf("policy init: %w", err)
+	}
+	stop, err := r.loop()
+	if err != nil {
+		return nil, err
+	}
+	r.finish()
+	return r.st.result(r.s, r.events, r.tagged, stop), nil
+}
+
+// loop runs events until a stop rule fires, in the style of SimPy's step():
+// each turn takes the earliest event — a departure or a timer, which go
+// before an arrival at the same instant (see the package doc) — and hands it
+// to its step.
+func (r *replication) loop() (stopReason, error) {
+	s := r.s
+	stop := stopNone
+	r.next = s.pool.get()
+	r.haveNext = r.src.next(r.next)
+events:
 	for {
-		if done != nil && events&0x3ff == 0x3ff {
-			select {
-			case <-done:
-				return nil, fmt.Errorf("replication stopped at t=%g after %d arrivals: %w", s.now, arrivals, cfg.Context.Err())
-			default:
+		if r.done != nil && r.events&0x3ff == 0x3ff {
+			if err := r.cancelled(); err != nil {
+				return stopNone, err
 			}
 		}
-		if s.events.len() > 0 && (!haveNext || s.events.ev[0].t <= nextJob.arrival) {
+		switch {
+		case s.events.len() > 0 && (!r.haveNext || s.events.next() <= r.next.arrival):
 			e := s.events.pop()
-			st.advance(s, e.t)
-			s.now = e.t
-			events++
-			if j := e.j; j != nil {
-				s.removeRunning(j)
-				s.busy -= int(j.need)
-				s.inSys--
-				j.state = stateFree
-				if j.tagged {
-					tagged--
-					s.taggedRunning--
-					st.depart(s, j, batches, winStart)
-				}
-				if s.measure {
-					st.departures++
-				}
-				if s.obs != nil {
-					s.observe(TraceComplete, j)
-				}
-				p.Complete(s, j)
-				s.pool.put(j)
-				if arrivals > winEnd && tagged == 0 {
-					break
-				}
-			} else {
+			r.advance(e.t)
+			if e.j == nil {
 				s.timers.Timer(s, e.tag)
+				continue events
 			}
-			continue
-		}
-		if !haveNext {
-			if tagged > 0 {
-				stop = "trace ended"
+			r.depart(e.j)
+			if r.drained() {
+				stop = stopDrained
+				break events
 			}
-			break
-		}
-		// Arrival of nextJob.
-		j := nextJob
-		st.advance(s, j.arrival)
-		s.now = j.arrival
-		events++
-		id := arrivals
-		arrivals++
-		switch id {
-		case winStart:
-			s.measure = true
-			st.start(s)
-			if measurer != nil {
-				measurer.StartMeasuring(s)
+		case !r.haveNext:
+			stop = r.traceEnd()
+			break events
+		default:
+			j := r.next
+			r.advance(j.arrival)
+			id := r.arrivals
+			r.arrivals++
+			r.window(id)
+			if stop = r.refuse(id); stop != stopNone {
+				s.pool.put(j)
+				break events
 			}
-		case winEnd:
-			st.end(s)
-			s.measure = false
-		}
-		st.checkpoint(s, id)
-		if id >= winEnd && tagged == 0 {
-			s.pool.put(j)
-			break
-		}
-		if id >= stopAt && tagged > s.taggedRunning {
-			s.pool.put(j)
-			stop = "drain limit"
-			break
-		}
-		j.id = id
-		j.state = stateWaiting
-		j.remaining = j.size
-		j.tagged = id >= winStart && id < winEnd
-		if j.tagged {
-			tagged++
-		}
-		s.inSys++
-		if s.obs != nil {
-			s.observe(TraceArrive, j)
-		}
-		p.Arrive(s, j)
-		if j.state == stateWaiting {
-			j.delayed = true
-		}
-		if s.inSys > maxIn {
-			stop = "max_in_system"
-			break
-		}
-		if arrivals >= nextProg {
-			nextProg += progEvery
-			if arrivals <= total {
-				cfg.Progress(arrivals, total)
+			r.arrive(j, id)
+			if s.inSys > r.maxIn {
+				stop = stopMaxInSystem
+				break events
 			}
+			r.progress()
+			r.next = s.pool.get()
+			r.haveNext = r.src.next(r.next)
 		}
-		nextJob = s.pool.get()
-		haveNext = src.next(nextJob)
 	}
-	if s.measure { // stopped inside the window (max_in_system, trace end)
-		st.end(s)
+	return stop, nil
+}
+
+// cancelled polls the run's context (every 1,024 events).
+func (r *replication) cancelled() error {
+	select {
+	case <-r.done:
+		return fmt.Errorf("replication stopped at t=%g after %d arrivals: %w", r.s.now, r.arrivals, r.cfg.Context.Err())
+	default:
+		return nil
+	}
+}
+
+// advance moves the clock to t, integrating the time averages up to it.
+func (r *replication) advance(t float64) {
+	r.st.advance(r.s, t)
+	r.s.now = t
+	r.events++
+}
+
+// depart completes job j: its servers are freed before the policy hears of
+// it, so Complete can start the next jobs on them.
+func (r *replication) depart(j *Job) {
+	s := r.s
+	s.removeRunning(j)
+	s.busy -= int(j.need)
+	s.inSys--
+	j.state = stateFree
+	if j.tagged {
+		r.tagged--
+		s.taggedRunning--
+		r.st.depart(s, j, r.batches, r.winStart)
+	}
+	if s.measure {
+		r.st.departures++
+	}
+	if s.obs != nil {
+		s.observe(TraceComplete, j)
+	}
+	r.p.Complete(s, j)
+	s.pool.put(j)
+}
+
+// drained reports the normal end: the window has closed (its closing
+// arrival has been seen) and no measured job is left.
+func (r *replication) drained() bool { return r.arrivals > r.winEnd && r.tagged == 0 }
+
+// traceEnd is the stop reason when a replayed trace has no more jobs.
+func (r *replication) traceEnd() stopReason {
+	if r.tagged > 0 {
+		return stopTraceEnded
+	}
+	return stopDrained
+}
+
+// window opens and closes the measurement window at its bounding arrivals
+// and records the growth test's segment boundaries.
+func (r *replication) window(id int64) {
+	s := r.s
+	switch id {
+	case r.winStart:
+		s.measure = true
+		r.st.start(s)
+		if r.measurer != nil {
+			r.measurer.StartMeasuring(s)
+		}
+	case r.winEnd:
+		r.st.end(s)
 		s.measure = false
 	}
-	if cfg.Progress != nil {
-		cfg.Progress(min(arrivals, total), total)
+	r.st.checkpoint(s, id)
+}
+
+// refuse applies the stop rules checked before arrival id is admitted: the
+// normal end, and the drain limit (which applies only while some measured
+// job is still waiting: one in service will finish).
+func (r *replication) refuse(id int64) stopReason {
+	switch {
+	case r.drained():
+		return stopDrained
+	case id >= r.stopAt && r.tagged > r.s.taggedRunning:
+		return stopDrainLimit
 	}
-	return st.result(s, events, tagged, stop), nil
+	return stopNone
+}
+
+// arrive admits job j as arrival id, counted in the system before the
+// policy hears of it.
+func (r *replication) arrive(j *Job, id int64) {
+	s := r.s
+	j.id = id
+	j.state = stateWaiting
+	j.remaining = j.size
+	j.tagged = id >= r.winStart && id < r.winEnd
+	if j.tagged {
+		r.tagged++
+	}
+	s.inSys++
+	if s.obs != nil {
+		s.observe(TraceArrive, j)
+	}
+	r.p.Arrive(s, j)
+	if j.state == stateWaiting {
+		j.delayed = true
+	}
+}
+
+// progress reports progress about 100 times per run.
+func (r *replication) progress() {
+	if r.arrivals >= r.nextProg {
+		r.nextProg += r.progEvery
+		if r.arrivals <= r.winEnd {
+			r.cfg.Progress(r.arrivals, r.winEnd)
+		}
+	}
+}
+
+// finish closes a window the run stopped inside (max_in_system, trace end)
+// and reports the final progress.
+func (r *replication) finish() {
+	if r.s.measure {
+		r.st.end(r.s)
+		r.s.measure = false
+	}
+	if r.cfg.Progress != nil {
+		r.cfg.Progress(min(r.arrivals, r.winEnd), r.winEnd)
+	}
 }

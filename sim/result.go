@@ -264,7 +264,7 @@ func (r *recorder) depart(s *System, j *Job, batches []float64, winStart int64) 
 	}
 }
 
-func (r *recorder) result(s *System, events uint64, undeparted int64, stop string) *Result {
+func (r *recorder) result(s *System, events uint64, undeparted int64, stop stopReason) *Result {
 	w := r.w
 	res := &Result{
 		Engine:        Version,
@@ -325,13 +325,8 @@ func (r *recorder) result(s *System, events uint64, undeparted int64, stop strin
 	res.Series = r.series
 
 	ins := &Instability{InSystemAtEnd: r.endInSys, Undeparted: undeparted}
-	switch stop {
-	case "max_in_system":
-		ins.Reasons = append(ins.Reasons, "max_in_system")
-	case "drain limit":
-		ins.Reasons = append(ins.Reasons, "drain_limit")
-	case "trace ended":
-		ins.Reasons = append(ins.Reasons, "trace_ended")
+	if stop.unstable() {
+		ins.Reasons = append(ins.Reasons, stop.String())
 	}
 	if r.growth(ins) {
 		ins.Reasons = append(ins.Reasons, "growth")
