@@ -13,7 +13,7 @@ import (
 
 // Version is the engine version recorded in every result. Bump it whenever a
 // change can alter any result bit for bit.
-const Version = "0.1.0"
+const Version = "0.2.0"
 
 // Config is the run length and instrumentation of one replication.
 type Config struct {
