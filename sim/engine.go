@@ -165,8 +165,11 @@ func (s *System) InSystem() int { return s.inSys }
 // Classes returns the workload's classes (read-only).
 func (s *System) Classes() []Class { return s.w.Classes }
 
-// Workload returns the workload being simulated (read-only).
-func (s *System) Workload() *Workload { return s.w }
+// Workload returns a read-only view of the workload being simulated. Job
+// sizes stay hidden from a policy that does not declare SizeAware: the view
+// hands out a replayed trace (which holds every job's size in advance) only
+// to a size-aware policy.
+func (s *System) Workload() WorkloadView { return WorkloadView{s} }
 
 // Running returns the jobs in service, in no particular order. The slice is
 // the engine's own: read it, do not modify or keep it across calls.

@@ -37,6 +37,8 @@ func (p *badPolicy) Arrive(s *sim.System, j *sim.Job) {
 		s.Preempt(j)
 	case "size":
 		_ = s.Size(j)
+	case "trace":
+		_ = s.Workload().Trace()
 	case "timer":
 		s.SetTimer(s.Now()+1, 0)
 	case "panic":
@@ -52,6 +54,7 @@ func TestPolicyErrors(t *testing.T) {
 		{"twice", "already running"},
 		{"preempt", "did not declare preemption"},
 		{"size", "did not declare SizeAware"},
+		{"trace", "trace (job sizes) read by a policy that did not declare SizeAware"},
 		{"timer", "does not implement TimerHandler"},
 		{"panic", "policy panicked"},
 	} {
@@ -61,6 +64,42 @@ func TestPolicyErrors(t *testing.T) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// traceReader is FCFS declaring size awareness, recording what the
+// workload view shows it.
+type traceReader struct {
+	fcfs.FCFS
+	trace []sim.TraceJob
+	rate  float64
+	name  string
+	k     int
+}
+
+func (*traceReader) SizeAware() bool { return true }
+func (p *traceReader) Init(s *sim.System) error {
+	v := s.Workload()
+	p.trace, p.rate, p.name, p.k = v.Trace(), v.ArrivalRate(), v.Name(), v.Servers()
+	return p.FCFS.Init(s)
+}
+
+// TestWorkloadView: a size-aware policy sees the replayed trace through
+// the view (a size-blind one gets a policy error, TestPolicyErrors), and the
+// view's arrival rate of a trace is the trace's own, not the ignored field.
+func TestWorkloadView(t *testing.T) {
+	tr := []sim.TraceJob{{Arrival: 0, Size: 1}, {Arrival: 1, Size: 2}, {Arrival: 4, Size: 1}}
+	w := &sim.Workload{Name: "tr", Servers: 2, ArrivalRate: 99, Classes: []sim.Class{{Need: 1, Share: 1, Service: expD(1)}}, Trace: tr}
+	p := &traceReader{}
+	if _, err := sim.Run(w, p, sim.Config{Arrivals: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.trace) != 3 || p.trace[1].Size != 2 || p.rate != 0.5 || p.name != "tr" || p.k != 2 {
+		t.Fatalf("view showed trace %v, rate %v, name %q, k %d; want the 3-job trace, rate 2/4, tr, 2", p.trace, p.rate, p.name, p.k)
+	}
+	g := single(1, 0.5, expD(1))
+	if _, err := sim.Run(g, p, sim.Config{Arrivals: 3}); err != nil || p.trace != nil || p.rate != 0.5 {
+		t.Fatalf("generated arrivals: err %v, trace %v, rate %v; want no trace, rate 0.5", err, p.trace, p.rate)
 	}
 }
 
