@@ -76,8 +76,8 @@ func (s Spec) Params() []Param {
 	return sim.Describe(s.New()).Params
 }
 
-// Run configures a fresh instance with params and simulates one
-// replication; for a reference model it runs the model.
+// Run simulates one replication, each pass (two under MSER) on a fresh
+// instance configured with params; for a reference model it runs the model.
 func (s Spec) Run(w *sim.Workload, params map[string]any, cfg sim.Config) (*sim.Result, error) {
 	if s.Reference != nil {
 		if len(params) > 0 {
@@ -85,9 +85,11 @@ func (s Spec) Run(w *sim.Workload, params map[string]any, cfg sim.Config) (*sim.
 		}
 		return s.Reference(w, cfg)
 	}
-	p := s.New()
-	if err := sim.Configure(p, params); err != nil {
-		return nil, fmt.Errorf("policy %s: %w", s.Name, err)
-	}
-	return sim.Run(w, p, cfg)
+	return sim.RunFresh(w, func() (Policy, error) {
+		p := s.New()
+		if err := sim.Configure(p, params); err != nil {
+			return nil, fmt.Errorf("policy %s: %w", s.Name, err)
+		}
+		return p, nil
+	}, cfg)
 }

@@ -27,8 +27,9 @@ type Config struct {
 	// measures every one of Warmup+Arrivals arrivals and records response-time
 	// batch means (batches of 5 jobs in arrival order); the truncation point
 	// d minimising the MSER statistic over the first half is found; a second
-	// pass of the same (deterministic) sample path then discards the first
-	// 5d arrivals and measures the rest. Result.Warmup reports 5d.
+	// pass of the same (deterministic) sample path, under a fresh policy
+	// instance, then discards the first 5d arrivals and measures the rest.
+	// Result.Warmup reports 5d. Only RunFresh runs it (Run refuses it).
 	MSER bool
 	// MaxInSystem stops the run, flagged unstable, once more jobs than this
 	// are in the system (0: 1<<20). Memory is O(jobs in system), so this
@@ -306,7 +307,22 @@ func (s *System) removeRunning(j *Job) {
 // Run simulates one replication of workload w under policy p (configured and
 // ready for Init) and returns its statistics. It never panics on a policy's
 // misbehaviour: broken invariants and policy panics become errors.
+//
+// Run simulates a single pass, so it refuses Config.MSER, whose two passes
+// each need a fresh policy instance: use RunFresh for that.
 func Run(w *Workload, p Policy, cfg Config) (*Result, error) {
+	if cfg.MSER {
+		return nil, errors.New("run: MSER simulates the sample path twice, each pass with a fresh policy instance: use RunFresh")
+	}
+	return RunFresh(w, func() (Policy, error) { return p, nil }, cfg)
+}
+
+// RunFresh is Run with a constructor instead of an instance: every pass of
+// the replication gets its own instance from newPolicy (configured and ready
+// for Init), so that no state can leak from MSER's first pass into the
+// measured one and Init never has to undo an earlier run. An error from
+// newPolicy is returned as is.
+func RunFresh(w *Workload, newPolicy func() (Policy, error), cfg Config) (*Result, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
@@ -315,6 +331,10 @@ func Run(w *Workload, p Policy, cfg Config) (*Result, error) {
 	}
 	if w.Trace != nil && int64(len(w.Trace)) < cfg.Warmup+cfg.Arrivals {
 		return nil, fmt.Errorf("run: warmup+arrivals = %d exceeds the trace's %d jobs", cfg.Warmup+cfg.Arrivals, len(w.Trace))
+	}
+	p, err := newPolicy()
+	if err != nil {
+		return nil, err
 	}
 	if !cfg.MSER {
 		return runOnce(w, p, cfg, nil)
@@ -332,6 +352,9 @@ func Run(w *Workload, p Policy, cfg Config) (*Result, error) {
 	d := stats.MSER(batches)
 	second := cfg
 	second.Warmup, second.Arrivals = int64(5*d), n-int64(5*d)
+	if p, err = newPolicy(); err != nil {
+		return nil, err
+	}
 	r, err := runOnce(w, p, second, nil)
 	if err != nil {
 		return nil, err

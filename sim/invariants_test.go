@@ -273,7 +273,7 @@ func TestGolden(t *testing.T) {
 func TestMSER(t *testing.T) {
 	var xs []float64
 	for seed := uint64(1); seed <= 10; seed++ {
-		r, err := sim.Run(single(1, 0.8, expD(1)), &fcfs.FCFS{}, sim.Config{Seed: seed, Arrivals: 100000, MSER: true})
+		r, err := sim.RunFresh(single(1, 0.8, expD(1)), newFCFS, sim.Config{Seed: seed, Arrivals: 100000, MSER: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -288,6 +288,53 @@ func TestMSER(t *testing.T) {
 	}
 }
 
+func newFCFS() (sim.Policy, error) { return &fcfs.FCFS{}, nil }
+
+// onceOnly is FCFS that fails if its Init runs twice: an instance must not
+// be carried from one pass to the next.
+type onceOnly struct {
+	fcfs.FCFS
+	inits int
+}
+
+func (p *onceOnly) Init(s *sim.System) error {
+	if p.inits++; p.inits > 1 {
+		return errors.New("instance reused")
+	}
+	return p.FCFS.Init(s)
+}
+
+// TestFreshPerPass: RunFresh constructs one instance per pass (two under
+// MSER), each initialised once, and its result is the same as for a run
+// whose instance is reused — FCFS resets fully — so fresh instances change
+// nothing for a correct policy; Run refuses MSER rather than reuse one, and
+// a constructor's error is the run's.
+func TestFreshPerPass(t *testing.T) {
+	w := single(2, 1.2, expD(1))
+	cfg := sim.Config{Seed: 3, Arrivals: 2000, MSER: true}
+	var made int
+	r, err := sim.RunFresh(w, func() (sim.Policy, error) { made++; return &onceOnly{}, nil }, cfg)
+	if err != nil || made != 2 {
+		t.Fatalf("MSER: err %v, %d instances made, want 2", err, made)
+	}
+	made = 0
+	if _, err := sim.RunFresh(w, func() (sim.Policy, error) { made++; return &onceOnly{}, nil }, sim.Config{Seed: 3, Arrivals: 2000}); err != nil || made != 1 {
+		t.Fatalf("one pass: err %v, %d instances made, want 1", err, made)
+	}
+	shared := &fcfs.FCFS{}
+	r2, err := sim.RunFresh(w, func() (sim.Policy, error) { return shared, nil }, cfg)
+	if err != nil || r.Overall != r2.Overall || r.Warmup != r2.Warmup {
+		t.Fatalf("reused FCFS instance: err %v, %+v, fresh %+v", err, r2.Overall, r.Overall)
+	}
+	if _, err := sim.Run(w, &fcfs.FCFS{}, cfg); err == nil || !strings.Contains(err.Error(), "use RunFresh") {
+		t.Fatalf("Run with MSER: err %v, want a pointer to RunFresh", err)
+	}
+	bad := errors.New("bad parameter")
+	if _, err := sim.RunFresh(w, func() (sim.Policy, error) { return nil, bad }, cfg); !errors.Is(err, bad) {
+		t.Fatalf("constructor error: got %v", err)
+	}
+}
+
 // TestCancel: a cancelled context stops a run (here before it starts
 // simulating in earnest) with an error wrapping context.Canceled, for both
 // passes of an MSER run too.
@@ -295,7 +342,7 @@ func TestCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, mser := range []bool{false, true} {
-		_, err := sim.Run(single(1, 0.5, expD(1)), &fcfs.FCFS{}, sim.Config{Seed: 1, Arrivals: 1e9, MSER: mser, Context: ctx})
+		_, err := sim.RunFresh(single(1, 0.5, expD(1)), newFCFS, sim.Config{Seed: 1, Arrivals: 1e9, MSER: mser, Context: ctx})
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("mser=%v: err = %v, want context.Canceled", mser, err)
 		}

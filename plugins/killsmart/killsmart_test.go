@@ -405,7 +405,7 @@ func TestReuseAndMSER(t *testing.T) {
 		t.Errorf("same seed, different results after reuse:\n%+v\n%+v", a, b)
 	}
 	cfg.MSER = true
-	if _, err := sim.Run(w, p, cfg); err != nil {
+	if _, err := sim.RunFresh(w, func() (sim.Policy, error) { return New(OneOrAll, 7, 19), nil }, cfg); err != nil {
 		t.Fatal(err)
 	}
 }

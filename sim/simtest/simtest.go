@@ -248,15 +248,15 @@ func Mixed(rate float64) *sim.Workload {
 	}}
 }
 
-// Replicate runs n independent replications of w, each under a fresh
-// policy from mk, with seeds 1..n and cfg otherwise.
+// Replicate runs n independent replications of w, each pass under a fresh
+// policy from mk (MSER included), with seeds 1..n and cfg otherwise.
 func Replicate(t testing.TB, w *sim.Workload, mk func() sim.Policy, n int, cfg sim.Config) []*sim.Result {
 	t.Helper()
 	out := make([]*sim.Result, n)
 	for i := range out {
 		c := cfg
 		c.Seed = uint64(i + 1)
-		r, err := sim.Run(w, mk(), c)
+		r, err := sim.RunFresh(w, func() (sim.Policy, error) { return mk(), nil }, c)
 		if err != nil {
 			t.Fatal(err)
 		}
