@@ -489,7 +489,9 @@ events:
 		switch {
 		case s.events.len() > 0 && (!r.haveNext || s.events.next() <= r.next.arrival):
 			e := s.events.pop()
-			r.advance(e.t)
+			r.st.advance(s, e.t)
+			s.now = e.t
+			r.events++
 			if e.j == nil {
 				s.timers.Timer(s, e.tag)
 				continue events
@@ -504,10 +506,15 @@ events:
 			break events
 		default:
 			j := r.next
-			r.advance(j.arrival)
+			r.st.advance(s, j.arrival)
+			s.now = j.arrival
+			r.events++
 			id := r.arrivals
 			r.arrivals++
-			r.window(id)
+			if id == r.winStart || id == r.winEnd {
+				r.window(id)
+			}
+			r.st.checkpoint(s, id)
 			if stop = r.refuse(id); stop != stopNone {
 				s.pool.put(j)
 				break events
@@ -517,7 +524,9 @@ events:
 				stop = stopMaxInSystem
 				break events
 			}
-			r.progress()
+			if r.arrivals >= r.nextProg {
+				r.progress()
+			}
 			r.next = s.pool.get()
 			r.haveNext = r.src.next(r.next)
 		}
@@ -533,13 +542,6 @@ func (r *replication) cancelled() error {
 	default:
 		return nil
 	}
-}
-
-// advance moves the clock to t, integrating the time averages up to it.
-func (r *replication) advance(t float64) {
-	r.st.advance(r.s, t)
-	r.s.now = t
-	r.events++
 }
 
 // depart completes job j: its servers are freed before the policy hears of
@@ -577,8 +579,10 @@ func (r *replication) traceEnd() stopReason {
 	return stopDrained
 }
 
-// window opens and closes the measurement window at its bounding arrivals
-// and records the growth test's segment boundaries.
+// window opens or closes the measurement window at one of its bounding
+// arrivals. (The loop calls it only there, and advances the clock and
+// records the growth test's segment boundaries inline: those run on every
+// event, where a call costs measurably.)
 func (r *replication) window(id int64) {
 	s := r.s
 	switch id {
@@ -592,7 +596,6 @@ func (r *replication) window(id int64) {
 		r.st.end(s)
 		s.measure = false
 	}
-	r.st.checkpoint(s, id)
 }
 
 // refuse applies the stop rules checked before arrival id is admitted: the
@@ -629,13 +632,12 @@ func (r *replication) arrive(j *Job, id int64) {
 	}
 }
 
-// progress reports progress about 100 times per run.
+// progress reports progress (about 100 times per run: the loop calls it
+// when arrivals reach nextProg).
 func (r *replication) progress() {
-	if r.arrivals >= r.nextProg {
-		r.nextProg += r.progEvery
-		if r.arrivals <= r.winEnd {
-			r.cfg.Progress(r.arrivals, r.winEnd)
-		}
+	r.nextProg += r.progEvery
+	if r.arrivals <= r.winEnd {
+		r.cfg.Progress(r.arrivals, r.winEnd)
 	}
 }
 

@@ -32,7 +32,7 @@ type Job struct {
 	state     jobState
 	delayed   bool // not in service at some instant while in the system
 	preempted int32
-	heapIdx   int   // position in the event heap while running (kept by heapq)
+	heapIdx   int32 // position in the event heap while running
 	runIdx    int32 // position in System.running while running
 	tagged    bool  // arrived inside the measurement window
 }
