@@ -34,15 +34,15 @@ type restChecker struct {
 	failed    bool
 }
 
-func (c *restChecker) observe(e sim.Event) {
-	if c.started && (e.Kind == sim.Arrive || e.Kind == sim.Complete || e.Time > c.last) {
+func (c *restChecker) observe(e sim.TraceRecord) {
+	if c.started && (e.Kind == sim.TraceArrive || e.Kind == sim.TraceComplete || e.Time > c.last) {
 		c.verify(e.Time)
 	}
 	switch e.Kind {
-	case sim.Arrive:
+	case sim.TraceArrive:
 		c.jobs++
 		c.need += e.Need
-	case sim.Complete:
+	case sim.TraceComplete:
 		c.jobs--
 		c.need -= e.Need
 	}
