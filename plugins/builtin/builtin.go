@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/msjfarm/msjfarm/plugins/backfill"
 	"github.com/msjfarm/msjfarm/plugins/balanced"
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/plugins/firstfit"
@@ -25,6 +26,7 @@ import (
 // families lists every built-in policy family's specs.
 var families = [][]sdk.Spec{
 	fcfs.Policies,
+	backfill.Policies,
 	balanced.Policies,
 	nmsr.Policies,
 	killsmart.Policies,
