@@ -306,8 +306,11 @@ func (p *Policy) easyPass(s *sdk.System) {
 		p.start(s, p.q[h].j, false)
 		h++
 	}
-	clear(p.q[:h])
-	p.q = p.q[h:]
+	if h > 0 { // shift down rather than reslice, so appends reuse the array
+		n := copy(p.q, p.q[h:])
+		clear(p.q[n:])
+		p.q = p.q[:n]
+	}
 	free := s.Free()
 	if len(p.q) < 2 || free < p.minNeed {
 		return
