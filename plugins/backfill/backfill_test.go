@@ -359,3 +359,16 @@ func TestSWFReplay(t *testing.T) {
 		wantStarts(t, spec.Name+" exact", starts(t, w, spec.New()), map[int64]float64{0: 0, 1: 10, 2: 2, 3: 12, 4: 8})
 	}
 }
+
+// BenchmarkBorgBStable: Borg cell B at λ = 1 (ρ = 0.20), where FCFS and
+// both backfilling policies are stable; at the shared case's λ = 2 the
+// queue grows without bound under FCFS-ordered policies, and conservative
+// backfilling's per-event cost, O(Q·(R + Q)) for Q waiting and R running
+// jobs, grows with it.
+func BenchmarkBorgBStable(b *testing.B) {
+	w := simtest.Named(b, "borg-b", 1)
+	for _, spec := range backfill.Policies {
+		b.Run(spec.Name, func(b *testing.B) { simtest.Bench(b, w, spec.New(), 200000) })
+	}
+	b.Run("fcfs", func(b *testing.B) { simtest.Bench(b, w, &fcfs.FCFS{}, 200000) })
+}
