@@ -32,11 +32,14 @@ import (
 // Cost: an arrival that fits in the idle servers starts at once, O(1): a
 // packing that leaves f ≥ n idle servers serves every job of need ≤ f, in
 // particular of every need after the new job's, so adding it changes
-// nothing else. Every other event recomputes the packing over the distinct
-// needs, O(#needs + jobs started or preempted).
+// nothing else. A completion with no job waiting changes nothing either
+// (every job is in service, so the packing is all of them). Every other
+// event recomputes the packing over the distinct needs, O(#needs + jobs
+// started or preempted).
 type PreemptiveMSF struct {
-	groups []pgroup // one per distinct need, decreasing need
-	ofCls  []int    // class → group
+	groups  []pgroup // one per distinct need, decreasing need
+	ofCls   []int    // class → group
+	waiting int      // jobs waiting, over all groups
 }
 
 // pgroup is one need level: the jobs in service (by arrival order, with nil
@@ -66,6 +69,7 @@ func (p *PreemptiveMSF) Init(s *sdk.System) error {
 	for i, n := range needs {
 		p.groups[i].need = n
 	}
+	p.waiting = 0
 	p.ofCls = make([]int, len(s.Classes()))
 	for c, cl := range s.Classes() {
 		p.ofCls[c] = slices.Index(needs, cl.Need)
@@ -83,6 +87,7 @@ func (p *PreemptiveMSF) Arrive(s *sdk.System, j *sdk.Job) {
 		return
 	}
 	g.wait.pushBack(j)
+	p.waiting++
 	p.repack(s)
 }
 
@@ -93,6 +98,9 @@ func (p *PreemptiveMSF) Complete(s *sdk.System, j *sdk.Job) {
 	g.nrun--
 	if len(g.run) > 16 && len(g.run) > 2*g.nrun {
 		g.compact()
+	}
+	if p.waiting == 0 { // every job is in service: the packing is all of them
+		return
 	}
 	p.repack(s)
 }
@@ -113,12 +121,14 @@ func (p *PreemptiveMSF) repack(s *sdk.System) {
 			j := g.popYoungest()
 			s.Preempt(j)
 			g.wait.pushFront(j)
+			p.waiting++
 		}
 	}
 	for i := range p.groups {
 		g := &p.groups[i]
 		for g.nrun < g.target {
 			g.startRun(s, g.wait.popFront())
+			p.waiting--
 		}
 	}
 }
