@@ -368,8 +368,19 @@ func (p *Policy) conservativePass(s *sdk.System) {
 	}
 	now := s.Now()
 	pr := &p.prof
+	// Once the running jobs' releases leave as many idle servers as all the
+	// waiting jobs need together, every waiting job fits there whatever the
+	// others reserve, so no placement looks further: the profile stops
+	// there (the placements are exactly those of the full profile).
+	waitNeed := 0
+	for _, e := range p.q {
+		waitNeed += e.j.Need()
+	}
 	pr.reset(now, s.Free())
 	for _, r := range p.run { // sorted by estimated end: O(R) in all
+		if pr.f[len(pr.f)-1] >= waitNeed {
+			break
+		}
 		pr.release(expectedEnd(r, now), r.Need())
 	}
 	for _, e := range p.q {
@@ -406,8 +417,7 @@ type profile struct {
 	f []int
 }
 
-// reset starts the profile at now with free idle servers (all k at
-// infinity once release has added every running job).
+// reset starts the profile at now with free idle servers.
 func (pr *profile) reset(now float64, free int) {
 	pr.t = append(pr.t[:0], now)
 	pr.f = append(pr.f[:0], free)
@@ -453,8 +463,9 @@ func (pr *profile) point(x float64) int {
 }
 
 // earliest returns the earliest breakpoint time t at which n servers are
-// idle throughout [t, t+d). The last step (everything released) has all k
-// servers idle, so there is always one. Each breakpoint is examined at
+// idle throughout [t, t+d). After the last reservation ends, the last step
+// has all k servers idle, or at least the waiting jobs' total need (see
+// conservativePass), so there is always one. Each breakpoint is examined at
 // most once: a failing step moves the candidate past it.
 func (pr *profile) earliest(n int, d float64) float64 {
 	i := 0
