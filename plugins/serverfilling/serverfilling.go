@@ -115,6 +115,45 @@ const (
 	DivisorFilling
 )
 
+// Packing is what ServerFilling does at the first job of M, in its need
+// order, that does not fit in the servers left (parameter packing). The two
+// readings differ only when class needs do not form a divisibility chain
+// (each need dividing every larger one, as powers of two do): with such
+// needs the servers left when a need-n job is reached are a multiple of n,
+// so the first job that does not fit finds no servers left at all.
+// Divisibility of k alone is not enough: with k = 12 and needs 6, 4, 1, M
+// = {4, 4, 1, 6} (arrival order) serves 6 and one 4 under both readings,
+// and the need-1 job only under PackSkip.
+type Packing uint8
+
+// Packing readings.
+const (
+	// PackStop ("stop", the default): placement ends at that job, so the
+	// jobs after it in need order wait even if they would fit. This is the
+	// literal text of S §3.2 ("placing jobs into service in descending order
+	// of server need, until no servers remain or the next job cannot fit")
+	// and of B §2, which spells the consequence out ("a job j in M may not
+	// be packed in even when idle servers exist, and in this case the
+	// scheduling is completed with all the jobs arrived later than j blocked
+	// and some servers unused"). It is the default because both papers
+	// define the policy so and because it is what this package has always
+	// done, so results stay bit-identical.
+	PackStop Packing = iota
+	// PackSkip ("skip"): the job is passed over and packing goes on down
+	// the need order, serving each later job of M that still fits (first
+	// fit over M in the same order). Neither paper says this; it is the
+	// other reading in use among implementations, and it never serves
+	// fewer servers than PackStop on the same M. M itself (the prefix) is
+	// the same under both readings.
+	PackSkip
+)
+
+// Values of the "packing" parameter.
+const (
+	PackingStop = "stop"
+	PackingSkip = "skip"
+)
+
 // Policy is one member of the family (see the package comment).
 //
 // SRPT orderings: what is kept ordered, and why it is correct. Remaining
@@ -197,6 +236,7 @@ type Policy struct {
 	proc      Procedure
 	crossings bool
 	backfill  bool
+	packing   Packing
 
 	k    int
 	invK float64
@@ -233,8 +273,20 @@ type Policy struct {
 	allPairs   bool // tests: a crossing timer for every approaching pair of M
 
 	dfExtracted bool  // the last DivisorFilling choice used a Case 3 extraction
-	stopper     int32 // the last ServerFilling choice: first job that did not fit (-1: none)
+	stopper     int32 // the last ServerFilling choice: first job that did not fit (PackStop; -1: none)
 	idle        int   // servers it left idle
+
+	// fifo path (arrival.go): arrival-order ServerFilling.
+	fifo         bool
+	head, tail   int32   // the arrival list
+	mLast        int32   // M's last job (-1: M empty)
+	bHead, bTail []int32 // per bucket: its arrival list
+	bCur         []int32 // per bucket: its first unserved job (-1: none)
+	served       []int32 // per bucket: jobs served
+
+	take []int32 // scratch: jobs served per need bucket (see takes)
+	rem  int     // servers takes left idle
+	cut  int32   // the first bucket takes did not serve whole
 }
 
 type classInfo struct {
@@ -258,6 +310,10 @@ type slot struct {
 	bucket int32 // the class's need bucket (needs in descending order)
 	serve  bool  // scratch: chosen by the current decision
 	dead   bool  // completed; released at the next decision
+
+	// fifo path (arrival.go): neighbours in arrival order and in the
+	// bucket's arrival order (-1: none).
+	prev, next, bprev, bnext int32
 }
 
 // New returns a policy of the family. The SRPT variants start with
@@ -280,6 +336,12 @@ func (p *Policy) Params() []sdk.Param {
 			Doc: "also decide when remaining sizes cross in a way that changes the packing (exact continuous-time " +
 				"policy); false: decide at arrivals and completions only"})
 	}
+	if p.proc == ServerFilling {
+		ps = append(ps, sdk.Param{Name: "packing", Type: sdk.String, Default: PackingStop, Enum: []string{PackingStop, PackingSkip},
+			Doc: "at the first job of M (in need order) that does not fit: stop (S §3.2 and B §2 literally: later " +
+				"jobs of M wait) or skip (pass over it and keep packing the smaller jobs of M that fit); the two " +
+				"differ only when needs do not form a divisibility chain"})
+	}
 	if p.proc == DivisorFilling {
 		ps = append(ps, sdk.Param{Name: "backfill", Type: sdk.Bool, Default: true,
 			Doc: "after the App. C recursion, fill idle servers first-fit from the k candidates " +
@@ -292,6 +354,16 @@ func (p *Policy) Params() []sdk.Param {
 func (p *Policy) Configure(v sdk.Values) error {
 	if p.ord == SRPTOrder {
 		p.crossings = v.Bool("crossings")
+	}
+	if p.proc == ServerFilling {
+		switch v.String("packing") {
+		case PackingStop:
+			p.packing = PackStop
+		case PackingSkip:
+			p.packing = PackSkip
+		default:
+			return fmt.Errorf("packing: must be %s or %s, got %q", PackingStop, PackingSkip, v.String("packing"))
+		}
 	}
 	if p.proc == DivisorFilling {
 		p.backfill = v.Bool("backfill")
@@ -348,6 +420,11 @@ func (p *Policy) Init(s *sdk.System) error {
 		p.nBuckets++
 	}
 	p.counts = make([]int32, p.nBuckets+1)
+	p.take = make([]int32, p.nBuckets)
+	p.fifo = p.ord == ArrivalOrder && p.proc == ServerFilling && !p.exhaustive
+	p.head, p.tail, p.mLast = -1, -1, -1
+	p.bHead, p.bTail, p.bCur = fill(p.nBuckets, -1), fill(p.nBuckets, -1), fill(p.nBuckets, -1)
+	p.served = make([]int32, p.nBuckets)
 	p.bneed = make([]int32, p.nBuckets)
 	for _, c := range p.cls {
 		p.bneed[c.bucket] = c.need
@@ -375,6 +452,14 @@ func (p *Policy) Init(s *sdk.System) error {
 	p.sameTime, p.lastTimer = 0, math.Inf(-1)
 	p.timers = 0
 	return nil
+}
+
+func fill(n int, v int32) []int32 {
+	s := make([]int32, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
 }
 
 func largestPrimeFactors(k int) []int32 {
@@ -423,6 +508,10 @@ func (p *Policy) Arrive(s *sdk.System, j *sdk.Job) {
 	switch p.ord {
 	case ArrivalOrder:
 		sl.key = float64(sl.id)
+		if p.fifo {
+			p.arriveFIFO(s, i)
+			return
+		}
 	case SRPTOrder:
 		sl.key = c.scale * s.Size(j)
 	case GittinsOrder:
@@ -460,6 +549,10 @@ func (p *Policy) allServed() bool {
 // Complete drops j and re-decides.
 func (p *Policy) Complete(s *sdk.System, j *sdk.Job) {
 	i := int32(j.Idx)
+	if p.fifo {
+		p.completeFIFO(s, i)
+		return
+	}
 	sl := &p.slots[i]
 	if p.allServed() && !p.exhaustive { // still all served: nothing to decide
 		p.sumM -= int(sl.need)
@@ -721,29 +814,15 @@ func (p *Policy) armCrossing(s *sdk.System, now float64) {
 // floor(rem/need) in ordering order are served, so the cut is found from the
 // counts and one pass over list marks, preempts and collects the starts.
 func (p *Policy) serverFill(s *sdk.System, list, starts []int32, now float64) []int32 {
-	rem := int32(p.k)
-	cut, take := int32(p.nBuckets), int32(0) // buckets < cut whole, then take of cut
-	for b, c := range p.counts[:p.nBuckets] {
-		n := p.bneed[b]
-		if c*n <= rem {
-			rem -= c * n
-			continue
-		}
-		cut, take = int32(b), rem/n
-		rem -= take * n
-		break
-	}
-	p.stopper, p.idle = -1, int(rem)
+	take := p.takes(p.counts)
+	p.stopper, p.idle = -1, p.rem
 	for _, i := range list {
 		sl := &p.slots[i]
-		serve := sl.bucket < cut
-		if sl.bucket == cut {
-			if take > 0 {
-				serve = true
-				take--
-			} else if take == 0 && p.stopper < 0 {
-				p.stopper = i
-			}
+		serve := take[sl.bucket] > 0
+		if serve {
+			take[sl.bucket]--
+		} else if p.stopper < 0 && sl.bucket == p.cut && p.packing == PackStop {
+			p.stopper = i
 		}
 		sl.serve = serve
 		switch run := sl.j.Running(); {
@@ -754,6 +833,36 @@ func (p *Policy) serverFill(s *sdk.System, list, starts []int32, now float64) []
 		}
 	}
 	return starts
+}
+
+// takes returns how many jobs of each need bucket ServerFilling serves
+// given cnt jobs of each bucket in M (into p.take, valid until the next
+// call), and leaves the servers it leaves idle in p.rem and the first
+// bucket it does not serve whole in p.cut (nBuckets if none): buckets in
+// descending need, each served whole while it fits; the first that does
+// not fit gets floor(servers left / need); after it PackStop serves
+// nothing, PackSkip goes on with the same rule.
+func (p *Policy) takes(cnt []int32) []int32 {
+	take := p.take[:p.nBuckets]
+	rem := p.k
+	stopped := false
+	p.cut = int32(p.nBuckets)
+	for b, c := range cnt[:p.nBuckets] {
+		n := int(p.bneed[b])
+		t := int(c)
+		switch {
+		case stopped:
+			t = 0
+		case t*n > rem:
+			t = rem / n
+			stopped = p.packing == PackStop
+			p.cut = min(p.cut, int32(b))
+		}
+		take[b] = int32(t)
+		rem -= t * n
+	}
+	p.rem = rem
+	return take
 }
 
 // byNeedDesc returns list stably sorted by descending need (counting sort
