@@ -11,7 +11,8 @@
 //   - ServerFilling procedure (S §3.2): M is the shortest prefix whose total
 //     need is at least k (all jobs if there is none); serve the jobs of M in
 //     descending order of need, ties by the ordering, until the next one does
-//     not fit;
+//     not fit (parameter packing, see Packing: "stop" there, the papers'
+//     text and the default, or "skip" it and keep packing);
 //   - DivisorFilling procedure (S App. C.1): M is the first k jobs (all if
 //     fewer); the three-case recursion picks the jobs to serve.
 //
@@ -25,7 +26,14 @@
 //     (parameter crossings); the Gittins variants do not (see Policy).
 //   - Preemptions are taken before starts within a decision.
 //
-// Performance: the jobs outside M are all waiting, and a waiting job's key
+// Performance, arrival-order ServerFilling: O(C) per event (C distinct
+// needs) plus O(1) per start or preemption, amortised, independent of the
+// number of jobs in system: linked lists in arrival order and per need,
+// with a cursor per need on the first unserved job (arrival.go). The
+// decisions are exactly those of the general path below
+// (TestEquivalentToReference, TestShortcutsExact).
+//
+// Performance, the other members: the jobs outside M are all waiting, and a waiting job's key
 // does not change, so they stay in a heap (a FIFO for arrival order) keyed
 // by (key, arrival index). M has at most k jobs; a decision refreshes the
 // keys of M's running jobs, re-sorts M by insertion sort (it was sorted at
@@ -35,7 +43,11 @@
 // the recursion depth, at most log2 k, for DivisorFilling), never a pass
 // over the whole queue. An arrival behind a full M, and arrivals and
 // completions while every job is served, cost O(1) plus a heap push or an
-// O(|M|) slice deletion (see Policy).
+// O(|M|) slice deletion (see Policy). The O(|M|) term is up to k jobs (at
+// k = 2048 with need-1 jobs, thousands of operations per event); removing
+// it for the SRPT and Gittins orderings (issue #18) means keeping M's
+// order incrementally under keys that move, with the exact tie rules
+// below, and is not done yet.
 package serverfilling
 
 import (
@@ -53,21 +65,23 @@ var Policies = []sdk.Spec{
 		Name: "serverfilling",
 		Doc: "ServerFilling (S §6, B §2, Q App. D): preemptive-resume; M = shortest arrival-order prefix with " +
 			"total need ≥ k (all jobs if none); serve M largest need first (ties by arrival) until the next " +
-			"job does not fit (B §2: with needs not powers of two, servers may then stay idle).",
+			"job does not fit (B §2: with needs not powers of two, servers may then stay idle). packing " +
+			"(default stop): stop at that job (S §3.2, B §2) or skip it and keep packing smaller jobs of M.",
 		New: func() sdk.Policy { return New(ArrivalOrder, ServerFilling) },
 	},
 	{
 		Name: "serverfilling-srpt",
 		Doc: "ServerFilling-SRPT (S §3.2): ServerFilling on the order by remaining size need × remaining " +
 			"duration / k (ties by arrival); size-aware. crossings (default true): also decide when remaining " +
-			"sizes cross so as to change the choice (S's continuous-time policy); false: arrivals and completions only.",
+			"sizes cross so as to change the choice (S's continuous-time policy); false: arrivals and completions only. " +
+			"packing as for serverfilling.",
 		New: func() sdk.Policy { return New(SRPTOrder, ServerFilling) },
 	},
 	{
 		Name: "serverfilling-gittins",
 		Doc: "ServerFilling-Gittins (S §5.1): ServerFilling on the order by Gittins rank (need/k × the rank of " +
 			"the job's class duration distribution at its attained service; closed forms for exp, det, H2, " +
-			"uniform, Weibull ≤ 1, tables otherwise); re-evaluated at arrivals and completions.",
+			"uniform, Weibull ≤ 1, tables otherwise); re-evaluated at arrivals and completions. packing as for serverfilling.",
 		New: func() sdk.Policy { return New(GittinsOrder, ServerFilling) },
 	},
 	{
@@ -214,6 +228,12 @@ const (
 // class's rank never changes). For exponential classes this is exact; with
 // deterministic durations it equals SRPT with crossings off (B §2's remark;
 // TestGittinsDeterministicIsSRPT).
+//
+// Packing (parameter packing) applies to the ServerFilling procedure only.
+// DivisorFilling has no such parameter: its Case 1 already says what follows
+// the first job that does not fit (the need-1 jobs of M, App. C.1.1), the
+// recursion is only defined for needs dividing k, and the first-fit reading
+// of its remainder is the backfill parameter below.
 //
 // DivisorFilling and backfill (parameter backfill, default on). As defined
 // in S App. C.1 the recursion may serve nothing while servers are idle when
