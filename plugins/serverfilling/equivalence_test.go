@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
 )
@@ -62,6 +63,7 @@ func TestEquivalentToReference(t *testing.T) {
 		{namedWorkload(t, "powers-of-two-h2", p2Rate(0.95)), 100000},
 		{mixedWorkload("nondivisible-24", 24, []int{1, 3, 5, 7, 10, 16}, 0.9, 24), 100000},
 		{simtest.Mixed(2.5), 100000},
+		{expTies(), 100000},
 	}
 	if testing.Short() {
 		for i := range wls {
@@ -81,6 +83,25 @@ func TestEquivalentToReference(t *testing.T) {
 			})
 		}
 	}
+}
+
+// expTies: k = 12, exponential classes (constant Gittins ranks: the static
+// path) whose Gittins keys need/k × mean tie across needs (1 × 2, 2 × 1 and
+// 3 × 2/3 all give 2/12) and differ within a need (need 1 with means 2 and
+// 0.5), plus a need 5 that does not divide k; ρ ≈ 0.9.
+func expTies() *sim.Workload {
+	e := func(m float64) dist.Dist { return must(dist.NewExponential(m)) }
+	w := &sim.Workload{Name: "exp-ties-12", Servers: 12, Classes: []sim.Class{
+		{Name: "a", Need: 1, Share: 0.3, Service: e(2)}, {Name: "b", Need: 2, Share: 0.2, Service: e(1)},
+		{Name: "c", Need: 1, Share: 0.2, Service: e(0.5)}, {Name: "d", Need: 3, Share: 0.2, Service: e(2.0 / 3)},
+		{Name: "e", Need: 5, Share: 0.1, Service: e(1)},
+	}}
+	var work float64
+	for _, c := range w.Classes {
+		work += c.Share * float64(c.Need) * c.Service.Mean()
+	}
+	w.ArrivalRate = 0.9 * 12 / work
+	return w
 }
 
 func dividesAll(w *sim.Workload) bool {

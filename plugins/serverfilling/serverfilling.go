@@ -296,13 +296,14 @@ type Policy struct {
 	stopper     int32 // the last ServerFilling choice: first job that did not fit (PackStop; -1: none)
 	idle        int   // servers it left idle
 
-	// fifo path (arrival.go): arrival-order ServerFilling.
-	fifo         bool
-	head, tail   int32   // the arrival list
-	mLast        int32   // M's last job (-1: M empty)
-	bHead, bTail []int32 // per bucket: its arrival list
-	bCur         []int32 // per bucket: its first unserved job (-1: none)
-	served       []int32 // per bucket: jobs served
+	// static path (static.go): ServerFilling under keys that never change.
+	static   bool
+	groups   []group
+	cells    []cell
+	bCells   [][]int32 // per bucket: its cells in group order
+	gLast    int32     // group of M's last job (-1: M empty)
+	mLast    int32     // M's last job (-1: M empty)
+	cellTake []int32   // scratch: jobs served per cell
 
 	take []int32 // scratch: jobs served per need bucket (see takes)
 	rem  int     // servers takes left idle
@@ -315,6 +316,8 @@ type classInfo struct {
 	scale  float64 // need/k: size per unit of duration
 	rank   *rankFn // Gittins only
 	rank0  float64 // key of a new job (Gittins)
+	group  int32   // static path: key group
+	cell   int32   // static path: (key group, need bucket) cell
 }
 
 // slot is the policy's record of a job in the system (Job.Idx indexes it).
@@ -331,9 +334,10 @@ type slot struct {
 	serve  bool  // scratch: chosen by the current decision
 	dead   bool  // completed; released at the next decision
 
-	// fifo path (arrival.go): neighbours in arrival order and in the
-	// bucket's arrival order (-1: none).
+	// static path (static.go): neighbours in the group's and in the
+	// cell's arrival order (-1: none); in M.
 	prev, next, bprev, bnext int32
+	inM                      bool
 }
 
 // New returns a policy of the family. The SRPT variants start with
@@ -441,10 +445,7 @@ func (p *Policy) Init(s *sdk.System) error {
 	}
 	p.counts = make([]int32, p.nBuckets+1)
 	p.take = make([]int32, p.nBuckets)
-	p.fifo = p.ord == ArrivalOrder && p.proc == ServerFilling && !p.exhaustive
-	p.head, p.tail, p.mLast = -1, -1, -1
-	p.bHead, p.bTail, p.bCur = fill(p.nBuckets, -1), fill(p.nBuckets, -1), fill(p.nBuckets, -1)
-	p.served = make([]int32, p.nBuckets)
+
 	p.bneed = make([]int32, p.nBuckets)
 	for _, c := range p.cls {
 		p.bneed[c.bucket] = c.need
@@ -458,6 +459,7 @@ func (p *Policy) Init(s *sdk.System) error {
 	if p.proc == DivisorFilling {
 		p.lpf = largestPrimeFactors(p.k)
 	}
+	p.initStatic()
 	for i := range p.slots {
 		p.slots[i] = slot{}
 	}
@@ -472,14 +474,6 @@ func (p *Policy) Init(s *sdk.System) error {
 	p.sameTime, p.lastTimer = 0, math.Inf(-1)
 	p.timers = 0
 	return nil
-}
-
-func fill(n int, v int32) []int32 {
-	s := make([]int32, n)
-	for i := range s {
-		s[i] = v
-	}
-	return s
 }
 
 func largestPrimeFactors(k int) []int32 {
@@ -528,14 +522,14 @@ func (p *Policy) Arrive(s *sdk.System, j *sdk.Job) {
 	switch p.ord {
 	case ArrivalOrder:
 		sl.key = float64(sl.id)
-		if p.fifo {
-			p.arriveFIFO(s, i)
-			return
-		}
 	case SRPTOrder:
 		sl.key = c.scale * s.Size(j)
 	case GittinsOrder:
 		sl.key = c.rank0
+	}
+	if p.static {
+		p.arriveStatic(s, i)
+		return
 	}
 	if p.exhaustive {
 		p.rest.push(p, i)
@@ -569,8 +563,8 @@ func (p *Policy) allServed() bool {
 // Complete drops j and re-decides.
 func (p *Policy) Complete(s *sdk.System, j *sdk.Job) {
 	i := int32(j.Idx)
-	if p.fifo {
-		p.completeFIFO(s, i)
+	if p.static {
+		p.completeStatic(s, i)
 		return
 	}
 	sl := &p.slots[i]
