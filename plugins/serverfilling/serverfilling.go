@@ -26,16 +26,18 @@
 //     (parameter crossings); the Gittins variants do not (see Policy).
 //   - Preemptions are taken before starts within a decision.
 //
-// Performance, arrival-order ServerFilling: O(C) per event (C distinct
-// needs) plus O(1) per start or preemption, amortised, independent of the
-// number of jobs in system: linked lists in arrival order and per need,
-// with a cursor per need on the first unserved job (arrival.go). The
-// decisions are exactly those of the general path below
-// (TestEquivalentToReference, TestShortcutsExact).
+// Performance, ServerFilling under a static order (arrival order, and the
+// Gittins order when every class's rank is constant, as with exponential
+// durations): O(C) per event (C classes) plus O(1) per start, preemption
+// and job entering or leaving M, independent of the number of jobs in
+// system: linked lists per key group and per (group, need) cell, with a
+// cursor per cell on the first unserved job (static.go). The decisions are
+// exactly those of the general path below (TestEquivalentToReference
+// against a frozen copy of it, TestShortcutsExact).
 //
-// Performance, the other members: the jobs outside M are all waiting, and a waiting job's key
-// does not change, so they stay in a heap (a FIFO for arrival order) keyed
-// by (key, arrival index). M has at most k jobs; a decision refreshes the
+// Performance, the other members: the jobs outside M are all waiting, and
+// a waiting job's key does not change, so they stay in a heap (a FIFO for
+// arrival order) keyed by (key, arrival index). M has at most k jobs; a decision refreshes the
 // keys of M's running jobs, re-sorts M by insertion sort (it was sorted at
 // the previous decision and only running jobs moved, so this costs |M| plus
 // the few inversions), merges it with the heap until the stopping rule, and
@@ -45,9 +47,10 @@
 // completions while every job is served, cost O(1) plus a heap push or an
 // O(|M|) slice deletion (see Policy). The O(|M|) term is up to k jobs (at
 // k = 2048 with need-1 jobs, thousands of operations per event); removing
-// it for the SRPT and Gittins orderings (issue #18) means keeping M's
-// order incrementally under keys that move, with the exact tie rules
-// below, and is not done yet.
+// it for the SRPT ordering, the Gittins ordering with ranks that change
+// with age, and DivisorFilling (issue #18) means keeping M's order
+// incrementally under keys that move, with the exact tie rules below, and
+// is not done yet.
 package serverfilling
 
 import (
