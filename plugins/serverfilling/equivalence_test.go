@@ -16,7 +16,7 @@ func sameTrace(t *testing.T, name string, w *sim.Workload, ref, got sim.Policy, 
 	t.Helper()
 	_, want := simtest.Record(t, w, ref, cfg)
 	i, bad := 0, false
-	cfg.Observer = func(e sim.Event) {
+	cfg.Observer = func(e sim.TraceRecord) {
 		if bad {
 			return
 		}
