@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/msjfarm/msjfarm/model/dist"
+	"github.com/msjfarm/msjfarm/model/workload"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/plugins/srpt"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
@@ -191,5 +193,38 @@ func BenchmarkGittins1(b *testing.B) {
 			w := simtest.Named(b, bc.Workload, bc.Rate)
 			simtest.BenchRun(b, func(cfg sim.Config) (*sim.Result, error) { return srpt.RunGittins1(w, cfg) }, bc.Arrivals)
 		})
+	}
+}
+
+// TestGittins1Served: Gittins-1 is in the catalogue as a reference model
+// (like SRPT-1), runs through the catalogue entry as RunGittins1 does, and
+// takes no parameters.
+func TestGittins1Served(t *testing.T) {
+	ref, err := builtin.Lookup("gittins-1")
+	if err != nil || ref.New != nil || ref.Reference == nil {
+		t.Fatalf("catalogue entry %+v, %v", ref, err)
+	}
+	spec, err := workload.Named("one-or-all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := spec.Build(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sim.Config{Seed: 3, Arrivals: 2000}
+	got, err := ref.Run(w, nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := srpt.RunGittins1(w, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("catalogue run differs from RunGittins1")
+	}
+	if _, err := ref.Run(w, map[string]any{"x": 1}, cfg); err == nil {
+		t.Error("gittins-1 accepted a parameter")
 	}
 }
