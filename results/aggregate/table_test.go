@@ -249,11 +249,9 @@ func TestLongAndReplicationTables(t *testing.T) {
 // dtypes a researcher expects (counts int64, estimates float64, flags
 // bool, labels object).
 func TestPandasReadsTables(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not installed")
-	}
-	if err := exec.Command("python3", "-c", "import pandas").Run(); err != nil {
-		t.Skip("pandas not installed (apt-get install python3-pandas)")
+	python := pandasPython()
+	if python == "" {
+		t.Skip("no python3 with pandas (apt-get install python3-pandas; or set MSJFARM_PYTHON)")
 	}
 	dir := t.TempDir()
 	for name, tab := range tables(t) {
@@ -309,11 +307,26 @@ print("engine", engine)
 if bad:
     print("\n".join(bad)); sys.exit(1)
 `
-	out, err := exec.Command("python3", "-c", script, dir).CombinedOutput()
+	out, err := exec.Command(python, "-c", script, dir).CombinedOutput()
 	if err != nil {
 		t.Fatalf("pandas: %v\n%s", err, out)
 	}
 	if strings.Contains(string(out), "engine None") {
 		t.Log("pandas has no Parquet engine (pyarrow or fastparquet): checked the CSV files only")
 	}
+}
+
+// pandasPython is the first interpreter that imports pandas among
+// $MSJFARM_PYTHON, python3 on the PATH and Debian's /usr/bin/python3 (which
+// a pyenv or virtualenv python3 on the PATH may hide); "" if none does.
+func pandasPython() string {
+	for _, p := range []string{os.Getenv("MSJFARM_PYTHON"), "python3", "/usr/bin/python3"} {
+		if p == "" {
+			continue
+		}
+		if exec.Command(p, "-c", "import pandas").Run() == nil {
+			return p
+		}
+	}
+	return ""
 }
