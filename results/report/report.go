@@ -1001,6 +1001,7 @@ code, pre { font-size: 0.85em; }
 pre.cmd { background: #f7f7f7; padding: 0.5em 0.8em; overflow-x: auto; }
 nav { background: #fafafa; border: 1px solid #e5e5e5; padding: 0.3em 1em; font-size: 0.9em; }
 nav ol { margin: 0.3em 0; }
+nav ol ol { columns: 3 16em; }
 .scroll { max-width: 100%; max-height: 75vh; overflow: auto; border: 1px solid #ddd; }
 table { border-collapse: collapse; font-size: 0.85em; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; white-space: nowrap; }
