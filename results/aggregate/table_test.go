@@ -132,6 +132,10 @@ func TestTablesParquetRoundTrip(t *testing.T) {
 			if fl.Name() != tab.Columns[i].Name || fl.Type().Kind() != want || fl.Optional() != (tab.Columns[i].Kind == Float) {
 				t.Errorf("%s column %d: %s %v optional=%v, want %s %v", name, i, fl.Name(), fl.Type().Kind(), fl.Optional(), tab.Columns[i].Name, want)
 			}
+			// Text is annotated UTF-8 (pyarrow and R read it as strings, not bytes).
+			if lt := fl.Type().LogicalType(); tab.Columns[i].Kind == String && (lt == nil || lt.String() != "STRING") {
+				t.Errorf("%s column %s: no STRING logical type", name, fl.Name())
+			}
 		}
 		if f.NumRows() != int64(len(tab.Rows)) {
 			t.Fatalf("%s: %d parquet rows, want %d", name, f.NumRows(), len(tab.Rows))

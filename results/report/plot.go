@@ -10,12 +10,15 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"codeberg.org/go-pdf/fpdf"
 	"git.sr.ht/~sbinet/gg"
+	"golang.org/x/text/encoding/charmap"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
@@ -452,7 +455,7 @@ func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Lengt
 		}
 		out.put(base+".png", bytes.Clone(buf.Bytes()))
 		pdf := vgpdf.New(w, h)
-		draws(draw.New(pdf))
+		draws(draw.New(pdfCanvas{pdf}))
 		buf.Reset()
 		if _, err := pdf.WriteTo(&buf); err != nil {
 			return fmt.Errorf("render %s.pdf: %w", base, err)
@@ -737,4 +740,44 @@ func (st *sweptTicks) Ticks(lo, hi float64) []plot.Tick {
 		ts = append(ts, plot.Tick{Value: v, Label: l})
 	}
 	return ts
+}
+
+// pdfCanvas is a vgpdf canvas that writes text in the encoding of its
+// fonts: vgpdf embeds them with the Windows-1252 code page but passes the
+// UTF-8 bytes of the text through, so "λ" or "—" came out as "Î»" and
+// "â€”". FillString translates to Windows-1252 and spells out the
+// characters that code page lacks (λ → lambda).
+type pdfCanvas struct{ *vgpdf.Canvas }
+
+// FillString draws str translated by cp1252.
+func (c pdfCanvas) FillString(f font.Face, pt vg.Point, str string) {
+	c.Canvas.FillString(f, pt, cp1252(str))
+}
+
+// pdfSpelled are the characters of the figures' labels outside
+// Windows-1252, with the text that stands for them.
+var pdfSpelled = map[rune]string{
+	'λ': "lambda", 'ρ': "rho", 'Σ': "Sum", 'μ': "µ", 'ℓ': "l", 'ᵢ': "_i", '≥': ">=", '≤': "<=",
+	'∞': "inf", '−': "-", '≈': "~", '▲': "^", '△': "^", '▽': "v",
+}
+
+// cp1252 encodes s in Windows-1252 as a Go string of its bytes.
+func cp1252(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if sp, ok := pdfSpelled[r]; ok {
+			b.WriteString(cp1252(sp))
+			continue
+		}
+		if r < 0x80 {
+			b.WriteRune(r)
+			continue
+		}
+		if c, ok := charmap.Windows1252.EncodeRune(r); ok {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('?')
+	}
+	return b.String()
 }
