@@ -39,7 +39,6 @@ func RoundInput(x float64) float64 {
 // report's legends do. Points of a policy with one parameter setting are
 // labelled by the policy alone: params holds the full setting.
 func Labels(pts []Point) []string {
-	type setting struct{ policy, params string }
 	values := map[string]map[string]map[string]bool{} // policy → param → JSON values
 	for _, p := range pts {
 		if values[p.Policy] == nil {
