@@ -62,9 +62,9 @@ func TestReportPage(t *testing.T) {
 		}
 	}
 	// The column reference is in the page (escaped), and shipped beside it.
-	if !strings.Contains(idx, html.EscapeString(strings.SplitN(aggregate.ColumnsDoc, "\n", 2)[0])) ||
-		!strings.Contains(idx, html.EscapeString("| `n_unstable` |")) {
-		t.Errorf("index.html does not embed COLUMNS.md")
+	title := strings.TrimPrefix(strings.SplitN(aggregate.ColumnsDoc, "\n", 2)[0], "# ")
+	if !strings.Contains(idx, "<h3>"+html.EscapeString(title)+"</h3>") || !strings.Contains(idx, "<tr><td><code>n_unstable</code></td>") {
+		t.Errorf("index.html does not embed COLUMNS.md as HTML")
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "COLUMNS.md")); string(b) != aggregate.ColumnsDoc {
 		t.Errorf("COLUMNS.md not shipped with the report")
@@ -254,5 +254,16 @@ func TestPDFText(t *testing.T) {
 		if got := cp1252(in); got != want {
 			t.Errorf("cp1252(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestMarkdownHTML covers the Markdown subset of the column reference.
+func TestMarkdownHTML(t *testing.T) {
+	md := "# Title <x>\n\nSome **bold** and `a|b` text\nwrapped, **`inf`**.\n\n| col | meaning |\n|---|---|\n| `x|y` | one <b> |\n\n```python\nif a < b: pass\n```\n"
+	want := "<h3>Title &lt;x&gt;</h3>\n<p>Some <strong>bold</strong> and <code>a|b</code> text wrapped, <strong><code>inf</code></strong>.</p>\n" +
+		"<table class=\"doc\">\n<tr><th>col</th><th>meaning</th></tr>\n<tr><td><code>x|y</code></td><td>one &lt;b&gt;</td></tr>\n</table>\n" +
+		"<pre>if a &lt; b: pass</pre>\n"
+	if got := string(markdownHTML(md)); got != want {
+		t.Errorf("markdownHTML:\n got %q\nwant %q", got, want)
 	}
 }

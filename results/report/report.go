@@ -894,7 +894,7 @@ func Render(c Campaign, overlay ...Campaign) (map[string][]byte, error) {
 	pts := c.Points
 	var tags []string
 	page := indexPage{Manifest: manifest, HasManifest: c.Manifest != nil, Data: data,
-		Replications: c.Tasks != nil, Columns: aggregate.ColumnsDoc}
+		Replications: c.Tasks != nil, Columns: markdownHTML(aggregate.ColumnsDoc)}
 	page.Header = header{Title: info.Name, ID: info.Campaign, Description: info.description(), Date: info.date(),
 		State: info.State, Versions: info.versions(), Commands: info.commands()}
 	if len(overlay) > 0 {
@@ -979,7 +979,7 @@ type indexPage struct {
 	Facets           []facetView
 	Data             []dataFile
 	Replications     bool
-	Columns          string
+	Columns          template.HTML
 	Manifest         string
 	HasManifest      bool
 	Points           int
@@ -1016,7 +1016,10 @@ figure img { width: 720px; max-width: 100%; border: 1px solid #eee; }
 figure.wide { display: block; }
 figure.wide img { width: auto; max-width: 100%; }
 figcaption { font-size: 0.85em; }
-pre.doc { background: #f7f7f7; padding: 0.8em; white-space: pre-wrap; font-size: 0.8em; max-width: 70em; }
+div.doc { max-width: 70em; font-size: 0.9em; }
+div.doc table.doc td, div.doc table.doc th { white-space: normal; text-align: left; vertical-align: top; position: static; cursor: auto; }
+div.doc code { font-size: 1em; }
+div.doc pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; }
 details pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.8em; }
 </style>
 </head>
@@ -1068,7 +1071,7 @@ Error bars and ± are 95% Student-t confidence intervals over independent replic
 {{if .HasManifest}}<li><a href="manifest.json">manifest.json</a> — versions, plugin sha256s, seeds: what reproduces these numbers</li>{{end}}
 </ul>
 <h2 id="columns">Column reference</h2>
-<details><summary>COLUMNS.md</summary><pre class="doc">{{.Columns}}</pre></details>
+<details><summary>What every column of the data files holds (COLUMNS.md)</summary><div class="doc">{{.Columns}}</div></details>
 {{if .HasManifest}}<h2 id="manifest">Manifest</h2>
 <details><summary>manifest.json</summary><pre>{{.Manifest}}</pre></details>{{end}}
 <script>
