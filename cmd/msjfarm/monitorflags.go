@@ -1,0 +1,78 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+
+	"github.com/msjfarm/msjfarm/monitor"
+	"github.com/msjfarm/msjfarm/worker"
+)
+
+// monitorFlags are the observability flags (package monitor): the HTTP
+// address of the live page or of the metrics, and the log format.
+type monitorFlags struct {
+	httpName  string
+	http      *string
+	logFormat *string
+}
+
+// addMonitorFlags adds -<httpName> ADDR ("http": live page, /metrics and
+// health; "metrics": /metrics and health only) and -log-format.
+func addMonitorFlags(fs *flag.FlagSet, httpName, usage string) *monitorFlags {
+	return &monitorFlags{httpName: httpName,
+		http:      fs.String(httpName, "", usage),
+		logFormat: fs.String("log-format", "text", "log lines as text (key=value) or json")}
+}
+
+// listen opens the HTTP address, nil without one; an invalid or busy
+// address is an error naming the flag.
+func (m *monitorFlags) listen() (net.Listener, error) {
+	if *m.http == "" {
+		return nil, nil
+	}
+	return monitor.Listen("-"+m.httpName, *m.http)
+}
+
+// logger is the command's structured logger on stderr (verbose: task
+// start/finish lines too); nil Logf when not verbose and not asked for.
+func (m *monitorFlags) logger(verbose bool) (*slog.Logger, error) {
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	var w io.Writer = os.Stderr
+	return monitor.NewLogger(w, "-log-format", *m.logFormat, level)
+}
+
+// logf is the printf-style logger for Options.Logf: l's Info lines when
+// verbose, nothing otherwise.
+func logf(l *slog.Logger, verbose bool) func(string, ...any) {
+	if !verbose || l == nil {
+		return nil
+	}
+	return monitor.Logf(l)
+}
+
+// pluginHost is the runner's plugin host, for the process-start metric.
+func pluginStarts(m *monitor.Metrics, r worker.Runner) {
+	if pr, ok := r.(*worker.PluginRunner); ok {
+		m.PluginStarts(pr.Host)
+	}
+}
+
+func httpURLLine(cmd string, ln net.Listener, what string) {
+	fmt.Fprintf(os.Stderr, "msjfarm %s: %s on %s\n", cmd, what, monitor.URL(ln))
+}
+
+// taskLogger is the logger of the workers' task lines: only when verbose
+// (a campaign has many tasks).
+func taskLogger(l *slog.Logger, verbose bool) *slog.Logger {
+	if !verbose {
+		return nil
+	}
+	return l
+}
