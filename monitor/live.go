@@ -20,18 +20,18 @@ import (
 
 // Campaign is the JSON the live page polls (/api/campaigns/<id>).
 type Campaign struct {
-	Campaign     string    `json:"campaign"`
-	Name         string    `json:"name"`
-	State        string    `json:"state"`
-	Total        int       `json:"total"`
-	Done         int       `json:"done"`
-	Failed       int       `json:"failed"`
-	Running      int       `json:"running"`
-	Queued       int       `json:"queued"`
-	Redelivered  int       `json:"redelivered"`
-	Created      time.Time `json:"created,omitzero"`
-	Finished     time.Time `json:"finished,omitzero"`
-	Now          time.Time `json:"now"`
+	Campaign    string    `json:"campaign"`
+	Name        string    `json:"name"`
+	State       string    `json:"state"`
+	Total       int       `json:"total"`
+	Done        int       `json:"done"`
+	Failed      int       `json:"failed"`
+	Running     int       `json:"running"`
+	Queued      int       `json:"queued"`
+	Redelivered int       `json:"redelivered"`
+	Created     time.Time `json:"created,omitzero"`
+	Finished    time.Time `json:"finished,omitzero"`
+	Now         time.Time `json:"now"`
 	// Rate is the tasks finished per second over the last minute; ETA the
 	// seconds left at that rate (-1: unknown).
 	Rate float64 `json:"rate"`

@@ -325,5 +325,3 @@ func (s *Server) storeReady(ctx context.Context) error {
 	s.readyAt, s.readyErr = time.Now(), err
 	return err
 }
-
-

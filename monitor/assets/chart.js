@@ -46,14 +46,34 @@
     var x0 = Math.min.apply(null, xs), x1 = Math.max.apply(null, xs);
     if (x0 === x1) { x0 -= 0.5; x1 += 0.5; }
     var padx = (x1 - x0) * 0.04; x0 -= padx; x1 += padx;
-    var y0 = Math.min.apply(null, ys), y1 = Math.max.apply(null, ys);
-    if (y0 > 0 && y0 < (y1 - y0) * 0.5) y0 = 0;
-    if (y0 === y1) { y0 -= 1; y1 += 1; }
-    var pady = (y1 - y0) * 0.05; y1 += pady; if (y0 !== 0) y0 -= pady;
+    // Log scale when the means span more than two decades (a saturating
+    // policy next to good ones), as the final report does.
+    var means = [];
+    plot.series.forEach(function (s) { s.points.forEach(function (p) { means.push(p.y); }); });
+    var mlo = Math.min.apply(null, means), mhi = Math.max.apply(null, means);
+    var logY = mlo > 0 && mhi / mlo > 100;
+    var y0, y1;
+    if (logY) {
+      var pos = ys.filter(function (v) { return v > 0; });
+      y0 = Math.log10(Math.min.apply(null, pos.concat([mlo]))); y1 = Math.log10(Math.max.apply(null, pos));
+      y0 -= 0.1; y1 += 0.1;
+    } else {
+      y0 = Math.min.apply(null, ys); y1 = Math.max.apply(null, ys);
+      if (y0 > 0 && y0 < (y1 - y0) * 0.5) y0 = 0;
+      if (y0 === y1) { y0 -= 1; y1 += 1; }
+      var pady = (y1 - y0) * 0.05; y1 += pady; if (y0 !== 0) y0 -= pady;
+    }
     function X(v) { return L + (v - x0) / (x1 - x0) * (W - L - R); }
-    function Y(v) { return H - B - (v - y0) / (y1 - y0) * (H - T - B); }
+    function Y(v) {
+      if (logY) v = v > 0 ? Math.log10(v) : y0;
+      return H - B - (v - y0) / (y1 - y0) * (H - T - B);
+    }
     var g = el("g", { "class": "grid" }, svg), ax = el("g", { "class": "axis" }, svg);
-    ticks(y0, y1, 5).forEach(function (t) {
+    var yt = logY
+      ? ticks(Math.ceil(y0), Math.floor(y1), 6).filter(function (e) { return e === Math.round(e); }).map(function (e) { return Math.pow(10, e); })
+      : ticks(y0, y1, 5);
+    if (logY) svg.setAttribute("data-log", "1");
+    yt.forEach(function (t) {
       el("line", { x1: L, x2: W - R, y1: Y(t), y2: Y(t) }, g);
       el("text", { x: L - 5, y: Y(t) + 4, "text-anchor": "end" }, ax).textContent = fmt(t);
     });
