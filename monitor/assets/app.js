@@ -54,6 +54,8 @@
     document.body.dataset.state = d.state;
     document.body.dataset.finished = String(d.done + d.failed);
     $("title").textContent = (d.name || "campaign") + " · " + d.campaign.slice(0, 16);
+    var opt = $("pick").querySelector('option[value="' + d.campaign + '"]');
+    if (opt) opt.textContent = (d.name || d.campaign) + " — " + d.state + " (" + d.campaign.slice(0, 12) + ")";
     var tot = Math.max(d.total, 1);
     $("bar-done").style.width = (100 * d.done / tot) + "%";
     $("bar-failed").style.width = (100 * d.failed / tot) + "%";
