@@ -6,7 +6,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/msjfarm/msjfarm/monitor"
 	"github.com/msjfarm/msjfarm/worker"
@@ -75,4 +78,29 @@ func taskLogger(l *slog.Logger, verbose bool) *slog.Logger {
 		return nil
 	}
 	return l
+}
+
+// runProbe is a health check for images without curl or wget (the
+// compose file's healthcheck): GET the URL, exit 0 on a 2xx answer.
+func runProbe(args []string) int {
+	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
+	timeout := fs.Duration("timeout", 3*time.Second, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 || !strings.HasPrefix(fs.Arg(0), "http://") && !strings.HasPrefix(fs.Arg(0), "https://") {
+		return fail("probe: want one http:// URL, e.g. msjfarm probe http://localhost:8080/readyz")
+	}
+	c := &http.Client{Timeout: *timeout}
+	resp, err := c.Get(fs.Arg(0))
+	if err != nil {
+		return fail("probe: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	fmt.Print(string(body))
+	if resp.StatusCode/100 != 2 {
+		return fail("probe: %s: %s", fs.Arg(0), resp.Status)
+	}
+	return 0
 }
