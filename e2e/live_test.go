@@ -54,10 +54,11 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+var httpClient = http.Client{Timeout: 10 * time.Second}
+
 func httpGet(t *testing.T, url string) (int, string) {
 	t.Helper()
-	c := &http.Client{Timeout: 10 * time.Second}
-	resp, err := c.Get(url)
+	resp, err := httpClient.Get(url)
 	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}
