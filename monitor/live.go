@@ -250,8 +250,11 @@ func readRecords(ctx context.Context, st storage.Store, id string, tids []string
 			if json.Unmarshal(data, &r) != nil {
 				return
 			}
+			// Only the result and error are summarised: the task (in the
+			// campaign) and the provenance are dropped, so that a long
+			// campaign's cache stays small.
 			mu.Lock()
-			out[tid] = &r
+			out[tid] = &record.Record{Result: r.Result, Error: r.Error}
 			mu.Unlock()
 		}()
 	}
