@@ -62,8 +62,10 @@ type Options struct {
 	// with monitor.Listen before Run so that a bad address fails at once.
 	HTTP net.Listener
 	// Linger keeps the page served this long after the campaign finished
-	// (its final report linked), or until ctx ends.
-	Linger time.Duration
+	// (its final report linked), or until ctx ends; Lingering, if set, is
+	// called with the final status when that wait starts.
+	Linger    time.Duration
+	Lingering func(*protocol.Status)
 	// Metrics receives the workers' and the coordinator's metrics (nil:
 	// a new set, served on HTTP).
 	Metrics *monitor.Metrics
@@ -202,6 +204,9 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 			if s.State != protocol.CampaignRunning {
 				if o.HTTP != nil && o.Linger > 0 {
 					stopWorkers()
+					if o.Lingering != nil {
+						o.Lingering(s)
+					}
 					select {
 					case <-ctx.Done():
 					case <-time.After(o.Linger):

@@ -103,6 +103,10 @@ func runRun(args []string) int {
 	out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: ch.Runner, Workers: *n, StoreDir: *storeDir,
 		AckWait: *ackWait, MaxDeliver: *maxDeliver, RetryFailed: *retry, Logf: logf(slogger, *verbose),
 		HTTP: ln, Linger: *linger, Metrics: metrics, Log: taskLogger(slogger, *verbose),
+		Lingering: func(s *protocol.Status) {
+			fmt.Fprintf(os.Stderr, "\nmsjfarm run: campaign %s (%d done, %d failed); the live page stays at %s for %s (Ctrl-C ends it)\n",
+				s.State, s.Done, s.Failed, monitor.URL(ln), *linger)
+		},
 		Submitted: func(rep protocol.SubmitReply) {
 			fmt.Fprintf(os.Stderr, "msjfarm run: campaign %s (%s): %d tasks in %d points, %d already done; %d workers; storage %s; start-up %s\n",
 				rep.Campaign, rep.Name, rep.Tasks, camp.Points, rep.AlreadyDone, *n, st.URL(), time.Since(start).Round(time.Millisecond))
