@@ -104,3 +104,4 @@ func runProbe(args []string) int {
 	}
 	return 0
 }
+

@@ -32,10 +32,12 @@ func runRun(args []string) int {
 	rf := addRunnerFlags(ff.fs)
 	mf := addMonitorFlags(ff.fs, "http", "serve the live campaign page, /metrics, /healthz and /readyz on this address (e.g. 127.0.0.1:8080)")
 	linger := ff.fs.Duration("http-linger", 0, "with -http: keep serving the page this long after the campaign finished (Ctrl-C ends it)")
-	if err := ff.parse(args); err != nil {
+	// Flags may follow the sweep file: msjfarm run sweep.yaml -http :8080.
+	if err := ff.parse(interspersed(ff.fs, args)); err != nil {
 		return 2
 	}
-	if ff.fs.NArg() != 1 {
+	pos := ff.fs.Args()
+	if len(pos) != 1 {
 		return fail("run: want one sweep file (msjfarm run [flags] sweep.yaml)")
 	}
 	slogger, err := mf.logger(*verbose)
@@ -47,7 +49,7 @@ func runRun(args []string) int {
 		return fail("run: -workers must be >= 1")
 	}
 	// Validate before anything is created.
-	f, camp, err := validateSweep(ff.fs.Arg(0))
+	f, camp, err := validateSweep(pos[0])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
 		return 2
