@@ -104,4 +104,3 @@ func runProbe(args []string) int {
 	}
 	return 0
 }
-
