@@ -152,6 +152,7 @@ type campaignCache struct {
 	last    []byte
 	lastAt  time.Time
 	report  string
+	used    time.Time // last poll (guarded by Server.mu)
 }
 
 func (s *Server) cache(id string) *campaignCache {
@@ -162,8 +163,19 @@ func (s *Server) cache(id string) *campaignCache {
 		c = &campaignCache{recs: map[string]*record.Record{}}
 		s.camps[id] = c
 	}
+	c.used = time.Now()
+	// A long-lived coordinator sees many campaigns: forget the records of
+	// those nobody has watched for a while (read again if watched again).
+	for k, x := range s.camps {
+		if k != id && time.Since(x.used) > cacheIdle {
+			delete(s.camps, k)
+		}
+	}
 	return c
 }
+
+// cacheIdle is how long a campaign's records stay cached without a poll.
+const cacheIdle = 10 * time.Minute
 
 // campaignJSON builds the page's JSON for a campaign, at most once per
 // minInterval (polls in between get the previous answer).

@@ -40,15 +40,14 @@ func (m *monitorFlags) listen() (net.Listener, error) {
 	return monitor.Listen("-"+m.httpName, *m.http)
 }
 
-// logger is the command's structured logger on stderr (verbose: task
-// start/finish lines too); nil Logf when not verbose and not asked for.
+// logger is the command's structured logger on stderr (verbose: Debug
+// level, which includes the workers' task start and finish lines).
 func (m *monitorFlags) logger(verbose bool) (*slog.Logger, error) {
 	level := slog.LevelInfo
 	if verbose {
 		level = slog.LevelDebug
 	}
-	var w io.Writer = os.Stderr
-	return monitor.NewLogger(w, "-log-format", *m.logFormat, level)
+	return monitor.NewLogger(os.Stderr, "-log-format", *m.logFormat, level)
 }
 
 // logf is the printf-style logger for Options.Logf: l's Info lines when
@@ -60,7 +59,8 @@ func logf(l *slog.Logger, verbose bool) func(string, ...any) {
 	return monitor.Logf(l)
 }
 
-// pluginHost is the runner's plugin host, for the process-start metric.
+// pluginStarts exports the plugin host's process starts when the runner
+// runs plugins.
 func pluginStarts(m *monitor.Metrics, r worker.Runner) {
 	if pr, ok := r.(*worker.PluginRunner); ok {
 		m.PluginStarts(pr.Host)
