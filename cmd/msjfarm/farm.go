@@ -185,7 +185,7 @@ func runWorker(args []string) int {
 	}
 	pluginStarts(metrics, runner)
 	o := worker.Options{Conn: nc, Store: st, Concurrency: *n, Name: *name, Grace: *grace, Logf: logf(slogger, *verbose), Runner: runner,
-		Log: taskLogger(slogger, *verbose), Observe: metrics.ObserveTask}
+		Log: slogger, Observe: metrics.ObserveTask}
 	if *runLog != "" {
 		f, err := os.OpenFile(*runLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {

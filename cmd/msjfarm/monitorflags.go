@@ -71,8 +71,8 @@ func httpURLLine(cmd string, ln net.Listener, what string) {
 	fmt.Fprintf(os.Stderr, "msjfarm %s: %s on %s\n", cmd, what, monitor.URL(ln))
 }
 
-// taskLogger is the logger of the workers' task lines: only when verbose
-// (a campaign has many tasks).
+// taskLogger is the logger of msjfarm run's task lines: only when
+// verbose, so that retries do not break the progress line.
 func taskLogger(l *slog.Logger, verbose bool) *slog.Logger {
 	if !verbose {
 		return nil
