@@ -43,14 +43,11 @@ func (w *Worker) observe(e TaskEvent) {
 	}
 }
 
-// taskLog logs one line about a task with the attributes every task line
-// carries (campaign, task, policy, worker), on Options.Log; without one it
-// falls back to Logf.
+// taskLog logs one line about a task on Options.Log (nothing without
+// one), with the attributes every task line carries: campaign, task,
+// policy and worker.
 func (w *Worker) taskLog(level slog.Level, msg string, c string, t *sweep.Task, attrs ...any) {
 	if w.o.Log == nil {
-		if level >= slog.LevelWarn {
-			w.o.Logf("worker %s: task %s (%s, campaign %s): %s %v", w.o.Name, t.ID, t.Policy, c, msg, attrs)
-		}
 		return
 	}
 	args := append([]any{"campaign", c, "task", t.ID, "policy", t.Policy, "worker", w.o.Name}, attrs...)
