@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -87,5 +88,51 @@ func TestInstrumentStore(t *testing.T) {
 	}
 	if n := testutil.CollectAndCount(m.storeWrite); n != 2 {
 		t.Errorf("timed operations %d, want 2 (put, put_if_absent)", n)
+	}
+}
+
+type statStore struct {
+	storage.Store
+	err error
+}
+
+func (s *statStore) Stat(context.Context, string) (storage.Info, error) { return storage.Info{}, s.err }
+
+// TestHealth: /healthz answers while the process lives; /readyz only while
+// storage answers (ErrNotFound is an answer) and Options.Ready agrees.
+func TestHealth(t *testing.T) {
+	st := &statStore{err: storage.ErrNotFound}
+	ready := false
+	srv, err := New(Options{Store: st, Ready: func() bool { return ready }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.storeTTL = 0
+	h := srv.Handler()
+	code := func(path string) int {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		return rec.Code
+	}
+	if c := code("/healthz"); c != 200 {
+		t.Errorf("/healthz %d", c)
+	}
+	if c := code("/readyz"); c != 503 {
+		t.Errorf("/readyz before ready: %d", c)
+	}
+	ready = true
+	if c := code("/readyz"); c != 200 {
+		t.Errorf("/readyz ready: %d", c)
+	}
+	st.err = errors.New("connection refused")
+	if c := code("/readyz"); c != 503 {
+		t.Errorf("/readyz with storage down: %d", c)
+	}
+	if c := code("/healthz"); c != 200 {
+		t.Errorf("/healthz with storage down: %d", c)
+	}
+	// Without a coordinator there is no page.
+	if c := code("/api/campaigns"); c != 404 {
+		t.Errorf("/api/campaigns on a worker: %d", c)
 	}
 }

@@ -59,6 +59,7 @@ type Server struct {
 	readyMu  sync.Mutex
 	readyAt  time.Time
 	readyErr error
+	storeTTL time.Duration // how long a storage probe's answer is reused
 
 	httpSrv *http.Server
 	closed  bool
@@ -76,7 +77,7 @@ func New(o Options) (*Server, error) {
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics()
 	}
-	s := &Server{o: o, minInterval: 500 * time.Millisecond, camps: map[string]*campaignCache{},
+	s := &Server{o: o, minInterval: 500 * time.Millisecond, storeTTL: 2 * time.Second, camps: map[string]*campaignCache{},
 		hbs: map[string]*workerSeen{}, mux: http.NewServeMux()}
 	if o.Conn != nil {
 		o.Metrics.watchConn(o.Conn)
@@ -313,7 +314,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 func (s *Server) storeReady(ctx context.Context) error {
 	s.readyMu.Lock()
 	defer s.readyMu.Unlock()
-	if !s.readyAt.IsZero() && time.Since(s.readyAt) < 2*time.Second {
+	if !s.readyAt.IsZero() && time.Since(s.readyAt) < s.storeTTL {
 		return s.readyErr
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
