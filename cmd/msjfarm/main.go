@@ -29,6 +29,7 @@ var commands = map[string]struct {
 	"reproduce":   {runReproduce, "re-run archived tasks of a campaign and check the results are bit-identical"},
 	"plugin":      {runPlugin, "list, describe and conformance-check policy plugin binaries"},
 	"analyze":     {runAnalyze, "evaluate an analytical model: msfq (Quickswap §5 mean response time approximation)"},
+	"probe":       {runProbe, "GET a health URL (/healthz, /readyz) and exit 0 if it answers 2xx: container health checks without curl"},
 }
 
 func main() {
