@@ -27,11 +27,13 @@ plugins:
 		$(GO) build -o bin/plugins/$$(basename $$d) ./$$d || exit 1; \
 	done
 
-# Real servers for the integration tests: MinIO (go install, cached) and
-# nats-server (go install at go.mod's version, cached; apt as a fallback).
+# Real servers for the integration tests: MinIO (go install, cached),
+# nats-server (go install at go.mod's version, cached; apt as a fallback)
+# and Debian's chromium for the live page's browser test.
 tools:
 	bash .ci/install-minio.sh
 	bash .ci/install-nats.sh
+	bash .ci/install-chromium.sh
 
 # The whole suite: unit, statistical validation (default length) and the
 # integration tests against real servers (nats-server, MinIO), then the race
