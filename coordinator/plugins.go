@@ -5,6 +5,9 @@ import (
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
 // pluginPins reads the campaign's pins for the manifest. Whoever submits
@@ -23,4 +26,28 @@ func (co *Coordinator) pluginPins(ctx context.Context, id string) archive.Plugin
 		return nil
 	}
 	return p.Policies
+}
+
+// catalog is the catalogue a campaign with these pins is validated
+// against: the pinned policies with their stored schemas, then
+// Options.Catalog.
+func (co *Coordinator) catalog(pins map[string]protocol.PluginPin) sweep.Catalog {
+	if len(pins) == 0 {
+		return co.o.Catalog
+	}
+	return pinnedCatalog{pins: registry.New(context.Background(), registry.Options{Pins: &protocol.Pins{Policies: pins}}), next: co.o.Catalog}
+}
+
+// pinnedCatalog answers pinned policies from the pins and the rest from
+// next.
+type pinnedCatalog struct {
+	pins *registry.Registry
+	next sweep.Catalog
+}
+
+func (c pinnedCatalog) Schema(policy string) ([]sim.Param, error) {
+	if e, err := c.pins.Lookup(policy); err == nil && e.Source == registry.Pinned {
+		return e.Params, nil
+	}
+	return c.next.Schema(policy)
 }

@@ -29,7 +29,7 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	if req.Spec == nil {
 		return nil, errors.New("submit: no sweep")
 	}
-	camp, err := sweep.Expand(req.Spec, co.o.Catalog)
+	camp, err := sweep.Expand(req.Spec, co.catalog(req.Pins))
 	if err != nil {
 		return nil, fmt.Errorf("invalid sweep: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/msjfarm/msjfarm/sdk/check"
 	"github.com/msjfarm/msjfarm/worker"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
+	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
 const pluginUsage = `usage: msjfarm plugin <list | info <binary> | check <binary>> [flags]
@@ -307,8 +308,8 @@ type runnerFlags struct {
 
 func addRunnerFlags(fs *flag.FlagSet) *runnerFlags {
 	return &runnerFlags{
-		mode: fs.String("runner", "auto", "how replications run: plugin (policy plugin binaries through the plugin host), inprocess (the built-in catalogue), "+
-			"or auto (run: plugins if a binary serves every policy of the campaign, else in-process; worker: plugins for the policies that have one)"),
+		mode: fs.String("runner", "auto", "how replications run: plugin (policy plugin processes through the plugin host: binaries on the plugin path, and msjfarm itself serving the built-in families), "+
+			"inprocess (the built-in catalogue in this process, for debugging), or auto (plugins, unless the campaign replays a trace)"),
 		path:  fs.String("plugin-path", "", "colon-separated plugin directories, searched before $"+pluginhost.EnvPath+" and the msjfarm executable's directory"),
 		cache: fs.String("plugin-cache", "", "directory for plugin binaries fetched from storage (default <user cache dir>/msjfarm/plugins)"),
 	}
@@ -317,7 +318,8 @@ func addRunnerFlags(fs *flag.FlagSet) *runnerFlags {
 // config is the worker.RunnerConfig the flags give, for concurrency
 // replications at once.
 func (rf *runnerFlags) config(concurrency int, logf func(string, ...any)) worker.RunnerConfig {
-	return worker.RunnerConfig{Mode: *rf.mode, PluginPath: *rf.path, CacheDir: *rf.cache, Concurrency: concurrency, Logf: logf}
+	return worker.RunnerConfig{Mode: *rf.mode, PluginPath: *rf.path, CacheDir: *rf.cache, Concurrency: concurrency, Logf: logf,
+		Self: registry.SelfFromExecutable()}
 }
 
 // warn prints warnings as cmd's.

@@ -38,15 +38,20 @@ func runRun(args []string) int {
 	if *n < 1 {
 		return fail("run: -workers must be >= 1")
 	}
-	// Validate before anything is created.
-	f, camp, err := validateSweep(ff.fs.Arg(0))
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
-		return 2
-	}
 	reserveFarmProc(*n)
 	ctx, stop := signalContext()
 	defer stop()
+	// Validate against the policy registry (built-ins and the plugins on
+	// the search path) before anything is created.
+	cfg := rf.config(*n, logger(*verbose))
+	pr := cfg.Prepare(ctx)
+	f, camp, err := validateSweep(ff.fs.Arg(0), pr.Registry)
+	if err != nil {
+		pr.Close()
+		warn("run", pr.Registry.Warnings())
+		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
+		return 2
+	}
 	start := time.Now()
 	if *cpuProfile != "" {
 		pf, err := os.Create(*cpuProfile)
@@ -62,9 +67,10 @@ func runRun(args []string) int {
 
 	st, err := ff.store(ctx)
 	if err != nil {
+		pr.Close()
 		return fail("run: %v", err)
 	}
-	ch, err := worker.ForCampaign(ctx, rf.config(*n, logger(*verbose)), st, camp)
+	ch, err := worker.ForCampaignWith(ctx, cfg, pr, st, camp)
 	if ch != nil {
 		warn("run", ch.Warnings)
 	}
@@ -76,7 +82,7 @@ func runRun(args []string) int {
 		defer c.Close() // the worker closes it too; again is harmless
 	}
 	p := newProgress(os.Stderr, 0)
-	out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: ch.Runner, Workers: *n, StoreDir: *storeDir,
+	out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: ch.Runner, Pins: ch.Pins, Workers: *n, StoreDir: *storeDir,
 		AckWait: *ackWait, MaxDeliver: *maxDeliver, RetryFailed: *retry, Logf: logger(*verbose),
 		Submitted: func(rep protocol.SubmitReply) {
 			fmt.Fprintf(os.Stderr, "msjfarm run: campaign %s (%s): %d tasks in %d points, %d already done; %d workers; storage %s; start-up %s\n",

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/msjfarm/msjfarm/worker"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 	"github.com/msjfarm/msjfarm/worker/pluginhost/hosttest"
+	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
 // Three policy families (three plugin binaries), one with a parameter.
@@ -122,7 +124,7 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 		t.Fatalf("manifest plugins %+v, policies %+v", m.Plugins, m.Policies)
 	}
 	for _, pp := range m.Policies {
-		if pin := m.Plugins[pp.Policy]; pp.Runner != "plugin" || pp.PluginSHA256 != pin.SHA256 || pins.Policies[pp.Policy] != pin {
+		if pin := m.Plugins[pp.Policy]; pp.Runner != "plugin" || pp.PluginSHA256 != pin.SHA256 || !reflect.DeepEqual(pins.Policies[pp.Policy], pin) {
 			t.Fatalf("manifest: %+v, pin %+v", pp, pin)
 		}
 	}
@@ -145,7 +147,10 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 	}
 
 	// submit -pin-plugins: the submitting machine pins the same binaries.
-	_, camp, err := validateSweep(sw)
+	h := pluginhost.New(pluginhost.Config{})
+	defer h.Close()
+	reg := registry.New(t.Context(), registry.Options{Dirs: pluginhost.SearchPath("", nil), Host: h})
+	_, camp, err := validateSweep(sw, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,11 +158,11 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := worker.PinForSubmit(t.Context(), st2, camp, ""); err != nil {
+	if _, _, _, err := worker.PinForSubmit(t.Context(), st2, camp, reg, true); err != nil {
 		t.Fatal(err)
 	}
 	if p2, err := protocol.ReadPins(t.Context(), st2, camp.ID); err != nil || p2 == nil || len(p2.Policies) != 3 ||
-		p2.Policies["msf"] != pins.Policies["msf"] {
+		!reflect.DeepEqual(p2.Policies["msf"], pins.Policies["msf"]) {
 		t.Fatalf("submit pins %+v, %v", p2, err)
 	}
 
