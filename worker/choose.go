@@ -94,7 +94,10 @@ func ForCampaignWith(ctx context.Context, c RunnerConfig, r *PluginRunner, st st
 	if inProcessMode(c.Mode) {
 		r.Close()
 		for _, p := range campaignPolicies(camp) {
-			if e, err := r.Registry.Lookup(p); err == nil && e.Source != registry.BuiltIn {
+			if _, builtIn := builtin.FamilyOf(p); builtIn {
+				continue
+			}
+			if e, err := r.Registry.Lookup(p); err == nil {
 				return ch, fmt.Errorf("-runner %s runs only built-in policies; %s is served by the plugin %s (%s)", c.Mode, p, e.Plugin, e.Path)
 			}
 		}

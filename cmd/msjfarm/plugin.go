@@ -126,19 +126,45 @@ func pluginList(args []string) int {
 		Info     *pluginhost.Info `json:"info,omitempty"`
 		Error    string           `json:"error,omitempty"`
 	}
+	// The registry indexes the binaries as run and submit do, so a binary
+	// they would refuse (cannot start, wrong protocol, a schema rejecting
+	// its own defaults) is listed with the reason.
+	reg := registry.New(ctx, registry.Options{Dirs: dirs, Host: h})
 	var rows []row
 	for _, f := range found {
 		r := row{Family: f.Family, Path: f.Path, Shadowed: f.Shadowed}
-		if in, err := h.Info(ctx, pluginhost.Binary{Path: f.Path}); err != nil {
-			r.Error = err.Error()
-		} else {
-			r.Info = in
+		for _, in := range reg.Binaries {
+			if in.Path == f.Path {
+				r.Info = in
+			}
+		}
+		for _, b := range reg.Broken {
+			if b.Path == f.Path {
+				r.Error = b.Err.Error()
+			}
+		}
+		if r.Info == nil && r.Error == "" {
+			r.Error = "not indexed"
 		}
 		rows = append(rows, r)
 	}
+	// Policies that cannot be resolved (served twice, or a built-in name
+	// served by another plugin).
+	var conflicts []string
+	for _, p := range reg.Policies() {
+		if _, err := reg.Lookup(p); err != nil {
+			conflicts = append(conflicts, err.Error())
+		}
+	}
 	if *pf.json {
+		warn("plugin list", conflicts)
 		return printJSON(rows)
 	}
+	defer func() {
+		for _, c := range conflicts {
+			fmt.Printf("conflict: %s\n", c)
+		}
+	}()
 	if len(rows) == 0 {
 		fmt.Printf("no plugin binaries (%s*) in %s\n", pluginhost.BinaryPrefix, strings.Join(dirs, ":"))
 		return 0

@@ -166,21 +166,25 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 		t.Fatalf("submit pins %+v, %v", p2, err)
 	}
 
-	// -runner plugin without a binary for every policy refuses to start;
-	// auto falls back to in-process.
+	// Without any plugin binary, -runner plugin and the default (auto) run
+	// every replication in msjfarm itself re-executed as the families'
+	// plugins (here the test binary, through TestMain): bit-identical to
+	// in-process, and recorded as the plugin runner with the family's name.
 	t.Setenv(pluginhost.EnvPath, t.TempDir())
-	none := filepath.Join(dir, "none")
-	if code := runRun([]string{"-q", "-runner", "plugin", "-storage", none, sw}); code == 0 {
-		t.Fatal("-runner plugin without binaries: exit 0")
-	}
-	auto := filepath.Join(dir, "data-auto")
-	if code := runRun([]string{"-workers", "2", "-q", "-storage", auto, sw}); code != 0 {
-		t.Fatalf("auto: exit %d", code)
-	}
-	_, recs := readRecords(t, auto)
-	for id, r := range recs {
-		if r.Provenance["runner"] != "in-process" || !bytes.Equal(r.Result, inproc[id].Result) {
-			t.Fatalf("auto without binaries: task %s provenance %v", id, r.Provenance)
+	for _, mode := range []string{"plugin", "auto"} {
+		data := filepath.Join(dir, "self-"+mode)
+		if code := runRun([]string{"-workers", "2", "-q", "-runner", mode, "-storage", data, sw}); code != 0 {
+			t.Fatalf("-runner %s without binaries: exit %d", mode, code)
+		}
+		_, recs := readRecords(t, data)
+		if len(recs) != len(inproc) {
+			t.Fatalf("-runner %s without binaries: %d results", mode, len(recs))
+		}
+		for id, r := range recs {
+			fam := map[string]string{"fcfs": "fcfs", "msf": "msf", "msfq": "quickswap"}[r.Task.Policy]
+			if r.Provenance["runner"] != "plugin" || r.Provenance["plugin"] != fam || !bytes.Equal(r.Result, inproc[id].Result) {
+				t.Fatalf("-runner %s without binaries: task %s provenance %v", mode, id, r.Provenance)
+			}
 		}
 	}
 }

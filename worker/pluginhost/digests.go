@@ -1,6 +1,8 @@
 package pluginhost
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -19,8 +21,9 @@ import (
 // (issue #18). A file rewritten in place gets a new modification time, and
 // one replaced by rename a new inode, so either is hashed again.
 //
-// It also caches, by sha256, the Info a binary answered, so that indexing
-// the search path does not start every binary on it: the binary's content
+// It also caches, by sha256 and path, the Info a binary answered, so that
+// indexing the search path does not start every binary on it: the binary's
+// content (and the name it is run under, which a program may read)
 // determines its Info (policies, schemas, version), and the registry then
 // starts only the families a campaign uses.
 //
@@ -32,7 +35,13 @@ type Digests struct {
 
 	mu   sync.Mutex
 	mem  map[fileID]string
-	info map[string]*Info
+	info map[string]*Info // by infoKey
+}
+
+// infoKey names the cached Info of the binary with this sha256 at path.
+func infoKey(sha, path string) string {
+	h := sha256.Sum256([]byte(sha + "\x00" + path))
+	return hex.EncodeToString(h[:])
 }
 
 type fileID struct {
@@ -131,11 +140,12 @@ func (d *Digests) write(path string, data []byte) {
 	}
 }
 
-// Info returns the cached Info of the binary with this sha256 (nil if
-// none). Path, SHA256, PID and StartTime are the caller's to fill.
-func (d *Digests) Info(sha string) *Info {
+// Info returns the cached Info of the binary with this sha256 at path (nil
+// if none). Path, SHA256, PID and StartTime are the caller's to fill.
+func (d *Digests) Info(sha, path string) *Info {
+	key := infoKey(sha, path)
 	d.mu.Lock()
-	in, ok := d.info[sha]
+	in, ok := d.info[key]
 	d.mu.Unlock()
 	if ok {
 		return in
@@ -143,7 +153,7 @@ func (d *Digests) Info(sha string) *Info {
 	if d.dir == "" || len(sha) != 64 {
 		return nil
 	}
-	b, err := os.ReadFile(filepath.Join(d.dir, "info", sha+".json"))
+	b, err := os.ReadFile(filepath.Join(d.dir, "info", key+".json"))
 	if err != nil {
 		return nil
 	}
@@ -152,22 +162,23 @@ func (d *Digests) Info(sha string) *Info {
 		return nil
 	}
 	d.mu.Lock()
-	d.info[sha] = in
+	d.info[key] = in
 	d.mu.Unlock()
 	return in
 }
 
-// PutInfo caches the Info a binary with this sha256 answered.
-func (d *Digests) PutInfo(sha string, in *Info) {
+// PutInfo caches the Info the binary with this sha256 at path answered.
+func (d *Digests) PutInfo(sha, path string, in *Info) {
+	key := infoKey(sha, path)
 	c := *in
 	c.Path, c.PID, c.StartTime = "", 0, 0
 	d.mu.Lock()
-	d.info[sha] = &c
+	d.info[key] = &c
 	d.mu.Unlock()
 	if d.dir == "" || len(sha) != 64 {
 		return
 	}
 	if b, err := json.Marshal(&c); err == nil {
-		d.write(filepath.Join(d.dir, "info", sha+".json"), b)
+		d.write(filepath.Join(d.dir, "info", key+".json"), b)
 	}
 }

@@ -594,7 +594,7 @@ func (h *Host) start(key procKey) (*proc, error) {
 	}
 	info.Path, info.SHA256, info.StartTime = key.path, key.sha, time.Since(t0)
 	if key.args == "" {
-		h.digest.PutInfo(key.sha, info)
+		h.digest.PutInfo(key.sha, key.path, info)
 	}
 	if rc := client.ReattachConfig(); rc != nil {
 		info.PID = rc.Pid

@@ -240,7 +240,7 @@ func binaryInfo(ctx context.Context, h *pluginhost.Host, path string) (*pluginho
 	if err != nil {
 		return nil, err
 	}
-	if c := h.Digests().Info(sum); c != nil {
+	if c := h.Digests().Info(sum, path); c != nil {
 		in := *c
 		in.Path, in.SHA256 = path, sum
 		return &in, nil
