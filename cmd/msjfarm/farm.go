@@ -20,7 +20,6 @@ import (
 
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
-	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
@@ -375,7 +374,11 @@ func runResults(args []string) int {
 // partialSummary aggregates the records stored so far (including the
 // replications added in precision mode).
 func partialSummary(ctx context.Context, st storage.Store, id string) ([]byte, error) {
-	a, err := archive.Load(ctx, st, id, builtin.Catalog{})
+	cat, err := campaignCatalog(ctx, st, id)
+	if err != nil {
+		return nil, err
+	}
+	a, err := archive.Load(ctx, st, id, cat)
 	if err != nil {
 		return nil, err
 	}
