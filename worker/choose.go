@@ -125,8 +125,10 @@ func ForCampaignWith(ctx context.Context, c RunnerConfig, r *PluginRunner, st st
 
 // ForWorker picks the runner of a worker that does not know the campaigns
 // ahead (msjfarm worker): "plugin" runs every task in a plugin (pinned by
-// its campaign, or found on the search path); "auto" does so for the
-// policies that have a binary and runs the others in-process.
+// its campaign, found on the search path, or — for a built-in policy —
+// msjfarm itself when c.Self is set); "auto" does the same and runs in
+// this process what no plugin can (replayed traces, and built-ins without
+// a binary when there is no Self).
 func ForWorker(ctx context.Context, c RunnerConfig, st storage.Store) (*Choice, error) {
 	switch {
 	case inProcessMode(c.Mode):
@@ -143,8 +145,12 @@ func ForWorker(ctx context.Context, c RunnerConfig, st storage.Store) (*Choice, 
 		return ch, nil
 	}
 	r.Fallback = InProcess{}
-	ch.Desc = fmt.Sprintf("auto: plugin for pinned policies and the %d binaries on the search path (%s), in-process for the rest",
-		n, strings.Join(r.Dirs, string(os.PathListSeparator)))
+	rest := "in-process for the rest"
+	if r.Self != nil {
+		rest = "built-in policies in msjfarm itself as plugins, in-process for replayed traces"
+	}
+	ch.Desc = fmt.Sprintf("auto: plugin for pinned policies and the %d binaries on the search path (%s), %s",
+		n, strings.Join(r.Dirs, string(os.PathListSeparator)), rest)
 	return ch, nil
 }
 

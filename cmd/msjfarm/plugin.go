@@ -143,7 +143,7 @@ func pluginList(args []string) int {
 		}
 		for _, b := range reg.Broken {
 			if b.Path == f.Path {
-				r.Error = b.Err.Error()
+				r.Error = b.String()
 			}
 		}
 		if r.Info == nil && r.Error == "" {

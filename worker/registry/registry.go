@@ -127,7 +127,24 @@ type Broken struct {
 	Err  error
 }
 
-func (b Broken) String() string { return fmt.Sprintf("%s: %v", b.Path, b.Err) }
+// String is the binary and the first line of its error (go-plugin adds a
+// paragraph of generic hints after the cause).
+func (b Broken) String() string {
+	var he *pluginhost.Error
+	if errors.As(b.Err, &he) {
+		msg, _, _ := strings.Cut(he.Msg, "\n")
+		out := fmt.Sprintf("plugin %s: %s: %s", b.Path, he.Kind, strings.TrimSpace(msg))
+		if st := strings.TrimSpace(he.Stderr); st != "" {
+			out += " (stderr: " + strings.ReplaceAll(st, "\n", " | ") + ")"
+		}
+		return out
+	}
+	msg, _, _ := strings.Cut(b.Err.Error(), "\n")
+	if strings.Contains(msg, b.Path) {
+		return msg
+	}
+	return fmt.Sprintf("plugin %s: %s", b.Path, msg)
+}
 
 // Options configure New.
 type Options struct {
@@ -374,7 +391,7 @@ func (r *Registry) CheckParams(policy string, params map[string]any) (sim.Values
 func (r *Registry) Warnings() []string {
 	var w []string
 	for _, b := range r.Broken {
-		w = append(w, "plugin "+b.String())
+		w = append(w, b.String())
 	}
 	return w
 }
