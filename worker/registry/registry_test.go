@@ -226,3 +226,30 @@ func TestDigestCache(t *testing.T) {
 		t.Fatalf("changed file: %s, want %s", s, want2)
 	}
 }
+
+// TestIndexStartsNothingWhenCached: once a binary's digest and Info are in
+// the cache directory, indexing the search path again (another msjfarm
+// process) starts no plugin process; only running a policy starts its
+// binary.
+func TestIndexStartsNothingWhenCached(t *testing.T) {
+	dir, cache := t.TempDir(), t.TempDir()
+	install(t, dir, "good", "other")
+	host := func() *pluginhost.Host {
+		h := pluginhost.New(pluginhost.Config{MaxConcurrent: 1, DigestDir: cache})
+		t.Cleanup(func() { h.Close() })
+		return h
+	}
+	h1 := host()
+	registry.New(context.Background(), registry.Options{Dirs: []string{dir}, Host: h1})
+	if h1.Starts() != 2 {
+		t.Fatalf("first index started %d processes, want 2", h1.Starts())
+	}
+	h2 := host()
+	r := registry.New(context.Background(), registry.Options{Dirs: []string{dir}, Host: h2})
+	if h2.Starts() != 0 || len(r.Binaries) != 2 {
+		t.Fatalf("cached index started %d processes, found %d binaries", h2.Starts(), len(r.Binaries))
+	}
+	if _, err := r.Lookup("lcfs-fit-test"); err == nil || !strings.Contains(err.Error(), "served by 2 plugin binaries") {
+		t.Fatalf("cached Info lost the conflict: %v", err)
+	}
+}
