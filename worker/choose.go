@@ -120,6 +120,7 @@ func ForCampaignWith(ctx context.Context, c RunnerConfig, r *PluginRunner, st st
 		return ch, err
 	}
 	ch.Runner, ch.Pins, ch.Desc = r, pins, "plugin ("+why+"); "+desc
+	r.warm(ctx, campaignPolicies(camp))
 	return ch, nil
 }
 
@@ -232,4 +233,25 @@ func campaignPolicies(camp *sweep.Campaign) []string {
 		}
 	}
 	return out
+}
+
+// warm starts, in the background, the plugin processes of the given
+// policies (only those: a campaign's families, not the whole search
+// path), so that their start — exec, handshake, Info — overlaps the
+// coordinator's start-up instead of delaying each family's first task. A
+// start that fails is reported again by the task that needs it.
+func (r *PluginRunner) warm(ctx context.Context, policies []string) {
+	seen := map[string]bool{}
+	for _, p := range policies {
+		e, err := r.Registry.Lookup(p)
+		if err != nil {
+			continue
+		}
+		b, ok := e.Binary()
+		if !ok || seen[b.Path+strings.Join(b.Args, " ")] {
+			continue
+		}
+		seen[b.Path+strings.Join(b.Args, " ")] = true
+		go func() { _, _ = r.Host.Info(ctx, b) }()
+	}
 }
