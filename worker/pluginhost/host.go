@@ -100,8 +100,9 @@ type Binary struct {
 	// built-in families (worker/registry).
 	Args []string
 	// SHA256 (hex) pins the binary: a different file is refused with
-	// ErrChecksum. Empty: the checksum is computed (cached by size and
-	// modification time), verified again at process start, and recorded.
+	// ErrChecksum, and is verified again as the process starts. Empty: the
+	// checksum is looked up or computed (Digests, by file identity) and
+	// recorded, not enforced.
 	SHA256 string
 }
 
