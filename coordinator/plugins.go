@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/archive"
@@ -50,4 +51,32 @@ func (c pinnedCatalog) Schema(policy string) ([]sim.Param, error) {
 		return e.Params, nil
 	}
 	return c.next.Schema(policy)
+}
+
+// checkPins refuses a submission whose pins are not the ones stored for
+// its campaign: workers run what plugins.json says, so a sweep validated
+// against other schemas (or against pins that were never written) would
+// run code it was not checked against.
+func (co *Coordinator) checkPins(ctx context.Context, id string, pins map[string]protocol.PluginPin) error {
+	if len(pins) == 0 {
+		return nil
+	}
+	stored, err := protocol.ReadPins(ctx, co.o.Store, id)
+	if err != nil {
+		return err
+	}
+	for pol, p := range pins {
+		var s protocol.PluginPin
+		ok := stored != nil
+		if ok {
+			s, ok = stored.Policies[pol]
+		}
+		if !ok {
+			return fmt.Errorf("policy %s: the submission pins %s sha256 %.12s, but %s does not (pin before submitting: msjfarm submit does)", pol, p.Plugin, p.SHA256, protocol.PinsKey(id))
+		}
+		if s.SHA256 != p.SHA256 {
+			return fmt.Errorf("policy %s: the submission pins sha256 %.12s, %s pins %.12s", pol, p.SHA256, protocol.PinsKey(id), s.SHA256)
+		}
+	}
+	return nil
 }

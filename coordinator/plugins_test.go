@@ -2,11 +2,13 @@ package coordinator_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sweep"
 )
 
 // TestSubmitValidatesAgainstPins: a sweep naming a third-party policy is
@@ -33,8 +35,31 @@ func TestSubmitValidatesAgainstPins(t *testing.T) {
 	if _, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: f}); err == nil || !strings.Contains(err.Error(), `unknown policy "lcfs-fit"`) {
 		t.Fatalf("without pins: %v", err)
 	}
+	// Pins the submitter did not store are refused: workers could not run
+	// them.
+	if _, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: f, Pins: pins}); err == nil || !strings.Contains(err.Error(), "plugins.json") {
+		t.Fatalf("unstored pins: %v", err)
+	}
+	camp, err := sweep.Expand(f, pinnedSchemas(pins))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := protocol.WritePins(context.Background(), e.store, &protocol.Pins{Campaign: camp.ID, Policies: pins}); err != nil {
+		t.Fatal(err)
+	}
 	rep, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: f, Pins: pins})
-	if err != nil || rep.Tasks == 0 {
+	if err != nil || rep.Tasks == 0 || rep.Campaign != camp.ID {
 		t.Fatalf("inside the pinned schema: %+v %v", rep, err)
 	}
+}
+
+// pinnedSchemas is a sweep.Catalog of pins' schemas, as the submitter's
+// registry sees them.
+type pinnedSchemas map[string]protocol.PluginPin
+
+func (p pinnedSchemas) Schema(policy string) ([]sim.Param, error) {
+	if pin, ok := p[policy]; ok {
+		return pin.Params, nil
+	}
+	return nil, fmt.Errorf("unknown policy %q", policy)
 }

@@ -33,6 +33,9 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	if err != nil {
 		return nil, fmt.Errorf("invalid sweep: %w", err)
 	}
+	if err := co.checkPins(ctx, camp.ID, req.Pins); err != nil {
+		return nil, fmt.Errorf("invalid sweep: %w", err)
+	}
 	id := camp.ID
 	created, epoch := time.Now().UTC(), 0
 	if e, err := co.h.Campaigns.Get(ctx, id); err == nil {
