@@ -41,16 +41,20 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
-	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
 // Options configures a coordinator.
 type Options struct {
 	Conn  *nats.Conn
 	Store storage.Store
-	// Catalog validates sweeps (default builtin.Catalog{}).
+	// Catalog validates sweeps (default: the built-in catalogue,
+	// registry.Builtin). A campaign's plugin pins (SubmitRequest.Pins, or
+	// its plugins.json when a restarted coordinator expands it again) add
+	// their policies with the schemas stored beside them, so a third-party
+	// policy is validated without executing its binary.
 	Catalog sweep.Catalog
 	// Layout is the JetStream layout (AckWait, MaxDeliver of the workers'
 	// consumer).
@@ -153,7 +157,7 @@ func New(ctx context.Context, o Options) (*Coordinator, error) {
 		return nil, errors.New("coordinator: Conn and Store are required")
 	}
 	if o.Catalog == nil {
-		o.Catalog = builtin.Catalog{}
+		o.Catalog = registry.Builtin()
 	}
 	if o.Reconcile <= 0 {
 		o.Reconcile = 30 * time.Second
@@ -309,7 +313,15 @@ func (co *Coordinator) loadCampaigns(ctx context.Context) error {
 
 // expand fills c's tasks from its spec.
 func (co *Coordinator) expand(c *campaign) error {
-	camp, err := sweep.Expand(c.st.Spec, co.o.Catalog)
+	pins, err := protocol.ReadPins(context.Background(), co.o.Store, c.id)
+	if err != nil {
+		return err
+	}
+	var pinned map[string]protocol.PluginPin
+	if pins != nil {
+		pinned = pins.Policies
+	}
+	camp, err := sweep.Expand(c.st.Spec, co.catalog(pinned))
 	if err != nil {
 		return err
 	}

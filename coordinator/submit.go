@@ -29,8 +29,11 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	if req.Spec == nil {
 		return nil, errors.New("submit: no sweep")
 	}
-	camp, err := sweep.Expand(req.Spec, co.o.Catalog)
+	camp, err := sweep.Expand(req.Spec, co.catalog(req.Pins))
 	if err != nil {
+		return nil, fmt.Errorf("invalid sweep: %w", err)
+	}
+	if err := co.checkPins(ctx, camp.ID, req.Pins); err != nil {
 		return nil, fmt.Errorf("invalid sweep: %w", err)
 	}
 	id := camp.ID

@@ -38,6 +38,10 @@ type Options struct {
 	// does not close it; the worker closes a runner that is an io.Closer
 	// when it stops.
 	Runner worker.Runner
+	// Pins are the campaign's plugin pins (worker.Choice.Pins), sent with
+	// the submission so that the coordinator validates the policies of
+	// third-party plugins against their pinned schemas.
+	Pins *protocol.Pins
 	// Workers is the number of replications run at once (>= 1).
 	Workers int
 	// StoreDir is the JetStream store directory; "" uses a temporary
@@ -179,7 +183,11 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	defer stopWorkers()
 
-	rep, err := co.Submit(ctx, protocol.SubmitRequest{Spec: o.Spec, RetryFailed: o.RetryFailed})
+	req := protocol.SubmitRequest{Spec: o.Spec, RetryFailed: o.RetryFailed}
+	if o.Pins != nil {
+		req.Pins = o.Pins.Policies
+	}
+	rep, err := co.Submit(ctx, req)
 	if err != nil {
 		return nil, err
 	}

@@ -6,10 +6,13 @@ import (
 	"os"
 	"strings"
 
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
+	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
 // RunnerConfig is how a process runs replications: the -runner,
@@ -27,6 +30,10 @@ type RunnerConfig struct {
 	Concurrency int
 	// Logf logs plugin fetches (nil: discard).
 	Logf func(format string, args ...any)
+	// Self serves the built-in families from this program's own
+	// executable (registry.SelfFromExecutable; nil: built-in policies
+	// without a binary on the search path run in-process).
+	Self *registry.Self
 }
 
 // Choice is the runner a RunnerConfig resolved to and what a command tells
@@ -36,8 +43,10 @@ type Choice struct {
 	// Desc says which runner and why ("in-process (-runner inprocess)",
 	// "plugin (auto: ...); pinned fcfs=fcfs@0123456789ab ...").
 	Desc string
-	// Warnings are the plugin index's and the pinning's warnings.
+	// Warnings are the plugin registry's and the pinning's warnings.
 	Warnings []string
+	// Pins are the campaign's plugin pins (nil when it pins none).
+	Pins *protocol.Pins
 }
 
 func inProcessMode(mode string) bool { return mode == "inprocess" || mode == "in-process" }
@@ -47,14 +56,14 @@ func inProcessMode(mode string) bool { return mode == "inprocess" || mode == "in
 // The caller closes it.
 func (c RunnerConfig) PluginRunner(st storage.Store) *PluginRunner {
 	return &PluginRunner{Host: pluginhost.New(pluginhost.Config{MaxConcurrent: c.Concurrency}),
-		Dirs: pluginhost.SearchPath(c.PluginPath, nil), Store: st, CacheDir: c.CacheDir, Logf: c.Logf}
+		Dirs: pluginhost.SearchPath(c.PluginPath, nil), Self: c.Self, Store: st, CacheDir: c.CacheDir, Logf: c.Logf}
 }
 
-// indexedPluginRunner is PluginRunner with its index built now, so that
-// the index's warnings can be shown before any task runs.
+// indexedPluginRunner is PluginRunner with its registry built now, so that
+// the registry's warnings can be shown before any task runs.
 func (c RunnerConfig) indexedPluginRunner(ctx context.Context, st storage.Store) *PluginRunner {
 	r := c.PluginRunner(st)
-	r.Index = IndexPlugins(ctx, r.Host, r.Dirs)
+	r.Registry = registry.New(ctx, registry.Options{Dirs: r.Dirs, Host: r.Host, Self: r.Self})
 	return r
 }
 
@@ -65,12 +74,37 @@ func (c RunnerConfig) indexedPluginRunner(ctx context.Context, st storage.Store)
 // closed by the caller (the worker that runs it closes it). On an error the
 // Choice, if not nil, still carries the warnings that explain it.
 func ForCampaign(ctx context.Context, c RunnerConfig, st storage.Store, camp *sweep.Campaign) (*Choice, error) {
+	return ForCampaignWith(ctx, c, c.indexedPluginRunner(ctx, st), st, camp)
+}
+
+// Prepare returns a plugin runner whose registry is built (the search path
+// indexed): the registry validates a sweep before anything is written
+// (msjfarm run), and ForCampaignWith then runs the sweep with the same
+// runner, reusing the processes indexing started. The caller closes it if
+// it does not pass it on.
+func (c RunnerConfig) Prepare(ctx context.Context) *PluginRunner {
+	return c.indexedPluginRunner(ctx, nil)
+}
+
+// ForCampaignWith is ForCampaign with a runner from Prepare, which it
+// closes when it does not return it as the Choice's runner.
+func ForCampaignWith(ctx context.Context, c RunnerConfig, r *PluginRunner, st storage.Store, camp *sweep.Campaign) (*Choice, error) {
+	r.Store = st
+	ch := &Choice{Warnings: append([]string(nil), r.Registry.Warnings()...)}
 	if inProcessMode(c.Mode) {
-		return &Choice{Runner: InProcess{}, Desc: "in-process (-runner " + c.Mode + ")"}, nil
+		r.Close()
+		for _, p := range campaignPolicies(camp) {
+			if _, builtIn := builtin.FamilyOf(p); builtIn {
+				continue
+			}
+			if e, err := r.Registry.Lookup(p); err == nil {
+				return ch, fmt.Errorf("-runner %s runs only built-in policies; %s is served by the plugin %s (%s)", c.Mode, p, e.Plugin, e.Path)
+			}
+		}
+		ch.Runner, ch.Desc = InProcess{}, "in-process (-runner "+c.Mode+")"
+		return ch, nil
 	}
-	r := c.indexedPluginRunner(ctx, st)
-	ch := &Choice{Warnings: append([]string(nil), r.Index.Warnings...)}
-	usePlugins, why, err := ChooseRunner(c.Mode, camp.Tasks, r.Index)
+	usePlugins, why, err := ChooseRunner(c.Mode, camp.Tasks, r.Registry)
 	if err != nil || !usePlugins {
 		r.Close()
 		if err != nil {
@@ -79,20 +113,23 @@ func ForCampaign(ctx context.Context, c RunnerConfig, st storage.Store, camp *sw
 		ch.Runner, ch.Desc = InProcess{}, "in-process ("+why+")"
 		return ch, nil
 	}
-	desc, warnings, err := PinCampaign(ctx, st, camp, r.Index)
+	pins, desc, warnings, err := PinCampaign(ctx, st, camp, r.Registry, false)
 	ch.Warnings = append(ch.Warnings, warnings...)
 	if err != nil {
 		r.Close()
 		return ch, err
 	}
-	ch.Runner, ch.Desc = r, "plugin ("+why+"); pinned "+desc
+	ch.Runner, ch.Pins, ch.Desc = r, pins, "plugin ("+why+"); "+desc
+	r.warm(ctx, campaignPolicies(camp))
 	return ch, nil
 }
 
 // ForWorker picks the runner of a worker that does not know the campaigns
 // ahead (msjfarm worker): "plugin" runs every task in a plugin (pinned by
-// its campaign, or found on the search path); "auto" does so for the
-// policies that have a binary and runs the others in-process.
+// its campaign, found on the search path, or — for a built-in policy —
+// msjfarm itself when c.Self is set); "auto" does the same and runs in
+// this process what no plugin can (replayed traces, and built-ins without
+// a binary when there is no Self).
 func ForWorker(ctx context.Context, c RunnerConfig, st storage.Store) (*Choice, error) {
 	switch {
 	case inProcessMode(c.Mode):
@@ -102,31 +139,30 @@ func ForWorker(ctx context.Context, c RunnerConfig, st storage.Store) (*Choice, 
 		return nil, fmt.Errorf("-runner %q: want auto, plugin or inprocess", c.Mode)
 	}
 	r := c.indexedPluginRunner(ctx, st)
-	ch := &Choice{Runner: r, Warnings: r.Index.Warnings}
-	n := len(r.Index.Binaries)
+	ch := &Choice{Runner: r, Warnings: r.Registry.Warnings()}
+	n := len(r.Registry.Binaries)
 	if c.Mode == "plugin" {
 		ch.Desc = fmt.Sprintf("plugin (-runner plugin; %d binaries on the search path, pinned binaries fetched from storage)", n)
 		return ch, nil
 	}
 	r.Fallback = InProcess{}
-	ch.Desc = fmt.Sprintf("auto: plugin for pinned policies and the %d binaries on the search path (%s), in-process for the rest",
-		n, strings.Join(r.Dirs, string(os.PathListSeparator)))
+	rest := "in-process for the rest"
+	if r.Self != nil {
+		rest = "built-in policies in msjfarm itself as plugins, in-process for replayed traces"
+	}
+	ch.Desc = fmt.Sprintf("auto: plugin for pinned policies and the %d binaries on the search path (%s), %s",
+		n, strings.Join(r.Dirs, string(os.PathListSeparator)), rest)
 	return ch, nil
 }
 
-// PinForSubmit pins a campaign's binaries from the plugin search path
-// pluginPath (msjfarm submit -pin-plugins), so that workers elsewhere fetch
-// and run exactly these. Every policy must have a binary.
-func PinForSubmit(ctx context.Context, st storage.Store, camp *sweep.Campaign, pluginPath string) (desc string, warnings []string, err error) {
-	h := pluginhost.New(pluginhost.Config{MaxConcurrent: 1})
-	defer h.Close()
-	ix := IndexPlugins(ctx, h, pluginhost.SearchPath(pluginPath, nil))
-	warnings = append(warnings, ix.Warnings...)
-	if _, _, err := ChooseRunner("plugin", camp.Tasks, ix); err != nil {
-		return "", warnings, err
-	}
-	desc, w, err := PinCampaign(ctx, st, camp, ix)
-	return desc, append(warnings, w...), err
+// PinForSubmit pins the binaries of a campaign about to be submitted
+// (msjfarm submit) from its registry, so that workers elsewhere fetch and
+// run exactly these: always every third-party plugin the campaign uses
+// (no worker could run it otherwise), and with all (-pin-plugins) the
+// built-in families' binaries found on the search path too. Built-in
+// policies without a binary are not pinned: workers serve them themselves.
+func PinForSubmit(ctx context.Context, st storage.Store, camp *sweep.Campaign, reg *registry.Registry, all bool) (pins *protocol.Pins, desc string, warnings []string, err error) {
+	return PinCampaign(ctx, st, camp, reg, !all)
 }
 
 // PinCampaign pins the binary of every policy of camp (PinPlugins:
@@ -134,27 +170,88 @@ func PinForSubmit(ctx context.Context, st storage.Store, camp *sweep.Campaign, p
 // its manifest) and describes the pins as policy=plugin@sha256-prefix in
 // the campaign's policy order. Its warnings add, to PinPlugins', every
 // pinned plugin that links another engine version than this process.
-func PinCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, ix *PluginIndex) (desc string, warnings []string, err error) {
-	var policies []string
-	seen := map[string]bool{}
-	for _, t := range camp.Tasks {
-		if !seen[t.Policy] {
-			seen[t.Policy] = true
-			policies = append(policies, t.Policy)
+//
+// With thirdPartyOnly, the binaries of built-in families are not pinned
+// (they run as the workers' own built-ins). When nothing is to be pinned,
+// nothing is written and pins is nil.
+func PinCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, reg *registry.Registry, thirdPartyOnly bool) (pins *protocol.Pins, desc string, warnings []string, err error) {
+	policies := campaignPolicies(camp)
+	var pin []string
+	for _, p := range policies {
+		e, err := reg.Lookup(p)
+		if err != nil {
+			return nil, "", nil, err
 		}
+		if e.Source == registry.BuiltIn {
+			continue
+		}
+		if _, builtIn := builtin.FamilyOf(p); thirdPartyOnly && builtIn {
+			continue
+		}
+		pin = append(pin, p)
 	}
-	pins, warnings, err := PinPlugins(ctx, st, camp.ID, policies, ix)
-	if err != nil {
-		return "", warnings, err
+	if len(pin) > 0 {
+		if st == nil {
+			return nil, "", nil, fmt.Errorf("pinning %s: no storage to upload the plugin binaries to", strings.Join(pin, ", "))
+		}
+		pins, warnings, err = PinPlugins(ctx, st, camp.ID, pin, reg)
+		if err != nil {
+			return nil, "", warnings, err
+		}
+	} else {
+		pins = &protocol.Pins{Campaign: camp.ID}
 	}
 	var ds []string
 	for _, p := range policies {
-		pin := pins.Policies[p]
-		ds = append(ds, fmt.Sprintf("%s=%s@%.12s", p, pin.Plugin, pin.SHA256))
+		pin, ok := pins.Policies[p]
+		if !ok {
+			if e, err := reg.Lookup(p); err == nil {
+				ds = append(ds, e.Describe())
+			}
+			continue
+		}
+		ds = append(ds, fmt.Sprintf("%s=%s@%.12s (pinned)", p, pin.Plugin, pin.SHA256))
 		if pin.Engine != sim.Version {
 			warnings = append(warnings, fmt.Sprintf("plugin %s (policy %s) links engine %s, this msjfarm is %s: results may differ from in-process ones",
 				pin.Plugin, p, pin.Engine, sim.Version))
 		}
 	}
-	return strings.Join(ds, " "), warnings, nil
+	if len(pin) == 0 {
+		pins = nil
+	}
+	return pins, strings.Join(ds, " "), warnings, nil
+}
+
+// campaignPolicies lists camp's policies once each, in task order.
+func campaignPolicies(camp *sweep.Campaign) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range camp.Tasks {
+		if !seen[t.Policy] {
+			seen[t.Policy] = true
+			out = append(out, t.Policy)
+		}
+	}
+	return out
+}
+
+// warm starts, in the background, the plugin processes of the given
+// policies (only those: a campaign's families, not the whole search
+// path), so that their start — exec, handshake, Info — overlaps the
+// coordinator's start-up instead of delaying each family's first task. A
+// start that fails is reported again by the task that needs it.
+func (r *PluginRunner) warm(ctx context.Context, policies []string) {
+	seen := map[string]bool{}
+	for _, p := range policies {
+		e, err := r.Registry.Lookup(p)
+		if err != nil {
+			continue
+		}
+		b, ok := e.Binary()
+		if !ok || seen[b.Path+strings.Join(b.Args, " ")] {
+			continue
+		}
+		seen[b.Path+strings.Join(b.Args, " ")] = true
+		go func() { _, _ = r.Host.Info(ctx, b) }()
+	}
 }

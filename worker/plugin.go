@@ -16,6 +16,7 @@ import (
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
+	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
 // Runner names, as recorded in every result's provenance ("runner").
@@ -38,102 +39,15 @@ func CampaignFrom(ctx context.Context) string {
 	return c
 }
 
-// PluginEntry is one policy served by a plugin binary found on the search
-// path.
-type PluginEntry struct {
-	Policy  string `json:"policy"`
-	Plugin  string `json:"plugin"` // the plugin's name (its Info)
-	Version string `json:"version"`
-	Engine  string `json:"engine"`
-	Path    string `json:"path"`
-	SHA256  string `json:"sha256"`
-}
-
-// PluginIndex maps policy names to the plugin binaries serving them, built
-// from the binaries' Info (each binary is started once, through the host
-// that will run it, so the processes are reused).
-type PluginIndex struct {
-	Dirs     []string
-	Binaries []*pluginhost.Info
-	policies map[string]PluginEntry // by lower-case policy name
-	// Warnings: binaries that did not start or answer, and policies served
-	// by more than one binary (the first one on the search path wins,
-	// like PATH: Discover orders by family, so ties go to the binary found
-	// first in that order).
-	Warnings []string
-}
-
-// IndexPlugins discovers the plugin binaries in dirs (pluginhost.Discover) and
-// asks each for its policies. A binary that fails to start is skipped with
-// a warning.
-func IndexPlugins(ctx context.Context, h *pluginhost.Host, dirs []string) *PluginIndex {
-	ix := &PluginIndex{Dirs: dirs, policies: map[string]PluginEntry{}}
-	found := pluginhost.Discover(dirs)
-	infos := make([]*pluginhost.Info, len(found))
-	errs := make([]error, len(found))
-	var wg sync.WaitGroup
-	for i, f := range found {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			infos[i], errs[i] = h.Info(ctx, pluginhost.Binary{Path: f.Path})
-		}()
-	}
-	wg.Wait()
-	for i, in := range infos {
-		if errs[i] != nil {
-			ix.Warnings = append(ix.Warnings, fmt.Sprintf("plugin %s skipped: %v", found[i].Path, errs[i]))
-			continue
-		}
-		ix.Binaries = append(ix.Binaries, in)
-		for _, p := range in.Policies {
-			k := strings.ToLower(p.Name)
-			if old, ok := ix.policies[k]; ok {
-				ix.Warnings = append(ix.Warnings, fmt.Sprintf("policy %s is served by %s and %s: using the first", p.Name, old.Path, in.Path))
-				continue
-			}
-			ix.policies[k] = PluginEntry{Policy: p.Name, Plugin: in.Name, Version: in.Version,
-				Engine: in.Engine, Path: in.Path, SHA256: in.SHA256}
-		}
-	}
-	return ix
-}
-
-// Lookup returns the binary serving policy.
-func (ix *PluginIndex) Lookup(policy string) (PluginEntry, bool) {
-	if ix == nil {
-		return PluginEntry{}, false
-	}
-	e, ok := ix.policies[strings.ToLower(policy)]
-	return e, ok
-}
-
-// Missing lists the policies (deduplicated, sorted) no binary serves.
-func (ix *PluginIndex) Missing(policies []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, p := range policies {
-		if _, ok := ix.Lookup(p); !ok && !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 // ChooseRunner applies the -runner rules to a campaign: "inprocess" always
-// runs in-process; "plugin" requires a plugin binary for every policy of
-// the campaign (and no replayed trace, which the plugin runner does not
-// ship); "auto" uses plugins when that requirement holds and in-process
-// otherwise. It returns whether to use plugins and why.
-func ChooseRunner(mode string, tasks []sweep.Task, ix *PluginIndex) (plugin bool, why string, err error) {
-	var policies []string
-	trace := false
-	for i := range tasks {
-		policies = append(policies, tasks[i].Policy)
-		trace = trace || tasks[i].Trace != nil
-	}
+// runs in-process; "plugin" requires every policy of the campaign to
+// resolve (registry.Lookup) to a plugin binary — msjfarm's own self-served
+// built-in families count — and no replayed trace, which the plugin runner
+// does not ship; "auto" uses plugins when that requirement holds and
+// in-process otherwise. A policy the registry cannot resolve (unknown, or
+// served by two binaries) is an error in every mode but inprocess. It
+// returns whether to use plugins and why.
+func ChooseRunner(mode string, tasks []sweep.Task, reg *registry.Registry) (plugin bool, why string, err error) {
 	switch mode {
 	case "inprocess", "in-process":
 		return false, "-runner inprocess", nil
@@ -141,10 +55,31 @@ func ChooseRunner(mode string, tasks []sweep.Task, ix *PluginIndex) (plugin bool
 	default:
 		return false, "", fmt.Errorf("-runner %q: want auto, plugin or inprocess", mode)
 	}
+	var noBinary []string
+	seen := map[string]bool{}
+	trace, self := false, 0
+	for i := range tasks {
+		trace = trace || tasks[i].Trace != nil
+		p := tasks[i].Policy
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		e, err := reg.Lookup(p)
+		if err != nil {
+			return false, "", err
+		}
+		if _, ok := e.Binary(); !ok && e.Source != registry.Pinned {
+			noBinary = append(noBinary, p)
+		} else if e.Source == registry.BuiltIn {
+			self++
+		}
+	}
 	var reason string
-	if miss := ix.Missing(policies); len(miss) > 0 {
-		reason = fmt.Sprintf("no plugin binary for %s on the search path (%s)", strings.Join(miss, ", "),
-			strings.Join(ix.Dirs, string(os.PathListSeparator)))
+	if len(noBinary) > 0 {
+		sort.Strings(noBinary)
+		reason = fmt.Sprintf("no plugin binary for %s on the search path (%s)", strings.Join(noBinary, ", "),
+			strings.Join(reg.Dirs, string(os.PathListSeparator)))
 	} else if trace {
 		reason = "the campaign replays a trace, which the plugin runner does not support"
 	}
@@ -154,10 +89,11 @@ func ChooseRunner(mode string, tasks []sweep.Task, ix *PluginIndex) (plugin bool
 		}
 		return false, "auto: " + reason, nil
 	}
+	desc := fmt.Sprintf("%d policies: %d built-in served by msjfarm itself, %d by plugin binaries", len(seen), self, len(seen)-self)
 	if mode == "plugin" {
-		return true, fmt.Sprintf("-runner plugin: %d binaries indexed", len(ix.Binaries)), nil
+		return true, "-runner plugin: " + desc, nil
 	}
-	return true, fmt.Sprintf("auto: every policy has a plugin binary (%d indexed)", len(ix.Binaries)), nil
+	return true, "auto: " + desc, nil
 }
 
 // PinPlugins pins, for a campaign about to be submitted, the binary of
@@ -166,7 +102,11 @@ func ChooseRunner(mode string, tasks []sweep.Task, ix *PluginIndex) (plugin bool
 // pinned before keeps its pins (a resumed campaign runs the same code);
 // policies it lacks are added. Warnings say where a local binary differs
 // from the pinned one (workers then fetch the pinned one).
-func PinPlugins(ctx context.Context, st storage.Store, campaign string, policies []string, ix *PluginIndex) (*protocol.Pins, []string, error) {
+//
+// Built-in policies served by msjfarm itself (registry.Self) are not
+// pinned: every worker serves them from its own executable, whose engine
+// version the results record.
+func PinPlugins(ctx context.Context, st storage.Store, campaign string, policies []string, reg *registry.Registry) (*protocol.Pins, []string, error) {
 	old, err := protocol.ReadPins(ctx, st, campaign)
 	if err != nil {
 		return nil, nil, err
@@ -181,13 +121,20 @@ func PinPlugins(ctx context.Context, st storage.Store, campaign string, policies
 	changed := old == nil
 	uploaded := map[string]bool{}
 	for _, pol := range policies {
-		e, ok := ix.Lookup(pol)
+		e, lerr := reg.Lookup(pol)
+		ok := lerr == nil && e.Source == registry.Plugin
+		if lerr == nil && e.Source == registry.BuiltIn {
+			continue
+		}
 		if p, pinned := pins.Policies[pol]; pinned {
 			if ok && e.SHA256 != p.SHA256 {
 				warnings = append(warnings, fmt.Sprintf("campaign %s pins %s sha256 %s for policy %s; the local binary %s has sha256 %s: the pinned one is used",
 					campaign, p.Plugin, p.SHA256, pol, e.Path, e.SHA256))
 			}
 			continue
+		}
+		if lerr != nil {
+			return nil, nil, fmt.Errorf("pinning policy %s: %w", pol, lerr)
 		}
 		if !ok {
 			return nil, nil, fmt.Errorf("pinning policy %s: no plugin binary serves it", pol)
@@ -209,7 +156,8 @@ func PinPlugins(ctx context.Context, st storage.Store, campaign string, policies
 			}
 			uploaded[key] = true
 		}
-		pins.Policies[pol] = protocol.PluginPin{Plugin: e.Plugin, Version: e.Version, Engine: e.Engine, SHA256: e.SHA256, Key: key}
+		pins.Policies[pol] = protocol.PluginPin{Plugin: e.Plugin, Version: e.Version, Engine: e.Engine, SHA256: e.SHA256, Key: key,
+			Params: e.Params, Reference: e.Reference}
 		changed = true
 	}
 	if changed {
@@ -234,10 +182,11 @@ func PinPlugins(ctx context.Context, st storage.Store, campaign string, policies
 // the context's error, as InProcess does.
 type PluginRunner struct {
 	Host *pluginhost.Host
-	// Index resolves policies of unpinned campaigns; nil: built from Dirs
-	// on first use.
-	Index *PluginIndex
-	Dirs  []string
+	// Registry resolves policies of unpinned campaigns; nil: built from
+	// Dirs (and Self) on first use.
+	Registry *registry.Registry
+	Dirs     []string
+	Self     *registry.Self
 	// Store holds pins and pinned binaries (nil: pins are ignored).
 	Store storage.Store
 	// CacheDir receives binaries fetched from Store (default
@@ -269,16 +218,16 @@ func (r *PluginRunner) logf(format string, args ...any) {
 	}
 }
 
-func (r *PluginRunner) index(ctx context.Context) *PluginIndex {
+func (r *PluginRunner) registry(ctx context.Context) *registry.Registry {
 	r.ixMu.Lock()
 	defer r.ixMu.Unlock()
-	if r.Index == nil {
-		r.Index = IndexPlugins(ctx, r.Host, r.Dirs)
-		for _, w := range r.Index.Warnings {
+	if r.Registry == nil {
+		r.Registry = registry.New(ctx, registry.Options{Dirs: r.Dirs, Host: r.Host, Self: r.Self})
+		for _, w := range r.Registry.Warnings() {
 			r.logf("plugin runner: %s", w)
 		}
 	}
-	return r.Index
+	return r.Registry
 }
 
 // campaignPins reads (and caches) a campaign's pins. Found pins are cached
@@ -380,11 +329,12 @@ func (r *PluginRunner) resolve(ctx context.Context, t *sweep.Task) (b pluginhost
 	if err != nil {
 		return b, false, fmt.Errorf("reading plugin pins: %w", err)
 	}
-	ix := r.index(ctx)
-	local, found := ix.Lookup(t.Policy)
+	reg := r.registry(ctx)
+	local, lerr := reg.Lookup(t.Policy)
+	found := lerr == nil
 	if pins != nil {
 		if pin, pinned := pins.Policies[t.Policy]; pinned {
-			if found && local.SHA256 == pin.SHA256 {
+			if found && local.Source == registry.Plugin && local.SHA256 == pin.SHA256 {
 				return pluginhost.Binary{Path: local.Path, SHA256: pin.SHA256}, true, nil
 			}
 			if r.Store == nil {
@@ -398,9 +348,10 @@ func (r *PluginRunner) resolve(ctx context.Context, t *sweep.Task) (b pluginhost
 		}
 	}
 	if !found {
-		return b, false, nil
+		return b, false, &PermanentError{lerr}
 	}
-	return pluginhost.Binary{Path: local.Path}, true, nil
+	b, ok = local.Binary()
+	return b, ok, nil
 }
 
 // PluginRequest is the plugin request of a task.
@@ -427,7 +378,7 @@ func (r *PluginRunner) Run(ctx context.Context, t *sweep.Task, progress func(don
 			return r.Fallback.Run(ctx, t, progress)
 		}
 		return nil, &PermanentError{fmt.Errorf("no plugin binary serves policy %s (search path %s)", t.Policy,
-			strings.Join(r.index(ctx).Dirs, string(os.PathListSeparator)))}
+			strings.Join(r.registry(ctx).Dirs, string(os.PathListSeparator)))}
 	}
 	if err != nil {
 		return nil, r.taskError(ctx, err)

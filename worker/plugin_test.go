@@ -21,6 +21,7 @@ import (
 	"github.com/msjfarm/msjfarm/worker"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 	"github.com/msjfarm/msjfarm/worker/pluginhost/hosttest"
+	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
 // pluginDir holds the fcfs plugin binary built by TestMain; crashyDir
@@ -128,8 +129,8 @@ func pin(t *testing.T, st storage.Store) protocol.PluginPin {
 	t.Helper()
 	h := pluginhost.New(pluginhost.Config{})
 	defer h.Close()
-	ix := worker.IndexPlugins(context.Background(), h, []string{pluginDir})
-	pins, warn, err := worker.PinPlugins(context.Background(), st, "camp", []string{"fcfs"}, ix)
+	reg := registry.New(context.Background(), registry.Options{Dirs: []string{pluginDir}, Host: h})
+	pins, warn, err := worker.PinPlugins(context.Background(), st, "camp", []string{"fcfs"}, reg)
 	if err != nil || len(warn) > 0 {
 		t.Fatalf("pin: %v %v", err, warn)
 	}
@@ -262,7 +263,7 @@ func writeTemp(t *testing.T, b []byte) string {
 func TestChooseRunner(t *testing.T) {
 	h := pluginhost.New(pluginhost.Config{})
 	defer h.Close()
-	ix := worker.IndexPlugins(context.Background(), h, []string{pluginDir})
+	ix := registry.New(context.Background(), registry.Options{Dirs: []string{pluginDir}, Host: h})
 	ts := tasks(t, 100, 0)
 	for _, c := range []struct {
 		mode   string

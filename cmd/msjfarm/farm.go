@@ -20,27 +20,28 @@ import (
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/monitor"
-	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
+	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
 func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
-// validateSweep loads and expands a sweep with the built-in catalogue,
+// validateSweep loads and expands a sweep, checking every policy and its
+// parameters against cat (the policy registry: built-ins and plugins),
 // printing warnings; nothing is written.
-func validateSweep(path string) (*sweep.File, *sweep.Campaign, error) {
+func validateSweep(path string, cat sweep.Catalog) (*sweep.File, *sweep.Campaign, error) {
 	f, err := sweep.Load(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := sweep.Expand(f, builtin.Catalog{})
+	c, err := sweep.Expand(f, cat)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -220,32 +221,42 @@ func runSubmit(args []string) int {
 	ff := newFarmFlags("submit", true, "")
 	retry := ff.fs.Bool("retry-failed", false, "run the failed tasks of a resubmitted campaign again")
 	wait := ff.fs.Bool("wait", false, "show progress until the campaign is done")
-	pin := ff.fs.Bool("pin-plugins", false, "pin the plugin binary of every policy (found on -plugin-path / $"+pluginhost.EnvPath+") in -storage before submitting, so that workers (-runner plugin or auto) fetch and run exactly these")
-	pluginPath := ff.fs.String("plugin-path", "", "with -pin-plugins: colon-separated plugin directories searched first")
+	pin := ff.fs.Bool("pin-plugins", false, "also pin the built-in families' plugin binaries found on -plugin-path / $"+pluginhost.EnvPath+" (third-party plugins are always pinned), so that workers fetch and run exactly these")
+	pluginPath := ff.fs.String("plugin-path", "", "colon-separated plugin directories searched first for the sweep's policies")
 	if err := ff.parse(args); err != nil {
 		return 2
 	}
 	if ff.fs.NArg() != 1 {
 		return fail("submit: want one sweep file")
 	}
-	f, camp, err := validateSweep(ff.fs.Arg(0))
+	ctx, stop := signalContext()
+	defer stop()
+	h := pluginhost.New(pluginhost.Config{MaxConcurrent: 1})
+	defer h.Close()
+	reg := registry.New(ctx, registry.Options{Dirs: pluginhost.SearchPath(*pluginPath, nil), Host: h})
+	warn("submit", reg.Warnings())
+	f, camp, err := validateSweep(ff.fs.Arg(0), reg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
 		return 2
 	}
-	ctx, stop := signalContext()
-	defer stop()
-	if *pin {
-		st, err := ff.store(ctx)
-		if err != nil {
-			return fail("submit: -pin-plugins: %v", err)
+	req := protocol.SubmitRequest{Spec: f, RetryFailed: *retry}
+	// Storage is needed only to pin plugin binaries (PinForSubmit says so
+	// when one must be pinned and there is none).
+	var st storage.Store
+	if *ff.storage != "" {
+		if st, err = ff.store(ctx); err != nil {
+			return fail("submit: storage for the plugin pins: %v", err)
 		}
-		desc, warnings, err := worker.PinForSubmit(ctx, st, camp, *pluginPath)
-		warn("submit", warnings)
-		if err != nil {
-			return fail("submit: -pin-plugins: %v", err)
-		}
-		fmt.Fprintf(os.Stderr, "msjfarm submit: pinned %s in %s\n", desc, st.URL())
+	}
+	pins, desc, warnings, err := worker.PinForSubmit(ctx, st, camp, reg, *pin)
+	warn("submit", warnings)
+	if err != nil {
+		return fail("submit: pinning plugins: %v", err)
+	}
+	if pins != nil {
+		req.Pins = pins.Policies
+		fmt.Fprintf(os.Stderr, "msjfarm submit: %s in %s\n", desc, st.URL())
 	}
 	nc, err := ff.conn("msjfarm-submit")
 	if err != nil {
@@ -255,7 +266,7 @@ func runSubmit(args []string) int {
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	var rep protocol.SubmitReply
-	if err := protocol.RequestRetry(rctx, nc, protocol.APISubmit, protocol.SubmitRequest{Spec: f, RetryFailed: *retry}, &rep); err != nil {
+	if err := protocol.RequestRetry(rctx, nc, protocol.APISubmit, req, &rep); err != nil {
 		return fail("submit: %v", err)
 	}
 	fmt.Printf("campaign %s (%s): %d tasks in %d points; %d published, %d already queued, %d already done\n",
@@ -411,7 +422,11 @@ func runResults(args []string) int {
 // partialSummary aggregates the records stored so far (including the
 // replications added in precision mode).
 func partialSummary(ctx context.Context, st storage.Store, id string) ([]byte, error) {
-	a, err := archive.Load(ctx, st, id, builtin.Catalog{})
+	cat, err := campaignCatalog(ctx, st, id)
+	if err != nil {
+		return nil, err
+	}
+	a, err := archive.Load(ctx, st, id, cat)
 	if err != nil {
 		return nil, err
 	}

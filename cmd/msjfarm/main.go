@@ -7,6 +7,9 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
 // commands maps a subcommand to its implementation; each returns the exit
@@ -37,6 +40,14 @@ func main() {
 }
 
 func dispatch(args []string) int {
+	if len(args) == 2 && args[0] == registry.ServeSubcommand {
+		// Hidden: msjfarm re-executed by its own plugin host to serve a
+		// built-in family as a plugin (worker/registry.Self).
+		if err := builtin.ServeFamily(args[1]); err != nil {
+			return fail("%v", err)
+		}
+		return 0
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage()
 		if len(args) == 0 {

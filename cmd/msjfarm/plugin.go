@@ -11,9 +11,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/sdk/check"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
+	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
 const pluginUsage = `usage: msjfarm plugin <list | info <binary> | check <binary>> [flags]
@@ -125,19 +129,45 @@ func pluginList(args []string) int {
 		Info     *pluginhost.Info `json:"info,omitempty"`
 		Error    string           `json:"error,omitempty"`
 	}
+	// The registry indexes the binaries as run and submit do, so a binary
+	// they would refuse (cannot start, wrong protocol, a schema rejecting
+	// its own defaults) is listed with the reason.
+	reg := registry.New(ctx, registry.Options{Dirs: dirs, Host: h})
 	var rows []row
 	for _, f := range found {
 		r := row{Family: f.Family, Path: f.Path, Shadowed: f.Shadowed}
-		if in, err := h.Info(ctx, pluginhost.Binary{Path: f.Path}); err != nil {
-			r.Error = err.Error()
-		} else {
-			r.Info = in
+		for _, in := range reg.Binaries {
+			if in.Path == f.Path {
+				r.Info = in
+			}
+		}
+		for _, b := range reg.Broken {
+			if b.Path == f.Path {
+				r.Error = b.String()
+			}
+		}
+		if r.Info == nil && r.Error == "" {
+			r.Error = "not indexed"
 		}
 		rows = append(rows, r)
 	}
+	// Policies that cannot be resolved (served twice, or a built-in name
+	// served by another plugin).
+	var conflicts []string
+	for _, p := range reg.Policies() {
+		if _, err := reg.Lookup(p); err != nil {
+			conflicts = append(conflicts, err.Error())
+		}
+	}
 	if *pf.json {
+		warn("plugin list", conflicts)
 		return printJSON(rows)
 	}
+	defer func() {
+		for _, c := range conflicts {
+			fmt.Printf("conflict: %s\n", c)
+		}
+	}()
 	if len(rows) == 0 {
 		fmt.Printf("no plugin binaries (%s*) in %s\n", pluginhost.BinaryPrefix, strings.Join(dirs, ":"))
 		return 0
@@ -307,8 +337,8 @@ type runnerFlags struct {
 
 func addRunnerFlags(fs *flag.FlagSet) *runnerFlags {
 	return &runnerFlags{
-		mode: fs.String("runner", "auto", "how replications run: plugin (policy plugin binaries through the plugin host), inprocess (the built-in catalogue), "+
-			"or auto (run: plugins if a binary serves every policy of the campaign, else in-process; worker: plugins for the policies that have one)"),
+		mode: fs.String("runner", "auto", "how replications run: plugin (policy plugin processes through the plugin host: binaries on the plugin path, and msjfarm itself serving the built-in families), "+
+			"inprocess (the built-in catalogue in this process, for debugging), or auto (plugins, unless the campaign replays a trace)"),
 		path:  fs.String("plugin-path", "", "colon-separated plugin directories, searched before $"+pluginhost.EnvPath+" and the msjfarm executable's directory"),
 		cache: fs.String("plugin-cache", "", "directory for plugin binaries fetched from storage (default <user cache dir>/msjfarm/plugins)"),
 	}
@@ -317,7 +347,8 @@ func addRunnerFlags(fs *flag.FlagSet) *runnerFlags {
 // config is the worker.RunnerConfig the flags give, for concurrency
 // replications at once.
 func (rf *runnerFlags) config(concurrency int, logf func(string, ...any)) worker.RunnerConfig {
-	return worker.RunnerConfig{Mode: *rf.mode, PluginPath: *rf.path, CacheDir: *rf.cache, Concurrency: concurrency, Logf: logf}
+	return worker.RunnerConfig{Mode: *rf.mode, PluginPath: *rf.path, CacheDir: *rf.cache, Concurrency: concurrency, Logf: logf,
+		Self: registry.SelfFromExecutable()}
 }
 
 // warn prints warnings as cmd's.
@@ -325,4 +356,17 @@ func warn(cmd string, warnings []string) {
 	for _, w := range warnings {
 		fmt.Fprintf(os.Stderr, "msjfarm %s: warning: %s\n", cmd, w)
 	}
+}
+
+// campaignCatalog is the catalogue a stored campaign's spec expands
+// against: the built-ins plus the plugins the campaign pins, with the
+// schemas stored beside the pins (so results, report and reproduce read a
+// third-party campaign without its binary). A campaign without pins gets
+// the built-ins alone.
+func campaignCatalog(ctx context.Context, st storage.Store, id string) (sweep.Catalog, error) {
+	pins, err := protocol.ReadPins(ctx, st, id)
+	if err != nil {
+		return nil, err
+	}
+	return registry.New(ctx, registry.Options{Pins: pins}), nil
 }

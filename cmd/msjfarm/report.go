@@ -14,7 +14,6 @@ import (
 
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
-	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/report"
 	"github.com/msjfarm/msjfarm/storage"
@@ -41,7 +40,11 @@ func runReport(args []string) int {
 	if err != nil {
 		return fail("report: %v", err)
 	}
-	a, err := archive.Load(ctx, st, id, builtin.Catalog{})
+	cat, err := campaignCatalog(ctx, st, id)
+	if err != nil {
+		return fail("report: %v", err)
+	}
+	a, err := archive.Load(ctx, st, id, cat)
 	if err != nil {
 		return fail("report: %v", err)
 	}
@@ -54,7 +57,11 @@ func runReport(args []string) int {
 	// Further campaigns are overlaid in the figures and tables.
 	var overlay []*archive.Archive
 	for _, oid := range ff.fs.Args()[1:] {
-		o, err := archive.Load(ctx, st, oid, builtin.Catalog{})
+		ocat, err := campaignCatalog(ctx, st, oid)
+		if err != nil {
+			return fail("report: %v", err)
+		}
+		o, err := archive.Load(ctx, st, oid, ocat)
 		if err != nil {
 			return fail("report: %v", err)
 		}

@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/reproduce"
 	"github.com/msjfarm/msjfarm/worker"
@@ -62,7 +61,11 @@ func runReproduce(args []string) int {
 	if err != nil {
 		return fail("reproduce: %v", err)
 	}
-	a, err := archive.Load(ctx, st, id, builtin.Catalog{})
+	cat, err := campaignCatalog(ctx, st, id)
+	if err != nil {
+		return fail("reproduce: %v", err)
+	}
+	a, err := archive.Load(ctx, st, id, cat)
 	if err != nil {
 		return fail("reproduce: %v", err)
 	}

@@ -48,9 +48,17 @@ func runRun(args []string) int {
 	if *n < 1 {
 		return fail("run: -workers must be >= 1")
 	}
-	// Validate before anything is created.
-	f, camp, err := validateSweep(pos[0])
+	reserveFarmProc(*n)
+	ctx, stop := signalContext()
+	defer stop()
+	// Validate against the policy registry (built-ins and the plugins on
+	// the search path) before anything is created.
+	cfg := rf.config(*n, logf(slogger, *verbose))
+	pr := cfg.Prepare(ctx)
+	f, camp, err := validateSweep(pos[0], pr.Registry)
 	if err != nil {
+		pr.Close()
+		warn("run", pr.Registry.Warnings())
 		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
 		return 2
 	}
@@ -58,15 +66,13 @@ func runRun(args []string) int {
 	// invalid one fails at once.
 	ln, err := mf.listen()
 	if err != nil {
+		pr.Close()
 		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
 		return 2
 	}
 	if ln != nil {
 		defer ln.Close()
 	}
-	reserveFarmProc(*n)
-	ctx, stop := signalContext()
-	defer stop()
 	start := time.Now()
 	if *cpuProfile != "" {
 		pf, err := os.Create(*cpuProfile)
@@ -82,11 +88,12 @@ func runRun(args []string) int {
 
 	st, err := ff.store(ctx)
 	if err != nil {
+		pr.Close()
 		return fail("run: %v", err)
 	}
 	metrics := monitor.NewMetrics()
 	st = metrics.InstrumentStore(st)
-	ch, err := worker.ForCampaign(ctx, rf.config(*n, logf(slogger, *verbose)), st, camp)
+	ch, err := worker.ForCampaignWith(ctx, cfg, pr, st, camp)
 	if ch != nil {
 		warn("run", ch.Warnings)
 	}
@@ -102,7 +109,7 @@ func runRun(args []string) int {
 		defer c.Close() // the worker closes it too; again is harmless
 	}
 	p := newProgress(os.Stderr, 0)
-	out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: ch.Runner, Workers: *n, StoreDir: *storeDir,
+	out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: ch.Runner, Pins: ch.Pins, Workers: *n, StoreDir: *storeDir,
 		AckWait: *ackWait, MaxDeliver: *maxDeliver, RetryFailed: *retry, Logf: logf(slogger, *verbose),
 		HTTP: ln, Linger: *linger, Metrics: metrics, Log: taskLogger(slogger, *verbose),
 		Lingering: func(s *protocol.Status) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/msjfarm/msjfarm/worker"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 	"github.com/msjfarm/msjfarm/worker/pluginhost/hosttest"
+	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
 // Three policy families (three plugin binaries), one with a parameter.
@@ -122,7 +124,7 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 		t.Fatalf("manifest plugins %+v, policies %+v", m.Plugins, m.Policies)
 	}
 	for _, pp := range m.Policies {
-		if pin := m.Plugins[pp.Policy]; pp.Runner != "plugin" || pp.PluginSHA256 != pin.SHA256 || pins.Policies[pp.Policy] != pin {
+		if pin := m.Plugins[pp.Policy]; pp.Runner != "plugin" || pp.PluginSHA256 != pin.SHA256 || !reflect.DeepEqual(pins.Policies[pp.Policy], pin) {
 			t.Fatalf("manifest: %+v, pin %+v", pp, pin)
 		}
 	}
@@ -145,7 +147,10 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 	}
 
 	// submit -pin-plugins: the submitting machine pins the same binaries.
-	_, camp, err := validateSweep(sw)
+	h := pluginhost.New(pluginhost.Config{})
+	defer h.Close()
+	reg := registry.New(t.Context(), registry.Options{Dirs: pluginhost.SearchPath("", nil), Host: h})
+	_, camp, err := validateSweep(sw, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,29 +158,33 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := worker.PinForSubmit(t.Context(), st2, camp, ""); err != nil {
+	if _, _, _, err := worker.PinForSubmit(t.Context(), st2, camp, reg, true); err != nil {
 		t.Fatal(err)
 	}
 	if p2, err := protocol.ReadPins(t.Context(), st2, camp.ID); err != nil || p2 == nil || len(p2.Policies) != 3 ||
-		p2.Policies["msf"] != pins.Policies["msf"] {
+		!reflect.DeepEqual(p2.Policies["msf"], pins.Policies["msf"]) {
 		t.Fatalf("submit pins %+v, %v", p2, err)
 	}
 
-	// -runner plugin without a binary for every policy refuses to start;
-	// auto falls back to in-process.
+	// Without any plugin binary, -runner plugin and the default (auto) run
+	// every replication in msjfarm itself re-executed as the families'
+	// plugins (here the test binary, through TestMain): bit-identical to
+	// in-process, and recorded as the plugin runner with the family's name.
 	t.Setenv(pluginhost.EnvPath, t.TempDir())
-	none := filepath.Join(dir, "none")
-	if code := runRun([]string{"-q", "-runner", "plugin", "-storage", none, sw}); code == 0 {
-		t.Fatal("-runner plugin without binaries: exit 0")
-	}
-	auto := filepath.Join(dir, "data-auto")
-	if code := runRun([]string{"-workers", "2", "-q", "-storage", auto, sw}); code != 0 {
-		t.Fatalf("auto: exit %d", code)
-	}
-	_, recs := readRecords(t, auto)
-	for id, r := range recs {
-		if r.Provenance["runner"] != "in-process" || !bytes.Equal(r.Result, inproc[id].Result) {
-			t.Fatalf("auto without binaries: task %s provenance %v", id, r.Provenance)
+	for _, mode := range []string{"plugin", "auto"} {
+		data := filepath.Join(dir, "self-"+mode)
+		if code := runRun([]string{"-workers", "2", "-q", "-runner", mode, "-storage", data, sw}); code != 0 {
+			t.Fatalf("-runner %s without binaries: exit %d", mode, code)
+		}
+		_, recs := readRecords(t, data)
+		if len(recs) != len(inproc) {
+			t.Fatalf("-runner %s without binaries: %d results", mode, len(recs))
+		}
+		for id, r := range recs {
+			fam := map[string]string{"fcfs": "fcfs", "msf": "msf", "msfq": "quickswap"}[r.Task.Policy]
+			if r.Provenance["runner"] != "plugin" || r.Provenance["plugin"] != fam || !bytes.Equal(r.Result, inproc[id].Result) {
+				t.Fatalf("-runner %s without binaries: task %s provenance %v", mode, id, r.Provenance)
+			}
 		}
 	}
 }

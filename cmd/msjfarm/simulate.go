@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -15,12 +16,15 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/model/swf"
 	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/rng"
 	"github.com/msjfarm/msjfarm/sim/stats"
+	"github.com/msjfarm/msjfarm/worker/pluginhost"
+	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
 // paramFlags collects repeated -param name=value flags.
@@ -77,15 +81,28 @@ func runSimulate(args []string) int {
 	timeScale := fs.Float64("time-scale", 1, "with -swf: multiply submit times by this (< 1 raises the load)")
 	params := paramFlags{}
 	fs.Var(params, "param", "policy parameter name=value (repeatable)")
+	pluginPath := fs.String("plugin-path", "", "colon-separated plugin directories searched (before $"+pluginhost.EnvPath+") for a -policy that is not built in")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() > 0 {
 		return fail("simulate: unexpected argument %q", fs.Arg(0))
 	}
-	ps, err := builtin.Lookup(*pol)
+	// The policy resolves through the registry: a built-in one runs in
+	// this process, a plugin's in its binary.
+	host := pluginhost.New(pluginhost.Config{MaxConcurrent: max(*par, 1)})
+	defer host.Close()
+	reg := registry.New(context.Background(), registry.Options{Dirs: pluginhost.SearchPath(*pluginPath, nil), Host: host})
+	entry, err := reg.Lookup(*pol)
 	if err != nil {
+		warn("simulate", reg.Warnings())
 		return fail("simulate: -policy: %v", err)
+	}
+	var ps wire.Entry
+	if entry.Source == registry.BuiltIn {
+		if ps, err = builtin.Lookup(*pol); err != nil {
+			return fail("simulate: -policy: %v", err)
+		}
 	}
 	switch {
 	case *rate < 0 || math.IsNaN(*rate):
@@ -104,11 +121,30 @@ func runSimulate(args []string) int {
 		return fail("simulate: %v", err)
 	}
 	// Check the parameters up front so errors surface before anything runs.
-	if ps.Reference != nil && len(params) > 0 {
-		return fail("simulate: policy %s is a reference model and takes no parameters", ps.Name)
+	if _, err := reg.CheckParams(entry.Policy, params); err != nil {
+		return fail("simulate: %v", err)
 	}
-	if _, err := sim.Resolve(ps.Params(), params); err != nil {
-		return fail("simulate: policy %s: %v", ps.Name, err)
+	run := func(r int) (*sim.Result, error) {
+		return ps.Run(w, params, sim.Config{
+			Seed: rng.Mix(*seed, uint64(r)), Warmup: int64(warmup), Arrivals: int64(arrivals), MSER: *mser,
+		})
+	}
+	if entry.Source != registry.BuiltIn {
+		if *swfPath != "" {
+			return fail("simulate: -swf: the plugin runner does not replay traces (policy %s is served by the plugin %s)", entry.Policy, entry.Path)
+		}
+		spec, _ := workload.Named(*wl)
+		bin, _ := entry.Binary()
+		run = func(r int) (*sim.Result, error) {
+			req := &wire.RunRequest{Policy: entry.Policy, Params: params, Workload: spec, ArrivalRate: w.ArrivalRate,
+				Run: wire.Run{Seed: rng.Mix(*seed, uint64(r)), RunConfig: wire.RunConfig{Warmup: int64(warmup), Arrivals: int64(arrivals), MSER: *mser}}}
+			out, err := host.Run(context.Background(), bin, req, pluginhost.RunOptions{})
+			if err != nil {
+				return nil, err
+			}
+			return out.Result, nil
+		}
+		fmt.Fprintf(os.Stderr, "msjfarm simulate: policy %s from plugin %s %s (%s)\n", entry.Policy, entry.Plugin, entry.Version, entry.Path)
 	}
 
 	results := make([]*sim.Result, *reps)
@@ -121,9 +157,7 @@ func runSimulate(args []string) int {
 		sem <- struct{}{}
 		go func(r int) {
 			defer func() { <-sem; wg.Done() }()
-			results[r], errs[r] = ps.Run(w, params, sim.Config{
-				Seed: rng.Mix(*seed, uint64(r)), Warmup: int64(warmup), Arrivals: int64(arrivals), MSER: *mser,
-			})
+			results[r], errs[r] = run(r)
 		}(r)
 	}
 	wg.Wait()
@@ -142,7 +176,7 @@ func runSimulate(args []string) int {
 		}
 		return 0
 	}
-	printSummary(w, ps.Name, params, results, elapsed)
+	printSummary(w, entry.Policy, params, results, elapsed)
 	return 0
 }
 

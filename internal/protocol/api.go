@@ -76,6 +76,11 @@ type SubmitRequest struct {
 	// RetryFailed deletes the failed records of a resubmitted campaign so
 	// that their tasks run again.
 	RetryFailed bool `json:"retry_failed,omitempty"`
+	// Pins are the plugin pins the submitter wrote for this campaign
+	// (worker.PinCampaign): the coordinator validates the sweep against
+	// their schemas, since the campaign id it would read them by comes out
+	// of that very validation.
+	Pins map[string]PluginPin `json:"pins,omitempty"`
 }
 
 // SubmitReply answers a SubmitRequest.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
 )
 
@@ -26,6 +27,13 @@ type PluginPin struct {
 	SHA256  string `json:"sha256"`
 	// Key is where the binary is in storage (storage.PluginKey).
 	Key string `json:"key"`
+	// Params and Reference are the policy's entry in the binary's Info
+	// (its parameter schema; a reference model takes none), stored beside
+	// the pin so that the coordinator validates a campaign's sweep against
+	// the pinned binary without executing it. Empty in pins written before
+	// they carried schemas.
+	Params    []sim.Param `json:"params,omitempty"`
+	Reference bool        `json:"reference,omitempty"`
 }
 
 // Pins is campaigns/<id>/plugins.json: the plugin binary of each policy of

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -29,7 +30,7 @@ func TestPins(t *testing.T) {
 		t.Fatalf("PinsKey = %s", PinsKey("c1"))
 	}
 	got, err := ReadPins(ctx, st, "c1")
-	if err != nil || got == nil || got.Campaign != "c1" || len(got.Policies) != 1 || got.Policies["fcfs"] != want.Policies["fcfs"] {
+	if err != nil || got == nil || got.Campaign != "c1" || len(got.Policies) != 1 || !reflect.DeepEqual(got.Policies["fcfs"], want.Policies["fcfs"]) {
 		t.Fatalf("read back %+v, %v", got, err)
 	}
 	if err := st.Put(ctx, PinsKey("c2"), []byte("{")); err != nil {

@@ -25,24 +25,84 @@ import (
 	"github.com/msjfarm/msjfarm/sim"
 )
 
-// families lists every built-in policy family's specs.
-var families = [][]sdk.Spec{
-	fcfs.Policies,
-	backfill.Policies,
-	balanced.Policies,
-	nmsr.Policies,
-	killsmart.Policies,
-	firstfit.Policies,
-	msf.Policies,
-	quickswap.Policies,
-	serverfilling.Policies,
-	maxweight.Policies,
-	srpt.Policies,
+// Version is the plugin version of the built-in families, as their
+// per-family binaries (plugins/<family>/cmd) and msjfarm's own self-served
+// plugins (ServeFamily) report it.
+const Version = "0.1.0"
+
+// Family is one built-in policy family: what its plugin binary
+// msjfarm-policy-<Name> serves.
+type Family struct {
+	Name       string
+	Policies   []sdk.Spec
+	References []sdk.Reference
 }
 
-// references lists the built-in reference models.
-var references = [][]sdk.Reference{
-	srpt.References,
+// families lists every built-in policy family, in the order their binaries
+// are documented.
+var families = []Family{
+	{Name: "fcfs", Policies: fcfs.Policies},
+	{Name: "backfill", Policies: backfill.Policies},
+	{Name: "balanced", Policies: balanced.Policies},
+	{Name: "nmsr", Policies: nmsr.Policies},
+	{Name: "killsmart", Policies: killsmart.Policies},
+	{Name: "firstfit", Policies: firstfit.Policies},
+	{Name: "msf", Policies: msf.Policies},
+	{Name: "quickswap", Policies: quickswap.Policies},
+	{Name: "serverfilling", Policies: serverfilling.Policies},
+	{Name: "maxweight", Policies: maxweight.Policies},
+	{Name: "srpt", Policies: srpt.Policies, References: srpt.References},
+}
+
+// Families returns the built-in families.
+func Families() []Family { return append([]Family(nil), families...) }
+
+// FamilyOf returns the family serving a built-in policy or reference model
+// (case-insensitive).
+func FamilyOf(policy string) (string, bool) {
+	for _, f := range families {
+		for _, s := range f.Policies {
+			if strings.EqualFold(s.Name, policy) {
+				return f.Name, true
+			}
+		}
+		for _, r := range f.References {
+			if strings.EqualFold(r.Name, policy) {
+				return f.Name, true
+			}
+		}
+	}
+	return "", false
+}
+
+// ServeFamily serves a built-in family as a plugin (sdk.Serve, exactly as
+// its binary msjfarm-policy-<name> does) and does not return; it returns
+// an error only for an unknown family. msjfarm re-executes itself with a
+// hidden subcommand that calls it, so that the built-in policies cross the
+// plugin boundary without any separately built binary (as under go run).
+func ServeFamily(name string) error {
+	for _, f := range families {
+		if f.Name == name {
+			sdk.Serve(f.Name, Version, f.Policies, f.References...)
+			return nil
+		}
+	}
+	names := make([]string, len(families))
+	for i, f := range families {
+		names[i] = f.Name
+	}
+	return fmt.Errorf("unknown built-in family %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// Names returns the names of the built-in policies and reference models,
+// sorted.
+func Names() []string {
+	all := All()
+	out := make([]string, len(all))
+	for i, e := range all {
+		out[i] = e.Name
+	}
+	return out
 }
 
 // All returns every built-in policy and reference model, sorted by name, as
@@ -51,12 +111,10 @@ var references = [][]sdk.Reference{
 func All() []wire.Entry {
 	var out []wire.Entry
 	for _, f := range families {
-		for _, s := range f {
+		for _, s := range f.Policies {
 			out = append(out, wire.Entry{Name: s.Name, Doc: s.Doc, New: func() sim.Policy { return s.New() }})
 		}
-	}
-	for _, f := range references {
-		for _, r := range f {
+		for _, r := range f.References {
 			out = append(out, wire.Entry{Name: r.Name, Doc: r.Doc, Reference: r.Run})
 		}
 	}

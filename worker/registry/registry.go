@@ -1,0 +1,407 @@
+// Package registry is the one place where a policy name becomes an
+// implementation: the built-in catalogue, every plugin binary on the search
+// path and, for a submitted campaign, every plugin the campaign pins —
+// each described by its Info (policies, version, parameter schema,
+// capabilities). msjfarm run, simulate, submit, coordinator and worker all
+// resolve names through a Registry, so a sweep is validated against the
+// schema of the very code that will run it, before anything is written or
+// queued, and a third-party policy is as valid in a sweep as a built-in one.
+//
+// It is its own package, rather than part of worker/pluginhost or worker,
+// because its users are wider than either: the coordinator validates with
+// it (and must not import the worker), the host stays a process supervisor
+// that knows nothing of the built-in catalogue, and the worker's runner
+// dispatches through it.
+//
+// Resolution rules (Lookup), for one policy name (case-insensitive):
+//
+//  1. A campaign's pin wins: the campaign runs exactly what it pinned.
+//  2. One binary on the search path serving the name is used. If it is
+//     the built-in family's own distribution binary (its plugin name is
+//     the family's), it replaces the self-served built-in; any other
+//     binary serving a built-in name is a conflict.
+//  3. Two binaries serving the name are a conflict: the error names both
+//     and says how to choose (remove one from the search path). Two files
+//     with the same name (msjfarm-policy-x) in two directories are not a
+//     conflict: like PATH, the first directory wins (pluginhost.Discover).
+//  4. A built-in policy without a binary runs in msjfarm itself re-executed
+//     as a plugin (Self), or in-process when there is no Self.
+//  5. Anything else is unknown: the error lists the built-in names, the
+//     directories searched and the binaries that could not be used.
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/worker/pluginhost"
+)
+
+// ServeSubcommand is the hidden msjfarm subcommand that serves one built-in
+// family as a plugin: msjfarm __serve-family <family> (builtin.ServeFamily).
+const ServeSubcommand = "__serve-family"
+
+// Self is how this program serves its own built-in families as plugins.
+type Self struct {
+	// Path is the program's executable (os.Executable).
+	Path string
+}
+
+// Binary is the self-served plugin of a built-in family.
+func (s *Self) Binary(family string) pluginhost.Binary {
+	return pluginhost.Binary{Path: s.Path, Args: []string{ServeSubcommand, family}}
+}
+
+// SelfFromExecutable is Self for the running program, nil if its
+// executable cannot be found.
+func SelfFromExecutable() *Self {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	return &Self{Path: exe}
+}
+
+// Source says where an Entry comes from.
+type Source string
+
+// Sources.
+const (
+	BuiltIn Source = "built-in"
+	Plugin  Source = "plugin" // a binary on the search path
+	Pinned  Source = "pinned" // a campaign's pin (binary in storage)
+)
+
+// Entry is one policy as the registry resolved it.
+type Entry struct {
+	Policy string
+	Source Source
+	// Plugin is the serving plugin's name (for a built-in, its family),
+	// Version and Engine its versions.
+	Plugin, Version, Engine string
+	Params                  []sim.Param
+	Reference               bool
+	// Path and SHA256 identify the binary (Path is empty for a built-in
+	// served by Self and for a pinned binary not on this machine); Args
+	// are its arguments (Self's subcommand).
+	Path   string
+	SHA256 string
+	Args   []string
+	// Pin is the campaign's pin (Source Pinned).
+	Pin *protocol.PluginPin
+}
+
+// Binary is the plugin binary that runs the entry; false for a built-in
+// with no binary and no Self (it runs in-process) and for a pinned binary
+// (the worker fetches it by its pin).
+func (e Entry) Binary() (pluginhost.Binary, bool) {
+	if e.Path == "" {
+		return pluginhost.Binary{}, false
+	}
+	return pluginhost.Binary{Path: e.Path, Args: e.Args}, true
+}
+
+// Describe is "policy=plugin@sha256-prefix" (or "policy=built-in family
+// fcfs in msjfarm"), as run and submit print it.
+func (e Entry) Describe() string {
+	switch {
+	case e.Source == BuiltIn && len(e.Args) > 0:
+		return fmt.Sprintf("%s=msjfarm(%s)", e.Policy, e.Plugin)
+	case e.Source == BuiltIn:
+		return fmt.Sprintf("%s=in-process", e.Policy)
+	}
+	return fmt.Sprintf("%s=%s@%.12s", e.Policy, e.Plugin, e.SHA256)
+}
+
+// Broken is a binary on the search path that cannot be used, and why.
+type Broken struct {
+	Path string
+	Err  error
+}
+
+// String is the binary and the first line of its error (go-plugin adds a
+// paragraph of generic hints after the cause).
+func (b Broken) String() string {
+	var he *pluginhost.Error
+	if errors.As(b.Err, &he) {
+		msg, _, _ := strings.Cut(he.Msg, "\n")
+		out := fmt.Sprintf("plugin %s: %s: %s", b.Path, he.Kind, strings.TrimSpace(msg))
+		if st := strings.TrimSpace(he.Stderr); st != "" {
+			out += " (stderr: " + strings.ReplaceAll(st, "\n", " | ") + ")"
+		}
+		return out
+	}
+	msg, _, _ := strings.Cut(b.Err.Error(), "\n")
+	if strings.Contains(msg, b.Path) {
+		return msg
+	}
+	return fmt.Sprintf("plugin %s: %s", b.Path, msg)
+}
+
+// Options configure New.
+type Options struct {
+	// Dirs is the plugin search path (pluginhost.SearchPath).
+	Dirs []string
+	// Host starts binaries whose Info is not yet cached (its Digests); a
+	// started process stays in the host for the runs that follow. Nil:
+	// the search path is not indexed.
+	Host *pluginhost.Host
+	// Self serves the built-in families (nil: built-ins run in-process).
+	Self *Self
+	// Pins are a campaign's pins (nil: none).
+	Pins *protocol.Pins
+}
+
+// Registry resolves policy names. It is read-only after New and safe for
+// concurrent use.
+type Registry struct {
+	// Dirs is the search path indexed.
+	Dirs []string
+	// Binaries are the usable binaries found, in search-path order.
+	Binaries []*pluginhost.Info
+	// Broken are the binaries found that cannot be used.
+	Broken []Broken
+	// Self serves the built-in families (may be nil).
+	Self *Self
+
+	pins   *protocol.Pins
+	byName map[string][]Entry // lower-case policy -> candidates
+}
+
+// Builtin is the registry of the built-in catalogue alone: what validates
+// sweeps where no plugin can exist (and the coordinator's default).
+func Builtin() *Registry { return New(context.Background(), Options{}) }
+
+// New indexes the built-in catalogue, the binaries on o.Dirs (through
+// o.Host; each binary's Info comes from the digest cache when the binary
+// is unchanged, so nothing is started for it) and o.Pins.
+func New(ctx context.Context, o Options) *Registry {
+	r := &Registry{Dirs: o.Dirs, Self: o.Self, pins: o.Pins, byName: map[string][]Entry{}}
+	for _, f := range builtin.Families() {
+		add := func(name string, params []sim.Param, ref bool) {
+			e := Entry{Policy: name, Source: BuiltIn, Plugin: f.Name, Version: builtin.Version,
+				Engine: sim.Version, Params: params, Reference: ref}
+			if o.Self != nil {
+				b := o.Self.Binary(f.Name)
+				e.Path, e.Args = b.Path, b.Args
+			}
+			r.add(e)
+		}
+		for _, s := range f.Policies {
+			add(s.Name, sim.Describe(s.New()).Params, false)
+		}
+		for _, ref := range f.References {
+			add(ref.Name, nil, true)
+		}
+	}
+	if o.Host != nil {
+		r.index(ctx, o.Host)
+	}
+	if o.Pins != nil {
+		for pol, pin := range o.Pins.Policies {
+			pin := pin
+			r.add(Entry{Policy: pol, Source: Pinned, Plugin: pin.Plugin, Version: pin.Version, Engine: pin.Engine,
+				SHA256: pin.SHA256, Params: pin.Params, Reference: pin.Reference, Pin: &pin})
+		}
+	}
+	return r
+}
+
+func (r *Registry) add(e Entry) {
+	k := strings.ToLower(e.Policy)
+	r.byName[k] = append(r.byName[k], e)
+}
+
+// index asks every binary on the search path for its Info, concurrently.
+func (r *Registry) index(ctx context.Context, h *pluginhost.Host) {
+	found := pluginhost.Discover(r.Dirs)
+	infos := make([]*pluginhost.Info, len(found))
+	errs := make([]error, len(found))
+	var wg sync.WaitGroup
+	for i, f := range found {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			infos[i], errs[i] = binaryInfo(ctx, h, f.Path)
+		}()
+	}
+	wg.Wait()
+	for i, in := range infos {
+		if errs[i] == nil {
+			errs[i] = checkInfo(in)
+		}
+		if errs[i] != nil {
+			r.Broken = append(r.Broken, Broken{Path: found[i].Path, Err: errs[i]})
+			continue
+		}
+		r.Binaries = append(r.Binaries, in)
+		for _, p := range in.Policies {
+			r.add(Entry{Policy: p.Name, Source: Plugin, Plugin: in.Name, Version: in.Version, Engine: in.Engine,
+				Params: p.Params, Reference: p.Reference, Path: in.Path, SHA256: in.SHA256})
+		}
+	}
+}
+
+// binaryInfo is a binary's Info: cached by its sha256 (Digests), or asked
+// of the running binary.
+func binaryInfo(ctx context.Context, h *pluginhost.Host, path string) (*pluginhost.Info, error) {
+	sum, err := h.Digests().Sum(path)
+	if err != nil {
+		return nil, err
+	}
+	if c := h.Digests().Info(sum, path); c != nil {
+		in := *c
+		in.Path, in.SHA256 = path, sum
+		return &in, nil
+	}
+	return h.Info(ctx, pluginhost.Binary{Path: path})
+}
+
+// checkInfo refuses an Info no sweep could use: no policies, a policy
+// without a name, a name served twice, or a schema that rejects its own
+// defaults (every run without that parameter would fail).
+func checkInfo(in *pluginhost.Info) error {
+	if len(in.Policies) == 0 {
+		return errors.New("the plugin serves no policies")
+	}
+	seen := map[string]bool{}
+	for _, p := range in.Policies {
+		if p.Name == "" {
+			return errors.New("the plugin lists a policy without a name")
+		}
+		k := strings.ToLower(p.Name)
+		if seen[k] {
+			return fmt.Errorf("the plugin lists policy %s twice", p.Name)
+		}
+		seen[k] = true
+		if _, err := sim.Resolve(p.Params, nil); err != nil {
+			return fmt.Errorf("policy %s: its parameter schema rejects its own defaults: %v", p.Name, err)
+		}
+	}
+	return nil
+}
+
+// Lookup resolves a policy name by the package's rules.
+func (r *Registry) Lookup(policy string) (Entry, error) {
+	cands := r.byName[strings.ToLower(policy)]
+	var bin []Entry
+	var built *Entry
+	for i, e := range cands {
+		switch e.Source {
+		case Pinned:
+			if e.Params == nil && !e.Reference {
+				// A pin written before pins carried schemas: the schema
+				// is the built-in one or, failing that, the local binary's.
+				for _, o := range cands {
+					if o.Source != Pinned && o.SHA256 == e.SHA256 || o.Source == BuiltIn {
+						e.Params, e.Reference = o.Params, o.Reference
+					}
+				}
+			}
+			return e, nil
+		case Plugin:
+			bin = append(bin, e)
+		case BuiltIn:
+			built = &cands[i]
+		}
+	}
+	switch {
+	case len(bin) > 1:
+		paths := make([]string, len(bin))
+		for i, b := range bin {
+			paths[i] = fmt.Sprintf("%s (plugin %s %s)", b.Path, b.Plugin, b.Version)
+		}
+		return Entry{}, fmt.Errorf("policy %q is served by %d plugin binaries: %s; remove all but one from the plugin search path (-plugin-path, $%s)",
+			policy, len(bin), strings.Join(paths, " and "), pluginhost.EnvPath)
+	case len(bin) == 1 && built != nil && bin[0].Plugin != built.Plugin:
+		return Entry{}, fmt.Errorf("policy %q is built in (family %s) and also served by the plugin binary %s (plugin %s): rename the plugin's policy or remove the binary from the plugin search path",
+			policy, built.Plugin, bin[0].Path, bin[0].Plugin)
+	case len(bin) == 1:
+		return bin[0], nil
+	case built != nil:
+		return *built, nil
+	}
+	return Entry{}, r.unknown(policy)
+}
+
+func (r *Registry) unknown(policy string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "unknown policy %q (built-in: %s; plugin directories searched: ", policy, strings.Join(builtin.Names(), ", "))
+	if len(r.Dirs) == 0 {
+		b.WriteString("none")
+	} else {
+		b.WriteString(strings.Join(r.Dirs, string(os.PathListSeparator)))
+	}
+	var plug []string
+	for _, in := range r.Binaries {
+		for _, p := range in.Policies {
+			plug = append(plug, p.Name)
+		}
+	}
+	if len(plug) > 0 {
+		sort.Strings(plug)
+		fmt.Fprintf(&b, "; plugin policies found: %s", strings.Join(plug, ", "))
+	}
+	for _, x := range r.Broken {
+		fmt.Fprintf(&b, "; unusable binary %s", x)
+	}
+	b.WriteString(")")
+	return errors.New(b.String())
+}
+
+// Schema is the policy's parameter schema (sweep.Catalog): the resolved
+// entry's, so that a sweep is checked against the plugin's own schema.
+func (r *Registry) Schema(policy string) ([]sim.Param, error) {
+	e, err := r.Lookup(policy)
+	if err != nil {
+		return nil, err
+	}
+	return e.Params, nil
+}
+
+// CheckParams resolves params against the policy's schema; the error names
+// the policy and the parameter with its allowed range.
+func (r *Registry) CheckParams(policy string, params map[string]any) (sim.Values, error) {
+	e, err := r.Lookup(policy)
+	if err != nil {
+		return nil, err
+	}
+	if e.Reference {
+		if len(params) > 0 {
+			return nil, fmt.Errorf("policy %s: a reference model takes no parameters", e.Policy)
+		}
+		return sim.Values{}, nil
+	}
+	v, err := sim.Resolve(e.Params, params)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s (%s): %w", e.Policy, e.Describe(), err)
+	}
+	return v, nil
+}
+
+// Warnings describe the unusable binaries.
+func (r *Registry) Warnings() []string {
+	var w []string
+	for _, b := range r.Broken {
+		w = append(w, b.String())
+	}
+	return w
+}
+
+// Policies lists every policy name the registry knows, sorted.
+func (r *Registry) Policies() []string {
+	out := make([]string, 0, len(r.byName))
+	for _, es := range r.byName {
+		out = append(out, es[0].Policy)
+	}
+	sort.Strings(out)
+	return out
+}

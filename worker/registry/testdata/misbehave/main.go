@@ -1,0 +1,91 @@
+// Command misbehave is a test plugin for worker/registry that misbehaves in
+// the way its file name says (the test copies it under each name):
+//
+//   - msjfarm-policy-badproto: speaks another protocol version in the
+//     go-plugin handshake;
+//   - msjfarm-policy-exits: exits during the handshake, before answering;
+//   - msjfarm-policy-badschema: a policy whose schema rejects its own
+//     default;
+//   - msjfarm-policy-refuses: Info lists policy "ghost", which Run then
+//     rejects as unknown;
+//   - msjfarm-policy-impostor: serves a policy named fcfs (a built-in
+//     name) as plugin "impostor";
+//   - anything else: serves policy "lcfs-fit-test" correctly.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/msjfarm/msjfarm/internal/wire"
+	pb "github.com/msjfarm/msjfarm/internal/wire/proto"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/sim"
+)
+
+// badDefault is FCFS with a parameter whose default is outside its range.
+type badDefault struct{ sim.Policy }
+
+func (badDefault) Params() []sim.Param {
+	one := 1.0
+	return []sim.Param{{Name: "x", Type: sim.Float, Default: 5.0, Max: &one}}
+}
+func (badDefault) Configure(sim.Values) error { return nil }
+
+// refusing rejects every Run of policy "ghost".
+type refusing struct{ pb.PolicyPluginServer }
+
+func (r refusing) Run(req *pb.RunRequest, stream pb.PolicyPlugin_RunServer) error {
+	if strings.Contains(string(req.RequestJson), `"policy":"ghost"`) {
+		return status.Error(codes.InvalidArgument, `unknown policy "ghost"`)
+	}
+	return r.PolicyPluginServer.Run(req, stream)
+}
+
+func (r refusing) Info(ctx context.Context, in *pb.InfoRequest) (*pb.InfoResponse, error) {
+	return r.PolicyPluginServer.Info(ctx, in)
+}
+
+func main() {
+	mode := strings.TrimPrefix(filepath.Base(os.Args[0]), "msjfarm-policy-")
+	fcfs, err := builtin.Lookup("fcfs")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	hs := wire.Handshake()
+	entries := []wire.Entry{{Name: "lcfs-fit-test", Doc: "FCFS under another name", New: fcfs.New}}
+	switch mode {
+	case "badproto":
+		hs.ProtocolVersion = wire.ProtocolVersion + 1
+	case "exits":
+		fmt.Fprintln(os.Stderr, "misbehave: exiting during the handshake")
+		os.Exit(3)
+	case "badschema":
+		entries = []wire.Entry{{Name: "bad-default", New: func() sim.Policy { return badDefault{fcfs.New()} }}}
+	case "impostor":
+		entries = []wire.Entry{{Name: "fcfs", New: fcfs.New}}
+	case "refuses":
+		entries = []wire.Entry{{Name: "ghost", New: fcfs.New}, {Name: "fine", New: fcfs.New}}
+	}
+	srv, err := wire.NewServer(mode, "0.0.1", entries, wire.ServerOptions{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if mode == "refuses" {
+		srv = refusing{srv}
+	}
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: hs,
+		Plugins:         plugin.PluginSet{wire.PluginKey: &wire.GRPCPlugin{Impl: srv}},
+		GRPCServer:      wire.GRPCServerFunc,
+	})
+}
