@@ -210,8 +210,8 @@ func runSubmit(args []string) int {
 	if err := protocol.RequestRetry(rctx, nc, protocol.APISubmit, protocol.SubmitRequest{Spec: f, RetryFailed: *retry}, &rep); err != nil {
 		return fail("submit: %v", err)
 	}
-	fmt.Printf("campaign %s (%s): %d tasks in %d points; %d published, %d already queued, %d already done\n",
-		rep.Campaign, rep.Name, rep.Tasks, rep.Points, rep.Published, rep.Queued, rep.AlreadyDone)
+	fmt.Printf("campaign %s (%s): %d tasks in %d points; %d published, %d already queued, %d already done (%d reused from other campaigns)\n",
+		rep.Campaign, rep.Name, rep.Tasks, rep.Points, rep.Published, rep.Queued, rep.AlreadyDone, rep.Reused)
 	if !*wait {
 		return 0
 	}

@@ -79,8 +79,8 @@ func runRun(args []string) int {
 	out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: ch.Runner, Workers: *n, StoreDir: *storeDir,
 		AckWait: *ackWait, MaxDeliver: *maxDeliver, RetryFailed: *retry, Logf: logger(*verbose),
 		Submitted: func(rep protocol.SubmitReply) {
-			fmt.Fprintf(os.Stderr, "msjfarm run: campaign %s (%s): %d tasks in %d points, %d already done; %d workers; storage %s; start-up %s\n",
-				rep.Campaign, rep.Name, rep.Tasks, camp.Points, rep.AlreadyDone, *n, st.URL(), time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(os.Stderr, "msjfarm run: campaign %s (%s): %d tasks in %d points, %d already done (%d reused from other campaigns), %d to run; %d workers; storage %s; start-up %s\n",
+				rep.Campaign, rep.Name, rep.Tasks, camp.Points, rep.AlreadyDone, rep.Reused, rep.Tasks-rep.AlreadyDone, *n, st.URL(), time.Since(start).Round(time.Millisecond))
 			p = newProgress(os.Stderr, rep.AlreadyDone)
 		},
 		Progress: func(s *protocol.Status) {

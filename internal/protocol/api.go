@@ -25,6 +25,11 @@ const (
 type TaskMsg struct {
 	Campaign string     `json:"campaign"`
 	Task     sweep.Task `json:"task"`
+	// ResultKey is the content key (results/record.Key) under which the
+	// coordinator expects the task's result, from the code it expects to
+	// run it: a worker that finds a result there references it instead of
+	// running the task (another campaign stored it meanwhile).
+	ResultKey string `json:"result_key,omitempty"`
 }
 
 // Task states in the msjfarm_tasks bucket. A task without an entry is
@@ -85,7 +90,8 @@ type SubmitReply struct {
 	Tasks       int      `json:"tasks"`
 	Points      int      `json:"points"`
 	Published   int      `json:"published"`    // newly published task messages
-	AlreadyDone int      `json:"already_done"` // tasks with a result (or failure record) in storage before publishing
+	AlreadyDone int      `json:"already_done"` // tasks with a result (or failure record) in storage before publishing, Reused included
+	Reused      int      `json:"reused"`       // of AlreadyDone: results stored by other campaigns, referenced now
 	Queued      int      `json:"queued"`       // tasks already waiting in the stream
 	Warnings    []string `json:"warnings,omitempty"`
 	Error       string   `json:"error,omitempty"`
