@@ -10,6 +10,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -47,6 +48,11 @@ func readRecords(t *testing.T, data string) (string, map[string]storedRecord) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if key, ok := record.ParseRef(b); ok { // the campaign refers to the stored result
+			if b, err = os.ReadFile(filepath.Join(data, filepath.FromSlash(storage.StoredResultKey(key)))); err != nil {
+				t.Fatal(err)
+			}
 		}
 		var r storedRecord
 		if err := json.Unmarshal(b, &r); err != nil {
