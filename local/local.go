@@ -5,10 +5,15 @@
 // campaign started here can be resumed by running it again (results are
 // kept in storage; tasks with a result are not run again) and can be
 // served later by a real farm. msjfarm run is a thin command over [Run].
+//
+// While a campaign runs, its embedded server's URL is in storage at
+// protocol.LiveRunKey(campaign), so that `msjfarm status` in another
+// terminal can ask it for live progress.
 package local
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -146,6 +151,15 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	rep, err := co.Submit(ctx, protocol.SubmitRequest{Spec: o.Spec, RetryFailed: o.RetryFailed})
 	if err != nil {
 		return nil, err
+	}
+	// Another terminal's `msjfarm status` finds this run's server here.
+	host, _ := os.Hostname()
+	if live, err := json.Marshal(protocol.LiveRun{Campaign: rep.Campaign, NATSURL: url, PID: os.Getpid(),
+		Host: host, Started: time.Now().UTC()}); err == nil {
+		if err := o.Store.Put(ctx, protocol.LiveRunKey(rep.Campaign), live); err != nil {
+			return nil, err
+		}
+		defer o.Store.Delete(context.Background(), protocol.LiveRunKey(rep.Campaign))
 	}
 	if o.Submitted != nil {
 		o.Submitted(*rep)

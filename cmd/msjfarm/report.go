@@ -32,13 +32,16 @@ func runReport(args []string) int {
 		return 2
 	}
 	if ff.fs.NArg() != 1 {
-		return fail("report: want one campaign id (msjfarm report <campaign> [-out DIR])")
+		return fail("report: want one campaign: id, name or id prefix (msjfarm report <campaign> [-out DIR])")
 	}
 	id := ff.fs.Arg(0)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	st, err := ff.store(ctx)
 	if err != nil {
+		return fail("report: %v", err)
+	}
+	if id, err = archive.ResolveIn(ctx, st, id); err != nil {
 		return fail("report: %v", err)
 	}
 	a, err := archive.Load(ctx, st, id, builtin.Catalog{})

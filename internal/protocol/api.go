@@ -172,3 +172,19 @@ func Request(ctx context.Context, nc *nats.Conn, subject string, req, reply any)
 	}
 	return nil
 }
+
+// LiveRun is what `msjfarm run` stores at LiveRunKey(campaign) while it
+// runs the campaign, so that `msjfarm status` in another terminal finds
+// the run's embedded NATS server (listening on 127.0.0.1) and asks it; it
+// is deleted when the run ends. A stale one (the process was killed) is
+// recognised by its URL not answering.
+type LiveRun struct {
+	Campaign string    `json:"campaign"`
+	NATSURL  string    `json:"nats_url"`
+	PID      int       `json:"pid"`
+	Host     string    `json:"host"`
+	Started  time.Time `json:"started"`
+}
+
+// LiveRunKey is the storage key of a campaign's LiveRun.
+func LiveRunKey(campaign string) string { return "runs/" + campaign + ".json" }
