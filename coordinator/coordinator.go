@@ -172,6 +172,9 @@ func New(ctx context.Context, o Options) (*Coordinator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("coordinator: JetStream layout: %w", err)
 	}
+	if err := storage.CheckWritable(ctx, o.Store); err != nil {
+		return nil, fmt.Errorf("coordinator: %w", err)
+	}
 	// Campaigns written before the content-addressed store (full records
 	// under the campaign) are converted once, so that their results are
 	// reused by later campaigns; nothing is lost or re-run.

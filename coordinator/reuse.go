@@ -12,10 +12,16 @@ import (
 )
 
 // impls resolves the code each policy of campaign id is expected to run
-// with: the pinned plugin binary (plugins.json), else the built-in
-// policies of this engine. Policies missing from the map are built-in.
+// with (ExpectedImpls).
 func (co *Coordinator) impls(ctx context.Context, id string) (map[string]record.Impl, error) {
-	pins, err := protocol.ReadPins(ctx, co.o.Store, id)
+	return ExpectedImpls(ctx, co.o.Store, id)
+}
+
+// ExpectedImpls resolves the code each policy of campaign id is expected
+// to run with: the pinned plugin binary (plugins.json), else the built-in
+// policies of this engine. Policies missing from the map are built-in.
+func ExpectedImpls(ctx context.Context, st storage.Store, id string) (map[string]record.Impl, error) {
+	pins, err := protocol.ReadPins(ctx, st, id)
 	if err != nil {
 		return nil, err
 	}
@@ -28,6 +34,16 @@ func (co *Coordinator) impls(ctx context.Context, id string) (map[string]record.
 	return out, nil
 }
 
+// ExpectedKey is the content key of t's result under impls
+// (ExpectedImpls).
+func ExpectedKey(impls map[string]record.Impl, t sweep.Task) string {
+	im, ok := impls[t.Policy]
+	if !ok {
+		im = record.Builtin()
+	}
+	return record.Key(t.ID, im)
+}
+
 // expectedKey is the content key of task t of campaign id under the code
 // the campaign expects.
 func (co *Coordinator) expectedKey(id string, t sweep.Task) string {
@@ -37,13 +53,11 @@ func (co *Coordinator) expectedKey(id string, t sweep.Task) string {
 }
 
 func (co *Coordinator) expectedKeyLocked(c *campaign, t sweep.Task) string {
-	im := record.Builtin()
+	var impls map[string]record.Impl
 	if c != nil {
-		if p, ok := c.impl[t.Policy]; ok {
-			im = p
-		}
+		impls = c.impl
 	}
-	return record.Key(t.ID, im)
+	return ExpectedKey(impls, t)
 }
 
 // reuse looks up the tasks' results in the content-addressed store (8 at

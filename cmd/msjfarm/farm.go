@@ -176,6 +176,8 @@ func runSubmit(args []string) int {
 	wait := ff.fs.Bool("wait", false, "show progress until the campaign is done")
 	pin := ff.fs.Bool("pin-plugins", false, "pin the plugin binary of every policy (found on -plugin-path / $"+pluginhost.EnvPath+") in -storage before submitting, so that workers (-runner plugin or auto) fetch and run exactly these")
 	pluginPath := ff.fs.String("plugin-path", "", "with -pin-plugins: colon-separated plugin directories searched first")
+	dry := ff.fs.Bool("dry-run", false, "print the plan (points, tasks, already in -storage, to run, estimated CPU and wall time on -workers) and submit nothing")
+	dryWorkers := ff.fs.Int("workers", runtime.NumCPU(), "with -dry-run: the farm's replication slots the wall time is estimated for")
 	if err := ff.parse(args); err != nil {
 		return 2
 	}
@@ -186,6 +188,9 @@ func runSubmit(args []string) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
 		return 2
+	}
+	if *dry {
+		return dryRun("submit", ff, camp, *dryWorkers)
 	}
 	ctx, stop := signalContext()
 	defer stop()

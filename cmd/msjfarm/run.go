@@ -28,6 +28,7 @@ func runRun(args []string) int {
 	verbose := ff.fs.Bool("v", false, "log coordinator and worker events to stderr")
 	quiet := ff.fs.Bool("q", false, "no progress line")
 	cpuProfile := ff.fs.String("cpuprofile", "", "write a CPU profile of the whole run (coordinator, workers, NATS) to this file")
+	dry := ff.fs.Bool("dry-run", false, "print the plan (points, tasks, already stored, to run, estimated CPU and wall time on -workers) and write nothing")
 	rf := addRunnerFlags(ff.fs)
 	if err := ff.parse(args); err != nil {
 		return 2
@@ -43,6 +44,9 @@ func runRun(args []string) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
 		return 2
+	}
+	if *dry {
+		return dryRun("run", ff, camp, *n)
 	}
 	reserveFarmProc(*n)
 	ctx, stop := signalContext()
@@ -62,6 +66,9 @@ func runRun(args []string) int {
 
 	st, err := ff.store(ctx)
 	if err != nil {
+		return fail("run: %v", err)
+	}
+	if err := storage.CheckWritable(ctx, st); err != nil {
 		return fail("run: %v", err)
 	}
 	ch, err := worker.ForCampaign(ctx, rf.config(*n, logger(*verbose)), st, camp)
