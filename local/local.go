@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -53,6 +54,8 @@ type Options struct {
 	RetryFailed bool
 	// Logf logs coordinator and worker events (nil: discard).
 	Logf func(format string, args ...any)
+	// RunLog, if set, receives the workers' run lines (worker.Options.RunLog).
+	RunLog io.Writer
 	// Submitted, if set, is called once the campaign is submitted, before
 	// any progress.
 	Submitted func(protocol.SubmitReply)
@@ -132,7 +135,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return nil, fmt.Errorf("coordinator: %w", err)
 	}
 	w, err := worker.New(ctx, worker.Options{Conn: nc, Store: o.Store, Concurrency: o.Workers, Logf: o.Logf,
-		FetchWait: 250 * time.Millisecond, Runner: o.Runner})
+		FetchWait: 250 * time.Millisecond, Runner: o.Runner, RunLog: o.RunLog})
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/cputime"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -56,9 +57,9 @@ const EstimateMethod = "calibration: one short replication of every point to run
 	"workload, arrival process, policy and parameters, with a few 10^4 arrivals from an empty system, " +
 	"in-process on this machine), its thread CPU time per arrival scaled by the task's warmup+arrivals; wall time " +
 	"is the longest-processing-time-first schedule of the tasks on min(workers, cores) slots (a local run on more " +
-	"workers than cores gains nothing), each task taking its CPU time stretched by the contention the calibration " +
-	"saw (the calibrations run on as many threads at once; their wall time over their CPU time is the share of the " +
-	"cores other processes take now) plus a fixed per-task overhead, plus the run's fixed start-up and report time"
+	"workers than cores gains nothing), each task taking its CPU time stretched by the contention measured now " +
+	"(as many busy threads as slots for a moment: their wall time over the CPU time they got, i.e. the share of the " +
+	"cores other processes take) plus a fixed per-task overhead, plus the run's fixed start-up and report time"
 
 // calibrationBudget bounds the arrivals of the whole calibration (about a
 // second of CPU at the engine's usual speed), and the per-point bounds keep
@@ -134,11 +135,12 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 	n := int64(calibrationBudget / len(order))
 	n = min(max(n, calibrationMin), calibrationMax)
 	p.CalibrationArrivals = n
-	// The calibrations run on as many goroutines as the run will use, so
-	// that their wall/CPU ratio is the contention the run's workers meet.
+	// Contention first, on as many threads as the run will keep busy: the
+	// calibrations leave garbage whose collection would take the probe's
+	// cores. The calibrations then run on as many goroutines.
 	par := min(workers, p.Cores)
+	p.Contention = measureContention(par, contentionProbe)
 	perArrival := map[string]float64{} // CPU seconds per arrival
-	var calWall time.Duration
 	var mu sync.Mutex
 	var firstErr error
 	var wg sync.WaitGroup
@@ -148,7 +150,7 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			cpu, wall, arrivals, err := calibrate(ctx, first[pt], n)
+			cpu, _, arrivals, err := calibrate(ctx, first[pt], n)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -158,7 +160,6 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 				return
 			}
 			p.Calibration += cpu
-			calWall += wall
 			perArrival[pt] = cpu.Seconds() / float64(arrivals)
 			p.Calibrated++
 		}()
@@ -166,10 +167,6 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 	wg.Wait()
 	if firstErr != nil {
 		return nil, firstErr
-	}
-	p.Contention = 1
-	if p.Calibration > 0 {
-		p.Contention = max(1, calWall.Seconds()/p.Calibration.Seconds())
 	}
 	costs := make([]float64, len(run))
 	var total float64
@@ -238,4 +235,47 @@ func makespan(costs []float64, slots int) float64 {
 		m = max(m, l)
 	}
 	return m
+}
+
+// contentionProbe is how long measureContention spins.
+const contentionProbe = 300 * time.Millisecond
+
+// measureContention spins par threads for d and returns d over the mean
+// thread CPU time they got: 1 on an idle machine, k when other processes
+// leave each thread 1/k of a core. Not the calibration's own ratio: a
+// replication's garbage collector runs on other threads and would be
+// counted as contention.
+func measureContention(par int, d time.Duration) float64 {
+	var mu sync.Mutex
+	var got time.Duration
+	var wg sync.WaitGroup
+	for range par {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			c0, ok := cputime.Thread()
+			if !ok {
+				return
+			}
+			end := time.Now().Add(d)
+			x := 0
+			for time.Now().Before(end) {
+				for i := range 10000 {
+					x += i
+				}
+			}
+			c1, _ := cputime.Thread()
+			mu.Lock()
+			got += c1 - c0
+			mu.Unlock()
+			_ = x
+		}()
+	}
+	wg.Wait()
+	if got <= 0 {
+		return 1 // no thread clock: assume an idle machine
+	}
+	return max(1, float64(d)*float64(par)/float64(got))
 }

@@ -50,7 +50,7 @@ func dryRun(cmd string, ff *farmFlags, camp *sweep.Campaign, workers int) int {
 	par := min(p.Workers, p.Cores)
 	fmt.Printf("  estimated wall   %s on %d workers (%d cores here: %d at once)\n", round(p.Wall), p.Workers, p.Cores, par)
 	if p.Calibrated > 0 {
-		fmt.Printf("  calibration      %d points × %d arrivals, %s CPU; contention now %.2f× (wall/CPU)\n", p.Calibrated, p.CalibrationArrivals, round(p.Calibration), p.Contention)
+		fmt.Printf("  calibration      %d points × %d arrivals, %s CPU; contention now %.2f× (a thread gets 1/%.2g of a core)\n", p.Calibrated, p.CalibrationArrivals, round(p.Calibration), p.Contention, p.Contention)
 		fmt.Printf("  method           %s\n", local.EstimateMethod)
 	}
 	if p.Precision {

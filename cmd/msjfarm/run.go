@@ -28,6 +28,7 @@ func runRun(args []string) int {
 	verbose := ff.fs.Bool("v", false, "log coordinator and worker events to stderr")
 	quiet := ff.fs.Bool("q", false, "no progress line")
 	cpuProfile := ff.fs.String("cpuprofile", "", "write a CPU profile of the whole run (coordinator, workers, NATS) to this file")
+	runLog := ff.fs.String("run-log", "", "append one line per task start/finish/duplicate/failure/release to this file")
 	dry := ff.fs.Bool("dry-run", false, "print the plan (points, tasks, already stored, to run, estimated CPU and wall time on -workers) and write nothing")
 	rf := addRunnerFlags(ff.fs)
 	if err := ff.parse(args); err != nil {
@@ -82,9 +83,18 @@ func runRun(args []string) int {
 	if c, ok := ch.Runner.(io.Closer); ok {
 		defer c.Close() // the worker closes it too; again is harmless
 	}
+	var rl io.Writer
+	if *runLog != "" {
+		f, err := os.OpenFile(*runLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fail("run: -run-log: %v", err)
+		}
+		defer f.Close()
+		rl = f
+	}
 	p := newProgress(os.Stderr, 0)
 	out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: ch.Runner, Workers: *n, StoreDir: *storeDir,
-		AckWait: *ackWait, MaxDeliver: *maxDeliver, RetryFailed: *retry, Logf: logger(*verbose),
+		AckWait: *ackWait, MaxDeliver: *maxDeliver, RetryFailed: *retry, Logf: logger(*verbose), RunLog: rl,
 		Submitted: func(rep protocol.SubmitReply) {
 			fmt.Fprintf(os.Stderr, "msjfarm run: campaign %s (%s): %d tasks in %d points, %d already done (%d reused from other campaigns), %d to run; %d workers; storage %s; start-up %s\n",
 				rep.Campaign, rep.Name, rep.Tasks, camp.Points, rep.AlreadyDone, rep.Reused, rep.Tasks-rep.AlreadyDone, *n, st.URL(), time.Since(start).Round(time.Millisecond))
