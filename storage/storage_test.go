@@ -492,7 +492,11 @@ func TestCheckWritable(t *testing.T) {
 	if keys, _ := st.List(ctx, ""); len(keys) != 0 {
 		t.Fatalf("probe left %v", keys)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "runs"), []byte("x"), 0o644); err != nil {
+	dir2 := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir2, "runs"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = Open(ctx, dir2); err != nil {
 		t.Fatal(err)
 	}
 	err = CheckWritable(ctx, st)
