@@ -54,9 +54,25 @@ func cutPlugin(p string) (string, bool) {
 	return "", false
 }
 
-// qfig3 is examples/q-fig3.yaml shortened to 2,000 arrivals and 2
-// replications, with edit applied to the parsed file.
+// qfig3 is examples/q-fig3.yaml shortened to 2,000 arrivals, 2
+// replications, 3 rates and 2 policies, with edit applied to the parsed
+// file.
 func qfig3(t *testing.T, edit func(f *sweep.File)) (*sweep.File, *sweep.Campaign) {
+	t.Helper()
+	return qfig3File(t, func(f *sweep.File) {
+		f.Replications = 2
+		f.Axes["arrival_rate"] = []any{1, 4, 7}
+		f.Policies = []any{"fcfs", "msf"}
+		if edit != nil {
+			edit(f)
+		}
+	})
+}
+
+// qfig3File is examples/q-fig3.yaml as it is (7 rates, 5 policies, 3
+// replications) but with 2,000 arrivals per replication, with edit
+// applied to the parsed file.
+func qfig3File(t *testing.T, edit func(f *sweep.File)) (*sweep.File, *sweep.Campaign) {
 	t.Helper()
 	data, err := os.ReadFile("../examples/q-fig3.yaml")
 	if err != nil {
@@ -66,9 +82,7 @@ func qfig3(t *testing.T, edit func(f *sweep.File)) (*sweep.File, *sweep.Campaign
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Run.Arrivals, f.Run.Warmup, f.Replications = 2000, 200, 2
-	f.Axes["arrival_rate"] = []any{1, 4, 7}
-	f.Policies = []any{"fcfs", "msf"}
+	f.Run.Arrivals, f.Run.Warmup = 2000, 200
 	if edit != nil {
 		edit(f)
 	}
@@ -95,8 +109,8 @@ func runLocal(t *testing.T, st storage.Store, f *sweep.File, r worker.Runner) *l
 // policy: the "done when".
 func grown(f *sweep.File) {
 	f.Replications++
-	f.Axes["arrival_rate"] = append(f.Axes["arrival_rate"], 7.5)
-	f.Policies = append(f.Policies, "first-fit")
+	f.Axes["arrival_rate"] = append(f.Axes["arrival_rate"], 3)
+	f.Policies = append(f.Policies, "lsf")
 }
 
 // TestReuseAcrossCampaigns: re-running q-fig3 with one more replication,
@@ -108,10 +122,10 @@ func TestReuseAcrossCampaigns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fa, ca := qfig3(t, nil)
-	fb, cb := qfig3(t, grown)
-	if ca.ID == cb.ID {
-		t.Fatal("the edit did not change the campaign")
+	fa, ca := qfig3File(t, nil)
+	fb, cb := qfig3File(t, grown)
+	if ca.ID == cb.ID || len(ca.Tasks) != 105 || len(cb.Tasks) != 8*6*4 {
+		t.Fatalf("campaigns %s (%d tasks) and %s (%d tasks)", ca.ID, len(ca.Tasks), cb.ID, len(cb.Tasks))
 	}
 	old := map[string]bool{}
 	for _, tk := range ca.Tasks {
@@ -123,7 +137,7 @@ func TestReuseAcrossCampaigns(t *testing.T) {
 			shared++
 		}
 	}
-	if shared != len(ca.Tasks) { // 3 rates × 2 policies × 2 replications
+	if shared != len(ca.Tasks) { // 7 rates × 5 policies × 3 replications
 		t.Fatalf("the grown sweep shares %d of the %d tasks", shared, len(ca.Tasks))
 	}
 	r := &counting{}
