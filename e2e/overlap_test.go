@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -156,4 +157,31 @@ func TestOverlappingRunsMinIO(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	checkOverlap(t, st, url, append(os.Environ(), "MSJFARM_S3_ACCESS_KEY="+ak, "MSJFARM_S3_SECRET_KEY="+sk))
+}
+
+// TestCampaignsByNameOnFarm: status and cancel of a farm take a campaign's
+// name (its latest campaign), an unknown one lists the candidates, and
+// results/report/reproduce find it by name in storage.
+func TestCampaignsByNameOnFarm(t *testing.T) {
+	f := newFarm(t)
+	co := f.start("coordinator", "coordinator")
+	// No worker: the campaign stays running until cancelled.
+	id := f.submit(f.writeSweep("by-name", 2, "1e4"))
+	out, err := f.run("status", "by-name")
+	if err != nil || !strings.Contains(out, id) || !strings.Contains(out, "running") {
+		t.Fatalf("status by name: %v\n%s", err, out)
+	}
+	out, err = f.run("status", "no-such-campaign")
+	if err == nil || !strings.Contains(out, "by-name ("+id) {
+		t.Fatalf("unknown name: %v\n%s", err, out)
+	}
+	out, err = f.run("cancel", "by-name")
+	if err != nil || !strings.Contains(out, "cancelled") {
+		t.Fatalf("cancel by name: %v\n%s", err, out)
+	}
+	out, err = f.run("results")
+	if err != nil || !strings.Contains(out, id) || !strings.Contains(out, "by-name") {
+		t.Fatalf("results list: %v\n%s", err, out)
+	}
+	co.stop(t, 10*time.Second)
 }
