@@ -27,11 +27,13 @@ plugins:
 		$(GO) build -o bin/plugins/$$(basename $$d) ./$$d || exit 1; \
 	done
 
-# Real servers for the integration tests: MinIO (go install, cached) and
-# nats-server (go install at go.mod's version, cached; apt as a fallback).
+# Real servers for the integration tests: MinIO (go install, cached),
+# nats-server (go install at go.mod's version, cached; apt as a fallback)
+# and Debian's chromium for the live page's browser test.
 tools:
 	bash .ci/install-minio.sh
 	bash .ci/install-nats.sh
+	bash .ci/install-chromium.sh
 
 # The whole suite: unit, statistical validation (default length) and the
 # integration tests against real servers (nats-server, MinIO), then the race
@@ -45,6 +47,7 @@ test-long:
 	$(GO) test -tags long -timeout 60m ./...
 
 lint:
+	$(GO) mod tidy -diff
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...

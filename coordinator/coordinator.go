@@ -89,6 +89,9 @@ type campaign struct {
 	done     map[string]bool
 	failed   map[string]string
 	running  map[string]string
+	// attempts is the highest delivery attempt seen per redelivered task
+	// (live.go).
+	attempts map[string]int
 	// finalizing is set while the summary is being written.
 	finalizing bool
 	// finished is closed when the campaign is done or cancelled.
@@ -362,6 +365,7 @@ func (c *campaign) apply(task string, st protocol.TaskState) {
 	if _, ok := c.index[task]; !ok {
 		return
 	}
+	c.noteAttempt(task, st.Attempt)
 	switch st.State {
 	case protocol.StateDone:
 		c.done[task] = true

@@ -12,6 +12,7 @@ import (
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/results/report"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
 )
@@ -182,7 +183,7 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 	// (msjfarm report regenerates it) and does not fail the campaign.
 	if _, err := co.o.Store.Stat(ctx, storage.ReportPrefix(id)+"index.html"); err == nil && sameSummary {
 		co.o.Logf("coordinator: campaign %s: results unchanged, report kept", id)
-	} else if err := co.storeReport(ctx, id, pts, manifest, prec); err != nil {
+	} else if err := co.storeReport(ctx, id, report.Campaign{Points: pts, Tasks: tasks, Records: recs, Manifest: manifest}, prec); err != nil {
 		co.o.Logf("coordinator: report of %s: %v", id, err)
 	}
 	if err := co.putState(ctx, c); err != nil {
@@ -197,8 +198,8 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 
 // storeReport renders the report and stores each file under
 // storage.ReportPrefix(id).
-func (co *Coordinator) storeReport(ctx context.Context, id string, pts []aggregate.Point, manifest []byte, prec *archive.PrecisionSummary) error {
-	files, err := archive.RenderReport(pts, manifest, prec)
+func (co *Coordinator) storeReport(ctx context.Context, id string, c report.Campaign, prec *archive.PrecisionSummary) error {
+	files, err := archive.RenderReport(c, prec)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,6 +37,9 @@ func TestComposeFile(t *testing.T) {
 			Build struct {
 				Dockerfile string `yaml:"dockerfile"`
 			} `yaml:"build"`
+			Healthcheck struct {
+				Test []string `yaml:"test"`
+			} `yaml:"healthcheck"`
 		} `yaml:"services"`
 	}
 	if err := yaml.Unmarshal(data, &cf); err != nil {
@@ -63,6 +67,13 @@ func TestComposeFile(t *testing.T) {
 			env = append(env, k)
 		}
 		checkArgs(t, svc, s.Command, env)
+		// The health check asks the command's own /readyz, with the
+		// image's msjfarm (it has no curl).
+		port := httpFlagPort(s.Command)
+		want := []string{"CMD", "/usr/local/bin/msjfarm", "probe", "http://localhost:" + strconv.Itoa(port) + "/readyz"}
+		if port == 0 || strings.Join(s.Healthcheck.Test, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: healthcheck %q, want %q", svc, s.Healthcheck.Test, want)
+		}
 	}
 	// The compose client, if any.
 	var cmd *exec.Cmd

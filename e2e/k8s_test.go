@@ -61,7 +61,34 @@ type podSpec struct {
 		Resources struct {
 			Limits map[string]string `yaml:"limits"`
 		} `yaml:"resources"`
+		Ports []struct {
+			Name          string `yaml:"name"`
+			ContainerPort int    `yaml:"containerPort"`
+		} `yaml:"ports"`
+		LivenessProbe  *k8sProbe `yaml:"livenessProbe"`
+		ReadinessProbe *k8sProbe `yaml:"readinessProbe"`
 	} `yaml:"containers"`
+}
+
+type k8sProbe struct {
+	HTTPGet *struct {
+		Path string `yaml:"path"`
+		Port string `yaml:"port"`
+	} `yaml:"httpGet"`
+}
+
+// httpFlagPort is the port of a command's -http or -metrics flag (0 if
+// none): the address the health endpoints are served on.
+func httpFlagPort(args []string) int {
+	for i, a := range args {
+		if (a == "-http" || a == "-metrics" || a == "--http" || a == "--metrics") && i+1 < len(args) {
+			if j := strings.LastIndex(args[i+1], ":"); j >= 0 {
+				p, _ := strconv.Atoi(args[i+1][j+1:])
+				return p
+			}
+		}
+	}
+	return 0
 }
 
 // TestKubernetesManifests checks deploy/k8s: the kustomization's resources
@@ -174,6 +201,31 @@ func TestKubernetesManifests(t *testing.T) {
 				continue
 			}
 			checkArgs(t, key, c.Args, names)
+			if c.Args[0] == "coordinator" || c.Args[0] == "worker" {
+				// Liveness on /healthz and readiness on /readyz, on the
+				// named container port the command serves them on.
+				port := httpFlagPort(c.Args)
+				if port == 0 {
+					t.Errorf("%s: no -http/-metrics address for the probes", key)
+				}
+				for _, p := range []struct {
+					what  string
+					probe *k8sProbe
+					path  string
+				}{{"livenessProbe", c.LivenessProbe, "/healthz"}, {"readinessProbe", c.ReadinessProbe, "/readyz"}} {
+					if p.probe == nil || p.probe.HTTPGet == nil || p.probe.HTTPGet.Path != p.path {
+						t.Errorf("%s: %s must GET %s", key, p.what, p.path)
+						continue
+					}
+					ok := false
+					for _, cp := range c.Ports {
+						ok = ok || (cp.Name == p.probe.HTTPGet.Port && cp.ContainerPort == port)
+					}
+					if !ok {
+						t.Errorf("%s: %s port %q is not the container port %d the command serves", key, p.what, p.probe.HTTPGet.Port, port)
+					}
+				}
+			}
 			if u := env["MSJFARM_NATS_URL"]; u != "" {
 				pu, err := url.Parse(u)
 				if err != nil || ports[pu.Host] == 0 {

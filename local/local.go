@@ -17,11 +17,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"os"
 	"time"
 
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/monitor"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -62,6 +65,20 @@ type Options struct {
 	// Progress, if set, is called every ProgressInterval while the
 	// campaign runs.
 	Progress func(*protocol.Status)
+	// HTTP, if set, serves the live campaign page, /metrics, /healthz and
+	// /readyz (package monitor) while Run runs; Run closes it. Open it
+	// with monitor.Listen before Run so that a bad address fails at once.
+	HTTP net.Listener
+	// Linger keeps the page served this long after the campaign finished
+	// (its final report linked), or until ctx ends; Lingering, if set, is
+	// called with the final status when that wait starts.
+	Linger    time.Duration
+	Lingering func(*protocol.Status)
+	// Metrics receives the workers' and the coordinator's metrics (nil:
+	// a new set, served on HTTP).
+	Metrics *monitor.Metrics
+	// Log, if set, receives the workers' structured task lines.
+	Log *slog.Logger
 }
 
 // Outcome is how a Run ended.
@@ -134,8 +151,27 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		coDone <- err
 		return nil, fmt.Errorf("coordinator: %w", err)
 	}
-	w, err := worker.New(ctx, worker.Options{Conn: nc, Store: o.Store, Concurrency: o.Workers, Logf: o.Logf,
-		FetchWait: 250 * time.Millisecond, Runner: o.Runner, RunLog: o.RunLog})
+	if o.HTTP != nil {
+		defer o.HTTP.Close()
+	}
+	if o.Metrics == nil && o.HTTP != nil {
+		o.Metrics = monitor.NewMetrics()
+	}
+	wo := worker.Options{Conn: nc, Store: o.Store, Concurrency: o.Workers, Logf: o.Logf,
+		FetchWait: 250 * time.Millisecond, Runner: o.Runner, Log: o.Log, RunLog: o.RunLog}
+	if o.Metrics != nil {
+		wo.Observe = o.Metrics.ObserveTask
+	}
+	if o.HTTP != nil {
+		srv, err := monitor.New(monitor.Options{Coordinator: co, Conn: nc, Store: o.Store, Metrics: o.Metrics})
+		if err != nil {
+			return nil, err
+		}
+		served := make(chan struct{})
+		go func() { defer close(served); _ = srv.Serve(o.HTTP) }()
+		defer func() { _ = srv.Close(); <-served }()
+	}
+	w, err := worker.New(ctx, wo)
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +219,16 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		if err == nil {
 			out.Status = s
 			if s.State != protocol.CampaignRunning {
+				if o.HTTP != nil && o.Linger > 0 {
+					stopWorkers()
+					if o.Lingering != nil {
+						o.Lingering(s)
+					}
+					select {
+					case <-ctx.Done():
+					case <-time.After(o.Linger):
+					}
+				}
 				return out, nil
 			}
 			if o.Progress != nil {

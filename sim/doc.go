@@ -8,11 +8,36 @@
 //
 // Three kinds of event drive a replication: arrivals (the next one is kept
 // aside, the job sequence being generated lazily), departures and policy
-// timers (both on a binary heap keyed by time, ties first-in first-out). At
-// equal times departures and timers are handled before the arrival, so that
-// a job arriving exactly when another leaves sees the freed servers. The
-// policy is called after the engine has updated the state: Arrive with the
-// job already counted in the system, Complete with its servers already free.
+// timers (both on a binary heap, sim/heapq, keyed by time, ties first-in
+// first-out). At equal times departures and timers are handled before the
+// arrival, so that a job arriving exactly when another leaves sees the freed
+// servers. The policy is called after the engine has updated the state:
+// Arrive with the job already counted in the system, Complete with its
+// servers already free.
+//
+// The event loop (replication.loop) is a short labelled loop in the style
+// of SimPy's step(): each turn takes the earliest event and hands it to one
+// small step — depart, fire a timer, or arrive (window accounting, the stop
+// rules checked before admission, admission) — and it ends with a typed stop
+// reason: drained (the normal end), trace ended, drain limit or
+// max_in_system, the last three recorded as instability reasons.
+//
+// # Policy instances
+//
+// Run simulates one pass under the instance it is given. RunFresh takes a
+// constructor instead and builds a fresh instance for every pass: MSER
+// (Config.MSER) simulates the sample path twice, and the measured pass must
+// not inherit the first pass's state, so Run refuses MSER. The SDK's
+// Spec.Run uses RunFresh, so a policy's Init is called exactly once per
+// instance and never has to undo an earlier run.
+//
+// # What a policy sees
+//
+// A policy reads the system through System (time, servers, running jobs,
+// classes) and the workload through a read-only WorkloadView. Job sizes are
+// size awareness: System.Size, System.Remaining and the replayed trace
+// (WorkloadView.Trace) are policy errors for a policy that does not
+// declare SizeAware.
 //
 // # Measurement
 //
@@ -37,5 +62,8 @@
 //
 // Steady state allocates nothing (jobs are pooled, queues are ring buffers,
 // the heap is a slice), memory is O(jobs in system), and one event costs a
-// few tens of nanoseconds plus the policy's decision.
+// few tens of nanoseconds plus the policy's decision. Per-class response
+// times feed a Welford accumulator (sim/stats), a few flops per departure,
+// whose variance keeps its precision on long runs where Σt² − n·mean² would
+// cancel.
 package sim

@@ -13,7 +13,7 @@ import (
 
 // Version is the engine version recorded in every result. Bump it whenever a
 // change can alter any result bit for bit.
-const Version = "0.1.0"
+const Version = "0.2.0"
 
 // Config is the run length and instrumentation of one replication.
 type Config struct {
@@ -27,8 +27,9 @@ type Config struct {
 	// measures every one of Warmup+Arrivals arrivals and records response-time
 	// batch means (batches of 5 jobs in arrival order); the truncation point
 	// d minimising the MSER statistic over the first half is found; a second
-	// pass of the same (deterministic) sample path then discards the first
-	// 5d arrivals and measures the rest. Result.Warmup reports 5d.
+	// pass of the same (deterministic) sample path, under a fresh policy
+	// instance, then discards the first 5d arrivals and measures the rest.
+	// Result.Warmup reports 5d. Only RunFresh runs it (Run refuses it).
 	MSER bool
 	// MaxInSystem stops the run, flagged unstable, once more jobs than this
 	// are in the system (0: 1<<20). Memory is O(jobs in system), so this
@@ -55,29 +56,35 @@ type Config struct {
 	// Observer, if set, receives every arrival, start, preemption and
 	// completion as it happens: the decision trace that tests and the plugin
 	// conformance check verify. It costs one nil check per action when unset.
-	Observer func(Event)
+	Observer func(TraceRecord)
 }
 
-// EventKind is the kind of a traced Event.
-type EventKind uint8
+// TraceKind is the kind of a TraceRecord. The values are part of the plugin
+// wire contract (TraceChunk.kind): do not renumber them.
+type TraceKind uint8
 
-// Traced event kinds.
+// Traced actions. They are prefixed so as not to read as the System methods
+// (Start, Preempt) or Policy callbacks (Arrive, Complete) of the same names.
 const (
-	Arrive EventKind = iota + 1
-	Start
-	Preempt
-	Complete
+	TraceArrive TraceKind = iota + 1
+	TraceStart
+	TracePreempt
+	TraceComplete
 )
 
-func (k EventKind) String() string {
+func (k TraceKind) String() string {
+	if k > TraceComplete {
+		return "?"
+	}
 	return [...]string{"?", "arrive", "start", "preempt", "complete"}[k]
 }
 
-// Event is one entry of the decision trace. Busy is the number of busy
-// servers after the event.
-type Event struct {
+// TraceRecord is one entry of the decision trace (not to be confused with the
+// engine's scheduled events, which are internal). Busy is the number of busy
+// servers after the action.
+type TraceRecord struct {
 	Time  float64
-	Kind  EventKind
+	Kind  TraceKind
 	Job   int64
 	Class int
 	Need  int
@@ -130,7 +137,7 @@ type System struct {
 	timers  TimerHandler
 	prng    *rng.Stream
 	measure bool
-	obs     func(Event)
+	obs     func(TraceRecord)
 
 	preemptions int64
 	wasted      float64
@@ -159,8 +166,11 @@ func (s *System) InSystem() int { return s.inSys }
 // Classes returns the workload's classes (read-only).
 func (s *System) Classes() []Class { return s.w.Classes }
 
-// Workload returns the workload being simulated (read-only).
-func (s *System) Workload() *Workload { return s.w }
+// Workload returns a read-only view of the workload being simulated. Job
+// sizes stay hidden from a policy that does not declare SizeAware: the view
+// hands out a replayed trace (which holds every job's size in advance) only
+// to a size-aware policy.
+func (s *System) Workload() WorkloadView { return WorkloadView{s} }
 
 // Running returns the jobs in service, in no particular order. The slice is
 // the engine's own: read it, do not modify or keep it across calls.
@@ -199,12 +209,12 @@ func (s *System) Start(j *Job) {
 	s.running = append(s.running, j)
 	s.events.push(s.now+j.remaining, j, 0)
 	if s.obs != nil {
-		s.observe(Start, j)
+		s.observe(TraceStart, j)
 	}
 }
 
-func (s *System) observe(k EventKind, j *Job) {
-	s.obs(Event{Time: s.now, Kind: k, Job: j.id, Class: int(j.class), Need: int(j.need), Busy: s.busy})
+func (s *System) observe(k TraceKind, j *Job) {
+	s.obs(TraceRecord{Time: s.now, Kind: k, Job: j.id, Class: int(j.class), Need: int(j.need), Busy: s.busy})
 }
 
 // Preempt takes running job j out of service. Under PreemptResume it keeps
@@ -243,7 +253,7 @@ func (s *System) Preempt(j *Job) {
 		s.preemptions++
 	}
 	if s.obs != nil {
-		s.observe(Preempt, j)
+		s.observe(TracePreempt, j)
 	}
 }
 
@@ -297,7 +307,22 @@ func (s *System) removeRunning(j *Job) {
 // Run simulates one replication of workload w under policy p (configured and
 // ready for Init) and returns its statistics. It never panics on a policy's
 // misbehaviour: broken invariants and policy panics become errors.
+//
+// Run simulates a single pass, so it refuses Config.MSER, whose two passes
+// each need a fresh policy instance: use RunFresh for that.
 func Run(w *Workload, p Policy, cfg Config) (*Result, error) {
+	if cfg.MSER {
+		return nil, errors.New("run: MSER simulates the sample path twice, each pass with a fresh policy instance: use RunFresh")
+	}
+	return RunFresh(w, func() (Policy, error) { return p, nil }, cfg)
+}
+
+// RunFresh is Run with a constructor instead of an instance: every pass of
+// the replication gets its own instance from newPolicy (configured and ready
+// for Init), so that no state can leak from MSER's first pass into the
+// measured one and Init never has to undo an earlier run. An error from
+// newPolicy is returned as is.
+func RunFresh(w *Workload, newPolicy func() (Policy, error), cfg Config) (*Result, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
@@ -306,6 +331,10 @@ func Run(w *Workload, p Policy, cfg Config) (*Result, error) {
 	}
 	if w.Trace != nil && int64(len(w.Trace)) < cfg.Warmup+cfg.Arrivals {
 		return nil, fmt.Errorf("run: warmup+arrivals = %d exceeds the trace's %d jobs", cfg.Warmup+cfg.Arrivals, len(w.Trace))
+	}
+	p, err := newPolicy()
+	if err != nil {
+		return nil, err
 	}
 	if !cfg.MSER {
 		return runOnce(w, p, cfg, nil)
@@ -323,6 +352,9 @@ func Run(w *Workload, p Policy, cfg Config) (*Result, error) {
 	d := stats.MSER(batches)
 	second := cfg
 	second.Warmup, second.Arrivals = int64(5*d), n-int64(5*d)
+	if p, err = newPolicy(); err != nil {
+		return nil, err
+	}
 	r, err := runOnce(w, p, second, nil)
 	if err != nil {
 		return nil, err
@@ -331,164 +363,292 @@ func Run(w *Workload, p Policy, cfg Config) (*Result, error) {
 	return r, nil
 }
 
-func runOnce(w *Workload, p Policy, cfg Config, batches []float64) (res *Result, err error) {
+// stopReason is why a replication's event loop ended. The abnormal ones are
+// recorded in Instability.Reasons under their String names, which are part
+// of the result format.
+type stopReason uint8
+
+const (
+	stopNone        stopReason = iota // still running
+	stopDrained                       // the window closed and every measured job left (or the trace ran out with none left)
+	stopTraceEnded                    // a replayed trace ended with measured jobs still present
+	stopDrainLimit                    // measured jobs still waiting after Config.DrainLimit further arrivals
+	stopMaxInSystem                   // more than Config.MaxInSystem jobs in the system
+)
+
+func (r stopReason) String() string {
+	switch r {
+	case stopDrained:
+		return "drained"
+	case stopTraceEnded:
+		return "trace_ended"
+	case stopDrainLimit:
+		return "drain_limit"
+	case stopMaxInSystem:
+		return "max_in_system"
+	default:
+		return "running"
+	}
+}
+
+// unstable reports whether the run stopped for a reason that flags it
+// unstable.
+func (r stopReason) unstable() bool { return r >= stopTraceEnded }
+
+// replication is the state of one pass of the event loop beyond what the
+// policy sees in System: the job source with the next arrival held aside,
+// the statistics recorder, the window bounds and the stop rules' limits.
+type replication struct {
+	s        *System
+	p        Policy
+	cfg      *Config
+	st       *recorder
+	src      *source
+	measurer Measurer
+	batches  []float64 // MSER's first pass: response-time sums per batch of 5
+
+	next     *Job // the next arrival, generated lazily
+	haveNext bool
+	arrivals int64  // arrivals handled so far
+	events   uint64 // events handled so far
+	tagged   int64  // measured jobs still in the system
+
+	winStart, winEnd int64 // arrival indices of the measurement window [winStart, winEnd)
+	stopAt           int64 // arrival index at which draining gives up
+	maxIn            int
+	progEvery        int64
+	nextProg         int64
+	done             <-chan struct{}
+}
+
+func newReplication(w *Workload, p Policy, cfg *Config, batches []float64) *replication {
 	s := &System{w: w, k: w.Servers, policy: p, info: Describe(p), obs: cfg.Observer}
 	s.timers, _ = p.(TimerHandler)
 	s.prng = rng.Derive(cfg.Seed, StreamPolicy)
-	st := newRecorder(w, &cfg)
-	src := newSource(w, cfg.Seed)
-	measurer, _ := p.(Measurer)
-
-	defer func() {
-		if r := recover(); r != nil {
-			var pe *PolicyError
-			if e, ok := r.(error); ok && errors.As(e, &pe) {
-				res, err = nil, pe
-				return
-			}
-			res, err = nil, fmt.Errorf("policy panicked at t=%g: %v\n%s", s.now, r, debug.Stack())
-		}
-	}()
-	if err := p.Init(s); err != nil {
-		return nil, fmt.Errorf("policy init: %w", err)
-	}
-
-	maxIn := cfg.MaxInSystem
-	if maxIn == 0 {
-		maxIn = 1 << 20
+	r := &replication{s: s, p: p, cfg: cfg, st: newRecorder(w, cfg), src: newSource(w, cfg.Seed), batches: batches}
+	r.measurer, _ = p.(Measurer)
+	r.maxIn = cfg.MaxInSystem
+	if r.maxIn == 0 {
+		r.maxIn = 1 << 20
 	}
 	drain := cfg.DrainLimit
 	if drain == 0 {
 		drain = max(cfg.Arrivals, 1000)
 	}
-	winStart, winEnd := cfg.Warmup, cfg.Warmup+cfg.Arrivals
-	stopAt := winEnd + drain // arrivals index at which draining gives up
-	total := winEnd
-	progEvery := max(total/100, 1)
-	nextProg := progEvery
-	if cfg.Progress == nil {
-		nextProg = math.MaxInt64
+	r.winStart, r.winEnd = cfg.Warmup, cfg.Warmup+cfg.Arrivals
+	r.stopAt = r.winEnd + drain
+	r.progEvery, r.nextProg = max(r.winEnd/100, 1), math.MaxInt64
+	if cfg.Progress != nil {
+		r.nextProg = r.progEvery
 	}
-
-	var (
-		nextJob  = s.pool.get()
-		haveNext = src.next(nextJob)
-		arrivals int64
-		events   uint64
-		tagged   int64 // measured jobs still in the system
-		stop     string
-	)
-	var done <-chan struct{}
 	if cfg.Context != nil {
-		done = cfg.Context.Done()
+		r.done = cfg.Context.Done()
 	}
+	return r
+}
+
+func runOnce(w *Workload, p Policy, cfg Config, batches []float64) (res *Result, err error) {
+	r := newReplication(w, p, &cfg, batches)
+	defer func() {
+		if v := recover(); v != nil {
+			var pe *PolicyError
+			if e, ok := v.(error); ok && errors.As(e, &pe) {
+				res, err = nil, pe
+				return
+			}
+			res, err = nil, fmt.Errorf("policy panicked at t=%g: %v\n%s", r.s.now, v, debug.Stack())
+		}
+	}()
+	if err := p.Init(r.s); err != nil {
+		return nil, fmt.Errorf("policy init: %w", err)
+	}
+	stop, err := r.loop()
+	if err != nil {
+		return nil, err
+	}
+	r.finish()
+	return r.st.result(r.s, r.events, r.tagged, stop), nil
+}
+
+// loop runs events until a stop rule fires, in the style of SimPy's step():
+// each turn takes the earliest event — a departure or a timer, which go
+// before an arrival at the same instant (see the package doc) — and hands it
+// to its step.
+func (r *replication) loop() (stopReason, error) {
+	s := r.s
+	stop := stopNone
+	r.next = s.pool.get()
+	r.haveNext = r.src.next(r.next)
+events:
 	for {
-		if done != nil && events&0x3ff == 0x3ff {
-			select {
-			case <-done:
-				return nil, fmt.Errorf("replication stopped at t=%g after %d arrivals: %w", s.now, arrivals, cfg.Context.Err())
-			default:
+		if r.done != nil && r.events&0x3ff == 0x3ff {
+			if err := r.cancelled(); err != nil {
+				return stopNone, err
 			}
 		}
-		if s.events.len() > 0 && (!haveNext || s.events.ev[0].t <= nextJob.arrival) {
+		switch {
+		case s.events.len() > 0 && (!r.haveNext || s.events.next() <= r.next.arrival):
 			e := s.events.pop()
-			st.advance(s, e.t)
+			r.st.advance(s, e.t)
 			s.now = e.t
-			events++
-			if j := e.j; j != nil {
-				s.removeRunning(j)
-				s.busy -= int(j.need)
-				s.inSys--
-				j.state = stateFree
-				if j.tagged {
-					tagged--
-					s.taggedRunning--
-					st.depart(s, j, batches, winStart)
-				}
-				if s.measure {
-					st.departures++
-				}
-				if s.obs != nil {
-					s.observe(Complete, j)
-				}
-				p.Complete(s, j)
-				s.pool.put(j)
-				if arrivals > winEnd && tagged == 0 {
-					break
-				}
-			} else {
+			r.events++
+			if e.j == nil {
 				s.timers.Timer(s, e.tag)
+				continue events
 			}
-			continue
-		}
-		if !haveNext {
-			if tagged > 0 {
-				stop = "trace ended"
+			r.depart(e.j)
+			if r.drained() {
+				stop = stopDrained
+				break events
 			}
-			break
-		}
-		// Arrival of nextJob.
-		j := nextJob
-		st.advance(s, j.arrival)
-		s.now = j.arrival
-		events++
-		id := arrivals
-		arrivals++
-		switch id {
-		case winStart:
-			s.measure = true
-			st.start(s)
-			if measurer != nil {
-				measurer.StartMeasuring(s)
+		case !r.haveNext:
+			stop = r.traceEnd()
+			break events
+		default:
+			j := r.next
+			r.st.advance(s, j.arrival)
+			s.now = j.arrival
+			r.events++
+			id := r.arrivals
+			r.arrivals++
+			if id == r.winStart || id == r.winEnd {
+				r.window(id)
 			}
-		case winEnd:
-			st.end(s)
-			s.measure = false
-		}
-		st.checkpoint(s, id)
-		if id >= winEnd && tagged == 0 {
-			s.pool.put(j)
-			break
-		}
-		if id >= stopAt && tagged > s.taggedRunning {
-			s.pool.put(j)
-			stop = "drain limit"
-			break
-		}
-		j.id = id
-		j.state = stateWaiting
-		j.remaining = j.size
-		j.tagged = id >= winStart && id < winEnd
-		if j.tagged {
-			tagged++
-		}
-		s.inSys++
-		if s.obs != nil {
-			s.observe(Arrive, j)
-		}
-		p.Arrive(s, j)
-		if j.state == stateWaiting {
-			j.delayed = true
-		}
-		if s.inSys > maxIn {
-			stop = "max_in_system"
-			break
-		}
-		if arrivals >= nextProg {
-			nextProg += progEvery
-			if arrivals <= total {
-				cfg.Progress(arrivals, total)
+			r.st.checkpoint(s, id)
+			if stop = r.refuse(id); stop != stopNone {
+				s.pool.put(j)
+				break events
 			}
+			r.arrive(j, id)
+			if s.inSys > r.maxIn {
+				stop = stopMaxInSystem
+				break events
+			}
+			if r.arrivals >= r.nextProg {
+				r.progress()
+			}
+			r.next = s.pool.get()
+			r.haveNext = r.src.next(r.next)
 		}
-		nextJob = s.pool.get()
-		haveNext = src.next(nextJob)
 	}
-	if s.measure { // stopped inside the window (max_in_system, trace end)
-		st.end(s)
+	return stop, nil
+}
+
+// cancelled polls the run's context (every 1,024 events).
+func (r *replication) cancelled() error {
+	select {
+	case <-r.done:
+		return fmt.Errorf("replication stopped at t=%g after %d arrivals: %w", r.s.now, r.arrivals, r.cfg.Context.Err())
+	default:
+		return nil
+	}
+}
+
+// depart completes job j: its servers are freed before the policy hears of
+// it, so Complete can start the next jobs on them.
+func (r *replication) depart(j *Job) {
+	s := r.s
+	s.removeRunning(j)
+	s.busy -= int(j.need)
+	s.inSys--
+	j.state = stateFree
+	if j.tagged {
+		r.tagged--
+		s.taggedRunning--
+		r.st.depart(s, j, r.batches, r.winStart)
+	}
+	if s.measure {
+		r.st.departures++
+	}
+	if s.obs != nil {
+		s.observe(TraceComplete, j)
+	}
+	r.p.Complete(s, j)
+	s.pool.put(j)
+}
+
+// drained reports the normal end: the window has closed (its closing
+// arrival has been seen) and no measured job is left.
+func (r *replication) drained() bool { return r.arrivals > r.winEnd && r.tagged == 0 }
+
+// traceEnd is the stop reason when a replayed trace has no more jobs.
+func (r *replication) traceEnd() stopReason {
+	if r.tagged > 0 {
+		return stopTraceEnded
+	}
+	return stopDrained
+}
+
+// window opens or closes the measurement window at one of its bounding
+// arrivals. (The loop calls it only there, and advances the clock and
+// records the growth test's segment boundaries inline: those run on every
+// event, where a call costs measurably.)
+func (r *replication) window(id int64) {
+	s := r.s
+	switch id {
+	case r.winStart:
+		s.measure = true
+		r.st.start(s)
+		if r.measurer != nil {
+			r.measurer.StartMeasuring(s)
+		}
+	case r.winEnd:
+		r.st.end(s)
 		s.measure = false
 	}
-	if cfg.Progress != nil {
-		cfg.Progress(min(arrivals, total), total)
+}
+
+// refuse applies the stop rules checked before arrival id is admitted: the
+// normal end, and the drain limit (which applies only while some measured
+// job is still waiting: one in service will finish).
+func (r *replication) refuse(id int64) stopReason {
+	switch {
+	case r.drained():
+		return stopDrained
+	case id >= r.stopAt && r.tagged > r.s.taggedRunning:
+		return stopDrainLimit
 	}
-	return st.result(s, events, tagged, stop), nil
+	return stopNone
+}
+
+// arrive admits job j as arrival id, counted in the system before the
+// policy hears of it.
+func (r *replication) arrive(j *Job, id int64) {
+	s := r.s
+	j.id = id
+	j.state = stateWaiting
+	j.remaining = j.size
+	j.tagged = id >= r.winStart && id < r.winEnd
+	if j.tagged {
+		r.tagged++
+	}
+	s.inSys++
+	if s.obs != nil {
+		s.observe(TraceArrive, j)
+	}
+	r.p.Arrive(s, j)
+	if j.state == stateWaiting {
+		j.delayed = true
+	}
+}
+
+// progress reports progress (about 100 times per run: the loop calls it
+// when arrivals reach nextProg).
+func (r *replication) progress() {
+	r.nextProg += r.progEvery
+	if r.arrivals <= r.winEnd {
+		r.cfg.Progress(r.arrivals, r.winEnd)
+	}
+}
+
+// finish closes a window the run stopped inside (max_in_system, trace end)
+// and reports the final progress.
+func (r *replication) finish() {
+	if r.s.measure {
+		r.st.end(r.s)
+		r.s.measure = false
+	}
+	if r.cfg.Progress != nil {
+		r.cfg.Progress(min(r.arrivals, r.winEnd), r.winEnd)
+	}
 }

@@ -13,12 +13,26 @@ type event struct {
 // container/heap to keep interface calls off the per-event path. Departure
 // entries keep their job's heapIdx current so a preemption removes its
 // departure in O(log n).
+//
+// It is deliberately not the project's generic heap (sim/heapq), which
+// MaxWeight uses and which supports the same operations: measured on
+// BenchmarkFCFSOneOrAllStable (process CPU time, GOMAXPROCS=1, interleaved
+// runs on a loaded machine), the engine on heapq took 0.88 s against 0.70 s
+// with this heap, +25%, i.e. about 15 ns more per event. The generic
+// version moves 40-byte items holding two pointers (payload and position)
+// where this one moves 32-byte events holding one, and its code is compiled
+// per GC shape with a dictionary argument; on the per-event path of a
+// 32-server system, where the heap is small and every event pushes or pops,
+// that difference dominates.
 type eventHeap struct {
 	ev  []event
 	seq uint64
 }
 
 func (h *eventHeap) len() int { return len(h.ev) }
+
+// next is the time of the earliest event; the heap must not be empty.
+func (h *eventHeap) next() float64 { return h.ev[0].t }
 
 func (h *eventHeap) less(a, b int) bool {
 	ea, eb := &h.ev[a], &h.ev[b]

@@ -38,6 +38,8 @@ func (p *badPolicy) Arrive(s *sim.System, j *sim.Job) {
 		s.Preempt(j)
 	case "size":
 		_ = s.Size(j)
+	case "trace":
+		_ = s.Workload().Trace()
 	case "timer":
 		s.SetTimer(s.Now()+1, 0)
 	case "panic":
@@ -53,6 +55,7 @@ func TestPolicyErrors(t *testing.T) {
 		{"twice", "already running"},
 		{"preempt", "did not declare preemption"},
 		{"size", "did not declare SizeAware"},
+		{"trace", "trace (job sizes) read by a policy that did not declare SizeAware"},
 		{"timer", "does not implement TimerHandler"},
 		{"panic", "policy panicked"},
 	} {
@@ -62,6 +65,42 @@ func TestPolicyErrors(t *testing.T) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// traceReader is FCFS declaring size awareness, recording what the
+// workload view shows it.
+type traceReader struct {
+	fcfs.FCFS
+	trace []sim.TraceJob
+	rate  float64
+	name  string
+	k     int
+}
+
+func (*traceReader) SizeAware() bool { return true }
+func (p *traceReader) Init(s *sim.System) error {
+	v := s.Workload()
+	p.trace, p.rate, p.name, p.k = v.Trace(), v.ArrivalRate(), v.Name(), v.Servers()
+	return p.FCFS.Init(s)
+}
+
+// TestWorkloadView: a size-aware policy sees the replayed trace through
+// the view (a size-blind one gets a policy error, TestPolicyErrors), and the
+// view's arrival rate of a trace is the trace's own, not the ignored field.
+func TestWorkloadView(t *testing.T) {
+	tr := []sim.TraceJob{{Arrival: 0, Size: 1}, {Arrival: 1, Size: 2}, {Arrival: 4, Size: 1}}
+	w := &sim.Workload{Name: "tr", Servers: 2, ArrivalRate: 99, Classes: []sim.Class{{Need: 1, Share: 1, Service: expD(1)}}, Trace: tr}
+	p := &traceReader{}
+	if _, err := sim.Run(w, p, sim.Config{Arrivals: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.trace) != 3 || p.trace[1].Size != 2 || p.rate != 0.5 || p.name != "tr" || p.k != 2 {
+		t.Fatalf("view showed trace %v, rate %v, name %q, k %d; want the 3-job trace, rate 2/4, tr, 2", p.trace, p.rate, p.name, p.k)
+	}
+	g := single(1, 0.5, expD(1))
+	if _, err := sim.Run(g, p, sim.Config{Arrivals: 3}); err != nil || p.trace != nil || p.rate != 0.5 {
+		t.Fatalf("generated arrivals: err %v, trace %v, rate %v; want no trace, rate 0.5", err, p.trace, p.rate)
 	}
 }
 
@@ -235,7 +274,7 @@ func TestGolden(t *testing.T) {
 func TestMSER(t *testing.T) {
 	var xs []float64
 	for seed := uint64(1); seed <= 10; seed++ {
-		r, err := sim.Run(single(1, 0.8, expD(1)), &fcfs.FCFS{}, sim.Config{Seed: seed, Arrivals: 100000, MSER: true})
+		r, err := sim.RunFresh(single(1, 0.8, expD(1)), newFCFS, sim.Config{Seed: seed, Arrivals: 100000, MSER: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,6 +289,53 @@ func TestMSER(t *testing.T) {
 	}
 }
 
+func newFCFS() (sim.Policy, error) { return &fcfs.FCFS{}, nil }
+
+// onceOnly is FCFS that fails if its Init runs twice: an instance must not
+// be carried from one pass to the next.
+type onceOnly struct {
+	fcfs.FCFS
+	inits int
+}
+
+func (p *onceOnly) Init(s *sim.System) error {
+	if p.inits++; p.inits > 1 {
+		return errors.New("instance reused")
+	}
+	return p.FCFS.Init(s)
+}
+
+// TestFreshPerPass: RunFresh constructs one instance per pass (two under
+// MSER), each initialised once, and its result is the same as for a run
+// whose instance is reused — FCFS resets fully — so fresh instances change
+// nothing for a correct policy; Run refuses MSER rather than reuse one, and
+// a constructor's error is the run's.
+func TestFreshPerPass(t *testing.T) {
+	w := single(2, 1.2, expD(1))
+	cfg := sim.Config{Seed: 3, Arrivals: 2000, MSER: true}
+	var made int
+	r, err := sim.RunFresh(w, func() (sim.Policy, error) { made++; return &onceOnly{}, nil }, cfg)
+	if err != nil || made != 2 {
+		t.Fatalf("MSER: err %v, %d instances made, want 2", err, made)
+	}
+	made = 0
+	if _, err := sim.RunFresh(w, func() (sim.Policy, error) { made++; return &onceOnly{}, nil }, sim.Config{Seed: 3, Arrivals: 2000}); err != nil || made != 1 {
+		t.Fatalf("one pass: err %v, %d instances made, want 1", err, made)
+	}
+	shared := &fcfs.FCFS{}
+	r2, err := sim.RunFresh(w, func() (sim.Policy, error) { return shared, nil }, cfg)
+	if err != nil || r.Overall != r2.Overall || r.Warmup != r2.Warmup {
+		t.Fatalf("reused FCFS instance: err %v, %+v, fresh %+v", err, r2.Overall, r.Overall)
+	}
+	if _, err := sim.Run(w, &fcfs.FCFS{}, cfg); err == nil || !strings.Contains(err.Error(), "use RunFresh") {
+		t.Fatalf("Run with MSER: err %v, want a pointer to RunFresh", err)
+	}
+	bad := errors.New("bad parameter")
+	if _, err := sim.RunFresh(w, func() (sim.Policy, error) { return nil, bad }, cfg); !errors.Is(err, bad) {
+		t.Fatalf("constructor error: got %v", err)
+	}
+}
+
 // TestCancel: a cancelled context stops a run (here before it starts
 // simulating in earnest) with an error wrapping context.Canceled, for both
 // passes of an MSER run too.
@@ -257,7 +343,7 @@ func TestCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, mser := range []bool{false, true} {
-		_, err := sim.Run(single(1, 0.5, expD(1)), &fcfs.FCFS{}, sim.Config{Seed: 1, Arrivals: 1e9, MSER: mser, Context: ctx})
+		_, err := sim.RunFresh(single(1, 0.5, expD(1)), newFCFS, sim.Config{Seed: 1, Arrivals: 1e9, MSER: mser, Context: ctx})
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("mser=%v: err = %v, want context.Canceled", mser, err)
 		}

@@ -18,11 +18,16 @@ type Class struct {
 }
 
 // TraceJob is one job of a replayed trace: arrival instant, service duration
-// and class index into Workload.Classes.
+// and class index into Workload.Classes. Requested is the user's run-time
+// estimate where the trace records one (SWF field 9, requested time), 0 if
+// unknown; the engine ignores it, and a policy that schedules on user
+// estimates (backfilling) reads it as Workload().Trace[job.ID()] — a trace
+// job's ID is its index in Trace.
 type TraceJob struct {
-	Arrival float64
-	Size    float64
-	Class   int
+	Arrival   float64
+	Size      float64
+	Class     int
+	Requested float64 `json:"Requested,omitempty"`
 }
 
 // Workload is the system and arrival process of one scenario.

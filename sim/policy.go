@@ -11,8 +11,11 @@ package sim
 // the jobs: a policy keeps *Job pointers only while the job is in the system,
 // and must drop a job when Complete reports it.
 //
-// A policy instance serves one replication at a time; Init must reset all of
-// its state so that the instance can be reused for the next replication.
+// A policy instance serves one replication pass: the SDK (sdk.Spec.Run) and
+// RunFresh construct a fresh instance for every replication and for each of
+// MSER's two passes, so Init need not undo an earlier run. (A caller that
+// hands the same instance to Run twice takes on that reset itself; the
+// built-in policies' Init does reset.)
 type Policy interface {
 	// Init prepares the policy for a replication of the given system (servers,
 	// classes). It returns an error if the policy cannot run on this workload

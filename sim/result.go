@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"math"
+
+	"github.com/msjfarm/msjfarm/sim/stats"
 )
 
 // ClassStats are the statistics of the measured jobs of one class (or of all
@@ -102,10 +104,16 @@ type Result struct {
 	Series      []Sample     `json:"series,omitempty"`
 }
 
+// classAcc accumulates one class's measured departures. The response
+// time's variance comes from Welford's accumulator (the naive
+// Σt² − n·mean² cancels catastrophically once the mean is large against the
+// spread, as on long or heavily loaded runs); its mean stays the plain sum
+// over n, which has no cancellation (positive terms) and is no less accurate.
 type classAcc struct {
-	n, nWait          int64
-	sumT, sumT2, sumW float64
-	sumS              float64
+	n, nWait   int64
+	resp       stats.Acc
+	sumT, sumW float64
+	sumS       float64
 }
 
 // recorder accumulates statistics on the per-event path without allocating.
@@ -246,7 +254,7 @@ func (r *recorder) depart(s *System, j *Job, batches []float64, winStart int64) 
 	c := &r.cls[j.class]
 	c.n++
 	c.sumT += t
-	c.sumT2 += t * t
+	c.resp.Add(t)
 	c.sumS += j.size
 	if j.delayed {
 		c.nWait++
@@ -264,7 +272,7 @@ func (r *recorder) depart(s *System, j *Job, batches []float64, winStart int64) 
 	}
 }
 
-func (r *recorder) result(s *System, events uint64, undeparted int64, stop string) *Result {
+func (r *recorder) result(s *System, events uint64, undeparted int64, stop stopReason) *Result {
 	w := r.w
 	res := &Result{
 		Engine:        Version,
@@ -292,29 +300,27 @@ func (r *recorder) result(s *System, events uint64, undeparted int64, stop strin
 		all.n += c.n
 		all.nWait += c.nWait
 		all.sumT += c.sumT
-		all.sumT2 += c.sumT2
+		all.resp.Merge(c.resp)
 		all.sumW += c.sumW
 		all.sumS += c.sumS
 	}
 	res.Overall = all.stats("all", 0)
 	rho := w.ClassLoads()
-	var rhoSum, wsum, jsum, jsq float64
-	var jn int
+	var rhoSum, wsum float64
+	means := make([]float64, 0, len(res.Classes)) // of the classes with departures
 	for i, cs := range res.Classes {
 		if cs.Count == 0 {
 			continue
 		}
 		rhoSum += rho[i]
 		wsum += rho[i] * cs.MeanResponse
-		jsum += cs.MeanResponse
-		jsq += cs.MeanResponse * cs.MeanResponse
-		jn++
+		means = append(means, cs.MeanResponse)
 	}
 	if rhoSum > 0 {
 		res.WeightedMeanResponse = wsum / rhoSum
 	}
-	if jn > 0 && jsq > 0 {
-		res.Jain = jsum * jsum / (float64(jn) * jsq)
+	if len(means) > 0 { // stats.Jain is NaN for none, which JSON cannot carry: 0 then
+		res.Jain = stats.Jain(means)
 	}
 	if win := res.Window; win > 0 {
 		res.MeanInSystem = r.areaN / win
@@ -325,13 +331,8 @@ func (r *recorder) result(s *System, events uint64, undeparted int64, stop strin
 	res.Series = r.series
 
 	ins := &Instability{InSystemAtEnd: r.endInSys, Undeparted: undeparted}
-	switch stop {
-	case "max_in_system":
-		ins.Reasons = append(ins.Reasons, "max_in_system")
-	case "drain limit":
-		ins.Reasons = append(ins.Reasons, "drain_limit")
-	case "trace ended":
-		ins.Reasons = append(ins.Reasons, "trace_ended")
+	if stop.unstable() {
+		ins.Reasons = append(ins.Reasons, stop.String())
 	}
 	if r.growth(ins) {
 		ins.Reasons = append(ins.Reasons, "growth")
@@ -351,7 +352,7 @@ func (c classAcc) stats(name string, need int) ClassStats {
 	n := float64(c.n)
 	cs.MeanResponse = c.sumT / n
 	if c.n > 1 {
-		cs.VarResponse = math.Max(0, (c.sumT2-n*cs.MeanResponse*cs.MeanResponse)/(n-1))
+		cs.VarResponse = c.resp.Var()
 	}
 	cs.MeanWait = c.sumW / n
 	cs.PWait = float64(c.nWait) / n

@@ -44,7 +44,12 @@ import (
 
 // File is a sweep file as written.
 type File struct {
-	Name         string               `mapstructure:"name" json:"name"`
+	Name string `mapstructure:"name" json:"name"`
+	// Description is free text shown in the report's header (what the
+	// campaign shows, where its parameters come from). Like Name it is part
+	// of the campaign id when set; omitted from the JSON when empty, so the
+	// ids of sweeps without it are unchanged.
+	Description  string               `mapstructure:"description" json:"description,omitempty"`
 	Seed         uint64               `mapstructure:"seed" json:"seed"`
 	Workload     string               `mapstructure:"workload" json:"workload,omitempty"`
 	Servers      int                  `mapstructure:"servers" json:"servers,omitempty"`
@@ -87,7 +92,7 @@ type RunSpec struct {
 // underscores, e.g. MSJFARM_RUN_ARRIVALS=1e5) overrides. viper only applies
 // an environment variable to Unmarshal when the key is bound, so they are
 // listed here.
-var envKeys = []string{"name", "seed", "workload", "servers", "replications",
+var envKeys = []string{"name", "description", "seed", "workload", "servers", "replications",
 	"run.arrivals", "run.warmup", "run.mser", "run.max_in_system", "run.drain_limit",
 	"run.series_interval", "run.series_max", "run.deadline"}
 

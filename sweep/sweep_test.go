@@ -222,3 +222,29 @@ func TestRunJSON(t *testing.T) {
 		t.Errorf("engine config %+v", c)
 	}
 }
+
+// TestDescriptionKeepsIDs: the optional description is read, and a file
+// without one hashes exactly as before the key existed (its JSON has no
+// "description" key), so existing campaign ids are unchanged.
+func TestDescriptionKeepsIDs(t *testing.T) {
+	const body = "name: d\nworkload: one-or-all\npolicies: [fcfs]\nreplications: 1\nrun: {arrivals: 100}\n"
+	plain, err := Parse([]byte(body), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(plain)
+	if strings.Contains(string(b), "description") {
+		t.Errorf("a file without description encodes it: %s", b)
+	}
+	described, err := Parse([]byte(body+"description: what it shows\n"), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if described.Description != "what it shows" {
+		t.Errorf("description = %q", described.Description)
+	}
+	described.Description = ""
+	if hashHex(described, 16) != hashHex(plain, 16) {
+		t.Errorf("files differing only in an empty description hash differently")
+	}
+}

@@ -37,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime"
 	"sync"
@@ -79,6 +80,13 @@ type Options struct {
 	RunLog io.Writer
 	// Logf logs (default: discard).
 	Logf func(format string, args ...any)
+	// Log, if set, receives one structured line per task start, finish,
+	// retry, failure and release, each with campaign, task, policy and
+	// worker attributes (start and finish at Debug level).
+	Log *slog.Logger
+	// Observe, if set, is called after every replication (the worker's
+	// metrics, package monitor).
+	Observe func(TaskEvent)
 }
 
 // Stats counts what a worker did.
@@ -90,6 +98,8 @@ type Stats struct {
 	// stored by a concurrent run of the same task meanwhile (the first
 	// one is kept).
 	Reused, Duplicates atomic.Int64
+	// Running is the number of replications running now.
+	Running atomic.Int64
 }
 
 // Worker is a running worker.
@@ -183,6 +193,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	if c, ok := w.o.Runner.(io.Closer); ok {
 		defer c.Close()
 	}
+	hbCtx, hbStop := context.WithCancel(context.Background())
+	hbDone := make(chan struct{})
+	go func() { defer close(hbDone); w.heartbeat(hbCtx) }()
+	defer func() { hbStop(); <-hbDone }()
 	slots := make(chan struct{}, w.o.Concurrency)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -364,6 +378,7 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 		w.setState(c, t.ID, protocol.TaskState{State: protocol.StateRunning, Attempt: attempt})
 	}()
 	w.logRun("start", c, t.ID, attempt)
+	w.taskLog(slog.LevelDebug, "task started", c, t, "attempt", attempt)
 
 	runCtx, cancelRun := context.WithCancelCause(WithCampaign(hard, c))
 	defer cancelRun(nil)
@@ -403,8 +418,10 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 		}
 	}
 	started := time.Now()
+	w.Stats.Running.Add(1)
 	out, err := w.o.Runner.Run(runCtx, t, progress)
 	wall := time.Since(started)
+	w.Stats.Running.Add(-1)
 	close(hbDone)
 	release()
 	<-runningSet
@@ -452,9 +469,16 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 		}
 		cancel()
 		w.Stats.Done.Add(1)
+		var events uint64
+		if out != nil && out.Result != nil {
+			events = out.Result.Events
+		}
+		w.observe(TaskEvent{Campaign: c, Task: t, Outcome: OutcomeDone, Wall: wall, Events: events})
+		w.taskLog(slog.LevelDebug, "task done", c, t, "attempt", attempt, "wall", wall.Round(time.Millisecond))
 	case errors.Is(context.Cause(runCtx), errCampaignCancelled):
 		_ = msg.TermWithReason("campaign cancelled")
 		w.logRun("cancelled", c, t.ID, attempt)
+		w.observe(TaskEvent{Campaign: c, Task: t, Outcome: OutcomeCancelled, Wall: wall, Err: err})
 		w.Stats.Terminated.Add(1)
 	case hard.Err() != nil && isCtxErr(err):
 		// Shutting down: give the task back at once.
@@ -462,10 +486,13 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 		w.setState(c, t.ID, protocol.TaskState{State: protocol.StateReleased, Attempt: attempt})
 		w.logRun("release", c, t.ID, attempt)
 		w.Stats.Released.Add(1)
+		w.observe(TaskEvent{Campaign: c, Task: t, Outcome: OutcomeReleased, Wall: wall, Err: err})
+		w.taskLog(slog.LevelInfo, "task released", c, t, "attempt", attempt)
 	default:
 		if cause := context.Cause(runCtx); cause != nil && isCtxErr(err) {
 			err = cause
 		}
+		w.observe(TaskEvent{Campaign: c, Task: t, Outcome: OutcomeError, Wall: wall, Err: err})
 		var perm *PermanentError
 		if errors.As(err, &perm) {
 			w.fail(msg, c, t, attempt, err)
@@ -503,7 +530,11 @@ func (w *Worker) retry(msg jetstream.Msg, c string, t *sweep.Task, attempt int, 
 		w.fail(msg, c, t, attempt, err)
 		return
 	}
-	w.o.Logf("worker %s: task %s attempt %d: %v (will retry)", w.o.Name, t.ID, attempt, err)
+	if w.o.Log != nil {
+		w.taskLog(slog.LevelWarn, "task attempt failed, will retry", c, t, "attempt", attempt, "error", err.Error())
+	} else {
+		w.o.Logf("worker %s: task %s attempt %d: %v (will retry)", w.o.Name, t.ID, attempt, err)
+	}
 	w.setState(c, t.ID, protocol.TaskState{State: protocol.StateRetrying, Attempt: attempt, Error: err.Error()})
 	w.logRun("retry", c, t.ID, attempt)
 	_ = msg.NakWithDelay(w.o.RetryDelay * time.Duration(attempt))
@@ -512,7 +543,11 @@ func (w *Worker) retry(msg jetstream.Msg, c string, t *sweep.Task, attempt int, 
 
 // fail writes the failed record and terminates the message.
 func (w *Worker) fail(msg jetstream.Msg, c string, t *sweep.Task, attempt int, err error) {
-	w.o.Logf("worker %s: task %s failed on attempt %d: %v", w.o.Name, t.ID, attempt, err)
+	if w.o.Log != nil {
+		w.taskLog(slog.LevelError, "task failed", c, t, "attempt", attempt, "error", err.Error())
+	} else {
+		w.o.Logf("worker %s: task %s failed on attempt %d: %v", w.o.Name, t.ID, attempt, err)
+	}
 	errText := fmt.Sprintf("attempt %d of %d on %s: %v", attempt, w.maxDeliver, w.o.Name, err)
 	rec := record.Record{Task: *t, Error: errText, Provenance: record.Provenance{
 		Host: w.host, Worker: w.o.Name, Attempt: attempt}}
@@ -527,6 +562,7 @@ func (w *Worker) fail(msg jetstream.Msg, c string, t *sweep.Task, attempt int, e
 		return
 	}
 	w.setState(c, t.ID, protocol.TaskState{State: protocol.StateFailed, Attempt: attempt, Error: errText})
+	w.observe(TaskEvent{Campaign: c, Task: t, Outcome: OutcomeFailed, Err: err})
 	w.logRun("fail", c, t.ID, attempt)
 	_ = msg.TermWithReason("failed: " + err.Error())
 	w.Stats.Failed.Add(1)

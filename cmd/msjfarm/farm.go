@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"os"
 	"os/signal"
 	"runtime"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/monitor"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/archive"
@@ -33,14 +33,6 @@ import (
 
 func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-}
-
-func logger(verbose bool) func(string, ...any) {
-	if !verbose {
-		return nil
-	}
-	l := log.New(os.Stderr, "", log.LstdFlags|log.Lmicroseconds)
-	return l.Printf
 }
 
 // validateSweep loads and expands a sweep with the built-in catalogue,
@@ -68,8 +60,20 @@ func runCoordinator(args []string) int {
 	maxDeliver := ff.fs.Int("max-deliver", protocol.DefaultMaxDeliver, "deliveries of a task before it is recorded as failed")
 	reconcile := ff.fs.Duration("reconcile", 30*time.Second, "how often running campaigns are checked against storage and the stream")
 	verbose := ff.fs.Bool("v", true, "log to stderr")
+	mf := addMonitorFlags(ff.fs, "http", "serve the live campaign page, /metrics, /healthz and /readyz on this address (e.g. :8080)")
 	if err := ff.parse(args); err != nil {
 		return 2
+	}
+	slogger, err := mf.logger(false)
+	if err != nil {
+		return fail("coordinator: %v", err)
+	}
+	ln, err := mf.listen()
+	if err != nil {
+		return fail("coordinator: %v", err)
+	}
+	if ln != nil {
+		defer ln.Close()
 	}
 	ctx, stop := signalContext()
 	defer stop()
@@ -95,10 +99,29 @@ func runCoordinator(args []string) int {
 	if err != nil {
 		return fail("coordinator: %v", err)
 	}
+	metrics := monitor.NewMetrics()
+	st = metrics.InstrumentStore(st)
 	co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st, Reconcile: *reconcile,
-		Layout: protocol.Layout{AckWait: *ackWait, MaxDeliver: *maxDeliver}, Logf: logger(*verbose)})
+		Layout: protocol.Layout{AckWait: *ackWait, MaxDeliver: *maxDeliver}, Logf: logf(slogger, *verbose)})
 	if err != nil {
 		return fail("coordinator: %v", err)
+	}
+	if ln != nil {
+		srv, err := monitor.New(monitor.Options{Coordinator: co, Conn: nc, Store: st, Metrics: metrics,
+			Ready: func() bool {
+				select {
+				case <-co.Ready():
+					return true
+				default:
+					return false
+				}
+			}})
+		if err != nil {
+			return fail("coordinator: %v", err)
+		}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+		httpURLLine("coordinator", ln, "live campaign page")
 	}
 	go func() {
 		select {
@@ -121,11 +144,23 @@ func runWorker(args []string) int {
 	runLog := ff.fs.String("run-log", "", "append one line per task start/finish/failure/release to this file")
 	verbose := ff.fs.Bool("v", false, "log to stderr")
 	rf := addRunnerFlags(ff.fs)
+	mf := addMonitorFlags(ff.fs, "metrics", "serve /metrics, /healthz and /readyz on this address (e.g. :9090)")
 	if err := ff.parse(args); err != nil {
 		return 2
 	}
 	if ff.fs.NArg() > 0 {
 		return fail("worker: unexpected argument %q", ff.fs.Arg(0))
+	}
+	slogger, err := mf.logger(*verbose)
+	if err != nil {
+		return fail("worker: %v", err)
+	}
+	ln, err := mf.listen()
+	if err != nil {
+		return fail("worker: %v", err)
+	}
+	if ln != nil {
+		defer ln.Close()
 	}
 	reserveFarmProc(*n)
 	ctx, stop := signalContext()
@@ -139,7 +174,9 @@ func runWorker(args []string) int {
 	if err != nil {
 		return fail("worker: %v", err)
 	}
-	ch, err := worker.ForWorker(ctx, rf.config(*n, logger(*verbose)), st)
+	metrics := monitor.NewMetrics()
+	st = metrics.InstrumentStore(st)
+	ch, err := worker.ForWorker(ctx, rf.config(*n, logf(slogger, *verbose)), st)
 	if err != nil {
 		return fail("worker: %v", err)
 	}
@@ -148,7 +185,9 @@ func runWorker(args []string) int {
 	if c, ok := runner.(io.Closer); ok {
 		defer c.Close() // the worker closes it too; again is harmless
 	}
-	o := worker.Options{Conn: nc, Store: st, Concurrency: *n, Name: *name, Grace: *grace, Logf: logger(*verbose), Runner: runner}
+	pluginStarts(metrics, runner)
+	o := worker.Options{Conn: nc, Store: st, Concurrency: *n, Name: *name, Grace: *grace, Logf: logf(slogger, *verbose), Runner: runner,
+		Log: slogger, Observe: metrics.ObserveTask}
 	if *runLog != "" {
 		f, err := os.OpenFile(*runLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
@@ -162,6 +201,15 @@ func runWorker(args []string) int {
 		return fail("worker: %v", err)
 	}
 	fmt.Fprintf(os.Stderr, "msjfarm worker %s: %d slots, NATS %s, storage %s, runner %s\n", w.Name(), *n, nc.ConnectedUrlRedacted(), st.URL(), how)
+	if ln != nil {
+		srv, err := monitor.New(monitor.Options{Conn: nc, Store: st, Metrics: metrics})
+		if err != nil {
+			return fail("worker: %v", err)
+		}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+		httpURLLine("worker", ln, "metrics")
+	}
 	if err := w.Run(ctx); err != nil {
 		return fail("worker: %v", err)
 	}

@@ -30,6 +30,7 @@ var commands = map[string]struct {
 	"gc":          {runGC, "list the stored results no campaign refers to (-delete removes them)"},
 	"plugin":      {runPlugin, "list, describe and conformance-check policy plugin binaries"},
 	"analyze":     {runAnalyze, "evaluate an analytical model: msfq (Quickswap §5 mean response time approximation)"},
+	"probe":       {runProbe, "GET a health URL (/healthz, /readyz) and exit 0 if it answers 2xx: container health checks without curl"},
 }
 
 func main() {

@@ -31,8 +31,8 @@ func runReport(args []string) int {
 	if err := ff.parse(interspersed(ff.fs, args)); err != nil {
 		return 2
 	}
-	if ff.fs.NArg() != 1 {
-		return fail("report: want one campaign: id, name or id prefix (msjfarm report <campaign> [-out DIR])")
+	if ff.fs.NArg() < 1 {
+		return fail("report: want a campaign: id, name or id prefix (msjfarm report <campaign> [<campaign to overlay>...] [-out DIR])")
 	}
 	id := ff.fs.Arg(0)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
@@ -54,7 +54,20 @@ func runReport(args []string) int {
 	if a.Manifest == nil || a.Manifest.State != protocol.CampaignDone {
 		fmt.Fprintf(os.Stderr, "msjfarm report: campaign %s is not finished: report of the %d results so far\n", id, len(a.Records))
 	}
-	files, err := a.Report()
+	// Further campaigns are overlaid in the figures and tables.
+	var overlay []*archive.Archive
+	for _, arg := range ff.fs.Args()[1:] {
+		oid, err := archive.ResolveIn(ctx, st, arg)
+		if err != nil {
+			return fail("report: %v", err)
+		}
+		o, err := archive.Load(ctx, st, oid, builtin.Catalog{})
+		if err != nil {
+			return fail("report: %v", err)
+		}
+		overlay = append(overlay, o)
+	}
+	files, err := a.Report(overlay...)
 	if err != nil {
 		return fail("report: %v", err)
 	}
@@ -65,7 +78,9 @@ func runReport(args []string) int {
 	if err := report.WriteFiles(dir, files); err != nil {
 		return fail("report: %v", err)
 	}
-	if *store {
+	if *store && len(overlay) > 0 {
+		fmt.Fprintf(os.Stderr, "msjfarm report: an overlay is not stored (-store applies to a single campaign's report)\n")
+	} else if *store {
 		for name, data := range files {
 			if err := st.Put(ctx, storage.ReportPrefix(id)+name, data); err != nil {
 				return fail("report: %v", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/local"
+	"github.com/msjfarm/msjfarm/monitor"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/worker"
@@ -31,23 +32,42 @@ func runRun(args []string) int {
 	runLog := ff.fs.String("run-log", "", "append one line per task start/finish/duplicate/failure/release to this file")
 	dry := ff.fs.Bool("dry-run", false, "print the plan (points, tasks, already stored, to run, estimated CPU and wall time on -workers) and write nothing")
 	rf := addRunnerFlags(ff.fs)
-	if err := ff.parse(args); err != nil {
+	mf := addMonitorFlags(ff.fs, "http", "serve the live campaign page, /metrics, /healthz and /readyz on this address (e.g. 127.0.0.1:8080)")
+	linger := ff.fs.Duration("http-linger", 0, "with -http: keep serving the page this long after the campaign finished (Ctrl-C ends it)")
+	// Flags may follow the sweep file: msjfarm run sweep.yaml -http :8080.
+	if err := ff.parse(interspersed(ff.fs, args)); err != nil {
 		return 2
 	}
-	if ff.fs.NArg() != 1 {
+	pos := ff.fs.Args()
+	if len(pos) != 1 {
 		return fail("run: want one sweep file (msjfarm run [flags] sweep.yaml)")
+	}
+	slogger, err := mf.logger(*verbose)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
+		return 2
 	}
 	if *n < 1 {
 		return fail("run: -workers must be >= 1")
 	}
 	// Validate before anything is created.
-	f, camp, err := validateSweep(ff.fs.Arg(0))
+	f, camp, err := validateSweep(pos[0])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
 		return 2
 	}
 	if *dry {
 		return dryRun("run", ff, camp, *n)
+	}
+	// The HTTP address is opened before any work, so that a busy or
+	// invalid one fails at once.
+	ln, err := mf.listen()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
+		return 2
+	}
+	if ln != nil {
+		defer ln.Close()
 	}
 	reserveFarmProc(*n)
 	ctx, stop := signalContext()
@@ -72,7 +92,9 @@ func runRun(args []string) int {
 	if err := storage.CheckWritable(ctx, st); err != nil {
 		return fail("run: %v", err)
 	}
-	ch, err := worker.ForCampaign(ctx, rf.config(*n, logger(*verbose)), st, camp)
+	metrics := monitor.NewMetrics()
+	st = metrics.InstrumentStore(st)
+	ch, err := worker.ForCampaign(ctx, rf.config(*n, logf(slogger, *verbose)), st, camp)
 	if ch != nil {
 		warn("run", ch.Warnings)
 	}
@@ -80,6 +102,10 @@ func runRun(args []string) int {
 		return fail("run: runner: %v", err)
 	}
 	fmt.Fprintf(os.Stderr, "msjfarm run: runner %s\n", ch.Desc)
+	pluginStarts(metrics, ch.Runner)
+	if ln != nil {
+		httpURLLine("run", ln, "live campaign page")
+	}
 	if c, ok := ch.Runner.(io.Closer); ok {
 		defer c.Close() // the worker closes it too; again is harmless
 	}
@@ -94,7 +120,12 @@ func runRun(args []string) int {
 	}
 	p := newProgress(os.Stderr, 0)
 	out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: ch.Runner, Workers: *n, StoreDir: *storeDir,
-		AckWait: *ackWait, MaxDeliver: *maxDeliver, RetryFailed: *retry, Logf: logger(*verbose), RunLog: rl,
+		AckWait: *ackWait, MaxDeliver: *maxDeliver, RetryFailed: *retry, Logf: logf(slogger, *verbose), RunLog: rl,
+		HTTP: ln, Linger: *linger, Metrics: metrics, Log: taskLogger(slogger, *verbose),
+		Lingering: func(s *protocol.Status) {
+			fmt.Fprintf(os.Stderr, "\nmsjfarm run: campaign %s (%d done, %d failed); the live page stays at %s for %s (Ctrl-C ends it)\n",
+				s.State, s.Done, s.Failed, monitor.URL(ln), *linger)
+		},
 		Submitted: func(rep protocol.SubmitReply) {
 			fmt.Fprintf(os.Stderr, "msjfarm run: campaign %s (%s): %d tasks in %d points, %d already done (%d reused from other campaigns), %d to run; %d workers; storage %s; start-up %s\n",
 				rep.Campaign, rep.Name, rep.Tasks, camp.Points, rep.AlreadyDone, rep.Reused, rep.Tasks-rep.AlreadyDone, *n, st.URL(), time.Since(start).Round(time.Millisecond))

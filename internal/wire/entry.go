@@ -68,9 +68,13 @@ func (e Entry) Run(w *sim.Workload, params map[string]any, cfg sim.Config) (*sim
 		}
 		return e.Reference(w, cfg)
 	}
-	p := e.New()
-	if err := sim.Configure(p, params); err != nil {
-		return nil, fmt.Errorf("policy %s: %w", e.Name, err)
-	}
-	return sim.Run(w, p, cfg)
+	// Each pass (two under MSER) gets a fresh instance, so a policy's Init
+	// never has to undo an earlier pass.
+	return sim.RunFresh(w, func() (sim.Policy, error) {
+		p := e.New()
+		if err := sim.Configure(p, params); err != nil {
+			return nil, fmt.Errorf("policy %s: %w", e.Name, err)
+		}
+		return p, nil
+	}, cfg)
 }

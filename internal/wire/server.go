@@ -391,7 +391,7 @@ type traceSender struct {
 	err      error
 }
 
-func (t *traceSender) observe(e sim.Event) {
+func (t *traceSender) observe(e sim.TraceRecord) {
 	if t.n >= t.limit {
 		t.overflow = true
 		panic(errTraceLimit)

@@ -13,6 +13,10 @@
 //	field 4  run time (seconds)
 //	field 5  number of allocated processors (negative, i.e. -1 = unknown:
 //	         use field 8, requested processors, if the line has it)
+//	field 9  requested time (the user's run-time estimate), kept as
+//	         Job.Requested for policies that schedule on estimates
+//	         (backfilling); 0 when absent, unknown (-1), not positive or not
+//	         a number — it is never a reason to reject a line
 //
 // Only those fields are parsed (and validated), so traces whose other columns
 // are damaged or missing are still usable; a line needs at least 5 fields.
@@ -44,6 +48,9 @@ type Job struct {
 	Submit float64 // seconds since the first kept job's submission (>= 0)
 	Run    float64 // run time in seconds (> 0)
 	Procs  int     // servers held for the whole run (1..k)
+	// Requested is field 9, the requested time in seconds (> 0), or 0 if
+	// the line does not give a usable one.
+	Requested float64
 }
 
 // SkipCounts counts the job lines that were dropped, one counter per reason.
@@ -182,7 +189,7 @@ func Read(r io.Reader, k int) (*Trace, error) {
 			tr.Skipped.TooWide++
 		default:
 			// 0 < procs <= k and integral, so the conversion is exact.
-			tr.Jobs = append(tr.Jobs, Job{Number: p.number, Submit: p.submit, Run: p.run, Procs: int(p.procs)})
+			tr.Jobs = append(tr.Jobs, Job{Number: p.number, Submit: p.submit, Run: p.run, Procs: int(p.procs), Requested: p.requested})
 			if p.fromRequested {
 				tr.FromRequested++
 			}
@@ -256,6 +263,7 @@ func (tr *Trace) header(line int, s string) error {
 type parsed struct {
 	number             int64
 	submit, run, procs float64 // procs is integral
+	requested          float64 // field 9 if usable, else 0
 	fromRequested      bool    // procs came from field 8
 }
 
@@ -289,6 +297,11 @@ func parseJob(line int, s string) (parsed, error) {
 			return p, err
 		}
 		p.fromRequested = true
+	}
+	if len(f) >= 9 {
+		if r, err := strconv.ParseFloat(f[8], 64); err == nil && r > 0 && !math.IsInf(r, 0) {
+			p.requested = r
+		}
 	}
 	return p, nil
 }

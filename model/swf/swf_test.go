@@ -309,3 +309,26 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestRequestedTime: field 9 (requested time) is kept when positive and
+// numeric, and otherwise read as unknown (0) without rejecting the line:
+// the simulator does not need it to replay the job.
+func TestRequestedTime(t *testing.T) {
+	in := "; MaxProcs: 4\n" +
+		"1 0 0 10 1 -1 -1 1 60 -1\n" + // requested 60 s
+		"2 1 0 10 1 -1 -1 1 -1 -1\n" + // unknown
+		"3 2 0 10 1 -1 -1 1 x -1\n" + // damaged: unknown
+		"4 3 0 10 1 -1 -1 1\n" + // absent (8 fields)
+		"5 4 0 10 1 -1 -1 1 0\n" // zero: unknown
+	tr, err := Read(strings.NewReader(in), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []float64
+	for _, j := range tr.Jobs {
+		got = append(got, j.Requested)
+	}
+	if want := []float64{60, 0, 0, 0, 0}; !reflect.DeepEqual(got, want) {
+		t.Errorf("requested = %v, want %v", got, want)
+	}
+}

@@ -15,7 +15,9 @@ import (
 // whose service distribution — what a class-aware policy may know of it — is
 // the empirical distribution of that class's run times, and whose share is
 // its frequency. Submit times are multiplied by timeScale (< 1 compresses the
-// trace, raising the load by 1/timeScale; 1 replays it as recorded).
+// trace, raising the load by 1/timeScale; 1 replays it as recorded). Each
+// job's requested time (SWF field 9) is carried as TraceJob.Requested,
+// unscaled: it estimates the run time, which timeScale does not change.
 func FromTrace(name string, tr *swf.Trace, timeScale float64) (*sim.Workload, error) {
 	if !(timeScale > 0) || math.IsInf(timeScale, 0) {
 		return nil, fmt.Errorf("trace %q: time_scale must be finite and > 0, got %v", name, timeScale)
@@ -44,7 +46,7 @@ func FromTrace(name string, tr *swf.Trace, timeScale float64) (*sim.Workload, er
 	}
 	w.Trace = make([]sim.TraceJob, len(tr.Jobs))
 	for i, j := range tr.Jobs {
-		w.Trace[i] = sim.TraceJob{Arrival: j.Submit * timeScale, Size: j.Run, Class: index[j.Procs]}
+		w.Trace[i] = sim.TraceJob{Arrival: j.Submit * timeScale, Size: j.Run, Class: index[j.Procs], Requested: j.Requested}
 	}
 	if err := w.Validate(); err != nil {
 		return nil, err

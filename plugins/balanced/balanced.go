@@ -14,8 +14,13 @@
 // servers (a multiple of n_i), and the remaining |H| = k − Σ a_i servers are
 // the helpers. ψ = 1 if every c_i = (k/n_i)(ϱ_i/ϱ) is an integer; otherwise
 // ψ = max{x ∈ [0,1] : k − Σ ⌊x c_i⌋ n_i ≥ max_i n_i}, so that the helpers can
-// serve a job of any class. The paper gives no alternative ψ rule, so ψ is
-// not a parameter.
+// serve a job of any class. The paper gives no other ψ rule; parameter "psi"
+// (default 0 = this automatic choice) fixes ψ ∈ (0, 1] instead, e.g. to study
+// the trade-off between dedicated servers and helpers. A fixed ψ is applied
+// as a_i = ⌊ψ c_i⌋ n_i with no further adjustment: if it leaves fewer helpers
+// than the largest need, classes with a_i > 0 run on A_i alone when the
+// helpers cannot take them, and a class with a_i = 0 that does not fit in
+// the helpers is an Init error, as for the automatic choice.
 //
 // # Policy (B Definition 1)
 //
@@ -128,6 +133,7 @@ const (
 type BalancedSplitting struct {
 	pi       string
 	firstFit bool
+	fixedPsi float64 // parameter psi: 0 = automatic (B eq. (2)), else ψ in (0, 1]
 
 	// Partition, fixed by Init.
 	capA    []int // a_i
@@ -143,15 +149,22 @@ type BalancedSplitting struct {
 	nArr, nRouted, nServedH int64
 }
 
-// Params is the parameter schema: the auxiliary policy π.
+// Params is the parameter schema: the auxiliary policy π and the reservation
+// factor ψ. ψ's range is checked by Configure rather than by schema bounds
+// so that the error names the whole valid range, (0, 1] or 0.
 func (p *BalancedSplitting) Params() []sdk.Param {
 	return []sdk.Param{{
 		Name: "pi", Type: sdk.String, Default: PiFCFS, Enum: []string{PiFCFS, PiFirstFit},
 		Doc: "auxiliary non-preemptive policy on the helper set: fcfs (the paper's experiments) or first-fit (backfilling)",
+	}, {
+		Name: "psi", Type: sdk.Float, Default: 0.0,
+		Doc: "reservation factor ψ of B eq. (2), a_i = ⌊ψ (k/n_i) ϱ_i/ϱ⌋ n_i: 0 (default) = the paper's automatic " +
+			"choice (1 if every (k/n_i) ϱ_i/ϱ is an integer, else the largest ψ ≤ 1 leaving helpers for the largest need); " +
+			"otherwise a fixed ψ in (0, 1]",
 	}}
 }
 
-// Configure sets π.
+// Configure sets π and ψ.
 func (p *BalancedSplitting) Configure(v sdk.Values) error {
 	switch pi := v.String("pi"); pi {
 	case PiFCFS, PiFirstFit:
@@ -159,7 +172,33 @@ func (p *BalancedSplitting) Configure(v sdk.Values) error {
 	default:
 		return fmt.Errorf("pi: unknown auxiliary policy %q", pi)
 	}
+	psi := v.Float("psi")
+	if math.IsNaN(psi) || psi < 0 || psi > 1 {
+		return fmt.Errorf("psi: must be in (0, 1], or 0 for the automatic choice of B eq. (2); got %v", psi)
+	}
+	p.fixedPsi = psi
 	return nil
+}
+
+// PartitionPsi is Partition with a fixed ψ in (0, 1]: a_i = ⌊ψ c_i⌋ n_i,
+// c_i = (k/n_i)(ϱ_i/ϱ), with the same 1e-9 relative tolerance on the floor
+// as Partition uses at ψ = 1 (so that rounding of ϱ_i/ϱ does not lose a
+// block of n_i). It returns a_i and |H|.
+func PartitionPsi(k int, needs []int, demand []float64, psi float64) (a []int, helpers int) {
+	a = make([]int, len(needs))
+	var total float64
+	for _, d := range demand {
+		total += d
+	}
+	used := 0
+	if total > 0 {
+		for i, n := range needs {
+			y := psi * float64(k) / float64(n) * demand[i] / total
+			a[i] = int(math.Floor(y+1e-9*max(1, y))) * n
+			used += a[i]
+		}
+	}
+	return a, k - used
 }
 
 // Partition computes the sizes a_i of the per-class server sets, the number
@@ -255,7 +294,12 @@ func (p *BalancedSplitting) Init(s *sdk.System) error {
 			demand[i] = c.Share / shares * c.Service.Mean() * float64(c.Need)
 		}
 	}
-	p.capA, p.helpers, p.psi = Partition(s.Servers(), needs, demand)
+	if p.fixedPsi > 0 {
+		p.psi = p.fixedPsi
+		p.capA, p.helpers = PartitionPsi(s.Servers(), needs, demand, p.psi)
+	} else {
+		p.capA, p.helpers, p.psi = Partition(s.Servers(), needs, demand)
+	}
 	for i, c := range cls {
 		if p.capA[i] == 0 && c.Need > p.helpers {
 			return fmt.Errorf("balanced-splitting: class %d (need %d) gets no dedicated servers (a_i = 0) and does not fit in the %d helpers", i, c.Need, p.helpers)

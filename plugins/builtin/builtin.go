@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/msjfarm/msjfarm/internal/wire"
+	"github.com/msjfarm/msjfarm/plugins/backfill"
 	"github.com/msjfarm/msjfarm/plugins/balanced"
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/plugins/firstfit"
@@ -27,6 +28,7 @@ import (
 // families lists every built-in policy family's specs.
 var families = [][]sdk.Spec{
 	fcfs.Policies,
+	backfill.Policies,
 	balanced.Policies,
 	nmsr.Policies,
 	killsmart.Policies,

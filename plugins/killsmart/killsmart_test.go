@@ -25,10 +25,10 @@ func borgEAt(t testing.TB, rate float64, k int) *sim.Workload {
 }
 
 // preempts returns, for each job, the instants it was preempted.
-func preempts(evs []sim.Event) map[int64][]float64 {
+func preempts(evs []sim.TraceRecord) map[int64][]float64 {
 	m := map[int64][]float64{}
 	for _, e := range evs {
-		if e.Kind == sim.Preempt {
+		if e.Kind == sim.TracePreempt {
 			m[e.Job] = append(m[e.Job], e.Time)
 		}
 	}
@@ -40,7 +40,7 @@ type want struct {
 	preempts []float64
 }
 
-func checkSchedule(t *testing.T, evs []sim.Event, wants []want) {
+func checkSchedule(t *testing.T, evs []sim.TraceRecord, wants []want) {
 	t.Helper()
 	st, pr := simtest.Starts(evs), preempts(evs)
 	for id, w := range wants {
@@ -314,24 +314,24 @@ func TestNoKillIsFCFS(t *testing.T) {
 // no job is preempted twice (K §4.1's first rule); a job starts at most twice,
 // the second time only after its preemption; and every preempted job that
 // completed did so after a restart.
-func checkRestartTrace(t *testing.T, evs []sim.Event) (kills int) {
+func checkRestartTrace(t *testing.T, evs []sim.TraceRecord) (kills int) {
 	t.Helper()
 	pre := map[int64]int{}
 	starts := map[int64]int{}
 	for i, e := range evs {
 		switch e.Kind {
-		case sim.Preempt:
+		case sim.TracePreempt:
 			pre[e.Job]++
 			kills++
 			if pre[e.Job] > 1 {
 				t.Fatalf("event %d (t=%g): job %d killed twice", i, e.Time, e.Job)
 			}
-		case sim.Start:
+		case sim.TraceStart:
 			starts[e.Job]++
 			if starts[e.Job] > 1+pre[e.Job] || starts[e.Job] > 2 {
 				t.Fatalf("event %d (t=%g): job %d started %d times after %d kills", i, e.Time, e.Job, starts[e.Job], pre[e.Job])
 			}
-		case sim.Complete:
+		case sim.TraceComplete:
 			if starts[e.Job] != 1+pre[e.Job] {
 				t.Fatalf("event %d (t=%g): job %d completed after %d starts and %d kills", i, e.Time, e.Job, starts[e.Job], pre[e.Job])
 			}
@@ -405,7 +405,7 @@ func TestReuseAndMSER(t *testing.T) {
 		t.Errorf("same seed, different results after reuse:\n%+v\n%+v", a, b)
 	}
 	cfg.MSER = true
-	if _, err := sim.Run(w, p, cfg); err != nil {
+	if _, err := sim.RunFresh(w, func() (sim.Policy, error) { return New(OneOrAll, 7, 19), nil }, cfg); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/msjfarm/msjfarm/sim/simtest"
 )
 
-func checkStarts(t *testing.T, evs []sim.Event, want map[int64][]float64) {
+func checkStarts(t *testing.T, evs []sim.TraceRecord, want map[int64][]float64) {
 	t.Helper()
 	got := simtest.Starts(evs)
 	for id, at := range want {
@@ -26,10 +26,10 @@ func checkStarts(t *testing.T, evs []sim.Event, want map[int64][]float64) {
 	}
 }
 
-func preemptions(evs []sim.Event) map[int64][]float64 {
+func preemptions(evs []sim.TraceRecord) map[int64][]float64 {
 	m := map[int64][]float64{}
 	for _, e := range evs {
-		if e.Kind == sim.Preempt {
+		if e.Kind == sim.TracePreempt {
 			m[e.Job] = append(m[e.Job], e.Time)
 		}
 	}

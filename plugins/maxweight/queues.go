@@ -1,6 +1,9 @@
 package maxweight
 
-import "github.com/msjfarm/msjfarm/sdk"
+import (
+	"github.com/msjfarm/msjfarm/sdk"
+	"github.com/msjfarm/msjfarm/sim/heapq"
+)
 
 // deque is a double-ended ring buffer of jobs: waiting jobs of one need
 // group, oldest first. Preempted jobs go back to the front (they are older
@@ -58,74 +61,22 @@ func (d *deque) reset() {
 	d.head, d.n = 0, 0
 }
 
-// youngest is a max-heap of running jobs on arrival index (Job.ID), with each
-// job's position in Job.Idx so that a completion removes it in O(log n).
+// youngest is a max-heap of running jobs on arrival index (Job.ID): the
+// project's heap keyed by -ID (IDs are unique, so no tie-breaker is needed),
+// with each job's position kept in Job.Idx so that a completion removes it in
+// O(log n).
 type youngest struct {
-	h []*sdk.Job
+	h heapq.Heap[int64, *sdk.Job]
 }
 
-func (y *youngest) len() int { return len(y.h) }
-
-func (y *youngest) set(i int, j *sdk.Job) { y.h[i] = j; j.Idx = i }
+func (y *youngest) len() int { return y.h.Len() }
 
 func (y *youngest) push(j *sdk.Job) {
-	y.h = append(y.h, j)
-	y.up(len(y.h) - 1)
+	y.h.Push(heapq.Item[int64, *sdk.Job]{Key: -j.ID(), Val: j, Pos: &j.Idx})
 }
 
-func (y *youngest) pop() *sdk.Job {
-	j := y.h[0]
-	y.remove(0)
-	return j
-}
+func (y *youngest) pop() *sdk.Job { return y.h.Pop().Val }
 
-func (y *youngest) remove(i int) {
-	last := len(y.h) - 1
-	if i != last {
-		y.set(i, y.h[last])
-	}
-	y.h[last] = nil
-	y.h = y.h[:last]
-	if i < last {
-		y.down(i)
-		y.up(i)
-	}
-}
+func (y *youngest) remove(i int) { y.h.Remove(i) }
 
-func (y *youngest) up(i int) {
-	j := y.h[i]
-	for i > 0 {
-		p := (i - 1) / 2
-		if y.h[p].ID() >= j.ID() {
-			break
-		}
-		y.set(i, y.h[p])
-		i = p
-	}
-	y.set(i, j)
-}
-
-func (y *youngest) down(i int) {
-	j := y.h[i]
-	n := len(y.h)
-	for {
-		c := 2*i + 1
-		if c >= n {
-			break
-		}
-		if r := c + 1; r < n && y.h[r].ID() > y.h[c].ID() {
-			c = r
-		}
-		if y.h[c].ID() <= j.ID() {
-			break
-		}
-		y.set(i, y.h[c])
-		i = c
-	}
-	y.set(i, j)
-}
-
-func (y *youngest) reset() {
-	clear(y.h)
-	y.h = y.h[:0]
-}
+func (y *youngest) reset() { y.h.Reset() }

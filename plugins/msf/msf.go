@@ -1,6 +1,7 @@
-// Package msf holds the non-preemptive need-priority policies: Most Servers
-// First (Quickswap paper, Q §4.1) and Least Servers First (Balanced
-// Splitting, B §2).
+// Package msf holds the need-priority policies: the non-preemptive Most
+// Servers First (Quickswap paper, Q §4.1) and Least Servers First (Balanced
+// Splitting, B §2), and the preemptive Most Servers First that B §2 defines
+// (PreemptiveMSF, "msf-preemptive").
 //
 // Both order waiting jobs by server need only. Q §3.1 identifies a job class
 // with its server need ("class-i jobs all need i servers"), so workload
@@ -19,6 +20,11 @@ var Policies = []sdk.Spec{{
 	Name: "lsf",
 	Doc:  "Least Servers First (B §2), non-preemptive: start waiting jobs in increasing need order while they fit; FIFO within a need.",
 	New:  func() sdk.Policy { return &LSF{} },
+}, {
+	Name: "msf-preemptive",
+	Doc: "Most Servers First as B §2 defines it, preempt-resume: at every arrival and completion serve the greedy " +
+		"packing of all jobs in decreasing need order (FIFO within a need, skipping what does not fit), preempting the rest.",
+	New: func() sdk.Policy { return &PreemptiveMSF{} },
 }}
 
 // MSF is Most Servers First as Q §4.1 defines it: "Whenever a job arrives or

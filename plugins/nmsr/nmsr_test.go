@@ -28,7 +28,7 @@ var traceJobs = []simtest.J{
 	{At: 40, Size: 9.5, Class: 0}, // J7
 }
 
-func traceRun(t *testing.T, backfill bool) (*NMSR, *sim.Result, []sim.Event) {
+func traceRun(t *testing.T, backfill bool) (*NMSR, *sim.Result, []sim.TraceRecord) {
 	t.Helper()
 	w := simtest.TraceWorkload(4, []int{1, 4}, traceJobs)
 	p := New()

@@ -13,7 +13,7 @@ import (
 	"github.com/msjfarm/msjfarm/sim/simtest"
 )
 
-func checkStarts(t *testing.T, w *sim.Workload, p sim.Policy, want map[int64]float64) []sim.Event {
+func checkStarts(t *testing.T, w *sim.Workload, p sim.Policy, want map[int64]float64) []sim.TraceRecord {
 	t.Helper()
 	evs := simtest.RunTrace(t, w, p)
 	simtest.CheckInvariants(t, w, p, evs, true)

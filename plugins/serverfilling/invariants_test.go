@@ -34,15 +34,15 @@ type restChecker struct {
 	failed    bool
 }
 
-func (c *restChecker) observe(e sim.Event) {
-	if c.started && (e.Kind == sim.Arrive || e.Kind == sim.Complete || e.Time > c.last) {
+func (c *restChecker) observe(e sim.TraceRecord) {
+	if c.started && (e.Kind == sim.TraceArrive || e.Kind == sim.TraceComplete || e.Time > c.last) {
 		c.verify(e.Time)
 	}
 	switch e.Kind {
-	case sim.Arrive:
+	case sim.TraceArrive:
 		c.jobs++
 		c.need += e.Need
-	case sim.Complete:
+	case sim.TraceComplete:
 		c.jobs--
 		c.need -= e.Need
 	}
@@ -328,6 +328,8 @@ func TestShortcutsExact(t *testing.T) {
 // misfit) whose need is at most M's excess over k, DivisorFilling-SRPT only
 // after a Case 3 extraction. A variant that decides again at every crossing
 // of any two jobs of M (allPairs) must produce the same decision trace.
+// Under packing=skip no first misfit needs watching: a job of M that is
+// not served leaves its need's take unchanged when it leaves M.
 func TestCrossingTimersSuffice(t *testing.T) {
 	wls := []*sim.Workload{
 		namedWorkload(t, "powers-of-two", p2Rate(0.95)),
@@ -341,24 +343,30 @@ func TestCrossingTimersSuffice(t *testing.T) {
 			if proc == DivisorFilling && w.Name == "nondivisible-24" {
 				continue
 			}
-			lean, all := New(SRPTOrder, proc), New(SRPTOrder, proc)
-			all.allPairs = true
-			cfg := sim.Config{Seed: 13, Warmup: 100, Arrivals: 6000}
-			_, a := simtest.Record(t, w, lean, cfg)
-			_, b := simtest.Record(t, w, all, cfg)
-			t.Logf("%s/procedure %d: %d crossing decisions (every pair: %d)", w.Name, proc, lean.timers, all.timers)
-			if len(a) != len(b) {
-				t.Errorf("%s/procedure %d: %d events, %d with every crossing", w.Name, proc, len(a), len(b))
-				continue
-			}
-			for i := range a {
-				// The same crossing instant computed from another pair may
-				// differ in the last bits.
-				x, y := a[i], b[i]
-				y.Time = x.Time
-				if x != y || math.Abs(a[i].Time-b[i].Time) > 1e-12*math.Max(1, a[i].Time) {
-					t.Errorf("%s/procedure %d: event %d: %+v, with every crossing %+v", w.Name, proc, i, a[i], b[i])
-					break
+			for _, packing := range []Packing{PackStop, PackSkip} {
+				if packing == PackSkip && proc != ServerFilling {
+					continue
+				}
+				lean, all := New(SRPTOrder, proc), New(SRPTOrder, proc)
+				lean.packing, all.packing = packing, packing
+				all.allPairs = true
+				cfg := sim.Config{Seed: 13, Warmup: 100, Arrivals: 6000}
+				_, a := simtest.Record(t, w, lean, cfg)
+				_, b := simtest.Record(t, w, all, cfg)
+				t.Logf("%s/procedure %d/packing %d: %d crossing decisions (every pair: %d)", w.Name, proc, packing, lean.timers, all.timers)
+				if len(a) != len(b) {
+					t.Errorf("%s/procedure %d/packing %d: %d events, %d with every crossing", w.Name, proc, packing, len(a), len(b))
+					continue
+				}
+				for i := range a {
+					// The same crossing instant computed from another pair may
+					// differ in the last bits.
+					x, y := a[i], b[i]
+					y.Time = x.Time
+					if x != y || math.Abs(a[i].Time-b[i].Time) > 1e-12*math.Max(1, a[i].Time) {
+						t.Errorf("%s/procedure %d/packing %d: event %d: %+v, with every crossing %+v", w.Name, proc, packing, i, a[i], b[i])
+						break
+					}
 				}
 			}
 		}

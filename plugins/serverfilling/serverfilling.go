@@ -11,7 +11,8 @@
 //   - ServerFilling procedure (S §3.2): M is the shortest prefix whose total
 //     need is at least k (all jobs if there is none); serve the jobs of M in
 //     descending order of need, ties by the ordering, until the next one does
-//     not fit;
+//     not fit (parameter packing, see Packing: "stop" there, the papers'
+//     text and the default, or "skip" it and keep packing);
 //   - DivisorFilling procedure (S App. C.1): M is the first k jobs (all if
 //     fewer); the three-case recursion picks the jobs to serve.
 //
@@ -25,9 +26,18 @@
 //     (parameter crossings); the Gittins variants do not (see Policy).
 //   - Preemptions are taken before starts within a decision.
 //
-// Performance: the jobs outside M are all waiting, and a waiting job's key
-// does not change, so they stay in a heap (a FIFO for arrival order) keyed
-// by (key, arrival index). M has at most k jobs; a decision refreshes the
+// Performance, ServerFilling under a static order (arrival order, and the
+// Gittins order when every class's rank is constant, as with exponential
+// durations): O(C) per event (C classes) plus O(1) per start, preemption
+// and job entering or leaving M, independent of the number of jobs in
+// system: linked lists per key group and per (group, need) cell, with a
+// cursor per cell on the first unserved job (static.go). The decisions are
+// exactly those of the general path below (TestEquivalentToReference
+// against a frozen copy of it, TestShortcutsExact).
+//
+// Performance, the other members: the jobs outside M are all waiting, and
+// a waiting job's key does not change, so they stay in a heap (a FIFO for
+// arrival order) keyed by (key, arrival index). M has at most k jobs; a decision refreshes the
 // keys of M's running jobs, re-sorts M by insertion sort (it was sorted at
 // the previous decision and only running jobs moved, so this costs |M| plus
 // the few inversions), merges it with the heap until the stopping rule, and
@@ -35,7 +45,12 @@
 // the recursion depth, at most log2 k, for DivisorFilling), never a pass
 // over the whole queue. An arrival behind a full M, and arrivals and
 // completions while every job is served, cost O(1) plus a heap push or an
-// O(|M|) slice deletion (see Policy).
+// O(|M|) slice deletion (see Policy). The O(|M|) term is up to k jobs (at
+// k = 2048 with need-1 jobs, thousands of operations per event); removing
+// it for the SRPT ordering, the Gittins ordering with ranks that change
+// with age, and DivisorFilling (issue #18) means keeping M's order
+// incrementally under keys that move, with the exact tie rules below, and
+// is not done yet.
 package serverfilling
 
 import (
@@ -53,21 +68,23 @@ var Policies = []sdk.Spec{
 		Name: "serverfilling",
 		Doc: "ServerFilling (S §6, B §2, Q App. D): preemptive-resume; M = shortest arrival-order prefix with " +
 			"total need ≥ k (all jobs if none); serve M largest need first (ties by arrival) until the next " +
-			"job does not fit (B §2: with needs not powers of two, servers may then stay idle).",
+			"job does not fit (B §2: with needs not powers of two, servers may then stay idle). packing " +
+			"(default stop): stop at that job (S §3.2, B §2) or skip it and keep packing smaller jobs of M.",
 		New: func() sdk.Policy { return New(ArrivalOrder, ServerFilling) },
 	},
 	{
 		Name: "serverfilling-srpt",
 		Doc: "ServerFilling-SRPT (S §3.2): ServerFilling on the order by remaining size need × remaining " +
 			"duration / k (ties by arrival); size-aware. crossings (default true): also decide when remaining " +
-			"sizes cross so as to change the choice (S's continuous-time policy); false: arrivals and completions only.",
+			"sizes cross so as to change the choice (S's continuous-time policy); false: arrivals and completions only. " +
+			"packing as for serverfilling.",
 		New: func() sdk.Policy { return New(SRPTOrder, ServerFilling) },
 	},
 	{
 		Name: "serverfilling-gittins",
 		Doc: "ServerFilling-Gittins (S §5.1): ServerFilling on the order by Gittins rank (need/k × the rank of " +
 			"the job's class duration distribution at its attained service; closed forms for exp, det, H2, " +
-			"uniform, Weibull ≤ 1, tables otherwise); re-evaluated at arrivals and completions.",
+			"uniform, Weibull ≤ 1, tables otherwise); re-evaluated at arrivals and completions. packing as for serverfilling.",
 		New: func() sdk.Policy { return New(GittinsOrder, ServerFilling) },
 	},
 	{
@@ -113,6 +130,45 @@ const (
 	ServerFilling Procedure = iota
 	// DivisorFilling: S App. C.1.
 	DivisorFilling
+)
+
+// Packing is what ServerFilling does at the first job of M, in its need
+// order, that does not fit in the servers left (parameter packing). The two
+// readings differ only when class needs do not form a divisibility chain
+// (each need dividing every larger one, as powers of two do): with such
+// needs the servers left when a need-n job is reached are a multiple of n,
+// so the first job that does not fit finds no servers left at all.
+// Divisibility of k alone is not enough: with k = 12 and needs 6, 4, 1, M
+// = {4, 4, 1, 6} (arrival order) serves 6 and one 4 under both readings,
+// and the need-1 job only under PackSkip.
+type Packing uint8
+
+// Packing readings.
+const (
+	// PackStop ("stop", the default): placement ends at that job, so the
+	// jobs after it in need order wait even if they would fit. This is the
+	// literal text of S §3.2 ("placing jobs into service in descending order
+	// of server need, until no servers remain or the next job cannot fit")
+	// and of B §2, which spells the consequence out ("a job j in M may not
+	// be packed in even when idle servers exist, and in this case the
+	// scheduling is completed with all the jobs arrived later than j blocked
+	// and some servers unused"). It is the default because both papers
+	// define the policy so and because it is what this package has always
+	// done, so results stay bit-identical.
+	PackStop Packing = iota
+	// PackSkip ("skip"): the job is passed over and packing goes on down
+	// the need order, serving each later job of M that still fits (first
+	// fit over M in the same order). Neither paper says this; it is the
+	// other reading in use among implementations, and it never serves
+	// fewer servers than PackStop on the same M. M itself (the prefix) is
+	// the same under both readings.
+	PackSkip
+)
+
+// Values of the "packing" parameter.
+const (
+	PackingStop = "stop"
+	PackingSkip = "skip"
 )
 
 // Policy is one member of the family (see the package comment).
@@ -176,6 +232,12 @@ const (
 // deterministic durations it equals SRPT with crossings off (B §2's remark;
 // TestGittinsDeterministicIsSRPT).
 //
+// Packing (parameter packing) applies to the ServerFilling procedure only.
+// DivisorFilling has no such parameter: its Case 1 already says what follows
+// the first job that does not fit (the need-1 jobs of M, App. C.1.1), the
+// recursion is only defined for needs dividing k, and the first-fit reading
+// of its remainder is the backfill parameter below.
+//
 // DivisorFilling and backfill (parameter backfill, default on). As defined
 // in S App. C.1 the recursion may serve nothing while servers are idle when
 // fewer than k jobs are present (k = 12 and one job of need 1: not Case 1
@@ -197,6 +259,7 @@ type Policy struct {
 	proc      Procedure
 	crossings bool
 	backfill  bool
+	packing   Packing
 
 	k    int
 	invK float64
@@ -233,8 +296,21 @@ type Policy struct {
 	allPairs   bool // tests: a crossing timer for every approaching pair of M
 
 	dfExtracted bool  // the last DivisorFilling choice used a Case 3 extraction
-	stopper     int32 // the last ServerFilling choice: first job that did not fit (-1: none)
+	stopper     int32 // the last ServerFilling choice: first job that did not fit (PackStop; -1: none)
 	idle        int   // servers it left idle
+
+	// static path (static.go): ServerFilling under keys that never change.
+	static   bool
+	groups   []group
+	cells    []cell
+	bCells   [][]int32 // per bucket: its cells in group order
+	gLast    int32     // group of M's last job (-1: M empty)
+	mLast    int32     // M's last job (-1: M empty)
+	cellTake []int32   // scratch: jobs served per cell
+
+	take []int32 // scratch: jobs served per need bucket (see takes)
+	rem  int     // servers takes left idle
+	cut  int32   // the first bucket takes did not serve whole
 }
 
 type classInfo struct {
@@ -243,6 +319,8 @@ type classInfo struct {
 	scale  float64 // need/k: size per unit of duration
 	rank   *rankFn // Gittins only
 	rank0  float64 // key of a new job (Gittins)
+	group  int32   // static path: key group
+	cell   int32   // static path: (key group, need bucket) cell
 }
 
 // slot is the policy's record of a job in the system (Job.Idx indexes it).
@@ -258,6 +336,11 @@ type slot struct {
 	bucket int32 // the class's need bucket (needs in descending order)
 	serve  bool  // scratch: chosen by the current decision
 	dead   bool  // completed; released at the next decision
+
+	// static path (static.go): neighbours in the group's and in the
+	// cell's arrival order (-1: none); in M.
+	prev, next, bprev, bnext int32
+	inM                      bool
 }
 
 // New returns a policy of the family. The SRPT variants start with
@@ -280,6 +363,12 @@ func (p *Policy) Params() []sdk.Param {
 			Doc: "also decide when remaining sizes cross in a way that changes the packing (exact continuous-time " +
 				"policy); false: decide at arrivals and completions only"})
 	}
+	if p.proc == ServerFilling {
+		ps = append(ps, sdk.Param{Name: "packing", Type: sdk.String, Default: PackingStop, Enum: []string{PackingStop, PackingSkip},
+			Doc: "at the first job of M (in need order) that does not fit: stop (S §3.2 and B §2 literally: later " +
+				"jobs of M wait) or skip (pass over it and keep packing the smaller jobs of M that fit); the two " +
+				"differ only when needs do not form a divisibility chain"})
+	}
 	if p.proc == DivisorFilling {
 		ps = append(ps, sdk.Param{Name: "backfill", Type: sdk.Bool, Default: true,
 			Doc: "after the App. C recursion, fill idle servers first-fit from the k candidates " +
@@ -292,6 +381,16 @@ func (p *Policy) Params() []sdk.Param {
 func (p *Policy) Configure(v sdk.Values) error {
 	if p.ord == SRPTOrder {
 		p.crossings = v.Bool("crossings")
+	}
+	if p.proc == ServerFilling {
+		switch v.String("packing") {
+		case PackingStop:
+			p.packing = PackStop
+		case PackingSkip:
+			p.packing = PackSkip
+		default:
+			return fmt.Errorf("packing: must be %s or %s, got %q", PackingStop, PackingSkip, v.String("packing"))
+		}
 	}
 	if p.proc == DivisorFilling {
 		p.backfill = v.Bool("backfill")
@@ -348,6 +447,8 @@ func (p *Policy) Init(s *sdk.System) error {
 		p.nBuckets++
 	}
 	p.counts = make([]int32, p.nBuckets+1)
+	p.take = make([]int32, p.nBuckets)
+
 	p.bneed = make([]int32, p.nBuckets)
 	for _, c := range p.cls {
 		p.bneed[c.bucket] = c.need
@@ -361,6 +462,7 @@ func (p *Policy) Init(s *sdk.System) error {
 	if p.proc == DivisorFilling {
 		p.lpf = largestPrimeFactors(p.k)
 	}
+	p.initStatic()
 	for i := range p.slots {
 		p.slots[i] = slot{}
 	}
@@ -428,6 +530,10 @@ func (p *Policy) Arrive(s *sdk.System, j *sdk.Job) {
 	case GittinsOrder:
 		sl.key = c.rank0
 	}
+	if p.static {
+		p.arriveStatic(s, i)
+		return
+	}
 	if p.exhaustive {
 		p.rest.push(p, i)
 		p.decide(s)
@@ -460,6 +566,10 @@ func (p *Policy) allServed() bool {
 // Complete drops j and re-decides.
 func (p *Policy) Complete(s *sdk.System, j *sdk.Job) {
 	i := int32(j.Idx)
+	if p.static {
+		p.completeStatic(s, i)
+		return
+	}
 	sl := &p.slots[i]
 	if p.allServed() && !p.exhaustive { // still all served: nothing to decide
 		p.sumM -= int(sl.need)
@@ -721,29 +831,15 @@ func (p *Policy) armCrossing(s *sdk.System, now float64) {
 // floor(rem/need) in ordering order are served, so the cut is found from the
 // counts and one pass over list marks, preempts and collects the starts.
 func (p *Policy) serverFill(s *sdk.System, list, starts []int32, now float64) []int32 {
-	rem := int32(p.k)
-	cut, take := int32(p.nBuckets), int32(0) // buckets < cut whole, then take of cut
-	for b, c := range p.counts[:p.nBuckets] {
-		n := p.bneed[b]
-		if c*n <= rem {
-			rem -= c * n
-			continue
-		}
-		cut, take = int32(b), rem/n
-		rem -= take * n
-		break
-	}
-	p.stopper, p.idle = -1, int(rem)
+	take := p.takes(p.counts)
+	p.stopper, p.idle = -1, p.rem
 	for _, i := range list {
 		sl := &p.slots[i]
-		serve := sl.bucket < cut
-		if sl.bucket == cut {
-			if take > 0 {
-				serve = true
-				take--
-			} else if take == 0 && p.stopper < 0 {
-				p.stopper = i
-			}
+		serve := take[sl.bucket] > 0
+		if serve {
+			take[sl.bucket]--
+		} else if p.stopper < 0 && sl.bucket == p.cut && p.packing == PackStop {
+			p.stopper = i
 		}
 		sl.serve = serve
 		switch run := sl.j.Running(); {
@@ -754,6 +850,36 @@ func (p *Policy) serverFill(s *sdk.System, list, starts []int32, now float64) []
 		}
 	}
 	return starts
+}
+
+// takes returns how many jobs of each need bucket ServerFilling serves
+// given cnt jobs of each bucket in M (into p.take, valid until the next
+// call), and leaves the servers it leaves idle in p.rem and the first
+// bucket it does not serve whole in p.cut (nBuckets if none): buckets in
+// descending need, each served whole while it fits; the first that does
+// not fit gets floor(servers left / need); after it PackStop serves
+// nothing, PackSkip goes on with the same rule.
+func (p *Policy) takes(cnt []int32) []int32 {
+	take := p.take[:p.nBuckets]
+	rem := p.k
+	stopped := false
+	p.cut = int32(p.nBuckets)
+	for b, c := range cnt[:p.nBuckets] {
+		n := int(p.bneed[b])
+		t := int(c)
+		switch {
+		case stopped:
+			t = 0
+		case t*n > rem:
+			t = rem / n
+			stopped = p.packing == PackStop
+			p.cut = min(p.cut, int32(b))
+		}
+		take[b] = int32(t)
+		rem -= t * n
+	}
+	p.rem = rem
+	return take
 }
 
 // byNeedDesc returns list stably sorted by descending need (counting sort

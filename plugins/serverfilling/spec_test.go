@@ -2,6 +2,7 @@ package serverfilling
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/msjfarm/msjfarm/sim"
@@ -14,9 +15,9 @@ func TestSpecs(t *testing.T) {
 		sizeAware bool
 		params    []string
 	}{
-		"serverfilling":          {false, nil},
-		"serverfilling-srpt":     {true, []string{"crossings"}},
-		"serverfilling-gittins":  {false, nil},
+		"serverfilling":          {false, []string{"packing"}},
+		"serverfilling-srpt":     {true, []string{"crossings", "packing"}},
+		"serverfilling-gittins":  {false, []string{"packing"}},
 		"divisorfilling":         {false, []string{"backfill"}},
 		"divisorfilling-srpt":    {true, []string{"crossings", "backfill"}},
 		"divisorfilling-gittins": {false, []string{"backfill"}},
@@ -43,12 +44,21 @@ func TestSpecs(t *testing.T) {
 		for _, p := range sp.Params() {
 			names = append(names, p.Name)
 			params[p.Name] = false
+			if p.Type == sim.String {
+				params[p.Name] = p.Enum[len(p.Enum)-1]
+			}
 		}
 		if !slices.Equal(names, wt.params) {
 			t.Errorf("%s: params %v, want %v", sp.Name, names, wt.params)
 		}
 		if _, err := sp.Run(w, params, sim.Config{Seed: 1, Arrivals: 2000}); err != nil {
 			t.Errorf("%s: run with %v: %v", sp.Name, params, err)
+		}
+		if slices.Contains(names, "packing") {
+			_, err := sp.Run(w, map[string]any{"packing": "first-fit"}, sim.Config{Seed: 1, Arrivals: 10})
+			if err == nil || !strings.Contains(err.Error(), "packing") {
+				t.Errorf("%s: packing=first-fit: error %v, want one naming the parameter", sp.Name, err)
+			}
 		}
 		if _, err := sp.Run(w, map[string]any{"bogus": 1}, sim.Config{Seed: 1, Arrivals: 10}); err == nil {
 			t.Errorf("%s: an unknown parameter was accepted", sp.Name)

@@ -31,10 +31,10 @@ func expect(t *testing.T, what string, got map[int64][]float64, want map[int64][
 	}
 }
 
-func preempts(evs []sim.Event) map[int64][]float64 {
+func preempts(evs []sim.TraceRecord) map[int64][]float64 {
 	m := map[int64][]float64{}
 	for _, e := range evs {
-		if e.Kind == sim.Preempt {
+		if e.Kind == sim.TracePreempt {
 			m[e.Job] = append(m[e.Job], e.Time)
 		}
 	}
@@ -43,16 +43,16 @@ func preempts(evs []sim.Event) map[int64][]float64 {
 
 // runningAfter is the sorted set of jobs in service once every event at or
 // before time at has been applied.
-func runningAfter(evs []sim.Event, at float64) []int64 {
+func runningAfter(evs []sim.TraceRecord, at float64) []int64 {
 	run := map[int64]bool{}
 	for _, e := range evs {
 		if e.Time > at {
 			break
 		}
 		switch e.Kind {
-		case sim.Start:
+		case sim.TraceStart:
 			run[e.Job] = true
-		case sim.Preempt, sim.Complete:
+		case sim.TracePreempt, sim.TraceComplete:
 			delete(run, e.Job)
 		}
 	}

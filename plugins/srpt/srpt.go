@@ -32,13 +32,19 @@ var Policies = []sdk.Spec{
 	},
 }
 
-// References lists this family's reference model, SRPT-1: not a policy of the
-// k-server system but the lower bound policies are compared against, served
-// beside the policies under its own name.
+// References lists this family's reference models, SRPT-1 and Gittins-1:
+// not policies of the k-server system but the single-server models that
+// size-aware and size-blind policies are compared against (S §3.1, §5.1),
+// served beside the policies under their own names, on the same job
+// sequence.
 var References = []sdk.Reference{{
 	Name: "srpt-1",
 	Doc:  "SRPT-1 (S §3.1, §6): SRPT on the resource-pooled single server (job size n·d/k at rate 1), the lower bound, on the same job sequence.",
 	Run:  RunSRPT1,
+}, {
+	Name: "gittins-1",
+	Doc:  "Gittins-1 (S §5.1): the size-blind Gittins policy on the resource-pooled single server (job size n·d/k at rate 1), ranked by each class's size distribution and attained service, on the same job sequence; the reference for ServerFilling-Gittins.",
+	Run:  RunGittins1,
 }}
 
 // Values of the order parameter.

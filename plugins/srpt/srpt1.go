@@ -43,7 +43,7 @@ func RunSRPT1(w *sim.Workload, cfg sim.Config) (*sim.Result, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
-	r, err := sim.Run(pooledWorkload(w), &GreedySRPT{}, cfg)
+	r, err := sim.RunFresh(pooledWorkload(w), func() (sim.Policy, error) { return &GreedySRPT{}, nil }, cfg)
 	if err != nil {
 		return nil, err
 	}

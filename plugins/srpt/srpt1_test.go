@@ -309,7 +309,7 @@ func TestSRPT1Config(t *testing.T) {
 		t.Errorf("short trace: %v", err)
 	}
 	// As served: a reference model beside the policies, taking no parameters.
-	if len(srpt.References) != 1 || srpt.References[0].Name != "srpt-1" {
+	if len(srpt.References) != 2 || srpt.References[0].Name != "srpt-1" || srpt.References[1].Name != "gittins-1" {
 		t.Fatalf("references %+v", srpt.References)
 	}
 	for _, s := range srpt.Policies {

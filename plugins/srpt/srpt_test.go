@@ -18,17 +18,17 @@ func powersOfTwo(t testing.TB, name string, rho float64) *sim.Workload {
 	return simtest.Named(t, name, rho/0.46875)
 }
 
-func preemptions(evs []sim.Event) map[int64][]float64 {
+func preemptions(evs []sim.TraceRecord) map[int64][]float64 {
 	m := map[int64][]float64{}
 	for _, e := range evs {
-		if e.Kind == sim.Preempt {
+		if e.Kind == sim.TracePreempt {
 			m[e.Job] = append(m[e.Job], e.Time)
 		}
 	}
 	return m
 }
 
-func check(t *testing.T, name string, evs []sim.Event, starts, preempts map[int64][]float64) {
+func check(t *testing.T, name string, evs []sim.TraceRecord, starts, preempts map[int64][]float64) {
 	t.Helper()
 	if got := simtest.Starts(evs); !reflect.DeepEqual(got, starts) {
 		t.Errorf("%s: starts %v, want %v", name, got, starts)

@@ -1,7 +1,6 @@
 package aggregate
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -59,7 +58,7 @@ func formatAny(v any) string {
 var fixedAxes = map[string]bool{"arrival_rate": true, "load": true, "servers": true}
 
 // idColumns are the other fixed columns, which an axis must not shadow.
-var idColumns = map[string]bool{"point": true, "policy": true, "params": true, "workload": true,
+var idColumns = map[string]bool{"point": true, "policy": true, "params": true, "label": true, "workload": true,
 	"replications": true, "n": true, "n_failed": true, "n_unstable": true}
 
 // AxisColumn is the column name of axis a: a itself, or "axis_"+a if a would
@@ -92,17 +91,7 @@ func axisNames(pts []Point) []string {
 }
 
 // Header returns the column names WriteCSV writes for pts.
-func Header(pts []Point) []string {
-	h := []string{"point", "policy", "params", "workload", "servers"}
-	for _, a := range axisNames(pts) {
-		h = append(h, AxisColumn(a))
-	}
-	h = append(h, "arrival_rate", "load", "replications", "n", "n_failed", "n_unstable")
-	for _, m := range metricColumns(pts) {
-		h = append(h, m.Name+"_mean", m.Name+"_hw", m.Name+"_n")
-	}
-	return h
-}
+func Header(pts []Point) []string { return WideTable(pts).Header() }
 
 // WriteCSV writes the summary table: a tidy CSV with a header and one row
 // per point, in the order of pts. pandas.read_csv and R read.csv read it as
@@ -111,6 +100,8 @@ func Header(pts []Point) []string {
 //	point          point id (sweep.Task.Point)
 //	policy         policy name
 //	params         the policy's resolved parameters as a JSON object ({} if none)
+//	label          policy and the parameters that differ between its points
+//	               ("msfq threshold=31"; see Labels)
 //	workload       workload name
 //	servers        k (the axis value if servers is swept)
 //	<axis>...      one column per swept axis other than arrival_rate, load and
@@ -119,7 +110,8 @@ func Header(pts []Point) []string {
 //	               like a fixed column is prefixed "axis_"); empty where the
 //	               point has no value for it
 //	arrival_rate   total arrival rate λ (the axis value if swept)
-//	load           offered load ρ = λ Σ p_i n_i E[S_i] / k (the axis value if swept)
+//	load           offered load ρ = λ Σ p_i n_i E[S_i] / k (the axis value if swept;
+//	               computed values without rounding noise: RoundInput)
 //	replications   tasks of the point
 //	n              replications with a result (the metrics are over these)
 //	n_failed       replications that failed (error recorded)
@@ -138,55 +130,7 @@ func Header(pts []Point) []string {
 //
 // Undefined values (NaN: no replication measured the metric, or the point
 // lacks the class or counter) are empty cells.
-func WriteCSV(w io.Writer, pts []Point) error {
-	cw := csv.NewWriter(w)
-	axes := axisNames(pts)
-	mcols := metricColumns(pts)
-	if err := cw.Write(Header(pts)); err != nil {
-		return err
-	}
-	for _, p := range pts {
-		params := "{}"
-		if len(p.Params) > 0 {
-			b, err := json.Marshal(p.Params)
-			if err != nil {
-				return fmt.Errorf("point %s: params: %w", p.Point, err)
-			}
-			params = string(b)
-		}
-		row := []string{p.Point, p.Policy, params, p.Workload, fixedValue(p, "servers", float64(p.Servers))}
-		for _, a := range axes {
-			row = append(row, formatAny(p.Axes[a]))
-		}
-		row = append(row,
-			fixedValue(p, "arrival_rate", p.ArrivalRate), fixedValue(p, "load", p.Load),
-			strconv.Itoa(p.Replications), strconv.Itoa(p.N), strconv.Itoa(p.NFailed), strconv.Itoa(p.NUnstable))
-		have := make(map[string]Metric, len(p.Metrics))
-		for _, m := range p.Metrics {
-			have[m.Name] = m
-		}
-		for _, c := range mcols {
-			m, ok := have[c.Name]
-			if !ok {
-				row = append(row, "", "", "0")
-				continue
-			}
-			row = append(row, FormatFloat(m.Mean), FormatFloat(m.HalfWidth), strconv.Itoa(m.N))
-		}
-		if err := cw.Write(row); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-func fixedValue(p Point, axis string, v float64) string {
-	if a, ok := p.Axes[axis]; ok {
-		return formatAny(a)
-	}
-	return FormatFloat(v)
-}
+func WriteCSV(w io.Writer, pts []Point) error { return WideTable(pts).WriteCSV(w) }
 
 // WriteJSON writes the points as an indented JSON array of Point objects;
 // every NaN or infinite metric value is null (see Metric.MarshalJSON).

@@ -16,6 +16,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/results/report"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 )
@@ -164,13 +165,24 @@ func (a *Archive) Points() []aggregate.Point {
 	return aggregate.Summarize(a.Tasks, a.Records)
 }
 
+// ReportCampaign is the archive as report.Render takes it: the summary, the
+// replications and the stored manifest.
+func (a *Archive) ReportCampaign() report.Campaign {
+	return report.Campaign{Points: a.Points(), Tasks: a.Tasks, Records: a.Records, Manifest: a.ManifestJSON}
+}
+
 // Report renders the campaign's report from the archive (report.Render
 // with the stored manifest, plus precision.csv from the manifest's
-// precision outcome).
-func (a *Archive) Report() (map[string][]byte, error) {
+// precision outcome), with the other archives' campaigns overlaid in its
+// figures and tables (msjfarm report A B).
+func (a *Archive) Report(overlay ...*Archive) (map[string][]byte, error) {
 	var prec *PrecisionSummary
 	if a.Manifest != nil {
 		prec = a.Manifest.Precision
 	}
-	return RenderReport(a.Points(), a.ManifestJSON, prec)
+	var others []report.Campaign
+	for _, o := range overlay {
+		others = append(others, o.ReportCampaign())
+	}
+	return RenderReport(a.ReportCampaign(), prec, others...)
 }

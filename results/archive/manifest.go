@@ -177,10 +177,10 @@ func PrecisionCSV(s *PrecisionSummary) []byte {
 	return buf.Bytes()
 }
 
-// RenderReport is report.Render plus precision.csv for a precision
-// campaign (prec may be nil).
-func RenderReport(pts []aggregate.Point, manifest []byte, prec *PrecisionSummary) (map[string][]byte, error) {
-	files, err := report.Render(pts, manifest)
+// RenderReport is report.Render (of c, with the overlaid campaigns) plus
+// precision.csv for a precision campaign (prec may be nil).
+func RenderReport(c report.Campaign, prec *PrecisionSummary, overlay ...report.Campaign) (map[string][]byte, error) {
+	files, err := report.Render(c, overlay...)
 	if err != nil {
 		return nil, err
 	}

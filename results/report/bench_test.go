@@ -14,7 +14,7 @@ func BenchmarkRender(b *testing.B) {
 	pts := simulate(b, []policyRun{fcfsRun()}, []float64{0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 5}, 3, 2000)
 	b.ResetTimer()
 	for b.Loop() {
-		files, err := Render(pts, nil)
+		files, err := Render(Campaign{Points: pts})
 		if err != nil {
 			b.Fatal(err)
 		}

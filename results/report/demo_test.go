@@ -29,7 +29,7 @@ func TestDemo(t *testing.T) {
 		{name: "msfq", params: map[string]any{"threshold": 31}, new: func() sim.Policy { return quickswap.Policies[0].New() }},
 	}
 	pts := simulate(t, pols, []float64{1, 2, 3, 4, 5, 6, 6.5, 7, 7.25, 7.5}, 3, 50000)
-	if err := Write(dir, pts, []byte(`{"demo":true}`)); err != nil {
+	if err := Write(dir, Campaign{Points: pts, Manifest: []byte(`{"demo":true}`)}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -47,7 +47,7 @@ func TestDemoBorg(t *testing.T) {
 	}
 	pts := simulateOn(t, "borg-b", pols, []float64{1, 2}, 2, 5000)
 	t.Logf("simulated %d points", len(pts))
-	if err := Write(dir, pts, nil); err != nil {
+	if err := Write(dir, Campaign{Points: pts}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -23,7 +23,7 @@ func msfqOverlay(f *facet, m string) []curve {
 		if s.policy != "msfq" {
 			continue
 		}
-		c := curve{label: s.label + " — Q §5 approximation", style: i + len(palette)}
+		c := curve{label: s.label + " — Q §5 approximation", style: s.style(f, i) + 2*len(palette)}
 		for _, p := range s.pts {
 			v, ok := msfqApprox(p, m)
 			if ok {

@@ -10,16 +10,33 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 
+	"codeberg.org/go-pdf/fpdf"
 	"git.sr.ht/~sbinet/gg"
+	"golang.org/x/text/encoding/charmap"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
 	"gonum.org/v1/plot/vg/vgsvg"
 )
+
+// The PDF figures carry fixed dates and a sorted catalogue, so that a
+// report rendered again from the same results is byte-identical (the
+// campaign's date is on the page, not in the figures).
+func init() {
+	date := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	fpdf.SetDefaultCreationDate(date)
+	fpdf.SetDefaultModificationDate(date)
+	fpdf.SetDefaultCatalogSort(true)
+}
 
 // palette is the Tableau-10 palette: distinguishable, and readable on white
 // and in greyscale print (with the glyph shapes and dashes also varying).
@@ -47,6 +64,34 @@ var dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(2)}, {vg.Points(2), vg.
 // unstableGlyph marks an unstable point: a filled upward triangle pinned
 // to the top edge of the plot ("off scale, diverging"), never on the line.
 var unstableGlyph = draw.PyramidGlyph{}
+
+// clipGlyph marks the end of a confidence interval cut at the edge of the
+// plotted range (on a log axis, an interval reaching zero or below is
+// always cut at the floor): an open triangle pointing past the edge, its
+// tip on the edge, so that a bar that stops at the axis is never read as
+// an interval that ends there.
+// In a legend (centered) the triangle is centred on the entry instead.
+type clipGlyph struct{ down, centered bool }
+
+// DrawGlyph draws the open triangle.
+func (g clipGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(0.9)})
+	r := sty.Radius
+	dir := vg.Length(1)
+	if g.down {
+		dir = -1
+	}
+	// Tip at pt, base 1.6 r back inside the plot.
+	if g.centered {
+		pt.Y += dir * 0.8 * r
+	}
+	var p vg.Path
+	p.Move(vg.Point{X: pt.X, Y: pt.Y})
+	p.Line(vg.Point{X: pt.X - r, Y: pt.Y - dir*1.6*r})
+	p.Line(vg.Point{X: pt.X + r, Y: pt.Y - dir*1.6*r})
+	p.Close()
+	c.Stroke(p)
+}
 
 func styleOf(i int) (color.Color, draw.GlyphDrawer, []vg.Length) {
 	return palette[i%len(palette)], shapes[i%len(shapes)], dashes[(i/len(palette))%len(dashes)]
@@ -216,11 +261,12 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool) *plot.Plot {
 	// overlapping curves (e.g. MSFQ ℓ=0, which is MSF) and their error bars
 	// stay visible. The shift is far below the spacing of a sweep's points.
 	dodge := 0.005 * (xmax - xmin)
+	anyClipped := false
 	for ci, c := range cs {
 		col, shape, dash := styleOf(c.style)
 		var pts plotter.XYs
 		var eb errBars
-		var top plotter.XYs
+		var top, clipLo, clipHi plotter.XYs
 		shift := (float64(ci) - float64(len(cs)-1)/2) * dodge
 		for i, x := range c.x {
 			m := c.mean[i]
@@ -231,10 +277,16 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool) *plot.Plot {
 				top = append(top, plotter.XY{X: x, Y: tr(hi)})
 			case finite(m) && (!logY || m > 0):
 				pts = append(pts, plotter.XY{X: x, Y: tr(m)})
-				if h := c.hw[i]; finite(h) && h > 0 {
+				if h := c.hw[i]; h > 0 && !math.IsNaN(h) {
 					y := clip(m)
 					eb.XYs = append(eb.XYs, plotter.XY{X: x, Y: y})
 					eb.YErrors = append(eb.YErrors, struct{ Low, High float64 }{y - clip(m-h), clip(m+h) - y})
+					if m-h < lo { // includes m−h ≤ 0 on a log axis
+						clipLo = append(clipLo, plotter.XY{X: x, Y: tr(lo)})
+					}
+					if m+h > hi {
+						clipHi = append(clipHi, plotter.XY{X: x, Y: tr(hi)})
+					}
 				}
 			}
 		}
@@ -252,6 +304,19 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool) *plot.Plot {
 			if bars, err := plotter.NewYErrorBars(eb); err == nil {
 				bars.Color, bars.Width, bars.CapWidth = col, vg.Points(0.9), vg.Points(5)
 				p.Add(bars)
+			}
+		}
+		for _, cl := range []struct {
+			pts  plotter.XYs
+			down bool
+		}{{clipLo, true}, {clipHi, false}} {
+			if len(cl.pts) == 0 {
+				continue
+			}
+			if s, err := plotter.NewScatter(cl.pts); err == nil {
+				s.Color, s.Shape, s.Radius = col, clipGlyph{down: cl.down}, vg.Points(3)
+				p.Add(s)
+				anyClipped = true
 			}
 		}
 		if len(top) > 0 {
@@ -276,7 +341,15 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool) *plot.Plot {
 		s.Color, s.Shape, s.Radius = color.Black, unstableGlyph, vg.Points(4)
 		p.Legend.Add("unstable (off scale)", s)
 	}
+	if legend && anyClipped {
+		s, _ := plotter.NewScatter(plotter.XYs{{X: xmin, Y: tr(lo)}})
+		s.Color, s.Shape, s.Radius = color.Black, clipGlyph{down: true, centered: true}, vg.Points(3)
+		p.Legend.Add("CI cut at the axis", s)
+	}
 	p.X.Tick.Marker = niceTicks{}
+	if xs := distinctX(cs); len(xs) >= 2 && len(xs) <= maxSweptTicks {
+		p.X.Tick.Marker = &sweptTicks{values: xs}
+	}
 	p.Y.Tick.Marker = niceTicks{}
 	if logY {
 		p.Y.Tick.Marker = logTicks{}
@@ -292,7 +365,8 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool) *plot.Plot {
 }
 
 // render draws the grid of plots (rows × cols, nil entries left blank) into
-// out[base+".svg"] and out[base+".png"] (150 dpi). Each tile is tileW × tileH.
+// out[base+".svg"], out[base+".png"] (150 dpi) and out[base+".pdf"] (for a
+// paper: vector, fonts embedded). Each tile is tileW × tileH.
 // The layout is decided here; the drawing runs on out's pool, so the plots
 // must not be touched by the caller afterwards.
 //
@@ -310,6 +384,19 @@ func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Lengt
 		return fmt.Errorf("render %s: no plots", base)
 	}
 	w, h := tileW*vg.Length(cols), tileH*vg.Length(rows)
+	for _, r := range plots {
+		for _, p := range r {
+			if p == nil {
+				continue
+			}
+			if st, ok := p.X.Tick.Marker.(*sweptTicks); ok {
+				// The data area is the tile less the y axis, its labels
+				// and the padding: about an inch.
+				st.width = tileW - vg.Inch
+				st.font = p.X.Tick.Label
+			}
+		}
+	}
 	var legend *plot.Legend
 	var legendW, legendH vg.Length
 	if shared {
@@ -367,6 +454,13 @@ func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Lengt
 			return fmt.Errorf("render %s.png: %w", base, err)
 		}
 		out.put(base+".png", bytes.Clone(buf.Bytes()))
+		pdf := vgpdf.New(w, h)
+		draws(draw.New(pdfCanvas{pdf}))
+		buf.Reset()
+		if _, err := pdf.WriteTo(&buf); err != nil {
+			return fmt.Errorf("render %s.pdf: %w", base, err)
+		}
+		out.put(base+".pdf", bytes.Clone(buf.Bytes()))
 		return nil
 	})
 	return nil
@@ -580,4 +674,110 @@ func legendCorner(cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) flo
 		}
 	}
 	return corners[best].top, corners[best].left
+}
+
+// maxSweptTicks is the most swept values labelled one by one; a longer
+// sweep gets evenly spaced ticks (niceTicks).
+const maxSweptTicks = 16
+
+// distinctX is the sorted distinct finite x values of the curves: the
+// swept values of the x axis.
+func distinctX(cs []curve) []float64 {
+	set := map[float64]bool{}
+	for _, c := range cs {
+		for _, x := range c.x {
+			if finite(x) {
+				set[x] = true
+			}
+		}
+	}
+	xs := make([]float64, 0, len(set))
+	for x := range set {
+		xs = append(xs, x)
+	}
+	sort.Float64s(xs)
+	return xs
+}
+
+// sweptTicks puts a labelled tick at every swept value, so that a sweep
+// dense where it matters (λ = 7, 7.5, 7.7 near saturation) has those values
+// on the axis rather than round numbers around them. A label that would
+// overlap its left neighbour goes on a second row; one that would overlap
+// on both rows keeps its tick (and grid line) unlabelled. width (the data
+// area's approximate width) and font are set by render, which knows the
+// tile size.
+type sweptTicks struct {
+	values []float64
+	width  vg.Length
+	font   text.Style
+}
+
+// Ticks returns a major tick per swept value within [lo, hi].
+func (st *sweptTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	lastEnd := [2]vg.Length{-1e9, -1e9} // right edge of the last label of each row
+	gap := vg.Points(4)
+	for _, v := range st.values {
+		if v < lo || v > hi {
+			continue
+		}
+		l := strconv.FormatFloat(v, 'g', -1, 64)
+		if st.width <= 0 || hi <= lo {
+			ts = append(ts, plot.Tick{Value: v, Label: l})
+			continue
+		}
+		pos := vg.Length((v-lo)/(hi-lo)) * st.width
+		half := st.font.Width(l) / 2
+		switch {
+		case pos-half >= lastEnd[0]+gap:
+			lastEnd[0] = pos + half
+		case pos-half >= lastEnd[1]+gap:
+			lastEnd[1] = pos + half
+			l = "\n" + l
+		default:
+			l = ""
+		}
+		ts = append(ts, plot.Tick{Value: v, Label: l})
+	}
+	return ts
+}
+
+// pdfCanvas is a vgpdf canvas that writes text in the encoding of its
+// fonts: vgpdf embeds them with the Windows-1252 code page but passes the
+// UTF-8 bytes of the text through, so "λ" or "—" came out as "Î»" and
+// "â€”". FillString translates to Windows-1252 and spells out the
+// characters that code page lacks (λ → lambda).
+type pdfCanvas struct{ *vgpdf.Canvas }
+
+// FillString draws str translated by cp1252.
+func (c pdfCanvas) FillString(f font.Face, pt vg.Point, str string) {
+	c.Canvas.FillString(f, pt, cp1252(str))
+}
+
+// pdfSpelled are the characters of the figures' labels outside
+// Windows-1252, with the text that stands for them.
+var pdfSpelled = map[rune]string{
+	'λ': "lambda", 'ρ': "rho", 'Σ': "Sum", 'μ': "µ", 'ℓ': "l", 'ᵢ': "_i", '≥': ">=", '≤': "<=",
+	'∞': "inf", '−': "-", '≈': "~", '▲': "^", '△': "^", '▽': "v",
+}
+
+// cp1252 encodes s in Windows-1252 as a Go string of its bytes.
+func cp1252(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if sp, ok := pdfSpelled[r]; ok {
+			b.WriteString(cp1252(sp))
+			continue
+		}
+		if r < 0x80 {
+			b.WriteRune(r)
+			continue
+		}
+		if c, ok := charmap.Windows1252.EncodeRune(r); ok {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('?')
+	}
+	return b.String()
 }

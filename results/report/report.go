@@ -3,27 +3,42 @@
 // paper's supplementary material (DESIGN.md §6: campaigns/<id>/report/).
 //
 // Layout of the plots, chosen to match the papers' figures:
+//
 //   - x is the swept scenario axis: arrival_rate if swept, else load, else
 //     the first other scenario axis (servers, class[i].…), else the load.
 //     Other swept scenario axes split the points into facets (one set of
 //     plots per combination), since one cannot read three dimensions from a
 //     line plot.
+//
 //   - one line per policy and parameter setting (the legend names the
 //     parameters that differ between the lines of a policy);
+//
 //   - vertical bars: the 95% Student-t CI over independent replications;
+//
 //   - log y when the plotted means span two decades or more (response times
 //     near saturation), linear otherwise;
+//
 //   - a point with any replication flagged unstable is not drawn on the
 //     line: a filled triangle in the series colour is pinned to the top
 //     edge at its x, meaning "diverges / off scale";
+//
 //   - metrics identically zero or undefined over a facet (e.g. preemptions
 //     of non-preemptive policies) are listed in index.html, not plotted.
 //
-// Files: <metric>.svg/.png per base metric and counter, class_<metric>
+//   - counters constant at every point of every series (a parameter echoed
+//     back, e.g. nmsr's cycle_time) are listed with their values, not
+//     plotted.
+//
+// Files: <metric>.svg/.png/.pdf per base metric and counter, class_<metric>
 // panels (one panel per class), msfq_phases when phase counters
-// (counter_phase<z>_*) are present, summary.csv, summary.json,
-// manifest.json and index.html. With several facets every file name is
-// prefixed by f<i>_.
+// (counter_phase<z>_*) are present; the data: summary.csv (wide),
+// summary_long.csv (tidy), replications.csv (when the records are given),
+// each also as .parquet, summary.json, COLUMNS.md (their documentation,
+// also embedded in the page), manifest.json; and index.html. With several
+// facets every figure's name is prefixed by f<i>_.
+//
+// Render can overlay campaigns (msjfarm report A B): their points are drawn
+// in the same figures, each series labelled with its campaign's name.
 package report
 
 import (
@@ -35,15 +50,19 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/metric"
+	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/sweep"
 )
 
 // metricLabels are the y-axis labels of the base and class metrics.
@@ -77,6 +96,7 @@ var xLabels = map[string]string{"arrival_rate": "arrival rate λ", "load": "load
 // series is one policy and parameter setting within a facet.
 type series struct {
 	key, label, policy string
+	tag                string // the campaign's name when campaigns are overlaid
 	params             map[string]any
 	pts                []*aggregate.Point
 }
@@ -95,17 +115,25 @@ type figure struct {
 }
 
 type facetView struct {
-	Title     string
-	Figures   []figure
-	Skipped   []string
-	Facets    int
-	TableRows []tableRow
+	Title, Anchor string
+	Figures       []figure
+	Skipped       []string
+	Constant      []string
+	Facets        int
+	TableRows     []tableRow
 }
 
 type tableRow struct {
-	Cells    []string
+	Cells    []cell
 	Unstable bool
 	Failed   bool
+}
+
+// cell is a summary table cell: its text and, for a number, the value the
+// table sorts by (the text "12.3 ± 0.4" sorts by 12.3).
+type cell struct {
+	Text string
+	Sort string
 }
 
 // isParamAxis reports whether axis a is a policy parameter (it then labels
@@ -208,12 +236,18 @@ func paramsKey(p map[string]any) string {
 }
 
 // facets groups the points (in order of first appearance) by workload and
-// the scenario axes other than x, and each facet's points by series.
-func facets(pts []aggregate.Point, x string, others []string) []*facet {
+// the scenario axes other than x, and each facet's points by series. tags
+// names each point's campaign when campaigns are overlaid (nil otherwise):
+// the same policy and parameters of two campaigns are two series.
+func facets(pts []aggregate.Point, tags []string, x string, others []string) []*facet {
 	var out []*facet
 	byKey := map[string]*facet{}
+	tagOf := map[*aggregate.Point]string{}
 	for i := range pts {
 		p := &pts[i]
+		if tags != nil {
+			tagOf[p] = tags[i]
+		}
 		parts := []string{p.Workload}
 		var title []string
 		for _, a := range others {
@@ -244,10 +278,10 @@ func facets(pts []aggregate.Point, x string, others []string) []*facet {
 		}
 		bySeries := map[string]*series{}
 		for _, p := range f.pts {
-			k := p.Policy + " " + paramsKey(p.Params)
+			k := tagOf[p] + "\x00" + p.Policy + " " + paramsKey(p.Params)
 			s := bySeries[k]
 			if s == nil {
-				s = &series{key: k, policy: p.Policy, params: p.Params}
+				s = &series{key: k, policy: p.Policy, params: p.Params, tag: tagOf[p]}
 				bySeries[k] = s
 				f.series = append(f.series, s)
 			}
@@ -259,11 +293,12 @@ func facets(pts []aggregate.Point, x string, others []string) []*facet {
 }
 
 // labelSeries names each series by its policy and the parameters whose
-// values differ between the series of that policy ("msfq threshold=31").
+// values differ between the series of that policy ("msfq threshold=31"),
+// prefixed by its campaign's name when campaigns are overlaid.
 func labelSeries(ss []*series) {
 	byPolicy := map[string][]*series{}
 	for _, s := range ss {
-		byPolicy[s.policy] = append(byPolicy[s.policy], s)
+		byPolicy[s.tag+"\x00"+s.policy] = append(byPolicy[s.tag+"\x00"+s.policy], s)
 	}
 	for _, group := range byPolicy {
 		vary := map[string]bool{}
@@ -283,6 +318,9 @@ func labelSeries(ss []*series) {
 		sort.Strings(keys)
 		for _, s := range group {
 			l := s.policy
+			if s.tag != "" {
+				l = s.tag + ": " + l
+			}
 			for _, k := range keys {
 				if v, ok := s.params[k]; ok {
 					l += " " + k + "=" + formatValue(v)
@@ -293,10 +331,35 @@ func labelSeries(ss []*series) {
 	}
 }
 
+// style is the drawing style of the i-th series of f: its index, or, when
+// campaigns are overlaid, its index within its campaign plus a dash
+// pattern per campaign, so that a policy keeps its colour across the
+// campaigns and the campaigns differ by dash and glyph.
+func (s *series) style(f *facet, i int) int {
+	if s.tag == "" {
+		return i
+	}
+	var tags []string
+	within := 0
+	for _, o := range f.series[:i] {
+		if !slices.Contains(tags, o.tag) {
+			tags = append(tags, o.tag)
+		}
+		if o.tag == s.tag {
+			within++
+		}
+	}
+	ti := slices.Index(tags, s.tag)
+	if ti < 0 {
+		ti = len(tags)
+	}
+	return within%len(palette) + ti*len(palette)
+}
+
 // curvesFor builds one curve per series for the metric named m.
 func curvesFor(f *facet, x, m string) (cs []curve, any bool) {
 	for i, s := range f.series {
-		c := curve{label: s.label, style: i}
+		c := curve{label: s.label, style: s.style(f, i)}
 		for _, p := range s.pts {
 			mt, ok := p.Metric(m)
 			if !ok {
@@ -324,7 +387,35 @@ const (
 	panH  = 3.3 * vg.Inch
 )
 
-func (f *facet) figures(out *files, x string) (figs []figure, skipped []string, err error) {
+// constantCounter reports whether every series' curve is constant: the
+// same finite mean at every stable point with a zero-width interval (a
+// policy parameter echoed as a counter, e.g. nmsr's cycle_time). desc lists
+// the values by series.
+func constantCounter(cs []curve) (desc string, constant bool) {
+	var parts []string
+	for _, c := range cs {
+		v, seen := 0.0, false
+		for i, m := range c.mean {
+			if c.unstable[i] || !finite(m) {
+				continue
+			}
+			if h := c.hw[i]; h != 0 && !math.IsNaN(h) {
+				return "", false
+			}
+			if seen && m != v {
+				return "", false
+			}
+			v, seen = m, true
+		}
+		if !seen {
+			return "", false
+		}
+		parts = append(parts, c.label+": "+strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	return strings.Join(parts, ", "), len(parts) > 0
+}
+
+func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant []string, err error) {
 	xl := xLabels[x]
 	if xl == "" {
 		xl = x
@@ -348,6 +439,12 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped []string, 
 			skipped = append(skipped, m)
 			continue
 		}
+		if strings.HasPrefix(m, metric.CounterPrefix) {
+			if desc, ok := constantCounter(cs); ok {
+				constant = append(constant, m+" ("+desc+")")
+				continue
+			}
+		}
 		if x == "arrival_rate" {
 			cs = append(cs, msfqOverlay(f, m)...)
 		}
@@ -358,7 +455,7 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped []string, 
 		p := newPlot(title+" — "+f.title, xl, metricLabel(m), cs, true)
 		name := f.prefix + m
 		if err := render(out, name, [][]*plot.Plot{{p}}, tileW, tileH, true); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		figs = append(figs, figure{Name: name, Title: title})
 	}
@@ -388,7 +485,7 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped []string, 
 			}
 			name := f.prefix + "class_" + cm.Name
 			if err := render(out, name, grid(panels), panW, panH, true); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			figs = append(figs, figure{Name: name, Title: "per class: " + metricLabel(cm.Name), Wide: len(panels) > 1})
 		}
@@ -396,12 +493,12 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped []string, 
 	// MSFQ phases: one panel per (phase statistic, series), one line per phase.
 	fig, err := f.phaseFigure(out, x, xl, names)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if fig != nil {
 		figs = append(figs, *fig)
 	}
-	return figs, skipped, nil
+	return figs, skipped, constant, nil
 }
 
 func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, error) {
@@ -497,6 +594,18 @@ func fmtNum(x float64) string {
 	return strconv.FormatFloat(x, 'g', 4, 64)
 }
 
+// sortKey is the number a table column sorts by; "" (sorted last) if
+// undefined.
+func sortKey(v float64) string {
+	if math.IsNaN(v) {
+		return ""
+	}
+	if math.IsInf(v, 1) {
+		return "1e308"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
 func tableRows(f *facet, x string) []tableRow {
 	var rows []tableRow
 	for _, s := range f.series {
@@ -504,15 +613,17 @@ func tableRows(f *facet, x string) []tableRow {
 		sort.SliceStable(ps, func(i, j int) bool { return xValue(ps[i], x) < xValue(ps[j], x) })
 		for _, p := range ps {
 			r := tableRow{Unstable: p.Unstable(), Failed: p.NFailed > 0}
-			r.Cells = []string{s.label, fmtNum(xValue(p, x)), fmtNum(p.Load),
-				fmt.Sprintf("%d/%d", p.N, p.Replications), strconv.Itoa(p.NFailed), strconv.Itoa(p.NUnstable)}
+			num := func(v float64) cell { return cell{fmtNum(v), sortKey(v)} }
+			r.Cells = []cell{{Text: s.label}, num(xValue(p, x)), num(aggregate.RoundInput(p.Load)),
+				{fmt.Sprintf("%d/%d", p.N, p.Replications), strconv.Itoa(p.N)},
+				num(float64(p.NFailed)), num(float64(p.NUnstable))}
 			for _, m := range tableMetrics {
 				mt, ok := p.Metric(m)
 				switch {
 				case !ok || math.IsNaN(mt.Mean):
-					r.Cells = append(r.Cells, "—")
+					r.Cells = append(r.Cells, cell{Text: "—"})
 				default:
-					r.Cells = append(r.Cells, fmtNum(mt.Mean)+" ± "+fmtNum(mt.HalfWidth))
+					r.Cells = append(r.Cells, cell{fmtNum(mt.Mean) + " ± " + fmtNum(mt.HalfWidth), sortKey(mt.Mean)})
 				}
 			}
 			rows = append(rows, r)
@@ -521,14 +632,138 @@ func tableRows(f *facet, x string) []tableRow {
 	return rows
 }
 
-// Write renders the report of pts into dir (created if needed): plots in
-// SVG and PNG, summary.csv and summary.json (aggregate.WriteCSV/WriteJSON),
-// manifest.json (manifestJSON as given, indented if it is valid JSON;
-// omitted if nil) and index.html linking all of them by relative names.
-// Existing files of the same names are overwritten, so a re-run replaces
-// the report.
-func Write(dir string, pts []aggregate.Point, manifestJSON []byte) error {
-	files, err := Render(pts, manifestJSON)
+// Campaign is one campaign as Render draws it.
+type Campaign struct {
+	// Points are the campaign's summary (aggregate.Summarize).
+	Points []aggregate.Point
+	// Tasks and Records (keyed by task id), if given, are its replications:
+	// the report then has the per-replication table.
+	Tasks   []sweep.Task
+	Records map[string]*record.Record
+	// Manifest is manifest.json as stored (nil if none): the page's header
+	// (name, description, date, versions, reproducing command) is read
+	// from it, and it is shipped beside the report.
+	Manifest []byte
+}
+
+// manifestInfo is the part of manifest.json (archive.Manifest, which
+// imports this package) the page's header shows.
+type manifestInfo struct {
+	Campaign       string    `json:"campaign"`
+	Name           string    `json:"name"`
+	State          string    `json:"state"`
+	MsjfarmVersion string    `json:"msjfarm_version"`
+	Created        time.Time `json:"created"`
+	Finished       time.Time `json:"finished"`
+	Storage        string    `json:"storage"`
+	Sweep          *struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+	} `json:"sweep"`
+	Policies []struct {
+		Policy        string `json:"policy"`
+		Runner        string `json:"runner"`
+		Plugin        string `json:"plugin"`
+		PluginVersion string `json:"plugin_version"`
+		Engine        string `json:"engine"`
+	} `json:"policies"`
+}
+
+func parseManifest(b []byte) manifestInfo {
+	var m manifestInfo
+	_ = json.Unmarshal(b, &m) // a manifest that does not parse is still shipped; the header is then sparse
+	if m.Name == "" && m.Sweep != nil {
+		m.Name = m.Sweep.Name
+	}
+	return m
+}
+
+func (m manifestInfo) description() string {
+	if m.Sweep == nil {
+		return ""
+	}
+	return m.Sweep.Description
+}
+
+// date is when the campaign finished (or was created, if unfinished).
+func (m manifestInfo) date() string {
+	t := m.Finished
+	if t.IsZero() {
+		t = m.Created
+	}
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04 MST")
+}
+
+// versions lists the code the numbers came from: the engine of the
+// campaign and the runner (in-process or plugin) and engine of the
+// policies, policies with the same provenance named together.
+func (m manifestInfo) versions() []string {
+	var out []string
+	if m.MsjfarmVersion != "" {
+		out = append(out, "msjfarm engine "+m.MsjfarmVersion)
+	}
+	var order []string
+	byProv := map[string][]string{}
+	for _, p := range m.Policies {
+		var v string
+		switch {
+		case p.Plugin != "":
+			v = "plugin " + p.Plugin
+			if p.PluginVersion != "" {
+				v += " " + p.PluginVersion
+			}
+		case p.Runner != "":
+			v = p.Runner
+		default:
+			v = "in-process"
+		}
+		if p.Engine != "" {
+			v += ", engine " + p.Engine
+		}
+		if _, ok := byProv[v]; !ok {
+			order = append(order, v)
+		}
+		if !slices.Contains(byProv[v], p.Policy) {
+			byProv[v] = append(byProv[v], p.Policy)
+		}
+	}
+	for _, v := range order {
+		out = append(out, strings.Join(byProv[v], ", ")+": "+v)
+	}
+	return out
+}
+
+// commands are the command lines that regenerate this report and re-run
+// the campaign's replications from storage.
+func (m manifestInfo) commands() []string {
+	if m.Campaign == "" {
+		return nil
+	}
+	st := ""
+	if m.Storage != "" {
+		st = " --storage " + shellQuote(m.Storage)
+	}
+	return []string{
+		"msjfarm reproduce " + m.Campaign + " --all" + st + "   # re-run every replication from the stored sweep and compare",
+		"msjfarm report " + m.Campaign + st + "   # regenerate this report",
+	}
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Write renders the report of c (with the overlaid campaigns, if any) into
+// dir (created if needed): the files of Render, by their names. Existing
+// files of the same names are overwritten, so a re-run replaces the report.
+func Write(dir string, c Campaign, overlay ...Campaign) error {
+	files, err := Render(c, overlay...)
 	if err != nil {
 		return err
 	}
@@ -553,48 +788,162 @@ func WriteFiles(dir string, files map[string][]byte) error {
 	return nil
 }
 
+// dataFiles renders c's tables: summary.csv/json/parquet,
+// summary_long.csv/parquet and, with records, replications.csv/parquet.
+func dataFiles(files *files, c Campaign) ([]dataFile, error) {
+	var buf bytes.Buffer
+	put := func(name string, write func() error) error {
+		buf.Reset()
+		if err := write(); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		files.put(name, bytes.Clone(buf.Bytes()))
+		return nil
+	}
+	tables := []struct {
+		name, doc string
+		t         *aggregate.Table
+	}{
+		{"summary", "one row per point, three columns (mean, CI half-width, n) per metric", aggregate.WideTable(c.Points)},
+		{"summary_long", "tidy: one row per point × metric × class (mean, hw, n, flags)", aggregate.LongTable(c.Points)},
+	}
+	if c.Tasks != nil {
+		tables = append(tables, struct {
+			name, doc string
+			t         *aggregate.Table
+		}{"replications", "one row per replication: its own value of every metric", aggregate.ReplicationTable(c.Points, c.Tasks, c.Records)})
+	}
+	var out []dataFile
+	for _, t := range tables {
+		if err := put(t.name+".csv", func() error { return t.t.WriteCSV(&buf) }); err != nil {
+			return nil, err
+		}
+		if err := put(t.name+".parquet", func() error { return t.t.WriteParquet(&buf) }); err != nil {
+			return nil, err
+		}
+		out = append(out, dataFile{Name: t.name, Doc: t.doc, Rows: len(t.t.Rows)})
+	}
+	if err := put("summary.json", func() error { return aggregate.WriteJSON(&buf, c.Points) }); err != nil {
+		return nil, err
+	}
+	files.put("COLUMNS.md", []byte(aggregate.ColumnsDoc))
+	return out, nil
+}
+
+// dataFile is one table of the report's data section.
+type dataFile struct {
+	Name, Doc string
+	Rows      int
+}
+
+// campaignTags names the campaigns of an overlay in the legends: by name,
+// with the id's first 8 digits when names repeat or are missing.
+func campaignTags(ms []manifestInfo) []string {
+	count := map[string]int{}
+	for _, m := range ms {
+		count[m.Name]++
+	}
+	tags := make([]string, len(ms))
+	for i, m := range ms {
+		t := m.Name
+		if t == "" || count[t] > 1 {
+			id := m.Campaign
+			if len(id) > 8 {
+				id = id[:8]
+			}
+			if id == "" {
+				id = strconv.Itoa(i + 1)
+			}
+			if t == "" {
+				t = "campaign " + id
+			} else {
+				t += " (" + id + ")"
+			}
+		}
+		tags[i] = t
+	}
+	return tags
+}
+
 // Render builds the files Write writes, in memory, keyed by file name (no
 // directories), for a caller that stores them elsewhere (e.g. under
 // storage.ReportPrefix(id) in an object store). The links of index.html are
 // relative, so the files work from any prefix.
-func Render(pts []aggregate.Point, manifestJSON []byte) (map[string][]byte, error) {
+//
+// With overlay campaigns, their points are drawn in the same figures and
+// listed in the same tables, every series labelled with its campaign's
+// name; the data files and manifest.json are c's.
+func Render(c Campaign, overlay ...Campaign) (map[string][]byte, error) {
 	files := newFiles()
+	data, err := dataFiles(files, c)
+	if err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
-	if err := aggregate.WriteCSV(&buf, pts); err != nil {
-		return nil, err
-	}
-	files.put("summary.csv", bytes.Clone(buf.Bytes()))
-	buf.Reset()
-	if err := aggregate.WriteJSON(&buf, pts); err != nil {
-		return nil, err
-	}
-	files.put("summary.json", bytes.Clone(buf.Bytes()))
 	var manifest string
-	if manifestJSON != nil {
-		buf.Reset()
-		if json.Indent(&buf, manifestJSON, "", "  ") != nil {
+	if c.Manifest != nil {
+		if json.Indent(&buf, c.Manifest, "", "  ") != nil {
 			buf.Reset()
-			buf.Write(manifestJSON)
+			buf.Write(c.Manifest)
 		}
 		manifest = buf.String()
 		files.put("manifest.json", bytes.Clone(buf.Bytes()))
 	}
 
+	info := parseManifest(c.Manifest)
+	pts := c.Points
+	var tags []string
+	page := indexPage{Manifest: manifest, HasManifest: c.Manifest != nil, Data: data,
+		Replications: c.Tasks != nil, Columns: markdownHTML(aggregate.ColumnsDoc)}
+	page.Header = header{Title: info.Name, ID: info.Campaign, Description: info.description(), Date: info.date(),
+		State: info.State, Versions: info.versions(), Commands: info.commands()}
+	if len(overlay) > 0 {
+		infos := []manifestInfo{info}
+		for _, o := range overlay {
+			infos = append(infos, parseManifest(o.Manifest))
+		}
+		names := campaignTags(infos)
+		if len(page.Header.Commands) > 0 {
+			ids := info.Campaign
+			for _, o := range infos[1:] {
+				ids += " " + o.Campaign
+			}
+			st := ""
+			if info.Storage != "" {
+				st = " --storage " + shellQuote(info.Storage)
+			}
+			page.Header.Commands = append(page.Header.Commands[:1], "msjfarm report "+ids+st+"   # regenerate this overlay")
+		}
+		pts = nil
+		for i, cc := range append([]Campaign{c}, overlay...) {
+			pts = append(pts, cc.Points...)
+			for range cc.Points {
+				tags = append(tags, names[i])
+			}
+			page.Header.Overlay = append(page.Header.Overlay, overlayInfo{Tag: names[i], ID: infos[i].Campaign,
+				Description: infos[i].description(), Date: infos[i].date(), Points: len(cc.Points)})
+		}
+	}
+	if page.Header.Title == "" {
+		page.Header.Title = "msjfarm report"
+	}
+
 	x, others := xAxis(pts)
-	fs := facets(pts, x, others)
+	fs := facets(pts, tags, x, others)
 	xl := xLabels[x]
 	if xl == "" {
 		xl = x
 	}
-	page := indexPage{XLabel: xl, Manifest: manifest, HasManifest: manifestJSON != nil, Points: len(pts)}
-	for _, f := range fs {
-		figs, skipped, err := f.figures(files, x)
+	page.XLabel = xl
+	page.Points = len(pts)
+	for i, f := range fs {
+		figs, skipped, constant, err := f.figures(files, x)
 		if err != nil {
 			_, _ = files.wait()
 			return nil, err
 		}
-		page.Facets = append(page.Facets, facetView{Title: f.title, Figures: figs, Skipped: skipped,
-			Facets: len(fs), TableRows: tableRows(f, x)})
+		page.Facets = append(page.Facets, facetView{Title: f.title, Anchor: fmt.Sprintf("facet%d", i+1),
+			Figures: figs, Skipped: skipped, Constant: constant, Facets: len(fs), TableRows: tableRows(f, x)})
 	}
 	for _, m := range tableMetrics {
 		page.Metrics = append(page.Metrics, metricLabel(m))
@@ -612,10 +961,25 @@ func Render(pts []aggregate.Point, manifestJSON []byte) (map[string][]byte, erro
 	return files.wait()
 }
 
+type header struct {
+	Title, ID, Description, Date, State string
+	Versions, Commands                  []string
+	Overlay                             []overlayInfo
+}
+
+type overlayInfo struct {
+	Tag, ID, Description, Date string
+	Points                     int
+}
+
 type indexPage struct {
+	Header           header
 	XLabel           string
 	Metrics          []string
 	Facets           []facetView
+	Data             []dataFile
+	Replications     bool
+	Columns          template.HTML
 	Manifest         string
 	HasManifest      bool
 	Points           int
@@ -626,12 +990,24 @@ var indexTmpl = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<title>msjfarm report</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Header.Title}}{{if .Header.ID}} ({{.Header.ID}}){{end}} — msjfarm report</title>
 <style>
-body { font-family: sans-serif; margin: 1.5em; color: #222; }
+body { font-family: sans-serif; margin: 1.5em; color: #222; max-width: 1600px; }
+header p { margin: 0.3em 0; }
+.desc { font-size: 1.05em; max-width: 60em; }
+.meta { color: #555; font-size: 0.9em; }
+code, pre { font-size: 0.85em; }
+pre.cmd { background: #f7f7f7; padding: 0.5em 0.8em; overflow-x: auto; }
+nav { background: #fafafa; border: 1px solid #e5e5e5; padding: 0.3em 1em; font-size: 0.9em; }
+nav ol { margin: 0.3em 0; }
+nav ol ol { columns: 3 16em; }
+.scroll { max-width: 100%; max-height: 75vh; overflow: auto; border: 1px solid #ddd; }
 table { border-collapse: collapse; font-size: 0.85em; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: right; white-space: nowrap; }
-th { background: #f0f0f0; }
+th { background: #f0f0f0; position: sticky; top: 0; cursor: pointer; user-select: none; }
+th[aria-sort=ascending]::after { content: " ▲"; }
+th[aria-sort=descending]::after { content: " ▼"; }
 td:first-child { text-align: left; }
 tr.unstable td { background: #fde2e2; }
 tr.failed td:nth-child(5) { color: #b00; font-weight: bold; }
@@ -640,31 +1016,86 @@ figure img { width: 720px; max-width: 100%; border: 1px solid #eee; }
 figure.wide { display: block; }
 figure.wide img { width: auto; max-width: 100%; }
 figcaption { font-size: 0.85em; }
-pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.8em; }
+div.doc { max-width: 70em; font-size: 0.9em; }
+div.doc table.doc td, div.doc table.doc th { white-space: normal; text-align: left; vertical-align: top; position: static; cursor: auto; }
+div.doc code { font-size: 1em; }
+div.doc pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; }
+details pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.8em; }
 </style>
 </head>
 <body>
-<h1>msjfarm report</h1>
+<header>
+<h1>{{.Header.Title}}</h1>
+{{if .Header.Description}}<p class="desc">{{.Header.Description}}</p>{{end}}
+<p class="meta">{{if .Header.ID}}Campaign <code>{{.Header.ID}}</code>{{end}}{{if .Header.State}} ({{.Header.State}}){{end}}{{if .Header.Date}} · {{.Header.Date}}{{end}}{{if .Header.Versions}} · {{range $i, $v := .Header.Versions}}{{if $i}}; {{end}}{{$v}}{{end}}{{end}}</p>
+{{if .Header.Overlay}}<p>Overlay of {{len .Header.Overlay}} campaigns, each series labelled with its campaign:</p>
+<ul>{{range .Header.Overlay}}<li><strong>{{.Tag}}</strong>{{if .ID}} — <code>{{.ID}}</code>{{end}}{{if .Date}}, {{.Date}}{{end}}, {{.Points}} points{{if .Description}}: {{.Description}}{{end}}</li>{{end}}</ul>
+<p class="meta">Data files and manifest below are those of the first campaign.</p>{{end}}
+{{if .Header.Commands}}<p class="meta">Reproduce:</p>
+<pre class="cmd">{{range .Header.Commands}}{{.}}
+{{end}}</pre>{{end}}
+</header>
+<nav><strong>Contents</strong>
+<ol>
+{{range .Facets}}<li>{{if gt .Facets 1}}<a href="#{{.Anchor}}">{{.Title}}</a>{{else}}<a href="#{{.Anchor}}">Figures</a>{{end}}
+<ol>{{range .Figures}}<li><a href="#fig-{{.Name}}">{{.Title}}</a></li>{{end}}<li><a href="#{{.Anchor}}-table">Summary table</a></li></ol></li>
+{{end}}<li><a href="#data">Data files</a></li>
+<li><a href="#columns">Column reference</a></li>
+{{if .HasManifest}}<li><a href="#manifest">Manifest</a></li>{{end}}
+</ol></nav>
 <p>{{.Points}} points.{{if .Unstable}} <strong>{{.Unstable}} unstable</strong> (some replication flagged by the engine: shown as ▲ at the top edge of the plots and shaded in the table; their values are lower bounds, not estimates).{{end}}{{if .Failed}} <strong>{{.Failed}} failed replications</strong> (see summary.json for the errors).{{end}}
-Error bars and ± are 95% Student-t confidence intervals over independent replications (∞: one replication).</p>
-<ul>
-<li><a href="summary.csv">summary.csv</a> — every metric, one row per point (columns documented in aggregate/COLUMNS.md)</li>
-<li><a href="summary.json">summary.json</a> — the same, with class names and failure messages</li>
-{{if .HasManifest}}<li><a href="manifest.json">manifest.json</a> — versions, plugin sha256s, seeds: what reproduces these numbers</li>{{end}}
-</ul>
+Error bars and ± are 95% Student-t confidence intervals over independent replications (∞: one replication); a bar running past the plotted range is cut at the axis and marked with an open triangle (▽ at the floor, △ at the top).</p>
 {{range .Facets}}
+<section id="{{.Anchor}}">
 <h2>{{.Title}}</h2>
-{{range .Figures}}<figure{{if .Wide}} class="wide"{{end}}><a href="{{.Name}}.svg"><img src="{{.Name}}.png" alt="{{.Title}}"></a><figcaption>{{.Title}} — <a href="{{.Name}}.svg">SVG</a> · <a href="{{.Name}}.png">PNG</a></figcaption></figure>
+{{range .Figures}}<figure id="fig-{{.Name}}"{{if .Wide}} class="wide"{{end}}><a href="{{.Name}}.svg"><img src="{{.Name}}.png" alt="{{.Title}}"></a><figcaption>{{.Title}} — <a href="{{.Name}}.svg">SVG</a> · <a href="{{.Name}}.png">PNG</a> · <a href="{{.Name}}.pdf">PDF</a></figcaption></figure>
 {{end}}
 {{if .Skipped}}<p>Not plotted (zero or undefined at every point): {{range $i, $s := .Skipped}}{{if $i}}, {{end}}{{$s}}{{end}}.</p>{{end}}
-<h3>Summary</h3>
-<table>
-<tr><th>policy</th><th>{{$.XLabel}}</th><th>load ρ</th><th>n</th><th>failed</th><th>unstable</th>{{range $.Metrics}}<th>{{.}}</th>{{end}}</tr>
-{{range .TableRows}}<tr{{if .Unstable}} class="unstable"{{else if .Failed}} class="failed"{{end}}>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
+{{if .Constant}}<p>Not plotted (constant at every point, a parameter rather than a result): {{range $i, $s := .Constant}}{{if $i}}; {{end}}{{$s}}{{end}}.</p>{{end}}
+<h3 id="{{.Anchor}}-table">Summary</h3>
+<p class="meta">Click a column heading to sort.</p>
+<div class="scroll">
+<table class="sortable">
+<thead><tr><th>policy</th><th>{{$.XLabel}}</th><th>load ρ</th><th>n</th><th>failed</th><th>unstable</th>{{range $.Metrics}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{range .TableRows}}<tr{{if .Unstable}} class="unstable"{{else if .Failed}} class="failed"{{end}}>{{range .Cells}}<td{{if .Sort}} data-v="{{.Sort}}"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{end}}</tbody></table>
+</div>
+</section>
 {{end}}
-{{if .HasManifest}}<h2>Manifest</h2>
+<h2 id="data">Data files</h2>
+<p>Each table as CSV and as Parquet (same columns and types); the columns are documented in <a href="#columns">the column reference</a> (also <a href="COLUMNS.md">COLUMNS.md</a>).</p>
+<ul>
+{{range .Data}}<li><a href="{{.Name}}.csv">{{.Name}}.csv</a> · <a href="{{.Name}}.parquet">{{.Name}}.parquet</a> — {{.Doc}} ({{.Rows}} rows)</li>
+{{end}}<li><a href="summary.json">summary.json</a> — the summary with class names and failure messages</li>
+{{if .HasManifest}}<li><a href="manifest.json">manifest.json</a> — versions, plugin sha256s, seeds: what reproduces these numbers</li>{{end}}
+</ul>
+<h2 id="columns">Column reference</h2>
+<details><summary>What every column of the data files holds (COLUMNS.md)</summary><div class="doc">{{.Columns}}</div></details>
+{{if .HasManifest}}<h2 id="manifest">Manifest</h2>
 <details><summary>manifest.json</summary><pre>{{.Manifest}}</pre></details>{{end}}
+<script>
+// Sort a summary table by the clicked column: numbers (data-v) numerically,
+// undefined values last, text alphabetically; a second click reverses.
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  table.querySelectorAll("thead th").forEach(function (th, col) {
+    th.addEventListener("click", function () {
+      var asc = th.getAttribute("aria-sort") !== "ascending";
+      table.querySelectorAll("thead th").forEach(function (h) { h.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", asc ? "ascending" : "descending");
+      var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+      var key = function (r) { var c = r.cells[col], v = c.getAttribute("data-v"); return v === null ? c.textContent : v === "" ? null : parseFloat(v); };
+      rows.sort(function (a, b) {
+        var x = key(a), y = key(b);
+        if (x === null || y === null) return (x === null) - (y === null);
+        var d = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
+        return asc ? d : -d;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+});
+</script>
 </body>
 </html>
 `))

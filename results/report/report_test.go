@@ -38,6 +38,13 @@ func simulate(t testing.TB, pols []policyRun, rates []float64, reps int, arrival
 // simulateOn is simulate on the named workload.
 func simulateOn(t testing.TB, name string, pols []policyRun, rates []float64, reps int, arrivals int64) []aggregate.Point {
 	t.Helper()
+	return simulateCampaign(t, name, pols, rates, reps, arrivals).Points
+}
+
+// simulateCampaign is simulateOn with the tasks and records (the
+// per-replication table's input).
+func simulateCampaign(t testing.TB, name string, pols []policyRun, rates []float64, reps int, arrivals int64) Campaign {
+	t.Helper()
 	spec, err := workload.Named(name)
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +85,7 @@ func simulateOn(t testing.TB, name string, pols []policyRun, rates []float64, re
 			}
 		}
 	}
-	return aggregate.Summarize(tasks, recs)
+	return Campaign{Points: aggregate.Summarize(tasks, recs), Tasks: tasks, Records: recs}
 }
 
 func fcfsRun() policyRun {
@@ -105,7 +112,7 @@ func TestWrite(t *testing.T) {
 		dir = t.TempDir()
 	}
 	manifest := []byte(`{"campaign":"test","engine":"` + sim.Version + `"}`)
-	if err := Write(dir, pts, manifest); err != nil {
+	if err := Write(dir, Campaign{Points: pts, Manifest: manifest}); err != nil {
 		t.Fatal(err)
 	}
 	checkReport(t, dir, []string{"mean_response", "weighted_mean_response", "mean_wait", "p_wait",
@@ -154,7 +161,7 @@ func TestWriteSmall(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	if err := Write(dir, pts, nil); err != nil {
+	if err := Write(dir, Campaign{Points: pts}); err != nil {
 		t.Fatal(err)
 	}
 	checkReport(t, dir, []string{"f1_mean_response", "f2_mean_response", "f1_class_mean_response", "f1_msfq_phases", "f2_counter_phase2_mean"})
@@ -170,11 +177,11 @@ func TestWriteSmall(t *testing.T) {
 
 	// Render gives the same files, byte for byte, every time (a re-run of
 	// an archived campaign reproduces its report).
-	a, err := Render(pts, nil)
+	a, err := Render(Campaign{Points: pts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := Render(pts, nil)
+	b, _ := Render(Campaign{Points: pts})
 	ents, _ := os.ReadDir(dir)
 	if len(a) != len(ents) {
 		t.Errorf("Render: %d files, Write: %d", len(a), len(ents))
@@ -209,6 +216,10 @@ func checkReport(t *testing.T, dir string, figs []string) {
 		if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
 			t.Errorf("%s.png: not a PNG", f)
 		}
+		pdf, err := os.ReadFile(filepath.Join(dir, f+".pdf"))
+		if err != nil || !bytes.HasPrefix(pdf, []byte("%PDF-")) || !bytes.Contains(pdf[max(0, len(pdf)-64):], []byte("%%EOF")) {
+			t.Errorf("%s.pdf: not a complete PDF (%v)", f, err)
+		}
 	}
 	csv, err := os.ReadFile(filepath.Join(dir, "summary.csv"))
 	if err != nil || !bytes.HasPrefix(csv, []byte("point,policy,params,")) {
@@ -228,7 +239,13 @@ func checkReport(t *testing.T, dir string, figs []string) {
 	}
 	for _, l := range links {
 		ref := string(l[1])
-		if strings.Contains(ref, "://") || strings.HasPrefix(ref, "#") {
+		if strings.Contains(ref, "://") {
+			continue
+		}
+		if id, ok := strings.CutPrefix(ref, "#"); ok {
+			if !bytes.Contains(idx, []byte(`id="`+id+`"`)) {
+				t.Errorf("index.html links #%s, which no element has as id", id)
+			}
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(dir, ref)); err != nil {
@@ -245,7 +262,7 @@ func checkReport(t *testing.T, dir string, figs []string) {
 // TestWriteEmpty: a campaign with no finished point still gets a report.
 func TestWriteEmpty(t *testing.T) {
 	dir := t.TempDir()
-	if err := Write(dir, nil, []byte("not json")); err != nil {
+	if err := Write(dir, Campaign{Manifest: []byte("not json")}); err != nil {
 		t.Fatal(err)
 	}
 	checkReport(t, dir, nil)

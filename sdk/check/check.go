@@ -25,7 +25,7 @@
 // declines a workload (an error from Init, e.g. a policy defined only for
 // one-or-all) is skipped on it; declining all three fails. The run is made
 // with the decision trace requested (proto RunRequest.trace: the plugin
-// streams every arrival, start, preemption and completion, sim.Event) and
+// streams every arrival, start, preemption and completion, sim.TraceRecord) and
 // the invariants are verified here, on the host, from the trace — not taken
 // from the plugin's word:
 //
@@ -420,7 +420,7 @@ func addProb(list *[]string, format string, a ...any) {
 // busy-server accounting, job lifecycle, preemption only if mayPreempt, and
 // that every job with id < measured (the warm-up and measured arrivals)
 // completed.
-func CheckTrace(evs []sim.Event, k int, mayPreempt bool, measured int64) TraceCheck {
+func CheckTrace(evs []sim.TraceRecord, k int, mayPreempt bool, measured int64) TraceCheck {
 	const (
 		waiting = 1
 		running = 2
@@ -432,19 +432,19 @@ func CheckTrace(evs []sim.Event, k int, mayPreempt bool, measured int64) TraceCh
 	busy := 0
 	for i, e := range evs {
 		switch e.Kind {
-		case sim.Arrive:
+		case sim.TraceArrive:
 			if state[e.Job] != 0 {
 				addProb(&tc.Lifecycle, "event %d (t=%g): job %d arrived twice", i, e.Time, e.Job)
 			}
 			state[e.Job] = waiting
 			need[e.Job] = e.Need
-		case sim.Start:
+		case sim.TraceStart:
 			if state[e.Job] != waiting {
 				addProb(&tc.Lifecycle, "event %d (t=%g): job %d started while %s", i, e.Time, e.Job, stateName(state[e.Job]))
 			}
 			state[e.Job] = running
 			busy += e.Need
-		case sim.Preempt:
+		case sim.TracePreempt:
 			tc.Preemptions++
 			if !mayPreempt {
 				addProb(&tc.Preemption, "event %d (t=%g): job %d preempted by a policy that declared no preemption", i, e.Time, e.Job)
@@ -454,7 +454,7 @@ func CheckTrace(evs []sim.Event, k int, mayPreempt bool, measured int64) TraceCh
 			}
 			state[e.Job] = waiting
 			busy -= e.Need
-		case sim.Complete:
+		case sim.TraceComplete:
 			if state[e.Job] != running {
 				addProb(&tc.Lifecycle, "event %d (t=%g): job %d completed while %s", i, e.Time, e.Job, stateName(state[e.Job]))
 			}
@@ -463,7 +463,7 @@ func CheckTrace(evs []sim.Event, k int, mayPreempt bool, measured int64) TraceCh
 		default:
 			addProb(&tc.Lifecycle, "event %d: unknown kind %d", i, e.Kind)
 		}
-		if e.Need != need[e.Job] && e.Kind != sim.Arrive {
+		if e.Need != need[e.Job] && e.Kind != sim.TraceArrive {
 			addProb(&tc.Lifecycle, "event %d (t=%g): job %d needs %d servers, arrived needing %d", i, e.Time, e.Job, e.Need, need[e.Job])
 		}
 		if busy > k || busy < 0 {

@@ -120,32 +120,32 @@ func TestNonConformingPlugin(t *testing.T) {
 
 // The trace checker itself, on hand-built traces of k = 4 servers.
 func TestCheckTrace(t *testing.T) {
-	ev := func(kind sim.EventKind, job int64, need, busy int) sim.Event {
-		return sim.Event{Kind: kind, Job: job, Need: need, Busy: busy}
+	ev := func(kind sim.TraceKind, job int64, need, busy int) sim.TraceRecord {
+		return sim.TraceRecord{Kind: kind, Job: job, Need: need, Busy: busy}
 	}
-	good := []sim.Event{
-		ev(sim.Arrive, 0, 3, 0), ev(sim.Start, 0, 3, 3),
-		ev(sim.Arrive, 1, 2, 3), // waits: 3 + 2 > 4
-		ev(sim.Complete, 0, 3, 0), ev(sim.Start, 1, 2, 2), ev(sim.Complete, 1, 2, 0),
+	good := []sim.TraceRecord{
+		ev(sim.TraceArrive, 0, 3, 0), ev(sim.TraceStart, 0, 3, 3),
+		ev(sim.TraceArrive, 1, 2, 3), // waits: 3 + 2 > 4
+		ev(sim.TraceComplete, 0, 3, 0), ev(sim.TraceStart, 1, 2, 2), ev(sim.TraceComplete, 1, 2, 0),
 	}
 	if tc := check.CheckTrace(good, 4, false, 2); len(tc.Capacity)+len(tc.Lifecycle)+len(tc.Preemption)+len(tc.Served) > 0 || tc.MaxBusy != 3 {
 		t.Fatalf("good trace: %+v", tc)
 	}
 	cases := []struct {
 		name  string
-		evs   []sim.Event
+		evs   []sim.TraceRecord
 		field func(check.TraceCheck) []string
 		want  string
 	}{
-		{"over capacity", []sim.Event{ev(sim.Arrive, 0, 3, 0), ev(sim.Start, 0, 3, 3), ev(sim.Arrive, 1, 2, 3), ev(sim.Start, 1, 2, 5)},
+		{"over capacity", []sim.TraceRecord{ev(sim.TraceArrive, 0, 3, 0), ev(sim.TraceStart, 0, 3, 3), ev(sim.TraceArrive, 1, 2, 3), ev(sim.TraceStart, 1, 2, 5)},
 			func(tc check.TraceCheck) []string { return tc.Capacity }, "5 of 4 servers busy"},
-		{"busy misreported", []sim.Event{ev(sim.Arrive, 0, 3, 0), ev(sim.Start, 0, 3, 2)},
+		{"busy misreported", []sim.TraceRecord{ev(sim.TraceArrive, 0, 3, 0), ev(sim.TraceStart, 0, 3, 2)},
 			func(tc check.TraceCheck) []string { return tc.Capacity }, "reports 2 busy"},
-		{"undeclared preemption", []sim.Event{ev(sim.Arrive, 0, 1, 0), ev(sim.Start, 0, 1, 1), ev(sim.Preempt, 0, 1, 0)},
+		{"undeclared preemption", []sim.TraceRecord{ev(sim.TraceArrive, 0, 1, 0), ev(sim.TraceStart, 0, 1, 1), ev(sim.TracePreempt, 0, 1, 0)},
 			func(tc check.TraceCheck) []string { return tc.Preemption }, "declared no preemption"},
-		{"double start", []sim.Event{ev(sim.Arrive, 0, 1, 0), ev(sim.Start, 0, 1, 1), ev(sim.Start, 0, 1, 2)},
+		{"double start", []sim.TraceRecord{ev(sim.TraceArrive, 0, 1, 0), ev(sim.TraceStart, 0, 1, 1), ev(sim.TraceStart, 0, 1, 2)},
 			func(tc check.TraceCheck) []string { return tc.Lifecycle }, "started while running"},
-		{"never served", []sim.Event{ev(sim.Arrive, 0, 1, 0), ev(sim.Arrive, 1, 1, 0), ev(sim.Start, 1, 1, 1), ev(sim.Complete, 1, 1, 0)},
+		{"never served", []sim.TraceRecord{ev(sim.TraceArrive, 0, 1, 0), ev(sim.TraceArrive, 1, 1, 0), ev(sim.TraceStart, 1, 1, 1), ev(sim.TraceComplete, 1, 1, 0)},
 			func(tc check.TraceCheck) []string { return tc.Served }, "1 of 2 jobs never completed (first: job 0, waiting)"},
 	}
 	for _, c := range cases {

@@ -47,10 +47,10 @@ func TraceWorkload(k int, needs []int, jobs []J) *sim.Workload {
 }
 
 // Record runs one replication and returns its result and decision trace.
-func Record(t testing.TB, w *sim.Workload, p sim.Policy, cfg sim.Config) (*sim.Result, []sim.Event) {
+func Record(t testing.TB, w *sim.Workload, p sim.Policy, cfg sim.Config) (*sim.Result, []sim.TraceRecord) {
 	t.Helper()
-	var evs []sim.Event
-	cfg.Observer = func(e sim.Event) { evs = append(evs, e) }
+	var evs []sim.TraceRecord
+	cfg.Observer = func(e sim.TraceRecord) { evs = append(evs, e) }
 	r, err := sim.Run(w, p, cfg)
 	if err != nil {
 		t.Fatalf("run: %v", err)
@@ -60,7 +60,7 @@ func Record(t testing.TB, w *sim.Workload, p sim.Policy, cfg sim.Config) (*sim.R
 
 // RunTrace replays all jobs of a TraceWorkload (no warm-up) and returns the
 // decision trace.
-func RunTrace(t testing.TB, w *sim.Workload, p sim.Policy) []sim.Event {
+func RunTrace(t testing.TB, w *sim.Workload, p sim.Policy) []sim.TraceRecord {
 	t.Helper()
 	_, evs := Record(t, w, p, sim.Config{Arrivals: int64(len(w.Trace))})
 	return evs
@@ -68,10 +68,10 @@ func RunTrace(t testing.TB, w *sim.Workload, p sim.Policy) []sim.Event {
 
 // Starts returns, for each job, the instants it was started (more than one
 // only under preemption).
-func Starts(evs []sim.Event) map[int64][]float64 {
+func Starts(evs []sim.TraceRecord) map[int64][]float64 {
 	m := map[int64][]float64{}
 	for _, e := range evs {
-		if e.Kind == sim.Start {
+		if e.Kind == sim.TraceStart {
 			m[e.Job] = append(m[e.Job], e.Time)
 		}
 	}
@@ -83,7 +83,7 @@ func Starts(evs []sim.Event) map[int64][]float64 {
 // preemption unless the policy declares it; a job starts only while waiting;
 // a job completes only while running; with complete=true, every arrival
 // completed.
-func CheckInvariants(t testing.TB, w *sim.Workload, p sim.Policy, evs []sim.Event, complete bool) {
+func CheckInvariants(t testing.TB, w *sim.Workload, p sim.Policy, evs []sim.TraceRecord, complete bool) {
 	t.Helper()
 	info := sim.Describe(p)
 	const (
@@ -95,15 +95,15 @@ func CheckInvariants(t testing.TB, w *sim.Workload, p sim.Policy, evs []sim.Even
 	busy := 0
 	for i, e := range evs {
 		switch e.Kind {
-		case sim.Arrive:
+		case sim.TraceArrive:
 			state[e.Job] = waiting
-		case sim.Start:
+		case sim.TraceStart:
 			if state[e.Job] != waiting {
 				t.Fatalf("event %d (t=%g): job %d started while in state %d", i, e.Time, e.Job, state[e.Job])
 			}
 			state[e.Job] = running
 			busy += e.Need
-		case sim.Preempt:
+		case sim.TracePreempt:
 			if info.Preemption == sim.NoPreemption {
 				t.Fatalf("event %d (t=%g): job %d preempted by a non-preemptive policy", i, e.Time, e.Job)
 			}
@@ -112,7 +112,7 @@ func CheckInvariants(t testing.TB, w *sim.Workload, p sim.Policy, evs []sim.Even
 			}
 			state[e.Job] = waiting
 			busy -= e.Need
-		case sim.Complete:
+		case sim.TraceComplete:
 			if state[e.Job] != running {
 				t.Fatalf("event %d (t=%g): job %d completed while not running", i, e.Time, e.Job)
 			}
@@ -223,7 +223,7 @@ func Counter(t testing.TB, r *sim.Result, name string) float64 {
 
 // CheckStarts checks that each job in want started exactly once, at the
 // given instant (to 1e-9).
-func CheckStarts(t testing.TB, evs []sim.Event, want map[int64]float64) {
+func CheckStarts(t testing.TB, evs []sim.TraceRecord, want map[int64]float64) {
 	t.Helper()
 	got := Starts(evs)
 	for id, at := range want {
@@ -248,15 +248,15 @@ func Mixed(rate float64) *sim.Workload {
 	}}
 }
 
-// Replicate runs n independent replications of w, each under a fresh
-// policy from mk, with seeds 1..n and cfg otherwise.
+// Replicate runs n independent replications of w, each pass under a fresh
+// policy from mk (MSER included), with seeds 1..n and cfg otherwise.
 func Replicate(t testing.TB, w *sim.Workload, mk func() sim.Policy, n int, cfg sim.Config) []*sim.Result {
 	t.Helper()
 	out := make([]*sim.Result, n)
 	for i := range out {
 		c := cfg
 		c.Seed = uint64(i + 1)
-		r, err := sim.Run(w, mk(), c)
+		r, err := sim.RunFresh(w, func() (sim.Policy, error) { return mk(), nil }, c)
 		if err != nil {
 			t.Fatal(err)
 		}

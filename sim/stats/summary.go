@@ -101,6 +101,26 @@ func (a *Acc) Add(x float64) {
 	a.m2 += d * (x - a.mean)
 }
 
+// Merge adds b's observations to a, as if they had been added one by one
+// (the pairwise update of Chan, Golub and LeVeque), so that accumulators
+// kept per group (per job class) combine into the total without a second
+// pass and without the naive formula's cancellation.
+func (a *Acc) Merge(b Acc) {
+	switch {
+	case b.n == 0:
+		return
+	case a.n == 0:
+		*a = b
+		return
+	}
+	na, nb := float64(a.n), float64(b.n)
+	n := na + nb
+	d := b.mean - a.mean
+	a.mean += d * nb / n
+	a.m2 += b.m2 + d*d*na*nb/n
+	a.n += b.n
+}
+
 // N returns the number of observations.
 func (a *Acc) N() int { return a.n }
 

@@ -159,7 +159,7 @@ type RunOptions struct {
 	// once at the end.
 	Progress         func(done, total int64)
 	ProgressInterval time.Duration
-	// Trace asks for the decision trace (sim.Event list), for the
+	// Trace asks for the decision trace (sim.TraceRecord list), for the
 	// conformance check; MaxTraceEvents bounds it (0: 1<<22).
 	Trace          bool
 	MaxTraceEvents int64
@@ -175,7 +175,7 @@ type Outcome struct {
 	ResultJSON []byte
 	Plugin     Record
 	// Trace is the decision trace (RunOptions.Trace only).
-	Trace []sim.Event
+	Trace []sim.TraceRecord
 	// Progress messages received, and the last one.
 	ProgressUpdates  int
 	LastDone, LastOf int64
@@ -783,13 +783,13 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 	return out, heard, nil
 }
 
-func appendTrace(evs []sim.Event, c *pb.TraceChunk) []sim.Event {
+func appendTrace(evs []sim.TraceRecord, c *pb.TraceChunk) []sim.TraceRecord {
 	n := len(c.Time)
 	if len(c.Kind) != n || len(c.Job) != n || len(c.Class) != n || len(c.Need) != n || len(c.Busy) != n {
 		n = min(n, len(c.Kind), len(c.Job), len(c.Class), len(c.Need), len(c.Busy))
 	}
 	for i := 0; i < n; i++ {
-		evs = append(evs, sim.Event{Time: c.Time[i], Kind: sim.EventKind(c.Kind[i]), Job: c.Job[i],
+		evs = append(evs, sim.TraceRecord{Time: c.Time[i], Kind: sim.TraceKind(c.Kind[i]), Job: c.Job[i],
 			Class: int(c.Class[i]), Need: int(c.Need[i]), Busy: int(c.Busy[i])})
 	}
 	return evs

@@ -290,7 +290,7 @@ type RunRequest struct {
 	// progress message with done == total always precedes the result.
 	ProgressIntervalMs int64 `protobuf:"varint,3,opt,name=progress_interval_ms,json=progressIntervalMs,proto3" json:"progress_interval_ms,omitempty"`
 	// trace: stream the decision trace (every arrival, start, preemption and
-	// completion, sim.Event) in TraceChunk messages before the result, for
+	// completion, sim.TraceRecord) in TraceChunk messages before the result, for
 	// the conformance check. max_trace_events bounds it (0: 1<<22); a run
 	// producing more fails with ResourceExhausted.
 	Trace          bool  `protobuf:"varint,4,opt,name=trace,proto3" json:"trace,omitempty"`
@@ -515,11 +515,11 @@ func (x *Progress) GetTotal() int64 {
 	return 0
 }
 
-// TraceChunk is a run of consecutive sim.Event values, as parallel columns.
+// TraceChunk is a run of consecutive sim.TraceRecord values, as parallel columns.
 type TraceChunk struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Time  []float64              `protobuf:"fixed64,1,rep,packed,name=time,proto3" json:"time,omitempty"`
-	// sim.EventKind: 1 arrive, 2 start, 3 preempt, 4 complete.
+	// sim.TraceKind: 1 arrive, 2 start, 3 preempt, 4 complete.
 	Kind          []byte  `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
 	Job           []int64 `protobuf:"varint,3,rep,packed,name=job,proto3" json:"job,omitempty"`
 	Class         []int32 `protobuf:"varint,4,rep,packed,name=class,proto3" json:"class,omitempty"`

@@ -66,7 +66,7 @@ func (p *starver) fill(s *sdk.System) {
 type picky struct{ fcfs.FCFS }
 
 func (p *picky) Init(s *sdk.System) error {
-	if s.Workload().Name != "one-or-all" {
+	if s.Workload().Name() != "one-or-all" {
 		return errNotOneOrAll
 	}
 	return p.FCFS.Init(s)

@@ -1,0 +1,139 @@
+// The live campaign page: polls /api/campaigns/<id> every second and
+// redraws progress, workers, failures and plots.
+(function () {
+  "use strict";
+  var $ = function (id) { return document.getElementById(id); };
+  var params = new URLSearchParams(location.search);
+  var current = params.get("c") || "";
+
+  function dur(s) {
+    if (s < 0 || !isFinite(s)) return "unknown";
+    s = Math.round(s);
+    var h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
+    return (h ? h + "h " : "") + (h || m ? m + "m " : "") + r + "s";
+  }
+  function text(td, v) { td.textContent = v; return td; }
+  function kv(o) {
+    if (!o) return "";
+    return Object.keys(o).sort().map(function (k) { return k + "=" + JSON.stringify(o[k]); }).join(" ");
+  }
+  function row(tbody, cells) {
+    var tr = document.createElement("tr");
+    cells.forEach(function (c) {
+      var td = document.createElement("td");
+      if (c && typeof c === "object") { td.className = c.cls || ""; td.textContent = c.v; } else td.textContent = c;
+      tr.appendChild(td);
+    });
+    tbody.appendChild(tr);
+  }
+
+  function pickCampaign() {
+    return fetch("/api/campaigns", { cache: "no-store" }).then(function (r) { return r.json(); }).then(function (d) {
+      var list = d.campaigns || [], sel = $("pick");
+      sel.innerHTML = "";
+      list.forEach(function (c) {
+        var o = document.createElement("option");
+        o.value = c.campaign;
+        o.textContent = (c.name || c.campaign) + " — " + c.state + " (" + c.campaign.slice(0, 12) + ")";
+        sel.appendChild(o);
+      });
+      if (!current && list.length) {
+        var running = list.filter(function (c) { return c.state === "running"; });
+        current = (running.length ? running : list)[0].campaign;
+      }
+      sel.value = current;
+    });
+  }
+  $("pick").addEventListener("change", function () {
+    current = this.value;
+    history.replaceState(null, "", "?c=" + encodeURIComponent(current));
+    poll();
+  });
+
+  function render(d) {
+    document.body.dataset.state = d.state;
+    document.body.dataset.finished = String(d.done + d.failed);
+    $("title").textContent = (d.name || "campaign") + " · " + d.campaign.slice(0, 16);
+    var opt = $("pick").querySelector('option[value="' + d.campaign + '"]');
+    if (opt) opt.textContent = (d.name || d.campaign) + " — " + d.state + " (" + d.campaign.slice(0, 12) + ")";
+    var tot = Math.max(d.total, 1);
+    $("bar-done").style.width = (100 * d.done / tot) + "%";
+    $("bar-failed").style.width = (100 * d.failed / tot) + "%";
+    $("bar-running").style.width = (100 * d.running / tot) + "%";
+    var pct = Math.floor(1000 * (d.done + d.failed) / tot) / 10;
+    $("progress-text").textContent = (d.done + d.failed) + " / " + d.total + " tasks finished (" + pct + "%) — " + d.state;
+    var elapsed = ((d.finished ? Date.parse(d.finished) : Date.parse(d.now)) - Date.parse(d.created)) / 1000;
+    $("eta").textContent = d.state === "running"
+      ? "elapsed " + dur(elapsed) + " · " + (d.rate * 60).toFixed(1) + " tasks/min · ETA " + dur(d.eta)
+      : "took " + dur(elapsed);
+    $("n-queued").textContent = d.queued;
+    $("n-running").textContent = d.running;
+    $("n-done").textContent = d.done;
+    $("n-failed").textContent = d.failed;
+    $("n-redelivered").textContent = d.redelivered;
+    $("n-points").textContent = d.points_done + " / " + d.points;
+    var rep = $("report");
+    rep.innerHTML = "";
+    if (d.report) {
+      var a = document.createElement("a");
+      a.href = d.report; a.id = "report-link"; a.textContent = "Final report →";
+      rep.appendChild(a);
+    }
+    var wb = $("workers").tBodies[0];
+    wb.innerHTML = "";
+    (d.workers || []).forEach(function (w) {
+      var age = w.last_heartbeat ? (Date.parse(d.now) - Date.parse(w.last_heartbeat)) / 1000 : -1;
+      row(wb, [w.worker, w.host || "?", { v: w.slots || "?", cls: "num" }, { v: w.running, cls: "num" },
+        { v: w.per_minute.toFixed(1), cls: "num" }, { v: w.done, cls: "num" }, { v: w.failed, cls: "num" },
+        { v: age < 0 ? "none" : (w.stopping ? "stopped, " : "") + dur(age) + " ago", cls: age > 10 ? "stale" : "" }]);
+    });
+    var fb = $("failures").tBodies[0];
+    fb.innerHTML = "";
+    $("fail-count").textContent = d.failures_total ? "(" + d.failures_total + ")" : "(none)";
+    (d.failures || []).forEach(function (f) {
+      row(fb, [f.task.slice(0, 12), f.policy, kv(f.params), kv(f.axes), { v: f.error, cls: "err" }]);
+    });
+    $("xaxis").textContent = d.x ? "against " + d.x : "";
+    var box = $("plots");
+    box.innerHTML = "";
+    var npts = 0;
+    (d.plots || []).forEach(function (p) {
+      var div = document.createElement("div");
+      div.className = "plot";
+      div.appendChild(window.msjChart(p, d.x));
+      var leg = document.createElement("div");
+      leg.className = "legend";
+      p.series.forEach(function (s, i) {
+        var sp = document.createElement("span");
+        sp.style.setProperty("--c", window.msjColor(i));
+        sp.textContent = s.name;
+        leg.appendChild(sp);
+        if (p.metric === "mean_response") npts += s.points.length;
+      });
+      div.appendChild(leg);
+      box.appendChild(div);
+    });
+    document.body.dataset.plotted = String(npts);
+  }
+
+  var timer = null;
+  function poll() {
+    clearTimeout(timer);
+    var next = function (ms) { timer = setTimeout(poll, ms); };
+    if (!current) {
+      pickCampaign().then(function () { next(current ? 0 : 1000); }, function () { next(2000); });
+      return;
+    }
+    fetch("/api/campaigns/" + encodeURIComponent(current), { cache: "no-store" })
+      .then(function (r) { if (!r.ok) throw new Error(r.status + " " + r.statusText); return r.json(); })
+      .then(function (d) {
+        $("conn").textContent = "updated " + new Date().toLocaleTimeString();
+        render(d);
+        next(d.state === "running" ? 1000 : 5000);
+      }, function (e) {
+        $("conn").textContent = "cannot reach the coordinator (" + e.message + "), retrying";
+        next(2000);
+      });
+  }
+  pickCampaign().then(poll, poll);
+})();

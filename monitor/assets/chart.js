@@ -1,0 +1,108 @@
+// Hand-written SVG line charts with error bars for the live campaign page
+// (no library, no network). window.msjChart(plot, xLabel) returns an
+// element: one curve per series, a marker per point (hollow when the point
+// is unstable), vertical bars for the 95% confidence intervals.
+(function () {
+  "use strict";
+  var NS = "http://www.w3.org/2000/svg";
+  var COLORS = ["#1c7ed6", "#e8590c", "#2f9e44", "#ae3ec9", "#e03131", "#0c8599", "#f08c00", "#5c7cfa", "#c2255c", "#495057"];
+  function el(name, attrs, parent) {
+    var e = document.createElementNS(NS, name);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  function ticks(lo, hi, n) {
+    if (!(hi > lo)) { hi = lo + 1; }
+    var span = hi - lo, step = Math.pow(10, Math.floor(Math.log10(span / n)));
+    var err = (n * step) / span;
+    if (err <= 0.15) step *= 10; else if (err <= 0.35) step *= 5; else if (err <= 0.75) step *= 2;
+    var out = [], t = Math.ceil(lo / step) * step;
+    for (; t <= hi + step * 1e-9; t += step) out.push(Math.abs(t) < step * 1e-9 ? 0 : t);
+    return out;
+  }
+  function fmt(v) {
+    var a = Math.abs(v);
+    if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(1);
+    return String(Math.round(v * 1e4) / 1e4);
+  }
+  window.msjColor = function (i) { return COLORS[i % COLORS.length]; };
+  window.msjChart = function (plot, xLabel) {
+    var W = 460, H = 300, L = 62, R = 12, T = 24, B = 40;
+    var svg = el("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": plot.label, "data-metric": plot.metric });
+    var xs = [], ys = [];
+    plot.series.forEach(function (s) {
+      s.points.forEach(function (p) {
+        xs.push(p.x);
+        var hw = p.hw == null ? 0 : p.hw;
+        ys.push(p.y - hw, p.y + hw);
+      });
+    });
+    el("text", { x: L, y: 15, "class": "title" }, svg).textContent = plot.label;
+    if (xs.length === 0) {
+      el("text", { x: W / 2, y: H / 2, "text-anchor": "middle", fill: "#7a8190" }, svg).textContent = "no finished point yet";
+      return svg;
+    }
+    var x0 = Math.min.apply(null, xs), x1 = Math.max.apply(null, xs);
+    if (x0 === x1) { x0 -= 0.5; x1 += 0.5; }
+    var padx = (x1 - x0) * 0.04; x0 -= padx; x1 += padx;
+    // Log scale when the means span more than two decades (a saturating
+    // policy next to good ones), as the final report does.
+    var means = [];
+    plot.series.forEach(function (s) { s.points.forEach(function (p) { means.push(p.y); }); });
+    var mlo = Math.min.apply(null, means), mhi = Math.max.apply(null, means);
+    var logY = mlo > 0 && mhi / mlo > 100;
+    var y0, y1;
+    if (logY) {
+      var pos = ys.filter(function (v) { return v > 0; });
+      y0 = Math.log10(Math.min.apply(null, pos.concat([mlo]))); y1 = Math.log10(Math.max.apply(null, pos));
+      y0 -= 0.1; y1 += 0.1;
+    } else {
+      y0 = Math.min.apply(null, ys); y1 = Math.max.apply(null, ys);
+      if (y0 > 0 && y0 < (y1 - y0) * 0.5) y0 = 0;
+      if (y0 === y1) { y0 -= 1; y1 += 1; }
+      var pady = (y1 - y0) * 0.05; y1 += pady; if (y0 !== 0) y0 -= pady;
+    }
+    function X(v) { return L + (v - x0) / (x1 - x0) * (W - L - R); }
+    function Y(v) {
+      if (logY) v = v > 0 ? Math.log10(v) : y0;
+      return H - B - (v - y0) / (y1 - y0) * (H - T - B);
+    }
+    var g = el("g", { "class": "grid" }, svg), ax = el("g", { "class": "axis" }, svg);
+    var yt = logY
+      ? ticks(Math.ceil(y0), Math.floor(y1), 6).filter(function (e) { return e === Math.round(e); }).map(function (e) { return Math.pow(10, e); })
+      : ticks(y0, y1, 5);
+    if (logY) svg.setAttribute("data-log", "1");
+    yt.forEach(function (t) {
+      el("line", { x1: L, x2: W - R, y1: Y(t), y2: Y(t) }, g);
+      el("text", { x: L - 5, y: Y(t) + 4, "text-anchor": "end" }, ax).textContent = fmt(t);
+    });
+    ticks(x0, x1, 6).forEach(function (t) {
+      el("line", { x1: X(t), x2: X(t), y1: H - B, y2: H - B + 4 }, ax);
+      el("text", { x: X(t), y: H - B + 16, "text-anchor": "middle" }, ax).textContent = fmt(t);
+    });
+    el("line", { x1: L, x2: W - R, y1: H - B, y2: H - B }, ax);
+    el("line", { x1: L, x2: L, y1: T, y2: H - B }, ax);
+    el("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle" }, ax).textContent = xLabel;
+    plot.series.forEach(function (s, i) {
+      var c = COLORS[i % COLORS.length];
+      if (s.points.length > 1) {
+        el("polyline", { fill: "none", stroke: c, "stroke-width": 1.6,
+          points: s.points.map(function (p) { return X(p.x) + "," + Y(p.y); }).join(" ") }, svg);
+      }
+      s.points.forEach(function (p) {
+        if (p.hw != null && p.hw > 0) {
+          var a = Y(p.y - p.hw), b = Y(p.y + p.hw);
+          el("line", { x1: X(p.x), x2: X(p.x), y1: a, y2: b, stroke: c, "stroke-width": 1.2, "class": "ci" }, svg);
+          el("line", { x1: X(p.x) - 3, x2: X(p.x) + 3, y1: a, y2: a, stroke: c }, svg);
+          el("line", { x1: X(p.x) - 3, x2: X(p.x) + 3, y1: b, y2: b, stroke: c }, svg);
+        }
+        var m = el("circle", { cx: X(p.x), cy: Y(p.y), r: 3.2, stroke: c, "stroke-width": 1.5,
+          fill: p.unstable ? "#fff" : c, "class": "pt" }, svg);
+        el("title", {}, m).textContent = s.name + ": " + fmt(p.x) + " → " + fmt(p.y) +
+          (p.hw != null ? " ± " + fmt(p.hw) : "") + " (n=" + p.n + ")" + (p.unstable ? " unstable" : "");
+      });
+    });
+    return svg;
+  };
+})();

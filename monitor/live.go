@@ -1,0 +1,444 @@
+package monitor
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// Campaign is the JSON the live page polls (/api/campaigns/<id>).
+type Campaign struct {
+	Campaign    string    `json:"campaign"`
+	Name        string    `json:"name"`
+	State       string    `json:"state"`
+	Total       int       `json:"total"`
+	Done        int       `json:"done"`
+	Failed      int       `json:"failed"`
+	Running     int       `json:"running"`
+	Queued      int       `json:"queued"`
+	Redelivered int       `json:"redelivered"`
+	Created     time.Time `json:"created,omitzero"`
+	Finished    time.Time `json:"finished,omitzero"`
+	Now         time.Time `json:"now"`
+	// Rate is the tasks finished per second over the last minute; ETA the
+	// seconds left at that rate (-1: unknown).
+	Rate float64 `json:"rate"`
+	ETA  float64 `json:"eta"`
+	// Points and PointsDone count the parameter points and those with at
+	// least one result (plotted).
+	Points     int         `json:"points"`
+	PointsDone int         `json:"points_done"`
+	Workers    []WorkerRow `json:"workers"`
+	// Failures are the failed tasks (at most maxFailures; FailuresTotal
+	// counts them all).
+	Failures      []Failure `json:"failures"`
+	FailuresTotal int       `json:"failures_total"`
+	// X is the swept axis of the plots.
+	X     string `json:"x"`
+	Plots []Plot `json:"plots"`
+	// Report is the link to the final report, once it is written.
+	Report string `json:"report,omitempty"`
+}
+
+// WorkerRow is one worker of the page's table.
+type WorkerRow struct {
+	Worker string `json:"worker"`
+	Host   string `json:"host"`
+	Slots  int    `json:"slots"`
+	// Running counts this campaign's tasks the worker runs now.
+	Running int `json:"running"`
+	// PerMinute is the tasks the worker finished per minute (all
+	// campaigns) over the last minute of heartbeats.
+	PerMinute     float64   `json:"per_minute"`
+	Done          int64     `json:"done"`
+	Failed        int64     `json:"failed"`
+	LastHeartbeat time.Time `json:"last_heartbeat,omitzero"`
+	Stopping      bool      `json:"stopping,omitempty"`
+}
+
+// Failure is one failed task.
+type Failure struct {
+	Task   string         `json:"task"`
+	Policy string         `json:"policy"`
+	Params map[string]any `json:"params"`
+	Axes   map[string]any `json:"axes"`
+	Error  string         `json:"error"`
+}
+
+// Plot is one metric against the swept axis, one series per policy (and
+// policy parameters / other scenario axes).
+type Plot struct {
+	Metric string   `json:"metric"`
+	Label  string   `json:"label"`
+	Series []Series `json:"series"`
+}
+
+// Series is one curve.
+type Series struct {
+	Name   string      `json:"name"`
+	Points []PlotPoint `json:"points"`
+}
+
+// PlotPoint is one point's estimate: HW is the 95% CI half-width (null
+// when unbounded, n = 1).
+type PlotPoint struct {
+	X        float64  `json:"x"`
+	Y        float64  `json:"y"`
+	HW       *float64 `json:"hw"`
+	N        int      `json:"n"`
+	Unstable bool     `json:"unstable,omitempty"`
+}
+
+const (
+	maxFailures = 100
+	rateWindow  = time.Minute
+)
+
+// headline are the metrics plotted, in order, when the points have them.
+var headline = []struct{ name, label string }{
+	{"mean_response", "mean response time E[T]"},
+	{"weighted_mean_response", "weighted mean response time"},
+	{"mean_wait", "mean waiting time E[W]"},
+	{"p_wait", "probability of waiting"},
+	{"utilization", "utilization"},
+}
+
+type sample struct {
+	at time.Time
+	n  int64
+}
+
+// rateOf is the slope of the samples over the last rateWindow, per second
+// (0 with fewer than 2 samples a second apart).
+func rateOf(ss []sample) float64 {
+	if len(ss) < 2 {
+		return 0
+	}
+	a, b := ss[0], ss[len(ss)-1]
+	dt := b.at.Sub(a.at).Seconds()
+	if dt < 1 {
+		return 0
+	}
+	return float64(b.n-a.n) / dt
+}
+
+func addSample(ss []sample, s sample) []sample {
+	ss = append(ss, s)
+	i := 0
+	for i < len(ss)-2 && s.at.Sub(ss[i].at) > rateWindow {
+		i++
+	}
+	return ss[i:]
+}
+
+// campaignCache holds one campaign's records read so far (records never
+// change once written) and its progress samples.
+type campaignCache struct {
+	mu      sync.Mutex
+	recs    map[string]*record.Record
+	samples []sample
+	last    []byte
+	lastAt  time.Time
+	report  string
+	used    time.Time // last poll (guarded by Server.mu)
+}
+
+func (s *Server) cache(id string) *campaignCache {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.camps[id]
+	if c == nil {
+		c = &campaignCache{recs: map[string]*record.Record{}}
+		s.camps[id] = c
+	}
+	c.used = time.Now()
+	// A long-lived coordinator sees many campaigns: forget the records of
+	// those nobody has watched for a while (read again if watched again).
+	for k, x := range s.camps {
+		if k != id && time.Since(x.used) > cacheIdle {
+			delete(s.camps, k)
+		}
+	}
+	return c
+}
+
+// cacheIdle is how long a campaign's records stay cached without a poll.
+const cacheIdle = 10 * time.Minute
+
+// campaignJSON builds the page's JSON for a campaign, at most once per
+// minInterval (polls in between get the previous answer).
+func (s *Server) campaignJSON(ctx context.Context, id string) ([]byte, error) {
+	v, err := s.o.Coordinator.Live(id)
+	if err != nil {
+		return nil, err
+	}
+	c := s.cache(id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last != nil && time.Since(c.lastAt) < s.minInterval {
+		return c.last, nil
+	}
+	now := time.Now().UTC()
+	st := v.Status
+	out := Campaign{Campaign: id, Name: st.Name, State: st.State, Total: st.Total, Done: st.Done,
+		Failed: st.Failed, Running: st.Running, Queued: st.Queued, Redelivered: v.Redeliveries,
+		Created: st.Created, Finished: st.Finished, Now: now, ETA: -1}
+	finished := int64(st.Done + st.Failed)
+	c.samples = addSample(c.samples, sample{now, finished})
+	out.Rate = rateOf(c.samples)
+	switch {
+	case st.State != protocol.CampaignRunning:
+		out.ETA = 0
+	case out.Rate > 0:
+		out.ETA = float64(int64(st.Total)-finished) / out.Rate
+	}
+	// Records of the finished tasks not read yet.
+	var missing []string
+	for _, t := range v.Done {
+		if c.recs[t] == nil {
+			missing = append(missing, t)
+		}
+	}
+	for t, r := range readRecords(ctx, s.o.Store, id, missing) {
+		c.recs[t] = r
+	}
+	out.Workers = s.workerRows(v)
+	out.Failures, out.FailuresTotal = failures(v)
+	if v.Tasks != nil {
+		pts := aggregate.Summarize(v.Tasks, c.recs)
+		out.Points = len(pts)
+		for i := range pts {
+			if pts[i].N > 0 {
+				out.PointsDone++
+			}
+		}
+		out.X, out.Plots = plots(pts)
+	}
+	if st.State == protocol.CampaignDone {
+		if c.report == "" {
+			if _, err := s.o.Store.Stat(ctx, storage.ReportPrefix(id)+"index.html"); err == nil {
+				c.report = "/report/" + id + "/index.html"
+			}
+		}
+		out.Report = c.report
+	}
+	data, err := json.Marshal(&out)
+	if err != nil {
+		return nil, err
+	}
+	c.last, c.lastAt = data, time.Now()
+	return data, nil
+}
+
+// readRecords reads result records, 8 at a time; unreadable ones are left
+// out (read again on the next poll).
+func readRecords(ctx context.Context, st storage.Store, id string, tids []string) map[string]*record.Record {
+	out := make(map[string]*record.Record, len(tids))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for _, tid := range tids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			// A reference is followed to the stored result.
+			r, _, err := record.Read(ctx, st, id, tid)
+			if err != nil {
+				return
+			}
+			// Only the result and error are summarised: the task (in the
+			// campaign) and the provenance are dropped, so that a long
+			// campaign's cache stays small.
+			mu.Lock()
+			out[tid] = &record.Record{Result: r.Result, Error: r.Error}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func failures(v *coordinator.LiveView) ([]Failure, int) {
+	ids := make([]string, 0, len(v.Failed))
+	for t := range v.Failed {
+		ids = append(ids, t)
+	}
+	sort.Strings(ids)
+	byID := map[string]*sweep.Task{}
+	if len(ids) > 0 {
+		for i := range v.Tasks {
+			byID[v.Tasks[i].ID] = &v.Tasks[i]
+		}
+	}
+	out := []Failure{}
+	for _, id := range ids {
+		if len(out) == maxFailures {
+			break
+		}
+		f := Failure{Task: id, Error: v.Failed[id]}
+		if t := byID[id]; t != nil {
+			f.Policy, f.Params, f.Axes = t.Policy, t.Params, t.Axes
+		}
+		out = append(out, f)
+	}
+	return out, len(ids)
+}
+
+// xAxis picks the swept axis: the arrival rate or load when swept, else
+// the first scenario axis with numeric values.
+func xAxis(pts []aggregate.Point) string {
+	set := map[string]bool{}
+	for _, p := range pts {
+		for a := range p.Axes {
+			if _, isParam := p.Params[a]; !isParam {
+				set[a] = true
+			}
+		}
+	}
+	switch {
+	case set["arrival_rate"]:
+		return "arrival_rate"
+	case set["load"]:
+		return "load"
+	}
+	var names []string
+	for a := range set {
+		names = append(names, a)
+	}
+	sort.Strings(names)
+	for _, a := range names {
+		if _, ok := toFloat(pts[0].Axes[a]); ok {
+			return a
+		}
+	}
+	return "load"
+}
+
+func xValue(p *aggregate.Point, x string) (float64, bool) {
+	switch x {
+	case "arrival_rate":
+		return p.ArrivalRate, true
+	case "load":
+		return p.Load, true
+	}
+	return toFloat(p.Axes[x])
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	case string:
+		f, err := strconv.ParseFloat(x, 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// seriesName names a point's curve: its policy, then its values of the
+// axes other than x.
+func seriesName(p *aggregate.Point, x string) string {
+	var keys []string
+	for a := range p.Axes {
+		if a != x {
+			keys = append(keys, a)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString(p.Policy)
+	for _, a := range keys {
+		if a == "policy" {
+			continue
+		}
+		b.WriteString(" " + a + "=")
+		j, _ := json.Marshal(p.Axes[a])
+		b.WriteString(strings.Trim(string(j), `"`))
+	}
+	return b.String()
+}
+
+// plots builds the headline plots from the points with results.
+func plots(pts []aggregate.Point) (string, []Plot) {
+	if len(pts) == 0 {
+		return "", nil
+	}
+	x := xAxis(pts)
+	multiClass := false
+	for _, p := range pts {
+		if len(p.Classes) > 1 {
+			multiClass = true
+		}
+	}
+	// Series names in order of first appearance, so colours stay put as
+	// points fill in.
+	var order []string
+	seen := map[string]bool{}
+	for i := range pts {
+		n := seriesName(&pts[i], x)
+		if !seen[n] {
+			seen[n] = true
+			order = append(order, n)
+		}
+	}
+	var out []Plot
+	for _, h := range headline {
+		if h.name == "weighted_mean_response" && !multiClass {
+			continue
+		}
+		by := map[string][]PlotPoint{}
+		any := false
+		for i := range pts {
+			p := &pts[i]
+			if p.N == 0 {
+				continue
+			}
+			m, ok := p.Metric(h.name)
+			xv, okx := xValue(p, x)
+			if !ok || !okx || m.N == 0 || math.IsNaN(m.Mean) || math.IsInf(m.Mean, 0) {
+				continue
+			}
+			pp := PlotPoint{X: xv, Y: m.Mean, N: m.N, Unstable: p.Unstable()}
+			if !math.IsNaN(m.HalfWidth) && !math.IsInf(m.HalfWidth, 0) {
+				hw := m.HalfWidth
+				pp.HW = &hw
+			}
+			n := seriesName(p, x)
+			by[n] = append(by[n], pp)
+			any = true
+		}
+		pl := Plot{Metric: h.name, Label: h.label, Series: []Series{}}
+		for _, n := range order {
+			ps := by[n]
+			if ps == nil {
+				ps = []PlotPoint{}
+			}
+			sort.Slice(ps, func(i, j int) bool { return ps[i].X < ps[j].X })
+			pl.Series = append(pl.Series, Series{Name: n, Points: ps})
+		}
+		if any || h.name == "mean_response" {
+			out = append(out, pl)
+		}
+	}
+	return x, out
+}

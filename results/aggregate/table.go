@@ -1,0 +1,162 @@
+package aggregate
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"strconv"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// Kind is the type of a table column: what a CSV reader should infer and
+// what the Parquet column is declared as, so that pandas and R get the same
+// dtypes from either file.
+type Kind int
+
+const (
+	// String columns hold text (JSON for params).
+	String Kind = iota
+	// Int columns hold counts and indices (int64 in Parquet).
+	Int
+	// Float columns hold estimates; NaN (undefined) is an empty CSV cell
+	// and a Parquet null, ±Inf are "inf"/"-inf" in CSV and ±Inf in Parquet.
+	Float
+	// Bool columns hold flags: "true"/"false" in CSV.
+	Bool
+)
+
+// Column is one column of a Table.
+type Column struct {
+	Name string
+	Kind Kind
+}
+
+// Table is a typed table that is written both as CSV and as Parquet from
+// the same rows. Each row holds one value per column, of the column's Go
+// type: string, int64, float64 or bool.
+type Table struct {
+	Columns []Column
+	Rows    [][]any
+}
+
+// Header is the column names in order.
+func (t *Table) Header() []string {
+	h := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		h[i] = c.Name
+	}
+	return h
+}
+
+func (t *Table) check(r int, row []any) error {
+	if len(row) != len(t.Columns) {
+		return fmt.Errorf("row %d has %d values for %d columns", r, len(row), len(t.Columns))
+	}
+	for i, v := range row {
+		ok := false
+		switch t.Columns[i].Kind {
+		case String:
+			_, ok = v.(string)
+		case Int:
+			_, ok = v.(int64)
+		case Float:
+			_, ok = v.(float64)
+		case Bool:
+			_, ok = v.(bool)
+		}
+		if !ok {
+			return fmt.Errorf("row %d column %s: %T is not of the column's kind", r, t.Columns[i].Name, v)
+		}
+	}
+	return nil
+}
+
+// formatCell formats a value for the CSV file: floats as FormatFloat.
+func formatCell(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return FormatFloat(x)
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	return fmt.Sprint(v)
+}
+
+// WriteCSV writes the table with a header line.
+func (t *Table) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(t.Header()); err != nil {
+		return err
+	}
+	rec := make([]string, len(t.Columns))
+	for r, row := range t.Rows {
+		if err := t.check(r, row); err != nil {
+			return err
+		}
+		for i, v := range row {
+			rec[i] = formatCell(v)
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteParquet writes the table as one Parquet file (zstd-compressed), with
+// the columns in the table's order: string (UTF-8), int64, double (optional:
+// null where the value is NaN) and boolean columns.
+//
+// The schema is built from a struct type made at run time (reflect.StructOf),
+// because parquet.Group orders its fields by name and the tables' column
+// order (identity, axes, then metrics) is part of what makes them readable.
+func (t *Table) WriteParquet(w io.Writer) error {
+	fields := make([]reflect.StructField, len(t.Columns))
+	for i, c := range t.Columns {
+		f := reflect.StructField{Name: "F" + strconv.Itoa(i)}
+		tag := c.Name
+		switch c.Kind {
+		case String:
+			f.Type = reflect.TypeFor[string]()
+		case Int:
+			f.Type = reflect.TypeFor[int64]()
+		case Float:
+			f.Type = reflect.TypeFor[*float64]()
+			tag += ",optional"
+		case Bool:
+			f.Type = reflect.TypeFor[bool]()
+		}
+		f.Tag = reflect.StructTag(`parquet:"` + tag + `,zstd"`)
+		fields[i] = f
+	}
+	typ := reflect.StructOf(fields)
+	pw := parquet.NewWriter(w, parquet.SchemaOf(reflect.New(typ).Interface()))
+	for r, row := range t.Rows {
+		if err := t.check(r, row); err != nil {
+			return err
+		}
+		v := reflect.New(typ)
+		e := v.Elem()
+		for i, x := range row {
+			if f, ok := x.(float64); ok {
+				if !math.IsNaN(f) {
+					e.Field(i).Set(reflect.ValueOf(&f))
+				}
+				continue
+			}
+			e.Field(i).Set(reflect.ValueOf(x))
+		}
+		if err := pw.Write(v.Interface()); err != nil {
+			return fmt.Errorf("parquet row %d: %w", r, err)
+		}
+	}
+	return pw.Close()
+}

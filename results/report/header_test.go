@@ -1,0 +1,269 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"html"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/sim"
+)
+
+// testManifest is a manifest.json as the coordinator writes it, with the
+// fields the header shows.
+func testManifest(id, name, desc string) []byte {
+	return []byte(`{"campaign":"` + id + `","name":"` + name + `","state":"done","msjfarm_version":"` + sim.Version + `",
+"created":"2026-03-01T10:00:00Z","finished":"2026-03-01T10:05:00Z","storage":"file:///data/farm",
+"sweep":{"name":"` + name + `","description":"` + desc + `"},
+"policies":[{"policy":"fcfs","runner":"in-process","engine":"` + sim.Version + `","results":6}]}`)
+}
+
+// TestReportPage renders a simulated campaign with its records and
+// manifest and checks what issue #17 asks of the page: a header with name,
+// description, date, versions and the reproducing commands; a table of
+// contents whose links resolve; every figure in SVG, PNG and PDF; the
+// sortable summary table in a scroll container; the three tables in CSV and
+// Parquet; and the column documentation embedded in the page itself.
+func TestReportPage(t *testing.T) {
+	c := simulateCampaign(t, "one-or-all", []policyRun{fcfsRun()}, []float64{0.5, 1, 1.5}, 2, 5000)
+	c.Manifest = testManifest("0123456789abcdef", "fcfs-check", "FCFS on one-or-all <light load>")
+	dir := t.TempDir()
+	if err := Write(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	checkReport(t, dir, []string{"mean_response", "utilization", "class_mean_response"})
+	page, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+	idx := string(page)
+	for _, want := range []string{
+		"<title>fcfs-check (0123456789abcdef) — msjfarm report</title>",
+		"<h1>fcfs-check</h1>",
+		"FCFS on one-or-all &lt;light load&gt;", // escaped, not markup
+		"2026-03-01 10:05 UTC",
+		"msjfarm engine " + sim.Version,
+		"fcfs: in-process, engine " + sim.Version,
+		"msjfarm reproduce 0123456789abcdef --all --storage file:///data/farm",
+		"msjfarm report 0123456789abcdef --storage file:///data/farm",
+		`<nav>`, `href="#fig-mean_response"`, `href="#data"`, `href="#columns"`,
+		`<div class="scroll">`, `<table class="sortable">`, `table.querySelectorAll("thead th")`,
+		`href="mean_response.pdf"`,
+		`href="summary_long.parquet"`, `href="replications.csv"`,
+	} {
+		if !strings.Contains(idx, want) {
+			t.Errorf("index.html lacks %q", want)
+		}
+	}
+	// The column reference is in the page (escaped), and shipped beside it.
+	title := strings.TrimPrefix(strings.SplitN(aggregate.ColumnsDoc, "\n", 2)[0], "# ")
+	if !strings.Contains(idx, "<h3>"+html.EscapeString(title)+"</h3>") || !strings.Contains(idx, "<tr><td><code>n_unstable</code></td>") {
+		t.Errorf("index.html does not embed COLUMNS.md as HTML")
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "COLUMNS.md")); string(b) != aggregate.ColumnsDoc {
+		t.Errorf("COLUMNS.md not shipped with the report")
+	}
+	// Numeric cells carry their sort value.
+	if !regexp.MustCompile(`<td data-v="[0-9.e+-]+">[^<]+ ± `).MatchString(idx) {
+		t.Errorf("summary table cells lack data-v sort keys")
+	}
+	// The tables read back: as many rows as points, points × metrics and
+	// tasks, in CSV and in Parquet.
+	nm := 0
+	for _, p := range c.Points {
+		nm += len(p.Metrics)
+	}
+	for name, rows := range map[string]int{"summary": len(c.Points), "summary_long": nm, "replications": len(c.Tasks)} {
+		f, err := os.Open(filepath.Join(dir, name+".csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(f).ReadAll()
+		f.Close()
+		if err != nil || len(recs) != rows+1 {
+			t.Errorf("%s.csv: %d rows (%v), want %d", name, len(recs)-1, err, rows)
+		}
+		pq, err := os.ReadFile(filepath.Join(dir, name+".parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf, err := parquet.OpenFile(bytes.NewReader(pq), int64(len(pq)))
+		if err != nil || pf.NumRows() != int64(rows) {
+			t.Errorf("%s.parquet: %v, want %d rows", name, err, rows)
+		}
+	}
+}
+
+// TestConstantCounterOmitted: a counter with the same value and a zero
+// interval at every point (a parameter echoed back) is listed with its
+// value, not plotted; a counter that varies is plotted.
+func TestConstantCounterOmitted(t *testing.T) {
+	var pts []aggregate.Point
+	for i, lam := range []float64{1, 2, 3} {
+		pts = append(pts, aggregate.Point{Point: string(rune('a' + i)), Workload: "w", Servers: 4, Policy: "nmsr",
+			Params: map[string]any{"cycle": 100}, Axes: map[string]any{"arrival_rate": lam}, ArrivalRate: lam,
+			Replications: 2, N: 2, Metrics: []aggregate.Metric{
+				{Name: "mean_response", Class: -1, Base: "mean_response", Mean: lam, HalfWidth: 0.1, N: 2},
+				{Name: "counter_cycle_time", Class: -1, Base: "counter_cycle_time", Mean: 100, HalfWidth: 0, N: 2},
+				{Name: "counter_cycles", Class: -1, Base: "counter_cycles", Mean: 10 * lam, HalfWidth: 0, N: 2},
+			}})
+	}
+	files, err := Render(Campaign{Points: pts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := files["counter_cycle_time.png"]; ok {
+		t.Errorf("constant counter plotted")
+	}
+	if _, ok := files["counter_cycles.png"]; !ok {
+		t.Errorf("varying counter not plotted")
+	}
+	if !bytes.Contains(files["index.html"], []byte("counter_cycle_time (nmsr: 100)")) {
+		t.Errorf("index.html does not list the constant counter with its value")
+	}
+}
+
+// TestSweptTicks: the x axis is labelled at the swept values, a label
+// that would overlap its neighbour moves to a second row, and one that
+// would overlap on both rows keeps an unlabelled tick.
+func TestSweptTicks(t *testing.T) {
+	p := plot.New()
+	vals := []float64{1, 2, 4, 6, 7, 7.5, 7.7}
+	st := &sweptTicks{values: vals, width: 5 * vg.Inch, font: p.X.Tick.Label}
+	ts := st.Ticks(0.8, 7.9)
+	if len(ts) != len(vals) {
+		t.Fatalf("%d ticks, want one per swept value (%d)", len(ts), len(vals))
+	}
+	labels := map[float64]string{}
+	for i, tk := range ts {
+		if tk.Value != vals[i] {
+			t.Errorf("tick %d at %v, want %v", i, tk.Value, vals[i])
+		}
+		labels[tk.Value] = tk.Label
+	}
+	for _, v := range []float64{1, 2, 4, 6, 7, 7.5} {
+		if labels[v] != strings.TrimSpace(labels[v]) || labels[v] == "" {
+			t.Errorf("label of %v = %q, want it on the first row", v, labels[v])
+		}
+	}
+	if labels[7.7] != "\n7.7" {
+		t.Errorf("label of 7.7 = %q, want it on the second row", labels[7.7])
+	}
+	// Far too narrow: some ticks lose their labels, none is dropped.
+	st.width = vg.Points(40)
+	ts = st.Ticks(0.8, 7.9)
+	empty := 0
+	for _, tk := range ts {
+		if tk.Label == "" {
+			empty++
+		}
+	}
+	if len(ts) != len(vals) || empty == 0 {
+		t.Errorf("narrow axis: %d ticks, %d unlabelled; want %d ticks, some unlabelled", len(ts), empty, len(vals))
+	}
+}
+
+// TestClippedIntervalMarked: on a log axis an interval reaching below zero
+// is cut at the floor and the figure says so in its legend.
+func TestClippedIntervalMarked(t *testing.T) {
+	c := curve{label: "x"}
+	for i, m := range []float64{1, 10, 100, 1000} {
+		hw := 0.1 * m
+		if i == 3 {
+			hw = 2 * m // lower end below zero
+		}
+		c.add(float64(i+1), m, hw, false)
+	}
+	files := newFiles()
+	if err := render(files, "f", [][]*plot.Plot{{newPlot("t", "x", "y", []curve{c}, true)}}, tileW, tileH, true); err != nil {
+		t.Fatal(err)
+	}
+	out, err := files.wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(out["f.svg"], []byte("CI cut at the axis")) {
+		t.Errorf("legend lacks the clipped-interval entry")
+	}
+	c.hw[3] = 0.1 * c.mean[3]
+	files = newFiles()
+	_ = render(files, "g", [][]*plot.Plot{{newPlot("t", "x", "y", []curve{c}, true)}}, tileW, tileH, true)
+	out, _ = files.wait()
+	if bytes.Contains(out["g.svg"], []byte("CI cut at the axis")) {
+		t.Errorf("clipped-interval legend entry without a clipped interval")
+	}
+}
+
+// TestOverlay renders two campaigns in one report: both appear in the
+// header, each series is labelled with its campaign, and the summary table
+// lists the points of both.
+func TestOverlay(t *testing.T) {
+	a := simulateCampaign(t, "one-or-all", []policyRun{fcfsRun()}, []float64{0.5, 1}, 2, 3000)
+	b := simulateCampaign(t, "one-or-all", []policyRun{fcfsRun()}, []float64{0.5, 1, 1.5}, 2, 3000)
+	a.Manifest = testManifest("aaaaaaaaaaaaaaaa", "run-a", "first")
+	b.Manifest = testManifest("bbbbbbbbbbbbbbbb", "run-b", "second")
+	files, err := Render(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := string(files["index.html"])
+	for _, want := range []string{"Overlay of 2 campaigns", "<strong>run-a</strong>", "<strong>run-b</strong>",
+		"msjfarm report aaaaaaaaaaaaaaaa bbbbbbbbbbbbbbbb --storage file:///data/farm"} {
+		if !strings.Contains(idx, want) {
+			t.Errorf("index.html lacks %q", want)
+		}
+	}
+	if n := strings.Count(idx, "<td>run-a: fcfs</td>"); n != 2 {
+		t.Errorf("%d table rows of run-a, want 2", n)
+	}
+	if n := strings.Count(idx, "<td>run-b: fcfs</td>"); n != 3 {
+		t.Errorf("%d table rows of run-b, want 3", n)
+	}
+	svg := string(files["mean_response.svg"])
+	if !strings.Contains(svg, "run-a: fcfs") || !strings.Contains(svg, "run-b: fcfs") {
+		t.Errorf("mean_response.svg legend lacks a campaign's series")
+	}
+	// Same names: the legends add the id.
+	b.Manifest = testManifest("bbbbbbbbbbbbbbbb", "run-a", "second")
+	files, err = Render(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(files["index.html"]), "run-a (bbbbbbbb): fcfs") {
+		t.Errorf("campaigns of the same name not told apart")
+	}
+}
+
+// TestPDFText: the PDF figures' text is in their fonts' code page
+// (Windows-1252), with the characters it lacks spelled out, instead of
+// UTF-8 bytes shown as "Î»".
+func TestPDFText(t *testing.T) {
+	for in, want := range map[string]string{
+		"arrival rate λ":               "arrival rate lambda",
+		"msfq — Q §5 approximation":    "msfq \x97 Q \xa75 approximation",
+		"weighted Σ(ρᵢ/ρ)E[Tᵢ]":        "weighted Sum(rho_i/rho)E[T_i]",
+		"P(wait > 0), ℓ = 31, ≈ 2 ± 1": "P(wait > 0), l = 31, ~ 2 \xb1 1",
+		"☃":                            "?",
+	} {
+		if got := cp1252(in); got != want {
+			t.Errorf("cp1252(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestMarkdownHTML covers the Markdown subset of the column reference.
+func TestMarkdownHTML(t *testing.T) {
+	md := "# Title <x>\n\nSome **bold** and `a|b` text\nwrapped, **`inf`**.\n\n| col | meaning |\n|---|---|\n| `x|y` | one <b> |\n\n```python\nif a < b: pass\n```\n"
+	want := "<h3>Title &lt;x&gt;</h3>\n<p>Some <strong>bold</strong> and <code>a|b</code> text wrapped, <strong><code>inf</code></strong>.</p>\n" +
+		"<table class=\"doc\">\n<tr><th>col</th><th>meaning</th></tr>\n<tr><td><code>x|y</code></td><td>one &lt;b&gt;</td></tr>\n</table>\n" +
+		"<pre>if a &lt; b: pass</pre>\n"
+	if got := string(markdownHTML(md)); got != want {
+		t.Errorf("markdownHTML:\n got %q\nwant %q", got, want)
+	}
+}

@@ -1,0 +1,152 @@
+// Package schema generates the JSON Schema of sweep files
+// (docs/sweep.schema.json) from the Go types that read them (sweep.File and
+// the types it embeds), so that an editor with a YAML/JSON language server
+// can complete and check sweep files, and so that the schema cannot drift
+// from the reader: the test regenerates it and fails on any difference
+// (go test ./sweep/schema -update rewrites it).
+//
+// The reflection gives the keys and their JSON types; what it cannot see is
+// added here: the descriptions (kept in step with docs/sweep.md), the value
+// forms the reader accepts beyond the Go type (a duration is a string with
+// a unit; a policy is a name or a map; an axis is a list of scalars) and the
+// keys a sweep file must have. The schema is a structural check: what needs
+// the policy catalogue (names, parameter ranges) is still checked when the
+// file is read.
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"time"
+
+	"github.com/invopop/jsonschema"
+
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// ID is the schema's $id: where the repository keeps it.
+const ID = "https://github.com/msjfarm/msjfarm/docs/sweep.schema.json"
+
+// descriptions are the keys' descriptions, by Go type and field name.
+var descriptions = map[string]string{
+	"File":                      "A sweep file: one system, the axes to sweep, the policies, the replications and the run length (docs/sweep.md).",
+	"File.Name":                 "The campaign's name; shown in reports and used to address the campaign. Required.",
+	"File.Description":          "Free text shown in the report's header (what the campaign shows, where its parameters come from). Part of the campaign id when set.",
+	"File.Seed":                 "Campaign seed; every replication's seed is derived from it.",
+	"File.Workload":             "A named workload (msjfarm workloads). Exactly one of workload, classes (with servers) or trace.",
+	"File.Servers":              "Number of servers k; required with classes; with a named workload that scales with k it rebuilds the classes for that k.",
+	"File.Classes":              "Explicit job classes; needs servers.",
+	"File.Interarrival":         "Renewal arrivals: this inter-arrival distribution, rescaled to mean 1/λ at every point (default Poisson).",
+	"File.Trace":                "Replay an SWF trace instead of generating arrivals.",
+	"File.Axes":                 "The swept values: arrival_rate, load, servers, class[i].need, class[i].share, class[i].service.<field>. Axes are crossed unless zipped.",
+	"File.Zip":                  "Groups of axis names that advance together instead of being crossed (same number of values).",
+	"File.Policies":             "Policy entries: a name, or a map with name and parameters (a list value is an axis over the parameter).",
+	"File.Replications":         "Independent replications per point (the initial number with precision). Required.",
+	"File.Run":                  "Run length of every replication.",
+	"File.Precision":            "Sequential mode: add replications until the confidence interval is narrow enough.",
+	"ClassSpec.Name":            "Optional label, used in per-class column names.",
+	"ClassSpec.Need":            "Servers a job of the class holds, in [1, k].",
+	"ClassSpec.Share":           "Relative weight of the class among arrivals (normalised to sum to 1).",
+	"ClassSpec.Service":         "Service-time distribution.",
+	"Spec.Dist":                 "Distribution name: exp, det, uniform, lognormal, hyperexp, bpareto, frechet, weibull, empirical.",
+	"Spec.Mean":                 "Mean (exp, det, lognormal, hyperexp; bpareto, frechet, weibull solve a parameter from it).",
+	"Spec.SCV":                  "Squared coefficient of variation (lognormal, hyperexp: >= 1).",
+	"Spec.Low":                  "Lower bound (uniform, bpareto).",
+	"Spec.High":                 "Upper bound (uniform, bpareto).",
+	"Spec.Alpha":                "Tail index (bpareto, frechet: > 1).",
+	"Spec.Shape":                "Shape (weibull).",
+	"Spec.Scale":                "Scale (frechet, weibull).",
+	"Spec.Samples":              "Samples resampled uniformly (empirical).",
+	"TraceSpec.File":            "An SWF file; a relative path is relative to the sweep file.",
+	"TraceSpec.TimeScale":       "Multiplies inter-arrival times (default 1): below 1 raises the load.",
+	"RunSpec.Deadline":          "Wall-clock limit per replication, a duration with a unit (90m, 2h); a bare number is an error.",
+	"RunConfig.Arrivals":        "Measured arrivals per replication (exponent form allowed: 1e7). Required (here or as MSJFARM_RUN_ARRIVALS).",
+	"RunConfig.Warmup":          "Arrivals simulated and discarded before measuring.",
+	"RunConfig.MSER":            "Replace the fixed warm-up by MSER-5 truncation.",
+	"RunConfig.MaxInSystem":     "Stop a replication, flagged unstable, once more jobs than this are in the system (0: the engine's cap).",
+	"RunConfig.DrainLimit":      "Extra arrivals simulated after the window while the last measured jobs wait to leave (0: arrivals, at least 1000); measured jobs still waiting then flag the run unstable.",
+	"RunConfig.SeriesInterval":  "Sample the number in system every this many time units (0: off).",
+	"RunConfig.SeriesMax":       "At most this many samples of the series (0: 10000).",
+	"Precision.Metric":          "A summary.csv metric stem: a base metric, a per-class metric (class<i>_<name>_mean_response) or a counter counter_<name>.",
+	"Precision.RelHalfWidth":    "Target relative half-width of the 95% CI (0.05 = ±5%).",
+	"Precision.MaxReplications": "Cap on the replications of a point (>= replications).",
+	"Precision.Batch":           "Replications added per round (default 10).",
+}
+
+// scalar is an axis value or a policy parameter value.
+func scalar() *jsonschema.Schema {
+	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "number"}, {Type: "string"}, {Type: "boolean"}}}
+}
+
+// Reflect returns the schema of sweep files.
+func Reflect() *jsonschema.Schema {
+	r := &jsonschema.Reflector{
+		RequiredFromJSONSchemaTags: true, // required keys are set below, not taken from omitempty
+		LookupComment: func(t reflect.Type, field string) string {
+			if field == "" {
+				return descriptions[t.Name()]
+			}
+			return descriptions[t.Name()+"."+field]
+		},
+		Mapper: func(t reflect.Type) *jsonschema.Schema {
+			if t == reflect.TypeFor[time.Duration]() {
+				return &jsonschema.Schema{Type: "string", Pattern: `^([0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h))+$`}
+			}
+			return nil
+		},
+	}
+	s := r.Reflect(&sweep.File{})
+	s.ID = ID
+	s.Title = "msjfarm sweep file"
+	file := s.Definitions["File"]
+	file.Required = []string{"name", "policies", "replications"}
+	props := file.Properties
+	set := func(key string, f func(p *jsonschema.Schema)) {
+		p, ok := props.Get(key)
+		if !ok {
+			panic("sweep.File has no key " + key) // the types changed: update this package
+		}
+		f(p)
+	}
+	set("axes", func(p *jsonschema.Schema) {
+		p.AdditionalProperties = &jsonschema.Schema{Type: "array", Items: scalar(), MinItems: ptr(1)}
+	})
+	set("policies", func(p *jsonschema.Schema) {
+		p.MinItems = ptr(1)
+		p.Items = &jsonschema.Schema{OneOf: []*jsonschema.Schema{
+			{Type: "string", Description: "A policy name (msjfarm policies)."},
+			{
+				Type:        "object",
+				Description: "A policy name with parameters; a list value is an axis over the parameter.",
+				Properties:  jsonschema.NewProperties(),
+				Required:    []string{"name"},
+				AdditionalProperties: &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
+					scalar(), {Type: "array", Items: scalar(), MinItems: ptr(1)}}},
+			},
+		}}
+		p.Items.OneOf[1].Properties.Set("name", &jsonschema.Schema{Type: "string"})
+	})
+	set("replications", func(p *jsonschema.Schema) { p.Minimum = "1" })
+	set("servers", func(p *jsonschema.Schema) { p.Minimum = "1" })
+	s.Definitions["ClassSpec"].Required = []string{"need", "share", "service"}
+	s.Definitions["Spec"].Required = []string{"dist"}
+	s.Definitions["TraceSpec"].Required = []string{"file"}
+	s.Definitions["Precision"].Required = []string{"metric", "rel_half_width", "max_replications"}
+	return s
+}
+
+func ptr(n uint64) *uint64 { return &n }
+
+// Generate returns docs/sweep.schema.json: the schema, indented, with a
+// final newline.
+func Generate() ([]byte, error) {
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false) // keep "<field>" and ">=" readable
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(Reflect()); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
