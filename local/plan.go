@@ -55,10 +55,12 @@ type Plan struct {
 // EstimateMethod says how Plan estimates time.
 const EstimateMethod = "calibration: one short replication of every point to run (its first task, the same " +
 	"workload, arrival process, policy and parameters, with a few 10^4 arrivals from an empty system, " +
-	"in-process on this machine), its thread CPU time per arrival scaled by the task's warmup+arrivals; wall time " +
+	"in-process on this machine, at two lengths), its thread CPU time fitted as set-up + cost per arrival and " +
+	"applied to the task's warmup+arrivals; wall time " +
 	"is the longest-processing-time-first schedule of the tasks on min(workers, cores) slots (a local run on more " +
 	"workers than cores gains nothing), each task taking its CPU time plus a small overhead stretched by the contention measured now (as many busy threads as slots " +
-	"for 0.2 s, before and twice after the calibration, the median of their wall time over the CPU time they got, " +
+	"for 0.15 s, once before and four times after the calibration, the median of their wall time over the CPU time " +
+	"they got, " +
 	"i.e. the share of the cores other processes take), plus the start-up and the report's time (per point and " +
 	"policy variant)"
 
@@ -142,7 +144,7 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 	par := min(workers, p.Cores)
 	runtime.GC()
 	probes := []float64{measureContention(par, contentionProbe)}
-	perArrival := map[string]float64{} // CPU seconds per arrival
+	model := map[string]costModel{}
 	var mu sync.Mutex
 	var firstErr error
 	var wg sync.WaitGroup
@@ -152,17 +154,21 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			cpu, _, arrivals, err := calibrate(ctx, first[pt], n)
+			// Two lengths: the set-up of a replication (building the
+			// workload and the policy's state) is separated from the cost
+			// per arrival, which is what grows with the run length.
+			cpu1, _, n1, err1 := calibrate(ctx, first[pt], max(n/4, 500))
+			cpu2, _, n2, err2 := calibrate(ctx, first[pt], n)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
+			if err := errors.Join(err1, err2); err != nil {
 				if firstErr == nil {
 					firstErr = fmt.Errorf("calibrating point %s (%s): %w", pt, first[pt].Policy, err)
 				}
 				return
 			}
-			p.Calibration += cpu
-			perArrival[pt] = cpu.Seconds() / float64(arrivals)
+			p.Calibration += cpu1 + cpu2
+			model[pt] = fitCost(cpu1.Seconds(), float64(n1), cpu2.Seconds(), float64(n2))
 			p.Calibrated++
 		}()
 	}
@@ -170,16 +176,19 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	// Two more probes after the calibration: other processes come and go,
-	// and the median of three is less at the mercy of one burst.
+	// More probes after the calibration: other processes come and go, and
+	// the median of five is less at the mercy of one burst.
 	runtime.GC()
-	probes = append(probes, measureContention(par, contentionProbe), measureContention(par, contentionProbe))
+	for range 4 {
+		probes = append(probes, measureContention(par, contentionProbe))
+	}
 	sort.Float64s(probes)
-	p.Contention = probes[1]
+	p.Contention = probes[len(probes)/2]
 	costs := make([]float64, len(run))
 	var total float64
 	for i, t := range run {
-		costs[i] = perArrival[t.Point] * float64(t.Run.Warmup+t.Run.Arrivals)
+		m := model[t.Point]
+		costs[i] = m.setup + m.perArrival*float64(t.Run.Warmup+t.Run.Arrivals)
 		total += costs[i]
 		costs[i] += taskOverhead.Seconds()
 	}
@@ -251,7 +260,7 @@ func makespan(costs []float64, slots int) float64 {
 }
 
 // contentionProbe is how long measureContention spins.
-const contentionProbe = 200 * time.Millisecond
+const contentionProbe = 150 * time.Millisecond
 
 // measureContention spins par threads for d and returns d over the mean
 // thread CPU time they got: 1 on an idle machine, k when other processes
@@ -306,4 +315,21 @@ func variants(camp *sweep.Campaign) int {
 		m = max(m, len(per[t.Scenario]))
 	}
 	return m
+}
+
+// costModel is a replication's CPU seconds: setup + perArrival × arrivals.
+type costModel struct{ setup, perArrival float64 }
+
+// fitCost fits a costModel through two calibrations (c1 seconds for n1
+// arrivals, c2 for n2 > n1). A fit the timer noise makes meaningless (a
+// negative set-up or slope) falls back to the longer run's average cost
+// per arrival, with no set-up.
+func fitCost(c1, n1, c2, n2 float64) costModel {
+	if n2 > n1 {
+		b := (c2 - c1) / (n2 - n1)
+		if a := c1 - b*n1; b > 0 && a >= 0 {
+			return costModel{setup: a, perArrival: b}
+		}
+	}
+	return costModel{perArrival: c2 / n2}
 }
