@@ -41,6 +41,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker/registry"
@@ -106,6 +107,11 @@ type campaign struct {
 	initial int
 	pts     map[string]*pointState
 	porder  []string
+	// impl is the code each policy is expected to run with (the content
+	// keys of its results); reused counts the results of other campaigns
+	// this submission referenced.
+	impl   map[string]record.Impl
+	reused int
 }
 
 func (c *campaign) status() protocol.Status {
@@ -172,6 +178,20 @@ func New(ctx context.Context, o Options) (*Coordinator, error) {
 	h, err := protocol.Setup(ctx, js, o.Layout)
 	if err != nil {
 		return nil, fmt.Errorf("coordinator: JetStream layout: %w", err)
+	}
+	if err := storage.CheckWritable(ctx, o.Store); err != nil {
+		return nil, fmt.Errorf("coordinator: %w", err)
+	}
+	// Campaigns written before the content-addressed store (full records
+	// under the campaign) are converted once, so that their results are
+	// reused by later campaigns; nothing is lost or re-run.
+	ms, err := record.Migrate(ctx, o.Store)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator: converting stored results: %w", err)
+	}
+	if ms.Campaigns > 0 {
+		o.Logf("coordinator: %d campaigns converted to the content-addressed store (%d results filed, %d entries kept in place)",
+			ms.Campaigns, ms.Moved, ms.Kept)
 	}
 	host, _ := os.Hostname()
 	return &Coordinator{o: o, nc: o.Conn, js: js, h: h, host: host, camps: map[string]*campaign{},
@@ -298,6 +318,10 @@ func (co *Coordinator) loadCampaigns(ctx context.Context) error {
 		c := &campaign{id: st.ID, st: st, finished: make(chan struct{})}
 		if st.State == protocol.CampaignRunning {
 			if err := co.expand(c); err != nil {
+				co.o.Logf("coordinator: campaign %s cannot be resumed: %v", k, err)
+				continue
+			}
+			if c.impl, err = co.impls(ctx, c.id); err != nil {
 				co.o.Logf("coordinator: campaign %s cannot be resumed: %v", k, err)
 				continue
 			}

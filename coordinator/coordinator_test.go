@@ -183,12 +183,9 @@ func TestCampaignEndToEnd(t *testing.T) {
 		t.Fatalf("results: %v, %v", keys, err)
 	}
 	for _, k := range keys {
-		data, err := e.store.Get(ctx, k)
+		tid, _ := storage.ResultTaskID(r.Campaign, k)
+		rec, _, err := record.Read(ctx, e.store, r.Campaign, tid)
 		if err != nil {
-			t.Fatal(err)
-		}
-		var rec record.Record
-		if err := json.Unmarshal(data, &rec); err != nil {
 			t.Fatal(err)
 		}
 		if rec.Failed() || rec.Provenance.Runner != "in-process" || rec.Provenance.PluginSHA256 == "" ||

@@ -69,6 +69,23 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	c.finalizing = false
 	co.mu.Unlock()
 
+	// The code each policy is expected to run with, read again at every
+	// submission: a newly pinned plugin binary means new content keys.
+	impls, err := co.impls(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	co.mu.Lock()
+	c.impl = impls
+	c.reused = 0
+	co.mu.Unlock()
+	// The campaign's entries are references (layout 2) from the start;
+	// older campaigns were converted by record.Migrate when the
+	// coordinator started.
+	if err := co.o.Store.Put(ctx, storage.LayoutKey(id), []byte("2\n")); err != nil {
+		return nil, err
+	}
+
 	spec, err := SpecYAML(req.Spec)
 	if err != nil {
 		return nil, err
@@ -111,10 +128,10 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	}
 	co.mu.Lock()
 	defer co.mu.Unlock()
-	co.o.Logf("coordinator: campaign %s (%s): %d tasks, %d with a result, %d published, %d already queued",
-		id, c.st.Name, len(c.tasks), existing, published, queued)
+	co.o.Logf("coordinator: campaign %s (%s): %d tasks, %d with a result (%d reused from other campaigns), %d published, %d already queued",
+		id, c.st.Name, len(c.tasks), existing, c.reused, published, queued)
 	return &protocol.SubmitReply{Campaign: id, Name: c.st.Name, Tasks: len(c.tasks), Points: c.st.Points,
-		Published: published, Queued: queued, AlreadyDone: existing, Warnings: camp.Warnings}, nil
+		Published: published, Queued: queued, AlreadyDone: existing, Reused: c.reused, Warnings: camp.Warnings}, nil
 }
 
 func (co *Coordinator) putState(ctx context.Context, c *campaign) error {
@@ -211,6 +228,24 @@ func (co *Coordinator) reconcile(ctx context.Context, c *campaign, publish bool)
 	}
 	running := c.st.State == protocol.CampaignRunning
 	co.mu.Unlock()
+	if running && len(missing) > 0 {
+		reused, err := co.reuse(ctx, c, missing)
+		if err != nil {
+			return 0, queued, len(have), err
+		}
+		missing = missing[:0]
+		co.mu.Lock()
+		for _, t := range c.tasks {
+			if reused[t.ID] {
+				have[t.ID] = true
+				c.done[t.ID] = true
+				delete(c.running, t.ID)
+			} else if !have[t.ID] && !inStream[t.ID] {
+				missing = append(missing, t)
+			}
+		}
+		co.mu.Unlock()
+	}
 	if publish && running && len(missing) > 0 {
 		co.mu.Lock()
 		c.st.Epoch++
@@ -246,7 +281,7 @@ const publishWindow = 1000
 func (co *Coordinator) publishBatch(ctx context.Context, id string, epoch int, tasks []sweep.Task) error {
 	futures := make([]jetstream.PubAckFuture, 0, len(tasks))
 	for _, t := range tasks {
-		data, err := json.Marshal(protocol.TaskMsg{Campaign: id, Task: t})
+		data, err := json.Marshal(protocol.TaskMsg{Campaign: id, Task: t, ResultKey: co.expectedKey(id, t)})
 		if err != nil {
 			return err
 		}
@@ -286,18 +321,13 @@ func (co *Coordinator) readRecords(ctx context.Context, id string, tids []string
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			data, err := co.o.Store.Get(ctx, storage.ResultKey(id, tid))
+			r, _, err := record.Read(ctx, co.o.Store, id, tid)
 			if err != nil {
 				co.o.Logf("coordinator: reading result %s: %v", tid, err)
 				return
 			}
-			var r record.Record
-			if err := json.Unmarshal(data, &r); err != nil {
-				co.o.Logf("coordinator: result %s: %v", tid, err)
-				return
-			}
 			mu.Lock()
-			out[tid] = &r
+			out[tid] = r
 			mu.Unlock()
 		}()
 	}

@@ -242,16 +242,12 @@ func (f *farm) records(id string) map[string]*record.Record {
 	}
 	out := map[string]*record.Record{}
 	for _, k := range keys {
-		data, err := f.store.Get(ctx, k)
+		tid, _ := storage.ResultTaskID(id, k)
+		r, _, err := record.Read(ctx, f.store, id, tid)
 		if err != nil {
 			f.t.Fatal(err)
 		}
-		var r record.Record
-		if err := json.Unmarshal(data, &r); err != nil {
-			f.t.Fatal(err)
-		}
-		tid, _ := storage.ResultTaskID(id, k)
-		out[tid] = &r
+		out[tid] = r
 	}
 	return out
 }

@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -111,12 +110,9 @@ run: {arrivals: ` + arrivals + `, warmup: 1e3}
 	var cpu time.Duration
 	var spans [][2]time.Time
 	for _, k := range keys {
-		data, err := st.Get(context.Background(), k)
+		tid, _ := storage.ResultTaskID(camp.ID, k)
+		r, _, err := record.Read(context.Background(), st, camp.ID, tid)
 		if err != nil {
-			t.Fatal(err)
-		}
-		var r record.Record
-		if err := json.Unmarshal(data, &r); err != nil {
 			t.Fatal(err)
 		}
 		pv := r.Provenance

@@ -5,12 +5,18 @@
 // campaign started here can be resumed by running it again (results are
 // kept in storage; tasks with a result are not run again) and can be
 // served later by a real farm. msjfarm run is a thin command over [Run].
+//
+// While a campaign runs, its embedded server's URL is in storage at
+// protocol.LiveRunKey(campaign), so that `msjfarm status` in another
+// terminal can ask it for live progress.
 package local
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -55,6 +61,8 @@ type Options struct {
 	RetryFailed bool
 	// Logf logs coordinator and worker events (nil: discard).
 	Logf func(format string, args ...any)
+	// RunLog, if set, receives the workers' run lines (worker.Options.RunLog).
+	RunLog io.Writer
 	// Submitted, if set, is called once the campaign is submitted, before
 	// any progress.
 	Submitted func(protocol.SubmitReply)
@@ -154,7 +162,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		o.Metrics = monitor.NewMetrics()
 	}
 	wo := worker.Options{Conn: nc, Store: o.Store, Concurrency: o.Workers, Logf: o.Logf,
-		FetchWait: 250 * time.Millisecond, Runner: o.Runner, Log: o.Log}
+		FetchWait: 250 * time.Millisecond, Runner: o.Runner, Log: o.Log, RunLog: o.RunLog}
 	if o.Metrics != nil {
 		wo.Observe = o.Metrics.ObserveTask
 	}
@@ -190,6 +198,15 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	rep, err := co.Submit(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	// Another terminal's `msjfarm status` finds this run's server here.
+	host, _ := os.Hostname()
+	if live, err := json.Marshal(protocol.LiveRun{Campaign: rep.Campaign, NATSURL: url, PID: os.Getpid(),
+		Host: host, Started: time.Now().UTC()}); err == nil {
+		if err := o.Store.Put(ctx, protocol.LiveRunKey(rep.Campaign), live); err != nil {
+			return nil, err
+		}
+		defer o.Store.Delete(context.Background(), protocol.LiveRunKey(rep.Campaign))
 	}
 	if o.Submitted != nil {
 		o.Submitted(*rep)

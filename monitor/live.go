@@ -254,12 +254,9 @@ func readRecords(ctx context.Context, st storage.Store, id string, tids []string
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			data, err := st.Get(ctx, storage.ResultKey(id, tid))
+			// A reference is followed to the stored result.
+			r, _, err := record.Read(ctx, st, id, tid)
 			if err != nil {
-				return
-			}
-			var r record.Record
-			if json.Unmarshal(data, &r) != nil {
 				return
 			}
 			// Only the result and error are summarised: the task (in the

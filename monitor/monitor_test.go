@@ -161,11 +161,11 @@ func TestLiveCampaign(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var r record.Record
-		if err := json.Unmarshal(data, &r); err != nil {
+		r, _, err := record.Follow(ctx, st, k, data)
+		if err != nil {
 			t.Fatal(err)
 		}
-		recs[r.Task.ID] = &r
+		recs[r.Task.ID] = r
 		tasks = append(tasks, r.Task)
 	}
 	want := map[string]aggregate.Metric{}

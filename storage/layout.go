@@ -8,10 +8,17 @@ import "strings"
 //
 //	campaigns/<id>/spec.yaml              CampaignSpecKey
 //	campaigns/<id>/manifest.json          ManifestKey
-//	campaigns/<id>/results/<task>.json    ResultKey (under ResultsPrefix)
+//	campaigns/<id>/results/<task>.json    ResultKey (under ResultsPrefix): a reference to the
+//	                                      stored result (results/record.Ref), a failure record,
+//	                                      or (layout 1) the full result record
+//	campaigns/<id>/layout                 LayoutKey: "2" once the campaign's results are
+//	                                      references (absent: layout 1, see results/record.Migrate)
+//	results/<kk>/<key>.json               StoredResultKey: one replication's result, stored once
+//	                                      under its content key (results/record.Key)
 //	campaigns/<id>/summary.csv            SummaryKey
 //	campaigns/<id>/report/                ReportPrefix
 //	plugins/<name>/<sha256>               PluginKey
+//	runs/<id>.json                        a running `msjfarm run`'s server (protocol.LiveRunKey)
 
 // CampaignPrefix is the prefix of every object of campaign id.
 func CampaignPrefix(id string) string { return "campaigns/" + id + "/" }
@@ -53,3 +60,33 @@ func ReportPrefix(id string) string { return CampaignPrefix(id) + "report/" }
 
 // PluginKey is the key of a plugin binary, addressed by its hex sha256.
 func PluginKey(name, sha256 string) string { return "plugins/" + name + "/" + sha256 }
+
+// LayoutKey marks a campaign whose result entries are references into the
+// content-addressed store (layout 2); its absence means layout 1 (full
+// records under the campaign), which results/record.Migrate converts.
+func LayoutKey(id string) string { return CampaignPrefix(id) + "layout" }
+
+// StoredResultsPrefix is the prefix of the content-addressed results.
+const StoredResultsPrefix = "results/"
+
+// StoredResultKey is where the result with content key key (hex,
+// results/record.Key) is stored. The first two hex digits are a directory
+// level, so that a local store never holds 10^5 files in one directory.
+func StoredResultKey(key string) string {
+	return StoredResultsPrefix + key[:2] + "/" + key + ".json"
+}
+
+// StoredResultContentKey returns the content key of a key listed under
+// StoredResultsPrefix, and false for anything else.
+func StoredResultContentKey(k string) (string, bool) {
+	rest, ok := strings.CutPrefix(k, StoredResultsPrefix)
+	if !ok {
+		return "", false
+	}
+	dir, file, ok := strings.Cut(rest, "/")
+	key, ok2 := strings.CutSuffix(file, ".json")
+	if !ok || !ok2 || len(key) < 2 || dir != key[:2] || strings.Contains(key, "/") {
+		return "", false
+	}
+	return key, true
+}

@@ -22,10 +22,13 @@ type localStore struct {
 	url  string
 }
 
-func openLocal(dir string) (Store, error) {
+func openLocal(dir string, noCreate bool) (Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("storage: local store %q: %w", dir, err)
+	}
+	if _, err := os.Stat(abs); noCreate && errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("storage: local store %s does not exist: %w", abs, ErrNotFound)
 	}
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("storage: creating local store: %w", err)

@@ -113,6 +113,16 @@ func openS3(ctx context.Context, u *url.URL, o options) (Store, error) {
 		return nil, fmt.Errorf("storage: %s: %w", canon, err)
 	}
 	s := &s3Store{client: client, bucket: bucket, base: base, url: canon}
+	if o.noCreate {
+		exists, err := s.bucketExists(ctx)
+		if err != nil {
+			return nil, s.openErr("checking bucket", err)
+		}
+		if !exists {
+			return nil, fmt.Errorf("storage: %s: bucket %s does not exist: %w", canon, bucket, ErrNotFound)
+		}
+		return s, nil
+	}
 	if err := s.ensureBucket(ctx, region); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -38,6 +39,28 @@ func TestMinIO(t *testing.T) {
 			t.Errorf("URL() = %q, want %q", s.URL(), want)
 		}
 		testStore(t, s)
+	})
+
+	t.Run("NoCreate", func(t *testing.T) {
+		// A dry run's Open: a missing bucket is ErrNotFound and stays
+		// missing; an existing one opens.
+		u := "s3://msjfarm-nocreate?endpoint=" + ep + "&secure=false"
+		if _, err := Open(ctx, u, creds, NoCreate()); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("missing bucket: %v", err)
+		}
+		if _, err := Open(ctx, u, creds, NoCreate()); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("the first NoCreate open created the bucket: %v", err)
+		}
+		if _, err := Open(ctx, u, creds); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(ctx, u, creds, NoCreate())
+		if err != nil {
+			t.Fatalf("existing bucket: %v", err)
+		}
+		if err := CheckWritable(ctx, s); err != nil {
+			t.Fatal(err)
+		}
 	})
 
 	t.Run("ConformanceWithPrefix", func(t *testing.T) {

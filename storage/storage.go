@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -96,7 +97,13 @@ type Option func(*options)
 
 type options struct {
 	accessKey, secretKey string
+	noCreate             bool
 }
+
+// NoCreate makes Open create nothing: a missing local directory or S3
+// bucket is an error wrapping ErrNotFound. A dry run opens storage so,
+// to read what is stored without writing anything.
+func NoCreate() Option { return func(o *options) { o.noCreate = true } }
 
 // WithCredentials sets the S3 access and secret key explicitly, overriding
 // the environment. The local backend ignores it.
@@ -127,7 +134,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (Store, error) {
 	}
 	scheme, _, hasScheme := strings.Cut(rawURL, "://")
 	if !hasScheme {
-		return openLocal(rawURL)
+		return openLocal(rawURL, o.noCreate)
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -141,7 +148,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (Store, error) {
 		if u.Path == "" || !filepath.IsAbs(filepath.FromSlash(u.Path)) {
 			return nil, fmt.Errorf("storage: %s: file URLs must be file:///absolute/path", rawURL)
 		}
-		return openLocal(filepath.FromSlash(u.Path))
+		return openLocal(filepath.FromSlash(u.Path), o.noCreate)
 	case "s3":
 		return openS3(ctx, u, o)
 	default:
@@ -196,4 +203,20 @@ func keyErr(op, key, store string, err error) error {
 
 func invalidKey(op, key, store string, why error) error {
 	return keyErr(op, key, store, fmt.Errorf("%w: %v", ErrInvalidKey, why))
+}
+
+// CheckWritable stores and deletes a small probe object, so that a store
+// that is read-only (a read-only directory, credentials without write
+// permission) is reported when a command starts, naming the store, rather
+// than as failed results once work has been done.
+func CheckWritable(ctx context.Context, st Store) error {
+	host, _ := os.Hostname()
+	key := fmt.Sprintf("runs/write-probe-%s-%d-%d", strings.ReplaceAll(host, "/", "_"), os.Getpid(), time.Now().UnixNano())
+	if err := st.Put(ctx, key, []byte("probe\n")); err != nil {
+		return fmt.Errorf("storage %s is not writable: %w", st.URL(), err)
+	}
+	if err := st.Delete(ctx, key); err != nil {
+		return fmt.Errorf("storage %s: deleting a probe object: %w", st.URL(), err)
+	}
+	return nil
 }

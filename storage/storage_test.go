@@ -474,3 +474,64 @@ func TestLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckWritable: a store that cannot take a write is reported by
+// CheckWritable naming the store; a writable one is left as it was. (The
+// tests may run as root, whom a read-only directory does not stop, so the
+// unwritable store is one whose probe directory is a file.)
+func TestCheckWritable(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckWritable(ctx, st); err != nil {
+		t.Fatalf("writable store: %v", err)
+	}
+	if keys, _ := st.List(ctx, ""); len(keys) != 0 {
+		t.Fatalf("probe left %v", keys)
+	}
+	dir2 := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir2, "runs"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = Open(ctx, dir2); err != nil {
+		t.Fatal(err)
+	}
+	err = CheckWritable(ctx, st)
+	if err == nil || !strings.Contains(err.Error(), "not writable") || !strings.Contains(err.Error(), st.URL()) {
+		t.Fatalf("unwritable store: %v", err)
+	}
+}
+
+// TestNoCreate: NoCreate opens an existing store and reports a missing one
+// as ErrNotFound without creating it.
+func TestNoCreate(t *testing.T) {
+	ctx := context.Background()
+	missing := filepath.Join(t.TempDir(), "none")
+	if _, err := Open(ctx, missing, NoCreate()); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("missing store: %v", err)
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Fatalf("NoCreate created %s", missing)
+	}
+	if _, err := Open(ctx, filepath.Dir(missing), NoCreate()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStoredResultKey(t *testing.T) {
+	k := StoredResultKey("abcdef")
+	if k != "results/ab/abcdef.json" {
+		t.Fatal(k)
+	}
+	if ck, ok := StoredResultContentKey(k); !ok || ck != "abcdef" {
+		t.Fatalf("%q %v", ck, ok)
+	}
+	for _, bad := range []string{"results/ab.json", "results/xy/abcdef.json", "campaigns/c/results/t.json", "results/ab/abc/def.json"} {
+		if _, ok := StoredResultContentKey(bad); ok {
+			t.Errorf("%s parsed as a stored result", bad)
+		}
+	}
+}

@@ -317,12 +317,8 @@ func TestWorkerFetchesPinnedPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tk := range ts {
-		data, err := st.Get(ctx, storage.ResultKey("camp", tk.ID))
+		rec, _, err := record.Read(ctx, st, "camp", tk.ID)
 		if err != nil {
-			t.Fatal(err)
-		}
-		var rec record.Record
-		if err := json.Unmarshal(data, &rec); err != nil {
 			t.Fatal(err)
 		}
 		pv := rec.Provenance

@@ -5,15 +5,18 @@
 //
 //  1. decode it; a malformed message is terminated (Term), never retried;
 //  2. if the campaign was cancelled, Term; if a result already exists in
-//     storage (an earlier delivery finished but its ack was lost), ack
-//     without running;
+//     storage (an earlier delivery finished but its ack was lost), or the
+//     message's ResultKey names a stored result (another campaign computed
+//     it), reference it and ack without running;
 //  3. mark it running in the msjfarm_tasks bucket and run it, sending
 //     +WPI (msg.InProgress) every AckWait/3 so a long replication is not
 //     redelivered while it runs; the task's run.deadline bounds the run;
-//  4. success: PutIfAbsent the record.Record at
-//     campaigns/<c>/results/<task>.json (idempotent: a concurrent duplicate
-//     run cannot overwrite it), mark it done, then ack (ack last, so a crash
-//     at any point leads to a redelivery, never to a lost result);
+//  4. success: store the record.Record once under its content key and
+//     reference it from campaigns/<c>/results/<task>.json (record.Store,
+//     both PutIfAbsent: a concurrent duplicate run, of this campaign or of
+//     another sharing the storage, cannot overwrite it and is counted in
+//     Stats.Duplicates), mark it done, then ack (ack last, so a crash at
+//     any point leads to a redelivery, never to a lost result);
 //  5. failure: Nak with a growing delay while deliveries remain; on the last
 //     delivery write a failed record (Error set), mark it failed and Term.
 //     A worker that dies on the last delivery leaves the message unacked:
@@ -89,6 +92,12 @@ type Options struct {
 // Stats counts what a worker did.
 type Stats struct {
 	Done, Failed, Retried, Released, Skipped, Terminated atomic.Int64
+	// Reused counts tasks answered by a result already in the
+	// content-addressed store (stored by another campaign after the
+	// coordinator looked); Duplicates counts runs whose result had been
+	// stored by a concurrent run of the same task meanwhile (the first
+	// one is kept).
+	Reused, Duplicates atomic.Int64
 	// Running is the number of replications running now.
 	Running atomic.Int64
 }
@@ -352,6 +361,14 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 			return
 		}
 	}
+	// Another campaign (or another msjfarm run sharing this storage) may
+	// have stored the result since the coordinator looked.
+	if tm.ResultKey != "" && w.reuse(c, t.ID, tm.ResultKey) {
+		w.setState(c, t.ID, protocol.TaskState{State: protocol.StateDone, Attempt: attempt})
+		_ = msg.Ack()
+		w.Stats.Reused.Add(1)
+		return
+	}
 	// "running" is for status displays: it is written while the replication
 	// starts rather than before (a KV round trip between two tasks), and
 	// before any later state of the task.
@@ -417,17 +434,32 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 	case err == nil:
 		rec := record.Record{Task: *t, Result: out.Result,
 			Provenance: recordProvenance(out.Provenance, w.host, w.o.Name, attempt, started, wall)}
-		data, merr := json.Marshal(&rec)
-		if merr != nil {
-			w.fail(msg, c, t, attempt, fmt.Errorf("encoding result: %w", merr))
-			return
-		}
+		// Stored once under its content key, referenced by the campaign
+		// (record.Store); a concurrent run of the same task that stored
+		// first wins and this result is discarded, noticed and counted. A
+		// runner that does not name its engine (a test double) cannot be
+		// keyed: its record stays with the campaign and is never reused.
 		ictx, cancel := ioCtx()
-		_, perr := w.o.Store.PutIfAbsent(ictx, key, data)
+		var rkey string
+		var created bool
+		var perr error
+		if _, ok := record.ImplOf(rec.Provenance); ok {
+			rkey, created, perr = record.Store(ictx, w.o.Store, c, &rec)
+		} else if data, merr := json.Marshal(&rec); merr != nil {
+			perr = merr
+		} else {
+			created = true
+			_, perr = w.o.Store.PutIfAbsent(ictx, key, data)
+		}
 		cancel()
 		if perr != nil {
 			w.retry(msg, c, t, attempt, fmt.Errorf("writing result: %w", perr))
 			return
+		}
+		if !created {
+			w.o.Logf("worker %s: task %s: result %s was stored by a concurrent run meanwhile; kept that one", w.o.Name, t.ID, rkey)
+			w.logRun("duplicate", c, t.ID, attempt)
+			w.Stats.Duplicates.Add(1)
 		}
 		w.setState(c, t.ID, protocol.TaskState{State: protocol.StateDone, Attempt: attempt})
 		w.logRun("done", c, t.ID, attempt)
@@ -468,6 +500,21 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 		}
 		w.retry(msg, c, t, attempt, err)
 	}
+}
+
+// reuse references the stored result rkey from campaign c's task tid if
+// it exists.
+func (w *Worker) reuse(c, tid, rkey string) bool {
+	ctx, cancel := ioCtx()
+	defer cancel()
+	if _, err := w.o.Store.Stat(ctx, storage.StoredResultKey(rkey)); err != nil {
+		return false
+	}
+	if _, err := w.o.Store.PutIfAbsent(ctx, storage.ResultKey(c, tid), record.RefJSON(rkey)); err != nil {
+		w.o.Logf("worker %s: task %s: referencing stored result %s: %v", w.o.Name, tid, rkey, err)
+		return false
+	}
+	return true
 }
 
 // PermanentError marks a task error that another attempt cannot fix.

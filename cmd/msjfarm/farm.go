@@ -17,6 +17,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/monitor"
@@ -223,6 +225,8 @@ func runSubmit(args []string) int {
 	wait := ff.fs.Bool("wait", false, "show progress until the campaign is done")
 	pin := ff.fs.Bool("pin-plugins", false, "also pin the built-in families' plugin binaries found on -plugin-path / $"+pluginhost.EnvPath+" (third-party plugins are always pinned), so that workers fetch and run exactly these")
 	pluginPath := ff.fs.String("plugin-path", "", "colon-separated plugin directories searched first for the sweep's policies")
+	dry := ff.fs.Bool("dry-run", false, "print the plan (points, tasks, already in -storage, to run, estimated CPU and wall time on -workers) and submit nothing")
+	dryWorkers := ff.fs.Int("workers", runtime.NumCPU(), "with -dry-run: the farm's replication slots the wall time is estimated for")
 	if err := ff.parse(args); err != nil {
 		return 2
 	}
@@ -239,6 +243,9 @@ func runSubmit(args []string) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
 		return 2
+	}
+	if *dry {
+		return dryRun("submit", ff, camp, *dryWorkers)
 	}
 	req := protocol.SubmitRequest{Spec: f, RetryFailed: *retry}
 	// Storage is needed only to pin plugin binaries (PinForSubmit says so
@@ -269,8 +276,8 @@ func runSubmit(args []string) int {
 	if err := protocol.RequestRetry(rctx, nc, protocol.APISubmit, req, &rep); err != nil {
 		return fail("submit: %v", err)
 	}
-	fmt.Printf("campaign %s (%s): %d tasks in %d points; %d published, %d already queued, %d already done\n",
-		rep.Campaign, rep.Name, rep.Tasks, rep.Points, rep.Published, rep.Queued, rep.AlreadyDone)
+	fmt.Printf("campaign %s (%s): %d tasks in %d points; %d published, %d already queued, %d already done (%d reused from other campaigns)\n",
+		rep.Campaign, rep.Name, rep.Tasks, rep.Points, rep.Published, rep.Queued, rep.AlreadyDone, rep.Reused)
 	if !*wait {
 		return 0
 	}
@@ -297,34 +304,19 @@ func runSubmit(args []string) int {
 }
 
 func runStatus(args []string) int {
-	ff := newFarmFlags("status", true, "")
+	ff := newFarmFlags("status", true, "./msjfarm-data")
 	asJSON := ff.fs.Bool("json", false, "print JSON")
 	if err := ff.parse(args); err != nil {
 		return 2
 	}
 	if ff.fs.NArg() > 1 {
-		return fail("status: want at most one campaign id")
+		return fail("status: want at most one campaign: id, name or id prefix")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	nc, err := ff.conn("msjfarm-status")
+	list, err := farmOrStorageStatus(ctx, ff)
 	if err != nil {
 		return fail("status: %v", err)
-	}
-	defer nc.Close()
-	var list []protocol.Status
-	if ff.fs.NArg() == 1 {
-		var s protocol.Status
-		if err := protocol.Request(ctx, nc, protocol.APIStatus, protocol.StatusRequest{Campaign: ff.fs.Arg(0)}, &s); err != nil {
-			return fail("status: %v", err)
-		}
-		list = append(list, s)
-	} else {
-		var l protocol.ListReply
-		if err := protocol.Request(ctx, nc, protocol.APIList, struct{}{}, &l); err != nil {
-			return fail("status: %v", err)
-		}
-		list = l.Campaigns
 	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
@@ -334,6 +326,42 @@ func runStatus(args []string) int {
 	}
 	printStatus(os.Stdout, list)
 	return 0
+}
+
+// farmOrStorageStatus asks the farm at -nats-url, or without one reads
+// the campaigns in -storage (storageStatus).
+func farmOrStorageStatus(ctx context.Context, ff *farmFlags) ([]protocol.Status, error) {
+	arg := ff.fs.Arg(0)
+	if *ff.natsURL == "" {
+		// No farm given: the campaigns in storage, live from the server
+		// of a `msjfarm run` that is running one.
+		st, err := ff.store(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%w (give -nats-url for a farm, or -storage for the campaigns of msjfarm run)", err)
+		}
+		return storageStatus(ctx, st, arg)
+	}
+	nc, err := ff.conn("msjfarm-status")
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	if arg == "" {
+		var l protocol.ListReply
+		if err := protocol.Request(ctx, nc, protocol.APIList, struct{}{}, &l); err != nil {
+			return nil, err
+		}
+		return l.Campaigns, nil
+	}
+	id, err := resolveOnFarm(ctx, nc, arg)
+	if err != nil {
+		return nil, err
+	}
+	var s protocol.Status
+	if err := protocol.Request(ctx, nc, protocol.APIStatus, protocol.StatusRequest{Campaign: id}, &s); err != nil {
+		return nil, err
+	}
+	return []protocol.Status{s}, nil
 }
 
 func printStatus(w io.Writer, list []protocol.Status) {
@@ -357,7 +385,7 @@ func runCancel(args []string) int {
 		return 2
 	}
 	if ff.fs.NArg() != 1 {
-		return fail("cancel: want one campaign id")
+		return fail("cancel: want one campaign: id, name or id prefix")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -366,8 +394,12 @@ func runCancel(args []string) int {
 		return fail("cancel: %v", err)
 	}
 	defer nc.Close()
+	id, err := resolveOnFarm(ctx, nc, ff.fs.Arg(0))
+	if err != nil {
+		return fail("cancel: %v", err)
+	}
 	var s protocol.Status
-	if err := protocol.Request(ctx, nc, protocol.APICancel, protocol.StatusRequest{Campaign: ff.fs.Arg(0)}, &s); err != nil {
+	if err := protocol.Request(ctx, nc, protocol.APICancel, protocol.StatusRequest{Campaign: id}, &s); err != nil {
 		return fail("cancel: %v", err)
 	}
 	printStatus(os.Stdout, []protocol.Status{s})
@@ -380,13 +412,24 @@ func runResults(args []string) int {
 	if err := ff.parse(args); err != nil {
 		return 2
 	}
-	if ff.fs.NArg() != 1 {
-		return fail("results: want one campaign id")
+	if ff.fs.NArg() > 1 {
+		return fail("results: want at most one campaign: id, name or id prefix (none: list the campaigns in storage)")
 	}
-	id := ff.fs.Arg(0)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	st, err := ff.store(ctx)
+	if err != nil {
+		return fail("results: %v", err)
+	}
+	if ff.fs.NArg() == 0 {
+		es, err := archive.List(ctx, st)
+		if err != nil {
+			return fail("results: %v", err)
+		}
+		printCampaigns(os.Stdout, es)
+		return 0
+	}
+	id, err := archive.ResolveIn(ctx, st, ff.fs.Arg(0))
 	if err != nil {
 		return fail("results: %v", err)
 	}
@@ -564,4 +607,96 @@ func (p *progress) finish(s *protocol.Status) {
 	for _, e := range s.Errors {
 		fmt.Fprintf(p.w, "  failed: %s\n", e)
 	}
+}
+
+// resolveOnFarm resolves a campaign id, name or id prefix against the
+// campaigns the coordinator knows (archive.Resolve: a name means its
+// latest campaign).
+func resolveOnFarm(ctx context.Context, nc *nats.Conn, arg string) (string, error) {
+	var l protocol.ListReply
+	if err := protocol.Request(ctx, nc, protocol.APIList, struct{}{}, &l); err != nil {
+		return "", err
+	}
+	cands := make([]archive.Candidate, len(l.Campaigns))
+	for i, s := range l.Campaigns {
+		cands[i] = archive.Candidate{ID: s.Campaign, Name: s.Name, Created: s.Created}
+	}
+	return archive.Resolve(arg, cands)
+}
+
+// printCampaigns prints the campaigns in storage, oldest first.
+func printCampaigns(w io.Writer, es []archive.Entry) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tCAMPAIGN\tCREATED\tTASKS\tFINISHED\tSTATE")
+	for _, e := range es {
+		created := "-"
+		if !e.Created.IsZero() {
+			created = e.Created.Local().Format(time.DateTime)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", e.Name, e.ID, created, e.Tasks, e.Finished, e.State)
+	}
+	tw.Flush()
+}
+
+// storageStatus is the status of the campaigns in st (or of the one arg
+// names): live from the embedded server of a `msjfarm run` that is running
+// it (protocol.LiveRun), else from storage (the manifest's task count and
+// state, the result entries stored so far). A campaign whose manifest
+// says running but whose run does not answer is reported "interrupted".
+func storageStatus(ctx context.Context, st storage.Store, arg string) ([]protocol.Status, error) {
+	es, err := archive.List(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	if arg != "" {
+		id, err := archive.Resolve(arg, archive.Candidates(es))
+		if err != nil {
+			return nil, fmt.Errorf("%w (in %s)", err, st.URL())
+		}
+		for _, e := range es {
+			if e.ID == id {
+				es = []archive.Entry{e}
+				break
+			}
+		}
+	}
+	list := []protocol.Status{}
+	for _, e := range es {
+		if s, ok := liveStatus(ctx, st, e.ID); ok {
+			list = append(list, s)
+			continue
+		}
+		state := e.State
+		if state == protocol.CampaignRunning {
+			state = "interrupted"
+		}
+		list = append(list, protocol.Status{Campaign: e.ID, Name: e.Name, State: state, Total: e.Tasks,
+			Done: e.Finished, Created: e.Created})
+	}
+	return list, nil
+}
+
+// liveStatus asks the server of the msjfarm run running campaign id, if
+// there is one that answers.
+func liveStatus(ctx context.Context, st storage.Store, id string) (protocol.Status, bool) {
+	var s protocol.Status
+	data, err := st.Get(ctx, protocol.LiveRunKey(id))
+	if err != nil {
+		return s, false
+	}
+	var lr protocol.LiveRun
+	if json.Unmarshal(data, &lr) != nil || lr.NATSURL == "" {
+		return s, false
+	}
+	nc, err := nats.Connect(lr.NATSURL, nats.Name("msjfarm-status"), nats.Timeout(2*time.Second), nats.MaxReconnects(0))
+	if err != nil {
+		return s, false
+	}
+	defer nc.Close()
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := protocol.Request(rctx, nc, protocol.APIStatus, protocol.StatusRequest{Campaign: id}, &s); err != nil || s.Error != "" {
+		return s, false
+	}
+	return s, true
 }

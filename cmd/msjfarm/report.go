@@ -31,13 +31,16 @@ func runReport(args []string) int {
 		return 2
 	}
 	if ff.fs.NArg() < 1 {
-		return fail("report: want a campaign id (msjfarm report <campaign> [<campaign to overlay>...] [-out DIR])")
+		return fail("report: want a campaign: id, name or id prefix (msjfarm report <campaign> [<campaign to overlay>...] [-out DIR])")
 	}
 	id := ff.fs.Arg(0)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	st, err := ff.store(ctx)
 	if err != nil {
+		return fail("report: %v", err)
+	}
+	if id, err = archive.ResolveIn(ctx, st, id); err != nil {
 		return fail("report: %v", err)
 	}
 	cat, err := campaignCatalog(ctx, st, id)
@@ -56,7 +59,11 @@ func runReport(args []string) int {
 	}
 	// Further campaigns are overlaid in the figures and tables.
 	var overlay []*archive.Archive
-	for _, oid := range ff.fs.Args()[1:] {
+	for _, arg := range ff.fs.Args()[1:] {
+		oid, err := archive.ResolveIn(ctx, st, arg)
+		if err != nil {
+			return fail("report: %v", err)
+		}
 		ocat, err := campaignCatalog(ctx, st, oid)
 		if err != nil {
 			return fail("report: %v", err)

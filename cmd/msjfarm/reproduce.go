@@ -37,7 +37,7 @@ func runReproduce(args []string) int {
 		return 2
 	}
 	if ff.fs.NArg() != 1 {
-		return fail("reproduce: want one campaign id (msjfarm reproduce <campaign> [-tasks id,...|-sample N|-all])")
+		return fail("reproduce: want one campaign: id, name or id prefix (msjfarm reproduce <campaign> [-tasks id,...|-sample N|-all])")
 	}
 	sel := 0
 	for _, b := range []bool{*tasks != "", *sample > 0, *all} {
@@ -59,6 +59,9 @@ func runReproduce(args []string) int {
 	defer stop()
 	st, err := ff.store(ctx)
 	if err != nil {
+		return fail("reproduce: %v", err)
+	}
+	if id, err = archive.ResolveIn(ctx, st, id); err != nil {
 		return fail("reproduce: %v", err)
 	}
 	cat, err := campaignCatalog(ctx, st, id)

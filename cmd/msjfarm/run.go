@@ -29,6 +29,8 @@ func runRun(args []string) int {
 	verbose := ff.fs.Bool("v", false, "log coordinator and worker events to stderr")
 	quiet := ff.fs.Bool("q", false, "no progress line")
 	cpuProfile := ff.fs.String("cpuprofile", "", "write a CPU profile of the whole run (coordinator, workers, NATS) to this file")
+	runLog := ff.fs.String("run-log", "", "append one line per task start/finish/duplicate/failure/release to this file")
+	dry := ff.fs.Bool("dry-run", false, "print the plan (points, tasks, already stored, to run, estimated CPU and wall time on -workers) and write nothing")
 	rf := addRunnerFlags(ff.fs)
 	mf := addMonitorFlags(ff.fs, "http", "serve the live campaign page, /metrics, /healthz and /readyz on this address (e.g. 127.0.0.1:8080)")
 	linger := ff.fs.Duration("http-linger", 0, "with -http: keep serving the page this long after the campaign finished (Ctrl-C ends it)")
@@ -62,6 +64,9 @@ func runRun(args []string) int {
 		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
 		return 2
 	}
+	if *dry {
+		return dryRun("run", ff, camp, *n)
+	}
 	// The HTTP address is opened before any work, so that a busy or
 	// invalid one fails at once.
 	ln, err := mf.listen()
@@ -91,6 +96,9 @@ func runRun(args []string) int {
 		pr.Close()
 		return fail("run: %v", err)
 	}
+	if err := storage.CheckWritable(ctx, st); err != nil {
+		return fail("run: %v", err)
+	}
 	metrics := monitor.NewMetrics()
 	st = metrics.InstrumentStore(st)
 	ch, err := worker.ForCampaignWith(ctx, cfg, pr, st, camp)
@@ -108,17 +116,26 @@ func runRun(args []string) int {
 	if c, ok := ch.Runner.(io.Closer); ok {
 		defer c.Close() // the worker closes it too; again is harmless
 	}
+	var rl io.Writer
+	if *runLog != "" {
+		f, err := os.OpenFile(*runLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fail("run: -run-log: %v", err)
+		}
+		defer f.Close()
+		rl = f
+	}
 	p := newProgress(os.Stderr, 0)
 	out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: ch.Runner, Pins: ch.Pins, Workers: *n, StoreDir: *storeDir,
-		AckWait: *ackWait, MaxDeliver: *maxDeliver, RetryFailed: *retry, Logf: logf(slogger, *verbose),
+		AckWait: *ackWait, MaxDeliver: *maxDeliver, RetryFailed: *retry, Logf: logf(slogger, *verbose), RunLog: rl,
 		HTTP: ln, Linger: *linger, Metrics: metrics, Log: taskLogger(slogger, *verbose),
 		Lingering: func(s *protocol.Status) {
 			fmt.Fprintf(os.Stderr, "\nmsjfarm run: campaign %s (%d done, %d failed); the live page stays at %s for %s (Ctrl-C ends it)\n",
 				s.State, s.Done, s.Failed, monitor.URL(ln), *linger)
 		},
 		Submitted: func(rep protocol.SubmitReply) {
-			fmt.Fprintf(os.Stderr, "msjfarm run: campaign %s (%s): %d tasks in %d points, %d already done; %d workers; storage %s; start-up %s\n",
-				rep.Campaign, rep.Name, rep.Tasks, camp.Points, rep.AlreadyDone, *n, st.URL(), time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(os.Stderr, "msjfarm run: campaign %s (%s): %d tasks in %d points, %d already done (%d reused from other campaigns), %d to run; %d workers; storage %s; start-up %s\n",
+				rep.Campaign, rep.Name, rep.Tasks, camp.Points, rep.AlreadyDone, rep.Reused, rep.Tasks-rep.AlreadyDone, *n, st.URL(), time.Since(start).Round(time.Millisecond))
 			p = newProgress(os.Stderr, rep.AlreadyDone)
 		},
 		Progress: func(s *protocol.Status) {

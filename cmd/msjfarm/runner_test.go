@@ -3,14 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -49,6 +52,11 @@ func readRecords(t *testing.T, data string) (string, map[string]storedRecord) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if key, ok := record.ParseRef(b); ok { // the campaign refers to the stored result
+			if b, err = os.ReadFile(filepath.Join(data, filepath.FromSlash(storage.StoredResultKey(key)))); err != nil {
+				t.Fatal(err)
+			}
 		}
 		var r storedRecord
 		if err := json.Unmarshal(b, &r); err != nil {
@@ -143,6 +151,26 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 		if p.Provenance["runner"] != "plugin" || p.Provenance["plugin_sha256"] != pin.SHA256 || p.Provenance["plugin"] != pin.Plugin ||
 			q.Provenance["runner"] != "in-process" {
 			t.Fatalf("task %s: provenance %v / %v", id, p.Provenance, q.Provenance)
+		}
+	}
+
+	// Results are reused across campaigns only from the same code: a
+	// renamed copy of the sweep (other campaign, same tasks) run with the
+	// same plugin binaries reuses all 12; run in-process, none.
+	for _, tc := range []struct {
+		runner string
+		want   int
+	}{{"plugin", 12}, {"inprocess", 0}} {
+		renamed := filepath.Join(dir, "renamed-"+tc.runner+".yaml")
+		spec := strings.Replace(runnerTestSweep, "name: runner-cmd", "name: runner-cmd-"+tc.runner, 1)
+		if err := os.WriteFile(renamed, []byte(spec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := captured(t, func() int {
+			return runRun([]string{"-workers", "2", "-q", "-runner", tc.runner, "-plugin-cache", cache, "-storage", filepath.Join(dir, "data-plugin"), renamed})
+		})
+		if want := fmt.Sprintf("(%d reused from other campaigns), %d to run", tc.want, 12-tc.want); code != 0 || !strings.Contains(errs, want) {
+			t.Fatalf("renamed sweep, -runner %s: exit %d, want %q in\n%s", tc.runner, code, want, errs)
 		}
 	}
 

@@ -25,6 +25,11 @@ const (
 type TaskMsg struct {
 	Campaign string     `json:"campaign"`
 	Task     sweep.Task `json:"task"`
+	// ResultKey is the content key (results/record.Key) under which the
+	// coordinator expects the task's result, from the code it expects to
+	// run it: a worker that finds a result there references it instead of
+	// running the task (another campaign stored it meanwhile).
+	ResultKey string `json:"result_key,omitempty"`
 }
 
 // Task states in the msjfarm_tasks bucket. A task without an entry is
@@ -90,7 +95,8 @@ type SubmitReply struct {
 	Tasks       int      `json:"tasks"`
 	Points      int      `json:"points"`
 	Published   int      `json:"published"`    // newly published task messages
-	AlreadyDone int      `json:"already_done"` // tasks with a result (or failure record) in storage before publishing
+	AlreadyDone int      `json:"already_done"` // tasks with a result (or failure record) in storage before publishing, Reused included
+	Reused      int      `json:"reused"`       // of AlreadyDone: results stored by other campaigns, referenced now
 	Queued      int      `json:"queued"`       // tasks already waiting in the stream
 	Warnings    []string `json:"warnings,omitempty"`
 	Error       string   `json:"error,omitempty"`
@@ -171,3 +177,19 @@ func Request(ctx context.Context, nc *nats.Conn, subject string, req, reply any)
 	}
 	return nil
 }
+
+// LiveRun is what `msjfarm run` stores at LiveRunKey(campaign) while it
+// runs the campaign, so that `msjfarm status` in another terminal finds
+// the run's embedded NATS server (listening on 127.0.0.1) and asks it; it
+// is deleted when the run ends. A stale one (the process was killed) is
+// recognised by its URL not answering.
+type LiveRun struct {
+	Campaign string    `json:"campaign"`
+	NATSURL  string    `json:"nats_url"`
+	PID      int       `json:"pid"`
+	Host     string    `json:"host"`
+	Started  time.Time `json:"started"`
+}
+
+// LiveRunKey is the storage key of a campaign's LiveRun.
+func LiveRunKey(campaign string) string { return "runs/" + campaign + ".json" }

@@ -101,12 +101,12 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			// A reference is followed to the stored result; a record
+			// in place (failure, layout 1) is read as it is.
 			data, err := st.Get(ctx, k)
-			var r record.Record
+			var r *record.Record
 			if err == nil {
-				if err = json.Unmarshal(data, &r); err != nil {
-					err = fmt.Errorf("%s: %w", k, err)
-				}
+				r, data, err = record.Follow(ctx, st, k, data)
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -116,7 +116,7 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 				}
 				return
 			}
-			a.Records[tid], a.Raw[tid] = &r, data
+			a.Records[tid], a.Raw[tid] = r, data
 		}()
 	}
 	wg.Wait()

@@ -1,6 +1,7 @@
 // Package record is the stored result of one task: the replication record
-// a worker writes to storage (campaigns/<id>/results/<task>.json) and the
-// coordinator, the aggregator, the archive and msjfarm reproduce read.
+// a worker writes to storage and the coordinator, the aggregator, the
+// archive and msjfarm reproduce read. A result is stored once under its
+// content key and campaigns refer to it (store.go, docs/results.md).
 //
 // It has its own package because it is the contract between the worker
 // that writes a result and everything that reads one; before, it lived in

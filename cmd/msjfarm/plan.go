@@ -1,0 +1,70 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/msjfarm/msjfarm/local"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// dryRun prints the plan of camp (local.PlanCampaign) against the storage
+// of ff, opened without creating anything, for workers replications at
+// once. It writes nothing.
+func dryRun(cmd string, ff *farmFlags, camp *sweep.Campaign, workers int) int {
+	if workers < 1 {
+		return fail("%s: -workers must be >= 1", cmd)
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	var st storage.Store
+	where := "no storage given"
+	if *ff.storage != "" {
+		s, err := storage.Open(ctx, *ff.storage, storage.NoCreate())
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+			where = *ff.storage + " (does not exist yet: nothing stored)"
+		case err != nil:
+			return fail("%s: %v", cmd, err)
+		default:
+			st, where = s, s.URL()
+		}
+	}
+	p, err := local.PlanCampaign(ctx, st, camp, workers)
+	if err != nil {
+		return fail("%s: dry run: %v", cmd, err)
+	}
+	for _, w := range camp.Warnings {
+		fmt.Fprintf(os.Stderr, "msjfarm %s: warning: %s\n", cmd, w)
+	}
+	fmt.Printf("campaign %s (%s), dry run: nothing is written\n", p.Campaign, p.Name)
+	fmt.Printf("  storage          %s\n", where)
+	fmt.Printf("  points           %d\n", p.Points)
+	fmt.Printf("  tasks            %d\n", p.Tasks)
+	fmt.Printf("  already stored   %d (%d of them reused from other campaigns)\n", p.Stored, p.Reusable)
+	fmt.Printf("  to run           %d\n", p.ToRun)
+	fmt.Printf("  estimated CPU    %s\n", round(p.CPU))
+	par := min(p.Workers, p.Cores)
+	fmt.Printf("  estimated wall   %s on %d workers (%d cores here: %d at once)\n", round(p.Wall), p.Workers, p.Cores, par)
+	if p.Calibrated > 0 {
+		fmt.Printf("  calibration      %d points × %d arrivals, %s CPU; contention now %.2f× (a thread gets 1/%.2g of a core)\n", p.Calibrated, p.CalibrationArrivals, round(p.Calibration), p.Contention, p.Contention)
+		fmt.Printf("  method           %s\n", local.EstimateMethod)
+	}
+	if p.Precision {
+		fmt.Printf("  precision mode: replications are added until the target is met; the numbers above are for the initial %d per point\n", camp.File.Replications)
+	}
+	return 0
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second)
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
+}

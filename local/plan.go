@@ -1,0 +1,335 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/cputime"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker"
+)
+
+// Plan is what running a campaign would do: `msjfarm run -dry-run` and
+// `msjfarm submit -dry-run` print it and write nothing.
+type Plan struct {
+	Campaign string
+	Name     string
+	Points   int
+	Tasks    int
+	// Stored counts the tasks that would not run: the campaign already has
+	// an entry for them (a result or a recorded failure), or their result
+	// is in the content-addressed store under the code the campaign
+	// expects (Reusable of them).
+	Stored   int
+	Reusable int
+	ToRun    int
+	// Workers is the number of replications run at once the wall time is
+	// estimated for; Cores the cores of this machine, which bound the
+	// parallelism of a local run.
+	Workers int
+	Cores   int
+	// CPU is the estimated CPU time of the tasks to run, Wall the
+	// estimated wall time on Workers workers (see EstimateMethod).
+	CPU  time.Duration
+	Wall time.Duration
+	// Calibrated counts the points calibrated, CalibrationArrivals the
+	// arrivals each calibration ran, Calibration its CPU time.
+	Calibrated          int
+	CalibrationArrivals int64
+	Calibration         time.Duration
+	// Contention is the calibration's wall time over its CPU time: how
+	// much other processes slow this machine down now (1: idle).
+	Contention float64
+	// Precision: the sweep adds replications until a target is met, so
+	// the tasks and the estimate are those of the initial replications.
+	Precision bool
+}
+
+// EstimateMethod says how Plan estimates time.
+const EstimateMethod = "calibration: one short replication of every point to run (its first task, the same " +
+	"workload, arrival process, policy and parameters, with a few 10^4 arrivals from an empty system, " +
+	"in-process on this machine, at two lengths), its thread CPU time fitted as set-up + cost per arrival and " +
+	"applied to the task's warmup+arrivals; wall time " +
+	"is the longest-processing-time-first schedule of the tasks on min(workers, cores) slots (a local run on more " +
+	"workers than cores gains nothing), each task taking its CPU time plus a small overhead stretched by the contention measured now (as many busy threads as slots " +
+	"for 0.15 s, once before and four times after the calibration, the median of their wall time over the CPU time " +
+	"they got, " +
+	"i.e. the share of the cores other processes take), plus the start-up and the report's time (per point and " +
+	"policy variant)"
+
+// calibrationBudget bounds the arrivals of the whole calibration (about a
+// second of CPU at the engine's usual speed), and the per-point bounds keep
+// each calibration long enough to see the queue build up and short enough
+// for large sweeps.
+const (
+	calibrationBudget = 2_000_000
+	calibrationMin    = 2_000
+	calibrationMax    = 50_000
+)
+
+// PlanCampaign plans camp against st (nil: nothing stored) for the given
+// number of workers, calibrating the speed of each point to run on this
+// machine. It writes nothing.
+func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, workers int) (*Plan, error) {
+	if workers < 1 {
+		return nil, fmt.Errorf("workers must be >= 1, got %d", workers)
+	}
+	p := &Plan{Campaign: camp.ID, Name: camp.File.Name, Points: camp.Points, Tasks: len(camp.Tasks),
+		Workers: workers, Cores: runtime.NumCPU(), Precision: camp.File.Precision != nil}
+	var run []sweep.Task
+	if st == nil {
+		run = camp.Tasks
+	} else {
+		here := map[string]bool{}
+		keys, err := st.List(ctx, storage.ResultsPrefix(camp.ID))
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			if tid, ok := storage.ResultTaskID(camp.ID, k); ok {
+				here[tid] = true
+			}
+		}
+		stored := map[string]bool{}
+		if keys, err = st.List(ctx, storage.StoredResultsPrefix); err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			if ck, ok := storage.StoredResultContentKey(k); ok {
+				stored[ck] = true
+			}
+		}
+		impls, err := coordinator.ExpectedImpls(ctx, st, camp.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range camp.Tasks {
+			switch {
+			case here[t.ID]:
+				p.Stored++
+			case stored[coordinator.ExpectedKey(impls, t)]:
+				p.Stored++
+				p.Reusable++
+			default:
+				run = append(run, t)
+			}
+		}
+	}
+	p.ToRun = len(run)
+	if len(run) == 0 {
+		return p, nil
+	}
+	// One calibration per point to run, from its first task.
+	first := map[string]sweep.Task{}
+	var order []string
+	for _, t := range run {
+		if _, ok := first[t.Point]; !ok {
+			first[t.Point] = t
+			order = append(order, t.Point)
+		}
+	}
+	n := int64(calibrationBudget / len(order))
+	n = min(max(n, calibrationMin), calibrationMax)
+	p.CalibrationArrivals = n
+	// Contention first, on as many threads as the run will keep busy: the
+	// calibrations leave garbage whose collection would take the probe's
+	// cores. The calibrations then run on as many goroutines.
+	par := min(workers, p.Cores)
+	runtime.GC()
+	probes := []float64{measureContention(par, contentionProbe)}
+	model := map[string]costModel{}
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, par)
+	for _, pt := range order {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			// Two lengths: the set-up of a replication (building the
+			// workload and the policy's state) is separated from the cost
+			// per arrival, which is what grows with the run length.
+			cpu1, _, n1, err1 := calibrate(ctx, first[pt], max(n/4, 500))
+			cpu2, _, n2, err2 := calibrate(ctx, first[pt], n)
+			mu.Lock()
+			defer mu.Unlock()
+			if err := errors.Join(err1, err2); err != nil {
+				if firstErr == nil {
+					firstErr = fmt.Errorf("calibrating point %s (%s): %w", pt, first[pt].Policy, err)
+				}
+				return
+			}
+			p.Calibration += cpu1 + cpu2
+			model[pt] = fitCost(cpu1.Seconds(), float64(n1), cpu2.Seconds(), float64(n2))
+			p.Calibrated++
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	// More probes after the calibration: other processes come and go, and
+	// the median of five is less at the mercy of one burst.
+	runtime.GC()
+	for range 4 {
+		probes = append(probes, measureContention(par, contentionProbe))
+	}
+	sort.Float64s(probes)
+	p.Contention = probes[len(probes)/2]
+	costs := make([]float64, len(run))
+	var total float64
+	for i, t := range run {
+		m := model[t.Point]
+		costs[i] = m.setup + m.perArrival*float64(t.Run.Warmup+t.Run.Arrivals)
+		total += costs[i]
+		costs[i] += taskOverhead.Seconds()
+	}
+	p.CPU = time.Duration(total * 1e9)
+	fixed := startOverhead.Seconds() + curveCost.Seconds()*float64(camp.Points*variants(camp))
+	p.Wall = time.Duration((makespan(costs, par)*p.Contention + fixed) * 1e9)
+	return p, nil
+}
+
+// taskOverhead is a task's wall time outside its replication in a local
+// run (fetch, task-state updates, storing the result and its reference,
+// ack); startOverhead the embedded server's and coordinator's start-up and
+// the submission; curveCost the finalisation's time per point and policy
+// variant (summary, manifest and the report, whose plots draw every
+// variant's curve over every point). Fitted on a shared 2-core machine to
+// examples/q-fig3.yaml (35 points × 5 variants: 0.7 s from the last result
+// to the report) and k-fig4.yaml (78 × 13: 3.8 s). Start-up and
+// finalisation are one thread each, mostly waiting on storage, and are not
+// stretched by the contention the way the replications are.
+const (
+	taskOverhead  = time.Millisecond
+	startOverhead = 500 * time.Millisecond
+	curveCost     = 2500 * time.Microsecond
+)
+
+// calibrate runs t's scenario for up to n arrivals from an empty system
+// in-process and returns its thread CPU time (its wall time where the
+// platform has no thread clock), its wall time and the arrivals run.
+func calibrate(ctx context.Context, t sweep.Task, n int64) (cpu, wall time.Duration, arrivals int64, err error) {
+	t.Run.Arrivals = min(n, max(t.Run.Warmup+t.Run.Arrivals, 1))
+	t.Run.Warmup, t.Run.MSER = 0, false
+	t.Run.Deadline = 0
+	start := time.Now()
+	out, err := worker.InProcess{}.Run(ctx, &t, nil)
+	wall = time.Since(start)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if out == nil {
+		return 0, 0, 0, errors.New("no outcome")
+	}
+	cpu = out.Provenance.CPU
+	if cpu <= 0 {
+		cpu = wall
+	}
+	return cpu, wall, t.Run.Arrivals, nil
+}
+
+// makespan is the finishing time of the longest-processing-time-first
+// schedule of costs on slots identical workers.
+func makespan(costs []float64, slots int) float64 {
+	c := append([]float64(nil), costs...)
+	sort.Sort(sort.Reverse(sort.Float64Slice(c)))
+	load := make([]float64, max(slots, 1))
+	for _, x := range c {
+		i := 0
+		for j := range load {
+			if load[j] < load[i] {
+				i = j
+			}
+		}
+		load[i] += x
+	}
+	m := 0.0
+	for _, l := range load {
+		m = max(m, l)
+	}
+	return m
+}
+
+// contentionProbe is how long measureContention spins.
+const contentionProbe = 150 * time.Millisecond
+
+// measureContention spins par threads for d and returns d over the mean
+// thread CPU time they got: 1 on an idle machine, k when other processes
+// leave each thread 1/k of a core. Not the calibration's own ratio: a
+// replication's garbage collector runs on other threads and would be
+// counted as contention.
+func measureContention(par int, d time.Duration) float64 {
+	var mu sync.Mutex
+	var got time.Duration
+	var wg sync.WaitGroup
+	for range par {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			c0, ok := cputime.Thread()
+			if !ok {
+				return
+			}
+			end := time.Now().Add(d)
+			x := 0
+			for time.Now().Before(end) {
+				for i := range 10000 {
+					x += i
+				}
+			}
+			c1, _ := cputime.Thread()
+			mu.Lock()
+			got += c1 - c0
+			mu.Unlock()
+			_ = x
+		}()
+	}
+	wg.Wait()
+	if got <= 0 {
+		return 1 // no thread clock: assume an idle machine
+	}
+	return max(1, float64(d)*float64(par)/float64(got))
+}
+
+// variants is the largest number of points (policy variants) of one
+// scenario: the curves of a report plot.
+func variants(camp *sweep.Campaign) int {
+	per := map[string]map[string]bool{}
+	m := 1
+	for _, t := range camp.Tasks {
+		if per[t.Scenario] == nil {
+			per[t.Scenario] = map[string]bool{}
+		}
+		per[t.Scenario][t.Point] = true
+		m = max(m, len(per[t.Scenario]))
+	}
+	return m
+}
+
+// costModel is a replication's CPU seconds: setup + perArrival × arrivals.
+type costModel struct{ setup, perArrival float64 }
+
+// fitCost fits a costModel through two calibrations (c1 seconds for n1
+// arrivals, c2 for n2 > n1). A fit the timer noise makes meaningless (a
+// negative set-up or slope) falls back to the longer run's average cost
+// per arrival, with no set-up.
+func fitCost(c1, n1, c2, n2 float64) costModel {
+	if n2 > n1 {
+		b := (c2 - c1) / (n2 - n1)
+		if a := c1 - b*n1; b > 0 && a >= 0 {
+			return costModel{setup: a, perArrival: b}
+		}
+	}
+	return costModel{perArrival: c2 / n2}
+}

@@ -1,0 +1,86 @@
+package archive
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/msjfarm/msjfarm/storage"
+)
+
+func TestResolve(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	cands := []Candidate{
+		{ID: "aaaa1111", Name: "q-fig3", Created: t0},
+		{ID: "aaaa2222", Name: "q-fig3", Created: t0.Add(time.Hour)},
+		{ID: "bbbb3333", Name: "other", Created: t0},
+		{ID: "cccc4444", Name: "tie", Created: t0},
+		{ID: "cccc5555", Name: "tie", Created: t0},
+	}
+	for _, tc := range []struct {
+		arg, want, err string
+	}{
+		{"aaaa1111", "aaaa1111", ""},                 // exact id
+		{"q-fig3", "aaaa2222", ""},                   // latest of the name
+		{"other", "bbbb3333", ""},                    // the one of the name
+		{"bbb", "bbbb3333", ""},                      // unique id prefix
+		{"aaaa", "", "prefix \"aaaa\" is ambiguous"}, // two ids
+		{"tie", "", "name \"tie\" is ambiguous"},     // same name, same time
+		{"nope", "", "unknown campaign \"nope\"; campaigns: q-fig3 (aaaa2222"},
+		{"", "", "no campaign"},
+	} {
+		got, err := Resolve(tc.arg, cands)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("Resolve(%q) = %q, %v; want error containing %q", tc.arg, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("Resolve(%q) = %q, %v; want %q", tc.arg, got, err, tc.want)
+		}
+	}
+	if _, err := Resolve("x", nil); err == nil || !strings.Contains(err.Error(), "no campaigns") {
+		t.Errorf("empty store: %v", err)
+	}
+}
+
+// TestList: campaigns are listed with their manifest's name, time, task
+// count and state, and their entries counted; one without a manifest
+// takes its name from the spec.
+func TestList(t *testing.T) {
+	ctx := context.Background()
+	st, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(k, v string) {
+		if err := st.Put(ctx, k, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(storage.CampaignSpecKey("c1"), "name: first\n")
+	put(storage.ManifestKey("c1"), `{"campaign":"c1","name":"first","state":"done","created":"2026-11-01T00:00:00Z","tasks":3}`)
+	put(storage.ResultKey("c1", "t1"), `{"ref":"00aa"}`)
+	put(storage.ResultKey("c1", "t2"), `{"ref":"00bb"}`)
+	put(storage.CampaignSpecKey("c2"), "name: second\n")
+	put(storage.StoredResultKey("00aa"), "{}") // not a campaign
+	es, err := List(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 2 {
+		t.Fatalf("entries %+v", es)
+	}
+	e := es[0]
+	if e.ID != "c1" || e.Name != "first" || e.Tasks != 3 || e.Finished != 2 || e.State != "done" {
+		t.Errorf("c1: %+v", e)
+	}
+	if es[1].ID != "c2" || es[1].Name != "second" || es[1].Created.IsZero() {
+		t.Errorf("c2: %+v", es[1])
+	}
+	if id, err := ResolveIn(ctx, st, "second"); err != nil || id != "c2" {
+		t.Errorf("ResolveIn(second) = %q, %v", id, err)
+	}
+}
