@@ -413,6 +413,7 @@ func (r *PluginRunner) Run(ctx context.Context, t *sweep.Task, progress func(don
 	return &Outcome{Result: out.Result, Provenance: Provenance{
 		Runner: RunnerPlugin, Plugin: out.Plugin.Name, PluginVersion: out.Plugin.Version,
 		PluginSHA256: out.Plugin.SHA256, Engine: out.Plugin.Engine, CPU: out.PluginCPU,
+		Builtin: len(b.Args) > 0 && b.Args[0] == registry.ServeSubcommand,
 	}}, nil
 }
 

@@ -40,6 +40,9 @@ type Provenance struct {
 	PluginVersion string
 	PluginSHA256  string // sha256 of the executable that ran the policy, when known
 	Engine        string // sim.Version the policy linked
+	// Builtin: a built-in family served by msjfarm itself through the
+	// plugin boundary (record.Provenance.Builtin).
+	Builtin bool
 	// CPU is the CPU time of the replication (0 if unknown): the thread
 	// CPU time of an in-process run, excluding the farm's own work.
 	CPU time.Duration
@@ -114,7 +117,7 @@ func (InProcess) Run(ctx context.Context, t *sweep.Task, progress func(done, tot
 // recordProvenance is the record.Provenance of an outcome.
 func recordProvenance(p Provenance, host, worker string, attempt int, started time.Time, wall time.Duration) record.Provenance {
 	return record.Provenance{
-		Runner: p.Runner, Plugin: p.Plugin, PluginVersion: p.PluginVersion, PluginSHA256: p.PluginSHA256,
+		Runner: p.Runner, Plugin: p.Plugin, PluginVersion: p.PluginVersion, PluginSHA256: p.PluginSHA256, Builtin: p.Builtin,
 		Engine: p.Engine, MsjfarmVersion: sim.Version, Host: host, Worker: worker, Attempt: attempt,
 		Started: started.UTC(), WallSeconds: record.Seconds(wall), CPUSeconds: record.Seconds(max(p.CPU, 0)),
 	}

@@ -210,9 +210,26 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 		}
 		for id, r := range recs {
 			fam := map[string]string{"fcfs": "fcfs", "msf": "msf", "msfq": "quickswap"}[r.Task.Policy]
-			if r.Provenance["runner"] != "plugin" || r.Provenance["plugin"] != fam || !bytes.Equal(r.Result, inproc[id].Result) {
+			if r.Provenance["runner"] != "plugin" || r.Provenance["plugin"] != fam || r.Provenance["builtin"] != "true" ||
+				!bytes.Equal(r.Result, inproc[id].Result) {
 				t.Fatalf("-runner %s without binaries: task %s provenance %v", mode, id, r.Provenance)
 			}
+		}
+	}
+	// msjfarm serving its own built-in families runs the built-in code, so
+	// its results are filed as built-in ones: a renamed copy of the sweep
+	// run in-process (or again through msjfarm itself) reuses all 12.
+	for _, runner := range []string{"inprocess", "auto"} {
+		renamed := filepath.Join(dir, "self-renamed-"+runner+".yaml")
+		spec := strings.Replace(runnerTestSweep, "name: runner-cmd", "name: runner-cmd-self-"+runner, 1)
+		if err := os.WriteFile(renamed, []byte(spec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := captured(t, func() int {
+			return runRun([]string{"-workers", "2", "-q", "-runner", runner, "-storage", filepath.Join(dir, "self-auto"), renamed})
+		})
+		if want := "(12 reused from other campaigns), 0 to run"; code != 0 || !strings.Contains(errs, want) {
+			t.Fatalf("self-served results, then -runner %s: exit %d, want %q in\n%s", runner, code, want, errs)
 		}
 	}
 }

@@ -51,6 +51,10 @@ type Provenance struct {
 	Plugin        string `json:"plugin,omitempty"`
 	PluginVersion string `json:"plugin_version,omitempty"`
 	PluginSHA256  string `json:"plugin_sha256,omitempty"`
+	// Builtin marks a plugin run of a built-in family served by msjfarm
+	// itself (its hidden serve subcommand): the same policy code as an
+	// in-process run, so the result is filed as a built-in one.
+	Builtin bool `json:"builtin,omitempty,string"`
 	// Engine is the sim.Version the policy linked.
 	Engine string `json:"engine,omitempty"`
 	// MsjfarmVersion is the sim.Version of the worker that stored it.

@@ -61,6 +61,9 @@ func ImplOf(p Provenance) (Impl, bool) {
 	switch {
 	case p.Engine == "":
 		return Impl{}, false
+	case p.Runner == "plugin" && p.Builtin:
+		// msjfarm serving its own built-in family: the built-in code.
+		return Impl{Engine: p.Engine, Policy: "builtin"}, true
 	case p.Runner == "plugin" && p.PluginSHA256 != "":
 		return Plugin(p.Engine, p.PluginSHA256), true
 	case p.Runner == "in-process":
