@@ -41,10 +41,11 @@ func logger(verbose bool) func(string, ...any) {
 	return l.Printf
 }
 
-// validateSweep loads and expands a sweep with the built-in catalogue,
+// validateSweep loads and expands a sweep, under its profile named
+// profile ("" means $MSJFARM_PROFILE, if set), with the built-in catalogue,
 // printing warnings; nothing is written.
-func validateSweep(path string) (*sweep.File, *sweep.Campaign, error) {
-	f, err := sweep.Load(path)
+func validateSweep(path, profile string) (*sweep.File, *sweep.Campaign, error) {
+	f, err := sweep.LoadProfile(path, profile)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -57,6 +58,9 @@ func validateSweep(path string) (*sweep.File, *sweep.Campaign, error) {
 	}
 	return f, c, nil
 }
+
+// profileUsage documents -profile of run and submit.
+const profileUsage = "overlay the sweep file's profile of this name, e.g. paper (env MSJFARM_PROFILE; docs/sweep.md)"
 
 func runCoordinator(args []string) int {
 	ff := newFarmFlags("coordinator", true, "./msjfarm-data")
@@ -174,13 +178,14 @@ func runSubmit(args []string) int {
 	wait := ff.fs.Bool("wait", false, "show progress until the campaign is done")
 	pin := ff.fs.Bool("pin-plugins", false, "pin the plugin binary of every policy (found on -plugin-path / $"+pluginhost.EnvPath+") in -storage before submitting, so that workers (-runner plugin or auto) fetch and run exactly these")
 	pluginPath := ff.fs.String("plugin-path", "", "with -pin-plugins: colon-separated plugin directories searched first")
+	profile := ff.fs.String("profile", "", profileUsage)
 	if err := ff.parse(args); err != nil {
 		return 2
 	}
 	if ff.fs.NArg() != 1 {
 		return fail("submit: want one sweep file")
 	}
-	f, camp, err := validateSweep(ff.fs.Arg(0))
+	f, camp, err := validateSweep(ff.fs.Arg(0), *profile)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
 		return 2

@@ -29,6 +29,7 @@ func runRun(args []string) int {
 	quiet := ff.fs.Bool("q", false, "no progress line")
 	cpuProfile := ff.fs.String("cpuprofile", "", "write a CPU profile of the whole run (coordinator, workers, NATS) to this file")
 	rf := addRunnerFlags(ff.fs)
+	profile := ff.fs.String("profile", "", profileUsage)
 	if err := ff.parse(args); err != nil {
 		return 2
 	}
@@ -39,7 +40,7 @@ func runRun(args []string) int {
 		return fail("run: -workers must be >= 1")
 	}
 	// Validate before anything is created.
-	f, camp, err := validateSweep(ff.fs.Arg(0))
+	f, camp, err := validateSweep(ff.fs.Arg(0), *profile)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
 		return 2

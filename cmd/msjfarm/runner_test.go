@@ -145,7 +145,7 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 	}
 
 	// submit -pin-plugins: the submitting machine pins the same binaries.
-	_, camp, err := validateSweep(sw)
+	_, camp, err := validateSweep(sw, "")
 	if err != nil {
 		t.Fatal(err)
 	}
