@@ -17,6 +17,8 @@
 //	run: {arrivals: 1e7, warmup: 1e5, deadline: 2h}
 //	# optional sequential mode: replications is then the initial number
 //	precision: {metric: mean_response, rel_half_width: 0.05, max_replications: 200, batch: 10}
+//	# optional named overlays, one selected by --profile or MSJFARM_PROFILE (see Profile)
+//	profiles: {paper: {replications: 30, run: {arrivals: 1e7}}}
 //
 // Axis names: arrival_rate, load, servers, and class fields written
 // class[<i>].share, class[<i>].need or class[<i>].service.<field> (e.g.
