@@ -290,6 +290,17 @@ func rawProfile(t *testing.T, path string) (file, profile map[string]any) {
 	return file, profile
 }
 
+// parseProfile reads an example under the given profile, "" meaning none
+// whatever MSJFARM_PROFILE says (sweep.Load would apply it).
+func parseProfile(t *testing.T, path, profile string) (*sweep.File, error) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sweep.ParseProfile(data, "yaml", profile)
+}
+
 func jsonMap(t *testing.T, v any) map[string]any {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -314,11 +325,11 @@ func TestPaperProfiles(t *testing.T) {
 			if named == nil {
 				t.Fatal("no profile paper")
 			}
-			def, err := sweep.LoadProfile(path, "")
+			def, err := parseProfile(t, path, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			paper, err := sweep.LoadProfile(path, "paper")
+			paper, err := parseProfile(t, path, "paper")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -388,7 +399,7 @@ func TestProfilesKeepIDs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s without profiles: %v", path, err)
 		}
-		with, err := sweep.LoadProfile(path, "")
+		with, err := parseProfile(t, path, "")
 		if err != nil {
 			t.Fatal(err)
 		}
