@@ -5,17 +5,21 @@
 package examples
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
@@ -179,7 +183,8 @@ func runTask(task *sweep.Task) (*sim.Result, error) {
 var errNoResult = errors.New("no result")
 
 // TestHeaders checks each example documents itself: a comment header naming
-// the paper figure, and the paper-size override through the environment.
+// the paper figure, and the command for the paper's size (its profile
+// paper, checked by TestPaperProfiles).
 func TestHeaders(t *testing.T) {
 	fig := regexp.MustCompile(`^# .*(paper|Fig)`)
 	for _, path := range exampleFiles(t) {
@@ -191,7 +196,7 @@ func TestHeaders(t *testing.T) {
 		if !fig.MatchString(s) || !strings.Contains(s, "Fig. ") {
 			t.Errorf("%s: the header should start by naming the paper and figure", path)
 		}
-		for _, want := range []string{"MSJFARM_REPLICATIONS=", "MSJFARM_RUN_ARRIVALS=", "go run ./cmd/msjfarm run examples/" + path, "What it shows", "Read:"} {
+		for _, want := range []string{"go run ./cmd/msjfarm run --profile paper examples/" + path, "# Paper size (--profile paper", "What it shows", "Read:"} {
 			if !strings.Contains(s, want) {
 				t.Errorf("%s: header lacks %q", path, want)
 			}
@@ -265,6 +270,149 @@ func TestHalfinWhittPoints(t *testing.T) {
 		}
 		if len(seen) != 4 {
 			t.Errorf("%s: %d server counts, want 4", path, len(seen))
+		}
+	}
+}
+
+// rawProfile is the paper profile of an example as written: which keys
+// (and which run, axes and precision keys) it names.
+func rawProfile(t *testing.T, path string) (file, profile map[string]any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &file); err != nil {
+		t.Fatal(err)
+	}
+	profiles, _ := file["profiles"].(map[string]any)
+	profile, _ = profiles["paper"].(map[string]any)
+	return file, profile
+}
+
+// parseProfile reads an example under the given profile, "" meaning none
+// whatever MSJFARM_PROFILE says (sweep.Load would apply it).
+func parseProfile(t *testing.T, path, profile string) (*sweep.File, error) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sweep.ParseProfile(data, "yaml", profile)
+}
+
+func jsonMap(t *testing.T, v any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestPaperProfiles: every example has a profile paper; it expands, and it
+// changes exactly the keys it names (key by key inside run, axes and
+// precision), each to the profile's value, and nothing else; it enlarges
+// the run (more replications, no fewer arrivals).
+func TestPaperProfiles(t *testing.T) {
+	for _, path := range exampleFiles(t) {
+		t.Run(strings.TrimSuffix(path, ".yaml"), func(t *testing.T) {
+			_, named := rawProfile(t, path)
+			if named == nil {
+				t.Fatal("no profile paper")
+			}
+			def, err := parseProfile(t, path, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			paper, err := parseProfile(t, path, "paper")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sweep.Expand(paper, builtin.Catalog{}); err != nil {
+				t.Fatalf("under the paper profile: %v", err)
+			}
+			if paper.Replications <= def.Replications || paper.Run.Arrivals < def.Run.Arrivals {
+				t.Errorf("paper size %d × %d arrivals is not above the default %d × %d",
+					paper.Replications, paper.Run.Arrivals, def.Replications, def.Run.Arrivals)
+			}
+			j0, j1, jp := jsonMap(t, def), jsonMap(t, paper), jsonMap(t, paper.Profiles["paper"])
+			keys := map[string]bool{}
+			for k := range j0 {
+				keys[k] = true
+			}
+			for k := range j1 {
+				keys[k] = true
+			}
+			for k := range keys {
+				sub, isMap := named[k].(map[string]any)
+				if !isMap || (k != "run" && k != "axes" && k != "precision") {
+					want := j0[k]
+					if _, ok := named[k]; ok {
+						want = jp[k]
+					}
+					if !reflect.DeepEqual(j1[k], want) {
+						t.Errorf("%s = %v under the profile, want %v", k, j1[k], want)
+					}
+					continue
+				}
+				m0, _ := j0[k].(map[string]any)
+				m1, _ := j1[k].(map[string]any)
+				mp, _ := jp[k].(map[string]any)
+				inner := map[string]bool{}
+				for s := range m0 {
+					inner[s] = true
+				}
+				for s := range m1 {
+					inner[s] = true
+				}
+				for s := range inner {
+					want := m0[s]
+					if _, ok := sub[s]; ok {
+						want = mp[s]
+					}
+					if !reflect.DeepEqual(m1[s], want) {
+						t.Errorf("%s.%s = %v under the profile, want %v", k, s, m1[s], want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestProfilesKeepIDs: an example's campaign id without a selected profile
+// is that of the same file with its profiles block removed, so adding
+// profiles to the examples changed no stored campaign's id.
+func TestProfilesKeepIDs(t *testing.T) {
+	for _, path := range exampleFiles(t) {
+		file, _ := rawProfile(t, path)
+		delete(file, "profiles")
+		stripped, err := yaml.Marshal(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := sweep.Parse(stripped, "yaml")
+		if err != nil {
+			t.Fatalf("%s without profiles: %v", path, err)
+		}
+		with, err := parseProfile(t, path, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := sweep.Expand(plain, builtin.Catalog{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := sweep.Expand(with, builtin.Catalog{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.ID != b.ID {
+			t.Errorf("%s: id %s with the profiles block, %s without", path, b.ID, a.ID)
 		}
 	}
 }

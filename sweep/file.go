@@ -17,6 +17,8 @@
 //	run: {arrivals: 1e7, warmup: 1e5, deadline: 2h}
 //	# optional sequential mode: replications is then the initial number
 //	precision: {metric: mean_response, rel_half_width: 0.05, max_replications: 200, batch: 10}
+//	# optional named overlays, one selected by --profile or MSJFARM_PROFILE (see Profile)
+//	profiles: {paper: {replications: 30, run: {arrivals: 1e7}}}
 //
 // Axis names: arrival_rate, load, servers, and class fields written
 // class[<i>].share, class[<i>].need or class[<i>].service.<field> (e.g.
@@ -66,6 +68,11 @@ type File struct {
 	// interval is narrow enough (see Precision). Omitted from the JSON
 	// when unset, so campaign ids of sweeps without it are unchanged.
 	Precision *Precision `mapstructure:"precision" json:"precision,omitempty"`
+	// Profiles are named overlays (see Profile) that a run selects with
+	// --profile or MSJFARM_PROFILE. Never part of the JSON, hence of the
+	// campaign id: the id is that of the file as overlaid, so adding a
+	// profiles block leaves the ids of unselected runs unchanged.
+	Profiles map[string]Profile `mapstructure:"profiles" json:"-"`
 }
 
 // TraceSpec replays an SWF file (B §6.2).
@@ -98,8 +105,17 @@ var envKeys = []string{"name", "description", "seed", "workload", "servers", "re
 
 // Load reads a sweep file; the format follows the extension (.yaml, .yml,
 // .toml, .json). Unknown keys, wrong types and bare-number durations are
-// errors naming the key.
-func Load(path string) (*File, error) {
+// errors naming the key. The profile named by MSJFARM_PROFILE, if set, is
+// overlaid (see LoadProfile).
+func Load(path string) (*File, error) { return LoadProfile(path, "") }
+
+// LoadProfile reads a sweep file like Load and overlays its profile named
+// profile; an empty name means the one MSJFARM_PROFILE names, if any, so the
+// environment works wherever no --profile flag is given.
+func LoadProfile(path, profile string) (*File, error) {
+	if profile == "" {
+		profile = os.Getenv(ProfileEnv)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -108,7 +124,7 @@ func Load(path string) (*File, error) {
 	if ext == "yml" {
 		ext = "yaml"
 	}
-	f, err := Parse(data, ext)
+	f, err := ParseProfile(data, ext, profile)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -118,8 +134,14 @@ func Load(path string) (*File, error) {
 	return f, nil
 }
 
-// Parse reads a sweep file's content in the given format (yaml, toml, json).
-func Parse(data []byte, format string) (*File, error) {
+// Parse reads a sweep file's content in the given format (yaml, toml, json)
+// with no profile selected: it reads stored campaign specs too, which must
+// not change with the environment's MSJFARM_PROFILE.
+func Parse(data []byte, format string) (*File, error) { return ParseProfile(data, format, "") }
+
+// ParseProfile reads a sweep file's content like Parse and, if profile is
+// not empty, overlays that profile (see Profile).
+func ParseProfile(data []byte, format, profile string) (*File, error) {
 	switch format {
 	case "yaml", "toml", "json":
 	default:
@@ -138,11 +160,36 @@ func Parse(data []byte, format string) (*File, error) {
 			return nil, err
 		}
 	}
+	// The first decoding checks the whole file, every profile included,
+	// so that the overlay below only ever merges well-typed values.
+	f, err := decodeFile(v)
+	if err != nil || profile == "" {
+		return f, err
+	}
+	if err := overlayProfile(v, f, profile); err != nil {
+		return nil, err
+	}
+	return decodeFile(v)
+}
+
+func decodeFile(v *viper.Viper) (*File, error) {
 	var f File
 	err := v.UnmarshalExact(&f, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
 		strictDuration, mapstructure.StringToTimeDurationHookFunc(), numberFromString, wholeFromFloat)))
 	if err != nil {
 		return nil, fmt.Errorf("sweep file: %w", err)
+	}
+	// The decoder drops empty maps: an empty profile ("quick: {}", the
+	// file as written) must still be selectable.
+	if raw, ok := v.Get("profiles").(map[string]any); ok {
+		for name := range raw {
+			if _, ok := f.Profiles[name]; !ok {
+				if f.Profiles == nil {
+					f.Profiles = map[string]Profile{}
+				}
+				f.Profiles[name] = Profile{}
+			}
+		}
 	}
 	return &f, nil
 }

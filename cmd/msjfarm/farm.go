@@ -35,11 +35,12 @@ func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
-// validateSweep loads and expands a sweep, checking every policy and its
+// validateSweep loads and expands a sweep under its profile named profile
+// ("" means $MSJFARM_PROFILE, if set), checking every policy and its
 // parameters against cat (the policy registry: built-ins and plugins),
 // printing warnings; nothing is written.
-func validateSweep(path string, cat sweep.Catalog) (*sweep.File, *sweep.Campaign, error) {
-	f, err := sweep.Load(path)
+func validateSweep(path string, cat sweep.Catalog, profile string) (*sweep.File, *sweep.Campaign, error) {
+	f, err := sweep.LoadProfile(path, profile)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -52,6 +53,9 @@ func validateSweep(path string, cat sweep.Catalog) (*sweep.File, *sweep.Campaign
 	}
 	return f, c, nil
 }
+
+// profileUsage documents -profile of run and submit.
+const profileUsage = "overlay the sweep file's profile of this name, e.g. paper (env MSJFARM_PROFILE; docs/sweep.md)"
 
 func runCoordinator(args []string) int {
 	ff := newFarmFlags("coordinator", true, "./msjfarm-data")
@@ -227,6 +231,7 @@ func runSubmit(args []string) int {
 	pluginPath := ff.fs.String("plugin-path", "", "colon-separated plugin directories searched first for the sweep's policies")
 	dry := ff.fs.Bool("dry-run", false, "print the plan (points, tasks, already in -storage, to run, estimated CPU and wall time on -workers) and submit nothing")
 	dryWorkers := ff.fs.Int("workers", runtime.NumCPU(), "with -dry-run: the farm's replication slots the wall time is estimated for")
+	profile := ff.fs.String("profile", "", profileUsage)
 	if err := ff.parse(args); err != nil {
 		return 2
 	}
@@ -239,7 +244,7 @@ func runSubmit(args []string) int {
 	defer h.Close()
 	reg := registry.New(ctx, registry.Options{Dirs: pluginhost.SearchPath(*pluginPath, nil), Host: h})
 	warn("submit", reg.Warnings())
-	f, camp, err := validateSweep(ff.fs.Arg(0), reg)
+	f, camp, err := validateSweep(ff.fs.Arg(0), reg, *profile)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
 		return 2

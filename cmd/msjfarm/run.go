@@ -34,6 +34,7 @@ func runRun(args []string) int {
 	rf := addRunnerFlags(ff.fs)
 	mf := addMonitorFlags(ff.fs, "http", "serve the live campaign page, /metrics, /healthz and /readyz on this address (e.g. 127.0.0.1:8080)")
 	linger := ff.fs.Duration("http-linger", 0, "with -http: keep serving the page this long after the campaign finished (Ctrl-C ends it)")
+	profile := ff.fs.String("profile", "", profileUsage)
 	// Flags may follow the sweep file: msjfarm run sweep.yaml -http :8080.
 	if err := ff.parse(interspersed(ff.fs, args)); err != nil {
 		return 2
@@ -57,7 +58,7 @@ func runRun(args []string) int {
 	// the search path) before anything is created.
 	cfg := rf.config(*n, logf(slogger, *verbose))
 	pr := cfg.Prepare(ctx)
-	f, camp, err := validateSweep(pos[0], pr.Registry)
+	f, camp, err := validateSweep(pos[0], pr.Registry, *profile)
 	if err != nil {
 		pr.Close()
 		warn("run", pr.Registry.Warnings())

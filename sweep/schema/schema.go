@@ -72,6 +72,12 @@ var descriptions = map[string]string{
 	"Precision.RelHalfWidth":    "Target relative half-width of the 95% CI (0.05 = ±5%).",
 	"Precision.MaxReplications": "Cap on the replications of a point (>= replications).",
 	"Precision.Batch":           "Replications added per round (default 10).",
+	"File.Profiles":             "Named overlays, one selected with --profile NAME or MSJFARM_PROFILE=NAME (docs/sweep.md, Profiles); never part of the campaign id.",
+	"Profile":                   "Values laid over the file when the profile is selected: replications, run keys (merged key by key), axes (a named axis's values replaced), precision (merged key by key).",
+	"Profile.Replications":      "Replications per point under this profile.",
+	"Profile.Run":               "Run keys to replace; keys not named keep the file's values.",
+	"Profile.Axes":              "Axes whose values this profile replaces (or adds); axes not named keep the file's values.",
+	"Profile.Precision":         "Precision keys to set, merged into the file's precision block.",
 }
 
 // scalar is an axis value or a policy parameter value.
@@ -128,6 +134,28 @@ func Reflect() *jsonschema.Schema {
 		p.Items.OneOf[1].Properties.Set("name", &jsonschema.Schema{Type: "string"})
 	})
 	set("replications", func(p *jsonschema.Schema) { p.Minimum = "1" })
+	// Profiles are not in the JSON encoding (json:"-", so they never enter
+	// the campaign id) and hence not reflected with File: add them here.
+	prof := r.Reflect(&sweep.Profile{})
+	for name, d := range prof.Definitions {
+		if _, ok := s.Definitions[name]; !ok {
+			s.Definitions[name] = d
+		}
+	}
+	pp := s.Definitions["Profile"]
+	pp.Properties.Set("axes", &jsonschema.Schema{Type: "object", Description: descriptions["Profile.Axes"],
+		AdditionalProperties: &jsonschema.Schema{Type: "array", Items: scalar(), MinItems: ptr(1)}})
+	if r, ok := pp.Properties.Get("replications"); ok {
+		r.Minimum = "1"
+	}
+	// A profile's precision is merged key by key into the file's, so none
+	// of its keys is required on its own.
+	partial := *s.Definitions["Precision"]
+	partial.Required = nil
+	partial.Description = descriptions["Profile.Precision"]
+	pp.Properties.Set("precision", &partial)
+	props.Set("profiles", &jsonschema.Schema{Type: "object", Description: descriptions["File.Profiles"],
+		AdditionalProperties: &jsonschema.Schema{Ref: "#/$defs/Profile"}})
 	set("servers", func(p *jsonschema.Schema) { p.Minimum = "1" })
 	s.Definitions["ClassSpec"].Required = []string{"need", "share", "service"}
 	s.Definitions["Spec"].Required = []string{"dist"}

@@ -87,8 +87,9 @@ func instance(t *testing.T, yml []byte) any {
 }
 
 // TestExamplesValidate validates every examples/*.yaml against the
-// committed schema; each example also expands (so the schema accepts files
-// the reader accepts, not only files of the right shape).
+// committed schema (profiles blocks included); each example also expands,
+// as written and under every profile (so the schema accepts files the
+// reader accepts, not only files of the right shape).
 func TestExamplesValidate(t *testing.T) {
 	s := compile(t)
 	files, err := filepath.Glob("../../examples/*.yaml")
@@ -99,12 +100,19 @@ func TestExamplesValidate(t *testing.T) {
 		if err := s.Validate(instance(t, mustRead(t, f))); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
-		sf, err := sweep.Load(f)
-		if err == nil {
-			_, err = sweep.Expand(sf, builtin.Catalog{})
-		}
+		sf, err := sweep.LoadProfile(f, "")
 		if err != nil {
-			t.Errorf("%s does not expand: %v", f, err)
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		for _, p := range append([]string{""}, sf.ProfileNames()...) {
+			pf, err := sweep.LoadProfile(f, p)
+			if err == nil {
+				_, err = sweep.Expand(pf, builtin.Catalog{})
+			}
+			if err != nil {
+				t.Errorf("%s (profile %q) does not expand: %v", f, p, err)
+			}
 		}
 	}
 }
@@ -132,6 +140,13 @@ func TestSchemaRejects(t *testing.T) {
 		{"precision: {metric: mean_response}\n", false},         // incomplete
 		{"classes: [{need: 1, share: 1}]\nservers: 4\n", false}, // no service
 		{"trace: {time_scale: 2}\n", false},                     // no file
+		{"profiles: {paper: {replications: 30, run: {arrivals: 1e7, deadline: 4h}, axes: {arrival_rate: [1, 2]}}, quick: {}}\n", true},
+		{"profiles: {paper: {precision: {rel_half_width: 0.02}}}\n", true}, // merged into the file's block
+		{"profiles: {paper: {seed: 2}}\n", false},                          // a profile does not change what is simulated
+		{"profiles: {paper: {run: {arrival: 10}}}\n", false},               // misspelt key
+		{"profiles: {paper: {run: {deadline: 30}}}\n", false},              // bare-number duration
+		{"profiles: {paper: {replications: 0}}\n", false},
+		{"profiles: {paper: {axes: {arrival_rate: 3}}}\n", false}, // not a list
 	} {
 		err := s.Validate(instance(t, []byte(base+c.extra)))
 		if (err == nil) != c.ok {
