@@ -91,7 +91,7 @@ func TestComposeFile(t *testing.T) {
 	}
 }
 
-var flagRE = regexp.MustCompile(`(?m)^\s+-([a-z0-9-]+)`)
+var flagRE = regexp.MustCompile(`(?m)^\s+(?:-[a-z], )?--?([a-z0-9-]+)`)
 
 // checkArgs checks that args (`msjfarm` command and flags) are valid and
 // that every MSJFARM_* variable of env names a flag of that command

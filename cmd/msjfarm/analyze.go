@@ -1,13 +1,13 @@
 package main
 
 import (
+	"github.com/spf13/pflag"
+
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -18,28 +18,12 @@ import (
 // runAnalyze evaluates analytical models; today only "msfq", the mean
 // response time approximation of MSFQ on the one-or-all system (Quickswap
 // §5, package analysis).
-func runAnalyze(args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintln(os.Stderr, "usage: msjfarm analyze msfq [flags]   (msjfarm analyze msfq -h for the flags)")
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
-	}
-	switch args[0] {
-	case "msfq":
-		return analyzeMSFQ(args[1:], os.Stdout)
-	default:
-		return fail("analyze: unknown model %q (known: msfq)", args[0])
-	}
-}
 
 // analyzeMSFQ prints the Quickswap §5 approximation for one rate (-rate)
 // or a table over several (-rates). A -rate beyond the stability bound is
 // an error; in a -rates table such rows are marked unstable instead, since
 // a sweep reaching the bound is legitimate.
-func analyzeMSFQ(args []string, out io.Writer) int {
-	fs := flag.NewFlagSet("analyze msfq", flag.ContinueOnError)
+func defMSFQ(fs *pflag.FlagSet, out io.Writer) func([]string) int {
 	k := fs.Int("k", 32, "number of servers k (>= 2); heavy jobs need all k")
 	ell := fs.Int("threshold", -1, "MSFQ threshold ℓ in [0, k−1]; −1 means k−1 (0 is MSF)")
 	rate := fs.Float64("rate", 0, "total arrival rate λ (exclusive with -rates)")
@@ -48,96 +32,92 @@ func analyzeMSFQ(args []string, out io.Writer) int {
 	mu1 := fs.Float64("mu1", 1, "service rate μ1 of light jobs (> 0)")
 	muk := fs.Float64("muk", 1, "service rate μk of heavy jobs (> 0)")
 	asJSON := fs.Bool("json", false, "print JSON (one object per rate, one per line)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+	return func(args []string) int {
+		if fs.NArg() > 0 {
+			return fail("analyze msfq: unexpected argument %q", fs.Arg(0))
+		}
+		set := map[string]bool{}
+		fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
+		switch {
+		case *k < 2:
+			return fail("analyze msfq: -k %d: need k >= 2", *k)
+		case *ell < -1 || *ell >= *k:
+			return fail("analyze msfq: -threshold %d: need 0 <= ℓ <= k−1 = %d (or −1 for k−1)", *ell, *k-1)
+		case !(*p1 > 0 && *p1 < 1):
+			return fail("analyze msfq: -p1 %v: need 0 < p1 < 1", *p1)
+		case !(*mu1 > 0) || math.IsInf(*mu1, 0):
+			return fail("analyze msfq: -mu1 %v: need a finite μ1 > 0", *mu1)
+		case !(*muk > 0) || math.IsInf(*muk, 0):
+			return fail("analyze msfq: -muk %v: need a finite μk > 0", *muk)
+		case set["rate"] == set["rates"]:
+			return fail("analyze msfq: give exactly one of -rate and -rates")
+		}
+		l := *ell
+		if l < 0 {
+			l = *k - 1
+		}
+		if set["rate"] {
+			if !(*rate > 0) || math.IsInf(*rate, 0) {
+				return fail("analyze msfq: -rate %v: need a finite λ > 0", *rate)
+			}
+			r, err := approx.MSFQ(*k, l, *rate, *p1, *mu1, *muk)
+			if err != nil {
+				return fail("analyze msfq: -rate %v: %v", *rate, err)
+			}
+			if *asJSON {
+				return analyzeJSON(out, r)
+			}
+			analyzePrintMSFQ(out, r)
 			return 0
 		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		return fail("analyze msfq: unexpected argument %q", fs.Arg(0))
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	switch {
-	case *k < 2:
-		return fail("analyze msfq: -k %d: need k >= 2", *k)
-	case *ell < -1 || *ell >= *k:
-		return fail("analyze msfq: -threshold %d: need 0 <= ℓ <= k−1 = %d (or −1 for k−1)", *ell, *k-1)
-	case !(*p1 > 0 && *p1 < 1):
-		return fail("analyze msfq: -p1 %v: need 0 < p1 < 1", *p1)
-	case !(*mu1 > 0) || math.IsInf(*mu1, 0):
-		return fail("analyze msfq: -mu1 %v: need a finite μ1 > 0", *mu1)
-	case !(*muk > 0) || math.IsInf(*muk, 0):
-		return fail("analyze msfq: -muk %v: need a finite μk > 0", *muk)
-	case set["rate"] == set["rates"]:
-		return fail("analyze msfq: give exactly one of -rate and -rates")
-	}
-	l := *ell
-	if l < 0 {
-		l = *k - 1
-	}
-	if set["rate"] {
-		if !(*rate > 0) || math.IsInf(*rate, 0) {
-			return fail("analyze msfq: -rate %v: need a finite λ > 0", *rate)
+		var lams []float64
+		for _, f := range strings.Split(*rates, ",") {
+			x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || !(x > 0) || math.IsInf(x, 0) {
+				return fail("analyze msfq: -rates: %q is not a finite rate > 0", strings.TrimSpace(f))
+			}
+			lams = append(lams, x)
 		}
-		r, err := approx.MSFQ(*k, l, *rate, *p1, *mu1, *muk)
-		if err != nil {
-			return fail("analyze msfq: -rate %v: %v", *rate, err)
+		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+		if !*asJSON {
+			fmt.Fprintf(out, "MSFQ approximation (Quickswap §5): k=%d ℓ=%d p1=%v μ1=%v μk=%v, stable for λ < %.6g\n",
+				*k, l, *p1, *mu1, *muk, 1/(*p1/(float64(*k)**mu1) + (1-*p1) / *muk))
+			fmt.Fprintln(tw, "λ\tload\tE[T]\tE[T^w]\tE[T light]\tE[T heavy]\tE[H1]\tE[H2]\tE[H3]\tE[H4]\t§5.2\t")
 		}
-		if *asJSON {
-			return analyzeJSON(out, r)
-		}
-		analyzePrintMSFQ(out, r)
-		return 0
-	}
-	var lams []float64
-	for _, f := range strings.Split(*rates, ",") {
-		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil || !(x > 0) || math.IsInf(x, 0) {
-			return fail("analyze msfq: -rates: %q is not a finite rate > 0", strings.TrimSpace(f))
-		}
-		lams = append(lams, x)
-	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	if !*asJSON {
-		fmt.Fprintf(out, "MSFQ approximation (Quickswap §5): k=%d ℓ=%d p1=%v μ1=%v μk=%v, stable for λ < %.6g\n",
-			*k, l, *p1, *mu1, *muk, 1/(*p1/(float64(*k)**mu1) + (1-*p1) / *muk))
-		fmt.Fprintln(tw, "λ\tload\tE[T]\tE[T^w]\tE[T light]\tE[T heavy]\tE[H1]\tE[H2]\tE[H3]\tE[H4]\t§5.2\t")
-	}
-	for _, lam := range lams {
-		r, err := approx.MSFQ(*k, l, lam, *p1, *mu1, *muk)
-		if *asJSON {
-			if err != nil {
-				if !errors.Is(err, approx.ErrUnstable) {
-					return fail("analyze msfq: -rates %v: %v", lam, err)
+		for _, lam := range lams {
+			r, err := approx.MSFQ(*k, l, lam, *p1, *mu1, *muk)
+			if *asJSON {
+				if err != nil {
+					if !errors.Is(err, approx.ErrUnstable) {
+						return fail("analyze msfq: -rates %v: %v", lam, err)
+					}
+					if code := analyzeJSON(out, map[string]any{"lambda": lam, "load": r.Load, "error": err.Error()}); code != 0 {
+						return code
+					}
+					continue
 				}
-				if code := analyzeJSON(out, map[string]any{"lambda": lam, "load": r.Load, "error": err.Error()}); code != 0 {
+				if code := analyzeJSON(out, r); code != 0 {
 					return code
 				}
 				continue
 			}
-			if code := analyzeJSON(out, r); code != 0 {
-				return code
+			if err != nil {
+				if !errors.Is(err, approx.ErrUnstable) {
+					return fail("analyze msfq: -rates %v: %v", lam, err)
+				}
+				fmt.Fprintf(tw, "%g\t%.4f\tunstable\t\t\t\t\t\t\t\t\t\n", lam, r.Load)
+				continue
 			}
-			continue
+			fmt.Fprintf(tw, "%g\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%s\t\n", lam, r.Load,
+				r.Overall, r.Weighted, r.Light, r.Heavy,
+				r.Phases[0].Mean, r.Phases[1].Mean, r.Phases[2].Mean, r.Phases[3].Mean, analyzeConsistency(r))
 		}
-		if err != nil {
-			if !errors.Is(err, approx.ErrUnstable) {
-				return fail("analyze msfq: -rates %v: %v", lam, err)
-			}
-			fmt.Fprintf(tw, "%g\t%.4f\tunstable\t\t\t\t\t\t\t\t\t\n", lam, r.Load)
-			continue
+		if !*asJSON {
+			tw.Flush()
+			fmt.Fprintln(out, "§5.2 \"no\": E[N1H] < 1 or E[N2L] < k, so the approximation's no-skipped-phase assumption fails (light load): values are unreliable.")
 		}
-		fmt.Fprintf(tw, "%g\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%s\t\n", lam, r.Load,
-			r.Overall, r.Weighted, r.Light, r.Heavy,
-			r.Phases[0].Mean, r.Phases[1].Mean, r.Phases[2].Mean, r.Phases[3].Mean, analyzeConsistency(r))
+		return 0
 	}
-	if !*asJSON {
-		tw.Flush()
-		fmt.Fprintln(out, "§5.2 \"no\": E[N1H] < 1 or E[N2L] < k, so the approximation's no-skipped-phase assumption fails (light load): values are unreliable.")
-	}
-	return 0
 }
 
 func analyzeConsistency(r approx.Result) string {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/spf13/pflag"
+
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -57,8 +59,8 @@ func validateSweep(path string, cat sweep.Catalog, profile string) (*sweep.File,
 // profileUsage documents -profile of run and submit.
 const profileUsage = "overlay the sweep file's profile of this name, e.g. paper (env MSJFARM_PROFILE; docs/sweep.md)"
 
-func runCoordinator(args []string) int {
-	ff := newFarmFlags("coordinator", true, "./msjfarm-data")
+func defCoordinator(fs *pflag.FlagSet) func([]string) int {
+	ff := newFarmFlags(fs, true, "./msjfarm-data")
 	listen := ff.fs.String("listen", "0.0.0.0:4222", "without -nats-url: address of the embedded NATS server (clients authenticate with -nats-user/-nats-password; -tls-cert/-tls-key/-tls-ca enable TLS)")
 	storeDir := ff.fs.String("store-dir", "./msjfarm-nats", "without -nats-url: JetStream store directory of the embedded server")
 	ackWait := ff.fs.Duration("ack-wait", protocol.DefaultAckWait, "time a worker may hold a task without a heartbeat before it is redelivered")
@@ -66,83 +68,85 @@ func runCoordinator(args []string) int {
 	reconcile := ff.fs.Duration("reconcile", 30*time.Second, "how often running campaigns are checked against storage and the stream")
 	verbose := ff.fs.Bool("v", true, "log to stderr")
 	mf := addMonitorFlags(ff.fs, "http", "serve the live campaign page, /metrics, /healthz and /readyz on this address (e.g. :8080)")
-	if err := ff.parse(args); err != nil {
-		return 2
-	}
-	slogger, err := mf.logger(false)
-	if err != nil {
-		return fail("coordinator: %v", err)
-	}
-	ln, err := mf.listen()
-	if err != nil {
-		return fail("coordinator: %v", err)
-	}
-	if ln != nil {
-		defer ln.Close()
-	}
-	ctx, stop := signalContext()
-	defer stop()
-	if *ff.natsURL == "" {
-		s, url, err := protocol.StartEmbedded(protocol.EmbeddedOptions{Listen: *listen, StoreDir: *storeDir,
-			User: *ff.user, Password: *ff.password, TLSCert: *ff.tlsCert, TLSKey: *ff.tlsKey, TLSCA: *ff.tlsCA})
+	return func(args []string) int {
+		if err := ff.parse(); err != nil {
+			return 2
+		}
+		slogger, err := mf.logger(false)
 		if err != nil {
 			return fail("coordinator: %v", err)
 		}
-		defer func() { s.Shutdown(); s.WaitForShutdown() }()
-		*ff.natsURL = url
-		fmt.Fprintf(os.Stderr, "msjfarm coordinator: embedded NATS server on %s (store %s)\n", *listen, *storeDir)
-		if *ff.user == "" && !strings.HasPrefix(*listen, "127.") && !strings.HasPrefix(*listen, "localhost:") {
-			fmt.Fprintf(os.Stderr, "msjfarm coordinator: WARNING: the embedded NATS server accepts anyone who reaches %s: set -nats-user/-nats-password (and -tls-cert/-tls-key)\n", *listen)
-		}
-	}
-	nc, err := ff.conn("msjfarm-coordinator")
-	if err != nil {
-		return fail("coordinator: %v", err)
-	}
-	defer nc.Close()
-	st, err := ff.store(ctx)
-	if err != nil {
-		return fail("coordinator: %v", err)
-	}
-	metrics := monitor.NewMetrics()
-	st = metrics.InstrumentStore(st)
-	co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st, Reconcile: *reconcile,
-		Layout: protocol.Layout{AckWait: *ackWait, MaxDeliver: *maxDeliver}, Logf: logf(slogger, *verbose)})
-	if err != nil {
-		return fail("coordinator: %v", err)
-	}
-	if ln != nil {
-		srv, err := monitor.New(monitor.Options{Coordinator: co, Conn: nc, Store: st, Metrics: metrics,
-			Ready: func() bool {
-				select {
-				case <-co.Ready():
-					return true
-				default:
-					return false
-				}
-			}})
+		ln, err := mf.listen()
 		if err != nil {
 			return fail("coordinator: %v", err)
 		}
-		go func() { _ = srv.Serve(ln) }()
-		defer srv.Close()
-		httpURLLine("coordinator", ln, "live campaign page")
-	}
-	go func() {
-		select {
-		case <-co.Ready():
-			fmt.Fprintf(os.Stderr, "msjfarm coordinator: ready (NATS %s, storage %s)\n", nc.ConnectedUrlRedacted(), st.URL())
-		case <-ctx.Done():
+		if ln != nil {
+			defer ln.Close()
 		}
-	}()
-	if err := co.Run(ctx); err != nil {
-		return fail("coordinator: %v", err)
+		ctx, stop := signalContext()
+		defer stop()
+		if *ff.natsURL == "" {
+			s, url, err := protocol.StartEmbedded(protocol.EmbeddedOptions{Listen: *listen, StoreDir: *storeDir,
+				User: *ff.user, Password: *ff.password, TLSCert: *ff.tlsCert, TLSKey: *ff.tlsKey, TLSCA: *ff.tlsCA})
+			if err != nil {
+				return fail("coordinator: %v", err)
+			}
+			defer func() { s.Shutdown(); s.WaitForShutdown() }()
+			*ff.natsURL = url
+			fmt.Fprintf(os.Stderr, "msjfarm coordinator: embedded NATS server on %s (store %s)\n", *listen, *storeDir)
+			if *ff.user == "" && !strings.HasPrefix(*listen, "127.") && !strings.HasPrefix(*listen, "localhost:") {
+				fmt.Fprintf(os.Stderr, "msjfarm coordinator: WARNING: the embedded NATS server accepts anyone who reaches %s: set -nats-user/-nats-password (and -tls-cert/-tls-key)\n", *listen)
+			}
+		}
+		nc, err := ff.conn("msjfarm-coordinator")
+		if err != nil {
+			return fail("coordinator: %v", err)
+		}
+		defer nc.Close()
+		st, err := ff.store(ctx)
+		if err != nil {
+			return fail("coordinator: %v", err)
+		}
+		metrics := monitor.NewMetrics()
+		st = metrics.InstrumentStore(st)
+		co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st, Reconcile: *reconcile,
+			Layout: protocol.Layout{AckWait: *ackWait, MaxDeliver: *maxDeliver}, Logf: logf(slogger, *verbose)})
+		if err != nil {
+			return fail("coordinator: %v", err)
+		}
+		if ln != nil {
+			srv, err := monitor.New(monitor.Options{Coordinator: co, Conn: nc, Store: st, Metrics: metrics,
+				Ready: func() bool {
+					select {
+					case <-co.Ready():
+						return true
+					default:
+						return false
+					}
+				}})
+			if err != nil {
+				return fail("coordinator: %v", err)
+			}
+			go func() { _ = srv.Serve(ln) }()
+			defer srv.Close()
+			httpURLLine("coordinator", ln, "live campaign page")
+		}
+		go func() {
+			select {
+			case <-co.Ready():
+				fmt.Fprintf(os.Stderr, "msjfarm coordinator: ready (NATS %s, storage %s)\n", nc.ConnectedUrlRedacted(), st.URL())
+			case <-ctx.Done():
+			}
+		}()
+		if err := co.Run(ctx); err != nil {
+			return fail("coordinator: %v", err)
+		}
+		return 0
 	}
-	return 0
 }
 
-func runWorker(args []string) int {
-	ff := newFarmFlags("worker", true, "./msjfarm-data")
+func defWorker(fs *pflag.FlagSet) func([]string) int {
+	ff := newFarmFlags(fs, true, "./msjfarm-data")
 	n := ff.fs.Int("workers", runtime.NumCPU(), "replications run at once")
 	name := ff.fs.String("worker-name", "", "worker identity (default <hostname>-<pid>)")
 	grace := ff.fs.Duration("grace", 10*time.Second, "on SIGTERM, let running tasks finish for this long, then release them")
@@ -150,81 +154,83 @@ func runWorker(args []string) int {
 	verbose := ff.fs.Bool("v", false, "log to stderr")
 	rf := addRunnerFlags(ff.fs)
 	mf := addMonitorFlags(ff.fs, "metrics", "serve /metrics, /healthz and /readyz on this address (e.g. :9090)")
-	if err := ff.parse(args); err != nil {
-		return 2
-	}
-	if ff.fs.NArg() > 0 {
-		return fail("worker: unexpected argument %q", ff.fs.Arg(0))
-	}
-	slogger, err := mf.logger(*verbose)
-	if err != nil {
-		return fail("worker: %v", err)
-	}
-	ln, err := mf.listen()
-	if err != nil {
-		return fail("worker: %v", err)
-	}
-	if ln != nil {
-		defer ln.Close()
-	}
-	reserveFarmProc(*n)
-	ctx, stop := signalContext()
-	defer stop()
-	nc, err := ff.conn("msjfarm-worker")
-	if err != nil {
-		return fail("worker: %v", err)
-	}
-	defer nc.Close()
-	st, err := ff.store(ctx)
-	if err != nil {
-		return fail("worker: %v", err)
-	}
-	metrics := monitor.NewMetrics()
-	st = metrics.InstrumentStore(st)
-	ch, err := worker.ForWorker(ctx, rf.config(*n, logf(slogger, *verbose)), st)
-	if err != nil {
-		return fail("worker: %v", err)
-	}
-	warn("worker", ch.Warnings)
-	runner, how := ch.Runner, ch.Desc
-	if c, ok := runner.(io.Closer); ok {
-		defer c.Close() // the worker closes it too; again is harmless
-	}
-	pluginStarts(metrics, runner)
-	o := worker.Options{Conn: nc, Store: st, Concurrency: *n, Name: *name, Grace: *grace, Logf: logf(slogger, *verbose), Runner: runner,
-		Log: slogger, Observe: metrics.ObserveTask}
-	if *runLog != "" {
-		f, err := os.OpenFile(*runLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	return func(args []string) int {
+		if err := ff.parse(); err != nil {
+			return 2
+		}
+		if ff.fs.NArg() > 0 {
+			return fail("worker: unexpected argument %q", ff.fs.Arg(0))
+		}
+		slogger, err := mf.logger(*verbose)
 		if err != nil {
 			return fail("worker: %v", err)
 		}
-		defer f.Close()
-		o.RunLog = f
-	}
-	w, err := worker.New(ctx, o)
-	if err != nil {
-		return fail("worker: %v", err)
-	}
-	fmt.Fprintf(os.Stderr, "msjfarm worker %s: %d slots, NATS %s, storage %s, runner %s\n", w.Name(), *n, nc.ConnectedUrlRedacted(), st.URL(), how)
-	if ln != nil {
-		srv, err := monitor.New(monitor.Options{Conn: nc, Store: st, Metrics: metrics})
+		ln, err := mf.listen()
 		if err != nil {
 			return fail("worker: %v", err)
 		}
-		go func() { _ = srv.Serve(ln) }()
-		defer srv.Close()
-		httpURLLine("worker", ln, "metrics")
+		if ln != nil {
+			defer ln.Close()
+		}
+		reserveFarmProc(*n)
+		ctx, stop := signalContext()
+		defer stop()
+		nc, err := ff.conn("msjfarm-worker")
+		if err != nil {
+			return fail("worker: %v", err)
+		}
+		defer nc.Close()
+		st, err := ff.store(ctx)
+		if err != nil {
+			return fail("worker: %v", err)
+		}
+		metrics := monitor.NewMetrics()
+		st = metrics.InstrumentStore(st)
+		ch, err := worker.ForWorker(ctx, rf.config(*n, logf(slogger, *verbose)), st)
+		if err != nil {
+			return fail("worker: %v", err)
+		}
+		warn("worker", ch.Warnings)
+		runner, how := ch.Runner, ch.Desc
+		if c, ok := runner.(io.Closer); ok {
+			defer c.Close() // the worker closes it too; again is harmless
+		}
+		pluginStarts(metrics, runner)
+		o := worker.Options{Conn: nc, Store: st, Concurrency: *n, Name: *name, Grace: *grace, Logf: logf(slogger, *verbose), Runner: runner,
+			Log: slogger, Observe: metrics.ObserveTask}
+		if *runLog != "" {
+			f, err := os.OpenFile(*runLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+			if err != nil {
+				return fail("worker: %v", err)
+			}
+			defer f.Close()
+			o.RunLog = f
+		}
+		w, err := worker.New(ctx, o)
+		if err != nil {
+			return fail("worker: %v", err)
+		}
+		fmt.Fprintf(os.Stderr, "msjfarm worker %s: %d slots, NATS %s, storage %s, runner %s\n", w.Name(), *n, nc.ConnectedUrlRedacted(), st.URL(), how)
+		if ln != nil {
+			srv, err := monitor.New(monitor.Options{Conn: nc, Store: st, Metrics: metrics})
+			if err != nil {
+				return fail("worker: %v", err)
+			}
+			go func() { _ = srv.Serve(ln) }()
+			defer srv.Close()
+			httpURLLine("worker", ln, "metrics")
+		}
+		if err := w.Run(ctx); err != nil {
+			return fail("worker: %v", err)
+		}
+		fmt.Fprintf(os.Stderr, "msjfarm worker %s: stopped (%d done, %d failed, %d released)\n", w.Name(),
+			w.Stats.Done.Load(), w.Stats.Failed.Load(), w.Stats.Released.Load())
+		return 0
 	}
-	if err := w.Run(ctx); err != nil {
-		return fail("worker: %v", err)
-	}
-	fmt.Fprintf(os.Stderr, "msjfarm worker %s: stopped (%d done, %d failed, %d released)\n", w.Name(),
-		w.Stats.Done.Load(), w.Stats.Failed.Load(), w.Stats.Released.Load())
-	return 0
 }
 
-func runSubmit(args []string) int {
-	ff := newFarmFlags("submit", true, "")
+func defSubmit(fs *pflag.FlagSet) func([]string) int {
+	ff := newFarmFlags(fs, true, "")
 	retry := ff.fs.Bool("retry-failed", false, "run the failed tasks of a resubmitted campaign again")
 	wait := ff.fs.Bool("wait", false, "show progress until the campaign is done")
 	pin := ff.fs.Bool("pin-plugins", false, "also pin the built-in families' plugin binaries found on -plugin-path / $"+pluginhost.EnvPath+" (third-party plugins are always pinned), so that workers fetch and run exactly these")
@@ -232,105 +238,109 @@ func runSubmit(args []string) int {
 	dry := ff.fs.Bool("dry-run", false, "print the plan (points, tasks, already in -storage, to run, estimated CPU and wall time on -workers) and submit nothing")
 	dryWorkers := ff.fs.Int("workers", runtime.NumCPU(), "with -dry-run: the farm's replication slots the wall time is estimated for")
 	profile := ff.fs.String("profile", "", profileUsage)
-	if err := ff.parse(args); err != nil {
-		return 2
-	}
-	if ff.fs.NArg() != 1 {
-		return fail("submit: want one sweep file")
-	}
-	ctx, stop := signalContext()
-	defer stop()
-	h := pluginhost.New(pluginhost.Config{MaxConcurrent: 1})
-	defer h.Close()
-	reg := registry.New(ctx, registry.Options{Dirs: pluginhost.SearchPath(*pluginPath, nil), Host: h})
-	warn("submit", reg.Warnings())
-	f, camp, err := validateSweep(ff.fs.Arg(0), reg, *profile)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
-		return 2
-	}
-	if *dry {
-		return dryRun("submit", ff, camp, *dryWorkers)
-	}
-	req := protocol.SubmitRequest{Spec: f, RetryFailed: *retry}
-	// Storage is needed only to pin plugin binaries (PinForSubmit says so
-	// when one must be pinned and there is none).
-	var st storage.Store
-	if *ff.storage != "" {
-		if st, err = ff.store(ctx); err != nil {
-			return fail("submit: storage for the plugin pins: %v", err)
+	return func(args []string) int {
+		if err := ff.parse(); err != nil {
+			return 2
 		}
-	}
-	pins, desc, warnings, err := worker.PinForSubmit(ctx, st, camp, reg, *pin)
-	warn("submit", warnings)
-	if err != nil {
-		return fail("submit: pinning plugins: %v", err)
-	}
-	if pins != nil {
-		req.Pins = pins.Policies
-		fmt.Fprintf(os.Stderr, "msjfarm submit: %s in %s\n", desc, st.URL())
-	}
-	nc, err := ff.conn("msjfarm-submit")
-	if err != nil {
-		return fail("submit: %v", err)
-	}
-	defer nc.Close()
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	var rep protocol.SubmitReply
-	if err := protocol.RequestRetry(rctx, nc, protocol.APISubmit, req, &rep); err != nil {
-		return fail("submit: %v", err)
-	}
-	fmt.Printf("campaign %s (%s): %d tasks in %d points; %d published, %d already queued, %d already done (%d reused from other campaigns)\n",
-		rep.Campaign, rep.Name, rep.Tasks, rep.Points, rep.Published, rep.Queued, rep.AlreadyDone, rep.Reused)
-	if !*wait {
-		return 0
-	}
-	p := newProgress(os.Stderr, rep.AlreadyDone)
-	for {
-		var s protocol.Status
-		if err := protocol.Request(ctx, nc, protocol.APIStatus, protocol.StatusRequest{Campaign: rep.Campaign}, &s); err != nil {
+		if ff.fs.NArg() != 1 {
+			return fail("submit: want one sweep file")
+		}
+		ctx, stop := signalContext()
+		defer stop()
+		h := pluginhost.New(pluginhost.Config{MaxConcurrent: 1})
+		defer h.Close()
+		reg := registry.New(ctx, registry.Options{Dirs: pluginhost.SearchPath(*pluginPath, nil), Host: h})
+		warn("submit", reg.Warnings())
+		f, camp, err := validateSweep(ff.fs.Arg(0), reg, *profile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
+			return 2
+		}
+		if *dry {
+			return dryRun("submit", ff, camp, *dryWorkers)
+		}
+		req := protocol.SubmitRequest{Spec: f, RetryFailed: *retry}
+		// Storage is needed only to pin plugin binaries (PinForSubmit says so
+		// when one must be pinned and there is none).
+		var st storage.Store
+		if *ff.storage != "" {
+			if st, err = ff.store(ctx); err != nil {
+				return fail("submit: storage for the plugin pins: %v", err)
+			}
+		}
+		pins, desc, warnings, err := worker.PinForSubmit(ctx, st, camp, reg, *pin)
+		warn("submit", warnings)
+		if err != nil {
+			return fail("submit: pinning plugins: %v", err)
+		}
+		if pins != nil {
+			req.Pins = pins.Policies
+			fmt.Fprintf(os.Stderr, "msjfarm submit: %s in %s\n", desc, st.URL())
+		}
+		nc, err := ff.conn("msjfarm-submit")
+		if err != nil {
 			return fail("submit: %v", err)
 		}
-		p.update(&s)
-		if s.State != protocol.CampaignRunning {
-			p.finish(&s)
-			if s.Failed > 0 || s.State != protocol.CampaignDone {
-				return 1
-			}
+		defer nc.Close()
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer cancel()
+		var rep protocol.SubmitReply
+		if err := protocol.RequestRetry(rctx, nc, protocol.APISubmit, req, &rep); err != nil {
+			return fail("submit: %v", err)
+		}
+		fmt.Printf("campaign %s (%s): %d tasks in %d points; %d published, %d already queued, %d already done (%d reused from other campaigns)\n",
+			rep.Campaign, rep.Name, rep.Tasks, rep.Points, rep.Published, rep.Queued, rep.AlreadyDone, rep.Reused)
+		if !*wait {
 			return 0
 		}
-		select {
-		case <-ctx.Done():
-			return 130
-		case <-time.After(time.Second):
+		p := newProgress(os.Stderr, rep.AlreadyDone)
+		for {
+			var s protocol.Status
+			if err := protocol.Request(ctx, nc, protocol.APIStatus, protocol.StatusRequest{Campaign: rep.Campaign}, &s); err != nil {
+				return fail("submit: %v", err)
+			}
+			p.update(&s)
+			if s.State != protocol.CampaignRunning {
+				p.finish(&s)
+				if s.Failed > 0 || s.State != protocol.CampaignDone {
+					return 1
+				}
+				return 0
+			}
+			select {
+			case <-ctx.Done():
+				return 130
+			case <-time.After(time.Second):
+			}
 		}
 	}
 }
 
-func runStatus(args []string) int {
-	ff := newFarmFlags("status", true, "./msjfarm-data")
+func defStatus(fs *pflag.FlagSet) func([]string) int {
+	ff := newFarmFlags(fs, true, "./msjfarm-data")
 	asJSON := ff.fs.Bool("json", false, "print JSON")
-	if err := ff.parse(args); err != nil {
-		return 2
-	}
-	if ff.fs.NArg() > 1 {
-		return fail("status: want at most one campaign: id, name or id prefix")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	list, err := farmOrStorageStatus(ctx, ff)
-	if err != nil {
-		return fail("status: %v", err)
-	}
-	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(list)
+	return func(args []string) int {
+		if err := ff.parse(); err != nil {
+			return 2
+		}
+		if ff.fs.NArg() > 1 {
+			return fail("status: want at most one campaign: id, name or id prefix")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		list, err := farmOrStorageStatus(ctx, ff)
+		if err != nil {
+			return fail("status: %v", err)
+		}
+		if *asJSON {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			_ = enc.Encode(list)
+			return 0
+		}
+		printStatus(os.Stdout, list)
 		return 0
 	}
-	printStatus(os.Stdout, list)
-	return 0
 }
 
 // farmOrStorageStatus asks the farm at -nats-url, or without one reads
@@ -384,87 +394,91 @@ func printStatus(w io.Writer, list []protocol.Status) {
 	}
 }
 
-func runCancel(args []string) int {
-	ff := newFarmFlags("cancel", true, "")
-	if err := ff.parse(args); err != nil {
-		return 2
+func defCancel(fs *pflag.FlagSet) func([]string) int {
+	ff := newFarmFlags(fs, true, "")
+	return func(args []string) int {
+		if err := ff.parse(); err != nil {
+			return 2
+		}
+		if ff.fs.NArg() != 1 {
+			return fail("cancel: want one campaign: id, name or id prefix")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		nc, err := ff.conn("msjfarm-cancel")
+		if err != nil {
+			return fail("cancel: %v", err)
+		}
+		defer nc.Close()
+		id, err := resolveOnFarm(ctx, nc, ff.fs.Arg(0))
+		if err != nil {
+			return fail("cancel: %v", err)
+		}
+		var s protocol.Status
+		if err := protocol.Request(ctx, nc, protocol.APICancel, protocol.StatusRequest{Campaign: id}, &s); err != nil {
+			return fail("cancel: %v", err)
+		}
+		printStatus(os.Stdout, []protocol.Status{s})
+		return 0
 	}
-	if ff.fs.NArg() != 1 {
-		return fail("cancel: want one campaign: id, name or id prefix")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	nc, err := ff.conn("msjfarm-cancel")
-	if err != nil {
-		return fail("cancel: %v", err)
-	}
-	defer nc.Close()
-	id, err := resolveOnFarm(ctx, nc, ff.fs.Arg(0))
-	if err != nil {
-		return fail("cancel: %v", err)
-	}
-	var s protocol.Status
-	if err := protocol.Request(ctx, nc, protocol.APICancel, protocol.StatusRequest{Campaign: id}, &s); err != nil {
-		return fail("cancel: %v", err)
-	}
-	printStatus(os.Stdout, []protocol.Status{s})
-	return 0
 }
 
-func runResults(args []string) int {
-	ff := newFarmFlags("results", false, "./msjfarm-data")
+func defResults(fs *pflag.FlagSet) func([]string) int {
+	ff := newFarmFlags(fs, false, "./msjfarm-data")
 	raw := ff.fs.Bool("csv", false, "print summary.csv as stored")
-	if err := ff.parse(args); err != nil {
-		return 2
-	}
-	if ff.fs.NArg() > 1 {
-		return fail("results: want at most one campaign: id, name or id prefix (none: list the campaigns in storage)")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	st, err := ff.store(ctx)
-	if err != nil {
-		return fail("results: %v", err)
-	}
-	if ff.fs.NArg() == 0 {
-		es, err := archive.List(ctx, st)
+	return func(args []string) int {
+		if err := ff.parse(); err != nil {
+			return 2
+		}
+		if ff.fs.NArg() > 1 {
+			return fail("results: want at most one campaign: id, name or id prefix (none: list the campaigns in storage)")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		st, err := ff.store(ctx)
 		if err != nil {
 			return fail("results: %v", err)
 		}
-		printCampaigns(os.Stdout, es)
-		return 0
-	}
-	id, err := archive.ResolveIn(ctx, st, ff.fs.Arg(0))
-	if err != nil {
-		return fail("results: %v", err)
-	}
-	data, err := st.Get(ctx, storage.SummaryKey(id))
-	partial := false
-	if errors.Is(err, storage.ErrNotFound) {
-		partial = true
-		// Not finished: summarise what is there.
-		data, err = partialSummary(ctx, st, id)
-		if err == nil {
-			fmt.Fprintf(os.Stderr, "msjfarm: campaign %s is not finished: summary of the results so far\n", id)
+		if ff.fs.NArg() == 0 {
+			es, err := archive.List(ctx, st)
+			if err != nil {
+				return fail("results: %v", err)
+			}
+			printCampaigns(os.Stdout, es)
+			return 0
 		}
-	}
-	if err != nil {
-		return fail("results: %v", err)
-	}
-	if *raw {
-		os.Stdout.Write(data)
+		id, err := archive.ResolveIn(ctx, st, ff.fs.Arg(0))
+		if err != nil {
+			return fail("results: %v", err)
+		}
+		data, err := st.Get(ctx, storage.SummaryKey(id))
+		partial := false
+		if errors.Is(err, storage.ErrNotFound) {
+			partial = true
+			// Not finished: summarise what is there.
+			data, err = partialSummary(ctx, st, id)
+			if err == nil {
+				fmt.Fprintf(os.Stderr, "msjfarm: campaign %s is not finished: summary of the results so far\n", id)
+			}
+		}
+		if err != nil {
+			return fail("results: %v", err)
+		}
+		if *raw {
+			os.Stdout.Write(data)
+			return 0
+		}
+		if err := printSummaryTable(os.Stdout, data); err != nil {
+			return fail("results: %v", err)
+		}
+		if !partial {
+			fmt.Printf("\nfull table: %s in %s (msjfarm results -csv %s)\n", storage.SummaryKey(id), st.URL(), id)
+		}
+		if prec, err := st.Get(ctx, archive.PrecisionKey(id)); err == nil {
+			fmt.Printf("precision: %s (%s)\n", precisionLine(prec), archive.PrecisionKey(id))
+		}
 		return 0
 	}
-	if err := printSummaryTable(os.Stdout, data); err != nil {
-		return fail("results: %v", err)
-	}
-	if !partial {
-		fmt.Printf("\nfull table: %s in %s (msjfarm results -csv %s)\n", storage.SummaryKey(id), st.URL(), id)
-	}
-	if prec, err := st.Get(ctx, archive.PrecisionKey(id)); err == nil {
-		fmt.Printf("precision: %s (%s)\n", precisionLine(prec), archive.PrecisionKey(id))
-	}
-	return 0
 }
 
 // partialSummary aggregates the records stored so far (including the

@@ -1,8 +1,9 @@
 package main
 
 import (
+	"github.com/spf13/pflag"
+
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -18,11 +19,11 @@ import (
 // farmFlags are the connection flags of the distributed commands. Every
 // flag can also come from the environment (MSJFARM_<FLAG>, dashes as
 // underscores: MSJFARM_NATS_URL, MSJFARM_STORAGE, MSJFARM_NATS_CREDS, ...)
-// or from a YAML/TOML/JSON config file (-config or MSJFARM_CONFIG; keys are
+// or from a YAML/TOML/JSON config file (--config or MSJFARM_CONFIG; keys are
 // the flag names, e.g. `nats-url: nats://nats:4222`). A flag given on the
 // command line wins over the environment, which wins over the file.
 type farmFlags struct {
-	fs       *flag.FlagSet
+	fs       *pflag.FlagSet
 	config   *string
 	natsURL  *string
 	user     *string
@@ -35,13 +36,12 @@ type farmFlags struct {
 	storage  *string
 }
 
-func newFarmFlags(name string, withNATS bool, defaultStorage string) *farmFlags {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+func newFarmFlags(fs *pflag.FlagSet, withNATS bool, defaultStorage string) *farmFlags {
 	f := &farmFlags{fs: fs}
-	f.config = fs.String("config", "", "config file (YAML, TOML or JSON) with flag names as keys; env MSJFARM_CONFIG")
+	f.config = fs.String("config", "", "config file (YAML, TOML or JSON) with flag names as keys (env MSJFARM_CONFIG)")
 	if withNATS {
 		f.natsURL = fs.String("nats-url", "", "NATS server URL, e.g. nats://host:4222 (env MSJFARM_NATS_URL)")
-		f.user = fs.String("nats-user", "", "NATS user name (with -nats-password)")
+		f.user = fs.String("nats-user", "", "NATS user name (with --nats-password)")
 		f.password = fs.String("nats-password", "", "NATS password")
 		f.nkey = fs.String("nats-nkey", "", "NATS nkey seed file")
 		f.creds = fs.String("nats-creds", "", "NATS credentials (JWT) file")
@@ -53,37 +53,33 @@ func newFarmFlags(name string, withNATS bool, defaultStorage string) *farmFlags 
 	return f
 }
 
-// parse parses args, then fills every flag not given from the environment
-// and the config file.
-func (f *farmFlags) parse(args []string) error {
-	if err := f.fs.Parse(args); err != nil {
-		return err
-	}
-	set := map[string]bool{}
-	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+// parse completes the flags cobra has parsed: viper, bound to them, gives
+// each flag not on the command line its value from the environment or the
+// config file (flag > environment > file > default), and that value is
+// set on the flag so that the command reads one place.
+func (f *farmFlags) parse() error {
 	v := viper.New()
 	v.SetEnvPrefix("MSJFARM")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
 	v.AutomaticEnv()
-	cfg := *f.config
-	if cfg == "" {
-		cfg = os.Getenv("MSJFARM_CONFIG")
+	if err := v.BindPFlags(f.fs); err != nil {
+		return err
 	}
-	if cfg != "" {
+	if cfg := v.GetString("config"); cfg != "" {
 		v.SetConfigFile(cfg)
 		if err := v.ReadInConfig(); err != nil {
+			fmt.Fprintf(os.Stderr, "msjfarm: config file: %v\n", err)
 			return fmt.Errorf("config file: %w", err)
 		}
 	}
 	var err error
-	f.fs.VisitAll(func(fl *flag.Flag) {
-		if set[fl.Name] || fl.Name == "config" || err != nil {
+	f.fs.VisitAll(func(fl *pflag.Flag) {
+		if fl.Changed || fl.Name == "config" || fl.Name == "help" || err != nil || !v.IsSet(fl.Name) {
 			return
 		}
-		if v.IsSet(fl.Name) {
-			if e := f.fs.Set(fl.Name, v.GetString(fl.Name)); e != nil {
-				err = fmt.Errorf("%s (from environment or config): %w", fl.Name, e)
-			}
+		if e := f.fs.Set(fl.Name, v.GetString(fl.Name)); e != nil {
+			err = fmt.Errorf("--%s (from environment or config): %w", fl.Name, e)
+			fmt.Fprintf(os.Stderr, "msjfarm: %v\n", err)
 		}
 	})
 	return err
@@ -91,7 +87,7 @@ func (f *farmFlags) parse(args []string) error {
 
 func (f *farmFlags) conn(name string) (*nats.Conn, error) {
 	if *f.natsURL == "" {
-		return nil, fmt.Errorf("no NATS server: give -nats-url (or MSJFARM_NATS_URL)")
+		return nil, fmt.Errorf("no NATS server: give --nats-url (or MSJFARM_NATS_URL)")
 	}
 	return protocol.Connect(protocol.ConnOptions{URL: *f.natsURL, Name: name, User: *f.user, Password: *f.password,
 		NKeyFile: *f.nkey, Creds: *f.creds, TLSCA: *f.tlsCA, TLSCert: *f.tlsCert, TLSKey: *f.tlsKey})
@@ -99,7 +95,7 @@ func (f *farmFlags) conn(name string) (*nats.Conn, error) {
 
 func (f *farmFlags) store(ctx context.Context) (storage.Store, error) {
 	if *f.storage == "" {
-		return nil, fmt.Errorf("no result store: give -storage (or MSJFARM_STORAGE)")
+		return nil, fmt.Errorf("no result store: give --storage (or MSJFARM_STORAGE)")
 	}
 	// Retry for a minute: in a compose or batch start-up the object store
 	// may still be initialising.

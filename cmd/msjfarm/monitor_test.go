@@ -70,22 +70,6 @@ func TestHTTPFlagBadAddress(t *testing.T) {
 	}
 }
 
-// TestInterspersedFlags: flags after the sweep file are parsed too (the
-// issue's `msjfarm run examples/q-fig3.yaml --http 127.0.0.1:8080`).
-func TestInterspersedFlags(t *testing.T) {
-	ff := newFarmFlags("run", false, "./d")
-	mf := addMonitorFlags(ff.fs, "http", "")
-	q := ff.fs.Bool("q", false, "")
-	args := []string{"-q", "s.yaml", "--http", "127.0.0.1:8080", "-log-format", "json"}
-	if err := ff.parse(interspersed(ff.fs, args)); err != nil {
-		t.Fatal(err)
-	}
-	pos := ff.fs.Args()
-	if len(pos) != 1 || pos[0] != "s.yaml" || *mf.http != "127.0.0.1:8080" || *mf.logFormat != "json" || !*q {
-		t.Fatalf("positionals %v, -http %q, -log-format %q, -q %v", pos, *mf.http, *mf.logFormat, *q)
-	}
-}
-
 // TestProbe: exit 0 on 2xx only.
 func TestProbe(t *testing.T) {
 	var status atomic.Int32

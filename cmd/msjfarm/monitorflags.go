@@ -1,7 +1,8 @@
 package main
 
 import (
-	"flag"
+	"github.com/spf13/pflag"
+
 	"fmt"
 	"io"
 	"log/slog"
@@ -25,7 +26,7 @@ type monitorFlags struct {
 
 // addMonitorFlags adds -<httpName> ADDR ("http": live page, /metrics and
 // health; "metrics": /metrics and health only) and -log-format.
-func addMonitorFlags(fs *flag.FlagSet, httpName, usage string) *monitorFlags {
+func addMonitorFlags(fs *pflag.FlagSet, httpName, usage string) *monitorFlags {
 	return &monitorFlags{httpName: httpName,
 		http:      fs.String(httpName, "", usage),
 		logFormat: fs.String("log-format", "text", "log lines as text (key=value) or json")}
@@ -82,25 +83,23 @@ func taskLogger(l *slog.Logger, verbose bool) *slog.Logger {
 
 // runProbe is a health check for images without curl or wget (the
 // compose file's healthcheck): GET the URL, exit 0 on a 2xx answer.
-func runProbe(args []string) int {
-	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
+func defProbe(fs *pflag.FlagSet) func([]string) int {
 	timeout := fs.Duration("timeout", 3*time.Second, "give up after this long")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	return func(args []string) int {
+		if fs.NArg() != 1 || !strings.HasPrefix(fs.Arg(0), "http://") && !strings.HasPrefix(fs.Arg(0), "https://") {
+			return fail("probe: want one http:// URL, e.g. msjfarm probe http://localhost:8080/readyz")
+		}
+		c := &http.Client{Timeout: *timeout}
+		resp, err := c.Get(fs.Arg(0))
+		if err != nil {
+			return fail("probe: %v", err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		fmt.Print(string(body))
+		if resp.StatusCode/100 != 2 {
+			return fail("probe: %s: %s", fs.Arg(0), resp.Status)
+		}
+		return 0
 	}
-	if fs.NArg() != 1 || !strings.HasPrefix(fs.Arg(0), "http://") && !strings.HasPrefix(fs.Arg(0), "https://") {
-		return fail("probe: want one http:// URL, e.g. msjfarm probe http://localhost:8080/readyz")
-	}
-	c := &http.Client{Timeout: *timeout}
-	resp, err := c.Get(fs.Arg(0))
-	if err != nil {
-		return fail("probe: %v", err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	fmt.Print(string(body))
-	if resp.StatusCode/100 != 2 {
-		return fail("probe: %s: %s", fs.Arg(0), resp.Status)
-	}
-	return 0
 }

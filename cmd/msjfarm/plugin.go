@@ -1,9 +1,10 @@
 package main
 
 import (
+	"github.com/spf13/pflag"
+
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -20,47 +21,17 @@ import (
 	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
-const pluginUsage = `usage: msjfarm plugin <list | info <binary> | check <binary>> [flags]
-
-  list            find plugin binaries (msjfarm-policy-*) on the search path and describe each
-  info <binary>   a plugin's name, versions, checksum and policies with their capabilities and parameters
-  check <binary>  run the conformance suite on a plugin (exit status 1 if a check fails)
-
-<binary> is a path, a binary name (msjfarm-policy-fcfs) or a family (fcfs).
-Search path: -plugin-path, then $MSJFARM_PLUGIN_PATH (colon-separated), then
-the directory of the msjfarm executable.`
-
-func runPlugin(args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintln(os.Stderr, pluginUsage)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
-	}
-	switch args[0] {
-	case "list":
-		return pluginList(args[1:])
-	case "info":
-		return pluginInfo(args[1:])
-	case "check":
-		return pluginCheck(args[1:])
-	}
-	fmt.Fprintf(os.Stderr, "msjfarm plugin: unknown subcommand %q\n\n%s\n", args[0], pluginUsage)
-	return 2
-}
-
 // pluginFlags are the flags every plugin subcommand takes.
 type pluginFlags struct {
-	fs    *flag.FlagSet
+	fs    *pflag.FlagSet
 	path  *string
 	sha   *string
 	json  *bool
 	start *time.Duration
 }
 
-func newPluginFlags(name string, pinned bool) *pluginFlags {
-	pf := &pluginFlags{fs: flag.NewFlagSet("plugin "+name, flag.ContinueOnError)}
+func newPluginFlags(fs *pflag.FlagSet, pinned bool) *pluginFlags {
+	pf := &pluginFlags{fs: fs}
 	pf.path = pf.fs.String("plugin-path", "", "colon-separated plugin directories, searched before $"+pluginhost.EnvPath)
 	pf.json = pf.fs.Bool("json", false, "print JSON")
 	pf.start = pf.fs.Duration("start-timeout", 20*time.Second, "time a plugin has to start and answer")
@@ -74,21 +45,12 @@ func (pf *pluginFlags) host() *pluginhost.Host {
 	return pluginhost.New(pluginhost.Config{StartTimeout: *pf.start, MaxConcurrent: 0})
 }
 
-// binary resolves the one positional argument; flags may come before or
-// after it.
-func (pf *pluginFlags) binary(args []string) (pluginhost.Binary, int) {
-	name := pf.fs.Name()
-	if err := pf.fs.Parse(args); err != nil {
-		return pluginhost.Binary{}, 2
-	}
+// binary resolves the one positional argument of the plugin subcommand
+// name.
+func (pf *pluginFlags) binary(name string) (pluginhost.Binary, int) {
 	rest := pf.fs.Args()
-	if len(rest) > 0 {
-		if err := pf.fs.Parse(rest[1:]); err != nil {
-			return pluginhost.Binary{}, 2
-		}
-		if pf.fs.NArg() > 0 {
-			return pluginhost.Binary{}, fail("%s: unexpected argument %q", name, pf.fs.Arg(0))
-		}
+	if len(rest) > 1 {
+		return pluginhost.Binary{}, fail("%s: unexpected argument %q", name, rest[1])
 	}
 	if len(rest) == 0 {
 		return pluginhost.Binary{}, fail("%s: name a plugin binary (a path, msjfarm-policy-<family>, or <family>)", name)
@@ -108,88 +70,87 @@ func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt)
 }
 
-func pluginList(args []string) int {
-	pf := newPluginFlags("list", false)
-	if err := pf.fs.Parse(args); err != nil {
-		return 2
-	}
-	if pf.fs.NArg() > 0 {
-		return fail("plugin list: unexpected argument %q", pf.fs.Arg(0))
-	}
-	dirs := pluginhost.SearchPath(*pf.path, nil)
-	found := pluginhost.Discover(dirs)
-	h := pf.host()
-	defer h.Close()
-	ctx, cancel := interruptible()
-	defer cancel()
-	type row struct {
-		Family   string           `json:"family"`
-		Path     string           `json:"path"`
-		Shadowed []string         `json:"shadowed,omitempty"`
-		Info     *pluginhost.Info `json:"info,omitempty"`
-		Error    string           `json:"error,omitempty"`
-	}
-	// The registry indexes the binaries as run and submit do, so a binary
-	// they would refuse (cannot start, wrong protocol, a schema rejecting
-	// its own defaults) is listed with the reason.
-	reg := registry.New(ctx, registry.Options{Dirs: dirs, Host: h})
-	var rows []row
-	for _, f := range found {
-		r := row{Family: f.Family, Path: f.Path, Shadowed: f.Shadowed}
-		for _, in := range reg.Binaries {
-			if in.Path == f.Path {
-				r.Info = in
+func defPluginList(fs *pflag.FlagSet) func([]string) int {
+	pf := newPluginFlags(fs, false)
+	return func(args []string) int {
+		if pf.fs.NArg() > 0 {
+			return fail("plugin list: unexpected argument %q", pf.fs.Arg(0))
+		}
+		dirs := pluginhost.SearchPath(*pf.path, nil)
+		found := pluginhost.Discover(dirs)
+		h := pf.host()
+		defer h.Close()
+		ctx, cancel := interruptible()
+		defer cancel()
+		type row struct {
+			Family   string           `json:"family"`
+			Path     string           `json:"path"`
+			Shadowed []string         `json:"shadowed,omitempty"`
+			Info     *pluginhost.Info `json:"info,omitempty"`
+			Error    string           `json:"error,omitempty"`
+		}
+		// The registry indexes the binaries as run and submit do, so a binary
+		// they would refuse (cannot start, wrong protocol, a schema rejecting
+		// its own defaults) is listed with the reason.
+		reg := registry.New(ctx, registry.Options{Dirs: dirs, Host: h})
+		var rows []row
+		for _, f := range found {
+			r := row{Family: f.Family, Path: f.Path, Shadowed: f.Shadowed}
+			for _, in := range reg.Binaries {
+				if in.Path == f.Path {
+					r.Info = in
+				}
+			}
+			for _, b := range reg.Broken {
+				if b.Path == f.Path {
+					r.Error = b.String()
+				}
+			}
+			if r.Info == nil && r.Error == "" {
+				r.Error = "not indexed"
+			}
+			rows = append(rows, r)
+		}
+		// Policies that cannot be resolved (served twice, or a built-in name
+		// served by another plugin).
+		var conflicts []string
+		for _, p := range reg.Policies() {
+			if _, err := reg.Lookup(p); err != nil {
+				conflicts = append(conflicts, err.Error())
 			}
 		}
-		for _, b := range reg.Broken {
-			if b.Path == f.Path {
-				r.Error = b.String()
+		if *pf.json {
+			warn("plugin list", conflicts)
+			return printJSON(rows)
+		}
+		defer func() {
+			for _, c := range conflicts {
+				fmt.Printf("conflict: %s\n", c)
+			}
+		}()
+		if len(rows) == 0 {
+			fmt.Printf("no plugin binaries (%s*) in %s\n", pluginhost.BinaryPrefix, strings.Join(dirs, ":"))
+			return 0
+		}
+		tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "FAMILY\tVERSION\tENGINE\tPOLICIES\tSHA256\tPATH")
+		for _, r := range rows {
+			if r.Info == nil {
+				fmt.Fprintf(tw, "%s\t-\t-\t%s\t-\t%s\n", r.Family, "error: "+firstLine(r.Error), r.Path)
+				continue
+			}
+			var names []string
+			for _, p := range r.Info.Policies {
+				names = append(names, p.Name)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.12s\t%s\n", r.Family, r.Info.Version, r.Info.Engine, strings.Join(names, ","), r.Info.SHA256, r.Path)
+			for _, s := range r.Shadowed {
+				fmt.Fprintf(tw, "\t\t\t(shadows %s)\t\t\n", s)
 			}
 		}
-		if r.Info == nil && r.Error == "" {
-			r.Error = "not indexed"
-		}
-		rows = append(rows, r)
-	}
-	// Policies that cannot be resolved (served twice, or a built-in name
-	// served by another plugin).
-	var conflicts []string
-	for _, p := range reg.Policies() {
-		if _, err := reg.Lookup(p); err != nil {
-			conflicts = append(conflicts, err.Error())
-		}
-	}
-	if *pf.json {
-		warn("plugin list", conflicts)
-		return printJSON(rows)
-	}
-	defer func() {
-		for _, c := range conflicts {
-			fmt.Printf("conflict: %s\n", c)
-		}
-	}()
-	if len(rows) == 0 {
-		fmt.Printf("no plugin binaries (%s*) in %s\n", pluginhost.BinaryPrefix, strings.Join(dirs, ":"))
+		tw.Flush()
 		return 0
 	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "FAMILY\tVERSION\tENGINE\tPOLICIES\tSHA256\tPATH")
-	for _, r := range rows {
-		if r.Info == nil {
-			fmt.Fprintf(tw, "%s\t-\t-\t%s\t-\t%s\n", r.Family, "error: "+firstLine(r.Error), r.Path)
-			continue
-		}
-		var names []string
-		for _, p := range r.Info.Policies {
-			names = append(names, p.Name)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.12s\t%s\n", r.Family, r.Info.Version, r.Info.Engine, strings.Join(names, ","), r.Info.SHA256, r.Path)
-		for _, s := range r.Shadowed {
-			fmt.Fprintf(tw, "\t\t\t(shadows %s)\t\t\n", s)
-		}
-	}
-	tw.Flush()
-	return 0
 }
 
 func firstLine(s string) string {
@@ -206,46 +167,48 @@ func printJSON(v any) int {
 	return 0
 }
 
-func pluginInfo(args []string) int {
-	pf := newPluginFlags("info", true)
-	b, code := pf.binary(args)
-	if code != 0 {
-		return code
-	}
-	h := pf.host()
-	defer h.Close()
-	ctx, cancel := interruptible()
-	defer cancel()
-	in, err := h.Info(ctx, b)
-	if err != nil {
-		return fail("plugin info: %v", err)
-	}
-	if *pf.json {
-		return printJSON(in)
-	}
-	fmt.Printf("plugin    %s %s\nengine    %s (protocol %d, %s)\nbinary    %s\nsha256    %s\nstarted   pid %d in %v, up to %d replications at once\n\n",
-		in.Name, in.Version, in.Engine, in.Protocol, in.GoVersion, in.Path, in.SHA256, in.PID, in.StartTime.Round(time.Millisecond), in.MaxConcurrent)
-	for _, p := range in.Policies {
-		var caps []string
-		caps = append(caps, "preemption "+p.Preemption)
-		for _, c := range []struct {
-			on   bool
-			name string
-		}{{p.SizeAware, "size-aware"}, {p.Reference, "reference model"}, {p.Timers, "timers"}, {p.Counters, "counters"}} {
-			if c.on {
-				caps = append(caps, c.name)
+func defPluginInfo(fs *pflag.FlagSet) func([]string) int {
+	pf := newPluginFlags(fs, true)
+	return func(args []string) int {
+		b, code := pf.binary("plugin info")
+		if code != 0 {
+			return code
+		}
+		h := pf.host()
+		defer h.Close()
+		ctx, cancel := interruptible()
+		defer cancel()
+		in, err := h.Info(ctx, b)
+		if err != nil {
+			return fail("plugin info: %v", err)
+		}
+		if *pf.json {
+			return printJSON(in)
+		}
+		fmt.Printf("plugin    %s %s\nengine    %s (protocol %d, %s)\nbinary    %s\nsha256    %s\nstarted   pid %d in %v, up to %d replications at once\n\n",
+			in.Name, in.Version, in.Engine, in.Protocol, in.GoVersion, in.Path, in.SHA256, in.PID, in.StartTime.Round(time.Millisecond), in.MaxConcurrent)
+		for _, p := range in.Policies {
+			var caps []string
+			caps = append(caps, "preemption "+p.Preemption)
+			for _, c := range []struct {
+				on   bool
+				name string
+			}{{p.SizeAware, "size-aware"}, {p.Reference, "reference model"}, {p.Timers, "timers"}, {p.Counters, "counters"}} {
+				if c.on {
+					caps = append(caps, c.name)
+				}
+			}
+			fmt.Printf("%s  [%s]\n    %s\n", p.Name, strings.Join(caps, ", "), p.Doc)
+			for _, q := range p.Params {
+				bounds := ""
+				if q.Min != nil || q.Max != nil || len(q.Enum) > 0 {
+					bounds = " " + paramBounds(q.Min, q.Max, q.Enum)
+				}
+				fmt.Printf("    %-20s %-6s default %v%s  %s\n", q.Name, q.Type, q.Default, bounds, q.Doc)
 			}
 		}
-		fmt.Printf("%s  [%s]\n    %s\n", p.Name, strings.Join(caps, ", "), p.Doc)
-		for _, q := range p.Params {
-			bounds := ""
-			if q.Min != nil || q.Max != nil || len(q.Enum) > 0 {
-				bounds = " " + paramBounds(q.Min, q.Max, q.Enum)
-			}
-			fmt.Printf("    %-20s %-6s default %v%s  %s\n", q.Name, q.Type, q.Default, bounds, q.Doc)
-		}
+		return 0
 	}
-	return 0
 }
 
 func paramBounds(lo, hi *float64, enum []string) string {
@@ -262,39 +225,41 @@ func paramBounds(lo, hi *float64, enum []string) string {
 	return "[" + l + ", " + u + "]"
 }
 
-func pluginCheck(args []string) int {
-	pf := newPluginFlags("check", true)
+func defPluginCheck(fs *pflag.FlagSet) func([]string) int {
+	pf := newPluginFlags(fs, true)
 	arrivals := count(20000)
 	pf.fs.Var(&arrivals, "arrivals", "measured arrivals per conformance run")
 	load := pf.fs.Float64("load", 0.3, "offered load of the conformance workloads")
 	seed := pf.fs.Uint64("seed", 1, "seed of the conformance runs")
 	policies := pf.fs.String("policies", "", "comma-separated policies to check (default: all)")
 	verbose := pf.fs.Bool("v", false, "list passed checks too")
-	b, code := pf.binary(args)
-	if code != 0 {
-		return code
+	return func(args []string) int {
+		b, code := pf.binary("plugin check")
+		if code != 0 {
+			return code
+		}
+		h := pf.host()
+		defer h.Close()
+		ctx, cancel := interruptible()
+		defer cancel()
+		opt := check.Options{Arrivals: int64(arrivals), Load: *load, Seed: *seed}
+		if *policies != "" {
+			opt.Policies = strings.Split(*policies, ",")
+		}
+		r, err := check.Run(ctx, h, b, opt)
+		if err != nil {
+			return fail("plugin check: %v", err)
+		}
+		if *pf.json {
+			printJSON(r)
+		} else {
+			printReport(r, *verbose)
+		}
+		if r.Failed() > 0 {
+			return 1
+		}
+		return 0
 	}
-	h := pf.host()
-	defer h.Close()
-	ctx, cancel := interruptible()
-	defer cancel()
-	opt := check.Options{Arrivals: int64(arrivals), Load: *load, Seed: *seed}
-	if *policies != "" {
-		opt.Policies = strings.Split(*policies, ",")
-	}
-	r, err := check.Run(ctx, h, b, opt)
-	if err != nil {
-		return fail("plugin check: %v", err)
-	}
-	if *pf.json {
-		printJSON(r)
-	} else {
-		printReport(r, *verbose)
-	}
-	if r.Failed() > 0 {
-		return 1
-	}
-	return 0
 }
 
 func printReport(r *check.Report, verbose bool) {
@@ -335,7 +300,7 @@ type runnerFlags struct {
 	mode, path, cache *string
 }
 
-func addRunnerFlags(fs *flag.FlagSet) *runnerFlags {
+func addRunnerFlags(fs *pflag.FlagSet) *runnerFlags {
 	return &runnerFlags{
 		mode: fs.String("runner", "auto", "how replications run: plugin (policy plugin processes through the plugin host: binaries on the plugin path, and msjfarm itself serving the built-in families), "+
 			"inprocess (the built-in catalogue in this process, for debugging), or auto (plugins, unless the campaign replays a trace)"),

@@ -1,10 +1,11 @@
 package main
 
 import (
+	"github.com/spf13/pflag"
+
 	"bytes"
 	"context"
 	"encoding/csv"
-	"flag"
 	"fmt"
 	"net/url"
 	"os"
@@ -23,84 +24,86 @@ import (
 // manifest, result records) into a local directory and prints the path of
 // its index.html. It works on unfinished campaigns too (the report then
 // covers the results so far).
-func runReport(args []string) int {
-	ff := newFarmFlags("report", false, "./msjfarm-data")
+func defReport(fs *pflag.FlagSet) func([]string) int {
+	ff := newFarmFlags(fs, false, "./msjfarm-data")
 	out := ff.fs.String("out", "", "directory to write the report to (default ./msjfarm-report/<campaign>)")
 	store := ff.fs.Bool("store", false, "also store the regenerated report under campaigns/<id>/report/ in -storage")
-	if err := ff.parse(interspersed(ff.fs, args)); err != nil {
-		return 2
-	}
-	if ff.fs.NArg() < 1 {
-		return fail("report: want a campaign: id, name or id prefix (msjfarm report <campaign> [<campaign to overlay>...] [-out DIR])")
-	}
-	id := ff.fs.Arg(0)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-	defer cancel()
-	st, err := ff.store(ctx)
-	if err != nil {
-		return fail("report: %v", err)
-	}
-	if id, err = archive.ResolveIn(ctx, st, id); err != nil {
-		return fail("report: %v", err)
-	}
-	cat, err := campaignCatalog(ctx, st, id)
-	if err != nil {
-		return fail("report: %v", err)
-	}
-	a, err := archive.Load(ctx, st, id, cat)
-	if err != nil {
-		return fail("report: %v", err)
-	}
-	for _, w := range a.Warnings {
-		fmt.Fprintf(os.Stderr, "msjfarm report: warning: %s\n", w)
-	}
-	if a.Manifest == nil || a.Manifest.State != protocol.CampaignDone {
-		fmt.Fprintf(os.Stderr, "msjfarm report: campaign %s is not finished: report of the %d results so far\n", id, len(a.Records))
-	}
-	// Further campaigns are overlaid in the figures and tables.
-	var overlay []*archive.Archive
-	for _, arg := range ff.fs.Args()[1:] {
-		oid, err := archive.ResolveIn(ctx, st, arg)
+	return func(args []string) int {
+		if err := ff.parse(); err != nil {
+			return 2
+		}
+		if ff.fs.NArg() < 1 {
+			return fail("report: want a campaign: id, name or id prefix (msjfarm report <campaign> [<campaign to overlay>...] [-out DIR])")
+		}
+		id := ff.fs.Arg(0)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+		defer cancel()
+		st, err := ff.store(ctx)
 		if err != nil {
 			return fail("report: %v", err)
 		}
-		ocat, err := campaignCatalog(ctx, st, oid)
+		if id, err = archive.ResolveIn(ctx, st, id); err != nil {
+			return fail("report: %v", err)
+		}
+		cat, err := campaignCatalog(ctx, st, id)
 		if err != nil {
 			return fail("report: %v", err)
 		}
-		o, err := archive.Load(ctx, st, oid, ocat)
+		a, err := archive.Load(ctx, st, id, cat)
 		if err != nil {
 			return fail("report: %v", err)
 		}
-		overlay = append(overlay, o)
-	}
-	files, err := a.Report(overlay...)
-	if err != nil {
-		return fail("report: %v", err)
-	}
-	dir := *out
-	if dir == "" {
-		dir = filepath.Join("msjfarm-report", id)
-	}
-	if err := report.WriteFiles(dir, files); err != nil {
-		return fail("report: %v", err)
-	}
-	if *store && len(overlay) > 0 {
-		fmt.Fprintf(os.Stderr, "msjfarm report: an overlay is not stored (-store applies to a single campaign's report)\n")
-	} else if *store {
-		for name, data := range files {
-			if err := st.Put(ctx, storage.ReportPrefix(id)+name, data); err != nil {
+		for _, w := range a.Warnings {
+			fmt.Fprintf(os.Stderr, "msjfarm report: warning: %s\n", w)
+		}
+		if a.Manifest == nil || a.Manifest.State != protocol.CampaignDone {
+			fmt.Fprintf(os.Stderr, "msjfarm report: campaign %s is not finished: report of the %d results so far\n", id, len(a.Records))
+		}
+		// Further campaigns are overlaid in the figures and tables.
+		var overlay []*archive.Archive
+		for _, arg := range ff.fs.Args()[1:] {
+			oid, err := archive.ResolveIn(ctx, st, arg)
+			if err != nil {
 				return fail("report: %v", err)
 			}
+			ocat, err := campaignCatalog(ctx, st, oid)
+			if err != nil {
+				return fail("report: %v", err)
+			}
+			o, err := archive.Load(ctx, st, oid, ocat)
+			if err != nil {
+				return fail("report: %v", err)
+			}
+			overlay = append(overlay, o)
 		}
-		fmt.Fprintf(os.Stderr, "msjfarm report: stored under %s\n", reportLocation(st, id))
+		files, err := a.Report(overlay...)
+		if err != nil {
+			return fail("report: %v", err)
+		}
+		dir := *out
+		if dir == "" {
+			dir = filepath.Join("msjfarm-report", id)
+		}
+		if err := report.WriteFiles(dir, files); err != nil {
+			return fail("report: %v", err)
+		}
+		if *store && len(overlay) > 0 {
+			fmt.Fprintf(os.Stderr, "msjfarm report: an overlay is not stored (-store applies to a single campaign's report)\n")
+		} else if *store {
+			for name, data := range files {
+				if err := st.Put(ctx, storage.ReportPrefix(id)+name, data); err != nil {
+					return fail("report: %v", err)
+				}
+			}
+			fmt.Fprintf(os.Stderr, "msjfarm report: stored under %s\n", reportLocation(st, id))
+		}
+		abs, err := filepath.Abs(filepath.Join(dir, "index.html"))
+		if err != nil {
+			return fail("report: %v", err)
+		}
+		fmt.Println(abs)
+		return 0
 	}
-	abs, err := filepath.Abs(filepath.Join(dir, "index.html"))
-	if err != nil {
-		return fail("report: %v", err)
-	}
-	fmt.Println(abs)
-	return 0
 }
 
 // reportLocation is where the stored report's index.html is: a file path
@@ -145,39 +148,4 @@ func precisionLine(data []byte) string {
 		}
 	}
 	return fmt.Sprintf("%d points: %s", len(rows)-1, strings.Join(parts, ", "))
-}
-
-// interspersed moves the positional arguments after the flags, so that
-// "msjfarm report <id> -out DIR" parses like "msjfarm report -out DIR <id>"
-// (package flag stops at the first positional argument). "--" ends flags.
-func interspersed(fs *flag.FlagSet, args []string) []string {
-	var flags, pos []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			pos = append(pos, args[i+1:]...)
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			pos = append(pos, a)
-			continue
-		}
-		flags = append(flags, a)
-		name := strings.TrimLeft(a, "-")
-		if strings.Contains(name, "=") {
-			continue
-		}
-		fl := fs.Lookup(name)
-		if fl == nil {
-			continue // an unknown flag: Parse reports it
-		}
-		if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			continue
-		}
-		if i+1 < len(args) {
-			flags = append(flags, args[i+1])
-			i++
-		}
-	}
-	return append(append(flags, "--"), pos...)
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/spf13/pflag"
+
 	"fmt"
 	"io"
 	"os"
@@ -23,8 +25,8 @@ import (
 // with the binary the campaign pinned (fetched from storage by sha256),
 // unless -runner inprocess; the others run in this process. Exit status 1
 // if any task differs or cannot be re-run.
-func runReproduce(args []string) int {
-	ff := newFarmFlags("reproduce", false, "./msjfarm-data")
+func defReproduce(fs *pflag.FlagSet) func([]string) int {
+	ff := newFarmFlags(fs, false, "./msjfarm-data")
 	tasks := ff.fs.String("tasks", "", "comma-separated task ids to re-run")
 	sample := ff.fs.Int("sample", 0, "re-run N tasks drawn at random (with -sample-seed) from those with a result (default 5 when no selection is given)")
 	all := ff.fs.Bool("all", false, "re-run every task that has a result")
@@ -33,69 +35,71 @@ func runReproduce(args []string) int {
 	rf := addRunnerFlags(ff.fs)
 	ff.fs.Lookup("runner").Usage = "auto: re-run results recorded from a plugin with the binary the campaign pinned (fetched from storage by sha256), " +
 		"the others in-process; inprocess: everything in-process with the built-in catalogue"
-	if err := ff.parse(interspersed(ff.fs, args)); err != nil {
-		return 2
-	}
-	if ff.fs.NArg() != 1 {
-		return fail("reproduce: want one campaign: id, name or id prefix (msjfarm reproduce <campaign> [-tasks id,...|-sample N|-all])")
-	}
-	sel := 0
-	for _, b := range []bool{*tasks != "", *sample > 0, *all} {
-		if b {
-			sel++
+	return func(args []string) int {
+		if err := ff.parse(); err != nil {
+			return 2
 		}
+		if ff.fs.NArg() != 1 {
+			return fail("reproduce: want one campaign: id, name or id prefix (msjfarm reproduce <campaign> [-tasks id,...|-sample N|-all])")
+		}
+		sel := 0
+		for _, b := range []bool{*tasks != "", *sample > 0, *all} {
+			if b {
+				sel++
+			}
+		}
+		if sel > 1 {
+			return fail("reproduce: give one of -tasks, -sample, -all")
+		}
+		if sel == 0 {
+			*sample = 5
+		}
+		if *n < 1 {
+			return fail("reproduce: -workers must be >= 1")
+		}
+		id := ff.fs.Arg(0)
+		ctx, stop := signalContext()
+		defer stop()
+		st, err := ff.store(ctx)
+		if err != nil {
+			return fail("reproduce: %v", err)
+		}
+		if id, err = archive.ResolveIn(ctx, st, id); err != nil {
+			return fail("reproduce: %v", err)
+		}
+		cat, err := campaignCatalog(ctx, st, id)
+		if err != nil {
+			return fail("reproduce: %v", err)
+		}
+		a, err := archive.Load(ctx, st, id, cat)
+		if err != nil {
+			return fail("reproduce: %v", err)
+		}
+		for _, w := range a.Warnings {
+			fmt.Fprintf(os.Stderr, "msjfarm reproduce: warning: %s\n", w)
+		}
+		chosen, err := reproduce.ChooseTasks(a, *tasks, *sample, *all, *sampleSeed)
+		if err != nil {
+			return fail("reproduce: %v", err)
+		}
+		if len(chosen) == 0 {
+			return fail("reproduce: campaign %s has no result to reproduce", id)
+		}
+		inProc := *rf.mode == "inprocess" || *rf.mode == "in-process"
+		var plugins worker.Runner
+		if !inProc && reproduce.UsesPlugins(a, chosen) {
+			pr := rf.config(*n, nil).PluginRunner(st)
+			defer pr.Close()
+			plugins = pr
+		}
+		for _, w := range reproduce.ProvenanceWarnings(a, chosen, plugins == nil) {
+			fmt.Fprintf(os.Stderr, "msjfarm reproduce: warning: %s\n", w)
+		}
+		fmt.Fprintf(os.Stderr, "msjfarm reproduce: campaign %s: re-running %d of %d tasks, %d at once\n", id, len(chosen), len(a.Tasks), *n)
+		start := time.Now()
+		res := reproduce.Run(worker.WithCampaign(ctx, id), a, chosen, *n, plugins)
+		return printReproductions(os.Stdout, res, time.Since(start))
 	}
-	if sel > 1 {
-		return fail("reproduce: give one of -tasks, -sample, -all")
-	}
-	if sel == 0 {
-		*sample = 5
-	}
-	if *n < 1 {
-		return fail("reproduce: -workers must be >= 1")
-	}
-	id := ff.fs.Arg(0)
-	ctx, stop := signalContext()
-	defer stop()
-	st, err := ff.store(ctx)
-	if err != nil {
-		return fail("reproduce: %v", err)
-	}
-	if id, err = archive.ResolveIn(ctx, st, id); err != nil {
-		return fail("reproduce: %v", err)
-	}
-	cat, err := campaignCatalog(ctx, st, id)
-	if err != nil {
-		return fail("reproduce: %v", err)
-	}
-	a, err := archive.Load(ctx, st, id, cat)
-	if err != nil {
-		return fail("reproduce: %v", err)
-	}
-	for _, w := range a.Warnings {
-		fmt.Fprintf(os.Stderr, "msjfarm reproduce: warning: %s\n", w)
-	}
-	chosen, err := reproduce.ChooseTasks(a, *tasks, *sample, *all, *sampleSeed)
-	if err != nil {
-		return fail("reproduce: %v", err)
-	}
-	if len(chosen) == 0 {
-		return fail("reproduce: campaign %s has no result to reproduce", id)
-	}
-	inProc := *rf.mode == "inprocess" || *rf.mode == "in-process"
-	var plugins worker.Runner
-	if !inProc && reproduce.UsesPlugins(a, chosen) {
-		pr := rf.config(*n, nil).PluginRunner(st)
-		defer pr.Close()
-		plugins = pr
-	}
-	for _, w := range reproduce.ProvenanceWarnings(a, chosen, plugins == nil) {
-		fmt.Fprintf(os.Stderr, "msjfarm reproduce: warning: %s\n", w)
-	}
-	fmt.Fprintf(os.Stderr, "msjfarm reproduce: campaign %s: re-running %d of %d tasks, %d at once\n", id, len(chosen), len(a.Tasks), *n)
-	start := time.Now()
-	res := reproduce.Run(worker.WithCampaign(ctx, id), a, chosen, *n, plugins)
-	return printReproductions(os.Stdout, res, time.Since(start))
 }
 
 // printReproductions prints one line per task and a total; it returns the

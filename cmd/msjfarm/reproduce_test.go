@@ -164,15 +164,3 @@ func TestRunReportReproduce(t *testing.T) {
 		}
 	}
 }
-
-func TestInterspersed(t *testing.T) {
-	ff := newFarmFlags("x", false, "")
-	out := ff.fs.String("out", "", "")
-	all := ff.fs.Bool("all", false, "")
-	if err := ff.parse(interspersed(ff.fs, []string{"ID", "-all", "-out", "d", "-storage=s", "extra"})); err != nil {
-		t.Fatal(err)
-	}
-	if *out != "d" || !*all || *ff.storage != "s" || ff.fs.NArg() != 2 || ff.fs.Arg(0) != "ID" || ff.fs.Arg(1) != "extra" {
-		t.Fatalf("out %q all %v storage %q args %v", *out, *all, *ff.storage, ff.fs.Args())
-	}
-}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/spf13/pflag"
+
 	"fmt"
 	"io"
 	"os"
@@ -19,8 +21,8 @@ import (
 // runRun runs a whole sweep in this process (package local: embedded NATS
 // server, coordinator, local workers and, by default, local storage) and
 // prints its summary. Running the same command again resumes.
-func runRun(args []string) int {
-	ff := newFarmFlags("run", false, "./msjfarm-data")
+func defRun(fs *pflag.FlagSet) func([]string) int {
+	ff := newFarmFlags(fs, false, "./msjfarm-data")
 	n := ff.fs.Int("workers", runtime.NumCPU(), "replications run at once")
 	storeDir := ff.fs.String("store-dir", "", "JetStream store directory (default: a temporary directory, removed at exit)")
 	ackWait := ff.fs.Duration("ack-wait", protocol.DefaultAckWait, "redelivery timeout of a task without heartbeat")
@@ -36,148 +38,150 @@ func runRun(args []string) int {
 	linger := ff.fs.Duration("http-linger", 0, "with -http: keep serving the page this long after the campaign finished (Ctrl-C ends it)")
 	profile := ff.fs.String("profile", "", profileUsage)
 	// Flags may follow the sweep file: msjfarm run sweep.yaml -http :8080.
-	if err := ff.parse(interspersed(ff.fs, args)); err != nil {
-		return 2
-	}
-	pos := ff.fs.Args()
-	if len(pos) != 1 {
-		return fail("run: want one sweep file (msjfarm run [flags] sweep.yaml)")
-	}
-	slogger, err := mf.logger(*verbose)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
-		return 2
-	}
-	if *n < 1 {
-		return fail("run: -workers must be >= 1")
-	}
-	reserveFarmProc(*n)
-	ctx, stop := signalContext()
-	defer stop()
-	// Validate against the policy registry (built-ins and the plugins on
-	// the search path) before anything is created.
-	cfg := rf.config(*n, logf(slogger, *verbose))
-	pr := cfg.Prepare(ctx)
-	f, camp, err := validateSweep(pos[0], pr.Registry, *profile)
-	if err != nil {
-		pr.Close()
-		warn("run", pr.Registry.Warnings())
-		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
-		return 2
-	}
-	if *dry {
-		return dryRun("run", ff, camp, *n)
-	}
-	// The HTTP address is opened before any work, so that a busy or
-	// invalid one fails at once.
-	ln, err := mf.listen()
-	if err != nil {
-		pr.Close()
-		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
-		return 2
-	}
-	if ln != nil {
-		defer ln.Close()
-	}
-	start := time.Now()
-	if *cpuProfile != "" {
-		pf, err := os.Create(*cpuProfile)
+	return func(args []string) int {
+		if err := ff.parse(); err != nil {
+			return 2
+		}
+		pos := ff.fs.Args()
+		if len(pos) != 1 {
+			return fail("run: want one sweep file (msjfarm run [flags] sweep.yaml)")
+		}
+		slogger, err := mf.logger(*verbose)
 		if err != nil {
-			return fail("run: %v", err)
+			fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
+			return 2
 		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return fail("run: %v", err)
+		if *n < 1 {
+			return fail("run: -workers must be >= 1")
 		}
-		defer pprof.StopCPUProfile()
-	}
-
-	st, err := ff.store(ctx)
-	if err != nil {
-		pr.Close()
-		return fail("run: %v", err)
-	}
-	if err := storage.CheckWritable(ctx, st); err != nil {
-		return fail("run: %v", err)
-	}
-	metrics := monitor.NewMetrics()
-	st = metrics.InstrumentStore(st)
-	ch, err := worker.ForCampaignWith(ctx, cfg, pr, st, camp)
-	if ch != nil {
-		warn("run", ch.Warnings)
-	}
-	if err != nil {
-		return fail("run: runner: %v", err)
-	}
-	fmt.Fprintf(os.Stderr, "msjfarm run: runner %s\n", ch.Desc)
-	pluginStarts(metrics, ch.Runner)
-	if ln != nil {
-		httpURLLine("run", ln, "live campaign page")
-	}
-	if c, ok := ch.Runner.(io.Closer); ok {
-		defer c.Close() // the worker closes it too; again is harmless
-	}
-	var rl io.Writer
-	if *runLog != "" {
-		f, err := os.OpenFile(*runLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		reserveFarmProc(*n)
+		ctx, stop := signalContext()
+		defer stop()
+		// Validate against the policy registry (built-ins and the plugins on
+		// the search path) before anything is created.
+		cfg := rf.config(*n, logf(slogger, *verbose))
+		pr := cfg.Prepare(ctx)
+		f, camp, err := validateSweep(pos[0], pr.Registry, *profile)
 		if err != nil {
-			return fail("run: -run-log: %v", err)
+			pr.Close()
+			warn("run", pr.Registry.Warnings())
+			fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
+			return 2
 		}
-		defer f.Close()
-		rl = f
-	}
-	p := newProgress(os.Stderr, 0)
-	out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: ch.Runner, Pins: ch.Pins, Workers: *n, StoreDir: *storeDir,
-		AckWait: *ackWait, MaxDeliver: *maxDeliver, RetryFailed: *retry, Logf: logf(slogger, *verbose), RunLog: rl,
-		HTTP: ln, Linger: *linger, Metrics: metrics, Log: taskLogger(slogger, *verbose),
-		Lingering: func(s *protocol.Status) {
-			fmt.Fprintf(os.Stderr, "\nmsjfarm run: campaign %s (%d done, %d failed); the live page stays at %s for %s (Ctrl-C ends it)\n",
-				s.State, s.Done, s.Failed, monitor.URL(ln), *linger)
-		},
-		Submitted: func(rep protocol.SubmitReply) {
-			fmt.Fprintf(os.Stderr, "msjfarm run: campaign %s (%s): %d tasks in %d points, %d already done (%d reused from other campaigns), %d to run; %d workers; storage %s; start-up %s\n",
-				rep.Campaign, rep.Name, rep.Tasks, camp.Points, rep.AlreadyDone, rep.Reused, rep.Tasks-rep.AlreadyDone, *n, st.URL(), time.Since(start).Round(time.Millisecond))
-			p = newProgress(os.Stderr, rep.AlreadyDone)
-		},
-		Progress: func(s *protocol.Status) {
-			if !*quiet {
-				p.update(s)
+		if *dry {
+			return dryRun("run", ff, camp, *n)
+		}
+		// The HTTP address is opened before any work, so that a busy or
+		// invalid one fails at once.
+		ln, err := mf.listen()
+		if err != nil {
+			pr.Close()
+			fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
+			return 2
+		}
+		if ln != nil {
+			defer ln.Close()
+		}
+		start := time.Now()
+		if *cpuProfile != "" {
+			pf, err := os.Create(*cpuProfile)
+			if err != nil {
+				return fail("run: %v", err)
 			}
-		}})
-	if err != nil {
-		return fail("run: %v", err)
-	}
-	id, s := out.Submit.Campaign, out.Status
-	if out.Interrupted {
-		done := "no"
-		if s != nil {
-			done = fmt.Sprintf("%d/%d", s.Done+s.Failed, s.Total)
+			defer pf.Close()
+			if err := pprof.StartCPUProfile(pf); err != nil {
+				return fail("run: %v", err)
+			}
+			defer pprof.StopCPUProfile()
 		}
-		fmt.Fprintf(os.Stderr, "\nmsjfarm run: interrupted with %s tasks finished; run the same command again to resume (results are in %s)\n",
-			done, st.URL())
-		return 130
+
+		st, err := ff.store(ctx)
+		if err != nil {
+			pr.Close()
+			return fail("run: %v", err)
+		}
+		if err := storage.CheckWritable(ctx, st); err != nil {
+			return fail("run: %v", err)
+		}
+		metrics := monitor.NewMetrics()
+		st = metrics.InstrumentStore(st)
+		ch, err := worker.ForCampaignWith(ctx, cfg, pr, st, camp)
+		if ch != nil {
+			warn("run", ch.Warnings)
+		}
+		if err != nil {
+			return fail("run: runner: %v", err)
+		}
+		fmt.Fprintf(os.Stderr, "msjfarm run: runner %s\n", ch.Desc)
+		pluginStarts(metrics, ch.Runner)
+		if ln != nil {
+			httpURLLine("run", ln, "live campaign page")
+		}
+		if c, ok := ch.Runner.(io.Closer); ok {
+			defer c.Close() // the worker closes it too; again is harmless
+		}
+		var rl io.Writer
+		if *runLog != "" {
+			f, err := os.OpenFile(*runLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+			if err != nil {
+				return fail("run: -run-log: %v", err)
+			}
+			defer f.Close()
+			rl = f
+		}
+		p := newProgress(os.Stderr, 0)
+		out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: ch.Runner, Pins: ch.Pins, Workers: *n, StoreDir: *storeDir,
+			AckWait: *ackWait, MaxDeliver: *maxDeliver, RetryFailed: *retry, Logf: logf(slogger, *verbose), RunLog: rl,
+			HTTP: ln, Linger: *linger, Metrics: metrics, Log: taskLogger(slogger, *verbose),
+			Lingering: func(s *protocol.Status) {
+				fmt.Fprintf(os.Stderr, "\nmsjfarm run: campaign %s (%d done, %d failed); the live page stays at %s for %s (Ctrl-C ends it)\n",
+					s.State, s.Done, s.Failed, monitor.URL(ln), *linger)
+			},
+			Submitted: func(rep protocol.SubmitReply) {
+				fmt.Fprintf(os.Stderr, "msjfarm run: campaign %s (%s): %d tasks in %d points, %d already done (%d reused from other campaigns), %d to run; %d workers; storage %s; start-up %s\n",
+					rep.Campaign, rep.Name, rep.Tasks, camp.Points, rep.AlreadyDone, rep.Reused, rep.Tasks-rep.AlreadyDone, *n, st.URL(), time.Since(start).Round(time.Millisecond))
+				p = newProgress(os.Stderr, rep.AlreadyDone)
+			},
+			Progress: func(s *protocol.Status) {
+				if !*quiet {
+					p.update(s)
+				}
+			}})
+		if err != nil {
+			return fail("run: %v", err)
+		}
+		id, s := out.Submit.Campaign, out.Status
+		if out.Interrupted {
+			done := "no"
+			if s != nil {
+				done = fmt.Sprintf("%d/%d", s.Done+s.Failed, s.Total)
+			}
+			fmt.Fprintf(os.Stderr, "\nmsjfarm run: interrupted with %s tasks finished; run the same command again to resume (results are in %s)\n",
+				done, st.URL())
+			return 130
+		}
+		p.finish(s)
+		data, err := st.Get(ctx, storage.SummaryKey(id))
+		if err != nil {
+			return fail("run: %v", err)
+		}
+		fmt.Println()
+		if err := printSummaryTable(os.Stdout, data); err != nil {
+			return fail("run: %v", err)
+		}
+		fmt.Printf("\nsummary: %s/%s\n", st.URL(), storage.SummaryKey(id))
+		if prec, err := st.Get(ctx, archive.PrecisionKey(id)); err == nil {
+			fmt.Printf("precision: %s — %s/%s\n", precisionLine(prec), st.URL(), archive.PrecisionKey(id))
+		}
+		if _, err := st.Stat(ctx, storage.ReportPrefix(id)+"index.html"); err == nil {
+			fmt.Printf("report: %s\n", reportLocation(st, id))
+		} else {
+			fmt.Printf("report: not rendered (%v); msjfarm report %s regenerates it\n", err, id)
+		}
+		if s.Failed > 0 {
+			fmt.Fprintf(os.Stderr, "msjfarm run: %d of %d tasks failed (see above; -retry-failed runs them again)\n", s.Failed, s.Total)
+			return 1
+		}
+		return 0
 	}
-	p.finish(s)
-	data, err := st.Get(ctx, storage.SummaryKey(id))
-	if err != nil {
-		return fail("run: %v", err)
-	}
-	fmt.Println()
-	if err := printSummaryTable(os.Stdout, data); err != nil {
-		return fail("run: %v", err)
-	}
-	fmt.Printf("\nsummary: %s/%s\n", st.URL(), storage.SummaryKey(id))
-	if prec, err := st.Get(ctx, archive.PrecisionKey(id)); err == nil {
-		fmt.Printf("precision: %s — %s/%s\n", precisionLine(prec), st.URL(), archive.PrecisionKey(id))
-	}
-	if _, err := st.Stat(ctx, storage.ReportPrefix(id)+"index.html"); err == nil {
-		fmt.Printf("report: %s\n", reportLocation(st, id))
-	} else {
-		fmt.Printf("report: not rendered (%v); msjfarm report %s regenerates it\n", err, id)
-	}
-	if s.Failed > 0 {
-		fmt.Fprintf(os.Stderr, "msjfarm run: %d of %d tasks failed (see above; -retry-failed runs them again)\n", s.Failed, s.Total)
-		return 1
-	}
-	return 0
 }

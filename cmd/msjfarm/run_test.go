@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/spf13/pflag"
+
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,8 +65,12 @@ func TestFarmFlagsFromEnvAndConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("MSJFARM_NATS_URL", "nats://from-env:4222")
-	ff := newFarmFlags("worker", true, "./default")
-	if err := ff.parse([]string{"-config", cfg, "-storage", "/from/flag"}); err != nil {
+	fs := pflag.NewFlagSet("worker", pflag.ContinueOnError)
+	ff := newFarmFlags(fs, true, "./default")
+	if err := fs.Parse([]string{"--config", cfg, "--storage", "/from/flag"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ff.parse(); err != nil {
 		t.Fatal(err)
 	}
 	if *ff.natsURL != "nats://from-env:4222" || *ff.storage != "/from/flag" || *ff.user != "fileuser" {

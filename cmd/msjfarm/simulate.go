@@ -1,9 +1,10 @@
 package main
 
 import (
+	"github.com/spf13/pflag"
+
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -31,6 +32,10 @@ import (
 type paramFlags map[string]any
 
 func (p paramFlags) String() string { return fmt.Sprint(map[string]any(p)) }
+
+// Type names the value in the help (pflag.Value).
+func (p paramFlags) Type() string { return "name=value" }
+
 func (p paramFlags) Set(s string) error {
 	k, v, ok := strings.Cut(s, "=")
 	if !ok || k == "" {
@@ -53,6 +58,10 @@ func (p paramFlags) Set(s string) error {
 type count int64
 
 func (c *count) String() string { return strconv.FormatInt(int64(*c), 10) }
+
+// Type names the value in the help (pflag.Value).
+func (c *count) Type() string { return "count" }
+
 func (c *count) Set(s string) error {
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || f < 0 || f != math.Trunc(f) || f > 1<<62 {
@@ -62,8 +71,7 @@ func (c *count) Set(s string) error {
 	return nil
 }
 
-func runSimulate(args []string) int {
-	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
+func defSimulate(fs *pflag.FlagSet) func([]string) int {
 	wl := fs.String("workload", "one-or-all", "named workload (see 'msjfarm workloads')")
 	pol := fs.String("policy", "fcfs", "policy (see 'msjfarm policies')")
 	rate := fs.Float64("rate", 0, "total arrival rate λ (exclusive with -load)")
@@ -82,102 +90,101 @@ func runSimulate(args []string) int {
 	params := paramFlags{}
 	fs.Var(params, "param", "policy parameter name=value (repeatable)")
 	pluginPath := fs.String("plugin-path", "", "colon-separated plugin directories searched (before $"+pluginhost.EnvPath+") for a -policy that is not built in")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		return fail("simulate: unexpected argument %q", fs.Arg(0))
-	}
-	// The policy resolves through the registry: a built-in one runs in
-	// this process, a plugin's in its binary.
-	host := pluginhost.New(pluginhost.Config{MaxConcurrent: max(*par, 1)})
-	defer host.Close()
-	reg := registry.New(context.Background(), registry.Options{Dirs: pluginhost.SearchPath(*pluginPath, nil), Host: host})
-	entry, err := reg.Lookup(*pol)
-	if err != nil {
-		warn("simulate", reg.Warnings())
-		return fail("simulate: -policy: %v", err)
-	}
-	var ps wire.Entry
-	if entry.Source == registry.BuiltIn {
-		if ps, err = builtin.Lookup(*pol); err != nil {
+	return func(args []string) int {
+		if fs.NArg() > 0 {
+			return fail("simulate: unexpected argument %q", fs.Arg(0))
+		}
+		// The policy resolves through the registry: a built-in one runs in
+		// this process, a plugin's in its binary.
+		host := pluginhost.New(pluginhost.Config{MaxConcurrent: max(*par, 1)})
+		defer host.Close()
+		reg := registry.New(context.Background(), registry.Options{Dirs: pluginhost.SearchPath(*pluginPath, nil), Host: host})
+		entry, err := reg.Lookup(*pol)
+		if err != nil {
+			warn("simulate", reg.Warnings())
 			return fail("simulate: -policy: %v", err)
 		}
-	}
-	switch {
-	case *rate < 0 || math.IsNaN(*rate):
-		return fail("simulate: -rate must be > 0, got %v", *rate)
-	case *load < 0 || math.IsNaN(*load):
-		return fail("simulate: -load must be > 0, got %v", *load)
-	case *swfPath == "" && (*rate > 0) == (*load > 0):
-		return fail("simulate: give exactly one of -rate > 0 or -load > 0")
-	case *reps < 1:
-		return fail("simulate: -reps must be >= 1, got %d", *reps)
-	case *par < 1:
-		return fail("simulate: -parallel must be >= 1, got %d", *par)
-	}
-	w, err := buildWorkload(*swfPath, *servers, *timeScale, *wl, *rate, *load)
-	if err != nil {
-		return fail("simulate: %v", err)
-	}
-	// Check the parameters up front so errors surface before anything runs.
-	if _, err := reg.CheckParams(entry.Policy, params); err != nil {
-		return fail("simulate: %v", err)
-	}
-	run := func(r int) (*sim.Result, error) {
-		return ps.Run(w, params, sim.Config{
-			Seed: rng.Mix(*seed, uint64(r)), Warmup: int64(warmup), Arrivals: int64(arrivals), MSER: *mser,
-		})
-	}
-	if entry.Source != registry.BuiltIn {
-		if *swfPath != "" {
-			return fail("simulate: -swf: the plugin runner does not replay traces (policy %s is served by the plugin %s)", entry.Policy, entry.Path)
-		}
-		spec, _ := workload.Named(*wl)
-		bin, _ := entry.Binary()
-		run = func(r int) (*sim.Result, error) {
-			req := &wire.RunRequest{Policy: entry.Policy, Params: params, Workload: spec, ArrivalRate: w.ArrivalRate,
-				Run: wire.Run{Seed: rng.Mix(*seed, uint64(r)), RunConfig: wire.RunConfig{Warmup: int64(warmup), Arrivals: int64(arrivals), MSER: *mser}}}
-			out, err := host.Run(context.Background(), bin, req, pluginhost.RunOptions{})
-			if err != nil {
-				return nil, err
+		var ps wire.Entry
+		if entry.Source == registry.BuiltIn {
+			if ps, err = builtin.Lookup(*pol); err != nil {
+				return fail("simulate: -policy: %v", err)
 			}
-			return out.Result, nil
 		}
-		fmt.Fprintf(os.Stderr, "msjfarm simulate: policy %s from plugin %s %s (%s)\n", entry.Policy, entry.Plugin, entry.Version, entry.Path)
-	}
-
-	results := make([]*sim.Result, *reps)
-	errs := make([]error, *reps)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, *par)
-	start := time.Now()
-	for r := 0; r < *reps; r++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(r int) {
-			defer func() { <-sem; wg.Done() }()
-			results[r], errs[r] = run(r)
-		}(r)
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	for r, err := range errs {
+		switch {
+		case *rate < 0 || math.IsNaN(*rate):
+			return fail("simulate: -rate must be > 0, got %v", *rate)
+		case *load < 0 || math.IsNaN(*load):
+			return fail("simulate: -load must be > 0, got %v", *load)
+		case *swfPath == "" && (*rate > 0) == (*load > 0):
+			return fail("simulate: give exactly one of -rate > 0 or -load > 0")
+		case *reps < 1:
+			return fail("simulate: -reps must be >= 1, got %d", *reps)
+		case *par < 1:
+			return fail("simulate: -parallel must be >= 1, got %d", *par)
+		}
+		w, err := buildWorkload(*swfPath, *servers, *timeScale, *wl, *rate, *load)
 		if err != nil {
-			return fail("simulate: replication %d: %v", r, err)
+			return fail("simulate: %v", err)
 		}
-	}
-	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		for _, r := range results {
-			if err := enc.Encode(r); err != nil {
-				return fail("simulate: %v", err)
+		// Check the parameters up front so errors surface before anything runs.
+		if _, err := reg.CheckParams(entry.Policy, params); err != nil {
+			return fail("simulate: %v", err)
+		}
+		run := func(r int) (*sim.Result, error) {
+			return ps.Run(w, params, sim.Config{
+				Seed: rng.Mix(*seed, uint64(r)), Warmup: int64(warmup), Arrivals: int64(arrivals), MSER: *mser,
+			})
+		}
+		if entry.Source != registry.BuiltIn {
+			if *swfPath != "" {
+				return fail("simulate: -swf: the plugin runner does not replay traces (policy %s is served by the plugin %s)", entry.Policy, entry.Path)
+			}
+			spec, _ := workload.Named(*wl)
+			bin, _ := entry.Binary()
+			run = func(r int) (*sim.Result, error) {
+				req := &wire.RunRequest{Policy: entry.Policy, Params: params, Workload: spec, ArrivalRate: w.ArrivalRate,
+					Run: wire.Run{Seed: rng.Mix(*seed, uint64(r)), RunConfig: wire.RunConfig{Warmup: int64(warmup), Arrivals: int64(arrivals), MSER: *mser}}}
+				out, err := host.Run(context.Background(), bin, req, pluginhost.RunOptions{})
+				if err != nil {
+					return nil, err
+				}
+				return out.Result, nil
+			}
+			fmt.Fprintf(os.Stderr, "msjfarm simulate: policy %s from plugin %s %s (%s)\n", entry.Policy, entry.Plugin, entry.Version, entry.Path)
+		}
+
+		results := make([]*sim.Result, *reps)
+		errs := make([]error, *reps)
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, *par)
+		start := time.Now()
+		for r := 0; r < *reps; r++ {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func(r int) {
+				defer func() { <-sem; wg.Done() }()
+				results[r], errs[r] = run(r)
+			}(r)
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		for r, err := range errs {
+			if err != nil {
+				return fail("simulate: replication %d: %v", r, err)
 			}
 		}
+		if *asJSON {
+			enc := json.NewEncoder(os.Stdout)
+			for _, r := range results {
+				if err := enc.Encode(r); err != nil {
+					return fail("simulate: %v", err)
+				}
+			}
+			return 0
+		}
+		printSummary(w, entry.Policy, params, results, elapsed)
 		return 0
 	}
-	printSummary(w, entry.Policy, params, results, elapsed)
-	return 0
 }
 
 // buildWorkload makes the simulated workload: a replayed SWF trace, or a
