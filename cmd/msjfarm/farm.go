@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -293,7 +292,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		if !*wait {
 			return 0
 		}
-		p := newProgress(os.Stderr, rep.AlreadyDone)
+		p := newProgress(os.Stderr, rep.AlreadyDone).describe(camp)
 		for {
 			var s protocol.Status
 			if err := protocol.Request(ctx, nc, protocol.APIStatus, protocol.StatusRequest{Campaign: rep.Campaign}, &s); err != nil {
@@ -545,87 +544,19 @@ func printSummaryTable(w io.Writer, data []byte) error {
 			cells = append(cells, get(r, "params"))
 		}
 		for _, a := range axes {
-			cells = append(cells, get(r, a))
+			cells = append(cells, num(get(r, a)))
 		}
 		flag := ""
 		if u := get(r, "n_unstable"); u != "" && u != "0" {
-			flag = "UNSTABLE (" + u + " runs)"
+			flag = "UNSTABLE (" + u + " of " + get(r, "n") + ")"
 		}
-		cells = append(cells, num(get(r, "arrival_rate"), 6), num(get(r, "load"), 4), get(r, "n"), get(r, "n_failed"),
-			num(get(r, "mean_response_mean"), 5), num(get(r, "mean_response_hw"), 2),
-			num(get(r, "weighted_mean_response_mean"), 5), num(get(r, "weighted_mean_response_hw"), 2),
-			num(get(r, "jain_mean"), 4), flag)
+		cells = append(cells, num(get(r, "arrival_rate")), num(get(r, "load")), get(r, "n"), get(r, "n_failed"),
+			num(get(r, "mean_response_mean")), num(get(r, "mean_response_hw")),
+			num(get(r, "weighted_mean_response_mean")), num(get(r, "weighted_mean_response_hw")),
+			num(get(r, "jain_mean")), flag)
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
-}
-
-// num shortens a numeric cell to prec significant digits.
-func num(s string, prec int) string {
-	x, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return s
-	}
-	return strconv.FormatFloat(x, 'g', prec, 64)
-}
-
-// progress prints a one-line progress report.
-type progress struct {
-	w         io.Writer
-	start     time.Time
-	base      int // finished before this run
-	tty       bool
-	lastPrint time.Time
-	lastLine  string
-}
-
-func newProgress(w io.Writer, base int) *progress {
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			tty = true
-		}
-	}
-	return &progress{w: w, start: time.Now(), base: base, tty: tty}
-}
-
-func (p *progress) line(s *protocol.Status) string {
-	fin := s.Done + s.Failed
-	el := time.Since(p.start)
-	eta := "?"
-	if n := fin - p.base; n > 0 && fin < s.Total {
-		eta = (time.Duration(float64(el) / float64(n) * float64(s.Total-fin))).Round(time.Second).String()
-	} else if fin >= s.Total {
-		eta = "0s"
-	}
-	pct := 0.0
-	if s.Total > 0 {
-		pct = 100 * float64(fin) / float64(s.Total)
-	}
-	return fmt.Sprintf("%d/%d done (%.0f%%), %d failed, %d running, elapsed %s, ETA %s",
-		fin, s.Total, pct, s.Failed, s.Running, el.Round(time.Second), eta)
-}
-
-func (p *progress) update(s *protocol.Status) {
-	l := p.line(s)
-	if p.tty {
-		fmt.Fprintf(p.w, "\r\033[K%s", l)
-		return
-	}
-	if l != p.lastLine && time.Since(p.lastPrint) >= 5*time.Second {
-		fmt.Fprintln(p.w, l)
-		p.lastPrint, p.lastLine = time.Now(), l
-	}
-}
-
-func (p *progress) finish(s *protocol.Status) {
-	if p.tty {
-		fmt.Fprintf(p.w, "\r\033[K")
-	}
-	fmt.Fprintf(p.w, "%s — campaign %s %s in %s\n", p.line(s), s.Campaign, s.State, time.Since(p.start).Round(time.Millisecond))
-	for _, e := range s.Errors {
-		fmt.Fprintf(p.w, "  failed: %s\n", e)
-	}
 }
 
 // resolveOnFarm resolves a campaign id, name or id prefix against the

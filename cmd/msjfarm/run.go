@@ -129,7 +129,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 			defer f.Close()
 			rl = f
 		}
-		p := newProgress(os.Stderr, 0)
+		p := newProgress(os.Stderr, 0).describe(camp)
 		out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: ch.Runner, Pins: ch.Pins, Workers: *n, StoreDir: *storeDir,
 			AckWait: *ackWait, MaxDeliver: *maxDeliver, RetryFailed: *retry, Logf: logf(slogger, *verbose), RunLog: rl,
 			HTTP: ln, Linger: *linger, Metrics: metrics, Log: taskLogger(slogger, *verbose),
@@ -140,7 +140,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 			Submitted: func(rep protocol.SubmitReply) {
 				fmt.Fprintf(os.Stderr, "msjfarm run: campaign %s (%s): %d tasks in %d points, %d already done (%d reused from other campaigns), %d to run; %d workers; storage %s; start-up %s\n",
 					rep.Campaign, rep.Name, rep.Tasks, camp.Points, rep.AlreadyDone, rep.Reused, rep.Tasks-rep.AlreadyDone, *n, st.URL(), time.Since(start).Round(time.Millisecond))
-				p = newProgress(os.Stderr, rep.AlreadyDone)
+				p = newProgress(os.Stderr, rep.AlreadyDone).describe(camp)
 			},
 			Progress: func(s *protocol.Status) {
 				if !*quiet {

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// sigDigits is the precision of every number in the terminal table: one
+// format for estimates, half-widths and axis values alike, so that a
+// column never mixes 4670.1 with 4.2e+02.
+const sigDigits = 4
+
+// num prints a numeric cell with sigDigits significant digits in
+// positional notation (trailing zeros after the point dropped), and in
+// scientific notation only outside [1e-4, 1e15) where positional would be
+// unreadable; a cell that is not a number (empty, NaN written as text) is
+// printed as it is.
+func num(s string) string {
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return s
+	}
+	return sig(x, sigDigits)
+}
+
+func sig(x float64, digits int) string {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	e := int(math.Floor(math.Log10(math.Abs(x))))
+	if e < -4 || e >= 15 {
+		return strconv.FormatFloat(x, 'e', digits-1, 64)
+	}
+	// Round to digits significant digits first: 4670.1 → 4670, 123456 →
+	// 123500.
+	if scale := e - (digits - 1); scale > 0 {
+		p := math.Pow(10, float64(scale))
+		x = math.Round(x/p) * p
+	}
+	out := strconv.FormatFloat(x, 'f', max(0, digits-1-e), 64)
+	if strings.Contains(out, ".") {
+		out = strings.TrimRight(strings.TrimRight(out, "0"), ".")
+	}
+	return out
+}
+
+// progress shows a campaign's progress on w: a bar with counts, rate, ETA
+// and failures (mpb) when w is a terminal, otherwise (tests, CI logs,
+// batch jobs) a plain line every plainEvery when something changed.
+type progress struct {
+	w     io.Writer
+	start time.Time
+	base  int // finished before this run: left out of the rate and ETA
+	tty   bool
+	tasks map[string]*sweep.Task
+
+	mu        sync.Mutex
+	last      protocol.Status
+	bars      *mpb.Progress
+	bar       *mpb.Bar
+	lastPrint time.Time
+	lastLine  string
+}
+
+// plainEvery is the interval of the plain progress lines: often enough to
+// see a run move in a log, rarely enough not to flood it.
+const plainEvery = 5 * time.Second
+
+func newProgress(w io.Writer, base int) *progress {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		tty = isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+	}
+	return &progress{w: w, start: time.Now(), base: base, tty: tty}
+}
+
+// describe lets finish name failed tasks by policy, parameters and axis
+// values instead of their hash.
+func (p *progress) describe(c *sweep.Campaign) *progress {
+	if c == nil {
+		return p
+	}
+	p.tasks = make(map[string]*sweep.Task, len(c.Tasks))
+	for i := range c.Tasks {
+		p.tasks[c.Tasks[i].ID] = &c.Tasks[i]
+	}
+	return p
+}
+
+// rate and eta of the tasks finished in this run.
+func (p *progress) rateETA(s *protocol.Status) (rate float64, eta string) {
+	fin := s.Done + s.Failed
+	el := time.Since(p.start)
+	eta = "?"
+	if n := fin - p.base; n > 0 && el > 0 {
+		rate = float64(n) / el.Seconds()
+		if fin < s.Total {
+			eta = time.Duration(float64(el) / float64(n) * float64(s.Total-fin)).Round(time.Second).String()
+		}
+	}
+	if fin >= s.Total {
+		eta = "0s"
+	}
+	return rate, eta
+}
+
+func (p *progress) line(s *protocol.Status) string {
+	fin := s.Done + s.Failed
+	pct := 0.0
+	if s.Total > 0 {
+		pct = 100 * float64(fin) / float64(s.Total)
+	}
+	rate, eta := p.rateETA(s)
+	return fmt.Sprintf("%d/%d done (%.0f%%), %d failed, %d running, %s tasks/s, elapsed %s, ETA %s",
+		fin, s.Total, pct, s.Failed, s.Running, sig(rate, 3), time.Since(p.start).Round(time.Second), eta)
+}
+
+func (p *progress) update(s *protocol.Status) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last = *s
+	if !p.tty {
+		l := p.line(s)
+		if l != p.lastLine && time.Since(p.lastPrint) >= plainEvery {
+			fmt.Fprintln(p.w, l)
+			p.lastPrint, p.lastLine = time.Now(), l
+		}
+		return
+	}
+	if p.bar == nil {
+		if s.Total == 0 {
+			return
+		}
+		p.bars = mpb.New(mpb.WithOutput(p.w), mpb.WithWidth(32), mpb.WithRefreshRate(200*time.Millisecond))
+		p.bar = p.bars.AddBar(int64(s.Total),
+			mpb.PrependDecorators(decor.CountersNoUnit("%d/%d"), decor.Percentage(decor.WCSyncSpace)),
+			mpb.AppendDecorators(decor.Any(func(decor.Statistics) string {
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				rate, eta := p.rateETA(&p.last)
+				return fmt.Sprintf("%s tasks/s  ETA %s  %d running  %d failed", sig(rate, 3), eta, p.last.Running, p.last.Failed)
+			})))
+	}
+	p.bar.SetTotal(int64(s.Total), false)
+	p.bar.SetCurrent(int64(s.Done + s.Failed))
+}
+
+// finish ends the bar and prints the final line and the failed tasks.
+func (p *progress) finish(s *protocol.Status) {
+	p.mu.Lock()
+	bars, bar := p.bars, p.bar
+	p.last = *s
+	p.mu.Unlock()
+	if bar != nil {
+		// Complete the bar at its current count, and remove it: the final
+		// line below says the same in words.
+		bar.Abort(true)
+		bars.Wait()
+	}
+	fmt.Fprintf(p.w, "%s — campaign %s %s in %s\n", p.line(s), s.Campaign, s.State, time.Since(p.start).Round(time.Millisecond))
+	for _, e := range s.Errors {
+		fmt.Fprintf(p.w, "  failed: %s\n", p.failed(e))
+	}
+}
+
+// failed describes a coordinator error line "<task>: <error>" with the
+// task's policy, parameters, axis values and replication when the task is
+// known.
+func (p *progress) failed(e string) string {
+	id, msg, ok := strings.Cut(e, ": ")
+	t := p.tasks[id]
+	if !ok || t == nil {
+		return e
+	}
+	return taskLabel(t) + ": " + msg + " (task " + id + ")"
+}
+
+// taskLabel is "policy k=v ... axis=v ... rep r" of a task.
+func taskLabel(t *sweep.Task) string {
+	parts := []string{t.Policy}
+	parts = append(parts, kv(t.Params)...)
+	axes := map[string]any{}
+	for k, v := range t.Axes {
+		if _, isParam := t.Params[k]; !isParam {
+			axes[k] = v
+		}
+	}
+	if _, ok := axes["arrival_rate"]; !ok && t.ArrivalRate != 0 {
+		axes["λ"] = t.ArrivalRate
+	}
+	parts = append(parts, kv(axes)...)
+	return strings.Join(parts, " ") + " rep " + strconv.Itoa(t.Replication)
+}
+
+func kv(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		v := fmt.Sprint(m[k])
+		if f, ok := m[k].(float64); ok {
+			v = sig(f, 6)
+		}
+		out[i] = k + "=" + v
+	}
+	return out
+}
