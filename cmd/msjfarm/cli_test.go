@@ -1,0 +1,173 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// msjfarmBinary builds the command once per test run: the command line is
+// tested as shipped, exit status included.
+func msjfarmBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "msjfarm-cli")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "msjfarm")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("go build: %v", binErr)
+	}
+	return binPath
+}
+
+// msjfarm runs the binary and returns its exit status, stdout and stderr.
+func msjfarm(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(msjfarmBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errs strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, out.String(), errs.String()
+}
+
+func TestCLIHelp(t *testing.T) {
+	code, out, _ := msjfarm(t, nil, "--help")
+	if code != 0 || !strings.Contains(out, "Usage:") || !strings.Contains(out, "reproduce") || !strings.Contains(out, "completion") {
+		t.Fatalf("--help: exit %d\n%s", code, out)
+	}
+	code, _, errs := msjfarm(t, nil)
+	if code != 2 || !strings.Contains(errs, "Available Commands:") {
+		t.Fatalf("no command: exit %d\n%s", code, errs)
+	}
+	// help CMD prints that command's help, with synopsis, example and
+	// flags; every command has a synopsis and an example.
+	code, out, _ = msjfarm(t, nil, "help", "run")
+	for _, want := range []string{"msjfarm run [flags] SWEEP.yaml", "Examples:", "msjfarm run examples/q-fig3.yaml", "--workers int", "MSJFARM_"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("help run: no %q (exit %d)\n%s", want, code, out)
+		}
+	}
+	var walk func(prefix []string, cs []command)
+	walk = func(prefix []string, cs []command) {
+		for _, c := range cs {
+			path := append(append([]string{}, prefix...), strings.Fields(c.use)[0])
+			if c.example == "" || !strings.Contains(c.example, "msjfarm "+strings.Join(path, " ")) {
+				t.Errorf("%v: example %q does not show the command", path, c.example)
+			}
+			code, out, _ := msjfarm(t, nil, append(append([]string{"help"}, path...), "")[:len(path)+1]...)
+			if code != 0 || !strings.Contains(out, "msjfarm "+strings.Join(path, " ")) || !strings.Contains(out, "Examples:") {
+				t.Errorf("help %v: exit %d\n%s", path, code, out)
+			}
+			walk(path, c.subs)
+		}
+	}
+	walk(nil, commands)
+	if code, _, errs := msjfarm(t, nil, "plugin"); code != 2 || !strings.Contains(errs, "check") {
+		t.Errorf("plugin without subcommand: exit %d\n%s", code, errs)
+	}
+}
+
+func TestCLICompletionAndVersion(t *testing.T) {
+	for sh, want := range map[string]string{"bash": "__start_msjfarm", "zsh": "#compdef msjfarm", "fish": "complete -c msjfarm"} {
+		code, out, errs := msjfarm(t, nil, "completion", sh)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("completion %s: exit %d, no %q\n%s", sh, code, want, errs)
+		}
+	}
+	code, out, _ := msjfarm(t, nil, "--version")
+	// A test build has the module's (devel) version and the Go version.
+	if code != 0 || !strings.HasPrefix(out, "msjfarm ") || !strings.Contains(out, "go1.") {
+		t.Errorf("--version: exit %d: %q", code, out)
+	}
+	if _, out2, _ := msjfarm(t, nil, "-version"); out2 != out {
+		t.Errorf("-version %q != --version %q", out2, out)
+	}
+}
+
+// TestCLIFlags: flags before and after positional arguments, the single-
+// dash spellings of the standard flag package, environment, and usage
+// errors (exit 2) for unknown flags and commands.
+func TestCLIFlags(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(runTestSweep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	for _, args := range [][]string{
+		{"run", "--dry-run", "--workers", "2", "--storage", data, sw},
+		{"run", sw, "--dry-run", "--workers=2", "--storage", data},
+		{"run", "-dry-run", sw, "-workers", "2", "-storage=" + data},
+	} {
+		code, out, errs := msjfarm(t, nil, args...)
+		if code != 0 || !strings.Contains(out, "tasks            6\n") {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errs)
+		}
+	}
+	// Flags after the sweep file really run the campaign (not "want one
+	// sweep file"); the table is printed.
+	code, out, errs := msjfarm(t, nil, "run", sw, "-q", "--workers", "1", "--runner", "inprocess", "--storage", data)
+	if code != 0 || !strings.Contains(out, "fcfs") || !strings.Contains(out, "E[T]") {
+		t.Fatalf("run with trailing flags: exit %d\n%s%s", code, out, errs)
+	}
+	// The environment fills a flag not given; the command line wins.
+	code, out, _ = msjfarm(t, []string{"MSJFARM_STORAGE=" + data}, "results", "run-cmd")
+	if code != 0 || !strings.Contains(out, "fcfs") {
+		t.Errorf("results with MSJFARM_STORAGE: exit %d\n%s", code, out)
+	}
+	if code, _, _ := msjfarm(t, []string{"MSJFARM_STORAGE=" + data}, "results", "run-cmd", "--storage", filepath.Join(dir, "none")); code == 0 {
+		t.Errorf("--storage did not win over MSJFARM_STORAGE")
+	}
+	code, _, errs = msjfarm(t, nil, "run", "--bogus", sw)
+	if code != 2 || !strings.Contains(errs, "unknown flag: --bogus") || !strings.Contains(errs, "msjfarm run --help") {
+		t.Errorf("unknown flag: exit %d\n%s", code, errs)
+	}
+	code, _, errs = msjfarm(t, nil, "-bogus")
+	if code != 2 || !strings.Contains(errs, "bogus") {
+		t.Errorf("unknown single-dash flag: exit %d\n%s", code, errs)
+	}
+	code, _, errs = msjfarm(t, nil, "nonesuch")
+	if code != 2 || !strings.Contains(errs, `unknown command "nonesuch"`) {
+		t.Errorf("unknown command: exit %d\n%s", code, errs)
+	}
+	code, _, errs = msjfarm(t, nil, "worker", "-workers", "nope")
+	if code != 2 || !strings.Contains(errs, "--workers") {
+		t.Errorf("bad flag value: exit %d\n%s", code, errs)
+	}
+}
+
+func TestSig(t *testing.T) {
+	for _, c := range []struct {
+		x    float64
+		want string
+	}{{4670.1, "4670"}, {424.66, "424.7"}, {0.012345, "0.01235"}, {7.7, "7.7"}, {123456, "123500"}, {1, "1"}, {-2.5, "-2.5"}, {0, "0"}, {3e-7, "3.000e-07"}} {
+		if got := sig(c.x, 4); got != c.want {
+			t.Errorf("sig(%v) = %q, want %q", c.x, got, c.want)
+		}
+	}
+}
