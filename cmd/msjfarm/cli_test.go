@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -169,5 +170,17 @@ func TestSig(t *testing.T) {
 		if got := sig(c.x, 4); got != c.want {
 			t.Errorf("sig(%v) = %q, want %q", c.x, got, c.want)
 		}
+	}
+}
+
+func TestFormatVersion(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v1.2.3"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.time", Value: "2026-11-23T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	if got, want := formatVersion(bi), "v1.2.3 revision 0123456789ab+dirty (2026-11-23T10:00:00Z), go1.26.0"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	bi = &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "(devel)"}}
+	if got := formatVersion(bi); !strings.HasPrefix(got, "(devel) (no VCS revision") {
+		t.Errorf("without VCS: %q", got)
 	}
 }

@@ -248,6 +248,10 @@ func version() string {
 	if !ok {
 		return "(unknown)"
 	}
+	return formatVersion(bi)
+}
+
+func formatVersion(bi *debug.BuildInfo) string {
 	v := bi.Main.Version
 	if v == "" {
 		v = "(devel)"
@@ -275,6 +279,8 @@ func version() string {
 		if when != "" {
 			v += " (" + when + ")"
 		}
+	} else {
+		v += " (no VCS revision: built outside a git checkout or with -buildvcs=false)"
 	}
 	return v + ", " + bi.GoVersion
 }
