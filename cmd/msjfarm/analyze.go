@@ -19,14 +19,14 @@ import (
 // response time approximation of MSFQ on the one-or-all system (Quickswap
 // §5, package analysis).
 
-// analyzeMSFQ prints the Quickswap §5 approximation for one rate (-rate)
-// or a table over several (-rates). A -rate beyond the stability bound is
-// an error; in a -rates table such rows are marked unstable instead, since
+// analyzeMSFQ prints the Quickswap §5 approximation for one rate (--rate)
+// or a table over several (--rates). A --rate beyond the stability bound is
+// an error; in a --rates table such rows are marked unstable instead, since
 // a sweep reaching the bound is legitimate.
 func defMSFQ(fs *pflag.FlagSet, out io.Writer) func([]string) int {
 	k := fs.Int("k", 32, "number of servers k (>= 2); heavy jobs need all k")
 	ell := fs.Int("threshold", -1, "MSFQ threshold ℓ in [0, k−1]; −1 means k−1 (0 is MSF)")
-	rate := fs.Float64("rate", 0, "total arrival rate λ (exclusive with -rates)")
+	rate := fs.Float64("rate", 0, "total arrival rate λ (exclusive with --rates)")
 	rates := fs.String("rates", "", "comma-separated arrival rates λ for a table, e.g. 2,4,6,7")
 	p1 := fs.Float64("p1", 0.9, "fraction of light (1-server) jobs, in (0, 1)")
 	mu1 := fs.Float64("mu1", 1, "service rate μ1 of light jobs (> 0)")
@@ -42,15 +42,15 @@ func defMSFQ(fs *pflag.FlagSet, out io.Writer) func([]string) int {
 		case *k < 2:
 			return fail("analyze msfq: -k %d: need k >= 2", *k)
 		case *ell < -1 || *ell >= *k:
-			return fail("analyze msfq: -threshold %d: need 0 <= ℓ <= k−1 = %d (or −1 for k−1)", *ell, *k-1)
+			return fail("analyze msfq: --threshold %d: need 0 <= ℓ <= k−1 = %d (or −1 for k−1)", *ell, *k-1)
 		case !(*p1 > 0 && *p1 < 1):
-			return fail("analyze msfq: -p1 %v: need 0 < p1 < 1", *p1)
+			return fail("analyze msfq: --p1 %v: need 0 < p1 < 1", *p1)
 		case !(*mu1 > 0) || math.IsInf(*mu1, 0):
-			return fail("analyze msfq: -mu1 %v: need a finite μ1 > 0", *mu1)
+			return fail("analyze msfq: --mu1 %v: need a finite μ1 > 0", *mu1)
 		case !(*muk > 0) || math.IsInf(*muk, 0):
-			return fail("analyze msfq: -muk %v: need a finite μk > 0", *muk)
+			return fail("analyze msfq: --muk %v: need a finite μk > 0", *muk)
 		case set["rate"] == set["rates"]:
-			return fail("analyze msfq: give exactly one of -rate and -rates")
+			return fail("analyze msfq: give exactly one of --rate and --rates")
 		}
 		l := *ell
 		if l < 0 {
@@ -58,11 +58,11 @@ func defMSFQ(fs *pflag.FlagSet, out io.Writer) func([]string) int {
 		}
 		if set["rate"] {
 			if !(*rate > 0) || math.IsInf(*rate, 0) {
-				return fail("analyze msfq: -rate %v: need a finite λ > 0", *rate)
+				return fail("analyze msfq: --rate %v: need a finite λ > 0", *rate)
 			}
 			r, err := approx.MSFQ(*k, l, *rate, *p1, *mu1, *muk)
 			if err != nil {
-				return fail("analyze msfq: -rate %v: %v", *rate, err)
+				return fail("analyze msfq: --rate %v: %v", *rate, err)
 			}
 			if *asJSON {
 				return analyzeJSON(out, r)
@@ -74,7 +74,7 @@ func defMSFQ(fs *pflag.FlagSet, out io.Writer) func([]string) int {
 		for _, f := range strings.Split(*rates, ",") {
 			x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 			if err != nil || !(x > 0) || math.IsInf(x, 0) {
-				return fail("analyze msfq: -rates: %q is not a finite rate > 0", strings.TrimSpace(f))
+				return fail("analyze msfq: --rates: %q is not a finite rate > 0", strings.TrimSpace(f))
 			}
 			lams = append(lams, x)
 		}
@@ -89,7 +89,7 @@ func defMSFQ(fs *pflag.FlagSet, out io.Writer) func([]string) int {
 			if *asJSON {
 				if err != nil {
 					if !errors.Is(err, approx.ErrUnstable) {
-						return fail("analyze msfq: -rates %v: %v", lam, err)
+						return fail("analyze msfq: --rates %v: %v", lam, err)
 					}
 					if code := analyzeJSON(out, map[string]any{"lambda": lam, "load": r.Load, "error": err.Error()}); code != 0 {
 						return code
@@ -103,7 +103,7 @@ func defMSFQ(fs *pflag.FlagSet, out io.Writer) func([]string) int {
 			}
 			if err != nil {
 				if !errors.Is(err, approx.ErrUnstable) {
-					return fail("analyze msfq: -rates %v: %v", lam, err)
+					return fail("analyze msfq: --rates %v: %v", lam, err)
 				}
 				fmt.Fprintf(tw, "%g\t%.4f\tunstable\t\t\t\t\t\t\t\t\t\n", lam, r.Load)
 				continue

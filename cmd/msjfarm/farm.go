@@ -55,13 +55,13 @@ func validateSweep(path string, cat sweep.Catalog, profile string) (*sweep.File,
 	return f, c, nil
 }
 
-// profileUsage documents -profile of run and submit.
+// profileUsage documents --profile of run and submit.
 const profileUsage = "overlay the sweep file's profile of this name, e.g. paper (env MSJFARM_PROFILE; docs/sweep.md)"
 
 func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 	ff := newFarmFlags(fs, true, "./msjfarm-data")
-	listen := ff.fs.String("listen", "0.0.0.0:4222", "without -nats-url: address of the embedded NATS server (clients authenticate with -nats-user/-nats-password; -tls-cert/-tls-key/-tls-ca enable TLS)")
-	storeDir := ff.fs.String("store-dir", "./msjfarm-nats", "without -nats-url: JetStream store directory of the embedded server")
+	listen := ff.fs.String("listen", "0.0.0.0:4222", "without --nats-url: address of the embedded NATS server (clients authenticate with --nats-user/--nats-password; --tls-cert/--tls-key/--tls-ca enable TLS)")
+	storeDir := ff.fs.String("store-dir", "./msjfarm-nats", "without --nats-url: JetStream store directory of the embedded server")
 	ackWait := ff.fs.Duration("ack-wait", protocol.DefaultAckWait, "time a worker may hold a task without a heartbeat before it is redelivered")
 	maxDeliver := ff.fs.Int("max-deliver", protocol.DefaultMaxDeliver, "deliveries of a task before it is recorded as failed")
 	reconcile := ff.fs.Duration("reconcile", 30*time.Second, "how often running campaigns are checked against storage and the stream")
@@ -94,7 +94,7 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 			*ff.natsURL = url
 			fmt.Fprintf(os.Stderr, "msjfarm coordinator: embedded NATS server on %s (store %s)\n", *listen, *storeDir)
 			if *ff.user == "" && !strings.HasPrefix(*listen, "127.") && !strings.HasPrefix(*listen, "localhost:") {
-				fmt.Fprintf(os.Stderr, "msjfarm coordinator: WARNING: the embedded NATS server accepts anyone who reaches %s: set -nats-user/-nats-password (and -tls-cert/-tls-key)\n", *listen)
+				fmt.Fprintf(os.Stderr, "msjfarm coordinator: WARNING: the embedded NATS server accepts anyone who reaches %s: set --nats-user/--nats-password (and --tls-cert/--tls-key)\n", *listen)
 			}
 		}
 		nc, err := ff.conn("msjfarm-coordinator")
@@ -232,10 +232,10 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 	ff := newFarmFlags(fs, true, "")
 	retry := ff.fs.Bool("retry-failed", false, "run the failed tasks of a resubmitted campaign again")
 	wait := ff.fs.Bool("wait", false, "show progress until the campaign is done")
-	pin := ff.fs.Bool("pin-plugins", false, "also pin the built-in families' plugin binaries found on -plugin-path / $"+pluginhost.EnvPath+" (third-party plugins are always pinned), so that workers fetch and run exactly these")
+	pin := ff.fs.Bool("pin-plugins", false, "also pin the built-in families' plugin binaries found on --plugin-path / $"+pluginhost.EnvPath+" (third-party plugins are always pinned), so that workers fetch and run exactly these")
 	pluginPath := ff.fs.String("plugin-path", "", "colon-separated plugin directories searched first for the sweep's policies")
-	dry := ff.fs.Bool("dry-run", false, "print the plan (points, tasks, already in -storage, to run, estimated CPU and wall time on -workers) and submit nothing")
-	dryWorkers := ff.fs.Int("workers", runtime.NumCPU(), "with -dry-run: the farm's replication slots the wall time is estimated for")
+	dry := ff.fs.Bool("dry-run", false, "print the plan (points, tasks, already in --storage, to run, estimated CPU and wall time on --workers) and submit nothing")
+	dryWorkers := ff.fs.Int("workers", runtime.NumCPU(), "with --dry-run: the farm's replication slots the wall time is estimated for")
 	profile := ff.fs.String("profile", "", profileUsage)
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
@@ -342,8 +342,8 @@ func defStatus(fs *pflag.FlagSet) func([]string) int {
 	}
 }
 
-// farmOrStorageStatus asks the farm at -nats-url, or without one reads
-// the campaigns in -storage (storageStatus).
+// farmOrStorageStatus asks the farm at --nats-url, or without one reads
+// the campaigns in --storage (storageStatus).
 func farmOrStorageStatus(ctx context.Context, ff *farmFlags) ([]protocol.Status, error) {
 	arg := ff.fs.Arg(0)
 	if *ff.natsURL == "" {
@@ -351,7 +351,7 @@ func farmOrStorageStatus(ctx context.Context, ff *farmFlags) ([]protocol.Status,
 		// of a `msjfarm run` that is running one.
 		st, err := ff.store(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("%w (give -nats-url for a farm, or -storage for the campaigns of msjfarm run)", err)
+			return nil, fmt.Errorf("%w (give --nats-url for a farm, or --storage for the campaigns of msjfarm run)", err)
 		}
 		return storageStatus(ctx, st, arg)
 	}
@@ -471,7 +471,7 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 			return fail("results: %v", err)
 		}
 		if !partial {
-			fmt.Printf("\nfull table: %s in %s (msjfarm results -csv %s)\n", storage.SummaryKey(id), st.URL(), id)
+			fmt.Printf("\nfull table: %s in %s (msjfarm results --csv %s)\n", storage.SummaryKey(id), st.URL(), id)
 		}
 		if prec, err := st.Get(ctx, archive.PrecisionKey(id)); err == nil {
 			fmt.Printf("precision: %s (%s)\n", precisionLine(prec), archive.PrecisionKey(id))

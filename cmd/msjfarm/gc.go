@@ -11,7 +11,7 @@ import (
 	"github.com/msjfarm/msjfarm/results/record"
 )
 
-// runGC lists the stored results no campaign refers to and, with -delete,
+// runGC lists the stored results no campaign refers to and, with --delete,
 // removes them (record.Unreferenced says which are safe to consider).
 func defGC(fs *pflag.FlagSet) func([]string) int {
 	ff := newFarmFlags(fs, false, "./msjfarm-data")
@@ -23,7 +23,7 @@ func defGC(fs *pflag.FlagSet) func([]string) int {
 			return 2
 		}
 		if ff.fs.NArg() != 0 {
-			return fail("gc: takes no arguments (flags: -storage, -delete, -min-age)")
+			return fail("gc: takes no arguments (flags: --storage, --delete, --min-age)")
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 		defer cancel()
@@ -43,7 +43,7 @@ func defGC(fs *pflag.FlagSet) func([]string) int {
 			}
 		}
 		if !*del {
-			fmt.Fprintf(os.Stderr, "msjfarm gc: %d results (%d bytes) in %s are referenced by no campaign and older than %s; -delete removes them\n",
+			fmt.Fprintf(os.Stderr, "msjfarm gc: %d results (%d bytes) in %s are referenced by no campaign and older than %s; --delete removes them\n",
 				len(infos), bytes, st.URL(), *minAge)
 			return 0
 		}

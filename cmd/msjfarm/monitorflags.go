@@ -25,7 +25,7 @@ type monitorFlags struct {
 }
 
 // addMonitorFlags adds -<httpName> ADDR ("http": live page, /metrics and
-// health; "metrics": /metrics and health only) and -log-format.
+// health; "metrics": /metrics and health only) and --log-format.
 func addMonitorFlags(fs *pflag.FlagSet, httpName, usage string) *monitorFlags {
 	return &monitorFlags{httpName: httpName,
 		http:      fs.String(httpName, "", usage),
@@ -38,7 +38,7 @@ func (m *monitorFlags) listen() (net.Listener, error) {
 	if *m.http == "" {
 		return nil, nil
 	}
-	return monitor.Listen("-"+m.httpName, *m.http)
+	return monitor.Listen("--"+m.httpName, *m.http)
 }
 
 // logger is the command's structured logger on stderr (verbose: Debug
@@ -48,7 +48,7 @@ func (m *monitorFlags) logger(verbose bool) (*slog.Logger, error) {
 	if verbose {
 		level = slog.LevelDebug
 	}
-	return monitor.NewLogger(os.Stderr, "-log-format", *m.logFormat, level)
+	return monitor.NewLogger(os.Stderr, "--log-format", *m.logFormat, level)
 }
 
 // logf is the printf-style logger for Options.Logf: l's Info lines when

@@ -16,7 +16,7 @@ import (
 // once. It writes nothing.
 func dryRun(cmd string, ff *farmFlags, camp *sweep.Campaign, workers int) int {
 	if workers < 1 {
-		return fail("%s: -workers must be >= 1", cmd)
+		return fail("%s: --workers must be >= 1", cmd)
 	}
 	ctx, stop := signalContext()
 	defer stop()

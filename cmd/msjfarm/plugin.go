@@ -295,7 +295,7 @@ func dash(s string) string {
 }
 
 // runnerFlags choose how `msjfarm run` and `msjfarm worker` run
-// replications (-runner auto|plugin|inprocess).
+// replications (--runner auto|plugin|inprocess).
 type runnerFlags struct {
 	mode, path, cache *string
 }

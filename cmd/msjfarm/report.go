@@ -27,7 +27,7 @@ import (
 func defReport(fs *pflag.FlagSet) func([]string) int {
 	ff := newFarmFlags(fs, false, "./msjfarm-data")
 	out := ff.fs.String("out", "", "directory to write the report to (default ./msjfarm-report/<campaign>)")
-	store := ff.fs.Bool("store", false, "also store the regenerated report under campaigns/<id>/report/ in -storage")
+	store := ff.fs.Bool("store", false, "also store the regenerated report under campaigns/<id>/report/ in --storage")
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
 			return 2
@@ -88,7 +88,7 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 			return fail("report: %v", err)
 		}
 		if *store && len(overlay) > 0 {
-			fmt.Fprintf(os.Stderr, "msjfarm report: an overlay is not stored (-store applies to a single campaign's report)\n")
+			fmt.Fprintf(os.Stderr, "msjfarm report: an overlay is not stored (--store applies to a single campaign's report)\n")
 		} else if *store {
 			for name, data := range files {
 				if err := st.Put(ctx, storage.ReportPrefix(id)+name, data); err != nil {

@@ -23,14 +23,14 @@ import (
 // parameters, run length and seed); its content must match its id. A
 // result recorded from a policy plugin is re-run through the plugin host
 // with the binary the campaign pinned (fetched from storage by sha256),
-// unless -runner inprocess; the others run in this process. Exit status 1
+// unless --runner inprocess; the others run in this process. Exit status 1
 // if any task differs or cannot be re-run.
 func defReproduce(fs *pflag.FlagSet) func([]string) int {
 	ff := newFarmFlags(fs, false, "./msjfarm-data")
 	tasks := ff.fs.String("tasks", "", "comma-separated task ids to re-run")
-	sample := ff.fs.Int("sample", 0, "re-run N tasks drawn at random (with -sample-seed) from those with a result (default 5 when no selection is given)")
+	sample := ff.fs.Int("sample", 0, "re-run N tasks drawn at random (with --sample-seed) from those with a result (default 5 when no selection is given)")
 	all := ff.fs.Bool("all", false, "re-run every task that has a result")
-	sampleSeed := ff.fs.Uint64("sample-seed", 1, "seed of the -sample draw")
+	sampleSeed := ff.fs.Uint64("sample-seed", 1, "seed of the --sample draw")
 	n := ff.fs.Int("workers", runtime.NumCPU(), "tasks re-run at once")
 	rf := addRunnerFlags(ff.fs)
 	ff.fs.Lookup("runner").Usage = "auto: re-run results recorded from a plugin with the binary the campaign pinned (fetched from storage by sha256), " +
@@ -40,7 +40,7 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 			return 2
 		}
 		if ff.fs.NArg() != 1 {
-			return fail("reproduce: want one campaign: id, name or id prefix (msjfarm reproduce <campaign> [-tasks id,...|-sample N|-all])")
+			return fail("reproduce: want one campaign: id, name or id prefix (msjfarm reproduce <campaign> [--tasks id,...|--sample N|--all])")
 		}
 		sel := 0
 		for _, b := range []bool{*tasks != "", *sample > 0, *all} {
@@ -49,13 +49,13 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 			}
 		}
 		if sel > 1 {
-			return fail("reproduce: give one of -tasks, -sample, -all")
+			return fail("reproduce: give one of --tasks, --sample, --all")
 		}
 		if sel == 0 {
 			*sample = 5
 		}
 		if *n < 1 {
-			return fail("reproduce: -workers must be >= 1")
+			return fail("reproduce: --workers must be >= 1")
 		}
 		id := ff.fs.Arg(0)
 		ctx, stop := signalContext()

@@ -32,12 +32,12 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 	quiet := ff.fs.Bool("q", false, "no progress line")
 	cpuProfile := ff.fs.String("cpuprofile", "", "write a CPU profile of the whole run (coordinator, workers, NATS) to this file")
 	runLog := ff.fs.String("run-log", "", "append one line per task start/finish/duplicate/failure/release to this file")
-	dry := ff.fs.Bool("dry-run", false, "print the plan (points, tasks, already stored, to run, estimated CPU and wall time on -workers) and write nothing")
+	dry := ff.fs.Bool("dry-run", false, "print the plan (points, tasks, already stored, to run, estimated CPU and wall time on --workers) and write nothing")
 	rf := addRunnerFlags(ff.fs)
 	mf := addMonitorFlags(ff.fs, "http", "serve the live campaign page, /metrics, /healthz and /readyz on this address (e.g. 127.0.0.1:8080)")
-	linger := ff.fs.Duration("http-linger", 0, "with -http: keep serving the page this long after the campaign finished (Ctrl-C ends it)")
+	linger := ff.fs.Duration("http-linger", 0, "with --http: keep serving the page this long after the campaign finished (Ctrl-C ends it)")
 	profile := ff.fs.String("profile", "", profileUsage)
-	// Flags may follow the sweep file: msjfarm run sweep.yaml -http :8080.
+	// Flags may follow the sweep file: msjfarm run sweep.yaml --http :8080.
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
 			return 2
@@ -52,7 +52,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 			return 2
 		}
 		if *n < 1 {
-			return fail("run: -workers must be >= 1")
+			return fail("run: --workers must be >= 1")
 		}
 		reserveFarmProc(*n)
 		ctx, stop := signalContext()
@@ -124,7 +124,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 		if *runLog != "" {
 			f, err := os.OpenFile(*runLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 			if err != nil {
-				return fail("run: -run-log: %v", err)
+				return fail("run: --run-log: %v", err)
 			}
 			defer f.Close()
 			rl = f
@@ -179,7 +179,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 			fmt.Printf("report: not rendered (%v); msjfarm report %s regenerates it\n", err, id)
 		}
 		if s.Failed > 0 {
-			fmt.Fprintf(os.Stderr, "msjfarm run: %d of %d tasks failed (see above; -retry-failed runs them again)\n", s.Failed, s.Total)
+			fmt.Fprintf(os.Stderr, "msjfarm run: %d of %d tasks failed (see above; --retry-failed runs them again)\n", s.Failed, s.Total)
 			return 1
 		}
 		return 0

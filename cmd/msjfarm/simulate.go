@@ -28,7 +28,7 @@ import (
 	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
-// paramFlags collects repeated -param name=value flags.
+// paramFlags collects repeated --param name=value flags.
 type paramFlags map[string]any
 
 func (p paramFlags) String() string { return fmt.Sprint(map[string]any(p)) }
@@ -74,7 +74,7 @@ func (c *count) Set(s string) error {
 func defSimulate(fs *pflag.FlagSet) func([]string) int {
 	wl := fs.String("workload", "one-or-all", "named workload (see 'msjfarm workloads')")
 	pol := fs.String("policy", "fcfs", "policy (see 'msjfarm policies')")
-	rate := fs.Float64("rate", 0, "total arrival rate λ (exclusive with -load)")
+	rate := fs.Float64("rate", 0, "total arrival rate λ (exclusive with --load)")
 	load := fs.Float64("load", 0, "offered load ρ; sets λ = ρ / (load per unit rate)")
 	seed := fs.Uint64("seed", 1, "seed; replication r uses rng.Mix(seed, r)")
 	reps := fs.Int("reps", 10, "independent replications")
@@ -85,11 +85,11 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 	fs.Var(&arrivals, "arrivals", "measured arrivals per replication")
 	fs.Var(&warmup, "warmup", "discarded warm-up arrivals per replication")
 	swfPath := fs.String("swf", "", "replay this SWF trace instead of a named workload (rate and load are ignored)")
-	servers := fs.Int("servers", 0, "with -swf: number of servers k (0: the trace header's MaxProcs)")
-	timeScale := fs.Float64("time-scale", 1, "with -swf: multiply submit times by this (< 1 raises the load)")
+	servers := fs.Int("servers", 0, "with --swf: number of servers k (0: the trace header's MaxProcs)")
+	timeScale := fs.Float64("time-scale", 1, "with --swf: multiply submit times by this (< 1 raises the load)")
 	params := paramFlags{}
 	fs.Var(params, "param", "policy parameter name=value (repeatable)")
-	pluginPath := fs.String("plugin-path", "", "colon-separated plugin directories searched (before $"+pluginhost.EnvPath+") for a -policy that is not built in")
+	pluginPath := fs.String("plugin-path", "", "colon-separated plugin directories searched (before $"+pluginhost.EnvPath+") for a --policy that is not built in")
 	return func(args []string) int {
 		if fs.NArg() > 0 {
 			return fail("simulate: unexpected argument %q", fs.Arg(0))
@@ -102,25 +102,25 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 		entry, err := reg.Lookup(*pol)
 		if err != nil {
 			warn("simulate", reg.Warnings())
-			return fail("simulate: -policy: %v", err)
+			return fail("simulate: --policy: %v", err)
 		}
 		var ps wire.Entry
 		if entry.Source == registry.BuiltIn {
 			if ps, err = builtin.Lookup(*pol); err != nil {
-				return fail("simulate: -policy: %v", err)
+				return fail("simulate: --policy: %v", err)
 			}
 		}
 		switch {
 		case *rate < 0 || math.IsNaN(*rate):
-			return fail("simulate: -rate must be > 0, got %v", *rate)
+			return fail("simulate: --rate must be > 0, got %v", *rate)
 		case *load < 0 || math.IsNaN(*load):
-			return fail("simulate: -load must be > 0, got %v", *load)
+			return fail("simulate: --load must be > 0, got %v", *load)
 		case *swfPath == "" && (*rate > 0) == (*load > 0):
-			return fail("simulate: give exactly one of -rate > 0 or -load > 0")
+			return fail("simulate: give exactly one of --rate > 0 or --load > 0")
 		case *reps < 1:
-			return fail("simulate: -reps must be >= 1, got %d", *reps)
+			return fail("simulate: --reps must be >= 1, got %d", *reps)
 		case *par < 1:
-			return fail("simulate: -parallel must be >= 1, got %d", *par)
+			return fail("simulate: --parallel must be >= 1, got %d", *par)
 		}
 		w, err := buildWorkload(*swfPath, *servers, *timeScale, *wl, *rate, *load)
 		if err != nil {
@@ -137,7 +137,7 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 		}
 		if entry.Source != registry.BuiltIn {
 			if *swfPath != "" {
-				return fail("simulate: -swf: the plugin runner does not replay traces (policy %s is served by the plugin %s)", entry.Policy, entry.Path)
+				return fail("simulate: --swf: the plugin runner does not replay traces (policy %s is served by the plugin %s)", entry.Policy, entry.Path)
 			}
 			spec, _ := workload.Named(*wl)
 			bin, _ := entry.Binary()
@@ -199,7 +199,7 @@ func buildWorkload(swfPath string, servers int, timeScale float64, name string, 
 	}
 	spec, err := workload.Named(name)
 	if err != nil {
-		return nil, fmt.Errorf("-workload: %w", err)
+		return nil, fmt.Errorf("--workload: %w", err)
 	}
 	if load > 0 {
 		unit, err := spec.Build(1)
