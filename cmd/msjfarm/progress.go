@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/cwriter"
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
@@ -68,8 +68,12 @@ type progress struct {
 	tty   bool
 	tasks map[string]*sweep.Task
 
-	mu        sync.Mutex
+	// smu guards last, which the bar's decorator reads from mpb's render
+	// goroutine; mu guards the rest. They are separate because the bar's
+	// methods wait for that goroutine, which may be waiting for smu.
+	smu       sync.Mutex
 	last      protocol.Status
+	mu        sync.Mutex
 	bars      *mpb.Progress
 	bar       *mpb.Bar
 	lastPrint time.Time
@@ -81,9 +85,15 @@ type progress struct {
 const plainEvery = 5 * time.Second
 
 func newProgress(w io.Writer, base int) *progress {
+	// A terminal whose size cannot be read (a pty without a window size,
+	// as under script or some CI runners) gets the plain lines: mpb would
+	// silently draw nothing there.
 	tty := false
-	if f, ok := w.(*os.File); ok {
-		tty = isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+	if _, ok := w.(*os.File); ok {
+		if cw := cwriter.New(w); cw.IsTerminal() {
+			width, _, err := cw.GetTermSize()
+			tty = err == nil && width > 0
+		}
 	}
 	return &progress{w: w, start: time.Now(), base: base, tty: tty}
 }
@@ -130,9 +140,11 @@ func (p *progress) line(s *protocol.Status) string {
 }
 
 func (p *progress) update(s *protocol.Status) {
+	p.smu.Lock()
+	p.last = *s
+	p.smu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.last = *s
 	if !p.tty {
 		l := p.line(s)
 		if l != p.lastLine && time.Since(p.lastPrint) >= plainEvery {
@@ -149,8 +161,8 @@ func (p *progress) update(s *protocol.Status) {
 		p.bar = p.bars.AddBar(int64(s.Total),
 			mpb.PrependDecorators(decor.CountersNoUnit("%d/%d"), decor.Percentage(decor.WCSyncSpace)),
 			mpb.AppendDecorators(decor.Any(func(decor.Statistics) string {
-				p.mu.Lock()
-				defer p.mu.Unlock()
+				p.smu.Lock()
+				defer p.smu.Unlock()
 				rate, eta := p.rateETA(&p.last)
 				return fmt.Sprintf("%s tasks/s  ETA %s  %d running  %d failed", sig(rate, 3), eta, p.last.Running, p.last.Failed)
 			})))
@@ -161,9 +173,11 @@ func (p *progress) update(s *protocol.Status) {
 
 // finish ends the bar and prints the final line and the failed tasks.
 func (p *progress) finish(s *protocol.Status) {
+	p.smu.Lock()
+	p.last = *s
+	p.smu.Unlock()
 	p.mu.Lock()
 	bars, bar := p.bars, p.bar
-	p.last = *s
 	p.mu.Unlock()
 	if bar != nil {
 		// Complete the bar at its current count, and remove it: the final

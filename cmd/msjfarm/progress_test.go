@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// TestSummaryTable: one number format (no 4670.1 beside 4.2e+02),
+// UNSTABLE (u of n), axis values in the same format.
+func TestSummaryTable(t *testing.T) {
+	csv := "point,policy,params,workload,servers,threshold,arrival_rate,load,replications,n,n_failed,n_unstable," +
+		"mean_response_mean,mean_response_hw,weighted_mean_response_mean,weighted_mean_response_hw,jain_mean\n" +
+		"p1,fcfs,{},w,32,31,7.7,0.98656249999,3,3,0,1,4670.1234,424.66,0.00012346,12.25,1\n" +
+		"p2,msfq,\"{\"\"threshold\"\":31}\",w,32,0.5,2,0.25625,3,3,0,0,2.0012,0.057768,2.4611,0.032381,0.97821\n"
+	var b bytes.Buffer
+	if err := printSummaryTable(&b, []byte(csv)); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"4670 ", "424.7 ", "0.0001235", "12.25", "0.9866", "UNSTABLE (1 of 3)", "0.05777", "0.9782", "7.7 "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "e+") || strings.Contains(out, "e-0") || strings.Contains(out, "runs)") {
+		t.Errorf("mixed number formats or old UNSTABLE wording:\n%s", out)
+	}
+}
+
+// TestProgressPlain: without a terminal, plain lines with counts, rate and
+// ETA; failed tasks named by policy, parameters, axes and replication.
+func TestProgressPlain(t *testing.T) {
+	camp := &sweep.Campaign{Tasks: []sweep.Task{{ID: "aaaa", Policy: "msfq", Params: map[string]any{"threshold": 31.0},
+		Axes: map[string]any{"threshold": 31.0, "arrival_rate": 7.5}, ArrivalRate: 7.5, Replication: 2}}}
+	var b bytes.Buffer
+	p := newProgress(&b, 0).describe(camp)
+	if p.tty {
+		t.Fatal("a buffer is a terminal")
+	}
+	p.update(&protocol.Status{Total: 10, Done: 2, Failed: 1, Running: 2})
+	p.update(&protocol.Status{Total: 10, Done: 3, Failed: 1, Running: 2}) // within plainEvery: not printed
+	p.finish(&protocol.Status{Campaign: "c1", State: "done", Total: 10, Done: 9, Failed: 1,
+		Errors: []string{"aaaa: policy panicked", "bbbb: unknown task"}})
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("want 4 lines, got\n%s", b.String())
+	}
+	if !strings.HasPrefix(lines[0], "3/10 done (30%), 1 failed, 2 running, ") || !strings.Contains(lines[0], "tasks/s") || !strings.Contains(lines[0], "ETA ") {
+		t.Errorf("progress line %q", lines[0])
+	}
+	if !strings.HasPrefix(lines[1], "10/10 done (100%), 1 failed") || !strings.Contains(lines[1], "campaign c1 done") {
+		t.Errorf("final line %q", lines[1])
+	}
+	if want := "  failed: msfq threshold=31 arrival_rate=7.5 rep 2: policy panicked (task aaaa)"; lines[2] != want {
+		t.Errorf("failed task: %q, want %q", lines[2], want)
+	}
+	if lines[3] != "  failed: bbbb: unknown task" {
+		t.Errorf("unknown task: %q", lines[3])
+	}
+}
