@@ -24,7 +24,7 @@ import (
 // an error; in a --rates table such rows are marked unstable instead, since
 // a sweep reaching the bound is legitimate.
 func defMSFQ(fs *pflag.FlagSet, out io.Writer) func([]string) int {
-	k := fs.Int("k", 32, "number of servers k (>= 2); heavy jobs need all k")
+	k := fs.IntP("k", "k", 32, "number of servers k (>= 2); heavy jobs need all k")
 	ell := fs.Int("threshold", -1, "MSFQ threshold ℓ in [0, k−1]; −1 means k−1 (0 is MSF)")
 	rate := fs.Float64("rate", 0, "total arrival rate λ (exclusive with --rates)")
 	rates := fs.String("rates", "", "comma-separated arrival rates λ for a table, e.g. 2,4,6,7")

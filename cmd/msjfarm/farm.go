@@ -65,7 +65,7 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 	ackWait := ff.fs.Duration("ack-wait", protocol.DefaultAckWait, "time a worker may hold a task without a heartbeat before it is redelivered")
 	maxDeliver := ff.fs.Int("max-deliver", protocol.DefaultMaxDeliver, "deliveries of a task before it is recorded as failed")
 	reconcile := ff.fs.Duration("reconcile", 30*time.Second, "how often running campaigns are checked against storage and the stream")
-	verbose := ff.fs.Bool("v", true, "log to stderr")
+	verbose := ff.fs.BoolP("v", "v", true, "log to stderr")
 	mf := addMonitorFlags(ff.fs, "http", "serve the live campaign page, /metrics, /healthz and /readyz on this address (e.g. :8080)")
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
@@ -150,7 +150,7 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 	name := ff.fs.String("worker-name", "", "worker identity (default <hostname>-<pid>)")
 	grace := ff.fs.Duration("grace", 10*time.Second, "on SIGTERM, let running tasks finish for this long, then release them")
 	runLog := ff.fs.String("run-log", "", "append one line per task start/finish/failure/release to this file")
-	verbose := ff.fs.Bool("v", false, "log to stderr")
+	verbose := ff.fs.BoolP("v", "v", false, "log to stderr")
 	rf := addRunnerFlags(ff.fs)
 	mf := addMonitorFlags(ff.fs, "metrics", "serve /metrics, /healthz and /readyz on this address (e.g. :9090)")
 	return func(args []string) int {

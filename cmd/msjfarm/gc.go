@@ -17,7 +17,7 @@ func defGC(fs *pflag.FlagSet) func([]string) int {
 	ff := newFarmFlags(fs, false, "./msjfarm-data")
 	del := ff.fs.Bool("delete", false, "remove the unreferenced results (without it, only list them)")
 	minAge := ff.fs.Duration("min-age", time.Hour, "consider only results older than this (a younger one may be about to be referenced by a running campaign)")
-	quiet := ff.fs.Bool("q", false, "print only the totals")
+	quiet := ff.fs.BoolP("q", "q", false, "print only the totals")
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
 			return 2

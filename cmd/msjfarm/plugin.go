@@ -232,7 +232,7 @@ func defPluginCheck(fs *pflag.FlagSet) func([]string) int {
 	load := pf.fs.Float64("load", 0.3, "offered load of the conformance workloads")
 	seed := pf.fs.Uint64("seed", 1, "seed of the conformance runs")
 	policies := pf.fs.String("policies", "", "comma-separated policies to check (default: all)")
-	verbose := pf.fs.Bool("v", false, "list passed checks too")
+	verbose := pf.fs.BoolP("v", "v", false, "list passed checks too")
 	return func(args []string) int {
 		b, code := pf.binary("plugin check")
 		if code != 0 {
