@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -309,30 +308,12 @@ func (co *Coordinator) publishBatch(ctx context.Context, id string, epoch int, t
 	return nil
 }
 
-// readRecords reads result records (8 at a time); unreadable ones are
-// absent from the map.
+// readRecords reads result records (record.ReadMany); unreadable ones
+// are logged and absent from the map.
 func (co *Coordinator) readRecords(ctx context.Context, id string, tids []string) map[string]*record.Record {
-	out := make(map[string]*record.Record, len(tids))
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for _, tid := range tids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			r, _, err := record.Read(ctx, co.o.Store, id, tid)
-			if err != nil {
-				co.o.Logf("coordinator: reading result %s: %v", tid, err)
-				return
-			}
-			mu.Lock()
-			out[tid] = r
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	return out
+	return record.ReadMany(ctx, co.o.Store, id, tids, func(tid string, err error) {
+		co.o.Logf("coordinator: reading result %s: %v", tid, err)
+	})
 }
 
 // Status reports a campaign's progress.
