@@ -560,7 +560,10 @@ func (c *Campaign) addPoint(f *File, base workload.Spec, trace *TraceRef, vals m
 			}
 			return fmt.Errorf("axes.%s: point %s: arrival rate %v and offered load %v are out of range for this workload", field, label, rate, load)
 		}
-		if sum := shareSum(spec); math.Abs(sum-1) > 1e-9 {
+		// Shares the user wrote (explicit classes or a share axis) that
+		// do not sum to 1 get a note; a named workload's shares are the
+		// paper's rounded table, normalised by definition.
+		if sum := shareSum(spec); userShares(f, vals) && math.Abs(sum-1) > 1e-9 {
 			// One note per distinct total, not one per point.
 			key := fmt.Sprintf("%.6g", sum)
 			if c.shareNotes == nil {
@@ -666,4 +669,18 @@ func shareSum(spec workload.Spec) float64 {
 		t += c.Share
 	}
 	return t
+}
+
+// userShares reports whether the class shares at a point were written in
+// the sweep file: explicit classes, or a class[i].share axis.
+func userShares(f *File, vals map[string]any) bool {
+	if len(f.Classes) > 0 {
+		return true
+	}
+	for n := range vals {
+		if strings.HasSuffix(n, "].share") {
+			return true
+		}
+	}
+	return false
 }
