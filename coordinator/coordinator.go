@@ -90,6 +90,10 @@ type campaign struct {
 	running  map[string]string
 	// finalizing is set while the summary is being written.
 	finalizing bool
+	// finalMu is held by a running finalisation (which can take tens of
+	// seconds: the report is rendered) and by Submit while it resets the
+	// campaign, so that the two never interleave.
+	finalMu sync.Mutex
 	// finished is closed when the campaign is done or cancelled.
 	finished chan struct{}
 	closed   bool
@@ -111,8 +115,9 @@ func (c *campaign) status() protocol.Status {
 	s.Done, s.Failed, s.Running = len(c.done), len(c.failed), len(c.running)
 	if s.State == protocol.CampaignDone && !c.closed {
 		// Finalisation is still writing the manifest and report: clients
-		// that stop polling at "done" must find them in storage.
-		s.State = protocol.CampaignRunning
+		// that stop polling at "done" must find them in storage. It is
+		// not finished either until they are written.
+		s.State, s.Finished = protocol.CampaignRunning, time.Time{}
 	}
 	s.Queued = max(0, s.Total-s.Done-s.Failed-s.Running)
 	if c.st.State != protocol.CampaignRunning {

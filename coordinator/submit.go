@@ -47,6 +47,24 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 		c = &campaign{id: id, finished: make(chan struct{})}
 		co.camps[id] = c
 	}
+	co.mu.Unlock()
+	// A resubmission waits for an in-flight finalisation to end before it
+	// resets the campaign's state: reset in the middle, the finalisation
+	// closed a campaign marked running (Wait returned, the state stayed
+	// running until the next reconcile) and, since finalizing was reset
+	// here too, a second finalisation could overlap the first. The lock
+	// is held through the retry of failed tasks, so that no finalisation
+	// counts a failure that is being deleted.
+	c.finalMu.Lock()
+	locked := true
+	unlockFinal := func() {
+		if locked {
+			locked = false
+			c.finalMu.Unlock()
+		}
+	}
+	defer unlockFinal()
+	co.mu.Lock()
 	if c.closed {
 		c.finished, c.closed = make(chan struct{}), false
 	}
@@ -63,7 +81,6 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 		c.initPoints()
 	}
 	c.st.Total = len(c.tasks)
-	c.finalizing = false
 	co.mu.Unlock()
 
 	spec, err := SpecYAML(req.Spec)
@@ -99,6 +116,7 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 			co.mu.Unlock()
 		}
 	}
+	unlockFinal()
 	if _, err := co.writeManifest(ctx, c, nil); err != nil {
 		return nil, err
 	}
