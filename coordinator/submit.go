@@ -185,10 +185,20 @@ func (co *Coordinator) reconcile(ctx context.Context, c *campaign, publish bool)
 		}
 		co.mu.Unlock()
 		recs := co.readRecords(ctx, id, unknown)
+		for _, tid := range unknown {
+			if recs[tid] == nil {
+				// Moved aside (not a record of its task) or unreadable:
+				// without an object it is missing and runs again.
+				if _, err := co.o.Store.Stat(ctx, storage.ResultKey(id, tid)); errors.Is(err, storage.ErrNotFound) {
+					delete(stored, tid)
+				}
+			}
+		}
 		co.mu.Lock()
 		for _, tid := range unknown {
 			r := recs[tid]
 			switch {
+			case r == nil && !stored[tid]: // moved aside: runs again
 			case r == nil: // unreadable: leave it, it exists
 				c.done[tid] = true
 			case r.Failed():
@@ -289,8 +299,18 @@ func (co *Coordinator) publishBatch(ctx context.Context, id string, epoch int, t
 	return nil
 }
 
+// RejectedKey is where a stored result that is not its task's result
+// (record.Decode failed: not a record, or its task does not hash to the
+// id it is stored under) is moved, for inspection, before its task is run
+// again.
+func RejectedKey(campaign, task string) string {
+	return storage.CampaignPrefix(campaign) + "rejected/" + task + ".json"
+}
+
 // readRecords reads result records (8 at a time); unreadable ones are
-// absent from the map.
+// absent from the map. A stored object that is not a record of its task
+// (record.Decode) is never counted: it is moved to RejectedKey, so that
+// reconcile finds the task without a result and publishes it again.
 func (co *Coordinator) readRecords(ctx context.Context, id string, tids []string) map[string]*record.Record {
 	out := make(map[string]*record.Record, len(tids))
 	var mu sync.Mutex
@@ -306,13 +326,20 @@ func (co *Coordinator) readRecords(ctx context.Context, id string, tids []string
 				co.o.Logf("coordinator: reading result %s: %v", tid, err)
 				return
 			}
-			var r record.Record
-			if err := json.Unmarshal(data, &r); err != nil {
-				co.o.Logf("coordinator: result %s: %v", tid, err)
+			r, err := record.Decode(data, tid)
+			if err != nil {
+				co.o.Logf("coordinator: campaign %s: %v: moved to %s, the task will run again", id, err, RejectedKey(id, tid))
+				if err := co.o.Store.Put(ctx, RejectedKey(id, tid), data); err != nil {
+					co.o.Logf("coordinator: moving result %s aside: %v", tid, err)
+					return
+				}
+				if err := co.o.Store.Delete(ctx, storage.ResultKey(id, tid)); err != nil {
+					co.o.Logf("coordinator: moving result %s aside: %v", tid, err)
+				}
 				return
 			}
 			mu.Lock()
-			out[tid] = &r
+			out[tid] = r
 			mu.Unlock()
 		}()
 	}
@@ -435,8 +462,11 @@ func (co *Coordinator) advisory(ctx context.Context, m jetstream.Msg) {
 		_ = m.NakWithDelay(time.Second)
 		return
 	}
-	var tm protocol.TaskMsg
-	if err := json.Unmarshal(raw.Data, &tm); err != nil {
+	// Only a message whose task is what its id says is recorded as that
+	// task's failure: a forged one must not fill the task's result key.
+	tm, err := protocol.DecodeTaskMsg(raw.Subject, raw.Data)
+	if err != nil {
+		co.o.Logf("coordinator: max-deliveries advisory for message %d: %v; removed", adv.StreamSeq, err)
 		_ = co.h.Tasks.DeleteMsg(ctx, adv.StreamSeq)
 		_ = m.Ack()
 		return
