@@ -26,6 +26,17 @@ type Catalog interface {
 	Schema(policy string) ([]sim.Param, error)
 }
 
+// WorkloadChecker is an optional extension of a Catalog that can try a
+// policy variant on a point's workload. Some ranges depend on the workload
+// (MSFQ's threshold must lie in [0, k−1]), so the schema cannot state them
+// and only the policy's Init knows them; without this check such a sweep
+// was accepted and every task of the variant failed at run time. The
+// built-in catalogue implements it; Expand calls it once per distinct
+// (policy, parameters, system) of the sweep.
+type WorkloadChecker interface {
+	CheckWorkload(policy string, params map[string]any, w *sim.Workload) error
+}
+
 // Task is one replication of one point: everything a worker needs, and
 // nothing else, so that its hash identifies the work.
 type Task struct {
@@ -74,6 +85,9 @@ type Campaign struct {
 	scenarios map[string]string
 	// shareNotes holds the share totals already warned about.
 	shareNotes map[string]bool
+	// checked holds the (policy, parameters, system) triples a
+	// WorkloadChecker has accepted.
+	checked map[string]bool
 }
 
 // SimWorkload builds the engine workload of a task: an SWF trace through
@@ -170,7 +184,7 @@ func Expand(f *File, cat Catalog) (*Campaign, error) {
 	var walk func(i int, vals map[string]any) error
 	walk = func(i int, vals map[string]any) error {
 		if i == len(axes) {
-			return c.addPoint(f, base, trace, vals, pols)
+			return c.addPoint(f, cat, base, trace, vals, pols)
 		}
 		for _, step := range axes[i].values {
 			for j, n := range axes[i].names {
@@ -314,6 +328,7 @@ func buildAxes(f *File, isTrace bool) ([]axis, error) {
 }
 
 type variant struct {
+	where  string // the policies entry, e.g. "policies[1]"
 	name   string
 	params map[string]any
 	axes   map[string]any
@@ -402,7 +417,7 @@ func policyVariants(entries []any, cat Catalog) ([]variant, error) {
 					ax[k] = m[k]
 				}
 			}
-			out = append(out, variant{name: name, params: resolved, axes: ax})
+			out = append(out, variant{where: where, name: name, params: resolved, axes: ax})
 		}
 	}
 	return out, nil
@@ -504,7 +519,7 @@ func cloneSpec(s workload.Spec) workload.Spec {
 	return out
 }
 
-func (c *Campaign) addPoint(f *File, base workload.Spec, trace *TraceRef, vals map[string]any, pols []variant) error {
+func (c *Campaign) addPoint(f *File, cat Catalog, base workload.Spec, trace *TraceRef, vals map[string]any, pols []variant) error {
 	spec := cloneSpec(base)
 	// A workload whose classes depend on k (the Halfin–Whitt family) is
 	// rebuilt for a swept servers value before the other axes apply.
@@ -602,6 +617,11 @@ func (c *Campaign) addPoint(f *File, base workload.Spec, trace *TraceRef, vals m
 		return fmt.Errorf("axes: points %s and %s are the same scenario: list each axis value once", prev, label)
 	}
 	c.scenarios[scenarioID] = label
+	if wc, ok := cat.(WorkloadChecker); ok && trace == nil {
+		if err := c.checkVariants(wc, spec, rate, ia, pols, label); err != nil {
+			return err
+		}
+	}
 	for _, p := range pols {
 		axes := map[string]any{}
 		for k, v := range vals {
@@ -683,4 +703,34 @@ func userShares(f *File, vals map[string]any) bool {
 		}
 	}
 	return false
+}
+
+// checkVariants tries every policy variant on the point's system through
+// the catalogue's WorkloadChecker, naming the policy entry and the point.
+// The arrival rate does not change what a policy accepts, so each system is
+// checked once.
+func (c *Campaign) checkVariants(wc WorkloadChecker, spec workload.Spec, rate float64, ia *dist.Spec, pols []variant, label string) error {
+	if c.checked == nil {
+		c.checked = map[string]bool{}
+	}
+	var w *sim.Workload
+	for _, p := range pols {
+		key, err := json.Marshal(map[string]any{"policy": p.name, "params": p.params, "servers": spec.Servers, "classes": spec.Classes, "interarrival": ia})
+		if err != nil {
+			return fmt.Errorf("point %s: policy %s: %w", label, p.name, err)
+		}
+		if c.checked[string(key)] {
+			continue
+		}
+		if w == nil {
+			if w, err = spec.BuildArrivals(rate, ia, nil); err != nil {
+				return fmt.Errorf("point %s: %w", label, err)
+			}
+		}
+		if err := wc.CheckWorkload(p.name, p.params, w); err != nil {
+			return fmt.Errorf("%s: point %s: %w", p.where, label, err)
+		}
+		c.checked[string(key)] = true
+	}
+	return nil
 }
