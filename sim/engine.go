@@ -13,7 +13,7 @@ import (
 
 // Version is the engine version recorded in every result. Bump it whenever a
 // change can alter any result bit for bit.
-const Version = "0.1.0"
+const Version = "0.2.0"
 
 // Config is the run length and instrumentation of one replication.
 type Config struct {
@@ -30,9 +30,11 @@ type Config struct {
 	// pass of the same (deterministic) sample path then discards the first
 	// 5d arrivals and measures the rest. Result.Warmup reports 5d.
 	MSER bool
-	// MaxInSystem stops the run, flagged unstable, once more jobs than this
-	// are in the system (0: 1<<20). Memory is O(jobs in system), so this
-	// bounds memory on a runaway queue.
+	// MaxInSystem stops the run once more jobs than this are in the system:
+	// Result.Truncated, reason "truncated", means lower bounds (0: the
+	// default from a memory budget, DefaultMaxInSystem; a positive value
+	// below the number of servers is an error). Memory is O(jobs in
+	// system), so this bounds memory on a runaway queue.
 	MaxInSystem int
 	// DrainLimit bounds the extra arrivals simulated after the window while
 	// waiting for the last measured jobs to leave (0: Arrivals, at least
@@ -304,6 +306,9 @@ func Run(w *Workload, p Policy, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkCap(w, &cfg); err != nil {
+		return nil, err
+	}
 	if w.Trace != nil && int64(len(w.Trace)) < cfg.Warmup+cfg.Arrivals {
 		return nil, fmt.Errorf("run: warmup+arrivals = %d exceeds the trace's %d jobs", cfg.Warmup+cfg.Arrivals, len(w.Trace))
 	}
@@ -355,7 +360,7 @@ func runOnce(w *Workload, p Policy, cfg Config, batches []float64) (res *Result,
 
 	maxIn := cfg.MaxInSystem
 	if maxIn == 0 {
-		maxIn = 1 << 20
+		maxIn = DefaultMaxInSystem
 	}
 	drain := cfg.DrainLimit
 	if drain == 0 {
