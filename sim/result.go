@@ -41,6 +41,13 @@ type Instability struct {
 	//   "drain_limit": measured jobs were still waiting after
 	//                  Config.DrainLimit further arrivals;
 	//   "trace_ended": a replayed trace ended with measured jobs present;
+	//   "overload":    the offered load ρ of a (non-trace) workload is at
+	//                  least 1: no policy can be stable (a necessary
+	//                  condition, exact whatever the sample path). It
+	//                  catches overloads the growth test can miss: a
+	//                  policy whose overloaded queue is a sawtooth of
+	//                  growing amplitude (MSFQ switching phases past ρ = 1)
+	//                  has batch means too irregular for a slope test;
 	//   "growth":      the growth test fired (see Growth and the test's
 	//                  description in stability.go: a batch-means slope
 	//                  t-test over the second half of the window, with an
@@ -304,6 +311,9 @@ func (r *recorder) result(s *System, events uint64, undeparted int64, stop strin
 		ins.Reasons = append(ins.Reasons, "drain_limit")
 	case "trace ended":
 		ins.Reasons = append(ins.Reasons, "trace_ended")
+	}
+	if w.Trace == nil && res.OfferedLoad >= 1 {
+		ins.Reasons = append(ins.Reasons, "overload")
 	}
 	g, means := r.growth()
 	res.Growth = g
