@@ -233,3 +233,13 @@ func TestSearchMSFQ(t *testing.T) {
 	l := searchCase(t, "one-or-all", func(w *sim.Workload) sim.Policy { return quickswap.NewMSFQ(w.Servers - 1) }, 6, 9)
 	checkBracket(t, l, 1/(0.9/32+0.1))
 }
+
+// TestSearchKillSmart: Kill-Smart (one-or-all, K = 21, ν = 100) on
+// Kill-Smart's one-or-all approaches K's saturation throughput (Theorem 4.4,
+// killsmart.Saturation.LambdaMax; N = 2048 is "infinite" for these
+// parameters, see the killsmart package's saturation tests).
+func TestSearchKillSmart(t *testing.T) {
+	m := killsmart.Saturation{Ps: 0.95, MuS: 0.8, MuB: 0.1, K: 21, Nu: 100}
+	l := searchCase(t, "killsmart-one-or-all", func(*sim.Workload) sim.Policy { return killsmart.New(killsmart.OneOrAll, 21, 100) }, 1, 2.4)
+	checkBracket(t, l, m.LambdaMax())
+}
