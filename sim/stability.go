@@ -245,8 +245,9 @@ type PointVerdict struct {
 //   - otherwise stable.
 //
 // Why a majority. The growth test's calibrated per-replication false-alarm
-// rate α is at most 10^-3 and its power 1−β at least 0.99 at 2% beyond the
-// limit; voters err independently (independent seeds), so with n = 10 a
+// rate α is at most 10^-3 up to ρ = 0.97 and its power 1−β at least 0.99
+// with 10^6 arrivals at ρ = 1.02 (M/M/1) and for FCFS on one-or-all at
+// λ = 3.2 (5.7% beyond its limit); voters err independently (independent seeds), so with n = 10 a
 // stable point is called unstable with probability
 // P(Bin(10, α) ≥ 5) ≤ 2.5·10^-13 and an overloaded one called stable with
 // probability P(Bin(10, β) ≥ 6) ≤ 2.1·10^-10 (MajorityErrors computes both

@@ -24,8 +24,8 @@
 //
 // Resolution. The per-replication error rate e is bounded by calibration
 // only away from the limit (the growth test: false-alarm rate ≤ 10^-3 up to
-// ρ = 0.97, power ≥ 0.99 at 2% beyond the limit with 10^6 arrivals,
-// sim/stability_long_test.go). Closer to λ_max an overloaded queue grows too
+// ρ = 0.97, power ≥ 0.99 with 10^6 arrivals at ρ = 1.02 on M/M/1 and 5.7%
+// beyond the limit for FCFS on one-or-all, sim/stability_long_test.go). Closer to λ_max an overloaded queue grows too
 // slowly to be seen — the growth t statistic scales like (λ/λ_max − 1)·√A
 // for A measured arrivals — and a stable one mixes too slowly, so a bracket
 // narrower than the test's resolution at the run length is not more
@@ -61,8 +61,8 @@ type Options struct {
 	// bracket's geometric midpoint is within ±1% of both ends).
 	RelTol float64
 	// PerRunError is the per-replication error rate assumed for
-	// Confidence (0: 0.01, one minus the growth test's calibrated power at
-	// 2% beyond the limit; its false-alarm rate is ten times smaller).
+	// Confidence (0: 0.01, one minus the growth test's calibrated power;
+	// its calibrated false-alarm rate is ten times smaller).
 	PerRunError float64
 	// Parallel is the number of replications run at once (0: GOMAXPROCS).
 	Parallel int
