@@ -167,11 +167,13 @@ func TestFCFSOneOrAllLimit(t *testing.T) {
 // arrivals, 4.7% at 2·10^5.
 func resolution(arrivals float64) float64 { return 0.057 * 17.6 / 47 * math.Sqrt(1e6/arrivals) }
 
-// searchCase runs a real search with 2·10^5 arrivals per replication (warm-up
-// a tenth), 3 replications per rate, seeds 1..3 at every rate.
-func searchCase(t *testing.T, wl string, mk func(*sim.Workload) sim.Policy, lo, hi float64) *limit.Limit {
+// shortArrivals is the run length of the default suite's searches.
+const shortArrivals = 200000
+
+// searchCase runs a real search with the given arrivals per replication
+// (warm-up a tenth), 3 replications per rate, seeds 1..3 at every rate.
+func searchCase(t *testing.T, wl string, mk func(*sim.Workload) sim.Policy, lo, hi float64, arrivals int64) *limit.Limit {
 	t.Helper()
-	const arrivals = 200000
 	l, err := limit.Search(func(lambda float64, rep int) (*sim.Result, error) {
 		w := simtest.Named(t, wl, lambda)
 		return sim.Run(w, mk(w), sim.Config{Seed: uint64(rep + 1), Warmup: arrivals / 10, Arrivals: arrivals})
@@ -189,14 +191,15 @@ func searchCase(t *testing.T, wl string, mk func(*sim.Workload) sim.Policy, lo, 
 	return l
 }
 
-// checkBracket: λ* lies in the bracket, or above it by less than the test's
-// resolution at 2·10^5 arrivals (an overload that slight is not seen); the
-// bracket is never above λ* by more, and never below it (the false-alarm
-// side has no such allowance).
-func checkBracket(t *testing.T, l *limit.Limit, want float64) {
+// checkBracket: λ* lies in the bracket, or the bracket lies above λ* by
+// less than the test's resolution at the run length (an overload that
+// slight is not seen); it never lies above by more, and never below λ* (the
+// false-alarm side has no such allowance).
+func checkBracket(t *testing.T, l *limit.Limit, want float64, arrivals int64) {
 	t.Helper()
-	if !(l.Hi >= want && l.Lo <= want*(1+resolution(200000))) {
-		t.Errorf("bracket [%.4f, %.4f] against λ_max = %.4f (resolution %.1f%%)", l.Lo, l.Hi, want, 100*resolution(200000))
+	res := resolution(float64(arrivals))
+	if !(l.Hi >= want && l.Lo <= want*(1+res)) {
+		t.Errorf("bracket [%.4f, %.4f] against λ_max = %.4f (resolution %.1f%%)", l.Lo, l.Hi, want, 100*res)
 	}
 }
 
@@ -206,8 +209,8 @@ func checkBracket(t *testing.T, l *limit.Limit, want float64) {
 // 1% of it.
 func TestSearchFCFSOneOrAll(t *testing.T) {
 	want := limit.FCFSOneOrAllLimit(32, 0.9, 1, 1)
-	l := searchCase(t, "one-or-all", func(*sim.Workload) sim.Policy { return &fcfs.FCFS{} }, 2, 4)
-	checkBracket(t, l, want)
+	l := searchCase(t, "one-or-all", func(*sim.Workload) sim.Policy { return &fcfs.FCFS{} }, 2, 4, shortArrivals)
+	checkBracket(t, l, want, shortArrivals)
 	for _, p := range l.Points {
 		if p.Verdict.Verdict == sim.VerdictUnstable && math.Abs(p.Throughput/want-1) > 0.01 {
 			t.Errorf("λ = %v: overloaded throughput %v, want %v", p.Lambda, p.Throughput, want)
@@ -219,8 +222,8 @@ func TestSearchFCFSOneOrAll(t *testing.T) {
 // approaches K's N → ∞ bound 1.4551 (the k = 2048 value is the same to
 // 10^-9: batches of over 2048 small jobs have probability 0.95^2048).
 func TestSearchKillSmartFCFS(t *testing.T) {
-	l := searchCase(t, "killsmart-one-or-all", func(*sim.Workload) sim.Policy { return &fcfs.FCFS{} }, 1, 2)
-	checkBracket(t, l, killsmart.FCFSLambdaMax(0.95, 0.8, 0.1))
+	l := searchCase(t, "killsmart-one-or-all", func(*sim.Workload) sim.Policy { return &fcfs.FCFS{} }, 1, 2, shortArrivals)
+	checkBracket(t, l, killsmart.FCFSLambdaMax(0.95, 0.8, 0.1), shortArrivals)
 }
 
 // TestSearchMSFQ: MSFQ with ℓ = k−1 is throughput-optimal on one-or-all
@@ -230,8 +233,8 @@ func TestSearchKillSmartFCFS(t *testing.T) {
 // count-based growth test sees only well past the limit; below it the
 // search's stable verdicts are the growth test's.)
 func TestSearchMSFQ(t *testing.T) {
-	l := searchCase(t, "one-or-all", func(w *sim.Workload) sim.Policy { return quickswap.NewMSFQ(w.Servers - 1) }, 6, 9)
-	checkBracket(t, l, 1/(0.9/32+0.1))
+	l := searchCase(t, "one-or-all", func(w *sim.Workload) sim.Policy { return quickswap.NewMSFQ(w.Servers - 1) }, 6, 9, shortArrivals)
+	checkBracket(t, l, 1/(0.9/32+0.1), shortArrivals)
 }
 
 // TestSearchKillSmart: Kill-Smart (one-or-all, K = 21, ν = 100) on
@@ -240,6 +243,6 @@ func TestSearchMSFQ(t *testing.T) {
 // parameters, see the killsmart package's saturation tests).
 func TestSearchKillSmart(t *testing.T) {
 	m := killsmart.Saturation{Ps: 0.95, MuS: 0.8, MuB: 0.1, K: 21, Nu: 100}
-	l := searchCase(t, "killsmart-one-or-all", func(*sim.Workload) sim.Policy { return killsmart.New(killsmart.OneOrAll, 21, 100) }, 1, 2.4)
-	checkBracket(t, l, m.LambdaMax())
+	l := searchCase(t, "killsmart-one-or-all", func(*sim.Workload) sim.Policy { return killsmart.New(killsmart.OneOrAll, 21, 100) }, 1, 2.4, shortArrivals)
+	checkBracket(t, l, m.LambdaMax(), shortArrivals)
 }
