@@ -135,3 +135,35 @@ func (p *capProbe) fill(s *System) {
 		p.q = p.q[1:]
 	}
 }
+
+// starve serves class 0 greedily and never starts class 1.
+type starve struct{ capProbe }
+
+func (p *starve) Arrive(s *System, j *Job) {
+	if j.Class() == 0 {
+		p.capProbe.Arrive(s, j)
+	}
+}
+
+// TestLowerBoundPerClass: a run stopped by the drain limit with measured
+// jobs of one class inside marks that class's means (and the overall and
+// weighted ones) as lower bounds, and not the class whose jobs all left;
+// the census of undeparted jobs per class adds up to the engine's count.
+func TestLowerBoundPerClass(t *testing.T) {
+	e := dist.Must(dist.NewExponential(1))
+	w := &Workload{Name: "w", Servers: 4, ArrivalRate: 1, Classes: []Class{
+		{Name: "served", Need: 1, Share: 0.9, Service: e}, {Name: "starved", Need: 2, Share: 0.1, Service: e}}}
+	r, err := Run(w, &starve{}, Config{Seed: 3, Warmup: 100, Arrivals: 2000, DrainLimit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins := r.Instability
+	if ins == nil || !r.Unstable || r.Truncated || ins.Reasons[0] != "drain_limit" || !r.LowerBound {
+		t.Fatalf("want drain_limit with lower bounds: unstable=%v truncated=%v %+v", r.Unstable, r.Truncated, ins)
+	}
+	c0, c1 := r.Classes[0], r.Classes[1]
+	if c0.LowerBound || c0.Undeparted != 0 || !c1.LowerBound || c1.Undeparted == 0 || c1.Count != 0 ||
+		c1.Undeparted != ins.Undeparted || !r.Overall.LowerBound || r.Overall.Undeparted != ins.Undeparted {
+		t.Errorf("per-class bounds: %+v / %+v / overall %+v, undeparted %d", c0, c1, r.Overall, ins.Undeparted)
+	}
+}
