@@ -33,9 +33,11 @@ var (
 //     FCFS on one-or-all at λ = 3.2) must be flagged by the growth rule; the
 //     log gives the exact 95% lower bound on the power and the smallest t.
 //
-// Commands (2 cores; each under 8 minutes):
+// Commands (2 cores; each under 8 minutes; -run splits its pattern at
+// slashes, so one level per command):
 //
-//	go test -tags long ./sim -run 'TestGrowthCalibrationLong/(stable/(MM|one-or-all_F|one-or-all_MSFQ)|power)' -timeout 0 -v
+//	go test -tags long ./sim -run 'TestGrowthCalibrationLong/power' -timeout 0 -v
+//	go test -tags long ./sim -run 'TestGrowthCalibrationLong/stable/(MM|one-or-all_F|one-or-all_MSFQ)' -timeout 0 -v
 //	go test -tags long ./sim -run 'TestGrowthCalibrationLong/stable/(one-or-all_MSF_|four)' -timeout 0 -v
 //
 // Measured results are in the package's report (see the closing

@@ -12,13 +12,13 @@ import (
 // BenchmarkLimitFCFSOneOrAll finds FCFS's λ_max on one-or-all (k = 32,
 // p1 = 0.9; exact 3.0261) to ±1%: bracket [2, 4], RelTol 0.02 (the
 // estimate is within 1% of both ends), 3 replications per rate, and runs of
-// 4·10^6 arrivals so that the growth test's resolution (2.1% at 10^6
-// arrivals, halving per fourfold length) is 1%. One iteration is one whole
+// 5·10^6 arrivals so that the growth test's resolution (2.25% at 10^6
+// arrivals, falling as 1/√length) is 1%. One iteration is one whole
 // search; it reports the bracket and the estimate's relative error.
 //
 //	go test ./sim/limit -run '^$' -bench LimitFCFSOneOrAll -benchtime 1x
 func BenchmarkLimitFCFSOneOrAll(b *testing.B) {
-	const arrivals = 4000000
+	const arrivals = 5000000
 	want := limit.FCFSOneOrAllLimit(32, 0.9, 1, 1)
 	var l *limit.Limit
 	for b.Loop() {

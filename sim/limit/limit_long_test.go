@@ -13,7 +13,7 @@ import (
 )
 
 // TestSearchReferencesLong: the four references of issue #15 at 10^6
-// arrivals per replication (resolution 2.1%), bracket tolerance 1%:
+// arrivals per replication (resolution 2.25%), bracket tolerance 1%:
 //
 //	go test -tags long ./sim/limit -run ReferencesLong -timeout 0 -v
 func TestSearchReferencesLong(t *testing.T) {
