@@ -40,8 +40,28 @@ var (
 //	go test -tags long ./sim -run 'TestGrowthCalibrationLong/stable/(MM|one-or-all_F|one-or-all_MSFQ)' -timeout 0 -v
 //	go test -tags long ./sim -run 'TestGrowthCalibrationLong/stable/(one-or-all_MSF_|four)' -timeout 0 -v
 //
-// Measured results are in the package's report (see the closing
-// note); the subtests pass only with zero false positives and full power.
+// The subtests pass only with zero false positives and full power.
+// Measured (seeds 1–300 per case, 2 shared cores, 3 commands of 3.1, 7.6
+// and 4.9 minutes):
+//
+//	case (10^6 arrivals)                  flagged  max t  99th pct t
+//	M/M/1 ρ=0.97                          0/300    3.74   2.42
+//	M/M/8 ρ=0.97                          0/300    3.77   2.32
+//	one-or-all MSF ρ=0.97                 0/300    4.70   4.04
+//	one-or-all First-Fit ρ=0.97           0/300    4.99   4.04
+//	one-or-all MSFQ(k-1) ρ=0.97           0/300    4.42   3.79
+//	four-class MSF ρ=0.97                 0/300    3.70   3.64
+//	four-class Adaptive Quickswap ρ=0.97  0/300    3.84   3.48
+//	one-or-all First-Fit λ=7              0/300    7.38   6.30
+//	one-or-all First-Fit λ=7.5            0/300    6.76   5.96
+//	one-or-all MSF λ=7.5                  0/300    5.15   4.86
+//	pooled: 0 of 3000, FPR ≤ 0.0998% (exact 95% upper bound); per case ≤ 0.99%
+//
+//	M/M/1 ρ=1.02                          300/300  min t 29.3, median 70.0
+//	one-or-all FCFS λ=3.2                 300/300  min t 44.5, median 95.0
+//	power ≥ 99.01% each (exact 95% lower bound)
+//
+// against critical values of 10.2 to 17.6.
 func TestGrowthCalibrationLong(t *testing.T) {
 	const arrivals = 1000000
 	var mu sync.Mutex
