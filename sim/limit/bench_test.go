@@ -17,6 +17,9 @@ import (
 // search; it reports the bracket and the estimate's relative error.
 //
 //	go test ./sim/limit -run '^$' -bench LimitFCFSOneOrAll -benchtime 1x
+//
+// Measured: 26.2 s wall on 2 cores (shared, load about 4), 24 runs,
+// bracket [3.018, 3.051], estimate +0.29% from the exact 3.0261.
 func BenchmarkLimitFCFSOneOrAll(b *testing.B) {
 	const arrivals = 5000000
 	want := limit.FCFSOneOrAllLimit(32, 0.9, 1, 1)
