@@ -98,6 +98,13 @@ type campaign struct {
 	attempts map[string]int
 	// finalizing is set while the summary is being written.
 	finalizing bool
+	// rejected are the first task messages workers refused (content
+	// not matching the task id), for the status; see noteRejected.
+	rejected []string
+	// finalMu is held by a running finalisation (which can take tens of
+	// seconds: the report is rendered) and by Submit while it resets the
+	// campaign, so that the two never interleave.
+	finalMu sync.Mutex
 	// finished is closed when the campaign is done or cancelled.
 	finished chan struct{}
 	closed   bool
@@ -124,13 +131,15 @@ func (c *campaign) status() protocol.Status {
 	s.Done, s.Failed, s.Running = len(c.done), len(c.failed), len(c.running)
 	if s.State == protocol.CampaignDone && !c.closed {
 		// Finalisation is still writing the manifest and report: clients
-		// that stop polling at "done" must find them in storage.
-		s.State = protocol.CampaignRunning
+		// that stop polling at "done" must find them in storage. It is
+		// not finished either until they are written.
+		s.State, s.Finished = protocol.CampaignRunning, time.Time{}
 	}
 	s.Queued = max(0, s.Total-s.Done-s.Failed-s.Running)
 	if c.st.State != protocol.CampaignRunning {
 		s.Queued = 0
 	}
+	s.Rejected = append([]string(nil), c.rejected...)
 	ids := make([]string, 0, len(c.failed))
 	for id := range c.failed {
 		ids = append(ids, id)
@@ -372,8 +381,21 @@ func splitKey(key string) (campaign, task string, ok bool) {
 	return "", "", false
 }
 
+// maxRejected bounds the rejections a campaign's status lists.
+const maxRejected = 10
+
 // apply records a task state; the caller holds co.mu.
 func (c *campaign) apply(task string, st protocol.TaskState) {
+	if st.State == protocol.StateRejected {
+		// Recorded whether or not the task is the campaign's: a forged
+		// message may name any id. The task's own message is published
+		// again by the next reconcile, since it has no result.
+		if len(c.rejected) < maxRejected {
+			c.rejected = append(c.rejected, fmt.Sprintf("task %s: refused by %s: %s", task, st.Worker, st.Error))
+		}
+		delete(c.running, task)
+		return
+	}
 	if _, ok := c.index[task]; !ok {
 		return
 	}
@@ -437,6 +459,9 @@ func (co *Coordinator) watch(ctx context.Context, w jetstream.KeyWatcher) error 
 				continue
 			}
 			c.apply(tid, st)
+			if st.State == protocol.StateRejected && ready {
+				co.o.Logf("coordinator: campaign %s: task %s: a worker (%s) refused a task message: %s", cid, tid, st.Worker, st.Error)
+			}
 			fin := c.st.State == protocol.CampaignRunning && c.complete() && !c.finalizing && ready
 			if fin {
 				c.finalizing = true

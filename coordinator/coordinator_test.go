@@ -438,15 +438,13 @@ func TestCoordinatorRestartAndWorkerRelease(t *testing.T) {
 	var cr countRunner
 	var runLog syncBuf
 	w, _ := e.startWorker(worker.Options{Concurrency: 2, Runner: &cr, RunLog: &runLog})
-	deadline := time.Now().Add(30 * time.Second)
-	var s *protocol.Status
-	for time.Now().Before(deadline) {
-		if s, _ = co2.Status(context.Background(), r.Campaign); s != nil && s.State == protocol.CampaignDone {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if s == nil || s.State != protocol.CampaignDone || s.Done != 6 {
+	// Wait on the campaign's completion, not a wall-clock deadline: the
+	// campaign is reported running until its report is stored, and
+	// rendering the report under -race on a loaded machine took 25 s of
+	// the 30 s this test used to allow (issue #19). The ceiling only
+	// bounds a hang.
+	s := waitDone(t, co2, r.Campaign, 5*time.Minute)
+	if s.State != protocol.CampaignDone || s.Done != 6 || s.Finished.IsZero() {
 		t.Fatalf("status %+v", s)
 	}
 	if n, mx := cr.total(); n != 6 || mx != 1 {

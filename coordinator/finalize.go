@@ -97,6 +97,8 @@ func itoa(i int) string {
 // finalize writes the summary and manifest of a campaign whose tasks all
 // have a record, after checking storage once more.
 func (co *Coordinator) finalize(ctx context.Context, c *campaign) {
+	c.finalMu.Lock()
+	defer c.finalMu.Unlock()
 	err := co.doFinalize(ctx, c)
 	co.mu.Lock()
 	c.finalizing = false

@@ -46,6 +46,18 @@ type pinnedCatalog struct {
 	next sweep.Catalog
 }
 
+// CheckWorkload tries an unpinned policy on the workload through next
+// (sweep.WorkloadChecker); a pinned plugin is checked by its schema only.
+func (c pinnedCatalog) CheckWorkload(policy string, params map[string]any, w *sim.Workload) error {
+	if e, err := c.pins.Lookup(policy); err == nil && e.Source == registry.Pinned {
+		return nil
+	}
+	if wc, ok := c.next.(sweep.WorkloadChecker); ok {
+		return wc.CheckWorkload(policy, params, w)
+	}
+	return nil
+}
+
 func (c pinnedCatalog) Schema(policy string) ([]sim.Param, error) {
 	if e, err := c.pins.Lookup(policy); err == nil && e.Source == registry.Pinned {
 		return e.Params, nil

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -50,6 +49,24 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 		c = &campaign{id: id, finished: make(chan struct{})}
 		co.camps[id] = c
 	}
+	co.mu.Unlock()
+	// A resubmission waits for an in-flight finalisation to end before it
+	// resets the campaign's state: reset in the middle, the finalisation
+	// closed a campaign marked running (Wait returned, the state stayed
+	// running until the next reconcile) and, since finalizing was reset
+	// here too, a second finalisation could overlap the first. The lock
+	// is held through the retry of failed tasks, so that no finalisation
+	// counts a failure that is being deleted.
+	c.finalMu.Lock()
+	locked := true
+	unlockFinal := func() {
+		if locked {
+			locked = false
+			c.finalMu.Unlock()
+		}
+	}
+	defer unlockFinal()
+	co.mu.Lock()
 	if c.closed {
 		c.finished, c.closed = make(chan struct{}), false
 	}
@@ -66,7 +83,6 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 		c.initPoints()
 	}
 	c.st.Total = len(c.tasks)
-	c.finalizing = false
 	co.mu.Unlock()
 
 	// The code each policy is expected to run with, read again at every
@@ -119,6 +135,7 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 			co.mu.Unlock()
 		}
 	}
+	unlockFinal()
 	if _, err := co.writeManifest(ctx, c, nil); err != nil {
 		return nil, err
 	}
@@ -187,10 +204,20 @@ func (co *Coordinator) reconcile(ctx context.Context, c *campaign, publish bool)
 		}
 		co.mu.Unlock()
 		recs := co.readRecords(ctx, id, unknown)
+		for _, tid := range unknown {
+			if recs[tid] == nil {
+				// Moved aside (not a record of its task) or unreadable:
+				// without an object it is missing and runs again.
+				if _, err := co.o.Store.Stat(ctx, storage.ResultKey(id, tid)); errors.Is(err, storage.ErrNotFound) {
+					delete(stored, tid)
+				}
+			}
+		}
 		co.mu.Lock()
 		for _, tid := range unknown {
 			r := recs[tid]
 			switch {
+			case r == nil && !stored[tid]: // moved aside: runs again
 			case r == nil: // unreadable: leave it, it exists
 				c.done[tid] = true
 			case r.Failed():
@@ -309,30 +336,41 @@ func (co *Coordinator) publishBatch(ctx context.Context, id string, epoch int, t
 	return nil
 }
 
-// readRecords reads result records (8 at a time); unreadable ones are
-// absent from the map.
+// RejectedKey is where a stored result that is not its task's result
+// (record.Read's *IntegrityError: not a record, or its task does not hash
+// to the id it is stored under) is moved, for inspection, before its task
+// is run again.
+func RejectedKey(campaign, task string) string {
+	return storage.CampaignPrefix(campaign) + "rejected/" + task + ".json"
+}
+
+// readRecords reads result records (record.ReadMany); unreadable ones are
+// logged and absent from the map. A stored object that is not a record of
+// its task is never counted: it is moved to RejectedKey (and the
+// campaign's reference to it removed), so that reconcile finds the task
+// without a result and publishes it again.
 func (co *Coordinator) readRecords(ctx context.Context, id string, tids []string) map[string]*record.Record {
-	out := make(map[string]*record.Record, len(tids))
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for _, tid := range tids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			r, _, err := record.Read(ctx, co.o.Store, id, tid)
-			if err != nil {
-				co.o.Logf("coordinator: reading result %s: %v", tid, err)
-				return
+	return record.ReadMany(ctx, co.o.Store, id, tids, func(tid string, err error) {
+		ie, ok := errors.AsType[*record.IntegrityError](err)
+		if !ok {
+			co.o.Logf("coordinator: reading result %s: %v", tid, err)
+			return
+		}
+		co.o.Logf("coordinator: campaign %s: %v: moved to %s, the task will run again", id, err, RejectedKey(id, tid))
+		data, gerr := co.o.Store.Get(ctx, ie.Key)
+		if gerr == nil {
+			gerr = co.o.Store.Put(ctx, RejectedKey(id, tid), data)
+		}
+		if gerr != nil {
+			co.o.Logf("coordinator: moving result %s aside: %v", tid, gerr)
+			return
+		}
+		for _, k := range []string{ie.Key, storage.ResultKey(id, tid)} {
+			if derr := co.o.Store.Delete(ctx, k); derr != nil && !errors.Is(derr, storage.ErrNotFound) {
+				co.o.Logf("coordinator: moving result %s aside: %v", tid, derr)
 			}
-			mu.Lock()
-			out[tid] = r
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	return out
+		}
+	})
 }
 
 // Status reports a campaign's progress.
@@ -450,8 +488,11 @@ func (co *Coordinator) advisory(ctx context.Context, m jetstream.Msg) {
 		_ = m.NakWithDelay(time.Second)
 		return
 	}
-	var tm protocol.TaskMsg
-	if err := json.Unmarshal(raw.Data, &tm); err != nil {
+	// Only a message whose task is what its id says is recorded as that
+	// task's failure: a forged one must not fill the task's result key.
+	tm, err := protocol.DecodeTaskMsg(raw.Subject, raw.Data)
+	if err != nil {
+		co.o.Logf("coordinator: max-deliveries advisory for message %d: %v; removed", adv.StreamSeq, err)
 		_ = co.h.Tasks.DeleteMsg(ctx, adv.StreamSeq)
 		_ = m.Ack()
 		return

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -242,32 +241,15 @@ func (s *Server) campaignJSON(ctx context.Context, id string) ([]byte, error) {
 	return data, nil
 }
 
-// readRecords reads result records, 8 at a time; unreadable ones are left
-// out (read again on the next poll).
+// readRecords reads result records (record.ReadMany); unreadable ones are
+// left out (read again on the next poll). Only the result and error are
+// kept: the task (in the campaign) and the provenance are dropped, so that
+// a long campaign's cache stays small.
 func readRecords(ctx context.Context, st storage.Store, id string, tids []string) map[string]*record.Record {
-	out := make(map[string]*record.Record, len(tids))
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for _, tid := range tids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			// A reference is followed to the stored result.
-			r, _, err := record.Read(ctx, st, id, tid)
-			if err != nil {
-				return
-			}
-			// Only the result and error are summarised: the task (in the
-			// campaign) and the provenance are dropped, so that a long
-			// campaign's cache stays small.
-			mu.Lock()
-			out[tid] = &record.Record{Result: r.Result, Error: r.Error}
-			mu.Unlock()
-		}()
+	out := record.ReadMany(ctx, st, id, tids, nil)
+	for tid, r := range out {
+		out[tid] = &record.Record{Result: r.Result, Error: r.Error}
 	}
-	wg.Wait()
 	return out
 }
 
@@ -320,7 +302,7 @@ func xAxis(pts []aggregate.Point) string {
 	}
 	sort.Strings(names)
 	for _, a := range names {
-		if _, ok := toFloat(pts[0].Axes[a]); ok {
+		if _, ok := aggregate.Number(pts[0].Axes[a]); ok {
 			return a
 		}
 	}
@@ -334,25 +316,7 @@ func xValue(p *aggregate.Point, x string) (float64, bool) {
 	case "load":
 		return p.Load, true
 	}
-	return toFloat(p.Axes[x])
-}
-
-func toFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case json.Number:
-		f, err := x.Float64()
-		return f, err == nil
-	case string:
-		f, err := strconv.ParseFloat(x, 64)
-		return f, err == nil
-	}
-	return 0, false
+	return aggregate.Number(p.Axes[x])
 }
 
 // seriesName names a point's curve: its policy, then its values of the

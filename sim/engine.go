@@ -12,8 +12,12 @@ import (
 )
 
 // Version is the engine version recorded in every result. Bump it whenever a
-// change can alter any result bit for bit.
-const Version = "0.2.0"
+// change can alter any result bit for bit. 0.2.0: variances from Welford's
+// accumulator and Jain's index from sim/stats (low-order bits); 0.3.0: the
+// calibrated growth test, the overload rule, and a capped run reported as
+// truncated rather than unstable, with lower-bound flags (new fields and
+// flags; every mean is unchanged).
+const Version = "0.3.0"
 
 // Config is the run length and instrumentation of one replication.
 type Config struct {
@@ -31,9 +35,11 @@ type Config struct {
 	// instance, then discards the first 5d arrivals and measures the rest.
 	// Result.Warmup reports 5d. Only RunFresh runs it (Run refuses it).
 	MSER bool
-	// MaxInSystem stops the run, flagged unstable, once more jobs than this
-	// are in the system (0: 1<<20). Memory is O(jobs in system), so this
-	// bounds memory on a runaway queue.
+	// MaxInSystem stops the run once more jobs than this are in the system:
+	// Result.Truncated, reason "truncated", means lower bounds (0: the
+	// default from a memory budget, DefaultMaxInSystem; a positive value
+	// below the number of servers is an error). Memory is O(jobs in
+	// system), so this bounds memory on a runaway queue.
 	MaxInSystem int
 	// DrainLimit bounds the extra arrivals simulated after the window while
 	// waiting for the last measured jobs to leave (0: Arrivals, at least
@@ -329,6 +335,9 @@ func RunFresh(w *Workload, newPolicy func() (Policy, error), cfg Config) (*Resul
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkCap(w, &cfg); err != nil {
+		return nil, err
+	}
 	if w.Trace != nil && int64(len(w.Trace)) < cfg.Warmup+cfg.Arrivals {
 		return nil, fmt.Errorf("run: warmup+arrivals = %d exceeds the trace's %d jobs", cfg.Warmup+cfg.Arrivals, len(w.Trace))
 	}
@@ -373,7 +382,7 @@ const (
 	stopDrained                       // the window closed and every measured job left (or the trace ran out with none left)
 	stopTraceEnded                    // a replayed trace ended with measured jobs still present
 	stopDrainLimit                    // measured jobs still waiting after Config.DrainLimit further arrivals
-	stopMaxInSystem                   // more than Config.MaxInSystem jobs in the system
+	stopMaxInSystem                   // more than Config.MaxInSystem jobs in the system: the run is truncated
 )
 
 func (r stopReason) String() string {
@@ -385,7 +394,7 @@ func (r stopReason) String() string {
 	case stopDrainLimit:
 		return "drain_limit"
 	case stopMaxInSystem:
-		return "max_in_system"
+		return "truncated"
 	default:
 		return "running"
 	}
@@ -429,7 +438,7 @@ func newReplication(w *Workload, p Policy, cfg *Config, batches []float64) *repl
 	r.measurer, _ = p.(Measurer)
 	r.maxIn = cfg.MaxInSystem
 	if r.maxIn == 0 {
-		r.maxIn = 1 << 20
+		r.maxIn = DefaultMaxInSystem
 	}
 	drain := cfg.DrainLimit
 	if drain == 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/sdk"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/simtest"
 )
 
 // badPolicy misbehaves in the way its mode says, to check that the engine
@@ -168,13 +169,20 @@ func TestInstabilityFlag(t *testing.T) {
 			t.Errorf("seed %d: stable M/M/1 flagged: %+v", seed, *r.Instability)
 		}
 	}
-	// A runaway queue stops at MaxInSystem instead of exhausting memory.
-	r, err = sim.Run(single(1, 5, expD(1)), &fcfs.FCFS{}, sim.Config{Seed: 1, Arrivals: 1000000, MaxInSystem: 5000})
+	// A runaway queue stops at MaxInSystem instead of exhausting memory:
+	// truncated, which is not by itself evidence of instability, and its
+	// per-job means are lower bounds (the jobs still inside are not in them).
+	// FCFS on one-or-all at λ = 5 (ρ = 0.64, but FCFS saturates at 3.03).
+	r, err = sim.Run(simtest.Named(t, "one-or-all", 5), &fcfs.FCFS{}, sim.Config{Seed: 1, Arrivals: 1000000, MaxInSystem: 5000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Unstable || r.Instability.Reasons[0] != "max_in_system" {
-		t.Fatalf("want max_in_system, got %+v", r.Instability)
+	if !r.Truncated || r.Unstable || r.Instability == nil || len(r.Instability.Reasons) != 1 || r.Instability.Reasons[0] != "truncated" {
+		t.Fatalf("want truncated only, got truncated=%v unstable=%v %+v", r.Truncated, r.Unstable, r.Instability)
+	}
+	if !r.LowerBound || !r.Overall.LowerBound || !r.Classes[0].LowerBound || !r.Classes[1].LowerBound ||
+		r.Classes[0].Undeparted+r.Classes[1].Undeparted != r.Instability.Undeparted || r.Overall.Undeparted != r.Instability.Undeparted || r.Instability.Undeparted < 4000 {
+		t.Fatalf("truncated run's means not marked as bounds: %+v / %+v / %+v", r.Overall, r.Classes[0], r.Instability)
 	}
 }
 

@@ -62,12 +62,14 @@ func (j *Job) Preemptions() int { return int(j.preempted) }
 // jobPool recycles Job structs so that the steady state allocates nothing:
 // memory is O(jobs in system), whatever the run length.
 type jobPool struct {
-	free []*Job
+	free   []*Job
+	chunks [][]Job // every Job allocated, for the end-of-run census (undeparted)
 }
 
 func (p *jobPool) get() *Job {
 	if len(p.free) == 0 {
 		chunk := make([]Job, 256)
+		p.chunks = append(p.chunks, chunk)
 		for i := range chunk {
 			p.free = append(p.free, &chunk[i])
 		}
@@ -80,4 +82,19 @@ func (p *jobPool) get() *Job {
 func (p *jobPool) put(j *Job) {
 	*j = Job{}
 	p.free = append(p.free, j)
+}
+
+// undeparted counts, per class, the measured jobs still in the system (not
+// yet departed, not free): the census behind ClassStats.Undeparted, taken
+// once at the end of a run, O(jobs allocated).
+func (p *jobPool) undeparted(classes int) []int64 {
+	n := make([]int64, classes)
+	for _, c := range p.chunks {
+		for i := range c {
+			if j := &c[i]; j.tagged && j.state != stateFree {
+				n[j.class]++
+			}
+		}
+	}
+	return n
 }

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/msjfarm/msjfarm/sim/stats"
 )
@@ -24,36 +23,47 @@ type ClassStats struct {
 	MeanWait     float64 `json:"mean_wait"`
 	PWait        float64 `json:"p_wait"`
 	MeanSize     float64 `json:"mean_size"`
+	// Undeparted counts the class's measured jobs still in the system when
+	// the run stopped (cap, drain limit, trace end). When it is positive the
+	// means above are over the jobs that left only, which are the short
+	// ones: they are lower bounds, not estimates (LowerBound), and must not
+	// be averaged with estimates.
+	Undeparted int64 `json:"undeparted,omitempty"`
+	LowerBound bool  `json:"lower_bound,omitempty"`
 }
 
-// Instability is the evidence behind an unstable flag.
+// Instability is the evidence behind an unstable or truncated flag.
 type Instability struct {
 	// Reasons lists the rules that fired:
-	//   "max_in_system": the number in system exceeded Config.MaxInSystem;
-	//   "drain_limit":   measured jobs were still present after
-	//                    Config.DrainLimit further arrivals;
-	//   "trace_ended":   a replayed trace ended with measured jobs present;
-	//   "growth":        the number in system was still growing through the
-	//                    second half of the window: the least-squares slope
-	//                    of the segment averages over the second half is
-	//                    significant (t > 4 against its standard error from
-	//                    the residuals, 6 degrees of freedom) AND material
-	//                    (the growth it implies over the second half exceeds
-	//                    25% of the second half's mean plus 2 jobs). The
-	//                    significance test keeps a stable queue that merely
-	//                    oscillates (e.g. on a policy's cycle) from being
-	//                    flagged; the size test keeps a statistically clear
-	//                    but negligible drift from being flagged.
+	//   "truncated":   the number in system exceeded Config.MaxInSystem and
+	//                  the run stopped there (Result.Truncated). This is not
+	//                  evidence of instability by itself (the cap may just
+	//                  be small); it makes the run's means lower bounds;
+	//   "drain_limit": measured jobs were still waiting after
+	//                  Config.DrainLimit further arrivals;
+	//   "trace_ended": a replayed trace ended with measured jobs present;
+	//   "overload":    the offered load ρ of a (non-trace) workload is at
+	//                  least 1: no policy can be stable (a necessary
+	//                  condition, exact whatever the sample path). It
+	//                  catches overloads the growth test can miss: a
+	//                  policy whose overloaded queue is a sawtooth of
+	//                  growing amplitude (MSFQ switching phases past ρ = 1)
+	//                  has batch means too irregular for a slope test;
+	//   "growth":      the growth test fired (see Growth and the test's
+	//                  description in stability.go: a batch-means slope
+	//                  t-test over the second half of the window, with an
+	//                  autocorrelation-aware critical value, plus a
+	//                  material-growth guard).
+	// Every reason but "truncated" is evidence of instability and sets
+	// Result.Unstable. (Engines before 0.2.0 wrote "max_in_system" for
+	// "truncated", and counted it as unstable.)
 	Reasons []string `json:"reasons"`
 	// SegmentMeanInSystem is the time-average number in system in each of
-	// the 16 equal segments (by arrivals) of the measurement window.
+	// the 64 equal segments (by arrivals) of the measurement window.
 	SegmentMeanInSystem []float64 `json:"segment_mean_in_system,omitempty"`
-	// GrowthRate is the least-squares slope, in jobs per unit time, of the
-	// second half's segment averages against the segments' mid-times.
+	// GrowthRate and GrowthT repeat Result.Growth's Rate and T.
 	GrowthRate float64 `json:"growth_rate"`
-	// GrowthT is GrowthRate divided by its standard error (0 when the
-	// residuals are exactly zero).
-	GrowthT float64 `json:"growth_t"`
+	GrowthT    float64 `json:"growth_t"`
 	// InSystemAtEnd is the number in system when the window closed.
 	InSystemAtEnd int `json:"in_system_at_end"`
 	// Undeparted is the number of measured jobs that never left.
@@ -99,9 +109,20 @@ type Result struct {
 	WastedWork    float64   `json:"wasted_work"`
 	Counters      []Counter `json:"counters,omitempty"`
 
-	Unstable    bool         `json:"unstable"`
+	// Unstable reports evidence of instability (see Instability.Reasons).
+	Unstable bool `json:"unstable"`
+	// Truncated reports that the run stopped at Config.MaxInSystem.
+	Truncated bool `json:"truncated"`
+	// LowerBound reports that measured jobs were still in the system when
+	// the run stopped (Instability.Undeparted > 0): every per-job mean of the
+	// result (response, waiting, PWait, weighted mean response; per class
+	// where ClassStats.LowerBound) is a lower bound.
+	LowerBound  bool         `json:"lower_bound"`
 	Instability *Instability `json:"instability,omitempty"`
-	Series      []Sample     `json:"series,omitempty"`
+	// Growth is the growth test's statistics (nil when the window was too
+	// short to run it or the run stopped inside it).
+	Growth *Growth  `json:"growth,omitempty"`
+	Series []Sample `json:"series,omitempty"`
 }
 
 // classAcc accumulates one class's measured departures. The response
@@ -127,8 +148,8 @@ type recorder struct {
 	areaBusy       float64
 	departures     int64
 	endInSys       int
-	segT           [segments + 1]float64
-	segArea        [segments + 1]float64
+	segT           [growthSegments + 1]float64
+	segArea        [growthSegments + 1]float64
 	segNext        int
 	segAt          int64 // arrival index of boundary segNext
 	nextSample     float64
@@ -176,19 +197,15 @@ func (r *recorder) end(s *System) {
 	r.t1 = s.now
 	r.endInSys = s.inSys
 	r.closed = true
-	if r.segNext == segments {
-		r.segT[segments], r.segArea[segments] = s.now, r.areaN
+	if r.segNext == growthSegments {
+		r.segT[growthSegments], r.segArea[growthSegments] = s.now, r.areaN
 		r.segNext++
 	}
 }
 
-// segments is the number of equal parts (by arrivals) of the measurement
-// window whose time averages feed the growth test.
-const segments = 16
-
 // checkpoint records the area at the segment boundaries of the window.
 func (r *recorder) checkpoint(s *System, id int64) {
-	if !s.measure || r.segNext >= segments || id != r.segAt || id <= r.cfg.Warmup {
+	if !s.measure || r.segNext >= growthSegments || id != r.segAt || id <= r.cfg.Warmup {
 		return
 	}
 	r.segT[r.segNext], r.segArea[r.segNext] = s.now, r.areaN
@@ -198,55 +215,15 @@ func (r *recorder) checkpoint(s *System, id int64) {
 
 // segBoundary is the arrival index at which segment i of the window starts.
 func (r *recorder) segBoundary(i int) int64 {
-	return r.cfg.Warmup + r.cfg.Arrivals*int64(i)/segments
+	return r.cfg.Warmup + r.cfg.Arrivals*int64(i)/growthSegments
 }
 
-// growth fits the second half's segment averages against time and returns
-// the slope, its t statistic, and whether the growth test fires.
-func (r *recorder) growth(ins *Instability) bool {
-	if r.segNext != segments+1 {
-		return false // window too short to have 16 distinct segments
+// growth runs the growth test on the window's segments (stability.go).
+func (r *recorder) growth() (*Growth, []float64) {
+	if r.segNext != growthSegments+1 {
+		return nil, nil // window too short to have its distinct segments, or cut short
 	}
-	means := make([]float64, segments)
-	mid := make([]float64, segments)
-	for i := range means {
-		d := r.segT[i+1] - r.segT[i]
-		if d <= 0 {
-			return false
-		}
-		means[i] = (r.segArea[i+1] - r.segArea[i]) / d
-		mid[i] = (r.segT[i] + r.segT[i+1]) / 2
-	}
-	ins.SegmentMeanInSystem = means
-	xs, ys := mid[segments/2:], means[segments/2:]
-	n := float64(len(xs))
-	var mx, my float64
-	for i := range xs {
-		mx += xs[i]
-		my += ys[i]
-	}
-	mx, my = mx/n, my/n
-	var sxx, sxy float64
-	for i := range xs {
-		sxx += (xs[i] - mx) * (xs[i] - mx)
-		sxy += (xs[i] - mx) * (ys[i] - my)
-	}
-	if sxx <= 0 {
-		return false
-	}
-	b := sxy / sxx
-	var sse float64
-	for i := range xs {
-		e := ys[i] - my - b*(xs[i]-mx)
-		sse += e * e
-	}
-	se := math.Sqrt(sse / (n - 2) / sxx)
-	ins.GrowthRate = b
-	if se > 0 { // an exact fit (se = 0) leaves GrowthT at 0: JSON has no infinity
-		ins.GrowthT = b / se
-	}
-	span := r.segT[segments] - r.segT[segments/2]
-	return b > 0 && (se == 0 || b/se > 4) && b*span > 0.25*my+2
+	return growthTest(&r.segT, &r.segArea)
 }
 
 func (r *recorder) depart(s *System, j *Job, batches []float64, winStart int64) {
@@ -331,14 +308,34 @@ func (r *recorder) result(s *System, events uint64, undeparted int64, stop stopR
 	res.Series = r.series
 
 	ins := &Instability{InSystemAtEnd: r.endInSys, Undeparted: undeparted}
-	if stop.unstable() {
+	switch {
+	case stop == stopMaxInSystem:
+		res.Truncated = true
+		ins.Reasons = append(ins.Reasons, "truncated")
+	case stop.unstable():
 		ins.Reasons = append(ins.Reasons, stop.String())
 	}
-	if r.growth(ins) {
+	if w.Trace == nil && res.OfferedLoad >= 1 {
+		ins.Reasons = append(ins.Reasons, "overload")
+	}
+	g, means := r.growth()
+	res.Growth = g
+	if g != nil && g.Fired {
 		ins.Reasons = append(ins.Reasons, "growth")
 	}
+	if undeparted > 0 {
+		res.LowerBound = true
+		for i, n := range s.pool.undeparted(len(res.Classes)) {
+			res.Classes[i].Undeparted = n
+			res.Classes[i].LowerBound = n > 0
+		}
+		res.Overall.Undeparted, res.Overall.LowerBound = undeparted, true
+	}
 	if len(ins.Reasons) > 0 {
-		res.Unstable = true
+		if g != nil {
+			ins.SegmentMeanInSystem, ins.GrowthRate, ins.GrowthT = means, g.Rate, g.T
+		}
+		res.Unstable = !(len(ins.Reasons) == 1 && res.Truncated)
 		res.Instability = ins
 	}
 	return res
@@ -363,8 +360,14 @@ func (c classAcc) stats(name string, need int) ClassStats {
 // String is a one-line summary for logs.
 func (r *Result) String() string {
 	flag := ""
-	if r.Unstable {
+	switch {
+	case r.Unstable:
 		flag = fmt.Sprintf(" UNSTABLE%v", r.Instability.Reasons)
+	case r.Truncated:
+		flag = " TRUNCATED"
+	}
+	if r.LowerBound {
+		flag += " (means are lower bounds)"
 	}
 	return fmt.Sprintf("E[T]=%.6g E[Tw]=%.6g util=%.4f N=%.4g jobs=%d%s",
 		r.Overall.MeanResponse, r.WeightedMeanResponse, r.Utilization, r.MeanInSystem, r.Overall.Count, flag)

@@ -26,6 +26,17 @@ type Catalog interface {
 	Schema(policy string) ([]sim.Param, error)
 }
 
+// WorkloadChecker is an optional extension of a Catalog that can try a
+// policy variant on a point's workload. Some ranges depend on the workload
+// (MSFQ's threshold must lie in [0, k−1]), so the schema cannot state them
+// and only the policy's Init knows them; without this check such a sweep
+// was accepted and every task of the variant failed at run time. The
+// built-in catalogue implements it; Expand calls it once per distinct
+// (policy, parameters, system) of the sweep.
+type WorkloadChecker interface {
+	CheckWorkload(policy string, params map[string]any, w *sim.Workload) error
+}
+
 // Task is one replication of one point: everything a worker needs, and
 // nothing else, so that its hash identifies the work.
 type Task struct {
@@ -68,6 +79,15 @@ type Campaign struct {
 	Tasks    []Task   `json:"-"`
 	Points   int      `json:"points"`
 	Warnings []string `json:"warnings,omitempty"`
+
+	// scenarios maps each scenario id to its point label, to reject an
+	// axis that repeats a scenario.
+	scenarios map[string]string
+	// shareNotes holds the share totals already warned about.
+	shareNotes map[string]bool
+	// checked holds the (policy, parameters, system) triples a
+	// WorkloadChecker has accepted.
+	checked map[string]bool
 }
 
 // SimWorkload builds the engine workload of a task: an SWF trace through
@@ -87,20 +107,31 @@ func (t *Task) SimWorkload() (*sim.Workload, error) {
 // Config is the engine configuration of a task.
 func (t *Task) Config() sim.Config { return t.Run.Config(t.Seed) }
 
-func hashHex(v any, n int) string {
+// hashHex is the first n hex digits of SHA-256 over v's JSON encoding. It
+// fails only for a value JSON cannot encode (NaN or ±Inf): Expand rejects
+// those fields first with an error naming them, so this error is a last
+// line of defence, never a panic.
+func hashHex(v any, n int) (string, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		panic(err) // every hashed value is plain data
+		return "", err
 	}
 	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])[:n]
+	return hex.EncodeToString(s[:])[:n], nil
 }
 
 // TaskID is the hash of the task's content with ID blanked: 24 hex digits
 // (96 bits) of SHA-256 over its JSON encoding (map keys sorted by encoding/json).
+// A task JSON cannot encode (a NaN or infinite number, which Expand never
+// produces and a decoded message cannot hold) has the empty id, which
+// matches no task.
 func TaskID(t Task) string {
 	t.ID = ""
-	return hashHex(t, 24)
+	id, err := hashHex(t, 24)
+	if err != nil {
+		return ""
+	}
+	return id
 }
 
 // Seed derivation (documented in the README): the seed of replication r at a
@@ -153,7 +184,7 @@ func Expand(f *File, cat Catalog) (*Campaign, error) {
 	var walk func(i int, vals map[string]any) error
 	walk = func(i int, vals map[string]any) error {
 		if i == len(axes) {
-			return c.addPoint(f, base, trace, vals, pols)
+			return c.addPoint(f, cat, base, trace, vals, pols)
 		}
 		for _, step := range axes[i].values {
 			for j, n := range axes[i].names {
@@ -168,7 +199,9 @@ func Expand(f *File, cat Catalog) (*Campaign, error) {
 	if err := walk(0, map[string]any{}); err != nil {
 		return nil, err
 	}
-	c.ID = hashHex(f, 16)
+	if c.ID, err = hashHex(f, 16); err != nil {
+		return nil, fmt.Errorf("sweep file: %w", err)
+	}
 	return c, nil
 }
 
@@ -177,6 +210,11 @@ func Expand(f *File, cat Catalog) (*Campaign, error) {
 func checkRun(r RunSpec) error {
 	if err := r.Validate(); err != nil {
 		return err
+	}
+	// The engine accepts an infinite series_interval (no samples), but no
+	// task holding one can be encoded or hashed.
+	if math.IsInf(r.SeriesInterval, 0) {
+		return fmt.Errorf("run: series_interval must be finite, got %v", r.SeriesInterval)
 	}
 	if r.Deadline < 0 {
 		return fmt.Errorf("run: deadline must be >= 0, got %v", r.Deadline)
@@ -215,6 +253,9 @@ func baseWorkload(f *File) (workload.Spec, *TraceRef, error) {
 	ts := f.Trace.TimeScale
 	if ts == 0 {
 		ts = 1
+	}
+	if !(ts > 0) || math.IsInf(ts, 0) {
+		return workload.Spec{}, nil, fmt.Errorf("trace.time_scale: must be a finite number > 0, got %v", f.Trace.TimeScale)
 	}
 	return workload.Spec{Name: f.Name, Servers: f.Servers}, &TraceRef{File: f.Trace.File, SHA256: hex.EncodeToString(sum[:]), TimeScale: ts}, nil
 }
@@ -287,6 +328,7 @@ func buildAxes(f *File, isTrace bool) ([]axis, error) {
 }
 
 type variant struct {
+	where  string // the policies entry, e.g. "policies[1]"
 	name   string
 	params map[string]any
 	axes   map[string]any
@@ -299,6 +341,11 @@ func policyVariants(entries []any, cat Catalog) ([]variant, error) {
 		return nil, fmt.Errorf("policies: at least one policy is required")
 	}
 	var out []variant
+	// seen maps a policy variant (name, case-folded as the catalogue looks
+	// it up, and resolved parameters) to the entry that first produced it:
+	// two entries producing the same variant would produce the same task
+	// ids twice, and a campaign counting them would wait for ever.
+	seen := map[string]string{}
 	for i, e := range entries {
 		where := fmt.Sprintf("policies[%d]", i)
 		var name string
@@ -356,32 +403,60 @@ func policyVariants(entries []any, cat Catalog) ([]variant, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s (%s): %w", where, name, err)
 			}
+			key, err := json.Marshal(map[string]any{"policy": strings.ToLower(name), "params": resolved})
+			if err != nil {
+				return nil, fmt.Errorf("%s (%s): %w", where, name, err)
+			}
+			if first, dup := seen[string(key)]; dup {
+				return nil, fmt.Errorf("%s: %s with parameters %s duplicates %s: list each policy variant once", where, name, paramLabel(resolved), first)
+			}
+			seen[string(key)] = where
 			ax := map[string]any{}
 			for _, k := range keys {
 				if _, isList := raw[k].([]any); isList {
 					ax[k] = m[k]
 				}
 			}
-			out = append(out, variant{name: name, params: resolved, axes: ax})
+			out = append(out, variant{where: where, name: name, params: resolved, axes: ax})
 		}
 	}
 	return out, nil
 }
 
+// paramLabel formats resolved parameters for an error message.
+func paramLabel(p map[string]any) string {
+	if len(p) == 0 {
+		return "(none)"
+	}
+	b, _ := json.Marshal(p)
+	return string(b)
+}
+
+// toFloat reads an axis value: a finite number (NaN and ±Inf are not
+// values any axis can take, and no task holding one can be hashed).
 func toFloat(where string, v any) (float64, error) {
+	var f float64
 	switch x := v.(type) {
 	case int:
-		return float64(x), nil
+		f = float64(x)
 	case int64:
-		return float64(x), nil
+		f = float64(x)
+	case uint64:
+		f = float64(x)
 	case float64:
-		return x, nil
+		f = x
 	case string:
-		if f, err := strconv.ParseFloat(x, 64); err == nil {
-			return f, nil
+		var err error
+		if f, err = strconv.ParseFloat(x, 64); err != nil {
+			return 0, fmt.Errorf("%s: %v is not a number", where, v)
 		}
+	default:
+		return 0, fmt.Errorf("%s: %v is not a number", where, v)
 	}
-	return 0, fmt.Errorf("%s: %v is not a number", where, v)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%s: %v is not a finite number", where, v)
+	}
+	return f, nil
 }
 
 // applyAxis sets one axis value on the scenario.
@@ -399,8 +474,8 @@ func applyAxis(s *workload.Spec, rate *float64, load *float64, name string, v an
 		*load = x
 		return nil
 	case "servers":
-		if x != math.Trunc(x) {
-			return fmt.Errorf("%s: %v is not a whole number", where, v)
+		if x != math.Trunc(x) || x < 1 || x > math.MaxInt32 {
+			return fmt.Errorf("%s: %v is not a whole number in [1, 2³¹)", where, v)
 		}
 		s.Servers = int(x)
 		return nil
@@ -414,8 +489,8 @@ func applyAxis(s *workload.Spec, rate *float64, load *float64, name string, v an
 	p := func() *float64 { return &x }
 	switch m[2] {
 	case "need":
-		if x != math.Trunc(x) {
-			return fmt.Errorf("%s: %v is not a whole number", where, v)
+		if x != math.Trunc(x) || x < 1 || x > math.MaxInt32 {
+			return fmt.Errorf("%s: %v is not a whole number in [1, 2³¹)", where, v)
 		}
 		c.Need = int(x)
 	case "share":
@@ -444,7 +519,7 @@ func cloneSpec(s workload.Spec) workload.Spec {
 	return out
 }
 
-func (c *Campaign) addPoint(f *File, base workload.Spec, trace *TraceRef, vals map[string]any, pols []variant) error {
+func (c *Campaign) addPoint(f *File, cat Catalog, base workload.Spec, trace *TraceRef, vals map[string]any, pols []variant) error {
 	spec := cloneSpec(base)
 	// A workload whose classes depend on k (the Halfin–Whitt family) is
 	// rebuilt for a swept servers value before the other axes apply.
@@ -453,8 +528,8 @@ func (c *Campaign) addPoint(f *File, base workload.Spec, trace *TraceRef, vals m
 		if err != nil {
 			return err
 		}
-		if x != math.Trunc(x) {
-			return fmt.Errorf("axes.servers: %v is not a whole number", v)
+		if x != math.Trunc(x) || x < 1 || x > math.MaxInt32 {
+			return fmt.Errorf("axes.servers: %v is not a whole number in [1, 2³¹)", v)
 		}
 		if spec, err = workload.NamedFor(f.Workload, int(x)); err != nil {
 			return fmt.Errorf("axes.servers: %w", err)
@@ -483,10 +558,37 @@ func (c *Campaign) addPoint(f *File, base workload.Spec, trace *TraceRef, vals m
 		if err != nil {
 			return fmt.Errorf("point %s: %w", label, err)
 		}
+		if err := checkMeans(spec, unit); err != nil {
+			return fmt.Errorf("point %s: %w", label, err)
+		}
 		if load > 0 {
 			rate = load / unit.Load()
 		}
 		load = rate * unit.Load()
+		// A finite rate or load can still overflow through the other (a
+		// load of 0.5 with service means of 1e-300 is a rate of 5e299 per
+		// time unit times the servers): name the axis that was given.
+		if !(rate > 0) || math.IsInf(rate, 0) || math.IsInf(load, 0) {
+			field := "arrival_rate"
+			if _, ok := vals["load"]; ok {
+				field = "load"
+			}
+			return fmt.Errorf("axes.%s: point %s: arrival rate %v and offered load %v are out of range for this workload", field, label, rate, load)
+		}
+		// Shares the user wrote (explicit classes or a share axis) that
+		// do not sum to 1 get a note; a named workload's shares are the
+		// paper's rounded table, normalised by definition.
+		if sum := shareSum(spec); userShares(f, vals) && math.Abs(sum-1) > 1e-9 {
+			// One note per distinct total, not one per point.
+			key := fmt.Sprintf("%.6g", sum)
+			if c.shareNotes == nil {
+				c.shareNotes = map[string]bool{}
+			}
+			if !c.shareNotes[key] {
+				c.shareNotes[key] = true
+				c.Warnings = append(c.Warnings, fmt.Sprintf("point %s: class shares sum to %s, not 1: they are normalised (each divided by %s)", label, key, key))
+			}
+		}
 		if load >= 1 {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("point %s: offered load %.4g >= 1: no policy can be stable; results will be flagged", label, load))
 		}
@@ -501,7 +603,25 @@ func (c *Campaign) addPoint(f *File, base workload.Spec, trace *TraceRef, vals m
 		ia = f.Interarrival
 	}
 	scenario := map[string]any{"workload": spec, "arrival_rate": rate, "interarrival": ia, "trace": trace}
-	scenarioID := hashHex(scenario, 16)
+	scenarioID, err := hashHex(scenario, 16)
+	if err != nil {
+		return fmt.Errorf("point %s: %w", label, err)
+	}
+	if c.scenarios == nil {
+		c.scenarios = map[string]string{}
+	}
+	// Two axis values that make the same scenario (arrival_rate: [1, 1.0],
+	// or load and servers steps that land on the same system) would give
+	// the same task ids twice, and the campaign would wait for ever.
+	if prev, dup := c.scenarios[scenarioID]; dup {
+		return fmt.Errorf("axes: points %s and %s are the same scenario: list each axis value once", prev, label)
+	}
+	c.scenarios[scenarioID] = label
+	if wc, ok := cat.(WorkloadChecker); ok && trace == nil {
+		if err := c.checkVariants(wc, spec, rate, ia, pols, label); err != nil {
+			return err
+		}
+	}
 	for _, p := range pols {
 		axes := map[string]any{}
 		for k, v := range vals {
@@ -510,13 +630,18 @@ func (c *Campaign) addPoint(f *File, base workload.Spec, trace *TraceRef, vals m
 		for k, v := range p.axes {
 			axes[k] = v
 		}
-		point := hashHex(map[string]any{"scenario": scenario, "policy": p.name, "params": p.params}, 16)
+		point, err := hashHex(map[string]any{"scenario": scenario, "policy": p.name, "params": p.params}, 16)
+		if err != nil {
+			return fmt.Errorf("point %s: policy %s: %w", label, p.name, err)
+		}
 		c.Points++
 		for r := 0; r < f.Replications; r++ {
 			t := Task{Point: point, Scenario: scenarioID, Replication: r,
 				Seed: deriveSeed(f.Seed, r, scenario), Workload: spec, ArrivalRate: rate, Interarrival: ia,
 				Trace: trace, Policy: p.name, Params: p.params, Run: f.Run, Axes: axes, Load: load}
-			t.ID = TaskID(t)
+			if t.ID = TaskID(t); t.ID == "" {
+				return fmt.Errorf("point %s: policy %s: a task cannot be encoded (a parameter is not a finite number?)", label, p.name)
+			}
 			c.Tasks = append(c.Tasks, t)
 		}
 	}
@@ -537,4 +662,75 @@ func pointLabel(vals map[string]any) string {
 		return "(no axes)"
 	}
 	return strings.Join(parts, ",")
+}
+
+// minMean is the smallest service mean a class may have: below the smallest
+// normal float64 the reciprocal (the service rate) overflows to +Inf, and
+// sampled sizes underflow to 0.
+const minMean = 0x1p-1022
+
+// checkMeans rejects a class whose service mean is a subnormal number
+// (service: {mean: 1e-320}), which the distribution accepts as > 0 but no
+// engine arithmetic survives.
+func checkMeans(spec workload.Spec, w *sim.Workload) error {
+	for i, c := range w.Classes {
+		if m := c.Service.Mean(); m < minMean {
+			return fmt.Errorf("class[%d].service.mean: %v is below %v, the smallest mean the engine can sample", i, m, minMean)
+		}
+	}
+	return nil
+}
+
+// shareSum is the total of the class shares, which the engine normalises
+// (sim.Workload): a total other than 1 is accepted with a warning.
+func shareSum(spec workload.Spec) float64 {
+	var t float64
+	for _, c := range spec.Classes {
+		t += c.Share
+	}
+	return t
+}
+
+// userShares reports whether the class shares at a point were written in
+// the sweep file: explicit classes, or a class[i].share axis.
+func userShares(f *File, vals map[string]any) bool {
+	if len(f.Classes) > 0 {
+		return true
+	}
+	for n := range vals {
+		if strings.HasSuffix(n, "].share") {
+			return true
+		}
+	}
+	return false
+}
+
+// checkVariants tries every policy variant on the point's system through
+// the catalogue's WorkloadChecker, naming the policy entry and the point.
+// The arrival rate does not change what a policy accepts, so each system is
+// checked once.
+func (c *Campaign) checkVariants(wc WorkloadChecker, spec workload.Spec, rate float64, ia *dist.Spec, pols []variant, label string) error {
+	if c.checked == nil {
+		c.checked = map[string]bool{}
+	}
+	var w *sim.Workload
+	for _, p := range pols {
+		key, err := json.Marshal(map[string]any{"policy": p.name, "params": p.params, "servers": spec.Servers, "classes": spec.Classes, "interarrival": ia})
+		if err != nil {
+			return fmt.Errorf("point %s: policy %s: %w", label, p.name, err)
+		}
+		if c.checked[string(key)] {
+			continue
+		}
+		if w == nil {
+			if w, err = spec.BuildArrivals(rate, ia, nil); err != nil {
+				return fmt.Errorf("point %s: %w", label, err)
+			}
+		}
+		if err := wc.CheckWorkload(p.name, p.params, w); err != nil {
+			return fmt.Errorf("%s: point %s: %w", p.where, label, err)
+		}
+		c.checked[string(key)] = true
+	}
+	return nil
 }

@@ -175,7 +175,7 @@ func ParseProfile(data []byte, format, profile string) (*File, error) {
 func decodeFile(v *viper.Viper) (*File, error) {
 	var f File
 	err := v.UnmarshalExact(&f, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
-		strictDuration, mapstructure.StringToTimeDurationHookFunc(), numberFromString, wholeFromFloat)))
+		strictKinds, strictDuration, mapstructure.StringToTimeDurationHookFunc(), numberFromString, wholeFromFloat)))
 	if err != nil {
 		return nil, fmt.Errorf("sweep file: %w", err)
 	}
@@ -192,6 +192,41 @@ func decodeFile(v *viper.Viper) (*File, error) {
 		}
 	}
 	return &f, nil
+}
+
+// strictKinds rejects the coercions viper's weakly typed decoding would
+// otherwise apply silently: a boolean read as a number or a string
+// (replications: true became 1), a number read as a boolean (mser: 1), and
+// a negative whole number read into an unsigned field (seed: -1 became
+// 2⁶⁴−1). The decoder names the field in front of the error.
+func strictKinds(from, to reflect.Type, data any) (any, error) {
+	isNum := func(k reflect.Kind) bool {
+		switch k {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+			reflect.Float32, reflect.Float64:
+			return true
+		}
+		return false
+	}
+	switch {
+	case from.Kind() == reflect.Bool && (isNum(to.Kind()) || to.Kind() == reflect.String):
+		want := "number"
+		if to.Kind() == reflect.String {
+			want = "string"
+		}
+		return nil, fmt.Errorf("want a %s, got the boolean %v", want, data)
+	case isNum(from.Kind()) && to.Kind() == reflect.Bool:
+		return nil, fmt.Errorf("want true or false, got the number %v", data)
+	case to.Kind() == reflect.Uint64 || to.Kind() == reflect.Uint:
+		switch from.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			if reflect.ValueOf(data).Int() < 0 {
+				return nil, fmt.Errorf("%v is negative: want a whole number >= 0", data)
+			}
+		}
+	}
+	return data, nil
 }
 
 // strictDuration rejects numbers for duration fields: viper would read 30 as
@@ -250,10 +285,9 @@ func numberFromString(from, to reflect.Type, data any) (any, error) {
 		if _, err := fmt.Sscan(s, &x); err != nil || x != math.Trunc(x) {
 			return nil, fmt.Errorf("%q is not a whole number", s)
 		}
-		if to.Kind() == reflect.Uint64 {
-			return uint64(x), nil
-		}
-		return int64(x), nil
+		// Through wholeFromFloat's range checks, so "-1" is not read as
+		// 2⁶⁴−1 nor "1e30" wrapped around.
+		return wholeFromFloat(reflect.TypeOf(x), to, x)
 	}
 	return data, nil
 }

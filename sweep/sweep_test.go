@@ -244,7 +244,9 @@ func TestDescriptionKeepsIDs(t *testing.T) {
 		t.Errorf("description = %q", described.Description)
 	}
 	described.Description = ""
-	if hashHex(described, 16) != hashHex(plain, 16) {
+	h1, err1 := hashHex(described, 16)
+	h2, err2 := hashHex(plain, 16)
+	if err1 != nil || err2 != nil || h1 != h2 {
 		t.Errorf("files differing only in an empty description hash differently")
 	}
 }

@@ -67,16 +67,6 @@ func (c RunnerConfig) indexedPluginRunner(ctx context.Context, st storage.Store)
 	return r
 }
 
-// ForCampaign picks the runner of a process that runs one known campaign
-// (msjfarm run): in-process, or plugins when ChooseRunner says so, in
-// which case the campaign's binaries are pinned in st first (PinCampaign)
-// so that a resumed run uses the same code. A plugin runner must be
-// closed by the caller (the worker that runs it closes it). On an error the
-// Choice, if not nil, still carries the warnings that explain it.
-func ForCampaign(ctx context.Context, c RunnerConfig, st storage.Store, camp *sweep.Campaign) (*Choice, error) {
-	return ForCampaignWith(ctx, c, c.indexedPluginRunner(ctx, st), st, camp)
-}
-
 // Prepare returns a plugin runner whose registry is built (the search path
 // indexed): the registry validates a sweep before anything is written
 // (msjfarm run), and ForCampaignWith then runs the sweep with the same
@@ -86,8 +76,14 @@ func (c RunnerConfig) Prepare(ctx context.Context) *PluginRunner {
 	return c.indexedPluginRunner(ctx, nil)
 }
 
-// ForCampaignWith is ForCampaign with a runner from Prepare, which it
-// closes when it does not return it as the Choice's runner.
+// ForCampaignWith picks the runner of a process that runs one known
+// campaign (msjfarm run), given a runner from Prepare: in-process, or
+// plugins when ChooseRunner says so, in which case the campaign's binaries
+// are pinned in st first (PinCampaign) so that a resumed run uses the same
+// code. It closes the prepared runner when it does not return it as the
+// Choice's runner; a returned plugin runner must be closed by the caller
+// (the worker that runs it closes it). On an error the Choice, if not nil,
+// still carries the warnings that explain it.
 func ForCampaignWith(ctx context.Context, c RunnerConfig, r *PluginRunner, st storage.Store, camp *sweep.Campaign) (*Choice, error) {
 	r.Store = st
 	ch := &Choice{Warnings: append([]string(nil), r.Registry.Warnings()...)}

@@ -333,15 +333,27 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 	if meta, err := msg.Metadata(); err == nil {
 		attempt = int(meta.NumDelivered)
 	}
-	var tm protocol.TaskMsg
-	if err := json.Unmarshal(msg.Data(), &tm); err != nil || tm.Campaign == "" || tm.Task.ID == "" {
-		w.o.Logf("worker %s: malformed task message on %s: %v", w.o.Name, msg.Subject(), err)
-		_ = msg.TermWithReason("malformed task message")
+	tm, err := protocol.DecodeTaskMsg(msg.Subject(), msg.Data())
+	if ierr := (*protocol.TaskIntegrityError)(nil); errors.As(err, &ierr) {
+		// Refused, never run: a task whose content is not what its id
+		// says. The state names the message for the coordinator; the
+		// campaign's own message for the task is published again.
+		where := msg.Subject()
+		if meta, merr := msg.Metadata(); merr == nil {
+			where = fmt.Sprintf("message %d on %s (published %s)", meta.Sequence.Stream, msg.Subject(), meta.Timestamp.UTC().Format(time.RFC3339))
+		}
+		reason := fmt.Sprintf("%s: %s", where, ierr.Reason)
+		w.o.Logf("worker %s: refused task %s: %s", w.o.Name, tm.Task.ID, reason)
+		w.setState(tm.Campaign, tm.Task.ID, protocol.TaskState{State: protocol.StateRejected, Attempt: attempt, Error: reason})
+		_ = msg.TermWithReason("task content does not match its id")
 		w.Stats.Terminated.Add(1)
 		return
 	}
-	if id := sweep.TaskID(tm.Task); id != tm.Task.ID {
-		w.o.Logf("worker %s: task %s: content hash is %s (different engine/sweep version?)", w.o.Name, tm.Task.ID, id)
+	if err != nil {
+		w.o.Logf("worker %s: %v", w.o.Name, err)
+		_ = msg.TermWithReason("malformed task message")
+		w.Stats.Terminated.Add(1)
+		return
 	}
 	c, t := tm.Campaign, &tm.Task
 	if w.campaignCancelled(c) {

@@ -40,6 +40,10 @@ const (
 	StateReleased = "released" // a stopping worker gave it back
 	StateDone     = "done"
 	StateFailed   = "failed"
+	// StateRejected: a worker refused the task's message because its
+	// content does not match its id (DecodeTaskMsg); Error names the
+	// message. The coordinator reports it in the campaign's status.
+	StateRejected = "rejected"
 )
 
 // TaskState is the value of a msjfarm_tasks entry.
@@ -121,7 +125,12 @@ type Status struct {
 	Finished time.Time `json:"finished,omitzero"`
 	// Errors are up to ten errors of failed tasks ("<task>: <error>").
 	Errors []string `json:"errors,omitempty"`
-	Error  string   `json:"error,omitempty"`
+	// Rejected are up to ten task messages workers refused since the
+	// coordinator started (content not matching the task id: forged or
+	// corrupted), each naming the message; the tasks themselves are
+	// re-published from the campaign.
+	Rejected []string `json:"rejected,omitempty"`
+	Error    string   `json:"error,omitempty"`
 }
 
 // Finished reports whether every task is done or failed.

@@ -147,3 +147,32 @@ func (Catalog) Schema(policy string) ([]sim.Param, error) {
 	}
 	return s.Params(), nil
 }
+
+// maxCheckServers bounds the systems CheckWorkload tries: a policy may
+// allocate per server in Init, and the check runs in the process that
+// expands the sweep (the coordinator), which must not be the one to run
+// out of memory for an absurd k; the worker reports such a task instead.
+const maxCheckServers = 1 << 20
+
+// CheckWorkload (sweep.WorkloadChecker) configures the policy with params
+// and runs it for one arrival on w, so that a parameter outside the range
+// this workload allows (MSFQ's threshold beyond k−1) is refused when the
+// sweep is expanded, not by every task at run time. A reference model
+// takes no parameters and is not run.
+func (Catalog) CheckWorkload(policy string, params map[string]any, w *sim.Workload) error {
+	e, err := Lookup(policy)
+	if err != nil {
+		return err
+	}
+	if e.New == nil || w.Servers > maxCheckServers {
+		return nil
+	}
+	_, err = sim.RunFresh(w, func() (sim.Policy, error) {
+		p := e.New()
+		if err := sim.Configure(p, params); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}, sim.Config{Seed: 1, Arrivals: 1, DrainLimit: 1})
+	return err
+}

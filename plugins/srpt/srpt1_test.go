@@ -288,7 +288,7 @@ func TestSRPT1Config(t *testing.T) {
 		t.Errorf("ρ = 1.2 not flagged: %v", r)
 	}
 	r, err = srpt.RunSRPT1(powersOfTwo(t, "powers-of-two", 1.2), sim.Config{Seed: 1, Arrivals: 50000, MaxInSystem: 100})
-	if err != nil || !r.Unstable || r.Instability.Reasons[0] != "max_in_system" {
+	if err != nil || !r.Truncated || r.Instability.Reasons[0] != "truncated" || !r.LowerBound {
 		t.Errorf("max_in_system: %v %v", r, err)
 	}
 	for _, tc := range []struct {

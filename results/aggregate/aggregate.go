@@ -23,6 +23,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/results/metric"
 	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/stats"
 	"github.com/msjfarm/msjfarm/sweep"
 )
@@ -141,6 +142,15 @@ type Point struct {
 	// that diverges, and reports mark it as such instead of plotting it as a
 	// finite estimate.
 	NUnstable int `json:"n_unstable"`
+	// NTruncated counts the other replications (among N) that hit the
+	// jobs-in-system cap; LowerBound reports that some replication's means
+	// are lower bounds (measured jobs were still in the system when it
+	// stopped), so the point's means are bounds, not estimates. Verdict
+	// pools the replications (sim.Pool: unstable when at least half show
+	// evidence, so one outlier does not overturn nine clear runs).
+	NTruncated int    `json:"n_truncated"`
+	LowerBound bool   `json:"lower_bound"`
+	Verdict    string `json:"verdict"`
 	// Errors are the distinct error messages of the failed replications
 	// (at most 5).
 	Errors []string `json:"errors,omitempty"`
@@ -152,8 +162,13 @@ type Point struct {
 	Metrics []Metric `json:"metrics"`
 }
 
-// Unstable reports whether any replication of the point was flagged unstable.
-func (p *Point) Unstable() bool { return p.NUnstable > 0 }
+// Unstable reports whether the point's means must not be read as finite
+// estimates: its pooled verdict is not stable (unstable or truncated), or
+// some replication's means are lower bounds. Reports then draw them as
+// bounds and tables print them as such.
+func (p *Point) Unstable() bool {
+	return (p.Verdict != "" && p.Verdict != string(sim.VerdictStable)) || p.LowerBound
+}
 
 // Metric returns the metric with the given name (column stem).
 func (p *Point) Metric(name string) (Metric, bool) {
@@ -230,13 +245,23 @@ func Summarize(tasks []sweep.Task, results map[string]*record.Record) []Point {
 			continue
 		}
 		p.N++
-		if r.Result.Unstable {
+		switch {
+		case r.Result.Unstable:
 			p.NUnstable++
+		case r.Result.Truncated:
+			p.NTruncated++
 		}
 		recs[i] = append(recs[i], r)
 	}
 	for i := range pts {
 		summarizePoint(&pts[i], recs[i])
+		rs := make([]*sim.Result, 0, len(recs[i]))
+		for _, r := range recs[i] {
+			rs = append(rs, r.Result)
+		}
+		if v, err := sim.Pool(rs); err == nil {
+			pts[i].Verdict, pts[i].LowerBound = string(v.Verdict), v.LowerBound
+		}
 	}
 	return pts
 }

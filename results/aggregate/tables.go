@@ -185,7 +185,7 @@ func WideTable(pts []Point) *Table {
 	id, idRow := idColumnsFor(pts)
 	t := &Table{Columns: id}
 	t.Columns = append(t.Columns, Column{"replications", Int}, Column{"n", Int}, Column{"n_failed", Int},
-		Column{"n_unstable", Int})
+		Column{"n_unstable", Int}, Column{"n_truncated", Int}, Column{"lower_bound", Bool}, Column{"verdict", String})
 	mcols := metricColumns(pts)
 	for _, m := range mcols {
 		t.Columns = append(t.Columns, Column{m.Name + "_mean", Float}, Column{m.Name + "_hw", Float},
@@ -193,7 +193,8 @@ func WideTable(pts []Point) *Table {
 	}
 	for i := range pts {
 		p := &pts[i]
-		row := append(idRow(i), int64(p.Replications), int64(p.N), int64(p.NFailed), int64(p.NUnstable))
+		row := append(idRow(i), int64(p.Replications), int64(p.N), int64(p.NFailed), int64(p.NUnstable),
+			int64(p.NTruncated), p.LowerBound, p.Verdict)
 		have := make(map[string]Metric, len(p.Metrics))
 		for _, m := range p.Metrics {
 			have[m.Name] = m
@@ -238,7 +239,7 @@ func LongTable(pts []Point) *Table {
 				cname = p.Classes[m.Class].Name
 			}
 			row := append(append([]any(nil), base...), m.Base, cname, int64(m.Class), m.Mean, m.HalfWidth,
-				int64(m.N), int64(p.Replications), int64(p.NFailed), int64(p.NUnstable), p.NUnstable > 0,
+				int64(m.N), int64(p.Replications), int64(p.NFailed), int64(p.NUnstable), p.Unstable(),
 				m.N == 0, m.N == 1)
 			t.Rows = append(t.Rows, row)
 		}

@@ -102,14 +102,16 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			// A reference is followed to the stored result; a record
-			// in place (failure, layout 1) is read as it is.
-			data, err := st.Get(ctx, k)
-			var r *record.Record
-			if err == nil {
-				r, data, err = record.Follow(ctx, st, k, data)
-			}
+			// in place (failure, layout 1) is read as it is. An object
+			// that is not a record of its task is left out, with a
+			// warning: it is not this campaign's result.
+			r, data, err := record.Read(ctx, st, id, tid)
 			mu.Lock()
 			defer mu.Unlock()
+			if ie, ok := errors.AsType[*record.IntegrityError](err); ok {
+				a.Warnings = append(a.Warnings, fmt.Sprintf("%v (%s): left out", ie, ie.Key))
+				return
+			}
 			if err != nil {
 				if firstErr == nil {
 					firstErr = err

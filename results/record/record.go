@@ -12,6 +12,8 @@
 package record
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"time"
 
@@ -82,3 +84,38 @@ type Provenance struct {
 // Seconds is d in seconds rounded to the microsecond, the resolution of
 // WallSeconds and CPUSeconds.
 func Seconds(d time.Duration) float64 { return math.Round(d.Seconds()*1e6) / 1e6 }
+
+// IntegrityError is a stored record that does not answer the task it is
+// stored for: its task's id is another, or its task's content does not
+// hash to the id (altered, or from another msjfarm version). Aggregation
+// must not count it: it is not a result of the campaign's task.
+type IntegrityError struct {
+	Task   string // the task the record is stored for
+	Reason string
+	// Key is the storage object at fault (set by Read): the campaign's
+	// entry, or the stored result its reference names.
+	Key string
+}
+
+func (e *IntegrityError) Error() string {
+	return fmt.Sprintf("result of task %s: %s", e.Task, e.Reason)
+}
+
+// Decode reads a stored record and checks that it answers task: it is
+// JSON of a Record whose task has id task and whose task content hashes
+// to it (sweep.TaskID), so that the task hash it carries is the one the
+// campaign asked for. A record that fails the checks is returned with an
+// *IntegrityError; a record that is not JSON of a Record is an error.
+func Decode(data []byte, task string) (*Record, error) {
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("result of task %s: %w", task, err)
+	}
+	switch {
+	case r.Task.ID != task:
+		return &r, &IntegrityError{Task: task, Reason: fmt.Sprintf("the record is of task %q", r.Task.ID)}
+	case sweep.TaskID(r.Task) != task:
+		return &r, &IntegrityError{Task: task, Reason: "the record's task content does not hash to its id"}
+	}
+	return &r, nil
+}

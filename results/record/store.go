@@ -112,13 +112,33 @@ func ParseRef(data []byte) (string, bool) {
 // Read returns the record of campaign's task: the stored result its Ref
 // names, or the record stored in place (a failure, or a layout-1 result),
 // with the record's bytes. errors.Is(err, storage.ErrNotFound) when the
-// campaign has no entry for the task.
+// campaign has no entry for the task. A stored object that is not a record
+// of task (not a record at all, or of another task, or whose task content
+// does not hash to the id: Decode) is an *IntegrityError naming the
+// object, so that no reader aggregates a result that is not the
+// campaign's.
 func Read(ctx context.Context, st storage.Store, campaign, task string) (*Record, []byte, error) {
-	data, err := st.Get(ctx, storage.ResultKey(campaign, task))
+	key := storage.ResultKey(campaign, task)
+	data, err := st.Get(ctx, key)
 	if err != nil {
 		return nil, nil, err
 	}
-	return Follow(ctx, st, storage.ResultKey(campaign, task), data)
+	if k, ok := ParseRef(data); ok {
+		if data, err = st.Get(ctx, storage.StoredResultKey(k)); err != nil {
+			return nil, nil, fmt.Errorf("%s refers to result %s: %w", key, k, err)
+		}
+		key = storage.StoredResultKey(k)
+	}
+	r, err := Decode(data, task)
+	if err != nil {
+		ie, ok := errors.AsType[*IntegrityError](err)
+		if !ok {
+			ie = &IntegrityError{Task: task, Reason: err.Error()}
+		}
+		ie.Key = key
+		return r, data, ie
+	}
+	return r, data, nil
 }
 
 // Follow decodes the campaign entry data read from key, fetching the

@@ -51,7 +51,7 @@ func msfqApprox(p *aggregate.Point, m string) (float64, bool) {
 		return 0, false
 	}
 	l := p.Servers - 1
-	if v, ok := toFloat(p.Params["threshold"]); ok && v >= 0 {
+	if v, ok := aggregate.Number(p.Params["threshold"]); ok && v >= 0 {
 		l = int(v)
 	}
 	p1 := light.Share / (light.Share + heavy.Share)

@@ -149,30 +149,8 @@ func isParamAxis(pts []aggregate.Point, a string) bool {
 	return true
 }
 
-func toFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case float32:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case uint64:
-		return float64(x), true
-	case json.Number:
-		f, err := x.Float64()
-		return f, err == nil
-	case string:
-		f, err := strconv.ParseFloat(x, 64)
-		return f, err == nil
-	}
-	return 0, false
-}
-
 func formatValue(v any) string {
-	if f, ok := toFloat(v); ok {
+	if f, ok := aggregate.Number(v); ok {
 		if _, isStr := v.(string); !isStr {
 			return strconv.FormatFloat(f, 'g', -1, 64)
 		}
@@ -224,7 +202,7 @@ func xValue(p *aggregate.Point, x string) float64 {
 	case "load":
 		return p.Load
 	}
-	if f, ok := toFloat(p.Axes[x]); ok {
+	if f, ok := aggregate.Number(p.Axes[x]); ok {
 		return f
 	}
 	return math.NaN()

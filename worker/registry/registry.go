@@ -367,6 +367,22 @@ func (r *Registry) Schema(policy string) ([]sim.Param, error) {
 	return e.Params, nil
 }
 
+// CheckWorkload (sweep.WorkloadChecker) tries a built-in policy variant on
+// a point's workload (builtin.Catalog.CheckWorkload), so that ranges that
+// depend on the system (MSFQ's threshold in [0, k−1]) fail before anything
+// is queued. A plugin's policy is not started for this: its schema is what
+// is checked, and a workload-dependent refusal fails its tasks at run time.
+func (r *Registry) CheckWorkload(policy string, params map[string]any, w *sim.Workload) error {
+	e, err := r.Lookup(policy)
+	if err != nil {
+		return err
+	}
+	if e.Source != BuiltIn {
+		return nil
+	}
+	return builtin.Catalog{}.CheckWorkload(policy, params, w)
+}
+
 // CheckParams resolves params against the policy's schema; the error names
 // the policy and the parameter with its allowed range.
 func (r *Registry) CheckParams(policy string, params map[string]any) (sim.Values, error) {

@@ -215,12 +215,3 @@ func (s *Server) Stop() {
 		<-exited
 	}
 }
-
-// Restart stops and starts the server on the same port and store.
-func (s *Server) Restart() {
-	s.t.Helper()
-	s.Stop()
-	if err := s.start(); err != nil {
-		s.t.Fatal(err)
-	}
-}

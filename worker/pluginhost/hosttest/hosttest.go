@@ -123,13 +123,3 @@ func FamilyPackages() ([]string, error) {
 	}
 	return pkgs, nil
 }
-
-// BuildFamilies builds every family's plugin binary (FamilyPackages) into
-// out with one `go build`.
-func BuildFamilies(out string) error {
-	pkgs, err := FamilyPackages()
-	if err != nil {
-		return err
-	}
-	return Build(out, pkgs...)
-}
