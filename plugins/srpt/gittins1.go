@@ -40,8 +40,7 @@ func RunGittins1(w *sim.Workload, cfg sim.Config) (*sim.Result, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Gittins1{}
-	r, err := sim.Run(pooledWorkload(w), p, cfg)
+	r, err := sim.RunFresh(pooledWorkload(w), func() (sim.Policy, error) { return &Gittins1{}, nil }, cfg)
 	if err != nil {
 		return nil, err
 	}

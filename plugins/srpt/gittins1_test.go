@@ -228,3 +228,23 @@ func TestGittins1Served(t *testing.T) {
 		t.Error("gittins-1 accepted a parameter")
 	}
 }
+
+// TestGittins1MSER: Gittins-1 runs under MSER-5 warm-up like every
+// reference model (a fresh instance per pass), and reports the truncation.
+func TestGittins1MSER(t *testing.T) {
+	spec, err := workload.Named("one-or-all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := spec.Build(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := srpt.RunGittins1(w, sim.Config{Seed: 1, Arrivals: 5000, MSER: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Warmup < 0 || r.Warmup%5 != 0 || r.Overall.Count == 0 {
+		t.Fatalf("MSER run: warmup %d, %d measured jobs", r.Warmup, r.Overall.Count)
+	}
+}
