@@ -18,9 +18,18 @@
 //   - log y when the plotted means span two decades or more (response times
 //     near saturation), linear otherwise;
 //
-//   - a point with any replication flagged unstable is not drawn on the
-//     line: a filled triangle in the series colour is pinned to the top
-//     edge at its x, meaning "diverges / off scale";
+//   - a point whose means are bounds (aggregate.Point.Unstable: pooled
+//     verdict unstable or truncated, or lower-bound means) is not drawn on
+//     the line: a filled triangle in the series colour is pinned to the top
+//     edge at its x, meaning "diverges / off scale"; the summary table
+//     prints its means as "≥ x" without an interval, beside the truncated
+//     count and the verdict;
+//
+//   - dashed vertical lines mark known limits: grey at offered load 1 (on
+//     an arrival-rate axis λ* = k / Σ pᵢ nᵢ E[Sᵢ] = λ/ρ of any point; on a
+//     load axis ρ = 1), and in a policy's colour its measured λ_max
+//     (Campaign.Limits), each only when within 15% of the points' x span
+//     (the axis is stretched to show it);
 //
 //   - metrics identically zero or undefined over a facet (e.g. preemptions
 //     of non-preemptive policies) are listed in index.html, not plotted.
