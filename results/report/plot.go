@@ -205,10 +205,44 @@ type errBars struct {
 	plotter.YErrors
 }
 
+// vline is a vertical line at a known limit on the x axis: the
+// work-conserving bound (offered load 1, style < 0: thin dashed grey) or a
+// policy's measured saturation rate (style: the series' palette index, so
+// the line reads as that policy's). A reader then sees at a glance how far
+// below its limit each curve turns upward.
+type vline struct {
+	x     float64
+	label string
+	style int
+}
+
+// vlineReach is how far past the plotted points (as a fraction of their x
+// span) a limit may lie and still be drawn, the axis being stretched to
+// show it: a limit just past the last swept rate is the point of the
+// figure, one far beyond would squash the curves into a corner.
+const vlineReach = 0.15
+
+// visibleLines returns the lines of ls worth drawing against points
+// spanning [xmin, xmax]: those within it or within vlineReach of its ends.
+func visibleLines(ls []vline, xmin, xmax float64) []vline {
+	span := xmax - xmin
+	if span <= 0 {
+		span = math.Max(math.Abs(xmax)*0.1, 0.5)
+	}
+	var out []vline
+	for _, l := range ls {
+		if finite(l.x) && l.x >= xmin-vlineReach*span && l.x <= xmax+vlineReach*span {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // newPlot draws curves against x. Unstable points are not on the lines:
 // each is a filled triangle in the series colour at the top edge of the
-// plot; a legend entry explains it.
-func newPlot(title, xLabel, yLabel string, cs []curve, legend bool) *plot.Plot {
+// plot; a legend entry explains it. lines are vertical lines at known
+// limits, drawn when near the plotted range (visibleLines).
+func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vline) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
 	p.Title.TextStyle.Font.Size = vg.Points(11)
@@ -355,6 +389,23 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool) *plot.Plot {
 		p.Y.Tick.Marker = logTicks{}
 	}
 	p.Y.Min, p.Y.Max = tr(lo), tr(hi)
+	for _, vl := range visibleLines(lines, xmin, xmax) {
+		l, err := plotter.NewLine(plotter.XYs{{X: vl.x, Y: tr(lo)}, {X: vl.x, Y: tr(hi)}})
+		if err != nil {
+			continue
+		}
+		if vl.style < 0 {
+			l.Color, l.Width, l.Dashes = color.Gray{Y: 140}, vg.Points(0.8), []vg.Length{vg.Points(4), vg.Points(3)}
+		} else {
+			col, _, _ := styleOf(vl.style)
+			l.Color, l.Width, l.Dashes = col, vg.Points(0.9), []vg.Length{vg.Points(6), vg.Points(3)}
+		}
+		p.Add(l)
+		if legend {
+			p.Legend.Add(vl.label, l)
+		}
+		xmin, xmax = math.Min(xmin, vl.x), math.Max(xmax, vl.x)
+	}
 	if xmin == xmax {
 		d := math.Max(math.Abs(xmin)*0.1, 0.5)
 		xmin, xmax = xmin-d, xmax+d

@@ -18,9 +18,18 @@
 //   - log y when the plotted means span two decades or more (response times
 //     near saturation), linear otherwise;
 //
-//   - a point with any replication flagged unstable is not drawn on the
-//     line: a filled triangle in the series colour is pinned to the top
-//     edge at its x, meaning "diverges / off scale";
+//   - a point whose means are bounds (aggregate.Point.Unstable: pooled
+//     verdict unstable or truncated, or lower-bound means) is not drawn on
+//     the line: a filled triangle in the series colour is pinned to the top
+//     edge at its x, meaning "diverges / off scale"; the summary table
+//     prints its means as "≥ x" without an interval, beside the truncated
+//     count and the verdict;
+//
+//   - dashed vertical lines mark known limits: grey at offered load 1 (on
+//     an arrival-rate axis λ* = k / Σ pᵢ nᵢ E[Sᵢ] = λ/ρ of any point; on a
+//     load axis ρ = 1), and in a policy's colour its measured λ_max
+//     (Campaign.Limits), each only when within 15% of the points' x span
+//     (the axis is stretched to show it);
 //
 //   - metrics identically zero or undefined over a facet (e.g. preemptions
 //     of non-preemptive policies) are listed in index.html, not plotted.
@@ -106,6 +115,7 @@ type facet struct {
 	key, title, prefix string
 	pts                []*aggregate.Point
 	series             []*series
+	lines              []vline // known limits on the x axis (limitLines)
 }
 
 // Figure is one rendered figure (both formats) for index.html.
@@ -430,7 +440,7 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 		if strings.HasPrefix(m, metric.CounterPrefix) {
 			title = "counter " + strings.TrimPrefix(m, metric.CounterPrefix)
 		}
-		p := newPlot(title+" — "+f.title, xl, metricLabel(m), cs, true)
+		p := newPlot(title+" — "+f.title, xl, metricLabel(m), cs, true, f.lines...)
 		name := f.prefix + m
 		if err := render(out, name, [][]*plot.Plot{{p}}, tileW, tileH, true); err != nil {
 			return nil, nil, nil, err
@@ -455,7 +465,7 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 				cs, nz := curvesFor(f, x, name)
 				nonzero = nonzero || nz
 				t := fmt.Sprintf("class %d: %s (need %d)", ci, cname, need)
-				panels = append(panels, newPlot(t, xl, metricLabel(cm.Name), cs, true))
+				panels = append(panels, newPlot(t, xl, metricLabel(cm.Name), cs, true, f.lines...))
 			}
 			if !nonzero {
 				skipped = append(skipped, "class_"+cm.Name)
@@ -584,6 +594,18 @@ func sortKey(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
+// verdictText is the table's verdict cell: the pooled verdict, or "—" for
+// points summarised before verdicts existed.
+func verdictText(v string) string {
+	if v == "" {
+		return "—"
+	}
+	return v
+}
+
+// tableRows are f's rows of the HTML summary table. The means of a point
+// that is Unstable (diverging or truncated, aggregate.Point.Unstable) are
+// lower bounds, printed "≥ x" as in the terminal table.
 func tableRows(f *facet, x string) []tableRow {
 	var rows []tableRow
 	for _, s := range f.series {
@@ -594,12 +616,16 @@ func tableRows(f *facet, x string) []tableRow {
 			num := func(v float64) cell { return cell{fmtNum(v), sortKey(v)} }
 			r.Cells = []cell{{Text: s.label}, num(xValue(p, x)), num(aggregate.RoundInput(p.Load)),
 				{fmt.Sprintf("%d/%d", p.N, p.Replications), strconv.Itoa(p.N)},
-				num(float64(p.NFailed)), num(float64(p.NUnstable))}
+				num(float64(p.NFailed)), num(float64(p.NUnstable)), num(float64(p.NTruncated)),
+				{Text: verdictText(p.Verdict)}}
 			for _, m := range tableMetrics {
 				mt, ok := p.Metric(m)
 				switch {
 				case !ok || math.IsNaN(mt.Mean):
 					r.Cells = append(r.Cells, cell{Text: "—"})
+				case p.Unstable():
+					// A bound, not an estimate: no interval around it.
+					r.Cells = append(r.Cells, cell{"≥ " + fmtNum(mt.Mean), sortKey(mt.Mean)})
 				default:
 					r.Cells = append(r.Cells, cell{fmtNum(mt.Mean) + " ± " + fmtNum(mt.HalfWidth), sortKey(mt.Mean)})
 				}
@@ -610,6 +636,51 @@ func tableRows(f *facet, x string) []tableRow {
 	return rows
 }
 
+// limitLines are the vertical lines of f's plots against x: on an
+// arrival-rate axis, the work-conserving bound λ* = k / Σ pᵢ nᵢ E[Sᵢ] — the
+// rate at offered load 1, ArrivalRate / Load of any point with a load (one
+// line per distinct value, e.g. overlaid campaigns of different workloads)
+// — and each series' measured λ_max from limits (keyed by campaign tag,
+// then policy); on a load axis, ρ = 1. No policy is stable beyond the
+// bound, so a curve's rise is read against it.
+func (f *facet) limitLines(x string, limits map[string]map[string]float64) []vline {
+	switch x {
+	case "load":
+		return []vline{{x: 1, label: "load ρ = 1", style: -1}}
+	case "arrival_rate":
+	default:
+		return nil
+	}
+	var ls []vline
+	var seen []float64
+	for _, p := range f.pts {
+		if !(p.Load > 0) || !(p.ArrivalRate > 0) {
+			continue
+		}
+		l := p.ArrivalRate / p.Load
+		if !finite(l) || slices.ContainsFunc(seen, func(v float64) bool { return math.Abs(v-l) <= 1e-9*l }) {
+			continue
+		}
+		seen = append(seen, l)
+		ls = append(ls, vline{x: l, label: "load 1 (λ = " + fmtNum(l) + ")", style: -1})
+	}
+	done := map[string]bool{}
+	for i, s := range f.series {
+		k := s.tag + "\x00" + s.policy
+		lim, ok := limits[s.tag][s.policy]
+		if !ok || done[k] {
+			continue
+		}
+		done[k] = true
+		label := s.policy
+		if s.tag != "" {
+			label = s.tag + ": " + label
+		}
+		ls = append(ls, vline{x: lim, label: label + " λmax = " + fmtNum(lim), style: s.style(f, i)})
+	}
+	return ls
+}
+
 // Campaign is one campaign as Render draws it.
 type Campaign struct {
 	// Points are the campaign's summary (aggregate.Summarize).
@@ -618,6 +689,10 @@ type Campaign struct {
 	// the report then has the per-replication table.
 	Tasks   []sweep.Task
 	Records map[string]*record.Record
+	// Limits are measured saturation arrival rates λ_max by policy name
+	// (msjfarm limit), drawn on arrival-rate plots as a dashed vertical line
+	// in the colour of that policy's first series; empty for none.
+	Limits map[string]float64
 	// Manifest is manifest.json as stored (nil if none): the page's header
 	// (name, description, date, versions, reproducing command) is read
 	// from it, and it is shipped beside the report.
@@ -906,8 +981,19 @@ func Render(c Campaign, overlay ...Campaign) (map[string][]byte, error) {
 		page.Header.Title = "msjfarm report"
 	}
 
+	// Measured limits by campaign tag ("" without overlays) and policy.
+	limits := map[string]map[string]float64{"": c.Limits}
+	if tags != nil {
+		limits = map[string]map[string]float64{page.Header.Overlay[0].Tag: c.Limits}
+		for i, o := range overlay {
+			limits[page.Header.Overlay[i+1].Tag] = o.Limits
+		}
+	}
 	x, others := xAxis(pts)
 	fs := facets(pts, tags, x, others)
+	for _, f := range fs {
+		f.lines = f.limitLines(x, limits)
+	}
 	xl := xLabels[x]
 	if xl == "" {
 		xl = x
@@ -927,7 +1013,9 @@ func Render(c Campaign, overlay ...Campaign) (map[string][]byte, error) {
 		page.Metrics = append(page.Metrics, metricLabel(m))
 	}
 	for _, p := range pts {
-		page.Unstable += min(p.NUnstable, 1)
+		if p.Unstable() {
+			page.Unstable++
+		}
 		page.Failed += p.NFailed
 	}
 	buf.Reset()
@@ -1021,7 +1109,8 @@ details pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 
 <li><a href="#columns">Column reference</a></li>
 {{if .HasManifest}}<li><a href="#manifest">Manifest</a></li>{{end}}
 </ol></nav>
-<p>{{.Points}} points.{{if .Unstable}} <strong>{{.Unstable}} unstable</strong> (some replication flagged by the engine: shown as ▲ at the top edge of the plots and shaded in the table; their values are lower bounds, not estimates).{{end}}{{if .Failed}} <strong>{{.Failed}} failed replications</strong> (see summary.json for the errors).{{end}}
+<p>{{.Points}} points.{{if .Unstable}} <strong>{{.Unstable}} unstable</strong> (pooled verdict not stable, or some replication truncated: shown as ▲ at the top edge of the plots and shaded in the table; their means are lower bounds, printed ≥ x, not estimates).{{end}}{{if .Failed}} <strong>{{.Failed}} failed replications</strong> (see summary.json for the errors).{{end}}
+Dashed vertical lines mark known limits: grey, offered load 1 (the work-conserving bound, beyond which no policy is stable); in a policy's colour, its measured saturation rate λmax.
 Error bars and ± are 95% Student-t confidence intervals over independent replications (∞: one replication); a bar running past the plotted range is cut at the axis and marked with an open triangle (▽ at the floor, △ at the top).</p>
 {{range .Facets}}
 <section id="{{.Anchor}}">
@@ -1034,7 +1123,7 @@ Error bars and ± are 95% Student-t confidence intervals over independent replic
 <p class="meta">Click a column heading to sort.</p>
 <div class="scroll">
 <table class="sortable">
-<thead><tr><th>policy</th><th>{{$.XLabel}}</th><th>load ρ</th><th>n</th><th>failed</th><th>unstable</th>{{range $.Metrics}}<th>{{.}}</th>{{end}}</tr></thead>
+<thead><tr><th>policy</th><th>{{$.XLabel}}</th><th>load ρ</th><th>n</th><th>failed</th><th>unstable</th><th>truncated</th><th>verdict</th>{{range $.Metrics}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
 {{range .TableRows}}<tr{{if .Unstable}} class="unstable"{{else if .Failed}} class="failed"{{end}}>{{range .Cells}}<td{{if .Sort}} data-v="{{.Sort}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table>
