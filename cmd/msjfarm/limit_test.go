@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -91,5 +93,36 @@ func TestLimitText(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("no %q in\n%s", want, b.String())
 		}
+	}
+}
+
+// TestLimitSweepFile: a sweep file's every policy variant is searched with
+// its run block (the arrival-rate axis ignored): FCFS (λ_max ≈ 3.03) is
+// unstable at 3.5, First-Fit (λ_max near load 1, λ ≈ 7.8) stable at 5.
+func TestLimitSweepFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(path, []byte("name: lim\nworkload: one-or-all\naxes: {arrival_rate: [1, 2]}\npolicies: [fcfs, first-fit]\nreplications: 2\nrun: {arrivals: 100000, warmup: 10000}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	defer func(w io.Writer) { limitOut = w }(limitOut)
+	limitOut = &b
+	if code := runCmd("limit", []string{path, "--lo", "3.5", "--hi", "5", "--reps", "3", "--rel-tol", "0.1", "--json"}); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, b.String())
+	}
+	dec := json.NewDecoder(&b)
+	want := map[string]limit.Outcome{"fcfs": limit.UnstableAtLowest, "first-fit": limit.NoLimitInRange}
+	for range len(want) {
+		var r limitReport
+		if err := dec.Decode(&r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Outcome != want[r.Policy] {
+			t.Errorf("%s: outcome %s, want %s", r.Policy, r.Outcome, want[r.Policy])
+		}
+		delete(want, r.Policy)
+	}
+	if len(want) > 0 || dec.More() {
+		t.Errorf("want one result per policy; missing %v", want)
 	}
 }
