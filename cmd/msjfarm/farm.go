@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -546,17 +547,48 @@ func printSummaryTable(w io.Writer, data []byte) error {
 		for _, a := range axes {
 			cells = append(cells, num(get(r, a)))
 		}
-		flag := ""
-		if u := get(r, "n_unstable"); u != "" && u != "0" {
-			flag = "UNSTABLE (" + u + " of " + get(r, "n") + ")"
+		// A lower bound is shown as one (≥ x), without a confidence
+		// interval: the replications' means are not estimates of the same
+		// quantity, so their spread says nothing about the true mean.
+		mean := func(m string) (string, string) {
+			if get(r, "lower_bound") == "true" {
+				return "≥ " + num(get(r, m+"_mean")), "-"
+			}
+			return num(get(r, m+"_mean")), num(get(r, m+"_hw"))
 		}
+		et, etHW := mean("mean_response")
+		wet, wetHW := mean("weighted_mean_response")
 		cells = append(cells, num(get(r, "arrival_rate")), num(get(r, "load")), get(r, "n"), get(r, "n_failed"),
-			num(get(r, "mean_response_mean")), num(get(r, "mean_response_hw")),
-			num(get(r, "weighted_mean_response_mean")), num(get(r, "weighted_mean_response_hw")),
-			num(get(r, "jain_mean")), flag)
+			et, etHW, wet, wetHW, num(get(r, "jain_mean")), pointStatus(func(c string) string { return get(r, c) }))
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
+}
+
+// pointStatus is the status cell of a summary row: the pooled verdict
+// (UNSTABLE or TRUNCATED with its count), or, for a stable point whose
+// minority was flagged, how many were. A summary.csv written before the
+// verdict column falls back to its n_unstable count.
+func pointStatus(get func(string) string) string {
+	n := get("n")
+	u, t := get("n_unstable"), get("n_truncated")
+	switch get("verdict") {
+	case "unstable":
+		return "UNSTABLE (" + u + " of " + n + ")"
+	case "truncated":
+		return "TRUNCATED (" + t + " of " + n + ")"
+	case "stable":
+		ui, _ := strconv.Atoi(u)
+		ti, _ := strconv.Atoi(t)
+		if ui+ti > 0 {
+			return fmt.Sprintf("stable (%d of %s flagged)", ui+ti, n)
+		}
+		return ""
+	}
+	if u != "" && u != "0" {
+		return "UNSTABLE (" + u + " of " + n + ")"
+	}
+	return ""
 }
 
 // resolveOnFarm resolves a campaign id, name or id prefix against the

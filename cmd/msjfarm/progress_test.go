@@ -31,6 +31,54 @@ func TestSummaryTable(t *testing.T) {
 	}
 }
 
+// TestSummaryTableVerdicts: the status follows the pooled verdict (a
+// stable point with a flagged minority says so, not UNSTABLE), truncated
+// points say TRUNCATED, and lower bounds print as ≥ x without a CI.
+func TestSummaryTableVerdicts(t *testing.T) {
+	head := "point,policy,params,workload,servers,arrival_rate,load,replications,n,n_failed,n_unstable,n_truncated,lower_bound,verdict," +
+		"mean_response_mean,mean_response_hw,weighted_mean_response_mean,weighted_mean_response_hw,jain_mean\n"
+	tests := []struct {
+		name, row string
+		want      []string
+		not       []string
+	}{
+		{"stable clean", "p,fcfs,{},w,32,2,0.5,10,10,0,0,0,false,stable,2.5,0.1,2.6,0.2,0.9",
+			[]string{"2.5 ", "0.1 "}, []string{"UNSTABLE", "TRUNCATED", "flagged", "≥"}},
+		{"stable one flagged", "p,fcfs,{},w,32,2,0.5,10,10,0,1,0,false,stable,2.5,0.1,2.6,0.2,0.9",
+			[]string{"stable (1 of 10 flagged)"}, []string{"UNSTABLE"}},
+		{"stable flagged and truncated", "p,fcfs,{},w,32,2,0.5,10,10,0,1,1,false,stable,2.5,0.1,2.6,0.2,0.9",
+			[]string{"stable (2 of 10 flagged)"}, []string{"UNSTABLE", "TRUNCATED"}},
+		{"unstable", "p,fcfs,{},w,32,4,0.5,10,10,0,7,0,false,unstable,2.5,0.1,2.6,0.2,0.9",
+			[]string{"UNSTABLE (7 of 10)"}, []string{"TRUNCATED", "flagged"}},
+		{"truncated bound", "p,fcfs,{},w,32,4,0.5,10,10,0,2,6,true,truncated,28.6123,5.4321,30.1,4.1234,0.9",
+			[]string{"TRUNCATED (6 of 10)", "≥ 28.61", "≥ 30.1"}, []string{"UNSTABLE", "5.432", "4.123"}},
+		{"stable bound", "p,fcfs,{},w,32,2,0.5,10,10,0,0,1,true,stable,28.6,5,30.1,4,0.9",
+			[]string{"≥ 28.6", "stable (1 of 10 flagged)"}, []string{"UNSTABLE"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := printSummaryTable(&b, []byte(head+tc.row+"\n")); err != nil {
+				t.Fatal(err)
+			}
+			rows := strings.Split(strings.TrimSpace(b.String()), "\n")
+			if len(rows) != 2 {
+				t.Fatalf("want a header and one row:\n%s", b.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(rows[1]+" ", w) {
+					t.Errorf("no %q in %q", w, rows[1])
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(rows[1], w) {
+					t.Errorf("%q in %q", w, rows[1])
+				}
+			}
+		})
+	}
+}
+
 // TestProgressPlain: without a terminal, plain lines with counts, rate and
 // ETA; failed tasks named by policy, parameters, axes and replication.
 func TestProgressPlain(t *testing.T) {

@@ -84,6 +84,8 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 	arrivals, warmup := count(1000000), count(100000)
 	fs.Var(&arrivals, "arrivals", "measured arrivals per replication")
 	fs.Var(&warmup, "warmup", "discarded warm-up arrivals per replication")
+	var maxInSystem count
+	fs.Var(&maxInSystem, "max-in-system", "stop a replication when this many jobs are in the system (0: the engine's memory-budget default); its means are then lower bounds")
 	swfPath := fs.String("swf", "", "replay this SWF trace instead of a named workload (rate and load are ignored)")
 	servers := fs.Int("servers", 0, "with --swf: number of servers k (0: the trace header's MaxProcs)")
 	timeScale := fs.Float64("time-scale", 1, "with --swf: multiply submit times by this (< 1 raises the load)")
@@ -132,7 +134,7 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 		}
 		run := func(r int) (*sim.Result, error) {
 			return ps.Run(w, params, sim.Config{
-				Seed: rng.Mix(*seed, uint64(r)), Warmup: int64(warmup), Arrivals: int64(arrivals), MSER: *mser,
+				Seed: rng.Mix(*seed, uint64(r)), Warmup: int64(warmup), Arrivals: int64(arrivals), MSER: *mser, MaxInSystem: int(maxInSystem),
 			})
 		}
 		if entry.Source != registry.BuiltIn {
@@ -143,7 +145,7 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 			bin, _ := entry.Binary()
 			run = func(r int) (*sim.Result, error) {
 				req := &wire.RunRequest{Policy: entry.Policy, Params: params, Workload: spec, ArrivalRate: w.ArrivalRate,
-					Run: wire.Run{Seed: rng.Mix(*seed, uint64(r)), RunConfig: wire.RunConfig{Warmup: int64(warmup), Arrivals: int64(arrivals), MSER: *mser}}}
+					Run: wire.Run{Seed: rng.Mix(*seed, uint64(r)), RunConfig: wire.RunConfig{Warmup: int64(warmup), Arrivals: int64(arrivals), MSER: *mser, MaxInSystem: int(maxInSystem)}}}
 				out, err := host.Run(context.Background(), bin, req, pluginhost.RunOptions{})
 				if err != nil {
 					return nil, err
@@ -213,33 +215,55 @@ func buildWorkload(swfPath string, servers int, timeScale float64, name string, 
 
 func printSummary(w *sim.Workload, policy string, params paramFlags, rs []*sim.Result, elapsed time.Duration) {
 	var events uint64
-	unstable := 0
 	for _, r := range rs {
 		events += r.Events
-		if r.Unstable {
-			unstable++
-		}
 	}
+	v, _ := sim.Pool(rs) // rs is non-empty and has no nil result
 	fmt.Printf("workload %s: k=%d, %d classes, λ=%.6g, load ρ=%.4f\n", w.Name, w.Servers, len(w.Classes), w.ArrivalRate, w.Load())
 	fmt.Printf("policy %s %v; %d replications × %d arrivals (warm-up %d); %.3g events in %.2fs (%.3g events/s over all cores)\n",
 		policy, map[string]any(params), len(rs), rs[0].Arrivals, rs[0].Warmup, float64(events), elapsed.Seconds(), float64(events)/elapsed.Seconds())
-	if unstable > 0 {
-		fmt.Printf("WARNING: %d of %d replications flagged UNSTABLE (%v): the means below are not steady-state values\n",
-			unstable, len(rs), firstReasons(rs))
+	// The pooled verdict (sim.Pool) decides, as in summary.csv; every
+	// flagged replication is still reported so a minority is not hidden.
+	switch {
+	case v.Verdict == sim.VerdictUnstable:
+		fmt.Printf("WARNING: UNSTABLE: %d of %d replications flagged unstable (%v): the means below are not steady-state values\n",
+			v.Unstable, v.N, firstReasons(rs, func(r *sim.Result) bool { return r.Unstable }))
+	case v.Verdict == sim.VerdictTruncated:
+		fmt.Printf("WARNING: TRUNCATED: %d of %d replications hit max_in_system (and %d flagged unstable): no verdict; raise the cap for one\n",
+			v.Truncated, v.N, v.Unstable)
+	case v.Unstable+v.Truncated > 0:
+		fmt.Printf("verdict stable; %d of %d replications flagged (%d unstable %v, %d truncated): a minority, outvoted\n",
+			v.Unstable+v.Truncated, v.N, v.Unstable, firstReasons(rs, func(r *sim.Result) bool { return r.Unstable }), v.Truncated)
+	}
+	if v.LowerBound {
+		fmt.Printf("WARNING: measured jobs were still in the system when some replications stopped: per-job means are lower bounds (≥), without a confidence interval\n")
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "metric\tmean\t±95% CI\t")
-	row := func(name string, f func(*sim.Result) float64) {
+	// bounded rows print a lower bound as one: ≥ the mean over the
+	// replications, and no CI (the replications' values are not estimates
+	// of one quantity).
+	boundedRow := func(name string, bound func(*sim.Result) bool, f func(*sim.Result) float64) {
 		xs := make([]float64, len(rs))
+		lb := false
 		for i, r := range rs {
 			xs[i] = f(r)
+			lb = lb || bound(r)
 		}
 		s := stats.MeanCI(xs, 0.95)
+		if lb {
+			fmt.Fprintf(tw, "%s\t≥ %.6g\t-\t\n", name, s.Mean)
+			return
+		}
 		fmt.Fprintf(tw, "%s\t%.6g\t%.3g\t\n", name, s.Mean, s.HalfWidth)
 	}
-	row("mean response time", func(r *sim.Result) float64 { return r.Overall.MeanResponse })
-	row("weighted mean response time", func(r *sim.Result) float64 { return r.WeightedMeanResponse })
-	row("mean waiting time", func(r *sim.Result) float64 { return r.Overall.MeanWait })
+	row := func(name string, f func(*sim.Result) float64) {
+		boundedRow(name, func(*sim.Result) bool { return false }, f)
+	}
+	overallBound := func(r *sim.Result) bool { return r.LowerBound }
+	boundedRow("mean response time", overallBound, func(r *sim.Result) float64 { return r.Overall.MeanResponse })
+	boundedRow("weighted mean response time", overallBound, func(r *sim.Result) float64 { return r.WeightedMeanResponse })
+	boundedRow("mean waiting time", overallBound, func(r *sim.Result) float64 { return r.Overall.MeanWait })
 	row("P(wait > 0)", func(r *sim.Result) float64 { return r.Overall.PWait })
 	row("mean jobs in system", func(r *sim.Result) float64 { return r.MeanInSystem })
 	row("mean jobs in queue", func(r *sim.Result) float64 { return r.MeanInQueue })
@@ -248,7 +272,8 @@ func printSummary(w *sim.Workload, policy string, params paramFlags, rs []*sim.R
 	row("Jain's fairness index", func(r *sim.Result) float64 { return r.Jain })
 	for i, c := range w.Classes {
 		i := i
-		row(fmt.Sprintf("E[T] class %s (need %d)", c.Name, c.Need), func(r *sim.Result) float64 { return r.Classes[i].MeanResponse })
+		boundedRow(fmt.Sprintf("E[T] class %s (need %d)", c.Name, c.Need), func(r *sim.Result) bool { return r.Classes[i].LowerBound },
+			func(r *sim.Result) float64 { return r.Classes[i].MeanResponse })
 	}
 	names := map[string]bool{}
 	for _, r := range rs {
@@ -272,9 +297,11 @@ func printSummary(w *sim.Workload, policy string, params paramFlags, rs []*sim.R
 	tw.Flush()
 }
 
-func firstReasons(rs []*sim.Result) []string {
+// firstReasons is the instability reasons of the first replication
+// matching flagged.
+func firstReasons(rs []*sim.Result, flagged func(*sim.Result) bool) []string {
 	for _, r := range rs {
-		if r.Unstable {
+		if flagged(r) && r.Instability != nil {
 			return r.Instability.Reasons
 		}
 	}

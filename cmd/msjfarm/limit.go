@@ -1,0 +1,316 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+
+	"github.com/msjfarm/msjfarm/internal/wire"
+	"github.com/msjfarm/msjfarm/model/dist"
+	"github.com/msjfarm/msjfarm/model/workload"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/limit"
+	"github.com/msjfarm/msjfarm/sim/rng"
+	"github.com/msjfarm/msjfarm/worker/pluginhost"
+	"github.com/msjfarm/msjfarm/worker/registry"
+)
+
+// limitResolution is the growth test's resolution at 10^6 measured
+// arrivals (sim/limit package comment): a bracket narrower than this is not
+// more accurate, only more expensive. It scales like 1/√arrivals.
+const limitResolution = 0.0225
+
+// limitOut is where limit prints its results (a variable so that tests
+// read them).
+var limitOut io.Writer = os.Stdout
+
+// limitTarget is one policy variant whose λ_max is searched.
+type limitTarget struct {
+	Policy string         `json:"policy"`
+	Params map[string]any `json:"params"`
+	run    limit.RunFunc
+}
+
+// limitReport is one target's result, as printed and as --json emits it.
+type limitReport struct {
+	Policy string         `json:"policy"`
+	Params map[string]any `json:"params"`
+	*limit.Limit
+}
+
+func defLimit(fs *pflag.FlagSet) func([]string) int {
+	wl := fs.String("workload", "one-or-all", "named workload (see 'msjfarm workloads'); without a sweep file")
+	pol := fs.String("policy", "", "policy (see 'msjfarm policies'); without a sweep file")
+	params := paramFlags{}
+	fs.Var(params, "param", "policy parameter name=value (repeatable); without a sweep file")
+	lo := fs.Float64("lo", 0, "lowest arrival rate searched (0: 0.05 × the rate at load 1)")
+	hi := fs.Float64("hi", 0, "highest arrival rate searched (0: 1.5 × the rate at load 1)")
+	reps := fs.Int("reps", 5, "replications per evaluated rate (odd avoids ties)")
+	relTol := fs.Float64("rel-tol", 0.02, "stop when hi/lo − 1 ≤ this")
+	seed := fs.Uint64("seed", 1, "seed; replication r uses rng.Mix(seed, r) at every rate (common random numbers)")
+	workers := fs.Int("workers", runtime.NumCPU(), "replications run at once")
+	asJSON := fs.Bool("json", false, "print one JSON object per policy")
+	arrivals, warmup := count(1000000), count(100000)
+	fs.Var(&arrivals, "arrivals", "measured arrivals per replication (a sweep file's run block otherwise)")
+	fs.Var(&warmup, "warmup", "discarded warm-up arrivals per replication (a sweep file's run block otherwise)")
+	pluginPath := fs.String("plugin-path", "", "colon-separated plugin directories searched (before $"+pluginhost.EnvPath+") for a policy that is not built in")
+	return func(args []string) int {
+		return runLimit(fs, args, limitOut, limitFlags{
+			workload: *wl, policy: *pol, params: params, lo: *lo, hi: *hi, reps: *reps, relTol: *relTol,
+			seed: *seed, workers: *workers, json: *asJSON, arrivals: int64(arrivals), warmup: int64(warmup), pluginPath: *pluginPath,
+		})
+	}
+}
+
+type limitFlags struct {
+	workload, policy string
+	params           paramFlags
+	lo, hi, relTol   float64
+	reps, workers    int
+	seed             uint64
+	json             bool
+	arrivals, warmup int64
+	pluginPath       string
+}
+
+// usagef reports a usage or validation error (exit status 2).
+func usagef(format string, a ...any) int {
+	fail(format, a...)
+	return 2
+}
+
+func runLimit(fs *pflag.FlagSet, args []string, out io.Writer, lf limitFlags) int {
+	bad := func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) || x < 0 }
+	switch {
+	case len(args) > 1:
+		return usagef("limit: at most one sweep file, got %d arguments", len(args))
+	case bad(lf.lo):
+		return usagef("limit: --lo must be a positive arrival rate, got %v", lf.lo)
+	case bad(lf.hi):
+		return usagef("limit: --hi must be a positive arrival rate, got %v", lf.hi)
+	case lf.lo > 0 && lf.hi > 0 && lf.lo >= lf.hi:
+		return usagef("limit: --lo (%v) must be below --hi (%v)", lf.lo, lf.hi)
+	case lf.reps < 1:
+		return usagef("limit: --reps must be >= 1, got %d", lf.reps)
+	case !(lf.relTol > 0) || math.IsInf(lf.relTol, 0):
+		return usagef("limit: --rel-tol must be > 0, got %v", lf.relTol)
+	case lf.workers < 1:
+		return usagef("limit: --workers must be >= 1, got %d", lf.workers)
+	case lf.arrivals < 1:
+		return usagef("limit: --arrivals must be >= 1, got %d", lf.arrivals)
+	}
+	host := pluginhost.New(pluginhost.Config{MaxConcurrent: lf.workers})
+	defer host.Close()
+	reg := registry.New(context.Background(), registry.Options{Dirs: pluginhost.SearchPath(lf.pluginPath, nil), Host: host})
+
+	// What is searched: a workload spec (with its interarrival law), a run
+	// block, and the policy variants.
+	var (
+		spec    workload.Spec
+		ia      *dist.Spec
+		runCfg  = wire.RunConfig{Arrivals: lf.arrivals, Warmup: lf.warmup}
+		seed    = lf.seed
+		targets []limitTarget
+	)
+	if len(args) == 1 {
+		if fs.Changed("policy") || fs.Changed("param") || fs.Changed("workload") {
+			return usagef("limit: --workload, --policy and --param come from the sweep file %s; give either the file or the flags", args[0])
+		}
+		f, camp, err := validateSweep(args[0], reg, "")
+		if err != nil {
+			return usagef("limit: %v", err)
+		}
+		if len(camp.Tasks) == 0 {
+			return usagef("limit: %s: no tasks", args[0])
+		}
+		t0 := camp.Tasks[0]
+		if t0.Trace != nil {
+			return usagef("limit: %s replays a trace: its arrival times are fixed, there is no rate to search", args[0])
+		}
+		spec, ia = t0.Workload, t0.Interarrival
+		// The run block decides the run length unless a flag overrides it.
+		cfg := t0.Run.RunConfig
+		if fs.Changed("arrivals") {
+			cfg.Arrivals = lf.arrivals
+		}
+		if fs.Changed("warmup") {
+			cfg.Warmup = lf.warmup
+		}
+		runCfg = cfg
+		if !fs.Changed("seed") && f.Seed != 0 {
+			seed = f.Seed
+		}
+		// Every distinct policy variant, in the file's order; the arrival-rate
+		// (and any other) axis is ignored: the workload is the first point's.
+		seen := map[string]bool{}
+		for _, t := range camp.Tasks {
+			key, _ := json.Marshal([]any{t.Policy, t.Params})
+			if seen[string(key)] {
+				continue
+			}
+			seen[string(key)] = true
+			targets = append(targets, limitTarget{Policy: t.Policy, Params: t.Params})
+		}
+	} else {
+		if lf.policy == "" {
+			return usagef("limit: give --policy (with --workload) or a sweep file")
+		}
+		s, err := workload.Named(lf.workload)
+		if err != nil {
+			return usagef("limit: --workload: %v", err)
+		}
+		spec = s
+		if _, err := reg.CheckParams(lf.policy, lf.params); err != nil {
+			if _, lerr := reg.Lookup(lf.policy); lerr != nil {
+				warn("limit", reg.Warnings())
+				return usagef("limit: --policy: %v", lerr)
+			}
+			return usagef("limit: %v", err)
+		}
+		targets = []limitTarget{{Policy: lf.policy, Params: map[string]any(lf.params)}}
+	}
+	if err := runCfg.Validate(); err != nil {
+		return usagef("limit: %v", err)
+	}
+	unit, err := spec.BuildArrivals(1, ia, nil)
+	if err != nil {
+		return usagef("limit: workload: %v", err)
+	}
+	// The work-conserving bound: no policy sustains a load above 1, so the
+	// default bracket is wide around the rate at load 1.
+	rate1 := 1 / unit.Load()
+	if lf.lo == 0 {
+		lf.lo = 0.05 * rate1
+	}
+	if lf.hi == 0 {
+		lf.hi = 1.5 * rate1
+	}
+	if lf.lo >= lf.hi {
+		return usagef("limit: --lo (%v) must be below --hi (%v)", lf.lo, lf.hi)
+	}
+	if res := limitResolution * math.Sqrt(1e6/float64(runCfg.Arrivals)); lf.relTol < res {
+		fmt.Fprintf(os.Stderr, "msjfarm limit: warning: --rel-tol %v is below the growth test's resolution ≈ %.3g at %d arrivals; the bracket will be narrower than it is accurate (lengthen --arrivals)\n",
+			lf.relTol, res, runCfg.Arrivals)
+	}
+	for i := range targets {
+		run, err := limitRunFunc(reg, host, &targets[i], spec, ia, runCfg, seed)
+		if err != nil {
+			return usagef("limit: %v", err)
+		}
+		targets[i].run = run
+	}
+	opt := limit.Options{Lo: lf.lo, Hi: lf.hi, Reps: lf.reps, RelTol: lf.relTol, Parallel: lf.workers}
+	if err := opt.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	enc := json.NewEncoder(out)
+	for _, t := range targets {
+		l, err := limit.Search(t.run, opt)
+		if err != nil {
+			return fail("limit: %s: %v", t.Policy, err)
+		}
+		rep := limitReport{Policy: t.Policy, Params: t.Params, Limit: l}
+		if lf.json {
+			if err := enc.Encode(rep); err != nil {
+				return fail("limit: %v", err)
+			}
+			continue
+		}
+		printLimit(out, rep, rate1)
+	}
+	return 0
+}
+
+// limitRunFunc is the search's RunFunc for one target: the workload built
+// at λ, replication r seeded with rng.Mix(seed, r) whatever λ (common random
+// numbers, so that nearby rates' verdicts agree). A built-in policy runs in
+// this process, another in its plugin binary.
+func limitRunFunc(reg *registry.Registry, host *pluginhost.Host, t *limitTarget, spec workload.Spec, ia *dist.Spec, cfg wire.RunConfig, seed uint64) (limit.RunFunc, error) {
+	entry, err := reg.Lookup(t.Policy)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", t.Policy, err)
+	}
+	if entry.Source == registry.BuiltIn {
+		ps, err := builtin.Lookup(t.Policy)
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", t.Policy, err)
+		}
+		return func(lambda float64, r int) (*sim.Result, error) {
+			w, err := spec.BuildArrivals(lambda, ia, nil)
+			if err != nil {
+				return nil, err
+			}
+			return ps.Run(w, t.Params, cfg.Config(rng.Mix(seed, uint64(r))))
+		}, nil
+	}
+	if ia != nil {
+		return nil, fmt.Errorf("policy %s is served by the plugin %s, which is given a named workload only (no interarrival law)", t.Policy, entry.Path)
+	}
+	bin, ok := entry.Binary()
+	if !ok {
+		return nil, fmt.Errorf("policy %s: no plugin binary to run it", t.Policy)
+	}
+	fmt.Fprintf(os.Stderr, "msjfarm limit: policy %s from plugin %s %s (%s)\n", entry.Policy, entry.Plugin, entry.Version, entry.Path)
+	return func(lambda float64, r int) (*sim.Result, error) {
+		req := &wire.RunRequest{Policy: entry.Policy, Params: t.Params, Workload: spec, ArrivalRate: lambda,
+			Run: wire.Run{Seed: rng.Mix(seed, uint64(r)), RunConfig: cfg}}
+		o, err := host.Run(context.Background(), bin, req, pluginhost.RunOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return o.Result, nil
+	}, nil
+}
+
+// printLimit prints one policy's search: the outcome in words, the
+// bracket and estimate (also as loads), the confidence, and every point.
+func printLimit(w io.Writer, r limitReport, rate1 float64) {
+	name := r.Policy
+	if len(r.Params) > 0 {
+		keys := make([]string, 0, len(r.Params))
+		for k := range r.Params {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		name += " {"
+		for i, k := range keys {
+			if i > 0 {
+				name += ", "
+			}
+			name += fmt.Sprintf("%s=%v", k, r.Params[k])
+		}
+		name += "}"
+	}
+	l := r.Limit
+	switch l.Outcome {
+	case limit.Found:
+		fmt.Fprintf(w, "%s: λ_max in [%s, %s], estimate %s (load %s), confidence ≥ %s\n", name,
+			sig(l.Lo, 5), sig(l.Hi, 5), sig(l.Estimate, 5), sig(l.Estimate/rate1, 4), sig(l.Confidence, 4))
+	case limit.NoLimitInRange:
+		fmt.Fprintf(w, "%s: no limit in range: stable at the highest rate %s (load %s), so λ_max ≥ %s; confidence ≥ %s\n", name,
+			sig(l.Hi, 5), sig(l.Hi/rate1, 4), sig(l.Lo, 5), sig(l.Confidence, 4))
+	case limit.UnstableAtLowest:
+		fmt.Fprintf(w, "%s: unstable at the lowest rate %s (load %s), so λ_max ≤ %s; confidence ≥ %s\n", name,
+			sig(l.Lo, 5), sig(l.Lo/rate1, 4), sig(l.Hi, 5), sig(l.Confidence, 4))
+	}
+	if l.Truncated {
+		fmt.Fprintf(w, "  note: some rate hit max_in_system without a majority and counted as unstable (raise run.max_in_system for a verdict)\n")
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  λ\tload\tverdict\tunstable\ttruncated\tthroughput\tmedian growth t")
+	for _, p := range l.Points {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d of %d\t%d\t%s\t%s\n", sig(p.Lambda, 5), sig(p.Lambda/rate1, 4), p.Verdict.Verdict,
+			p.Verdict.Unstable, p.Verdict.N, p.Verdict.Truncated, sig(p.Throughput, 5), sig(p.Verdict.MedianGrowthT, 3))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "  %d replications\n", l.Runs)
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/sim/limit"
+)
+
+// TestLimitCommand: the searches end as the theory says (FCFS on
+// one-or-all: λ_max = limit.FCFSOneOrAllLimit(32, 0.9, 1, 1) ≈ 3.026), and
+// bad input exits 2 before anything runs. Short runs: 2·10^5 arrivals,
+// 3 replications, rel-tol 0.05 (the test's resolution there is ≈ 5%, hence
+// the 3% margin around the exact limit).
+func TestLimitCommand(t *testing.T) {
+	exact := limit.FCFSOneOrAllLimit(32, 0.9, 1, 1)
+	short := []string{"--arrivals", "2e5", "--warmup", "2e4", "--reps", "3", "--rel-tol", "0.05", "--json"}
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		outcome limit.Outcome
+	}{
+		{"fcfs found", append([]string{"--workload", "one-or-all", "--policy", "fcfs", "--lo", "2", "--hi", "4"}, short...), 0, limit.Found},
+		{"fcfs default bracket", append([]string{"--policy", "fcfs"}, short...), 0, limit.Found},
+		{"unstable at lowest", append([]string{"--policy", "fcfs", "--lo", "3.5", "--hi", "5"}, short...), 0, limit.UnstableAtLowest},
+		{"unknown policy", []string{"--policy", "no-such-policy"}, 2, ""},
+		{"unknown workload", []string{"--policy", "fcfs", "--workload", "no-such-workload"}, 2, ""},
+		{"lo >= hi", []string{"--policy", "fcfs", "--lo", "4", "--hi", "2"}, 2, ""},
+		{"lo == hi", []string{"--policy", "fcfs", "--lo", "3", "--hi", "3"}, 2, ""},
+		{"negative lo", []string{"--policy", "fcfs", "--lo=-1"}, 2, ""},
+		{"negative hi", []string{"--policy", "fcfs", "--hi=-1"}, 2, ""},
+		{"zero reps", []string{"--policy", "fcfs", "--reps", "0"}, 2, ""},
+		{"negative rel-tol", []string{"--policy", "fcfs", "--rel-tol=-0.1"}, 2, ""},
+		{"no policy", []string{}, 2, ""},
+		{"bad param", []string{"--policy", "msfq", "--param", "threshold=-3"}, 2, ""},
+		{"sweep file and policy", []string{"--policy", "fcfs", "../../examples/q-fig3.yaml"}, 2, ""},
+		{"missing sweep file", []string{"no-such-sweep.yaml"}, 2, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			defer func(w io.Writer) { limitOut = w }(limitOut)
+			limitOut = &b
+			if code := runCmd("limit", tc.args); code != tc.code {
+				t.Fatalf("exit %d, want %d; output:\n%s", code, tc.code, b.String())
+			}
+			if tc.code != 0 {
+				return
+			}
+			var r limitReport
+			if err := json.NewDecoder(&b).Decode(&r); err != nil {
+				t.Fatalf("decoding %q: %v", b.String(), err)
+			}
+			if r.Outcome != tc.outcome {
+				t.Fatalf("outcome %s, want %s: %+v", r.Outcome, tc.outcome, r.Limit)
+			}
+			if len(r.Points) < 1 || r.Runs != 3*len(r.Points) {
+				t.Errorf("points %d, runs %d: want 3 replications per point", len(r.Points), r.Runs)
+			}
+			switch tc.outcome {
+			case limit.Found:
+				if r.Lo > exact*1.03 || r.Hi < exact*0.97 || r.Lo >= r.Hi {
+					t.Errorf("bracket [%v, %v] neither contains nor is within 3%% of %v", r.Lo, r.Hi, exact)
+				}
+				if r.Hi/r.Lo-1 > 0.05 {
+					t.Errorf("bracket [%v, %v] wider than rel-tol 0.05", r.Lo, r.Hi)
+				}
+			case limit.UnstableAtLowest:
+				if len(r.Points) != 1 || r.Lo != 3.5 || r.Hi != 3.5 {
+					t.Errorf("want one point at 3.5, got %+v", r.Limit)
+				}
+			}
+		})
+	}
+}
+
+// TestLimitText: the terminal output names the outcome, the bracket and
+// every evaluated point with its verdict.
+func TestLimitText(t *testing.T) {
+	var b bytes.Buffer
+	defer func(w io.Writer) { limitOut = w }(limitOut)
+	limitOut = &b
+	if code := runCmd("limit", []string{"--policy", "fcfs", "--lo", "3.5", "--hi", "5", "--arrivals", "1e5", "--warmup", "1e4", "--reps", "3", "--rel-tol", "0.1"}); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, b.String())
+	}
+	for _, want := range []string{"fcfs: unstable at the lowest rate 3.5", "λ_max ≤ 3.5", "unstable", "3 of 3", "3 replications"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+}
+
+// TestLimitSweepFile: a sweep file's every policy variant is searched with
+// its run block (the arrival-rate axis ignored): FCFS (λ_max ≈ 3.03) is
+// unstable at 3.5, First-Fit (λ_max near load 1, λ ≈ 7.8) stable at 5.
+func TestLimitSweepFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(path, []byte("name: lim\nworkload: one-or-all\naxes: {arrival_rate: [1, 2]}\npolicies: [fcfs, first-fit]\nreplications: 2\nrun: {arrivals: 100000, warmup: 10000}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	defer func(w io.Writer) { limitOut = w }(limitOut)
+	limitOut = &b
+	if code := runCmd("limit", []string{path, "--lo", "3.5", "--hi", "5", "--reps", "3", "--rel-tol", "0.1", "--json"}); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, b.String())
+	}
+	dec := json.NewDecoder(&b)
+	want := map[string]limit.Outcome{"fcfs": limit.UnstableAtLowest, "first-fit": limit.NoLimitInRange}
+	for range len(want) {
+		var r limitReport
+		if err := dec.Decode(&r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Outcome != want[r.Policy] {
+			t.Errorf("%s: outcome %s, want %s", r.Policy, r.Outcome, want[r.Policy])
+		}
+		delete(want, r.Policy)
+	}
+	if len(want) > 0 || dec.More() {
+		t.Errorf("want one result per policy; missing %v", want)
+	}
+}
