@@ -37,26 +37,7 @@ import (
 // server; that is approximated by round robin with a small quantum (see
 // h2Quantum). Any other class distribution is an error naming the class.
 func RunGittins1(w *sim.Workload, cfg sim.Config) (*sim.Result, error) {
-	if err := w.Validate(); err != nil {
-		return nil, err
-	}
-	r, err := sim.RunFresh(pooledWorkload(w), func() (sim.Policy, error) { return &Gittins1{}, nil }, cfg)
-	if err != nil {
-		return nil, err
-	}
-	r.Servers = w.Servers
-	var n, sum float64
-	for i := range r.Classes {
-		c := &r.Classes[i]
-		c.Need = w.Classes[i].Need
-		c.MeanSize *= float64(w.Servers) / float64(c.Need)
-		n += float64(c.Count)
-		sum += float64(c.Count) * c.MeanSize
-	}
-	if n > 0 {
-		r.Overall.MeanSize = sum / n
-	}
-	return r, nil
+	return runPooled(w, func() sim.Policy { return &Gittins1{} }, cfg)
 }
 
 // Gittins1 is the preemptive single-server Gittins policy (see RunGittins1)

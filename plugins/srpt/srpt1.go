@@ -40,10 +40,19 @@ import (
 // mean duration d, as in every engine result on the same sequence. The run
 // is deterministic.
 func RunSRPT1(w *sim.Workload, cfg sim.Config) (*sim.Result, error) {
+	return runPooled(w, func() sim.Policy { return &GreedySRPT{} }, cfg)
+}
+
+// runPooled runs a fresh single-server policy (one per pass) on w's
+// resource-pooled server (pooledWorkload), with the same job sequence, and
+// reports the result in w's terms: w's servers and needs, and each class's
+// MeanSize scaled back by k/n to the mean duration. SRPT-1 and Gittins-1
+// share it.
+func runPooled(w *sim.Workload, newPolicy func() sim.Policy, cfg sim.Config) (*sim.Result, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
-	r, err := sim.RunFresh(pooledWorkload(w), func() (sim.Policy, error) { return &GreedySRPT{}, nil }, cfg)
+	r, err := sim.RunFresh(pooledWorkload(w), func() (sim.Policy, error) { return newPolicy(), nil }, cfg)
 	if err != nil {
 		return nil, err
 	}
