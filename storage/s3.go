@@ -3,6 +3,8 @@ package storage
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -104,10 +106,19 @@ func openS3(ctx context.Context, u *url.URL, o options) (Store, error) {
 			"(or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, or MINIO_ROOT_USER/MINIO_ROOT_PASSWORD)", canon)
 	}
 
+	caFile := o.caFile
+	if caFile == "" {
+		caFile = os.Getenv(EnvS3CA)
+	}
+	transport, err := s3Transport(secure, caFile)
+	if err != nil {
+		return nil, fmt.Errorf("storage: %s: %w", canon, err)
+	}
 	client, err := minio.New(endpoint, &minio.Options{
-		Creds:  credentials.NewStaticV4(access, secret, token),
-		Secure: secure,
-		Region: region,
+		Creds:     credentials.NewStaticV4(access, secret, token),
+		Secure:    secure,
+		Region:    region,
+		Transport: transport,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("storage: %s: %w", canon, err)
@@ -127,6 +138,38 @@ func openS3(ctx context.Context, u *url.URL, o options) (Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// EnvS3CA names a CA certificate file (PEM) trusted for S3 over HTTPS when
+// WithCA is not given.
+const EnvS3CA = "MSJFARM_S3_CA"
+
+// s3Transport is minio-go's default transport, trusting the certificates in
+// caFile besides the system's; nil (minio-go's default) without a file.
+func s3Transport(secure bool, caFile string) (http.RoundTripper, error) {
+	if caFile == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("S3 CA certificate: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("S3 CA certificate %s: no PEM certificate in it", caFile)
+	}
+	tr, err := minio.DefaultTransport(secure)
+	if err != nil {
+		return nil, err
+	}
+	if tr.TLSClientConfig == nil {
+		tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	tr.TLSClientConfig.RootCAs = pool
+	return tr, nil
 }
 
 // ensureBucket creates the bucket if it does not exist, tolerating another

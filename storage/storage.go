@@ -98,6 +98,7 @@ type Option func(*options)
 type options struct {
 	accessKey, secretKey string
 	noCreate             bool
+	caFile               string
 }
 
 // NoCreate makes Open create nothing: a missing local directory or S3
@@ -110,6 +111,12 @@ func NoCreate() Option { return func(o *options) { o.noCreate = true } }
 func WithCredentials(accessKey, secretKey string) Option {
 	return func(o *options) { o.accessKey, o.secretKey = accessKey, secretKey }
 }
+
+// WithCA makes an S3 store trust the CA certificates (PEM) in file as well
+// as the system's, for an endpoint over HTTPS with a private CA (a MinIO
+// started with --certs-dir). Without it, $MSJFARM_S3_CA is used if set. The
+// local backend ignores it.
+func WithCA(file string) Option { return func(o *options) { o.caFile = file } }
 
 // Open returns the Store for rawURL:
 //

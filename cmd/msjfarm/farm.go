@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/msjfarm/msjfarm/internal/redact"
+
 	"github.com/spf13/pflag"
 
 	"bytes"
@@ -61,7 +63,7 @@ const profileUsage = "overlay the sweep file's profile of this name, e.g. paper 
 
 func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 	ff := newFarmFlags(fs, true, "./msjfarm-data")
-	listen := ff.fs.String("listen", "0.0.0.0:4222", "without --nats-url: address of the embedded NATS server (clients authenticate with --nats-user/--nats-password; --tls-cert/--tls-key/--tls-ca enable TLS)")
+	listen := ff.fs.String("listen", "0.0.0.0:4222", "without --nats-url: address of the embedded NATS server (clients authenticate with --nats-token or --nats-user/--nats-password; --nats-cert/--nats-key are its TLS certificate, and --nats-ca makes it require client certificates)")
 	storeDir := ff.fs.String("store-dir", "./msjfarm-nats", "without --nats-url: JetStream store directory of the embedded server")
 	ackWait := ff.fs.Duration("ack-wait", protocol.DefaultAckWait, "time a worker may hold a task without a heartbeat before it is redelivered")
 	maxDeliver := ff.fs.Int("max-deliver", protocol.DefaultMaxDeliver, "deliveries of a task before it is recorded as failed")
@@ -87,15 +89,15 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 		defer stop()
 		if *ff.natsURL == "" {
 			s, url, err := protocol.StartEmbedded(protocol.EmbeddedOptions{Listen: *listen, StoreDir: *storeDir,
-				User: *ff.user, Password: *ff.password, TLSCert: *ff.tlsCert, TLSKey: *ff.tlsKey, TLSCA: *ff.tlsCA})
+				User: *ff.user, Password: *ff.password, Token: *ff.token, TLSCert: *ff.tlsCert, TLSKey: *ff.tlsKey, TLSCA: *ff.tlsCA})
 			if err != nil {
 				return fail("coordinator: %v", err)
 			}
 			defer func() { s.Shutdown(); s.WaitForShutdown() }()
 			*ff.natsURL = url
 			fmt.Fprintf(os.Stderr, "msjfarm coordinator: embedded NATS server on %s (store %s)\n", *listen, *storeDir)
-			if *ff.user == "" && !strings.HasPrefix(*listen, "127.") && !strings.HasPrefix(*listen, "localhost:") {
-				fmt.Fprintf(os.Stderr, "msjfarm coordinator: WARNING: the embedded NATS server accepts anyone who reaches %s: set --nats-user/--nats-password (and --tls-cert/--tls-key)\n", *listen)
+			if *ff.user == "" && *ff.token == "" && !strings.HasPrefix(*listen, "127.") && !strings.HasPrefix(*listen, "localhost:") {
+				fmt.Fprintf(os.Stderr, "msjfarm coordinator: WARNING: the embedded NATS server accepts anyone who reaches %s: set --nats-token or --nats-user/--nats-password (and --nats-cert/--nats-key)\n", *listen)
 			}
 		}
 		nc, err := ff.conn("msjfarm-coordinator")
@@ -134,7 +136,7 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 		go func() {
 			select {
 			case <-co.Ready():
-				fmt.Fprintf(os.Stderr, "msjfarm coordinator: ready (NATS %s, storage %s)\n", nc.ConnectedUrlRedacted(), st.URL())
+				fmt.Fprintf(os.Stderr, "msjfarm coordinator: ready (NATS %s, storage %s)\n", redact.URL(nc.ConnectedUrl()), st.URL())
 			case <-ctx.Done():
 			}
 		}()
@@ -210,7 +212,7 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 		if err != nil {
 			return fail("worker: %v", err)
 		}
-		fmt.Fprintf(os.Stderr, "msjfarm worker %s: %d slots, NATS %s, storage %s, runner %s\n", w.Name(), *n, nc.ConnectedUrlRedacted(), st.URL(), how)
+		fmt.Fprintf(os.Stderr, "msjfarm worker %s: %d slots, NATS %s, storage %s, runner %s\n", w.Name(), *n, redact.URL(nc.ConnectedUrl()), st.URL(), how)
 		if ln != nil {
 			srv, err := monitor.New(monitor.Options{Conn: nc, Store: st, Metrics: metrics})
 			if err != nil {

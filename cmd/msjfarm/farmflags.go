@@ -28,11 +28,14 @@ type farmFlags struct {
 	natsURL  *string
 	user     *string
 	password *string
+	token    *string
 	nkey     *string
 	creds    *string
 	tlsCA    *string
 	tlsCert  *string
 	tlsKey   *string
+	ca       *string
+	s3CA     *string
 	storage  *string
 }
 
@@ -42,15 +45,61 @@ func newFarmFlags(fs *pflag.FlagSet, withNATS bool, defaultStorage string) *farm
 	if withNATS {
 		f.natsURL = fs.String("nats-url", "", "NATS server URL, e.g. nats://host:4222 (env MSJFARM_NATS_URL)")
 		f.user = fs.String("nats-user", "", "NATS user name (with --nats-password)")
-		f.password = fs.String("nats-password", "", "NATS password")
+		f.password = fs.String("nats-password", "", "NATS password (env MSJFARM_NATS_PASSWORD; never printed)")
+		f.token = fs.String("nats-token", "", "NATS authentication token, as nats://TOKEN@host would give it (env MSJFARM_NATS_TOKEN; never printed)")
 		f.nkey = fs.String("nats-nkey", "", "NATS nkey seed file")
 		f.creds = fs.String("nats-creds", "", "NATS credentials (JWT) file")
-		f.tlsCA = fs.String("tls-ca", "", "CA certificate (PEM) that signed the NATS server's certificate")
-		f.tlsCert = fs.String("tls-cert", "", "TLS client certificate (PEM)")
-		f.tlsKey = fs.String("tls-key", "", "TLS client key (PEM)")
+		f.tlsCA = fs.String("nats-ca", "", "CA certificate (PEM) that signed the NATS server's certificate (default --ca)")
+		f.tlsCert = fs.String("nats-cert", "", "TLS client certificate (PEM) for NATS servers that verify clients (mTLS), with --nats-key")
+		f.tlsKey = fs.String("nats-key", "", "TLS client key (PEM) of --nats-cert")
+		// The earlier names: still read (flag, MSJFARM_TLS_CA, config
+		// key), hidden from the help.
+		for _, a := range [][2]string{{"tls-ca", "nats-ca"}, {"tls-cert", "nats-cert"}, {"tls-key", "nats-key"}} {
+			target := map[string]*string{"nats-ca": f.tlsCA, "nats-cert": f.tlsCert, "nats-key": f.tlsKey}[a[1]]
+			fs.StringVar(target, a[0], "", "old name of --"+a[1])
+			_ = fs.MarkDeprecated(a[0], "use --"+a[1])
+		}
 	}
+	f.ca = fs.String("ca", "", "CA certificate (PEM) trusted for both NATS and S3 over TLS, when --nats-ca or --s3-ca is not given")
+	f.s3CA = fs.String("s3-ca", "", "CA certificate (PEM) that signed the S3 endpoint's certificate, for https endpoints with a private CA (default --ca; env MSJFARM_S3_CA)")
 	f.storage = fs.String("storage", defaultStorage, "result store: a directory, file:///dir or s3://bucket?endpoint=host:port&secure=false (env MSJFARM_STORAGE)")
 	return f
+}
+
+// natsCA is --nats-ca, else --ca.
+func (f *farmFlags) natsCA() string {
+	if *f.tlsCA != "" {
+		return *f.tlsCA
+	}
+	return *f.ca
+}
+
+// storageOptions are the storage.Open options of the flags: the S3 CA.
+func (f *farmFlags) storageOptions() []storage.Option {
+	ca := *f.s3CA
+	if ca == "" {
+		ca = *f.ca
+	}
+	if ca == "" {
+		return nil
+	}
+	return []storage.Option{storage.WithCA(ca)}
+}
+
+// processSecrets are the credentials this process was given; fail and the
+// structured logger mask them wherever they appear.
+var processSecrets []string
+
+// secrets are the credential values given by flag, environment or config,
+// removed from anything the process prints (see redact.Text).
+func (f *farmFlags) secrets() []string {
+	var s []string
+	for _, p := range []*string{f.password, f.token} {
+		if p != nil && *p != "" {
+			s = append(s, *p)
+		}
+	}
+	return s
 }
 
 // parse completes the flags cobra has parsed: viper, bound to them, gives
@@ -73,6 +122,7 @@ func (f *farmFlags) parse() error {
 		}
 	}
 	var err error
+	defer func() { processSecrets = append(processSecrets, f.secrets()...) }()
 	f.fs.VisitAll(func(fl *pflag.Flag) {
 		if fl.Changed || fl.Name == "config" || fl.Name == "help" || err != nil || !v.IsSet(fl.Name) {
 			return
@@ -89,8 +139,8 @@ func (f *farmFlags) conn(name string) (*nats.Conn, error) {
 	if *f.natsURL == "" {
 		return nil, fmt.Errorf("no NATS server: give --nats-url (or MSJFARM_NATS_URL)")
 	}
-	return protocol.Connect(protocol.ConnOptions{URL: *f.natsURL, Name: name, User: *f.user, Password: *f.password,
-		NKeyFile: *f.nkey, Creds: *f.creds, TLSCA: *f.tlsCA, TLSCert: *f.tlsCert, TLSKey: *f.tlsKey})
+	return protocol.Connect(protocol.ConnOptions{URL: *f.natsURL, Name: name, User: *f.user, Password: *f.password, Token: *f.token,
+		NKeyFile: *f.nkey, Creds: *f.creds, TLSCA: f.natsCA(), TLSCert: *f.tlsCert, TLSKey: *f.tlsKey})
 }
 
 func (f *farmFlags) store(ctx context.Context) (storage.Store, error) {
@@ -102,7 +152,7 @@ func (f *farmFlags) store(ctx context.Context) (storage.Store, error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	for {
-		st, err := storage.Open(ctx, *f.storage)
+		st, err := storage.Open(ctx, *f.storage, f.storageOptions()...)
 		if err == nil || !strings.Contains(*f.storage, "://") || strings.HasPrefix(*f.storage, "file:") {
 			return st, err
 		}

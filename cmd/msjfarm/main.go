@@ -3,6 +3,8 @@
 package main
 
 import (
+	"github.com/msjfarm/msjfarm/internal/redact"
+
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -298,6 +300,7 @@ func formatVersion(bi *debug.BuildInfo) string {
 }
 
 func fail(format string, a ...any) int {
-	fmt.Fprintf(os.Stderr, "msjfarm: "+strings.TrimSuffix(format, "\n")+"\n", a...)
+	msg := fmt.Sprintf("msjfarm: "+strings.TrimSuffix(format, "\n")+"\n", a...)
+	fmt.Fprint(os.Stderr, redact.Text(msg, processSecrets...))
 	return 1
 }

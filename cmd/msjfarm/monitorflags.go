@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/msjfarm/msjfarm/internal/redact"
+
 	"github.com/spf13/pflag"
 
 	"fmt"
@@ -48,7 +50,8 @@ func (m *monitorFlags) logger(verbose bool) (*slog.Logger, error) {
 	if verbose {
 		level = slog.LevelDebug
 	}
-	return monitor.NewLogger(os.Stderr, "--log-format", *m.logFormat, level)
+	// Redacted: a line may quote a URL or an error with credentials.
+	return monitor.NewLogger(redact.Writer(os.Stderr, processSecrets...), "--log-format", *m.logFormat, level)
 }
 
 // logf is the printf-style logger for Options.Logf: l's Info lines when

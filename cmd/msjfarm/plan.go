@@ -23,7 +23,7 @@ func dryRun(cmd string, ff *farmFlags, camp *sweep.Campaign, workers int) int {
 	var st storage.Store
 	where := "no storage given"
 	if *ff.storage != "" {
-		s, err := storage.Open(ctx, *ff.storage, storage.NoCreate())
+		s, err := storage.Open(ctx, *ff.storage, append(ff.storageOptions(), storage.NoCreate())...)
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 			where = *ff.storage + " (does not exist yet: nothing stored)"

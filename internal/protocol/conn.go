@@ -2,15 +2,19 @@ package protocol
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"github.com/msjfarm/msjfarm/internal/redact"
 )
 
 // ConnOptions says how to reach NATS.
@@ -19,6 +23,7 @@ type ConnOptions struct {
 	Name     string // client name shown by the server
 	User     string
 	Password string
+	Token    string // authentication token (also accepted as nats://TOKEN@host)
 	NKeyFile string // nkey seed file
 	Creds    string // JWT credentials file
 	TLSCA    string // CA certificate (PEM) to verify the server
@@ -32,7 +37,11 @@ type ConnOptions struct {
 
 // Connect dials NATS with the options; it retries the first connection for
 // up to 10 s so that processes started together (compose) find the server,
-// and reconnects forever afterwards.
+// and reconnects forever afterwards. A refusal that no retry can cure —
+// wrong credentials, a server certificate that does not verify, a missing
+// client certificate, TLS required on one side only — fails at once, with
+// an error that names the server (its URL with credentials masked) and the
+// cause; no error or message ever contains a token or password.
 func Connect(o ConnOptions) (*nats.Conn, error) {
 	if o.URL == "" {
 		return nil, errors.New("no NATS URL")
@@ -52,6 +61,10 @@ func Connect(o ConnOptions) (*nats.Conn, error) {
 		opts = append(opts, nats.UserInfo(o.User, o.Password))
 		n++
 	}
+	if o.Token != "" {
+		opts = append(opts, nats.Token(o.Token))
+		n++
+	}
 	if o.NKeyFile != "" {
 		opt, err := nats.NkeyOptionFromSeed(o.NKeyFile)
 		if err != nil {
@@ -65,7 +78,7 @@ func Connect(o ConnOptions) (*nats.Conn, error) {
 		n++
 	}
 	if n > 1 {
-		return nil, errors.New("give one of user/password, an nkey seed file or a creds file")
+		return nil, errors.New("give one of a token, user/password, an nkey seed file or a creds file")
 	}
 	if o.TLSCA != "" {
 		opts = append(opts, nats.RootCAs(o.TLSCA))
@@ -84,11 +97,69 @@ func Connect(o ConnOptions) (*nats.Conn, error) {
 		if err == nil {
 			return nc, nil
 		}
-		if time.Now().After(deadline) || errors.Is(err, nats.ErrAuthorization) {
-			return nil, fmt.Errorf("connecting to %s: %w", o.URL, err)
+		hint, permanent := connFailure(err)
+		if permanent || time.Now().After(deadline) {
+			return nil, &ConnError{Server: redact.URL(o.URL), Err: err, Hint: hint,
+				secrets: []string{o.Token, o.Password}}
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// ConnError is a failed first connection to NATS.
+type ConnError struct {
+	Server  string // the URL, credentials masked
+	Err     error
+	Hint    string // what to check, "" if nothing specific
+	secrets []string
+}
+
+func (e *ConnError) Error() string {
+	msg := "connecting to NATS at " + e.Server + ": " + redact.Text(e.Err.Error(), e.secrets...)
+	if e.Hint != "" {
+		msg += " (" + e.Hint + ")"
+	}
+	return msg
+}
+
+func (e *ConnError) Unwrap() error { return e.Err }
+
+// connFailure says whether a connection error is permanent (retrying
+// cannot help) and what to check.
+func connFailure(err error) (hint string, permanent bool) {
+	var (
+		unknownCA  x509.UnknownAuthorityError
+		hostname   x509.HostnameError
+		invalid    x509.CertificateInvalidError
+		verifyErr  *tls.CertificateVerificationError
+		alert      tls.AlertError
+		recordErr  tls.RecordHeaderError
+		handshake  = strings.Contains(err.Error(), "tls: ")
+		authFailed = errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) ||
+			errors.Is(err, nats.ErrAuthRevoked) || errors.Is(err, nats.ErrAccountAuthExpired)
+	)
+	switch {
+	case authFailed:
+		return "the server refused the credentials: check --nats-token, --nats-user/--nats-password, " +
+			"--nats-creds/--nats-nkey or the user:password@ / token@ part of --nats-url", true
+	case errors.As(err, &unknownCA):
+		return "the server's certificate is not signed by a trusted CA: give the CA that signed it with --nats-ca (or --ca)", true
+	case errors.As(err, &hostname):
+		return "the server's certificate does not name the host in --nats-url", true
+	case errors.As(err, &invalid), errors.As(err, &verifyErr):
+		return "the server's certificate does not verify (expired, or not a server certificate?)", true
+	case errors.Is(err, nats.ErrSecureConnRequired):
+		return "the server requires TLS: give --nats-ca (or use tls:// in --nats-url)", true
+	case errors.Is(err, nats.ErrSecureConnWanted):
+		return "TLS was asked for (--nats-ca/--nats-cert or tls://) but the server does not offer it", true
+	case errors.Is(err, nats.ErrClientCertOrRootCAsRequired), errors.As(err, &recordErr):
+		return "the server requires TLS client options, or is not a TLS server", true
+	case errors.As(err, &alert), handshake && (strings.Contains(err.Error(), "certificate required") ||
+		strings.Contains(err.Error(), "bad certificate") || strings.Contains(err.Error(), "unknown certificate")):
+		return "the server rejected the TLS handshake: it may require a client certificate (--nats-cert/--nats-key) " +
+			"signed by a CA it trusts", true
+	}
+	return "", false
 }
 
 // EmbeddedOptions configures an in-process JetStream server.
@@ -99,6 +170,7 @@ type EmbeddedOptions struct {
 	StoreDir string
 	User     string // optional client authentication
 	Password string
+	Token    string // optional client authentication, instead of User/Password
 	// TLSCert and TLSKey enable TLS; TLSCA additionally requires and
 	// verifies client certificates.
 	TLSCert, TLSKey, TLSCA string
@@ -129,6 +201,9 @@ func StartEmbedded(o EmbeddedOptions) (*server.Server, string, error) {
 			port = -1
 		}
 	}
+	if o.Token != "" && (o.User != "" || o.Password != "") {
+		return nil, "", errors.New("embedded NATS: give a token or a user and password, not both")
+	}
 	if err := os.MkdirAll(o.StoreDir, 0o755); err != nil {
 		return nil, "", err
 	}
@@ -143,6 +218,9 @@ func StartEmbedded(o EmbeddedOptions) (*server.Server, string, error) {
 		MaxPayload: 8 << 20,
 		Username:   o.User,
 		Password:   o.Password,
+		// A token-only server: nats-server compares it to the client's
+		// auth_token (nats.Token or nats://TOKEN@host).
+		Authorization: o.Token,
 	}
 	if o.TLSCert != "" {
 		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: o.TLSCert, KeyFile: o.TLSKey, CaFile: o.TLSCA, Verify: o.TLSCA != ""})

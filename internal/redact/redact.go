@@ -1,0 +1,128 @@
+// Package redact removes credentials from URLs and text before they are
+// printed, logged or stored. The farm takes NATS URLs that may carry a
+// token (nats://TOKEN@host) or a user and password (nats://u:p@host), and
+// nats.go's own Redacted form hides only a password, so a token would be
+// printed in clear; every place that shows a URL goes through URL here.
+package redact
+
+import (
+	"io"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// Mask replaces a secret.
+const Mask = "xxxxx"
+
+// secretParams are query parameters whose values are credentials
+// (compared case-insensitively).
+var secretParams = []string{"token", "password", "pass", "passwd", "secret", "auth", "key",
+	"access_key", "secret_key", "accesskey", "secretkey", "x-amz-credential", "x-amz-signature",
+	"x-amz-security-token", "sig", "signature", "session_token", "jwt", "nkey", "seed"}
+
+func secretParam(k string) bool {
+	k = strings.ToLower(k)
+	for _, s := range secretParams {
+		if k == s || strings.HasSuffix(k, "_"+s) || strings.HasSuffix(k, "-"+s) {
+			return true
+		}
+	}
+	return false
+}
+
+// URL returns u with its credentials masked: a password and a user given
+// alone (which NATS reads as a token) become Mask; a user with a password
+// keeps the user name, which is not a secret and helps tell accounts apart.
+// Secret-looking query parameters (token=, password=, ...) are masked too.
+// A comma-separated list of URLs (a NATS cluster) is redacted element by
+// element. Text that does not parse as a URL is returned with any
+// "scheme://userinfo@" part masked all the same.
+func URL(u string) string {
+	if strings.Contains(u, ",") {
+		parts := strings.Split(u, ",")
+		for i, p := range parts {
+			parts[i] = URL(strings.TrimSpace(p))
+		}
+		return strings.Join(parts, ",")
+	}
+	p, err := url.Parse(u)
+	if err != nil || p.Scheme == "" {
+		return userinfoRE.ReplaceAllStringFunc(u, maskUserinfo)
+	}
+	if p.User != nil {
+		if _, has := p.User.Password(); has {
+			p.User = url.UserPassword(p.User.Username(), Mask)
+		} else if p.User.Username() != "" {
+			p.User = url.User(Mask)
+		}
+	}
+	if p.RawQuery != "" {
+		q := p.Query()
+		changed := false
+		for k := range q {
+			if secretParam(k) {
+				q[k] = []string{Mask}
+				changed = true
+			}
+		}
+		if changed {
+			p.RawQuery = q.Encode()
+		}
+	}
+	return p.String()
+}
+
+// userinfoRE finds the userinfo of URLs inside free text: scheme://...@.
+var userinfoRE = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^/@\s"'<>]+@`)
+
+// urlRE finds URLs with a scheme inside free text.
+var urlRE = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`)
+
+func maskUserinfo(m string) string {
+	scheme, info, _ := strings.Cut(strings.TrimSuffix(m, "@"), "://")
+	if user, _, ok := strings.Cut(info, ":"); ok {
+		return scheme + "://" + user + ":" + Mask + "@"
+	}
+	return scheme + "://" + Mask + "@"
+}
+
+// Text masks the credentials of every URL found in s (an error message, a
+// log line), then every occurrence of the given secrets (empty ones are
+// ignored): a secret known to the process, such as a --nats-token value,
+// is removed even where it appears outside a URL.
+func Text(s string, secrets ...string) string {
+	s = urlRE.ReplaceAllStringFunc(s, func(m string) string {
+		// Keep trailing punctuation that ends a sentence out of the URL.
+		trail := ""
+		for len(m) > 0 && strings.ContainsRune(".,;:)]", rune(m[len(m)-1])) {
+			trail = m[len(m)-1:] + trail
+			m = m[:len(m)-1]
+		}
+		return URL(m) + trail
+	})
+	for _, sec := range secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, Mask)
+		}
+	}
+	return s
+}
+
+// Writer passes what is written to w through Text with secrets. Each Write
+// is redacted on its own, so it suits writers that get whole lines (slog
+// handlers, fmt.Fprintf of a line); a secret split across two writes is
+// not caught.
+func Writer(w io.Writer, secrets ...string) io.Writer { return &writer{w: w, secrets: secrets} }
+
+type writer struct {
+	w       io.Writer
+	secrets []string
+}
+
+func (r *writer) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(r.w, Text(string(p), r.secrets...)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

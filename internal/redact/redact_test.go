@@ -1,0 +1,52 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestURL(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"nats://127.0.0.1:4222", "nats://127.0.0.1:4222"},
+		{"nats://s3cr3tT0ken@127.0.0.1:4222", "nats://xxxxx@127.0.0.1:4222"},
+		{"nats://farm:pa55@nats:4222", "nats://farm:xxxxx@nats:4222"},
+		{"tls://a:b@h1:4222,nats://tok@h2:4222", "tls://a:xxxxx@h1:4222,nats://xxxxx@h2:4222"},
+		{"nats://h:4222?token=abc&name=x", "nats://h:4222?name=x&token=xxxxx"},
+		{"s3://bucket?endpoint=minio:9000&secure=false", "s3://bucket?endpoint=minio:9000&secure=false"},
+		{"https://h/o?X-Amz-Signature=deadbeef&X-Amz-Credential=AK", "https://h/o?X-Amz-Credential=xxxxx&X-Amz-Signature=xxxxx"},
+		{"https://h/o?s3_secret_key=k", "https://h/o?s3_secret_key=xxxxx"},
+		{"127.0.0.1:4222", "127.0.0.1:4222"},
+	} {
+		if got := URL(c.in); got != c.want {
+			t.Errorf("URL(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestText(t *testing.T) {
+	in := `connecting to nats://tok3n@10.0.0.1:4222, nats://u:pw9@h:1: nats: Authorization Violation (key AKIAXYZ)`
+	got := Text(in, "AKIAXYZ", "")
+	for _, s := range []string{"tok3n", "pw9", "AKIAXYZ"} {
+		if strings.Contains(got, s) {
+			t.Errorf("Text left %q in %q", s, got)
+		}
+	}
+	for _, s := range []string{"nats://xxxxx@10.0.0.1:4222,", "nats://u:xxxxx@h:1:", "Authorization Violation"} {
+		if !strings.Contains(got, s) {
+			t.Errorf("Text(%q) = %q: %q missing", in, got, s)
+		}
+	}
+}
+
+func TestWriter(t *testing.T) {
+	var b strings.Builder
+	w := Writer(&b, "hunter2")
+	line := []byte("level=INFO msg=\"ready (NATS nats://t0k@h:1)\" pw=hunter2\n")
+	n, err := w.Write(line)
+	if err != nil || n != len(line) {
+		t.Fatalf("Write = %d, %v", n, err)
+	}
+	if got := b.String(); strings.Contains(got, "t0k") || strings.Contains(got, "hunter2") || !strings.HasSuffix(got, "pw=xxxxx\n") {
+		t.Errorf("wrote %q", got)
+	}
+}
