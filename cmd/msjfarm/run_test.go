@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/spf13/pflag"
+	"slices"
 
 	"os"
 	"path/filepath"
@@ -75,5 +76,39 @@ func TestFarmFlagsFromEnvAndConfig(t *testing.T) {
 	}
 	if *ff.natsURL != "nats://from-env:4222" || *ff.storage != "/from/flag" || *ff.user != "fileuser" {
 		t.Fatalf("nats-url %q storage %q user %q", *ff.natsURL, *ff.storage, *ff.user)
+	}
+}
+
+// TestSecurityFlags: --nats-token from the environment, the CAs from a
+// config file (--ca shared, --nats-ca winning for NATS), the old --tls-*
+// names still read, and the secrets registered for redaction.
+func TestSecurityFlags(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "farm.yaml")
+	if err := os.WriteFile(cfg, []byte("ca: /etc/farm/ca.pem\nnats-password: pw-from-file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MSJFARM_NATS_TOKEN", "tok-from-env")
+	fs := pflag.NewFlagSet("worker", pflag.ContinueOnError)
+	ff := newFarmFlags(fs, true, "./default")
+	if err := fs.Parse([]string{"--config", cfg, "--tls-cert", "/c.pem", "--nats-key", "/k.pem"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ff.parse(); err != nil {
+		t.Fatal(err)
+	}
+	if *ff.token != "tok-from-env" || *ff.tlsCert != "/c.pem" || *ff.tlsKey != "/k.pem" || ff.natsCA() != "/etc/farm/ca.pem" {
+		t.Fatalf("token %q cert %q key %q nats CA %q", *ff.token, *ff.tlsCert, *ff.tlsKey, ff.natsCA())
+	}
+	if o := ff.storageOptions(); len(o) != 1 {
+		t.Fatalf("%d storage options, want the shared CA", len(o))
+	}
+	if !slices.Contains(processSecrets, "tok-from-env") || !slices.Contains(processSecrets, "pw-from-file") {
+		t.Fatalf("secrets to redact %v", processSecrets)
+	}
+	if err := fs.Parse([]string{"--nats-ca", "/n.pem"}); err != nil {
+		t.Fatal(err)
+	}
+	if ff.natsCA() != "/n.pem" {
+		t.Fatalf("--nats-ca %q does not win over --ca", ff.natsCA())
 	}
 }

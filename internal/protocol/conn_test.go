@@ -1,0 +1,62 @@
+package protocol_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/msjfarm/msjfarm/internal/protocol"
+)
+
+// TestConnectToken: an embedded server with a token accepts the token
+// given as an option or in the URL; a wrong one fails at once (no 10 s of
+// retries) with an error that names the server, says what to check and
+// never contains a token — the right one or the wrong one.
+func TestConnectToken(t *testing.T) {
+	const token, wrong = "tok-7c1e93d0", "bad-4a2f8e61"
+	s, url, err := protocol.StartEmbedded(protocol.EmbeddedOptions{StoreDir: t.TempDir(), Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Shutdown(); s.WaitForShutdown() }()
+	host := strings.TrimPrefix(url, "nats://")
+	for _, o := range []protocol.ConnOptions{{URL: url, Token: token}, {URL: "nats://" + token + "@" + host}} {
+		nc, err := protocol.Connect(o)
+		if err != nil {
+			t.Fatalf("%+v: %v", o, err)
+		}
+		nc.Close()
+	}
+	for _, c := range []struct {
+		o      protocol.ConnOptions
+		server string
+	}{
+		{protocol.ConnOptions{URL: url, Token: wrong}, url},
+		{protocol.ConnOptions{URL: "nats://" + wrong + "@" + host}, "nats://xxxxx@" + host},
+		{protocol.ConnOptions{URL: url}, url},
+	} {
+		start := time.Now()
+		_, err := protocol.Connect(c.o)
+		if err == nil {
+			t.Fatalf("%+v: connected", c.o)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%+v: failed after %v, want at once", c.o, d)
+		}
+		var ce *protocol.ConnError
+		if !errors.As(err, &ce) || ce.Server != c.server {
+			t.Errorf("%+v: error %T %v, want a ConnError naming %s", c.o, err, err, c.server)
+		}
+		msg := err.Error()
+		if strings.Contains(msg, token) || strings.Contains(msg, wrong) {
+			t.Errorf("the error shows a token: %s", msg)
+		}
+		if !strings.Contains(msg, "refused the credentials") || !strings.Contains(msg, c.server) {
+			t.Errorf("error %q: want the server and the cause", msg)
+		}
+	}
+	if _, _, err := protocol.StartEmbedded(protocol.EmbeddedOptions{StoreDir: t.TempDir(), Token: token, User: "u"}); err == nil {
+		t.Error("an embedded server with a token and a user started")
+	}
+}
