@@ -565,3 +565,59 @@ func runWithin(cmd *exec.Cmd, d time.Duration) (string, error) {
 		return out.String(), fmt.Errorf("still running after %v", d)
 	}
 }
+
+// TestTLSEmbeddedCoordinator: the coordinator's embedded NATS server with
+// TLS (its certificate from --nats-cert/--nats-key) and a token; the
+// coordinator trusts its own server through --ca, a worker and a submit
+// connect over TLS with the token from the environment, and the campaign
+// completes. The token appears in no output.
+func TestTLSEmbeddedCoordinator(t *testing.T) {
+	p := newPKI(t)
+	const token = "Tok-embedded-0e7f2a91c3"
+	dir := t.TempDir()
+	natsAddr := freeAddr(t)
+	env := append(os.Environ(), "MSJFARM_STORAGE="+filepath.Join(dir, "store"), "MSJFARM_NATS_TOKEN="+token, "MSJFARM_CA="+p.ca)
+	var outs []*procutil.Buffer
+	for _, args := range [][]string{
+		{"coordinator", "--listen", natsAddr, "--store-dir", filepath.Join(dir, "nats"), "--nats-cert", p.serverCert, "--nats-key", p.serverKey},
+		{"worker", "--nats-url", "tls://" + natsAddr, "--workers", "2", "--runner", "inprocess"},
+	} {
+		out := &procutil.Buffer{}
+		cmd := exec.Command(bin, args...)
+		cmd.Env, cmd.Stdout, cmd.Stderr = env, out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			<-done
+			if t.Failed() {
+				t.Logf("--- %s output:\n%s", args[0], out.String())
+			}
+		})
+		outs = append(outs, out)
+		if args[0] == "coordinator" {
+			waitFor(t, "the coordinator", 60*time.Second, func() bool { return strings.Contains(out.String(), "ready (NATS") })
+		}
+	}
+	sw := filepath.Join(dir, "s.yaml")
+	writeFile(t, sw, "name: tls-embedded\nseed: 2\nworkload: one-or-all\naxes:\n  arrival_rate: [1]\npolicies: [fcfs]\nreplications: 2\nrun: {arrivals: 2e3, warmup: 2e2, deadline: 5m}\n")
+	submit := exec.Command(bin, "submit", "--nats-url", "nats://"+natsAddr, "--wait", sw)
+	submit.Env = env
+	out, err := runWithin(submit, 60*time.Second)
+	if err != nil {
+		t.Fatalf("submit: %v\n%s", err, out)
+	}
+	all := out
+	for _, o := range outs {
+		all += o.String()
+	}
+	if strings.Contains(all, token) {
+		t.Errorf("the token is printed:\n%s", all)
+	}
+	if !strings.Contains(outs[1].String(), "NATS tls://"+natsAddr) {
+		t.Errorf("the worker is not connected over tls://%s:\n%s", natsAddr, outs[1].String())
+	}
+}
