@@ -5,7 +5,9 @@ import (
 
 	"context"
 	"fmt"
+	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,17 +92,43 @@ func (f *farmFlags) storageOptions() []storage.Option {
 // structured logger mask them wherever they appear.
 var processSecrets []string
 
-// secrets are the credential values given by flag, environment or config,
-// removed from anything the process prints (see redact.Text).
+// secrets are the credential values given by flag, environment or config
+// — the NATS password and token, also as written in --nats-url, and the S3
+// secret keys of the environment — removed from anything the process
+// prints (see redact.Text). Values shorter than minSecret are left to the
+// URL masking alone: replacing a one- or two-letter string everywhere would
+// garble every line.
 func (f *farmFlags) secrets() []string {
 	var s []string
-	for _, p := range []*string{f.password, f.token} {
-		if p != nil && *p != "" {
-			s = append(s, *p)
+	add := func(v string) {
+		if len(v) >= minSecret && !slices.Contains(s, v) {
+			s = append(s, v)
 		}
+	}
+	for _, p := range []*string{f.password, f.token} {
+		if p != nil {
+			add(*p)
+		}
+	}
+	if f.natsURL != nil {
+		for _, raw := range strings.Split(*f.natsURL, ",") {
+			if u, err := url.Parse(strings.TrimSpace(raw)); err == nil && u.User != nil {
+				if pw, ok := u.User.Password(); ok {
+					add(pw)
+				} else {
+					add(u.User.Username()) // a token
+				}
+			}
+		}
+	}
+	for _, env := range []string{"MSJFARM_S3_SECRET_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "MINIO_ROOT_PASSWORD"} {
+		add(os.Getenv(env))
 	}
 	return s
 }
+
+// minSecret is the shortest credential masked wherever it appears.
+const minSecret = 4
 
 // parse completes the flags cobra has parsed: viper, bound to them, gives
 // each flag not on the command line its value from the environment or the

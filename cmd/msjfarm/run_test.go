@@ -88,9 +88,11 @@ func TestSecurityFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("MSJFARM_NATS_TOKEN", "tok-from-env")
+	t.Setenv("MSJFARM_S3_SECRET_KEY", "s3-secret-env")
 	fs := pflag.NewFlagSet("worker", pflag.ContinueOnError)
 	ff := newFarmFlags(fs, true, "./default")
-	if err := fs.Parse([]string{"--config", cfg, "--tls-cert", "/c.pem", "--nats-key", "/k.pem"}); err != nil {
+	if err := fs.Parse([]string{"--config", cfg, "--tls-cert", "/c.pem", "--nats-key", "/k.pem",
+		"--nats-url", "nats://url-token-1@h:1,nats://u:url-pw-2@h:2"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := ff.parse(); err != nil {
@@ -102,8 +104,13 @@ func TestSecurityFlags(t *testing.T) {
 	if o := ff.storageOptions(); len(o) != 1 {
 		t.Fatalf("%d storage options, want the shared CA", len(o))
 	}
-	if !slices.Contains(processSecrets, "tok-from-env") || !slices.Contains(processSecrets, "pw-from-file") {
-		t.Fatalf("secrets to redact %v", processSecrets)
+	for _, want := range []string{"tok-from-env", "pw-from-file", "s3-secret-env", "url-token-1", "url-pw-2"} {
+		if !slices.Contains(processSecrets, want) {
+			t.Errorf("%q is not among the secrets to redact %v", want, processSecrets)
+		}
+	}
+	if slices.Contains(processSecrets, "u") {
+		t.Fatalf("the user name \"u\" (shorter than minSecret, and not a secret) is among the secrets to redact %v", processSecrets)
 	}
 	if err := fs.Parse([]string{"--nats-ca", "/n.pem"}); err != nil {
 		t.Fatal(err)
