@@ -35,7 +35,9 @@ const envNote = `Every flag can also be set in the environment as MSJFARM_<FLAG>
 dashes as underscores: MSJFARM_NATS_URL, MSJFARM_STORAGE, MSJFARM_WORKERS, ...)
 or in a YAML/TOML/JSON config file (--config or MSJFARM_CONFIG; keys are the
 flag names, e.g. "nats-url: nats://nats:4222"). The command line wins over
-the environment, which wins over the file.`
+the environment, which wins over the file. Put secrets (MSJFARM_NATS_TOKEN,
+MSJFARM_NATS_PASSWORD, MSJFARM_S3_SECRET_KEY) in the environment or the file:
+the command line is visible to other users; msjfarm never prints them.`
 
 func noArgs(name string, f func(args []string) int) func(*pflag.FlagSet) func([]string) int {
 	return func(*pflag.FlagSet) func([]string) int {
