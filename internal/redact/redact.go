@@ -50,6 +50,14 @@ func URL(u string) string {
 	if err != nil || p.Scheme == "" {
 		return userinfoRE.ReplaceAllStringFunc(u, maskUserinfo)
 	}
+	// Nothing to mask: the text as it was, not as net/url would re-encode it.
+	secretQuery := false
+	for k := range p.Query() {
+		secretQuery = secretQuery || secretParam(k)
+	}
+	if p.User == nil && !secretQuery {
+		return u
+	}
 	if p.User != nil {
 		if _, has := p.User.Password(); has {
 			p.User = url.UserPassword(p.User.Username(), Mask)
@@ -57,18 +65,14 @@ func URL(u string) string {
 			p.User = url.User(Mask)
 		}
 	}
-	if p.RawQuery != "" {
+	if secretQuery {
 		q := p.Query()
-		changed := false
 		for k := range q {
 			if secretParam(k) {
 				q[k] = []string{Mask}
-				changed = true
 			}
 		}
-		if changed {
-			p.RawQuery = q.Encode()
-		}
+		p.RawQuery = q.Encode()
 	}
 	return p.String()
 }

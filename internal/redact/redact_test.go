@@ -16,6 +16,7 @@ func TestURL(t *testing.T) {
 		{"https://h/o?X-Amz-Signature=deadbeef&X-Amz-Credential=AK", "https://h/o?X-Amz-Credential=xxxxx&X-Amz-Signature=xxxxx"},
 		{"https://h/o?s3_secret_key=k", "https://h/o?s3_secret_key=xxxxx"},
 		{"127.0.0.1:4222", "127.0.0.1:4222"},
+		{"http://h:8080/a%2fb?x=1&a=2", "http://h:8080/a%2fb?x=1&a=2"}, // untouched, not re-encoded
 	} {
 		if got := URL(c.in); got != c.want {
 			t.Errorf("URL(%q) = %q, want %q", c.in, got, c.want)
