@@ -58,7 +58,8 @@ lint:
 BENCH_COUNT ?= 1
 BENCH_OUT ?= bench.txt
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 5x -count $(BENCH_COUNT) -timeout 120m ./sim/ ./plugins/... | tee $(BENCH_OUT)
+	$(GO) test -run '^$$' -bench . -benchtime 5x -count $(BENCH_COUNT) -timeout 120m ./sim/ ./plugins/... >$(BENCH_OUT); \
+		s=$$?; cat $(BENCH_OUT); exit $$s
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
