@@ -53,8 +53,13 @@ lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
+# Benchmarks of the engine and every policy (BenchmarkCatalog); the output
+# goes to $(BENCH_OUT) too, for benchstat.
+BENCH_COUNT ?= 1
+BENCH_OUT ?= bench.txt
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 5x ./sim/ ./plugins/...
+	$(GO) test -run '^$$' -bench . -benchtime 5x -count $(BENCH_COUNT) -timeout 120m ./sim/ ./plugins/... >$(BENCH_OUT); \
+		s=$$?; cat $(BENCH_OUT); exit $$s
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -26,8 +26,11 @@ import (
 // -workers 2` on a campaign of 200 short tasks (3e6 arrivals, ~0.35 s each,
 // a third of the shortest paper-scale replication; MSJFARM_BENCH_ARRIVALS
 // changes that: 1e6 gives 0.11-s tasks, where the fixed costs weigh 3x more).
+// The replications run in policy plugin processes (--runner plugin, the
+// default path of `msjfarm run`); MSJFARM_BENCH_RUNNER=inprocess measures
+// the farm without the plugin host.
 //
-// Criterion: wall ≤ 1.05 × (total task CPU time / 2) + start-up, with the
+// Criterion: wall ≤ 1.04 × (total task CPU time / 2) + start-up, with the
 // task CPU time as the replications' thread CPU time (cpu_seconds in the
 // result provenance), the wall time as the whole command's (sweep
 // validation, NATS, tasks, summary, manifest and report, shut-down) and
@@ -80,7 +83,11 @@ run: {arrivals: ` + arrivals + `, warmup: 1e3}
 	}
 	load0 := loadAvg()
 	cpu0 := procStat()
-	cmd := exec.Command(bin, "run", "-workers", "2", "-q", "-storage", filepath.Join(dir, "data"), path)
+	runner := os.Getenv("MSJFARM_BENCH_RUNNER")
+	if runner == "" {
+		runner = "plugin"
+	}
+	cmd := exec.Command(bin, "run", "--workers", "2", "-q", "--runner", runner, "--storage", filepath.Join(dir, "data"), path)
 	t1 := time.Now()
 	out, err := cmd.CombinedOutput()
 	wall := time.Since(t1)
@@ -131,22 +138,24 @@ run: {arrivals: ` + arrivals + `, warmup: 1e3}
 	util := busy.Seconds() / (2 * (wall - startup).Seconds())
 	t.Logf("occupancy: replications ran %.3f core-seconds of 2 × (wall − start-up) = %.3f: %.4f (first task %.3fs after exec, last ended %.3fs before exit)",
 		busy.Seconds(), 2*(wall-startup).Seconds(), util, first.Sub(t1).Seconds(), t1.Add(wall).Sub(last).Seconds())
-	if util < 1/1.05 {
-		t.Errorf("occupancy %.4f < 1/1.05: the farm adds more than 5%% to the task time", util)
+	if util < 1/overheadBound {
+		t.Errorf("occupancy %.4f < 1/%.2f: the farm adds more than %.0f%% to the task time", util, overheadBound, 100*(overheadBound-1))
 	}
 	// The bounds need the cores to ourselves: other processes' CPU over the
 	// run (the machine's user+system less this process's) must stay under
 	// 2% of the cores' time.
 	others := machine.user + machine.system - farmCPU
 	idle := machine.user > 0 && others.Seconds() < 0.02*float64(runtime.NumCPU())*wall.Seconds()
-	if farmCPU.Seconds() > 1.05*cpu.Seconds() && idle {
-		t.Errorf("farm CPU %v > 1.05 × task CPU %v", farmCPU, cpu)
+	// With plugins the farm's CPU includes the plugin processes' (children
+	// of msjfarm run, counted in its rusage once they have exited).
+	if farmCPU.Seconds() > overheadBound*cpu.Seconds() && idle {
+		t.Errorf("farm CPU %v > %.2f × task CPU %v", farmCPU, overheadBound, cpu)
 	}
-	bound := time.Duration(1.05*float64(cpu)/2) + startup
-	t.Logf("200 tasks: task CPU time %.3fs (%.1f ms/task); ideal on 2 cores %.3fs; msjfarm run wall %.3fs (start-up %.3fs); "+
-		"wall/ideal = %.4f; bound 1.05×ideal+start-up = %.3fs",
-		cpu.Seconds(), cpu.Seconds()*1000/200, cpu.Seconds()/2, wall.Seconds(), startup.Seconds(),
-		(wall-startup).Seconds()/(cpu.Seconds()/2), bound.Seconds())
+	bound := time.Duration(overheadBound*float64(cpu)/2) + startup
+	t.Logf("runner %s, 200 tasks: task CPU time %.3fs (%.1f ms/task); ideal on 2 cores %.3fs; msjfarm run wall %.3fs (start-up %.3fs); "+
+		"wall/ideal = %.4f; bound %.2f×ideal+start-up = %.3fs",
+		runner, cpu.Seconds(), cpu.Seconds()*1000/200, cpu.Seconds()/2, wall.Seconds(), startup.Seconds(),
+		(wall-startup).Seconds()/(cpu.Seconds()/2), overheadBound, bound.Seconds())
 	// The machine's view (USER_HZ ticks, all cores): steal is time the
 	// hypervisor ran something else on our virtual cores. No farm can use
 	// it, so the wall is also reported with it taken out.
@@ -162,7 +171,7 @@ run: {arrivals: ` + arrivals + `, warmup: 1e3}
 	t.Logf("the same 200 replications in a plain two-goroutine loop: wall/ideal = %.4f; the farm's wall/ideal relative to it = %.4f",
 		floor, rel)
 	// The wall-time criteria need the two cores to ourselves.
-	if rel > 1.05 && idle {
+	if rel > overheadBound && idle {
 		t.Errorf("the farm's wall/ideal is %.4f × a plain loop's", rel)
 	}
 	if wall > bound && idle {
@@ -171,6 +180,11 @@ run: {arrivals: ` + arrivals + `, warmup: 1e3}
 		t.Logf("bounds not asserted: other processes took %.2fs of the cores' %.2fs", others.Seconds(), float64(runtime.NumCPU())*wall.Seconds())
 	}
 }
+
+// overheadBound is the farm's allowed wall time over the ideal (the
+// replications' CPU time spread over the cores): 4% for dispatch, result
+// writes, the plugin host's RPC and the summary.
+const overheadBound = 1.04
 
 // occupancy is ∫ min(n(t), slots) dt over the spans (n(t): spans covering
 // t), with the first start and the last end.

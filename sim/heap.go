@@ -39,16 +39,6 @@ func (h *eventHeap) less(a, b int) bool {
 	return ea.t < eb.t || (ea.t == eb.t && ea.seq < eb.seq)
 }
 
-func (h *eventHeap) swap(a, b int) {
-	h.ev[a], h.ev[b] = h.ev[b], h.ev[a]
-	if j := h.ev[a].j; j != nil {
-		j.heapIdx = int32(a)
-	}
-	if j := h.ev[b].j; j != nil {
-		j.heapIdx = int32(b)
-	}
-}
-
 func (h *eventHeap) push(t float64, j *Job, tag int) {
 	h.seq++
 	h.ev = append(h.ev, event{t: t, j: j, tag: tag, seq: h.seq})
@@ -61,8 +51,8 @@ func (h *eventHeap) push(t float64, j *Job, tag int) {
 
 func (h *eventHeap) pop() event {
 	n := len(h.ev) - 1
-	h.swap(0, n)
-	e := h.ev[n]
+	e := h.ev[0]
+	h.ev[0] = h.ev[n]
 	h.ev = h.ev[:n]
 	if n > 0 {
 		h.down(0)
@@ -74,7 +64,7 @@ func (h *eventHeap) pop() event {
 func (h *eventHeap) remove(i int) {
 	n := len(h.ev) - 1
 	if i != n {
-		h.swap(i, n)
+		h.ev[i] = h.ev[n]
 		h.ev = h.ev[:n]
 		if !h.down(i) {
 			h.up(i)
@@ -84,19 +74,34 @@ func (h *eventHeap) remove(i int) {
 	h.ev = h.ev[:n]
 }
 
+// up and down move the entry at i by a hole: the entry is held aside while
+// the entries it passes move one level each, and it is written once where
+// it stops. Against pairwise swaps this halves the writes (and the heapIdx
+// updates) per level; the pop order, which (t, seq) makes total, is the
+// same whatever the sifting.
 func (h *eventHeap) up(i int) {
+	e := h.ev[i]
 	for i > 0 {
 		p := (i - 1) / 2
-		if !h.less(i, p) {
-			return
+		q := &h.ev[p]
+		if !(e.t < q.t || (e.t == q.t && e.seq < q.seq)) {
+			break
 		}
-		h.swap(i, p)
+		h.ev[i] = *q
+		if j := q.j; j != nil {
+			j.heapIdx = int32(i)
+		}
 		i = p
+	}
+	h.ev[i] = e
+	if e.j != nil {
+		e.j.heapIdx = int32(i)
 	}
 }
 
 func (h *eventHeap) down(i0 int) bool {
 	i, n := i0, len(h.ev)
+	e := h.ev[i]
 	for {
 		l := 2*i + 1
 		if l >= n {
@@ -106,11 +111,19 @@ func (h *eventHeap) down(i0 int) bool {
 		if r := l + 1; r < n && h.less(r, l) {
 			c = r
 		}
-		if !h.less(c, i) {
+		q := &h.ev[c]
+		if !(q.t < e.t || (q.t == e.t && q.seq < e.seq)) {
 			break
 		}
-		h.swap(i, c)
+		h.ev[i] = *q
+		if j := q.j; j != nil {
+			j.heapIdx = int32(i)
+		}
 		i = c
+	}
+	h.ev[i] = e
+	if e.j != nil {
+		e.j.heapIdx = int32(i)
 	}
 	return i > i0
 }

@@ -71,10 +71,10 @@ func (p *naive) scan(s *sdk.System) {
 
 // TestMatchesNaive: the decision trace equals the naive scan's, event for
 // event, on a six-class workload (two classes share need 3) at ρ = 0.875,
-// on one-or-all at λ = 7 and on Borg cell B at λ = 2.
+// on one-or-all at λ = 7 and on Borg cell B at λ = 2 and 4.5 (26 classes: the head tree).
 func TestMatchesNaive(t *testing.T) {
 	cfg := sim.Config{Seed: 7, Warmup: 1000, Arrivals: 30000}
-	for _, w := range []*sim.Workload{simtest.Mixed(2.5), simtest.Named(t, "one-or-all", 7), simtest.Named(t, "borg-b", 2)} {
+	for _, w := range []*sim.Workload{simtest.Mixed(2.5), simtest.Named(t, "one-or-all", 7), simtest.Named(t, "borg-b", 2), simtest.Named(t, "borg-b", 4.5)} {
 		_, got := simtest.Record(t, w, &firstfit.FirstFit{}, cfg)
 		_, want := simtest.Record(t, w, &naive{}, cfg)
 		if !reflect.DeepEqual(got, want) {
