@@ -13,6 +13,9 @@ import (
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/local"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/results/reproduce"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/storage/miniotest"
 	"github.com/msjfarm/msjfarm/sweep"
@@ -115,13 +118,29 @@ func TestTraceReplacedAfterSubmit(t *testing.T) {
 	}
 	id1, sum1 := runTrace(t, path, open(), nil)
 	other := synthSWF(400, 3)
-	id2, sum2 := runTrace(t, path, open(), func() {
+	st2 := open()
+	id2, sum2 := runTrace(t, path, st2, func() {
 		if err := os.WriteFile(filepath.Join(dir, "t.swf"), other, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	})
 	if id1 != id2 || !bytes.Equal(sum1, sum2) {
 		t.Fatalf("the file replaced after submit changed the campaign:\n%s %s\n%s %s", id1, sum1, id2, sum2)
+	}
+	// msjfarm reproduce replays the stored trace too, bit for bit.
+	a, err := archive.Load(t.Context(), st2, id2, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(a.Tasks))
+	for i, tk := range a.Tasks {
+		ids[i] = tk.ID
+	}
+	rctx := worker.WithTraceSource(t.Context(), worker.NewTraceSource(st2, t.TempDir(), 0))
+	for _, r := range reproduce.Run(rctx, a, ids, 2, nil) {
+		if r.Verdict != reproduce.Same {
+			t.Fatalf("reproduce %s: %s %s", r.Task.ID, r.Verdict, r.Detail)
+		}
 	}
 	id3, sum3 := runTrace(t, path, open(), nil)
 	if id3 == id1 || bytes.Equal(sum1, sum3) {

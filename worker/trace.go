@@ -269,17 +269,45 @@ func WithTrace(ctx context.Context, tr *swf.Trace) context.Context {
 }
 
 // taskWorkload builds t's engine workload: generated arrivals, or, for a
-// trace task, the verified trace attached to ctx (WithTrace). A trace task
-// without one is a permanent error: a runner never reads a trace itself.
+// trace task, the verified trace attached to ctx (WithTrace) or, failing
+// that, fetched through the TraceSource attached to ctx
+// (WithTraceSource). A trace task with neither is a permanent error: a
+// runner never reads a trace from a path.
 func taskWorkload(ctx context.Context, t *sweep.Task) (*sim.Workload, error) {
 	if t.Trace == nil {
 		return t.SimWorkload()
 	}
 	tr, _ := ctx.Value(traceKey{}).(*swf.Trace)
 	if tr == nil {
-		return nil, fmt.Errorf("trace %s: no verified trace attached to the run (the worker fetches it from storage)", t.Trace.SHA256)
+		src, _ := ctx.Value(traceSourceKey{}).(*TraceSource)
+		if src == nil {
+			return nil, fmt.Errorf("trace %s: no verified trace attached to the run (the worker fetches it from storage)", t.Trace.SHA256)
+		}
+		var err error
+		if tr, err = src.c.get(ctx, t.Trace, t.Workload.Servers); err != nil {
+			return nil, err
+		}
 	}
 	return t.TraceWorkload(tr)
+}
+
+// TraceSource fetches, verifies and parses traces from storage like a
+// worker does, for a runner used outside one (msjfarm reproduce).
+type TraceSource struct{ c *traceCache }
+
+// NewTraceSource reads traces from st through the cache directory dir
+// ("": the user cache directory's msjfarm/traces), each at most limit
+// bytes (<= 0: storage.DefaultMaxTraceSize).
+func NewTraceSource(st storage.Store, dir string, limit int64) *TraceSource {
+	return &TraceSource{newTraceCache(st, dir, limit, func(string, ...any) {})}
+}
+
+type traceSourceKey struct{}
+
+// WithTraceSource lets the runners called with the returned context
+// fetch trace tasks' traces from src.
+func WithTraceSource(ctx context.Context, src *TraceSource) context.Context {
+	return context.WithValue(ctx, traceSourceKey{}, src)
 }
 
 // withTaskTrace fetches, verifies and parses t's trace, if it has one, and
