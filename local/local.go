@@ -287,7 +287,7 @@ func UploadTrace(ctx context.Context, st storage.Store, f *sweep.File, data []by
 		}
 		return fmt.Sprintf("trace %s (%d bytes) already in %s", f.Trace.SHA256, f.Trace.Size, st.URL()), nil
 	}
-	sum, created, err := storage.PutTrace(ctx, st, data)
+	sum, written, err := storage.PutTrace(ctx, st, data)
 	if err != nil {
 		return "", fmt.Errorf("trace.file: %w", err)
 	}
@@ -295,7 +295,7 @@ func UploadTrace(ctx context.Context, st storage.Store, f *sweep.File, data []by
 		return "", fmt.Errorf("trace.file: the content to upload (sha256 %s, %d bytes) is not the one the sweep pins (%s, %d bytes)",
 			sum, len(data), f.Trace.SHA256, f.Trace.Size)
 	}
-	if created {
+	if written {
 		return fmt.Sprintf("trace %s (%d bytes) uploaded to %s", sum, len(data), st.URL()), nil
 	}
 	return fmt.Sprintf("trace %s (%d bytes) already in %s", sum, len(data), st.URL()), nil

@@ -52,33 +52,31 @@ func TraceSHA256(data []byte) string {
 }
 
 // PutTrace stores a trace's content under its sha256 unless it is already
-// there (put-if-absent: an existing object is never rewritten, so
-// concurrent submitters of one trace agree). It returns the sha256 and
-// whether this call stored it.
-func PutTrace(ctx context.Context, st Store, data []byte) (sum string, created bool, err error) {
+// there (put-if-absent: concurrent submitters of one trace agree). An
+// object already there is read back and compared: one that is not this
+// content (corrupt, or tampered with) is replaced by it — safe, since the
+// key names the content and every reader verifies it — so that submitting
+// again repairs what a worker refused. It returns the sha256 and whether
+// this call wrote the object.
+func PutTrace(ctx context.Context, st Store, data []byte) (sum string, written bool, err error) {
 	sum = TraceSHA256(data)
 	key := TraceKey(sum)
-	if info, err := st.Stat(ctx, key); err == nil && info.Size == int64(len(data)) {
-		return sum, false, nil
-	}
-	created, err = st.PutIfAbsent(ctx, key, data)
+	created, err := st.PutIfAbsent(ctx, key, data)
 	if err != nil {
 		return sum, false, fmt.Errorf("uploading the trace: %w", err)
 	}
-	if !created {
-		// Present but of another size: not this content. It cannot be
-		// replaced here without racing readers; say so rather than run
-		// tasks that will fail on it.
-		info, err := st.Stat(ctx, key)
-		if err != nil {
-			return sum, false, fmt.Errorf("uploading the trace: %w", err)
-		}
-		if info.Size != int64(len(data)) {
-			return sum, false, fmt.Errorf("storage %s: %s exists with %d bytes, the trace has %d: the stored object is corrupt; delete it and submit again",
-				st.URL(), key, info.Size, len(data))
+	if created {
+		return sum, true, nil
+	}
+	if info, err := st.Stat(ctx, key); err == nil && info.Size == int64(len(data)) {
+		if have, err := st.Get(ctx, key); err == nil && TraceSHA256(have) == sum {
+			return sum, false, nil
 		}
 	}
-	return sum, created, nil
+	if err := st.Put(ctx, key, data); err != nil {
+		return sum, false, fmt.Errorf("replacing the corrupt trace object %s: %w", key, err)
+	}
+	return sum, true, nil
 }
 
 // ErrTraceMissing is returned (wrapped) by CheckTrace when the trace is

@@ -170,7 +170,7 @@ func (c *traceCache) load(ctx context.Context, ref *sweep.TraceRef, k int) (*swf
 	var bad *badContent
 	if errors.As(err, &bad) {
 		os.Remove(final)
-		return nil, &PermanentError{fmt.Errorf("trace %s: the copy fetched from %s %v: refusing to replay it", ref.SHA256, c.store.URL(), bad)}
+		return nil, &PermanentError{fmt.Errorf("trace %s: the copy fetched from %s %v: refusing to replay it; submitting the sweep again replaces it", ref.SHA256, c.store.URL(), bad)}
 	}
 	return tr, err
 }
@@ -238,7 +238,7 @@ func (c *traceCache) fetch(ctx context.Context, dir, final string, ref *sweep.Tr
 		return fmt.Errorf("trace %s: %w", ref.SHA256, err)
 	}
 	if info.Size != ref.Size {
-		return &PermanentError{fmt.Errorf("trace %s: the object %s in %s has %d bytes where the task pins %d (corrupt or tampered): refusing to replay it",
+		return &PermanentError{fmt.Errorf("trace %s: the object %s in %s has %d bytes where the task pins %d (corrupt or tampered): refusing to replay it; submitting the sweep again replaces it",
 			ref.SHA256, key, c.store.URL(), info.Size, ref.Size)}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
