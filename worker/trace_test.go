@@ -159,3 +159,37 @@ type failingStore struct{ storage.Store }
 func (failingStore) Stat(ctx context.Context, key string) (storage.Info, error) {
 	return storage.Info{}, errors.New("storage unreachable")
 }
+
+// TestParsedTracesBounded: at most maxParsedTraces parsed traces stay in
+// memory; an evicted one is parsed again from the disk cache, not
+// fetched again.
+func TestParsedTracesBounded(t *testing.T) {
+	_, st, data := traceTasks(t)
+	c := newTraceCache(st, t.TempDir(), 0, t.Logf)
+	var refs []*sweep.TraceRef
+	for i := range maxParsedTraces + 2 {
+		d := append(append([]byte(nil), data...), []byte(strings.Repeat(";\n", i+1))...)
+		sum, _, err := storage.PutTrace(t.Context(), st, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, &sweep.TraceRef{SHA256: sum, Size: int64(len(d)), TimeScale: 1})
+	}
+	for _, r := range refs {
+		if _, err := c.get(t.Context(), r, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.mu.Lock()
+	n := len(c.parsed)
+	c.mu.Unlock()
+	if n > maxParsedTraces {
+		t.Fatalf("%d parsed traces kept, limit %d", n, maxParsedTraces)
+	}
+	if _, err := c.get(t.Context(), refs[0], 0); err != nil {
+		t.Fatal(err)
+	}
+	if f, p := c.Fetches.Load(), c.Parses.Load(); f != int64(len(refs)) || p != int64(len(refs))+1 {
+		t.Fatalf("%d fetches, %d parses; want %d and %d", f, p, len(refs), len(refs)+1)
+	}
+}

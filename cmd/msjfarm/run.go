@@ -118,6 +118,13 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 			return fail("run: runner: %v", err)
 		}
 		fmt.Fprintf(os.Stderr, "msjfarm run: runner %s\n", ch.Desc)
+		// The trace goes to storage first, as with submit: the workers
+		// replay the uploaded content (local.Run then only checks it).
+		if desc, err := local.UploadTrace(ctx, st, f, trace); err != nil {
+			return fail("run: %v", err)
+		} else if desc != "" {
+			fmt.Fprintf(os.Stderr, "msjfarm run: %s\n", desc)
+		}
 		pluginStarts(metrics, ch.Runner)
 		if ln != nil {
 			httpURLLine("run", ln, "live campaign page")
@@ -135,7 +142,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 			rl = f
 		}
 		p := newProgress(os.Stderr, 0).describe(camp)
-		out, err := local.Run(ctx, local.Options{Spec: f, Trace: trace, MaxTraceSize: traceLimit, Store: st, Runner: ch.Runner, Pins: ch.Pins, Workers: *n, StoreDir: *storeDir,
+		out, err := local.Run(ctx, local.Options{Spec: f, MaxTraceSize: traceLimit, Store: st, Runner: ch.Runner, Pins: ch.Pins, Workers: *n, StoreDir: *storeDir,
 			AckWait: *ackWait, MaxDeliver: *maxDeliver, RetryFailed: *retry, Logf: logf(slogger, *verbose), RunLog: rl,
 			HTTP: ln, Linger: *linger, Metrics: metrics, Log: taskLogger(slogger, *verbose),
 			Lingering: func(s *protocol.Status) {
