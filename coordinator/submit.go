@@ -35,6 +35,14 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	if err := co.checkPins(ctx, camp.ID, req.Pins); err != nil {
 		return nil, fmt.Errorf("invalid sweep: %w", err)
 	}
+	// A trace is replayed from its uploaded content only (never from a
+	// path): it must be in storage, with the size the sweep pins. The
+	// coordinator never reads it; the workers bound and verify it.
+	if tr := req.Spec.Trace; tr != nil {
+		if err := storage.CheckTrace(ctx, co.o.Store, tr.SHA256, tr.Size, 0); err != nil {
+			return nil, fmt.Errorf("invalid sweep: trace.sha256: %w", err)
+		}
+	}
 	id := camp.ID
 	created, epoch := time.Now().UTC(), 0
 	if e, err := co.h.Campaigns.Get(ctx, id); err == nil {

@@ -40,6 +40,13 @@ type Options struct {
 	Spec *sweep.File
 	// Store holds the results, summaries and reports.
 	Store storage.Store
+	// Trace is the content of the trace Spec replays, as read by
+	// sweep.ReadTraceFile (nil: no trace, or one already in Store); Run
+	// uploads it (UploadTrace) before submitting.
+	Trace []byte
+	// TraceCache and MaxTraceSize are the workers' (worker.Options).
+	TraceCache   string
+	MaxTraceSize int64
 	// Runner runs the replications (worker.ForCampaign picks one). Run
 	// does not close it; the worker closes a runner that is an io.Closer
 	// when it stops.
@@ -162,6 +169,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		o.Metrics = monitor.NewMetrics()
 	}
 	wo := worker.Options{Conn: nc, Store: o.Store, Concurrency: o.Workers, Logf: o.Logf,
+		TraceCache: o.TraceCache, MaxTraceSize: o.MaxTraceSize,
 		FetchWait: 250 * time.Millisecond, Runner: o.Runner, Log: o.Log, RunLog: o.RunLog}
 	if o.Metrics != nil {
 		wo.Observe = o.Metrics.ObserveTask
@@ -191,6 +199,9 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	defer stopWorkers()
 
+	if _, err := UploadTrace(ctx, o.Store, o.Spec, o.Trace); err != nil {
+		return nil, err
+	}
 	req := protocol.SubmitRequest{Spec: o.Spec, RetryFailed: o.RetryFailed}
 	if o.Pins != nil {
 		req.Pins = o.Pins.Policies
@@ -257,4 +268,35 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		case <-finished:
 		}
 	}
+}
+
+// UploadTrace stores the trace f replays in st under its sha256
+// (storage.PutTrace: put-if-absent, nothing written when it is there) and
+// describes what it did; with no trace it does nothing. data is the
+// content sweep.ReadTraceFile read (it set f.Trace.SHA256 and Size); nil
+// means a trace given by sha256 alone, which must already be in st. The
+// client that submits a sweep calls it, so that the farm never reads a
+// path: msjfarm submit, and Run for msjfarm run.
+func UploadTrace(ctx context.Context, st storage.Store, f *sweep.File, data []byte) (string, error) {
+	if f.Trace == nil {
+		return "", nil
+	}
+	if data == nil {
+		if err := storage.CheckTrace(ctx, st, f.Trace.SHA256, f.Trace.Size, 0); err != nil {
+			return "", fmt.Errorf("trace.sha256: %w", err)
+		}
+		return fmt.Sprintf("trace %s (%d bytes) already in %s", f.Trace.SHA256, f.Trace.Size, st.URL()), nil
+	}
+	sum, written, err := storage.PutTrace(ctx, st, data)
+	if err != nil {
+		return "", fmt.Errorf("trace.file: %w", err)
+	}
+	if sum != f.Trace.SHA256 || int64(len(data)) != f.Trace.Size {
+		return "", fmt.Errorf("trace.file: the content to upload (sha256 %s, %d bytes) is not the one the sweep pins (%s, %d bytes)",
+			sum, len(data), f.Trace.SHA256, f.Trace.Size)
+	}
+	if written {
+		return fmt.Sprintf("trace %s (%d bytes) uploaded to %s", sum, len(data), st.URL()), nil
+	}
+	return fmt.Sprintf("trace %s (%d bytes) already in %s", sum, len(data), st.URL()), nil
 }

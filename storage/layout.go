@@ -18,6 +18,7 @@ import "strings"
 //	campaigns/<id>/summary.csv            SummaryKey
 //	campaigns/<id>/report/                ReportPrefix
 //	plugins/<name>/<sha256>               PluginKey
+//	traces/<sha256>                       TraceKey: a replayed SWF trace, by content (trace.go)
 //	runs/<id>.json                        a running `msjfarm run`'s server (protocol.LiveRunKey)
 
 // CampaignPrefix is the prefix of every object of campaign id.

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -65,10 +64,12 @@ type Task struct {
 	Load float64 `json:"load"`
 }
 
-// TraceRef pins a replayed trace by content.
+// TraceRef pins a replayed trace by content: a worker fetches
+// storage.TraceKey(SHA256), checks its size and sha256, and replays it
+// with TimeScale. No path: a task never names a file of any machine.
 type TraceRef struct {
-	File      string  `json:"file"`
 	SHA256    string  `json:"sha256"`
+	Size      int64   `json:"size"`
 	TimeScale float64 `json:"time_scale"`
 }
 
@@ -90,18 +91,26 @@ type Campaign struct {
 	checked map[string]bool
 }
 
-// SimWorkload builds the engine workload of a task: an SWF trace through
-// workload.FromTrace, otherwise the one builder every runner uses
-// (workload.Spec.BuildArrivals).
+// SimWorkload builds the engine workload of a task with generated
+// arrivals, through the one builder every runner uses
+// (workload.Spec.BuildArrivals). A trace task needs its trace's content,
+// which only the worker's verified fetch provides: TraceWorkload.
 func (t *Task) SimWorkload() (*sim.Workload, error) {
 	if t.Trace != nil {
-		tr, err := swf.ReadFile(t.Trace.File, t.Workload.Servers)
-		if err != nil {
-			return nil, err
-		}
-		return workload.FromTrace(t.Workload.Name, tr, t.Trace.TimeScale)
+		return nil, fmt.Errorf("trace %s: a replayed trace's workload is built from its verified content (TraceWorkload), not read from a path", t.Trace.SHA256)
 	}
 	return t.Workload.BuildArrivals(t.ArrivalRate, t.Interarrival, nil)
+}
+
+// TraceWorkload builds the engine workload of a trace task from its trace,
+// parsed (swf.ReadLimits) from the content t.Trace pins for
+// t.Workload.Servers servers; tr is only read, so one parsed trace serves
+// every replication.
+func (t *Task) TraceWorkload(tr *swf.Trace) (*sim.Workload, error) {
+	if t.Trace == nil {
+		return nil, fmt.Errorf("task %s replays no trace", t.ID)
+	}
+	return workload.FromTrace(t.Workload.Name, tr, t.Trace.TimeScale)
 }
 
 // Config is the engine configuration of a task.
@@ -245,11 +254,6 @@ func baseWorkload(f *File) (workload.Spec, *TraceRef, error) {
 		}
 		return workload.Spec{Name: f.Name, Servers: f.Servers, Classes: f.Classes}, nil, nil
 	}
-	data, err := os.ReadFile(f.Trace.File)
-	if err != nil {
-		return workload.Spec{}, nil, fmt.Errorf("trace.file: %w", err)
-	}
-	sum := sha256.Sum256(data)
 	ts := f.Trace.TimeScale
 	if ts == 0 {
 		ts = 1
@@ -257,7 +261,16 @@ func baseWorkload(f *File) (workload.Spec, *TraceRef, error) {
 	if !(ts > 0) || math.IsInf(ts, 0) {
 		return workload.Spec{}, nil, fmt.Errorf("trace.time_scale: must be a finite number > 0, got %v", f.Trace.TimeScale)
 	}
-	return workload.Spec{Name: f.Name, Servers: f.Servers}, &TraceRef{File: f.Trace.File, SHA256: hex.EncodeToString(sum[:]), TimeScale: ts}, nil
+	if f.Trace.SHA256 == "" {
+		return workload.Spec{}, nil, fmt.Errorf("trace.sha256: missing: the trace's content must be uploaded to storage first (msjfarm submit and run read trace.file and upload it); the farm never reads a path")
+	}
+	if !validSHA256(f.Trace.SHA256) {
+		return workload.Spec{}, nil, fmt.Errorf("trace.sha256: %q is not a sha256 (64 lowercase hex digits)", f.Trace.SHA256)
+	}
+	if f.Trace.Size < 1 {
+		return workload.Spec{}, nil, fmt.Errorf("trace.size: must be the trace's size in bytes (>= 1), got %d", f.Trace.Size)
+	}
+	return workload.Spec{Name: f.Name, Servers: f.Servers}, &TraceRef{SHA256: f.Trace.SHA256, Size: f.Trace.Size, TimeScale: ts}, nil
 }
 
 func buildAxes(f *File, isTrace bool) ([]axis, error) {

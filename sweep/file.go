@@ -75,9 +75,23 @@ type File struct {
 	Profiles map[string]Profile `mapstructure:"profiles" json:"-"`
 }
 
-// TraceSpec replays an SWF file (B §6.2).
+// TraceSpec replays an SWF file (B §6.2), pinned by content: SHA256 and
+// Size name the trace's bytes, uploaded by the submitting client to
+// storage under storage.TraceKey(SHA256). The farm (coordinator and
+// workers) reads the trace only from there, never from a path.
 type TraceSpec struct {
-	File      string  `mapstructure:"file" json:"file"`
+	// File is the SWF file on the submitting machine, read only by the
+	// client that submits the sweep (ReadTraceFile). It is never encoded
+	// (json:"-"): not in a submit request, not in the stored spec, not in
+	// the campaign id, which therefore depends on the trace's content and
+	// not on where it lies.
+	File string `mapstructure:"file" json:"-"`
+	// SHA256 is the hex sha256 of the trace's content. ReadTraceFile fills
+	// it in from File; a sweep may also give it alone, naming a trace
+	// already in storage (a stored campaign spec does).
+	SHA256 string `mapstructure:"sha256" json:"sha256"`
+	// Size is the trace's size in bytes, filled in with SHA256.
+	Size      int64   `mapstructure:"size" json:"size"`
 	TimeScale float64 `mapstructure:"time_scale" json:"time_scale,omitempty"`
 }
 
@@ -116,7 +130,7 @@ func LoadProfile(path, profile string) (*File, error) {
 	if profile == "" {
 		profile = os.Getenv(ProfileEnv)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readLimited(path, MaxFileSize, "sweep file")
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +156,9 @@ func Parse(data []byte, format string) (*File, error) { return ParseProfile(data
 // ParseProfile reads a sweep file's content like Parse and, if profile is
 // not empty, overlays that profile (see Profile).
 func ParseProfile(data []byte, format, profile string) (*File, error) {
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("sweep file: %d bytes, more than the limit of %d (a sweep names its axes, not its points)", len(data), MaxFileSize)
+	}
 	switch format {
 	case "yaml", "toml", "json":
 	default:

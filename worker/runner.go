@@ -85,7 +85,7 @@ func (InProcess) Run(ctx context.Context, t *sweep.Task, progress func(done, tot
 	if err != nil {
 		return nil, &PermanentError{err}
 	}
-	w, err := t.SimWorkload()
+	w, err := taskWorkload(ctx, t)
 	if err != nil {
 		return nil, &PermanentError{fmt.Errorf("workload: %w", err)}
 	}

@@ -87,6 +87,12 @@ type Options struct {
 	// Observe, if set, is called after every replication (the worker's
 	// metrics, package monitor).
 	Observe func(TaskEvent)
+	// TraceCache is where replayed traces fetched from Store are kept,
+	// named by sha256 (default: the user cache directory's
+	// msjfarm/traces); MaxTraceSize bounds a trace in bytes (default
+	// storage.DefaultMaxTraceSize). See trace.go.
+	TraceCache   string
+	MaxTraceSize int64
 }
 
 // Stats counts what a worker did.
@@ -113,6 +119,7 @@ type Worker struct {
 	logMu      sync.Mutex
 	cacheMu    sync.Mutex
 	cancelled  map[string]cacheEntry
+	traces     *traceCache
 	Stats      Stats
 }
 
@@ -161,7 +168,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	}
 	cfg := h.Workers.CachedInfo().Config
 	w := &Worker{o: o, js: js, h: h, host: host, ackWait: cfg.AckWait, maxDeliver: cfg.MaxDeliver,
-		cancelled: map[string]cacheEntry{}}
+		cancelled: map[string]cacheEntry{}, traces: newTraceCache(o.Store, o.TraceCache, o.MaxTraceSize, o.Logf)}
 	if w.ackWait <= 0 {
 		w.ackWait = protocol.DefaultAckWait
 	}
@@ -431,7 +438,11 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 	}
 	started := time.Now()
 	w.Stats.Running.Add(1)
-	out, err := w.o.Runner.Run(runCtx, t, progress)
+	var out *Outcome
+	traceCtx, err := w.withTaskTrace(runCtx, t)
+	if err == nil {
+		out, err = w.o.Runner.Run(traceCtx, t, progress)
+	}
 	wall := time.Since(started)
 	w.Stats.Running.Add(-1)
 	close(hbDone)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/local"
 	"github.com/msjfarm/msjfarm/monitor"
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/archive"
@@ -42,20 +43,56 @@ func signalContext() (context.Context, context.CancelFunc) {
 // validateSweep loads and expands a sweep under its profile named profile
 // ("" means $MSJFARM_PROFILE, if set), checking every policy and its
 // parameters against cat (the policy registry: built-ins and plugins),
-// printing warnings; nothing is written.
-func validateSweep(path string, cat sweep.Catalog, profile string) (*sweep.File, *sweep.Campaign, error) {
+// printing warnings; nothing is written. A trace the sweep replays is read
+// here, on the submitting machine only, within traceLimit bytes, and
+// pinned by content (sweep.ReadTraceFile); its bytes are returned for
+// upload (local.UploadTrace).
+func validateSweep(path string, cat sweep.Catalog, profile string, traceLimit int64) (*sweep.File, *sweep.Campaign, []byte, error) {
 	f, err := sweep.LoadProfile(path, profile)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	trace, err := sweep.ReadTraceFile(f, traceLimit)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	c, err := sweep.Expand(f, cat)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	for _, w := range c.Warnings {
 		fmt.Fprintf(os.Stderr, "msjfarm: warning: %s\n", w)
 	}
-	return f, c, nil
+	return f, c, trace, nil
+}
+
+// traceSizeFlag adds --max-trace-size: the limit on a replayed trace's
+// size, read by submit and run from the submitter's disk and by a worker
+// from storage (env MSJFARM_MAX_TRACE_SIZE).
+func traceSizeFlag(fs *pflag.FlagSet) *string {
+	def := os.Getenv("MSJFARM_MAX_TRACE_SIZE")
+	if def == "" {
+		def = "512MiB"
+	}
+	return fs.String("max-trace-size", def, "largest SWF trace accepted, e.g. 512MiB, 2GiB or a number of bytes (env MSJFARM_MAX_TRACE_SIZE)")
+}
+
+// parseSize reads a byte count: a whole number with an optional unit
+// B, KiB, MiB, GiB, TiB (powers of 1024) or kB, MB, GB, TB (powers of 1000).
+func parseSize(flag, s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := len(t)
+	for i > 0 && (t[i-1] < '0' || t[i-1] > '9') {
+		i--
+	}
+	num, unit := t[:i], strings.TrimSpace(t[i:])
+	mult := map[string]int64{"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+		"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}[strings.ToLower(unit)]
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || mult == 0 || n < 1 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("--%s: %q is not a size (a whole number of bytes >= 1, optionally with KiB, MiB, GiB, kB, MB or GB)", flag, s)
+	}
+	return n * mult, nil
 }
 
 // profileUsage documents --profile of run and submit.
@@ -156,12 +193,18 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 	verbose := ff.fs.BoolP("v", "v", false, "log to stderr")
 	rf := addRunnerFlags(ff.fs)
 	mf := addMonitorFlags(ff.fs, "metrics", "serve /metrics, /healthz and /readyz on this address (e.g. :9090)")
+	maxTrace := traceSizeFlag(ff.fs)
+	traceCache := ff.fs.String("trace-cache", "", "directory of the traces fetched from storage, named by sha256 (default: the user cache directory's msjfarm/traces)")
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
 			return 2
 		}
 		if ff.fs.NArg() > 0 {
 			return fail("worker: unexpected argument %q", ff.fs.Arg(0))
+		}
+		traceLimit, err := parseSize("max-trace-size", *maxTrace)
+		if err != nil {
+			return usagef("worker: %v", err)
 		}
 		slogger, err := mf.logger(*verbose)
 		if err != nil {
@@ -199,7 +242,7 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 		}
 		pluginStarts(metrics, runner)
 		o := worker.Options{Conn: nc, Store: st, Concurrency: *n, Name: *name, Grace: *grace, Logf: logf(slogger, *verbose), Runner: runner,
-			Log: slogger, Observe: metrics.ObserveTask}
+			Log: slogger, Observe: metrics.ObserveTask, TraceCache: *traceCache, MaxTraceSize: traceLimit}
 		if *runLog != "" {
 			f, err := os.OpenFile(*runLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 			if err != nil {
@@ -240,6 +283,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 	dry := ff.fs.Bool("dry-run", false, "print the plan (points, tasks, already in --storage, to run, estimated CPU and wall time on --workers) and submit nothing")
 	dryWorkers := ff.fs.Int("workers", runtime.NumCPU(), "with --dry-run: the farm's replication slots the wall time is estimated for")
 	profile := ff.fs.String("profile", "", profileUsage)
+	maxTrace := traceSizeFlag(ff.fs)
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
 			return 2
@@ -247,13 +291,17 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		if ff.fs.NArg() != 1 {
 			return fail("submit: want one sweep file")
 		}
+		traceLimit, err := parseSize("max-trace-size", *maxTrace)
+		if err != nil {
+			return usagef("submit: %v", err)
+		}
 		ctx, stop := signalContext()
 		defer stop()
 		h := pluginhost.New(pluginhost.Config{MaxConcurrent: 1})
 		defer h.Close()
 		reg := registry.New(ctx, registry.Options{Dirs: pluginhost.SearchPath(*pluginPath, nil), Host: h})
 		warn("submit", reg.Warnings())
-		f, camp, err := validateSweep(ff.fs.Arg(0), reg, *profile)
+		f, camp, trace, err := validateSweep(ff.fs.Arg(0), reg, *profile, traceLimit)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
 			return 2
@@ -262,13 +310,23 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 			return dryRun("submit", ff, camp, *dryWorkers)
 		}
 		req := protocol.SubmitRequest{Spec: f, RetryFailed: *retry}
-		// Storage is needed only to pin plugin binaries (PinForSubmit says so
-		// when one must be pinned and there is none).
+		// Storage is needed to pin plugin binaries (PinForSubmit says so
+		// when one must be pinned and there is none) and to upload a trace.
 		var st storage.Store
 		if *ff.storage != "" {
 			if st, err = ff.store(ctx); err != nil {
-				return fail("submit: storage for the plugin pins: %v", err)
+				return fail("submit: storage for the plugin pins and traces: %v", err)
 			}
+		}
+		if f.Trace != nil {
+			if st == nil {
+				return usagef("submit: %s replays a trace: give the farm's --storage (or MSJFARM_STORAGE), where the trace is uploaded for the workers", ff.fs.Arg(0))
+			}
+			desc, err := local.UploadTrace(ctx, st, f, trace)
+			if err != nil {
+				return fail("submit: %v", err)
+			}
+			fmt.Fprintf(os.Stderr, "msjfarm submit: %s\n", desc)
 		}
 		pins, desc, warnings, err := worker.PinForSubmit(ctx, st, camp, reg, *pin)
 		warn("submit", warnings)

@@ -20,6 +20,7 @@ import (
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/limit"
 	"github.com/msjfarm/msjfarm/sim/rng"
+	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 	"github.com/msjfarm/msjfarm/worker/registry"
 )
@@ -125,7 +126,7 @@ func runLimit(fs *pflag.FlagSet, args []string, out io.Writer, lf limitFlags) in
 		if fs.Changed("policy") || fs.Changed("param") || fs.Changed("workload") {
 			return usagef("limit: --workload, --policy and --param come from the sweep file %s; give either the file or the flags", args[0])
 		}
-		f, camp, err := validateSweep(args[0], reg, "")
+		f, camp, _, err := validateSweep(args[0], reg, "", storage.DefaultMaxTraceSize)
 		if err != nil {
 			return usagef("limit: %v", err)
 		}

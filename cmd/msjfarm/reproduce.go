@@ -97,7 +97,9 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		}
 		fmt.Fprintf(os.Stderr, "msjfarm reproduce: campaign %s: re-running %d of %d tasks, %d at once\n", id, len(chosen), len(a.Tasks), *n)
 		start := time.Now()
-		res := reproduce.Run(worker.WithCampaign(ctx, id), a, chosen, *n, plugins)
+		// A replayed trace comes from storage, verified, like a worker's.
+		rctx := worker.WithTraceSource(worker.WithCampaign(ctx, id), worker.NewTraceSource(st, "", 0))
+		res := reproduce.Run(rctx, a, chosen, *n, plugins)
 		return printReproductions(os.Stdout, res, time.Since(start))
 	}
 }

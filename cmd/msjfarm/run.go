@@ -37,6 +37,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 	mf := addMonitorFlags(ff.fs, "http", "serve the live campaign page, /metrics, /healthz and /readyz on this address (e.g. 127.0.0.1:8080)")
 	linger := ff.fs.Duration("http-linger", 0, "with --http: keep serving the page this long after the campaign finished (Ctrl-C ends it)")
 	profile := ff.fs.String("profile", "", profileUsage)
+	maxTrace := traceSizeFlag(ff.fs)
 	// Flags may follow the sweep file: msjfarm run sweep.yaml --http :8080.
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
@@ -54,6 +55,10 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 		if *n < 1 {
 			return fail("run: --workers must be >= 1")
 		}
+		traceLimit, err := parseSize("max-trace-size", *maxTrace)
+		if err != nil {
+			return usagef("run: %v", err)
+		}
 		reserveFarmProc(*n)
 		ctx, stop := signalContext()
 		defer stop()
@@ -61,7 +66,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 		// the search path) before anything is created.
 		cfg := rf.config(*n, logf(slogger, *verbose))
 		pr := cfg.Prepare(ctx)
-		f, camp, err := validateSweep(pos[0], pr.Registry, *profile)
+		f, camp, trace, err := validateSweep(pos[0], pr.Registry, *profile, traceLimit)
 		if err != nil {
 			pr.Close()
 			warn("run", pr.Registry.Warnings())
@@ -113,6 +118,13 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 			return fail("run: runner: %v", err)
 		}
 		fmt.Fprintf(os.Stderr, "msjfarm run: runner %s\n", ch.Desc)
+		// The trace goes to storage first, as with submit: the workers
+		// replay the uploaded content (local.Run then only checks it).
+		if desc, err := local.UploadTrace(ctx, st, f, trace); err != nil {
+			return fail("run: %v", err)
+		} else if desc != "" {
+			fmt.Fprintf(os.Stderr, "msjfarm run: %s\n", desc)
+		}
 		pluginStarts(metrics, ch.Runner)
 		if ln != nil {
 			httpURLLine("run", ln, "live campaign page")
@@ -130,7 +142,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 			rl = f
 		}
 		p := newProgress(os.Stderr, 0).describe(camp)
-		out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: ch.Runner, Pins: ch.Pins, Workers: *n, StoreDir: *storeDir,
+		out, err := local.Run(ctx, local.Options{Spec: f, MaxTraceSize: traceLimit, Store: st, Runner: ch.Runner, Pins: ch.Pins, Workers: *n, StoreDir: *storeDir,
 			AckWait: *ackWait, MaxDeliver: *maxDeliver, RetryFailed: *retry, Logf: logf(slogger, *verbose), RunLog: rl,
 			HTTP: ln, Linger: *linger, Metrics: metrics, Log: taskLogger(slogger, *verbose),
 			Lingering: func(s *protocol.Status) {

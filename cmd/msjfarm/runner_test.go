@@ -178,7 +178,7 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 	h := pluginhost.New(pluginhost.Config{})
 	defer h.Close()
 	reg := registry.New(t.Context(), registry.Options{Dirs: pluginhost.SearchPath("", nil), Host: h})
-	_, camp, err := validateSweep(sw, reg, "")
+	_, camp, _, err := validateSweep(sw, reg, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,18 +125,107 @@ func (e *ParseError) Error() string {
 // fails with an error instead of exhausting memory.
 const maxLine = 1 << 20
 
-// Read parses an SWF trace from r for a system of k servers. If k <= 0, the
+// Limits bound what Read accepts, so that a trace from an untrusted source
+// (a farm worker reads traces named by task messages) fails with a clear
+// error instead of exhausting memory. The zero value of a field means its
+// default.
+type Limits struct {
+	// MaxLine bounds one line in bytes (default 1 MiB).
+	MaxLine int
+	// MaxJobs bounds the number of job lines (default DefaultMaxJobs): each
+	// costs about 100 bytes while parsing.
+	MaxJobs int
+	// MaxBytes bounds the (decompressed) input in bytes (default
+	// DefaultMaxBytes): a gzip member that inflates beyond it is an error,
+	// not a bomb.
+	MaxBytes int64
+}
+
+// Default limits. The largest traces of the Parallel Workloads Archive
+// have a few million jobs and a few hundred MB of text, uncompressed.
+const (
+	DefaultMaxJobs  = 20_000_000
+	DefaultMaxBytes = 4 << 30
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxLine <= 0 {
+		l.MaxLine = maxLine
+	}
+	if l.MaxJobs <= 0 {
+		l.MaxJobs = DefaultMaxJobs
+	}
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultMaxBytes
+	}
+	return l
+}
+
+// errTooBig is what limitReader returns past its limit.
+type errTooBig struct{ limit int64 }
+
+func (e errTooBig) Error() string {
+	return fmt.Sprintf("input is larger than the limit of %d bytes", e.limit)
+}
+
+// limitReader is io.LimitReader that fails, rather than ending quietly,
+// past its limit: a truncated trace must never pass for a whole one.
+type limitReader struct {
+	r    io.Reader
+	left int64
+	max  int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		// One byte more tells an input of exactly the limit from a longer one.
+		var one [1]byte
+		n, err := l.r.Read(one[:])
+		if n > 0 {
+			return 0, errTooBig{l.max}
+		}
+		return 0, err
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+// Read parses an SWF trace from r for a system of k servers with the
+// default Limits (see [ReadLimits]).
+func Read(r io.Reader, k int) (*Trace, error) { return ReadLimits(r, k, Limits{}) }
+
+// ReadLimits parses an SWF trace from r for a system of k servers. If k <= 0, the
 // header's MaxProcs is used, or MaxNodes when MaxProcs is absent (many archive
-// traces give only MaxNodes); [ErrNoServers] if neither is there.
+// traces give only MaxNodes); [ErrNoServers] if neither is there. An input
+// that starts with the gzip magic number is decompressed (the archive
+// distributes traces gzipped, and a farm stores them as given).
 //
-// The error is a *[ParseError] for a malformed line; Read never returns a
-// partial trace with an error. A trace in which every job was skipped is not
-// an error: Jobs is then empty and Skipped says why.
-func Read(r io.Reader, k int) (*Trace, error) {
+// The error is a *[ParseError] for a malformed line or a limit exceeded;
+// ReadLimits never returns a partial trace with an error. A trace in which
+// every job was skipped is not an error: Jobs is then empty and Skipped says
+// why.
+func ReadLimits(r io.Reader, k int, lim Limits) (*Trace, error) {
+	lim = lim.withDefaults()
+	br := bufio.NewReader(r)
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("swf: gzip: %w", err)
+		}
+		defer zr.Close()
+		r = zr
+	} else {
+		r = br
+	}
+	r = &limitReader{r: r, left: lim.MaxBytes, max: lim.MaxBytes}
 	tr := &Trace{}
 	var jobs []parsed
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), maxLine)
+	sc.Buffer(make([]byte, 0, min(64*1024, lim.MaxLine)), lim.MaxLine)
 	line := 0
 	for sc.Scan() {
 		line++
@@ -150,6 +239,9 @@ func Read(r io.Reader, k int) (*Trace, error) {
 			}
 			continue
 		}
+		if len(jobs) >= lim.MaxJobs {
+			return nil, &ParseError{Line: line, Reason: fmt.Sprintf("more than %d job lines (the job limit)", lim.MaxJobs)}
+		}
 		p, err := parseJob(line, s)
 		if err != nil {
 			return nil, err
@@ -158,7 +250,10 @@ func Read(r io.Reader, k int) (*Trace, error) {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, &ParseError{Line: line + 1, Reason: fmt.Sprintf("line longer than %d bytes", maxLine)}
+			return nil, &ParseError{Line: line + 1, Reason: fmt.Sprintf("line longer than %d bytes", lim.MaxLine)}
+		}
+		if tb, ok := errors.AsType[errTooBig](err); ok {
+			return nil, &ParseError{Line: line + 1, Reason: tb.Error()}
 		}
 		return nil, fmt.Errorf("swf: reading line %d: %w", line+1, err)
 	}
@@ -206,24 +301,16 @@ func Read(r io.Reader, k int) (*Trace, error) {
 	return tr, nil
 }
 
-// ReadFile reads the SWF trace at path (see [Read]). A name ending in ".gz" is
-// decompressed, since the archive distributes traces gzipped.
+// ReadFile reads the SWF trace at path (see [Read]), gzipped or not (the
+// content is sniffed, whatever the name). It is for a trace on the caller's
+// own disk (msjfarm simulate --swf); a farm never opens a path it was sent.
 func ReadFile(path string, k int) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("swf: %w", err)
 	}
 	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, fmt.Errorf("swf: %s: %w", path, err)
-		}
-		defer zr.Close()
-		r = zr
-	}
-	tr, err := Read(r, k)
+	tr, err := Read(f, k)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

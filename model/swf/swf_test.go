@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -330,5 +331,53 @@ func TestRequestedTime(t *testing.T) {
 	}
 	if want := []float64{60, 0, 0, 0, 0}; !reflect.DeepEqual(got, want) {
 		t.Errorf("requested = %v, want %v", got, want)
+	}
+}
+
+// TestLimits: each limit fails with an error that names it, never a
+// partial trace; an input exactly at a limit passes.
+func TestLimits(t *testing.T) {
+	in := "; MaxProcs: 4\n1 0 0 5 1\n2 1 0 5 1\n3 2 0 5 1\n"
+	if _, err := ReadLimits(strings.NewReader(in), 0, Limits{MaxJobs: 3}); err != nil {
+		t.Fatalf("3 jobs with MaxJobs 3: %v", err)
+	}
+	tr, err := ReadLimits(strings.NewReader(in), 0, Limits{MaxJobs: 2})
+	var pe *ParseError
+	if tr != nil || !errors.As(err, &pe) || !strings.Contains(err.Error(), "more than 2 job lines") || pe.Line != 4 {
+		t.Fatalf("MaxJobs 2: %v, %v", tr, err)
+	}
+	if _, err := ReadLimits(strings.NewReader(in), 0, Limits{MaxBytes: int64(len(in))}); err != nil {
+		t.Fatalf("MaxBytes = input size: %v", err)
+	}
+	tr, err = ReadLimits(strings.NewReader(in), 0, Limits{MaxBytes: int64(len(in)) - 1})
+	if tr != nil || !errors.As(err, &pe) || !strings.Contains(err.Error(), "larger than the limit") {
+		t.Fatalf("MaxBytes below the input: %v, %v", tr, err)
+	}
+	tr, err = ReadLimits(strings.NewReader("; MaxProcs: 4\n1 0 0 5 1 "+strings.Repeat("x", 100)+"\n"), 0, Limits{MaxLine: 64})
+	if tr != nil || !errors.As(err, &pe) || !strings.Contains(err.Error(), "line longer than 64 bytes") || pe.Line != 2 {
+		t.Fatalf("MaxLine: %v, %v", tr, err)
+	}
+}
+
+// TestGzipBombBounded: a gzip member that inflates beyond MaxBytes fails
+// with the limit's error after reading about MaxBytes, whatever it would
+// inflate to (here 64 MiB of blank lines, compressed to 64 kB).
+func TestGzipBombBounded(t *testing.T) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	chunk := bytes.Repeat([]byte{'\n'}, 1<<20)
+	for range 64 {
+		zw.Write(chunk)
+	}
+	zw.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	tr, err := ReadLimits(bytes.NewReader(buf.Bytes()), 4, Limits{MaxBytes: 8 << 20})
+	runtime.ReadMemStats(&after)
+	if tr != nil || err == nil || !strings.Contains(err.Error(), "larger than the limit of 8388608 bytes") {
+		t.Fatalf("gzip bomb: %v, %v", tr, err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Fatalf("allocated %d bytes for an 8 MiB limit", grew)
 	}
 }

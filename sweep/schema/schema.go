@@ -58,7 +58,9 @@ var descriptions = map[string]string{
 	"Spec.Shape":                "Shape (weibull).",
 	"Spec.Scale":                "Scale (frechet, weibull).",
 	"Spec.Samples":              "Samples resampled uniformly (empirical).",
-	"TraceSpec.File":            "An SWF file; a relative path is relative to the sweep file.",
+	"TraceSpec.File":            "An SWF file (gzipped or not) on the submitting machine; a relative path is relative to the sweep file. msjfarm submit and run read it (within --max-trace-size) and upload it to storage under its sha256; the farm never reads the path.",
+	"TraceSpec.SHA256":          "The trace's sha256 (64 lowercase hex digits): filled in from file, or given alone to replay a trace already in storage (traces/<sha256>).",
+	"TraceSpec.Size":            "The trace's size in bytes, filled in with sha256.",
 	"TraceSpec.TimeScale":       "Multiplies inter-arrival times (default 1): below 1 raises the load.",
 	"RunSpec.Deadline":          "Wall-clock limit per replication, a duration with a unit (90m, 2h); a bare number is an error.",
 	"RunConfig.Arrivals":        "Measured arrivals per replication (exponent form allowed: 1e7). Required (here or as MSJFARM_RUN_ARRIVALS).",
@@ -159,7 +161,19 @@ func Reflect() *jsonschema.Schema {
 	set("servers", func(p *jsonschema.Schema) { p.Minimum = "1" })
 	s.Definitions["ClassSpec"].Required = []string{"need", "share", "service"}
 	s.Definitions["Spec"].Required = []string{"dist"}
-	s.Definitions["TraceSpec"].Required = []string{"file"}
+	// trace.file is read only by the submitting client (json:"-", never
+	// sent or stored): added here. A trace needs file, or the sha256 of
+	// one already in storage.
+	ts := s.Definitions["TraceSpec"]
+	ts.Properties.Set("file", &jsonschema.Schema{Type: "string", Description: descriptions["TraceSpec.File"]})
+	ts.Properties.MoveToFront("file")
+	ts.AnyOf = []*jsonschema.Schema{{Required: []string{"file"}}, {Required: []string{"sha256"}}}
+	if p, ok := ts.Properties.Get("sha256"); ok {
+		p.Pattern = "^[0-9a-f]{64}$"
+	}
+	if p, ok := ts.Properties.Get("size"); ok {
+		p.Minimum = "1"
+	}
 	s.Definitions["Precision"].Required = []string{"metric", "rel_half_width", "max_replications"}
 	return s
 }

@@ -1,0 +1,191 @@
+package sweep_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+const traceSweep = `name: tr
+seed: 1
+trace: {file: %s, time_scale: 0.5}
+policies: [fcfs, first-fit]
+replications: 2
+run: {arrivals: 5}
+`
+
+// writeSweep writes a trace sweep naming trace in dir and loads it.
+func loadTraceSweep(t *testing.T, dir, trace string) *sweep.File {
+	t.Helper()
+	p := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(p, []byte(strings.Replace(traceSweep, "%s", trace, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := sweep.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTracePinnedByContent: ReadTraceFile pins the trace by sha256 and
+// size; tasks name only those; the campaign id and the tasks depend on the
+// content, not on the path (the same trace at two paths is one campaign,
+// another trace at the same path another).
+func TestTracePinnedByContent(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	copyFile(t, "../model/swf/testdata/small.swf", filepath.Join(a, "x.swf"))
+	copyFile(t, "../model/swf/testdata/small.swf", filepath.Join(b, "other-name.swf"))
+	expand := func(f *sweep.File) *sweep.Campaign {
+		t.Helper()
+		data, err := sweep.ReadTraceFile(f, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(data)) != f.Trace.Size || len(f.Trace.SHA256) != 64 {
+			t.Fatalf("pinned %d bytes as %+v", len(data), f.Trace)
+		}
+		c, err := sweep.Expand(f, builtin.Catalog{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	ca := expand(loadTraceSweep(t, a, "x.swf"))
+	cb := expand(loadTraceSweep(t, b, "other-name.swf"))
+	if ca.ID != cb.ID || ca.Tasks[0].ID != cb.Tasks[0].ID {
+		t.Fatalf("same trace at two paths: campaigns %s and %s", ca.ID, cb.ID)
+	}
+	tr := ca.Tasks[0].Trace
+	if tr == nil || tr.SHA256 != ca.File.Trace.SHA256 || tr.Size != ca.File.Trace.Size || tr.TimeScale != 0.5 {
+		t.Fatalf("task trace %+v", tr)
+	}
+	for _, tk := range ca.Tasks {
+		if data, _ := jsonOf(tk); strings.Contains(data, a) || strings.Contains(data, "x.swf") {
+			t.Fatalf("a task names the path: %s", data)
+		}
+	}
+	if s, _ := jsonOf(ca.File); strings.Contains(s, "x.swf") {
+		t.Fatalf("the campaign spec names the path: %s", s)
+	}
+	// Other content at the same path: another campaign.
+	copyFile(t, "../model/swf/testdata/noheader.swf", filepath.Join(a, "x.swf"))
+	f := loadTraceSweep(t, a, "x.swf")
+	f.Servers = 8
+	if cc := expand(f); cc.ID == ca.ID {
+		t.Fatal("other content, same campaign id")
+	}
+}
+
+// TestTraceWithoutContentRefused: a sweep whose trace has no uploaded
+// content (a path only, as a forged submit request would send) is refused
+// by Expand, naming trace.sha256, without opening the path: here a FIFO,
+// which would block an open for reading until a writer comes.
+func TestTraceWithoutContentRefused(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	f := loadTraceSweep(t, t.TempDir(), fifo)
+	done := make(chan error, 1)
+	go func() { _, err := sweep.Expand(f, builtin.Catalog{}); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "trace.sha256: missing") {
+			t.Fatalf("err %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Expand blocked: it opened the FIFO")
+	}
+	f.Trace.SHA256, f.Trace.Size = "../../etc/passwd", 10
+	if _, err := sweep.Expand(f, builtin.Catalog{}); err == nil || !strings.Contains(err.Error(), "trace.sha256") {
+		t.Fatalf("a sha256 that is a path: %v", err)
+	}
+}
+
+// TestReadTraceFileRefusesSpecialFiles: /dev/zero, a FIFO and a directory
+// are refused at once, naming trace.file, without being read (memory stays
+// flat, a FIFO does not block); a file over the limit is refused; a
+// sha256 in the sweep must match the file.
+func TestReadTraceFileRefusesSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	paths := []string{"/dev/zero", dir}
+	if err := syscall.Mkfifo(fifo, 0o600); err == nil {
+		paths = append(paths, fifo)
+	}
+	for _, p := range paths {
+		f := loadTraceSweep(t, dir, p)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		done := make(chan error, 1)
+		go func() { _, err := sweep.ReadTraceFile(f, 512<<20); done <- err }()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: ReadTraceFile blocked", p)
+		}
+		runtime.ReadMemStats(&after)
+		if err == nil || !strings.Contains(err.Error(), "trace.file") || !strings.Contains(err.Error(), "not a regular file") {
+			t.Fatalf("%s: err %v", p, err)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+			t.Fatalf("%s: allocated %d bytes", p, grew)
+		}
+		t.Logf("%s: %v", p, err)
+	}
+	big := filepath.Join(dir, "big.swf")
+	copyFile(t, "../model/swf/testdata/small.swf", big)
+	f := loadTraceSweep(t, dir, big)
+	if _, err := sweep.ReadTraceFile(f, 100); err == nil || !strings.Contains(err.Error(), "trace.file") || !strings.Contains(err.Error(), "more than the limit of 100") {
+		t.Fatalf("over the limit: %v", err)
+	}
+	f.Trace.SHA256 = strings.Repeat("0", 64)
+	if _, err := sweep.ReadTraceFile(f, 1<<20); err == nil || !strings.Contains(err.Error(), "trace.sha256: the sweep says 000") {
+		t.Fatalf("mismatching sha256: %v", err)
+	}
+}
+
+// TestSweepFileSizeLimit: a sweep file over MaxFileSize is refused before
+// it is parsed, by Load and by Parse.
+func TestSweepFileSizeLimit(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.yaml")
+	data := []byte("name: x\n" + strings.Repeat("# padding\n", sweep.MaxFileSize/10+1))
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sweep.Load(p); err == nil || !strings.Contains(err.Error(), "sweep file") || !strings.Contains(err.Error(), "more than the limit") {
+		t.Fatalf("Load: %v", err)
+	}
+	if _, err := sweep.Parse(data, "yaml"); err == nil || !strings.Contains(err.Error(), "more than the limit") {
+		t.Fatalf("Parse: %v", err)
+	}
+	if _, err := sweep.Load("/dev/zero"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("Load(/dev/zero): %v", err)
+	}
+}
+
+func jsonOf(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}

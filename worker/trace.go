@@ -1,0 +1,324 @@
+package worker
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/msjfarm/msjfarm/model/swf"
+	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// A replayed trace reaches a worker by content only: the task names the
+// trace's sha256 and size (sweep.TraceRef), the worker fetches
+// storage.TraceKey(sha256) into a local content-addressed cache, verifies
+// the sha256 of exactly the bytes it parses, and parses each (trace,
+// servers) once for all the replications that replay it. No path from a
+// task is ever opened.
+
+// maxParsedTraces bounds the parsed traces kept in memory; a campaign
+// replays one trace, so a handful covers campaigns running side by side.
+const maxParsedTraces = 4
+
+// traceCache fetches, verifies and parses traces for the worker's tasks.
+type traceCache struct {
+	store storage.Store
+	dir   string // "" : the user cache directory's msjfarm/traces
+	limit int64  // bytes; <= 0: storage.DefaultMaxTraceSize
+	logf  func(string, ...any)
+
+	fetchMu sync.Mutex // one download at a time
+	mu      sync.Mutex
+	parsed  map[string]*parsedTrace
+	order   []string // keys of parsed, oldest first
+	seq     atomic.Int64
+
+	// Fetches and Parses count downloads and parses (tests check that
+	// replications share them).
+	Fetches, Parses atomic.Int64
+}
+
+type parsedTrace struct {
+	done chan struct{}
+	tr   *swf.Trace
+	err  error
+}
+
+func newTraceCache(st storage.Store, dir string, limit int64, logf func(string, ...any)) *traceCache {
+	if limit <= 0 {
+		limit = storage.DefaultMaxTraceSize
+	}
+	return &traceCache{store: st, dir: dir, limit: limit, logf: logf, parsed: map[string]*parsedTrace{}}
+}
+
+func (c *traceCache) cacheDir() (string, error) {
+	if c.dir != "" {
+		return c.dir, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no trace cache directory (set the worker's trace cache): %w", err)
+	}
+	return filepath.Join(d, "msjfarm", "traces"), nil
+}
+
+// get returns the parsed trace ref pins, for k servers (0: the trace
+// header's). A trace that is missing from storage, larger than the limit,
+// not what its sha256 says, or malformed is a *PermanentError naming the
+// hash; a storage error is not (another attempt may succeed). Only
+// successes are kept, so a failure is tried again by the next task.
+func (c *traceCache) get(ctx context.Context, ref *sweep.TraceRef, k int) (*swf.Trace, error) {
+	if !storage.ValidTraceSHA256(ref.SHA256) {
+		return nil, &PermanentError{fmt.Errorf("trace: %q is not a sha256 (64 lowercase hex digits)", ref.SHA256)}
+	}
+	if ref.Size > c.limit {
+		return nil, &PermanentError{fmt.Errorf("trace %s: %d bytes, more than this worker's limit of %d (--max-trace-size)", ref.SHA256, ref.Size, c.limit)}
+	}
+	key := ref.SHA256 + "/" + strconv.Itoa(k)
+	c.mu.Lock()
+	if p := c.parsed[key]; p != nil {
+		c.mu.Unlock()
+		select {
+		case <-p.done:
+			if p.err == nil {
+				return p.tr, nil
+			}
+			// Failed for another task meanwhile: try again, below.
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		c.mu.Lock()
+		if c.parsed[key] == p {
+			delete(c.parsed, key)
+		}
+	}
+	p := &parsedTrace{done: make(chan struct{})}
+	c.parsed[key] = p
+	c.order = append(c.order, key)
+	c.evictLocked()
+	c.mu.Unlock()
+
+	p.tr, p.err = c.load(ctx, ref, k)
+	close(p.done)
+	if p.err != nil {
+		c.mu.Lock()
+		if c.parsed[key] == p {
+			delete(c.parsed, key)
+		}
+		c.mu.Unlock()
+	}
+	return p.tr, p.err
+}
+
+// evictLocked drops the oldest finished parsed traces beyond
+// maxParsedTraces (a trace still loading is never dropped).
+func (c *traceCache) evictLocked() {
+	keep := c.order[:0]
+	n := len(c.parsed)
+	for _, k := range c.order {
+		p, ok := c.parsed[k]
+		if !ok {
+			continue
+		}
+		finished := false
+		select {
+		case <-p.done:
+			finished = true
+		default:
+		}
+		if n > maxParsedTraces && finished {
+			delete(c.parsed, k)
+			n--
+			continue
+		}
+		keep = append(keep, k)
+	}
+	c.order = keep
+}
+
+// load parses the cached copy of the trace, fetching it first if there
+// is none or if the cached copy is not what its name says.
+func (c *traceCache) load(ctx context.Context, ref *sweep.TraceRef, k int) (*swf.Trace, error) {
+	dir, err := c.cacheDir()
+	if err != nil {
+		return nil, err
+	}
+	final := filepath.Join(dir, ref.SHA256)
+	if _, err := os.Stat(final); err == nil {
+		tr, err := c.parse(final, ref, k)
+		var bad *badContent
+		if !errors.As(err, &bad) {
+			return tr, err
+		}
+		c.logf("worker: cached trace %s: %v; fetching it again", final, err)
+		os.Remove(final)
+	}
+	if err := c.fetch(ctx, dir, final, ref); err != nil {
+		return nil, err
+	}
+	tr, err := c.parse(final, ref, k)
+	var bad *badContent
+	if errors.As(err, &bad) {
+		os.Remove(final)
+		return nil, &PermanentError{fmt.Errorf("trace %s: the copy fetched from %s %v: refusing to replay it; submitting the sweep again replaces it", ref.SHA256, c.store.URL(), bad)}
+	}
+	return tr, err
+}
+
+// badContent: a trace file whose bytes are not those its sha256 names.
+type badContent struct{ msg string }
+
+func (e *badContent) Error() string { return e.msg }
+
+// parse reads path once, hashing exactly the bytes the parser sees: a
+// trace is replayed only if those bytes have the pinned size and sha256.
+func (c *traceCache) parse(path string, ref *sweep.TraceRef, k int) (*swf.Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	cr := &countReader{r: io.LimitReader(f, ref.Size+1)}
+	tr, perr := swf.ReadLimits(io.TeeReader(cr, h), k, swf.Limits{})
+	// Hash what the parser left unread too (all of it after an error), to
+	// tell a corrupt copy from a malformed trace.
+	if _, err := io.Copy(h, cr); err != nil {
+		return nil, err
+	}
+	if cr.n != ref.Size {
+		return nil, &badContent{fmt.Sprintf("has %d bytes where the task pins %d", cr.n, ref.Size)}
+	}
+	if sum := hex.EncodeToString(h.Sum(nil)); sum != ref.SHA256 {
+		return nil, &badContent{fmt.Sprintf("has sha256 %s, not the pinned %s (corrupt or tampered)", sum, ref.SHA256)}
+	}
+	c.Parses.Add(1)
+	if perr != nil {
+		return nil, &PermanentError{fmt.Errorf("trace %s: %w", ref.SHA256, perr)}
+	}
+	return tr, nil
+}
+
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// fetch downloads the trace into final (through a temporary name, so
+// final never holds a partial download). The object's size is checked
+// before a byte is downloaded.
+func (c *traceCache) fetch(ctx context.Context, dir, final string, ref *sweep.TraceRef) error {
+	c.fetchMu.Lock()
+	defer c.fetchMu.Unlock()
+	if _, err := os.Stat(final); err == nil {
+		return nil // fetched by another task meanwhile; parse verifies it
+	}
+	key := storage.TraceKey(ref.SHA256)
+	info, err := c.store.Stat(ctx, key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return &PermanentError{fmt.Errorf("trace %s: %s has no object %s (deleted after submit? submitting the sweep again uploads it)", ref.SHA256, c.store.URL(), key)}
+	}
+	if err != nil {
+		return fmt.Errorf("trace %s: %w", ref.SHA256, err)
+	}
+	if info.Size != ref.Size {
+		return &PermanentError{fmt.Errorf("trace %s: the object %s in %s has %d bytes where the task pins %d (corrupt or tampered): refusing to replay it; submitting the sweep again replaces it",
+			ref.SHA256, key, c.store.URL(), info.Size, ref.Size)}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf("%s.fetch-%d-%d", final, os.Getpid(), c.seq.Add(1))
+	if err := c.store.GetFile(ctx, key, tmp); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("trace %s: fetching %s: %w", ref.SHA256, key, err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	c.Fetches.Add(1)
+	c.logf("worker: fetched trace %s (%d bytes) from %s", ref.SHA256, ref.Size, c.store.URL())
+	return nil
+}
+
+// traceKey is the context key of a task's parsed trace.
+type traceKey struct{}
+
+// WithTrace attaches the parsed trace of a trace task to the context a
+// Runner is called with; the worker does this after fetching and
+// verifying it. A runner in another setting (a test) may attach one too.
+func WithTrace(ctx context.Context, tr *swf.Trace) context.Context {
+	return context.WithValue(ctx, traceKey{}, tr)
+}
+
+// taskWorkload builds t's engine workload: generated arrivals, or, for a
+// trace task, the verified trace attached to ctx (WithTrace) or, failing
+// that, fetched through the TraceSource attached to ctx
+// (WithTraceSource). A trace task with neither is a permanent error: a
+// runner never reads a trace from a path.
+func taskWorkload(ctx context.Context, t *sweep.Task) (*sim.Workload, error) {
+	if t.Trace == nil {
+		return t.SimWorkload()
+	}
+	tr, _ := ctx.Value(traceKey{}).(*swf.Trace)
+	if tr == nil {
+		src, _ := ctx.Value(traceSourceKey{}).(*TraceSource)
+		if src == nil {
+			return nil, fmt.Errorf("trace %s: no verified trace attached to the run (the worker fetches it from storage)", t.Trace.SHA256)
+		}
+		var err error
+		if tr, err = src.c.get(ctx, t.Trace, t.Workload.Servers); err != nil {
+			return nil, err
+		}
+	}
+	return t.TraceWorkload(tr)
+}
+
+// TraceSource fetches, verifies and parses traces from storage like a
+// worker does, for a runner used outside one (msjfarm reproduce).
+type TraceSource struct{ c *traceCache }
+
+// NewTraceSource reads traces from st through the cache directory dir
+// ("": the user cache directory's msjfarm/traces), each at most limit
+// bytes (<= 0: storage.DefaultMaxTraceSize).
+func NewTraceSource(st storage.Store, dir string, limit int64) *TraceSource {
+	return &TraceSource{newTraceCache(st, dir, limit, func(string, ...any) {})}
+}
+
+type traceSourceKey struct{}
+
+// WithTraceSource lets the runners called with the returned context
+// fetch trace tasks' traces from src.
+func WithTraceSource(ctx context.Context, src *TraceSource) context.Context {
+	return context.WithValue(ctx, traceSourceKey{}, src)
+}
+
+// withTaskTrace fetches, verifies and parses t's trace, if it has one, and
+// attaches it to ctx for the runner.
+func (w *Worker) withTaskTrace(ctx context.Context, t *sweep.Task) (context.Context, error) {
+	if t.Trace == nil {
+		return ctx, nil
+	}
+	tr, err := w.traces.get(ctx, t.Trace, t.Workload.Servers)
+	if err != nil {
+		return ctx, err
+	}
+	return WithTrace(ctx, tr), nil
+}
