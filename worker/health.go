@@ -137,12 +137,11 @@ func (h *storageHealth) Outages() int {
 // healthy (a read-only disk still serves reads). At the hard stop it
 // gives up with errStopping.
 func (w *Worker) withStorage(hard context.Context, msg jetstream.Msg, write bool, op func(ctx context.Context) error) error {
-	var stopHB func()
-	defer func() {
-		if stopHB != nil {
-			stopHB()
-		}
-	}()
+	// The message is kept alive from the first call on: a call to a store
+	// that has just gone away can itself take longer than AckWait (the
+	// S3 client retries a refused connection inside the call).
+	defer w.keepAlive(msg)()
+	waited := false
 	for delay := backoffMin; ; delay = min(2*delay, backoffMax) {
 		started := time.Now()
 		ictx, cancel := ioCtx()
@@ -155,8 +154,8 @@ func (w *Worker) withStorage(hard context.Context, msg jetstream.Msg, write bool
 			return err
 		}
 		w.health.Down(err, started)
-		if stopHB == nil {
-			stopHB = w.keepAlive(msg)
+		if !waited {
+			waited = true
 			w.Stats.StorageWaits.Add(1)
 		}
 		if hard.Err() != nil {
@@ -172,8 +171,9 @@ func (w *Worker) withStorage(hard context.Context, msg jetstream.Msg, write bool
 	}
 }
 
-// keepAlive sends InProgress for msg until the returned function is
-// called, so that a message waiting for storage is not redelivered.
+// keepAlive sends InProgress for msg every AckWait/3 (at most every 2 s)
+// until the returned function is called, so that a message waiting for
+// storage is not redelivered. A call shorter than that sends nothing.
 func (w *Worker) keepAlive(msg jetstream.Msg) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
@@ -182,7 +182,6 @@ func (w *Worker) keepAlive(msg jetstream.Msg) (stop func()) {
 		every := min(max(w.ackWait/3, 20*time.Millisecond), 2*time.Second)
 		tk := time.NewTicker(every)
 		defer tk.Stop()
-		_ = msg.InProgress()
 		for {
 			select {
 			case <-done:
