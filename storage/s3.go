@@ -177,7 +177,7 @@ func (s *s3Store) ensureBucket(ctx context.Context, region string) error {
 // OpenTimeout bounds the checks Open makes of an S3 store (the bucket
 // exists, the credentials work), whatever the caller's context allows: an
 // unreachable endpoint or wrong credentials are reported within it.
-var OpenTimeout = 8 * time.Second
+var OpenTimeout = 7 * time.Second
 
 // startupWait bounds how long Open waits for a server that refuses
 // connections or answers that it is still initialising (MinIO reports
