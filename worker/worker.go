@@ -23,9 +23,18 @@
 //     the server's max-deliveries advisory then makes the coordinator record
 //     the failure.
 //
+// Storage that is unavailable (storage.IsUnavailable: unreachable, 5xx,
+// a full or read-only disk...) is never a task failure: at any of the
+// steps above the worker waits instead — it stops fetching, keeps its
+// messages alive, holds finished records in memory and retries with
+// back-off until the store is back (health.go; docs/design.md, "Storage
+// outages"). A delivery is consumed only by a failure of the task itself.
+//
 // On shutdown (context cancelled, e.g. SIGTERM) the worker stops fetching,
 // lets running tasks finish for Options.Grace, then stops the rest and
 // releases them (Nak without delay) so another worker takes them at once.
+// A result held for unavailable storage is retried during the grace
+// period too, and released (lost) at the hard stop.
 //
 // Cancellation of a running in-process replication goes through
 // sim.Config.Context, which the engine polls every 1,024 events.
