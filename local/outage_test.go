@@ -3,7 +3,6 @@ package local_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -367,5 +366,3 @@ func fillDisk(path string) error {
 	}
 	return nil
 }
-
-var _ = context.Background
