@@ -2,6 +2,9 @@ package worker_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
 )
 
@@ -133,5 +137,113 @@ func TestHeldResultReleasedAtHardStop(t *testing.T) {
 	// The message is back in the queue for another worker.
 	if si, _ := h.Tasks.Info(ctx); si.State.Msgs != 1 {
 		t.Fatalf("%d messages in the stream, want 1", si.State.Msgs)
+	}
+}
+
+// pinsDown fails like the plugin runner does when storage is down while
+// it reads the campaign's plugin pins, until up is set; then it runs the
+// task in process.
+type pinsDown struct {
+	up    atomic.Bool
+	calls atomic.Int64
+	st    storage.Store
+}
+
+func (r *pinsDown) Run(ctx context.Context, t *sweep.Task, progress func(done, total int64)) (*worker.Outcome, error) {
+	r.calls.Add(1)
+	if !r.up.Load() {
+		return nil, fmt.Errorf("reading plugin pins: %w", &storage.Error{Op: "get", Key: "campaigns/camp/plugins.json", Store: r.st.URL(),
+			Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}})
+	}
+	return worker.InProcess{}.Run(ctx, t, progress)
+}
+
+// TestRunnerStorageErrorWaits: a runner that cannot read what a task
+// needs from storage (the plugin pins) makes the worker wait, not spend
+// the task's deliveries: with MaxDeliver 2 and an outage of several
+// AckWaits the task still runs once storage is back.
+func TestRunnerStorageErrorWaits(t *testing.T) {
+	ts := tasks(t, 2000, 0)
+	nc, _, st := queued(t, protocol.Layout{MaxDeliver: 2, AckWait: 500 * time.Millisecond}, ts[:1])
+	r := &pinsDown{st: st}
+	ctx := context.Background()
+	wctx, cancel := context.WithCancel(ctx)
+	w, err := worker.New(wctx, worker.Options{Conn: nc, Store: st, Runner: r, Concurrency: 1, FetchWait: 100 * time.Millisecond,
+		RetryDelay: 10 * time.Millisecond, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	time.Sleep(2500 * time.Millisecond) // five AckWaits
+	r.up.Store(true)
+	deadline := time.Now().Add(40 * time.Second)
+	for w.Stats.Done.Load() < 1 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if w.Stats.Done.Load() != 1 || w.Stats.Retried.Load() != 0 || w.Stats.Failed.Load() != 0 || w.Stats.StorageWaits.Load() != 1 || r.calls.Load() < 2 {
+		t.Fatalf("done %d retried %d failed %d storage waits %d runner calls %d", w.Stats.Done.Load(), w.Stats.Retried.Load(),
+			w.Stats.Failed.Load(), w.Stats.StorageWaits.Load(), r.calls.Load())
+	}
+}
+
+// failOnce fails its first call with a task error, then blocks until
+// its context ends.
+type failOnce struct {
+	calls  atomic.Int64
+	second chan struct{}
+}
+
+func (r *failOnce) Run(ctx context.Context, t *sweep.Task, progress func(done, total int64)) (*worker.Outcome, error) {
+	if r.calls.Add(1) == 1 {
+		return nil, errors.New("policy exploded on attempt 1")
+	}
+	close(r.second)
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestRunningStateKeepsPreviousError: the running state of a redelivered
+// task carries its previous attempt's error, so that a worker killed on
+// the last attempt leaves the coordinator's max-deliveries record with
+// that error, not "none reported".
+func TestRunningStateKeepsPreviousError(t *testing.T) {
+	ts := tasks(t, 2000, 0)
+	nc, h, st := queued(t, protocol.Layout{MaxDeliver: 3, AckWait: 5 * time.Second}, ts[:1])
+	r := &failOnce{second: make(chan struct{})}
+	ctx := context.Background()
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := worker.New(wctx, worker.Options{Conn: nc, Store: st, Runner: r, Concurrency: 1, FetchWait: 100 * time.Millisecond,
+		RetryDelay: 10 * time.Millisecond, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	select {
+	case <-r.second:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no second attempt")
+	}
+	var st2 protocol.TaskState
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if e, err := h.TaskStates.Get(ctx, protocol.TaskKey("camp", ts[0].ID)); err == nil {
+			_ = json.Unmarshal(e.Value(), &st2)
+			if st2.State == protocol.StateRunning && st2.Attempt == 2 {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if st2.State != protocol.StateRunning || st2.Attempt != 2 || !strings.Contains(st2.Error, "policy exploded on attempt 1") {
+		t.Fatalf("state of attempt 2: %+v", st2)
 	}
 }
