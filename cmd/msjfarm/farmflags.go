@@ -100,7 +100,7 @@ func (f *farmFlags) store(ctx context.Context) (storage.Store, error) {
 	// starting (storage.OpenTimeout) and otherwise fails at once with the
 	// endpoint and the cause (connection refused, timed out, access
 	// denied, bucket missing), rather than retrying for a minute in
-	// silence; compose and the Kubernetes manifests start msjfarm only once
-	// the object store reports healthy.
+	// silence. Compose starts msjfarm once the object store reports
+	// healthy, and Kubernetes restarts a pod that exits.
 	return storage.Open(ctx, *f.storage)
 }
