@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -26,6 +27,8 @@ type s3Store struct {
 	bucket string
 	base   string // "" or "some/prefix/"
 	url    string
+	// endpoint is the server's host:port, named in Open's errors.
+	endpoint string
 }
 
 // credentialEnv lists the environment variable pairs consulted, in order,
@@ -114,29 +117,43 @@ func openS3(ctx context.Context, u *url.URL, o options) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: %s: %w", canon, err)
 	}
-	client, err := minio.New(endpoint, &minio.Options{
+	mopts := minio.Options{
 		Creds:     credentials.NewStaticV4(access, secret, token),
 		Secure:    secure,
 		Region:    region,
 		Transport: transport,
-	})
+	}
+	client, err := minio.New(endpoint, &mopts)
 	if err != nil {
 		return nil, fmt.Errorf("storage: %s: %w", canon, err)
 	}
-	s := &s3Store{client: client, bucket: bucket, base: base, url: canon}
+	// Open's own checks go through a client that tries each request once
+	// (minio-go otherwise retries a refused connection ten times, with
+	// back-off, inside every call) and are bounded by OpenTimeout: a
+	// wrong endpoint or wrong credentials must be a clear error within
+	// seconds, not a minute of silent retries. The store's client keeps
+	// minio-go's retries for the blips of a long campaign.
+	popts := mopts
+	popts.MaxRetries = 1
+	probe, err := minio.New(endpoint, &popts)
+	if err != nil {
+		return nil, fmt.Errorf("storage: %s: %w", canon, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, OpenTimeout)
+	defer cancel()
+	s := &s3Store{client: probe, bucket: bucket, base: base, url: canon, endpoint: endpoint}
 	if o.noCreate {
 		exists, err := s.bucketExists(ctx)
 		if err != nil {
 			return nil, s.openErr("checking bucket", err)
 		}
 		if !exists {
-			return nil, fmt.Errorf("storage: %s: bucket %s does not exist: %w", canon, bucket, ErrNotFound)
+			return nil, fmt.Errorf("storage: %s: bucket missing: bucket %s does not exist at %s: %w", canon, bucket, endpoint, ErrNotFound)
 		}
-		return s, nil
-	}
-	if err := s.ensureBucket(ctx, region); err != nil {
+	} else if err := s.ensureBucket(ctx, region); err != nil {
 		return nil, err
 	}
+	s.client = client
 	return s, nil
 }
 
@@ -200,18 +217,26 @@ func (s *s3Store) ensureBucket(ctx context.Context, region string) error {
 	return s.openErr("creating bucket", err)
 }
 
-// startupWait bounds how long Open waits for a MinIO server that answers but
-// is still initialising (it reports ready on its health endpoint a moment
-// before its object layer accepts calls, and does so again after a restart).
-const startupWait = 30 * time.Second
+// OpenTimeout bounds the checks Open makes of an S3 store (the bucket
+// exists, the credentials work), whatever the caller's context allows: an
+// unreachable endpoint or wrong credentials are reported within it.
+var OpenTimeout = 7 * time.Second
 
-// bucketExists is BucketExists, retrying MinIO's transient
-// "server not initialized" answer for up to startupWait.
+// startupWait bounds how long Open waits for a server that refuses
+// connections or answers that it is still initialising (MinIO reports
+// ready on its health endpoint a moment before its object layer accepts
+// calls, and again after a restart), so that a store started at the same
+// moment as msjfarm is not an error, while a wrong port still is, quickly.
+const startupWait = 5 * time.Second
+
+// bucketExists is BucketExists, retrying a refused connection and MinIO's
+// transient "server not initialized" answer for up to startupWait.
 func (s *s3Store) bucketExists(ctx context.Context) (bool, error) {
 	deadline := time.Now().Add(startupWait)
 	for delay := 50 * time.Millisecond; ; delay = min(2*delay, time.Second) {
 		ok, err := s.client.BucketExists(ctx, s.bucket)
-		if err == nil || minio.ToErrorResponse(err).Code != "XMinioServerNotInitialized" || time.Now().After(deadline) {
+		transient := minio.ToErrorResponse(err).Code == "XMinioServerNotInitialized" || errors.Is(err, syscall.ECONNREFUSED)
+		if err == nil || !transient || time.Now().Add(delay).After(deadline) {
 			return ok, err
 		}
 		select {
@@ -222,14 +247,18 @@ func (s *s3Store) bucketExists(ctx context.Context) (bool, error) {
 	}
 }
 
+// openErr is an error of Open's checks: it names the endpoint and the
+// cause first ("connection refused", "timed out", "access denied"), then
+// the operation and the underlying error.
 func (s *s3Store) openErr(what string, err error) error {
-	resp := minio.ToErrorResponse(err)
-	hint := ""
-	switch resp.Code {
-	case minio.InvalidAccessKeyID, minio.SignatureDoesNotMatch, minio.AccessDenied:
-		hint = " (check the credentials: MSJFARM_S3_ACCESS_KEY/MSJFARM_S3_SECRET_KEY or WithCredentials)"
+	reason := Reason(err)
+	if reason == "timed out" {
+		reason = fmt.Sprintf("timed out (no answer within %v)", OpenTimeout)
 	}
-	return fmt.Errorf("storage: %s: %s %q: %w%s", s.url, what, s.bucket, err, hint)
+	if reason == "" {
+		return fmt.Errorf("storage: %s: %s %q at %s: %w", s.url, what, s.bucket, s.endpoint, err)
+	}
+	return fmt.Errorf("storage: %s: %s: %s: %s %q: %w", s.url, s.endpoint, reason, what, s.bucket, err)
 }
 
 func (s *s3Store) URL() string { return s.url }

@@ -220,6 +220,9 @@ func CheckWritable(ctx context.Context, st Store) error {
 	host, _ := os.Hostname()
 	key := fmt.Sprintf("runs/write-probe-%s-%d-%d", strings.ReplaceAll(host, "/", "_"), os.Getpid(), time.Now().UnixNano())
 	if err := st.Put(ctx, key, []byte("probe\n")); err != nil {
+		if r := Reason(err); r != "" {
+			return fmt.Errorf("storage %s is not writable: %s: %w", st.URL(), r, err)
+		}
 		return fmt.Errorf("storage %s is not writable: %w", st.URL(), err)
 	}
 	if err := st.Delete(ctx, key); err != nil {

@@ -23,9 +23,18 @@
 //     the server's max-deliveries advisory then makes the coordinator record
 //     the failure.
 //
+// Storage that is unavailable (storage.IsUnavailable: unreachable, 5xx,
+// a full or read-only disk...) is never a task failure: at any of the
+// steps above the worker waits instead — it stops fetching, keeps its
+// messages alive, holds finished records in memory and retries with
+// back-off until the store is back (health.go; docs/design.md, "Storage
+// outages"). A delivery is consumed only by a failure of the task itself.
+//
 // On shutdown (context cancelled, e.g. SIGTERM) the worker stops fetching,
 // lets running tasks finish for Options.Grace, then stops the rest and
 // releases them (Nak without delay) so another worker takes them at once.
+// A result held for unavailable storage is retried during the grace
+// period too, and released (lost) at the hard stop.
 //
 // Cancellation of a running in-process replication goes through
 // sim.Config.Context, which the engine polls every 1,024 events.
@@ -106,6 +115,10 @@ type Stats struct {
 	Reused, Duplicates atomic.Int64
 	// Running is the number of replications running now.
 	Running atomic.Int64
+	// StorageWaits counts the times a task waited for unavailable storage
+	// (a held result, a start-up read, plugin pins), none of which costs
+	// the task a delivery.
+	StorageWaits atomic.Int64
 }
 
 // Worker is a running worker.
@@ -120,6 +133,7 @@ type Worker struct {
 	cacheMu    sync.Mutex
 	cancelled  map[string]cacheEntry
 	traces     *traceCache
+	health     *storageHealth
 	Stats      Stats
 }
 
@@ -169,6 +183,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	cfg := h.Workers.CachedInfo().Config
 	w := &Worker{o: o, js: js, h: h, host: host, ackWait: cfg.AckWait, maxDeliver: cfg.MaxDeliver,
 		cancelled: map[string]cacheEntry{}, traces: newTraceCache(o.Store, o.TraceCache, o.MaxTraceSize, o.Logf)}
+	w.health = newStorageHealth(o.Store, o.Name, o.Logf)
 	if w.ackWait <= 0 {
 		w.ackWait = protocol.DefaultAckWait
 	}
@@ -183,6 +198,7 @@ func (w *Worker) Name() string { return w.o.Name }
 func (w *Worker) Run(ctx context.Context) error {
 	hard, hardCancel := context.WithCancel(context.Background())
 	defer hardCancel()
+	w.health.setStop(hard)
 	go func() {
 		<-ctx.Done()
 		if w.o.Grace > 0 {
@@ -208,6 +224,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for ctx.Err() == nil {
+		// Take no task while storage is unavailable: it could neither be
+		// checked against stored results nor have its result stored.
+		select {
+		case <-w.health.Up():
+		case <-ctx.Done():
+			return nil
+		}
 		// Wait for at least one free slot, then ask for as many messages as
 		// there are free slots.
 		select {
@@ -369,44 +392,57 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 		return
 	}
 	key := storage.ResultKey(c, t.ID)
-	{
-		ictx, cancel := ioCtx()
-		_, err := w.o.Store.Stat(ictx, key)
-		cancel()
-		if err == nil {
-			w.setState(c, t.ID, protocol.TaskState{State: protocol.StateDone, Attempt: attempt})
-			_ = msg.Ack()
-			w.Stats.Skipped.Add(1)
-			return
-		}
+	// Unavailable storage is waited for (withStorage): the task is neither
+	// run (its result may exist) nor failed.
+	serr := w.withStorage(hard, msg, false, func(ctx context.Context) error {
+		_, err := w.o.Store.Stat(ctx, key)
+		return err
+	})
+	if errors.Is(serr, errStopping) {
+		w.releaseHeld(msg, c, t, attempt, serr)
+		return
+	}
+	if serr == nil {
+		w.setState(c, t.ID, protocol.TaskState{State: protocol.StateDone, Attempt: attempt})
+		_ = msg.Ack()
+		w.Stats.Skipped.Add(1)
+		return
 	}
 	// Another campaign (or another msjfarm run sharing this storage) may
 	// have stored the result since the coordinator looked.
-	if tm.ResultKey != "" && w.reuse(c, t.ID, tm.ResultKey) {
-		w.setState(c, t.ID, protocol.TaskState{State: protocol.StateDone, Attempt: attempt})
-		_ = msg.Ack()
-		w.Stats.Reused.Add(1)
-		return
+	if tm.ResultKey != "" {
+		ok, rerr := w.reuse(hard, msg, c, t.ID, tm.ResultKey)
+		if rerr != nil {
+			w.releaseHeld(msg, c, t, attempt, rerr)
+			return
+		}
+		if ok {
+			w.setState(c, t.ID, protocol.TaskState{State: protocol.StateDone, Attempt: attempt})
+			_ = msg.Ack()
+			w.Stats.Reused.Add(1)
+			return
+		}
 	}
 	// "running" is for status displays: it is written while the replication
 	// starts rather than before (a KV round trip between two tasks), and
-	// before any later state of the task.
+	// before any later state of the task. A redelivered task's running
+	// state keeps the error its previous attempt reported, so that a
+	// worker dying on this attempt does not leave the coordinator's
+	// max-deliveries record with "last error: none reported".
 	runningSet := make(chan struct{})
 	go func() {
 		defer close(runningSet)
-		w.setState(c, t.ID, protocol.TaskState{State: protocol.StateRunning, Attempt: attempt})
+		st := protocol.TaskState{State: protocol.StateRunning, Attempt: attempt}
+		if attempt > 1 {
+			st.Error = w.previousError(c, t.ID)
+		}
+		w.setState(c, t.ID, st)
 	}()
 	w.logRun("start", c, t.ID, attempt)
 	w.taskLog(slog.LevelDebug, "task started", c, t, "attempt", attempt)
 
 	runCtx, cancelRun := context.WithCancelCause(WithCampaign(hard, c))
 	defer cancelRun(nil)
-	if t.Run.Deadline > 0 {
-		var cancelDL context.CancelFunc
-		runCtx, cancelDL = context.WithTimeoutCause(runCtx, t.Run.Deadline,
-			fmt.Errorf("run.deadline %v exceeded", t.Run.Deadline))
-		defer cancelDL()
-	}
 	// Heartbeat: keep the message ours while the replication runs, and stop
 	// it if the campaign is cancelled meanwhile.
 	hbDone := make(chan struct{})
@@ -436,15 +472,56 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 			release()
 		}
 	}
-	started := time.Now()
-	w.Stats.Running.Add(1)
-	var out *Outcome
-	traceCtx, err := w.withTaskTrace(runCtx, t)
-	if err == nil {
-		out, err = w.o.Runner.Run(traceCtx, t, progress)
+	var (
+		out      *Outcome
+		started  time.Time
+		wall     time.Duration
+		runCause error // why the run's own context ended, if it did
+	)
+	for delay, waited := backoffMin, false; ; delay = min(2*delay, backoffMax) {
+		// The deadline bounds the replication, not a wait for storage.
+		rctx, cancelDL := runCtx, context.CancelFunc(func() {})
+		if t.Run.Deadline > 0 {
+			rctx, cancelDL = context.WithTimeoutCause(runCtx, t.Run.Deadline,
+				fmt.Errorf("run.deadline %v exceeded", t.Run.Deadline))
+		}
+		started = time.Now()
+		w.Stats.Running.Add(1)
+		// The task's trace (if any) is fetched by content here, so that a
+		// store that is down waits like any other storage read.
+		var tctx context.Context
+		if tctx, err = w.withTaskTrace(rctx, t); err == nil {
+			out, err = w.o.Runner.Run(tctx, t, progress)
+		}
+		wall = time.Since(started)
+		w.Stats.Running.Add(-1)
+		runCause = context.Cause(rctx)
+		cancelDL()
+		if err == nil || !storage.IsUnavailable(err) || runCtx.Err() != nil {
+			break
+		}
+		// The runner could not read what the task needs from storage
+		// (the campaign's plugin pins, a pinned plugin binary): nothing
+		// ran, and it is not the task's failure. Wait for the store (the
+		// heartbeat above keeps the message) and try again.
+		w.health.Down(err, started)
+		if !waited {
+			waited = true
+			w.Stats.StorageWaits.Add(1)
+		}
+		tw := time.NewTimer(delay)
+		select {
+		case <-runCtx.Done():
+		case <-tw.C:
+		case <-w.health.Up():
+		}
+		tw.Stop()
+		if runCtx.Err() != nil {
+			err = fmt.Errorf("%w (while waiting for storage: %w)", runCtx.Err(), err)
+			runCause = context.Cause(runCtx)
+			break
+		}
 	}
-	wall := time.Since(started)
-	w.Stats.Running.Add(-1)
 	close(hbDone)
 	release()
 	<-runningSet
@@ -462,21 +539,38 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 		// first wins and this result is discarded, noticed and counted. A
 		// runner that does not name its engine (a test double) cannot be
 		// keyed: its record stays with the campaign and is never reused.
-		ictx, cancel := ioCtx()
+		// While storage is unavailable the record is held here and the
+		// write retried (withStorage): the replication is never thrown
+		// away for an outage.
 		var rkey string
 		var created bool
-		var perr error
-		if _, ok := record.ImplOf(rec.Provenance); ok {
-			rkey, created, perr = record.Store(ictx, w.o.Store, c, &rec)
-		} else if data, merr := json.Marshal(&rec); merr != nil {
-			perr = merr
-		} else {
+		tries := 0
+		perr := w.withStorage(hard, msg, true, func(ictx context.Context) error {
+			tries++
+			if _, ok := record.ImplOf(rec.Provenance); ok {
+				var c1 bool
+				var err error
+				rkey, c1, err = record.Store(ictx, w.o.Store, c, &rec)
+				// A retry finds what an earlier try of this call stored
+				// (or stored before its answer was lost): that is ours,
+				// not a concurrent run's.
+				created = created || c1 || (err == nil && tries > 1 && w.storedIsOurs(ictx, rkey, &rec))
+				return err
+			}
+			data, err := json.Marshal(&rec)
+			if err != nil {
+				return err
+			}
 			created = true
-			_, perr = w.o.Store.PutIfAbsent(ictx, key, data)
+			_, err = w.o.Store.PutIfAbsent(ictx, key, data)
+			return err
+		})
+		if errors.Is(perr, errStopping) {
+			w.releaseHeld(msg, c, t, attempt, perr)
+			return
 		}
-		cancel()
 		if perr != nil {
-			w.retry(msg, c, t, attempt, fmt.Errorf("writing result: %w", perr))
+			w.retry(hard, msg, c, t, attempt, fmt.Errorf("writing result: %w", perr))
 			return
 		}
 		if !created {
@@ -512,32 +606,88 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 		w.observe(TaskEvent{Campaign: c, Task: t, Outcome: OutcomeReleased, Wall: wall, Err: err})
 		w.taskLog(slog.LevelInfo, "task released", c, t, "attempt", attempt)
 	default:
-		if cause := context.Cause(runCtx); cause != nil && isCtxErr(err) {
+		if cause := runCause; cause != nil && isCtxErr(err) {
 			err = cause
 		}
 		w.observe(TaskEvent{Campaign: c, Task: t, Outcome: OutcomeError, Wall: wall, Err: err})
 		var perm *PermanentError
 		if errors.As(err, &perm) {
-			w.fail(msg, c, t, attempt, err)
+			w.fail(hard, msg, c, t, attempt, err)
 			return
 		}
-		w.retry(msg, c, t, attempt, err)
+		w.retry(hard, msg, c, t, attempt, err)
 	}
 }
 
 // reuse references the stored result rkey from campaign c's task tid if
-// it exists.
-func (w *Worker) reuse(c, tid, rkey string) bool {
+// it exists. Unavailable storage is waited for; err is set only when the
+// worker stops meanwhile (errStopping).
+func (w *Worker) reuse(hard context.Context, msg jetstream.Msg, c, tid, rkey string) (ok bool, err error) {
+	err = w.withStorage(hard, msg, false, func(ctx context.Context) error {
+		_, err := w.o.Store.Stat(ctx, storage.StoredResultKey(rkey))
+		return err
+	})
+	if errors.Is(err, errStopping) {
+		return false, err
+	}
+	if err != nil {
+		return false, nil
+	}
+	err = w.withStorage(hard, msg, true, func(ctx context.Context) error {
+		_, err := w.o.Store.PutIfAbsent(ctx, storage.ResultKey(c, tid), record.RefJSON(rkey))
+		return err
+	})
+	if errors.Is(err, errStopping) {
+		return false, err
+	}
+	if err != nil {
+		w.o.Logf("worker %s: task %s: referencing stored result %s: %v", w.o.Name, tid, rkey, err)
+		return false, nil
+	}
+	return true, nil
+}
+
+// storedIsOurs reports whether the result stored under rkey is
+// byte-identical to rec: a retried write whose first try did store it
+// (its answer lost in the outage). A concurrent run of the same task
+// stores the same result with another provenance (worker, times), so it
+// is never mistaken for ours.
+func (w *Worker) storedIsOurs(ctx context.Context, rkey string, rec *record.Record) bool {
+	mine, err := json.Marshal(rec)
+	if err != nil {
+		return false
+	}
+	got, err := w.o.Store.Get(ctx, storage.StoredResultKey(rkey))
+	return err == nil && string(got) == string(mine)
+}
+
+// previousError is the error the task's state reports (its previous
+// attempt's), or "".
+func (w *Worker) previousError(c, tid string) string {
 	ctx, cancel := ioCtx()
 	defer cancel()
-	if _, err := w.o.Store.Stat(ctx, storage.StoredResultKey(rkey)); err != nil {
-		return false
+	e, err := w.h.TaskStates.Get(ctx, protocol.TaskKey(c, tid))
+	if err != nil {
+		return ""
 	}
-	if _, err := w.o.Store.PutIfAbsent(ctx, storage.ResultKey(c, tid), record.RefJSON(rkey)); err != nil {
-		w.o.Logf("worker %s: task %s: referencing stored result %s: %v", w.o.Name, tid, rkey, err)
-		return false
+	var st protocol.TaskState
+	if json.Unmarshal(e.Value(), &st) != nil {
+		return ""
 	}
-	return true
+	return st.Error
+}
+
+// releaseHeld gives a task back at the worker's hard stop while it was
+// waiting for unavailable storage (a held result is lost with the
+// process; the next worker runs the task again). The message is Nak'ed
+// without delay like any released task.
+func (w *Worker) releaseHeld(msg jetstream.Msg, c string, t *sweep.Task, attempt int, err error) {
+	w.o.Logf("worker %s: task %s: %v; releasing it", w.o.Name, t.ID, err)
+	_ = msg.Nak()
+	w.setState(c, t.ID, protocol.TaskState{State: protocol.StateReleased, Attempt: attempt, Error: err.Error()})
+	w.logRun("release", c, t.ID, attempt)
+	w.Stats.Released.Add(1)
+	w.observe(TaskEvent{Campaign: c, Task: t, Outcome: OutcomeReleased, Err: err})
 }
 
 // PermanentError marks a task error that another attempt cannot fix.
@@ -548,9 +698,9 @@ func (e *PermanentError) Unwrap() error { return e.Err }
 
 // retry Naks the message with a delay, or records the failure on the last
 // delivery.
-func (w *Worker) retry(msg jetstream.Msg, c string, t *sweep.Task, attempt int, err error) {
+func (w *Worker) retry(hard context.Context, msg jetstream.Msg, c string, t *sweep.Task, attempt int, err error) {
 	if w.maxDeliver > 0 && attempt >= w.maxDeliver {
-		w.fail(msg, c, t, attempt, err)
+		w.fail(hard, msg, c, t, attempt, err)
 		return
 	}
 	if w.o.Log != nil {
@@ -564,8 +714,9 @@ func (w *Worker) retry(msg jetstream.Msg, c string, t *sweep.Task, attempt int, 
 	w.Stats.Retried.Add(1)
 }
 
-// fail writes the failed record and terminates the message.
-func (w *Worker) fail(msg jetstream.Msg, c string, t *sweep.Task, attempt int, err error) {
+// fail writes the failed record and terminates the message. While storage
+// is unavailable the record is held and its write retried, like a result.
+func (w *Worker) fail(hard context.Context, msg jetstream.Msg, c string, t *sweep.Task, attempt int, err error) {
 	if w.o.Log != nil {
 		w.taskLog(slog.LevelError, "task failed", c, t, "attempt", attempt, "error", err.Error())
 	} else {
@@ -575,12 +726,15 @@ func (w *Worker) fail(msg jetstream.Msg, c string, t *sweep.Task, attempt int, e
 	rec := record.Record{Task: *t, Error: errText, Provenance: record.Provenance{
 		Host: w.host, Worker: w.o.Name, Attempt: attempt}}
 	data, _ := json.Marshal(&rec)
-	ictx, cancel := ioCtx()
-	_, perr := w.o.Store.PutIfAbsent(ictx, storage.ResultKey(c, t.ID), data)
-	cancel()
+	perr := w.withStorage(hard, msg, true, func(ictx context.Context) error {
+		_, err := w.o.Store.PutIfAbsent(ictx, storage.ResultKey(c, t.ID), data)
+		return err
+	})
 	if perr != nil {
-		// Cannot record it: leave it to redelivery / the advisory.
+		// Cannot record it: leave it to redelivery / the advisory, with
+		// the error in the task's state for the advisory's record.
 		w.o.Logf("worker %s: writing failed record of %s: %v", w.o.Name, t.ID, perr)
+		w.setState(c, t.ID, protocol.TaskState{State: protocol.StateRetrying, Attempt: attempt, Error: errText})
 		_ = msg.NakWithDelay(w.o.RetryDelay)
 		return
 	}

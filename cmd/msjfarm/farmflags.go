@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/viper"
@@ -175,19 +174,11 @@ func (f *farmFlags) store(ctx context.Context) (storage.Store, error) {
 	if *f.storage == "" {
 		return nil, fmt.Errorf("no result store: give --storage (or MSJFARM_STORAGE)")
 	}
-	// Retry for a minute: in a compose or batch start-up the object store
-	// may still be initialising.
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	for {
-		st, err := storage.Open(ctx, *f.storage, f.storageOptions()...)
-		if err == nil || !strings.Contains(*f.storage, "://") || strings.HasPrefix(*f.storage, "file:") {
-			return st, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(time.Second):
-		}
-	}
+	// One Open: it waits a few seconds for a server that is still
+	// starting (storage.OpenTimeout) and otherwise fails at once with the
+	// endpoint and the cause (connection refused, timed out, access
+	// denied, bucket missing, untrusted certificate), rather than retrying
+	// for a minute in silence. Compose starts msjfarm once the object
+	// store reports healthy, and Kubernetes restarts a pod that exits.
+	return storage.Open(ctx, *f.storage, f.storageOptions()...)
 }

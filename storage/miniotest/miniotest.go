@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -59,6 +60,27 @@ func Binary() string {
 // credentials, which are random per server.
 func Start(t testing.TB) (endpoint, accessKey, secretKey string) {
 	t.Helper()
+	s := StartServer(t)
+	return s.Endpoint, s.AccessKey, s.SecretKey
+}
+
+// Server is a running (or stopped) MinIO server of a test, for tests of
+// storage outages: Stop takes it down, Restart brings it back on the same
+// address with the same data.
+type Server struct {
+	Endpoint, AccessKey, SecretKey string
+
+	t    testing.TB
+	bin  string
+	dir  string
+	mu   sync.Mutex
+	stop func() // of the running process; nil while stopped
+	logs *procutil.Buffer
+}
+
+// StartServer is Start returning the Server.
+func StartServer(t testing.TB) *Server {
+	t.Helper()
 	bin := Binary()
 	if bin == "" {
 		msg := "MinIO server binary not found: run `bash .ci/install-minio.sh` (builds it with `go install github.com/minio/minio@latest`, ~2-5 min) " +
@@ -71,42 +93,77 @@ func Start(t testing.TB) (endpoint, accessKey, secretKey string) {
 	if st, err := os.Stat(bin); err != nil || st.IsDir() {
 		t.Fatalf("%s=%q: not a minio binary: %v", EnvBinary, bin, err)
 	}
-
-	accessKey = "msjfarm-" + randHex(4)
-	secretKey = randHex(16)
+	s := &Server{t: t, bin: bin, AccessKey: "msjfarm-" + randHex(4), SecretKey: randHex(16), logs: &procutil.Buffer{}}
+	// Cleanups run last-in first-out: the server stops before its
+	// TempDir is removed.
+	s.dir = t.TempDir()
+	t.Cleanup(func() {
+		s.Stop()
+		if t.Failed() {
+			t.Logf("miniotest: server log (%s):\n%s", s.Endpoint, s.logs.String())
+		}
+	})
 	// The port is chosen by closing a listener and letting MinIO bind it,
 	// so another process may grab it in between; retry a few times.
 	var lastErr error
 	for range 3 {
+		port, err := procutil.FreePort()
+		if err != nil {
+			t.Fatalf("miniotest: finding a free port: %v", err)
+		}
+		s.Endpoint = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		var ok bool
-		endpoint, ok, lastErr = start(t, bin, accessKey, secretKey)
-		if ok {
-			return endpoint, accessKey, secretKey
+		if ok, lastErr = s.launch(); ok {
+			return s
 		}
 	}
 	t.Fatalf("miniotest: starting %s: %v", bin, lastErr)
-	return "", "", ""
+	return nil
 }
 
-// start launches one server. ok=false with a non-nil error means the
-// process exited during start-up (e.g. port taken) and a retry may help.
-func start(t testing.TB, bin, accessKey, secretKey string) (endpoint string, ok bool, err error) {
-	t.Helper()
-	port, err := procutil.FreePort()
-	if err != nil {
-		t.Fatalf("miniotest: finding a free port: %v", err)
+// Stop stops the server (SIGTERM, then SIGKILL after 5 s); its data stays.
+// Stopping a stopped server does nothing.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	stop := s.stop
+	s.stop = nil
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
 	}
-	endpoint = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	dir := t.TempDir()
+}
 
-	logs := &procutil.Buffer{}
+// Restart starts a stopped server again on the same address with the same
+// data and credentials, and waits until it is ready.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Stop()
+	var lastErr error
+	// The address was just released: a start may find it briefly taken.
+	for range 5 {
+		ok, err := s.launch()
+		if ok {
+			return
+		}
+		lastErr = err
+		time.Sleep(500 * time.Millisecond)
+	}
+	s.t.Fatalf("miniotest: restarting %s on %s: %v", s.bin, s.Endpoint, lastErr)
+}
+
+// launch runs one server process on s.Endpoint. ok=false with a non-nil
+// error means the process exited during start-up (e.g. port taken) and a
+// retry may help.
+func (s *Server) launch() (ok bool, err error) {
+	t, bin, endpoint, dir, logs := s.t, s.bin, s.Endpoint, s.dir, s.logs
+	t.Helper()
 	cmd := exec.Command(bin, "server", "--quiet",
 		"--address", endpoint,
 		"--certs-dir", dir+"/certs", // never read ~/.minio
 		dir+"/data")
 	cmd.Env = append(os.Environ(),
-		"MINIO_ROOT_USER="+accessKey,
-		"MINIO_ROOT_PASSWORD="+secretKey,
+		"MINIO_ROOT_USER="+s.AccessKey,
+		"MINIO_ROOT_PASSWORD="+s.SecretKey,
 		"MINIO_BROWSER=off", // no console listener on another port
 		"MINIO_UPDATE=off",
 		"MINIO_CI_CD=1",
@@ -117,28 +174,28 @@ func start(t testing.TB, bin, accessKey, secretKey string) (endpoint string, ok 
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	var once sync.Once
 	stop := func() {
-		select {
-		case <-exited:
-			return
-		default:
-		}
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
+		once.Do(func() {
+			select {
+			case err := <-exited:
+				exited <- err
+				return
+			default:
+			}
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case err := <-exited:
+				exited <- err
+			case <-time.After(5 * time.Second):
+				_ = cmd.Process.Kill()
+				exited <- <-exited
+			}
+		})
 	}
-	// Cleanups run last-in first-out: the server stops before its
-	// TempDir is removed.
-	t.Cleanup(func() {
-		stop()
-		if t.Failed() {
-			t.Logf("miniotest: server log (%s):\n%s", endpoint, logs.String())
-		}
-	})
+	s.mu.Lock()
+	s.stop = stop
+	s.mu.Unlock()
 
 	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
 	defer cancel()
@@ -151,15 +208,16 @@ func start(t testing.TB, bin, accessKey, secretKey string) (endpoint string, ok 
 			select {
 			case err := <-exited:
 				exited <- err // let stop() see it
-				return "", false, fmt.Errorf("server exited during start-up (%v); log:\n%s", err, logs.String())
+				s.Stop()
+				return false, fmt.Errorf("server exited during start-up (%v); log:\n%s", err, logs.String())
 			case <-ctx.Done():
-				stop()
+				s.Stop()
 				t.Fatalf("miniotest: %s not answering 200 on %s after %v; log:\n%s", endpoint, path, StartTimeout, logs.String())
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
 	}
-	return endpoint, true, nil
+	return true, nil
 }
 
 func get(ctx context.Context, c *http.Client, url string) (int, error) {

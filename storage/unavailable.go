@@ -1,0 +1,119 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"syscall"
+
+	"github.com/minio/minio-go/v7"
+)
+
+// IsUnavailable reports whether err is a Store operation that failed
+// because the store could not serve it now — unreachable (connection
+// refused or reset, timeout, DNS), overloaded or failing (HTTP 5xx,
+// MinIO's storage full or not yet initialised), refusing access (revoked
+// credentials, a deleted bucket), or a local disk that is full, over
+// quota, read-only, failing (EIO) or not permitted — rather than because
+// of the request itself (a missing key, an invalid key).
+//
+// The distinction matters to a worker: an unavailable store is nobody's
+// task failure, so the worker holds finished results, pauses, and retries
+// until the store is back instead of spending the task's deliveries
+// (worker package doc). Only errors that went through a Store method (an
+// *Error in the chain) qualify: the same errno from elsewhere, say a
+// plugin's broken pipe, says nothing about storage.
+func IsUnavailable(err error) bool {
+	var se *Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	return Reason(se.Err) != ""
+}
+
+// Reason names, in a few words, why err means storage is unavailable or
+// misconfigured ("connection refused", "disk full (no space left on
+// device)", "access denied (check the credentials)"...), or returns "" when
+// err is not such an error (nil, not found, an invalid key, a cancelled
+// context, a malformed object). Messages use it so that an operator reads
+// the cause first, before the chain of wrapped errors.
+func Reason(err error) string {
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidKey) || errors.Is(err, context.Canceled) {
+		return ""
+	}
+	var er minio.ErrorResponse
+	if errors.As(err, &er) && (er.Code != "" || er.StatusCode != 0) {
+		switch er.Code {
+		case minio.InvalidAccessKeyID, minio.SignatureDoesNotMatch, minio.AccessDenied, "InvalidToken", "ExpiredToken":
+			return "access denied (" + er.Code + ": check the credentials and the bucket policy)"
+		case minio.NoSuchBucket:
+			return "bucket missing (NoSuchBucket)"
+		case "XMinioStorageFull":
+			return "the server's disks are full (XMinioStorageFull)"
+		case "XMinioServerNotInitialized", "SlowDown", "ServiceUnavailable", "RequestTimeout", "InternalError",
+			"XMinioReadQuorum", "XMinioWriteQuorum", "XMinioServerTimedOut":
+			return "server not ready (" + er.Code + ")"
+		}
+		if er.StatusCode >= 500 || er.StatusCode == http.StatusRequestTimeout || er.StatusCode == http.StatusTooManyRequests {
+			return "server error (HTTP " + http.StatusText(er.StatusCode) + ")"
+		}
+		if er.StatusCode == http.StatusForbidden {
+			return "access denied (HTTP 403: check the credentials and the bucket policy)"
+		}
+		return ""
+	}
+	for _, c := range errnoReasons {
+		if errors.Is(err, c.errno) {
+			return c.reason
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return "connection cut mid-transfer"
+		}
+		return "timed out"
+	}
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		return "timed out"
+	}
+	if de, ok := errors.AsType[*net.DNSError](err); ok {
+		return "DNS lookup of " + de.Name + " failed"
+	}
+	if _, ok := errors.AsType[*net.OpError](err); ok {
+		return "network error"
+	}
+	if _, ok := errors.AsType[*url.Error](err); ok {
+		// An HTTP round trip that failed below HTTP (EOF on a reused
+		// connection, a TLS handshake cut short): the server did not
+		// answer the request.
+		return "network error"
+	}
+	return ""
+}
+
+var errnoReasons = []struct {
+	errno  syscall.Errno
+	reason string
+}{
+	{syscall.ECONNREFUSED, "connection refused (is the server running?)"},
+	{syscall.ECONNRESET, "connection reset"},
+	{syscall.ECONNABORTED, "connection aborted"},
+	{syscall.EPIPE, "connection closed (broken pipe)"},
+	{syscall.EHOSTUNREACH, "host unreachable"},
+	{syscall.ENETUNREACH, "network unreachable"},
+	{syscall.ENETDOWN, "network down"},
+	{syscall.ETIMEDOUT, "timed out"},
+	{syscall.ENOSPC, "disk full (no space left on device)"},
+	{syscall.EDQUOT, "disk quota exceeded"},
+	{syscall.EROFS, "read-only file system"},
+	{syscall.EIO, "I/O error on the disk"},
+	{syscall.EACCES, "permission denied"},
+	{syscall.EPERM, "operation not permitted"},
+	{syscall.EMFILE, "too many open files"},
+	{syscall.ENFILE, "too many open files in the system"},
+	{syscall.ENOMEM, "out of memory"},
+	{syscall.ESTALE, "stale file handle (network file system)"},
+}
