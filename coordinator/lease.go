@@ -56,6 +56,10 @@ type LeaseHolder struct {
 	Started time.Time `json:"started"`
 	// Storage is the coordinator's storage URL without credentials.
 	Storage string `json:"storage"`
+	// PIDNamespace identifies the process's PID namespace (Linux), so
+	// that a PID is only checked for life where it means the same
+	// process: two containers may share a host name.
+	PIDNamespace string `json:"pid_ns,omitempty"`
 }
 
 func (h LeaseHolder) String() string {
@@ -97,7 +101,8 @@ func (co *Coordinator) newLease(ctx context.Context) (*lease, error) {
 	var nonce [4]byte
 	_, _ = rand.Read(nonce[:])
 	now := time.Now()
-	me := LeaseHolder{Host: co.host, PID: os.Getpid(), Started: now, Storage: redactURL(co.o.Store.URL())}
+	ns, _ := os.Readlink("/proc/self/ns/pid")
+	me := LeaseHolder{Host: co.host, PID: os.Getpid(), Started: now, Storage: redactURL(co.o.Store.URL()), PIDNamespace: ns}
 	me.ID = fmt.Sprintf("%s/%d/%d/%s", me.Host, me.PID, now.UnixNano(), hex.EncodeToString(nonce[:]))
 	val, err := json.Marshal(me)
 	if err != nil {
@@ -151,7 +156,8 @@ func (l *lease) acquire(ctx context.Context) error {
 			case h.ID == l.me.ID: // our create landed, its answer did not
 				l.rev = hrev
 				return nil
-			case h.Host == l.me.Host && h.PID != l.me.PID && h.PID > 0 && !processAlive(h.PID):
+			case h.Host == l.me.Host && h.PIDNamespace != "" && h.PIDNamespace == l.me.PIDNamespace &&
+				h.PID != l.me.PID && h.PID > 0 && !processAlive(h.PID):
 				l.co.o.Logf("coordinator: the lease holder %s is no longer running on this host; taking over", h)
 				_ = l.kv.Delete(ctx, protocol.LeaseKey, jetstream.LastRevision(hrev))
 				continue

@@ -2,14 +2,18 @@ package coordinator_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
@@ -176,5 +180,45 @@ func TestLeaseReleasedOnStop(t *testing.T) {
 	cancel()
 	if err := <-errc; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLeaseOfDeadProcessTakenAtOnce: a lease left by a coordinator
+// process of this host that no longer runs (killed, then restarted) is
+// taken over at once, even by a coordinator that would refuse a live
+// holder; the lease's value names no credentials.
+func TestLeaseOfDeadProcessTakenAtOnce(t *testing.T) {
+	e := newEnv(t)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	ns, _ := os.Readlink("/proc/self/ns/pid")
+	val, _ := json.Marshal(coordinator.LeaseHolder{ID: "old", Host: host, PID: dead.Process.Pid, Started: time.Now(), Storage: "old", PIDNamespace: ns})
+	js, _ := jetstream.New(e.nc)
+	ctx := context.Background()
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: protocol.LeaseBucket, History: 1, TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Create(ctx, protocol.LeaseKey, val); err != nil {
+		t.Fatal(err)
+	}
+	co, done, _, _ := runCoordinator(t, e, e.store, coordinator.Options{NoStandby: true})
+	select {
+	case <-co.Ready():
+	case err := <-done:
+		t.Fatalf("a lease of a dead process was not taken over: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("not ready after 20 s")
+	}
+	ent, err := kv.Get(ctx, protocol.LeaseKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h coordinator.LeaseHolder
+	if err := json.Unmarshal(ent.Value(), &h); err != nil || h.PID != os.Getpid() || h.Storage != e.store.URL() {
+		t.Fatalf("lease after the takeover: %s (%v)", ent.Value(), err)
 	}
 }
