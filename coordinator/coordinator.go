@@ -232,7 +232,7 @@ func (co *Coordinator) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return fmt.Errorf("coordinator: %w", err)
+		return err
 	}
 	lctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -132,7 +132,7 @@ func (l *lease) holder(ctx context.Context) (*LeaseHolder, uint64, error) {
 // acquire takes the lease, standing by while another coordinator holds it
 // (or returning ErrLeaseHeld with Options.NoStandby).
 func (l *lease) acquire(ctx context.Context) error {
-	var said string
+	var said, prevStorage string
 	var lastErr string
 	for {
 		rev, err := l.kv.Create(ctx, protocol.LeaseKey, l.val)
@@ -141,6 +141,9 @@ func (l *lease) acquire(ctx context.Context) error {
 			if said != "" {
 				l.co.o.Logf("coordinator: took over the lease from %s", said)
 			}
+			if prevStorage != "" && prevStorage != l.me.Storage {
+				l.co.o.Logf("coordinator: WARNING: the previous coordinator used storage %s, this one %s: the campaigns it ran find no results here (start this coordinator with the same --storage)", prevStorage, l.me.Storage)
+			}
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -148,6 +151,9 @@ func (l *lease) acquire(ctx context.Context) error {
 		}
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			h, hrev, gerr := l.holder(ctx)
+			if gerr == nil && h != nil && h.ID != l.me.ID {
+				prevStorage = h.Storage
+			}
 			switch {
 			case gerr != nil:
 				err = gerr

@@ -205,7 +205,7 @@ func TestLeaseOfDeadProcessTakenAtOnce(t *testing.T) {
 	if _, err := kv.Create(ctx, protocol.LeaseKey, val); err != nil {
 		t.Fatal(err)
 	}
-	co, done, _, _ := runCoordinator(t, e, e.store, coordinator.Options{NoStandby: true})
+	co, done, _, logs := runCoordinator(t, e, e.store, coordinator.Options{NoStandby: true})
 	select {
 	case <-co.Ready():
 	case err := <-done:
@@ -220,5 +220,10 @@ func TestLeaseOfDeadProcessTakenAtOnce(t *testing.T) {
 	var h coordinator.LeaseHolder
 	if err := json.Unmarshal(ent.Value(), &h); err != nil || h.PID != os.Getpid() || h.Storage != e.store.URL() {
 		t.Fatalf("lease after the takeover: %s (%v)", ent.Value(), err)
+	}
+	// The old holder used other storage: said, since its campaigns'
+	// results are not in this one.
+	if logs.count("WARNING: the previous coordinator used storage old") != 1 {
+		t.Error("no warning that the previous holder used other storage")
 	}
 }
