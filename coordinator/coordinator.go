@@ -65,6 +65,13 @@ type Options struct {
 	Reconcile time.Duration
 	// Logf logs (default: discard).
 	Logf func(format string, args ...any)
+	// LeaseTTL is the coordinator lease's time to live (lease.go; 0:
+	// DefaultLeaseTTL): a coordinator standing by takes over at most this
+	// long after the holder was killed.
+	LeaseTTL time.Duration
+	// NoStandby makes Run return ErrLeaseHeld, instead of standing by,
+	// when another coordinator holds the lease.
+	NoStandby bool
 }
 
 // Coordinator is a running coordinator.
@@ -207,9 +214,44 @@ func New(ctx context.Context, o Options) (*Coordinator, error) {
 		watchReady: make(chan struct{}), ready: make(chan struct{})}, nil
 }
 
-// Run serves until ctx ends: it resumes the running campaigns, watches task
-// states, handles max-deliveries advisories and answers the API.
+// Run serves until ctx ends: it takes the coordinator lease (standing by
+// while another coordinator holds it, see lease.go), then resumes the
+// running campaigns, watches task states, handles max-deliveries advisories
+// and answers the API. It returns ErrLeaseLost if another coordinator took
+// the lease over meanwhile, and with Options.NoStandby ErrLeaseHeld if one
+// held it.
 func (co *Coordinator) Run(ctx context.Context) error {
+	l, err := co.newLease(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	if err := l.acquire(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	lctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	kept := make(chan struct{})
+	go func() {
+		defer close(kept)
+		l.keep(lctx, cancel)
+	}()
+	err = co.run(lctx)
+	cancel(nil)
+	<-kept
+	if cause := context.Cause(lctx); errors.Is(cause, ErrLeaseLost) {
+		return fmt.Errorf("coordinator: %w", cause)
+	}
+	l.release()
+	return err
+}
+
+func (co *Coordinator) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if err := co.loadCampaigns(ctx); err != nil {

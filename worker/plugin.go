@@ -176,7 +176,7 @@ func PinPlugins(ctx context.Context, st storage.Store, campaign string, policies
 // stops them (the worker closes its runner when it stops).
 //
 // Errors: the host's classification decides. A crash, a start failure or
-// a deadline is retried; a checksum or protocol mismatch, an invalid
+// a deadline is retried (a deadline once: see deadlineVerdict); a checksum or protocol mismatch, an invalid
 // request or a failed replication is permanent. A context ending (worker
 // shutdown, run.deadline, cancelled campaign) returns an error wrapping
 // the context's error, as InProcess does.
@@ -442,6 +442,24 @@ func (r *PluginRunner) taskError(ctx context.Context, err error) error {
 			return err
 		}
 		return &PermanentError{err}
+	}
+	return err
+}
+
+// deadlineVerdict makes a deadline on a task's second (or later) attempt
+// permanent: a replication that overran its deadline twice hangs or is too
+// long for it, and another max-deliver attempts of up to run.deadline each
+// (hours, for a long deadline) would only repeat that. The first overrun
+// is retried, since a loaded or failing machine can be the cause. runCtx
+// is the replication's context (its deadline is run.deadline); err the
+// runner's error.
+func deadlineVerdict(runCtx context.Context, attempt int, err error) error {
+	var perm *PermanentError
+	if attempt < 2 || errors.As(err, &perm) {
+		return err
+	}
+	if errors.Is(runCtx.Err(), context.DeadlineExceeded) || errors.Is(err, pluginhost.ErrDeadline) {
+		return &PermanentError{fmt.Errorf("exceeded run.deadline on %d attempts: %w", attempt, err)}
 	}
 	return err
 }

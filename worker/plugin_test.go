@@ -18,6 +18,7 @@ import (
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 	"github.com/msjfarm/msjfarm/worker/pluginhost/hosttest"
@@ -357,5 +358,85 @@ func TestPluginRunnerErrors(t *testing.T) {
 		if !errors.Is(err, c.kind) || errors.As(err, &perm) != c.permanent {
 			t.Errorf("%s %v: err %v (want %s, permanent %v)", c.policy, c.params, err, c.kind, c.permanent)
 		}
+	}
+}
+
+// crashyProcs lists the live processes running a binary under crashyDir.
+func crashyProcs() []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.HasPrefix(cmd, []byte(crashyDir)) {
+			continue
+		}
+		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
+			if _, rest, _ := strings.Cut(string(st), ") "); strings.HasPrefix(rest, "Z") {
+				continue
+			}
+		}
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// TestWorkerHangTwiceIsPermanent: a replication that spins past its
+// run.deadline (the worker's deadline fires first; the host's grace then
+// kills the plugin) is retried once and fails permanently on its second
+// overrun, well before max-deliver; the healthy tasks of the same policy
+// queued behind it on the worker's one slot all succeed; and no plugin
+// process is left once the worker stops.
+func TestWorkerHangTwiceIsPermanent(t *testing.T) {
+	base := tasks(t, 5000, time.Second)[0]
+	hang := base
+	hang.Policy, hang.Params = "hang", map[string]any{"after": 10}
+	hang.ID = sweep.TaskID(hang)
+	ts := []sweep.Task{hang}
+	for i := range 3 {
+		ok := base
+		ok.Policy, ok.Params, ok.Seed = "hang", map[string]any{"after": 1000000}, uint64(100+i)
+		ok.Run.Arrivals = 2000
+		ok.ID = sweep.TaskID(ok)
+		ts = append(ts, ok)
+	}
+	nc, _, st := queued(t, protocol.Layout{MaxDeliver: 5, AckWait: 5 * time.Second}, ts)
+	ctx := context.Background()
+	r := &worker.PluginRunner{Host: pluginhost.New(pluginhost.Config{MaxConcurrent: 1, Grace: time.Second, Logger: hclog.NewNullLogger()}),
+		Dirs: []string{crashyDir}, Store: st, CacheDir: filepath.Join(t.TempDir(), "cache"), Logf: t.Logf}
+	t.Cleanup(func() { r.Close() })
+	wctx, cancel := context.WithCancel(ctx)
+	w, err := worker.New(wctx, worker.Options{Conn: nc, Store: st, Concurrency: 1, FetchWait: 100 * time.Millisecond,
+		RetryDelay: 10 * time.Millisecond, Runner: r, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for w.Stats.Done.Load()+w.Stats.Failed.Load() < int64(len(ts)) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if w.Stats.Done.Load() != 3 || w.Stats.Failed.Load() != 1 || w.Stats.Retried.Load() != 1 {
+		t.Fatalf("done %d failed %d retried %d; want 3, 1, 1", w.Stats.Done.Load(), w.Stats.Failed.Load(), w.Stats.Retried.Load())
+	}
+	rec, _, err := record.Read(ctx, st, "camp", hang.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Failed() || !strings.Contains(rec.Error, "attempt 2 of 5") || !strings.Contains(rec.Error, "exceeded run.deadline on 2 attempts") {
+		t.Fatalf("hung task's record: %q", rec.Error)
+	}
+	for _, tk := range ts[1:] {
+		rec, _, err := record.Read(ctx, st, "camp", tk.ID)
+		if err != nil || rec.Failed() {
+			t.Fatalf("healthy task %s: %v %q", tk.ID, err, rec.Error)
+		}
+	}
+	if ps := crashyProcs(); len(ps) > 0 {
+		t.Fatalf("plugin processes left after the worker stopped: %v", ps)
 	}
 }

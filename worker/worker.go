@@ -609,6 +609,7 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 		if cause := runCause; cause != nil && isCtxErr(err) {
 			err = cause
 		}
+		err = deadlineVerdict(runCtx, attempt, err)
 		w.observe(TaskEvent{Campaign: c, Task: t, Outcome: OutcomeError, Wall: wall, Err: err})
 		var perm *PermanentError
 		if errors.As(err, &perm) {

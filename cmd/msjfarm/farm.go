@@ -105,6 +105,8 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 	ackWait := ff.fs.Duration("ack-wait", protocol.DefaultAckWait, "time a worker may hold a task without a heartbeat before it is redelivered")
 	maxDeliver := ff.fs.Int("max-deliver", protocol.DefaultMaxDeliver, "deliveries of a task before it is recorded as failed")
 	reconcile := ff.fs.Duration("reconcile", 30*time.Second, "how often running campaigns are checked against storage and the stream")
+	standby := ff.fs.Bool("coordinator-standby", true, "when another coordinator holds the lease on this NATS system, stand by and take over when it stops (false: exit with an error)")
+	leaseTTL := ff.fs.Duration("lease-ttl", coordinator.DefaultLeaseTTL, "coordinator lease time to live: a standby takes over at most this long after the holder was killed")
 	verbose := ff.fs.BoolP("v", "v", true, "log to stderr")
 	mf := addMonitorFlags(ff.fs, "http", "serve the live campaign page, /metrics, /healthz and /readyz on this address (e.g. :8080)")
 	return func(args []string) int {
@@ -149,7 +151,8 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 		metrics := monitor.NewMetrics()
 		st = metrics.InstrumentStore(st)
 		co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st, Reconcile: *reconcile,
-			Layout: protocol.Layout{AckWait: *ackWait, MaxDeliver: *maxDeliver}, Logf: logf(slogger, *verbose)})
+			Layout: protocol.Layout{AckWait: *ackWait, MaxDeliver: *maxDeliver}, Logf: logf(slogger, *verbose),
+			NoStandby: !*standby, LeaseTTL: *leaseTTL})
 		if err != nil {
 			return fail("coordinator: %v", err)
 		}

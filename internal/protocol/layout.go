@@ -44,6 +44,11 @@ const (
 	AdvisoryConsumer = "coordinator"
 	CampaignBucket   = "msjfarm_campaigns"
 	TaskBucket       = "msjfarm_tasks"
+	// LeaseBucket holds LeaseKey, the coordinator lease: one coordinator
+	// acts on a NATS system at a time (coordinator/lease.go). Its TTL is
+	// the lease's: a holder that stops renewing (killed) loses it then.
+	LeaseBucket = "msjfarm_coordinator"
+	LeaseKey    = "lease"
 
 	// MaxDeliveriesAdvisory is the subject the server publishes on when a
 	// task message has been delivered MaxDeliver times without an ack.

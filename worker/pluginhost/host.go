@@ -21,12 +21,19 @@
 // answered anything about a call (it died while idle) is replaced and the
 // call retried once, transparently.
 //
-// Hangs: the plugin abandons a replication at its deadline (it checks at the
-// engine's progress callbacks, about 100 per run); one that has not stopped
-// a grace period later is hung in policy code, and since a goroutine cannot
-// be killed, its process is retired (no new work) and killed as soon as the
-// other replications on it end. A process that does not exit when told gets
-// SIGKILL. Idle processes are health-checked before reuse.
+// Hangs: the plugin abandons a replication at its deadline (the engine polls
+// its context every 1,024 events). The deadline the plugin is given is the
+// sooner of the run's and the caller's, so whoever's deadline fires first,
+// the plugin sees the same moment and answers by itself; one that has not
+// answered a grace period later (Config.Grace, 2 s) is hung in policy code,
+// and since a goroutine cannot be killed, its process is retired (no new
+// work; the next call starts a fresh process) and SIGKILLed, with its process
+// group, as soon as the other replications on it end — at once when the hung
+// call was its only one. A caller's plain cancellation (not a deadline) is
+// passed on to the plugin, but the protocol gives no answer to it, so the
+// host cannot tell a replication that stopped from one that spins on: the
+// process is retired the same way. A process that does not exit when told
+// gets SIGKILL. Idle processes are health-checked before reuse.
 package pluginhost
 
 import (
@@ -45,6 +52,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -76,6 +84,11 @@ type Config struct {
 	// KillTimeout is how long a process being stopped has to exit after
 	// the host closes its connection before it gets SIGKILL (0: 3 s).
 	KillTimeout time.Duration
+	// Grace is how long after its deadline a replication has to answer
+	// before the plugin is deemed hung and its process killed (0: 2 s; the
+	// engine polls for the deadline every 1,024 events, so an honest
+	// plugin answers within milliseconds even on a loaded machine).
+	Grace time.Duration
 	// StderrTail is how many bytes of each process's stderr are kept for
 	// error reports (0: 16 KiB).
 	StderrTail int
@@ -155,13 +168,13 @@ type Record struct {
 
 // RunOptions are per-call options; none changes the result.
 type RunOptions struct {
-	// Deadline for the replication (0: Config.DefaultDeadline). The plugin
-	// abandons the run at the deadline; if it has not stopped Grace later
+	// Deadline for the replication (0: Config.DefaultDeadline); the
+	// caller's context deadline, if sooner, replaces it. The plugin
+	// abandons the run at the deadline; if it has not answered Grace later
 	// (a hung policy), its process is killed as soon as no other
 	// replication is running on it, and is never given new work.
 	Deadline time.Duration
-	// Grace (0: 2 s + Deadline/50, since the plugin notices the deadline
-	// at the engine's progress callbacks, about 100 per run).
+	// Grace (0: Config.Grace).
 	Grace time.Duration
 	// Progress, if set, receives (arrivals simulated, planned total) as the
 	// plugin reports them, at most every ProgressInterval (0: 250 ms), and
@@ -239,6 +252,9 @@ func New(cfg Config) *Host {
 	if cfg.KillTimeout <= 0 {
 		cfg.KillTimeout = 3 * time.Second
 	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = 2 * time.Second
+	}
 	if cfg.StderrTail <= 0 {
 		cfg.StderrTail = 16 << 10
 	}
@@ -271,6 +287,11 @@ func (h *Host) Close() error {
 	}
 	h.mu.Unlock()
 	for _, p := range live {
+		// A process with calls in flight is not asked to shut down in
+		// order (that waits for its calls, a hung one for ever).
+		p.mu.Lock()
+		p.hung = p.hung || p.inflight > 0
+		p.mu.Unlock()
 		h.kill(p)
 	}
 	h.kills.Wait()
@@ -309,6 +330,10 @@ type proc struct {
 	mu       sync.Mutex
 	inflight int // reservations: calls between acquire and release
 	retired  bool
+	// hung: a replication on it ignored its deadline or a cancellation, so
+	// the process is SIGKILLed rather than asked to shut down (an orderly
+	// shutdown waits for the hung call).
+	hung     bool
 	killed   bool
 	lastUsed time.Time
 }
@@ -436,6 +461,15 @@ func (h *Host) retire(p *proc) {
 	}
 }
 
+// retireHung retires p and marks it for SIGKILL (no orderly shutdown,
+// which would wait for the hung call).
+func (h *Host) retireHung(p *proc) {
+	p.mu.Lock()
+	p.hung = true
+	p.mu.Unlock()
+	h.retire(p)
+}
+
 // kill stops p's process in the background: go-plugin's orderly shutdown
 // first, SIGKILL if the process has not exited KillTimeout later (a wedged
 // or stopped process would otherwise block the shutdown for ever).
@@ -444,9 +478,15 @@ func (h *Host) kill(p *proc) {
 	p.mu.Lock()
 	already := p.killed
 	p.killed = true
+	hard := p.hung
 	p.mu.Unlock()
 	if already {
 		return
+	}
+	if hard {
+		// SIGKILL now, from this goroutine, so that the hung replication's
+		// CPU and memory are gone by the time the caller hears of it.
+		killGroup(p.info.PID)
 	}
 	h.kills.Add(1)
 	go func() {
@@ -476,15 +516,24 @@ func (h *Host) stop(c *plugin.Client, pid int, path string) {
 	// still this process's.
 	if pid > 0 && !c.Exited() {
 		h.logger.Warn("plugin process did not exit; sending SIGKILL", "binary", path, "pid", pid)
-		if pr, err := os.FindProcess(pid); err == nil {
-			_ = pr.Kill()
-		}
+		killGroup(pid)
 	}
 	select {
 	case <-done:
 	case <-time.After(h.cfg.KillTimeout):
 		h.logger.Error("plugin process still not stopped after SIGKILL; abandoning it", "binary", path, "pid", pid)
 	}
+}
+
+// killGroup SIGKILLs the process group a plugin leads (start puts each
+// plugin in its own), so that whatever the plugin started dies with it,
+// and the process itself in case it left its group.
+func killGroup(pid int) {
+	if pid <= 0 {
+		return
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = syscall.Kill(pid, syscall.SIGKILL)
 }
 
 // env is the plugin's environment: the host's, without variables the host
@@ -535,6 +584,10 @@ func (h *Host) start(key procKey) (*proc, error) {
 	}
 	cmd := exec.Command(key.path, args...)
 	cmd.Env = h.env()
+	// Its own process group: a hung plugin is killed with everything it
+	// started (killGroup), and a terminal's ^C reaches the host only, which
+	// stops its plugins in order.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A pinned binary is hashed again as it starts (go-plugin's
 	// SecureConfig), so that a file swapped after it was verified is
 	// refused. An unpinned one was just identified by the digest cache
@@ -759,17 +812,39 @@ func (h *Host) take(ctx context.Context, b Binary, req *wire.RunRequest, opt Run
 }
 
 // call makes the Run call; heard reports whether the plugin sent anything.
+//
+// The call's gRPC context is not the caller's: the plugin is told the
+// sooner of the run's and the caller's deadlines, and the call is given a
+// grace period past it to answer, so that when the caller's deadline fires
+// (say the worker's run.deadline) the host still hears whether the plugin
+// stopped — an answer means it did, silence means it is hung and its
+// process goes. Without this the caller's deadline cut the call at once and
+// a hung replication kept its slot in the plugin for ever.
 func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, opt RunOptions) (out *Outcome, heard bool, err error) {
 	deadline := opt.Deadline
 	if deadline <= 0 {
 		deadline = h.cfg.DefaultDeadline
 	}
+	if d, ok := ctx.Deadline(); ok {
+		deadline = max(min(deadline, time.Until(d)), time.Millisecond)
+	}
 	grace := opt.Grace
 	if grace <= 0 {
-		grace = 2*time.Second + deadline/50
+		grace = h.cfg.Grace
 	}
-	callCtx, cancel := context.WithTimeout(ctx, deadline+grace)
+	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deadline+grace)
 	defer cancel()
+	// A plain cancellation (no deadline: shutdown, a cancelled campaign)
+	// is passed on by ending the call, which the plugin sees as its
+	// context ending.
+	var cancelled atomic.Bool
+	stopWatch := context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			cancelled.Store(true)
+			cancel()
+		}
+	})
+	defer stopWatch()
 	stream, err := p.rpc.Run(callCtx, &pb.RunRequest{
 		RequestJson:        body,
 		DeadlineMs:         max(deadline.Milliseconds(), 1),
@@ -778,7 +853,7 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 		MaxTraceEvents:     opt.MaxTraceEvents,
 	})
 	if err != nil {
-		return nil, false, h.callError(ctx, callCtx, p, policy, deadline, grace, err)
+		return nil, false, h.callError(ctx, callCtx, p, policy, deadline, grace, cancelled.Load(), err)
 	}
 	out = &Outcome{Plugin: Record{Name: p.info.Name, Version: p.info.Version, Engine: p.info.Engine, SHA256: p.key.sha}}
 	for {
@@ -787,7 +862,7 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 			break
 		}
 		if err != nil {
-			return nil, heard, h.callError(ctx, callCtx, p, policy, deadline, grace, err)
+			return nil, heard, h.callError(ctx, callCtx, p, policy, deadline, grace, cancelled.Load(), err)
 		}
 		heard = true
 		switch m := u.Update.(type) {
@@ -828,10 +903,17 @@ func appendTrace(evs []sim.TraceRecord, c *pb.TraceChunk) []sim.TraceRecord {
 }
 
 // callError turns a failed Run call into an *Error, retiring the process
-// when it crashed or hung.
-func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, deadline, grace time.Duration, err error) error {
-	if callerDone(ctx) {
-		return h.errorf(ErrCanceled, p.key, policy, "%v", context.Cause(ctx))
+// when it crashed, hung, or was cancelled without a way to know whether it
+// stopped.
+func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, deadline, grace time.Duration, cancelled bool, err error) error {
+	if cancelled {
+		// The plugin saw the cancellation, but nothing on the wire says
+		// whether the replication stopped: a policy spinning in its own
+		// code would hold its slot (and a core) for good. A fresh process
+		// costs far less than that risk.
+		h.logger.Info("replication cancelled by the caller; replacing its plugin process", "binary", p.key.path, "policy", policy)
+		h.retireHung(p)
+		return h.errorf(ErrCanceled, p.key, policy, "%v (the plugin process was replaced: a cancelled replication cannot be confirmed stopped)", context.Cause(ctx))
 	}
 	// gRPC carries the call's deadline to the plugin, whose server may
 	// cancel the stream and answer DeadlineExceeded a moment before our own
@@ -846,11 +928,15 @@ func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, d
 		// The plugin did not stop at its deadline: the policy hangs (or the
 		// process is wedged). A goroutine cannot be killed, so the process
 		// goes, as soon as the other replications on it end.
-		h.logger.Error("plugin did not honour a replication deadline; retiring its process", "binary", p.key.path, "policy", policy, "deadline", deadline)
-		h.retire(p)
-		e := h.errorf(ErrDeadline, p.key, policy, "the replication did not finish within its deadline of %v, nor stop within %v more: the plugin process was killed", deadline, grace)
+		h.logger.Error("plugin did not honour a replication deadline; killing its process", "binary", p.key.path, "policy", policy, "deadline", deadline, "pid", p.info.PID)
+		h.retireHung(p)
+		e := h.errorf(ErrDeadline, p.key, policy, "the replication did not finish within its deadline of %v, nor stop within %v more: the plugin process was killed", deadline.Round(time.Millisecond), grace)
 		e.Stderr = p.stderr.String()
 		return e
+	}
+	if callerDone(ctx) {
+		// The plugin answered the caller's deadline itself: it is healthy.
+		return h.errorf(ErrCanceled, p.key, policy, "%v", context.Cause(ctx))
 	}
 	st, _ := status.FromError(err)
 	switch st.Code() {
@@ -859,7 +945,7 @@ func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, d
 	case codes.Aborted:
 		return h.errorf(ErrPolicy, p.key, policy, "%s", st.Message())
 	case codes.DeadlineExceeded:
-		return h.errorf(ErrDeadline, p.key, policy, "the replication did not finish within its deadline of %v; the plugin abandoned it", deadline)
+		return h.errorf(ErrDeadline, p.key, policy, "the replication did not finish within its deadline of %v; the plugin abandoned it", deadline.Round(time.Millisecond))
 	case codes.ResourceExhausted:
 		return h.errorf(ErrTraceLimit, p.key, policy, "%s", st.Message())
 	}

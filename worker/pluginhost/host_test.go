@@ -270,11 +270,15 @@ func TestDeadlineHonoured(t *testing.T) {
 	if _, err := h.Run(context.Background(), b, request(t, "fcfs", 1000, 1), pluginhost.RunOptions{}); err != nil || h.Starts() != 1 {
 		t.Fatalf("after an honoured deadline: %v, %d starts (want the same process)", err, h.Starts())
 	}
-	// The caller's own cancellation is reported as such.
+	// The caller's own deadline is reported as such; the plugin honoured
+	// it too, so its process is kept.
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
-	_, err = h.Run(ctx, b, request(t, "slow", 20000, 1), pluginhost.RunOptions{})
+	_, err = h.Run(ctx, b, request(t, "slow", 20000, 1), pluginhost.RunOptions{Grace: 5 * time.Second})
 	wantKind(t, err, pluginhost.ErrCanceled)
+	if _, err := h.Run(context.Background(), b, request(t, "fcfs", 1000, 1), pluginhost.RunOptions{}); err != nil || h.Starts() != 1 {
+		t.Fatalf("after an honoured caller deadline: %v, %d starts (want the same process)", err, h.Starts())
+	}
 }
 
 // A binary that is not the one pinned is refused before it runs; the error
@@ -588,4 +592,162 @@ func alive(pid int) bool {
 	}
 	_, rest, _ := strings.Cut(string(b), ") ")
 	return !strings.HasPrefix(rest, "Z") && !strings.HasPrefix(rest, "X")
+}
+
+// groupAlive reports whether any live process is in process group pgid
+// (a plugin leads its own group: what it started is in it too).
+func groupAlive(pgid int) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		_, rest, _ := strings.Cut(string(b), ") ")
+		f := strings.Fields(rest)
+		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+			continue
+		}
+		var pid, pg int
+		fmt.Sscan(e.Name(), &pid)
+		fmt.Sscan(f[2], &pg)
+		if pg == pgid {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// A policy that spins ignoring its deadline, when the CALLER's deadline
+// fires first (the worker's run.deadline; the host's own is far away), is
+// killed a grace period later: the call fails as a deadline, the process
+// and its group are gone, its slot is free (a healthy call of the same
+// policy that queued behind it runs, on a fresh process).
+func TestHangUnderCallerDeadline(t *testing.T) {
+	h := newHost(t, pluginhost.Config{MaxConcurrent: 1, Grace: time.Second})
+	b := pluginhost.Binary{Path: binary("crashy")}
+	in, err := h.Info(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := request(t, "hang", 5000, 1)
+	req.Params = map[string]any{"after": 10}
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	healthy := make(chan error, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond) // behind the hung call, for the one slot
+		good := request(t, "hang", 2000, 2)
+		good.Params = map[string]any{"after": 1000000}
+		_, err := h.Run(context.Background(), b, good, pluginhost.RunOptions{Deadline: time.Minute})
+		healthy <- err
+	}()
+	_, err = h.Run(ctx, b, req, pluginhost.RunOptions{Deadline: time.Hour})
+	dl, _ := ctx.Deadline()
+	took := time.Since(dl)
+	wantKind(t, err, pluginhost.ErrDeadline, "killed")
+	t.Logf("hung call failed %v after the caller's deadline (grace 1s)", took.Round(time.Millisecond))
+	if took > 4*time.Second {
+		t.Errorf("the hung call took %v past its deadline to fail", took)
+	}
+	end := time.Now().Add(2 * time.Second)
+	for alive(in.PID) || len(groupAlive(in.PID)) > 0 {
+		if time.Now().After(end) {
+			t.Fatalf("hung plugin process %d (group %v) alive 2 s after the call failed", in.PID, groupAlive(in.PID))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("process gone %v after the caller's deadline", time.Since(dl).Round(time.Millisecond))
+	select {
+	case err := <-healthy:
+		if err != nil {
+			t.Fatalf("the healthy call queued behind the hung one: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the healthy call queued behind the hung one never ran")
+	}
+	if h.Starts() != 2 {
+		t.Errorf("%d starts, want 2", h.Starts())
+	}
+}
+
+// A caller's plain cancellation of a spinning replication cannot be
+// confirmed over the protocol: the process is replaced, at once.
+func TestHangCancelled(t *testing.T) {
+	h := newHost(t, pluginhost.Config{MaxConcurrent: 1})
+	b := pluginhost.Binary{Path: binary("crashy")}
+	in, err := h.Info(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := request(t, "hang", 5000, 1)
+	req.Params = map[string]any{"after": 10}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	_, err = h.Run(ctx, b, req, pluginhost.RunOptions{Deadline: time.Hour})
+	wantKind(t, err, pluginhost.ErrCanceled, "replaced")
+	end := time.Now().Add(2 * time.Second)
+	for alive(in.PID) {
+		if time.Now().After(end) {
+			t.Fatalf("cancelled spinning plugin %d still alive", in.PID)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := h.Run(context.Background(), b, request(t, "fcfs", 1000, 1), pluginhost.RunOptions{}); err != nil || h.Starts() != 2 {
+		t.Fatalf("after the cancellation: %v, %d starts (want a fresh process)", err, h.Starts())
+	}
+}
+
+// A busy-looping replication in flight when the host closes: Close
+// returns promptly, the call fails, and no process of the plugin's group
+// is left (checked in /proc).
+func TestCloseKillsBusyLoop(t *testing.T) {
+	h := pluginhost.New(pluginhost.Config{Logger: quiet})
+	b := pluginhost.Binary{Path: binary("crashy")}
+	in, err := h.Info(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := request(t, "hang", 5000, 1)
+	req.Params = map[string]any{"after": 10}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := h.Run(context.Background(), b, req, pluginhost.RunOptions{Deadline: time.Hour})
+		errc <- err
+	}()
+	// Wait until the plugin spins: its CPU time grows.
+	cpu := func() int64 {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", in.PID))
+		_, rest, _ := strings.Cut(string(b), ") ")
+		f := strings.Fields(rest)
+		var ut int64
+		if len(f) > 12 {
+			fmt.Sscan(f[11], &ut)
+		}
+		return ut
+	}
+	end := time.Now().Add(20 * time.Second)
+	for c0 := cpu(); cpu() < c0+20; { // 20 ticks: 0.2 s of CPU
+		if time.Now().After(end) {
+			t.Fatal("the plugin never started spinning")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t0 := time.Now()
+	h.Close()
+	if d := time.Since(t0); d > 3*time.Second {
+		t.Errorf("Close took %v", d)
+	}
+	if alive(in.PID) || len(groupAlive(in.PID)) > 0 {
+		t.Fatalf("after Close: process %d alive %v, group %v", in.PID, alive(in.PID), groupAlive(in.PID))
+	}
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("the spinning call succeeded")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the spinning call did not return after Close")
+	}
 }

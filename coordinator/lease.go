@@ -1,0 +1,259 @@
+package coordinator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/msjfarm/msjfarm/internal/protocol"
+)
+
+// The coordinator lease: one coordinator acts on a NATS system at a time.
+// Two that both answered requests and finalised campaigns disagreed (with
+// different storages one re-published a campaign's tasks for ever), so a
+// coordinator holds protocol.LeaseKey in protocol.LeaseBucket while it
+// runs. It takes the key with a create-if-absent, renews it every TTL/3
+// with an update conditional on its revision, and deletes it (again
+// conditionally) when it stops. The bucket's TTL is the lease's, so a
+// holder that is killed loses the key TTL after its last renewal, and a
+// coordinator standing by (polling every TTL/5, at most 2 s) takes over.
+// A stale lease held by a process of this host that no longer exists (a
+// coordinator killed and restarted on the same machine) is taken over at
+// once.
+//
+// A holder that finds another holder in the key (its renewals failed for
+// longer than the TTL, say during a partition, and another took over)
+// stops: Run returns ErrLeaseLost. Failing to reach NATS at all is not
+// losing the lease: nobody else can take it meanwhile either.
+
+// DefaultLeaseTTL is the lease's TTL (Options.LeaseTTL).
+const DefaultLeaseTTL = 15 * time.Second
+
+// ErrLeaseHeld is returned by Run with Options.NoStandby when another
+// coordinator holds the lease.
+var ErrLeaseHeld = errors.New("another coordinator holds the lease")
+
+// ErrLeaseLost is returned by Run when another coordinator took the lease
+// over while this one ran.
+var ErrLeaseLost = errors.New("this coordinator lost its lease")
+
+// LeaseHolder identifies the coordinator holding the lease.
+type LeaseHolder struct {
+	// ID is unique to one coordinator instance (Host, PID, Started and a
+	// random suffix).
+	ID      string    `json:"id"`
+	Host    string    `json:"host"`
+	PID     int       `json:"pid"`
+	Started time.Time `json:"started"`
+	// Storage is the coordinator's storage URL without credentials.
+	Storage string `json:"storage"`
+	// PIDNamespace identifies the process's PID namespace (Linux), so
+	// that a PID is only checked for life where it means the same
+	// process: two containers may share a host name.
+	PIDNamespace string `json:"pid_ns,omitempty"`
+}
+
+func (h LeaseHolder) String() string {
+	return fmt.Sprintf("%s/%d (started %s, storage %s)", h.Host, h.PID, h.Started.UTC().Format(time.RFC3339), h.Storage)
+}
+
+// redactURL drops user information and query parameters (where S3-style
+// URLs carry keys) from a storage URL.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" {
+		return s
+	}
+	u.User, u.RawQuery, u.ForceQuery = nil, "", false
+	return u.String()
+}
+
+type lease struct {
+	co  *Coordinator
+	kv  jetstream.KeyValue
+	me  LeaseHolder
+	val []byte
+	ttl time.Duration
+	rev uint64
+}
+
+func (co *Coordinator) newLease(ctx context.Context) (*lease, error) {
+	ttl := co.o.LeaseTTL
+	if ttl <= 0 {
+		ttl = DefaultLeaseTTL
+	}
+	kv, err := co.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: protocol.LeaseBucket, Description: "msjfarm coordinator lease", History: 1,
+		TTL: ttl, Storage: jetstream.FileStorage, Replicas: co.o.Layout.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("coordinator: lease bucket: %w", err)
+	}
+	var nonce [4]byte
+	_, _ = rand.Read(nonce[:])
+	now := time.Now()
+	ns, _ := os.Readlink("/proc/self/ns/pid")
+	me := LeaseHolder{Host: co.host, PID: os.Getpid(), Started: now, Storage: redactURL(co.o.Store.URL()), PIDNamespace: ns}
+	me.ID = fmt.Sprintf("%s/%d/%d/%s", me.Host, me.PID, now.UnixNano(), hex.EncodeToString(nonce[:]))
+	val, err := json.Marshal(me)
+	if err != nil {
+		return nil, err
+	}
+	return &lease{co: co, kv: kv, me: me, val: val, ttl: ttl}, nil
+}
+
+func (l *lease) poll() time.Duration { return min(max(l.ttl/5, 50*time.Millisecond), 2*time.Second) }
+
+// holder reads the lease key (nil, nil: no lease).
+func (l *lease) holder(ctx context.Context) (*LeaseHolder, uint64, error) {
+	e, err := l.kv.Get(ctx, protocol.LeaseKey)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	var h LeaseHolder
+	if err := json.Unmarshal(e.Value(), &h); err != nil {
+		h = LeaseHolder{ID: string(e.Value()), Host: "?", Storage: "?"}
+	}
+	return &h, e.Revision(), nil
+}
+
+// acquire takes the lease, standing by while another coordinator holds it
+// (or returning ErrLeaseHeld with Options.NoStandby).
+func (l *lease) acquire(ctx context.Context) error {
+	var said, prevStorage string
+	var lastErr string
+	for {
+		rev, err := l.kv.Create(ctx, protocol.LeaseKey, l.val)
+		if err == nil {
+			l.rev = rev
+			if said != "" {
+				l.co.o.Logf("coordinator: took over the lease from %s", said)
+			}
+			if prevStorage != "" && prevStorage != l.me.Storage {
+				l.co.o.Logf("coordinator: WARNING: the previous coordinator used storage %s, this one %s: the campaigns it ran find no results here (start this coordinator with the same --storage)", prevStorage, l.me.Storage)
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			h, hrev, gerr := l.holder(ctx)
+			if gerr == nil && h != nil && h.ID != l.me.ID {
+				prevStorage = h.Storage
+			}
+			switch {
+			case gerr != nil:
+				err = gerr
+			case h == nil:
+				continue // expired meanwhile
+			case h.ID == l.me.ID: // our create landed, its answer did not
+				l.rev = hrev
+				return nil
+			case h.Host == l.me.Host && h.PIDNamespace != "" && h.PIDNamespace == l.me.PIDNamespace &&
+				h.PID != l.me.PID && h.PID > 0 && !processAlive(h.PID):
+				l.co.o.Logf("coordinator: the lease holder %s is no longer running on this host; taking over", h)
+				_ = l.kv.Delete(ctx, protocol.LeaseKey, jetstream.LastRevision(hrev))
+				continue
+			case l.co.o.NoStandby:
+				return fmt.Errorf("%w: coordinator %s is running on this NATS system; refusing to start a second one (--coordinator-standby=false; with standby it would wait and take over when that one stops)", ErrLeaseHeld, h)
+			default:
+				if s := h.String(); s != said {
+					l.co.o.Logf("coordinator: coordinator %s holds the lease; standing by", s)
+					said = s
+				}
+				err = nil
+			}
+		}
+		if err != nil && err.Error() != lastErr {
+			l.co.o.Logf("coordinator: taking the lease: %v (retrying)", err)
+			lastErr = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(l.poll()):
+		}
+	}
+}
+
+// keep renews the lease until ctx ends; if another coordinator holds it
+// it calls lost with ErrLeaseLost and returns.
+func (l *lease) keep(ctx context.Context, lost func(error)) {
+	tk := time.NewTicker(l.ttl / 3)
+	defer tk.Stop()
+	var lastErr string
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, l.ttl/3)
+		err := l.renew(rctx)
+		cancel()
+		if errors.Is(err, ErrLeaseLost) {
+			l.co.o.Logf("coordinator: %v; stopping", err)
+			lost(err)
+			return
+		}
+		if err != nil && ctx.Err() == nil && err.Error() != lastErr {
+			l.co.o.Logf("coordinator: renewing the lease: %v (retrying)", err)
+		}
+		if err == nil {
+			lastErr = ""
+		} else {
+			lastErr = err.Error()
+		}
+	}
+}
+
+func (l *lease) renew(ctx context.Context) error {
+	rev, err := l.kv.Update(ctx, protocol.LeaseKey, l.val, l.rev)
+	if err == nil {
+		l.rev = rev
+		return nil
+	}
+	// Failed: find out whose the key is now.
+	h, hrev, gerr := l.holder(ctx)
+	switch {
+	case gerr != nil:
+		return fmt.Errorf("%v; reading it: %w", err, gerr)
+	case h == nil: // expired (NATS unreachable longer than the TTL): ours again if nobody took it
+		rev, err := l.kv.Create(ctx, protocol.LeaseKey, l.val)
+		if err == nil {
+			l.rev = rev
+		}
+		return err
+	case h.ID == l.me.ID: // our update landed, its answer did not
+		l.rev = hrev
+		return nil
+	}
+	return fmt.Errorf("%w: coordinator %s holds it now", ErrLeaseLost, h)
+}
+
+// release deletes the lease if it is still ours, so that a coordinator
+// standing by takes over at once.
+func (l *lease) release() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = l.kv.Delete(ctx, protocol.LeaseKey, jetstream.LastRevision(l.rev))
+}
+
+// processAlive reports whether a process pid exists on this host.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

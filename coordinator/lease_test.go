@@ -1,0 +1,229 @@
+package coordinator_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/worker"
+)
+
+// logLines collects a coordinator's log.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) logf(format string, args ...any) {
+	l.mu.Lock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+	l.mu.Unlock()
+}
+
+func (l *logLines) count(sub string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, s := range l.lines {
+		if strings.Contains(s, sub) {
+			n++
+		}
+	}
+	return n
+}
+
+// runCoordinator starts a coordinator on its own NATS connection; kill
+// closes that connection first (so nothing is released: a crash) and then
+// stops it.
+func runCoordinator(t *testing.T, e *env, st storage.Store, o coordinator.Options) (co *coordinator.Coordinator, done <-chan error, kill func(), logs *logLines) {
+	t.Helper()
+	nc, err := nats.Connect(e.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs = &logLines{}
+	o.Conn, o.Store, o.Reconcile = nc, st, 500*time.Millisecond
+	o.Logf = func(format string, args ...any) { logs.logf(format, args...); t.Logf(format, args...) }
+	co, err = coordinator.New(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		errc <- co.Run(ctx)
+		close(errc) // Run returned: later receives do not block
+	}()
+	var once sync.Once
+	kill = func() {
+		once.Do(func() {
+			nc.Close()
+			cancel()
+			select {
+			case <-errc:
+			case <-time.After(10 * time.Second):
+				t.Error("a killed coordinator's Run did not return")
+			}
+		})
+	}
+	t.Cleanup(kill)
+	return co, errc, kill, logs
+}
+
+// TestLeaseStandbyTakesOver: of two coordinators on one NATS, the second
+// stands by (saying so once) and serves nothing; when the first dies
+// without releasing the lease, the second takes over within the lease's
+// TTL and completes the campaign the first accepted. A third with
+// NoStandby refuses to start, naming the holder.
+func TestLeaseStandbyTakesOver(t *testing.T) {
+	e := newEnv(t)
+	const ttl = 2 * time.Second
+	co1, _, kill1, _ := runCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl})
+	select {
+	case <-co1.Ready():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first coordinator never became ready")
+	}
+	co2, done2, _, logs2 := runCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl})
+	// A refusing one, with other storage (credentials in its URL must not
+	// show in the message).
+	other, err := storage.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, done3, _, _ := runCoordinator(t, e, other, coordinator.Options{LeaseTTL: ttl, NoStandby: true})
+	select {
+	case err := <-done3:
+		if !errors.Is(err, coordinator.ErrLeaseHeld) || !strings.Contains(err.Error(), "refusing") || !strings.Contains(err.Error(), e.store.URL()) {
+			t.Fatalf("the NoStandby coordinator: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the NoStandby coordinator did not refuse")
+	}
+
+	ctx := context.Background()
+	r, err := co1.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The standby has answered nothing and is not ready.
+	time.Sleep(ttl) // several of its polls
+	select {
+	case <-co2.Ready():
+		t.Fatal("the second coordinator became ready while the first held the lease")
+	case err := <-done2:
+		t.Fatalf("the standby coordinator stopped: %v", err)
+	default:
+	}
+	if n := logs2.count("holds the lease; standing by"); n != 1 {
+		t.Fatalf("the standby said it stands by %d times, want once", n)
+	}
+
+	t0 := time.Now()
+	kill1()
+	select {
+	case <-co2.Ready():
+	case err := <-done2:
+		t.Fatalf("the standby coordinator stopped: %v", err)
+	case <-time.After(3 * ttl): // the TTL, a poll, and loading on a loaded machine
+		t.Fatalf("the standby did not take over within %v", 3*ttl)
+	}
+	took := time.Since(t0)
+	t.Logf("takeover %v after the holder died (lease TTL %v)", took.Round(time.Millisecond), ttl)
+	if logs2.count("took over the lease") != 1 {
+		t.Error("the takeover was not logged")
+	}
+	var cr countRunner
+	e.startWorker(worker.Options{Concurrency: 2, Name: "w1", Runner: &cr})
+	s := waitDone(t, co2, r.Campaign, 60*time.Second)
+	if s.State != protocol.CampaignDone || s.Done != 6 || s.Failed != 0 {
+		t.Fatalf("status after the takeover %+v", s)
+	}
+	if n, mx := cr.total(); n != 6 || mx != 1 {
+		t.Fatalf("runs: %d total, max %d per task; want 6 and 1", n, mx)
+	}
+}
+
+// TestLeaseReleasedOnStop: a coordinator that stops in order releases the
+// lease, so the next one starts at once, not a TTL later.
+func TestLeaseReleasedOnStop(t *testing.T) {
+	e := newEnv(t)
+	_, stop := e.startCoordinator(protocol.Layout{})
+	stop()
+	t0 := time.Now()
+	co, err := coordinator.New(context.Background(), coordinator.Options{Conn: e.nc, Store: e.store, NoStandby: true, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- co.Run(ctx) }()
+	select {
+	case <-co.Ready():
+	case err := <-errc:
+		t.Fatalf("after an orderly stop: %v", err)
+	}
+	t.Logf("next coordinator ready %v after the first stopped", time.Since(t0).Round(time.Millisecond))
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLeaseOfDeadProcessTakenAtOnce: a lease left by a coordinator
+// process of this host that no longer runs (killed, then restarted) is
+// taken over at once, even by a coordinator that would refuse a live
+// holder; the lease's value names no credentials.
+func TestLeaseOfDeadProcessTakenAtOnce(t *testing.T) {
+	e := newEnv(t)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	ns, _ := os.Readlink("/proc/self/ns/pid")
+	val, _ := json.Marshal(coordinator.LeaseHolder{ID: "old", Host: host, PID: dead.Process.Pid, Started: time.Now(), Storage: "old", PIDNamespace: ns})
+	js, _ := jetstream.New(e.nc)
+	ctx := context.Background()
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: protocol.LeaseBucket, History: 1, TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Create(ctx, protocol.LeaseKey, val); err != nil {
+		t.Fatal(err)
+	}
+	co, done, _, logs := runCoordinator(t, e, e.store, coordinator.Options{NoStandby: true})
+	select {
+	case <-co.Ready():
+	case err := <-done:
+		t.Fatalf("a lease of a dead process was not taken over: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("not ready after 20 s")
+	}
+	ent, err := kv.Get(ctx, protocol.LeaseKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h coordinator.LeaseHolder
+	if err := json.Unmarshal(ent.Value(), &h); err != nil || h.PID != os.Getpid() || h.Storage != e.store.URL() {
+		t.Fatalf("lease after the takeover: %s (%v)", ent.Value(), err)
+	}
+	// The old holder used other storage: said, since its campaigns'
+	// results are not in this one.
+	if logs.count("WARNING: the previous coordinator used storage old") != 1 {
+		t.Error("no warning that the previous holder used other storage")
+	}
+}
