@@ -450,15 +450,15 @@ func (r *PluginRunner) taskError(ctx context.Context, err error) error {
 // permanent: a replication that overran its deadline twice hangs or is too
 // long for it, and another max-deliver attempts of up to run.deadline each
 // (hours, for a long deadline) would only repeat that. The first overrun
-// is retried, since a loaded or failing machine can be the cause. runCtx
-// is the replication's context (its deadline is run.deadline); err the
+// is retried, since a loaded or failing machine can be the cause.
+// deadlineHit says the replication's run.deadline fired; err is the
 // runner's error.
-func deadlineVerdict(runCtx context.Context, attempt int, err error) error {
+func deadlineVerdict(deadlineHit bool, attempt int, err error) error {
 	var perm *PermanentError
 	if attempt < 2 || errors.As(err, &perm) {
 		return err
 	}
-	if errors.Is(runCtx.Err(), context.DeadlineExceeded) || errors.Is(err, pluginhost.ErrDeadline) {
+	if deadlineHit || errors.Is(err, pluginhost.ErrDeadline) {
 		return &PermanentError{fmt.Errorf("exceeded run.deadline on %d attempts: %w", attempt, err)}
 	}
 	return err

@@ -477,6 +477,9 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 		started  time.Time
 		wall     time.Duration
 		runCause error // why the run's own context ended, if it did
+		// deadlineHit: the replication's run.deadline fired (a second
+		// time makes the task's failure permanent: deadlineVerdict).
+		deadlineHit bool
 	)
 	for delay, waited := backoffMin, false; ; delay = min(2*delay, backoffMax) {
 		// The deadline bounds the replication, not a wait for storage.
@@ -496,6 +499,7 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 		wall = time.Since(started)
 		w.Stats.Running.Add(-1)
 		runCause = context.Cause(rctx)
+		deadlineHit = errors.Is(rctx.Err(), context.DeadlineExceeded)
 		cancelDL()
 		if err == nil || !storage.IsUnavailable(err) || runCtx.Err() != nil {
 			break
@@ -609,7 +613,7 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 		if cause := runCause; cause != nil && isCtxErr(err) {
 			err = cause
 		}
-		err = deadlineVerdict(runCtx, attempt, err)
+		err = deadlineVerdict(deadlineHit, attempt, err)
 		w.observe(TaskEvent{Campaign: c, Task: t, Outcome: OutcomeError, Wall: wall, Err: err})
 		var perm *PermanentError
 		if errors.As(err, &perm) {
