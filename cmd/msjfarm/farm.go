@@ -568,8 +568,22 @@ func printSummaryTable(w io.Writer, data []byte) error {
 // pointStatus is the status cell of a summary row: the pooled verdict
 // (UNSTABLE or TRUNCATED with its count), or, for a stable point whose
 // minority was flagged, how many were. A summary.csv written before the
-// verdict column falls back to its n_unstable count.
+// verdict column falls back to its n_unstable count. A point whose pooled
+// converged verdict failed adds NOT CONVERGED with its count.
 func pointStatus(get func(string) string) string {
+	s := verdictStatus(get)
+	// Run-length adequacy is a warning next to the verdict.
+	if get("converged") == "false" {
+		note := "NOT CONVERGED (" + get("n_unconverged") + " of " + get("n") + ")"
+		if s == "" {
+			return note
+		}
+		return s + "; " + note
+	}
+	return s
+}
+
+func verdictStatus(get func(string) string) string {
 	n := get("n")
 	u, t := get("n_unstable"), get("n_truncated")
 	switch get("verdict") {

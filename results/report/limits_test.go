@@ -6,12 +6,15 @@ import (
 	"testing"
 
 	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/sim"
 )
 
 // limitPoints is a small hand-made campaign on one-or-all (k = 32,
 // p₁ = 0.9, unit means): load ρ = λ (0.9/32 + 0.1), so λ* = 7.8049. FCFS
 // diverges from λ = 5 (verdict unstable); MSF is stable but its λ = 7.5
-// point was truncated (a lower bound).
+// point was truncated (a lower bound); its λ = 7 point is not converged
+// (three of four replications), its lower rates are, and FCFS's points
+// carry no converged verdict.
 func limitPoints() []aggregate.Point {
 	per := 0.9/32 + 0.1
 	var pts []aggregate.Point
@@ -26,6 +29,10 @@ func limitPoints() []aggregate.Point {
 				p.Verdict, p.NUnstable, mean = "unstable", 4, 1e4*lam
 			case pol == "msf" && lam == 7.5:
 				p.Verdict, p.NTruncated, p.LowerBound, mean = "truncated", 3, true, 28.6
+			case pol == "msf" && lam == 7:
+				p.Convergence = &sim.ConvergenceVerdict{N: 4, Unconverged: 3, MSERLate: 3, MinCycles: -1}
+			case pol == "msf":
+				p.Convergence = &sim.ConvergenceVerdict{N: 4, Converged: true, MinCycles: -1}
 			}
 			p.Metrics = []aggregate.Metric{{Name: "mean_response", Base: "mean_response", Class: -1,
 				Mean: mean, HalfWidth: 0.05 * mean, N: 4}}
@@ -101,7 +108,9 @@ func TestRenderLimitsAndBounds(t *testing.T) {
 	}
 	html := string(files["index.html"])
 	for _, s := range []string{"<th>truncated</th><th>verdict</th>", "<td>truncated</td>", "<td>unstable</td>",
-		`<td data-v="28.6">≥ 28.6</td>`, `<td data-v="50000">≥ 5e&#43;04</td>`, "4 unstable"} {
+		`<td data-v="28.6">≥ 28.6</td>`, `<td data-v="50000">≥ 5e&#43;04</td>`, "4 unstable",
+		"<th>verdict</th><th>converged</th>", "<td>stable</td><td>NO (3 of 4)</td>", "<td>stable</td><td>yes</td>",
+		"<td>unstable</td><td>—</td>", "1 not converged"} {
 		if !strings.Contains(html, s) {
 			t.Errorf("index.html lacks %q", s)
 		}
