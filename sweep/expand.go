@@ -157,6 +157,9 @@ type axis struct {
 // file order, then replications).
 func Expand(f *File, cat Catalog) (*Campaign, error) {
 	c := &Campaign{File: f}
+	if f.Limit != nil {
+		return nil, errLimitCampaign
+	}
 	if f.Name == "" {
 		return nil, fmt.Errorf("name: required")
 	}
