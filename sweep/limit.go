@@ -41,8 +41,9 @@ var errLimitCampaign = errors.New("limit: a sweep file with a limit block is a s
 
 // LimitTarget is one policy variant whose λ_max a limit block searches.
 type LimitTarget struct {
-	// Label names the variant as summaries do ("msfq threshold=31" when
-	// the file sweeps a parameter, else the policy name).
+	// Label names the variant as the report's legends do ("msfq
+	// threshold=31" when the file sweeps a parameter, else the policy
+	// name).
 	Label  string         `json:"label"`
 	Policy string         `json:"policy"`
 	Params map[string]any `json:"params"`
@@ -133,8 +134,13 @@ func PlanLimit(f *File, cat Catalog) (*LimitPlan, error) {
 	}
 	for _, v := range vs {
 		label := v.name
-		if len(v.axes) > 0 {
-			label += " " + paramLabel(v.axes)
+		keys := make([]string, 0, len(v.axes))
+		for k := range v.axes {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			label += fmt.Sprintf(" %s=%v", k, v.axes[k])
 		}
 		p.Targets = append(p.Targets, LimitTarget{Label: label, Policy: v.name, Params: v.params})
 	}

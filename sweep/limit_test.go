@@ -38,7 +38,7 @@ func TestPlanLimit(t *testing.T) {
 	for _, tg := range p.Targets {
 		labels = append(labels, tg.Label)
 	}
-	if got := strings.Join(labels, "; "); got != `fcfs; msfq {"threshold":1}; msfq {"threshold":31}` {
+	if got := strings.Join(labels, "; "); got != `fcfs; msfq threshold=1; msfq threshold=31` {
 		t.Errorf("targets %s", got)
 	}
 	pf := sweep.ProbeFile(f, p.Targets[2], []float64{3, 4})

@@ -681,13 +681,19 @@ func (f *facet) limitLines(x string, limits map[string]map[string]float64) []vli
 	}
 	done := map[string]bool{}
 	for i, s := range f.series {
-		k := s.tag + "\x00" + s.policy
-		lim, ok := limits[s.tag][s.policy]
+		// A limit keyed by the series' label (a policy variant, "msfq
+		// threshold=31") is drawn for that series; one keyed by the policy
+		// name for the policy's first series.
+		k, label := s.tag+"\x00"+s.label, s.label
+		lim, ok := limits[s.tag][s.label]
+		if !ok {
+			k, label = s.tag+"\x00"+s.policy, s.policy
+			lim, ok = limits[s.tag][s.policy]
+		}
 		if !ok || done[k] {
 			continue
 		}
 		done[k] = true
-		label := s.policy
 		if s.tag != "" {
 			label = s.tag + ": " + label
 		}
@@ -704,9 +710,11 @@ type Campaign struct {
 	// the report then has the per-replication table.
 	Tasks   []sweep.Task
 	Records map[string]*record.Record
-	// Limits are measured saturation arrival rates λ_max by policy name
-	// (msjfarm limit), drawn on arrival-rate plots as a dashed vertical line
-	// in the colour of that policy's first series; empty for none.
+	// Limits are measured saturation arrival rates λ_max (msjfarm limit, a
+	// sweep file's limit block) by series label ("msfq threshold=31": that
+	// series) or policy name (that policy's first series), drawn on
+	// arrival-rate plots as a dashed vertical line in the series' colour,
+	// labelled with its value; empty for none.
 	Limits map[string]float64
 	// Manifest is manifest.json as stored (nil if none): the page's header
 	// (name, description, date, versions, reproducing command) is read
