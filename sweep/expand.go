@@ -173,6 +173,9 @@ func Expand(f *File, cat Catalog) (*Campaign, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkCap(f, base.Servers); err != nil {
+		return nil, err
+	}
 	if err := checkPrecision(f.Precision, f.Replications, base.Classes, trace != nil); err != nil {
 		return nil, err
 	}

@@ -108,6 +108,9 @@ func PlanLimit(f *File, cat Catalog) (*LimitPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkCap(f, base.Servers); err != nil {
+		return nil, err
+	}
 	unit, err := base.BuildArrivals(1, f.Interarrival, nil)
 	if err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
@@ -176,4 +179,22 @@ func ProbeFile(f *File, t LimitTarget, rates []float64) *File {
 		g.Description = "stability-limit search round of " + t.Label
 	}
 	return &g
+}
+
+// checkCap rejects a run.max_in_system too small to run at all, before
+// any task is published: below the k servers the engine refuses every
+// replication (sim.checkCap), so the whole campaign would fail. A swept
+// servers axis is left to the engine's own check, per task.
+func checkCap(f *File, servers int) error {
+	m := f.Run.MaxInSystem
+	if m <= 0 || servers <= 0 {
+		return nil
+	}
+	if _, swept := f.Axes["servers"]; swept {
+		return nil
+	}
+	if m < servers {
+		return fmt.Errorf("run.max_in_system: %d is below the %d servers, too small to run at all (0: the engine's default, from its memory budget)", m, servers)
+	}
+	return nil
 }

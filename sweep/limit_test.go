@@ -79,6 +79,7 @@ func TestPlanLimitRefused(t *testing.T) {
 		{"limit: {hi: 9}\nprecision: {metric: mean_response, rel_half_width: 0.1, max_replications: 10}\n", "precision"},
 		{"limit: {hi: 9, step: 2}\n", "step"},
 		{"limit: {hi: 9}\nrun: {arrivals: 0}\n", "arrivals"},
+		{"limit: {hi: 9}\nrun: {arrivals: 1e4, max_in_system: 5}\n", "run.max_in_system"},
 	}
 	for _, c := range cases {
 		src := limitFile + c.extra

@@ -20,6 +20,7 @@ import (
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/limit"
 	"github.com/msjfarm/msjfarm/sim/rng"
+	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 	"github.com/msjfarm/msjfarm/worker/registry"
 )
@@ -125,7 +126,7 @@ func runLimit(fs *pflag.FlagSet, args []string, out io.Writer, lf limitFlags) in
 		if fs.Changed("policy") || fs.Changed("param") || fs.Changed("workload") {
 			return usagef("limit: --workload, --policy and --param come from the sweep file %s; give either the file or the flags", args[0])
 		}
-		f, camp, err := validateSweep(args[0], reg, "")
+		f, camp, err := limitFileCampaign(args[0], reg, fs, &lf)
 		if err != nil {
 			return usagef("limit: %v", err)
 		}
@@ -313,4 +314,42 @@ func printLimit(w io.Writer, r limitReport, rate1 float64) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "  %d replications\n", l.Runs)
+}
+
+// limitFileCampaign reads a sweep file for limit: an ordinary sweep is
+// expanded as is (its arrival-rate axis is ignored); one with a limit
+// block is planned (sweep.PlanLimit) and its first round's probe
+// campaigns stand for it, every policy variant at limit.lo, and the
+// block's lo, hi and rel_tol apply unless the flags set them.
+func limitFileCampaign(path string, reg sweep.Catalog, fs *pflag.FlagSet, lf *limitFlags) (*sweep.File, *sweep.Campaign, error) {
+	f, err := sweep.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.Limit == nil {
+		return validateSweep(path, reg, "")
+	}
+	plan, err := sweep.PlanLimit(f, reg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if !fs.Changed("lo") {
+		lf.lo = plan.Lo
+	}
+	if !fs.Changed("hi") {
+		lf.hi = plan.Hi
+	}
+	if !fs.Changed("rel-tol") {
+		lf.relTol = plan.RelTol
+	}
+	all := &sweep.Campaign{File: f}
+	for _, t := range plan.Targets {
+		c, err := sweep.Expand(sweep.ProbeFile(f, t, []float64{plan.Lo}), reg)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		all.Tasks = append(all.Tasks, c.Tasks...)
+		all.Points += c.Points
+	}
+	return f, all, nil
 }

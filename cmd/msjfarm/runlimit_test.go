@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/sim/limit"
+)
+
+const runLimitSweep = `name: run-limit
+seed: 3
+workload: one-or-all
+policies: [fcfs]
+replications: 3
+run: {arrivals: 5e4, warmup: 5e3}
+limit: {lo: 2, hi: 6, rel_tol: 0.1, probes: 3}
+`
+
+// readLimits reads the one limits.csv under data as header → value.
+func readLimits(t *testing.T, data string) (map[string]string, []byte) {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(data, "limits", "*", "limits.csv"))
+	if len(paths) != 1 {
+		t.Fatalf("limits.csv files: %v", paths)
+	}
+	b, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("limits.csv: %v rows, %v", len(rows), err)
+	}
+	m := map[string]string{}
+	for i, h := range rows[0] {
+		m[h] = rows[1][i]
+	}
+	return m, b
+}
+
+// TestRunLimitFile runs a limit block on the embedded farm end to end:
+// FCFS on one-or-all is bracketed around its exact limit 3.0261 (within the
+// growth test's resolution at 5·10^4 arrivals, 0.0225·√(10^6/5·10^4) =
+// 10%, sim/limit), limits.csv and the report (with the λ_max line) are
+// written, and running the file again reuses every round from storage
+// (same rounds, no new result). Then the bad inputs: a policy unstable at
+// the lowest rate is a verdict (exit 0), a cap below k an error naming
+// run.max_in_system that writes nothing.
+func TestRunLimitFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the embedded farm for about 10 s")
+	}
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "l.yaml")
+	if err := os.WriteFile(sw, []byte(runLimitSweep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	args := []string{"-workers", "2", "-q", "-runner", "inprocess", "-storage", data, sw}
+	if code := runRun(args); code != 0 {
+		t.Fatalf("run: exit %d", code)
+	}
+	m, first := readLimits(t, data)
+	lo, _ := strconv.ParseFloat(m["lo"], 64)
+	hi, _ := strconv.ParseFloat(m["hi"], 64)
+	exact := limit.FCFSOneOrAllLimit(32, 0.9, 1, 1)
+	const res = 0.10
+	if m["outcome"] != "found" || !(lo <= exact*(1+res) && hi >= exact*(1-res)) || hi/lo-1 > 0.1*(1+1e-9) {
+		t.Errorf("FCFS: %s [%v, %v], want a bracket within %.0f%% of %.5g", m["outcome"], lo, hi, 100*res, exact)
+	}
+	if m["policy"] != "fcfs" || m["campaigns"] == "" || m["rates"] == "" {
+		t.Errorf("limits.csv row %v", m)
+	}
+	svgs, _ := filepath.Glob(filepath.Join(data, "limits", "*", "report", "mean_response.svg"))
+	if len(svgs) != 1 {
+		t.Fatalf("report: %v", svgs)
+	}
+	svg, _ := os.ReadFile(svgs[0])
+	if !strings.Contains(string(svg), "fcfs λmax = ") {
+		t.Error("the report's plot lacks fcfs's λ_max line")
+	}
+	before, _ := filepath.Glob(filepath.Join(data, "results", "*", "*"))
+	results, _ := filepath.Glob(filepath.Join(data, "campaigns", "*", "results", "*.json"))
+	if code := runRun(args); code != 0 {
+		t.Fatalf("run again: exit %d", code)
+	}
+	if _, again := readLimits(t, data); !bytes.Equal(first, again) {
+		t.Errorf("run again: limits.csv changed:\n%s\n%s", first, again)
+	}
+	after, _ := filepath.Glob(filepath.Join(data, "results", "*", "*"))
+	results2, _ := filepath.Glob(filepath.Join(data, "campaigns", "*", "results", "*.json"))
+	if len(before) == 0 || len(results) == 0 {
+		t.Fatalf("no stored results under %s (%d, %d)", data, len(before), len(results))
+	}
+	if len(after) != len(before) || len(results2) != len(results) {
+		t.Errorf("run again simulated: %d → %d stored results, %d → %d campaign results", len(before), len(after), len(results), len(results2))
+	}
+
+	// Unstable at the lowest rate: a verdict, not a loop.
+	low := filepath.Join(dir, "low.yaml")
+	if err := os.WriteFile(low, []byte(strings.Replace(runLimitSweep, "lo: 2, hi: 6", "lo: 4, hi: 6", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data2 := filepath.Join(dir, "data2")
+	if code := runRun([]string{"-workers", "2", "-q", "-runner", "inprocess", "-storage", data2, low}); code != 0 {
+		t.Fatalf("run low: exit %d", code)
+	}
+	if m, _ := readLimits(t, data2); m["outcome"] != string(limit.UnstableAtLowest) || m["hi"] != "4" || m["rates"] != "5" {
+		t.Errorf("unstable at the lowest rate: %v", m)
+	}
+
+	// A cap too small to run: an error naming the key, nothing written.
+	bad := filepath.Join(dir, "cap.yaml")
+	if err := os.WriteFile(bad, []byte(strings.Replace(runLimitSweep, "warmup: 5e3}", "warmup: 5e3, max_in_system: 8}", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nothing := filepath.Join(dir, "nothing")
+	if code := runRun([]string{"-storage", nothing, bad}); code != 2 {
+		t.Fatalf("cap below k: exit %d, want 2", code)
+	}
+	if _, err := os.Stat(nothing); !os.IsNotExist(err) {
+		t.Fatalf("cap below k created %s (%v)", nothing, err)
+	}
+}
