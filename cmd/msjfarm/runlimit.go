@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+
 	"context"
 	"crypto/sha256"
 	"encoding/csv"
@@ -9,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nats-io/nats.go"
 	"io"
 	"net/url"
 	"os"
@@ -28,6 +30,7 @@ import (
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
+	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
 // A sweep file's limit block runs on the farm as rounds of ordinary
@@ -351,4 +354,95 @@ func runLimitFile(ctx context.Context, cmd string, f *sweep.File, plan *sweep.Li
 		storedLocation(st, pre+"report/index.html"))
 	fmt.Fprintf(os.Stderr, "msjfarm %s: limit search done in %s\n", cmd, time.Since(start).Round(time.Millisecond))
 	return 0
+}
+
+// farmProbeRun submits each probe campaign to a running farm's coordinator
+// (msjfarm submit with a limit file) and waits for it to finish; the
+// records are read from st, the farm's storage. Third-party plugins are
+// pinned as submit pins them.
+func farmProbeRun(nc *nats.Conn, st storage.Store, reg *registry.Registry, pin, retry, quiet bool, log io.Writer) probeRun {
+	return func(ctx context.Context, pf *sweep.File) (string, []sweep.Task, bool, error) {
+		camp, err := sweep.Expand(pf, reg)
+		if err != nil {
+			return "", nil, false, err
+		}
+		req := protocol.SubmitRequest{Spec: pf, RetryFailed: retry}
+		pins, _, warnings, err := worker.PinForSubmit(ctx, st, camp, reg, pin)
+		warn("submit", warnings)
+		if err != nil {
+			return "", nil, false, fmt.Errorf("pinning plugins: %w", err)
+		}
+		if pins != nil {
+			req.Pins = pins.Policies
+		}
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer cancel()
+		var rep protocol.SubmitReply
+		if err := protocol.RequestRetry(rctx, nc, protocol.APISubmit, req, &rep); err != nil {
+			if ctx.Err() != nil {
+				return "", nil, true, nil
+			}
+			return "", nil, false, err
+		}
+		var p *progress
+		if !quiet {
+			p = newProgress(log, rep.AlreadyDone).describe(camp)
+		}
+		for {
+			var s protocol.Status
+			if err := protocol.Request(ctx, nc, protocol.APIStatus, protocol.StatusRequest{Campaign: rep.Campaign}, &s); err != nil {
+				if ctx.Err() != nil {
+					return rep.Campaign, camp.Tasks, true, nil
+				}
+				return "", nil, false, err
+			}
+			if p != nil {
+				p.update(&s)
+			}
+			if s.State != protocol.CampaignRunning {
+				if p != nil {
+					p.finish(&s)
+				}
+				if s.Failed > 0 || s.State != protocol.CampaignDone {
+					return "", nil, false, fmt.Errorf("campaign %s %s: %d of %d tasks failed (--retry-failed runs them again)", rep.Campaign, s.State, s.Failed, s.Total)
+				}
+				return rep.Campaign, camp.Tasks, false, nil
+			}
+			select {
+			case <-ctx.Done():
+				return rep.Campaign, camp.Tasks, true, nil
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// submitLimit runs a sweep file's limit block on a farm (msjfarm submit):
+// ok is false for a file without one. The search needs the farm's storage
+// (--storage) to read the rounds' records, and waits for every round
+// whatever --wait says (the next round's rates depend on this one's).
+func submitLimit(ctx context.Context, ff *farmFlags, reg *registry.Registry, path, profile string, pin, retry, wait bool) (int, bool) {
+	f, err := sweep.LoadProfile(path, profile)
+	if err != nil || f.Limit == nil {
+		return 0, false
+	}
+	plan, err := sweep.PlanLimit(f, reg)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "msjfarm: submit: %s: %v\n", path, err)
+		return 2, true
+	}
+	if *ff.storage == "" {
+		fmt.Fprintf(os.Stderr, "msjfarm: submit: %s has a limit block: the search reads each round's results, so give the farm's --storage\n", path)
+		return 2, true
+	}
+	st, err := ff.store(ctx)
+	if err != nil {
+		return fail("submit: %v", err), true
+	}
+	nc, err := ff.conn("msjfarm-submit")
+	if err != nil {
+		return fail("submit: %v", err), true
+	}
+	defer nc.Close()
+	return runLimitFile(ctx, "submit", f, plan, st, farmProbeRun(nc, st, reg, pin, retry, !wait, os.Stderr), os.Stdout), true
 }

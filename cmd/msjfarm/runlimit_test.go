@@ -2,14 +2,20 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/sim/limit"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/worker"
 )
 
 const runLimitSweep = `name: run-limit
@@ -125,5 +131,80 @@ func TestRunLimitFile(t *testing.T) {
 	}
 	if _, err := os.Stat(nothing); !os.IsNotExist(err) {
 		t.Fatalf("cap below k created %s (%v)", nothing, err)
+	}
+}
+
+// TestSubmitLimitFile runs a limit block with msjfarm submit against a
+// farm (an embedded NATS server, a coordinator and an in-process worker,
+// as deployed but in this process): the search loop runs in the
+// submitting command, each round a campaign the farm runs, and the result
+// is the one msjfarm run finds for the same file (the same rounds, so the
+// same campaigns and records: every round is reused from storage).
+func TestSubmitLimitFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a farm for about 10 s")
+	}
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "l.yaml")
+	if err := os.WriteFile(sw, []byte(runLimitSweep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := storage.Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, url, err := protocol.StartEmbedded(protocol.EmbeddedOptions{StoreDir: filepath.Join(dir, "js")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer protocol.StopEmbedded(srv)
+	nc, err := protocol.Connect(protocol.ConnOptions{URL: url, Name: "test-farm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	coDone := make(chan error, 1)
+	go func() { coDone <- co.Run(ctx) }()
+	defer func() { cancel(); <-coDone }()
+	<-co.Ready()
+	w, err := worker.New(ctx, worker.Options{Conn: nc, Store: st, Concurrency: 2, Runner: worker.InProcess{}, FetchWait: 250 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wDone := make(chan error, 1)
+	go func() { wDone <- w.Run(ctx) }()
+	defer func() { cancel(); <-wDone }()
+
+	if code := runSubmit([]string{"-nats-url", url, "-storage", data, sw}); code != 0 {
+		t.Fatalf("submit: exit %d", code)
+	}
+	got, _ := readLimits(t, data)
+	if got["outcome"] != "found" || got["campaigns"] == "" {
+		t.Fatalf("submit: %v", got)
+	}
+	results, _ := filepath.Glob(filepath.Join(data, "results", "*", "*"))
+	data2 := filepath.Join(dir, "data2")
+	if code := runRun([]string{"-workers", "2", "-q", "-runner", "inprocess", "-storage", data2, sw}); code != 0 {
+		t.Fatalf("run: exit %d", code)
+	}
+	want, _ := readLimits(t, data2)
+	for _, k := range []string{"outcome", "lo", "hi", "rates", "runs", "campaigns"} {
+		if got[k] != want[k] {
+			t.Errorf("%s: submit %q, run %q", k, got[k], want[k])
+		}
+	}
+	if len(results) == 0 {
+		t.Error("submit stored no results")
+	}
+	// Without --storage the search cannot read its rounds: an error.
+	if code := runSubmit([]string{"-nats-url", url, sw}); code != 2 {
+		t.Errorf("submit without --storage: exit %d, want 2", code)
 	}
 }
