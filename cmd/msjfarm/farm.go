@@ -575,8 +575,10 @@ func printSummaryTable(w io.Writer, data []byte) error {
 // converged verdict failed adds NOT CONVERGED with its count.
 func pointStatus(get func(string) string) string {
 	s := verdictStatus(get)
-	// Run-length adequacy is a warning next to the verdict.
-	if get("converged") == "false" {
+	// Run-length adequacy is a warning next to a stable verdict (an
+	// unstable point has no steady state to converge to: its verdict says
+	// more).
+	if get("converged") == "false" && get("verdict") != "unstable" {
 		note := "NOT CONVERGED (" + get("n_unconverged") + " of " + get("n") + ")"
 		if s == "" {
 			return note
