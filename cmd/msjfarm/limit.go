@@ -303,6 +303,9 @@ func printLimit(w io.Writer, r limitReport, rate1 float64) {
 		fmt.Fprintf(w, "%s: unstable at the lowest rate %s (load %s), so λ_max ≤ %s; confidence ≥ %s\n", name,
 			sig(l.Lo, 5), sig(l.Lo/rate1, 4), sig(l.Hi, 5), sig(l.Confidence, 4))
 	}
+	if m, n := limit.SaturationThroughput(l); n > 0 {
+		fmt.Fprintf(w, "  saturation throughput %s (mean departure rate of the %d unstable rates: λ_max itself for FCFS-like policies, whose overloaded throughput is monotone)\n", sig(m, 5), n)
+	}
 	if l.Truncated {
 		fmt.Fprintf(w, "  note: some rate hit max_in_system without a majority and counted as unstable (raise run.max_in_system for a verdict)\n")
 	}

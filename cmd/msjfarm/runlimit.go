@@ -175,15 +175,17 @@ func roundLine(ps []limit.Point) string {
 
 // limitsCSVHeader documents limits.csv's columns (docs/results.md).
 var limitsCSVHeader = []string{"label", "policy", "params", "outcome", "lo", "hi", "estimate", "estimate_load",
-	"confidence", "truncated", "rates", "runs", "campaigns"}
+	"confidence", "truncated", "rates", "runs", "saturation_throughput", "campaigns"}
 
 // limitsCSV is one row per searched variant. lo and hi bracket λ_max
 // (equal for the one-sided outcomes, see sim/limit.Outcome); estimate is
 // the bracket's geometric midpoint (empty unless found) and estimate_load
 // the same as an offered load; confidence the search's lower bound on the
 // probability that the result is right; rates the number of rates
-// evaluated and runs the replications; campaigns the rounds' campaign ids,
-// space-separated.
+// evaluated and runs the replications; saturation_throughput the mean
+// departure rate of the unstable rates (limit.SaturationThroughput: λ_max
+// itself for FCFS-like policies only; empty when no rate was unstable);
+// campaigns the rounds' campaign ids, space-separated.
 func limitsCSV(rs []limitResult, rate1 float64) []byte {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
@@ -197,9 +199,13 @@ func limitsCSV(rs []limitResult, rate1 float64) []byte {
 		if r.Outcome == limit.Found {
 			est, estLoad = aggregate.FormatFloat(r.Estimate), aggregate.FormatFloat(r.Estimate/rate1)
 		}
+		sat := ""
+		if m, n := limit.SaturationThroughput(r.Limit); n > 0 {
+			sat = aggregate.FormatFloat(m)
+		}
 		_ = w.Write([]string{r.Label, r.Policy, string(params), string(r.Outcome), aggregate.FormatFloat(r.Lo),
 			aggregate.FormatFloat(r.Hi), est, estLoad, aggregate.FormatFloat(r.Confidence), strconv.FormatBool(r.Truncated),
-			strconv.Itoa(len(r.Points)), strconv.Itoa(r.Runs), strings.Join(r.Campaigns, " ")})
+			strconv.Itoa(len(r.Points)), strconv.Itoa(r.Runs), sat, strings.Join(r.Campaigns, " ")})
 	}
 	w.Flush()
 	return buf.Bytes()

@@ -97,3 +97,18 @@ func TestSearchRoundsOneSided(t *testing.T) {
 		t.Error("0 probes: no error")
 	}
 }
+
+// TestSaturationThroughput: the mean throughput of the unstable rates only.
+func TestSaturationThroughput(t *testing.T) {
+	pt := func(lam, thr float64, v sim.Verdict) limit.Point {
+		return limit.Point{Lambda: lam, Throughput: thr, Verdict: sim.PointVerdict{Verdict: v}}
+	}
+	l := &limit.Limit{Points: []limit.Point{pt(2, 2, sim.VerdictStable), pt(4, 3.1, sim.VerdictUnstable),
+		pt(5, 2.9, sim.VerdictUnstable), pt(6, 1, sim.VerdictTruncated)}}
+	if m, n := limit.SaturationThroughput(l); n != 2 || math.Abs(m-3) > 1e-12 {
+		t.Errorf("got %v over %d, want 3 over 2", m, n)
+	}
+	if _, n := limit.SaturationThroughput(&limit.Limit{}); n != 0 {
+		t.Errorf("no points: n = %d", n)
+	}
+}
