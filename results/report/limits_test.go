@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -118,5 +119,41 @@ func TestRenderLimitsAndBounds(t *testing.T) {
 	// A stable point keeps its interval.
 	if !strings.Contains(html, "1.624 ± 0.08122") {
 		t.Errorf("index.html lacks the stable estimate 1.624 ± 0.08122")
+	}
+}
+
+// TestLimitLinesByLabel: a limit keyed by a series label (a policy
+// variant, as a limit search names it) is drawn for that series only, in
+// its colour; one keyed by the policy name for the policy's first series.
+func TestLimitLinesByLabel(t *testing.T) {
+	var pts []aggregate.Point
+	for _, th := range []int{1, 31} {
+		for _, lam := range []float64{3, 6} {
+			pts = append(pts, aggregate.Point{Point: fmt.Sprintf("q%d-%v", th, lam), Scenario: fmtNum(lam), Workload: "one-or-all",
+				Servers: 32, Policy: "msfq", Params: map[string]any{"threshold": th}, Axes: map[string]any{"arrival_rate": lam},
+				ArrivalRate: lam, Load: lam * (0.9/32 + 0.1), Replications: 2, N: 2, Verdict: "stable",
+				Metrics: []aggregate.Metric{{Name: "mean_response", Base: "mean_response", Class: -1, Mean: lam, HalfWidth: 0.1, N: 2}}})
+		}
+	}
+	x, others := xAxis(pts)
+	f := facets(pts, nil, x, others)[0]
+	if len(f.series) != 2 {
+		t.Fatalf("%d series", len(f.series))
+	}
+	ls := f.limitLines(x, map[string]map[string]float64{"": {"msfq threshold=31": 7.8}})
+	if len(ls) != 2 || ls[1].x != 7.8 || ls[1].label != "msfq threshold=31 λmax = 7.8" {
+		t.Fatalf("lines %+v, want the bound and threshold=31's λmax", ls)
+	}
+	var want int
+	for i, s := range f.series {
+		if s.label == "msfq threshold=31" {
+			want = s.style(f, i)
+		}
+	}
+	if ls[1].style != want {
+		t.Errorf("line style %d, want the threshold=31 series' %d", ls[1].style, want)
+	}
+	if ls := f.limitLines(x, map[string]map[string]float64{"": {"msfq": 7}}); len(ls) != 2 || ls[1].label != "msfq λmax = 7" {
+		t.Errorf("by policy name: %+v", ls)
 	}
 }
