@@ -55,7 +55,13 @@ import (
 // J. ACM 21(1), 1974; Law, Simulation Modeling and Analysis, §9.5.3), and
 // with fewer the cycle-to-cycle variation (a phase length is heavy-tailed
 // near saturation) is not averaged out. Policies report their cycles through
-// the optional CycleReporter capability.
+// the optional CycleReporter capability. The rule also flags the overload
+// the growth test misses: MSFQ (ℓ = 31) on one-or-all past its limit
+// 7.805 alternates ever longer phases, a sawtooth of growing amplitude
+// whose segment means are too irregular for a slope test (with 10^6
+// arrivals growth fired in 0 of 4 runs at λ = 7.9 and 8.2, 3 of 4 at
+// λ = 9; only the ρ ≥ 1 overload rule flagged them all), while its
+// completed cycles in the window fell below 30 in 11 of those 12 runs.
 const (
 	convBatches = 320 // 64 MSER-5 groups of 5 batches
 	// MinCycles is the fewest completed policy cycles in the measured
