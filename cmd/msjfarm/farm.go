@@ -251,7 +251,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		defer h.Close()
 		reg := registry.New(ctx, registry.Options{Dirs: pluginhost.SearchPath(*pluginPath, nil), Host: h})
 		warn("submit", reg.Warnings())
-		if code, ok := submitLimit(ctx, ff, reg, ff.fs.Arg(0), *profile, *pin, *retry, *wait); ok {
+		if code, ok := submitLimit(ctx, ff, reg, ff.fs.Arg(0), *profile, *pin, *retry, *wait, *dry); ok {
 			return code
 		}
 		f, camp, err := validateSweep(ff.fs.Arg(0), reg, *profile)

@@ -70,6 +70,9 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 				fmt.Fprintf(os.Stderr, "msjfarm: run: %s: %v\n", pos[0], err)
 				return 2
 			}
+			if *dry {
+				return limitDryRun(os.Stdout, "run", lf, plan)
+			}
 			st, err := ff.store(ctx)
 			if err != nil {
 				return fail("run: %v", err)

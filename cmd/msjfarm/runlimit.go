@@ -427,7 +427,7 @@ func farmProbeRun(nc *nats.Conn, st storage.Store, reg *registry.Registry, pin, 
 // ok is false for a file without one. The search needs the farm's storage
 // (--storage) to read the rounds' records, and waits for every round
 // whatever --wait says (the next round's rates depend on this one's).
-func submitLimit(ctx context.Context, ff *farmFlags, reg *registry.Registry, path, profile string, pin, retry, wait bool) (int, bool) {
+func submitLimit(ctx context.Context, ff *farmFlags, reg *registry.Registry, path, profile string, pin, retry, wait, dry bool) (int, bool) {
 	f, err := sweep.LoadProfile(path, profile)
 	if err != nil || f.Limit == nil {
 		return 0, false
@@ -436,6 +436,9 @@ func submitLimit(ctx context.Context, ff *farmFlags, reg *registry.Registry, pat
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "msjfarm: submit: %s: %v\n", path, err)
 		return 2, true
+	}
+	if dry {
+		return limitDryRun(os.Stdout, "submit", f, plan), true
 	}
 	if *ff.storage == "" {
 		fmt.Fprintf(os.Stderr, "msjfarm: submit: %s has a limit block: the search reads each round's results, so give the farm's --storage\n", path)
@@ -451,4 +454,19 @@ func submitLimit(ctx context.Context, ff *farmFlags, reg *registry.Registry, pat
 	}
 	defer nc.Close()
 	return runLimitFile(ctx, "submit", f, plan, st, farmProbeRun(nc, st, reg, pin, retry, !wait, os.Stderr), os.Stdout), true
+}
+
+// limitDryRun prints a limit search's plan (msjfarm run/submit --dry-run)
+// and writes nothing: the rates after the first round depend on its
+// verdicts, so the plan is the bound on rounds and tasks.
+func limitDryRun(w io.Writer, cmd string, f *sweep.File, plan *sweep.LimitPlan) int {
+	opt := limit.Options{Lo: plan.Lo, Hi: plan.Hi, Reps: f.Replications, RelTol: plan.RelTol}
+	rounds := opt.MaxRounds(plan.Probes)
+	rates := plan.Probes + 2 + (rounds-1)*plan.Probes
+	fmt.Fprintf(w, "%s: limit search %s: %d policy variants; λ in [%s, %s] (load %s to %s), rel_tol %v; at most %d rounds of %d probe rates (%d in the first), %d rates per variant\n",
+		cmd, f.Name, len(plan.Targets), sig(plan.Lo, 5), sig(plan.Hi, 5), sig(plan.Lo/plan.Rate1, 4), sig(plan.Hi/plan.Rate1, 4), plan.RelTol,
+		rounds, plan.Probes, plan.Probes+2, rates)
+	fmt.Fprintf(w, "at most %d tasks (%d variants × %d rates × %d replications of %d arrivals + %d warm-up); a one-sided outcome ends after the first round\n",
+		len(plan.Targets)*rates*f.Replications, len(plan.Targets), rates, f.Replications, f.Run.Arrivals, f.Run.Warmup)
+	return 0
 }

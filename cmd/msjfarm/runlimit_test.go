@@ -120,6 +120,15 @@ func TestRunLimitFile(t *testing.T) {
 		t.Errorf("unstable at the lowest rate: %v", m)
 	}
 
+	// --dry-run plans and writes nothing.
+	dryDir := filepath.Join(dir, "dry")
+	if code := runRun([]string{"-dry-run", "-storage", dryDir, sw}); code != 0 {
+		t.Fatalf("dry run: exit %d", code)
+	}
+	if _, err := os.Stat(dryDir); !os.IsNotExist(err) {
+		t.Fatalf("dry run created %s (%v)", dryDir, err)
+	}
+
 	// A cap too small to run: an error naming the key, nothing written.
 	bad := filepath.Join(dir, "cap.yaml")
 	if err := os.WriteFile(bad, []byte(strings.Replace(runLimitSweep, "warmup: 5e3}", "warmup: 5e3, max_in_system: 8}", 1)), 0o644); err != nil {
