@@ -155,8 +155,9 @@ func interior(lo, hi float64, n int) []float64 {
 // throughput, and for FCFS-like policies (the saturation rule: Baccelli &
 // Foss 1995) that is λ_max itself — measured by every overloaded run, not
 // bracketed, so it is not limited by the growth test's resolution near
-// the limit (FCFS on one-or-all with 10^6 arrivals: within 0.1% of the
-// exact 3.0261 where the bracket is ±1%). It is not λ_max for a policy
+// the limit (FCFS on one-or-all with 10^6 arrivals: 3.0264 over the 10
+// unstable rates of a farm search and 3.0216 over the 4 of a bisection,
+// against the exact 3.0261, where the brackets sat 1.1–1.2% above it). It is not λ_max for a policy
 // whose overloaded throughput collapses (MSF on one-or-all sustains
 // λ ≈ 7.7 but departs at 4.4 under λ = 9): read it only for policies known
 // to be monotone.
