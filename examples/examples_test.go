@@ -24,6 +24,7 @@ import (
 	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/limit"
 	"github.com/msjfarm/msjfarm/sweep"
 )
 
@@ -64,6 +65,10 @@ func TestExamples(t *testing.T) {
 			}
 			f.Replications = 1
 			f.Run.Arrivals, f.Run.Warmup, f.Run.MSER = tinyArrivals, tinyWarmup, false
+			if f.Limit != nil {
+				runLimit(t, f)
+				return
+			}
 			runCampaign(t, f, 1)
 		})
 	}
@@ -87,6 +92,10 @@ func TestExamplesDefaultSize(t *testing.T) {
 			f, err := sweep.Load(path)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if f.Limit != nil {
+				runLimit(t, f)
+				return
 			}
 			runCampaign(t, f, 2)
 		})
@@ -159,6 +168,73 @@ func runCampaign(t *testing.T, f *sweep.File, par int) {
 	for _, a := range list {
 		t.Logf("  %-70s E[T] %10.4g  E[T^w] %10.4g  unstable %d/%d", a.label, a.t/float64(a.n), a.tw/float64(a.n), a.unstable, a.n)
 	}
+}
+
+// runLimit runs a limit example's search in process, as msjfarm run does
+// on the farm: every round's probe file expanded into tasks (runTask), each
+// rate's replications pooled; it logs each policy variant's bracket and
+// checks the search ended with a verdict.
+func runLimit(t *testing.T, f *sweep.File) {
+	start := time.Now()
+	plan, err := sweep.PlanLimit(f, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range plan.Targets {
+		eval := func(rates []float64) ([]limit.Point, error) {
+			camp, err := sweep.Expand(sweep.ProbeFile(f, tg, rates), builtin.Catalog{})
+			if err != nil {
+				return nil, err
+			}
+			by := map[float64][]*sim.Result{}
+			for i := range camp.Tasks {
+				r, err := runTask(&camp.Tasks[i])
+				if err != nil {
+					return nil, err
+				}
+				by[camp.Tasks[i].ArrivalRate] = append(by[camp.Tasks[i].ArrivalRate], r)
+			}
+			out := make([]limit.Point, len(rates))
+			for i, lam := range rates {
+				if out[i], err = limit.PointOf(lam, by[lam]); err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
+		}
+		l, err := limit.SearchRounds(eval, limit.Options{Lo: plan.Lo, Hi: plan.Hi, Reps: f.Replications, RelTol: plan.RelTol}, plan.Probes)
+		if err != nil {
+			t.Fatalf("%s: %v", tg.Label, err)
+		}
+		if l.Outcome == "" || !(l.Lo <= l.Hi) {
+			t.Errorf("%s: no verdict: %+v", tg.Label, l)
+		}
+		t.Logf("%s: %s [%.5g, %.5g] in %d rates, %d runs", tg.Label, l.Outcome, l.Lo, l.Hi, len(l.Points), l.Runs)
+	}
+	t.Logf("%s: limit search in %v", f.Name, time.Since(start).Round(time.Millisecond))
+}
+
+// expand is sweep.Expand, or for a limit file the expansion of its first
+// round's probe campaign of every policy variant (the lowest rate), which
+// is what the farm is given.
+func expand(f *sweep.File) ([]*sweep.Campaign, error) {
+	if f.Limit == nil {
+		c, err := sweep.Expand(f, builtin.Catalog{})
+		return []*sweep.Campaign{c}, err
+	}
+	plan, err := sweep.PlanLimit(f, builtin.Catalog{})
+	if err != nil {
+		return nil, err
+	}
+	var out []*sweep.Campaign
+	for _, tg := range plan.Targets {
+		c, err := sweep.Expand(sweep.ProbeFile(f, tg, []float64{plan.Lo}), builtin.Catalog{})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 func runTask(task *sweep.Task) (*sim.Result, error) {
@@ -333,7 +409,7 @@ func TestPaperProfiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := sweep.Expand(paper, builtin.Catalog{}); err != nil {
+			if _, err := expand(paper); err != nil {
 				t.Fatalf("under the paper profile: %v", err)
 			}
 			if paper.Replications <= def.Replications || paper.Run.Arrivals < def.Run.Arrivals {
@@ -403,16 +479,18 @@ func TestProfilesKeepIDs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := sweep.Expand(plain, builtin.Catalog{})
+		a, err := expand(plain)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := sweep.Expand(with, builtin.Catalog{})
+		b, err := expand(with)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.ID != b.ID {
-			t.Errorf("%s: id %s with the profiles block, %s without", path, b.ID, a.ID)
+		for i := range a {
+			if a[i].ID != b[i].ID {
+				t.Errorf("%s: id %s with the profiles block, %s without", path, b[i].ID, a[i].ID)
+			}
 		}
 	}
 }

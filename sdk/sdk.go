@@ -124,6 +124,15 @@ type CounterReporter interface {
 	Counters() []Counter
 }
 
+// CycleReporter is implemented by a policy whose behaviour runs in long
+// cycles (phases, kill cycles, helper use): Cycles names a cycle and counts
+// those completed in the measurement window (reset them in StartMeasuring).
+// The count is evidence of the result's converged verdict: a window with
+// fewer than sim.MinCycles cycles has not averaged over the policy's cycle.
+type CycleReporter interface {
+	Cycles() (name string, n int64)
+}
+
 // Configurable is implemented by a policy with parameters. Params is the
 // schema and must be available on a fresh instance from Spec.New, so that a
 // sweep is validated before anything runs; Configure receives the resolved

@@ -26,6 +26,8 @@ var (
 	_ Measurer            = sim.Measurer(nil)
 	_ sim.CounterReporter = CounterReporter(nil)
 	_ CounterReporter     = sim.CounterReporter(nil)
+	_ sim.CycleReporter   = CycleReporter(nil)
+	_ CycleReporter       = sim.CycleReporter(nil)
 	_ sim.Configurable    = Configurable(nil)
 	_ Configurable        = sim.Configurable(nil)
 )

@@ -16,8 +16,11 @@ import (
 // accumulator and Jain's index from sim/stats (low-order bits); 0.3.0: the
 // calibrated growth test, the overload rule, and a capped run reported as
 // truncated rather than unstable, with lower-bound flags (new fields and
-// flags; every mean is unchanged).
-const Version = "0.3.0"
+// flags; every mean is unchanged); 0.4.0: the converged verdict
+// (Result.Convergence, a new field: every earlier number is unchanged, but
+// a 0.3.0 record lacks the evidence, so it must not be reused as if it had
+// it).
+const Version = "0.4.0"
 
 // Config is the run length and instrumentation of one replication.
 type Config struct {
@@ -524,6 +527,7 @@ events:
 				r.window(id)
 			}
 			r.st.checkpoint(s, id)
+			r.st.convCheckpoint(s, id)
 			if stop = r.refuse(id); stop != stopNone {
 				s.pool.put(j)
 				break events

@@ -121,8 +121,12 @@ type Result struct {
 	Instability *Instability `json:"instability,omitempty"`
 	// Growth is the growth test's statistics (nil when the window was too
 	// short to run it or the run stopped inside it).
-	Growth *Growth  `json:"growth,omitempty"`
-	Series []Sample `json:"series,omitempty"`
+	Growth *Growth `json:"growth,omitempty"`
+	// Convergence is the run-length adequacy verdict and its evidence
+	// (convergence.go; nil when the run stopped inside its window or had
+	// too few arrivals to batch).
+	Convergence *Convergence `json:"convergence,omitempty"`
+	Series      []Sample     `json:"series,omitempty"`
 }
 
 // classAcc accumulates one class's measured departures. The response
@@ -153,9 +157,16 @@ type recorder struct {
 	segNext        int
 	segAt          int64 // arrival index of boundary segNext
 	nextSample     float64
-	series         []Sample
-	seriesMax      int
-	closed         bool
+	// The run-wide batches of the converged verdict (convergence.go):
+	// areaAll integrates the number in system over the whole run.
+	areaAll   float64
+	convT     [convBatches + 1]float64
+	convArea  [convBatches + 1]float64
+	convNext  int
+	convAt    int64
+	series    []Sample
+	seriesMax int
+	closed    bool
 }
 
 func newRecorder(w *Workload, cfg *Config) *recorder {
@@ -169,6 +180,7 @@ func newRecorder(w *Workload, cfg *Config) *recorder {
 
 // advance integrates the state held since the last event up to t.
 func (r *recorder) advance(s *System, t float64) {
+	r.areaAll += float64(s.inSys) * (t - r.last)
 	if s.measure {
 		dt := t - r.last
 		r.areaN += float64(s.inSys) * dt
@@ -200,6 +212,10 @@ func (r *recorder) end(s *System) {
 	if r.segNext == growthSegments {
 		r.segT[growthSegments], r.segArea[growthSegments] = s.now, r.areaN
 		r.segNext++
+	}
+	if r.convNext == convBatches {
+		r.convT[convBatches], r.convArea[convBatches] = s.now, r.areaAll
+		r.convNext++
 	}
 }
 
@@ -320,6 +336,7 @@ func (r *recorder) result(s *System, events uint64, undeparted int64, stop stopR
 	}
 	g, means := r.growth()
 	res.Growth = g
+	res.Convergence = r.convergence(s.policy)
 	if g != nil && g.Fired {
 		ins.Reasons = append(ins.Reasons, "growth")
 	}

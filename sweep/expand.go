@@ -166,6 +166,9 @@ type axis struct {
 // file order, then replications).
 func Expand(f *File, cat Catalog) (*Campaign, error) {
 	c := &Campaign{File: f}
+	if f.Limit != nil {
+		return nil, errLimitCampaign
+	}
 	if f.Name == "" {
 		return nil, fmt.Errorf("name: required")
 	}
@@ -177,6 +180,9 @@ func Expand(f *File, cat Catalog) (*Campaign, error) {
 	}
 	base, trace, err := baseWorkload(f)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkCap(f, base.Servers); err != nil {
 		return nil, err
 	}
 	if err := checkPrecision(f.Precision, f.Replications, base.Classes, trace != nil); err != nil {

@@ -68,6 +68,10 @@ type File struct {
 	// interval is narrow enough (see Precision). Omitted from the JSON
 	// when unset, so campaign ids of sweeps without it are unchanged.
 	Precision *Precision `mapstructure:"precision" json:"precision,omitempty"`
+	// Limit, if set, asks for each policy's stability limit λ_max instead
+	// of an arrival-rate axis (see LimitSpec, limit.go). Omitted from the
+	// JSON when unset, so campaign ids of other sweeps are unchanged.
+	Limit *LimitSpec `mapstructure:"limit" json:"limit,omitempty"`
 	// Profiles are named overlays (see Profile) that a run selects with
 	// --profile or MSJFARM_PROFILE. Never part of the JSON, hence of the
 	// campaign id: the id is that of the file as overlaid, so adding a

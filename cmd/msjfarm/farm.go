@@ -304,6 +304,9 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		defer h.Close()
 		reg := registry.New(ctx, registry.Options{Dirs: pluginhost.SearchPath(*pluginPath, nil), Host: h})
 		warn("submit", reg.Warnings())
+		if code, ok := submitLimit(ctx, ff, reg, ff.fs.Arg(0), *profile, *pin, *retry, *wait, *dry); ok {
+			return code
+		}
 		f, camp, trace, err := validateSweep(ff.fs.Arg(0), reg, *profile, traceLimit)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
@@ -631,8 +634,24 @@ func printSummaryTable(w io.Writer, data []byte) error {
 // pointStatus is the status cell of a summary row: the pooled verdict
 // (UNSTABLE or TRUNCATED with its count), or, for a stable point whose
 // minority was flagged, how many were. A summary.csv written before the
-// verdict column falls back to its n_unstable count.
+// verdict column falls back to its n_unstable count. A point whose pooled
+// converged verdict failed adds NOT CONVERGED with its count.
 func pointStatus(get func(string) string) string {
+	s := verdictStatus(get)
+	// Run-length adequacy is a warning next to a stable verdict (an
+	// unstable point has no steady state to converge to: its verdict says
+	// more).
+	if get("converged") == "false" && get("verdict") != "unstable" {
+		note := "NOT CONVERGED (" + get("n_unconverged") + " of " + get("n") + ")"
+		if s == "" {
+			return note
+		}
+		return s + "; " + note
+	}
+	return s
+}
+
+func verdictStatus(get func(string) string) string {
 	n := get("n")
 	u, t := get("n_unstable"), get("n_truncated")
 	switch get("verdict") {

@@ -21,6 +21,7 @@ import (
 	"github.com/msjfarm/msjfarm/sim/limit"
 	"github.com/msjfarm/msjfarm/sim/rng"
 	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 	"github.com/msjfarm/msjfarm/worker/registry"
 )
@@ -126,7 +127,7 @@ func runLimit(fs *pflag.FlagSet, args []string, out io.Writer, lf limitFlags) in
 		if fs.Changed("policy") || fs.Changed("param") || fs.Changed("workload") {
 			return usagef("limit: --workload, --policy and --param come from the sweep file %s; give either the file or the flags", args[0])
 		}
-		f, camp, _, err := validateSweep(args[0], reg, "", storage.DefaultMaxTraceSize)
+		f, camp, err := limitFileCampaign(args[0], reg, fs, &lf)
 		if err != nil {
 			return usagef("limit: %v", err)
 		}
@@ -303,6 +304,9 @@ func printLimit(w io.Writer, r limitReport, rate1 float64) {
 		fmt.Fprintf(w, "%s: unstable at the lowest rate %s (load %s), so λ_max ≤ %s; confidence ≥ %s\n", name,
 			sig(l.Lo, 5), sig(l.Lo/rate1, 4), sig(l.Hi, 5), sig(l.Confidence, 4))
 	}
+	if m, n := limit.SaturationThroughput(l); n > 0 {
+		fmt.Fprintf(w, "  saturation throughput %s (mean departure rate of the %d unstable rates: λ_max itself for FCFS-like policies, whose overloaded throughput is monotone)\n", sig(m, 5), n)
+	}
 	if l.Truncated {
 		fmt.Fprintf(w, "  note: some rate hit max_in_system without a majority and counted as unstable (raise run.max_in_system for a verdict)\n")
 	}
@@ -314,4 +318,43 @@ func printLimit(w io.Writer, r limitReport, rate1 float64) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "  %d replications\n", l.Runs)
+}
+
+// limitFileCampaign reads a sweep file for limit: an ordinary sweep is
+// expanded as is (its arrival-rate axis is ignored); one with a limit
+// block is planned (sweep.PlanLimit) and its first round's probe
+// campaigns stand for it, every policy variant at limit.lo, and the
+// block's lo, hi and rel_tol apply unless the flags set them.
+func limitFileCampaign(path string, reg sweep.Catalog, fs *pflag.FlagSet, lf *limitFlags) (*sweep.File, *sweep.Campaign, error) {
+	f, err := sweep.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.Limit == nil {
+		f, c, _, err := validateSweep(path, reg, "", storage.DefaultMaxTraceSize)
+		return f, c, err
+	}
+	plan, err := sweep.PlanLimit(f, reg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if !fs.Changed("lo") {
+		lf.lo = plan.Lo
+	}
+	if !fs.Changed("hi") {
+		lf.hi = plan.Hi
+	}
+	if !fs.Changed("rel-tol") {
+		lf.relTol = plan.RelTol
+	}
+	all := &sweep.Campaign{File: f}
+	for _, t := range plan.Targets {
+		c, err := sweep.Expand(sweep.ProbeFile(f, t, []float64{plan.Lo}), reg)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		all.Tasks = append(all.Tasks, c.Tasks...)
+		all.Points += c.Points
+	}
+	return f, all, nil
 }

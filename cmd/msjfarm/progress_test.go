@@ -110,3 +110,34 @@ func TestProgressPlain(t *testing.T) {
 		t.Errorf("unknown task: %q", lines[3])
 	}
 }
+
+// TestSummaryTableConverged: a stable point whose pooled converged verdict
+// failed gets NOT CONVERGED with its count, beside any other status; an
+// unstable one does not (its verdict says more); a converged or unknown
+// one nothing.
+func TestSummaryTableConverged(t *testing.T) {
+	head := "point,policy,params,workload,servers,arrival_rate,load,replications,n,n_failed,n_unstable,n_truncated,lower_bound,verdict," +
+		"converged,n_unconverged,mser_fraction,min_cycles,mean_response_mean,mean_response_hw,weighted_mean_response_mean,weighted_mean_response_hw,jain_mean\n"
+	for _, tc := range []struct{ row, want string }{
+		{"p,msfq,{},w,32,7,0.9,5,5,0,0,0,false,stable,false,3,0.1,12,25,1,26,1,0.9", "NOT CONVERGED (3 of 5)"},
+		{"p,msfq,{},w,32,7,0.9,5,5,0,1,0,false,stable,false,3,0.7,12,25,1,26,1,0.9", "stable (1 of 5 flagged); NOT CONVERGED (3 of 5)"},
+		{"p,fcfs,{},w,32,7,0.9,5,5,0,5,0,false,unstable,false,5,0.75,,25,1,26,1,0.9", "UNSTABLE (5 of 5)"},
+		{"p,fcfs,{},w,32,2,0.3,5,5,0,0,0,false,stable,true,1,0,,2,0.1,2,0.1,0.9", ""},
+		{"p,fcfs,{},w,32,2,0.3,5,5,0,0,0,false,stable,,0,,,2,0.1,2,0.1,0.9", ""},
+	} {
+		var b bytes.Buffer
+		if err := printSummaryTable(&b, []byte(head+tc.row+"\n")); err != nil {
+			t.Fatal(err)
+		}
+		rows := strings.Split(strings.TrimSpace(b.String()), "\n")
+		row := strings.TrimSpace(rows[len(rows)-1])
+		switch {
+		case tc.want == "" && strings.Contains(row, "CONVERGED"):
+			t.Errorf("%s: %q", tc.row, row)
+		case tc.want != "" && !strings.HasSuffix(row, tc.want):
+			t.Errorf("%s: %q, want it to end with %q", tc.row, row, tc.want)
+		case strings.Contains(tc.want, "UNSTABLE") && strings.Contains(row, "CONVERGED"):
+			t.Errorf("%s: NOT CONVERGED beside UNSTABLE: %q", tc.row, row)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/msjfarm/msjfarm/monitor"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
 )
 
@@ -66,6 +67,27 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 		// the search path) before anything is created.
 		cfg := rf.config(*n, logf(slogger, *verbose))
 		pr := cfg.Prepare(ctx)
+		if lf, err := sweep.LoadProfile(pos[0], *profile); err == nil && lf.Limit != nil {
+			// A limit block: a search by rounds of probe campaigns (runlimit.go).
+			plan, err := sweep.PlanLimit(lf, pr.Registry)
+			pr.Close()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "msjfarm: run: %s: %v\n", pos[0], err)
+				return 2
+			}
+			if *dry {
+				return limitDryRun(os.Stdout, "run", lf, plan)
+			}
+			st, err := ff.store(ctx)
+			if err != nil {
+				return fail("run: %v", err)
+			}
+			if err := storage.CheckWritable(ctx, st); err != nil {
+				return fail("run: %v", err)
+			}
+			o := local.Options{StoreDir: *storeDir, AckWait: *ackWait, MaxDeliver: *maxDeliver, RetryFailed: *retry, Logf: logf(slogger, *verbose)}
+			return runLimitFile(ctx, "run", lf, plan, st, localProbeRun(cfg, st, *n, o, *quiet, os.Stderr), os.Stdout)
+		}
 		f, camp, trace, err := validateSweep(pos[0], pr.Registry, *profile, traceLimit)
 		if err != nil {
 			pr.Close()

@@ -235,6 +235,18 @@ func printSummary(w *sim.Workload, policy string, params paramFlags, rs []*sim.R
 		fmt.Printf("verdict stable; %d of %d replications flagged (%d unstable %v, %d truncated): a minority, outvoted\n",
 			v.Unstable+v.Truncated, v.N, v.Unstable, firstReasons(rs, func(r *sim.Result) bool { return r.Unstable }), v.Truncated)
 	}
+	if cv := sim.PoolConvergence(rs); cv.N > 0 {
+		cyc := ""
+		if cv.MinCycles >= 0 {
+			cyc = fmt.Sprintf(", fewest policy cycles %d (need %d)", cv.MinCycles, sim.MinCycles)
+		}
+		if cv.Converged {
+			fmt.Printf("converged: %d of %d replications not converged; median MSER-5 point at %.3g of the run%s\n", cv.Unconverged, cv.N, cv.MedianMSERFraction, cyc)
+		} else {
+			fmt.Printf("WARNING: NOT CONVERGED: %d of %d replications (%d MSER-5 point beyond half the run, %d too few cycles); median MSER-5 point at %.3g of the run%s: run longer\n",
+				cv.Unconverged, cv.N, cv.MSERLate, cv.FewCycles, cv.MedianMSERFraction, cyc)
+		}
+	}
 	if v.LowerBound {
 		fmt.Printf("WARNING: measured jobs were still in the system when some replications stopped: per-job means are lower bounds (≥), without a confidence interval\n")
 	}

@@ -394,6 +394,11 @@ func (p *BalancedSplitting) fillH(s *sdk.System) {
 }
 
 // Counters reports P_H and the partition (see the package documentation).
+// Cycles counts the measured jobs served on the helper servers: the rare
+// events whose frequency Balanced Splitting's performance turns on
+// (sdk.CycleReporter).
+func (p *BalancedSplitting) Cycles() (string, int64) { return "helper_jobs", p.nServedH }
+
 func (p *BalancedSplitting) Counters() []sdk.Counter {
 	var ph, phs float64
 	if p.nArr > 0 {

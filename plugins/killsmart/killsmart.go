@@ -485,6 +485,10 @@ func (p *KillSmart) restart(s *sdk.System) {
 }
 
 // Counters reports the window's counters (see the type's doc).
+// Cycles counts the window's kills, each starting a kill cycle
+// (sdk.CycleReporter).
+func (p *KillSmart) Cycles() (string, int64) { return "kills", p.c.kills }
+
 func (p *KillSmart) Counters() []sdk.Counter {
 	t1 := p.t1
 	if p.measuring && p.sys != nil {

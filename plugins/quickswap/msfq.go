@@ -231,6 +231,10 @@ func (p *MSFQ) admitLight(s *sdk.System) {
 }
 
 // Counters reports the phase durations and time fractions (Q Fig. 4).
+// Cycles counts the window's MSFQ cycles (entries into phase 1): the
+// evidence that the window averaged over many phase cycles (sdk.CycleReporter).
+func (p *MSFQ) Cycles() (string, int64) { return "cycles", p.entries[1] }
+
 func (p *MSFQ) Counters() []sdk.Counter {
 	var total float64
 	for z := 1; z <= 4; z++ {

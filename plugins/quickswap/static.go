@@ -310,6 +310,10 @@ func (p *Static) step(s *sdk.System) {
 }
 
 // Counters reports the draining statistics.
+// Cycles counts the window's class switches, each ending one class's
+// service turn (sdk.CycleReporter).
+func (p *Static) Cycles() (string, int64) { return "switches", p.switches }
+
 func (p *Static) Counters() []sdk.Counter {
 	return []sdk.Counter{
 		{Name: "drain_fraction", Value: ratio(p.tDrain, p.tAll)},

@@ -151,6 +151,13 @@ type Point struct {
 	NTruncated int    `json:"n_truncated"`
 	LowerBound bool   `json:"lower_bound"`
 	Verdict    string `json:"verdict"`
+	// Convergence pools the replications' run-length adequacy verdicts
+	// (sim.PoolConvergence: MSER-5 truncation point against the run
+	// length, completed policy cycles in the window); nil when no
+	// replication carries one (engines before 0.4.0, runs stopped inside
+	// their window). Not converged is a warning: the means may still be
+	// dominated by the initial transient or by too few policy cycles.
+	Convergence *sim.ConvergenceVerdict `json:"convergence,omitempty"`
 	// Errors are the distinct error messages of the failed replications
 	// (at most 5).
 	Errors []string `json:"errors,omitempty"`
@@ -169,6 +176,10 @@ type Point struct {
 func (p *Point) Unstable() bool {
 	return (p.Verdict != "" && p.Verdict != string(sim.VerdictStable)) || p.LowerBound
 }
+
+// Unconverged reports that the point's pooled converged verdict failed (a
+// warning on a point whose means are otherwise estimates).
+func (p *Point) Unconverged() bool { return p.Convergence != nil && !p.Convergence.Converged }
 
 // Metric returns the metric with the given name (column stem).
 func (p *Point) Metric(name string) (Metric, bool) {
@@ -261,6 +272,9 @@ func Summarize(tasks []sweep.Task, results map[string]*record.Record) []Point {
 		}
 		if v, err := sim.Pool(rs); err == nil {
 			pts[i].Verdict, pts[i].LowerBound = string(v.Verdict), v.LowerBound
+		}
+		if cv := sim.PoolConvergence(rs); cv.N > 0 {
+			pts[i].Convergence = &cv
 		}
 	}
 	return pts

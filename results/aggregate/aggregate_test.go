@@ -59,6 +59,9 @@ func res(t, c0, c1 float64) *sim.Result {
 //	A: fcfs, λ=2, three replications.
 //	B: fcfs, λ=4, two replications with results (one unstable), one failed.
 //	C: msfq threshold=31, λ=2, one replication with counters, one pending.
+//
+// A's replications converged; B's carry no converged verdict (records of
+// an engine before 0.4.0); C's one replication had too few cycles.
 func fixture() ([]sweep.Task, map[string]*record.Record) {
 	axA := map[string]any{"arrival_rate": 2.0}
 	axB := map[string]any{"arrival_rate": 4.0}
@@ -83,9 +86,10 @@ func fixture() ([]sweep.Task, map[string]*record.Record) {
 			}
 		}
 	}
-	put("A-r0", res(1, 0.5, 4), "")
-	put("A-r1", res(2, 1.0, 6), "")
-	put("A-r2", res(3, 1.5, -1), "")
+	for i, r := range []*sim.Result{res(1, 0.5, 4), res(2, 1.0, 6), res(3, 1.5, -1)} {
+		r.Convergence = &sim.Convergence{Converged: true, MSERFraction: 0.1 * float64(i), Cycles: -1}
+		put("A-r"+string(rune('0'+i)), r, "")
+	}
 	put("B-r0", res(10, 5, 50), "")
 	u := res(20, 10, 100)
 	u.Unstable = true
@@ -94,6 +98,7 @@ func fixture() ([]sweep.Task, map[string]*record.Record) {
 	put("B-r2", nil, "plugin crashed: signal: killed")
 	c := res(1.5, 1, 5)
 	c.Counters = []sim.Counter{{Name: "phase1_time", Value: 3}, {Name: "Phase 2 time", Value: 7}}
+	c.Convergence = &sim.Convergence{Reasons: []string{"cycles"}, MSERFraction: 0.05, CycleName: "cycles", Cycles: 12}
 	put("C-r0", c, "")
 	return tasks, rec
 }
@@ -255,7 +260,7 @@ func TestCSVGolden(t *testing.T) {
 func TestAxisCollision(t *testing.T) {
 	pts := []Point{{Point: "x", Policy: "p", Axes: map[string]any{"n": 3, "load": 0.9, "class[0].need": 2}, Load: 0.8999999999999999}}
 	h := Header(pts)
-	want := "point,policy,params,label,workload,servers,class[0].need,axis_n,arrival_rate,load,replications,n,n_failed,n_unstable,n_truncated,lower_bound,verdict"
+	want := "point,policy,params,label,workload,servers,class[0].need,axis_n,arrival_rate,load,replications,n,n_failed,n_unstable,n_truncated,lower_bound,verdict,converged,n_unconverged,mser_fraction,min_cycles"
 	if got := strings.Join(h, ","); got != want {
 		t.Errorf("header\n got %s\nwant %s", got, want)
 	}
@@ -308,7 +313,7 @@ func TestColumnsDocumented(t *testing.T) {
 	}
 	cols := []string{"point", "policy", "params", "label", "workload", "servers", "arrival_rate", "load",
 		"replications", "n", "n_failed", "n_unstable", "_mean", "_hw", "_n", "axis_", "counter_", "class<i>_<name>_"}
-	for _, c := range append(LongColumns, ReplicationColumns...) {
+	for _, c := range append(append(LongColumns, ReplicationColumns...), ConvergenceColumns...) {
 		cols = append(cols, c.Name)
 	}
 	for _, c := range cols {

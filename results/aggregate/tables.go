@@ -186,6 +186,7 @@ func WideTable(pts []Point) *Table {
 	t := &Table{Columns: id}
 	t.Columns = append(t.Columns, Column{"replications", Int}, Column{"n", Int}, Column{"n_failed", Int},
 		Column{"n_unstable", Int}, Column{"n_truncated", Int}, Column{"lower_bound", Bool}, Column{"verdict", String})
+	t.Columns = append(t.Columns, ConvergenceColumns...)
 	mcols := metricColumns(pts)
 	for _, m := range mcols {
 		t.Columns = append(t.Columns, Column{m.Name + "_mean", Float}, Column{m.Name + "_hw", Float},
@@ -195,6 +196,7 @@ func WideTable(pts []Point) *Table {
 		p := &pts[i]
 		row := append(idRow(i), int64(p.Replications), int64(p.N), int64(p.NFailed), int64(p.NUnstable),
 			int64(p.NTruncated), p.LowerBound, p.Verdict)
+		row = append(row, convergenceCells(p)...)
 		have := make(map[string]Metric, len(p.Metrics))
 		for _, m := range p.Metrics {
 			have[m.Name] = m
@@ -210,6 +212,26 @@ func WideTable(pts []Point) *Table {
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// ConvergenceColumns are summary.csv's run-length adequacy columns, after
+// verdict (see COLUMNS.md): converged is "true", "false" or "" (no
+// replication has the evidence); n_unconverged counts the replications
+// that failed it; mser_fraction is their median MSER-5 truncation point as
+// a fraction of the run; min_cycles the fewest completed policy cycles of a
+// replication's window (empty for a policy without cycles).
+var ConvergenceColumns = []Column{{"converged", String}, {"n_unconverged", Int}, {"mser_fraction", Float}, {"min_cycles", Float}}
+
+func convergenceCells(p *Point) []any {
+	c := p.Convergence
+	if c == nil {
+		return []any{"", int64(0), math.NaN(), math.NaN()}
+	}
+	cycles := math.NaN()
+	if c.MinCycles >= 0 {
+		cycles = float64(c.MinCycles)
+	}
+	return []any{strconv.FormatBool(c.Converged), int64(c.Unconverged), c.MedianMSERFraction, cycles}
 }
 
 // LongColumns documents the long table (summary_long.csv/.parquet) after

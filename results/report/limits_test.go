@@ -1,17 +1,21 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/sim"
 )
 
 // limitPoints is a small hand-made campaign on one-or-all (k = 32,
 // p₁ = 0.9, unit means): load ρ = λ (0.9/32 + 0.1), so λ* = 7.8049. FCFS
 // diverges from λ = 5 (verdict unstable); MSF is stable but its λ = 7.5
-// point was truncated (a lower bound).
+// point was truncated (a lower bound); its λ = 7 point is not converged
+// (three of four replications), its lower rates are, and FCFS's points
+// carry no converged verdict.
 func limitPoints() []aggregate.Point {
 	per := 0.9/32 + 0.1
 	var pts []aggregate.Point
@@ -26,6 +30,10 @@ func limitPoints() []aggregate.Point {
 				p.Verdict, p.NUnstable, mean = "unstable", 4, 1e4*lam
 			case pol == "msf" && lam == 7.5:
 				p.Verdict, p.NTruncated, p.LowerBound, mean = "truncated", 3, true, 28.6
+			case pol == "msf" && lam == 7:
+				p.Convergence = &sim.ConvergenceVerdict{N: 4, Unconverged: 3, MSERLate: 3, MinCycles: -1}
+			case pol == "msf":
+				p.Convergence = &sim.ConvergenceVerdict{N: 4, Converged: true, MinCycles: -1}
 			}
 			p.Metrics = []aggregate.Metric{{Name: "mean_response", Base: "mean_response", Class: -1,
 				Mean: mean, HalfWidth: 0.05 * mean, N: 4}}
@@ -101,7 +109,9 @@ func TestRenderLimitsAndBounds(t *testing.T) {
 	}
 	html := string(files["index.html"])
 	for _, s := range []string{"<th>truncated</th><th>verdict</th>", "<td>truncated</td>", "<td>unstable</td>",
-		`<td data-v="28.6">≥ 28.6</td>`, `<td data-v="50000">≥ 5e&#43;04</td>`, "4 unstable"} {
+		`<td data-v="28.6">≥ 28.6</td>`, `<td data-v="50000">≥ 5e&#43;04</td>`, "4 unstable",
+		"<th>verdict</th><th>converged</th>", "<td>stable</td><td>NO (3 of 4)</td>", "<td>stable</td><td>yes</td>",
+		"<td>unstable</td><td>—</td>", "1 not converged"} {
 		if !strings.Contains(html, s) {
 			t.Errorf("index.html lacks %q", s)
 		}
@@ -109,5 +119,41 @@ func TestRenderLimitsAndBounds(t *testing.T) {
 	// A stable point keeps its interval.
 	if !strings.Contains(html, "1.624 ± 0.08122") {
 		t.Errorf("index.html lacks the stable estimate 1.624 ± 0.08122")
+	}
+}
+
+// TestLimitLinesByLabel: a limit keyed by a series label (a policy
+// variant, as a limit search names it) is drawn for that series only, in
+// its colour; one keyed by the policy name for the policy's first series.
+func TestLimitLinesByLabel(t *testing.T) {
+	var pts []aggregate.Point
+	for _, th := range []int{1, 31} {
+		for _, lam := range []float64{3, 6} {
+			pts = append(pts, aggregate.Point{Point: fmt.Sprintf("q%d-%v", th, lam), Scenario: fmtNum(lam), Workload: "one-or-all",
+				Servers: 32, Policy: "msfq", Params: map[string]any{"threshold": th}, Axes: map[string]any{"arrival_rate": lam},
+				ArrivalRate: lam, Load: lam * (0.9/32 + 0.1), Replications: 2, N: 2, Verdict: "stable",
+				Metrics: []aggregate.Metric{{Name: "mean_response", Base: "mean_response", Class: -1, Mean: lam, HalfWidth: 0.1, N: 2}}})
+		}
+	}
+	x, others := xAxis(pts)
+	f := facets(pts, nil, x, others)[0]
+	if len(f.series) != 2 {
+		t.Fatalf("%d series", len(f.series))
+	}
+	ls := f.limitLines(x, map[string]map[string]float64{"": {"msfq threshold=31": 7.8}})
+	if len(ls) != 2 || ls[1].x != 7.8 || ls[1].label != "msfq threshold=31 λmax = 7.8" {
+		t.Fatalf("lines %+v, want the bound and threshold=31's λmax", ls)
+	}
+	var want int
+	for i, s := range f.series {
+		if s.label == "msfq threshold=31" {
+			want = s.style(f, i)
+		}
+	}
+	if ls[1].style != want {
+		t.Errorf("line style %d, want the threshold=31 series' %d", ls[1].style, want)
+	}
+	if ls := f.limitLines(x, map[string]map[string]float64{"": {"msfq": 7}}); len(ls) != 2 || ls[1].label != "msfq λmax = 7" {
+		t.Errorf("by policy name: %+v", ls)
 	}
 }

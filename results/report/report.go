@@ -603,6 +603,21 @@ func verdictText(v string) string {
 	return v
 }
 
+// convergedText is the table's converged cell: yes, NO with the count of
+// replications that failed the run-length check, or "—" when no
+// replication carries the evidence (engines before 0.4.0, runs stopped
+// inside their window).
+func convergedText(p *aggregate.Point) string {
+	c := p.Convergence
+	switch {
+	case c == nil:
+		return "—"
+	case c.Converged:
+		return "yes"
+	}
+	return fmt.Sprintf("NO (%d of %d)", c.Unconverged, c.N)
+}
+
 // tableRows are f's rows of the HTML summary table. The means of a point
 // that is Unstable (diverging or truncated, aggregate.Point.Unstable) are
 // lower bounds, printed "≥ x" as in the terminal table.
@@ -617,7 +632,7 @@ func tableRows(f *facet, x string) []tableRow {
 			r.Cells = []cell{{Text: s.label}, num(xValue(p, x)), num(aggregate.RoundInput(p.Load)),
 				{fmt.Sprintf("%d/%d", p.N, p.Replications), strconv.Itoa(p.N)},
 				num(float64(p.NFailed)), num(float64(p.NUnstable)), num(float64(p.NTruncated)),
-				{Text: verdictText(p.Verdict)}}
+				{Text: verdictText(p.Verdict)}, {Text: convergedText(p)}}
 			for _, m := range tableMetrics {
 				mt, ok := p.Metric(m)
 				switch {
@@ -666,13 +681,19 @@ func (f *facet) limitLines(x string, limits map[string]map[string]float64) []vli
 	}
 	done := map[string]bool{}
 	for i, s := range f.series {
-		k := s.tag + "\x00" + s.policy
-		lim, ok := limits[s.tag][s.policy]
+		// A limit keyed by the series' label (a policy variant, "msfq
+		// threshold=31") is drawn for that series; one keyed by the policy
+		// name for the policy's first series.
+		k, label := s.tag+"\x00"+s.label, s.label
+		lim, ok := limits[s.tag][s.label]
+		if !ok {
+			k, label = s.tag+"\x00"+s.policy, s.policy
+			lim, ok = limits[s.tag][s.policy]
+		}
 		if !ok || done[k] {
 			continue
 		}
 		done[k] = true
-		label := s.policy
 		if s.tag != "" {
 			label = s.tag + ": " + label
 		}
@@ -689,9 +710,11 @@ type Campaign struct {
 	// the report then has the per-replication table.
 	Tasks   []sweep.Task
 	Records map[string]*record.Record
-	// Limits are measured saturation arrival rates λ_max by policy name
-	// (msjfarm limit), drawn on arrival-rate plots as a dashed vertical line
-	// in the colour of that policy's first series; empty for none.
+	// Limits are measured saturation arrival rates λ_max (msjfarm limit, a
+	// sweep file's limit block) by series label ("msfq threshold=31": that
+	// series) or policy name (that policy's first series), drawn on
+	// arrival-rate plots as a dashed vertical line in the series' colour,
+	// labelled with its value; empty for none.
 	Limits map[string]float64
 	// Manifest is manifest.json as stored (nil if none): the page's header
 	// (name, description, date, versions, reproducing command) is read
@@ -1016,6 +1039,9 @@ func Render(c Campaign, overlay ...Campaign) (map[string][]byte, error) {
 		if p.Unstable() {
 			page.Unstable++
 		}
+		if p.Unconverged() {
+			page.Unconverged++
+		}
 		page.Failed += p.NFailed
 	}
 	buf.Reset()
@@ -1050,6 +1076,7 @@ type indexPage struct {
 	HasManifest      bool
 	Points           int
 	Unstable, Failed int
+	Unconverged      int
 }
 
 var indexTmpl = template.Must(template.New("index").Parse(`<!DOCTYPE html>
@@ -1109,7 +1136,7 @@ details pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 
 <li><a href="#columns">Column reference</a></li>
 {{if .HasManifest}}<li><a href="#manifest">Manifest</a></li>{{end}}
 </ol></nav>
-<p>{{.Points}} points.{{if .Unstable}} <strong>{{.Unstable}} unstable</strong> (pooled verdict not stable, or some replication truncated: shown as ▲ at the top edge of the plots and shaded in the table; their means are lower bounds, printed ≥ x, not estimates).{{end}}{{if .Failed}} <strong>{{.Failed}} failed replications</strong> (see summary.json for the errors).{{end}}
+<p>{{.Points}} points.{{if .Unstable}} <strong>{{.Unstable}} unstable</strong> (pooled verdict not stable, or some replication truncated: shown as ▲ at the top edge of the plots and shaded in the table; their means are lower bounds, printed ≥ x, not estimates).{{end}}{{if .Failed}} <strong>{{.Failed}} failed replications</strong> (see summary.json for the errors).{{end}}{{if .Unconverged}} <strong>{{.Unconverged}} not converged</strong> (a warning: in at least half the replications the MSER-5 truncation point lies beyond half the run, or the policy completed fewer than 30 cycles in the window; the converged column and COLUMNS.md give the evidence; run longer).{{end}}
 Dashed vertical lines mark known limits: grey, offered load 1 (the work-conserving bound, beyond which no policy is stable); in a policy's colour, its measured saturation rate λmax.
 Error bars and ± are 95% Student-t confidence intervals over independent replications (∞: one replication); a bar running past the plotted range is cut at the axis and marked with an open triangle (▽ at the floor, △ at the top).</p>
 {{range .Facets}}
@@ -1123,7 +1150,7 @@ Error bars and ± are 95% Student-t confidence intervals over independent replic
 <p class="meta">Click a column heading to sort.</p>
 <div class="scroll">
 <table class="sortable">
-<thead><tr><th>policy</th><th>{{$.XLabel}}</th><th>load ρ</th><th>n</th><th>failed</th><th>unstable</th><th>truncated</th><th>verdict</th>{{range $.Metrics}}<th>{{.}}</th>{{end}}</tr></thead>
+<thead><tr><th>policy</th><th>{{$.XLabel}}</th><th>load ρ</th><th>n</th><th>failed</th><th>unstable</th><th>truncated</th><th>verdict</th><th>converged</th>{{range $.Metrics}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
 {{range .TableRows}}<tr{{if .Unstable}} class="unstable"{{else if .Failed}} class="failed"{{end}}>{{range .Cells}}<td{{if .Sort}} data-v="{{.Sort}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table>

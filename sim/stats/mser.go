@@ -36,9 +36,23 @@ func BatchMeans(xs []float64, b int) []float64 {
 // cancellation of the suffix-sum formula Σy² − (Σy)²/m. NaNs in the input make
 // the result meaningless. An empty or single-batch input gives 0.
 func MSER(batchMeans []float64) (d int) {
+	return MSERUpTo(batchMeans, len(batchMeans)/2)
+}
+
+// MSERUpTo is MSER with the search over 0 <= d <= dmax (beyond n/2 at
+// most n−2, so that at least two batch means remain). Searching past n/2 is
+// how a caller detects a run that is too short: a truncation point beyond
+// half the run means the series was still trending over most of it
+// (Hoad, Robinson & Davies, "Automated selection of the number of
+// replications and the warm-up length", J. Oper. Res. Soc. 61(11), 2010,
+// reject such runs as too short).
+func MSERUpTo(batchMeans []float64, dmax int) (d int) {
 	n := len(batchMeans)
 	if n < 2 {
 		return 0
+	}
+	if dmax > n/2 {
+		dmax = max(n/2, min(dmax, n-2))
 	}
 	var (
 		mean, m2 float64
@@ -50,7 +64,7 @@ func MSER(batchMeans []float64) (d int) {
 		delta := batchMeans[i] - mean
 		mean += delta / m
 		m2 += delta * (batchMeans[i] - mean)
-		if i > n/2 {
+		if i > dmax {
 			continue
 		}
 		if stat := m2 / (m * m); best < 0 || stat <= best {

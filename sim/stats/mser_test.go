@@ -148,3 +148,32 @@ func TestMSERMatchesBrute(t *testing.T) {
 		}
 	}
 }
+
+// TestMSERUpTo: with the search extended past n/2, a level shift at 70% of
+// the series is found at its place, which MSER (stopping at n/2) cannot
+// report; with dmax = n/2 the two agree.
+func TestMSERUpTo(t *testing.T) {
+	const n = 64
+	y := make([]float64, n)
+	for i := range y {
+		y[i] = float64(i%3) * 0.1 // small bounded noise
+		if i < 45 {
+			y[i] += 10
+		}
+	}
+	if d := MSERUpTo(y, 3*n/4); d != 45 {
+		t.Errorf("MSERUpTo: d = %d, want 45", d)
+	}
+	if d := MSER(y); d > n/2 {
+		t.Errorf("MSER: d = %d beyond n/2", d)
+	}
+	for i := range y {
+		y[i] = float64((i*37)%11) - float64(i)/20
+	}
+	if a, b := MSERUpTo(y, n/2), MSER(y); a != b {
+		t.Errorf("MSERUpTo(n/2) = %d, MSER = %d", a, b)
+	}
+	if d := MSERUpTo(y, 1000); d > n-2 {
+		t.Errorf("dmax past the end: d = %d > n−2", d)
+	}
+}

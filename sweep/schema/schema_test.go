@@ -89,7 +89,8 @@ func instance(t *testing.T, yml []byte) any {
 // TestExamplesValidate validates every examples/*.yaml against the
 // committed schema (profiles blocks included); each example also expands,
 // as written and under every profile (so the schema accepts files the
-// reader accepts, not only files of the right shape).
+// reader accepts, not only files of the right shape); a limit file is
+// planned instead (sweep.PlanLimit expands its first round).
 func TestExamplesValidate(t *testing.T) {
 	s := compile(t)
 	files, err := filepath.Glob("../../examples/*.yaml")
@@ -107,7 +108,11 @@ func TestExamplesValidate(t *testing.T) {
 		}
 		for _, p := range append([]string{""}, sf.ProfileNames()...) {
 			pf, err := sweep.LoadProfile(f, p)
-			if err == nil {
+			switch {
+			case err == nil && pf.Limit != nil:
+				// A limit search is planned, not expanded (its rounds are).
+				_, err = sweep.PlanLimit(pf, builtin.Catalog{})
+			case err == nil:
 				_, err = sweep.Expand(pf, builtin.Catalog{})
 			}
 			if err != nil {
