@@ -182,11 +182,20 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 		return err
 	}
 	// The report is a view of the summary: a rendering failure is logged
-	// (msjfarm report regenerates it) and does not fail the campaign.
-	if _, err := co.o.Store.Stat(ctx, storage.ReportPrefix(id)+"index.html"); err == nil && sameSummary {
+	// (msjfarm report regenerates it) and does not fail the campaign. It
+	// is kept only when it was published whole (archive.ReportComplete):
+	// a report whose writer was killed half-way is rewritten.
+	complete, cerr := archive.ReportComplete(ctx, co.o.Store, id)
+	switch {
+	case cerr == nil && complete && sameSummary:
 		co.o.Logf("coordinator: campaign %s: results unchanged, report kept", id)
-	} else if err := co.storeReport(ctx, id, report.Campaign{Points: pts, Tasks: tasks, Records: recs, Manifest: manifest}, prec); err != nil {
-		co.o.Logf("coordinator: report of %s: %v", id, err)
+	default:
+		if cerr == nil && !complete && sameSummary {
+			co.o.Logf("coordinator: campaign %s: the stored report is incomplete (not published whole): writing it again", id)
+		}
+		if err := co.storeReport(ctx, id, report.Campaign{Points: pts, Tasks: tasks, Records: recs, Manifest: manifest}, prec); err != nil {
+			co.o.Logf("coordinator: report of %s: %v", id, err)
+		}
 	}
 	if err := co.putState(ctx, c); err != nil {
 		return err
@@ -198,32 +207,14 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 	return nil
 }
 
-// storeReport renders the report and stores each file under
-// storage.ReportPrefix(id).
+// storeReport renders the report and publishes it whole under
+// storage.ReportPrefix(id) (archive.PublishReport).
 func (co *Coordinator) storeReport(ctx context.Context, id string, c report.Campaign, prec *archive.PrecisionSummary) error {
 	files, err := archive.RenderReport(c, prec)
 	if err != nil {
 		return err
 	}
-	// Stored eight at a time: a report is a few dozen files, and one at a
-	// time they cost a few dozen fsyncs (local) or round trips (S3) in a
-	// row at the end of every campaign.
-	sem := make(chan struct{}, 8)
-	errs := make(chan error, len(files))
-	for name, data := range files {
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem }()
-			errs <- co.o.Store.Put(ctx, storage.ReportPrefix(id)+name, data)
-		}()
-	}
-	var first error
-	for range files {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
+	return archive.PublishReport(ctx, co.o.Store, id, files)
 }
 
 func sortStatus(s []protocol.Status) {

@@ -1,0 +1,126 @@
+package coordinator_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/worker"
+)
+
+// failAfterStore fails every Put under a campaign's report/ prefix after
+// the first n: a coordinator dying in the middle of publishing a report.
+type failAfterStore struct {
+	storage.Store
+	mu sync.Mutex
+	n  int
+}
+
+func (f *failAfterStore) Put(ctx context.Context, key string, data []byte) error {
+	if strings.Contains(key, "/report/") {
+		f.mu.Lock()
+		f.n--
+		fail := f.n < 0
+		f.mu.Unlock()
+		if fail {
+			return errors.New("injected failure")
+		}
+	}
+	return f.Store.Put(ctx, key, data)
+}
+
+// TestInterruptedReportRewritten: a report whose publication stopped after
+// 3 objects is incomplete (no marker), and the next finalisation of the
+// campaign, with the same results, writes it again whole instead of
+// keeping it ("results unchanged, report kept" with plots missing was the
+// bug).
+func TestInterruptedReportRewritten(t *testing.T) {
+	e := newEnv(t)
+	fs := &failAfterStore{Store: e.store, n: 3}
+	co, err := coordinator.New(context.Background(), coordinator.Options{Conn: e.nc, Store: fs,
+		Reconcile: 500 * time.Millisecond, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- co.Run(ctx) }()
+	<-co.Ready()
+	_, stopWorker := e.startWorker(worker.Options{Concurrency: 2})
+	f := loadSpec(t, "testdata/small.yaml")
+	r, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, co, r.Campaign, 2*time.Minute)
+	cancel()
+	<-done
+	stopWorker()
+	bg := context.Background()
+	stored, err := e.store.List(bg, storage.ReportPrefix(r.Campaign))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != 3 {
+		t.Fatalf("after the injected failure %d report objects are stored, want 3: %v", len(stored), stored)
+	}
+	if ok, err := archive.ReportComplete(bg, e.store, r.Campaign); err != nil || ok {
+		t.Fatalf("an interrupted report counts as complete (%v, %v)", ok, err)
+	}
+
+	var log syncBuf
+	co2, err := coordinator.New(bg, coordinator.Options{Conn: e.nc, Store: e.store,
+		Reconcile: 500 * time.Millisecond, Logf: func(format string, args ...any) {
+			t.Logf(format, args...)
+			log.Write([]byte(strings.TrimSpace(fmt.Sprintf(format, args...)) + "\n"))
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx2, cancel2 := context.WithCancel(bg)
+	done2 := make(chan error, 1)
+	go func() { done2 <- co2.Run(ctx2) }()
+	t.Cleanup(func() { cancel2(); <-done2 })
+	<-co2.Ready()
+	if _, err := co2.Submit(bg, protocol.SubmitRequest{Spec: f}); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, co2, r.Campaign, 2*time.Minute)
+	if ok, err := archive.ReportComplete(bg, e.store, r.Campaign); err != nil || !ok {
+		t.Fatalf("the report is still incomplete after a new finalisation (%v, %v); log:\n%s", ok, err, log.String())
+	}
+	marker, err := e.store.Get(bg, storage.ReportMarkerKey(r.Campaign))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, err := archive.ParseChecksums(marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err = e.store.List(bg, storage.ReportPrefix(r.Campaign))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != len(sums)+1 || len(sums) <= 3 {
+		t.Fatalf("%d objects stored for a report of %d files", len(stored), len(sums))
+	}
+	for _, k := range []string{"index.html", "summary.csv"} {
+		if _, ok := sums[k]; !ok {
+			t.Fatalf("the published report has no %s", k)
+		}
+	}
+	if strings.Contains(log.String(), "report kept") || !strings.Contains(log.String(), "incomplete") {
+		t.Fatalf("log does not say the incomplete report was rewritten:\n%s", log.String())
+	}
+	if left, _ := e.store.List(bg, storage.ReportStagingPrefix(r.Campaign)); len(left) != 0 {
+		t.Fatalf("staged objects left behind: %v", left)
+	}
+}
