@@ -119,6 +119,9 @@ type campaign struct {
 	// this submission referenced.
 	impl   map[string]record.Impl
 	reused int
+	// checksums is the sha256 of the checksums object of the last
+	// finalisation (manifest checksums_sha256).
+	checksums string
 }
 
 func (c *campaign) status() protocol.Status {

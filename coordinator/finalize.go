@@ -40,6 +40,7 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[
 		m.Seeds = append(m.Seeds, archive.TaskSeed{Task: t.ID, Point: t.Point, Policy: t.Policy, Replication: t.Replication, Seed: t.Seed})
 	}
 	m.Precision = c.precisionSummary()
+	m.ChecksumsSHA256 = c.checksums
 	if c.st.State == protocol.CampaignDone {
 		m.Report = storage.ReportPrefix(c.id) + "index.html"
 	}
@@ -78,6 +79,9 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[
 		var prev archive.Manifest
 		if json.Unmarshal(old, &prev) == nil {
 			m.Policies, m.Hosts = prev.Policies, prev.Hosts
+			if m.ChecksumsSHA256 == "" {
+				m.ChecksumsSHA256 = prev.ChecksumsSHA256
+			}
 		}
 	}
 	m.Plugins = co.pluginPins(ctx, c.id)
@@ -134,6 +138,15 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 		}
 		return errIncomplete
 	}
+	// The result objects are checked against the checksums of an
+	// earlier finalisation (a finished campaign submitted again): one
+	// modified since is moved aside like a record of another task and its
+	// task runs again, so that no summary counts it. The checksums of
+	// the objects summarised here are recorded for the readers.
+	sums, err := co.checkResults(ctx, c, ids)
+	if err != nil {
+		return err
+	}
 	pts := aggregate.Summarize(tasks, recs)
 	var buf bytes.Buffer
 	if err := aggregate.WriteCSV(&buf, pts); err != nil {
@@ -177,6 +190,12 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 			return err
 		}
 	}
+	if err := co.o.Store.Put(ctx, storage.ChecksumsKey(id), sums); err != nil {
+		return err
+	}
+	co.mu.Lock()
+	c.checksums = archive.SHA256(sums)
+	co.mu.Unlock()
 	manifest, err := co.writeManifest(ctx, c, recs)
 	if err != nil {
 		return err
@@ -205,6 +224,60 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 	c.close()
 	co.mu.Unlock()
 	return nil
+}
+
+// checkResults computes the checksums of the campaign's result objects
+// (archive.Checksums), checking them against those of an earlier
+// finalisation: a task whose object was modified since is logged, moved
+// aside (RejectedKey) and published again, and errIncomplete returned.
+func (co *Coordinator) checkResults(ctx context.Context, c *campaign, ids []string) ([]byte, error) {
+	id := c.id
+	var m *archive.Manifest
+	if data, err := co.o.Store.Get(ctx, storage.ManifestKey(id)); err == nil {
+		var prev archive.Manifest
+		if json.Unmarshal(data, &prev) == nil {
+			m = &prev
+		}
+	}
+	old, warn, err := archive.LoadChecksums(ctx, co.o.Store, id, m)
+	if err != nil {
+		return nil, err
+	}
+	if warn != "" {
+		co.o.Logf("coordinator: campaign %s: %s", id, warn)
+	}
+	sums, modified, err := archive.Checksums(ctx, co.o.Store, id, ids, old)
+	if err != nil {
+		return nil, err
+	}
+	if len(modified) == 0 {
+		return sums, nil
+	}
+	for tid, msg := range modified {
+		co.o.Logf("coordinator: campaign %s: %s: moved to %s, the task will run again", id, msg, RejectedKey(id, tid))
+		co.moveAside(ctx, id, tid)
+	}
+	// The checksums now recorded leave the moved tasks out: their
+	// recomputed results are new objects (a result's provenance differs
+	// from run to run), checked from the next finalisation on.
+	if err := co.o.Store.Put(ctx, storage.ChecksumsKey(id), sums); err != nil {
+		return nil, err
+	}
+	co.mu.Lock()
+	c.checksums = archive.SHA256(sums)
+	for tid := range modified {
+		delete(c.done, tid)
+		delete(c.failed, tid)
+	}
+	c.finalizing = false
+	co.mu.Unlock()
+	if _, err := co.writeManifest(ctx, c, nil); err != nil {
+		return nil, err
+	}
+	if _, _, _, err := co.reconcile(ctx, c, true); err != nil {
+		return nil, err
+	}
+	return nil, errIncomplete
 }
 
 // storeReport renders the report and publishes it whole under

@@ -1,7 +1,9 @@
 package coordinator_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/worker"
 )
@@ -123,4 +126,105 @@ func TestInterruptedReportRewritten(t *testing.T) {
 	if left, _ := e.store.List(bg, storage.ReportStagingPrefix(r.Campaign)); len(left) != 0 {
 		t.Fatalf("staged objects left behind: %v", left)
 	}
+}
+
+// TestModifiedResultRerun: a finished campaign records the sha256 of its
+// result objects (checksums beside the manifest, its own hash in the
+// manifest); one modified afterwards is found when the campaign is
+// finalised again, moved aside to rejected/ and run again, so that the
+// summary is the original one.
+func TestModifiedResultRerun(t *testing.T) {
+	e := newEnv(t)
+	var log syncBuf
+	co, err := coordinator.New(context.Background(), coordinator.Options{Conn: e.nc, Store: e.store,
+		Reconcile: 500 * time.Millisecond, Logf: func(format string, args ...any) {
+			t.Logf(format, args...)
+			log.Write([]byte(fmt.Sprintf(format, args...) + "\n"))
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- co.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-co.Ready()
+	e.startWorker(worker.Options{Concurrency: 2})
+	f := loadSpec(t, "testdata/small.yaml")
+	bg := context.Background()
+	r, err := co.Submit(bg, protocol.SubmitRequest{Spec: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, co, r.Campaign, 2*time.Minute)
+	summary, _ := e.store.Get(bg, storage.SummaryKey(r.Campaign))
+	checkSums := func() map[string]string {
+		t.Helper()
+		data, err := e.store.Get(bg, storage.ChecksumsKey(r.Campaign))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mj, _ := e.store.Get(bg, storage.ManifestKey(r.Campaign))
+		var m archive.Manifest
+		if err := json.Unmarshal(mj, &m); err != nil || m.ChecksumsSHA256 != archive.SHA256(data) {
+			t.Fatalf("manifest checksums_sha256 %q, the object hashes to %s (%v)", m.ChecksumsSHA256, archive.SHA256(data), err)
+		}
+		sums, err := archive.ParseChecksums(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sums
+	}
+	sums := checkSums()
+	if len(sums) != 2*r.Tasks { // each task: its entry and the stored result
+		t.Fatalf("%d checksums for %d tasks", len(sums), r.Tasks)
+	}
+	keys, _ := e.store.List(bg, storage.ResultsPrefix(r.Campaign))
+	tid, _ := storage.ResultTaskID(r.Campaign, keys[0])
+	rec, objs, err := record.ReadObjects(bg, e.store, r.Campaign, tid)
+	if err != nil || len(objs) != 2 {
+		t.Fatalf("%v, %d objects", err, len(objs))
+	}
+	orig := *rec
+	res := *rec.Result
+	res.Throughput *= 2
+	rec.Result = &res
+	forged, _ := json.Marshal(rec)
+	if err := e.store.Put(bg, objs[1].Key, forged); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := co.Submit(bg, protocol.SubmitRequest{Spec: f}); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, co, r.Campaign, 2*time.Minute)
+	if !strings.Contains(log.String(), objs[1].Key+" was modified after it was written") {
+		t.Fatalf("log does not name the modified object %s:\n%s", objs[1].Key, log.String())
+	}
+	if moved, err := e.store.Get(bg, coordinator.RejectedKey(r.Campaign, tid)); err != nil || !bytes.Equal(moved, forged) {
+		t.Fatalf("the modified object was not moved aside (%v)", err)
+	}
+	// Recomputed: the same numbers (its provenance, times included, is
+	// new).
+	again, objs2, err := record.ReadObjects(bg, e.store, r.Campaign, tid)
+	if err != nil || len(objs2) != 2 || bytes.Equal(objs2[1].Data, forged) {
+		t.Fatalf("the task's result was not recomputed (%v)", err)
+	}
+	if a, b := jsonOf(t, again.Result), jsonOf(t, orig.Result); !bytes.Equal(a, b) {
+		t.Fatalf("recomputed result %s, first %s", a, b)
+	}
+	if again, _ := e.store.Get(bg, storage.SummaryKey(r.Campaign)); !bytes.Equal(again, summary) {
+		t.Fatalf("summary changed:\n%s\nwas:\n%s", again, summary)
+	}
+	if got := checkSums(); got[objs[1].Key] != archive.SHA256(objs2[1].Data) {
+		t.Fatal("the new checksums do not record the recomputed result")
+	}
+}
+
+func jsonOf(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

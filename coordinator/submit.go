@@ -122,6 +122,14 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 			failed = append(failed, tid)
 		}
 		co.mu.Unlock()
+		if len(failed) > 0 {
+			// The failure records are replaced by results: the
+			// checksums of the last finalisation no longer describe
+			// the campaign (the next finalisation writes them again).
+			if err := co.o.Store.Delete(ctx, storage.ChecksumsKey(id)); err != nil {
+				return nil, err
+			}
+		}
 		for _, tid := range failed {
 			if err := co.o.Store.Delete(ctx, storage.ResultKey(id, tid)); err != nil {
 				return nil, err
@@ -357,20 +365,36 @@ func (co *Coordinator) readRecords(ctx context.Context, id string, tids []string
 			return
 		}
 		co.o.Logf("coordinator: campaign %s: %v: moved to %s, the task will run again", id, err, RejectedKey(id, tid))
-		data, gerr := co.o.Store.Get(ctx, ie.Key)
-		if gerr == nil {
-			gerr = co.o.Store.Put(ctx, RejectedKey(id, tid), data)
-		}
-		if gerr != nil {
-			co.o.Logf("coordinator: moving result %s aside: %v", tid, gerr)
-			return
-		}
-		for _, k := range []string{ie.Key, storage.ResultKey(id, tid)} {
-			if derr := co.o.Store.Delete(ctx, k); derr != nil && !errors.Is(derr, storage.ErrNotFound) {
-				co.o.Logf("coordinator: moving result %s aside: %v", tid, derr)
-			}
-		}
+		co.moveAsideKey(ctx, id, tid, ie.Key)
 	})
+}
+
+// moveAside moves the result object of task tid of campaign id (the stored
+// result its entry refers to, or the entry itself) to RejectedKey and
+// removes the campaign's entry, so that the task runs again.
+func (co *Coordinator) moveAside(ctx context.Context, id, tid string) {
+	_, objs, err := record.ReadObjects(ctx, co.o.Store, id, tid)
+	if len(objs) == 0 {
+		co.o.Logf("coordinator: moving result %s aside: %v", tid, err)
+		return
+	}
+	co.moveAsideKey(ctx, id, tid, objs[len(objs)-1].Key)
+}
+
+func (co *Coordinator) moveAsideKey(ctx context.Context, id, tid, key string) {
+	data, gerr := co.o.Store.Get(ctx, key)
+	if gerr == nil {
+		gerr = co.o.Store.Put(ctx, RejectedKey(id, tid), data)
+	}
+	if gerr != nil {
+		co.o.Logf("coordinator: moving result %s aside: %v", tid, gerr)
+		return
+	}
+	for _, k := range []string{key, storage.ResultKey(id, tid)} {
+		if derr := co.o.Store.Delete(ctx, k); derr != nil && !errors.Is(derr, storage.ErrNotFound) {
+			co.o.Logf("coordinator: moving result %s aside: %v", tid, derr)
+		}
+	}
 }
 
 // Status reports a campaign's progress.

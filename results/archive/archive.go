@@ -41,6 +41,11 @@ type Archive struct {
 	// as stored.
 	Records map[string]*record.Record
 	Raw     map[string][]byte
+	// Modified are the tasks whose result object was modified after the
+	// campaign finalised (its sha256 is not the one in the campaign's
+	// checksums), each with a message naming the object: they are left
+	// out of Records (and so of every summary made from the archive).
+	Modified map[string]string
 	// Warnings: e.g. the spec could not be expanded here (a policy this
 	// binary does not know), so Tasks come from the records in manifest
 	// order and pending tasks are missing.
@@ -63,7 +68,7 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 	if err != nil {
 		return nil, fmt.Errorf("campaign %s: spec.yaml: %w", id, err)
 	}
-	a := &Archive{ID: id, Spec: f, Records: map[string]*record.Record{}, Raw: map[string][]byte{}}
+	a := &Archive{ID: id, Spec: f, Records: map[string]*record.Record{}, Raw: map[string][]byte{}, Modified: map[string]string{}}
 	if m, err := st.Get(ctx, storage.ManifestKey(id)); err == nil {
 		a.ManifestJSON = m
 		var mf Manifest
@@ -84,6 +89,13 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 		return nil, fmt.Errorf("campaign %s: the stored spec expands to campaign %s (different msjfarm version?)", id, camp.ID)
 	}
 	a.Campaign = camp
+	sums, warn, err := LoadChecksums(ctx, st, id, a.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	if warn != "" {
+		a.Warnings = append(a.Warnings, warn)
+	}
 	keys, err := st.List(ctx, storage.ResultsPrefix(id))
 	if err != nil {
 		return nil, err
@@ -105,9 +117,14 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 			// in place (failure, layout 1) is read as it is. An object
 			// that is not a record of its task is left out, with a
 			// warning: it is not this campaign's result.
-			r, data, err := record.Read(ctx, st, id, tid)
+			r, objs, err := record.ReadObjects(ctx, st, id, tid)
 			mu.Lock()
 			defer mu.Unlock()
+			if msg := modified(sums, objs); msg != "" {
+				a.Modified[tid] = msg
+				a.Warnings = append(a.Warnings, msg+": left out")
+				return
+			}
 			if ie, ok := errors.AsType[*record.IntegrityError](err); ok {
 				a.Warnings = append(a.Warnings, fmt.Sprintf("%v (%s): left out", ie, ie.Key))
 				return
@@ -118,13 +135,16 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 				}
 				return
 			}
-			a.Records[tid], a.Raw[tid] = r, data
+			a.Records[tid], a.Raw[tid] = r, objs[len(objs)-1].Data
 		}()
 	}
 	wg.Wait()
 	if firstErr != nil {
 		return nil, firstErr
 	}
+	// Warnings in a stable order: they were appended by the readers as
+	// they finished.
+	sort.Strings(a.Warnings)
 	if camp == nil {
 		for _, s := range a.Manifest.Seeds {
 			if r := a.Records[s.Task]; r != nil && r.Task.ID == s.Task {

@@ -55,6 +55,10 @@ type Manifest struct {
 	// Plugins is the plugin binary each policy is pinned to when the
 	// campaign runs with plugin runners (see plugins.go).
 	Plugins PluginPins `json:"plugins,omitempty"`
+	// ChecksumsSHA256 is the sha256 of the campaign's checksums object
+	// (storage.ChecksumsKey: the sha256 of every result object at
+	// finalisation, see checksums.go); empty until it finalises.
+	ChecksumsSHA256 string `json:"checksums_sha256,omitempty"`
 }
 
 // TaskSeed pins one task.
