@@ -24,8 +24,8 @@ const seedDerivation = "seed of replication r at a scenario = first 8 bytes (big
 // provenance and hosts of the results.
 func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[string]*record.Record) ([]byte, error) {
 	co.mu.Lock()
-	m := archive.Manifest{Campaign: c.id, Name: c.st.Name, State: c.st.State, MsjfarmVersion: sim.Version,
-		Created: c.st.Created, Updated: time.Now().UTC(), Finished: c.st.Finished, Tasks: len(c.tasks),
+	m := archive.Manifest{Version: archive.ManifestVersion, Campaign: c.id, Name: c.st.Name, State: c.st.State, MsjfarmVersion: sim.Version,
+		Created: c.st.Created, Updated: time.Now().UTC(), Finished: c.st.Finished, Tasks: c.tl.Len(),
 		Points: c.st.Points, Done: len(c.done), Failed: len(c.failed), Warnings: c.warnings,
 		Sweep: c.st.Spec, SeedDerivation: seedDerivation, Storage: co.o.Store.URL(),
 		Layout: map[string]string{
@@ -36,9 +36,7 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[
 	if c.st.Spec != nil {
 		m.Seed, m.Replications = c.st.Spec.Seed, c.st.Spec.Replications
 	}
-	for _, t := range c.tasks {
-		m.Seeds = append(m.Seeds, archive.TaskSeed{Task: t.ID, Point: t.Point, Policy: t.Policy, Replication: t.Replication, Seed: t.Seed})
-	}
+	m.TaskListSHA256, m.PointOrder = c.tl.Hash(), c.tl.Points()
 	m.Precision = c.precisionSummary()
 	m.ChecksumsSHA256 = c.checksums
 	if c.st.State == protocol.CampaignDone {
@@ -122,8 +120,11 @@ var errIncomplete = errors.New("results missing from storage; re-published")
 func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 	id := c.id
 	co.mu.Lock()
-	tasks := c.tasks
+	tl := c.tl
 	co.mu.Unlock()
+	// Summarising needs every task and record in memory: generated here
+	// for a large campaign, which holds only their ids while it runs.
+	tasks := tl.All()
 	ids := make([]string, len(tasks))
 	for i, t := range tasks {
 		ids[i] = t.ID

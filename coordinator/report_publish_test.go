@@ -228,3 +228,58 @@ func jsonOf(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// TestCompactCampaign: a campaign held as task ids only (as one of more
+// than 2^16 tasks is), published two tasks at a time, runs every task
+// once and summarises to the bytes of the same campaign held in full; its
+// manifest records the count and the hash of the task list, not the list.
+func TestCompactCampaign(t *testing.T) {
+	// Each in a subtest, so that its coordinator has stopped (Cleanup)
+	// before the sizes change.
+	run := func(compact bool) (summary []byte, m archive.Manifest, runs int) {
+		t.Run(fmt.Sprintf("compact=%v", compact), func(t *testing.T) {
+			if compact {
+				t.Cleanup(coordinator.SetCompact(2, 2))
+			}
+			summary, m, runs = runCampaign(t, compact)
+		})
+		return
+	}
+	fullSum, fullM, fullRuns := run(false)
+	sum, m, runs := run(true)
+	if !bytes.Equal(sum, fullSum) || m.TaskListSHA256 != fullM.TaskListSHA256 || runs != 6 || fullRuns != 6 {
+		t.Fatalf("compact campaign: %d runs, summary\n%s\nheld in full: %d runs, summary\n%s", runs, sum, fullRuns, fullSum)
+	}
+}
+
+func runCampaign(t *testing.T, compact bool) (summary []byte, m archive.Manifest, runs int) {
+	e := newEnv(t)
+	co, _ := e.startCoordinator(protocol.Layout{})
+	var cr countRunner
+	e.startWorker(worker.Options{Concurrency: 2, Runner: &cr})
+	f := loadSpec(t, "testdata/small.yaml")
+	bg := context.Background()
+	r, err := co.Submit(bg, protocol.SubmitRequest{Spec: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Tasks != 6 || r.Published != 6 {
+		t.Fatalf("compact %v: submit %+v", compact, r)
+	}
+	if s := waitDone(t, co, r.Campaign, 2*time.Minute); s.Done != 6 {
+		t.Fatalf("compact %v: status %+v", compact, s)
+	}
+	summary, _ = e.store.Get(bg, storage.SummaryKey(r.Campaign))
+	mj, _ := e.store.Get(bg, storage.ManifestKey(r.Campaign))
+	if err := json.Unmarshal(mj, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.TaskListSHA256 != listHash(r.Campaign, e.store, t) || len(m.Seeds) != 0 {
+		t.Fatalf("compact %v: manifest task list %s, %d seeds", compact, m.TaskListSHA256, len(m.Seeds))
+	}
+	n, mx := cr.total()
+	if mx != 1 {
+		t.Fatalf("compact %v: a task ran %d times", compact, mx)
+	}
+	return summary, m, n
+}

@@ -146,10 +146,14 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 	// they finished.
 	sort.Strings(a.Warnings)
 	if camp == nil {
+		// Version 1 listed every task; version 2 lists the points.
 		for _, s := range a.Manifest.Seeds {
 			if r := a.Records[s.Task]; r != nil && r.Task.ID == s.Task {
 				a.Tasks = append(a.Tasks, r.Task)
 			}
+		}
+		if len(a.Manifest.Seeds) == 0 {
+			a.Tasks = recordsInOrder(a.Records, a.Manifest.PointOrder)
 		}
 		return a, nil
 	}
@@ -207,4 +211,27 @@ func (a *Archive) Report(overlay ...*Archive) (map[string][]byte, error) {
 		others = append(others, o.ReportCampaign())
 	}
 	return RenderReport(a.ReportCampaign(), prec, others...)
+}
+
+// recordsInOrder are the tasks of the records whose point is in points,
+// ordered by point (as listed) and replication.
+func recordsInOrder(recs map[string]*record.Record, points []string) []sweep.Task {
+	order := make(map[string]int, len(points))
+	for i, p := range points {
+		order[p] = i
+	}
+	var tasks []sweep.Task
+	for tid, r := range recs {
+		if _, ok := order[r.Task.Point]; ok && r.Task.ID == tid {
+			tasks = append(tasks, r.Task)
+		}
+	}
+	sort.Slice(tasks, func(i, j int) bool {
+		a, b := tasks[i], tasks[j]
+		if a.Point != b.Point {
+			return order[a.Point] < order[b.Point]
+		}
+		return a.Replication < b.Replication
+	})
+	return tasks
 }
