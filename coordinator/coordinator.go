@@ -90,10 +90,10 @@ type campaign struct {
 	warnings []string
 	// tl are the campaign's tasks (nil: not loaded, a finished campaign
 	// known from its stored state).
-	tl       *taskList
-	done     map[string]bool
-	failed   map[string]string
-	running  map[string]string
+	tl      *taskList
+	done    map[string]bool
+	failed  map[string]string
+	running map[string]string
 	// attempts is the highest delivery attempt seen per redelivered task
 	// (live.go).
 	attempts map[string]int
