@@ -279,7 +279,15 @@ func (co *Coordinator) reconcile(ctx context.Context, c *campaign, publish bool)
 		// run again), and the others published, so that memory stays
 		// bounded by the window whatever the campaign's size.
 		epoch := 0
+		// Only a campaign finalised before has checksums to amend (and
+		// collecting the keys of 10^7 tasks published for the first
+		// time would hold a gigabyte).
 		var forget checksumForget
+		if _, err := co.o.Store.Stat(ctx, storage.ChecksumsKey(id)); err == nil {
+			forget.active = true
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			return published, queued, existing, err
+		}
 		defer func() {
 			if ferr := co.forgetChecksums(ctx, c, &forget); ferr != nil && err == nil {
 				err = ferr
@@ -322,6 +330,9 @@ func (co *Coordinator) reconcile(ctx context.Context, c *campaign, publish bool)
 			}
 			co.mu.Lock()
 			for _, t := range rest {
+				if !forget.active {
+					break
+				}
 				forget.keys = append(forget.keys, storage.ResultKey(id, t.ID), storage.StoredResultKey(co.expectedKeyLocked(c, t)))
 			}
 			co.mu.Unlock()
@@ -648,7 +659,10 @@ func (co *Coordinator) apiList(m *nats.Msg) {
 
 // checksumForget collects the result objects of the tasks a reconcile
 // publishes again.
-type checksumForget struct{ keys []string }
+type checksumForget struct {
+	active bool // the campaign has checksums
+	keys   []string
+}
 
 // forgetChecksums removes from the campaign's checksums (of an earlier
 // finalisation) the objects of tasks published again: their results were

@@ -49,7 +49,12 @@ func newTaskList(camp *sweep.Campaign) (*taskList, error) {
 		return tl, err
 	}
 	tl.ids = make([][12]byte, 0, n)
+	tl.points = make([]string, 0, camp.Points)
 	if err := camp.Each(func(t sweep.Task) error {
+		// A point's replications are consecutive.
+		if len(tl.points) == 0 || tl.points[len(tl.points)-1] != t.Point {
+			tl.points = append(tl.points, t.Point)
+		}
 		var b [12]byte
 		if _, err := hex.Decode(b[:], []byte(t.ID)); err != nil {
 			return err
