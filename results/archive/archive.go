@@ -159,10 +159,12 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 	}
 	// Tasks: the expansion, plus added replications of its points.
 	order := map[string]int{}
+	tmpl := map[string]sweep.Task{}
 	known := map[string]bool{}
 	for _, t := range camp.Tasks {
 		if _, ok := order[t.Point]; !ok {
 			order[t.Point] = len(order)
+			tmpl[t.Point] = t
 		}
 		known[t.ID] = true
 	}
@@ -171,8 +173,18 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 		if known[tid] || r.Task.ID != tid {
 			continue
 		}
-		if _, ok := order[r.Task.Point]; ok && f.Precision != nil && sweep.TaskID(r.Task) == tid {
+		// An added replication is the task the sweep generates for its
+		// point and replication index (sweep.Replicate), within the
+		// precision cap; any other record is not a task of the campaign.
+		t0, ok := tmpl[r.Task.Point]
+		rep := r.Task.Replication
+		if ok && f.Precision != nil && rep >= f.Replications && rep < f.Precision.MaxReplications &&
+			sweep.Replicate(t0, f.Seed, rep).ID == tid {
 			tasks = append(tasks, r.Task)
+		} else {
+			delete(a.Records, tid)
+			delete(a.Raw, tid)
+			a.Warnings = append(a.Warnings, fmt.Sprintf("%s: the record of task %s is not of a task of the campaign: left out", storage.ResultKey(id, tid), tid))
 		}
 	}
 	sort.SliceStable(tasks, func(i, j int) bool {

@@ -205,3 +205,31 @@ func TestModifiedAfterFinalisation(t *testing.T) {
 		t.Fatalf("tampered checksums: modified %v, warnings %v", a.Modified, a.Warnings)
 	}
 }
+
+// TestForeignTaskLeftOut: a record stored in the campaign under its own
+// task's id (so it passes record.Read's check) whose task the sweep does
+// not generate is left out of the archive, with a warning naming the key.
+func TestForeignTaskLeftOut(t *testing.T) {
+	st, camp := archived(t)
+	ctx := t.Context()
+	a, err := archive.Load(ctx, st, camp.ID, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := *a.Records[camp.Tasks[0].ID]
+	forged.Task.ArrivalRate *= 3
+	forged.Task.ID = sweep.TaskID(forged.Task)
+	put(t, st, camp.ID, &forged)
+	if a, err = archive.Load(ctx, st, camp.ID, builtin.Catalog{}); err != nil {
+		t.Fatal(err)
+	}
+	key := storage.ResultKey(camp.ID, forged.Task.ID)
+	if a.Records[forged.Task.ID] != nil || len(a.Warnings) != 1 || !strings.Contains(a.Warnings[0], key) {
+		t.Fatalf("foreign record: kept %v, warnings %v", a.Records[forged.Task.ID] != nil, a.Warnings)
+	}
+	for _, task := range a.Tasks {
+		if task.ID == forged.Task.ID {
+			t.Fatal("the foreign task is among the campaign's tasks")
+		}
+	}
+}
