@@ -27,12 +27,17 @@ import (
 // 10 GB of stream to the nats-server's store directory).
 const benchTasksEnv = "MSJFARM_BENCH_TASKS"
 
-// scaleSweep is a sweep of n tasks: 100 replications of n/100 points (one
-// load axis, one policy).
+// scalePoints bounds the points of the benchmark's sweep: the sweep is
+// stored whole in the campaign's state, a NATS message of at most 1 MB,
+// and 10^5 load values do not fit.
+const scalePoints = 10_000
+
+// scaleSweep is a sweep of about n tasks: min(n/100, scalePoints) points
+// (one load axis, one policy), each with the replications that make n.
 func scaleSweep(b *testing.B, n int) *sweep.File {
-	points := n / 100
+	points := min(n/100, scalePoints)
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "name: scale-%d\nseed: 1\nworkload: one-or-all\nreplications: 100\nrun: {arrivals: 1e3, warmup: 1e2}\npolicies: [fcfs]\naxes:\n  load: [", n)
+	fmt.Fprintf(&sb, "name: scale-%d\nseed: 1\nworkload: one-or-all\nreplications: %d\nrun: {arrivals: 1e3, warmup: 1e2}\npolicies: [fcfs]\naxes:\n  load: [", n, n/points)
 	for i := range points {
 		if i > 0 {
 			sb.WriteString(", ")
@@ -115,6 +120,7 @@ func BenchmarkSubmitScale(b *testing.B) {
 		n = int(x)
 	}
 	f := scaleSweep(b, n)
+	n = f.Replications * len(f.Axes["load"])
 	for b.Loop() {
 		srv := natstest.StartBinary(b)
 		nc, err := nats.Connect(srv.URL)
