@@ -121,10 +121,14 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 	id := c.id
 	co.mu.Lock()
 	tl := c.tl
+	tasks := tl.Full()
 	co.mu.Unlock()
-	// Summarising needs every task and record in memory: generated here
-	// for a large campaign, which holds only their ids while it runs.
-	tasks := tl.All()
+	if tasks == nil {
+		// Summarising needs every task and record in memory: generated
+		// here for a large campaign, which holds only their ids while it
+		// runs.
+		tasks = tl.All()
+	}
 	ids := make([]string, len(tasks))
 	for i, t := range tasks {
 		ids[i] = t.ID

@@ -296,9 +296,11 @@ func (co *Coordinator) reconcile(ctx context.Context, c *campaign, publish bool)
 		for len(missing) > 0 {
 			n := min(len(missing), submitWindow)
 			tasks := make([]sweep.Task, n)
+			co.mu.Lock() // a precision campaign's list grows under it
 			for j, i := range missing[:n] {
 				tasks[j] = tl.At(int(i))
 			}
+			co.mu.Unlock()
 			missing = missing[n:]
 			reused, err := co.reuse(ctx, c, tasks)
 			if err != nil {
