@@ -103,6 +103,7 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var firstErr error
+	modRecs := map[string]*record.Record{}
 	sem := make(chan struct{}, 8)
 	for _, k := range keys {
 		tid, ok := storage.ResultTaskID(id, k)
@@ -122,6 +123,9 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 			defer mu.Unlock()
 			if msg := modified(sums, objs); msg != "" {
 				a.Modified[tid] = msg
+				if r != nil && err == nil {
+					modRecs[tid] = r // its task is still the campaign's
+				}
 				a.Warnings = append(a.Warnings, msg+": left out")
 				return
 			}
@@ -185,6 +189,16 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 			delete(a.Records, tid)
 			delete(a.Raw, tid)
 			a.Warnings = append(a.Warnings, fmt.Sprintf("%s: the record of task %s is not of a task of the campaign: left out", storage.ResultKey(id, tid), tid))
+		}
+	}
+	// A modified result is left out, but its task, an added replication,
+	// is still one of the campaign's (reproduce reports it).
+	for tid, r := range modRecs {
+		t0, ok := tmpl[r.Task.Point]
+		rep := r.Task.Replication
+		if !known[tid] && ok && f.Precision != nil && rep >= f.Replications && rep < f.Precision.MaxReplications &&
+			sweep.Replicate(t0, f.Seed, rep).ID == tid {
+			tasks = append(tasks, r.Task)
 		}
 	}
 	sort.SliceStable(tasks, func(i, j int) bool {
