@@ -67,9 +67,6 @@ func (c *Campaign) Len() int {
 	return c.Points * c.File.Replications
 }
 
-// errStop ends an Each early without an error.
-var errStop = errors.New("stop")
-
 // Each calls fn with every task of the campaign, in Expand's order,
 // generating them (Tasks, when set, is not read). An error from fn stops
 // the iteration and is returned.
