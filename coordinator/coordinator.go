@@ -95,11 +95,12 @@ type campaign struct {
 	recMu    sync.Mutex // serialises reconcile
 	st       protocol.CampaignState
 	warnings []string
-	tasks    []sweep.Task
-	index    map[string]int
-	done     map[string]bool
-	failed   map[string]string
-	running  map[string]string
+	// tl are the campaign's tasks (nil: not loaded, a finished campaign
+	// known from its stored state).
+	tl      *taskList
+	done    map[string]bool
+	failed  map[string]string
+	running map[string]string
 	// attempts is the highest delivery attempt seen per redelivered task
 	// (live.go).
 	attempts map[string]int
@@ -126,12 +127,15 @@ type campaign struct {
 	// this submission referenced.
 	impl   map[string]record.Impl
 	reused int
+	// checksums is the sha256 of the checksums object of the last
+	// finalisation (manifest checksums_sha256).
+	checksums string
 }
 
 func (c *campaign) status() protocol.Status {
 	s := protocol.Status{Campaign: c.id, Name: c.st.Name, State: c.st.State, Total: c.st.Total,
 		Created: c.st.Created, Finished: c.st.Finished}
-	if c.tasks == nil { // not loaded: counts from the stored state
+	if c.tl == nil { // not loaded: counts from the stored state
 		s.Done, s.Failed = c.st.Done, c.st.Failed
 		return s
 	}
@@ -162,7 +166,7 @@ func (c *campaign) status() protocol.Status {
 }
 
 func (c *campaign) complete() bool {
-	return c.tasks != nil && len(c.done)+len(c.failed) >= len(c.tasks) && (c.prec == nil || c.decidedAll())
+	return c.tl != nil && len(c.done)+len(c.failed) >= c.tl.Len() && (c.prec == nil || c.decidedAll())
 }
 
 func (c *campaign) close() {
@@ -396,21 +400,20 @@ func (co *Coordinator) expand(c *campaign) error {
 	if pins != nil {
 		pinned = pins.Policies
 	}
-	camp, err := sweep.Expand(c.st.Spec, co.catalog(pinned))
+	camp, err := sweep.Plan(c.st.Spec, co.catalog(pinned))
 	if err != nil {
 		return err
 	}
 	if camp.ID != c.id {
 		return fmt.Errorf("the stored spec now expands to campaign %s (different msjfarm version?)", camp.ID)
 	}
-	c.tasks, c.warnings = camp.Tasks, camp.Warnings
-	c.index = make(map[string]int, len(camp.Tasks))
-	for i, t := range camp.Tasks {
-		c.index[t.ID] = i
+	if c.tl, err = newTaskList(camp); err != nil {
+		return err
 	}
+	c.warnings = camp.Warnings
 	c.done, c.failed, c.running = map[string]bool{}, map[string]string{}, map[string]string{}
 	c.initPoints()
-	c.st.Total = len(c.tasks)
+	c.st.Total = c.tl.Len()
 	return nil
 }
 
@@ -438,7 +441,7 @@ func (c *campaign) apply(task string, st protocol.TaskState) {
 		delete(c.running, task)
 		return
 	}
-	if _, ok := c.index[task]; !ok {
+	if !c.tl.Has(task) {
 		return
 	}
 	c.noteAttempt(task, st.Attempt)
@@ -494,7 +497,7 @@ func (co *Coordinator) watch(ctx context.Context, w jetstream.KeyWatcher) error 
 			}
 			co.mu.Lock()
 			c := co.camps[cid]
-			if c == nil || c.tasks == nil {
+			if c == nil || c.tl == nil {
 				// Not loaded (finished): a resubmission classifies its
 				// tasks by reading their records.
 				co.mu.Unlock()

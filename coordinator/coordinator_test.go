@@ -3,6 +3,8 @@ package coordinator_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -208,7 +210,7 @@ func TestCampaignEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatal(err)
 	}
-	if m.State != "done" || m.Tasks != 6 || len(m.Seeds) != 6 || len(m.Policies) != 1 || m.Policies[0].Results != 6 ||
+	if m.State != "done" || m.Tasks != 6 || m.Version != archive.ManifestVersion || m.TaskListSHA256 != listHash(r.Campaign, e.store, t) || len(m.PointOrder) != 2 || len(m.Policies) != 1 || m.Policies[0].Results != 6 ||
 		m.Policies[0].PluginSHA256 == "" || len(m.Hosts) == 0 || m.Finished.IsZero() || m.Sweep == nil {
 		t.Fatalf("manifest: %s", data)
 	}
@@ -470,4 +472,19 @@ func (s *syncBuf) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// listHash is the hash of the task list of the archived campaign id (the
+// manifest's task_list_sha256).
+func listHash(id string, st storage.Store, t *testing.T) string {
+	t.Helper()
+	a, err := archive.Load(context.Background(), st, id, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	for _, task := range a.Tasks {
+		h.Write([]byte(task.ID + "\n"))
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

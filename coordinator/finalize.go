@@ -24,8 +24,8 @@ const seedDerivation = "seed of replication r at a scenario = first 8 bytes (big
 // provenance and hosts of the results.
 func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[string]*record.Record) ([]byte, error) {
 	co.mu.Lock()
-	m := archive.Manifest{Campaign: c.id, Name: c.st.Name, State: c.st.State, MsjfarmVersion: sim.Version,
-		Created: c.st.Created, Updated: time.Now().UTC(), Finished: c.st.Finished, Tasks: len(c.tasks),
+	m := archive.Manifest{Version: archive.ManifestVersion, Campaign: c.id, Name: c.st.Name, State: c.st.State, MsjfarmVersion: sim.Version,
+		Created: c.st.Created, Updated: time.Now().UTC(), Finished: c.st.Finished, Tasks: c.tl.Len(),
 		Points: c.st.Points, Done: len(c.done), Failed: len(c.failed), Warnings: c.warnings,
 		Sweep: c.st.Spec, SeedDerivation: seedDerivation, Storage: co.o.Store.URL(),
 		Layout: map[string]string{
@@ -36,10 +36,9 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[
 	if c.st.Spec != nil {
 		m.Seed, m.Replications = c.st.Spec.Seed, c.st.Spec.Replications
 	}
-	for _, t := range c.tasks {
-		m.Seeds = append(m.Seeds, archive.TaskSeed{Task: t.ID, Point: t.Point, Policy: t.Policy, Replication: t.Replication, Seed: t.Seed})
-	}
+	m.TaskListSHA256, m.PointOrder = c.tl.Hash(), c.tl.Points()
 	m.Precision = c.precisionSummary()
+	m.ChecksumsSHA256 = c.checksums
 	if c.st.State == protocol.CampaignDone {
 		m.Report = storage.ReportPrefix(c.id) + "index.html"
 	}
@@ -78,6 +77,9 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[
 		var prev archive.Manifest
 		if json.Unmarshal(old, &prev) == nil {
 			m.Policies, m.Hosts = prev.Policies, prev.Hosts
+			if m.ChecksumsSHA256 == "" {
+				m.ChecksumsSHA256 = prev.ChecksumsSHA256
+			}
 		}
 	}
 	m.Plugins = co.pluginPins(ctx, c.id)
@@ -118,8 +120,15 @@ var errIncomplete = errors.New("results missing from storage; re-published")
 func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 	id := c.id
 	co.mu.Lock()
-	tasks := c.tasks
+	tl := c.tl
+	tasks := tl.Full()
 	co.mu.Unlock()
+	if tasks == nil {
+		// Summarising needs every task and record in memory: generated
+		// here for a large campaign, which holds only their ids while it
+		// runs.
+		tasks = tl.All()
+	}
 	ids := make([]string, len(tasks))
 	for i, t := range tasks {
 		ids[i] = t.ID
@@ -133,6 +142,15 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 			return err
 		}
 		return errIncomplete
+	}
+	// The result objects are checked against the checksums of an
+	// earlier finalisation (a finished campaign submitted again): one
+	// modified since is moved aside like a record of another task and its
+	// task runs again, so that no summary counts it. The checksums of
+	// the objects summarised here are recorded for the readers.
+	sums, err := co.checkResults(ctx, c, ids)
+	if err != nil {
+		return err
 	}
 	pts := aggregate.Summarize(tasks, recs)
 	var buf bytes.Buffer
@@ -177,16 +195,31 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 			return err
 		}
 	}
+	if err := co.o.Store.Put(ctx, storage.ChecksumsKey(id), sums); err != nil {
+		return err
+	}
+	co.mu.Lock()
+	c.checksums = archive.SHA256(sums)
+	co.mu.Unlock()
 	manifest, err := co.writeManifest(ctx, c, recs)
 	if err != nil {
 		return err
 	}
 	// The report is a view of the summary: a rendering failure is logged
-	// (msjfarm report regenerates it) and does not fail the campaign.
-	if _, err := co.o.Store.Stat(ctx, storage.ReportPrefix(id)+"index.html"); err == nil && sameSummary {
+	// (msjfarm report regenerates it) and does not fail the campaign. It
+	// is kept only when it was published whole (archive.ReportComplete):
+	// a report whose writer was killed half-way is rewritten.
+	complete, cerr := archive.ReportComplete(ctx, co.o.Store, id)
+	switch {
+	case cerr == nil && complete && sameSummary:
 		co.o.Logf("coordinator: campaign %s: results unchanged, report kept", id)
-	} else if err := co.storeReport(ctx, id, report.Campaign{Points: pts, Tasks: tasks, Records: recs, Manifest: manifest}, prec); err != nil {
-		co.o.Logf("coordinator: report of %s: %v", id, err)
+	default:
+		if cerr == nil && !complete && sameSummary {
+			co.o.Logf("coordinator: campaign %s: the stored report is incomplete (not published whole): writing it again", id)
+		}
+		if err := co.storeReport(ctx, id, report.Campaign{Points: pts, Tasks: tasks, Records: recs, Manifest: manifest}, prec); err != nil {
+			co.o.Logf("coordinator: report of %s: %v", id, err)
+		}
 	}
 	if err := co.putState(ctx, c); err != nil {
 		return err
@@ -198,32 +231,68 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 	return nil
 }
 
-// storeReport renders the report and stores each file under
-// storage.ReportPrefix(id).
+// checkResults computes the checksums of the campaign's result objects
+// (archive.Checksums), checking them against those of an earlier
+// finalisation: a task whose object was modified since is logged, moved
+// aside (RejectedKey) and published again, and errIncomplete returned.
+func (co *Coordinator) checkResults(ctx context.Context, c *campaign, ids []string) ([]byte, error) {
+	id := c.id
+	var m *archive.Manifest
+	if data, err := co.o.Store.Get(ctx, storage.ManifestKey(id)); err == nil {
+		var prev archive.Manifest
+		if json.Unmarshal(data, &prev) == nil {
+			m = &prev
+		}
+	}
+	old, warn, err := archive.LoadChecksums(ctx, co.o.Store, id, m)
+	if err != nil {
+		return nil, err
+	}
+	if warn != "" {
+		co.o.Logf("coordinator: campaign %s: %s", id, warn)
+	}
+	sums, modified, err := archive.Checksums(ctx, co.o.Store, id, ids, old)
+	if err != nil {
+		return nil, err
+	}
+	if len(modified) == 0 {
+		return sums, nil
+	}
+	for tid, msg := range modified {
+		co.o.Logf("coordinator: campaign %s: %s: moved to %s, the task will run again", id, msg, RejectedKey(id, tid))
+		co.moveAside(ctx, id, tid)
+	}
+	// The checksums now recorded leave the moved tasks out: their
+	// recomputed results are new objects (a result's provenance differs
+	// from run to run), checked from the next finalisation on.
+	if err := co.o.Store.Put(ctx, storage.ChecksumsKey(id), sums); err != nil {
+		return nil, err
+	}
+	co.mu.Lock()
+	c.checksums = archive.SHA256(sums)
+	for tid := range modified {
+		delete(c.done, tid)
+		delete(c.failed, tid)
+	}
+	c.finalizing = false
+	co.mu.Unlock()
+	if _, err := co.writeManifest(ctx, c, nil); err != nil {
+		return nil, err
+	}
+	if _, _, _, err := co.reconcile(ctx, c, true); err != nil {
+		return nil, err
+	}
+	return nil, errIncomplete
+}
+
+// storeReport renders the report and publishes it whole under
+// storage.ReportPrefix(id) (archive.PublishReport).
 func (co *Coordinator) storeReport(ctx context.Context, id string, c report.Campaign, prec *archive.PrecisionSummary) error {
 	files, err := archive.RenderReport(c, prec)
 	if err != nil {
 		return err
 	}
-	// Stored eight at a time: a report is a few dozen files, and one at a
-	// time they cost a few dozen fsyncs (local) or round trips (S3) in a
-	// row at the end of every campaign.
-	sem := make(chan struct{}, 8)
-	errs := make(chan error, len(files))
-	for name, data := range files {
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem }()
-			errs <- co.o.Store.Put(ctx, storage.ReportPrefix(id)+name, data)
-		}()
-	}
-	var first error
-	for range files {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
+	return archive.PublishReport(ctx, co.o.Store, id, files)
 }
 
 func sortStatus(s []protocol.Status) {

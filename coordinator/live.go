@@ -34,7 +34,7 @@ func (co *Coordinator) Live(id string) (*LiveView, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknownCampaign, id)
 	}
-	v := &LiveView{Status: c.status(), Tasks: c.tasks[:len(c.tasks):len(c.tasks)],
+	v := &LiveView{Status: c.status(), Tasks: c.tl.Full(),
 		Failed: make(map[string]string, len(c.failed)), Running: make(map[string]string, len(c.running))}
 	v.Done = make([]string, 0, len(c.done))
 	for t := range c.done {

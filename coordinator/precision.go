@@ -75,7 +75,7 @@ func (c *campaign) initPoints() {
 	c.prec, c.seed = c.st.Spec.Precision, c.st.Spec.Seed
 	c.initial = c.st.Spec.Replications
 	c.pts, c.porder = map[string]*pointState{}, nil
-	for _, t := range c.tasks {
+	for _, t := range c.tl.Full() {
 		ps := c.pts[t.Point]
 		if ps == nil {
 			ps = &pointState{tmpl: t, mean: math.NaN(), hw: math.NaN(), rel: math.NaN()}
@@ -88,11 +88,10 @@ func (c *campaign) initPoints() {
 
 // addTask appends a task of an existing point; the caller holds co.mu.
 func (c *campaign) addTask(t sweep.Task) {
-	c.index[t.ID] = len(c.tasks)
-	c.tasks = append(c.tasks, t)
+	c.tl.Append(t)
 	ps := c.pts[t.Point]
 	ps.tasks = append(ps.tasks, t.ID)
-	c.st.Total = len(c.tasks)
+	c.st.Total = c.tl.Len()
 }
 
 // decidedAll reports whether every point of a precision campaign has a
@@ -123,8 +122,8 @@ func (c *campaign) pointReady(point string) bool {
 
 // taskPointReady is pointReady for the point of task tid.
 func (c *campaign) taskPointReady(tid string) bool {
-	i, ok := c.index[tid]
-	return ok && c.pointReady(c.tasks[i].Point)
+	t, ok := c.tl.Get(tid)
+	return ok && c.pointReady(t.Point)
 }
 
 // extendFromStorage adds to each undecided point the replications beyond
@@ -188,7 +187,8 @@ func (co *Coordinator) decide(ctx context.Context, c *campaign) []sweep.Task {
 		}
 		j := job{pid: pid}
 		for _, tid := range c.pts[pid].tasks {
-			j.tasks = append(j.tasks, c.tasks[c.index[tid]])
+			t, _ := c.tl.Get(tid)
+			j.tasks = append(j.tasks, t)
 			ids = append(ids, tid)
 		}
 		jobs = append(jobs, j)

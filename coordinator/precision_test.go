@@ -261,8 +261,8 @@ func checkPrecisionOutputs(t *testing.T, st storage.Store, id string, want map[s
 		t.Fatal(err)
 	}
 	if m.Precision == nil || m.Precision.Met != 2 || m.Precision.Capped != 1 || m.Precision.Pending != 0 ||
-		len(m.Precision.Points) != 3 || m.Precision.Initial != 10 || len(m.Seeds) != 105 || m.Report == "" {
-		t.Fatalf("manifest precision %+v, %d seeds, report %q", m.Precision, len(m.Seeds), m.Report)
+		len(m.Precision.Points) != 3 || m.Precision.Initial != 10 || m.Tasks != 105 || m.TaskListSHA256 != listHash(id, st, t) || len(m.PointOrder) != 3 || m.Report == "" {
+		t.Fatalf("manifest precision %+v, %d tasks, task list %s, report %q", m.Precision, m.Tasks, m.TaskListSHA256, m.Report)
 	}
 	for _, name := range []string{"index.html", "summary.csv", "manifest.json", "precision.csv"} {
 		if _, err := st.Stat(context.Background(), storage.ReportPrefix(id)+name); err != nil {

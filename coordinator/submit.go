@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
@@ -28,7 +30,9 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	if req.Spec == nil {
 		return nil, errors.New("submit: no sweep")
 	}
-	camp, err := sweep.Expand(req.Spec, co.catalog(req.Pins))
+	// Planned, not expanded: the tasks are generated as they are
+	// published (a 10^7-task campaign does not fit in memory as tasks).
+	camp, err := sweep.Plan(req.Spec, co.catalog(req.Pins))
 	if err != nil {
 		return nil, fmt.Errorf("invalid sweep: %w", err)
 	}
@@ -57,7 +61,14 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 		c = &campaign{id: id, finished: make(chan struct{})}
 		co.camps[id] = c
 	}
+	loaded := c.tl != nil
 	co.mu.Unlock()
+	var tl *taskList
+	if !loaded {
+		if tl, err = newTaskList(camp); err != nil {
+			return nil, fmt.Errorf("invalid sweep: %w", err)
+		}
+	}
 	// A resubmission waits for an in-flight finalisation to end before it
 	// resets the campaign's state: reset in the middle, the finalisation
 	// closed a campaign marked running (Wait returned, the state stayed
@@ -79,18 +90,14 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 		c.finished, c.closed = make(chan struct{}), false
 	}
 	c.st = protocol.CampaignState{ID: id, Name: req.Spec.Name, State: protocol.CampaignRunning,
-		Total: len(camp.Tasks), Points: camp.Points, Created: created, Spec: req.Spec,
+		Total: camp.Len(), Points: camp.Points, Created: created, Spec: req.Spec,
 		Epoch: max(epoch, c.st.Epoch)}
-	if c.tasks == nil {
-		c.tasks, c.warnings = camp.Tasks, camp.Warnings
-		c.index = make(map[string]int, len(camp.Tasks))
-		for i, t := range camp.Tasks {
-			c.index[t.ID] = i
-		}
+	if c.tl == nil && tl != nil {
+		c.tl, c.warnings = tl, camp.Warnings
 		c.done, c.failed, c.running = map[string]bool{}, map[string]string{}, map[string]string{}
 		c.initPoints()
 	}
-	c.st.Total = len(c.tasks)
+	c.st.Total = c.tl.Len()
 	co.mu.Unlock()
 
 	// The code each policy is expected to run with, read again at every
@@ -130,6 +137,14 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 			failed = append(failed, tid)
 		}
 		co.mu.Unlock()
+		if len(failed) > 0 {
+			// The failure records are replaced by results: the
+			// checksums of the last finalisation no longer describe
+			// the campaign (the next finalisation writes them again).
+			if err := co.o.Store.Delete(ctx, storage.ChecksumsKey(id)); err != nil {
+				return nil, err
+			}
+		}
 		for _, tid := range failed {
 			if err := co.o.Store.Delete(ctx, storage.ResultKey(id, tid)); err != nil {
 				return nil, err
@@ -137,8 +152,8 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 			_ = co.h.TaskStates.Delete(ctx, protocol.TaskKey(id, tid))
 			co.mu.Lock()
 			delete(c.failed, tid)
-			if i, ok := c.index[tid]; ok && c.pts != nil {
-				c.pts[c.tasks[i].Point].status = "" // judged again when it finishes
+			if t, ok := c.tl.Get(tid); ok && c.pts != nil {
+				c.pts[t.Point].status = "" // judged again when it finishes
 			}
 			co.mu.Unlock()
 		}
@@ -154,8 +169,8 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	co.o.Logf("coordinator: campaign %s (%s): %d tasks, %d with a result (%d reused from other campaigns), %d published, %d already queued",
-		id, c.st.Name, len(c.tasks), existing, c.reused, published, queued)
-	return &protocol.SubmitReply{Campaign: id, Name: c.st.Name, Tasks: len(c.tasks), Points: c.st.Points,
+		id, c.st.Name, c.tl.Len(), existing, c.reused, published, queued)
+	return &protocol.SubmitReply{Campaign: id, Name: c.st.Name, Tasks: c.tl.Len(), Points: c.st.Points,
 		Published: published, Queued: queued, AlreadyDone: existing, Reused: c.reused, Warnings: camp.Warnings}, nil
 }
 
@@ -206,7 +221,7 @@ func (co *Coordinator) reconcile(ctx context.Context, c *campaign, publish bool)
 		var unknown []string
 		co.mu.Lock()
 		for tid := range stored {
-			if _, ok := c.index[tid]; ok && !c.done[tid] && c.failed[tid] == "" {
+			if c.tl.Has(tid) && !c.done[tid] && c.failed[tid] == "" {
 				unknown = append(unknown, tid)
 			}
 		}
@@ -243,60 +258,107 @@ func (co *Coordinator) reconcile(ctx context.Context, c *campaign, publish bool)
 			break
 		}
 	}
-	have := map[string]bool{}
+	// The tasks without a result or a message, by position: 4 bytes each
+	// (the tasks themselves are generated a window at a time below).
+	var missing []int32
 	co.mu.Lock()
-	var missing []sweep.Task
-	for _, t := range c.tasks {
-		if stored[t.ID] {
-			have[t.ID] = true
+	tl := c.tl
+	for i := range tl.Len() {
+		tid := tl.ID(i)
+		if stored[tid] {
+			existing++
 		}
-		if inStream[t.ID] {
+		if inStream[tid] {
 			queued++
 			continue
 		}
-		if !have[t.ID] {
+		if !stored[tid] {
 			// No record: whatever the KV says, it has to run.
-			delete(c.done, t.ID)
-			delete(c.failed, t.ID)
-			missing = append(missing, t)
+			delete(c.done, tid)
+			delete(c.failed, tid)
+			missing = append(missing, int32(i))
 		}
 	}
 	running := c.st.State == protocol.CampaignRunning
 	co.mu.Unlock()
 	if running && len(missing) > 0 {
-		reused, err := co.reuse(ctx, c, missing)
-		if err != nil {
-			return 0, queued, len(have), err
+		// A window of tasks at a time: looked up in the content-addressed
+		// store (a result another campaign computed is referenced, not
+		// run again), and the others published, so that memory stays
+		// bounded by the window whatever the campaign's size.
+		epoch := 0
+		// Only a campaign finalised before has checksums to amend (and
+		// collecting the keys of 10^7 tasks published for the first
+		// time would hold a gigabyte).
+		var forget checksumForget
+		if _, err := co.o.Store.Stat(ctx, storage.ChecksumsKey(id)); err == nil {
+			forget.active = true
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			return published, queued, existing, err
 		}
-		missing = missing[:0]
-		co.mu.Lock()
-		for _, t := range c.tasks {
-			if reused[t.ID] {
-				have[t.ID] = true
-				c.done[t.ID] = true
-				delete(c.running, t.ID)
-			} else if !have[t.ID] && !inStream[t.ID] {
-				missing = append(missing, t)
+		defer func() {
+			if ferr := co.forgetChecksums(ctx, c, &forget); ferr != nil && err == nil {
+				err = ferr
 			}
+		}()
+		for len(missing) > 0 {
+			n := min(len(missing), submitWindow)
+			tasks := make([]sweep.Task, n)
+			co.mu.Lock() // a precision campaign's list grows under it
+			for j, i := range missing[:n] {
+				tasks[j] = tl.At(int(i))
+			}
+			co.mu.Unlock()
+			missing = missing[n:]
+			reused, err := co.reuse(ctx, c, tasks)
+			if err != nil {
+				return published, queued, existing, err
+			}
+			rest := tasks[:0]
+			co.mu.Lock()
+			for _, t := range tasks {
+				if reused[t.ID] {
+					existing++
+					c.done[t.ID] = true
+					delete(c.running, t.ID)
+				} else {
+					rest = append(rest, t)
+				}
+			}
+			co.mu.Unlock()
+			if !publish || len(rest) == 0 {
+				continue
+			}
+			if epoch == 0 {
+				co.mu.Lock()
+				c.st.Epoch++
+				epoch = c.st.Epoch
+				co.mu.Unlock()
+				if err := co.putState(ctx, c); err != nil {
+					return published, queued, existing, err
+				}
+			}
+			co.mu.Lock()
+			for _, t := range rest {
+				if !forget.active {
+					break
+				}
+				forget.keys = append(forget.keys, storage.ResultKey(id, t.ID), storage.StoredResultKey(co.expectedKeyLocked(c, t)))
+			}
+			co.mu.Unlock()
+			if err := co.publish(ctx, id, epoch, rest); err != nil {
+				return published, queued, existing, err
+			}
+			published += len(rest)
 		}
-		co.mu.Unlock()
-	}
-	if publish && running && len(missing) > 0 {
-		co.mu.Lock()
-		c.st.Epoch++
-		epoch := c.st.Epoch
-		co.mu.Unlock()
-		if err := co.putState(ctx, c); err != nil {
-			return 0, queued, len(have), err
-		}
-		if err := co.publish(ctx, id, epoch, missing); err != nil {
-			return 0, queued, len(have), err
-		}
-		published = len(missing)
 	}
 	co.maybeFinalize(ctx, c)
-	return published, queued, len(have), nil
+	return published, queued, existing, nil
 }
+
+// submitWindow is how many tasks reconcile generates, looks up and
+// publishes at a time.
+var submitWindow = 4096
 
 // publish sends task messages asynchronously, in windows of publishWindow
 // unacknowledged messages, and waits for every ack.
@@ -365,20 +427,36 @@ func (co *Coordinator) readRecords(ctx context.Context, id string, tids []string
 			return
 		}
 		co.o.Logf("coordinator: campaign %s: %v: moved to %s, the task will run again", id, err, RejectedKey(id, tid))
-		data, gerr := co.o.Store.Get(ctx, ie.Key)
-		if gerr == nil {
-			gerr = co.o.Store.Put(ctx, RejectedKey(id, tid), data)
-		}
-		if gerr != nil {
-			co.o.Logf("coordinator: moving result %s aside: %v", tid, gerr)
-			return
-		}
-		for _, k := range []string{ie.Key, storage.ResultKey(id, tid)} {
-			if derr := co.o.Store.Delete(ctx, k); derr != nil && !errors.Is(derr, storage.ErrNotFound) {
-				co.o.Logf("coordinator: moving result %s aside: %v", tid, derr)
-			}
-		}
+		co.moveAsideKey(ctx, id, tid, ie.Key)
 	})
+}
+
+// moveAside moves the result object of task tid of campaign id (the stored
+// result its entry refers to, or the entry itself) to RejectedKey and
+// removes the campaign's entry, so that the task runs again.
+func (co *Coordinator) moveAside(ctx context.Context, id, tid string) {
+	_, objs, err := record.ReadObjects(ctx, co.o.Store, id, tid)
+	if len(objs) == 0 {
+		co.o.Logf("coordinator: moving result %s aside: %v", tid, err)
+		return
+	}
+	co.moveAsideKey(ctx, id, tid, objs[len(objs)-1].Key)
+}
+
+func (co *Coordinator) moveAsideKey(ctx context.Context, id, tid, key string) {
+	data, gerr := co.o.Store.Get(ctx, key)
+	if gerr == nil {
+		gerr = co.o.Store.Put(ctx, RejectedKey(id, tid), data)
+	}
+	if gerr != nil {
+		co.o.Logf("coordinator: moving result %s aside: %v", tid, gerr)
+		return
+	}
+	for _, k := range []string{key, storage.ResultKey(id, tid)} {
+		if derr := co.o.Store.Delete(ctx, k); derr != nil && !errors.Is(derr, storage.ErrNotFound) {
+			co.o.Logf("coordinator: moving result %s aside: %v", tid, derr)
+		}
+	}
 }
 
 // Status reports a campaign's progress.
@@ -587,4 +665,53 @@ func (co *Coordinator) apiCampaign(m *nats.Msg, op func(context.Context, string)
 
 func (co *Coordinator) apiList(m *nats.Msg) {
 	respond(m, protocol.ListReply{Campaigns: co.List()})
+}
+
+// checksumForget collects the result objects of the tasks a reconcile
+// publishes again.
+type checksumForget struct {
+	active bool // the campaign has checksums
+	keys   []string
+}
+
+// forgetChecksums removes from the campaign's checksums (of an earlier
+// finalisation) the objects of tasks published again: their results were
+// lost and are computed anew, with other bytes (a result's provenance
+// differs from run to run), which the next finalisation must not take
+// for a modification. The manifest is rewritten with the new hash.
+func (co *Coordinator) forgetChecksums(ctx context.Context, c *campaign, f *checksumForget) error {
+	if len(f.keys) == 0 {
+		return nil
+	}
+	data, err := co.o.Store.Get(ctx, storage.ChecksumsKey(c.id))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	drop := make(map[string]bool, len(f.keys))
+	for _, k := range f.keys {
+		drop[k] = true
+	}
+	var out []byte
+	changed := false
+	for line := range bytes.Lines(data) {
+		if _, key, ok := bytes.Cut(bytes.TrimSuffix(line, []byte("\n")), []byte("  ")); ok && drop[string(key)] {
+			changed = true
+			continue
+		}
+		out = append(out, line...)
+	}
+	if !changed {
+		return nil
+	}
+	if err := co.o.Store.Put(ctx, storage.ChecksumsKey(c.id), out); err != nil {
+		return err
+	}
+	co.mu.Lock()
+	c.checksums = archive.SHA256(out)
+	co.mu.Unlock()
+	_, err = co.writeManifest(ctx, c, nil)
+	return err
 }

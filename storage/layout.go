@@ -17,6 +17,10 @@ import "strings"
 //	                                      under its content key (results/record.Key)
 //	campaigns/<id>/summary.csv            SummaryKey
 //	campaigns/<id>/report/                ReportPrefix
+//	campaigns/<id>/report/published       ReportMarkerKey: written last when a report is published
+//	                                      whole (results/archive.PublishReport); absent: incomplete
+//	campaigns/<id>/report.staging/        ReportStagingPrefix: a report being written
+//	campaigns/<id>/checksums              ChecksumsKey: sha256sum of every result object, at finalisation
 //	plugins/<name>/<sha256>               PluginKey
 //	traces/<sha256>                       TraceKey: a replayed SWF trace, by content (trace.go)
 //	runs/<id>.json                        a running `msjfarm run`'s server (protocol.LiveRunKey)
@@ -58,6 +62,20 @@ func SummaryKey(id string) string { return CampaignPrefix(id) + "summary.csv" }
 
 // ReportPrefix is the prefix of the campaign's report (plots, index.html).
 func ReportPrefix(id string) string { return CampaignPrefix(id) + "report/" }
+
+// ReportMarkerKey is the object written last when a report is published
+// (results/archive.PublishReport): a report prefix without it is a report
+// whose writer was interrupted, which a finalisation rewrites instead of
+// keeping.
+func ReportMarkerKey(id string) string { return ReportPrefix(id) + "published" }
+
+// ReportStagingPrefix is where a report is written before it is published
+// under ReportPrefix.
+func ReportStagingPrefix(id string) string { return CampaignPrefix(id) + "report.staging/" }
+
+// ChecksumsKey is the campaign's list of result objects and their sha256
+// (sha256sum format), written when it finalises.
+func ChecksumsKey(id string) string { return CampaignPrefix(id) + "checksums" }
 
 // PluginKey is the key of a plugin binary, addressed by its hex sha256.
 func PluginKey(name, sha256 string) string { return "plugins/" + name + "/" + sha256 }

@@ -89,6 +89,9 @@ type Campaign struct {
 	// checked holds the (policy, parameters, system) triples a
 	// WorkloadChecker has accepted.
 	checked map[string]bool
+
+	// The plan the tasks are generated from on demand (iter.go).
+	plan
 }
 
 // SimWorkload builds the engine workload of a task with generated
@@ -163,8 +166,29 @@ type axis struct {
 
 // Expand validates the sweep against the catalogue and expands it into
 // tasks, in a deterministic order (points in axis order, then policies in
-// file order, then replications).
+// file order, then replications): Plan, with every task in Tasks. A
+// campaign too large to hold in memory is planned instead and its tasks
+// generated on demand (iter.go).
 func Expand(f *File, cat Catalog) (*Campaign, error) {
+	c, err := Plan(f, cat)
+	if err != nil {
+		return nil, err
+	}
+	c.Tasks = make([]Task, 0, c.Len())
+	if err := c.Each(func(t Task) error {
+		c.Tasks = append(c.Tasks, t)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Plan validates the sweep against the catalogue as Expand does (every
+// point is built and checked once) and returns the campaign without its
+// tasks: Len counts them, Each and TaskAt generate them, in Expand's order,
+// without ever holding more than one scenario's tasks.
+func Plan(f *File, cat Catalog) (*Campaign, error) {
 	c := &Campaign{File: f}
 	if f.Limit != nil {
 		return nil, errLimitCampaign
@@ -196,24 +220,15 @@ func Expand(f *File, cat Catalog) (*Campaign, error) {
 	if err != nil {
 		return nil, err
 	}
-	var walk func(i int, vals map[string]any) error
-	walk = func(i int, vals map[string]any) error {
-		if i == len(axes) {
-			return c.addPoint(f, cat, base, trace, vals, pols)
-		}
-		for _, step := range axes[i].values {
-			for j, n := range axes[i].names {
-				vals[n] = step[j]
-			}
-			if err := walk(i+1, vals); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := walk(0, map[string]any{}); err != nil {
+	c.plan = plan{cat: cat, base: base, trace: trace, axes: axes, pols: pols}
+	if err := c.walk(func(vals map[string]any) error {
+		return c.addPoint(f, cat, base, trace, vals, pols, nil)
+	}); err != nil {
 		return nil, err
 	}
+	// The duplicate and workload checks are done: their maps are not
+	// needed to generate the tasks.
+	c.scenarios, c.checked = nil, nil
 	if c.ID, err = hashHex(f, 16); err != nil {
 		return nil, fmt.Errorf("sweep file: %w", err)
 	}
@@ -538,7 +553,11 @@ func cloneSpec(s workload.Spec) workload.Spec {
 	return out
 }
 
-func (c *Campaign) addPoint(f *File, cat Catalog, base workload.Spec, trace *TraceRef, vals map[string]any, pols []variant) error {
+// addPoint builds the scenario at axis values vals. Without emit it
+// validates it (Plan: duplicate scenarios, the workload checks, notes)
+// and counts its points; with emit it generates its tasks, in order.
+func (c *Campaign) addPoint(f *File, cat Catalog, base workload.Spec, trace *TraceRef, vals map[string]any, pols []variant, emit func(Task) error) error {
+	validate := emit == nil
 	spec := cloneSpec(base)
 	// A workload whose classes depend on k (the Halfin–Whitt family) is
 	// rebuilt for a swept servers value before the other axes apply.
@@ -597,7 +616,7 @@ func (c *Campaign) addPoint(f *File, cat Catalog, base workload.Spec, trace *Tra
 		// Shares the user wrote (explicit classes or a share axis) that
 		// do not sum to 1 get a note; a named workload's shares are the
 		// paper's rounded table, normalised by definition.
-		if sum := shareSum(spec); userShares(f, vals) && math.Abs(sum-1) > 1e-9 {
+		if sum := shareSum(spec); validate && userShares(f, vals) && math.Abs(sum-1) > 1e-9 {
 			// One note per distinct total, not one per point.
 			key := fmt.Sprintf("%.6g", sum)
 			if c.shareNotes == nil {
@@ -608,7 +627,7 @@ func (c *Campaign) addPoint(f *File, cat Catalog, base workload.Spec, trace *Tra
 				c.Warnings = append(c.Warnings, fmt.Sprintf("point %s: class shares sum to %s, not 1: they are normalised (each divided by %s)", label, key, key))
 			}
 		}
-		if load >= 1 {
+		if load >= 1 && validate {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("point %s: offered load %.4g >= 1: no policy can be stable; results will be flagged", label, load))
 		}
 	} else if spec.Servers < 1 {
@@ -626,19 +645,27 @@ func (c *Campaign) addPoint(f *File, cat Catalog, base workload.Spec, trace *Tra
 	if err != nil {
 		return fmt.Errorf("point %s: %w", label, err)
 	}
-	if c.scenarios == nil {
-		c.scenarios = map[string]string{}
+	if validate {
+		if c.scenarios == nil {
+			c.scenarios = map[string]string{}
+		}
+		// Two axis values that make the same scenario (arrival_rate: [1, 1.0],
+		// or load and servers steps that land on the same system) would give
+		// the same task ids twice, and the campaign would wait for ever.
+		if prev, dup := c.scenarios[scenarioID]; dup {
+			return fmt.Errorf("axes: points %s and %s are the same scenario: list each axis value once", prev, label)
+		}
+		c.scenarios[scenarioID] = label
+		if wc, ok := cat.(WorkloadChecker); ok && trace == nil {
+			if err := c.checkVariants(wc, spec, rate, ia, pols, label); err != nil {
+				return err
+			}
+		}
 	}
-	// Two axis values that make the same scenario (arrival_rate: [1, 1.0],
-	// or load and servers steps that land on the same system) would give
-	// the same task ids twice, and the campaign would wait for ever.
-	if prev, dup := c.scenarios[scenarioID]; dup {
-		return fmt.Errorf("axes: points %s and %s are the same scenario: list each axis value once", prev, label)
-	}
-	c.scenarios[scenarioID] = label
-	if wc, ok := cat.(WorkloadChecker); ok && trace == nil {
-		if err := c.checkVariants(wc, spec, rate, ia, pols, label); err != nil {
-			return err
+	var seeds *seedDeriver
+	if !validate {
+		if seeds, err = newSeedDeriver(f.Seed, scenario); err != nil {
+			return fmt.Errorf("point %s: %w", label, err)
 		}
 	}
 	for _, p := range pols {
@@ -653,15 +680,23 @@ func (c *Campaign) addPoint(f *File, cat Catalog, base workload.Spec, trace *Tra
 		if err != nil {
 			return fmt.Errorf("point %s: policy %s: %w", label, p.name, err)
 		}
-		c.Points++
+		tmpl := Task{Point: point, Scenario: scenarioID, Workload: spec, ArrivalRate: rate, Interarrival: ia,
+			Trace: trace, Policy: p.name, Params: p.params, Run: f.Run, Axes: axes, Load: load}
+		ids, err := newIDHasher(tmpl)
+		if err != nil {
+			return fmt.Errorf("point %s: policy %s: a task cannot be encoded (a parameter is not a finite number?)", label, p.name)
+		}
+		if validate {
+			c.Points++
+			continue
+		}
 		for r := 0; r < f.Replications; r++ {
-			t := Task{Point: point, Scenario: scenarioID, Replication: r,
-				Seed: deriveSeed(f.Seed, r, scenario), Workload: spec, ArrivalRate: rate, Interarrival: ia,
-				Trace: trace, Policy: p.name, Params: p.params, Run: f.Run, Axes: axes, Load: load}
-			if t.ID = TaskID(t); t.ID == "" {
-				return fmt.Errorf("point %s: policy %s: a task cannot be encoded (a parameter is not a finite number?)", label, p.name)
+			t := tmpl
+			t.Replication, t.Seed = r, seeds.seed(r)
+			t.ID = ids.id(r, t.Seed)
+			if err := emit(t); err != nil {
+				return err
 			}
-			c.Tasks = append(c.Tasks, t)
 		}
 	}
 	return nil

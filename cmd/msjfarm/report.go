@@ -90,10 +90,8 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		if *store && len(overlay) > 0 {
 			fmt.Fprintf(os.Stderr, "msjfarm report: an overlay is not stored (--store applies to a single campaign's report)\n")
 		} else if *store {
-			for name, data := range files {
-				if err := st.Put(ctx, storage.ReportPrefix(id)+name, data); err != nil {
-					return fail("report: %v", err)
-				}
+			if err := archive.PublishReport(ctx, st, id, files); err != nil {
+				return fail("%v", err)
 			}
 			fmt.Fprintf(os.Stderr, "msjfarm report: stored under %s\n", reportLocation(st, id))
 		}

@@ -41,6 +41,11 @@ type Archive struct {
 	// as stored.
 	Records map[string]*record.Record
 	Raw     map[string][]byte
+	// Modified are the tasks whose result object was modified after the
+	// campaign finalised (its sha256 is not the one in the campaign's
+	// checksums), each with a message naming the object: they are left
+	// out of Records (and so of every summary made from the archive).
+	Modified map[string]string
 	// Warnings: e.g. the spec could not be expanded here (a policy this
 	// binary does not know), so Tasks come from the records in manifest
 	// order and pending tasks are missing.
@@ -63,7 +68,7 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 	if err != nil {
 		return nil, fmt.Errorf("campaign %s: spec.yaml: %w", id, err)
 	}
-	a := &Archive{ID: id, Spec: f, Records: map[string]*record.Record{}, Raw: map[string][]byte{}}
+	a := &Archive{ID: id, Spec: f, Records: map[string]*record.Record{}, Raw: map[string][]byte{}, Modified: map[string]string{}}
 	if m, err := st.Get(ctx, storage.ManifestKey(id)); err == nil {
 		a.ManifestJSON = m
 		var mf Manifest
@@ -84,6 +89,13 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 		return nil, fmt.Errorf("campaign %s: the stored spec expands to campaign %s (different msjfarm version?)", id, camp.ID)
 	}
 	a.Campaign = camp
+	sums, warn, err := LoadChecksums(ctx, st, id, a.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	if warn != "" {
+		a.Warnings = append(a.Warnings, warn)
+	}
 	keys, err := st.List(ctx, storage.ResultsPrefix(id))
 	if err != nil {
 		return nil, err
@@ -91,6 +103,7 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var firstErr error
+	modRecs := map[string]*record.Record{}
 	sem := make(chan struct{}, 8)
 	for _, k := range keys {
 		tid, ok := storage.ResultTaskID(id, k)
@@ -105,9 +118,17 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 			// in place (failure, layout 1) is read as it is. An object
 			// that is not a record of its task is left out, with a
 			// warning: it is not this campaign's result.
-			r, data, err := record.Read(ctx, st, id, tid)
+			r, objs, err := record.ReadObjects(ctx, st, id, tid)
 			mu.Lock()
 			defer mu.Unlock()
+			if msg := modified(sums, objs); msg != "" {
+				a.Modified[tid] = msg
+				if r != nil && err == nil {
+					modRecs[tid] = r // its task is still the campaign's
+				}
+				a.Warnings = append(a.Warnings, msg+": left out")
+				return
+			}
 			if ie, ok := errors.AsType[*record.IntegrityError](err); ok {
 				a.Warnings = append(a.Warnings, fmt.Sprintf("%v (%s): left out", ie, ie.Key))
 				return
@@ -118,27 +139,36 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 				}
 				return
 			}
-			a.Records[tid], a.Raw[tid] = r, data
+			a.Records[tid], a.Raw[tid] = r, objs[len(objs)-1].Data
 		}()
 	}
 	wg.Wait()
 	if firstErr != nil {
 		return nil, firstErr
 	}
+	// Warnings in a stable order: they were appended by the readers as
+	// they finished.
+	sort.Strings(a.Warnings)
 	if camp == nil {
+		// Version 1 listed every task; version 2 lists the points.
 		for _, s := range a.Manifest.Seeds {
 			if r := a.Records[s.Task]; r != nil && r.Task.ID == s.Task {
 				a.Tasks = append(a.Tasks, r.Task)
 			}
 		}
+		if len(a.Manifest.Seeds) == 0 {
+			a.Tasks = recordsInOrder(a.Records, a.Manifest.PointOrder)
+		}
 		return a, nil
 	}
 	// Tasks: the expansion, plus added replications of its points.
 	order := map[string]int{}
+	tmpl := map[string]sweep.Task{}
 	known := map[string]bool{}
 	for _, t := range camp.Tasks {
 		if _, ok := order[t.Point]; !ok {
 			order[t.Point] = len(order)
+			tmpl[t.Point] = t
 		}
 		known[t.ID] = true
 	}
@@ -147,7 +177,27 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 		if known[tid] || r.Task.ID != tid {
 			continue
 		}
-		if _, ok := order[r.Task.Point]; ok && f.Precision != nil && sweep.TaskID(r.Task) == tid {
+		// An added replication is the task the sweep generates for its
+		// point and replication index (sweep.Replicate), within the
+		// precision cap; any other record is not a task of the campaign.
+		t0, ok := tmpl[r.Task.Point]
+		rep := r.Task.Replication
+		if ok && f.Precision != nil && rep >= f.Replications && rep < f.Precision.MaxReplications &&
+			sweep.Replicate(t0, f.Seed, rep).ID == tid {
+			tasks = append(tasks, r.Task)
+		} else {
+			delete(a.Records, tid)
+			delete(a.Raw, tid)
+			a.Warnings = append(a.Warnings, fmt.Sprintf("%s: the record of task %s is not of a task of the campaign: left out", storage.ResultKey(id, tid), tid))
+		}
+	}
+	// A modified result is left out, but its task, an added replication,
+	// is still one of the campaign's (reproduce reports it).
+	for tid, r := range modRecs {
+		t0, ok := tmpl[r.Task.Point]
+		rep := r.Task.Replication
+		if !known[tid] && ok && f.Precision != nil && rep >= f.Replications && rep < f.Precision.MaxReplications &&
+			sweep.Replicate(t0, f.Seed, rep).ID == tid {
 			tasks = append(tasks, r.Task)
 		}
 	}
@@ -187,4 +237,27 @@ func (a *Archive) Report(overlay ...*Archive) (map[string][]byte, error) {
 		others = append(others, o.ReportCampaign())
 	}
 	return RenderReport(a.ReportCampaign(), prec, others...)
+}
+
+// recordsInOrder are the tasks of the records whose point is in points,
+// ordered by point (as listed) and replication.
+func recordsInOrder(recs map[string]*record.Record, points []string) []sweep.Task {
+	order := make(map[string]int, len(points))
+	for i, p := range points {
+		order[p] = i
+	}
+	var tasks []sweep.Task
+	for tid, r := range recs {
+		if _, ok := order[r.Task.Point]; ok && r.Task.ID == tid {
+			tasks = append(tasks, r.Task)
+		}
+	}
+	sort.Slice(tasks, func(i, j int) bool {
+		a, b := tasks[i], tasks[j]
+		if a.Point != b.Point {
+			return order[a.Point] < order[b.Point]
+		}
+		return a.Replication < b.Replication
+	})
+	return tasks
 }

@@ -19,6 +19,10 @@ import (
 // Manifest is campaigns/<id>/manifest.json: what is needed to reproduce
 // any number of the campaign.
 type Manifest struct {
+	// Version is the manifest's schema: 2 since the manifest no longer
+	// lists every task (Seeds) but their number and TaskListSHA256; absent
+	// (0) in the manifests of version 1, which readers still accept.
+	Version  int    `json:"manifest_version,omitempty"`
 	Campaign string `json:"campaign"`
 	Name     string `json:"name"`
 	State    string `json:"state"`
@@ -34,17 +38,29 @@ type Manifest struct {
 	Failed         int       `json:"failed"`
 	Replications   int       `json:"replications"`
 	// Seed is the campaign seed; SeedDerivation says how each task's seed
-	// follows from it; Seeds lists them.
-	Seed           uint64              `json:"seed"`
-	SeedDerivation string              `json:"seed_derivation"`
-	Seeds          []TaskSeed          `json:"seeds"`
-	Policies       []PolicyProvenance  `json:"policies,omitempty"`
-	Hosts          []string            `json:"hosts,omitempty"`
-	Warnings       []string            `json:"warnings,omitempty"`
-	Sweep          *sweep.File         `json:"sweep"`
-	Layout         map[string]string   `json:"nats_layout"`
-	Storage        string              `json:"storage"`
-	Extra          map[string][]string `json:"extra,omitempty"`
+	// follows from it (so the sweep and the seed pin every task).
+	Seed           uint64 `json:"seed"`
+	SeedDerivation string `json:"seed_derivation"`
+	// TaskListSHA256 is the sha256 of the campaign's task ids in order, one
+	// per line ("<id>\n"; sweep.Campaign.TaskListHash, with the
+	// replications a precision campaign added): a 10^6-task campaign's
+	// list made a 169 MB manifest, so version 2 records this and Tasks
+	// instead, and readers generate the list again from the sweep.
+	TaskListSHA256 string `json:"task_list_sha256,omitempty"`
+	// PointOrder are the point ids in campaign order: a reader that cannot
+	// expand the sweep (a policy it does not know) orders the records by
+	// it and by replication.
+	PointOrder []string `json:"point_order,omitempty"`
+	// Seeds listed every task in manifests of version 1 (read, never
+	// written).
+	Seeds    []TaskSeed          `json:"seeds,omitempty"`
+	Policies []PolicyProvenance  `json:"policies,omitempty"`
+	Hosts    []string            `json:"hosts,omitempty"`
+	Warnings []string            `json:"warnings,omitempty"`
+	Sweep    *sweep.File         `json:"sweep"`
+	Layout   map[string]string   `json:"nats_layout"`
+	Storage  string              `json:"storage"`
+	Extra    map[string][]string `json:"extra,omitempty"`
 	// Precision is the outcome of precision mode (sweep precision block):
 	// per point, the replications it ended with and whether it met the
 	// target or hit max_replications. Also in precision.csv.
@@ -55,9 +71,16 @@ type Manifest struct {
 	// Plugins is the plugin binary each policy is pinned to when the
 	// campaign runs with plugin runners (see plugins.go).
 	Plugins PluginPins `json:"plugins,omitempty"`
+	// ChecksumsSHA256 is the sha256 of the campaign's checksums object
+	// (storage.ChecksumsKey: the sha256 of every result object at
+	// finalisation, see checksums.go); empty until it finalises.
+	ChecksumsSHA256 string `json:"checksums_sha256,omitempty"`
 }
 
-// TaskSeed pins one task.
+// ManifestVersion is the version of the manifests this code writes.
+const ManifestVersion = 2
+
+// TaskSeed pins one task (manifest version 1).
 type TaskSeed struct {
 	Task        string `json:"task"`
 	Point       string `json:"point"`

@@ -118,16 +118,36 @@ func ParseRef(data []byte) (string, bool) {
 // object, so that no reader aggregates a result that is not the
 // campaign's.
 func Read(ctx context.Context, st storage.Store, campaign, task string) (*Record, []byte, error) {
+	r, objs, err := ReadObjects(ctx, st, campaign, task)
+	if len(objs) == 0 {
+		return r, nil, err
+	}
+	return r, objs[len(objs)-1].Data, err
+}
+
+// Object is one stored object as read: its key and bytes.
+type Object struct {
+	Key  string
+	Data []byte
+}
+
+// ReadObjects is Read returning every object it read, in order: the
+// campaign's entry and, when that is a Ref, the stored result it names
+// (the last object is the record). The checksums of a finalised campaign
+// (results/archive) cover exactly these objects.
+func ReadObjects(ctx context.Context, st storage.Store, campaign, task string) (*Record, []Object, error) {
 	key := storage.ResultKey(campaign, task)
 	data, err := st.Get(ctx, key)
 	if err != nil {
 		return nil, nil, err
 	}
+	objs := []Object{{Key: key, Data: data}}
 	if k, ok := ParseRef(data); ok {
-		if data, err = st.Get(ctx, storage.StoredResultKey(k)); err != nil {
-			return nil, nil, fmt.Errorf("%s refers to result %s: %w", key, k, err)
-		}
 		key = storage.StoredResultKey(k)
+		if data, err = st.Get(ctx, key); err != nil {
+			return nil, nil, fmt.Errorf("%s refers to result %s: %w", objs[0].Key, k, err)
+		}
+		objs = append(objs, Object{Key: key, Data: data})
 	}
 	r, err := Decode(data, task)
 	if err != nil {
@@ -136,9 +156,9 @@ func Read(ctx context.Context, st storage.Store, campaign, task string) (*Record
 			ie = &IntegrityError{Task: task, Reason: err.Error()}
 		}
 		ie.Key = key
-		return r, data, ie
+		return r, objs, ie
 	}
-	return r, data, nil
+	return r, objs, nil
 }
 
 // Follow decodes the campaign entry data read from key, fetching the

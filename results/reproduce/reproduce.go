@@ -47,7 +47,9 @@ func ChooseTasks(a *archive.Archive, list string, sample int, all bool, seed uin
 	known := map[string]bool{}
 	for _, t := range a.Tasks {
 		known[t.ID] = true
-		if r := a.Records[t.ID]; r != nil && !r.Failed() {
+		// A result modified after the campaign finalised is chosen too:
+		// Run reports it as different.
+		if r := a.Records[t.ID]; r != nil && !r.Failed() || a.Modified[t.ID] != "" {
 			ok = append(ok, t.ID)
 		}
 	}
@@ -133,7 +135,9 @@ func UsesPlugins(a *archive.Archive, chosen []string) bool {
 // sim.Result with the stored one byte for byte (both as compact JSON).
 // The task run is the stored task itself (its JSON pins the workload,
 // parameters, run length and seed); its content must match its id. Those
-// whose result came from a plugin run through plugins (if not nil; with
+// whose result object was modified after the campaign finalised
+// (archive.Archive.Modified) are not run: they are reported Different,
+// naming the object. Those whose result came from a plugin run through plugins (if not nil; with
 // the campaign's pins, so ctx should carry the campaign:
 // worker.WithCampaign), the others in-process.
 func Run(ctx context.Context, a *archive.Archive, chosen []string, n int, plugins worker.Runner) []Reproduction {
@@ -153,6 +157,10 @@ func Run(ctx context.Context, a *archive.Archive, chosen []string, n int, plugin
 			var run worker.Runner = worker.InProcess{}
 			if r := a.Records[tid]; plugins != nil && r != nil && r.Provenance.Runner == worker.RunnerPlugin {
 				run = plugins
+			}
+			if msg := a.Modified[tid]; msg != "" {
+				out[i] = Reproduction{Task: byID[tid], Verdict: Different, Detail: msg}
+				return
 			}
 			out[i] = reproduceOne(ctx, run, byID[tid], a.Records[tid], a.Raw[tid])
 		}()

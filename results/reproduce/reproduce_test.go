@@ -137,3 +137,99 @@ func TestChooseTasks(t *testing.T) {
 		t.Error("unknown campaign: no error")
 	}
 }
+
+// TestModifiedAfterFinalisation: with the campaign's checksums recorded,
+// a result object modified afterwards (its task still hashing to its id,
+// so record.Read accepts it) is left out of the archive with a warning
+// naming the key, and reproduce reports it as different without running
+// it; a checksums object that does not hash to the manifest's record of
+// it is not trusted, with a warning.
+func TestModifiedAfterFinalisation(t *testing.T) {
+	st, camp := archived(t)
+	ctx := t.Context()
+	var ids []string
+	for _, task := range camp.Tasks {
+		ids = append(ids, task.ID)
+	}
+	sums, modified, err := archive.Checksums(ctx, st, camp.ID, ids, nil)
+	if err != nil || len(modified) != 0 {
+		t.Fatal(err, modified)
+	}
+	if got := strings.Count(string(sums), "\n"); got != len(ids)-1 {
+		t.Fatalf("%d checksum lines for %d stored results:\n%s", got, len(ids)-1, sums)
+	}
+	if err := st.Put(ctx, storage.ChecksumsKey(camp.ID), sums); err != nil {
+		t.Fatal(err)
+	}
+	a, err := archive.Load(ctx, st, camp.ID, builtin.Catalog{})
+	if err != nil || len(a.Modified) != 0 || len(a.Warnings) != 0 {
+		t.Fatalf("untouched campaign: %v, modified %v, warnings %v", err, a.Modified, a.Warnings)
+	}
+	victim := ids[1]
+	r := *a.Records[victim]
+	res := *r.Result
+	res.Throughput *= 2
+	r.Result = &res
+	put(t, st, camp.ID, &r)
+	if a, err = archive.Load(ctx, st, camp.ID, builtin.Catalog{}); err != nil {
+		t.Fatal(err)
+	}
+	key := storage.ResultKey(camp.ID, victim)
+	if a.Records[victim] != nil || !strings.Contains(a.Modified[victim], key) ||
+		len(a.Warnings) != 1 || !strings.Contains(a.Warnings[0], key) || len(a.Records) != len(ids)-2 {
+		t.Fatalf("modified result: record %v, modified %q, warnings %v", a.Records[victim] != nil, a.Modified[victim], a.Warnings)
+	}
+	all, err := reproduce.ChooseTasks(a, "", 0, true, 1)
+	if err != nil || len(all) != len(ids)-1 {
+		t.Fatalf("chosen %v, %v", all, err)
+	}
+	got := reproduce.Run(ctx, a, []string{victim}, 1, nil)
+	if got[0].Verdict != reproduce.Different || !strings.Contains(got[0].Detail, "modified after it was written") ||
+		!strings.Contains(got[0].Detail, key) {
+		t.Fatalf("reproduce of a modified result: %s (%s)", got[0].Verdict, got[0].Detail)
+	}
+
+	// The manifest's hash of the checksums object guards the object.
+	m := archive.Manifest{Campaign: camp.ID, ChecksumsSHA256: archive.SHA256(sums)}
+	mj, _ := json.Marshal(&m)
+	if err := st.Put(ctx, storage.ManifestKey(camp.ID), mj); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(ctx, storage.ChecksumsKey(camp.ID), append(sums, sums[:80]...)); err != nil {
+		t.Fatal(err)
+	}
+	if a, err = archive.Load(ctx, st, camp.ID, builtin.Catalog{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Modified) != 0 || len(a.Warnings) != 1 || !strings.Contains(a.Warnings[0], storage.ChecksumsKey(camp.ID)+" was modified") {
+		t.Fatalf("tampered checksums: modified %v, warnings %v", a.Modified, a.Warnings)
+	}
+}
+
+// TestForeignTaskLeftOut: a record stored in the campaign under its own
+// task's id (so it passes record.Read's check) whose task the sweep does
+// not generate is left out of the archive, with a warning naming the key.
+func TestForeignTaskLeftOut(t *testing.T) {
+	st, camp := archived(t)
+	ctx := t.Context()
+	a, err := archive.Load(ctx, st, camp.ID, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := *a.Records[camp.Tasks[0].ID]
+	forged.Task.ArrivalRate *= 3
+	forged.Task.ID = sweep.TaskID(forged.Task)
+	put(t, st, camp.ID, &forged)
+	if a, err = archive.Load(ctx, st, camp.ID, builtin.Catalog{}); err != nil {
+		t.Fatal(err)
+	}
+	key := storage.ResultKey(camp.ID, forged.Task.ID)
+	if a.Records[forged.Task.ID] != nil || len(a.Warnings) != 1 || !strings.Contains(a.Warnings[0], key) {
+		t.Fatalf("foreign record: kept %v, warnings %v", a.Records[forged.Task.ID] != nil, a.Warnings)
+	}
+	for _, task := range a.Tasks {
+		if task.ID == forged.Task.ID {
+			t.Fatal("the foreign task is among the campaign's tasks")
+		}
+	}
+}

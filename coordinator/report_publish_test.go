@@ -1,0 +1,285 @@
+package coordinator_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/worker"
+)
+
+// failAfterStore fails every Put under a campaign's report/ prefix after
+// the first n: a coordinator dying in the middle of publishing a report.
+type failAfterStore struct {
+	storage.Store
+	mu sync.Mutex
+	n  int
+}
+
+func (f *failAfterStore) Put(ctx context.Context, key string, data []byte) error {
+	if strings.Contains(key, "/report/") {
+		f.mu.Lock()
+		f.n--
+		fail := f.n < 0
+		f.mu.Unlock()
+		if fail {
+			return errors.New("injected failure")
+		}
+	}
+	return f.Store.Put(ctx, key, data)
+}
+
+// TestInterruptedReportRewritten: a report whose publication stopped after
+// 3 objects is incomplete (no marker), and the next finalisation of the
+// campaign, with the same results, writes it again whole instead of
+// keeping it ("results unchanged, report kept" with plots missing was the
+// bug).
+func TestInterruptedReportRewritten(t *testing.T) {
+	e := newEnv(t)
+	fs := &failAfterStore{Store: e.store, n: 3}
+	co, err := coordinator.New(context.Background(), coordinator.Options{Conn: e.nc, Store: fs,
+		Reconcile: 500 * time.Millisecond, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- co.Run(ctx) }()
+	<-co.Ready()
+	_, stopWorker := e.startWorker(worker.Options{Concurrency: 2})
+	f := loadSpec(t, "testdata/small.yaml")
+	r, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, co, r.Campaign, 2*time.Minute)
+	cancel()
+	<-done
+	stopWorker()
+	bg := context.Background()
+	stored, err := e.store.List(bg, storage.ReportPrefix(r.Campaign))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != 3 {
+		t.Fatalf("after the injected failure %d report objects are stored, want 3: %v", len(stored), stored)
+	}
+	if ok, err := archive.ReportComplete(bg, e.store, r.Campaign); err != nil || ok {
+		t.Fatalf("an interrupted report counts as complete (%v, %v)", ok, err)
+	}
+
+	var log syncBuf
+	co2, err := coordinator.New(bg, coordinator.Options{Conn: e.nc, Store: e.store,
+		Reconcile: 500 * time.Millisecond, Logf: func(format string, args ...any) {
+			t.Logf(format, args...)
+			log.Write([]byte(strings.TrimSpace(fmt.Sprintf(format, args...)) + "\n"))
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx2, cancel2 := context.WithCancel(bg)
+	done2 := make(chan error, 1)
+	go func() { done2 <- co2.Run(ctx2) }()
+	t.Cleanup(func() { cancel2(); <-done2 })
+	<-co2.Ready()
+	if _, err := co2.Submit(bg, protocol.SubmitRequest{Spec: f}); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, co2, r.Campaign, 2*time.Minute)
+	if ok, err := archive.ReportComplete(bg, e.store, r.Campaign); err != nil || !ok {
+		t.Fatalf("the report is still incomplete after a new finalisation (%v, %v); log:\n%s", ok, err, log.String())
+	}
+	marker, err := e.store.Get(bg, storage.ReportMarkerKey(r.Campaign))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, err := archive.ParseChecksums(marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err = e.store.List(bg, storage.ReportPrefix(r.Campaign))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != len(sums)+1 || len(sums) <= 3 {
+		t.Fatalf("%d objects stored for a report of %d files", len(stored), len(sums))
+	}
+	for _, k := range []string{"index.html", "summary.csv"} {
+		if _, ok := sums[k]; !ok {
+			t.Fatalf("the published report has no %s", k)
+		}
+	}
+	if strings.Contains(log.String(), "report kept") || !strings.Contains(log.String(), "incomplete") {
+		t.Fatalf("log does not say the incomplete report was rewritten:\n%s", log.String())
+	}
+	if left, _ := e.store.List(bg, storage.ReportStagingPrefix(r.Campaign)); len(left) != 0 {
+		t.Fatalf("staged objects left behind: %v", left)
+	}
+}
+
+// TestModifiedResultRerun: a finished campaign records the sha256 of its
+// result objects (checksums beside the manifest, its own hash in the
+// manifest); one modified afterwards is found when the campaign is
+// finalised again, moved aside to rejected/ and run again, so that the
+// summary is the original one.
+func TestModifiedResultRerun(t *testing.T) {
+	e := newEnv(t)
+	var log syncBuf
+	co, err := coordinator.New(context.Background(), coordinator.Options{Conn: e.nc, Store: e.store,
+		Reconcile: 500 * time.Millisecond, Logf: func(format string, args ...any) {
+			t.Logf(format, args...)
+			log.Write([]byte(fmt.Sprintf(format, args...) + "\n"))
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- co.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-co.Ready()
+	e.startWorker(worker.Options{Concurrency: 2})
+	f := loadSpec(t, "testdata/small.yaml")
+	bg := context.Background()
+	r, err := co.Submit(bg, protocol.SubmitRequest{Spec: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, co, r.Campaign, 2*time.Minute)
+	summary, _ := e.store.Get(bg, storage.SummaryKey(r.Campaign))
+	checkSums := func() map[string]string {
+		t.Helper()
+		data, err := e.store.Get(bg, storage.ChecksumsKey(r.Campaign))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mj, _ := e.store.Get(bg, storage.ManifestKey(r.Campaign))
+		var m archive.Manifest
+		if err := json.Unmarshal(mj, &m); err != nil || m.ChecksumsSHA256 != archive.SHA256(data) {
+			t.Fatalf("manifest checksums_sha256 %q, the object hashes to %s (%v)", m.ChecksumsSHA256, archive.SHA256(data), err)
+		}
+		sums, err := archive.ParseChecksums(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sums
+	}
+	sums := checkSums()
+	if len(sums) != 2*r.Tasks { // each task: its entry and the stored result
+		t.Fatalf("%d checksums for %d tasks", len(sums), r.Tasks)
+	}
+	keys, _ := e.store.List(bg, storage.ResultsPrefix(r.Campaign))
+	tid, _ := storage.ResultTaskID(r.Campaign, keys[0])
+	rec, objs, err := record.ReadObjects(bg, e.store, r.Campaign, tid)
+	if err != nil || len(objs) != 2 {
+		t.Fatalf("%v, %d objects", err, len(objs))
+	}
+	orig := *rec
+	res := *rec.Result
+	res.Throughput *= 2
+	rec.Result = &res
+	forged, _ := json.Marshal(rec)
+	if err := e.store.Put(bg, objs[1].Key, forged); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := co.Submit(bg, protocol.SubmitRequest{Spec: f}); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, co, r.Campaign, 2*time.Minute)
+	if !strings.Contains(log.String(), objs[1].Key+" was modified after it was written") {
+		t.Fatalf("log does not name the modified object %s:\n%s", objs[1].Key, log.String())
+	}
+	if moved, err := e.store.Get(bg, coordinator.RejectedKey(r.Campaign, tid)); err != nil || !bytes.Equal(moved, forged) {
+		t.Fatalf("the modified object was not moved aside (%v)", err)
+	}
+	// Recomputed: the same numbers (its provenance, times included, is
+	// new).
+	again, objs2, err := record.ReadObjects(bg, e.store, r.Campaign, tid)
+	if err != nil || len(objs2) != 2 || bytes.Equal(objs2[1].Data, forged) {
+		t.Fatalf("the task's result was not recomputed (%v)", err)
+	}
+	if a, b := jsonOf(t, again.Result), jsonOf(t, orig.Result); !bytes.Equal(a, b) {
+		t.Fatalf("recomputed result %s, first %s", a, b)
+	}
+	if again, _ := e.store.Get(bg, storage.SummaryKey(r.Campaign)); !bytes.Equal(again, summary) {
+		t.Fatalf("summary changed:\n%s\nwas:\n%s", again, summary)
+	}
+	if got := checkSums(); got[objs[1].Key] != archive.SHA256(objs2[1].Data) {
+		t.Fatal("the new checksums do not record the recomputed result")
+	}
+}
+
+func jsonOf(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestCompactCampaign: a campaign held as task ids only (as one of more
+// than 2^16 tasks is), published two tasks at a time, runs every task
+// once and summarises to the bytes of the same campaign held in full; its
+// manifest records the count and the hash of the task list, not the list.
+func TestCompactCampaign(t *testing.T) {
+	// Each in a subtest, so that its coordinator has stopped (Cleanup)
+	// before the sizes change.
+	run := func(compact bool) (summary []byte, m archive.Manifest, runs int) {
+		t.Run(fmt.Sprintf("compact=%v", compact), func(t *testing.T) {
+			if compact {
+				t.Cleanup(coordinator.SetCompact(2, 2))
+			}
+			summary, m, runs = runCampaign(t, compact)
+		})
+		return
+	}
+	fullSum, fullM, fullRuns := run(false)
+	sum, m, runs := run(true)
+	if !bytes.Equal(sum, fullSum) || m.TaskListSHA256 != fullM.TaskListSHA256 || runs != 6 || fullRuns != 6 {
+		t.Fatalf("compact campaign: %d runs, summary\n%s\nheld in full: %d runs, summary\n%s", runs, sum, fullRuns, fullSum)
+	}
+}
+
+func runCampaign(t *testing.T, compact bool) (summary []byte, m archive.Manifest, runs int) {
+	e := newEnv(t)
+	co, _ := e.startCoordinator(protocol.Layout{})
+	var cr countRunner
+	e.startWorker(worker.Options{Concurrency: 2, Runner: &cr})
+	f := loadSpec(t, "testdata/small.yaml")
+	bg := context.Background()
+	r, err := co.Submit(bg, protocol.SubmitRequest{Spec: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Tasks != 6 || r.Published != 6 {
+		t.Fatalf("compact %v: submit %+v", compact, r)
+	}
+	if s := waitDone(t, co, r.Campaign, 2*time.Minute); s.Done != 6 {
+		t.Fatalf("compact %v: status %+v", compact, s)
+	}
+	summary, _ = e.store.Get(bg, storage.SummaryKey(r.Campaign))
+	mj, _ := e.store.Get(bg, storage.ManifestKey(r.Campaign))
+	if err := json.Unmarshal(mj, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.TaskListSHA256 != listHash(r.Campaign, e.store, t) || len(m.Seeds) != 0 {
+		t.Fatalf("compact %v: manifest task list %s, %d seeds", compact, m.TaskListSHA256, len(m.Seeds))
+	}
+	n, mx := cr.total()
+	if mx != 1 {
+		t.Fatalf("compact %v: a task ran %d times", compact, mx)
+	}
+	return summary, m, n
+}

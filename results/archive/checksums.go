@@ -1,0 +1,118 @@
+package archive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/storage"
+)
+
+// A finalised campaign records the sha256 of every result object it was
+// summarised from in storage.ChecksumsKey (sha256sum format: one line
+// "<sha256>  <key>" per object, sorted by key; from a local store's
+// directory, `sha256sum -c checksums` checks it), and the sha256 of that
+// object in the manifest (Manifest.ChecksumsSHA256). The objects are what
+// record.ReadObjects reads for each task: the campaign's entry and, for a
+// reference, the stored result it names. Load checks every result against
+// it: a result object modified after the campaign finalised is left out
+// of the archive (so out of every summary and report made from it) with a
+// warning naming the key, and msjfarm reproduce reports the task as
+// different (Archive.Modified).
+
+// Checksums reads the result objects of tasks tids of campaign id (eight
+// at a time) and returns the checksums object. A task without an entry
+// is skipped; an object that is not a record of its task is listed all
+// the same (it is what is stored). Any other read error is returned.
+//
+// With old (the checksums of an earlier finalisation, LoadChecksums; may
+// be nil) it also checks the objects against it: the tasks whose object
+// was modified since are returned in modified (task id → message naming
+// the key) and left out of the new checksums.
+func Checksums(ctx context.Context, st storage.Store, id string, tids []string, old map[string]string) (sums []byte, modifiedTasks map[string]string, err error) {
+	hashes := map[string]string{}
+	modifiedTasks = map[string]string{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var firstErr error
+	sem := make(chan struct{}, 8)
+	for _, tid := range tids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			_, objs, err := record.ReadObjects(ctx, st, id, tid)
+			mu.Lock()
+			defer mu.Unlock()
+			if _, integrity := errors.AsType[*record.IntegrityError](err); err != nil && !integrity {
+				if !errors.Is(err, storage.ErrNotFound) && firstErr == nil {
+					firstErr = err
+				}
+				return
+			}
+			if msg := modified(old, objs); msg != "" {
+				modifiedTasks[tid] = msg
+				return
+			}
+			for _, o := range objs {
+				hashes[o.Key] = SHA256(o.Data)
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, nil, firstErr
+	}
+	keys := make([]string, 0, len(hashes))
+	for k := range hashes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]byte, 0, len(keys)*(64+2+60))
+	for _, k := range keys {
+		out = fmt.Appendf(out, "%s  %s\n", hashes[k], k)
+	}
+	return out, modifiedTasks, nil
+}
+
+// LoadChecksums reads the campaign's checksums object and checks it
+// against the manifest's hash of it. It returns nil (and no error) when
+// the campaign has none (not finalised, or finalised before checksums were
+// recorded); a checksums object whose hash is not the manifest's is not
+// trusted: it is returned as nil with a warning.
+func LoadChecksums(ctx context.Context, st storage.Store, id string, m *Manifest) (map[string]string, string, error) {
+	data, err := st.Get(ctx, storage.ChecksumsKey(id))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if m != nil && m.ChecksumsSHA256 != "" && SHA256(data) != m.ChecksumsSHA256 {
+		return nil, fmt.Sprintf("%s was modified after it was written (sha256 %s, the manifest records %s): result objects are not checked",
+			storage.ChecksumsKey(id), SHA256(data), m.ChecksumsSHA256), nil
+	}
+	sums, err := ParseChecksums(data)
+	if err != nil {
+		return nil, fmt.Sprintf("%s: %v: result objects are not checked", storage.ChecksumsKey(id), err), nil
+	}
+	return sums, "", nil
+}
+
+// modified checks the objects read for one task against sums and
+// describes the first that differs ("" if none does).
+func modified(sums map[string]string, objs []record.Object) string {
+	for _, o := range objs {
+		want, ok := sums[o.Key]
+		if !ok {
+			continue
+		}
+		if got := SHA256(o.Data); got != want {
+			return fmt.Sprintf("result object %s was modified after it was written (sha256 %s, recorded %s)", o.Key, got, want)
+		}
+	}
+	return ""
+}
