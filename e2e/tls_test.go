@@ -460,8 +460,8 @@ run: {arrivals: 5e3, warmup: 5e2, deadline: 5m}
 		mode, tasks, len(keys), len(procs)+3, 6)
 
 	// Wrong credentials: a clear error naming the server, within 10 s.
-	// (--s3-ca is always given: submit opens the store first, and an
-	// untrusted S3 endpoint is retried for a minute — not the case here.)
+	// (--s3-ca is given to the NATS cases: submit and worker open the
+	// store first; the last cases are an untrusted S3 endpoint.)
 	type badCase struct {
 		name string
 		args []string
@@ -501,6 +501,13 @@ run: {arrivals: 5e3, warmup: 5e2, deadline: 5m}
 	}
 	cases = append(cases, badCase{"no client certificate", []string{"--nats-url", plainURL, good, "--nats-user=" + userOf(mode), "--ca", p.ca}, nil,
 		[]string{plainURL, "client certificate"}})
+	// An S3 endpoint whose certificate the given CA did not sign: the
+	// store is opened before NATS, by submit and worker alike (cases at an
+	// odd and an even index: both commands).
+	for range 2 {
+		cases = append(cases, badCase{"untrusted S3 CA", append([]string{"--nats-url", plainURL, good, "--nats-user=" + userOf(mode),
+			"--nats-ca", p.ca, "--s3-ca", p.rogueCA}, mtls...), nil, []string{endpoint, "certificate"}})
+	}
 	for i, c := range cases {
 		cmdName := []string{"worker", "submit"}[i%2]
 		args := append([]string{cmdName}, c.args...)
