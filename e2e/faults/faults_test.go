@@ -273,7 +273,10 @@ func runCampaign(t *testing.T, top *topology, fl fault, base *baseline) (row, *b
 			}
 		}
 	}
-	starts, completions := map[string]int{}, map[string]int{}
+	// A task is duplicated when more than one attempt ran to completion
+	// (a worker that finds the result already stored logs "duplicate" and
+	// then "done" for the same attempt: that is one completion).
+	starts, completions := map[string]int{}, map[string]map[string]bool{}
 	for _, e := range events {
 		if e.campaign != id {
 			continue
@@ -282,12 +285,15 @@ func runCampaign(t *testing.T, top *topology, fl fault, base *baseline) (row, *b
 		case "start":
 			starts[e.task]++
 		case "done", "duplicate":
-			completions[e.task]++
+			if completions[e.task] == nil {
+				completions[e.task] = map[string]bool{}
+			}
+			completions[e.task][e.worker+"/"+e.attempt] = true
 		}
 	}
 	nstarts := 0
-	for tid, n := range completions {
-		if n > 1 {
+	for tid, as := range completions {
+		if n := len(as); n > 1 {
 			r.Duplicated++
 			failed = append(failed, fmt.Sprintf("%s completed %d times", tid[:12], n))
 		}

@@ -456,6 +456,7 @@ func (f *farm) grepLogs(max int, words ...string) []string {
 type runEvent struct {
 	at                           time.Time
 	kind, campaign, task, worker string
+	attempt                      string
 }
 
 type runLogTail struct {
@@ -512,7 +513,7 @@ func (r *runLogTail) read(off int64, partial string) (int64, string) {
 			partial = partial[i+1:]
 			if len(fs) == 5 {
 				r.mu.Lock()
-				r.events = append(r.events, runEvent{at: now, kind: fs[0], campaign: fs[1], task: fs[2], worker: fs[3]})
+				r.events = append(r.events, runEvent{at: now, kind: fs[0], campaign: fs[1], task: fs[2], worker: fs[3], attempt: fs[4]})
 				r.mu.Unlock()
 			}
 		}
