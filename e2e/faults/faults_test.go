@@ -172,6 +172,7 @@ type fault struct {
 	name   string
 	prep   func(f *farm)                                 // before the farm starts (plugin modes, relays)
 	inject func(t *testing.T, f *farm, id string) window // nil: the fault-free run
+	after  func(f *farm) string                          // after the campaign: a note for the table
 	notes  string
 }
 
@@ -251,6 +252,9 @@ func runCampaign(t *testing.T, top *topology, fl fault, base *baseline) (row, *b
 	}
 	f.runLog.stop()
 	events := f.runLog.snapshot()
+	if fl.after != nil {
+		r.Notes = strings.TrimSpace(r.Notes + "; " + fl.after(f))
+	}
 	recs, err := f.results(id)
 	if err != nil {
 		t.Errorf("%s: reading results: %v", fl.name, err)

@@ -159,7 +159,34 @@ func (n *netTopology) cut(role, peer string) error {
 // loss drops pct% of the packets on role's link, each way, at random.
 func (n *netTopology) loss(role string, pct int) error {
 	return n.nft(role, nftTable+fmt.Sprintf(
-		"add rule inet faults in iifname \"eth0\" numgen random mod 100 < %d drop\nadd rule inet faults out oifname \"eth0\" numgen random mod 100 < %d drop\n", pct, pct))
+		"add rule inet faults in iifname \"eth0\" numgen random mod 100 < %d counter drop\n"+
+			"add rule inet faults out oifname \"eth0\" numgen random mod 100 < %d counter drop\n"+
+			"add rule inet faults in iifname \"eth0\" counter\nadd rule inet faults out oifname \"eth0\" counter\n", pct, pct))
+}
+
+// lossCounters returns the packets dropped and passed on role's link since
+// loss was set, read from the rules' counters.
+func (n *netTopology) lossCounters(role string) (dropped, passed int64, err error) {
+	out, err := exec.Command(ipCmd, "netns", "exec", n.ns[role], nftCmd, "list", "table", "inet", "faults").CombinedOutput()
+	if err != nil {
+		return 0, 0, fmt.Errorf("%v: %s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		i := strings.Index(line, "counter packets ")
+		if i < 0 {
+			continue
+		}
+		var p int64
+		if _, err := fmt.Sscanf(line[i:], "counter packets %d", &p); err != nil {
+			continue
+		}
+		if strings.Contains(line, "drop") {
+			dropped += p
+		} else {
+			passed += p
+		}
+	}
+	return dropped, passed, nil
 }
 
 // heal removes role's rules.

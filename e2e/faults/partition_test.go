@@ -116,6 +116,19 @@ func TestPartitionsChild(t *testing.T) {
 			},
 			inject: func(t *testing.T, f *farm, id string) window {
 				return window{start: time.Now(), whole: true, worker: "w2"}
+			},
+			after: func(f *farm) string {
+				d, p, err := n.lossCounters("w2")
+				if err != nil {
+					return "nft counters: " + err.Error()
+				}
+				done := 0
+				for _, e := range f.runLog.snapshot() {
+					if e.kind == "done" && e.worker == "w2" {
+						done++
+					}
+				}
+				return fmt.Sprintf("nftables dropped %d of %d packets on w2's link (%.1f%%); w2 completed %d tasks", d, d+p, 100*float64(d)/float64(max(d+p, 1)), done)
 			}},
 		{name: fmt.Sprintf("coordinator partitioned %v", cfg.coPartition), notes: "nftables drop of everything on the coordinator's link",
 			inject: func(t *testing.T, f *farm, id string) window {
