@@ -450,12 +450,33 @@ func loopbackFaults() []fault {
 			},
 		}
 	}
+	// What w1 said about the misbehaving attempt, so that the table shows
+	// the fault really happened and how it was classified.
+	said := func(words ...string) func(f *farm) string {
+		return func(f *farm) string {
+			lines := f.grepLogs(1, words...)
+			if len(lines) == 0 {
+				return fmt.Sprintf("no worker log line mentions %q", words)
+			}
+			l := lines[0]
+			if i := strings.Index(l, "error="); i >= 0 {
+				l = l[i:]
+			}
+			if len(l) > 200 {
+				l = l[:200] + "…"
+			}
+			return "worker: " + l
+		}
+	}
 	hang := plugin("hang")
 	hang.notes = "flaky-fcfs sleeps for a day once on w1, ignoring the 20 s run deadline"
 	crash := plugin("crash")
 	crash.notes = "flaky-fcfs panics once on w1, mid-replication"
 	exit := plugin("exit")
 	exit.notes = "flaky-fcfs calls os.Exit(3) once on w1, mid-replication"
+	for _, p := range []*fault{&crash, &exit, &hang} {
+		p.after = said("task attempt failed")
+	}
 	return []fault{
 		{name: "kill-9 worker", notes: "w1 killed mid-task, restarted after 2 s",
 			inject: func(t *testing.T, f *farm, id string) window {
@@ -495,6 +516,15 @@ func loopbackFaults() []fault {
 			}},
 		crash, exit, hang,
 		{name: "plugin-tamper", notes: "w1's cached flaky plugin overwritten, its plugin processes killed",
+			after: func(f *farm) string {
+				if len(f.grepLogs(1, "checksum mismatch")) == 0 {
+					return "the tampered binary was NOT reported (no \"checksum mismatch\" in the logs)"
+				}
+				if len(f.grepLogs(2, "plugin runner: fetched flaky")) < 2 {
+					return "checksum mismatch reported, but the plugin was not fetched again"
+				}
+				return "checksum mismatch reported, binary removed from the cache and fetched again"
+			},
 			inject: func(t *testing.T, f *farm, id string) window {
 				var cached string
 				f.waitUntil("w1 to fetch the flaky plugin", 90*time.Second, func() bool {
