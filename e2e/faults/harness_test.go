@@ -580,10 +580,9 @@ func (f *farm) waitRunning(id, worker string, d time.Duration) string {
 	return task
 }
 
-// killStrayPlugins kills (by pid) plugin processes this farm's workers
-// left behind, which a correct worker never does; it returns how many
-// there were. Only processes whose command line names this farm's
-// directory (their cache) or the flaky plugin of this run are touched.
+// killStrayPlugins kills (by pid) processes this farm's workers left
+// behind, which a correct worker never does; it returns how many there
+// were.
 func killStrayPlugins(farmDir string) int {
 	n := 0
 	for _, pid := range strayPlugins(farmDir) {
@@ -594,12 +593,18 @@ func killStrayPlugins(farmDir string) int {
 	return n
 }
 
+// strayPlugins lists the processes started for this farm's workers: plugin
+// binaries under farmDir (fetched into a worker's cache), and any process
+// whose environment carries the FLAKY_DIR the harness gives each worker
+// under farmDir (so also msjfarm itself serving the built-in families as
+// plugins). Called once the workers are stopped, every one is a leftover.
 func strayPlugins(farmDir string) []int {
 	var out []int
 	ents, _ := os.ReadDir("/proc")
+	self := os.Getpid()
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+		if err != nil || pid == self {
 			continue
 		}
 		cl, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
@@ -608,6 +613,11 @@ func strayPlugins(farmDir string) []int {
 		}
 		args := strings.Split(string(cl), "\x00")
 		if len(args) > 0 && strings.HasPrefix(args[0], farmDir+string(os.PathSeparator)) && strings.Contains(args[0], "msjfarm-policy-") {
+			out = append(out, pid)
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && strings.Contains(string(env), "\x00FLAKY_DIR="+farmDir+string(os.PathSeparator)) {
 			out = append(out, pid)
 		}
 	}
