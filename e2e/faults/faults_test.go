@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage/miniotest"
@@ -236,19 +237,38 @@ func runCampaign(t *testing.T, top *topology, fl fault, base *baseline) (row, *b
 	t0 := time.Now()
 	id := f.submit(sweep)
 	t.Logf("%s: campaign %s, logs in %s", fl.name, id, f.dir)
+	// The campaign is watched from the submit on, concurrently with the
+	// fault, so that a campaign finishing during a long fault is seen then.
+	limit := 5*time.Minute + 2*cfg.minioOutage
+	type outcome struct {
+		st *protocol.Status
+		ok bool
+		at time.Time
+	}
+	waited := make(chan outcome, 1)
+	go func() {
+		st, ok := f.waitDone(id, limit)
+		waited <- outcome{st, ok, time.Now()}
+	}()
 	var w window
 	if fl.inject != nil {
 		w = fl.inject(t, f, id)
 	}
-	limit := 5*time.Minute + 2*cfg.minioOutage
-	st, ok := f.waitDone(id, limit)
-	r.Wall = time.Since(t0).Seconds()
+	o := <-waited
+	st, ok := o.st, o.ok
 	var doneAt time.Time
 	if ok {
-		doneAt = time.Now()
+		doneAt = o.at
+		r.Wall = doneAt.Sub(t0).Seconds()
 		if fl.inject != nil && !w.whole {
-			r.DoneAfter = fmt.Sprintf("%.1f", doneAt.Sub(w.end).Seconds())
+			if d := doneAt.Sub(w.end).Seconds(); d >= 0 {
+				r.DoneAfter = fmt.Sprintf("%.1f", d)
+			} else {
+				r.DoneAfter = fmt.Sprintf("during (%.1f s before the end)", -d)
+			}
 		}
+	} else {
+		r.Wall = time.Since(t0).Seconds()
 	}
 	f.runLog.stop()
 	events := f.runLog.snapshot()
@@ -402,6 +422,9 @@ func recovery(recs map[string]*record.Record, doneAt time.Time, w window) string
 	if first.IsZero() {
 		if doneAt.IsZero() {
 			return "never (campaign not done)"
+		}
+		if doneAt.Before(w.end) {
+			return "0 s (campaign done during the fault)"
 		}
 		first = doneAt
 	}

@@ -369,7 +369,7 @@ func (f *farm) waitDone(id string, d time.Duration) (*protocol.Status, bool) {
 				}
 			}
 		}
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond)
 	}
 	return last, false
 }

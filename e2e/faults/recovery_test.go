@@ -30,6 +30,7 @@ func TestRecovery(t *testing.T) {
 		{"everything finished during the fault", map[string]*record.Record{"a": rec(9, 2), "b": rec(12, 1)}, at(33), "13.0 s"},
 		{"in-flight task lost", map[string]*record.Record{"b": rec(24, 1)}, at(40), "never (1 in-flight task(s) without a result)"},
 		{"in-flight task failed", map[string]*record.Record{"a": {Error: "x"}, "b": rec(24, 1)}, at(40), "never (1 in-flight task(s) without a result)"},
+		{"campaign done during the fault", map[string]*record.Record{"a": rec(9, 2), "b": rec(12, 1)}, at(15), "0 s (campaign done during the fault)"},
 		{"never done", map[string]*record.Record{"a": rec(9, 2)}, time.Time{}, "never (campaign not done)"},
 	} {
 		if got := recovery(c.recs, c.doneAt, w); got != c.want {
