@@ -138,6 +138,12 @@ type farm struct {
 func newFarm(t *testing.T, cfg *config, top *topology, name string) *farm {
 	t.Helper()
 	dir := filepath.Join(cfg.outDir, strings.NewReplacer(" ", "-", "%", "pct", "+", "", "/", "-").Replace(name))
+	// A fresh directory: a previous run's run log (same campaign id, as
+	// the campaign is named by its content) or plugin token would corrupt
+	// this one's counts.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
