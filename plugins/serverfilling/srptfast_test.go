@@ -1,0 +1,80 @@
+package serverfilling
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/model/dist"
+	"github.com/msjfarm/msjfarm/sim"
+)
+
+// detTies: k = 8, needs 1, 2 and 4 with deterministic and two-point
+// durations, so that remaining sizes tie exactly and often (equal sizes
+// within a need, need × duration equal across needs: 1 × 2 = 2 × 1 =
+// 4 × 0.5), at ρ ≈ 0.95: the SRPT path's tie rules (arrival index) against
+// the general path's.
+func detTies() *sim.Workload {
+	w := &sim.Workload{Name: "det-ties-8", Servers: 8, Classes: []sim.Class{
+		{Name: "a", Need: 1, Share: 0.4, Service: must(dist.NewDeterministic(2))},
+		{Name: "b", Need: 2, Share: 0.3, Service: must(dist.NewEmpirical([]float64{1, 1, 3}))},
+		{Name: "c", Need: 4, Share: 0.2, Service: must(dist.NewDeterministic(0.5))},
+		{Name: "d", Need: 1, Share: 0.1, Service: must(dist.NewEmpirical([]float64{2, 4}))},
+	}}
+	var work, total float64
+	for _, c := range w.Classes {
+		work += c.Share * float64(c.Need) * c.Service.Mean()
+		total += c.Share
+	}
+	w.ArrivalRate = 0.95 * 8 * total / work
+	return w
+}
+
+// TestSRPTPathEquivalent: ServerFilling-SRPT's O(C · log n) path
+// (srptfast.go) takes exactly the decisions of the general path, event for
+// event, with crossings on and off and under both packing readings, over
+// many seeds, on workloads with exact ties (detTies), with needs that do not
+// divide k, with many classes of one need (mixedWorkload draws several
+// duration families), and at k = 2048 near saturation. Packing "stop" is
+// also compared with the frozen pre-rework implementation (refPolicy).
+func TestSRPTPathEquivalent(t *testing.T) {
+	type wl struct {
+		w        *sim.Workload
+		arrivals int64
+	}
+	wls := []wl{
+		{detTies(), 20000},
+		{mixedWorkload("divisible-12", 12, divisors(12), 0.95, 12), 20000},
+		{mixedWorkload("nondivisible-24", 24, []int{1, 3, 5, 7, 10, 16}, 0.95, 24), 20000},
+		{mixedWorkload("same-need-8", 8, []int{1, 1, 2, 2, 4, 4, 8}, 0.9, 8), 20000},
+		{namedWorkload(t, "powers-of-two-h2", p2Rate(0.97)), 20000},
+		{twoClass2048(126), 8000},
+	}
+	seeds := []uint64{1, 2, 3, 4, 5, 6}
+	if testing.Short() {
+		seeds = seeds[:2]
+	}
+	for _, x := range wls {
+		for _, seed := range seeds {
+			for _, crossings := range []bool{true, false} {
+				for _, packing := range []string{PackingStop, PackingSkip} {
+					params := map[string]any{"crossings": crossings, "packing": packing}
+					name := fmt.Sprintf("%s/seed=%d/crossings=%v/packing=%s", x.w.Name, seed, crossings, packing)
+					t.Run(name, func(t *testing.T) {
+						cfg := sim.Config{Seed: seed, Warmup: x.arrivals / 10, Arrivals: x.arrivals, MaxInSystem: 20000}
+						fast := configured(t, SRPTOrder, ServerFilling, params)
+						gen := configured(t, SRPTOrder, ServerFilling, params)
+						gen.general = true
+						sameTrace(t, name, x.w, gen, fast, cfg)
+						if packing == PackingStop {
+							ref := newRef(SRPTOrder, ServerFilling)
+							if err := sim.Configure(ref, map[string]any{"crossings": crossings}); err != nil {
+								t.Fatal(err)
+							}
+							sameTrace(t, name+"/ref", x.w, ref, configured(t, SRPTOrder, ServerFilling, params), cfg)
+						}
+					})
+				}
+			}
+		}
+	}
+}
