@@ -126,3 +126,27 @@ func BenchmarkLevelsH2(b *testing.B) {
 		}
 	}
 }
+
+// twoClass2048Uniform is twoClass2048 with uniform durations on [0, 2·mean]
+// (same means): the Gittins ranks (mean residual lives) fall with age, so
+// ServerFilling-Gittins takes the O(C · log n) path of srptfast.go.
+func twoClass2048Uniform(rate float64) *sim.Workload {
+	w := twoClass2048(rate)
+	w.Name = "two-class-2048-uniform"
+	for i := range w.Classes {
+		m := w.Classes[i].Service.Mean()
+		w.Classes[i].Service = dist.Must(dist.NewUniform(0, 2*m))
+	}
+	return w
+}
+
+// BenchmarkLevelsMonotone: ServerFilling-Gittins with ranks that fall with
+// age against L on twoClass2048Uniform, 10^5 measured arrivals per
+// replication (-benchtime=1x).
+func BenchmarkLevelsMonotone(b *testing.B) {
+	for _, lv := range levelRates {
+		b.Run(fmt.Sprintf("serverfilling-gittins/L=%d", lv.L), func(b *testing.B) {
+			benchL(b, twoClass2048Uniform(lv.rate), Policies[2].New(), 100000)
+		})
+	}
+}

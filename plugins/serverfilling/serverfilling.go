@@ -35,20 +35,23 @@
 // exactly those of the general path below (TestEquivalentToReference
 // against a frozen copy of it, TestShortcutsExact).
 //
-// Performance, ServerFilling-SRPT: O(C · log n) per event plus O(log n)
-// per start, preemption and job entering or leaving M (srptfast.go). Within
-// one need all running jobs lose remaining size at the same rate, so each
-// need's running jobs keep their order (by the instant they would complete
-// if they ran alone) and stay ahead of its waiting jobs, whose keys are
-// frozen; M is then the running jobs plus a prefix of each need's waiting
-// jobs, and a decision only moves jobs at those seams, found with two
-// order-statistics treaps per need. The decisions are exactly those of the
-// general path below (TestSRPTPathEquivalent over many seeds, with ties,
-// crossings on and off, both packings; TestEquivalentToReference against
-// the frozen pre-rework implementation).
+// Performance, ServerFilling-SRPT, and ServerFilling-Gittins when no
+// class's rank rises with age (deterministic, uniform, rank tables that
+// never rise, mixed with constant ranks): O(C · log n) per event plus
+// O(log n) per start, preemption and job entering or leaving M
+// (srptfast.go). Within one need all running jobs lose remaining size at
+// the same rate (within one class, all running jobs age at the same rate
+// under one rank function), so they keep their order and, keys never
+// rising, stay ahead of the waiting jobs, whose keys are frozen; M is then
+// the running jobs plus a prefix of each need's waiting jobs, and a
+// decision only moves jobs at those seams, found with order-statistics
+// treaps. The decisions are exactly those of the general path below
+// (TestSRPTPathEquivalent and TestGittinsPathEquivalent over many seeds,
+// with ties, crossings on and off, both packings; TestEquivalentToReference
+// against the frozen pre-rework implementation).
 //
-// Performance, the other members (Gittins with ranks that change with age,
-// every DivisorFilling): the jobs outside M are all waiting, and a waiting
+// Performance, the other members (Gittins when some class's rank rises
+// with age, every DivisorFilling): the jobs outside M are all waiting, and a waiting
 // job's key does not change, so they stay in a heap (a FIFO for arrival
 // order) keyed by (key, arrival index). M has at most k jobs; a decision
 // refreshes the keys of M's running jobs, re-sorts M by insertion sort (it
@@ -334,6 +337,7 @@ type Policy struct {
 	// SRPT path (srptfast.go): ServerFilling-SRPT in O(C · log n).
 	fastSRPT bool
 	sb       []sbucket
+	rroot    []int32 // treap of running jobs per run group (see runGroup)
 	nOut     int     // waiting jobs outside M
 	seed     uint32  // treap priorities
 	evicted  []int32 // scratch: running jobs that left M

@@ -7,9 +7,20 @@ import (
 	"github.com/msjfarm/msjfarm/sdk"
 )
 
-// The ServerFilling-SRPT path: O(C · log n) per event (C need buckets, n
-// jobs in system) plus O(log n) per start, preemption and job entering or
-// leaving M, never a pass over M.
+// The ServerFilling-SRPT path, also taken by ServerFilling-Gittins when no
+// class's rank rises with age: O(C · log n) per event (C need buckets, or
+// classes for Gittins; n jobs in system) plus O(log n) per start,
+// preemption and job entering or leaving M, never a pass over M.
+//
+// Gittins: a running job's key is need/k × G(attained service), G its
+// class's rank function. Running jobs of one class age at the same rate
+// under the same G, so if G never rises their order by key is the order of
+// their attained service (the older first, i.e. by since − age, fixed while
+// running), and keys never rise, so the SRPT argument below holds with the
+// running jobs grouped per class (run groups, see runGroup) instead of per
+// need; classes of constant rank keep arrival order. Ranks that rise with
+// age (hyperexponential, Weibull of shape < 1) take the general path: see
+// the package comment for why.
 //
 // The invariant that makes it incremental. A job's key is its remaining
 // size r = need/k × remaining duration. It is frozen while the job waits and
@@ -60,20 +71,37 @@ import (
 
 // sbucket is one need bucket of the SRPT path.
 type sbucket struct {
-	run  int32 // running jobs: treap on (completion instant if run alone, arrival index)
-	root int32 // waiting jobs: treap on (key, arrival index)
-	w    int32 // the first w waiting jobs are in M
+	groups []int32 // its run groups (see runGroup)
+	nRun   int32   // running jobs
+	root   int32   // waiting jobs: treap on (key, arrival index)
+	w      int32   // the first w waiting jobs are in M
 }
 
 // initSRPT sets the SRPT path up (Init, after the buckets).
 func (p *Policy) initSRPT() {
-	p.fastSRPT = p.ord == SRPTOrder && p.proc == ServerFilling && !p.exhaustive && !p.allPairs && !p.general
+	p.fastSRPT = p.proc == ServerFilling && !p.exhaustive && !p.allPairs && !p.general && !p.static &&
+		(p.ord == SRPTOrder || p.ord == GittinsOrder && p.monotone)
 	if !p.fastSRPT {
 		return
 	}
 	p.sb = make([]sbucket, p.nBuckets)
 	for b := range p.sb {
-		p.sb[b] = sbucket{run: -1, root: -1}
+		p.sb[b] = sbucket{root: -1}
+	}
+	if p.ord == SRPTOrder {
+		p.rroot = make([]int32, p.nBuckets)
+		for b := range p.sb {
+			p.sb[b].groups = []int32{int32(b)}
+		}
+	} else {
+		p.rroot = make([]int32, len(p.cls))
+		for c := range p.cls {
+			b := p.cls[c].bucket
+			p.sb[b].groups = append(p.sb[b].groups, int32(c))
+		}
+	}
+	for g := range p.rroot {
+		p.rroot[g] = -1
 	}
 	p.nOut = 0
 	p.seed = 0x9e3779b9
@@ -85,35 +113,69 @@ func (p *Policy) initSRPT() {
 func (p *Policy) skey(i int32, now float64) *slot {
 	sl := &p.slots[i]
 	if sl.serve {
-		sl.key = p.cls[sl.class].scale * math.Max(sl.age-(now-sl.since), 0)
+		c := &p.cls[sl.class]
+		if p.ord == SRPTOrder {
+			sl.key = c.scale * math.Max(sl.age-(now-sl.since), 0)
+		} else if !c.rank.constant {
+			sl.key = c.scale * c.rank.at(sl.age+(now-sl.since))
+		}
 	}
 	return sl
+}
+
+// runGroup is the treap of running jobs job sl belongs to: its need bucket
+// under SRPT (one rate per need), its class under Gittins (one rank
+// function per class).
+func (p *Policy) runGroup(sl *slot) int32 {
+	if p.ord == SRPTOrder {
+		return sl.bucket
+	}
+	return sl.class
 }
 
 // runAppend adds job i, whose since and age are set, to its bucket's
 // running jobs.
 func (p *Policy) runAppend(i int32) {
 	sl := &p.slots[i]
-	sl.fin = sl.since + sl.age
-	sb := &p.sb[sl.bucket]
-	sb.run, _ = p.tInsert(sb.run, i, true)
+	switch {
+	case p.ord == SRPTOrder:
+		sl.fin = sl.since + sl.age
+	case p.cls[sl.class].rank.constant:
+		sl.fin = 0 // equal keys: arrival order
+	default:
+		sl.fin = sl.since - sl.age // the older first
+	}
+	g := p.runGroup(sl)
+	p.rroot[g], _ = p.tInsert(p.rroot[g], i, true)
+	p.sb[sl.bucket].nRun++
 	sl.serve = true
 }
 
 // runRemove takes job i out of its bucket's running jobs.
 func (p *Policy) runRemove(i int32) {
 	sl := &p.slots[i]
-	sb := &p.sb[sl.bucket]
-	sb.run = p.tDelete(sb.run, i, true)
+	g := p.runGroup(sl)
+	p.rroot[g] = p.tDelete(p.rroot[g], i, true)
+	p.sb[sl.bucket].nRun--
 	sl.serve = false
 }
 
-// runLast is the bucket's last running job (-1 if none).
-func (p *Policy) runLast(sb *sbucket) int32 {
-	if sb.run < 0 {
-		return -1
+// runLast is the bucket's last running job (-1 if none), its key
+// refreshed: the latest of its run groups' last jobs.
+func (p *Policy) runLast(sb *sbucket, now, tol float64) int32 {
+	last := int32(-1)
+	for _, g := range sb.groups {
+		r := p.rroot[g]
+		if r < 0 {
+			continue
+		}
+		c := p.tLast(r)
+		p.skey(c, now)
+		if last < 0 || p.less(last, c, tol) {
+			last = c
+		}
 	}
-	return p.tSelect(sb.run, p.slots[sb.run].tsz-1)
+	return last
 }
 
 // allServedSRPT is allServed for this path.
@@ -169,9 +231,8 @@ func (p *Policy) lastM(now, tol float64) int32 {
 				last = c
 			}
 		}
-		if sb.run >= 0 {
-			c := p.runLast(sb)
-			p.skey(c, now)
+		if sb.nRun > 0 {
+			c := p.runLast(sb, now, tol)
 			if last < 0 || p.less(last, c, tol) {
 				last = c
 			}
@@ -202,6 +263,10 @@ func (p *Policy) toWaiting(i int32, now float64) *sbucket {
 	sl := p.skey(i, now)
 	p.runRemove(i)
 	sl.rate = 0
+	if p.ord == GittinsOrder {
+		sl.age += now - sl.since // attained service, as preempt does
+		sl.since = now
+	}
 	sb := &p.sb[sl.bucket]
 	sb.root, _ = p.tInsert(sb.root, i, false)
 	return sb
@@ -255,43 +320,40 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	// 2. The takes, applied at each bucket's seam.
 	cnt := p.counts
 	for b := range p.sb {
-		cnt[b] = p.tSize(p.sb[b].run) + p.sb[b].w
+		cnt[b] = p.sb[b].nRun + p.sb[b].w
 	}
 	take := p.takes(cnt)
 	pre, starts := p.next[:0], p.starts[:0]
 	for b := range p.sb {
 		sb := &p.sb[b]
-		for p.tSize(sb.run) > take[b] {
-			x := p.runLast(sb)
+		for sb.nRun > take[b] {
+			x := p.runLast(sb, now, tol)
 			p.toWaiting(x, now)
 			sb.w++
 			pre = append(pre, x)
 		}
-		for p.tSize(sb.run) < take[b] {
-			x := p.tSelect(sb.root, 0)
+		for sb.nRun < take[b] {
+			x := p.tFirst(sb.root)
 			sb.root = p.tDeleteMin(sb.root)
 			sb.w--
 			// Started below (in order); since and age are what start will
 			// set, and the key computed from them equals the frozen one.
-			p.slots[x].since = now
-			p.slots[x].age = s.Remaining(p.slots[x].j)
+			p.startPrep(s, x, now)
 			p.runAppend(x)
 			starts = append(starts, x)
 		}
 		// Arrivals since the last decision can precede running jobs of
 		// their bucket: exchange while M's least waiting job of the bucket
 		// precedes its last running one.
-		for sb.w > 0 && sb.run >= 0 {
-			x := p.runLast(sb)
-			p.skey(x, now)
-			y := p.tSelect(sb.root, 0)
+		for sb.w > 0 && sb.nRun > 0 {
+			x := p.runLast(sb, now, tol)
+			y := p.tFirst(sb.root)
 			if !p.less(y, x, tol) {
 				break
 			}
 			p.toWaiting(x, now) // after y: y stays the least waiting job
 			sb.root = p.tDeleteMin(sb.root)
-			p.slots[y].since = now
-			p.slots[y].age = s.Remaining(p.slots[y].j)
+			p.startPrep(s, y, now)
 			p.runAppend(y)
 			pre = append(pre, x)
 			starts = append(starts, y)
@@ -299,7 +361,7 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	}
 	p.stopper, p.idle = -1, p.rem
 	if p.packing == PackStop && int(p.cut) < p.nBuckets && p.sb[p.cut].w > 0 {
-		p.stopper = p.tSelect(p.sb[p.cut].root, 0)
+		p.stopper = p.tFirst(p.sb[p.cut].root)
 	}
 
 	// 3. Engine calls in the general path's order: each list in the
@@ -333,6 +395,16 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	// 4. Crossing timer.
 	if p.kinetic() {
 		p.armCrossingSRPT(s, now, last)
+	}
+}
+
+// startPrep sets what start will set for waiting job x, which starts at
+// the end of this decision: the key computed from it is the frozen one.
+func (p *Policy) startPrep(s *sdk.System, x int32, now float64) {
+	sl := &p.slots[x]
+	sl.since = now
+	if p.ord == SRPTOrder {
+		sl.age = s.Remaining(sl.j)
 	}
 }
 
@@ -378,7 +450,7 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 	}
 	t := math.Inf(1)
 	for bi := range p.sb {
-		y := p.runLast(&p.sb[bi])
+		y := p.runLast(&p.sb[bi], now, 0)
 		if y < 0 || y == last || p.bneed[bi] > slack {
 			continue
 		}
@@ -516,4 +588,20 @@ func (p *Policy) tSelect(t, r int32) int32 {
 			t = sl.tr
 		}
 	}
+}
+
+// tFirst returns the first job of t (not empty).
+func (p *Policy) tFirst(t int32) int32 {
+	for l := p.slots[t].tl; l >= 0; l = p.slots[t].tl {
+		t = l
+	}
+	return t
+}
+
+// tLast returns the last job of t (not empty).
+func (p *Policy) tLast(t int32) int32 {
+	for r := p.slots[t].tr; r >= 0; r = p.slots[t].tr {
+		t = r
+	}
+	return t
 }

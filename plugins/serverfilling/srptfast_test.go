@@ -78,3 +78,63 @@ func TestSRPTPathEquivalent(t *testing.T) {
 		}
 	}
 }
+
+// monotoneMix: k = 12, classes whose Gittins ranks never rise with age
+// (deterministic, uniform, Weibull of shape 2 by rank table) mixed with
+// exponential ones (constant ranks), several classes per need, ρ ≈ 0.95;
+// detRanks adds exact rank ties (equal deterministic durations across
+// classes, need × duration equal across needs).
+func monotoneMix(detRanks bool) *sim.Workload {
+	w := &sim.Workload{Name: "monotone-mix-12", Servers: 12, Classes: []sim.Class{
+		{Name: "det1", Need: 1, Share: 0.25, Service: must(dist.NewDeterministic(1.5))},
+		{Name: "uni1", Need: 1, Share: 0.2, Service: must(dist.NewUniform(0.5, 3))},
+		{Name: "exp2", Need: 2, Share: 0.15, Service: must(dist.NewExponential(1))},
+		{Name: "det3", Need: 3, Share: 0.15, Service: must(dist.NewDeterministic(0.7))},
+		{Name: "wei4", Need: 4, Share: 0.15, Service: must(dist.NewWeibullMean(2, 1.2))},
+		{Name: "uni6", Need: 6, Share: 0.1, Service: must(dist.NewUniform(0.1, 1))},
+	}}
+	if detRanks {
+		w.Name = "monotone-ties-12"
+		w.Classes[1].Service = must(dist.NewDeterministic(1.5)) // ties det1
+		w.Classes[3].Service = must(dist.NewDeterministic(0.5)) // 3 × 0.5 = 1 × 1.5
+	}
+	var work, total float64
+	for _, c := range w.Classes {
+		work += c.Share * float64(c.Need) * c.Service.Mean()
+		total += c.Share
+	}
+	w.ArrivalRate = 0.95 * 12 * total / work
+	return w
+}
+
+// TestGittinsPathEquivalent: ServerFilling-Gittins with ranks that never
+// rise takes the O(C · log n) path of srptfast.go (run groups per class)
+// and the general path's decisions, event for event, over many seeds, and
+// the frozen pre-rework implementation's.
+func TestGittinsPathEquivalent(t *testing.T) {
+	seeds := []uint64{1, 2, 3, 4, 5, 6}
+	if testing.Short() {
+		seeds = seeds[:2]
+	}
+	for _, w := range []*sim.Workload{monotoneMix(false), monotoneMix(true)} {
+		for _, seed := range seeds {
+			for _, packing := range []string{PackingStop, PackingSkip} {
+				name := fmt.Sprintf("%s/seed=%d/packing=%s", w.Name, seed, packing)
+				t.Run(name, func(t *testing.T) {
+					cfg := sim.Config{Seed: seed, Warmup: 2000, Arrivals: 30000, MaxInSystem: 20000}
+					params := map[string]any{"packing": packing}
+					fast := configured(t, GittinsOrder, ServerFilling, params)
+					gen := configured(t, GittinsOrder, ServerFilling, params)
+					gen.general = true
+					sameTrace(t, name, w, gen, fast, cfg)
+					if !fast.fastSRPT {
+						t.Fatal("the fast path was not taken")
+					}
+					if packing == PackingStop {
+						sameTrace(t, name+"/ref", w, newRef(GittinsOrder, ServerFilling), configured(t, GittinsOrder, ServerFilling, params), cfg)
+					}
+				})
+			}
+		}
+	}
+}
