@@ -279,7 +279,10 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 
 	// 1. Repair M at its ends.
 	evicted := p.evicted[:0]
+	last := int32(-1) // M's last job, when fresh is set
+	fresh := false
 	for {
+		fresh = false
 		if p.sumM < p.k {
 			o := p.firstOut(tol)
 			if o < 0 {
@@ -290,7 +293,7 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 			p.nOut--
 			continue
 		}
-		last := p.lastM(now, tol)
+		last, fresh = p.lastM(now, tol), true
 		ls := &p.slots[last]
 		if p.sumM-int(ls.need) >= p.k {
 			if ls.serve {
@@ -301,12 +304,14 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 			}
 			p.sumM -= int(ls.need)
 			p.nOut++
+			fresh = false
 			continue
 		}
 		if o := p.firstOut(tol); o >= 0 && p.less(o, last, tol) {
 			p.sb[p.slots[o].bucket].w++
 			p.sumM += int(p.slots[o].need)
 			p.nOut--
+			fresh = false
 			continue
 		}
 		break
@@ -314,8 +319,11 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 
 	// M's last job in the order at the decision instant, with the rates
 	// before this decision's preemptions and starts (the general path's
-	// merge order): maxKey and the crossing timer's boundary job.
-	last := p.lastM(now, tol)
+	// merge order): maxKey and the crossing timer's boundary job. The
+	// repair loop's last look is still valid if it changed nothing since.
+	if !fresh {
+		last = p.lastM(now, tol)
+	}
 
 	// 2. The takes, applied at each bucket's seam.
 	cnt := p.counts
