@@ -553,32 +553,65 @@ func (p *Policy) tMerge(a, b int32) int32 {
 }
 
 // tInsert adds x to t and returns the new root and x's rank (the number of
-// jobs before it).
+// jobs before it): down the search path while the nodes outrank x's
+// priority, then x takes the place of the subtree there, split at x
+// (expected O(1) in size).
 func (p *Policy) tInsert(t, x int32, run bool) (int32, int32) {
 	p.seed ^= p.seed << 13
 	p.seed ^= p.seed >> 17
 	p.seed ^= p.seed << 5
 	sl := &p.slots[x]
-	sl.tl, sl.tr, sl.tsz, sl.pri = -1, -1, 1, p.seed
-	l, r := p.tSplit(t, x, run)
-	return p.tMerge(p.tMerge(l, x), r), p.tSize(l)
+	sl.pri = p.seed
+	rank := int32(0)
+	link := &t
+	for *link >= 0 && p.slots[*link].pri > sl.pri {
+		n := *link
+		ns := &p.slots[n]
+		ns.tsz++
+		if p.tLess(n, x, run) {
+			rank += 1 + p.tSize(ns.tl)
+			link = &ns.tr
+		} else {
+			link = &ns.tl
+		}
+	}
+	l, r := p.tSplit(*link, x, run)
+	rank += p.tSize(l)
+	sl.tl, sl.tr = l, r
+	p.tFix(x)
+	*link = x
+	return t, rank
 }
 
-// tDelete removes x from t and returns the new root.
+// tDelete removes x (in t) from t and returns the new root.
 func (p *Policy) tDelete(t, x int32, run bool) int32 {
-	l, r := p.tSplit(t, x, run) // x is r's first job
-	return p.tMerge(l, p.tDeleteMin(r))
+	link := &t
+	for *link != x {
+		ns := &p.slots[*link]
+		ns.tsz--
+		if p.tLess(*link, x, run) {
+			link = &ns.tr
+		} else {
+			link = &ns.tl
+		}
+	}
+	xs := &p.slots[x]
+	*link = p.tMerge(xs.tl, xs.tr)
+	return t
 }
 
 // tDeleteMin removes the first job of t (not empty) and returns the new root.
 func (p *Policy) tDeleteMin(t int32) int32 {
-	sl := &p.slots[t]
-	if sl.tl < 0 {
-		return sl.tr
+	link := &t
+	for {
+		ns := &p.slots[*link]
+		if ns.tl < 0 {
+			*link = ns.tr
+			return t
+		}
+		ns.tsz--
+		link = &ns.tl
 	}
-	sl.tl = p.tDeleteMin(sl.tl)
-	p.tFix(t)
-	return t
 }
 
 // tSelect returns the job of rank r (0-based) in t.
