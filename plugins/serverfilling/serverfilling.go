@@ -338,6 +338,7 @@ type Policy struct {
 	fastSRPT bool
 	sb       []sbucket
 	rroot    []int32 // treap of running jobs per run group (see runGroup)
+	pend     []int32 // running jobs not yet placed in their treap (flushPending)
 	nOut     int     // waiting jobs outside M
 	seed     uint32  // treap priorities
 	evicted  []int32 // scratch: running jobs that left M
@@ -381,6 +382,7 @@ type slot struct {
 	tl, tr, tsz int32
 	pri         uint32
 	fin         float64
+	pend        int32 // 1 + index in Policy.pend (0: not pending)
 }
 
 // New returns a policy of the family. The SRPT variants start with

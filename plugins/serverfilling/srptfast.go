@@ -104,6 +104,7 @@ func (p *Policy) initSRPT() {
 		p.rroot[g] = -1
 	}
 	p.nOut = 0
+	p.pend = p.pend[:0]
 	p.seed = 0x9e3779b9
 	p.evicted = p.evicted[:0]
 }
@@ -131,6 +132,20 @@ func (p *Policy) runGroup(sl *slot) int32 {
 		return sl.bucket
 	}
 	return sl.class
+}
+
+// flushPending places the jobs started by the every-job-served arrival
+// shortcut among the running jobs (before anything reads their order). So
+// a job that arrives and completes while every job is served costs O(1),
+// and each job is placed at most once per start.
+func (p *Policy) flushPending() {
+	for _, i := range p.pend {
+		sl := &p.slots[i]
+		sl.pend = 0
+		p.sb[sl.bucket].nRun--
+		p.runAppend(i)
+	}
+	p.pend = p.pend[:0]
 }
 
 // runAppend adds job i, whose since and age are set, to its bucket's
@@ -187,7 +202,12 @@ func (p *Policy) arriveSRPT(s *sdk.System, i int32) {
 		p.sumM += int(sl.need)
 		p.maxKey = math.Max(p.maxKey, sl.key)
 		p.start(s, sl, s.Now())
-		p.runAppend(i)
+		// Every job is served and stays so until a decision: the job's
+		// place among the running ones is only needed then (flushPending).
+		sl.serve = true
+		p.sb[sl.bucket].nRun++
+		p.pend = append(p.pend, i)
+		sl.pend = int32(len(p.pend))
 		return
 	}
 	sb := &p.sb[sl.bucket]
@@ -208,7 +228,17 @@ func (p *Policy) arriveSRPT(s *sdk.System, i int32) {
 func (p *Policy) completeSRPT(s *sdk.System, i int32) {
 	all := p.allServedSRPT()
 	sl := &p.slots[i]
-	p.runRemove(i)
+	if sl.pend > 0 { // never placed: swap it out of the pending list
+		k := sl.pend - 1
+		last := p.pend[len(p.pend)-1]
+		p.pend[k] = last
+		p.slots[last].pend = k + 1
+		p.pend = p.pend[:len(p.pend)-1]
+		sl.serve = false
+		p.sb[sl.bucket].nRun--
+	} else {
+		p.runRemove(i) // (the pending ones are placed by decideSRPT)
+	}
 	p.sumM -= int(sl.need)
 	*sl = slot{}
 	p.free = append(p.free, i)
@@ -276,6 +306,8 @@ func (p *Policy) toWaiting(i int32, now float64) *sbucket {
 func (p *Policy) decideSRPT(s *sdk.System) {
 	now := s.Now()
 	tol := p.tol(now)
+
+	p.flushPending()
 
 	// 1. Repair M at its ends.
 	evicted := p.evicted[:0]

@@ -2,10 +2,12 @@ package serverfilling
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/rng"
 )
 
 // detTies: k = 8, needs 1, 2 and 4 with deterministic and two-point
@@ -134,6 +136,66 @@ func TestGittinsPathEquivalent(t *testing.T) {
 						sameTrace(t, name+"/ref", w, newRef(GittinsOrder, ServerFilling), configured(t, GittinsOrder, ServerFilling, params), cfg)
 					}
 				})
+			}
+		}
+	}
+}
+
+// TestTreap checks the SRPT path's treap operations against a sorted slice
+// under random inserts (with key ties), deletions anywhere, deletions of
+// the first job and order-statistics lookups: ranks, sizes, order.
+func TestTreap(t *testing.T) {
+	p := &Policy{seed: 1}
+	r := rng.New(5, 0)
+	root := int32(-1)
+	var ref []int32 // slots in (key, id) order
+	var free []int32
+	for step := 0; step < 20000; step++ {
+		switch op := r.IntN(10); {
+		case op < 5 || len(ref) == 0: // insert
+			var i int32
+			if n := len(free); n > 0 {
+				i, free = free[n-1], free[:n-1]
+			} else {
+				p.slots = append(p.slots, slot{})
+				i = int32(len(p.slots) - 1)
+			}
+			p.slots[i] = slot{id: int64(step), key: float64(r.IntN(50))}
+			var rank int32
+			root, rank = p.tInsert(root, i, false)
+			at, _ := slices.BinarySearchFunc(ref, i, func(a, b int32) int {
+				if heapLess(p, a, b) {
+					return -1
+				}
+				return 1
+			})
+			if int(rank) != at {
+				t.Fatalf("step %d: insert rank %d, want %d", step, rank, at)
+			}
+			ref = slices.Insert(ref, at, i)
+		case op < 8: // delete anywhere
+			k := r.IntN(len(ref))
+			root = p.tDelete(root, ref[k], false)
+			free = append(free, ref[k])
+			ref = slices.Delete(ref, k, k+1)
+		default: // delete the first
+			if p.tFirst(root) != ref[0] {
+				t.Fatalf("step %d: first %d, want %d", step, p.tFirst(root), ref[0])
+			}
+			root = p.tDeleteMin(root)
+			free = append(free, ref[0])
+			ref = ref[1:]
+		}
+		if int(p.tSize(root)) != len(ref) {
+			t.Fatalf("step %d: size %d, want %d", step, p.tSize(root), len(ref))
+		}
+		if len(ref) > 0 {
+			k := r.IntN(len(ref))
+			if got := p.tSelect(root, int32(k)); got != ref[k] {
+				t.Fatalf("step %d: select %d = %d, want %d", step, k, got, ref[k])
+			}
+			if p.tLast(root) != ref[len(ref)-1] {
+				t.Fatalf("step %d: last %d, want %d", step, p.tLast(root), ref[len(ref)-1])
 			}
 		}
 	}
