@@ -150,3 +150,16 @@ func BenchmarkLevelsMonotone(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLevelsSRPTHigh: ServerFilling-SRPT holds fewer jobs than
+// ServerFilling at the rates of levelRates (L ≈ 1430 at the highest), so
+// these rates, further past saturation, take its L to several thousand:
+// the per-event cost of its O(C · log n) path must stay flat there too.
+// 10^5 measured arrivals per replication (-benchtime=1x).
+func BenchmarkLevelsSRPTHigh(b *testing.B) {
+	for _, rate := range []float64{145, 160, 200} {
+		b.Run(fmt.Sprintf("serverfilling-srpt/rate=%g", rate), func(b *testing.B) {
+			benchL(b, twoClass2048(rate), Policies[1].New(), 100000)
+		})
+	}
+}
