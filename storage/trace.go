@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+
+	"github.com/msjfarm/msjfarm/model/swf"
 )
 
 // Replayed SWF traces are stored by content, like plugin binaries:
@@ -30,20 +32,10 @@ const DefaultMaxTraceSize int64 = 512 << 20
 // TraceKey is the key of the trace whose content has the hex sha256 sum.
 func TraceKey(sum string) string { return TracesPrefix + sum }
 
-// ValidTraceSHA256 reports whether s is a hex sha256 as TraceKey takes it:
-// 64 lowercase hex digits, so that a key built from a task message can
-// never name anything but a trace.
-func ValidTraceSHA256(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+// ValidTraceSHA256 reports whether s is a hex sha256 as TraceKey takes it
+// (swf.ValidSHA256), so that a key built from a task message can never
+// name anything but a trace.
+func ValidTraceSHA256(s string) bool { return swf.ValidSHA256(s) }
 
 // TraceSHA256 is the hex sha256 of a trace's content.
 func TraceSHA256(data []byte) string {

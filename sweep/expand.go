@@ -285,7 +285,7 @@ func baseWorkload(f *File) (workload.Spec, *TraceRef, error) {
 	if f.Trace.SHA256 == "" {
 		return workload.Spec{}, nil, fmt.Errorf("trace.sha256: missing: the trace's content must be uploaded to storage first (msjfarm submit and run read trace.file and upload it); the farm never reads a path")
 	}
-	if !validSHA256(f.Trace.SHA256) {
+	if !swf.ValidSHA256(f.Trace.SHA256) {
 		return workload.Spec{}, nil, fmt.Errorf("trace.sha256: %q is not a sha256 (64 lowercase hex digits)", f.Trace.SHA256)
 	}
 	if f.Trace.Size < 1 {

@@ -100,20 +100,6 @@ func regular(fi os.FileInfo, limit int64, what, path string) error {
 	return nil
 }
 
-// validSHA256 reports whether s is 64 lowercase hex digits (the form
-// storage.TraceKey takes, so that a task can name nothing but a trace).
-func validSHA256(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // kind names a file type for an error message.
 func kind(m os.FileMode) string {
 	switch {

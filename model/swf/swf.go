@@ -423,3 +423,17 @@ func short(s string) string {
 	}
 	return s[:n] + "..."
 }
+
+// ValidSHA256 reports whether s is the form a trace's content hash takes in
+// sweep files, tasks and storage keys: 64 lowercase hex digits.
+func ValidSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -504,17 +504,7 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 			t = math.Min(t, (b.key-y.key)/(b.rate-y.rate))
 		}
 	}
-	if math.IsInf(t, 1) {
-		return
-	}
-	at := now + math.Max(t, 0)
-	if at == now && p.sameTime > 64 {
-		return // safety net against a same-instant loop (not expected: see Policy)
-	}
-	if at < p.timerAt {
-		s.SetTimer(at, 0)
-		p.timerAt = at
-	}
+	p.setCrossingTimer(s, now, t)
 }
 
 // The treaps: a bucket's waiting jobs ordered by (key, arrival index), the

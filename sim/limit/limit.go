@@ -253,15 +253,7 @@ func evaluate(run RunFunc, lambda float64, opt Options) (Point, error) {
 			return Point{}, fmt.Errorf("limit: λ = %v, replication %d: %w", lambda, i, err)
 		}
 	}
-	v, err := sim.Pool(rs)
-	if err != nil {
-		return Point{}, fmt.Errorf("limit: λ = %v: %w", lambda, err)
-	}
-	var thr float64
-	for _, r := range rs {
-		thr += r.Throughput
-	}
-	return Point{Lambda: lambda, Verdict: v, Throughput: thr / float64(len(rs))}, nil
+	return PointOf(lambda, rs)
 }
 
 // FCFSOneOrAllLimit is the exact stability limit of FCFS on a one-or-all
