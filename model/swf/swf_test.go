@@ -230,15 +230,15 @@ func TestReadFileGzipAndMissing(t *testing.T) {
 	}
 }
 
-// TestLublin reads the 10,000-job synthetic Lublin trace shared by the
-// project (not copied into the repository). Its header says MaxJobs 10000 and
+// TestLublin reads the 10,000-job synthetic Lublin trace (lublin_256.swf,
+// not copied into the repository) named by MSJFARM_LUBLIN_SWF. Its header says MaxJobs 10000 and
 // MaxNodes 256 (no MaxProcs); every line is a complete job with positive run
 // time and 1..256 allocated processors, sorted by submit time, the first at
 // 5094 s. With k = 128, the 273 jobs wider than 128 are dropped.
 func TestLublin(t *testing.T) {
-	const path = "/work/shared/data/swf/lublin_256.swf"
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("%s not available: %v", path, err)
+	path := os.Getenv("MSJFARM_LUBLIN_SWF")
+	if path == "" {
+		t.Skip("set MSJFARM_LUBLIN_SWF to the path of lublin_256.swf")
 	}
 	tr, err := ReadFile(path, 0)
 	if err != nil {
