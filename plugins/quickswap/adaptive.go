@@ -146,10 +146,10 @@ func (p *Adaptive) step(s *sdk.System) {
 	}
 }
 
-// Counters reports the draining statistics.
 // Cycles counts the window's drain phases (sdk.CycleReporter).
 func (p *Adaptive) Cycles() (string, int64) { return "drains", p.drains }
 
+// Counters reports the draining statistics.
 func (p *Adaptive) Counters() []sdk.Counter {
 	return []sdk.Counter{
 		{Name: "drain_fraction", Value: ratio(p.tDrain, p.tAll)},
