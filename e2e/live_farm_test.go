@@ -34,21 +34,9 @@ func TestLiveFarmNoCredentials(t *testing.T) {
 		"MSJFARM_S3_ACCESS_KEY="+ak, "MSJFARM_S3_SECRET_KEY="+sk,
 		"MSJFARM_NATS_USER=farm", "MSJFARM_NATS_PASSWORD="+password)
 	start := func(name string, args ...string) (*exec.Cmd, *procutil.Buffer) {
-		out := &procutil.Buffer{}
 		cmd := exec.Command(bin, args...)
-		cmd.Env, cmd.Stdout, cmd.Stderr = env, out, out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			<-done
-			if t.Failed() {
-				t.Logf("--- %s output:\n%s", name, out.String())
-			}
-		})
+		cmd.Env = env
+		out, _ := startLogged(t, name, cmd, 0)
 		return cmd, out
 	}
 	co, _ := start("coordinator", "coordinator", "-listen", natsAddr, "-store-dir", filepath.Join(dir, "nats"), "-http", coAddr)

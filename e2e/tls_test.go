@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -153,26 +152,7 @@ authorization { %s }
 `, port, filepath.Join(dir, "js"), p.serverCert, p.serverKey, p.ca, auth), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	logs := &procutil.Buffer{}
-	cmd := exec.Command(bin, "-c", conf)
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("nats-server log:\n%s", logs.String())
-		}
-	})
+	logs, exited := startLogged(t, "nats-server", exec.Command(bin, "-c", conf), 5*time.Second)
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
 	opts := append([]nats.Option{nats.Secure(p.tlsConfig(t)), nats.ClientCert(p.clientCert, p.key), nats.Timeout(time.Second)}, connect...)
 	waitFor(t, "the TLS nats-server", 20*time.Second, func() bool {
@@ -220,28 +200,10 @@ func startTLSMinIO(t *testing.T, p *pki, accessKey, secretKey string) string {
 		}
 	}
 	endpoint := freeAddr(t)
-	logs := &procutil.Buffer{}
 	cmd := exec.Command(bin, "server", "--quiet", "--address", endpoint, "--certs-dir", certs, filepath.Join(dir, "data"))
 	cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+accessKey, "MINIO_ROOT_PASSWORD="+secretKey,
 		"MINIO_BROWSER=off", "MINIO_UPDATE=off", "MINIO_CI_CD=1")
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("minio log:\n%s", logs.String())
-		}
-	})
+	logs, exited := startLogged(t, "minio", cmd, 5*time.Second)
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: p.tlsConfig(t)}}
 	waitFor(t, "MinIO over HTTPS", 60*time.Second, func() bool {
 		select {
@@ -322,26 +284,9 @@ func tlsFarm(t *testing.T, p *pki, mode string) {
 	}
 	var procs []proc
 	start := func(name string, env []string, args ...string) *exec.Cmd {
-		out := &procutil.Buffer{}
 		cmd := exec.Command(bin, args...)
-		cmd.Env, cmd.Stdout, cmd.Stderr = env, out, out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				_ = cmd.Process.Kill()
-				<-done
-			}
-			if t.Failed() {
-				t.Logf("--- %s output:\n%s", name, out.String())
-			}
-		})
+		cmd.Env = env
+		out, _ := startLogged(t, name, cmd, 10*time.Second)
 		procs = append(procs, proc{name, out})
 		return cmd
 	}
@@ -589,21 +534,9 @@ func TestTLSEmbeddedCoordinator(t *testing.T) {
 		{"coordinator", "--listen", natsAddr, "--store-dir", filepath.Join(dir, "nats"), "--nats-cert", p.serverCert, "--nats-key", p.serverKey},
 		{"worker", "--nats-url", "tls://" + natsAddr, "--workers", "2", "--runner", "inprocess"},
 	} {
-		out := &procutil.Buffer{}
 		cmd := exec.Command(bin, args...)
-		cmd.Env, cmd.Stdout, cmd.Stderr = env, out, out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			<-done
-			if t.Failed() {
-				t.Logf("--- %s output:\n%s", args[0], out.String())
-			}
-		})
+		cmd.Env = env
+		out, _ := startLogged(t, args[0], cmd, 0)
 		outs = append(outs, out)
 		if args[0] == "coordinator" {
 			waitFor(t, "the coordinator", 60*time.Second, func() bool { return strings.Contains(out.String(), "ready (NATS") })
