@@ -180,9 +180,9 @@ func newRecorder(w *Workload, cfg *Config) *recorder {
 
 // advance integrates the state held since the last event up to t.
 func (r *recorder) advance(s *System, t float64) {
-	r.areaAll += float64(s.inSys) * (t - r.last)
+	dt := t - r.last
+	r.areaAll += float64(s.inSys) * dt
 	if s.measure {
-		dt := t - r.last
 		r.areaN += float64(s.inSys) * dt
 		r.areaRun += float64(len(s.running)) * dt
 		r.areaBusy += float64(s.busy) * dt
