@@ -226,7 +226,11 @@ func TestStorageOutageMinIO(t *testing.T) {
 
 	st := open("outage")
 	logs := &timedLog{}
-	var stopped, restarted time.Time
+	// stopping and restarting are when Stop and Restart began: a write can
+	// fail (or go through) while either call still waits for the server,
+	// so the worker's "unavailable" and "back" lines may come before the
+	// call returns (stopped, restarted).
+	var stopping, stopped, restarting, restarted time.Time
 	var once sync.Once
 	outageDone := make(chan struct{})
 	rl := &runLog{kinds: map[string]int{}, starts: map[string]int{}}
@@ -237,9 +241,11 @@ func TestStorageOutageMinIO(t *testing.T) {
 		once.Do(func() {
 			go func() {
 				defer close(outageDone)
+				stopping = time.Now()
 				srv.Stop()
 				stopped = time.Now()
 				time.Sleep(outage)
+				restarting = time.Now()
 				srv.Restart()
 				restarted = time.Now()
 			}()
@@ -252,14 +258,15 @@ func TestStorageOutageMinIO(t *testing.T) {
 	}
 	doneAtStop := n / 4
 	checkOutcome(t, out, rl, st, camp, refSummary)
-	downLine, downAt, down := logs.first("unavailable", stopped)
-	backLine, backAt, back := logs.first("is back", restarted)
+	downLine, downAt, down := logs.first("unavailable", stopping)
+	backLine, backAt, back := logs.first("is back", restarting)
 	if !down || !back {
 		t.Fatalf("no outage logged by the worker (down %v, back %v); log:\n%s", down, back, logs)
 	}
 	t.Logf("outage %v (MinIO stopped after %d of %d tasks done); worker paused %v after the stop: %s",
 		restarted.Sub(stopped).Round(100*time.Millisecond), doneAtStop, n, downAt.Sub(stopped).Round(100*time.Millisecond), downLine)
-	t.Logf("resumed %v after MinIO was back: %s", backAt.Sub(restarted).Round(100*time.Millisecond), backLine)
+	t.Logf("resumed %v after MinIO's restart began (Restart returned %v after it began): %s",
+		backAt.Sub(restarting).Round(100*time.Millisecond), restarted.Sub(restarting).Round(100*time.Millisecond), backLine)
 	t.Logf("tasks %d, failed %d, duplicates %d, retries %d, re-runs %d", n, out.Status.Failed, rl.count("duplicate"), rl.count("retry"), rl.reruns())
 	if d := backAt.Sub(restarted); d > 35*time.Second {
 		t.Errorf("the worker resumed %v after storage came back, want within the 30 s back-off cap", d)
