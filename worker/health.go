@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -30,9 +31,12 @@ var errStopping = errors.New("worker stopping while storage is unavailable")
 // down; a successful write, or the probe, marks it up. While it is down
 // the fetch loop takes no new tasks, and tasks already held keep their
 // messages alive and wait. The transitions are logged once each, with the
-// reason and the outage's length, never each retry.
+// reason and the outage's length, never each retry: through the worker's
+// structured log when it has one (msjfarm worker always does, so an
+// operator sees why the farm paused without -v), else through Logf.
 type storageHealth struct {
 	store storage.Store
+	log   *slog.Logger
 	logf  func(string, ...any)
 	name  string
 
@@ -47,10 +51,19 @@ type storageHealth struct {
 	outages int
 }
 
-func newStorageHealth(st storage.Store, name string, logf func(string, ...any)) *storageHealth {
+func newStorageHealth(st storage.Store, name string, log *slog.Logger, logf func(string, ...any)) *storageHealth {
 	up := make(chan struct{})
 	close(up)
-	return &storageHealth{store: st, name: name, logf: logf, up: up, stop: context.Background()}
+	return &storageHealth{store: st, name: name, log: log, logf: logf, up: up, stop: context.Background()}
+}
+
+// say logs a transition at level.
+func (h *storageHealth) say(level slog.Level, format string, args ...any) {
+	if h.log != nil {
+		h.log.Log(context.Background(), level, fmt.Sprintf(format, args...))
+		return
+	}
+	h.logf(format, args...)
 }
 
 // Up returns a channel that is closed while storage is healthy.
@@ -73,7 +86,7 @@ func (h *storageHealth) Down(err error, started time.Time) {
 	h.down, h.since, h.reason = true, time.Now(), storage.Reason(err)
 	h.up = make(chan struct{})
 	h.outages++
-	h.logf("worker %s: storage %s unavailable (%s): %v; pausing: no new tasks, finished results held in memory "+
+	h.say(slog.LevelWarn, "worker %s: storage %s unavailable (%s): %v; pausing: no new tasks, finished results held in memory "+
 		"and retried with back-off (%v to %v), task messages kept alive", h.name, h.store.URL(), h.reason, err, backoffMin, backoffMax)
 	go h.probe(h.stop)
 }
@@ -87,7 +100,7 @@ func (h *storageHealth) OK() {
 	}
 	h.down, h.upAt = false, time.Now()
 	close(h.up)
-	h.logf("worker %s: storage %s is back after %v (it was unavailable: %s); resuming",
+	h.say(slog.LevelInfo, "worker %s: storage %s is back after %v (it was unavailable: %s); resuming",
 		h.name, h.store.URL(), time.Since(h.since).Round(100*time.Millisecond), h.reason)
 }
 

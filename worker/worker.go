@@ -183,7 +183,7 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	cfg := h.Workers.CachedInfo().Config
 	w := &Worker{o: o, js: js, h: h, host: host, ackWait: cfg.AckWait, maxDeliver: cfg.MaxDeliver,
 		cancelled: map[string]cacheEntry{}, traces: newTraceCache(o.Store, o.TraceCache, o.MaxTraceSize, o.Logf)}
-	w.health = newStorageHealth(o.Store, o.Name, o.Logf)
+	w.health = newStorageHealth(o.Store, o.Name, o.Log, o.Logf)
 	if w.ackWait <= 0 {
 		w.ackWait = protocol.DefaultAckWait
 	}
