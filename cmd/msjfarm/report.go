@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,11 +106,7 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 // reportLocation is where the stored report's index.html is: a file path
 // for a local store, the store URL and key otherwise.
 func reportLocation(st storage.Store, id string) string {
-	key := storage.ReportPrefix(id) + "index.html"
-	if u, err := url.Parse(st.URL()); err == nil && u.Scheme == "file" {
-		return filepath.Join(filepath.FromSlash(u.Path), filepath.FromSlash(key))
-	}
-	return strings.TrimSuffix(st.URL(), "/") + "/" + key
+	return storedLocation(st, storage.ReportPrefix(id)+"index.html")
 }
 
 // precisionLine counts the points of a precision.csv by status:
