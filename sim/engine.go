@@ -216,7 +216,7 @@ func (s *System) Start(j *Job) {
 	j.started = s.now
 	j.runIdx = int32(len(s.running))
 	s.running = append(s.running, j)
-	s.events.push(s.now+j.remaining, j, 0)
+	s.events.push(s.now+j.remaining, j)
 	if s.obs != nil {
 		s.observe(TraceStart, j)
 	}
@@ -237,7 +237,7 @@ func (s *System) Preempt(j *Job) {
 	if j.state != stateRunning {
 		s.fail("job %d preempted but it is not running", j.id)
 	}
-	s.events.remove(int(j.heapIdx))
+	s.events.remove(j)
 	s.removeRunning(j)
 	s.busy -= int(j.need)
 	if j.tagged {
@@ -274,7 +274,9 @@ func (s *System) SetTimer(at float64, tag int) {
 	if !(at >= s.now) {
 		s.fail("timer set in the past (%v < now %v)", at, s.now)
 	}
-	s.events.push(at, nil, tag)
+	tj := s.pool.get()
+	tj.state, tj.id = stateTimer, int64(tag)
+	s.events.push(at, tj)
 }
 
 // Size returns job j's original service duration (size-aware policies only).
@@ -426,6 +428,7 @@ type replication struct {
 	tagged   int64  // measured jobs still in the system
 
 	winStart, winEnd int64 // arrival indices of the measurement window [winStart, winEnd)
+	mark             int64 // the next arrival index at which marked has work (0: the first arrival)
 	stopAt           int64 // arrival index at which draining gives up
 	maxIn            int
 	progEvery        int64
@@ -436,6 +439,7 @@ type replication struct {
 func newReplication(w *Workload, p Policy, cfg *Config, batches []float64) *replication {
 	s := &System{w: w, k: w.Servers, policy: p, info: Describe(p), obs: cfg.Observer}
 	s.timers, _ = p.(TimerHandler)
+	s.events.track = s.info.Preemption != NoPreemption
 	s.prng = rng.Derive(cfg.Seed, StreamPolicy)
 	r := &replication{s: s, p: p, cfg: cfg, st: newRecorder(w, cfg), src: newSource(w, cfg.Seed), batches: batches}
 	r.measurer, _ = p.(Measurer)
@@ -504,8 +508,10 @@ events:
 			r.st.advance(s, e.t)
 			s.now = e.t
 			r.events++
-			if e.j == nil {
-				s.timers.Timer(s, e.tag)
+			if e.j.state == stateTimer {
+				tag := int(e.j.id)
+				s.pool.put(e.j)
+				s.timers.Timer(s, tag)
 				continue events
 			}
 			r.depart(e.j)
@@ -523,14 +529,11 @@ events:
 			r.events++
 			id := r.arrivals
 			r.arrivals++
-			if id == r.winStart || id == r.winEnd {
-				r.window(id)
-			}
-			r.st.checkpoint(s, id)
-			r.st.convCheckpoint(s, id)
-			if stop = r.refuse(id); stop != stopNone {
-				s.pool.put(j)
-				break events
+			if id >= r.mark {
+				if stop = r.marked(id); stop != stopNone {
+					s.pool.put(j)
+					break events
+				}
 			}
 			r.arrive(j, id)
 			if s.inSys > r.maxIn {
@@ -545,6 +548,45 @@ events:
 		}
 	}
 	return stop, nil
+}
+
+// marked does what arrival id brings besides the arrival itself: the
+// window's bounds, the growth test's and the convergence batches'
+// boundaries, and the stop rules checked before admitting it (refuse). It
+// then sets mark, the next arrival index at which any of them can act, so
+// that the loop skips them all with one comparison on every other arrival.
+func (r *replication) marked(id int64) stopReason {
+	if id == r.winStart || id == r.winEnd {
+		r.window(id)
+	}
+	r.st.checkpoint(r.s, id)
+	r.st.convCheckpoint(r.s, id)
+	if stop := r.refuse(id); stop != stopNone {
+		return stop
+	}
+	r.mark = r.nextMark(id)
+	return stopNone
+}
+
+// nextMark is the smallest arrival index after id at which marked has
+// anything to do. From the window's end on, the stop rules are checked at
+// every arrival.
+func (r *replication) nextMark(id int64) int64 {
+	if id >= r.winEnd {
+		return id + 1
+	}
+	m := r.winEnd
+	if id < r.winStart {
+		m = min(m, r.winStart)
+	}
+	st := r.st
+	if r.s.measure && st.segNext < growthSegments && st.segAt > id {
+		m = min(m, st.segAt)
+	}
+	if st.convNext < convBatches && st.convAt > id {
+		m = min(m, st.convAt)
+	}
+	return m
 }
 
 // cancelled polls the run's context (every 1,024 events).

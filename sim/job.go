@@ -6,6 +6,7 @@ const (
 	stateFree jobState = iota
 	stateWaiting
 	stateRunning
+	stateTimer // an engine-internal Job standing for a policy timer in the event heap (tag in id)
 )
 
 // Job is a job in the system. The engine owns it; policies read it through its
@@ -32,9 +33,10 @@ type Job struct {
 	state     jobState
 	delayed   bool // not in service at some instant while in the system
 	preempted int32
-	heapIdx   int32 // position in the event heap while running
-	runIdx    int32 // position in System.running while running
-	tagged    bool  // arrived inside the measurement window
+	heapIdx   int32  // position in the event heap while running
+	evSeq     uint64 // insertion order of the job's event (heap tie-break)
+	runIdx    int32  // position in System.running while running
+	tagged    bool   // arrived inside the measurement window
 }
 
 // ID is the job's arrival index, counting from 0 at the first arrival of the

@@ -18,6 +18,15 @@ const (
 )
 
 // source generates the job sequence: a pure function of (workload, seed).
+//
+// It generates jobs a block at a time (srcBlock of them) into buf and hands
+// them out one by one. Each of the three streams is consumed in exactly the
+// order a job-at-a-time generator would consume it, so the sequence is the
+// same bit for bit; what changes is that the logarithms of a block's
+// exponential draws are computed back to back, where the processor overlaps
+// them (about 6 ns each measured in a loop, against about 24 ns when each
+// waits for the event that needs it), and that every job is ready long
+// before the event loop compares its arrival with the next departure.
 type source struct {
 	w         *Workload
 	arr, cls  *rng.Stream
@@ -27,9 +36,25 @@ type source struct {
 	ia        dist.Dist
 	alias     aliasTable
 	service   []dist.Dist
+	expMean   []float64 // every class's service is exponential: its mean (else nil)
 	needs     []int32
 	t         float64
 	traceNext int
+
+	buf        [srcBlock]genJob
+	bufI, bufN int
+	ended      bool // a replayed trace has no more jobs beyond buf
+}
+
+// srcBlock is the number of jobs generated at a time: large enough for the
+// draws of a block to overlap, small enough to stay in the L1 cache
+// (srcBlock × 24 bytes).
+const srcBlock = 128
+
+// genJob is a generated job, before it is admitted.
+type genJob struct {
+	arrival, size float64
+	class, need   int32
 }
 
 func newSource(w *Workload, seed uint64) *source {
@@ -39,9 +64,18 @@ func newSource(w *Workload, seed uint64) *source {
 		cls:   rng.Derive(seed, StreamClasses),
 		sizes: rng.Derive(seed, StreamSizes),
 	}
+	exp := true
 	for _, c := range w.Classes {
 		s.service = append(s.service, c.Service)
 		s.needs = append(s.needs, int32(c.Need))
+		if e, ok := c.Service.(*dist.Exponential); ok {
+			s.expMean = append(s.expMean, e.Mean())
+		} else {
+			exp = false
+		}
+	}
+	if !exp {
+		s.expMean = nil
 	}
 	if w.Trace == nil {
 		s.alias = newAlias(w.Probabilities())
@@ -56,27 +90,75 @@ func newSource(w *Workload, seed uint64) *source {
 
 // next fills j with the next job and returns false when a trace is exhausted.
 func (s *source) next(j *Job) bool {
-	if s.w.Trace != nil {
-		if s.traceNext >= len(s.w.Trace) {
+	if s.bufI == s.bufN {
+		if s.ended {
 			return false
 		}
-		tj := s.w.Trace[s.traceNext]
-		s.traceNext++
-		j.arrival, j.size, j.class = tj.Arrival, tj.Size, int32(tj.Class)
-		j.need = s.needs[tj.Class]
-		return true
+		s.fill()
+		if s.bufN == 0 {
+			return false
+		}
 	}
-	if s.ia != nil {
-		s.t += s.ia.Sample(s.arr) * s.iaScale
-	} else {
-		s.t += s.meanIA * s.arr.Exp()
-	}
-	c := s.alias.pick(s.cls)
-	j.arrival = s.t
-	j.class = int32(c)
-	j.need = s.needs[c]
-	j.size = s.service[c].Sample(s.sizes)
+	g := &s.buf[s.bufI]
+	s.bufI++
+	j.arrival, j.size, j.class, j.need = g.arrival, g.size, g.class, g.need
 	return true
+}
+
+// fill generates the next block of jobs into buf. The formulas are those of
+// a job-at-a-time generator (dist.Exponential.Sample is mean × Exp(), the
+// Poisson clock adds meanIA × Exp()), evaluated in the same order on each
+// stream, so every number is the same.
+func (s *source) fill() {
+	s.bufI, s.bufN = 0, 0
+	b := &s.buf
+	if s.w.Trace != nil {
+		n := min(srcBlock, len(s.w.Trace)-s.traceNext)
+		for i, tj := range s.w.Trace[s.traceNext : s.traceNext+n] {
+			b[i] = genJob{arrival: tj.Arrival, size: tj.Size, class: int32(tj.Class), need: s.needs[tj.Class]}
+		}
+		s.traceNext += n
+		s.bufN = n
+		s.ended = s.traceNext >= len(s.w.Trace)
+		return
+	}
+	var x [srcBlock]float64
+	if s.ia != nil {
+		for i := range b {
+			s.t += s.ia.Sample(s.arr) * s.iaScale
+			b[i].arrival = s.t
+		}
+	} else {
+		s.arr.ExpFill(x[:])
+		t, m := s.t, s.meanIA
+		for i := range b {
+			t += m * x[i]
+			b[i].arrival = t
+		}
+		s.t = t
+	}
+	if len(s.needs) == 1 {
+		for i := range b {
+			b[i].class, b[i].need = 0, s.needs[0]
+		}
+	} else {
+		s.cls.Float64Fill(x[:])
+		for i := range b {
+			c := s.alias.pickU(x[i])
+			b[i].class, b[i].need = int32(c), s.needs[c]
+		}
+	}
+	if s.expMean != nil {
+		s.sizes.ExpFill(x[:])
+		for i := range b {
+			b[i].size = s.expMean[b[i].class] * x[i]
+		}
+	} else {
+		for i := range b {
+			b[i].size = s.service[b[i].class].Sample(s.sizes)
+		}
+	}
+	s.bufN = srcBlock
 }
 
 // aliasTable draws a class in O(1) from one uniform (Walker/Vose alias method).
@@ -117,12 +199,11 @@ func newAlias(p []float64) aliasTable {
 	return a
 }
 
-func (a *aliasTable) pick(s *rng.Stream) int {
+// pickU draws a class from its uniform variate u (the source draws one
+// per job when there is more than one class, none otherwise).
+func (a *aliasTable) pickU(u float64) int {
 	n := len(a.prob)
-	if n == 1 {
-		return 0
-	}
-	u := s.Float64() * float64(n)
+	u *= float64(n)
 	i := int(u)
 	if i >= n {
 		i = n - 1

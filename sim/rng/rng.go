@@ -7,6 +7,13 @@
 // whose output sequence is part of that package's documented contract; uniform
 // and exponential variates are derived here by fixed formulas.
 //
+// The generator is written out here (the same 128-bit LCG and DXSM output,
+// checked draw for draw against math/rand/v2's PCG by TestPCGMatchesStdlib)
+// rather than called through rand.PCG, so that a stream's state can stay in
+// registers through a block of draws (ExpFill, Float64Fill): the engine draws
+// its job sequence a block at a time, and with the state in memory each draw
+// cost a load, a store and a call more than the arithmetic itself.
+//
 // # Seed derivation
 //
 // A simulation seed is a uint64. Independent streams are derived from it by
@@ -23,14 +30,45 @@ package rng
 
 import (
 	"math"
-	"math/rand/v2"
+	"math/bits"
 )
 
 // Stream is one independent pseudo-random stream. The zero value is not usable;
 // make streams with [New] or [Derive].
 type Stream struct {
-	pcg rand.PCG
+	hi, lo uint64 // the 128-bit LCG state
 }
+
+// The PCG constants: the 128-bit LCG multiplier and increment, and DXSM's
+// 64-bit multiplier (the values of math/rand/v2's PCG).
+const (
+	mulHi    = 2549297995355413924
+	mulLo    = 4865540595714422341
+	incHi    = 6364136223846793005
+	incLo    = 1442695040888963407
+	dxsmMul  = 0xda942042e4dd58b5
+	unitStep = 1.0 / (1 << 53)
+)
+
+// advance is one step of the LCG: state = state × mul + inc (mod 2^128).
+func advance(hi, lo uint64) (uint64, uint64) {
+	h, l := bits.Mul64(lo, mulLo)
+	h += hi*mulLo + lo*mulHi
+	l, c := bits.Add64(l, incLo, 0)
+	h, _ = bits.Add64(h, incHi, c)
+	return h, l
+}
+
+// dxsm is PCG's "double xorshift multiply" output of a (new) state.
+func dxsm(hi, lo uint64) uint64 {
+	hi ^= hi >> 32
+	hi *= dxsmMul
+	hi ^= hi >> 48
+	return hi * (lo | 1)
+}
+
+// unit maps 64 random bits to (0, 1): the top 53 bits, offset by half a unit.
+func unit(x uint64) float64 { return (float64(x>>11) + 0.5) * unitStep }
 
 // SplitMix64 returns the SplitMix64 output for state x (one step).
 func SplitMix64(x uint64) uint64 {
@@ -42,9 +80,7 @@ func SplitMix64(x uint64) uint64 {
 
 // New returns a stream seeded with the two words s1, s2.
 func New(s1, s2 uint64) *Stream {
-	s := &Stream{}
-	s.pcg.Seed(s1, s2)
-	return s
+	return &Stream{hi: s1, lo: s2}
 }
 
 // Derive returns stream id of seed (see the package documentation).
@@ -55,20 +91,41 @@ func Derive(seed, id uint64) *Stream {
 }
 
 // Uint64 returns 64 uniformly distributed bits.
-func (s *Stream) Uint64() uint64 { return s.pcg.Uint64() }
+func (s *Stream) Uint64() uint64 {
+	s.hi, s.lo = advance(s.hi, s.lo)
+	return dxsm(s.hi, s.lo)
+}
 
 // Float64 returns a uniform variate in the open interval (0, 1): the top 53
 // bits of a draw, offset by half a unit so neither 0 nor 1 can occur (safe for
 // log and for inverse-CDF transforms at both ends).
-func (s *Stream) Float64() float64 {
-	return (float64(s.pcg.Uint64()>>11) + 0.5) * (1.0 / (1 << 53))
-}
+func (s *Stream) Float64() float64 { return unit(s.Uint64()) }
 
 // Exp returns an exponential variate with mean 1, by inversion (-log U), so
 // that one uniform gives one variate and scaling the rate keeps the coupling
 // between runs at different rates.
-func (s *Stream) Exp() float64 {
-	return -math.Log(s.Float64())
+func (s *Stream) Exp() float64 { return -log01(s.Float64()) }
+
+// ExpFill fills dst with exponential variates of mean 1: the same numbers,
+// in the same order, as len(dst) calls of Exp.
+func (s *Stream) ExpFill(dst []float64) {
+	hi, lo := s.hi, s.lo
+	for i := range dst {
+		hi, lo = advance(hi, lo)
+		dst[i] = -log01(unit(dxsm(hi, lo)))
+	}
+	s.hi, s.lo = hi, lo
+}
+
+// Float64Fill fills dst with uniform variates in (0, 1): the same numbers,
+// in the same order, as len(dst) calls of Float64.
+func (s *Stream) Float64Fill(dst []float64) {
+	hi, lo := s.hi, s.lo
+	for i := range dst {
+		hi, lo = advance(hi, lo)
+		dst[i] = unit(dxsm(hi, lo))
+	}
+	s.hi, s.lo = hi, lo
 }
 
 // IntN returns a uniform integer in [0, n) for n > 0 (Lemire's method with
@@ -79,7 +136,7 @@ func (s *Stream) IntN(n int) int {
 	}
 	un := uint64(n)
 	for {
-		x := s.pcg.Uint64()
+		x := s.Uint64()
 		hi, lo := mul64(x, un)
 		if lo < un {
 			thresh := -un % un
@@ -97,7 +154,7 @@ func (s *Stream) IntN(n int) int {
 func (s *Stream) Normal() float64 {
 	u1 := s.Float64()
 	u2 := s.Float64()
-	return math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
+	return math.Sqrt(-2*log01(u1)) * math.Cos(2*math.Pi*u2)
 }
 
 func mul64(x, y uint64) (hi, lo uint64) {

@@ -2,6 +2,7 @@ package rng
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -102,4 +103,86 @@ func BenchmarkExp(b *testing.B) {
 		x += s.Exp()
 	}
 	_ = x
+}
+
+// TestPCGMatchesStdlib: the generator written out here draws exactly what
+// math/rand/v2's PCG draws from the same seed (the package's contract).
+func TestPCGMatchesStdlib(t *testing.T) {
+	for seed := uint64(0); seed < 64; seed++ {
+		s1, s2 := SplitMix64(seed), SplitMix64(^seed)
+		ours, std := New(s1, s2), rand.NewPCG(s1, s2)
+		for i := 0; i < 10000; i++ {
+			if a, b := ours.Uint64(), std.Uint64(); a != b {
+				t.Fatalf("seed %d draw %d: %#x, math/rand/v2 PCG %#x", seed, i, a, b)
+			}
+		}
+	}
+}
+
+// TestFillMatchesDraws: a block fill is the same numbers as draws one at a
+// time, and leaves the stream where those draws would.
+func TestFillMatchesDraws(t *testing.T) {
+	a, b := Derive(7, 1), Derive(7, 1)
+	buf := make([]float64, 333)
+	for round := 0; round < 5; round++ {
+		if round%2 == 0 {
+			a.ExpFill(buf)
+			for i, x := range buf {
+				if y := b.Exp(); x != y {
+					t.Fatalf("round %d: ExpFill[%d] = %v, Exp %v", round, i, x, y)
+				}
+			}
+		} else {
+			a.Float64Fill(buf)
+			for i, x := range buf {
+				if y := b.Float64(); x != y {
+					t.Fatalf("round %d: Float64Fill[%d] = %v, Float64 %v", round, i, x, y)
+				}
+			}
+		}
+	}
+	if a.Uint64() != b.Uint64() {
+		t.Fatal("streams out of step after the fills")
+	}
+}
+
+// TestLog01MatchesMathLog: log01 is math.Log bit for bit on every value a
+// uniform draw can take that the test reaches: long streams, the ends of
+// (0, 1), every power of two in it, the neighbours of √2/2 (where the
+// reduction switches), and mantissas around each binade's edges.
+func TestLog01MatchesMathLog(t *testing.T) {
+	check := func(u float64) {
+		t.Helper()
+		if got, want := log01(u), math.Log(u); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("log01(%v [%#x]) = %v, math.Log %v", u, math.Float64bits(u), got, want)
+		}
+	}
+	n := 2_000_000
+	if testing.Short() {
+		n = 200_000
+	}
+	s := Derive(11, 3)
+	for i := 0; i < n; i++ {
+		check(s.Float64())
+	}
+	check(unit(0))
+	check(unit(math.MaxUint64))
+	for e := 1; e <= 54; e++ {
+		p := math.Ldexp(1, -e)
+		for _, u := range []float64{p, math.Nextafter(p, 0), math.Nextafter(p, 1)} {
+			check(u)
+		}
+	}
+	for _, h := range []float64{math.Sqrt2 / 2, 7.07106781186547524401e-01} {
+		for e := 0; e <= 53; e++ {
+			u := math.Ldexp(h, -e)
+			check(u)
+			check(math.Nextafter(u, 0))
+			check(math.Nextafter(u, 1))
+		}
+	}
+	for x := uint64(0); x < 1<<16; x++ {
+		check(unit(x << 11))
+		check(unit(math.MaxUint64 - x<<11))
+	}
 }
