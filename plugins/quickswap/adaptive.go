@@ -75,7 +75,8 @@ func (p *Adaptive) account(s *sdk.System) {
 func (p *Adaptive) Arrive(s *sdk.System, j *sdk.Job) {
 	p.account(s)
 	g := &p.g
-	if i := g.Of[j.Class()]; g.Q[i].Len() == 0 {
+	i := g.Of[j.Class()]
+	if g.Q[i].Len() == 0 {
 		// The class now has a job waiting: blocked if it has one in
 		// service, starved otherwise.
 		if g.run[i] > 0 {
@@ -85,6 +86,15 @@ func (p *Adaptive) Arrive(s *sdk.System, j *sdk.Job) {
 		}
 	}
 	g.Push(j)
+	if !p.drain && g.Need[i] > s.Free() {
+		// In the working phase every job that waited before this arrival
+		// is too big for the idle servers (the previous event's MSF pass
+		// left it so, and only a completion frees servers), so if j does
+		// not fit either, the pass would start nothing: only the trigger
+		// can fire.
+		p.trigger()
+		return
+	}
 	p.step(s)
 }
 
@@ -157,6 +167,12 @@ func (p *Adaptive) step(s *sdk.System) {
 			free = p.start(s, i, -1)
 		}
 	}
+	p.trigger()
+}
+
+// trigger switches to draining when some class is waiting and not in
+// service, and no class in service has a job waiting.
+func (p *Adaptive) trigger() {
 	if p.starved > 0 && p.blocked == 0 {
 		p.drain = true
 		if p.clk.on {
