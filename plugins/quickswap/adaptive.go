@@ -112,13 +112,13 @@ func (p *Adaptive) Complete(s *sdk.System, j *sdk.Job) {
 	p.step(s)
 }
 
-// start starts the oldest waiting job of group i, and then more of them,
-// oldest first, while any wait and the next fits in the free servers, at
-// most max in all (max >= 1; the first must fit). It returns the number of
-// free servers left. The group's blocked/starved status is updated once for
+// start starts the oldest waiting job of group i (it must fit), and then
+// more of them, oldest first, while any wait and the next fits in the free
+// servers, at most limit in all (no limit if limit < 0). It returns the
+// number of free servers left. The group's blocked/starved status is updated once for
 // the whole batch: it had a job waiting before, and has one in service
 // after.
-func (p *Adaptive) start(s *sdk.System, i, max int) int {
+func (p *Adaptive) start(s *sdk.System, i, limit int) int {
 	g := &p.g
 	d := g.Need[i]
 	wasRunning := g.run[i] > 0
@@ -126,7 +126,7 @@ func (p *Adaptive) start(s *sdk.System, i, max int) int {
 	for {
 		s.Start(g.Pop(i))
 		n++
-		if n == max || g.Q[i].Len() == 0 || d > s.Free() {
+		if n == limit || g.Q[i].Len() == 0 || d > s.Free() {
 			break
 		}
 	}
