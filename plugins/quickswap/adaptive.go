@@ -71,52 +71,77 @@ func (p *Adaptive) account(s *sdk.System) {
 	}
 }
 
-// status is 1 for a blocked class, 2 for a starved one, 0 otherwise.
-func (p *Adaptive) status(i int) int {
-	w, r := p.g.Q[i].Len() > 0, p.g.run[i] > 0
-	switch {
-	case w && r:
-		return 1
-	case w:
-		return 2
-	}
-	return 0
-}
-
-func (p *Adaptive) tally(i, sign int) {
-	switch p.status(i) {
-	case 1:
-		p.blocked += sign
-	case 2:
-		p.starved += sign
-	}
-}
-
 // Arrive queues j and applies the phase rules.
 func (p *Adaptive) Arrive(s *sdk.System, j *sdk.Job) {
 	p.account(s)
-	i := p.g.Of[j.Class()]
-	p.tally(i, -1)
-	p.g.Push(j)
-	p.tally(i, +1)
+	g := &p.g
+	i := g.Of[j.Class()]
+	if g.Q[i].Len() == 0 {
+		// The class now has a job waiting: blocked if it has one in
+		// service, starved otherwise.
+		if g.run[i] > 0 {
+			p.blocked++
+		} else {
+			p.starved++
+		}
+	}
+	g.Push(j)
+	if !p.drain && g.Need[i] > s.Free() {
+		// In the working phase every job that waited before this arrival
+		// is too big for the idle servers (the previous event's MSF pass
+		// left it so, and only a completion frees servers), so if j does
+		// not fit either, the pass would start nothing: only the trigger
+		// can fire.
+		p.trigger()
+		return
+	}
 	p.step(s)
 }
 
 // Complete updates the counts and applies the phase rules.
 func (p *Adaptive) Complete(s *sdk.System, j *sdk.Job) {
 	p.account(s)
-	i := p.g.Of[j.Class()]
-	p.tally(i, -1)
-	p.g.run[i]--
-	p.tally(i, +1)
+	g := &p.g
+	i := g.Of[j.Class()]
+	if g.run[i]--; g.run[i] == 0 && g.Q[i].Len() > 0 {
+		// Its last job in service has left while some wait: blocked
+		// becomes starved.
+		p.blocked--
+		p.starved++
+	}
 	p.step(s)
 }
 
-func (p *Adaptive) start(s *sdk.System, i int) {
-	p.tally(i, -1)
-	s.Start(p.g.Pop(i))
-	p.g.run[i]++
-	p.tally(i, +1)
+// start starts the oldest waiting job of group i (it must fit), and then
+// more of them, oldest first, while any wait and the next fits in the free
+// servers, at most limit in all (no limit if limit < 0). It returns the
+// number of free servers left. The group's blocked/starved status is updated once for
+// the whole batch: it had a job waiting before, and has one in service
+// after.
+func (p *Adaptive) start(s *sdk.System, i, limit int) int {
+	g := &p.g
+	d := g.Need[i]
+	wasRunning := g.run[i] > 0
+	n := 0
+	for {
+		s.Start(g.Pop(i))
+		n++
+		if n == limit || g.Q[i].Len() == 0 || d > s.Free() {
+			break
+		}
+	}
+	g.run[i] += n
+	waiting := g.Q[i].Len() > 0
+	switch {
+	case !wasRunning:
+		p.starved--
+		if waiting {
+			p.blocked++
+		}
+	case !waiting:
+		p.blocked--
+	}
+	return s.Free()
 }
 
 func (p *Adaptive) step(s *sdk.System) {
@@ -126,18 +151,28 @@ func (p *Adaptive) step(s *sdk.System) {
 		if i < 0 || g.Need[i] > s.Free() {
 			return
 		}
-		p.start(s, i)
+		p.start(s, i, 1)
 		p.drain = false
 	}
+	// MSF's pass: From[free] is the first group whose need fits in the
+	// free servers, and every later group's need fits too; start each
+	// non-empty one's jobs while they fit. The pass skips empty groups
+	// through the bitset, and a group it leaves either has no job waiting
+	// or needs more than the servers left.
 	if g.Total > 0 {
-		free := s.Free()
-		for i := g.Next(g.From[free]); i >= 0; i = g.Next(max(i+1, g.From[free])) {
-			for g.Q[i].Len() > 0 && g.Need[i] <= free {
-				p.start(s, i)
-				free = s.Free()
+		for free, i := s.Free(), 0; ; i++ {
+			if i = g.Next(max(i, g.From[free])); i < 0 {
+				break
 			}
+			free = p.start(s, i, -1)
 		}
 	}
+	p.trigger()
+}
+
+// trigger switches to draining when some class is waiting and not in
+// service, and no class in service has a job waiting.
+func (p *Adaptive) trigger() {
 	if p.starved > 0 && p.blocked == 0 {
 		p.drain = true
 		if p.clk.on {

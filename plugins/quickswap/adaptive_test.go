@@ -140,7 +140,8 @@ func many(rate float64) *sim.Workload {
 
 // TestAdaptiveMatchesNaive: event-for-event equality with the naive version
 // on four-class (λ = 4.5), one-or-all (λ = 7.5), 70 classes (ρ = 0.89) and
-// Borg cell B (λ = 2).
+// Borg cell B (λ = 2, and λ = 4.5, ρ = 0.92, where queues of thousands of
+// jobs build up: the regime of the arrival fast path and of batched starts).
 func TestAdaptiveMatchesNaive(t *testing.T) {
 	for _, tc := range []struct {
 		w   *sim.Workload
@@ -148,6 +149,7 @@ func TestAdaptiveMatchesNaive(t *testing.T) {
 	}{
 		{simtest.Named(t, "four-class", 4.5), 30000}, {simtest.Named(t, "one-or-all", 7.5), 30000},
 		{many(2.5), 20000}, {simtest.Named(t, "borg-b", 2), 10000},
+		{simtest.Named(t, "borg-b", 4.5), 4000},
 	} {
 		cfg := sim.Config{Seed: 5, Warmup: 1000, Arrivals: tc.arr}
 		_, got := simtest.Record(t, tc.w, &quickswap.Adaptive{}, cfg)

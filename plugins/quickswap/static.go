@@ -81,6 +81,7 @@ type Static struct {
 	occ      []uint64 // bit at position p set iff n[cycle[p]] > 0
 	totalRun int      // jobs in service, all groups
 	cur      int      // position in cycle
+	c        int      // cycle[cur], the group being served
 	drain    bool     // sequential only: the current class is draining
 
 	clk      clock
@@ -190,7 +191,10 @@ func (p *Static) Init(s *sdk.System) error {
 		p.pos[i] = at
 	}
 	p.occ = make([]uint64, (G+63)/64)
-	p.totalRun, p.cur, p.drain = 0, 0, false
+	p.totalRun, p.cur, p.c, p.drain = 0, 0, 0, false
+	if G > 0 {
+		p.c = p.cycle[0]
+	}
 	p.clk = clock{}
 	p.tDrain, p.tAll, p.switches = 0, 0, 0
 	return nil
@@ -205,7 +209,7 @@ func (p *Static) StartMeasuring(s *sdk.System) {
 func (p *Static) account(s *sdk.System) {
 	dt := p.clk.advance(s)
 	p.tAll += dt
-	if p.drain || p.totalRun > p.g.run[p.cycle[p.cur]] {
+	if p.drain || p.totalRun > p.g.run[p.c] {
 		p.tDrain += dt
 	}
 }
@@ -241,11 +245,11 @@ func (p *Static) Complete(s *sdk.System, j *sdk.Job) {
 // has a job whenever next is called (a job waits), so it finds one.
 func (p *Static) next() {
 	if at := p.occupied(p.cur + 1); at >= 0 {
-		p.cur = at
+		p.cur, p.c = at, p.cycle[at]
 		return
 	}
 	if at := p.occupied(0); at >= 0 {
-		p.cur = at
+		p.cur, p.c = at, p.cycle[at]
 	}
 }
 
@@ -274,28 +278,36 @@ func (p *Static) occupied(from int) int {
 // takes time) or has no waiting job left; so after one turn no job waits
 // and the pointer stops.
 func (p *Static) step(s *sdk.System) {
+	g := &p.g
 	for {
-		c := p.cycle[p.cur]
+		c := p.c
 		if p.drain {
-			if p.g.run[c] > 0 {
+			if g.run[c] > 0 {
 				return
 			}
 			p.drain = false
 			p.next()
 			continue
 		}
-		d := p.g.Need[c]
-		for p.g.Q[c].Len() > 0 && d <= s.Free() {
-			s.Start(p.g.Pop(c))
-			p.g.run[c]++
-			p.totalRun++
+		d, q := g.Need[c], &g.Q[c]
+		if q.Len() > 0 && d <= s.Free() {
+			started := 0
+			for {
+				s.Start(g.Pop(c))
+				started++
+				if q.Len() == 0 || d > s.Free() {
+					break
+				}
+			}
+			g.run[c] += started
+			p.totalRun += started
 		}
-		if p.g.Total == 0 {
+		if g.Total == 0 {
 			return
 		}
 		n := p.n[c]
-		if n == 0 || (n < p.slots[c] && d*n <= p.l && p.g.Q[c].Len() == 0) {
-			if p.g.run[c] > 0 && p.clk.on {
+		if n == 0 || (n < p.slots[c] && d*n <= p.l && q.Len() == 0) {
+			if g.run[c] > 0 && p.clk.on {
 				p.switches++
 			}
 			if p.seq {
