@@ -65,13 +65,21 @@ type plain struct {
 	job  []*sdk.Job // per slot (a job of M)
 	ln   []pLink    // per slot
 	free []int32
-	out  sdk.FIFO // the jobs behind M, in arrival order
+	out  jobRing // the jobs behind M, in arrival order
 
 	occ    []uint64 // buckets with jobs in M
 	served []uint64 // buckets with served jobs
 
-	pre, starts []int32
-	ents        []pEnt
+	dirty    int   // first bucket whose count in M changed since the last decision (len(bk): none)
+	cut      int   // bucket where the last decision ran out of servers or stopped (len(bk): none)
+	remAfter []int // per bucket up to cut: servers left after it at the last decision that reached it
+
+	// A decision's preemptions and starts (capacity k: each holds a server),
+	// how many, and from how many buckets.
+	pre, starts        []int32
+	np, ns             int
+	preRuns, startRuns int
+	ents               []pEnt
 }
 
 // initPlain sets the plain path up if the policy is plain ServerFilling
@@ -97,16 +105,26 @@ func (p *Policy) initPlain() {
 	}
 	clear(q.job)
 	q.job, q.ln, q.free = q.job[:0], q.ln[:0], q.free[:0]
-	q.out.Reset()
+	q.out.reset()
 	w := (p.nBuckets + 63) / 64
 	q.occ = append(q.occ[:0], make([]uint64, w)...)
 	q.served = append(q.served[:0], make([]uint64, w)...)
-	q.pre, q.starts, q.ents = q.pre[:0], q.starts[:0], q.ents[:0]
+	if cap(q.pre) < p.k {
+		q.pre, q.starts = make([]int32, p.k), make([]int32, p.k)
+	}
+	q.pre, q.starts, q.ents = q.pre[:p.k], q.starts[:p.k], q.ents[:0]
+	q.dirty, q.cut = p.nBuckets, p.nBuckets
+	q.remAfter = append(q.remAfter[:0], make([]int, p.nBuckets)...)
 }
 
 func (q *plain) arrive(s *sdk.System, j *sdk.Job) {
-	if q.sumM >= q.k {
-		q.out.Push(j) // behind a full M: nothing changes
+	if q.sumM >= q.k { // behind a full M: nothing changes
+		r := &q.out
+		if r.n == len(r.buf) {
+			r.grow()
+		}
+		r.buf[(r.head+r.n)&(len(r.buf)-1)] = j
+		r.n++
 		return
 	}
 	q.enter(j) // M is every job and short of k: j joins it
@@ -132,6 +150,7 @@ func (q *plain) complete(s *sdk.System, j *sdk.Job) {
 	x.served--
 	x.inM--
 	q.sumM -= int(x.need)
+	q.dirty = min(q.dirty, int(l.b))
 	if x.served == 0 {
 		q.served[l.b>>6] &^= 1 << (l.b & 63)
 	}
@@ -140,8 +159,11 @@ func (q *plain) complete(s *sdk.System, j *sdk.Job) {
 	}
 	q.job[i] = nil
 	q.free = append(q.free, i)
-	for q.sumM < q.k && q.out.Len() > 0 {
-		q.enter(q.out.Pop())
+	for r := &q.out; q.sumM < q.k && r.n > 0; {
+		j := r.buf[r.head]
+		r.head = (r.head + 1) & (len(r.buf) - 1)
+		r.n--
+		q.enter(j)
 	}
 	q.decide(s)
 }
@@ -176,18 +198,34 @@ func (q *plain) enter(j *sdk.Job) {
 	}
 	x.inM++
 	q.sumM += int(x.need)
+	q.dirty = min(q.dirty, int(b))
 }
 
 // decide serves, bucket by bucket in descending need, each bucket whole
 // while it fits; the first that does not fit gets floor(servers left /
 // need), and after it PackStop serves nothing while PackSkip goes on with
 // the same rule (takes, on M's counts).
+//
+// Incrementally: the takes of the buckets before the first one whose count
+// in M changed since the last decision (dirty) are unchanged, and so are
+// the servers left after each of them (remAfter), so the pass starts at
+// dirty; if dirty is past the bucket where the last pass ran out of servers
+// or stopped (cut), nothing changes at all.
 func (q *plain) decide(s *sdk.System) {
-	pre, starts := q.pre[:0], q.starts[:0]
-	preRuns, startRuns := 0, 0
+	lo := q.dirty
+	q.dirty = len(q.bk)
+	if lo > q.cut || lo >= len(q.bk) {
+		return // every change is past the cut: those buckets still take nothing
+	}
+	q.np, q.ns, q.preRuns, q.startRuns = 0, 0, 0, 0
 	rem := q.k
+	if b := q.occupiedBefore(lo); b >= 0 {
+		rem = q.remAfter[b]
+	}
 	last := -1 // the bucket after which nothing more is served
-	for w, word := range q.occ {
+	w0 := lo >> 6
+	word := q.occ[w0] &^ (1<<(lo&63) - 1)
+	for w := w0; ; {
 		for word != 0 {
 			b := w<<6 | bits.TrailingZeros64(word)
 			word &= word - 1
@@ -199,18 +237,25 @@ func (q *plain) decide(s *sdk.System) {
 				stopped = q.stop
 			}
 			rem -= t * n
+			q.remAfter[b] = rem
 			if want := int32(t); x.served != want {
-				pre, starts, preRuns, startRuns = q.move(x, b, want, pre, starts, preRuns, startRuns)
+				q.move(x, b, want)
 			}
 			if rem == 0 || stopped {
 				last = b
 				goto rest
 			}
 		}
+		if w++; w == len(q.occ) {
+			break
+		}
+		word = q.occ[w]
 	}
+	q.cut = len(q.bk)
 	goto apply
 rest:
 	// Every later bucket takes nothing: only those still serving matter.
+	q.cut = last
 	for w := last >> 6; w < len(q.served); w++ {
 		word := q.served[w]
 		if w == last>>6 {
@@ -219,58 +264,74 @@ rest:
 		for word != 0 {
 			b := w<<6 | bits.TrailingZeros64(word)
 			word &= word - 1
-			pre, starts, preRuns, startRuns = q.move(&q.bk[b], b, 0, pre, starts, preRuns, startRuns)
+			q.move(&q.bk[b], b, 0)
 		}
 	}
 apply:
-	if preRuns > 1 {
+	pre, starts := q.pre[:q.np], q.starts[:q.ns]
+	if q.preRuns > 1 {
 		q.byArrival(pre)
 	}
-	if startRuns > 1 {
+	if q.startRuns > 1 {
 		q.byArrival(starts)
 	}
+	job := q.job
 	for _, i := range pre {
-		s.Preempt(q.job[i])
+		s.Preempt(job[i])
 	}
 	for _, i := range starts {
-		s.Start(q.job[i])
+		s.Start(job[i])
 	}
-	q.pre, q.starts = pre[:0], starts[:0]
+}
+
+// occupiedBefore is the last bucket before lo with jobs in M (-1: none).
+func (q *plain) occupiedBefore(lo int) int {
+	w := lo >> 6
+	word := q.occ[w] & (1<<(lo&63) - 1)
+	for {
+		if word != 0 {
+			return w<<6 | (63 - bits.LeadingZeros64(word))
+		}
+		if w--; w < 0 {
+			return -1
+		}
+		word = q.occ[w]
+	}
 }
 
 // move brings bucket b (x) to want served jobs: preempting from the back
-// of its served prefix (appended to pre in arrival order) or starting from
-// its cursor (appended to starts in arrival order).
-func (q *plain) move(x *pBucket, b int, want int32, pre, starts []int32, preRuns, startRuns int) ([]int32, []int32, int, int) {
+// of its served prefix (added to pre in arrival order) or starting from its
+// cursor (added to starts in arrival order).
+func (q *plain) move(x *pBucket, b int, want int32) {
 	cur := x.cur
-	if x.served > want {
-		from := len(pre)
-		for x.served > want {
+	if d := int(x.served - want); d > 0 {
+		pre := q.pre[q.np : q.np+d]
+		for k := d - 1; k >= 0; k-- {
 			if cur >= 0 {
 				cur = q.ln[cur].prev
 			} else {
 				cur = x.tail
 			}
-			pre = append(pre, cur)
-			x.served--
+			pre[k] = cur
 		}
-		slices.Reverse(pre[from:])
-		preRuns++
+		q.np += d
+		q.preRuns++
 	} else {
-		for x.served < want {
-			starts = append(starts, cur)
+		starts := q.starts[q.ns : q.ns-d]
+		for k := range starts {
+			starts[k] = cur
 			cur = q.ln[cur].next
-			x.served++
 		}
-		startRuns++
+		q.ns -= d
+		q.startRuns++
 	}
 	x.cur = cur
-	if x.served == 0 {
+	x.served = want
+	if want == 0 {
 		q.served[b>>6] &^= 1 << (b & 63)
 	} else {
 		q.served[b>>6] |= 1 << (b & 63)
 	}
-	return pre, starts, preRuns, startRuns
 }
 
 // byArrival sorts list (runs from several buckets) by arrival index.
@@ -284,4 +345,24 @@ func (q *plain) byArrival(list []int32) {
 		list[k] = e.i
 	}
 	q.ents = ents[:0]
+}
+
+// jobRing is a FIFO of jobs on a power-of-two ring buffer (sdk.FIFO, with
+// push and pop written out at the call sites, which are per event).
+type jobRing struct {
+	buf     []*sdk.Job
+	head, n int
+}
+
+func (r *jobRing) grow() {
+	nb := make([]*sdk.Job, max(16, 2*len(r.buf)))
+	for i := range r.n {
+		nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
+	}
+	r.buf, r.head = nb, 0
+}
+
+func (r *jobRing) reset() {
+	clear(r.buf)
+	r.head, r.n = 0, 0
 }
