@@ -23,11 +23,14 @@ import (
 //   - M's jobs are kept per need bucket only (linked lists through flat
 //     int32 arrays, arrival order, a cursor on the first unserved one, as in
 //     static.go). A decision visits only the buckets with jobs in M (a
-//     bitset), fusing takes and the cursor moves into one pass; once no
-//     server is left (or PackStop has stopped) only the buckets that still
-//     have served jobs are visited. Per event: O(1) plus O(1) per start,
-//     preemption and job entering M, plus one step per bucket occupied in M
-//     up to the point where the servers run out.
+//     bitset), from the first whose count changed since the last decision
+//     (the takes before it are unchanged), fusing takes and the cursor moves
+//     into one pass; once no server is left (or PackStop has stopped) only
+//     the buckets that still have served jobs are visited. Per event: O(1)
+//     plus O(1) per start, preemption and job entering M, plus one step per
+//     occupied bucket between the first changed one and the point where the
+//     servers run out (at most the number of distinct needs; with two
+//     classes, two).
 //
 // The engine calls are those of the static path (and so of the general
 // path), in the same order: preemptions first, then starts, each in arrival
@@ -79,6 +82,7 @@ type plain struct {
 	pre, starts        []int32
 	np, ns             int
 	preRuns, startRuns int
+	keys               []uint64 // scratch: byArrival
 	ents               []pEnt
 }
 
@@ -334,8 +338,29 @@ func (q *plain) move(x *pBucket, b int, want int32) {
 	}
 }
 
-// byArrival sorts list (runs from several buckets) by arrival index.
+// byArrival sorts list (runs from several buckets) by arrival index: as
+// keys id·2^shift + slot in one []uint64 (an ordered sort, no comparison
+// calls), or on (id, slot) pairs if an id is too large for that.
 func (q *plain) byArrival(list []int32) {
+	shift := uint(bits.Len(uint(len(q.job))))
+	keys := q.keys[:0]
+	for _, i := range list {
+		id := uint64(q.job[i].ID())
+		if id>>(64-shift) != 0 {
+			q.byArrivalPairs(list)
+			return
+		}
+		keys = append(keys, id<<shift|uint64(i))
+	}
+	slices.Sort(keys)
+	mask := uint64(1)<<shift - 1
+	for k, key := range keys {
+		list[k] = int32(key & mask)
+	}
+	q.keys = keys[:0]
+}
+
+func (q *plain) byArrivalPairs(list []int32) {
 	ents := q.ents[:0]
 	for _, i := range list {
 		ents = append(ents, pEnt{q.job[i].ID(), i})
