@@ -8,8 +8,9 @@ import (
 
 // The static-order ServerFilling path: the Gittins order when every class's
 // rank is constant (exponential durations, Weibull of shape 1, H2 with equal
-// rates), and arrival order when the plain path (plain.go, a specialisation
-// of this one) is off. O(C) per event (C classes) plus O(1) per
+// rates). Arrival order, the other static order, takes the plain path
+// (plain.go, this path specialised to a single key group); the code below
+// handles it too, as one group. O(C) per event (C classes) plus O(1) per
 // start, preemption, and job entering or leaving M, never a pass over M.
 //
 // In both orders a job's key never changes (its arrival index; its class's
