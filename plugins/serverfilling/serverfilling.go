@@ -31,9 +31,13 @@
 // durations): O(C) per event (C classes) plus O(1) per start, preemption
 // and job entering or leaving M, independent of the number of jobs in
 // system: linked lists per key group and per (group, need) cell, with a
-// cursor per cell on the first unserved job (static.go). The decisions are
-// exactly those of the general path below (TestEquivalentToReference
-// against a frozen copy of it, TestShortcutsExact).
+// cursor per cell on the first unserved job (static.go). Under arrival
+// order (policy serverfilling) the plain path (plain.go) specialises that
+// further: the jobs behind M wait in a FIFO untouched until they enter M, an
+// arrival behind a full M is one push, and a decision visits only the need
+// buckets occupied in M. The decisions are exactly those of the general
+// path below (TestEquivalentToReference against a frozen copy of it,
+// TestShortcutsExact, TestPlainPathExact).
 //
 // Performance, the other members: the jobs outside M are all waiting, and
 // a waiting job's key does not change, so they stay in a heap (a FIFO for
@@ -299,6 +303,8 @@ type Policy struct {
 	stopper     int32 // the last ServerFilling choice: first job that did not fit (PackStop; -1: none)
 	idle        int   // servers it left idle
 
+	pl *plain // the plain path (plain.go): arrival order; nil otherwise
+
 	// static path (static.go): ServerFilling under keys that never change.
 	static   bool
 	groups   []group
@@ -462,6 +468,7 @@ func (p *Policy) Init(s *sdk.System) error {
 	if p.proc == DivisorFilling {
 		p.lpf = largestPrimeFactors(p.k)
 	}
+	p.initPlain()
 	p.initStatic()
 	for i := range p.slots {
 		p.slots[i] = slot{}
@@ -519,6 +526,10 @@ func (p *Policy) full() bool {
 
 // Arrive records j and re-decides unless j lands behind a full M.
 func (p *Policy) Arrive(s *sdk.System, j *sdk.Job) {
+	if p.pl != nil {
+		p.pl.arrive(s, j)
+		return
+	}
 	i := p.alloc(j)
 	sl := &p.slots[i]
 	c := &p.cls[sl.class]
@@ -565,6 +576,10 @@ func (p *Policy) allServed() bool {
 
 // Complete drops j and re-decides.
 func (p *Policy) Complete(s *sdk.System, j *sdk.Job) {
+	if p.pl != nil {
+		p.pl.complete(s, j)
+		return
+	}
 	i := int32(j.Idx)
 	if p.static {
 		p.completeStatic(s, i)

@@ -6,9 +6,11 @@ import (
 	"github.com/msjfarm/msjfarm/sdk"
 )
 
-// The static-order ServerFilling path: arrival order, and the Gittins order
-// when every class's rank is constant (exponential durations, Weibull of
-// shape 1, H2 with equal rates). O(C) per event (C classes) plus O(1) per
+// The static-order ServerFilling path: the Gittins order when every class's
+// rank is constant (exponential durations, Weibull of shape 1, H2 with equal
+// rates). Arrival order, the other static order, takes the plain path
+// (plain.go, this path specialised to a single key group); the code below
+// handles it too, as one group. O(C) per event (C classes) plus O(1) per
 // start, preemption, and job entering or leaving M, never a pass over M.
 //
 // In both orders a job's key never changes (its arrival index; its class's
@@ -69,7 +71,7 @@ func (p *Policy) staticOrder() bool {
 
 // initStatic builds the groups and cells (Init, after the buckets).
 func (p *Policy) initStatic() {
-	p.static = p.proc == ServerFilling && !p.exhaustive && p.staticOrder()
+	p.static = p.proc == ServerFilling && !p.exhaustive && p.pl == nil && p.staticOrder()
 	if !p.static {
 		return
 	}
