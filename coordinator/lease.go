@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"syscall"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/redact"
 )
 
 // The coordinator lease: one coordinator acts on a NATS system at a time.
@@ -54,7 +54,9 @@ type LeaseHolder struct {
 	Host    string    `json:"host"`
 	PID     int       `json:"pid"`
 	Started time.Time `json:"started"`
-	// Storage is the coordinator's storage URL without credentials.
+	// Storage is the coordinator's storage URL, whole but with its
+	// credentials masked (leaseStorage). Takeovers compare it to warn
+	// about a change of storage.
 	Storage string `json:"storage"`
 	// PIDNamespace identifies the process's PID namespace (Linux), so
 	// that a PID is only checked for life where it means the same
@@ -66,16 +68,14 @@ func (h LeaseHolder) String() string {
 	return fmt.Sprintf("%s/%d (started %s, storage %s)", h.Host, h.PID, h.Started.UTC().Format(time.RFC3339), h.Storage)
 }
 
-// redactURL drops user information and query parameters (where S3-style
-// URLs carry keys) from a storage URL.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme == "" {
-		return s
-	}
-	u.User, u.RawQuery, u.ForceQuery = nil, "", false
-	return u.String()
-}
+// leaseStorage is how a storage URL is recorded in the lease, which
+// anyone on the NATS system can read: credentials (a password or token in
+// the user information, secret query parameters) are masked, and the rest
+// is kept. The query must stay: an S3 URL names its service there
+// (s3://bucket?endpoint=host:port), and the same bucket on two endpoints
+// is two storages, which the takeover warning has to tell apart. Two URLs
+// that differ only in their secrets record the same location.
+func leaseStorage(storeURL string) string { return redact.URL(storeURL) }
 
 type lease struct {
 	co  *Coordinator
@@ -102,7 +102,7 @@ func (co *Coordinator) newLease(ctx context.Context) (*lease, error) {
 	_, _ = rand.Read(nonce[:])
 	now := time.Now()
 	ns, _ := os.Readlink("/proc/self/ns/pid")
-	me := LeaseHolder{Host: co.host, PID: os.Getpid(), Started: now, Storage: redactURL(co.o.Store.URL()), PIDNamespace: ns}
+	me := LeaseHolder{Host: co.host, PID: os.Getpid(), Started: now, Storage: leaseStorage(co.o.Store.URL()), PIDNamespace: ns}
 	me.ID = fmt.Sprintf("%s/%d/%d/%s", me.Host, me.PID, now.UnixNano(), hex.EncodeToString(nonce[:]))
 	val, err := json.Marshal(me)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -225,5 +226,92 @@ func TestLeaseOfDeadProcessTakenAtOnce(t *testing.T) {
 	// results are not in this one.
 	if logs.count("WARNING: the previous coordinator used storage old") != 1 {
 		t.Error("no warning that the previous holder used other storage")
+	}
+}
+
+// urlStore is a real store presented under another URL, standing for a
+// coordinator configured with other storage (an S3 service elsewhere) or
+// for a Store implementation whose URL carries credentials.
+type urlStore struct {
+	storage.Store
+	url string
+}
+
+func (s urlStore) URL() string { return s.url }
+
+// TestLeaseStorageKeepsEndpoint: the lease records the whole storage
+// location with its credentials masked. Two S3 URLs naming the same bucket
+// on different endpoints (the endpoint is a query parameter) are different
+// storage, so a coordinator taking over from one on another endpoint
+// warns; two that differ only in their secrets are the same storage (no
+// warning), and neither secret is stored in the lease, which anyone on the
+// NATS system can read.
+func TestLeaseStorageKeepsEndpoint(t *testing.T) {
+	e := newEnv(t)
+	const ttl = time.Second
+	js, _ := jetstream.New(e.nc)
+	ctx := context.Background()
+	// holder returns the lease's current value, checking that its storage
+	// is the bucket farm on endpoint.
+	holder := func(endpoint string) (coordinator.LeaseHolder, string) {
+		t.Helper()
+		kv, err := js.KeyValue(ctx, protocol.LeaseBucket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ent, err := kv.Get(ctx, protocol.LeaseKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h coordinator.LeaseHolder
+		if err := json.Unmarshal(ent.Value(), &h); err != nil {
+			t.Fatalf("lease %s: %v", ent.Value(), err)
+		}
+		u, err := url.Parse(h.Storage)
+		if err != nil || u.Scheme != "s3" || u.Host != "farm" || u.Query().Get("endpoint") != endpoint {
+			t.Fatalf("lease storage %q: want s3://farm with endpoint %s (%v)", h.Storage, endpoint, err)
+		}
+		return h, string(ent.Value())
+	}
+	start := func(loc string) (func(), *logLines) {
+		t.Helper()
+		co, done, kill, logs := runCoordinator(t, e, urlStore{e.store, loc}, coordinator.Options{LeaseTTL: ttl})
+		select {
+		case <-co.Ready():
+		case err := <-done:
+			t.Fatalf("coordinator on %s stopped: %v", loc, err)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("coordinator on %s not ready after 20 s", loc)
+		}
+		return kill, logs
+	}
+
+	kill1, _ := start("s3://farm?endpoint=a.example:9000&secure=false")
+	holder("a.example:9000")
+	kill1() // a crash: the lease stays until its TTL runs out
+
+	// Same bucket, another endpoint: other storage.
+	const loc2 = "s3://ak:SECRET-2@farm?endpoint=b.example:9000&secure=false&secret_key=SECRET-2"
+	kill2, logs2 := start(loc2)
+	if n := logs2.count("WARNING: the previous coordinator used storage s3://farm?endpoint=a.example:9000"); n != 1 {
+		t.Errorf("taking over from another S3 endpoint: %d warnings naming the previous endpoint, want 1", n)
+	}
+	if _, raw := holder("b.example:9000"); strings.Contains(raw, "SECRET") {
+		t.Errorf("the lease stores a secret: %s", raw)
+	}
+	kill2()
+
+	// The same storage with other secrets: no warning, no secret stored.
+	kill3, logs3 := start(strings.ReplaceAll(loc2, "SECRET-2", "SECRET-3"))
+	defer kill3()
+	if n := logs3.count("WARNING"); n != 0 {
+		t.Errorf("taking over from the same storage with other credentials: %d warnings", n)
+	}
+	h, raw := holder("b.example:9000")
+	if strings.Contains(raw, "SECRET") {
+		t.Errorf("the lease stores a secret: %s", raw)
+	}
+	if u, _ := url.Parse(h.Storage); u.User.Username() != "ak" || u.Query().Get("secure") != "false" {
+		t.Errorf("lease storage %q: the user name and other parameters should be kept", h.Storage)
 	}
 }

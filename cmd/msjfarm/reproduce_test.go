@@ -76,6 +76,13 @@ func TestRunReportReproduce(t *testing.T) {
 	if !strings.Contains(out, "report: "+index) || !strings.Contains(out, "precision: ") {
 		t.Fatalf("run output does not say where the report is (%s):\n%s", index, out)
 	}
+	// Local storage: every location is a file path.
+	for _, want := range []string{"\nsummary: " + filepath.Join(data, "campaigns", id, "summary.csv") + "\n",
+		" — " + filepath.Join(data, "campaigns", id, "precision.csv") + "\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("run output lacks %q:\n%s", want, out)
+		}
+	}
 	res, _ := filepath.Glob(filepath.Join(data, "campaigns", id, "results", "*.json"))
 	if len(res) != 12 {
 		t.Fatalf("%d results, want 12 (2 points grown from 3 to 6)", len(res))

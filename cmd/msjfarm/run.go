@@ -203,9 +203,9 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 		if err := printSummaryTable(os.Stdout, data); err != nil {
 			return fail("run: %v", err)
 		}
-		fmt.Printf("\nsummary: %s/%s\n", st.URL(), storage.SummaryKey(id))
+		fmt.Printf("\nsummary: %s\n", storedLocation(st, storage.SummaryKey(id)))
 		if prec, err := st.Get(ctx, archive.PrecisionKey(id)); err == nil {
-			fmt.Printf("precision: %s — %s/%s\n", precisionLine(prec), st.URL(), archive.PrecisionKey(id))
+			fmt.Printf("precision: %s — %s\n", precisionLine(prec), storedLocation(st, archive.PrecisionKey(id)))
 		}
 		if _, err := st.Stat(ctx, storage.ReportPrefix(id)+"index.html"); err == nil {
 			fmt.Printf("report: %s\n", reportLocation(st, id))

@@ -12,9 +12,7 @@ import (
 	"fmt"
 	"github.com/nats-io/nats.go"
 	"io"
-	"net/url"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -279,13 +277,8 @@ func (s *limitSearch) print(w io.Writer) {
 }
 
 // storedLocation is where a stored key can be opened: a path for local
-// storage, else the URL.
-func storedLocation(st storage.Store, key string) string {
-	if u, err := url.Parse(st.URL()); err == nil && u.Scheme == "file" {
-		return filepath.Join(filepath.FromSlash(u.Path), filepath.FromSlash(key))
-	}
-	return strings.TrimSuffix(st.URL(), "/") + "/" + key
-}
+// storage, else the URL with the key in its path (storage.Location).
+func storedLocation(st storage.Store, key string) string { return storage.Location(st.URL(), key) }
 
 // localProbeRun runs each probe campaign on the embedded farm (local.Run),
 // with a runner chosen for that campaign.

@@ -50,11 +50,8 @@ func URL(u string) string {
 	if err != nil || p.Scheme == "" {
 		return userinfoRE.ReplaceAllStringFunc(u, maskUserinfo)
 	}
+	query, secretQuery := maskQuery(p.RawQuery)
 	// Nothing to mask: the text as it was, not as net/url would re-encode it.
-	secretQuery := false
-	for k := range p.Query() {
-		secretQuery = secretQuery || secretParam(k)
-	}
 	if p.User == nil && !secretQuery {
 		return u
 	}
@@ -65,16 +62,38 @@ func URL(u string) string {
 			p.User = url.User(Mask)
 		}
 	}
-	if secretQuery {
-		q := p.Query()
-		for k := range q {
-			if secretParam(k) {
-				q[k] = []string{Mask}
-			}
-		}
-		p.RawQuery = q.Encode()
-	}
+	p.RawQuery = query
 	return p.String()
+}
+
+// maskQuery masks the values of the secret parameters of a raw query and
+// leaves the rest as written: the order and encoding of the other
+// parameters are kept, so a storage URL's endpoint=host:port reads as it was
+// given and two URLs differing only in their secrets redact alike. Both '&'
+// and ';' separate parameters (some servers accept either), so a secret is
+// masked whichever the URL uses.
+func maskQuery(raw string) (string, bool) {
+	var b strings.Builder
+	masked := false
+	for raw != "" {
+		i := strings.IndexAny(raw, "&;")
+		part, sep := raw, ""
+		if i >= 0 {
+			part, sep, raw = raw[:i], raw[i:i+1], raw[i+1:]
+		} else {
+			raw = ""
+		}
+		k, _, _ := strings.Cut(part, "=")
+		name := k
+		if uk, err := url.QueryUnescape(k); err == nil {
+			name = uk
+		}
+		if secretParam(name) {
+			part, masked = k+"="+Mask, true
+		}
+		b.WriteString(part + sep)
+	}
+	return b.String(), masked
 }
 
 // userinfoRE finds the userinfo of URLs inside free text: scheme://...@.

@@ -11,9 +11,13 @@ func TestURL(t *testing.T) {
 		{"nats://s3cr3tT0ken@127.0.0.1:4222", "nats://xxxxx@127.0.0.1:4222"},
 		{"nats://farm:pa55@nats:4222", "nats://farm:xxxxx@nats:4222"},
 		{"tls://a:b@h1:4222,nats://tok@h2:4222", "tls://a:xxxxx@h1:4222,nats://xxxxx@h2:4222"},
-		{"nats://h:4222?token=abc&name=x", "nats://h:4222?name=x&token=xxxxx"},
+		{"nats://h:4222?token=abc&name=x", "nats://h:4222?token=xxxxx&name=x"},
+		// The rest of the query as written (order, host:port unescaped).
+		{"s3://u:pw@bucket/p?endpoint=minio:9000&secret_key=sk&secure=false", "s3://u:xxxxx@bucket/p?endpoint=minio:9000&secret_key=xxxxx&secure=false"},
+		{"https://h/o?a=1;token=t&b=%3A", "https://h/o?a=1;token=xxxxx&b=%3A"},
+		{"https://h/o?to%6Ben=t", "https://h/o?to%6Ben=xxxxx"},
 		{"s3://bucket?endpoint=minio:9000&secure=false", "s3://bucket?endpoint=minio:9000&secure=false"},
-		{"https://h/o?X-Amz-Signature=deadbeef&X-Amz-Credential=AK", "https://h/o?X-Amz-Credential=xxxxx&X-Amz-Signature=xxxxx"},
+		{"https://h/o?X-Amz-Signature=deadbeef&X-Amz-Credential=AK", "https://h/o?X-Amz-Signature=xxxxx&X-Amz-Credential=xxxxx"},
 		{"https://h/o?s3_secret_key=k", "https://h/o?s3_secret_key=xxxxx"},
 		{"127.0.0.1:4222", "127.0.0.1:4222"},
 		{"http://h:8080/a%2fb?x=1&a=2", "http://h:8080/a%2fb?x=1&a=2"}, // untouched, not re-encoded
