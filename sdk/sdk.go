@@ -43,6 +43,21 @@
 // aliases make Class, Counter, Preemption, Param and Values the engine's
 // types, since they appear in the signatures the engine calls.
 //
+// # Inlining
+//
+// The compiler inlines the small methods of System and Job (Free, Now,
+// Need, Measuring, ...) into a package only if it has loaded the export
+// data of the package that declares them, sim, which it does for a direct
+// import; through sdk alone each such call stays a real call. A policy
+// package on a hot path should therefore also import the engine for its
+// export data only:
+//
+//	import _ "github.com/msjfarm/msjfarm/sim"
+//
+// Every built-in family does (plugins/<family>/inline.go). Measured with
+// callgrind: 1.35% of the instructions of FCFS over one-or-all at ρ = 0.5,
+// 4.6% of Adaptive Quickswap's over Borg cell B at λ = 4.5.
+//
 // What a policy may call:
 //
 //   - on *System, reads: Now, Servers, Free, Busy, InSystem, Classes,

@@ -297,7 +297,7 @@ func (r *PluginRunner) fetch(ctx context.Context, policy string, pin protocol.Pl
 	}
 	if sum != pin.SHA256 {
 		os.Remove(tmp)
-		return "", &pluginhost.Error{Kind: pluginhost.ErrChecksum, Binary: r.Store.URL() + "/" + key, SHA256: pin.SHA256, Policy: policy,
+		return "", &pluginhost.Error{Kind: pluginhost.ErrChecksum, Binary: storage.Location(r.Store.URL(), key), SHA256: pin.SHA256, Policy: policy,
 			Msg: fmt.Sprintf("the binary fetched from storage has sha256 %s, the campaign pins %s: refusing to run it", sum, pin.SHA256)}
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {

@@ -1,0 +1,4 @@
+package msf
+
+// For inlining sdk.System's methods: see "Inlining" in package sdk's doc.
+import _ "github.com/msjfarm/msjfarm/sim"
