@@ -11,7 +11,7 @@ RACE_PKGS ?= ./storage/... ./coordinator/... ./worker/... ./internal/protocol/..
 export MSJFARM_MINIO ?= $(TOOLS)/minio
 export MSJFARM_NATS_SERVER ?= $(TOOLS)/nats-server
 
-.PHONY: all build plugins test test-long lint tools bench fmt proto faults faults-reduced
+.PHONY: all build plugins test test-long lint tools bench pgo fmt proto faults faults-reduced
 
 all: build
 
@@ -24,7 +24,7 @@ build: plugins
 plugins:
 	@mkdir -p bin/plugins
 	for d in plugins/*/cmd/*/; do \
-		$(GO) build -o bin/plugins/$$(basename $$d) ./$$d || exit 1; \
+		$(GO) build -pgo=$(CURDIR)/cmd/msjfarm/default.pgo -o bin/plugins/$$(basename $$d) ./$$d || exit 1; \
 	done
 
 # Real servers for the integration tests: MinIO (go install, cached),
@@ -75,6 +75,20 @@ BENCH_OUT ?= bench.txt
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x -count $(BENCH_COUNT) -timeout 120m ./sim/ ./plugins/... >$(BENCH_OUT); \
 		s=$$?; cat $(BENCH_OUT); exit $$s
+
+# The CPU profile behind profile-guided optimisation (PGO): `go build`
+# applies cmd/msjfarm/default.pgo to the msjfarm binary by default (and the
+# plugins target to every plugin binary). It records the engine and the
+# papers' main policies on one-or-all and Borg cell B (BenchmarkCatalog),
+# leaving out the policies whose cost per event is quadratic or a knapsack,
+# which would otherwise take most of the samples. Regenerate it after a
+# change to the engine's or a policy's hot path; docs/design.md ("Speed")
+# has what it gains.
+PGO_BENCH ?= Catalog/.*/.*/^(fcfs|msf|lsf|msfq|static-quickswap|adaptive-quickswap|serverfilling|serverfilling-srpt|serverfilling-gittins|first-fit|killsmart|killsmart-multiclass|nmsr|balanced-splitting|easy-backfill)$$
+pgo:
+	@mkdir -p bin
+	$(GO) test -run '^$$' -bench '$(PGO_BENCH)' -benchtime 1x -o bin/builtin.test -cpuprofile bin/pgo.prof ./plugins/builtin/
+	cp bin/pgo.prof cmd/msjfarm/default.pgo
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
