@@ -569,10 +569,14 @@ func (r *replication) marked(id int64) stopReason {
 }
 
 // nextMark is the smallest arrival index after id at which marked has
-// anything to do. From the window's end on, the stop rules are checked at
-// every arrival.
+// anything to do. After the window's closing arrival only the drain limit
+// is left to check, from stopAt on: the other stop rule, drained, can only
+// become true at a departure, and the loop checks it there.
 func (r *replication) nextMark(id int64) int64 {
 	if id >= r.winEnd {
+		if id < r.stopAt {
+			return r.stopAt
+		}
 		return id + 1
 	}
 	m := r.winEnd

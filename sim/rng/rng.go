@@ -104,7 +104,7 @@ func (s *Stream) Float64() float64 { return unit(s.Uint64()) }
 // Exp returns an exponential variate with mean 1, by inversion (-log U), so
 // that one uniform gives one variate and scaling the rate keeps the coupling
 // between runs at different rates.
-func (s *Stream) Exp() float64 { return -log01(s.Float64()) }
+func (s *Stream) Exp() float64 { return -math.Log(s.Float64()) }
 
 // ExpFill fills dst with exponential variates of mean 1: the same numbers,
 // in the same order, as len(dst) calls of Exp.
@@ -112,7 +112,7 @@ func (s *Stream) ExpFill(dst []float64) {
 	hi, lo := s.hi, s.lo
 	for i := range dst {
 		hi, lo = advance(hi, lo)
-		dst[i] = -log01(unit(dxsm(hi, lo)))
+		dst[i] = -math.Log(unit(dxsm(hi, lo)))
 	}
 	s.hi, s.lo = hi, lo
 }
@@ -154,7 +154,7 @@ func (s *Stream) IntN(n int) int {
 func (s *Stream) Normal() float64 {
 	u1 := s.Float64()
 	u2 := s.Float64()
-	return math.Sqrt(-2*log01(u1)) * math.Cos(2*math.Pi*u2)
+	return math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
 }
 
 func mul64(x, y uint64) (hi, lo uint64) {
