@@ -811,6 +811,12 @@ func (p *Policy) armCrossing(s *sdk.System, now float64) {
 			}
 		}
 	}
+	p.setCrossingTimer(s, now, t)
+}
+
+// setCrossingTimer asks for a timer t after now (the first crossing both
+// arming paths found; +Inf: none), unless an earlier one is already set.
+func (p *Policy) setCrossingTimer(s *sdk.System, now, t float64) {
 	if math.IsInf(t, 1) {
 		return
 	}
