@@ -35,22 +35,45 @@
 // exactly those of the general path below (TestEquivalentToReference
 // against a frozen copy of it, TestShortcutsExact).
 //
-// Performance, the other members: the jobs outside M are all waiting, and
-// a waiting job's key does not change, so they stay in a heap (a FIFO for
-// arrival order) keyed by (key, arrival index). M has at most k jobs; a decision refreshes the
-// keys of M's running jobs, re-sorts M by insertion sort (it was sorted at
-// the previous decision and only running jobs moved, so this costs |M| plus
-// the few inversions), merges it with the heap until the stopping rule, and
-// runs the procedure on M alone: O(|M| + #needs + log n) per event (times
-// the recursion depth, at most log2 k, for DivisorFilling), never a pass
-// over the whole queue. An arrival behind a full M, and arrivals and
-// completions while every job is served, cost O(1) plus a heap push or an
-// O(|M|) slice deletion (see Policy). The O(|M|) term is up to k jobs (at
-// k = 2048 with need-1 jobs, thousands of operations per event); removing
-// it for the SRPT ordering, the Gittins ordering with ranks that change
-// with age, and DivisorFilling (issue #18) means keeping M's order
-// incrementally under keys that move, with the exact tie rules below, and
-// is not done yet.
+// Performance, ServerFilling-SRPT, and ServerFilling-Gittins when no
+// class's rank rises with age (deterministic, uniform, rank tables that
+// never rise, mixed with constant ranks): O(C · log n) per event plus
+// O(log n) per start, preemption and job entering or leaving M
+// (srptfast.go). Within one need all running jobs lose remaining size at
+// the same rate (within one class, all running jobs age at the same rate
+// under one rank function), so they keep their order and, keys never
+// rising, stay ahead of the waiting jobs, whose keys are frozen; M is then
+// the running jobs plus a prefix of each need's waiting jobs, and a
+// decision only moves jobs at those seams, found with order-statistics
+// treaps. The decisions are exactly those of the general path below
+// (TestSRPTPathEquivalent and TestGittinsPathEquivalent over many seeds,
+// with ties, crossings on and off, both packings; TestEquivalentToReference
+// against the frozen pre-rework implementation).
+//
+// Performance, the other members (Gittins when some class's rank rises
+// with age, every DivisorFilling): the jobs outside M are all waiting, and a waiting
+// job's key does not change, so they stay in a heap (a FIFO for arrival
+// order) keyed by (key, arrival index). M has at most k jobs; a decision
+// refreshes the keys of M's running jobs, re-sorts M by insertion sort (it
+// was sorted at the previous decision and only running jobs moved, so this
+// costs |M| plus the few inversions), merges it with the heap until the
+// stopping rule, and runs the procedure on M alone: O(|M| + #needs + log n)
+// per event (times the recursion depth, at most log2 k, for
+// DivisorFilling), never a pass over the whole queue. An arrival behind a
+// full M, and arrivals and completions while every job is served, cost O(1)
+// plus a heap push or an O(|M|) slice deletion (see Policy). The O(|M|) term
+// is up to k jobs (at k = 2048 with need-1 jobs, thousands of operations
+// per event). Why it stays for these (issue #18): a Gittins rank that rises
+// with age (hyperexponential, Weibull of shape < 1) moves running jobs
+// backwards past waiting ones, so neither M nor a need's served jobs stay a
+// prefix of a structure that survives between decisions; a rank table that
+// is not monotone (lognormal, bounded Pareto) does not even keep the order
+// among the running jobs of one class; and ranks that tie in floating point
+// at different ages (a saturated hyperexponential rank, a table held
+// constant past its grid) are broken by arrival index, which no age order
+// reproduces. DivisorFilling's recursion takes "the first kk jobs" of
+// need-defined subsets of M at every level, a selection across needs in the
+// ordering that per-need counts alone do not give.
 package serverfilling
 
 import (
@@ -186,7 +209,9 @@ const (
 // (remaining size, arrival index), and at each decision recomputes the keys
 // of M's running jobs (need/k × (remaining duration at the last start −
 // service since), the engine's own arithmetic for System.Remaining),
-// re-sorts M and merges it with the heap.
+// re-sorts M and merges it with the heap. That is the general path, which
+// DivisorFilling-SRPT takes; ServerFilling-SRPT keeps the finer invariant
+// of srptfast.go (per need, the running jobs' order) and never passes over M.
 //
 // Crossings (parameter crossings, default on): S's policy is defined at
 // every instant, so a swap inside M between events can change what it
@@ -294,6 +319,7 @@ type Policy struct {
 
 	exhaustive bool // tests: no arrival/completion shortcuts, a full decision every time
 	allPairs   bool // tests: a crossing timer for every approaching pair of M
+	general    bool // tests: the general path even where the SRPT path applies
 
 	dfExtracted bool  // the last DivisorFilling choice used a Case 3 extraction
 	stopper     int32 // the last ServerFilling choice: first job that did not fit (PackStop; -1: none)
@@ -307,6 +333,15 @@ type Policy struct {
 	gLast    int32     // group of M's last job (-1: M empty)
 	mLast    int32     // M's last job (-1: M empty)
 	cellTake []int32   // scratch: jobs served per cell
+
+	// SRPT path (srptfast.go): ServerFilling-SRPT in O(C · log n).
+	fastSRPT bool
+	sb       []sbucket
+	rroot    []int32 // treap of running jobs per run group (see runGroup)
+	pend     []int32 // running jobs not yet placed in their treap (flushPending)
+	nOut     int     // waiting jobs outside M
+	seed     uint32  // treap priorities
+	evicted  []int32 // scratch: running jobs that left M
 
 	take []int32 // scratch: jobs served per need bucket (see takes)
 	rem  int     // servers takes left idle
@@ -341,6 +376,13 @@ type slot struct {
 	// cell's arrival order (-1: none); in M.
 	prev, next, bprev, bnext int32
 	inM                      bool
+
+	// SRPT path (srptfast.go): treap links, subtree size and priority;
+	// completion instant if run alone (running jobs).
+	tl, tr, tsz int32
+	pri         uint32
+	fin         float64
+	pend        int32 // 1 + index in Policy.pend (0: not pending)
 }
 
 // New returns a policy of the family. The SRPT variants start with
@@ -463,6 +505,7 @@ func (p *Policy) Init(s *sdk.System) error {
 		p.lpf = largestPrimeFactors(p.k)
 	}
 	p.initStatic()
+	p.initSRPT()
 	for i := range p.slots {
 		p.slots[i] = slot{}
 	}
@@ -534,6 +577,10 @@ func (p *Policy) Arrive(s *sdk.System, j *sdk.Job) {
 		p.arriveStatic(s, i)
 		return
 	}
+	if p.fastSRPT {
+		p.arriveSRPT(s, i)
+		return
+	}
 	if p.exhaustive {
 		p.rest.push(p, i)
 		p.decide(s)
@@ -570,6 +617,10 @@ func (p *Policy) Complete(s *sdk.System, j *sdk.Job) {
 		p.completeStatic(s, i)
 		return
 	}
+	if p.fastSRPT {
+		p.completeSRPT(s, i)
+		return
+	}
 	sl := &p.slots[i]
 	if p.allServed() && !p.exhaustive { // still all served: nothing to decide
 		p.sumM -= int(sl.need)
@@ -598,6 +649,10 @@ func (p *Policy) Timer(s *sdk.System, _ int) {
 		p.sameTime, p.lastTimer = 0, now
 	}
 	p.timers++
+	if p.fastSRPT {
+		p.decideSRPT(s)
+		return
+	}
 	p.decide(s)
 }
 
