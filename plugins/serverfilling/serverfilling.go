@@ -342,6 +342,7 @@ type Policy struct {
 	nOut     int     // waiting jobs outside M
 	seed     uint32  // treap priorities
 	evicted  []int32 // scratch: running jobs that left M
+	swapped  []int32 // scratch: jobs a bucket's exchange started
 
 	take []int32 // scratch: jobs served per need bucket (see takes)
 	rem  int     // servers takes left idle

@@ -385,19 +385,40 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 		// Arrivals since the last decision can precede running jobs of
 		// their bucket: exchange while M's least waiting job of the bucket
 		// precedes its last running one.
+		// A job this decision started (from the waiting set) can be
+		// exchanged too: the waiting treap orders exact keys, less ties
+		// keys within tol by arrival index, and the general path keeps M's
+		// waiting jobs in less's order, so on such a tie (y's key a hair
+		// above x's, y's arrival index below) y goes first there. x then
+		// simply does not start (it never reached the engine). A job
+		// brought in by an exchange is not exchanged out again (swapped),
+		// so the loop ends even where less is not transitive.
+		swapped := p.swapped[:0]
 		for sb.w > 0 && sb.nRun > 0 {
 			x := p.runLast(sb, now, tol)
+			if slices.Contains(swapped, x) {
+				break
+			}
 			y := p.tFirst(sb.root)
 			if !p.less(y, x, tol) {
 				break
 			}
-			p.toWaiting(x, now) // after y: y stays the least waiting job
+			// y out before x goes in: on a tie within tol x can precede
+			// y in the waiting order.
 			sb.root = p.tDeleteMin(sb.root)
+			p.toWaiting(x, now)
 			p.startPrep(s, y, now)
 			p.runAppend(y)
-			pre = append(pre, x)
+			if p.slots[x].j.Running() {
+				pre = append(pre, x)
+			} else {
+				k := slices.Index(starts, x)
+				starts = slices.Delete(starts, k, k+1)
+			}
 			starts = append(starts, y)
+			swapped = append(swapped, y)
 		}
+		p.swapped = swapped[:0]
 	}
 	p.stopper, p.idle = -1, p.rem
 	if p.packing == PackStop && int(p.cut) < p.nBuckets && p.sb[p.cut].w > 0 {

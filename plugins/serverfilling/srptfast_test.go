@@ -81,6 +81,30 @@ func TestSRPTPathEquivalent(t *testing.T) {
 	}
 }
 
+// TestSRPTPathBorgB: the SRPT path against the general path on Borg cell B
+// (26 classes, k = 2048) at ρ = 0.92, the BenchmarkCatalog case where the
+// path once preempted a job it had started in the same decision: keys of
+// one need that tie within the crossing tolerance but not exactly (a
+// partly served job's key a hair below a waiting one's of lower arrival
+// index) are ordered one way by the waiting treap and the other by less,
+// which the exchange at the bucket's seam followed. Seed 1 hit it at
+// t ≈ 51943, inside this run (150000 arrivals; 100000 end before it).
+func TestSRPTPathBorgB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long run (two policies on 165000 arrivals at k = 2048)")
+	}
+	w1 := namedWorkload(t, "borg-b", 1)
+	w := namedWorkload(t, "borg-b", 0.92/w1.Load())
+	cfg := sim.Config{Seed: 1, Warmup: 15000, Arrivals: 150000, MaxInSystem: 20000}
+	fast := configured(t, SRPTOrder, ServerFilling, nil)
+	gen := configured(t, SRPTOrder, ServerFilling, nil)
+	gen.general = true
+	sameTrace(t, "borg-b/rho=0.92/seed=1", w, gen, fast, cfg)
+	if !fast.fastSRPT {
+		t.Fatal("the fast path was not taken")
+	}
+}
+
 // monotoneMix: k = 12, classes whose Gittins ranks never rise with age
 // (deterministic, uniform, Weibull of shape 2 by rank table) mixed with
 // exponential ones (constant ranks), several classes per need, ρ ≈ 0.95;
