@@ -64,6 +64,7 @@ func TestSRPTPathEquivalent(t *testing.T) {
 					t.Run(name, func(t *testing.T) {
 						cfg := sim.Config{Seed: seed, Warmup: x.arrivals / 10, Arrivals: x.arrivals, MaxInSystem: 20000}
 						fast := configured(t, SRPTOrder, ServerFilling, params)
+						fast.forceFast = true
 						gen := configured(t, SRPTOrder, ServerFilling, params)
 						gen.general = true
 						sameTrace(t, name, x.w, gen, fast, cfg)
@@ -72,7 +73,7 @@ func TestSRPTPathEquivalent(t *testing.T) {
 							if err := sim.Configure(ref, map[string]any{"crossings": crossings}); err != nil {
 								t.Fatal(err)
 							}
-							sameTrace(t, name+"/ref", x.w, ref, configured(t, SRPTOrder, ServerFilling, params), cfg)
+							sameTrace(t, name+"/ref", x.w, ref, fast2(t, SRPTOrder, params), cfg)
 						}
 					})
 				}
@@ -97,12 +98,21 @@ func TestSRPTPathBorgB(t *testing.T) {
 	w := namedWorkload(t, "borg-b", 0.92/w1.Load())
 	cfg := sim.Config{Seed: 1, Warmup: 15000, Arrivals: 150000, MaxInSystem: 20000}
 	fast := configured(t, SRPTOrder, ServerFilling, nil)
+	fast.forceFast = true // Borg cell B has needs above k/4 (see initSRPT)
 	gen := configured(t, SRPTOrder, ServerFilling, nil)
 	gen.general = true
 	sameTrace(t, "borg-b/rho=0.92/seed=1", w, gen, fast, cfg)
 	if !fast.fastSRPT {
 		t.Fatal("the fast path was not taken")
 	}
+}
+
+// fast2 is a fresh ServerFilling policy of order o on the SRPT path
+// whatever its needs (forceFast).
+func fast2(t *testing.T, o Order, params map[string]any) *Policy {
+	p := configured(t, o, ServerFilling, params)
+	p.forceFast = true
+	return p
 }
 
 // monotoneMix: k = 12, classes whose Gittins ranks never rise with age
@@ -150,6 +160,7 @@ func TestGittinsPathEquivalent(t *testing.T) {
 					cfg := sim.Config{Seed: seed, Warmup: 2000, Arrivals: 30000, MaxInSystem: 20000}
 					params := map[string]any{"packing": packing}
 					fast := configured(t, GittinsOrder, ServerFilling, params)
+					fast.forceFast = true
 					gen := configured(t, GittinsOrder, ServerFilling, params)
 					gen.general = true
 					sameTrace(t, name, w, gen, fast, cfg)
@@ -157,7 +168,7 @@ func TestGittinsPathEquivalent(t *testing.T) {
 						t.Fatal("the fast path was not taken")
 					}
 					if packing == PackingStop {
-						sameTrace(t, name+"/ref", w, newRef(GittinsOrder, ServerFilling), configured(t, GittinsOrder, ServerFilling, params), cfg)
+						sameTrace(t, name+"/ref", w, newRef(GittinsOrder, ServerFilling), fast2(t, GittinsOrder, params), cfg)
 					}
 				})
 			}
