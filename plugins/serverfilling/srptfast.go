@@ -56,11 +56,21 @@ import (
 // heap, see treap below). The takes are computed from the per-bucket counts
 // exactly as in the general path and applied bucket by bucket at the seams.
 //
-// The crossing timer needs, per bucket, only the running job with the
-// largest key (the last running one): the general path's candidate time
-// (b.key − y.key)/(b.rate − y.rate) for jobs y of one bucket has one
-// denominator and is least for the largest y.key, computed with the same
-// floating-point operations, so the minimum is the same number.
+// The crossing timer needs, per bucket, only the running job of largest
+// (fin, arrival), the last running one (crossAt is monotone in y's key
+// among jobs of one rate); the general path takes the same candidates, so
+// the timers are the same numbers by construction.
+//
+// The order is total (srptfastorder.go), so the general path's order at a
+// decision does not depend on the order it had before, and this path, whose
+// treaps hold exact keys, reproduces it. One representational freedom is
+// left: a job preempted at a decision came first among jobs of its key
+// while it ran (a moving key first) and is ordered by arrival among them
+// once it waits, so it may land in its bucket's waiting treap behind jobs
+// of the same key and need that are outside M. The count w then takes the
+// first of those into M in its place: same need and key, so M's total,
+// its last key and every later choice are the same (and the next decision
+// rebuilds the true prefix in both paths).
 //
 // Engine calls are made in the general path's order (jobs that left M,
 // then the other preemptions, then the starts, each in the order of the
@@ -125,18 +135,11 @@ func (p *Policy) initSRPT() {
 	p.evicted = p.evicted[:0]
 }
 
-// skey refreshes a running job's key to its value now (the general path's
-// arithmetic) and returns the slot.
+// skey refreshes a running job's key to its value now (keyAt, the general
+// path's arithmetic) and returns the slot.
 func (p *Policy) skey(i int32, now float64) *slot {
 	sl := &p.slots[i]
-	if sl.serve {
-		c := &p.cls[sl.class]
-		if p.ord == SRPTOrder {
-			sl.key = c.scale * math.Max(sl.age-(now-sl.since), 0)
-		} else if !c.rank.constant {
-			sl.key = c.scale * c.rank.at(sl.age+(now-sl.since))
-		}
-	}
+	sl.key = p.keyAt(sl, now)
 	return sl
 }
 
@@ -164,18 +167,10 @@ func (p *Policy) flushPending() {
 	p.pend = p.pend[:0]
 }
 
-// runAppend adds job i, whose since and age are set, to its bucket's
+// runAppend adds job i, started (setRun: fin is set), to its bucket's
 // running jobs.
 func (p *Policy) runAppend(i int32) {
 	sl := &p.slots[i]
-	switch {
-	case p.ord == SRPTOrder:
-		sl.fin = sl.since + sl.age
-	case p.cls[sl.class].rank.constant:
-		sl.fin = 0 // equal keys: arrival order
-	default:
-		sl.fin = sl.since - sl.age // the older first
-	}
 	g := p.runGroup(sl)
 	p.rroot[g], _ = p.tInsert(p.rroot[g], i, true)
 	p.sb[sl.bucket].nRun++
@@ -193,7 +188,7 @@ func (p *Policy) runRemove(i int32) {
 
 // runLast is the bucket's last running job (-1 if none), its key
 // refreshed: the latest of its run groups' last jobs.
-func (p *Policy) runLast(sb *sbucket, now, tol float64) int32 {
+func (p *Policy) runLast(sb *sbucket, now float64) int32 {
 	last := int32(-1)
 	for _, g := range sb.groups {
 		r := p.rroot[g]
@@ -202,7 +197,7 @@ func (p *Policy) runLast(sb *sbucket, now, tol float64) int32 {
 		}
 		c := p.tLast(r)
 		p.skey(c, now)
-		if last < 0 || p.less(last, c, tol) {
+		if last < 0 || p.less(last, c) {
 			last = c
 		}
 	}
@@ -235,7 +230,7 @@ func (p *Policy) arriveSRPT(s *sdk.System, i int32) {
 	} else {
 		p.nOut++
 	}
-	if p.full() && sl.key > p.maxKey+p.tol(s.Now()) {
+	if p.full() && sl.key > p.maxKey {
 		return // behind every job of M, whose keys have not risen: M unchanged
 	}
 	p.decideSRPT(s)
@@ -267,19 +262,19 @@ func (p *Policy) completeSRPT(s *sdk.System, i int32) {
 // lastM returns M's last job in the order now (-1 if M is empty): per
 // bucket the later of its last running job and its last waiting job in M
 // (an arrival since the last decision can precede running jobs).
-func (p *Policy) lastM(now, tol float64) int32 {
+func (p *Policy) lastM(now float64) int32 {
 	last := int32(-1)
 	for b := range p.sb {
 		sb := &p.sb[b]
 		if sb.w > 0 {
 			c := p.tSelect(sb.root, sb.w-1)
-			if last < 0 || p.less(last, c, tol) {
+			if last < 0 || p.less(last, c) {
 				last = c
 			}
 		}
 		if sb.nRun > 0 {
-			c := p.runLast(sb, now, tol)
-			if last < 0 || p.less(last, c, tol) {
+			c := p.runLast(sb, now)
+			if last < 0 || p.less(last, c) {
 				last = c
 			}
 		}
@@ -288,7 +283,7 @@ func (p *Policy) lastM(now, tol float64) int32 {
 }
 
 // firstOut returns the least job outside M (-1 if none).
-func (p *Policy) firstOut(tol float64) int32 {
+func (p *Policy) firstOut() int32 {
 	first := int32(-1)
 	for b := range p.sb {
 		sb := &p.sb[b]
@@ -296,7 +291,7 @@ func (p *Policy) firstOut(tol float64) int32 {
 			continue
 		}
 		c := p.tSelect(sb.root, sb.w)
-		if first < 0 || p.less(c, first, tol) {
+		if first < 0 || p.less(c, first) {
 			first = c
 		}
 	}
@@ -308,11 +303,7 @@ func (p *Policy) firstOut(tol float64) int32 {
 func (p *Policy) toWaiting(i int32, now float64) *sbucket {
 	sl := p.skey(i, now)
 	p.runRemove(i)
-	sl.rate = 0
-	if p.ord == GittinsOrder {
-		sl.age += now - sl.since // attained service, as preempt does
-		sl.since = now
-	}
+	p.stopRun(sl, now)
 	sb := &p.sb[sl.bucket]
 	sb.root, _ = p.tInsert(sb.root, i, false)
 	return sb
@@ -321,7 +312,6 @@ func (p *Policy) toWaiting(i int32, now float64) *sbucket {
 // decideSRPT is decide for this path (see the comment at the top).
 func (p *Policy) decideSRPT(s *sdk.System) {
 	now := s.Now()
-	tol := p.tol(now)
 
 	p.flushPending()
 
@@ -332,7 +322,7 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	for {
 		fresh = false
 		if p.sumM < p.k {
-			o := p.firstOut(tol)
+			o := p.firstOut()
 			if o < 0 {
 				break
 			}
@@ -341,7 +331,7 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 			p.nOut--
 			continue
 		}
-		last, fresh = p.lastM(now, tol), true
+		last, fresh = p.lastM(now), true
 		ls := &p.slots[last]
 		if p.sumM-int(ls.need) >= p.k {
 			if ls.serve {
@@ -355,7 +345,7 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 			fresh = false
 			continue
 		}
-		if o := p.firstOut(tol); o >= 0 && p.less(o, last, tol) {
+		if o := p.firstOut(); o >= 0 && p.less(o, last) {
 			p.sb[p.slots[o].bucket].w++
 			p.sumM += int(p.slots[o].need)
 			p.nOut--
@@ -370,7 +360,11 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	// merge order): maxKey and the crossing timer's boundary job. The
 	// repair loop's last look is still valid if it changed nothing since.
 	if !fresh {
-		last = p.lastM(now, tol)
+		last = p.lastM(now)
+	}
+	maxKey := math.Inf(-1)
+	if last >= 0 {
+		maxKey = p.slots[last].key
 	}
 
 	// 2. The takes, applied at each bucket's seam.
@@ -383,7 +377,7 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	for b := range p.sb {
 		sb := &p.sb[b]
 		for sb.nRun > take[b] {
-			x := p.runLast(sb, now, tol)
+			x := p.runLast(sb, now)
 			p.toWaiting(x, now)
 			sb.w++
 			pre = append(pre, x)
@@ -392,49 +386,31 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 			x := p.tFirst(sb.root)
 			sb.root = p.tDeleteMin(sb.root)
 			sb.w--
-			// Started below (in order); since and age are what start will
-			// set, and the key computed from them equals the frozen one.
-			p.startPrep(s, x, now)
+			// Started below (in order): setRun now, the engine call then.
+			p.setRun(s, &p.slots[x], now)
 			p.runAppend(x)
 			starts = append(starts, x)
 		}
 		// Arrivals since the last decision can precede running jobs of
 		// their bucket: exchange while M's least waiting job of the bucket
-		// precedes its last running one.
-		// A job this decision started (from the waiting set) can be
-		// exchanged too: the waiting treap orders exact keys, less ties
-		// keys within tol by arrival index, and the general path keeps M's
-		// waiting jobs in less's order, so on such a tie (y's key a hair
-		// above x's, y's arrival index below) y goes first there. x then
-		// simply does not start (it never reached the engine). A job
-		// brought in by an exchange is not exchanged out again (swapped),
-		// so the loop ends even where less is not transitive.
-		swapped := p.swapped[:0]
+		// precedes its last running one. The last running job is always
+		// one that ran before this decision: a job started above has a key
+		// at most its frozen one and runs (srptfastorder.go), so it stays
+		// ahead of every waiting job it was ahead of, and the order is
+		// total, so each exchange is a strict improvement and the loop ends.
 		for sb.w > 0 && sb.nRun > 0 {
-			x := p.runLast(sb, now, tol)
-			if slices.Contains(swapped, x) {
-				break
-			}
+			x := p.runLast(sb, now)
 			y := p.tFirst(sb.root)
-			if !p.less(y, x, tol) {
+			if !p.less(y, x) {
 				break
 			}
-			// y out before x goes in: on a tie within tol x can precede
-			// y in the waiting order.
 			sb.root = p.tDeleteMin(sb.root)
 			p.toWaiting(x, now)
-			p.startPrep(s, y, now)
+			p.setRun(s, &p.slots[y], now)
 			p.runAppend(y)
-			if p.slots[x].j.Running() {
-				pre = append(pre, x)
-			} else {
-				k := slices.Index(starts, x)
-				starts = slices.Delete(starts, k, k+1)
-			}
+			pre = append(pre, x)
 			starts = append(starts, y)
-			swapped = append(swapped, y)
 		}
-		p.swapped = swapped[:0]
 	}
 	p.stopper, p.idle = -1, p.rem
 	if p.packing == PackStop && int(p.cut) < p.nBuckets && p.sb[p.cut].w > 0 {
@@ -445,13 +421,13 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	// order at the decision instant, with the rates before the decision
 	// (the preempted jobs were running, the started ones waiting).
 	if len(evicted) > 1 {
-		slices.SortFunc(evicted, p.cmpWas(tol, true))
+		slices.SortFunc(evicted, p.cmpWas(true))
 	}
 	if len(pre) > 1 {
-		slices.SortFunc(pre, p.cmpWas(tol, true))
+		slices.SortFunc(pre, p.cmpWas(true))
 	}
 	if len(starts) > 1 {
-		slices.SortFunc(starts, p.cmpWas(tol, false))
+		slices.SortFunc(starts, p.cmpWas(false))
 	}
 	for _, i := range evicted {
 		s.Preempt(p.slots[i].j)
@@ -460,14 +436,10 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 		s.Preempt(p.slots[i].j)
 	}
 	for _, i := range starts {
-		p.start(s, &p.slots[i], now)
+		s.Start(p.slots[i].j) // setRun was called when it was chosen
 	}
 	p.evicted, p.next, p.starts = evicted[:0], pre[:0], starts[:0]
-	if last >= 0 {
-		p.maxKey = p.slots[last].key
-	} else {
-		p.maxKey = math.Inf(-1)
-	}
+	p.maxKey = maxKey
 
 	// 4. Crossing timer.
 	if p.kinetic() {
@@ -475,24 +447,21 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	}
 }
 
-// startPrep sets what start will set for waiting job x, which starts at
-// the end of this decision: the key computed from it is the frozen one.
-func (p *Policy) startPrep(s *sdk.System, x int32, now float64) {
-	sl := &p.slots[x]
-	sl.since = now
-	if p.ord == SRPTOrder {
-		sl.age = s.Remaining(sl.j)
-	}
-}
-
-// cmpWas orders jobs as less does, with the rate each had before the
-// decision: need/k if it was running (and crossings are on), else 0.
-func (p *Policy) cmpWas(tol float64, running bool) func(a, b int32) int {
+// cmpWas orders jobs as less did at the decision instant, before the
+// decision's preemptions and starts: running (preempted jobs: key frozen
+// now, rate need/k with crossings, then fin) or waiting (started jobs: the
+// frozen key, kept in key0 since a refresh can lower key once it runs).
+func (p *Policy) cmpWas(running bool) func(a, b int32) int {
 	return func(a, b int32) int {
 		sa, sb := &p.slots[a], &p.slots[b]
-		if d := sa.key - sb.key; d < -tol {
-			return -1
-		} else if d > tol {
+		ka, kb := sa.key, sb.key
+		if !running {
+			ka, kb = sa.key0, sb.key0
+		}
+		if ka != kb {
+			if ka < kb {
+				return -1
+			}
 			return 1
 		}
 		if running && p.crossings {
@@ -502,6 +471,21 @@ func (p *Policy) cmpWas(tol float64, running bool) func(a, b int32) int {
 				}
 				return 1
 			}
+		}
+		// Preempted jobs: a moving key (SRPT, Gittins of a non-constant
+		// rank) came first at equal keys, and among those the least fin.
+		ma, mb := running && p.movingClass(sa), running && p.movingClass(sb)
+		if ma != mb {
+			if ma {
+				return -1
+			}
+			return 1
+		}
+		if ma && sa.fin != sb.fin {
+			if sa.fin < sb.fin {
+				return -1
+			}
+			return 1
 		}
 		if sa.id < sb.id {
 			return -1
@@ -527,18 +511,18 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 	}
 	t := math.Inf(1)
 	for bi := range p.sb {
-		y := p.runLast(&p.sb[bi], now, 0)
-		if y < 0 || y == last || p.bneed[bi] > slack {
+		r := p.rroot[bi] // SRPT: one run group per bucket
+		if r < 0 || p.bneed[bi] > slack {
 			continue
 		}
-		ys := p.skey(y, now)
-		if ys.rate < b.rate {
-			t = math.Min(t, (b.key-ys.key)/(b.rate-ys.rate))
+		y := p.tLast(r) // largest (fin, arrival)
+		if ys := &p.slots[y]; y != last && ys.rate < b.rate {
+			t = math.Min(t, p.crossAt(b, ys, now))
 		}
 	}
 	if i := p.stopper; i >= 0 && i != last && p.idle > 0 {
 		if y := &p.slots[i]; y.need <= slack && y.rate < b.rate {
-			t = math.Min(t, (b.key-y.key)/(b.rate-y.rate))
+			t = math.Min(t, p.crossAt(b, y, now))
 		}
 	}
 	p.setCrossingTimer(s, now, t)
