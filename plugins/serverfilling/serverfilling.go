@@ -43,7 +43,7 @@
 // Performance, ServerFilling-SRPT, and ServerFilling-Gittins when no
 // class's rank rises with age (deterministic, uniform, rank tables that
 // never rise, mixed with constant ranks), when no class needs more than
-// k/4 servers: O(C · log n) per event plus O(log n) per start, preemption
+// k/2 servers: O(C · log n) per event plus O(log n) per start, preemption
 // and job entering or leaving M (srptfast.go). With a wider class a
 // decision moves many jobs at once and the general path below is faster
 // per job moved (measured, see initSRPT), so it is taken instead. Within one need all running jobs lose remaining size at
@@ -330,7 +330,7 @@ type Policy struct {
 	exhaustive bool // tests: no arrival/completion shortcuts, a full decision every time
 	allPairs   bool // tests: a crossing timer for every approaching pair of M
 	general    bool // tests: the general path even where the SRPT path applies
-	forceFast  bool // tests: the SRPT path even with a need above k/4 (see initSRPT)
+	forceFast  bool // tests: the SRPT path even with a need above k/2 (see initSRPT)
 
 	dfExtracted bool  // the last DivisorFilling choice used a Case 3 extraction
 	stopper     int32 // the last ServerFilling choice: first job that did not fit (PackStop; -1: none)

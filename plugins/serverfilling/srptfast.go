@@ -8,7 +8,7 @@ import (
 )
 
 // The ServerFilling-SRPT path, also taken by ServerFilling-Gittins when no
-// class's rank rises with age, when no class needs more than k/4 servers
+// class's rank rises with age, when no class needs more than k/2 servers
 // (see initSRPT for why and the measurements): O(C · log n) per event (C need buckets, or
 // classes for Gittins; n jobs in system) plus O(log n) per start,
 // preemption and job entering or leaving M, never a pass over M.
@@ -89,16 +89,19 @@ type sbucket struct {
 }
 
 // initSRPT sets the SRPT path up (Init, after the buckets). The path is
-// taken only when no class needs more than k/4 servers. A decision around a
-// wider job moves many narrow ones at once (its start preempts the jobs
-// on up to need servers, its completion starts as many), and a move
-// costs this path two treap operations, about three times what the general
-// path spends per job of M in its one pass: measured (ServerFilling-SRPT,
-// two classes, ρ = 0.9, GOMAXPROCS=1), the general path is 1.6-3.4× faster
-// with a need-k class (one-or-all at k = 32 to 512, and k = 2048) and 2× at
-// need k/2 on k = 2048, and on Borg cell B (needs up to 2000 of 2048) 1.1×,
-// while this path is 2.4-15× faster with the widest need at k/16 or k/4
-// (k = 256 and 2048). The decisions are the same either way.
+// taken only when no class needs more than k/2 servers. A decision around a
+// wide job moves many narrow ones at once (its start preempts the jobs on
+// up to need servers, its completion starts as many), and a move costs this
+// path a few treap operations, several times what the general path spends
+// per job of M in its one pass. Measured with BenchmarkPathChoice
+// (ServerFilling-SRPT, cpu-ns/event, GOMAXPROCS=1, 10^5 arrivals, engine
+// 0.5.0), fast / general: two classes (need 1 and a wide need, ρ = 0.97)
+// at k = 2048 with the wide need k/16: 517 / 11297, k/4: 1194 / 12853,
+// k/2: 3229 / 13867, k: 43295 / 28390; at k = 256, k/4: 517 / 1798, k/2:
+// 693 / 2002; at k = 32, k/4: 389 / 451, k/2: 403 / 438; one-or-all (need
+// k = 32, λ = 7): 1495 / 607; Borg cell B (needs up to 2000 of 2048, λ =
+// 4.5): 3991 / 3225. So this path wins up to k/2 and loses with a class
+// of need above it. The decisions are the same either way.
 func (p *Policy) initSRPT() {
 	maxNeed := int32(0)
 	for _, c := range p.cls {
@@ -106,7 +109,7 @@ func (p *Policy) initSRPT() {
 	}
 	p.fastSRPT = p.proc == ServerFilling && !p.exhaustive && !p.allPairs && !p.general && !p.static &&
 		(p.ord == SRPTOrder || p.ord == GittinsOrder && p.monotone) &&
-		(p.forceFast || 4*int(maxNeed) <= p.k)
+		(p.forceFast || 2*int(maxNeed) <= p.k)
 	if !p.fastSRPT {
 		return
 	}

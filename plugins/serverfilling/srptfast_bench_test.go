@@ -9,22 +9,25 @@ import (
 	"github.com/msjfarm/msjfarm/sim/simtest"
 )
 
-// twoClassWide is twoClass2048 with the wide class's need set to wide
-// (mean duration 128/wide, so its work per job and the load at a given
-// rate are those of twoClass2048).
-func twoClassWide(rate float64, wide int) *sim.Workload {
-	w := twoClass2048(rate)
-	w.Name = fmt.Sprintf("two-class-2048-wide-%d", wide)
+// twoClassWide is twoClass2048 with k servers and the wide class's need
+// set to wide (mean duration 128/wide, so its work per job is that of
+// twoClass2048), at ρ = 0.97 (λ = 0.97·k/15.9; k = 2048: λ ≈ 125, L ≈ 1300
+// under arrival order).
+func twoClassWide(k, wide int) *sim.Workload {
+	w := twoClass2048(0.97 * float64(k) / 15.9)
+	w.Name = fmt.Sprintf("two-class-%d-wide-%d", k, wide)
+	w.Servers = k
 	w.Classes[1].Need = wide
 	w.Classes[1].Service = dist.Must(dist.NewExponential(128 / float64(wide)))
 	return w
 }
 
 // BenchmarkPathChoice measures what initSRPT's criterion (the fast path
-// only when no class needs more than k/4 servers) rests on:
+// only when no class needs more than k/2 servers) rests on:
 // ServerFilling-SRPT on the fast path (forced) and on the general path, on
-// workloads whose widest need is k/16, k/4, k/2 and k (two-class k = 2048
-// near saturation, λ = 125), one-or-all (need k = 32, λ = 7) and Borg cell
+// two-class workloads (need 1 and a wide need, ρ = 0.97) whose widest need
+// is k/16, k/4, k/2 and k at k = 2048, and k/4 and k/2 at k = 256 and 32,
+// one-or-all (need k = 32, λ = 7) and Borg cell
 // B (needs up to 2000 of 2048, λ = 4.5). 10^5 measured arrivals per
 // replication (-benchtime=1x); compare cpu-ns/event of the two paths.
 func BenchmarkPathChoice(b *testing.B) {
@@ -32,10 +35,14 @@ func BenchmarkPathChoice(b *testing.B) {
 		name string
 		w    func(testing.TB) *sim.Workload
 	}{
-		{"two-class-wide=128", func(testing.TB) *sim.Workload { return twoClassWide(125, 128) }},
-		{"two-class-wide=512", func(testing.TB) *sim.Workload { return twoClassWide(125, 512) }},
-		{"two-class-wide=1024", func(testing.TB) *sim.Workload { return twoClassWide(125, 1024) }},
-		{"two-class-wide=2048", func(testing.TB) *sim.Workload { return twoClassWide(125, 2048) }},
+		{"k=2048/wide=128", func(testing.TB) *sim.Workload { return twoClassWide(2048, 128) }},
+		{"k=2048/wide=512", func(testing.TB) *sim.Workload { return twoClassWide(2048, 512) }},
+		{"k=2048/wide=1024", func(testing.TB) *sim.Workload { return twoClassWide(2048, 1024) }},
+		{"k=2048/wide=2048", func(testing.TB) *sim.Workload { return twoClassWide(2048, 2048) }},
+		{"k=256/wide=64", func(testing.TB) *sim.Workload { return twoClassWide(256, 64) }},
+		{"k=256/wide=128", func(testing.TB) *sim.Workload { return twoClassWide(256, 128) }},
+		{"k=32/wide=8", func(testing.TB) *sim.Workload { return twoClassWide(32, 8) }},
+		{"k=32/wide=16", func(testing.TB) *sim.Workload { return twoClassWide(32, 16) }},
 		{"one-or-all/lambda=7", func(t testing.TB) *sim.Workload { return simtest.Named(t, "one-or-all", 7) }},
 		{"borg-b/lambda=4.5", func(t testing.TB) *sim.Workload { return simtest.Named(t, "borg-b", 4.5) }},
 	}

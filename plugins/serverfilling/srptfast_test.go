@@ -98,7 +98,7 @@ func TestSRPTPathBorgB(t *testing.T) {
 	w := namedWorkload(t, "borg-b", 0.92/w1.Load())
 	cfg := sim.Config{Seed: 1, Warmup: 15000, Arrivals: 150000, MaxInSystem: 20000}
 	fast := configured(t, SRPTOrder, ServerFilling, nil)
-	fast.forceFast = true // Borg cell B has needs above k/4 (see initSRPT)
+	fast.forceFast = true // Borg cell B has needs above k/2 (see initSRPT)
 	gen := configured(t, SRPTOrder, ServerFilling, nil)
 	gen.general = true
 	sameTrace(t, "borg-b/rho=0.92/seed=1", w, gen, fast, cfg)
