@@ -46,41 +46,41 @@
 // k/2 servers: O(C · log n) per event plus O(log n) per start, preemption
 // and job entering or leaving M (srptfast.go). With a wider class a
 // decision moves many jobs at once and the general path below is faster
-// per job moved (measured, see initSRPT), so it is taken instead. Within one need all running jobs lose remaining size at
-// the same rate (within one class, all running jobs age at the same rate
+// per job moved (measured, see initSRPT), so it is taken instead. Within
+// one need all running jobs lose remaining size at the same rate (within one class, all running jobs age at the same rate
 // under one rank function), so they keep their order and, keys never
 // rising, stay ahead of the waiting jobs, whose keys are frozen; M is then
 // the running jobs plus a prefix of each need's waiting jobs, and a
 // decision only moves jobs at those seams, found with order-statistics
-// treaps. The decisions are exactly those of the general path below
-// (TestSRPTPathEquivalent and TestGittinsPathEquivalent over many seeds,
-// with ties, crossings on and off, both packings; TestEquivalentToReference
-// against the frozen pre-rework implementation).
+// treaps. The decisions are exactly those of the general path below, by
+// construction: both use the total order of srptfastorder.go and the same
+// crossing-timer candidates (TestFastPathEquivalent, TestSRPTPathEquivalent
+// and TestGittinsPathEquivalent over random and structured workloads, with
+// ties, crossings on and off, both packings; TestEquivalentToReference
+// against the frozen pre-rework implementation brought to that order).
 //
 // Performance, the other members (Gittins when some class's rank rises
-// with age, every DivisorFilling): the jobs outside M are all waiting, and a waiting
-// job's key does not change, so they stay in a heap (a FIFO for arrival
-// order) keyed by (key, arrival index). M has at most k jobs; a decision
-// refreshes the keys of M's running jobs, re-sorts M by insertion sort (it
-// was sorted at the previous decision and only running jobs moved, so this
-// costs |M| plus the few inversions), merges it with the heap until the
-// stopping rule, and runs the procedure on M alone: O(|M| + #needs + log n)
-// per event (times the recursion depth, at most log2 k, for
-// DivisorFilling), never a pass over the whole queue. An arrival behind a
-// full M, and arrivals and completions while every job is served, cost O(1)
-// plus a heap push or an O(|M|) slice deletion (see Policy). The O(|M|) term
-// is up to k jobs (at k = 2048 with need-1 jobs, thousands of operations
-// per event). Why it stays for these (issue #18): a Gittins rank that rises
-// with age (hyperexponential, Weibull of shape < 1) moves running jobs
-// backwards past waiting ones, so neither M nor a need's served jobs stay a
-// prefix of a structure that survives between decisions; a rank table that
-// is not monotone (lognormal, bounded Pareto) does not even keep the order
-// among the running jobs of one class; and ranks that tie in floating point
-// at different ages (a saturated hyperexponential rank, a table held
-// constant past its grid) are broken by arrival index, which no age order
-// reproduces. DivisorFilling's recursion takes "the first kk jobs" of
-// need-defined subsets of M at every level, a selection across needs in the
-// ordering that per-need counts alone do not give.
+// with age, every DivisorFilling, and the two above with a class of need
+// above k/2): the jobs outside M are all waiting, and a waiting job's key
+// does not change, so they stay in a heap (a FIFO for arrival order) keyed
+// by (key, arrival index). M has at most k jobs; a decision refreshes the
+// keys of M's running jobs, re-sorts M by insertion sort (it was sorted at
+// the previous decision and only running jobs moved, so this costs |M|
+// plus the few inversions), merges it with the heap until the stopping
+// rule, and runs the procedure on M alone: O(|M| + #needs + log n) per
+// event (times the recursion depth, at most log2 k, for DivisorFilling),
+// never a pass over the whole queue. An arrival behind a full M, and
+// arrivals and completions while every job is served, cost O(1) plus a
+// heap push or an O(|M|) slice deletion (see Policy). The O(|M|) term is up
+// to k jobs (at k = 2048 with need-1 jobs, thousands of operations per
+// event). Why it stays for these (issue #18): a Gittins rank that rises
+// with age moves running jobs backwards past waiting ones, so the fast
+// path's repair at M's ends is no longer bounded by the jobs an event
+// moves, and a rank table that is not monotone (lognormal, bounded Pareto)
+// does not even keep the order among the running jobs of one class;
+// DivisorFilling's recursion takes "the first kk jobs" of need-defined
+// subsets of M at every level. What O(C · log n) would take for each is
+// written out in gittins.go and divisor.go.
 package serverfilling
 
 import (
