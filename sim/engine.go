@@ -19,8 +19,16 @@ import (
 // flags; every mean is unchanged); 0.4.0: the converged verdict
 // (Result.Convergence, a new field: every earlier number is unchanged, but
 // a 0.3.0 record lacks the evidence, so it must not be reused as if it had
-// it).
-const Version = "0.4.0"
+// it); 0.5.0: ServerFilling-SRPT, DivisorFilling-SRPT and the Gittins
+// variants with ranks that change with age order jobs by a total order
+// (plugins/serverfilling, srptfastorder.go): exact keys, a running job's
+// key computed from the instant it would finish (SRPT) or started at age 0
+// (Gittins), ties by rate, running first, that instant, arrival, instead of
+// keys tied within 1e-13 × now, which is not transitive and made the order
+// depend on its own history; crossing timers at the first instant the
+// recomputed keys cross. Decisions change only at near-ties and crossing
+// instants move by ulps; every other policy is unchanged.
+const Version = "0.5.0"
 
 // Config is the run length and instrumentation of one replication.
 type Config struct {

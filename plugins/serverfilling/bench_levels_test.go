@@ -2,7 +2,9 @@ package serverfilling
 
 import (
 	"fmt"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/sim"
@@ -33,18 +35,32 @@ var levelRates = []struct {
 	rate float64
 }{{10, 1}, {100, 10}, {500, 52.5}, {1300, 125}, {2000, 130}, {3500, 134}, {5000, 137}}
 
-// benchL is simtest.Bench plus the measured mean number in system.
+// benchL is simtest.Bench plus the measured mean number in system and the
+// process CPU time per event (user + system, getrusage): on a machine shared
+// with other work the wall-clock ns/event grows with the load, the CPU time
+// much less, so old-and-new comparisons use cpu-ns/event.
 func benchL(b *testing.B, w *sim.Workload, p sim.Policy, arrivals int64) {
 	var sumL float64
+	var events uint64
 	n := 0
+	var ru0, ru1 syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru0); err != nil {
+		b.Fatal(err)
+	}
 	simtest.BenchRun(b, func(cfg sim.Config) (*sim.Result, error) {
 		r, err := sim.Run(w, p, cfg)
 		if err == nil {
 			sumL += r.MeanInSystem
+			events += r.Events
 			n++
 		}
 		return r, err
 	}, arrivals)
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru1); err != nil {
+		b.Fatal(err)
+	}
+	cpu := time.Duration(ru1.Utime.Nano() - ru0.Utime.Nano() + ru1.Stime.Nano() - ru0.Stime.Nano())
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(events), "cpu-ns/event")
 	b.ReportMetric(sumL/float64(n), "L")
 }
 
@@ -82,5 +98,68 @@ func BenchmarkLoads(b *testing.B) {
 				benchL(b, simtest.Named(b, bc.Workload, bc.Rate), sp.New(), bc.Arrivals)
 			})
 		}
+	}
+}
+
+// twoClass2048H2 is twoClass2048 with hyperexponential durations (same
+// means, C² = 10): the Gittins ranks then rise with age, so
+// ServerFilling-Gittins takes the general path (O(|M|) per event, see the
+// package comment) rather than the static one.
+func twoClass2048H2(rate float64) *sim.Workload {
+	w := twoClass2048(rate)
+	w.Name = "two-class-2048-h2"
+	for i := range w.Classes {
+		w.Classes[i].Service = dist.Must(dist.NewHyperExp(w.Classes[i].Service.Mean(), 10))
+	}
+	return w
+}
+
+// BenchmarkLevelsH2: ServerFilling-Gittins with age-dependent ranks (and
+// ServerFilling-SRPT for comparison) against L on twoClass2048H2, 10^5
+// measured arrivals per replication (-benchtime=1x).
+func BenchmarkLevelsH2(b *testing.B) {
+	for _, sp := range Policies[1:3] {
+		for _, lv := range levelRates {
+			b.Run(fmt.Sprintf("%s/L=%d", sp.Name, lv.L), func(b *testing.B) {
+				benchL(b, twoClass2048H2(lv.rate), sp.New(), 100000)
+			})
+		}
+	}
+}
+
+// twoClass2048Uniform is twoClass2048 with uniform durations on [0, 2·mean]
+// (same means): the Gittins ranks (mean residual lives) fall with age, so
+// ServerFilling-Gittins takes the O(C · log n) path of srptfast.go.
+func twoClass2048Uniform(rate float64) *sim.Workload {
+	w := twoClass2048(rate)
+	w.Name = "two-class-2048-uniform"
+	for i := range w.Classes {
+		m := w.Classes[i].Service.Mean()
+		w.Classes[i].Service = dist.Must(dist.NewUniform(0, 2*m))
+	}
+	return w
+}
+
+// BenchmarkLevelsMonotone: ServerFilling-Gittins with ranks that fall with
+// age against L on twoClass2048Uniform, 10^5 measured arrivals per
+// replication (-benchtime=1x).
+func BenchmarkLevelsMonotone(b *testing.B) {
+	for _, lv := range levelRates {
+		b.Run(fmt.Sprintf("serverfilling-gittins/L=%d", lv.L), func(b *testing.B) {
+			benchL(b, twoClass2048Uniform(lv.rate), Policies[2].New(), 100000)
+		})
+	}
+}
+
+// BenchmarkLevelsSRPTHigh: ServerFilling-SRPT holds fewer jobs than
+// ServerFilling at the rates of levelRates (L ≈ 1430 at the highest), so
+// these rates, further past saturation, take its L to several thousand:
+// the per-event cost of its O(C · log n) path must stay flat there too.
+// 10^5 measured arrivals per replication (-benchtime=1x).
+func BenchmarkLevelsSRPTHigh(b *testing.B) {
+	for _, rate := range []float64{145, 160, 200} {
+		b.Run(fmt.Sprintf("serverfilling-srpt/rate=%g", rate), func(b *testing.B) {
+			benchL(b, twoClass2048(rate), Policies[1].New(), 100000)
+		})
 	}
 }

@@ -1,5 +1,48 @@
 package serverfilling
 
+// DivisorFilling (every ordering) in O(C · log n) per event: not done
+// (issue #18); what it would take. It runs on the general path: M (the
+// first k jobs in the ordering) is rebuilt by a merge and the recursion
+// below walks it, O(|M| · log k) per event (depth ≤ log2 k).
+//
+// What holds. Every set the recursion selects from is a union of need
+// buckets of M (Case 2: even or odd needs; Case 3: needs divisible by p or
+// not), and every selection takes "the first kk" of such a union in the
+// ordering, so within each bucket the chosen jobs are always a prefix of
+// the bucket's jobs in M that the recursion has not yet taken. A level of
+// the recursion is therefore a function of per-bucket counts and of the
+// positions, in the ordering, of the jobs at per-bucket offsets, and a
+// decision's result is, per bucket, how many of its first jobs are served,
+// as in ServerFilling's takes.
+//
+// What it would take. Keep per bucket its jobs in the ordering with order
+// statistics: arrival order, a FIFO per bucket with a Fenwick tree over
+// arrival indices; SRPT and monotone Gittins, srptfast.go's running and
+// waiting treaps (M ∩ bucket the running jobs plus a prefix of the waiting
+// ones). Then:
+//  1. M = the first k jobs: a selection of the k-th smallest over the C
+//     bucket sequences, O(C log² n) (drop half of one sequence's
+//     candidates per round).
+//  2. Each "first kk jobs of a union U of buckets, past per-bucket offsets"
+//     is the same selection restricted to U: O(C log² n); Case 1 needs only
+//     the need-1 bucket's count; Case 3 runs at most p extractions per
+//     level, each one selection. Over the ≤ log2 k levels and ≤ p
+//     extractions: O(C · log k · p_max · log² n) per decision, no pass
+//     over M.
+//  3. Backfill (first fit from M in order): the first unserved job of each
+//     bucket is its seam; repeatedly take the least seam in the ordering
+//     that fits (a heap over ≤ C seams): O(C log C) plus O(log n) per job
+//     it starts.
+//  4. Crossing timers (DivisorFilling-SRPT, after a Case 3 extraction):
+//     today the earliest crossing of adjacent jobs of M, a pass over M;
+//     only crossings at a selection's boundary can change the choice, so
+//     the candidates would be, per extraction and per bucket, its last
+//     selected and first unselected job (O(C²) pairs per extraction).
+//
+// Apply as in srptfast.go: per bucket, preempt running jobs past the new
+// served prefix and start waiting jobs inside it, O(log n) each. The
+// factor p_max (the largest prime factor of k) is 1 for k a power of two.
+
 // divFill marks the jobs DivisorFilling serves (S App. C.1) among list
 // (in ordering order) on kk servers, where a job of need n counts as need
 // n/scale (scale servers combined into one).

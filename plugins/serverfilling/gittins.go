@@ -9,6 +9,56 @@ import (
 	"github.com/msjfarm/msjfarm/model/dist"
 )
 
+// ServerFilling-Gittins with ranks that rise with age (hyperexponential,
+// Weibull of shape < 1) in O(C · log n) per event: not done (issue #18);
+// what it would take. It runs on the general path, O(|M|) per event.
+//
+// What still holds. Running jobs of one class share one rank function G,
+// non-decreasing here, and age at the same rate; with the running key
+// need/k × G(t − fin) of srptfastorder.go a later fin (the younger job)
+// gives a key ≤ at every instant, so each class's running jobs keep their
+// order (youngest first) and can stay in a treap on (fin, arrival) as on
+// the fast path; waiting keys are frozen, so each need's waiting jobs stay
+// in a treap on (key, arrival). M is still a prefix of the order and, per
+// sequence (a class's running jobs, a need's waiting jobs), M ∩ sequence is
+// a prefix of it.
+//
+// What breaks. Running keys rise, so running jobs move backwards past
+// waiting ones between decisions. srptfast.go's repair (M changes only at
+// its ends, by the jobs events moved) no longer bounds the work: between
+// two events a long-running wide job can fall behind many waiting narrow
+// ones, and each waiting job that crosses M's boundary without being
+// started or preempted is a repair step, so a decision can cost
+// O(jobs crossed · log n) with no engine call to charge it to.
+//
+// The way around it: never represent M's waiting part job by job; find M's
+// boundary and each need's served boundary by search.
+//  1. M's boundary: the least job x of the order such that Σ need × #(jobs
+//     ≤ x) ≥ k. For a candidate x, #(jobs ≤ x) in a running treap is a
+//     descent comparing keys recomputed at now (G evaluated O(log n)
+//     times, monotone in fin), in a waiting treap a rank lookup: a count
+//     costs O(C log n). A weighted selection over the 2C sorted sequences
+//     (drop half of the candidates of one sequence per round, as in the
+//     selection of the k-th of several sorted arrays) finds x in O(log n)
+//     rounds: O(C log² n). Ties need the exact order of srptfastorder.go
+//     in the descents, not key values alone.
+//  2. Per need bucket: the served jobs are the first take[b] of the
+//     bucket's jobs in M (takes, from the per-bucket counts of step 1);
+//     the split between running and waiting jobs is one more selection over
+//     the bucket's sequences, O(C_b log² n).
+//  3. Apply: the running jobs beyond their class's served prefix are
+//     preempted and the waiting jobs inside the bucket's prefix start,
+//     O(log n) each, charged to the engine calls.
+//
+// So O(C log² n) per event plus O(log n) per start and preemption, with
+// about 2C log n evaluations of G per event (a table lookup or an H2
+// closed form with two exponentials). Rank functions that are not
+// monotone (lognormal, bounded Pareto tables) lose the per-class running
+// order itself; with G piecewise monotone on P pieces a class's running
+// jobs split into P treaps, a job moving to the next piece at a known age
+// (a per-job timer, O(log n) each), for O(C·P log² n) per event; rank tables
+// with many direction changes make P large and the general path better.
+
 // Gittins ranks (S §5.1).
 //
 // S §5.1 defines the rank of a job of server need i and age a as

@@ -3,7 +3,15 @@ package serverfilling
 // This file is a frozen copy of the ServerFilling family as it was before the
 // O(C · log n) rework (issue #18): refPolicy is today's decisions, kept as
 // the reference the equivalence tests compare the new implementation with,
-// event by event. Do not edit it except to follow renames.
+// event by event. Do not edit it except to follow renames and changes of
+// definition. One so far: engine 0.5.0's total order of the SRPT and
+// Gittins orderings (srptfastorder.go: keys of running jobs from fin, ties
+// by rate, running first, fin, arrival; crossing timers at refCrossAt,
+// with no tolerance), written out again here (refKeyAt, less, refSetRun,
+// refStopRun, refCrossAt) so that the production code is checked against
+// an independent copy; the crossing timer still takes every served job of
+// M as a candidate, which checks armCrossing's reduction to the last
+// running job of each bucket.
 
 import (
 	"fmt"
@@ -148,14 +156,16 @@ type refSlot struct {
 	j      *sdk.Job
 	id     int64
 	key    float64 // current key (frozen while waiting)
-	age    float64 // Gittins: attained service at the last start; SRPT: remaining duration then
+	age    float64 // Gittins: attained service while waiting
 	since  float64 // time of the last start
 	rate   float64 // SRPT with crossings: need/k while running, else 0
+	fin    float64 // while running: SRPT, the instant the key reaches 0; Gittins, the instant of age 0
 	need   int32
 	class  int32
 	bucket int32 // the class's need bucket (needs in descending order)
 	serve  bool  // scratch: chosen by the current decision
 	dead   bool  // completed; released at the next decision
+	moving bool  // running with a key that moves (SRPT; Gittins of a class whose rank is not constant)
 }
 
 // newRef returns a policy of the family. The SRPT variants start with
@@ -342,7 +352,7 @@ func (p *refPolicy) Arrive(s *sdk.System, j *sdk.Job) {
 		return
 	}
 	p.rest.push(p, i)
-	if p.full() && p.monotone && sl.key > p.maxKey+p.tol(s.Now()) {
+	if p.full() && p.monotone && sl.key > p.maxKey {
 		return // behind every job of M, whose keys have not risen: M unchanged
 	}
 	p.decide(s)
@@ -393,38 +403,60 @@ func (p *refPolicy) Timer(s *sdk.System, _ int) {
 // (SRPT ordering with crossings on).
 func (p *refPolicy) kinetic() bool { return p.ord == SRPTOrder && p.crossings }
 
-// tol is the key difference below which two keys count as tied (see
-// refPolicy): only the SRPT orderings with crossings need it.
-func (p *refPolicy) tol(now float64) float64 {
-	if !p.kinetic() {
-		return 0
+// refKeyAt is sl's key at t (0.5.0: a running job's from its fin).
+func (p *refPolicy) refKeyAt(sl *refSlot, t float64) float64 {
+	if !sl.moving {
+		return sl.key
 	}
-	return 1e-13 * math.Max(1, now)
+	c := &p.cls[sl.class]
+	if p.ord == SRPTOrder {
+		return c.scale * math.Max(sl.fin-t, 0)
+	}
+	if p.ord == GittinsOrder && !c.rank.constant {
+		return c.scale * c.rank.at(t-sl.fin)
+	}
+	return sl.key
 }
 
-// less orders slots a and b: key, then (on a tie) the faster first, then
-// arrival.
-func (p *refPolicy) less(a, b int32, tol float64) bool {
+// less orders slots a and b: key, then the faster first, then running
+// first, then (both running) fin, then arrival (0.5.0).
+func (p *refPolicy) less(a, b int32) bool {
 	sa, sb := &p.slots[a], &p.slots[b]
-	if d := sa.key - sb.key; d < -tol {
-		return true
-	} else if d > tol {
-		return false
-	}
-	if sa.rate != sb.rate {
+	switch {
+	case sa.key != sb.key:
+		return sa.key < sb.key
+	case sa.rate != sb.rate:
 		return sa.rate > sb.rate
+	case sa.moving != sb.moving:
+		return sa.moving
+	case sa.moving && sa.fin != sb.fin:
+		return sa.fin < sb.fin
 	}
 	return sa.id < sb.id
+}
+
+// refCrossAt is the first instant from the straight-line estimate on at
+// which b (faster) is ahead of y by the recomputed keys (0.5.0).
+func (p *refPolicy) refCrossAt(b, y *refSlot, now float64) float64 {
+	ahead := func(t float64) bool { return p.refKeyAt(b, t) <= p.refKeyAt(y, t) }
+	at := now + math.Max((p.refKeyAt(b, now)-p.refKeyAt(y, now))/(b.rate-y.rate), 0)
+	for n := 0; !ahead(at); n++ {
+		if y.moving && at >= y.fin {
+			return b.fin
+		}
+		if n >= 256 {
+			panic("refCrossAt: no crossing within 256 ulps of the estimate")
+		}
+		at = math.Nextafter(at, math.Inf(1))
+	}
+	return at
 }
 
 // decide recomputes M and the served set, and applies the difference.
 func (p *refPolicy) decide(s *sdk.System) {
 	now := s.Now()
-	tol := p.tol(now)
 
-	// 1. Drop completed jobs; refresh the keys of running jobs. An SRPT key
-	// is need/k × (remaining duration at the last start − service since),
-	// the engine's own arithmetic for System.Remaining.
+	// 1. Drop completed jobs; refresh the keys of running jobs.
 	w := 0
 	for _, i := range p.m {
 		sl := &p.slots[i]
@@ -434,14 +466,7 @@ func (p *refPolicy) decide(s *sdk.System) {
 			continue
 		}
 		if sl.j.Running() {
-			switch p.ord {
-			case SRPTOrder:
-				sl.key = p.cls[sl.class].scale * math.Max(sl.age-(now-sl.since), 0)
-			case GittinsOrder:
-				if c := &p.cls[sl.class]; !c.rank.constant {
-					sl.key = c.scale * c.rank.at(sl.age+(now-sl.since))
-				}
-			}
+			sl.key = p.refKeyAt(sl, now)
 		}
 		p.m[w] = i
 		w++
@@ -452,7 +477,7 @@ func (p *refPolicy) decide(s *sdk.System) {
 	for a := 1; a < len(m); a++ {
 		x := m[a]
 		b := a
-		for b > 0 && p.less(x, m[b-1], tol) {
+		for b > 0 && p.less(x, m[b-1]) {
 			m[b] = m[b-1]
 			b--
 		}
@@ -468,7 +493,7 @@ func (p *refPolicy) decide(s *sdk.System) {
 	sf := p.proc == ServerFilling
 	for sf && sum < p.k || !sf && len(next) < p.k {
 		var pick int32
-		if a < len(m) && (p.rest.len() == 0 || p.less(m[a], p.rest.top(), tol)) {
+		if a < len(m) && (p.rest.len() == 0 || p.less(m[a], p.rest.top())) {
 			pick = m[a]
 			a++
 		} else if p.rest.len() > 0 {
@@ -538,11 +563,25 @@ func (p *refPolicy) decide(s *sdk.System) {
 func (p *refPolicy) start(s *sdk.System, sl *refSlot, now float64) {
 	s.Start(sl.j)
 	sl.since = now
-	if p.ord == SRPTOrder {
-		sl.age = s.Remaining(sl.j)
-		if p.crossings {
-			sl.rate = p.cls[sl.class].scale
+	c := &p.cls[sl.class]
+	switch {
+	case p.ord == SRPTOrder:
+		sl.moving = true
+		fin := now + s.Remaining(sl.j)
+		for c.scale*math.Max(fin-now, 0) > sl.key {
+			fin = math.Nextafter(fin, math.Inf(-1))
 		}
+		sl.fin = fin
+		if p.crossings {
+			sl.rate = c.scale
+		}
+	case p.ord == GittinsOrder && !c.rank.constant:
+		sl.moving = true
+		fin := now - sl.age
+		for now-fin < sl.age {
+			fin = math.Nextafter(fin, math.Inf(-1))
+		}
+		sl.fin = fin
 	}
 }
 
@@ -550,10 +589,11 @@ func (p *refPolicy) start(s *sdk.System, sl *refSlot, now float64) {
 // at this instant, which stays frozen while it waits.
 func (p *refPolicy) preempt(s *sdk.System, sl *refSlot, now float64) {
 	s.Preempt(sl.j)
-	if p.ord == GittinsOrder {
-		sl.age += now - sl.since
+	if p.ord == GittinsOrder && sl.moving {
+		sl.age = now - sl.fin
 	}
 	sl.rate = 0
+	sl.moving = false
 }
 
 // armCrossing asks for a timer at the first instant the SRPT ordering can
@@ -566,7 +606,7 @@ func (p *refPolicy) armCrossing(s *sdk.System, now float64) {
 			for b := a + 1; b < len(m); b++ {
 				x, y := &p.slots[m[a]], &p.slots[m[b]]
 				if y.rate > x.rate {
-					t = math.Min(t, (y.key-x.key)/(y.rate-x.rate))
+					t = math.Min(t, p.refCrossAt(y, x, now))
 				}
 			}
 		}
@@ -585,7 +625,7 @@ func (p *refPolicy) armCrossing(s *sdk.System, now float64) {
 		for _, i := range m[:len(m)-1] {
 			y := &p.slots[i]
 			if y.need <= slack && y.rate < b.rate && (y.serve || i == p.stopper && p.idle > 0) {
-				t = math.Min(t, (b.key-y.key)/(b.rate-y.rate))
+				t = math.Min(t, p.refCrossAt(b, y, now))
 			}
 		}
 	} else {
@@ -595,14 +635,14 @@ func (p *refPolicy) armCrossing(s *sdk.System, now float64) {
 		for a := 1; a < len(m); a++ {
 			x, y := &p.slots[m[a-1]], &p.slots[m[a]]
 			if y.rate > x.rate {
-				t = math.Min(t, (y.key-x.key)/(y.rate-x.rate))
+				t = math.Min(t, p.refCrossAt(y, x, now))
 			}
 		}
 	}
 	if math.IsInf(t, 1) {
 		return
 	}
-	at := now + math.Max(t, 0)
+	at := t
 	if at == now && p.sameTime > 64 {
 		return // safety net against a same-instant loop (not expected: see refPolicy)
 	}

@@ -17,8 +17,13 @@
 //     fewer); the three-case recursion picks the jobs to serve.
 //
 // Common choices, documented once here:
-//   - Ties in the ordering (equal remaining sizes, equal Gittins ranks) are
-//     broken by arrival order: S says "arbitrarily".
+//   - Ties in the ordering (equal remaining sizes, equal Gittins ranks; S
+//     says "arbitrarily") are broken by a total rule: a job whose key is
+//     moving (running, SRPT or a Gittins rank that changes with age) first,
+//     the faster first among those (SRPT with crossings), then by the
+//     instant fixed while it runs that its key is computed from, then by
+//     arrival order (srptfastorder.go, engine 0.5.0; constant keys: arrival
+//     order only).
 //   - A decision is taken at every arrival and completion with every key
 //     evaluated exactly at that instant (remaining size from the engine,
 //     attained service tracked by the policy). The SRPT variants also decide
@@ -39,22 +44,47 @@
 // path below (TestEquivalentToReference against a frozen copy of it,
 // TestShortcutsExact, TestPlainPathExact).
 //
-// Performance, the other members: the jobs outside M are all waiting, and
-// a waiting job's key does not change, so they stay in a heap (a FIFO for
-// arrival order) keyed by (key, arrival index). M has at most k jobs; a decision refreshes the
+// Performance, ServerFilling-SRPT, and ServerFilling-Gittins when no
+// class's rank rises with age (deterministic, uniform, rank tables that
+// never rise, mixed with constant ranks), when no class needs more than
+// k/2 servers: O(C · log n) per event plus O(log n) per start, preemption
+// and job entering or leaving M (srptfast.go). With a wider class a
+// decision moves many jobs at once and the general path below is faster
+// per job moved (measured, see initSRPT), so it is taken instead. Within
+// one need all running jobs lose remaining size at the same rate (within one class, all running jobs age at the same rate
+// under one rank function), so they keep their order and, keys never
+// rising, stay ahead of the waiting jobs, whose keys are frozen; M is then
+// the running jobs plus a prefix of each need's waiting jobs, and a
+// decision only moves jobs at those seams, found with order-statistics
+// treaps. The decisions are exactly those of the general path below, by
+// construction: both use the total order of srptfastorder.go and the same
+// crossing-timer candidates (TestFastPathEquivalent, TestSRPTPathEquivalent
+// and TestGittinsPathEquivalent over random and structured workloads, with
+// ties, crossings on and off, both packings; TestEquivalentToReference
+// against the frozen pre-rework implementation brought to that order).
+//
+// Performance, the other members (Gittins when some class's rank rises
+// with age, every DivisorFilling, and the two above with a class of need
+// above k/2): the jobs outside M are all waiting, and a waiting job's key
+// does not change, so they stay in a heap (a FIFO for arrival order) keyed
+// by (key, arrival index). M has at most k jobs; a decision refreshes the
 // keys of M's running jobs, re-sorts M by insertion sort (it was sorted at
-// the previous decision and only running jobs moved, so this costs |M| plus
-// the few inversions), merges it with the heap until the stopping rule, and
-// runs the procedure on M alone: O(|M| + #needs + log n) per event (times
-// the recursion depth, at most log2 k, for DivisorFilling), never a pass
-// over the whole queue. An arrival behind a full M, and arrivals and
-// completions while every job is served, cost O(1) plus a heap push or an
-// O(|M|) slice deletion (see Policy). The O(|M|) term is up to k jobs (at
-// k = 2048 with need-1 jobs, thousands of operations per event); removing
-// it for the SRPT ordering, the Gittins ordering with ranks that change
-// with age, and DivisorFilling (issue #18) means keeping M's order
-// incrementally under keys that move, with the exact tie rules below, and
-// is not done yet.
+// the previous decision and only running jobs moved, so this costs |M|
+// plus the few inversions), merges it with the heap until the stopping
+// rule, and runs the procedure on M alone: O(|M| + #needs + log n) per
+// event (times the recursion depth, at most log2 k, for DivisorFilling),
+// never a pass over the whole queue. An arrival behind a full M, and
+// arrivals and completions while every job is served, cost O(1) plus a
+// heap push or an O(|M|) slice deletion (see Policy). The O(|M|) term is up
+// to k jobs (at k = 2048 with need-1 jobs, thousands of operations per
+// event). Why it stays for these (issue #18): a Gittins rank that rises
+// with age moves running jobs backwards past waiting ones, so the fast
+// path's repair at M's ends is no longer bounded by the jobs an event
+// moves, and a rank table that is not monotone (lognormal, bounded Pareto)
+// does not even keep the order among the running jobs of one class;
+// DivisorFilling's recursion takes "the first kk jobs" of need-defined
+// subsets of M at every level. What O(C · log n) would take for each is
+// written out in gittins.go and divisor.go.
 package serverfilling
 
 import (
@@ -188,9 +218,10 @@ const (
 // every job of M is ahead of them at a decision and only moves forward
 // after it; hence the policy keeps exactly those in a static heap on
 // (remaining size, arrival index), and at each decision recomputes the keys
-// of M's running jobs (need/k × (remaining duration at the last start −
-// service since), the engine's own arithmetic for System.Remaining),
-// re-sorts M and merges it with the heap.
+// of M's running jobs (keyAt: need/k × (fin − now), fin fixed while the
+// job runs, see srptfastorder.go), re-sorts M and merges it with the heap. That is the general path, which
+// DivisorFilling-SRPT takes; ServerFilling-SRPT keeps the finer invariant
+// of srptfast.go (per need, the running jobs' order) and never passes over M.
 //
 // Crossings (parameter crossings, default on): S's policy is defined at
 // every instant, so a swap inside M between events can change what it
@@ -207,7 +238,9 @@ const (
 //     and need_x ≤ Σ(M) − k. Leaving changes the choice only if x is served,
 //     or is the first job that did not fit while servers are idle. The timer
 //     is the earliest such overtaking, (r_b − r_x)/(rate_b − rate_x) — none
-//     when Σ(M) = k, the usual case in the power-of-two setting.
+//     when Σ(M) = k, the usual case in the power-of-two setting. Among the
+//     served jobs of one need (one rate) the last, of largest fin, is
+//     overtaken first, so it is the only candidate of its need.
 //   - DivisorFilling: M, the k smallest, cannot change between events (the
 //     rest are waiting and behind, M's keys only fall), and by the same
 //     argument neither can the subproblems of Cases 1 and 2 and of Case 3's
@@ -219,9 +252,11 @@ const (
 // TestCrossingTimersSuffice checks both against a variant that decides at
 // every crossing of any two jobs of M. Crossings are Zeno-free: a job a
 // crossing preempts waits with a frozen key and only running jobs (which
-// move forward) can pass it. At a tie within 1e-13 × max(1, now) (far above
-// the keys' rounding) the faster job is ordered first, which is the order
-// just after the instant. With crossings off the policy decides at arrivals
+// move forward) can pass it. A timer fires at the first instant (crossAt)
+// at which the recomputed keys already put the faster job ahead (at equal
+// keys the faster first, the order just after the instant), so the decision
+// then sees the crossing and never asks for its own instant again; no
+// tolerance is involved (srptfastorder.go says why). With crossings off the policy decides at arrivals
 // and completions only, keys exact at those instants.
 //
 // Gittins orderings take no crossing timers. A Gittins rank can rise with
@@ -298,6 +333,8 @@ type Policy struct {
 
 	exhaustive bool // tests: no arrival/completion shortcuts, a full decision every time
 	allPairs   bool // tests: a crossing timer for every approaching pair of M
+	general    bool // tests: the general path even where the SRPT path applies
+	forceFast  bool // tests: the SRPT path even with a need above k/2 (see initSRPT)
 
 	dfExtracted bool  // the last DivisorFilling choice used a Case 3 extraction
 	stopper     int32 // the last ServerFilling choice: first job that did not fit (PackStop; -1: none)
@@ -314,9 +351,19 @@ type Policy struct {
 	mLast    int32     // M's last job (-1: M empty)
 	cellTake []int32   // scratch: jobs served per cell
 
-	take []int32 // scratch: jobs served per need bucket (see takes)
-	rem  int     // servers takes left idle
-	cut  int32   // the first bucket takes did not serve whole
+	// SRPT path (srptfast.go): ServerFilling-SRPT in O(C · log n).
+	fastSRPT bool
+	sb       []sbucket
+	rroot    []int32 // treap of running jobs per run group (see runGroup)
+	pend     []int32 // running jobs not yet placed in their treap (flushPending)
+	nOut     int     // waiting jobs outside M
+	seed     uint32  // treap priorities
+	evicted  []int32 // scratch: running jobs that left M
+
+	take    []int32 // scratch: jobs served per need bucket (see takes)
+	lastRun []int32 // scratch: per need bucket, its last running job (armCrossing)
+	rem     int     // servers takes left idle
+	cut     int32   // the first bucket takes did not serve whole
 }
 
 type classInfo struct {
@@ -334,19 +381,27 @@ type slot struct {
 	j      *sdk.Job
 	id     int64
 	key    float64 // current key (frozen while waiting)
-	age    float64 // Gittins: attained service at the last start; SRPT: remaining duration then
+	age    float64 // Gittins: attained service while waiting
 	since  float64 // time of the last start
 	rate   float64 // SRPT with crossings: need/k while running, else 0
+	fin    float64 // while running: SRPT, the instant the key reaches 0; Gittins, the instant of age 0 (srptfastorder.go)
+	key0   float64 // the key when it last started
 	need   int32
 	class  int32
 	bucket int32 // the class's need bucket (needs in descending order)
 	serve  bool  // scratch: chosen by the current decision
 	dead   bool  // completed; released at the next decision
+	moving bool  // running with a key that moves: SRPT, Gittins of a non-constant rank (setRun, stopRun)
 
 	// static path (static.go): neighbours in the group's and in the
 	// cell's arrival order (-1: none); in M.
 	prev, next, bprev, bnext int32
 	inM                      bool
+
+	// SRPT path (srptfast.go): treap links, subtree size and priority.
+	tl, tr, tsz int32
+	pri         uint32
+	pend        int32 // 1 + index in Policy.pend (0: not pending)
 }
 
 // New returns a policy of the family. The SRPT variants start with
@@ -454,6 +509,7 @@ func (p *Policy) Init(s *sdk.System) error {
 	}
 	p.counts = make([]int32, p.nBuckets+1)
 	p.take = make([]int32, p.nBuckets)
+	p.lastRun = make([]int32, p.nBuckets)
 
 	p.bneed = make([]int32, p.nBuckets)
 	for _, c := range p.cls {
@@ -470,6 +526,7 @@ func (p *Policy) Init(s *sdk.System) error {
 	}
 	p.initPlain()
 	p.initStatic()
+	p.initSRPT()
 	for i := range p.slots {
 		p.slots[i] = slot{}
 	}
@@ -545,6 +602,10 @@ func (p *Policy) Arrive(s *sdk.System, j *sdk.Job) {
 		p.arriveStatic(s, i)
 		return
 	}
+	if p.fastSRPT {
+		p.arriveSRPT(s, i)
+		return
+	}
 	if p.exhaustive {
 		p.rest.push(p, i)
 		p.decide(s)
@@ -561,7 +622,7 @@ func (p *Policy) Arrive(s *sdk.System, j *sdk.Job) {
 		return
 	}
 	p.rest.push(p, i)
-	if p.full() && p.monotone && sl.key > p.maxKey+p.tol(s.Now()) {
+	if p.full() && p.monotone && sl.key > p.maxKey {
 		return // behind every job of M, whose keys have not risen: M unchanged
 	}
 	p.decide(s)
@@ -583,6 +644,10 @@ func (p *Policy) Complete(s *sdk.System, j *sdk.Job) {
 	i := int32(j.Idx)
 	if p.static {
 		p.completeStatic(s, i)
+		return
+	}
+	if p.fastSRPT {
+		p.completeSRPT(s, i)
 		return
 	}
 	sl := &p.slots[i]
@@ -613,6 +678,10 @@ func (p *Policy) Timer(s *sdk.System, _ int) {
 		p.sameTime, p.lastTimer = 0, now
 	}
 	p.timers++
+	if p.fastSRPT {
+		p.decideSRPT(s)
+		return
+	}
 	p.decide(s)
 }
 
@@ -620,38 +689,11 @@ func (p *Policy) Timer(s *sdk.System, _ int) {
 // (SRPT ordering with crossings on).
 func (p *Policy) kinetic() bool { return p.ord == SRPTOrder && p.crossings }
 
-// tol is the key difference below which two keys count as tied (see
-// Policy): only the SRPT orderings with crossings need it.
-func (p *Policy) tol(now float64) float64 {
-	if !p.kinetic() {
-		return 0
-	}
-	return 1e-13 * math.Max(1, now)
-}
-
-// less orders slots a and b: key, then (on a tie) the faster first, then
-// arrival.
-func (p *Policy) less(a, b int32, tol float64) bool {
-	sa, sb := &p.slots[a], &p.slots[b]
-	if d := sa.key - sb.key; d < -tol {
-		return true
-	} else if d > tol {
-		return false
-	}
-	if sa.rate != sb.rate {
-		return sa.rate > sb.rate
-	}
-	return sa.id < sb.id
-}
-
 // decide recomputes M and the served set, and applies the difference.
 func (p *Policy) decide(s *sdk.System) {
 	now := s.Now()
-	tol := p.tol(now)
 
-	// 1. Drop completed jobs; refresh the keys of running jobs. An SRPT key
-	// is need/k × (remaining duration at the last start − service since),
-	// the engine's own arithmetic for System.Remaining.
+	// 1. Drop completed jobs; refresh the keys of running jobs (keyAt).
 	w := 0
 	for _, i := range p.m {
 		sl := &p.slots[i]
@@ -660,15 +702,8 @@ func (p *Policy) decide(s *sdk.System) {
 			p.free = append(p.free, i)
 			continue
 		}
-		if sl.j.Running() {
-			switch p.ord {
-			case SRPTOrder:
-				sl.key = p.cls[sl.class].scale * math.Max(sl.age-(now-sl.since), 0)
-			case GittinsOrder:
-				if c := &p.cls[sl.class]; !c.rank.constant {
-					sl.key = c.scale * c.rank.at(sl.age+(now-sl.since))
-				}
-			}
+		if sl.moving {
+			sl.key = p.keyAt(sl, now)
 		}
 		p.m[w] = i
 		w++
@@ -679,7 +714,7 @@ func (p *Policy) decide(s *sdk.System) {
 	for a := 1; a < len(m); a++ {
 		x := m[a]
 		b := a
-		for b > 0 && p.less(x, m[b-1], tol) {
+		for b > 0 && p.less(x, m[b-1]) {
 			m[b] = m[b-1]
 			b--
 		}
@@ -695,7 +730,7 @@ func (p *Policy) decide(s *sdk.System) {
 	sf := p.proc == ServerFilling
 	for sf && sum < p.k || !sf && len(next) < p.k {
 		var pick int32
-		if a < len(m) && (p.rest.len() == 0 || p.less(m[a], p.rest.top(), tol)) {
+		if a < len(m) && (p.rest.len() == 0 || p.less(m[a], p.rest.top())) {
 			pick = m[a]
 			a++
 		} else if p.rest.len() > 0 {
@@ -764,23 +799,14 @@ func (p *Policy) decide(s *sdk.System) {
 // start puts a waiting job into service.
 func (p *Policy) start(s *sdk.System, sl *slot, now float64) {
 	s.Start(sl.j)
-	sl.since = now
-	if p.ord == SRPTOrder {
-		sl.age = s.Remaining(sl.j)
-		if p.crossings {
-			sl.rate = p.cls[sl.class].scale
-		}
-	}
+	p.setRun(s, sl, now)
 }
 
 // preempt takes a running job out of service. Its key is already its value
 // at this instant, which stays frozen while it waits.
 func (p *Policy) preempt(s *sdk.System, sl *slot, now float64) {
 	s.Preempt(sl.j)
-	if p.ord == GittinsOrder {
-		sl.age += now - sl.since
-	}
-	sl.rate = 0
+	p.stopRun(sl, now)
 }
 
 // armCrossing asks for a timer at the first instant the SRPT ordering can
@@ -793,7 +819,7 @@ func (p *Policy) armCrossing(s *sdk.System, now float64) {
 			for b := a + 1; b < len(m); b++ {
 				x, y := &p.slots[m[a]], &p.slots[m[b]]
 				if y.rate > x.rate {
-					t = math.Min(t, (y.key-x.key)/(y.rate-x.rate))
+					t = math.Min(t, p.crossAt(y, x, now))
 				}
 			}
 		}
@@ -809,10 +835,32 @@ func (p *Policy) armCrossing(s *sdk.System, now float64) {
 		if slack <= 0 {
 			return // M is exactly full: no job of M can leave it (see Policy)
 		}
+		// Candidates (srptfastorder.go): per need bucket its running job
+		// of largest (fin, arrival), the first of the bucket a faster job
+		// overtakes, and the first job that did not fit.
+		last := p.lastRun[:p.nBuckets]
+		for bi := range last {
+			last[bi] = -1
+		}
+		bi := m[len(m)-1]
 		for _, i := range m[:len(m)-1] {
 			y := &p.slots[i]
-			if y.need <= slack && y.rate < b.rate && (y.serve || i == p.stopper && p.idle > 0) {
-				t = math.Min(t, (b.key-y.key)/(b.rate-y.rate))
+			if y.moving {
+				if l := last[y.bucket]; l < 0 || p.slots[l].fin < y.fin || p.slots[l].fin == y.fin && p.slots[l].id < y.id {
+					last[y.bucket] = i
+				}
+			}
+		}
+		for _, i := range last {
+			if i >= 0 && i != bi {
+				if y := &p.slots[i]; y.need <= slack && y.rate < b.rate {
+					t = math.Min(t, p.crossAt(b, y, now))
+				}
+			}
+		}
+		if i := p.stopper; i >= 0 && i != bi && p.idle > 0 {
+			if y := &p.slots[i]; y.need <= slack && y.rate < b.rate {
+				t = math.Min(t, p.crossAt(b, y, now))
 			}
 		}
 	} else {
@@ -822,14 +870,20 @@ func (p *Policy) armCrossing(s *sdk.System, now float64) {
 		for a := 1; a < len(m); a++ {
 			x, y := &p.slots[m[a-1]], &p.slots[m[a]]
 			if y.rate > x.rate {
-				t = math.Min(t, (y.key-x.key)/(y.rate-x.rate))
+				t = math.Min(t, p.crossAt(y, x, now))
 			}
 		}
 	}
-	if math.IsInf(t, 1) {
+	p.setCrossingTimer(s, now, t)
+}
+
+// setCrossingTimer asks for a timer at instant at (the first crossing both
+// arming paths found, see crossAt; +Inf: none), unless an earlier one is
+// already set.
+func (p *Policy) setCrossingTimer(s *sdk.System, now, at float64) {
+	if math.IsInf(at, 1) {
 		return
 	}
-	at := now + math.Max(t, 0)
 	if at == now && p.sameTime > 64 {
 		return // safety net against a same-instant loop (not expected: see Policy)
 	}

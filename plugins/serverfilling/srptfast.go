@@ -1,0 +1,744 @@
+package serverfilling
+
+import (
+	"math"
+	"slices"
+
+	"github.com/msjfarm/msjfarm/sdk"
+)
+
+// The ServerFilling-SRPT path, also taken by ServerFilling-Gittins when no
+// class's rank rises with age, when no class needs more than k/2 servers
+// (see initSRPT for why and the measurements): O(C · log n) per event (C need buckets, or
+// classes for Gittins; n jobs in system) plus O(log n) per start,
+// preemption and job entering or leaving M, never a pass over M.
+//
+// Gittins: a running job's key is need/k × G(attained service), G its
+// class's rank function. Running jobs of one class age at the same rate
+// under the same G, so if G never rises their order by key is the order of
+// their attained service (the older first, i.e. by since − age, fixed while
+// running), and keys never rise, so the SRPT argument below holds with the
+// running jobs grouped per class (run groups, see runGroup) instead of per
+// need; classes of constant rank keep arrival order. Ranks that rise with
+// age (hyperexponential, Weibull of shape < 1) take the general path: see
+// the package comment for why.
+//
+// The invariant that makes it incremental. A job's key is its remaining
+// size r = need/k × remaining duration. It is frozen while the job waits and
+// falls at rate need/k while it runs, so two running jobs of the same need
+// (one bucket) fall at the same rate and keep both their difference and
+// their order for as long as both run; a running job only moves forward past
+// waiting jobs. Within one bucket the served jobs are the first take[b] of
+// the bucket's jobs in M (takes), and M's jobs of the bucket are a prefix of
+// the bucket's order (M is a prefix of the global order). Hence, at every
+// decision and between decisions, each bucket's order is
+//
+//	[its running jobs, in the order they keep while running]
+//	[its waiting jobs by (frozen key, arrival index)],
+//
+// M ∩ bucket is the running jobs plus the first w_b waiting jobs, and a
+// decision only changes this at the seams: a start takes the least waiting
+// job to the end of the running jobs, a preemption puts the last running job
+// back as the least waiting one (its key at that instant, then frozen), an
+// arrival is inserted among the waiting jobs (or, when every job fits and is
+// served, among the running ones), and a completion removes a running job. Since running jobs only move forward and everything outside
+// M waits, every job of M stays ahead of every job outside it between
+// decisions, so M is still downward closed at the next decision; what can
+// have changed is which job of M is last (jobs of different needs run at
+// different rates), so M may now hold a job it no longer needs, and an
+// arrival may land ahead of M's last job. The decision repairs M at its
+// ends only: while M's total is below k, add the least job outside; while
+// it reaches k without its last job, drop that job; while the least job
+// outside precedes M's last, add it. M's last job is the latest of the C
+// per-bucket last jobs of M, the least outside job the least of C
+// per-bucket candidates; each is one order-statistics lookup in the bucket's
+// waiting set (a treap with subtree sizes, keyed like the general path's
+// heap, see treap below). The takes are computed from the per-bucket counts
+// exactly as in the general path and applied bucket by bucket at the seams.
+//
+// The crossing timer needs, per bucket, only the running job of largest
+// (fin, arrival), the last running one (crossAt is monotone in y's key
+// among jobs of one rate); the general path takes the same candidates, so
+// the timers are the same numbers by construction.
+//
+// The order is total (srptfastorder.go), so the general path's order at a
+// decision does not depend on the order it had before, and this path, whose
+// treaps hold exact keys, reproduces it. One representational freedom is
+// left: a job preempted at a decision came first among jobs of its key
+// while it ran (a moving key first) and is ordered by arrival among them
+// once it waits, so it may land in its bucket's waiting treap behind jobs
+// of the same key and need that are outside M. The count w then takes the
+// first of those into M in its place: same need and key, so M's total,
+// its last key and every later choice are the same (and the next decision
+// rebuilds the true prefix in both paths).
+//
+// Engine calls are made in the general path's order (jobs that left M,
+// then the other preemptions, then the starts, each in the order of the
+// keys at the decision instant), and every key is computed with the general
+// path's arithmetic, so the decision trace is identical:
+// TestEquivalentToReference checks it against the frozen pre-rework
+// implementation, TestShortcutsExact against the general path without
+// shortcuts and TestCrossingTimersSuffice against the all-pairs timers.
+
+// sbucket is one need bucket of the SRPT path.
+type sbucket struct {
+	groups []int32 // its run groups (see runGroup)
+	nRun   int32   // running jobs
+	root   int32   // waiting jobs: treap on (key, arrival index)
+	w      int32   // the first w waiting jobs are in M
+}
+
+// initSRPT sets the SRPT path up (Init, after the buckets). The path is
+// taken only when no class needs more than k/2 servers. A decision around a
+// wide job moves many narrow ones at once (its start preempts the jobs on
+// up to need servers, its completion starts as many), and a move costs this
+// path a few treap operations, several times what the general path spends
+// per job of M in its one pass. Measured with BenchmarkPathChoice
+// (ServerFilling-SRPT, cpu-ns/event, GOMAXPROCS=1, 10^5 arrivals, engine
+// 0.5.0), fast / general: two classes (need 1 and a wide need, ρ = 0.97)
+// at k = 2048 with the wide need k/16: 517 / 11297, k/4: 1194 / 12853,
+// k/2: 3229 / 13867, k: 43295 / 28390; at k = 256, k/4: 517 / 1798, k/2:
+// 693 / 2002; at k = 32, k/4: 389 / 451, k/2: 403 / 438; one-or-all (need
+// k = 32, λ = 7): 1495 / 607; Borg cell B (needs up to 2000 of 2048, λ =
+// 4.5): 3991 / 3225. So this path wins up to k/2 and loses with a class
+// of need above it. The decisions are the same either way.
+func (p *Policy) initSRPT() {
+	maxNeed := int32(0)
+	for _, c := range p.cls {
+		maxNeed = max(maxNeed, c.need)
+	}
+	p.fastSRPT = p.proc == ServerFilling && !p.exhaustive && !p.allPairs && !p.general && !p.static &&
+		(p.ord == SRPTOrder || p.ord == GittinsOrder && p.monotone) &&
+		(p.forceFast || 2*int(maxNeed) <= p.k)
+	if !p.fastSRPT {
+		return
+	}
+	p.sb = make([]sbucket, p.nBuckets)
+	for b := range p.sb {
+		p.sb[b] = sbucket{root: -1}
+	}
+	if p.ord == SRPTOrder {
+		p.rroot = make([]int32, p.nBuckets)
+		for b := range p.sb {
+			p.sb[b].groups = []int32{int32(b)}
+		}
+	} else {
+		p.rroot = make([]int32, len(p.cls))
+		for c := range p.cls {
+			b := p.cls[c].bucket
+			p.sb[b].groups = append(p.sb[b].groups, int32(c))
+		}
+	}
+	for g := range p.rroot {
+		p.rroot[g] = -1
+	}
+	p.nOut = 0
+	p.pend = p.pend[:0]
+	p.seed = 0x9e3779b9
+	p.evicted = p.evicted[:0]
+}
+
+// skey refreshes a running job's key to its value now (keyAt, the general
+// path's arithmetic) and returns the slot.
+func (p *Policy) skey(i int32, now float64) *slot {
+	sl := &p.slots[i]
+	sl.key = p.keyAt(sl, now)
+	return sl
+}
+
+// runGroup is the treap of running jobs job sl belongs to: its need bucket
+// under SRPT (one rate per need), its class under Gittins (one rank
+// function per class).
+func (p *Policy) runGroup(sl *slot) int32 {
+	if p.ord == SRPTOrder {
+		return sl.bucket
+	}
+	return sl.class
+}
+
+// flushPending places the jobs started by the every-job-served arrival
+// shortcut among the running jobs (before anything reads their order). So
+// a job that arrives and completes while every job is served costs O(1),
+// and each job is placed at most once per start.
+func (p *Policy) flushPending() {
+	for _, i := range p.pend {
+		sl := &p.slots[i]
+		sl.pend = 0
+		p.sb[sl.bucket].nRun--
+		p.runAppend(i)
+	}
+	p.pend = p.pend[:0]
+}
+
+// runAppend adds job i, started (setRun: fin is set), to its bucket's
+// running jobs.
+func (p *Policy) runAppend(i int32) {
+	sl := &p.slots[i]
+	g := p.runGroup(sl)
+	p.rroot[g], _ = p.tInsert(p.rroot[g], i, true)
+	p.sb[sl.bucket].nRun++
+	sl.serve = true
+}
+
+// runRemove takes job i out of its bucket's running jobs.
+func (p *Policy) runRemove(i int32) {
+	sl := &p.slots[i]
+	g := p.runGroup(sl)
+	p.rroot[g] = p.tDelete(p.rroot[g], i, true)
+	p.sb[sl.bucket].nRun--
+	sl.serve = false
+}
+
+// runLast is the bucket's last running job (-1 if none), its key
+// refreshed: the latest of its run groups' last jobs.
+func (p *Policy) runLast(sb *sbucket, now float64) int32 {
+	last := int32(-1)
+	for _, g := range sb.groups {
+		r := p.rroot[g]
+		if r < 0 {
+			continue
+		}
+		c := p.tLast(r)
+		p.skey(c, now)
+		if last < 0 || p.less(last, c) {
+			last = c
+		}
+	}
+	return last
+}
+
+// allServedSRPT is allServed for this path.
+func (p *Policy) allServedSRPT() bool { return p.nOut == 0 && p.sumM <= p.k }
+
+func (p *Policy) arriveSRPT(s *sdk.System, i int32) {
+	sl := &p.slots[i]
+	if p.allServedSRPT() && p.sumM+int(sl.need) <= p.k {
+		p.sumM += int(sl.need)
+		p.maxKey = math.Max(p.maxKey, sl.key)
+		p.start(s, sl, s.Now())
+		// Every job is served and stays so until a decision: the job's
+		// place among the running ones is only needed then (flushPending).
+		sl.serve = true
+		p.sb[sl.bucket].nRun++
+		p.pend = append(p.pend, i)
+		sl.pend = int32(len(p.pend))
+		return
+	}
+	sb := &p.sb[sl.bucket]
+	var r int32
+	sb.root, r = p.tInsert(sb.root, i, false)
+	if r < sb.w { // ahead of the bucket's boundary in M: joins M
+		sb.w++
+		p.sumM += int(sl.need)
+	} else {
+		p.nOut++
+	}
+	if p.full() && sl.key > p.maxKey {
+		return // behind every job of M, whose keys have not risen: M unchanged
+	}
+	p.decideSRPT(s)
+}
+
+func (p *Policy) completeSRPT(s *sdk.System, i int32) {
+	all := p.allServedSRPT()
+	sl := &p.slots[i]
+	if sl.pend > 0 { // never placed: swap it out of the pending list
+		k := sl.pend - 1
+		last := p.pend[len(p.pend)-1]
+		p.pend[k] = last
+		p.slots[last].pend = k + 1
+		p.pend = p.pend[:len(p.pend)-1]
+		sl.serve = false
+		p.sb[sl.bucket].nRun--
+	} else {
+		p.runRemove(i) // (the pending ones are placed by decideSRPT)
+	}
+	p.sumM -= int(sl.need)
+	*sl = slot{}
+	p.free = append(p.free, i)
+	if all {
+		return // still all served: nothing to decide
+	}
+	p.decideSRPT(s)
+}
+
+// lastM returns M's last job in the order now (-1 if M is empty): per
+// bucket the later of its last running job and its last waiting job in M
+// (an arrival since the last decision can precede running jobs); and the
+// latest of the other candidates (-1 if none), each the last of its own
+// sequence, so M's jobs of last's sequence that follow it are last's
+// sequence's run at M's end.
+func (p *Policy) lastM(now float64) (last, second int32) {
+	last, second = -1, -1
+	put := func(c int32) {
+		switch {
+		case last < 0 || p.less(last, c):
+			last, second = c, last
+		case second < 0 || p.less(second, c):
+			second = c
+		}
+	}
+	for b := range p.sb {
+		sb := &p.sb[b]
+		if sb.w > 0 {
+			put(p.tSelect(sb.root, sb.w-1))
+		}
+		if sb.nRun > 0 {
+			put(p.runLast(sb, now))
+		}
+	}
+	return last, second
+}
+
+// firstOut returns the least job outside M (-1 if none) and the least of
+// the other buckets' first jobs outside M (-1 if none).
+func (p *Policy) firstOut() (first, second int32) {
+	first, second = -1, -1
+	for b := range p.sb {
+		sb := &p.sb[b]
+		if sb.w >= p.tSize(sb.root) {
+			continue
+		}
+		c := p.tSelect(sb.root, sb.w)
+		switch {
+		case first < 0 || p.less(c, first):
+			first, second = c, first
+		case second < 0 || p.less(c, second):
+			second = c
+		}
+	}
+	return first, second
+}
+
+// tCountLess is the number of jobs of waiting treap t ahead of job x in the
+// order (less; x in any state): a prefix of t, since t is in that order.
+func (p *Policy) tCountLess(t, x int32) int32 {
+	n := int32(0)
+	for t >= 0 {
+		if p.less(t, x) {
+			n += 1 + p.tSize(p.slots[t].tl)
+			t = p.slots[t].tr
+		} else {
+			t = p.slots[t].tl
+		}
+	}
+	return n
+}
+
+// toWaiting turns running job i into a waiting one (its key now, frozen
+// from here on) and returns its bucket.
+func (p *Policy) toWaiting(i int32, now float64) *sbucket {
+	sl := p.skey(i, now)
+	p.runRemove(i)
+	p.stopRun(sl, now)
+	sb := &p.sb[sl.bucket]
+	sb.root, _ = p.tInsert(sb.root, i, false)
+	return sb
+}
+
+// decideSRPT is decide for this path (see the comment at the top).
+func (p *Policy) decideSRPT(s *sdk.System) {
+	now := s.Now()
+
+	p.flushPending()
+
+	// 1. Repair M at its ends.
+	evicted := p.evicted[:0]
+	last := int32(-1) // M's last job, when fresh is set
+	fresh := false
+	// Waiting jobs enter and leave M in runs: while M is short, the least
+	// outside job's bucket gives all its jobs ahead of the other buckets'
+	// least (up to the need missing); while M has a job too many, the
+	// waiting run at M's end that follows every other sequence's last goes
+	// (down to the surplus). Same result as one job at a time, in O(C log n)
+	// per run instead of per job.
+	for {
+		fresh = false
+		if p.sumM < p.k {
+			o, o2 := p.firstOut()
+			if o < 0 {
+				break
+			}
+			sb := &p.sb[p.slots[o].bucket]
+			need := int32(p.slots[o].need)
+			n := (int32(p.k-p.sumM) + need - 1) / need // jobs of this need M lacks
+			if o2 >= 0 {
+				n = min(n, p.tCountLess(sb.root, o2)-sb.w)
+			} else {
+				n = min(n, p.tSize(sb.root)-sb.w)
+			}
+			sb.w += n
+			p.sumM += int(n * need)
+			p.nOut -= int(n)
+			continue
+		}
+		var second int32
+		last, second = p.lastM(now)
+		fresh = true
+		ls := &p.slots[last]
+		if p.sumM-int(ls.need) >= p.k {
+			if ls.serve {
+				p.toWaiting(last, now) // M's last: it lands just after M's waiting jobs
+				evicted = append(evicted, last)
+				p.sumM -= int(ls.need)
+				p.nOut++
+			} else {
+				sb := &p.sb[ls.bucket]
+				need := ls.need
+				n := int32(p.sumM-p.k) / need // surplus, in jobs of this need
+				if second >= 0 {
+					n = min(n, sb.w-p.tCountLess(sb.root, second))
+				} else {
+					n = min(n, sb.w)
+				}
+				sb.w -= n
+				p.sumM -= int(n * need)
+				p.nOut += int(n)
+			}
+			fresh = false
+			continue
+		}
+		if o, _ := p.firstOut(); o >= 0 && p.less(o, last) {
+			p.sb[p.slots[o].bucket].w++
+			p.sumM += int(p.slots[o].need)
+			p.nOut--
+			fresh = false
+			continue
+		}
+		break
+	}
+
+	// M's last job in the order at the decision instant, with the rates
+	// before this decision's preemptions and starts (the general path's
+	// merge order): maxKey and the crossing timer's boundary job. The
+	// repair loop's last look is still valid if it changed nothing since.
+	if !fresh {
+		last, _ = p.lastM(now)
+	}
+	maxKey := math.Inf(-1)
+	if last >= 0 {
+		maxKey = p.slots[last].key
+	}
+
+	// 2. The takes, applied at each bucket's seam.
+	cnt := p.counts
+	for b := range p.sb {
+		cnt[b] = p.sb[b].nRun + p.sb[b].w
+	}
+	take := p.takes(cnt)
+	pre, starts := p.next[:0], p.starts[:0]
+	for b := range p.sb {
+		sb := &p.sb[b]
+		for sb.nRun > take[b] {
+			x := p.runLast(sb, now)
+			p.toWaiting(x, now)
+			sb.w++
+			pre = append(pre, x)
+		}
+		for sb.nRun < take[b] {
+			x := p.tFirst(sb.root)
+			sb.root = p.tDeleteMin(sb.root)
+			sb.w--
+			// Started below (in order): setRun now, the engine call then.
+			p.setRun(s, &p.slots[x], now)
+			p.runAppend(x)
+			starts = append(starts, x)
+		}
+		// Arrivals since the last decision can precede running jobs of
+		// their bucket: exchange while M's least waiting job of the bucket
+		// precedes its last running one. The last running job is always
+		// one that ran before this decision: a job started above has a key
+		// at most its frozen one and runs (srptfastorder.go), so it stays
+		// ahead of every waiting job it was ahead of, and the order is
+		// total, so each exchange is a strict improvement and the loop ends.
+		for sb.w > 0 && sb.nRun > 0 {
+			x := p.runLast(sb, now)
+			y := p.tFirst(sb.root)
+			if !p.less(y, x) {
+				break
+			}
+			sb.root = p.tDeleteMin(sb.root)
+			p.toWaiting(x, now)
+			p.setRun(s, &p.slots[y], now)
+			p.runAppend(y)
+			pre = append(pre, x)
+			starts = append(starts, y)
+		}
+	}
+	p.stopper, p.idle = -1, p.rem
+	if p.packing == PackStop && int(p.cut) < p.nBuckets && p.sb[p.cut].w > 0 {
+		p.stopper = p.tFirst(p.sb[p.cut].root)
+	}
+
+	// 3. Engine calls in the general path's order: each list in the
+	// order at the decision instant, with the rates before the decision
+	// (the preempted jobs were running, the started ones waiting).
+	if len(evicted) > 1 {
+		slices.SortFunc(evicted, p.cmpWas(true))
+	}
+	if len(pre) > 1 {
+		slices.SortFunc(pre, p.cmpWas(true))
+	}
+	if len(starts) > 1 {
+		slices.SortFunc(starts, p.cmpWas(false))
+	}
+	for _, i := range evicted {
+		s.Preempt(p.slots[i].j)
+	}
+	for _, i := range pre {
+		s.Preempt(p.slots[i].j)
+	}
+	for _, i := range starts {
+		s.Start(p.slots[i].j) // setRun was called when it was chosen
+	}
+	p.evicted, p.next, p.starts = evicted[:0], pre[:0], starts[:0]
+	p.maxKey = maxKey
+
+	// 4. Crossing timer.
+	if p.kinetic() {
+		p.armCrossingSRPT(s, now, last)
+	}
+}
+
+// cmpWas orders jobs as less did at the decision instant, before the
+// decision's preemptions and starts: running (preempted jobs: key frozen
+// now, rate need/k with crossings, then fin) or waiting (started jobs: the
+// frozen key, kept in key0 since a refresh can lower key once it runs).
+func (p *Policy) cmpWas(running bool) func(a, b int32) int {
+	return func(a, b int32) int {
+		sa, sb := &p.slots[a], &p.slots[b]
+		ka, kb := sa.key, sb.key
+		if !running {
+			ka, kb = sa.key0, sb.key0
+		}
+		if ka != kb {
+			if ka < kb {
+				return -1
+			}
+			return 1
+		}
+		if running && p.crossings {
+			if ra, rb := p.cls[sa.class].scale, p.cls[sb.class].scale; ra != rb {
+				if ra > rb {
+					return -1
+				}
+				return 1
+			}
+		}
+		// Preempted jobs: a moving key (SRPT, Gittins of a non-constant
+		// rank) came first at equal keys, and among those the least fin.
+		ma, mb := running && p.movingClass(sa), running && p.movingClass(sb)
+		if ma != mb {
+			if ma {
+				return -1
+			}
+			return 1
+		}
+		if ma && sa.fin != sb.fin {
+			if sa.fin < sb.fin {
+				return -1
+			}
+			return 1
+		}
+		if sa.id < sb.id {
+			return -1
+		}
+		return 1
+	}
+}
+
+// armCrossingSRPT is armCrossing's ServerFilling case for this path: per
+// bucket only its last running job can give the earliest crossing (see the
+// comment at the top).
+func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
+	if p.sumM < p.k || last < 0 {
+		return
+	}
+	b := &p.slots[last]
+	if b.rate == 0 {
+		return
+	}
+	slack := int32(p.sumM - p.k)
+	if slack <= 0 {
+		return
+	}
+	t := math.Inf(1)
+	for bi := range p.sb {
+		r := p.rroot[bi] // SRPT: one run group per bucket
+		if r < 0 || p.bneed[bi] > slack {
+			continue
+		}
+		y := p.tLast(r) // largest (fin, arrival)
+		if ys := &p.slots[y]; y != last && ys.rate < b.rate {
+			t = math.Min(t, p.crossAt(b, ys, now))
+		}
+	}
+	if i := p.stopper; i >= 0 && i != last && p.idle > 0 {
+		if y := &p.slots[i]; y.need <= slack && y.rate < b.rate {
+			t = math.Min(t, p.crossAt(b, y, now))
+		}
+	}
+	p.setCrossingTimer(s, now, t)
+}
+
+// The treaps: a bucket's waiting jobs ordered by (key, arrival index), the
+// general path's heap order, and its running jobs ordered by (fin, arrival
+// index), where fin = since + age is the instant the job would complete if
+// it ran alone: its remaining size is need/k × (fin − now), so while it runs
+// fin is fixed and orders the bucket's running jobs as their keys do (the
+// invariant above). Each is a binary search tree through the slots (tl, tr)
+// that is a heap on random priorities (so O(log n) deep in expectation),
+// with subtree sizes (tsz) for order-statistics lookups. The priorities come
+// from a fixed-seed generator and only shape the trees: no decision depends
+// on them. A job is in at most one treap, so the fields are shared.
+
+// tLess orders two jobs of one treap (run: the running jobs' treap).
+func (p *Policy) tLess(a, b int32, run bool) bool {
+	if !run {
+		return heapLess(p, a, b)
+	}
+	sa, sb := &p.slots[a], &p.slots[b]
+	return sa.fin < sb.fin || sa.fin == sb.fin && sa.id < sb.id
+}
+
+func (p *Policy) tSize(t int32) int32 {
+	if t < 0 {
+		return 0
+	}
+	return p.slots[t].tsz
+}
+
+func (p *Policy) tFix(t int32) {
+	sl := &p.slots[t]
+	sl.tsz = 1 + p.tSize(sl.tl) + p.tSize(sl.tr)
+}
+
+// tSplit splits t into the jobs before x and the others.
+func (p *Policy) tSplit(t, x int32, run bool) (int32, int32) {
+	if t < 0 {
+		return -1, -1
+	}
+	if p.tLess(t, x, run) {
+		l, r := p.tSplit(p.slots[t].tr, x, run)
+		p.slots[t].tr = l
+		p.tFix(t)
+		return t, r
+	}
+	l, r := p.tSplit(p.slots[t].tl, x, run)
+	p.slots[t].tl = r
+	p.tFix(t)
+	return l, t
+}
+
+// tMerge joins a and b, every job of a before every job of b.
+func (p *Policy) tMerge(a, b int32) int32 {
+	if a < 0 {
+		return b
+	}
+	if b < 0 {
+		return a
+	}
+	if p.slots[a].pri > p.slots[b].pri {
+		p.slots[a].tr = p.tMerge(p.slots[a].tr, b)
+		p.tFix(a)
+		return a
+	}
+	p.slots[b].tl = p.tMerge(a, p.slots[b].tl)
+	p.tFix(b)
+	return b
+}
+
+// tInsert adds x to t and returns the new root and x's rank (the number of
+// jobs before it): down the search path while the nodes outrank x's
+// priority, then x takes the place of the subtree there, split at x
+// (expected O(1) in size).
+func (p *Policy) tInsert(t, x int32, run bool) (int32, int32) {
+	p.seed ^= p.seed << 13
+	p.seed ^= p.seed >> 17
+	p.seed ^= p.seed << 5
+	sl := &p.slots[x]
+	sl.pri = p.seed
+	rank := int32(0)
+	link := &t
+	for *link >= 0 && p.slots[*link].pri > sl.pri {
+		n := *link
+		ns := &p.slots[n]
+		ns.tsz++
+		if p.tLess(n, x, run) {
+			rank += 1 + p.tSize(ns.tl)
+			link = &ns.tr
+		} else {
+			link = &ns.tl
+		}
+	}
+	l, r := p.tSplit(*link, x, run)
+	rank += p.tSize(l)
+	sl.tl, sl.tr = l, r
+	p.tFix(x)
+	*link = x
+	return t, rank
+}
+
+// tDelete removes x (in t) from t and returns the new root.
+func (p *Policy) tDelete(t, x int32, run bool) int32 {
+	link := &t
+	for *link != x {
+		ns := &p.slots[*link]
+		ns.tsz--
+		if p.tLess(*link, x, run) {
+			link = &ns.tr
+		} else {
+			link = &ns.tl
+		}
+	}
+	xs := &p.slots[x]
+	*link = p.tMerge(xs.tl, xs.tr)
+	return t
+}
+
+// tDeleteMin removes the first job of t (not empty) and returns the new root.
+func (p *Policy) tDeleteMin(t int32) int32 {
+	link := &t
+	for {
+		ns := &p.slots[*link]
+		if ns.tl < 0 {
+			*link = ns.tr
+			return t
+		}
+		ns.tsz--
+		link = &ns.tl
+	}
+}
+
+// tSelect returns the job of rank r (0-based) in t.
+func (p *Policy) tSelect(t, r int32) int32 {
+	for {
+		sl := &p.slots[t]
+		ls := p.tSize(sl.tl)
+		switch {
+		case r < ls:
+			t = sl.tl
+		case r == ls:
+			return t
+		default:
+			r -= ls + 1
+			t = sl.tr
+		}
+	}
+}
+
+// tFirst returns the first job of t (not empty).
+func (p *Policy) tFirst(t int32) int32 {
+	for l := p.slots[t].tl; l >= 0; l = p.slots[t].tl {
+		t = l
+	}
+	return t
+}
+
+// tLast returns the last job of t (not empty).
+func (p *Policy) tLast(t int32) int32 {
+	for r := p.slots[t].tr; r >= 0; r = p.slots[t].tr {
+		t = r
+	}
+	return t
+}

@@ -1,0 +1,194 @@
+package serverfilling
+
+import (
+	"math"
+
+	"github.com/msjfarm/msjfarm/sdk"
+)
+
+// The order of the SRPT and Gittins orderings (engine version 0.5.0), one
+// definition shared by the general path (decide) and the O(C · log n) path
+// (srptfast.go), so that the two take the same decisions by construction.
+//
+// Why a new rule. Until 0.4.0 keys within 1e-13 × max(1, now) of each other
+// counted as tied (then the faster first, then arrival). That relation is
+// not transitive (a ≈ b and b ≈ c with a and c apart), so the general
+// path's insertion sort and merge produced an order that depended on the
+// order M had at the previous decision, and no structure keyed by exact
+// values (the SRPT path's treaps) could reproduce it: forced onto Borg
+// cell B, seed 4, the two paths parted at t = 49339. The tolerance existed
+// for the crossing timers: at the instant computed for a crossing, the
+// recomputed keys could still be a rounding error apart in the old order,
+// the decision then changed nothing and asked for the same instant again.
+//
+// The rule. Jobs are ordered lexicographically by
+//
+//	(key now, rate descending, fin ascending while running, arrival index)
+//
+// compared exactly (less). A lexicographic order of exact values is a total
+// order, transitive whatever the rounding. Its parts:
+//
+//   - key: SRPT: need/k × remaining duration; Gittins: need/k × rank. A
+//     waiting job's key is frozen. A running job's key is a function of one
+//     number fixed while it runs, fin, and of the instant t only:
+//     SRPT need/k × max(fin − t, 0), fin the instant its remaining size
+//     would reach 0; Gittins need/k × G(t − fin), fin the instant its
+//     attained service was 0 (G its class's rank function). Floating-point
+//     subtraction, multiplication and max are monotone, so for two running
+//     jobs of one need (SRPT) or one class (Gittins, G never rising) a
+//     smaller fin gives a key ≤ at every instant: their order, ties
+//     included, is (fin, arrival) for as long as both run, which is the
+//     order the SRPT path's running treaps keep. (Before 0.5.0 the key was
+//     computed as need/k × (remaining at the last start − (t − start)),
+//     which rounding can invert between two jobs of one need by one ulp.)
+//   - fin is set at a start so that the key does not rise there: SRPT, fin
+//     = start + remaining duration, lowered by ulps while need/k × (fin −
+//     start) exceeds the frozen key; Gittins, fin = start − attained
+//     service, lowered while t − fin is below the attained service. So a
+//     job started ahead of a waiting job of its need stays ahead of it
+//     (running jobs come first at equal keys, below), which the SRPT path's
+//     invariant needs (per need: running jobs, then waiting ones).
+//   - rate (SRPT with crossings): need/k while running, 0 while waiting: at
+//     equal keys the faster first, the order just after the instant, which
+//     is what the continuous-time policy serves; every running job is then
+//     ahead of every waiting one of equal key.
+//   - fin while running, +Inf while waiting: among running jobs of one rate
+//     the order above; a running job ahead of a waiting one of equal key
+//     also with crossings off (rates all 0).
+//   - arrival index: the rest (S: ties "arbitrarily"), and the only
+//     tie-break among waiting jobs, which is the waiting heap's and
+//     treaps' (key, arrival) order.
+//
+// Crossings without a tolerance. A crossing timer is set at crossAt: the
+// first floating-point instant, from the straight-line estimate on, at
+// which the recomputed keys put the overtaking job ahead, so the decision
+// taken then sees the crossing in the same arithmetic and a decision never
+// asks for its own instant again (the overtaking job is behind at the
+// decision). Both paths arm the ServerFilling timer from the same
+// candidates: per need bucket its running job of largest (fin, arrival),
+// the one of that bucket that a faster job overtakes first (one rate, the
+// largest key), plus the first job that did not fit; see armCrossing.
+//
+// Gittins orderings keep rate 0, and need the fin part only: equal ranks at
+// different ages (flat stretches of a rank table, ranks held constant past
+// its grid) are ordered by age, the older first, then by arrival.
+
+// keyAt is slot sl's key at instant t: frozen while waiting, else a
+// function of fin and t (see above).
+func (p *Policy) keyAt(sl *slot, t float64) float64 {
+	if !sl.moving {
+		return sl.key
+	}
+	c := &p.cls[sl.class]
+	switch p.ord {
+	case SRPTOrder:
+		return c.scale * math.Max(sl.fin-t, 0)
+	case GittinsOrder:
+		if !c.rank.constant {
+			return c.scale * c.rank.at(t-sl.fin)
+		}
+	}
+	return sl.key
+}
+
+// less orders slots a and b at the instant their keys were last set: the
+// total order above.
+func (p *Policy) less(a, b int32) bool {
+	sa, sb := &p.slots[a], &p.slots[b]
+	if sa.key != sb.key {
+		return sa.key < sb.key
+	}
+	if sa.rate != sb.rate {
+		return sa.rate > sb.rate
+	}
+	if sa.moving != sb.moving {
+		return sa.moving
+	}
+	if sa.moving && sa.fin != sb.fin {
+		return sa.fin < sb.fin
+	}
+	return sa.id < sb.id
+}
+
+// setRun records that sl starts now: since, fin (see above), rate. It is
+// a function of the job's state at the instant only, so calling it twice
+// (the SRPT path prepares a start before the engine call) gives the same.
+func (p *Policy) setRun(s *sdk.System, sl *slot, now float64) {
+	sl.since = now
+	sl.key0 = sl.key
+	c := &p.cls[sl.class]
+	switch {
+	case p.ord == SRPTOrder:
+		sl.moving = true
+		fin := now + s.Remaining(sl.j)
+		for c.scale*math.Max(fin-now, 0) > sl.key {
+			fin = math.Nextafter(fin, math.Inf(-1)) // ends: at fin = now the key is 0
+		}
+		sl.fin = fin
+		if p.crossings {
+			sl.rate = c.scale
+		}
+	case p.ord == GittinsOrder && !c.rank.constant:
+		sl.moving = true
+		fin := now - sl.age
+		for now-fin < sl.age {
+			fin = math.Nextafter(fin, math.Inf(-1))
+		}
+		sl.fin = fin
+	}
+}
+
+// stopRun records that sl stops running now (preempted): its key, already
+// refreshed to now, is frozen; Gittins: its attained service is the one
+// that key was computed from.
+func (p *Policy) stopRun(sl *slot, now float64) {
+	if p.ord == GittinsOrder && sl.moving {
+		sl.age = now - sl.fin
+	}
+	sl.moving = false
+	sl.rate = 0
+}
+
+// aheadAt reports whether running job b, faster than y, is ahead of y at
+// instant t (keys recomputed then; equal keys: the faster first).
+func (p *Policy) aheadAt(b, y *slot, t float64) bool {
+	return p.keyAt(b, t) <= p.keyAt(y, t)
+}
+
+// crossAt is the instant of the crossing timer for b overtaking y (b
+// running, faster than y, behind y now): the first floating-point instant
+// from the straight-line estimate on at which aheadAt holds. From the
+// estimate, where the computed keys are within a few rounding errors of
+// each other, it steps one ulp at a time; once y's key is 0 (y running past
+// its fin: the lines meet below 0, y completes first) b is ahead exactly
+// from its own fin on, so that is the answer. Being the first instant from
+// a start that is monotone in y's key, it is monotone in y among the
+// running jobs of one bucket (a later fin: a key ≥ at every instant), which
+// is why the last of each bucket is the only candidate armCrossing needs.
+// Past 256 steps (not expected) it doubles its step so as to end anyway:
+// from b's fin on b is ahead of any slower job.
+func (p *Policy) crossAt(b, y *slot, now float64) float64 {
+	at := now + math.Max((p.keyAt(b, now)-p.keyAt(y, now))/(b.rate-y.rate), 0)
+	step := 0.0
+	for n := 0; !p.aheadAt(b, y, at); n++ {
+		switch {
+		case y.moving && at >= y.fin:
+			return b.fin
+		case n < 256:
+			at = math.Nextafter(at, math.Inf(1))
+		default:
+			if step == 0 {
+				step = math.Nextafter(at, math.Inf(1)) - at
+			}
+			step *= 2
+			at += step
+		}
+	}
+	return at
+}
+
+// movingClass reports whether sl's key moves while it runs (SRPT; Gittins
+// of a class whose rank is not constant).
+func (p *Policy) movingClass(sl *slot) bool {
+	return p.ord == SRPTOrder || p.ord == GittinsOrder && !p.cls[sl.class].rank.constant
+}
