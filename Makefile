@@ -84,10 +84,11 @@ bench:
 # which would otherwise take most of the samples. Regenerate it after a
 # change to the engine's or a policy's hot path; docs/design.md ("Speed")
 # has what it gains.
+PGO_ARRIVALS ?= 300000
 PGO_BENCH ?= Catalog/.*/.*/^(fcfs|msf|lsf|msfq|static-quickswap|adaptive-quickswap|serverfilling|serverfilling-srpt|serverfilling-gittins|first-fit|killsmart|killsmart-multiclass|nmsr|balanced-splitting|easy-backfill)$$
 pgo:
 	@mkdir -p bin
-	$(GO) test -run '^$$' -bench '$(PGO_BENCH)' -benchtime 1x -o bin/builtin.test -cpuprofile bin/pgo.prof ./plugins/builtin/
+	MSJFARM_BENCH_ARRIVALS=$(PGO_ARRIVALS) $(GO) test -run '^$$' -bench '$(PGO_BENCH)' -benchtime 1x -o bin/builtin.test -cpuprofile bin/pgo.prof ./plugins/builtin/
 	cp bin/pgo.prof cmd/msjfarm/default.pgo
 
 fmt:
