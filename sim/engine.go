@@ -27,7 +27,10 @@ import (
 // keys tied within 1e-13 × now, which is not transitive and made the order
 // depend on its own history; crossing timers at the first instant the
 // recomputed keys cross. Decisions change only at near-ties and crossing
-// instants move by ulps; every other policy is unchanged.
+// instants move by ulps; every other policy is unchanged. (The engine's
+// speed work that came with it, variates drawn a block at a time and a
+// leaner event heap, changes no result: every built-in policy on eight
+// workloads, 202 results, compared bit for bit with 0.4.0's.)
 const Version = "0.5.0"
 
 // Config is the run length and instrumentation of one replication.
