@@ -1,5 +1,11 @@
 package sim
 
+import (
+	"unsafe"
+
+	"github.com/msjfarm/msjfarm/internal/prefetch"
+)
+
 type jobState uint8
 
 const (
@@ -76,8 +82,16 @@ func (p *jobPool) get() *Job {
 			p.free = append(p.free, &chunk[i])
 		}
 	}
-	j := p.free[len(p.free)-1]
-	p.free = p.free[:len(p.free)-1]
+	n := len(p.free) - 1
+	j := p.free[n]
+	p.free = p.free[:n]
+	if n > 0 {
+		// The next job handed out may have been freed long ago (a queue
+		// that grows takes jobs from deep in the free list): fetch it now
+		// rather than when the next arrival is compared with the next
+		// departure.
+		prefetch.Line(unsafe.Pointer(p.free[n-1]))
+	}
 	return j
 }
 

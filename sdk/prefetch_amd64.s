@@ -1,9 +1,0 @@
-// PREFETCHT0 for sdk.prefetch (prefetch_amd64.go).
-
-#include "textflag.h"
-
-// func prefetch(p unsafe.Pointer)
-TEXT ·prefetch(SB), NOSPLIT|NOFRAME, $0-8
-	MOVQ p+0(FP), AX
-	PREFETCHT0 (AX)
-	RET
