@@ -166,13 +166,11 @@ type recorder struct {
 	convAt    int64
 	series    []Sample
 	seriesMax int
-	sampling  bool // Config.SeriesInterval > 0
 	closed    bool
 }
 
 func newRecorder(w *Workload, cfg *Config) *recorder {
 	r := &recorder{w: w, cfg: cfg, cls: make([]classAcc, len(w.Classes))}
-	r.sampling = cfg.SeriesInterval > 0
 	r.seriesMax = cfg.SeriesMax
 	if r.seriesMax == 0 {
 		r.seriesMax = 10000
@@ -180,9 +178,7 @@ func newRecorder(w *Workload, cfg *Config) *recorder {
 	return r
 }
 
-// advance integrates the state held since the last event up to t. It runs
-// at every event and is kept small enough to be inlined there; the series
-// sampling, which few runs ask for, is out of line.
+// advance integrates the state held since the last event up to t.
 func (r *recorder) advance(s *System, t float64) {
 	dt := t - r.last
 	r.areaAll += float64(s.inSys) * dt
@@ -190,22 +186,14 @@ func (r *recorder) advance(s *System, t float64) {
 		r.areaN += float64(s.inSys) * dt
 		r.areaRun += float64(len(s.running)) * dt
 		r.areaBusy += float64(s.busy) * dt
-		if r.sampling {
-			r.sample(s, t)
+		if r.cfg.SeriesInterval > 0 {
+			for r.nextSample <= t && len(r.series) < r.seriesMax {
+				r.series = append(r.series, Sample{T: r.nextSample - r.t0, N: s.inSys})
+				r.nextSample += r.cfg.SeriesInterval
+			}
 		}
 	}
 	r.last = t
-}
-
-// sample records the number in system at every series instant up to t
-// (kept out of line, so that advance is inlined).
-//
-//go:noinline
-func (r *recorder) sample(s *System, t float64) {
-	for r.nextSample <= t && len(r.series) < r.seriesMax {
-		r.series = append(r.series, Sample{T: r.nextSample - r.t0, N: s.inSys})
-		r.nextSample += r.cfg.SeriesInterval
-	}
 }
 
 func (r *recorder) start(s *System) {

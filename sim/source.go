@@ -43,7 +43,6 @@ type source struct {
 
 	buf        [srcBlock]genJob
 	bufI, bufN int
-	ended      bool // a replayed trace has no more jobs beyond buf
 }
 
 // srcBlock is the number of jobs generated at a time: large enough for the
@@ -91,12 +90,8 @@ func newSource(w *Workload, seed uint64) *source {
 // next fills j with the next job and returns false when a trace is exhausted.
 func (s *source) next(j *Job) bool {
 	if s.bufI == s.bufN {
-		if s.ended {
-			return false
-		}
-		s.fill()
-		if s.bufN == 0 {
-			return false
+		if s.fill(); s.bufN == 0 {
+			return false // a replayed trace has no more jobs
 		}
 	}
 	g := &s.buf[s.bufI]
@@ -119,7 +114,6 @@ func (s *source) fill() {
 		}
 		s.traceNext += n
 		s.bufN = n
-		s.ended = s.traceNext >= len(s.w.Trace)
 		return
 	}
 	var x [srcBlock]float64

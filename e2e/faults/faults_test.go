@@ -444,6 +444,20 @@ func finish(r *record.Record) time.Time {
 
 // mid waits until the campaign is under way (a task running on worker, or
 // anywhere if ""), then returns the window start and in-flight set.
+// killFor is the inject step of a kill -9 fault: once a task is running
+// (on worker midOf, or anywhere if ""), kill process name, keep it down for
+// down, then restart it; the fault's window ends at the restart.
+func killFor(name, midOf string, down time.Duration, restart func(*farm)) func(*testing.T, *farm, string) window {
+	return func(t *testing.T, f *farm, id string) window {
+		w := mid(t, f, id, midOf)
+		f.proc(name).kill()
+		time.Sleep(down)
+		restart(f)
+		w.end = time.Now()
+		return w
+	}
+}
+
 func mid(t *testing.T, f *farm, id, worker string) window {
 	f.waitRunning(id, worker, 90*time.Second)
 	time.Sleep(150 * time.Millisecond) // mid-task, not at its first instruction
@@ -506,41 +520,13 @@ func loopbackFaults() []fault {
 	}
 	return []fault{
 		{name: "kill-9 worker", notes: "w1 killed mid-task, restarted after 2 s",
-			inject: func(t *testing.T, f *farm, id string) window {
-				w := mid(t, f, id, "w1")
-				f.proc("w1").kill()
-				time.Sleep(2 * time.Second)
-				f.startWorker("w1-restarted", "w1")
-				w.end = time.Now()
-				return w
-			}},
+			inject: killFor("w1", "w1", 2*time.Second, func(f *farm) { f.startWorker("w1-restarted", "w1") })},
 		{name: "kill-9 coordinator", notes: fmt.Sprintf("restarted after %v", cfg.coDown),
-			inject: func(t *testing.T, f *farm, id string) window {
-				w := mid(t, f, id, "")
-				f.proc("coordinator").kill()
-				time.Sleep(cfg.coDown)
-				f.startCoordinator("coordinator-restarted")
-				w.end = time.Now()
-				return w
-			}},
+			inject: killFor("coordinator", "", cfg.coDown, func(f *farm) { f.startCoordinator("coordinator-restarted") })},
 		{name: "kill-9 nats-server", notes: fmt.Sprintf("down %v, restarted on the same port and store", cfg.natsDown),
-			inject: func(t *testing.T, f *farm, id string) window {
-				w := mid(t, f, id, "")
-				f.proc("nats").kill()
-				time.Sleep(cfg.natsDown)
-				f.startNATS("nats-restarted")
-				w.end = time.Now()
-				return w
-			}},
+			inject: killFor("nats", "", cfg.natsDown, func(f *farm) { f.startNATS("nats-restarted") })},
 		{name: "MinIO down " + cfg.minioOutage.String(), notes: "kill -9, restarted on the same port and data",
-			inject: func(t *testing.T, f *farm, id string) window {
-				w := mid(t, f, id, "")
-				f.proc("minio").kill()
-				time.Sleep(cfg.minioOutage)
-				f.startMinIO("minio-restarted")
-				w.end = time.Now()
-				return w
-			}},
+			inject: killFor("minio", "", cfg.minioOutage, func(f *farm) { f.startMinIO("minio-restarted") })},
 		crash, exit, hang,
 		{name: "plugin-tamper", notes: "w1's cached flaky plugin overwritten, its plugin processes killed",
 			after: func(f *farm) string {
