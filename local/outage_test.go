@@ -283,9 +283,21 @@ func TestLocalStoreFullAndReadOnly(t *testing.T) {
 		t.Skipf("cannot mount a tmpfs to fill (needs root or CAP_SYS_ADMIN): mount: %v: %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
+	// remount retries while the kernel answers "busy": a remount read-only
+	// is refused while a file on the tmpfs is open for writing, which is
+	// whenever the worker happens to be writing a result (seen under load).
 	remount := func(opts string) {
-		if out, err := exec.Command("mount", "-o", "remount,"+opts, dir).CombinedOutput(); err != nil {
-			t.Errorf("mount -o remount,%s %s: %v: %s", opts, dir, err, out)
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			out, err := exec.Command("mount", "-o", "remount,"+opts, dir).CombinedOutput()
+			if err == nil {
+				return
+			}
+			if !strings.Contains(string(out), "busy") || time.Now().After(deadline) {
+				t.Errorf("mount -o remount,%s %s: %v: %s", opts, dir, err, out)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	f, camp := outageSpec(t)
