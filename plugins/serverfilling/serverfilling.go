@@ -341,6 +341,7 @@ type Policy struct {
 	idle        int   // servers it left idle
 
 	pl *plain // the plain path (plain.go): arrival order; nil otherwise
+	df *dfast // the DivisorFilling fast path (divisorfast.go): arrival order; nil otherwise
 
 	// static path (static.go): ServerFilling under keys that never change.
 	static   bool
@@ -525,6 +526,7 @@ func (p *Policy) Init(s *sdk.System) error {
 		p.lpf = largestPrimeFactors(p.k)
 	}
 	p.initPlain()
+	p.initDivFast()
 	p.initStatic()
 	p.initSRPT()
 	for i := range p.slots {
@@ -587,6 +589,10 @@ func (p *Policy) Arrive(s *sdk.System, j *sdk.Job) {
 		p.pl.arrive(s, j)
 		return
 	}
+	if p.df != nil {
+		p.df.arrive(s, j)
+		return
+	}
 	i := p.alloc(j)
 	sl := &p.slots[i]
 	c := &p.cls[sl.class]
@@ -639,6 +645,10 @@ func (p *Policy) allServed() bool {
 func (p *Policy) Complete(s *sdk.System, j *sdk.Job) {
 	if p.pl != nil {
 		p.pl.complete(s, j)
+		return
+	}
+	if p.df != nil {
+		p.df.complete(s, j)
 		return
 	}
 	i := int32(j.Idx)
