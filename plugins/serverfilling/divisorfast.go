@@ -48,8 +48,10 @@ import "github.com/msjfarm/msjfarm/sdk"
 // times, p the largest prime factor of kk), O(C² · log k) for backfill,
 // plus O(1) per start, preemption and job entering M; a position
 // compaction costs O(C · k) once per at least k jobs entering M. An
-// arrival behind a full M is one push. TestDivisorFastPathExact compares
-// traces with the general path event for event.
+// arrival behind a full M is one push; with backfill on, while every job
+// is in M and served, an arrival that fits just starts and a completion
+// changes nothing (the general path's shortcuts). TestDivisorFastPathExact
+// compares traces with the general path event for event.
 
 // dfast is the state of the DivisorFilling fast path (nil when the policy
 // takes another).
@@ -144,11 +146,33 @@ func (q *dfast) arrive(s *sdk.System, j *sdk.Job) {
 		r.n++
 		return
 	}
+	all := q.allServed()
 	q.admit(j) // M is every job and short of k: j joins it
+	if all && q.sumM <= q.k {
+		// Every job was served and j fits too: backfill serves them all,
+		// so j just starts (the general path's shortcut). Its bucket's
+		// earlier jobs are all served: j is the cursor.
+		b := q.ln[j.Idx].b
+		x := &q.bk[b]
+		x.cur = -1
+		x.served++
+		q.served[b>>6] |= 1 << (b & 63)
+		s.Start(j)
+		return
+	}
 	q.decide(s)
 }
 
+// allServed reports whether every job in the system is in M and served:
+// with backfill on, whenever no job waits behind M and M's total need is
+// at most k (backfill then serves all of M, and the shortcuts of arrive
+// and complete keep it so).
+func (q *dfast) allServed() bool {
+	return q.backfill && q.out.n == 0 && q.sumM <= q.k
+}
+
 func (q *dfast) complete(s *sdk.System, j *sdk.Job) {
+	all := q.allServed()
 	i := int32(j.Idx)
 	l := q.ln[i]
 	x := &q.bk[l.b]
@@ -185,7 +209,9 @@ func (q *dfast) complete(s *sdk.System, j *sdk.Job) {
 		r.n--
 		q.admit(j)
 	}
-	q.decide(s)
+	if !all { // else every other job is still served: nothing to decide
+		q.decide(s)
+	}
 }
 
 // admit appends j to M: to its bucket's list and at the next position.
