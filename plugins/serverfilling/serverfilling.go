@@ -63,9 +63,18 @@
 // ties, crossings on and off, both packings; TestEquivalentToReference
 // against the frozen pre-rework implementation brought to that order).
 //
+// Performance, DivisorFilling under arrival order (policy divisorfilling):
+// O(C) per recursion level plus O(C · log k) per "first kk jobs" it takes,
+// O(C² · log k) for backfill, and O(1) per start, preemption and job
+// entering M (divisorfast.go): M is kept per need bucket as on the plain
+// path, and the recursion works on per-bucket counts, cutting a set of
+// buckets at its kk-th job by one descent of a Fenwick tree over M's
+// positions. Exactly the general path's decisions
+// (TestDivisorFastPathExact).
+//
 // Performance, the other members (Gittins when some class's rank rises
-// with age, every DivisorFilling, and the two above with a class of need
-// above k/2): the jobs outside M are all waiting, and a waiting job's key
+// with age, DivisorFilling under the SRPT and Gittins orders, and the two
+// above with a class of need above k/2): the jobs outside M are all waiting, and a waiting job's key
 // does not change, so they stay in a heap (a FIFO for arrival order) keyed
 // by (key, arrival index). M has at most k jobs; a decision refreshes the
 // keys of M's running jobs, re-sorts M by insertion sort (it was sorted at
@@ -83,8 +92,10 @@
 // moves, and a rank table that is not monotone (lognormal, bounded Pareto)
 // does not even keep the order among the running jobs of one class;
 // DivisorFilling's recursion takes "the first kk jobs" of need-defined
-// subsets of M at every level. What O(C · log n) would take for each is
-// written out in gittins.go and divisor.go.
+// subsets of M at every level, which under arrival order is one descent
+// over positions that never reorder, but under SRPT a selection across
+// per-need sequences whose relative order moves. What O(C · log n) would
+// take for each is written out in gittins.go and divisor.go.
 package serverfilling
 
 import (
