@@ -19,7 +19,8 @@ type dfCase struct {
 
 // dfRandomCases draws n workloads whose needs divide k: k a power of two,
 // 2^a·3^b (Case 2 with both branches), or with a prime factor ≥ 5 (Case 3:
-// 10, 20, 30, 42, 60, 70, 90, 210), one to seven classes of random
+// 5, 7, 10, 20, 25, 30, 42, 50, 60, 70, 90, 150, 210; 25 and 150 nest
+// Case 3 with the same prime), one to seven classes of random
 // divisors of k (needs 1 and k/2-ish more often, so that Case 1 and the
 // deep levels both occur), ρ from 0.6 to 1.15 (past saturation jobs pile up
 // behind M). Every third case has deterministic durations from a short
@@ -27,7 +28,7 @@ type dfCase struct {
 // at one instant).
 func dfRandomCases(n int, arrivals int64) []dfCase {
 	r := rng.New(18, 1)
-	ks := []int{2, 4, 6, 8, 12, 16, 18, 24, 36, 48, 64, 72, 10, 20, 30, 42, 60, 70, 90, 210}
+	ks := []int{1, 2, 3, 4, 6, 8, 12, 16, 18, 24, 36, 48, 64, 72, 5, 7, 10, 20, 25, 30, 42, 50, 60, 70, 90, 150, 210}
 	var cs []dfCase
 	for i := range n {
 		k := ks[r.IntN(len(ks))]
@@ -109,7 +110,8 @@ func dfStructuredCases(t *testing.T) []dfCase {
 // TestDivisorFastPathExact: the DivisorFilling fast path (divisorfast.go)
 // takes exactly the decisions of the general path (decide and divFill),
 // event for event, backfill on and off, on the random and structured
-// workloads above.
+// workloads above. TestDivisorFastPathLong (build tag long) runs four times
+// the random workloads at five times the length.
 func TestDivisorFastPathExact(t *testing.T) {
 	arrivals := int64(12000)
 	if testing.Short() {
@@ -122,6 +124,13 @@ func TestDivisorFastPathExact(t *testing.T) {
 		}
 		cs = append(cs, c)
 	}
+	dfFastVsGeneral(t, cs)
+}
+
+// dfFastVsGeneral compares the traces of the fast and the general path on
+// every case, backfill on and off, and fails if the fast path was not
+// taken.
+func dfFastVsGeneral(t *testing.T, cs []dfCase) {
 	for _, c := range cs {
 		for _, backfill := range []bool{true, false} {
 			name := fmt.Sprintf("%s@%.4g/backfill=%v", c.w.Name, c.w.ArrivalRate, backfill)
