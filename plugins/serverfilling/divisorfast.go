@@ -52,6 +52,16 @@ import "github.com/msjfarm/msjfarm/sdk"
 // is in M and served, an arrival that fits just starts and a completion
 // changes nothing (the general path's shortcuts). TestDivisorFastPathExact
 // compares traces with the general path event for event.
+//
+// Measured (BenchmarkLevelsDivisorFilling, two classes at k = 2048,
+// cpu-ns/event, medians of 3 on a shared machine), fast / general: L ≈ 10:
+// 76 / 65, 100: 78 / 79, 500: 85 / 119, 1470: 229 / 13354, 2100: 261 /
+// 16108, 3500: 262 / 13530, 4600: 263 / 13825. The step between 500 and
+// 1470 is the engine's starts and preemptions, 0.5 per event below
+// saturation and 4 to 6 above (a wide job's start preempts up to 128
+// narrow ones); the path's own cost is flat. At L ≈ 10 every event takes a
+// shortcut on both paths, and this one also keeps the tree (two O(log k)
+// updates per job).
 
 // dfast is the state of the DivisorFilling fast path (nil when the policy
 // takes another).
