@@ -163,3 +163,19 @@ func BenchmarkLevelsSRPTHigh(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLevelsDivisorFilling: DivisorFilling under arrival order against
+// L on twoClass2048, on its fast path (divisorfast.go) and, for comparison,
+// on the general path it replaced (the general test flag), 10^5 measured
+// arrivals per replication (-benchtime=1x).
+func BenchmarkLevelsDivisorFilling(b *testing.B) {
+	for _, path := range []string{"fast", "general"} {
+		for _, lv := range levelRates {
+			b.Run(fmt.Sprintf("%s/L=%d", path, lv.L), func(b *testing.B) {
+				p := New(ArrivalOrder, DivisorFilling)
+				p.general = path == "general"
+				benchL(b, twoClass2048(lv.rate), p, 100000)
+			})
+		}
+	}
+}

@@ -1,9 +1,11 @@
 package serverfilling
 
-// DivisorFilling (every ordering) in O(C · log n) per event: not done
-// (issue #18); what it would take. It runs on the general path: M (the
-// first k jobs in the ordering) is rebuilt by a merge and the recursion
-// below walks it, O(|M| · log k) per event (depth ≤ log2 k).
+// DivisorFilling in O(C · log k) per recursion level: done for arrival
+// order (policy divisorfilling, divisorfast.go); the SRPT and Gittins
+// orderings (divisorfilling-srpt, divisorfilling-gittins) still run on the
+// general path: M (the first k jobs in the ordering) is rebuilt by a merge
+// and the recursion below walks it, O(|M| · log k) per event (depth ≤
+// log2 k). The recursion below stays the definition both paths implement.
 //
 // What holds. Every set the recursion selects from is a union of need
 // buckets of M (Case 2: even or odd needs; Case 3: needs divisible by p or
@@ -15,11 +17,17 @@ package serverfilling
 // decision's result is, per bucket, how many of its first jobs are served,
 // as in ServerFilling's takes.
 //
-// What it would take. Keep per bucket its jobs in the ordering with order
-// statistics: arrival order, a FIFO per bucket with a Fenwick tree over
-// arrival indices; SRPT and monotone Gittins, srptfast.go's running and
-// waiting treaps (M ∩ bucket the running jobs plus a prefix of the waiting
-// ones). Then:
+// Arrival order (divisorfast.go). M only changes at its end and by
+// completions, so it is kept per bucket as on the plain path; a Fenwick
+// tree over M's positions with one counter per bucket answers "the first
+// kk jobs of a list past per-bucket offsets" by one descent that carries
+// every bucket's prefix count (O(C · log k)), and backfill is at most C
+// descents weighted by need.
+//
+// What the SRPT and monotone Gittins orders would take: per bucket, the
+// jobs of M in the ordering with order statistics, srptfast.go's running
+// and waiting treaps (M ∩ bucket the running jobs plus a prefix of the
+// waiting ones). Then:
 //  1. M = the first k jobs: a selection of the k-th smallest over the C
 //     bucket sequences, O(C log² n) (drop half of one sequence's
 //     candidates per round).
@@ -28,11 +36,14 @@ package serverfilling
 //     the need-1 bucket's count; Case 3 runs at most p extractions per
 //     level, each one selection. Over the ≤ log2 k levels and ≤ p
 //     extractions: O(C · log k · p_max · log² n) per decision, no pass
-//     over M.
-//  3. Backfill (first fit from M in order): the first unserved job of each
-//     bucket is its seam; repeatedly take the least seam in the ordering
-//     that fits (a heap over ≤ C seams): O(C log C) plus O(log n) per job
-//     it starts.
+//     over M. (Arrival order has one sequence of positions for all
+//     buckets, which is what makes its selection a single descent; the
+//     running jobs' order across needs changes between events under SRPT,
+//     so there the selection is over the buckets' own sequences.)
+//  3. Backfill (first fit from M in order): as for arrival order, per
+//     round the jobs of the buckets that fit in order while the largest
+//     still fits, then one more; with per-bucket sequences a merge of C
+//     treaps rather than one descent.
 //  4. Crossing timers (DivisorFilling-SRPT, after a Case 3 extraction):
 //     today the earliest crossing of adjacent jobs of M, a pass over M;
 //     only crossings at a selection's boundary can change the choice, so

@@ -63,9 +63,18 @@
 // ties, crossings on and off, both packings; TestEquivalentToReference
 // against the frozen pre-rework implementation brought to that order).
 //
+// Performance, DivisorFilling under arrival order (policy divisorfilling):
+// O(C) per recursion level plus O(C · log k) per "first kk jobs" it takes,
+// O(C² · log k) for backfill, and O(1) per start, preemption and job
+// entering M (divisorfast.go): M is kept per need bucket as on the plain
+// path, and the recursion works on per-bucket counts, cutting a set of
+// buckets at its kk-th job by one descent of a Fenwick tree over M's
+// positions. Exactly the general path's decisions
+// (TestDivisorFastPathExact).
+//
 // Performance, the other members (Gittins when some class's rank rises
-// with age, every DivisorFilling, and the two above with a class of need
-// above k/2): the jobs outside M are all waiting, and a waiting job's key
+// with age, DivisorFilling under the SRPT and Gittins orders, and the two
+// above with a class of need above k/2): the jobs outside M are all waiting, and a waiting job's key
 // does not change, so they stay in a heap (a FIFO for arrival order) keyed
 // by (key, arrival index). M has at most k jobs; a decision refreshes the
 // keys of M's running jobs, re-sorts M by insertion sort (it was sorted at
@@ -83,8 +92,10 @@
 // moves, and a rank table that is not monotone (lognormal, bounded Pareto)
 // does not even keep the order among the running jobs of one class;
 // DivisorFilling's recursion takes "the first kk jobs" of need-defined
-// subsets of M at every level. What O(C · log n) would take for each is
-// written out in gittins.go and divisor.go.
+// subsets of M at every level, which under arrival order is one descent
+// over positions that never reorder, but under SRPT a selection across
+// per-need sequences whose relative order moves. What O(C · log n) would
+// take for each is written out in gittins.go and divisor.go.
 package serverfilling
 
 import (
@@ -341,6 +352,7 @@ type Policy struct {
 	idle        int   // servers it left idle
 
 	pl *plain // the plain path (plain.go): arrival order; nil otherwise
+	df *dfast // the DivisorFilling fast path (divisorfast.go): arrival order; nil otherwise
 
 	// static path (static.go): ServerFilling under keys that never change.
 	static   bool
@@ -525,6 +537,7 @@ func (p *Policy) Init(s *sdk.System) error {
 		p.lpf = largestPrimeFactors(p.k)
 	}
 	p.initPlain()
+	p.initDivFast()
 	p.initStatic()
 	p.initSRPT()
 	for i := range p.slots {
@@ -587,6 +600,10 @@ func (p *Policy) Arrive(s *sdk.System, j *sdk.Job) {
 		p.pl.arrive(s, j)
 		return
 	}
+	if p.df != nil {
+		p.df.arrive(s, j)
+		return
+	}
 	i := p.alloc(j)
 	sl := &p.slots[i]
 	c := &p.cls[sl.class]
@@ -639,6 +656,10 @@ func (p *Policy) allServed() bool {
 func (p *Policy) Complete(s *sdk.System, j *sdk.Job) {
 	if p.pl != nil {
 		p.pl.complete(s, j)
+		return
+	}
+	if p.df != nil {
+		p.df.complete(s, j)
 		return
 	}
 	i := int32(j.Idx)
