@@ -30,8 +30,12 @@ import (
 // instants move by ulps; every other policy is unchanged. (The engine's
 // speed work that came with it, variates drawn a block at a time and a
 // leaner event heap, changes no result: every built-in policy on eight
-// workloads, 202 results, compared bit for bit with 0.4.0's.)
-const Version = "0.5.0"
+// workloads, 202 results, compared bit for bit with 0.4.0's); 0.6.0: the
+// standard exponential (rng.Stream.Exp, ExpFill) is drawn by a ziggurat
+// instead of −log U (sim/rng/exp.go): every number of every workload with
+// an exponential inter-arrival or service time changes (the same
+// distribution, other draws); coupling across arrival rates is kept.
+const Version = "0.6.0"
 
 // Config is the run length and instrumentation of one replication.
 type Config struct {
@@ -144,20 +148,25 @@ func (e *PolicyError) Error() string { return fmt.Sprintf("policy error at t=%g:
 // System is the state of one replication as a policy sees it. Policies act
 // through Start, Preempt and SetTimer and read the rest.
 type System struct {
-	w       *Workload
-	k       int
-	busy    int
-	now     float64
-	inSys   int
-	running []*Job
-	events  eventHeap
-	pool    jobPool
-	policy  Policy
-	info    PolicyInfo
-	timers  TimerHandler
-	prng    *rng.Stream
-	measure bool
-	obs     func(TraceRecord)
+	w     *Workload
+	k     int
+	busy  int
+	now   float64
+	inSys int
+	nRun  int // jobs in service
+	// running lists the jobs in service once a policy has asked for them
+	// (listRunning); until then nothing keeps it, since most policies never
+	// ask and keeping it costs a store into a second job at every departure.
+	running     []*Job
+	listRunning bool
+	events      eventHeap
+	pool        jobPool
+	policy      Policy
+	info        PolicyInfo
+	timers      TimerHandler
+	prng        *rng.Stream
+	measure     bool
+	obs         func(TraceRecord)
 
 	preemptions int64
 	wasted      float64
@@ -194,7 +203,29 @@ func (s *System) Workload() WorkloadView { return WorkloadView{s} }
 
 // Running returns the jobs in service, in no particular order. The slice is
 // the engine's own: read it, do not modify or keep it across calls.
-func (s *System) Running() []*Job { return s.running }
+func (s *System) Running() []*Job {
+	if !s.listRunning {
+		s.collectRunning()
+	}
+	return s.running
+}
+
+// collectRunning builds the list of running jobs at a policy's first call
+// of Running, from the event list (every running job has its departure
+// there, and nothing else in it is running), and has the engine keep it
+// from then on. Its order is the event list's, a function of the run's own
+// history, so results stay reproducible.
+func (s *System) collectRunning() {
+	s.listRunning = true
+	s.running = s.running[:0]
+	for i, e := range s.events.ev {
+		if i == 0 && s.events.hole || e.j.state != stateRunning {
+			continue
+		}
+		e.j.runIdx = int32(len(s.running))
+		s.running = append(s.running, e.j)
+	}
+}
 
 // Rand is the policy's own random stream, separate from the job sequence.
 func (s *System) Rand() *rng.Stream { return s.prng }
@@ -225,8 +256,11 @@ func (s *System) Start(j *Job) {
 	}
 	j.state = stateRunning
 	j.started = s.now
-	j.runIdx = int32(len(s.running))
-	s.running = append(s.running, j)
+	s.nRun++
+	if s.listRunning {
+		j.runIdx = int32(len(s.running))
+		s.running = append(s.running, j)
+	}
 	s.events.push(s.now+j.remaining, j)
 	if s.obs != nil {
 		s.observe(TraceStart, j)
@@ -315,6 +349,10 @@ func (s *System) Remaining(j *Job) float64 {
 }
 
 func (s *System) removeRunning(j *Job) {
+	s.nRun--
+	if !s.listRunning {
+		return
+	}
 	i := int(j.runIdx)
 	last := len(s.running) - 1
 	if i != last {

@@ -40,26 +40,61 @@ type event struct {
 // removes its departure in O(log n); only a preempting policy needs that
 // (System.Preempt is the one reader), so with track unset the heap never
 // writes it, which saves a store into a cold Job at every level.
+//
+// A pop is lazy: it hands out the root and leaves it in place as a hole
+// (hole set), because the event it returns is usually a departure whose
+// policy at once starts another job, and that push then fills the root's
+// hole directly (one sink to a leaf and a short rise) instead of a pop's
+// sink and rise followed by a push's rise. Anything else (next, remove, a
+// second pop) first completes the pending pop.
 type eventHeap struct {
 	ev    []event
 	seq   uint64
 	track bool // keep Job.heapIdx current (the policy may preempt)
+	hole  bool // ev[0] was popped; it is not an event any more
 }
 
-func (h *eventHeap) len() int { return len(h.ev) }
+func (h *eventHeap) len() int {
+	if h.hole {
+		return len(h.ev) - 1
+	}
+	return len(h.ev)
+}
 
 // next is the time of the earliest event; the heap must not be empty.
-func (h *eventHeap) next() float64 { return h.ev[0].t }
+func (h *eventHeap) next() float64 {
+	if h.hole {
+		h.settle()
+	}
+	return h.ev[0].t
+}
+
+// settle completes a pending pop: the last entry fills the root's hole.
+func (h *eventHeap) settle() {
+	h.hole = false
+	n := len(h.ev) - 1
+	if n > 0 {
+		h.popDown(n)
+	}
+	h.ev = h.ev[:n]
+}
 
 // before reports whether a comes before b in the (t, seq) order.
 func before(a, b event) bool {
 	return a.t < b.t || (a.t == b.t && a.j.evSeq < b.j.evSeq)
 }
 
-// push adds j's event at time t (t >= 0, not NaN).
+// push adds j's event at time t (t >= 0, not NaN). After a pop it takes
+// the root's hole: the hole sinks to a leaf and the new entry rises from
+// there (Floyd's method, as in popDown), the heap keeping its size.
 func (h *eventHeap) push(t float64, j *Job) {
 	h.seq++
 	j.evSeq = h.seq
+	if h.hole {
+		h.hole = false
+		h.pushUp(h.sink(len(h.ev)), t, j)
+		return
+	}
 	h.ev = append(h.ev, event{t, j})
 	h.pushUp(len(h.ev)-1, t, j)
 }
@@ -85,23 +120,32 @@ func (h *eventHeap) pushUp(i int, t float64, j *Job) {
 	}
 }
 
+// pop returns the earliest event and leaves its place as the root's hole
+// (see eventHeap); the heap must not be empty.
 func (h *eventHeap) pop() event {
-	n := len(h.ev) - 1
-	e := h.ev[0]
-	if n > 0 {
-		h.popDown(n)
+	if h.hole {
+		h.settle()
 	}
-	h.ev = h.ev[:n]
-	return e
+	h.hole = true
+	return h.ev[0]
 }
 
 // popDown fills the root's hole with the last entry h.ev[n] (Floyd's
-// bottom-up deletion): the hole first sinks to a leaf, each level moving up
-// the earlier of its two children, and the last entry then rises from
-// there, usually by no level at all since it was a leaf itself.
+// bottom-up deletion): the hole first sinks to a leaf, and the last entry
+// then rises from there, usually by no level at all since it was a leaf
+// itself.
 func (h *eventHeap) popDown(n int) {
-	ev := h.ev[:n+1]
-	last := ev[n]
+	last := h.ev[n]
+	i := h.sink(n)
+	h.ev[i] = last
+	h.up(i)
+}
+
+// sink moves the root's hole down to a leaf of the first n entries, each
+// level moving up the earlier of its two children, and returns the hole's
+// index.
+func (h *eventHeap) sink(n int) int {
+	ev := h.ev[:n]
 	i := 0
 	for {
 		l := 2*i + 1
@@ -123,12 +167,16 @@ func (h *eventHeap) popDown(n int) {
 		}
 		i = c
 	}
-	ev[i] = last
-	h.up(i)
+	return i
 }
 
 // remove deletes job j's event.
-func (h *eventHeap) remove(j *Job) { h.removeAt(int(j.heapIdx)) }
+func (h *eventHeap) remove(j *Job) {
+	if h.hole {
+		h.settle()
+	}
+	h.removeAt(int(j.heapIdx))
+}
 
 // removeAt deletes the entry at index i.
 func (h *eventHeap) removeAt(i int) {

@@ -41,7 +41,7 @@ type Job struct {
 	preempted int32
 	heapIdx   int32  // position in the event heap while running
 	evSeq     uint64 // insertion order of the job's event (heap tie-break)
-	runIdx    int32  // position in System.running while running
+	runIdx    int32  // position in System.running while running (once listed)
 	tagged    bool   // arrived inside the measurement window
 }
 

@@ -184,7 +184,7 @@ func (r *recorder) advance(s *System, t float64) {
 	r.areaAll += float64(s.inSys) * dt
 	if s.measure {
 		r.areaN += float64(s.inSys) * dt
-		r.areaRun += float64(len(s.running)) * dt
+		r.areaRun += float64(s.nRun) * dt
 		r.areaBusy += float64(s.busy) * dt
 		if r.cfg.SeriesInterval > 0 {
 			for r.nextSample <= t && len(r.series) < r.seriesMax {

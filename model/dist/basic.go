@@ -24,7 +24,7 @@ func NewExponential(mean float64) (*Exponential, error) {
 	return &Exponential{mean: mean}, nil
 }
 
-// Sample returns mean·(−ln U).
+// Sample returns mean·E, E = s.Exp() (a standard exponential).
 func (d *Exponential) Sample(s *rng.Stream) float64 { return d.mean * s.Exp() }
 
 // Mean returns the mean.

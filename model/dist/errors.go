@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/msjfarm/msjfarm/sim/rng"
 )
 
 // FieldError is the error returned by [Spec.Build] and by every constructor of
@@ -63,18 +65,19 @@ func checkNonNegative(dist, field string, v float64) error {
 	return nil
 }
 
-// Extreme values of the uniforms of rng.Stream.Float64, which lie on the grid
-// (i + 0.5)/2⁵³: the smallest is 2⁻⁵⁴ and the largest 1 − 2⁻⁵⁴. Hence a unit
-// exponential from rng.Stream.Exp (= −ln U) lies in [≈5.55e−17, maxExp] and a
-// Box–Muller normal in [−maxNormal, maxNormal]. Constructors use these bounds to
-// reject parameters whose largest possible sample would overflow to +Inf.
-const (
-	maxExp    = 54 * math.Ln2 // −ln 2⁻⁵⁴ ≈ 37.43
-	minExpLog = -54 * math.Ln2
-	logMaxF64 = 709.782712893384 // ln(math.MaxFloat64), rounded down
-)
+// Extreme values of the variates. The uniforms of rng.Stream.Float64 lie on
+// the grid (i + 0.5)/2⁵³, from 2⁻⁵⁴ to 1 − 2⁻⁵⁴, so a Box–Muller normal lies in
+// [−maxNormal, maxNormal]; a unit exponential from rng.Stream.Exp (the
+// ziggurat) lies in [minExp, maxExp] (rng.ExpBounds: ≈ 3.5e−18 to ≈ 45.1).
+// Constructors use these bounds to reject parameters whose largest possible
+// sample would overflow to +Inf.
+const logMaxF64 = 709.782712893384 // ln(math.MaxFloat64), rounded down
 
-var maxNormal = math.Sqrt(2 * maxExp) // ≈ 8.65
+var (
+	minExp, maxExp = rng.ExpBounds()
+	minExpLog      = math.Log(minExp)
+	maxNormal      = math.Sqrt(2 * 54 * math.Ln2) // √(−2 ln 2⁻⁵⁴) ≈ 8.65
+)
 
 // overflowErr is the error for parameters whose largest sample is not finite.
 func overflowErr(dist, field string) error {

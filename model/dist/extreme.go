@@ -37,9 +37,9 @@ func gammaRatioSCV(a, b float64) float64 {
 //	F(x) = exp(−(x/s)^{−α}),  x > 0;   E[X] = s Γ(1 − 1/α);
 //	SCV = Γ(1 − 2/α)/Γ(1 − 1/α)² − 1 for α > 2, +Inf for α <= 2.
 //
-// α > 1 is required so that the mean is finite. Sampling is by inversion with
-// one uniform: X = F⁻¹(U) = s·(−ln U)^{−1/α} (α = 2 takes the shortcut
-// s/√(−ln U)).
+// α > 1 is required so that the mean is finite. Sampling transforms one
+// standard exponential E = s.Exp(): X = s·E^{−1/α} (α = 2 takes the shortcut
+// s/√E); with E = −ln U this is inversion, F⁻¹(U).
 type Frechet struct {
 	alpha, scale, mean, scv float64
 	nia                     float64 // −1/α
@@ -107,7 +107,7 @@ func newFrechet(alpha, scale, mean float64, field string, given float64) (*Frech
 	return &Frechet{alpha: alpha, scale: scale, mean: mean, scv: scv, nia: -1 / alpha, two: alpha == 2}, nil
 }
 
-// Sample returns s·(−ln U)^{−1/α}.
+// Sample returns s·E^{−1/α}, E = s.Exp().
 func (d *Frechet) Sample(s *rng.Stream) float64 {
 	e := s.Exp()
 	if d.two {
@@ -143,8 +143,8 @@ func (d *Frechet) String() string {
 //	F(x) = 1 − exp(−(x/λ)^k),  x >= 0;   E[X] = λ Γ(1 + 1/k);
 //	SCV = Γ(1 + 2/k)/Γ(1 + 1/k)² − 1.
 //
-// Shape 1 is the exponential with mean λ. Sampling is by inversion with one
-// uniform: X = λ·E^{1/k} with E = −ln U = s.Exp(), so shape 1 reproduces the
+// Shape 1 is the exponential with mean λ. Sampling transforms one standard
+// exponential: X = λ·E^{1/k} with E = s.Exp(), so shape 1 reproduces the
 // exponential's variates bit for bit; k = 1/2 and 2 take the shortcuts λE² and
 // λ√E, other k use exp(ln λ + ln(E)/k), which cannot overflow in an
 // intermediate step.

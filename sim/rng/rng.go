@@ -101,18 +101,34 @@ func (s *Stream) Uint64() uint64 {
 // log and for inverse-CDF transforms at both ends).
 func (s *Stream) Float64() float64 { return unit(s.Uint64()) }
 
-// Exp returns an exponential variate with mean 1, by inversion (-log U), so
-// that one uniform gives one variate and scaling the rate keeps the coupling
-// between runs at different rates.
-func (s *Stream) Exp() float64 { return -math.Log(s.Float64()) }
+// Exp returns an exponential variate with mean 1, by the ziggurat method
+// (exp.go): a fixed function of the stream that does not depend on any
+// rate, so scaling the rate keeps the coupling between runs at different
+// rates.
+func (s *Stream) Exp() float64 {
+	u := s.Uint64()
+	if x, ok := zig(u); ok {
+		return x
+	}
+	return s.zigSlow(u)
+}
 
 // ExpFill fills dst with exponential variates of mean 1: the same numbers,
-// in the same order, as len(dst) calls of Exp.
+// in the same order, as len(dst) calls of Exp. The stream's state stays in
+// registers through the fast path; a draw the ziggurat rejects (about one
+// in forty-five) goes through the stream's state in memory.
 func (s *Stream) ExpFill(dst []float64) {
 	hi, lo := s.hi, s.lo
 	for i := range dst {
 		hi, lo = advance(hi, lo)
-		dst[i] = -math.Log(unit(dxsm(hi, lo)))
+		u := dxsm(hi, lo)
+		x, ok := zig(u)
+		if !ok {
+			s.hi, s.lo = hi, lo
+			x = s.zigSlow(u)
+			hi, lo = s.hi, s.lo
+		}
+		dst[i] = x
 	}
 	s.hi, s.lo = hi, lo
 }
