@@ -103,8 +103,8 @@ func BenchmarkLoads(b *testing.B) {
 
 // twoClass2048H2 is twoClass2048 with hyperexponential durations (same
 // means, C² = 10): the Gittins ranks then rise with age, so
-// ServerFilling-Gittins takes the general path (O(|M|) per event, see the
-// package comment) rather than the static one.
+// ServerFilling-Gittins takes the rising-rank path (gittinsrise.go) rather
+// than the static one; BenchmarkLevelsGeneral has it on the general path.
 func twoClass2048H2(rate float64) *sim.Workload {
 	w := twoClass2048(rate)
 	w.Name = "two-class-2048-h2"

@@ -360,6 +360,8 @@ type Policy struct {
 	seed     uint32  // treap priorities
 	evicted  []int32 // scratch: running jobs that left M
 
+	gr *riseState // the rising-rank path (gittinsrise.go); nil otherwise
+
 	take    []int32 // scratch: jobs served per need bucket (see takes)
 	lastRun []int32 // scratch: per need bucket, its last running job (armCrossing)
 	rem     int     // servers takes left idle
@@ -527,6 +529,7 @@ func (p *Policy) Init(s *sdk.System) error {
 	p.initPlain()
 	p.initStatic()
 	p.initSRPT()
+	p.initRise()
 	for i := range p.slots {
 		p.slots[i] = slot{}
 	}
@@ -606,6 +609,10 @@ func (p *Policy) Arrive(s *sdk.System, j *sdk.Job) {
 		p.arriveSRPT(s, i)
 		return
 	}
+	if p.gr != nil {
+		p.arriveRise(s, i)
+		return
+	}
 	if p.exhaustive {
 		p.rest.push(p, i)
 		p.decide(s)
@@ -648,6 +655,10 @@ func (p *Policy) Complete(s *sdk.System, j *sdk.Job) {
 	}
 	if p.fastSRPT {
 		p.completeSRPT(s, i)
+		return
+	}
+	if p.gr != nil {
+		p.completeRise(s, i)
 		return
 	}
 	sl := &p.slots[i]
