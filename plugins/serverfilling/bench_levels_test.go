@@ -42,6 +42,7 @@ var levelRates = []struct {
 func benchL(b *testing.B, w *sim.Workload, p sim.Policy, arrivals int64) {
 	var sumL float64
 	var events uint64
+	var preempts int64
 	n := 0
 	var ru0, ru1 syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru0); err != nil {
@@ -52,6 +53,7 @@ func benchL(b *testing.B, w *sim.Workload, p sim.Policy, arrivals int64) {
 		if err == nil {
 			sumL += r.MeanInSystem
 			events += r.Events
+			preempts += r.Preemptions
 			n++
 		}
 		return r, err
@@ -62,6 +64,12 @@ func benchL(b *testing.B, w *sim.Workload, p sim.Policy, arrivals int64) {
 	cpu := time.Duration(ru1.Utime.Nano() - ru0.Utime.Nano() + ru1.Stime.Nano() - ru0.Stime.Nano())
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(events), "cpu-ns/event")
 	b.ReportMetric(sumL/float64(n), "L")
+	// Preemptive policies: each preemption is an engine call and a move the
+	// policy pays for (O(log n) on the tree paths), so the per-event cost
+	// of a policy that preempts more per event at higher load grows with it.
+	// Preemptions in the measurement window over every event of the run (the
+	// warm-up's events count, its preemptions do not: a slight underestimate).
+	b.ReportMetric(float64(preempts)/float64(events), "preemptions/event")
 }
 
 // BenchmarkLevels: the per-event cost of every policy of the family against
@@ -161,5 +169,22 @@ func BenchmarkLevelsSRPTHigh(b *testing.B) {
 		b.Run(fmt.Sprintf("serverfilling-srpt/rate=%g", rate), func(b *testing.B) {
 			benchL(b, twoClass2048(rate), Policies[1].New(), 100000)
 		})
+	}
+}
+
+// BenchmarkLevelsH2High: ServerFilling-Gittins holds at most about 1300
+// jobs on twoClass2048H2 at the rates of levelRates; these rates, further
+// past saturation, take its L to several thousand, on the rising-rank path
+// and (for comparison) on the general path. 10^5 measured arrivals per
+// replication (-benchtime=1x).
+func BenchmarkLevelsH2High(b *testing.B) {
+	for _, path := range []string{"rise", "general"} {
+		for _, rate := range []float64{145, 160, 200} {
+			b.Run(fmt.Sprintf("serverfilling-gittins/%s/rate=%g", path, rate), func(b *testing.B) {
+				p := New(GittinsOrder, ServerFilling)
+				p.general = path == "general"
+				benchL(b, twoClass2048H2(rate), p, 100000)
+			})
+		}
 	}
 }

@@ -103,6 +103,7 @@ type gview struct {
 	// orientation), candidates [rlo, rhi) in that orientation, and pre jobs
 	// before them all in the order.
 	cur, off, rlo, rhi, pre int32
+	acc                     int64 // its weight up to cur (riseSelect)
 
 	// Result of riseCut: [lo, hi) are the treap positions of the jobs of
 	// the cut key, c of them (in the exact order) are at or before the cut.
@@ -388,6 +389,8 @@ func (p *Policy) riseCut(vs []gview, target int64, now float64) {
 	}
 	e, _, _ := p.riseSelect(vs, target, false, now)
 	kc := p.slots[e].key
+	rest := target // target less the weight of the candidates below kc
+	tied, only := 0, -1
 	for i := range vs {
 		v := &vs[i]
 		v.lo = p.riseCountKey(v.root, kc, false, now)
@@ -399,6 +402,19 @@ func (p *Policy) riseCut(vs []gview, target int64, now float64) {
 			v.rlo = v.n - v.hi // reversed: the range [lo, hi) read from its end
 		}
 		v.rhi = v.rlo + ln
+		v.c = 0
+		rest -= v.w * int64(v.lo)
+		if ln > 0 {
+			tied++
+			only = i
+		}
+	}
+	if tied == 1 {
+		// One treap holds every candidate of key kc (the usual case): the
+		// cut is the first of them that brings the weight to target.
+		v := &vs[only]
+		v.c = int32((rest + v.w - 1) / v.w)
+		return
 	}
 	e, bv, bc := p.riseSelect(vs, target, true, now)
 	for i := range vs {
@@ -446,48 +462,52 @@ func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (b
 		ka, kb := p.slots[a].key, p.slots[b].key
 		return ka < kb || ka == kb && ia < ib
 	}
+	// norm brings view i's root into its candidates (and before best) and
+	// returns the weight of its candidates up to the root, or gone on the
+	// left if none is left.
+	norm := func(i int) int64 {
+		v := &vs[i]
+		rev := ties && v.rev
+		for v.cur >= 0 {
+			l, r := p.orient(v.cur, rev)
+			op := v.off + p.tSize(l)
+			if op < v.rlo {
+				v.off, v.cur = op+1, r
+				continue
+			}
+			if op >= v.rhi {
+				v.cur = l
+				continue
+			}
+			p.gkey(v.cur, now)
+			if best >= 0 && before(best, bv, v.cur, i) {
+				v.cur = l
+				continue
+			}
+			return v.w * int64(v.pre+op-v.rlo+1)
+		}
+		return v.w * int64(v.pre+max(0, v.off-v.rlo))
+	}
+	var lb int64
 	for i := range vs {
 		v := &vs[i]
 		v.cur, v.off = v.root, 0
 		if v.rhi <= v.rlo {
 			v.cur, v.off = -1, v.rlo
 		}
+		v.acc = norm(i)
+		lb += v.acc
 	}
 	for {
-		var lb int64
 		mx, mn := -1, -1
 		for i := range vs {
-			v := &vs[i]
-			rev := ties && v.rev
-			for v.cur >= 0 {
-				l, r := p.orient(v.cur, rev)
-				op := v.off + p.tSize(l)
-				if op < v.rlo {
-					v.off, v.cur = op+1, r
-					continue
+			if c := vs[i].cur; c >= 0 {
+				if mx < 0 || before(vs[mx].cur, mx, c, i) {
+					mx = i
 				}
-				if op >= v.rhi {
-					v.cur = l
-					continue
+				if mn < 0 || before(c, i, vs[mn].cur, mn) {
+					mn = i
 				}
-				p.gkey(v.cur, now)
-				if best >= 0 && before(best, bv, v.cur, i) {
-					v.cur = l
-					continue
-				}
-				break
-			}
-			if v.cur < 0 {
-				lb += v.w * int64(v.pre+max(0, v.off-v.rlo))
-				continue
-			}
-			l, _ := p.orient(v.cur, rev)
-			lb += v.w * int64(v.pre+v.off+p.tSize(l)-v.rlo+1)
-			if mx < 0 || before(vs[mx].cur, mx, v.cur, i) {
-				mx = i
-			}
-			if mn < 0 || before(v.cur, i, vs[mn].cur, mn) {
-				mn = i
 			}
 		}
 		if mx < 0 {
@@ -499,11 +519,19 @@ func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (b
 			best, bv = v.cur, mx
 			bc = v.off + p.tSize(l) - v.rlo + 1
 			v.cur = l
+			for i := range vs { // a new best: every root beyond it goes
+				a := norm(i)
+				lb += a - vs[i].acc
+				vs[i].acc = a
+			}
 		} else {
 			v := &vs[mn]
 			l, r := p.orient(v.cur, ties && v.rev)
 			v.off += p.tSize(l) + 1
 			v.cur = r
+			a := norm(mn)
+			lb += a - v.acc
+			v.acc = a
 		}
 	}
 }

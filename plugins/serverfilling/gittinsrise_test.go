@@ -78,12 +78,18 @@ func riseVsGeneral(t *testing.T, name string, w *sim.Workload, packing string, s
 // workload with H2 durations at three levels (about 450, 950 and 1300 jobs
 // in system) and with Weibull durations; the power-of-two H2 workload.
 func TestRisePathEquivalent(t *testing.T) {
-	r := rng.New(18, 6)
-	ks := []int{4, 6, 8, 12, 16, 32, 64}
 	n, arrivals := 24, int64(8000)
 	if testing.Short() {
 		n, arrivals = 8, 4000
 	}
+	risePathCases(t, n, arrivals, 1)
+}
+
+// risePathCases runs n random cases of arrivals arrivals each and the
+// structured ones (at scale times that) through riseVsGeneral.
+func risePathCases(t *testing.T, n int, arrivals, scale int64) {
+	r := rng.New(18, 6)
+	ks := []int{4, 6, 8, 12, 16, 32, 64}
 	for i := range n {
 		k := ks[r.IntN(len(ks))]
 		needs := make([]int, 1+r.IntN(6))
@@ -109,7 +115,7 @@ func TestRisePathEquivalent(t *testing.T) {
 	for _, w := range big {
 		for _, packing := range []string{PackingStop, PackingSkip} {
 			name := fmt.Sprintf("%s@%g/%s", w.Name, w.ArrivalRate, packing)
-			t.Run(name, func(t *testing.T) { riseVsGeneral(t, name, w, packing, 5, arrivals) })
+			t.Run(name, func(t *testing.T) { riseVsGeneral(t, name, w, packing, 5, arrivals*scale) })
 		}
 	}
 }

@@ -63,9 +63,21 @@
 // ties, crossings on and off, both packings; TestEquivalentToReference
 // against the frozen pre-rework implementation brought to that order).
 //
-// Performance, the other members (Gittins when some class's rank rises
-// with age, every DivisorFilling, and the two above with a class of need
-// above k/2): the jobs outside M are all waiting, and a waiting job's key
+// Performance, ServerFilling-Gittins when some class's rank rises with age
+// (hyperexponential, Weibull of shape < 1, mixed with constant and falling
+// ranks), under the same k/2 rule: O(C² · log n) per event plus O(log n)
+// per start and preemption (gittinsrise.go). A rising rank moves running
+// jobs backwards past waiting ones between events, so M cannot be repaired
+// at its seams; it is found by search instead: each class's running jobs
+// keep their order (youngest first, the computed rank being monotone in
+// age) and each need's waiting jobs theirs, and a simultaneous descent of
+// those 2C treaps finds M's last job and each need's served prefix;
+// only the jobs that start or stop are touched. Same decisions as the
+// general path (TestRisePathEquivalent, random mixes with ties and k = 2048).
+//
+// Performance, the other members (Gittins with a rank table that is not
+// monotone, every DivisorFilling, and the three above with a class of
+// need above k/2): the jobs outside M are all waiting, and a waiting job's key
 // does not change, so they stay in a heap (a FIFO for arrival order) keyed
 // by (key, arrival index). M has at most k jobs; a decision refreshes the
 // keys of M's running jobs, re-sorts M by insertion sort (it was sorted at
@@ -77,14 +89,12 @@
 // arrivals and completions while every job is served, cost O(1) plus a
 // heap push or an O(|M|) slice deletion (see Policy). The O(|M|) term is up
 // to k jobs (at k = 2048 with need-1 jobs, thousands of operations per
-// event). Why it stays for these (issue #18): a Gittins rank that rises
-// with age moves running jobs backwards past waiting ones, so the fast
-// path's repair at M's ends is no longer bounded by the jobs an event
-// moves, and a rank table that is not monotone (lognormal, bounded Pareto)
-// does not even keep the order among the running jobs of one class;
-// DivisorFilling's recursion takes "the first kk jobs" of need-defined
-// subsets of M at every level. What O(C · log n) would take for each is
-// written out in gittins.go and divisor.go.
+// event). Why it stays for these (issue #18): a rank table that is not
+// monotone (lognormal, bounded Pareto) does not even keep the order among
+// the running jobs of one class; DivisorFilling's recursion takes "the
+// first kk jobs" of need-defined subsets of M at every level. What
+// O(C · log n) would take for each is written out in gittins.go and
+// divisor.go.
 package serverfilling
 
 import (
