@@ -9,8 +9,9 @@ import (
 // The rising-rank path: ServerFilling-Gittins when some class's rank rises
 // with age (hyperexponential, Weibull of shape < 1), mixed with classes of
 // constant or falling rank, when no class needs more than k/2 servers (the
-// reasoning and measurements of initSRPT apply: a decision around a wide
-// job moves many narrow ones, each a few treap operations here).
+// reasoning of initSRPT applies: a decision around a wide job moves many
+// narrow ones, each a few treap operations here) and k ≥ 128 (below, the
+// general path's pass over M is cheaper; measurements at initRise).
 // O(C² · log n) per event (C classes, n jobs in system: O(C log n) descent
 // steps of O(C) each) plus O(log n) per start and preemption; no pass over
 // M, nothing that grows with the number of jobs but the treaps' depth. The design is the one written out
@@ -112,7 +113,20 @@ type gview struct {
 	slo, shi, sc int32
 }
 
-// initRise sets the rising-rank path up (Init, after initSRPT).
+// riseMinK is the fewest servers for which the rising-rank path is taken.
+const riseMinK = 128
+
+// initRise sets the rising-rank path up (Init, after initSRPT). Like the
+// SRPT path it is taken only when no class needs more than k/2 servers,
+// and only from riseMinK servers up: the general path's work per event is
+// |M| ≤ k cheap steps, this path's a few dozen treap steps and rank
+// evaluations whatever k. Measured with BenchmarkRisePathChoice
+// (ServerFilling-Gittins, H2 durations of C² = 10, need 1 and a wide need,
+// ρ = 0.97, cpu-ns/event, 10^5 arrivals), rise / general: k = 2048 with
+// the wide need k/4: 2951 / 16900, k/2: 4615 / 17236, k: 35098 / 24926;
+// wide need k/4 at k = 512: 1744 / 4950, 256: 1539 / 2621, 128: 1396 /
+// 1523, 64: 1248 / 930, 32: 1125 / 552. The decisions are the same
+// either way.
 func (p *Policy) initRise() {
 	p.gr = nil
 	if p.proc != ServerFilling || p.ord != GittinsOrder || p.monotone || p.fastSRPT || p.static ||
@@ -126,7 +140,7 @@ func (p *Policy) initRise() {
 		}
 		maxNeed = max(maxNeed, c.need)
 	}
-	if !p.forceFast && 2*int(maxNeed) > p.k {
+	if !p.forceFast && (2*int(maxNeed) > p.k || p.k < riseMinK) {
 		return
 	}
 	g := &riseState{}

@@ -73,8 +73,8 @@ func riseVsGeneral(t *testing.T, name string, w *sim.Workload, packing string, s
 // TestRisePathEquivalent: ServerFilling-Gittins with ranks that rise with
 // age takes exactly the general path's decisions on the rising-rank path
 // (gittinsrise.go), event for event: random mixes of rising, constant and
-// falling ranks at k from 4 to 64 (needs dividing k or not, several
-// classes per need, exact rank ties), both packings; the two-class k = 2048
+// falling ranks at k from 4 to 64 (needs dividing k or not, up to k,
+// several classes per need, exact rank ties), both packings; the two-class k = 2048
 // workload with H2 durations at three levels (about 450, 950 and 1300 jobs
 // in system) and with Weibull durations; the power-of-two H2 workload.
 func TestRisePathEquivalent(t *testing.T) {
@@ -94,8 +94,12 @@ func risePathCases(t *testing.T, n int, arrivals, scale int64) {
 		k := ks[r.IntN(len(ks))]
 		needs := make([]int, 1+r.IntN(6))
 		for j := range needs {
-			needs[j] = 1 + r.IntN(max(1, k/2))
-			if r.IntN(2) == 0 {
+			switch r.IntN(4) {
+			case 0:
+				needs[j] = 1 + r.IntN(k) // above k/2 too: the path is forced
+			case 1:
+				needs[j] = 1 + r.IntN(max(1, k/2))
+			default:
 				needs[j] = 1 + r.IntN(max(1, k/4))
 			}
 		}
@@ -115,7 +119,7 @@ func risePathCases(t *testing.T, n int, arrivals, scale int64) {
 	for _, w := range big {
 		for _, packing := range []string{PackingStop, PackingSkip} {
 			name := fmt.Sprintf("%s@%g/%s", w.Name, w.ArrivalRate, packing)
-			t.Run(name, func(t *testing.T) { riseVsGeneral(t, name, w, packing, 5, arrivals*scale) })
+			t.Run(name, func(t *testing.T) { riseVsGeneral(t, name, w, packing, 5, 4*arrivals*scale) })
 		}
 	}
 }
@@ -157,6 +161,29 @@ func TestRisingRanksMonotone(t *testing.T) {
 				}
 				prev = v
 			}
+		}
+	}
+}
+
+// BenchmarkRisePathChoice: what the k/2 rule rests on for the rising-rank
+// path, as BenchmarkPathChoice for the SRPT path: ServerFilling-Gittins on
+// twoClassWide with H2 durations (same means, C² = 10) on the rising-rank
+// path (forced) and on the general path, with the wide need k/4, k/2 and
+// k, at k = 2048 and 32. 10^5 measured arrivals per replication
+// (-benchtime=1x); compare cpu-ns/event.
+func BenchmarkRisePathChoice(b *testing.B) {
+	for _, c := range []struct{ k, wide int }{{2048, 512}, {2048, 1024}, {2048, 2048}, {512, 128}, {256, 64}, {128, 32}, {64, 16}, {32, 8}, {32, 16}, {32, 32}} {
+		w := twoClassWide(c.k, c.wide)
+		for i := range w.Classes {
+			w.Classes[i].Service = must(dist.NewHyperExp(w.Classes[i].Service.Mean(), 10))
+		}
+		for _, path := range []string{"rise", "general"} {
+			b.Run(fmt.Sprintf("k=%d/wide=%d/%s", c.k, c.wide, path), func(b *testing.B) {
+				p := New(GittinsOrder, ServerFilling)
+				p.forceFast = path == "rise"
+				p.general = path == "general"
+				benchL(b, w, p, 100000)
+			})
 		}
 	}
 }

@@ -65,7 +65,8 @@
 //
 // Performance, ServerFilling-Gittins when some class's rank rises with age
 // (hyperexponential, Weibull of shape < 1, mixed with constant and falling
-// ranks), under the same k/2 rule: O(C² · log n) per event plus O(log n)
+// ranks), under the same k/2 rule and from k = 128 servers up (below, the
+// general path is faster; see initRise): O(C² · log n) per event plus O(log n)
 // per start and preemption (gittinsrise.go). A rising rank moves running
 // jobs backwards past waiting ones between events, so M cannot be repaired
 // at its seams; it is found by search instead: each class's running jobs
@@ -76,8 +77,8 @@
 // general path (TestRisePathEquivalent, random mixes with ties and k = 2048).
 //
 // Performance, the other members (Gittins with a rank table that is not
-// monotone, every DivisorFilling, and the three above with a class of
-// need above k/2): the jobs outside M are all waiting, and a waiting job's key
+// monotone, every DivisorFilling, the three above with a class of need
+// above k/2, and rising ranks below k = 128): the jobs outside M are all waiting, and a waiting job's key
 // does not change, so they stay in a heap (a FIFO for arrival order) keyed
 // by (key, arrival index). M has at most k jobs; a decision refreshes the
 // keys of M's running jobs, re-sorts M by insertion sort (it was sorted at
