@@ -83,8 +83,8 @@ type riseState struct {
 	stamp uint32   // decision counter
 	kst   []uint32 // per slot: the decision its key was last computed at
 
-	vs, sub                   []gview
-	pre, evicted, starts, tmp []int32
+	vs, sub              []gview
+	pre, evicted, starts []int32
 }
 
 // gview is one treap seen by a search.
@@ -217,7 +217,10 @@ func (p *Policy) riseRunInsert(i int32) {
 func (p *Policy) decideRise(s *sdk.System) {
 	now := s.Now()
 	g := p.gr
-	g.stamp++
+	if g.stamp++; g.stamp == 0 { // wrapped: no stamp may look current
+		clear(g.kst)
+		g.stamp = 1
+	}
 	if n := len(p.slots); len(g.kst) < n {
 		g.kst = append(g.kst, make([]uint32, n-len(g.kst))...)
 	}
