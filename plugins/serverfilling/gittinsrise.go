@@ -14,8 +14,15 @@ import (
 // general path's pass over M is cheaper; measurements at initRise).
 // O(C² · log n) per event (C classes, n jobs in system: O(C log n) descent
 // steps of O(C) each) plus O(log n) per start and preemption; no pass over
-// M, nothing that grows with the number of jobs but the treaps' depth. The design is the one written out
-// at the top of gittins.go.
+// M, nothing that grows with the number of jobs but the treaps' depth. The
+// starts and preemptions are the policy's own: past saturation a rising
+// rank rotates jobs (the Gittins policy is then close to
+// foreground–background), several per event, and the per-event cost grows
+// with them (BenchmarkLevelsH2High reports preemptions/event). The design
+// is the one written out at the top of gittins.go.
+//
+// The treaps are the per-class running ones and the per-need waiting ones:
+// C + B (B ≤ C need buckets), written 2C below.
 //
 // The sequences. Every job is running or waiting. A waiting job's key is
 // frozen, so each need bucket's waiting jobs sit in a treap on (key,
@@ -47,7 +54,8 @@ import (
 //     position), which is an order every treap follows: the key of b.
 //  2. Among the jobs of that key (one range per treap, reversed for a
 //     rising class), by the exact order: b itself, and per treap how many
-//     of its jobs are in M.
+//     of its jobs are in M. Skipped when one treap holds every job of that
+//     key (the usual case): the count is then arithmetic.
 //
 // The served set is, per need bucket, the first take[b] of the bucket's
 // jobs in M (takes, from the per-bucket counts); a bucket served neither
@@ -79,6 +87,8 @@ type riseState struct {
 	wroot  []int32 // per need bucket: waiting jobs
 	nWait  int     // waiting jobs
 	sumAll int     // total need of the jobs in system
+
+	pend []int32 // started by the every-job-runs shortcut, not yet in their treap
 
 	stamp uint32   // decision counter
 	kst   []uint32 // per slot: the decision its key was last computed at
@@ -183,9 +193,13 @@ func (p *Policy) arriveRise(s *sdk.System, i int32) {
 	sl := &p.slots[i]
 	if g.nWait == 0 && g.sumAll+int(sl.need) <= p.k {
 		// Every job runs and j fits too: all are served whatever the order.
+		// Its place among the running jobs is needed only at the next
+		// decision (flushed there), so a job that arrives and completes
+		// while every job runs costs O(1), as on the general path.
 		g.sumAll += int(sl.need)
 		p.start(s, sl, s.Now())
-		p.riseRunInsert(i)
+		g.pend = append(g.pend, i)
+		sl.pend = int32(len(g.pend))
 		return
 	}
 	g.sumAll += int(sl.need)
@@ -197,7 +211,15 @@ func (p *Policy) arriveRise(s *sdk.System, i int32) {
 func (p *Policy) completeRise(s *sdk.System, i int32) {
 	g := p.gr
 	sl := &p.slots[i]
-	g.rroot[sl.class] = p.gDelete(g.rroot[sl.class], i, g.rmode[sl.class])
+	if sl.pend > 0 { // never placed: swap it out of the pending list
+		k := sl.pend - 1
+		last := g.pend[len(g.pend)-1]
+		g.pend[k] = last
+		p.slots[last].pend = k + 1
+		g.pend = g.pend[:len(g.pend)-1]
+	} else {
+		g.rroot[sl.class] = p.gDelete(g.rroot[sl.class], i, g.rmode[sl.class])
+	}
 	g.sumAll -= int(sl.need)
 	*sl = slot{}
 	p.free = append(p.free, i)
@@ -224,6 +246,11 @@ func (p *Policy) decideRise(s *sdk.System) {
 	if n := len(p.slots); len(g.kst) < n {
 		g.kst = append(g.kst, make([]uint32, n-len(g.kst))...)
 	}
+	for _, i := range g.pend {
+		p.slots[i].pend = 0
+		p.riseRunInsert(i)
+	}
+	g.pend = g.pend[:0]
 
 	// 1. M.
 	vs := g.vs[:0]
