@@ -66,10 +66,9 @@ func benchL(b *testing.B, w *sim.Workload, p sim.Policy, arrivals int64) {
 	b.ReportMetric(sumL/float64(n), "L")
 	// Preemptive policies: each preemption is an engine call and a move the
 	// policy pays for (O(log n) on the tree paths), so the per-event cost
-	// of a policy that preempts more per event at higher load grows with it.
-	// Preemptions in the measurement window over every event of the run (the
-	// warm-up's events count, its preemptions do not: a slight underestimate).
-	b.ReportMetric(float64(preempts)/float64(events), "preemptions/event")
+	// of a policy that preempts more at higher load grows with it: the
+	// preemptions in the measurement window per measured arrival.
+	b.ReportMetric(float64(preempts)/float64(int64(n)*arrivals), "preemptions/arrival")
 }
 
 // BenchmarkLevels: the per-event cost of every policy of the family against

@@ -18,7 +18,7 @@ import (
 // starts and preemptions are the policy's own: past saturation a rising
 // rank rotates jobs (the Gittins policy is then close to
 // foreground–background), several per event, and the per-event cost grows
-// with them (BenchmarkLevelsH2High reports preemptions/event). The design
+// with them (BenchmarkLevelsH2High reports preemptions/arrival). The design
 // is the one written out at the top of gittins.go.
 //
 // The treaps are the per-class running ones and the per-need waiting ones:
