@@ -34,7 +34,11 @@ import (
 // standard exponential (rng.Stream.Exp, ExpFill) is drawn by a ziggurat
 // instead of −log U (sim/rng/exp.go): every number of every workload with
 // an exponential inter-arrival or service time changes (the same
-// distribution, other draws); coupling across arrival rates is kept.
+// distribution, other draws); coupling across arrival rates is kept. Also
+// in 0.6.0: the Gittins ranks of hyperexponential and of Weibull with shape
+// below 1/2 are computed by formulas monotone in age to the last bit
+// (plugins/serverfilling/gittins.go), which moves ServerFilling- and
+// DivisorFilling-Gittins results on those sizes in low-order digits.
 const Version = "0.6.0"
 
 // Config is the run length and instrumentation of one replication.

@@ -42,6 +42,7 @@ var levelRates = []struct {
 func benchL(b *testing.B, w *sim.Workload, p sim.Policy, arrivals int64) {
 	var sumL float64
 	var events uint64
+	var preempts int64
 	n := 0
 	var ru0, ru1 syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru0); err != nil {
@@ -52,6 +53,7 @@ func benchL(b *testing.B, w *sim.Workload, p sim.Policy, arrivals int64) {
 		if err == nil {
 			sumL += r.MeanInSystem
 			events += r.Events
+			preempts += r.Preemptions
 			n++
 		}
 		return r, err
@@ -62,6 +64,11 @@ func benchL(b *testing.B, w *sim.Workload, p sim.Policy, arrivals int64) {
 	cpu := time.Duration(ru1.Utime.Nano() - ru0.Utime.Nano() + ru1.Stime.Nano() - ru0.Stime.Nano())
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(events), "cpu-ns/event")
 	b.ReportMetric(sumL/float64(n), "L")
+	// Preemptive policies: each preemption is an engine call and a move the
+	// policy pays for (O(log n) on the tree paths), so the per-event cost
+	// of a policy that preempts more at higher load grows with it: the
+	// preemptions in the measurement window per measured arrival.
+	b.ReportMetric(float64(preempts)/float64(int64(n)*arrivals), "preemptions/arrival")
 }
 
 // BenchmarkLevels: the per-event cost of every policy of the family against
@@ -103,8 +110,8 @@ func BenchmarkLoads(b *testing.B) {
 
 // twoClass2048H2 is twoClass2048 with hyperexponential durations (same
 // means, C² = 10): the Gittins ranks then rise with age, so
-// ServerFilling-Gittins takes the general path (O(|M|) per event, see the
-// package comment) rather than the static one.
+// ServerFilling-Gittins takes the rising-rank path (gittinsrise.go) rather
+// than the static one; BenchmarkLevelsGeneral has it on the general path.
 func twoClass2048H2(rate float64) *sim.Workload {
 	w := twoClass2048(rate)
 	w.Name = "two-class-2048-h2"
@@ -175,6 +182,23 @@ func BenchmarkLevelsDivisorFilling(b *testing.B) {
 				p := New(ArrivalOrder, DivisorFilling)
 				p.general = path == "general"
 				benchL(b, twoClass2048(lv.rate), p, 100000)
+			})
+		}
+	}
+}
+
+// BenchmarkLevelsH2High: ServerFilling-Gittins holds at most about 1300
+// jobs on twoClass2048H2 at the rates of levelRates; these rates, further
+// past saturation, take its L to several thousand, on the rising-rank path
+// and (for comparison) on the general path. 10^5 measured arrivals per
+// replication (-benchtime=1x).
+func BenchmarkLevelsH2High(b *testing.B) {
+	for _, path := range []string{"rise", "general"} {
+		for _, rate := range []float64{145, 160, 200} {
+			b.Run(fmt.Sprintf("serverfilling-gittins/%s/rate=%g", path, rate), func(b *testing.B) {
+				p := New(GittinsOrder, ServerFilling)
+				p.general = path == "general"
+				benchL(b, twoClass2048H2(rate), p, 100000)
 			})
 		}
 	}

@@ -10,54 +10,56 @@ import (
 )
 
 // ServerFilling-Gittins with ranks that rise with age (hyperexponential,
-// Weibull of shape < 1) in O(C · log n) per event: not done (issue #18);
-// what it would take. It runs on the general path, O(|M|) per event.
+// Weibull of shape < 1) runs in O(C² · log n) per event on the rising-rank
+// path (gittinsrise.go, which has the details); this is its design.
 //
 // What still holds. Running jobs of one class share one rank function G,
 // non-decreasing here, and age at the same rate; with the running key
 // need/k × G(t − fin) of srptfastorder.go a later fin (the younger job)
 // gives a key ≤ at every instant, so each class's running jobs keep their
-// order (youngest first) and can stay in a treap on (fin, arrival) as on
-// the fast path; waiting keys are frozen, so each need's waiting jobs stay
-// in a treap on (key, arrival). M is still a prefix of the order and, per
+// order (youngest first) and can stay in a treap on fin as on the fast
+// path; waiting keys are frozen, so each need's waiting jobs stay in a
+// treap on (key, arrival). M is still a prefix of the order and, per
 // sequence (a class's running jobs, a need's waiting jobs), M ∩ sequence is
-// a prefix of it.
+// a prefix of it. Two conditions: the computed G must be monotone to the
+// ulp, not only the true one (the H2 and Weibull forms in rankFn.at are
+// written so), and at equal keys the order puts the older job first, the
+// reverse of the youngest-first order, so a run of equal keys (the H2
+// plateau where the computed rank stops rising, or ages whose ranks round
+// to one number) is read backwards.
 //
 // What breaks. Running keys rise, so running jobs move backwards past
 // waiting ones between decisions. srptfast.go's repair (M changes only at
 // its ends, by the jobs events moved) no longer bounds the work: between
 // two events a long-running wide job can fall behind many waiting narrow
 // ones, and each waiting job that crosses M's boundary without being
-// started or preempted is a repair step, so a decision can cost
-// O(jobs crossed · log n) with no engine call to charge it to.
+// started or preempted would be a repair step, with no engine call to
+// charge it to.
 //
 // The way around it: never represent M's waiting part job by job; find M's
 // boundary and each need's served boundary by search.
 //  1. M's boundary: the least job x of the order such that Σ need × #(jobs
-//     ≤ x) ≥ k. For a candidate x, #(jobs ≤ x) in a running treap is a
-//     descent comparing keys recomputed at now (G evaluated O(log n)
-//     times, monotone in fin), in a waiting treap a rank lookup: a count
-//     costs O(C log n). A weighted selection over the 2C sorted sequences
-//     (drop half of the candidates of one sequence per round, as in the
-//     selection of the k-th of several sorted arrays) finds x in O(log n)
-//     rounds: O(C log² n). Ties need the exact order of srptfastorder.go
-//     in the descents, not key values alone.
+//     ≤ x) ≥ k, found by a simultaneous descent of the 2C treaps (each
+//     step compares their current roots and drops a left part below x or a
+//     right part beyond a candidate): O(C log n) steps of O(C), once by key
+//     alone, then among the jobs of x's key by the exact order of
+//     srptfastorder.go (ties), with a key computed at most once per job and
+//     decision (G evaluated O(C log n) times).
 //  2. Per need bucket: the served jobs are the first take[b] of the
-//     bucket's jobs in M (takes, from the per-bucket counts of step 1);
-//     the split between running and waiting jobs is one more selection over
-//     the bucket's sequences, O(C_b log² n).
+//     bucket's jobs in M (takes, from the per-bucket counts of step 1); a
+//     bucket served in part is one more such search over its treaps.
 //  3. Apply: the running jobs beyond their class's served prefix are
 //     preempted and the waiting jobs inside the bucket's prefix start,
 //     O(log n) each, charged to the engine calls.
 //
-// So O(C log² n) per event plus O(log n) per start and preemption, with
-// about 2C log n evaluations of G per event (a table lookup or an H2
-// closed form with two exponentials). Rank functions that are not
-// monotone (lognormal, bounded Pareto tables) lose the per-class running
-// order itself; with G piecewise monotone on P pieces a class's running
-// jobs split into P treaps, a job moving to the next piece at a known age
-// (a per-job timer, O(log n) each), for O(C·P log² n) per event; rank tables
-// with many direction changes make P large and the general path better.
+// Rank functions that are not monotone (lognormal, bounded Pareto tables)
+// lose the per-class running order itself and stay on the general path,
+// O(|M|) per event; with G piecewise monotone on P pieces a class's
+// running jobs could split into P treaps, a job moving to the next piece
+// at a known age (a per-job timer, O(log n) each), for O(C·P log² n) per
+// event; rank tables with many direction changes make P large and the
+// general path better. Rank tables that never fall are not taken either:
+// linear interpolation can step down by an ulp at a grid point.
 
 // Gittins ranks (S §5.1).
 //
@@ -122,6 +124,10 @@ type rankFn struct {
 	// never increases (enables the policy's arrival shortcut).
 	nonIncreasing bool
 	constant      bool
+	// nonDecreasing: the rank never falls with age and its computed value
+	// is monotone in the age too (H2, Weibull of shape < 1): the rising-rank
+	// path (gittinsrise.go) orders a class's running jobs by age.
+	nonDecreasing bool
 }
 
 // at returns G_D(t) for attained service t ≥ 0.
@@ -132,10 +138,22 @@ func (f *rankFn) at(t float64) float64 {
 	case rankDet:
 		return math.Max(f.c-t, 0)
 	case rankH2:
+		// 1/h with h = μ2 + (μ1 − μ2)·u, u = e/(e + p2) = 1/(1 + p2/e): each
+		// operation takes the previous result alone, so the computed rank
+		// is monotone in t (the quotient (e + p2)/(e·μ1 + p2·μ2) is not: its
+		// numerator and denominator round at different t, and the computed
+		// rank wobbled by an ulp past t ≈ 16 means, which the rising-rank
+		// path's per-class order cannot follow, see gittinsrise.go).
 		e := f.p1 * math.Exp(-(f.mu1-f.mu2)*t)
-		return (e + f.p2) / (e*f.mu1 + f.p2*f.mu2)
+		return 1 / (f.mu2 + (f.mu1-f.mu2)/(1+f.p2/e))
 	case rankWeibullDHR:
 		// 1/h(t) = (λ/κ)(t/λ)^{1−κ}; 0 at t = 0 for κ < 1 (infinite hazard).
+		// math.Pow(x, y) is exp(y·log x) for 0 < y < 1/2 and, for y > 1/2,
+		// x·exp((y−1)·log x), not monotone in x to the ulp; exp(y·log x)
+		// is (the same numbers as Pow for κ > 1/2).
+		if y := 1 - f.shape; y > 0.5 {
+			return f.scale / f.shape * math.Exp(y*math.Log(t/f.scale))
+		}
 		return f.scale / f.shape * math.Pow(t/f.scale, 1-f.shape)
 	case rankUniform:
 		switch {
@@ -177,7 +195,7 @@ func newRankFn(d dist.Dist) (*rankFn, error) {
 		if r1 < r2 {
 			p1, p2, r1, r2 = p2, p1, r2, r1
 		}
-		return &rankFn{kind: rankH2, p1: p1, p2: p2, mu1: r1, mu2: r2}, nil
+		return &rankFn{kind: rankH2, p1: p1, p2: p2, mu1: r1, mu2: r2, nonDecreasing: true}, nil
 	case *dist.Uniform:
 		// Uniform keeps its bounds private; mean m and SCV c give them back:
 		// c = (w/2/m)²/3 for width w.
@@ -190,7 +208,7 @@ func newRankFn(d dist.Dist) (*rankFn, error) {
 		case shape == 1:
 			return &rankFn{kind: rankConst, c: scale, nonIncreasing: true, constant: true}, nil
 		case shape < 1:
-			return &rankFn{kind: rankWeibullDHR, shape: shape, scale: scale}, nil
+			return &rankFn{kind: rankWeibullDHR, shape: shape, scale: scale, nonDecreasing: true}, nil
 		}
 	}
 	cdfer, ok := d.(dist.CDFer)

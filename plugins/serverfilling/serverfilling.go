@@ -72,9 +72,23 @@
 // positions. Exactly the general path's decisions
 // (TestDivisorFastPathExact).
 //
-// Performance, the other members (Gittins when some class's rank rises
-// with age, DivisorFilling under the SRPT and Gittins orders, and the two
-// above with a class of need above k/2): the jobs outside M are all waiting, and a waiting job's key
+// Performance, ServerFilling-Gittins when some class's rank rises with age
+// (hyperexponential, Weibull of shape < 1, mixed with constant and falling
+// ranks), under the same k/2 rule and from k = 128 servers up (below, the
+// general path is faster; see initRise): O(C² · log n) per event plus O(log n)
+// per start and preemption (gittinsrise.go). A rising rank moves running
+// jobs backwards past waiting ones between events, so M cannot be repaired
+// at its seams; it is found by search instead: each class's running jobs
+// keep their order (youngest first, the computed rank being monotone in
+// age) and each need's waiting jobs theirs, and a simultaneous descent of
+// those 2C treaps finds M's last job and each need's served prefix;
+// only the jobs that start or stop are touched. Same decisions as the
+// general path (TestRisePathEquivalent, random mixes with ties and k = 2048).
+//
+// Performance, the other members (Gittins with a rank table that is not
+// monotone, DivisorFilling under the SRPT and Gittins orders, the Gittins
+// and SRPT paths above with a class of need above k/2, and rising ranks
+// below k = 128): the jobs outside M are all waiting, and a waiting job's key
 // does not change, so they stay in a heap (a FIFO for arrival order) keyed
 // by (key, arrival index). M has at most k jobs; a decision refreshes the
 // keys of M's running jobs, re-sorts M by insertion sort (it was sorted at
@@ -86,16 +100,14 @@
 // arrivals and completions while every job is served, cost O(1) plus a
 // heap push or an O(|M|) slice deletion (see Policy). The O(|M|) term is up
 // to k jobs (at k = 2048 with need-1 jobs, thousands of operations per
-// event). Why it stays for these (issue #18): a Gittins rank that rises
-// with age moves running jobs backwards past waiting ones, so the fast
-// path's repair at M's ends is no longer bounded by the jobs an event
-// moves, and a rank table that is not monotone (lognormal, bounded Pareto)
-// does not even keep the order among the running jobs of one class;
-// DivisorFilling's recursion takes "the first kk jobs" of need-defined
-// subsets of M at every level, which under arrival order is one descent
-// over positions that never reorder, but under SRPT a selection across
-// per-need sequences whose relative order moves. What O(C · log n) would
-// take for each is written out in gittins.go and divisor.go.
+// event). Why it stays for these (issue #18): a rank table that is not
+// monotone (lognormal, bounded Pareto) does not even keep the order among
+// the running jobs of one class; DivisorFilling's recursion takes "the
+// first kk jobs" of need-defined subsets of M at every level, which under
+// arrival order is one descent over positions that never reorder, but under
+// SRPT a selection across per-need sequences whose relative order moves.
+// What O(C · log n) would take for each is written out in gittins.go and
+// divisor.go.
 package serverfilling
 
 import (
@@ -372,6 +384,8 @@ type Policy struct {
 	seed     uint32  // treap priorities
 	evicted  []int32 // scratch: running jobs that left M
 
+	gr *riseState // the rising-rank path (gittinsrise.go); nil otherwise
+
 	take    []int32 // scratch: jobs served per need bucket (see takes)
 	lastRun []int32 // scratch: per need bucket, its last running job (armCrossing)
 	rem     int     // servers takes left idle
@@ -540,6 +554,7 @@ func (p *Policy) Init(s *sdk.System) error {
 	p.initDivFast()
 	p.initStatic()
 	p.initSRPT()
+	p.initRise()
 	for i := range p.slots {
 		p.slots[i] = slot{}
 	}
@@ -623,6 +638,10 @@ func (p *Policy) Arrive(s *sdk.System, j *sdk.Job) {
 		p.arriveSRPT(s, i)
 		return
 	}
+	if p.gr != nil {
+		p.arriveRise(s, i)
+		return
+	}
 	if p.exhaustive {
 		p.rest.push(p, i)
 		p.decide(s)
@@ -669,6 +688,10 @@ func (p *Policy) Complete(s *sdk.System, j *sdk.Job) {
 	}
 	if p.fastSRPT {
 		p.completeSRPT(s, i)
+		return
+	}
+	if p.gr != nil {
+		p.completeRise(s, i)
 		return
 	}
 	sl := &p.slots[i]

@@ -20,8 +20,8 @@ import (
 // running), and keys never rise, so the SRPT argument below holds with the
 // running jobs grouped per class (run groups, see runGroup) instead of per
 // need; classes of constant rank keep arrival order. Ranks that rise with
-// age (hyperexponential, Weibull of shape < 1) take the general path: see
-// the package comment for why.
+// age (hyperexponential, Weibull of shape < 1) take gittinsrise.go's
+// search instead: see the package comment for why.
 //
 // The invariant that makes it incremental. A job's key is its remaining
 // size r = need/k × remaining duration. It is frozen while the job waits and

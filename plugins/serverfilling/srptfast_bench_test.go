@@ -58,10 +58,11 @@ func BenchmarkPathChoice(b *testing.B) {
 	}
 }
 
-// BenchmarkLevelsGeneral: ServerFilling-SRPT on twoClass2048 and
+// BenchmarkLevelsGeneral: ServerFilling-SRPT on twoClass2048,
 // ServerFilling-Gittins on twoClass2048Uniform (ranks that fall with age)
-// against L on the general path, the "before" of BenchmarkLevels and
-// BenchmarkLevelsMonotone, which take the fast path (-benchtime=1x).
+// and on twoClass2048H2 (ranks that rise with age) against L on the
+// general path, the "before" of BenchmarkLevels, BenchmarkLevelsMonotone
+// and BenchmarkLevelsH2, which take the fast paths (-benchtime=1x).
 func BenchmarkLevelsGeneral(b *testing.B) {
 	for _, lv := range levelRates {
 		b.Run(fmt.Sprintf("serverfilling-srpt/L=%d", lv.L), func(b *testing.B) {
@@ -75,6 +76,13 @@ func BenchmarkLevelsGeneral(b *testing.B) {
 			p := New(GittinsOrder, ServerFilling)
 			p.general = true
 			benchL(b, twoClass2048Uniform(lv.rate), p, 100000)
+		})
+	}
+	for _, lv := range levelRates {
+		b.Run(fmt.Sprintf("serverfilling-gittins-h2/L=%d", lv.L), func(b *testing.B) {
+			p := New(GittinsOrder, ServerFilling)
+			p.general = true
+			benchL(b, twoClass2048H2(lv.rate), p, 100000)
 		})
 	}
 }

@@ -1,0 +1,692 @@
+package serverfilling
+
+import (
+	"slices"
+
+	"github.com/msjfarm/msjfarm/sdk"
+)
+
+// The rising-rank path: ServerFilling-Gittins when some class's rank rises
+// with age (hyperexponential, Weibull of shape < 1), mixed with classes of
+// constant or falling rank, when no class needs more than k/2 servers (the
+// reasoning of initSRPT applies: a decision around a wide job moves many
+// narrow ones, each a few treap operations here) and k ≥ 128 (below, the
+// general path's pass over M is cheaper; measurements at initRise).
+// O(C² · log n) per event (C classes, n jobs in system: O(C log n) descent
+// steps of O(C) each) plus O(log n) per start and preemption; no pass over
+// M, nothing that grows with the number of jobs but the treaps' depth. The
+// starts and preemptions are the policy's own: past saturation a rising
+// rank rotates jobs (the Gittins policy is then close to
+// foreground–background), several per event, and the per-event cost grows
+// with them (BenchmarkLevelsH2High reports preemptions/arrival). The design
+// is the one written out at the top of gittins.go.
+//
+// The treaps are the per-class running ones and the per-need waiting ones:
+// C + B (B ≤ C need buckets), written 2C below.
+//
+// The sequences. Every job is running or waiting. A waiting job's key is
+// frozen, so each need bucket's waiting jobs sit in a treap on (key,
+// arrival), the general path's heap order. Running jobs of one class share
+// one rank function G and age at the same rate, and their key at instant t
+// is need/k × G(t − fin) with fin fixed while they run (srptfastorder.go),
+// so they sit in one treap per class ordered by fin: ascending (the oldest
+// first) when G never rises, descending (the youngest first) when it never
+// falls, arrival order when it is constant (frozen key). Along each treap
+// the keys at any instant are non-decreasing, because the computed G is
+// monotone in the age (gittins.go: the H2 and Weibull forms are written so
+// that each floating-point operation takes the previous result alone). The
+// exact order of srptfastorder.go is (key, moving first, fin, arrival):
+// every treap is in that order except a rising class's treap inside a run
+// of equal keys (equal fins, or ages so close or so old that the computed
+// ranks coincide, the H2 plateau), which is in reverse order there (fin
+// descending, then arrival descending, so that reversing the run gives fin
+// ascending, then arrival).
+//
+// The search (riseCut). M is the shortest prefix of the order whose needs
+// sum to at least k: its last job b is the least job x with Σ need ×
+// #(jobs ≤ x) ≥ k. It is found in two selections over the 2C treaps, each
+// a simultaneous descent (riseSelect): at each step the roots of the
+// current subtrees of all treaps are compared; if the jobs up to every
+// root already weigh k, the largest root is a candidate and its right part
+// goes, otherwise the smallest root and its left part are below b and go.
+// Each step descends one treap one level: O(C log n) steps of O(C) each.
+//  1. By key alone (ties between treaps by treap index, inside a treap by
+//     position), which is an order every treap follows: the key of b.
+//  2. Among the jobs of that key (one range per treap, reversed for a
+//     rising class), by the exact order: b itself, and per treap how many
+//     of its jobs are in M. Skipped when one treap holds every job of that
+//     key (the usual case): the count is then arithmetic.
+//
+// The served set is, per need bucket, the first take[b] of the bucket's
+// jobs in M (takes, from the per-bucket counts); a bucket served neither
+// whole nor not at all is one more search of the same kind over its
+// treaps, restricted to M. Then the running jobs beyond their class's
+// served prefix are preempted and the waiting jobs inside their bucket's
+// prefix start, O(log n) each, and the engine calls are made in the
+// general path's order (the jobs that left M, the other preemptions, the
+// starts, each in the order at the decision instant: cmpWas).
+//
+// Keys of running jobs are computed at the decision instant with the
+// general path's arithmetic (keyAt), once per job and decision (a stamp
+// per slot), so the comparisons are the general path's, and the decisions
+// are identical (TestRisePathEquivalent). Shortcuts: an arrival that fits
+// while every job runs starts at once, and a completion while every job
+// runs decides nothing, as in the general path.
+
+// Orders of the treaps of this path (gLess).
+const (
+	modeKey  uint8 = iota // (key, arrival): waiting jobs; running jobs of a constant rank
+	modeFall              // (fin, arrival): running jobs of a rank that never rises
+	modeRise              // (fin, arrival) descending: running jobs of a rank that never falls
+)
+
+// riseState is the rising-rank path's state.
+type riseState struct {
+	rmode  []uint8 // per class: its running treap's order
+	rroot  []int32 // per class: running jobs
+	wroot  []int32 // per need bucket: waiting jobs
+	nWait  int     // waiting jobs
+	sumAll int     // total need of the jobs in system
+
+	pend []int32 // started by the every-job-runs shortcut, not yet in their treap
+
+	stamp uint32   // decision counter
+	kst   []uint32 // per slot: the decision its key was last computed at
+
+	vs, sub              []gview
+	pre, evicted, starts []int32
+}
+
+// gview is one treap seen by a search.
+type gview struct {
+	root, n int32
+	w       int64 // weight of each job (its need)
+	rev     bool  // a rising class: ranges of equal keys are in reverse order
+	bucket  int32
+	cls     int32 // running treap of this class; -1: waiting treap of bucket
+	src     int32 // bucket searches: index of the view in riseState.vs
+
+	// Candidates: the first capN jobs of the treap (by key; at the cut
+	// key, the first ones in the exact order).
+	capN int32
+
+	// Descent state: current subtree, jobs before it (in the descent's
+	// orientation), candidates [rlo, rhi) in that orientation, and pre jobs
+	// before them all in the order.
+	cur, off, rlo, rhi, pre int32
+	acc                     int64 // its weight up to cur (riseSelect)
+
+	// Result of riseCut: [lo, hi) are the treap positions of the jobs of
+	// the cut key, c of them (in the exact order) are at or before the cut.
+	lo, hi, c int32
+	// Served: the same triple for the bucket's served prefix.
+	slo, shi, sc int32
+}
+
+// riseMinK is the fewest servers for which the rising-rank path is taken.
+const riseMinK = 128
+
+// initRise sets the rising-rank path up (Init, after initSRPT). Like the
+// SRPT path it is taken only when no class needs more than k/2 servers,
+// and only from riseMinK servers up: the general path's work per event is
+// |M| ≤ k cheap steps, this path's a few dozen treap steps and rank
+// evaluations whatever k. Measured with BenchmarkRisePathChoice
+// (ServerFilling-Gittins, H2 durations of C² = 10, need 1 and a wide need,
+// ρ = 0.97, cpu-ns/event, 10^5 arrivals), rise / general: k = 2048 with
+// the wide need k/4: 2951 / 16900, k/2: 4615 / 17236, k: 35098 / 24926;
+// wide need k/4 at k = 512: 1744 / 4950, 256: 1539 / 2621, 128: 1396 /
+// 1523, 64: 1248 / 930, 32: 1125 / 552. The decisions are the same
+// either way.
+func (p *Policy) initRise() {
+	p.gr = nil
+	if p.proc != ServerFilling || p.ord != GittinsOrder || p.monotone || p.fastSRPT || p.static ||
+		p.exhaustive || p.allPairs || p.general {
+		return
+	}
+	maxNeed := int32(0)
+	for _, c := range p.cls {
+		if r := c.rank; !r.constant && !r.nonIncreasing && !r.nonDecreasing {
+			return // a rank table that is not monotone: the general path
+		}
+		maxNeed = max(maxNeed, c.need)
+	}
+	if !p.forceFast && (2*int(maxNeed) > p.k || p.k < riseMinK) {
+		return
+	}
+	g := &riseState{}
+	for _, c := range p.cls {
+		m := modeKey
+		switch {
+		case c.rank.constant:
+		case c.rank.nonIncreasing:
+			m = modeFall
+		default:
+			m = modeRise
+		}
+		g.rmode = append(g.rmode, m)
+		g.rroot = append(g.rroot, -1)
+	}
+	g.wroot = make([]int32, p.nBuckets)
+	for b := range g.wroot {
+		g.wroot[b] = -1
+	}
+	p.seed = 0x9e3779b9
+	p.gr = g
+}
+
+// gkey is job i's key at the decision instant now (computed once per
+// decision for a running job of a moving rank).
+func (p *Policy) gkey(i int32, now float64) float64 {
+	sl := &p.slots[i]
+	if !sl.moving {
+		return sl.key
+	}
+	if g := p.gr; g.kst[i] != g.stamp {
+		g.kst[i] = g.stamp
+		sl.key = p.keyAt(sl, now)
+	}
+	return sl.key
+}
+
+func (p *Policy) arriveRise(s *sdk.System, i int32) {
+	g := p.gr
+	sl := &p.slots[i]
+	if g.nWait == 0 && g.sumAll+int(sl.need) <= p.k {
+		// Every job runs and j fits too: all are served whatever the order.
+		// Its place among the running jobs is needed only at the next
+		// decision (flushed there), so a job that arrives and completes
+		// while every job runs costs O(1), as on the general path.
+		g.sumAll += int(sl.need)
+		p.start(s, sl, s.Now())
+		g.pend = append(g.pend, i)
+		sl.pend = int32(len(g.pend))
+		return
+	}
+	g.sumAll += int(sl.need)
+	g.wroot[sl.bucket] = p.gInsert(g.wroot[sl.bucket], i, modeKey)
+	g.nWait++
+	p.decideRise(s)
+}
+
+func (p *Policy) completeRise(s *sdk.System, i int32) {
+	g := p.gr
+	sl := &p.slots[i]
+	if sl.pend > 0 { // never placed: swap it out of the pending list
+		k := sl.pend - 1
+		last := g.pend[len(g.pend)-1]
+		g.pend[k] = last
+		p.slots[last].pend = k + 1
+		g.pend = g.pend[:len(g.pend)-1]
+	} else {
+		g.rroot[sl.class] = p.gDelete(g.rroot[sl.class], i, g.rmode[sl.class])
+	}
+	g.sumAll -= int(sl.need)
+	*sl = slot{}
+	p.free = append(p.free, i)
+	if g.nWait == 0 {
+		return // every job runs: still all served
+	}
+	p.decideRise(s)
+}
+
+func (p *Policy) riseRunInsert(i int32) {
+	g := p.gr
+	c := p.slots[i].class
+	g.rroot[c] = p.gInsert(g.rroot[c], i, g.rmode[c])
+}
+
+// decideRise is decide for this path (see the comment at the top).
+func (p *Policy) decideRise(s *sdk.System) {
+	now := s.Now()
+	g := p.gr
+	if g.stamp++; g.stamp == 0 { // wrapped: no stamp may look current
+		clear(g.kst)
+		g.stamp = 1
+	}
+	if n := len(p.slots); len(g.kst) < n {
+		g.kst = append(g.kst, make([]uint32, n-len(g.kst))...)
+	}
+	for _, i := range g.pend {
+		p.slots[i].pend = 0
+		p.riseRunInsert(i)
+	}
+	g.pend = g.pend[:0]
+
+	// 1. M.
+	vs := g.vs[:0]
+	for c := range p.cls {
+		r := g.rroot[c]
+		vs = append(vs, gview{root: r, n: p.tSize(r), w: int64(p.cls[c].need), rev: g.rmode[c] == modeRise,
+			bucket: p.cls[c].bucket, cls: int32(c)})
+	}
+	for b, r := range g.wroot {
+		vs = append(vs, gview{root: r, n: p.tSize(r), w: int64(p.bneed[b]), bucket: int32(b), cls: -1})
+	}
+	for i := range vs {
+		vs[i].capN = vs[i].n
+	}
+	if g.sumAll < p.k {
+		for i := range vs { // M is every job
+			v := &vs[i]
+			v.lo, v.hi, v.c = v.n, v.n, 0
+		}
+	} else {
+		p.riseCut(vs, int64(p.k), now)
+	}
+
+	// 2. The takes, and the served prefix of each bucket.
+	cnt := p.counts
+	clear(cnt)
+	for i := range vs {
+		cnt[vs[i].bucket] += vs[i].lo + vs[i].c
+	}
+	take := p.takes(cnt)
+	for i := range vs {
+		v := &vs[i]
+		v.slo, v.shi, v.sc = v.lo, v.hi, v.c
+		if take[v.bucket] == 0 {
+			v.slo, v.shi, v.sc = 0, 0, 0
+		}
+	}
+	for b := range p.nBuckets {
+		if take[b] == 0 || take[b] == cnt[b] {
+			continue
+		}
+		sub := g.sub[:0]
+		for i := range vs {
+			if v := vs[i]; v.bucket == int32(b) {
+				v.src = int32(i)
+				v.capN = v.lo + v.c // the bucket's jobs in M
+				sub = append(sub, v)
+			}
+		}
+		p.riseCut(sub, int64(take[b])*int64(p.bneed[b]), now)
+		for _, v := range sub {
+			d := &vs[v.src]
+			d.slo, d.shi, d.sc = v.lo, v.hi, v.c
+		}
+		g.sub = sub[:0]
+	}
+
+	// 3. Collect the moves: running jobs outside their served prefix
+	// (evicted if outside M too), waiting jobs inside it.
+	pre, evicted, starts := g.pre[:0], g.evicted[:0], g.starts[:0]
+	for i := range vs {
+		v := &vs[i]
+		if v.cls < 0 {
+			for range v.slo + v.sc {
+				x := p.tFirst(g.wroot[v.bucket])
+				g.wroot[v.bucket] = p.tDeleteMin(g.wroot[v.bucket])
+				starts = append(starts, x)
+			}
+			g.nWait -= int(v.slo + v.sc)
+			continue
+		}
+		// Treap positions: served and in M (see gview).
+		var sv, in [2][2]int32
+		if v.rev {
+			sv = [2][2]int32{{0, v.slo}, {v.shi - v.sc, v.shi}}
+			in = [2][2]int32{{0, v.lo}, {v.hi - v.c, v.hi}}
+		} else {
+			sv = [2][2]int32{{0, v.slo + v.sc}, {0, 0}}
+			in = [2][2]int32{{0, v.lo + v.c}, {0, 0}}
+		}
+		out := complement(sv, v.n)
+		notM := complement(in, v.n)
+		for _, a := range out {
+			for _, b := range in {
+				if lo, hi := max(a[0], b[0]), min(a[1], b[1]); lo < hi {
+					pre = p.riseCollect(v.root, 0, lo, hi, pre)
+				}
+			}
+			for _, b := range notM {
+				if lo, hi := max(a[0], b[0]), min(a[1], b[1]); lo < hi {
+					evicted = p.riseCollect(v.root, 0, lo, hi, evicted)
+				}
+			}
+		}
+	}
+
+	// 4. Apply: preemptions (key frozen at now) to the waiting treaps,
+	// then the starts to the running treaps.
+	for _, l := range [2][]int32{evicted, pre} {
+		for _, x := range l {
+			sl := &p.slots[x]
+			p.gkey(x, now)
+			g.rroot[sl.class] = p.gDelete(g.rroot[sl.class], x, g.rmode[sl.class])
+			p.stopRun(sl, now)
+			g.wroot[sl.bucket] = p.gInsert(g.wroot[sl.bucket], x, modeKey)
+			g.nWait++
+		}
+	}
+	for _, x := range starts {
+		p.setRun(s, &p.slots[x], now) // the engine call below
+		p.riseRunInsert(x)
+	}
+
+	// 5. Engine calls in the general path's order.
+	if len(evicted) > 1 {
+		slices.SortFunc(evicted, p.cmpWas(true))
+	}
+	if len(pre) > 1 {
+		slices.SortFunc(pre, p.cmpWas(true))
+	}
+	if len(starts) > 1 {
+		slices.SortFunc(starts, p.cmpWas(false))
+	}
+	for _, x := range evicted {
+		s.Preempt(p.slots[x].j)
+	}
+	for _, x := range pre {
+		s.Preempt(p.slots[x].j)
+	}
+	for _, x := range starts {
+		s.Start(p.slots[x].j)
+	}
+	g.vs, g.pre, g.evicted, g.starts = vs[:0], pre[:0], evicted[:0], starts[:0]
+}
+
+// complement returns the positions of [0, n) outside two disjoint sorted
+// intervals (empty ones allowed).
+func complement(iv [2][2]int32, n int32) [3][2]int32 {
+	a, b := iv[0], iv[1]
+	if b[0] >= b[1] {
+		b = [2]int32{n, n}
+	}
+	if a[0] >= a[1] {
+		a = [2]int32{0, 0}
+	}
+	if a[0] > b[0] {
+		a, b = b, a
+	}
+	return [3][2]int32{{0, a[0]}, {a[1], b[0]}, {b[1], n}}
+}
+
+// riseCollect appends the jobs at treap positions [a, b) of t (whose first
+// job is at position off) in treap order.
+func (p *Policy) riseCollect(t, off, a, b int32, out []int32) []int32 {
+	if t < 0 || a >= b {
+		return out
+	}
+	sl := &p.slots[t]
+	pos := off + p.tSize(sl.tl)
+	if a < pos {
+		out = p.riseCollect(sl.tl, off, a, min(b, pos), out)
+	}
+	if a <= pos && pos < b {
+		out = append(out, t)
+	}
+	if pos+1 < b {
+		out = p.riseCollect(sl.tr, pos+1, max(a, pos+1), b, out)
+	}
+	return out
+}
+
+// riseCut finds the least candidate job x in the order such that the
+// candidates up to x weigh at least target (there is one), and leaves in
+// each view lo, hi (the treap positions of the jobs of x's key) and c
+// (how many of them are candidates at or before x).
+func (p *Policy) riseCut(vs []gview, target int64, now float64) {
+	for i := range vs {
+		v := &vs[i]
+		v.pre, v.rlo, v.rhi = 0, 0, v.capN
+	}
+	e, _, _ := p.riseSelect(vs, target, false, now)
+	kc := p.slots[e].key
+	rest := target // target less the weight of the candidates below kc
+	tied, only := 0, -1
+	for i := range vs {
+		v := &vs[i]
+		v.lo = p.riseCountKey(v.root, kc, false, now)
+		v.hi = p.riseCountKey(v.root, kc, true, now)
+		ln := min(v.hi, v.capN) - v.lo // candidates of key kc: the first ln of them
+		v.pre = v.lo
+		v.rlo = v.lo
+		if v.rev {
+			v.rlo = v.n - v.hi // reversed: the range [lo, hi) read from its end
+		}
+		v.rhi = v.rlo + ln
+		v.c = 0
+		rest -= v.w * int64(v.lo)
+		if ln > 0 {
+			tied++
+			only = i
+		}
+	}
+	if tied == 1 {
+		// One treap holds every candidate of key kc (the usual case): the
+		// cut is the first of them that brings the weight to target.
+		v := &vs[only]
+		v.c = int32((rest + v.w - 1) / v.w)
+		return
+	}
+	e, bv, bc := p.riseSelect(vs, target, true, now)
+	for i := range vs {
+		if i == bv {
+			vs[i].c = bc
+		} else {
+			vs[i].c = p.riseCountTie(&vs[i], e, now)
+		}
+	}
+}
+
+// orient returns t's children in the order of a descent (swapped when
+// rev).
+func (p *Policy) orient(t int32, rev bool) (l, r int32) {
+	sl := &p.slots[t]
+	if rev {
+		return sl.tr, sl.tl
+	}
+	return sl.tl, sl.tr
+}
+
+// riseSelect is the simultaneous descent (see the comment at the top):
+// the least candidate e with Σ_v w_v·(pre_v + #(candidates of v ≤ e)) ≥
+// target, its view and how many candidates of its view are ≤ e. ties:
+// compare by the exact order (less; every candidate has the same key, and
+// rev views are read backwards); otherwise by (key, view index).
+//
+// Why it is right. Let b be the answer. A job leaves on the left only when
+// the weight up to it is below target (so it is before b, when b has not
+// been found yet), on the right when it follows a candidate already found
+// (so it follows b, or b was found). The test uses lb: the candidates up to
+// each current root plus those gone on the left. If lb ≥ target the
+// largest root r has weight ≥ lb up to it, unless r < b, in which case
+// everything counted in lb is before b and lb is at most the weight before
+// b, below target: so r ≥ b and is a candidate. If lb < target, the
+// smallest root r has at most lb − (the other roots) up to it (roots
+// beyond a found candidate were dropped first), so r < b.
+func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (best int32, bv int, bc int32) {
+	best, bv = -1, -1
+	// before reports whether a (of view ia) precedes b (of view ib).
+	before := func(a int32, ia int, b int32, ib int) bool {
+		if ties {
+			return p.less(a, b)
+		}
+		ka, kb := p.slots[a].key, p.slots[b].key
+		return ka < kb || ka == kb && ia < ib
+	}
+	// norm brings view i's root into its candidates (and before best) and
+	// returns the weight of its candidates up to the root, or gone on the
+	// left if none is left.
+	norm := func(i int) int64 {
+		v := &vs[i]
+		rev := ties && v.rev
+		for v.cur >= 0 {
+			l, r := p.orient(v.cur, rev)
+			op := v.off + p.tSize(l)
+			if op < v.rlo {
+				v.off, v.cur = op+1, r
+				continue
+			}
+			if op >= v.rhi {
+				v.cur = l
+				continue
+			}
+			p.gkey(v.cur, now)
+			if best >= 0 && before(best, bv, v.cur, i) {
+				v.cur = l
+				continue
+			}
+			return v.w * int64(v.pre+op-v.rlo+1)
+		}
+		return v.w * int64(v.pre+max(0, v.off-v.rlo))
+	}
+	var lb int64
+	for i := range vs {
+		v := &vs[i]
+		v.cur, v.off = v.root, 0
+		if v.rhi <= v.rlo {
+			v.cur, v.off = -1, v.rlo
+		}
+		v.acc = norm(i)
+		lb += v.acc
+	}
+	for {
+		mx, mn := -1, -1
+		for i := range vs {
+			if c := vs[i].cur; c >= 0 {
+				if mx < 0 || before(vs[mx].cur, mx, c, i) {
+					mx = i
+				}
+				if mn < 0 || before(c, i, vs[mn].cur, mn) {
+					mn = i
+				}
+			}
+		}
+		if mx < 0 {
+			return best, bv, bc
+		}
+		if lb >= target {
+			v := &vs[mx]
+			l, _ := p.orient(v.cur, ties && v.rev)
+			best, bv = v.cur, mx
+			bc = v.off + p.tSize(l) - v.rlo + 1
+			v.cur = l
+			for i := range vs { // a new best: every root beyond it goes
+				a := norm(i)
+				lb += a - vs[i].acc
+				vs[i].acc = a
+			}
+		} else {
+			v := &vs[mn]
+			l, r := p.orient(v.cur, ties && v.rev)
+			v.off += p.tSize(l) + 1
+			v.cur = r
+			a := norm(mn)
+			lb += a - v.acc
+			v.acc = a
+		}
+	}
+}
+
+// riseCountKey is the number of jobs of treap t whose key now is below kv
+// (le: at most kv): a prefix, keys being non-decreasing along every treap.
+func (p *Policy) riseCountKey(t int32, kv float64, le bool, now float64) int32 {
+	n := int32(0)
+	for t >= 0 {
+		sl := &p.slots[t]
+		if k := p.gkey(t, now); k < kv || le && k == kv {
+			n += 1 + p.tSize(sl.tl)
+			t = sl.tr
+		} else {
+			t = sl.tl
+		}
+	}
+	return n
+}
+
+// riseCountTie is the number of candidates of view v (the [rlo, rhi) range
+// riseCut set) before job e in the exact order.
+func (p *Policy) riseCountTie(v *gview, e int32, now float64) int32 {
+	if v.rhi <= v.rlo {
+		return 0
+	}
+	p.gkey(e, now)
+	t, off := v.root, int32(0)
+	for t >= 0 {
+		l, r := p.orient(t, v.rev)
+		op := off + p.tSize(l)
+		yes := op < v.rlo
+		if !yes && op < v.rhi {
+			p.gkey(t, now)
+			yes = p.less(t, e)
+		}
+		if yes {
+			off, t = op+1, r
+		} else {
+			t = l
+		}
+	}
+	return max(0, min(off, v.rhi)-v.rlo)
+}
+
+// gLess orders two jobs of one treap of this path (see the modes).
+func (p *Policy) gLess(a, b int32, mode uint8) bool {
+	sa, sb := &p.slots[a], &p.slots[b]
+	switch mode {
+	case modeFall:
+		return sa.fin < sb.fin || sa.fin == sb.fin && sa.id < sb.id
+	case modeRise:
+		return sa.fin > sb.fin || sa.fin == sb.fin && sa.id > sb.id
+	}
+	return sa.key < sb.key || sa.key == sb.key && sa.id < sb.id
+}
+
+// gSplit splits t into the jobs before x and the others (tSplit in the
+// order mode).
+func (p *Policy) gSplit(t, x int32, mode uint8) (int32, int32) {
+	if t < 0 {
+		return -1, -1
+	}
+	if p.gLess(t, x, mode) {
+		l, r := p.gSplit(p.slots[t].tr, x, mode)
+		p.slots[t].tr = l
+		p.tFix(t)
+		return t, r
+	}
+	l, r := p.gSplit(p.slots[t].tl, x, mode)
+	p.slots[t].tl = r
+	p.tFix(t)
+	return l, t
+}
+
+// gInsert adds x to t in the order mode (tInsert's method).
+func (p *Policy) gInsert(t, x int32, mode uint8) int32 {
+	p.seed ^= p.seed << 13
+	p.seed ^= p.seed >> 17
+	p.seed ^= p.seed << 5
+	sl := &p.slots[x]
+	sl.pri = p.seed
+	link := &t
+	for *link >= 0 && p.slots[*link].pri > sl.pri {
+		ns := &p.slots[*link]
+		ns.tsz++
+		if p.gLess(*link, x, mode) {
+			link = &ns.tr
+		} else {
+			link = &ns.tl
+		}
+	}
+	sl.tl, sl.tr = p.gSplit(*link, x, mode)
+	p.tFix(x)
+	*link = x
+	return t
+}
+
+// gDelete removes x (in t) from t in the order mode.
+func (p *Policy) gDelete(t, x int32, mode uint8) int32 {
+	link := &t
+	for *link != x {
+		ns := &p.slots[*link]
+		ns.tsz--
+		if p.gLess(*link, x, mode) {
+			link = &ns.tr
+		} else {
+			link = &ns.tl
+		}
+	}
+	xs := &p.slots[x]
+	*link = p.tMerge(xs.tl, xs.tr)
+	return t
+}
