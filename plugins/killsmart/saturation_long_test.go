@@ -37,24 +37,24 @@ func TestLongBorgB(t *testing.T) {
 		if rate > 2 {
 			cfg.DrainLimit = 1
 		}
-		rf := replicate(t, w, func() sim.Policy { return &fcfs.FCFS{} }, n, cfg)
+		rf := simtest.Replicate(t, w, func() sim.Policy { return &fcfs.FCFS{} }, n, cfg)
 		t.Logf("λ=%v fcfs: throughput %.4f E[T] %.4g E[T_W] %.4g", rate,
-			ci(rf, func(r *sim.Result) float64 { return r.Throughput }).Mean,
-			ci(rf, func(r *sim.Result) float64 { return r.Overall.MeanResponse }).Mean,
-			ci(rf, func(r *sim.Result) float64 { return r.WeightedMeanResponse }).Mean)
+			simtest.CI(rf, func(r *sim.Result) float64 { return r.Throughput }, 0.99).Mean,
+			simtest.CI(rf, func(r *sim.Result) float64 { return r.Overall.MeanResponse }, 0.99).Mean,
+			simtest.CI(rf, func(r *sim.Result) float64 { return r.WeightedMeanResponse }, 0.99).Mean)
 		for _, c := range [][2]int{{3, 1024}, {5, 512}, {9, 256}, {17, 128}} {
-			rk := replicate(t, w, func() sim.Policy { return New(MultiClass, c[0], c[1]) }, n, cfg)
+			rk := simtest.Replicate(t, w, func() sim.Policy { return New(MultiClass, c[0], c[1]) }, n, cfg)
 			d := make([]float64, n)
 			for i := range d {
 				d[i] = rk[i].Throughput - rf[i].Throughput
 			}
 			s := stats.MeanCI(d, 0.99)
 			t.Logf("λ=%v killsmart-multiclass K=%d ν=%d: throughput %.4f (gain %.4f ± %.2g) E[T] %.4g E[T_W] %.4g wasted power %.4g D_Jp %.4g",
-				rate, c[0], c[1], ci(rk, func(r *sim.Result) float64 { return r.Throughput }).Mean, s.Mean, s.HalfWidth,
-				ci(rk, func(r *sim.Result) float64 { return r.Overall.MeanResponse }).Mean,
-				ci(rk, func(r *sim.Result) float64 { return r.WeightedMeanResponse }).Mean,
-				ci(rk, func(r *sim.Result) float64 { return simtest.Counter(t, r, "wasted_power") }).Mean,
-				ci(rk, func(r *sim.Result) float64 { return simtest.Counter(t, r, "extra_delay_preempted") }).Mean)
+				rate, c[0], c[1], simtest.CI(rk, func(r *sim.Result) float64 { return r.Throughput }, 0.99).Mean, s.Mean, s.HalfWidth,
+				simtest.CI(rk, func(r *sim.Result) float64 { return r.Overall.MeanResponse }, 0.99).Mean,
+				simtest.CI(rk, func(r *sim.Result) float64 { return r.WeightedMeanResponse }, 0.99).Mean,
+				simtest.CI(rk, func(r *sim.Result) float64 { return simtest.Counter(t, r, "wasted_power") }, 0.99).Mean,
+				simtest.CI(rk, func(r *sim.Result) float64 { return simtest.Counter(t, r, "extra_delay_preempted") }, 0.99).Mean)
 			if rate > 2 && c == [2]int{5, 512} && s.Mean-s.HalfWidth <= 0 {
 				t.Errorf("K=5 ν=512: throughput gain %.4f ± %.2g not significantly positive", s.Mean, s.HalfWidth)
 			}

@@ -22,17 +22,17 @@ func TestOneOrAllSweepLong(t *testing.T) {
 	for _, rate := range []float64{6, 7, 7.5, 7.7} {
 		w := simtest.Named(t, "one-or-all", rate)
 		cfg := sim.Config{Warmup: 200000, Arrivals: 2000000}
-		q := replicate(t, w, func() sim.Policy { return quickswap.NewMSFQ(-1) }, 20, cfg)
+		q := simtest.Replicate(t, w, func() sim.Policy { return quickswap.NewMSFQ(-1) }, 20, cfg)
 		for name, mk := range map[string]func() sim.Policy{
 			"msf":       func() sim.Policy { return &msf.MSF{} },
 			"first-fit": func() sim.Policy { return &firstfit.FirstFit{} },
 		} {
-			o := replicate(t, w, mk, 20, cfg)
+			o := simtest.Replicate(t, w, mk, 20, cfg)
 			for _, m := range []struct {
 				name string
 				f    func(*sim.Result) float64
 			}{{"E[T]", meanT}, {"weighted E[T]", weightT}} {
-				a, b := ci(q, m.f), ci(o, m.f)
+				a, b := simtest.CI(q, m.f, 0.95), simtest.CI(o, m.f, 0.95)
 				t.Logf("λ=%v %s: MSFQ %.2f ± %.2f, %s %.2f ± %.2f (ratio %.1f)", rate, m.name, a.Mean, a.HalfWidth, name, b.Mean, b.HalfWidth, b.Mean/a.Mean)
 				if a.Mean+a.HalfWidth >= b.Mean-b.HalfWidth {
 					t.Errorf("λ=%v %s: MSFQ not below %s", rate, m.name, name)
@@ -60,18 +60,18 @@ func TestFourClassSweepLong(t *testing.T) {
 		}
 		res := map[string][]*sim.Result{}
 		for n, mk := range qs {
-			res[n] = replicate(t, w, mk, 20, cfg)
+			res[n] = simtest.Replicate(t, w, mk, 20, cfg)
 		}
 		for n, mk := range others {
-			res[n] = replicate(t, w, mk, 20, cfg)
+			res[n] = simtest.Replicate(t, w, mk, 20, cfg)
 		}
 		for n, rs := range res {
-			s := ci(rs, weightT)
+			s := simtest.CI(rs, weightT, 0.95)
 			t.Logf("λ=%v %s: weighted E[T] %.2f ± %.2f", rate, n, s.Mean, s.HalfWidth)
 		}
 		for qn := range qs {
 			for on := range others {
-				a, b := ci(res[qn], weightT), ci(res[on], weightT)
+				a, b := simtest.CI(res[qn], weightT, 0.95), simtest.CI(res[on], weightT, 0.95)
 				if a.Mean+a.HalfWidth >= b.Mean-b.HalfWidth {
 					t.Errorf("λ=%v: %s (%.2f ± %.2f) not below %s (%.2f ± %.2f)", rate, qn, a.Mean, a.HalfWidth, on, b.Mean, b.HalfWidth)
 				}
