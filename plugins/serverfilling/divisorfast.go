@@ -184,34 +184,11 @@ func (q *dfast) allServed() bool {
 func (q *dfast) complete(s *sdk.System, j *sdk.Job) {
 	all := q.allServed()
 	i := int32(j.Idx)
-	l := q.ln[i]
-	x := &q.bk[l.b]
-	// j was served: it is in its bucket's served prefix, never the cursor.
-	if l.prev >= 0 {
-		q.ln[l.prev].next = l.next
-	} else {
-		x.head = l.next
-	}
-	if l.next >= 0 {
-		q.ln[l.next].prev = l.prev
-	} else {
-		x.tail = l.prev
-	}
-	x.served--
-	x.inM--
-	if x.served == 0 {
-		q.served[l.b>>6] &^= 1 << (l.b & 63)
-	}
-	if x.inM == 0 {
-		q.occ[l.b>>6] &^= 1 << (l.b & 63)
-	}
-	q.sumM -= int(x.need)
+	ps := int(q.pos[i]) // before unlinkServed frees the slot
+	b := q.unlinkServed(i)
 	q.m--
-	ps := int(q.pos[i])
 	q.at[ps] = -1
-	q.add(ps, int(l.b), -1)
-	q.job[i] = nil
-	q.free = append(q.free, i)
+	q.add(ps, int(b), -1)
 	for r := &q.out; q.m < q.k && r.n > 0; {
 		j := r.buf[r.head]
 		r.buf[r.head] = nil

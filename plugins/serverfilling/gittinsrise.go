@@ -1,8 +1,6 @@
 package serverfilling
 
 import (
-	"slices"
-
 	"github.com/msjfarm/msjfarm/sdk"
 )
 
@@ -365,24 +363,7 @@ func (p *Policy) decideRise(s *sdk.System) {
 	}
 
 	// 5. Engine calls in the general path's order.
-	if len(evicted) > 1 {
-		slices.SortFunc(evicted, p.cmpWas(true))
-	}
-	if len(pre) > 1 {
-		slices.SortFunc(pre, p.cmpWas(true))
-	}
-	if len(starts) > 1 {
-		slices.SortFunc(starts, p.cmpWas(false))
-	}
-	for _, x := range evicted {
-		s.Preempt(p.slots[x].j)
-	}
-	for _, x := range pre {
-		s.Preempt(p.slots[x].j)
-	}
-	for _, x := range starts {
-		s.Start(p.slots[x].j)
-	}
+	p.engineCalls(s, evicted, pre, starts)
 	g.vs, g.pre, g.evicted, g.starts = vs[:0], pre[:0], evicted[:0], starts[:0]
 }
 

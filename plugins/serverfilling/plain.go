@@ -135,12 +135,12 @@ func (q *plain) arrive(s *sdk.System, j *sdk.Job) {
 	q.decide(s)
 }
 
-func (q *plain) complete(s *sdk.System, j *sdk.Job) {
-	i := int32(j.Idx)
+// unlinkServed takes completed job i out of its bucket's list and counts,
+// and releases its slot; it returns the bucket. i was served, so it is in
+// the served prefix of its bucket, never the cursor.
+func (q *plain) unlinkServed(i int32) int32 {
 	l := q.ln[i]
 	x := &q.bk[l.b]
-	// j was served, so it is in the served prefix of its bucket, never the
-	// cursor.
 	if l.prev >= 0 {
 		q.ln[l.prev].next = l.next
 	} else {
@@ -154,7 +154,6 @@ func (q *plain) complete(s *sdk.System, j *sdk.Job) {
 	x.served--
 	x.inM--
 	q.sumM -= int(x.need)
-	q.dirty = min(q.dirty, int(l.b))
 	if x.served == 0 {
 		q.served[l.b>>6] &^= 1 << (l.b & 63)
 	}
@@ -163,6 +162,12 @@ func (q *plain) complete(s *sdk.System, j *sdk.Job) {
 	}
 	q.job[i] = nil
 	q.free = append(q.free, i)
+	return l.b
+}
+
+func (q *plain) complete(s *sdk.System, j *sdk.Job) {
+	b := q.unlinkServed(int32(j.Idx))
+	q.dirty = min(q.dirty, int(b))
 	for r := &q.out; q.sumM < q.k && r.n > 0; {
 		j := r.buf[r.head]
 		r.head = (r.head + 1) & (len(r.buf) - 1)

@@ -470,9 +470,23 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 		p.stopper = p.tFirst(p.sb[p.cut].root)
 	}
 
-	// 3. Engine calls in the general path's order: each list in the
-	// order at the decision instant, with the rates before the decision
-	// (the preempted jobs were running, the started ones waiting).
+	// 3. Engine calls in the general path's order.
+	p.engineCalls(s, evicted, pre, starts)
+	p.evicted, p.next, p.starts = evicted[:0], pre[:0], starts[:0]
+	p.maxKey = maxKey
+
+	// 4. Crossing timer.
+	if p.kinetic() {
+		p.armCrossingSRPT(s, now, last)
+	}
+}
+
+// engineCalls makes a decision's engine calls in the general path's order:
+// the running jobs that left M, then the other preempted ones, then the
+// starts, each list in the order at the decision instant with the rates
+// before the decision (the preempted jobs were running, the started ones
+// waiting). setRun was called for each start when it was chosen.
+func (p *Policy) engineCalls(s *sdk.System, evicted, pre, starts []int32) {
 	if len(evicted) > 1 {
 		slices.SortFunc(evicted, p.cmpWas(true))
 	}
@@ -489,14 +503,7 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 		s.Preempt(p.slots[i].j)
 	}
 	for _, i := range starts {
-		s.Start(p.slots[i].j) // setRun was called when it was chosen
-	}
-	p.evicted, p.next, p.starts = evicted[:0], pre[:0], starts[:0]
-	p.maxKey = maxKey
-
-	// 4. Crossing timer.
-	if p.kinetic() {
-		p.armCrossingSRPT(s, now, last)
+		s.Start(p.slots[i].j)
 	}
 }
 
