@@ -129,5 +129,3 @@ func TestOneOrAllLowLoad(t *testing.T) {
 		t.Errorf("E[T] = %.4f, want about %.4f", resp.Mean, 1+first)
 	}
 }
-
-func ciOf(xs []float64) stats.Summary { return stats.MeanCI(xs, 0.95) }
