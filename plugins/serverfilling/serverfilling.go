@@ -353,6 +353,7 @@ type Policy struct {
 
 	pl *plain // the plain path (plain.go): arrival order; nil otherwise
 	df *dfast // the DivisorFilling fast path (divisorfast.go): arrival order; nil otherwise
+	ds *dsrpt // the DivisorFilling-SRPT path (divisorsrpt.go, with srptfast.go's state); nil otherwise
 
 	// static path (static.go): ServerFilling under keys that never change.
 	static   bool
@@ -540,6 +541,7 @@ func (p *Policy) Init(s *sdk.System) error {
 	p.initDivFast()
 	p.initStatic()
 	p.initSRPT()
+	p.initDivSRPT()
 	for i := range p.slots {
 		p.slots[i] = slot{}
 	}
@@ -623,6 +625,10 @@ func (p *Policy) Arrive(s *sdk.System, j *sdk.Job) {
 		p.arriveSRPT(s, i)
 		return
 	}
+	if p.ds != nil {
+		p.arriveDS(s, i)
+		return
+	}
 	if p.exhaustive {
 		p.rest.push(p, i)
 		p.decide(s)
@@ -671,6 +677,10 @@ func (p *Policy) Complete(s *sdk.System, j *sdk.Job) {
 		p.completeSRPT(s, i)
 		return
 	}
+	if p.ds != nil {
+		p.completeDS(s, i)
+		return
+	}
 	sl := &p.slots[i]
 	if p.allServed() && !p.exhaustive { // still all served: nothing to decide
 		p.sumM -= int(sl.need)
@@ -701,6 +711,10 @@ func (p *Policy) Timer(s *sdk.System, _ int) {
 	p.timers++
 	if p.fastSRPT {
 		p.decideSRPT(s)
+		return
+	}
+	if p.ds != nil {
+		p.decideDS(s) // not expected: this path arms no timers
 		return
 	}
 	p.decide(s)
