@@ -9,14 +9,19 @@ import (
 
 // The DivisorFilling-SRPT path: policy divisorfilling-srpt when k = 2^a·3^b
 // (every recursion level is Case 1 or Case 2), crossings on or off,
-// backfill on or off; O(C · log n) per recursion level when no level cuts
-// a mix of needs, never a pass over M. Elsewhere (k with a prime factor ≥
-// 5, and divisorfilling-gittins) the general path (decide) is taken; see
-// divisor.go.
+// backfill on or off, and divisorfilling-gittins under the same k when no
+// class's rank rises with age and no two classes share a need (a bucket's
+// running jobs are then one run group of srptfast.go, ordered by age);
+// O(C · log n) per recursion level when no level cuts a mix of needs,
+// never a pass over M. Elsewhere (k with a prime factor ≥ 5; Gittins with
+// a rising rank or two classes of one need) the general path (decide) is
+// taken; see divisor.go.
 //
 // Why it is tractable for k = 2^a·3^b. Crossing timers are armed only after
 // a Case 3 extraction (see Policy), and without a prime factor ≥ 5 in k no
-// level is Case 3, so the policy decides at arrivals and completions only.
+// level is Case 3, so the policy decides at arrivals and completions only
+// (Gittins never arms timers; the Case 3 restriction there is only that
+// this path does not implement Case 3).
 // Between two decisions jobs of different needs pass each other (their
 // remaining sizes fall at different rates), but within one need bucket the
 // order is kept (srptfast.go): per bucket, its running jobs by (fin,
@@ -24,8 +29,10 @@ import (
 // bucket are a prefix of its jobs in M (divisor.go: every selection takes
 // "the first kk" of a union of buckets, and backfill only extends the
 // prefixes), so the running jobs of a bucket come first in it at every
-// decision. The one exception is a job that arrived since the last
-// decision: it can precede running jobs of its bucket, and it is then the
+// decision (Gittins: ranks never rising, the running jobs of one class
+// keep their order by age and only move forward). The one exception is a
+// job that arrived since the last decision (SRPT only: under Gittins a new
+// job has its class's largest rank): it can precede running jobs of its bucket, and it is then the
 // first of the bucket's waiting jobs (every other waiting job was behind
 // the bucket's running ones at the last decision and stays behind them).
 // So the per-bucket order at a decision is the running treap with at most
@@ -59,7 +66,8 @@ import (
 // The shortcuts are the general path's: an arrival behind a full M changes
 // nothing; with backfill on, while every job is in M and served, an
 // arrival that fits starts and a completion changes nothing. Exactly the
-// general path's decisions: TestDivisorSRPTPathExact.
+// general path's decisions: TestDivisorSRPTPathExact,
+// TestDivisorGittinsPathExact.
 
 // dsrpt is the state of the DivisorFilling-SRPT path beyond srptfast.go's
 // (nil when the policy takes another).
@@ -83,15 +91,27 @@ type dsrpt struct {
 // k = 2^a·3^b (Init, after the buckets, lpf and initSRPT).
 func (p *Policy) initDivSRPT() {
 	p.ds = nil
-	if p.proc != DivisorFilling || p.ord != SRPTOrder || p.exhaustive || p.allPairs || p.general || p.lpf[p.k] > 3 {
+	if p.proc != DivisorFilling || p.exhaustive || p.allPairs || p.general || p.lpf[p.k] > 3 {
 		return
 	}
 	nb := p.nBuckets
+	switch {
+	case p.ord == SRPTOrder:
+	case p.ord == GittinsOrder && p.monotone && len(p.cls) == nb:
+		// One class per need: a bucket's running jobs are one run group.
+	default:
+		return
+	}
 	p.sb = make([]sbucket, nb)
 	p.rroot = make([]int32, nb)
 	for b := range p.sb {
 		p.sb[b] = sbucket{root: -1, groups: []int32{int32(b)}}
 		p.rroot[b] = -1
+	}
+	if p.ord == GittinsOrder { // run groups are classes (runGroup)
+		for c := range p.cls {
+			p.sb[p.cls[c].bucket].groups[0] = int32(c)
+		}
 	}
 	p.nOut = 0
 	p.pend = p.pend[:0]
@@ -551,7 +571,7 @@ func (p *Policy) dsExc(b int) int32 {
 	if sb.w > 0 && sb.nRun > 0 {
 		y := p.tFirst(sb.root)
 		if p.less(y, p.runLast(sb, q.now)) {
-			e = p.runCountLess(p.rroot[b], y)
+			e = p.runCountLess(p.rroot[sb.groups[0]], y)
 		}
 	}
 	q.exc[b] = e
@@ -566,13 +586,13 @@ func (p *Policy) dsAt(b int, r int32) int32 {
 	e := p.dsExc(b)
 	switch {
 	case r < e:
-		x := p.tSelect(p.rroot[b], r)
+		x := p.tSelect(p.rroot[sb.groups[0]], r)
 		p.skey(x, p.ds.now)
 		return x
 	case r == e:
 		return p.tFirst(sb.root)
 	case r <= sb.nRun:
-		x := p.tSelect(p.rroot[b], r-1)
+		x := p.tSelect(p.rroot[sb.groups[0]], r-1)
 		p.skey(x, p.ds.now)
 		return x
 	}
@@ -583,7 +603,7 @@ func (p *Policy) dsAt(b int, r int32) int32 {
 // another bucket, its key current) in the order.
 func (p *Policy) dsCountLess(b int, x int32) int32 {
 	sb := &p.sb[b]
-	return p.runCountLess(p.rroot[b], x) + min(sb.w, p.tCountLess(sb.root, x))
+	return p.runCountLess(p.rroot[sb.groups[0]], x) + min(sb.w, p.tCountLess(sb.root, x))
 }
 
 // runCountLess is the number of jobs of running treap t ahead of job x,

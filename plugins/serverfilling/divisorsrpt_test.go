@@ -2,6 +2,7 @@ package serverfilling
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/msjfarm/msjfarm/sim"
@@ -15,7 +16,7 @@ import (
 // selections across several needs all occur), ρ from 0.6 to 1.15. Every
 // third case has deterministic durations from a short list, so that
 // remaining sizes and completions tie.
-func dsRandomCases(n int, arrivals int64) []dfCase {
+func dsRandomCases(n int, arrivals int64, gittins bool) []dfCase {
 	r := rng.New(18, 2)
 	ks := []int{1, 2, 3, 4, 6, 8, 9, 12, 16, 18, 24, 27, 32, 36, 48, 54, 64, 72, 96, 144, 192, 256, 384, 512, 768, 1024, 1536, 2048}
 	var cs []dfCase
@@ -43,6 +44,13 @@ func dsRandomCases(n int, arrivals int64) []dfCase {
 		a := arrivals
 		if k >= 512 { // the general path is O(k) per event there
 			a /= 2
+		}
+		if gittins {
+			// One class per need (the path's condition), ranks that never rise.
+			slices.Sort(needs)
+			needs = slices.Compact(needs)
+			cs = append(cs, dfCase{w: monotoneWorkload(name+"/monotone", k, needs, rho, uint64(700+i)), arrivals: a, seed: uint64(i + 1)})
+			continue
 		}
 		if i%3 == 2 {
 			cs = append(cs, dfCase{w: tiedWorkload(name+"/ties", k, needs, rho, uint64(500+i)), arrivals: a, seed: uint64(i + 1)})
@@ -88,32 +96,60 @@ func TestDivisorSRPTPathExact(t *testing.T) {
 	if testing.Short() {
 		arrivals /= 6
 	}
-	cs := dsRandomCases(60, arrivals)
+	cs := dsRandomCases(60, arrivals, false)
 	for _, c := range dsStructuredCases(t) {
 		if testing.Short() {
 			c.arrivals /= 6
 		}
 		cs = append(cs, c)
 	}
-	dsFastVsGeneral(t, cs)
+	dsFastVsGeneral(t, SRPTOrder, cs)
+}
+
+// TestDivisorGittinsPathExact: the same for DivisorFilling-Gittins with one
+// class per need and ranks that never rise (deterministic, uniform,
+// Weibull of shape ≥ 1, exponential: constant ranks), random workloads,
+// plus the structured ones whose classes have distinct needs.
+func TestDivisorGittinsPathExact(t *testing.T) {
+	arrivals := int64(8000)
+	if testing.Short() {
+		arrivals /= 6
+	}
+	cs := dsRandomCases(40, arrivals, true)
+	for _, c := range dsStructuredCases(t) {
+		if testing.Short() {
+			c.arrivals /= 6
+		}
+		cs = append(cs, c)
+	}
+	dsFastVsGeneral(t, GittinsOrder, cs)
 }
 
 // dsFastVsGeneral compares the traces of the DivisorFilling-SRPT path and
 // the general path on every case, backfill and crossings on and off, and
-// fails if the path was not taken.
-func dsFastVsGeneral(t *testing.T, cs []dfCase) {
+// fails if the path was not taken (Gittins: where it applies, ranks that
+// never rise and one class per need).
+func dsFastVsGeneral(t *testing.T, o Order, cs []dfCase) {
 	for _, c := range cs {
+		crossings := []bool{true, false}
+		if o == GittinsOrder {
+			crossings = crossings[:1] // no such parameter
+		}
 		for _, backfill := range []bool{true, false} {
-			for _, crossings := range []bool{true, false} {
+			for _, crossings := range crossings {
 				name := fmt.Sprintf("%s@%.4g/backfill=%v/crossings=%v", c.w.Name, c.w.ArrivalRate, backfill, crossings)
 				t.Run(name, func(t *testing.T) {
-					params := map[string]any{"backfill": backfill, "crossings": crossings}
-					gen, fast := configured(t, SRPTOrder, DivisorFilling, params), configured(t, SRPTOrder, DivisorFilling, params)
+					params := map[string]any{"backfill": backfill}
+					if o == SRPTOrder {
+						params["crossings"] = crossings
+					}
+					gen, fast := configured(t, o, DivisorFilling, params), configured(t, o, DivisorFilling, params)
 					gen.general = true
 					cfg := sim.Config{Seed: c.seed, Warmup: c.arrivals / 10, Arrivals: c.arrivals, MaxInSystem: 20000}
 					sameTrace(t, name, c.w, gen, fast, cfg)
-					if fast.ds == nil || gen.ds != nil {
-						t.Errorf("path taken: %v (want true), with general: %v (want false)", fast.ds != nil, gen.ds != nil)
+					want := o == SRPTOrder || fast.monotone && len(fast.cls) == fast.nBuckets
+					if (fast.ds != nil) != want || gen.ds != nil {
+						t.Errorf("path taken: %v (want %v), with general: %v (want false)", fast.ds != nil, want, gen.ds != nil)
 					}
 				})
 			}
@@ -121,16 +157,22 @@ func dsFastVsGeneral(t *testing.T, cs []dfCase) {
 	}
 }
 
-// TestDivisorSRPTFallback: with a prime factor ≥ 5 in k (Case 3 and its
-// crossing timers) the general path is taken, and so it is for
-// divisorfilling-gittins.
+// TestDivisorSRPTFallback: the path is taken for k = 2^a·3^b (SRPT; Gittins
+// with ranks that never rise and one class per need), and the general path
+// with a prime factor ≥ 5 in k (Case 3) or two classes of one need under
+// Gittins.
 func TestDivisorSRPTFallback(t *testing.T) {
 	for _, c := range []struct {
 		o    Order
 		k    int
 		want bool
-	}{{SRPTOrder, 2048, true}, {SRPTOrder, 1, true}, {SRPTOrder, 72, true}, {SRPTOrder, 60, false}, {SRPTOrder, 7, false}, {GittinsOrder, 2048, false}} {
+		two  bool // two classes of need 1
+	}{{SRPTOrder, 2048, true, false}, {SRPTOrder, 1, true, false}, {SRPTOrder, 72, true, false}, {SRPTOrder, 60, false, false},
+		{SRPTOrder, 7, false, false}, {GittinsOrder, 2048, true, false}, {GittinsOrder, 2048, false, true}, {GittinsOrder, 60, false, false}} {
 		w := tiedWorkload("fallback", c.k, []int{1, c.k}, 0.8, 1)
+		if c.two {
+			w = tiedWorkload("fallback", c.k, []int{1, c.k, 1}, 0.8, 1)
+		}
 		p := configured(t, c.o, DivisorFilling, nil)
 		if _, err := sim.Run(w, p, sim.Config{Seed: 1, Arrivals: 10}); err != nil {
 			t.Fatal(err)

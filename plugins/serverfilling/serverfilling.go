@@ -72,9 +72,23 @@
 // positions. Exactly the general path's decisions
 // (TestDivisorFastPathExact).
 //
+// Performance, DivisorFilling-SRPT when k = 2^a·3^b (no level of the
+// recursion is Case 3, so no crossing timer is ever armed), and
+// DivisorFilling-Gittins under the same k with one class per need and no
+// rank rising with age: O(C · log n)
+// per recursion level plus O(log n) per start, preemption and job entering
+// or leaving M, when each level cuts at most one need; O(C² · log² n) per
+// level that cuts a mix of needs (divisorsrpt.go): M is kept on the SRPT
+// path's per-need treaps (srptfast.go) and repaired at its ends, and the
+// recursion works on per-bucket counts, cutting a set of buckets at its
+// kk-th job by a selection across their sequences. Exactly the general
+// path's decisions (TestDivisorSRPTPathExact, TestDivisorGittinsPathExact).
+//
 // Performance, the other members (Gittins when some class's rank rises
-// with age, DivisorFilling under the SRPT and Gittins orders, and the two
-// above with a class of need above k/2): the jobs outside M are all waiting, and a waiting job's key
+// with age, DivisorFilling-SRPT and -Gittins when k has a prime factor ≥ 5,
+// DivisorFilling-Gittins with a rank that rises with age or two classes of
+// one need, and ServerFilling-SRPT and ServerFilling-Gittins
+// with a class of need above k/2): the jobs outside M are all waiting, and a waiting job's key
 // does not change, so they stay in a heap (a FIFO for arrival order) keyed
 // by (key, arrival index). M has at most k jobs; a decision refreshes the
 // keys of M's running jobs, re-sorts M by insertion sort (it was sorted at
@@ -93,9 +107,13 @@
 // does not even keep the order among the running jobs of one class;
 // DivisorFilling's recursion takes "the first kk jobs" of need-defined
 // subsets of M at every level, which under arrival order is one descent
-// over positions that never reorder, but under SRPT a selection across
-// per-need sequences whose relative order moves. What O(C · log n) would
-// take for each is written out in gittins.go and divisor.go.
+// over positions that never reorder, and under SRPT a selection across
+// per-need sequences whose relative order moves (done for k = 2^a·3^b;
+// with a prime factor ≥ 5 Case 3's extractions also arm crossing timers
+// found today by a pass over M), and under monotone Gittins with two
+// classes of one need a selection across several run groups per need.
+// What O(C · log n) would take for each is written out in gittins.go and
+// divisor.go.
 package serverfilling
 
 import (
@@ -231,8 +249,9 @@ const (
 // (remaining size, arrival index), and at each decision recomputes the keys
 // of M's running jobs (keyAt: need/k × (fin − now), fin fixed while the
 // job runs, see srptfastorder.go), re-sorts M and merges it with the heap. That is the general path, which
-// DivisorFilling-SRPT takes; ServerFilling-SRPT keeps the finer invariant
-// of srptfast.go (per need, the running jobs' order) and never passes over M.
+// DivisorFilling-SRPT takes when k has a prime factor ≥ 5; ServerFilling-SRPT,
+// and DivisorFilling-SRPT with k = 2^a·3^b (divisorsrpt.go), keep the finer
+// invariant of srptfast.go (per need, the running jobs' order) and never pass over M.
 //
 // Crossings (parameter crossings, default on): S's policy is defined at
 // every instant, so a swap inside M between events can change what it
