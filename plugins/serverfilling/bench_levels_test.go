@@ -171,18 +171,25 @@ func BenchmarkLevelsSRPTHigh(b *testing.B) {
 	}
 }
 
-// BenchmarkLevelsDivisorFilling: DivisorFilling under arrival order against
-// L on twoClass2048, on its fast path (divisorfast.go) and, for comparison,
-// on the general path it replaced (the general test flag), 10^5 measured
-// arrivals per replication (-benchtime=1x).
+// BenchmarkLevelsDivisorFilling: DivisorFilling under arrival order
+// (divisorfilling) and under SRPT (divisorfilling-srpt) against L on
+// twoClass2048, each on its fast path (divisorfast.go, divisorsrpt.go)
+// and, for comparison, on the general path they replaced (the general test
+// flag), 10^5 measured arrivals per replication (-benchtime=1x). The SRPT
+// ordering holds fewer jobs at the same rate: the reported L says how many.
 func BenchmarkLevelsDivisorFilling(b *testing.B) {
-	for _, path := range []string{"fast", "general"} {
-		for _, lv := range levelRates {
-			b.Run(fmt.Sprintf("%s/L=%d", path, lv.L), func(b *testing.B) {
-				p := New(ArrivalOrder, DivisorFilling)
-				p.general = path == "general"
-				benchL(b, twoClass2048(lv.rate), p, 100000)
-			})
+	for _, ord := range []struct {
+		name string
+		o    Order
+	}{{"", ArrivalOrder}, {"srpt-", SRPTOrder}} {
+		for _, path := range []string{"fast", "general"} {
+			for _, lv := range levelRates {
+				b.Run(fmt.Sprintf("%s%s/L=%d", ord.name, path, lv.L), func(b *testing.B) {
+					p := New(ord.o, DivisorFilling)
+					p.general = path == "general"
+					benchL(b, twoClass2048(lv.rate), p, 100000)
+				})
+			}
 		}
 	}
 }

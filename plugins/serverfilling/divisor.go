@@ -1,11 +1,15 @@
 package serverfilling
 
-// DivisorFilling in O(C · log k) per recursion level: done for arrival
-// order (policy divisorfilling, divisorfast.go); the SRPT and Gittins
-// orderings (divisorfilling-srpt, divisorfilling-gittins) still run on the
-// general path: M (the first k jobs in the ordering) is rebuilt by a merge
-// and the recursion below walks it, O(|M| · log k) per event (depth ≤
-// log2 k). The recursion below stays the definition both paths implement.
+// DivisorFilling without a pass over M: done for arrival order (policy
+// divisorfilling, divisorfast.go) and for the SRPT order when k = 2^a·3^b
+// (divisorfilling-srpt, divisorsrpt.go), and for the Gittins order under
+// the same k when no rank rises with age and no two classes share a need
+// (divisorfilling-gittins, same file). Still on the general path (M, the
+// first k jobs in the ordering, rebuilt by a merge and walked by the
+// recursion below, O(|M| · log k) per event, depth ≤ log2 k): both when k
+// has a prime factor ≥ 5, and divisorfilling-gittins with a rank that
+// rises with age or two classes of one need. The recursion below stays
+// the definition every path implements.
 //
 // What holds. Every set the recursion selects from is a union of need
 // buckets of M (Case 2: even or odd needs; Case 3: needs divisible by p or
@@ -24,35 +28,42 @@ package serverfilling
 // every bucket's prefix count (O(C · log k)), and backfill is at most C
 // descents weighted by need.
 //
-// What the SRPT and monotone Gittins orders would take: per bucket, the
-// jobs of M in the ordering with order statistics, srptfast.go's running
-// and waiting treaps (M ∩ bucket the running jobs plus a prefix of the
-// waiting ones). Then:
-//  1. M = the first k jobs: a selection of the k-th smallest over the C
-//     bucket sequences, O(C log² n) (drop half of one sequence's
-//     candidates per round).
-//  2. Each "first kk jobs of a union U of buckets, past per-bucket offsets"
-//     is the same selection restricted to U: O(C log² n); Case 1 needs only
-//     the need-1 bucket's count; Case 3 runs at most p extractions per
-//     level, each one selection. Over the ≤ log2 k levels and ≤ p
-//     extractions: O(C · log k · p_max · log² n) per decision, no pass
-//     over M. (Arrival order has one sequence of positions for all
-//     buckets, which is what makes its selection a single descent; the
-//     running jobs' order across needs changes between events under SRPT,
-//     so there the selection is over the buckets' own sequences.)
+// SRPT order, k = 2^a·3^b (divisorsrpt.go; Gittins ranks that never rise,
+// one class per need, likewise). Per bucket, its jobs are kept
+// in the ordering with order statistics: srptfast.go's running and waiting
+// treaps, M ∩ bucket the running jobs plus a prefix of the waiting ones
+// (an arrival since the last decision can sit among the running jobs: one
+// job per decision, at a rank found by one walk). Then:
+//  1. M = the first k jobs is repaired at its ends (O(C · log n) per job
+//     entering or leaving it; an event moves at most one across).
+//  2. "The first kk jobs of a union U of buckets past per-bucket offsets"
+//     is a selection over the buckets' sequences: O(1) when U holds one
+//     bucket, else O(C · log n) rounds (the widest window halves) of one
+//     order-statistics lookup and C rank counts, O(C² · log² n). Case 1
+//     needs only the need-1 bucket's count.
 //  3. Backfill (first fit from M in order): as for arrival order, per
 //     round the jobs of the buckets that fit in order while the largest
-//     still fits, then one more; with per-bucket sequences a merge of C
-//     treaps rather than one descent.
-//  4. Crossing timers (DivisorFilling-SRPT, after a Case 3 extraction):
-//     today the earliest crossing of adjacent jobs of M, a pass over M;
-//     only crossings at a selection's boundary can change the choice, so
-//     the candidates would be, per extraction and per bucket, its last
-//     selected and first unselected job (O(C²) pairs per extraction).
+//     still fits (one weighted selection), then one more.
+//  4. Apply per bucket at its seam (preempt its last running jobs, start
+//     its first waiting ones), O(log n) each, the engine called in the
+//     general path's order.
 //
-// Apply as in srptfast.go: per bucket, preempt running jobs past the new
-// served prefix and start waiting jobs inside it, O(log n) each. The
-// factor p_max (the largest prime factor of k) is 1 for k a power of two.
+// What remains. k with a prime factor p ≥ 5 under SRPT: Case 3 extracts
+// "the k/p smallest" across needs from a set mixing served and unserved
+// jobs, after which the general path arms a crossing timer at the earliest
+// crossing of adjacent jobs of M, a pass over M. The selection above would
+// do the extraction (up to p per level, O(C · log k · p · C · log² n) per
+// decision); the timer would need, per extraction and per bucket, its last
+// selected and first unselected job as candidates (only crossings at a
+// selection's boundary can change the choice, O(C²) pairs per extraction),
+// an argument not yet written down and tested against the all-pairs
+// timers. Gittins order, k with a prime factor ≥ 5: no timers, only Case 3
+// to implement on counts (divisorfast.go's fill has it) with the selection
+// above. Gittins with two classes of one need (ranks never rising): the
+// bucket's running jobs are several run groups (one per class, srptfast.go),
+// so a bucket's sequence is a merge of several running treaps and its order
+// statistics a selection of their own; not done. Ranks that rise with age
+// break the per-bucket order itself (gittins.go).
 
 // divFill marks the jobs DivisorFilling serves (S App. C.1) among list
 // (in ordering order) on kk servers, where a job of need n counts as need

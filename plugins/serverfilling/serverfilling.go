@@ -85,10 +85,23 @@
 // only the jobs that start or stop are touched. Same decisions as the
 // general path (TestRisePathEquivalent, random mixes with ties and k = 2048).
 //
+// Performance, DivisorFilling-SRPT when k = 2^a·3^b (no level of the
+// recursion is Case 3, so no crossing timer is ever armed), and
+// DivisorFilling-Gittins under the same k with one class per need and no
+// rank rising with age: O(C · log n) per recursion level plus O(log n) per
+// start, preemption and job entering or leaving M, when each level cuts at
+// most one need; O(C² · log² n) per level that cuts a mix of needs
+// (divisorsrpt.go): M is kept on the SRPT path's per-need treaps
+// (srptfast.go) and repaired at its ends, and the recursion works on
+// per-bucket counts, cutting a set of buckets at its kk-th job by a
+// selection across their sequences. Exactly the general path's decisions
+// (TestDivisorSRPTPathExact, TestDivisorGittinsPathExact).
+//
 // Performance, the other members (Gittins with a rank table that is not
-// monotone, DivisorFilling under the SRPT and Gittins orders, the Gittins
-// and SRPT paths above with a class of need above k/2, and rising ranks
-// below k = 128): the jobs outside M are all waiting, and a waiting job's key
+// monotone, DivisorFilling-SRPT and -Gittins when k has a prime factor ≥ 5,
+// DivisorFilling-Gittins with a rank that rises with age or two classes of
+// one need, the ServerFilling-SRPT and -Gittins paths above with a class of
+// need above k/2, and rising ranks below k = 128): the jobs outside M are all waiting, and a waiting job's key
 // does not change, so they stay in a heap (a FIFO for arrival order) keyed
 // by (key, arrival index). M has at most k jobs; a decision refreshes the
 // keys of M's running jobs, re-sorts M by insertion sort (it was sorted at
@@ -104,8 +117,12 @@
 // monotone (lognormal, bounded Pareto) does not even keep the order among
 // the running jobs of one class; DivisorFilling's recursion takes "the
 // first kk jobs" of need-defined subsets of M at every level, which under
-// arrival order is one descent over positions that never reorder, but under
-// SRPT a selection across per-need sequences whose relative order moves.
+// arrival order is one descent over positions that never reorder, and under
+// SRPT a selection across per-need sequences whose relative order moves
+// (done for k = 2^a·3^b; with a prime factor ≥ 5 Case 3's extractions also
+// arm crossing timers found today by a pass over M), and under monotone
+// Gittins with two classes of one need a selection across several run
+// groups per need; under rising Gittins ranks a bucket's own order moves.
 // What O(C · log n) would take for each is written out in gittins.go and
 // divisor.go.
 package serverfilling
@@ -243,8 +260,9 @@ const (
 // (remaining size, arrival index), and at each decision recomputes the keys
 // of M's running jobs (keyAt: need/k × (fin − now), fin fixed while the
 // job runs, see srptfastorder.go), re-sorts M and merges it with the heap. That is the general path, which
-// DivisorFilling-SRPT takes; ServerFilling-SRPT keeps the finer invariant
-// of srptfast.go (per need, the running jobs' order) and never passes over M.
+// DivisorFilling-SRPT takes when k has a prime factor ≥ 5; ServerFilling-SRPT,
+// and DivisorFilling-SRPT with k = 2^a·3^b (divisorsrpt.go), keep the finer
+// invariant of srptfast.go (per need, the running jobs' order) and never pass over M.
 //
 // Crossings (parameter crossings, default on): S's policy is defined at
 // every instant, so a swap inside M between events can change what it
@@ -365,6 +383,7 @@ type Policy struct {
 
 	pl *plain // the plain path (plain.go): arrival order; nil otherwise
 	df *dfast // the DivisorFilling fast path (divisorfast.go): arrival order; nil otherwise
+	ds *dsrpt // the DivisorFilling-SRPT path (divisorsrpt.go, with srptfast.go's state); nil otherwise
 
 	// static path (static.go): ServerFilling under keys that never change.
 	static   bool
@@ -555,6 +574,7 @@ func (p *Policy) Init(s *sdk.System) error {
 	p.initStatic()
 	p.initSRPT()
 	p.initRise()
+	p.initDivSRPT()
 	for i := range p.slots {
 		p.slots[i] = slot{}
 	}
@@ -642,6 +662,10 @@ func (p *Policy) Arrive(s *sdk.System, j *sdk.Job) {
 		p.arriveRise(s, i)
 		return
 	}
+	if p.ds != nil {
+		p.arriveDS(s, i)
+		return
+	}
 	if p.exhaustive {
 		p.rest.push(p, i)
 		p.decide(s)
@@ -694,6 +718,10 @@ func (p *Policy) Complete(s *sdk.System, j *sdk.Job) {
 		p.completeRise(s, i)
 		return
 	}
+	if p.ds != nil {
+		p.completeDS(s, i)
+		return
+	}
 	sl := &p.slots[i]
 	if p.allServed() && !p.exhaustive { // still all served: nothing to decide
 		p.sumM -= int(sl.need)
@@ -724,6 +752,10 @@ func (p *Policy) Timer(s *sdk.System, _ int) {
 	p.timers++
 	if p.fastSRPT {
 		p.decideSRPT(s)
+		return
+	}
+	if p.ds != nil {
+		p.decideDS(s) // not expected: this path arms no timers
 		return
 	}
 	p.decide(s)

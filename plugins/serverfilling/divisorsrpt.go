@@ -1,0 +1,639 @@
+package serverfilling
+
+import (
+	"math"
+	"slices"
+
+	"github.com/msjfarm/msjfarm/sdk"
+)
+
+// The DivisorFilling-SRPT path: policy divisorfilling-srpt when k = 2^a·3^b
+// (every recursion level is Case 1 or Case 2), crossings on or off,
+// backfill on or off, and divisorfilling-gittins under the same k when no
+// class's rank rises with age and no two classes share a need (a bucket's
+// running jobs are then one run group of srptfast.go, ordered by age);
+// O(C · log n) per recursion level when no level cuts a mix of needs,
+// never a pass over M. Elsewhere (k with a prime factor ≥ 5; Gittins with
+// a rising rank or two classes of one need) the general path (decide) is
+// taken; see divisor.go.
+//
+// Why it is tractable for k = 2^a·3^b. Crossing timers are armed only after
+// a Case 3 extraction (see Policy), and without a prime factor ≥ 5 in k no
+// level is Case 3, so the policy decides at arrivals and completions only
+// (Gittins never arms timers; the Case 3 restriction there is only that
+// this path does not implement Case 3).
+// Between two decisions jobs of different needs pass each other (their
+// remaining sizes fall at different rates), but within one need bucket the
+// order is kept (srptfast.go): per bucket, its running jobs by (fin,
+// arrival), then its waiting jobs by (key, arrival). The served jobs of a
+// bucket are a prefix of its jobs in M (divisor.go: every selection takes
+// "the first kk" of a union of buckets, and backfill only extends the
+// prefixes), so the running jobs of a bucket come first in it at every
+// decision (Gittins: ranks never rising, the running jobs of one class
+// keep their order by age and only move forward). The one exception is a
+// job that arrived since the last decision (SRPT only: under Gittins a new
+// job has its class's largest rank): it can precede running jobs of its bucket, and it is then the
+// first of the bucket's waiting jobs (every other waiting job was behind
+// the bucket's running ones at the last decision and stays behind them).
+// So the per-bucket order at a decision is the running treap with at most
+// one waiting job inserted at a known rank, then the waiting treap.
+//
+// The state is srptfast.go's (sbucket: running treap, waiting treap, w the
+// waiting jobs in M), with M the first k jobs instead of a need prefix:
+//  1. M is repaired at its ends as on that path, by count (add the least
+//     outside jobs while M has fewer than k, drop M's last while it has
+//     more, exchange while the least outside job precedes M's last; a
+//     running job dropped from M is preempted first, as the general path
+//     preempts the running jobs it evicts).
+//  2. The recursion (divisorfast.go's fill, Case 3 excluded) works on
+//     per-bucket rank ranges; the one operation that compares jobs across
+//     buckets, "the first kk jobs of the union of some buckets' ranges"
+//     (and backfill's weighted version), is a selection over the buckets'
+//     sequences (dsCut): take the middle job of the widest remaining
+//     window, count the jobs ahead of it in every other bucket (a walk of
+//     each treap, O(log n)), and shrink every window accordingly: O(C ·
+//     log n) rounds of O(C · log n). A range of one bucket alone is cut by
+//     its count, which is the common case (a level that recurses on one
+//     need).
+//  3. The result, per bucket how many of its first jobs are served, is
+//     applied at each bucket's seam as on srptfast.go (preempt the last
+//     running jobs, start the first waiting ones, exchange while an
+//     arrival precedes a running job), O(log n) per start and preemption,
+//     and the engine is called in the general path's order: the running
+//     jobs M evicted, then the other preemptions, then the starts, each in
+//     the order at the decision instant (cmpWas).
+//
+// The shortcuts are the general path's: an arrival behind a full M changes
+// nothing; with backfill on, while every job is in M and served, an
+// arrival that fits starts and a completion changes nothing. Exactly the
+// general path's decisions: TestDivisorSRPTPathExact,
+// TestDivisorGittinsPathExact.
+//
+// Measured (BenchmarkLevelsDivisorFilling/srpt-, divisorfilling-srpt on
+// twoClass2048, cpu-ns/event, medians of 3 on a shared, noisy machine),
+// this path / general path, by the L the SRPT order holds at the
+// benchmark's rates: L ≈ 9.5: 66 / 76, 95: 73 / 91, 496: 82 / 124, 1390:
+// 850 / 14545, 1687: 3666 / 25983, 1953: 4956 / 29332, 2044: 5105 / 30048.
+// What grows from L ≈ 1390 on is the engine's starts and preemptions, the
+// same on both paths (a wide job's start preempts up to 128 narrow ones):
+// per arrival or completion 4.6 at the L ≈ 1390 rate, 6.2, 15 and 24 at
+// the next three (trace counts, seed 1), about 200 ns each here (a few
+// treap operations: the profile at the highest rate is tInsert, toWaiting,
+// runAppend, tDeleteMin, runLast); the selection (dsCut) does not show.
+// So per move this path is flat in L; per event it is 5.9 to 17 times
+// faster than the general path above L ≈ 1000.
+
+// dsrpt is the state of the DivisorFilling-SRPT path beyond srptfast.go's
+// (nil when the policy takes another).
+type dsrpt struct {
+	nb   int
+	cnt  int     // jobs in M
+	need []int32 // per bucket
+	bOf  []int32 // per need 1..k: its bucket (-1: none)
+	now  float64 // the decision's instant
+
+	srv    []int32 // per bucket: jobs served by the decision being taken
+	lo, hi []int32 // per recursion depth, nb entries each: the list's rank ranges
+	exc    []int32 // per bucket: rank of its first waiting job in its order (see dsExc; -2: not computed)
+	a, z   []int32 // scratch: selection windows
+	c      []int32 // scratch: counts ahead of a candidate
+	cand   []int32 // scratch: buckets taking part in a selection
+	fs     []int32 // scratch: backfill's buckets S
+}
+
+// initDivSRPT sets the path up when the policy is DivisorFilling-SRPT with
+// k = 2^a·3^b (Init, after the buckets, lpf and initSRPT).
+func (p *Policy) initDivSRPT() {
+	p.ds = nil
+	if p.proc != DivisorFilling || p.exhaustive || p.allPairs || p.general || p.lpf[p.k] > 3 {
+		return
+	}
+	nb := p.nBuckets
+	switch {
+	case p.ord == SRPTOrder:
+	case p.ord == GittinsOrder && p.monotone && len(p.cls) == nb:
+		// One class per need: a bucket's running jobs are one run group.
+	default:
+		return
+	}
+	p.sb = make([]sbucket, nb)
+	p.rroot = make([]int32, nb)
+	for b := range p.sb {
+		p.sb[b] = sbucket{root: -1, groups: []int32{int32(b)}}
+		p.rroot[b] = -1
+	}
+	if p.ord == GittinsOrder { // run groups are classes (runGroup)
+		for c := range p.cls {
+			p.sb[p.cls[c].bucket].groups[0] = int32(c)
+		}
+	}
+	p.nOut = 0
+	p.pend = p.pend[:0]
+	p.seed = 0x9e3779b9
+	p.evicted = p.evicted[:0]
+
+	q := &dsrpt{nb: nb}
+	q.need = append(q.need, p.bneed...)
+	q.bOf = make([]int32, p.k+1)
+	for n := range q.bOf {
+		q.bOf[n] = -1
+	}
+	for b, n := range q.need {
+		q.bOf[n] = int32(b)
+	}
+	// Each recursive call divides kk by at least 2: depth ≤ log2 k + 1.
+	depth := 2
+	for x := p.k; x > 1; x /= 2 {
+		depth++
+	}
+	q.lo, q.hi = make([]int32, depth*nb), make([]int32, depth*nb)
+	q.srv, q.exc = make([]int32, nb), make([]int32, nb)
+	q.a, q.z, q.c = make([]int32, nb), make([]int32, nb), make([]int32, nb)
+	q.cand, q.fs = make([]int32, 0, nb), make([]int32, 0, nb)
+	p.ds = q
+}
+
+// allServedDS is the general path's allServed: with backfill on, every job
+// in M (none waits outside) and M's total need at most k.
+func (p *Policy) allServedDS() bool {
+	return p.backfill && p.nOut == 0 && p.sumM <= p.k
+}
+
+func (p *Policy) arriveDS(s *sdk.System, i int32) {
+	q := p.ds
+	sl := &p.slots[i]
+	if p.allServedDS() && p.sumM+int(sl.need) <= p.k {
+		// Every job is served and j fits too: it just starts (the general
+		// path's shortcut); its place among the running jobs is only needed
+		// at the next decision (flushPending).
+		p.sumM += int(sl.need)
+		q.cnt++
+		p.maxKey = math.Max(p.maxKey, sl.key)
+		p.start(s, sl, s.Now())
+		sl.serve = true
+		p.sb[sl.bucket].nRun++
+		p.pend = append(p.pend, i)
+		sl.pend = int32(len(p.pend))
+		return
+	}
+	sb := &p.sb[sl.bucket]
+	var r int32
+	sb.root, r = p.tInsert(sb.root, i, false)
+	if r < sb.w { // ahead of the bucket's waiting jobs in M: joins M
+		sb.w++
+		p.sumM += int(sl.need)
+		q.cnt++
+	} else {
+		p.nOut++
+	}
+	if q.cnt >= p.k && sl.key > p.maxKey {
+		// Behind every job of a full M, whose keys have not risen (then
+		// r ≥ w above): M and the choice are unchanged.
+		return
+	}
+	p.decideDS(s)
+}
+
+func (p *Policy) completeDS(s *sdk.System, i int32) {
+	all := p.allServedDS()
+	sl := &p.slots[i]
+	if sl.pend > 0 { // never placed: swap it out of the pending list
+		k := sl.pend - 1
+		last := p.pend[len(p.pend)-1]
+		p.pend[k] = last
+		p.slots[last].pend = k + 1
+		p.pend = p.pend[:len(p.pend)-1]
+		sl.serve = false
+		p.sb[sl.bucket].nRun--
+	} else {
+		p.runRemove(i)
+	}
+	p.sumM -= int(sl.need)
+	p.ds.cnt--
+	*sl = slot{}
+	p.free = append(p.free, i)
+	if all {
+		return // every other job is still served: nothing to decide
+	}
+	p.decideDS(s)
+}
+
+// decideDS is decide for this path (see the comment at the top).
+func (p *Policy) decideDS(s *sdk.System) {
+	q := p.ds
+	now := s.Now()
+	q.now = now
+	p.flushPending()
+
+	// 1. M = the first k jobs, repaired at its ends (by runs of one
+	// bucket's waiting jobs, as decideSRPT does by need).
+	evicted := p.evicted[:0]
+	for {
+		if q.cnt < p.k {
+			o, o2 := p.firstOut()
+			if o < 0 {
+				break
+			}
+			sb := &p.sb[p.slots[o].bucket]
+			n := int32(p.k - q.cnt)
+			if o2 >= 0 {
+				n = min(n, p.tCountLess(sb.root, o2)-sb.w)
+			} else {
+				n = min(n, p.tSize(sb.root)-sb.w)
+			}
+			sb.w += n
+			q.cnt += int(n)
+			p.sumM += int(n) * int(p.slots[o].need)
+			p.nOut -= int(n)
+			continue
+		}
+		last, second := p.lastM(now)
+		if q.cnt > p.k {
+			ls := &p.slots[last]
+			if ls.serve {
+				// M's last is running: the general path evicts and
+				// preempts it. Made waiting, it only moves later among
+				// equal keys, so it stays behind M.
+				p.toWaiting(last, now)
+				evicted = append(evicted, last)
+				q.cnt--
+				p.sumM -= int(ls.need)
+				p.nOut++
+			} else {
+				sb := &p.sb[ls.bucket]
+				n := int32(q.cnt - p.k)
+				if second >= 0 {
+					n = min(n, sb.w-p.tCountLess(sb.root, second))
+				} else {
+					n = min(n, sb.w)
+				}
+				sb.w -= n
+				q.cnt -= int(n)
+				p.sumM -= int(n) * int(ls.need)
+				p.nOut += int(n)
+			}
+			continue
+		}
+		if o, _ := p.firstOut(); o >= 0 && p.less(o, last) {
+			p.sb[p.slots[o].bucket].w++
+			q.cnt++
+			p.sumM += int(p.slots[o].need)
+			p.nOut--
+			continue
+		}
+		break
+	}
+	maxKey := math.Inf(-1)
+	if last, _ := p.lastM(now); last >= 0 {
+		maxKey = p.slots[last].key
+	}
+
+	// 2. The recursion and backfill, on per-bucket counts.
+	nb := q.nb
+	lo, hi := q.lo[:nb], q.hi[:nb]
+	for b := range nb {
+		sb := &p.sb[b]
+		lo[b], hi[b], q.srv[b], q.exc[b] = 0, sb.nRun+sb.w, 0, -2
+	}
+	p.dsFill(0, p.k, 1)
+	if p.backfill {
+		p.dsFirstFit()
+	}
+
+	// 3. Apply at each bucket's seam (as decideSRPT).
+	pre, starts := p.next[:0], p.starts[:0]
+	for b := range p.sb {
+		sb := &p.sb[b]
+		t := q.srv[b]
+		for sb.nRun > t {
+			x := p.runLast(sb, now)
+			p.toWaiting(x, now)
+			sb.w++
+			pre = append(pre, x)
+		}
+		for sb.nRun < t {
+			x := p.tFirst(sb.root)
+			sb.root = p.tDeleteMin(sb.root)
+			sb.w--
+			p.setRun(s, &p.slots[x], now) // the engine call below, in order
+			p.runAppend(x)
+			starts = append(starts, x)
+		}
+		// An arrival can precede running jobs of its bucket: exchange
+		// while M's least waiting job of the bucket precedes its last
+		// running one (see decideSRPT for why this ends).
+		for sb.w > 0 && sb.nRun > 0 {
+			x := p.runLast(sb, now)
+			y := p.tFirst(sb.root)
+			if !p.less(y, x) {
+				break
+			}
+			sb.root = p.tDeleteMin(sb.root)
+			p.toWaiting(x, now)
+			p.setRun(s, &p.slots[y], now)
+			p.runAppend(y)
+			pre = append(pre, x)
+			starts = append(starts, y)
+		}
+	}
+
+	// 4. Engine calls in the general path's order.
+	if len(evicted) > 1 {
+		slices.SortFunc(evicted, p.cmpWas(true))
+	}
+	if len(pre) > 1 {
+		slices.SortFunc(pre, p.cmpWas(true))
+	}
+	if len(starts) > 1 {
+		slices.SortFunc(starts, p.cmpWas(false))
+	}
+	for _, i := range evicted {
+		s.Preempt(p.slots[i].j)
+	}
+	for _, i := range pre {
+		s.Preempt(p.slots[i].j)
+	}
+	for _, i := range starts {
+		s.Start(p.slots[i].j)
+	}
+	p.evicted, p.next, p.starts = evicted[:0], pre[:0], starts[:0]
+	p.maxKey = maxKey
+	// No crossing timer: for k = 2^a·3^b no level is Case 3 (see Policy).
+}
+
+// dsFill is divFill (divisor.go) on the list held at depth d (per bucket
+// the ranks [lo, hi) of its jobs in M, in the order), kk servers, needs
+// divided by scale, as dfast.fill; k = 2^a·3^b, so every level is Case 1
+// or Case 2.
+func (p *Policy) dsFill(d, kk, scale int) {
+	q := p.ds
+	nb := q.nb
+	lo, hi := q.lo[d*nb:(d+1)*nb], q.hi[d*nb:(d+1)*nb]
+	tot := 0
+	for b := range nb {
+		tot += int(hi[b] - lo[b])
+	}
+	if tot > kk {
+		p.dsCut(lo, hi, false, kk)
+		tot = kk
+	}
+	if tot == 0 || kk < 1 {
+		return
+	}
+	ones := 0
+	if b := q.bOf[scale]; b >= 0 {
+		ones = int(hi[b] - lo[b])
+	}
+	if 6*ones >= kk {
+		q.case1(lo, hi, kk, scale)
+		return
+	}
+	slo, shi := q.lo[(d+1)*nb:(d+2)*nb], q.hi[(d+1)*nb:(d+2)*nb]
+	n2, n3 := 0, 0
+	for b := range nb {
+		l := int(hi[b] - lo[b])
+		if l == 0 {
+			continue
+		}
+		if n := int(q.need[b]) / scale; n%2 == 0 {
+			n2 += l
+		} else if n > 1 {
+			n3 += l
+		}
+	}
+	even := 2*n2 >= 3*n3
+	for b := range nb {
+		n := int(q.need[b]) / scale
+		slo[b], shi[b] = lo[b], lo[b]
+		if hi[b] > lo[b] && (even && n%2 == 0 || !even && n%2 == 1 && n > 1) {
+			shi[b] = hi[b]
+		}
+	}
+	if even {
+		if n2 > 0 {
+			p.dsFill(d+1, kk/2, scale*2)
+		}
+		return
+	}
+	p.dsFill(d+1, kk/3, scale*3)
+}
+
+// case1 is dfCase1, as dfast.case1: per bucket in descending need, the
+// first jobs of its range while they fit, stopping at the first that does
+// not; then the list's other jobs of need scale while servers remain.
+func (q *dsrpt) case1(lo, hi []int32, kk, scale int) {
+	rem := kk
+	for b := range q.nb {
+		l := int(hi[b] - lo[b])
+		if l == 0 {
+			continue
+		}
+		n := int(q.need[b]) / scale
+		t := l
+		if t*n > rem {
+			t = rem / n
+		}
+		q.srv[b] += int32(t)
+		rem -= t * n
+		if t < l {
+			break
+		}
+	}
+	if b := q.bOf[scale]; b >= 0 && rem > 0 {
+		q.srv[b] += int32(min(int(hi[b]-q.srv[b]), rem))
+	}
+}
+
+// dsFirstFit is fillFirstFit (serverfilling.go) on srv, as
+// dfast.fillFirstFit: with S the buckets with unserved jobs in M whose need
+// fits (largest need nmax), first fit serves S's unserved jobs in the order
+// while at least nmax servers stay free (one weighted selection), then the
+// next one of S; then S shrinks (the servers left are fewer than nmax). At
+// most C rounds.
+func (p *Policy) dsFirstFit() {
+	q := p.ds
+	nb := q.nb
+	rem := p.k
+	for b := range nb {
+		rem -= int(q.srv[b]) * int(q.need[b])
+	}
+	lo, hi := q.lo[nb:2*nb], q.hi[nb:2*nb] // depth 1's scratch: the recursion is done
+	for rem > 0 {
+		fs := q.fs[:0]
+		nmax, tot := 0, 0
+		for b := range nb {
+			sb := &p.sb[b]
+			lo[b], hi[b] = q.srv[b], q.srv[b]
+			if n := int(q.need[b]); n <= rem && q.srv[b] < sb.nRun+sb.w {
+				hi[b] = sb.nRun + sb.w
+				fs = append(fs, int32(b))
+				nmax = max(nmax, n)
+				tot += int(hi[b]-lo[b]) * n
+			}
+		}
+		q.fs = fs
+		if len(fs) == 0 {
+			return
+		}
+		if tot <= rem-nmax {
+			for _, b := range fs {
+				q.srv[b] = hi[b]
+			}
+			return // every job of S served; the others do not fit
+		}
+		p.dsCut(lo, hi, true, rem-nmax)
+		for _, b := range fs {
+			rem -= int(hi[b]-q.srv[b]) * int(q.need[b])
+			q.srv[b] = hi[b]
+		}
+		// Some job of S is left (tot > rem − nmax): the next one in the
+		// order, the least of each bucket's first unserved one, fits.
+		best, bx := int32(-1), int32(-1)
+		for _, b := range fs {
+			if sb := &p.sb[b]; q.srv[b] < sb.nRun+sb.w {
+				if x := p.dsAt(int(b), q.srv[b]); bx < 0 || p.less(x, bx) {
+					best, bx = b, x
+				}
+			}
+		}
+		q.srv[best]++
+		rem -= int(q.need[best])
+	}
+}
+
+// dsCut cuts the union of the ranges [lo, hi) (ranks in each bucket's
+// order) to its longest prefix in the order whose weight is at most bound
+// (weight 1 per job, or its need if weighted), setting hi to the cut.
+func (p *Policy) dsCut(lo, hi []int32, weighted bool, bound int) {
+	q := p.ds
+	wt := func(b int32) int {
+		if weighted {
+			return int(q.need[b])
+		}
+		return 1
+	}
+	cand := q.cand[:0]
+	for b := range q.nb {
+		if hi[b] > lo[b] {
+			cand = append(cand, int32(b))
+		}
+	}
+	q.cand = cand
+	if len(cand) == 1 {
+		b := cand[0]
+		hi[b] = min(hi[b], lo[b]+int32(bound/wt(b)))
+		return
+	}
+	// Per bucket the cut lies in [a, z]; each round takes the middle job x
+	// of the widest window and learns, from the weight of the jobs up to x,
+	// on which side of x every bucket's cut lies.
+	a, z, c := q.a, q.z, q.c
+	for _, b := range cand {
+		a[b], z[b] = lo[b], hi[b]
+	}
+	for {
+		best, width := int32(-1), int32(0)
+		for _, b := range cand {
+			if z[b]-a[b] > width {
+				best, width = b, z[b]-a[b]
+			}
+		}
+		if best < 0 {
+			break
+		}
+		r := a[best] + (width-1)/2
+		x := p.dsAt(int(best), r)
+		t := (int(r-lo[best]) + 1) * wt(best)
+		for _, b := range cand {
+			if b == best {
+				continue
+			}
+			c[b] = min(max(p.dsCountLess(int(b), x), lo[b]), hi[b])
+			t += int(c[b]-lo[b]) * wt(b)
+		}
+		if t <= bound { // x and everything before it is in
+			a[best] = r + 1
+			for _, b := range cand {
+				if b != best {
+					a[b] = max(a[b], c[b])
+				}
+			}
+		} else { // x and everything after it is out
+			z[best] = r
+			for _, b := range cand {
+				if b != best {
+					z[b] = min(z[b], c[b])
+				}
+			}
+		}
+	}
+	for _, b := range cand {
+		hi[b] = a[b]
+	}
+}
+
+// dsExc returns the rank in bucket b's order (among its jobs in M) of its
+// first waiting job when that job precedes some running job of the bucket
+// (an arrival since the last decision), else the number of running jobs.
+func (p *Policy) dsExc(b int) int32 {
+	q := p.ds
+	if e := q.exc[b]; e != -2 {
+		return e
+	}
+	sb := &p.sb[b]
+	e := sb.nRun
+	if sb.w > 0 && sb.nRun > 0 {
+		y := p.tFirst(sb.root)
+		if p.less(y, p.runLast(sb, q.now)) {
+			e = p.runCountLess(p.rroot[sb.groups[0]], y)
+		}
+	}
+	q.exc[b] = e
+	return e
+}
+
+// dsAt returns the job of rank r in bucket b's order (r below its jobs in
+// M), its key current: the running jobs with at most one waiting job
+// inserted (dsExc), then the waiting jobs.
+func (p *Policy) dsAt(b int, r int32) int32 {
+	sb := &p.sb[b]
+	e := p.dsExc(b)
+	switch {
+	case r < e:
+		x := p.tSelect(p.rroot[sb.groups[0]], r)
+		p.skey(x, p.ds.now)
+		return x
+	case r == e:
+		return p.tFirst(sb.root)
+	case r <= sb.nRun:
+		x := p.tSelect(p.rroot[sb.groups[0]], r-1)
+		p.skey(x, p.ds.now)
+		return x
+	}
+	return p.tSelect(sb.root, r-sb.nRun)
+}
+
+// dsCountLess is the number of bucket b's jobs in M ahead of job x (of
+// another bucket, its key current) in the order.
+func (p *Policy) dsCountLess(b int, x int32) int32 {
+	sb := &p.sb[b]
+	return p.runCountLess(p.rroot[sb.groups[0]], x) + min(sb.w, p.tCountLess(sb.root, x))
+}
+
+// runCountLess is the number of jobs of running treap t ahead of job x,
+// their keys refreshed on the way (the treap's (fin, arrival) order is the
+// order now among the jobs of one bucket).
+func (p *Policy) runCountLess(t, x int32) int32 {
+	now := p.ds.now
+	n := int32(0)
+	for t >= 0 {
+		p.skey(t, now)
+		if p.less(t, x) {
+			n += 1 + p.tSize(p.slots[t].tl)
+			t = p.slots[t].tr
+		} else {
+			t = p.slots[t].tl
+		}
+	}
+	return n
+}

@@ -1,0 +1,184 @@
+package serverfilling
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/rng"
+)
+
+// dsRandomCases draws n workloads for the DivisorFilling-SRPT path: k =
+// 2^a·3^b from 1 to 2048 (small ones often, where ties and Case 2's odd
+// branch are frequent), one to seven classes of random divisors of k (need
+// 1 and wide needs more often, so that Case 1, the deep levels and the
+// selections across several needs all occur), ρ from 0.6 to 1.15. Every
+// third case has deterministic durations from a short list, so that
+// remaining sizes and completions tie.
+func dsRandomCases(n int, arrivals int64, gittins bool) []dfCase {
+	r := rng.New(18, 2)
+	ks := []int{1, 2, 3, 4, 6, 8, 9, 12, 16, 18, 24, 27, 32, 36, 48, 54, 64, 72, 96, 144, 192, 256, 384, 512, 768, 1024, 1536, 2048}
+	var cs []dfCase
+	for i := range n {
+		k := ks[r.IntN(len(ks))]
+		ds := divisors(k)
+		needs := make([]int, 1+r.IntN(7))
+		seen := map[int]bool{}
+		for j := range needs {
+			switch r.IntN(4) {
+			case 0:
+				needs[j] = 1
+			case 1:
+				needs[j] = ds[len(ds)/2+r.IntN((len(ds)+1)/2)]
+			default:
+				needs[j] = ds[r.IntN(len(ds))]
+			}
+			if seen[needs[j]] {
+				needs[j] = ds[r.IntN(len(ds))]
+			}
+			seen[needs[j]] = true
+		}
+		rho := 0.6 + 0.55*r.Float64()
+		name := fmt.Sprintf("random-%d/k=%d/needs=%v/rho=%.3f", i, k, needs, rho)
+		a := arrivals
+		if k >= 512 { // the general path is O(k) per event there
+			a /= 2
+		}
+		if gittins {
+			// One class per need (the path's condition), ranks that never rise.
+			slices.Sort(needs)
+			needs = slices.Compact(needs)
+			cs = append(cs, dfCase{w: monotoneWorkload(name+"/monotone", k, needs, rho, uint64(700+i)), arrivals: a, seed: uint64(i + 1)})
+			continue
+		}
+		if i%3 == 2 {
+			cs = append(cs, dfCase{w: tiedWorkload(name+"/ties", k, needs, rho, uint64(500+i)), arrivals: a, seed: uint64(i + 1)})
+		} else {
+			cs = append(cs, dfCase{w: mixedWorkload(name, k, needs, rho, uint64(500+i)), arrivals: a, seed: uint64(i + 1)})
+		}
+	}
+	return cs
+}
+
+// dsStructuredCases: the k = 2048 two-class level workload from few jobs
+// to far past saturation (L up to thousands: M full, arrivals landing
+// inside M and evicting running jobs), k = 2048 and k = 1536 with many
+// needs (selections across several buckets at every level, and in
+// backfill), one-or-all (k = 32), and k = 72 and k = 36 with every divisor
+// as a need (Case 2's odd branch), with ties.
+func dsStructuredCases(t *testing.T) []dfCase {
+	cs := []dfCase{
+		{w: twoClass2048(10), arrivals: 20000},
+		{w: twoClass2048(125), arrivals: 15000},
+		{w: twoClass2048(134), arrivals: 12000},
+		{w: twoClass2048(160), arrivals: 10000},
+		{w: mixedWorkload("p2-2048", 2048, powersOfTwo(2048), 0.95, 5), arrivals: 10000},
+		{w: mixedWorkload("p2-2048-over", 2048, powersOfTwo(2048), 1.1, 6), arrivals: 10000},
+		{w: tiedWorkload("some-1536-ties", 1536, []int{1, 2, 3, 8, 12, 64, 96, 512}, 1.05, 7), arrivals: 10000},
+		{w: namedWorkload(t, "one-or-all", 7), arrivals: 40000},
+		{w: mixedWorkload("all-72", 72, divisors(72), 0.97, 8), arrivals: 30000},
+		{w: tiedWorkload("all-36-ties", 36, divisors(36), 1.05, 9), arrivals: 30000},
+	}
+	for i := range cs {
+		cs[i].seed = uint64(60 + i)
+	}
+	return cs
+}
+
+// TestDivisorSRPTPathExact: the DivisorFilling-SRPT path (divisorsrpt.go)
+// takes exactly the decisions of the general path (decide and divFill),
+// event for event, with backfill and crossings each on and off, on the
+// random and structured workloads above. TestDivisorSRPTPathLong (build tag
+// long) runs four times the random workloads at five times the length.
+func TestDivisorSRPTPathExact(t *testing.T) {
+	arrivals := int64(8000)
+	if testing.Short() {
+		arrivals /= 6
+	}
+	cs := dsRandomCases(60, arrivals, false)
+	for _, c := range dsStructuredCases(t) {
+		if testing.Short() {
+			c.arrivals /= 6
+		}
+		cs = append(cs, c)
+	}
+	dsFastVsGeneral(t, SRPTOrder, cs)
+}
+
+// TestDivisorGittinsPathExact: the same for DivisorFilling-Gittins with one
+// class per need and ranks that never rise (deterministic, uniform,
+// Weibull of shape ≥ 1, exponential: constant ranks), random workloads,
+// plus the structured ones whose classes have distinct needs.
+func TestDivisorGittinsPathExact(t *testing.T) {
+	arrivals := int64(8000)
+	if testing.Short() {
+		arrivals /= 6
+	}
+	cs := dsRandomCases(40, arrivals, true)
+	for _, c := range dsStructuredCases(t) {
+		if testing.Short() {
+			c.arrivals /= 6
+		}
+		cs = append(cs, c)
+	}
+	dsFastVsGeneral(t, GittinsOrder, cs)
+}
+
+// dsFastVsGeneral compares the traces of the DivisorFilling-SRPT path and
+// the general path on every case, backfill and crossings on and off, and
+// fails if the path was not taken (Gittins: where it applies, ranks that
+// never rise and one class per need).
+func dsFastVsGeneral(t *testing.T, o Order, cs []dfCase) {
+	for _, c := range cs {
+		crossings := []bool{true, false}
+		if o == GittinsOrder {
+			crossings = crossings[:1] // no such parameter
+		}
+		for _, backfill := range []bool{true, false} {
+			for _, crossings := range crossings {
+				name := fmt.Sprintf("%s@%.4g/backfill=%v/crossings=%v", c.w.Name, c.w.ArrivalRate, backfill, crossings)
+				t.Run(name, func(t *testing.T) {
+					params := map[string]any{"backfill": backfill}
+					if o == SRPTOrder {
+						params["crossings"] = crossings
+					}
+					gen, fast := configured(t, o, DivisorFilling, params), configured(t, o, DivisorFilling, params)
+					gen.general = true
+					cfg := sim.Config{Seed: c.seed, Warmup: c.arrivals / 10, Arrivals: c.arrivals, MaxInSystem: 20000}
+					sameTrace(t, name, c.w, gen, fast, cfg)
+					want := o == SRPTOrder || fast.monotone && len(fast.cls) == fast.nBuckets
+					if (fast.ds != nil) != want || gen.ds != nil {
+						t.Errorf("path taken: %v (want %v), with general: %v (want false)", fast.ds != nil, want, gen.ds != nil)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestDivisorSRPTFallback: the path is taken for k = 2^a·3^b (SRPT; Gittins
+// with ranks that never rise and one class per need), and the general path
+// with a prime factor ≥ 5 in k (Case 3) or two classes of one need under
+// Gittins.
+func TestDivisorSRPTFallback(t *testing.T) {
+	for _, c := range []struct {
+		o    Order
+		k    int
+		want bool
+		two  bool // two classes of need 1
+	}{{SRPTOrder, 2048, true, false}, {SRPTOrder, 1, true, false}, {SRPTOrder, 72, true, false}, {SRPTOrder, 60, false, false},
+		{SRPTOrder, 7, false, false}, {GittinsOrder, 2048, true, false}, {GittinsOrder, 2048, false, true}, {GittinsOrder, 60, false, false}} {
+		w := tiedWorkload("fallback", c.k, []int{1, c.k}, 0.8, 1)
+		if c.two {
+			w = tiedWorkload("fallback", c.k, []int{1, c.k, 1}, 0.8, 1)
+		}
+		p := configured(t, c.o, DivisorFilling, nil)
+		if _, err := sim.Run(w, p, sim.Config{Seed: 1, Arrivals: 10}); err != nil {
+			t.Fatal(err)
+		}
+		if got := p.ds != nil; got != c.want {
+			t.Errorf("order %d, k = %d: path taken %v, want %v", c.o, c.k, got, c.want)
+		}
+	}
+}
