@@ -315,39 +315,18 @@ func (q *dfast) fill(d, kk, scale int) {
 		ones = int(hi[b] - lo[b])
 	}
 	if 6*ones >= kk {
-		q.case1(lo, hi, kk, scale)
+		case1(q.need, q.bOf, q.srv, lo, hi, kk, scale)
 		return
 	}
 	slo, shi := q.lo[(d+1)*nb:(d+2)*nb], q.hi[(d+1)*nb:(d+2)*nb]
 	lp := int(q.lpf[kk])
 	if lp <= 3 { // Case 2
-		n2, n3 := 0, 0
-		for b := range nb {
-			l := int(hi[b] - lo[b])
-			if l == 0 {
-				continue
-			}
-			if n := int(q.need[b]) / scale; n%2 == 0 {
-				n2 += l
-			} else if n > 1 {
-				n3 += l
-			}
+		switch case2(q.need, lo, hi, slo, shi, scale) {
+		case 2:
+			q.fill(d+1, kk/2, scale*2)
+		case 3:
+			q.fill(d+1, kk/3, scale*3)
 		}
-		even := 2*n2 >= 3*n3
-		for b := range nb {
-			n := int(q.need[b]) / scale
-			slo[b], shi[b] = lo[b], lo[b]
-			if hi[b] > lo[b] && (even && n%2 == 0 || !even && n%2 == 1 && n > 1) {
-				shi[b] = hi[b]
-			}
-		}
-		if even {
-			if n2 > 0 {
-				q.fill(d+1, kk/2, scale*2)
-			}
-			return
-		}
-		q.fill(d+1, kk/3, scale*3)
 		return
 	}
 	// Case 3.
@@ -391,29 +370,31 @@ func (q *dfast) fill(d, kk, scale int) {
 	}
 }
 
-// case1 is dfCase1: per bucket in descending need, the first jobs of its
-// range while they fit, stopping at the first that does not; then the
-// list's other jobs of need scale while servers remain.
-func (q *dfast) case1(lo, hi []int32, kk, scale int) {
+// case1 is dfCase1 on per-bucket rank ranges [lo, hi) (needs divided by
+// scale), adding to srv the jobs it serves: per bucket in descending need,
+// the first jobs of its range while they fit, stopping at the first that
+// does not; then the list's other jobs of need scale (bucket bOf[scale])
+// while servers remain.
+func case1(need, bOf, srv, lo, hi []int32, kk, scale int) {
 	rem := kk
-	for b := range q.nb {
+	for b := range lo {
 		l := int(hi[b] - lo[b])
 		if l == 0 {
 			continue
 		}
-		n := int(q.need[b]) / scale
+		n := int(need[b]) / scale
 		t := l
 		if t*n > rem {
 			t = rem / n
 		}
-		q.srv[b] += int32(t)
+		srv[b] += int32(t)
 		rem -= t * n
 		if t < l {
 			break
 		}
 	}
-	if b := q.bOf[scale]; b >= 0 && rem > 0 {
-		q.srv[b] += int32(min(int(hi[b]-q.srv[b]), rem))
+	if b := bOf[scale]; b >= 0 && rem > 0 {
+		srv[b] += int32(min(int(hi[b]-srv[b]), rem))
 	}
 }
 
@@ -541,4 +522,39 @@ func (q *dfast) nth(b, r int) int {
 		}
 	}
 	return pos + 1
+}
+
+// case2 is App. C.1's Case 2 on per-bucket rank ranges [lo, hi) (needs
+// divided by scale): M2 = even needs, M3 = odd needs above 1; it writes
+// the chosen set's ranges into [slo, shi) and returns the divisor to
+// recurse with, 2 (M2, on a tie too) or 3 (M3), or 0 when M2 is chosen
+// and empty (an empty set serves nothing).
+func case2(need, lo, hi, slo, shi []int32, scale int) int {
+	n2, n3 := 0, 0
+	for b := range lo {
+		l := int(hi[b] - lo[b])
+		if l == 0 {
+			continue
+		}
+		if n := int(need[b]) / scale; n%2 == 0 {
+			n2 += l
+		} else if n > 1 {
+			n3 += l
+		}
+	}
+	even := 2*n2 >= 3*n3
+	for b := range lo {
+		n := int(need[b]) / scale
+		slo[b], shi[b] = lo[b], lo[b]
+		if hi[b] > lo[b] && (even && n%2 == 0 || !even && n%2 == 1 && n > 1) {
+			shi[b] = hi[b]
+		}
+	}
+	switch {
+	case !even:
+		return 3
+	case n2 > 0:
+		return 2
+	}
+	return 0
 }

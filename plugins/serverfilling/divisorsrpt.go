@@ -2,7 +2,6 @@ package serverfilling
 
 import (
 	"math"
-	"slices"
 
 	"github.com/msjfarm/msjfarm/sdk"
 )
@@ -301,61 +300,10 @@ func (p *Policy) decideDS(s *sdk.System) {
 	}
 
 	// 3. Apply at each bucket's seam (as decideSRPT).
-	pre, starts := p.next[:0], p.starts[:0]
-	for b := range p.sb {
-		sb := &p.sb[b]
-		t := q.srv[b]
-		for sb.nRun > t {
-			x := p.runLast(sb, now)
-			p.toWaiting(x, now)
-			sb.w++
-			pre = append(pre, x)
-		}
-		for sb.nRun < t {
-			x := p.tFirst(sb.root)
-			sb.root = p.tDeleteMin(sb.root)
-			sb.w--
-			p.setRun(s, &p.slots[x], now) // the engine call below, in order
-			p.runAppend(x)
-			starts = append(starts, x)
-		}
-		// An arrival can precede running jobs of its bucket: exchange
-		// while M's least waiting job of the bucket precedes its last
-		// running one (see decideSRPT for why this ends).
-		for sb.w > 0 && sb.nRun > 0 {
-			x := p.runLast(sb, now)
-			y := p.tFirst(sb.root)
-			if !p.less(y, x) {
-				break
-			}
-			sb.root = p.tDeleteMin(sb.root)
-			p.toWaiting(x, now)
-			p.setRun(s, &p.slots[y], now)
-			p.runAppend(y)
-			pre = append(pre, x)
-			starts = append(starts, y)
-		}
-	}
+	pre, starts := p.applySeams(s, q.srv, now)
 
 	// 4. Engine calls in the general path's order.
-	if len(evicted) > 1 {
-		slices.SortFunc(evicted, p.cmpWas(true))
-	}
-	if len(pre) > 1 {
-		slices.SortFunc(pre, p.cmpWas(true))
-	}
-	if len(starts) > 1 {
-		slices.SortFunc(starts, p.cmpWas(false))
-	}
-	for _, i := range evicted {
-		s.Preempt(p.slots[i].j)
-	}
-	for _, i := range pre {
-		s.Preempt(p.slots[i].j)
-	}
-	for _, i := range starts {
-		s.Start(p.slots[i].j)
-	}
+	p.engineCalls(s, evicted, pre, starts)
 	p.evicted, p.next, p.starts = evicted[:0], pre[:0], starts[:0]
 	p.maxKey = maxKey
 	// No crossing timer: for k = 2^a·3^b no level is Case 3 (see Policy).
@@ -385,62 +333,15 @@ func (p *Policy) dsFill(d, kk, scale int) {
 		ones = int(hi[b] - lo[b])
 	}
 	if 6*ones >= kk {
-		q.case1(lo, hi, kk, scale)
+		case1(q.need, q.bOf, q.srv, lo, hi, kk, scale)
 		return
 	}
 	slo, shi := q.lo[(d+1)*nb:(d+2)*nb], q.hi[(d+1)*nb:(d+2)*nb]
-	n2, n3 := 0, 0
-	for b := range nb {
-		l := int(hi[b] - lo[b])
-		if l == 0 {
-			continue
-		}
-		if n := int(q.need[b]) / scale; n%2 == 0 {
-			n2 += l
-		} else if n > 1 {
-			n3 += l
-		}
-	}
-	even := 2*n2 >= 3*n3
-	for b := range nb {
-		n := int(q.need[b]) / scale
-		slo[b], shi[b] = lo[b], lo[b]
-		if hi[b] > lo[b] && (even && n%2 == 0 || !even && n%2 == 1 && n > 1) {
-			shi[b] = hi[b]
-		}
-	}
-	if even {
-		if n2 > 0 {
-			p.dsFill(d+1, kk/2, scale*2)
-		}
-		return
-	}
-	p.dsFill(d+1, kk/3, scale*3)
-}
-
-// case1 is dfCase1, as dfast.case1: per bucket in descending need, the
-// first jobs of its range while they fit, stopping at the first that does
-// not; then the list's other jobs of need scale while servers remain.
-func (q *dsrpt) case1(lo, hi []int32, kk, scale int) {
-	rem := kk
-	for b := range q.nb {
-		l := int(hi[b] - lo[b])
-		if l == 0 {
-			continue
-		}
-		n := int(q.need[b]) / scale
-		t := l
-		if t*n > rem {
-			t = rem / n
-		}
-		q.srv[b] += int32(t)
-		rem -= t * n
-		if t < l {
-			break
-		}
-	}
-	if b := q.bOf[scale]; b >= 0 && rem > 0 {
-		q.srv[b] += int32(min(int(hi[b]-q.srv[b]), rem))
+	switch case2(q.need, lo, hi, slo, shi, scale) {
+	case 2:
+		p.dsFill(d+1, kk/2, scale*2)
+	case 3:
+		p.dsFill(d+1, kk/3, scale*3)
 	}
 }
 

@@ -426,45 +426,7 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 		cnt[b] = p.sb[b].nRun + p.sb[b].w
 	}
 	take := p.takes(cnt)
-	pre, starts := p.next[:0], p.starts[:0]
-	for b := range p.sb {
-		sb := &p.sb[b]
-		for sb.nRun > take[b] {
-			x := p.runLast(sb, now)
-			p.toWaiting(x, now)
-			sb.w++
-			pre = append(pre, x)
-		}
-		for sb.nRun < take[b] {
-			x := p.tFirst(sb.root)
-			sb.root = p.tDeleteMin(sb.root)
-			sb.w--
-			// Started below (in order): setRun now, the engine call then.
-			p.setRun(s, &p.slots[x], now)
-			p.runAppend(x)
-			starts = append(starts, x)
-		}
-		// Arrivals since the last decision can precede running jobs of
-		// their bucket: exchange while M's least waiting job of the bucket
-		// precedes its last running one. The last running job is always
-		// one that ran before this decision: a job started above has a key
-		// at most its frozen one and runs (srptfastorder.go), so it stays
-		// ahead of every waiting job it was ahead of, and the order is
-		// total, so each exchange is a strict improvement and the loop ends.
-		for sb.w > 0 && sb.nRun > 0 {
-			x := p.runLast(sb, now)
-			y := p.tFirst(sb.root)
-			if !p.less(y, x) {
-				break
-			}
-			sb.root = p.tDeleteMin(sb.root)
-			p.toWaiting(x, now)
-			p.setRun(s, &p.slots[y], now)
-			p.runAppend(y)
-			pre = append(pre, x)
-			starts = append(starts, y)
-		}
-	}
+	pre, starts := p.applySeams(s, take, now)
 	p.stopper, p.idle = -1, p.rem
 	if p.packing == PackStop && int(p.cut) < p.nBuckets && p.sb[p.cut].w > 0 {
 		p.stopper = p.tFirst(p.sb[p.cut].root)
@@ -479,6 +441,52 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	if p.kinetic() {
 		p.armCrossingSRPT(s, now, last)
 	}
+}
+
+// applySeams moves each need bucket's seam to take[b] running jobs: it
+// preempts the bucket's last running jobs beyond it and starts its first
+// waiting ones up to it, then exchanges while the bucket's least waiting
+// job precedes its last running one. Arrivals since the last decision can
+// precede running jobs of their bucket; the last running job is always one
+// that ran before this decision: a job started here has a key at most its
+// frozen one and runs (srptfastorder.go), so it stays ahead of every
+// waiting job it was ahead of, and the order is total, so each exchange is
+// a strict improvement and the loop ends. It returns the preempted and the
+// started jobs (setRun already called for each start; the engine calls are
+// the caller's, in order).
+func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, starts []int32) {
+	pre, starts = p.next[:0], p.starts[:0]
+	for b := range p.sb {
+		sb := &p.sb[b]
+		for sb.nRun > take[b] {
+			x := p.runLast(sb, now)
+			p.toWaiting(x, now)
+			sb.w++
+			pre = append(pre, x)
+		}
+		for sb.nRun < take[b] {
+			x := p.tFirst(sb.root)
+			sb.root = p.tDeleteMin(sb.root)
+			sb.w--
+			p.setRun(s, &p.slots[x], now)
+			p.runAppend(x)
+			starts = append(starts, x)
+		}
+		for sb.w > 0 && sb.nRun > 0 {
+			x := p.runLast(sb, now)
+			y := p.tFirst(sb.root)
+			if !p.less(y, x) {
+				break
+			}
+			sb.root = p.tDeleteMin(sb.root)
+			p.toWaiting(x, now)
+			p.setRun(s, &p.slots[y], now)
+			p.runAppend(y)
+			pre = append(pre, x)
+			starts = append(starts, y)
+		}
+	}
+	return pre, starts
 }
 
 // engineCalls makes a decision's engine calls in the general path's order:
