@@ -115,6 +115,19 @@ func (p *Policy) initDivSRPT() {
 	default:
 		return
 	}
+	// A class wider than k/2 moves many jobs per decision, and the general
+	// path's pass over M is then cheaper than the treaps' per-job work, as
+	// for ServerFilling-SRPT (initSRPT): on one-or-all (k = 32, needs 1 and
+	// 32) 1414 against 662 CPU ns per event, at k = 2048 with needs 1 and
+	// 2048 27.7 against 21.9 µs; with the wide need at k/2 or below the
+	// treaps win from k = 64 up (BenchmarkDivisorSRPTPathChoice).
+	if !p.forceFast {
+		for _, c := range p.cls {
+			if 2*int(c.need) > p.k {
+				return
+			}
+		}
+	}
 	p.sb = make([]sbucket, nb)
 	p.rroot = make([]int32, nb)
 	for b := range p.sb {

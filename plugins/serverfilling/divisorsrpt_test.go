@@ -145,6 +145,7 @@ func dsFastVsGeneral(t *testing.T, o Order, cs []dfCase) {
 					}
 					gen, fast := configured(t, o, DivisorFilling, params), configured(t, o, DivisorFilling, params)
 					gen.general = true
+					fast.forceFast = true // also with a class wider than k/2
 					cfg := sim.Config{Seed: c.seed, Warmup: c.arrivals / 10, Arrivals: c.arrivals, MaxInSystem: 20000}
 					sameTrace(t, name, c.w, gen, fast, cfg)
 					want := o == SRPTOrder || fast.monotone && len(fast.cls) == fast.nBuckets
@@ -158,27 +159,38 @@ func dsFastVsGeneral(t *testing.T, o Order, cs []dfCase) {
 }
 
 // TestDivisorSRPTFallback: the path is taken for k = 2^a·3^b (SRPT; Gittins
-// with ranks that never rise and one class per need), and the general path
-// with a prime factor ≥ 5 in k (Case 3) or two classes of one need under
-// Gittins.
+// with ranks that never rise and one class per need) when no class needs
+// more than k/2 servers, and the general path with a prime factor ≥ 5 in k
+// (Case 3), with a class wider than k/2, or with two classes of one need
+// under Gittins.
 func TestDivisorSRPTFallback(t *testing.T) {
 	for _, c := range []struct {
 		o    Order
 		k    int
 		want bool
 		two  bool // two classes of need 1
-	}{{SRPTOrder, 2048, true, false}, {SRPTOrder, 1, true, false}, {SRPTOrder, 72, true, false}, {SRPTOrder, 60, false, false},
-		{SRPTOrder, 7, false, false}, {GittinsOrder, 2048, true, false}, {GittinsOrder, 2048, false, true}, {GittinsOrder, 60, false, false}} {
-		w := tiedWorkload("fallback", c.k, []int{1, c.k}, 0.8, 1)
-		if c.two {
-			w = tiedWorkload("fallback", c.k, []int{1, c.k, 1}, 0.8, 1)
+		wide bool // a class of need k
+	}{{SRPTOrder, 2048, true, false, false}, {SRPTOrder, 2, true, false, false}, {SRPTOrder, 72, true, false, false},
+		{SRPTOrder, 60, false, false, false}, {SRPTOrder, 7, false, false, false}, {SRPTOrder, 2048, false, false, true},
+		{SRPTOrder, 32, false, false, true}, {GittinsOrder, 2048, true, false, false}, {GittinsOrder, 2048, false, true, false},
+		{GittinsOrder, 60, false, false, false}, {GittinsOrder, 2048, false, false, true}} {
+		needs := []int{1, c.k / 2}
+		if c.k%2 == 1 {
+			needs = []int{1} // k/2 would not divide k
 		}
+		if c.wide {
+			needs = []int{1, c.k}
+		}
+		if c.two {
+			needs = append(needs, 1)
+		}
+		w := tiedWorkload("fallback", c.k, needs, 0.8, 1)
 		p := configured(t, c.o, DivisorFilling, nil)
 		if _, err := sim.Run(w, p, sim.Config{Seed: 1, Arrivals: 10}); err != nil {
 			t.Fatal(err)
 		}
 		if got := p.ds != nil; got != c.want {
-			t.Errorf("order %d, k = %d: path taken %v, want %v", c.o, c.k, got, c.want)
+			t.Errorf("order %d, k = %d, needs %v: path taken %v, want %v", c.o, c.k, needs, got, c.want)
 		}
 	}
 }

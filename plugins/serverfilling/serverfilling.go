@@ -86,7 +86,9 @@
 // general path (TestRisePathEquivalent, random mixes with ties and k = 2048).
 //
 // Performance, DivisorFilling-SRPT when k = 2^a·3^b (no level of the
-// recursion is Case 3, so no crossing timer is ever armed), and
+// recursion is Case 3, so no crossing timer is ever armed) and no class
+// needs more than k/2 servers (beyond, the general path is faster, as for
+// ServerFilling-SRPT; see initDivSRPT), and
 // DivisorFilling-Gittins under the same k with one class per need and no
 // rank rising with age: O(C · log n) per recursion level plus O(log n) per
 // start, preemption and job entering or leaving M, when each level cuts at
@@ -100,8 +102,8 @@
 // Performance, the other members (Gittins with a rank table that is not
 // monotone, DivisorFilling-SRPT and -Gittins when k has a prime factor ≥ 5,
 // DivisorFilling-Gittins with a rank that rises with age or two classes of
-// one need, the ServerFilling-SRPT and -Gittins paths above with a class of
-// need above k/2, and rising ranks below k = 128): the jobs outside M are all waiting, and a waiting job's key
+// one need, the SRPT and Gittins paths above, of either procedure, with a
+// class of need above k/2, and rising ranks below k = 128): the jobs outside M are all waiting, and a waiting job's key
 // does not change, so they stay in a heap (a FIFO for arrival order) keyed
 // by (key, arrival index). M has at most k jobs; a decision refreshes the
 // keys of M's running jobs, re-sorts M by insertion sort (it was sorted at
