@@ -276,20 +276,7 @@ func (q *dfast) decide(s *sdk.System) {
 			q.move(x, b, q.srv[b])
 		}
 	}
-	pre, starts := q.pre[:q.np], q.starts[:q.ns]
-	if q.preRuns > 1 {
-		q.byArrival(pre)
-	}
-	if q.startRuns > 1 {
-		q.byArrival(starts)
-	}
-	job := q.job
-	for _, i := range pre {
-		s.Preempt(job[i])
-	}
-	for _, i := range starts {
-		s.Start(job[i])
-	}
+	q.apply(s)
 }
 
 // fill is divFill (divisor.go) on the list held at depth d (per bucket the

@@ -209,17 +209,7 @@ func (p *Policy) arriveDS(s *sdk.System, i int32) {
 func (p *Policy) completeDS(s *sdk.System, i int32) {
 	all := p.allServedDS()
 	sl := &p.slots[i]
-	if sl.pend > 0 { // never placed: swap it out of the pending list
-		k := sl.pend - 1
-		last := p.pend[len(p.pend)-1]
-		p.pend[k] = last
-		p.slots[last].pend = k + 1
-		p.pend = p.pend[:len(p.pend)-1]
-		sl.serve = false
-		p.sb[sl.bucket].nRun--
-	} else {
-		p.runRemove(i)
-	}
+	p.unrun(i)
 	p.sumM -= int(sl.need)
 	p.ds.cnt--
 	*sl = slot{}

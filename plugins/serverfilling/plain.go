@@ -277,6 +277,13 @@ rest:
 		}
 	}
 apply:
+	q.apply(s)
+}
+
+// apply makes the engine calls of the moves just collected: the
+// preemptions, then the starts, each in arrival order (the general path's
+// order).
+func (q *plain) apply(s *sdk.System) {
 	pre, starts := q.pre[:q.np], q.starts[:q.ns]
 	if q.preRuns > 1 {
 		q.byArrival(pre)

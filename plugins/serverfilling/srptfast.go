@@ -239,8 +239,10 @@ func (p *Policy) arriveSRPT(s *sdk.System, i int32) {
 	p.decideSRPT(s)
 }
 
-func (p *Policy) completeSRPT(s *sdk.System, i int32) {
-	all := p.allServedSRPT()
+// unrun takes completed job i out of its bucket's running jobs: out of
+// the pending list if it was never placed in its treap (flushPending),
+// else out of the treap.
+func (p *Policy) unrun(i int32) {
 	sl := &p.slots[i]
 	if sl.pend > 0 { // never placed: swap it out of the pending list
 		k := sl.pend - 1
@@ -250,9 +252,15 @@ func (p *Policy) completeSRPT(s *sdk.System, i int32) {
 		p.pend = p.pend[:len(p.pend)-1]
 		sl.serve = false
 		p.sb[sl.bucket].nRun--
-	} else {
-		p.runRemove(i) // (the pending ones are placed by decideSRPT)
+		return
 	}
+	p.runRemove(i)
+}
+
+func (p *Policy) completeSRPT(s *sdk.System, i int32) {
+	all := p.allServedSRPT()
+	sl := &p.slots[i]
+	p.unrun(i)
 	p.sumM -= int(sl.need)
 	*sl = slot{}
 	p.free = append(p.free, i)
