@@ -181,11 +181,7 @@ func (p *Policy) arriveDS(s *sdk.System, i int32) {
 		p.sumM += int(sl.need)
 		q.cnt++
 		p.maxKey = math.Max(p.maxKey, sl.key)
-		p.start(s, sl, s.Now())
-		sl.serve = true
-		p.sb[sl.bucket].nRun++
-		p.pend = append(p.pend, i)
-		sl.pend = int32(len(p.pend))
+		p.startPending(s, i)
 		return
 	}
 	sb := &p.sb[sl.bucket]

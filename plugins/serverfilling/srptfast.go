@@ -210,18 +210,24 @@ func (p *Policy) runLast(sb *sbucket, now float64) int32 {
 // allServedSRPT is allServed for this path.
 func (p *Policy) allServedSRPT() bool { return p.nOut == 0 && p.sumM <= p.k }
 
+// startPending starts arrival i while every job is served: it stays so
+// until a decision, and the job's place among its bucket's running ones is
+// only needed then (flushPending).
+func (p *Policy) startPending(s *sdk.System, i int32) {
+	sl := &p.slots[i]
+	p.start(s, sl, s.Now())
+	sl.serve = true
+	p.sb[sl.bucket].nRun++
+	p.pend = append(p.pend, i)
+	sl.pend = int32(len(p.pend))
+}
+
 func (p *Policy) arriveSRPT(s *sdk.System, i int32) {
 	sl := &p.slots[i]
 	if p.allServedSRPT() && p.sumM+int(sl.need) <= p.k {
 		p.sumM += int(sl.need)
 		p.maxKey = math.Max(p.maxKey, sl.key)
-		p.start(s, sl, s.Now())
-		// Every job is served and stays so until a decision: the job's
-		// place among the running ones is only needed then (flushPending).
-		sl.serve = true
-		p.sb[sl.bucket].nRun++
-		p.pend = append(p.pend, i)
-		sl.pend = int32(len(p.pend))
+		p.startPending(s, i)
 		return
 	}
 	sb := &p.sb[sl.bucket]
