@@ -3,6 +3,7 @@ package sim_test
 import (
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/sim"
@@ -49,5 +50,19 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 	t.Logf("allocations (fewest of 5 runs): %d for 5e4 arrivals, %d for 2e5", short, long)
 	if long > short+16 {
 		t.Fatalf("%d more allocations for 1.5e5 more arrivals: the event path allocates", long-short)
+	}
+}
+
+// TestJobSize pins the Job struct's size: its fields are ordered so that it
+// has no padding, and a field added carelessly (a bool between two 8-byte
+// fields) would grow every job in every backlog by 8 bytes without any
+// other test noticing.
+func TestJobSize(t *testing.T) {
+	// 9 eight-byte fields (Idx, Tag, Key, id, arrival, size, remaining,
+	// started, evSeq) + 5 four-byte ones (class, need, preempted,
+	// heapIdx, runIdx) + 3 one-byte ones = 72 + 20 + 3 = 95, rounded up
+	// to the 8-byte alignment: 96.
+	if got := unsafe.Sizeof(sim.Job{}); got != 96 {
+		t.Errorf("unsafe.Sizeof(Job{}) = %d, want 96: keep the fields ordered by size (see the comment in job.go)", got)
 	}
 }
