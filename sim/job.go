@@ -29,8 +29,9 @@ type Job struct {
 	// Key is free for the policy, e.g. a priority.
 	Key float64
 
-	// The fields below are ordered by size so that the struct has no
-	// padding: 96 bytes (it had 104 with the flags scattered). A backlog
+	// The fields below are laid out so that the struct has no padding
+	// (4-byte fields in pairs, the 1-byte flags last): 96 bytes (it had
+	// 104 with the flags scattered). A backlog
 	// is mostly Job structs — 10^6 waiting jobs are ~100 MB, which the
 	// kernel zero-fills page by page on first touch — so every 8 bytes
 	// is ~8% of an unstable run's memory; TestJobSize keeps it so.

@@ -3,8 +3,6 @@
 package main
 
 import (
-	"github.com/msjfarm/msjfarm/internal/redact"
-
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -13,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/msjfarm/msjfarm/internal/gcpace"
+	"github.com/msjfarm/msjfarm/internal/redact"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/worker/registry"
 )
@@ -126,6 +126,7 @@ var commands = []command{
 }
 
 func main() {
+	gcpace.Apply()
 	os.Exit(dispatch(os.Args[1:]))
 }
 

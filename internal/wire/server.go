@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/msjfarm/msjfarm/internal/cputime"
+	"github.com/msjfarm/msjfarm/internal/gcpace"
 	pb "github.com/msjfarm/msjfarm/internal/wire/proto"
 	"github.com/msjfarm/msjfarm/sim"
 )
@@ -37,6 +38,7 @@ import (
 // to stderr at $MSJFARM_PLUGIN_LOG_LEVEL (default warn), as JSON, which the
 // host re-logs.
 func Serve(name, version string, entries []Entry) {
+	gcpace.Apply()
 	logger := hclog.New(&hclog.LoggerOptions{
 		Name:       name,
 		Level:      logLevel(os.Getenv(EnvLogLevel)),
