@@ -9,7 +9,13 @@
 // first served among themselves; within a class, service is FIFO.
 package msf
 
-import "github.com/msjfarm/msjfarm/sdk"
+import (
+	"math/bits"
+	"unsafe"
+
+	"github.com/msjfarm/msjfarm/internal/prefetch"
+	"github.com/msjfarm/msjfarm/sdk"
+)
 
 // Policies lists the policies of this family.
 var Policies = []sdk.Spec{{
@@ -45,12 +51,61 @@ var Policies = []sdk.Spec{{
 // was considered), so an arrival only has to check whether the new job fits
 // (O(1)); a completion walks the non-empty need groups that can fit,
 // O(#needs/64 + jobs started).
+//
+// MSF is one of the speed benchmarks (one-or-all at λ = 7, Borg cell B at
+// λ = 4.5), so the common case, at most 64 distinct
+// needs, keeps its own queues (needRing) and one word of non-empty groups
+// instead of sdk.NeedQueues: every queue operation inlines, and a
+// completion finds the next group to serve with one AND and one
+// trailing-zero count. Workloads with more needs use sdk.NeedQueues (wide);
+// both take the same decisions (TestMatchesNaive runs each).
 type MSF struct {
-	g sdk.NeedQueues
+	// narrow (at most 64 needs): groups in decreasing need order.
+	q     []needRing  // waiting jobs of group i
+	of    []*needRing // class -> its group's queue
+	fit   []uint64    // fit[f]: the groups whose need is at most f idle servers
+	nz    uint64      // the non-empty groups
+	least int         // the smallest need
+
+	wide bool
+	g    sdk.NeedQueues // groups and, when wide, the queues
 }
 
+// forceWide makes Init take the wide path whatever the number of needs
+// (set by the tests, to check both paths against the same reference).
+var forceWide = false
+
 // Init builds the need groups (decreasing need).
-func (p *MSF) Init(s *sdk.System) error { p.g.Reset(s, true); return nil }
+func (p *MSF) Init(s *sdk.System) error {
+	p.g.Reset(s, true)
+	p.wide = len(p.g.Need) > 64 || forceWide
+	p.nz = 0
+	if p.wide {
+		p.q, p.of, p.fit = nil, nil, nil
+		return nil
+	}
+	if len(p.q) != len(p.g.Need) {
+		p.q = make([]needRing, len(p.g.Need))
+	}
+	for i := range p.q {
+		p.q[i].reset(p.g.Need[i], i)
+	}
+	p.of = p.of[:0]
+	for _, i := range p.g.Of {
+		p.of = append(p.of, &p.q[i])
+	}
+	// From[f] is the first group (in decreasing need) that fits in f idle
+	// servers, and every later one fits too. (Shifts by 64 give 0 in Go.)
+	if n := len(p.g.Need); n > 0 {
+		p.least = p.g.Need[n-1]
+	}
+	all := uint64(1)<<uint(len(p.q)) - 1
+	p.fit = p.fit[:0]
+	for f := 0; f <= s.Servers(); f++ {
+		p.fit = append(p.fit, all&^(uint64(1)<<uint(p.g.From[f])-1))
+	}
+	return nil
+}
 
 // Arrive starts j at once if it fits, else queues it. No older waiting job
 // fits (the invariant above), so this is the whole MSF pass.
@@ -59,11 +114,72 @@ func (p *MSF) Arrive(s *sdk.System, j *sdk.Job) {
 		s.Start(j)
 		return
 	}
-	p.g.Push(j)
+	if p.wide {
+		p.g.Push(j)
+		return
+	}
+	q := p.of[j.Class()]
+	if q.n == len(q.buf) {
+		q.grow()
+	}
+	q.buf[(q.head+q.n)&(len(q.buf)-1)] = j
+	q.n++
+	p.nz |= q.bit
 }
 
-// Complete refills the freed servers in decreasing need order.
+// Complete refills the freed servers in decreasing need order: the first
+// non-empty group that fits gives jobs while they fit (the idle count only
+// falls, so a group passed over never fits again in this pass), then the
+// next.
 func (p *MSF) Complete(s *sdk.System, _ *sdk.Job) {
+	if p.wide {
+		p.completeWide(s)
+		return
+	}
+	nz := p.nz
+	if nz == 0 {
+		return
+	}
+	free := s.Free()
+	for m := nz & p.fit[free]; m != 0; m = nz & p.fit[free] {
+		i := bits.TrailingZeros64(m)
+		q := &p.q[i]
+		mask := len(q.buf) - 1
+		for {
+			// Pop the oldest job. The vacated slot keeps its stale
+			// pointer: it is never read before a push overwrites it,
+			// and the engine owns (and pools) the jobs, so it holds no
+			// memory alive; clearing it would cost a store with a
+			// write barrier per job. In a long queue, prefetch the job
+			// three pops ahead, as sdk.FIFO.Pop does: the jobs at the
+			// front have waited behind the others and are likely
+			// cold, and MSF on one-or-all at λ = 7 keeps thousands
+			// waiting.
+			j := q.buf[q.head&mask]
+			q.head = (q.head + 1) & mask
+			q.n--
+			if q.n >= prefetchAbove {
+				prefetch.Line(unsafe.Pointer(q.buf[(q.head+prefetchAhead)&mask]))
+			}
+			s.Start(j)
+			free -= q.need
+			if q.n == 0 {
+				nz &^= q.bit
+				break
+			}
+			if q.need > free {
+				break
+			}
+		}
+		if free < p.least {
+			break // the usual end: nothing fits any more
+		}
+	}
+	p.nz = nz
+}
+
+// completeWide is Complete over sdk.NeedQueues (more than 64 needs).
+func (p *MSF) completeWide(s *sdk.System) {
 	g := &p.g
 	if g.Total == 0 {
 		return
@@ -76,6 +192,46 @@ func (p *MSF) Complete(s *sdk.System, _ *sdk.Job) {
 		}
 	}
 }
+
+// needRing is one need group's waiting jobs in arrival order: a ring
+// buffer whose length is a power of two. It is sdk.FIFO cut down to what
+// MSF uses. Arrive pushes and Complete pops inline, by hand (a method
+// with the prefetch call would be too big for the compiler to inline);
+// growing, which is rare, is a call.
+type needRing struct {
+	buf  []*sdk.Job
+	head int
+	n    int
+	need int    // the group's server need
+	bit  uint64 // the group's bit in MSF.nz
+}
+
+func (r *needRing) reset(need, group int) {
+	clear(r.buf)
+	r.head, r.n, r.need, r.bit = 0, 0, need, 1<<uint(group)
+}
+
+// grow doubles the ring (16 slots to start), moving the jobs to the front
+// of the new buffer in arrival order.
+//
+// It is kept out of line: Arrive, which calls it, stays small.
+//
+//go:noinline
+func (r *needRing) grow() {
+	nb := make([]*sdk.Job, max(16, 2*len(r.buf)))
+	for i := 0; i < r.n; i++ {
+		nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
+	}
+	r.buf, r.head = nb, 0
+}
+
+// prefetchAbove and prefetchAhead are sdk.FIFO's: from which queue length
+// pop prefetches, and how many pops ahead (prefetchAbove > prefetchAhead,
+// so the job fetched is in the queue).
+const (
+	prefetchAbove = 16
+	prefetchAhead = 3
+)
 
 // LSF is Least Servers First (B §2: "at all times, priority is given to jobs
 // with the smallest server needs"), non-preemptive as POLICIES.md lists it:

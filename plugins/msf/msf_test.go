@@ -125,26 +125,51 @@ func sameTrace(t *testing.T, w *sim.Workload, p, ref sim.Policy, cfg sim.Config)
 }
 
 // TestMatchesNaive: event-for-event equality with the naive scan, on the
-// six-class workload at ρ = 0.875 and on one-or-all at λ = 7.
+// six-class workload at ρ = 0.875 and on one-or-all at λ = 7. MSF is
+// checked on both of its paths: its own queues (at most 64 needs) and
+// sdk.NeedQueues (forced here; taken on its own beyond 64 needs).
 func TestMatchesNaive(t *testing.T) {
 	cfg := sim.Config{Seed: 7, Warmup: 1000, Arrivals: 30000}
+	for _, wide := range []bool{false, true} {
+		msf.ForceWide(wide)
+		for _, w := range []*sim.Workload{simtest.Mixed(2.5), simtest.Named(t, "one-or-all", 7)} {
+			sameTrace(t, w, &msf.MSF{}, &naive{desc: true}, cfg)
+		}
+		// Borg cell B: 26 classes, k = 2048.
+		sameTrace(t, simtest.Named(t, "borg-b", 2), &msf.MSF{}, &naive{desc: true}, cfg)
+		// 64 distinct needs (the most that MSF keeps in one word) at
+		// ρ = 0.8.
+		sameTrace(t, many(64, 2.5), &msf.MSF{}, &naive{desc: true}, cfg)
+	}
+	msf.ForceWide(false)
 	for _, w := range []*sim.Workload{simtest.Mixed(2.5), simtest.Named(t, "one-or-all", 7)} {
-		sameTrace(t, w, &msf.MSF{}, &naive{desc: true}, cfg)
 		sameTrace(t, w, &msf.LSF{}, &naive{desc: false}, sim.Config{Seed: 7, Warmup: 1000, Arrivals: 5000})
 	}
-	// Borg cell B: 26 classes, k = 2048.
-	sameTrace(t, simtest.Named(t, "borg-b", 2), &msf.MSF{}, &naive{desc: true}, cfg)
-	// 70 distinct needs: the bitset of non-empty groups spans two words.
-	sameTrace(t, many(0.9), &msf.MSF{}, &naive{desc: true}, cfg)
-	sameTrace(t, many(0.9), &msf.LSF{}, &naive{desc: false}, cfg)
+	// 70 distinct needs: the bitset of non-empty groups spans two words
+	// (and MSF takes its wide path).
+	sameTrace(t, many(70, 0.9), &msf.MSF{}, &naive{desc: true}, cfg)
+	sameTrace(t, many(70, 0.9), &msf.LSF{}, &naive{desc: false}, cfg)
 }
 
-// many has 70 classes needing 1..70 of k = 100 servers, equally likely,
-// exponential mean 1: ρ = λ·35.5/100.
-func many(rate float64) *sim.Workload {
+// TestReuse: an MSF value initialised again (for the next replication)
+// starts from empty queues and takes the same decisions as a fresh one,
+// also when the number of needs changes between runs.
+func TestReuse(t *testing.T) {
+	cfg := sim.Config{Seed: 11, Warmup: 100, Arrivals: 20000}
+	p := &msf.MSF{}
+	for _, w := range []*sim.Workload{
+		simtest.Named(t, "one-or-all", 7.5), simtest.Named(t, "one-or-all", 7.5), simtest.Named(t, "borg-b", 4.5), many(70, 0.9), simtest.Mixed(2.5),
+	} {
+		sameTrace(t, w, p, &msf.MSF{}, cfg)
+	}
+}
+
+// many has n classes needing 1..n of k = 100 servers, equally likely,
+// exponential mean 1: ρ = λ·(n+1)/200.
+func many(n int, rate float64) *sim.Workload {
 	w := &sim.Workload{Name: "many", Servers: 100, ArrivalRate: rate}
-	for n := 1; n <= 70; n++ {
-		w.Classes = append(w.Classes, sim.Class{Need: n, Share: 1, Service: dist.Must(dist.NewExponential(1))})
+	for c := 1; c <= n; c++ {
+		w.Classes = append(w.Classes, sim.Class{Need: c, Share: 1, Service: dist.Must(dist.NewExponential(1))})
 	}
 	return w
 }
@@ -234,6 +259,11 @@ func BenchmarkMSFOneOrAll(b *testing.B) {
 // BenchmarkMSFBorgB: MSF on Borg cell B (26 classes, k = 2048) at λ = 2.
 func BenchmarkMSFBorgB(b *testing.B) {
 	simtest.Bench(b, simtest.Named(b, "borg-b", 2), &msf.MSF{}, 1000000)
+}
+
+// BenchmarkMSFBorgBHeavy: MSF on Borg cell B at λ = 4.5 (ρ = 0.92).
+func BenchmarkMSFBorgBHeavy(b *testing.B) {
+	simtest.Bench(b, simtest.Named(b, "borg-b", 4.5), &msf.MSF{}, 1000000)
 }
 
 // BenchmarkLSFOneOrAll: LSF on one-or-all at λ = 2 (stable; at λ = 7 the

@@ -98,7 +98,7 @@ func (p *naivePMSF) pack(s *sdk.System) {
 // actions within one instant may differ, their effect may not).
 func TestPreemptiveMSFMatchesNaive(t *testing.T) {
 	cfg := sim.Config{Seed: 5, Warmup: 1000, Arrivals: 20000}
-	for _, w := range []*sim.Workload{simtest.Mixed(2.5), simtest.Named(t, "one-or-all", 6), simtest.Named(t, "four-class", 4.5), many(0.9)} {
+	for _, w := range []*sim.Workload{simtest.Mixed(2.5), simtest.Named(t, "one-or-all", 6), simtest.Named(t, "four-class", 4.5), many(70, 0.9)} {
 		r1, e1 := simtest.Record(t, w, &msf.PreemptiveMSF{}, cfg)
 		r2, e2 := simtest.Record(t, w, &naivePMSF{}, cfg)
 		simtest.CheckInvariants(t, w, &msf.PreemptiveMSF{}, e1, false)
