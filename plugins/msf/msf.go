@@ -11,9 +11,8 @@ package msf
 
 import (
 	"math/bits"
-	"unsafe"
 
-	"github.com/msjfarm/msjfarm/internal/prefetch"
+	"github.com/msjfarm/msjfarm/internal/jobring"
 	"github.com/msjfarm/msjfarm/sdk"
 )
 
@@ -119,11 +118,7 @@ func (p *MSF) Arrive(s *sdk.System, j *sdk.Job) {
 		return
 	}
 	q := p.of[j.Class()]
-	if q.n == len(q.buf) {
-		q.grow()
-	}
-	q.buf[(q.head+q.n)&(len(q.buf)-1)] = j
-	q.n++
+	q.Push(j)
 	p.nz |= q.bit
 }
 
@@ -144,26 +139,17 @@ func (p *MSF) Complete(s *sdk.System, _ *sdk.Job) {
 	for m := nz & p.fit[free]; m != 0; m = nz & p.fit[free] {
 		i := bits.TrailingZeros64(m)
 		q := &p.q[i]
-		mask := len(q.buf) - 1
 		for {
-			// Pop the oldest job. The vacated slot keeps its stale
-			// pointer: it is never read before a push overwrites it,
-			// and the engine owns (and pools) the jobs, so it holds no
-			// memory alive; clearing it would cost a store with a
-			// write barrier per job. In a long queue, prefetch the job
-			// three pops ahead, as sdk.FIFO.Pop does: the jobs at the
-			// front have waited behind the others and are likely
-			// cold, and MSF on one-or-all at λ = 7 keeps thousands
-			// waiting.
-			j := q.buf[q.head&mask]
-			q.head = (q.head + 1) & mask
-			q.n--
-			if q.n >= prefetchAbove {
-				prefetch.Line(unsafe.Pointer(q.buf[(q.head+prefetchAhead)&mask]))
+			// In a long queue, prefetch the job three pops ahead, as
+			// sdk.FIFO.Pop does: MSF on one-or-all at λ = 7 keeps
+			// thousands waiting, and those at the front are cold.
+			j := q.Pop()
+			if q.Len() >= prefetchAbove {
+				q.Prefetch(prefetchAhead)
 			}
 			s.Start(j)
 			free -= q.need
-			if q.n == 0 {
+			if q.Len() == 0 {
 				nz &^= q.bit
 				break
 			}
@@ -193,36 +179,17 @@ func (p *MSF) completeWide(s *sdk.System) {
 	}
 }
 
-// needRing is one need group's waiting jobs in arrival order: a ring
-// buffer whose length is a power of two. It is sdk.FIFO cut down to what
-// MSF uses. Arrive pushes and Complete pops inline, by hand (a method
-// with the prefetch call would be too big for the compiler to inline);
-// growing, which is rare, is a call.
+// needRing is one need group's waiting jobs in arrival order, with the
+// group's need and its bit in MSF.nz.
 type needRing struct {
-	buf  []*sdk.Job
-	head int
-	n    int
-	need int    // the group's server need
-	bit  uint64 // the group's bit in MSF.nz
+	jobring.Ring
+	need int
+	bit  uint64
 }
 
 func (r *needRing) reset(need, group int) {
-	clear(r.buf)
-	r.head, r.n, r.need, r.bit = 0, 0, need, 1<<uint(group)
-}
-
-// grow doubles the ring (16 slots to start), moving the jobs to the front
-// of the new buffer in arrival order.
-//
-// It is kept out of line: Arrive, which calls it, stays small.
-//
-//go:noinline
-func (r *needRing) grow() {
-	nb := make([]*sdk.Job, max(16, 2*len(r.buf)))
-	for i := 0; i < r.n; i++ {
-		nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
-	}
-	r.buf, r.head = nb, 0
+	r.Reset()
+	r.need, r.bit = need, 1<<uint(group)
 }
 
 // prefetchAbove and prefetchAhead are sdk.FIFO's: from which queue length

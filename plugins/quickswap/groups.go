@@ -1,9 +1,7 @@
 package quickswap
 
 import (
-	"unsafe"
-
-	"github.com/msjfarm/msjfarm/internal/prefetch"
+	"github.com/msjfarm/msjfarm/internal/jobring"
 	"github.com/msjfarm/msjfarm/sdk"
 
 	// For inlining sdk.System's methods: see "Inlining" in package sdk's doc.
@@ -63,50 +61,12 @@ func thresholdParam(doc string) sdk.Param {
 	return sdk.Param{Name: "threshold", Type: sdk.Int, Default: -1, Min: sdk.Bound(-1), Doc: doc}
 }
 
-// jobRing is a first-in first-out queue of jobs on a ring buffer whose
-// length is a power of two: sdk.FIFO cut down to what MSFQ uses, so that
-// push inlines and MSFQ.Complete can pop inline by hand.
-type jobRing struct {
-	buf  []*sdk.Job
-	head int
-	n    int
-}
-
-func (r *jobRing) reset() {
-	clear(r.buf)
-	r.head, r.n = 0, 0
-}
-
-func (r *jobRing) push(j *sdk.Job) {
-	if r.n == len(r.buf) {
-		// Grown here, as sdk.FIFO.Push does, rather than in a call,
-		// which would make push too big to inline: appending the
-		// buffer to itself keeps every job at its ring position under
-		// the doubled mask (those that had wrapped round reappear right
-		// after the old end).
-		r.buf = append(r.buf, r.buf...)
-		if r.n == 0 {
-			r.buf = make([]*sdk.Job, 16)
-		}
-	}
-	r.buf[(r.head+r.n)&(len(r.buf)-1)] = j
-	r.n++
-}
-
-// pop removes and returns the oldest job; the ring must not be empty. The
-// vacated slot keeps its stale pointer: it is never read before a push
-// overwrites it, and the engine owns (and pools) the jobs, so it holds no
-// memory alive, while clearing it would cost a store with a write barrier
-// per job. As sdk.FIFO.Pop does, in a long queue it prefetches the job
-// three pops ahead: the jobs at the front have waited behind the thousands
-// of others and are likely cold.
-func (r *jobRing) pop() *sdk.Job {
-	mask := len(r.buf) - 1
-	j := r.buf[r.head&mask]
-	r.head = (r.head + 1) & mask
-	r.n--
-	if r.n >= prefetchAbove {
-		prefetch.Line(unsafe.Pointer(r.buf[(r.head+prefetchAhead)&mask]))
+// pop removes and returns q's oldest job (q must not be empty), and in a
+// long queue prefetches the job three pops ahead, as sdk.FIFO.Pop does.
+func pop(q *jobring.Ring) *sdk.Job {
+	j := q.Pop()
+	if q.Len() >= prefetchAbove {
+		q.Prefetch(prefetchAhead)
 	}
 	return j
 }

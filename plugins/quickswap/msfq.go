@@ -12,9 +12,8 @@ package quickswap
 import (
 	"fmt"
 	"strconv"
-	"unsafe"
 
-	"github.com/msjfarm/msjfarm/internal/prefetch"
+	"github.com/msjfarm/msjfarm/internal/jobring"
 	"github.com/msjfarm/msjfarm/sdk"
 )
 
@@ -92,7 +91,7 @@ type MSFQ struct {
 	l   int // resolved ℓ
 
 	k            int
-	light, heavy jobRing
+	light, heavy jobring.Ring
 	n1, nk       int // in the system
 	run1         int // light jobs in service
 	phase        int
@@ -144,8 +143,8 @@ func (p *MSFQ) Init(s *sdk.System) error {
 			return fmt.Errorf("msfq: defined for one-or-all workloads only (Q §4.2: every class needs 1 or k = %d servers); class %q needs %d (use static-quickswap or adaptive-quickswap)", p.k, name, c.Need)
 		}
 	}
-	p.light.reset()
-	p.heavy.reset()
+	p.light.Reset()
+	p.heavy.Reset()
 	p.n1, p.nk, p.run1 = 0, 0, 0
 	p.phase = 3 // an empty system rests in phase 3 (see the type's doc)
 	p.clk = clock{}
@@ -164,7 +163,7 @@ func (p *MSFQ) Arrive(s *sdk.System, j *sdk.Job) {
 	p.time[p.phase] += p.clk.advance(s)
 	if j.Need() != 1 {
 		p.nk++
-		p.heavy.push(j)
+		p.heavy.Push(j)
 		p.step(s)
 		return
 	}
@@ -174,7 +173,7 @@ func (p *MSFQ) Arrive(s *sdk.System, j *sdk.Job) {
 		// Phase 1's rules read nk, the heavy queue and the idle servers,
 		// phase 4's the light jobs in service: a light arrival changes
 		// none of them, so after the previous event's step none fires.
-		p.light.push(j)
+		p.light.Push(j)
 		return
 	case 2:
 		// admitLight. After a step in phase 2 either no light job waits
@@ -183,19 +182,19 @@ func (p *MSFQ) Arrive(s *sdk.System, j *sdk.Job) {
 		// waiting light job and starts. n1 only grew, so if n1 >= k held
 		// before, phase 2 goes on.
 		if s.Free() == 0 {
-			p.light.push(j)
-		} else if p.light.n == 0 {
+			p.light.Push(j)
+		} else if p.light.Len() == 0 {
 			s.Start(j)
 			p.run1++
 		} else {
-			p.light.push(j)
+			p.light.Push(j)
 			p.admitLight(s)
 		}
 		if p.n1 >= p.k {
 			return
 		}
 	default:
-		p.light.push(j)
+		p.light.Push(j)
 	}
 	p.step(s)
 }
@@ -218,15 +217,12 @@ func (p *MSFQ) Complete(s *sdk.System, j *sdk.Job) {
 	// step would admit light jobs and stay. This is admitLight inline.
 	q := &p.light
 	free := s.Free()
-	for q.n > 0 && free > 0 {
-		// q.pop(), by hand: with its prefetch call pop is too big for
-		// the compiler to inline.
-		mask := len(q.buf) - 1
-		j := q.buf[q.head&mask]
-		q.head = (q.head + 1) & mask
-		q.n--
-		if q.n >= prefetchAbove {
-			prefetch.Line(unsafe.Pointer(q.buf[(q.head+prefetchAhead)&mask]))
+	for q.Len() > 0 && free > 0 {
+		// pop(q), inline (a call here costs more than the prefetch saves
+		// on short queues).
+		j := q.Pop()
+		if q.Len() >= prefetchAbove {
+			q.Prefetch(prefetchAhead)
 		}
 		s.Start(j)
 		p.run1++
@@ -252,8 +248,8 @@ func (p *MSFQ) step(s *sdk.System) {
 				p.enter(2)
 				continue
 			}
-			if p.heavy.n > 0 && s.Free() == p.k {
-				s.Start(p.heavy.pop())
+			if p.heavy.Len() > 0 && s.Free() == p.k {
+				s.Start(pop(&p.heavy))
 			}
 			return
 		case 2:
@@ -281,8 +277,8 @@ func (p *MSFQ) step(s *sdk.System) {
 }
 
 func (p *MSFQ) admitLight(s *sdk.System) {
-	for p.light.n > 0 && s.Free() > 0 {
-		s.Start(p.light.pop())
+	for p.light.Len() > 0 && s.Free() > 0 {
+		s.Start(pop(&p.light))
 		p.run1++
 	}
 }
