@@ -269,6 +269,7 @@ type Reference struct {
 // time is measured; it exits by itself if the worker dies without stopping
 // it; it logs to stderr at $MSJFARM_PLUGIN_LOG_LEVEL (default warn), which
 // the worker re-logs.
+//
 // It sets the garbage collector's target to GOGC=400 unless $GOGC is set, as
 // msjfarm does: a replication's heap is nearly all live, so the default
 // target only makes the collector rescan a growing queue.
