@@ -186,7 +186,7 @@ func (p *Policy) arriveDS(s *sdk.System, i int32) {
 	}
 	sb := &p.sb[sl.bucket]
 	var r int32
-	sb.root, r = p.tInsert(sb.root, i, false)
+	sb.root, r = p.tInsert(sb.root, i, modeKey)
 	if r < sb.w { // ahead of the bucket's waiting jobs in M: joins M
 		sb.w++
 		p.sumM += int(sl.need)
@@ -208,8 +208,7 @@ func (p *Policy) completeDS(s *sdk.System, i int32) {
 	p.unrun(i)
 	p.sumM -= int(sl.need)
 	p.ds.cnt--
-	*sl = slot{}
-	p.free = append(p.free, i)
+	p.release(i)
 	if all {
 		return // every other job is still served: nothing to decide
 	}

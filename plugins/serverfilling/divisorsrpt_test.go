@@ -91,38 +91,30 @@ func dsStructuredCases(t *testing.T) []dfCase {
 // event for event, with backfill and crossings each on and off, on the
 // random and structured workloads above. TestDivisorSRPTPathLong (build tag
 // long) runs four times the random workloads at five times the length.
-func TestDivisorSRPTPathExact(t *testing.T) {
-	arrivals := int64(8000)
-	if testing.Short() {
-		arrivals /= 6
-	}
-	cs := dsRandomCases(60, arrivals, false)
-	for _, c := range dsStructuredCases(t) {
-		if testing.Short() {
-			c.arrivals /= 6
-		}
-		cs = append(cs, c)
-	}
-	dsFastVsGeneral(t, SRPTOrder, cs)
-}
+func TestDivisorSRPTPathExact(t *testing.T) { dsExact(t, SRPTOrder, 60, false) }
 
 // TestDivisorGittinsPathExact: the same for DivisorFilling-Gittins with one
 // class per need and ranks that never rise (deterministic, uniform,
 // Weibull of shape ≥ 1, exponential: constant ranks), random workloads,
 // plus the structured ones whose classes have distinct needs.
-func TestDivisorGittinsPathExact(t *testing.T) {
+func TestDivisorGittinsPathExact(t *testing.T) { dsExact(t, GittinsOrder, 40, true) }
+
+// dsExact runs order's fast path against the general one on n random
+// workloads (gittins: of the kind the Gittins path takes) and the
+// structured ones, 8000 arrivals each (a sixth with -short).
+func dsExact(t *testing.T, order Order, n int, gittins bool) {
 	arrivals := int64(8000)
 	if testing.Short() {
 		arrivals /= 6
 	}
-	cs := dsRandomCases(40, arrivals, true)
+	cs := dsRandomCases(n, arrivals, gittins)
 	for _, c := range dsStructuredCases(t) {
 		if testing.Short() {
 			c.arrivals /= 6
 		}
 		cs = append(cs, c)
 	}
-	dsFastVsGeneral(t, GittinsOrder, cs)
+	dsFastVsGeneral(t, order, cs)
 }
 
 // dsFastVsGeneral compares the traces of the DivisorFilling-SRPT path and

@@ -71,13 +71,6 @@ import (
 // while every job runs starts at once, and a completion while every job
 // runs decides nothing, as in the general path.
 
-// Orders of the treaps of this path (gLess).
-const (
-	modeKey  uint8 = iota // (key, arrival): waiting jobs; running jobs of a constant rank
-	modeFall              // (fin, arrival): running jobs of a rank that never rises
-	modeRise              // (fin, arrival) descending: running jobs of a rank that never falls
-)
-
 // riseState is the rising-rank path's state.
 type riseState struct {
 	rmode  []uint8 // per class: its running treap's order
@@ -201,7 +194,7 @@ func (p *Policy) arriveRise(s *sdk.System, i int32) {
 		return
 	}
 	g.sumAll += int(sl.need)
-	g.wroot[sl.bucket] = p.gInsert(g.wroot[sl.bucket], i, modeKey)
+	g.wroot[sl.bucket], _ = p.tInsert(g.wroot[sl.bucket], i, modeKey)
 	g.nWait++
 	p.decideRise(s)
 }
@@ -216,11 +209,10 @@ func (p *Policy) completeRise(s *sdk.System, i int32) {
 		p.slots[last].pend = k + 1
 		g.pend = g.pend[:len(g.pend)-1]
 	} else {
-		g.rroot[sl.class] = p.gDelete(g.rroot[sl.class], i, g.rmode[sl.class])
+		g.rroot[sl.class] = p.tDelete(g.rroot[sl.class], i, g.rmode[sl.class])
 	}
 	g.sumAll -= int(sl.need)
-	*sl = slot{}
-	p.free = append(p.free, i)
+	p.release(i)
 	if g.nWait == 0 {
 		return // every job runs: still all served
 	}
@@ -230,7 +222,7 @@ func (p *Policy) completeRise(s *sdk.System, i int32) {
 func (p *Policy) riseRunInsert(i int32) {
 	g := p.gr
 	c := p.slots[i].class
-	g.rroot[c] = p.gInsert(g.rroot[c], i, g.rmode[c])
+	g.rroot[c], _ = p.tInsert(g.rroot[c], i, g.rmode[c])
 }
 
 // decideRise is decide for this path (see the comment at the top).
@@ -351,9 +343,9 @@ func (p *Policy) decideRise(s *sdk.System) {
 		for _, x := range l {
 			sl := &p.slots[x]
 			p.gkey(x, now)
-			g.rroot[sl.class] = p.gDelete(g.rroot[sl.class], x, g.rmode[sl.class])
+			g.rroot[sl.class] = p.tDelete(g.rroot[sl.class], x, g.rmode[sl.class])
 			p.stopRun(sl, now)
-			g.wroot[sl.bucket] = p.gInsert(g.wroot[sl.bucket], x, modeKey)
+			g.wroot[sl.bucket], _ = p.tInsert(g.wroot[sl.bucket], x, modeKey)
 			g.nWait++
 		}
 	}
@@ -600,74 +592,4 @@ func (p *Policy) riseCountTie(v *gview, e int32, now float64) int32 {
 		}
 	}
 	return max(0, min(off, v.rhi)-v.rlo)
-}
-
-// gLess orders two jobs of one treap of this path (see the modes).
-func (p *Policy) gLess(a, b int32, mode uint8) bool {
-	sa, sb := &p.slots[a], &p.slots[b]
-	switch mode {
-	case modeFall:
-		return sa.fin < sb.fin || sa.fin == sb.fin && sa.id < sb.id
-	case modeRise:
-		return sa.fin > sb.fin || sa.fin == sb.fin && sa.id > sb.id
-	}
-	return sa.key < sb.key || sa.key == sb.key && sa.id < sb.id
-}
-
-// gSplit splits t into the jobs before x and the others (tSplit in the
-// order mode).
-func (p *Policy) gSplit(t, x int32, mode uint8) (int32, int32) {
-	if t < 0 {
-		return -1, -1
-	}
-	if p.gLess(t, x, mode) {
-		l, r := p.gSplit(p.slots[t].tr, x, mode)
-		p.slots[t].tr = l
-		p.tFix(t)
-		return t, r
-	}
-	l, r := p.gSplit(p.slots[t].tl, x, mode)
-	p.slots[t].tl = r
-	p.tFix(t)
-	return l, t
-}
-
-// gInsert adds x to t in the order mode (tInsert's method).
-func (p *Policy) gInsert(t, x int32, mode uint8) int32 {
-	p.seed ^= p.seed << 13
-	p.seed ^= p.seed >> 17
-	p.seed ^= p.seed << 5
-	sl := &p.slots[x]
-	sl.pri = p.seed
-	link := &t
-	for *link >= 0 && p.slots[*link].pri > sl.pri {
-		ns := &p.slots[*link]
-		ns.tsz++
-		if p.gLess(*link, x, mode) {
-			link = &ns.tr
-		} else {
-			link = &ns.tl
-		}
-	}
-	sl.tl, sl.tr = p.gSplit(*link, x, mode)
-	p.tFix(x)
-	*link = x
-	return t
-}
-
-// gDelete removes x (in t) from t in the order mode.
-func (p *Policy) gDelete(t, x int32, mode uint8) int32 {
-	link := &t
-	for *link != x {
-		ns := &p.slots[*link]
-		ns.tsz--
-		if p.gLess(*link, x, mode) {
-			link = &ns.tr
-		} else {
-			link = &ns.tl
-		}
-	}
-	xs := &p.slots[x]
-	*link = p.tMerge(xs.tl, xs.tr)
-	return t
 }

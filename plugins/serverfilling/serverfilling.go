@@ -623,6 +623,12 @@ func (p *Policy) alloc(j *sdk.Job) int32 {
 	return i
 }
 
+// release clears slot i, whose job has left, and returns it to alloc.
+func (p *Policy) release(i int32) {
+	p.slots[i] = slot{}
+	p.free = append(p.free, i)
+}
+
 // full reports whether M has reached its stopping rule at the last decision.
 func (p *Policy) full() bool {
 	if p.proc == ServerFilling {
@@ -729,8 +735,7 @@ func (p *Policy) Complete(s *sdk.System, j *sdk.Job) {
 		p.sumM -= int(sl.need)
 		k := slices.Index(p.m, i)
 		p.m = slices.Delete(p.m, k, k+1)
-		*sl = slot{}
-		p.free = append(p.free, i)
+		p.release(i)
 		return
 	}
 	sl.dead = true
@@ -776,8 +781,7 @@ func (p *Policy) decide(s *sdk.System) {
 	for _, i := range p.m {
 		sl := &p.slots[i]
 		if sl.dead {
-			*sl = slot{}
-			p.free = append(p.free, i)
+			p.release(i)
 			continue
 		}
 		if sl.moving {

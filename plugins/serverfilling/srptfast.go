@@ -175,7 +175,7 @@ func (p *Policy) flushPending() {
 func (p *Policy) runAppend(i int32) {
 	sl := &p.slots[i]
 	g := p.runGroup(sl)
-	p.rroot[g], _ = p.tInsert(p.rroot[g], i, true)
+	p.rroot[g], _ = p.tInsert(p.rroot[g], i, modeFall)
 	p.sb[sl.bucket].nRun++
 	sl.serve = true
 }
@@ -184,7 +184,7 @@ func (p *Policy) runAppend(i int32) {
 func (p *Policy) runRemove(i int32) {
 	sl := &p.slots[i]
 	g := p.runGroup(sl)
-	p.rroot[g] = p.tDelete(p.rroot[g], i, true)
+	p.rroot[g] = p.tDelete(p.rroot[g], i, modeFall)
 	p.sb[sl.bucket].nRun--
 	sl.serve = false
 }
@@ -232,7 +232,7 @@ func (p *Policy) arriveSRPT(s *sdk.System, i int32) {
 	}
 	sb := &p.sb[sl.bucket]
 	var r int32
-	sb.root, r = p.tInsert(sb.root, i, false)
+	sb.root, r = p.tInsert(sb.root, i, modeKey)
 	if r < sb.w { // ahead of the bucket's boundary in M: joins M
 		sb.w++
 		p.sumM += int(sl.need)
@@ -268,8 +268,7 @@ func (p *Policy) completeSRPT(s *sdk.System, i int32) {
 	sl := &p.slots[i]
 	p.unrun(i)
 	p.sumM -= int(sl.need)
-	*sl = slot{}
-	p.free = append(p.free, i)
+	p.release(i)
 	if all {
 		return // still all served: nothing to decide
 	}
@@ -346,7 +345,7 @@ func (p *Policy) toWaiting(i int32, now float64) *sbucket {
 	p.runRemove(i)
 	p.stopRun(sl, now)
 	sb := &p.sb[sl.bucket]
-	sb.root, _ = p.tInsert(sb.root, i, false)
+	sb.root, _ = p.tInsert(sb.root, i, modeKey)
 	return sb
 }
 
@@ -621,13 +620,27 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 // from a fixed-seed generator and only shape the trees: no decision depends
 // on them. A job is in at most one treap, so the fields are shared.
 
-// tLess orders two jobs of one treap (run: the running jobs' treap).
-func (p *Policy) tLess(a, b int32, run bool) bool {
-	if !run {
-		return heapLess(p, a, b)
-	}
+// Orders of the treaps (tLess). This path uses modeKey for waiting jobs and
+// modeFall for running ones; the rising-rank path (gittinsrise.go) all three.
+const (
+	modeKey  uint8 = iota // (key, arrival): waiting jobs, the general path's heap order; running jobs of a constant rank
+	modeFall              // (fin, arrival): running jobs of a rank that never rises
+	modeRise              // (fin, arrival) descending: running jobs of a rank that never falls
+)
+
+// tLess orders two jobs of one treap in the order mode.
+func (p *Policy) tLess(a, b int32, mode uint8) bool {
+	// Written out rather than calling heapLess for modeKey: the call
+	// would put tLess over the compiler's inlining budget, and it runs at
+	// every level of every treap descent.
 	sa, sb := &p.slots[a], &p.slots[b]
-	return sa.fin < sb.fin || sa.fin == sb.fin && sa.id < sb.id
+	switch mode {
+	case modeKey: // heapLess's order
+		return sa.key < sb.key || sa.key == sb.key && sa.id < sb.id
+	case modeFall:
+		return sa.fin < sb.fin || sa.fin == sb.fin && sa.id < sb.id
+	}
+	return sa.fin > sb.fin || sa.fin == sb.fin && sa.id > sb.id
 }
 
 func (p *Policy) tSize(t int32) int32 {
@@ -643,17 +656,17 @@ func (p *Policy) tFix(t int32) {
 }
 
 // tSplit splits t into the jobs before x and the others.
-func (p *Policy) tSplit(t, x int32, run bool) (int32, int32) {
+func (p *Policy) tSplit(t, x int32, mode uint8) (int32, int32) {
 	if t < 0 {
 		return -1, -1
 	}
-	if p.tLess(t, x, run) {
-		l, r := p.tSplit(p.slots[t].tr, x, run)
+	if p.tLess(t, x, mode) {
+		l, r := p.tSplit(p.slots[t].tr, x, mode)
 		p.slots[t].tr = l
 		p.tFix(t)
 		return t, r
 	}
-	l, r := p.tSplit(p.slots[t].tl, x, run)
+	l, r := p.tSplit(p.slots[t].tl, x, mode)
 	p.slots[t].tl = r
 	p.tFix(t)
 	return l, t
@@ -681,7 +694,7 @@ func (p *Policy) tMerge(a, b int32) int32 {
 // jobs before it): down the search path while the nodes outrank x's
 // priority, then x takes the place of the subtree there, split at x
 // (expected O(1) in size).
-func (p *Policy) tInsert(t, x int32, run bool) (int32, int32) {
+func (p *Policy) tInsert(t, x int32, mode uint8) (int32, int32) {
 	p.seed ^= p.seed << 13
 	p.seed ^= p.seed >> 17
 	p.seed ^= p.seed << 5
@@ -693,14 +706,14 @@ func (p *Policy) tInsert(t, x int32, run bool) (int32, int32) {
 		n := *link
 		ns := &p.slots[n]
 		ns.tsz++
-		if p.tLess(n, x, run) {
+		if p.tLess(n, x, mode) {
 			rank += 1 + p.tSize(ns.tl)
 			link = &ns.tr
 		} else {
 			link = &ns.tl
 		}
 	}
-	l, r := p.tSplit(*link, x, run)
+	l, r := p.tSplit(*link, x, mode)
 	rank += p.tSize(l)
 	sl.tl, sl.tr = l, r
 	p.tFix(x)
@@ -709,12 +722,12 @@ func (p *Policy) tInsert(t, x int32, run bool) (int32, int32) {
 }
 
 // tDelete removes x (in t) from t and returns the new root.
-func (p *Policy) tDelete(t, x int32, run bool) int32 {
+func (p *Policy) tDelete(t, x int32, mode uint8) int32 {
 	link := &t
 	for *link != x {
 		ns := &p.slots[*link]
 		ns.tsz--
-		if p.tLess(*link, x, run) {
+		if p.tLess(*link, x, mode) {
 			link = &ns.tr
 		} else {
 			link = &ns.tl

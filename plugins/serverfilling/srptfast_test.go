@@ -198,7 +198,7 @@ func TestTreap(t *testing.T) {
 			}
 			p.slots[i] = slot{id: int64(step), key: float64(r.IntN(50))}
 			var rank int32
-			root, rank = p.tInsert(root, i, false)
+			root, rank = p.tInsert(root, i, modeKey)
 			at, _ := slices.BinarySearchFunc(ref, i, func(a, b int32) int {
 				if heapLess(p, a, b) {
 					return -1
@@ -211,7 +211,7 @@ func TestTreap(t *testing.T) {
 			ref = slices.Insert(ref, at, i)
 		case op < 8: // delete anywhere
 			k := r.IntN(len(ref))
-			root = p.tDelete(root, ref[k], false)
+			root = p.tDelete(root, ref[k], modeKey)
 			free = append(free, ref[k])
 			ref = slices.Delete(ref, k, k+1)
 		default: // delete the first

@@ -244,8 +244,7 @@ func (p *Policy) completeStatic(s *sdk.System, i int32) {
 	p.unlink(i)
 	p.leaveM(i)
 	p.cells[p.cls[sl.class].cell].served--
-	*sl = slot{}
-	p.free = append(p.free, i)
+	p.release(i)
 	for p.sumM < p.k {
 		nx := p.afterM()
 		if nx < 0 {
