@@ -145,7 +145,12 @@ func TestLivePageBrowser(t *testing.T) {
 	sw := filepath.Join(dir, "live.yaml")
 	arrivals := os.Getenv("MSJFARM_LIVE_ARRIVALS")
 	if arrivals == "" {
-		arrivals = "8e5"
+		// Enough for the campaign to span several of the page's
+		// one-second polls on a fast, idle machine: about 6 s of
+		// simulation on one worker slot here. At 8e5 it once took
+		// under 2 s (MSF and MSFQ got faster) and the page saw only
+		// [8 24] finished tasks.
+		arrivals = "3e6"
 	}
 	if err := os.WriteFile(sw, []byte(fmt.Sprintf(liveSweep, arrivals)), 0o644); err != nil {
 		t.Fatal(err)
