@@ -166,6 +166,8 @@ type (
 	System = sim.System
 	// Job is a job in the system, owned by the engine.
 	Job = sim.Job
+	// Parked is a waiting job handed back to the engine (System.Park).
+	Parked = sim.Parked
 	// Class is a job class of the workload (System.Classes): name, server
 	// need, share of arrivals and service distribution.
 	Class = sim.Class

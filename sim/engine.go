@@ -179,6 +179,16 @@ type System struct {
 	// under a policy that cannot preempt it will finish.
 	taggedRunning int64
 	preemptedN    int64 // measured jobs preempted at least once
+
+	// winStart and winEnd are the replication's measurement window (arrival
+	// indices), arriving the id of the job whose Arrive call is running
+	// (-1 outside one), classNeed each class's need, and parkedTagged counts
+	// the parked measured jobs per class: what Unpark needs to restore a Job,
+	// and the end-of-run census its count of jobs still in the system.
+	winStart, winEnd int64
+	arriving         int64
+	classNeed        []int32
+	parkedTagged     []int64
 }
 
 // Now is the current simulated time.
@@ -505,6 +515,12 @@ func newReplication(w *Workload, p Policy, cfg *Config, batches []float64) *repl
 		drain = max(cfg.Arrivals, 1000)
 	}
 	r.winStart, r.winEnd = cfg.Warmup, cfg.Warmup+cfg.Arrivals
+	s.winStart, s.winEnd, s.arriving = r.winStart, r.winEnd, -1
+	s.parkedTagged = make([]int64, len(w.Classes))
+	s.classNeed = make([]int32, len(w.Classes))
+	for i, c := range w.Classes {
+		s.classNeed[i] = int32(c.Need)
+	}
 	r.stopAt = r.winEnd + drain
 	r.progEvery, r.nextProg = max(r.winEnd/100, 1), math.MaxInt64
 	if cfg.Progress != nil {
@@ -738,7 +754,9 @@ func (r *replication) arrive(j *Job, id int64) {
 	if s.obs != nil {
 		s.observe(TraceArrive, j)
 	}
+	s.arriving = id
 	r.p.Arrive(s, j)
+	s.arriving = -1
 	if j.state == stateWaiting {
 		j.delayed = true
 	}

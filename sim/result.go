@@ -343,6 +343,7 @@ func (r *recorder) result(s *System, events uint64, undeparted int64, stop stopR
 	if undeparted > 0 {
 		res.LowerBound = true
 		for i, n := range s.pool.undeparted(len(res.Classes)) {
+			n += s.parkedTagged[i]
 			res.Classes[i].Undeparted = n
 			res.Classes[i].LowerBound = n > 0
 		}

@@ -11,26 +11,92 @@
 // λ = 7 (a backlog of 750 000 jobs after 1.33·10^6 arrivals) that was ~25%
 // of the CPU time; at GOGC=400 it is ~10%, and the peak memory is the same,
 // because there is so little garbage to let accumulate.
+//
+// At GOGC=400 the runtime still starts its first cycle at 16 MiB (its 4-MiB
+// minimum heap, scaled by GOGC), which a growing backlog reaches in a few
+// tens of milliseconds; that one cycle, mostly its write barriers, was 7% of
+// the same run once the backlog was kept compactly (sdk.ParkingFIFO). So
+// the collector also waits until the heap reaches Floor: the goal is
+// max(Floor, live heap × (1 + Percent/100)), set again after every cycle.
 package gcpace
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
+	"sync/atomic"
 )
 
-// Percent is the GOGC value a simulation process runs with when the
-// environment does not set GOGC.
-const Percent = 400
+const (
+	// Percent is the GOGC value a simulation process runs with when the
+	// environment does not set GOGC, once its live heap is past
+	// Floor/(1+Percent/100).
+	Percent = 400
+	// Floor is the heap size below which no cycle starts: 64 MiB, which a
+	// replication reaches only with a queue of 10^6 jobs or more.
+	Floor = 64 << 20
+	// runtimeMinHeap is the Go runtime's minimum heap goal at GOGC=100
+	// (defaultHeapMinimum): at GOGC=x the goal is never below
+	// runtimeMinHeap·x/100, so the percent that gives Floor is the largest
+	// one the floor may use.
+	runtimeMinHeap = 4 << 20
+	maxPercent     = Floor / runtimeMinHeap * 100
+)
 
-// Apply sets the collector's target to Percent unless $GOGC is set (the
-// user's choice wins, including GOGC=off). It returns the target now in
-// force, as debug.SetGCPercent reports it (negative: off).
+// Apply sets the collector's pace — goal max(Floor, live × (1 +
+// Percent/100)) — unless $GOGC is set (the user's choice wins, including
+// GOGC=off, and then nothing is changed). It returns the GOGC now in force,
+// as debug.SetGCPercent reports it (negative: off).
 func Apply() int {
 	if _, set := os.LookupEnv("GOGC"); set {
 		v := debug.SetGCPercent(-1)
 		debug.SetGCPercent(v)
 		return v
 	}
-	debug.SetGCPercent(Percent)
-	return Percent
+	p := PercentFor(liveHeap())
+	debug.SetGCPercent(p)
+	if armed.CompareAndSwap(false, true) {
+		arm() // once per process: msjfarm's __serve-family calls Apply twice
+	}
+	return p
+}
+
+var armed atomic.Bool
+
+// PercentFor is the GOGC that puts the next goal at max(Floor, live × (1 +
+// Percent/100)) for a live heap of live bytes.
+func PercentFor(live uint64) int {
+	switch {
+	case live*(100+Percent)/100 >= Floor:
+		return Percent
+	case live == 0:
+		return maxPercent
+	}
+	// live·(1 + p/100) = Floor, within [Percent, maxPercent].
+	return min(max(int(Floor*100/live)-100, Percent), maxPercent)
+}
+
+// arm re-sets the pace after the next cycle: a cleanup runs once the
+// collector has found an object unreachable, that is after each cycle.
+func arm() {
+	s := new(sentinel)
+	runtime.AddCleanup(s, func(struct{}) {
+		debug.SetGCPercent(PercentFor(liveHeap()))
+		arm()
+	}, struct{}{})
+}
+
+// sentinel is large enough not to share a tiny-allocator block, whose
+// other objects could keep it reachable.
+type sentinel [32]byte
+
+// liveHeap is the heap the last cycle found live (0 before the first).
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }

@@ -14,27 +14,29 @@ var Policies = []sdk.Spec{{
 }}
 
 // FCFS keeps one global arrival-order queue: a decision costs O(1) per job it
-// starts, whatever the number of classes.
+// starts, whatever the number of classes. It only ever takes the front job,
+// so the queue parks the jobs deep in a backlog (sdk.ParkingFIFO): an
+// overloaded FCFS run keeps 24 bytes per waiting job instead of a Job.
 type FCFS struct {
-	q sdk.FIFO
+	q sdk.ParkingFIFO
 }
 
 // Init empties the queue.
 func (p *FCFS) Init(*sdk.System) error { p.q.Reset(); return nil }
 
 // Arrive queues j and starts what fits.
-func (p *FCFS) Arrive(s *sdk.System, j *sdk.Job) { p.q.Push(j); p.fill(s) }
+func (p *FCFS) Arrive(s *sdk.System, j *sdk.Job) { p.q.Push(s, j); p.fill(s) }
 
 // Complete starts what fits in the freed servers.
 func (p *FCFS) Complete(s *sdk.System, _ *sdk.Job) { p.fill(s) }
 
 func (p *FCFS) fill(s *sdk.System) {
 	for {
-		j := p.q.Front()
+		j := p.q.Front(s)
 		if j == nil || j.Need() > s.Free() {
 			return
 		}
-		p.q.Pop()
+		p.q.Pop(s)
 		s.Start(j)
 	}
 }
