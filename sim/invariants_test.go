@@ -52,17 +52,28 @@ func (p *badPolicy) Complete(*sim.System, *sim.Job) {}
 
 func TestPolicyErrors(t *testing.T) {
 	w := single(1, 0.5, expD(1))
-	for _, tc := range []struct{ mode, want string }{
-		{"overfill", "needs 1 servers, only 0 idle"},
-		{"twice", "already running"},
-		{"preempt", "did not declare preemption"},
-		{"size", "did not declare SizeAware"},
-		{"trace", "trace (job sizes) read by a policy that did not declare SizeAware"},
-		{"timer", "does not implement TimerHandler"},
-		{"panic", "policy panicked"},
+	for _, tc := range []struct {
+		mode, want string
+		p          sim.Policy // nil: badPolicy{mode}
+	}{
+		{"overfill", "needs 1 servers, only 0 idle", nil},
+		{"twice", "already running", nil},
+		{"preempt", "did not declare preemption", nil},
+		{"size", "did not declare SizeAware", nil},
+		{"trace", "trace (job sizes) read by a policy that did not declare SizeAware", nil},
+		{"timer", "does not implement TimerHandler", nil},
+		{"panic", "policy panicked", nil},
+		// Only a waiting job that never ran can be parked (a Parked keeps
+		// no progress).
+		{"park running", "parked but it is not waiting", &parker{mode: "running"}},
+		{"park preempted", "parked after it was preempted", &parker{mode: "preempted"}},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
-			_, err := sim.Run(w, &badPolicy{mode: tc.mode}, sim.Config{Seed: 1, Arrivals: 100})
+			p := tc.p
+			if p == nil {
+				p = &badPolicy{mode: tc.mode}
+			}
+			_, err := sim.Run(w, p, sim.Config{Seed: 1, Arrivals: 100})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
 			}

@@ -3,7 +3,6 @@ package sim_test
 import (
 	"encoding/json"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
@@ -97,7 +96,7 @@ func TestParkSameResults(t *testing.T) {
 	}
 }
 
-// parker misuses Park in the way its mode says.
+// parker misuses Park in the way its mode says (TestPolicyErrors).
 type parker struct {
 	mode string
 	p    sim.Parked
@@ -117,20 +116,3 @@ func (p *parker) Arrive(s *sim.System, j *sim.Job) {
 	}
 }
 func (p *parker) Complete(*sim.System, *sim.Job) {}
-
-// TestParkErrors: only a waiting job that never ran can be parked (a
-// Parked keeps no progress); anything else is an error of the run.
-func TestParkErrors(t *testing.T) {
-	w := single(1, 0.5, expD(1))
-	for _, tc := range []struct{ mode, want string }{
-		{"running", "parked but it is not waiting"},
-		{"preempted", "parked after it was preempted"},
-	} {
-		t.Run(tc.mode, func(t *testing.T) {
-			_, err := sim.Run(w, &parker{mode: tc.mode}, sim.Config{Seed: 1, Arrivals: 100})
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
-			}
-		})
-	}
-}
