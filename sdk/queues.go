@@ -323,6 +323,10 @@ func (q *ParkingFIFO) Pop(s *System) *Job {
 	q.near[q.head] = nil
 	q.head = (q.head + 1) & (ParkAfter - 1)
 	q.n--
+	if q.n >= prefetchAbove {
+		// As FIFO.Pop does.
+		prefetch.Line(unsafe.Pointer(q.near[(q.head+prefetchAhead)&(ParkAfter-1)]))
+	}
 	return j
 }
 

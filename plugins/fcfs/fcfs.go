@@ -24,8 +24,17 @@ type FCFS struct {
 // Init empties the queue.
 func (p *FCFS) Init(*sdk.System) error { p.q.Reset(); return nil }
 
-// Arrive queues j and starts what fits.
-func (p *FCFS) Arrive(s *sdk.System, j *sdk.Job) { p.q.Push(s, j); p.fill(s) }
+// Arrive starts j if nothing waits and it fits, else queues it. (That is
+// "queue j and start what fits": when jobs wait, the front one did not fit
+// at the last decision and no server has been freed since, so nothing
+// fits now either.)
+func (p *FCFS) Arrive(s *sdk.System, j *sdk.Job) {
+	if p.q.Len() == 0 && j.Need() <= s.Free() {
+		s.Start(j)
+		return
+	}
+	p.q.Push(s, j)
+}
 
 // Complete starts what fits in the freed servers.
 func (p *FCFS) Complete(s *sdk.System, _ *sdk.Job) { p.fill(s) }
