@@ -5,6 +5,7 @@ import (
 	"sort"
 	"unsafe"
 
+	"github.com/msjfarm/msjfarm/internal/prefault"
 	"github.com/msjfarm/msjfarm/internal/prefetch"
 )
 
@@ -365,6 +366,7 @@ func (q *parkedQueue) grow() {
 	b := q.spare
 	if b == nil {
 		b = make([]Parked, parkedBlock)
+		prefault.Slice(b) // it is written front to back from now on
 	}
 	q.spare = nil
 	q.blocks = append(q.blocks, b)

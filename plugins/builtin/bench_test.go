@@ -105,3 +105,21 @@ func BenchmarkCatalog(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBacklog is FCFS over one-or-all at λ = 7 with no cap on the jobs
+// in system: 1.33·10^6 arrivals (plus warm-up and the drain limit's
+// arrivals) with a queue that grows the whole run, to 8·10^5 jobs. It is the
+// "unstable FCFS queue" row of the side-by-side comparison with the C++
+// simulator: what it measures is the path of a growing backlog, parking
+// and unparking jobs (sdk.ParkingFIFO). (Adding it to the PGO profile was
+// tried: no faster.)
+func BenchmarkBacklog(b *testing.B) {
+	w := simtest.Named(b, "one-or-all", 7)
+	e, err := builtin.Lookup("fcfs")
+	if err != nil {
+		b.Fatal(err)
+	}
+	simtest.BenchRun(b, func(cfg sim.Config) (*sim.Result, error) {
+		return sim.RunFresh(w, func() (sim.Policy, error) { return e.New(), nil }, cfg)
+	}, 1330000)
+}
