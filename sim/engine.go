@@ -186,9 +186,10 @@ type System struct {
 	preemptedN    int64 // measured jobs preempted at least once
 
 	// winStart and winEnd are the replication's measurement window (arrival
-	// indices), classNeed each class's need, and parkedTagged counts
-	// the parked measured jobs per class: what Unpark needs to restore a Job,
-	// and the end-of-run census its count of jobs still in the system.
+	// indices), classNeed each class's need (the source's table), and
+	// parkedTagged counts the parked measured jobs per class: what Unpark
+	// needs to restore a Job, and the end-of-run census its count of jobs
+	// still in the system.
 	winStart, winEnd int64
 	classNeed        []int32
 	parkedTagged     []int64
@@ -520,10 +521,7 @@ func newReplication(w *Workload, p Policy, cfg *Config, batches []float64) *repl
 	r.winStart, r.winEnd = cfg.Warmup, cfg.Warmup+cfg.Arrivals
 	s.winStart, s.winEnd, s.arriving = r.winStart, r.winEnd, -1
 	s.parkedTagged = make([]int64, len(w.Classes))
-	s.classNeed = make([]int32, len(w.Classes))
-	for i, c := range w.Classes {
-		s.classNeed[i] = int32(c.Need)
-	}
+	s.classNeed = r.src.needs
 	r.stopAt = r.winEnd + drain
 	r.progEvery, r.nextProg = max(r.winEnd/100, 1), math.MaxInt64
 	if cfg.Progress != nil {
