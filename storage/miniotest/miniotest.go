@@ -30,6 +30,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
 	"github.com/msjfarm/msjfarm/internal/procutil"
 )
 
@@ -217,7 +220,32 @@ func (s *Server) launch() (ok bool, err error) {
 			}
 		}
 	}
-	return true, nil
+	// Ready on the health endpoint is not yet ready for calls: for a
+	// moment after it, above all after a restart on existing data, MinIO
+	// answers every S3 call with XMinioServerNotInitialized (seen in CI: a
+	// write right after Restart failed so). Wait until a signed call is
+	// served.
+	s3c, err := minio.New(endpoint, &minio.Options{Creds: credentials.NewStaticV4(s.AccessKey, s.SecretKey, "")})
+	if err != nil {
+		s.Stop()
+		t.Fatalf("miniotest: client for %s: %v", endpoint, err)
+	}
+	for {
+		_, err := s3c.ListBuckets(ctx)
+		if err == nil {
+			return true, nil
+		}
+		select {
+		case err := <-exited:
+			exited <- err
+			s.Stop()
+			return false, fmt.Errorf("server exited during start-up (%v); log:\n%s", err, logs.String())
+		case <-ctx.Done():
+			s.Stop()
+			t.Fatalf("miniotest: %s still refusing S3 calls after %v (last: %v); log:\n%s", endpoint, StartTimeout, err, logs.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 func get(ctx context.Context, c *http.Client, url string) (int, error) {
