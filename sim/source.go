@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"math"
+
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/sim/rng"
 )
@@ -202,10 +204,19 @@ func (a *aliasTable) pickU(u float64) int {
 	if i >= n {
 		i = n - 1
 	}
-	if u-float64(i) < a.prob[i] {
-		return i
-	}
-	return a.alias[i]
+	// Branch-free: which of the two the uniform picks is a coin toss the
+	// processor cannot predict (for one-or-all, about one job in three
+	// goes the other way), and the mispredicted branch was half the time
+	// of generating a job; the compiler keeps a branch for an if here,
+	// float or integer. So the test u−i < prob[i] is read off the sign
+	// of d = prob[i] − (u−i), which in IEEE arithmetic is +0 or −0 only
+	// for equal operands and otherwise has the exact difference's sign:
+	// with b its bits as an int64, u−i < prob[i] exactly when b > 0, that
+	// is when both −b and ^b are negative, and mask is then all ones.
+	b := int64(math.Float64bits(a.prob[i] - (u - float64(i))))
+	mask := (-b & ^b) >> 63
+	alt := a.alias[i]
+	return alt ^ ((alt ^ i) & int(mask))
 }
 
 // JobStream yields the job sequence of (workload, seed): exactly the jobs Run
