@@ -205,8 +205,8 @@ func (a *aliasTable) pickU(u float64) int {
 		i = n - 1
 	}
 	// Branch-free: which of the two the uniform picks is a coin toss the
-	// processor cannot predict (for one-or-all, about one job in three
-	// goes the other way), and the mispredicted branch was half the time
+	// processor cannot predict (it follows the class probabilities, not
+	// a pattern), and the mispredicted branch was half the time
 	// of generating a job; the compiler keeps a branch for an if here,
 	// float or integer. So the test u−i < prob[i] is read off the sign
 	// of d = prob[i] − (u−i), which in IEEE arithmetic is +0 or −0 only
