@@ -198,25 +198,32 @@ func newAlias(p []float64) aliasTable {
 // pickU draws a class from its uniform variate u (the source draws one
 // per job when there is more than one class, none otherwise).
 func (a *aliasTable) pickU(u float64) int {
-	n := len(a.prob)
-	u *= float64(n)
-	i := int(u)
-	if i >= n {
-		i = n - 1
-	}
+	i, f := a.column(u)
 	// Branch-free: which of the two the uniform picks is a coin toss the
 	// processor cannot predict (it follows the class probabilities, not
 	// a pattern), and the mispredicted branch was half the time
 	// of generating a job; the compiler keeps a branch for an if here,
-	// float or integer. So the test u−i < prob[i] is read off the sign
-	// of d = prob[i] − (u−i), which in IEEE arithmetic is +0 or −0 only
+	// float or integer. So the test f < prob[i] is read off the sign
+	// of d = prob[i] − f, which in IEEE arithmetic is +0 or −0 only
 	// for equal operands and otherwise has the exact difference's sign:
-	// with b its bits as an int64, u−i < prob[i] exactly when b > 0, that
+	// with b its bits as an int64, f < prob[i] exactly when b > 0, that
 	// is when both −b and ^b are negative, and mask is then all ones.
-	b := int64(math.Float64bits(a.prob[i] - (u - float64(i))))
+	b := int64(math.Float64bits(a.prob[i] - f))
 	mask := (-b & ^b) >> 63
 	alt := a.alias[i]
 	return alt ^ ((alt ^ i) & int(mask))
+}
+
+// column is the alias table's column i that uniform u falls in, and f the
+// fractional part of u·n that picks between its class and its alias.
+func (a *aliasTable) column(u float64) (i int, f float64) {
+	n := len(a.prob)
+	u *= float64(n)
+	i = int(u)
+	if i >= n {
+		i = n - 1
+	}
+	return i, u - float64(i)
 }
 
 // JobStream yields the job sequence of (workload, seed): exactly the jobs Run

@@ -10,13 +10,8 @@ import (
 // pickBranch is the alias draw written as the plain comparison that
 // aliasTable.pickU computes without a branch.
 func (a *aliasTable) pickBranch(u float64) int {
-	n := len(a.prob)
-	u *= float64(n)
-	i := int(u)
-	if i >= n {
-		i = n - 1
-	}
-	if u-float64(i) < a.prob[i] {
+	i, f := a.column(u)
+	if f < a.prob[i] {
 		return i
 	}
 	return a.alias[i]

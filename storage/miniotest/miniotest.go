@@ -202,11 +202,13 @@ func (s *Server) launch() (ok bool, err error) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
 	defer cancel()
-	client := &http.Client{Timeout: 2 * time.Second}
-	for _, path := range []string{"/minio/health/live", "/minio/health/ready"} {
+	// until polls probe every 50 ms until it answers "" (ready), the
+	// process exits (a retry may help) or StartTimeout passes (fatal).
+	until := func(what string, probe func() string) (ok bool, err error) {
 		for {
-			if code, err := get(ctx, client, "http://"+endpoint+path); err == nil && code == http.StatusOK {
-				break
+			last := probe()
+			if last == "" {
+				return true, nil
 			}
 			select {
 			case err := <-exited:
@@ -215,9 +217,25 @@ func (s *Server) launch() (ok bool, err error) {
 				return false, fmt.Errorf("server exited during start-up (%v); log:\n%s", err, logs.String())
 			case <-ctx.Done():
 				s.Stop()
-				t.Fatalf("miniotest: %s not answering 200 on %s after %v; log:\n%s", endpoint, path, StartTimeout, logs.String())
+				t.Fatalf("miniotest: %s %s after %v (last: %s); log:\n%s", endpoint, what, StartTimeout, last, logs.String())
 			case <-time.After(50 * time.Millisecond):
 			}
+		}
+	}
+	client := &http.Client{Timeout: 2 * time.Second}
+	for _, path := range []string{"/minio/health/live", "/minio/health/ready"} {
+		ok, err := until("not answering 200 on "+path, func() string {
+			code, err := get(ctx, client, "http://"+endpoint+path)
+			if err != nil {
+				return err.Error()
+			}
+			if code != http.StatusOK {
+				return http.StatusText(code)
+			}
+			return ""
+		})
+		if !ok {
+			return false, err
 		}
 	}
 	// Ready on the health endpoint is not yet ready for calls: for a
@@ -230,22 +248,12 @@ func (s *Server) launch() (ok bool, err error) {
 		s.Stop()
 		t.Fatalf("miniotest: client for %s: %v", endpoint, err)
 	}
-	for {
-		_, err := s3c.ListBuckets(ctx)
-		if err == nil {
-			return true, nil
+	return until("still refusing S3 calls", func() string {
+		if _, err := s3c.ListBuckets(ctx); err != nil {
+			return err.Error()
 		}
-		select {
-		case err := <-exited:
-			exited <- err
-			s.Stop()
-			return false, fmt.Errorf("server exited during start-up (%v); log:\n%s", err, logs.String())
-		case <-ctx.Done():
-			s.Stop()
-			t.Fatalf("miniotest: %s still refusing S3 calls after %v (last: %v); log:\n%s", endpoint, StartTimeout, err, logs.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		return ""
+	})
 }
 
 func get(ctx context.Context, c *http.Client, url string) (int, error) {
