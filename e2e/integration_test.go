@@ -339,13 +339,18 @@ func TestCoordinatorResume(t *testing.T) {
 	logPath := filepath.Join(f.dir, "runs.log")
 	f.start("worker1", "worker", "-workers", "1", "-worker-name", "w1", "-run-log", logPath)
 	f.start("worker2", "worker", "-workers", "1", "-worker-name", "w2", "-run-log", logPath)
-	id := f.submit(f.writeSweep("resume", 8, "1e6")) // 16 tasks of ~0.3 s
+	// 16 tasks of ~0.25 s on a quiet machine (5e6 arrivals); the kill must
+	// land before the last result, which is checked, not assumed.
+	id := f.submit(f.writeSweep("resume", 8, "5e6"))
 	waitFor(t, "a quarter of the tasks", 30*time.Second, func() bool {
 		s, err := f.status(id)
 		return err == nil && s.Done >= 4
 	})
 	co.signal(syscall.SIGKILL)
 	<-co.done
+	if n := len(readRunLog(t, logPath)["done"]); n == 16 {
+		t.Fatal("all 16 tasks had run when the coordinator was killed: the tasks are too short for this test, raise their arrivals")
+	}
 	// Workers go on without a coordinator; results keep arriving.
 	time.Sleep(1500 * time.Millisecond)
 	f.start("coordinator2", "coordinator", "-ack-wait", "5s", "-reconcile", "1s")
@@ -362,7 +367,7 @@ func TestCoordinatorResume(t *testing.T) {
 	}
 	f.checkOutputs(id)
 	// Re-submitting the finished campaign publishes nothing.
-	out, err := f.run("submit", f.writeSweep("resume", 8, "1e6"))
+	out, err := f.run("submit", f.writeSweep("resume", 8, "5e6"))
 	if err != nil || !strings.Contains(out, "0 published") || !strings.Contains(out, "16 already done") {
 		t.Fatalf("resubmit: %v\n%s", err, out)
 	}
@@ -377,7 +382,12 @@ func TestWorkerKilledMidTask(t *testing.T) {
 	f.start("coordinator", "coordinator", "-ack-wait", ackWait.String())
 	logPath := filepath.Join(f.dir, "runs.log")
 	victim := f.start("victim", "worker", "-workers", "1", "-worker-name", "victim", "-run-log", logPath)
-	id := f.submit(f.writeSweep("sigkill", 2, "8e6")) // 4 tasks of ~2.5 s > AckWait
+	// 4 tasks of ~2–2.5 s on a quiet machine (5e7 arrivals at 0.045 µs
+	// each), longer than AckWait so that heartbeats matter, and long enough
+	// that the kill lands mid-task. Both are checked below, not assumed: the
+	// engine got faster before (8e6 arrivals went from 2.5 s to 0.4 s, and
+	// the victim sometimes finished its task before the kill).
+	id := f.submit(f.writeSweep("sigkill", 2, "5e7"))
 	var killed string
 	waitFor(t, "the victim to start a task", 30*time.Second, func() bool {
 		if _, err := os.Stat(logPath); err != nil {
@@ -395,6 +405,9 @@ func TestWorkerKilledMidTask(t *testing.T) {
 	victim.signal(syscall.SIGKILL)
 	<-victim.done
 	killedAt := time.Now()
+	if ws := readRunLog(t, logPath)["done"][killed]; len(ws) != 0 {
+		t.Fatalf("the victim finished task %s before the kill (%v): the tasks are too short for this test, raise their arrivals", killed, ws)
+	}
 	f.start("rescuer", "worker", "-workers", "2", "-worker-name", "rescuer", "-run-log", logPath)
 	s := f.waitDone(id, 60*time.Second)
 	if s.Done != 4 || s.Failed != 0 {
@@ -415,7 +428,15 @@ func TestWorkerKilledMidTask(t *testing.T) {
 		t.Fatalf("redelivered %v after the kill, before AckWait %v", wait, ackWait)
 	}
 	// Heartbeats: the rescuer's tasks ran longer than AckWait without being
-	// redelivered.
+	// redelivered. That says something only if they did run longer.
+	longest := 0.0
+	for _, r := range recs {
+		longest = max(longest, r.Provenance.WallSeconds)
+	}
+	if longest <= ackWait.Seconds() {
+		t.Fatalf("the longest task ran %.2f s, not longer than AckWait %v: heartbeats untested, raise the tasks' arrivals", longest, ackWait)
+	}
+	t.Logf("longest task %.2f s, AckWait %v", longest, ackWait)
 	for tid, ws := range rl["start"] {
 		n := 0
 		for _, w := range ws {
