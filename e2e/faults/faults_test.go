@@ -88,7 +88,7 @@ axes:
   arrival_rate: [1, 1.5, 2]
 policies: [fcfs, flaky-fcfs]
 replications: %d
-run: {arrivals: 5e5, warmup: 5e4, deadline: 20s}
+run: {arrivals: 4e6, warmup: 5e4, deadline: 20s}
 `, c.reps)
 }
 
@@ -177,7 +177,12 @@ type fault struct {
 	prep   func(f *farm)                                 // before the farm starts (plugin modes, relays)
 	inject func(t *testing.T, f *farm, id string) window // nil: the fault-free run
 	after  func(f *farm) string                          // after the campaign: a note for the table
-	notes  string
+	// premise says, after the campaign, why the fault did not test what
+	// it claims ("" when it did): a row whose fault missed its target
+	// fails rather than passes, so that a faster engine (shorter tasks)
+	// cannot turn a fault into a no-op unnoticed.
+	premise func(f *farm, r row) string
+	notes   string
 }
 
 type window struct {
@@ -371,6 +376,15 @@ func runCampaign(t *testing.T, top *topology, fl fault, base *baseline) (row, *b
 	if base == nil && (r.Tasks != 6*cfg.reps || r.Lost > 0) {
 		why = append(why, fmt.Sprintf("fault-free run has %d good results of %d", r.Tasks-r.Lost, 6*cfg.reps))
 	}
+	// Every fault injected mid-campaign must have found it running.
+	if ok && fl.inject != nil && !w.whole && doneAt.Before(w.start) {
+		why = append(why, "premise: the campaign was done before the fault began (raise the sweep's arrivals)")
+	}
+	if fl.premise != nil {
+		if p := fl.premise(f, r); p != "" {
+			why = append(why, "premise: "+p)
+		}
+	}
 	if len(why) == 0 {
 		r.Verdict = "PASS"
 	} else {
@@ -523,7 +537,13 @@ func loopbackFaults() []fault {
 	}
 	return []fault{
 		{name: "kill-9 worker", notes: "w1 killed mid-task, restarted after 2 s",
-			inject: killFor("w1", "w1", 2*time.Second, func(f *farm) { f.startWorker("w1-restarted", "w1") })},
+			inject: killFor("w1", "w1", 2*time.Second, func(f *farm) { f.startWorker("w1-restarted", "w1") }),
+			premise: func(f *farm, r row) string {
+				if r.Reruns == 0 {
+					return "no task ran again: the kill interrupted none (raise the sweep's arrivals)"
+				}
+				return ""
+			}},
 		{name: "kill-9 coordinator", notes: fmt.Sprintf("restarted after %v", cfg.coDown),
 			inject: killFor("coordinator", "", cfg.coDown, func(f *farm) { f.startCoordinator("coordinator-restarted") })},
 		{name: "kill-9 nats-server", notes: fmt.Sprintf("down %v, restarted on the same port and store", cfg.natsDown),
