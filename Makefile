@@ -56,7 +56,7 @@ FAULTS_OUT ?= $(CURDIR)/bin/faults
 faults: tools
 	MSJFARM_FAULTS_OUT=$(FAULTS_OUT) $(GO) test -tags faults -count=1 -run TestFaults -v -timeout 90m ./e2e/faults/
 
-# The reduced form CI runs (~8 minutes on 2 cores): 60 tasks, MinIO down
+# The reduced form CI runs (~6 minutes on 2 cores): 60 tasks, MinIO down
 # 2 minutes instead of 10, a worker cut off NATS 20 s instead of 60.
 faults-reduced: tools
 	MSJFARM_FAULTS_REDUCED=1 MSJFARM_FAULTS_OUT=$(FAULTS_OUT)-reduced $(GO) test -tags faults -count=1 -run TestFaults -v -timeout 40m ./e2e/faults/
