@@ -74,10 +74,10 @@ func loadConfig() (*config, error) {
 }
 
 // sweep is the campaign of every fault: 3 rates × 2 policies × reps
-// replications of ~0.03 s of simulation each (0.1–0.3 s when the suite was
-// written; the engine got faster). Workers run them back to back, so a
-// fault injected while the campaign runs still finds tasks in flight: the
-// kill -9 of a worker shows re-runs in the table. flaky-fcfs is the suite's own plugin
+// replications of 0.20–0.25 s of simulation each (4e6 arrivals; 5e5 gave
+// that when the suite was written, 0.03 s after the engine got faster, and
+// then the slow-link worker often completed nothing). The faults' premises
+// check that the tasks are still long enough. flaky-fcfs is the suite's own plugin
 // (testdata/msjfarm-policy-flaky), pinned to storage by submit and fetched
 // by the workers, so that the plugin faults have a binary to break.
 func (c *config) sweep() string {
