@@ -397,13 +397,15 @@ type Policy struct {
 	cellTake []int32   // scratch: jobs served per cell
 
 	// SRPT path (srptfast.go): ServerFilling-SRPT in O(C · log n).
-	fastSRPT bool
-	sb       []sbucket
-	rroot    []int32 // treap of running jobs per run group (see runGroup)
-	pend     []int32 // running jobs not yet placed in their treap (flushPending)
-	nOut     int     // waiting jobs outside M
-	seed     uint32  // treap priorities
-	evicted  []int32 // scratch: running jobs that left M
+	fastSRPT                     bool
+	sb                           []sbucket
+	rroot                        []int32 // treap of running jobs per run group (see runGroup)
+	pend                         []int32 // running jobs not yet placed in their treap (flushPending)
+	nOut                         int     // waiting jobs outside M
+	seed                         uint32  // treap priorities
+	evicted                      []int32 // scratch: running jobs that left M
+	evictBuf                     []int32 // scratch: decideStatic's preemptions while partitioned
+	preRuns, startRuns, partRuns []run   // scratch: decideStatic's runs of moves
 
 	gr *riseState // the rising-rank path (gittinsrise.go); nil otherwise
 

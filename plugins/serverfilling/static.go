@@ -40,13 +40,14 @@ import (
 // To keep the decision trace identical to the general path's, the jobs to
 // preempt are told to the engine first those that left M (evicted), then
 // the others, each in the order, then the jobs to start in the order
-// (sorted only when more than one cell contributes).
+// (put in that order by sortRuns, see decideStatic).
 
 type cell struct {
 	head, tail int32 // the cell's jobs in arrival order
 	cur        int32 // first unserved job (-1: none)
 	served     int32
 	inM        int32 // jobs of the cell in M
+	group      int32 // its key group
 }
 
 type group struct {
@@ -104,7 +105,7 @@ func (p *Policy) initStatic() {
 				if !ok {
 					x = int32(len(p.cells))
 					cellOf[k] = x
-					p.cells = append(p.cells, cell{head: -1, tail: -1, cur: -1})
+					p.cells = append(p.cells, cell{head: -1, tail: -1, cur: -1, group: int32(g)})
 					p.bCells[b] = append(p.bCells[b], x)
 				}
 				c.group, c.cell = int32(g), x
@@ -267,25 +268,42 @@ func (p *Policy) decideStatic(s *sdk.System) {
 			t -= n
 		}
 	}
+	// Each cell's moves are a run of its list, so ascending in arrival
+	// index, and the cells are numbered in group order (initStatic): the
+	// runs concatenated in cell order are already in the order (group, then
+	// arrival) except where runs of one group from several cells (buckets)
+	// meet, and only those stretches are sorted (sortRuns). That is what a
+	// sort by the whole comparator gives (a total order), without the
+	// O(m log m) sort: at Borg cell B's load a decision can move dozens of
+	// jobs of one cell.
 	pre, starts := p.next[:0], p.starts[:0]
-	preC, startC := 0, 0 // cells contributing
+	preR, startR := p.preRuns[:0], p.startRuns[:0]
+	evict := 0 // of pre, the jobs that left M
 	for xi := range p.cells {
 		x := &p.cells[xi]
 		want, cur := p.cellTake[xi], x.cur
 		if x.served > want {
-			preC++
-		}
-		for x.served > want {
-			if cur >= 0 {
-				cur = p.slots[cur].bprev
-			} else {
-				cur = x.tail
+			// The cell's jobs in M and its served jobs are prefixes of its
+			// list, so the preempted jobs that left M are the run's last
+			// served − max(want, inM).
+			n := int(x.served - want)
+			ev := max(0, int(x.served-max(want, x.inM)))
+			preR = append(preR, run{off: int32(len(pre)), n: int32(n), ev: int32(ev), g: x.group})
+			evict += ev
+			pre = slices.Grow(pre, n)[:len(pre)+n]
+			r := pre[len(pre)-n:]
+			for j := n - 1; j >= 0; j-- { // collected from the back of the cell
+				if cur >= 0 {
+					cur = p.slots[cur].bprev
+				} else {
+					cur = x.tail
+				}
+				r[j] = cur
 			}
-			pre = append(pre, cur)
-			x.served--
+			x.served = want
 		}
 		if x.served < want {
-			startC++
+			startR = append(startR, run{off: int32(len(starts)), n: want - x.served, g: x.group})
 		}
 		for x.served < want {
 			starts = append(starts, cur)
@@ -294,14 +312,36 @@ func (p *Policy) decideStatic(s *sdk.System) {
 		}
 		x.cur = cur
 	}
-	if preC > 1 {
-		slices.SortFunc(pre, p.preemptOrder)
-	} else {
-		slices.Reverse(pre) // collected from the back of one cell
-	}
-	if startC > 1 {
-		slices.SortFunc(starts, p.staticCmp)
-	}
+	if len(preR) > 1 {
+		if evict > 0 && evict < len(pre) {
+			// The jobs that left M first (the general path preempts them
+			// before packing M), then the others, each part in the order:
+			// a stable partition of the runs.
+			tmp := append(p.evictBuf[:0], pre...)
+			parts := p.partRuns[:0]
+			n := int32(0)
+			for _, r := range preR {
+				if r.ev > 0 {
+					copy(pre[n:], tmp[r.off+r.n-r.ev:r.off+r.n])
+					parts = append(parts, run{off: n, n: r.ev, g: r.g})
+					n += r.ev
+				}
+			}
+			for _, r := range preR {
+				if m := r.n - r.ev; m > 0 {
+					copy(pre[n:], tmp[r.off:r.off+m])
+					parts = append(parts, run{off: n, n: m, g: r.g})
+					n += m
+				}
+			}
+			p.evictBuf, p.partRuns = tmp[:0], parts[:0]
+			p.sortRuns(pre[:evict], parts[:countRuns(parts, int32(evict))])
+			p.sortRuns(pre, parts[countRuns(parts, int32(evict)):])
+		} else {
+			p.sortRuns(pre, preR)
+		}
+	} // one cell's run is told as it is
+	p.sortRuns(starts, startR)
 	for _, i := range pre {
 		s.Preempt(p.slots[i].j)
 	}
@@ -309,6 +349,40 @@ func (p *Policy) decideStatic(s *sdk.System) {
 		s.Start(p.slots[i].j)
 	}
 	p.next, p.starts = pre[:0], starts[:0]
+	p.preRuns, p.startRuns = preR[:0], startR[:0]
+}
+
+// run is one cell's stretch of a decision's moves: js[off:off+n], in the
+// order, of key group g; ev of them (at its end) left M.
+type run struct {
+	off, n, ev, g int32
+}
+
+// countRuns is how many of runs (consecutive, from offset 0) lie before
+// offset end.
+func countRuns(runs []run, end int32) int {
+	i := 0
+	for i < len(runs) && runs[i].off < end {
+		i++
+	}
+	return i
+}
+
+// sortRuns puts js in the order (staticCmp), given that js is the
+// concatenation of runs, each in the order, in ascending group: only
+// where consecutive runs share a group is anything out of order.
+func (p *Policy) sortRuns(js []int32, runs []run) {
+	for lo := 0; lo < len(runs); {
+		hi := lo + 1
+		for hi < len(runs) && runs[hi].g == runs[lo].g {
+			hi++
+		}
+		if hi-lo > 1 {
+			end := runs[hi-1].off + runs[hi-1].n
+			slices.SortFunc(js[runs[lo].off:end], p.staticCmp)
+		}
+		lo = hi
+	}
 }
 
 // staticCmp is the order: key group, then arrival index.
@@ -322,16 +396,4 @@ func (p *Policy) staticCmp(a, b int32) int {
 		return -1
 	}
 	return 1
-}
-
-// preemptOrder puts the jobs that left M first (the general path preempts
-// them before packing M), each part in the order.
-func (p *Policy) preemptOrder(a, b int32) int {
-	if ia, ib := p.slots[a].inM, p.slots[b].inM; ia != ib {
-		if ib {
-			return -1
-		}
-		return 1
-	}
-	return p.staticCmp(a, b)
 }
