@@ -90,14 +90,20 @@ func BenchmarkLevels(b *testing.B) {
 
 // BenchmarkLoads: the ServerFilling family on one-or-all (k = 32) at a
 // stable load (λ = 4, ρ ≈ 0.52) and near saturation (λ = 7, ρ ≈ 0.91), and
-// on Borg cell B (k = 2048, 26 classes) at λ = 2 (ρ ≈ 0.41) and λ = 4.5
-// (ρ ≈ 0.92), 2·10^5 measured arrivals per replication.
+// on Borg cell B (k = 2048, 26 classes) at λ = 2 (ρ ≈ 0.41), λ = 4.5
+// (ρ ≈ 0.92) and ρ = 0.95 (λ = 4.65378, the load of issue #35's
+// comparison), 2·10^5 measured arrivals per replication. The SRPT and
+// Gittins orderings preempt ten to twenty times as often per arrival as
+// arrival order there (the preemptions/arrival metric), and each
+// preemption is two engine calls (the preemption and the later restart):
+// compare cpu-ns/event with that in view.
 func BenchmarkLoads(b *testing.B) {
 	cases := []simtest.BenchCase{
 		{Name: "one-or-all/lambda=4", Workload: "one-or-all", Rate: 4, Arrivals: 200000},
 		{Name: "one-or-all/lambda=7", Workload: "one-or-all", Rate: 7, Arrivals: 200000},
 		{Name: "borg-b/lambda=2", Workload: "borg-b", Rate: 2, Arrivals: 200000},
 		{Name: "borg-b/lambda=4.5", Workload: "borg-b", Rate: 4.5, Arrivals: 200000},
+		{Name: "borg-b/rho=0.95", Workload: "borg-b", Rate: 4.65378, Arrivals: 200000},
 	}
 	for _, sp := range Policies[:3] {
 		for _, bc := range cases {
@@ -172,8 +178,10 @@ func BenchmarkLevelsSRPTHigh(b *testing.B) {
 }
 
 // BenchmarkLevelsDivisorFilling: DivisorFilling under arrival order
-// (divisorfilling) and under SRPT (divisorfilling-srpt) against L on
-// twoClass2048, each on its fast path (divisorfast.go, divisorsrpt.go)
+// (divisorfilling), under SRPT (divisorfilling-srpt) and under Gittins
+// (divisorfilling-gittins: constant ranks, one class per need, so
+// divisorsrpt.go's path) against L on twoClass2048, each on its fast path
+// (divisorfast.go, divisorsrpt.go)
 // and, for comparison, on the general path they replaced (the general test
 // flag), 10^5 measured arrivals per replication (-benchtime=1x). The SRPT
 // ordering holds fewer jobs at the same rate: the reported L says how many.
@@ -181,7 +189,7 @@ func BenchmarkLevelsDivisorFilling(b *testing.B) {
 	for _, ord := range []struct {
 		name string
 		o    Order
-	}{{"", ArrivalOrder}, {"srpt-", SRPTOrder}} {
+	}{{"", ArrivalOrder}, {"srpt-", SRPTOrder}, {"gittins-", GittinsOrder}} {
 		for _, path := range []string{"fast", "general"} {
 			for _, lv := range levelRates {
 				b.Run(fmt.Sprintf("%s%s/L=%d", ord.name, path, lv.L), func(b *testing.B) {

@@ -82,7 +82,7 @@ func (p *Policy) keyAt(sl *slot, t float64) float64 {
 	c := &p.cls[sl.class]
 	switch p.ord {
 	case SRPTOrder:
-		return c.scale * math.Max(sl.fin-t, 0)
+		return c.scale * clamp0(sl.fin-t)
 	case GittinsOrder:
 		if !c.rank.constant {
 			return c.scale * c.rank.at(t-sl.fin)
@@ -121,8 +121,8 @@ func (p *Policy) setRun(s *sdk.System, sl *slot, now float64) {
 	case p.ord == SRPTOrder:
 		sl.moving = true
 		fin := now + s.Remaining(sl.j)
-		for c.scale*math.Max(fin-now, 0) > sl.key {
-			fin = math.Nextafter(fin, math.Inf(-1)) // ends: at fin = now the key is 0
+		for c.scale*clamp0(fin-now) > sl.key {
+			fin = nextDown(fin) // ends: at fin = now the key is 0
 		}
 		sl.fin = fin
 		if p.crossings {
@@ -132,10 +132,30 @@ func (p *Policy) setRun(s *sdk.System, sl *slot, now float64) {
 		sl.moving = true
 		fin := now - sl.age
 		for now-fin < sl.age {
-			fin = math.Nextafter(fin, math.Inf(-1))
+			fin = nextDown(fin)
 		}
 		sl.fin = fin
 	}
+}
+
+// clamp0 is math.Max(d, 0) for the d it is given, differences of finite
+// instants, which are never NaN: a branch the compiler inlines instead of
+// math.Max's call (keyAt runs per running job of M at every decision of
+// the general path). −0 gives +0, as math.Max does.
+func clamp0(d float64) float64 {
+	if d > 0 {
+		return d
+	}
+	return 0
+}
+
+// nextDown is math.Nextafter(x, −Inf), inlined for x > 0 (one bit
+// pattern down, which is what Nextafter computes there).
+func nextDown(x float64) float64 {
+	if x > 0 {
+		return math.Float64frombits(math.Float64bits(x) - 1)
+	}
+	return math.Nextafter(x, math.Inf(-1))
 }
 
 // stopRun records that sl stops running now (preempted): its key, already
