@@ -239,6 +239,39 @@ type PointVerdict struct {
 	// MedianGrowthT is the median of the replications' growth t statistics
 	// (over those that ran the test; 0 if none did), for display.
 	MedianGrowthT float64 `json:"median_growth_t"`
+	// Test names the rule that decided the verdict: TestMajority (at least
+	// half the replications flagged unstable), TestDeficit (the pooled
+	// work-deficit test), TestTruncated (unstable and truncated runs reach
+	// half) or TestNone (stable: no rule fired). Statistic and Critical
+	// are its evidence: for a vote, the replications counted and ⌈n/2⌉;
+	// for the deficit, the pooled t and its critical value; for none, the
+	// vote's count (the pooled deficits are in Deficits either way).
+	Test      string  `json:"test"`
+	Statistic float64 `json:"statistic"`
+	Critical  float64 `json:"critical"`
+	// Deficits is the pooled work-deficit test of every quantity (total
+	// work, total jobs, each class's jobs; deficit.go), empty when no
+	// replication carried the evidence.
+	Deficits []PooledDeficit `json:"deficits,omitempty"`
+}
+
+// The rules that can decide a point's verdict (PointVerdict.Test).
+const (
+	TestMajority  = "majority"
+	TestDeficit   = "deficit"
+	TestTruncated = "truncated"
+	TestNone      = "none"
+)
+
+// StrongestDeficit is the pooled deficit closest to firing (a fired one
+// first, then the largest t over its critical value); false when none was
+// tested (fewer than three replications with the evidence).
+func (v PointVerdict) StrongestDeficit() (PooledDeficit, bool) {
+	i := strongest(v.Deficits)
+	if i < 0 {
+		return PooledDeficit{}, false
+	}
+	return v.Deficits[i], true
 }
 
 // Pool pools one parameter point's replications into a verdict by majority
@@ -287,13 +320,18 @@ func Pool(rs []*Result) (PointVerdict, error) {
 			ts = append(ts, r.Growth.T)
 		}
 	}
+	v.Deficits = poolDeficits(rs, poolAlpha)
+	half := float64((v.N + 1) / 2)
+	d, tested := v.StrongestDeficit()
 	switch {
 	case 2*v.Unstable >= v.N:
-		v.Verdict = VerdictUnstable
+		v.Verdict, v.Test, v.Statistic, v.Critical = VerdictUnstable, TestMajority, float64(v.Unstable), half
+	case tested && d.Fired:
+		v.Verdict, v.Test, v.Statistic, v.Critical = VerdictUnstable, TestDeficit+":"+d.Name, d.T, d.Critical
 	case 2*(v.Unstable+v.Truncated) >= v.N:
-		v.Verdict = VerdictTruncated
+		v.Verdict, v.Test, v.Statistic, v.Critical = VerdictTruncated, TestTruncated, float64(v.Unstable+v.Truncated), half
 	default:
-		v.Verdict = VerdictStable
+		v.Verdict, v.Test, v.Statistic, v.Critical = VerdictStable, TestNone, float64(v.Unstable), half
 	}
 	v.MedianGrowthT = median(ts)
 	return v, nil
