@@ -255,7 +255,7 @@ func PoolConvergence(rs []*Result) ConvergenceVerdict {
 		}
 	}
 	if len(short) > 0 {
-		p := pooledTest(DeficitJobs, -1, short, throughputAlpha)
+		p := pooledTest(DeficitJobs, -1, short, nil, throughputAlpha)
 		v.Throughput = &p
 	}
 	v.Converged = v.N > 0 && 2*v.Unconverged < v.N && (v.Throughput == nil || !v.Throughput.Fired)

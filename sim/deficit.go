@@ -295,12 +295,18 @@ type PooledDeficit struct {
 	Mean      float64 `json:"mean"`
 	HalfWidth float64 `json:"hw"`
 	// T is Mean over its standard error (0 when N < poolMinReps or the
-	// replications agree exactly); Critical t_{N−1}(1 − poolAlpha/q) for
-	// the q quantities tested (0 when not tested).
+	// replications agree exactly); Critical t_{N−1}(1 − α) with α =
+	// poolAlpha/(2q) for the q quantities tested (0 when not tested).
 	T        float64 `json:"t"`
 	Critical float64 `json:"critical"`
-	// Fired: N ≥ 3, Mean material and T > Critical (or every replication
-	// the same material deficit).
+	// Z is Stouffer's combination of the replications' own deficit t
+	// statistics, Σ t_r/√N; ZCritical √(31/29)·z_{1−α}, the normal
+	// critical value scaled to the variance of a t(31) (0 when not
+	// tested).
+	Z         float64 `json:"z"`
+	ZCritical float64 `json:"z_critical"`
+	// Fired: N ≥ 3, Mean material, and T > Critical or Z > ZCritical (or
+	// every replication the same material deficit).
 	Fired bool `json:"fired"`
 }
 
@@ -318,21 +324,38 @@ func poolDeficits(rs []*Result, alpha float64) []PooledDeficit {
 	}
 	out := make([]PooledDeficit, len(ref))
 	for q, d := range ref {
-		var xs []float64
+		var xs, ts []float64
 		for _, r := range rs {
 			if r == nil || len(r.Deficits) != len(ref) || r.Deficits[q].Name != d.Name {
 				continue
 			}
 			xs = append(xs, r.Deficits[q].Relative)
+			ts = append(ts, r.Deficits[q].T)
 		}
-		out[q] = pooledTest(d.Name, d.Class, xs, alpha/float64(len(ref)))
+		out[q] = pooledTest(d.Name, d.Class, xs, ts, alpha/float64(2*len(ref)))
 	}
 	return out
 }
 
-// pooledTest is the one-sided Student-t test that the mean of xs exceeds 0
-// at level alpha, with the materiality guard.
-func pooledTest(name string, class int, xs []float64, alpha float64) PooledDeficit {
+// stoufferScale is the standard deviation of a Student t(31), the null law
+// of a replication's deficit t at its most dispersed (batches short against
+// the relaxation time).
+var stoufferScale = math.Sqrt(float64(growthSegments/2-1) / float64(growthSegments/2-3))
+
+// pooledTest tests that the replications' relative deficits xs have a
+// positive mean at level alpha twice: by Student's t on xs, and by
+// Stouffer's combination of their own t statistics ts (nil: not run);
+// either fires with the materiality guard.
+//
+// Why both. Student's t uses the spread between replications, which is
+// exact whatever the run's internal correlation but has N−1 degrees of
+// freedom: with 5 replications its critical value at 10^-5 is about 20.
+// Stouffer's Z uses each replication's own batch-means standard error,
+// conservative under stability (see the test's description), with a normal
+// critical value: the more powerful with few replications or deficits
+// that differ between them (long overload cycles), while Student's t wins
+// when the replications agree closely but their batches are noisy.
+func pooledTest(name string, class int, xs, ts []float64, alpha float64) PooledDeficit {
 	p := PooledDeficit{Name: name, Class: class, N: len(xs)}
 	if p.N == 0 {
 		return p
@@ -347,17 +370,54 @@ func pooledTest(name string, class int, xs []float64, alpha float64) PooledDefic
 	}
 	p.Critical = stats.TQuantile(1-alpha, p.N-1)
 	material := p.Mean > deficitMaterial
+	if ts != nil {
+		for _, t := range ts {
+			p.Z += t
+		}
+		p.Z /= math.Sqrt(float64(len(ts)))
+		p.ZCritical = stoufferScale * stats.NormUpper(alpha)
+		if material && p.Z > p.ZCritical {
+			p.Fired = true
+		}
+	}
 	if !(s.StdDev > 0) {
-		p.Fired = material
+		p.Fired = p.Fired || material
 		return p
 	}
 	p.T = p.Mean / (s.StdDev / math.Sqrt(float64(p.N)))
-	p.Fired = material && p.T > p.Critical
+	p.Fired = p.Fired || material && p.T > p.Critical
 	return p
 }
 
+// ratio is how close a pooled deficit is to firing: the larger of its two
+// statistics over their critical values.
+func (p PooledDeficit) ratio() float64 {
+	r := p.T / p.Critical
+	if p.ZCritical > 0 {
+		r = math.Max(r, p.Z/p.ZCritical)
+	}
+	return r
+}
+
+// Decider names the pooled statistic that fired ("t" or "z", "t" when both
+// did) and returns it with its critical value; for a quantity that did not
+// fire, the one closer to firing.
+func (p PooledDeficit) Decider() (name string, stat, critical float64) {
+	tFired := p.T > p.Critical || (p.T == 0 && p.Fired)
+	zFired := p.ZCritical > 0 && p.Z > p.ZCritical
+	switch {
+	case tFired:
+		return "t", p.T, p.Critical
+	case zFired:
+		return "z", p.Z, p.ZCritical
+	case p.ZCritical > 0 && p.Z/p.ZCritical > p.T/p.Critical:
+		return "z", p.Z, p.ZCritical
+	}
+	return "t", p.T, p.Critical
+}
+
 // strongest returns the index of the pooled deficit closest to firing — a
-// fired one first, then the largest T/Critical — or -1 if none was tested.
+// fired one first, then the largest ratio — or -1 if none was tested.
 func strongest(ps []PooledDeficit) int {
 	best := -1
 	for i, p := range ps {
@@ -375,7 +435,7 @@ func strongest(ps []PooledDeficit) int {
 			}
 			continue
 		}
-		if p.T/p.Critical > b.T/b.Critical {
+		if p.ratio() > b.ratio() {
 			best = i
 		}
 	}

@@ -143,10 +143,12 @@ func contains(xs []string, s string) bool {
 // deficitResult is a replication carrying only a work deficit's relative
 // value (the pooled test reads nothing else) and a converged verdict whose
 // whole-window job shortfall is short.
-func deficitResult(rel, short float64) *sim.Result {
+func deficitResult(rel, short float64) *sim.Result { return deficitResultT(rel, 0, short) }
+
+func deficitResultT(rel, t, short float64) *sim.Result {
 	return &sim.Result{
 		Deficits: []sim.Deficit{
-			{Name: sim.DeficitWork, Class: -1, Relative: rel},
+			{Name: sim.DeficitWork, Class: -1, Relative: rel, T: t},
 			{Name: sim.DeficitJobs, Class: -1, Relative: 0, WindowRelative: short},
 		},
 		Convergence: &sim.Convergence{Converged: true, Cycles: -1},
@@ -156,10 +158,14 @@ func deficitResult(rel, short float64) *sim.Result {
 // TestPoolDeficit checks the pooled rule on constructed replications.
 // Ten replications with relative work deficits 0.010 + 0.001·(i − 4.5)
 // (mean 0.010, s = 0.001·√(82.5/9) = 0.00303): t = 0.010/(0.00303/√10) =
-// 10.44 > t_9(1 − 10^-4/2) = 6.59, so the point is unstable by the
-// deficit although no replication is flagged. Spread ten times wider,
-// t = 1.04 and it is stable; at 0.001 (below the 0.002 materiality) it is
-// stable however tight; two replications are too few to test.
+// 10.44 > t_9(1 − 10^-4/4) = 7.22 (the level split over two quantities
+// and two statistics), so the point is unstable by the deficit although no
+// replication is flagged. Spread ten times wider, t = 1.04 and it is
+// stable; at 0.001 (below the 0.002 materiality) it is stable however
+// tight; two replications are too few to test. Stouffer's Z: five
+// replications with deficits 0.05·(i − 1) (t = 1.41 against t_4(1 − 2.5e-5)
+// = 18.5) whose own t statistics are all 2.5 give Z = 2.5·√5 = 5.59 >
+// √(31/29)·z_{2.5e-5} = 1.0339·4.056 = 4.19.
 func TestPoolDeficit(t *testing.T) {
 	mk := func(n int, mean, step float64) []*sim.Result {
 		rs := make([]*sim.Result, n)
@@ -167,6 +173,10 @@ func TestPoolDeficit(t *testing.T) {
 			rs[i] = deficitResult(mean+step*(float64(i)-float64(n-1)/2), 0)
 		}
 		return rs
+	}
+	var stouffer []*sim.Result
+	for i := range 5 {
+		stouffer = append(stouffer, deficitResultT(0.05*float64(i-1), 2.5, 0))
 	}
 	for _, c := range []struct {
 		name        string
@@ -176,11 +186,12 @@ func TestPoolDeficit(t *testing.T) {
 		tmin, tmax  float64
 		crit, tcrit float64
 	}{
-		{"tight", mk(10, 0.010, 0.001), sim.VerdictUnstable, "deficit:work", 10.4, 10.5, 6.5, 6.7},
-		{"noisy", mk(10, 0.010, 0.01), sim.VerdictStable, sim.TestNone, 1.0, 1.1, 6.5, 6.7},
-		{"immaterial", mk(10, 0.001, 0.0001), sim.VerdictStable, sim.TestNone, 10.4, 10.5, 6.5, 6.7},
-		{"equal", mk(5, 0.01, 0), sim.VerdictUnstable, "deficit:work", 0, 0, 0, 100},
+		{"tight", mk(10, 0.010, 0.001), sim.VerdictUnstable, "deficit-t:work", 10.4, 10.5, 7.2, 7.25},
+		{"noisy", mk(10, 0.010, 0.01), sim.VerdictStable, sim.TestNone, 1.0, 1.1, 7.2, 7.25},
+		{"immaterial", mk(10, 0.001, 0.0001), sim.VerdictStable, sim.TestNone, 10.4, 10.5, 7.2, 7.25},
+		{"equal", mk(5, 0.01, 0), sim.VerdictUnstable, "deficit-t:work", 0, 0, 18.4, 18.6},
 		{"two", mk(2, 0.01, 0.001), sim.VerdictStable, sim.TestNone, 0, 0, 0, 0},
+		{"stouffer", stouffer, sim.VerdictUnstable, "deficit-z:work", 1.41, 1.42, 18.4, 18.6},
 	} {
 		v, err := sim.Pool(c.rs)
 		if err != nil {
@@ -191,8 +202,11 @@ func TestPoolDeficit(t *testing.T) {
 			t.Errorf("%s: verdict %s by %s, work %+v; want %s by %s, t in [%g, %g], critical in [%g, %g]",
 				c.name, v.Verdict, v.Test, w, c.want, c.test, c.tmin, c.tmax, c.crit, c.tcrit)
 		}
-		if v.Test == "deficit:work" && (v.Statistic != w.T || v.Critical != w.Critical) {
-			t.Errorf("%s: evidence %v/%v, want the deficit's %v/%v", c.name, v.Statistic, v.Critical, w.T, w.Critical)
+		switch {
+		case v.Test == "deficit-t:work" && (v.Statistic != w.T || v.Critical != w.Critical):
+			t.Errorf("%s: evidence %v/%v, want the deficit's t %v/%v", c.name, v.Statistic, v.Critical, w.T, w.Critical)
+		case v.Test == "deficit-z:work" && (math.Abs(v.Statistic-5.590) > 1e-3 || math.Abs(v.Critical-4.193) > 1e-3):
+			t.Errorf("%s: evidence %v/%v, want Z 5.590 against 4.193", c.name, v.Statistic, v.Critical)
 		}
 	}
 }

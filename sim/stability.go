@@ -327,7 +327,8 @@ func Pool(rs []*Result) (PointVerdict, error) {
 	case 2*v.Unstable >= v.N:
 		v.Verdict, v.Test, v.Statistic, v.Critical = VerdictUnstable, TestMajority, float64(v.Unstable), half
 	case tested && d.Fired:
-		v.Verdict, v.Test, v.Statistic, v.Critical = VerdictUnstable, TestDeficit+":"+d.Name, d.T, d.Critical
+		which, stat, crit := d.Decider()
+		v.Verdict, v.Test, v.Statistic, v.Critical = VerdictUnstable, TestDeficit+"-"+which+":"+d.Name, stat, crit
 	case 2*(v.Unstable+v.Truncated) >= v.N:
 		v.Verdict, v.Test, v.Statistic, v.Critical = VerdictTruncated, TestTruncated, float64(v.Unstable+v.Truncated), half
 	default:

@@ -241,33 +241,35 @@ func convergenceCells(p *Point) []any {
 // convergence columns (see COLUMNS.md): the rule that decided the verdict
 // (verdict_test) with its statistic and critical value; the pooled work-
 // deficit test's quantity closest to firing (deficit_quantity) with its
-// mean relative deficit, half-width, t and critical value; the total
+// mean relative deficit, half-width, t and Stouffer's z with their
+// critical values; the total
 // work's mean relative deficit; and the converged verdict's throughput
 // shortfall (whole window) with the replications it failed.
 var EvidenceColumns = []Column{{"verdict_test", String}, {"verdict_statistic", Float}, {"verdict_critical", Float},
 	{"deficit_quantity", String}, {"deficit_mean", Float}, {"deficit_hw", Float}, {"deficit_t", Float}, {"deficit_critical", Float},
+	{"deficit_z", Float}, {"deficit_z_critical", Float},
 	{"work_deficit_mean", Float}, {"work_deficit_hw", Float},
 	{"throughput_deficit_mean", Float}, {"throughput_deficit_hw", Float}, {"n_low_throughput", Int}}
 
 func evidenceCells(p *Point) []any {
 	nan := math.NaN()
-	out := []any{"", nan, nan, "", nan, nan, nan, nan, nan, nan, nan, nan, int64(0)}
+	out := []any{"", nan, nan, "", nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, int64(0)}
 	if v := p.Evidence; v != nil {
 		out[0], out[1], out[2] = v.Test, v.Statistic, v.Critical
 		if d, ok := v.StrongestDeficit(); ok {
-			out[3], out[4], out[5], out[6], out[7] = d.Name, d.Mean, d.HalfWidth, d.T, d.Critical
+			out[3], out[4], out[5], out[6], out[7], out[8], out[9] = d.Name, d.Mean, d.HalfWidth, d.T, d.Critical, d.Z, d.ZCritical
 		}
 		for _, d := range v.Deficits {
 			if d.Name == sim.DeficitWork && d.Class == -1 {
-				out[8], out[9] = d.Mean, d.HalfWidth
+				out[10], out[11] = d.Mean, d.HalfWidth
 			}
 		}
 	}
 	if c := p.Convergence; c != nil {
 		if th := c.Throughput; th != nil {
-			out[10], out[11] = th.Mean, th.HalfWidth
+			out[12], out[13] = th.Mean, th.HalfWidth
 		}
-		out[12] = int64(c.LowThroughput)
+		out[14] = int64(c.LowThroughput)
 	}
 	return out
 }
