@@ -20,10 +20,10 @@ import (
 // watches the number in system; this test watches the work balance, and
 // per class the job balance, so a starving class is seen on its own.
 //
-// Data. The recorder counts each class's measured arrivals and the
-// window's departures (count and size sum, on the arrival and departure
-// paths that already touch the job) and snapshots them at the growth
-// test's 64 segment boundaries. For each quantity — the total work in
+// Data. The recorder counts each class's departures in the window (one
+// add on the departure path, in place of the total it counted before) and
+// snapshots them, with the busy server-time and the discarded service, at
+// the growth test's 64 segment boundaries. For each quantity — the total work in
 // server-time ("work"), the total number of jobs ("jobs") and each class's
 // number of jobs (the class's name: the growth of that class's number in
 // system, without integrating it per event) — segment i's increment d_i is
@@ -87,13 +87,6 @@ const (
 	DeficitJobs = "jobs"
 )
 
-// flow is one class's arrivals and departures in the measured window:
-// counts and sums of sizes (a job's work is its need times its size).
-type flow struct {
-	arrN, depN int64
-	arrS, depS float64
-}
-
 // Deficit is the work-deficit test's evidence for one quantity of one
 // replication (see the test's description above).
 type Deficit struct {
@@ -132,10 +125,10 @@ func (r *recorder) deficits() []Deficit {
 		return nil
 	}
 	w := r.w
-	nc := len(r.flows)
+	nc := len(r.depN)
 	// offered rates: work in server-time, jobs, and each class's jobs per
-	// unit time; a replayed trace has no rate, and its realized arrivals
-	// are the offer.
+	// unit time; a replayed trace has no rate, and its arrivals in each
+	// segment (the trace's own entries) are the offer.
 	var workRate float64
 	var share []float64
 	if w.Trace == nil {
@@ -147,30 +140,34 @@ func (r *recorder) deficits() []Deficit {
 	inc := make([]float64, growthSegments)
 	for q := -2; q < nc; q++ {
 		for i := range growthSegments {
-			a0, a1 := r.flowSnap[i*nc:(i+1)*nc], r.flowSnap[(i+1)*nc:(i+2)*nc]
+			d0, d1 := r.depSnap[i*nc:(i+1)*nc], r.depSnap[(i+1)*nc:(i+2)*nc]
 			dur := r.segT[i+1] - r.segT[i]
 			var o, d float64
 			switch {
-			case q == -2:
-				d = (r.segBusy[i+1] - r.segBusy[i]) - (r.segWasted[i+1] - r.segWasted[i])
-				if w.Trace == nil {
-					o = workRate * dur
-					break
-				}
+			case q == -2 && w.Trace == nil:
+				o = workRate * dur
+			case w.Trace == nil:
 				for c := range nc {
-					o += float64(w.Classes[c].Need) * (a1[c].arrS - a0[c].arrS)
+					if q == -1 || q == c {
+						o += w.ArrivalRate * share[c] * dur
+					}
 				}
 			default:
-				for c := range nc {
-					if q != -1 && q != c {
-						continue
-					}
-					d += float64(a1[c].depN - a0[c].depN)
+				for _, tj := range w.Trace[r.segBoundary(i):r.segBoundary(i+1)] {
 					switch {
-					case w.Trace != nil:
-						o += float64(a1[c].arrN - a0[c].arrN)
-					default:
-						o += w.ArrivalRate * share[c] * dur
+					case q == -2:
+						o += float64(w.Classes[tj.Class].Need) * tj.Size
+					case q == -1 || q == tj.Class:
+						o++
+					}
+				}
+			}
+			if q == -2 {
+				d = (r.segBusy[i+1] - r.segBusy[i]) - (r.segWasted[i+1] - r.segWasted[i])
+			} else {
+				for c := range nc {
+					if q == -1 || q == c {
+						d += float64(d1[c] - d0[c])
 					}
 				}
 			}

@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/simtest"
 )
 
 // capped serves class 0 first-come first-served on any idle server and
@@ -261,5 +263,34 @@ func TestVerdictCalibrationShort(t *testing.T) {
 	t.Logf("λ = %.4f: %s by %s; strongest deficit %s %.4f ± %.4f, t %.3g vs %.3g", 0.97*sc.lambda, stable.v.Verdict, stable.v.Test, d.Name, d.Mean, d.HalfWidth, d.T, d.Critical)
 	if stable.v.Verdict != sim.VerdictStable {
 		t.Errorf("λ = 0.97 λ*: %+v", stable.v)
+	}
+}
+
+// TestDeficitTrace: a replayed trace has no arrival rate, so its own
+// arrivals are the offer. A single-server trace with unit sizes arriving
+// every 2 time units (load 1/2) delivers all of it: every deficit 0
+// exactly (each job leaves before the next arrives). Arriving every 0.8
+// (load 1.25), the server falls behind by 1 − 0.8 = 20% of the jobs and the
+// work: both fire.
+func TestDeficitTrace(t *testing.T) {
+	for _, c := range []struct {
+		gap  float64
+		want float64
+	}{{2, 0}, {0.8, 0.2}} {
+		var jobs []simtest.J
+		for i := range 6400 {
+			jobs = append(jobs, simtest.J{At: c.gap * float64(i+1), Size: 1})
+		}
+		w := simtest.TraceWorkload(1, []int{1}, jobs)
+		r, err := sim.Run(w, &fcfs.FCFS{}, sim.Config{Arrivals: 6000, DrainLimit: 400})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{sim.DeficitWork, sim.DeficitJobs} {
+			d := deficitOf(r, name)
+			if math.Abs(d.Relative-c.want) > 0.002 || d.Fired != (c.want > 0) || d.Offered != 3000 {
+				t.Errorf("gap %v, %s: %+v, want relative %v", c.gap, name, d, c.want)
+			}
+		}
 	}
 }

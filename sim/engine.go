@@ -693,9 +693,7 @@ func (r *replication) depart(j *Job) {
 		r.st.depart(s, j, r.batches, r.winStart)
 	}
 	if s.measure {
-		f := &r.st.flows[j.class]
-		f.depN++
-		f.depS += j.size
+		r.st.depN[j.class]++
 	}
 	if s.obs != nil {
 		s.observe(TraceComplete, j)
@@ -758,9 +756,6 @@ func (r *replication) arrive(j *Job, id int64) {
 	j.tagged = id >= r.winStart && id < r.winEnd
 	if j.tagged {
 		r.tagged++
-		f := &r.st.flows[j.class]
-		f.arrN++
-		f.arrS += j.size
 	}
 	s.inSys++
 	if s.obs != nil {

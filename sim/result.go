@@ -161,14 +161,13 @@ type recorder struct {
 	areaN, areaRun float64
 	areaBusy       float64
 	endInSys       int
-	// flows are the classes' arrivals and departures in the measured
-	// window, flowSnap their values at the growth test's segment
-	// boundaries (segment i's at [i·classes, (i+1)·classes)): the work-
-	// deficit test's batches (deficit.go). The window's departures, which
-	// the throughput needs, are their sum: one counter per departure, not
-	// two.
-	flows    []flow
-	flowSnap []flow
+	// depN counts each class's departures in the measured window, depSnap
+	// their values at the growth test's segment boundaries (segment i's at
+	// [i·classes, (i+1)·classes)): the work-deficit test's batches
+	// (deficit.go). The window's departures, which the throughput needs,
+	// are their sum: one counter per departure, as before.
+	depN    []int64
+	depSnap []int64
 	// segBusy and segWasted are the busy server-time and the discarded
 	// (restarted) service at the same boundaries: delivered work.
 	segBusy    [growthSegments + 1]float64
@@ -192,7 +191,7 @@ type recorder struct {
 
 func newRecorder(w *Workload, cfg *Config) *recorder {
 	nc := len(w.Classes)
-	r := &recorder{w: w, cfg: cfg, cls: make([]classAcc, nc), flows: make([]flow, nc), flowSnap: make([]flow, (growthSegments+1)*nc)}
+	r := &recorder{w: w, cfg: cfg, cls: make([]classAcc, nc), depN: make([]int64, nc), depSnap: make([]int64, (growthSegments+1)*nc)}
 	r.seriesMax = cfg.SeriesMax
 	if r.seriesMax == 0 {
 		r.seriesMax = 10000
@@ -234,7 +233,7 @@ func (r *recorder) end(s *System) {
 	if r.segNext == growthSegments {
 		r.segT[growthSegments], r.segArea[growthSegments] = s.now, r.areaN
 		r.segBusy[growthSegments], r.segWasted[growthSegments] = r.areaBusy, s.wasted
-		copy(r.flowSnap[growthSegments*len(r.flows):], r.flows)
+		copy(r.depSnap[growthSegments*len(r.depN):], r.depN)
 		r.segNext++
 	}
 	if r.convNext == convBatches {
@@ -250,7 +249,7 @@ func (r *recorder) checkpoint(s *System, id int64) {
 	}
 	r.segT[r.segNext], r.segArea[r.segNext] = s.now, r.areaN
 	r.segBusy[r.segNext], r.segWasted[r.segNext] = r.areaBusy, s.wasted
-	copy(r.flowSnap[r.segNext*len(r.flows):], r.flows)
+	copy(r.depSnap[r.segNext*len(r.depN):], r.depN)
 	r.segNext++
 	r.segAt = r.segBoundary(r.segNext)
 }
@@ -346,8 +345,8 @@ func (r *recorder) result(s *System, events uint64, undeparted int64, stop stopR
 		res.MeanInQueue = (r.areaN - r.areaRun) / win
 		res.Utilization = r.areaBusy / (win * float64(w.Servers))
 		var departures int64
-		for _, f := range r.flows {
-			departures += f.depN
+		for _, n := range r.depN {
+			departures += n
 		}
 		res.Throughput = float64(departures) / win
 	}
