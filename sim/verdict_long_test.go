@@ -4,8 +4,15 @@ package sim_test
 
 import (
 	"flag"
+	"fmt"
 	"regexp"
+	"sort"
+	"strings"
 	"testing"
+
+	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/simtest"
+	"github.com/msjfarm/msjfarm/sim/stats"
 )
 
 var (
@@ -75,3 +82,66 @@ func TestVerdictCalibrationLong(t *testing.T) {
 		})
 	}
 }
+
+// scenarioRate is the arrival rate at factor × λ* (λ* = 0: the rate at ρ = 1).
+func scenarioRate(t testing.TB, sc verdictScenario, factor float64) float64 {
+	lam := sc.lambda
+	if lam == 0 {
+		lam = 1 / simtest.Named(t, sc.workload, 1).Load()
+	}
+	return factor * lam
+}
+
+// calibration is the tally of one scenario at one rate.
+type calibration struct {
+	points, unstable, unconverged int
+	tests                         map[string]int
+	// maxRatio is the largest pooled-deficit t over its critical value
+	// among the points, and the quantity that had it.
+	maxRatio float64
+	maxName  string
+	// meanDeficit is the mean over the points of the pooled relative work
+	// deficit.
+	meanDeficit float64
+}
+
+func tallyPoints(pts []verdictPoint) calibration {
+	c := calibration{tests: map[string]int{}, maxRatio: -1e300}
+	for _, p := range pts {
+		c.points++
+		if p.v.Verdict != sim.VerdictStable {
+			c.unstable++
+		}
+		if !p.cv.Converged {
+			c.unconverged++
+		}
+		c.tests[p.v.Test]++
+		if d, ok := p.v.StrongestDeficit(); ok && d.Critical > 0 && d.T/d.Critical > c.maxRatio {
+			c.maxRatio, c.maxName = d.T/d.Critical, d.Name
+		}
+		if len(p.v.Deficits) > 0 {
+			c.meanDeficit += p.v.Deficits[0].Mean / float64(len(pts))
+		}
+	}
+	return c
+}
+
+func (c calibration) String() string {
+	keys := make([]string, 0, len(c.tests))
+	for k := range c.tests {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s:%d", k, c.tests[k])
+	}
+	return fmt.Sprintf("%d/%d unstable, %d unconverged; tests%s; max pooled t/crit %.3g (%s); mean work deficit %.4f",
+		c.unstable, c.points, c.unconverged, b.String(), c.maxRatio, c.maxName, c.meanDeficit)
+}
+
+// bounds are the exact (Clopper–Pearson) 95% bounds: on the false-verdict
+// rate from x false verdicts in n stable points, and on the power from
+// x unstable verdicts in n overloaded points.
+func falseBound(x, n int) float64 { return stats.BinomUpper(x, n, 0.95) }
+func powerBound(x, n int) float64 { return 1 - stats.BinomUpper(n-x, n, 0.95) }
