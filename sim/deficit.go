@@ -297,7 +297,7 @@ type PooledDeficit struct {
 	T        float64 `json:"t"`
 	Critical float64 `json:"critical"`
 	// Z is Stouffer's combination of the replications' own deficit t
-	// statistics, Σ t_r/√N; ZCritical √(31/29)·z_{1−α}, the normal
+	// statistics, Σ min(t_r, 5)/√N (stoufferCap); ZCritical √(31/29)·z_{1−α}, the normal
 	// critical value scaled to the variance of a t(31) (0 when not
 	// tested).
 	Z         float64 `json:"z"`
@@ -334,6 +334,16 @@ func poolDeficits(rs []*Result, alpha float64) []PooledDeficit {
 	return out
 }
 
+// stoufferCap bounds each replication's t in Stouffer's sum: beyond 5 (a
+// t(31) tail of 10^-5) a replication's evidence is decisive on its own
+// account, and an unbounded t lets one replication decide the point — a
+// rare class without a single departure through the second half has
+// near-constant increments and a t in the thousands (MSF on Borg cell B,
+// whose big classes starve for long episodes even when stable). Capped, at
+// least ⌈z_crit·√N/5⌉ replications must carry the evidence (2 of 5, 4 of
+// 10); the cap only lowers Z, so the test stays conservative.
+const stoufferCap = 5.0
+
 // stoufferScale is the standard deviation of a Student t(31), the null law
 // of a replication's deficit t at its most dispersed (batches short against
 // the relaxation time).
@@ -369,7 +379,7 @@ func pooledTest(name string, class int, xs, ts []float64, alpha float64) PooledD
 	material := p.Mean > deficitMaterial
 	if ts != nil {
 		for _, t := range ts {
-			p.Z += t
+			p.Z += math.Min(t, stoufferCap)
 		}
 		p.Z /= math.Sqrt(float64(len(ts)))
 		p.ZCritical = stoufferScale * stats.NormUpper(alpha)

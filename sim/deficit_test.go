@@ -167,7 +167,8 @@ func deficitResultT(rel, t, short float64) *sim.Result {
 // tight; two replications are too few to test. Stouffer's Z: five
 // replications with deficits 0.05·(i − 1) (t = 1.41 against t_4(1 − 2.5e-5)
 // = 18.5) whose own t statistics are all 2.5 give Z = 2.5·√5 = 5.59 >
-// √(31/29)·z_{2.5e-5} = 1.0339·4.056 = 4.19.
+// √(31/29)·z_{2.5e-5} = 1.0339·4.056 = 4.19. One decisive replication
+// among ten cannot decide the point alone (see lone below).
 func TestPoolDeficit(t *testing.T) {
 	mk := func(n int, mean, step float64) []*sim.Result {
 		rs := make([]*sim.Result, n)
@@ -179,6 +180,13 @@ func TestPoolDeficit(t *testing.T) {
 	var stouffer []*sim.Result
 	for i := range 5 {
 		stouffer = append(stouffer, deficitResultT(0.05*float64(i-1), 2.5, 0))
+	}
+	// One replication with a deficit of 0.5 and t = 6000 (a class without
+	// a departure through the second half), nine with none: Student's t is
+	// 1 and Stouffer's z, each t capped at 5, is 5/√10 = 1.58 < 4.19.
+	lone := []*sim.Result{deficitResultT(0.5, 6000, 0)}
+	for range 9 {
+		lone = append(lone, deficitResultT(0, 0, 0))
 	}
 	for _, c := range []struct {
 		name        string
@@ -194,6 +202,7 @@ func TestPoolDeficit(t *testing.T) {
 		{"equal", mk(5, 0.01, 0), sim.VerdictUnstable, "deficit-t:work", 0, 0, 18.4, 18.6},
 		{"two", mk(2, 0.01, 0.001), sim.VerdictStable, sim.TestNone, 0, 0, 0, 0},
 		{"stouffer", stouffer, sim.VerdictUnstable, "deficit-z:work", 1.41, 1.42, 18.4, 18.6},
+		{"one decisive replication", lone, sim.VerdictStable, sim.TestNone, 0.99, 1.01, 7.2, 7.25},
 	} {
 		v, err := sim.Pool(c.rs)
 		if err != nil {
