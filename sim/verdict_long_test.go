@@ -57,17 +57,17 @@ func TestVerdictCalibrationLong(t *testing.T) {
 		}
 		t.Run(subName(sc.name), func(t *testing.T) {
 			if *verdictSide != "overload" {
-				lam := scenarioRate(t, sc, 0.97)
+				lam, side := scenarioRate(t, sc, 0.97), "0.97 λ*"
 				if sc.fixed > 0 {
-					lam = sc.fixed
+					lam, side = sc.fixed, "a known-stable rate"
 				}
 				c := tallyPoints(runPoints(t, sc, lam, *verdictFirst, *verdictPoints, *verdictReps, *verdictArrivals))
-				t.Logf("%s λ=%.5g (0.97 λ*): %v; false-verdict rate ≤ %.3g (95%%)", sc.name, lam, c, falseBound(c.unstable, c.points))
+				t.Logf("%s λ=%.5g (%s): %v; false-verdict rate ≤ %.3g (95%%)", sc.name, lam, side, c, falseBound(c.unstable, c.points))
 				if c.unstable > 0 {
 					t.Errorf("%s: %d stable points called unstable", sc.name, c.unstable)
 				}
 			}
-			if *verdictSide != "stable" && sc.fixed == 0 {
+			if *verdictSide != "stable" && sc.lambda >= 0 {
 				lam := scenarioRate(t, sc, 1.01)
 				n := *verdictOPoints
 				if n == 0 {
