@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/msjfarm/msjfarm/sim/stats"
 )
@@ -189,20 +190,7 @@ func (r *recorder) deficits() []Deficit {
 }
 
 // className names an unnamed class by its index.
-func className(i int) string { return "class" + itoa(i) }
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var b [20]byte
-	n := len(b)
-	for ; i > 0; i /= 10 {
-		n--
-		b[n] = byte('0' + i%10)
-	}
-	return string(b[n:])
-}
+func className(i int) string { return "class" + strconv.Itoa(i) }
 
 // deficitTest tests one quantity's per-segment arrivals and increments.
 func deficitTest(name string, class int, jobs bool, offer, inc []float64) Deficit {

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,7 +100,7 @@ func TestDeficitStarvingClass(t *testing.T) {
 		}
 		if rare.Fired {
 			fired++
-			if !r.Unstable || !contains(r.Instability.Reasons, "deficit") {
+			if !r.Unstable || !slices.Contains(r.Instability.Reasons, "deficit") {
 				t.Errorf("seed %d: no deficit reason: %+v", r.Seed, r.Instability)
 			}
 		}
@@ -127,19 +128,10 @@ func TestDeficitStarvingClass(t *testing.T) {
 				t.Errorf("seed %d, stable: %s fired or far off: %+v", r.Seed, d.Name, d)
 			}
 		}
-		if r.Convergence == nil || contains(r.Convergence.Reasons, "throughput") {
+		if r.Convergence == nil || slices.Contains(r.Convergence.Reasons, "throughput") {
 			t.Errorf("seed %d, stable: throughput rule fired: %+v", r.Seed, r.Convergence)
 		}
 	}
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // deficitResult is a replication carrying only a work deficit's relative
