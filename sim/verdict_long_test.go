@@ -34,7 +34,7 @@ var (
 // point and the pooled deficit closest to firing.
 //
 // The full run (10^6 arrivals × 10 replications, 1,000 stable and 100
-// overloaded points per scenario) is about 10^5 replication-seconds on
+// overloaded points per scenario) is 10^5 replications, 1–3·10^5 CPU-seconds on
 // this engine: run it on a big machine,
 //
 //	go test -tags long ./sim -run VerdictCalibrationLong -timeout 0 -v
@@ -45,7 +45,7 @@ var (
 //	    -verdict.points 20 -verdict.scenario 'Kill-Smart \(5'
 //
 // The reduced runs measured for issue #31 are in docs/design.md
-// ("Verdicts").
+// ("Verdict calibration").
 func TestVerdictCalibrationLong(t *testing.T) {
 	re, err := regexp.Compile(*verdictOnly)
 	if err != nil {
