@@ -693,7 +693,7 @@ func (r *replication) depart(j *Job) {
 		r.st.depart(s, j, r.batches, r.winStart)
 	}
 	if s.measure {
-		r.st.depN[j.class]++
+		r.st.departures++
 	}
 	if s.obs != nil {
 		s.observe(TraceComplete, j)

@@ -161,12 +161,12 @@ type recorder struct {
 	areaN, areaRun float64
 	areaBusy       float64
 	endInSys       int
-	// depN counts each class's departures in the measured window, depSnap
-	// their values at the growth test's segment boundaries (segment i's at
-	// [i·classes, (i+1)·classes)): the work-deficit test's batches
-	// (deficit.go). The window's departures, which the throughput needs,
-	// are their sum: one counter per departure, as before.
-	depN    []int64
+	departures     int64
+	// depSnap holds, at the growth test's segment boundaries, the
+	// window's departures (segment i's at [i·(classes+1)]) followed by
+	// each class's departures of measured jobs (recorder.depart's counts):
+	// the work-deficit test's batches (deficit.go), read from counters the
+	// departure path keeps anyway.
 	depSnap []int64
 	// segBusy and segWasted are the busy server-time and the discarded
 	// (restarted) service at the same boundaries: delivered work.
@@ -191,7 +191,7 @@ type recorder struct {
 
 func newRecorder(w *Workload, cfg *Config) *recorder {
 	nc := len(w.Classes)
-	r := &recorder{w: w, cfg: cfg, cls: make([]classAcc, nc), depN: make([]int64, nc), depSnap: make([]int64, (growthSegments+1)*nc)}
+	r := &recorder{w: w, cfg: cfg, cls: make([]classAcc, nc), depSnap: make([]int64, (growthSegments+1)*(nc+1))}
 	r.seriesMax = cfg.SeriesMax
 	if r.seriesMax == 0 {
 		r.seriesMax = 10000
@@ -233,7 +233,7 @@ func (r *recorder) end(s *System) {
 	if r.segNext == growthSegments {
 		r.segT[growthSegments], r.segArea[growthSegments] = s.now, r.areaN
 		r.segBusy[growthSegments], r.segWasted[growthSegments] = r.areaBusy, s.wasted
-		copy(r.depSnap[growthSegments*len(r.depN):], r.depN)
+		r.snapDepartures(growthSegments)
 		r.segNext++
 	}
 	if r.convNext == convBatches {
@@ -249,9 +249,18 @@ func (r *recorder) checkpoint(s *System, id int64) {
 	}
 	r.segT[r.segNext], r.segArea[r.segNext] = s.now, r.areaN
 	r.segBusy[r.segNext], r.segWasted[r.segNext] = r.areaBusy, s.wasted
-	copy(r.depSnap[r.segNext*len(r.depN):], r.depN)
+	r.snapDepartures(r.segNext)
 	r.segNext++
 	r.segAt = r.segBoundary(r.segNext)
+}
+
+// snapDepartures records the departure counts at segment boundary i.
+func (r *recorder) snapDepartures(i int) {
+	row := r.depSnap[i*(len(r.cls)+1) : (i+1)*(len(r.cls)+1)]
+	row[0] = r.departures
+	for c := range r.cls {
+		row[c+1] = r.cls[c].n
+	}
 }
 
 // segBoundary is the arrival index at which segment i of the window starts.
@@ -344,11 +353,7 @@ func (r *recorder) result(s *System, events uint64, undeparted int64, stop stopR
 		res.MeanInSystem = r.areaN / win
 		res.MeanInQueue = (r.areaN - r.areaRun) / win
 		res.Utilization = r.areaBusy / (win * float64(w.Servers))
-		var departures int64
-		for _, n := range r.depN {
-			departures += n
-		}
-		res.Throughput = float64(departures) / win
+		res.Throughput = float64(r.departures) / win
 	}
 	res.Series = r.series
 
