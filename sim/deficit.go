@@ -256,12 +256,12 @@ func throughputCritical(phi float64) float64 {
 }
 
 // lowThroughput reports the converged verdict's throughput rule for one
-// replication: its whole window's job balance shows a significant and
-// material shortfall of departures.
+// replication: over its whole window, departures (jobs) or delivered work
+// fall significantly and materially short of the offer.
 func lowThroughput(ds []Deficit) bool {
 	for _, d := range ds {
-		if d.Name == DeficitJobs && d.Class == -1 {
-			return d.WindowRelative > deficitMaterial && d.WindowT > throughputCritical(d.WindowPhi)
+		if d.Class == -1 && d.WindowRelative > deficitMaterial && d.WindowT > throughputCritical(d.WindowPhi) {
+			return true
 		}
 	}
 	return false
