@@ -124,7 +124,7 @@ func (r *recorder) convCheckpoint(s *System, id int64) {
 // convergence computes the verdict; nil when the batches are incomplete
 // (the run stopped before its window closed, or it has fewer arrivals than
 // batches).
-func (r *recorder) convergence(p Policy) *Convergence {
+func (r *recorder) convergence(p Policy, ds []Deficit) *Convergence {
 	total := r.cfg.Warmup + r.cfg.Arrivals
 	if r.convNext != convBatches+1 || total < 5*convBatches {
 		return nil
@@ -152,6 +152,9 @@ func (r *recorder) convergence(p Policy) *Convergence {
 		if c.Cycles < MinCycles {
 			c.Reasons = append(c.Reasons, "cycles")
 		}
+	}
+	if lowThroughput(ds) {
+		c.Reasons = append(c.Reasons, "throughput")
 	}
 	c.Converged = len(c.Reasons) == 0
 	return c
@@ -201,6 +204,41 @@ type ConvergenceVerdict struct {
 	// has no cycles).
 	MedianMSERFraction float64 `json:"median_mser_fraction"`
 	MinCycles          int64   `json:"min_cycles"`
+	// LowThroughput counts the replications failed by the throughput rule
+	// (their whole window's departures, or delivered work, significantly
+	// and materially short of the offer). Throughput pools that shortfall (1 − departures/
+	// arrivals of the window, "jobs") over the replications: when it
+	// fires, the point is not converged whatever the vote says — every
+	// replication may be weakly short while the vote misses it.
+	LowThroughput int            `json:"low_throughput"`
+	Throughput    *PooledDeficit `json:"throughput,omitempty"`
+	// WorkShortfall pools the delivered work's shortfall the same way
+	// (1 − delivered/offered work over the window): a starving class of
+	// big jobs shows there while few jobs are missing.
+	WorkShortfall *PooledDeficit `json:"work_shortfall,omitempty"`
+}
+
+// poolShortfall pools the whole-window relative deficit of the total
+// quantity name over the replications carrying it, at level
+// throughputAlpha/2 (the two totals share the converged verdict's level);
+// nil when none does.
+func poolShortfall(rs []*Result, name string) *PooledDeficit {
+	var xs []float64
+	for _, r := range rs {
+		if r == nil {
+			continue
+		}
+		for _, d := range r.Deficits {
+			if d.Name == name && d.Class == -1 {
+				xs = append(xs, d.WindowRelative)
+			}
+		}
+	}
+	if len(xs) == 0 {
+		return nil
+	}
+	p := pooledTest(name, -1, xs, nil, throughputAlpha/2)
+	return &p
 }
 
 // PoolConvergence pools the replications' converged verdicts (nil results
@@ -223,6 +261,8 @@ func PoolConvergence(rs []*Result) ConvergenceVerdict {
 				v.MSERLate++
 			case "cycles":
 				v.FewCycles++
+			case "throughput":
+				v.LowThroughput++
 			}
 		}
 		fr = append(fr, c.MSERFraction)
@@ -230,7 +270,10 @@ func PoolConvergence(rs []*Result) ConvergenceVerdict {
 			v.MinCycles = c.Cycles
 		}
 	}
-	v.Converged = v.N > 0 && 2*v.Unconverged < v.N
+	v.Throughput = poolShortfall(rs, DeficitJobs)
+	v.WorkShortfall = poolShortfall(rs, DeficitWork)
+	short := func(p *PooledDeficit) bool { return p != nil && p.Fired }
+	v.Converged = v.N > 0 && 2*v.Unconverged < v.N && !short(v.Throughput) && !short(v.WorkShortfall)
 	v.MedianMSERFraction = median(fr)
 	return v
 }

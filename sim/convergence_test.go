@@ -34,7 +34,7 @@ func TestConvergenceVerdicts(t *testing.T) {
 			t.Fatal(err)
 		}
 		c = r.Convergence
-		if c == nil || c.Converged || !slices.Equal(c.Reasons, []string{"mser"}) || c.MSERFraction <= 0.5 || c.ShiftZ < 16 {
+		if c == nil || c.Converged || !slices.Equal(c.Reasons, []string{"mser", "throughput"}) || c.MSERFraction <= 0.5 || c.ShiftZ < 16 {
 			t.Fatalf("seed %d: overloaded M/M/1 read as converged: %+v", seed, c)
 		}
 	}

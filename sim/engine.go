@@ -39,7 +39,13 @@ import (
 // below 1/2 are computed by formulas monotone in age to the last bit
 // (plugins/serverfilling/gittins.go), which moves ServerFilling- and
 // DivisorFilling-Gittins results on those sizes in low-order digits.
-const Version = "0.6.0"
+// 0.7.0: the work-deficit test (deficit.go: Result.Deficits, the
+// "deficit" reason, the pooled deficit rule of Pool) and the converged
+// verdict's "throughput" rule; every mean, variance, count and time
+// average is bit for bit 0.6.0's (only verdict fields and their evidence
+// are new), but a 0.6.0 record lacks the evidence and its verdict may
+// differ.
+const Version = "0.7.0"
 
 // Config is the run length and instrumentation of one replication.
 type Config struct {

@@ -53,7 +53,12 @@ type Instability struct {
 	//                  description in stability.go: a batch-means slope
 	//                  t-test over the second half of the window, with an
 	//                  autocorrelation-aware critical value, plus a
-	//                  material-growth guard).
+	//                  material-growth guard);
+	//   "deficit":     the work-deficit test fired on some quantity (the
+	//                  total work, the total jobs or one class's jobs: see
+	//                  Result.Deficits and deficit.go): over the second
+	//                  half of the window, arrivals exceeded departures
+	//                  significantly and materially.
 	// Every reason but "truncated" is evidence of instability and sets
 	// Result.Unstable. (Engines before 0.2.0 wrote "max_in_system" for
 	// "truncated", and counted it as unstable.)
@@ -122,6 +127,11 @@ type Result struct {
 	// Growth is the growth test's statistics (nil when the window was too
 	// short to run it or the run stopped inside it).
 	Growth *Growth `json:"growth,omitempty"`
+	// Deficits is the work-deficit test's evidence (deficit.go): the total
+	// work, the total number of jobs, then each class's number of jobs, in
+	// that order; nil when the window was too short to run it or the run
+	// stopped inside it.
+	Deficits []Deficit `json:"deficits,omitempty"`
 	// Convergence is the run-length adequacy verdict and its evidence
 	// (convergence.go; nil when the run stopped inside its window or had
 	// too few arrivals to batch).
@@ -150,13 +160,23 @@ type recorder struct {
 	last, t0, t1   float64
 	areaN, areaRun float64
 	areaBusy       float64
-	departures     int64
 	endInSys       int
-	segT           [growthSegments + 1]float64
-	segArea        [growthSegments + 1]float64
-	segNext        int
-	segAt          int64 // arrival index of boundary segNext
-	nextSample     float64
+	departures     int64
+	// depSnap holds, at the growth test's segment boundaries, the
+	// window's departures (segment i's at [i·(classes+1)]) followed by
+	// each class's departures of measured jobs (recorder.depart's counts):
+	// the work-deficit test's batches (deficit.go), read from counters the
+	// departure path keeps anyway.
+	depSnap []int64
+	// segBusy and segWasted are the busy server-time and the discarded
+	// (restarted) service at the same boundaries: delivered work.
+	segBusy    [growthSegments + 1]float64
+	segWasted  [growthSegments + 1]float64
+	segT       [growthSegments + 1]float64
+	segArea    [growthSegments + 1]float64
+	segNext    int
+	segAt      int64 // arrival index of boundary segNext
+	nextSample float64
 	// The run-wide batches of the converged verdict (convergence.go):
 	// areaAll integrates the number in system over the whole run.
 	areaAll   float64
@@ -170,7 +190,8 @@ type recorder struct {
 }
 
 func newRecorder(w *Workload, cfg *Config) *recorder {
-	r := &recorder{w: w, cfg: cfg, cls: make([]classAcc, len(w.Classes))}
+	nc := len(w.Classes)
+	r := &recorder{w: w, cfg: cfg, cls: make([]classAcc, nc), depSnap: make([]int64, (growthSegments+1)*(nc+1))}
 	r.seriesMax = cfg.SeriesMax
 	if r.seriesMax == 0 {
 		r.seriesMax = 10000
@@ -211,6 +232,8 @@ func (r *recorder) end(s *System) {
 	r.closed = true
 	if r.segNext == growthSegments {
 		r.segT[growthSegments], r.segArea[growthSegments] = s.now, r.areaN
+		r.segBusy[growthSegments], r.segWasted[growthSegments] = r.areaBusy, s.wasted
+		r.snapDepartures(growthSegments)
 		r.segNext++
 	}
 	if r.convNext == convBatches {
@@ -225,8 +248,19 @@ func (r *recorder) checkpoint(s *System, id int64) {
 		return
 	}
 	r.segT[r.segNext], r.segArea[r.segNext] = s.now, r.areaN
+	r.segBusy[r.segNext], r.segWasted[r.segNext] = r.areaBusy, s.wasted
+	r.snapDepartures(r.segNext)
 	r.segNext++
 	r.segAt = r.segBoundary(r.segNext)
+}
+
+// snapDepartures records the departure counts at segment boundary i.
+func (r *recorder) snapDepartures(i int) {
+	row := r.depSnap[i*(len(r.cls)+1) : (i+1)*(len(r.cls)+1)]
+	row[0] = r.departures
+	for c := range r.cls {
+		row[c+1] = r.cls[c].n
+	}
 }
 
 // segBoundary is the arrival index at which segment i of the window starts.
@@ -336,9 +370,16 @@ func (r *recorder) result(s *System, events uint64, undeparted int64, stop stopR
 	}
 	g, means := r.growth()
 	res.Growth = g
-	res.Convergence = r.convergence(s.policy)
+	res.Deficits = r.deficits()
+	res.Convergence = r.convergence(s.policy, res.Deficits)
 	if g != nil && g.Fired {
 		ins.Reasons = append(ins.Reasons, "growth")
+	}
+	for _, d := range res.Deficits {
+		if d.Fired {
+			ins.Reasons = append(ins.Reasons, "deficit")
+			break
+		}
 	}
 	if undeparted > 0 {
 		res.LowerBound = true

@@ -225,6 +225,10 @@ func printSummary(w *sim.Workload, policy string, params paramFlags, rs []*sim.R
 	// The pooled verdict (sim.Pool) decides, as in summary.csv; every
 	// flagged replication is still reported so a minority is not hidden.
 	switch {
+	case v.Verdict == sim.VerdictUnstable && v.Test != sim.TestMajority:
+		d, _ := v.StrongestDeficit()
+		fmt.Printf("WARNING: UNSTABLE: the pooled work deficit (%s) fired: %.4g against %.4g; %s delivered %.3g%% ± %.3g%% short of the offer (%d of %d replications flagged on their own): the means below are not steady-state values\n",
+			v.Test, v.Statistic, v.Critical, d.Name, 100*d.Mean, 100*d.HalfWidth, v.Unstable, v.N)
 	case v.Verdict == sim.VerdictUnstable:
 		fmt.Printf("WARNING: UNSTABLE: %d of %d replications flagged unstable (%v): the means below are not steady-state values\n",
 			v.Unstable, v.N, firstReasons(rs, func(r *sim.Result) bool { return r.Unstable }))
@@ -243,8 +247,15 @@ func printSummary(w *sim.Workload, policy string, params paramFlags, rs []*sim.R
 		if cv.Converged {
 			fmt.Printf("converged: %d of %d replications not converged; median MSER-5 point at %.3g of the run%s\n", cv.Unconverged, cv.N, cv.MedianMSERFraction, cyc)
 		} else {
-			fmt.Printf("WARNING: NOT CONVERGED: %d of %d replications (%d MSER-5 point beyond half the run, %d too few cycles); median MSER-5 point at %.3g of the run%s: run longer\n",
-				cv.Unconverged, cv.N, cv.MSERLate, cv.FewCycles, cv.MedianMSERFraction, cyc)
+			short := ""
+			if th := cv.Throughput; th != nil {
+				short = fmt.Sprintf("; throughput %.3g%% ± %.3g%% below the arrival rate", 100*th.Mean, 100*th.HalfWidth)
+				if th.Fired {
+					short += " (significant)"
+				}
+			}
+			fmt.Printf("WARNING: NOT CONVERGED: %d of %d replications (%d MSER-5 point beyond half the run, %d too few cycles, %d throughput short)%s; median MSER-5 point at %.3g of the run%s: run longer\n",
+				cv.Unconverged, cv.N, cv.MSERLate, cv.FewCycles, cv.LowThroughput, short, cv.MedianMSERFraction, cyc)
 		}
 	}
 	if v.LowerBound {

@@ -158,6 +158,11 @@ type Point struct {
 	// their window). Not converged is a warning: the means may still be
 	// dominated by the initial transient or by too few policy cycles.
 	Convergence *sim.ConvergenceVerdict `json:"convergence,omitempty"`
+	// Evidence is the pooled verdict with its evidence (sim.Pool): the
+	// rule that decided it, its statistic and critical value, and the
+	// pooled work-deficit test of every quantity; nil when no replication
+	// produced a result.
+	Evidence *sim.PointVerdict `json:"verdict_evidence,omitempty"`
 	// Errors are the distinct error messages of the failed replications
 	// (at most 5).
 	Errors []string `json:"errors,omitempty"`
@@ -272,6 +277,7 @@ func Summarize(tasks []sweep.Task, results map[string]*record.Record) []Point {
 		}
 		if v, err := sim.Pool(rs); err == nil {
 			pts[i].Verdict, pts[i].LowerBound = string(v.Verdict), v.LowerBound
+			pts[i].Evidence = &v
 		}
 		if cv := sim.PoolConvergence(rs); cv.N > 0 {
 			pts[i].Convergence = &cv

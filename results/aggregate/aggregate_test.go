@@ -260,7 +260,9 @@ func TestCSVGolden(t *testing.T) {
 func TestAxisCollision(t *testing.T) {
 	pts := []Point{{Point: "x", Policy: "p", Axes: map[string]any{"n": 3, "load": 0.9, "class[0].need": 2}, Load: 0.8999999999999999}}
 	h := Header(pts)
-	want := "point,policy,params,label,workload,servers,class[0].need,axis_n,arrival_rate,load,replications,n,n_failed,n_unstable,n_truncated,lower_bound,verdict,converged,n_unconverged,mser_fraction,min_cycles"
+	want := "point,policy,params,label,workload,servers,class[0].need,axis_n,arrival_rate,load,replications,n,n_failed,n_unstable,n_truncated,lower_bound,verdict,converged,n_unconverged,mser_fraction,min_cycles," +
+		"verdict_test,verdict_statistic,verdict_critical,deficit_quantity,deficit_mean,deficit_hw,deficit_t,deficit_critical,deficit_z,deficit_z_critical," +
+		"work_deficit_mean,work_deficit_hw,throughput_deficit_mean,throughput_deficit_hw,n_low_throughput"
 	if got := strings.Join(h, ","); got != want {
 		t.Errorf("header\n got %s\nwant %s", got, want)
 	}
@@ -313,7 +315,7 @@ func TestColumnsDocumented(t *testing.T) {
 	}
 	cols := []string{"point", "policy", "params", "label", "workload", "servers", "arrival_rate", "load",
 		"replications", "n", "n_failed", "n_unstable", "_mean", "_hw", "_n", "axis_", "counter_", "class<i>_<name>_"}
-	for _, c := range append(append(LongColumns, ReplicationColumns...), ConvergenceColumns...) {
+	for _, c := range append(append(append(LongColumns, ReplicationColumns...), ConvergenceColumns...), EvidenceColumns...) {
 		cols = append(cols, c.Name)
 	}
 	for _, c := range cols {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/results/metric"
 	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sweep"
 )
 
@@ -187,6 +188,7 @@ func WideTable(pts []Point) *Table {
 	t.Columns = append(t.Columns, Column{"replications", Int}, Column{"n", Int}, Column{"n_failed", Int},
 		Column{"n_unstable", Int}, Column{"n_truncated", Int}, Column{"lower_bound", Bool}, Column{"verdict", String})
 	t.Columns = append(t.Columns, ConvergenceColumns...)
+	t.Columns = append(t.Columns, EvidenceColumns...)
 	mcols := metricColumns(pts)
 	for _, m := range mcols {
 		t.Columns = append(t.Columns, Column{m.Name + "_mean", Float}, Column{m.Name + "_hw", Float},
@@ -197,6 +199,7 @@ func WideTable(pts []Point) *Table {
 		row := append(idRow(i), int64(p.Replications), int64(p.N), int64(p.NFailed), int64(p.NUnstable),
 			int64(p.NTruncated), p.LowerBound, p.Verdict)
 		row = append(row, convergenceCells(p)...)
+		row = append(row, evidenceCells(p)...)
 		have := make(map[string]Metric, len(p.Metrics))
 		for _, m := range p.Metrics {
 			have[m.Name] = m
@@ -232,6 +235,43 @@ func convergenceCells(p *Point) []any {
 		cycles = float64(c.MinCycles)
 	}
 	return []any{strconv.FormatBool(c.Converged), int64(c.Unconverged), c.MedianMSERFraction, cycles}
+}
+
+// EvidenceColumns are summary.csv's verdict-evidence columns, after the
+// convergence columns (see COLUMNS.md): the rule that decided the verdict
+// (verdict_test) with its statistic and critical value; the pooled work-
+// deficit test's quantity closest to firing (deficit_quantity) with its
+// mean relative deficit, half-width, t and Stouffer's z with their
+// critical values; the total
+// work's mean relative deficit; and the converged verdict's throughput
+// shortfall (whole window) with the replications it failed.
+var EvidenceColumns = []Column{{"verdict_test", String}, {"verdict_statistic", Float}, {"verdict_critical", Float},
+	{"deficit_quantity", String}, {"deficit_mean", Float}, {"deficit_hw", Float}, {"deficit_t", Float}, {"deficit_critical", Float},
+	{"deficit_z", Float}, {"deficit_z_critical", Float},
+	{"work_deficit_mean", Float}, {"work_deficit_hw", Float},
+	{"throughput_deficit_mean", Float}, {"throughput_deficit_hw", Float}, {"n_low_throughput", Int}}
+
+func evidenceCells(p *Point) []any {
+	nan := math.NaN()
+	out := []any{"", nan, nan, "", nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, int64(0)}
+	if v := p.Evidence; v != nil {
+		out[0], out[1], out[2] = v.Test, v.Statistic, v.Critical
+		if d, ok := v.StrongestDeficit(); ok {
+			out[3], out[4], out[5], out[6], out[7], out[8], out[9] = d.Name, d.Mean, d.HalfWidth, d.T, d.Critical, d.Z, d.ZCritical
+		}
+		for _, d := range v.Deficits {
+			if d.Name == sim.DeficitWork && d.Class == -1 {
+				out[10], out[11] = d.Mean, d.HalfWidth
+			}
+		}
+	}
+	if c := p.Convergence; c != nil {
+		if th := c.Throughput; th != nil {
+			out[12], out[13] = th.Mean, th.HalfWidth
+		}
+		out[14] = int64(c.LowThroughput)
+	}
+	return out
 }
 
 // LongColumns documents the long table (summary_long.csv/.parquet) after

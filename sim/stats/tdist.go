@@ -330,3 +330,13 @@ func logx(x float64) float64 {
 	}
 	return math.Log(x)
 }
+
+// NormUpper returns z with P(Z > z) = q for a standard normal Z, 0 < q <
+// 1/2 (NaN otherwise): the critical value of a one-sided z test at level q,
+// accurate however small q is.
+func NormUpper(q float64) float64 {
+	if !(q > 0 && q < 0.5) {
+		return math.NaN()
+	}
+	return normUpper(q)
+}

@@ -266,3 +266,18 @@ func itoa(n int) string {
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
 }
+
+// TestNormUpperExported: the familiar one-sided critical values (z_{0.05} =
+// 1.6449, z_{0.001} = 3.0902, z_{10^-6} = 4.7534) and NaN out of range.
+func TestNormUpperExported(t *testing.T) {
+	for _, c := range []struct{ q, want float64 }{{0.05, 1.6448536}, {0.001, 3.0902323}, {1e-6, 4.7534243}} {
+		if got := NormUpper(c.q); math.Abs(got-c.want) > 1e-6 {
+			t.Errorf("NormUpper(%v) = %v, want %v", c.q, got, c.want)
+		}
+	}
+	for _, q := range []float64{0, 0.5, -1, math.NaN()} {
+		if !math.IsNaN(NormUpper(q)) {
+			t.Errorf("NormUpper(%v) not NaN", q)
+		}
+	}
+}

@@ -1,0 +1,437 @@
+package sim
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/msjfarm/msjfarm/sim/stats"
+)
+
+// The work-deficit test: does the system deliver the work that arrives?
+//
+// Why. A stable system's unfinished work U(t) — Σ need × size over the
+// jobs in the system — is a stationary process, so over any stretch of the
+// window the work that arrived minus the work that departed, which is
+// U(end) − U(start), averages zero: the servers deliver what arrives. An
+// overloaded system falls behind by a fixed fraction of the arrivals,
+// 1 − λ_max/λ of the work at a rate λ past its saturation λ_max, whatever
+// shape its queue takes: a sawtooth, a queue that grows in one class only
+// while the total stays flat (a starving class), a queue whose time
+// average grows too slowly for the growth test's slope. The growth test
+// watches the number in system; this test watches the work balance, and
+// per class the job balance, so a starving class is seen on its own.
+//
+// Data. At the growth test's 64 segment boundaries the recorder snapshots
+// the window's departures, each class's departures of measured jobs, the
+// busy server-time and the discarded service: counters the engine keeps
+// anyway, so the per-event path does nothing more. (A class's count leaves
+// out warm-up jobs leaving during the window; the verdict reads the second
+// half only, where one still present is itself a sign of a run too short.) For each quantity — the total work in
+// server-time ("work"), the total number of jobs ("jobs") and each class's
+// number of jobs (the class's name: the growth of that class's number in
+// system, without integrating it per event) — segment i's increment d_i is
+// its arrivals minus its departures. Like the growth test, the verdict
+// looks at the second half only (32 increments), so that a warm-up too
+// short for a slowly mixing policy does not read as a deficit.
+//
+// Statistic. The deficit's t statistic is the batch-means t of the
+// increments' mean, t = d̄/(s_d/√32). Under stability it is conservative
+// whatever the batch length: the increments of a stationary process
+// telescope, so the variance of their sum, Var U(end) − U(start) ≤ 4 Var U,
+// is at most what 32 independent increments would give — equal when the
+// batches are short against the relaxation time (U then moves like a
+// random walk and t is a Student t(31)), far smaller when they are long
+// (t then shrinks towards 0). A run whose window holds a few long blocking
+// episodes (Borg cell B's big classes) has a few large increments, whose
+// share of s_d keeps t near 1 however large they are. In overload the
+// increments have a positive mean, so t grows like √(run length).
+//
+// Per replication the deficit fires when t exceeds the growth test's
+// critical value for the increments' lag-1 autocorrelation φ
+// (GrowthCritical: 10.2 to 17.6, strict, so that a replication rarely
+// errs) and the deficit is material: over deficitMaterial of the second
+// half's arrivals, and at least deficitMinJobs jobs for a count. Its
+// reason is "deficit".
+//
+// Pooled over replications (Pool) the evidence adds up: the point's mean
+// relative deficit over its replications, which are independent, has a
+// Student-t confidence interval; the point is unstable when that mean is
+// material and its t exceeds t_{n−1}(1 − poolAlpha/q) for the q quantities
+// tested (a Bonferroni split: at most poolAlpha = 10^-4 per point for
+// normal deficits). A deficit of 1% seen weakly in each of ten replications
+// is then clear, where a majority of per-replication verdicts would miss it.
+//
+// Whole window. The same balance over the whole window is the measured
+// throughput's shortfall: Deficit.WindowRelative, 1 − departures/arrivals
+// for "jobs". A significant shortfall means the means were measured while
+// the system was still filling (or falling behind): the converged verdict
+// fails with reason "throughput" (convergence.go).
+const (
+	// deficitMaterial is the smallest relative deficit (of the arrivals)
+	// that counts: 0.2%, a fifth of the deficit 1% past saturation.
+	deficitMaterial = 0.002
+	// deficitMinJobs is the smallest job-count deficit that counts.
+	deficitMinJobs = 2.0
+	// poolAlpha is the pooled deficit test's level per point (split over
+	// the quantities tested).
+	poolAlpha = 1e-4
+	// poolMinReps is the fewest replications with the evidence for a
+	// pooled test (two leave a t with one degree of freedom).
+	poolMinReps = 3
+	// throughputAlpha is the level of the converged verdict's throughput
+	// test: a warning, so less strict than the instability tests.
+	throughputAlpha = 1e-3
+)
+
+// Deficit quantities: the total work in server-time, the total number of
+// jobs, then one per class (named after the class).
+const (
+	DeficitWork = "work"
+	DeficitJobs = "jobs"
+)
+
+// Deficit is the work-deficit test's evidence for one quantity of one
+// replication (see the test's description above).
+type Deficit struct {
+	// Name is the quantity: DeficitWork, DeficitJobs or a class's name;
+	// Class its class index, -1 for a total.
+	Name  string `json:"name"`
+	Class int    `json:"class"`
+	// Offered is the second half's offered work (server-time) or jobs: the
+	// workload's rate times the elapsed time (a replayed trace: its
+	// arrivals). Deficit is its excess over what was delivered — the busy
+	// server-time less discarded service, or the departures — and
+	// Relative = Deficit/Offered (0 when nothing was offered).
+	Offered  float64 `json:"offered"`
+	Deficit  float64 `json:"deficit"`
+	Relative float64 `json:"relative"`
+	// T is the batch-means t statistic of the 32 increments (0 when they
+	// are all equal), Phi their lag-1 autocorrelation, Critical the value
+	// T is compared with (GrowthCritical(Phi)).
+	T        float64 `json:"t"`
+	Phi      float64 `json:"phi"`
+	Critical float64 `json:"critical"`
+	// Fired reports a significant and material deficit.
+	Fired bool `json:"fired"`
+	// WindowRelative and WindowT are the same over the whole window (64
+	// increments): for jobs, the throughput's relative shortfall.
+	WindowRelative float64 `json:"window_relative"`
+	WindowT        float64 `json:"window_t"`
+	WindowPhi      float64 `json:"window_phi"`
+}
+
+// deficits runs the test on every quantity; nil when the window did not
+// complete its segments (a run stopped inside it, or fewer arrivals than
+// segments).
+func (r *recorder) deficits() []Deficit {
+	if r.segNext != growthSegments+1 {
+		return nil
+	}
+	w := r.w
+	nc := len(r.cls)
+	// offered rates: work in server-time, jobs, and each class's jobs per
+	// unit time; a replayed trace has no rate, and its arrivals in each
+	// segment (the trace's own entries) are the offer.
+	var workRate float64
+	var share []float64
+	if w.Trace == nil {
+		workRate = w.Load() * float64(w.Servers)
+		share = w.Probabilities()
+	}
+	out := make([]Deficit, 0, 2+nc)
+	offer := make([]float64, growthSegments)
+	inc := make([]float64, growthSegments)
+	for q := -2; q < nc; q++ {
+		for i := range growthSegments {
+			d0, d1 := r.depSnap[i*(nc+1):(i+1)*(nc+1)], r.depSnap[(i+1)*(nc+1):(i+2)*(nc+1)]
+			dur := r.segT[i+1] - r.segT[i]
+			var o, d float64
+			switch {
+			case q == -2 && w.Trace == nil:
+				o = workRate * dur
+			case w.Trace == nil:
+				for c := range nc {
+					if q == -1 || q == c {
+						o += w.ArrivalRate * share[c] * dur
+					}
+				}
+			default:
+				for _, tj := range w.Trace[r.segBoundary(i):r.segBoundary(i+1)] {
+					switch {
+					case q == -2:
+						o += float64(w.Classes[tj.Class].Need) * tj.Size
+					case q == -1 || q == tj.Class:
+						o++
+					}
+				}
+			}
+			switch q {
+			case -2:
+				d = (r.segBusy[i+1] - r.segBusy[i]) - (r.segWasted[i+1] - r.segWasted[i])
+			default: // the window's departures, or one class's measured ones
+				d = float64(d1[q+1] - d0[q+1])
+			}
+			offer[i], inc[i] = o, o-d
+		}
+		name, class, jobs := DeficitWork, -1, q != -2
+		switch {
+		case q == -1:
+			name = DeficitJobs
+		case q >= 0:
+			name, class = w.Classes[q].Name, q
+			if name == "" {
+				name = className(q)
+			}
+		}
+		out = append(out, deficitTest(name, class, jobs, offer, inc))
+	}
+	return out
+}
+
+// className names an unnamed class by its index.
+func className(i int) string { return "class" + strconv.Itoa(i) }
+
+// deficitTest tests one quantity's per-segment arrivals and increments.
+func deficitTest(name string, class int, jobs bool, offer, inc []float64) Deficit {
+	d := Deficit{Name: name, Class: class}
+	h := growthSegments / 2
+	var a, win, aw float64
+	for i, x := range inc {
+		win += x
+		aw += offer[i]
+		if i >= h {
+			d.Deficit += x
+			a += offer[i]
+		}
+	}
+	d.Offered = a
+	if a > 0 {
+		d.Relative = d.Deficit / a
+	}
+	if aw > 0 {
+		d.WindowRelative = win / aw
+	}
+	var sdZero bool
+	d.T, d.Phi, sdZero = batchT(inc[h:])
+	d.WindowT, d.WindowPhi, _ = batchT(inc)
+	d.Critical = GrowthCritical(d.Phi)
+	material := d.Relative > deficitMaterial && (!jobs || d.Deficit >= deficitMinJobs)
+	d.Fired = d.Deficit > 0 && material && (sdZero || d.T > d.Critical)
+	return d
+}
+
+// batchT is the t statistic of the mean of xs (taken as batch means),
+// their lag-1 autocorrelation, and whether they are all equal (t is then
+// reported as 0: JSON has no infinity).
+func batchT(xs []float64) (t, phi float64, equal bool) {
+	var a stats.Acc
+	for _, x := range xs {
+		a.Add(x)
+	}
+	m := a.Mean()
+	var ss, c1 float64
+	for i, x := range xs {
+		e := x - m
+		ss += e * e
+		if i > 0 {
+			c1 += e * (xs[i-1] - m)
+		}
+	}
+	if ss > 0 {
+		phi = c1 / ss
+	}
+	sd := math.Sqrt(a.Var())
+	if !(sd > 0) {
+		return 0, phi, true
+	}
+	return m / (sd / math.Sqrt(float64(len(xs)))), phi, false
+}
+
+// throughputCritical is the per-replication critical value of the
+// converged verdict's throughput rule for the whole window's increments
+// (63 degrees of freedom) with lag-1 autocorrelation phi, clamped as the
+// growth test's.
+func throughputCritical(phi float64) float64 {
+	return stats.TQuantile(1-throughputAlpha, growthSegments-1) * GrowthCritical(phi) / growthBase
+}
+
+// lowThroughput reports the converged verdict's throughput rule for one
+// replication: over its whole window, departures (jobs) or delivered work
+// fall significantly and materially short of the offer.
+func lowThroughput(ds []Deficit) bool {
+	for _, d := range ds {
+		if d.Class == -1 && d.WindowRelative > deficitMaterial && d.WindowT > throughputCritical(d.WindowPhi) {
+			return true
+		}
+	}
+	return false
+}
+
+// PooledDeficit is the work-deficit test of one quantity pooled over a
+// point's replications (see the test's description above).
+type PooledDeficit struct {
+	Name  string `json:"name"`
+	Class int    `json:"class"`
+	// N replications carried the quantity; Mean is their mean relative
+	// deficit (second half of the window), HalfWidth its 95% Student-t
+	// half-width (0 when N < 2).
+	N         int     `json:"n"`
+	Mean      float64 `json:"mean"`
+	HalfWidth float64 `json:"hw"`
+	// T is Mean over its standard error (0 when N < poolMinReps or the
+	// replications agree exactly); Critical t_{N−1}(1 − α) with α =
+	// poolAlpha/(2q) for the q quantities tested (0 when not tested).
+	T        float64 `json:"t"`
+	Critical float64 `json:"critical"`
+	// Z is Stouffer's combination of the replications' own deficit t
+	// statistics, Σ min(t_r, 5)/√N (stoufferCap); ZCritical √(31/29)·z_{1−α}, the normal
+	// critical value scaled to the variance of a t(31) (0 when not
+	// tested).
+	Z         float64 `json:"z"`
+	ZCritical float64 `json:"z_critical"`
+	// Fired: N ≥ 3, Mean material, and T > Critical or Z > ZCritical (or
+	// every replication the same material deficit).
+	Fired bool `json:"fired"`
+}
+
+// poolDeficits pools the replications' deficits quantity by quantity
+// (matched by index and name: replications of one point share the
+// workload), each at level alpha split over the quantities. Results
+// without deficits are skipped.
+func poolDeficits(rs []*Result, alpha float64) []PooledDeficit {
+	var ref []Deficit
+	for _, r := range rs {
+		if r != nil && len(r.Deficits) > 0 {
+			ref = r.Deficits
+			break
+		}
+	}
+	out := make([]PooledDeficit, len(ref))
+	for q, d := range ref {
+		var xs, ts []float64
+		for _, r := range rs {
+			if r == nil || len(r.Deficits) != len(ref) || r.Deficits[q].Name != d.Name {
+				continue
+			}
+			xs = append(xs, r.Deficits[q].Relative)
+			ts = append(ts, r.Deficits[q].T)
+		}
+		out[q] = pooledTest(d.Name, d.Class, xs, ts, alpha/float64(2*len(ref)))
+	}
+	return out
+}
+
+// stoufferCap bounds each replication's t in Stouffer's sum: beyond 5 (a
+// t(31) tail of 10^-5) a replication's evidence is decisive on its own
+// account, and an unbounded t lets one replication decide the point — a
+// rare class without a single departure through the second half has
+// near-constant increments and a t in the thousands (MSF on Borg cell B,
+// whose big classes starve for long episodes even when stable). Capped, at
+// least ⌈z_crit·√N/5⌉ replications must carry the evidence (2 of 5, 4 of
+// 10); the cap only lowers Z, so the test stays conservative.
+const stoufferCap = 5.0
+
+// stoufferScale is the standard deviation of a Student t(31), the null law
+// of a replication's deficit t at its most dispersed (batches short against
+// the relaxation time).
+var stoufferScale = math.Sqrt(float64(growthSegments/2-1) / float64(growthSegments/2-3))
+
+// pooledTest tests that the replications' relative deficits xs have a
+// positive mean at level alpha twice: by Student's t on xs, and by
+// Stouffer's combination of their own t statistics ts (nil: not run);
+// either fires with the materiality guard.
+//
+// Why both. Student's t uses the spread between replications, which is
+// exact whatever the run's internal correlation but has N−1 degrees of
+// freedom: with 5 replications its critical value at 10^-5 is about 20.
+// Stouffer's Z uses each replication's own batch-means standard error,
+// conservative under stability (see the test's description), with a normal
+// critical value: the more powerful with few replications or deficits
+// that differ between them (long overload cycles), while Student's t wins
+// when the replications agree closely but their batches are noisy.
+func pooledTest(name string, class int, xs, ts []float64, alpha float64) PooledDeficit {
+	p := PooledDeficit{Name: name, Class: class, N: len(xs)}
+	if p.N == 0 {
+		return p
+	}
+	s := stats.MeanCI(xs, 0.95)
+	p.Mean = s.Mean
+	if p.N >= 2 {
+		p.HalfWidth = s.HalfWidth
+	}
+	if p.N < poolMinReps {
+		return p
+	}
+	p.Critical = stats.TQuantile(1-alpha, p.N-1)
+	material := p.Mean > deficitMaterial
+	if ts != nil {
+		for _, t := range ts {
+			p.Z += math.Min(t, stoufferCap)
+		}
+		p.Z /= math.Sqrt(float64(len(ts)))
+		p.ZCritical = stoufferScale * stats.NormUpper(alpha)
+		if material && p.Z > p.ZCritical {
+			p.Fired = true
+		}
+	}
+	if !(s.StdDev > 0) {
+		p.Fired = p.Fired || material
+		return p
+	}
+	p.T = p.Mean / (s.StdDev / math.Sqrt(float64(p.N)))
+	p.Fired = p.Fired || material && p.T > p.Critical
+	return p
+}
+
+// ratio is how close a pooled deficit is to firing: the larger of its two
+// statistics over their critical values.
+func (p PooledDeficit) ratio() float64 {
+	r := p.T / p.Critical
+	if p.ZCritical > 0 {
+		r = math.Max(r, p.Z/p.ZCritical)
+	}
+	return r
+}
+
+// Decider names the pooled statistic that fired ("t" or "z", "t" when both
+// did) and returns it with its critical value; for a quantity that did not
+// fire, the one closer to firing.
+func (p PooledDeficit) Decider() (name string, stat, critical float64) {
+	tFired := p.T > p.Critical || (p.T == 0 && p.Fired)
+	zFired := p.ZCritical > 0 && p.Z > p.ZCritical
+	switch {
+	case tFired:
+		return "t", p.T, p.Critical
+	case zFired:
+		return "z", p.Z, p.ZCritical
+	case p.ZCritical > 0 && p.Z/p.ZCritical > p.T/p.Critical:
+		return "z", p.Z, p.ZCritical
+	}
+	return "t", p.T, p.Critical
+}
+
+// strongest returns the index of the pooled deficit closest to firing — a
+// fired one first, then the largest ratio — or -1 if none was tested.
+func strongest(ps []PooledDeficit) int {
+	best := -1
+	for i, p := range ps {
+		if p.Critical == 0 {
+			continue
+		}
+		if best < 0 {
+			best = i
+			continue
+		}
+		b := ps[best]
+		if p.Fired != b.Fired {
+			if p.Fired {
+				best = i
+			}
+			continue
+		}
+		if p.ratio() > b.ratio() {
+			best = i
+		}
+	}
+	return best
+}
