@@ -338,7 +338,9 @@ func TestProtocolMismatch(t *testing.T) {
 // bypassed. The test plugin's Init leaves a mark in a file if it ever runs.
 func TestParamsRejectedBeforeRunning(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
-	h := newHost(t, pluginhost.Config{Env: []string{"CRASHY_MARKER=" + marker}})
+	// Sandbox off: confined, the plugin could not write its marker, and
+	// the test would pass without proving anything.
+	h := newHost(t, pluginhost.Config{Env: []string{"CRASHY_MARKER=" + marker}, Sandbox: sandboxOff(t)})
 	b := pluginhost.Binary{Path: binary("crashy")}
 	cases := []struct {
 		params map[string]any
