@@ -57,6 +57,10 @@ func launch(spec *Spec, args []string) error {
 	if err != nil {
 		return fmt.Errorf("opening the plugin binary: %v", err)
 	}
+	var magic [2]byte
+	if n, _ := unix.Pread(fd, magic[:], 0); n == 2 && string(magic[:]) == "#!" {
+		return fmt.Errorf("%s is a script (#!): a confined plugin must be an executable binary, its interpreter may not run (--plugin-sandbox off runs it unconfined)", spec.Binary)
+	}
 	if spec.SHA256 != "" {
 		if err := verify(fd, spec.SHA256); err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/internal/cputime"
+	"github.com/msjfarm/msjfarm/internal/sandbox"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 )
@@ -149,4 +150,95 @@ func BenchmarkOverhead(b *testing.B) {
 		b.ReportMetric(localCPU.Seconds()/n, "s-inprocess-cpu/rep")
 		b.ReportMetric(pluginCPU.Seconds()/n, "s-plugin-cpu/rep")
 	}
+}
+
+// BenchmarkSandboxStart is the sandbox's set-up cost per plugin process:
+// each iteration starts the fcfs plugin (exec, handshake, Info) once
+// unconfined and once under --plugin-sandbox require, alternating which
+// goes first to cancel drift. Reported: ms per start each way and the
+// difference (the launcher's re-exec, Landlock, seccomp, rlimits, the
+// user switch).
+func BenchmarkSandboxStart(b *testing.B) {
+	bin := pluginhost.Binary{Path: binary("fcfs")}
+	sbs := map[string]*sandbox.Sandbox{"off": sandboxOff(b), "require": requireSandbox(b, "", 0)}
+	total := map[string]time.Duration{}
+	start := func(mode string) {
+		h := pluginhost.New(pluginhost.Config{Logger: quiet, Sandbox: sbs[mode]})
+		t0 := time.Now()
+		if _, err := h.Info(context.Background(), bin); err != nil {
+			b.Fatal(err)
+		}
+		total[mode] += time.Since(t0)
+		b.StopTimer()
+		h.Close()
+		b.StartTimer()
+	}
+	for i := 0; i < b.N; i++ {
+		if i%2 == 0 {
+			start("off")
+			start("require")
+		} else {
+			start("require")
+			start("off")
+		}
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+	b.ReportMetric(ms(total["off"]), "ms/start-off")
+	b.ReportMetric(ms(total["require"]), "ms/start-require")
+	b.ReportMetric(ms(total["require"]-total["off"]), "ms/sandbox-setup")
+}
+
+// BenchmarkSandboxReplication is the sandbox's cost per replication: a
+// replication of about a second ($MSJFARM_BENCH_ARRIVALS, default 8e6) on
+// a warm confined process and on a warm unconfined one, alternating, with
+// identical bytes required. Reported: seconds per replication each way and
+// the difference in percent.
+func BenchmarkSandboxReplication(b *testing.B) {
+	arrivals := int64(8e6)
+	if s := os.Getenv("MSJFARM_BENCH_ARRIVALS"); s != "" {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		arrivals = int64(f)
+	}
+	bin := pluginhost.Binary{Path: binary("fcfs")}
+	req := request(b, "fcfs", arrivals, 11)
+	hosts := map[string]*pluginhost.Host{}
+	for mode, sb := range map[string]*sandbox.Sandbox{"off": sandboxOff(b), "require": requireSandbox(b, "", 0)} {
+		h := pluginhost.New(pluginhost.Config{Logger: quiet, Sandbox: sb, MaxConcurrent: 1})
+		defer h.Close()
+		if _, err := h.Info(context.Background(), bin); err != nil { // start outside the timing
+			b.Fatal(err)
+		}
+		hosts[mode] = h
+	}
+	total := map[string]time.Duration{}
+	var want []byte
+	run := func(mode string) {
+		t0 := time.Now()
+		out, err := hosts[mode].Run(context.Background(), bin, req, pluginhost.RunOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		total[mode] += time.Since(t0)
+		if want == nil {
+			want = out.ResultJSON
+		} else if !bytes.Equal(want, out.ResultJSON) {
+			b.Fatalf("%s: the result differs", mode)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%2 == 0 {
+			run("off")
+			run("require")
+		} else {
+			run("require")
+			run("off")
+		}
+	}
+	b.ReportMetric(total["off"].Seconds()/float64(b.N), "s/rep-off")
+	b.ReportMetric(total["require"].Seconds()/float64(b.N), "s/rep-require")
+	b.ReportMetric(100*(total["require"].Seconds()-total["off"].Seconds())/total["off"].Seconds(), "%-sandbox")
 }

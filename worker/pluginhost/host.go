@@ -630,13 +630,21 @@ func (h *Host) start(key procKey) (*proc, error) {
 	})
 	h.starts.Add(1)
 	t0 := time.Now()
-	fail := func(kind Kind, format string, a ...any) (*proc, error) {
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
 		pid := 0
 		if rc := client.ReattachConfig(); rc != nil {
 			pid = rc.Pid
 		}
 		h.stop(client, pid, key.path)
 		sp.Cleanup()
+	}
+	fail := func(kind Kind, format string, a ...any) (*proc, error) {
+		stop()
 		e := h.errorf(kind, key, "", format, a...)
 		if kind == ErrStart {
 			e.Stderr = stderr.String()
@@ -645,6 +653,9 @@ func (h *Host) start(key procKey) (*proc, error) {
 	}
 	rc, err := client.Client()
 	if err != nil {
+		if sp.Verified {
+			stop() // its stderr, which says why, is complete once it is stopped
+		}
 		switch {
 		case errors.Is(err, plugin.ErrChecksumsDoNotMatch), sp.Verified && strings.Contains(stderr.String(), sandbox.ChecksumMarker):
 			actual, cerr := Checksum(key.path)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/msjfarm/msjfarm/internal/sandbox"
 	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
@@ -398,6 +399,13 @@ func TestStartFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = h.Info(context.Background(), pluginhost.Binary{Path: script})
+	if sandbox.Default().Mode() == sandbox.Off {
+		wantKind(t, err, pluginhost.ErrStart, "not a plugin at all")
+	} else {
+		wantKind(t, err, pluginhost.ErrStart, "is a script", "--plugin-sandbox off")
+	}
+	off := newHost(t, pluginhost.Config{StartTimeout: 5 * time.Second, Sandbox: sandboxOff(t)})
+	_, err = off.Info(context.Background(), pluginhost.Binary{Path: script})
 	wantKind(t, err, pluginhost.ErrStart, "not a plugin at all")
 }
 

@@ -259,3 +259,38 @@ func sleepers(t *testing.T) []string {
 	}
 	return pids
 }
+
+// An honest plugin's results are byte for byte the same confined and not:
+// the fcfs family's binary, two seeds, at load 0.5.
+func TestSandboxResultsIdentical(t *testing.T) {
+	on := newHost(t, pluginhost.Config{Sandbox: requireSandbox(t, "", 0)})
+	off := newHost(t, pluginhost.Config{Sandbox: sandboxOff(t)})
+	b := pluginhost.Binary{Path: binary("fcfs")}
+	for _, seed := range []uint64{1, 2} {
+		req := request(t, "fcfs", 20000, seed)
+		a, err := on.Run(context.Background(), b, req, pluginhost.RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := off.Run(context.Background(), b, req, pluginhost.RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(a.ResultJSON) != string(c.ResultJSON) {
+			t.Fatalf("seed %d: confined and unconfined results differ:\n%s\n%s", seed, a.ResultJSON, c.ResultJSON)
+		}
+	}
+}
+
+// A pinned binary replaced by another is refused by the launcher, which
+// hashes the very descriptor it would execute.
+func TestSandboxVerifiesPin(t *testing.T) {
+	h := newHost(t, pluginhost.Config{Sandbox: requireSandbox(t, "", 0)})
+	sum, err := pluginhost.Checksum(binary("crashy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// fcfs's binary, pinned with crashy's sha256.
+	_, err = h.Info(context.Background(), pluginhost.Binary{Path: binary("fcfs"), SHA256: sum})
+	wantKind(t, err, pluginhost.ErrChecksum, "campaign pins "+sum)
+}
