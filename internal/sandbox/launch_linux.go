@@ -34,9 +34,7 @@ func init() {
 	if err := json.Unmarshal([]byte(os.Args[1]), &spec); err != nil {
 		fail(2, "reading the launch spec: %v", err)
 	}
-	if err := launch(&spec, os.Args[2:]); err != nil {
-		fail(126, "%v", err)
-	}
+	fail(126, "%v", launch(&spec, os.Args[2:]))
 }
 
 func fail(code int, format string, a ...any) {
@@ -45,7 +43,7 @@ func fail(code int, format string, a ...any) {
 }
 
 // launch applies spec to this process and executes the plugin; it returns
-// only on failure.
+// only on failure, with the reason.
 func launch(spec *Spec, args []string) error {
 	if err := setLimits(spec); err != nil {
 		return err

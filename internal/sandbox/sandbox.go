@@ -217,14 +217,14 @@ func (s *Sandbox) resolveUser(name string) error {
 	if err != nil {
 		return fmt.Errorf("--plugin-user %q: %v", name, err)
 	}
+	if uid == 0 {
+		return fmt.Errorf("--plugin-user %q: plugins must not run as root (use \"self\" to keep the worker's user on purpose)", name)
+	}
 	if uid == os.Geteuid() && (gid < 0 || gid == os.Getegid()) {
 		return nil
 	}
 	if !root {
 		return fmt.Errorf("--plugin-user %q: switching to uid %d needs a worker running as root (this one runs as uid %d; omit the flag to run plugins as yourself)", name, uid, os.Geteuid())
-	}
-	if uid == 0 {
-		return fmt.Errorf("--plugin-user %q: plugins must not run as root (use \"self\" to keep the worker's user on purpose)", name)
 	}
 	s.uid, s.gid, s.userName = uid, gid, name
 	return nil
