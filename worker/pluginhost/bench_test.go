@@ -173,15 +173,7 @@ func BenchmarkSandboxStart(b *testing.B) {
 		h.Close()
 		b.StartTimer()
 	}
-	for i := 0; i < b.N; i++ {
-		if i%2 == 0 {
-			start("off")
-			start("require")
-		} else {
-			start("require")
-			start("off")
-		}
-	}
+	alternate(b.N, start)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
 	b.ReportMetric(ms(total["off"]), "ms/start-off")
 	b.ReportMetric(ms(total["require"]), "ms/start-require")
@@ -231,15 +223,7 @@ func BenchmarkSandboxReplication(b *testing.B) {
 		}
 	}
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if i%2 == 0 {
-			run("off")
-			run("require")
-		} else {
-			run("require")
-			run("off")
-		}
-	}
+	alternate(b.N, run)
 	b.ReportMetric(total["off"].Seconds()/float64(b.N), "s/rep-off")
 	b.ReportMetric(total["require"].Seconds()/float64(b.N), "s/rep-require")
 	b.ReportMetric(100*(total["require"].Seconds()-total["off"].Seconds())/total["off"].Seconds(), "%-sandbox")
@@ -247,4 +231,18 @@ func BenchmarkSandboxReplication(b *testing.B) {
 	// other load on the machine.
 	b.ReportMetric(cpu["off"].Seconds()/float64(b.N), "cpu-s/rep-off")
 	b.ReportMetric(cpu["require"].Seconds()/float64(b.N), "cpu-s/rep-require")
+}
+
+// alternate calls f n times with "off" and "require", in turn first, so
+// that drift in the machine's load affects both alike.
+func alternate(n int, f func(mode string)) {
+	for i := 0; i < n; i++ {
+		if i%2 == 0 {
+			f("off")
+			f("require")
+		} else {
+			f("require")
+			f("off")
+		}
+	}
 }

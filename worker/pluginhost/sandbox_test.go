@@ -198,7 +198,7 @@ func TestHostilePluginConfined(t *testing.T) {
 				t.Logf("alloc: %.300s", err)
 			}
 			// The host goes on.
-			if _, err := h.Run(context.Background(), b, request(t, "fcfs", 2000, 1), pluginhost.RunOptions{}); err != nil {
+			if _, err := h.Run(context.Background(), b, request(t, "hostile-honest", 2000, 1), pluginhost.RunOptions{}); err != nil {
 				t.Fatalf("an honest replication after the attacks: %v", err)
 			}
 			h.Close()

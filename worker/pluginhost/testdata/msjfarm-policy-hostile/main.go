@@ -3,7 +3,9 @@
 // attack a hostile third party would, and then fails the replication with
 // what happened: "refused: <error>" when the attack was stopped,
 // "SUCCEEDED: <what it got>" when it was not. Its targets come from
-// $HOSTILE_* variables the test adds to the plugin's environment.
+// $HOSTILE_* variables the test adds to the plugin's environment and, on a
+// farm (where no test variable reaches a plugin), from the parameters
+// port and port2 (TCP ports on 127.0.0.1). hostile-honest attacks nothing.
 package main
 
 import (
@@ -18,25 +20,30 @@ import (
 	"github.com/msjfarm/msjfarm/sdk"
 )
 
-var attacks = map[string]func() (string, error){
+var attacks = map[string]func(p *hostile) (string, error){
+	"honest": nil,
 	// The whole environment, as the plugin sees it.
-	"env": func() (string, error) { return strings.Join(os.Environ(), " "), nil },
+	"env": func(*hostile) (string, error) { return strings.Join(os.Environ(), " "), nil },
 	// The host's environment and command line through /proc.
-	"procenv": func() (string, error) {
+	"procenv": func(*hostile) (string, error) {
 		return read(fmt.Sprintf("/proc/%d/environ", os.Getppid()), fmt.Sprintf("/proc/%d/cmdline", os.Getppid()))
 	},
-	"config": func() (string, error) { return read(os.Getenv("HOSTILE_CONFIG")) },
-	"store":  func() (string, error) { return list(os.Getenv("HOSTILE_STORE")) },
-	"cache":  func() (string, error) { return list(os.Getenv("HOSTILE_CACHE")) },
-	"home":   func() (string, error) { return list(os.Getenv("HOSTILE_HOME")) },
+	"config": func(*hostile) (string, error) { return read(os.Getenv("HOSTILE_CONFIG")) },
+	"store":  func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_STORE")) },
+	"cache":  func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_CACHE")) },
+	"home":   func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_HOME")) },
 	// A new object beside the stored results.
-	"write-store": func() (string, error) {
+	"write-store": func(*hostile) (string, error) {
 		p := os.Getenv("HOSTILE_STORE") + "/forged.json"
 		return p, os.WriteFile(p, []byte(`{"forged":true}`), 0o644)
 	},
-	"tcp": func() (string, error) {
+	"tcp": func(p *hostile) (string, error) {
 		var got []string
-		for _, a := range strings.Split(os.Getenv("HOSTILE_TCP"), ",") {
+		targets := strings.Split(os.Getenv("HOSTILE_TCP"), ",")
+		if targets[0] == "" {
+			targets = []string{fmt.Sprintf("127.0.0.1:%d", p.port), fmt.Sprintf("127.0.0.1:%d", p.port2)}
+		}
+		for _, a := range targets {
 			c, err := net.DialTimeout("tcp", a, 2*time.Second)
 			if err != nil {
 				return strings.Join(got, " "), err
@@ -46,7 +53,7 @@ var attacks = map[string]func() (string, error){
 		}
 		return strings.Join(got, " "), nil
 	},
-	"udp": func() (string, error) {
+	"udp": func(*hostile) (string, error) {
 		c, err := net.Dial("udp", os.Getenv("HOSTILE_UDP"))
 		if err != nil {
 			return "", err
@@ -55,7 +62,7 @@ var attacks = map[string]func() (string, error){
 		_, err = c.Write([]byte("exfiltrated"))
 		return "sent a datagram", err
 	},
-	"bind": func() (string, error) {
+	"bind": func(*hostile) (string, error) {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return "", err
@@ -63,7 +70,7 @@ var attacks = map[string]func() (string, error){
 		defer l.Close()
 		return "listening on " + l.Addr().String(), nil
 	},
-	"unix": func() (string, error) {
+	"unix": func(*hostile) (string, error) {
 		c, err := net.Dial("unix", os.Getenv("HOSTILE_UNIX"))
 		if err != nil {
 			return "", err
@@ -72,12 +79,12 @@ var attacks = map[string]func() (string, error){
 		return "connected to the host's unix socket", nil
 	},
 	// A child in a session of its own, to outlive the worker.
-	"setsid": func() (string, error) {
+	"setsid": func(*hostile) (string, error) {
 		pid, err := syscall.ForkExec(os.Args[0], []string{os.Args[0], "sleeper"},
 			&syscall.ProcAttr{Env: []string{"HOSTILE_SLEEPER=1"}, Sys: &syscall.SysProcAttr{Setsid: true}})
 		return fmt.Sprintf("started pid %d in its own session", pid), err
 	},
-	"fork": func() (string, error) {
+	"fork": func(*hostile) (string, error) {
 		n := 0
 		for range 200 {
 			if _, err := syscall.ForkExec(os.Args[0], []string{os.Args[0], "sleeper"}, &syscall.ProcAttr{Env: []string{"HOSTILE_SLEEPER=1"}}); err != nil {
@@ -88,17 +95,17 @@ var attacks = map[string]func() (string, error){
 		return fmt.Sprintf("%d processes started", n), nil
 	},
 	// Address space far past any budget (mapped, not touched).
-	"alloc": func() (string, error) {
+	"alloc": func(*hostile) (string, error) {
 		var keep [][]byte
 		for range 64 {
 			keep = append(keep, make([]byte, 1<<30))
 		}
 		return fmt.Sprintf("mapped %d GiB", len(keep)), nil
 	},
-	"signal": func() (string, error) {
+	"signal": func(*hostile) (string, error) {
 		return fmt.Sprintf("signalled pid %d", os.Getppid()), syscall.Kill(os.Getppid(), syscall.SIGCONT)
 	},
-	"ptrace": func() (string, error) {
+	"ptrace": func(*hostile) (string, error) {
 		return "attached to the host", syscall.PtraceAttach(os.Getppid())
 	},
 }
@@ -137,17 +144,33 @@ func main() {
 		specs = append(specs, sdk.Spec{Name: "hostile-" + name, Doc: "tries the attack " + name,
 			New: func() sdk.Policy { return &hostile{name: name, attack: attack} }})
 	}
-	sdk.Serve("hostile", "0.0.1", append(append([]sdk.Spec{}, fcfs.Policies...), specs...))
+	sdk.Serve("hostile", "0.0.1", specs)
 }
 
 type hostile struct {
 	fcfs.FCFS
-	name   string
-	attack func() (string, error)
+	name        string
+	attack      func(*hostile) (string, error)
+	port, port2 int
+}
+
+func (p *hostile) Params() []sdk.Param {
+	return []sdk.Param{
+		{Name: "port", Type: sdk.Int, Default: 0, Min: sdk.Bound(0), Max: sdk.Bound(65535), Doc: "a TCP port on 127.0.0.1 to connect to"},
+		{Name: "port2", Type: sdk.Int, Default: 0, Min: sdk.Bound(0), Max: sdk.Bound(65535), Doc: "another one"},
+	}
+}
+
+func (p *hostile) Configure(v sdk.Values) error {
+	p.port, p.port2 = v.Int("port"), v.Int("port2")
+	return nil
 }
 
 func (p *hostile) Init(s *sdk.System) error {
-	got, err := p.attack()
+	if p.attack == nil {
+		return p.FCFS.Init(s)
+	}
+	got, err := p.attack(p)
 	if err != nil {
 		return fmt.Errorf("attack %s refused: %w (after: %s)", p.name, err, got)
 	}
