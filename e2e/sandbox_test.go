@@ -117,7 +117,7 @@ func TestHostilePluginOnFarm(t *testing.T) {
 			env, _, _ = strings.Cut(env, "\n")
 			for _, kv := range strings.Fields(env) {
 				name, _, _ := strings.Cut(kv, "=")
-				if name != "MSJFARM_PLUGIN_MAX_CONCURRENT" && name != "GOGC" && name != "TMPDIR" &&
+				if name != "MSJFARM_PLUGIN_MAX_CONCURRENT" && name != "GOGC" && name != "GOMAXPROCS" && name != "TMPDIR" &&
 					name != "MSJFARM_POLICY_PLUGIN" && !strings.HasPrefix(name, "PLUGIN_") {
 					t.Errorf("the plugin's environment on the worker holds %s", kv)
 				}

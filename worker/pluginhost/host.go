@@ -547,8 +547,11 @@ func killGroup(pid int) {
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 }
 
-// env is the plugin's environment, an allow-list: the concurrency limit
-// and GOGC (the host's own GOGC if it has one), then Config.Env;
+// env is the plugin's environment, an allow-list: the concurrency limit,
+// GOGC (the host's own GOGC if it has one) and GOMAXPROCS (the host's:
+// confined, the plugin cannot read the cgroup files the Go runtime sizes
+// it from, and would use every CPU of the machine in a container limited
+// to a few), then Config.Env;
 // go-plugin adds its handshake variables and the sandbox a private
 // TMPDIR. Nothing else of the host's environment reaches a plugin: a
 // worker configured by environment holds its storage keys and NATS
@@ -559,6 +562,9 @@ func (h *Host) env() []string {
 		env = append(env, "GOGC="+g)
 	} else if !hasVar(h.cfg.Env, "GOGC") {
 		env = append(env, "GOGC="+pluginGOGC)
+	}
+	if !hasVar(h.cfg.Env, "GOMAXPROCS") {
+		env = append(env, "GOMAXPROCS="+strconv.Itoa(runtime.GOMAXPROCS(0)))
 	}
 	return append(env, h.cfg.Env...)
 }

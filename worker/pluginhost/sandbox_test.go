@@ -176,7 +176,7 @@ func TestHostilePluginConfined(t *testing.T) {
 			for _, kv := range env {
 				name, _, _ := strings.Cut(kv, "=")
 				switch {
-				case name == "MSJFARM_PLUGIN_MAX_CONCURRENT", name == "GOGC", name == "TMPDIR",
+				case name == "MSJFARM_PLUGIN_MAX_CONCURRENT", name == "GOGC", name == "GOMAXPROCS", name == "TMPDIR",
 					strings.HasPrefix(name, "PLUGIN_"), name == wire.Handshake().MagicCookieKey, strings.HasPrefix(name, "HOSTILE_"):
 				default:
 					t.Errorf("the plugin's environment holds %s", kv)
