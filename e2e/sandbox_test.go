@@ -83,15 +83,7 @@ func TestHostilePluginOnFarm(t *testing.T) {
 	f.start("coordinator", "coordinator", "-ack-wait", "5s")
 	w := f.start("worker", "worker", "-workers", "2", "-runner", "plugin", "-plugin-path", t.TempDir(),
 		"-plugin-cache", filepath.Join(f.dir, "cache"), "-plugin-sandbox", "require")
-	out, err := f.run("submit", "-plugin-path", plugins, hostileSweep(t, f.dir, nu.Port(), minioPort))
-	if err != nil {
-		t.Fatalf("submit: %v\n%s", err, out)
-	}
-	m := campaignRE.FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("submit printed no campaign id:\n%s", out)
-	}
-	id := m[1]
+	id := f.submit("-plugin-path", plugins, hostileSweep(t, f.dir, nu.Port(), minioPort))
 	f.waitDone(id, 120*time.Second)
 	recs := f.records(id)
 	if len(recs) != 9 {
@@ -158,7 +150,7 @@ func TestHostilePluginOnFarm(t *testing.T) {
 	default:
 	}
 	w.stop(t, 30*time.Second)
-	if pids := hostileSleepers(); len(pids) > 0 {
+	if pids := hosttest.Processes("HOSTILE_SLEEPER=1"); len(pids) > 0 {
 		t.Errorf("processes the plugin started survived the worker: %v", pids)
 	}
 }
@@ -209,20 +201,7 @@ func TestHostilePluginLocalRun(t *testing.T) {
 			t.Errorf("run's output does not report %q:\n%s", want, out)
 		}
 	}
-	if pids := hostileSleepers(); len(pids) > 0 {
+	if pids := hosttest.Processes("HOSTILE_SLEEPER=1"); len(pids) > 0 {
 		t.Errorf("processes the plugin started survived the run: %v", pids)
 	}
-}
-
-// hostileSleepers lists processes the hostile plugin forked.
-func hostileSleepers() []string {
-	var pids []string
-	ds, _ := os.ReadDir("/proc")
-	for _, d := range ds {
-		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
-		if err == nil && strings.Contains(string(b), "HOSTILE_SLEEPER=1") {
-			pids = append(pids, d.Name())
-		}
-	}
-	return pids
 }

@@ -71,14 +71,7 @@ func BenchmarkCall(b *testing.B) {
 // time of the simulating thread each way, which other load on the machine
 // distorts far less than wall time.
 func BenchmarkOverhead(b *testing.B) {
-	arrivals := int64(8e6)
-	if s := os.Getenv("MSJFARM_BENCH_ARRIVALS"); s != "" {
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			b.Fatal(err)
-		}
-		arrivals = int64(f)
-	}
+	arrivals := benchArrivals(b)
 	h := pluginhost.New(pluginhost.Config{Logger: quiet, MaxConcurrent: 1})
 	defer h.Close()
 	bin := pluginhost.Binary{Path: binary("fcfs")}
@@ -187,14 +180,7 @@ func BenchmarkSandboxStart(b *testing.B) {
 // (wall and the simulating thread's CPU) and the wall difference in
 // percent.
 func BenchmarkSandboxReplication(b *testing.B) {
-	arrivals := int64(8e6)
-	if s := os.Getenv("MSJFARM_BENCH_ARRIVALS"); s != "" {
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			b.Fatal(err)
-		}
-		arrivals = int64(f)
-	}
+	arrivals := benchArrivals(b)
 	bin := pluginhost.Binary{Path: binary("fcfs")}
 	req := request(b, "fcfs", arrivals, 11)
 	hosts := map[string]*pluginhost.Host{}
@@ -245,4 +231,17 @@ func alternate(n int, f func(mode string)) {
 			f("off")
 		}
 	}
+}
+
+// benchArrivals is $MSJFARM_BENCH_ARRIVALS (default 8e6: about 1 s of CPU).
+func benchArrivals(b *testing.B) int64 {
+	arrivals := int64(8e6)
+	if s := os.Getenv("MSJFARM_BENCH_ARRIVALS"); s != "" {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		arrivals = int64(f)
+	}
+	return arrivals
 }

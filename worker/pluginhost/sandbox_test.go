@@ -13,6 +13,7 @@ import (
 	"github.com/msjfarm/msjfarm/internal/sandbox"
 	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
+	"github.com/msjfarm/msjfarm/worker/pluginhost/hosttest"
 )
 
 func sandboxOff(t testing.TB) *sandbox.Sandbox {
@@ -203,7 +204,7 @@ func TestHostilePluginConfined(t *testing.T) {
 			}
 			h.Close()
 			hm.Close()
-			if pids := sleepers(t); len(pids) > 0 {
+			if pids := hosttest.Processes("HOSTILE_SLEEPER=1"); len(pids) > 0 {
 				t.Errorf("processes the plugin started survived its host: %v", pids)
 			}
 		})
@@ -243,21 +244,6 @@ func envOf(t *testing.T, err error) []string {
 	}
 	after, _, _ = strings.Cut(after, "\n")
 	return strings.Fields(after)
-}
-
-// sleepers lists the processes the hostile plugin forked (they carry
-// HOSTILE_SLEEPER in their environment).
-func sleepers(t *testing.T) []string {
-	t.Helper()
-	var pids []string
-	ds, _ := os.ReadDir("/proc")
-	for _, d := range ds {
-		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
-		if err == nil && strings.Contains(string(b), "HOSTILE_SLEEPER=1") {
-			pids = append(pids, d.Name())
-		}
-	}
-	return pids
 }
 
 // An honest plugin's results are byte for byte the same confined and not:
