@@ -233,3 +233,10 @@ func probe() (landlockABI int, seccompOK bool) {
 	}
 	return landlockABI, seccompSupported()
 }
+
+// launcherAttr starts the launcher in a process group of its own with the
+// parent-death signal set (the launcher sets it again after changing user,
+// which clears it).
+func launcherAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}

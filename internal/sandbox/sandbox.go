@@ -415,7 +415,7 @@ func (s *Sandbox) Command(binary string, args, env []string, concurrency int, sh
 	// since. Pdeathsig here covers the launcher until it sets its own
 	// (changing user clears it).
 	p.Cmd = &exec.Cmd{Path: "/proc/self/exe", Args: append([]string{launcherArg0, string(js)}, args...), Env: env,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}}
+		SysProcAttr: launcherAttr()}
 	p.Verified = sha256 != ""
 	return p, nil
 }
