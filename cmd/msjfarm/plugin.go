@@ -301,7 +301,9 @@ type runnerFlags struct {
 	mode, path, cache *string
 	sandbox, user     *string
 	memory            *string
+	env, writable     *[]string
 	sb                *sandbox.Sandbox
+	pluginEnv         []string
 }
 
 func addRunnerFlags(fs *pflag.FlagSet) *runnerFlags {
@@ -312,8 +314,10 @@ func addRunnerFlags(fs *pflag.FlagSet) *runnerFlags {
 		cache: fs.String("plugin-cache", "", "directory for plugin binaries fetched from storage (default <user cache dir>/msjfarm/plugins)"),
 		sandbox: fs.String("plugin-sandbox", "auto", "confinement of plugin processes (docs/security.md): require (refuse to start a plugin unless Landlock and seccomp apply), "+
 			"best-effort (apply what the kernel offers and say what is missing), off, or auto (require where the kernel supports it, else best-effort)"),
-		user:   fs.String("plugin-user", "", "user plugins run as: a name, uid or uid:gid, or \"self\" for the worker's own (default: nobody when the worker runs as root, else the worker's user)"),
-		memory: fs.String("plugin-memory", "", "address space one plugin process may map, e.g. 8GiB (default: 2 GiB + 2.5 GiB per replication it runs at once)"),
+		user:     fs.String("plugin-user", "", "user plugins run as: a name, uid or uid:gid, or \"self\" for the worker's own (default: nobody when the worker runs as root, else the worker's user)"),
+		memory:   fs.String("plugin-memory", "", "address space one plugin process may map, e.g. 8GiB (default: 2 GiB + 2.5 GiB per replication it runs at once)"),
+		env:      fs.StringSlice("plugin-env", nil, "names of variables of this process's environment also given to plugins (comma-separated; credentials and MSJFARM_*, AWS_*, MINIO_* are refused)"),
+		writable: fs.StringSlice("plugin-writable", nil, "directories every confined plugin process may also write (comma-separated; shared by all plugin processes: never the store or the plugin cache)"),
 	}
 }
 
@@ -333,7 +337,16 @@ func (rf *runnerFlags) applySandbox(cmd string) int {
 			return usagef("%s: %v", cmd, err)
 		}
 	}
-	sb, err := sandbox.New(sandbox.Options{Mode: mode, User: *rf.user, MemoryLimit: mem})
+	rf.pluginEnv = nil
+	for _, name := range *rf.env {
+		if err := sandbox.CheckEnvName(name); err != nil {
+			return usagef("%s: %v", cmd, err)
+		}
+		if v, ok := os.LookupEnv(name); ok {
+			rf.pluginEnv = append(rf.pluginEnv, name+"="+v)
+		}
+	}
+	sb, err := sandbox.New(sandbox.Options{Mode: mode, User: *rf.user, MemoryLimit: mem, Writable: *rf.writable})
 	if err != nil {
 		return fail("%s: %v", cmd, err)
 	}
@@ -347,7 +360,7 @@ func (rf *runnerFlags) applySandbox(cmd string) int {
 // replications at once.
 func (rf *runnerFlags) config(concurrency int, logf func(string, ...any)) worker.RunnerConfig {
 	return worker.RunnerConfig{Mode: *rf.mode, PluginPath: *rf.path, CacheDir: *rf.cache, Concurrency: concurrency, Logf: logf,
-		Self: registry.SelfFromExecutable(), Sandbox: rf.sb}
+		Self: registry.SelfFromExecutable(), Sandbox: rf.sb, PluginEnv: rf.pluginEnv}
 }
 
 // warn prints warnings as cmd's.

@@ -55,14 +55,14 @@ func launch(spec *Spec, args []string) error {
 	if err != nil {
 		return fmt.Errorf("opening the plugin binary: %v", err)
 	}
-	var magic [2]byte
-	if n, _ := unix.Pread(fd, magic[:], 0); n == 2 && string(magic[:]) == "#!" {
-		return fmt.Errorf("%s is a script (#!): a confined plugin must be an executable binary, its interpreter may not run (--plugin-sandbox off runs it unconfined)", spec.Binary)
-	}
 	if spec.SHA256 != "" {
 		if err := verify(fd, spec.SHA256); err != nil {
 			return err
 		}
+	}
+	var magic [2]byte
+	if n, _ := unix.Pread(fd, magic[:], 0); n == 2 && string(magic[:]) == "#!" {
+		return fmt.Errorf("%s is a script (#!): a confined plugin must be an executable binary, its interpreter may not run (--plugin-sandbox off runs it unconfined)", spec.Binary)
 	}
 	ruleset := -1
 	var flags uint32
@@ -168,6 +168,9 @@ func rules(spec *Spec) []landlock.Rule {
 		landlock.PathAccess(exec, spec.Binary),
 		landlock.RWDirs(spec.TmpDir),
 		landlock.PathAccess(landlock.AccessFSSet(llsys.AccessFSReadFile|llsys.AccessFSWriteFile), "/dev/null").IgnoreIfMissing(),
+	}
+	for _, d := range spec.Writable {
+		rs = append(rs, landlock.RWDirs(d))
 	}
 	if spec.Interp != "" {
 		rs = append(rs, landlock.PathAccess(exec, spec.Interp))

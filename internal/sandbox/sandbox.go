@@ -35,6 +35,7 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -83,6 +84,11 @@ type Options struct {
 	// MemoryLimit is the address space one plugin process may map, in
 	// bytes (0: derived from the engine's memory budget, see Limit).
 	MemoryLimit int64
+	// Writable are directories every plugin process may also read and
+	// write (--plugin-writable): shared state an operator chooses to give
+	// plugins (the fault suite's once-per-worker token). Never the store or
+	// the plugin cache.
+	Writable []string
 }
 
 var (
@@ -129,6 +135,7 @@ type Sandbox struct {
 	uid, gid int // -1: keep the host's
 	userName string
 	memory   int64
+	writable []string
 	landlock int // ABI the kernel offers (0: none)
 	seccomp  bool
 	missing  []string
@@ -144,6 +151,19 @@ func New(opt Options) (*Sandbox, error) {
 	}
 	if err := s.resolveUser(opt.User); err != nil {
 		return nil, err
+	}
+	for _, d := range opt.Writable {
+		abs, err := filepath.Abs(d)
+		if err == nil {
+			var st os.FileInfo
+			if st, err = os.Stat(abs); err == nil && !st.IsDir() {
+				err = errors.New("not a directory")
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--plugin-writable %q: %v", d, err)
+		}
+		s.writable = append(s.writable, abs)
 	}
 	if s.mode == Off {
 		return s, nil
@@ -300,6 +320,9 @@ func (s *Sandbox) Describe() string {
 	} else {
 		on = append(on, fmt.Sprintf("the worker's user (uid %d)", os.Geteuid()))
 	}
+	if len(s.writable) > 0 {
+		on = append(on, "also writable: "+strings.Join(s.writable, ", ")+" (--plugin-writable)")
+	}
 	b.WriteString(strings.Join(on, "; "))
 	if len(s.missing) > 0 {
 		b.WriteString("; MISSING: " + strings.Join(s.missing, "; "))
@@ -348,6 +371,7 @@ type Spec struct {
 	HostPID  int      `json:"host_pid"`
 	Landlock bool     `json:"landlock"`
 	Seccomp  bool     `json:"seccomp"`
+	Writable []string `json:"writable,omitempty"`
 	Interp   string   `json:"interp,omitempty"` // the ELF interpreter of a dynamically linked binary
 	ReadDirs []string `json:"read_dirs,omitempty"`
 }
@@ -399,7 +423,7 @@ func (s *Sandbox) Command(binary string, args, env []string, concurrency int, sh
 		return p, nil
 	}
 	spec := Spec{Mode: s.mode, Binary: binary, SHA256: sha256, TmpDir: tmp, UID: s.uid, GID: s.gid,
-		Memory: s.Limit(concurrency), HostPID: os.Getpid(), Landlock: s.landlock > 0, Seccomp: s.seccomp}
+		Memory: s.Limit(concurrency), HostPID: os.Getpid(), Landlock: s.landlock > 0, Seccomp: s.seccomp, Writable: s.writable}
 	if s.uid >= 0 {
 		// A dedicated user: bound its tasks (threads count). Forks are
 		// refused by seccomp; this also holds where seccomp is missing.
@@ -423,3 +447,25 @@ func (s *Sandbox) Command(binary string, args, env []string, concurrency int, sh
 // nprocLimit bounds the tasks (processes and threads) of a dedicated
 // plugin user: a plugin process has a few dozen threads at most.
 const nprocLimit = 4096
+
+// CheckEnvName refuses, for --plugin-env, a variable that is or looks like
+// a credential: msjfarm's own variables and the storage ones (MSJFARM_*,
+// AWS_*, MINIO_*), and any name with KEY, SECRET, TOKEN, PASSWORD or
+// CREDENTIAL in it. A plugin never gets one, even by the operator's mistake.
+func CheckEnvName(name string) error {
+	up := strings.ToUpper(name)
+	if name == "" || strings.ContainsAny(name, "= \x00") {
+		return fmt.Errorf("--plugin-env %q: not a variable name", name)
+	}
+	for _, p := range []string{"MSJFARM_", "AWS_", "MINIO_"} {
+		if strings.HasPrefix(up, p) {
+			return fmt.Errorf("--plugin-env %s: %s* variables configure msjfarm and its storage; plugins never get them", name, p)
+		}
+	}
+	for _, w := range []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"} {
+		if strings.Contains(up, w) {
+			return fmt.Errorf("--plugin-env %s: the name says it holds a credential (%s); plugins never get one", name, w)
+		}
+	}
+	return nil
+}
