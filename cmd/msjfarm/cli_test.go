@@ -202,6 +202,8 @@ func TestCLIPluginSandboxFlags(t *testing.T) {
 		{[]string{"--plugin-sandbox", "on"}, 2, `--plugin-sandbox "on": want require, best-effort, off or auto`},
 		{[]string{"--plugin-memory", "lots"}, 2, "--plugin-memory"},
 		{[]string{"--plugin-user", "no-such-user-here"}, 1, `--plugin-user "no-such-user-here"`},
+		{[]string{"--plugin-env", "FLAKY_MODE,MSJFARM_S3_SECRET_KEY"}, 2, "--plugin-env MSJFARM_S3_SECRET_KEY"},
+		{[]string{"--plugin-writable", "/no/such/dir"}, 1, `--plugin-writable "/no/such/dir"`},
 	} {
 		code, _, errs := msjfarm(t, nil, append(append([]string{"run", "--storage", store}, c.args...), sweep)...)
 		if code != c.code || !strings.Contains(errs, c.want) {

@@ -291,7 +291,6 @@ func (f *farm) startWorker(name, role string) *proc {
 	_ = os.MkdirAll(empty, 0o755)
 	flaky := filepath.Join(f.dir, "flaky-"+role)
 	_ = os.MkdirAll(flaky, 0o755)
-	_ = os.Chmod(flaky, 0o777) // the plugin user (nobody under root) writes its token there
 	natsURL := f.natsURL
 	if u := f.workerNATS[role]; u != "" {
 		natsURL = u
@@ -305,8 +304,11 @@ func (f *farm) startWorker(name, role string) *proc {
 		"--worker-name", role, "--run-log", filepath.Join(f.dir, "runs.log"), "--runner", "plugin",
 		"--plugin-path", empty, "--plugin-cache", filepath.Join(f.dir, "cache-"+role), "-v",
 		// Confined like any plugin: the flaky one gets its switches and a
-		// directory for its once-per-worker token explicitly.
-		"--plugin-sandbox", "require", "--plugin-env", "FLAKY_DIR,FLAKY_MODE,FLAKY_AFTER", "--plugin-writable", flaky)
+		// directory for its once-per-worker token explicitly. As the
+		// worker's own user: the farm's directory may be a private temp
+		// dir that no other user can traverse.
+		"--plugin-sandbox", "require", "--plugin-user", "self",
+		"--plugin-env", "FLAKY_DIR,FLAKY_MODE,FLAKY_AFTER", "--plugin-writable", flaky)
 }
 
 // up starts the whole farm and connects the observer (the test process).

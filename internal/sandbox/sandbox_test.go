@@ -56,3 +56,36 @@ func TestLimit(t *testing.T) {
 		t.Errorf("explicit: %d, want 3 GiB", got)
 	}
 }
+
+// --plugin-env refuses credentials by family and by name.
+func TestCheckEnvName(t *testing.T) {
+	for _, ok := range []string{"FLAKY_MODE", "OMP_NUM_THREADS", "LANG"} {
+		if err := CheckEnvName(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"MSJFARM_S3_SECRET_KEY", "MSJFARM_NATS_URL", "AWS_REGION", "minio_root_user",
+		"GITHUB_TOKEN", "DB_PASSWORD", "API_KEY", "my_secret", "GOOGLE_APPLICATION_CREDENTIALS", "A=B", ""} {
+		if err := CheckEnvName(bad); err == nil || !strings.Contains(err.Error(), "--plugin-env") {
+			t.Errorf("%q: want a refusal naming --plugin-env, got %v", bad, err)
+		}
+	}
+}
+
+// --plugin-writable must name existing directories.
+func TestWritable(t *testing.T) {
+	d := t.TempDir()
+	s, err := New(Options{Mode: Off, User: "self", Writable: []string{d}})
+	if err != nil || len(s.writable) != 1 || s.writable[0] != d {
+		t.Fatalf("%v, %v", s, err)
+	}
+	f := d + "/file"
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{f, d + "/missing"} {
+		if _, err := New(Options{Mode: Off, User: "self", Writable: []string{bad}}); err == nil || !strings.Contains(err.Error(), "--plugin-writable") {
+			t.Errorf("%s: want a refusal naming --plugin-writable, got %v", bad, err)
+		}
+	}
+}

@@ -280,3 +280,27 @@ func TestSandboxVerifiesPin(t *testing.T) {
 	_, err = h.Info(context.Background(), pluginhost.Binary{Path: binary("fcfs"), SHA256: sum})
 	wantKind(t, err, pluginhost.ErrChecksum, "campaign pins "+sum)
 }
+
+// --plugin-writable opens exactly the directory given: the hostile
+// plugin's write lands there, and its neighbour stays closed.
+func TestSandboxWritable(t *testing.T) {
+	// As the worker's user: t.TempDir's parent is private to it.
+	dir, other := t.TempDir(), t.TempDir()
+	sb, err := sandbox.New(sandbox.Options{Mode: sandbox.Require, User: "self", Writable: []string{dir}})
+	if err != nil {
+		t.Skipf("no full sandbox here: %v", err)
+	}
+	b := pluginhost.Binary{Path: binary("hostile")}
+	for _, c := range []struct {
+		store, want string
+	}{{dir, "attack write-store SUCCEEDED"}, {other, "attack write-store refused"}} {
+		h := newHost(t, pluginhost.Config{Sandbox: sb, Env: []string{"HOSTILE_STORE=" + c.store}})
+		_, err := h.Run(context.Background(), b, request(t, "hostile-write-store", 100, 1), pluginhost.RunOptions{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: want %q, got %v", c.store, c.want, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "forged.json")); err != nil {
+		t.Errorf("the write to the writable directory did not land: %v", err)
+	}
+}
