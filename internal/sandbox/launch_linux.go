@@ -45,9 +45,6 @@ func fail(code int, format string, a ...any) {
 // launch applies spec to this process and executes the plugin; it returns
 // only on failure, with the reason.
 func launch(spec *Spec, args []string) error {
-	if err := setLimits(spec); err != nil {
-		return err
-	}
 	// The binary is opened while the launcher may still traverse every
 	// directory (the plugin user may not, e.g. a root-owned 0700 cache),
 	// and executed from this descriptor.
@@ -110,7 +107,13 @@ func launch(spec *Spec, args []string) error {
 		}
 	}
 	argv := append([]string{spec.Binary}, args...)
-	return fmt.Errorf("executing %s: %v", spec.Binary, execveat(fd, argv, os.Environ()))
+	env := os.Environ()
+	// Last, so that a small address-space limit binds the plugin, not the
+	// launcher's own runtime (lowering a limit needs no privilege).
+	if err := setLimits(spec); err != nil {
+		return err
+	}
+	return fmt.Errorf("executing %s: %v", spec.Binary, execveat(fd, argv, env))
 }
 
 func setLimits(spec *Spec) error {

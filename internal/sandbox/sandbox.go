@@ -7,19 +7,19 @@
 // (/proc/self/exe) under a marker argv[0]; this package's init function
 // recognises the marker before main runs and, as that launcher:
 //
-//  1. sets the resource limits (no core dumps, an address-space limit, and
-//     under a dedicated plugin user a process limit);
-//  2. opens the plugin binary and, when the campaign pins it, verifies its
+//  1. opens the plugin binary and, when the campaign pins it, verifies its
 //     sha256 through that descriptor (the file that runs is the file that
 //     was hashed: no window to swap it);
-//  3. builds the Landlock ruleset while it may still open every path;
-//  4. drops to the plugin user (--plugin-user), sets no_new_privs, enforces
+//  2. builds the Landlock ruleset while it may still open every path;
+//  3. drops to the plugin user (--plugin-user), sets no_new_privs, enforces
 //     Landlock (files, TCP, signals and abstract unix sockets), sets its
 //     parent-death signal and checks its parent is still the host;
-//  5. loads the seccomp filters (only unix stream sockets, no connect, no
+//  4. loads the seccomp filters (only unix stream sockets, no connect, no
 //     fork, no ptrace, no namespaces, no io_uring, nothing but the native
 //     architecture's system calls);
-//  6. executes the plugin binary from the descriptor of step 2.
+//  5. sets the resource limits (no core dumps, an address-space limit,
+//     and under a dedicated plugin user a process limit);
+//  6. executes the plugin binary from the descriptor of step 1.
 //
 // Everything is applied to the thread that executes the plugin, and all
 // of it survives execve, so the plugin's first instruction already runs
