@@ -162,9 +162,11 @@ run: {arrivals: %s, warmup: 1e3, deadline: 5m}
 
 var campaignRE = regexp.MustCompile(`campaign ([0-9a-f]+) `)
 
-func (f *farm) submit(path string) string {
+// submit submits a sweep (its path last, after any submit flags) and
+// returns the campaign id.
+func (f *farm) submit(args ...string) string {
 	f.t.Helper()
-	out, err := f.run("submit", path)
+	out, err := f.run(append([]string{"submit"}, args...)...)
 	if err != nil {
 		f.t.Fatalf("submit: %v\n%s", err, out)
 	}

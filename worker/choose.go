@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/sandbox"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
@@ -30,6 +31,11 @@ type RunnerConfig struct {
 	Concurrency int
 	// Logf logs plugin fetches (nil: discard).
 	Logf func(format string, args ...any)
+	// Sandbox confines the plugin processes (nil: sandbox.Default()).
+	Sandbox *sandbox.Sandbox
+	// PluginEnv is added to the plugins' environment (NAME=value; see
+	// --plugin-env).
+	PluginEnv []string
 	// Self serves the built-in families from this program's own
 	// executable (registry.SelfFromExecutable; nil: built-in policies
 	// without a binary on the search path run in-process).
@@ -55,7 +61,7 @@ func inProcessMode(mode string) bool { return mode == "inprocess" || mode == "in
 // concurrency, with pins read from st; its index is built on first use.
 // The caller closes it.
 func (c RunnerConfig) PluginRunner(st storage.Store) *PluginRunner {
-	return &PluginRunner{Host: pluginhost.New(pluginhost.Config{MaxConcurrent: c.Concurrency}),
+	return &PluginRunner{Host: pluginhost.New(pluginhost.Config{MaxConcurrent: c.Concurrency, Sandbox: c.Sandbox, Env: c.PluginEnv}),
 		Dirs: pluginhost.SearchPath(c.PluginPath, nil), Self: c.Self, Store: st, CacheDir: c.CacheDir, Logf: c.Logf}
 }
 

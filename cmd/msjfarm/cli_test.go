@@ -184,3 +184,37 @@ func TestFormatVersion(t *testing.T) {
 		t.Errorf("without VCS: %q", got)
 	}
 }
+
+// The sandbox flags: a bad --plugin-sandbox or --plugin-memory is a usage
+// error naming the flag; an unknown --plugin-user fails before anything
+// runs, naming the flag; the default states what it applies.
+func TestCLIPluginSandboxFlags(t *testing.T) {
+	sweep := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(sweep, []byte("name: s\nworkload: one-or-all\naxes: {arrival_rate: [1]}\npolicies: [fcfs]\nreplications: 1\nrun: {arrivals: 1e3}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(t.TempDir(), "store")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--plugin-sandbox", "on"}, 2, `--plugin-sandbox "on": want require, best-effort, off or auto`},
+		{[]string{"--plugin-memory", "lots"}, 2, "--plugin-memory"},
+		{[]string{"--plugin-user", "no-such-user-here"}, 1, `--plugin-user "no-such-user-here"`},
+		{[]string{"--plugin-env", "FLAKY_MODE,MSJFARM_S3_SECRET_KEY"}, 2, "--plugin-env MSJFARM_S3_SECRET_KEY"},
+		{[]string{"--plugin-writable", "/no/such/dir"}, 1, `--plugin-writable "/no/such/dir"`},
+	} {
+		code, _, errs := msjfarm(t, nil, append(append([]string{"run", "--storage", store}, c.args...), sweep)...)
+		if code != c.code || !strings.Contains(errs, c.want) {
+			t.Errorf("run %v: exit %d, want %d with %q:\n%s", c.args, code, c.code, c.want, errs)
+		}
+	}
+	if _, err := os.Stat(store); !os.IsNotExist(err) {
+		t.Errorf("a refused run wrote its store: %v", err)
+	}
+	code, _, errs := msjfarm(t, nil, "run", "--storage", store, sweep)
+	if code != 0 || !strings.Contains(errs, "plugin sandbox: ") {
+		t.Errorf("run: exit %d, no statement of the plugin sandbox:\n%s", code, errs)
+	}
+}

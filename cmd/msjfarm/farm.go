@@ -234,6 +234,9 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 		}
 		metrics := monitor.NewMetrics()
 		st = metrics.InstrumentStore(st)
+		if code := rf.applySandbox("worker"); code != 0 {
+			return code
+		}
 		ch, err := worker.ForWorker(ctx, rf.config(*n, logf(slogger, *verbose)), st)
 		if err != nil {
 			return fail("worker: %v", err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/sandbox"
 	"github.com/msjfarm/msjfarm/sdk/check"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
@@ -298,6 +299,11 @@ func dash(s string) string {
 // replications (--runner auto|plugin|inprocess).
 type runnerFlags struct {
 	mode, path, cache *string
+	sandbox, user     *string
+	memory            *string
+	env, writable     *[]string
+	sb                *sandbox.Sandbox
+	pluginEnv         []string
 }
 
 func addRunnerFlags(fs *pflag.FlagSet) *runnerFlags {
@@ -306,14 +312,55 @@ func addRunnerFlags(fs *pflag.FlagSet) *runnerFlags {
 			"inprocess (the built-in catalogue in this process, for debugging), or auto (plugins, unless the campaign replays a trace)"),
 		path:  fs.String("plugin-path", "", "colon-separated plugin directories, searched before $"+pluginhost.EnvPath+" and the msjfarm executable's directory"),
 		cache: fs.String("plugin-cache", "", "directory for plugin binaries fetched from storage (default <user cache dir>/msjfarm/plugins)"),
+		sandbox: fs.String("plugin-sandbox", "auto", "confinement of plugin processes (docs/security.md): require (refuse to start a plugin unless Landlock and seccomp apply), "+
+			"best-effort (apply what the kernel offers and say what is missing), off, or auto (require where the kernel supports it, else best-effort)"),
+		user:     fs.String("plugin-user", "", "user plugins run as: a name, uid or uid:gid, or \"self\" for the worker's own (default: nobody when the worker runs as root, else the worker's user)"),
+		memory:   fs.String("plugin-memory", "", "address space one plugin process may map, e.g. 8GiB (default: 2 GiB + 2.5 GiB per replication it runs at once)"),
+		env:      fs.StringSlice("plugin-env", nil, "names of variables of this process's environment also given to plugins (comma-separated; credentials and MSJFARM_*, AWS_*, MINIO_* are refused)"),
+		writable: fs.StringSlice("plugin-writable", nil, "directories every confined plugin process may also write (comma-separated; shared by all plugin processes: never the store or the plugin cache)"),
 	}
+}
+
+// applySandbox resolves the sandbox flags, makes the result the default of
+// every plugin host this process starts, and states it on stderr as cmd's.
+// It returns a non-zero exit status on failure (2: a bad flag; 1: the
+// kernel cannot do what --plugin-sandbox require asks, or the plugin user
+// cannot be used), having said why.
+func (rf *runnerFlags) applySandbox(cmd string) int {
+	mode, err := sandbox.ParseMode(*rf.sandbox)
+	if err != nil {
+		return usagef("%s: %v", cmd, err)
+	}
+	var mem int64
+	if *rf.memory != "" {
+		if mem, err = parseSize("plugin-memory", *rf.memory); err != nil {
+			return usagef("%s: %v", cmd, err)
+		}
+	}
+	rf.pluginEnv = nil
+	for _, name := range *rf.env {
+		if err := sandbox.CheckEnvName(name); err != nil {
+			return usagef("%s: %v", cmd, err)
+		}
+		if v, ok := os.LookupEnv(name); ok {
+			rf.pluginEnv = append(rf.pluginEnv, name+"="+v)
+		}
+	}
+	sb, err := sandbox.New(sandbox.Options{Mode: mode, User: *rf.user, MemoryLimit: mem, Writable: *rf.writable})
+	if err != nil {
+		return fail("%s: %v", cmd, err)
+	}
+	rf.sb = sb
+	sandbox.SetDefault(sb)
+	fmt.Fprintf(os.Stderr, "msjfarm %s: %s\n", cmd, sb.Describe())
+	return 0
 }
 
 // config is the worker.RunnerConfig the flags give, for concurrency
 // replications at once.
 func (rf *runnerFlags) config(concurrency int, logf func(string, ...any)) worker.RunnerConfig {
 	return worker.RunnerConfig{Mode: *rf.mode, PluginPath: *rf.path, CacheDir: *rf.cache, Concurrency: concurrency, Logf: logf,
-		Self: registry.SelfFromExecutable()}
+		Self: registry.SelfFromExecutable(), Sandbox: rf.sb, PluginEnv: rf.pluginEnv}
 }
 
 // warn prints warnings as cmd's.

@@ -65,6 +65,9 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 		defer stop()
 		// Validate against the policy registry (built-ins and the plugins on
 		// the search path) before anything is created.
+		if code := rf.applySandbox("run"); code != 0 {
+			return code
+		}
 		cfg := rf.config(*n, logf(slogger, *verbose))
 		pr := cfg.Prepare(ctx)
 		if lf, err := sweep.LoadProfile(pos[0], *profile); err == nil && lf.Limit != nil {

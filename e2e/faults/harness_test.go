@@ -302,7 +302,13 @@ func (f *farm) startWorker(name, role string) *proc {
 	env := f.env(extra...)
 	return f.start(name, role, env, f.cfg.bin, "worker", "--nats-url", natsURL, "--workers", "2",
 		"--worker-name", role, "--run-log", filepath.Join(f.dir, "runs.log"), "--runner", "plugin",
-		"--plugin-path", empty, "--plugin-cache", filepath.Join(f.dir, "cache-"+role), "-v")
+		"--plugin-path", empty, "--plugin-cache", filepath.Join(f.dir, "cache-"+role), "-v",
+		// Confined like any plugin: the flaky one gets its switches and a
+		// directory for its once-per-worker token explicitly. As the
+		// worker's own user: the farm's directory may be a private temp
+		// dir that no other user can traverse.
+		"--plugin-sandbox", "require", "--plugin-user", "self",
+		"--plugin-env", "FLAKY_DIR,FLAKY_MODE,FLAKY_AFTER", "--plugin-writable", flaky)
 }
 
 // up starts the whole farm and connects the observer (the test process).

@@ -45,7 +45,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -61,6 +60,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/msjfarm/msjfarm/internal/sandbox"
 	"github.com/msjfarm/msjfarm/internal/wire"
 	pb "github.com/msjfarm/msjfarm/internal/wire/proto"
 	"github.com/msjfarm/msjfarm/sim"
@@ -95,9 +95,12 @@ type Config struct {
 	// Logger receives the host's and (re-logged) the plugins' logs
 	// (nil: hclog at Warn on stderr).
 	Logger hclog.Logger
-	// Env is added to the plugin processes' environment (which otherwise is
-	// the host's).
+	// Env is added to the plugin processes' environment, which otherwise
+	// holds only what a plugin needs (see env): never put a secret here.
 	Env []string
+	// Sandbox confines the plugin processes (nil: sandbox.Default(), the
+	// kernel's best with the default plugin user).
+	Sandbox *sandbox.Sandbox
 	// DigestDir holds the persistent digest cache (see Digests): an
 	// unchanged binary is hashed once per machine, not once per process
 	// ("": <user cache dir>/msjfarm/digests; "off": memory only).
@@ -258,6 +261,9 @@ func New(cfg Config) *Host {
 	if cfg.StderrTail <= 0 {
 		cfg.StderrTail = 16 << 10
 	}
+	if cfg.Sandbox == nil {
+		cfg.Sandbox = sandbox.Default()
+	}
 	lg := cfg.Logger
 	if lg == nil {
 		lg = hclog.New(&hclog.LoggerOptions{Name: "plugin-host", Level: hclog.Warn, Output: os.Stderr})
@@ -324,6 +330,7 @@ type proc struct {
 	info   *Info
 	stderr *tail
 	slots  chan struct{}
+	sb     *sandbox.Process // its private TMPDIR, removed once it exited
 
 	calls atomic.Int64 // Run calls made on this process
 
@@ -492,6 +499,7 @@ func (h *Host) kill(p *proc) {
 	go func() {
 		defer h.kills.Done()
 		h.stop(p.client, p.info.PID, p.key.path)
+		p.sb.Cleanup()
 		h.mu.Lock()
 		delete(h.live, p)
 		h.mu.Unlock()
@@ -509,6 +517,9 @@ func (h *Host) stop(c *plugin.Client, pid int, path string) {
 	}()
 	select {
 	case <-done:
+		// Whatever the plugin started dies with it (the sandbox refuses
+		// forks; without it, they are in its process group).
+		killGroup(pid)
 		return
 	case <-time.After(h.cfg.KillTimeout):
 	}
@@ -536,23 +547,24 @@ func killGroup(pid int) {
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 }
 
-// env is the plugin's environment: the host's, without variables the host
-// sets itself, plus the concurrency limit and Config.Env.
+// env is the plugin's environment, an allow-list: the concurrency limit,
+// GOGC (the host's own GOGC if it has one) and GOMAXPROCS (the host's:
+// confined, the plugin cannot read the cgroup files the Go runtime sizes
+// it from, and would use every CPU of the machine in a container limited
+// to a few), then Config.Env;
+// go-plugin adds its handshake variables and the sandbox a private
+// TMPDIR. Nothing else of the host's environment reaches a plugin: a
+// worker configured by environment holds its storage keys and NATS
+// password there (issue #28).
 func (h *Host) env() []string {
-	var env []string
-	own := []string{wire.EnvMaxConcurrent + "=", wire.Handshake().MagicCookieKey + "=", "PLUGIN_"}
-	for _, kv := range os.Environ() {
-		skip := false
-		for _, p := range own {
-			skip = skip || strings.HasPrefix(kv, p)
-		}
-		if !skip {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, wire.EnvMaxConcurrent+"="+strconv.Itoa(h.cfg.MaxConcurrent))
-	if os.Getenv("GOGC") == "" && !hasVar(h.cfg.Env, "GOGC") {
+	env := []string{wire.EnvMaxConcurrent + "=" + strconv.Itoa(h.cfg.MaxConcurrent)}
+	if g := os.Getenv("GOGC"); g != "" && !hasVar(h.cfg.Env, "GOGC") {
+		env = append(env, "GOGC="+g)
+	} else if !hasVar(h.cfg.Env, "GOGC") {
 		env = append(env, "GOGC="+pluginGOGC)
+	}
+	if !hasVar(h.cfg.Env, "GOMAXPROCS") {
+		env = append(env, "GOMAXPROCS="+strconv.Itoa(runtime.GOMAXPROCS(0)))
 	}
 	return append(env, h.cfg.Env...)
 }
@@ -582,23 +594,30 @@ func (h *Host) start(key procKey) (*proc, error) {
 	if key.args != "" {
 		args = strings.Split(key.args, "\x00")
 	}
-	cmd := exec.Command(key.path, args...)
-	cmd.Env = h.env()
-	// Its own process group: a hung plugin is killed with everything it
-	// started (killGroup), and a terminal's ^C reaches the host only, which
-	// stops its plugins in order.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// A pinned binary is hashed again as it starts (go-plugin's
-	// SecureConfig), so that a file swapped after it was verified is
-	// refused. An unpinned one was just identified by the digest cache
-	// (device, inode, size, mtime): hashing ~20 MB again on every start is
-	// what made plugin start-up slow (issue #18), and its digest is only
-	// recorded, not enforced.
-	var secure *plugin.SecureConfig
+	// A pinned binary is hashed again as it starts, so that a file
+	// swapped after it was verified is refused: by the sandbox's launcher,
+	// through the very descriptor it executes, or (sandbox off) by
+	// go-plugin's SecureConfig. An unpinned one was just identified by the
+	// digest cache (device, inode, size, mtime): hashing ~20 MB again on
+	// every start is what made plugin start-up slow (issue #18), and its
+	// digest is only recorded, not enforced.
 	h.mu.Lock()
 	pinned := h.pinned[key]
 	h.mu.Unlock()
+	pin := ""
 	if pinned {
+		pin = key.sha
+	}
+	// The process runs in its own process group (a hung plugin is killed
+	// with everything it started, and a terminal's ^C reaches the host
+	// only, which stops its plugins in order), confined by the sandbox.
+	sp, err := h.cfg.Sandbox.Command(key.path, args, h.env(), h.cfg.MaxConcurrent, pin)
+	if err != nil {
+		return nil, h.errorf(ErrStart, key, "", "plugin sandbox: %v", err)
+	}
+	cmd := sp.Cmd
+	var secure *plugin.SecureConfig
+	if pinned && !sp.Verified {
 		sum, _ := hex.DecodeString(key.sha)
 		secure = &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()}
 	}
@@ -617,12 +636,21 @@ func (h *Host) start(key procKey) (*proc, error) {
 	})
 	h.starts.Add(1)
 	t0 := time.Now()
-	fail := func(kind Kind, format string, a ...any) (*proc, error) {
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
 		pid := 0
 		if rc := client.ReattachConfig(); rc != nil {
 			pid = rc.Pid
 		}
 		h.stop(client, pid, key.path)
+		sp.Cleanup()
+	}
+	fail := func(kind Kind, format string, a ...any) (*proc, error) {
+		stop()
 		e := h.errorf(kind, key, "", format, a...)
 		if kind == ErrStart {
 			e.Stderr = stderr.String()
@@ -631,8 +659,11 @@ func (h *Host) start(key procKey) (*proc, error) {
 	}
 	rc, err := client.Client()
 	if err != nil {
+		if sp.Verified {
+			stop() // its stderr, which says why, is complete once it is stopped
+		}
 		switch {
-		case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
+		case errors.Is(err, plugin.ErrChecksumsDoNotMatch), sp.Verified && strings.Contains(stderr.String(), sandbox.ChecksumMarker):
 			actual, cerr := Checksum(key.path)
 			if cerr != nil {
 				actual = "unreadable: " + cerr.Error()
@@ -676,7 +707,7 @@ func (h *Host) start(key procKey) (*proc, error) {
 		info.PID = rc.Pid
 	}
 	h.logger.Debug("plugin started", "binary", key.path, "name", info.Name, "version", info.Version, "pid", info.PID, "start", info.StartTime)
-	p := &proc{key: key, client: client, rpc: rpc, info: info, stderr: stderr,
+	p := &proc{key: key, client: client, rpc: rpc, info: info, stderr: stderr, sb: sp,
 		slots: make(chan struct{}, h.cfg.MaxConcurrent), lastUsed: time.Now()}
 	h.mu.Lock()
 	h.live[p] = true

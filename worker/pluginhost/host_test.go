@@ -18,6 +18,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/msjfarm/msjfarm/internal/sandbox"
 	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
@@ -338,7 +339,9 @@ func TestProtocolMismatch(t *testing.T) {
 // bypassed. The test plugin's Init leaves a mark in a file if it ever runs.
 func TestParamsRejectedBeforeRunning(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
-	h := newHost(t, pluginhost.Config{Env: []string{"CRASHY_MARKER=" + marker}})
+	// Sandbox off: confined, the plugin could not write its marker, and
+	// the test would pass without proving anything.
+	h := newHost(t, pluginhost.Config{Env: []string{"CRASHY_MARKER=" + marker}, Sandbox: sandboxOff(t)})
 	b := pluginhost.Binary{Path: binary("crashy")}
 	cases := []struct {
 		params map[string]any
@@ -396,6 +399,13 @@ func TestStartFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = h.Info(context.Background(), pluginhost.Binary{Path: script})
+	if sandbox.Default().Mode() == sandbox.Off {
+		wantKind(t, err, pluginhost.ErrStart, "not a plugin at all")
+	} else {
+		wantKind(t, err, pluginhost.ErrStart, "is a script", "--plugin-sandbox off")
+	}
+	off := newHost(t, pluginhost.Config{StartTimeout: 5 * time.Second, Sandbox: sandboxOff(t)})
+	_, err = off.Info(context.Background(), pluginhost.Binary{Path: script})
 	wantKind(t, err, pluginhost.ErrStart, "not a plugin at all")
 }
 

@@ -36,6 +36,7 @@ func TestMain(m *testing.M) {
 			"./plugins/fcfs/cmd/msjfarm-policy-fcfs",
 			"./worker/pluginhost/testdata/msjfarm-policy-crashy",
 			"./worker/pluginhost/testdata/msjfarm-policy-badproto",
+			"./worker/pluginhost/testdata/msjfarm-policy-hostile",
 		); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

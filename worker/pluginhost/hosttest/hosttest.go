@@ -123,3 +123,24 @@ func FamilyPackages() ([]string, error) {
 	}
 	return pkgs, nil
 }
+
+// Processes lists the pids of the processes whose environment holds the
+// entry kv (e.g. a marker a test plugin gives the children it forks), so
+// that a test can tell whether any outlived what should have ended them.
+func Processes(kv string) []string {
+	var pids []string
+	ds, _ := os.ReadDir("/proc")
+	for _, d := range ds {
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		for _, e := range strings.Split(string(b), "\x00") {
+			if e == kv {
+				pids = append(pids, d.Name())
+				break
+			}
+		}
+	}
+	return pids
+}

@@ -1,0 +1,248 @@
+package sandbox
+
+import (
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"syscall"
+	"unsafe"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// init turns this process into the launcher when the host started it as
+// one (argv[0] is the marker): it never returns then. Doing it in init,
+// before main, means that any program that can host plugins (it imports
+// this package through worker/pluginhost) is its own launcher: msjfarm,
+// `go run`'s temporary binary, and test binaries alike.
+func init() {
+	if len(os.Args) < 2 || os.Args[0] != launcherArg0 {
+		return
+	}
+	// Everything below acts on the calling thread (no_new_privs, the
+	// Landlock domain, the seccomp filter, the parent-death signal), and
+	// execve keeps only that thread: it must be the one that execs.
+	runtime.LockOSThread()
+	var spec Spec
+	if err := json.Unmarshal([]byte(os.Args[1]), &spec); err != nil {
+		fail(2, "reading the launch spec: %v", err)
+	}
+	fail(126, "%v", launch(&spec, os.Args[2:]))
+}
+
+func fail(code int, format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "msjfarm-plugin-sandbox: "+format+"\n", a...)
+	os.Exit(code)
+}
+
+// launch applies spec to this process and executes the plugin; it returns
+// only on failure, with the reason.
+func launch(spec *Spec, args []string) error {
+	// The binary is opened while the launcher may still traverse every
+	// directory (the plugin user may not, e.g. a root-owned 0700 cache),
+	// and executed from this descriptor.
+	fd, err := unix.Open(spec.Binary, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("opening the plugin binary: %v", err)
+	}
+	if spec.SHA256 != "" {
+		if err := verify(fd, spec.SHA256); err != nil {
+			return err
+		}
+	}
+	var magic [2]byte
+	if n, _ := unix.Pread(fd, magic[:], 0); n == 2 && string(magic[:]) == "#!" {
+		return fmt.Errorf("%s is a script (#!): a confined plugin must be an executable binary, its interpreter may not run (--plugin-sandbox off runs it unconfined)", spec.Binary)
+	}
+	ruleset := -1
+	var flags uint32
+	if spec.Landlock {
+		cfg := landlock.V6
+		if spec.Mode == BestEffort {
+			cfg = cfg.BestEffort()
+		}
+		if ruleset, flags, err = cfg.NewRulesetFD(rules(spec)...); err != nil {
+			return fmt.Errorf("landlock ruleset: %v", err)
+		}
+	}
+	if spec.UID >= 0 {
+		// Groups first: after setuid the launcher may no longer drop them.
+		if err := syscall.Setgroups([]int{spec.GID}); err != nil {
+			return fmt.Errorf("setgroups %d: %v", spec.GID, err)
+		}
+		if err := syscall.Setresgid(spec.GID, spec.GID, spec.GID); err != nil {
+			return fmt.Errorf("setgid %d: %v", spec.GID, err)
+		}
+		if err := syscall.Setresuid(spec.UID, spec.UID, spec.UID); err != nil {
+			return fmt.Errorf("setuid %d: %v", spec.UID, err)
+		}
+	}
+	// Changing user cleared the parent-death signal the host asked for;
+	// set it again, then make sure the host did not die before that.
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("parent-death signal: %v", err)
+	}
+	if os.Getppid() != spec.HostPID {
+		return fmt.Errorf("the host (pid %d) exited before the plugin started", spec.HostPID)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %v", err)
+	}
+	if ruleset >= 0 {
+		if err := llsys.LandlockRestrictSelf(ruleset, flags); err != nil {
+			return fmt.Errorf("landlock: %v", err)
+		}
+		_ = unix.Close(ruleset)
+	}
+	if spec.Seccomp {
+		if err := loadSeccomp(); err != nil {
+			return fmt.Errorf("seccomp: %v", err)
+		}
+	}
+	argv := append([]string{spec.Binary}, args...)
+	env := os.Environ()
+	// Last, so that a small address-space limit binds the plugin, not the
+	// launcher's own runtime (lowering a limit needs no privilege).
+	if err := setLimits(spec); err != nil {
+		return err
+	}
+	return fmt.Errorf("executing %s: %v", spec.Binary, execveat(fd, argv, env))
+}
+
+func setLimits(spec *Spec) error {
+	set := func(name string, res int, v uint64) error {
+		if err := unix.Setrlimit(res, &unix.Rlimit{Cur: v, Max: v}); err != nil {
+			return fmt.Errorf("%s limit %d: %v", name, v, err)
+		}
+		return nil
+	}
+	if err := set("core", unix.RLIMIT_CORE, 0); err != nil {
+		return err
+	}
+	if spec.Memory > 0 {
+		if err := set("address-space", unix.RLIMIT_AS, uint64(spec.Memory)); err != nil {
+			return err
+		}
+	}
+	if spec.NProc > 0 {
+		return set("process", unix.RLIMIT_NPROC, uint64(spec.NProc))
+	}
+	return nil
+}
+
+// verify hashes the open binary and compares it with the pinned sha256.
+func verify(fd int, want string) error {
+	// A duplicate, so that closing it (or its finalizer) leaves fd open;
+	// read at offsets, which leaves the shared file offset alone.
+	dup, err := unix.Dup(fd)
+	if err != nil {
+		return fmt.Errorf("hashing the plugin binary: %v", err)
+	}
+	f := os.NewFile(uintptr(dup), "plugin")
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62)); err != nil {
+		return fmt.Errorf("hashing the plugin binary: %v", err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		return fmt.Errorf("checksum mismatch: the binary's sha256 is %s, the campaign pins %s", got, want)
+	}
+	return nil
+}
+
+// rules are the Landlock rules of a plugin process: read and execute its
+// binary (and the ELF interpreter of a dynamically linked one), read the
+// system libraries such a binary loads, read and write its private
+// TMPDIR and /dev/null. Nothing else: not /proc (the Go runtime runs
+// without it: GOMAXPROCS falls back to the CPU affinity mask), not the
+// worker's files, the store, the plugin cache or any home directory. No
+// TCP port is granted, and the V6 scoping keeps signals and abstract unix
+// sockets inside the plugin's own domain.
+func rules(spec *Spec) []landlock.Rule {
+	exec := landlock.AccessFSSet(llsys.AccessFSExecute | llsys.AccessFSReadFile)
+	rs := []landlock.Rule{
+		landlock.PathAccess(exec, spec.Binary),
+		landlock.RWDirs(spec.TmpDir),
+		landlock.PathAccess(landlock.AccessFSSet(llsys.AccessFSReadFile|llsys.AccessFSWriteFile), "/dev/null").IgnoreIfMissing(),
+	}
+	for _, d := range spec.Writable {
+		rs = append(rs, landlock.RWDirs(d))
+	}
+	if spec.Interp != "" {
+		rs = append(rs, landlock.PathAccess(exec, spec.Interp))
+	}
+	for _, d := range spec.ReadDirs {
+		access := landlock.AccessFSSet(llsys.AccessFSReadFile)
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			access |= llsys.AccessFSReadDir
+		}
+		rs = append(rs, landlock.PathAccess(access, d).IgnoreIfMissing())
+	}
+	return rs
+}
+
+// libraries returns the ELF interpreter of a dynamically linked binary
+// and the system paths its loader reads (nothing for a static binary).
+func libraries(binary string) (interp string, paths []string) {
+	f, err := elf.Open(binary)
+	if err != nil {
+		return "", nil
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_INTERP {
+			continue
+		}
+		b := make([]byte, p.Filesz)
+		if _, err := p.ReadAt(b, 0); err != nil {
+			return "", nil
+		}
+		for len(b) > 0 && b[len(b)-1] == 0 {
+			b = b[:len(b)-1]
+		}
+		return string(b), []string{"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/etc/ld.so.cache"}
+	}
+	return "", nil
+}
+
+// execveat executes the file open at fd (execveat with AT_EMPTY_PATH,
+// i.e. fexecve). golang.org/x/sys has no wrapper for it.
+func execveat(fd int, argv, envv []string) error {
+	empty, err := syscall.BytePtrFromString("")
+	if err != nil {
+		return err
+	}
+	av, err := syscall.SlicePtrFromStrings(argv)
+	if err != nil {
+		return err
+	}
+	ev, err := syscall.SlicePtrFromStrings(envv)
+	if err != nil {
+		return err
+	}
+	_, _, e := unix.Syscall6(unix.SYS_EXECVEAT, uintptr(fd), uintptr(unsafe.Pointer(empty)),
+		uintptr(unsafe.Pointer(&av[0])), uintptr(unsafe.Pointer(&ev[0])), unix.AT_EMPTY_PATH, 0)
+	return e
+}
+
+// probe reports the Landlock ABI and whether seccomp filters load.
+func probe() (landlockABI int, seccompOK bool) {
+	if v, err := llsys.LandlockGetABIVersion(); err == nil {
+		landlockABI = v
+	}
+	return landlockABI, seccompSupported()
+}
+
+// launcherAttr starts the launcher in a process group of its own with the
+// parent-death signal set (the launcher sets it again after changing user,
+// which clears it).
+func launcherAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}

@@ -1,0 +1,471 @@
+// Package sandbox confines policy plugin processes (issue #28): a plugin
+// binary is third-party code that runs on every worker of a farm, so it
+// must compute a replication and nothing else — no secret, no server, no
+// stored byte, no process left behind.
+//
+// The host does not exec a plugin directly. It re-executes its own binary
+// (/proc/self/exe) under a marker argv[0]; this package's init function
+// recognises the marker before main runs and, as that launcher:
+//
+//  1. opens the plugin binary and, when the campaign pins it, verifies its
+//     sha256 through that descriptor (the file that runs is the file that
+//     was hashed: no window to swap it);
+//  2. builds the Landlock ruleset while it may still open every path;
+//  3. drops to the plugin user (--plugin-user), sets no_new_privs, enforces
+//     Landlock (files, TCP, signals and abstract unix sockets), sets its
+//     parent-death signal and checks its parent is still the host;
+//  4. loads the seccomp filters (only unix stream sockets, no connect, no
+//     fork, no ptrace, no namespaces, no io_uring, nothing but the native
+//     architecture's system calls);
+//  5. sets the resource limits (no core dumps, an address-space limit,
+//     and under a dedicated plugin user a process limit);
+//  6. executes the plugin binary from the descriptor of step 1.
+//
+// Everything is applied to the thread that executes the plugin, and all
+// of it survives execve, so the plugin's first instruction already runs
+// confined: it cannot opt out. The environment the plugin sees is the one
+// the host built (an allow-list, see worker/pluginhost), with TMPDIR set
+// to a directory private to this process, the only place it may write.
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/msjfarm/msjfarm/sim"
+)
+
+// Mode is how much confinement a worker demands (--plugin-sandbox).
+type Mode string
+
+// Modes.
+const (
+	// Auto is the default: Require where the kernel supports every
+	// mechanism, BestEffort (saying what is missing) elsewhere.
+	Auto Mode = ""
+	// Require refuses to start a plugin unless every mechanism applies.
+	Require Mode = "require"
+	// BestEffort applies what the kernel supports and names the rest.
+	BestEffort Mode = "best-effort"
+	// Off runs plugins unconfined (the environment is still an
+	// allow-list and TMPDIR still private).
+	Off Mode = "off"
+)
+
+// ParseMode parses a --plugin-sandbox value ("" and "auto" are Auto).
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
+	case "auto", Auto:
+		return Auto, nil
+	case Require, BestEffort, Off:
+		return m, nil
+	}
+	return "", fmt.Errorf("--plugin-sandbox %q: want require, best-effort, off or auto", s)
+}
+
+// Options are a worker's sandbox choices (flags).
+type Options struct {
+	Mode Mode
+	// User runs plugins as another user: a name, uid or uid:gid; "self"
+	// keeps the host's. "" is the default: "nobody" when the host runs as
+	// root (a plugin must not hold root's capabilities, even confined),
+	// the host's own user otherwise.
+	User string
+	// MemoryLimit is the address space one plugin process may map, in
+	// bytes (0: derived from the engine's memory budget, see Limit).
+	MemoryLimit int64
+	// Writable are directories every plugin process may also read and
+	// write (--plugin-writable): shared state an operator chooses to give
+	// plugins (the fault suite's once-per-worker token). Never the store or
+	// the plugin cache.
+	Writable []string
+}
+
+var (
+	defaultMu sync.Mutex
+	byDefault *Sandbox
+)
+
+// SetDefault makes s the sandbox of every plugin host of this process that
+// is not given one (the commands set it from their flags, so that every
+// place that starts plugins — runs, workers, checks — applies them).
+func SetDefault(s *Sandbox) {
+	defaultMu.Lock()
+	byDefault = s
+	defaultMu.Unlock()
+}
+
+// Default is the sandbox set by SetDefault, or else Options{} resolved:
+// the kernel's best with the default plugin user.
+func Default() *Sandbox {
+	defaultMu.Lock()
+	defer defaultMu.Unlock()
+	if byDefault == nil {
+		s, err := New(Options{})
+		if err != nil {
+			// Only the default user can fail here (root without a
+			// usable "nobody"): confine all the same, as the host's user.
+			s, _ = New(Options{User: "self"})
+		}
+		byDefault = s
+	}
+	return byDefault
+}
+
+// MinLandlockABI is the Landlock ABI Require needs: 6 is the first that
+// restricts files, TCP bind/connect and signals/abstract unix sockets
+// (scoping) together.
+const MinLandlockABI = 6
+
+// Sandbox is resolved Options: the mechanisms this kernel offers, the
+// plugin user, and what is missing. It is immutable and safe to share.
+type Sandbox struct {
+	mode     Mode // Require, BestEffort or Off (never Auto)
+	asked    Mode
+	uid, gid int // -1: keep the host's
+	userName string
+	memory   int64
+	writable []string
+	landlock int // ABI the kernel offers (0: none)
+	seccomp  bool
+	missing  []string
+}
+
+// New probes the kernel and resolves opt. It fails when opt asks for
+// Require and the kernel lacks a mechanism, or when the plugin user is
+// unknown or cannot be switched to.
+func New(opt Options) (*Sandbox, error) {
+	s := &Sandbox{asked: opt.Mode, mode: opt.Mode, uid: -1, gid: -1, memory: opt.MemoryLimit}
+	if opt.MemoryLimit < 0 {
+		return nil, fmt.Errorf("--plugin-memory %d: must be positive (0: derived from the engine's memory budget)", opt.MemoryLimit)
+	}
+	if err := s.resolveUser(opt.User); err != nil {
+		return nil, err
+	}
+	for _, d := range opt.Writable {
+		abs, err := filepath.Abs(d)
+		if err == nil {
+			var st os.FileInfo
+			if st, err = os.Stat(abs); err == nil && !st.IsDir() {
+				err = errors.New("not a directory")
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--plugin-writable %q: %v", d, err)
+		}
+		s.writable = append(s.writable, abs)
+	}
+	if s.mode == Off {
+		return s, nil
+	}
+	s.landlock, s.seccomp = probe()
+	switch {
+	case runtime.GOOS != "linux":
+		s.missing = append(s.missing, "no confinement on "+runtime.GOOS+" (Landlock and seccomp are Linux's): plugins can read, connect and fork like the worker")
+	default:
+		if s.landlock == 0 {
+			s.missing = append(s.missing, "Landlock unavailable (kernel without it, or not in the lsm= list): plugins can read every file the plugin user can, and make TCP connections unless seccomp stops the socket")
+		} else if s.landlock < MinLandlockABI {
+			s.missing = append(s.missing, fmt.Sprintf("Landlock ABI %d < %d: %s", s.landlock, MinLandlockABI, landlockGaps(s.landlock)))
+		}
+		if !s.seccomp {
+			s.missing = append(s.missing, "seccomp unavailable: plugins can open network sockets, connect to unix sockets, fork and ptrace")
+		}
+	}
+	switch s.mode {
+	case Auto:
+		s.mode = Require
+		if len(s.missing) > 0 {
+			s.mode = BestEffort
+		}
+	}
+	if runtime.GOOS != "linux" && s.mode != Require {
+		s.mode = Off // the launcher is Linux's
+	}
+	switch s.mode {
+	case Require:
+		if len(s.missing) > 0 || runtime.GOOS != "linux" {
+			return nil, fmt.Errorf("--plugin-sandbox require: this kernel cannot confine plugins fully: %s (use --plugin-sandbox best-effort to run with what it offers)", strings.Join(s.missing, "; "))
+		}
+	}
+	return s, nil
+}
+
+// landlockGaps says what an old Landlock ABI leaves unrestricted.
+func landlockGaps(abi int) string {
+	var g []string
+	if abi < 3 {
+		g = append(g, "truncation")
+	}
+	if abi < 4 {
+		g = append(g, "TCP bind/connect (seccomp still refuses network sockets)")
+	}
+	if abi < 5 {
+		g = append(g, "device ioctls")
+	}
+	if abi < 6 {
+		g = append(g, "signals to other processes and abstract unix sockets")
+	}
+	return "not restricted: " + strings.Join(g, ", ")
+}
+
+func (s *Sandbox) resolveUser(name string) error {
+	root := os.Geteuid() == 0
+	switch name {
+	case "self":
+		return nil
+	case "":
+		if !root {
+			return nil
+		}
+		name = "nobody"
+		if _, err := user.Lookup(name); err != nil {
+			name = "65534:65534" // nobody's customary ids, without an entry
+		}
+	}
+	uid, gid, err := lookupUser(name)
+	if err != nil {
+		return fmt.Errorf("--plugin-user %q: %v", name, err)
+	}
+	if uid == 0 {
+		return fmt.Errorf("--plugin-user %q: plugins must not run as root (use \"self\" to keep the worker's user on purpose)", name)
+	}
+	if uid == os.Geteuid() && (gid < 0 || gid == os.Getegid()) {
+		return nil
+	}
+	if !root {
+		return fmt.Errorf("--plugin-user %q: switching to uid %d needs a worker running as root (this one runs as uid %d; omit the flag to run plugins as yourself)", name, uid, os.Geteuid())
+	}
+	s.uid, s.gid, s.userName = uid, gid, name
+	return nil
+}
+
+// lookupUser resolves a name, uid or uid:gid.
+func lookupUser(name string) (uid, gid int, err error) {
+	if a, b, ok := strings.Cut(name, ":"); ok {
+		u, err1 := strconv.Atoi(a)
+		g, err2 := strconv.Atoi(b)
+		if err1 != nil || err2 != nil || u < 0 || g < 0 {
+			return 0, 0, errors.New("want a user name, a uid, or uid:gid")
+		}
+		return u, g, nil
+	}
+	if u, err := strconv.Atoi(name); err == nil {
+		if u < 0 {
+			return 0, 0, errors.New("a uid is not negative")
+		}
+		if us, err := user.LookupId(name); err == nil {
+			if g, err := strconv.Atoi(us.Gid); err == nil {
+				return u, g, nil
+			}
+		}
+		return u, u, nil
+	}
+	us, err := user.Lookup(name)
+	if err != nil {
+		return 0, 0, err
+	}
+	u, err := strconv.Atoi(us.Uid)
+	if err != nil {
+		return 0, 0, err
+	}
+	g, err := strconv.Atoi(us.Gid)
+	if err != nil {
+		return 0, 0, err
+	}
+	return u, g, nil
+}
+
+// Mode is the mode in force (Require, BestEffort or Off).
+func (s *Sandbox) Mode() Mode { return s.mode }
+
+// Missing lists what the kernel does not let the sandbox restrict.
+func (s *Sandbox) Missing() []string { return append([]string(nil), s.missing...) }
+
+// UID is the plugin user's uid (-1: the host's).
+func (s *Sandbox) UID() int { return s.uid }
+
+// Describe is the line a worker prints at start: the mode and why, what
+// is applied, and, in best-effort, exactly what is missing.
+func (s *Sandbox) Describe() string {
+	if s.mode == Off {
+		return "plugin sandbox: off (--plugin-sandbox off): plugins run with the worker's authority over files, network and processes; only their environment is an allow-list"
+	}
+	why := string(s.asked)
+	if s.asked == Auto {
+		why = "default: " + string(s.mode) + " on this kernel"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "plugin sandbox: %s (%s): ", s.mode, why)
+	var on []string
+	if s.landlock > 0 {
+		on = append(on, fmt.Sprintf("Landlock ABI %d (read the binary and system libraries, write a private TMPDIR; no TCP, no signals or abstract sockets outside)", s.landlock))
+	}
+	if s.seccomp {
+		on = append(on, "seccomp (unix stream sockets only, no connect, no fork, no ptrace, no namespaces, no io_uring)")
+	}
+	on = append(on, "no core dumps, address space "+s.memoryDesc(), "parent-death signal, own process group")
+	if s.uid >= 0 {
+		on = append(on, fmt.Sprintf("user %s (uid %d, gid %d)", s.userName, s.uid, s.gid))
+	} else {
+		on = append(on, fmt.Sprintf("the worker's user (uid %d)", os.Geteuid()))
+	}
+	if len(s.writable) > 0 {
+		on = append(on, "also writable: "+strings.Join(s.writable, ", ")+" (--plugin-writable)")
+	}
+	b.WriteString(strings.Join(on, "; "))
+	if len(s.missing) > 0 {
+		b.WriteString("; MISSING: " + strings.Join(s.missing, "; "))
+	}
+	return b.String()
+}
+
+func (s *Sandbox) memoryDesc() string {
+	if s.memory > 0 {
+		return fmt.Sprintf("%d MiB per plugin process (--plugin-memory)", s.memory>>20)
+	}
+	return fmt.Sprintf("%d MiB + %d MiB per replication a process runs at once", baseAddressSpace>>20, slotAddressSpace>>20)
+}
+
+// The address-space limit of a plugin process, when not given: a Go
+// process maps far more than it uses (an idle plugin has some 1.2 GiB of
+// address space, most of it reserved, never touched), so the limit is that
+// base plus, per replication the process runs at once, the engine's memory
+// budget (sim.MemoryBudget, what its default cap on jobs in system is sized
+// for) times the heap growth GOGC=400 allows (5×) before a collection.
+const (
+	baseAddressSpace = 2 << 30
+	slotAddressSpace = 5 * sim.MemoryBudget
+)
+
+// Limit is the address-space limit of a plugin process running
+// concurrency replications at once.
+func (s *Sandbox) Limit(concurrency int) int64 {
+	if s.memory > 0 {
+		return s.memory
+	}
+	return baseAddressSpace + slotAddressSpace*int64(max(concurrency, 1))
+}
+
+// Spec is what the launcher applies to one plugin process; it travels in
+// the launcher's argv (no secret is in it).
+type Spec struct {
+	Mode     Mode     `json:"mode"`
+	Binary   string   `json:"binary"`
+	SHA256   string   `json:"sha256,omitempty"` // verified through the executed descriptor
+	TmpDir   string   `json:"tmpdir"`
+	UID      int      `json:"uid"`
+	GID      int      `json:"gid"`
+	Memory   int64    `json:"memory"`
+	NProc    int64    `json:"nproc,omitempty"`
+	HostPID  int      `json:"host_pid"`
+	Landlock bool     `json:"landlock"`
+	Seccomp  bool     `json:"seccomp"`
+	Writable []string `json:"writable,omitempty"`
+	Interp   string   `json:"interp,omitempty"` // the ELF interpreter of a dynamically linked binary
+	ReadDirs []string `json:"read_dirs,omitempty"`
+}
+
+// launcherArg0 marks the host's executable run as the launcher.
+const launcherArg0 = "msjfarm-plugin-sandbox"
+
+// ChecksumMarker starts the launcher's report of a binary whose sha256 is
+// not the pinned one (the host turns it into a checksum error).
+const ChecksumMarker = "msjfarm-plugin-sandbox: checksum mismatch"
+
+// Process is a plugin process about to start: its command and the
+// private temporary directory to remove once it has exited.
+type Process struct {
+	Cmd    *exec.Cmd
+	TmpDir string
+	// Verified: the launcher verifies the pinned sha256 (the caller need
+	// not, and must not ask go-plugin to hash the launcher).
+	Verified bool
+}
+
+// Cleanup removes the private temporary directory.
+func (p *Process) Cleanup() {
+	if p.TmpDir != "" {
+		_ = os.RemoveAll(p.TmpDir)
+	}
+}
+
+// Command prepares a plugin process: binary with args, environment env
+// (to which TMPDIR is added), running concurrency replications at once;
+// sha256 (hex, may be empty) is the pinned checksum.
+func (s *Sandbox) Command(binary string, args, env []string, concurrency int, sha256 string) (*Process, error) {
+	tmp, err := os.MkdirTemp("", "msjfarm-plugin-")
+	if err != nil {
+		return nil, fmt.Errorf("private TMPDIR: %v", err)
+	}
+	p := &Process{TmpDir: tmp}
+	if s.uid >= 0 {
+		if err := os.Chown(tmp, s.uid, s.gid); err != nil {
+			p.Cleanup()
+			return nil, fmt.Errorf("private TMPDIR for uid %d: %v", s.uid, err)
+		}
+	}
+	env = append(append([]string(nil), env...), "TMPDIR="+tmp)
+	if s.mode == Off {
+		p.Cmd = exec.Command(binary, args...)
+		p.Cmd.Env = env
+		p.Cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		return p, nil
+	}
+	spec := Spec{Mode: s.mode, Binary: binary, SHA256: sha256, TmpDir: tmp, UID: s.uid, GID: s.gid,
+		Memory: s.Limit(concurrency), HostPID: os.Getpid(), Landlock: s.landlock > 0, Seccomp: s.seccomp, Writable: s.writable}
+	if s.uid >= 0 {
+		// A dedicated user: bound its tasks (threads count). Forks are
+		// refused by seccomp; this also holds where seccomp is missing.
+		spec.NProc = nprocLimit
+	}
+	spec.Interp, spec.ReadDirs = libraries(binary)
+	js, err := json.Marshal(spec)
+	if err != nil {
+		p.Cleanup()
+		return nil, err
+	}
+	// /proc/self/exe is the running image, even if its file was replaced
+	// since. Pdeathsig here covers the launcher until it sets its own
+	// (changing user clears it).
+	p.Cmd = &exec.Cmd{Path: "/proc/self/exe", Args: append([]string{launcherArg0, string(js)}, args...), Env: env,
+		SysProcAttr: launcherAttr()}
+	p.Verified = sha256 != ""
+	return p, nil
+}
+
+// nprocLimit bounds the tasks (processes and threads) of a dedicated
+// plugin user: a plugin process has a few dozen threads at most.
+const nprocLimit = 4096
+
+// CheckEnvName refuses, for --plugin-env, a variable that is or looks like
+// a credential: msjfarm's own variables and the storage ones (MSJFARM_*,
+// AWS_*, MINIO_*), and any name with KEY, SECRET, TOKEN, PASSWORD or
+// CREDENTIAL in it. A plugin never gets one, even by the operator's mistake.
+func CheckEnvName(name string) error {
+	up := strings.ToUpper(name)
+	if name == "" || strings.ContainsAny(name, "= \x00") {
+		return fmt.Errorf("--plugin-env %q: not a variable name", name)
+	}
+	for _, p := range []string{"MSJFARM_", "AWS_", "MINIO_"} {
+		if strings.HasPrefix(up, p) {
+			return fmt.Errorf("--plugin-env %s: %s* variables configure msjfarm and its storage; plugins never get them", name, p)
+		}
+	}
+	for _, w := range []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"} {
+		if strings.Contains(up, w) {
+			return fmt.Errorf("--plugin-env %s: the name says it holds a credential (%s); plugins never get one", name, w)
+		}
+	}
+	return nil
+}

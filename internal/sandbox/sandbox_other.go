@@ -1,0 +1,14 @@
+//go:build !linux
+
+package sandbox
+
+import "syscall"
+
+// Landlock and seccomp are Linux's: elsewhere New reports them missing,
+// and plugins run as with --plugin-sandbox off.
+func probe() (landlockABI int, seccompOK bool) { return 0, false }
+
+func libraries(string) (string, []string) { return "", nil }
+
+// launcherAttr is never used here (New turns the sandbox off).
+func launcherAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }

@@ -1,0 +1,91 @@
+package sandbox
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestParseMode(t *testing.T) {
+	for in, want := range map[string]Mode{"": Auto, "auto": Auto, "require": Require, "Best-Effort": BestEffort, " off ": Off} {
+		if got, err := ParseMode(in); err != nil || got != want {
+			t.Errorf("ParseMode(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := ParseMode("on"); err == nil || !strings.Contains(err.Error(), "--plugin-sandbox") {
+		t.Errorf("ParseMode(on): want an error naming the flag, got %v", err)
+	}
+}
+
+// The plugin user: root defaults to nobody and may not pick root; a bad
+// name is an error naming the flag.
+func TestUser(t *testing.T) {
+	if _, err := New(Options{Mode: Off, User: "no-such-user-here"}); err == nil || !strings.Contains(err.Error(), "--plugin-user") {
+		t.Errorf("unknown user: want an error naming --plugin-user, got %v", err)
+	}
+	s, err := New(Options{Mode: Off, User: "self"})
+	if err != nil || s.UID() != -1 {
+		t.Errorf("self: uid %d, %v; want the host's (-1)", s.UID(), err)
+	}
+	if os.Geteuid() != 0 {
+		return
+	}
+	if s, err := New(Options{Mode: Off}); err != nil || s.UID() <= 0 {
+		t.Errorf("root's default plugin user: uid %d, %v; want nobody", s.UID(), err)
+	}
+	if _, err := New(Options{Mode: Off, User: "0"}); err == nil || !strings.Contains(err.Error(), "must not run as root") {
+		t.Errorf("--plugin-user 0: want a refusal, got %v", err)
+	}
+	if s, err := New(Options{Mode: Off, User: "1234:5678"}); err != nil || s.uid != 1234 || s.gid != 5678 {
+		t.Errorf("1234:5678: %+v, %v", s, err)
+	}
+}
+
+// The address-space limit: 2 GiB + 2.5 GiB per slot (512 MiB × 5), or
+// the explicit value: 1 slot = 4.5 GiB, 4 slots = 12 GiB.
+func TestLimit(t *testing.T) {
+	s := &Sandbox{}
+	if got := s.Limit(1); got != 4608<<20 {
+		t.Errorf("1 slot: %d MiB, want 4608", got>>20)
+	}
+	if got := s.Limit(4); got != 12<<30 {
+		t.Errorf("4 slots: %d MiB, want 12288", got>>20)
+	}
+	s.memory = 3 << 30
+	if got := s.Limit(4); got != 3<<30 {
+		t.Errorf("explicit: %d, want 3 GiB", got)
+	}
+}
+
+// --plugin-env refuses credentials by family and by name.
+func TestCheckEnvName(t *testing.T) {
+	for _, ok := range []string{"FLAKY_MODE", "OMP_NUM_THREADS", "LANG"} {
+		if err := CheckEnvName(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"MSJFARM_S3_SECRET_KEY", "MSJFARM_NATS_URL", "AWS_REGION", "minio_root_user",
+		"GITHUB_TOKEN", "DB_PASSWORD", "API_KEY", "my_secret", "GOOGLE_APPLICATION_CREDENTIALS", "A=B", ""} {
+		if err := CheckEnvName(bad); err == nil || !strings.Contains(err.Error(), "--plugin-env") {
+			t.Errorf("%q: want a refusal naming --plugin-env, got %v", bad, err)
+		}
+	}
+}
+
+// --plugin-writable must name existing directories.
+func TestWritable(t *testing.T) {
+	d := t.TempDir()
+	s, err := New(Options{Mode: Off, User: "self", Writable: []string{d}})
+	if err != nil || len(s.writable) != 1 || s.writable[0] != d {
+		t.Fatalf("%v, %v", s, err)
+	}
+	f := d + "/file"
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{f, d + "/missing"} {
+		if _, err := New(Options{Mode: Off, User: "self", Writable: []string{bad}}); err == nil || !strings.Contains(err.Error(), "--plugin-writable") {
+			t.Errorf("%s: want a refusal naming --plugin-writable, got %v", bad, err)
+		}
+	}
+}

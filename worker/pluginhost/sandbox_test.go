@@ -1,0 +1,306 @@
+package pluginhost_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/msjfarm/msjfarm/internal/sandbox"
+	"github.com/msjfarm/msjfarm/internal/wire"
+	"github.com/msjfarm/msjfarm/worker/pluginhost"
+	"github.com/msjfarm/msjfarm/worker/pluginhost/hosttest"
+)
+
+func sandboxOff(t testing.TB) *sandbox.Sandbox {
+	t.Helper()
+	s, err := sandbox.New(sandbox.Options{Mode: sandbox.Off, User: "self"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// requireSandbox is the sandbox in require mode for user ("self" or
+// "nobody"), skipping where the kernel cannot confine.
+func requireSandbox(t testing.TB, user string, memory int64) *sandbox.Sandbox {
+	t.Helper()
+	s, err := sandbox.New(sandbox.Options{Mode: sandbox.Require, User: user, MemoryLimit: memory})
+	if err != nil {
+		t.Skipf("no full sandbox here: %v", err)
+	}
+	return s
+}
+
+// hostileTargets is a worker's worth of things a plugin must not reach:
+// secrets in the environment, a 0600 config file, a store directory with
+// a result, a plugin cache, a home directory, TCP and UDP listeners and a
+// unix socket. It returns the plugin environment naming them and a check
+// that the store is unchanged.
+type hostileTargets struct {
+	env     []string
+	secrets []string
+	store   string
+	udp     net.PacketConn
+}
+
+func newHostileTargets(t *testing.T) *hostileTargets {
+	t.Helper()
+	secret := "s3cr3t-" + t.Name()
+	t.Setenv("MSJFARM_S3_SECRET_KEY", secret+"-s3")
+	t.Setenv("MSJFARM_NATS_PASSWORD", secret+"-nats")
+	dir := t.TempDir()
+	config := filepath.Join(dir, "worker.yaml")
+	if err := os.WriteFile(config, []byte("s3:\n  secret_key: "+secret+"-config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(name, file, content string) string {
+		d := filepath.Join(dir, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, file), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	store := mk("store", "result.json", `{"mean":7.0}`)
+	cache := mk("cache", "msjfarm-policy-x", "binary")
+	home := mk("home", ".netrc", "password "+secret+"-home")
+	var tcp []string
+	for range 2 { // stand-ins for the NATS and MinIO ports
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		tcp = append(tcp, l.Addr().String())
+	}
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { udp.Close() })
+	sock := filepath.Join(dir, "host.sock")
+	ul, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ul.Close() })
+	return &hostileTargets{
+		env: []string{"HOSTILE_CONFIG=" + config, "HOSTILE_STORE=" + store, "HOSTILE_CACHE=" + cache,
+			"HOSTILE_HOME=" + home, "HOSTILE_TCP=" + strings.Join(tcp, ","), "HOSTILE_UDP=" + udp.LocalAddr().String(),
+			"HOSTILE_UNIX=" + sock},
+		secrets: []string{secret},
+		store:   store,
+		udp:     udp,
+	}
+}
+
+// attacks are the hostile plugin's policies and what a confined plugin
+// gets for each.
+var attacks = []struct {
+	name string
+	want string // in the refusal
+}{
+	{"procenv", "permission denied"},
+	{"config", "permission denied"},
+	{"store", "permission denied"},
+	{"cache", "permission denied"},
+	{"home", "permission denied"},
+	{"write-store", "permission denied"},
+	{"tcp", "operation not permitted"},
+	{"udp", "operation not permitted"},
+	{"bind", "operation not permitted"},
+	{"unix", "operation not permitted"},
+	{"setsid", "operation not permitted"},
+	{"fork", "operation not permitted"},
+	{"signal", "operation not permitted"},
+	{"ptrace", "operation not permitted"},
+}
+
+// A hostile plugin, built against the SDK, tries every attack of issue #28
+// under the sandbox — as the worker's own user (root here: Landlock and
+// seccomp hold even against root's file permissions) and as "nobody".
+// Each is refused with the kernel's EACCES/EPERM, surfaced as the plugin's
+// error with its sha256; no secret appears anywhere; the store is
+// unchanged; nothing the plugin started survives; and the same host then
+// runs an honest replication.
+func TestHostilePluginConfined(t *testing.T) {
+	users := []string{"self"}
+	if os.Geteuid() == 0 {
+		users = append(users, "nobody")
+	}
+	sum, err := pluginhost.Checksum(binary("hostile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, user := range users {
+		t.Run(user, func(t *testing.T) {
+			sb := requireSandbox(t, user, 0)
+			tg := newHostileTargets(t)
+			h := newHost(t, pluginhost.Config{Sandbox: sb, Env: tg.env, MaxConcurrent: 2})
+			b := pluginhost.Binary{Path: binary("hostile")}
+			for _, a := range attacks {
+				_, err := h.Run(context.Background(), b, request(t, "hostile-"+a.name, 100, 1), pluginhost.RunOptions{})
+				if err == nil {
+					t.Fatalf("%s: the replication succeeded", a.name)
+				}
+				msg := err.Error()
+				t.Logf("%s: %s", a.name, msg)
+				if !errors.Is(err, pluginhost.ErrPolicy) || !strings.Contains(msg, "attack "+a.name+" refused") ||
+					!strings.Contains(msg, a.want) || !strings.Contains(msg, "sha256 "+sum[:12]) {
+					t.Errorf("%s: want a refusal with %q and the plugin's sha256, got %v", a.name, a.want, err)
+				}
+				for _, s := range tg.secrets {
+					if strings.Contains(msg, s) {
+						t.Errorf("%s: a secret reached the plugin: %s", a.name, msg)
+					}
+				}
+			}
+			// The environment holds only the allow-list.
+			_, err := h.Run(context.Background(), b, request(t, "hostile-env", 100, 1), pluginhost.RunOptions{})
+			env := envOf(t, err)
+			for _, kv := range env {
+				name, _, _ := strings.Cut(kv, "=")
+				switch {
+				case name == "MSJFARM_PLUGIN_MAX_CONCURRENT", name == "GOGC", name == "GOMAXPROCS", name == "TMPDIR",
+					strings.HasPrefix(name, "PLUGIN_"), name == wire.Handshake().MagicCookieKey, strings.HasPrefix(name, "HOSTILE_"):
+				default:
+					t.Errorf("the plugin's environment holds %s", kv)
+				}
+			}
+			if got, _ := os.ReadDir(tg.store); len(got) != 1 {
+				t.Errorf("the store holds %d entries, want its 1 result", len(got))
+			}
+			tg.udp.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+			if n, _, err := tg.udp.ReadFrom(make([]byte, 64)); err == nil {
+				t.Errorf("the UDP listener received %d bytes", n)
+			}
+			// Past its address-space limit the plugin dies, alone.
+			hm := newHost(t, pluginhost.Config{Sandbox: requireSandbox(t, user, 3<<30), MaxConcurrent: 1})
+			_, err = hm.Run(context.Background(), b, request(t, "hostile-alloc", 100, 1), pluginhost.RunOptions{})
+			if !errors.Is(err, pluginhost.ErrCrash) || !strings.Contains(err.Error(), "out of memory") {
+				t.Errorf("alloc: want a crash out of memory, got %v", err)
+			} else {
+				t.Logf("alloc: %.300s", err)
+			}
+			// The host goes on.
+			if _, err := h.Run(context.Background(), b, request(t, "hostile-honest", 2000, 1), pluginhost.RunOptions{}); err != nil {
+				t.Fatalf("an honest replication after the attacks: %v", err)
+			}
+			h.Close()
+			hm.Close()
+			if pids := hosttest.Processes("HOSTILE_SLEEPER=1"); len(pids) > 0 {
+				t.Errorf("processes the plugin started survived its host: %v", pids)
+			}
+		})
+	}
+}
+
+// The same attacks with the sandbox off succeed (the control: the hostile
+// plugin is not toothless, the refusals above are the sandbox's), except
+// that the environment is an allow-list either way.
+func TestHostilePluginUnconfined(t *testing.T) {
+	tg := newHostileTargets(t)
+	h := newHost(t, pluginhost.Config{Sandbox: sandboxOff(t), Env: tg.env})
+	b := pluginhost.Binary{Path: binary("hostile")}
+	for _, a := range []string{"config", "store", "tcp", "bind"} {
+		_, err := h.Run(context.Background(), b, request(t, "hostile-"+a, 100, 1), pluginhost.RunOptions{})
+		if err == nil || !strings.Contains(err.Error(), "attack "+a+" SUCCEEDED") {
+			t.Errorf("%s without the sandbox: want the attack to succeed, got %v", a, err)
+		}
+	}
+	_, err := h.Run(context.Background(), b, request(t, "hostile-env", 100, 1), pluginhost.RunOptions{})
+	for _, kv := range envOf(t, err) {
+		if strings.HasPrefix(kv, "MSJFARM_S3") || strings.HasPrefix(kv, "MSJFARM_NATS") {
+			t.Errorf("sandbox off, the plugin's environment still must not hold %s", kv)
+		}
+	}
+}
+
+// envOf parses the hostile-env policy's report.
+func envOf(t *testing.T, err error) []string {
+	t.Helper()
+	if err == nil {
+		t.Fatal("hostile-env succeeded")
+	}
+	_, after, ok := strings.Cut(err.Error(), "attack env SUCCEEDED: ")
+	if !ok {
+		t.Fatalf("hostile-env: %v", err)
+	}
+	after, _, _ = strings.Cut(after, "\n")
+	return strings.Fields(after)
+}
+
+// An honest plugin's results are byte for byte the same confined and not:
+// the fcfs family's binary, two seeds, at load 0.5.
+func TestSandboxResultsIdentical(t *testing.T) {
+	on := newHost(t, pluginhost.Config{Sandbox: requireSandbox(t, "", 0)})
+	off := newHost(t, pluginhost.Config{Sandbox: sandboxOff(t)})
+	b := pluginhost.Binary{Path: binary("fcfs")}
+	for _, seed := range []uint64{1, 2} {
+		req := request(t, "fcfs", 20000, seed)
+		a, err := on.Run(context.Background(), b, req, pluginhost.RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := off.Run(context.Background(), b, req, pluginhost.RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(a.ResultJSON) != string(c.ResultJSON) {
+			t.Fatalf("seed %d: confined and unconfined results differ:\n%s\n%s", seed, a.ResultJSON, c.ResultJSON)
+		}
+	}
+}
+
+// A pinned binary replaced by another is refused by the launcher, which
+// hashes the very descriptor it would execute.
+func TestSandboxVerifiesPin(t *testing.T) {
+	h := newHost(t, pluginhost.Config{Sandbox: requireSandbox(t, "", 0)})
+	sum, err := pluginhost.Checksum(binary("crashy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// fcfs's binary, pinned with crashy's sha256.
+	_, err = h.Info(context.Background(), pluginhost.Binary{Path: binary("fcfs"), SHA256: sum})
+	wantKind(t, err, pluginhost.ErrChecksum, "campaign pins "+sum)
+}
+
+// --plugin-writable opens exactly the directory given: the hostile
+// plugin's write lands there, and its neighbour stays closed.
+func TestSandboxWritable(t *testing.T) {
+	// As the worker's user: t.TempDir's parent is private to it.
+	dir, other := t.TempDir(), t.TempDir()
+	sb, err := sandbox.New(sandbox.Options{Mode: sandbox.Require, User: "self", Writable: []string{dir}})
+	if err != nil {
+		t.Skipf("no full sandbox here: %v", err)
+	}
+	b := pluginhost.Binary{Path: binary("hostile")}
+	for _, c := range []struct {
+		store, want string
+	}{{dir, "attack write-store SUCCEEDED"}, {other, "attack write-store refused"}} {
+		h := newHost(t, pluginhost.Config{Sandbox: sb, Env: []string{"HOSTILE_STORE=" + c.store}})
+		_, err := h.Run(context.Background(), b, request(t, "hostile-write-store", 100, 1), pluginhost.RunOptions{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: want %q, got %v", c.store, c.want, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "forged.json")); err != nil {
+		t.Errorf("the write to the writable directory did not land: %v", err)
+	}
+}

@@ -1,0 +1,178 @@
+// Command msjfarm-policy-hostile is a test plugin for the plugin sandbox
+// (issue #28): each of its policies is an FCFS whose Init first tries one
+// attack a hostile third party would, and then fails the replication with
+// what happened: "refused: <error>" when the attack was stopped,
+// "SUCCEEDED: <what it got>" when it was not. Its targets come from
+// $HOSTILE_* variables the test adds to the plugin's environment and, on a
+// farm (where no test variable reaches a plugin), from the parameters
+// port and port2 (TCP ports on 127.0.0.1). hostile-honest attacks nothing.
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/msjfarm/msjfarm/plugins/fcfs"
+	"github.com/msjfarm/msjfarm/sdk"
+)
+
+var attacks = map[string]func(p *hostile) (string, error){
+	"honest": nil,
+	// The whole environment, as the plugin sees it.
+	"env": func(*hostile) (string, error) { return strings.Join(os.Environ(), " "), nil },
+	// The host's environment and command line through /proc.
+	"procenv": func(*hostile) (string, error) {
+		return read(fmt.Sprintf("/proc/%d/environ", os.Getppid()), fmt.Sprintf("/proc/%d/cmdline", os.Getppid()))
+	},
+	"config": func(*hostile) (string, error) { return read(os.Getenv("HOSTILE_CONFIG")) },
+	"store":  func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_STORE")) },
+	"cache":  func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_CACHE")) },
+	"home":   func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_HOME")) },
+	// A new object beside the stored results.
+	"write-store": func(*hostile) (string, error) {
+		p := os.Getenv("HOSTILE_STORE") + "/forged.json"
+		return p, os.WriteFile(p, []byte(`{"forged":true}`), 0o644)
+	},
+	"tcp": func(p *hostile) (string, error) {
+		var got []string
+		targets := strings.Split(os.Getenv("HOSTILE_TCP"), ",")
+		if targets[0] == "" {
+			targets = []string{fmt.Sprintf("127.0.0.1:%d", p.port), fmt.Sprintf("127.0.0.1:%d", p.port2)}
+		}
+		for _, a := range targets {
+			c, err := net.DialTimeout("tcp", a, 2*time.Second)
+			if err != nil {
+				return strings.Join(got, " "), err
+			}
+			got = append(got, "connected to "+a)
+			c.Close()
+		}
+		return strings.Join(got, " "), nil
+	},
+	"udp": func(*hostile) (string, error) {
+		c, err := net.Dial("udp", os.Getenv("HOSTILE_UDP"))
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		_, err = c.Write([]byte("exfiltrated"))
+		return "sent a datagram", err
+	},
+	"bind": func(*hostile) (string, error) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		defer l.Close()
+		return "listening on " + l.Addr().String(), nil
+	},
+	"unix": func(*hostile) (string, error) {
+		c, err := net.Dial("unix", os.Getenv("HOSTILE_UNIX"))
+		if err != nil {
+			return "", err
+		}
+		c.Close()
+		return "connected to the host's unix socket", nil
+	},
+	// A child in a session of its own, to outlive the worker.
+	"setsid": func(*hostile) (string, error) {
+		pid, err := syscall.ForkExec(os.Args[0], []string{os.Args[0], "sleeper"},
+			&syscall.ProcAttr{Env: []string{"HOSTILE_SLEEPER=1"}, Sys: &syscall.SysProcAttr{Setsid: true}})
+		return fmt.Sprintf("started pid %d in its own session", pid), err
+	},
+	"fork": func(*hostile) (string, error) {
+		n := 0
+		for range 200 {
+			if _, err := syscall.ForkExec(os.Args[0], []string{os.Args[0], "sleeper"}, &syscall.ProcAttr{Env: []string{"HOSTILE_SLEEPER=1"}}); err != nil {
+				return fmt.Sprintf("%d processes started", n), err
+			}
+			n++
+		}
+		return fmt.Sprintf("%d processes started", n), nil
+	},
+	// Address space far past any budget (mapped, not touched).
+	"alloc": func(*hostile) (string, error) {
+		var keep [][]byte
+		for range 64 {
+			keep = append(keep, make([]byte, 1<<30))
+		}
+		return fmt.Sprintf("mapped %d GiB", len(keep)), nil
+	},
+	"signal": func(*hostile) (string, error) {
+		return fmt.Sprintf("signalled pid %d", os.Getppid()), syscall.Kill(os.Getppid(), syscall.SIGCONT)
+	},
+	"ptrace": func(*hostile) (string, error) {
+		return "attached to the host", syscall.PtraceAttach(os.Getppid())
+	},
+}
+
+func read(paths ...string) (string, error) {
+	var got []string
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return strings.Join(got, " "), err
+		}
+		got = append(got, p+": "+string(b))
+	}
+	return strings.Join(got, " "), nil
+}
+
+func list(dir string) (string, error) {
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return dir + ": " + strings.Join(names, ","), nil
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "sleeper" {
+		time.Sleep(time.Minute)
+		return
+	}
+	var specs []sdk.Spec
+	for name, attack := range attacks {
+		specs = append(specs, sdk.Spec{Name: "hostile-" + name, Doc: "tries the attack " + name,
+			New: func() sdk.Policy { return &hostile{name: name, attack: attack} }})
+	}
+	sdk.Serve("hostile", "0.0.1", specs)
+}
+
+type hostile struct {
+	fcfs.FCFS
+	name        string
+	attack      func(*hostile) (string, error)
+	port, port2 int
+}
+
+func (p *hostile) Params() []sdk.Param {
+	return []sdk.Param{
+		{Name: "port", Type: sdk.Int, Default: 0, Min: sdk.Bound(0), Max: sdk.Bound(65535), Doc: "a TCP port on 127.0.0.1 to connect to"},
+		{Name: "port2", Type: sdk.Int, Default: 0, Min: sdk.Bound(0), Max: sdk.Bound(65535), Doc: "another one"},
+	}
+}
+
+func (p *hostile) Configure(v sdk.Values) error {
+	p.port, p.port2 = v.Int("port"), v.Int("port2")
+	return nil
+}
+
+func (p *hostile) Init(s *sdk.System) error {
+	if p.attack == nil {
+		return p.FCFS.Init(s)
+	}
+	got, err := p.attack(p)
+	if err != nil {
+		return fmt.Errorf("attack %s refused: %w (after: %s)", p.name, err, got)
+	}
+	return fmt.Errorf("attack %s SUCCEEDED: %s", p.name, got)
+}
