@@ -27,6 +27,7 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 	ff := newFarmFlags(fs, false, "./msjfarm-data")
 	out := ff.fs.String("out", "", "directory to write the report to (default ./msjfarm-report/<campaign>)")
 	store := ff.fs.Bool("store", false, "also store the regenerated report under campaigns/<id>/report/ in --storage")
+	key := ff.fs.String("key", "", "with an archive file: refuse it unless its signature verifies with this ed25519 public key (PEM, PKIX)")
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
 			return 2
@@ -37,12 +38,26 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		id := ff.fs.Arg(0)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
-		st, err := ff.store(ctx)
-		if err != nil {
+		// An archive file (msjfarm archive export) is verified and
+		// extracted into a temporary store: the report is rebuilt from
+		// the archive alone.
+		var st storage.Store
+		x, isArchive, err := archiveArg(ctx, id, *key)
+		switch {
+		case isArchive && err != nil:
 			return fail("report: %v", err)
-		}
-		if id, err = archive.ResolveIn(ctx, st, id); err != nil {
-			return fail("report: %v", err)
+		case isArchive && *store:
+			return usagef("report: %v", errArchiveStore)
+		case isArchive:
+			defer x.Close()
+			st, id = x.Store, x.Format.Campaign
+		default:
+			if st, err = ff.store(ctx); err != nil {
+				return fail("report: %v", err)
+			}
+			if id, err = archive.ResolveIn(ctx, st, id); err != nil {
+				return fail("report: %v", err)
+			}
 		}
 		cat, err := campaignCatalog(ctx, st, id)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/reproduce"
+	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/worker"
 )
 
@@ -33,6 +34,7 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 	sampleSeed := ff.fs.Uint64("sample-seed", 1, "seed of the --sample draw")
 	n := ff.fs.Int("workers", runtime.NumCPU(), "tasks re-run at once")
 	rf := addRunnerFlags(ff.fs)
+	key := ff.fs.String("key", "", "with an archive file: refuse it unless its signature verifies with this ed25519 public key (PEM, PKIX)")
 	ff.fs.Lookup("runner").Usage = "auto: re-run results recorded from a plugin with the binary the campaign pinned (fetched from storage by sha256), " +
 		"the others in-process; inprocess: everything in-process with the built-in catalogue"
 	return func(args []string) int {
@@ -40,7 +42,7 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 			return 2
 		}
 		if ff.fs.NArg() != 1 {
-			return fail("reproduce: want one campaign: id, name or id prefix (msjfarm reproduce <campaign> [--tasks id,...|--sample N|--all])")
+			return fail("reproduce: want one campaign: id, name or id prefix, or an archive file (msjfarm reproduce <campaign>|<file.msjar> [--tasks id,...|--sample N|--all])")
 		}
 		sel := 0
 		for _, b := range []bool{*tasks != "", *sample > 0, *all} {
@@ -60,12 +62,25 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		id := ff.fs.Arg(0)
 		ctx, stop := signalContext()
 		defer stop()
-		st, err := ff.store(ctx)
-		if err != nil {
+		// An archive file (msjfarm archive export) is verified and
+		// extracted into a temporary store: no farm, no original store.
+		var st storage.Store
+		hint := reproduce.DefaultHint
+		x, isArchive, err := archiveArg(ctx, id, *key)
+		switch {
+		case isArchive && err != nil:
 			return fail("reproduce: %v", err)
-		}
-		if id, err = archive.ResolveIn(ctx, st, id); err != nil {
-			return fail("reproduce: %v", err)
+		case isArchive:
+			defer x.Close()
+			st, id, hint = x.Store, x.Format.Campaign, archiveHint(x)
+			fmt.Fprintf(os.Stderr, "msjfarm reproduce: archive %s verified (%d members, merkle-root %s)\n", ff.fs.Arg(0), len(x.Index.Members), x.Index.Root)
+		default:
+			if st, err = ff.store(ctx); err != nil {
+				return fail("reproduce: %v", err)
+			}
+			if id, err = archive.ResolveIn(ctx, st, id); err != nil {
+				return fail("reproduce: %v", err)
+			}
 		}
 		cat, err := campaignCatalog(ctx, st, id)
 		if err != nil {
@@ -99,7 +114,7 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		start := time.Now()
 		// A replayed trace comes from storage, verified, like a worker's.
 		rctx := worker.WithTraceSource(worker.WithCampaign(ctx, id), worker.NewTraceSource(st, "", 0))
-		res := reproduce.Run(rctx, a, chosen, *n, plugins)
+		res := reproduce.RunWith(rctx, a, chosen, *n, plugins, hint)
 		return printReproductions(os.Stdout, res, time.Since(start))
 	}
 }
@@ -119,8 +134,12 @@ func printReproductions(w io.Writer, res []reproduce.Reproduction, took time.Dur
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", r.Task.ID, r.Task.Policy, axesLabel(r.Task.Axes), r.Task.Replication, r.Task.Seed, v)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\n%d tasks: %d bit-identical, %d different, %d errors (%s)\n", len(res),
-		count[reproduce.Same], count[reproduce.Different], count[reproduce.Error], took.Round(time.Millisecond))
+	notHere := ""
+	if c := count[reproduce.NotHere]; c > 0 {
+		notHere = fmt.Sprintf(", %d not reproducible here", c)
+	}
+	fmt.Fprintf(w, "\n%d tasks: %d bit-identical, %d different, %d errors%s (%s)\n", len(res),
+		count[reproduce.Same], count[reproduce.Different], count[reproduce.Error], notHere, took.Round(time.Millisecond))
 	if count[reproduce.Same] != len(res) {
 		return 1
 	}
