@@ -51,6 +51,7 @@ func defArchiveExport(fs *pflag.FlagSet) func([]string) int {
 	comp := ff.fs.String("compression", "zstd", "zstd or gzip")
 	sweepFile := ff.fs.String("sweep", "", "the sweep file as submitted, included beside the normalised spec (checked to be the campaign's)")
 	key := ff.fs.String("key", "", "sign the Merkle root with this ed25519 private key (PEM, PKCS #8: msjfarm archive keygen, or openssl genpkey -algorithm ed25519)")
+	noReport := ff.fs.Bool("no-report", false, "leave the stored report (plots, megabytes) out: msjfarm report FILE rebuilds it from the records")
 	authors := ff.fs.StringArray("author", nil, "an author for CITATION.cff (repeatable; default \"msjfarm user\")")
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
@@ -59,7 +60,7 @@ func defArchiveExport(fs *pflag.FlagSet) func([]string) int {
 		if ff.fs.NArg() != 1 || *out == "" {
 			return usagef("archive export: want one campaign and -o FILE (msjfarm archive export CAMPAIGN -o fig3.msjar)")
 		}
-		o := bundle.ExportOptions{Compression: *comp, Authors: *authors}
+		o := bundle.ExportOptions{Compression: *comp, Authors: *authors, NoReport: *noReport}
 		if *comp != "zstd" && *comp != "gzip" {
 			return usagef("archive export: --compression %q: want zstd or gzip", *comp)
 		}

@@ -30,6 +30,10 @@ type ExportOptions struct {
 	Submitted []byte
 	// Key signs the Merkle root (nil: unsigned).
 	Key ed25519.PrivateKey
+	// NoReport leaves the stored report (campaigns/<id>/report/: plots in
+	// three formats, megabytes) out; `msjfarm report FILE` rebuilds it
+	// from the records. The summary and everything else stay.
+	NoReport bool
 	// Authors are CITATION.cff's authors (default: "msjfarm user").
 	Authors []string
 	// Concurrency is the number of objects fetched from storage at once
@@ -111,7 +115,7 @@ func Export(ctx context.Context, st storage.Store, id string, w io.Writer, o Exp
 		return nil, err
 	}
 	prov := newProvenance(id, &man, pins, *o.Build, o.Now)
-	if err := exportCampaign(ctx, st, id, mw, prov, o.Concurrency); err != nil {
+	if err := exportCampaign(ctx, st, id, mw, prov, o.Concurrency, o.NoReport); err != nil {
 		return nil, err
 	}
 	for _, k := range binaryKeys(pins, prov, spec) {
@@ -210,14 +214,14 @@ type fetched struct {
 // the stored result it names. Objects are read conc at a time but
 // written in key order, so that an archive of the same store is the
 // same bytes.
-func exportCampaign(ctx context.Context, st storage.Store, id string, mw *memberWriter, prov *Provenance, conc int) error {
+func exportCampaign(ctx context.Context, st storage.Store, id string, mw *memberWriter, prov *Provenance, conc int, noReport bool) error {
 	keys, err := st.List(ctx, storage.CampaignPrefix(id))
 	if err != nil {
 		return err
 	}
 	var todo []string
 	for _, k := range keys {
-		if !strings.HasPrefix(k, storage.ReportStagingPrefix(id)) {
+		if !strings.HasPrefix(k, storage.ReportStagingPrefix(id)) && (!noReport || !strings.HasPrefix(k, storage.ReportPrefix(id))) {
 			todo = append(todo, k)
 		}
 	}

@@ -82,8 +82,10 @@ func Import(ctx context.Context, x *Extracted, dst storage.Store) (*ImportSummar
 			"(the same campaign changed since, or the same computation stored by another run; import into another store)",
 			dst.URL(), strings.Join(conflicts, ", "), more)
 	}
-	sort.Slice(todo, func(i, j int) bool { return importRank(id, todo[i]) < importRank(id, todo[j]) ||
-		importRank(id, todo[i]) == importRank(id, todo[j]) && todo[i] < todo[j] })
+	sort.Slice(todo, func(i, j int) bool {
+		return importRank(id, todo[i]) < importRank(id, todo[j]) ||
+			importRank(id, todo[i]) == importRank(id, todo[j]) && todo[i] < todo[j]
+	})
 	var created []string
 	rollback := func(cause error) error {
 		var failed []string

@@ -205,7 +205,9 @@ func (p *Provenance) finish() {
 		sort.Strings(pp.Policies)
 		p.Plugins = append(p.Plugins, *pp)
 	}
-	sort.Slice(p.Plugins, func(i, j int) bool { return p.Plugins[i].Name+p.Plugins[i].SHA256 < p.Plugins[j].Name+p.Plugins[j].SHA256 })
+	sort.Slice(p.Plugins, func(i, j int) bool {
+		return p.Plugins[i].Name+p.Plugins[i].SHA256 < p.Plugins[j].Name+p.Plugins[j].SHA256
+	})
 	for h := range p.hosts {
 		p.Hosts = append(p.Hosts, h)
 	}

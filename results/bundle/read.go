@@ -270,7 +270,7 @@ func readArchive(file string, pub ed25519.PublicKey, lim Limits, put sink) (*Ope
 		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 			return &Error{Archive: file, Member: member, Reason: "truncated: the archive ends inside this member", Err: err}
 		}
-		return &Error{Archive: file, Member: member, Reason: "corrupt: " + err.Error(), Err: err}
+		return &Error{Archive: file, Member: member, Reason: "corrupt: " + err.Error() + " (the compressed stream or the tar framing is damaged; detected while reading this member)", Err: err}
 	}
 	for {
 		h, err := tr.Next()
