@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -136,24 +137,29 @@ func Verify(path string, pub ed25519.PublicKey, lim Limits) (*Opened, error) {
 }
 
 // Extracted is an archive verified and extracted into a temporary
-// directory; Store is its store members as a local store.
+// directory: Store holds its store members (read-only), the other
+// members (provenance.json, CITATION.cff, ...) are files under Dir.
 type Extracted struct {
 	*Opened
 	Dir   string
 	Store storage.Store
+	pack  *packStore
 }
 
-// StoreDir is the directory of the extracted store members.
-func (x *Extracted) StoreDir() string { return x.Dir + string(os.PathSeparator) + "store" }
-
 // Close removes the extraction directory.
-func (x *Extracted) Close() error { return os.RemoveAll(x.Dir) }
+func (x *Extracted) Close() error { return errors.Join(x.pack.close(), os.RemoveAll(x.Dir)) }
 
-// Extract verifies the archive at path (as Verify) while extracting it
-// into a new temporary directory, through an os.Root so that no member
-// can be written outside it. On any error the directory is removed: a
-// caller sees an extracted archive only when every member matched.
+// Extract verifies the archive at file (as Verify) while extracting it
+// into a new temporary directory: the store members into one pack file
+// (packStore), the others as files through an os.Root, so that no
+// member can be written outside it. On any error the directory is
+// removed: a caller sees an extracted archive only when every member
+// matched.
 func Extract(ctx context.Context, file string, pub ed25519.PublicKey, lim Limits) (*Extracted, error) {
+	fi, err := os.Stat(file)
+	if err != nil {
+		return nil, err
+	}
 	dir, err := os.MkdirTemp("", "msjar-")
 	if err != nil {
 		return nil, err
@@ -164,15 +170,24 @@ func Extract(ctx context.Context, file string, pub ed25519.PublicKey, lim Limits
 		return nil, err
 	}
 	defer root.Close()
+	pack, err := newPack(filepath.Join(dir, "store.pack"), file, fi.ModTime().UTC())
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	fail := func(err error) (*Extracted, error) {
+		pack.close()
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	o, err := readArchive(file, pub, lim, func(name string, mode int64, r io.Reader) error {
+		if key, ok := strings.CutPrefix(name, StorePrefix); ok {
+			return pack.add(key, r)
+		}
 		if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
 			return err
 		}
-		perm := os.FileMode(0o644)
-		if mode&0o111 != 0 {
-			perm = 0o755
-		}
-		f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
 			return err
 		}
@@ -180,19 +195,14 @@ func Extract(ctx context.Context, file string, pub ed25519.PublicKey, lim Limits
 		return errors.Join(err, f.Close())
 	})
 	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
+		return fail(err)
 	}
-	x := &Extracted{Opened: o, Dir: dir}
-	if x.Store, err = storage.Open(ctx, x.StoreDir(), storage.NoCreate()); err != nil {
-		os.RemoveAll(dir)
-		return nil, &Error{Archive: file, Reason: "no store members", Err: err}
-	}
+	pack.seal()
+	x := &Extracted{Opened: o, Dir: dir, Store: pack, pack: pack}
 	id := o.Format.Campaign
 	for _, k := range []string{storage.CampaignSpecKey(id), storage.ManifestKey(id)} {
 		if _, err := x.Store.Stat(ctx, k); err != nil {
-			os.RemoveAll(dir)
-			return nil, &Error{Archive: file, Member: StorePrefix + k, Reason: "missing: the campaign's spec and manifest are required", Err: err}
+			return fail(&Error{Archive: file, Member: StorePrefix + k, Reason: "missing: the campaign's spec and manifest are required", Err: err})
 		}
 	}
 	return x, nil
