@@ -3,6 +3,7 @@ package bundle
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,17 +73,23 @@ func benchCampaign(b *testing.B, n int) (storage.Store, string) {
 	return p, id
 }
 
-func benchArchive(b *testing.B, n int) (string, int64) {
-	st, id := benchCampaign(b, n)
-	file := filepath.Join(b.TempDir(), "a.msjar")
+// exportTo exports campaign id of st to file.
+func exportTo(b *testing.B, st storage.Store, id, file string) *Summary {
 	f, err := os.Create(file)
 	if err != nil {
 		b.Fatal(err)
 	}
 	sum, err := Export(b.Context(), st, id, f, ExportOptions{})
-	if err != nil || f.Close() != nil {
+	if err := errors.Join(err, f.Close()); err != nil {
 		b.Fatal(err)
 	}
+	return sum
+}
+
+func benchArchive(b *testing.B, n int) (string, int64) {
+	st, id := benchCampaign(b, n)
+	file := filepath.Join(b.TempDir(), "a.msjar")
+	sum := exportTo(b, st, id, file)
 	if sum.Records != n {
 		b.Fatalf("%d records exported, want %d", sum.Records, n)
 	}
@@ -96,15 +103,7 @@ func BenchmarkExport10k(b *testing.B) {
 	file := filepath.Join(b.TempDir(), "a.msjar")
 	var n int64
 	for b.Loop() {
-		f, err := os.Create(file)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sum, err := Export(b.Context(), st, id, f, ExportOptions{})
-		if err != nil || f.Close() != nil {
-			b.Fatal(err)
-		}
-		n = sum.Bytes
+		n = exportTo(b, st, id, file).Bytes
 	}
 	b.SetBytes(n)
 }
