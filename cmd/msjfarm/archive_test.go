@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/msjfarm/msjfarm/results/bundle"
 	"github.com/msjfarm/msjfarm/storage"
 )
 
@@ -177,4 +181,57 @@ func snapshot(t *testing.T, st storage.Store, prefix string) map[string][]byte {
 		}
 	}
 	return out
+}
+
+// TestArchiveTrace: a campaign replaying an SWF trace carries the trace
+// (traces/<sha256>) in its archive, and reproduces from the archive alone
+// once the trace file and the store are gone.
+func TestArchiveTrace(t *testing.T) {
+	dir := t.TempDir()
+	freshHome(t)
+	// 300 jobs, 1–4 of 8 processors, a job every 3 s.
+	var swf strings.Builder
+	swf.WriteString("; MaxProcs: 8\n")
+	for i := 1; i <= 300; i++ {
+		p := 1 + i%4
+		fmt.Fprintf(&swf, "%d %d 0 %d %d -1 -1 %d -1 -1 1 -1 -1 -1 0 -1 -1 -1\n", i, 3*i, 5*(1+i%7), p, p)
+	}
+	tracePath := filepath.Join(dir, "t.swf")
+	if err := os.WriteFile(tracePath, []byte(swf.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sw := filepath.Join(dir, "trace.yaml")
+	if err := os.WriteFile(sw, []byte("name: archived-trace\nseed: 4\ntrace: {file: t.swf}\npolicies: [fcfs, first-fit]\nreplications: 2\nrun: {arrivals: 200, warmup: 20}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if code, out := capture(t, func() int { return runRun([]string{"-q", "--storage", data, sw}) }); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	file := filepath.Join(t.TempDir(), "trace.msjar")
+	if code, out := capture(t, func() int {
+		return runCmd("archive", []string{"export", "archived-trace", "--storage", data, "--sweep", sw, "-o", file})
+	}); code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, out)
+	}
+	sum := sha256.Sum256([]byte(swf.String()))
+	x, err := bundle.Verify(file, nil, bundle.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range x.Index.Members {
+		found = found || e.Path == bundle.StorePrefix+storage.TraceKey(hex.EncodeToString(sum[:]))
+	}
+	if !found {
+		t.Fatalf("no trace member in %v", x.Index.Members)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	freshHome(t)
+	code, out := capture(t, func() int { return runReproduce([]string{file, "--all"}) })
+	if code != 0 || !strings.Contains(out, "4 tasks: 4 bit-identical, 0 different, 0 errors") {
+		t.Fatalf("reproduce: exit %d\n%s", code, out)
+	}
 }
