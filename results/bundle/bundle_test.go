@@ -541,3 +541,37 @@ func TestMerkleRoot(t *testing.T) {
 		t.Fatalf("root %s, want %s", got, want)
 	}
 }
+
+// TestNotReproducibleHere: a built-in result of another engine version
+// is not re-run but reported "not reproducible here", naming both
+// engines and the msjfarm revision the archive's provenance records for
+// that engine; without a recorded revision, how to find one.
+func TestNotReproducibleHere(t *testing.T) {
+	x := extract(t, committed, nil)
+	a, err := archive.Load(t.Context(), x.Store, x.Format.Campaign, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tid := a.Tasks[0].ID
+	a.Records[tid].Result.Engine = "0.0.1"
+	prov := Provenance{Exporter: Build{Module: "github.com/msjfarm/msjfarm", Revision: "abc123", Engine: "0.0.1"}}
+	prov.finish()
+	res := reproduce.RunWith(t.Context(), a, []string{tid}, 1, nil, prov.EngineHint)
+	want := "engine 0.0.1 recorded, this msjfarm has engine " + sim.Version +
+		"; msjfarm revision abc123 has engine 0.0.1: go install github.com/msjfarm/msjfarm/cmd/msjfarm@abc123"
+	if res[0].Verdict != reproduce.NotHere || res[0].Detail != want {
+		t.Fatalf("%s (%s), want %s (%s)", res[0].Verdict, res[0].Detail, reproduce.NotHere, want)
+	}
+	if h := prov.EngineHint("0.5.0"); h != "" {
+		t.Fatalf("hint for an engine the archive has no revision of: %q", h)
+	}
+	if !strings.Contains(reproduce.DefaultHint("0.5.0"), `git log -S 'Version = "0.5.0"' -- sim/engine.go`) {
+		t.Fatal(reproduce.DefaultHint("0.5.0"))
+	}
+	// A modified checkout's revision names no code: none is recorded.
+	prov.Exporter.Modified = true
+	prov.finish()
+	if len(prov.MatchingRevisions) != 0 {
+		t.Fatalf("matching revisions of a modified build: %v", prov.MatchingRevisions)
+	}
+}

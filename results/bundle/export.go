@@ -97,6 +97,10 @@ func Export(ctx context.Context, st storage.Store, id string, w io.Writer, o Exp
 			return nil, err
 		}
 	}
+	var warnings []string
+	if man.State != protocol.CampaignDone {
+		warnings = append(warnings, fmt.Sprintf("campaign %s is not finished (state %q): the archive holds the results stored so far", id, man.State))
+	}
 	pins, err := protocol.ReadPins(ctx, st, id)
 	if err != nil {
 		return nil, err
@@ -115,6 +119,7 @@ func Export(ctx context.Context, st storage.Store, id string, w io.Writer, o Exp
 		return nil, err
 	}
 	prov := newProvenance(id, &man, pins, *o.Build, o.Now)
+	prov.Warnings = warnings
 	if err := exportCampaign(ctx, st, id, mw, prov, o.Concurrency, o.NoReport); err != nil {
 		return nil, err
 	}

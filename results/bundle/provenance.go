@@ -212,6 +212,7 @@ func (p *Provenance) finish() {
 		p.Hosts = append(p.Hosts, h)
 	}
 	sort.Strings(p.Hosts)
+	p.MatchingRevisions = nil
 	if p.Exporter.Revision != "" && !p.Exporter.Modified {
 		p.MatchingRevisions = map[string]string{p.Exporter.Engine: p.Exporter.Revision}
 	}
