@@ -15,6 +15,7 @@ import (
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/bundle"
 	"github.com/msjfarm/msjfarm/results/reproduce"
+	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 )
 
@@ -224,20 +225,27 @@ func defArchiveKeygen(fs *pflag.FlagSet) func([]string) int {
 	}
 }
 
-// archiveArg extracts the archive a report or reproduce argument names
-// (an existing regular file; a campaign id or name otherwise: ok false).
-// The caller closes it, which removes the extraction directory.
-func archiveArg(ctx context.Context, arg, keyFile string) (x *bundle.Extracted, ok bool, err error) {
-	fi, err := os.Stat(arg)
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil, false, nil
+// campaignSource opens what a report or reproduce argument names: an
+// archive file (an existing regular file: verified, with keyFile's key
+// if given, and extracted; the caller closes x, which removes the
+// extraction directory), else a campaign (id, name or id prefix) of
+// --storage.
+func campaignSource(ctx context.Context, ff *farmFlags, arg, keyFile string) (st storage.Store, id string, x *bundle.Extracted, err error) {
+	if fi, err := os.Stat(arg); err == nil && fi.Mode().IsRegular() {
+		pub, err := readPublicKey(keyFile)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("--key: %w", err)
+		}
+		if x, err = bundle.Extract(ctx, arg, pub, bundle.Limits{}); err != nil {
+			return nil, "", nil, err
+		}
+		return x.Store, x.Format.Campaign, x, nil
 	}
-	pub, err := readPublicKey(keyFile)
-	if err != nil {
-		return nil, true, fmt.Errorf("--key: %w", err)
+	if st, err = ff.store(ctx); err != nil {
+		return nil, "", nil, err
 	}
-	x, err = bundle.Extract(ctx, arg, pub, bundle.Limits{})
-	return x, true, err
+	id, err = archive.ResolveIn(ctx, st, arg)
+	return st, id, nil, err
 }
 
 // archiveHint says how to get a msjfarm with another engine version: the

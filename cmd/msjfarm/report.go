@@ -41,22 +41,14 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		// An archive file (msjfarm archive export) is verified and
 		// extracted into a temporary store: the report is rebuilt from
 		// the archive alone.
-		var st storage.Store
-		x, isArchive, err := archiveArg(ctx, id, *key)
-		switch {
-		case isArchive && err != nil:
+		st, id, x, err := campaignSource(ctx, ff, id, *key)
+		if err != nil {
 			return fail("report: %v", err)
-		case isArchive && *store:
-			return usagef("report: %v", errArchiveStore)
-		case isArchive:
+		}
+		if x != nil {
 			defer x.Close()
-			st, id = x.Store, x.Format.Campaign
-		default:
-			if st, err = ff.store(ctx); err != nil {
-				return fail("report: %v", err)
-			}
-			if id, err = archive.ResolveIn(ctx, st, id); err != nil {
-				return fail("report: %v", err)
+			if *store {
+				return usagef("report: %v", errArchiveStore)
 			}
 		}
 		cat, err := campaignCatalog(ctx, st, id)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/reproduce"
-	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/worker"
 )
 
@@ -64,23 +63,15 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		defer stop()
 		// An archive file (msjfarm archive export) is verified and
 		// extracted into a temporary store: no farm, no original store.
-		var st storage.Store
-		hint := reproduce.DefaultHint
-		x, isArchive, err := archiveArg(ctx, id, *key)
-		switch {
-		case isArchive && err != nil:
+		st, id, x, err := campaignSource(ctx, ff, id, *key)
+		if err != nil {
 			return fail("reproduce: %v", err)
-		case isArchive:
+		}
+		hint := reproduce.DefaultHint
+		if x != nil {
 			defer x.Close()
-			st, id, hint = x.Store, x.Format.Campaign, archiveHint(x)
+			hint = archiveHint(x)
 			fmt.Fprintf(os.Stderr, "msjfarm reproduce: archive %s verified (%d members, merkle-root %s)\n", ff.fs.Arg(0), len(x.Index.Members), x.Index.Root)
-		default:
-			if st, err = ff.store(ctx); err != nil {
-				return fail("reproduce: %v", err)
-			}
-			if id, err = archive.ResolveIn(ctx, st, id); err != nil {
-				return fail("reproduce: %v", err)
-			}
 		}
 		cat, err := campaignCatalog(ctx, st, id)
 		if err != nil {
