@@ -83,34 +83,29 @@ func checkSignature(data []byte, id, root string, pub ed25519.PublicKey) (*Signa
 
 // ReadPrivateKey reads an ed25519 private key (PEM, PKCS #8) from path.
 func ReadPrivateKey(path string) (ed25519.PrivateKey, error) {
-	blk, err := readPEM(path, "PRIVATE KEY")
-	if err != nil {
-		return nil, err
-	}
-	k, err := x509.ParsePKCS8PrivateKey(blk)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	ek, ok := k.(ed25519.PrivateKey)
-	if !ok {
-		return nil, fmt.Errorf("%s: a %T, not an ed25519 private key", path, k)
-	}
-	return ek, nil
+	return readKey[ed25519.PrivateKey](path, "PRIVATE KEY", x509.ParsePKCS8PrivateKey, "private")
 }
 
 // ReadPublicKey reads an ed25519 public key (PEM, PKIX) from path.
 func ReadPublicKey(path string) (ed25519.PublicKey, error) {
-	blk, err := readPEM(path, "PUBLIC KEY")
+	return readKey[ed25519.PublicKey](path, "PUBLIC KEY", x509.ParsePKIXPublicKey, "public")
+}
+
+// readKey reads the PEM block typ of path, parses it and checks it is
+// an ed25519 key of type K.
+func readKey[K any](path, typ string, parse func([]byte) (any, error), what string) (K, error) {
+	var zero K
+	blk, err := readPEM(path, typ)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	k, err := x509.ParsePKIXPublicKey(blk)
+	k, err := parse(blk)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return zero, fmt.Errorf("%s: %w", path, err)
 	}
-	ek, ok := k.(ed25519.PublicKey)
+	ek, ok := k.(K)
 	if !ok {
-		return nil, fmt.Errorf("%s: a %T, not an ed25519 public key", path, k)
+		return zero, fmt.Errorf("%s: a %T, not an ed25519 %s key", path, k, what)
 	}
 	return ek, nil
 }
