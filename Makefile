@@ -6,7 +6,7 @@ GO ?= go
 TOOLS ?= $(HOME)/.cache/msjfarm/bin
 STATICCHECK_VERSION ?= v0.8.2
 # Packages with goroutines, tested again under the race detector.
-RACE_PKGS ?= ./storage/... ./coordinator/... ./worker/... ./internal/protocol/... ./internal/gcpace/... ./sdk/...
+RACE_PKGS ?= ./storage/... ./coordinator/... ./worker/... ./internal/protocol/... ./internal/gcpace/... ./sdk/... ./results/bundle/...
 
 export MSJFARM_MINIO ?= $(TOOLS)/minio
 export MSJFARM_NATS_SERVER ?= $(TOOLS)/nats-server

@@ -14,6 +14,7 @@ targets=(
 	"./model/swf FuzzRead"
 	"./internal/protocol FuzzDecodeTaskMsg"
 	"./results/record FuzzDecode"
+	"./results/bundle FuzzExtract"
 )
 start=$(date +%s)
 for t in "${targets[@]}"; do

@@ -27,6 +27,7 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 	ff := newFarmFlags(fs, false, "./msjfarm-data")
 	out := ff.fs.String("out", "", "directory to write the report to (default ./msjfarm-report/<campaign>)")
 	store := ff.fs.Bool("store", false, "also store the regenerated report under campaigns/<id>/report/ in --storage")
+	key := ff.fs.String("key", "", "with an archive file: refuse it unless its signature verifies with this ed25519 public key (PEM, PKIX)")
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
 			return 2
@@ -37,12 +38,18 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		id := ff.fs.Arg(0)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
-		st, err := ff.store(ctx)
+		// An archive file (msjfarm archive export) is verified and
+		// extracted into a temporary store: the report is rebuilt from
+		// the archive alone.
+		st, id, x, err := campaignSource(ctx, ff, id, *key)
 		if err != nil {
 			return fail("report: %v", err)
 		}
-		if id, err = archive.ResolveIn(ctx, st, id); err != nil {
-			return fail("report: %v", err)
+		if x != nil {
+			defer x.Close()
+			if *store {
+				return usagef("report: %v", errArchiveStore)
+			}
 		}
 		cat, err := campaignCatalog(ctx, st, id)
 		if err != nil {

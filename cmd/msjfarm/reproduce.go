@@ -33,6 +33,7 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 	sampleSeed := ff.fs.Uint64("sample-seed", 1, "seed of the --sample draw")
 	n := ff.fs.Int("workers", runtime.NumCPU(), "tasks re-run at once")
 	rf := addRunnerFlags(ff.fs)
+	key := ff.fs.String("key", "", "with an archive file: refuse it unless its signature verifies with this ed25519 public key (PEM, PKIX)")
 	ff.fs.Lookup("runner").Usage = "auto: re-run results recorded from a plugin with the binary the campaign pinned (fetched from storage by sha256), " +
 		"the others in-process; inprocess: everything in-process with the built-in catalogue"
 	return func(args []string) int {
@@ -40,7 +41,7 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 			return 2
 		}
 		if ff.fs.NArg() != 1 {
-			return fail("reproduce: want one campaign: id, name or id prefix (msjfarm reproduce <campaign> [--tasks id,...|--sample N|--all])")
+			return fail("reproduce: want one campaign: id, name or id prefix, or an archive file (msjfarm reproduce <campaign>|<file.msjar> [--tasks id,...|--sample N|--all])")
 		}
 		sel := 0
 		for _, b := range []bool{*tasks != "", *sample > 0, *all} {
@@ -60,12 +61,17 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		id := ff.fs.Arg(0)
 		ctx, stop := signalContext()
 		defer stop()
-		st, err := ff.store(ctx)
+		// An archive file (msjfarm archive export) is verified and
+		// extracted into a temporary store: no farm, no original store.
+		st, id, x, err := campaignSource(ctx, ff, id, *key)
 		if err != nil {
 			return fail("reproduce: %v", err)
 		}
-		if id, err = archive.ResolveIn(ctx, st, id); err != nil {
-			return fail("reproduce: %v", err)
+		hint := reproduce.DefaultHint
+		if x != nil {
+			defer x.Close()
+			hint = archiveHint(x)
+			fmt.Fprintf(os.Stderr, "msjfarm reproduce: archive %s verified (%d members, merkle-root %s)\n", ff.fs.Arg(0), len(x.Index.Members), x.Index.Root)
 		}
 		cat, err := campaignCatalog(ctx, st, id)
 		if err != nil {
@@ -102,7 +108,7 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		start := time.Now()
 		// A replayed trace comes from storage, verified, like a worker's.
 		rctx := worker.WithTraceSource(worker.WithCampaign(ctx, id), worker.NewTraceSource(st, "", 0))
-		res := reproduce.Run(rctx, a, chosen, *n, plugins)
+		res := reproduce.RunWith(rctx, a, chosen, *n, plugins, hint)
 		return printReproductions(os.Stdout, res, time.Since(start))
 	}
 }
@@ -122,8 +128,12 @@ func printReproductions(w io.Writer, res []reproduce.Reproduction, took time.Dur
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", r.Task.ID, r.Task.Policy, axesLabel(r.Task.Axes), r.Task.Replication, r.Task.Seed, v)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\n%d tasks: %d bit-identical, %d different, %d errors (%s)\n", len(res),
-		count[reproduce.Same], count[reproduce.Different], count[reproduce.Error], took.Round(time.Millisecond))
+	notHere := ""
+	if c := count[reproduce.NotHere]; c > 0 {
+		notHere = fmt.Sprintf(", %d not reproducible here", c)
+	}
+	fmt.Fprintf(w, "\n%d tasks: %d bit-identical, %d different, %d errors%s (%s)\n", len(res),
+		count[reproduce.Same], count[reproduce.Different], count[reproduce.Error], notHere, took.Round(time.Millisecond))
 	if count[reproduce.Same] != len(res) {
 		return 1
 	}

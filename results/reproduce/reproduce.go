@@ -27,6 +27,10 @@ const (
 	Same      = "bit-identical"
 	Different = "different"
 	Error     = "error"
+	// NotHere: the result was computed by built-in policies of another
+	// engine version than this binary's, so running it here would
+	// compare other code; the detail says which engine and how to get it.
+	NotHere = "not reproducible here"
 )
 
 // Reproduction is the outcome of re-running one archived task.
@@ -141,6 +145,20 @@ func UsesPlugins(a *archive.Archive, chosen []string) bool {
 // the campaign's pins, so ctx should carry the campaign:
 // worker.WithCampaign), the others in-process.
 func Run(ctx context.Context, a *archive.Archive, chosen []string, n int, plugins worker.Runner) []Reproduction {
+	return RunWith(ctx, a, chosen, n, plugins, nil)
+}
+
+// RunWith is Run where hint(engine) says how to get a msjfarm with that
+// engine version, for the tasks reported NotHere (nil: DefaultHint). A
+// task is NotHere when it would run with this binary's built-in
+// policies (in-process, or msjfarm serving its own families as plugins)
+// and its result records another engine: the comparison would be of
+// other code. A third-party plugin's result is re-run with its archived
+// binary, which links its own engine, so it is always compared.
+func RunWith(ctx context.Context, a *archive.Archive, chosen []string, n int, plugins worker.Runner, hint func(engine string) string) []Reproduction {
+	if hint == nil {
+		hint = DefaultHint
+	}
 	byID := map[string]sweep.Task{}
 	for _, t := range a.Tasks {
 		byID[t.ID] = t
@@ -162,11 +180,23 @@ func Run(ctx context.Context, a *archive.Archive, chosen []string, n int, plugin
 				out[i] = Reproduction{Task: byID[tid], Verdict: Different, Detail: msg}
 				return
 			}
+			if r := a.Records[tid]; r != nil && !r.Failed() && r.Result.Engine != sim.Version &&
+				(r.Provenance.Runner != worker.RunnerPlugin || r.Provenance.Builtin || run != plugins) {
+				out[i] = Reproduction{Task: byID[tid], Verdict: NotHere, Detail: fmt.Sprintf(
+					"engine %s recorded, this msjfarm has engine %s; %s", r.Result.Engine, sim.Version, hint(r.Result.Engine))}
+				return
+			}
 			out[i] = reproduceOne(ctx, run, byID[tid], a.Records[tid], a.Raw[tid])
 		}()
 	}
 	wg.Wait()
 	return out
+}
+
+// DefaultHint says how to find a msjfarm revision with engine version
+// engine in a clone of the repository.
+func DefaultHint(engine string) string {
+	return fmt.Sprintf("build a msjfarm revision with engine %s (in a clone, git log -S 'Version = \"%s\"' -- sim/engine.go names it)", engine, engine)
 }
 
 func reproduceOne(ctx context.Context, run worker.Runner, want sweep.Task, rec *record.Record, raw []byte) Reproduction {

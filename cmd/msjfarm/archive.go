@@ -1,0 +1,267 @@
+package main
+
+import (
+	"github.com/spf13/pflag"
+
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/results/bundle"
+	"github.com/msjfarm/msjfarm/results/reproduce"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// archiveCommand is `msjfarm archive`: a campaign as one portable,
+// verifiable file (results/bundle, docs/archive.md).
+var archiveCommand = command{use: "archive COMMAND", short: "export a campaign as one verifiable .msjar file, verify one, import one into a store",
+	long: "A campaign as one file (.msjar: tar + zstd or gzip): its sweep, manifest, every\n" +
+		"result, summary, report, the plugin binaries and trace it pinned, a provenance\n" +
+		"record, RO-Crate metadata and a CITATION.cff, with an index of every member's\n" +
+		"sha256 and a Merkle root over them (optionally signed with ed25519). `msjfarm\n" +
+		"reproduce FILE.msjar` and `msjfarm report FILE.msjar` read it with no farm and\n" +
+		"no store. Format: docs/archive.md.",
+	example: "  msjfarm archive export q-fig3 -o fig3.msjar\n  msjfarm archive verify fig3.msjar\n  msjfarm archive import fig3.msjar --storage ./other-data",
+	subs: []command{
+		{use: "export [flags] CAMPAIGN -o FILE.msjar", short: "write a campaign (id, name or id prefix) of --storage to one archive file",
+			example: "  msjfarm archive export q-fig3 -o fig3.msjar --sweep examples/q-fig3.yaml\n  msjfarm archive export q-fig3 -o fig3.msjar --key signing.pem",
+			env:     true, def: defArchiveExport},
+		{use: "verify [flags] FILE.msjar", short: "check every member of an archive against its index and Merkle root (and its signature with --key)",
+			example: "  msjfarm archive verify fig3.msjar\n  msjfarm archive verify fig3.msjar --key signing.pem.pub",
+			def:     defArchiveVerify},
+		{use: "import [flags] FILE.msjar", short: "load an archive into --storage, all or nothing, so results, report and further sweeps reuse it",
+			example: "  msjfarm archive import fig3.msjar --storage ./msjfarm-data",
+			env:     true, def: defArchiveImport},
+		{use: "keygen [flags] -o KEY.pem", short: "write a new ed25519 signing key (PEM, PKCS #8) and its public key (KEY.pem.pub, PEM, PKIX)",
+			example: "  msjfarm archive keygen -o signing.pem", def: defArchiveKeygen},
+	},
+}
+
+func init() { commands = append(commands, archiveCommand) }
+
+func defArchiveExport(fs *pflag.FlagSet) func([]string) int {
+	ff := newFarmFlags(fs, false, "./msjfarm-data")
+	out := ff.fs.StringP("output", "o", "", "archive file to write (required; written under a temporary name, renamed when complete)")
+	comp := ff.fs.String("compression", "zstd", "zstd or gzip")
+	sweepFile := ff.fs.String("sweep", "", "the sweep file as submitted, included beside the normalised spec (checked to be the campaign's)")
+	key := ff.fs.String("key", "", "sign the Merkle root with this ed25519 private key (PEM, PKCS #8: msjfarm archive keygen, or openssl genpkey -algorithm ed25519)")
+	noReport := ff.fs.Bool("no-report", false, "leave the stored report (plots, megabytes) out: msjfarm report FILE rebuilds it from the records")
+	authors := ff.fs.StringArray("author", nil, "an author for CITATION.cff (repeatable; default \"msjfarm user\")")
+	return func(args []string) int {
+		if err := ff.parse(); err != nil {
+			return 2
+		}
+		if ff.fs.NArg() != 1 || *out == "" {
+			return usagef("archive export: want one campaign and -o FILE (msjfarm archive export CAMPAIGN -o fig3.msjar)")
+		}
+		o := bundle.ExportOptions{Compression: *comp, Authors: *authors, NoReport: *noReport}
+		if *comp != "zstd" && *comp != "gzip" {
+			return usagef("archive export: --compression %q: want zstd or gzip", *comp)
+		}
+		if *sweepFile != "" {
+			b, err := os.ReadFile(*sweepFile)
+			if err != nil {
+				return usagef("archive export: --sweep: %v", err)
+			}
+			if len(b) > sweep.MaxFileSize {
+				return usagef("archive export: --sweep %s: %d bytes, more than a sweep file may have (%d)", *sweepFile, len(b), sweep.MaxFileSize)
+			}
+			o.Submitted = b
+		}
+		if *key != "" {
+			k, err := bundle.ReadPrivateKey(*key)
+			if err != nil {
+				return usagef("archive export: --key: %v", err)
+			}
+			o.Key = k
+		}
+		ctx, stop := signalContext()
+		defer stop()
+		st, err := ff.store(ctx)
+		if err != nil {
+			return fail("archive export: %v", err)
+		}
+		id, err := archive.ResolveIn(ctx, st, ff.fs.Arg(0))
+		if err != nil {
+			return fail("archive export: %v", err)
+		}
+		start := time.Now()
+		tmp, err := os.CreateTemp(filepath.Dir(*out), ".msjar-*")
+		if err != nil {
+			return fail("archive export: %v", err)
+		}
+		sum, err := bundle.Export(ctx, st, id, tmp, o)
+		if err == nil {
+			err = tmp.Sync()
+		}
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Chmod(tmp.Name(), 0o644)
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), *out)
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
+			return fail("archive export: campaign %s: %v (nothing written)", id, err)
+		}
+		for _, w := range sum.Warnings {
+			fmt.Fprintf(os.Stderr, "msjfarm archive export: warning: %s\n", w)
+		}
+		info, _ := os.Stat(*out)
+		signed := "unsigned"
+		if sum.Signed {
+			signed = "signed"
+		}
+		fmt.Fprintf(os.Stderr, "msjfarm archive export: campaign %s: %d records, %d plugin binaries, %d traces; %d members, %d bytes (%d compressed, %s), %s, in %s\n",
+			id, sum.Records, sum.Plugins, sum.Traces, sum.Members, sum.Bytes, info.Size(), *comp, signed, time.Since(start).Round(time.Millisecond))
+		fmt.Printf("%s  merkle-root %s\n", *out, sum.Root)
+		return 0
+	}
+}
+
+// readPublicKey reads --key of verify, import, reproduce and report.
+func readPublicKey(path string) (ed25519.PublicKey, error) {
+	if path == "" {
+		return nil, nil
+	}
+	return bundle.ReadPublicKey(path)
+}
+
+func defArchiveVerify(fs *pflag.FlagSet) func([]string) int {
+	key := fs.String("key", "", "also check the signature with this ed25519 public key (PEM, PKIX: the .pub of msjfarm archive keygen, or openssl pkey -pubout)")
+	asJSON := fs.Bool("json", false, "print the format, index root and signature as JSON")
+	return func(args []string) int {
+		if len(args) != 1 {
+			return usagef("archive verify: want one archive file (msjfarm archive verify fig3.msjar [--key KEY.pub])")
+		}
+		pub, err := readPublicKey(*key)
+		if err != nil {
+			return usagef("archive verify: --key: %v", err)
+		}
+		start := time.Now()
+		o, err := bundle.Verify(args[0], pub, bundle.Limits{})
+		if err != nil {
+			return fail("archive verify: %v", err)
+		}
+		if *asJSON {
+			b, _ := json.MarshalIndent(map[string]any{"format": o.Format, "members": len(o.Index.Members), "bytes": o.Bytes,
+				"merkle_root": o.Index.Root, "signature": o.Signature, "key_checked": o.KeyChecked, "compression": o.Compression}, "", "  ")
+			fmt.Println(string(b))
+			return 0
+		}
+		fmt.Printf("%s: OK: format %s version %d, campaign %s (%s), %d members, %d bytes (%s), merkle-root %s\n",
+			args[0], o.Format.Format, o.Format.Version, o.Format.Campaign, o.Format.Name, len(o.Index.Members), o.Bytes, o.Compression, o.Index.Root)
+		fmt.Printf("written by msjfarm %s\n", o.Format.Msjfarm)
+		switch {
+		case o.Signature == nil:
+			fmt.Println("signature: none")
+		case o.KeyChecked:
+			fmt.Printf("signature: ed25519, verified with the given key (fingerprint %s)\n", o.Signature.Fingerprint)
+		default:
+			fmt.Printf("signature: ed25519 by key fingerprint %s, NOT checked (give --key with the signer's public key)\n", o.Signature.Fingerprint)
+		}
+		fmt.Fprintf(os.Stderr, "msjfarm archive verify: %s\n", time.Since(start).Round(time.Millisecond))
+		return 0
+	}
+}
+
+func defArchiveImport(fs *pflag.FlagSet) func([]string) int {
+	ff := newFarmFlags(fs, false, "./msjfarm-data")
+	key := ff.fs.String("key", "", "refuse the archive unless its signature verifies with this ed25519 public key (PEM, PKIX)")
+	return func(args []string) int {
+		if err := ff.parse(); err != nil {
+			return 2
+		}
+		if ff.fs.NArg() != 1 {
+			return usagef("archive import: want one archive file (msjfarm archive import fig3.msjar --storage URL)")
+		}
+		pub, err := readPublicKey(*key)
+		if err != nil {
+			return usagef("archive import: --key: %v", err)
+		}
+		ctx, stop := signalContext()
+		defer stop()
+		st, err := ff.store(ctx)
+		if err != nil {
+			return fail("archive import: %v", err)
+		}
+		x, err := bundle.Extract(ctx, ff.fs.Arg(0), pub, bundle.Limits{})
+		if err != nil {
+			return fail("archive import: %v (nothing imported)", err)
+		}
+		defer x.Close()
+		sum, err := bundle.Import(ctx, x, st)
+		if err != nil {
+			return fail("archive import: %v", err)
+		}
+		fmt.Printf("msjfarm archive import: campaign %s (%s) into %s: %d objects written, %d already there\n",
+			sum.Campaign, x.Format.Name, st.URL(), sum.Written, sum.Present)
+		return 0
+	}
+}
+
+func defArchiveKeygen(fs *pflag.FlagSet) func([]string) int {
+	out := fs.StringP("output", "o", "", "private key file to create (mode 0600; the public key goes to FILE.pub)")
+	return func(args []string) int {
+		if len(args) != 0 || *out == "" {
+			return usagef("archive keygen: want -o KEY.pem and no arguments")
+		}
+		pub, err := bundle.GenerateKey(*out)
+		if err != nil {
+			return fail("archive keygen: %v", err)
+		}
+		fmt.Printf("%s (private), %s.pub (public): ed25519, fingerprint %s\n", *out, *out, bundle.Fingerprint(pub))
+		return 0
+	}
+}
+
+// campaignSource opens what a report or reproduce argument names: an
+// archive file (an existing regular file: verified, with keyFile's key
+// if given, and extracted; the caller closes x, which removes the
+// extraction directory), else a campaign (id, name or id prefix) of
+// --storage.
+func campaignSource(ctx context.Context, ff *farmFlags, arg, keyFile string) (st storage.Store, id string, x *bundle.Extracted, err error) {
+	if fi, err := os.Stat(arg); err == nil && fi.Mode().IsRegular() {
+		pub, err := readPublicKey(keyFile)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("--key: %w", err)
+		}
+		if x, err = bundle.Extract(ctx, arg, pub, bundle.Limits{}); err != nil {
+			return nil, "", nil, err
+		}
+		return x.Store, x.Format.Campaign, x, nil
+	}
+	if st, err = ff.store(ctx); err != nil {
+		return nil, "", nil, err
+	}
+	id, err = archive.ResolveIn(ctx, st, arg)
+	return st, id, nil, err
+}
+
+// archiveHint says how to get a msjfarm with another engine version: the
+// revision the archive's provenance recorded for it, else how to find one.
+func archiveHint(x *bundle.Extracted) func(string) string {
+	var prov bundle.Provenance
+	if data, err := os.ReadFile(filepath.Join(x.Dir, bundle.ProvenanceMember)); err == nil {
+		_ = json.Unmarshal(data, &prov)
+	}
+	return func(engine string) string {
+		if h := prov.EngineHint(engine); h != "" {
+			return h
+		}
+		return reproduce.DefaultHint(engine)
+	}
+}
+
+// errArchiveStore is returned for --store with an archive.
+var errArchiveStore = errors.New("--store with an archive file: the archive is read-only here (msjfarm archive import it into a store first)")

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/results/bundle"
+	"github.com/msjfarm/msjfarm/storage"
+)
+
+// smallFig3 is examples/q-fig3.yaml (the README sweep: the same workload,
+// policies and rates) with one replication of 2·10^3 arrivals, so that
+// the journey below runs in seconds: 7 rates × 5 policies = 35 tasks.
+const smallFig3 = `name: q-fig3-small
+seed: 1
+workload: one-or-all
+axes:
+  arrival_rate: [1, 2, 4, 6, 7, 7.5, 7.7]
+policies:
+  - fcfs
+  - first-fit
+  - msf
+  - nmsr
+  - {name: msfq, threshold: 31}
+replications: 1
+run: {arrivals: 2e3, warmup: 2e2, deadline: 1h}
+`
+
+// freshHome gives the process a new $HOME (and cache directory), as on
+// another machine.
+func freshHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
+}
+
+// TestArchiveJourney is the issue's "done when" on a small README sweep:
+// run, export (with the sweep as submitted), copy the file to another
+// directory with a fresh $HOME and no store, verify, reproduce --all
+// (bit-identical), report (the summary as the farm wrote it), import
+// into a fresh store and run the sweep again there (nothing re-run, no
+// result rewritten); then a signed export checked with the right and a
+// wrong key, and a damaged archive refused naming its member.
+func TestArchiveJourney(t *testing.T) {
+	dir := t.TempDir()
+	freshHome(t)
+	sw := filepath.Join(dir, "q-fig3-small.yaml")
+	if err := os.WriteFile(sw, []byte(smallFig3), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if code, out := capture(t, func() int { return runRun([]string{"--workers", "2", "-q", "--storage", data, sw}) }); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	file := filepath.Join(dir, "fig3.msjar")
+	code, out := capture(t, func() int {
+		return runCmd("archive", []string{"export", "q-fig3-small", "--storage", data, "--sweep", sw, "-o", file})
+	})
+	if code != 0 || !strings.Contains(out, "merkle-root ") {
+		t.Fatalf("export: exit %d\n%s", code, out)
+	}
+	root := strings.TrimSpace(out[strings.Index(out, "merkle-root ")+len("merkle-root "):])
+
+	// Another machine: only the file.
+	other := t.TempDir()
+	moved := filepath.Join(other, "fig3.msjar")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(moved, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	freshHome(t)
+	code, out = capture(t, func() int { return runCmd("archive", []string{"verify", moved}) })
+	if code != 0 || !strings.Contains(out, ": OK: format msjar version 1") || !strings.Contains(out, root) || !strings.Contains(out, "signature: none") {
+		t.Fatalf("verify: exit %d\n%s", code, out)
+	}
+	code, out = capture(t, func() int { return runReproduce([]string{moved, "--all", "--workers", "2"}) })
+	if code != 0 || !strings.Contains(out, "35 tasks: 35 bit-identical, 0 different, 0 errors") {
+		t.Fatalf("reproduce: exit %d\n%s", code, out)
+	}
+	rep := filepath.Join(other, "report")
+	code, out = capture(t, func() int { return runReport([]string{moved, "--out", rep}) })
+	if code != 0 || strings.TrimSpace(out) != filepath.Join(rep, "index.html") {
+		t.Fatalf("report: exit %d\n%s", code, out)
+	}
+	camps, _ := filepath.Glob(filepath.Join(data, "campaigns", "*"))
+	want, _ := os.ReadFile(filepath.Join(camps[0], "summary.csv"))
+	if got, err := os.ReadFile(filepath.Join(rep, "summary.csv")); err != nil || !bytes.Equal(got, want) || len(want) == 0 {
+		t.Fatalf("the report's summary.csv differs from the farm's (%v)", err)
+	}
+	if code, _ := capture(t, func() int { return runReport([]string{moved, "--store"}) }); code != 2 {
+		t.Fatalf("report --store of an archive: exit %d, want 2", code)
+	}
+
+	// Import into a fresh store, then run the sweep there: all reused.
+	store2 := filepath.Join(other, "data")
+	if code, out := capture(t, func() int { return runCmd("archive", []string{"import", moved, "--storage", store2}) }); code != 0 {
+		t.Fatalf("import: exit %d\n%s", code, out)
+	}
+	ctx := context.Background()
+	st2, err := storage.Open(ctx, store2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, st2, storage.StoredResultsPrefix)
+	if len(before) != 35 {
+		t.Fatalf("%d stored results after import, want 35", len(before))
+	}
+	if code, out := capture(t, func() int { return runRun([]string{"--workers", "2", "-q", "--storage", store2, sw}) }); code != 0 {
+		t.Fatalf("run after import: exit %d\n%s", code, out)
+	}
+	after := snapshot(t, st2, storage.StoredResultsPrefix)
+	if len(after) != len(before) {
+		t.Fatalf("the run after import stored %d results, had %d: it re-ran tasks", len(after), len(before))
+	}
+	for k, v := range before {
+		if !bytes.Equal(after[k], v) {
+			t.Fatalf("the run after import rewrote %s", k)
+		}
+	}
+
+	// Signed: checked with the signer's key, refused with another.
+	key := filepath.Join(dir, "k.pem")
+	if code, out := capture(t, func() int { return runCmd("archive", []string{"keygen", "-o", key}) }); code != 0 {
+		t.Fatalf("keygen: exit %d\n%s", code, out)
+	}
+	other2 := filepath.Join(dir, "k2.pem")
+	if code, _ := capture(t, func() int { return runCmd("archive", []string{"keygen", "-o", other2}) }); code != 0 {
+		t.Fatal("keygen")
+	}
+	signed := filepath.Join(dir, "signed.msjar")
+	if code, out := capture(t, func() int {
+		return runCmd("archive", []string{"export", "q-fig3-small", "--storage", data, "--key", key, "-o", signed, "--compression", "gzip"})
+	}); code != 0 {
+		t.Fatalf("signed export: exit %d\n%s", code, out)
+	}
+	code, out = capture(t, func() int { return runCmd("archive", []string{"verify", signed, "--key", key + ".pub"}) })
+	if code != 0 || !strings.Contains(out, "signature: ed25519, verified with the given key") {
+		t.Fatalf("verify --key: exit %d\n%s", code, out)
+	}
+	if code, _ := capture(t, func() int { return runCmd("archive", []string{"verify", signed, "--key", other2 + ".pub"}) }); code != 1 {
+		t.Fatalf("verify with another key: exit %d, want 1", code)
+	}
+	if code, _ := capture(t, func() int { return runCmd("archive", []string{"verify", signed, "--key", key}) }); code != 2 {
+		t.Fatalf("verify with a private key as --key: exit %d, want 2", code)
+	}
+
+	// A damaged file is refused before anything runs.
+	bad := filepath.Join(dir, "bad.msjar")
+	if err := os.WriteFile(bad, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := capture(t, func() int { return runReproduce([]string{bad, "--all"}) }); code != 1 {
+		t.Fatalf("reproduce of a truncated archive: exit %d, want 1", code)
+	}
+	if code, _ := capture(t, func() int { return runCmd("archive", []string{"export", "q-fig3-small", "--storage", data}) }); code != 2 {
+		t.Fatalf("export without -o: exit %d, want 2", code)
+	}
+}
+
+// snapshot is every object under prefix with its bytes.
+func snapshot(t *testing.T, st storage.Store, prefix string) map[string][]byte {
+	t.Helper()
+	keys, err := st.List(context.Background(), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, k := range keys {
+		if out[k], err = st.Get(context.Background(), k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestArchiveTrace: a campaign replaying an SWF trace carries the trace
+// (traces/<sha256>) in its archive, and reproduces from the archive alone
+// once the trace file and the store are gone.
+func TestArchiveTrace(t *testing.T) {
+	dir := t.TempDir()
+	freshHome(t)
+	// 300 jobs, 1–4 of 8 processors, a job every 3 s.
+	var swf strings.Builder
+	swf.WriteString("; MaxProcs: 8\n")
+	for i := 1; i <= 300; i++ {
+		p := 1 + i%4
+		fmt.Fprintf(&swf, "%d %d 0 %d %d -1 -1 %d -1 -1 1 -1 -1 -1 0 -1 -1 -1\n", i, 3*i, 5*(1+i%7), p, p)
+	}
+	tracePath := filepath.Join(dir, "t.swf")
+	if err := os.WriteFile(tracePath, []byte(swf.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sw := filepath.Join(dir, "trace.yaml")
+	if err := os.WriteFile(sw, []byte("name: archived-trace\nseed: 4\ntrace: {file: t.swf}\npolicies: [fcfs, first-fit]\nreplications: 2\nrun: {arrivals: 200, warmup: 20}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if code, out := capture(t, func() int { return runRun([]string{"-q", "--storage", data, sw}) }); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	file := filepath.Join(t.TempDir(), "trace.msjar")
+	if code, out := capture(t, func() int {
+		return runCmd("archive", []string{"export", "archived-trace", "--storage", data, "--sweep", sw, "-o", file})
+	}); code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, out)
+	}
+	sum := sha256.Sum256([]byte(swf.String()))
+	x, err := bundle.Verify(file, nil, bundle.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range x.Index.Members {
+		found = found || e.Path == bundle.StorePrefix+storage.TraceKey(hex.EncodeToString(sum[:]))
+	}
+	if !found {
+		t.Fatalf("no trace member in %v", x.Index.Members)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	freshHome(t)
+	code, out := capture(t, func() int { return runReproduce([]string{file, "--all"}) })
+	if code != 0 || !strings.Contains(out, "4 tasks: 4 bit-identical, 0 different, 0 errors") {
+		t.Fatalf("reproduce: exit %d\n%s", code, out)
+	}
+}

@@ -1,0 +1,577 @@
+package bundle
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/results/reproduce"
+	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/storage"
+)
+
+// committed is a real campaign's archive of format version 1
+// (testdata/small.yaml: 2 policies × 2 rates × 2 replications = 8
+// records, exported --no-report). Readers must keep accepting it.
+const committed = "testdata/small-v1.msjar"
+
+const committedRecords = 8
+
+// isolate points TMPDIR at a fresh directory and returns it, so that a
+// test can check that a refused archive left nothing behind.
+func isolate(t *testing.T) string {
+	t.Helper()
+	d := t.TempDir()
+	t.Setenv("TMPDIR", d)
+	return d
+}
+
+func extract(t *testing.T, file string, pub ed25519.PublicKey) *Extracted {
+	t.Helper()
+	x, err := Extract(t.Context(), file, pub, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	return x
+}
+
+// TestCommittedV1 reads the committed version-1 archive: verified,
+// extracted, loaded as a campaign (8 records), its report rendered, and
+// one task re-run: bit-identical while the engine that computed it is
+// this one, "not reproducible here" (naming both engines) once sim.Version
+// moves on.
+func TestCommittedV1(t *testing.T) {
+	o, err := Verify(committed, nil, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Format.Version != 1 || o.Format.Name != "small" || o.Signature != nil || o.Compression != "zstd" {
+		t.Fatalf("format %+v, signature %v, compression %s", o.Format, o.Signature, o.Compression)
+	}
+	x := extract(t, committed, nil)
+	a, err := archive.Load(t.Context(), x.Store, x.Format.Campaign, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Records) != committedRecords || len(a.Warnings) != 0 || len(a.Modified) != 0 {
+		t.Fatalf("%d records, warnings %v, modified %v", len(a.Records), a.Warnings, a.Modified)
+	}
+	files, err := a.Report()
+	if err != nil || files["index.html"] == nil {
+		t.Fatalf("report: %v (%d files)", err, len(files))
+	}
+	sub, err := os.ReadFile(filepath.Join(x.Dir, SubmittedMember))
+	if err != nil || !bytes.Contains(sub, []byte("name: small")) {
+		t.Fatalf("submitted sweep: %v %q", err, sub)
+	}
+	chosen, err := reproduce.ChooseTasks(a, "", 1, false, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := reproduce.RunWith(t.Context(), a, chosen, 1, nil, func(e string) string { return "hint for " + e })
+	engine := a.Records[chosen[0]].Result.Engine
+	switch {
+	case engine == sim.Version && res[0].Verdict != reproduce.Same:
+		t.Fatalf("engine %s: %s (%s)", engine, res[0].Verdict, res[0].Detail)
+	case engine != sim.Version && (res[0].Verdict != reproduce.NotHere || !strings.Contains(res[0].Detail, "hint for "+engine)):
+		t.Fatalf("engine %s, this %s: %s (%s)", engine, sim.Version, res[0].Verdict, res[0].Detail)
+	}
+}
+
+// TestExportRoundTrip exports the committed archive's store again (signed,
+// both compressions) and checks that every store object comes back byte
+// for byte, the index's root is its members' Merkle root, the signature
+// verifies with the signer's key only, and the metadata members parse.
+func TestExportRoundTrip(t *testing.T) {
+	src := extract(t, committed, nil)
+	pub, key, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherPub, _, _ := ed25519.GenerateKey(nil)
+	for _, comp := range Compressions {
+		t.Run(comp, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "a.msjar")
+			f, err := os.Create(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum, err := Export(t.Context(), src.Store, src.Format.Campaign, f, ExportOptions{Compression: comp, Key: key, Authors: []string{"A. Author"}})
+			if err := errors.Join(err, f.Close()); err != nil {
+				t.Fatal(err)
+			}
+			if sum.Records != committedRecords || !sum.Signed {
+				t.Fatalf("summary %+v", sum)
+			}
+			x := extract(t, file, pub)
+			if !x.KeyChecked || x.Compression != comp || x.Index.Root != sum.Root || MerkleRoot(x.Index.Members) != sum.Root {
+				t.Fatalf("checked %v, compression %s, root %s / %s", x.KeyChecked, x.Compression, x.Index.Root, sum.Root)
+			}
+			keys, _ := src.Store.List(t.Context(), "")
+			got, _ := x.Store.List(t.Context(), "")
+			if strings.Join(keys, ",") != strings.Join(got, ",") {
+				t.Fatalf("store keys differ:\n%v\n%v", keys, got)
+			}
+			for _, k := range keys {
+				a, _ := src.Store.Get(t.Context(), k)
+				b, _ := x.Store.Get(t.Context(), k)
+				if !bytes.Equal(a, b) {
+					t.Fatalf("%s differs", k)
+				}
+			}
+			if _, err := Verify(file, otherPub, Limits{}); err == nil || !strings.Contains(err.Error(), SignatureMember) || !strings.Contains(err.Error(), "does not verify") {
+				t.Fatalf("verify with another key: %v", err)
+			}
+			var prov Provenance
+			readJSON(t, filepath.Join(x.Dir, ProvenanceMember), &prov)
+			if prov.Records != committedRecords || len(prov.Engines) != 1 || prov.Engines[0].Results != committedRecords || len(prov.Hosts) == 0 || prov.Exporter.Go == "" {
+				t.Fatalf("provenance %+v", prov)
+			}
+			var crate struct {
+				Context string           `json:"@context"`
+				Graph   []map[string]any `json:"@graph"`
+			}
+			readJSON(t, filepath.Join(x.Dir, ROCrateMember), &crate)
+			if !strings.Contains(crate.Context, "ro/crate/1.1") || len(crate.Graph) < 4 || crate.Graph[1]["@id"] != "./" {
+				t.Fatalf("ro-crate %+v", crate)
+			}
+			cff, _ := os.ReadFile(filepath.Join(x.Dir, CitationMember))
+			if !bytes.HasPrefix(cff, []byte("cff-version: 1.2.0\n")) || !bytes.Contains(cff, []byte(`- name: "A. Author"`)) {
+				t.Fatalf("CITATION.cff:\n%s", cff)
+			}
+		})
+	}
+}
+
+func readJSON(t *testing.T, file string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+}
+
+// member is one tar entry of an archive being rewritten by a test.
+type member struct {
+	hdr  tar.Header
+	data []byte
+}
+
+func readMembers(t *testing.T, file string) []member {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := zstd.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	tr := tar.NewReader(z)
+	var out []member
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, member{*h, data})
+	}
+}
+
+// writeMembers writes members as a zstd tar, as given (headers and all).
+func writeMembers(t *testing.T, ms []member) string {
+	t.Helper()
+	var buf bytes.Buffer
+	z, _ := zstd.NewWriter(&buf)
+	tw := tar.NewWriter(z)
+	for _, m := range ms {
+		h := m.hdr
+		if h.Typeflag == tar.TypeReg {
+			h.Size = int64(len(m.data))
+		}
+		if err := tw.WriteHeader(&h); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(m.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := errors.Join(tw.Close(), z.Close()); err != nil {
+		t.Fatal(err)
+	}
+	return writeFile(t, buf.Bytes())
+}
+
+func writeFile(t *testing.T, data []byte) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "bad.msjar")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+func reg(name string, data []byte) member {
+	return member{tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Format: tar.FormatPAX}, data}
+}
+
+// reindex rewrites the index (entries and root) to match the members: a
+// forger's edit, which only a signature detects.
+func reindex(t *testing.T, ms []member) []member {
+	t.Helper()
+	var idx Index
+	var entries []Entry
+	at := -1
+	for i, m := range ms {
+		switch m.hdr.Name {
+		case IndexMember:
+			at = i
+			if err := json.Unmarshal(m.data, &idx); err != nil {
+				t.Fatal(err)
+			}
+		case SignatureMember:
+		default:
+			s := sha256.Sum256(m.data)
+			entries = append(entries, Entry{Path: m.hdr.Name, Size: int64(len(m.data)), SHA256: hex.EncodeToString(s[:])})
+		}
+	}
+	idx.Members, idx.Root = entries, MerkleRoot(entries)
+	ms[at].data, _ = json.Marshal(idx)
+	return ms
+}
+
+func find(ms []member, prefix string) int {
+	for i, m := range ms {
+		if strings.HasPrefix(m.hdr.Name, prefix) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestBadArchives: each hostile or damaged archive is refused with an
+// error naming the member and the reason, and leaves nothing behind (the
+// extraction directory is removed; nothing is written outside it).
+func TestBadArchives(t *testing.T) {
+	raw, err := os.ReadFile(committed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := readMembers(t, committed)
+	resultIdx := find(orig, "store/results/")
+	resultName := orig[resultIdx].hdr.Name
+	edit := func(f func(ms []member) []member) func(t *testing.T) (string, Limits) {
+		return func(t *testing.T) (string, Limits) {
+			ms := append([]member(nil), orig...)
+			return writeMembers(t, f(ms)), Limits{}
+		}
+	}
+	insertBefore := func(ms []member, name string, m member) []member {
+		i := find(ms, name)
+		return append(ms[:i], append([]member{m}, ms[i:]...)...)
+	}
+	cases := []struct {
+		name string
+		make func(t *testing.T) (string, Limits)
+		want []string
+	}{
+		{"truncated", func(t *testing.T) (string, Limits) { return writeFile(t, raw[:len(raw)*6/10]), Limits{} },
+			[]string{"truncated"}},
+		{"truncated before the index", edit(func(ms []member) []member { return ms[:len(ms)-1] }),
+			[]string{IndexMember, "missing", "truncated"}},
+		{"corrupted byte", func(t *testing.T) (string, Limits) {
+			b := bytes.Clone(raw)
+			b[len(b)/2] ^= 0x5a
+			return writeFile(t, b), Limits{}
+		}, []string{"corrupt"}},
+		{"hand-edited result", edit(func(ms []member) []member {
+			ms[resultIdx].data = bytes.Replace(bytes.Clone(ms[resultIdx].data), []byte(`"mean`), []byte(`"Mean`), 1)
+			return ms
+		}), []string{"member " + resultName + ": sha256", "(modified)", "1 member(s)"}},
+		{"member removed", edit(func(ms []member) []member { return append(ms[:resultIdx], ms[resultIdx+1:]...) }),
+			[]string{"member " + resultName + ": listed in the index but not in the archive"}},
+		{"member added", edit(func(ms []member) []member {
+			return insertBefore(ms, IndexMember, reg("store/campaigns/x/extra", []byte("x")))
+		}), []string{"member store/campaigns/x/extra: not in the index (added)"}},
+		{"index edited", edit(func(ms []member) []member {
+			i := find(ms, IndexMember)
+			ms[i].data = bytes.Replace(bytes.Clone(ms[i].data), []byte(`"size": `), []byte(`"size": 1`), 1)
+			return ms
+		}), []string{"member " + IndexMember, "Merkle root", "edited"}},
+		{"dot-dot path", edit(func(ms []member) []member {
+			return insertBefore(ms, IndexMember, reg("store/../../evil", []byte("x")))
+		}), []string{"member store/../../evil", "escapes"}},
+		{"absolute path", edit(func(ms []member) []member { return insertBefore(ms, IndexMember, reg("/tmp/evil", []byte("x"))) }),
+			[]string{"member /tmp/evil", "not a member of the format"}},
+		{"symlink", edit(func(ms []member) []member {
+			return insertBefore(ms, IndexMember, member{tar.Header{Typeflag: tar.TypeSymlink, Name: "store/results/ln", Linkname: "/etc/passwd"}, nil})
+		}), []string{"member store/results/ln", "symbolic link", "/etc/passwd"}},
+		{"hardlink", edit(func(ms []member) []member {
+			return insertBefore(ms, IndexMember, member{tar.Header{Typeflag: tar.TypeLink, Name: "store/results/hl", Linkname: "/etc/shadow"}, nil})
+		}), []string{"member store/results/hl", "hard link"}},
+		{"directory", edit(func(ms []member) []member {
+			return insertBefore(ms, IndexMember, member{tar.Header{Typeflag: tar.TypeDir, Name: "store/results/d/", Mode: 0o755}, nil})
+		}), []string{"member store/results/d/", "directory"}},
+		{"declared-size bomb", func(t *testing.T) (string, Limits) {
+			// A header declaring 1 TiB, followed by nothing.
+			var buf bytes.Buffer
+			z, _ := zstd.NewWriter(&buf)
+			tw := tar.NewWriter(z)
+			_ = tw.WriteHeader(&orig[0].hdr)
+			_, _ = tw.Write(orig[0].data)
+			_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "store/traces/big", Size: 1 << 40, Mode: 0o644})
+			_ = tw.Flush()
+			_ = z.Close()
+			return writeFile(t, buf.Bytes()), Limits{}
+		}, []string{"member store/traces/big", "declares 1099511627776 bytes", "limit"}},
+		{"member over the limit", func(t *testing.T) (string, Limits) { return committed, Limits{MaxMember: 600} },
+			[]string{"member store/", "more than the limit of 600"}},
+		{"decompression bomb", func(t *testing.T) (string, Limits) { return committed, Limits{MaxTotal: 8000} },
+			[]string{"decompresses to more than 8000 bytes"}},
+		{"unknown version", edit(func(ms []member) []member {
+			ms[0].data = bytes.Replace(bytes.Clone(ms[0].data), []byte(`"version": 1`), []byte(`"version": 99`), 1)
+			return reindex(t, ms)
+		}), []string{"member " + FormatMember, "format version 99", "reads versions 1 to 1"}},
+		{"plugin hash mismatch", edit(func(ms []member) []member {
+			other := sha256.Sum256([]byte("the real binary"))
+			return reindex(t, insertBefore(ms, ProvenanceMember, reg("store/plugins/evil/"+hex.EncodeToString(other[:]), []byte("#!/bin/sh\nrm -rf /\n"))))
+		}), []string{"member store/plugins/evil/", "plugin binary's sha256", "refusing"}},
+		{"duplicate member", edit(func(ms []member) []member { return insertBefore(ms, IndexMember, ms[resultIdx]) }),
+			[]string{"member " + resultName + ": appears twice"}},
+		{"member after the index", edit(func(ms []member) []member { return append(ms, reg(CitationMember+"x", nil)) }),
+			[]string{"member CITATION.cffx"}},
+		{"format not first", edit(func(ms []member) []member { return append(ms[1:2], ms...) }),
+			[]string{"the first member must be " + FormatMember}},
+		{"not an archive", func(t *testing.T) (string, Limits) { return writeFile(t, []byte("name: q-fig3\n")), Limits{} },
+			[]string{"neither zstd nor gzip"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			file, lim := c.make(t)
+			tmp := isolate(t)
+			_, verr := Verify(file, nil, lim)
+			x, err := Extract(context.Background(), file, nil, lim)
+			if err == nil {
+				x.Close()
+				t.Fatal("extracted")
+			}
+			for _, e := range []error{verr, err} {
+				for _, w := range c.want {
+					if e == nil || !strings.Contains(e.Error(), w) {
+						t.Fatalf("error %v, want it to contain %q", e, w)
+					}
+				}
+			}
+			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+				t.Fatalf("left behind in TMPDIR: %v", left)
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(file), "evil")); err == nil {
+				t.Fatal("a member was written outside the extraction directory")
+			}
+		})
+	}
+}
+
+// TestForgedIndexNeedsSignature: a forger who edits a result and rewrites
+// the index consistently passes an unsigned check, and is caught by the
+// signature, naming its member.
+func TestForgedIndexNeedsSignature(t *testing.T) {
+	pub, key, _ := ed25519.GenerateKey(nil)
+	src := extract(t, committed, nil)
+	var buf bytes.Buffer
+	if _, err := Export(t.Context(), src.Store, src.Format.Campaign, &buf, ExportOptions{Key: key}); err != nil {
+		t.Fatal(err)
+	}
+	signed := writeFile(t, buf.Bytes())
+	ms := readMembers(t, signed)
+	i := find(ms, "store/results/")
+	ms[i].data = bytes.Replace(bytes.Clone(ms[i].data), []byte(`"mean`), []byte(`"Mean`), 1)
+	ms = reindex(t, ms)
+	forged := writeMembers(t, ms)
+	// The signed statement names the old root: refused even without a key.
+	if _, err := Verify(forged, nil, Limits{}); err == nil || !strings.Contains(err.Error(), "member "+SignatureMember) || !strings.Contains(err.Error(), "not this archive's root") {
+		t.Fatalf("unkeyed check of a forgery with a stale statement: %v", err)
+	}
+	// The forger rewrites the statement too: only the key catches it.
+	var idx Index
+	_ = json.Unmarshal(ms[find(ms, IndexMember)].data, &idx)
+	si := find(ms, SignatureMember)
+	var sig Signature
+	_ = json.Unmarshal(ms[si].data, &sig)
+	sig.Statement = statement(idx.Campaign, idx.Root)
+	ms[si].data, _ = json.Marshal(sig)
+	forged = writeMembers(t, ms)
+	if o, err := Verify(forged, nil, Limits{}); err != nil || o.KeyChecked {
+		t.Fatalf("unkeyed check of a consistent forgery: %v", err)
+	}
+	_, err := Verify(forged, pub, Limits{})
+	if err == nil || !strings.Contains(err.Error(), "member "+SignatureMember) || !strings.Contains(err.Error(), "does not verify") {
+		t.Fatalf("keyed check: %v", err)
+	}
+	if _, err := Verify(committed, pub, Limits{}); err == nil || !strings.Contains(err.Error(), "not signed") {
+		t.Fatalf("unsigned archive with a key: %v", err)
+	}
+}
+
+// failingStore fails every write after the first n.
+type failingStore struct {
+	storage.Store
+	n int
+}
+
+var errInjected = errors.New("injected write failure")
+
+func (f *failingStore) take() error {
+	if f.n == 0 {
+		return errInjected
+	}
+	f.n--
+	return nil
+}
+
+func (f *failingStore) PutIfAbsent(ctx context.Context, k string, d []byte) (bool, error) {
+	if err := f.take(); err != nil {
+		return false, err
+	}
+	return f.Store.PutIfAbsent(ctx, k, d)
+}
+
+func (f *failingStore) PutFile(ctx context.Context, k, p string) error {
+	if err := f.take(); err != nil {
+		return err
+	}
+	return f.Store.PutFile(ctx, k, p)
+}
+
+// TestImport loads the committed archive into a store (then readable as
+// the campaign), a second time (nothing written), refuses a store where
+// the campaign differs without writing anything, and rolls back a write
+// failure half-way so that the store is as before.
+func TestImport(t *testing.T) {
+	ctx := t.Context()
+	x := extract(t, committed, nil)
+	dst, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Import(ctx, x, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := x.Store.List(ctx, "")
+	if s.Written != len(all) || s.Present != 0 {
+		t.Fatalf("first import %+v of %d objects", s, len(all))
+	}
+	a, err := archive.Load(ctx, dst, x.Format.Campaign, builtin.Catalog{})
+	if err != nil || len(a.Records) != committedRecords || len(a.Modified) != 0 {
+		t.Fatalf("load after import: %v", err)
+	}
+	if s, err = Import(ctx, x, dst); err != nil || s.Written != 0 || s.Present != len(all) {
+		t.Fatalf("second import %+v, %v", s, err)
+	}
+	// A store whose copy of the campaign differs: refused, untouched.
+	man := storage.ManifestKey(x.Format.Campaign)
+	if err := dst.Put(ctx, man, []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	res := all[len(all)-1]
+	if err := dst.Delete(ctx, res); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Import(ctx, x, dst)
+	if err == nil || !strings.Contains(err.Error(), "nothing imported") || !strings.Contains(err.Error(), man) {
+		t.Fatalf("conflicting import: %v", err)
+	}
+	if _, err := dst.Stat(ctx, res); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("a refused import wrote %s: %v", res, err)
+	}
+	// A write failing half-way: everything written is deleted again.
+	empty, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Import(ctx, x, &failingStore{Store: empty, n: len(all) / 2})
+	if err == nil || !errors.Is(err, errInjected) || !strings.Contains(err.Error(), "nothing imported") {
+		t.Fatalf("failing import: %v", err)
+	}
+	if left, _ := empty.List(ctx, ""); len(left) != 0 {
+		t.Fatalf("a failed import left %d objects: %v", len(left), left)
+	}
+}
+
+// TestMerkleRoot checks the tree against a hand computation: with three
+// leaves a, b, c (sorted by path) the root is H(1 ‖ H(1 ‖ a ‖ b) ‖ c),
+// each leaf H(0 ‖ path NUL size NUL sha256).
+func TestMerkleRoot(t *testing.T) {
+	es := []Entry{{"c", 3, "cc"}, {"a", 1, "aa"}, {"b", 2, "bb"}}
+	leaf := func(s string) []byte { h := sha256.Sum256(append([]byte{0}, s...)); return h[:] }
+	node := func(l, r []byte) []byte {
+		h := sha256.Sum256(append(append([]byte{1}, l...), r...))
+		return h[:]
+	}
+	want := hex.EncodeToString(node(node(leaf("a\x001\x00aa"), leaf("b\x002\x00bb")), leaf("c\x003\x00cc")))
+	if got := MerkleRoot(es); got != want {
+		t.Fatalf("root %s, want %s", got, want)
+	}
+}
+
+// TestNotReproducibleHere: a built-in result of another engine version
+// is not re-run but reported "not reproducible here", naming both
+// engines and the msjfarm revision the archive's provenance records for
+// that engine; without a recorded revision, how to find one.
+func TestNotReproducibleHere(t *testing.T) {
+	x := extract(t, committed, nil)
+	a, err := archive.Load(t.Context(), x.Store, x.Format.Campaign, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tid := a.Tasks[0].ID
+	a.Records[tid].Result.Engine = "0.0.1"
+	prov := Provenance{Exporter: Build{Module: "github.com/msjfarm/msjfarm", Revision: "abc123", Engine: "0.0.1"}}
+	prov.finish()
+	res := reproduce.RunWith(t.Context(), a, []string{tid}, 1, nil, prov.EngineHint)
+	want := "engine 0.0.1 recorded, this msjfarm has engine " + sim.Version +
+		"; msjfarm revision abc123 has engine 0.0.1: go install github.com/msjfarm/msjfarm/cmd/msjfarm@abc123"
+	if res[0].Verdict != reproduce.NotHere || res[0].Detail != want {
+		t.Fatalf("%s (%s), want %s (%s)", res[0].Verdict, res[0].Detail, reproduce.NotHere, want)
+	}
+	if h := prov.EngineHint("0.5.0"); h != "" {
+		t.Fatalf("hint for an engine the archive has no revision of: %q", h)
+	}
+	if !strings.Contains(reproduce.DefaultHint("0.5.0"), `git log -S 'Version = "0.5.0"' -- sim/engine.go`) {
+		t.Fatal(reproduce.DefaultHint("0.5.0"))
+	}
+	// A modified checkout's revision names no code: none is recorded.
+	prov.Exporter.Modified = true
+	prov.finish()
+	if len(prov.MatchingRevisions) != 0 {
+		t.Fatalf("matching revisions of a modified build: %v", prov.MatchingRevisions)
+	}
+}

@@ -1,0 +1,339 @@
+package bundle
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// ExportOptions are the choices of Export.
+type ExportOptions struct {
+	// Compression is "zstd" (default) or "gzip".
+	Compression string
+	// Submitted is the sweep file as the user submitted it (nil: not
+	// included; the store holds only the normalised spec). Export checks
+	// that it is the campaign's sweep (SubmittedOK).
+	Submitted []byte
+	// Key signs the Merkle root (nil: unsigned).
+	Key ed25519.PrivateKey
+	// NoReport leaves the stored report (campaigns/<id>/report/: plots in
+	// three formats, megabytes) out; `msjfarm report FILE` rebuilds it
+	// from the records. The summary and everything else stay.
+	NoReport bool
+	// Authors are CITATION.cff's authors (default: "msjfarm user").
+	Authors []string
+	// Concurrency is the number of objects fetched from storage at once
+	// (default 16): an S3 round trip per object in a row made a 10^4-task
+	// export take minutes.
+	Concurrency int
+	// Now is the export time (default time.Now).
+	Now time.Time
+	// Build is the exporting binary (default: Exporter()).
+	Build *Build
+}
+
+// Summary describes a written archive.
+type Summary struct {
+	Campaign string
+	Members  int
+	// Bytes is the members' total size, before compression.
+	Bytes    int64
+	Records  int
+	Plugins  int
+	Traces   int
+	Root     string
+	Signed   bool
+	Warnings []string
+}
+
+// Export writes campaign id of st to w as a .msjar archive. Objects are
+// streamed from storage a bounded number at a time (ExportOptions.Concurrency),
+// never all records in memory at once; plugin binaries and traces go
+// through a temporary file. The campaign must have a manifest (it ran, or
+// is running, on a coordinator).
+func Export(ctx context.Context, st storage.Store, id string, w io.Writer, o ExportOptions) (*Summary, error) {
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	if o.Build == nil {
+		b := Exporter()
+		o.Build = &b
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 16
+	}
+	manData, err := st.Get(ctx, storage.ManifestKey(id))
+	if err != nil {
+		return nil, fmt.Errorf("campaign %s: reading the manifest: %w", id, err)
+	}
+	var man archive.Manifest
+	if err := json.Unmarshal(manData, &man); err != nil {
+		return nil, fmt.Errorf("campaign %s: %s: %w", id, storage.ManifestKey(id), err)
+	}
+	specData, err := st.Get(ctx, storage.CampaignSpecKey(id))
+	if err != nil {
+		return nil, fmt.Errorf("campaign %s: %w", id, err)
+	}
+	spec, err := sweep.Parse(specData, "yaml")
+	if err != nil {
+		return nil, fmt.Errorf("campaign %s: spec.yaml: %w", id, err)
+	}
+	if o.Submitted != nil {
+		if err := SubmittedOK(o.Submitted, spec); err != nil {
+			return nil, err
+		}
+	}
+	var warnings []string
+	if man.State != protocol.CampaignDone {
+		warnings = append(warnings, fmt.Sprintf("campaign %s is not finished (state %q): the archive holds the results stored so far", id, man.State))
+	}
+	pins, err := protocol.ReadPins(ctx, st, id)
+	if err != nil {
+		return nil, err
+	}
+	mtime := man.Finished
+	if mtime.IsZero() {
+		mtime = man.Updated
+	}
+	mw, err := newMemberWriter(w, o.Compression, mtime)
+	if err != nil {
+		return nil, err
+	}
+	sum := &Summary{Campaign: id}
+	fj, _ := json.MarshalIndent(Format{Format: FormatName, Version: FormatVersion, Campaign: id, Name: man.Name, Msjfarm: o.Build.String()}, "", "  ")
+	if err := mw.add(FormatMember, append(fj, '\n')); err != nil {
+		return nil, err
+	}
+	prov := newProvenance(id, &man, pins, *o.Build, o.Now)
+	prov.Warnings = warnings
+	if err := exportCampaign(ctx, st, id, mw, prov, o.Concurrency, o.NoReport); err != nil {
+		return nil, err
+	}
+	for _, k := range binaryKeys(pins, prov, spec) {
+		ok, err := exportFile(ctx, st, k, mw)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			prov.Warnings = append(prov.Warnings, fmt.Sprintf("%s is not in %s: not archived (its results cannot be re-run from the archive)", k, st.URL()))
+			continue
+		}
+		prov.markIncluded(k)
+		if strings.HasPrefix(k, "plugins/") {
+			sum.Plugins++
+		} else {
+			sum.Traces++
+		}
+	}
+	if o.Submitted != nil {
+		if err := mw.add(SubmittedMember, o.Submitted); err != nil {
+			return nil, err
+		}
+	}
+	prov.finish()
+	pj, _ := json.MarshalIndent(prov, "", "  ")
+	if err := mw.add(ProvenanceMember, append(pj, '\n')); err != nil {
+		return nil, err
+	}
+	if err := mw.add(ROCrateMember, roCrate(prov, mw.entries)); err != nil {
+		return nil, err
+	}
+	if err := mw.add(CitationMember, citation(prov, o.Authors)); err != nil {
+		return nil, err
+	}
+	idx := Index{Format: FormatName, Version: FormatVersion, Campaign: id, Tree: TreeName, Members: mw.entries, Root: MerkleRoot(mw.entries)}
+	ij, _ := json.MarshalIndent(idx, "", " ")
+	sum.Members, sum.Bytes, sum.Root = len(mw.entries), mw.bytes, idx.Root
+	if err := mw.add(IndexMember, append(ij, '\n')); err != nil {
+		return nil, err
+	}
+	if o.Key != nil {
+		sig, err := sign(o.Key, id, idx.Root)
+		if err != nil {
+			return nil, err
+		}
+		if err := mw.add(SignatureMember, sig); err != nil {
+			return nil, err
+		}
+		sum.Signed = true
+	}
+	if err := mw.close(); err != nil {
+		return nil, err
+	}
+	sum.Records, sum.Warnings = prov.Records, prov.Warnings
+	return sum, nil
+}
+
+// SubmittedOK checks that a sweep file as submitted is the campaign's:
+// parsed as is, or with one of its profiles overlaid, it normalises to
+// the same JSON as the stored spec (the campaign id hashes that JSON).
+// A trace is named by file in the submitted sweep and by content in the
+// stored one, so it is compared without it.
+func SubmittedOK(submitted []byte, spec *sweep.File) error {
+	f, err := sweep.Parse(submitted, "yaml")
+	if err != nil {
+		return fmt.Errorf("the submitted sweep file: %w", err)
+	}
+	norm := func(f *sweep.File) string {
+		c := *f
+		c.Trace = nil
+		b, _ := json.Marshal(c)
+		return string(b)
+	}
+	want := norm(spec)
+	if norm(f) == want {
+		return nil
+	}
+	for _, p := range f.ProfileNames() {
+		if g, err := sweep.ParseProfile(submitted, "yaml", p); err == nil && norm(g) == want {
+			return nil
+		}
+	}
+	return errors.New("the submitted sweep file is not this campaign's (neither it nor any of its profiles normalises to the stored spec.yaml)")
+}
+
+// fetched is one campaign object read from storage, with the stored
+// result it refers to.
+type fetched struct {
+	objs []record.Object
+	rec  *record.Record
+	err  error
+}
+
+// exportCampaign writes every object under campaigns/<id>/ (except a
+// report being staged) and, after each result entry that is a reference,
+// the stored result it names. Objects are read conc at a time but
+// written in key order, so that an archive of the same store is the
+// same bytes.
+func exportCampaign(ctx context.Context, st storage.Store, id string, mw *memberWriter, prov *Provenance, conc int, noReport bool) error {
+	keys, err := st.List(ctx, storage.CampaignPrefix(id))
+	if err != nil {
+		return err
+	}
+	var todo []string
+	for _, k := range keys {
+		if !strings.HasPrefix(k, storage.ReportStagingPrefix(id)) && (!noReport || !strings.HasPrefix(k, storage.ReportPrefix(id))) {
+			todo = append(todo, k)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	slots := make(chan chan fetched, conc)
+	go func() {
+		defer close(slots)
+		for _, k := range todo {
+			c := make(chan fetched, 1)
+			select {
+			case slots <- c:
+			case <-ctx.Done():
+				return
+			}
+			go func() { c <- fetchObject(ctx, st, id, k) }()
+		}
+	}()
+	written := map[string]bool{}
+	for c := range slots {
+		f := <-c
+		if f.err != nil {
+			return f.err
+		}
+		for _, ob := range f.objs {
+			if written[ob.Key] {
+				continue
+			}
+			written[ob.Key] = true
+			if err := mw.add(StorePrefix+ob.Key, ob.Data); err != nil {
+				return err
+			}
+		}
+		if f.rec != nil {
+			prov.addRecord(f.rec)
+		}
+	}
+	return nil
+}
+
+// fetchObject reads key; a result entry is read with record.ReadObjects
+// (following its reference). A record that is not its task's is archived
+// as stored, with the reader's warning in the provenance: the archive is
+// the store as it is, and every reader checks records again.
+func fetchObject(ctx context.Context, st storage.Store, id, key string) fetched {
+	tid, ok := storage.ResultTaskID(id, key)
+	if !ok {
+		data, err := st.Get(ctx, key)
+		if err != nil {
+			return fetched{err: err}
+		}
+		return fetched{objs: []record.Object{{Key: key, Data: data}}}
+	}
+	r, objs, err := record.ReadObjects(ctx, st, id, tid)
+	if _, ok := errors.AsType[*record.IntegrityError](err); ok {
+		return fetched{objs: objs}
+	}
+	if err != nil {
+		return fetched{err: err}
+	}
+	return fetched{objs: objs, rec: r}
+}
+
+// binaryKeys are the store keys of the plugin binaries the campaign pins
+// or whose results it holds, and of its trace, sorted.
+func binaryKeys(pins *protocol.Pins, prov *Provenance, spec *sweep.File) []string {
+	set := map[string]bool{}
+	if pins != nil {
+		for _, p := range pins.Policies {
+			k := p.Key
+			if k == "" {
+				k = storage.PluginKey(p.Plugin, p.SHA256)
+			}
+			set[k] = true
+		}
+	}
+	for _, p := range prov.Plugins {
+		set[storage.PluginKey(p.Name, p.SHA256)] = true
+	}
+	if spec.Trace != nil && storage.ValidTraceSHA256(spec.Trace.SHA256) {
+		set[storage.TraceKey(spec.Trace.SHA256)] = true
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// exportFile streams a large object through a temporary file into the
+// archive; false if it is not in storage.
+func exportFile(ctx context.Context, st storage.Store, key string, mw *memberWriter) (bool, error) {
+	dir, err := os.MkdirTemp("", "msjar-export-")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, "object")
+	if err := st.GetFile(ctx, key, tmp); errors.Is(err, storage.ErrNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	mode := int64(0o644)
+	if strings.HasPrefix(key, "plugins/") {
+		mode = 0o755
+	}
+	return true, mw.addFile(StorePrefix+key, tmp, mode)
+}

@@ -1,0 +1,449 @@
+package bundle
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/msjfarm/msjfarm/storage"
+)
+
+// Limits bound what a reader accepts, so that a hostile archive (a
+// "bomb" declaring or decompressing to terabytes, millions of members)
+// fails with an error naming the limit instead of filling the disk or
+// the memory. Zero fields take the defaults of DefaultLimits.
+type Limits struct {
+	// MaxMember is the largest member (a plugin binary, a trace).
+	MaxMember int64
+	// MaxTotal is the most bytes the archive may decompress to.
+	MaxTotal int64
+	// MaxMembers is the most members.
+	MaxMembers int
+	// MaxIndex is the largest index member (read into memory).
+	MaxIndex int64
+}
+
+// DefaultLimits: a member may be a trace as large as the farm accepts
+// (storage.DefaultMaxTraceSize, 512 MiB) or a plugin binary; an index
+// of 4·10^6 members is ~600 MB, so 10^6-task campaigns fit.
+var DefaultLimits = Limits{MaxMember: 1 << 30, MaxTotal: 64 << 30, MaxMembers: 4_000_000, MaxIndex: 1 << 30}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.MaxMember > 0 {
+		d.MaxMember = l.MaxMember
+	}
+	if l.MaxTotal > 0 {
+		d.MaxTotal = l.MaxTotal
+	}
+	if l.MaxMembers > 0 {
+		d.MaxMembers = l.MaxMembers
+	}
+	if l.MaxIndex > 0 {
+		d.MaxIndex = l.MaxIndex
+	}
+	return d
+}
+
+// maxFormat bounds msjar/format.json and msjar/signature.json.
+const maxFormat = 64 << 10
+
+// Error is a bad archive: which member (empty for the archive as a
+// whole) and why.
+type Error struct {
+	Archive string
+	Member  string
+	Reason  string
+	Err     error // the underlying error, if any
+}
+
+func (e *Error) Error() string {
+	if e.Member == "" {
+		return fmt.Sprintf("archive %s: %s", e.Archive, e.Reason)
+	}
+	return fmt.Sprintf("archive %s: member %s: %s", e.Archive, e.Member, e.Reason)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Mismatch is one member that does not match the index.
+type Mismatch struct {
+	Member string
+	Reason string
+}
+
+// MismatchError lists every member that does not match the index: the
+// answer to "which member was modified".
+type MismatchError struct {
+	Archive    string
+	Mismatches []Mismatch
+}
+
+func (e *MismatchError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "archive %s: %d member(s) do not match the index", e.Archive, len(e.Mismatches))
+	for i, m := range e.Mismatches {
+		if i == 50 {
+			fmt.Fprintf(&b, "; and %d more", len(e.Mismatches)-50)
+			break
+		}
+		fmt.Fprintf(&b, "; member %s: %s", m.Member, m.Reason)
+	}
+	return b.String()
+}
+
+// Opened is a read archive: its format, index and signature.
+type Opened struct {
+	Path        string
+	Compression string
+	Format      Format
+	Index       Index
+	// Signature is the archive's signature (nil: unsigned); KeyChecked
+	// says whether it was verified against a key the caller gave.
+	Signature  *Signature
+	KeyChecked bool
+	// Bytes is the members' total size.
+	Bytes int64
+}
+
+// sink receives each member's content (already checked: path, type,
+// size) while it is hashed; it must read r to the end or return an error.
+type sink func(name string, mode int64, r io.Reader) error
+
+// Verify reads the archive at path and checks every member against the
+// index and the index's Merkle root; with pub, the signature too (an
+// unsigned archive is then an error). Nothing is written anywhere.
+func Verify(path string, pub ed25519.PublicKey, lim Limits) (*Opened, error) {
+	return readArchive(path, pub, lim, func(_ string, _ int64, r io.Reader) error {
+		_, err := io.Copy(io.Discard, r)
+		return err
+	})
+}
+
+// Extracted is an archive verified and extracted into a temporary
+// directory: Store holds its store members (read-only), the other
+// members (provenance.json, CITATION.cff, ...) are files under Dir.
+type Extracted struct {
+	*Opened
+	Dir   string
+	Store storage.Store
+	pack  *packStore
+}
+
+// Close removes the extraction directory.
+func (x *Extracted) Close() error { return errors.Join(x.pack.close(), os.RemoveAll(x.Dir)) }
+
+// Extract verifies the archive at file (as Verify) while extracting it
+// into a new temporary directory: the store members into one pack file
+// (packStore), the others as files through an os.Root, so that no
+// member can be written outside it. On any error the directory is
+// removed: a caller sees an extracted archive only when every member
+// matched.
+func Extract(ctx context.Context, file string, pub ed25519.PublicKey, lim Limits) (*Extracted, error) {
+	fi, err := os.Stat(file)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "msjar-")
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	defer root.Close()
+	pack, err := newPack(filepath.Join(dir, "store.pack"), file, fi.ModTime().UTC())
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	fail := func(err error) (*Extracted, error) {
+		pack.close()
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	o, err := readArchive(file, pub, lim, func(name string, mode int64, r io.Reader) error {
+		if key, ok := strings.CutPrefix(name, StorePrefix); ok {
+			return pack.add(key, r)
+		}
+		if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
+			return err
+		}
+		f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(f, r)
+		return errors.Join(err, f.Close())
+	})
+	if err != nil {
+		return fail(err)
+	}
+	pack.seal()
+	x := &Extracted{Opened: o, Dir: dir, Store: pack, pack: pack}
+	id := o.Format.Campaign
+	for _, k := range []string{storage.CampaignSpecKey(id), storage.ManifestKey(id)} {
+		if _, err := x.Store.Stat(ctx, k); err != nil {
+			return fail(&Error{Archive: file, Member: StorePrefix + k, Reason: "missing: the campaign's spec and manifest are required", Err: err})
+		}
+	}
+	return x, nil
+}
+
+// countingReader fails once more than max bytes were read through it.
+type countingReader struct {
+	r   io.Reader
+	n   int64
+	max int64
+}
+
+var errTooBig = errors.New("decompressed size over the limit")
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.n > c.max {
+		return n, errTooBig
+	}
+	return n, err
+}
+
+// decompressor detects zstd or gzip by their magic numbers.
+func decompressor(br *bufio.Reader) (io.Reader, string, func(), error) {
+	magic, _ := br.Peek(4)
+	switch {
+	case bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		// Streaming with a bounded window: a frame asking for a larger
+		// window is refused rather than allocated.
+		z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(128<<20), zstd.WithDecoderMaxMemory(256<<20))
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return z, "zstd", z.Close, nil
+	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
+		g, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return g, "gzip", func() { g.Close() }, nil
+	}
+	return nil, "", nil, errors.New("not a msjfarm archive: neither zstd nor gzip compressed")
+}
+
+// readArchive is the one reader behind Verify and Extract (see there).
+func readArchive(file string, pub ed25519.PublicKey, lim Limits, put sink) (*Opened, error) {
+	lim = lim.withDefaults()
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	bad := func(member, format string, a ...any) error {
+		return &Error{Archive: file, Member: member, Reason: fmt.Sprintf(format, a...)}
+	}
+	dec, comp, closeDec, err := decompressor(bufio.NewReaderSize(f, 1<<16))
+	if err != nil {
+		return nil, &Error{Archive: file, Reason: err.Error(), Err: err}
+	}
+	defer closeDec()
+	cr := &countingReader{r: dec, max: lim.MaxTotal}
+	tr := tar.NewReader(cr)
+	o := &Opened{Path: file, Compression: comp}
+	got := map[string]Entry{}
+	var order []string
+	var indexData, sigData []byte
+	prev := "(start of the archive)"
+	// streamErr names a failure of the compressed stream or the tar
+	// framing at the member being read.
+	streamErr := func(member string, err error) error {
+		switch {
+		case errors.Is(err, errTooBig):
+			return &Error{Archive: file, Member: member, Reason: fmt.Sprintf("the archive decompresses to more than %d bytes (the limit; a decompression bomb?)", lim.MaxTotal), Err: err}
+		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+			return &Error{Archive: file, Member: member, Reason: "truncated: the archive ends inside this member", Err: err}
+		}
+		return &Error{Archive: file, Member: member, Reason: "corrupt: " + err.Error() + " (the compressed stream or the tar framing is damaged; detected while reading this member)", Err: err}
+	}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, streamErr("after "+prev, err)
+		}
+		name := h.Name
+		switch h.Typeflag {
+		case tar.TypeReg:
+		case tar.TypeSymlink:
+			return nil, bad(name, "a symbolic link (to %q): archives hold regular files only", h.Linkname)
+		case tar.TypeLink:
+			return nil, bad(name, "a hard link (to %q): archives hold regular files only", h.Linkname)
+		case tar.TypeDir:
+			return nil, bad(name, "a directory entry: archives hold regular files only")
+		default:
+			return nil, bad(name, "tar entry type %q: archives hold regular files only", h.Typeflag)
+		}
+		if why := checkPath(name); why != "" {
+			return nil, bad(name, "%s", why)
+		}
+		if _, dup := got[name]; dup {
+			return nil, bad(name, "appears twice")
+		}
+		if len(order) == 0 && name != FormatMember {
+			return nil, bad(name, "the first member must be %s", FormatMember)
+		}
+		if indexData != nil && name != SignatureMember {
+			return nil, bad(name, "after the index: only %s may follow %s (appended to the archive?)", SignatureMember, IndexMember)
+		}
+		if sigData != nil {
+			return nil, bad(name, "after the signature, which is the last member")
+		}
+		if len(order) >= lim.MaxMembers {
+			return nil, bad(name, "more than %d members (the limit)", lim.MaxMembers)
+		}
+		if h.Size < 0 || h.Size > lim.MaxMember {
+			return nil, bad(name, "declares %d bytes, more than the limit of %d for one member (a decompression bomb?)", h.Size, lim.MaxMember)
+		}
+		metaMax := int64(0)
+		switch name {
+		case FormatMember, SignatureMember:
+			metaMax = maxFormat
+		case IndexMember:
+			metaMax = lim.MaxIndex
+		}
+		if metaMax > 0 && h.Size > metaMax {
+			return nil, bad(name, "declares %d bytes, more than the limit of %d for this member", h.Size, metaMax)
+		}
+		hash := sha256.New()
+		var meta bytes.Buffer
+		var r io.Reader = io.TeeReader(tr, hash)
+		if metaMax > 0 {
+			r = io.TeeReader(r, &meta)
+		}
+		if err := put(name, h.Mode, r); err != nil {
+			if errors.Is(err, errTooBig) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+				return nil, streamErr(name, err)
+			}
+			var fe *os.PathError
+			if errors.As(err, &fe) {
+				return nil, &Error{Archive: file, Member: name, Reason: "extracting: " + err.Error(), Err: err}
+			}
+			return nil, streamErr(name, err)
+		}
+		if _, err := io.Copy(io.Discard, r); err != nil {
+			return nil, streamErr(name, err)
+		}
+		sum := hex.EncodeToString(hash.Sum(nil))
+		prev = name
+		order = append(order, name)
+		got[name] = Entry{Path: name, Size: h.Size, SHA256: sum}
+		o.Bytes += h.Size
+		switch name {
+		case FormatMember:
+			if err := json.Unmarshal(meta.Bytes(), &o.Format); err != nil {
+				return nil, bad(name, "%v", err)
+			}
+			if o.Format.Format != FormatName {
+				return nil, bad(name, "format %q, want %q", o.Format.Format, FormatName)
+			}
+			if o.Format.Version < 1 || o.Format.Version > FormatVersion {
+				return nil, bad(name, "format version %d: this msjfarm reads versions 1 to %d (a newer msjfarm wrote it: upgrade)", o.Format.Version, FormatVersion)
+			}
+		case IndexMember:
+			indexData = bytes.Clone(meta.Bytes())
+		case SignatureMember:
+			if indexData == nil {
+				return nil, bad(name, "before the index")
+			}
+			sigData = bytes.Clone(meta.Bytes())
+		}
+		// A content-addressed object must be the content its name pins.
+		if k, ok := strings.CutPrefix(name, StorePrefix); ok {
+			if want := contentName(k); want != "" && want != sum {
+				what := "the trace's"
+				if strings.HasPrefix(k, "plugins/") {
+					what = "the plugin binary's"
+				}
+				return nil, bad(name, "%s sha256 is %s, not the %s its name pins (tampered with: refusing it)", what, sum, want)
+			}
+		}
+	}
+	if len(order) == 0 {
+		return nil, &Error{Archive: file, Reason: "empty archive"}
+	}
+	if indexData == nil {
+		return nil, &Error{Archive: file, Member: IndexMember, Reason: fmt.Sprintf("missing: the archive ends after member %s (truncated?)", prev)}
+	}
+	if err := json.Unmarshal(indexData, &o.Index); err != nil {
+		return nil, bad(IndexMember, "%v", err)
+	}
+	if o.Index.Format != FormatName || o.Index.Version != o.Format.Version || o.Index.Campaign != o.Format.Campaign {
+		return nil, bad(IndexMember, "is of %s version %d campaign %s, the archive's format.json says %s version %d campaign %s",
+			o.Index.Format, o.Index.Version, o.Index.Campaign, o.Format.Format, o.Format.Version, o.Format.Campaign)
+	}
+	if root := MerkleRoot(o.Index.Members); root != o.Index.Root {
+		return nil, bad(IndexMember, "its Merkle root %s is not the root of its members (%s): the index was edited", o.Index.Root, root)
+	}
+	if ms := compare(o.Index.Members, got, order); len(ms) > 0 {
+		return nil, &MismatchError{Archive: file, Mismatches: ms}
+	}
+	if sigData != nil {
+		s, err := checkSignature(sigData, o.Format.Campaign, o.Index.Root, pub)
+		if err != nil {
+			return nil, &Error{Archive: file, Member: SignatureMember, Reason: strings.TrimPrefix(err.Error(), "member "+SignatureMember+": "), Err: err}
+		}
+		o.Signature, o.KeyChecked = s, pub != nil
+	} else if pub != nil {
+		return nil, &Error{Archive: file, Member: SignatureMember, Reason: "missing: the archive is not signed, and a key was given to check its signature"}
+	}
+	return o, nil
+}
+
+// compare lists the members that differ from the index: modified
+// (sha256 or size), missing, or not in the index (added).
+func compare(index []Entry, got map[string]Entry, order []string) []Mismatch {
+	var out []Mismatch
+	listed := map[string]bool{}
+	for _, e := range index {
+		if listed[e.Path] {
+			out = append(out, Mismatch{e.Path, "listed twice in the index"})
+			continue
+		}
+		listed[e.Path] = true
+		g, ok := got[e.Path]
+		switch {
+		case !ok:
+			out = append(out, Mismatch{e.Path, "listed in the index but not in the archive (removed)"})
+		case g.Size != e.Size:
+			out = append(out, Mismatch{e.Path, fmt.Sprintf("%d bytes, the index records %d (modified)", g.Size, e.Size)})
+		case g.SHA256 != e.SHA256:
+			out = append(out, Mismatch{e.Path, fmt.Sprintf("sha256 %s, the index records %s (modified)", g.SHA256, e.SHA256)})
+		}
+	}
+	for _, n := range order {
+		if n != IndexMember && n != SignatureMember && !listed[n] {
+			out = append(out, Mismatch{n, "not in the index (added)"})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Member < out[j].Member })
+	return out
+}
