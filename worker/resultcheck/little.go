@@ -1,0 +1,67 @@
+package resultcheck
+
+import (
+	"math"
+)
+
+// LittleK is the number of expected edge terms Little's law may be off by
+// (see little); LittleCap caps the edge allowance at that fraction of the
+// window's area, so that a claimed variance cannot loosen the check
+// without bound. Both calibrated against honest runs of every built-in
+// policy (TestLittleHonest, and over many seeds with -tags long).
+const (
+	LittleK   = 20
+	LittleCap = 0.5
+)
+
+// little checks Little's law on the measurement window, where the engine
+// measures both sides:
+//
+//	area = mean_in_system × window   (∫ N(t) dt over the window [t0, t1])
+//	sum  = overall.count × overall.mean_response   (Σ T_j, measured jobs)
+//
+// Every measured job arrives in the window and, when none is undeparted,
+// leaves at some time; a job that arrived before t0 (in the warm-up) is
+// counted in the area while present after t0 but not in the sum, and a
+// measured job still present at t1 is counted in the sum for its time
+// after t1 but not in the area (no job arriving after t1 is present
+// before it: t1 is the first such arrival). So exactly
+//
+//	area − sum = A_pre − R_post,  A_pre, R_post ≥ 0,
+//
+// the warm-up jobs' time in the window minus the measured jobs' time
+// after it. Each edge term is the summed remaining time in system of the
+// jobs present at an arrival epoch, whose time average is λ·E[T²]/2 (each
+// job contributes ∫ remaining = T²/2). The allowance is LittleK of those,
+// estimated with λ = count/window and E[T²] = var + mean², capped at
+// LittleCap of the area, plus RoundingTol for the float sums. For a run
+// of n arrivals the edge term is E[T²]/(2·E[T]·window) relative, 10^-5
+// for 10^6 arrivals of E[T] ≈ 10: a perturbation of a few per cent fires
+// there; a run of 10^3 arrivals is checked only loosely.
+//
+// Not checked where the engine does not measure both sides: means that
+// are lower bounds (undeparted jobs, truncation), an unstable run (its
+// jobs at t1 may outweigh the whole window: R_post grows as window²), no
+// departure or no window.
+func (c *checker) little() error {
+	r := c.r
+	o := r.Overall
+	if r.LowerBound || r.Truncated || r.Unstable || o.Undeparted > 0 || o.Count < 2 || r.Window <= 0 {
+		return nil
+	}
+	area := r.MeanInSystem * r.Window
+	sum := float64(o.Count) * o.MeanResponse
+	lambda := float64(o.Count) / r.Window
+	et2 := o.VarResponse*float64(o.Count-1)/float64(o.Count) + o.MeanResponse*o.MeanResponse
+	scale := math.Max(area, sum)
+	if math.IsInf(area, 0) || math.IsInf(sum, 0) || math.IsInf(et2, 0) {
+		return c.fail("overall.mean_response", "mean_response %g, var_response %g, mean_in_system %g over a window of %g: too large to be measured",
+			o.MeanResponse, o.VarResponse, r.MeanInSystem, r.Window)
+	}
+	allow := math.Min(LittleK*lambda*et2/2, LittleCap*scale) + RoundingTol*scale
+	if d := math.Abs(area - sum); d > allow {
+		return c.fail("mean_in_system", "Little's law: mean_in_system × window = %.6g, count × mean_response = %.6g: off by %.3g%%, more than the %.3g%% the window's edges allow",
+			area, sum, 100*d/scale, 100*allow/scale)
+	}
+	return nil
+}
