@@ -14,6 +14,7 @@ import (
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker/resultcheck"
 )
 
 // A task message's life in this worker, one delivery at a time. Each step
@@ -172,6 +173,9 @@ func (d *delivery) heldBack(err error) verdict {
 func (w *Worker) conclude(hard context.Context, d *delivery) verdict {
 	switch {
 	case d.err == nil:
+		if v := w.check(hard, d); v != undecided {
+			return v
+		}
 		return w.store(hard, d)
 	case d.cancelled:
 		return cancelled
@@ -185,6 +189,20 @@ func (w *Worker) conclude(hard context.Context, d *delivery) verdict {
 	}
 	d.err = deadlineVerdict(d.deadlineHit, d.attempt, d.err)
 	return w.retryOrFail(hard, d)
+}
+
+// check refuses a result that no honest run of the task could have
+// produced (package resultcheck): a permanent failure naming the field and
+// the plugin's sha256; the result is never stored.
+func (w *Worker) check(hard context.Context, d *delivery) verdict {
+	p := d.out.Provenance
+	err := resultcheck.Check(d.out.Result, resultcheck.Expect{Task: d.t, Engine: p.Engine, SHA256: p.PluginSHA256, Bytes: d.out.Bytes})
+	if err == nil {
+		return undecided
+	}
+	d.runFailed = true
+	d.err = &PermanentError{err}
+	return w.recordFailure(hard, d)
 }
 
 // retryOrFail decides between retried (deliveries remain and another

@@ -26,8 +26,9 @@ import (
 )
 
 // pluginDir holds the fcfs plugin binary built by TestMain; crashyDir
-// worker/pluginhost's test plugin (policies that crash, hang or fail).
-var pluginDir, crashyDir string
+// worker/pluginhost's test plugin (policies that crash, hang or fail);
+// absurdDir the plugin returning impossible results (testdata).
+var pluginDir, crashyDir, absurdDir string
 
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
@@ -44,6 +45,11 @@ func TestMain(m *testing.M) {
 		}
 		crashyDir = filepath.Join(dir, "crashy")
 		if err := hosttest.Build(crashyDir, "./worker/pluginhost/testdata/msjfarm-policy-crashy"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		absurdDir = filepath.Join(dir, "absurd")
+		if err := hosttest.Build(absurdDir, "./worker/testdata/msjfarm-policy-absurd"); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}

@@ -21,8 +21,10 @@
 //   - ranges: p_wait and utilisation in [0, 1], Jain's index at most 1,
 //     each within RoundingTol (float sums of up to 10^9 terms);
 //     mean in queue ≤ mean in system ≤ warmup + arrivals (no more jobs can
-//     be present than have arrived); mean wait and mean size ≤ mean
-//     response (a job's response time is at least its own size);
+//     be present than have arrived); mean wait ≤ mean response, and mean
+//     size ≤ servers × mean response (a job needs at least its size on
+//     one server, or size/k on a reference model's pooled server of
+//     speed k);
 //   - counts: the classes' departures and undeparted jobs sum to the
 //     overall ones, and departed + undeparted = arrivals (≤ when the run
 //     was truncated at max_in_system);
@@ -254,8 +256,8 @@ func (c *checker) classRanges(prefix string, cs sim.ClassStats) error {
 		return c.fail(prefix+".p_wait", "%g > 1", cs.PWait)
 	case cs.MeanWait > cs.MeanResponse*up:
 		return c.fail(prefix+".mean_wait", "%g > mean_response %g", cs.MeanWait, cs.MeanResponse)
-	case cs.MeanSize > cs.MeanResponse*up:
-		return c.fail(prefix+".mean_size", "%g > mean_response %g: a job cannot leave before its service is done", cs.MeanSize, cs.MeanResponse)
+	case cs.MeanSize > cs.MeanResponse*float64(c.r.Servers)*up:
+		return c.fail(prefix+".mean_size", "%g > %d servers × mean_response %g: a job cannot leave before its service is done", cs.MeanSize, c.r.Servers, cs.MeanResponse)
 	}
 	return nil
 }

@@ -5,14 +5,11 @@ import (
 )
 
 // LittleK is the number of expected edge terms Little's law may be off by
-// (see little); LittleCap caps the edge allowance at that fraction of the
-// window's area, so that a claimed variance cannot loosen the check
-// without bound. Both calibrated against honest runs of every built-in
-// policy (TestLittleHonest, and over many seeds with -tags long).
-const (
-	LittleK   = 20
-	LittleCap = 0.5
-)
+// (see little). Calibrated against honest runs of every example sweep's
+// points (TestHonestResultsPass; more seeds and longer runs with -tags
+// long): the largest discrepancy seen was 11.5 edge terms, at 2000
+// arrivals near saturation.
+const LittleK = 20
 
 // little checks Little's law on the measurement window, where the engine
 // measures both sides:
@@ -33,8 +30,12 @@ const (
 // after it. Each edge term is the summed remaining time in system of the
 // jobs present at an arrival epoch, whose time average is λ·E[T²]/2 (each
 // job contributes ∫ remaining = T²/2). The allowance is LittleK of those,
-// estimated with λ = count/window and E[T²] = var + mean², capped at
-// LittleCap of the area, plus RoundingTol for the float sums. For a run
+// estimated with λ = count/window and E[T²] = var + mean², plus
+// RoundingTol for the float sums. The allowance rests on the claimed
+// var_response: a plugin that fakes it too can widen the check, but not
+// past an overflow (a mean of 1e300 is refused), and a fake that is
+// consistent throughout is what spot verification, not a physics check,
+// catches. For a run
 // of n arrivals the edge term is E[T²]/(2·E[T]·window) relative, 10^-5
 // for 10^6 arrivals of E[T] ≈ 10: a perturbation of a few per cent fires
 // there; a run of 10^3 arrivals is checked only loosely.
@@ -54,11 +55,11 @@ func (c *checker) little() error {
 	lambda := float64(o.Count) / r.Window
 	et2 := o.VarResponse*float64(o.Count-1)/float64(o.Count) + o.MeanResponse*o.MeanResponse
 	scale := math.Max(area, sum)
-	if math.IsInf(area, 0) || math.IsInf(sum, 0) || math.IsInf(et2, 0) {
+	if math.IsInf(area, 0) || math.IsInf(sum, 0) || math.IsInf(et2, 0) || math.IsInf(LittleK*lambda*et2, 0) {
 		return c.fail("overall.mean_response", "mean_response %g, var_response %g, mean_in_system %g over a window of %g: too large to be measured",
 			o.MeanResponse, o.VarResponse, r.MeanInSystem, r.Window)
 	}
-	allow := math.Min(LittleK*lambda*et2/2, LittleCap*scale) + RoundingTol*scale
+	allow := LittleK*lambda*et2/2 + RoundingTol*scale
 	if d := math.Abs(area - sum); d > allow {
 		return c.fail("mean_in_system", "Little's law: mean_in_system × window = %.6g, count × mean_response = %.6g: off by %.3g%%, more than the %.3g%% the window's edges allow",
 			area, sum, 100*d/scale, 100*allow/scale)

@@ -1,0 +1,102 @@
+package resultcheck_test
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker"
+	"github.com/msjfarm/msjfarm/worker/resultcheck"
+)
+
+// honestTasks are one task per point of every example sweep (each family
+// of the catalogue on the workloads its paper uses, from light load to
+// overload), without replayed traces, at the given run length and seeds.
+func honestTasks(t *testing.T, arrivals int64, seeds int) []sweep.Task {
+	t.Helper()
+	paths, _ := filepath.Glob("../../examples/*.yaml")
+	if len(paths) == 0 {
+		t.Fatal("no example sweeps")
+	}
+	var out []sweep.Task
+	for _, p := range paths {
+		f, err := sweep.Load(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if f.Trace != nil || f.Limit != nil {
+			continue
+		}
+		f.Replications = seeds
+		f.Run.Arrivals, f.Run.Warmup = arrivals, arrivals/10
+		c, err := sweep.Expand(f, builtin.Catalog{})
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		out = append(out, c.Tasks...)
+	}
+	return out
+}
+
+// littleSlack is |area − sum| over the allowance, the quantity the
+// Little check compares with 1 (0 when it does not apply).
+func littleSlack(r *sim.Result) float64 {
+	o := r.Overall
+	if r.LowerBound || r.Truncated || r.Unstable || o.Count < 2 || r.Window <= 0 {
+		return 0
+	}
+	area, sum := r.MeanInSystem*r.Window, float64(o.Count)*o.MeanResponse
+	et2 := o.VarResponse*float64(o.Count-1)/float64(o.Count) + o.MeanResponse*o.MeanResponse
+	edge := float64(o.Count) / r.Window * et2 / 2
+	return math.Abs(area-sum) / edge
+}
+
+// checkHonest runs tasks in process and asserts that no honest result is
+// refused; it reports the largest Little's-law discrepancy in expected
+// edge terms (the check allows LittleK) and how often a 5% error in
+// mean_in_system is caught.
+func checkHonest(t *testing.T, tasks []sweep.Task) {
+	var slack []float64
+	caught, applicable := 0, 0
+	for i := range tasks {
+		tk := &tasks[i]
+		out, err := worker.InProcess{}.Run(context.Background(), tk, nil)
+		if err != nil {
+			t.Fatalf("%s %s: %v", tk.Policy, tk.Point, err)
+		}
+		r := out.Result
+		if err := resultcheck.Check(r, resultcheck.Expect{Task: tk, Engine: sim.Version}); err != nil {
+			t.Errorf("honest %s at %v (seed %d, %d arrivals) refused: %v", tk.Policy, tk.Axes, tk.Seed, tk.Run.Arrivals, err)
+		}
+		if s := littleSlack(r); s > 0 {
+			slack = append(slack, s)
+			applicable++
+			bad := *r
+			bad.MeanInSystem *= 1.05
+			if resultcheck.Check(&bad, resultcheck.Expect{Task: tk, Engine: sim.Version}) != nil {
+				caught++
+			}
+		}
+	}
+	sort.Float64s(slack)
+	if len(slack) == 0 {
+		t.Fatal("Little's law applied to no result")
+	}
+	t.Logf("%d honest results, Little applicable to %d: |area−sum| / expected edge term: median %.3g, 99%% %.3g, max %.3g (allowed %d); a 5%% error in mean_in_system caught in %d of %d",
+		len(tasks), applicable, slack[len(slack)/2], slack[len(slack)*99/100], slack[len(slack)-1], resultcheck.LittleK, caught, applicable)
+	if os.Getenv("MSJFARM_RESULTCHECK_STRICT") == "" && tasks[0].Run.Arrivals >= 1e5 && caught < applicable {
+		t.Errorf("at %d arrivals a 5%% error should always be caught: %d of %d", tasks[0].Run.Arrivals, caught, applicable)
+	}
+}
+
+// TestHonestResultsPass: every example sweep's points at 2000 arrivals,
+// one seed; the -tags long test runs more seeds and longer runs.
+func TestHonestResultsPass(t *testing.T) {
+	checkHonest(t, honestTasks(t, 2000, 1))
+}
