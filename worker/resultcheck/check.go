@@ -14,8 +14,9 @@
 //     per time-series sample the task allows (Limit);
 //   - echoes, exact: engine version (the one the plugin declared), workload
 //     name, servers, seed, the number of classes and each class's name and
-//     need; warmup and arrivals (under MSER, warmup+arrivals and warmup =
-//     5 × mser_batches);
+//     need (not for a replayed trace, which defines them and which only
+//     the worker itself runs); warmup and arrivals (under MSER,
+//     warmup+arrivals and warmup = 5 × mser_batches);
 //   - every float finite (wire.NonFinite), every mean, count, time and
 //     rate non-negative;
 //   - ranges: p_wait and utilisation in [0, 1], Jain's index at most 1,
@@ -142,15 +143,22 @@ func (c *checker) fail(field, format string, a ...any) error {
 // echoes: what the result says was run is what the task asked for.
 func (c *checker) echoes(engine string) error {
 	r, t := c.r, c.t
-	switch {
-	case engine != "" && r.Engine != engine:
+	if engine != "" && r.Engine != engine {
 		return c.fail("engine", "%q, but the plugin declared engine %q", r.Engine, engine)
+	}
+	if r.Seed != t.Seed {
+		return c.fail("seed", "%d, the task's is %d", r.Seed, t.Seed)
+	}
+	if t.Trace != nil {
+		// A replayed trace defines the servers and classes (the worker
+		// parses it and runs it in process: no plugin replays traces).
+		return c.runLength()
+	}
+	switch {
 	case r.Workload != t.Workload.Name:
 		return c.fail("workload", "%q, the task's is %q", r.Workload, t.Workload.Name)
 	case r.Servers != t.Workload.Servers:
 		return c.fail("servers", "%d, the task's workload has %d", r.Servers, t.Workload.Servers)
-	case r.Seed != t.Seed:
-		return c.fail("seed", "%d, the task's is %d", r.Seed, t.Seed)
 	case len(r.Classes) != len(t.Workload.Classes):
 		return c.fail("classes", "%d classes, the task's workload has %d", len(r.Classes), len(t.Workload.Classes))
 	}
@@ -190,38 +198,39 @@ func (c *checker) finite() error {
 	if f := wire.NonFinite(c.r); f != "" {
 		return c.fail(f, "not a finite number")
 	}
-	for _, q := range c.quantities() {
-		if q.v < 0 {
-			return c.fail(q.name, "%g is negative", q.v)
+	r := c.r
+	top := [...]float64{r.Window, r.WeightedMeanResponse, r.Jain, r.MeanInSystem, r.MeanInQueue, r.Utilization,
+		r.Throughput, r.OfferedLoad, r.WastedWork, float64(r.Preemptions), float64(r.PreemptedJobs),
+		float64(r.MSERBatches), float64(r.Warmup), float64(r.Arrivals)}
+	for i, v := range top {
+		if v < 0 {
+			return c.fail(topNames[i], "%g is negative", v)
+		}
+	}
+	if err := c.classNonNegative("overall", r.Overall); err != nil {
+		return err
+	}
+	for i, cs := range r.Classes {
+		if err := c.classNonNegative(fmt.Sprintf("classes[%d]", i), cs); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-type quantity struct {
-	name string
-	v    float64
-}
+var topNames = [...]string{"window", "weighted_mean_response", "jain", "mean_in_system", "mean_in_queue", "utilization",
+	"throughput", "offered_load", "wasted_work", "preemptions", "preempted_jobs", "mser_batches", "warmup", "arrivals"}
 
-// quantities are the result's non-negative measurements.
-func (c *checker) quantities() []quantity {
-	r := c.r
-	q := []quantity{{"window", r.Window}, {"weighted_mean_response", r.WeightedMeanResponse}, {"jain", r.Jain},
-		{"mean_in_system", r.MeanInSystem}, {"mean_in_queue", r.MeanInQueue}, {"utilization", r.Utilization},
-		{"throughput", r.Throughput}, {"offered_load", r.OfferedLoad}, {"wasted_work", r.WastedWork},
-		{"preemptions", float64(r.Preemptions)}, {"preempted_jobs", float64(r.PreemptedJobs)},
-		{"mser_batches", float64(r.MSERBatches)}, {"warmup", float64(r.Warmup)}, {"arrivals", float64(r.Arrivals)}}
-	q = append(q, classQuantities("overall", r.Overall)...)
-	for i, cs := range r.Classes {
-		q = append(q, classQuantities(fmt.Sprintf("classes[%d]", i), cs)...)
+var classNames = [...]string{"count", "undeparted", "mean_response", "var_response", "mean_wait", "p_wait", "mean_size"}
+
+func (c *checker) classNonNegative(prefix string, cs sim.ClassStats) error {
+	vals := [...]float64{float64(cs.Count), float64(cs.Undeparted), cs.MeanResponse, cs.VarResponse, cs.MeanWait, cs.PWait, cs.MeanSize}
+	for i, v := range vals {
+		if v < 0 {
+			return c.fail(prefix+"."+classNames[i], "%g is negative", v)
+		}
 	}
-	return q
-}
-
-func classQuantities(prefix string, cs sim.ClassStats) []quantity {
-	return []quantity{{prefix + ".count", float64(cs.Count)}, {prefix + ".undeparted", float64(cs.Undeparted)},
-		{prefix + ".mean_response", cs.MeanResponse}, {prefix + ".var_response", cs.VarResponse},
-		{prefix + ".mean_wait", cs.MeanWait}, {prefix + ".p_wait", cs.PWait}, {prefix + ".mean_size", cs.MeanSize}}
+	return nil
 }
 
 // ranges: fractions in [0, 1], orderings every sample path obeys.
@@ -341,8 +350,10 @@ func (c *checker) badCounterName(name string) string {
 	return ""
 }
 
+// isClass: name is one of the result's classes (checked against the
+// task's by echoes; a trace's are the trace's).
 func (c *checker) isClass(name string) bool {
-	for _, cl := range c.t.Workload.Classes {
+	for _, cl := range c.r.Classes {
 		if cl.Name != "" && cl.Name == name {
 			return true
 		}

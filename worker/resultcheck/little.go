@@ -7,9 +7,12 @@ import (
 // LittleK is the number of expected edge terms Little's law may be off by
 // (see little). Calibrated against honest runs of every example sweep's
 // points (TestHonestResultsPass; more seeds and longer runs with -tags
-// long): the largest discrepancy seen was 11.5 edge terms, at 2000
-// arrivals near saturation.
-const LittleK = 20
+// long): the edge term is estimated from the measured jobs, and on the
+// Kill-Smart papers' workloads (26 classes whose mean sizes differ by
+// orders of magnitude) a rare long job present at an edge made honest
+// converged runs 65 estimated edge terms off; 100 covers them with a
+// margin of 1.5.
+const LittleK = 100
 
 // little checks Little's law on the measurement window, where the engine
 // measures both sides:
@@ -40,14 +43,18 @@ const LittleK = 20
 // for 10^6 arrivals of E[T] ≈ 10: a perturbation of a few per cent fires
 // there; a run of 10^3 arrivals is checked only loosely.
 //
-// Not checked where the engine does not measure both sides: means that
-// are lower bounds (undeparted jobs, truncation), an unstable run (its
-// jobs at t1 may outweigh the whole window: R_post grows as window²), no
-// departure or no window.
+// Not checked where the engine does not measure both sides, or not on a
+// steady state: means that are lower bounds (undeparted jobs,
+// truncation), an unstable run (its jobs at t1 may outweigh the whole
+// window: R_post grows as window²), a run the engine does not call
+// converged (a warm-up backlog still draining in the window makes A_pre
+// as large as the window's area: FCFS on borg-e at 10^4 arrivals was 58%
+// off), no departure or no window.
 func (c *checker) little() error {
 	r := c.r
 	o := r.Overall
-	if r.LowerBound || r.Truncated || r.Unstable || o.Undeparted > 0 || o.Count < 2 || r.Window <= 0 {
+	if r.LowerBound || r.Truncated || r.Unstable || r.Convergence == nil || !r.Convergence.Converged ||
+		o.Undeparted > 0 || o.Count < 2 || r.Window <= 0 {
 		return nil
 	}
 	area := r.MeanInSystem * r.Window
