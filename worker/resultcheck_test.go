@@ -24,8 +24,10 @@ import (
 // an error naming the field and the plugin's sha256, and no result is
 // stored.
 func TestAbsurdResultsRefused(t *testing.T) {
-	base := tasks(t, 2000, 0)[0]
-	base.Run.Warmup = 200
+	// 2·10^4 arrivals: long enough for Little's law to be checked within
+	// 25% (resultcheck.LittleN), which the 50% lie exceeds.
+	base := tasks(t, 20000, 0)[0]
+	base.Run.Warmup = 2000
 	field := map[string]string{
 		"negative-mean":  "overall.mean_response",
 		"utilization":    "utilization",
