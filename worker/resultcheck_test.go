@@ -7,13 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
-	"github.com/msjfarm/msjfarm/worker"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 )
 
@@ -55,25 +52,7 @@ func TestAbsurdResultsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &worker.PluginRunner{Host: pluginhost.New(pluginhost.Config{MaxConcurrent: 2, Logger: hclog.NewNullLogger()}),
-		Dirs: []string{absurdDir}, Store: st, CacheDir: filepath.Join(t.TempDir(), "cache"), Logf: t.Logf}
-	t.Cleanup(func() { r.Close() })
-	wctx, cancel := context.WithCancel(ctx)
-	w, err := worker.New(wctx, worker.Options{Conn: nc, Store: st, Concurrency: 2, FetchWait: 100 * time.Millisecond,
-		RetryDelay: 10 * time.Millisecond, Runner: r, Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
-	deadline := time.Now().Add(120 * time.Second)
-	for w.Stats.Done.Load()+w.Stats.Failed.Load() < int64(len(ts)) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	w := runPluginWorker(t, nc, st, absurdDir, 2, len(ts))
 	if w.Stats.Done.Load() != 0 || w.Stats.Failed.Load() != int64(len(ts)) || w.Stats.Retried.Load() != 0 {
 		t.Fatalf("done %d failed %d retried %d; want 0, %d, 0", w.Stats.Done.Load(), w.Stats.Failed.Load(), w.Stats.Retried.Load(), len(ts))
 	}

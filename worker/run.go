@@ -125,28 +125,14 @@ func (w *Worker) markRunning(d *delivery) <-chan struct{} {
 }
 
 // runHeartbeat keeps the message ours while the replication runs
-// (InProgress at AckWait/3, and at least every 2 s so that a cancelled
-// campaign stops promptly) and stops the run if the campaign is cancelled
-// meanwhile. The returned function stops it.
+// (keepAlive) and stops the run if the campaign is cancelled meanwhile.
+// The returned function stops it.
 func (w *Worker) runHeartbeat(d *delivery, cancelRun context.CancelCauseFunc) (stop func()) {
-	done := make(chan struct{})
-	go func() {
-		every := min(max(w.ackWait/3, 20*time.Millisecond), 2*time.Second)
-		tk := time.NewTicker(every)
-		defer tk.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tk.C:
-				_ = d.msg.InProgress()
-				if w.campaignCancelled(d.c) {
-					cancelRun(errCampaignCancelled)
-				}
-			}
+	return w.keepAlive(d.msg, func() {
+		if w.campaignCancelled(d.c) {
+			cancelRun(errCampaignCancelled)
 		}
-	}()
-	return func() { close(done) }
+	})
 }
 
 var errCampaignCancelled = errors.New("campaign cancelled")
