@@ -18,9 +18,10 @@ import (
 )
 
 // A task message's life in this worker, one delivery at a time. Each step
-// below is a function of this file that either decides the verdict or
-// leaves it to the next step; settle alone acts on the verdict (ack, nak
-// or term, the task's reported state, the counters, the logs):
+// below is a method of Worker in this file (run, which decides nothing,
+// in run.go) that either decides the verdict or leaves it to the next
+// step; settle alone acts on the verdict (ack, nak or term, the task's
+// reported state, the counters, the run log, metrics and logs):
 //
 //	received ─┬─ refused ........ receive        Term          rejected (content ≠ id) / none (malformed)
 //	          ├─ cancelled ...... admit          Term
