@@ -22,7 +22,7 @@ import (
 // stored.
 func TestAbsurdResultsRefused(t *testing.T) {
 	// 2·10^4 arrivals: long enough for Little's law to be checked within
-	// 25% (resultcheck.LittleN), which the 50% lie exceeds.
+	// about 12.5% (resultcheck.LittleN/n), which the 50% lie exceeds.
 	base := tasks(t, 20000, 0)[0]
 	base.Run.Warmup = 2000
 	field := map[string]string{
