@@ -32,7 +32,9 @@ func (c *counting) Run(ctx context.Context, t *sweep.Task, p func(int64, int64))
 		return nil, err
 	}
 	if c.as != nil {
-		out.Provenance.Engine = c.as.Engine
+		// An older engine's result says so itself, as the result check
+		// requires of the engine a runner declares.
+		out.Provenance.Engine, out.Result.Engine = c.as.Engine, c.as.Engine
 		if sha, ok := cutPlugin(c.as.Policy); ok {
 			out.Provenance.Runner, out.Provenance.PluginSHA256 = worker.RunnerPlugin, sha
 		}

@@ -184,10 +184,11 @@ func (w *Worker) withStorage(hard context.Context, msg jetstream.Msg, write bool
 	}
 }
 
-// keepAlive sends InProgress for msg every AckWait/3 (at most every 2 s)
-// until the returned function is called, so that a message waiting for
-// storage is not redelivered. A call shorter than that sends nothing.
-func (w *Worker) keepAlive(msg jetstream.Msg) (stop func()) {
+// keepAlive sends InProgress for msg every AckWait/3 (at most every 2 s,
+// so that onTick, if set, runs promptly) until the returned function is
+// called, so that a message waiting for storage or a replication is not
+// redelivered. A call shorter than that sends nothing.
+func (w *Worker) keepAlive(msg jetstream.Msg, onTick ...func()) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -201,6 +202,9 @@ func (w *Worker) keepAlive(msg jetstream.Msg) (stop func()) {
 				return
 			case <-tk.C:
 				_ = msg.InProgress()
+				for _, f := range onTick {
+					f()
+				}
 			}
 		}
 	}()

@@ -141,17 +141,7 @@ func PinPlugins(ctx context.Context, st storage.Store, campaign string, policies
 		}
 		key := storage.PluginKey(e.Plugin, e.SHA256)
 		if !uploaded[key] {
-			if _, err := st.Stat(ctx, key); errors.Is(err, storage.ErrNotFound) {
-				// The file may have changed since it was indexed: upload,
-				// then check what was uploaded.
-				if err := st.PutFile(ctx, key, e.Path); err != nil {
-					return nil, nil, fmt.Errorf("uploading %s: %w", e.Path, err)
-				}
-				if sum, err := pluginhost.Checksum(e.Path); err != nil || sum != e.SHA256 {
-					_ = st.Delete(ctx, key)
-					return nil, nil, fmt.Errorf("plugin %s changed while being pinned (sha256 %s, indexed as %s)", e.Path, sum, e.SHA256)
-				}
-			} else if err != nil {
+			if err := uploadPlugin(ctx, st, key, e); err != nil {
 				return nil, nil, err
 			}
 			uploaded[key] = true
@@ -166,6 +156,24 @@ func PinPlugins(ctx context.Context, st storage.Store, campaign string, policies
 		}
 	}
 	return pins, warnings, nil
+}
+
+// uploadPlugin uploads e's binary to key unless it is there already. The
+// file may have changed since it was indexed: what was uploaded is
+// checked against the indexed sha256.
+func uploadPlugin(ctx context.Context, st storage.Store, key string, e registry.Entry) error {
+	_, err := st.Stat(ctx, key)
+	if !errors.Is(err, storage.ErrNotFound) {
+		return err
+	}
+	if err := st.PutFile(ctx, key, e.Path); err != nil {
+		return fmt.Errorf("uploading %s: %w", e.Path, err)
+	}
+	if sum, err := pluginhost.Checksum(e.Path); err != nil || sum != e.SHA256 {
+		_ = st.Delete(ctx, key)
+		return fmt.Errorf("plugin %s changed while being pinned (sha256 %s, indexed as %s)", e.Path, sum, e.SHA256)
+	}
+	return nil
 }
 
 // PluginRunner runs replications in policy plugins through a worker/pluginhost
@@ -410,7 +418,7 @@ func (r *PluginRunner) Run(ctx context.Context, t *sweep.Task, progress func(don
 	if err != nil {
 		return nil, r.taskError(ctx, err)
 	}
-	return &Outcome{Result: out.Result, Provenance: Provenance{
+	return &Outcome{Result: out.Result, Bytes: len(out.ResultJSON), Provenance: Provenance{
 		Runner: RunnerPlugin, Plugin: out.Plugin.Name, PluginVersion: out.Plugin.Version,
 		PluginSHA256: out.Plugin.SHA256, Engine: out.Plugin.Engine, CPU: out.PluginCPU,
 		Builtin: len(b.Args) > 0 && b.Args[0] == registry.ServeSubcommand,

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/nats-io/nats.go"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/record"
@@ -26,8 +27,9 @@ import (
 )
 
 // pluginDir holds the fcfs plugin binary built by TestMain; crashyDir
-// worker/pluginhost's test plugin (policies that crash, hang or fail).
-var pluginDir, crashyDir string
+// worker/pluginhost's test plugin (policies that crash, hang or fail);
+// absurdDir the plugin returning impossible results (testdata).
+var pluginDir, crashyDir, absurdDir string
 
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
@@ -44,6 +46,11 @@ func TestMain(m *testing.M) {
 		}
 		crashyDir = filepath.Join(dir, "crashy")
 		if err := hosttest.Build(crashyDir, "./worker/pluginhost/testdata/msjfarm-policy-crashy"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		absurdDir = filepath.Join(dir, "absurd")
+		if err := hosttest.Build(absurdDir, "./worker/testdata/msjfarm-policy-absurd"); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
@@ -401,25 +408,7 @@ func TestWorkerHangTwiceIsPermanent(t *testing.T) {
 	}
 	nc, _, st := queued(t, protocol.Layout{MaxDeliver: 5, AckWait: 5 * time.Second}, ts)
 	ctx := context.Background()
-	r := &worker.PluginRunner{Host: pluginhost.New(pluginhost.Config{MaxConcurrent: 1, Grace: time.Second, Logger: hclog.NewNullLogger()}),
-		Dirs: []string{crashyDir}, Store: st, CacheDir: filepath.Join(t.TempDir(), "cache"), Logf: t.Logf}
-	t.Cleanup(func() { r.Close() })
-	wctx, cancel := context.WithCancel(ctx)
-	w, err := worker.New(wctx, worker.Options{Conn: nc, Store: st, Concurrency: 1, FetchWait: 100 * time.Millisecond,
-		RetryDelay: 10 * time.Millisecond, Runner: r, Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for w.Stats.Done.Load()+w.Stats.Failed.Load() < int64(len(ts)) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	w := runPluginWorker(t, nc, st, crashyDir, 1, len(ts))
 	if w.Stats.Done.Load() != 3 || w.Stats.Failed.Load() != 1 || w.Stats.Retried.Load() != 1 {
 		t.Fatalf("done %d failed %d retried %d; want 3, 1, 1", w.Stats.Done.Load(), w.Stats.Failed.Load(), w.Stats.Retried.Load())
 	}
@@ -439,4 +428,31 @@ func TestWorkerHangTwiceIsPermanent(t *testing.T) {
 	if ps := crashyProcs(); len(ps) > 0 {
 		t.Fatalf("plugin processes left after the worker stopped: %v", ps)
 	}
+}
+
+// runPluginWorker runs a worker with conc slots and a plugin runner over
+// the binaries in dir until n tasks are done or failed (or 120 s pass),
+// then stops it.
+func runPluginWorker(t *testing.T, nc *nats.Conn, st storage.Store, dir string, conc, n int) *worker.Worker {
+	t.Helper()
+	r := &worker.PluginRunner{Host: pluginhost.New(pluginhost.Config{MaxConcurrent: conc, Grace: time.Second, Logger: hclog.NewNullLogger()}),
+		Dirs: []string{dir}, Store: st, CacheDir: filepath.Join(t.TempDir(), "cache"), Logf: t.Logf}
+	t.Cleanup(func() { r.Close() })
+	wctx, cancel := context.WithCancel(context.Background())
+	w, err := worker.New(wctx, worker.Options{Conn: nc, Store: st, Concurrency: conc, FetchWait: 100 * time.Millisecond,
+		RetryDelay: 10 * time.Millisecond, Runner: r, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	deadline := time.Now().Add(120 * time.Second)
+	for w.Stats.Done.Load()+w.Stats.Failed.Load() < int64(n) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	return w
 }

@@ -30,6 +30,9 @@ type Runner interface {
 type Outcome struct {
 	Result     *sim.Result
 	Provenance Provenance
+	// Bytes is the result's size as the runner received it (its JSON from
+	// a plugin; 0 in process), checked against resultcheck.Limit.
+	Bytes int
 }
 
 // Provenance says which code produced a result; it goes into every result

@@ -343,6 +343,14 @@ func (s *server) Run(req *pb.RunRequest, stream pb.PolicyPlugin_RunServer) error
 			return err
 		}
 	}
+	if f := NonFinite(res); f != "" {
+		// JSON has no NaN or infinity: say which number it is (a
+		// permanent failure of the policy, as the host reads Aborted),
+		// not a failure to encode that the host could only read as a
+		// lost connection.
+		s.logger.Info("replication returned a non-finite number", "policy", spec.Name, "seed", rr.Run.Seed, "field", f)
+		return status.Errorf(codes.Aborted, "the result holds a number that is not finite: %s", f)
+	}
 	b, err := json.Marshal(res)
 	if err != nil {
 		return status.Errorf(codes.Internal, "result does not encode as JSON: %v", err)

@@ -1,0 +1,380 @@
+// Package resultcheck checks a replication's result before the worker
+// stores it: against the task that was sent (the fields a result echoes)
+// and against what any honest run of the engine can measure. A policy
+// plugin is someone else's code; what it returns is a claim, and a claim
+// that no honest engine could produce — a negative mean, a utilisation of
+// 1.7, nine classes for a two-class workload, another seed, a mean of
+// 1e300 beside a number in system that Little's law contradicts — must not
+// reach a summary. The worker makes a violation a permanent task error
+// naming the field and the plugin's sha256 (never stored, never retried).
+//
+// What is checked, each with the tolerance it needs and why:
+//
+//   - size: the result as received is at most MaxBytes plus SampleBytes
+//     per time-series sample the task allows (Limit);
+//   - echoes, exact: engine version (the one the plugin declared), workload
+//     name, servers, seed, the number of classes and each class's name and
+//     need (not for a replayed trace, which defines them and which only
+//     the worker itself runs); warmup and arrivals (under MSER,
+//     warmup+arrivals and warmup = 5 × mser_batches);
+//   - every float finite (wire.NonFinite), every mean, count, time and
+//     rate non-negative;
+//   - ranges: p_wait and utilisation in [0, 1], Jain's index at most 1,
+//     each within RoundingTol (float sums of up to 10^9 terms);
+//     mean in queue ≤ mean in system ≤ warmup + arrivals (no more jobs can
+//     be present than have arrived); mean wait ≤ mean response, and mean
+//     size ≤ servers × mean response (a job needs at least its size on
+//     one server, or size/k on a reference model's pooled server of
+//     speed k);
+//   - counts: the classes' departures and undeparted jobs sum to the
+//     overall ones, and departed + undeparted = arrivals (≤ when the run
+//     was truncated at max_in_system);
+//   - Little's law on the measurement window (Little);
+//   - counter names: CounterName;
+//   - the time series: at most series_max samples, none when not asked
+//     for, times non-negative and non-decreasing.
+package resultcheck
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/msjfarm/msjfarm/internal/wire"
+	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// MaxBytes bounds a result as received (its JSON), without its time
+// series: the largest honest result of the built-in families is a few
+// kilobytes (64 classes and 64 counters are under 20 KiB), so 1 MiB
+// leaves room for any plausible workload and refuses a result that would
+// fill a coordinator's memory.
+const MaxBytes = 1 << 20
+
+// SampleBytes is the allowance per time-series sample: a sample
+// {"t":<float>,"n":<int>}, is at most 2+4+24+1+4+20+1+1 = 57 bytes.
+const SampleBytes = 64
+
+// DefaultSeriesMax is the engine's number of samples when series_max is 0.
+const DefaultSeriesMax = 10000
+
+// RoundingTol is the tolerance of the range checks on quantities that are
+// float sums over events: the error of a running sum of n terms is at most
+// about n·2^-53 relative, 1.1e-7 for 10^9 events; 1e-6 leaves a margin of
+// nine.
+const RoundingTol = 1e-6
+
+// Error is a violation: the field (as in the result's JSON) and why.
+type Error struct {
+	Field  string
+	Reason string
+	// SHA256 is the binary that produced the result ("" if unknown).
+	SHA256 string
+}
+
+func (e *Error) Error() string {
+	who := "the runner"
+	if e.SHA256 != "" {
+		who = "plugin sha256 " + e.SHA256
+	}
+	return fmt.Sprintf("impossible result from %s: %s: %s", who, e.Field, e.Reason)
+}
+
+// Expect is what a result is checked against.
+type Expect struct {
+	Task *sweep.Task
+	// Engine is the engine version the producer declared (a plugin's
+	// Info; sim.Version in process); "" skips that echo.
+	Engine string
+	// SHA256 names the producer in errors.
+	SHA256 string
+	// Bytes is the result's size as received (0: not measured, as for an
+	// in-process result, which is never encoded before it is stored).
+	Bytes int
+}
+
+// Limit is the size bound of a task's result: MaxBytes, plus SampleBytes
+// per sample when the task asks for a time series.
+func Limit(t *sweep.Task) int {
+	if t.Run.SeriesInterval <= 0 {
+		return MaxBytes
+	}
+	return MaxBytes + SampleBytes*seriesMax(t)
+}
+
+func seriesMax(t *sweep.Task) int {
+	if t.Run.SeriesMax > 0 {
+		return t.Run.SeriesMax
+	}
+	return DefaultSeriesMax
+}
+
+// Check returns nil or the first violation, an *Error.
+func Check(r *sim.Result, e Expect) error {
+	c := &checker{r: r, t: e.Task, sha: e.SHA256}
+	if e.Bytes > Limit(e.Task) {
+		return c.fail("result", "%d bytes, over the limit of %d", e.Bytes, Limit(e.Task))
+	}
+	if r == nil {
+		return c.fail("result", "missing")
+	}
+	for _, step := range []func() error{
+		func() error { return c.echoes(e.Engine) },
+		c.finite, c.ranges, c.counts, c.little, c.counters, c.series,
+	} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type checker struct {
+	r   *sim.Result
+	t   *sweep.Task
+	sha string
+}
+
+func (c *checker) fail(field, format string, a ...any) error {
+	return &Error{Field: field, Reason: fmt.Sprintf(format, a...), SHA256: c.sha}
+}
+
+// echoes: what the result says was run is what the task asked for.
+func (c *checker) echoes(engine string) error {
+	r, t := c.r, c.t
+	if engine != "" && r.Engine != engine {
+		return c.fail("engine", "%q, but the plugin declared engine %q", r.Engine, engine)
+	}
+	if r.Seed != t.Seed {
+		return c.fail("seed", "%d, the task's is %d", r.Seed, t.Seed)
+	}
+	if t.Trace != nil {
+		// A replayed trace defines the servers and classes (the worker
+		// parses it and runs it in process: no plugin replays traces).
+		return c.runLength()
+	}
+	switch {
+	case r.Workload != t.Workload.Name:
+		return c.fail("workload", "%q, the task's is %q", r.Workload, t.Workload.Name)
+	case r.Servers != t.Workload.Servers:
+		return c.fail("servers", "%d, the task's workload has %d", r.Servers, t.Workload.Servers)
+	case len(r.Classes) != len(t.Workload.Classes):
+		return c.fail("classes", "%d classes, the task's workload has %d", len(r.Classes), len(t.Workload.Classes))
+	}
+	for i, cl := range t.Workload.Classes {
+		if got := r.Classes[i]; got.Need != cl.Need || got.Name != cl.Name {
+			return c.fail(fmt.Sprintf("classes[%d]", i), "class %q need %d, the task's is %q need %d", got.Name, got.Need, cl.Name, cl.Need)
+		}
+	}
+	return c.runLength()
+}
+
+// runLength: warmup and arrivals as asked (under MSER the split is the
+// engine's, the total is the task's).
+func (c *checker) runLength() error {
+	r, run := c.r, c.t.Run
+	if !run.MSER {
+		if r.Warmup != run.Warmup {
+			return c.fail("warmup", "%d, the task's is %d", r.Warmup, run.Warmup)
+		}
+		if r.Arrivals != run.Arrivals {
+			return c.fail("arrivals", "%d, the task's is %d", r.Arrivals, run.Arrivals)
+		}
+		return nil
+	}
+	if r.Warmup+r.Arrivals != run.Warmup+run.Arrivals || r.Warmup < 0 || r.Arrivals < 0 {
+		return c.fail("arrivals", "warmup %d + arrivals %d, the task's total is %d", r.Warmup, r.Arrivals, run.Warmup+run.Arrivals)
+	}
+	if r.Warmup != 5*r.MSERBatches {
+		return c.fail("warmup", "%d, but MSER truncated %d batches of 5", r.Warmup, r.MSERBatches)
+	}
+	return nil
+}
+
+// finite: no NaN or infinity anywhere, and the quantities that cannot be
+// negative are not.
+func (c *checker) finite() error {
+	if f := wire.NonFinite(c.r); f != "" {
+		return c.fail(f, "not a finite number")
+	}
+	r := c.r
+	top := [...]float64{r.Window, r.WeightedMeanResponse, r.Jain, r.MeanInSystem, r.MeanInQueue, r.Utilization,
+		r.Throughput, r.OfferedLoad, r.WastedWork, float64(r.Preemptions), float64(r.PreemptedJobs),
+		float64(r.MSERBatches), float64(r.Warmup), float64(r.Arrivals)}
+	for i, v := range top {
+		if v < 0 {
+			return c.fail(topNames[i], "%g is negative", v)
+		}
+	}
+	if err := c.classNonNegative("overall", r.Overall); err != nil {
+		return err
+	}
+	for i, cs := range r.Classes {
+		if err := c.classNonNegative(fmt.Sprintf("classes[%d]", i), cs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var topNames = [...]string{"window", "weighted_mean_response", "jain", "mean_in_system", "mean_in_queue", "utilization",
+	"throughput", "offered_load", "wasted_work", "preemptions", "preempted_jobs", "mser_batches", "warmup", "arrivals"}
+
+var classNames = [...]string{"count", "undeparted", "mean_response", "var_response", "mean_wait", "p_wait", "mean_size"}
+
+func (c *checker) classNonNegative(prefix string, cs sim.ClassStats) error {
+	vals := [...]float64{float64(cs.Count), float64(cs.Undeparted), cs.MeanResponse, cs.VarResponse, cs.MeanWait, cs.PWait, cs.MeanSize}
+	for i, v := range vals {
+		if v < 0 {
+			return c.fail(prefix+"."+classNames[i], "%g is negative", v)
+		}
+	}
+	return nil
+}
+
+// ranges: fractions in [0, 1], orderings every sample path obeys.
+func (c *checker) ranges() error {
+	r := c.r
+	up := 1 + RoundingTol
+	switch {
+	case r.Utilization > up:
+		return c.fail("utilization", "%g > 1: more servers busy than there are", r.Utilization)
+	case r.Jain > up:
+		return c.fail("jain", "%g > 1", r.Jain)
+	case r.MeanInQueue > r.MeanInSystem*up:
+		return c.fail("mean_in_queue", "%g > mean_in_system %g", r.MeanInQueue, r.MeanInSystem)
+	case r.MeanInSystem > float64(r.Warmup+r.Arrivals):
+		return c.fail("mean_in_system", "%g jobs on average, but only %d ever arrived", r.MeanInSystem, r.Warmup+r.Arrivals)
+	}
+	if err := c.classRanges("overall", r.Overall); err != nil {
+		return err
+	}
+	for i, cs := range r.Classes {
+		if err := c.classRanges(fmt.Sprintf("classes[%d]", i), cs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *checker) classRanges(prefix string, cs sim.ClassStats) error {
+	up := 1 + RoundingTol
+	switch {
+	case cs.PWait > up:
+		return c.fail(prefix+".p_wait", "%g > 1", cs.PWait)
+	case cs.MeanWait > cs.MeanResponse*up:
+		return c.fail(prefix+".mean_wait", "%g > mean_response %g", cs.MeanWait, cs.MeanResponse)
+	case cs.MeanSize > cs.MeanResponse*float64(c.r.Servers)*up:
+		return c.fail(prefix+".mean_size", "%g > %d servers × mean_response %g: a job cannot leave before its service is done", cs.MeanSize, c.r.Servers, cs.MeanResponse)
+	}
+	return nil
+}
+
+// counts: the classes add up to the whole, and every measured arrival
+// either departed or is counted as undeparted.
+func (c *checker) counts() error {
+	r := c.r
+	var n, u int64
+	for _, cs := range r.Classes {
+		n += cs.Count
+		u += cs.Undeparted
+	}
+	switch {
+	case n != r.Overall.Count:
+		return c.fail("classes[].count", "the classes' departures sum to %d, overall.count is %d", n, r.Overall.Count)
+	case u != r.Overall.Undeparted:
+		return c.fail("classes[].undeparted", "the classes' undeparted jobs sum to %d, overall.undeparted is %d", u, r.Overall.Undeparted)
+	case r.Truncated && n+u > r.Arrivals:
+		return c.fail("overall.count", "%d departed + %d undeparted > %d arrivals", n, u, r.Arrivals)
+	case !r.Truncated && n+u != r.Arrivals:
+		return c.fail("overall.count", "%d departed + %d undeparted, but %d measured arrivals", n, u, r.Arrivals)
+	}
+	return nil
+}
+
+// CounterName is the pattern of a counter name: lower-case words joined by
+// underscores, at most CounterNameMax characters, optionally followed by
+// "/" and the name of one of the task's classes (a per-class counter).
+// Names become summary.csv columns and report labels; the pattern keeps
+// them readable and keeps a plugin from carrying arbitrary text there
+// (a token, a path, a credential it found).
+var CounterName = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+
+// CounterNameMax bounds a counter name (without a class suffix);
+// CounterWordMax one of its words (the longest in the built-in families is
+// 11: "preemptions"); MaxCounters their number.
+const (
+	CounterNameMax = 48
+	CounterWordMax = 16
+	MaxCounters    = 256
+)
+
+func (c *checker) counters() error {
+	if len(c.r.Counters) > MaxCounters {
+		return c.fail("counters", "%d counters, more than %d", len(c.r.Counters), MaxCounters)
+	}
+	seen := make(map[string]bool, len(c.r.Counters))
+	for i, ct := range c.r.Counters {
+		field := fmt.Sprintf("counters[%d].name", i)
+		if why := c.badCounterName(ct.Name); why != "" {
+			// The name is not quoted back: errors are logged and stored,
+			// and must not become the channel it was refused for.
+			return c.fail(field, "a name of %d bytes %s", len(ct.Name), why)
+		}
+		if seen[ct.Name] {
+			return c.fail(field, "%q appears twice", ct.Name)
+		}
+		seen[ct.Name] = true
+	}
+	return nil
+}
+
+// badCounterName says why name is not a counter name ("" if it is).
+func (c *checker) badCounterName(name string) string {
+	base, class, perClass := strings.Cut(name, "/")
+	if perClass && !c.isClass(class) {
+		return "names no class of the task's workload after \"/\""
+	}
+	if len(base) > CounterNameMax {
+		return fmt.Sprintf("is longer than %d characters", CounterNameMax)
+	}
+	if !CounterName.MatchString(base) {
+		return "is not lower-case words joined by underscores (" + CounterName.String() + ")"
+	}
+	for _, w := range strings.Split(base, "_") {
+		if len(w) > CounterWordMax {
+			return fmt.Sprintf("has a word longer than %d characters", CounterWordMax)
+		}
+	}
+	return ""
+}
+
+// isClass: name is one of the result's classes (checked against the
+// task's by echoes; a trace's are the trace's).
+func (c *checker) isClass(name string) bool {
+	for _, cl := range c.r.Classes {
+		if cl.Name != "" && cl.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *checker) series() error {
+	r := c.r
+	if c.t.Run.SeriesInterval <= 0 && len(r.Series) > 0 {
+		return c.fail("series", "%d samples, but the task asked for none", len(r.Series))
+	}
+	if len(r.Series) > seriesMax(c.t) {
+		return c.fail("series", "%d samples, more than series_max %d", len(r.Series), seriesMax(c.t))
+	}
+	last := 0.0
+	for i, s := range r.Series {
+		if s.T < last || s.N < 0 {
+			return c.fail(fmt.Sprintf("series[%d]", i), "t %g n %d: times must not decrease, counts not be negative", s.T, s.N)
+		}
+		last = s.T
+	}
+	return nil
+}

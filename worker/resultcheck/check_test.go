@@ -1,0 +1,192 @@
+package resultcheck_test
+
+import (
+	"errors"
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/internal/cputime"
+	"github.com/msjfarm/msjfarm/model/workload"
+	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker/resultcheck"
+)
+
+// The task and its honest result, derived by hand:
+//
+//	workload w: 4 servers, class a (need 1), class b (need 4); seed 7;
+//	10^4 warm-up + 10^5 measured arrivals, a window of 50,000; converged.
+//	class a: 90,000 departures, E[T] 2, Var 4, E[W] 0.5, P(wait) 0.25, E[S] 1.5
+//	class b: 10,000 departures, E[T] 12, Var 100, E[W] 8, P(wait) 0.8, E[S] 4
+//	overall: E[T] = (0.9·2 + 0.1·12) = 3; E[W] = 0.45 + 0.8 = 1.25;
+//	  P(wait) = 0.225 + 0.08 = 0.305; E[S] = 1.35 + 0.4 = 1.75;
+//	  E[T²] = 0.9·(4+4) + 0.1·(100+144) = 31.6, Var = 31.6 − 9 = 22.6.
+//	Little: Σ T = 10^5·3 = 300,000 = mean_in_system × window → 6.
+//	  Allowance: λ = 10^5/50,000 = 2, E[T²] as the check estimates it =
+//	  22.6·99,999/10^5 + 9 = 31.599774, edge = λ·E[T²]/2 = 31.599774;
+//	  20 edges = 631.99548, + (floor 2500/10^5 + rounding 1e-6) of the
+//	  larger side. Below: 631.99548 + 0.025001·300,000 = 8132.2955, so
+//	  mean_in_system ≥ 6 − 8132.2955/50,000 = 5.8374: 5.84 passes, 5.83
+//	  does not. Above: area − 300,000 ≤ 631.99548 + 0.025001·area, area ≤
+//	  300,631.99548/0.974999 = 308,340.8, mean_in_system ≤ 6.1668: 6.16
+//	  passes, 6.17 does not.
+func honest() (*sweep.Task, *sim.Result) {
+	t := &sweep.Task{Seed: 7, Policy: "p",
+		Workload: workload.Spec{Name: "w", Servers: 4, Classes: []workload.ClassSpec{{Name: "a", Need: 1}, {Name: "b", Need: 4}}}}
+	t.Run.Arrivals, t.Run.Warmup = 100000, 10000
+	r := &sim.Result{Engine: "1.2.3", Workload: "w", Seed: 7, Servers: 4, Warmup: 10000, Arrivals: 100000, Window: 50000,
+		Convergence: &sim.Convergence{Converged: true},
+		Overall:     sim.ClassStats{Name: "all", Count: 100000, MeanResponse: 3, VarResponse: 22.6, MeanWait: 1.25, PWait: 0.305, MeanSize: 1.75},
+		Classes: []sim.ClassStats{
+			{Name: "a", Need: 1, Count: 90000, MeanResponse: 2, VarResponse: 4, MeanWait: 0.5, PWait: 0.25, MeanSize: 1.5},
+			{Name: "b", Need: 4, Count: 10000, MeanResponse: 12, VarResponse: 100, MeanWait: 8, PWait: 0.8, MeanSize: 4}},
+		WeightedMeanResponse: 5, Jain: 0.7, MeanInSystem: 6, MeanInQueue: 2, Utilization: 0.5, Throughput: 2, OfferedLoad: 0.5,
+		Counters: []sim.Counter{{Name: "kills", Value: 3}, {Name: "preempted_fraction/a", Value: 0.1}}}
+	return t, r
+}
+
+func TestCheck(t *testing.T) {
+	long := strings.Repeat("a", 49)
+	for _, c := range []struct {
+		name  string
+		edit  func(t *sweep.Task, r *sim.Result, e *resultcheck.Expect)
+		field string // "" = accepted
+	}{
+		{"honest", func(*sweep.Task, *sim.Result, *resultcheck.Expect) {}, ""},
+		{"engine", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Engine = "9.9.9" }, "engine"},
+		{"engine not declared", func(_ *sweep.Task, _ *sim.Result, e *resultcheck.Expect) { e.Engine = "" }, ""},
+		{"workload", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Workload = "v" }, "workload"},
+		{"servers", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Servers = 8 }, "servers"},
+		{"seed", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Seed = 8 }, "seed"},
+		{"classes", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes = append(r.Classes, r.Classes[0]) }, "classes"},
+		{"class need", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[1].Need = 2 }, "classes[1]"},
+		{"warmup", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Warmup = 9999 }, "warmup"},
+		{"arrivals", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Arrivals = 99999 }, "arrivals"},
+		// MSER: 1000 batches of 5 truncated, 5000 + 105,000 = the task's 110,000.
+		{"mser", func(t *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			t.Run.MSER, r.Warmup, r.Arrivals, r.MSERBatches = true, 5000, 105000, 1000
+			r.Classes[0].Count, r.Overall.Count = 95000, 105000
+			r.Overall.MeanResponse = 300000.0 / 105000 // Σ T = 300,000 = mean_in_system 6 × window 50,000
+			r.Overall.MeanWait = 1.2
+		}, ""},
+		{"mser split", func(t *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			t.Run.MSER, r.Warmup, r.Arrivals, r.MSERBatches = true, 5000, 105000, 999
+		}, "warmup"},
+		{"NaN", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[0].MeanResponse = math.NaN() }, "classes[0].mean_response (NaN)"},
+		{"+Inf", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Throughput = math.Inf(1) }, "throughput (+Inf)"},
+		{"negative var", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[1].VarResponse = -1 }, "classes[1].var_response"},
+		{"negative window", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Window = -500 }, "window"},
+		// 1 + 5e-7 is within RoundingTol (1e-6), 1 + 1e-5 is not.
+		{"utilisation rounding", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Utilization = 1 + 5e-7 }, ""},
+		{"utilisation 1.00001", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Utilization = 1.00001 }, "utilization"},
+		{"utilisation 1.7", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Utilization = 1.7 }, "utilization"},
+		{"p_wait", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[0].PWait = 1.2 }, "classes[0].p_wait"},
+		{"jain", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Jain = 1.5 }, "jain"},
+		{"queue > system", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.MeanInQueue = 7 }, "mean_in_queue"},
+		// 110,000 jobs arrived in all: 200,000 cannot be present on average.
+		{"more present than arrived", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.MeanInSystem = 200000 }, "mean_in_system"},
+		{"wait > response", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[1].MeanWait = 13 }, "classes[1].mean_wait"},
+		// 4 servers × E[T] 2 = 8 ≥ E[S]: 7.9 passes, 8.1 does not.
+		{"size ≤ k·response", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[0].MeanSize = 7.9 }, ""},
+		{"size > k·response", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[0].MeanSize = 8.1 }, "classes[0].mean_size"},
+		{"class counts", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[0].Count = 89999 }, "classes[].count"},
+		{"class undeparted", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[0].Undeparted = 5 }, "classes[].undeparted"},
+		{"lost arrivals", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.Classes[0].Count, r.Overall.Count = 89999, 99999
+		}, "overall.count"},
+		// Truncated: 99,998 + 1 undeparted ≤ 10^5 arrivals; means are lower bounds, Little not applied.
+		{"truncated", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.Truncated, r.LowerBound = true, true
+			r.Classes[0].Count, r.Overall.Count, r.Classes[0].Undeparted, r.Overall.Undeparted = 89998, 99998, 1, 1
+			r.MeanInSystem = 9
+		}, ""},
+		{"Little 6.16", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.MeanInSystem = 6.16 }, ""},
+		{"Little 6.17", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.MeanInSystem = 6.17 }, "mean_in_system"},
+		{"Little 5.84", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.MeanInSystem = 5.84 }, ""},
+		{"Little 5.83", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.MeanInSystem = 5.83 }, "mean_in_system"},
+		{"Little skipped when unstable", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.MeanInSystem, r.Unstable = 9, true }, ""},
+		{"Little skipped when not converged", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.MeanInSystem, r.Convergence.Converged = 9, false
+		}, ""},
+		{"means of 1e300", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.Overall.MeanResponse, r.Overall.MeanWait = 1e300, 1e300
+		}, "overall.mean_response"},
+		{"counter upper case", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Counters[0].Name = "Kills" }, "counters[0].name"},
+		{"counter unknown class", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Counters[1].Name = "preempted_fraction/z" }, "counters[1].name"},
+		{"counter 48 chars", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.Counters[0].Name = strings.Repeat("abcdefghijklmno_", 3)[:47] + "p"
+		}, ""},
+		{"counter 49 chars", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Counters[0].Name = long }, "counters[0].name"},
+		{"counter word of 17", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Counters[0].Name = "a_abcdefghijklmnopq" }, "counters[0].name"},
+		{"counter secret", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.Counters[0].Name = "wJalrXUtnFEMI/K7MDENG"
+		}, "counters[0].name"},
+		{"counter twice", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Counters[1].Name = "kills" }, "counters[1].name"},
+		{"257 counters", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Counters = make([]sim.Counter, 257) }, "counters"},
+		{"series not asked for", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Series = []sim.Sample{{T: 0, N: 1}} }, "series"},
+		{"series backwards", func(t *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			t.Run.SeriesInterval = 1
+			r.Series = []sim.Sample{{T: 0, N: 1}, {T: 2, N: 1}, {T: 1, N: 1}}
+		}, "series[2]"},
+		{"series over series_max", func(t *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			t.Run.SeriesInterval, t.Run.SeriesMax = 1, 2
+			r.Series = []sim.Sample{{T: 0, N: 1}, {T: 1, N: 1}, {T: 2, N: 1}}
+		}, "series"},
+		{"1 MiB", func(_ *sweep.Task, _ *sim.Result, e *resultcheck.Expect) { e.Bytes = 1 << 20 }, ""},
+		{"1 MiB + 1", func(_ *sweep.Task, _ *sim.Result, e *resultcheck.Expect) { e.Bytes = 1<<20 + 1 }, "result"},
+		// series_max 100 allows 100 × 64 more bytes.
+		{"1 MiB + series", func(t *sweep.Task, _ *sim.Result, e *resultcheck.Expect) {
+			t.Run.SeriesInterval, t.Run.SeriesMax, e.Bytes = 1, 100, 1<<20+6400
+		}, ""},
+		{"no result", func(_ *sweep.Task, _ *sim.Result, e *resultcheck.Expect) {}, "result"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			task, r := honest()
+			e := resultcheck.Expect{Task: task, Engine: "1.2.3", SHA256: "5b4c44cc"}
+			c.edit(task, r, &e)
+			if c.name == "no result" {
+				r = nil
+			}
+			err := resultcheck.Check(r, e)
+			if c.field == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var ce *resultcheck.Error
+			if !errors.As(err, &ce) || !strings.HasPrefix(ce.Field, c.field) || ce.SHA256 != "5b4c44cc" || !strings.Contains(err.Error(), "5b4c44cc") {
+				t.Fatalf("got %v, want a refusal of %s naming the sha256", err, c.field)
+			}
+		})
+	}
+}
+
+// BenchmarkCheck is the cost of checking one result, with and without
+// the default 10,000-sample time series. Besides wall time per op it
+// reports the checking thread's CPU time per op (cpu-ns/op), which other
+// load on the machine distorts far less.
+func BenchmarkCheck(b *testing.B) {
+	task, r := honest()
+	bench := func(b *testing.B) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		c0, _ := cputime.Thread()
+		for range b.N {
+			if err := resultcheck.Check(r, resultcheck.Expect{Task: task, Engine: "1.2.3"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		c1, _ := cputime.Thread()
+		b.ReportMetric(float64((c1-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+	b.Run("2-class", bench)
+	task.Run.SeriesInterval = 1
+	r.Series = make([]sim.Sample, resultcheck.DefaultSeriesMax)
+	for i := range r.Series {
+		r.Series[i] = sim.Sample{T: float64(i), N: i % 7}
+	}
+	b.Run("2-class+series", bench)
+}

@@ -1,0 +1,127 @@
+package resultcheck_test
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker"
+	"github.com/msjfarm/msjfarm/worker/resultcheck"
+)
+
+// honestTasks are one task per point of every example sweep (each family
+// of the catalogue on the workloads its paper uses, from light load to
+// overload), without replayed traces, at the given run length and seeds.
+func honestTasks(t *testing.T, arrivals int64, seeds int) []sweep.Task {
+	t.Helper()
+	paths, _ := filepath.Glob("../../examples/*.yaml")
+	if len(paths) == 0 {
+		t.Fatal("no example sweeps")
+	}
+	var out []sweep.Task
+	for _, p := range paths {
+		f, err := sweep.Load(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if f.Trace != nil || f.Limit != nil {
+			continue
+		}
+		f.Replications = seeds
+		f.Run.Arrivals, f.Run.Warmup = arrivals, arrivals/10
+		c, err := sweep.Expand(f, builtin.Catalog{})
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		out = append(out, c.Tasks...)
+	}
+	return out
+}
+
+// littleParts are the quantities of the Little check on an honest
+// result, each as a share of the window's area (the larger side): the
+// discrepancy d and the expected edge term e; ok is false where the
+// check does not apply.
+func littleParts(r *sim.Result) (d, e float64, ok bool) {
+	o := r.Overall
+	if r.LowerBound || r.Truncated || r.Unstable || r.Convergence == nil || !r.Convergence.Converged || o.Count < 2 || r.Window <= 0 {
+		return 0, 0, false
+	}
+	area, sum := r.MeanInSystem*r.Window, float64(o.Count)*o.MeanResponse
+	et2 := o.VarResponse*float64(o.Count-1)/float64(o.Count) + o.MeanResponse*o.MeanResponse
+	scale := math.Max(area, sum)
+	return math.Abs(area-sum) / scale, float64(o.Count) / r.Window * et2 / 2 / scale, true
+}
+
+// perturbations are the errors in mean_in_system whose detection
+// checkHonest reports.
+var perturbations = []float64{0.03, 0.05, 0.10, 0.20}
+
+// checkHonest runs tasks in process and asserts that no honest result is
+// refused; it reports the largest Little's-law discrepancy in expected
+// edge terms (the check allows LittleK) and how often each perturbation
+// of mean_in_system is caught. From 10^5 arrivals on (a floor of 2.5%),
+// a 10% error must nearly always be caught.
+func checkHonest(t *testing.T, tasks []sweep.Task) {
+	var slack []float64
+	var shares [][2]float64 // discrepancy and edge term, shares of the area
+	caught := make([]int, len(perturbations))
+	for i := range tasks {
+		tk := &tasks[i]
+		out, err := worker.InProcess{}.Run(context.Background(), tk, nil)
+		if err != nil {
+			t.Fatalf("%s %s: %v", tk.Policy, tk.Point, err)
+		}
+		r := out.Result
+		if err := resultcheck.Check(r, resultcheck.Expect{Task: tk, Engine: sim.Version}); err != nil {
+			t.Errorf("honest %s at %v (seed %d, %d arrivals) refused: %v", tk.Policy, tk.Axes, tk.Seed, tk.Run.Arrivals, err)
+		}
+		d, e, ok := littleParts(r)
+		if !ok {
+			continue
+		}
+		slack = append(slack, d/e)
+		shares = append(shares, [2]float64{d, e})
+		for k, p := range perturbations {
+			bad := *r
+			bad.MeanInSystem *= 1 + p
+			if resultcheck.Check(&bad, resultcheck.Expect{Task: tk, Engine: sim.Version}) != nil {
+				caught[k]++
+			}
+		}
+	}
+	sort.Float64s(slack)
+	if len(slack) == 0 {
+		t.Fatal("Little's law applied to no result")
+	}
+	n := len(slack)
+	t.Logf("%d honest results at %d arrivals, Little applicable to %d: |area−sum| / expected edge term: median %.3g, 99%% %.3g, max %.3g (allowed %d)",
+		len(tasks), tasks[0].Run.Arrivals, n, slack[n/2], slack[n*99/100], slack[n-1], resultcheck.LittleK)
+	for k, p := range perturbations {
+		t.Logf("an error of %.0f%% in mean_in_system caught in %d of %d", 100*p, caught[k], n)
+	}
+	// The trade-off between the two parts of the allowance: for each
+	// floor F (a share F/n), the K that the worst honest result needs.
+	arr := float64(tasks[0].Run.Arrivals)
+	for _, f := range []float64{0, 500, 1000, 2500, 5000} {
+		k := 0.0
+		for _, x := range shares {
+			k = max(k, (x[0]-f/arr)/x[1])
+		}
+		t.Logf("floor %.0f/n: honest results need K ≥ %.3g", f, k)
+	}
+	if tasks[0].Run.Arrivals >= 1e5 && caught[2] < n*9/10 {
+		t.Errorf("at %d arrivals a 10%% error should nearly always be caught: %d of %d", tasks[0].Run.Arrivals, caught[2], n)
+	}
+}
+
+// TestHonestResultsPass: every example sweep's points at 2000 arrivals,
+// one seed; the -tags long test runs more seeds and longer runs.
+func TestHonestResultsPass(t *testing.T) {
+	checkHonest(t, honestTasks(t, 2000, 1))
+}

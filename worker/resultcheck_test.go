@@ -1,0 +1,78 @@
+package worker_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker/pluginhost"
+)
+
+// TestAbsurdResultsRefused: a real plugin process (testdata/msjfarm-policy-absurd,
+// built against the SDK) returns one kind of impossible result per
+// policy; through the real worker path (JetStream, the plugin runner,
+// local storage) each task fails on its first attempt, permanently, with
+// an error naming the field and the plugin's sha256, and no result is
+// stored.
+func TestAbsurdResultsRefused(t *testing.T) {
+	// 2·10^4 arrivals: long enough for Little's law to be checked within
+	// about 12.5% (resultcheck.LittleN/n), which the 50% lie exceeds.
+	base := tasks(t, 20000, 0)[0]
+	base.Run.Warmup = 2000
+	field := map[string]string{
+		"negative-mean":  "overall.mean_response",
+		"utilization":    "utilization",
+		"huge-means":     "too large to be measured",
+		"nine-classes":   "classes: 9 classes, the task's workload has 2",
+		"arrivals":       "arrivals",
+		"seed":           "seed",
+		"servers":        "servers",
+		"engine":         "engine",
+		"oversize":       "result: ",
+		"nan":            "overall.mean_response (NaN)",
+		"secret-counter": "counters[0].name",
+		"little":         "Little's law",
+	}
+	var ts []sweep.Task
+	for pol := range field {
+		tk := base
+		tk.Policy, tk.Params = pol, nil
+		tk.ID = sweep.TaskID(tk)
+		ts = append(ts, tk)
+	}
+	nc, _, st := queued(t, protocol.Layout{MaxDeliver: 5, AckWait: 5 * time.Second}, ts)
+	ctx := context.Background()
+	sum, err := pluginhost.Checksum(filepath.Join(absurdDir, "msjfarm-policy-absurd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := runPluginWorker(t, nc, st, absurdDir, 2, len(ts))
+	if w.Stats.Done.Load() != 0 || w.Stats.Failed.Load() != int64(len(ts)) || w.Stats.Retried.Load() != 0 {
+		t.Fatalf("done %d failed %d retried %d; want 0, %d, 0", w.Stats.Done.Load(), w.Stats.Failed.Load(), w.Stats.Retried.Load(), len(ts))
+	}
+	for _, tk := range ts {
+		rec, _, err := record.Read(ctx, st, "camp", tk.ID)
+		if err != nil {
+			t.Fatalf("%s: %v", tk.Policy, err)
+		}
+		if !rec.Failed() || rec.Result != nil {
+			t.Errorf("%s: stored %+v", tk.Policy, rec.Result)
+		}
+		if !strings.Contains(rec.Error, "attempt 1 of 5") || !strings.Contains(rec.Error, field[tk.Policy]) || !strings.Contains(rec.Error, sum[:12]) {
+			t.Errorf("%s: error %q, want attempt 1, %q and sha256 %s", tk.Policy, rec.Error, field[tk.Policy], sum[:12])
+		}
+		if strings.Contains(rec.Error, "EXAMPLEKEY") {
+			t.Errorf("%s: the refused counter name is quoted back: %q", tk.Policy, rec.Error)
+		}
+	}
+	stored, err := st.List(ctx, storage.StoredResultsPrefix)
+	if err != nil || len(stored) != 0 {
+		t.Fatalf("stored results: %v %v", stored, err)
+	}
+}

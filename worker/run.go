@@ -1,0 +1,154 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"time"
+
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/storage"
+)
+
+// run is the lifecycle's run step (lifecycle.go): it marks the task
+// running, runs the replication under a heartbeat that keeps the message
+// and notices a cancelled campaign, waits for storage the runner could not
+// read, and records in d what happened for conclude to judge. It decides
+// nothing itself.
+func (w *Worker) run(hard context.Context, d *delivery, release func()) {
+	c, t := d.c, d.t
+	d.ran = true
+	runningSet := w.markRunning(d)
+	w.logRun("start", c, t.ID, d.attempt)
+	w.taskLog(slog.LevelDebug, "task started", c, t, "attempt", d.attempt)
+
+	runCtx, cancelRun := context.WithCancelCause(WithCampaign(hard, c))
+	defer cancelRun(nil)
+	stopHB := w.runHeartbeat(d, cancelRun)
+	// Hand the slot on when the replication reports 99% of its arrivals:
+	// the next task's fetch and set-up (about 1 ms) then overlap this one's
+	// last 1% instead of leaving a core idle between the two.
+	progress := func(done, total int64) {
+		if total > 0 && done*100 >= total*99 {
+			release()
+		}
+	}
+	for delay, waited := backoffMin, false; ; delay = min(2*delay, backoffMax) {
+		w.runOnce(runCtx, d, progress)
+		if d.err == nil || !storage.IsUnavailable(d.err) || runCtx.Err() != nil {
+			break
+		}
+		// The runner could not read what the task needs from storage
+		// (the campaign's plugin pins, a pinned plugin binary): nothing
+		// ran, and it is not the task's failure. Wait for the store (the
+		// heartbeat keeps the message) and try again.
+		w.health.Down(d.err, d.started)
+		if !waited {
+			waited = true
+			w.Stats.StorageWaits.Add(1)
+		}
+		if !w.waitForStore(runCtx, delay) {
+			d.err = fmt.Errorf("%w (while waiting for storage: %w)", runCtx.Err(), d.err)
+			d.runCause = context.Cause(runCtx)
+			break
+		}
+	}
+	stopHB()
+	release()
+	<-runningSet
+	// Let the fetch loop take the freed slot before this goroutine stores
+	// the result: the next task's pull request then overlaps the write
+	// (and its fsync) instead of waiting behind it.
+	runtime.Gosched()
+	d.cancelled = errors.Is(context.Cause(runCtx), errCampaignCancelled)
+}
+
+// runOnce runs the replication once, bounded by the task's run.deadline
+// (which bounds the replication, not a wait for storage). The task's
+// trace (if any) is fetched by content here, so that a store that is down
+// waits like any other storage read.
+func (w *Worker) runOnce(runCtx context.Context, d *delivery, progress func(done, total int64)) {
+	t := d.t
+	rctx, cancelDL := runCtx, context.CancelFunc(func() {})
+	if t.Run.Deadline > 0 {
+		rctx, cancelDL = context.WithTimeoutCause(runCtx, t.Run.Deadline,
+			fmt.Errorf("run.deadline %v exceeded", t.Run.Deadline))
+	}
+	defer cancelDL()
+	d.started = time.Now()
+	w.Stats.Running.Add(1)
+	var tctx context.Context
+	d.out = nil
+	if tctx, d.err = w.withTaskTrace(rctx, t); d.err == nil {
+		d.out, d.err = w.o.Runner.Run(tctx, t, progress)
+	}
+	d.wall = time.Since(d.started)
+	w.Stats.Running.Add(-1)
+	d.runCause = context.Cause(rctx)
+	d.deadlineHit = errors.Is(rctx.Err(), context.DeadlineExceeded)
+}
+
+// waitForStore waits delay, or until the store is seen back; false if
+// runCtx ended meanwhile.
+func (w *Worker) waitForStore(runCtx context.Context, delay time.Duration) bool {
+	tw := time.NewTimer(delay)
+	defer tw.Stop()
+	select {
+	case <-runCtx.Done():
+	case <-tw.C:
+	case <-w.health.Up():
+	}
+	return runCtx.Err() == nil
+}
+
+// markRunning writes the "running" state, for status displays, while the
+// replication starts rather than before it (a KV round trip between two
+// tasks), and before any later state of the task (the returned channel
+// closes when it is written). A redelivered task's running state keeps the
+// error its previous attempt reported, so that a worker dying on this
+// attempt does not leave the coordinator's max-deliveries record with
+// "last error: none reported".
+func (w *Worker) markRunning(d *delivery) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		st := protocol.TaskState{State: protocol.StateRunning, Attempt: d.attempt}
+		if d.attempt > 1 {
+			st.Error = w.previousError(d.c, d.t.ID)
+		}
+		w.setState(d.c, d.t.ID, st)
+	}()
+	return done
+}
+
+// runHeartbeat keeps the message ours while the replication runs
+// (keepAlive) and stops the run if the campaign is cancelled meanwhile.
+// The returned function stops it.
+func (w *Worker) runHeartbeat(d *delivery, cancelRun context.CancelCauseFunc) (stop func()) {
+	return w.keepAlive(d.msg, func() {
+		if w.campaignCancelled(d.c) {
+			cancelRun(errCampaignCancelled)
+		}
+	})
+}
+
+var errCampaignCancelled = errors.New("campaign cancelled")
+
+// previousError is the error the task's state reports (its previous
+// attempt's), or "".
+func (w *Worker) previousError(c, tid string) string {
+	ctx, cancel := ioCtx()
+	defer cancel()
+	e, err := w.h.TaskStates.Get(ctx, protocol.TaskKey(c, tid))
+	if err != nil {
+		return ""
+	}
+	var st protocol.TaskState
+	if json.Unmarshal(e.Value(), &st) != nil {
+		return ""
+	}
+	return st.Error
+}
