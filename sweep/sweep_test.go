@@ -145,7 +145,7 @@ func TestErrors(t *testing.T) {
 		{"negative warmup", "name: x\nreplications: 1\nrun: {arrivals: 10, warmup: -1}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "warmup must be >= 0"},
 		{"short mser", "name: x\nreplications: 1\nrun: {arrivals: 10, mser: true}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "MSER-5 needs at least 20"},
 		{"negative series_max", "name: x\nreplications: 1\nrun: {arrivals: 10, series_max: -1}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "series_max must be >= 0"},
-		{"negative deadline", "name: x\nreplications: 1\nrun: {arrivals: 10, deadline: -1m}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "deadline must be >= 0"},
+		{"negative deadline", "name: x\nreplications: 1\nrun: {arrivals: 10, deadline: -1m}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "run.deadline: must be >= 0"},
 		{"seed in run", "name: x\nreplications: 1\nrun: {arrivals: 10, seed: 3}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "seed"},
 		{"zip lengths", base + "workload: one-or-all\naxes: {load: [0.5, 0.6], servers: [32]}\nzip: [[load, servers]]\npolicies: [fcfs]\n", "have 2 and 1 values"},
 	} {

@@ -27,6 +27,14 @@ const MaxFileSize = 4 << 20
 // the file. With no trace, or a trace given by sha256 alone (already in
 // storage), it returns nil.
 func ReadTraceFile(f *File, limit int64) ([]byte, error) {
+	data, err := readTraceFile(f, limit)
+	if err != nil {
+		return nil, f.src.locate(err)
+	}
+	return data, nil
+}
+
+func readTraceFile(f *File, limit int64) ([]byte, error) {
 	if f.Trace == nil {
 		return nil, nil
 	}

@@ -334,9 +334,9 @@ func limitFileCampaign(path string, reg sweep.Catalog, fs *pflag.FlagSet, lf *li
 		f, c, _, err := validateSweep(path, reg, "", storage.DefaultMaxTraceSize)
 		return f, c, err
 	}
-	plan, err := sweep.PlanLimit(f, reg)
+	plan, err := sweep.PlanLimit(f, withPolicyNames(reg))
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, err
 	}
 	if !fs.Changed("lo") {
 		lf.lo = plan.Lo

@@ -69,10 +69,10 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 		pr := cfg.Prepare(ctx)
 		if lf, err := sweep.LoadProfile(pos[0], *profile); err == nil && lf.Limit != nil {
 			// A limit block: a search by rounds of probe campaigns (runlimit.go).
-			plan, err := sweep.PlanLimit(lf, pr.Registry)
+			plan, err := sweep.PlanLimit(lf, withPolicyNames(pr.Registry))
 			pr.Close()
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "msjfarm: run: %s: %v\n", pos[0], err)
+				fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
 				return 2
 			}
 			if *dry {
