@@ -448,9 +448,16 @@ func defStatus(fs *pflag.FlagSet) func([]string) int {
 			enc := json.NewEncoder(os.Stdout)
 			enc.SetIndent("", "  ")
 			_ = enc.Encode(list)
-			return 0
+		} else if len(list) > 0 {
+			printStatus(os.Stdout, list)
 		}
-		printStatus(os.Stdout, list)
+		if len(list) == 0 {
+			where := "on the farm at " + redact.URL(*ff.natsURL)
+			if *ff.natsURL == "" {
+				where = "in " + *ff.storage
+			}
+			return fail("status: no campaigns %s", where)
+		}
 		return 0
 	}
 }
@@ -462,7 +469,10 @@ func farmOrStorageStatus(ctx context.Context, ff *farmFlags) ([]protocol.Status,
 	if *ff.natsURL == "" {
 		// No farm given: the campaigns in storage, live from the server
 		// of a `msjfarm run` that is running one.
-		st, err := ff.store(ctx)
+		st, err := ff.existingStore(ctx)
+		if errors.Is(err, errNoStore) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w (give --nats-url for a farm, or --storage for the campaigns of msjfarm run)", err)
 		}
@@ -547,7 +557,7 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		st, err := ff.store(ctx)
+		st, err := ff.existingStore(ctx)
 		if err != nil {
 			return fail("results: %v", err)
 		}
@@ -555,6 +565,9 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 			es, err := archive.List(ctx, st)
 			if err != nil {
 				return fail("results: %v", err)
+			}
+			if len(es) == 0 {
+				return fail("results: no campaigns in %s (msjfarm run SWEEP.yaml stores one there)", st.URL())
 			}
 			printCampaigns(os.Stdout, es)
 			return 0

@@ -37,7 +37,7 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		id := ff.fs.Arg(0)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
-		st, err := ff.store(ctx)
+		st, err := ff.existingStore(ctx)
 		if err != nil {
 			return fail("report: %v", err)
 		}

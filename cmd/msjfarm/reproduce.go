@@ -60,7 +60,7 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		id := ff.fs.Arg(0)
 		ctx, stop := signalContext()
 		defer stop()
-		st, err := ff.store(ctx)
+		st, err := ff.existingStore(ctx)
 		if err != nil {
 			return fail("reproduce: %v", err)
 		}
