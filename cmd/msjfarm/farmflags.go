@@ -202,4 +202,3 @@ func (f *farmFlags) existingStore(ctx context.Context) (storage.Store, error) {
 	}
 	return st, err
 }
-
