@@ -62,8 +62,9 @@ var commands = []command{
 			"by majority (sim.Pool); replication r has the same seed at every rate. Either\n" +
 			"--workload/--policy/--param, or a sweep file: its workload, its run block and\n" +
 			"every policy variant (its arrival-rate axis is ignored). The default bracket is\n" +
-			"[0.05, 1.5] × the rate at load 1. A --rel-tol below ≈ 2.25% at 10^6 arrivals is\n" +
-			"below the growth test's resolution (four times the arrivals halve it).",
+			"[0.05, 1.5] × the rate at load 1. The default --rel-tol is the growth test's\n" +
+			"resolution at --arrivals (2.25% at 10^6; four times the arrivals halve it): a\n" +
+			"smaller one narrows the bracket, not the error, and is warned about.",
 		example: "  msjfarm limit --workload one-or-all --policy fcfs\n  msjfarm limit --policy msfq --param threshold=31 --lo 5 --hi 9 --arrivals 2e5 --reps 3 --rel-tol 0.05\n  msjfarm limit examples/q-fig3.yaml --json",
 		def:     defLimit},
 	{use: "policies", short: "list the built-in policies and their parameters",
