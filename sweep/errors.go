@@ -27,6 +27,9 @@ type Error struct {
 	Msg       string
 	Suggest   []string
 	err       error // the underlying error, for errors.Is/As
+	// missing: the key is required and absent, so it has no line of its
+	// own: the error is placed at its parent, or at the file's start.
+	missing bool
 	// inMsg: Msg begins with Path already (an error from elsewhere that
 	// names the key itself, "policies[1] (msfq): ..."), so it is not
 	// written twice.
@@ -86,6 +89,11 @@ func unknownName(path, what, name string, known []string, list, hint string) *Er
 		msg += " (" + list + ": " + strings.Join(known, ", ") + ")"
 	}
 	return &Error{Path: path, Msg: msg, Suggest: sug}
+}
+
+// missingErr is the error of a required key that the file lacks.
+func missingErr(path, format string, a ...any) *Error {
+	return &Error{Path: path, Msg: fmt.Sprintf(format, a...), missing: true}
 }
 
 // Errors is several mistakes found at once (every unknown key and wrong
@@ -179,6 +187,11 @@ func (s *source) place(e *Error) {
 			return
 		}
 	}
+	defer func() {
+		if e.Line == 0 && e.missing {
+			e.Line, e.Col = 1, 1
+		}
+	}()
 	for p := e.Path; p != ""; p = parentPath(p) {
 		for _, full := range []string{"profiles." + s.profile + "." + p, p} {
 			if s.profile == "" && full != p {
@@ -219,6 +232,24 @@ func parentPath(p string) string {
 		return ""
 	}
 	return p[:i]
+}
+
+// lacks reports whether the file read has no key p (nor an environment
+// override for it); false when there is no file to tell.
+func (s *source) lacks(p string) bool {
+	if s == nil {
+		return false
+	}
+	if env := envFor(p); env != "" && os.Getenv(env) != "" {
+		return false
+	}
+	_, k := s.keys[p]
+	_, v := s.vals[p]
+	if s.profile != "" {
+		_, pk := s.keys["profiles."+s.profile+"."+p]
+		k = k || pk
+	}
+	return !k && !v
 }
 
 // pathOf is the key path that begins a message "path: rest" or "path

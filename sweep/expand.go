@@ -218,10 +218,16 @@ func planFile(f *File, cat Catalog) (*Campaign, error) {
 		return nil, errLimitCampaign
 	}
 	if f.Name == "" {
-		return nil, fmt.Errorf("name: required")
+		return nil, missingErr("name", "required: the campaign's name, e.g. name: my-sweep")
+	}
+	if f.Replications == 0 && f.src.lacks("replications") {
+		return nil, missingErr("replications", "required: independent replications per point, e.g. replications: 10")
 	}
 	if f.Replications < 1 {
 		return nil, fmt.Errorf("replications: must be >= 1, got %d", f.Replications)
+	}
+	if f.Run.Arrivals == 0 && f.src.lacks("run.arrivals") {
+		return nil, missingErr("run.arrivals", "required: measured arrivals per replication, e.g. run: {arrivals: 1e6}")
 	}
 	if err := checkRun(f.Run); err != nil {
 		return nil, err
@@ -287,7 +293,10 @@ func baseWorkload(f *File) (workload.Spec, *TraceRef, error) {
 		}
 	}
 	if n != 1 {
-		return workload.Spec{}, nil, fmt.Errorf("give exactly one of workload (a name), classes, or trace")
+		return workload.Spec{}, nil, missingErr("workload", "give exactly one of workload (a name, msjfarm workloads lists them), classes (with servers), or trace")
+	}
+	if err := checkDistName("interarrival", f.Interarrival); err != nil {
+		return workload.Spec{}, nil, err
 	}
 	switch {
 	case f.Workload != "":
@@ -301,7 +310,15 @@ func baseWorkload(f *File) (workload.Spec, *TraceRef, error) {
 		return s, nil, nil
 	case len(f.Classes) > 0:
 		if f.Servers < 1 {
-			return workload.Spec{}, nil, fmt.Errorf("servers: must be >= 1 with explicit classes, got %d", f.Servers)
+			return workload.Spec{}, nil, missingErr("servers", "must be >= 1 with explicit classes, got %d", f.Servers)
+		}
+		for i, c := range f.Classes {
+			if err := checkDistName(fmt.Sprintf("classes[%d].service", i), &c.Service); err != nil {
+				return workload.Spec{}, nil, err
+			}
+			if c.Need < 1 || c.Need > f.Servers {
+				return workload.Spec{}, nil, fieldErr(fmt.Sprintf("classes[%d].need", i), nil, "%d is not in [1, servers] = [1, %d]: a job cannot hold more servers than there are", c.Need, f.Servers)
+			}
 		}
 		return workload.Spec{Name: f.Name, Servers: f.Servers, Classes: f.Classes}, nil, nil
 	}
@@ -405,7 +422,7 @@ type variant struct {
 // and parameters, where a list value is an axis over that parameter.
 func policyVariants(entries []any, cat Catalog) ([]variant, error) {
 	if len(entries) == 0 {
-		return nil, fmt.Errorf("policies: at least one policy is required")
+		return nil, missingErr("policies", "at least one policy is required, e.g. policies: [fcfs] (msjfarm policies lists them)")
 	}
 	var out []variant
 	// seen maps a policy variant (name, case-folded as the catalogue looks

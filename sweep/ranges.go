@@ -3,6 +3,8 @@ package sweep
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/model/workload"
@@ -79,4 +81,17 @@ func checkClassRanges(f *File, spec workload.Spec, vals map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// checkDistName refuses an unknown distribution name with the nearest
+// known ones, at the dist key (the distribution's own error, later, names
+// only the class).
+func checkDistName(path string, s *dist.Spec) error {
+	if s == nil || slices.Contains(dist.Names(), s.Dist) {
+		return nil
+	}
+	if s.Dist == "" {
+		return missingErr(path+".dist", "required: the distribution, one of %s", strings.Join(dist.Names(), ", "))
+	}
+	return unknownName(path+".dist", "distribution", s.Dist, dist.Names(), "known", "")
 }

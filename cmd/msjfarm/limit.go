@@ -191,7 +191,7 @@ func runLimit(fs *pflag.FlagSet, args []string, out io.Writer, lf limitFlags) in
 		if _, err := reg.CheckParams(lf.policy, lf.params); err != nil {
 			if _, lerr := reg.Lookup(lf.policy); lerr != nil {
 				warn("limit", reg.Warnings())
-				return usagef("limit: --policy: %v", lerr)
+				return usagef("limit: --policy: %v", policyErr(reg, lf.policy, lerr))
 			}
 			return usagef("limit: %v", err)
 		}
@@ -215,6 +215,23 @@ func runLimit(fs *pflag.FlagSet, args []string, out io.Writer, lf limitFlags) in
 	}
 	if lf.lo >= lf.hi {
 		return usagef("limit: --lo (%v) must be below --hi (%v)", lf.lo, lf.hi)
+	}
+	for _, r := range []struct {
+		flag string
+		v    float64
+	}{{"lo", lf.lo}, {"hi", lf.hi}} {
+		if r.v < sweep.MinMagnitude || r.v > sweep.MaxMagnitude {
+			return usagef("limit: --%s %v is outside [%g, %g], the range of arrival rates msjfarm accepts", r.flag, r.v, sweep.MinMagnitude, sweep.MaxMagnitude)
+		}
+	}
+	// A range that depends on the workload (MSFQ's threshold ≤ k−1) is
+	// a usage error now, not a failed replication in the first round.
+	if w, err := spec.BuildArrivals(lf.lo, ia, nil); err == nil {
+		for _, t := range targets {
+			if err := reg.CheckWorkload(t.Policy, t.Params, w); err != nil {
+				return usagef("limit: policy %s: %v", t.Policy, err)
+			}
+		}
 	}
 	var warning string
 	if lf.relTol, warning = limitRelTol(lf.relTol, runCfg.Arrivals); warning != "" {
