@@ -22,9 +22,9 @@ import (
 	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/sim"
-	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/sim/rng"
 	"github.com/msjfarm/msjfarm/sim/stats"
+	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 	"github.com/msjfarm/msjfarm/worker/registry"
 )
