@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -27,6 +28,9 @@ type Error struct {
 	Msg       string
 	Suggest   []string
 	err       error // the underlying error, for errors.Is/As
+	// num, if set, is the bad number: an error at a list (an axis) is
+	// placed at the element that holds it.
+	num *float64
 	// missing: the key is required and absent, so it has no line of its
 	// own: the error is placed at its parent, or at the file's start.
 	missing bool
@@ -131,6 +135,9 @@ type source struct {
 	// reported there), vals that of each value (a bad value is reported
 	// there); list items have only a value position.
 	keys, vals map[string]pos
+	// text holds each scalar value as written, to find the element of a
+	// list that holds a bad number.
+	text map[string]string
 }
 
 // locate turns err into an *Error placed in the file, when its key path
@@ -197,7 +204,10 @@ func (s *source) place(e *Error) {
 			if s.profile == "" && full != p {
 				continue
 			}
-			if at, ok := s.vals[full]; ok && !strings.HasPrefix(e.Msg, "unknown key") {
+			if at, ok := s.vals[full]; ok && !misspeltKey(e.Msg) {
+				if el, ok := s.element(full, e.num); ok {
+					at = el
+				}
 				e.Line, e.Col = at.line, at.col
 				return
 			}
@@ -205,6 +215,36 @@ func (s *source) place(e *Error) {
 				e.Line, e.Col = at.line, at.col
 				return
 			}
+		}
+	}
+}
+
+// misspeltKey tells the errors whose bad text is the key itself (an
+// unknown key, axis or parameter name), placed at the key rather than at
+// its value.
+func misspeltKey(msg string) bool {
+	for _, p := range []string{"unknown key", "unknown axis", "unknown parameter"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// element is the position of the element of the list at path whose
+// value is the number x.
+func (s *source) element(path string, x *float64) (pos, bool) {
+	if x == nil {
+		return pos{}, false
+	}
+	for i := 0; ; i++ {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		at, ok := s.vals[p]
+		if !ok {
+			return pos{}, false
+		}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(s.text[p]), 64); err == nil && v == *x {
+			return at, true
 		}
 	}
 }

@@ -19,7 +19,7 @@ import (
 // Keys are folded to lower case, as the reader folds them. It returns a
 // syntax error, placed, when the content does not parse.
 func index(data []byte, format string) (*source, error) {
-	s := &source{keys: map[string]pos{}, vals: map[string]pos{}}
+	s := &source{keys: map[string]pos{}, vals: map[string]pos{}, text: map[string]string{}}
 	switch format {
 	case "toml":
 		return s, s.indexTOML(data)
@@ -80,6 +80,9 @@ func (s *source) walkYAML(path string, n *yaml.Node, depth int) {
 	if path != "" {
 		if _, ok := s.vals[path]; !ok {
 			s.vals[path] = pos{n.Line, n.Column}
+			if n.Kind == yaml.ScalarNode {
+				s.text[path] = n.Value
+			}
 		}
 	}
 	switch n.Kind {
@@ -193,6 +196,9 @@ func (s *source) walkTOML(path string, n *unstable.Node, at func(*unstable.Node)
 	}
 	if n.Raw.Length > 0 || n.Kind == unstable.InlineTable || n.Kind == unstable.Array {
 		s.vals[path] = at(n)
+	}
+	if n.Kind == unstable.Float || n.Kind == unstable.Integer {
+		s.text[path] = strings.ReplaceAll(string(n.Data), "_", "")
 	}
 	switch n.Kind {
 	case unstable.Array:

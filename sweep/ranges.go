@@ -30,7 +30,9 @@ const (
 // checks' business) outside [MinMagnitude, MaxMagnitude].
 func checkMagnitude(path string, x float64) error {
 	if a := math.Abs(x); x != 0 && !(a >= MinMagnitude && a <= MaxMagnitude) {
-		return fieldErr(path, nil, "%v is outside [%g, %g], the range of rates, means and times msjfarm accepts (choose another time unit to bring it in range)", x, MinMagnitude, MaxMagnitude)
+		e := fieldErr(path, nil, "%v is outside [%g, %g], the range of rates, means and times msjfarm accepts (choose another time unit to bring it in range)", x, MinMagnitude, MaxMagnitude)
+		e.num = &x
+		return e
 	}
 	return nil
 }
