@@ -59,7 +59,9 @@ func TestNewcomerMistakes(t *testing.T) {
 	if err := os.WriteFile(good, []byte(newcomerBase), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, errOut := captured(t, func() int { return dispatch([]string{"run", "--dry-run", "--storage", filepath.Join(dir, "data"), good}) }); code != 0 {
+	if code, _, errOut := captured(t, func() int {
+		return dispatch([]string{"run", "--dry-run", "--storage", filepath.Join(dir, "data"), good})
+	}); code != 0 {
 		t.Fatalf("the correct file: exit %d: %s", code, errOut)
 	}
 	for i, m := range newcomerMistakes {
