@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -346,9 +347,18 @@ func runWorkloads(args []string) int {
 	if len(args) > 0 {
 		return fail("workloads: takes no arguments")
 	}
+	printWorkloads(os.Stdout)
+	return 0
+}
+
+// printWorkloads lists the named workloads in aligned columns (a
+// tabwriter: the longest name, killsmart-one-or-all-bpareto, overflowed
+// the fixed width the columns had).
+func printWorkloads(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, n := range workload.Names() {
 		s, _ := workload.Named(n)
-		fmt.Printf("%-22s k=%-5d %2d classes  (%s)\n", n, s.Servers, len(s.Classes), s.Source)
+		fmt.Fprintf(tw, "%s\tk=%d\t%d classes\t(%s)\n", n, s.Servers, len(s.Classes), s.Source)
 	}
-	return 0
+	tw.Flush()
 }
