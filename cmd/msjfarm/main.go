@@ -217,6 +217,7 @@ func build(c command, code *int) *cobra.Command {
 	}
 	run := c.def(cc.Flags())
 	cc.Flags().SortFlags = true
+	addCompletions(cc, strings.Fields(c.use)[0])
 	cc.RunE = func(cmd *cobra.Command, args []string) error {
 		*code = run(args)
 		return nil
