@@ -904,7 +904,21 @@ func (c *Campaign) checkVariants(wc WorkloadChecker, spec workload.Spec, rate fl
 			}
 		}
 		if err := wc.CheckWorkload(p.name, p.params, w); err != nil {
-			return fmt.Errorf("%s: point %s: %w", p.where, label, err)
+			// Placed at the parameter the policy names, if it names one
+			// ("threshold 300 out of range"), else at the entry.
+			at := p.where
+			names := make([]string, 0, len(p.params))
+			for k := range p.params {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			for _, k := range names {
+				if regexp.MustCompile(`\b` + regexp.QuoteMeta(k) + `\b`).MatchString(err.Error()) {
+					at = p.where + "." + strings.ToLower(k)
+					break
+				}
+			}
+			return fieldErr(at, nil, "point %s: %v", label, err)
 		}
 		c.checked[string(key)] = true
 	}

@@ -40,7 +40,7 @@ var newcomerMistakes = []struct {
 	{"misspelt axis", "arrival_rate: [1, 2]", "arival_rate: [1, 2]",
 		`4:3: axes.arival_rate: unknown axis "arival_rate" (use arrival_rate, load, servers`},
 	{"parameter out of range for the workload", "threshold: 31", "threshold: 300",
-		`5:18: policies[1]: point arrival_rate=1: policy init: msfq: threshold 300 out of range [0, k−1] = [0, 31]`},
+		`5:42: policies[1].threshold: point arrival_rate=1: policy init: msfq: threshold 300 out of range [0, k−1] = [0, 31]`},
 	{"count written as a word", "replications: 3", "replications: three",
 		`6:15: replications: "three" is not a whole number`},
 	{"misspelt key in the run block", "run: {arrivals", "run: {arivals",
