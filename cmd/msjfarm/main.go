@@ -168,8 +168,10 @@ func newRoot(code *int) *cobra.Command {
 		Long: "msjfarm simulates multiserver-job scheduling policies: one scenario locally\n" +
 			"(simulate), a sweep file in one process (run), or a distributed farm\n" +
 			"(coordinator, worker, submit) with results in a directory or S3/MinIO.\n\n" +
-			"Exit status: 0 ok, 1 the run failed (or a task, check or reproduction did),\n" +
-			"2 a usage or validation error, 130 interrupted.",
+			"Exit status: 0 ok, 1 the run failed (or a task, check or reproduction did, or\n" +
+			"status/results found no campaign), 2 a usage or validation error (a sweep\n" +
+			"file's errors read file:line:col: key: what is wrong), 130 interrupted (run\n" +
+			"--http-linger ended by Ctrl-C after the campaign finished exits 0).",
 		Example:       "  msjfarm run examples/q-fig3.yaml\n  msjfarm help run\n  msjfarm completion bash > /etc/bash_completion.d/msjfarm",
 		Version:       version(),
 		SilenceErrors: true,
