@@ -55,23 +55,24 @@ func (e *Error) Error() string {
 	}
 	b.WriteString(e.Msg)
 	if len(e.Suggest) > 0 {
-		q := make([]string, len(e.Suggest))
-		for i, s := range e.Suggest {
-			q[i] = fmt.Sprintf("%q", s)
-		}
-		b.WriteString(" (did you mean " + orList(q) + "?)")
+		b.WriteString(" (did you mean " + QuoteOr(e.Suggest) + "?)")
 	}
 	return b.String()
 }
 
 func (e *Error) Unwrap() error { return e.err }
 
-// orList joins "a", "a or b", "a, b or c".
-func orList(s []string) string {
-	if len(s) <= 1 {
-		return strings.Join(s, "")
+// QuoteOr quotes names and joins them as a suggestion reads: "a",
+// "a" or "b", "a", "b" or "c".
+func QuoteOr(names []string) string {
+	q := make([]string, len(names))
+	for i, s := range names {
+		q[i] = strconv.Quote(s)
 	}
-	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+	if len(q) <= 1 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
 
 // fieldErr is an error at a key path, placed later by source.locate.

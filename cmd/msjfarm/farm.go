@@ -106,21 +106,9 @@ func withPolicyNames(cat sweep.Catalog) sweep.Catalog {
 func policyErr(reg *registry.Registry, name string, err error) error {
 	l := withPolicyNames(reg).(sweep.PolicyLister)
 	if sug := sweep.Suggest(name, l.PolicyNames()); len(sug) > 0 && strings.Contains(err.Error(), "unknown policy") {
-		return fmt.Errorf("unknown policy %q (did you mean %s?; msjfarm policies lists them all)", name, quoteOr(sug))
+		return fmt.Errorf("unknown policy %q (did you mean %s?; msjfarm policies lists them all)", name, sweep.QuoteOr(sug))
 	}
 	return err
-}
-
-// quoteOr is "a", "a" or "b", "a", "b" or "c".
-func quoteOr(s []string) string {
-	q := make([]string, len(s))
-	for i, x := range s {
-		q[i] = strconv.Quote(x)
-	}
-	if len(q) == 1 {
-		return q[0]
-	}
-	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
 
 // listedChecker is a listedCatalog whose catalogue also tries policy
