@@ -112,7 +112,8 @@ func jsonSyntax(data []byte, err error) error {
 	e := &Error{Msg: "not valid JSON: " + err.Error(), err: err}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		e.Line, e.Col = lineCol(data, int(se.Offset))
+		// Offset counts the bytes read, the offending one included.
+		e.Line, e.Col = lineCol(data, int(se.Offset)-1)
 	}
 	return e
 }
