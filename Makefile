@@ -63,6 +63,7 @@ faults-reduced: tools
 
 lint:
 	$(GO) mod tidy -diff
+	cd examples/thirdparty && $(GO) mod tidy -diff
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
 	$(GO) vet -tags faults ./e2e/faults/

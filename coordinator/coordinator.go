@@ -88,6 +88,10 @@ type Coordinator struct {
 	// bucket, so that classification of existing results is known.
 	watchReady chan struct{}
 	ready      chan struct{}
+	// reportGen counts the report publications started per campaign
+	// (guarded by mu), so that a retry of a failed one stops once a newer
+	// one started (finalize.go).
+	reportGen map[string]int
 }
 
 type campaign struct {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"time"
 
@@ -286,13 +287,96 @@ func (co *Coordinator) checkResults(ctx context.Context, c *campaign, ids []stri
 }
 
 // storeReport renders the report and publishes it whole under
-// storage.ReportPrefix(id) (archive.PublishReport).
+// storage.ReportPrefix(id) (PublishReport). A publication that fails —
+// storage full, unavailable — is retried in the background with backoff
+// until it succeeds, a newer publication of the campaign starts, or the
+// coordinator stops, each failure logged with its cause: a campaign is
+// never left done with no report (or part of one) until someone
+// resubmits it.
 func (co *Coordinator) storeReport(ctx context.Context, id string, c report.Campaign, prec *archive.PrecisionSummary) error {
 	files, err := archive.RenderReport(c, prec)
 	if err != nil {
 		return err
 	}
-	return archive.PublishReport(ctx, co.o.Store, id, files)
+	co.mu.Lock()
+	if co.reportGen == nil {
+		co.reportGen = map[string]int{}
+	}
+	co.reportGen[id]++
+	gen := co.reportGen[id]
+	co.mu.Unlock()
+	err = PublishReport(ctx, co.o.Store, id, files)
+	if err == nil {
+		return nil
+	}
+	go co.retryReport(ctx, id, gen, files)
+	return fmt.Errorf("not published: %w; publishing it again in %s", err, ReportRetryWait)
+}
+
+// retryReport publishes a report again after ReportRetryWait, doubling the
+// wait up to reportRetryMax, while ctx lasts and no newer publication of
+// the campaign started.
+func (co *Coordinator) retryReport(ctx context.Context, id string, gen int, files map[string][]byte) {
+	wait := ReportRetryWait
+	for attempt := 2; ; attempt++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		co.mu.Lock()
+		stale := co.reportGen[id] != gen
+		co.mu.Unlock()
+		if stale {
+			return
+		}
+		err := PublishReport(ctx, co.o.Store, id, files)
+		if err == nil {
+			co.o.Logf("coordinator: report of %s published whole on attempt %d", id, attempt)
+			return
+		}
+		wait = min(2*wait, reportRetryMax)
+		co.o.Logf("coordinator: report of %s not published (attempt %d): %v; publishing it again in %s", id, attempt, err, wait)
+	}
+}
+
+// ReportRetryWait is the first wait before a failed report publication is
+// tried again (doubled after each failure, up to reportRetryMax); a
+// variable so that tests need not wait seconds.
+var ReportRetryWait = 2 * time.Second
+
+const reportRetryMax = 5 * time.Minute
+
+// PublishReport publishes a campaign's report whole
+// (archive.PublishReport) and, when that fails, removes what it staged, so
+// that a failed attempt leaves no staging objects behind (the published
+// report, if any, is the previous complete one or an incomplete one that
+// ReportComplete tells and the next attempt replaces). msjfarm report
+// --store and the coordinator publish through it.
+func PublishReport(ctx context.Context, st storage.Store, id string, files map[string][]byte) error {
+	err := archive.PublishReport(ctx, st, id, files)
+	if err == nil {
+		return nil
+	}
+	if cerr := RemoveStaging(context.WithoutCancel(ctx), st, id); cerr != nil {
+		return fmt.Errorf("%w (and removing the staged files: %v)", err, cerr)
+	}
+	return err
+}
+
+// RemoveStaging deletes every object under the campaign's report staging
+// prefix.
+func RemoveStaging(ctx context.Context, st storage.Store, id string) error {
+	keys, err := st.List(ctx, storage.ReportStagingPrefix(id))
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := st.Delete(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func sortStatus(s []protocol.Status) {

@@ -82,7 +82,9 @@ type Options struct {
 	HTTP net.Listener
 	// Linger keeps the page served this long after the campaign finished
 	// (its final report linked), or until ctx ends; Lingering, if set, is
-	// called with the final status when that wait starts.
+	// called with the final status when that wait starts, with ctx still
+	// live: the caller prints its summary there. A ctx that ends during
+	// the linger is not an interruption (Outcome.Interrupted stays false).
 	Linger    time.Duration
 	Lingering func(*protocol.Status)
 	// Metrics receives the workers' and the coordinator's metrics (nil:
@@ -91,6 +93,10 @@ type Options struct {
 	// Log, if set, receives the workers' structured task lines.
 	Log *slog.Logger
 }
+
+// finalizeWait bounds how long Run waits, once the campaign's state is
+// no longer running, for the coordinator to close it (publish its report).
+const finalizeWait = time.Minute
 
 // Outcome is how a Run ended.
 type Outcome struct {
@@ -238,8 +244,24 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		if err == nil {
 			out.Status = s
 			if s.State != protocol.CampaignRunning {
+				// The state says done as soon as the summary is stored;
+				// the report is published after it. Wait (briefly: a
+				// cancelled campaign may never close) for the campaign
+				// to be closed, so that what the caller prints next —
+				// the report's path — is there.
+				select {
+				case <-finished:
+					if fs, err := co.Status(ctx, rep.Campaign); err == nil {
+						s, out.Status = fs, fs
+					}
+				case <-ctx.Done():
+				case <-time.After(finalizeWait):
+				}
 				if o.HTTP != nil && o.Linger > 0 {
 					stopWorkers()
+					// The caller prints its summary here, before the
+					// wait: a Ctrl-C during the linger then ends a run
+					// that has said everything (msjfarm run exits 0).
 					if o.Lingering != nil {
 						o.Lingering(s)
 					}

@@ -104,7 +104,11 @@ func paramNames(schema []Param) string {
 
 func coerce(p Param, v any) (any, error) {
 	bad := func(why string) error {
-		return fmt.Errorf("parameter %q: %s, got %v (%T)", p.Name, why, v, v)
+		got := fmt.Sprint(v)
+		if t, isText := v.(string); isText {
+			got = fmt.Sprintf("the text %q", t)
+		}
+		return fmt.Errorf("parameter %q: %s, got %s", p.Name, why, got)
 	}
 	switch p.Type {
 	case Int, Float:

@@ -139,15 +139,23 @@ func (s *localStore) PutIfAbsent(ctx context.Context, key string, data []byte) (
 // returns its path.
 func (s *localStore) writeTemp(ctx context.Context, name string, write func(io.Writer) error) (string, error) {
 	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	f, err := os.CreateTemp(dir, tmpMarker+"*")
-	if err != nil {
-		return "", err
+	var f *os.File
+	// Delete removes directories it empties, so a concurrent Delete may
+	// remove dir between MkdirAll and CreateTemp: create it again. Once
+	// the temporary file is in it, dir is not empty and stays.
+	for try := 0; ; try++ {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+		var err error
+		if f, err = os.CreateTemp(dir, tmpMarker+"*"); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) || try == 10 {
+			return "", err
+		}
 	}
 	tmp := f.Name()
-	err = write(f)
+	err := write(f)
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -303,7 +311,22 @@ func (s *localStore) Delete(ctx context.Context, key string) error {
 	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return keyErr("delete", key, s.url, err)
 	}
+	s.prune(filepath.Dir(name))
 	return nil
+}
+
+// prune removes dir and its parents below the root while they are empty:
+// a key prefix whose objects are all deleted (a report's staging area)
+// leaves no empty directory behind, as it leaves nothing in an object
+// store. Best effort: a directory that is not empty, or that another
+// writer fills meanwhile, stays (writeTemp recreates one removed under it).
+func (s *localStore) prune(dir string) {
+	for dir != s.root && strings.HasPrefix(dir, s.root+string(filepath.Separator)) {
+		if err := os.Remove(dir); err != nil {
+			return
+		}
+		dir = filepath.Dir(dir)
+	}
 }
 
 // writeFileAtomic copies r into a temporary file next to dst and renames it

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -157,6 +158,14 @@ func deriveSeed(campaignSeed uint64, rep int, scenario any) uint64 {
 	return binary.BigEndian.Uint64(s[:8])
 }
 
+// paramInError finds the parameter sim.Resolve's errors name.
+var paramInError = regexp.MustCompile(`^parameter "([^"]+)"`)
+
+// axisNames are the axes a misspelt axis is compared with.
+var axisNames = []string{"arrival_rate", "load", "servers", "class[0].need", "class[0].share", "class[0].service.mean",
+	"class[0].service.scv", "class[0].service.low", "class[0].service.high", "class[0].service.alpha",
+	"class[0].service.shape", "class[0].service.scale"}
+
 var classAxis = regexp.MustCompile(`^class\[(\d+)\]\.(need|share|service\.(mean|scv|low|high|alpha|shape|scale))$`)
 
 type axis struct {
@@ -179,7 +188,7 @@ func Expand(f *File, cat Catalog) (*Campaign, error) {
 		c.Tasks = append(c.Tasks, t)
 		return nil
 	}); err != nil {
-		return nil, err
+		return nil, f.src.locate(err)
 	}
 	return c, nil
 }
@@ -189,15 +198,36 @@ func Expand(f *File, cat Catalog) (*Campaign, error) {
 // tasks: Len counts them, Each and TaskAt generate them, in Expand's order,
 // without ever holding more than one scenario's tasks.
 func Plan(f *File, cat Catalog) (*Campaign, error) {
+	c, err := planFile(f, cat)
+	if err != nil {
+		return nil, f.src.locate(err)
+	}
+	return c, nil
+}
+
+// PolicyLister is an optional extension of a Catalog that lists the
+// policies it knows, so that a misspelt policy gets the nearest names
+// ("did you mean").
+type PolicyLister interface {
+	PolicyNames() []string
+}
+
+func planFile(f *File, cat Catalog) (*Campaign, error) {
 	c := &Campaign{File: f}
 	if f.Limit != nil {
 		return nil, errLimitCampaign
 	}
 	if f.Name == "" {
-		return nil, fmt.Errorf("name: required")
+		return nil, missingErr("name", "required: the campaign's name, e.g. name: my-sweep")
+	}
+	if f.Replications == 0 && f.src.lacks("replications") {
+		return nil, missingErr("replications", "required: independent replications per point, e.g. replications: 10")
 	}
 	if f.Replications < 1 {
 		return nil, fmt.Errorf("replications: must be >= 1, got %d", f.Replications)
+	}
+	if f.Run.Arrivals == 0 && f.src.lacks("run.arrivals") {
+		return nil, missingErr("run.arrivals", "required: measured arrivals per replication, e.g. run: {arrivals: 1e6}")
 	}
 	if err := checkRun(f.Run); err != nil {
 		return nil, err
@@ -246,8 +276,11 @@ func checkRun(r RunSpec) error {
 	if math.IsInf(r.SeriesInterval, 0) {
 		return fmt.Errorf("run: series_interval must be finite, got %v", r.SeriesInterval)
 	}
+	if err := checkMagnitude("run.series_interval", r.SeriesInterval); err != nil {
+		return err
+	}
 	if r.Deadline < 0 {
-		return fmt.Errorf("run: deadline must be >= 0, got %v", r.Deadline)
+		return fieldErr("run.deadline", nil, "must be >= 0, got %v", r.Deadline)
 	}
 	return nil
 }
@@ -260,10 +293,16 @@ func baseWorkload(f *File) (workload.Spec, *TraceRef, error) {
 		}
 	}
 	if n != 1 {
-		return workload.Spec{}, nil, fmt.Errorf("give exactly one of workload (a name), classes, or trace")
+		return workload.Spec{}, nil, missingErr("workload", "give exactly one of workload (a name, msjfarm workloads lists them), classes (with servers), or trace")
+	}
+	if err := checkDistName("interarrival", f.Interarrival); err != nil {
+		return workload.Spec{}, nil, err
 	}
 	switch {
 	case f.Workload != "":
+		if !slices.Contains(workload.Names(), f.Workload) {
+			return workload.Spec{}, nil, unknownName("workload", "workload", f.Workload, workload.Names(), "msjfarm workloads lists them", "")
+		}
 		s, err := workload.NamedFor(f.Workload, f.Servers)
 		if err != nil {
 			return s, nil, fmt.Errorf("workload: %w", err)
@@ -271,7 +310,15 @@ func baseWorkload(f *File) (workload.Spec, *TraceRef, error) {
 		return s, nil, nil
 	case len(f.Classes) > 0:
 		if f.Servers < 1 {
-			return workload.Spec{}, nil, fmt.Errorf("servers: must be >= 1 with explicit classes, got %d", f.Servers)
+			return workload.Spec{}, nil, missingErr("servers", "must be >= 1 with explicit classes, got %d", f.Servers)
+		}
+		for i, c := range f.Classes {
+			if err := checkDistName(fmt.Sprintf("classes[%d].service", i), &c.Service); err != nil {
+				return workload.Spec{}, nil, err
+			}
+			if c.Need < 1 || c.Need > f.Servers {
+				return workload.Spec{}, nil, fieldErr(fmt.Sprintf("classes[%d].need", i), nil, "%d is not in [1, servers] = [1, %d]: a job cannot hold more servers than there are", c.Need, f.Servers)
+			}
 		}
 		return workload.Spec{Name: f.Name, Servers: f.Servers, Classes: f.Classes}, nil, nil
 	}
@@ -281,6 +328,9 @@ func baseWorkload(f *File) (workload.Spec, *TraceRef, error) {
 	}
 	if !(ts > 0) || math.IsInf(ts, 0) {
 		return workload.Spec{}, nil, fmt.Errorf("trace.time_scale: must be a finite number > 0, got %v", f.Trace.TimeScale)
+	}
+	if err := checkMagnitude("trace.time_scale", ts); err != nil {
+		return workload.Spec{}, nil, err
 	}
 	if f.Trace.SHA256 == "" {
 		return workload.Spec{}, nil, fmt.Errorf("trace.sha256: missing: the trace's content must be uploaded to storage first (msjfarm submit and run read trace.file and upload it); the farm never reads a path")
@@ -308,7 +358,7 @@ func buildAxes(f *File, isTrace bool) ([]axis, error) {
 			}
 		case n == "servers" || classAxis.MatchString(n):
 		default:
-			return nil, fmt.Errorf("axes.%s: unknown axis (use arrival_rate, load, servers, class[i].need, class[i].share or class[i].service.<field>)", n)
+			return nil, fieldErr("axes."+n, Suggest(n, axisNames), "unknown axis %q (use arrival_rate, load, servers, class[i].need, class[i].share or class[i].service.<field>)", n)
 		}
 		if len(f.Axes[n]) == 0 {
 			return nil, fmt.Errorf("axes.%s: no values", n)
@@ -372,7 +422,7 @@ type variant struct {
 // and parameters, where a list value is an axis over that parameter.
 func policyVariants(entries []any, cat Catalog) ([]variant, error) {
 	if len(entries) == 0 {
-		return nil, fmt.Errorf("policies: at least one policy is required")
+		return nil, missingErr("policies", "at least one policy is required, e.g. policies: [fcfs] (msjfarm policies lists them)")
 	}
 	var out []variant
 	// seen maps a policy variant (name, case-folded as the catalogue looks
@@ -399,11 +449,14 @@ func policyVariants(entries []any, cat Catalog) ([]variant, error) {
 				}
 			}
 		default:
-			return nil, fmt.Errorf("%s: want a policy name or a map with name and parameters, got %T", where, e)
+			return nil, fieldErr(where, nil, "want a policy name or a map with name and parameters, got %s", valueWord(e))
 		}
 		schema, err := cat.Schema(name)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
+			return nil, unknownPolicy(where, e, name, cat, err)
+		}
+		if err := unknownParams(where, name, raw, schema); err != nil {
+			return nil, err
 		}
 		keys := make([]string, 0, len(raw))
 		for k := range raw {
@@ -435,7 +488,15 @@ func policyVariants(entries []any, cat Catalog) ([]variant, error) {
 		for _, m := range combos {
 			resolved, err := sim.Resolve(schema, m)
 			if err != nil {
-				return nil, fmt.Errorf("%s (%s): %w", where, name, err)
+				// sim.Resolve says `parameter "threshold": ...`: the error
+				// is placed at that parameter of the entry.
+				at := where
+				if m := paramInError.FindStringSubmatch(err.Error()); m != nil {
+					if _, given := raw[strings.ToLower(m[1])]; given {
+						at = where + "." + strings.ToLower(m[1])
+					}
+				}
+				return nil, fieldErr(at, nil, "policy %s: %v", name, err)
 			}
 			key, err := json.Marshal(map[string]any{"policy": strings.ToLower(name), "params": resolved})
 			if err != nil {
@@ -455,6 +516,49 @@ func policyVariants(entries []any, cat Catalog) ([]variant, error) {
 		}
 	}
 	return out, nil
+}
+
+// unknownPolicy is the error of a policy the catalogue does not know:
+// the nearest names when the catalogue lists its policies and one is near,
+// else the catalogue's own error (which says where plugins were searched).
+func unknownPolicy(where string, entry any, name string, cat Catalog, err error) error {
+	if _, isMap := entry.(map[string]any); isMap {
+		where += ".name"
+	}
+	if l, ok := cat.(PolicyLister); ok {
+		names := l.PolicyNames()
+		if !slices.Contains(names, strings.ToLower(name)) {
+			if e := unknownName(where, "policy", name, names, "", "msjfarm policies lists them"); len(e.Suggest) > 0 {
+				return e
+			}
+		}
+	}
+	return fieldErr(where, nil, "%v", err)
+}
+
+// unknownParams names a parameter the policy's schema does not have, with
+// the nearest parameter names; the schema's other checks (type, range) are
+// sim.Resolve's.
+func unknownParams(where, name string, raw map[string]any, schema []sim.Param) error {
+	names := make([]string, len(schema))
+	for i, p := range schema {
+		names[i] = strings.ToLower(p.Name)
+	}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if slices.Contains(names, k) {
+			continue
+		}
+		if len(names) == 0 {
+			return fieldErr(where+"."+k, nil, "unknown parameter %q: policy %s takes no parameters", k, name)
+		}
+		return unknownName(where+"."+k, "parameter", k, names, "policy "+name+"'s parameters", "")
+	}
+	return nil
 }
 
 // paramLabel formats resolved parameters for an error message.
@@ -599,10 +703,25 @@ func (c *Campaign) addPoint(f *File, cat Catalog, base workload.Spec, trace *Tra
 		if err := checkMeans(spec, unit); err != nil {
 			return fmt.Errorf("point %s: %w", label, err)
 		}
+		if err := checkClassRanges(f, spec, vals); err != nil {
+			return fmt.Errorf("point %s: %w", label, err)
+		}
 		if load > 0 {
 			rate = load / unit.Load()
 		}
 		load = rate * unit.Load()
+		if _, given := vals["load"]; given {
+			if err := checkMagnitude("axes.load", load); err != nil {
+				return fmt.Errorf("point %s: %w", label, err)
+			}
+		}
+		if err := checkMagnitude("axes.arrival_rate", rate); err != nil {
+			if _, given := vals["load"]; given {
+				err.(*Error).Path = "axes.load"
+				err.(*Error).Msg = fmt.Sprintf("gives the arrival rate %v, outside [%g, %g], the range of rates msjfarm accepts", rate, MinMagnitude, MaxMagnitude)
+			}
+			return fmt.Errorf("point %s: %w", label, err)
+		}
 		// A finite rate or load can still overflow through the other (a
 		// load of 0.5 with service means of 1e-300 is a rate of 5e299 per
 		// time unit times the servers): name the axis that was given.
@@ -634,6 +753,9 @@ func (c *Campaign) addPoint(f *File, cat Catalog, base workload.Spec, trace *Tra
 		spec.Servers = 0 // the trace header's MaxProcs, resolved by the reader
 	}
 	var ia *dist.Spec
+	if err := checkDistRanges("interarrival", f.Interarrival); err != nil {
+		return err
+	}
 	if f.Interarrival != nil {
 		if _, err := f.Interarrival.Build(); err != nil {
 			return fmt.Errorf("interarrival: %w", err)
@@ -729,7 +851,7 @@ const minMean = 0x1p-1022
 func checkMeans(spec workload.Spec, w *sim.Workload) error {
 	for i, c := range w.Classes {
 		if m := c.Service.Mean(); m < minMean {
-			return fmt.Errorf("class[%d].service.mean: %v is below %v, the smallest mean the engine can sample", i, m, minMean)
+			return fieldErr(fmt.Sprintf("classes[%d].service.mean", i), nil, "%v is below %v, the smallest mean the engine can sample", m, minMean)
 		}
 	}
 	return nil
@@ -782,7 +904,21 @@ func (c *Campaign) checkVariants(wc WorkloadChecker, spec workload.Spec, rate fl
 			}
 		}
 		if err := wc.CheckWorkload(p.name, p.params, w); err != nil {
-			return fmt.Errorf("%s: point %s: %w", p.where, label, err)
+			// Placed at the parameter the policy names, if it names one
+			// ("threshold 300 out of range"), else at the entry.
+			at := p.where
+			names := make([]string, 0, len(p.params))
+			for k := range p.params {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			for _, k := range names {
+				if regexp.MustCompile(`\b` + regexp.QuoteMeta(k) + `\b`).MatchString(err.Error()) {
+					at = p.where + "." + strings.ToLower(k)
+					break
+				}
+			}
+			return fieldErr(at, nil, "point %s: %v", label, err)
 		}
 		c.checked[string(key)] = true
 	}

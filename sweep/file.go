@@ -77,6 +77,11 @@ type File struct {
 	// campaign id: the id is that of the file as overlaid, so adding a
 	// profiles block leaves the ids of unselected runs unchanged.
 	Profiles map[string]Profile `mapstructure:"profiles" json:"-"`
+
+	// src is where the file was read from (positions of its keys), for
+	// the errors of the checks after decoding; nil for a File built in
+	// code or decoded from a request.
+	src *source
 }
 
 // TraceSpec replays an SWF file (B §6.2), pinned by content: SHA256 and
@@ -142,9 +147,9 @@ func LoadProfile(path, profile string) (*File, error) {
 	if ext == "yml" {
 		ext = "yaml"
 	}
-	f, err := ParseProfile(data, ext, profile)
+	f, err := parseProfile(data, ext, profile, path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	if f.Trace != nil && f.Trace.File != "" && !filepath.IsAbs(f.Trace.File) {
 		f.Trace.File = filepath.Join(filepath.Dir(path), f.Trace.File)
@@ -160,20 +165,34 @@ func Parse(data []byte, format string) (*File, error) { return ParseProfile(data
 // ParseProfile reads a sweep file's content like Parse and, if profile is
 // not empty, overlays that profile (see Profile).
 func ParseProfile(data []byte, format, profile string) (*File, error) {
+	return parseProfile(data, format, profile, "")
+}
+
+// parseProfile is ParseProfile for the content of the file named name
+// ("" when it is not a file): every error is an *Error (or Errors) placed
+// at its line and column, and the File keeps the positions for the checks
+// that come later (Plan, PlanLimit, ReadTraceFile).
+func parseProfile(data []byte, format, profile, name string) (*File, error) {
+	noPos := &source{file: name}
 	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("sweep file: %d bytes, more than the limit of %d (a sweep names its axes, not its points)", len(data), MaxFileSize)
+		return nil, noPos.locate(fmt.Errorf("%d bytes, more than the limit of %d (a sweep names its axes, not its points)", len(data), MaxFileSize))
 	}
 	switch format {
 	case "yaml", "toml", "json":
 	default:
-		return nil, fmt.Errorf("unsupported sweep file format %q (use .yaml, .toml or .json)", format)
+		return nil, noPos.locate(fmt.Errorf("unsupported sweep file format %q (use .yaml, .toml or .json)", format))
+	}
+	src, err := index(data, format)
+	src.file, src.profile = name, strings.ToLower(profile)
+	if err != nil {
+		return nil, src.locate(err)
 	}
 	// A key delimiter that cannot occur in axis names keeps "class[1].service.mean"
 	// one key; env keys are bound with the same delimiter.
 	v := viper.NewWithOptions(viper.KeyDelimiter("::"))
 	v.SetConfigType(format)
 	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
-		return nil, fmt.Errorf("parse: %w", err)
+		return nil, src.locate(fmt.Errorf("not valid %s: %w", strings.ToUpper(format), err))
 	}
 	for _, k := range envKeys {
 		env := "MSJFARM_" + strings.ToUpper(strings.ReplaceAll(k, ".", "_"))
@@ -184,21 +203,34 @@ func ParseProfile(data []byte, format, profile string) (*File, error) {
 	// The first decoding checks the whole file, every profile included,
 	// so that the overlay below only ever merges well-typed values.
 	f, err := decodeFile(v)
-	if err != nil || profile == "" {
-		return f, err
+	if err != nil {
+		return nil, src.locate(err)
+	}
+	f.src = src
+	if profile == "" {
+		return f, nil
 	}
 	if err := overlayProfile(v, f, profile); err != nil {
-		return nil, err
+		return nil, src.locate(fieldErr("profiles", nil, "%v", err))
 	}
-	return decodeFile(v)
+	if f, err = decodeFile(v); err != nil {
+		return nil, src.locate(err)
+	}
+	f.src = src
+	return f, nil
 }
 
 func decodeFile(v *viper.Viper) (*File, error) {
+	// Unknown keys first, each with its path and the nearest known keys:
+	// the decoder would name them only by the Go type that lacks them.
+	if es := unknownKeys(v.AllSettings(), reflect.TypeOf(File{}), ""); len(es) > 0 {
+		return nil, es
+	}
 	var f File
 	err := v.UnmarshalExact(&f, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
-		strictKinds, strictDuration, mapstructure.StringToTimeDurationHookFunc(), numberFromString, wholeFromFloat)))
+		strictKinds, strictDuration, numberFromString, wholeFromFloat)))
 	if err != nil {
-		return nil, fmt.Errorf("sweep file: %w", err)
+		return nil, decodeErrors(err)
 	}
 	// The decoder drops empty maps: an empty profile ("quick: {}", the
 	// file as written) must still be selectable.
@@ -258,7 +290,11 @@ func strictDuration(from, to reflect.Type, data any) (any, error) {
 	}
 	switch from.Kind() {
 	case reflect.String:
-		return data, nil
+		d, err := time.ParseDuration(strings.TrimSpace(data.(string)))
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a duration: write a number and a unit, like \"90m\", \"2h\" or \"1h30m\" (units ns, us, ms, s, m, h)", data)
+		}
+		return d, nil
 	default:
 		return nil, fmt.Errorf("duration %v has no unit: write it like \"90m\" or \"2h\"", data)
 	}

@@ -63,6 +63,14 @@ type LimitPlan struct {
 // PlanLimit validates f's limit block against the catalogue and returns
 // the search plan. Errors name the key.
 func PlanLimit(f *File, cat Catalog) (*LimitPlan, error) {
+	p, err := planLimit(f, cat)
+	if err != nil {
+		return nil, f.src.locate(err)
+	}
+	return p, nil
+}
+
+func planLimit(f *File, cat Catalog) (*LimitPlan, error) {
 	l := f.Limit
 	if l == nil {
 		return nil, errors.New("limit: the sweep file has no limit block")

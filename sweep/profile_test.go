@@ -114,7 +114,7 @@ func TestProfileErrors(t *testing.T) {
 		{profileBase + profileBlock, "huge", `profile "huge": not in the sweep file (its profiles: empty, paper, same)`},
 		{profileBase, "paper", `profile "paper": the sweep file has no profiles block`},
 		// A profile may not change what is simulated.
-		{profileBase + "profiles: {paper: {seed: 2}}\n", "", "profiles[paper]"},
+		{profileBase + "profiles: {paper: {seed: 2}}\n", "", "profiles.paper.seed"},
 		{profileBase + "profiles: {paper: {policies: [fcfs]}}\n", "", "policies"},
 		{profileBase + "profiles: {paper: {run: {arivals: 5}}}\n", "", "arivals"},
 		{profileBase + "profiles: {paper: {run: {arrivals: 1.5}}}\n", "", "not a whole number"},

@@ -1,12 +1,17 @@
 package sweep
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
+
+	"github.com/msjfarm/msjfarm/model/swf"
 )
 
 // MaxFileSize bounds a sweep file (and the content Parse accepts): a sweep
@@ -15,9 +20,11 @@ import (
 const MaxFileSize = 4 << 20
 
 // ReadTraceFile reads the trace a sweep names in trace.file, on the
-// submitting machine, and pins it by content: f.Trace.SHA256 and Size are
-// set from what was read, and the bytes are returned for upload to
-// storage (storage.PutTrace). It is the only reader of trace.file: the
+// submitting machine, parses it as SWF and pins its canonical form
+// (swf.Canonical) by content: f.Trace.SHA256 and Size are set from that
+// form, and its bytes — never the file as read — are returned for upload
+// to storage (storage.PutTrace). A file that does not parse as SWF is
+// refused without quoting it. It is the only reader of trace.file: the
 // coordinator and the workers see the sha256, never the path.
 //
 // limit bounds the size in bytes (<= 0: no limit). A device, FIFO,
@@ -27,6 +34,14 @@ const MaxFileSize = 4 << 20
 // the file. With no trace, or a trace given by sha256 alone (already in
 // storage), it returns nil.
 func ReadTraceFile(f *File, limit int64) ([]byte, error) {
+	data, err := readTraceFile(f, limit)
+	if err != nil {
+		return nil, f.src.locate(err)
+	}
+	return data, nil
+}
+
+func readTraceFile(f *File, limit int64) ([]byte, error) {
 	if f.Trace == nil {
 		return nil, nil
 	}
@@ -36,20 +51,67 @@ func ReadTraceFile(f *File, limit int64) ([]byte, error) {
 		}
 		return nil, nil
 	}
-	data, err := readLimited(f.Trace.File, limit, "trace.file")
+	raw, err := readLimited(f.Trace.File, limit, "trace.file")
+	if err != nil {
+		return nil, err
+	}
+	data, err := canonicalTrace(f, raw, limit)
 	if err != nil {
 		return nil, err
 	}
 	s := sha256.Sum256(data)
 	sum := hex.EncodeToString(s[:])
 	if f.Trace.SHA256 != "" && f.Trace.SHA256 != sum {
-		return nil, fmt.Errorf("trace.sha256: the sweep says %s, but trace.file %s has sha256 %s", f.Trace.SHA256, f.Trace.File, sum)
+		return nil, fmt.Errorf("trace.sha256: the sweep says %s, but trace.file %s has (in its canonical form) sha256 %s", f.Trace.SHA256, f.Trace.File, sum)
 	}
 	if f.Trace.Size != 0 && f.Trace.Size != int64(len(data)) {
-		return nil, fmt.Errorf("trace.size: the sweep says %d, but trace.file %s has %d bytes", f.Trace.Size, f.Trace.File, len(data))
+		return nil, fmt.Errorf("trace.size: the sweep says %d, but trace.file %s has %d bytes in its canonical form", f.Trace.Size, f.Trace.File, len(data))
 	}
 	f.Trace.SHA256, f.Trace.Size = sum, int64(len(data))
 	return data, nil
+}
+
+// canonicalTrace parses the trace file's content raw as SWF, on the
+// submitting machine, and returns its canonical form (swf.Canonical), the
+// only bytes that are uploaded: a file that is not a trace — a secrets
+// file named by mistake or on purpose, /proc/self/environ, /etc/shadow —
+// is refused here, and nothing of it leaves the machine. The error names
+// the line and field but never quotes the file's text. The canonical form
+// must fit in limit too (a gzipped trace grows), and must have a usable
+// job for the sweep's servers (or the header's).
+func canonicalTrace(f *File, raw []byte, limit int64) ([]byte, error) {
+	data, err := swf.Canonical(bytes.NewReader(raw), swf.Limits{})
+	if err != nil {
+		return nil, fieldErr("trace.file", nil, "%s is not an SWF trace (%s); nothing was uploaded", f.Trace.File, swfReason(err))
+	}
+	if limit > 0 && int64(len(data)) > limit {
+		return nil, fieldErr("trace.file", nil, "%s has %d bytes once decompressed and parsed, more than the limit of %d (--max-trace-size)", f.Trace.File, len(data), limit)
+	}
+	tr, err := swf.Read(bytes.NewReader(data), f.Servers)
+	_, serversAxis := f.Axes["servers"]
+	switch {
+	case errors.Is(err, swf.ErrNoServers) && !serversAxis:
+		return nil, fieldErr("servers", nil, "trace.file %s has no MaxProcs or MaxNodes header line: give servers", f.Trace.File)
+	case err == nil && len(tr.Jobs) == 0:
+		return nil, fieldErr("trace.file", nil, "%s has no usable job on %d servers (of %d job lines: %d without a submit time, %d without a run time, %d without processors, %d wider than the servers)",
+			f.Trace.File, tr.K, tr.Lines, tr.Skipped.Submit, tr.Skipped.RunTime, tr.Skipped.Procs, tr.Skipped.TooWide)
+	}
+	return data, nil
+}
+
+// swfReason says where an SWF parse failed without the offending text.
+func swfReason(err error) string {
+	var pe *swf.ParseError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Field > 0:
+			return fmt.Sprintf("line %d, field %d (%s): %s", pe.Line, pe.Field, pe.Name, pe.Reason)
+		case pe.Name != "":
+			return fmt.Sprintf("line %d: %s %s", pe.Line, pe.Name, pe.Reason)
+		}
+		return fmt.Sprintf("line %d: %s", pe.Line, pe.Reason)
+	}
+	return strings.TrimPrefix(err.Error(), "swf: ")
 }
 
 // readLimited reads the regular file at path, refusing anything else and

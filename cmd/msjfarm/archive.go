@@ -241,7 +241,7 @@ func campaignSource(ctx context.Context, ff *farmFlags, arg, keyFile string) (st
 		}
 		return x.Store, x.Format.Campaign, x, nil
 	}
-	if st, err = ff.store(ctx); err != nil {
+	if st, err = ff.existingStore(ctx); err != nil {
 		return nil, "", nil, err
 	}
 	id, err = archive.ResolveIn(ctx, st, arg)

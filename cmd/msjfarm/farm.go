@@ -27,8 +27,10 @@ import (
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/local"
 	"github.com/msjfarm/msjfarm/monitor"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -47,6 +49,9 @@ func signalContext() (context.Context, context.CancelFunc) {
 // here, on the submitting machine only, within traceLimit bytes, and
 // pinned by content (sweep.ReadTraceFile); its bytes are returned for
 // upload (local.UploadTrace).
+//
+// Its errors are sweep.Errors: "file:line:col: key.path: what is wrong",
+// with the nearest names for a misspelt one.
 func validateSweep(path string, cat sweep.Catalog, profile string, traceLimit int64) (*sweep.File, *sweep.Campaign, []byte, error) {
 	f, err := sweep.LoadProfile(path, profile)
 	if err != nil {
@@ -54,16 +59,67 @@ func validateSweep(path string, cat sweep.Catalog, profile string, traceLimit in
 	}
 	trace, err := sweep.ReadTraceFile(f, traceLimit)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, nil, err
 	}
-	c, err := sweep.Expand(f, cat)
+	c, err := sweep.Expand(f, withPolicyNames(cat))
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, nil, err
 	}
 	for _, w := range c.Warnings {
 		fmt.Fprintf(os.Stderr, "msjfarm: warning: %s\n", w)
 	}
 	return f, c, trace, nil
+}
+
+// listedCatalog is a policy catalogue that also lists its policies
+// (sweep.PolicyLister), so that a misspelt policy gets a "did you mean".
+type listedCatalog struct {
+	sweep.Catalog
+	names []string
+}
+
+func (c listedCatalog) PolicyNames() []string { return c.names }
+
+// withPolicyNames adds the policy names to the registry's catalogue: the
+// built-in families' and those of the plugin binaries it found.
+func withPolicyNames(cat sweep.Catalog) sweep.Catalog {
+	if _, ok := cat.(sweep.PolicyLister); ok {
+		return cat
+	}
+	names := builtin.Names()
+	if r, ok := cat.(*registry.Registry); ok && r != nil {
+		for _, in := range r.Binaries {
+			for _, p := range in.Policies {
+				names = append(names, strings.ToLower(p.Name))
+			}
+		}
+	}
+	lc := listedCatalog{cat, names}
+	if wc, ok := cat.(sweep.WorkloadChecker); ok {
+		return listedChecker{lc, wc}
+	}
+	return lc
+}
+
+// policyErr adds the nearest policy names to a registry's "unknown
+// policy" error (--policy of simulate and limit).
+func policyErr(reg *registry.Registry, name string, err error) error {
+	l := withPolicyNames(reg).(sweep.PolicyLister)
+	if sug := sweep.Suggest(name, l.PolicyNames()); len(sug) > 0 && strings.Contains(err.Error(), "unknown policy") {
+		return fmt.Errorf("unknown policy %q (did you mean %s?; msjfarm policies lists them all)", name, sweep.QuoteOr(sug))
+	}
+	return err
+}
+
+// listedChecker is a listedCatalog whose catalogue also tries policy
+// variants on a workload (sweep.WorkloadChecker), which it keeps doing.
+type listedChecker struct {
+	listedCatalog
+	wc sweep.WorkloadChecker
+}
+
+func (c listedChecker) CheckWorkload(policy string, params map[string]any, w *sim.Workload) error {
+	return c.wc.CheckWorkload(policy, params, w)
 }
 
 // traceSizeFlag adds --max-trace-size: the limit on a replayed trace's
@@ -405,9 +461,16 @@ func defStatus(fs *pflag.FlagSet) func([]string) int {
 			enc := json.NewEncoder(os.Stdout)
 			enc.SetIndent("", "  ")
 			_ = enc.Encode(list)
-			return 0
+		} else if len(list) > 0 {
+			printStatus(os.Stdout, list)
 		}
-		printStatus(os.Stdout, list)
+		if len(list) == 0 {
+			where := "on the farm at " + redact.URL(*ff.natsURL)
+			if *ff.natsURL == "" {
+				where = "in " + *ff.storage
+			}
+			return fail("status: no campaigns %s", where)
+		}
 		return 0
 	}
 }
@@ -419,7 +482,10 @@ func farmOrStorageStatus(ctx context.Context, ff *farmFlags) ([]protocol.Status,
 	if *ff.natsURL == "" {
 		// No farm given: the campaigns in storage, live from the server
 		// of a `msjfarm run` that is running one.
-		st, err := ff.store(ctx)
+		st, err := ff.existingStore(ctx)
+		if errors.Is(err, errNoStore) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w (give --nats-url for a farm, or --storage for the campaigns of msjfarm run)", err)
 		}
@@ -504,7 +570,7 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		st, err := ff.store(ctx)
+		st, err := ff.existingStore(ctx)
 		if err != nil {
 			return fail("results: %v", err)
 		}
@@ -512,6 +578,9 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 			es, err := archive.List(ctx, st)
 			if err != nil {
 				return fail("results: %v", err)
+			}
+			if len(es) == 0 {
+				return fail("results: no campaigns in %s (msjfarm run SWEEP.yaml stores one there)", st.URL())
 			}
 			printCampaigns(os.Stdout, es)
 			return 0

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"github.com/spf13/pflag"
 
 	"context"
@@ -181,4 +182,23 @@ func (f *farmFlags) store(ctx context.Context) (storage.Store, error) {
 	// for a minute in silence. Compose starts msjfarm once the object
 	// store reports healthy, and Kubernetes restarts a pod that exits.
 	return storage.Open(ctx, *f.storage, f.storageOptions()...)
+}
+
+// errNoStore marks a result store that does not exist.
+var errNoStore = errors.New("nothing stored")
+
+// existingStore opens --storage for a command that only reads what is
+// there (status, results, report, reproduce, gc): a store that does not
+// exist is an error saying so — where a newcomer typing `msjfarm status`
+// in the wrong directory used to get an empty ./msjfarm-data created and
+// an empty table — and nothing is created.
+func (f *farmFlags) existingStore(ctx context.Context) (storage.Store, error) {
+	if *f.storage == "" {
+		return nil, fmt.Errorf("no result store: give --storage (or MSJFARM_STORAGE)")
+	}
+	st, err := storage.Open(ctx, *f.storage, append(f.storageOptions(), storage.NoCreate())...)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, fmt.Errorf("no results at %s: it does not exist (msjfarm run stores its campaigns there; give --storage or MSJFARM_STORAGE for another store, --nats-url for a farm): %w", *f.storage, errNoStore)
+	}
+	return st, err
 }

@@ -27,7 +27,7 @@ func defGC(fs *pflag.FlagSet) func([]string) int {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 		defer cancel()
-		st, err := ff.store(ctx)
+		st, err := ff.existingStore(ctx)
 		if err != nil {
 			return fail("gc: %v", err)
 		}

@@ -31,6 +31,23 @@ import (
 // more accurate, only more expensive. It scales like 1/√arrivals.
 const limitResolution = 0.0225
 
+// limitRelTol resolves --rel-tol for a run length of arrivals: 0 means
+// the growth test's resolution there (rounded up to three significant
+// digits), so that the defaults — the README's `msjfarm limit --workload
+// one-or-all --policy fcfs` — never warn; a tolerance below the
+// resolution gets a warning, since it narrows the bracket, not the error.
+func limitRelTol(relTol float64, arrivals int64) (float64, string) {
+	res := limitResolution * math.Sqrt(1e6/float64(arrivals))
+	if relTol == 0 {
+		scale := math.Pow(10, 2-math.Floor(math.Log10(res)))
+		return math.Ceil(res*scale-1e-9) / scale, ""
+	}
+	if relTol < res*(1-1e-9) {
+		return relTol, fmt.Sprintf("--rel-tol %v is below the growth test's resolution ≈ %.3g at %d arrivals; the bracket will be narrower than it is accurate (lengthen --arrivals)", relTol, res, arrivals)
+	}
+	return relTol, ""
+}
+
 // limitOut is where limit prints its results (a variable so that tests
 // read them).
 var limitOut io.Writer = os.Stdout
@@ -57,7 +74,7 @@ func defLimit(fs *pflag.FlagSet) func([]string) int {
 	lo := fs.Float64("lo", 0, "lowest arrival rate searched (0: 0.05 × the rate at load 1)")
 	hi := fs.Float64("hi", 0, "highest arrival rate searched (0: 1.5 × the rate at load 1)")
 	reps := fs.Int("reps", 5, "replications per evaluated rate (odd avoids ties)")
-	relTol := fs.Float64("rel-tol", 0.02, "stop when hi/lo − 1 ≤ this")
+	relTol := fs.Float64("rel-tol", 0, "stop when hi/lo − 1 ≤ this (0: the growth test's resolution at --arrivals, 0.0225 at 10^6; a sweep file's limit.rel_tol otherwise)")
 	seed := fs.Uint64("seed", 1, "seed; replication r uses rng.Mix(seed, r) at every rate (common random numbers)")
 	workers := fs.Int("workers", runtime.NumCPU(), "replications run at once")
 	asJSON := fs.Bool("json", false, "print one JSON object per policy")
@@ -103,7 +120,7 @@ func runLimit(fs *pflag.FlagSet, args []string, out io.Writer, lf limitFlags) in
 		return usagef("limit: --lo (%v) must be below --hi (%v)", lf.lo, lf.hi)
 	case lf.reps < 1:
 		return usagef("limit: --reps must be >= 1, got %d", lf.reps)
-	case !(lf.relTol > 0) || math.IsInf(lf.relTol, 0):
+	case math.IsNaN(lf.relTol) || math.IsInf(lf.relTol, 0) || lf.relTol < 0 || fs.Changed("rel-tol") && lf.relTol == 0:
 		return usagef("limit: --rel-tol must be > 0, got %v", lf.relTol)
 	case lf.workers < 1:
 		return usagef("limit: --workers must be >= 1, got %d", lf.workers)
@@ -174,7 +191,7 @@ func runLimit(fs *pflag.FlagSet, args []string, out io.Writer, lf limitFlags) in
 		if _, err := reg.CheckParams(lf.policy, lf.params); err != nil {
 			if _, lerr := reg.Lookup(lf.policy); lerr != nil {
 				warn("limit", reg.Warnings())
-				return usagef("limit: --policy: %v", lerr)
+				return usagef("limit: --policy: %v", policyErr(reg, lf.policy, lerr))
 			}
 			return usagef("limit: %v", err)
 		}
@@ -199,9 +216,26 @@ func runLimit(fs *pflag.FlagSet, args []string, out io.Writer, lf limitFlags) in
 	if lf.lo >= lf.hi {
 		return usagef("limit: --lo (%v) must be below --hi (%v)", lf.lo, lf.hi)
 	}
-	if res := limitResolution * math.Sqrt(1e6/float64(runCfg.Arrivals)); lf.relTol < res {
-		fmt.Fprintf(os.Stderr, "msjfarm limit: warning: --rel-tol %v is below the growth test's resolution ≈ %.3g at %d arrivals; the bracket will be narrower than it is accurate (lengthen --arrivals)\n",
-			lf.relTol, res, runCfg.Arrivals)
+	for _, r := range []struct {
+		flag string
+		v    float64
+	}{{"lo", lf.lo}, {"hi", lf.hi}} {
+		if r.v < sweep.MinMagnitude || r.v > sweep.MaxMagnitude {
+			return usagef("limit: --%s %v is outside [%g, %g], the range of arrival rates msjfarm accepts", r.flag, r.v, sweep.MinMagnitude, sweep.MaxMagnitude)
+		}
+	}
+	// A range that depends on the workload (MSFQ's threshold ≤ k−1) is
+	// a usage error now, not a failed replication in the first round.
+	if w, err := spec.BuildArrivals(lf.lo, ia, nil); err == nil {
+		for _, t := range targets {
+			if err := reg.CheckWorkload(t.Policy, t.Params, w); err != nil {
+				return usagef("limit: policy %s: %v", t.Policy, err)
+			}
+		}
+	}
+	var warning string
+	if lf.relTol, warning = limitRelTol(lf.relTol, runCfg.Arrivals); warning != "" {
+		fmt.Fprintf(os.Stderr, "msjfarm limit: warning: %s\n", warning)
 	}
 	for i := range targets {
 		run, err := limitRunFunc(reg, host, &targets[i], spec, ia, runCfg, seed)
@@ -334,9 +368,9 @@ func limitFileCampaign(path string, reg sweep.Catalog, fs *pflag.FlagSet, lf *li
 		f, c, _, err := validateSweep(path, reg, "", storage.DefaultMaxTraceSize)
 		return f, c, err
 	}
-	plan, err := sweep.PlanLimit(f, reg)
+	plan, err := sweep.PlanLimit(f, withPolicyNames(reg))
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, err
 	}
 	if !fs.Changed("lo") {
 		lf.lo = plan.Lo

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/msjfarm/msjfarm/sim/limit"
 )
 
@@ -124,5 +126,31 @@ func TestLimitSweepFile(t *testing.T) {
 	}
 	if len(want) > 0 || dec.More() {
 		t.Errorf("want one result per policy; missing %v", want)
+	}
+}
+
+// TestLimitDefaultsDoNotWarn: the README's `msjfarm limit --workload
+// one-or-all --policy fcfs` runs with the flag defaults, which must not
+// warn that --rel-tol is below the growth test's resolution (it did: 0.02
+// against 2.25% at 10^6 arrivals). The default is that resolution,
+// 0.0225 at 10^6 arrivals (0.0225·√(10^6/arrivals), rounded up to three
+// digits: 0.0503 at 2·10^5); an explicit smaller one still warns.
+func TestLimitDefaultsDoNotWarn(t *testing.T) {
+	fs := pflag.NewFlagSet("limit", pflag.ContinueOnError)
+	defLimit(fs)
+	if err := fs.Parse([]string{"--workload", "one-or-all", "--policy", "fcfs"}); err != nil {
+		t.Fatal(err)
+	}
+	tol, _ := fs.GetFloat64("rel-tol")
+	arr := fs.Lookup("arrivals").Value.(*count)
+	got, warning := limitRelTol(tol, int64(*arr))
+	if warning != "" || got != 0.0225 {
+		t.Errorf("defaults: rel-tol %v, warning %q; want 0.0225 and none", got, warning)
+	}
+	if got, _ := limitRelTol(0, 2e5); got != 0.0504 {
+		t.Errorf("default at 2e5 arrivals: %v, want 0.0504", got)
+	}
+	if _, warning := limitRelTol(0.01, 1e6); warning == "" {
+		t.Error("rel-tol 0.01 at 1e6 arrivals: no warning")
 	}
 }

@@ -62,8 +62,9 @@ var commands = []command{
 			"by majority (sim.Pool); replication r has the same seed at every rate. Either\n" +
 			"--workload/--policy/--param, or a sweep file: its workload, its run block and\n" +
 			"every policy variant (its arrival-rate axis is ignored). The default bracket is\n" +
-			"[0.05, 1.5] × the rate at load 1. A --rel-tol below ≈ 2.25% at 10^6 arrivals is\n" +
-			"below the growth test's resolution (four times the arrivals halve it).",
+			"[0.05, 1.5] × the rate at load 1. The default --rel-tol is the growth test's\n" +
+			"resolution at --arrivals (2.25% at 10^6; four times the arrivals halve it): a\n" +
+			"smaller one narrows the bracket, not the error, and is warned about.",
 		example: "  msjfarm limit --workload one-or-all --policy fcfs\n  msjfarm limit --policy msfq --param threshold=31 --lo 5 --hi 9 --arrivals 2e5 --reps 3 --rel-tol 0.05\n  msjfarm limit examples/q-fig3.yaml --json",
 		def:     defLimit},
 	{use: "policies", short: "list the built-in policies and their parameters",
@@ -167,8 +168,10 @@ func newRoot(code *int) *cobra.Command {
 		Long: "msjfarm simulates multiserver-job scheduling policies: one scenario locally\n" +
 			"(simulate), a sweep file in one process (run), or a distributed farm\n" +
 			"(coordinator, worker, submit) with results in a directory or S3/MinIO.\n\n" +
-			"Exit status: 0 ok, 1 the run failed (or a task, check or reproduction did),\n" +
-			"2 a usage or validation error, 130 interrupted.",
+			"Exit status: 0 ok, 1 the run failed (or a task, check or reproduction did, or\n" +
+			"status/results found no campaign), 2 a usage or validation error (a sweep\n" +
+			"file's errors read file:line:col: key: what is wrong), 130 interrupted (run\n" +
+			"--http-linger ended by Ctrl-C after the campaign finished exits 0).",
 		Example:       "  msjfarm run examples/q-fig3.yaml\n  msjfarm help run\n  msjfarm completion bash > /etc/bash_completion.d/msjfarm",
 		Version:       version(),
 		SilenceErrors: true,
@@ -216,6 +219,7 @@ func build(c command, code *int) *cobra.Command {
 	}
 	run := c.def(cc.Flags())
 	cc.Flags().SortFlags = true
+	addCompletions(cc, strings.Fields(c.use)[0])
 	cc.RunE = func(cmd *cobra.Command, args []string) error {
 		*code = run(args)
 		return nil

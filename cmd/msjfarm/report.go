@@ -96,8 +96,8 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		if *store && len(overlay) > 0 {
 			fmt.Fprintf(os.Stderr, "msjfarm report: an overlay is not stored (--store applies to a single campaign's report)\n")
 		} else if *store {
-			if err := archive.PublishReport(ctx, st, id, files); err != nil {
-				return fail("%v", err)
+			if err := publishWithRetry(ctx, st, id, files, reportAttempts, coordinator.ReportRetryWait); err != nil {
+				return fail("report: --store: %v (the local copy is in %s)", err, dir)
 			}
 			fmt.Fprintf(os.Stderr, "msjfarm report: stored under %s\n", reportLocation(st, id))
 		}
@@ -107,6 +107,28 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		}
 		fmt.Println(abs)
 		return 0
+	}
+}
+
+// reportAttempts bounds report --store's publication attempts.
+const reportAttempts = 5
+
+// publishWithRetry publishes a report (coordinator.PublishReport, which
+// leaves no staging behind) up to attempts times, waiting wait, then twice
+// as long, between them, and says why each attempt failed.
+func publishWithRetry(ctx context.Context, st storage.Store, id string, files map[string][]byte, attempts int, wait time.Duration) error {
+	for a := 1; ; a++ {
+		err := coordinator.PublishReport(ctx, st, id, files)
+		if err == nil || a == attempts {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "msjfarm report: storing the report failed (attempt %d of %d): %v; trying again in %s\n", a, attempts, err, wait)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait *= 2
 	}
 }
 

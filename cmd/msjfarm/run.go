@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/pflag"
 
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -36,7 +37,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 	dry := ff.fs.Bool("dry-run", false, "print the plan (points, tasks, already stored, to run, estimated CPU and wall time on --workers) and write nothing")
 	rf := addRunnerFlags(ff.fs)
 	mf := addMonitorFlags(ff.fs, "http", "serve the live campaign page, /metrics, /healthz and /readyz on this address (e.g. 127.0.0.1:8080)")
-	linger := ff.fs.Duration("http-linger", 0, "with --http: keep serving the page this long after the campaign finished (Ctrl-C ends it)")
+	linger := ff.fs.Duration("http-linger", 0, "with --http: keep serving the page this long after the campaign finished; the summary is printed first, and Ctrl-C ends the wait with exit 0")
 	profile := ff.fs.String("profile", "", profileUsage)
 	maxTrace := traceSizeFlag(ff.fs)
 	// Flags may follow the sweep file: msjfarm run sweep.yaml --http :8080.
@@ -72,10 +73,10 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 		pr := cfg.Prepare(ctx)
 		if lf, err := sweep.LoadProfile(pos[0], *profile); err == nil && lf.Limit != nil {
 			// A limit block: a search by rounds of probe campaigns (runlimit.go).
-			plan, err := sweep.PlanLimit(lf, pr.Registry)
+			plan, err := sweep.PlanLimit(lf, withPolicyNames(pr.Registry))
 			pr.Close()
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "msjfarm: run: %s: %v\n", pos[0], err)
+				fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
 				return 2
 			}
 			if *dry {
@@ -167,10 +168,19 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 			rl = f
 		}
 		p := newProgress(os.Stderr, 0).describe(camp)
+		// The summary is printed once the campaign finished: before the
+		// --http-linger wait when there is one (so that a Ctrl-C ending
+		// the linger ends a run that has said everything, and "done in"
+		// does not count the linger), else after Run.
+		printed, code := false, 0
+		summarize := func(ctx context.Context, s *protocol.Status, id string) {
+			printed, code = true, printRunSummary(ctx, st, p, s, id)
+		}
 		out, err := local.Run(ctx, local.Options{Spec: f, MaxTraceSize: traceLimit, Store: st, Runner: ch.Runner, Pins: ch.Pins, Workers: *n, StoreDir: *storeDir,
 			AckWait: *ackWait, MaxDeliver: *maxDeliver, RetryFailed: *retry, Logf: logf(slogger, *verbose), RunLog: rl,
 			HTTP: ln, Linger: *linger, Metrics: metrics, Log: taskLogger(slogger, *verbose),
 			Lingering: func(s *protocol.Status) {
+				summarize(ctx, s, s.Campaign)
 				fmt.Fprintf(os.Stderr, "\nmsjfarm run: campaign %s (%d done, %d failed); the live page stays at %s for %s (Ctrl-C ends it)\n",
 					s.State, s.Done, s.Failed, monitor.URL(ln), *linger)
 			},
@@ -197,28 +207,40 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 				done, st.URL())
 			return 130
 		}
-		p.finish(s)
-		data, err := st.Get(ctx, storage.SummaryKey(id))
-		if err != nil {
-			return fail("run: %v", err)
+		if !printed {
+			// The reads below must not fail because a signal ended ctx
+			// after the campaign finished.
+			summarize(context.WithoutCancel(ctx), s, id)
 		}
-		fmt.Println()
-		if err := printSummaryTable(os.Stdout, data); err != nil {
-			return fail("run: %v", err)
-		}
-		fmt.Printf("\nsummary: %s\n", storedLocation(st, storage.SummaryKey(id)))
-		if prec, err := st.Get(ctx, archive.PrecisionKey(id)); err == nil {
-			fmt.Printf("precision: %s — %s\n", precisionLine(prec), storedLocation(st, archive.PrecisionKey(id)))
-		}
-		if _, err := st.Stat(ctx, storage.ReportPrefix(id)+"index.html"); err == nil {
-			fmt.Printf("report: %s\n", reportLocation(st, id))
-		} else {
-			fmt.Printf("report: not rendered (%v); msjfarm report %s regenerates it\n", err, id)
-		}
-		if s.Failed > 0 {
-			fmt.Fprintf(os.Stderr, "msjfarm run: %d of %d tasks failed (see above; --retry-failed runs them again)\n", s.Failed, s.Total)
-			return 1
-		}
-		return 0
+		return code
 	}
+}
+
+// printRunSummary prints a finished campaign's end: the progress's final
+// line (s), the summary table, and where the summary, precision table
+// and report are; it returns run's exit status (1 if a task failed).
+func printRunSummary(ctx context.Context, st storage.Store, p *progress, s *protocol.Status, id string) int {
+	p.finish(s)
+	data, err := st.Get(ctx, storage.SummaryKey(id))
+	if err != nil {
+		return fail("run: %v", err)
+	}
+	fmt.Println()
+	if err := printSummaryTable(os.Stdout, data); err != nil {
+		return fail("run: %v", err)
+	}
+	fmt.Printf("\nsummary: %s\n", storedLocation(st, storage.SummaryKey(id)))
+	if prec, err := st.Get(ctx, archive.PrecisionKey(id)); err == nil {
+		fmt.Printf("precision: %s — %s\n", precisionLine(prec), storedLocation(st, archive.PrecisionKey(id)))
+	}
+	if _, err := st.Stat(ctx, storage.ReportPrefix(id)+"index.html"); err == nil {
+		fmt.Printf("report: %s\n", reportLocation(st, id))
+	} else {
+		fmt.Printf("report: not rendered (%v); msjfarm report %s regenerates it\n", err, id)
+	}
+	if s.Failed > 0 {
+		fmt.Fprintf(os.Stderr, "msjfarm run: %d of %d tasks failed (see above; --retry-failed runs them again)\n", s.Failed, s.Total)
+		return 1
+	}
+	return 0
 }

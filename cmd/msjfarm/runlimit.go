@@ -425,9 +425,9 @@ func submitLimit(ctx context.Context, ff *farmFlags, reg *registry.Registry, pat
 	if err != nil || f.Limit == nil {
 		return 0, false
 	}
-	plan, err := sweep.PlanLimit(f, reg)
+	plan, err := sweep.PlanLimit(f, withPolicyNames(reg))
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "msjfarm: submit: %s: %v\n", path, err)
+		fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
 		return 2, true
 	}
 	if dry {

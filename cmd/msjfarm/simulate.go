@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/rng"
 	"github.com/msjfarm/msjfarm/sim/stats"
+	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 	"github.com/msjfarm/msjfarm/worker/registry"
 )
@@ -94,7 +96,7 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 	pluginPath := fs.String("plugin-path", "", "colon-separated plugin directories searched (before $"+pluginhost.EnvPath+") for a --policy that is not built in")
 	return func(args []string) int {
 		if fs.NArg() > 0 {
-			return fail("simulate: unexpected argument %q", fs.Arg(0))
+			return usagef("simulate: unexpected argument %q", fs.Arg(0))
 		}
 		// The policy resolves through the registry: a built-in one runs in
 		// this process, a plugin's in its binary.
@@ -104,7 +106,7 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 		entry, err := reg.Lookup(*pol)
 		if err != nil {
 			warn("simulate", reg.Warnings())
-			return fail("simulate: --policy: %v", err)
+			return usagef("simulate: --policy: %v", policyErr(reg, *pol, err))
 		}
 		var ps wire.Entry
 		if entry.Source == registry.BuiltIn {
@@ -114,23 +116,31 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 		}
 		switch {
 		case *rate < 0 || math.IsNaN(*rate):
-			return fail("simulate: --rate must be > 0, got %v", *rate)
+			return usagef("simulate: --rate must be > 0, got %v", *rate)
 		case *load < 0 || math.IsNaN(*load):
-			return fail("simulate: --load must be > 0, got %v", *load)
+			return usagef("simulate: --load must be > 0, got %v", *load)
 		case *swfPath == "" && (*rate > 0) == (*load > 0):
-			return fail("simulate: give exactly one of --rate > 0 or --load > 0")
+			return usagef("simulate: give exactly one of --rate > 0 or --load > 0")
 		case *reps < 1:
-			return fail("simulate: --reps must be >= 1, got %d", *reps)
+			return usagef("simulate: --reps must be >= 1, got %d", *reps)
 		case *par < 1:
-			return fail("simulate: --parallel must be >= 1, got %d", *par)
+			return usagef("simulate: --parallel must be >= 1, got %d", *par)
 		}
 		w, err := buildWorkload(*swfPath, *servers, *timeScale, *wl, *rate, *load)
 		if err != nil {
-			return fail("simulate: %v", err)
+			return usagef("simulate: %v", err)
 		}
-		// Check the parameters up front so errors surface before anything runs.
+		if *swfPath == "" && (w.ArrivalRate < sweep.MinMagnitude || w.ArrivalRate > sweep.MaxMagnitude) {
+			return usagef("simulate: the arrival rate %v is outside [%g, %g], the range of rates msjfarm accepts (docs/sweep.md, Validation)", w.ArrivalRate, sweep.MinMagnitude, sweep.MaxMagnitude)
+		}
+		// Check the parameters up front so errors surface before anything
+		// runs, with the workload when the range depends on it (MSFQ's
+		// threshold ≤ k−1): exit 2, a usage error, not a failed run.
 		if _, err := reg.CheckParams(entry.Policy, params); err != nil {
-			return fail("simulate: %v", err)
+			return usagef("simulate: %v", err)
+		}
+		if err := reg.CheckWorkload(entry.Policy, params, w); err != nil {
+			return usagef("simulate: policy %s: %v", entry.Policy, err)
 		}
 		run := func(r int) (*sim.Result, error) {
 			return ps.Run(w, params, sim.Config{
@@ -348,9 +358,18 @@ func runWorkloads(args []string) int {
 	if len(args) > 0 {
 		return fail("workloads: takes no arguments")
 	}
+	printWorkloads(os.Stdout)
+	return 0
+}
+
+// printWorkloads lists the named workloads in aligned columns (a
+// tabwriter: the longest name, killsmart-one-or-all-bpareto, overflowed
+// the fixed width the columns had).
+func printWorkloads(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, n := range workload.Names() {
 		s, _ := workload.Named(n)
-		fmt.Printf("%-22s k=%-5d %2d classes  (%s)\n", n, s.Servers, len(s.Classes), s.Source)
+		fmt.Fprintf(tw, "%s\tk=%d\t%d classes\t(%s)\n", n, s.Servers, len(s.Classes), s.Source)
 	}
-	return 0
+	tw.Flush()
 }

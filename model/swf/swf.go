@@ -209,53 +209,9 @@ func Read(r io.Reader, k int) (*Trace, error) { return ReadLimits(r, k, Limits{}
 // every job was skipped is not an error: Jobs is then empty and Skipped says
 // why.
 func ReadLimits(r io.Reader, k int, lim Limits) (*Trace, error) {
-	lim = lim.withDefaults()
-	br := bufio.NewReader(r)
-	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("swf: gzip: %w", err)
-		}
-		defer zr.Close()
-		r = zr
-	} else {
-		r = br
-	}
-	r = &limitReader{r: r, left: lim.MaxBytes, max: lim.MaxBytes}
-	tr := &Trace{}
-	var jobs []parsed
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, min(64*1024, lim.MaxLine)), lim.MaxLine)
-	line := 0
-	for sc.Scan() {
-		line++
-		s := strings.TrimSpace(sc.Text())
-		if s == "" {
-			continue
-		}
-		if s[0] == ';' {
-			if err := tr.header(line, s[1:]); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if len(jobs) >= lim.MaxJobs {
-			return nil, &ParseError{Line: line, Reason: fmt.Sprintf("more than %d job lines (the job limit)", lim.MaxJobs)}
-		}
-		p, err := parseJob(line, s)
-		if err != nil {
-			return nil, err
-		}
-		jobs = append(jobs, p)
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, &ParseError{Line: line + 1, Reason: fmt.Sprintf("line longer than %d bytes", lim.MaxLine)}
-		}
-		if tb, ok := errors.AsType[errTooBig](err); ok {
-			return nil, &ParseError{Line: line + 1, Reason: tb.Error()}
-		}
-		return nil, fmt.Errorf("swf: reading line %d: %w", line+1, err)
+	tr, jobs, err := scan(r, lim)
+	if err != nil {
+		return nil, err
 	}
 
 	// k may come from a header line anywhere in the file, so filtering waits
@@ -299,6 +255,60 @@ func ReadLimits(r io.Reader, k int, lim Limits) (*Trace, error) {
 		}
 	}
 	return tr, nil
+}
+
+// scan reads every line of an SWF input within lim: the header values
+// into a Trace and every job line, parsed, before any filtering.
+func scan(r io.Reader, lim Limits) (*Trace, []parsed, error) {
+	lim = lim.withDefaults()
+	br := bufio.NewReader(r)
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, nil, fmt.Errorf("swf: gzip: %w", err)
+		}
+		defer zr.Close()
+		r = zr
+	} else {
+		r = br
+	}
+	r = &limitReader{r: r, left: lim.MaxBytes, max: lim.MaxBytes}
+	tr := &Trace{}
+	var jobs []parsed
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, min(64*1024, lim.MaxLine)), lim.MaxLine)
+	line := 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimSpace(sc.Text())
+		if s == "" {
+			continue
+		}
+		if s[0] == ';' {
+			if err := tr.header(line, s[1:]); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		if len(jobs) >= lim.MaxJobs {
+			return nil, nil, &ParseError{Line: line, Reason: fmt.Sprintf("more than %d job lines (the job limit)", lim.MaxJobs)}
+		}
+		p, err := parseJob(line, s)
+		if err != nil {
+			return nil, nil, err
+		}
+		jobs = append(jobs, p)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, nil, &ParseError{Line: line + 1, Reason: fmt.Sprintf("line longer than %d bytes", lim.MaxLine)}
+		}
+		if tb, ok := errors.AsType[errTooBig](err); ok {
+			return nil, nil, &ParseError{Line: line + 1, Reason: tb.Error()}
+		}
+		return nil, nil, fmt.Errorf("swf: reading line %d: %w", line+1, err)
+	}
+	return tr, jobs, nil
 }
 
 // ReadFile reads the SWF trace at path (see [Read]), gzipped or not (the

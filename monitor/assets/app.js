@@ -39,7 +39,9 @@
       });
       if (!current && list.length) {
         var running = list.filter(function (c) { return c.state === "running"; });
-        current = (running.length ? running : list)[0].campaign;
+        // The list is oldest first (sortStatus): open on the newest.
+        var pool = running.length ? running : list;
+        current = pool[pool.length - 1].campaign;
       }
       sel.value = current;
     });

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"regexp"
 	"strconv"
 
 	"github.com/parquet-go/parquet-go"
@@ -89,10 +90,43 @@ func formatCell(v any) string {
 	return fmt.Sprint(v)
 }
 
-// WriteCSV writes the table with a header line.
+// SafeCell defuses a text cell that a spreadsheet would run as a formula
+// (OWASP, "CSV Injection"): one that begins with =, +, -, @, a tab or a
+// carriage return gets a leading single quote, which spreadsheets read as
+// "text follows" and hide. Campaign names, policy labels, class names and
+// parameter values are the user's text, so a label such as =cmd|' /C calc'!A0
+// must not reach a cell as written. A cell that is a plain number
+// (-1, -1.5, +2e-3: a parameter value in a text column) is left as it is:
+// it is not a formula, and quoting it would turn a number into text for
+// every reader. Numeric columns are never touched, and the Parquet files
+// keep every value raw (a typed reader runs nothing).
+func SafeCell(s string) string {
+	if s == "" {
+		return s
+	}
+	switch s[0] {
+	case '=', '+', '-', '@', '\t', '\r':
+		if plainNumber.MatchString(s) {
+			return s
+		}
+		return "'" + s
+	}
+	return s
+}
+
+// plainNumber is a decimal number as a spreadsheet reads one: no NaN,
+// Inf, hex or anything else a formula parser might take further.
+var plainNumber = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// WriteCSV writes the table with a header line (text cells made safe for
+// spreadsheets: SafeCell).
 func (t *Table) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(t.Header()); err != nil {
+	h := t.Header()
+	for i := range h {
+		h[i] = SafeCell(h[i])
+	}
+	if err := cw.Write(h); err != nil {
 		return err
 	}
 	rec := make([]string, len(t.Columns))
@@ -102,6 +136,9 @@ func (t *Table) WriteCSV(w io.Writer) error {
 		}
 		for i, v := range row {
 			rec[i] = formatCell(v)
+			if _, text := v.(string); text {
+				rec[i] = SafeCell(rec[i])
+			}
 		}
 		if err := cw.Write(rec); err != nil {
 			return err

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestRunLingerCtrlC: `msjfarm run --http … --http-linger 10m`, then
+// Ctrl-C (SIGINT) while the page lingers, as the message says: the run
+// has printed its summary table and the paths of the summary and report
+// before the linger, exits 0, and its "done in" does not count the
+// linger. Before, the summary was read after the linger with the
+// cancelled context: exit 1 with "context canceled", no table, no paths.
+func TestRunLingerCtrlC(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(runTestSweep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outF, _ := os.Create(filepath.Join(dir, "out"))
+	errF, _ := os.Create(filepath.Join(dir, "err"))
+	so, se := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = outF, errF
+	codec := make(chan int, 1)
+	go func() {
+		codec <- dispatch([]string{"run", "--workers", "2", "-q", "--runner", "inprocess", "--storage", filepath.Join(dir, "data"),
+			"--http", "127.0.0.1:0", "--http-linger", "10m", sw})
+	}()
+	// Wait for the linger message (the event), with a generous ceiling.
+	var lingerAt time.Time
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		b, _ := os.ReadFile(errF.Name())
+		if strings.Contains(string(b), "the live page stays at") {
+			lingerAt = time.Now()
+			break
+		}
+	}
+	if lingerAt.IsZero() {
+		os.Stdout, os.Stderr = so, se
+		b, _ := os.ReadFile(errF.Name())
+		t.Fatalf("no linger message:\n%s", b)
+	}
+	// Linger a little, so that a "done in" counting it would show.
+	time.Sleep(1500 * time.Millisecond)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	select {
+	case code = <-codec:
+	case <-time.After(5 * time.Minute):
+		os.Stdout, os.Stderr = so, se
+		t.Fatal("run did not end after SIGINT")
+	}
+	os.Stdout, os.Stderr = so, se
+	out, _ := os.ReadFile(outF.Name())
+	errOut, _ := os.ReadFile(errF.Name())
+	if code != 0 {
+		t.Errorf("exit %d after Ctrl-C during the linger, want 0\nstderr:\n%s", code, errOut)
+	}
+	for _, want := range []string{"summary: ", "report: ", "fcfs"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "report: not rendered") {
+		t.Errorf("the report was not published when run printed its path:\n%s", out)
+	}
+	m := regexp.MustCompile(`campaign \S+ done in ([0-9.]+)(ms|s)`).FindStringSubmatch(string(errOut))
+	if m == nil {
+		t.Fatalf("no \"done in\" line:\n%s", errOut)
+	}
+	if strings.Index(string(errOut), m[0]) > strings.Index(string(errOut), "the live page stays at") {
+		t.Errorf("\"done in\" printed after the linger began:\n%s", errOut)
+	}
+	if strings.Contains(string(errOut), "context canceled") {
+		t.Errorf("stderr: %s", errOut)
+	}
+}

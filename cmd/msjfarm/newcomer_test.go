@@ -1,0 +1,106 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// newcomerBase is a correct sweep file; each mistake below changes one line.
+const newcomerBase = `name: first
+workload: one-or-all
+axes:
+  arrival_rate: [1, 2]
+policies: [fcfs, {name: msfq, threshold: 31}]
+replications: 3
+run: {arrivals: 1e4, warmup: 1e3, deadline: 1h}
+`
+
+// newcomerMistakes are the ten mistakes a newcomer most likely makes in a
+// sweep file written by hand (from the issue's first-contact walk and the
+// examples' keys), each with the one-line error it must get: the file,
+// line and column, the key path, the bad value and the fix (the nearest
+// names for a misspelling, the expected form for a value).
+var newcomerMistakes = []struct {
+	name, from, to string
+	want           string // after "<file>:"
+}{
+	{"misspelt top-level key", "replications: 3", "replicatons: 3",
+		`6:1: replicatons: unknown key "replicatons" (did you mean "replications"?)`},
+	{"misspelt policy", "[fcfs, {name", "[firstfit, {name",
+		`5:12: policies[0]: unknown policy "firstfit" (msjfarm policies lists them) (did you mean "first-fit" or "firstfit-srpt"?)`},
+	{"misspelt workload", "workload: one-or-all", "workload: one-or-al",
+		`2:11: workload: unknown workload "one-or-al" (did you mean "one-or-all"`},
+	{"misspelt parameter", "threshold: 31", "treshold: 31",
+		`5:31: policies[1].treshold: unknown parameter "treshold" (did you mean "threshold"?)`},
+	{"duration without a unit it knows", "deadline: 1h", "deadline: 1hour",
+		`7:45: run.deadline: "1hour" is not a duration: write a number and a unit, like "90m"`},
+	{"misspelt axis", "arrival_rate: [1, 2]", "arival_rate: [1, 2]",
+		`4:3: axes.arival_rate: unknown axis "arival_rate" (use arrival_rate, load, servers`},
+	{"parameter out of range for the workload", "threshold: 31", "threshold: 300",
+		`5:42: policies[1].threshold: point arrival_rate=1: policy init: msfq: threshold 300 out of range [0, k−1] = [0, 31]`},
+	{"count written as a word", "replications: 3", "replications: three",
+		`6:15: replications: "three" is not a whole number`},
+	{"misspelt key in the run block", "run: {arrivals", "run: {arivals",
+		`7:7: run.arivals: unknown key "arivals" (did you mean "arrivals"?)`},
+	{"absurd rate", "arrival_rate: [1, 2]", "arrival_rate: [1, 1e308]",
+		`4:21: axes.arrival_rate: 1e+308 is outside [1e-12, 1e+12], the range of rates, means and times msjfarm accepts (choose another time unit`},
+}
+
+// TestNewcomerMistakes: each of the ten mistakes is refused by `msjfarm
+// run` (dry run: nothing is written) and `msjfarm submit --dry-run` with
+// exit 2 and a one-line error giving the position, the key path and the
+// fix; the correct file passes. The error contains no Go type name.
+func TestNewcomerMistakes(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	if err := os.WriteFile(good, []byte(newcomerBase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := captured(t, func() int {
+		return dispatch([]string{"run", "--dry-run", "--storage", filepath.Join(dir, "data"), good})
+	}); code != 0 {
+		t.Fatalf("the correct file: exit %d: %s", code, errOut)
+	}
+	for i, m := range newcomerMistakes {
+		t.Run(m.name, func(t *testing.T) {
+			if !strings.Contains(newcomerBase, m.from) {
+				t.Fatalf("%q not in the base file", m.from)
+			}
+			sw := filepath.Join(dir, "m"+string(rune('a'+i))+".yaml")
+			if err := os.WriteFile(sw, []byte(strings.Replace(newcomerBase, m.from, m.to, 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, cmd := range []string{"run", "submit"} {
+				code, _, errOut := captured(t, func() int {
+					return dispatch([]string{cmd, "--dry-run", "--storage", filepath.Join(dir, "data"), sw})
+				})
+				var lines []string
+				for _, l := range strings.Split(strings.TrimSpace(errOut), "\n") {
+					if !strings.Contains(l, "warning:") {
+						lines = append(lines, l)
+					}
+				}
+				if code != 2 || len(lines) != 1 {
+					t.Fatalf("%s: exit %d, %d lines of error; want 2 and one line:\n%s", cmd, code, len(lines), errOut)
+				}
+				if want := sw + ":" + m.want; !strings.Contains(lines[0], want) {
+					t.Errorf("%s:\n got %s\nwant …%s…", cmd, lines[0], want)
+				}
+				if goType.MatchString(lines[0]) {
+					t.Errorf("%s: a Go type name in %q", cmd, lines[0])
+				}
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data")); err == nil {
+		t.Error("a dry run created the store")
+	}
+}
+
+// goType matches what Go type names look like in a message: a qualified
+// type ('sweep.File', *dist.Spec, []interface {}, map[string]interface
+// {}), or a bare Go kind in parentheses, as %T prints it.
+var goType = regexp.MustCompile(`'?\*?\b[a-z][a-z0-9]*\.[A-Z][A-Za-z0-9]*\b'?|\[\](any|interface|string|int|float64)|map\[string\]|\((string|int|int64|float64|bool|uint64)\)|interface \{\}`)

@@ -1,0 +1,76 @@
+package swf
+
+import (
+	"bytes"
+	"compress/gzip"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const canonicalInput = `; Version: 2.2
+; Computer: a secret machine name that must not travel
+; MaxProcs: 8
+; MaxNodes: 4
+1 100 5 30 2 -1 -1 2 60 -1 1 1 1 -1 -1 -1 -1 -1
+2 90.5 0 12.25 -1 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1
+3 -1 0 10 1 -1 -1 1 10
+4 120 0 -1 1
+5 130 0 10 16
+6 140 0 10 -1
+7 150 0 0.001 8 extra columns ignored -1 x
+`
+
+// TestCanonicalReadsTheSame: the canonical form reads as the same trace
+// as its input for several k (jobs, skip counts by reason, FromRequested,
+// header values), drops every comment but MaxProcs/MaxNodes, is a fixed
+// point, and is the same for the gzipped input.
+func TestCanonicalReadsTheSame(t *testing.T) {
+	c, err := Canonical(strings.NewReader(canonicalInput), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(c, []byte("secret")) || bytes.Contains(c, []byte("extra")) {
+		t.Fatalf("canonical form kept text the replay does not read:\n%s", c)
+	}
+	for _, k := range []int{0, 2, 8, 16} {
+		want, err := Read(strings.NewReader(canonicalInput), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Read(bytes.NewReader(c), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("k=%d: canonical reads as\n%+v\nwant\n%+v", k, got, want)
+		}
+	}
+	again, err := Canonical(bytes.NewReader(c), Limits{})
+	if err != nil || !bytes.Equal(again, c) {
+		t.Fatalf("not a fixed point (err %v):\n%s\nthen\n%s", err, c, again)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(canonicalInput))
+	zw.Close()
+	fromGz, err := Canonical(&gz, Limits{})
+	if err != nil || !bytes.Equal(fromGz, c) {
+		t.Fatalf("gzipped input: err %v, canonical differs", err)
+	}
+}
+
+// TestCanonicalRefusesNonSWF: files that are not traces — an environment
+// block (NUL-separated KEY=value), a shadow file, a binary — are refused.
+func TestCanonicalRefusesNonSWF(t *testing.T) {
+	for name, in := range map[string]string{
+		"environ": "HOME=/root\x00MSJFARM_S3_SECRET_KEY=hunter2\x00PATH=/bin\x00",
+		"shadow":  "root:$6$salt$hash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n",
+		"binary":  "\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+		"words":   "1 2 3 four 5\n",
+	} {
+		if c, err := Canonical(strings.NewReader(in), Limits{}); err == nil {
+			t.Errorf("%s: accepted as SWF:\n%s", name, c)
+		}
+	}
+}
