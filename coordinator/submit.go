@@ -27,8 +27,9 @@ var ErrUnknownCampaign = errors.New("unknown campaign")
 // Submitting a campaign again resumes it (and revives a cancelled one);
 // nothing is run twice. A validation error writes nothing.
 func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (*protocol.SubmitReply, error) {
-	if req.Spec == nil {
-		return nil, errors.New("submit: no sweep")
+	specKey, err := co.submittedSpec(ctx, &req)
+	if err != nil {
+		return nil, err
 	}
 	// Planned, not expanded: the tasks are generated as they are
 	// published (a 10^7-task campaign does not fit in memory as tasks).
@@ -69,6 +70,12 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 			return nil, fmt.Errorf("invalid sweep: %w", err)
 		}
 	}
+	// Valid: the spec may be written (an inline one to its content key).
+	if specKey == "" {
+		if specKey, err = protocol.PutSpec(ctx, co.o.Store, req.Spec); err != nil {
+			return nil, err
+		}
+	}
 	// A resubmission waits for an in-flight finalisation to end before it
 	// resets the campaign's state: reset in the middle, the finalisation
 	// closed a campaign marked running (Wait returned, the state stayed
@@ -90,7 +97,7 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 		c.finished, c.closed = make(chan struct{}), false
 	}
 	c.st = protocol.CampaignState{ID: id, Name: req.Spec.Name, State: protocol.CampaignRunning,
-		Total: camp.Len(), Points: camp.Points, Created: created, Spec: req.Spec,
+		Total: camp.Len(), Points: camp.Points, Created: created, Spec: req.Spec, SpecKey: specKey,
 		Epoch: max(epoch, c.st.Epoch)}
 	if c.tl == nil && tl != nil {
 		c.tl, c.warnings = tl, camp.Warnings
@@ -174,9 +181,15 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 		Published: published, Queued: queued, AlreadyDone: existing, Reused: c.reused, Warnings: camp.Warnings}, nil
 }
 
+// putState writes c's state to the campaigns bucket: counters and the
+// spec's storage key, never the spec itself (its size is the sweep's).
 func (co *Coordinator) putState(ctx context.Context, c *campaign) error {
 	co.mu.Lock()
-	data, err := json.Marshal(c.st)
+	st := c.st
+	if st.SpecKey != "" {
+		st.Spec = nil
+	}
+	data, err := json.Marshal(st)
 	co.mu.Unlock()
 	if err != nil {
 		return err

@@ -17,12 +17,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/msjfarm/msjfarm/internal/procutil"
 	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/worker/pluginhost/hosttest"
 )
 
@@ -277,6 +283,68 @@ func (c *slurmCluster) waitEnded(id string, d time.Duration) string {
 	return s
 }
 
+var workerStartRE = regexp.MustCompile(`msjfarm worker (\S+): \d+ slots`)
+
+// killWorkers SIGKILLs the workers of job id, found by the pid their
+// default name ends with (<hostname>-<pid>, printed as they start) and
+// checked to be msjfarm workers, and returns their names.
+func (c *slurmCluster) killWorkers(id string) []string {
+	c.t.Helper()
+	var names []string
+	for _, name := range c.workers(id) {
+		pid, err := strconv.Atoi(name[strings.LastIndexByte(name, '-')+1:])
+		if err != nil {
+			c.t.Fatalf("worker name %q does not end with its pid", name)
+		}
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || !strings.Contains(string(cmdline), "worker\x00") {
+			c.t.Fatalf("worker %s: process %d is not an msjfarm worker (%q, %v)", name, pid, cmdline, err)
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			c.t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	if len(names) != 2 {
+		c.t.Fatalf("job %s: killed %d workers, want 2", id, len(names))
+	}
+	return names
+}
+
+// workers are the names of job id's workers, as they printed them.
+func (c *slurmCluster) workers(id string) []string {
+	var names []string
+	for _, m := range workerStartRE.FindAllStringSubmatch(c.output(id), -1) {
+		names = append(names, m[1])
+	}
+	return names
+}
+
+// checkOnceAcrossKills is checkExactlyOnce for campaigns whose workers
+// were killed: every task has one successful result and completed at most
+// once in the run log; a task with no "done" line has a result stored by a
+// killed worker, killed after it stored the result and before it logged
+// it (the next delivery finds the result and acks without running).
+func checkOnceAcrossKills(t *testing.T, recs map[string]*record.Record, rl runLog, tasks int, killed []string) {
+	t.Helper()
+	if len(recs) != tasks {
+		t.Fatalf("%d results in storage, want %d", len(recs), tasks)
+	}
+	for tid, r := range recs {
+		if r.Failed() {
+			t.Fatalf("task %s failed: %s", tid, r.Error)
+		}
+		switch n := len(rl["done"][tid]); {
+		case n > 1:
+			t.Fatalf("task %s completed %d times (run log): %v", tid, n, rl["done"][tid])
+		case n == 0 && !slices.Contains(killed, r.Provenance.Worker):
+			t.Fatalf("task %s: no completion in the run log, and its result is by %s, which was not killed", tid, r.Provenance.Worker)
+		case n == 1 && rl["done"][tid][0] != r.Provenance.Worker:
+			t.Fatalf("task %s: completed by %s, its result is by %s", tid, rl["done"][tid][0], r.Provenance.Worker)
+		}
+	}
+}
+
 var workerStopRE = regexp.MustCompile(`msjfarm worker (\S+): stopped \((\d+) done, (\d+) failed, (\d+) released\)`)
 
 // campaignRunLog is the run log's lines of one campaign (the workers of
@@ -321,9 +389,13 @@ func tail(s string, n int) string {
 //     `scancel --batch --signal=TERM` (what Slurm's --signal=B: does) while
 //     replications run: each finishes within -grace or is released, none
 //     is abandoned;
-//  3. `scancel` mid-campaign: Slurm SIGTERMs and, KillWait later, SIGKILLs
-//     every process; a task killed mid-run is redelivered after AckWait;
-//  4. a new allocation resumes and finishes the campaign.
+//  3. `scancel` mid-campaign: Slurm SIGTERMs every process, srun among
+//     them, which SIGKILLs its tasks — the workers — at once;
+//  4. the allocation's workers SIGKILLed mid-campaign, as by the OOM
+//     killer or a lost node (`scancel --signal=KILL` would not do: Slurm
+//     treats it as a plain cancellation, SIGTERM first), then the job
+//     cancelled: the tasks killed mid-run are redelivered after AckWait;
+//  5. a new allocation resumes and finishes the campaign.
 //
 // Across all of it: every task has exactly one successful result and
 // completed exactly once (the workers' run log), none failed.
@@ -373,8 +445,9 @@ func TestSlurmAllocation(t *testing.T) {
 	}
 	t.Logf("allocation %s: time limit lowered to 1 min; Slurm's signal stopped it after %v", j1, time.Since(lowered).Round(time.Second))
 
-	// 2. The grace path with replications running: 32 tasks of ~0.5 s.
-	id2 := f.submit(f.writeSweep("slurm-two", 16, "1e7"))
+	// 2. The grace path with replications running: 40 tasks of ~0.5 s.
+	const tasks2 = 40
+	id2 := f.submit(f.writeSweep("slurm-two", tasks2/2, "1e7"))
 	j2 := sl.sbatch(env, alloc...)
 	sl.waitRunning(j2)
 	waitFor(t, "4 tasks of campaign 2", 120*time.Second, func() bool {
@@ -422,43 +495,49 @@ func TestSlurmAllocation(t *testing.T) {
 			t.Fatalf("worker %s: %s tasks failed", w, m[3])
 		}
 	}
-	if s, err := f.status(id2); err != nil || s.Done == 32 {
+	if s, err := f.status(id2); err != nil || s.Done == tasks2 {
 		t.Fatalf("campaign 2 finished within the second allocation (%+v, %v): the tasks are too short for this test, raise their arrivals", s, err)
 	}
 
-	// 3. scancel mid-campaign.
-	s, _ = f.status(id2)
-	before := s.Done
-	j3 := sl.sbatch(env, alloc...)
-	sl.waitRunning(j3)
-	waitFor(t, "4 more tasks of campaign 2", 120*time.Second, func() bool {
-		s, err := f.status(id2)
-		return err == nil && s.Done >= before+4
-	})
-	if _, err := sl.run("scancel", j3); err != nil {
-		t.Fatal(err)
+	// 3. scancel mid-campaign; 4. the workers SIGKILLed mid-campaign.
+	var killed []string
+	for _, kill := range []bool{false, true} {
+		s, _ = f.status(id2)
+		before := s.Done
+		j := sl.sbatch(env, alloc...)
+		sl.waitRunning(j)
+		waitFor(t, "4 more tasks of campaign 2", 120*time.Second, func() bool {
+			s, err := f.status(id2)
+			return err == nil && s.Done >= before+4
+		})
+		how := "scancel"
+		if kill {
+			how = "SIGKILL of its workers " + strings.Join(sl.killWorkers(j), ", ") + ", then scancel"
+		}
+		if _, err := sl.run("scancel", j); err != nil {
+			t.Fatal(err)
+		}
+		st := sl.waitEnded(j, 60*time.Second)
+		killed = append(killed, sl.workers(j)...)
+		s, _ = f.status(id2)
+		if s.Done == tasks2 {
+			t.Fatalf("campaign 2 finished within allocation %s: the tasks are too short for this test, raise their arrivals", j)
+		}
+		t.Logf("campaign 2: %d of %d done when allocation %s was ended by %s (%s)", s.Done, tasks2, j, how, st)
 	}
-	if st := sl.waitEnded(j3, 60*time.Second); st != "CANCELLED" {
-		t.Fatalf("allocation %s ended %s after scancel, want CANCELLED", j3, st)
-	}
-	s, _ = f.status(id2)
-	if s.Done == 32 {
-		t.Fatal("campaign 2 finished within the third allocation: the tasks are too short for this test, raise their arrivals")
-	}
-	t.Logf("campaign 2: %d of 32 done when allocation %s was cancelled", s.Done, j3)
 
-	// 4. A new allocation resumes.
-	j4 := sl.sbatch(env, alloc...)
-	sl.waitRunning(j4)
+	// 5. A new allocation resumes.
+	j5 := sl.sbatch(env, alloc...)
+	sl.waitRunning(j5)
 	s = f.waitDone(id2, 180*time.Second)
-	if s.Done != 32 || s.Failed != 0 {
+	if s.Done != tasks2 || s.Failed != 0 {
 		t.Fatalf("campaign 2 status %+v", s)
 	}
 	recs := f.records(id2)
 	rl = campaignRunLog(t, logPath, id2)
-	checkExactlyOnce(t, recs, rl, 32)
-	if len(rl["fail"]) != 0 {
-		t.Fatalf("failed runs: %v", rl["fail"])
+	checkOnceAcrossKills(t, recs, rl, tasks2, killed)
+	if len(rl["fail"]) != 0 || len(rl["retry"]) != 0 {
+		t.Fatalf("failed runs %v, retried runs %v", rl["fail"], rl["retry"])
 	}
 	f.checkOutputs(id2)
 	restarted := 0
@@ -467,10 +546,85 @@ func TestSlurmAllocation(t *testing.T) {
 			restarted++
 		}
 	}
-	t.Logf("campaign 2: 32 tasks exactly once over 3 allocations; %d started more than once, %d released", restarted, len(rl["release"]))
-	if _, err := sl.run("scancel", j4); err != nil {
+	// The SIGKILL lands while the slots run replications (they are busy
+	// from the first task to the last): those tasks ran again.
+	if restarted == 0 {
+		t.Fatal("no task was started twice: the SIGKILL did not land mid-task, and redelivery went untested")
+	}
+	t.Logf("campaign 2: %d tasks exactly once over 4 allocations; %d started more than once, %d released", tasks2, restarted, len(rl["release"]))
+	if _, err := sl.run("scancel", j5); err != nil {
 		t.Fatal(err)
 	}
-	sl.waitEnded(j4, 60*time.Second)
+	sl.waitEnded(j5, 60*time.Second)
 	co.stop(t, 10*time.Second)
+}
+
+// TestSlurmEmbeddedCoordinator runs the batch script the way its header
+// describes first: without MSJFARM_NATS_URL, so that it starts the
+// coordinator with its embedded NATS server in the batch step, its
+// JetStream store in a directory (MSJFARM_NATS_STORE, a shared file system
+// on a real cluster) and results in MinIO. A campaign is submitted to
+// it from outside the allocation; the allocation is cancelled mid-campaign,
+// coordinator included; the next allocation's coordinator resumes the
+// campaign from the store directory and its workers finish it, every task
+// exactly once.
+func TestSlurmEmbeddedCoordinator(t *testing.T) {
+	sl := startSlurm(t)
+	f := newStorageFarm(t)
+	plugins := filepath.Join(f.dir, "plugins")
+	if err := hosttest.Build(plugins, "./plugins/fcfs/cmd/msjfarm-policy-fcfs"); err != nil {
+		t.Fatal(err)
+	}
+	port, err := procutil.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(f.dir, "runs.log")
+	env := append(append([]string{}, f.env...), "MSJFARM="+bin, "MSJFARM_PLUGIN_PATH="+plugins,
+		"MSJFARM_RUN_LOG="+logPath, "MSJFARM_GRACE=20s",
+		fmt.Sprintf("MSJFARM_LISTEN=0.0.0.0:%d", port), "MSJFARM_NATS_STORE="+filepath.Join(f.dir, "nats"))
+	alloc := []string{"--nodes=2", "--cpus-per-task=1", "--time=10"}
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	f.env = append(f.env, "MSJFARM_NATS_URL="+url)
+
+	j1 := sl.sbatch(env, alloc...)
+	sl.waitRunning(j1)
+	if !strings.Contains(sl.output(j1), "msjfarm: coordinator on nats://") {
+		t.Fatalf("allocation %s did not start its coordinator:\n%s", j1, sl.output(j1))
+	}
+	// The client reconnects to the next allocation's server, on the same
+	// port, for as long as the test runs.
+	if f.nc, err = nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.nc.Close)
+	const tasks = 24
+	id := f.submit(f.writeSweep("slurm-embedded", tasks/2, "1e7"))
+	waitFor(t, "4 tasks", 120*time.Second, func() bool {
+		s, err := f.status(id)
+		return err == nil && s.Done >= 4
+	})
+	if _, err := sl.run("scancel", j1); err != nil {
+		t.Fatal(err)
+	}
+	sl.waitEnded(j1, 60*time.Second)
+	first := len(campaignRunLog(t, logPath, id)["done"])
+	if first == tasks {
+		t.Fatal("the campaign finished within the first allocation: the tasks are too short for this test, raise their arrivals")
+	}
+
+	j2 := sl.sbatch(env, alloc...)
+	sl.waitRunning(j2)
+	s := f.waitDone(id, 180*time.Second)
+	if s.Done != tasks || s.Failed != 0 {
+		t.Fatalf("status %+v", s)
+	}
+	rl := campaignRunLog(t, logPath, id)
+	checkOnceAcrossKills(t, f.records(id), rl, tasks, sl.workers(j1))
+	f.checkOutputs(id)
+	t.Logf("%d tasks exactly once over 2 allocations, each with its own coordinator; %d done in the first", tasks, first)
+	if _, err := sl.run("scancel", j2); err != nil {
+		t.Fatal(err)
+	}
+	sl.waitEnded(j2, 60*time.Second)
 }
