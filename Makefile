@@ -64,9 +64,10 @@ faults-reduced: tools
 # The Slurm test (e2e/slurm_test.go, deploy/README.md): Debian's Slurm and
 # MUNGE (installed by .ci/install-slurm.sh; needs root) configured on
 # loopback with two nodes, deploy/slurm/msjfarm-workers.sbatch run through
-# four allocations against a real nats-server and MinIO — a campaign to
-# completion, the end-of-allocation signal, scancel mid-campaign, a resumed
-# allocation. About a minute and a half.
+# allocations against a real nats-server and MinIO — a campaign to
+# completion, the end-of-allocation signal, scancel and SIGKILL
+# mid-campaign, resumed allocations; and with the coordinator in the batch
+# step. About four minutes.
 slurm: tools
 	bash .ci/install-slurm.sh
 	$(GO) test -tags slurm -count=1 -run TestSlurm -v -timeout 15m ./e2e/

@@ -3,9 +3,10 @@
 // The Slurm test (`make slurm`): deploy/slurm/msjfarm-workers.sbatch run
 // by a real Slurm — Debian's slurmctld, two slurmd and munged, installed by
 // .ci/install-slurm.sh and configured here on loopback — against a real
-// nats-server and MinIO. Behind the slurm build tag because it needs root
-// (slurmd starts jobs as their user) and takes about a minute, most of it
-// waiting for Slurm's 30-second time-limit check.
+// nats-server (or the coordinator's embedded one) and MinIO. Behind the
+// slurm build tag because it needs root (slurmd starts jobs as their user)
+// and takes about four minutes, most of it waiting for Slurm's 30-second
+// time-limit check and for AckWait.
 
 package e2e_test
 

@@ -49,8 +49,9 @@ func PutSpec(ctx context.Context, st storage.Store, f *sweep.File) (string, erro
 // the key: a spec that was replaced or truncated in storage is an error,
 // never another campaign.
 func GetSpec(ctx context.Context, st storage.Store, key string) (*sweep.File, error) {
-	sum, ok := strings.CutPrefix(key, SpecsPrefix)
-	if sum, ok = strings.CutSuffix(sum, ".json"); !ok || len(sum) != 64 {
+	sum, okPrefix := strings.CutPrefix(key, SpecsPrefix)
+	sum, okSuffix := strings.CutSuffix(sum, ".json")
+	if _, err := hex.DecodeString(sum); !okPrefix || !okSuffix || len(sum) != 64 || err != nil {
 		return nil, fmt.Errorf("spec key %q: not %s<sha256>.json", key, SpecsPrefix)
 	}
 	data, err := st.Get(ctx, key)
