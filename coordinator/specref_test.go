@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/worker"
 )
@@ -157,5 +158,34 @@ func TestInlineSpecEntryResumes(t *testing.T) {
 	e.startWorker(worker.Options{Concurrency: 2, Runner: &cr})
 	if s := waitDone(t, co2, r.Campaign, 5*time.Minute); s.Done != 6 || s.Failed != 0 {
 		t.Fatalf("status %+v", s)
+	}
+}
+
+// TestCompactReconcileReadsQueued: a compact campaign (ids only, here
+// forced on a 6-task one) reads its queued tasks a page of the stream's
+// subjects at a time into one bit per task: resubmitted with every task
+// queued and none run, nothing is published again; a worker then
+// completes each task once.
+func TestCompactReconcileReadsQueued(t *testing.T) {
+	t.Cleanup(coordinator.SetCompact(2, 2))
+	e := newEnv(t)
+	co, _ := e.startCoordinator(protocol.Layout{})
+	ctx := context.Background()
+	f := loadSpec(t, "testdata/small.yaml")
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: f})
+	if err != nil || r.Published != 6 {
+		t.Fatalf("submit %+v, %v", r, err)
+	}
+	r, err = co.Submit(ctx, protocol.SubmitRequest{Spec: f})
+	if err != nil || r.Published != 0 || r.Queued != 6 {
+		t.Fatalf("resubmit with 6 tasks queued: %+v, %v; want 0 published, 6 queued", r, err)
+	}
+	var cr countRunner
+	e.startWorker(worker.Options{Concurrency: 2, Runner: &cr})
+	if s := waitDone(t, co, r.Campaign, 5*time.Minute); s.Done != 6 || s.Failed != 0 {
+		t.Fatalf("status %+v", s)
+	}
+	if n, mx := cr.total(); n != 6 || mx != 1 {
+		t.Fatalf("runs %d (max %d per task), want 6 and 1", n, mx)
 	}
 }
