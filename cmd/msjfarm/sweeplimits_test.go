@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/coordinator"
@@ -114,7 +115,7 @@ func TestSubmitSpecByReference(t *testing.T) {
 	if !srv.ReadyForConnections(30 * time.Second) {
 		t.Fatal("nats-server not ready")
 	}
-	defer protocol.StopEmbedded(srv)
+	t.Cleanup(func() { protocol.StopEmbedded(srv) }) // after the coordinator's cleanup
 	url := srv.ClientURL()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -123,19 +124,7 @@ func TestSubmitSpecByReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc, err := protocol.Connect(protocol.ConnOptions{URL: url, Name: "test-coordinator"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	coDone := make(chan error, 1)
-	go func() { coDone <- co.Run(ctx) }()
-	defer func() { cancel(); <-coDone }()
-	<-co.Ready()
+	nc := runCoordinator(t, url, st)
 
 	code, _, errs := captured(t, func() int { return runSubmit([]string{"--nats-url", url, sw}) })
 	if code != 2 || !strings.Contains(errs, "more than one NATS message carries here (max_payload 32768): give the farm's --storage") {
@@ -169,4 +158,24 @@ func TestSubmitSpecByReference(t *testing.T) {
 	if err != nil || f.Name != "limits" {
 		t.Fatalf("stored spec: %v", err)
 	}
+}
+
+// runCoordinator runs a coordinator on the NATS server at url with store
+// st until the test ends, and returns its connection.
+func runCoordinator(t *testing.T, url string, st storage.Store) *nats.Conn {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	nc, err := protocol.Connect(protocol.ConnOptions{URL: url, Name: "test-coordinator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- co.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done; nc.Close() })
+	<-co.Ready()
+	return nc
 }
