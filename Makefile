@@ -11,7 +11,7 @@ RACE_PKGS ?= ./storage/... ./coordinator/... ./worker/... ./internal/protocol/..
 export MSJFARM_MINIO ?= $(TOOLS)/minio
 export MSJFARM_NATS_SERVER ?= $(TOOLS)/nats-server
 
-.PHONY: all build plugins test test-long lint tools bench pgo fmt proto faults faults-reduced
+.PHONY: all build plugins test test-long lint tools bench pgo fmt proto faults faults-reduced slurm
 
 all: build
 
@@ -61,12 +61,24 @@ faults: tools
 faults-reduced: tools
 	MSJFARM_FAULTS_REDUCED=1 MSJFARM_FAULTS_OUT=$(FAULTS_OUT)-reduced $(GO) test -tags faults -count=1 -run TestFaults -v -timeout 40m ./e2e/faults/
 
+# The Slurm test (e2e/slurm_test.go, deploy/README.md): Debian's Slurm and
+# MUNGE (installed by .ci/install-slurm.sh; needs root) configured on
+# loopback with two nodes, deploy/slurm/msjfarm-workers.sbatch run through
+# allocations against a real nats-server and MinIO — a campaign to
+# completion, the end-of-allocation signal, scancel and SIGKILL
+# mid-campaign, resumed allocations; and with the coordinator in the batch
+# step. About four minutes.
+slurm: tools
+	bash .ci/install-slurm.sh
+	$(GO) test -tags slurm -count=1 -run TestSlurm -v -timeout 15m ./e2e/
+
 lint:
 	$(GO) mod tidy -diff
 	cd examples/thirdparty && $(GO) mod tidy -diff
 	test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
 	$(GO) vet -tags faults ./e2e/faults/
+	$(GO) vet -tags slurm ./e2e/
 	$(GO) vet -tags long ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 

@@ -376,6 +376,10 @@ func (co *Coordinator) loadCampaigns(ctx context.Context) error {
 		}
 		c := &campaign{id: st.ID, st: st, finished: make(chan struct{})}
 		if st.State == protocol.CampaignRunning {
+			if err := co.loadSpec(ctx, c); err != nil {
+				co.o.Logf("coordinator: campaign %s cannot be resumed: %v", k, err)
+				continue
+			}
 			if err := co.expand(c); err != nil {
 				co.o.Logf("coordinator: campaign %s cannot be resumed: %v", k, err)
 				continue

@@ -27,8 +27,9 @@ var ErrUnknownCampaign = errors.New("unknown campaign")
 // Submitting a campaign again resumes it (and revives a cancelled one);
 // nothing is run twice. A validation error writes nothing.
 func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (*protocol.SubmitReply, error) {
-	if req.Spec == nil {
-		return nil, errors.New("submit: no sweep")
+	specKey, err := co.submittedSpec(ctx, &req)
+	if err != nil {
+		return nil, err
 	}
 	// Planned, not expanded: the tasks are generated as they are
 	// published (a 10^7-task campaign does not fit in memory as tasks).
@@ -69,6 +70,12 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 			return nil, fmt.Errorf("invalid sweep: %w", err)
 		}
 	}
+	// Valid: the spec may be written (an inline one to its content key).
+	if specKey == "" {
+		if specKey, err = protocol.PutSpec(ctx, co.o.Store, req.Spec); err != nil {
+			return nil, err
+		}
+	}
 	// A resubmission waits for an in-flight finalisation to end before it
 	// resets the campaign's state: reset in the middle, the finalisation
 	// closed a campaign marked running (Wait returned, the state stayed
@@ -90,7 +97,7 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 		c.finished, c.closed = make(chan struct{}), false
 	}
 	c.st = protocol.CampaignState{ID: id, Name: req.Spec.Name, State: protocol.CampaignRunning,
-		Total: camp.Len(), Points: camp.Points, Created: created, Spec: req.Spec,
+		Total: camp.Len(), Points: camp.Points, Created: created, Spec: req.Spec, SpecKey: specKey,
 		Epoch: max(epoch, c.st.Epoch)}
 	if c.tl == nil && tl != nil {
 		c.tl, c.warnings = tl, camp.Warnings
@@ -174,9 +181,15 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 		Published: published, Queued: queued, AlreadyDone: existing, Reused: c.reused, Warnings: camp.Warnings}, nil
 }
 
+// putState writes c's state to the campaigns bucket: counters and the
+// spec's storage key, never the spec itself (its size is the sweep's).
 func (co *Coordinator) putState(ctx context.Context, c *campaign) error {
 	co.mu.Lock()
-	data, err := json.Marshal(c.st)
+	st := c.st
+	if st.SpecKey != "" {
+		st.Spec = nil
+	}
+	data, err := json.Marshal(st)
 	co.mu.Unlock()
 	if err != nil {
 		return err
@@ -193,15 +206,9 @@ func (co *Coordinator) reconcile(ctx context.Context, c *campaign, publish bool)
 	c.recMu.Lock()
 	defer c.recMu.Unlock()
 	id := c.id
-	info, err := co.h.Tasks.Info(ctx, jetstream.WithSubjectFilter(protocol.CampaignFilter(id)))
+	inStream, err := co.queuedTasks(ctx, c)
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("stream info: %w", err)
-	}
-	inStream := map[string]bool{}
-	for subj := range info.State.Subjects {
-		if _, tid, ok := protocol.ParseTaskSubject(subj); ok {
-			inStream[tid] = true
-		}
+		return 0, 0, 0, err
 	}
 	keys, err := co.o.Store.List(ctx, storage.ResultsPrefix(id))
 	if err != nil {
@@ -254,31 +261,13 @@ func (co *Coordinator) reconcile(ctx context.Context, c *campaign, publish bool)
 		if c.prec == nil {
 			break
 		}
-		if co.extendFromStorage(c, stored, inStream) == 0 && len(co.decide(ctx, c)) == 0 {
+		if co.extendFromStorage(c, stored, inStream.m) == 0 && len(co.decide(ctx, c)) == 0 {
 			break
 		}
 	}
-	// The tasks without a result or a message, by position: 4 bytes each
-	// (the tasks themselves are generated a window at a time below).
-	var missing []int32
+	missing, queued, existing := co.toRequeue(c, stored, inStream)
 	co.mu.Lock()
 	tl := c.tl
-	for i := range tl.Len() {
-		tid := tl.ID(i)
-		if stored[tid] {
-			existing++
-		}
-		if inStream[tid] {
-			queued++
-			continue
-		}
-		if !stored[tid] {
-			// No record: whatever the KV says, it has to run.
-			delete(c.done, tid)
-			delete(c.failed, tid)
-			missing = append(missing, int32(i))
-		}
-	}
 	running := c.st.State == protocol.CampaignRunning
 	co.mu.Unlock()
 	if running && len(missing) > 0 {
@@ -354,6 +343,34 @@ func (co *Coordinator) reconcile(ctx context.Context, c *campaign, publish bool)
 	}
 	co.maybeFinalize(ctx, c)
 	return published, queued, existing, nil
+}
+
+// toRequeue is the one place that decides which of c's tasks are
+// published again: those with neither a result in storage nor a message
+// in the stream — whatever the task-state KV says, a task without a
+// record has to run, so it is forgotten as done or failed here. It
+// returns them by position, 4 bytes each (reconcile generates the tasks a
+// window at a time), and counts the queued tasks and those with a result.
+func (co *Coordinator) toRequeue(c *campaign, stored map[string]bool, inStream *queuedSet) (missing []int32, queued, existing int) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	tl := c.tl
+	for i := range tl.Len() {
+		tid := tl.ID(i)
+		if stored[tid] {
+			existing++
+		}
+		if inStream.has(i, tid) {
+			queued++
+			continue
+		}
+		if !stored[tid] {
+			delete(c.done, tid)
+			delete(c.failed, tid)
+			missing = append(missing, int32(i))
+		}
+	}
+	return missing, queued, existing
 }
 
 // submitWindow is how many tasks reconcile generates, looks up and

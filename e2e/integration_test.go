@@ -60,10 +60,26 @@ type farm struct {
 func newFarm(t *testing.T) *farm {
 	t.Helper()
 	ns := natstest.StartBinary(t)
+	f := newStorageFarm(t)
+	f.nats = ns
+	f.env = append(f.env, "MSJFARM_NATS_URL="+ns.URL)
+	var err error
+	if f.nc, err = nats.Connect(ns.URL); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.nc.Close)
+	return f
+}
+
+// newStorageFarm is a farm's MinIO, without NATS: for a test whose NATS
+// server is a coordinator's embedded one, which sets f.nc and adds
+// MSJFARM_NATS_URL to f.env itself.
+func newStorageFarm(t *testing.T) *farm {
+	t.Helper()
 	ep, ak, sk := miniotest.Start(t)
-	f := &farm{t: t, nats: ns, dir: t.TempDir(),
+	f := &farm{t: t, dir: t.TempDir(),
 		storeURL: "s3://msjfarm?secure=false&endpoint=" + ep}
-	f.env = append(os.Environ(), "MSJFARM_NATS_URL="+ns.URL, "MSJFARM_STORAGE="+f.storeURL,
+	f.env = append(os.Environ(), "MSJFARM_STORAGE="+f.storeURL,
 		"MSJFARM_S3_ACCESS_KEY="+ak, "MSJFARM_S3_SECRET_KEY="+sk)
 	var err error
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -78,10 +94,6 @@ func newFarm(t *testing.T) *farm {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if f.nc, err = nats.Connect(ns.URL); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.nc.Close)
 	return f
 }
 

@@ -1,10 +1,12 @@
 package local
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -81,59 +83,50 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 	if workers < 1 {
 		return nil, fmt.Errorf("workers must be >= 1, got %d", workers)
 	}
-	p := &Plan{Campaign: camp.ID, Name: camp.File.Name, Points: camp.Points, Tasks: len(camp.Tasks),
+	p := &Plan{Campaign: camp.ID, Name: camp.File.Name, Points: camp.Points, Tasks: camp.Len(),
 		Workers: workers, Cores: runtime.NumCPU(), Precision: camp.File.Precision != nil}
-	var run []sweep.Task
-	if st == nil {
-		run = camp.Tasks
-	} else {
-		here := map[string]bool{}
-		keys, err := st.List(ctx, storage.ResultsPrefix(camp.ID))
-		if err != nil {
-			return nil, err
-		}
-		for _, k := range keys {
-			if tid, ok := storage.ResultTaskID(camp.ID, k); ok {
-				here[tid] = true
-			}
-		}
-		stored := map[string]bool{}
-		if keys, err = st.List(ctx, storage.StoredResultsPrefix); err != nil {
-			return nil, err
-		}
-		for _, k := range keys {
-			if ck, ok := storage.StoredResultContentKey(k); ok {
-				stored[ck] = true
-			}
-		}
-		impls, err := coordinator.ExpectedImpls(ctx, st, camp.ID)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range camp.Tasks {
-			switch {
-			case here[t.ID]:
-				p.Stored++
-			case stored[coordinator.ExpectedKey(impls, t)]:
-				p.Stored++
-				p.Reusable++
-			default:
-				run = append(run, t)
-			}
-		}
+	have, err := storedTasks(ctx, st, camp.ID)
+	if err != nil {
+		return nil, err
 	}
-	p.ToRun = len(run)
-	if len(run) == 0 {
-		return p, nil
-	}
-	// One calibration per point to run, from its first task.
+	// One pass over the tasks, generated, never listed (a 10^7-task sweep
+	// does not fit in memory as tasks): the tasks to run are counted by
+	// point and length, each point keeps its first task for its
+	// calibration, and the report's curves are counted by scenario.
 	first := map[string]sweep.Task{}
 	var order []string
-	for _, t := range run {
+	type lengthKey struct {
+		point    string
+		arrivals int64
+	}
+	count := map[lengthKey]int{}
+	perScenario := map[string]map[string]bool{}
+	curves := 1
+	if err := camp.Each(func(t sweep.Task) error {
+		if perScenario[t.Scenario] == nil {
+			perScenario[t.Scenario] = map[string]bool{}
+		}
+		perScenario[t.Scenario][t.Point] = true
+		curves = max(curves, len(perScenario[t.Scenario]))
+		if stored, reusable := have(t); stored {
+			p.Stored++
+			if reusable {
+				p.Reusable++
+			}
+			return nil
+		}
+		p.ToRun++
+		count[lengthKey{t.Point, int64(t.Run.Warmup + t.Run.Arrivals)}]++
 		if _, ok := first[t.Point]; !ok {
 			first[t.Point] = t
 			order = append(order, t.Point)
 		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if p.ToRun == 0 {
+		return p, nil
 	}
 	n := int64(calibrationBudget / len(order))
 	n = min(max(n, calibrationMin), calibrationMax)
@@ -184,18 +177,61 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 	}
 	sort.Float64s(probes)
 	p.Contention = probes[len(probes)/2]
-	costs := make([]float64, len(run))
+	groups := make([]taskGroup, 0, len(count))
 	var total float64
-	for i, t := range run {
-		m := model[t.Point]
-		costs[i] = m.setup + m.perArrival*float64(t.Run.Warmup+t.Run.Arrivals)
-		total += costs[i]
-		costs[i] += taskOverhead.Seconds()
+	for k, c := range count {
+		m := model[k.point]
+		cost := m.setup + m.perArrival*float64(k.arrivals)
+		total += cost * float64(c)
+		groups = append(groups, taskGroup{cost: cost + taskOverhead.Seconds(), n: c})
 	}
 	p.CPU = time.Duration(total * 1e9)
-	fixed := startOverhead.Seconds() + curveCost.Seconds()*float64(camp.Points*variants(camp))
-	p.Wall = time.Duration((makespan(costs, par)*p.Contention + fixed) * 1e9)
+	fixed := startOverhead.Seconds() + curveCost.Seconds()*float64(camp.Points*curves)
+	p.Wall = time.Duration((makespanGroups(groups, par)*p.Contention + fixed) * 1e9)
 	return p, nil
+}
+
+// storedTasks returns what reports whether a task of campaign id would not
+// run: it has an entry in the campaign (a result or a recorded failure),
+// or its result is in the content-addressed store under the code the
+// campaign expects (reusable). Nothing is stored without st. Its memory
+// is that of the store's listings, not of the campaign's tasks.
+func storedTasks(ctx context.Context, st storage.Store, id string) (func(sweep.Task) (stored, reusable bool), error) {
+	if st == nil {
+		return func(sweep.Task) (bool, bool) { return false, false }, nil
+	}
+	here := map[string]bool{}
+	keys, err := st.List(ctx, storage.ResultsPrefix(id))
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		if tid, ok := storage.ResultTaskID(id, k); ok {
+			here[tid] = true
+		}
+	}
+	stored := map[string]bool{}
+	if keys, err = st.List(ctx, storage.StoredResultsPrefix); err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		if ck, ok := storage.StoredResultContentKey(k); ok {
+			stored[ck] = true
+		}
+	}
+	impls, err := coordinator.ExpectedImpls(ctx, st, id)
+	if err != nil {
+		return nil, err
+	}
+	return func(t sweep.Task) (bool, bool) {
+		switch {
+		case here[t.ID]:
+			return true, false
+		case stored[coordinator.ExpectedKey(impls, t)]:
+			return true, true
+		}
+		return false, false
+	}, nil
 }
 
 // taskOverhead is a task's wall time outside its replication in a local
@@ -240,24 +276,44 @@ func calibrate(ctx context.Context, t sweep.Task, n int64) (cpu, wall time.Durat
 // makespan is the finishing time of the longest-processing-time-first
 // schedule of costs on slots identical workers.
 func makespan(costs []float64, slots int) float64 {
-	c := append([]float64(nil), costs...)
-	sort.Sort(sort.Reverse(sort.Float64Slice(c)))
-	load := make([]float64, max(slots, 1))
-	for _, x := range c {
-		i := 0
-		for j := range load {
-			if load[j] < load[i] {
-				i = j
-			}
-		}
-		load[i] += x
+	groups := make([]taskGroup, len(costs))
+	for i, c := range costs {
+		groups[i] = taskGroup{cost: c, n: 1}
 	}
-	m := 0.0
-	for _, l := range load {
-		m = max(m, l)
-	}
-	return m
+	return makespanGroups(groups, slots)
 }
+
+// taskGroup is n tasks of the same cost.
+type taskGroup struct {
+	cost float64
+	n    int
+}
+
+// makespanGroups is makespan of groups of equal tasks: the tasks of a
+// point cost the same, so a 10^7-task campaign is a few thousand groups,
+// and the schedule keeps the slots' loads in a heap instead of a list of
+// every task's cost.
+func makespanGroups(groups []taskGroup, slots int) float64 {
+	g := slices.Clone(groups)
+	sort.Slice(g, func(i, j int) bool { return g[i].cost > g[j].cost })
+	load := make(loads, max(slots, 1))
+	for _, x := range g {
+		for range x.n {
+			load[0] += x.cost // the least loaded slot
+			heap.Fix(&load, 0)
+		}
+	}
+	return slices.Max(load)
+}
+
+// loads is a min-heap of the slots' loads.
+type loads []float64
+
+func (l loads) Len() int           { return len(l) }
+func (l loads) Less(i, j int) bool { return l[i] < l[j] }
+func (l loads) Swap(i, j int)      { l[i], l[j] = l[j], l[i] }
+func (l *loads) Push(x any)        { *l = append(*l, x.(float64)) }
+func (l *loads) Pop() any          { old := *l; x := old[len(old)-1]; *l = old[:len(old)-1]; return x }
 
 // contentionProbe is how long measureContention spins.
 const contentionProbe = 150 * time.Millisecond
@@ -300,21 +356,6 @@ func measureContention(par int, d time.Duration) float64 {
 		return 1 // no thread clock: assume an idle machine
 	}
 	return max(1, float64(d)*float64(par)/float64(got))
-}
-
-// variants is the largest number of points (policy variants) of one
-// scenario: the curves of a report plot.
-func variants(camp *sweep.Campaign) int {
-	per := map[string]map[string]bool{}
-	m := 1
-	for _, t := range camp.Tasks {
-		if per[t.Scenario] == nil {
-			per[t.Scenario] = map[string]bool{}
-		}
-		per[t.Scenario][t.Point] = true
-		m = max(m, len(per[t.Scenario]))
-	}
-	return m
 }
 
 // costModel is a replication's CPU seconds: setup + perArrival × arrivals.

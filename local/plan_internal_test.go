@@ -20,6 +20,25 @@ func TestMakespan(t *testing.T) {
 	}
 }
 
+// TestMakespanGroups: groups of equal tasks schedule as their tasks one
+// by one would.
+func TestMakespanGroups(t *testing.T) {
+	for _, tc := range []struct {
+		groups []taskGroup
+		slots  int
+		want   float64
+	}{
+		{[]taskGroup{{2, 3}, {3, 2}}, 2, 7},   // TestMakespan's first case: {3,2,2} and {3,2}
+		{[]taskGroup{{1, 1000}}, 8, 125},      // 1000 unit tasks on 8 slots: 125 each
+		{[]taskGroup{{1, 7}, {10, 1}}, 2, 10}, // 10 on one slot, the seven 1s on the other
+		{nil, 2, 0},
+	} {
+		if got := makespanGroups(tc.groups, tc.slots); got != tc.want {
+			t.Errorf("makespanGroups(%v, %d) = %v, want %v", tc.groups, tc.slots, got, tc.want)
+		}
+	}
+}
+
 func TestFitCost(t *testing.T) {
 	// 0.1 s set-up, 1 µs per arrival.
 	m := fitCost(0.1+1e-6*1000, 1000, 0.1+1e-6*4000, 4000)

@@ -183,14 +183,20 @@ func Expand(f *File, cat Catalog) (*Campaign, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.Tasks = make([]Task, 0, c.Len())
-	if err := c.Each(func(t Task) error {
-		c.Tasks = append(c.Tasks, t)
-		return nil
-	}); err != nil {
+	if err := c.Materialize(); err != nil {
 		return nil, f.src.locate(err)
 	}
 	return c, nil
+}
+
+// Materialize fills Tasks with every task of a planned campaign: Expand
+// in two steps, for a caller that checks Len against a limit first.
+func (c *Campaign) Materialize() error {
+	c.Tasks = make([]Task, 0, c.Len())
+	return c.Each(func(t Task) error {
+		c.Tasks = append(c.Tasks, t)
+		return nil
+	})
 }
 
 // Plan validates the sweep against the catalogue as Expand does (every

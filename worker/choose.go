@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -224,16 +225,27 @@ func PinCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, re
 	return pins, strings.Join(ds, " "), warnings, nil
 }
 
-// campaignPolicies lists camp's policies once each, in task order.
+// campaignPolicies lists camp's policies once each, in task order. Every
+// scenario has every policy variant, so the first scenario's tasks name
+// them all: a planned campaign (no Tasks) is generated that far only.
 func campaignPolicies(camp *sweep.Campaign) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, t := range camp.Tasks {
+	first := ""
+	errStop := errors.New("first scenario read")
+	_ = camp.Each(func(t sweep.Task) error {
+		if first == "" {
+			first = t.Scenario
+		}
+		if t.Scenario != first {
+			return errStop
+		}
 		if !seen[t.Policy] {
 			seen[t.Policy] = true
 			out = append(out, t.Policy)
 		}
-	}
+		return nil
+	})
 	return out
 }
 

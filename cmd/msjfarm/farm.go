@@ -53,11 +53,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 // Its errors are sweep.Errors: "file:line:col: key.path: what is wrong",
 // with the nearest names for a misspelt one.
 func validateSweep(path string, cat sweep.Catalog, profile string, traceLimit int64) (*sweep.File, *sweep.Campaign, []byte, error) {
-	f, err := sweep.LoadProfile(path, profile)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	trace, err := sweep.ReadTraceFile(f, traceLimit)
+	f, trace, err := loadSweep(path, profile, traceLimit)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -65,10 +61,28 @@ func validateSweep(path string, cat sweep.Catalog, profile string, traceLimit in
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	printWarnings(c)
+	return f, c, trace, nil
+}
+
+// loadSweep reads a sweep file under its profile, and the trace it
+// replays if any.
+func loadSweep(path, profile string, traceLimit int64) (*sweep.File, []byte, error) {
+	f, err := sweep.LoadProfile(path, profile)
+	if err != nil {
+		return nil, nil, err
+	}
+	trace, err := sweep.ReadTraceFile(f, traceLimit)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, trace, nil
+}
+
+func printWarnings(c *sweep.Campaign) {
 	for _, w := range c.Warnings {
 		fmt.Fprintf(os.Stderr, "msjfarm: warning: %s\n", w)
 	}
-	return f, c, trace, nil
 }
 
 // listedCatalog is a policy catalogue that also lists its policies
@@ -346,6 +360,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 	dryWorkers := ff.fs.Int("workers", runtime.NumCPU(), "with --dry-run: the farm's replication slots the wall time is estimated for")
 	profile := ff.fs.String("profile", "", profileUsage)
 	maxTrace := traceSizeFlag(ff.fs)
+	lim := addSweepLimitFlags(ff.fs)
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
 			return 2
@@ -366,7 +381,13 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		if code, ok := submitLimit(ctx, ff, reg, ff.fs.Arg(0), *profile, *pin, *retry, *wait, *dry); ok {
 			return code
 		}
-		f, camp, trace, err := validateSweep(ff.fs.Arg(0), reg, *profile, traceLimit)
+		// Planned within the limits, tasks not generated (the dry run
+		// generates them one at a time); -wait names failed tasks with
+		// them, for campaigns small enough to hold.
+		f, camp, trace, err := planSweep(ff.fs.Arg(0), reg, *profile, traceLimit, lim)
+		if err == nil && *wait && camp.Len() <= waitDescribeTasks {
+			err = camp.Materialize()
+		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
 			return 2
@@ -376,12 +397,26 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		}
 		req := protocol.SubmitRequest{Spec: f, RetryFailed: *retry}
 		// Storage is needed to pin plugin binaries (PinForSubmit says so
-		// when one must be pinned and there is none) and to upload a trace.
+		// when one must be pinned and there is none), to upload a trace
+		// and to pass a spec too large for a NATS message.
 		var st storage.Store
 		if *ff.storage != "" {
 			if st, err = ff.store(ctx); err != nil {
-				return fail("submit: storage for the plugin pins and traces: %v", err)
+				return fail("submit: storage for the plugin pins, traces and spec: %v", err)
 			}
+		}
+		nc, err := ff.conn("msjfarm-submit")
+		if err != nil {
+			return fail("submit: %v", err)
+		}
+		defer nc.Close()
+		if key, err := specByReference(ctx, nc, st, ff.fs.Arg(0), &req); err != nil {
+			if errors.As(err, new(usageError)) {
+				return usagef("submit: %v", err)
+			}
+			return fail("submit: %v", err)
+		} else if key != "" {
+			fmt.Fprintf(os.Stderr, "msjfarm submit: spec stored at %s in %s\n", key, st.URL())
 		}
 		if f.Trace != nil {
 			if st == nil {
@@ -402,11 +437,6 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 			req.Pins = pins.Policies
 			fmt.Fprintf(os.Stderr, "msjfarm submit: %s in %s\n", desc, st.URL())
 		}
-		nc, err := ff.conn("msjfarm-submit")
-		if err != nil {
-			return fail("submit: %v", err)
-		}
-		defer nc.Close()
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		defer cancel()
 		var rep protocol.SubmitReply

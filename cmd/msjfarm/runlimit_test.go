@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/sim/limit"
 	"github.com/msjfarm/msjfarm/storage"
@@ -169,20 +168,8 @@ func TestSubmitLimitFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer protocol.StopEmbedded(srv)
-	nc, err := protocol.Connect(protocol.ConnOptions{URL: url, Name: "test-farm"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	coDone := make(chan error, 1)
-	go func() { coDone <- co.Run(ctx) }()
-	defer func() { cancel(); <-coDone }()
-	<-co.Ready()
+	t.Cleanup(func() { protocol.StopEmbedded(srv) }) // after the coordinator's cleanup
+	nc := runCoordinator(t, url, st)
 	w, err := worker.New(ctx, worker.Options{Conn: nc, Store: st, Concurrency: 2, Runner: worker.InProcess{}, FetchWait: 250 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -75,13 +75,26 @@ type CampaignState struct {
 	Done     int       `json:"done,omitempty"`   // counts when finished
 	Failed   int       `json:"failed,omitempty"` // (running campaigns: see Status)
 	// Epoch counts the coordinator's publishing rounds (see MsgID).
-	Epoch int         `json:"epoch"`
-	Spec  *sweep.File `json:"spec"`
+	Epoch int `json:"epoch"`
+	// SpecKey is where the campaign's sweep spec is in storage (SpecKey,
+	// PutSpec): the entry stays small whatever the sweep's size, and the
+	// workers that read it every second to see a cancellation read a few
+	// hundred bytes.
+	SpecKey string `json:"spec_key,omitempty"`
+	// Spec is the spec itself: written inline by coordinators before
+	// SpecKey (still read, so that their running campaigns resume), and
+	// held in memory by the coordinator; never written any more.
+	Spec *sweep.File `json:"spec,omitempty"`
 }
 
 // SubmitRequest submits (or resumes) a campaign.
 type SubmitRequest struct {
-	Spec *sweep.File `json:"spec"`
+	// Spec is the sweep, inline: for a sweep whose request fits in a NATS
+	// message (msjfarm submit sends it so when it does).
+	Spec *sweep.File `json:"spec,omitempty"`
+	// SpecKey, instead of Spec, is where the submitter stored the sweep
+	// (PutSpec): any size.
+	SpecKey string `json:"spec_key,omitempty"`
 	// RetryFailed deletes the failed records of a resubmitted campaign so
 	// that their tasks run again.
 	RetryFailed bool `json:"retry_failed,omitempty"`

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -56,6 +58,14 @@ func Serve(name, version string, entries []Entry) {
 		os.Exit(1)
 	}
 	go exitWithParent(logger, os.Getppid(), time.Second)
+	// A SIGTERM is for the host, which decides when its plugins stop
+	// (and a plugin ends by itself when the host is gone: exitWithParent).
+	// Batch systems signal every process of a job: Slurm's
+	// --signal and `scancel --signal` reach the plugins too, and a plugin
+	// that died of it threw away the replication the worker was letting
+	// finish in its grace period (e2e TestSlurmAllocation). go-plugin
+	// ignores SIGINT for the same reason.
+	signal.Ignore(syscall.SIGTERM)
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake(),
 		Plugins:         plugin.PluginSet{PluginKey: &GRPCPlugin{Impl: srv}},

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/pflag"
+
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+)
+
+// sweepLimits are the sizes a sweep may reach before submit (and its dry
+// run) refuses it: a sweep file grows by accident — a generated list of
+// load values, one axis too many — and is better refused with its figure
+// and the flag that raises the limit than found out as a NATS error, a
+// farm busy for a month or an out-of-memory crash. The defaults are far
+// above the papers' campaigns (at most a few thousand points); points and
+// tasks are counted from the planned campaign, without generating its
+// tasks, and the file's size is checked before it is read.
+type sweepLimits struct {
+	points   *int
+	tasks    *int
+	specSize *string
+}
+
+// Default limits (docs/sweep.md, "Limits").
+const (
+	defaultMaxPoints = 1_000_000
+	defaultMaxTasks  = 100_000_000
+	defaultSpecSize  = "64MiB"
+)
+
+func addSweepLimitFlags(fs *pflag.FlagSet) *sweepLimits {
+	return &sweepLimits{
+		points:   fs.Int("max-points", defaultMaxPoints, "refuse a sweep of more points (scenario × policy variant) than this (env MSJFARM_MAX_POINTS)"),
+		tasks:    fs.Int("max-tasks", defaultMaxTasks, "refuse a sweep of more tasks (points × replications) than this (env MSJFARM_MAX_TASKS)"),
+		specSize: fs.String("max-spec-size", defaultSpecSize, "refuse a sweep file larger than this, e.g. 64MiB or 1GiB (env MSJFARM_MAX_SPEC_SIZE)"),
+	}
+}
+
+// checkFile refuses a sweep file larger than --max-spec-size, before
+// reading it.
+func (l *sweepLimits) checkFile(path string) error {
+	limit, err := parseSize("max-spec-size", *l.specSize)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.Size() > limit {
+		return fmt.Errorf("%s: %d bytes, more than --max-spec-size %s: raise it with --max-spec-size (or MSJFARM_MAX_SPEC_SIZE) if the sweep is meant to be this large",
+			path, fi.Size(), *l.specSize)
+	}
+	return nil
+}
+
+// checkPlan refuses a planned campaign with more points or tasks than the
+// limits.
+func (l *sweepLimits) checkPlan(path string, c *sweep.Campaign) error {
+	if *l.points < 1 || *l.tasks < 1 {
+		return fmt.Errorf("--max-points and --max-tasks must be >= 1")
+	}
+	if c.Points > *l.points {
+		return fmt.Errorf("%s: %d points, more than --max-points %d: raise it with --max-points (or MSJFARM_MAX_POINTS) if the sweep is meant to be this large",
+			path, c.Points, *l.points)
+	}
+	if n := c.Len(); n > *l.tasks {
+		return fmt.Errorf("%s: %d tasks (%d points × %d replications), more than --max-tasks %d: raise it with --max-tasks (or MSJFARM_MAX_TASKS) if the sweep is meant to be this large",
+			path, n, c.Points, c.File.Replications, *l.tasks)
+	}
+	return nil
+}
+
+// planSweep loads and plans a sweep within the limits: validateSweep
+// without generating the tasks (Materialize does, for a caller that needs
+// them all), so that a 10^7-task sweep is checked in memory proportional
+// to its points.
+func planSweep(path string, cat sweep.Catalog, profile string, traceLimit int64, lim *sweepLimits) (*sweep.File, *sweep.Campaign, []byte, error) {
+	if err := lim.checkFile(path); err != nil {
+		return nil, nil, nil, err
+	}
+	f, trace, err := loadSweep(path, profile, traceLimit)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c, err := sweep.Plan(f, withPolicyNames(cat))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := lim.checkPlan(path, c); err != nil {
+		return nil, nil, nil, err
+	}
+	printWarnings(c)
+	return f, c, trace, nil
+}
+
+// requestHeadroom is what a NATS message needs beside its payload
+// (subject, reply inbox, headers).
+const requestHeadroom = 4 << 10
+
+// specByReference makes a submission whose request would not fit in one
+// NATS message (the server's max_payload, 1 MB by default) carry the
+// spec's storage key instead of the spec: the spec is stored under its
+// content key in st, where the coordinator reads it. Without storage such
+// a sweep is refused, saying how to submit it. A request that fits is
+// left as it is. It returns the key, or "".
+func specByReference(ctx context.Context, nc *nats.Conn, st storage.Store, path string, req *protocol.SubmitRequest) (string, error) {
+	data, err := json.Marshal(req)
+	if err != nil {
+		return "", err
+	}
+	max := nc.MaxPayload() - requestHeadroom
+	if int64(len(data)) <= max {
+		return "", nil
+	}
+	if st == nil {
+		return "", usageError{fmt.Errorf("%s: the sweep is %d bytes as a request, more than one NATS message carries here (max_payload %d): give the farm's --storage (or MSJFARM_STORAGE), where submit stores the spec for the coordinator",
+			path, len(data), nc.MaxPayload())}
+	}
+	key, err := protocol.PutSpec(ctx, st, req.Spec)
+	if err != nil {
+		return "", err
+	}
+	req.Spec, req.SpecKey = nil, key
+	return key, nil
+}
+
+// waitDescribeTasks is the largest campaign whose tasks submit -wait
+// generates to name its failed tasks by policy and parameters (a map of
+// every task: ~1 KB each); a larger one names them by id.
+const waitDescribeTasks = 100_000

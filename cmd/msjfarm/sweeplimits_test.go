@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/storage"
+)
+
+// limitTestSweep has 5 points (5 loads × 1 policy) of 3 replications:
+// 15 tasks.
+const limitTestSweep = `name: limits
+seed: 1
+workload: one-or-all
+axes:
+  load: [0.1, 0.2, 0.3, 0.4, 0.5]
+policies:
+  - fcfs
+replications: 3
+run: {arrivals: 1e3, warmup: 1e2, deadline: 1m}
+`
+
+// TestSweepLimits: a sweep over a limit is refused by submit and by its
+// dry run with exit code 2, naming the figure and the flag (or variable)
+// that raises the limit, before anything is written or any server is
+// reached (the NATS URL given answers nothing).
+func TestSweepLimits(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(limitTestSweep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	size := len(limitTestSweep)
+	data := filepath.Join(dir, "data")
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  [2]string
+		want string
+	}{
+		{"points", []string{"--max-points", "4"}, [2]string{}, "5 points, more than --max-points 4"},
+		{"tasks", []string{"--max-tasks", "14"}, [2]string{}, "15 tasks (5 points × 3 replications), more than --max-tasks 14"},
+		{"spec size", []string{"--max-spec-size", "100"}, [2]string{}, "bytes, more than --max-spec-size 100"},
+		{"points from the environment", nil, [2]string{"MSJFARM_MAX_POINTS", "4"}, "more than --max-points 4: raise it with --max-points (or MSJFARM_MAX_POINTS)"},
+		{"tasks from the environment", nil, [2]string{"MSJFARM_MAX_TASKS", "14"}, "(or MSJFARM_MAX_TASKS)"},
+	} {
+		for _, dry := range []bool{true, false} {
+			t.Run(tc.name, func(t *testing.T) {
+				if tc.env[0] != "" {
+					t.Setenv(tc.env[0], tc.env[1])
+				}
+				args := append([]string{"--storage", data, "--nats-url", "nats://127.0.0.1:1"}, tc.args...)
+				if dry {
+					args = append(args, "--dry-run")
+				}
+				code, _, errs := captured(t, func() int { return runSubmit(append(args, sw)) })
+				if code != 2 || !strings.Contains(errs, tc.want) {
+					t.Fatalf("submit %v: exit %d, want 2 and %q in\n%s", args, code, tc.want, errs)
+				}
+				if tc.name == "spec size" && !strings.Contains(errs, sw+": "+strconv.Itoa(size)+" bytes") {
+					t.Fatalf("the file's size (%d) is not named:\n%s", size, errs)
+				}
+				if _, err := os.Stat(data); !os.IsNotExist(err) {
+					t.Fatalf("refused sweep created %s", data)
+				}
+			})
+		}
+	}
+	// At the limits, the dry run accepts it.
+	code, out, errs := captured(t, func() int {
+		return runSubmit([]string{"--dry-run", "--max-points", "5", "--max-tasks", "15", "--max-spec-size", strconv.Itoa(size), sw})
+	})
+	if code != 0 || !strings.Contains(out, "tasks            15\n") {
+		t.Fatalf("at the limits: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestSubmitSpecByReference: a sweep whose request does not fit in one
+// message of the NATS server (max_payload 32 KiB here, for a 2,000-point
+// sweep of about 40 KB; 1 MB is nats-server's default) is submitted by
+// reference: the spec is stored in --storage under its content hash, the
+// coordinator reads it from there, and the campaign's KV entry holds the
+// key, not the spec. Without --storage the same submission is refused
+// (exit 2) saying how to submit it.
+func TestSubmitSpecByReference(t *testing.T) {
+	dir := t.TempDir()
+	var vals []string
+	for i := range 2000 {
+		vals = append(vals, strconv.FormatFloat(0.1+0.8*float64(i)/2000+1e-13, 'f', 15, 64))
+	}
+	sweepText := strings.Replace(limitTestSweep, "[0.1, 0.2, 0.3, 0.4, 0.5]", "["+strings.Join(vals, ", ")+"]", 1)
+	sweepText = strings.Replace(sweepText, "replications: 3", "replications: 1", 1)
+	sw := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(sw, []byte(sweepText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
+		StoreDir: filepath.Join(dir, "js"), NoSigs: true, NoLog: true, MaxPayload: 32 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(30 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	t.Cleanup(func() { protocol.StopEmbedded(srv) }) // after the coordinator's cleanup
+	url := srv.ClientURL()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	data := filepath.Join(dir, "data")
+	st, err := storage.Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := runCoordinator(t, url, st)
+
+	code, _, errs := captured(t, func() int { return runSubmit([]string{"--nats-url", url, sw}) })
+	if code != 2 || !strings.Contains(errs, "more than one NATS message carries here (max_payload 32768): give the farm's --storage") {
+		t.Fatalf("submit without storage: exit %d, want 2\n%s", code, errs)
+	}
+	code, out, errs := captured(t, func() int { return runSubmit([]string{"--nats-url", url, "--storage", data, sw}) })
+	if code != 0 || !strings.Contains(out, ": 2000 tasks in 2000 points") || !strings.Contains(errs, "spec stored at specs/") {
+		t.Fatalf("submit: exit %d\n%s%s", code, out, errs)
+	}
+	id := strings.Fields(out)[1]
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := protocol.Open(ctx, js, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := h.Campaigns.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs protocol.CampaignState
+	if err := json.Unmarshal(e.Value(), &cs); err != nil {
+		t.Fatal(err)
+	}
+	if cs.Spec != nil || cs.SpecKey == "" || len(e.Value()) > 1024 {
+		t.Fatalf("campaign entry of %d bytes: %s", len(e.Value()), e.Value())
+	}
+	f, err := protocol.GetSpec(ctx, st, cs.SpecKey)
+	if err != nil || f.Name != "limits" {
+		t.Fatalf("stored spec: %v", err)
+	}
+}
+
+// runCoordinator runs a coordinator on the NATS server at url with store
+// st until the test ends, and returns its connection.
+func runCoordinator(t *testing.T, url string, st storage.Store) *nats.Conn {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	nc, err := protocol.Connect(protocol.ConnOptions{URL: url, Name: "test-coordinator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- co.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done; nc.Close() })
+	<-co.Ready()
+	return nc
+}
