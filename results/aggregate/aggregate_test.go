@@ -260,7 +260,7 @@ func TestCSVGolden(t *testing.T) {
 func TestAxisCollision(t *testing.T) {
 	pts := []Point{{Point: "x", Policy: "p", Axes: map[string]any{"n": 3, "load": 0.9, "class[0].need": 2}, Load: 0.8999999999999999}}
 	h := Header(pts)
-	want := "point,policy,params,label,workload,servers,class[0].need,axis_n,arrival_rate,load,replications,n,n_failed,n_unstable,n_truncated,lower_bound,verdict,converged,n_unconverged,mser_fraction,min_cycles"
+	want := "point,policy,params,label,workload,servers,class[0].need,axis_n,arrival_rate,load,replications,n,n_failed,n_unstable,n_truncated,lower_bound,verdict,converged,n_unconverged,mser_fraction,min_cycles,baseline,compare_note"
 	if got := strings.Join(h, ","); got != want {
 		t.Errorf("header\n got %s\nwant %s", got, want)
 	}

@@ -146,19 +146,6 @@ type cell struct {
 	Sort string
 }
 
-// isParamAxis reports whether axis a is a policy parameter (it then labels
-// the series, not the x axis or the facet).
-func isParamAxis(pts []aggregate.Point, a string) bool {
-	for _, p := range pts {
-		if _, in := p.Axes[a]; in {
-			if _, isParam := p.Params[a]; !isParam {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 func formatValue(v any) string {
 	if f, ok := aggregate.Number(v); ok {
 		if _, isStr := v.(string); !isStr {
@@ -172,38 +159,9 @@ func formatValue(v any) string {
 	return string(b)
 }
 
-// xAxis chooses the x axis of the plots and the other scenario axes.
-func xAxis(pts []aggregate.Point) (x string, others []string) {
-	set := map[string]bool{}
-	for _, p := range pts {
-		for a := range p.Axes {
-			set[a] = true
-		}
-	}
-	var scen []string
-	for a := range set {
-		if !isParamAxis(pts, a) {
-			scen = append(scen, a)
-		}
-	}
-	sort.Strings(scen)
-	switch {
-	case set["arrival_rate"]:
-		x = "arrival_rate"
-	case set["load"]:
-		x = "load"
-	case len(scen) > 0:
-		x = scen[0]
-	default:
-		x = "load"
-	}
-	for _, a := range scen {
-		if a != x {
-			others = append(others, a)
-		}
-	}
-	return x, others
-}
+// xAxis chooses the x axis of the plots and the other scenario axes
+// (aggregate.PlotAxes, which the paired comparisons' families share).
+func xAxis(pts []aggregate.Point) (x string, others []string) { return aggregate.PlotAxes(pts) }
 
 func xValue(p *aggregate.Point, x string) float64 {
 	switch x {
