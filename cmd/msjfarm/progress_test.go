@@ -10,7 +10,9 @@ import (
 )
 
 // TestSummaryTable: one number format (no 4670.1 beside 4.2e+02),
-// UNSTABLE (u of n), axis values in the same format.
+// UNSTABLE (u of n), axis values in the same format. A summary written
+// before the verdict column marks an unstable point by n_unstable > 0: its
+// means are bounds (≥ x, no interval), as aggregate.IsBound rules.
 func TestSummaryTable(t *testing.T) {
 	csv := "point,policy,params,workload,servers,threshold,arrival_rate,load,replications,n,n_failed,n_unstable," +
 		"mean_response_mean,mean_response_hw,weighted_mean_response_mean,weighted_mean_response_hw,jain_mean\n" +
@@ -21,10 +23,13 @@ func TestSummaryTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"4670 ", "424.7 ", "0.0001235", "12.25", "0.9866", "UNSTABLE (1 of 3)", "0.05777", "0.9782", "7.7 "} {
+	for _, want := range []string{"≥ 4670 ", "≥ 0.0001235", "0.9866", "UNSTABLE (1 of 3)", "0.05777", "0.9782", "7.7 "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
+	}
+	if strings.Contains(out, "424.7") || strings.Contains(out, "12.25") {
+		t.Errorf("an interval printed around a bound:\n%s", out)
 	}
 	if strings.Contains(out, "e+") || strings.Contains(out, "e-0") || strings.Contains(out, "runs)") {
 		t.Errorf("mixed number formats or old UNSTABLE wording:\n%s", out)
@@ -49,7 +54,7 @@ func TestSummaryTableVerdicts(t *testing.T) {
 		{"stable flagged and truncated", "p,fcfs,{},w,32,2,0.5,10,10,0,1,1,false,stable,2.5,0.1,2.6,0.2,0.9",
 			[]string{"stable (2 of 10 flagged)"}, []string{"UNSTABLE", "TRUNCATED"}},
 		{"unstable", "p,fcfs,{},w,32,4,0.5,10,10,0,7,0,false,unstable,2.5,0.1,2.6,0.2,0.9",
-			[]string{"UNSTABLE (7 of 10)"}, []string{"TRUNCATED", "flagged"}},
+			[]string{"UNSTABLE (7 of 10)", "≥ 2.5", "≥ 2.6"}, []string{"TRUNCATED", "flagged", "0.1 ", "0.2 "}},
 		{"truncated bound", "p,fcfs,{},w,32,4,0.5,10,10,0,2,6,true,truncated,28.6123,5.4321,30.1,4.1234,0.9",
 			[]string{"TRUNCATED (6 of 10)", "≥ 28.61", "≥ 30.1"}, []string{"UNSTABLE", "5.432", "4.123"}},
 		{"stable bound", "p,fcfs,{},w,32,2,0.5,10,10,0,0,1,true,stable,28.6,5,30.1,4,0.9",

@@ -180,7 +180,7 @@ type Point struct {
 // some replication's means are lower bounds. Reports then draw them as
 // bounds and tables print them as such.
 func (p *Point) Unstable() bool {
-	return (p.Verdict != "" && p.Verdict != string(sim.VerdictStable)) || p.LowerBound
+	return IsBound(p.Verdict, p.LowerBound)
 }
 
 // Unconverged reports that the point's pooled converged verdict failed (a

@@ -512,3 +512,25 @@ func keepRecords(pts []Point, recs [][]*record.Record) {
 		}
 	}
 }
+
+// FormatRelDiff prints a relative difference and its half-width as
+// percentages, "-12.3% ± 0.4%", with the half-width to two significant
+// digits (at most 3 decimals, at least 1): every output that prints a
+// comparison uses it.
+func FormatRelDiff(rel, hw float64) string {
+	if math.IsNaN(rel) {
+		return "—"
+	}
+	dec := 1
+	if h := math.Abs(100 * hw); h > 0 && !math.IsInf(h, 0) && !math.IsNaN(h) {
+		dec = min(3, max(1, 1-int(math.Floor(math.Log10(h)))))
+	}
+	s := fmt.Sprintf("%+.*f%%", dec, 100*rel)
+	switch {
+	case math.IsNaN(hw):
+		return s
+	case math.IsInf(hw, 0):
+		return s + " ± ∞"
+	}
+	return s + fmt.Sprintf(" ± %.*f%%", dec, 100*hw)
+}
