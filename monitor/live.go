@@ -91,7 +91,9 @@ type Series struct {
 }
 
 // PlotPoint is one point's estimate: HW is the 95% CI half-width (null
-// when unbounded, n = 1).
+// when unbounded, n = 1, and for a bound). Unstable marks a lower bound
+// (aggregate.IsBound: the point's verdict is not stable or some
+// replication's means are bounds).
 type PlotPoint struct {
 	X        float64  `json:"x"`
 	Y        float64  `json:"y"`
@@ -342,6 +344,10 @@ func seriesName(p *aggregate.Point, x string) string {
 	return b.String()
 }
 
+// Plots are the live page's headline plots of pts and their x axis, as
+// the campaign's JSON serves them.
+func Plots(pts []aggregate.Point) (x string, ps []Plot) { return plots(pts) }
+
 // plots builds the headline plots from the points with results.
 func plots(pts []aggregate.Point) (string, []Plot) {
 	if len(pts) == 0 {
@@ -382,8 +388,10 @@ func plots(pts []aggregate.Point) (string, []Plot) {
 			if !ok || !okx || m.N == 0 || math.IsNaN(m.Mean) || math.IsInf(m.Mean, 0) {
 				continue
 			}
-			pp := PlotPoint{X: xv, Y: m.Mean, N: m.N, Unstable: p.Unstable()}
-			if !math.IsNaN(m.HalfWidth) && !math.IsInf(m.HalfWidth, 0) {
+			// One rule for every output (aggregate.IsBound): a bound has
+			// no interval.
+			pp := PlotPoint{X: xv, Y: m.Mean, N: m.N, Unstable: p.Reading(m) == aggregate.ReadLowerBound}
+			if !pp.Unstable && !math.IsNaN(m.HalfWidth) && !math.IsInf(m.HalfWidth, 0) {
 				hw := m.HalfWidth
 				pp.HW = &hw
 			}

@@ -99,8 +99,11 @@
         }
         var m = el("circle", { cx: X(p.x), cy: Y(p.y), r: 3.2, stroke: c, "stroke-width": 1.5,
           fill: p.unstable ? "#fff" : c, "class": "pt" }, svg);
-        el("title", {}, m).textContent = s.name + ": " + fmt(p.x) + " → " + fmt(p.y) +
-          (p.hw != null ? " ± " + fmt(p.hw) : "") + " (n=" + p.n + ")" + (p.unstable ? " unstable" : "");
+        // A bound (unstable or truncated point: aggregate.IsBound) is
+        // "≥ y" without an interval, as in the terminal and the report.
+        el("title", {}, m).textContent = s.name + ": " + fmt(p.x) + " → " +
+          (p.unstable ? "≥ " + fmt(p.y) + " (lower bound: unstable or truncated)" :
+            fmt(p.y) + (p.hw != null ? " ± " + fmt(p.hw) : "")) + " (n=" + p.n + ")";
       });
     });
     return svg;

@@ -1,62 +1,14 @@
 package aggregate_test
 
 import (
-	"context"
 	"math"
 	"testing"
 
-	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/internal/campaigntest"
 	"github.com/msjfarm/msjfarm/results/aggregate"
-	"github.com/msjfarm/msjfarm/results/record"
-	"github.com/msjfarm/msjfarm/sweep"
-	"github.com/msjfarm/msjfarm/worker"
 )
 
-// crnSweep is a real campaign: the paper's one-or-all system (k = 32,
-// p₁ = 0.9 light 1-server jobs, 0.1 heavy 32-server jobs, exponential
-// sizes of mean 1; the load-1 rate is 1/(0.9/32 + 0.1) ≈ 7.805), FCFS as
-// the baseline against MSF and MSFQ, 10 replications of 3e4 arrivals.
-// FCFS's head-of-line blocking ends its stability region far below load 1
-// (Q §6.2): measured here, stable at λ = 3 (ρ = 0.38), unstable at λ = 5
-// (ρ = 0.64).
-const crnSweep = `
-name: crn
-seed: 7
-workload: one-or-all
-axes:
-  arrival_rate: [1.5, 3, 5]
-policies:
-  - fcfs
-  - msf
-  - {name: msfq, threshold: 31}
-compare: {baseline: fcfs}
-replications: 10
-run: {arrivals: 3e4, warmup: 3e3}
-`
-
-func runCampaign(t *testing.T, spec string) ([]sweep.Task, map[string]*record.Record, *sweep.File) {
-	t.Helper()
-	f, err := sweep.Parse([]byte(spec), "yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	camp, err := sweep.Expand(f, builtin.Catalog{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs := map[string]*record.Record{}
-	for i := range camp.Tasks {
-		task := &camp.Tasks[i]
-		out, err := worker.InProcess{}.Run(context.Background(), task, nil)
-		if err != nil {
-			t.Fatalf("task %s: %v", task.ID, err)
-		}
-		recs[task.ID] = &record.Record{Task: *task, Result: out.Result}
-	}
-	return camp.Tasks, recs, f
-}
-
-// TestPairedNarrowerOnCRN runs the campaign and checks what the common
+// TestPairedNarrowerOnCRN runs campaigntest.CRN and checks what the common
 // random numbers must give.
 //
 // Expectation, derived: replication r of FCFS, MSF and MSFQ at a rate has
@@ -83,7 +35,7 @@ func TestPairedNarrowerOnCRN(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 90 replications")
 	}
-	tasks, recs, f := runCampaign(t, crnSweep)
+	tasks, recs, f := campaigntest.Run(t, campaigntest.CRN)
 	pts := aggregate.Summarize(tasks, recs)
 	if err := aggregate.Compare(pts, f.BaselineOf()); err != nil {
 		t.Fatal(err)

@@ -131,6 +131,7 @@ type facetView struct {
 	Constant      []string
 	Facets        int
 	TableRows     []tableRow
+	Compare       *cmpView
 }
 
 type tableRow struct {
@@ -439,6 +440,12 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 	// MSFQ phases: one panel per (phase statistic, series), one line per phase.
 	fig, err := f.phaseFigure(out, x, xl, names)
 	if err != nil {
+		return nil, nil, nil, err
+	}
+	if fig != nil {
+		figs = append(figs, *fig)
+	}
+	if fig, err = f.comparisonFigure(out, x, xl); err != nil {
 		return nil, nil, nil, err
 	}
 	if fig != nil {
@@ -988,7 +995,8 @@ func Render(c Campaign, overlay ...Campaign) (map[string][]byte, error) {
 			return nil, err
 		}
 		page.Facets = append(page.Facets, facetView{Title: f.title, Anchor: fmt.Sprintf("facet%d", i+1),
-			Figures: figs, Skipped: skipped, Constant: constant, Facets: len(fs), TableRows: tableRows(f, x)})
+			Figures: figs, Skipped: skipped, Constant: constant, Facets: len(fs), TableRows: tableRows(f, x),
+			Compare: f.comparisons(x)})
 	}
 	for _, m := range tableMetrics {
 		page.Metrics = append(page.Metrics, metricLabel(m))
@@ -1061,6 +1069,9 @@ th[aria-sort=ascending]::after { content: " ▲"; }
 th[aria-sort=descending]::after { content: " ▼"; }
 td:first-child { text-align: left; }
 tr.unstable td { background: #fde2e2; }
+tr.cmp-better td:nth-child(4) { color: #1a7a1a; font-weight: bold; }
+tr.cmp-worse td:nth-child(4) { color: #b00; font-weight: bold; }
+tr.cmp-undefined td { color: #777; }
 tr.failed td:nth-child(5) { color: #b00; font-weight: bold; }
 figure { display: inline-block; margin: 0.5em; vertical-align: top; }
 figure img { width: 720px; max-width: 100%; border: 1px solid #eee; }
@@ -1104,6 +1115,13 @@ Error bars and ± are 95% Student-t confidence intervals over independent replic
 {{end}}
 {{if .Skipped}}<p>Not plotted (zero or undefined at every point): {{range $i, $s := .Skipped}}{{if $i}}, {{end}}{{$s}}{{end}}.</p>{{end}}
 {{if .Constant}}<p>Not plotted (constant at every point, a parameter rather than a result): {{range $i, $s := .Constant}}{{if $i}}; {{end}}{{$s}}{{end}}.</p>{{end}}
+{{$f := .}}{{with .Compare}}<h3 id="{{$f.Anchor}}-compare">Paired comparisons against {{.Baseline}}</h3>
+<p class="meta">Mean response time of each series relative to {{.Baseline}} at the same scenario: mean over the pairs of replications with the same seed (common random numbers: the same jobs) of E[T]/E[T<sub>{{.Baseline}}</sub>] − 1, with its 95% Student-t confidence interval over the pairs. Verdict from the paired t-test, its p-value Holm-adjusted over every compared point of this figure (family-wise error 5%). Undefined where either side's means are bounds (unstable or truncated). CRN × is the width of the interval independent samples would give (Welch) divided by the paired one{{if .Gain}}: common random numbers narrowed the intervals {{.Gain}}{{end}}. Every metric's comparison is in summary_long.csv.</p>
+<div class="scroll"><table class="sortable">
+<thead><tr><th>series</th><th>{{$.XLabel}}</th><th>E[T] vs {{.Baseline}}</th><th>verdict</th><th>p (Holm)</th><th>pairs</th><th>CRN ×</th><th>note</th></tr></thead>
+<tbody>
+{{range .Rows}}<tr class="cmp-{{.Class}}"><td>{{.Series}}</td><td>{{.X}}</td><td>{{.Rel}}</td><td>{{.Verdict}}</td><td>{{.PHolm}}</td><td>{{.Pairs}}</td><td>{{.Gain}}</td><td>{{.Note}}</td></tr>
+{{end}}</tbody></table></div>{{end}}
 <h3 id="{{.Anchor}}-table">Summary</h3>
 <p class="meta">Click a column heading to sort.</p>
 <div class="scroll">
