@@ -514,16 +514,22 @@ func keepRecords(pts []Point, recs [][]*record.Record) {
 }
 
 // FormatRelDiff prints a relative difference and its half-width as
-// percentages, "-12.3% ± 0.4%", with the half-width to two significant
-// digits (at most 3 decimals, at least 1): every output that prints a
-// comparison uses it.
+// percentages, "-12.3% ± 0.4%": the half-width to one significant digit,
+// two when its leading digit is 1 or 2 (where rounding to one digit would
+// change it by up to a third), the mean to the same decimal, at least 1 and
+// at most 3 decimals. Every output that prints a comparison uses it.
 func FormatRelDiff(rel, hw float64) string {
 	if math.IsNaN(rel) {
 		return "—"
 	}
 	dec := 1
 	if h := math.Abs(100 * hw); h > 0 && !math.IsInf(h, 0) && !math.IsNaN(h) {
-		dec = min(3, max(1, 1-int(math.Floor(math.Log10(h)))))
+		e := int(math.Floor(math.Log10(h)))
+		sig := 1
+		if lead := h / math.Pow(10, float64(e)); lead < 3 {
+			sig = 2
+		}
+		dec = min(3, max(1, sig-1-e))
 	}
 	s := fmt.Sprintf("%+.*f%%", dec, 100*rel)
 	switch {
