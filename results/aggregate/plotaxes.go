@@ -1,18 +1,33 @@
 package aggregate
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // IsParamAxis reports whether axis a is a policy parameter (it then labels
-// the series, not the x axis or the facet).
+// the series, not the x axis or the facet). The match ignores case: the
+// sweep file's keys reach the axes lower-cased (kill-smart's K is the axis
+// "k"), while the parameters keep the policy's spelling.
 func IsParamAxis(pts []Point, a string) bool {
 	for _, p := range pts {
-		if _, in := p.Axes[a]; in {
-			if _, isParam := p.Params[a]; !isParam {
-				return false
-			}
+		if _, in := p.Axes[a]; in && !hasParam(p.Params, a) {
+			return false
 		}
 	}
 	return true
+}
+
+func hasParam(params map[string]any, a string) bool {
+	if _, ok := params[a]; ok {
+		return true
+	}
+	for k := range params {
+		if strings.EqualFold(k, a) {
+			return true
+		}
+	}
+	return false
 }
 
 // PlotAxes chooses the x axis a campaign's figures are drawn against and

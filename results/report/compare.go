@@ -113,7 +113,7 @@ func (f *facet) comparisonFigure(out *files, x, xl string) (*figure, error) {
 	}
 	p := newComparisonPlot(xl, "E[T] relative to "+base+" (%)", cs)
 	name := f.prefix + "compare_" + compareMetric
-	if err := render(out, name, [][]*plot.Plot{{p}}, tileW, tileH, true); err != nil {
+	if err := render(out, name, [][]*plot.Plot{{p}}, colW, colH, false); err != nil {
 		return nil, err
 	}
 	return &figure{Name: name, Title: "mean response time relative to " + base + " (paired, 95% CI band)"}, nil

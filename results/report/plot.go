@@ -38,28 +38,62 @@ func init() {
 	fpdf.SetDefaultCatalogSort(true)
 }
 
-// palette is the Tableau-10 palette: distinguishable, and readable on white
-// and in greyscale print (with the glyph shapes and dashes also varying).
+// palette is Okabe and Ito's colour-blind-safe palette without its yellow
+// (too pale for a line on white): distinguishable under the common colour
+// vision deficiencies and in greyscale by lightness. Past 7 series the
+// colour repeats, but never with the same marker (8 shapes: 7 × 8 = 56
+// distinct pairs) and, from the 8th series on, with another dash pattern:
+// series i has colour i mod 7, shape i mod 8 and dash ⌊i/7⌋ mod 4.
 var palette = []color.Color{
-	color.RGBA{31, 119, 180, 255},
-	color.RGBA{255, 127, 14, 255},
-	color.RGBA{44, 160, 44, 255},
-	color.RGBA{214, 39, 40, 255},
-	color.RGBA{148, 103, 189, 255},
-	color.RGBA{140, 86, 75, 255},
-	color.RGBA{227, 119, 194, 255},
-	color.RGBA{127, 127, 127, 255},
-	color.RGBA{188, 189, 34, 255},
-	color.RGBA{23, 190, 207, 255},
+	color.RGBA{0, 114, 178, 255},   // blue
+	color.RGBA{213, 94, 0, 255},    // vermillion
+	color.RGBA{0, 158, 115, 255},   // bluish green
+	color.RGBA{204, 121, 167, 255}, // reddish purple
+	color.RGBA{230, 159, 0, 255},   // orange
+	color.RGBA{86, 180, 233, 255},  // sky blue
+	color.RGBA{0, 0, 0, 255},       // black
 }
 
-// shapes are the glyphs of stable points. Triangles are kept out: the
-// filled triangle (PyramidGlyph) is the marker of unstable points.
-var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.RingGlyph{}, draw.SquareGlyph{},
-	draw.PlusGlyph{}, draw.CrossGlyph{}}
+// shapes are the glyphs of stable points: filled and open circle, square,
+// diamond and pentagon, each visible at print size (no thin + or ×).
+// Upward triangles are kept out: the filled one (PyramidGlyph) marks
+// unstable points, open ones a CI cut at the axis.
+var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, polyGlyph{sides: 4, filled: true},
+	draw.RingGlyph{}, draw.BoxGlyph{}, polyGlyph{sides: 4}, polyGlyph{sides: 5, filled: true}, polyGlyph{sides: 5}}
 
-var dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(2)}, {vg.Points(2), vg.Points(2)},
-	{vg.Points(6), vg.Points(2), vg.Points(2), vg.Points(2)}}
+var dashes = [][]vg.Length{nil, {vg.Points(5), vg.Points(2)}, {vg.Points(1.5), vg.Points(1.5)},
+	{vg.Points(5), vg.Points(1.5), vg.Points(1.5), vg.Points(1.5)}}
+
+// polyGlyph is a regular polygon standing on a vertex (a diamond for 4
+// sides), filled or outlined.
+type polyGlyph struct {
+	sides  int
+	filled bool
+}
+
+// DrawGlyph draws the polygon of circumradius 1.15 × the glyph radius (a
+// diamond of the same area as the square).
+func (g polyGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := 1.15 * sty.Radius
+	var p vg.Path
+	for i := 0; i < g.sides; i++ {
+		a := math.Pi/2 + 2*math.Pi*float64(i)/float64(g.sides)
+		q := vg.Point{X: pt.X + r*vg.Length(math.Cos(a)), Y: pt.Y + r*vg.Length(math.Sin(a))}
+		if i == 0 {
+			p.Move(q)
+		} else {
+			p.Line(q)
+		}
+	}
+	p.Close()
+	if g.filled {
+		c.SetColor(sty.Color)
+		c.Fill(p)
+		return
+	}
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(0.9)})
+	c.Stroke(p)
+}
 
 // unstableGlyph marks an unstable point: a filled upward triangle pinned
 // to the top edge of the plot ("off scale, diverging"), never on the line.
@@ -97,6 +131,25 @@ func styleOf(i int) (color.Color, draw.GlyphDrawer, []vg.Length) {
 	return palette[i%len(palette)], shapes[i%len(shapes)], dashes[(i/len(palette))%len(dashes)]
 }
 
+// Figure sizes: a figure is drawn at a column's width (3.3 in, the
+// default, what index.html shows) and at a page's (6.9 in: name_page.pdf
+// and .svg), with the text at print size in both: 9 pt axis labels, 8 pt
+// tick labels, legend and panel titles. There is no title inside a figure:
+// the caption carries it.
+const (
+	colW  = 3.3 * vg.Inch
+	colH  = 2.4 * vg.Inch
+	pageW = 6.9 * vg.Inch
+	pageH = 2.9 * vg.Inch
+	// panW × panH is one panel of a grid: three across a page.
+	panW = 2.3 * vg.Inch
+	panH = 1.9 * vg.Inch
+
+	labelPt  = 9
+	tickPt   = 8
+	legendPt = 8
+)
+
 // curve is one line of a plot: a series (policy and parameters) or, in the
 // phase panels, one phase.
 type curve struct {
@@ -105,6 +158,10 @@ type curve struct {
 	x        []float64
 	mean, hw []float64
 	unstable []bool
+	// bound is the largest value the quantity can take (1 for a
+	// probability, a utilisation or Jain's index; +Inf or 0 for none):
+	// intervals and the axis are clipped to it.
+	bound float64
 }
 
 func (c *curve) add(x, mean, hw float64, unstable bool) {
@@ -122,7 +179,7 @@ func (c *curve) sortByX() {
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return c.x[idx[a]] < c.x[idx[b]] })
 	var d curve
-	d.label, d.style = c.label, c.style
+	d.label, d.style, d.bound = c.label, c.style, c.bound
 	for _, i := range idx {
 		d.add(c.x[i], c.mean[i], c.hw[i], c.unstable[i])
 	}
@@ -244,16 +301,21 @@ func visibleLines(ls []vline, xmin, xmax float64) []vline {
 // limits, drawn when near the plotted range (visibleLines).
 func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vline) *plot.Plot {
 	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = vg.Points(11)
+	p.Title.Text = title // a panel's name in a grid; "" for a figure of its own
+	p.Title.TextStyle.Font.Size = vg.Points(legendPt)
+	p.Title.Padding = vg.Points(2)
 	p.X.Label.Text = xLabel
 	p.Y.Label.Text = yLabel
-	p.X.Label.TextStyle.Font.Size = vg.Points(10)
-	p.Y.Label.TextStyle.Font.Size = vg.Points(10)
+	p.X.Label.TextStyle.Font.Size = vg.Points(labelPt)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(labelPt)
+	p.X.Label.Padding, p.Y.Label.Padding = vg.Points(1), vg.Points(1)
+	p.X.Tick.Label.Font.Size = vg.Points(tickPt)
+	p.Y.Tick.Label.Font.Size = vg.Points(tickPt)
 	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	p.Legend.ThumbnailWidth = vg.Points(22)
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(4), vg.Points(-4)
+	p.Legend.TextStyle.Font.Size = vg.Points(legendPt)
+	p.Legend.ThumbnailWidth = vg.Points(16)
+	p.Legend.Padding = vg.Points(0.5)
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(3), vg.Points(-3)
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = color.Gray{Y: 225}
 	grid.Horizontal.Color = color.Gray{Y: 225}
@@ -271,8 +333,24 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 		}
 	}
 	if !ok || math.IsInf(xmin, 1) {
-		p.Title.Text += " (no data)"
+		p.Title.Text = strings.TrimSpace(p.Title.Text + " (no data)")
 		return p
+	}
+	// A bounded quantity (a probability, Jain's index): the axis stops just
+	// above the bound and the intervals at it.
+	bound := math.Inf(1)
+	for _, c := range cs {
+		if c.bound > 0 {
+			bound = math.Min(bound, c.bound)
+		}
+	}
+	if finite(bound) && hi > bound {
+		hi = bound
+		if logY {
+			hi *= math.Pow(hi/lo, 0.03)
+		} else {
+			hi += 0.03 * (hi - lo)
+		}
 	}
 	if anyUnstable { // head room for the markers
 		if logY {
@@ -312,13 +390,21 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 			case finite(m) && (!logY || m > 0):
 				pts = append(pts, plotter.XY{X: x, Y: tr(m)})
 				if h := c.hw[i]; h > 0 && !math.IsNaN(h) {
+					// On a log axis the interval is the delta-method
+					// interval of log m, m·exp(±hw/m): positive, and
+					// symmetric on the axis as drawn.
+					l, u := m-h, m+h
+					if logY {
+						l, u = m*math.Exp(-h/m), m*math.Exp(h/m)
+					}
+					u = math.Min(u, bound)
 					y := clip(m)
 					eb.XYs = append(eb.XYs, plotter.XY{X: x, Y: y})
-					eb.YErrors = append(eb.YErrors, struct{ Low, High float64 }{y - clip(m-h), clip(m+h) - y})
-					if m-h < lo { // includes m−h ≤ 0 on a log axis
+					eb.YErrors = append(eb.YErrors, struct{ Low, High float64 }{y - clip(l), clip(u) - y})
+					if l < lo {
 						clipLo = append(clipLo, plotter.XY{X: x, Y: tr(lo)})
 					}
-					if m+h > hi {
+					if u > hi {
 						clipHi = append(clipHi, plotter.XY{X: x, Y: tr(hi)})
 					}
 				}
@@ -328,15 +414,15 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 		if len(pts) > 0 {
 			l, s, err := plotter.NewLinePoints(pts)
 			if err == nil {
-				l.Color, l.Width, l.Dashes = col, vg.Points(1.3), dash
-				s.Color, s.Shape, s.Radius = col, shape, vg.Points(2.6)
+				l.Color, l.Width, l.Dashes = col, vg.Points(1), dash
+				s.Color, s.Shape, s.Radius = col, shape, vg.Points(2.2)
 				p.Add(l, s)
 				thumbs = append(thumbs, l, s)
 			}
 		}
 		if len(eb.XYs) > 0 {
 			if bars, err := plotter.NewYErrorBars(eb); err == nil {
-				bars.Color, bars.Width, bars.CapWidth = col, vg.Points(0.9), vg.Points(5)
+				bars.Color, bars.Width, bars.CapWidth = col, vg.Points(0.7), vg.Points(3.5)
 				p.Add(bars)
 			}
 		}
@@ -355,7 +441,7 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 		}
 		if len(top) > 0 {
 			if s, err := plotter.NewScatter(top); err == nil {
-				s.Color, s.Shape, s.Radius = col, unstableGlyph, vg.Points(4)
+				s.Color, s.Shape, s.Radius = col, unstableGlyph, vg.Points(3)
 				p.Add(s)
 				if len(thumbs) == 0 {
 					thumbs = append(thumbs, s)
@@ -372,7 +458,7 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 	}
 	if legend && anyUnstable {
 		s, _ := plotter.NewScatter(plotter.XYs{{X: xmin, Y: tr(hi)}})
-		s.Color, s.Shape, s.Radius = color.Black, unstableGlyph, vg.Points(4)
+		s.Color, s.Shape, s.Radius = color.Black, unstableGlyph, vg.Points(3)
 		p.Legend.Add("unstable (off scale)", s)
 	}
 	if legend && anyClipped {
@@ -417,14 +503,17 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 
 // render draws the grid of plots (rows × cols, nil entries left blank) into
 // out[base+".svg"], out[base+".png"] (150 dpi) and out[base+".pdf"] (for a
-// paper: vector, fonts embedded). Each tile is tileW × tileH.
+// paper: vector, fonts embedded; the SVG embeds its fonts too), each tile
+// tileW × tileH. A single plot is also drawn at a page's width, into
+// base+"_page.pdf" and base+"_page.svg".
 // The layout is decided here; the drawing runs on out's pool, so the plots
 // must not be touched by the caller afterwards.
 //
 // With shared, the figure has one legend, the largest of the plots' (the
-// plots must use the same styles for the same labels), drawn in a strip to the right of the grid (so that it never hides
-// data); the other plots' legends are dropped. Otherwise each plot keeps
-// its legend inside, in the corner legendCorner chose.
+// plots must use the same styles for the same labels), drawn in a strip to
+// the right of the grid (so that it never hides data); the other plots'
+// legends are dropped. Otherwise each plot keeps its legend inside, in the
+// corner legendCorner chose.
 func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Length, shared bool) error {
 	rows := len(plots)
 	cols := 0
@@ -433,20 +522,6 @@ func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Lengt
 	}
 	if rows == 0 || cols == 0 {
 		return fmt.Errorf("render %s: no plots", base)
-	}
-	w, h := tileW*vg.Length(cols), tileH*vg.Length(rows)
-	for _, r := range plots {
-		for _, p := range r {
-			if p == nil {
-				continue
-			}
-			if st, ok := p.X.Tick.Marker.(*sweptTicks); ok {
-				// The data area is the tile less the y axis, its labels
-				// and the padding: about an inch.
-				st.width = tileW - vg.Inch
-				st.font = p.X.Tick.Label
-			}
-		}
 	}
 	var legend *plot.Legend
 	var legendW, legendH vg.Length
@@ -462,18 +537,31 @@ func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Lengt
 				r := p.Legend.Rectangle(probe)
 				if lw := r.Size().X; lw > 0 && (legend == nil || r.Size().Y > legendH) {
 					l := p.Legend
-					legend, legendW, legendH = &l, lw+vg.Points(14), r.Size().Y
+					legend, legendW, legendH = &l, lw+vg.Points(10), r.Size().Y
 				}
 				p.Legend = plot.NewLegend()
 			}
 		}
-		w += legendW
 	}
-	draws := func(dc draw.Canvas) {
+	// draws draws the figure with tiles of width tw: the swept x ticks are
+	// laid out for the data area, the tile less the y axis (its 8 pt tick
+	// labels and 9 pt label) and the padding.
+	draws := func(dc draw.Canvas, tw vg.Length) {
+		for _, r := range plots {
+			for _, p := range r {
+				if p == nil {
+					continue
+				}
+				if st, ok := p.X.Tick.Marker.(*sweptTicks); ok {
+					st.width = tw - 0.6*vg.Inch
+					st.font = p.X.Tick.Label
+				}
+			}
+		}
 		grid := dc
 		grid.Max.X -= legendW
-		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(12), PadY: vg.Points(12),
-			PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(10)}
+		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(8), PadY: vg.Points(6),
+			PadTop: vg.Points(3), PadBottom: vg.Points(2), PadLeft: vg.Points(2), PadRight: vg.Points(6)}
 		for r := range plots {
 			for c := 0; c < cols; c++ {
 				if c < len(plots[r]) && plots[r][c] != nil {
@@ -486,38 +574,52 @@ func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Lengt
 			strip.Min.X = dc.Max.X - legendW
 			l := *legend
 			l.Top, l.Left = true, true
-			l.XOffs, l.YOffs = 0, -vg.Points(34) // level with the top of the data area
+			l.XOffs, l.YOffs = 0, -vg.Points(12) // level with the top of the data area
 			l.Draw(strip)
 		}
 	}
+	w, h := tileW*vg.Length(cols)+legendW, tileH*vg.Length(rows)
+	page := rows == 1 && cols == 1
 	out.do(w*h, func() error {
-		svg := vgsvg.New(w, h)
-		draws(draw.New(svg))
 		var buf bytes.Buffer
-		if _, err := svg.WriteTo(&buf); err != nil {
-			return fmt.Errorf("render %s.svg: %w", base, err)
+		vector := func(name string, w, h, tw vg.Length) error {
+			svg := vgsvg.NewWith(vgsvg.UseWH(w, h), vgsvg.EmbedFonts(true))
+			draws(draw.New(svg), tw)
+			buf.Reset()
+			if _, err := svg.WriteTo(&buf); err != nil {
+				return fmt.Errorf("render %s.svg: %w", name, err)
+			}
+			out.put(name+".svg", bytes.Clone(buf.Bytes()))
+			pdf := vgpdf.New(w, h)
+			draws(draw.New(pdfCanvas{pdf}), tw)
+			buf.Reset()
+			if _, err := pdf.WriteTo(&buf); err != nil {
+				return fmt.Errorf("render %s.pdf: %w", name, err)
+			}
+			out.put(name+".pdf", bytes.Clone(buf.Bytes()))
+			return nil
 		}
-		out.put(base+".svg", bytes.Clone(buf.Bytes()))
+		if page {
+			if err := vector(base+"_page", pageW, pageH, pageW); err != nil {
+				return err
+			}
+		}
+		if err := vector(base, w, h, tileW); err != nil {
+			return err
+		}
 		img := newRaster(w, h)
-		draws(draw.New(img))
+		draws(draw.New(img), tileW)
 		buf.Reset()
 		if err := pngEncoder.Encode(&buf, img.Image()); err != nil {
 			return fmt.Errorf("render %s.png: %w", base, err)
 		}
 		out.put(base+".png", bytes.Clone(buf.Bytes()))
-		pdf := vgpdf.New(w, h)
-		draws(draw.New(pdfCanvas{pdf}))
-		buf.Reset()
-		if _, err := pdf.WriteTo(&buf); err != nil {
-			return fmt.Errorf("render %s.pdf: %w", base, err)
-		}
-		out.put(base+".pdf", bytes.Clone(buf.Bytes()))
 		return nil
 	})
 	return nil
 }
 
-const pngDPI = 150
+const pngDPI = 300
 
 // newRaster is vgimg.NewWith(UseWH(w, h), UseDPI(pngDPI)) on a white
 // background without its copy of the fresh image (gg.NewContextForImage

@@ -66,7 +66,6 @@ import (
 	"time"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/metric"
@@ -77,7 +76,7 @@ import (
 // metricLabels are the y-axis labels of the base and class metrics.
 var metricLabels = map[string]string{
 	"mean_response":          "mean response time E[T]",
-	"weighted_mean_response": "weighted mean response time Σ(ρᵢ/ρ)E[Tᵢ]",
+	"weighted_mean_response": "weighted mean response time",
 	"mean_wait":              "mean waiting time",
 	"p_wait":                 "P(wait > 0)",
 	"mean_in_system":         "mean number in system",
@@ -315,6 +314,7 @@ func curvesFor(f *facet, x, m string) (cs []curve, any bool) {
 			if finite(mt.Mean) && mt.Mean != 0 {
 				any = true
 			}
+			c.bound = boundOf(mt.Base)
 			c.add(xValue(p, x), mt.Mean, mt.HalfWidth, p.Unstable())
 		}
 		if len(c.x) > 0 {
@@ -325,14 +325,21 @@ func curvesFor(f *facet, x, m string) (cs []curve, any bool) {
 	return cs, any
 }
 
+// boundOf is the largest value a metric can take (by Metric.Base), 0 for
+// none: probabilities, utilisation, Jain's index and counters that are
+// fractions are at most 1, so their intervals are clipped there.
+func boundOf(base string) float64 {
+	switch {
+	case base == "p_wait" || base == "utilization" || base == "jain":
+		return 1
+	case strings.HasPrefix(base, metric.CounterPrefix) && strings.Contains(base, "fraction"):
+		return 1
+	}
+	return 0
+}
+
 var phaseRE = regexp.MustCompile(`^counter_phase(\d+)_(.+)$`)
 
-const (
-	tileW = 6 * vg.Inch
-	tileH = 4 * vg.Inch
-	panW  = 4.6 * vg.Inch
-	panH  = 3.3 * vg.Inch
-)
 
 // constantCounter reports whether every series' curve is constant: the
 // same finite mean at every stable point with a zero-width interval (a
@@ -399,9 +406,9 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 		if strings.HasPrefix(m, metric.CounterPrefix) {
 			title = "counter " + strings.TrimPrefix(m, metric.CounterPrefix)
 		}
-		p := newPlot(title+" — "+f.title, xl, metricLabel(m), cs, true, f.lines...)
+		p := newPlot("", xl, metricLabel(m), cs, true, f.lines...)
 		name := f.prefix + m
-		if err := render(out, name, [][]*plot.Plot{{p}}, tileW, tileH, true); err != nil {
+		if err := render(out, name, [][]*plot.Plot{{p}}, colW, colH, false); err != nil {
 			return nil, nil, nil, err
 		}
 		figs = append(figs, figure{Name: name, Title: title})
