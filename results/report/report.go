@@ -340,7 +340,6 @@ func boundOf(base string) float64 {
 
 var phaseRE = regexp.MustCompile(`^counter_phase(\d+)_(.+)$`)
 
-
 // constantCounter reports whether every series' curve is constant: the
 // same finite mean at every stable point with a zero-width interval (a
 // policy parameter echoed as a counter, e.g. nmsr's cycle_time). desc lists
