@@ -179,7 +179,7 @@ func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 		l.Color, l.Width, l.Dashes = col, vg.Points(1.3), dash
 		s.Color, s.Shape, s.Radius = col, shape, vg.Points(2.6)
 		p.Add(l, s)
-		p.Legend.Add(c.label, l, s)
+		addLegend(p, c.label, l, s)
 	}
 	if xmin == xmax {
 		xmin, xmax = xmin-0.5, xmax+0.5

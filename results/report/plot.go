@@ -449,7 +449,7 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 			}
 		}
 		if legend && len(thumbs) > 0 {
-			p.Legend.Add(c.label, thumbs...)
+			addLegend(p, c.label, thumbs...)
 		}
 	}
 	p.Legend.Top, p.Legend.Left = legendCorner(cs, xmin, xmax, tr(lo), tr(hi), tr, len(cs)+1)
@@ -459,12 +459,12 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 	if legend && anyUnstable {
 		s, _ := plotter.NewScatter(plotter.XYs{{X: xmin, Y: tr(hi)}})
 		s.Color, s.Shape, s.Radius = color.Black, unstableGlyph, vg.Points(3)
-		p.Legend.Add("unstable (off scale)", s)
+		addLegend(p, "unstable (off scale)", s)
 	}
 	if legend && anyClipped {
 		s, _ := plotter.NewScatter(plotter.XYs{{X: xmin, Y: tr(lo)}})
 		s.Color, s.Shape, s.Radius = color.Black, clipGlyph{down: true, centered: true}, vg.Points(3)
-		p.Legend.Add("CI cut at the axis", s)
+		addLegend(p, "CI cut at the axis", s)
 	}
 	p.X.Tick.Marker = niceTicks{}
 	if xs := distinctX(cs); len(xs) >= 2 && len(xs) <= maxSweptTicks {
@@ -488,7 +488,7 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 		}
 		p.Add(l)
 		if legend {
-			p.Legend.Add(vl.label, l)
+			addLegend(p, vl.label, l)
 		}
 		xmin, xmax = math.Min(xmin, vl.x), math.Max(xmax, vl.x)
 	}
@@ -499,6 +499,62 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 	pad := 0.03 * (xmax - xmin)
 	p.X.Min, p.X.Max = xmin-pad, xmax+pad
 	return p
+}
+
+// legendItem is one entry of a plot's legend, kept beside the plot's own
+// legend (whose entries gonum does not expose) so that render can lay a
+// long legend out in columns under the axes instead of over the data.
+type legendItem struct {
+	label  string
+	thumbs []plot.Thumbnailer
+}
+
+// legends holds the entries of the plots being built (*plot.Plot →
+// *[]legendItem); render takes them out when it draws the plot.
+var legends sync.Map
+
+// addLegend adds an entry to p's legend and records it.
+func addLegend(p *plot.Plot, label string, thumbs ...plot.Thumbnailer) {
+	p.Legend.Add(label, thumbs...)
+	v, _ := legends.LoadOrStore(p, &[]legendItem{})
+	items := v.(*[]legendItem)
+	*items = append(*items, legendItem{label, thumbs})
+}
+
+// maxInside is the most legend entries drawn inside the axes; a longer
+// legend goes under them, in as many columns as the width allows, so that
+// it never covers the data.
+const maxInside = 6
+
+// bottomLegend lays items out in columns across width w: the legends of
+// the columns, each column's width, and the band's height.
+func bottomLegend(items []legendItem, w vg.Length) (cols []plot.Legend, colW, bandH vg.Length) {
+	probe := plot.NewLegend()
+	probe.TextStyle.Font.Size = vg.Points(legendPt)
+	var widest vg.Length
+	for _, it := range items {
+		widest = max(widest, probe.TextStyle.Width(it.label))
+	}
+	thumb := vg.Points(16)
+	colW = widest + thumb + vg.Points(10)
+	n := max(1, min(len(items), int(w/colW)))
+	rows := (len(items) + n - 1) / n
+	for c := 0; c < n; c++ {
+		l := plot.NewLegend()
+		l.TextStyle.Font.Size = vg.Points(legendPt)
+		l.ThumbnailWidth = thumb
+		l.Padding = vg.Points(0.5)
+		l.Top, l.Left = true, true
+		for r := 0; r < rows; r++ {
+			// Column-major: entries read down the first column first.
+			if i := c*rows + r; i < len(items) {
+				l.Add(items[i].label, items[i].thumbs...)
+			}
+		}
+		cols = append(cols, l)
+	}
+	bandH = vg.Length(rows)*vg.Points(legendPt*1.12) + vg.Points(8)
+	return cols, colW, bandH
 }
 
 // render draws the grid of plots (rows × cols, nil entries left blank) into
@@ -578,20 +634,57 @@ func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Lengt
 			l.Draw(strip)
 		}
 	}
+	var below []legendItem
+	for _, r := range plots {
+		for _, p := range r {
+			if v, ok := legends.LoadAndDelete(p); ok && rows == 1 && cols == 1 && !shared && len(*v.(*[]legendItem)) > maxInside {
+				below = *v.(*[]legendItem)
+				p.Legend = plot.NewLegend()
+			}
+		}
+	}
+	// withBand draws the figure at w × h with the long legend, if any, in
+	// a band under it.
+	withBand := func(dc draw.Canvas, w, tw vg.Length) {
+		if below == nil {
+			draws(dc, tw)
+			return
+		}
+		cl, cw, bandH := bottomLegend(below, w)
+		top := dc
+		top.Min.Y += bandH
+		draws(top, tw)
+		left := dc.Min.X + (w-cw*vg.Length(len(cl)))/2
+		for i := range cl {
+			c := dc
+			c.Max.Y = dc.Min.Y + bandH
+			c.Min.X = left + cw*vg.Length(i)
+			c.Max.X = c.Min.X + cw
+			cl[i].Draw(c)
+		}
+	}
+	band := func(w vg.Length) vg.Length {
+		if below == nil {
+			return 0
+		}
+		_, _, h := bottomLegend(below, w)
+		return h
+	}
 	w, h := tileW*vg.Length(cols)+legendW, tileH*vg.Length(rows)
+	h += band(w)
 	page := rows == 1 && cols == 1
 	out.do(w*h, func() error {
 		var buf bytes.Buffer
 		vector := func(name string, w, h, tw vg.Length) error {
 			svg := vgsvg.NewWith(vgsvg.UseWH(w, h), vgsvg.EmbedFonts(true))
-			draws(draw.New(svg), tw)
+			withBand(draw.New(svg), w, tw)
 			buf.Reset()
 			if _, err := svg.WriteTo(&buf); err != nil {
 				return fmt.Errorf("render %s.svg: %w", name, err)
 			}
 			out.put(name+".svg", bytes.Clone(buf.Bytes()))
 			pdf := vgpdf.New(w, h)
-			draws(draw.New(pdfCanvas{pdf}), tw)
+			withBand(draw.New(pdfCanvas{pdf}), w, tw)
 			buf.Reset()
 			if _, err := pdf.WriteTo(&buf); err != nil {
 				return fmt.Errorf("render %s.pdf: %w", name, err)
@@ -600,7 +693,7 @@ func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Lengt
 			return nil
 		}
 		if page {
-			if err := vector(base+"_page", pageW, pageH, pageW); err != nil {
+			if err := vector(base+"_page", pageW, pageH+band(pageW), pageW); err != nil {
 				return err
 			}
 		}
@@ -608,7 +701,7 @@ func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Lengt
 			return err
 		}
 		img := newRaster(w, h)
-		draws(draw.New(img), tileW)
+		withBand(draw.New(img), w, tileW)
 		buf.Reset()
 		if err := pngEncoder.Encode(&buf, img.Image()); err != nil {
 			return fmt.Errorf("render %s.png: %w", base, err)
