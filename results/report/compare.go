@@ -111,8 +111,12 @@ func (f *facet) comparisonFigure(out *files, x, xl string) (*figure, error) {
 	if len(cs) == 0 {
 		return nil, nil
 	}
-	p := newComparisonPlot(xl, "E[T] relative to "+base+" (%)", cs)
+	yl := "E[T] relative to " + base + " (%)"
+	p := newComparisonPlot(xl, yl, cs)
 	name := f.prefix + "compare_" + compareMetric
+	if err := writeEditable(out, name, xl, yl, []panelData{{cs: cs}}, true); err != nil {
+		return nil, err
+	}
 	if err := render(out, name, [][]*plot.Plot{{p}}, colW, colH, false); err != nil {
 		return nil, err
 	}

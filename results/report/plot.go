@@ -58,6 +58,7 @@ var palette = []color.Color{
 // diamond and pentagon, each visible at print size (no thin + or ×).
 // Upward triangles are kept out: the filled one (PyramidGlyph) marks
 // unstable points, open ones a CI cut at the axis.
+// (gonum's SquareGlyph is the outlined square, BoxGlyph the filled one.)
 var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, polyGlyph{sides: 4, filled: true},
 	draw.RingGlyph{}, draw.BoxGlyph{}, polyGlyph{sides: 4}, polyGlyph{sides: 5, filled: true}, polyGlyph{sides: 5}}
 

@@ -407,6 +407,9 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 		}
 		p := newPlot("", xl, metricLabel(m), cs, true, f.lines...)
 		name := f.prefix + m
+		if err := writeEditable(out, name, xl, metricLabel(m), []panelData{{cs: cs}}, false); err != nil {
+			return nil, nil, nil, err
+		}
 		if err := render(out, name, [][]*plot.Plot{{p}}, colW, colH, false); err != nil {
 			return nil, nil, nil, err
 		}
@@ -416,6 +419,7 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 	if classes > 0 {
 		for _, cm := range metric.Class {
 			var panels []*plot.Plot
+			var data []panelData
 			nonzero := false
 			for ci := 0; ci < classes; ci++ {
 				var name, cname string
@@ -431,12 +435,16 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 				nonzero = nonzero || nz
 				t := fmt.Sprintf("class %d: %s (need %d)", ci, cname, need)
 				panels = append(panels, newPlot(t, xl, metricLabel(cm.Name), cs, true, f.lines...))
+				data = append(data, panelData{title: t, cs: cs})
 			}
 			if !nonzero {
 				skipped = append(skipped, "class_"+cm.Name)
 				continue
 			}
 			name := f.prefix + "class_" + cm.Name
+			if err := writeEditable(out, name, xl, metricLabel(cm.Name), data, false); err != nil {
+				return nil, nil, nil, err
+			}
 			if err := render(out, name, grid(panels), panW, panH, true); err != nil {
 				return nil, nil, nil, err
 			}
@@ -484,6 +492,7 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 		return nil, nil
 	}
 	var rows [][]*plot.Plot
+	var data []panelData
 	for _, st := range stats {
 		sort.Ints(phases[st])
 		var row []*plot.Plot
@@ -505,6 +514,7 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 				continue
 			}
 			row = append(row, newPlot(s.label+": phase "+st, xl, "phase "+st, cs, true))
+			data = append(data, panelData{title: s.label + ": phase " + st, cs: cs})
 		}
 		if len(row) > 0 {
 			rows = append(rows, row)
@@ -514,6 +524,9 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 		return nil, nil
 	}
 	name := f.prefix + "msfq_phases"
+	if err := writeEditable(out, name, xl, "phase statistic", data, false); err != nil {
+		return nil, err
+	}
 	if err := render(out, name, rows, panW, panH, true); err != nil {
 		return nil, err
 	}
@@ -1080,7 +1093,7 @@ tr.cmp-worse td:nth-child(4) { color: #b00; font-weight: bold; }
 tr.cmp-undefined td { color: #777; }
 tr.failed td:nth-child(5) { color: #b00; font-weight: bold; }
 figure { display: inline-block; margin: 0.5em; vertical-align: top; }
-figure img { width: 720px; max-width: 100%; border: 1px solid #eee; }
+figure img { width: 480px; max-width: 100%; border: 1px solid #eee; }
 figure.wide { display: block; }
 figure.wide img { width: auto; max-width: 100%; }
 figcaption { font-size: 0.85em; }
@@ -1113,11 +1126,12 @@ details pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 
 </ol></nav>
 <p>{{.Points}} points.{{if .Unstable}} <strong>{{.Unstable}} unstable</strong> (pooled verdict not stable, or some replication truncated: shown as ▲ at the top edge of the plots and shaded in the table; their means are lower bounds, printed ≥ x, not estimates).{{end}}{{if .Failed}} <strong>{{.Failed}} failed replications</strong> (see summary.json for the errors).{{end}}{{if .Unconverged}} <strong>{{.Unconverged}} not converged</strong> (a warning: in at least half the replications the MSER-5 truncation point lies beyond half the run, or the policy completed fewer than 30 cycles in the window; the converged column and COLUMNS.md give the evidence; run longer).{{end}}
 Dashed vertical lines mark known limits: grey, offered load 1 (the work-conserving bound, beyond which no policy is stable); in a policy's colour, its measured saturation rate λmax.
-Error bars and ± are 95% Student-t confidence intervals over independent replications (∞: one replication); a bar running past the plotted range is cut at the axis and marked with an open triangle (▽ at the floor, △ at the top).</p>
+Error bars and ± are 95% Student-t confidence intervals over independent replications (∞: one replication); on a log axis the bar is the delta-method interval of the log of the mean, m·exp(±hw/m), which stays positive; intervals of bounded quantities (probabilities, utilisation, Jain's index) stop at 1; a bar running past the plotted range is cut at the axis and marked with an open triangle (▽ at the floor, △ at the top).
+Figures are drawn for a column (3.3 in, fonts 8–9 pt; name_page.pdf for a page's width) without a title: the caption carries it. Beside each figure, its data as drawn (name.csv) and a matplotlib script that redraws it from that file (python3 name.py).</p>
 {{range .Facets}}
 <section id="{{.Anchor}}">
 <h2>{{.Title}}</h2>
-{{range .Figures}}<figure id="fig-{{.Name}}"{{if .Wide}} class="wide"{{end}}><a href="{{.Name}}.svg"><img src="{{.Name}}.png" alt="{{.Title}}"></a><figcaption>{{.Title}} — <a href="{{.Name}}.svg">SVG</a> · <a href="{{.Name}}.png">PNG</a> · <a href="{{.Name}}.pdf">PDF</a></figcaption></figure>
+{{range .Figures}}<figure id="fig-{{.Name}}"{{if .Wide}} class="wide"{{end}}><a href="{{.Name}}.svg"><img src="{{.Name}}.png" alt="{{.Title}}"></a><figcaption>{{.Title}} — <a href="{{.Name}}.pdf">PDF</a> · <a href="{{.Name}}.svg">SVG</a> · <a href="{{.Name}}.png">PNG</a>{{if not .Wide}} · page width <a href="{{.Name}}_page.pdf">PDF</a> · <a href="{{.Name}}_page.svg">SVG</a>{{end}} · data <a href="{{.Name}}.csv">CSV</a> · <a href="{{.Name}}.py">matplotlib script</a></figcaption></figure>
 {{end}}
 {{if .Skipped}}<p>Not plotted (zero or undefined at every point): {{range $i, $s := .Skipped}}{{if $i}}, {{end}}{{$s}}{{end}}.</p>{{end}}
 {{if .Constant}}<p>Not plotted (constant at every point, a parameter rather than a result): {{range $i, $s := .Constant}}{{if $i}}; {{end}}{{$s}}{{end}}.</p>{{end}}
