@@ -849,25 +849,54 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 
 // logTicks labels an axis of log10 values: a major tick at every integer k
 // labelled 10^k as a plain number (0.01, 1, 1000; 1e+06 beyond), minor
-// ticks at log10(m·10^k), m = 2..9.
+// ticks at log10(m·10^k), m = 2..9. An axis spanning less than two labelled
+// decades also labels 2·10^k and 5·10^k, and one with still fewer than two
+// labels every m·10^k, so that no log axis is left with a single number
+// (or none) under its data.
 type logTicks struct{}
 
 // Ticks returns the decade and sub-decade ticks within [lo, hi].
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	label := func(k float64, m int) string {
+		v := float64(m) * math.Pow(10, k)
+		if k > 5 || k < -4 {
+			return strconv.FormatFloat(v, 'e', 0, 64)
+		}
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	}
+	count := func(ms map[int]bool) int {
+		n := 0
+		for k := math.Floor(lo); k <= math.Ceil(hi); k++ {
+			for m := 1; m <= 9; m++ {
+				if v := k + math.Log10(float64(m)); ms[m] && v >= lo-1e-9 && v <= hi+1e-9 {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	labelled := map[int]bool{1: true}
+	if count(labelled) < 2 {
+		labelled = map[int]bool{1: true, 2: true, 5: true}
+		if count(labelled) < 2 {
+			labelled = map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true}
+		}
+	}
 	var ts []plot.Tick
 	for k := math.Floor(lo); k <= math.Ceil(hi); k++ {
-		if k >= lo-1e-9 && k <= hi+1e-9 {
-			v := math.Pow(10, k)
-			l := strconv.FormatFloat(v, 'g', -1, 64)
-			if k > 5 || k < -4 {
-				l = strconv.FormatFloat(v, 'e', 0, 64)
+		for m := 1; m <= 9; m++ {
+			v := k + math.Log10(float64(m))
+			if v < lo-1e-9 || v > hi+1e-9 {
+				continue
 			}
-			ts = append(ts, plot.Tick{Value: k, Label: l})
-		}
-		for m := 2; m <= 9; m++ {
-			if v := k + math.Log10(float64(m)); v >= lo && v <= hi {
-				ts = append(ts, plot.Tick{Value: v})
+			t := plot.Tick{Value: v}
+			if m == 1 {
+				t.Value = k
 			}
+			if labelled[m] {
+				t.Label = label(k, m)
+			}
+			ts = append(ts, t)
 		}
 	}
 	return ts
