@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/monitor"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/sweep"
 )
 
@@ -145,4 +150,49 @@ func TestSummaryTableConverged(t *testing.T) {
 			t.Errorf("%s: NOT CONVERGED beside UNSTABLE: %q", tc.row, row)
 		}
 	}
+}
+
+// TestLiveRateMatchesTerminal: on one run's timeline the live page's rate
+// and ETA (monitor.RunProgress from the records, monitor.RunRate) agree
+// with the terminal's progress line within 10%.
+//
+// The run: the terminal starts 0.5 s before the first task (submission);
+// 2 slots run 2 s tasks from t0, so at t0 + 30 s 30 tasks have finished
+// (15 per slot); 5 tasks were reused from an earlier run (their records
+// are a day old); 100 tasks in all. Terminal: n = 35 − 5 = 30 over 30.5 s,
+// 0.984 tasks/s, ETA 65/0.984 = 66 s. Live page: 30 over 30 s (from the
+// first task's start), 1 task/s, ETA 65 s: 1.7% apart, the terminal's
+// start-up half second.
+func TestLiveRateMatchesTerminal(t *testing.T) {
+	now := time.Now()
+	t0 := now.Add(-30 * time.Second)
+	recs := map[string]*record.Record{}
+	for j := 0; j < 30; j++ {
+		started := t0.Add(time.Duration(j/2) * 2 * time.Second)
+		recs[fmt.Sprint("run", j)] = &record.Record{Provenance: record.Provenance{Started: started, WallSeconds: 2}}
+	}
+	for j := 0; j < 5; j++ {
+		recs[fmt.Sprint("old", j)] = &record.Record{Provenance: record.Provenance{Started: now.Add(-24 * time.Hour), WallSeconds: 2}}
+	}
+	serverStart := t0.Add(-500 * time.Millisecond)
+	n, runStart := monitor.RunProgress(recs, serverStart)
+	if n != 30 || !runStart.Equal(t0) {
+		t.Fatalf("RunProgress: %d tasks from %v, want 30 from t0", n, runStart.Sub(t0))
+	}
+	liveRate, liveETA := monitor.RunRate(n, now.Sub(runStart), 100-35)
+
+	p := newProgress(io.Discard, 5)
+	p.start = serverStart
+	termRate, termETA := p.rateETA(&protocol.Status{Total: 100, Done: 35})
+	eta, err := time.ParseDuration(termETA)
+	if err != nil {
+		t.Fatalf("terminal ETA %q", termETA)
+	}
+	if r := liveRate / termRate; r < 0.9 || r > 1.1 {
+		t.Errorf("rate: live %.3g/s, terminal %.3g/s", liveRate, termRate)
+	}
+	if r := liveETA / eta.Seconds(); r < 0.9 || r > 1.1 {
+		t.Errorf("ETA: live %.3g s, terminal %s", liveETA, termETA)
+	}
+	t.Logf("live %.3g tasks/s ETA %.0f s; terminal %.3g tasks/s ETA %s", liveRate, liveETA, termRate, termETA)
 }
