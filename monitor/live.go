@@ -189,12 +189,12 @@ func addSample(ss []sample, s sample) []sample {
 // campaignCache holds one campaign's records read so far (records never
 // change once written).
 type campaignCache struct {
-	mu      sync.Mutex
-	recs    map[string]*record.Record
-	last    []byte
-	lastAt  time.Time
-	report  string
-	used    time.Time // last poll (guarded by Server.mu)
+	mu     sync.Mutex
+	recs   map[string]*record.Record
+	last   []byte
+	lastAt time.Time
+	report string
+	used   time.Time // last poll (guarded by Server.mu)
 }
 
 func (s *Server) cache(id string) *campaignCache {
