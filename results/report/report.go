@@ -13,7 +13,13 @@
 //   - one line per policy and parameter setting (the legend names the
 //     parameters that differ between the lines of a policy);
 //
-//   - vertical bars: the 95% Student-t CI over independent replications;
+//   - vertical bars: the 95% Student-t CI over independent replications
+//     (on a log axis the delta-method interval m·exp(±hw/m), which stays
+//     positive; clipped at 1 for bounded quantities);
+//
+//   - sized for a paper (docs/report.md): 3.3 in wide (and a page-width
+//     name_page.pdf), 8–9 pt text, no title inside (the caption has it),
+//     the legend inside the axes or in columns under them;
 //
 //   - log y when the plotted means span two decades or more (response times
 //     near saturation), linear otherwise;
@@ -40,7 +46,9 @@
 //
 // Files: <metric>.svg/.png/.pdf per base metric and counter, class_<metric>
 // panels (one panel per class), msfq_phases when phase counters
-// (counter_phase<z>_*) are present; the data: summary.csv (wide),
+// (counter_phase<z>_*) are present, compare_mean_response (the paired
+// comparison with the baseline); beside each figure its data as drawn
+// (.csv) and a matplotlib script that redraws it (.py); the data: summary.csv (wide),
 // summary_long.csv (tidy), replications.csv (when the records are given),
 // each also as .parquet, summary.json, COLUMNS.md (their documentation,
 // also embedded in the page), manifest.json; and index.html. With several
