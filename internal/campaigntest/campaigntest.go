@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -57,4 +58,17 @@ func Run(t testing.TB, spec string) ([]sweep.Task, map[string]*record.Record, *s
 		recs[task.ID] = &record.Record{Task: *task, Result: out.Result}
 	}
 	return camp.Tasks, recs, f
+}
+
+// Points runs spec (Run) and summarises it as the coordinator does:
+// aggregate.Summarize, then the paired comparisons against the sweep's
+// baseline.
+func Points(t testing.TB, spec string) []aggregate.Point {
+	t.Helper()
+	tasks, recs, f := Run(t, spec)
+	pts := aggregate.Summarize(tasks, recs)
+	if err := aggregate.Compare(pts, f.BaselineOf()); err != nil {
+		t.Fatal(err)
+	}
+	return pts
 }
