@@ -128,6 +128,7 @@ func (f *facet) comparisonFigure(out *files, x, xl string) (*figure, error) {
 func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 	p := plot.New()
 	p.X.Label.Text, p.Y.Label.Text = xl, yl
+	paperStyle(p)
 	grid := plotter.NewGrid()
 	grid.Vertical.Color, grid.Horizontal.Color = color.Gray{Y: 225}, color.Gray{Y: 225}
 	p.Add(grid)
@@ -180,8 +181,8 @@ func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 		if err != nil {
 			continue
 		}
-		l.Color, l.Width, l.Dashes = col, vg.Points(1.3), dash
-		s.Color, s.Shape, s.Radius = col, shape, vg.Points(2.6)
+		l.Color, l.Width, l.Dashes = col, vg.Points(1), dash
+		s.Color, s.Shape, s.Radius = col, shape, vg.Points(2.2)
 		p.Add(l, s)
 		addLegend(p, c.label, l, s)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -25,7 +26,8 @@ var allFigures = false
 
 // TestEditableFigures renders a real campaign's report (campaigntest.CRN:
 // FCFS, MSF and MSFQ, one unstable FCFS point) and checks that every figure
-// has its tidy CSV and matplotlib script beside it, and — where Python with
+// is at print size (3.3 in wide, 8–9 pt text) with a page-width PDF, has
+// its tidy CSV and matplotlib script beside it, and — where Python with
 // matplotlib is installed (Debian: python3-matplotlib) — runs every script
 // and compares the lines matplotlib drew with the CSV's estimates: the same
 // series, x and y in every panel (a lower bound is not on a line).
@@ -57,6 +59,26 @@ func TestEditableFigures(t *testing.T) {
 			t.Errorf("%s: no %s.csv or %s.py beside it", fig, fig, fig)
 		}
 	}
+	// Print size: a single figure is 3.3 in (237.6 pt) wide, its SVG's
+	// user unit is the point (viewBox = width in pt), so its font sizes are
+	// points at column width: 8 (ticks, legend) and 9 (axis labels) only.
+	sizeRE := regexp.MustCompile(`font-size:([0-9.]+)px`)
+	for _, fig := range figs {
+		svg := string(files[fig+".svg"])
+		if !strings.HasPrefix(fig, "class_") && !strings.HasPrefix(fig, "msfq_phases") &&
+			!strings.Contains(svg, `<svg width="237.6pt"`) {
+			t.Errorf("%s.svg is not 3.3 in wide: %.80q", fig, svg[strings.Index(svg, "<svg"):])
+		}
+		for _, m := range sizeRE.FindAllStringSubmatch(svg, -1) {
+			if m[1] != "8" && m[1] != "9" {
+				t.Errorf("%s.svg: a %s pt font", fig, m[1])
+			}
+		}
+		if files[fig+"_page.pdf"] == nil && !strings.HasPrefix(fig, "class_") && !strings.HasPrefix(fig, "msfq_phases") {
+			t.Errorf("%s: no page-width PDF", fig)
+		}
+	}
+
 	// The bound is in the data, as a lower bound, not an estimate.
 	rows, err := csv.NewReader(bytes.NewReader(files["mean_response.csv"])).ReadAll()
 	if err != nil {

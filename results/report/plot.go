@@ -296,17 +296,11 @@ func visibleLines(ls []vline, xmin, xmax float64) []vline {
 	return out
 }
 
-// newPlot draws curves against x. Unstable points are not on the lines:
-// each is a filled triangle in the series colour at the top edge of the
-// plot; a legend entry explains it. lines are vertical lines at known
-// limits, drawn when near the plotted range (visibleLines).
-func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vline) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title // a panel's name in a grid; "" for a figure of its own
+// paperStyle sets p's text to print size (labelPt, tickPt, legendPt) and
+// its legend's layout: every figure of the report uses it.
+func paperStyle(p *plot.Plot) {
 	p.Title.TextStyle.Font.Size = vg.Points(legendPt)
 	p.Title.Padding = vg.Points(2)
-	p.X.Label.Text = xLabel
-	p.Y.Label.Text = yLabel
 	p.X.Label.TextStyle.Font.Size = vg.Points(labelPt)
 	p.Y.Label.TextStyle.Font.Size = vg.Points(labelPt)
 	p.X.Label.Padding, p.Y.Label.Padding = vg.Points(1), vg.Points(1)
@@ -317,7 +311,20 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 	p.Legend.ThumbnailWidth = vg.Points(16)
 	p.Legend.Padding = vg.Points(0.5)
 	p.Legend.XOffs, p.Legend.YOffs = vg.Points(3), vg.Points(-3)
+}
+
+// newPlot draws curves against x. Unstable points are not on the lines:
+// each is a filled triangle in the series colour at the top edge of the
+// plot; a legend entry explains it. lines are vertical lines at known
+// limits, drawn when near the plotted range (visibleLines).
+func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vline) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title // a panel's name in a grid; "" for a figure of its own
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	paperStyle(p)
 	grid := plotter.NewGrid()
+
 	grid.Vertical.Color = color.Gray{Y: 225}
 	grid.Horizontal.Color = color.Gray{Y: 225}
 	p.Add(grid)
