@@ -102,10 +102,17 @@ func metricLabel(name string) string {
 		return l
 	}
 	if c, ok := strings.CutPrefix(name, metric.CounterPrefix); ok {
-		return c
+		// The counter's name in words ("phase1_mean" → "phase 1 mean"):
+		// policies do not yet describe their counters (a label and unit
+		// in their metadata would replace this).
+		return counterWords.ReplaceAllString(strings.ReplaceAll(c, "_", " "), "$1 $2")
 	}
 	return name
 }
+
+// counterWords splits a letter run from the digits that follow it
+// ("phase1" → "phase 1").
+var counterWords = regexp.MustCompile(`([a-z])([0-9])`)
 
 var xLabels = map[string]string{"arrival_rate": "arrival rate λ", "load": "load ρ", "servers": "servers k"}
 
@@ -411,7 +418,7 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 		}
 		title := metricLabel(m)
 		if strings.HasPrefix(m, metric.CounterPrefix) {
-			title = "counter " + strings.TrimPrefix(m, metric.CounterPrefix)
+			title = "policy counter: " + title
 		}
 		p := newPlot("", xl, metricLabel(m), cs, true, f.lines...)
 		name := f.prefix + m
