@@ -154,6 +154,9 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 		return err
 	}
 	pts := aggregate.Summarize(tasks, recs)
+	if err := aggregate.Compare(pts, tl.camp.File.BaselineOf()); err != nil {
+		co.o.Logf("coordinator: %s: %v: comparisons against the first policy", id, err)
+	}
 	var buf bytes.Buffer
 	if err := aggregate.WriteCSV(&buf, pts); err != nil {
 		return err

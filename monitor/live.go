@@ -31,10 +31,13 @@ type Campaign struct {
 	Created     time.Time `json:"created,omitzero"`
 	Finished    time.Time `json:"finished,omitzero"`
 	Now         time.Time `json:"now"`
-	// Rate is the tasks finished per second over the last minute; ETA the
-	// seconds left at that rate (-1: unknown).
-	Rate float64 `json:"rate"`
-	ETA  float64 `json:"eta"`
+	// Rate is the tasks finished per second in this run, computed as the
+	// terminal's progress line computes it (RunRate): the tasks finished
+	// since the run began over the time since; ETA the seconds left at
+	// that rate (-1: unknown); RunStarted when the run's first task began.
+	Rate       float64   `json:"rate"`
+	ETA        float64   `json:"eta"`
+	RunStarted time.Time `json:"run_started,omitzero"`
 	// Points and PointsDone count the parameter points and those with at
 	// least one result (plotted).
 	Points     int         `json:"points"`
@@ -65,6 +68,10 @@ type WorkerRow struct {
 	Failed        int64     `json:"failed"`
 	LastHeartbeat time.Time `json:"last_heartbeat,omitzero"`
 	Stopping      bool      `json:"stopping,omitempty"`
+	// hbRunning is what the worker's last heartbeat says it runs (all
+	// campaigns); hb that there was one.
+	hbRunning int
+	hb        bool
 }
 
 // Failure is one failed task.
@@ -91,7 +98,9 @@ type Series struct {
 }
 
 // PlotPoint is one point's estimate: HW is the 95% CI half-width (null
-// when unbounded, n = 1).
+// when unbounded, n = 1, and for a bound). Unstable marks a lower bound
+// (aggregate.IsBound: the point's verdict is not stable or some
+// replication's means are bounds).
 type PlotPoint struct {
 	X        float64  `json:"x"`
 	Y        float64  `json:"y"`
@@ -112,6 +121,41 @@ var headline = []struct{ name, label string }{
 	{"mean_wait", "mean waiting time E[W]"},
 	{"p_wait", "probability of waiting"},
 	{"utilization", "utilization"},
+}
+
+// RunProgress counts the tasks finished in this run — records whose
+// attempt ended at or after since (when this server started: `msjfarm run`
+// starts it with the run; a coordinator with its own process) — and
+// returns when the earliest of them began, the run's start. Records
+// finished before (an earlier run's, or reused from other campaigns) are
+// left out, as the terminal leaves out the tasks finished when it started.
+func RunProgress(recs map[string]*record.Record, since time.Time) (n int, start time.Time) {
+	for _, r := range recs {
+		p := r.Provenance
+		if p.Started.IsZero() {
+			continue
+		}
+		end := p.Started.Add(time.Duration(p.WallSeconds * float64(time.Second)))
+		if end.Before(since) {
+			continue
+		}
+		n++
+		if start.IsZero() || p.Started.Before(start) {
+			start = p.Started
+		}
+	}
+	return n, start
+}
+
+// RunRate is the terminal's rate and ETA (cmd/msjfarm progress): n tasks
+// finished in elapsed, remaining to go, at the same mean pace: rate = n /
+// elapsed per second, eta = remaining / rate seconds (-1 when unknown).
+func RunRate(n int, elapsed time.Duration, remaining int) (rate, eta float64) {
+	if n <= 0 || elapsed <= 0 {
+		return 0, -1
+	}
+	rate = float64(n) / elapsed.Seconds()
+	return rate, float64(max(remaining, 0)) / rate
 }
 
 type sample struct {
@@ -143,15 +187,14 @@ func addSample(ss []sample, s sample) []sample {
 }
 
 // campaignCache holds one campaign's records read so far (records never
-// change once written) and its progress samples.
+// change once written).
 type campaignCache struct {
-	mu      sync.Mutex
-	recs    map[string]*record.Record
-	samples []sample
-	last    []byte
-	lastAt  time.Time
-	report  string
-	used    time.Time // last poll (guarded by Server.mu)
+	mu     sync.Mutex
+	recs   map[string]*record.Record
+	last   []byte
+	lastAt time.Time
+	report string
+	used   time.Time // last poll (guarded by Server.mu)
 }
 
 func (s *Server) cache(id string) *campaignCache {
@@ -194,15 +237,6 @@ func (s *Server) campaignJSON(ctx context.Context, id string) ([]byte, error) {
 	out := Campaign{Campaign: id, Name: st.Name, State: st.State, Total: st.Total, Done: st.Done,
 		Failed: st.Failed, Running: st.Running, Queued: st.Queued, Redelivered: v.Redeliveries,
 		Created: st.Created, Finished: st.Finished, Now: now, ETA: -1}
-	finished := int64(st.Done + st.Failed)
-	c.samples = addSample(c.samples, sample{now, finished})
-	out.Rate = rateOf(c.samples)
-	switch {
-	case st.State != protocol.CampaignRunning:
-		out.ETA = 0
-	case out.Rate > 0:
-		out.ETA = float64(int64(st.Total)-finished) / out.Rate
-	}
 	// Records of the finished tasks not read yet.
 	var missing []string
 	for _, t := range v.Done {
@@ -213,7 +247,25 @@ func (s *Server) campaignJSON(ctx context.Context, id string) ([]byte, error) {
 	for t, r := range readRecords(ctx, s.o.Store, id, missing) {
 		c.recs[t] = r
 	}
+	var n int
+	n, out.RunStarted = RunProgress(c.recs, s.started)
+	var eta float64
+	out.Rate, eta = RunRate(n, now.Sub(out.RunStarted), st.Total-st.Done-st.Failed)
+	switch {
+	case st.State != protocol.CampaignRunning:
+		out.ETA = 0
+	case out.Rate > 0:
+		out.ETA = eta
+	}
 	out.Workers = s.workerRows(v)
+	// Running: the tasks workers actually run. The coordinator's count
+	// (tasks handed out and not yet finished) also holds a task whose
+	// result is written but not yet acknowledged, or one redelivered while
+	// its first delivery still runs, so it can exceed the slots.
+	out.Running = 0
+	for _, w := range out.Workers {
+		out.Running += w.Running
+	}
 	out.Failures, out.FailuresTotal = failures(v)
 	if v.Tasks != nil {
 		pts := aggregate.Summarize(v.Tasks, c.recs)
@@ -242,13 +294,15 @@ func (s *Server) campaignJSON(ctx context.Context, id string) ([]byte, error) {
 }
 
 // readRecords reads result records (record.ReadMany); unreadable ones are
-// left out (read again on the next poll). Only the result and error are
-// kept: the task (in the campaign) and the provenance are dropped, so that
-// a long campaign's cache stays small.
+// left out (read again on the next poll). Only the result, the error and
+// the attempt's start and wall time (RunProgress) are kept: the task (in
+// the campaign) and the rest of the provenance are dropped, so that a long
+// campaign's cache stays small.
 func readRecords(ctx context.Context, st storage.Store, id string, tids []string) map[string]*record.Record {
 	out := record.ReadMany(ctx, st, id, tids, nil)
 	for tid, r := range out {
-		out[tid] = &record.Record{Result: r.Result, Error: r.Error}
+		out[tid] = &record.Record{Result: r.Result, Error: r.Error,
+			Provenance: record.Provenance{Started: r.Provenance.Started, WallSeconds: r.Provenance.WallSeconds}}
 	}
 	return out
 }
@@ -342,6 +396,10 @@ func seriesName(p *aggregate.Point, x string) string {
 	return b.String()
 }
 
+// Plots are the live page's headline plots of pts and their x axis, as
+// the campaign's JSON serves them.
+func Plots(pts []aggregate.Point) (x string, ps []Plot) { return plots(pts) }
+
 // plots builds the headline plots from the points with results.
 func plots(pts []aggregate.Point) (string, []Plot) {
 	if len(pts) == 0 {
@@ -382,8 +440,10 @@ func plots(pts []aggregate.Point) (string, []Plot) {
 			if !ok || !okx || m.N == 0 || math.IsNaN(m.Mean) || math.IsInf(m.Mean, 0) {
 				continue
 			}
-			pp := PlotPoint{X: xv, Y: m.Mean, N: m.N, Unstable: p.Unstable()}
-			if !math.IsNaN(m.HalfWidth) && !math.IsInf(m.HalfWidth, 0) {
+			// One rule for every output (aggregate.IsBound): a bound has
+			// no interval.
+			pp := PlotPoint{X: xv, Y: m.Mean, N: m.N, Unstable: p.Reading(m) == aggregate.ReadLowerBound}
+			if !pp.Unstable && !math.IsNaN(m.HalfWidth) && !math.IsInf(m.HalfWidth, 0) {
 				hw := m.HalfWidth
 				pp.HW = &hw
 			}

@@ -47,7 +47,10 @@ type Options struct {
 
 // Server serves the page, /metrics, /healthz and /readyz.
 type Server struct {
-	o           Options
+	o Options
+	// started is when the server started: the start of the run whose
+	// rate the live page shows (RunProgress).
+	started     time.Time
 	minInterval time.Duration
 	mux         *http.ServeMux
 	sub         *nats.Subscription
@@ -77,7 +80,7 @@ func New(o Options) (*Server, error) {
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics()
 	}
-	s := &Server{o: o, minInterval: 500 * time.Millisecond, storeTTL: 2 * time.Second, camps: map[string]*campaignCache{},
+	s := &Server{o: o, started: time.Now(), minInterval: 500 * time.Millisecond, storeTTL: 2 * time.Second, camps: map[string]*campaignCache{},
 		hbs: map[string]*workerSeen{}, mux: http.NewServeMux()}
 	if o.Conn != nil {
 		o.Metrics.watchConn(o.Conn)
@@ -214,12 +217,22 @@ func (s *Server) workerRows(v *coordinator.LiveView) []WorkerRow {
 			continue
 		}
 		rows[n] = &WorkerRow{Worker: n, Host: x.hb.Host, Slots: x.hb.Slots, Done: x.hb.Done, Failed: x.hb.Failed,
-			PerMinute: 60 * rateOf(x.samples), LastHeartbeat: x.at.UTC(), Stopping: x.hb.Stopping}
+			PerMinute: 60 * rateOf(x.samples), LastHeartbeat: x.at.UTC(), Stopping: x.hb.Stopping,
+			hbRunning: x.hb.Running, hb: true}
 	}
 	s.mu.Unlock()
 	for n, k := range running {
 		if rows[n] == nil {
 			rows[n] = &WorkerRow{Worker: n}
+		}
+		// A worker runs at most what its heartbeat says it runs (over all
+		// campaigns) and at most its slots: the coordinator's count may
+		// include a finished task not yet acknowledged.
+		if r := rows[n]; r.hb {
+			k = min(k, r.hbRunning)
+			if r.Slots > 0 {
+				k = min(k, r.Slots)
+			}
 		}
 		rows[n].Running = k
 	}

@@ -72,6 +72,11 @@ type File struct {
 	// of an arrival-rate axis (see LimitSpec, limit.go). Omitted from the
 	// JSON when unset, so campaign ids of other sweeps are unchanged.
 	Limit *LimitSpec `mapstructure:"limit" json:"limit,omitempty"`
+	// Compare, if set, names the baseline of the paired comparisons the
+	// summary and report make at every scenario (see CompareSpec); without
+	// it the baseline is the first policy. Omitted from the JSON when
+	// unset, so campaign ids of sweeps without it are unchanged.
+	Compare *CompareSpec `mapstructure:"compare" json:"compare,omitempty"`
 	// Profiles are named overlays (see Profile) that a run selects with
 	// --profile or MSJFARM_PROFILE. Never part of the JSON, hence of the
 	// campaign id: the id is that of the file as overlaid, so adding a

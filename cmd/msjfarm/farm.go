@@ -591,9 +591,18 @@ func defCancel(fs *pflag.FlagSet) func([]string) int {
 func defResults(fs *pflag.FlagSet) func([]string) int {
 	ff := newFarmFlags(fs, false, "./msjfarm-data")
 	raw := ff.fs.Bool("csv", false, "print summary.csv as stored")
+	cmp := ff.fs.String("compare", "", "A,B: compare series A with the baseline B, paired over common random numbers (policy names or labels)")
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
 			return 2
+		}
+		var cmpA, cmpB string
+		if *cmp != "" {
+			var err error
+			if cmpA, cmpB, err = parseCompare(*cmp); err != nil {
+				fmt.Fprintf(os.Stderr, "msjfarm results: %v\n", err)
+				return 2
+			}
 		}
 		if ff.fs.NArg() > 1 {
 			return fail("results: want at most one campaign: id, name or id prefix (none: list the campaigns in storage)")
@@ -618,6 +627,9 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 		id, err := archive.ResolveIn(ctx, st, ff.fs.Arg(0))
 		if err != nil {
 			return fail("results: %v", err)
+		}
+		if cmpA != "" {
+			return resultsCompare(ctx, st, id, cmpA, cmpB)
 		}
 		data, err := st.Get(ctx, storage.SummaryKey(id))
 		partial := false
@@ -647,6 +659,29 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 		}
 		return 0
 	}
+}
+
+// resultsCompare prints the paired comparison of series a with the
+// baseline b from the campaign's records.
+func resultsCompare(ctx context.Context, st storage.Store, id, a, b string) int {
+	cat, err := campaignCatalog(ctx, st, id)
+	if err != nil {
+		return fail("results: %v", err)
+	}
+	arc, err := archive.Load(ctx, st, id, cat)
+	if err != nil {
+		return fail("results: %v", err)
+	}
+	pts := aggregate.Summarize(arc.Tasks, arc.Records)
+	if err := aggregate.Compare(pts, b); err != nil {
+		fmt.Fprintf(os.Stderr, "msjfarm results: --compare: %v\n", err)
+		return 2
+	}
+	if err := printComparison(os.Stdout, pts, a); err != nil {
+		fmt.Fprintf(os.Stderr, "msjfarm results: %v\n", err)
+		return 2
+	}
+	return 0
 }
 
 // partialSummary aggregates the records stored so far (including the
@@ -704,7 +739,20 @@ func printSummaryTable(w io.Writer, data []byte) error {
 		head = append(head, "params")
 	}
 	head = append(head, axes...)
-	head = append(head, "λ", "ρ", "n", "failed", "E[T]", "±95%", "weighted E[T]", "±95%", "Jain", "")
+	head = append(head, "λ", "ρ", "n", "failed", "E[T]", "±95%", "weighted E[T]", "±95%", "Jain")
+	// The paired comparison of E[T] with the baseline (summaries written
+	// before comparisons have no baseline column: no comparison column).
+	baseline := ""
+	if _, ok := col["mean_response_cmp"]; ok {
+		for _, r := range rows[1:] {
+			if b := get(r, "baseline"); b != "" {
+				baseline = b
+				break
+			}
+		}
+		head = append(head, "E[T] vs "+baseline)
+	}
+	head = append(head, "")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, r := range rows[1:] {
@@ -718,8 +766,19 @@ func printSummaryTable(w io.Writer, data []byte) error {
 		// A lower bound is shown as one (≥ x), without a confidence
 		// interval: the replications' means are not estimates of the same
 		// quantity, so their spread says nothing about the true mean.
+		// The rule is aggregate.IsBound's, as in the report and the live
+		// page; a summary without a verdict column falls back to its
+		// n_unstable count.
+		lb := get(r, "lower_bound") == "true"
+		if _, ok := col["verdict"]; !ok && get(r, "n_unstable") != "" && get(r, "n_unstable") != "0" {
+			lb = true
+		}
+		bound := aggregate.IsBound(get(r, "verdict"), lb)
 		mean := func(m string) (string, string) {
-			if get(r, "lower_bound") == "true" {
+			switch {
+			case get(r, m+"_mean") == "":
+				return "—", "-"
+			case bound:
 				return "≥ " + num(get(r, m+"_mean")), "-"
 			}
 			return num(get(r, m+"_mean")), num(get(r, m+"_hw"))
@@ -727,10 +786,30 @@ func printSummaryTable(w io.Writer, data []byte) error {
 		et, etHW := mean("mean_response")
 		wet, wetHW := mean("weighted_mean_response")
 		cells = append(cells, num(get(r, "arrival_rate")), num(get(r, "load")), get(r, "n"), get(r, "n_failed"),
-			et, etHW, wet, wetHW, num(get(r, "jain_mean")), pointStatus(func(c string) string { return get(r, c) }))
+			et, etHW, wet, wetHW, num(get(r, "jain_mean")))
+		if _, ok := col["mean_response_cmp"]; ok {
+			cells = append(cells, comparisonCell(get(r, "mean_response_cmp"), get(r, "mean_response_rel_diff"), get(r, "mean_response_rel_diff_hw")))
+		}
+		cells = append(cells, pointStatus(func(c string) string { return get(r, c) }))
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
+}
+
+// comparisonCell is a paired comparison as the terminal prints it:
+// "-12.3% ± 0.4% better", "baseline", or "undefined" (a side is a bound,
+// or too few pairs); "" where the point has no such metric.
+func comparisonCell(verdict, rel, hw string) string {
+	switch verdict {
+	case "", aggregate.CmpBaseline, aggregate.CmpUndefined:
+		return verdict
+	}
+	r, err1 := strconv.ParseFloat(rel, 64)
+	h, err2 := strconv.ParseFloat(hw, 64)
+	if err1 != nil || err2 != nil {
+		return verdict
+	}
+	return aggregate.FormatRelDiff(r, h) + " " + verdict
 }
 
 // pointStatus is the status cell of a summary row: the pooled verdict

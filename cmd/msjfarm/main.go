@@ -91,7 +91,7 @@ var commands = []command{
 		example: "  msjfarm cancel --nats-url nats://coordinator:4222 q-fig3",
 		env:     true, def: defCancel},
 	{use: "results [flags] [CAMPAIGN]", short: "print a campaign's summary table from storage (id or name; without one, list the campaigns)",
-		example: "  msjfarm results\n  msjfarm results q-fig3 --csv > summary.csv",
+		example: "  msjfarm results\n  msjfarm results q-fig3 --csv > summary.csv\n  msjfarm results q-fig3 --compare msfq,fcfs",
 		env:     true, def: defResults},
 	{use: "report [flags] CAMPAIGN [CAMPAIGN...]", short: "(re)generate a campaign's HTML report from storage into a local directory",
 		example: "  msjfarm report q-fig3 --out /tmp/report",

@@ -16,6 +16,7 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/monitor"
 	"github.com/msjfarm/msjfarm/sweep"
 )
 
@@ -111,16 +112,14 @@ func (p *progress) describe(c *sweep.Campaign) *progress {
 	return p
 }
 
-// rate and eta of the tasks finished in this run.
+// rate and eta of the tasks finished in this run (monitor.RunRate: the
+// live page computes them the same way).
 func (p *progress) rateETA(s *protocol.Status) (rate float64, eta string) {
 	fin := s.Done + s.Failed
-	el := time.Since(p.start)
+	rate, sec := monitor.RunRate(fin-p.base, time.Since(p.start), s.Total-fin)
 	eta = "?"
-	if n := fin - p.base; n > 0 && el > 0 {
-		rate = float64(n) / el.Seconds()
-		if fin < s.Total {
-			eta = time.Duration(float64(el) / float64(n) * float64(s.Total-fin)).Round(time.Second).String()
-		}
+	if sec >= 0 {
+		eta = time.Duration(sec * float64(time.Second)).Round(time.Second).String()
 	}
 	if fin >= s.Total {
 		eta = "0s"

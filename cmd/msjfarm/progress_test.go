@@ -2,15 +2,22 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/monitor"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/sweep"
 )
 
 // TestSummaryTable: one number format (no 4670.1 beside 4.2e+02),
-// UNSTABLE (u of n), axis values in the same format.
+// UNSTABLE (u of n), axis values in the same format. A summary written
+// before the verdict column marks an unstable point by n_unstable > 0: its
+// means are bounds (≥ x, no interval), as aggregate.IsBound rules.
 func TestSummaryTable(t *testing.T) {
 	csv := "point,policy,params,workload,servers,threshold,arrival_rate,load,replications,n,n_failed,n_unstable," +
 		"mean_response_mean,mean_response_hw,weighted_mean_response_mean,weighted_mean_response_hw,jain_mean\n" +
@@ -21,10 +28,13 @@ func TestSummaryTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"4670 ", "424.7 ", "0.0001235", "12.25", "0.9866", "UNSTABLE (1 of 3)", "0.05777", "0.9782", "7.7 "} {
+	for _, want := range []string{"≥ 4670 ", "≥ 0.0001235", "0.9866", "UNSTABLE (1 of 3)", "0.05777", "0.9782", "7.7 "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
+	}
+	if strings.Contains(out, "424.7") || strings.Contains(out, "12.25") {
+		t.Errorf("an interval printed around a bound:\n%s", out)
 	}
 	if strings.Contains(out, "e+") || strings.Contains(out, "e-0") || strings.Contains(out, "runs)") {
 		t.Errorf("mixed number formats or old UNSTABLE wording:\n%s", out)
@@ -49,7 +59,7 @@ func TestSummaryTableVerdicts(t *testing.T) {
 		{"stable flagged and truncated", "p,fcfs,{},w,32,2,0.5,10,10,0,1,1,false,stable,2.5,0.1,2.6,0.2,0.9",
 			[]string{"stable (2 of 10 flagged)"}, []string{"UNSTABLE", "TRUNCATED"}},
 		{"unstable", "p,fcfs,{},w,32,4,0.5,10,10,0,7,0,false,unstable,2.5,0.1,2.6,0.2,0.9",
-			[]string{"UNSTABLE (7 of 10)"}, []string{"TRUNCATED", "flagged"}},
+			[]string{"UNSTABLE (7 of 10)", "≥ 2.5", "≥ 2.6"}, []string{"TRUNCATED", "flagged", "0.1 ", "0.2 "}},
 		{"truncated bound", "p,fcfs,{},w,32,4,0.5,10,10,0,2,6,true,truncated,28.6123,5.4321,30.1,4.1234,0.9",
 			[]string{"TRUNCATED (6 of 10)", "≥ 28.61", "≥ 30.1"}, []string{"UNSTABLE", "5.432", "4.123"}},
 		{"stable bound", "p,fcfs,{},w,32,2,0.5,10,10,0,0,1,true,stable,28.6,5,30.1,4,0.9",
@@ -140,4 +150,49 @@ func TestSummaryTableConverged(t *testing.T) {
 			t.Errorf("%s: NOT CONVERGED beside UNSTABLE: %q", tc.row, row)
 		}
 	}
+}
+
+// TestLiveRateMatchesTerminal: on one run's timeline the live page's rate
+// and ETA (monitor.RunProgress from the records, monitor.RunRate) agree
+// with the terminal's progress line within 10%.
+//
+// The run: the terminal starts 0.5 s before the first task (submission);
+// 2 slots run 2 s tasks from t0, so at t0 + 30 s 30 tasks have finished
+// (15 per slot); 5 tasks were reused from an earlier run (their records
+// are a day old); 100 tasks in all. Terminal: n = 35 − 5 = 30 over 30.5 s,
+// 0.984 tasks/s, ETA 65/0.984 = 66 s. Live page: 30 over 30 s (from the
+// first task's start), 1 task/s, ETA 65 s: 1.7% apart, the terminal's
+// start-up half second.
+func TestLiveRateMatchesTerminal(t *testing.T) {
+	now := time.Now()
+	t0 := now.Add(-30 * time.Second)
+	recs := map[string]*record.Record{}
+	for j := 0; j < 30; j++ {
+		started := t0.Add(time.Duration(j/2) * 2 * time.Second)
+		recs[fmt.Sprint("run", j)] = &record.Record{Provenance: record.Provenance{Started: started, WallSeconds: 2}}
+	}
+	for j := 0; j < 5; j++ {
+		recs[fmt.Sprint("old", j)] = &record.Record{Provenance: record.Provenance{Started: now.Add(-24 * time.Hour), WallSeconds: 2}}
+	}
+	serverStart := t0.Add(-500 * time.Millisecond)
+	n, runStart := monitor.RunProgress(recs, serverStart)
+	if n != 30 || !runStart.Equal(t0) {
+		t.Fatalf("RunProgress: %d tasks from %v, want 30 from t0", n, runStart.Sub(t0))
+	}
+	liveRate, liveETA := monitor.RunRate(n, now.Sub(runStart), 100-35)
+
+	p := newProgress(io.Discard, 5)
+	p.start = serverStart
+	termRate, termETA := p.rateETA(&protocol.Status{Total: 100, Done: 35})
+	eta, err := time.ParseDuration(termETA)
+	if err != nil {
+		t.Fatalf("terminal ETA %q", termETA)
+	}
+	if r := liveRate / termRate; r < 0.9 || r > 1.1 {
+		t.Errorf("rate: live %.3g/s, terminal %.3g/s", liveRate, termRate)
+	}
+	if r := liveETA / eta.Seconds(); r < 0.9 || r > 1.1 {
+		t.Errorf("ETA: live %.3g s, terminal %s", liveETA, termETA)
+	}
+	t.Logf("live %.3g tasks/s ETA %.0f s; terminal %.3g tasks/s ETA %s", liveRate, liveETA, termRate, termETA)
 }

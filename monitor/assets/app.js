@@ -52,7 +52,9 @@
     poll();
   });
 
+  var last = null; // the last campaign JSON, redrawn when the y axis changes
   function render(d) {
+    last = d;
     document.body.dataset.state = d.state;
     document.body.dataset.finished = String(d.done + d.failed);
     $("title").textContent = (d.name || "campaign") + " · " + d.campaign.slice(0, 16);
@@ -65,8 +67,12 @@
     var pct = Math.floor(1000 * (d.done + d.failed) / tot) / 10;
     $("progress-text").textContent = (d.done + d.failed) + " / " + d.total + " tasks finished (" + pct + "%) — " + d.state;
     var elapsed = ((d.finished ? Date.parse(d.finished) : Date.parse(d.now)) - Date.parse(d.created)) / 1000;
+    // Rate and ETA of this run, as the terminal computes them (tasks
+    // finished since the run began over the time since).
+    var run = d.run_started ? (Date.parse(d.now) - Date.parse(d.run_started)) / 1000 : -1;
     $("eta").textContent = d.state === "running"
-      ? "elapsed " + dur(elapsed) + " · " + (d.rate * 60).toFixed(1) + " tasks/min · ETA " + dur(d.eta)
+      ? (run >= 0 ? "elapsed " + dur(run) + " · " + sig(d.rate) + " tasks/s · ETA " + (d.eta >= 0 ? dur(d.eta) : "?")
+        : "no task finished in this run yet · ETA ?")
       : "took " + dur(elapsed);
     $("n-queued").textContent = d.queued;
     $("n-running").textContent = d.running;
@@ -99,24 +105,40 @@
     var box = $("plots");
     box.innerHTML = "";
     var npts = 0;
+    // One legend for every plot: the series are the same, in the same
+    // order, in each.
+    var leg = $("legend");
+    leg.innerHTML = "";
+    if (d.plots && d.plots.length) {
+      d.plots[0].series.forEach(function (s, i) {
+        var sp = document.createElement("span");
+        sp.appendChild(window.msjMarker(i, window.msjColor(i)));
+        sp.appendChild(document.createTextNode(" " + s.name));
+        leg.appendChild(sp);
+      });
+    }
     (d.plots || []).forEach(function (p) {
       var div = document.createElement("div");
       div.className = "plot";
-      div.appendChild(window.msjChart(p, d.x));
-      var leg = document.createElement("div");
-      leg.className = "legend";
-      p.series.forEach(function (s, i) {
-        var sp = document.createElement("span");
-        sp.style.setProperty("--c", window.msjColor(i));
-        sp.textContent = s.name;
-        leg.appendChild(sp);
-        if (p.metric === "mean_response") npts += s.points.length;
-      });
-      div.appendChild(leg);
+      div.appendChild(window.msjChart(p, d.x, yScale()));
+      p.series.forEach(function (s) { if (p.metric === "mean_response") npts += s.points.length; });
       box.appendChild(div);
     });
     document.body.dataset.plotted = String(npts);
   }
+
+  // sig prints a rate with 3 significant digits, as the terminal does.
+  function sig(v) { return v > 0 ? String(Number(v.toPrecision(3))) : "0"; }
+  // yScale is the y-axis choice (auto, log, linear), kept across reloads.
+  function yScale() { return $("yscale").value; }
+  (function () {
+    var s = $("yscale"), saved = window.localStorage && localStorage.getItem("msjfarm-yscale");
+    if (saved) s.value = saved;
+    s.addEventListener("change", function () {
+      if (window.localStorage) localStorage.setItem("msjfarm-yscale", s.value);
+      if (last) render(last);
+    });
+  })();
 
   var timer = null;
   function poll() {

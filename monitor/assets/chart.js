@@ -5,7 +5,14 @@
 (function () {
   "use strict";
   var NS = "http://www.w3.org/2000/svg";
-  var COLORS = ["#1c7ed6", "#e8590c", "#2f9e44", "#ae3ec9", "#e03131", "#0c8599", "#f08c00", "#5c7cfa", "#c2255c", "#495057"];
+  // The report's style (results/report/plot.go): Okabe–Ito's colour-blind-
+  // safe palette without yellow, 8 markers, and a dash pattern from the
+  // 8th series on: series i has colour i mod 7, marker i mod 8, dash
+  // floor(i/7) mod 4, so no two of the first 56 series look alike.
+  var COLORS = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000"];
+  var MARKERS = [["circle", true], ["square", false], ["diamond", true], ["circle", false],
+    ["square", true], ["diamond", false], ["pentagon", true], ["pentagon", false]];
+  var DASHES = ["", "5 2", "1.5 1.5", "5 1.5 1.5 1.5"];
   function el(name, attrs, parent) {
     var e = document.createElementNS(NS, name);
     for (var k in attrs) e.setAttribute(k, attrs[k]);
@@ -27,15 +34,51 @@
     return String(Math.round(v * 1e4) / 1e4);
   }
   window.msjColor = function (i) { return COLORS[i % COLORS.length]; };
-  window.msjChart = function (plot, xLabel) {
+  window.msjDash = function (i) { return DASHES[Math.floor(i / COLORS.length) % DASHES.length]; };
+  // marker draws series i's marker at (x, y): filled, or white inside
+  // (also every marker of a lower bound).
+  function marker(i, x, y, c, hollow, parent) {
+    var m = MARKERS[i % MARKERS.length], r = 3.2, fill = m[1] && !hollow ? c : "#fff";
+    var attrs = { stroke: c, "stroke-width": 1.4, fill: fill, "class": "pt" };
+    if (m[0] === "circle") {
+      attrs.cx = x; attrs.cy = y; attrs.r = r;
+      return el("circle", attrs, parent);
+    }
+    var n = m[0] === "square" ? 4 : m[0] === "diamond" ? 4 : 5, rot = m[0] === "square" ? Math.PI / 4 : 0, R = r * 1.25;
+    var pts = [];
+    for (var k = 0; k < n; k++) {
+      var a = Math.PI / 2 + rot + 2 * Math.PI * k / n;
+      pts.push((x + R * Math.cos(a)).toFixed(2) + "," + (y - R * Math.sin(a)).toFixed(2));
+    }
+    attrs.points = pts.join(" ");
+    return el("polygon", attrs, parent);
+  }
+  window.msjMarker = function (i, c) {
+    var svg = el("svg", { width: 22, height: 10, viewBox: "0 0 22 10", "class": "swatch" });
+    el("line", { x1: 0, x2: 22, y1: 5, y2: 5, stroke: c, "stroke-width": 1.6, "stroke-dasharray": window.msjDash(i) }, svg);
+    marker(i, 11, 5, c, false, svg);
+    return svg;
+  };
+  // msjChart draws one plot; yScale is "auto" (log when the means span
+  // more than two decades, as the report decides), "log" or "linear".
+  window.msjChart = function (plot, xLabel, yScale) {
     var W = 460, H = 300, L = 62, R = 12, T = 24, B = 40;
     var svg = el("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": plot.label, "data-metric": plot.metric });
-    var xs = [], ys = [];
+    var xs = [], ys = [], means = [];
+    plot.series.forEach(function (s) { s.points.forEach(function (p) { means.push(p.y); }); });
+    var mlo = Math.min.apply(null, means), mhi = Math.max.apply(null, means);
+    var logY = yScale === "log" ? mlo > 0 : yScale === "linear" ? false : mlo > 0 && mhi / mlo > 100;
+    // The interval as the report draws it: on a log axis the delta-method
+    // interval of the log of the mean, y·exp(±hw/y), which stays positive.
+    function ci(p) {
+      if (p.hw == null) return [p.y, p.y];
+      return logY && p.y > 0 ? [p.y * Math.exp(-p.hw / p.y), p.y * Math.exp(p.hw / p.y)] : [p.y - p.hw, p.y + p.hw];
+    }
     plot.series.forEach(function (s) {
       s.points.forEach(function (p) {
         xs.push(p.x);
-        var hw = p.hw == null ? 0 : p.hw;
-        ys.push(p.y - hw, p.y + hw);
+        var b = ci(p);
+        ys.push(b[0], b[1]);
       });
     });
     el("text", { x: L, y: 15, "class": "title" }, svg).textContent = plot.label;
@@ -46,12 +89,6 @@
     var x0 = Math.min.apply(null, xs), x1 = Math.max.apply(null, xs);
     if (x0 === x1) { x0 -= 0.5; x1 += 0.5; }
     var padx = (x1 - x0) * 0.04; x0 -= padx; x1 += padx;
-    // Log scale when the means span more than two decades (a saturating
-    // policy next to good ones), as the final report does.
-    var means = [];
-    plot.series.forEach(function (s) { s.points.forEach(function (p) { means.push(p.y); }); });
-    var mlo = Math.min.apply(null, means), mhi = Math.max.apply(null, means);
-    var logY = mlo > 0 && mhi / mlo > 100;
     var y0, y1;
     if (logY) {
       var pos = ys.filter(function (v) { return v > 0; });
@@ -87,20 +124,22 @@
     plot.series.forEach(function (s, i) {
       var c = COLORS[i % COLORS.length];
       if (s.points.length > 1) {
-        el("polyline", { fill: "none", stroke: c, "stroke-width": 1.6,
+        el("polyline", { fill: "none", stroke: c, "stroke-width": 1.6, "stroke-dasharray": window.msjDash(i),
           points: s.points.map(function (p) { return X(p.x) + "," + Y(p.y); }).join(" ") }, svg);
       }
       s.points.forEach(function (p) {
         if (p.hw != null && p.hw > 0) {
-          var a = Y(p.y - p.hw), b = Y(p.y + p.hw);
+          var iv = ci(p), a = Y(iv[0]), b = Y(iv[1]);
           el("line", { x1: X(p.x), x2: X(p.x), y1: a, y2: b, stroke: c, "stroke-width": 1.2, "class": "ci" }, svg);
           el("line", { x1: X(p.x) - 3, x2: X(p.x) + 3, y1: a, y2: a, stroke: c }, svg);
           el("line", { x1: X(p.x) - 3, x2: X(p.x) + 3, y1: b, y2: b, stroke: c }, svg);
         }
-        var m = el("circle", { cx: X(p.x), cy: Y(p.y), r: 3.2, stroke: c, "stroke-width": 1.5,
-          fill: p.unstable ? "#fff" : c, "class": "pt" }, svg);
-        el("title", {}, m).textContent = s.name + ": " + fmt(p.x) + " → " + fmt(p.y) +
-          (p.hw != null ? " ± " + fmt(p.hw) : "") + " (n=" + p.n + ")" + (p.unstable ? " unstable" : "");
+        var m = marker(i, X(p.x), Y(p.y), c, p.unstable, svg);
+        // A bound (unstable or truncated point: aggregate.IsBound) is
+        // "≥ y" without an interval, as in the terminal and the report.
+        el("title", {}, m).textContent = s.name + ": " + fmt(p.x) + " → " +
+          (p.unstable ? "≥ " + fmt(p.y) + " (lower bound: unstable or truncated)" :
+            fmt(p.y) + (p.hw != null ? " ± " + fmt(p.hw) : "")) + " (n=" + p.n + ")";
       });
     });
     return svg;

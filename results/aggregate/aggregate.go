@@ -172,6 +172,12 @@ type Point struct {
 	// ([metric.Base]), then per class the [metric.Class], then the policy
 	// counters in the order the policy reports them.
 	Metrics []Metric `json:"metrics"`
+	// Compare is the point's paired comparison with the baseline series at
+	// its scenario (Compare, paired.go).
+	Compare *Comparison `json:"compare,omitempty"`
+	// recs are the replications the metrics are estimated from, kept for
+	// Compare (not encoded).
+	recs []*record.Record
 }
 
 // Unstable reports whether the point's means must not be read as finite
@@ -179,7 +185,7 @@ type Point struct {
 // some replication's means are lower bounds. Reports then draw them as
 // bounds and tables print them as such.
 func (p *Point) Unstable() bool {
-	return (p.Verdict != "" && p.Verdict != string(sim.VerdictStable)) || p.LowerBound
+	return IsBound(p.Verdict, p.LowerBound)
 }
 
 // Unconverged reports that the point's pooled converged verdict failed (a
@@ -283,6 +289,8 @@ func Summarize(tasks []sweep.Task, results map[string]*record.Record) []Point {
 			pts[i].Convergence = &cv
 		}
 	}
+	keepRecords(pts, recs)
+	_ = Compare(pts, "") // the default baseline always resolves
 	return pts
 }
 

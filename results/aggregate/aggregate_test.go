@@ -262,7 +262,7 @@ func TestAxisCollision(t *testing.T) {
 	h := Header(pts)
 	want := "point,policy,params,label,workload,servers,class[0].need,axis_n,arrival_rate,load,replications,n,n_failed,n_unstable,n_truncated,lower_bound,verdict,converged,n_unconverged,mser_fraction,min_cycles," +
 		"verdict_test,verdict_statistic,verdict_critical,deficit_quantity,deficit_mean,deficit_hw,deficit_t,deficit_critical,deficit_z,deficit_z_critical," +
-		"work_deficit_mean,work_deficit_hw,throughput_deficit_mean,throughput_deficit_hw,n_low_throughput"
+		"work_deficit_mean,work_deficit_hw,throughput_deficit_mean,throughput_deficit_hw,n_low_throughput,baseline,compare_note"
 	if got := strings.Join(h, ","); got != want {
 		t.Errorf("header\n got %s\nwant %s", got, want)
 	}

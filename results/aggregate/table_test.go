@@ -13,6 +13,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/msjfarm/msjfarm/internal/pyfind"
+
 	"github.com/msjfarm/msjfarm/sim/stats"
 )
 
@@ -320,17 +322,5 @@ if bad:
 	}
 }
 
-// pandasPython is the first interpreter that imports pandas among
-// $MSJFARM_PYTHON, python3 on the PATH and Debian's /usr/bin/python3 (which
-// a pyenv or virtualenv python3 on the PATH may hide); "" if none does.
-func pandasPython() string {
-	for _, p := range []string{os.Getenv("MSJFARM_PYTHON"), "python3", "/usr/bin/python3"} {
-		if p == "" {
-			continue
-		}
-		if exec.Command(p, "-c", "import pandas").Run() == nil {
-			return p
-		}
-	}
-	return ""
-}
+// pandasPython is an interpreter that imports pandas (pyfind.With).
+func pandasPython() string { return pyfind.With("pandas") }

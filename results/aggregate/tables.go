@@ -194,6 +194,7 @@ func WideTable(pts []Point) *Table {
 		t.Columns = append(t.Columns, Column{m.Name + "_mean", Float}, Column{m.Name + "_hw", Float},
 			Column{m.Name + "_n", Int})
 	}
+	t.Columns = append(t.Columns, pairedWideColumns(mcols)...)
 	for i := range pts {
 		p := &pts[i]
 		row := append(idRow(i), int64(p.Replications), int64(p.N), int64(p.NFailed), int64(p.NUnstable),
@@ -212,6 +213,7 @@ func WideTable(pts []Point) *Table {
 			}
 			row = append(row, m.Mean, m.HalfWidth, int64(m.N))
 		}
+		row = append(row, pairedWideCells(p, mcols)...)
 		t.Rows = append(t.Rows, row)
 	}
 	return t
@@ -291,7 +293,7 @@ var LongColumns = []Column{{"metric", String}, {"class", String}, {"class_index"
 // confidence interval).
 func LongTable(pts []Point) *Table {
 	id, idRow := idColumnsFor(pts)
-	t := &Table{Columns: append(id, LongColumns...)}
+	t := &Table{Columns: append(append(id, LongColumns...), PairedLongColumns...)}
 	for i := range pts {
 		p := &pts[i]
 		base := idRow(i)
@@ -303,6 +305,7 @@ func LongTable(pts []Point) *Table {
 			row := append(append([]any(nil), base...), m.Base, cname, int64(m.Class), m.Mean, m.HalfWidth,
 				int64(m.N), int64(p.Replications), int64(p.NFailed), int64(p.NUnstable), p.Unstable(),
 				m.N == 0, m.N == 1)
+			row = append(row, pairedLongCells(p, m.Name)...)
 			t.Rows = append(t.Rows, row)
 		}
 	}

@@ -59,7 +59,7 @@ var fixedAxes = map[string]bool{"arrival_rate": true, "load": true, "servers": t
 
 // idColumns are the other fixed columns, which an axis must not shadow.
 var idColumns = map[string]bool{"point": true, "policy": true, "params": true, "label": true, "workload": true,
-	"replications": true, "n": true, "n_failed": true, "n_unstable": true}
+	"replications": true, "n": true, "n_failed": true, "n_unstable": true, "baseline": true, "compare_note": true}
 
 // AxisColumn is the column name of axis a: a itself, or "axis_"+a if a would
 // collide with a fixed column. (arrival_rate, load and servers have no

@@ -213,8 +213,12 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 }
 
 // Points summarises the archived records (aggregate.Summarize over Tasks).
+// The paired comparisons are against the spec's baseline (compare block),
+// else the first policy.
 func (a *Archive) Points() []aggregate.Point {
-	return aggregate.Summarize(a.Tasks, a.Records)
+	pts := aggregate.Summarize(a.Tasks, a.Records)
+	_ = aggregate.Compare(pts, a.Spec.BaselineOf()) // validated at submission; else the first policy's stand
+	return pts
 }
 
 // ReportCampaign is the archive as report.Render takes it: the summary, the

@@ -181,7 +181,7 @@ func TestClippedIntervalMarked(t *testing.T) {
 		c.add(float64(i+1), m, hw, false)
 	}
 	files := newFiles()
-	if err := render(files, "f", [][]*plot.Plot{{newPlot("t", "x", "y", []curve{c}, true)}}, tileW, tileH, true); err != nil {
+	if err := render(files, "f", [][]*plot.Plot{{newPlot("t", "x", "y", []curve{c}, true)}}, colW, colH, true); err != nil {
 		t.Fatal(err)
 	}
 	out, err := files.wait()
@@ -193,7 +193,7 @@ func TestClippedIntervalMarked(t *testing.T) {
 	}
 	c.hw[3] = 0.1 * c.mean[3]
 	files = newFiles()
-	_ = render(files, "g", [][]*plot.Plot{{newPlot("t", "x", "y", []curve{c}, true)}}, tileW, tileH, true)
+	_ = render(files, "g", [][]*plot.Plot{{newPlot("t", "x", "y", []curve{c}, true)}}, colW, colH, true)
 	out, _ = files.wait()
 	if bytes.Contains(out["g.svg"], []byte("CI cut at the axis")) {
 		t.Errorf("clipped-interval legend entry without a clipped interval")

@@ -38,28 +38,63 @@ func init() {
 	fpdf.SetDefaultCatalogSort(true)
 }
 
-// palette is the Tableau-10 palette: distinguishable, and readable on white
-// and in greyscale print (with the glyph shapes and dashes also varying).
+// palette is Okabe and Ito's colour-blind-safe palette without its yellow
+// (too pale for a line on white): distinguishable under the common colour
+// vision deficiencies and in greyscale by lightness. Past 7 series the
+// colour repeats, but never with the same marker (8 shapes: 7 × 8 = 56
+// distinct pairs) and, from the 8th series on, with another dash pattern:
+// series i has colour i mod 7, shape i mod 8 and dash ⌊i/7⌋ mod 4.
 var palette = []color.Color{
-	color.RGBA{31, 119, 180, 255},
-	color.RGBA{255, 127, 14, 255},
-	color.RGBA{44, 160, 44, 255},
-	color.RGBA{214, 39, 40, 255},
-	color.RGBA{148, 103, 189, 255},
-	color.RGBA{140, 86, 75, 255},
-	color.RGBA{227, 119, 194, 255},
-	color.RGBA{127, 127, 127, 255},
-	color.RGBA{188, 189, 34, 255},
-	color.RGBA{23, 190, 207, 255},
+	color.RGBA{0, 114, 178, 255},   // blue
+	color.RGBA{213, 94, 0, 255},    // vermillion
+	color.RGBA{0, 158, 115, 255},   // bluish green
+	color.RGBA{204, 121, 167, 255}, // reddish purple
+	color.RGBA{230, 159, 0, 255},   // orange
+	color.RGBA{86, 180, 233, 255},  // sky blue
+	color.RGBA{0, 0, 0, 255},       // black
 }
 
-// shapes are the glyphs of stable points. Triangles are kept out: the
-// filled triangle (PyramidGlyph) is the marker of unstable points.
-var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.RingGlyph{}, draw.SquareGlyph{},
-	draw.PlusGlyph{}, draw.CrossGlyph{}}
+// shapes are the glyphs of stable points: filled and open circle, square,
+// diamond and pentagon, each visible at print size (no thin + or ×).
+// Upward triangles are kept out: the filled one (PyramidGlyph) marks
+// unstable points, open ones a CI cut at the axis.
+// (gonum's SquareGlyph is the outlined square, BoxGlyph the filled one.)
+var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, polyGlyph{sides: 4, filled: true},
+	draw.RingGlyph{}, draw.BoxGlyph{}, polyGlyph{sides: 4}, polyGlyph{sides: 5, filled: true}, polyGlyph{sides: 5}}
 
-var dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(2)}, {vg.Points(2), vg.Points(2)},
-	{vg.Points(6), vg.Points(2), vg.Points(2), vg.Points(2)}}
+var dashes = [][]vg.Length{nil, {vg.Points(5), vg.Points(2)}, {vg.Points(1.5), vg.Points(1.5)},
+	{vg.Points(5), vg.Points(1.5), vg.Points(1.5), vg.Points(1.5)}}
+
+// polyGlyph is a regular polygon standing on a vertex (a diamond for 4
+// sides), filled or outlined.
+type polyGlyph struct {
+	sides  int
+	filled bool
+}
+
+// DrawGlyph draws the polygon of circumradius 1.15 × the glyph radius (a
+// diamond of the same area as the square).
+func (g polyGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	r := 1.15 * sty.Radius
+	var p vg.Path
+	for i := 0; i < g.sides; i++ {
+		a := math.Pi/2 + 2*math.Pi*float64(i)/float64(g.sides)
+		q := vg.Point{X: pt.X + r*vg.Length(math.Cos(a)), Y: pt.Y + r*vg.Length(math.Sin(a))}
+		if i == 0 {
+			p.Move(q)
+		} else {
+			p.Line(q)
+		}
+	}
+	p.Close()
+	if g.filled {
+		c.SetColor(sty.Color)
+		c.Fill(p)
+		return
+	}
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(0.9)})
+	c.Stroke(p)
+}
 
 // unstableGlyph marks an unstable point: a filled upward triangle pinned
 // to the top edge of the plot ("off scale, diverging"), never on the line.
@@ -97,6 +132,25 @@ func styleOf(i int) (color.Color, draw.GlyphDrawer, []vg.Length) {
 	return palette[i%len(palette)], shapes[i%len(shapes)], dashes[(i/len(palette))%len(dashes)]
 }
 
+// Figure sizes: a figure is drawn at a column's width (3.3 in, the
+// default, what index.html shows) and at a page's (6.9 in: name_page.pdf
+// only), with the text at print size in both: 9 pt axis labels, 8 pt
+// tick labels, legend and panel titles. There is no title inside a figure:
+// the caption carries it.
+const (
+	colW  = 3.3 * vg.Inch
+	colH  = 2.4 * vg.Inch
+	pageW = 6.9 * vg.Inch
+	pageH = 2.9 * vg.Inch
+	// panW × panH is one panel of a grid: three across a page.
+	panW = 2.3 * vg.Inch
+	panH = 1.9 * vg.Inch
+
+	labelPt  = 9
+	tickPt   = 8
+	legendPt = 8
+)
+
 // curve is one line of a plot: a series (policy and parameters) or, in the
 // phase panels, one phase.
 type curve struct {
@@ -105,6 +159,10 @@ type curve struct {
 	x        []float64
 	mean, hw []float64
 	unstable []bool
+	// bound is the largest value the quantity can take (1 for a
+	// probability, a utilisation or Jain's index; +Inf or 0 for none):
+	// intervals and the axis are clipped to it.
+	bound float64
 }
 
 func (c *curve) add(x, mean, hw float64, unstable bool) {
@@ -122,7 +180,7 @@ func (c *curve) sortByX() {
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return c.x[idx[a]] < c.x[idx[b]] })
 	var d curve
-	d.label, d.style = c.label, c.style
+	d.label, d.style, d.bound = c.label, c.style, c.bound
 	for _, i := range idx {
 		d.add(c.x[i], c.mean[i], c.hw[i], c.unstable[i])
 	}
@@ -238,23 +296,35 @@ func visibleLines(ls []vline, xmin, xmax float64) []vline {
 	return out
 }
 
+// paperStyle sets p's text to print size (labelPt, tickPt, legendPt) and
+// its legend's layout: every figure of the report uses it.
+func paperStyle(p *plot.Plot) {
+	p.Title.TextStyle.Font.Size = vg.Points(legendPt)
+	p.Title.Padding = vg.Points(2)
+	p.X.Label.TextStyle.Font.Size = vg.Points(labelPt)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(labelPt)
+	p.X.Label.Padding, p.Y.Label.Padding = vg.Points(1), vg.Points(1)
+	p.X.Tick.Label.Font.Size = vg.Points(tickPt)
+	p.Y.Tick.Label.Font.Size = vg.Points(tickPt)
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.TextStyle.Font.Size = vg.Points(legendPt)
+	p.Legend.ThumbnailWidth = vg.Points(16)
+	p.Legend.Padding = vg.Points(0.5)
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(3), vg.Points(-3)
+}
+
 // newPlot draws curves against x. Unstable points are not on the lines:
 // each is a filled triangle in the series colour at the top edge of the
 // plot; a legend entry explains it. lines are vertical lines at known
 // limits, drawn when near the plotted range (visibleLines).
 func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vline) *plot.Plot {
 	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = vg.Points(11)
+	p.Title.Text = title // a panel's name in a grid; "" for a figure of its own
 	p.X.Label.Text = xLabel
 	p.Y.Label.Text = yLabel
-	p.X.Label.TextStyle.Font.Size = vg.Points(10)
-	p.Y.Label.TextStyle.Font.Size = vg.Points(10)
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	p.Legend.ThumbnailWidth = vg.Points(22)
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(4), vg.Points(-4)
+	paperStyle(p)
 	grid := plotter.NewGrid()
+
 	grid.Vertical.Color = color.Gray{Y: 225}
 	grid.Horizontal.Color = color.Gray{Y: 225}
 	p.Add(grid)
@@ -271,8 +341,24 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 		}
 	}
 	if !ok || math.IsInf(xmin, 1) {
-		p.Title.Text += " (no data)"
+		p.Title.Text = strings.TrimSpace(p.Title.Text + " (no data)")
 		return p
+	}
+	// A bounded quantity (a probability, Jain's index): the axis stops just
+	// above the bound and the intervals at it.
+	bound := math.Inf(1)
+	for _, c := range cs {
+		if c.bound > 0 {
+			bound = math.Min(bound, c.bound)
+		}
+	}
+	if finite(bound) && hi > bound {
+		hi = bound
+		if logY {
+			hi *= math.Pow(hi/lo, 0.03)
+		} else {
+			hi += 0.03 * (hi - lo)
+		}
 	}
 	if anyUnstable { // head room for the markers
 		if logY {
@@ -312,13 +398,21 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 			case finite(m) && (!logY || m > 0):
 				pts = append(pts, plotter.XY{X: x, Y: tr(m)})
 				if h := c.hw[i]; h > 0 && !math.IsNaN(h) {
+					// On a log axis the interval is the delta-method
+					// interval of log m, m·exp(±hw/m): positive, and
+					// symmetric on the axis as drawn.
+					l, u := m-h, m+h
+					if logY {
+						l, u = m*math.Exp(-h/m), m*math.Exp(h/m)
+					}
+					u = math.Min(u, bound)
 					y := clip(m)
 					eb.XYs = append(eb.XYs, plotter.XY{X: x, Y: y})
-					eb.YErrors = append(eb.YErrors, struct{ Low, High float64 }{y - clip(m-h), clip(m+h) - y})
-					if m-h < lo { // includes m−h ≤ 0 on a log axis
+					eb.YErrors = append(eb.YErrors, struct{ Low, High float64 }{y - clip(l), clip(u) - y})
+					if l < lo {
 						clipLo = append(clipLo, plotter.XY{X: x, Y: tr(lo)})
 					}
-					if m+h > hi {
+					if u > hi {
 						clipHi = append(clipHi, plotter.XY{X: x, Y: tr(hi)})
 					}
 				}
@@ -328,15 +422,15 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 		if len(pts) > 0 {
 			l, s, err := plotter.NewLinePoints(pts)
 			if err == nil {
-				l.Color, l.Width, l.Dashes = col, vg.Points(1.3), dash
-				s.Color, s.Shape, s.Radius = col, shape, vg.Points(2.6)
+				l.Color, l.Width, l.Dashes = col, vg.Points(1), dash
+				s.Color, s.Shape, s.Radius = col, shape, vg.Points(2.2)
 				p.Add(l, s)
 				thumbs = append(thumbs, l, s)
 			}
 		}
 		if len(eb.XYs) > 0 {
 			if bars, err := plotter.NewYErrorBars(eb); err == nil {
-				bars.Color, bars.Width, bars.CapWidth = col, vg.Points(0.9), vg.Points(5)
+				bars.Color, bars.Width, bars.CapWidth = col, vg.Points(0.7), vg.Points(3.5)
 				p.Add(bars)
 			}
 		}
@@ -355,7 +449,7 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 		}
 		if len(top) > 0 {
 			if s, err := plotter.NewScatter(top); err == nil {
-				s.Color, s.Shape, s.Radius = col, unstableGlyph, vg.Points(4)
+				s.Color, s.Shape, s.Radius = col, unstableGlyph, vg.Points(3)
 				p.Add(s)
 				if len(thumbs) == 0 {
 					thumbs = append(thumbs, s)
@@ -363,7 +457,7 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 			}
 		}
 		if legend && len(thumbs) > 0 {
-			p.Legend.Add(c.label, thumbs...)
+			addLegend(p, c.label, thumbs...)
 		}
 	}
 	p.Legend.Top, p.Legend.Left = legendCorner(cs, xmin, xmax, tr(lo), tr(hi), tr, len(cs)+1)
@@ -372,13 +466,13 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 	}
 	if legend && anyUnstable {
 		s, _ := plotter.NewScatter(plotter.XYs{{X: xmin, Y: tr(hi)}})
-		s.Color, s.Shape, s.Radius = color.Black, unstableGlyph, vg.Points(4)
-		p.Legend.Add("unstable (off scale)", s)
+		s.Color, s.Shape, s.Radius = color.Black, unstableGlyph, vg.Points(3)
+		addLegend(p, "unstable (off scale)", s)
 	}
 	if legend && anyClipped {
 		s, _ := plotter.NewScatter(plotter.XYs{{X: xmin, Y: tr(lo)}})
 		s.Color, s.Shape, s.Radius = color.Black, clipGlyph{down: true, centered: true}, vg.Points(3)
-		p.Legend.Add("CI cut at the axis", s)
+		addLegend(p, "CI cut at the axis", s)
 	}
 	p.X.Tick.Marker = niceTicks{}
 	if xs := distinctX(cs); len(xs) >= 2 && len(xs) <= maxSweptTicks {
@@ -402,7 +496,7 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 		}
 		p.Add(l)
 		if legend {
-			p.Legend.Add(vl.label, l)
+			addLegend(p, vl.label, l)
 		}
 		xmin, xmax = math.Min(xmin, vl.x), math.Max(xmax, vl.x)
 	}
@@ -415,16 +509,75 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 	return p
 }
 
+// legendItem is one entry of a plot's legend, kept beside the plot's own
+// legend (whose entries gonum does not expose) so that render can lay a
+// long legend out in columns under the axes instead of over the data.
+type legendItem struct {
+	label  string
+	thumbs []plot.Thumbnailer
+}
+
+// legends holds the entries of the plots being built (*plot.Plot →
+// *[]legendItem); render takes them out when it draws the plot.
+var legends sync.Map
+
+// addLegend adds an entry to p's legend and records it.
+func addLegend(p *plot.Plot, label string, thumbs ...plot.Thumbnailer) {
+	p.Legend.Add(label, thumbs...)
+	v, _ := legends.LoadOrStore(p, &[]legendItem{})
+	items := v.(*[]legendItem)
+	*items = append(*items, legendItem{label, thumbs})
+}
+
+// maxInside is the most legend entries drawn inside the axes; a longer
+// legend goes under them, in as many columns as the width allows, so that
+// it never covers the data.
+const maxInside = 6
+
+// bottomLegend lays items out in columns across width w: the legends of
+// the columns, each column's width, and the band's height.
+func bottomLegend(items []legendItem, w vg.Length) (cols []plot.Legend, colW, bandH vg.Length) {
+	probe := plot.NewLegend()
+	probe.TextStyle.Font.Size = vg.Points(legendPt)
+	var widest vg.Length
+	for _, it := range items {
+		widest = max(widest, probe.TextStyle.Width(it.label))
+	}
+	thumb := vg.Points(16)
+	colW = widest + thumb + vg.Points(10)
+	n := max(1, min(len(items), int(w/colW)))
+	rows := (len(items) + n - 1) / n
+	for c := 0; c < n; c++ {
+		l := plot.NewLegend()
+		l.TextStyle.Font.Size = vg.Points(legendPt)
+		l.ThumbnailWidth = thumb
+		l.Padding = vg.Points(0.5)
+		l.Top, l.Left = true, true
+		for r := 0; r < rows; r++ {
+			// Column-major: entries read down the first column first.
+			if i := c*rows + r; i < len(items) {
+				l.Add(items[i].label, items[i].thumbs...)
+			}
+		}
+		cols = append(cols, l)
+	}
+	bandH = vg.Length(rows)*vg.Points(legendPt*1.12) + vg.Points(8)
+	return cols, colW, bandH
+}
+
 // render draws the grid of plots (rows × cols, nil entries left blank) into
 // out[base+".svg"], out[base+".png"] (150 dpi) and out[base+".pdf"] (for a
-// paper: vector, fonts embedded). Each tile is tileW × tileH.
+// paper: vector, fonts embedded; the SVG embeds its fonts too), each tile
+// tileW × tileH. A single plot is also drawn at a page's width, into
+// base+"_page.pdf".
 // The layout is decided here; the drawing runs on out's pool, so the plots
 // must not be touched by the caller afterwards.
 //
 // With shared, the figure has one legend, the largest of the plots' (the
-// plots must use the same styles for the same labels), drawn in a strip to the right of the grid (so that it never hides
-// data); the other plots' legends are dropped. Otherwise each plot keeps
-// its legend inside, in the corner legendCorner chose.
+// plots must use the same styles for the same labels), drawn in a strip to
+// the right of the grid (so that it never hides data); the other plots'
+// legends are dropped. Otherwise each plot keeps its legend inside, in the
+// corner legendCorner chose.
 func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Length, shared bool) error {
 	rows := len(plots)
 	cols := 0
@@ -433,20 +586,6 @@ func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Lengt
 	}
 	if rows == 0 || cols == 0 {
 		return fmt.Errorf("render %s: no plots", base)
-	}
-	w, h := tileW*vg.Length(cols), tileH*vg.Length(rows)
-	for _, r := range plots {
-		for _, p := range r {
-			if p == nil {
-				continue
-			}
-			if st, ok := p.X.Tick.Marker.(*sweptTicks); ok {
-				// The data area is the tile less the y axis, its labels
-				// and the padding: about an inch.
-				st.width = tileW - vg.Inch
-				st.font = p.X.Tick.Label
-			}
-		}
 	}
 	var legend *plot.Legend
 	var legendW, legendH vg.Length
@@ -462,18 +601,32 @@ func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Lengt
 				r := p.Legend.Rectangle(probe)
 				if lw := r.Size().X; lw > 0 && (legend == nil || r.Size().Y > legendH) {
 					l := p.Legend
-					legend, legendW, legendH = &l, lw+vg.Points(14), r.Size().Y
+					legend, legendW, legendH = &l, lw+vg.Points(10), r.Size().Y
 				}
 				p.Legend = plot.NewLegend()
 			}
 		}
-		w += legendW
 	}
-	draws := func(dc draw.Canvas) {
+	// draws draws the figure with tiles of width tw: the swept x ticks are
+	// laid out for the data area, the tile less the y axis (its 8 pt tick
+	// labels and 9 pt label) and the padding, 0.8 in (measured on the 2.3 in
+	// panels, where 0.6 in let "7" and "7.7" touch).
+	draws := func(dc draw.Canvas, tw vg.Length) {
+		for _, r := range plots {
+			for _, p := range r {
+				if p == nil {
+					continue
+				}
+				if st, ok := p.X.Tick.Marker.(*sweptTicks); ok {
+					st.width = tw - 0.8*vg.Inch
+					st.font = p.X.Tick.Label
+				}
+			}
+		}
 		grid := dc
 		grid.Max.X -= legendW
-		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(12), PadY: vg.Points(12),
-			PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(10)}
+		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(8), PadY: vg.Points(6),
+			PadTop: vg.Points(3), PadBottom: vg.Points(2), PadLeft: vg.Points(2), PadRight: vg.Points(6)}
 		for r := range plots {
 			for c := 0; c < cols; c++ {
 				if c < len(plots[r]) && plots[r][c] != nil {
@@ -486,38 +639,94 @@ func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Lengt
 			strip.Min.X = dc.Max.X - legendW
 			l := *legend
 			l.Top, l.Left = true, true
-			l.XOffs, l.YOffs = 0, -vg.Points(34) // level with the top of the data area
+			l.XOffs, l.YOffs = 0, -vg.Points(12) // level with the top of the data area
 			l.Draw(strip)
 		}
 	}
-	out.do(w*h, func() error {
-		svg := vgsvg.New(w, h)
-		draws(draw.New(svg))
-		var buf bytes.Buffer
-		if _, err := svg.WriteTo(&buf); err != nil {
-			return fmt.Errorf("render %s.svg: %w", base, err)
+	var below []legendItem
+	for _, r := range plots {
+		for _, p := range r {
+			if v, ok := legends.LoadAndDelete(p); ok && rows == 1 && cols == 1 && !shared && len(*v.(*[]legendItem)) > maxInside {
+				below = *v.(*[]legendItem)
+				p.Legend = plot.NewLegend()
+			}
 		}
-		out.put(base+".svg", bytes.Clone(buf.Bytes()))
+	}
+	// withBand draws the figure at w × h with the long legend, if any, in
+	// a band under it.
+	withBand := func(dc draw.Canvas, w, tw vg.Length) {
+		if below == nil {
+			draws(dc, tw)
+			return
+		}
+		cl, cw, bandH := bottomLegend(below, w)
+		top := dc
+		top.Min.Y += bandH
+		draws(top, tw)
+		left := dc.Min.X + (w-cw*vg.Length(len(cl)))/2
+		for i := range cl {
+			c := dc
+			c.Max.Y = dc.Min.Y + bandH
+			c.Min.X = left + cw*vg.Length(i)
+			c.Max.X = c.Min.X + cw
+			cl[i].Draw(c)
+		}
+	}
+	band := func(w vg.Length) vg.Length {
+		if below == nil {
+			return 0
+		}
+		_, _, h := bottomLegend(below, w)
+		return h
+	}
+	w, h := tileW*vg.Length(cols)+legendW, tileH*vg.Length(rows)
+	h += band(w)
+	page := rows == 1 && cols == 1
+	out.do(w*h, func() error {
+		var buf bytes.Buffer
+		// vector draws name.pdf and, with svg, name.svg. An SVG that embeds
+		// its font weighs about 0.5 MB, so the page-width variant is a PDF
+		// only (what a paper includes).
+		vector := func(name string, w, h, tw vg.Length, withSVG bool) error {
+			if withSVG {
+				svg := vgsvg.NewWith(vgsvg.UseWH(w, h), vgsvg.EmbedFonts(true))
+				withBand(draw.New(svg), w, tw)
+				buf.Reset()
+				if _, err := svg.WriteTo(&buf); err != nil {
+					return fmt.Errorf("render %s.svg: %w", name, err)
+				}
+				out.put(name+".svg", bytes.Clone(buf.Bytes()))
+			}
+			pdf := vgpdf.New(w, h)
+			withBand(draw.New(pdfCanvas{pdf}), w, tw)
+			buf.Reset()
+			if _, err := pdf.WriteTo(&buf); err != nil {
+				return fmt.Errorf("render %s.pdf: %w", name, err)
+			}
+			out.put(name+".pdf", bytes.Clone(buf.Bytes()))
+			return nil
+		}
+		if page {
+			if err := vector(base+"_page", pageW, pageH+band(pageW), pageW, false); err != nil {
+				return err
+			}
+		}
+		if err := vector(base, w, h, tileW, true); err != nil {
+			return err
+		}
 		img := newRaster(w, h)
-		draws(draw.New(img))
+		withBand(draw.New(img), w, tileW)
 		buf.Reset()
 		if err := pngEncoder.Encode(&buf, img.Image()); err != nil {
 			return fmt.Errorf("render %s.png: %w", base, err)
 		}
 		out.put(base+".png", bytes.Clone(buf.Bytes()))
-		pdf := vgpdf.New(w, h)
-		draws(draw.New(pdfCanvas{pdf}))
-		buf.Reset()
-		if _, err := pdf.WriteTo(&buf); err != nil {
-			return fmt.Errorf("render %s.pdf: %w", base, err)
-		}
-		out.put(base+".pdf", bytes.Clone(buf.Bytes()))
 		return nil
 	})
 	return nil
 }
 
-const pngDPI = 150
+const pngDPI = 300
 
 // newRaster is vgimg.NewWith(UseWH(w, h), UseDPI(pngDPI)) on a white
 // background without its copy of the fresh image (gg.NewContextForImage
@@ -653,25 +862,54 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 
 // logTicks labels an axis of log10 values: a major tick at every integer k
 // labelled 10^k as a plain number (0.01, 1, 1000; 1e+06 beyond), minor
-// ticks at log10(m·10^k), m = 2..9.
+// ticks at log10(m·10^k), m = 2..9. An axis spanning less than two labelled
+// decades also labels 2·10^k and 5·10^k, and one with still fewer than two
+// labels every m·10^k, so that no log axis is left with a single number
+// (or none) under its data.
 type logTicks struct{}
 
 // Ticks returns the decade and sub-decade ticks within [lo, hi].
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	label := func(k float64, m int) string {
+		v := float64(m) * math.Pow(10, k)
+		if k > 5 || k < -4 {
+			return strconv.FormatFloat(v, 'e', 0, 64)
+		}
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	}
+	count := func(ms map[int]bool) int {
+		n := 0
+		for k := math.Floor(lo); k <= math.Ceil(hi); k++ {
+			for m := 1; m <= 9; m++ {
+				if v := k + math.Log10(float64(m)); ms[m] && v >= lo-1e-9 && v <= hi+1e-9 {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	labelled := map[int]bool{1: true}
+	if count(labelled) < 2 {
+		labelled = map[int]bool{1: true, 2: true, 5: true}
+		if count(labelled) < 2 {
+			labelled = map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true}
+		}
+	}
 	var ts []plot.Tick
 	for k := math.Floor(lo); k <= math.Ceil(hi); k++ {
-		if k >= lo-1e-9 && k <= hi+1e-9 {
-			v := math.Pow(10, k)
-			l := strconv.FormatFloat(v, 'g', -1, 64)
-			if k > 5 || k < -4 {
-				l = strconv.FormatFloat(v, 'e', 0, 64)
+		for m := 1; m <= 9; m++ {
+			v := k + math.Log10(float64(m))
+			if v < lo-1e-9 || v > hi+1e-9 {
+				continue
 			}
-			ts = append(ts, plot.Tick{Value: k, Label: l})
-		}
-		for m := 2; m <= 9; m++ {
-			if v := k + math.Log10(float64(m)); v >= lo && v <= hi {
-				ts = append(ts, plot.Tick{Value: v})
+			t := plot.Tick{Value: v}
+			if m == 1 {
+				t.Value = k
 			}
+			if labelled[m] {
+				t.Label = label(k, m)
+			}
+			ts = append(ts, t)
 		}
 	}
 	return ts

@@ -102,6 +102,27 @@ func TestTicks(t *testing.T) {
 	if want := "1 10 100 1000"; strings.Join(labels, " ") != want {
 		t.Errorf("log ticks on [10^-0.1, 10^3.2]: %q, want %q", strings.Join(labels, " "), want)
 	}
+	// Fewer than two decades in range: 2 and 5 are labelled too; within
+	// one decade (3 to 8: no power of ten, and only 5 of 1-2-5), every
+	// mantissa.
+	for _, c := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{math.Log10(1.5), math.Log10(60), "2 5 10 20 50"},
+		{math.Log10(3), math.Log10(8), "3 4 5 6 7 8"},
+		{math.Log10(0.004), math.Log10(0.03), "0.005 0.01 0.02"},
+	} {
+		labels = nil
+		for _, tk := range (logTicks{}).Ticks(c.lo, c.hi) {
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if got := strings.Join(labels, " "); got != c.want {
+			t.Errorf("log ticks on [%g, %g]: %q, want %q", math.Pow(10, c.lo), math.Pow(10, c.hi), got, c.want)
+		}
+	}
 }
 
 // TestNewRaster: the raster canvas made without NewWith's image copy draws

@@ -13,7 +13,13 @@
 //   - one line per policy and parameter setting (the legend names the
 //     parameters that differ between the lines of a policy);
 //
-//   - vertical bars: the 95% Student-t CI over independent replications;
+//   - vertical bars: the 95% Student-t CI over independent replications
+//     (on a log axis the delta-method interval m·exp(±hw/m), which stays
+//     positive; clipped at 1 for bounded quantities);
+//
+//   - sized for a paper (docs/report.md): 3.3 in wide (and a page-width
+//     name_page.pdf), 8–9 pt text, no title inside (the caption has it),
+//     the legend inside the axes or in columns under them;
 //
 //   - log y when the plotted means span two decades or more (response times
 //     near saturation), linear otherwise;
@@ -40,7 +46,9 @@
 //
 // Files: <metric>.svg/.png/.pdf per base metric and counter, class_<metric>
 // panels (one panel per class), msfq_phases when phase counters
-// (counter_phase<z>_*) are present; the data: summary.csv (wide),
+// (counter_phase<z>_*) are present, compare_mean_response (the paired
+// comparison with the baseline); beside each figure its data as drawn
+// (.csv) and a matplotlib script that redraws it (.py); the data: summary.csv (wide),
 // summary_long.csv (tidy), replications.csv (when the records are given),
 // each also as .parquet, summary.json, COLUMNS.md (their documentation,
 // also embedded in the page), manifest.json; and index.html. With several
@@ -66,7 +74,6 @@ import (
 	"time"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/metric"
@@ -77,7 +84,7 @@ import (
 // metricLabels are the y-axis labels of the base and class metrics.
 var metricLabels = map[string]string{
 	"mean_response":          "mean response time E[T]",
-	"weighted_mean_response": "weighted mean response time Σ(ρᵢ/ρ)E[Tᵢ]",
+	"weighted_mean_response": "weighted mean response time",
 	"mean_wait":              "mean waiting time",
 	"p_wait":                 "P(wait > 0)",
 	"mean_in_system":         "mean number in system",
@@ -95,10 +102,17 @@ func metricLabel(name string) string {
 		return l
 	}
 	if c, ok := strings.CutPrefix(name, metric.CounterPrefix); ok {
-		return c
+		// The counter's name in words ("phase1_mean" → "phase 1 mean"):
+		// policies do not yet describe their counters (a label and unit
+		// in their metadata would replace this).
+		return counterWords.ReplaceAllString(strings.ReplaceAll(c, "_", " "), "$1 $2")
 	}
 	return name
 }
+
+// counterWords splits a letter run from the digits that follow it
+// ("phase1" → "phase 1").
+var counterWords = regexp.MustCompile(`([a-z])([0-9])`)
 
 var xLabels = map[string]string{"arrival_rate": "arrival rate λ", "load": "load ρ", "servers": "servers k"}
 
@@ -131,6 +145,7 @@ type facetView struct {
 	Constant      []string
 	Facets        int
 	TableRows     []tableRow
+	Compare       *cmpView
 }
 
 type tableRow struct {
@@ -146,19 +161,6 @@ type cell struct {
 	Sort string
 }
 
-// isParamAxis reports whether axis a is a policy parameter (it then labels
-// the series, not the x axis or the facet).
-func isParamAxis(pts []aggregate.Point, a string) bool {
-	for _, p := range pts {
-		if _, in := p.Axes[a]; in {
-			if _, isParam := p.Params[a]; !isParam {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 func formatValue(v any) string {
 	if f, ok := aggregate.Number(v); ok {
 		if _, isStr := v.(string); !isStr {
@@ -172,38 +174,9 @@ func formatValue(v any) string {
 	return string(b)
 }
 
-// xAxis chooses the x axis of the plots and the other scenario axes.
-func xAxis(pts []aggregate.Point) (x string, others []string) {
-	set := map[string]bool{}
-	for _, p := range pts {
-		for a := range p.Axes {
-			set[a] = true
-		}
-	}
-	var scen []string
-	for a := range set {
-		if !isParamAxis(pts, a) {
-			scen = append(scen, a)
-		}
-	}
-	sort.Strings(scen)
-	switch {
-	case set["arrival_rate"]:
-		x = "arrival_rate"
-	case set["load"]:
-		x = "load"
-	case len(scen) > 0:
-		x = scen[0]
-	default:
-		x = "load"
-	}
-	for _, a := range scen {
-		if a != x {
-			others = append(others, a)
-		}
-	}
-	return x, others
-}
+// xAxis chooses the x axis of the plots and the other scenario axes
+// (aggregate.PlotAxes, which the paired comparisons' families share).
+func xAxis(pts []aggregate.Point) (x string, others []string) { return aggregate.PlotAxes(pts) }
 
 func xValue(p *aggregate.Point, x string) float64 {
 	switch x {
@@ -356,6 +329,7 @@ func curvesFor(f *facet, x, m string) (cs []curve, any bool) {
 			if finite(mt.Mean) && mt.Mean != 0 {
 				any = true
 			}
+			c.bound = boundOf(mt.Base)
 			c.add(xValue(p, x), mt.Mean, mt.HalfWidth, p.Unstable())
 		}
 		if len(c.x) > 0 {
@@ -366,14 +340,20 @@ func curvesFor(f *facet, x, m string) (cs []curve, any bool) {
 	return cs, any
 }
 
-var phaseRE = regexp.MustCompile(`^counter_phase(\d+)_(.+)$`)
+// boundOf is the largest value a metric can take (by Metric.Base), 0 for
+// none: probabilities, utilisation, Jain's index and counters that are
+// fractions are at most 1, so their intervals are clipped there.
+func boundOf(base string) float64 {
+	switch {
+	case base == "p_wait" || base == "utilization" || base == "jain":
+		return 1
+	case strings.HasPrefix(base, metric.CounterPrefix) && strings.Contains(base, "fraction"):
+		return 1
+	}
+	return 0
+}
 
-const (
-	tileW = 6 * vg.Inch
-	tileH = 4 * vg.Inch
-	panW  = 4.6 * vg.Inch
-	panH  = 3.3 * vg.Inch
-)
+var phaseRE = regexp.MustCompile(`^counter_phase(\d+)_(.+)$`)
 
 // constantCounter reports whether every series' curve is constant: the
 // same finite mean at every stable point with a zero-width interval (a
@@ -438,11 +418,14 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 		}
 		title := metricLabel(m)
 		if strings.HasPrefix(m, metric.CounterPrefix) {
-			title = "counter " + strings.TrimPrefix(m, metric.CounterPrefix)
+			title = "policy counter: " + title
 		}
-		p := newPlot(title+" — "+f.title, xl, metricLabel(m), cs, true, f.lines...)
+		p := newPlot("", xl, metricLabel(m), cs, true, f.lines...)
 		name := f.prefix + m
-		if err := render(out, name, [][]*plot.Plot{{p}}, tileW, tileH, true); err != nil {
+		if err := writeEditable(out, name, xl, metricLabel(m), []panelData{{cs: cs}}, false); err != nil {
+			return nil, nil, nil, err
+		}
+		if err := render(out, name, [][]*plot.Plot{{p}}, colW, colH, false); err != nil {
 			return nil, nil, nil, err
 		}
 		figs = append(figs, figure{Name: name, Title: title})
@@ -451,6 +434,7 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 	if classes > 0 {
 		for _, cm := range metric.Class {
 			var panels []*plot.Plot
+			var data []panelData
 			nonzero := false
 			for ci := 0; ci < classes; ci++ {
 				var name, cname string
@@ -466,12 +450,16 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 				nonzero = nonzero || nz
 				t := fmt.Sprintf("class %d: %s (need %d)", ci, cname, need)
 				panels = append(panels, newPlot(t, xl, metricLabel(cm.Name), cs, true, f.lines...))
+				data = append(data, panelData{title: t, cs: cs})
 			}
 			if !nonzero {
 				skipped = append(skipped, "class_"+cm.Name)
 				continue
 			}
 			name := f.prefix + "class_" + cm.Name
+			if err := writeEditable(out, name, xl, metricLabel(cm.Name), data, false); err != nil {
+				return nil, nil, nil, err
+			}
 			if err := render(out, name, grid(panels), panW, panH, true); err != nil {
 				return nil, nil, nil, err
 			}
@@ -481,6 +469,12 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 	// MSFQ phases: one panel per (phase statistic, series), one line per phase.
 	fig, err := f.phaseFigure(out, x, xl, names)
 	if err != nil {
+		return nil, nil, nil, err
+	}
+	if fig != nil {
+		figs = append(figs, *fig)
+	}
+	if fig, err = f.comparisonFigure(out, x, xl); err != nil {
 		return nil, nil, nil, err
 	}
 	if fig != nil {
@@ -513,6 +507,7 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 		return nil, nil
 	}
 	var rows [][]*plot.Plot
+	var data []panelData
 	for _, st := range stats {
 		sort.Ints(phases[st])
 		var row []*plot.Plot
@@ -534,6 +529,7 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 				continue
 			}
 			row = append(row, newPlot(s.label+": phase "+st, xl, "phase "+st, cs, true))
+			data = append(data, panelData{title: s.label + ": phase " + st, cs: cs})
 		}
 		if len(row) > 0 {
 			rows = append(rows, row)
@@ -543,6 +539,9 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 		return nil, nil
 	}
 	name := f.prefix + "msfq_phases"
+	if err := writeEditable(out, name, xl, "phase statistic", data, false); err != nil {
+		return nil, err
+	}
 	if err := render(out, name, rows, panW, panH, true); err != nil {
 		return nil, err
 	}
@@ -1030,7 +1029,8 @@ func Render(c Campaign, overlay ...Campaign) (map[string][]byte, error) {
 			return nil, err
 		}
 		page.Facets = append(page.Facets, facetView{Title: f.title, Anchor: fmt.Sprintf("facet%d", i+1),
-			Figures: figs, Skipped: skipped, Constant: constant, Facets: len(fs), TableRows: tableRows(f, x)})
+			Figures: figs, Skipped: skipped, Constant: constant, Facets: len(fs), TableRows: tableRows(f, x),
+			Compare: f.comparisons(x)})
 	}
 	for _, m := range tableMetrics {
 		page.Metrics = append(page.Metrics, metricLabel(m))
@@ -1103,9 +1103,12 @@ th[aria-sort=ascending]::after { content: " ▲"; }
 th[aria-sort=descending]::after { content: " ▼"; }
 td:first-child { text-align: left; }
 tr.unstable td { background: #fde2e2; }
+tr.cmp-better td:nth-child(4) { color: #1a7a1a; font-weight: bold; }
+tr.cmp-worse td:nth-child(4) { color: #b00; font-weight: bold; }
+tr.cmp-undefined td { color: #777; }
 tr.failed td:nth-child(5) { color: #b00; font-weight: bold; }
 figure { display: inline-block; margin: 0.5em; vertical-align: top; }
-figure img { width: 720px; max-width: 100%; border: 1px solid #eee; }
+figure img { width: 480px; max-width: 100%; border: 1px solid #eee; }
 figure.wide { display: block; }
 figure.wide img { width: auto; max-width: 100%; }
 figcaption { font-size: 0.85em; }
@@ -1138,14 +1141,22 @@ details pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 
 </ol></nav>
 <p>{{.Points}} points.{{if .Unstable}} <strong>{{.Unstable}} unstable</strong> (pooled verdict not stable, or some replication truncated: shown as ▲ at the top edge of the plots and shaded in the table; their means are lower bounds, printed ≥ x, not estimates).{{end}}{{if .Failed}} <strong>{{.Failed}} failed replications</strong> (see summary.json for the errors).{{end}}{{if .Unconverged}} <strong>{{.Unconverged}} not converged</strong> (a warning: in at least half the replications the MSER-5 truncation point lies beyond half the run, or the policy completed fewer than 30 cycles in the window; the converged column and COLUMNS.md give the evidence; run longer).{{end}}
 Dashed vertical lines mark known limits: grey, offered load 1 (the work-conserving bound, beyond which no policy is stable); in a policy's colour, its measured saturation rate λmax.
-Error bars and ± are 95% Student-t confidence intervals over independent replications (∞: one replication); a bar running past the plotted range is cut at the axis and marked with an open triangle (▽ at the floor, △ at the top).</p>
+Error bars and ± are 95% Student-t confidence intervals over independent replications (∞: one replication); on a log axis the bar is the delta-method interval of the log of the mean, m·exp(±hw/m), which stays positive; intervals of bounded quantities (probabilities, utilisation, Jain's index) stop at 1; a bar running past the plotted range is cut at the axis and marked with an open triangle (▽ at the floor, △ at the top).
+Figures are drawn for a column (3.3 in, fonts 8–9 pt; name_page.pdf for a page's width) without a title: the caption carries it. Beside each figure, its data as drawn (name.csv) and a matplotlib script that redraws it from that file (python3 name.py).</p>
 {{range .Facets}}
 <section id="{{.Anchor}}">
 <h2>{{.Title}}</h2>
-{{range .Figures}}<figure id="fig-{{.Name}}"{{if .Wide}} class="wide"{{end}}><a href="{{.Name}}.svg"><img src="{{.Name}}.png" alt="{{.Title}}"></a><figcaption>{{.Title}} — <a href="{{.Name}}.svg">SVG</a> · <a href="{{.Name}}.png">PNG</a> · <a href="{{.Name}}.pdf">PDF</a></figcaption></figure>
+{{range .Figures}}<figure id="fig-{{.Name}}"{{if .Wide}} class="wide"{{end}}><a href="{{.Name}}.svg"><img src="{{.Name}}.png" alt="{{.Title}}"></a><figcaption>{{.Title}} — <a href="{{.Name}}.pdf">PDF</a> · <a href="{{.Name}}.svg">SVG</a> · <a href="{{.Name}}.png">PNG</a>{{if not .Wide}} · page-width <a href="{{.Name}}_page.pdf">PDF</a>{{end}} · data <a href="{{.Name}}.csv">CSV</a> · <a href="{{.Name}}.py">matplotlib script</a></figcaption></figure>
 {{end}}
 {{if .Skipped}}<p>Not plotted (zero or undefined at every point): {{range $i, $s := .Skipped}}{{if $i}}, {{end}}{{$s}}{{end}}.</p>{{end}}
 {{if .Constant}}<p>Not plotted (constant at every point, a parameter rather than a result): {{range $i, $s := .Constant}}{{if $i}}; {{end}}{{$s}}{{end}}.</p>{{end}}
+{{$f := .}}{{with .Compare}}<h3 id="{{$f.Anchor}}-compare">Paired comparisons against {{.Baseline}}</h3>
+<p class="meta">Mean response time of each series relative to {{.Baseline}} at the same scenario: mean over the pairs of replications with the same seed (common random numbers: the same jobs) of E[T]/E[T<sub>{{.Baseline}}</sub>] − 1, with its 95% Student-t confidence interval over the pairs. Verdict from the paired t-test, its p-value Holm-adjusted over every compared point of this figure (family-wise error 5%). Undefined where either side's means are bounds (unstable or truncated). CRN × is the width of the interval independent samples would give (Welch) divided by the paired one{{if .Gain}}: common random numbers narrowed the intervals {{.Gain}}{{end}}. Every metric's comparison is in summary_long.csv.</p>
+<div class="scroll"><table class="sortable">
+<thead><tr><th>series</th><th>{{$.XLabel}}</th><th>E[T] vs {{.Baseline}}</th><th>verdict</th><th>p (Holm)</th><th>pairs</th><th>CRN ×</th><th>note</th></tr></thead>
+<tbody>
+{{range .Rows}}<tr class="cmp-{{.Class}}"><td>{{.Series}}</td><td>{{.X}}</td><td>{{.Rel}}</td><td>{{.Verdict}}</td><td>{{.PHolm}}</td><td>{{.Pairs}}</td><td>{{.Gain}}</td><td>{{.Note}}</td></tr>
+{{end}}</tbody></table></div>{{end}}
 <h3 id="{{.Anchor}}-table">Summary</h3>
 <p class="meta">Click a column heading to sort.</p>
 <div class="scroll">

@@ -1,0 +1,542 @@
+package aggregate
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/sim/stats"
+)
+
+// Paired comparisons with common random numbers.
+//
+// Replication r of every policy at a scenario has the same seed (sweep:
+// the seed is derived from the scenario without the policy), so it sees
+// the same arrivals and job sizes. The difference A_r − B_r of a metric
+// between a policy A and the baseline B then cancels the part of each
+// run's noise the two share, and the Student-t interval over the pairs,
+//
+//	mean(A_r − B_r) ± t(0.975, n−1) · sd(A_r − B_r) / √n,
+//
+// is narrower than the interval of the difference of two independent means
+// (Welch: t · √(s_A²/n + s_B²/n)) by the factor √(1 − ρ) for equal
+// variances, ρ the correlation of A_r and B_r. Both are reported, so a
+// reader sees what the common random numbers bought.
+//
+// The verdict (better, worse, indistinguishable) comes from the paired
+// t-test of mean(A_r − B_r) = 0, its p-value adjusted by Holm's step-down
+// method within each family: the points of one figure (one facet: same
+// workload and scenario axes other than the x axis) for one metric, every
+// non-baseline series at every x. A verdict other than indistinguishable
+// therefore holds at family-wise error rate 1 − Level = 5% across the
+// figure. The confidence intervals printed are the unadjusted 95% ones.
+
+// Verdicts of a paired comparison (Paired.Verdict).
+const (
+	CmpBetter            = "better"            // significantly better than the baseline
+	CmpWorse             = "worse"             // significantly worse
+	CmpHigher            = "higher"            // significantly higher (a metric without a better direction)
+	CmpLower             = "lower"             // significantly lower
+	CmpIndistinguishable = "indistinguishable" // the difference is within the noise at the corrected level
+	CmpBaseline          = "baseline"          // this point is the baseline
+	CmpUndefined         = "undefined"         // no comparison: Note says why
+)
+
+// lowerIsBetter and higherIsBetter give the metrics (by Metric.Base) a
+// better direction; the others (utilisation, throughput, policy counters)
+// are compared as higher or lower.
+var (
+	lowerIsBetter = map[string]bool{"mean_response": true, "weighted_mean_response": true, "mean_wait": true,
+		"p_wait": true, "mean_in_system": true, "mean_in_queue": true, "preemptions": true,
+		"preempted_jobs": true, "wasted_work": true}
+	higherIsBetter = map[string]bool{"jain": true}
+)
+
+// Comparison is a point's paired comparison with the baseline at its
+// scenario.
+type Comparison struct {
+	// Baseline is the label (Labels) of the baseline series.
+	Baseline string `json:"baseline"`
+	// BaselinePoint is the id of the baseline's point at this scenario
+	// ("" when there is none).
+	BaselinePoint string `json:"baseline_point,omitempty"`
+	// IsBaseline marks the baseline's own points.
+	IsBaseline bool `json:"is_baseline,omitempty"`
+	// Undefined, when not empty, says why the point has no comparison:
+	// its means or the baseline's are bounds (an unstable or truncated
+	// point), or the baseline has no point at this scenario.
+	Undefined string `json:"undefined,omitempty"`
+	// Metrics are the comparisons by metric, in the point's metric order
+	// (empty when Undefined or IsBaseline).
+	Metrics []Paired `json:"metrics,omitempty"`
+}
+
+// Paired is the paired comparison of one metric with the baseline.
+type Paired struct {
+	// Name is the metric's column stem (Metric.Name).
+	Name string
+	// N is the number of pairs: replications of the point and of the
+	// baseline with the same replication index and seed that both
+	// measured the metric.
+	N int
+	// Diff is mean(A_r − B_r); DiffHW the half-width of its 95%
+	// Student-t interval over the N pairs.
+	Diff, DiffHW float64
+	// UnpairedHW is the half-width the same difference would have from
+	// independent samples (Welch's interval over the same replications):
+	// UnpairedHW / DiffHW is the narrowing the common random numbers
+	// bought.
+	UnpairedHW float64
+	// RelDiff is mean(A_r / B_r) − 1, the mean relative difference, and
+	// RelDiffHW the half-width of its 95% interval (NaN when some B_r is
+	// 0).
+	RelDiff, RelDiffHW float64
+	// P is the two-sided p-value of the paired t-test of Diff = 0, PHolm
+	// that p-value adjusted by Holm's method within the metric's family
+	// (the points of one figure).
+	P, PHolm float64
+	// Verdict is one of the Cmp constants; Note says why a verdict is
+	// undefined.
+	Verdict, Note string
+}
+
+type jsonPaired struct {
+	Name       string   `json:"name"`
+	N          int      `json:"n"`
+	Diff       *float64 `json:"diff"`
+	DiffHW     *float64 `json:"diff_hw"`
+	UnpairedHW *float64 `json:"unpaired_hw"`
+	RelDiff    *float64 `json:"rel_diff"`
+	RelDiffHW  *float64 `json:"rel_diff_hw"`
+	P          *float64 `json:"p"`
+	PHolm      *float64 `json:"p_holm"`
+	Verdict    string   `json:"verdict"`
+	Note       string   `json:"note,omitempty"`
+}
+
+// MarshalJSON encodes NaN and ±Inf as null, like Metric.
+func (c Paired) MarshalJSON() ([]byte, error) {
+	return json.Marshal(jsonPaired{c.Name, c.N, finitePtr(c.Diff), finitePtr(c.DiffHW), finitePtr(c.UnpairedHW),
+		finitePtr(c.RelDiff), finitePtr(c.RelDiffHW), finitePtr(c.P), finitePtr(c.PHolm), c.Verdict, c.Note})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote (null as NaN).
+func (c *Paired) UnmarshalJSON(b []byte) error {
+	var j jsonPaired
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	f := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
+	*c = Paired{Name: j.Name, N: j.N, Diff: f(j.Diff), DiffHW: f(j.DiffHW), UnpairedHW: f(j.UnpairedHW),
+		RelDiff: f(j.RelDiff), RelDiffHW: f(j.RelDiffHW), P: f(j.P), PHolm: f(j.PHolm), Verdict: j.Verdict, Note: j.Note}
+	return nil
+}
+
+// Paired returns the comparison of the metric named name, if the point has
+// one.
+func (c *Comparison) Paired(name string) (Paired, bool) {
+	if c == nil {
+		return Paired{}, false
+	}
+	for _, m := range c.Metrics {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Paired{}, false
+}
+
+// Verdict is the comparison's verdict for the metric named name: baseline,
+// undefined (with the reason) or the metric's own verdict.
+func (c *Comparison) Verdict(name string) (verdict, note string) {
+	switch {
+	case c == nil:
+		return "", ""
+	case c.IsBaseline:
+		return CmpBaseline, ""
+	case c.Undefined != "":
+		return CmpUndefined, c.Undefined
+	}
+	if m, ok := c.Paired(name); ok {
+		return m.Verdict, m.Note
+	}
+	return CmpUndefined, "the metric was not measured here or at the baseline"
+}
+
+// resolveBaseline is the label of the baseline series named by baseline:
+// a label of pts (case-insensitive), else a policy name (its first
+// series), else, when baseline is empty, the first point's series (the
+// sweep's first policy: points come in the sweep's order).
+func resolveBaseline(pts []Point, labels []string, baseline string) (string, error) {
+	if len(pts) == 0 {
+		return "", nil
+	}
+	b := strings.TrimSpace(baseline)
+	if b == "" {
+		return labels[0], nil
+	}
+	for _, l := range labels {
+		if strings.EqualFold(l, b) {
+			return l, nil
+		}
+	}
+	for i, p := range pts {
+		if strings.EqualFold(p.Policy, b) {
+			return labels[i], nil
+		}
+	}
+	seen := map[string]bool{}
+	var have []string
+	for _, l := range labels {
+		if !seen[l] {
+			seen[l] = true
+			have = append(have, l)
+		}
+	}
+	return "", fmt.Errorf("comparison baseline %q: no policy or series of that name (series: %s)", baseline, strings.Join(have, ", "))
+}
+
+// FamilyKey is the figure a point is drawn in: its workload and the values
+// of the scenario axes other than the x axis (PlotAxes), the facet of the
+// report. Holm's correction runs over the points sharing it.
+func FamilyKey(p *Point, others []string) string {
+	parts := []string{p.Workload}
+	for _, a := range others {
+		s := "–"
+		if v, ok := p.Axes[a]; ok {
+			s = formatAny(v)
+		}
+		parts = append(parts, a+"="+s)
+	}
+	return strings.Join(parts, "\x00")
+}
+
+// Compare sets every point's Comparison against the baseline series named
+// by baseline (see resolveBaseline; "" is the first policy), from the
+// replications Summarize kept. Summarize calls it with ""; a caller that
+// knows the sweep's compare block calls it again with its baseline. Points
+// decoded from summary.json carry no replications: their comparisons are
+// left as they are.
+func Compare(pts []Point, baseline string) error {
+	labels := Labels(pts)
+	base, err := resolveBaseline(pts, labels, baseline)
+	if err != nil {
+		return err
+	}
+	for i := range pts {
+		if pts[i].recs == nil && pts[i].N > 0 {
+			return nil // decoded points: no replications to pair
+		}
+	}
+	byScenario := map[string]int{}
+	for i, l := range labels {
+		if l == base {
+			if _, dup := byScenario[pts[i].Scenario]; !dup {
+				byScenario[pts[i].Scenario] = i
+			}
+		}
+	}
+	for i := range pts {
+		p := &pts[i]
+		c := &Comparison{Baseline: base}
+		p.Compare = c
+		bi, ok := byScenario[p.Scenario]
+		switch {
+		case !ok:
+			c.Undefined = "the baseline has no point at this scenario"
+			continue
+		case bi == i:
+			c.IsBaseline = true
+			continue
+		}
+		b := &pts[bi]
+		c.BaselinePoint = b.Point
+		switch {
+		case p.Unstable() && b.Unstable():
+			c.Undefined = "both this point's and the baseline's means are bounds (unstable or truncated), not estimates"
+			continue
+		case p.Unstable():
+			c.Undefined = "this point's means are bounds (unstable or truncated), not estimates"
+			continue
+		case b.Unstable():
+			c.Undefined = "the baseline's means are bounds (unstable or truncated), not estimates"
+			continue
+		}
+		c.Metrics = pairMetrics(p, b)
+	}
+	_, others := PlotAxes(pts)
+	holm(pts, others)
+	return nil
+}
+
+// pairKey matches the replications of two policies that saw the same jobs.
+type pairKey struct {
+	rep  int
+	seed uint64
+}
+
+func repValues(p *Point) map[pairKey]map[string]float64 {
+	out := make(map[pairKey]map[string]float64, len(p.recs))
+	for _, r := range p.recs {
+		out[pairKey{r.Task.Replication, r.Task.Seed}] = replicationValues(p, r)
+	}
+	return out
+}
+
+// pairMetrics compares every metric of p with the same metric of b over
+// the pairs of replications.
+func pairMetrics(p, b *Point) []Paired {
+	pv, bv := repValues(p), repValues(b)
+	keys := make([]pairKey, 0, len(pv))
+	for k := range pv {
+		if _, ok := bv[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].rep < keys[j].rep })
+	out := make([]Paired, 0, len(p.Metrics))
+	for _, m := range p.Metrics {
+		var a, c []float64
+		for _, k := range keys {
+			x, ok1 := pv[k][m.Name]
+			y, ok2 := bv[k][m.Name]
+			if ok1 && ok2 {
+				a, c = append(a, x), append(c, y)
+			}
+		}
+		out = append(out, pairOf(m.Name, m.Base, a, c))
+	}
+	return out
+}
+
+// pairOf is the paired comparison of the samples a (the point) and b (the
+// baseline), a[i] and b[i] from the same replication.
+func pairOf(name, base string, a, b []float64) Paired {
+	nan := math.NaN()
+	c := Paired{Name: name, N: len(a), Diff: nan, DiffHW: nan, UnpairedHW: nan, RelDiff: nan, RelDiffHW: nan,
+		P: nan, PHolm: nan, Verdict: CmpUndefined}
+	if len(a) < 2 {
+		c.Note = fmt.Sprintf("%d paired replications: a paired interval needs 2", len(a))
+		if len(a) == 1 {
+			c.Diff = a[0] - b[0]
+		}
+		return c
+	}
+	n := len(a)
+	d := make([]float64, n)
+	ratioOK := true
+	r := make([]float64, n)
+	for i := range a {
+		d[i] = a[i] - b[i]
+		if b[i] == 0 {
+			ratioOK = false
+		} else {
+			r[i] = a[i] / b[i]
+		}
+	}
+	ds := stats.MeanCI(d, Level)
+	c.Diff, c.DiffHW = ds.Mean, ds.HalfWidth
+	if ratioOK {
+		rs := stats.MeanCI(r, Level)
+		c.RelDiff, c.RelDiffHW = rs.Mean-1, rs.HalfWidth
+	} else {
+		c.Note = "the baseline is 0 in some replication: no relative difference"
+	}
+	as, bs := stats.MeanCI(a, Level), stats.MeanCI(b, Level)
+	c.UnpairedHW = welchHalfWidth(as.StdDev, bs.StdDev, n)
+	switch se := ds.StdDev / math.Sqrt(float64(n)); {
+	case se > 0:
+		c.P = stats.TTwoSided(ds.Mean/se, n-1)
+	case ds.Mean == 0:
+		c.P = 1 // identical in every replication
+	default:
+		c.P = 0 // the same nonzero difference in every replication
+	}
+	return c
+}
+
+// welchHalfWidth is the 95% half-width of the difference of two
+// independent means of n observations each with standard deviations sa and
+// sb, with the Welch–Satterthwaite degrees of freedom (rounded down).
+func welchHalfWidth(sa, sb float64, n int) float64 {
+	va, vb := sa*sa/float64(n), sb*sb/float64(n)
+	se := math.Sqrt(va + vb)
+	if se == 0 {
+		return 0
+	}
+	df := (va + vb) * (va + vb) / (va*va/float64(n-1) + vb*vb/float64(n-1))
+	return stats.TQuantile((1+Level)/2, max(1, int(df))) * se
+}
+
+// holm adjusts the p-values of every family (FamilyKey × metric) by Holm's
+// step-down method and sets the verdicts: with the m p-values of a family
+// sorted, p₍₁₎ ≤ … ≤ p₍ₘ₎, the adjusted p₍ⱼ₎ is max over i ≤ j of
+// min(1, (m − i + 1)·p₍ᵢ₎); a difference is significant when its adjusted
+// p-value is below 1 − Level.
+func holm(pts []Point, others []string) {
+	type ref struct{ point, metric int }
+	fams := map[string][]ref{}
+	var order []string
+	for i := range pts {
+		c := pts[i].Compare
+		if c == nil {
+			continue
+		}
+		fk := FamilyKey(&pts[i], others)
+		for mi, m := range c.Metrics {
+			if math.IsNaN(m.P) {
+				continue
+			}
+			k := fk + "\x01" + m.Name
+			if _, ok := fams[k]; !ok {
+				order = append(order, k)
+			}
+			fams[k] = append(fams[k], ref{i, mi})
+		}
+	}
+	alpha := 1 - Level
+	for _, k := range order {
+		rs := fams[k]
+		sort.SliceStable(rs, func(a, b int) bool {
+			return pts[rs[a].point].Compare.Metrics[rs[a].metric].P < pts[rs[b].point].Compare.Metrics[rs[b].metric].P
+		})
+		m := len(rs)
+		run := 0.0
+		for j, r := range rs {
+			c := &pts[r.point].Compare.Metrics[r.metric]
+			run = math.Max(run, math.Min(1, float64(m-j)*c.P))
+			c.PHolm = run
+			c.Verdict = verdictOf(c, pts[r.point].metricBase(c.Name), alpha)
+		}
+	}
+}
+
+func (p *Point) metricBase(name string) string {
+	if m, ok := p.Metric(name); ok {
+		return m.Base
+	}
+	return name
+}
+
+func verdictOf(c *Paired, base string, alpha float64) string {
+	if !(c.PHolm < alpha) {
+		return CmpIndistinguishable
+	}
+	lower := c.Diff < 0
+	switch {
+	case lowerIsBetter[base]:
+		if lower {
+			return CmpBetter
+		}
+		return CmpWorse
+	case higherIsBetter[base]:
+		if lower {
+			return CmpWorse
+		}
+		return CmpBetter
+	case lower:
+		return CmpLower
+	}
+	return CmpHigher
+}
+
+// PairedWideColumns are summary.csv's comparison columns: baseline (the
+// baseline series' label), compare_note (why the point has no comparison)
+// and, per metric stem m, m_rel_diff, m_rel_diff_hw and m_cmp (see
+// COLUMNS.md).
+func pairedWideColumns(mcols []Metric) []Column {
+	cols := []Column{{"baseline", String}, {"compare_note", String}}
+	for _, m := range mcols {
+		cols = append(cols, Column{m.Name + "_rel_diff", Float}, Column{m.Name + "_rel_diff_hw", Float},
+			Column{m.Name + "_cmp", String})
+	}
+	return cols
+}
+
+func pairedWideCells(p *Point, mcols []Metric) []any {
+	c := p.Compare
+	base, note := "", ""
+	if c != nil {
+		base, note = c.Baseline, c.Undefined
+	}
+	row := []any{base, note}
+	for _, m := range mcols {
+		pm, _ := c.Paired(m.Name)
+		v, _ := c.Verdict(m.Name)
+		if _, has := p.Metric(m.Name); !has {
+			v = ""
+		}
+		if pm.Name == "" {
+			pm.RelDiff, pm.RelDiffHW = math.NaN(), math.NaN()
+		}
+		row = append(row, pm.RelDiff, pm.RelDiffHW, v)
+	}
+	return row
+}
+
+// PairedLongColumns are summary_long's comparison columns, after
+// LongColumns (see COLUMNS.md).
+var PairedLongColumns = []Column{{"baseline", String}, {"pairs", Int}, {"diff", Float}, {"diff_hw", Float},
+	{"unpaired_hw", Float}, {"rel_diff", Float}, {"rel_diff_hw", Float}, {"p_holm", Float},
+	{"comparison", String}, {"comparison_note", String}}
+
+func pairedLongCells(p *Point, name string) []any {
+	c := p.Compare
+	pm, ok := c.Paired(name)
+	if !ok {
+		nan := math.NaN()
+		pm = Paired{Diff: nan, DiffHW: nan, UnpairedHW: nan, RelDiff: nan, RelDiffHW: nan, PHolm: nan}
+	}
+	v, note := c.Verdict(name)
+	base := ""
+	if c != nil {
+		base = c.Baseline
+	}
+	return []any{base, int64(pm.N), pm.Diff, pm.DiffHW, pm.UnpairedHW, pm.RelDiff, pm.RelDiffHW, pm.PHolm, v, note}
+}
+
+// keepRecords keeps the replications of each point for Compare.
+func keepRecords(pts []Point, recs [][]*record.Record) {
+	for i := range pts {
+		pts[i].recs = recs[i]
+		if pts[i].recs == nil {
+			pts[i].recs = []*record.Record{}
+		}
+	}
+}
+
+// FormatRelDiff prints a relative difference and its half-width as
+// percentages, "-12.3% ± 0.4%": the half-width to one significant digit,
+// two when its leading digit is 1 or 2 (where rounding to one digit would
+// change it by up to a third), the mean to the same decimal, at least 1 and
+// at most 3 decimals. Every output that prints a comparison uses it.
+func FormatRelDiff(rel, hw float64) string {
+	if math.IsNaN(rel) {
+		return "—"
+	}
+	dec := 1
+	if h := math.Abs(100 * hw); h > 0 && !math.IsInf(h, 0) && !math.IsNaN(h) {
+		e := int(math.Floor(math.Log10(h)))
+		sig := 1
+		if lead := h / math.Pow(10, float64(e)); lead < 3 {
+			sig = 2
+		}
+		dec = min(3, max(1, sig-1-e))
+	}
+	s := fmt.Sprintf("%+.*f%%", dec, 100*rel)
+	switch {
+	case math.IsNaN(hw):
+		return s
+	case math.IsInf(hw, 0):
+		return s + " ± ∞"
+	}
+	return s + fmt.Sprintf(" ± %.*f%%", dec, 100*hw)
+}

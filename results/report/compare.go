@@ -1,0 +1,205 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"sort"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/msjfarm/msjfarm/results/aggregate"
+)
+
+// compareMetric is the metric the report's comparison figure and table
+// show (every metric's comparison is in summary_long).
+const compareMetric = "mean_response"
+
+// cmpRow is one row of a facet's comparison table.
+type cmpRow struct {
+	Series, X, Rel, Verdict, PHolm, Pairs, Gain, Note string
+	Class                                             string // the verdict's CSS class
+}
+
+// cmpView is a facet's paired comparisons for index.html.
+type cmpView struct {
+	Baseline string
+	Rows     []cmpRow
+	// Gain summarises the variance reduction: the median and range over
+	// the facet's compared points of unpaired / paired CI half-width.
+	Gain string
+}
+
+// comparisons builds the facet's comparison table (nil without a
+// baseline or when only the baseline is in the facet).
+func (f *facet) comparisons(x string) *cmpView {
+	v := &cmpView{}
+	var gains []float64
+	for _, s := range f.series {
+		ps := append([]*aggregate.Point(nil), s.pts...)
+		sort.SliceStable(ps, func(i, j int) bool { return xValue(ps[i], x) < xValue(ps[j], x) })
+		for _, p := range ps {
+			c := p.Compare
+			if c == nil {
+				continue
+			}
+			v.Baseline = c.Baseline
+			if c.IsBaseline || s.tag != "" && s.tag != f.series[0].tag {
+				continue
+			}
+			verdict, note := c.Verdict(compareMetric)
+			r := cmpRow{Series: s.label, X: fmtNum(xValue(p, x)), Verdict: verdict, Note: note, Class: verdict, Rel: "—"}
+			if m, ok := c.Paired(compareMetric); ok {
+				r.Pairs = strconv.Itoa(m.N)
+				if verdict != aggregate.CmpUndefined {
+					r.Rel = aggregate.FormatRelDiff(m.RelDiff, m.RelDiffHW)
+					r.PHolm = strconv.FormatFloat(m.PHolm, 'g', 2, 64)
+					if g := m.UnpairedHW / m.DiffHW; finite(g) && m.DiffHW > 0 {
+						r.Gain = "×" + strconv.FormatFloat(g, 'f', 1, 64)
+						gains = append(gains, g)
+					}
+				}
+			}
+			v.Rows = append(v.Rows, r)
+		}
+	}
+	if len(v.Rows) == 0 {
+		return nil
+	}
+	if len(gains) > 0 {
+		sort.Float64s(gains)
+		v.Gain = fmt.Sprintf("×%.1f (median over %d points; from ×%.1f to ×%.1f)", gains[len(gains)/2], len(gains), gains[0], gains[len(gains)-1])
+	}
+	return v
+}
+
+// comparisonFigure draws, for every series but the baseline, the relative
+// difference of the mean response time from the baseline (mean of the
+// per-replication ratios − 1, in percent) against x, with its 95% paired
+// CI as a band and a zero line: below zero the series is faster. Points
+// where the comparison is undefined (a side unstable) are left out (the
+// table names them). nil when nothing is defined.
+func (f *facet) comparisonFigure(out *files, x, xl string) (*figure, error) {
+	var cs []curve
+	base := ""
+	for i, s := range f.series {
+		c := curve{label: s.label, style: s.style(f, i)}
+		for _, p := range s.pts {
+			cmp := p.Compare
+			if cmp == nil {
+				continue
+			}
+			base = cmp.Baseline
+			if cmp.IsBaseline {
+				break
+			}
+			if v, _ := cmp.Verdict(compareMetric); v == aggregate.CmpUndefined {
+				continue
+			}
+			if m, ok := cmp.Paired(compareMetric); ok && finite(m.RelDiff) {
+				c.add(xValue(p, x), 100*m.RelDiff, 100*m.RelDiffHW, false)
+			}
+		}
+		if len(c.x) > 0 {
+			c.sortByX()
+			cs = append(cs, c)
+		}
+	}
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	yl := "E[T] relative to " + base + " (%)"
+	p := newComparisonPlot(xl, yl, cs)
+	name := f.prefix + "compare_" + compareMetric
+	if err := writeEditable(out, name, xl, yl, []panelData{{cs: cs}}, true); err != nil {
+		return nil, err
+	}
+	if err := render(out, name, [][]*plot.Plot{{p}}, colW, colH, false); err != nil {
+		return nil, err
+	}
+	return &figure{Name: name, Title: "mean response time relative to " + base + " (paired, 95% CI band)"}, nil
+}
+
+// newComparisonPlot draws relative differences with CI bands and a zero
+// line on a linear axis that always includes 0.
+func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
+	p := plot.New()
+	p.X.Label.Text, p.Y.Label.Text = xl, yl
+	paperStyle(p)
+	grid := plotter.NewGrid()
+	grid.Vertical.Color, grid.Horizontal.Color = color.Gray{Y: 225}, color.Gray{Y: 225}
+	p.Add(grid)
+	lo, hi := 0.0, 0.0
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	for _, c := range cs {
+		for i, x := range c.x {
+			m, h := c.mean[i], c.hw[i]
+			if !finite(h) {
+				h = 0
+			}
+			lo, hi = math.Min(lo, m-h), math.Max(hi, m+h)
+			xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
+		}
+	}
+	if hi-lo == 0 {
+		lo, hi = -1, 1
+	}
+	pad := 0.05 * (hi - lo)
+	lo, hi = lo-pad, hi+pad
+	for _, c := range cs {
+		col, shape, dash := styleOf(c.style)
+		var upper, lower, line plotter.XYs
+		for i, x := range c.x {
+			h := c.hw[i]
+			if !finite(h) {
+				h = 0
+			}
+			line = append(line, plotter.XY{X: x, Y: c.mean[i]})
+			upper = append(upper, plotter.XY{X: x, Y: c.mean[i] + h})
+			lower = append(lower, plotter.XY{X: x, Y: c.mean[i] - h})
+		}
+		if len(line) > 1 {
+			var band plotter.XYs
+			band = append(band, upper...)
+			for i := len(lower) - 1; i >= 0; i-- {
+				band = append(band, lower[i])
+			}
+			if poly, err := plotter.NewPolygon(band); err == nil {
+				r, g, b, _ := col.RGBA()
+				poly.Color = color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 60}
+				poly.LineStyle.Width = 0
+				p.Add(poly)
+			}
+		} else if eb, err := plotter.NewYErrorBars(errBars{XYs: line, YErrors: plotter.YErrors{{Low: c.hw[0], High: c.hw[0]}}}); err == nil && finite(c.hw[0]) {
+			eb.Color = col
+			p.Add(eb)
+		}
+		l, s, err := plotter.NewLinePoints(line)
+		if err != nil {
+			continue
+		}
+		l.Color, l.Width, l.Dashes = col, vg.Points(1), dash
+		s.Color, s.Shape, s.Radius = col, shape, vg.Points(2.2)
+		p.Add(l, s)
+		addLegend(p, c.label, l, s)
+	}
+	if xmin == xmax {
+		xmin, xmax = xmin-0.5, xmax+0.5
+	}
+	xpad := 0.03 * (xmax - xmin)
+	p.X.Min, p.X.Max = xmin-xpad, xmax+xpad
+	zero, _ := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: 0}, {X: p.X.Max, Y: 0}})
+	zero.Color, zero.Width = color.Gray{Y: 60}, vg.Points(0.8)
+	p.Add(zero)
+	p.Y.Min, p.Y.Max = lo, hi
+	p.Y.Tick.Marker = niceTicks{}
+	p.X.Tick.Marker = niceTicks{}
+	if xs := distinctX(cs); len(xs) >= 2 && len(xs) <= maxSweptTicks {
+		p.X.Tick.Marker = &sweptTicks{values: xs}
+	}
+	p.Legend.Top, p.Legend.Left = legendCorner(cs, xmin, xmax, lo, hi, func(y float64) float64 { return y }, len(cs))
+	return p
+}

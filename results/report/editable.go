@@ -1,0 +1,275 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"text/template"
+
+	"github.com/msjfarm/msjfarm/results/aggregate"
+)
+
+// Editable figures: beside every figure <name>.pdf the report writes
+// <name>.csv, the data as drawn (tidy: one row per panel × series × x),
+// and <name>.py, a standalone matplotlib script that reads the CSV and
+// redraws the figure (same series, intervals, bounds, scales, colours and
+// markers) into <name>.mpl.pdf, so a figure can be restyled for a venue
+// without msjfarm. The script needs only Python 3 and matplotlib.
+
+// panelData is one panel of a figure: its title ("" for a figure of one
+// panel) and curves.
+type panelData struct {
+	title string
+	cs    []curve
+}
+
+// figureCSVHeader are the columns of <name>.csv.
+var figureCSVHeader = aggregate.Table{Columns: []aggregate.Column{{Name: "panel", Kind: aggregate.String},
+	{Name: "series", Kind: aggregate.String}, {Name: "style", Kind: aggregate.Int}, {Name: "x", Kind: aggregate.Float},
+	{Name: "y", Kind: aggregate.Float}, {Name: "y_low", Kind: aggregate.Float}, {Name: "y_high", Kind: aggregate.Float},
+	{Name: "reading", Kind: aggregate.String}}}
+
+// figureTable is the tidy data of a figure: y the mean, y_low and y_high
+// its interval as drawn (on a log axis the delta-method interval
+// m·exp(±hw/m); clipped at the quantity's bound), reading estimate or
+// lower bound (aggregate.IsBound: drawn as a triangle at the top, not on
+// the line), absent rows left out.
+func figureTable(panels []panelData, logY bool) *aggregate.Table {
+	t := &aggregate.Table{Columns: figureCSVHeader.Columns}
+	for _, p := range panels {
+		for _, c := range p.cs {
+			for i, x := range c.x {
+				m, h := c.mean[i], c.hw[i]
+				if !finite(m) || !finite(x) {
+					continue
+				}
+				lo, hi := math.NaN(), math.NaN()
+				reading := aggregate.ReadEstimate
+				switch {
+				case c.unstable[i]:
+					reading = aggregate.ReadLowerBound
+				case finite(h) && h > 0:
+					lo, hi = m-h, m+h
+					if logY && m > 0 {
+						lo, hi = m*math.Exp(-h/m), m*math.Exp(h/m)
+					}
+					if c.bound > 0 {
+						hi = math.Min(hi, c.bound)
+					}
+				case h == 0:
+					lo, hi = m, m
+				}
+				t.Rows = append(t.Rows, []any{p.title, c.label, int64(c.style), x, m, lo, hi, reading})
+			}
+		}
+	}
+	return t
+}
+
+// writeEditable puts name.csv and name.py beside the figure.
+func writeEditable(out *files, name, xLabel, yLabel string, panels []panelData, zeroLine bool) error {
+	var all []curve
+	for _, p := range panels {
+		all = append(all, p.cs...)
+	}
+	_, _, logY, _ := yRange(all)
+	if zeroLine {
+		logY = false
+	}
+	var buf bytes.Buffer
+	if err := figureTable(panels, logY).WriteCSV(&buf); err != nil {
+		return fmt.Errorf("%s.csv: %w", name, err)
+	}
+	out.put(name+".csv", bytes.Clone(buf.Bytes()))
+	styles := map[int]pyStyle{}
+	var order []string
+	for _, p := range panels {
+		order = append(order, p.title)
+		for _, c := range p.cs {
+			col, shape, dash := styleOf(c.style)
+			r, g, b, _ := col.RGBA()
+			st := pyStyle{Color: fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8), Marker: "o", Fill: true, Dash: "-"}
+			st.Marker, st.Fill = pyMarker(shape)
+			if len(dash) > 0 {
+				st.Dash = "--"
+				if len(dash) == 2 && dash[0] == dash[1] {
+					st.Dash = ":"
+				} else if len(dash) == 4 {
+					st.Dash = "-."
+				}
+			}
+			styles[c.style] = st
+		}
+	}
+	bound := math.Inf(1)
+	for _, c := range all {
+		if c.bound > 0 {
+			bound = math.Min(bound, c.bound)
+		}
+	}
+	sj, _ := json.Marshal(styles)
+	pj, _ := json.Marshal(order)
+	buf.Reset()
+	err := pyTemplate.Execute(&buf, map[string]any{
+		"Name": name, "XLabel": strconv.Quote(xLabel), "YLabel": strconv.Quote(yLabel), "LogY": pyBool(logY),
+		"Styles": string(sj), "Panels": string(pj), "ZeroLine": pyBool(zeroLine),
+		"Bound": pyFloat(bound),
+	})
+	if err != nil {
+		return fmt.Errorf("%s.py: %w", name, err)
+	}
+	out.put(name+".py", bytes.Clone(buf.Bytes()))
+	return nil
+}
+
+type pyStyle struct {
+	Color  string `json:"color"`
+	Marker string `json:"marker"`
+	Fill   bool   `json:"fill"`
+	Dash   string `json:"dash"`
+}
+
+func pyFloat(x float64) string {
+	if math.IsInf(x, 1) {
+		return `float("inf")`
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
+}
+
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
+}
+
+// pyMarker is matplotlib's marker for one of shapes.
+func pyMarker(g any) (marker string, filled bool) {
+	switch s := g.(type) {
+	case polyGlyph:
+		if s.sides == 4 {
+			return "D", s.filled
+		}
+		return "p", s.filled
+	}
+	switch fmt.Sprintf("%T", g) {
+	case "draw.CircleGlyph":
+		return "o", true
+	case "draw.RingGlyph":
+		return "o", false
+	case "draw.SquareGlyph": // gonum's outlined square
+		return "s", false
+	case "draw.BoxGlyph": // its filled square
+		return "s", true
+	}
+	return "o", true
+}
+
+// pyTemplate is the matplotlib script. It reads only its CSV (beside it),
+// so the data can be edited or filtered before redrawing; --out names the
+// output (default <name>.mpl.pdf), --dump writes the drawn lines as JSON
+// (the test compares them with the CSV).
+var pyTemplate = template.Must(template.New("py").Parse(`#!/usr/bin/env python3
+"""Redraw {{.Name}} from {{.Name}}.csv with matplotlib (written by msjfarm report).
+
+Columns: panel, series, style, x, y (the mean), y_low/y_high (its 95%
+confidence interval as drawn; on a log axis the delta-method interval
+y*exp(+-hw/y)), reading ("estimate", or "lower bound": an unstable or
+truncated point, drawn as a triangle at the top edge, not on the line).
+Edit the settings below to restyle; run: python3 {{.Name}}.py [--out FILE]
+"""
+import argparse, csv, json, math, os
+
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+XLABEL = {{.XLabel}}
+YLABEL = {{.YLabel}}
+LOGY = {{.LogY}}
+ZERO_LINE = {{.ZeroLine}}
+BOUND = {{.Bound}}          # largest possible value (inf: none)
+WIDTH_IN, HEIGHT_IN = 3.3, 2.4  # a column; 6.9 for a page
+STYLES = {int(k): v for k, v in json.loads('{{.Styles}}').items()}
+PANELS = json.loads('{{.Panels}}')
+
+plt.rcParams.update({"font.size": 8, "axes.labelsize": 9, "legend.fontsize": 7,
+                     "pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "path"})
+
+
+def num(s):
+    return float(s) if s not in ("", None) else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(HERE, "{{.Name}}.mpl.pdf"))
+    ap.add_argument("--dump", help="write the drawn lines as JSON")
+    args = ap.parse_args()
+    rows = list(csv.DictReader(open(os.path.join(HERE, "{{.Name}}.csv"), newline="")))
+    ncols = min(3, len(PANELS))
+    nrows = math.ceil(len(PANELS) / ncols)
+    w = WIDTH_IN if len(PANELS) == 1 else 2.3 * ncols
+    fig, axes = plt.subplots(nrows, ncols, figsize=(w, HEIGHT_IN if len(PANELS) == 1 else 1.9 * nrows), squeeze=False)
+    for ax in list(axes.flat)[len(PANELS):]:
+        ax.set_visible(False)
+    drawn = []
+    for ax, panel in zip(axes.flat, PANELS):
+        series = []
+        for r in rows:
+            if r["panel"] == panel and r["series"] not in series:
+                series.append(r["series"])
+        top = []
+        for name in series:
+            pts = [r for r in rows if r["panel"] == panel and r["series"] == name]
+            st = STYLES.get(int(pts[0]["style"]), {"color": "k", "marker": "o", "fill": True, "dash": "-"})
+            est = sorted((num(r["x"]), num(r["y"]), num(r["y_low"]), num(r["y_high"])) for r in pts if r["reading"] == "estimate")
+            xs = [p[0] for p in est]
+            ys = [p[1] for p in est]
+            low = [p[1] - p[2] if not math.isnan(p[2]) else 0 for p in est]
+            high = [p[3] - p[1] if not math.isnan(p[3]) else 0 for p in est]
+            if est:
+                ax.errorbar(xs, ys, yerr=[low, high], color=st["color"], marker=st["marker"], linestyle=st["dash"],
+                            markerfacecolor=st["color"] if st["fill"] else "white", markersize=4, linewidth=1,
+                            elinewidth=0.7, capsize=2, label=name)
+                drawn.append({"panel": panel, "series": name, "x": xs, "y": ys})
+            top += [(num(r["x"]), st["color"]) for r in pts if r["reading"] != "estimate"]
+        if LOGY:
+            ax.set_yscale("log")
+        if ZERO_LINE:
+            ax.axhline(0, color="0.25", linewidth=0.8)
+        if not math.isinf(BOUND):
+            lo, hi = ax.get_ylim()
+            ax.set_ylim(lo, min(hi, BOUND * 1.03))
+        if top:
+            # Lower bounds (diverging points): triangles pinned to the top edge.
+            ax.scatter([t[0] for t in top], [1] * len(top), transform=ax.get_xaxis_transform(), marker="^",
+                       c=[t[1] for t in top], s=18, clip_on=False, label="unstable (off scale)")
+        if panel:
+            ax.set_title(panel, fontsize=8)
+        ax.set_xlabel(XLABEL)
+        ax.set_ylabel(YLABEL)
+        ax.grid(True, color="0.9", linewidth=0.5)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    if len(labels) > 6 or len(PANELS) > 1:
+        # A long legend, or one shared by panels: in columns under the axes.
+        ncol = 2 if w < 4 else 4
+        band = 0.14 * math.ceil(len(labels) / ncol) + 0.1
+        height = fig.get_figheight()
+        fig.set_figheight(height + band)
+        fig.legend(handles, labels, loc="lower center", ncol=ncol, frameon=False)
+        fig.tight_layout(rect=(0, band / (height + band), 1, 1))
+    else:
+        axes[0][0].legend(frameon=False)
+        fig.tight_layout()
+    fig.savefig(args.out)
+    if args.dump:
+        json.dump(drawn, open(args.dump, "w"))
+
+
+if __name__ == "__main__":
+    main()
+`))

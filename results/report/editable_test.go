@@ -1,0 +1,172 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/internal/campaigntest"
+	"github.com/msjfarm/msjfarm/internal/pyfind"
+	"github.com/msjfarm/msjfarm/results/aggregate"
+)
+
+// allFigures runs every figure's script (-tags long: editable_long_test.go)
+// instead of one of each kind.
+var allFigures = false
+
+// TestEditableFigures renders a real campaign's report (campaigntest.CRN:
+// FCFS, MSF and MSFQ, one unstable FCFS point) and checks that every figure
+// is at print size (3.3 in wide, 8–9 pt text) with a page-width PDF, has
+// its tidy CSV and matplotlib script beside it, and — where Python with
+// matplotlib is installed (Debian: python3-matplotlib) — runs every script
+// and compares the lines matplotlib drew with the CSV's estimates: the same
+// series, x and y in every panel (a lower bound is not on a line).
+func TestEditableFigures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 90 replications")
+	}
+	pts := campaigntest.Points(t, campaigntest.CRN)
+	files, err := Render(Campaign{Points: pts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := WriteFiles(dir, files); err != nil {
+		t.Fatal(err)
+	}
+	var figs []string
+	for name := range files {
+		if base, ok := strings.CutSuffix(name, ".png"); ok {
+			figs = append(figs, base)
+		}
+	}
+	sort.Strings(figs)
+	if len(figs) < 5 {
+		t.Fatalf("%d figures", len(figs))
+	}
+	for _, fig := range figs {
+		if files[fig+".csv"] == nil || files[fig+".py"] == nil {
+			t.Errorf("%s: no %s.csv or %s.py beside it", fig, fig, fig)
+		}
+	}
+	// Print size: a single figure is 3.3 in (237.6 pt) wide, its SVG's
+	// user unit is the point (viewBox = width in pt), so its font sizes are
+	// points at column width: 8 (ticks, legend) and 9 (axis labels) only.
+	sizeRE := regexp.MustCompile(`font-size:([0-9.]+)px`)
+	for _, fig := range figs {
+		svg := string(files[fig+".svg"])
+		if !strings.HasPrefix(fig, "class_") && !strings.HasPrefix(fig, "msfq_phases") &&
+			!strings.Contains(svg, `<svg width="237.6pt"`) {
+			t.Errorf("%s.svg is not 3.3 in wide: %.80q", fig, svg[strings.Index(svg, "<svg"):])
+		}
+		for _, m := range sizeRE.FindAllStringSubmatch(svg, -1) {
+			if m[1] != "8" && m[1] != "9" {
+				t.Errorf("%s.svg: a %s pt font", fig, m[1])
+			}
+		}
+		if files[fig+"_page.pdf"] == nil && !strings.HasPrefix(fig, "class_") && !strings.HasPrefix(fig, "msfq_phases") {
+			t.Errorf("%s: no page-width PDF", fig)
+		}
+	}
+
+	// The bound is in the data, as a lower bound, not an estimate.
+	rows, err := csv.NewReader(bytes.NewReader(files["mean_response.csv"])).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bounds := 0
+	for _, r := range rows[1:] {
+		if r[1] == "fcfs" && r[3] == "5" {
+			bounds++
+			if r[7] != aggregate.ReadLowerBound || r[5] != "" {
+				t.Errorf("mean_response.csv fcfs λ=5: %v, want a lower bound without interval", r)
+			}
+		}
+	}
+	if bounds != 1 {
+		t.Errorf("mean_response.csv: %d rows for fcfs λ=5", bounds)
+	}
+
+	python := pyfind.With("matplotlib")
+	if !allFigures {
+		// One figure of each kind (a log axis with a bound, panels, a
+		// zero line and band, a bounded axis, a phase grid); -tags long
+		// runs them all.
+		kinds := []string{"mean_response", "class_mean_response", "compare_mean_response", "jain", "msfq_phases"}
+		figs = slices.DeleteFunc(figs, func(f string) bool { return !slices.Contains(kinds, f) })
+	}
+	if python == "" {
+		t.Skip("no python3 with matplotlib (apt-get install python3-matplotlib; or set MSJFARM_PYTHON): the scripts were not run")
+	}
+	// Every script runs as its own __main__ (runpy, as "python3 fig.py"
+	// would), in one interpreter so that matplotlib is imported once.
+	driver := `import runpy, sys
+for fig in sys.argv[2:]:
+    sys.argv = [fig + ".py", "--out", fig + ".mpl.pdf", "--dump", fig + ".json"]
+    runpy.run_path(sys.argv[0], run_name="__main__")
+`
+	args := []string{"-c", driver, "--"}
+	for _, fig := range figs {
+		args = append(args, filepath.Join(dir, fig))
+	}
+	if out, err := exec.Command(python, args...).CombinedOutput(); err != nil {
+		t.Fatalf("the scripts: %v\n%s", err, out)
+	}
+	for _, fig := range figs {
+		dump := filepath.Join(dir, fig+".json")
+		if st, err := os.Stat(filepath.Join(dir, fig+".mpl.pdf")); err != nil || st.Size() == 0 {
+			t.Errorf("%s.py drew no PDF", fig)
+		}
+		var drawn []struct {
+			Panel, Series string
+			X, Y          []float64
+		}
+		b, err := os.ReadFile(dump)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &drawn); err != nil {
+			t.Fatal(err)
+		}
+		// The CSV's estimates, by panel and series, in x order.
+		rows, err := csv.NewReader(bytes.NewReader(files[fig+".csv"])).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string][][2]float64{}
+		for _, r := range rows[1:] {
+			if r[7] != aggregate.ReadEstimate {
+				continue
+			}
+			x, _ := strconv.ParseFloat(r[3], 64)
+			y, _ := strconv.ParseFloat(r[4], 64)
+			want[r[0]+"\x00"+r[1]] = append(want[r[0]+"\x00"+r[1]], [2]float64{x, y})
+		}
+		if len(drawn) != len(want) {
+			t.Errorf("%s: matplotlib drew %d lines, the CSV has %d series", fig, len(drawn), len(want))
+		}
+		for _, d := range drawn {
+			w := want[d.Panel+"\x00"+d.Series]
+			sort.Slice(w, func(i, j int) bool { return w[i][0] < w[j][0] })
+			if len(w) != len(d.X) {
+				t.Errorf("%s %s: %d points drawn, %d in the CSV", fig, d.Series, len(d.X), len(w))
+				continue
+			}
+			for i := range w {
+				if math.Abs(d.X[i]-w[i][0]) > 1e-12*math.Abs(w[i][0]) || math.Abs(d.Y[i]-w[i][1]) > 1e-12*math.Abs(w[i][1]) {
+					t.Errorf("%s %s point %d: drew (%g, %g), CSV (%g, %g)", fig, d.Series, i, d.X[i], d.Y[i], w[i][0], w[i][1])
+				}
+			}
+		}
+	}
+}
