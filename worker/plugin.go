@@ -17,6 +17,7 @@ import (
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 	"github.com/msjfarm/msjfarm/worker/registry"
+	"github.com/msjfarm/msjfarm/worker/resultcheck"
 )
 
 // Runner names, as recorded in every result's provenance ("runner").
@@ -405,7 +406,10 @@ func (r *PluginRunner) Run(ctx context.Context, t *sweep.Task, progress func(don
 			dl = time.Until(d)
 		}
 	}
-	out, err := r.Host.Run(ctx, b, req, pluginhost.RunOptions{Deadline: dl, Progress: progress})
+	out, err := r.Host.Run(ctx, b, req, pluginhost.RunOptions{Deadline: dl, Progress: progress,
+		// The result's bound, with room for the message's framing and
+		// progress fields: a larger result is refused before it is read.
+		MaxResultBytes: resultcheck.Limit(t) + 64<<10})
 	if err != nil && errors.Is(err, pluginhost.ErrChecksum) && r.inCache(b.Path) {
 		// A cached copy changed on disk since it was verified: drop it and
 		// let the next attempt fetch it again.

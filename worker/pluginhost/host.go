@@ -191,6 +191,13 @@ type RunOptions struct {
 	// SkipValidation sends the request without host-side validation, so
 	// that the conformance check can verify the plugin's own validation.
 	SkipValidation bool
+	// MaxResultBytes, if positive, bounds every message the plugin sends
+	// on the call, the result included: a larger one is refused by gRPC
+	// before it is read into memory (not after, as a check of the decoded
+	// result would be), and the call fails as a policy error. The worker
+	// sets it from the task (resultcheck.Limit); 0 leaves the wire's own
+	// bound, wire.MaxMessageBytes.
+	MaxResultBytes int
 }
 
 // Outcome is a successful replication.
@@ -876,13 +883,17 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 		}
 	})
 	defer stopWatch()
+	var callOpts []grpc.CallOption
+	if opt.MaxResultBytes > 0 {
+		callOpts = append(callOpts, grpc.MaxCallRecvMsgSize(opt.MaxResultBytes))
+	}
 	stream, err := p.rpc.Run(callCtx, &pb.RunRequest{
 		RequestJson:        body,
 		DeadlineMs:         max(deadline.Milliseconds(), 1),
 		ProgressIntervalMs: opt.ProgressInterval.Milliseconds(),
 		Trace:              opt.Trace,
 		MaxTraceEvents:     opt.MaxTraceEvents,
-	})
+	}, callOpts...)
 	if err != nil {
 		return nil, false, h.callError(ctx, callCtx, p, policy, deadline, grace, cancelled.Load(), err)
 	}
@@ -893,6 +904,9 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 			break
 		}
 		if err != nil {
+			if tooLarge(err, opt.MaxResultBytes) {
+				return nil, heard, h.errorf(ErrPolicy, p.key, policy, "result: larger than the %d bytes a result of this task may take (%s)", opt.MaxResultBytes, status.Convert(err).Message())
+			}
 			return nil, heard, h.callError(ctx, callCtx, p, policy, deadline, grace, cancelled.Load(), err)
 		}
 		heard = true
@@ -931,6 +945,18 @@ func appendTrace(evs []sim.TraceRecord, c *pb.TraceChunk) []sim.TraceRecord {
 			Class: int(c.Class[i]), Need: int(c.Need[i]), Busy: int(c.Busy[i])})
 	}
 	return evs
+}
+
+// tooLarge reports whether err is gRPC refusing a message over the call's
+// MaxResultBytes (the client's own check: ResourceExhausted, "received
+// message larger than max"), as opposed to a trace over its limit, which
+// the plugin reports with the same code.
+func tooLarge(err error, limit int) bool {
+	if limit <= 0 {
+		return false
+	}
+	st := status.Convert(err)
+	return st.Code() == codes.ResourceExhausted && strings.Contains(st.Message(), "larger than max")
 }
 
 // callError turns a failed Run call into an *Error, retiring the process
