@@ -48,15 +48,13 @@ func signalContext() (context.Context, context.CancelFunc) {
 // pinned by content (sweep.ReadTraceFile); its bytes are returned for
 // upload (local.UploadTrace).
 func validateSweep(path string, cat sweep.Catalog, profile string, traceLimit int64) (*sweep.File, *sweep.Campaign, []byte, error) {
-	f, trace, err := loadSweep(path, profile, traceLimit)
+	f, c, trace, err := planSweep(path, cat, profile, traceLimit, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	c, err := sweep.Expand(f, cat)
-	if err != nil {
+	if err := c.Materialize(); err != nil {
 		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	printWarnings(c)
 	return f, c, trace, nil
 }
 
