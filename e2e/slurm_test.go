@@ -273,13 +273,18 @@ func (c *slurmCluster) waitRunning(id string) {
 	})
 }
 
+// endStates are Slurm's final job states; a job may pass through others
+// (COMPLETING, and SIGNALING while --signal is delivered) on its way.
+var endStates = []string{"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED",
+	"BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY"}
+
 // waitEnded waits for the job to leave the queue and returns its final state.
 func (c *slurmCluster) waitEnded(id string, d time.Duration) string {
 	c.t.Helper()
 	var s string
 	waitFor(c.t, "job "+id+" to end", d, func() bool {
 		s = c.state(id)
-		return s != "" && s != "PENDING" && s != "RUNNING" && s != "CONFIGURING" && s != "COMPLETING"
+		return slices.Contains(endStates, s)
 	})
 	return s
 }

@@ -53,15 +53,13 @@ func signalContext() (context.Context, context.CancelFunc) {
 // Its errors are sweep.Errors: "file:line:col: key.path: what is wrong",
 // with the nearest names for a misspelt one.
 func validateSweep(path string, cat sweep.Catalog, profile string, traceLimit int64) (*sweep.File, *sweep.Campaign, []byte, error) {
-	f, trace, err := loadSweep(path, profile, traceLimit)
+	f, c, trace, err := planSweep(path, cat, profile, traceLimit, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	c, err := sweep.Expand(f, withPolicyNames(cat))
-	if err != nil {
-		return nil, nil, nil, err
+	if err := c.Materialize(); err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	printWarnings(c)
 	return f, c, trace, nil
 }
 

@@ -46,6 +46,9 @@ func addSweepLimitFlags(fs *pflag.FlagSet) *sweepLimits {
 // checkFile refuses a sweep file larger than --max-spec-size, before
 // reading it.
 func (l *sweepLimits) checkFile(path string) error {
+	if l.specSize == nil {
+		return nil
+	}
 	limit, err := parseSize("max-spec-size", *l.specSize)
 	if err != nil {
 		return err
@@ -64,6 +67,9 @@ func (l *sweepLimits) checkFile(path string) error {
 // checkPlan refuses a planned campaign with more points or tasks than the
 // limits.
 func (l *sweepLimits) checkPlan(path string, c *sweep.Campaign) error {
+	if l.points == nil || l.tasks == nil {
+		return nil
+	}
 	if *l.points < 1 || *l.tasks < 1 {
 		return fmt.Errorf("--max-points and --max-tasks must be >= 1")
 	}
@@ -78,11 +84,14 @@ func (l *sweepLimits) checkPlan(path string, c *sweep.Campaign) error {
 	return nil
 }
 
-// planSweep loads and plans a sweep within the limits: validateSweep
-// without generating the tasks (Materialize does, for a caller that needs
-// them all), so that a 10^7-task sweep is checked in memory proportional
-// to its points.
+// planSweep loads and plans a sweep within the limits (none when lim is
+// nil): validateSweep without generating the tasks (Materialize does, for
+// a caller that needs them all), so that a 10^7-task sweep is checked in
+// memory proportional to its points.
 func planSweep(path string, cat sweep.Catalog, profile string, traceLimit int64, lim *sweepLimits) (*sweep.File, *sweep.Campaign, []byte, error) {
+	if lim == nil {
+		lim = &sweepLimits{}
+	}
 	if err := lim.checkFile(path); err != nil {
 		return nil, nil, nil, err
 	}
