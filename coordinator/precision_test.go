@@ -47,8 +47,17 @@ func synthValue(rate float64, r int) float64 {
 
 func synth(t *sweep.Task) (*worker.Outcome, error) {
 	v := synthValue(t.ArrivalRate, t.Replication)
+	// A result the worker's checks accept (worker/resultcheck): the task's
+	// echoes, and every measured job departed, all in the first class.
+	n := t.Run.Arrivals
+	classes := make([]sim.ClassStats, len(t.Workload.Classes))
+	for i, cl := range t.Workload.Classes {
+		classes[i] = sim.ClassStats{Name: cl.Name, Need: cl.Need}
+	}
+	classes[0].Count, classes[0].MeanResponse = n, v
 	res := &sim.Result{Engine: sim.Version, Workload: t.Workload.Name, Seed: t.Seed, Servers: t.Workload.Servers,
-		Arrivals: 100, Window: 100, Overall: sim.ClassStats{Count: 100, MeanResponse: v}, WeightedMeanResponse: v}
+		Warmup: t.Run.Warmup, Arrivals: n, Window: 100, Overall: sim.ClassStats{Count: n, MeanResponse: v},
+		Classes: classes, WeightedMeanResponse: v}
 	return &worker.Outcome{Result: res, Provenance: worker.Provenance{Runner: "synthetic"}}, nil
 }
 

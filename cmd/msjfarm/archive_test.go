@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	mswf "github.com/msjfarm/msjfarm/model/swf"
 	"github.com/msjfarm/msjfarm/results/bundle"
 	"github.com/msjfarm/msjfarm/storage"
 )
@@ -214,7 +215,13 @@ func TestArchiveTrace(t *testing.T) {
 	}); code != 0 {
 		t.Fatalf("export: exit %d\n%s", code, out)
 	}
-	sum := sha256.Sum256([]byte(swf.String()))
+	// The store holds the trace's canonical form (what submit uploads), by
+	// its sha256.
+	canon, err := mswf.Canonical(strings.NewReader(swf.String()), mswf.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(canon)
 	x, err := bundle.Verify(file, nil, bundle.Limits{})
 	if err != nil {
 		t.Fatal(err)

@@ -302,7 +302,7 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 		}
 		metrics := monitor.NewMetrics()
 		st = metrics.InstrumentStore(st)
-		if code := rf.applySandbox("worker"); code != 0 {
+		if code := rf.applySandbox("worker", false); code != 0 {
 			return code
 		}
 		ch, err := worker.ForWorker(ctx, rf.config(*n, logf(slogger, *verbose)), st)

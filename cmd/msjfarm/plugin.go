@@ -322,11 +322,14 @@ func addRunnerFlags(fs *pflag.FlagSet) *runnerFlags {
 }
 
 // applySandbox resolves the sandbox flags, makes the result the default of
-// every plugin host this process starts, and states it on stderr as cmd's.
+// every plugin host this process starts, and (unless quiet) states it on
+// stderr as cmd's: run states it only once its sweep file is valid, so
+// that a mistake in the file is the one line a newcomer reads
+// (stateSandbox).
 // It returns a non-zero exit status on failure (2: a bad flag; 1: the
 // kernel cannot do what --plugin-sandbox require asks, or the plugin user
 // cannot be used), having said why.
-func (rf *runnerFlags) applySandbox(cmd string) int {
+func (rf *runnerFlags) applySandbox(cmd string, quiet bool) int {
 	mode, err := sandbox.ParseMode(*rf.sandbox)
 	if err != nil {
 		return usagef("%s: %v", cmd, err)
@@ -352,8 +355,17 @@ func (rf *runnerFlags) applySandbox(cmd string) int {
 	}
 	rf.sb = sb
 	sandbox.SetDefault(sb)
-	fmt.Fprintf(os.Stderr, "msjfarm %s: %s\n", cmd, sb.Describe())
+	if !quiet {
+		rf.stateSandbox(cmd)
+	}
 	return 0
+}
+
+// stateSandbox prints what applySandbox applied, as cmd's.
+func (rf *runnerFlags) stateSandbox(cmd string) {
+	if rf.sb != nil {
+		fmt.Fprintf(os.Stderr, "msjfarm %s: %s\n", cmd, rf.sb.Describe())
+	}
 }
 
 // config is the worker.RunnerConfig the flags give, for concurrency

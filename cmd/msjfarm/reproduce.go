@@ -94,7 +94,7 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		inProc := *rf.mode == "inprocess" || *rf.mode == "in-process"
 		var plugins worker.Runner
 		if !inProc && reproduce.UsesPlugins(a, chosen) {
-			if code := rf.applySandbox("reproduce"); code != 0 {
+			if code := rf.applySandbox("reproduce", false); code != 0 {
 				return code
 			}
 			pr := rf.config(*n, nil).PluginRunner(st)

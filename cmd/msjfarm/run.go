@@ -66,7 +66,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 		defer stop()
 		// Validate against the policy registry (built-ins and the plugins on
 		// the search path) before anything is created.
-		if code := rf.applySandbox("run"); code != 0 {
+		if code := rf.applySandbox("run", true); code != 0 {
 			return code
 		}
 		cfg := rf.config(*n, logf(slogger, *verbose))
@@ -82,6 +82,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 			if *dry {
 				return limitDryRun(os.Stdout, "run", lf, plan)
 			}
+			rf.stateSandbox("run")
 			st, err := ff.store(ctx)
 			if err != nil {
 				return fail("run: %v", err)
@@ -102,6 +103,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 		if *dry {
 			return dryRun("run", ff, camp, *n)
 		}
+		rf.stateSandbox("run")
 		// The HTTP address is opened before any work, so that a busy or
 		// invalid one fails at once.
 		ln, err := mf.listen()
