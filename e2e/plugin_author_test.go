@@ -122,7 +122,7 @@ go() { if [ "$1" = mod ] && [ "$2" = tidy ]; then command go mod tidy -e; else c
 		t.Fatal(err)
 	}
 	if out, err := f.run("submit", "-plugin-path", filepath.Join(cwd, "bin"), bad); err == nil ||
-		!strings.Contains(out, `(lcfs-fit): parameter "depth": must be >= 1`) {
+		!strings.Contains(out, `bad.yaml:8:29: policies[1].depth: policy lcfs-fit: parameter "depth": must be >= 1`) {
 		t.Fatalf("submit outside the schema: %v\n%s", err, out)
 	}
 	if keys, err := f.store.List(context.Background(), "plugins/"); err != nil || len(keys) != 0 {
