@@ -684,12 +684,14 @@ func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Lengt
 	page := rows == 1 && cols == 1
 	out.do(w*h, func() error {
 		var buf bytes.Buffer
-		// vector draws name.pdf and, with svg, name.svg. An SVG that embeds
-		// its font weighs about 0.5 MB, so the page-width variant is a PDF
-		// only (what a paper includes).
+		// vector draws name.pdf and, with svg, name.svg. The PDF embeds its
+		// font (what a paper includes); the SVG names it, as a web page's
+		// does: embedding it weighed about 0.5 MB per figure, a report of
+		// tens of MB for a small sweep (and more than a full disk's last
+		// megabytes). The page-width variant is a PDF only.
 		vector := func(name string, w, h, tw vg.Length, withSVG bool) error {
 			if withSVG {
-				svg := vgsvg.NewWith(vgsvg.UseWH(w, h), vgsvg.EmbedFonts(true))
+				svg := vgsvg.NewWith(vgsvg.UseWH(w, h))
 				withBand(draw.New(svg), w, tw)
 				buf.Reset()
 				if _, err := svg.WriteTo(&buf); err != nil {
