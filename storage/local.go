@@ -141,16 +141,19 @@ func (s *localStore) writeTemp(ctx context.Context, name string, write func(io.W
 	dir := filepath.Dir(name)
 	var f *os.File
 	// Delete removes directories it empties, so a concurrent Delete may
-	// remove dir between MkdirAll and CreateTemp: create it again. Once
-	// the temporary file is in it, dir is not empty and stays.
+	// remove dir (or a parent MkdirAll has just made) before the
+	// temporary file is in it: both steps then fail with "not exist" (or
+	// MkdirAll with "exists", when a directory it found made by another
+	// writer was pruned before it looked again), and are tried again. Once
+	// the temporary file is in dir, dir is not empty and stays.
 	for try := 0; ; try++ {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return "", err
+		err := os.MkdirAll(dir, 0o755)
+		if err == nil {
+			if f, err = os.CreateTemp(dir, tmpMarker+"*"); err == nil {
+				break
+			}
 		}
-		var err error
-		if f, err = os.CreateTemp(dir, tmpMarker+"*"); err == nil {
-			break
-		} else if !errors.Is(err, fs.ErrNotExist) || try == 10 {
+		if !(errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrExist)) || try == 100 {
 			return "", err
 		}
 	}

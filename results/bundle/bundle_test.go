@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -440,15 +441,19 @@ func TestForgedIndexNeedsSignature(t *testing.T) {
 	}
 }
 
-// failingStore fails every write after the first n.
+// failingStore fails every write after the first n. Import writes from
+// several goroutines, so the count is under a lock.
 type failingStore struct {
 	storage.Store
-	n int
+	mu sync.Mutex
+	n  int
 }
 
 var errInjected = errors.New("injected write failure")
 
 func (f *failingStore) take() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.n == 0 {
 		return errInjected
 	}
