@@ -317,7 +317,7 @@ func addRunnerFlags(fs *pflag.FlagSet) *runnerFlags {
 		user:     fs.String("plugin-user", "", "user plugins run as: a name, uid or uid:gid, or \"self\" for the worker's own (default: nobody when the worker runs as root, else the worker's user)"),
 		memory:   fs.String("plugin-memory", "", "address space one plugin process may map, e.g. 8GiB (default: 2 GiB + 2.5 GiB per replication it runs at once)"),
 		env:      fs.StringSlice("plugin-env", nil, "names of variables of this process's environment also given to plugins (comma-separated; credentials and MSJFARM_*, AWS_*, MINIO_* are refused)"),
-		writable: fs.StringSlice("plugin-writable", nil, "directories every confined plugin process may also write (comma-separated; shared by all plugin processes: never the store or the plugin cache)"),
+		writable: fs.StringArray("plugin-writable", nil, "a directory every confined plugin process may also write (repeat the flag for more: a path may hold a comma; shared by all plugin processes: never the store or the plugin cache)"),
 	}
 }
 
