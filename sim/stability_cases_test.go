@@ -67,12 +67,9 @@ var unstableCases = []growthCase{
 	{"one-or-all FCFS λ=3.2", namedAt("one-or-all", 3.2), fcfsP, true},
 }
 
-// growthRun runs seeds [first, first+n) of c with the given measured
-// arrivals (warm-up a tenth of it), on every core, and returns the results
-// in seed order.
-func growthRun(t testing.TB, c growthCase, first uint64, n int, arrivals int64) []*sim.Result {
-	t.Helper()
-	w := c.workload(t)
+// runParallel calls run(i) for i in [0, n) on every core and returns the
+// results and errors in index order.
+func runParallel(n int, run func(i int) (*sim.Result, error)) ([]*sim.Result, []error) {
 	out := make([]*sim.Result, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -82,7 +79,7 @@ func growthRun(t testing.TB, c growthCase, first uint64, n int, arrivals int64) 
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i], errs[i] = sim.Run(w, c.policy(w), sim.Config{Seed: first + uint64(i), Warmup: arrivals / 10, Arrivals: arrivals})
+				out[i], errs[i] = run(i)
 			}
 		}()
 	}
@@ -91,6 +88,18 @@ func growthRun(t testing.TB, c growthCase, first uint64, n int, arrivals int64) 
 	}
 	close(next)
 	wg.Wait()
+	return out, errs
+}
+
+// growthRun runs seeds [first, first+n) of c with the given measured
+// arrivals (warm-up a tenth of it), on every core, and returns the results
+// in seed order.
+func growthRun(t testing.TB, c growthCase, first uint64, n int, arrivals int64) []*sim.Result {
+	t.Helper()
+	w := c.workload(t)
+	out, errs := runParallel(n, func(i int) (*sim.Result, error) {
+		return sim.Run(w, c.policy(w), sim.Config{Seed: first + uint64(i), Warmup: arrivals / 10, Arrivals: arrivals})
+	})
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("%s seed %d: %v", c.name, first+uint64(i), err)

@@ -1,8 +1,6 @@
 package sim_test
 
 import (
-	"runtime"
-	"sync"
 	"testing"
 
 	"github.com/msjfarm/msjfarm/plugins/builtin"
@@ -92,26 +90,10 @@ type verdictPoint struct {
 func runPoints(t testing.TB, sc verdictScenario, lambda float64, first, n, reps int, arrivals int64) []verdictPoint {
 	t.Helper()
 	w := simtest.Named(t, sc.workload, lambda)
-	total := n * reps
-	out := make([]*sim.Result, total)
-	errs := make([]error, total)
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				seed := uint64((first+i/reps)*reps + i%reps + 1)
-				out[i], errs[i] = sim.Run(w, sc.policy(), sim.Config{Seed: seed, Warmup: arrivals / 10, Arrivals: arrivals})
-			}
-		}()
-	}
-	for i := range total {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	out, errs := runParallel(n*reps, func(i int) (*sim.Result, error) {
+		seed := uint64((first+i/reps)*reps + i%reps + 1)
+		return sim.Run(w, sc.policy(), sim.Config{Seed: seed, Warmup: arrivals / 10, Arrivals: arrivals})
+	})
 	pts := make([]verdictPoint, n)
 	for p := range n {
 		for _, err := range errs[p*reps : (p+1)*reps] {
