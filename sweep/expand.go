@@ -318,42 +318,82 @@ func baseWorkload(f *File) (workload.Spec, *TraceRef, error) {
 		}
 		return s, nil, nil
 	case len(f.Classes) > 0:
-		if f.Servers < 1 {
-			return workload.Spec{}, nil, missingErr("servers", "must be >= 1 with explicit classes, got %d", f.Servers)
-		}
-		for i, c := range f.Classes {
-			if err := checkDistName(fmt.Sprintf("classes[%d].service", i), &c.Service); err != nil {
-				return workload.Spec{}, nil, err
-			}
-			if c.Need < 1 || c.Need > f.Servers {
-				return workload.Spec{}, nil, fieldErr(fmt.Sprintf("classes[%d].need", i), nil, "%d is not in [1, servers] = [1, %d]: a job cannot hold more servers than there are", c.Need, f.Servers)
-			}
-		}
-		return workload.Spec{Name: f.Name, Servers: f.Servers, Classes: f.Classes}, nil, nil
+		s, err := classesWorkload(f)
+		return s, nil, err
 	}
+	ref, err := traceRef(f)
+	if err != nil {
+		return workload.Spec{}, nil, err
+	}
+	return workload.Spec{Name: f.Name, Servers: f.Servers}, ref, nil
+}
+
+// classesWorkload is the system of a file's explicit classes.
+func classesWorkload(f *File) (workload.Spec, error) {
+	if f.Servers < 1 {
+		return workload.Spec{}, missingErr("servers", "must be >= 1 with explicit classes, got %d", f.Servers)
+	}
+	for i, c := range f.Classes {
+		if err := checkDistName(fmt.Sprintf("classes[%d].service", i), &c.Service); err != nil {
+			return workload.Spec{}, err
+		}
+		if c.Need < 1 || c.Need > f.Servers {
+			return workload.Spec{}, fieldErr(fmt.Sprintf("classes[%d].need", i), nil, "%d is not in [1, servers] = [1, %d]: a job cannot hold more servers than there are", c.Need, f.Servers)
+		}
+	}
+	return workload.Spec{Name: f.Name, Servers: f.Servers, Classes: f.Classes}, nil
+}
+
+// traceRef checks a file's trace block: the content it pins and its time
+// scale (0: 1).
+func traceRef(f *File) (*TraceRef, error) {
 	ts := f.Trace.TimeScale
 	if ts == 0 {
 		ts = 1
 	}
 	if !(ts > 0) || math.IsInf(ts, 0) {
-		return workload.Spec{}, nil, fmt.Errorf("trace.time_scale: must be a finite number > 0, got %v", f.Trace.TimeScale)
+		return nil, fmt.Errorf("trace.time_scale: must be a finite number > 0, got %v", f.Trace.TimeScale)
 	}
 	if err := checkMagnitude("trace.time_scale", ts); err != nil {
-		return workload.Spec{}, nil, err
+		return nil, err
 	}
 	if f.Trace.SHA256 == "" {
-		return workload.Spec{}, nil, fmt.Errorf("trace.sha256: missing: the trace's content must be uploaded to storage first (msjfarm submit and run read trace.file and upload it); the farm never reads a path")
+		return nil, fmt.Errorf("trace.sha256: missing: the trace's content must be uploaded to storage first (msjfarm submit and run read trace.file and upload it); the farm never reads a path")
 	}
 	if !swf.ValidSHA256(f.Trace.SHA256) {
-		return workload.Spec{}, nil, fmt.Errorf("trace.sha256: %q is not a sha256 (64 lowercase hex digits)", f.Trace.SHA256)
+		return nil, fmt.Errorf("trace.sha256: %q is not a sha256 (64 lowercase hex digits)", f.Trace.SHA256)
 	}
 	if f.Trace.Size < 1 {
-		return workload.Spec{}, nil, fmt.Errorf("trace.size: must be the trace's size in bytes (>= 1), got %d", f.Trace.Size)
+		return nil, fmt.Errorf("trace.size: must be the trace's size in bytes (>= 1), got %d", f.Trace.Size)
 	}
-	return workload.Spec{Name: f.Name, Servers: f.Servers}, &TraceRef{SHA256: f.Trace.SHA256, Size: f.Trace.Size, TimeScale: ts}, nil
+	return &TraceRef{SHA256: f.Trace.SHA256, Size: f.Trace.Size, TimeScale: ts}, nil
 }
 
 func buildAxes(f *File, isTrace bool) ([]axis, error) {
+	names, err := axisNamesOf(f, isTrace)
+	if err != nil {
+		return nil, err
+	}
+	out, inZip, err := zipAxes(f)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if inZip[n] {
+			continue
+		}
+		a := axis{names: []string{n}}
+		for _, v := range f.Axes[n] {
+			a.values = append(a.values, []any{v})
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// axisNamesOf checks the names of the file's axes and returns them
+// sorted.
+func axisNamesOf(f *File, isTrace bool) ([]string, error) {
 	names := make([]string, 0, len(f.Axes))
 	for n := range f.Axes {
 		names = append(names, n)
@@ -378,24 +418,30 @@ func buildAxes(f *File, isTrace bool) ([]axis, error) {
 			return nil, fmt.Errorf("axes: give arrival_rate or load, not both")
 		}
 	}
+	return names, nil
+}
+
+// zipAxes builds the file's zip groups, each one axis whose steps
+// advance its axes together, and returns the axes they hold.
+func zipAxes(f *File) ([]axis, map[string]bool, error) {
 	inZip := map[string]bool{}
 	var out []axis
 	for gi, g := range f.Zip {
 		if len(g) < 2 {
-			return nil, fmt.Errorf("zip[%d]: a zip group needs at least two axes", gi)
+			return nil, nil, fmt.Errorf("zip[%d]: a zip group needs at least two axes", gi)
 		}
 		a := axis{names: g}
 		for _, n := range g {
 			vals, ok := f.Axes[n]
 			if !ok {
-				return nil, fmt.Errorf("zip[%d]: axis %q is not in axes", gi, n)
+				return nil, nil, fmt.Errorf("zip[%d]: axis %q is not in axes", gi, n)
 			}
 			if inZip[n] {
-				return nil, fmt.Errorf("zip[%d]: axis %q is in two zip groups", gi, n)
+				return nil, nil, fmt.Errorf("zip[%d]: axis %q is in two zip groups", gi, n)
 			}
 			inZip[n] = true
 			if len(vals) != len(f.Axes[g[0]]) {
-				return nil, fmt.Errorf("zip[%d]: axes %q and %q have %d and %d values", gi, g[0], n, len(f.Axes[g[0]]), len(vals))
+				return nil, nil, fmt.Errorf("zip[%d]: axes %q and %q have %d and %d values", gi, g[0], n, len(f.Axes[g[0]]), len(vals))
 			}
 		}
 		for i := range f.Axes[g[0]] {
@@ -407,17 +453,7 @@ func buildAxes(f *File, isTrace bool) ([]axis, error) {
 		}
 		out = append(out, a)
 	}
-	for _, n := range names {
-		if inZip[n] {
-			continue
-		}
-		a := axis{names: []string{n}}
-		for _, v := range f.Axes[n] {
-			a.values = append(a.values, []any{v})
-		}
-		out = append(out, a)
-	}
-	return out, nil
+	return out, inZip, nil
 }
 
 type variant struct {
@@ -441,24 +477,9 @@ func policyVariants(entries []any, cat Catalog) ([]variant, error) {
 	seen := map[string]string{}
 	for i, e := range entries {
 		where := fmt.Sprintf("policies[%d]", i)
-		var name string
-		raw := map[string]any{}
-		switch x := e.(type) {
-		case string:
-			name = x
-		case map[string]any:
-			n, ok := x["name"].(string)
-			if !ok || n == "" {
-				return nil, fmt.Errorf("%s: a policy entry needs a name", where)
-			}
-			name = n
-			for k, v := range x {
-				if k != "name" {
-					raw[strings.ToLower(k)] = v
-				}
-			}
-		default:
-			return nil, fieldErr(where, nil, "want a policy name or a map with name and parameters, got %s", valueWord(e))
+		name, raw, err := policyEntry(where, e)
+		if err != nil {
+			return nil, err
 		}
 		schema, err := cat.Schema(name)
 		if err != nil {
@@ -472,59 +493,102 @@ func policyVariants(entries []any, cat Catalog) ([]variant, error) {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		combos := []map[string]any{{}}
-		for _, k := range keys {
-			vals, isList := raw[k].([]any)
-			if !isList {
-				vals = []any{raw[k]}
-			}
-			if len(vals) == 0 {
-				return nil, fmt.Errorf("%s.%s: empty list", where, k)
-			}
-			var next []map[string]any
-			for _, m := range combos {
-				for _, v := range vals {
-					mm := make(map[string]any, len(m)+1)
-					for a, b := range m {
-						mm[a] = b
-					}
-					mm[k] = v
-					next = append(next, mm)
-				}
-			}
-			combos = next
+		combos, err := paramCombos(where, keys, raw)
+		if err != nil {
+			return nil, err
 		}
 		for _, m := range combos {
-			resolved, err := sim.Resolve(schema, m)
+			v, err := resolveVariant(where, name, schema, raw, keys, m, seen)
 			if err != nil {
-				// sim.Resolve says `parameter "threshold": ...`: the error
-				// is placed at that parameter of the entry.
-				at := where
-				if m := paramInError.FindStringSubmatch(err.Error()); m != nil {
-					if _, given := raw[strings.ToLower(m[1])]; given {
-						at = where + "." + strings.ToLower(m[1])
-					}
-				}
-				return nil, fieldErr(at, nil, "policy %s: %v", name, err)
+				return nil, err
 			}
-			key, err := json.Marshal(map[string]any{"policy": strings.ToLower(name), "params": resolved})
-			if err != nil {
-				return nil, fmt.Errorf("%s (%s): %w", where, name, err)
-			}
-			if first, dup := seen[string(key)]; dup {
-				return nil, fmt.Errorf("%s: %s with parameters %s duplicates %s: list each policy variant once", where, name, paramLabel(resolved), first)
-			}
-			seen[string(key)] = where
-			ax := map[string]any{}
-			for _, k := range keys {
-				if _, isList := raw[k].([]any); isList {
-					ax[k] = m[k]
-				}
-			}
-			out = append(out, variant{where: where, name: name, params: resolved, axes: ax})
+			out = append(out, v)
 		}
 	}
 	return out, nil
+}
+
+// policyEntry reads one policies entry: its name and its parameters,
+// their keys lower-cased.
+func policyEntry(where string, e any) (string, map[string]any, error) {
+	raw := map[string]any{}
+	switch x := e.(type) {
+	case string:
+		return x, raw, nil
+	case map[string]any:
+		n, ok := x["name"].(string)
+		if !ok || n == "" {
+			return "", nil, fmt.Errorf("%s: a policy entry needs a name", where)
+		}
+		for k, v := range x {
+			if k != "name" {
+				raw[strings.ToLower(k)] = v
+			}
+		}
+		return n, raw, nil
+	}
+	return "", nil, fieldErr(where, nil, "want a policy name or a map with name and parameters, got %s", valueWord(e))
+}
+
+// paramCombos crosses an entry's parameters, keys in order: a list value
+// is an axis over the parameter, any other value one step.
+func paramCombos(where string, keys []string, raw map[string]any) ([]map[string]any, error) {
+	combos := []map[string]any{{}}
+	for _, k := range keys {
+		vals, isList := raw[k].([]any)
+		if !isList {
+			vals = []any{raw[k]}
+		}
+		if len(vals) == 0 {
+			return nil, fmt.Errorf("%s.%s: empty list", where, k)
+		}
+		next := make([]map[string]any, 0, len(combos)*len(vals))
+		for _, m := range combos {
+			for _, v := range vals {
+				mm := make(map[string]any, len(m)+1)
+				for a, b := range m {
+					mm[a] = b
+				}
+				mm[k] = v
+				next = append(next, mm)
+			}
+		}
+		combos = next
+	}
+	return combos, nil
+}
+
+// resolveVariant resolves one combination m of an entry's parameters
+// against the policy's schema, rejects a variant an earlier entry (or
+// combination) already produced, and records it in seen.
+func resolveVariant(where, name string, schema []sim.Param, raw map[string]any, keys []string, m map[string]any, seen map[string]string) (variant, error) {
+	resolved, err := sim.Resolve(schema, m)
+	if err != nil {
+		// sim.Resolve says `parameter "threshold": ...`: the error
+		// is placed at that parameter of the entry.
+		at := where
+		if m := paramInError.FindStringSubmatch(err.Error()); m != nil {
+			if _, given := raw[strings.ToLower(m[1])]; given {
+				at = where + "." + strings.ToLower(m[1])
+			}
+		}
+		return variant{}, fieldErr(at, nil, "policy %s: %v", name, err)
+	}
+	key, err := json.Marshal(map[string]any{"policy": strings.ToLower(name), "params": resolved})
+	if err != nil {
+		return variant{}, fmt.Errorf("%s (%s): %w", where, name, err)
+	}
+	if first, dup := seen[string(key)]; dup {
+		return variant{}, fmt.Errorf("%s: %s with parameters %s duplicates %s: list each policy variant once", where, name, paramLabel(resolved), first)
+	}
+	seen[string(key)] = where
+	ax := map[string]any{}
+	for _, k := range keys {
+		if _, isList := raw[k].([]any); isList {
+			ax[k] = m[k]
+		}
+	}
+	return variant{where: where, name: name, params: resolved, axes: ax}, nil
 }
 
 // unknownPolicy is the error of a policy the catalogue does not know:
@@ -627,37 +691,39 @@ func applyAxis(s *workload.Spec, rate *float64, load *float64, name string, v an
 		s.Servers = int(x)
 		return nil
 	}
+	return applyClassAxis(s, where, name, v, x)
+}
+
+// applyClassAxis sets a class[i].<field> axis value x on the scenario.
+func applyClassAxis(s *workload.Spec, where, name string, v any, x float64) error {
 	m := classAxis.FindStringSubmatch(name)
 	i, _ := strconv.Atoi(m[1])
 	if i >= len(s.Classes) {
 		return fmt.Errorf("%s: class %d does not exist (the workload has %d classes)", where, i, len(s.Classes))
 	}
 	c := &s.Classes[i]
-	p := func() *float64 { return &x }
-	switch m[2] {
-	case "need":
+	if m[2] == "need" {
 		if x != math.Trunc(x) || x < 1 || x > math.MaxInt32 {
 			return fmt.Errorf("%s: %v is not a whole number in [1, 2³¹)", where, v)
 		}
 		c.Need = int(x)
-	case "share":
+		return nil
+	}
+	if m[2] == "share" {
 		c.Share = x
-	case "service.mean":
-		c.Service.Mean = p()
-	case "service.scv":
-		c.Service.SCV = p()
-	case "service.low":
-		c.Service.Low = p()
-	case "service.high":
-		c.Service.High = p()
-	case "service.alpha":
-		c.Service.Alpha = p()
-	case "service.shape":
-		c.Service.Shape = p()
-	case "service.scale":
-		c.Service.Scale = p()
+		return nil
+	}
+	if f := serviceField(&c.Service, strings.TrimPrefix(m[2], "service.")); f != nil {
+		*f = &x
 	}
 	return nil
+}
+
+// serviceField is the field of a service distribution a
+// class[i].service.<name> axis sets (nil: none of them).
+func serviceField(d *dist.Spec, name string) **float64 {
+	return map[string]**float64{"mean": &d.Mean, "scv": &d.SCV, "low": &d.Low, "high": &d.High,
+		"alpha": &d.Alpha, "shape": &d.Shape, "scale": &d.Scale}[name]
 }
 
 func cloneSpec(s workload.Spec) workload.Spec {
@@ -671,105 +737,24 @@ func cloneSpec(s workload.Spec) workload.Spec {
 // and counts its points; with emit it generates its tasks, in order.
 func (c *Campaign) addPoint(f *File, cat Catalog, base workload.Spec, trace *TraceRef, vals map[string]any, pols []variant, emit func(Task) error) error {
 	validate := emit == nil
-	spec := cloneSpec(base)
-	// A workload whose classes depend on k (the Halfin–Whitt family) is
-	// rebuilt for a swept servers value before the other axes apply.
-	if v, ok := vals["servers"]; ok && f.Workload != "" && workload.Scaled(f.Workload) {
-		x, err := toFloat("axes.servers", v)
-		if err != nil {
-			return err
-		}
-		if x != math.Trunc(x) || x < 1 || x > math.MaxInt32 {
-			return fmt.Errorf("axes.servers: %v is not a whole number in [1, 2³¹)", v)
-		}
-		if spec, err = workload.NamedFor(f.Workload, int(x)); err != nil {
-			return fmt.Errorf("axes.servers: %w", err)
-		}
-	}
-	var rate, load float64
-	names := make([]string, 0, len(vals))
-	for n := range vals {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if err := applyAxis(&spec, &rate, &load, n, vals[n]); err != nil {
-			return err
-		}
+	spec, rate, load, err := scenarioSpec(f, base, vals)
+	if err != nil {
+		return err
 	}
 	label := pointLabel(vals)
 	if trace == nil {
-		if rate == 0 && load == 0 {
-			return fmt.Errorf("axes: give arrival_rate or load (point %s)", label)
+		if rate, load, err = pointRate(f, spec, vals, label, rate, load); err != nil {
+			return err
 		}
-		if rate < 0 || load < 0 {
-			return fmt.Errorf("axes: point %s: arrival rate and load must be > 0", label)
-		}
-		unit, err := spec.Build(1)
-		if err != nil {
-			return fmt.Errorf("point %s: %w", label, err)
-		}
-		if err := checkMeans(spec, unit); err != nil {
-			return fmt.Errorf("point %s: %w", label, err)
-		}
-		if err := checkClassRanges(f, spec, vals); err != nil {
-			return fmt.Errorf("point %s: %w", label, err)
-		}
-		if load > 0 {
-			rate = load / unit.Load()
-		}
-		load = rate * unit.Load()
-		if _, given := vals["load"]; given {
-			if err := checkMagnitude("axes.load", load); err != nil {
-				return fmt.Errorf("point %s: %w", label, err)
-			}
-		}
-		if err := checkMagnitude("axes.arrival_rate", rate); err != nil {
-			if _, given := vals["load"]; given {
-				err.(*Error).Path = "axes.load"
-				err.(*Error).Msg = fmt.Sprintf("gives the arrival rate %v, outside [%g, %g], the range of rates msjfarm accepts", rate, MinMagnitude, MaxMagnitude)
-			}
-			return fmt.Errorf("point %s: %w", label, err)
-		}
-		// A finite rate or load can still overflow through the other (a
-		// load of 0.5 with service means of 1e-300 is a rate of 5e299 per
-		// time unit times the servers): name the axis that was given.
-		if !(rate > 0) || math.IsInf(rate, 0) || math.IsInf(load, 0) {
-			field := "arrival_rate"
-			if _, ok := vals["load"]; ok {
-				field = "load"
-			}
-			return fmt.Errorf("axes.%s: point %s: arrival rate %v and offered load %v are out of range for this workload", field, label, rate, load)
-		}
-		// Shares the user wrote (explicit classes or a share axis) that
-		// do not sum to 1 get a note; a named workload's shares are the
-		// paper's rounded table, normalised by definition.
-		if sum := shareSum(spec); validate && userShares(f, vals) && math.Abs(sum-1) > 1e-9 {
-			// One note per distinct total, not one per point.
-			key := fmt.Sprintf("%.6g", sum)
-			if c.shareNotes == nil {
-				c.shareNotes = map[string]bool{}
-			}
-			if !c.shareNotes[key] {
-				c.shareNotes[key] = true
-				c.Warnings = append(c.Warnings, fmt.Sprintf("point %s: class shares sum to %s, not 1: they are normalised (each divided by %s)", label, key, key))
-			}
-		}
-		if load >= 1 && validate {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("point %s: offered load %.4g >= 1: no policy can be stable; results will be flagged", label, load))
+		if validate {
+			c.notePoint(f, spec, vals, label, load)
 		}
 	} else if spec.Servers < 1 {
 		spec.Servers = 0 // the trace header's MaxProcs, resolved by the reader
 	}
-	var ia *dist.Spec
-	if err := checkDistRanges("interarrival", f.Interarrival); err != nil {
+	ia, err := interarrival(f)
+	if err != nil {
 		return err
-	}
-	if f.Interarrival != nil {
-		if _, err := f.Interarrival.Build(); err != nil {
-			return fmt.Errorf("interarrival: %w", err)
-		}
-		ia = f.Interarrival
 	}
 	scenario := map[string]any{"workload": spec, "arrival_rate": rate, "interarrival": ia, "trace": trace}
 	scenarioID, err := hashHex(scenario, 16)
@@ -777,20 +762,8 @@ func (c *Campaign) addPoint(f *File, cat Catalog, base workload.Spec, trace *Tra
 		return fmt.Errorf("point %s: %w", label, err)
 	}
 	if validate {
-		if c.scenarios == nil {
-			c.scenarios = map[string]string{}
-		}
-		// Two axis values that make the same scenario (arrival_rate: [1, 1.0],
-		// or load and servers steps that land on the same system) would give
-		// the same task ids twice, and the campaign would wait for ever.
-		if prev, dup := c.scenarios[scenarioID]; dup {
-			return fmt.Errorf("axes: points %s and %s are the same scenario: list each axis value once", prev, label)
-		}
-		c.scenarios[scenarioID] = label
-		if wc, ok := cat.(WorkloadChecker); ok && trace == nil {
-			if err := c.checkVariants(wc, spec, rate, ia, pols, label); err != nil {
-				return err
-			}
+		if err := c.checkScenario(cat, scenarioID, spec, rate, ia, trace, pols, label); err != nil {
+			return err
 		}
 	}
 	var seeds *seedDeriver
@@ -800,19 +773,11 @@ func (c *Campaign) addPoint(f *File, cat Catalog, base workload.Spec, trace *Tra
 		}
 	}
 	for _, p := range pols {
-		axes := map[string]any{}
-		for k, v := range vals {
-			axes[k] = v
-		}
-		for k, v := range p.axes {
-			axes[k] = v
-		}
-		point, err := hashHex(map[string]any{"scenario": scenario, "policy": p.name, "params": p.params}, 16)
-		if err != nil {
+		tmpl := Task{Scenario: scenarioID, Workload: spec, ArrivalRate: rate, Interarrival: ia,
+			Trace: trace, Policy: p.name, Params: p.params, Run: f.Run, Axes: pointAxes(vals, p), Load: load}
+		if tmpl.Point, err = hashHex(map[string]any{"scenario": scenario, "policy": p.name, "params": p.params}, 16); err != nil {
 			return fmt.Errorf("point %s: policy %s: %w", label, p.name, err)
 		}
-		tmpl := Task{Point: point, Scenario: scenarioID, Workload: spec, ArrivalRate: rate, Interarrival: ia,
-			Trace: trace, Policy: p.name, Params: p.params, Run: f.Run, Axes: axes, Load: load}
 		ids, err := newIDHasher(tmpl)
 		if err != nil {
 			return fmt.Errorf("point %s: policy %s: a task cannot be encoded (a parameter is not a finite number?)", label, p.name)
@@ -821,13 +786,168 @@ func (c *Campaign) addPoint(f *File, cat Catalog, base workload.Spec, trace *Tra
 			c.Points++
 			continue
 		}
-		for r := 0; r < f.Replications; r++ {
-			t := tmpl
-			t.Replication, t.Seed = r, seeds.seed(r)
-			t.ID = ids.id(r, t.Seed)
-			if err := emit(t); err != nil {
-				return err
-			}
+		if err := emitReplications(tmpl, f.Replications, seeds, ids, emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scenarioSpec is the system at axis values vals: the base workload (a
+// workload whose classes depend on k, the Halfin–Whitt family, rebuilt
+// for a swept servers value first) with every axis applied, and the
+// rate or load the axes give (0 when not swept).
+func scenarioSpec(f *File, base workload.Spec, vals map[string]any) (spec workload.Spec, rate, load float64, err error) {
+	spec = cloneSpec(base)
+	if v, ok := vals["servers"]; ok && f.Workload != "" && workload.Scaled(f.Workload) {
+		x, err := toFloat("axes.servers", v)
+		if err != nil {
+			return spec, 0, 0, err
+		}
+		if x != math.Trunc(x) || x < 1 || x > math.MaxInt32 {
+			return spec, 0, 0, fmt.Errorf("axes.servers: %v is not a whole number in [1, 2³¹)", v)
+		}
+		if spec, err = workload.NamedFor(f.Workload, int(x)); err != nil {
+			return spec, 0, 0, fmt.Errorf("axes.servers: %w", err)
+		}
+	}
+	names := make([]string, 0, len(vals))
+	for n := range vals {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := applyAxis(&spec, &rate, &load, n, vals[n]); err != nil {
+			return spec, 0, 0, err
+		}
+	}
+	return spec, rate, load, nil
+}
+
+// pointRate checks a generated-arrivals point's system and returns its
+// arrival rate and offered load, the one derived from the other the axes
+// gave, each within the magnitudes msjfarm accepts.
+func pointRate(f *File, spec workload.Spec, vals map[string]any, label string, rate, load float64) (float64, float64, error) {
+	if rate == 0 && load == 0 {
+		return 0, 0, fmt.Errorf("axes: give arrival_rate or load (point %s)", label)
+	}
+	if rate < 0 || load < 0 {
+		return 0, 0, fmt.Errorf("axes: point %s: arrival rate and load must be > 0", label)
+	}
+	unit, err := spec.Build(1)
+	if err != nil {
+		return 0, 0, fmt.Errorf("point %s: %w", label, err)
+	}
+	if err := checkMeans(spec, unit); err != nil {
+		return 0, 0, fmt.Errorf("point %s: %w", label, err)
+	}
+	if err := checkClassRanges(f, spec, vals); err != nil {
+		return 0, 0, fmt.Errorf("point %s: %w", label, err)
+	}
+	if load > 0 {
+		rate = load / unit.Load()
+	}
+	load = rate * unit.Load()
+	_, loadGiven := vals["load"]
+	if loadGiven {
+		if err := checkMagnitude("axes.load", load); err != nil {
+			return 0, 0, fmt.Errorf("point %s: %w", label, err)
+		}
+	}
+	if err := checkMagnitude("axes.arrival_rate", rate); err != nil {
+		if loadGiven {
+			err.(*Error).Path = "axes.load"
+			err.(*Error).Msg = fmt.Sprintf("gives the arrival rate %v, outside [%g, %g], the range of rates msjfarm accepts", rate, MinMagnitude, MaxMagnitude)
+		}
+		return 0, 0, fmt.Errorf("point %s: %w", label, err)
+	}
+	// A finite rate or load can still overflow through the other (a
+	// load of 0.5 with service means of 1e-300 is a rate of 5e299 per
+	// time unit times the servers): name the axis that was given.
+	if !(rate > 0) || math.IsInf(rate, 0) || math.IsInf(load, 0) {
+		field := "arrival_rate"
+		if loadGiven {
+			field = "load"
+		}
+		return 0, 0, fmt.Errorf("axes.%s: point %s: arrival rate %v and offered load %v are out of range for this workload", field, label, rate, load)
+	}
+	return rate, load, nil
+}
+
+// notePoint adds the campaign's warnings about a valid point: shares the
+// user wrote (explicit classes or a share axis) that do not sum to 1 —
+// a named workload's shares are the paper's rounded table, normalised by
+// definition — once per distinct total, and an offered load ≥ 1.
+func (c *Campaign) notePoint(f *File, spec workload.Spec, vals map[string]any, label string, load float64) {
+	if sum := shareSum(spec); userShares(f, vals) && math.Abs(sum-1) > 1e-9 {
+		key := fmt.Sprintf("%.6g", sum)
+		if c.shareNotes == nil {
+			c.shareNotes = map[string]bool{}
+		}
+		if !c.shareNotes[key] {
+			c.shareNotes[key] = true
+			c.Warnings = append(c.Warnings, fmt.Sprintf("point %s: class shares sum to %s, not 1: they are normalised (each divided by %s)", label, key, key))
+		}
+	}
+	if load >= 1 {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("point %s: offered load %.4g >= 1: no policy can be stable; results will be flagged", label, load))
+	}
+}
+
+// interarrival is the file's checked inter-arrival law (nil: Poisson).
+func interarrival(f *File) (*dist.Spec, error) {
+	if err := checkDistRanges("interarrival", f.Interarrival); err != nil {
+		return nil, err
+	}
+	if f.Interarrival == nil {
+		return nil, nil
+	}
+	if _, err := f.Interarrival.Build(); err != nil {
+		return nil, fmt.Errorf("interarrival: %w", err)
+	}
+	return f.Interarrival, nil
+}
+
+// checkScenario rejects a scenario that repeats an earlier one — two
+// axis values that make the same scenario (arrival_rate: [1, 1.0], or
+// load and servers steps that land on the same system) would give the
+// same task ids twice, and the campaign would wait for ever — and tries
+// the policy variants on its system when the catalogue can.
+func (c *Campaign) checkScenario(cat Catalog, scenarioID string, spec workload.Spec, rate float64, ia *dist.Spec, trace *TraceRef, pols []variant, label string) error {
+	if c.scenarios == nil {
+		c.scenarios = map[string]string{}
+	}
+	if prev, dup := c.scenarios[scenarioID]; dup {
+		return fmt.Errorf("axes: points %s and %s are the same scenario: list each axis value once", prev, label)
+	}
+	c.scenarios[scenarioID] = label
+	if wc, ok := cat.(WorkloadChecker); ok && trace == nil {
+		return c.checkVariants(wc, spec, rate, ia, pols, label)
+	}
+	return nil
+}
+
+// pointAxes are a point's values of the swept axes: the scenario's and
+// the policy variant's parameters.
+func pointAxes(vals map[string]any, p variant) map[string]any {
+	axes := make(map[string]any, len(vals)+len(p.axes))
+	for k, v := range vals {
+		axes[k] = v
+	}
+	for k, v := range p.axes {
+		axes[k] = v
+	}
+	return axes
+}
+
+// emitReplications emits the replications of the point tmpl, in order.
+func emitReplications(tmpl Task, reps int, seeds *seedDeriver, ids *idHasher, emit func(Task) error) error {
+	for r := 0; r < reps; r++ {
+		t := tmpl
+		t.Replication, t.Seed = r, seeds.seed(r)
+		t.ID = ids.id(r, t.Seed)
+		if err := emit(t); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -71,43 +71,8 @@ func PlanLimit(f *File, cat Catalog) (*LimitPlan, error) {
 }
 
 func planLimit(f *File, cat Catalog) (*LimitPlan, error) {
-	l := f.Limit
-	if l == nil {
-		return nil, errors.New("limit: the sweep file has no limit block")
-	}
-	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-	switch {
-	case f.Name == "":
-		return nil, fmt.Errorf("name: required")
-	case f.Replications < 1:
-		return nil, fmt.Errorf("replications: must be >= 1 (the replications per probe rate), got %d", f.Replications)
-	case !finite(l.Lo) || l.Lo < 0:
-		return nil, fmt.Errorf("limit.lo: must be a positive arrival rate (0: 0.05 × the rate at load 1), got %v", l.Lo)
-	case !finite(l.Hi) || l.Hi < 0:
-		return nil, fmt.Errorf("limit.hi: must be a positive arrival rate (0: 1.5 × the rate at load 1), got %v", l.Hi)
-	case !finite(l.RelTol) || l.RelTol < 0:
-		return nil, fmt.Errorf("limit.rel_tol: must be > 0 (0: %v), got %v", DefaultLimitRelTol, l.RelTol)
-	case l.Probes < 0 || l.Probes > maxLimitProbes:
-		return nil, fmt.Errorf("limit.probes: must be in [1, %d] (0: %d), got %d", maxLimitProbes, DefaultLimitProbes, l.Probes)
-	case f.Trace != nil:
-		return nil, errors.New("limit: a replayed trace has fixed arrival times, there is no rate to search (remove trace or limit)")
-	case f.Precision != nil:
-		return nil, errors.New("limit: precision is not supported with limit (replications is the number per probe rate)")
-	case len(f.Zip) > 0:
-		return nil, errors.New("limit: zip is not supported with limit (the search sweeps the arrival rate itself)")
-	}
-	if len(f.Axes) > 0 {
-		names := make([]string, 0, len(f.Axes))
-		for n := range f.Axes {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			if n == "arrival_rate" || n == "load" {
-				return nil, fmt.Errorf("limit: replaces the arrival-rate axis: remove axes.%s (the search chooses the rates between limit.lo and limit.hi)", n)
-			}
-		}
-		return nil, fmt.Errorf("limit: axes.%s: a limit block searches one system; write one file per value of %s", names[0], names[0])
+	if err := checkLimitFile(f); err != nil {
+		return nil, err
 	}
 	if err := checkRun(f.Run); err != nil {
 		return nil, err
@@ -123,7 +88,82 @@ func planLimit(f *File, cat Catalog) (*LimitPlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
 	}
-	p := &LimitPlan{Lo: l.Lo, Hi: l.Hi, RelTol: l.RelTol, Probes: l.Probes, Rate1: 1 / unit.Load()}
+	p := limitBracket(f.Limit, 1/unit.Load())
+	if p.Lo >= p.Hi {
+		return nil, fmt.Errorf("limit.lo (%v) must be below limit.hi (%v)", p.Lo, p.Hi)
+	}
+	vs, err := policyVariants(f.Policies, cat)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range vs {
+		p.Targets = append(p.Targets, LimitTarget{Label: variantLabel(v), Policy: v.name, Params: v.params})
+	}
+	// Every probe is a campaign Expand validates; the first round's lowest
+	// rate is checked here, so that a workload or parameter error is
+	// reported before anything runs, naming the key.
+	for _, t := range p.Targets {
+		if _, err := Expand(ProbeFile(f, t, []float64{p.Lo}), cat); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// checkLimitFile checks the limit block's own keys and what a limit
+// search excludes (a trace, precision, zip and axes).
+func checkLimitFile(f *File) error {
+	l := f.Limit
+	if l == nil {
+		return errors.New("limit: the sweep file has no limit block")
+	}
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	switch {
+	case f.Name == "":
+		return fmt.Errorf("name: required")
+	case f.Replications < 1:
+		return fmt.Errorf("replications: must be >= 1 (the replications per probe rate), got %d", f.Replications)
+	case !finite(l.Lo) || l.Lo < 0:
+		return fmt.Errorf("limit.lo: must be a positive arrival rate (0: 0.05 × the rate at load 1), got %v", l.Lo)
+	case !finite(l.Hi) || l.Hi < 0:
+		return fmt.Errorf("limit.hi: must be a positive arrival rate (0: 1.5 × the rate at load 1), got %v", l.Hi)
+	case !finite(l.RelTol) || l.RelTol < 0:
+		return fmt.Errorf("limit.rel_tol: must be > 0 (0: %v), got %v", DefaultLimitRelTol, l.RelTol)
+	case l.Probes < 0 || l.Probes > maxLimitProbes:
+		return fmt.Errorf("limit.probes: must be in [1, %d] (0: %d), got %d", maxLimitProbes, DefaultLimitProbes, l.Probes)
+	case f.Trace != nil:
+		return errors.New("limit: a replayed trace has fixed arrival times, there is no rate to search (remove trace or limit)")
+	case f.Precision != nil:
+		return errors.New("limit: precision is not supported with limit (replications is the number per probe rate)")
+	case len(f.Zip) > 0:
+		return errors.New("limit: zip is not supported with limit (the search sweeps the arrival rate itself)")
+	}
+	return limitAxesErr(f.Axes)
+}
+
+// limitAxesErr rejects any axis in a limit file, naming the arrival-rate
+// axis the search replaces first.
+func limitAxesErr(axes map[string][]any) error {
+	if len(axes) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(axes))
+	for n := range axes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if n == "arrival_rate" || n == "load" {
+			return fmt.Errorf("limit: replaces the arrival-rate axis: remove axes.%s (the search chooses the rates between limit.lo and limit.hi)", n)
+		}
+	}
+	return fmt.Errorf("limit: axes.%s: a limit block searches one system; write one file per value of %s", names[0], names[0])
+}
+
+// limitBracket is the plan of block l with its defaults filled in, for a
+// system whose rate at offered load 1 is rate1.
+func limitBracket(l *LimitSpec, rate1 float64) *LimitPlan {
+	p := &LimitPlan{Lo: l.Lo, Hi: l.Hi, RelTol: l.RelTol, Probes: l.Probes, Rate1: rate1}
 	if p.Lo == 0 {
 		p.Lo = 0.05 * p.Rate1
 	}
@@ -136,34 +176,22 @@ func planLimit(f *File, cat Catalog) (*LimitPlan, error) {
 	if p.Probes == 0 {
 		p.Probes = DefaultLimitProbes
 	}
-	if p.Lo >= p.Hi {
-		return nil, fmt.Errorf("limit.lo (%v) must be below limit.hi (%v)", p.Lo, p.Hi)
+	return p
+}
+
+// variantLabel names a policy variant as the report's legends do: the
+// policy, then its swept parameters in name order ("msfq threshold=31").
+func variantLabel(v variant) string {
+	label := v.name
+	keys := make([]string, 0, len(v.axes))
+	for k := range v.axes {
+		keys = append(keys, k)
 	}
-	vs, err := policyVariants(f.Policies, cat)
-	if err != nil {
-		return nil, err
+	sort.Strings(keys)
+	for _, k := range keys {
+		label += fmt.Sprintf(" %s=%v", k, v.axes[k])
 	}
-	for _, v := range vs {
-		label := v.name
-		keys := make([]string, 0, len(v.axes))
-		for k := range v.axes {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			label += fmt.Sprintf(" %s=%v", k, v.axes[k])
-		}
-		p.Targets = append(p.Targets, LimitTarget{Label: label, Policy: v.name, Params: v.params})
-	}
-	// Every probe is a campaign Expand validates; the first round's lowest
-	// rate is checked here, so that a workload or parameter error is
-	// reported before anything runs, naming the key.
-	for _, t := range p.Targets {
-		if _, err := Expand(ProbeFile(f, t, []float64{p.Lo}), cat); err != nil {
-			return nil, err
-		}
-	}
-	return p, nil
+	return label
 }
 
 // ProbeFile is the sweep of one search round: f without its limit block,
