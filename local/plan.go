@@ -38,11 +38,18 @@ type Plan struct {
 	Workers int
 	Cores   int
 	// CPU is the estimated CPU time of the tasks to run, Wall the
-	// estimated wall time on Workers workers (see EstimateMethod).
-	CPU  time.Duration
-	Wall time.Duration
-	// Calibrated counts the points calibrated, CalibrationArrivals the
-	// arrivals each calibration ran, Calibration its CPU time.
+	// estimated wall time on Workers workers (see EstimateMethod): Run,
+	// the tasks' schedule, plus Finalise, the start-up and the
+	// finalisation (summary, checksums, report).
+	CPU      time.Duration
+	Wall     time.Duration
+	Run      time.Duration
+	Finalise time.Duration
+	// Classes counts the cost classes of the tasks to run (one policy on
+	// one system, estimate.go), Calibrated the calibrations run over them,
+	// CalibrationArrivals the arrivals each ran, Calibration their CPU
+	// time.
+	Classes             int
 	Calibrated          int
 	CalibrationArrivals int64
 	Calibration         time.Duration
@@ -55,19 +62,19 @@ type Plan struct {
 }
 
 // EstimateMethod says how Plan estimates time.
-const EstimateMethod = "calibration: one short replication of every point to run (its first task, the same " +
-	"workload, arrival process, policy and parameters, with a few 10^4 arrivals from an empty system, " +
-	"in-process on this machine, at two lengths), its thread CPU time fitted as set-up + cost per arrival and " +
-	"applied to the task's warmup+arrivals; wall time " +
-	"is the longest-processing-time-first schedule of the tasks on min(workers, cores) slots (a local run on more " +
-	"workers than cores gains nothing), each task taking its CPU time plus a small overhead stretched by the contention measured now (as many busy threads as slots " +
-	"for 0.15 s, once before and four times after the calibration, the median of their wall time over the CPU time " +
-	"they got, " +
-	"i.e. the share of the cores other processes take), plus the start-up and the report's time (per point and " +
-	"policy variant)"
+const EstimateMethod = "calibration per cost class (one policy with its workload, arrival process or trace; " +
+	"its parameters and the arrival rate vary within it), not per point: 2 to 5 rates of each class, spread over its " +
+	"range (about 400 calibrations in all), each a short in-process replication from an empty system at two lengths " +
+	"whose thread CPU time is fitted as set-up + cost per arrival, interpolated linearly in the rate for the points " +
+	"between and applied to each task's warmup+arrivals; wall time is the longest-processing-time-first schedule of " +
+	"the tasks on min(workers, cores) slots, each taking its CPU time stretched by the contention plus 2 ms of farm " +
+	"overhead (storing its result: disk, not CPU), plus the start-up (0.5 s, 10 µs per task and 40 µs per point) and " +
+	"the finalisation (0.2 ms per task and 4 ms per point) CPU, stretched by the contention measured now (as many busy threads as slots for 0.15 s, once before and four times after the " +
+	"calibration, the median of their wall time over the CPU time they got, i.e. the share of the cores other " +
+	"processes take)"
 
 // calibrationBudget bounds the arrivals of the whole calibration (about a
-// second of CPU at the engine's usual speed), and the per-point bounds keep
+// second of CPU at the engine's usual speed), and the per-calibration bounds keep
 // each calibration long enough to see the queue build up and short enough
 // for large sweeps.
 const (
@@ -91,23 +98,16 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 	}
 	// One pass over the tasks, generated, never listed (a 10^7-task sweep
 	// does not fit in memory as tasks): the tasks to run are counted by
-	// point and length, each point keeps its first task for its
-	// calibration, and the report's curves are counted by scenario.
-	first := map[string]sweep.Task{}
-	var order []string
-	type lengthKey struct {
-		point    string
+	// cost class, rate and length, and each point is filed under its
+	// class (estimate.go).
+	classes := newCostClasses()
+	type groupKey struct {
+		class    int
+		rate     float64
 		arrivals int64
 	}
-	count := map[lengthKey]int{}
-	perScenario := map[string]map[string]bool{}
-	curves := 1
+	count := map[groupKey]int{}
 	if err := camp.Each(func(t sweep.Task) error {
-		if perScenario[t.Scenario] == nil {
-			perScenario[t.Scenario] = map[string]bool{}
-		}
-		perScenario[t.Scenario][t.Point] = true
-		curves = max(curves, len(perScenario[t.Scenario]))
 		if stored, reusable := have(t); stored {
 			p.Stored++
 			if reusable {
@@ -116,11 +116,11 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 			return nil
 		}
 		p.ToRun++
-		count[lengthKey{t.Point, int64(t.Run.Warmup + t.Run.Arrivals)}]++
-		if _, ok := first[t.Point]; !ok {
-			first[t.Point] = t
-			order = append(order, t.Point)
+		ci, err := classes.add(&t)
+		if err != nil {
+			return err
 		}
+		count[groupKey{ci, t.ArrivalRate, int64(t.Run.Warmup + t.Run.Arrivals)}]++
 		return nil
 	}); err != nil {
 		return nil, err
@@ -128,47 +128,21 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 	if p.ToRun == 0 {
 		return p, nil
 	}
-	n := int64(calibrationBudget / len(order))
+	cals := classes.plan()
+	n := int64(calibrationBudget / len(cals))
 	n = min(max(n, calibrationMin), calibrationMax)
 	p.CalibrationArrivals = n
+	p.Classes = len(classes.list)
 	// Contention first, on as many threads as the run will keep busy: the
 	// calibrations leave garbage whose collection would take the probe's
 	// cores. The calibrations then run on as many goroutines.
 	par := min(workers, p.Cores)
 	runtime.GC()
 	probes := []float64{measureContention(par, contentionProbe)}
-	model := map[string]costModel{}
-	var mu sync.Mutex
-	var firstErr error
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, par)
-	for _, pt := range order {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			// Two lengths: the set-up of a replication (building the
-			// workload and the policy's state) is separated from the cost
-			// per arrival, which is what grows with the run length.
-			cpu1, _, n1, err1 := calibrate(ctx, first[pt], max(n/4, 500))
-			cpu2, _, n2, err2 := calibrate(ctx, first[pt], n)
-			mu.Lock()
-			defer mu.Unlock()
-			if err := errors.Join(err1, err2); err != nil {
-				if firstErr == nil {
-					firstErr = fmt.Errorf("calibrating point %s (%s): %w", pt, first[pt].Policy, err)
-				}
-				return
-			}
-			p.Calibration += cpu1 + cpu2
-			model[pt] = fitCost(cpu1.Seconds(), float64(n1), cpu2.Seconds(), float64(n2))
-			p.Calibrated++
-		}()
+	if p.Calibration, err = classes.calibrateClasses(ctx, cals, n, par); err != nil {
+		return nil, err
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
+	p.Calibrated = len(cals)
 	// More probes after the calibration: other processes come and go, and
 	// the median of five is less at the mercy of one burst.
 	runtime.GC()
@@ -180,14 +154,17 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 	groups := make([]taskGroup, 0, len(count))
 	var total float64
 	for k, c := range count {
-		m := model[k.point]
+		m := classes.cost(k.class, k.rate)
 		cost := m.setup + m.perArrival*float64(k.arrivals)
 		total += cost * float64(c)
-		groups = append(groups, taskGroup{cost: cost + taskOverhead.Seconds(), n: c})
+		groups = append(groups, taskGroup{cost: cost*p.Contention + taskOverhead.Seconds(), n: c})
 	}
 	p.CPU = time.Duration(total * 1e9)
-	fixed := startOverhead.Seconds() + curveCost.Seconds()*float64(camp.Points*curves)
-	p.Wall = time.Duration((makespanGroups(groups, par)*p.Contention + fixed) * 1e9)
+	p.Run = time.Duration(makespanGroups(groups, par) * 1e9)
+	fixed := startOverhead.Seconds() + startPerTask.Seconds()*float64(p.Tasks) + startPerPoint.Seconds()*float64(p.Points) +
+		finalPerTask.Seconds()*float64(p.Tasks) + finalPerPoint.Seconds()*float64(p.Points)
+	p.Finalise = time.Duration(fixed * p.Contention * 1e9)
+	p.Wall = p.Run + p.Finalise
 	return p, nil
 }
 
@@ -234,20 +211,27 @@ func storedTasks(ctx context.Context, st storage.Store, id string) (func(sweep.T
 	}, nil
 }
 
-// taskOverhead is a task's wall time outside its replication in a local
-// run (fetch, task-state updates, storing the result and its reference,
-// ack); startOverhead the embedded server's and coordinator's start-up and
-// the submission; curveCost the finalisation's time per point and policy
-// variant (summary, manifest and the report, whose plots draw every
-// variant's curve over every point). Fitted on a shared 2-core machine to
-// examples/q-fig3.yaml (35 points × 5 variants: 0.7 s from the last result
-// to the report) and k-fig4.yaml (78 × 13: 3.8 s). Start-up and
-// finalisation are one thread each, mostly waiting on storage, and are not
-// stretched by the contention the way the replications are.
+// taskOverhead is a task's time on its slot outside its replication in a
+// local run (fetch, task-state updates, storing the result and its
+// reference, each a file written and synced, ack): mostly waiting for the
+// disk, so not stretched by the contention, and measured the same under
+// a load average of 7 and of 30. startOverhead is the embedded server's
+// and coordinator's start-up, startPerTask and startPerPoint the
+// planning, generation and submission of the tasks; finalPerTask and
+// finalPerPoint the finalisation's CPU time per record read (summary,
+// checksums) and per point (aggregation and the report's tables and
+// figures). Those are CPU on the cores the replications use, and are
+// stretched by the contention like them. Fitted on a shared 2-core
+// machine to campaigns of 12,000 points and of 10^5 tasks of 1,100
+// arrivals, where they are most of the wall time (docs/results.md has
+// the runs).
 const (
-	taskOverhead  = time.Millisecond
+	taskOverhead  = 2 * time.Millisecond
 	startOverhead = 500 * time.Millisecond
-	curveCost     = 2500 * time.Microsecond
+	startPerTask  = 10 * time.Microsecond
+	startPerPoint = 40 * time.Microsecond
+	finalPerTask  = 200 * time.Microsecond
+	finalPerPoint = 4 * time.Millisecond
 )
 
 // calibrate runs t's scenario for up to n arrivals from an empty system

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -107,105 +108,184 @@ func usagef(format string, a ...any) int {
 	return 2
 }
 
+// limitSystem is what a search runs: a workload spec (with its
+// interarrival law), a run block, the seed and the policy variants.
+type limitSystem struct {
+	spec    workload.Spec
+	ia      *dist.Spec
+	runCfg  wire.RunConfig
+	seed    uint64
+	targets []limitTarget
+}
+
+// runLimit is msjfarm limit: the flags checked, the system read from a
+// sweep file or the flags, the bracket resolved, then one search per
+// policy variant, printed as it ends. Every error before the first search
+// is a usage error (exit status 2).
 func runLimit(fs *pflag.FlagSet, args []string, out io.Writer, lf limitFlags) int {
-	bad := func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) || x < 0 }
-	switch {
-	case len(args) > 1:
-		return usagef("limit: at most one sweep file, got %d arguments", len(args))
-	case bad(lf.lo):
-		return usagef("limit: --lo must be a positive arrival rate, got %v", lf.lo)
-	case bad(lf.hi):
-		return usagef("limit: --hi must be a positive arrival rate, got %v", lf.hi)
-	case lf.lo > 0 && lf.hi > 0 && lf.lo >= lf.hi:
-		return usagef("limit: --lo (%v) must be below --hi (%v)", lf.lo, lf.hi)
-	case lf.reps < 1:
-		return usagef("limit: --reps must be >= 1, got %d", lf.reps)
-	case math.IsNaN(lf.relTol) || math.IsInf(lf.relTol, 0) || lf.relTol < 0 || fs.Changed("rel-tol") && lf.relTol == 0:
-		return usagef("limit: --rel-tol must be > 0, got %v", lf.relTol)
-	case lf.workers < 1:
-		return usagef("limit: --workers must be >= 1, got %d", lf.workers)
-	case lf.arrivals < 1:
-		return usagef("limit: --arrivals must be >= 1, got %d", lf.arrivals)
+	if err := checkLimitFlags(fs, args, lf); err != nil {
+		return usagef("%v", err)
 	}
 	host := pluginhost.New(pluginhost.Config{MaxConcurrent: lf.workers})
 	defer host.Close()
 	reg := registry.New(context.Background(), registry.Options{Dirs: pluginhost.SearchPath(lf.pluginPath, nil), Host: host})
+	sys, rate1, err := limitSetup(fs, args, reg, host, &lf)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	opt := limit.Options{Lo: lf.lo, Hi: lf.hi, Reps: lf.reps, RelTol: lf.relTol, Parallel: lf.workers}
+	if err := opt.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	enc := json.NewEncoder(out)
+	for _, t := range sys.targets {
+		l, err := limit.Search(t.run, opt)
+		if err != nil {
+			return fail("limit: %s: %v", t.Policy, err)
+		}
+		rep := limitReport{Policy: t.Policy, Params: t.Params, Limit: l}
+		if !lf.json {
+			printLimit(out, rep, rate1)
+		} else if err := enc.Encode(rep); err != nil {
+			return fail("limit: %v", err)
+		}
+	}
+	return 0
+}
 
-	// What is searched: a workload spec (with its interarrival law), a run
-	// block, and the policy variants.
+// checkLimitFlags checks the flags on their own, before anything is read.
+func checkLimitFlags(fs *pflag.FlagSet, args []string, lf limitFlags) error {
+	bad := func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) || x < 0 }
+	switch {
+	case len(args) > 1:
+		return fmt.Errorf("limit: at most one sweep file, got %d arguments", len(args))
+	case bad(lf.lo):
+		return fmt.Errorf("limit: --lo must be a positive arrival rate, got %v", lf.lo)
+	case bad(lf.hi):
+		return fmt.Errorf("limit: --hi must be a positive arrival rate, got %v", lf.hi)
+	case lf.lo > 0 && lf.hi > 0 && lf.lo >= lf.hi:
+		return fmt.Errorf("limit: --lo (%v) must be below --hi (%v)", lf.lo, lf.hi)
+	case lf.reps < 1:
+		return fmt.Errorf("limit: --reps must be >= 1, got %d", lf.reps)
+	case math.IsNaN(lf.relTol) || math.IsInf(lf.relTol, 0) || lf.relTol < 0 || fs.Changed("rel-tol") && lf.relTol == 0:
+		return fmt.Errorf("limit: --rel-tol must be > 0, got %v", lf.relTol)
+	case lf.workers < 1:
+		return fmt.Errorf("limit: --workers must be >= 1, got %d", lf.workers)
+	case lf.arrivals < 1:
+		return fmt.Errorf("limit: --arrivals must be >= 1, got %d", lf.arrivals)
+	}
+	return nil
+}
+
+// limitSetup reads the system (from the sweep file args[0] or the
+// flags), resolves the bracket and tolerance into lf, checks every
+// variant on the workload and builds each one's RunFunc. It returns the
+// rate at offered load 1, the work-conserving bound.
+func limitSetup(fs *pflag.FlagSet, args []string, reg *registry.Registry, host *pluginhost.Host, lf *limitFlags) (*limitSystem, float64, error) {
 	var (
-		spec    workload.Spec
-		ia      *dist.Spec
-		runCfg  = wire.RunConfig{Arrivals: lf.arrivals, Warmup: lf.warmup}
-		seed    = lf.seed
-		targets []limitTarget
+		sys *limitSystem
+		err error
 	)
 	if len(args) == 1 {
-		if fs.Changed("policy") || fs.Changed("param") || fs.Changed("workload") {
-			return usagef("limit: --workload, --policy and --param come from the sweep file %s; give either the file or the flags", args[0])
-		}
-		f, camp, err := limitFileCampaign(args[0], reg, fs, &lf)
-		if err != nil {
-			return usagef("limit: %v", err)
-		}
-		if len(camp.Tasks) == 0 {
-			return usagef("limit: %s: no tasks", args[0])
-		}
-		t0 := camp.Tasks[0]
-		if t0.Trace != nil {
-			return usagef("limit: %s replays a trace: its arrival times are fixed, there is no rate to search", args[0])
-		}
-		spec, ia = t0.Workload, t0.Interarrival
-		// The run block decides the run length unless a flag overrides it.
-		cfg := t0.Run.RunConfig
-		if fs.Changed("arrivals") {
-			cfg.Arrivals = lf.arrivals
-		}
-		if fs.Changed("warmup") {
-			cfg.Warmup = lf.warmup
-		}
-		runCfg = cfg
-		if !fs.Changed("seed") && f.Seed != 0 {
-			seed = f.Seed
-		}
-		// Every distinct policy variant, in the file's order; the arrival-rate
-		// (and any other) axis is ignored: the workload is the first point's.
-		seen := map[string]bool{}
-		for _, t := range camp.Tasks {
-			key, _ := json.Marshal([]any{t.Policy, t.Params})
-			if seen[string(key)] {
-				continue
-			}
-			seen[string(key)] = true
-			targets = append(targets, limitTarget{Policy: t.Policy, Params: t.Params})
-		}
+		sys, err = limitSystemFromFile(fs, args[0], reg, lf)
 	} else {
-		if lf.policy == "" {
-			return usagef("limit: give --policy (with --workload) or a sweep file")
-		}
-		s, err := workload.Named(lf.workload)
-		if err != nil {
-			return usagef("limit: --workload: %v", err)
-		}
-		spec = s
-		if _, err := reg.CheckParams(lf.policy, lf.params); err != nil {
-			if _, lerr := reg.Lookup(lf.policy); lerr != nil {
-				warn("limit", reg.Warnings())
-				return usagef("limit: --policy: %v", policyErr(reg, lf.policy, lerr))
-			}
-			return usagef("limit: %v", err)
-		}
-		targets = []limitTarget{{Policy: lf.policy, Params: map[string]any(lf.params)}}
+		sys, err = limitSystemFromFlags(reg, *lf)
 	}
-	if err := runCfg.Validate(); err != nil {
-		return usagef("limit: %v", err)
-	}
-	unit, err := spec.BuildArrivals(1, ia, nil)
 	if err != nil {
-		return usagef("limit: workload: %v", err)
+		return nil, 0, err
 	}
-	// The work-conserving bound: no policy sustains a load above 1, so the
-	// default bracket is wide around the rate at load 1.
+	if err := sys.runCfg.Validate(); err != nil {
+		return nil, 0, fmt.Errorf("limit: %w", err)
+	}
+	rate1, err := limitBracketFlags(sys, reg, lf)
+	if err != nil {
+		return nil, 0, err
+	}
+	var warning string
+	if lf.relTol, warning = limitRelTol(lf.relTol, sys.runCfg.Arrivals); warning != "" {
+		fmt.Fprintf(os.Stderr, "msjfarm limit: warning: %s\n", warning)
+	}
+	for i := range sys.targets {
+		run, err := limitRunFunc(reg, host, &sys.targets[i], sys.spec, sys.ia, sys.runCfg, sys.seed)
+		if err != nil {
+			return nil, 0, fmt.Errorf("limit: %w", err)
+		}
+		sys.targets[i].run = run
+	}
+	return sys, rate1, nil
+}
+
+// limitSystemFromFile is the system of a sweep file: its first task's
+// workload, its run block unless --arrivals or --warmup override it, its
+// seed unless --seed does, and every distinct policy variant, in the
+// file's order (the arrival-rate axis, and any other, is ignored).
+func limitSystemFromFile(fs *pflag.FlagSet, path string, reg *registry.Registry, lf *limitFlags) (*limitSystem, error) {
+	if fs.Changed("policy") || fs.Changed("param") || fs.Changed("workload") {
+		return nil, fmt.Errorf("limit: --workload, --policy and --param come from the sweep file %s; give either the file or the flags", path)
+	}
+	f, camp, err := limitFileCampaign(path, reg, fs, lf)
+	if err != nil {
+		return nil, fmt.Errorf("limit: %w", err)
+	}
+	if len(camp.Tasks) == 0 {
+		return nil, fmt.Errorf("limit: %s: no tasks", path)
+	}
+	t0 := camp.Tasks[0]
+	if t0.Trace != nil {
+		return nil, fmt.Errorf("limit: %s replays a trace: its arrival times are fixed, there is no rate to search", path)
+	}
+	sys := &limitSystem{spec: t0.Workload, ia: t0.Interarrival, runCfg: t0.Run.RunConfig, seed: lf.seed}
+	if fs.Changed("arrivals") {
+		sys.runCfg.Arrivals = lf.arrivals
+	}
+	if fs.Changed("warmup") {
+		sys.runCfg.Warmup = lf.warmup
+	}
+	if !fs.Changed("seed") && f.Seed != 0 {
+		sys.seed = f.Seed
+	}
+	seen := map[string]bool{}
+	for _, t := range camp.Tasks {
+		key, _ := json.Marshal([]any{t.Policy, t.Params})
+		if !seen[string(key)] {
+			seen[string(key)] = true
+			sys.targets = append(sys.targets, limitTarget{Policy: t.Policy, Params: t.Params})
+		}
+	}
+	return sys, nil
+}
+
+// limitSystemFromFlags is the system of --workload, --policy and --param.
+func limitSystemFromFlags(reg *registry.Registry, lf limitFlags) (*limitSystem, error) {
+	if lf.policy == "" {
+		return nil, errors.New("limit: give --policy (with --workload) or a sweep file")
+	}
+	spec, err := workload.Named(lf.workload)
+	if err != nil {
+		return nil, fmt.Errorf("limit: --workload: %w", err)
+	}
+	if _, err := reg.CheckParams(lf.policy, lf.params); err != nil {
+		if _, lerr := reg.Lookup(lf.policy); lerr != nil {
+			warn("limit", reg.Warnings())
+			return nil, fmt.Errorf("limit: --policy: %w", policyErr(reg, lf.policy, lerr))
+		}
+		return nil, fmt.Errorf("limit: %w", err)
+	}
+	return &limitSystem{spec: spec, runCfg: wire.RunConfig{Arrivals: lf.arrivals, Warmup: lf.warmup}, seed: lf.seed,
+		targets: []limitTarget{{Policy: lf.policy, Params: map[string]any(lf.params)}}}, nil
+}
+
+// limitBracketFlags fills the default bracket into lf — wide around the
+// rate at load 1, since no policy sustains a load above 1 — checks it,
+// and checks every variant on the workload at its low end: a range that
+// depends on the workload (MSFQ's threshold ≤ k−1) is a usage error now,
+// not a failed replication in the first round. It returns the rate at
+// load 1.
+func limitBracketFlags(sys *limitSystem, reg *registry.Registry, lf *limitFlags) (float64, error) {
+	unit, err := sys.spec.BuildArrivals(1, sys.ia, nil)
+	if err != nil {
+		return 0, fmt.Errorf("limit: workload: %w", err)
+	}
 	rate1 := 1 / unit.Load()
 	if lf.lo == 0 {
 		lf.lo = 0.05 * rate1
@@ -214,56 +294,24 @@ func runLimit(fs *pflag.FlagSet, args []string, out io.Writer, lf limitFlags) in
 		lf.hi = 1.5 * rate1
 	}
 	if lf.lo >= lf.hi {
-		return usagef("limit: --lo (%v) must be below --hi (%v)", lf.lo, lf.hi)
+		return 0, fmt.Errorf("limit: --lo (%v) must be below --hi (%v)", lf.lo, lf.hi)
 	}
 	for _, r := range []struct {
 		flag string
 		v    float64
 	}{{"lo", lf.lo}, {"hi", lf.hi}} {
 		if r.v < sweep.MinMagnitude || r.v > sweep.MaxMagnitude {
-			return usagef("limit: --%s %v is outside [%g, %g], the range of arrival rates msjfarm accepts", r.flag, r.v, sweep.MinMagnitude, sweep.MaxMagnitude)
+			return 0, fmt.Errorf("limit: --%s %v is outside [%g, %g], the range of arrival rates msjfarm accepts", r.flag, r.v, sweep.MinMagnitude, sweep.MaxMagnitude)
 		}
 	}
-	// A range that depends on the workload (MSFQ's threshold ≤ k−1) is
-	// a usage error now, not a failed replication in the first round.
-	if w, err := spec.BuildArrivals(lf.lo, ia, nil); err == nil {
-		for _, t := range targets {
+	if w, err := sys.spec.BuildArrivals(lf.lo, sys.ia, nil); err == nil {
+		for _, t := range sys.targets {
 			if err := reg.CheckWorkload(t.Policy, t.Params, w); err != nil {
-				return usagef("limit: policy %s: %v", t.Policy, err)
+				return 0, fmt.Errorf("limit: policy %s: %w", t.Policy, err)
 			}
 		}
 	}
-	var warning string
-	if lf.relTol, warning = limitRelTol(lf.relTol, runCfg.Arrivals); warning != "" {
-		fmt.Fprintf(os.Stderr, "msjfarm limit: warning: %s\n", warning)
-	}
-	for i := range targets {
-		run, err := limitRunFunc(reg, host, &targets[i], spec, ia, runCfg, seed)
-		if err != nil {
-			return usagef("limit: %v", err)
-		}
-		targets[i].run = run
-	}
-	opt := limit.Options{Lo: lf.lo, Hi: lf.hi, Reps: lf.reps, RelTol: lf.relTol, Parallel: lf.workers}
-	if err := opt.Validate(); err != nil {
-		return usagef("%v", err)
-	}
-	enc := json.NewEncoder(out)
-	for _, t := range targets {
-		l, err := limit.Search(t.run, opt)
-		if err != nil {
-			return fail("limit: %s: %v", t.Policy, err)
-		}
-		rep := limitReport{Policy: t.Policy, Params: t.Params, Limit: l}
-		if lf.json {
-			if err := enc.Encode(rep); err != nil {
-				return fail("limit: %v", err)
-			}
-			continue
-		}
-		printLimit(out, rep, rate1)
-	}
-	return 0
+	return rate1, nil
 }
 
 // limitRunFunc is the search's RunFunc for one target: the workload built

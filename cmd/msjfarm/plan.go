@@ -48,9 +48,9 @@ func dryRun(cmd string, ff *farmFlags, camp *sweep.Campaign, workers int) int {
 	fmt.Printf("  to run           %d\n", p.ToRun)
 	fmt.Printf("  estimated CPU    %s\n", round(p.CPU))
 	par := min(p.Workers, p.Cores)
-	fmt.Printf("  estimated wall   %s on %d workers (%d cores here: %d at once)\n", round(p.Wall), p.Workers, p.Cores, par)
+	fmt.Printf("  estimated wall   %s on %d workers (%d cores here: %d at once): tasks %s, start-up and finalisation %s\n", round(p.Wall), p.Workers, p.Cores, par, round(p.Run), round(p.Finalise))
 	if p.Calibrated > 0 {
-		fmt.Printf("  calibration      %d points × %d arrivals, %s CPU; contention now %.2f× (a thread gets 1/%.2g of a core)\n", p.Calibrated, p.CalibrationArrivals, round(p.Calibration), p.Contention, p.Contention)
+		fmt.Printf("  calibration      %d cost classes, %d rates × %d arrivals, %s CPU; contention now %.2f× (a thread gets 1/%.2g of a core)\n", p.Classes, p.Calibrated, p.CalibrationArrivals, round(p.Calibration), p.Contention, p.Contention)
 		fmt.Printf("  method           %s\n", local.EstimateMethod)
 	}
 	if p.Precision {

@@ -93,7 +93,14 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 			o := local.Options{StoreDir: *storeDir, AckWait: *ackWait, MaxDeliver: *maxDeliver, RetryFailed: *retry, Logf: logf(slogger, *verbose)}
 			return runLimitFile(ctx, "run", lf, plan, st, localProbeRun(cfg, st, *n, o, *quiet, os.Stderr), os.Stdout)
 		}
-		f, camp, trace, err := validateSweep(pos[0], pr.Registry, *profile, traceLimit)
+		// The dry run generates the tasks one at a time (local.PlanCampaign):
+		// planned, not materialised, its memory is O(points), not O(tasks).
+		f, camp, trace, err := planSweep(pos[0], pr.Registry, *profile, traceLimit, nil)
+		if err == nil && !*dry {
+			if err = camp.Materialize(); err != nil {
+				err = fmt.Errorf("%s: %w", pos[0], err)
+			}
+		}
 		if err != nil {
 			pr.Close()
 			warn("run", pr.Registry.Warnings())
