@@ -67,9 +67,9 @@ const EstimateMethod = "calibration per cost class (one policy with its workload
 	"range (about 400 calibrations in all), each a short in-process replication from an empty system at two lengths " +
 	"whose thread CPU time is fitted as set-up + cost per arrival, interpolated linearly in the rate for the points " +
 	"between and applied to each task's warmup+arrivals; wall time is the longest-processing-time-first schedule of " +
-	"the tasks on min(workers, cores) slots, each taking its CPU time stretched by the contention plus 2 ms of farm " +
-	"overhead (storing its result: disk, not CPU), plus the start-up (0.5 s, 10 µs per task and 40 µs per point) and " +
-	"the finalisation (0.2 ms per task and 4 ms per point) CPU, stretched by the contention measured now (as many busy threads as slots for 0.15 s, once before and four times after the " +
+	"the tasks on min(workers, cores) slots, each taking its CPU time stretched by the contention plus 2.5 ms of " +
+	"farm overhead (plugin call, storing its result), plus the start-up (0.3 s and 70 µs per point) and the " +
+	"finalisation (0.12 ms per task and 3 ms per point) CPU, stretched by the contention measured now (as many busy threads as slots for 0.15 s, once before and four times after the " +
 	"calibration, the median of their wall time over the CPU time they got, i.e. the share of the cores other " +
 	"processes take)"
 
@@ -161,8 +161,8 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 	}
 	p.CPU = time.Duration(total * 1e9)
 	p.Run = time.Duration(makespanGroups(groups, par) * 1e9)
-	fixed := startOverhead.Seconds() + startPerTask.Seconds()*float64(p.Tasks) + startPerPoint.Seconds()*float64(p.Points) +
-		finalPerTask.Seconds()*float64(p.Tasks) + finalPerPoint.Seconds()*float64(p.Points)
+	fixed := startOverhead.Seconds() + (startPerPoint.Seconds()+finalPerPoint.Seconds())*float64(p.Points) +
+		finalPerTask.Seconds()*float64(p.Tasks)
 	p.Finalise = time.Duration(fixed * p.Contention * 1e9)
 	p.Wall = p.Run + p.Finalise
 	return p, nil
@@ -211,27 +211,25 @@ func storedTasks(ctx context.Context, st storage.Store, id string) (func(sweep.T
 	}, nil
 }
 
-// taskOverhead is a task's time on its slot outside its replication in a
-// local run (fetch, task-state updates, storing the result and its
-// reference, each a file written and synced, ack): mostly waiting for the
-// disk, so not stretched by the contention, and measured the same under
-// a load average of 7 and of 30. startOverhead is the embedded server's
-// and coordinator's start-up, startPerTask and startPerPoint the
-// planning, generation and submission of the tasks; finalPerTask and
-// finalPerPoint the finalisation's CPU time per record read (summary,
-// checksums) and per point (aggregation and the report's tables and
-// figures). Those are CPU on the cores the replications use, and are
-// stretched by the contention like them. Fitted on a shared 2-core
-// machine to campaigns of 12,000 points and of 10^5 tasks of 1,100
-// arrivals, where they are most of the wall time (docs/results.md has
-// the runs).
+// taskOverhead is a task's time on its slot outside its replication's
+// CPU time in a local run (the plugin call, fetch, task-state updates,
+// storing the result and its reference, each a file written and synced,
+// ack): not stretched by the contention, since on the 12,000-task
+// campaign below it was the same (3 ms per task and slot) under a load
+// average of 7 and of 30. startOverhead and startPerPoint are the
+// embedded server's and coordinator's start-up and the planning and
+// submission of the points; finalPerTask and finalPerPoint the
+// finalisation's CPU time per record read (summary, checksums) and per
+// point (aggregation and the report's tables and figures), stretched by
+// the contention. Fitted on a shared 2-core machine (load average 7–37)
+// to two campaigns of short tasks, where they are most of the wall time:
+// 12,000 points × 1 replication and 5,000 points × 20 (docs/results.md).
 const (
-	taskOverhead  = 2 * time.Millisecond
-	startOverhead = 500 * time.Millisecond
-	startPerTask  = 10 * time.Microsecond
-	startPerPoint = 40 * time.Microsecond
-	finalPerTask  = 200 * time.Microsecond
-	finalPerPoint = 4 * time.Millisecond
+	taskOverhead  = 2500 * time.Microsecond
+	startOverhead = 300 * time.Millisecond
+	startPerPoint = 70 * time.Microsecond
+	finalPerTask  = 120 * time.Microsecond
+	finalPerPoint = 3 * time.Millisecond
 )
 
 // calibrate runs t's scenario for up to n arrivals from an empty system

@@ -154,3 +154,35 @@ func TestLimitDefaultsDoNotWarn(t *testing.T) {
 		t.Error("rel-tol 0.01 at 1e6 arrivals: no warning")
 	}
 }
+
+// TestLimitUsageMessages: each check of runLimit's steps (flags, system,
+// bracket, workload) is a usage error (exit status 2) whose message names
+// the flag or the policy and the reason.
+func TestLimitUsageMessages(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"a.yaml", "b.yaml"}, "limit: at most one sweep file, got 2 arguments"},
+		{[]string{"--policy", "fcfs", "--arrivals", "0"}, "limit: --arrivals must be >= 1, got 0"},
+		{[]string{"--policy", "fcfs", "--workers", "0"}, "limit: --workers must be >= 1, got 0"},
+		{[]string{"--policy", "fcfs", "--rel-tol", "0"}, "limit: --rel-tol must be > 0, got 0"},
+		{[]string{"--policy", "fcfs", "--lo", "1e-300"}, "limit: --lo 1e-300 is outside ["},
+		{[]string{"--policy", "fcfs", "--lo", "8", "--hi", "1e300"}, "limit: --hi 1e+300 is outside ["},
+		// The bracket's default top is 1.5 × the rate at load 1 (11.7
+		// on one-or-all): a --lo above it is below nothing.
+		{[]string{"--policy", "fcfs", "--lo", "20"}, "limit: --lo (20) must be below --hi (11.7"},
+		{[]string{"--policy", "msfq", "--param", "threshold=40"}, "limit: policy msfq: "},
+		{[]string{"--workload", "one-or-all", "../../examples/q-fig3.yaml"}, "limit: --workload, --policy and --param come from the sweep file ../../examples/q-fig3.yaml"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var b bytes.Buffer
+			defer func(w io.Writer) { limitOut = w }(limitOut)
+			limitOut = &b
+			code, _, errs := captured(t, func() int { return runCmd("limit", tc.args) })
+			if code != 2 || !strings.Contains(errs, tc.want) {
+				t.Fatalf("exit %d, want 2 and %q in:\n%s", code, tc.want, errs)
+			}
+		})
+	}
+}
