@@ -41,6 +41,20 @@ func TestPlanLimit(t *testing.T) {
 	if got := strings.Join(labels, "; "); got != `fcfs; msfq threshold=1; msfq threshold=31` {
 		t.Errorf("targets %s", got)
 	}
+}
+
+// TestProbeFile: a round's probe file expands into one point per rate of
+// its target alone, leaves the limit file as it was, and is the same
+// campaign for the same round.
+func TestProbeFile(t *testing.T) {
+	f, err := sweep.Parse([]byte(limitFile+"limit: {hi: 9}\n"), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := sweep.PlanLimit(f, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	pf := sweep.ProbeFile(f, p.Targets[2], []float64{3, 4})
 	c, err := sweep.Expand(pf, builtin.Catalog{})
 	if err != nil {
@@ -80,11 +94,17 @@ func TestPlanLimitRefused(t *testing.T) {
 		{"limit: {hi: 9, step: 2}\n", "step"},
 		{"limit: {hi: 9}\nrun: {arrivals: 0}\n", "arrivals"},
 		{"limit: {hi: 9}\nrun: {arrivals: 1e4, max_in_system: 5}\n", "run.max_in_system"},
+		{"limit: {hi: 9}\nzip: [[servers, load]]\n", "zip is not supported"},
+		{"limit: {hi: 9}\nname: \"\"\n", "name: required"},
+		{"limit: {hi: 9}\nreplications: 0\n", "replications: must be >= 1"},
 	}
 	for _, c := range cases {
 		src := limitFile + c.extra
-		if strings.Contains(c.extra, "run:") {
-			src = strings.Replace(limitFile, "run: {arrivals: 1e4, warmup: 1e3}\n", "", 1) + c.extra
+		// A key the case sets is taken out of limitFile.
+		for _, line := range []string{"run: {arrivals: 1e4, warmup: 1e3}\n", "name: lim\n", "replications: 3\n"} {
+			if strings.Contains("\n"+c.extra, "\n"+line[:strings.Index(line, ":")+1]) {
+				src = strings.Replace(src, line, "", 1)
+			}
 		}
 		f, err := sweep.Parse([]byte(src), "yaml")
 		if err == nil {
