@@ -3,7 +3,9 @@ package sweep
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -183,12 +185,7 @@ func limitBracket(l *LimitSpec, rate1 float64) *LimitPlan {
 // policy, then its swept parameters in name order ("msfq threshold=31").
 func variantLabel(v variant) string {
 	label := v.name
-	keys := make([]string, 0, len(v.axes))
-	for k := range v.axes {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(v.axes)) {
 		label += fmt.Sprintf(" %s=%v", k, v.axes[k])
 	}
 	return label

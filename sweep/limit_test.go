@@ -17,10 +17,9 @@ replications: 3
 run: {arrivals: 1e4, warmup: 1e3}
 `
 
-// TestPlanLimit: defaults from the rate at load 1, one target per policy
-// variant (labelled by the swept parameter), and probe files that expand
-// into one point per rate of the target alone.
-func TestPlanLimit(t *testing.T) {
+// plannedLimitFile is limitFile with limit: {hi: 9}, and its plan.
+func plannedLimitFile(t *testing.T) (*sweep.File, *sweep.LimitPlan) {
+	t.Helper()
 	f, err := sweep.Parse([]byte(limitFile+"limit: {hi: 9}\n"), "yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -29,6 +28,14 @@ func TestPlanLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f, p
+}
+
+// TestPlanLimit: defaults from the rate at load 1, one target per policy
+// variant (labelled by the swept parameter), and probe files that expand
+// into one point per rate of the target alone.
+func TestPlanLimit(t *testing.T) {
+	_, p := plannedLimitFile(t)
 	rate1 := 1 / (0.9/32 + 0.1)
 	if math.Abs(p.Rate1-rate1) > 1e-12 || math.Abs(p.Lo-0.05*rate1) > 1e-12 || p.Hi != 9 ||
 		p.RelTol != sweep.DefaultLimitRelTol || p.Probes != sweep.DefaultLimitProbes {
@@ -47,14 +54,7 @@ func TestPlanLimit(t *testing.T) {
 // its target alone, leaves the limit file as it was, and is the same
 // campaign for the same round.
 func TestProbeFile(t *testing.T) {
-	f, err := sweep.Parse([]byte(limitFile+"limit: {hi: 9}\n"), "yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := sweep.PlanLimit(f, builtin.Catalog{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, p := plannedLimitFile(t)
 	pf := sweep.ProbeFile(f, p.Targets[2], []float64{3, 4})
 	c, err := sweep.Expand(pf, builtin.Catalog{})
 	if err != nil {
