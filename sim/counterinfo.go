@@ -60,21 +60,24 @@ type CounterInfos []CounterInfo
 // entry, or for a per-class counter "base/class" the entry of base with
 // the class added to the label ("preempted fraction, class small"). A
 // counter without an entry (or with an empty label) is labelled with its
-// raw name, so that every counter has a label.
-func (cs CounterInfos) Lookup(name string) CounterInfo {
+// raw name, so that every counter has a label; described reports whether
+// the policy described it.
+func (cs CounterInfos) Lookup(name string) (c CounterInfo, described bool) {
 	base, class, perClass := strings.Cut(name, "/")
 	for _, c := range cs {
-		if c.Name == name || (perClass && c.Name == base) {
-			if c.Label == "" {
-				c.Label = name
-			} else if perClass && c.Name == base {
-				c.Label += ", class " + class
-			}
-			c.Name = name
-			return c
+		if c.Name != name && (!perClass || c.Name != base) {
+			continue
 		}
+		switch {
+		case c.Label == "":
+			c.Label = name
+		case c.Name != name:
+			c.Label += ", class " + class
+		}
+		c.Name = name
+		return c, true
 	}
-	return CounterInfo{Name: name, Label: name}
+	return CounterInfo{Name: name, Label: name}, false
 }
 
 // AxisLabel is the label with its unit in parentheses ("mean duration of

@@ -213,6 +213,15 @@ func (p *Policy) StartMeasuring(*sdk.System) {
 	p.nArr, p.nBackfilled, p.nExceeded, p.nUnknown = 0, 0, 0, 0
 }
 
+// DescribeCounters labels the counters (sdk.CounterDescriber).
+func (p *Policy) DescribeCounters() []sdk.CounterInfo {
+	return []sdk.CounterInfo{
+		{Name: "backfilled", Label: "arrivals backfilled", Kind: sdk.KindFraction},
+		{Name: "estimate_exceeded", Label: "jobs run past their estimate", Unit: "jobs", Kind: sdk.KindCount},
+		{Name: "estimate_unknown", Label: "arrivals without a requested time", Unit: "jobs", Kind: sdk.KindCount},
+	}
+}
+
 // Counters reports the backfilled fraction and the estimate overruns.
 func (p *Policy) Counters() []sdk.Counter {
 	var frac float64

@@ -489,6 +489,25 @@ func (p *KillSmart) restart(s *sdk.System) {
 // (sdk.CycleReporter).
 func (p *KillSmart) Cycles() (string, int64) { return "kills", p.c.kills }
 
+// DescribeCounters labels the counters in K's terms (sdk.CounterDescriber);
+// preempted_fraction also describes its per-class form.
+func (p *KillSmart) DescribeCounters() []sdk.CounterInfo {
+	return []sdk.CounterInfo{
+		{Name: "kills", Label: "kill operations", Unit: "kills", Kind: sdk.KindCount},
+		{Name: "preemptions", Label: "jobs killed", Unit: "jobs", Kind: sdk.KindCount},
+		{Name: "jobs_per_kill", Label: "jobs killed per kill", Unit: "jobs"},
+		{Name: "preempted_fraction", Label: "jobs preempted", Kind: sdk.KindFraction},
+		{Name: "restarts", Label: "restarts of the box", Unit: "restarts", Kind: sdk.KindCount},
+		{Name: "idle_restarts", Label: "restarts on an idle system", Unit: "restarts", Kind: sdk.KindCount},
+		{Name: "restarted_jobs", Label: "jobs restarted", Unit: "jobs", Kind: sdk.KindCount},
+		{Name: "wasted_work", Label: "work discarded by kills", Unit: "server-time"},
+		{Name: "wasted_power", Label: "wasted power W", Unit: "servers"},
+		{Name: "extra_delay_preempted", Label: "extra delay per preempted job D_Jp", Unit: "time", Kind: sdk.KindTime},
+		{Name: "extra_delay_per_job", Label: "extra delay per job D_J", Unit: "time", Kind: sdk.KindTime},
+		{Name: "extra_delay_per_small_job", Label: "extra delay per small job D_Js", Unit: "time", Kind: sdk.KindTime},
+	}
+}
+
 func (p *KillSmart) Counters() []sdk.Counter {
 	t1 := p.t1
 	if p.measuring && p.sys != nil {

@@ -392,6 +392,17 @@ func (p *NMSR) schedule(s *sdk.System) {
 	}
 }
 
+// DescribeCounters labels the counters (sdk.CounterDescriber).
+func (p *NMSR) DescribeCounters() []sdk.CounterInfo {
+	return []sdk.CounterInfo{
+		{Name: "stability_margin", Label: "stability margin"},
+		{Name: "candidates", Label: "candidate schedules", Unit: "schedules", Kind: sdk.KindCount},
+		{Name: "cycle_time", Label: "mean schedule duration T", Unit: "time", Kind: sdk.KindTime},
+		{Name: "transitions", Label: "schedule transitions", Kind: sdk.KindCount},
+		{Name: "switching_fraction", Label: "time switching schedules", Kind: sdk.KindFraction},
+	}
+}
+
 // Counters reports the schedule and switching statistics.
 func (p *NMSR) Counters() []sdk.Counter {
 	var frac float64

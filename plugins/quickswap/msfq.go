@@ -288,6 +288,23 @@ func (p *MSFQ) admitLight(s *sdk.System) {
 // evidence that the window averaged over many phase cycles (sdk.CycleReporter).
 func (p *MSFQ) Cycles() (string, int64) { return "cycles", p.entries[1] }
 
+// DescribeCounters names the counters as Q §4.2 names the phases: 1 serves
+// the k-server jobs, 2 and 3 the 1-server jobs (3 until at most ℓ are in
+// service), 4 lets the 1-server jobs in service finish (sdk.CounterDescriber).
+func (p *MSFQ) DescribeCounters() []sdk.CounterInfo {
+	phases := [5]string{1: "serving k-server jobs", 2: "serving 1-server jobs",
+		3: "1-server jobs down to ℓ", 4: "finishing 1-server jobs"}
+	out := make([]sdk.CounterInfo, 0, 9)
+	for z := 1; z <= 4; z++ {
+		out = append(out,
+			sdk.CounterInfo{Name: fmt.Sprintf("phase%d_mean", z), Label: fmt.Sprintf("mean phase %d duration: %s", z, phases[z]),
+				Unit: "time", Kind: sdk.KindTime},
+			sdk.CounterInfo{Name: fmt.Sprintf("phase%d_fraction", z), Label: fmt.Sprintf("fraction of time in phase %d: %s", z, phases[z]),
+				Kind: sdk.KindFraction})
+	}
+	return append(out, sdk.CounterInfo{Name: "cycles", Label: "MSFQ cycles (entries into phase 1)", Unit: "cycles", Kind: sdk.KindCount})
+}
+
 func (p *MSFQ) Counters() []sdk.Counter {
 	var total float64
 	for z := 1; z <= 4; z++ {

@@ -53,6 +53,24 @@ type Metric struct {
 	// measured departure (its mean is undefined, not 0), a counter the
 	// policy did not report.
 	N int
+	// Label, Unit and Kind describe a policy counter as the policy did
+	// (sim.CounterInfo, from the records' counter_info): empty for the
+	// other metrics and for a counter its policy does not describe, which
+	// outputs then name by its column. Label and Unit passed the worker's
+	// check (wire.CheckCounterInfo): short plain text.
+	Label string
+	Unit  string
+	Kind  sim.CounterKind
+}
+
+// DisplayName is how outputs name the metric to a reader: a described
+// counter's label with its unit ("mean duration of phase 1 (time)"),
+// otherwise "" (the caller's own label for the column applies).
+func (m Metric) DisplayName() string {
+	if m.Label == "" {
+		return ""
+	}
+	return sim.CounterInfo{Label: m.Label, Unit: m.Unit}.AxisLabel()
 }
 
 // jsonMetric is the JSON form of Metric: NaN and ±Inf become null, which
@@ -65,6 +83,11 @@ type jsonMetric struct {
 	Mean      *float64 `json:"mean"`
 	HalfWidth *float64 `json:"hw"`
 	N         int      `json:"n"`
+	// A described counter's label, unit and kind (absent otherwise, and
+	// in summaries written before they existed).
+	Label string          `json:"label,omitempty"`
+	Unit  string          `json:"unit,omitempty"`
+	Kind  sim.CounterKind `json:"kind,omitempty"`
 }
 
 func finitePtr(x float64) *float64 {
@@ -76,7 +99,7 @@ func finitePtr(x float64) *float64 {
 
 // MarshalJSON encodes NaN and ±Inf as null.
 func (m Metric) MarshalJSON() ([]byte, error) {
-	return json.Marshal(jsonMetric{m.Name, m.Class, m.Base, finitePtr(m.Mean), finitePtr(m.HalfWidth), m.N})
+	return json.Marshal(jsonMetric{m.Name, m.Class, m.Base, finitePtr(m.Mean), finitePtr(m.HalfWidth), m.N, m.Label, m.Unit, m.Kind})
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote. A null mean is NaN; a null
@@ -86,7 +109,8 @@ func (m *Metric) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*m = Metric{Name: j.Name, Class: j.Class, Base: j.Base, Mean: math.NaN(), HalfWidth: math.NaN(), N: j.N}
+	*m = Metric{Name: j.Name, Class: j.Class, Base: j.Base, Mean: math.NaN(), HalfWidth: math.NaN(), N: j.N,
+		Label: j.Label, Unit: j.Unit, Kind: j.Kind}
 	if j.Mean != nil {
 		m.Mean = *j.Mean
 	}
@@ -361,14 +385,32 @@ func summarizePoint(p *Point, recs []*record.Record) {
 		}
 	}
 	seen := map[string]bool{}
+	info := counterInfo(recs)
 	for _, n := range cnames {
 		col := metric.CounterColumn(n)
 		if seen[col] { // two counter names that sanitize alike: keep the first
 			continue
 		}
 		seen[col] = true
-		p.Metrics = append(p.Metrics, cnt[n].metric(col, col, -1))
+		m := cnt[n].metric(col, col, -1)
+		if d, ok := info.Lookup(n); ok {
+			m.Label, m.Unit, m.Kind = d.Label, d.Unit, d.Kind
+		}
+		p.Metrics = append(p.Metrics, m)
 	}
+}
+
+// counterInfo is the counter descriptions of a point's records: the
+// replications of one point ran one policy, so any record that carries
+// them will do (the first; records written before descriptions existed
+// carry none).
+func counterInfo(recs []*record.Record) sim.CounterInfos {
+	for _, r := range recs {
+		if len(r.CounterInfo) > 0 {
+			return r.CounterInfo
+		}
+	}
+	return nil
 }
 
 // columns returns the union of the metric stems over the points, ordered:
