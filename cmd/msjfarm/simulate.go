@@ -109,10 +109,12 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 			return usagef("simulate: --policy: %v", policyErr(reg, *pol, err))
 		}
 		var ps wire.Entry
+		var counters sim.CounterInfos // the policy's description of its counters
 		if entry.Source == registry.BuiltIn {
 			if ps, err = builtin.Lookup(*pol); err != nil {
 				return fail("simulate: --policy: %v", err)
 			}
+			counters = ps.CounterInfo()
 		}
 		switch {
 		case *rate < 0 || math.IsNaN(*rate):
@@ -163,6 +165,11 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 				return out.Result, nil
 			}
 			fmt.Fprintf(os.Stderr, "msjfarm simulate: policy %s from plugin %s %s (%s)\n", entry.Policy, entry.Plugin, entry.Version, entry.Path)
+			if in, err := host.Info(context.Background(), bin); err == nil {
+				if pi, ok := in.Policy(entry.Policy); ok {
+					counters = pi.CounterInfo
+				}
+			}
 		}
 
 		results := make([]*sim.Result, *reps)
@@ -194,7 +201,7 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 			}
 			return 0
 		}
-		printSummary(w, entry.Policy, params, results, elapsed)
+		printSummary(w, entry.Policy, params, results, counters, elapsed)
 		return 0
 	}
 }
@@ -223,7 +230,7 @@ func buildWorkload(swfPath string, servers int, timeScale float64, name string, 
 	return spec.Build(rate)
 }
 
-func printSummary(w *sim.Workload, policy string, params paramFlags, rs []*sim.Result, elapsed time.Duration) {
+func printSummary(w *sim.Workload, policy string, params paramFlags, rs []*sim.Result, counters sim.CounterInfos, elapsed time.Duration) {
 	var events uint64
 	for _, r := range rs {
 		events += r.Events
@@ -320,7 +327,13 @@ func printSummary(w *sim.Workload, policy string, params paramFlags, rs []*sim.R
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		row("counter "+k, func(r *sim.Result) float64 {
+		// The policy's label and unit for the counter; "counter <name>"
+		// for one it does not describe.
+		name := "counter " + k
+		if d, ok := counters.Lookup(k); ok {
+			name = d.AxisLabel()
+		}
+		row(name, func(r *sim.Result) float64 {
 			if v, ok := r.Counter(k); ok {
 				return v
 			}

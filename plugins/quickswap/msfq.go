@@ -302,7 +302,7 @@ func (p *MSFQ) DescribeCounters() []sdk.CounterInfo {
 			sdk.CounterInfo{Name: fmt.Sprintf("phase%d_fraction", z), Label: fmt.Sprintf("fraction of time in phase %d: %s", z, phases[z]),
 				Kind: sdk.KindFraction})
 	}
-	return append(out, sdk.CounterInfo{Name: "cycles", Label: "MSFQ cycles (entries into phase 1)", Unit: "cycles", Kind: sdk.KindCount})
+	return append(out, sdk.CounterInfo{Name: "cycles", Label: "MSFQ cycles: entries into phase 1", Kind: sdk.KindCount})
 }
 
 func (p *MSFQ) Counters() []sdk.Counter {

@@ -78,6 +78,7 @@ import (
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/metric"
 	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sweep"
 )
 
@@ -102,12 +103,24 @@ func metricLabel(name string) string {
 		return l
 	}
 	if c, ok := strings.CutPrefix(name, metric.CounterPrefix); ok {
-		// The counter's name in words ("phase1_mean" → "phase 1 mean"):
-		// policies do not yet describe their counters (a label and unit
-		// in their metadata would replace this).
+		// The counter's name in words ("phase1_mean" → "phase 1 mean"),
+		// for a counter its policy does not describe (facet.metricLabel
+		// prefers the policy's label and unit).
 		return counterWords.ReplaceAllString(strings.ReplaceAll(c, "_", " "), "$1 $2")
 	}
 	return name
+}
+
+// metricLabel is how the facet's figures name metric m: the label and unit
+// the policy gives a counter (aggregate.Metric.DisplayName, from the
+// policy's sdk.CounterDescriber), else the package's label for the column.
+func (f *facet) metricLabel(m string) string {
+	for _, p := range f.pts {
+		if mt, ok := p.Metric(m); ok && mt.Label != "" {
+			return mt.DisplayName()
+		}
+	}
+	return metricLabel(m)
 }
 
 // counterWords splits a letter run from the digits that follow it
@@ -329,7 +342,7 @@ func curvesFor(f *facet, x, m string) (cs []curve, any bool) {
 			if finite(mt.Mean) && mt.Mean != 0 {
 				any = true
 			}
-			c.bound = boundOf(mt.Base)
+			c.bound = boundOf(mt)
 			c.add(xValue(p, x), mt.Mean, mt.HalfWidth, p.Unstable())
 		}
 		if len(c.x) > 0 {
@@ -342,10 +355,12 @@ func curvesFor(f *facet, x, m string) (cs []curve, any bool) {
 
 // boundOf is the largest value a metric can take (by Metric.Base), 0 for
 // none: probabilities, utilisation, Jain's index and counters that are
-// fractions are at most 1, so their intervals are clipped there.
-func boundOf(base string) float64 {
+// fractions (declared so by their policy, or named so) are at most 1, so
+// their intervals are clipped there.
+func boundOf(mt aggregate.Metric) float64 {
+	base := mt.Base
 	switch {
-	case base == "p_wait" || base == "utilization" || base == "jain":
+	case base == "p_wait" || base == "utilization" || base == "jain" || mt.Kind == sim.KindFraction:
 		return 1
 	case strings.HasPrefix(base, metric.CounterPrefix) && strings.Contains(base, "fraction"):
 		return 1
@@ -409,20 +424,21 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 		}
 		if strings.HasPrefix(m, metric.CounterPrefix) {
 			if desc, ok := constantCounter(cs); ok {
-				constant = append(constant, m+" ("+desc+")")
+				constant = append(constant, f.metricLabel(m)+" ("+desc+")")
 				continue
 			}
 		}
 		if x == "arrival_rate" {
 			cs = append(cs, msfqOverlay(f, m)...)
 		}
-		title := metricLabel(m)
+		yl := f.metricLabel(m)
+		title := yl
 		if strings.HasPrefix(m, metric.CounterPrefix) {
 			title = "policy counter: " + title
 		}
-		p := newPlot("", xl, metricLabel(m), cs, true, f.lines...)
+		p := newPlot("", xl, yl, cs, true, f.lines...)
 		name := f.prefix + m
-		if err := writeEditable(out, name, xl, metricLabel(m), []panelData{{cs: cs}}, false); err != nil {
+		if err := writeEditable(out, name, xl, yl, []panelData{{cs: cs}}, false); err != nil {
 			return nil, nil, nil, err
 		}
 		if err := render(out, name, [][]*plot.Plot{{p}}, colW, colH, false); err != nil {
