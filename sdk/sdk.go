@@ -193,6 +193,9 @@ type (
 	// punctuation -_()/.%·:²³⁻¹×[]), Unit (at most 24, the same
 	// characters; empty for a dimensionless number) and Kind.
 	CounterInfo = sim.CounterInfo
+	// CounterInfos is a policy's descriptions; Lookup names a reported
+	// counter from them as outputs do.
+	CounterInfos = sim.CounterInfos
 	// CounterKind is what sort of number a counter is: KindOther (""),
 	// KindCount, KindFraction (in [0, 1]: its intervals are clipped
 	// there), KindTime (in the workload's time unit) or KindRate.
