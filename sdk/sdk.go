@@ -189,9 +189,11 @@ type (
 	// Counter is one policy statistic in the result (CounterReporter).
 	Counter = sim.Counter
 	// CounterInfo describes a counter (CounterDescriber): Name, Label (at
-	// most 64 characters: letters, digits, single spaces and the
-	// punctuation -_()/.%·:²³⁻¹×[]), Unit (at most 24, the same
-	// characters; empty for a dimensionless number) and Kind.
+	// most 32 characters: letters, digits, single spaces and the
+	// punctuation -_()/.%·:²³⁻¹×[]§; with its unit it is a figure's
+	// axis label, which shows about 36 in full), Unit (at most 16, the
+	// same characters; empty for a dimensionless number), Kind and Doc
+	// (a phrase of at most 100 characters, commas allowed, for captions).
 	CounterInfo = sim.CounterInfo
 	// CounterInfos is a policy's descriptions; Lookup names a reported
 	// counter from them as outputs do.

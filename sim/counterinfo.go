@@ -34,15 +34,22 @@ type CounterInfo struct {
 	// Name is the counter's name as Counters reports it, without a class
 	// suffix.
 	Name string `json:"name"`
-	// Label is the counter's name in words, as a paper would write it
-	// ("mean duration of phase 1"); at most 64 characters of letters,
-	// digits, spaces and a few punctuation marks (wire.CheckCounterInfo).
+	// Label is the counter's name in words, as a paper's axis would show
+	// it ("mean duration of phase 1"); at most 32 characters of letters,
+	// digits, single spaces and a few punctuation marks
+	// (wire.CheckCounterInfo), so that with its unit it fits the axis of
+	// a column-width figure (about 36 characters do).
 	Label string `json:"label,omitempty"`
 	// Unit is the counter's unit ("time", "jobs", "1/time", "servers"),
-	// empty for a dimensionless number; at most 24 characters.
+	// empty for a dimensionless number or one the label counts ("jobs
+	// killed"); at most 16 characters.
 	Unit string `json:"unit,omitempty"`
 	// Kind is what sort of number it is (CounterKind).
 	Kind CounterKind `json:"kind,omitempty"`
+	// Doc says what the counter measures in a phrase, for captions and
+	// `msjfarm plugin info` ("phase 1: serving k-server jobs until none
+	// remain"); at most 100 characters, the same characters as Label.
+	Doc string `json:"doc,omitempty"`
 }
 
 // CounterDescriber is implemented by a policy that describes its counters

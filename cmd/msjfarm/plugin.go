@@ -212,7 +212,11 @@ func defPluginInfo(fs *pflag.FlagSet) func([]string) int {
 				if kind == "" {
 					kind = "-"
 				}
-				fmt.Printf("    counter %-24s %-8s %s\n", c.Name, kind, c.AxisLabel())
+				fmt.Printf("    counter %-24s %-8s %s", c.Name, kind, c.AxisLabel())
+				if c.Doc != "" {
+					fmt.Printf(" — %s", c.Doc)
+				}
+				fmt.Println()
 			}
 		}
 		return 0

@@ -30,8 +30,9 @@ const (
 	CounterNameMax      = 48
 	CounterWordMax      = 16
 	MaxCounters         = 256
-	CounterLabelMax     = 64
-	CounterUnitMax      = 24
+	CounterLabelMax     = 32
+	CounterUnitMax      = 16
+	CounterDocMax       = 100
 	CounterLabelWordMax = 20
 )
 
@@ -41,12 +42,12 @@ const (
 // Left out on purpose: markup and quoting (< > & " ' `), CSV and shell
 // separators (, ; | $), and anything a spreadsheet reads as a formula
 // start (= + @ as first character is refused separately).
-const labelPunct = "-_()/.%·:²³⁻¹×[]"
+const labelPunct = "-_()/.%·:²³⁻¹×[]§"
 
 // CheckCounterInfo checks a policy's counter descriptions as the worker
 // reads them from a plugin (and sdk.Serve before serving them, so an author
 // sees the error first): at most MaxCounters, each naming a valid counter
-// once, with a label and unit of bounded length made of letters, digits,
+// once, with a label, unit and doc of bounded length made of letters, digits,
 // single spaces and a few punctuation marks, and a known kind. The error
 // names the entry and the field, never the offending text: errors are
 // logged and stored, and must not become the channel the text was refused
@@ -65,11 +66,16 @@ func CheckCounterInfo(cs []sim.CounterInfo) error {
 			return fmt.Errorf("%s.name: %s is described twice", field, c.Name)
 		}
 		seen[c.Name] = true
-		if why := badLabel(c.Label, CounterLabelMax); why != "" {
+		if why := badLabel(c.Label, CounterLabelMax, ""); why != "" {
 			return fmt.Errorf("%s.label (counter %s): %s", field, c.Name, why)
 		}
-		if why := badLabel(c.Unit, CounterUnitMax); why != "" {
+		if why := badLabel(c.Unit, CounterUnitMax, ""); why != "" {
 			return fmt.Errorf("%s.unit (counter %s): %s", field, c.Name, why)
+		}
+		// A doc is a phrase: it may have commas (a CSV writer quotes
+		// the field).
+		if why := badLabel(c.Doc, CounterDocMax, ","); why != "" {
+			return fmt.Errorf("%s.doc (counter %s): %s", field, c.Name, why)
 		}
 		if !slices.Contains(sim.CounterKinds, c.Kind) {
 			return fmt.Errorf("%s.kind (counter %s): a kind of %d bytes is not one of count, fraction, time, rate or empty", field, c.Name, len(c.Kind))
@@ -96,8 +102,9 @@ func BadCounterName(name string) string {
 }
 
 // badLabel says why s is not a label of at most max characters ("" if it
-// is; the empty label is allowed: the raw name stands in).
-func badLabel(s string, max int) string {
+// is; the empty label is allowed: the raw name stands in), with the
+// punctuation labelPunct and extra.
+func badLabel(s string, max int, extra string) string {
 	if !utf8.ValidString(s) {
 		return "is not valid UTF-8"
 	}
@@ -112,9 +119,9 @@ func badLabel(s string, max int) string {
 	}
 	for _, r := range s {
 		switch {
-		case r == ' ' || unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(labelPunct, r):
+		case r == ' ' || unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(labelPunct+extra, r):
 		default:
-			return fmt.Sprintf("contains %U: only letters, digits, single spaces and %s are allowed", r, labelPunct)
+			return fmt.Sprintf("contains %U: only letters, digits, single spaces and %s are allowed", r, labelPunct+extra)
 		}
 	}
 	for _, w := range strings.Fields(s) {

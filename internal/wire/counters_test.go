@@ -15,12 +15,13 @@ import (
 
 // TestCheckCounterInfo: what a label and a unit may be. Accepted: the
 // built-in families' kind of text (Greek letters, ℓ, "1/time",
-// "server-time", "P_H"), an empty label or unit. Refused, each with the
+// "server-time", "P_H"; a comma in a doc), an empty label or unit. Refused, each with the
 // field named: markup, quoting, CSV separators, formula starts, control
 // characters, doubled spaces, over-long text and blob-sized words.
 func TestCheckCounterInfo(t *testing.T) {
 	ok := []sim.CounterInfo{
-		{Name: "phase3_mean", Label: "mean phase 3 duration: 1-server jobs down to ℓ", Unit: "time", Kind: sim.KindTime},
+		{Name: "phase3_mean", Label: "mean duration of phase 3", Unit: "time", Kind: sim.KindTime,
+			Doc: "phase 3: serving 1-server jobs until at most ℓ are in service, then phase 4"},
 		{Name: "psi", Label: "partition parameter ψ"},
 		{Name: "p_helper", Label: "arrivals routed to helpers P_H", Kind: sim.KindFraction},
 		{Name: "wasted_work", Label: "work discarded by kills", Unit: "server-time"},
@@ -46,11 +47,16 @@ func TestCheckCounterInfo(t *testing.T) {
 		{sim.CounterInfo{Name: "x", Label: " a"}, "leading"},
 		{sim.CounterInfo{Name: "x", Label: "a\u202eb"}, "contains U+202E"}, // right-to-left override
 		{sim.CounterInfo{Name: "x", Label: "\xff"}, "not valid UTF-8"},
-		{sim.CounterInfo{Name: "x", Label: strings.Repeat("word ", 13) + "end"}, "has 68 characters, more than 64"},
+		{sim.CounterInfo{Name: "x", Label: strings.Repeat("word ", 13) + "end"}, "has 68 characters, more than 32"},
+		{sim.CounterInfo{Name: "x", Doc: strings.Repeat("word ", 20) + "end"}, "doc (counter x): has 103 characters, more than 100"},
+		{sim.CounterInfo{Name: "x", Doc: "a <b>"}, "doc (counter x): contains U+003C"},
+		{sim.CounterInfo{Name: "x", Doc: "=1+1"}, "doc (counter x): starts with"},
 		{sim.CounterInfo{Name: "x", Label: "AKIAIOSFODNN7EXAMPLE1"}, "word longer than 20"},
-		{sim.CounterInfo{Name: "x", Unit: "server-time per job abc"}, ""}, // 23 characters: fine
-		{sim.CounterInfo{Name: "x", Unit: "server-time per job abcd"}, ""},
-		{sim.CounterInfo{Name: "x", Unit: "server-time per job abcde"}, "unit (counter x): has 25 characters, more than 24"},
+		{sim.CounterInfo{Name: "x", Label: "thirty-two characters exactly xy"}, ""},
+		{sim.CounterInfo{Name: "x", Unit: "server-time/job"}, ""}, // 15 characters
+		{sim.CounterInfo{Name: "x", Unit: "server-time/jobs"}, ""},
+		{sim.CounterInfo{Name: "x", Unit: "server-time/jobs2"}, "unit (counter x): has 17 characters, more than 16"},
+		{sim.CounterInfo{Name: "x", Doc: "K §4.4, eq. (3)"}, ""},
 		{sim.CounterInfo{Name: "x", Kind: "percent"}, "kind (counter x): a kind of 7 bytes is not one of"},
 		{sim.CounterInfo{Name: "X"}, "name: a name of 1 bytes is not lower-case words"},
 		{sim.CounterInfo{Name: "a/b"}, "is not lower-case words"},

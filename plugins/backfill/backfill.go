@@ -216,9 +216,12 @@ func (p *Policy) StartMeasuring(*sdk.System) {
 // DescribeCounters labels the counters (sdk.CounterDescriber).
 func (p *Policy) DescribeCounters() []sdk.CounterInfo {
 	return []sdk.CounterInfo{
-		{Name: "backfilled", Label: "arrivals backfilled", Kind: sdk.KindFraction},
-		{Name: "estimate_exceeded", Label: "jobs run past their estimate", Unit: "jobs", Kind: sdk.KindCount},
-		{Name: "estimate_unknown", Label: "arrivals without a requested time", Unit: "jobs", Kind: sdk.KindCount},
+		{Name: "backfilled", Label: "arrivals backfilled", Kind: sdk.KindFraction,
+			Doc: "fraction of measured arrivals started while an earlier arrival waited"},
+		{Name: "estimate_exceeded", Label: "jobs past their estimate", Kind: sdk.KindCount,
+			Doc: "measured jobs that ran past their estimated duration"},
+		{Name: "estimate_unknown", Label: "arrivals with no estimate", Kind: sdk.KindCount,
+			Doc: "measured arrivals with no requested time, scheduled on their real size"},
 	}
 }
 

@@ -3,6 +3,7 @@ package builtin_test
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
@@ -18,6 +19,7 @@ import (
 // classes: Kill-Smart's per-class counters), to see the counters it
 // actually reports.
 func TestCounterInfo(t *testing.T) {
+	const axisMax = 36 // what the report's column-width figure shows in full
 	for _, e := range builtin.All() {
 		if err := wire.CheckCounterInfo(e.CounterInfo()); err != nil {
 			t.Errorf("%s: %v", e.Name, err)
@@ -44,15 +46,19 @@ func TestCounterInfo(t *testing.T) {
 					t.Errorf("%s on %s: counter %s is not described", e.Name, name, c.Name)
 				}
 				labels[e.Name+" "+c.Name] = d.AxisLabel()
+				if n := utf8.RuneCountInString(d.AxisLabel()); !strings.Contains(c.Name, "/") && n > axisMax {
+					t.Errorf("%s: counter %s: axis label %q has %d characters, more than fit a column figure's axis (%d)",
+						e.Name, c.Name, d.AxisLabel(), n, axisMax)
+				}
 			}
 		}
 	}
 	// The examples: MSFQ's phases named, a per-class counter
 	// labelled with its class.
 	for key, want := range map[string]string{
-		"msfq phase1_mean":                       "mean phase 1 duration: serving k-server jobs (time)",
-		"msfq phase4_fraction":                   "fraction of time in phase 4: finishing 1-server jobs",
-		"nmsr stability_margin":                  "stability margin",
+		"msfq phase1_mean":                        "mean duration of phase 1 (time)",
+		"msfq phase4_fraction":                    "fraction of time in phase 4",
+		"nmsr stability_margin":                   "stability margin",
 		"killsmart-multiclass preempted_fraction": "jobs preempted",
 	} {
 		if got, ok := labels[key]; !ok || got != want {

@@ -188,7 +188,7 @@ func (p *Adaptive) Cycles() (string, int64) { return "drains", p.drains }
 func (p *Adaptive) DescribeCounters() []sdk.CounterInfo {
 	return []sdk.CounterInfo{
 		{Name: "drain_fraction", Label: "time draining", Kind: sdk.KindFraction},
-		{Name: "drain_rate", Label: "draining phases entered", Unit: "1/time", Kind: sdk.KindRate},
+		{Name: "drain_rate", Label: "drain rate", Unit: "1/time", Kind: sdk.KindRate, Doc: "draining phases entered per unit time"},
 		{Name: "mean_drain", Label: "mean draining phase", Unit: "time", Kind: sdk.KindTime},
 	}
 }

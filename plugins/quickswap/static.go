@@ -330,8 +330,10 @@ func (p *Static) Cycles() (string, int64) { return "switches", p.switches }
 func (p *Static) DescribeCounters() []sdk.CounterInfo {
 	return []sdk.CounterInfo{
 		{Name: "drain_fraction", Label: "time with a class draining", Kind: sdk.KindFraction},
-		{Name: "switch_rate", Label: "class switches with jobs in service", Unit: "1/time", Kind: sdk.KindRate},
-		{Name: "mean_drain", Label: "mean draining phase", Unit: "time", Kind: sdk.KindTime},
+		{Name: "switch_rate", Label: "switch rate", Unit: "1/time", Kind: sdk.KindRate,
+			Doc: "working phases ended with jobs of the class in service, per unit time"},
+		{Name: "mean_drain", Label: "mean draining phase", Unit: "time", Kind: sdk.KindTime,
+			Doc: "draining time per switch with jobs in service"},
 	}
 }
 

@@ -513,7 +513,8 @@ func (p *Policy) StartMeasuring(*sdk.System) { p.timers = 0 }
 
 // DescribeCounters labels the counter (sdk.CounterDescriber).
 func (p *Policy) DescribeCounters() []sdk.CounterInfo {
-	return []sdk.CounterInfo{{Name: "crossing_decisions", Label: "crossing timers fired", Unit: "decisions", Kind: sdk.KindCount}}
+	return []sdk.CounterInfo{{Name: "crossing_decisions", Label: "crossing timers fired", Kind: sdk.KindCount,
+		Doc: "crossing timers that fired in the measurement window (SRPT with crossings)"}}
 }
 
 // Counters reports the crossing timers that fired in the measurement window

@@ -53,14 +53,15 @@ type Metric struct {
 	// measured departure (its mean is undefined, not 0), a counter the
 	// policy did not report.
 	N int
-	// Label, Unit and Kind describe a policy counter as the policy did
-	// (sim.CounterInfo, from the records' counter_info): empty for the
-	// other metrics and for a counter its policy does not describe, which
-	// outputs then name by its column. Label and Unit passed the worker's
+	// Label, Unit, Kind and Doc describe a policy counter as the policy
+	// did (sim.CounterInfo, from the records' counter_info): empty for
+	// the other metrics and for a counter its policy does not describe,
+	// which outputs then name by its column. They passed the worker's
 	// check (wire.CheckCounterInfo): short plain text.
 	Label string
 	Unit  string
 	Kind  sim.CounterKind
+	Doc   string
 }
 
 // DisplayName is how outputs name the metric to a reader: a described
@@ -88,6 +89,7 @@ type jsonMetric struct {
 	Label string          `json:"label,omitempty"`
 	Unit  string          `json:"unit,omitempty"`
 	Kind  sim.CounterKind `json:"kind,omitempty"`
+	Doc   string          `json:"doc,omitempty"`
 }
 
 func finitePtr(x float64) *float64 {
@@ -99,7 +101,7 @@ func finitePtr(x float64) *float64 {
 
 // MarshalJSON encodes NaN and ±Inf as null.
 func (m Metric) MarshalJSON() ([]byte, error) {
-	return json.Marshal(jsonMetric{m.Name, m.Class, m.Base, finitePtr(m.Mean), finitePtr(m.HalfWidth), m.N, m.Label, m.Unit, m.Kind})
+	return json.Marshal(jsonMetric{m.Name, m.Class, m.Base, finitePtr(m.Mean), finitePtr(m.HalfWidth), m.N, m.Label, m.Unit, m.Kind, m.Doc})
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote. A null mean is NaN; a null
@@ -110,7 +112,7 @@ func (m *Metric) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*m = Metric{Name: j.Name, Class: j.Class, Base: j.Base, Mean: math.NaN(), HalfWidth: math.NaN(), N: j.N,
-		Label: j.Label, Unit: j.Unit, Kind: j.Kind}
+		Label: j.Label, Unit: j.Unit, Kind: j.Kind, Doc: j.Doc}
 	if j.Mean != nil {
 		m.Mean = *j.Mean
 	}
@@ -394,7 +396,7 @@ func summarizePoint(p *Point, recs []*record.Record) {
 		seen[col] = true
 		m := cnt[n].metric(col, col, -1)
 		if d, ok := info.Lookup(n); ok {
-			m.Label, m.Unit, m.Kind = d.Label, d.Unit, d.Kind
+			m.Label, m.Unit, m.Kind, m.Doc = d.Label, d.Unit, d.Kind, d.Doc
 		}
 		p.Metrics = append(p.Metrics, m)
 	}

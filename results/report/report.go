@@ -115,12 +115,21 @@ func metricLabel(name string) string {
 // the policy gives a counter (aggregate.Metric.DisplayName, from the
 // policy's sdk.CounterDescriber), else the package's label for the column.
 func (f *facet) metricLabel(m string) string {
-	for _, p := range f.pts {
-		if mt, ok := p.Metric(m); ok && mt.Label != "" {
-			return mt.DisplayName()
-		}
+	if mt, ok := f.described(m); ok {
+		return mt.DisplayName()
 	}
 	return metricLabel(m)
+}
+
+// described returns metric m of the first of the facet's points whose
+// policy describes it (a label), if any.
+func (f *facet) described(m string) (aggregate.Metric, bool) {
+	for _, p := range f.pts {
+		if mt, ok := p.Metric(m); ok && mt.Label != "" {
+			return mt, true
+		}
+	}
+	return aggregate.Metric{}, false
 }
 
 // counterWords splits a letter run from the digits that follow it
@@ -435,6 +444,9 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 		title := yl
 		if strings.HasPrefix(m, metric.CounterPrefix) {
 			title = "policy counter: " + title
+			if mt, ok := f.described(m); ok && mt.Doc != "" {
+				title += ". " + mt.Doc
+			}
 		}
 		p := newPlot("", xl, yl, cs, true, f.lines...)
 		name := f.prefix + m
@@ -524,12 +536,22 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 	}
 	var rows [][]*plot.Plot
 	var data []panelData
+	var docs []string // the policy's phase names, for the caption
 	for _, st := range stats {
 		sort.Ints(phases[st])
 		var row []*plot.Plot
+		yl := "phase " + st
 		for _, s := range f.series {
 			var cs []curve
 			for zi, z := range phases[st] {
+				if mt, ok := f.described(metric[key{z, st}]); ok {
+					if mt.Unit != "" {
+						yl = "phase " + st + " (" + mt.Unit + ")"
+					}
+					if mt.Doc != "" && !slices.Contains(docs, mt.Doc) {
+						docs = append(docs, mt.Doc)
+					}
+				}
 				c := curve{label: fmt.Sprintf("phase %d", z), style: zi}
 				for _, p := range s.pts {
 					if mt, ok := p.Metric(metric[key{z, st}]); ok {
@@ -544,7 +566,7 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 			if len(cs) == 0 {
 				continue
 			}
-			row = append(row, newPlot(s.label+": phase "+st, xl, "phase "+st, cs, true))
+			row = append(row, newPlot(s.label+": phase "+st, xl, yl, cs, true))
 			data = append(data, panelData{title: s.label + ": phase " + st, cs: cs})
 		}
 		if len(row) > 0 {
@@ -561,7 +583,11 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 	if err := render(out, name, rows, panW, panH, true); err != nil {
 		return nil, err
 	}
-	return &figure{Name: name, Title: "MSFQ phases (Quickswap Fig. 4)", Wide: len(rows) > 1 || len(rows[0]) > 1}, nil
+	title := "MSFQ phases (Quickswap Fig. 4)"
+	if len(docs) > 0 {
+		title += ". " + strings.Join(docs, "; ")
+	}
+	return &figure{Name: name, Title: title, Wide: len(rows) > 1 || len(rows[0]) > 1}, nil
 }
 
 // grid lays panels out in rows of at most 3 (4 beyond 9 panels, 6 beyond 24).

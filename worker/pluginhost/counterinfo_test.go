@@ -15,10 +15,10 @@ import (
 // the third-party example, built as a plugin written before descriptions
 // existed would be) runs as before with none.
 func TestCounterInfoOverTheWire(t *testing.T) {
-	good := `[{"name":"phase1_mean","label":"mean phase 1 duration: serving k-server jobs","unit":"time","kind":"time"},` +
+	good := `[{"name":"phase1_mean","label":"mean duration of phase 1","unit":"time","kind":"time","doc":"phase 1: serving k-server jobs"},` +
 		`{"name":"preempted_fraction","label":"jobs preempted","kind":"fraction"}]`
 	want := sim.CounterInfos{
-		{Name: "phase1_mean", Label: "mean phase 1 duration: serving k-server jobs", Unit: "time", Kind: sim.KindTime},
+		{Name: "phase1_mean", Label: "mean duration of phase 1", Unit: "time", Kind: sim.KindTime, Doc: "phase 1: serving k-server jobs"},
 		{Name: "preempted_fraction", Label: "jobs preempted", Kind: sim.KindFraction},
 	}
 	h := newHost(t, pluginhost.Config{Env: []string{"BADPROTO_COUNTERS=" + good}})
@@ -66,7 +66,7 @@ func TestHostileCounterInfoRefused(t *testing.T) {
 		{"formula", `[{"name":"x","label":"=HYPERLINK(1)"}]`, []string{"label", "formula"}, "HYPERLINK"},
 		{"escape", `[{"name":"x","label":"ok","unit":"\u001b[31m"}]`, []string{"counter descriptions[0].unit", "U+001B"}, "[31m"},
 		{"secret", `[{"name":"x","label":"key ` + secret + `"}]`, []string{"label", "word longer than 20"}, secret},
-		{"long", `[{"name":"x","label":"` + strings.Repeat("ab ", 30) + `"}]`, []string{"label", "more than 64"}, "ab ab"},
+		{"long", `[{"name":"x","label":"` + strings.Repeat("ab ", 30) + `"}]`, []string{"label", "more than 40"}, "ab ab"},
 		{"name", `[{"name":"../etc/passwd","label":"x"}]`, []string{"counter descriptions[0].name", "lower-case words"}, "passwd"},
 		{"kind", `[{"name":"x","label":"x","kind":"<b>"}]`, []string{"counter descriptions[0].kind"}, "<b>"},
 		{"twice", `[{"name":"x"},{"name":"x"}]`, []string{"counter descriptions[1].name", "described twice"}, ""},
