@@ -165,11 +165,7 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 				return out.Result, nil
 			}
 			fmt.Fprintf(os.Stderr, "msjfarm simulate: policy %s from plugin %s %s (%s)\n", entry.Policy, entry.Plugin, entry.Version, entry.Path)
-			if in, err := host.Info(context.Background(), bin); err == nil {
-				if pi, ok := in.Policy(entry.Policy); ok {
-					counters = pi.CounterInfo
-				}
-			}
+			counters = pluginCounterInfo(host, bin, entry.Policy)
 		}
 
 		results := make([]*sim.Result, *reps)
@@ -327,13 +323,7 @@ func printSummary(w *sim.Workload, policy string, params paramFlags, rs []*sim.R
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		// The policy's label and unit for the counter; "counter <name>"
-		// for one it does not describe.
-		name := "counter " + k
-		if d, ok := counters.Lookup(k); ok {
-			name = d.AxisLabel()
-		}
-		row(name, func(r *sim.Result) float64 {
+		row(counterRow(counters, k), func(r *sim.Result) float64 {
 			if v, ok := r.Counter(k); ok {
 				return v
 			}
@@ -341,6 +331,29 @@ func printSummary(w *sim.Workload, policy string, params paramFlags, rs []*sim.R
 		})
 	}
 	tw.Flush()
+}
+
+// pluginCounterInfo is the plugin policy's description of its counters
+// (nil if it has none or the plugin does not answer: the run reports that).
+func pluginCounterInfo(host *pluginhost.Host, bin pluginhost.Binary, policy string) sim.CounterInfos {
+	in, err := host.Info(context.Background(), bin)
+	if err != nil {
+		return nil
+	}
+	pi, _ := in.Policy(policy)
+	if pi == nil {
+		return nil
+	}
+	return pi.CounterInfo
+}
+
+// counterRow names counter k in the table: the policy's label and unit,
+// or "counter <name>" for one it does not describe.
+func counterRow(counters sim.CounterInfos, k string) string {
+	if d, ok := counters.Lookup(k); ok {
+		return d.AxisLabel()
+	}
+	return "counter " + k
 }
 
 // firstReasons is the instability reasons of the first replication

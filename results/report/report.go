@@ -121,6 +121,36 @@ func (f *facet) metricLabel(m string) string {
 	return metricLabel(m)
 }
 
+// figureTitle is the caption of metric m's figure: its label, and for a
+// policy counter "policy counter: " before it and the policy's doc after.
+func (f *facet) figureTitle(m string) string {
+	title := f.metricLabel(m)
+	if !strings.HasPrefix(m, metric.CounterPrefix) {
+		return title
+	}
+	title = "policy counter: " + title
+	if mt, ok := f.described(m); ok && mt.Doc != "" {
+		title += ". " + mt.Doc
+	}
+	return title
+}
+
+// phaseDocs are the unit and the distinct docs (the policy's phase names)
+// of the phase counters ms, for the phase figure's axis and caption.
+func (f *facet) phaseDocs(ms []string) (unit string, docs []string) {
+	for _, m := range ms {
+		mt, ok := f.described(m)
+		if !ok {
+			continue
+		}
+		unit = mt.Unit
+		if mt.Doc != "" && !slices.Contains(docs, mt.Doc) {
+			docs = append(docs, mt.Doc)
+		}
+	}
+	return unit, docs
+}
+
 // described returns metric m of the first of the facet's points whose
 // policy describes it (a label), if any.
 func (f *facet) described(m string) (aggregate.Metric, bool) {
@@ -441,13 +471,7 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 			cs = append(cs, msfqOverlay(f, m)...)
 		}
 		yl := f.metricLabel(m)
-		title := yl
-		if strings.HasPrefix(m, metric.CounterPrefix) {
-			title = "policy counter: " + title
-			if mt, ok := f.described(m); ok && mt.Doc != "" {
-				title += ". " + mt.Doc
-			}
-		}
+		title := f.figureTitle(m)
 		p := newPlot("", xl, yl, cs, true, f.lines...)
 		name := f.prefix + m
 		if err := writeEditable(out, name, xl, yl, []panelData{{cs: cs}}, false); err != nil {
@@ -519,6 +543,7 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 	var stats []string
 	phases := map[string][]int{}
 	metric := map[key]string{}
+	var phaseNames []string
 	for _, n := range names {
 		m := phaseRE.FindStringSubmatch(n)
 		if m == nil {
@@ -530,28 +555,22 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 		}
 		phases[m[2]] = append(phases[m[2]], z)
 		metric[key{z, m[2]}] = n
+		phaseNames = append(phaseNames, n)
 	}
 	if len(stats) == 0 {
 		return nil, nil
 	}
 	var rows [][]*plot.Plot
 	var data []panelData
-	var docs []string // the policy's phase names, for the caption
+	_, docs := f.phaseDocs(phaseNames) // the policy's phase names, for the caption
 	for _, st := range stats {
 		sort.Ints(phases[st])
 		var row []*plot.Plot
-		yl := "phase " + st
+		unit, _ := f.phaseDocs([]string{metric[key{phases[st][0], st}]})
+		yl := sim.CounterInfo{Label: "phase " + st, Unit: unit}.AxisLabel()
 		for _, s := range f.series {
 			var cs []curve
 			for zi, z := range phases[st] {
-				if mt, ok := f.described(metric[key{z, st}]); ok {
-					if mt.Unit != "" {
-						yl = "phase " + st + " (" + mt.Unit + ")"
-					}
-					if mt.Doc != "" && !slices.Contains(docs, mt.Doc) {
-						docs = append(docs, mt.Doc)
-					}
-				}
 				c := curve{label: fmt.Sprintf("phase %d", z), style: zi}
 				for _, p := range s.pts {
 					if mt, ok := p.Metric(metric[key{z, st}]); ok {

@@ -165,6 +165,15 @@ func (in *Info) Policy(name string) (*PolicyInfo, bool) {
 	return nil, false
 }
 
+// counterInfo is the named policy's description of its counters (nil for
+// none).
+func (in *Info) counterInfo(policy string) sim.CounterInfos {
+	if p, ok := in.Policy(policy); ok {
+		return p.CounterInfo
+	}
+	return nil
+}
+
 // Record is what a result stores about the plugin that produced it.
 type Record struct {
 	Name    string `json:"name"`
@@ -929,9 +938,7 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 		return nil, false, h.callError(ctx, callCtx, p, policy, deadline, grace, cancelled.Load(), err)
 	}
 	out = &Outcome{Plugin: Record{Name: p.info.Name, Version: p.info.Version, Engine: p.info.Engine, SHA256: p.key.sha}}
-	if pi, ok := p.info.Policy(policy); ok {
-		out.CounterInfo = pi.CounterInfo
-	}
+	out.CounterInfo = p.info.counterInfo(policy)
 	for {
 		u, err := stream.Recv()
 		if err == io.EOF {
