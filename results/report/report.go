@@ -121,6 +121,15 @@ func (f *facet) metricLabel(m string) string {
 	return metricLabel(m)
 }
 
+// columnOrLabel names metric m in the report's notes: the policy's label
+// and unit for a counter it describes, the column name otherwise.
+func (f *facet) columnOrLabel(m string) string {
+	if mt, ok := f.described(m); ok {
+		return mt.DisplayName()
+	}
+	return m
+}
+
 // figureTitle is the caption of metric m's figure: its label, and for a
 // policy counter "policy counter: " before it and the policy's doc after.
 func (f *facet) figureTitle(m string) string {
@@ -463,7 +472,7 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 		}
 		if strings.HasPrefix(m, metric.CounterPrefix) {
 			if desc, ok := constantCounter(cs); ok {
-				constant = append(constant, f.metricLabel(m)+" ("+desc+")")
+				constant = append(constant, f.columnOrLabel(m)+" ("+desc+")")
 				continue
 			}
 		}
