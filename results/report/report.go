@@ -161,8 +161,11 @@ func (f *facet) phaseDocs(ms []string) (unit string, docs []string) {
 }
 
 // described returns metric m of the first of the facet's points whose
-// policy describes it (a label), if any.
+// policy describes it (a label), if any. Only counters are described.
 func (f *facet) described(m string) (aggregate.Metric, bool) {
+	if !strings.HasPrefix(m, metric.CounterPrefix) {
+		return aggregate.Metric{}, false
+	}
 	for _, p := range f.pts {
 		if mt, ok := p.Metric(m); ok && mt.Label != "" {
 			return mt, true
