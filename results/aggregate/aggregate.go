@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/results/metric"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/sim"
@@ -405,10 +406,12 @@ func summarizePoint(p *Point, recs []*record.Record) {
 // counterInfo is the counter descriptions of a point's records: the
 // replications of one point ran one policy, so any record that carries
 // them will do (the first; records written before descriptions existed
-// carry none).
+// carry none). The worker checked them; they are checked again here, as
+// a record may have been altered in storage, and descriptions that fail
+// are ignored (the raw names are shown).
 func counterInfo(recs []*record.Record) sim.CounterInfos {
 	for _, r := range recs {
-		if len(r.CounterInfo) > 0 {
+		if len(r.CounterInfo) > 0 && wire.CheckCounterInfo(r.CounterInfo) == nil {
 			return r.CounterInfo
 		}
 	}
