@@ -5,7 +5,8 @@
 // A policy is a type with three methods (Init, Arrive, Complete; see
 // [Policy]) that starts waiting jobs with [System].Start. Optional capability
 // interfaces add preemption ([Preemptor]), size awareness ([SizeAware]),
-// timers ([TimerHandler]), counters ([CounterReporter], [Measurer]) and
+// timers ([TimerHandler]), counters ([CounterReporter], [Measurer],
+// [CounterDescriber]) and
 // parameters ([Configurable]). The engine enforces the model's invariants
 // whatever a policy does: starting a job that does not fit, preempting
 // without declaring it or reading a size without declaring size awareness
@@ -139,6 +140,20 @@ type CounterReporter interface {
 	Counters() []Counter
 }
 
+// CounterDescriber is implemented by a policy that describes its counters
+// for people: per counter a label ("mean duration of phase 1"), a unit
+// ("time") and a kind (KindFraction, KindCount, KindTime, KindRate), which
+// figures, tables and summary_long show instead of the raw name. Like
+// Params it must answer on a fresh instance, and describe every counter
+// the policy may report under any parameters; a per-class counter
+// "name/class" is described by the entry of name. It is optional: without
+// it (a plugin built against an SDK before it existed, too) the counters
+// show their raw names. The worker refuses a plugin whose descriptions are
+// not short plain text (see CounterInfo), and Serve does first.
+type CounterDescriber interface {
+	DescribeCounters() []CounterInfo
+}
+
 // CycleReporter is implemented by a policy whose behaviour runs in long
 // cycles (phases, kill cycles, helper use): Cycles names a cycle and counts
 // those completed in the measurement window (reset them in StartMeasuring).
@@ -173,6 +188,20 @@ type (
 	Class = sim.Class
 	// Counter is one policy statistic in the result (CounterReporter).
 	Counter = sim.Counter
+	// CounterInfo describes a counter (CounterDescriber): Name, Label (at
+	// most 32 characters: letters, digits, single spaces and the
+	// punctuation -_()/.%·:²³⁻¹×[]§; with its unit it is a figure's
+	// axis label, which shows about 36 in full), Unit (at most 16, the
+	// same characters; empty for a dimensionless number), Kind and Doc
+	// (a phrase of at most 100 characters, commas allowed, for captions).
+	CounterInfo = sim.CounterInfo
+	// CounterInfos is a policy's descriptions; Lookup names a reported
+	// counter from them as outputs do.
+	CounterInfos = sim.CounterInfos
+	// CounterKind is what sort of number a counter is: KindOther (""),
+	// KindCount, KindFraction (in [0, 1]: its intervals are clipped
+	// there), KindTime (in the workload's time unit) or KindRate.
+	CounterKind = sim.CounterKind
 	// Preemption is a Preemptor's mode: NoPreemption, PreemptResume or
 	// PreemptRestart.
 	Preemption = sim.Preemption
@@ -195,6 +224,15 @@ const (
 	NoPreemption   = sim.NoPreemption
 	PreemptResume  = sim.PreemptResume
 	PreemptRestart = sim.PreemptRestart
+)
+
+// Counter kinds (CounterInfo.Kind).
+const (
+	KindOther    = sim.KindOther
+	KindCount    = sim.KindCount
+	KindFraction = sim.KindFraction
+	KindTime     = sim.KindTime
+	KindRate     = sim.KindRate
 )
 
 // Parameter types.

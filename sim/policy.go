@@ -107,6 +107,9 @@ type PolicyInfo struct {
 	Timers     bool
 	Counters   bool
 	Params     []Param
+	// CounterInfo is the policy's description of its counters
+	// (CounterDescriber; nil without it).
+	CounterInfo CounterInfos
 }
 
 // Describe reads a policy's optional capabilities.
@@ -120,6 +123,9 @@ func Describe(p Policy) PolicyInfo {
 	}
 	_, in.Timers = p.(TimerHandler)
 	_, in.Counters = p.(CounterReporter)
+	if d, ok := p.(CounterDescriber); ok {
+		in.CounterInfo = d.DescribeCounters()
+	}
 	if c, ok := p.(Configurable); ok {
 		in.Params = c.Params()
 	}

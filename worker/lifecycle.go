@@ -227,7 +227,7 @@ func (w *Worker) retryOrFail(hard context.Context, d *delivery) verdict {
 // unavailable the record is held here and the write retried
 // (withStorage): the replication is never thrown away for an outage.
 func (w *Worker) store(hard context.Context, d *delivery) verdict {
-	rec := record.Record{Task: *d.t, Result: d.out.Result,
+	rec := record.Record{Task: *d.t, Result: d.out.Result, CounterInfo: d.out.CounterInfo,
 		Provenance: recordProvenance(d.out.Provenance, w.host, w.o.Name, d.attempt, d.started, d.wall)}
 	created, tries := false, 0
 	err := w.withStorage(hard, d.msg, true, func(ictx context.Context) error {

@@ -30,6 +30,9 @@ type Runner interface {
 type Outcome struct {
 	Result     *sim.Result
 	Provenance Provenance
+	// CounterInfo is the policy's description of its counters (stored in
+	// the record beside the result; nil if it describes none).
+	CounterInfo sim.CounterInfos
 	// Bytes is the result's size as the runner received it (its JSON from
 	// a plugin; 0 in process), checked against resultcheck.Limit.
 	Bytes int
@@ -111,7 +114,7 @@ func (InProcess) Run(ctx context.Context, t *sweep.Task, progress func(done, tot
 	if cpu1, ok := threadCPU(); ok && okCPU {
 		cpu = cpu1 - cpu0
 	}
-	return &Outcome{Result: res, Provenance: Provenance{
+	return &Outcome{Result: res, CounterInfo: spec.CounterInfo(), Provenance: Provenance{
 		Runner: "in-process", Plugin: "builtin", PluginVersion: sim.Version,
 		PluginSHA256: SelfSHA256(), Engine: res.Engine, CPU: cpu,
 	}}, nil

@@ -207,6 +207,17 @@ func defPluginInfo(fs *pflag.FlagSet) func([]string) int {
 				}
 				fmt.Printf("    %-20s %-6s default %v%s  %s\n", q.Name, q.Type, q.Default, bounds, q.Doc)
 			}
+			for _, c := range p.CounterInfo {
+				kind := string(c.Kind)
+				if kind == "" {
+					kind = "-"
+				}
+				fmt.Printf("    counter %-24s %-8s %s", c.Name, kind, c.AxisLabel())
+				if c.Doc != "" {
+					fmt.Printf(" — %s", c.Doc)
+				}
+				fmt.Println()
+			}
 		}
 		return 0
 	}

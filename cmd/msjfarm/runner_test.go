@@ -14,6 +14,7 @@ import (
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -41,6 +42,8 @@ type storedRecord struct {
 	Result     json.RawMessage   `json:"result"`
 	Provenance map[string]string `json:"provenance"`
 	Error      string            `json:"error"`
+	// CounterInfo is the policy's description of its counters.
+	CounterInfo []sim.CounterInfo `json:"counter_info"`
 }
 
 func readRecords(t *testing.T, data string) (string, map[string]storedRecord) {
@@ -147,11 +150,25 @@ func TestRunnerPluginMatchesInProcess(t *testing.T) {
 		if !bytes.Equal(p.Result, q.Result) {
 			t.Fatalf("task %s (%s): results differ\nplugin:     %s\nin-process: %s", id, p.Task.Policy, p.Result, q.Result)
 		}
+		// The counter descriptions came over the wire once per plugin
+		// and are stored with every result, as the in-process runner
+		// stores the built-in policy's own: MSFQ describes its counters,
+		// FCFS and MSF report none.
+		if !reflect.DeepEqual(p.CounterInfo, q.CounterInfo) || (p.Task.Policy == "msfq") != (len(p.CounterInfo) > 0) {
+			t.Fatalf("task %s (%s): counter descriptions %+v (plugin) / %+v (in-process)", id, p.Task.Policy, p.CounterInfo, q.CounterInfo)
+		}
 		pin := pins.Policies[p.Task.Policy]
 		if p.Provenance["runner"] != "plugin" || p.Provenance["plugin_sha256"] != pin.SHA256 || p.Provenance["plugin"] != pin.Plugin ||
 			q.Provenance["runner"] != "in-process" {
 			t.Fatalf("task %s: provenance %v / %v", id, p.Provenance, q.Provenance)
 		}
+	}
+
+	// The report of the plugin campaign labels MSFQ's counters with the
+	// plugin's descriptions.
+	svg, err := os.ReadFile(filepath.Join(dir, "data-plugin", "campaigns", campP, "report", "counter_phase1_mean.svg"))
+	if err != nil || !bytes.Contains(svg, []byte(">mean duration of phase 1 (time)<")) {
+		t.Fatalf("counter_phase1_mean.svg (%v) has no axis label from the plugin's description", err)
 	}
 
 	// Results are reused across campaigns only from the same code: a

@@ -109,10 +109,12 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 			return usagef("simulate: --policy: %v", policyErr(reg, *pol, err))
 		}
 		var ps wire.Entry
+		var counters sim.CounterInfos // the policy's description of its counters
 		if entry.Source == registry.BuiltIn {
 			if ps, err = builtin.Lookup(*pol); err != nil {
 				return fail("simulate: --policy: %v", err)
 			}
+			counters = ps.CounterInfo()
 		}
 		switch {
 		case *rate < 0 || math.IsNaN(*rate):
@@ -163,6 +165,7 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 				return out.Result, nil
 			}
 			fmt.Fprintf(os.Stderr, "msjfarm simulate: policy %s from plugin %s %s (%s)\n", entry.Policy, entry.Plugin, entry.Version, entry.Path)
+			counters = pluginCounterInfo(host, bin, entry.Policy)
 		}
 
 		results := make([]*sim.Result, *reps)
@@ -194,7 +197,7 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 			}
 			return 0
 		}
-		printSummary(w, entry.Policy, params, results, elapsed)
+		printSummary(w, entry.Policy, params, results, counters, elapsed)
 		return 0
 	}
 }
@@ -223,7 +226,7 @@ func buildWorkload(swfPath string, servers int, timeScale float64, name string, 
 	return spec.Build(rate)
 }
 
-func printSummary(w *sim.Workload, policy string, params paramFlags, rs []*sim.Result, elapsed time.Duration) {
+func printSummary(w *sim.Workload, policy string, params paramFlags, rs []*sim.Result, counters sim.CounterInfos, elapsed time.Duration) {
 	var events uint64
 	for _, r := range rs {
 		events += r.Events
@@ -320,7 +323,7 @@ func printSummary(w *sim.Workload, policy string, params paramFlags, rs []*sim.R
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		row("counter "+k, func(r *sim.Result) float64 {
+		row(counterRow(counters, k), func(r *sim.Result) float64 {
 			if v, ok := r.Counter(k); ok {
 				return v
 			}
@@ -328,6 +331,29 @@ func printSummary(w *sim.Workload, policy string, params paramFlags, rs []*sim.R
 		})
 	}
 	tw.Flush()
+}
+
+// pluginCounterInfo is the plugin policy's description of its counters
+// (nil if it has none or the plugin does not answer: the run reports that).
+func pluginCounterInfo(host *pluginhost.Host, bin pluginhost.Binary, policy string) sim.CounterInfos {
+	in, err := host.Info(context.Background(), bin)
+	if err != nil {
+		return nil
+	}
+	pi, _ := in.Policy(policy)
+	if pi == nil {
+		return nil
+	}
+	return pi.CounterInfo
+}
+
+// counterRow names counter k in the table: the policy's label and unit,
+// or "counter <name>" for one it does not describe.
+func counterRow(counters sim.CounterInfos, k string) string {
+	if d, ok := counters.Lookup(k); ok {
+		return d.AxisLabel()
+	}
+	return "counter " + k
 }
 
 // firstReasons is the instability reasons of the first replication

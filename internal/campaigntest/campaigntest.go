@@ -55,7 +55,7 @@ func Run(t testing.TB, spec string) ([]sweep.Task, map[string]*record.Record, *s
 		if err != nil {
 			t.Fatalf("task %s: %v", task.ID, err)
 		}
-		recs[task.ID] = &record.Record{Task: *task, Result: out.Result}
+		recs[task.ID] = &record.Record{Task: *task, Result: out.Result, CounterInfo: out.CounterInfo}
 	}
 	return camp.Tasks, recs, f
 }

@@ -43,6 +43,15 @@ func (e Entry) Params() []sim.Param {
 	return sim.Describe(e.New()).Params
 }
 
+// CounterInfo returns the policy's description of its counters (nil for
+// none, and for a reference model).
+func (e Entry) CounterInfo() sim.CounterInfos {
+	if e.New == nil {
+		return nil
+	}
+	return sim.Describe(e.New()).CounterInfo
+}
+
 // CheckParams resolves params against the schema (sim.Resolve): unknown
 // names, wrong types and out-of-range values are errors naming the
 // parameter. A reference model takes none.

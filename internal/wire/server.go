@@ -190,6 +190,16 @@ func describe(sp Entry) (pi *pb.PolicyInfo, err error) {
 		params = in.Params
 		pi.Preemption = in.Preemption.String()
 		pi.SizeAware, pi.Timers, pi.Counters = in.SizeAware, in.Timers, in.Counters
+		if len(in.CounterInfo) > 0 {
+			// Checked here as the host will check it, so that the author
+			// of a bad description sees why at start-up.
+			if err := CheckCounterInfo(in.CounterInfo); err != nil {
+				return nil, fmt.Errorf("policy %s: %w", sp.Name, err)
+			}
+			if pi.CountersJson, err = json.Marshal(in.CounterInfo); err != nil {
+				return nil, fmt.Errorf("policy %s: counter descriptions do not encode as JSON: %v", sp.Name, err)
+			}
+		}
 	}
 	if params == nil {
 		params = []sim.Param{}

@@ -213,6 +213,18 @@ func (p *Policy) StartMeasuring(*sdk.System) {
 	p.nArr, p.nBackfilled, p.nExceeded, p.nUnknown = 0, 0, 0, 0
 }
 
+// DescribeCounters labels the counters (sdk.CounterDescriber).
+func (p *Policy) DescribeCounters() []sdk.CounterInfo {
+	return []sdk.CounterInfo{
+		{Name: "backfilled", Label: "arrivals backfilled", Kind: sdk.KindFraction,
+			Doc: "fraction of measured arrivals started while an earlier arrival waited"},
+		{Name: "estimate_exceeded", Label: "jobs past their estimate", Kind: sdk.KindCount,
+			Doc: "measured jobs that ran past their estimated duration"},
+		{Name: "estimate_unknown", Label: "arrivals with no estimate", Kind: sdk.KindCount,
+			Doc: "measured arrivals with no requested time, scheduled on their real size"},
+	}
+}
+
 // Counters reports the backfilled fraction and the estimate overruns.
 func (p *Policy) Counters() []sdk.Counter {
 	var frac float64

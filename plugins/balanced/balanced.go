@@ -399,6 +399,18 @@ func (p *BalancedSplitting) fillH(s *sdk.System) {
 // (sdk.CycleReporter).
 func (p *BalancedSplitting) Cycles() (string, int64) { return "helper_jobs", p.nServedH }
 
+// DescribeCounters labels the counters in B's terms (sdk.CounterDescriber).
+func (p *BalancedSplitting) DescribeCounters() []sdk.CounterInfo {
+	return []sdk.CounterInfo{
+		{Name: "p_helper", Label: "arrivals routed to helpers P_H", Kind: sdk.KindFraction,
+			Doc: "fraction of measured arrivals sent to the helper set on arrival"},
+		{Name: "p_helper_served", Label: "arrivals served by helpers", Kind: sdk.KindFraction,
+			Doc: "fraction of measured arrivals served by the helpers (P_H less those pulled back)"},
+		{Name: "helpers", Label: "helper servers", Kind: sdk.KindCount},
+		{Name: "psi", Label: "partition parameter ψ"},
+	}
+}
+
 func (p *BalancedSplitting) Counters() []sdk.Counter {
 	var ph, phs float64
 	if p.nArr > 0 {

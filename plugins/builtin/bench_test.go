@@ -63,7 +63,7 @@ func benchArrivals(b *testing.B) int64 {
 
 // rateAt is the arrival rate at which spec offers load rho: the load is
 // linear in the rate, so one build at rate 1 gives the factor.
-func rateAt(b *testing.B, name string, rho float64) float64 {
+func rateAt(b testing.TB, name string, rho float64) float64 {
 	spec, err := workload.Named(name)
 	if err != nil {
 		b.Fatal(err)

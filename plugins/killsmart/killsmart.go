@@ -489,6 +489,28 @@ func (p *KillSmart) restart(s *sdk.System) {
 // (sdk.CycleReporter).
 func (p *KillSmart) Cycles() (string, int64) { return "kills", p.c.kills }
 
+// DescribeCounters labels the counters in K's terms (sdk.CounterDescriber);
+// preempted_fraction also describes its per-class form.
+func (p *KillSmart) DescribeCounters() []sdk.CounterInfo {
+	return []sdk.CounterInfo{
+		{Name: "kills", Label: "kill operations", Kind: sdk.KindCount},
+		{Name: "preemptions", Label: "jobs killed", Kind: sdk.KindCount},
+		{Name: "jobs_per_kill", Label: "jobs killed per kill"},
+		{Name: "preempted_fraction", Label: "jobs preempted", Kind: sdk.KindFraction, Doc: "preemptions over departures"},
+		{Name: "restarts", Label: "restarts of the box", Kind: sdk.KindCount, Doc: "restarts of a non-empty box"},
+		{Name: "idle_restarts", Label: "restarts on an idle system", Kind: sdk.KindCount},
+		{Name: "restarted_jobs", Label: "jobs restarted", Kind: sdk.KindCount},
+		{Name: "wasted_work", Label: "work lost to kills", Unit: "server-time", Doc: "need times service discarded by kills"},
+		{Name: "wasted_power", Label: "wasted power W", Unit: "servers", Doc: "work discarded by kills per unit time (K §4.4)"},
+		{Name: "extra_delay_preempted", Label: "delay per preempted job D_Jp", Unit: "time", Kind: sdk.KindTime,
+			Doc: "mean extra delay of a preempted job (K Lemma 4.7)"},
+		{Name: "extra_delay_per_job", Label: "extra delay per job D_J", Unit: "time", Kind: sdk.KindTime,
+			Doc: "extra delay over all jobs (multi-class)"},
+		{Name: "extra_delay_per_small_job", Label: "delay per small job D_Js", Unit: "time", Kind: sdk.KindTime,
+			Doc: "extra delay over all small jobs (K Lemma 4.6)"},
+	}
+}
+
 func (p *KillSmart) Counters() []sdk.Counter {
 	t1 := p.t1
 	if p.measuring && p.sys != nil {

@@ -392,6 +392,18 @@ func (p *NMSR) schedule(s *sdk.System) {
 	}
 }
 
+// DescribeCounters labels the counters (sdk.CounterDescriber).
+func (p *NMSR) DescribeCounters() []sdk.CounterInfo {
+	return []sdk.CounterInfo{
+		{Name: "stability_margin", Label: "stability margin",
+			Doc: "min over classes of the service the schedules give over the class load (above 1 is necessary)"},
+		{Name: "candidates", Label: "candidate schedules", Kind: sdk.KindCount},
+		{Name: "cycle_time", Label: "cycle time T", Unit: "time", Kind: sdk.KindTime},
+		{Name: "transitions", Label: "schedule transitions", Kind: sdk.KindCount, Doc: "CTMC transitions in the measurement window"},
+		{Name: "switching_fraction", Label: "time switching schedules", Kind: sdk.KindFraction},
+	}
+}
+
 // Counters reports the schedule and switching statistics.
 func (p *NMSR) Counters() []sdk.Counter {
 	var frac float64

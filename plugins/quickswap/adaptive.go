@@ -184,6 +184,15 @@ func (p *Adaptive) trigger() {
 // Cycles counts the window's drain phases (sdk.CycleReporter).
 func (p *Adaptive) Cycles() (string, int64) { return "drains", p.drains }
 
+// DescribeCounters labels the counters (sdk.CounterDescriber).
+func (p *Adaptive) DescribeCounters() []sdk.CounterInfo {
+	return []sdk.CounterInfo{
+		{Name: "drain_fraction", Label: "time draining", Kind: sdk.KindFraction},
+		{Name: "drain_rate", Label: "drain rate", Unit: "1/time", Kind: sdk.KindRate, Doc: "draining phases entered per unit time"},
+		{Name: "mean_drain", Label: "mean draining phase", Unit: "time", Kind: sdk.KindTime},
+	}
+}
+
 // Counters reports the draining statistics.
 func (p *Adaptive) Counters() []sdk.Counter {
 	return []sdk.Counter{

@@ -288,6 +288,28 @@ func (p *MSFQ) admitLight(s *sdk.System) {
 // evidence that the window averaged over many phase cycles (sdk.CycleReporter).
 func (p *MSFQ) Cycles() (string, int64) { return "cycles", p.entries[1] }
 
+// DescribeCounters names the counters and, in their docs, the phases as Q
+// §4.2 defines them (sdk.CounterDescriber).
+func (p *MSFQ) DescribeCounters() []sdk.CounterInfo {
+	phases := [5]string{
+		1: "serving k-server jobs until none remain",
+		2: "serving 1-server jobs until fewer than k are in the system",
+		3: "serving 1-server jobs until at most ℓ are in service",
+		4: "finishing the 1-server jobs in service, starting none",
+	}
+	out := make([]sdk.CounterInfo, 0, 9)
+	for z := 1; z <= 4; z++ {
+		doc := fmt.Sprintf("phase %d: %s", z, phases[z])
+		out = append(out,
+			sdk.CounterInfo{Name: fmt.Sprintf("phase%d_mean", z), Label: fmt.Sprintf("mean duration of phase %d", z),
+				Unit: "time", Kind: sdk.KindTime, Doc: doc},
+			sdk.CounterInfo{Name: fmt.Sprintf("phase%d_fraction", z), Label: fmt.Sprintf("fraction of time in phase %d", z),
+				Kind: sdk.KindFraction, Doc: doc})
+	}
+	return append(out, sdk.CounterInfo{Name: "cycles", Label: "MSFQ cycles", Kind: sdk.KindCount,
+		Doc: "entries into phase 1 in the measurement window"})
+}
+
 func (p *MSFQ) Counters() []sdk.Counter {
 	var total float64
 	for z := 1; z <= 4; z++ {

@@ -326,6 +326,17 @@ func (p *Static) step(s *sdk.System) {
 // service turn (sdk.CycleReporter).
 func (p *Static) Cycles() (string, int64) { return "switches", p.switches }
 
+// DescribeCounters labels the counters (sdk.CounterDescriber).
+func (p *Static) DescribeCounters() []sdk.CounterInfo {
+	return []sdk.CounterInfo{
+		{Name: "drain_fraction", Label: "time with a class draining", Kind: sdk.KindFraction},
+		{Name: "switch_rate", Label: "switch rate", Unit: "1/time", Kind: sdk.KindRate,
+			Doc: "working phases ended with jobs of the class in service, per unit time"},
+		{Name: "mean_drain", Label: "mean draining phase", Unit: "time", Kind: sdk.KindTime,
+			Doc: "draining time per switch with jobs in service"},
+	}
+}
+
 func (p *Static) Counters() []sdk.Counter {
 	return []sdk.Counter{
 		{Name: "drain_fraction", Value: ratio(p.tDrain, p.tAll)},

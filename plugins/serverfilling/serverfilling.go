@@ -511,6 +511,12 @@ func (p *Policy) Configure(v sdk.Values) error {
 // StartMeasuring restarts the counter at the end of the warm-up.
 func (p *Policy) StartMeasuring(*sdk.System) { p.timers = 0 }
 
+// DescribeCounters labels the counter (sdk.CounterDescriber).
+func (p *Policy) DescribeCounters() []sdk.CounterInfo {
+	return []sdk.CounterInfo{{Name: "crossing_decisions", Label: "crossing timers fired", Kind: sdk.KindCount,
+		Doc: "crossing timers that fired in the measurement window (SRPT with crossings)"}}
+}
+
 // Counters reports the crossing timers that fired in the measurement window
 // (SRPT with crossings).
 func (p *Policy) Counters() []sdk.Counter {

@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/results/metric"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/sim"
@@ -53,6 +54,25 @@ type Metric struct {
 	// measured departure (its mean is undefined, not 0), a counter the
 	// policy did not report.
 	N int
+	// Label, Unit, Kind and Doc describe a policy counter as the policy
+	// did (sim.CounterInfo, from the records' counter_info): empty for
+	// the other metrics and for a counter its policy does not describe,
+	// which outputs then name by its column. They passed the worker's
+	// check (wire.CheckCounterInfo): short plain text.
+	Label string
+	Unit  string
+	Kind  sim.CounterKind
+	Doc   string
+}
+
+// DisplayName is how outputs name the metric to a reader: a described
+// counter's label with its unit ("mean duration of phase 1 (time)"),
+// otherwise "" (the caller's own label for the column applies).
+func (m Metric) DisplayName() string {
+	if m.Label == "" {
+		return ""
+	}
+	return sim.CounterInfo{Label: m.Label, Unit: m.Unit}.AxisLabel()
 }
 
 // jsonMetric is the JSON form of Metric: NaN and ±Inf become null, which
@@ -65,6 +85,12 @@ type jsonMetric struct {
 	Mean      *float64 `json:"mean"`
 	HalfWidth *float64 `json:"hw"`
 	N         int      `json:"n"`
+	// A described counter's label, unit and kind (absent otherwise, and
+	// in summaries written before they existed).
+	Label string          `json:"label,omitempty"`
+	Unit  string          `json:"unit,omitempty"`
+	Kind  sim.CounterKind `json:"kind,omitempty"`
+	Doc   string          `json:"doc,omitempty"`
 }
 
 func finitePtr(x float64) *float64 {
@@ -76,7 +102,7 @@ func finitePtr(x float64) *float64 {
 
 // MarshalJSON encodes NaN and ±Inf as null.
 func (m Metric) MarshalJSON() ([]byte, error) {
-	return json.Marshal(jsonMetric{m.Name, m.Class, m.Base, finitePtr(m.Mean), finitePtr(m.HalfWidth), m.N})
+	return json.Marshal(jsonMetric{m.Name, m.Class, m.Base, finitePtr(m.Mean), finitePtr(m.HalfWidth), m.N, m.Label, m.Unit, m.Kind, m.Doc})
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote. A null mean is NaN; a null
@@ -86,7 +112,8 @@ func (m *Metric) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*m = Metric{Name: j.Name, Class: j.Class, Base: j.Base, Mean: math.NaN(), HalfWidth: math.NaN(), N: j.N}
+	*m = Metric{Name: j.Name, Class: j.Class, Base: j.Base, Mean: math.NaN(), HalfWidth: math.NaN(), N: j.N,
+		Label: j.Label, Unit: j.Unit, Kind: j.Kind, Doc: j.Doc}
 	if j.Mean != nil {
 		m.Mean = *j.Mean
 	}
@@ -361,14 +388,34 @@ func summarizePoint(p *Point, recs []*record.Record) {
 		}
 	}
 	seen := map[string]bool{}
+	info := counterInfo(recs)
 	for _, n := range cnames {
 		col := metric.CounterColumn(n)
 		if seen[col] { // two counter names that sanitize alike: keep the first
 			continue
 		}
 		seen[col] = true
-		p.Metrics = append(p.Metrics, cnt[n].metric(col, col, -1))
+		m := cnt[n].metric(col, col, -1)
+		if d, ok := info.Lookup(n); ok {
+			m.Label, m.Unit, m.Kind, m.Doc = d.Label, d.Unit, d.Kind, d.Doc
+		}
+		p.Metrics = append(p.Metrics, m)
 	}
+}
+
+// counterInfo is the counter descriptions of a point's records: the
+// replications of one point ran one policy, so any record that carries
+// them will do (the first; records written before descriptions existed
+// carry none). The worker checked them; they are checked again here, as
+// a record may have been altered in storage, and descriptions that fail
+// are ignored (the raw names are shown).
+func counterInfo(recs []*record.Record) sim.CounterInfos {
+	for _, r := range recs {
+		if len(r.CounterInfo) > 0 && wire.CheckCounterInfo(r.CounterInfo) == nil {
+			return r.CounterInfo
+		}
+	}
+	return nil
 }
 
 // columns returns the union of the metric stems over the points, ordered:

@@ -280,7 +280,7 @@ func evidenceCells(p *Point) []any {
 // the point columns; see COLUMNS.md.
 var LongColumns = []Column{{"metric", String}, {"class", String}, {"class_index", Int}, {"mean", Float},
 	{"hw", Float}, {"n", Int}, {"replications", Int}, {"n_failed", Int}, {"n_unstable", Int},
-	{"unstable", Bool}, {"undefined", Bool}, {"unbounded", Bool}}
+	{"unstable", Bool}, {"undefined", Bool}, {"unbounded", Bool}, {"metric_label", String}, {"unit", String}, {"metric_doc", String}}
 
 // LongTable is the tidy form of the summary: one row per point × metric ×
 // class (every metric of every point, in the point's metric order), with
@@ -290,7 +290,9 @@ var LongColumns = []Column{{"metric", String}, {"class", String}, {"class_index"
 // metric or counter), mean, hw, n and the flags: unstable (the point has
 // replications flagged unstable: response times are lower bounds),
 // undefined (n = 0: no replication measured it) and unbounded (n = 1: no
-// confidence interval).
+// confidence interval), and metric_label, unit and metric_doc: a
+// counter's label, unit and doc as its policy describes them (Metric.Label;
+// empty otherwise).
 func LongTable(pts []Point) *Table {
 	id, idRow := idColumnsFor(pts)
 	t := &Table{Columns: append(append(id, LongColumns...), PairedLongColumns...)}
@@ -304,7 +306,7 @@ func LongTable(pts []Point) *Table {
 			}
 			row := append(append([]any(nil), base...), m.Base, cname, int64(m.Class), m.Mean, m.HalfWidth,
 				int64(m.N), int64(p.Replications), int64(p.NFailed), int64(p.NUnstable), p.Unstable(),
-				m.N == 0, m.N == 1)
+				m.N == 0, m.N == 1, m.Label, m.Unit, m.Doc)
 			row = append(row, pairedLongCells(p, m.Name)...)
 			t.Rows = append(t.Rows, row)
 		}

@@ -30,6 +30,13 @@ type Record struct {
 	Result     *sim.Result `json:"result,omitempty"`
 	Provenance Provenance  `json:"provenance,omitzero"`
 	Error      string      `json:"error,omitempty"`
+	// CounterInfo is the policy's description of the result's counters
+	// (label, unit, kind; sim.CounterDescriber), as the worker read it
+	// from the plugin's Info (checked there) or the built-in policy. It is
+	// metadata for outputs, not part of the result: absent in records
+	// written before it existed and for policies that describe nothing,
+	// whose counters then show their raw names.
+	CounterInfo sim.CounterInfos `json:"counter_info,omitempty"`
 }
 
 // Failed reports whether the record is a failure: an error, or no result.

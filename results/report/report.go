@@ -78,6 +78,7 @@ import (
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/metric"
 	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sweep"
 )
 
@@ -102,12 +103,75 @@ func metricLabel(name string) string {
 		return l
 	}
 	if c, ok := strings.CutPrefix(name, metric.CounterPrefix); ok {
-		// The counter's name in words ("phase1_mean" → "phase 1 mean"):
-		// policies do not yet describe their counters (a label and unit
-		// in their metadata would replace this).
+		// The counter's name in words ("phase1_mean" → "phase 1 mean"),
+		// for a counter its policy does not describe (facet.metricLabel
+		// prefers the policy's label and unit).
 		return counterWords.ReplaceAllString(strings.ReplaceAll(c, "_", " "), "$1 $2")
 	}
 	return name
+}
+
+// metricLabel is how the facet's figures name metric m: the label and unit
+// the policy gives a counter (aggregate.Metric.DisplayName, from the
+// policy's sdk.CounterDescriber), else the package's label for the column.
+func (f *facet) metricLabel(m string) string {
+	if mt, ok := f.described(m); ok {
+		return mt.DisplayName()
+	}
+	return metricLabel(m)
+}
+
+// columnOrLabel names metric m in the report's notes: the policy's label
+// and unit for a counter it describes, the column name otherwise.
+func (f *facet) columnOrLabel(m string) string {
+	if mt, ok := f.described(m); ok {
+		return mt.DisplayName()
+	}
+	return m
+}
+
+// figureTitle is the caption of metric m's figure: its label, and for a
+// policy counter "policy counter: " before it and the policy's doc after.
+func (f *facet) figureTitle(m string) string {
+	title := f.metricLabel(m)
+	if !strings.HasPrefix(m, metric.CounterPrefix) {
+		return title
+	}
+	title = "policy counter: " + title
+	if mt, ok := f.described(m); ok && mt.Doc != "" {
+		title += ". " + mt.Doc
+	}
+	return title
+}
+
+// phaseDocs are the unit and the distinct docs (the policy's phase names)
+// of the phase counters ms, for the phase figure's axis and caption.
+func (f *facet) phaseDocs(ms []string) (unit string, docs []string) {
+	for _, m := range ms {
+		mt, ok := f.described(m)
+		if !ok {
+			continue
+		}
+		unit = mt.Unit
+		if mt.Doc != "" && !slices.Contains(docs, mt.Doc) {
+			docs = append(docs, mt.Doc)
+		}
+	}
+	return unit, docs
+}
+
+// described returns metric m of the first of the facet's points whose
+// policy describes it (a label), if any. Only counters are described.
+func (f *facet) described(m string) (aggregate.Metric, bool) {
+	if !strings.HasPrefix(m, metric.CounterPrefix) {
+		return aggregate.Metric{}, false
+	}
+	for _, p := range f.pts {
+		if mt, ok := p.Metric(m); ok && mt.Label != "" {
+			return mt, true
+		}
+	}
+	return aggregate.Metric{}, false
 }
 
 // counterWords splits a letter run from the digits that follow it
@@ -329,7 +393,7 @@ func curvesFor(f *facet, x, m string) (cs []curve, any bool) {
 			if finite(mt.Mean) && mt.Mean != 0 {
 				any = true
 			}
-			c.bound = boundOf(mt.Base)
+			c.bound = boundOf(mt)
 			c.add(xValue(p, x), mt.Mean, mt.HalfWidth, p.Unstable())
 		}
 		if len(c.x) > 0 {
@@ -342,10 +406,12 @@ func curvesFor(f *facet, x, m string) (cs []curve, any bool) {
 
 // boundOf is the largest value a metric can take (by Metric.Base), 0 for
 // none: probabilities, utilisation, Jain's index and counters that are
-// fractions are at most 1, so their intervals are clipped there.
-func boundOf(base string) float64 {
+// fractions (declared so by their policy, or named so) are at most 1, so
+// their intervals are clipped there.
+func boundOf(mt aggregate.Metric) float64 {
+	base := mt.Base
 	switch {
-	case base == "p_wait" || base == "utilization" || base == "jain":
+	case base == "p_wait" || base == "utilization" || base == "jain" || mt.Kind == sim.KindFraction:
 		return 1
 	case strings.HasPrefix(base, metric.CounterPrefix) && strings.Contains(base, "fraction"):
 		return 1
@@ -409,20 +475,18 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 		}
 		if strings.HasPrefix(m, metric.CounterPrefix) {
 			if desc, ok := constantCounter(cs); ok {
-				constant = append(constant, m+" ("+desc+")")
+				constant = append(constant, f.columnOrLabel(m)+" ("+desc+")")
 				continue
 			}
 		}
 		if x == "arrival_rate" {
 			cs = append(cs, msfqOverlay(f, m)...)
 		}
-		title := metricLabel(m)
-		if strings.HasPrefix(m, metric.CounterPrefix) {
-			title = "policy counter: " + title
-		}
-		p := newPlot("", xl, metricLabel(m), cs, true, f.lines...)
+		yl := f.metricLabel(m)
+		title := f.figureTitle(m)
+		p := newPlot("", xl, yl, cs, true, f.lines...)
 		name := f.prefix + m
-		if err := writeEditable(out, name, xl, metricLabel(m), []panelData{{cs: cs}}, false); err != nil {
+		if err := writeEditable(out, name, xl, yl, []panelData{{cs: cs}}, false); err != nil {
 			return nil, nil, nil, err
 		}
 		if err := render(out, name, [][]*plot.Plot{{p}}, colW, colH, false); err != nil {
@@ -491,6 +555,7 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 	var stats []string
 	phases := map[string][]int{}
 	metric := map[key]string{}
+	var phaseNames []string
 	for _, n := range names {
 		m := phaseRE.FindStringSubmatch(n)
 		if m == nil {
@@ -502,15 +567,19 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 		}
 		phases[m[2]] = append(phases[m[2]], z)
 		metric[key{z, m[2]}] = n
+		phaseNames = append(phaseNames, n)
 	}
 	if len(stats) == 0 {
 		return nil, nil
 	}
 	var rows [][]*plot.Plot
 	var data []panelData
+	_, docs := f.phaseDocs(phaseNames) // the policy's phase names, for the caption
 	for _, st := range stats {
 		sort.Ints(phases[st])
 		var row []*plot.Plot
+		unit, _ := f.phaseDocs([]string{metric[key{phases[st][0], st}]})
+		yl := sim.CounterInfo{Label: "phase " + st, Unit: unit}.AxisLabel()
 		for _, s := range f.series {
 			var cs []curve
 			for zi, z := range phases[st] {
@@ -528,7 +597,7 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 			if len(cs) == 0 {
 				continue
 			}
-			row = append(row, newPlot(s.label+": phase "+st, xl, "phase "+st, cs, true))
+			row = append(row, newPlot(s.label+": phase "+st, xl, yl, cs, true))
 			data = append(data, panelData{title: s.label + ": phase " + st, cs: cs})
 		}
 		if len(row) > 0 {
@@ -545,7 +614,11 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 	if err := render(out, name, rows, panW, panH, true); err != nil {
 		return nil, err
 	}
-	return &figure{Name: name, Title: "MSFQ phases (Quickswap Fig. 4)", Wide: len(rows) > 1 || len(rows[0]) > 1}, nil
+	title := "MSFQ phases (Quickswap Fig. 4)"
+	if len(docs) > 0 {
+		title += ". " + strings.Join(docs, "; ")
+	}
+	return &figure{Name: name, Title: title, Wide: len(rows) > 1 || len(rows[0]) > 1}, nil
 }
 
 // grid lays panels out in rows of at most 3 (4 beyond 9 panels, 6 beyond 24).

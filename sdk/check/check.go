@@ -348,6 +348,7 @@ func (c *policyCheck) checkWorkload(wl string) (ok bool, why string) {
 	}
 	c.add(wl, "progress", CheckProgress(prog, lastTotal, req.Run.Warmup+req.Run.Arrivals),
 		fmt.Sprintf("%d progress messages", len(prog)))
+	c.checkCounters(wl, res)
 
 	// Determinism: two more runs at once, without the trace.
 	var outs [2]*pluginhost.Outcome
@@ -373,6 +374,27 @@ func (c *policyCheck) checkWorkload(wl string) (ok bool, why string) {
 	}
 	c.add(wl, "determinism", probs, fmt.Sprintf("3 runs, identical %d result bytes", len(traced.ResultJSON)))
 	return true, ""
+}
+
+// checkCounters: a policy that describes its counters (DescribeCounters)
+// describes every counter it reports, so that no figure falls back to a
+// raw name; one that describes none is told what it misses.
+func (c *policyCheck) checkCounters(wl string, res *sim.Result) {
+	if len(res.Counters) == 0 {
+		return
+	}
+	if len(c.pol.CounterInfo) == 0 {
+		c.r.add(Item{Policy: c.pol.Name, Workload: wl, Check: "counters", Status: Skip,
+			Detail: fmt.Sprintf("%d counters, none described (DescribeCounters): outputs show their raw names", len(res.Counters))})
+		return
+	}
+	var probs []string
+	for _, ct := range res.Counters {
+		if _, ok := c.pol.CounterInfo.Lookup(ct.Name); !ok {
+			probs = append(probs, fmt.Sprintf("counter %s is reported but not described (DescribeCounters)", ct.Name))
+		}
+	}
+	c.add(wl, "counters", probs, fmt.Sprintf("%d counters, all described", len(res.Counters)))
 }
 
 // declared compares the result's recorded capabilities with the Info.

@@ -102,6 +102,7 @@ func TestNonConformingPlugin(t *testing.T) {
 		{"starver/one-or-all/served", check.Fail, "unstable"},
 		{"one-or-all-only/four-class/runs", check.Skip, "defined for one-or-all only"},
 		{"one-or-all-only/one-or-all/served", check.Pass, ""},
+		{"half-described/four-class/counters", check.Fail, "counter forgotten is reported but not described"},
 	}
 	for _, w := range want {
 		it, ok := got[w.key]

@@ -149,6 +149,10 @@ type PolicyInfo struct {
 	Reference  bool        `json:"reference"`
 	Timers     bool        `json:"timers"`
 	Counters   bool        `json:"counters"`
+	// CounterInfo is the policy's description of its counters (label,
+	// unit, kind), checked by wire.CheckCounterInfo; nil when the plugin
+	// describes none.
+	CounterInfo sim.CounterInfos `json:"counter_info,omitempty"`
 }
 
 // Policy returns the named policy (case-insensitive).
@@ -159,6 +163,15 @@ func (in *Info) Policy(name string) (*PolicyInfo, bool) {
 		}
 	}
 	return nil, false
+}
+
+// counterInfo is the named policy's description of its counters (nil for
+// none).
+func (in *Info) counterInfo(policy string) sim.CounterInfos {
+	if p, ok := in.Policy(policy); ok {
+		return p.CounterInfo
+	}
+	return nil
 }
 
 // Record is what a result stores about the plugin that produced it.
@@ -206,6 +219,9 @@ type Outcome struct {
 	// ResultJSON is the plugin's JSON of Result, byte for byte.
 	ResultJSON []byte
 	Plugin     Record
+	// CounterInfo is the policy's description of its counters, from the
+	// plugin's Info (sent once per process, not with every result).
+	CounterInfo sim.CounterInfos
 	// Trace is the decision trace (RunOptions.Trace only).
 	Trace []sim.TraceRecord
 	// Progress messages received, and the last one.
@@ -733,10 +749,34 @@ func decodeInfo(r *pb.InfoResponse) (*Info, error) {
 				return nil, fmt.Errorf("policy %s: unreadable parameter schema: %v", p.Name, err)
 			}
 		}
+		if err := decodeCounterInfo(p.CountersJson, &pi); err != nil {
+			return nil, fmt.Errorf("policy %s: %w", p.Name, err)
+		}
 		in.Policies = append(in.Policies, pi)
 	}
 	return in, nil
 }
+
+// decodeCounterInfo reads and checks a policy's counter descriptions
+// (wire.CheckCounterInfo): a plugin whose descriptions would put markup,
+// formulas or a blob into every report is refused at start-up, with the
+// field and the reason (never the text).
+func decodeCounterInfo(b []byte, pi *PolicyInfo) error {
+	if len(b) == 0 {
+		return nil
+	}
+	if len(b) > maxCounterInfoBytes {
+		return fmt.Errorf("counter descriptions: %d bytes, more than %d", len(b), maxCounterInfoBytes)
+	}
+	if err := json.Unmarshal(b, &pi.CounterInfo); err != nil {
+		return fmt.Errorf("unreadable counter descriptions: %v", err)
+	}
+	return wire.CheckCounterInfo(pi.CounterInfo)
+}
+
+// maxCounterInfoBytes bounds a policy's counter descriptions as JSON:
+// wire.MaxCounters entries of at most ~200 bytes each.
+const maxCounterInfoBytes = wire.MaxCounters * 256
 
 // Info starts (or reuses) the plugin and returns its description.
 func (h *Host) Info(ctx context.Context, b Binary) (*Info, error) {
@@ -898,6 +938,7 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 		return nil, false, h.callError(ctx, callCtx, p, policy, deadline, grace, cancelled.Load(), err)
 	}
 	out = &Outcome{Plugin: Record{Name: p.info.Name, Version: p.info.Version, Engine: p.info.Engine, SHA256: p.key.sha}}
+	out.CounterInfo = p.info.counterInfo(policy)
 	for {
 		u, err := stream.Recv()
 		if err == io.EOF {

@@ -37,7 +37,6 @@ package resultcheck
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/msjfarm/msjfarm/internal/wire"
@@ -293,21 +292,17 @@ func (c *checker) counts() error {
 	return nil
 }
 
-// CounterName is the pattern of a counter name: lower-case words joined by
-// underscores, at most CounterNameMax characters, optionally followed by
-// "/" and the name of one of the task's classes (a per-class counter).
-// Names become summary.csv columns and report labels; the pattern keeps
-// them readable and keeps a plugin from carrying arbitrary text there
-// (a token, a path, a credential it found).
-var CounterName = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+// CounterName is the pattern of a counter name (wire.CounterName, shared
+// with the check of a plugin's counter descriptions), optionally followed
+// by "/" and the name of one of the task's classes (a per-class counter).
+var CounterName = wire.CounterName
 
 // CounterNameMax bounds a counter name (without a class suffix);
-// CounterWordMax one of its words (the longest in the built-in families is
-// 11: "preemptions"); MaxCounters their number.
+// CounterWordMax one of its words; MaxCounters their number (wire's).
 const (
-	CounterNameMax = 48
-	CounterWordMax = 16
-	MaxCounters    = 256
+	CounterNameMax = wire.CounterNameMax
+	CounterWordMax = wire.CounterWordMax
+	MaxCounters    = wire.MaxCounters
 )
 
 func (c *checker) counters() error {
@@ -336,18 +331,7 @@ func (c *checker) badCounterName(name string) string {
 	if perClass && !c.isClass(class) {
 		return "names no class of the task's workload after \"/\""
 	}
-	if len(base) > CounterNameMax {
-		return fmt.Sprintf("is longer than %d characters", CounterNameMax)
-	}
-	if !CounterName.MatchString(base) {
-		return "is not lower-case words joined by underscores (" + CounterName.String() + ")"
-	}
-	for _, w := range strings.Split(base, "_") {
-		if len(w) > CounterWordMax {
-			return fmt.Sprintf("has a word longer than %d characters", CounterWordMax)
-		}
-	}
-	return ""
+	return wire.BadCounterName(base)
 }
 
 // isClass: name is one of the result's classes (checked against the

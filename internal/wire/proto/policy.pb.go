@@ -181,11 +181,17 @@ type PolicyInfo struct {
 	// JSON of []sim.Param: the parameter schema ("null" or "[]" for none).
 	ParamsJson []byte `protobuf:"bytes,3,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
 	// Declared capabilities.
-	Preemption    string `protobuf:"bytes,4,opt,name=preemption,proto3" json:"preemption,omitempty"` // "none", "resume" or "restart" (sim.Preemption)
-	SizeAware     bool   `protobuf:"varint,5,opt,name=size_aware,json=sizeAware,proto3" json:"size_aware,omitempty"`
-	Reference     bool   `protobuf:"varint,6,opt,name=reference,proto3" json:"reference,omitempty"` // a reference model run in place of the engine
-	Timers        bool   `protobuf:"varint,7,opt,name=timers,proto3" json:"timers,omitempty"`
-	Counters      bool   `protobuf:"varint,8,opt,name=counters,proto3" json:"counters,omitempty"`
+	Preemption string `protobuf:"bytes,4,opt,name=preemption,proto3" json:"preemption,omitempty"` // "none", "resume" or "restart" (sim.Preemption)
+	SizeAware  bool   `protobuf:"varint,5,opt,name=size_aware,json=sizeAware,proto3" json:"size_aware,omitempty"`
+	Reference  bool   `protobuf:"varint,6,opt,name=reference,proto3" json:"reference,omitempty"` // a reference model run in place of the engine
+	Timers     bool   `protobuf:"varint,7,opt,name=timers,proto3" json:"timers,omitempty"`
+	Counters   bool   `protobuf:"varint,8,opt,name=counters,proto3" json:"counters,omitempty"`
+	// JSON of []sim.CounterInfo: the policy's description of its counters
+	// (label, unit, kind), sent once here rather than with every result.
+	// Empty from a plugin that does not describe them (or was built before
+	// this field existed): its counters show their raw names. The host
+	// refuses a plugin whose descriptions fail wire.CheckCounterInfo.
+	CountersJson  []byte `protobuf:"bytes,9,opt,name=counters_json,json=countersJson,proto3" json:"counters_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -274,6 +280,13 @@ func (x *PolicyInfo) GetCounters() bool {
 		return x.Counters
 	}
 	return false
+}
+
+func (x *PolicyInfo) GetCountersJson() []byte {
+	if x != nil {
+		return x.CountersJson
+	}
+	return nil
 }
 
 type RunRequest struct {
@@ -691,7 +704,7 @@ const file_policy_proto_rawDesc = "" +
 	"\x0emax_concurrent\x18\x05 \x01(\rR\rmaxConcurrent\x12\x1d\n" +
 	"\n" +
 	"go_version\x18\x06 \x01(\tR\tgoVersion\x129\n" +
-	"\bpolicies\x18\a \x03(\v2\x1d.msjfarm.policy.v1.PolicyInfoR\bpolicies\"\xe4\x01\n" +
+	"\bpolicies\x18\a \x03(\v2\x1d.msjfarm.policy.v1.PolicyInfoR\bpolicies\"\x89\x02\n" +
 	"\n" +
 	"PolicyInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
@@ -705,7 +718,8 @@ const file_policy_proto_rawDesc = "" +
 	"size_aware\x18\x05 \x01(\bR\tsizeAware\x12\x1c\n" +
 	"\treference\x18\x06 \x01(\bR\treference\x12\x16\n" +
 	"\x06timers\x18\a \x01(\bR\x06timers\x12\x1a\n" +
-	"\bcounters\x18\b \x01(\bR\bcounters\"\xc2\x01\n" +
+	"\bcounters\x18\b \x01(\bR\bcounters\x12#\n" +
+	"\rcounters_json\x18\t \x01(\fR\fcountersJson\"\xc2\x01\n" +
 	"\n" +
 	"RunRequest\x12!\n" +
 	"\frequest_json\x18\x01 \x01(\fR\vrequestJson\x12\x1f\n" +

@@ -15,6 +15,7 @@ func main() {
 		{Name: "bad-schema", Doc: "a default outside its own bounds", New: func() sdk.Policy { return &badSchema{} }},
 		{Name: "starver", Doc: "never starts a job that needs more than one server", New: func() sdk.Policy { return &starver{} }},
 		{Name: "one-or-all-only", Doc: "declines every workload but one-or-all", New: func() sdk.Policy { return &picky{} }},
+		{Name: "half-described", Doc: "reports two counters, describes one", New: func() sdk.Policy { return &halfDescribed{} }},
 		{Name: "Bad_Name", Doc: "a name that is not lower-case-hyphenated", New: func() sdk.Policy { return &fcfs.FCFS{} }},
 	}...))
 }
@@ -77,3 +78,13 @@ type initError string
 func (e initError) Error() string { return string(e) }
 
 const errNotOneOrAll = initError("defined for one-or-all only")
+
+// halfDescribed reports two counters and describes only the first.
+type halfDescribed struct{ fcfs.FCFS }
+
+func (p *halfDescribed) Counters() []sdk.Counter {
+	return []sdk.Counter{{Name: "described", Value: 1}, {Name: "forgotten", Value: 2}}
+}
+func (p *halfDescribed) DescribeCounters() []sdk.CounterInfo {
+	return []sdk.CounterInfo{{Name: "described", Label: "a described counter"}}
+}

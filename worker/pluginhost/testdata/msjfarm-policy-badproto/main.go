@@ -1,17 +1,39 @@
 // Command msjfarm-policy-badproto is a test plugin for worker/pluginhost that
 // speaks another protocol version: in the go-plugin handshake when
 // $BADPROTO_MODE is "handshake", only in its Info answer when it is "info".
+// With $BADPROTO_COUNTERS set, its Info describes FCFS's (absent) counters
+// with that JSON, bypassing the SDK's own check: a hostile plugin's
+// labels, which the host must refuse.
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/msjfarm/msjfarm/internal/wire"
+	pb "github.com/msjfarm/msjfarm/internal/wire/proto"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 )
+
+// forgedCounters answers Info with the policies' counters_json replaced.
+type forgedCounters struct {
+	pb.PolicyPluginServer
+	json []byte
+}
+
+func (f forgedCounters) Info(ctx context.Context, r *pb.InfoRequest) (*pb.InfoResponse, error) {
+	in, err := f.PolicyPluginServer.Info(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range in.Policies {
+		p.CountersJson = f.json
+	}
+	return in, nil
+}
 
 func main() {
 	hs := wire.Handshake()
@@ -31,6 +53,9 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+	if c := os.Getenv("BADPROTO_COUNTERS"); c != "" {
+		srv = forgedCounters{srv, []byte(c)}
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: hs,
