@@ -116,6 +116,9 @@ type Stats struct {
 	// (a held result, a start-up read, plugin pins), none of which costs
 	// the task a delivery.
 	StorageWaits atomic.Int64
+	// Verified counts the spot-verification runs stored (verify.go);
+	// they are not in Done.
+	Verified atomic.Int64
 }
 
 // Worker is a running worker.

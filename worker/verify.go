@@ -1,0 +1,157 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/worker/resultcheck"
+)
+
+// OutcomeVerify is a verification run (TaskEvent.Outcome): a sampled task
+// run again for spot verification, its record stored beside the
+// campaign's results, never as one.
+const OutcomeVerify = "verify"
+
+// VerifyNakDelay is how long a worker named in a verification request's
+// Exclude list holds the request back before another fetch may take it.
+var VerifyNakDelay = time.Second
+
+// handleVerify runs one delivery of a spot-verification request
+// (protocol.VerifyMsg; the coordinator's side is coordinator/verify.go).
+// It shares a task's run step (runOnce, the heartbeat, the result check)
+// and nothing of its settling: no task state is written, no task counter
+// moves, and the record goes to protocol.VerifyKey with PutIfAbsent, so a
+// verification run can neither replace the campaign's accepted result nor
+// complete a task, however often it is delivered.
+//
+//	excluded ...... this worker produced a result under check: Nak with delay (Term on the last delivery)
+//	cancelled ..... Term
+//	already there . Ack (an earlier delivery's ack was lost)
+//	run ─┬─ released (stopping) ........ Nak
+//	     ├─ storage unavailable, or the run failed with deliveries left ... NakWithDelay
+//	     └─ record (result, refused result or last failure) stored ... DoubleAck
+func (w *Worker) handleVerify(hard context.Context, msg jetstream.Msg, release func()) {
+	attempt := 1
+	if meta, err := msg.Metadata(); err == nil {
+		attempt = int(meta.NumDelivered)
+	}
+	vm, err := protocol.DecodeVerifyMsg(msg.Subject(), msg.Data())
+	if err != nil {
+		w.o.Logf("worker %s: refused verification request: %v", w.o.Name, err)
+		_ = msg.TermWithReason("malformed or forged verification request")
+		w.Stats.Terminated.Add(1)
+		return
+	}
+	last := w.maxDeliver > 0 && attempt >= w.maxDeliver
+	switch {
+	case vm.Excludes(w.o.Name):
+		// Another worker must check this result. On the last delivery the
+		// request ends here (no max-deliveries advisory); the coordinator
+		// publishes it again, or reports the task unverified once its
+		// wait is over.
+		if last {
+			_ = msg.TermWithReason("verification: no other worker took it")
+		} else {
+			_ = msg.NakWithDelay(VerifyNakDelay)
+		}
+		return
+	case w.campaignCancelled(vm.Campaign):
+		_ = msg.TermWithReason("campaign cancelled")
+		return
+	}
+	key := protocol.VerifyKey(vm.Campaign, vm.Task.ID, vm.Round)
+	sctx, cancel := ioCtx()
+	_, serr := w.o.Store.Stat(sctx, key)
+	cancel()
+	if serr == nil {
+		_ = msg.Ack()
+		return
+	}
+	d := &delivery{msg: msg, attempt: attempt, c: vm.Campaign, t: &vm.Task}
+	w.runVerify(hard, d, release)
+	if !w.settleVerifyRun(hard, d, last) {
+		return
+	}
+	w.storeVerify(d, vm, key)
+}
+
+// runVerify runs the replication as the run step does, without its task
+// state: the heartbeat keeps the message and stops the run if the
+// campaign is cancelled.
+func (w *Worker) runVerify(hard context.Context, d *delivery, release func()) {
+	runCtx, cancelRun := context.WithCancelCause(WithCampaign(hard, d.c))
+	defer cancelRun(nil)
+	stopHB := w.runHeartbeat(d, cancelRun)
+	w.runOnce(runCtx, d, func(int64, int64) {})
+	stopHB()
+	release()
+	d.cancelled = errors.Is(context.Cause(runCtx), errCampaignCancelled)
+}
+
+// settleVerifyRun gives back a request whose run is not worth a record
+// (the worker stops, storage is down, or a failure that another delivery
+// may not repeat) and reports whether the run's outcome is to be stored.
+func (w *Worker) settleVerifyRun(hard context.Context, d *delivery, last bool) bool {
+	switch {
+	case d.err == nil:
+		return true
+	case d.cancelled:
+		_ = d.msg.TermWithReason("campaign cancelled")
+	case hard.Err() != nil && isCtxErr(d.err):
+		_ = d.msg.Nak()
+	case storage.IsUnavailable(d.err):
+		_ = d.msg.NakWithDelay(w.o.RetryDelay)
+	case !last:
+		w.o.Logf("worker %s: verification run of %s attempt %d: %v (will retry)", w.o.Name, d.t.ID, d.attempt, d.err)
+		_ = d.msg.NakWithDelay(w.o.RetryDelay * time.Duration(d.attempt))
+	default:
+		return true // the failure is this worker's answer
+	}
+	return false
+}
+
+// storeVerify writes the verification record (PutIfAbsent: the first
+// delivery's record stands) and acks.
+func (w *Worker) storeVerify(d *delivery, vm *protocol.VerifyMsg, key string) {
+	rec := record.Record{Task: vm.Task, Provenance: record.Provenance{Host: w.host, Worker: w.o.Name, Attempt: d.attempt}}
+	if d.err != nil {
+		rec.Error = fmt.Sprintf("verification run on %s: %v", w.o.Name, d.err)
+	} else {
+		rec.Provenance = recordProvenance(d.out.Provenance, w.host, w.o.Name, d.attempt, d.started, d.wall)
+		p := d.out.Provenance
+		if err := resultcheck.Check(d.out.Result, resultcheck.Expect{Task: d.t, Engine: p.Engine, SHA256: p.PluginSHA256, Bytes: d.out.Bytes}); err != nil {
+			rec.Error = fmt.Sprintf("verification run on %s: result refused: %v", w.o.Name, err)
+		} else {
+			rec.Result = d.out.Result
+		}
+	}
+	data, err := json.Marshal(&rec)
+	if err == nil {
+		ctx, cancel := ioCtx()
+		_, err = w.o.Store.PutIfAbsent(ctx, key, data)
+		cancel()
+	}
+	if err != nil {
+		w.o.Logf("worker %s: storing verification run of %s: %v (will retry)", w.o.Name, d.t.ID, err)
+		_ = d.msg.NakWithDelay(w.o.RetryDelay)
+		return
+	}
+	actx, cancel := ioCtx()
+	if aerr := d.msg.DoubleAck(actx); aerr != nil {
+		w.o.Logf("worker %s: ack of verification %s: %v (the record is stored; a redelivery will just ack)", w.o.Name, d.t.ID, aerr)
+	}
+	cancel()
+	w.Stats.Verified.Add(1)
+	w.logRun("verify", d.c, d.t.ID, d.attempt)
+	w.observe(TaskEvent{Campaign: d.c, Task: d.t, Outcome: OutcomeVerify, Wall: d.wall, Err: d.err})
+	w.taskLog(slog.LevelInfo, "verification run stored", d.c, d.t, "round", vm.Round, "attempt", d.attempt)
+}
