@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -540,7 +541,7 @@ func (co *Coordinator) writeVerifyReport(ctx context.Context, c *campaign) error
 	}
 	s := rep.Status
 	co.o.Logf("coordinator: campaign %s: verification done: %d sampled, %d verified, %d mismatched, %d unverified (no second worker), %d skipped; disagreeing: %s",
-		c.id, s.Sampled, s.Verified, s.Mismatched, s.Unverified, s.Skipped, orNone(strings.Join(s.Disagreeing, ", ")))
+		c.id, s.Sampled, s.Verified, s.Mismatched, s.Unverified, s.Skipped, cmp.Or(strings.Join(s.Disagreeing, ", "), "none"))
 	co.mu.Lock()
 	v.reported = true
 	co.mu.Unlock()

@@ -22,7 +22,7 @@ import (
 const OutcomeVerify = "verify"
 
 // VerifyNakDelay is how long a worker named in a verification request's
-// Exclude list holds the request back before another fetch may take it.
+// Exclude list holds the request before it passes it on (passOn).
 var VerifyNakDelay = time.Second
 
 // handleVerify runs one delivery of a spot-verification request
@@ -33,7 +33,7 @@ var VerifyNakDelay = time.Second
 // verification run can neither replace the campaign's accepted result nor
 // complete a task, however often it is delivered.
 //
-//	excluded ...... this worker produced a result under check: Nak with delay (Term on the last delivery)
+//	excluded ...... this worker produced a result under check: passed on (passOn)
 //	cancelled ..... Term
 //	already there . Ack (an earlier delivery's ack was lost)
 //	run ─┬─ released (stopping) ........ Nak
@@ -54,15 +54,7 @@ func (w *Worker) handleVerify(hard context.Context, msg jetstream.Msg, release f
 	last := w.maxDeliver > 0 && attempt >= w.maxDeliver
 	switch {
 	case vm.Excludes(w.o.Name):
-		// Another worker must check this result. On the last delivery the
-		// request ends here (no max-deliveries advisory); the coordinator
-		// publishes it again, or reports the task unverified once its
-		// wait is over.
-		if last {
-			_ = msg.TermWithReason("verification: no other worker took it")
-		} else {
-			_ = msg.NakWithDelay(VerifyNakDelay)
-		}
+		w.passOn(hard, msg)
 		return
 	case w.campaignCancelled(vm.Campaign):
 		_ = msg.TermWithReason("campaign cancelled")
@@ -82,6 +74,38 @@ func (w *Worker) handleVerify(hard context.Context, msg jetstream.Msg, release f
 		return
 	}
 	w.storeVerify(d, vm, key)
+}
+
+// passOn hands a request this worker may not run to another worker: it
+// holds the message (and its slot, so that its next fetch is not the one
+// that gets the request back) for VerifyNakDelay, publishes a copy at the
+// end of the queue and acks the original. A Nak would do the same but
+// spend one of the message's deliveries each time: in a test with two
+// workers the excluded one got it back five times in a row and the
+// request died. A farm with no other worker passes the request round
+// once a VerifyNakDelay per slot until the coordinator's wait is over and
+// it purges the subject.
+func (w *Worker) passOn(hard context.Context, msg jetstream.Msg) {
+	t := time.NewTimer(VerifyNakDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-hard.Done():
+		_ = msg.Nak()
+		return
+	}
+	id := fmt.Sprintf("%s.pass.%s.%d", msg.Subject(), w.o.Name, time.Now().UnixNano())
+	if meta, err := msg.Metadata(); err == nil {
+		id = fmt.Sprintf("%s.pass.%d", msg.Subject(), meta.Sequence.Stream)
+	}
+	ctx, cancel := ioCtx()
+	defer cancel()
+	if _, err := w.js.Publish(ctx, msg.Subject(), msg.Data(), jetstream.WithMsgID(id)); err != nil {
+		w.o.Logf("worker %s: passing on verification request %s: %v", w.o.Name, msg.Subject(), err)
+		_ = msg.NakWithDelay(VerifyNakDelay)
+		return
+	}
+	_ = msg.DoubleAck(ctx)
 }
 
 // runVerify runs the replication as the run step does, without its task

@@ -359,6 +359,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 	profile := ff.fs.String("profile", "", profileUsage)
 	maxTrace := traceSizeFlag(ff.fs)
 	lim := addSweepLimitFlags(ff.fs)
+	verify := addVerifyFlag(ff.fs)
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
 			return 2
@@ -386,6 +387,9 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		if err == nil && *wait && camp.Len() <= waitDescribeTasks {
 			err = camp.Materialize()
 		}
+		if err == nil {
+			err = applyVerify(ff.fs, *verify, f)
+		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
 			return 2
@@ -393,7 +397,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		if *dry {
 			return dryRun("submit", ff, camp, *dryWorkers)
 		}
-		req := protocol.SubmitRequest{Spec: f, RetryFailed: *retry}
+		req := protocol.SubmitRequest{Spec: f, RetryFailed: *retry, Verify: f.Verify}
 		// Storage is needed to pin plugin binaries (PinForSubmit says so
 		// when one must be pinned and there is none), to upload a trace
 		// and to pass a spec too large for a NATS message.
@@ -554,6 +558,7 @@ func printStatus(w io.Writer, list []protocol.Status) {
 		for _, e := range s.Errors {
 			fmt.Fprintf(w, "  failed: %s\n", e)
 		}
+		printVerify(w, &s)
 	}
 }
 
@@ -914,7 +919,7 @@ func storageStatus(ctx context.Context, st storage.Store, arg string) ([]protoco
 			state = "interrupted"
 		}
 		list = append(list, protocol.Status{Campaign: e.ID, Name: e.Name, State: state, Total: e.Tasks,
-			Done: e.Finished, Created: e.Created})
+			Done: e.Finished, Created: e.Created, Verify: storedVerify(ctx, st, e.ID)})
 	}
 	return list, nil
 }

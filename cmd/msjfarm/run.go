@@ -40,6 +40,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 	linger := ff.fs.Duration("http-linger", 0, "with --http: keep serving the page this long after the campaign finished; the summary is printed first, and Ctrl-C ends the wait with exit 0")
 	profile := ff.fs.String("profile", "", profileUsage)
 	maxTrace := traceSizeFlag(ff.fs)
+	verify := addVerifyFlag(ff.fs)
 	// Flags may follow the sweep file: msjfarm run sweep.yaml --http :8080.
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
@@ -94,6 +95,9 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 			return runLimitFile(ctx, "run", lf, plan, st, localProbeRun(cfg, st, *n, o, *quiet, os.Stderr), os.Stdout)
 		}
 		f, camp, trace, err := validateSweep(pos[0], pr.Registry, *profile, traceLimit)
+		if err == nil {
+			err = applyVerify(ff.fs, *verify, f)
+		}
 		if err != nil {
 			pr.Close()
 			warn("run", pr.Registry.Warnings())
