@@ -41,7 +41,7 @@ import (
 
 // Verification defaults (Options.VerifyPoll, VerifyWait, VerifyRepublish).
 const (
-	DefaultVerifyPoll      = 2 * time.Second
+	DefaultVerifyPoll      = time.Second
 	DefaultVerifyWait      = 10 * time.Minute
 	DefaultVerifyRepublish = 30 * time.Second
 )
@@ -295,23 +295,28 @@ func (co *Coordinator) loadVerifyRecords(ctx context.Context, c *campaign, vt *v
 		return false
 	}
 	data, err := json.Marshal(rec)
+	created := false
 	if err == nil {
-		_, err = co.o.Store.PutIfAbsent(ctx, protocol.VerifyKey(c.id, vt.Task, 0), data)
+		created, err = co.o.Store.PutIfAbsent(ctx, protocol.VerifyKey(c.id, vt.Task, 0), data)
 	}
 	if err != nil {
 		co.o.Logf("coordinator: campaign %s: verification of %s: %v", c.id, vt.Task, err)
 		return false
 	}
-	// The next step reads round 0 back: what is stored there is what was
-	// checked, even if another coordinator wrote it first.
-	return false
+	if created {
+		vt.recs[0] = rec
+	}
+	// Otherwise the next step reads round 0 back: what is stored there is
+	// what was checked, even if another coordinator wrote it first.
+	return created
 }
 
 // verifyRequest publishes round's request for vt (again, when its message
 // is gone without a record after VerifyRepublish) and reports whether the
 // wait for it is over: VerifyWait after the campaign's last task had a
-// record (or after the request, if later), at least the task's own
-// run.deadline plus a minute.
+// record and at least half of it after the request's last publication.
+// The wait cannot tell a request that waits from one that runs, so it
+// must exceed the longest replication (--verify-wait; docs/security.md).
 func (co *Coordinator) verifyRequest(ctx context.Context, c *campaign, vt *verifyTask, round int, exclude []string) (timedOut bool) {
 	now := time.Now()
 	co.mu.Lock()
@@ -323,9 +328,6 @@ func (co *Coordinator) verifyRequest(ctx context.Context, c *campaign, vt *verif
 		return false
 	}
 	wait := co.verifyWait()
-	if t, ok := c.tl.Get(vt.Task); ok && t.Run.Deadline > 0 {
-		wait = max(wait, t.Run.Deadline+time.Minute)
-	}
 	if !allIn.IsZero() && now.Sub(allIn) > wait && now.Sub(vt.published) > wait/2 {
 		_ = co.h.Tasks.Purge(ctx, jetstream.WithPurgeSubject(protocol.VerifySubject(c.id, vt.Task, round)))
 		return true

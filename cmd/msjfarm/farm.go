@@ -173,6 +173,7 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 	ackWait := ff.fs.Duration("ack-wait", protocol.DefaultAckWait, "time a worker may hold a task without a heartbeat before it is redelivered")
 	maxDeliver := ff.fs.Int("max-deliver", protocol.DefaultMaxDeliver, "deliveries of a task before it is recorded as failed")
 	reconcile := ff.fs.Duration("reconcile", 30*time.Second, "how often running campaigns are checked against storage and the stream")
+	verifyWait := ff.fs.Duration("verify-wait", coordinator.DefaultVerifyWait, "spot verification: how long after a campaign's last task to wait for another worker to re-run a sampled task before reporting it unverified (must exceed the longest replication)")
 	standby := ff.fs.Bool("coordinator-standby", true, "when another coordinator holds the lease on this NATS system, stand by and take over when it stops (false: exit with an error)")
 	leaseTTL := ff.fs.Duration("lease-ttl", coordinator.DefaultLeaseTTL, "coordinator lease time to live: a standby takes over at most this long after the holder was killed")
 	verbose := ff.fs.BoolP("v", "v", true, "log to stderr")
@@ -218,7 +219,7 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 		}
 		metrics := monitor.NewMetrics()
 		st = metrics.InstrumentStore(st)
-		co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st, Reconcile: *reconcile,
+		co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st, Reconcile: *reconcile, VerifyWait: *verifyWait,
 			Layout: protocol.Layout{AckWait: *ackWait, MaxDeliver: *maxDeliver}, Logf: logf(slogger, *verbose),
 			NoStandby: !*standby, LeaseTTL: *leaseTTL})
 		if err != nil {
