@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
@@ -22,7 +25,7 @@ import (
 const OutcomeVerify = "verify"
 
 // VerifyNakDelay is how long a worker named in a verification request's
-// Exclude list holds the request before it passes it on (passOn).
+// Exclude list first holds the request before it passes it on (passOn).
 var VerifyNakDelay = time.Second
 
 // handleVerify runs one delivery of a spot-verification request
@@ -33,8 +36,8 @@ var VerifyNakDelay = time.Second
 // verification run can neither replace the campaign's accepted result nor
 // complete a task, however often it is delivered.
 //
+//	not running ... the campaign is cancelled or finished: Term
 //	excluded ...... this worker produced a result under check: passed on (passOn)
-//	cancelled ..... Term
 //	already there . Ack (an earlier delivery's ack was lost)
 //	run ─┬─ released (stopping) ........ Nak
 //	     ├─ storage unavailable, or the run failed with deliveries left ... NakWithDelay
@@ -53,11 +56,13 @@ func (w *Worker) handleVerify(hard context.Context, msg jetstream.Msg, release f
 	}
 	last := w.maxDeliver > 0 && attempt >= w.maxDeliver
 	switch {
-	case vm.Excludes(w.o.Name):
-		w.passOn(hard, msg)
+	case !w.campaignRunning(vm.Campaign):
+		// Cancelled, or finished: the coordinator gave up on this request
+		// (it purged the others) or no longer needs it.
+		_ = msg.TermWithReason("verification: the campaign is not running")
 		return
-	case w.campaignCancelled(vm.Campaign):
-		_ = msg.TermWithReason("campaign cancelled")
+	case vm.Excludes(w.o.Name):
+		w.passOn(hard, msg, release)
 		return
 	}
 	key := protocol.VerifyKey(vm.Campaign, vm.Task.ID, vm.Round)
@@ -76,17 +81,27 @@ func (w *Worker) handleVerify(hard context.Context, msg jetstream.Msg, release f
 	w.storeVerify(d, vm, key)
 }
 
-// passOn hands a request this worker may not run to another worker: it
-// holds the message (and its slot, so that its next fetch is not the one
-// that gets the request back) for VerifyNakDelay, publishes a copy at the
-// end of the queue and acks the original. A Nak would do the same but
-// spend one of the message's deliveries each time: in a test with two
-// workers the excluded one got it back five times in a row and the
-// request died. A farm with no other worker passes the request round
-// once a VerifyNakDelay per slot until the coordinator's wait is over and
-// it purges the subject.
-func (w *Worker) passOn(hard context.Context, msg jetstream.Msg) {
-	t := time.NewTimer(VerifyNakDelay)
+// passOn hands a request this worker may not run to another worker. It
+// frees the request's slot at once (the worker goes on fetching), holds
+// the message for a while, then publishes a copy at the end of the queue
+// and acks the original. A Nak would do the same but spend one of the
+// message's deliveries each time (in a test with two workers the excluded
+// one got it back five times in a row and the request died), and holding
+// the slot as well let three one-slot workers each hold the request only
+// another could run, in lockstep, for twenty seconds. The hold is
+// VerifyNakDelay (±25% jitter) for ten passes (header VerifyPassesHeader),
+// then doubles with every pass up to 32 times it: a farm with no other
+// worker costs a publication per request every half minute until the
+// coordinator's wait is over and it purges the requests.
+func (w *Worker) passOn(hard context.Context, msg jetstream.Msg, release func()) {
+	release()
+	passes := 0
+	if h := msg.Headers(); h != nil {
+		passes, _ = strconv.Atoi(h.Get(VerifyPassesHeader))
+	}
+	hold := VerifyNakDelay << min(max(passes-10, 0), 5)
+	hold = hold*3/4 + rand.N(hold/2+1)
+	t := time.NewTimer(hold)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -98,15 +113,22 @@ func (w *Worker) passOn(hard context.Context, msg jetstream.Msg) {
 	if meta, err := msg.Metadata(); err == nil {
 		id = fmt.Sprintf("%s.pass.%d", msg.Subject(), meta.Sequence.Stream)
 	}
+	cp := nats.NewMsg(msg.Subject())
+	cp.Data = msg.Data()
+	cp.Header.Set(VerifyPassesHeader, strconv.Itoa(passes+1))
 	ctx, cancel := ioCtx()
 	defer cancel()
-	if _, err := w.js.Publish(ctx, msg.Subject(), msg.Data(), jetstream.WithMsgID(id)); err != nil {
+	if _, err := w.js.PublishMsg(ctx, cp, jetstream.WithMsgID(id)); err != nil {
 		w.o.Logf("worker %s: passing on verification request %s: %v", w.o.Name, msg.Subject(), err)
 		_ = msg.NakWithDelay(VerifyNakDelay)
 		return
 	}
 	_ = msg.DoubleAck(ctx)
 }
+
+// VerifyPassesHeader counts the times a verification request was passed
+// on by excluded workers (passOn).
+const VerifyPassesHeader = "Msjfarm-Verify-Passes"
 
 // runVerify runs the replication as the run step does, without its task
 // state: the heartbeat keeps the message and stops the run if the
@@ -178,4 +200,20 @@ func (w *Worker) storeVerify(d *delivery, vm *protocol.VerifyMsg, key string) {
 	w.logRun("verify", d.c, d.t.ID, d.attempt)
 	w.observe(TaskEvent{Campaign: d.c, Task: d.t, Outcome: OutcomeVerify, Wall: d.wall, Err: d.err})
 	w.taskLog(slog.LevelInfo, "verification run stored", d.c, d.t, "round", vm.Round, "attempt", d.attempt)
+}
+
+// campaignRunning reads whether campaign c is running (a campaign whose
+// state cannot be read counts as running: the request is kept).
+func (w *Worker) campaignRunning(c string) bool {
+	ctx, cancel := ioCtx()
+	defer cancel()
+	e, err := w.h.Campaigns.Get(ctx, c)
+	if err != nil {
+		return true
+	}
+	var st protocol.CampaignState
+	if json.Unmarshal(e.Value(), &st) != nil {
+		return true
+	}
+	return st.State == protocol.CampaignRunning
 }
