@@ -487,6 +487,7 @@ func (co *Coordinator) Status(ctx context.Context, id string) (*protocol.Status,
 	if c != nil {
 		s := c.status()
 		co.mu.Unlock()
+		co.storedVerifyStatus(ctx, &s)
 		return &s, nil
 	}
 	co.mu.Unlock()

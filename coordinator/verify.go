@@ -570,3 +570,20 @@ func (co *Coordinator) VerifyCounts() (outcomes, disagreeing map[string]int) {
 	}
 	return outcomes, disagreeing
 }
+
+// storedVerifyStatus fills in the verification of a finished campaign
+// this coordinator did not run (loaded from its stored state after a
+// restart) from its report in storage.
+func (co *Coordinator) storedVerifyStatus(ctx context.Context, s *protocol.Status) {
+	if s.Verify != nil || s.State == protocol.CampaignRunning {
+		return
+	}
+	data, err := co.o.Store.Get(ctx, protocol.VerifyReportKey(s.Campaign))
+	if err != nil {
+		return
+	}
+	var r protocol.VerifyReport
+	if json.Unmarshal(data, &r) == nil {
+		s.Verify = &r.Status
+	}
+}

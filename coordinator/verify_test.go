@@ -302,13 +302,20 @@ func TestVerifyAcrossCoordinatorRestart(t *testing.T) {
 			t.Fatalf("the second worker ran %d of 6 requests without a coordinator", second.Stats.Verified.Load())
 		}
 	}
-	co2, _ := e.startCoordinatorWith(verifyOpts(time.Minute))
+	co2, stop2 := e.startCoordinatorWith(verifyOpts(time.Minute))
 	s := waitDone(t, co2, r.Campaign, 60*time.Second)
 	if v := s.Verify; s.Done != 6 || v == nil || v.Verified != 6 {
 		t.Fatalf("after the restart: status %+v, verify %+v", s, s.Verify)
 	}
 	if n := second.Stats.Done.Load(); n != 0 {
 		t.Fatalf("the second worker completed %d tasks: a verification run counted as a completion", n)
+	}
+	// A third coordinator knows the finished campaign from its stored
+	// state only; its status still reports the verification.
+	stop2()
+	co3, _ := e.startCoordinatorWith(verifyOpts(time.Minute))
+	if s, err := co3.Status(ctx, r.Campaign); err != nil || s.Verify == nil || s.Verify.Verified != 6 {
+		t.Fatalf("status after another restart: %v, %+v", err, s)
 	}
 }
 
