@@ -72,6 +72,13 @@ type Options struct {
 	// NoStandby makes Run return ErrLeaseHeld, instead of standing by,
 	// when another coordinator holds the lease.
 	NoStandby bool
+	// VerifyPoll, VerifyWait and VerifyRepublish pace spot verification
+	// (verify.go; 0: DefaultVerifyPoll, DefaultVerifyWait,
+	// DefaultVerifyRepublish): how often it looks for new records, how
+	// long after a campaign's last task it waits for another worker to
+	// run a sampled task, and after how long a request whose message is
+	// gone without a record is published again.
+	VerifyPoll, VerifyWait, VerifyRepublish time.Duration
 }
 
 // Coordinator is a running coordinator.
@@ -134,6 +141,8 @@ type campaign struct {
 	// checksums is the sha256 of the checksums object of the last
 	// finalisation (manifest checksums_sha256).
 	checksums string
+	// ver is the campaign's spot verification (nil: none; verify.go).
+	ver *verifyState
 }
 
 func (c *campaign) status() protocol.Status {
@@ -155,6 +164,10 @@ func (c *campaign) status() protocol.Status {
 		s.Queued = 0
 	}
 	s.Rejected = append([]string(nil), c.rejected...)
+	if c.ver != nil {
+		vs := c.ver.status()
+		s.Verify = &vs
+	}
 	ids := make([]string, 0, len(c.failed))
 	for id := range c.failed {
 		ids = append(ids, id)
@@ -170,7 +183,7 @@ func (c *campaign) status() protocol.Status {
 }
 
 func (c *campaign) complete() bool {
-	return c.tl != nil && len(c.done)+len(c.failed) >= c.tl.Len() && (c.prec == nil || c.decidedAll())
+	return c.tl != nil && len(c.done)+len(c.failed) >= c.tl.Len() && (c.prec == nil || c.decidedAll()) && c.verifySettled()
 }
 
 func (c *campaign) close() {
@@ -322,6 +335,7 @@ func (co *Coordinator) run(ctx context.Context) error {
 	}
 	defer cc.Stop()
 	_ = co.nc.Flush()
+	go co.verifyLoop(ctx)
 	close(co.ready)
 	tk := time.NewTicker(co.o.Reconcile)
 	defer tk.Stop()
@@ -422,6 +436,7 @@ func (co *Coordinator) expand(c *campaign) error {
 	c.done, c.failed, c.running = map[string]bool{}, map[string]string{}, map[string]string{}
 	c.initPoints()
 	c.st.Total = c.tl.Len()
+	co.initVerifyLocked(c)
 	return nil
 }
 

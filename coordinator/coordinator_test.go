@@ -49,8 +49,18 @@ func newEnv(t *testing.T) *env {
 // (or the test ends).
 func (e *env) startCoordinator(layout protocol.Layout) (*coordinator.Coordinator, func()) {
 	e.t.Helper()
-	co, err := coordinator.New(context.Background(), coordinator.Options{Conn: e.nc, Store: e.store,
-		Layout: layout, Reconcile: 500 * time.Millisecond, Logf: e.t.Logf})
+	return e.startCoordinatorWith(coordinator.Options{Layout: layout})
+}
+
+// startCoordinatorWith is startCoordinator with more options (Conn, Store,
+// Reconcile and, unless set, Logf are the environment's).
+func (e *env) startCoordinatorWith(o coordinator.Options) (*coordinator.Coordinator, func()) {
+	e.t.Helper()
+	o.Conn, o.Store, o.Reconcile = e.nc, e.store, 500*time.Millisecond
+	if o.Logf == nil {
+		o.Logf = e.t.Logf
+	}
+	co, err := coordinator.New(context.Background(), o)
 	if err != nil {
 		e.t.Fatal(err)
 	}

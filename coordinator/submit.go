@@ -31,6 +31,9 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	if err != nil {
 		return nil, err
 	}
+	if err := sweep.CheckVerify(req.Verify); err != nil {
+		return nil, fmt.Errorf("invalid sweep: %w", err)
+	}
 	// Planned, not expanded: the tasks are generated as they are
 	// published (a 10^7-task campaign does not fit in memory as tasks).
 	camp, err := sweep.Plan(req.Spec, co.catalog(req.Pins))
@@ -98,13 +101,14 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	}
 	c.st = protocol.CampaignState{ID: id, Name: req.Spec.Name, State: protocol.CampaignRunning,
 		Total: camp.Len(), Points: camp.Points, Created: created, Spec: req.Spec, SpecKey: specKey,
-		Epoch: max(epoch, c.st.Epoch)}
+		Epoch: max(epoch, c.st.Epoch), Verify: req.Verify}
 	if c.tl == nil && tl != nil {
 		c.tl, c.warnings = tl, camp.Warnings
 		c.done, c.failed, c.running = map[string]bool{}, map[string]string{}, map[string]string{}
 		c.initPoints()
 	}
 	c.st.Total = c.tl.Len()
+	co.initVerifyLocked(c)
 	co.mu.Unlock()
 
 	// The code each policy is expected to run with, read again at every
@@ -483,6 +487,7 @@ func (co *Coordinator) Status(ctx context.Context, id string) (*protocol.Status,
 	if c != nil {
 		s := c.status()
 		co.mu.Unlock()
+		co.storedVerifyStatus(ctx, &s)
 		return &s, nil
 	}
 	co.mu.Unlock()

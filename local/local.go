@@ -196,8 +196,15 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	wCtx, wStop := context.WithCancel(ctx)
 	wDone := make(chan error, 1)
 	go func() { wDone <- w.Run(wCtx) }()
+	stopVerifier, err := startVerifier(ctx, o, wo, w.Name())
+	if err != nil {
+		wStop()
+		<-wDone
+		return nil, err
+	}
 	stopWorkers := func() {
 		if wStop != nil {
+			stopVerifier()
 			wStop()
 			<-wDone
 			wStop = nil
@@ -208,7 +215,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if _, err := UploadTrace(ctx, o.Store, o.Spec, o.Trace); err != nil {
 		return nil, err
 	}
-	req := protocol.SubmitRequest{Spec: o.Spec, RetryFailed: o.RetryFailed}
+	req := protocol.SubmitRequest{Spec: o.Spec, RetryFailed: o.RetryFailed, Verify: o.Spec.Verify}
 	if o.Pins != nil {
 		req.Pins = o.Pins.Policies
 	}

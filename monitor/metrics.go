@@ -39,7 +39,7 @@ func NewMetrics() *Metrics {
 	r := prometheus.NewRegistry()
 	m := &Metrics{Registry: r,
 		workerTasks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "msjfarm_worker_tasks_total",
-			Help: "Replications this process's workers ended, by outcome (done, error: an attempt failed, failed: no attempt left, released, cancelled)."},
+			Help: "Replications this process's workers ended, by outcome (done, error: an attempt failed, failed: no attempt left, released, cancelled, verify: a spot-verification run stored)."},
 			[]string{"outcome"}),
 		wall: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "msjfarm_replication_wall_seconds",
 			Help:    "Wall time of the successful replications, by policy.",
@@ -56,7 +56,7 @@ func NewMetrics() *Metrics {
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "msjfarm_storage_write_errors_total",
 			Help: "Failed writes to the result store, by operation."}, []string{"op"}),
 	}
-	for _, o := range []string{worker.OutcomeDone, worker.OutcomeError, worker.OutcomeFailed, worker.OutcomeReleased, worker.OutcomeCancelled} {
+	for _, o := range []string{worker.OutcomeDone, worker.OutcomeError, worker.OutcomeFailed, worker.OutcomeReleased, worker.OutcomeCancelled, worker.OutcomeVerify} {
 		m.workerTasks.WithLabelValues(o)
 	}
 	for _, op := range []string{"put", "put_if_absent", "put_file", "delete"} {
@@ -126,12 +126,18 @@ var (
 		"Campaigns the coordinator knows, by state.", []string{"state"}, nil)
 	descRedeliveries = prometheus.NewDesc("msjfarm_task_redeliveries_total",
 		"Task deliveries beyond the first that workers reported (a crashed or timed-out worker, a retried error).", nil, nil)
+	descVerify = prometheus.NewDesc("msjfarm_verify_tasks",
+		"Tasks sampled for spot verification, by outcome (pending, verified, mismatch, unresolved, unverified, skipped).", []string{"outcome"}, nil)
+	descDisagreeing = prometheus.NewDesc("msjfarm_verify_disagreeing_tasks",
+		"Sampled tasks on which spot verification found the worker's result disagreeing (outvoted, or not confirmed by a majority), by worker.", []string{"worker"}, nil)
 )
 
 func (c *coordCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descTasks
 	ch <- descCampaigns
 	ch <- descRedeliveries
+	ch <- descVerify
+	ch <- descDisagreeing
 }
 
 func (c *coordCollector) Collect(ch chan<- prometheus.Metric) {
@@ -152,6 +158,13 @@ func (c *coordCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descCampaigns, prometheus.GaugeValue, n, st)
 	}
 	ch <- prometheus.MustNewConstMetric(descRedeliveries, prometheus.CounterValue, float64(c.co.Redeliveries()))
+	outcomes, bad := c.co.VerifyCounts()
+	for o, n := range outcomes {
+		ch <- prometheus.MustNewConstMetric(descVerify, prometheus.GaugeValue, float64(n), o)
+	}
+	for w, n := range bad {
+		ch <- prometheus.MustNewConstMetric(descDisagreeing, prometheus.GaugeValue, float64(n), w)
+	}
 }
 
 // InstrumentStore wraps st so that its writes are timed and their errors

@@ -259,6 +259,9 @@ func planFile(f *File, cat Catalog) (*Campaign, error) {
 	if err := checkCompare(f.Compare, pols); err != nil {
 		return nil, err
 	}
+	if err := CheckVerify(f.Verify); err != nil {
+		return nil, err
+	}
 	c.plan = plan{cat: cat, base: base, trace: trace, axes: axes, pols: pols}
 	if err := c.walk(func(vals map[string]any) error {
 		return c.addPoint(f, cat, base, trace, vals, pols, nil)

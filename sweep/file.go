@@ -82,6 +82,11 @@ type File struct {
 	// campaign id: the id is that of the file as overlaid, so adding a
 	// profiles block leaves the ids of unselected runs unchanged.
 	Profiles map[string]Profile `mapstructure:"profiles" json:"-"`
+	// Verify is the fraction of tasks re-run on a second worker and
+	// compared bit for bit (spot verification, CheckVerify). Never part of
+	// the JSON, hence of the campaign id: it changes no result. The
+	// submitter sends it beside the spec (protocol.SubmitRequest.Verify).
+	Verify float64 `mapstructure:"verify" json:"-"`
 
 	// src is where the file was read from (positions of its keys), for
 	// the errors of the checks after decoding; nil for a File built in

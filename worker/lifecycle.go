@@ -87,6 +87,10 @@ type delivery struct {
 // called as soon as the replication has finished, so that the next one
 // starts while this one's result is written and acked.
 func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release func()) {
+	if protocol.IsVerifySubject(msg.Subject()) {
+		w.handleVerify(hard, msg, release)
+		return
+	}
 	d, v := w.receive(msg)
 	if v == undecided {
 		v = w.admit(hard, d)

@@ -46,6 +46,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"sync"
@@ -116,6 +117,9 @@ type Stats struct {
 	// (a held result, a start-up read, plugin pins), none of which costs
 	// the task a delivery.
 	StorageWaits atomic.Int64
+	// Verified counts the spot-verification runs stored (verify.go);
+	// they are not in Done.
+	Verified atomic.Int64
 }
 
 // Worker is a running worker.
@@ -257,7 +261,12 @@ func (w *Worker) Run(ctx context.Context) error {
 // come. It returns false when ctx ended while it waited (what the pull
 // request still delivers is then given back at once).
 func (w *Worker) fetch(ctx, hard context.Context, n int, slots chan struct{}, wg *sync.WaitGroup) bool {
-	batch, err := w.h.Workers.Fetch(n, jetstream.FetchMaxWait(w.o.FetchWait))
+	// The wait is jittered (FetchWait ± 50%): pull requests of idle
+	// workers that all expire after the same time keep their order in the
+	// server's queue for ever, so one worker got every new message, and a
+	// verification request it may not run came back to it each time it
+	// passed it on (verify.go).
+	batch, err := w.h.Workers.Fetch(n, jetstream.FetchMaxWait(w.o.FetchWait/2+rand.N(w.o.FetchWait)))
 	if err != nil {
 		for range n {
 			<-slots

@@ -173,6 +173,7 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 	ackWait := ff.fs.Duration("ack-wait", protocol.DefaultAckWait, "time a worker may hold a task without a heartbeat before it is redelivered")
 	maxDeliver := ff.fs.Int("max-deliver", protocol.DefaultMaxDeliver, "deliveries of a task before it is recorded as failed")
 	reconcile := ff.fs.Duration("reconcile", 30*time.Second, "how often running campaigns are checked against storage and the stream")
+	verifyWait := ff.fs.Duration("verify-wait", coordinator.DefaultVerifyWait, "spot verification: how long after a campaign's last task to wait for another worker to re-run a sampled task before reporting it unverified (must exceed the longest replication)")
 	standby := ff.fs.Bool("coordinator-standby", true, "when another coordinator holds the lease on this NATS system, stand by and take over when it stops (false: exit with an error)")
 	leaseTTL := ff.fs.Duration("lease-ttl", coordinator.DefaultLeaseTTL, "coordinator lease time to live: a standby takes over at most this long after the holder was killed")
 	verbose := ff.fs.BoolP("v", "v", true, "log to stderr")
@@ -218,7 +219,7 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 		}
 		metrics := monitor.NewMetrics()
 		st = metrics.InstrumentStore(st)
-		co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st, Reconcile: *reconcile,
+		co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st, Reconcile: *reconcile, VerifyWait: *verifyWait,
 			Layout: protocol.Layout{AckWait: *ackWait, MaxDeliver: *maxDeliver}, Logf: logf(slogger, *verbose),
 			NoStandby: !*standby, LeaseTTL: *leaseTTL})
 		if err != nil {
@@ -359,6 +360,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 	profile := ff.fs.String("profile", "", profileUsage)
 	maxTrace := traceSizeFlag(ff.fs)
 	lim := addSweepLimitFlags(ff.fs)
+	verify := addVerifyFlag(ff.fs)
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
 			return 2
@@ -386,6 +388,9 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		if err == nil && *wait && camp.Len() <= waitDescribeTasks {
 			err = camp.Materialize()
 		}
+		if err == nil {
+			err = applyVerify(ff.fs, *verify, f)
+		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
 			return 2
@@ -393,7 +398,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		if *dry {
 			return dryRun("submit", ff, camp, *dryWorkers)
 		}
-		req := protocol.SubmitRequest{Spec: f, RetryFailed: *retry}
+		req := protocol.SubmitRequest{Spec: f, RetryFailed: *retry, Verify: f.Verify}
 		// Storage is needed to pin plugin binaries (PinForSubmit says so
 		// when one must be pinned and there is none), to upload a trace
 		// and to pass a spec too large for a NATS message.
@@ -554,6 +559,7 @@ func printStatus(w io.Writer, list []protocol.Status) {
 		for _, e := range s.Errors {
 			fmt.Fprintf(w, "  failed: %s\n", e)
 		}
+		printVerify(w, &s)
 	}
 }
 
@@ -914,7 +920,7 @@ func storageStatus(ctx context.Context, st storage.Store, arg string) ([]protoco
 			state = "interrupted"
 		}
 		list = append(list, protocol.Status{Campaign: e.ID, Name: e.Name, State: state, Total: e.Tasks,
-			Done: e.Finished, Created: e.Created})
+			Done: e.Finished, Created: e.Created, Verify: storedVerify(ctx, st, e.ID)})
 	}
 	return list, nil
 }

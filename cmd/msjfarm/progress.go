@@ -188,6 +188,7 @@ func (p *progress) finish(s *protocol.Status) {
 	for _, e := range s.Errors {
 		fmt.Fprintf(p.w, "  failed: %s\n", p.failed(e))
 	}
+	printVerify(p.w, s)
 }
 
 // failed describes a coordinator error line "<task>: <error>" with the

@@ -40,6 +40,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 	linger := ff.fs.Duration("http-linger", 0, "with --http: keep serving the page this long after the campaign finished; the summary is printed first, and Ctrl-C ends the wait with exit 0")
 	profile := ff.fs.String("profile", "", profileUsage)
 	maxTrace := traceSizeFlag(ff.fs)
+	verify := addVerifyFlag(ff.fs)
 	// Flags may follow the sweep file: msjfarm run sweep.yaml --http :8080.
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
@@ -96,6 +97,9 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 		// The dry run generates the tasks one at a time (local.PlanCampaign):
 		// planned, not materialised, its memory is O(points), not O(tasks).
 		f, camp, trace, err := planSweep(pos[0], pr.Registry, *profile, traceLimit, nil)
+		if err == nil {
+			err = applyVerify(ff.fs, *verify, f)
+		}
 		if err == nil && !*dry {
 			if err = camp.Materialize(); err != nil {
 				err = fmt.Errorf("%s: %w", pos[0], err)

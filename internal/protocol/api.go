@@ -85,6 +85,10 @@ type CampaignState struct {
 	// SpecKey (still read, so that their running campaigns resume), and
 	// held in memory by the coordinator; never written any more.
 	Spec *sweep.File `json:"spec,omitempty"`
+	// Verify is the campaign's spot-verification fraction (sweep.File.Verify
+	// or the submitter's --verify; VerifyStatus): not part of the spec, hence
+	// of the campaign id, since it changes no result.
+	Verify float64 `json:"verify,omitempty"`
 }
 
 // SubmitRequest submits (or resumes) a campaign.
@@ -103,6 +107,9 @@ type SubmitRequest struct {
 	// their schemas, since the campaign id it would read them by comes out
 	// of that very validation.
 	Pins map[string]PluginPin `json:"pins,omitempty"`
+	// Verify is the fraction of tasks re-run on another worker and
+	// compared bit for bit (sweep.File.Verify, overridden by --verify).
+	Verify float64 `json:"verify,omitempty"`
 }
 
 // SubmitReply answers a SubmitRequest.
@@ -143,7 +150,9 @@ type Status struct {
 	// corrupted), each naming the message; the tasks themselves are
 	// re-published from the campaign.
 	Rejected []string `json:"rejected,omitempty"`
-	Error    string   `json:"error,omitempty"`
+	// Verify is the campaign's spot verification (nil: not asked for).
+	Verify *VerifyStatus `json:"verify,omitempty"`
+	Error  string        `json:"error,omitempty"`
 }
 
 // Finished reports whether every task is done or failed.

@@ -8,7 +8,8 @@
 //
 //	stream  MSJFARM_TASKS       work-queue retention, subjects msjfarm.tasks.<campaign>.<task>,
 //	                            one message per task (TaskMsg JSON), Nats-Msg-Id <campaign>.<task>,
-//	                            duplicate window DupWindow
+//	                            duplicate window DupWindow; also the spot-verification requests,
+//	                            msjfarm.verify.<campaign>.<task>.<round> (verify.go)
 //	consumer workers            the one durable pull consumer every worker shares: explicit ack,
 //	                            AckWait (heartbeated with +WPI while a task runs), MaxDeliver
 //	stream  MSJFARM_ADVISORIES  captures $JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.MSJFARM_TASKS.workers
@@ -134,7 +135,7 @@ func Setup(ctx context.Context, js jetstream.JetStream, l Layout) (*Handles, err
 	h.Tasks, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        TaskStream,
 		Description: "msjfarm tasks: one message per replication",
-		Subjects:    []string{TaskSubjectRoot + ".>"},
+		Subjects:    []string{TaskSubjectRoot + ".>", VerifySubjectRoot + ".>"},
 		Retention:   jetstream.WorkQueuePolicy,
 		Storage:     jetstream.FileStorage,
 		Duplicates:  DupWindow,

@@ -83,6 +83,7 @@ var descriptions = map[string]string{
 	"Precision.RelHalfWidth":    "Target relative half-width of the 95% CI (0.05 = ±5%).",
 	"Precision.MaxReplications": "Cap on the replications of a point (>= replications).",
 	"Precision.Batch":           "Replications added per round (default 10).",
+	"File.Verify":               "Spot verification: the fraction of tasks, chosen from the seed and task id, run again on another worker and compared bit for bit (docs/security.md); --verify overrides it; never part of the campaign id.",
 	"File.Profiles":             "Named overlays, one selected with --profile NAME or MSJFARM_PROFILE=NAME (docs/sweep.md, Profiles); never part of the campaign id.",
 	"Profile":                   "Values laid over the file when the profile is selected: replications, run keys (merged key by key), axes (a named axis's values replaced), precision (merged key by key).",
 	"Profile.Replications":      "Replications per point under this profile.",
@@ -167,6 +168,9 @@ func Reflect() *jsonschema.Schema {
 	pp.Properties.Set("precision", &partial)
 	props.Set("profiles", &jsonschema.Schema{Type: "object", Description: descriptions["File.Profiles"],
 		AdditionalProperties: &jsonschema.Schema{Ref: "#/$defs/Profile"}})
+	// verify is not in the JSON encoding either (json:"-": it changes no
+	// result, so it is not in the campaign id).
+	props.Set("verify", &jsonschema.Schema{Type: "number", Minimum: "0", Maximum: "1", Description: descriptions["File.Verify"]})
 	set("servers", func(p *jsonschema.Schema) { p.Minimum = "1" })
 	s.Definitions["ClassSpec"].Required = []string{"need", "share", "service"}
 	s.Definitions["Spec"].Required = []string{"dist"}

@@ -1,0 +1,336 @@
+package coordinator_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker"
+)
+
+// lyingRunner is a host whose results differ from every other host's: it
+// runs the replication and moves the overall mean response time up by one
+// ulp, a change no physics check can see (Little's law holds within its
+// tolerance) and only a bit-for-bit comparison catches.
+// After two runs it waits for gate to close (the honest workers joined),
+// so that the honest workers run tasks of their own that the liar may then
+// verify.
+type lyingRunner struct {
+	runs atomic.Int64
+	gate chan struct{}
+}
+
+func (l *lyingRunner) Run(ctx context.Context, t *sweep.Task, p func(int64, int64)) (*worker.Outcome, error) {
+	if l.runs.Add(1) > 2 {
+		select {
+		case <-l.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	out, err := worker.InProcess{}.Run(ctx, t, p)
+	if err != nil {
+		return out, err
+	}
+	r := *out.Result
+	r.Overall.MeanResponse = math.Nextafter(r.Overall.MeanResponse, math.Inf(1))
+	out.Result = &r
+	return out, nil
+}
+
+// verifyOpts paces verification for tests: a 100 ms poll, and wait before
+// giving up on another worker.
+func verifyOpts(wait time.Duration) coordinator.Options {
+	return coordinator.Options{VerifyPoll: 100 * time.Millisecond, VerifyWait: wait, VerifyRepublish: time.Second}
+}
+
+// honestSummary runs the small sweep without verification on one honest
+// worker and returns its summary.csv.
+func honestSummary(t *testing.T) []byte {
+	t.Helper()
+	e := newEnv(t)
+	co, _ := e.startCoordinator(protocol.Layout{})
+	e.startWorker(worker.Options{Concurrency: 2, Name: "plain"})
+	r, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := waitDone(t, co, r.Campaign, 60*time.Second); s.Verify != nil {
+		t.Fatalf("a campaign without verify reports verification: %+v", s.Verify)
+	}
+	sum, err := e.store.Get(context.Background(), storage.SummaryKey(r.Campaign))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// verifyRecord reads round round of the verification of task tid.
+func verifyRecord(t *testing.T, st storage.Store, c, tid string, round int) *record.Record {
+	t.Helper()
+	data, err := st.Get(context.Background(), protocol.VerifyKey(c, tid, round))
+	if err != nil {
+		t.Fatalf("verification record %d of %s: %v", round, tid, err)
+	}
+	rec, err := record.Decode(data, tid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// TestVerifyHonestWorkers: with verify: 1 every task of the 6-task sweep
+// is run a second time on the other worker; all agree bit for bit, the
+// summary is the one of a run without verification byte for byte, and
+// no task is counted done twice.
+func TestVerifyHonestWorkers(t *testing.T) {
+	want := honestSummary(t)
+	e := newEnv(t)
+	co, _ := e.startCoordinatorWith(verifyOpts(time.Minute))
+	var log1, log2 syncBuf
+	e.startWorker(worker.Options{Concurrency: 2, Name: "w1", RunLog: &log1})
+	e.startWorker(worker.Options{Concurrency: 2, Name: "w2", RunLog: &log2})
+	ctx := context.Background()
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml"), Verify: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := waitDone(t, co, r.Campaign, 90*time.Second)
+	v := s.Verify
+	if s.Done != 6 || v == nil || v.Sampled != 6 || v.Verified != 6 || v.Mismatched+v.Unverified+v.Pending != 0 || len(v.Disagreeing) != 0 {
+		t.Fatalf("status %+v, verify %+v; want 6 done, 6 of 6 verified", s, v)
+	}
+	sum, err := e.store.Get(ctx, storage.SummaryKey(r.Campaign))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(sum, want) {
+		t.Fatalf("summary with verification differs from the one without:\n%s\nwant\n%s", sum, want)
+	}
+	runs := log1.String() + log2.String()
+	if n, m := countLines(runs, "done "), countLines(runs, "verify "); n != 6 || m != 6 {
+		t.Fatalf("run logs: %d done, %d verify lines; want 6 and 6:\n%s", n, m, runs)
+	}
+	for _, tid := range taskIDs(t, e.store, r.Campaign) {
+		acc, r1 := verifyRecord(t, e.store, r.Campaign, tid, 0), verifyRecord(t, e.store, r.Campaign, tid, 1)
+		if acc.Provenance.Worker == r1.Provenance.Worker || r1.Provenance.Worker == "" {
+			t.Fatalf("task %s: verified on %q, the worker of the accepted result %q", tid, r1.Provenance.Worker, acc.Provenance.Worker)
+		}
+	}
+	var rep protocol.VerifyReport
+	data, err := e.store.Get(ctx, protocol.VerifyReportKey(r.Campaign))
+	if err != nil || json.Unmarshal(data, &rep) != nil || len(rep.Tasks) != 6 || rep.Status.Verified != 6 {
+		t.Fatalf("verification report: %v\n%s", err, data)
+	}
+}
+
+// countLines counts the lines of s that start with prefix.
+func countLines(s, prefix string) int {
+	n := 0
+	for l := range strings.Lines(s) {
+		if strings.HasPrefix(l, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+func taskIDs(t *testing.T, st storage.Store, c string) []string {
+	t.Helper()
+	keys, err := st.List(context.Background(), storage.ResultsPrefix(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, k := range keys {
+		tid, _ := storage.ResultTaskID(c, k)
+		ids = append(ids, tid)
+	}
+	return ids
+}
+
+// TestVerifyLyingWorker: a worker whose results are off by one ulp runs
+// the first two tasks alone, then two honest workers join. Every result of
+// the liar that is checked (its accepted results and its verification
+// runs) disagrees, the third run sides with the honest worker, the liar's
+// accepted results are replaced, and the liar alone is named in the
+// status, the log and the metrics; the summary is the honest one.
+func TestVerifyLyingWorker(t *testing.T) {
+	want := honestSummary(t)
+	e := newEnv(t)
+	var logs syncBuf
+	o := verifyOpts(time.Minute)
+	o.Logf = func(format string, args ...any) {
+		e.t.Logf(format, args...)
+		logs.Write([]byte(strings.TrimSpace(fmt.Sprintf(format, args...)) + "\n"))
+	}
+	co, _ := e.startCoordinatorWith(o)
+	lr := &lyingRunner{gate: make(chan struct{})}
+	liar, _ := e.startWorker(worker.Options{Concurrency: 1, Name: "liar", Runner: lr})
+	ctx := context.Background()
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml"), Verify: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); liar.Stats.Done.Load() < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the lying worker ran no task")
+		}
+	}
+	e.startWorker(worker.Options{Concurrency: 1, Name: "h1"})
+	e.startWorker(worker.Options{Concurrency: 1, Name: "h2"})
+	close(lr.gate)
+	s := waitDone(t, co, r.Campaign, 120*time.Second)
+	v := s.Verify
+	lied := int(liar.Stats.Done.Load() + liar.Stats.Verified.Load())
+	if s.Done != 6 || v == nil || v.Sampled != 6 || v.Mismatched != lied || v.Verified != 6-lied || v.Unverified+v.Pending != 0 {
+		t.Fatalf("status %+v, verify %+v; want 6 done, %d mismatched (the liar's runs), the rest verified", s, v, lied)
+	}
+	if len(v.Disagreeing) != 1 || !strings.HasPrefix(v.Disagreeing[0], "liar (") {
+		t.Fatalf("disagreeing %v, want the liar alone", v.Disagreeing)
+	}
+	if _, bad := co.VerifyCounts(); bad["liar"] != lied || len(bad) != 1 {
+		t.Fatalf("metrics: disagreeing %v, want liar: %d", bad, lied)
+	}
+	if l := logs.String(); !strings.Contains(l, "VERIFICATION MISMATCH") || !strings.Contains(l, "disagreeing worker(s): liar") {
+		t.Fatalf("the log does not name the liar:\n%s", l)
+	}
+	sum, err := e.store.Get(ctx, storage.SummaryKey(r.Campaign))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(sum, want) {
+		t.Fatalf("summary after verification is not the honest one:\n%s\nwant\n%s", sum, want)
+	}
+	for _, tid := range taskIDs(t, e.store, r.Campaign) {
+		rec, _, err := record.Read(ctx, e.store, r.Campaign, tid)
+		if err != nil || rec.Provenance.Worker == "liar" {
+			t.Fatalf("task %s: the accepted result is the liar's (%v)", tid, err)
+		}
+		if verifyRecord(t, e.store, r.Campaign, tid, 0).Provenance.Worker == "liar" {
+			if _, err := e.store.Stat(ctx, coordinator.RejectedKey(r.Campaign, tid)); err != nil {
+				t.Fatalf("task %s: the liar's outvoted result was not moved aside: %v", tid, err)
+			}
+		}
+	}
+}
+
+// TestVerifyNoSecondWorker: with a single worker no request can be run;
+// the campaign finishes after the bounded wait with every sampled task
+// unverified, and no request is left in the stream soon after.
+func TestVerifyNoSecondWorker(t *testing.T) {
+	e := newEnv(t)
+	co, _ := e.startCoordinatorWith(verifyOpts(time.Second))
+	w, _ := e.startWorker(worker.Options{Concurrency: 2, Name: "alone"})
+	ctx := context.Background()
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml"), Verify: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := waitDone(t, co, r.Campaign, 90*time.Second)
+	if v := s.Verify; s.Done != 6 || v == nil || v.Unverified != 6 || v.Verified+v.Mismatched+v.Pending != 0 {
+		t.Fatalf("status %+v, verify %+v; want 6 done, 6 unverified", s, s.Verify)
+	}
+	if n := w.Stats.Verified.Load(); n != 0 {
+		t.Fatalf("the only worker verified %d of its own results", n)
+	}
+	js, err := jetstream.New(e.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.Stream(ctx, protocol.TaskStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A request a worker was passing on when the wait ended is published
+	// once more; the next worker to see it ends it (the campaign is done).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		info, err := stream.Info(ctx, jetstream.WithSubjectFilter(protocol.VerifyFilter(r.Campaign)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(info.State.Subjects) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("verification requests left in the stream: %v", info.State.Subjects)
+		}
+	}
+}
+
+// TestVerifyAcrossCoordinatorRestart: the coordinator stops while the
+// requests wait for a second worker; the second worker runs them while no
+// coordinator runs, and the next coordinator rebuilds the verification
+// from storage and finishes the campaign with every task verified.
+func TestVerifyAcrossCoordinatorRestart(t *testing.T) {
+	e := newEnv(t)
+	co, stop := e.startCoordinatorWith(verifyOpts(time.Minute))
+	e.startWorker(worker.Options{Concurrency: 2, Name: "first"})
+	ctx := context.Background()
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml"), Verify: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		s, err := co.Status(ctx, r.Campaign)
+		if err == nil && s.Done == 6 && s.Verify != nil && s.Verify.Pending == 6 {
+			if keys, _ := e.store.List(ctx, protocol.VerifyPrefix(r.Campaign)); len(keys) == 6 {
+				break // every accepted record copied, every request published
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("verification never started: %+v", s)
+		}
+	}
+	stop()
+	second, _ := e.startWorker(worker.Options{Concurrency: 2, Name: "second"})
+	for deadline := time.Now().Add(60 * time.Second); second.Stats.Verified.Load() < 6; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the second worker ran %d of 6 requests without a coordinator", second.Stats.Verified.Load())
+		}
+	}
+	co2, stop2 := e.startCoordinatorWith(verifyOpts(time.Minute))
+	s := waitDone(t, co2, r.Campaign, 60*time.Second)
+	if v := s.Verify; s.Done != 6 || v == nil || v.Verified != 6 {
+		t.Fatalf("after the restart: status %+v, verify %+v", s, s.Verify)
+	}
+	if n := second.Stats.Done.Load(); n != 0 {
+		t.Fatalf("the second worker completed %d tasks: a verification run counted as a completion", n)
+	}
+	// A third coordinator knows the finished campaign from its stored
+	// state only; its status still reports the verification.
+	stop2()
+	co3, _ := e.startCoordinatorWith(verifyOpts(time.Minute))
+	if s, err := co3.Status(ctx, r.Campaign); err != nil || s.Verify == nil || s.Verify.Verified != 6 {
+		t.Fatalf("status after another restart: %v, %+v", err, s)
+	}
+}
+
+// TestVerifyRejectsBadFraction: the fraction is checked before anything
+// is written.
+func TestVerifyRejectsBadFraction(t *testing.T) {
+	e := newEnv(t)
+	co, _ := e.startCoordinator(protocol.Layout{})
+	for _, f := range []float64{-0.1, 1.5, math.NaN()} {
+		_, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml"), Verify: f})
+		if err == nil || !strings.Contains(err.Error(), "verify: must be a fraction in [0, 1]") {
+			t.Fatalf("verify %v: %v", f, err)
+		}
+	}
+	if keys, err := e.store.List(context.Background(), "campaigns/"); err != nil || len(keys) != 0 {
+		t.Fatalf("a refused submission wrote %v (%v)", keys, err)
+	}
+}
