@@ -22,6 +22,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/monitor"
@@ -116,93 +118,166 @@ type Outcome struct {
 // campaign, waits for it to finish (its summary, manifest and report are
 // then in o.Store) and stops everything it started. An ended ctx is not an
 // error: the Outcome says Interrupted.
+//
+// Each piece is started by its own step below, which registers how to stop
+// it on the farm; the farm stops them in the reverse order when Run
+// returns, so the workers give their tasks back before the coordinator,
+// the connection and the server go.
 func Run(ctx context.Context, o Options) (*Outcome, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	o.defaults()
+	f := &farm{}
+	defer f.stop()
+	if err := f.startServer(o.StoreDir); err != nil {
+		return nil, err
+	}
+	if err := f.startCoordinator(ctx, &o); err != nil {
+		return nil, err
+	}
+	if err := f.startWorkers(ctx, &o); err != nil {
+		return nil, err
+	}
+	rep, err := f.submit(ctx, &o)
+	if err != nil {
+		return nil, err
+	}
+	return f.follow(ctx, &o, rep)
+}
+
+// check refuses Options that Run cannot start from.
+func (o *Options) check() error {
 	switch {
 	case o.Spec == nil:
-		return nil, errors.New("local: Options.Spec is nil")
+		return errors.New("local: Options.Spec is nil")
 	case o.Store == nil:
-		return nil, errors.New("local: Options.Store is nil")
+		return errors.New("local: Options.Store is nil")
 	case o.Runner == nil:
-		return nil, errors.New("local: Options.Runner is nil")
+		return errors.New("local: Options.Runner is nil")
 	case o.Workers < 1:
-		return nil, fmt.Errorf("local: Options.Workers must be >= 1, got %d", o.Workers)
+		return fmt.Errorf("local: Options.Workers must be >= 1, got %d", o.Workers)
 	}
+	return nil
+}
+
+// defaults fills the zero values Options documents: the protocol's
+// redelivery settings, and a metric set when a page serves them.
+func (o *Options) defaults() {
 	if o.AckWait == 0 {
 		o.AckWait = protocol.DefaultAckWait
 	}
 	if o.MaxDeliver == 0 {
 		o.MaxDeliver = protocol.DefaultMaxDeliver
 	}
-	dir := o.StoreDir
+	if o.Metrics == nil && o.HTTP != nil {
+		o.Metrics = monitor.NewMetrics()
+	}
+}
+
+// farm is what Run started, and how to stop it: stops run last in, first
+// out.
+type farm struct {
+	stops []func()
+	url   string
+	nc    *nats.Conn
+	co    *coordinator.Coordinator
+	// stopWorkers stops the workers once (they give their tasks back);
+	// Run calls it early on an interruption and before lingering.
+	stopWorkers func()
+}
+
+// onStop registers fn to run when the farm stops.
+func (f *farm) onStop(fn func()) { f.stops = append(f.stops, fn) }
+
+// stop stops what was started, newest first.
+func (f *farm) stop() {
+	for i := len(f.stops) - 1; i >= 0; i-- {
+		f.stops[i]()
+	}
+}
+
+// startServer starts the embedded JetStream server on dir (a temporary
+// directory, removed at stop, when dir is "") and connects to it in
+// process.
+func (f *farm) startServer(dir string) error {
 	if dir == "" {
 		var err error
 		if dir, err = os.MkdirTemp("", "msjfarm-nats-"); err != nil {
-			return nil, err
+			return err
 		}
-		defer os.RemoveAll(dir)
+		f.onStop(func() { os.RemoveAll(dir) })
 	}
 	srv, url, err := protocol.StartEmbedded(protocol.EmbeddedOptions{StoreDir: dir})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer protocol.StopEmbedded(srv)
+	f.onStop(func() { protocol.StopEmbedded(srv) })
 	nc, err := protocol.Connect(protocol.ConnOptions{URL: url, Name: "msjfarm-run", InProcess: srv})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer nc.Close()
-	co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: o.Store, Logf: o.Logf,
+	f.onStop(nc.Close)
+	f.url, f.nc = url, nc
+	return nil
+}
+
+// startCoordinator starts the coordinator and waits until it is ready.
+// It outlives ctx so that an interrupted run can still report its status;
+// it stops when Run returns.
+func (f *farm) startCoordinator(ctx context.Context, o *Options) error {
+	co, err := coordinator.New(ctx, coordinator.Options{Conn: f.nc, Store: o.Store, Logf: o.Logf,
 		Layout: protocol.Layout{AckWait: o.AckWait, MaxDeliver: o.MaxDeliver}})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	// The coordinator outlives ctx so that an interrupted run can still
-	// report its status; it stops when Run returns.
 	coCtx, coStop := context.WithCancel(context.Background())
 	coDone := make(chan error, 1)
 	go func() { coDone <- co.Run(coCtx) }()
-	defer func() { coStop(); <-coDone }()
+	f.onStop(func() { coStop(); <-coDone })
 	select {
 	case <-co.Ready():
 	case err := <-coDone:
 		coDone <- err
-		return nil, fmt.Errorf("coordinator: %w", err)
+		return fmt.Errorf("coordinator: %w", err)
 	}
+	f.co = co
+	return nil
+}
+
+// startWorkers serves the live page when o.HTTP is set, then starts the
+// local workers (o.Workers slots) on ctx.
+func (f *farm) startWorkers(ctx context.Context, o *Options) error {
 	if o.HTTP != nil {
-		defer o.HTTP.Close()
+		f.onStop(func() { o.HTTP.Close() })
+		srv, err := monitor.New(monitor.Options{Coordinator: f.co, Conn: f.nc, Store: o.Store, Metrics: o.Metrics})
+		if err != nil {
+			return err
+		}
+		served := make(chan struct{})
+		go func() { defer close(served); _ = srv.Serve(o.HTTP) }()
+		f.onStop(func() { _ = srv.Close(); <-served })
 	}
-	if o.Metrics == nil && o.HTTP != nil {
-		o.Metrics = monitor.NewMetrics()
-	}
-	wo := worker.Options{Conn: nc, Store: o.Store, Concurrency: o.Workers, Logf: o.Logf,
+	wo := worker.Options{Conn: f.nc, Store: o.Store, Concurrency: o.Workers, Logf: o.Logf,
 		TraceCache: o.TraceCache, MaxTraceSize: o.MaxTraceSize,
 		FetchWait: 250 * time.Millisecond, Runner: o.Runner, Log: o.Log, RunLog: o.RunLog}
 	if o.Metrics != nil {
 		wo.Observe = o.Metrics.ObserveTask
 	}
-	if o.HTTP != nil {
-		srv, err := monitor.New(monitor.Options{Coordinator: co, Conn: nc, Store: o.Store, Metrics: o.Metrics})
-		if err != nil {
-			return nil, err
-		}
-		served := make(chan struct{})
-		go func() { defer close(served); _ = srv.Serve(o.HTTP) }()
-		defer func() { _ = srv.Close(); <-served }()
-	}
 	w, err := worker.New(ctx, wo)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	wCtx, wStop := context.WithCancel(ctx)
 	wDone := make(chan error, 1)
 	go func() { wDone <- w.Run(wCtx) }()
-	stopVerifier, err := startVerifier(ctx, o, wo, w.Name())
+	stopVerifier, err := startVerifier(ctx, *o, wo, w.Name())
 	if err != nil {
 		wStop()
 		<-wDone
-		return nil, err
+		return err
 	}
-	stopWorkers := func() {
+	f.stopWorkers = func() {
 		if wStop != nil {
 			stopVerifier()
 			wStop()
@@ -210,8 +285,14 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 			wStop = nil
 		}
 	}
-	defer stopWorkers()
+	f.onStop(f.stopWorkers)
+	return nil
+}
 
+// submit uploads the sweep's trace, submits the campaign and advertises
+// the embedded server in storage (removed at stop), where another
+// terminal's `msjfarm status` finds it.
+func (f *farm) submit(ctx context.Context, o *Options) (*protocol.SubmitReply, error) {
 	if _, err := UploadTrace(ctx, o.Store, o.Spec, o.Trace); err != nil {
 		return nil, err
 	}
@@ -219,64 +300,45 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if o.Pins != nil {
 		req.Pins = o.Pins.Policies
 	}
-	rep, err := co.Submit(ctx, req)
+	rep, err := f.co.Submit(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	// Another terminal's `msjfarm status` finds this run's server here.
 	host, _ := os.Hostname()
-	if live, err := json.Marshal(protocol.LiveRun{Campaign: rep.Campaign, NATSURL: url, PID: os.Getpid(),
+	if live, err := json.Marshal(protocol.LiveRun{Campaign: rep.Campaign, NATSURL: f.url, PID: os.Getpid(),
 		Host: host, Started: time.Now().UTC()}); err == nil {
 		if err := o.Store.Put(ctx, protocol.LiveRunKey(rep.Campaign), live); err != nil {
 			return nil, err
 		}
-		defer o.Store.Delete(context.Background(), protocol.LiveRunKey(rep.Campaign))
+		f.onStop(func() { o.Store.Delete(context.Background(), protocol.LiveRunKey(rep.Campaign)) })
 	}
 	if o.Submitted != nil {
 		o.Submitted(*rep)
 	}
+	return rep, nil
+}
+
+// follow polls the campaign's status every ProgressInterval (or as soon
+// as it is closed) until it is no longer running, then finishes; an ended
+// ctx interrupts it.
+func (f *farm) follow(ctx context.Context, o *Options, rep *protocol.SubmitReply) (*Outcome, error) {
 	out := &Outcome{Submit: *rep}
 	finished := make(chan struct{})
 	go func() {
-		_, _ = co.Wait(ctx, rep.Campaign)
+		_, _ = f.co.Wait(ctx, rep.Campaign)
 		close(finished)
 	}()
 	tk := time.NewTicker(ProgressInterval)
 	defer tk.Stop()
 	for {
-		s, err := co.Status(ctx, rep.Campaign)
+		s, err := f.co.Status(ctx, rep.Campaign)
 		if err != nil && ctx.Err() == nil {
 			return nil, err
 		}
 		if err == nil {
 			out.Status = s
 			if s.State != protocol.CampaignRunning {
-				// The state says done as soon as the summary is stored;
-				// the report is published after it. Wait (briefly: a
-				// cancelled campaign may never close) for the campaign
-				// to be closed, so that what the caller prints next —
-				// the report's path — is there.
-				select {
-				case <-finished:
-					if fs, err := co.Status(ctx, rep.Campaign); err == nil {
-						s, out.Status = fs, fs
-					}
-				case <-ctx.Done():
-				case <-time.After(finalizeWait):
-				}
-				if o.HTTP != nil && o.Linger > 0 {
-					stopWorkers()
-					// The caller prints its summary here, before the
-					// wait: a Ctrl-C during the linger then ends a run
-					// that has said everything (msjfarm run exits 0).
-					if o.Lingering != nil {
-						o.Lingering(s)
-					}
-					select {
-					case <-ctx.Done():
-					case <-time.After(o.Linger):
-					}
-				}
+				f.finish(ctx, o, out, finished)
 				return out, nil
 			}
 			if o.Progress != nil {
@@ -285,18 +347,53 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		}
 		select {
 		case <-ctx.Done():
-			// Stop the workers first (they give their tasks back), then
-			// read where the campaign stands.
-			stopWorkers()
-			if s, err := co.Status(context.Background(), rep.Campaign); err == nil {
-				out.Status = s
-			}
-			out.Interrupted = true
+			f.interrupt(out)
 			return out, nil
 		case <-tk.C:
 		case <-finished:
 		}
 	}
+}
+
+// finish waits for a campaign that is no longer running to be closed,
+// then lingers if asked. The state says done as soon as the summary is
+// stored; the report is published after it. Wait (briefly: a cancelled
+// campaign may never close) for the campaign to be closed, so that what
+// the caller prints next — the report's path — is there.
+func (f *farm) finish(ctx context.Context, o *Options, out *Outcome, finished <-chan struct{}) {
+	s := out.Status
+	select {
+	case <-finished:
+		if fs, err := f.co.Status(ctx, out.Submit.Campaign); err == nil {
+			s, out.Status = fs, fs
+		}
+	case <-ctx.Done():
+	case <-time.After(finalizeWait):
+	}
+	if o.HTTP == nil || o.Linger <= 0 {
+		return
+	}
+	f.stopWorkers()
+	// The caller prints its summary here, before the wait: a Ctrl-C during
+	// the linger then ends a run that has said everything (msjfarm run
+	// exits 0).
+	if o.Lingering != nil {
+		o.Lingering(s)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(o.Linger):
+	}
+}
+
+// interrupt records where an interrupted campaign stands: the workers
+// stop first (they give their tasks back), then the status is read.
+func (f *farm) interrupt(out *Outcome) {
+	f.stopWorkers()
+	if s, err := f.co.Status(context.Background(), out.Submit.Campaign); err == nil {
+		out.Status = s
+	}
+	out.Interrupted = true
 }
 
 // UploadTrace stores the trace f replays in st under its sha256

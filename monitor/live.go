@@ -400,20 +400,42 @@ func seriesName(p *aggregate.Point, x string) string {
 // the campaign's JSON serves them.
 func Plots(pts []aggregate.Point) (x string, ps []Plot) { return plots(pts) }
 
-// plots builds the headline plots from the points with results.
+// plots builds the headline plots from the points with results: one plot
+// per headline metric (the weighted mean only when classes differ), one
+// series per policy and other axes. A metric no point has yet is left
+// out, except the mean response time, which the page always shows.
 func plots(pts []aggregate.Point) (string, []Plot) {
 	if len(pts) == 0 {
 		return "", nil
 	}
 	x := xAxis(pts)
-	multiClass := false
-	for _, p := range pts {
-		if len(p.Classes) > 1 {
-			multiClass = true
+	multi := multiClass(pts)
+	order := seriesOrder(pts, x)
+	var out []Plot
+	for _, h := range headline {
+		if h.name == "weighted_mean_response" && !multi {
+			continue
+		}
+		if pl, has := headlinePlot(pts, x, h.name, h.label, order); has || h.name == "mean_response" {
+			out = append(out, pl)
 		}
 	}
-	// Series names in order of first appearance, so colours stay put as
-	// points fill in.
+	return x, out
+}
+
+// multiClass says whether any point has more than one job class.
+func multiClass(pts []aggregate.Point) bool {
+	for _, p := range pts {
+		if len(p.Classes) > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// seriesOrder lists the series names in order of first appearance, so
+// colours stay put as points fill in.
+func seriesOrder(pts []aggregate.Point, x string) []string {
 	var order []string
 	seen := map[string]bool{}
 	for i := range pts {
@@ -423,46 +445,49 @@ func plots(pts []aggregate.Point) (string, []Plot) {
 			order = append(order, n)
 		}
 	}
-	var out []Plot
-	for _, h := range headline {
-		if h.name == "weighted_mean_response" && !multiClass {
-			continue
-		}
-		by := map[string][]PlotPoint{}
-		any := false
-		for i := range pts {
-			p := &pts[i]
-			if p.N == 0 {
-				continue
-			}
-			m, ok := p.Metric(h.name)
-			xv, okx := xValue(p, x)
-			if !ok || !okx || m.N == 0 || math.IsNaN(m.Mean) || math.IsInf(m.Mean, 0) {
-				continue
-			}
-			// One rule for every output (aggregate.IsBound): a bound has
-			// no interval.
-			pp := PlotPoint{X: xv, Y: m.Mean, N: m.N, Unstable: p.Reading(m) == aggregate.ReadLowerBound}
-			if !pp.Unstable && !math.IsNaN(m.HalfWidth) && !math.IsInf(m.HalfWidth, 0) {
-				hw := m.HalfWidth
-				pp.HW = &hw
-			}
+	return order
+}
+
+// headlinePlot is the plot of metric, every series of order present
+// (empty until its points have results), each sorted by x; has says
+// whether a point had the metric.
+func headlinePlot(pts []aggregate.Point, x, metric, label string, order []string) (pl Plot, has bool) {
+	by := map[string][]PlotPoint{}
+	for i := range pts {
+		p := &pts[i]
+		if pp, ok := plotPoint(p, x, metric); ok {
 			n := seriesName(p, x)
 			by[n] = append(by[n], pp)
-			any = true
-		}
-		pl := Plot{Metric: h.name, Label: h.label, Series: []Series{}}
-		for _, n := range order {
-			ps := by[n]
-			if ps == nil {
-				ps = []PlotPoint{}
-			}
-			sort.Slice(ps, func(i, j int) bool { return ps[i].X < ps[j].X })
-			pl.Series = append(pl.Series, Series{Name: n, Points: ps})
-		}
-		if any || h.name == "mean_response" {
-			out = append(out, pl)
+			has = true
 		}
 	}
-	return x, out
+	pl = Plot{Metric: metric, Label: label, Series: []Series{}}
+	for _, n := range order {
+		ps := by[n]
+		if ps == nil {
+			ps = []PlotPoint{}
+		}
+		sort.Slice(ps, func(i, j int) bool { return ps[i].X < ps[j].X })
+		pl.Series = append(pl.Series, Series{Name: n, Points: ps})
+	}
+	return pl, has
+}
+
+// plotPoint is p's value of metric at its x, if it has a finite one. One
+// rule for every output (aggregate.IsBound): a bound has no interval.
+func plotPoint(p *aggregate.Point, x, metric string) (PlotPoint, bool) {
+	if p.N == 0 {
+		return PlotPoint{}, false
+	}
+	m, ok := p.Metric(metric)
+	xv, okx := xValue(p, x)
+	if !ok || !okx || m.N == 0 || math.IsNaN(m.Mean) || math.IsInf(m.Mean, 0) {
+		return PlotPoint{}, false
+	}
+	pp := PlotPoint{X: xv, Y: m.Mean, N: m.N, Unstable: p.Reading(m) == aggregate.ReadLowerBound}
+	if !pp.Unstable && !math.IsNaN(m.HalfWidth) && !math.IsInf(m.HalfWidth, 0) {
+		hw := m.HalfWidth
+		pp.HW = &hw
+	}
+	return pp, true
 }

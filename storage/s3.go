@@ -39,91 +39,35 @@ var credentialEnv = [][2]string{
 	{"MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD"},
 }
 
+// openS3 opens the bucket an s3:// URL names: it reads the URL, finds the
+// credentials, builds the clients and checks (or creates) the bucket
+// before returning, so that a wrong endpoint or credentials fail here.
 func openS3(ctx context.Context, u *url.URL, o options) (Store, error) {
-	bucket := u.Host
-	if bucket == "" {
-		return nil, fmt.Errorf("storage: %s: missing bucket (want s3://bucket/prefix?endpoint=host:port)", u.Redacted())
+	loc, err := parseS3URL(u)
+	if err != nil {
+		return nil, err
 	}
-	if u.User != nil {
-		return nil, fmt.Errorf("storage: s3://%s: credentials in the URL are not supported; use MSJFARM_S3_ACCESS_KEY/MSJFARM_S3_SECRET_KEY", bucket)
-	}
-	base := strings.Trim(u.Path, "/")
-	if base != "" {
-		if err := ValidateKey(base); err != nil {
-			return nil, fmt.Errorf("storage: s3://%s/%s: bad prefix: %v", bucket, base, err)
-		}
-		base += "/"
-	}
-
-	q := u.Query()
-	endpoint := q.Get("endpoint")
-	secure := true
-	if scheme, host, ok := strings.Cut(endpoint, "://"); ok { // endpoint=http://host:port
-		endpoint, secure = strings.TrimSuffix(host, "/"), scheme != "http"
-	}
-	if endpoint == "" {
-		endpoint = "s3.amazonaws.com"
-	}
-	if v := q.Get("secure"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return nil, fmt.Errorf("storage: s3://%s: secure=%q: want true or false", bucket, v)
-		}
-		secure = b
-	}
-	region := q.Get("region")
-	for k := range q {
-		if k != "endpoint" && k != "secure" && k != "region" {
-			return nil, fmt.Errorf("storage: s3://%s: unknown URL parameter %q (known: endpoint, secure, region)", bucket, k)
-		}
-	}
-
-	// Canonical URL, without credentials.
-	cq := url.Values{"endpoint": {endpoint}}
-	if !secure {
-		cq.Set("secure", "false")
-	}
-	if region != "" {
-		cq.Set("region", region)
-	}
-	canon := "s3://" + bucket
-	if base != "" {
-		canon += (&url.URL{Path: "/" + strings.TrimSuffix(base, "/")}).EscapedPath()
-	}
-	canon += "?" + strings.ReplaceAll(cq.Encode(), "%3A", ":") // host:port reads better unescaped; ':' is legal in a query
-
-	access, secret, token := o.accessKey, o.secretKey, ""
-	if access == "" && secret == "" {
-		for _, pair := range credentialEnv {
-			if a, s := os.Getenv(pair[0]), os.Getenv(pair[1]); a != "" && s != "" {
-				access, secret = a, s
-				if pair[0] == "AWS_ACCESS_KEY_ID" {
-					token = os.Getenv("AWS_SESSION_TOKEN")
-				}
-				break
-			}
-		}
-	}
+	canon := loc.canonical()
+	access, secret, token := s3Credentials(o)
 	if access == "" || secret == "" {
 		return nil, fmt.Errorf("storage: %s: no S3 credentials: set MSJFARM_S3_ACCESS_KEY and MSJFARM_S3_SECRET_KEY "+
 			"(or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, or MINIO_ROOT_USER/MINIO_ROOT_PASSWORD)", canon)
 	}
-
 	caFile := o.caFile
 	if caFile == "" {
 		caFile = os.Getenv(EnvS3CA)
 	}
-	transport, err := s3Transport(secure, caFile)
+	transport, err := s3Transport(loc.secure, caFile)
 	if err != nil {
 		return nil, fmt.Errorf("storage: %s: %w", canon, err)
 	}
 	mopts := minio.Options{
 		Creds:     credentials.NewStaticV4(access, secret, token),
-		Secure:    secure,
-		Region:    region,
+		Secure:    loc.secure,
+		Region:    loc.region,
 		Transport: transport,
 	}
-	client, err := minio.New(endpoint, &mopts)
+	client, err := minio.New(loc.endpoint, &mopts)
 	if err != nil {
 		return nil, fmt.Errorf("storage: %s: %w", canon, err)
 	}
@@ -135,26 +79,118 @@ func openS3(ctx context.Context, u *url.URL, o options) (Store, error) {
 	// minio-go's retries for the blips of a long campaign.
 	popts := mopts
 	popts.MaxRetries = 1
-	probe, err := minio.New(endpoint, &popts)
+	probe, err := minio.New(loc.endpoint, &popts)
 	if err != nil {
 		return nil, fmt.Errorf("storage: %s: %w", canon, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, OpenTimeout)
 	defer cancel()
-	s := &s3Store{client: probe, bucket: bucket, base: base, url: canon, endpoint: endpoint}
-	if o.noCreate {
-		exists, err := s.bucketExists(ctx)
-		if err != nil {
-			return nil, s.openErr("checking bucket", err)
-		}
-		if !exists {
-			return nil, fmt.Errorf("storage: %s: bucket missing: bucket %s does not exist at %s: %w", canon, bucket, endpoint, ErrNotFound)
-		}
-	} else if err := s.ensureBucket(ctx, region); err != nil {
+	s := &s3Store{client: probe, bucket: loc.bucket, base: loc.base, url: canon, endpoint: loc.endpoint}
+	if err := s.checkBucket(ctx, o.noCreate, loc.region); err != nil {
 		return nil, err
 	}
 	s.client = client
 	return s, nil
+}
+
+// s3Location is what an s3:// URL names: the bucket, a key prefix ("" or
+// ending in "/") and the server.
+type s3Location struct {
+	bucket, base     string
+	endpoint, region string
+	secure           bool
+}
+
+// parseS3URL reads s3://bucket/prefix?endpoint=host:port&secure=&region=.
+// Credentials in the URL and unknown parameters are errors: the first
+// would be printed with the URL, the second silently ignored.
+func parseS3URL(u *url.URL) (s3Location, error) {
+	l := s3Location{bucket: u.Host, secure: true}
+	if l.bucket == "" {
+		return l, fmt.Errorf("storage: %s: missing bucket (want s3://bucket/prefix?endpoint=host:port)", u.Redacted())
+	}
+	if u.User != nil {
+		return l, fmt.Errorf("storage: s3://%s: credentials in the URL are not supported; use MSJFARM_S3_ACCESS_KEY/MSJFARM_S3_SECRET_KEY", l.bucket)
+	}
+	if base := strings.Trim(u.Path, "/"); base != "" {
+		if err := ValidateKey(base); err != nil {
+			return l, fmt.Errorf("storage: s3://%s/%s: bad prefix: %v", l.bucket, base, err)
+		}
+		l.base = base + "/"
+	}
+	q := u.Query()
+	l.endpoint = q.Get("endpoint")
+	if scheme, host, ok := strings.Cut(l.endpoint, "://"); ok { // endpoint=http://host:port
+		l.endpoint, l.secure = strings.TrimSuffix(host, "/"), scheme != "http"
+	}
+	if l.endpoint == "" {
+		l.endpoint = "s3.amazonaws.com"
+	}
+	if v := q.Get("secure"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return l, fmt.Errorf("storage: s3://%s: secure=%q: want true or false", l.bucket, v)
+		}
+		l.secure = b
+	}
+	l.region = q.Get("region")
+	for k := range q {
+		if k != "endpoint" && k != "secure" && k != "region" {
+			return l, fmt.Errorf("storage: s3://%s: unknown URL parameter %q (known: endpoint, secure, region)", l.bucket, k)
+		}
+	}
+	return l, nil
+}
+
+// canonical is the location's URL without credentials, the store's URL.
+func (l s3Location) canonical() string {
+	cq := url.Values{"endpoint": {l.endpoint}}
+	if !l.secure {
+		cq.Set("secure", "false")
+	}
+	if l.region != "" {
+		cq.Set("region", l.region)
+	}
+	canon := "s3://" + l.bucket
+	if l.base != "" {
+		canon += (&url.URL{Path: "/" + strings.TrimSuffix(l.base, "/")}).EscapedPath()
+	}
+	return canon + "?" + strings.ReplaceAll(cq.Encode(), "%3A", ":") // host:port reads better unescaped; ':' is legal in a query
+}
+
+// s3Credentials are the options' credentials, or else the first pair
+// of credentialEnv set (with AWS_SESSION_TOKEN for the AWS pair); empty
+// when there are none.
+func s3Credentials(o options) (access, secret, token string) {
+	access, secret = o.accessKey, o.secretKey
+	if access != "" || secret != "" {
+		return access, secret, ""
+	}
+	for _, pair := range credentialEnv {
+		if a, s := os.Getenv(pair[0]), os.Getenv(pair[1]); a != "" && s != "" {
+			if pair[0] == "AWS_ACCESS_KEY_ID" {
+				token = os.Getenv("AWS_SESSION_TOKEN")
+			}
+			return a, s, token
+		}
+	}
+	return "", "", ""
+}
+
+// checkBucket makes sure the bucket is there: with noCreate it must
+// exist already, otherwise it is created if missing.
+func (s *s3Store) checkBucket(ctx context.Context, noCreate bool, region string) error {
+	if !noCreate {
+		return s.ensureBucket(ctx, region)
+	}
+	exists, err := s.bucketExists(ctx)
+	if err != nil {
+		return s.openErr("checking bucket", err)
+	}
+	if !exists {
+		return fmt.Errorf("storage: %s: bucket missing: bucket %s does not exist at %s: %w", s.url, s.bucket, s.endpoint, ErrNotFound)
+	}
+	return nil
 }
 
 // EnvS3CA names a CA certificate file (PEM) trusted for S3 over HTTPS when

@@ -40,40 +40,55 @@ func IsUnavailable(err error) bool {
 // err is not such an error (nil, not found, an invalid key, a cancelled
 // context, a malformed object). Messages use it so that an operator reads
 // the cause first, before the chain of wrapped errors.
+//
+// The server's own answer is read first (an S3 error response decides
+// alone), then the system's errno, then what failed below HTTP.
 func Reason(err error) string {
 	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidKey) || errors.Is(err, context.Canceled) {
 		return ""
 	}
 	var er minio.ErrorResponse
 	if errors.As(err, &er) && (er.Code != "" || er.StatusCode != 0) {
-		switch er.Code {
-		case minio.InvalidAccessKeyID, minio.SignatureDoesNotMatch, minio.AccessDenied, "InvalidToken", "ExpiredToken":
-			return "access denied (" + er.Code + ": check the credentials and the bucket policy)"
-		case minio.NoSuchBucket:
-			return "bucket missing (NoSuchBucket)"
-		case "XMinioStorageFull":
-			return "the server's disks are full (XMinioStorageFull)"
-		case "XMinioServerNotInitialized", "SlowDown", "ServiceUnavailable", "RequestTimeout", "InternalError",
-			"XMinioReadQuorum", "XMinioWriteQuorum", "XMinioServerTimedOut":
-			return "server not ready (" + er.Code + ")"
-		}
-		if er.StatusCode >= 500 || er.StatusCode == http.StatusRequestTimeout || er.StatusCode == http.StatusTooManyRequests {
-			return "server error (HTTP " + http.StatusText(er.StatusCode) + ")"
-		}
-		if er.StatusCode == http.StatusForbidden {
-			return "access denied (HTTP 403: check the credentials and the bucket policy)"
-		}
-		return ""
+		return s3Reason(er)
 	}
 	for _, c := range errnoReasons {
 		if errors.Is(err, c.errno) {
 			return c.reason
 		}
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return "connection cut mid-transfer"
-		}
+	return transportReason(err)
+}
+
+// s3Reason reads an S3 error response: its code when it is one of
+// unavailability, else its HTTP status ("" for a request's own error).
+func s3Reason(er minio.ErrorResponse) string {
+	switch er.Code {
+	case minio.InvalidAccessKeyID, minio.SignatureDoesNotMatch, minio.AccessDenied, "InvalidToken", "ExpiredToken":
+		return "access denied (" + er.Code + ": check the credentials and the bucket policy)"
+	case minio.NoSuchBucket:
+		return "bucket missing (NoSuchBucket)"
+	case "XMinioStorageFull":
+		return "the server's disks are full (XMinioStorageFull)"
+	case "XMinioServerNotInitialized", "SlowDown", "ServiceUnavailable", "RequestTimeout", "InternalError",
+		"XMinioReadQuorum", "XMinioWriteQuorum", "XMinioServerTimedOut":
+		return "server not ready (" + er.Code + ")"
+	}
+	if er.StatusCode >= 500 || er.StatusCode == http.StatusRequestTimeout || er.StatusCode == http.StatusTooManyRequests {
+		return "server error (HTTP " + http.StatusText(er.StatusCode) + ")"
+	}
+	if er.StatusCode == http.StatusForbidden {
+		return "access denied (HTTP 403: check the credentials and the bucket policy)"
+	}
+	return ""
+}
+
+// transportReason names a failure of the connection itself: a timeout,
+// a transfer cut short, DNS, or any other network or round-trip error.
+func transportReason(err error) string {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return "connection cut mid-transfer"
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
 		return "timed out"
 	}
 	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {

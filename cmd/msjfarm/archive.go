@@ -62,25 +62,8 @@ func defArchiveExport(fs *pflag.FlagSet) func([]string) int {
 			return usagef("archive export: want one campaign and -o FILE (msjfarm archive export CAMPAIGN -o fig3.msjar)")
 		}
 		o := bundle.ExportOptions{Compression: *comp, Authors: *authors, NoReport: *noReport}
-		if *comp != "zstd" && *comp != "gzip" {
-			return usagef("archive export: --compression %q: want zstd or gzip", *comp)
-		}
-		if *sweepFile != "" {
-			b, err := os.ReadFile(*sweepFile)
-			if err != nil {
-				return usagef("archive export: --sweep: %v", err)
-			}
-			if len(b) > sweep.MaxFileSize {
-				return usagef("archive export: --sweep %s: %d bytes, more than a sweep file may have (%d)", *sweepFile, len(b), sweep.MaxFileSize)
-			}
-			o.Submitted = b
-		}
-		if *key != "" {
-			k, err := bundle.ReadPrivateKey(*key)
-			if err != nil {
-				return usagef("archive export: --key: %v", err)
-			}
-			o.Key = k
+		if code := exportInputs(&o, *sweepFile, *key); code != 0 {
+			return code
 		}
 		ctx, stop := signalContext()
 		defer stop()
@@ -97,21 +80,8 @@ func defArchiveExport(fs *pflag.FlagSet) func([]string) int {
 		if err != nil {
 			return fail("archive export: %v", err)
 		}
-		sum, err := bundle.Export(ctx, st, id, tmp, o)
-		if err == nil {
-			err = tmp.Sync()
-		}
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Chmod(tmp.Name(), 0o644)
-		}
-		if err == nil {
-			err = os.Rename(tmp.Name(), *out)
-		}
+		sum, err := exportInto(ctx, st, id, tmp, *out, o)
 		if err != nil {
-			os.Remove(tmp.Name())
 			return fail("archive export: campaign %s: %v (nothing written)", id, err)
 		}
 		for _, w := range sum.Warnings {
@@ -127,6 +97,56 @@ func defArchiveExport(fs *pflag.FlagSet) func([]string) int {
 		fmt.Printf("%s  merkle-root %s\n", *out, sum.Root)
 		return 0
 	}
+}
+
+// exportInputs checks --compression and reads --sweep and --key into
+// o; a non-zero code (2) names the flag that is wrong.
+func exportInputs(o *bundle.ExportOptions, sweepFile, key string) int {
+	if o.Compression != "zstd" && o.Compression != "gzip" {
+		return usagef("archive export: --compression %q: want zstd or gzip", o.Compression)
+	}
+	if sweepFile != "" {
+		b, err := os.ReadFile(sweepFile)
+		if err != nil {
+			return usagef("archive export: --sweep: %v", err)
+		}
+		if len(b) > sweep.MaxFileSize {
+			return usagef("archive export: --sweep %s: %d bytes, more than a sweep file may have (%d)", sweepFile, len(b), sweep.MaxFileSize)
+		}
+		o.Submitted = b
+	}
+	if key != "" {
+		k, err := bundle.ReadPrivateKey(key)
+		if err != nil {
+			return usagef("archive export: --key: %v", err)
+		}
+		o.Key = k
+	}
+	return 0
+}
+
+// exportInto exports campaign id into tmp, a temporary file in out's
+// directory, synced and renamed to out only when complete: a failed or
+// interrupted export leaves nothing half-written at out (tmp is removed).
+func exportInto(ctx context.Context, st storage.Store, id string, tmp *os.File, out string, o bundle.ExportOptions) (*bundle.Summary, error) {
+	sum, err := bundle.Export(ctx, st, id, tmp, o)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), out)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return nil, err
+	}
+	return sum, nil
 }
 
 // readPublicKey reads --key of verify, import, reproduce and report.

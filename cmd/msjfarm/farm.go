@@ -413,32 +413,8 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 			return fail("submit: %v", err)
 		}
 		defer nc.Close()
-		if key, err := specByReference(ctx, nc, st, ff.fs.Arg(0), &req); err != nil {
-			if errors.As(err, new(usageError)) {
-				return usagef("submit: %v", err)
-			}
-			return fail("submit: %v", err)
-		} else if key != "" {
-			fmt.Fprintf(os.Stderr, "msjfarm submit: spec stored at %s in %s\n", key, st.URL())
-		}
-		if f.Trace != nil {
-			if st == nil {
-				return usagef("submit: %s replays a trace: give the farm's --storage (or MSJFARM_STORAGE), where the trace is uploaded for the workers", ff.fs.Arg(0))
-			}
-			desc, err := local.UploadTrace(ctx, st, f, trace)
-			if err != nil {
-				return fail("submit: %v", err)
-			}
-			fmt.Fprintf(os.Stderr, "msjfarm submit: %s\n", desc)
-		}
-		pins, desc, warnings, err := worker.PinForSubmit(ctx, st, camp, reg, *pin)
-		warn("submit", warnings)
-		if err != nil {
-			return fail("submit: pinning plugins: %v", err)
-		}
-		if pins != nil {
-			req.Pins = pins.Policies
-			fmt.Fprintf(os.Stderr, "msjfarm submit: %s in %s\n", desc, st.URL())
+		if code := stageSubmission(ctx, nc, st, ff.fs.Arg(0), trace, camp, reg, *pin, &req); code != 0 {
+			return code
 		}
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		defer cancel()
@@ -451,25 +427,68 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		if !*wait {
 			return 0
 		}
-		p := newProgress(os.Stderr, rep.AlreadyDone).describe(camp)
-		for {
-			var s protocol.Status
-			if err := protocol.Request(ctx, nc, protocol.APIStatus, protocol.StatusRequest{Campaign: rep.Campaign}, &s); err != nil {
-				return fail("submit: %v", err)
+		return waitCampaign(ctx, nc, rep, camp)
+	}
+}
+
+// stageSubmission puts in storage what the submission refers to rather
+// than carries: a spec too large for a NATS message, the trace, and the
+// plugin pins (which it adds to req). A non-zero code is submit's exit
+// status.
+func stageSubmission(ctx context.Context, nc *nats.Conn, st storage.Store, path string, trace []byte, camp *sweep.Campaign, reg *registry.Registry, pin bool, req *protocol.SubmitRequest) int {
+	f := req.Spec
+	if key, err := specByReference(ctx, nc, st, path, req); err != nil {
+		if errors.As(err, new(usageError)) {
+			return usagef("submit: %v", err)
+		}
+		return fail("submit: %v", err)
+	} else if key != "" {
+		fmt.Fprintf(os.Stderr, "msjfarm submit: spec stored at %s in %s\n", key, st.URL())
+	}
+	if f.Trace != nil {
+		if st == nil {
+			return usagef("submit: %s replays a trace: give the farm's --storage (or MSJFARM_STORAGE), where the trace is uploaded for the workers", path)
+		}
+		desc, err := local.UploadTrace(ctx, st, f, trace)
+		if err != nil {
+			return fail("submit: %v", err)
+		}
+		fmt.Fprintf(os.Stderr, "msjfarm submit: %s\n", desc)
+	}
+	pins, desc, warnings, err := worker.PinForSubmit(ctx, st, camp, reg, pin)
+	warn("submit", warnings)
+	if err != nil {
+		return fail("submit: pinning plugins: %v", err)
+	}
+	if pins != nil {
+		req.Pins = pins.Policies
+		fmt.Fprintf(os.Stderr, "msjfarm submit: %s in %s\n", desc, st.URL())
+	}
+	return 0
+}
+
+// waitCampaign (submit --wait) shows the campaign's progress every
+// second until it is no longer running: exit status 0 when it is done
+// with no failed task, 1 otherwise, 130 when interrupted.
+func waitCampaign(ctx context.Context, nc *nats.Conn, rep protocol.SubmitReply, camp *sweep.Campaign) int {
+	p := newProgress(os.Stderr, rep.AlreadyDone).describe(camp)
+	for {
+		var s protocol.Status
+		if err := protocol.Request(ctx, nc, protocol.APIStatus, protocol.StatusRequest{Campaign: rep.Campaign}, &s); err != nil {
+			return fail("submit: %v", err)
+		}
+		p.update(&s)
+		if s.State != protocol.CampaignRunning {
+			p.finish(&s)
+			if s.Failed > 0 || s.State != protocol.CampaignDone {
+				return 1
 			}
-			p.update(&s)
-			if s.State != protocol.CampaignRunning {
-				p.finish(&s)
-				if s.Failed > 0 || s.State != protocol.CampaignDone {
-					return 1
-				}
-				return 0
-			}
-			select {
-			case <-ctx.Done():
-				return 130
-			case <-time.After(time.Second):
-			}
+			return 0
+		}
+		select {
+		case <-ctx.Done():
+			return 130
+		case <-time.After(time.Second):
 		}
 	}
 }
@@ -714,90 +733,120 @@ func printSummaryTable(w io.Writer, data []byte) error {
 	if len(rows) == 0 {
 		return errors.New("summary.csv is empty")
 	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
-	get := func(r []string, name string) string {
-		if i, ok := col[name]; ok && i < len(r) {
-			return r[i]
-		}
-		return ""
-	}
-	// Point columns: policy, params, the axes (between servers and
-	// arrival_rate), arrival_rate, load.
-	var axes []string
-	if a, ok := col["servers"]; ok {
-		if b, ok := col["arrival_rate"]; ok {
-			axes = rows[0][a+1 : b]
-		}
-	}
-	showParams := false
+	t := newSummaryTable(rows)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(t.header(), "\t"))
 	for _, r := range rows[1:] {
-		if p := get(r, "params"); p != "{}" && p != "" {
-			showParams = true
+		fmt.Fprintln(tw, strings.Join(t.cells(r), "\t"))
+	}
+	return tw.Flush()
+}
+
+// summaryTable is a summary.csv read by column name, so that summaries
+// written by older versions (fewer columns) print too; a column a row
+// lacks reads as "".
+type summaryTable struct {
+	rows [][]string
+	col  map[string]int
+	// axes are the point's axis columns (between servers and
+	// arrival_rate); params is shown when a policy has parameters;
+	// compare when the summary has paired comparisons.
+	axes    []string
+	params  bool
+	compare bool
+}
+
+func newSummaryTable(rows [][]string) *summaryTable {
+	t := &summaryTable{rows: rows, col: map[string]int{}}
+	for i, h := range rows[0] {
+		t.col[h] = i
+	}
+	if a, ok := t.col["servers"]; ok {
+		if b, ok := t.col["arrival_rate"]; ok {
+			t.axes = rows[0][a+1 : b]
 		}
 	}
+	for _, r := range rows[1:] {
+		if p := t.get(r, "params"); p != "{}" && p != "" {
+			t.params = true
+		}
+	}
+	_, t.compare = t.col["mean_response_cmp"]
+	return t
+}
+
+func (t *summaryTable) get(r []string, name string) string {
+	if i, ok := t.col[name]; ok && i < len(r) {
+		return r[i]
+	}
+	return ""
+}
+
+// header is the table's first line: policy, params, the axes,
+// arrival_rate, load, then the metrics, the paired comparison of E[T]
+// with the baseline (summaries written before comparisons have no
+// baseline column: no comparison column) and the point's status.
+func (t *summaryTable) header() []string {
 	head := []string{"policy"}
-	if showParams {
+	if t.params {
 		head = append(head, "params")
 	}
-	head = append(head, axes...)
+	head = append(head, t.axes...)
 	head = append(head, "λ", "ρ", "n", "failed", "E[T]", "±95%", "weighted E[T]", "±95%", "Jain")
-	// The paired comparison of E[T] with the baseline (summaries written
-	// before comparisons have no baseline column: no comparison column).
-	baseline := ""
-	if _, ok := col["mean_response_cmp"]; ok {
-		for _, r := range rows[1:] {
-			if b := get(r, "baseline"); b != "" {
+	if t.compare {
+		baseline := ""
+		for _, r := range t.rows[1:] {
+			if b := t.get(r, "baseline"); b != "" {
 				baseline = b
 				break
 			}
 		}
 		head = append(head, "E[T] vs "+baseline)
 	}
-	head = append(head, "")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(head, "\t"))
-	for _, r := range rows[1:] {
-		cells := []string{get(r, "policy")}
-		if showParams {
-			cells = append(cells, get(r, "params"))
-		}
-		for _, a := range axes {
-			cells = append(cells, num(get(r, a)))
-		}
-		// A lower bound is shown as one (≥ x), without a confidence
-		// interval: the replications' means are not estimates of the same
-		// quantity, so their spread says nothing about the true mean.
-		// The rule is aggregate.IsBound's, as in the report and the live
-		// page; a summary without a verdict column falls back to its
-		// n_unstable count.
-		lb := get(r, "lower_bound") == "true"
-		if _, ok := col["verdict"]; !ok && get(r, "n_unstable") != "" && get(r, "n_unstable") != "0" {
-			lb = true
-		}
-		bound := aggregate.IsBound(get(r, "verdict"), lb)
-		mean := func(m string) (string, string) {
-			switch {
-			case get(r, m+"_mean") == "":
-				return "—", "-"
-			case bound:
-				return "≥ " + num(get(r, m+"_mean")), "-"
-			}
-			return num(get(r, m+"_mean")), num(get(r, m+"_hw"))
-		}
-		et, etHW := mean("mean_response")
-		wet, wetHW := mean("weighted_mean_response")
-		cells = append(cells, num(get(r, "arrival_rate")), num(get(r, "load")), get(r, "n"), get(r, "n_failed"),
-			et, etHW, wet, wetHW, num(get(r, "jain_mean")))
-		if _, ok := col["mean_response_cmp"]; ok {
-			cells = append(cells, comparisonCell(get(r, "mean_response_cmp"), get(r, "mean_response_rel_diff"), get(r, "mean_response_rel_diff_hw")))
-		}
-		cells = append(cells, pointStatus(func(c string) string { return get(r, c) }))
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	return append(head, "")
+}
+
+// cells is one point's line, in header's columns.
+func (t *summaryTable) cells(r []string) []string {
+	cells := []string{t.get(r, "policy")}
+	if t.params {
+		cells = append(cells, t.get(r, "params"))
 	}
-	return tw.Flush()
+	for _, a := range t.axes {
+		cells = append(cells, num(t.get(r, a)))
+	}
+	bound := t.bound(r)
+	mean := func(m string) (string, string) {
+		switch {
+		case t.get(r, m+"_mean") == "":
+			return "—", "-"
+		case bound:
+			return "≥ " + num(t.get(r, m+"_mean")), "-"
+		}
+		return num(t.get(r, m+"_mean")), num(t.get(r, m+"_hw"))
+	}
+	et, etHW := mean("mean_response")
+	wet, wetHW := mean("weighted_mean_response")
+	cells = append(cells, num(t.get(r, "arrival_rate")), num(t.get(r, "load")), t.get(r, "n"), t.get(r, "n_failed"),
+		et, etHW, wet, wetHW, num(t.get(r, "jain_mean")))
+	if t.compare {
+		cells = append(cells, comparisonCell(t.get(r, "mean_response_cmp"), t.get(r, "mean_response_rel_diff"), t.get(r, "mean_response_rel_diff_hw")))
+	}
+	return append(cells, pointStatus(func(c string) string { return t.get(r, c) }))
+}
+
+// bound says whether the point's means are lower bounds. A lower bound
+// is shown as one (≥ x), without a confidence interval: the
+// replications' means are not estimates of the same quantity, so their
+// spread says nothing about the true mean. The rule is
+// aggregate.IsBound's, as in the report and the live page; a summary
+// without a verdict column falls back to its n_unstable count.
+func (t *summaryTable) bound(r []string) bool {
+	lb := t.get(r, "lower_bound") == "true"
+	if _, ok := t.col["verdict"]; !ok && t.get(r, "n_unstable") != "" && t.get(r, "n_unstable") != "0" {
+		lb = true
+	}
+	return aggregate.IsBound(t.get(r, "verdict"), lb)
 }
 
 // comparisonCell is a paired comparison as the terminal prints it:

@@ -116,17 +116,8 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 			}
 			counters = ps.CounterInfo()
 		}
-		switch {
-		case *rate < 0 || math.IsNaN(*rate):
-			return usagef("simulate: --rate must be > 0, got %v", *rate)
-		case *load < 0 || math.IsNaN(*load):
-			return usagef("simulate: --load must be > 0, got %v", *load)
-		case *swfPath == "" && (*rate > 0) == (*load > 0):
-			return usagef("simulate: give exactly one of --rate > 0 or --load > 0")
-		case *reps < 1:
-			return usagef("simulate: --reps must be >= 1, got %d", *reps)
-		case *par < 1:
-			return usagef("simulate: --parallel must be >= 1, got %d", *par)
+		if code := checkSimulateArgs(*rate, *load, *swfPath != "", *reps, *par); code != 0 {
+			return code
 		}
 		w, err := buildWorkload(*swfPath, *servers, *timeScale, *wl, *rate, *load)
 		if err != nil {
@@ -153,35 +144,15 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 			if *swfPath != "" {
 				return fail("simulate: --swf: the plugin runner does not replay traces (policy %s is served by the plugin %s)", entry.Policy, entry.Path)
 			}
-			spec, _ := workload.Named(*wl)
-			bin, _ := entry.Binary()
-			run = func(r int) (*sim.Result, error) {
-				req := &wire.RunRequest{Policy: entry.Policy, Params: params, Workload: spec, ArrivalRate: w.ArrivalRate,
-					Run: wire.Run{Seed: rng.Mix(*seed, uint64(r)), RunConfig: wire.RunConfig{Warmup: int64(warmup), Arrivals: int64(arrivals), MSER: *mser, MaxInSystem: int(maxInSystem)}}}
-				out, err := host.Run(context.Background(), bin, req, pluginhost.RunOptions{})
-				if err != nil {
-					return nil, err
-				}
-				return out.Result, nil
-			}
+			rc := wire.RunConfig{Warmup: int64(warmup), Arrivals: int64(arrivals), MSER: *mser, MaxInSystem: int(maxInSystem)}
+			run = pluginReplication(host, entry, params, *wl, w.ArrivalRate, *seed, rc)
 			fmt.Fprintf(os.Stderr, "msjfarm simulate: policy %s from plugin %s %s (%s)\n", entry.Policy, entry.Plugin, entry.Version, entry.Path)
+			bin, _ := entry.Binary()
 			counters = pluginCounterInfo(host, bin, entry.Policy)
 		}
 
-		results := make([]*sim.Result, *reps)
-		errs := make([]error, *reps)
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, *par)
 		start := time.Now()
-		for r := 0; r < *reps; r++ {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func(r int) {
-				defer func() { <-sem; wg.Done() }()
-				results[r], errs[r] = run(r)
-			}(r)
-		}
-		wg.Wait()
+		results, errs := runReplications(*reps, *par, run)
 		elapsed := time.Since(start)
 		for r, err := range errs {
 			if err != nil {
@@ -200,6 +171,62 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 		printSummary(w, entry.Policy, params, results, counters, elapsed)
 		return 0
 	}
+}
+
+// checkSimulateArgs refuses the flag values simulate cannot run (exit
+// 2): a rate or load that is negative or not a number, neither or both
+// of them (without an SWF trace, which sets its own arrivals), no
+// replications or no parallelism.
+func checkSimulateArgs(rate, load float64, trace bool, reps, par int) int {
+	switch {
+	case rate < 0 || math.IsNaN(rate):
+		return usagef("simulate: --rate must be > 0, got %v", rate)
+	case load < 0 || math.IsNaN(load):
+		return usagef("simulate: --load must be > 0, got %v", load)
+	case !trace && (rate > 0) == (load > 0):
+		return usagef("simulate: give exactly one of --rate > 0 or --load > 0")
+	case reps < 1:
+		return usagef("simulate: --reps must be >= 1, got %d", reps)
+	case par < 1:
+		return usagef("simulate: --parallel must be >= 1, got %d", par)
+	}
+	return 0
+}
+
+// pluginReplication runs replication r of a policy served by a plugin
+// binary: the request names the workload by name (the plugin builds it)
+// at the given rate, with replication r's seed.
+func pluginReplication(host *pluginhost.Host, entry registry.Entry, params paramFlags, wl string, rate float64, seed uint64, rc wire.RunConfig) func(int) (*sim.Result, error) {
+	spec, _ := workload.Named(wl)
+	bin, _ := entry.Binary()
+	return func(r int) (*sim.Result, error) {
+		req := &wire.RunRequest{Policy: entry.Policy, Params: params, Workload: spec, ArrivalRate: rate,
+			Run: wire.Run{Seed: rng.Mix(seed, uint64(r)), RunConfig: rc}}
+		out, err := host.Run(context.Background(), bin, req, pluginhost.RunOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return out.Result, nil
+	}
+}
+
+// runReplications runs replications 0..reps-1, par at a time, and
+// returns each one's result and error by index.
+func runReplications(reps, par int, run func(int) (*sim.Result, error)) ([]*sim.Result, []error) {
+	results := make([]*sim.Result, reps)
+	errs := make([]error, reps)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, par)
+	for r := 0; r < reps; r++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(r int) {
+			defer func() { <-sem; wg.Done() }()
+			results[r], errs[r] = run(r)
+		}(r)
+	}
+	wg.Wait()
+	return results, errs
 }
 
 // buildWorkload makes the simulated workload: a replayed SWF trace, or a
@@ -235,42 +262,8 @@ func printSummary(w *sim.Workload, policy string, params paramFlags, rs []*sim.R
 	fmt.Printf("workload %s: k=%d, %d classes, λ=%.6g, load ρ=%.4f\n", w.Name, w.Servers, len(w.Classes), w.ArrivalRate, w.Load())
 	fmt.Printf("policy %s %v; %d replications × %d arrivals (warm-up %d); %.3g events in %.2fs (%.3g events/s over all cores)\n",
 		policy, map[string]any(params), len(rs), rs[0].Arrivals, rs[0].Warmup, float64(events), elapsed.Seconds(), float64(events)/elapsed.Seconds())
-	// The pooled verdict (sim.Pool) decides, as in summary.csv; every
-	// flagged replication is still reported so a minority is not hidden.
-	switch {
-	case v.Verdict == sim.VerdictUnstable && v.Test != sim.TestMajority:
-		d, _ := v.StrongestDeficit()
-		fmt.Printf("WARNING: UNSTABLE: the pooled work deficit (%s) fired: %.4g against %.4g; %s delivered %.3g%% ± %.3g%% short of the offer (%d of %d replications flagged on their own): the means below are not steady-state values\n",
-			v.Test, v.Statistic, v.Critical, d.Name, 100*d.Mean, 100*d.HalfWidth, v.Unstable, v.N)
-	case v.Verdict == sim.VerdictUnstable:
-		fmt.Printf("WARNING: UNSTABLE: %d of %d replications flagged unstable (%v): the means below are not steady-state values\n",
-			v.Unstable, v.N, firstReasons(rs, func(r *sim.Result) bool { return r.Unstable }))
-	case v.Verdict == sim.VerdictTruncated:
-		fmt.Printf("WARNING: TRUNCATED: %d of %d replications hit max_in_system (and %d flagged unstable): no verdict; raise the cap for one\n",
-			v.Truncated, v.N, v.Unstable)
-	case v.Unstable+v.Truncated > 0:
-		fmt.Printf("verdict stable; %d of %d replications flagged (%d unstable %v, %d truncated): a minority, outvoted\n",
-			v.Unstable+v.Truncated, v.N, v.Unstable, firstReasons(rs, func(r *sim.Result) bool { return r.Unstable }), v.Truncated)
-	}
-	if cv := sim.PoolConvergence(rs); cv.N > 0 {
-		cyc := ""
-		if cv.MinCycles >= 0 {
-			cyc = fmt.Sprintf(", fewest policy cycles %d (need %d)", cv.MinCycles, sim.MinCycles)
-		}
-		if cv.Converged {
-			fmt.Printf("converged: %d of %d replications not converged; median MSER-5 point at %.3g of the run%s\n", cv.Unconverged, cv.N, cv.MedianMSERFraction, cyc)
-		} else {
-			short := ""
-			if th := cv.Throughput; th != nil {
-				short = fmt.Sprintf("; throughput %.3g%% ± %.3g%% below the arrival rate", 100*th.Mean, 100*th.HalfWidth)
-				if th.Fired {
-					short += " (significant)"
-				}
-			}
-			fmt.Printf("WARNING: NOT CONVERGED: %d of %d replications (%d MSER-5 point beyond half the run, %d too few cycles, %d throughput short)%s; median MSER-5 point at %.3g of the run%s: run longer\n",
-				cv.Unconverged, cv.N, cv.MSERLate, cv.FewCycles, cv.LowThroughput, short, cv.MedianMSERFraction, cyc)
-		}
-	}
+	printVerdict(v, rs)
+	printConvergence(rs)
 	if v.LowerBound {
 		fmt.Printf("WARNING: measured jobs were still in the system when some replications stopped: per-job means are lower bounds (≥), without a confidence interval\n")
 	}
@@ -354,6 +347,54 @@ func counterRow(counters sim.CounterInfos, k string) string {
 		return d.AxisLabel()
 	}
 	return "counter " + k
+}
+
+// printVerdict prints the replications' stability verdict when it is not
+// a plain "stable". The pooled verdict (sim.Pool) decides, as in
+// summary.csv; every flagged replication is still reported so a minority
+// is not hidden.
+func printVerdict(v sim.PointVerdict, rs []*sim.Result) {
+	switch {
+	case v.Verdict == sim.VerdictUnstable && v.Test != sim.TestMajority:
+		d, _ := v.StrongestDeficit()
+		fmt.Printf("WARNING: UNSTABLE: the pooled work deficit (%s) fired: %.4g against %.4g; %s delivered %.3g%% ± %.3g%% short of the offer (%d of %d replications flagged on their own): the means below are not steady-state values\n",
+			v.Test, v.Statistic, v.Critical, d.Name, 100*d.Mean, 100*d.HalfWidth, v.Unstable, v.N)
+	case v.Verdict == sim.VerdictUnstable:
+		fmt.Printf("WARNING: UNSTABLE: %d of %d replications flagged unstable (%v): the means below are not steady-state values\n",
+			v.Unstable, v.N, firstReasons(rs, func(r *sim.Result) bool { return r.Unstable }))
+	case v.Verdict == sim.VerdictTruncated:
+		fmt.Printf("WARNING: TRUNCATED: %d of %d replications hit max_in_system (and %d flagged unstable): no verdict; raise the cap for one\n",
+			v.Truncated, v.N, v.Unstable)
+	case v.Unstable+v.Truncated > 0:
+		fmt.Printf("verdict stable; %d of %d replications flagged (%d unstable %v, %d truncated): a minority, outvoted\n",
+			v.Unstable+v.Truncated, v.N, v.Unstable, firstReasons(rs, func(r *sim.Result) bool { return r.Unstable }), v.Truncated)
+	}
+}
+
+// printConvergence prints whether the replications converged (MSER-5
+// point, policy cycles, throughput), when any reported it.
+func printConvergence(rs []*sim.Result) {
+	cv := sim.PoolConvergence(rs)
+	if cv.N == 0 {
+		return
+	}
+	cyc := ""
+	if cv.MinCycles >= 0 {
+		cyc = fmt.Sprintf(", fewest policy cycles %d (need %d)", cv.MinCycles, sim.MinCycles)
+	}
+	if cv.Converged {
+		fmt.Printf("converged: %d of %d replications not converged; median MSER-5 point at %.3g of the run%s\n", cv.Unconverged, cv.N, cv.MedianMSERFraction, cyc)
+		return
+	}
+	short := ""
+	if th := cv.Throughput; th != nil {
+		short = fmt.Sprintf("; throughput %.3g%% ± %.3g%% below the arrival rate", 100*th.Mean, 100*th.HalfWidth)
+		if th.Fired {
+			short += " (significant)"
+		}
+	}
+	fmt.Printf("WARNING: NOT CONVERGED: %d of %d replications (%d MSER-5 point beyond half the run, %d too few cycles, %d throughput short)%s; median MSER-5 point at %.3g of the run%s: run longer\n",
+		cv.Unconverged, cv.N, cv.MSERLate, cv.FewCycles, cv.LowThroughput, short, cv.MedianMSERFraction, cyc)
 }
 
 // firstReasons is the instability reasons of the first replication

@@ -43,49 +43,95 @@ func fail(code int, format string, a ...any) {
 }
 
 // launch applies spec to this process and executes the plugin; it returns
-// only on failure, with the reason.
+// only on failure, with the reason. The order matters: the binary is
+// opened and the ruleset built while the launcher still has its rights,
+// the user is switched before the parent-death signal is set again, and
+// the limits come last.
 func launch(spec *Spec, args []string) error {
-	// The binary is opened while the launcher may still traverse every
-	// directory (the plugin user may not, e.g. a root-owned 0700 cache),
-	// and executed from this descriptor.
+	fd, err := openBinary(spec)
+	if err != nil {
+		return err
+	}
+	ruleset, flags, err := landlockRuleset(spec)
+	if err != nil {
+		return err
+	}
+	if err := switchUser(spec); err != nil {
+		return err
+	}
+	if err := confine(spec, ruleset, flags); err != nil {
+		return err
+	}
+	argv := append([]string{spec.Binary}, args...)
+	env := os.Environ()
+	// Last, so that a small address-space limit binds the plugin, not the
+	// launcher's own runtime (lowering a limit needs no privilege).
+	if err := setLimits(spec); err != nil {
+		return err
+	}
+	return fmt.Errorf("executing %s: %v", spec.Binary, execveat(fd, argv, env))
+}
+
+// openBinary opens the plugin binary while the launcher may still
+// traverse every directory (the plugin user may not, e.g. a root-owned
+// 0700 cache), so that it is executed from this descriptor; it checks
+// the pinned sha256 and refuses a script, whose interpreter may not run.
+func openBinary(spec *Spec) (int, error) {
 	fd, err := unix.Open(spec.Binary, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("opening the plugin binary: %v", err)
+		return -1, fmt.Errorf("opening the plugin binary: %v", err)
 	}
 	if spec.SHA256 != "" {
 		if err := verify(fd, spec.SHA256); err != nil {
-			return err
+			return -1, err
 		}
 	}
 	var magic [2]byte
 	if n, _ := unix.Pread(fd, magic[:], 0); n == 2 && string(magic[:]) == "#!" {
-		return fmt.Errorf("%s is a script (#!): a confined plugin must be an executable binary, its interpreter may not run (--plugin-sandbox off runs it unconfined)", spec.Binary)
+		return -1, fmt.Errorf("%s is a script (#!): a confined plugin must be an executable binary, its interpreter may not run (--plugin-sandbox off runs it unconfined)", spec.Binary)
 	}
-	ruleset := -1
-	var flags uint32
-	if spec.Landlock {
-		cfg := landlock.V6
-		if spec.Mode == BestEffort {
-			cfg = cfg.BestEffort()
-		}
-		if ruleset, flags, err = cfg.NewRulesetFD(rules(spec)...); err != nil {
-			return fmt.Errorf("landlock ruleset: %v", err)
-		}
+	return fd, nil
+}
+
+// landlockRuleset builds the Landlock ruleset of spec's rules (-1 when
+// Landlock is off); in best-effort mode a kernel's missing features are
+// dropped rather than refused.
+func landlockRuleset(spec *Spec) (ruleset int, flags uint32, err error) {
+	if !spec.Landlock {
+		return -1, 0, nil
 	}
-	if spec.UID >= 0 {
-		// Groups first: after setuid the launcher may no longer drop them.
-		if err := syscall.Setgroups([]int{spec.GID}); err != nil {
-			return fmt.Errorf("setgroups %d: %v", spec.GID, err)
-		}
-		if err := syscall.Setresgid(spec.GID, spec.GID, spec.GID); err != nil {
-			return fmt.Errorf("setgid %d: %v", spec.GID, err)
-		}
-		if err := syscall.Setresuid(spec.UID, spec.UID, spec.UID); err != nil {
-			return fmt.Errorf("setuid %d: %v", spec.UID, err)
-		}
+	cfg := landlock.V6
+	if spec.Mode == BestEffort {
+		cfg = cfg.BestEffort()
 	}
-	// Changing user cleared the parent-death signal the host asked for;
-	// set it again, then make sure the host did not die before that.
+	if ruleset, flags, err = cfg.NewRulesetFD(rules(spec)...); err != nil {
+		return -1, 0, fmt.Errorf("landlock ruleset: %v", err)
+	}
+	return ruleset, flags, nil
+}
+
+// switchUser becomes the plugin user (spec.UID < 0: stay). Groups go
+// first: after setuid the launcher may no longer drop them.
+func switchUser(spec *Spec) error {
+	if spec.UID < 0 {
+		return nil
+	}
+	if err := syscall.Setgroups([]int{spec.GID}); err != nil {
+		return fmt.Errorf("setgroups %d: %v", spec.GID, err)
+	}
+	if err := syscall.Setresgid(spec.GID, spec.GID, spec.GID); err != nil {
+		return fmt.Errorf("setgid %d: %v", spec.GID, err)
+	}
+	if err := syscall.Setresuid(spec.UID, spec.UID, spec.UID); err != nil {
+		return fmt.Errorf("setuid %d: %v", spec.UID, err)
+	}
+	return nil
+}
+
+// confine sets the parent-death signal again (changing user cleared the
+// one the host asked for) and makes sure the host did not die before
+// that, then no_new_privs, the Landlock domain and the seccomp filter.
+func confine(spec *Spec, ruleset int, flags uint32) error {
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
 		return fmt.Errorf("parent-death signal: %v", err)
 	}
@@ -106,14 +152,7 @@ func launch(spec *Spec, args []string) error {
 			return fmt.Errorf("seccomp: %v", err)
 		}
 	}
-	argv := append([]string{spec.Binary}, args...)
-	env := os.Environ()
-	// Last, so that a small address-space limit binds the plugin, not the
-	// launcher's own runtime (lowering a limit needs no privilege).
-	if err := setLimits(spec); err != nil {
-		return err
-	}
-	return fmt.Errorf("executing %s: %v", spec.Binary, execveat(fd, argv, env))
+	return nil
 }
 
 func setLimits(spec *Spec) error {

@@ -236,6 +236,10 @@ const (
 	traceChunk              = 4096
 )
 
+// Run serves one replication: it decodes and checks the request, waits
+// for a slot, runs the simulation on a locked thread while progress (and,
+// if asked, the decision trace) streams to the host, and sends the result
+// or the status that says why there is none.
 func (s *server) Run(req *pb.RunRequest, stream pb.PolicyPlugin_RunServer) error {
 	ctx := stream.Context()
 	if req.DeadlineMs > 0 {
@@ -243,30 +247,10 @@ func (s *server) Run(req *pb.RunRequest, stream pb.PolicyPlugin_RunServer) error
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(req.DeadlineMs)*time.Millisecond)
 		defer cancel()
 	}
-	var rr RunRequest
-	dec := json.NewDecoder(bytes.NewReader(req.RequestJson))
-	dec.DisallowUnknownFields() // a field this plugin does not know would be silently ignored
-	if err := dec.Decode(&rr); err != nil {
-		return status.Errorf(codes.InvalidArgument, "request: %v", err)
-	}
-	spec, ok := s.specs[strings.ToLower(rr.Policy)]
-	if !ok {
-		return status.Errorf(codes.InvalidArgument, "unknown policy %q (this plugin serves: %s)", rr.Policy, s.names())
-	}
-	if err := spec.CheckParams(rr.Params); err != nil {
-		return status.Error(codes.InvalidArgument, err.Error())
-	}
-	if err := rr.Run.Validate(); err != nil {
-		return status.Error(codes.InvalidArgument, err.Error())
-	}
-	w, err := rr.BuildWorkload()
+	rr, spec, w, err := s.decode(req)
 	if err != nil {
-		return status.Error(codes.InvalidArgument, err.Error())
+		return err
 	}
-	if req.Trace && rr.Run.MSER {
-		return status.Error(codes.InvalidArgument, "a decision trace cannot be recorded with MSER (two passes)")
-	}
-
 	select {
 	case s.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -280,43 +264,11 @@ func (s *server) Run(req *pb.RunRequest, stream pb.PolicyPlugin_RunServer) error
 		defer sendMu.Unlock()
 		return stream.Send(u)
 	}
-
-	// Progress: the engine's callback only stores counters; a ticker sends
-	// them at most every interval, so progress costs the simulation nothing
-	// measurable. The context (deadline, host cancellation) stops the run
-	// through sim.Config.Context, both passes of an MSER run included.
-	var done, total atomic.Int64
+	// The context (deadline, host cancellation) stops the run through
+	// sim.Config.Context, both passes of an MSER run included.
 	cfg := rr.Run.Config()
 	cfg.Context = ctx
-	cfg.Progress = func(d, t int64) {
-		done.Store(d)
-		total.Store(t)
-	}
-	interval := defaultProgressInterval
-	if req.ProgressIntervalMs > 0 {
-		interval = time.Duration(req.ProgressIntervalMs) * time.Millisecond
-	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		last := int64(-1)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				if d := done.Load(); d != last {
-					last = d
-					_ = send(&pb.RunUpdate{Update: &pb.RunUpdate_Progress{Progress: &pb.Progress{Done: d, Total: total.Load()}}})
-				}
-			}
-		}
-	}()
-
+	prog := startProgress(&cfg, req.ProgressIntervalMs, send)
 	var tr *traceSender
 	if req.Trace {
 		limit := req.MaxTraceEvents
@@ -326,22 +278,144 @@ func (s *server) Run(req *pb.RunRequest, stream pb.PolicyPlugin_RunServer) error
 		tr = &traceSender{limit: limit, send: send}
 		cfg.Observer = tr.observe
 	}
+	m := measure(spec, w, rr.Params, cfg)
+	prog.stop()
+	if err := s.failure(ctx, tr, spec, rr.Run.Seed, m.err); err != nil {
+		return err
+	}
+	if tr != nil {
+		if err := tr.flush(); err != nil {
+			return err
+		}
+	}
+	if err := prog.final(); err != nil {
+		return err
+	}
+	return s.sendResult(spec, rr.Run.Seed, m, tr, send)
+}
 
-	// The simulation runs on one locked thread, so that its CPU time can
-	// be measured (recorded for accounting and overhead checks).
+// decode reads and checks the request before any slot is taken: the run
+// request (strictly: a field this plugin does not know would be silently
+// ignored), a policy this plugin serves with valid parameters, a valid
+// run and a workload that builds. Every refusal is InvalidArgument.
+func (s *server) decode(req *pb.RunRequest) (RunRequest, Entry, *sim.Workload, error) {
+	var rr RunRequest
+	dec := json.NewDecoder(bytes.NewReader(req.RequestJson))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rr); err != nil {
+		return rr, Entry{}, nil, status.Errorf(codes.InvalidArgument, "request: %v", err)
+	}
+	spec, ok := s.specs[strings.ToLower(rr.Policy)]
+	if !ok {
+		return rr, Entry{}, nil, status.Errorf(codes.InvalidArgument, "unknown policy %q (this plugin serves: %s)", rr.Policy, s.names())
+	}
+	if err := spec.CheckParams(rr.Params); err != nil {
+		return rr, Entry{}, nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	if err := rr.Run.Validate(); err != nil {
+		return rr, Entry{}, nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	w, err := rr.BuildWorkload()
+	if err != nil {
+		return rr, Entry{}, nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	if req.Trace && rr.Run.MSER {
+		return rr, Entry{}, nil, status.Error(codes.InvalidArgument, "a decision trace cannot be recorded with MSER (two passes)")
+	}
+	return rr, spec, w, nil
+}
+
+// progress streams a run's progress. The engine's callback only stores
+// counters; a ticker sends them at most every interval, so progress
+// costs the simulation nothing measurable.
+type progress struct {
+	done, total atomic.Int64
+	send        func(*pb.RunUpdate) error
+	quit        chan struct{}
+	wg          sync.WaitGroup
+}
+
+// startProgress hooks the counters into cfg and starts the ticker
+// (intervalMs <= 0: defaultProgressInterval).
+func startProgress(cfg *sim.Config, intervalMs int64, send func(*pb.RunUpdate) error) *progress {
+	p := &progress{send: send, quit: make(chan struct{})}
+	cfg.Progress = func(d, t int64) {
+		p.done.Store(d)
+		p.total.Store(t)
+	}
+	interval := defaultProgressInterval
+	if intervalMs > 0 {
+		interval = time.Duration(intervalMs) * time.Millisecond
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		last := int64(-1)
+		for {
+			select {
+			case <-p.quit:
+				return
+			case <-t.C:
+				if d := p.done.Load(); d != last {
+					last = d
+					_ = send(p.update(d))
+				}
+			}
+		}
+	}()
+	return p
+}
+
+func (p *progress) update(done int64) *pb.RunUpdate {
+	return &pb.RunUpdate{Update: &pb.RunUpdate_Progress{Progress: &pb.Progress{Done: done, Total: p.total.Load()}}}
+}
+
+// stop stops the ticker and waits for it.
+func (p *progress) stop() {
+	close(p.quit)
+	p.wg.Wait()
+}
+
+// final sends the last counters of a run that reported any, so that the
+// host sees the end.
+func (p *progress) final() error {
+	if p.total.Load() > 0 {
+		return p.send(p.update(p.done.Load()))
+	}
+	return nil
+}
+
+// measured is a replication's outcome with its wall and thread CPU time.
+type measured struct {
+	res     *sim.Result
+	err     error
+	elapsed time.Duration
+	cpu     time.Duration
+}
+
+// measure runs the simulation on one locked thread, so that its CPU time
+// can be measured (recorded for accounting and overhead checks).
+func measure(spec Entry, w *sim.Workload, params map[string]any, cfg sim.Config) measured {
 	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	cpu0, okCPU := cputime.Thread()
 	start := time.Now()
-	res, runErr := runSafely(spec, w, rr.Params, cfg)
-	elapsed := time.Since(start)
-	var cpu time.Duration
+	var m measured
+	m.res, m.err = runSafely(spec, w, params, cfg)
+	m.elapsed = time.Since(start)
 	if cpu1, ok := cputime.Thread(); ok && okCPU {
-		cpu = cpu1 - cpu0
+		m.cpu = cpu1 - cpu0
 	}
-	runtime.UnlockOSThread()
-	close(stop)
-	wg.Wait()
+	return m
+}
 
+// failure is the status of a run that gives no result, in order of
+// precedence: the context ended (deadline or cancellation), the trace
+// overflowed its limit or broke the stream, or the replication failed;
+// nil when none did.
+func (s *server) failure(ctx context.Context, tr *traceSender, spec Entry, seed uint64, runErr error) error {
 	switch {
 	case ctx.Err() != nil:
 		return ctxStatus(ctx)
@@ -350,32 +424,27 @@ func (s *server) Run(req *pb.RunRequest, stream pb.PolicyPlugin_RunServer) error
 	case tr != nil && tr.err != nil:
 		return tr.err // the stream broke while sending the trace
 	case runErr != nil:
-		s.logger.Info("replication failed", "policy", spec.Name, "seed", rr.Run.Seed, "error", runErr)
+		s.logger.Info("replication failed", "policy", spec.Name, "seed", seed, "error", runErr)
 		return status.Error(codes.Aborted, runErr.Error())
 	}
-	if tr != nil {
-		if err := tr.flush(); err != nil {
-			return err
-		}
-	}
-	if t := total.Load(); t > 0 {
-		if err := send(&pb.RunUpdate{Update: &pb.RunUpdate_Progress{Progress: &pb.Progress{Done: done.Load(), Total: t}}}); err != nil {
-			return err
-		}
-	}
-	if f := NonFinite(res); f != "" {
+	return nil
+}
+
+// sendResult encodes the result and sends it with its timings.
+func (s *server) sendResult(spec Entry, seed uint64, m measured, tr *traceSender, send func(*pb.RunUpdate) error) error {
+	if f := NonFinite(m.res); f != "" {
 		// JSON has no NaN or infinity: say which number it is (a
 		// permanent failure of the policy, as the host reads Aborted),
 		// not a failure to encode that the host could only read as a
 		// lost connection.
-		s.logger.Info("replication returned a non-finite number", "policy", spec.Name, "seed", rr.Run.Seed, "field", f)
+		s.logger.Info("replication returned a non-finite number", "policy", spec.Name, "seed", seed, "field", f)
 		return status.Errorf(codes.Aborted, "the result holds a number that is not finite: %s", f)
 	}
-	b, err := json.Marshal(res)
+	b, err := json.Marshal(m.res)
 	if err != nil {
 		return status.Errorf(codes.Internal, "result does not encode as JSON: %v", err)
 	}
-	out := &pb.RunResult{ResultJson: b, ElapsedNs: elapsed.Nanoseconds(), CpuNs: cpu.Nanoseconds()}
+	out := &pb.RunResult{ResultJson: b, ElapsedNs: m.elapsed.Nanoseconds(), CpuNs: m.cpu.Nanoseconds()}
 	if tr != nil {
 		out.TraceEvents = tr.n
 	}

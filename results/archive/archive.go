@@ -57,6 +57,41 @@ type Archive struct {
 // does not expand at all (cat does not know a policy), the tasks are taken
 // from the records, in the order of the manifest's seeds, with a warning.
 func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (*Archive, error) {
+	f, err := readSpec(ctx, st, id)
+	if err != nil {
+		return nil, err
+	}
+	a := &Archive{ID: id, Spec: f, Records: map[string]*record.Record{}, Raw: map[string][]byte{}, Modified: map[string]string{}}
+	if err := a.readManifest(ctx, st); err != nil {
+		return nil, err
+	}
+	if err := a.expand(cat); err != nil {
+		return nil, err
+	}
+	sums, warn, err := LoadChecksums(ctx, st, id, a.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	if warn != "" {
+		a.Warnings = append(a.Warnings, warn)
+	}
+	modRecs, err := a.readRecords(ctx, st, sums)
+	if err != nil {
+		return nil, err
+	}
+	// Warnings in a stable order: they were appended by the readers as
+	// they finished.
+	sort.Strings(a.Warnings)
+	if a.Campaign == nil {
+		a.tasksFromManifest()
+	} else {
+		a.tasksFromExpansion(modRecs)
+	}
+	return a, nil
+}
+
+// readSpec reads and parses the campaign's stored spec.
+func readSpec(ctx context.Context, st storage.Store, id string) (*sweep.File, error) {
 	spec, err := st.Get(ctx, storage.CampaignSpecKey(id))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, fmt.Errorf("campaign %s: no %s in %s", id, storage.CampaignSpecKey(id), st.URL())
@@ -68,35 +103,50 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 	if err != nil {
 		return nil, fmt.Errorf("campaign %s: spec.yaml: %w", id, err)
 	}
-	a := &Archive{ID: id, Spec: f, Records: map[string]*record.Record{}, Raw: map[string][]byte{}, Modified: map[string]string{}}
-	if m, err := st.Get(ctx, storage.ManifestKey(id)); err == nil {
-		a.ManifestJSON = m
-		var mf Manifest
-		if err := json.Unmarshal(m, &mf); err != nil {
-			return nil, fmt.Errorf("campaign %s: manifest.json: %w", id, err)
-		}
-		a.Manifest = &mf
-	} else if !errors.Is(err, storage.ErrNotFound) {
-		return nil, err
+	return f, nil
+}
+
+// readManifest reads the manifest, which a campaign interrupted before
+// the coordinator wrote one does not have.
+func (a *Archive) readManifest(ctx context.Context, st storage.Store) error {
+	m, err := st.Get(ctx, storage.ManifestKey(a.ID))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
 	}
-	camp, expErr := sweep.Expand(f, cat)
+	if err != nil {
+		return err
+	}
+	a.ManifestJSON = m
+	var mf Manifest
+	if err := json.Unmarshal(m, &mf); err != nil {
+		return fmt.Errorf("campaign %s: manifest.json: %w", a.ID, err)
+	}
+	a.Manifest = &mf
+	return nil
+}
+
+// expand expands the spec into a.Campaign, which must be the campaign of
+// this id. A spec this binary cannot expand is an error only without a
+// manifest, whose seeds then order the tasks instead (a.Campaign nil).
+func (a *Archive) expand(cat sweep.Catalog) error {
+	camp, err := sweep.Expand(a.Spec, cat)
 	switch {
-	case expErr != nil && a.Manifest == nil:
-		return nil, fmt.Errorf("campaign %s: spec.yaml: %w", id, expErr)
-	case expErr != nil:
-		a.Warnings = append(a.Warnings, fmt.Sprintf("spec.yaml does not expand here (%v): tasks taken from the stored records", expErr))
-	case camp.ID != id:
-		return nil, fmt.Errorf("campaign %s: the stored spec expands to campaign %s (different msjfarm version?)", id, camp.ID)
+	case err != nil && a.Manifest == nil:
+		return fmt.Errorf("campaign %s: spec.yaml: %w", a.ID, err)
+	case err != nil:
+		a.Warnings = append(a.Warnings, fmt.Sprintf("spec.yaml does not expand here (%v): tasks taken from the stored records", err))
+	case camp.ID != a.ID:
+		return fmt.Errorf("campaign %s: the stored spec expands to campaign %s (different msjfarm version?)", a.ID, camp.ID)
 	}
 	a.Campaign = camp
-	sums, warn, err := LoadChecksums(ctx, st, id, a.Manifest)
-	if err != nil {
-		return nil, err
-	}
-	if warn != "" {
-		a.Warnings = append(a.Warnings, warn)
-	}
-	keys, err := st.List(ctx, storage.ResultsPrefix(id))
+	return nil
+}
+
+// readRecords reads every result record of the campaign, eight at a
+// time (a store is often remote). It returns the records left out as
+// modified after finalisation that are still records of their task.
+func (a *Archive) readRecords(ctx context.Context, st storage.Store, sums map[string]string) (map[string]*record.Record, error) {
+	keys, err := st.List(ctx, storage.ResultsPrefix(a.ID))
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +156,7 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 	modRecs := map[string]*record.Record{}
 	sem := make(chan struct{}, 8)
 	for _, k := range keys {
-		tid, ok := storage.ResultTaskID(id, k)
+		tid, ok := storage.ResultTaskID(a.ID, k)
 		if !ok {
 			continue
 		}
@@ -114,54 +164,63 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			// A reference is followed to the stored result; a record
-			// in place (failure, layout 1) is read as it is. An object
-			// that is not a record of its task is left out, with a
-			// warning: it is not this campaign's result.
-			r, objs, err := record.ReadObjects(ctx, st, id, tid)
+			r, objs, err := record.ReadObjects(ctx, st, a.ID, tid)
 			mu.Lock()
 			defer mu.Unlock()
-			if msg := modified(sums, objs); msg != "" {
-				a.Modified[tid] = msg
-				if r != nil && err == nil {
-					modRecs[tid] = r // its task is still the campaign's
-				}
-				a.Warnings = append(a.Warnings, msg+": left out")
-				return
+			if err := a.keepRecord(tid, r, objs, err, sums, modRecs); err != nil && firstErr == nil {
+				firstErr = err
 			}
-			if ie, ok := errors.AsType[*record.IntegrityError](err); ok {
-				a.Warnings = append(a.Warnings, fmt.Sprintf("%v (%s): left out", ie, ie.Key))
-				return
-			}
-			if err != nil {
-				if firstErr == nil {
-					firstErr = err
-				}
-				return
-			}
-			a.Records[tid], a.Raw[tid] = r, objs[len(objs)-1].Data
 		}()
 	}
 	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	// Warnings in a stable order: they were appended by the readers as
-	// they finished.
-	sort.Strings(a.Warnings)
-	if camp == nil {
-		// Version 1 listed every task; version 2 lists the points.
-		for _, s := range a.Manifest.Seeds {
-			if r := a.Records[s.Task]; r != nil && r.Task.ID == s.Task {
-				a.Tasks = append(a.Tasks, r.Task)
-			}
+	return modRecs, firstErr
+}
+
+// keepRecord files one task's read result (the caller holds the lock). A
+// reference is followed to the stored result; a record in place
+// (failure, layout 1) is read as it is. An object modified after
+// finalisation, or that is not a record of its task, is left out with a
+// warning: it is not this campaign's result. Any other read error is
+// returned.
+func (a *Archive) keepRecord(tid string, r *record.Record, objs []record.Object, err error, sums map[string]string, modRecs map[string]*record.Record) error {
+	if msg := modified(sums, objs); msg != "" {
+		a.Modified[tid] = msg
+		if r != nil && err == nil {
+			modRecs[tid] = r // its task is still the campaign's
 		}
-		if len(a.Manifest.Seeds) == 0 {
-			a.Tasks = recordsInOrder(a.Records, a.Manifest.PointOrder)
-		}
-		return a, nil
+		a.Warnings = append(a.Warnings, msg+": left out")
+		return nil
 	}
-	// Tasks: the expansion, plus added replications of its points.
+	if ie, ok := errors.AsType[*record.IntegrityError](err); ok {
+		a.Warnings = append(a.Warnings, fmt.Sprintf("%v (%s): left out", ie, ie.Key))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	a.Records[tid], a.Raw[tid] = r, objs[len(objs)-1].Data
+	return nil
+}
+
+// tasksFromManifest orders the records' tasks as the manifest does, for
+// a spec that does not expand here: version 1 listed every task; version
+// 2 lists the points.
+func (a *Archive) tasksFromManifest() {
+	for _, s := range a.Manifest.Seeds {
+		if r := a.Records[s.Task]; r != nil && r.Task.ID == s.Task {
+			a.Tasks = append(a.Tasks, r.Task)
+		}
+	}
+	if len(a.Manifest.Seeds) == 0 {
+		a.Tasks = recordsInOrder(a.Records, a.Manifest.PointOrder)
+	}
+}
+
+// tasksFromExpansion sets Tasks to the expansion plus the replications
+// precision mode added to its points, grouped by point in sweep order
+// and by replication; a record of any other task is left out.
+func (a *Archive) tasksFromExpansion(modRecs map[string]*record.Record) {
+	camp := a.Campaign
 	order := map[string]int{}
 	tmpl := map[string]sweep.Task{}
 	known := map[string]bool{}
@@ -177,27 +236,18 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 		if known[tid] || r.Task.ID != tid {
 			continue
 		}
-		// An added replication is the task the sweep generates for its
-		// point and replication index (sweep.Replicate), within the
-		// precision cap; any other record is not a task of the campaign.
-		t0, ok := tmpl[r.Task.Point]
-		rep := r.Task.Replication
-		if ok && f.Precision != nil && rep >= f.Replications && rep < f.Precision.MaxReplications &&
-			sweep.Replicate(t0, f.Seed, rep).ID == tid {
+		if a.addedReplication(tmpl, r.Task, tid) {
 			tasks = append(tasks, r.Task)
 		} else {
 			delete(a.Records, tid)
 			delete(a.Raw, tid)
-			a.Warnings = append(a.Warnings, fmt.Sprintf("%s: the record of task %s is not of a task of the campaign: left out", storage.ResultKey(id, tid), tid))
+			a.Warnings = append(a.Warnings, fmt.Sprintf("%s: the record of task %s is not of a task of the campaign: left out", storage.ResultKey(a.ID, tid), tid))
 		}
 	}
 	// A modified result is left out, but its task, an added replication,
 	// is still one of the campaign's (reproduce reports it).
 	for tid, r := range modRecs {
-		t0, ok := tmpl[r.Task.Point]
-		rep := r.Task.Replication
-		if !known[tid] && ok && f.Precision != nil && rep >= f.Replications && rep < f.Precision.MaxReplications &&
-			sweep.Replicate(t0, f.Seed, rep).ID == tid {
+		if !known[tid] && a.addedReplication(tmpl, r.Task, tid) {
 			tasks = append(tasks, r.Task)
 		}
 	}
@@ -209,7 +259,18 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 		return a.Replication < b.Replication
 	})
 	a.Tasks = tasks
-	return a, nil
+}
+
+// addedReplication says whether t (stored as task tid) is a replication
+// precision mode added: the task the sweep generates for its point and
+// replication index (sweep.Replicate), within the precision cap. tmpl
+// holds each point's first task.
+func (a *Archive) addedReplication(tmpl map[string]sweep.Task, t sweep.Task, tid string) bool {
+	f := a.Spec
+	t0, ok := tmpl[t.Point]
+	rep := t.Replication
+	return ok && f.Precision != nil && rep >= f.Replications && rep < f.Precision.MaxReplications &&
+		sweep.Replicate(t0, f.Seed, rep).ID == tid
 }
 
 // Points summarises the archived records (aggregate.Summarize over Tasks).

@@ -65,7 +65,50 @@ type Summary struct {
 // never all records in memory at once; plugin binaries and traces go
 // through a temporary file. The campaign must have a manifest (it ran, or
 // is running, on a coordinator).
+//
+// The members go in a fixed order, each written by its own step: the
+// format, the campaign's objects, the plugin binaries and traces, the
+// submitted sweep, the metadata that describes them all, and last the
+// index and the signature that seal them.
 func Export(ctx context.Context, st storage.Store, id string, w io.Writer, o ExportOptions) (*Summary, error) {
+	o.defaults()
+	c, err := readCampaign(ctx, st, id, o.Submitted)
+	if err != nil {
+		return nil, err
+	}
+	mtime := c.man.Finished
+	if mtime.IsZero() {
+		mtime = c.man.Updated
+	}
+	mw, err := newMemberWriter(w, o.Compression, mtime)
+	if err != nil {
+		return nil, err
+	}
+	sum := &Summary{Campaign: id}
+	fj, _ := json.MarshalIndent(Format{Format: FormatName, Version: FormatVersion, Campaign: id, Name: c.man.Name, Msjfarm: o.Build.String()}, "", "  ")
+	if err := mw.add(FormatMember, append(fj, '\n')); err != nil {
+		return nil, err
+	}
+	prov := newProvenance(id, &c.man, c.pins, *o.Build, o.Now)
+	prov.Warnings = c.warnings
+	if err := exportCampaign(ctx, st, id, mw, prov, o.Concurrency, o.NoReport); err != nil {
+		return nil, err
+	}
+	if err := exportBinaries(ctx, st, mw, prov, binaryKeys(c.pins, prov, c.spec), sum); err != nil {
+		return nil, err
+	}
+	if err := exportDescription(mw, prov, o); err != nil {
+		return nil, err
+	}
+	if err := seal(mw, id, o.Key, sum); err != nil {
+		return nil, err
+	}
+	sum.Records, sum.Warnings = prov.Records, prov.Warnings
+	return sum, nil
+}
+
+// defaults fills the zero values ExportOptions documents.
+func (o *ExportOptions) defaults() {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
@@ -76,57 +119,59 @@ func Export(ctx context.Context, st storage.Store, id string, w io.Writer, o Exp
 	if o.Concurrency <= 0 {
 		o.Concurrency = 16
 	}
+}
+
+// exported is what Export reads of a campaign before writing anything:
+// its manifest, its stored spec, its plugin pins, and the warnings the
+// archive will carry.
+type exported struct {
+	man      archive.Manifest
+	spec     *sweep.File
+	pins     *protocol.Pins
+	warnings []string
+}
+
+// readCampaign reads the campaign's manifest, spec and pins, and checks
+// that submitted (if any) is its sweep, so that a wrong campaign fails
+// before the archive is begun.
+func readCampaign(ctx context.Context, st storage.Store, id string, submitted []byte) (*exported, error) {
+	c := &exported{}
 	manData, err := st.Get(ctx, storage.ManifestKey(id))
 	if err != nil {
 		return nil, fmt.Errorf("campaign %s: reading the manifest: %w", id, err)
 	}
-	var man archive.Manifest
-	if err := json.Unmarshal(manData, &man); err != nil {
+	if err := json.Unmarshal(manData, &c.man); err != nil {
 		return nil, fmt.Errorf("campaign %s: %s: %w", id, storage.ManifestKey(id), err)
 	}
 	specData, err := st.Get(ctx, storage.CampaignSpecKey(id))
 	if err != nil {
 		return nil, fmt.Errorf("campaign %s: %w", id, err)
 	}
-	spec, err := sweep.Parse(specData, "yaml")
-	if err != nil {
+	if c.spec, err = sweep.Parse(specData, "yaml"); err != nil {
 		return nil, fmt.Errorf("campaign %s: spec.yaml: %w", id, err)
 	}
-	if o.Submitted != nil {
-		if err := SubmittedOK(o.Submitted, spec); err != nil {
+	if submitted != nil {
+		if err := SubmittedOK(submitted, c.spec); err != nil {
 			return nil, err
 		}
 	}
-	var warnings []string
-	if man.State != protocol.CampaignDone {
-		warnings = append(warnings, fmt.Sprintf("campaign %s is not finished (state %q): the archive holds the results stored so far", id, man.State))
+	if c.man.State != protocol.CampaignDone {
+		c.warnings = append(c.warnings, fmt.Sprintf("campaign %s is not finished (state %q): the archive holds the results stored so far", id, c.man.State))
 	}
-	pins, err := protocol.ReadPins(ctx, st, id)
-	if err != nil {
+	if c.pins, err = protocol.ReadPins(ctx, st, id); err != nil {
 		return nil, err
 	}
-	mtime := man.Finished
-	if mtime.IsZero() {
-		mtime = man.Updated
-	}
-	mw, err := newMemberWriter(w, o.Compression, mtime)
-	if err != nil {
-		return nil, err
-	}
-	sum := &Summary{Campaign: id}
-	fj, _ := json.MarshalIndent(Format{Format: FormatName, Version: FormatVersion, Campaign: id, Name: man.Name, Msjfarm: o.Build.String()}, "", "  ")
-	if err := mw.add(FormatMember, append(fj, '\n')); err != nil {
-		return nil, err
-	}
-	prov := newProvenance(id, &man, pins, *o.Build, o.Now)
-	prov.Warnings = warnings
-	if err := exportCampaign(ctx, st, id, mw, prov, o.Concurrency, o.NoReport); err != nil {
-		return nil, err
-	}
-	for _, k := range binaryKeys(pins, prov, spec) {
+	return c, nil
+}
+
+// exportBinaries writes the plugin binaries and traces at keys. One
+// missing from the store is a warning, not an error: the archive still
+// holds the results, which only cannot be re-run from it.
+func exportBinaries(ctx context.Context, st storage.Store, mw *memberWriter, prov *Provenance, keys []string, sum *Summary) error {
+	for _, k := range keys {
 		ok, err := exportFile(ctx, st, k, mw)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !ok {
 			prov.Warnings = append(prov.Warnings, fmt.Sprintf("%s is not in %s: not archived (its results cannot be re-run from the archive)", k, st.URL()))
@@ -139,43 +184,49 @@ func Export(ctx context.Context, st storage.Store, id string, w io.Writer, o Exp
 			sum.Traces++
 		}
 	}
+	return nil
+}
+
+// exportDescription writes the submitted sweep (if given) and the
+// members that describe the archive: provenance, RO-Crate metadata and
+// CITATION.cff.
+func exportDescription(mw *memberWriter, prov *Provenance, o ExportOptions) error {
 	if o.Submitted != nil {
 		if err := mw.add(SubmittedMember, o.Submitted); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	prov.finish()
 	pj, _ := json.MarshalIndent(prov, "", "  ")
 	if err := mw.add(ProvenanceMember, append(pj, '\n')); err != nil {
-		return nil, err
+		return err
 	}
 	if err := mw.add(ROCrateMember, roCrate(prov, mw.entries)); err != nil {
-		return nil, err
+		return err
 	}
-	if err := mw.add(CitationMember, citation(prov, o.Authors)); err != nil {
-		return nil, err
-	}
+	return mw.add(CitationMember, citation(prov, o.Authors))
+}
+
+// seal writes the index of every member so far and its Merkle root, the
+// signature of that root with key (if any), and closes the archive.
+func seal(mw *memberWriter, id string, key ed25519.PrivateKey, sum *Summary) error {
 	idx := Index{Format: FormatName, Version: FormatVersion, Campaign: id, Tree: TreeName, Members: mw.entries, Root: MerkleRoot(mw.entries)}
 	ij, _ := json.MarshalIndent(idx, "", " ")
 	sum.Members, sum.Bytes, sum.Root = len(mw.entries), mw.bytes, idx.Root
 	if err := mw.add(IndexMember, append(ij, '\n')); err != nil {
-		return nil, err
+		return err
 	}
-	if o.Key != nil {
-		sig, err := sign(o.Key, id, idx.Root)
+	if key != nil {
+		sig, err := sign(key, id, idx.Root)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := mw.add(SignatureMember, sig); err != nil {
-			return nil, err
+			return err
 		}
 		sum.Signed = true
 	}
-	if err := mw.close(); err != nil {
-		return nil, err
-	}
-	sum.Records, sum.Warnings = prov.Records, prov.Warnings
-	return sum, nil
+	return mw.close()
 }
 
 // SubmittedOK checks that a sweep file as submitted is the campaign's:

@@ -249,6 +249,10 @@ func decompressor(br *bufio.Reader) (io.Reader, string, func(), error) {
 }
 
 // readArchive is the one reader behind Verify and Extract (see there).
+// It streams the archive once: each member is admitted (its header
+// checked), read through put while hashed, and noted; the index, the
+// Merkle root and the signature are checked at the end, against what was
+// read rather than what the archive declares.
 func readArchive(file string, pub ed25519.PublicKey, lim Limits, put sink) (*Opened, error) {
 	lim = lim.withDefaults()
 	f, err := os.Open(file)
@@ -256,158 +260,237 @@ func readArchive(file string, pub ed25519.PublicKey, lim Limits, put sink) (*Ope
 		return nil, err
 	}
 	defer f.Close()
-	bad := func(member, format string, a ...any) error {
-		return &Error{Archive: file, Member: member, Reason: fmt.Sprintf(format, a...)}
-	}
 	dec, comp, closeDec, err := decompressor(bufio.NewReaderSize(f, 1<<16))
 	if err != nil {
 		return nil, &Error{Archive: file, Reason: err.Error(), Err: err}
 	}
 	defer closeDec()
-	cr := &countingReader{r: dec, max: lim.MaxTotal}
-	tr := tar.NewReader(cr)
-	o := &Opened{Path: file, Compression: comp}
-	got := map[string]Entry{}
-	var order []string
-	var indexData, sigData []byte
-	prev := "(start of the archive)"
-	// streamErr names a failure of the compressed stream or the tar
-	// framing at the member being read.
-	streamErr := func(member string, err error) error {
-		switch {
-		case errors.Is(err, errTooBig):
-			return &Error{Archive: file, Member: member, Reason: fmt.Sprintf("the archive decompresses to more than %d bytes (the limit; a decompression bomb?)", lim.MaxTotal), Err: err}
-		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-			return &Error{Archive: file, Member: member, Reason: "truncated: the archive ends inside this member", Err: err}
-		}
-		return &Error{Archive: file, Member: member, Reason: "corrupt: " + err.Error() + " (the compressed stream or the tar framing is damaged; detected while reading this member)", Err: err}
-	}
+	ar := &archiveReader{file: file, lim: lim, put: put, got: map[string]Entry{}, prev: "(start of the archive)",
+		o: &Opened{Path: file, Compression: comp}}
+	tr := tar.NewReader(&countingReader{r: dec, max: lim.MaxTotal})
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, streamErr("after "+prev, err)
+			return nil, ar.streamErr("after "+ar.prev, err)
 		}
-		name := h.Name
-		switch h.Typeflag {
-		case tar.TypeReg:
-		case tar.TypeSymlink:
-			return nil, bad(name, "a symbolic link (to %q): archives hold regular files only", h.Linkname)
-		case tar.TypeLink:
-			return nil, bad(name, "a hard link (to %q): archives hold regular files only", h.Linkname)
-		case tar.TypeDir:
-			return nil, bad(name, "a directory entry: archives hold regular files only")
-		default:
-			return nil, bad(name, "tar entry type %q: archives hold regular files only", h.Typeflag)
+		metaMax, err := ar.admit(h)
+		if err != nil {
+			return nil, err
 		}
-		if why := checkPath(name); why != "" {
-			return nil, bad(name, "%s", why)
-		}
-		if _, dup := got[name]; dup {
-			return nil, bad(name, "appears twice")
-		}
-		if len(order) == 0 && name != FormatMember {
-			return nil, bad(name, "the first member must be %s", FormatMember)
-		}
-		if indexData != nil && name != SignatureMember {
-			return nil, bad(name, "after the index: only %s may follow %s (appended to the archive?)", SignatureMember, IndexMember)
-		}
-		if sigData != nil {
-			return nil, bad(name, "after the signature, which is the last member")
-		}
-		if len(order) >= lim.MaxMembers {
-			return nil, bad(name, "more than %d members (the limit)", lim.MaxMembers)
-		}
-		if h.Size < 0 || h.Size > lim.MaxMember {
-			return nil, bad(name, "declares %d bytes, more than the limit of %d for one member (a decompression bomb?)", h.Size, lim.MaxMember)
-		}
-		metaMax := int64(0)
-		switch name {
-		case FormatMember, SignatureMember:
-			metaMax = maxFormat
-		case IndexMember:
-			metaMax = lim.MaxIndex
-		}
-		if metaMax > 0 && h.Size > metaMax {
-			return nil, bad(name, "declares %d bytes, more than the limit of %d for this member", h.Size, metaMax)
-		}
-		hash := sha256.New()
-		var meta bytes.Buffer
-		var r io.Reader = io.TeeReader(tr, hash)
-		if metaMax > 0 {
-			r = io.TeeReader(r, &meta)
-		}
-		if err := put(name, h.Mode, r); err != nil {
-			if errors.Is(err, errTooBig) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-				return nil, streamErr(name, err)
-			}
-			var fe *os.PathError
-			if errors.As(err, &fe) {
-				return nil, &Error{Archive: file, Member: name, Reason: "extracting: " + err.Error(), Err: err}
-			}
-			return nil, streamErr(name, err)
-		}
-		if _, err := io.Copy(io.Discard, r); err != nil {
-			return nil, streamErr(name, err)
-		}
-		sum := hex.EncodeToString(hash.Sum(nil))
-		prev = name
-		order = append(order, name)
-		got[name] = Entry{Path: name, Size: h.Size, SHA256: sum}
-		o.Bytes += h.Size
-		switch name {
-		case FormatMember:
-			if err := json.Unmarshal(meta.Bytes(), &o.Format); err != nil {
-				return nil, bad(name, "%v", err)
-			}
-			if o.Format.Format != FormatName {
-				return nil, bad(name, "format %q, want %q", o.Format.Format, FormatName)
-			}
-			if o.Format.Version < 1 || o.Format.Version > FormatVersion {
-				return nil, bad(name, "format version %d: this msjfarm reads versions 1 to %d (a newer msjfarm wrote it: upgrade)", o.Format.Version, FormatVersion)
-			}
-		case IndexMember:
-			indexData = bytes.Clone(meta.Bytes())
-		case SignatureMember:
-			if indexData == nil {
-				return nil, bad(name, "before the index")
-			}
-			sigData = bytes.Clone(meta.Bytes())
-		}
-		// A content-addressed object must be the content its name pins.
-		if k, ok := strings.CutPrefix(name, StorePrefix); ok {
-			if want := contentName(k); want != "" && want != sum {
-				what := "the trace's"
-				if strings.HasPrefix(k, "plugins/") {
-					what = "the plugin binary's"
-				}
-				return nil, bad(name, "%s sha256 is %s, not the %s its name pins (tampered with: refusing it)", what, sum, want)
-			}
+		if err := ar.read(tr, h, metaMax); err != nil {
+			return nil, err
 		}
 	}
-	if len(order) == 0 {
+	return ar.finish(pub)
+}
+
+// archiveReader is readArchive's state while it streams the members.
+type archiveReader struct {
+	file string
+	lim  Limits
+	put  sink
+	o    *Opened
+	// got is every member read, by name, and order their order.
+	got   map[string]Entry
+	order []string
+	// indexData and sigData are the index and signature members, once
+	// read; prev is the last member read, for messages.
+	indexData, sigData []byte
+	prev               string
+}
+
+// bad is an archive error at member.
+func (ar *archiveReader) bad(member, format string, a ...any) error {
+	return &Error{Archive: ar.file, Member: member, Reason: fmt.Sprintf(format, a...)}
+}
+
+// streamErr names a failure of the compressed stream or the tar
+// framing at the member being read.
+func (ar *archiveReader) streamErr(member string, err error) error {
+	switch {
+	case errors.Is(err, errTooBig):
+		return &Error{Archive: ar.file, Member: member, Reason: fmt.Sprintf("the archive decompresses to more than %d bytes (the limit; a decompression bomb?)", ar.lim.MaxTotal), Err: err}
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return &Error{Archive: ar.file, Member: member, Reason: "truncated: the archive ends inside this member", Err: err}
+	}
+	return &Error{Archive: ar.file, Member: member, Reason: "corrupt: " + err.Error() + " (the compressed stream or the tar framing is damaged; detected while reading this member)", Err: err}
+}
+
+// admit checks a member's header before any of its bytes are read: a
+// regular file at a clean path, in its place in the archive (format
+// first; only the signature after the index), within the limits. It
+// returns the size limit of a metadata member kept in memory (0: not
+// one).
+func (ar *archiveReader) admit(h *tar.Header) (metaMax int64, err error) {
+	name := h.Name
+	if err := ar.regular(h); err != nil {
+		return 0, err
+	}
+	if why := checkPath(name); why != "" {
+		return 0, ar.bad(name, "%s", why)
+	}
+	if err := ar.inPlace(name); err != nil {
+		return 0, err
+	}
+	if h.Size < 0 || h.Size > ar.lim.MaxMember {
+		return 0, ar.bad(name, "declares %d bytes, more than the limit of %d for one member (a decompression bomb?)", h.Size, ar.lim.MaxMember)
+	}
+	switch name {
+	case FormatMember, SignatureMember:
+		metaMax = maxFormat
+	case IndexMember:
+		metaMax = ar.lim.MaxIndex
+	}
+	if metaMax > 0 && h.Size > metaMax {
+		return 0, ar.bad(name, "declares %d bytes, more than the limit of %d for this member", h.Size, metaMax)
+	}
+	return metaMax, nil
+}
+
+// regular refuses every tar entry but a regular file: a link or a
+// directory could point an extraction outside its directory.
+func (ar *archiveReader) regular(h *tar.Header) error {
+	switch h.Typeflag {
+	case tar.TypeReg:
+		return nil
+	case tar.TypeSymlink:
+		return ar.bad(h.Name, "a symbolic link (to %q): archives hold regular files only", h.Linkname)
+	case tar.TypeLink:
+		return ar.bad(h.Name, "a hard link (to %q): archives hold regular files only", h.Linkname)
+	case tar.TypeDir:
+		return ar.bad(h.Name, "a directory entry: archives hold regular files only")
+	}
+	return ar.bad(h.Name, "tar entry type %q: archives hold regular files only", h.Typeflag)
+}
+
+// inPlace checks the member's place: not seen before, the format first,
+// only the signature after the index and nothing after the signature
+// (what was appended to a signed archive is refused, not ignored), and
+// within the member count.
+func (ar *archiveReader) inPlace(name string) error {
+	switch _, dup := ar.got[name]; {
+	case dup:
+		return ar.bad(name, "appears twice")
+	case len(ar.order) == 0 && name != FormatMember:
+		return ar.bad(name, "the first member must be %s", FormatMember)
+	case ar.indexData != nil && name != SignatureMember:
+		return ar.bad(name, "after the index: only %s may follow %s (appended to the archive?)", SignatureMember, IndexMember)
+	case ar.sigData != nil:
+		return ar.bad(name, "after the signature, which is the last member")
+	case len(ar.order) >= ar.lim.MaxMembers:
+		return ar.bad(name, "more than %d members (the limit)", ar.lim.MaxMembers)
+	}
+	return nil
+}
+
+// read streams the member's bytes through put while hashing them (and
+// keeping them, for a metadata member), then notes it.
+func (ar *archiveReader) read(tr io.Reader, h *tar.Header, metaMax int64) error {
+	name := h.Name
+	hash := sha256.New()
+	var meta bytes.Buffer
+	var r io.Reader = io.TeeReader(tr, hash)
+	if metaMax > 0 {
+		r = io.TeeReader(r, &meta)
+	}
+	if err := ar.put(name, h.Mode, r); err != nil {
+		if errors.Is(err, errTooBig) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return ar.streamErr(name, err)
+		}
+		var fe *os.PathError
+		if errors.As(err, &fe) {
+			return &Error{Archive: ar.file, Member: name, Reason: "extracting: " + err.Error(), Err: err}
+		}
+		return ar.streamErr(name, err)
+	}
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return ar.streamErr(name, err)
+	}
+	sum := hex.EncodeToString(hash.Sum(nil))
+	ar.prev = name
+	ar.order = append(ar.order, name)
+	ar.got[name] = Entry{Path: name, Size: h.Size, SHA256: sum}
+	ar.o.Bytes += h.Size
+	if err := ar.keepMeta(name, meta.Bytes()); err != nil {
+		return err
+	}
+	return ar.checkContent(name, sum)
+}
+
+// keepMeta decodes the format member at once (a reader of another
+// format or version stops there) and keeps the index and the signature
+// for the end.
+func (ar *archiveReader) keepMeta(name string, meta []byte) error {
+	switch name {
+	case FormatMember:
+		o := ar.o
+		if err := json.Unmarshal(meta, &o.Format); err != nil {
+			return ar.bad(name, "%v", err)
+		}
+		if o.Format.Format != FormatName {
+			return ar.bad(name, "format %q, want %q", o.Format.Format, FormatName)
+		}
+		if o.Format.Version < 1 || o.Format.Version > FormatVersion {
+			return ar.bad(name, "format version %d: this msjfarm reads versions 1 to %d (a newer msjfarm wrote it: upgrade)", o.Format.Version, FormatVersion)
+		}
+	case IndexMember:
+		ar.indexData = bytes.Clone(meta)
+	case SignatureMember:
+		if ar.indexData == nil {
+			return ar.bad(name, "before the index")
+		}
+		ar.sigData = bytes.Clone(meta)
+	}
+	return nil
+}
+
+// checkContent refuses a content-addressed object (a trace, a plugin
+// binary) that is not the content its name pins.
+func (ar *archiveReader) checkContent(name, sum string) error {
+	k, ok := strings.CutPrefix(name, StorePrefix)
+	if !ok {
+		return nil
+	}
+	if want := contentName(k); want != "" && want != sum {
+		what := "the trace's"
+		if strings.HasPrefix(k, "plugins/") {
+			what = "the plugin binary's"
+		}
+		return ar.bad(name, "%s sha256 is %s, not the %s its name pins (tampered with: refusing it)", what, sum, want)
+	}
+	return nil
+}
+
+// finish checks what was read as a whole: an index that agrees with the
+// format member, whose Merkle root is the root of its members, and that
+// lists exactly the members read; then the signature, which a given key
+// requires.
+func (ar *archiveReader) finish(pub ed25519.PublicKey) (*Opened, error) {
+	file, o := ar.file, ar.o
+	if len(ar.order) == 0 {
 		return nil, &Error{Archive: file, Reason: "empty archive"}
 	}
-	if indexData == nil {
-		return nil, &Error{Archive: file, Member: IndexMember, Reason: fmt.Sprintf("missing: the archive ends after member %s (truncated?)", prev)}
+	if ar.indexData == nil {
+		return nil, &Error{Archive: file, Member: IndexMember, Reason: fmt.Sprintf("missing: the archive ends after member %s (truncated?)", ar.prev)}
 	}
-	if err := json.Unmarshal(indexData, &o.Index); err != nil {
-		return nil, bad(IndexMember, "%v", err)
+	if err := json.Unmarshal(ar.indexData, &o.Index); err != nil {
+		return nil, ar.bad(IndexMember, "%v", err)
 	}
 	if o.Index.Format != FormatName || o.Index.Version != o.Format.Version || o.Index.Campaign != o.Format.Campaign {
-		return nil, bad(IndexMember, "is of %s version %d campaign %s, the archive's format.json says %s version %d campaign %s",
+		return nil, ar.bad(IndexMember, "is of %s version %d campaign %s, the archive's format.json says %s version %d campaign %s",
 			o.Index.Format, o.Index.Version, o.Index.Campaign, o.Format.Format, o.Format.Version, o.Format.Campaign)
 	}
 	if root := MerkleRoot(o.Index.Members); root != o.Index.Root {
-		return nil, bad(IndexMember, "its Merkle root %s is not the root of its members (%s): the index was edited", o.Index.Root, root)
+		return nil, ar.bad(IndexMember, "its Merkle root %s is not the root of its members (%s): the index was edited", o.Index.Root, root)
 	}
-	if ms := compare(o.Index.Members, got, order); len(ms) > 0 {
+	if ms := compare(o.Index.Members, ar.got, ar.order); len(ms) > 0 {
 		return nil, &MismatchError{Archive: file, Mismatches: ms}
 	}
-	if sigData != nil {
-		s, err := checkSignature(sigData, o.Format.Campaign, o.Index.Root, pub)
+	if ar.sigData != nil {
+		s, err := checkSignature(ar.sigData, o.Format.Campaign, o.Index.Root, pub)
 		if err != nil {
 			return nil, &Error{Archive: file, Member: SignatureMember, Reason: strings.TrimPrefix(err.Error(), "member "+SignatureMember+": "), Err: err}
 		}

@@ -611,19 +611,67 @@ func hasVar(env []string, name string) bool {
 	return false
 }
 
+// start starts the plugin process of key and returns it registered as
+// live: the (sandboxed) command, go-plugin's handshake, then the Info
+// call that says what the plugin serves. A failure at any step stops
+// what was started and says which kind of failure it was (Kind).
 func (h *Host) start(key procKey) (*proc, error) {
+	s, err := h.launch(key)
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	rc, err := s.client.Client()
+	if err != nil {
+		return nil, s.connectFailed(err)
+	}
+	rpc, info, err := s.describe(rc)
+	if err != nil {
+		return nil, err
+	}
+	info.Path, info.SHA256, info.StartTime = key.path, key.sha, time.Since(t0)
+	if key.args == "" {
+		h.digest.PutInfo(key.sha, key.path, info)
+	}
+	if rc := s.client.ReattachConfig(); rc != nil {
+		info.PID = rc.Pid
+	}
+	h.logger.Debug("plugin started", "binary", key.path, "name", info.Name, "version", info.Version, "pid", info.PID, "start", info.StartTime)
+	p := &proc{key: key, client: s.client, rpc: rpc, info: info, stderr: s.stderr, sb: s.sp,
+		slots: make(chan struct{}, h.cfg.MaxConcurrent), lastUsed: time.Now()}
+	h.mu.Lock()
+	h.live[p] = true
+	h.mu.Unlock()
+	return p, nil
+}
+
+// starting is a plugin process between its command and its first
+// answer: what stops it, and how a failure is reported.
+type starting struct {
+	h       *Host
+	key     procKey
+	sp      *sandbox.Process
+	client  *plugin.Client
+	stderr  *tail
+	stopped bool
+}
+
+// launch builds the process's command and its go-plugin client (not yet
+// started).
+//
+// A pinned binary is hashed again as it starts, so that a file swapped
+// after it was verified is refused: by the sandbox's launcher, through
+// the very descriptor it executes, or (sandbox off) by go-plugin's
+// SecureConfig. An unpinned one was just identified by the digest cache
+// (device, inode, size, mtime): hashing ~20 MB again on every start is
+// what made plugin start-up slow (issue #18), and its digest is only
+// recorded, not enforced.
+func (h *Host) launch(key procKey) (*starting, error) {
 	stderr := newTail(h.cfg.StderrTail)
 	var args []string
 	if key.args != "" {
 		args = strings.Split(key.args, "\x00")
 	}
-	// A pinned binary is hashed again as it starts, so that a file
-	// swapped after it was verified is refused: by the sandbox's launcher,
-	// through the very descriptor it executes, or (sandbox off) by
-	// go-plugin's SecureConfig. An unpinned one was just identified by the
-	// digest cache (device, inode, size, mtime): hashing ~20 MB again on
-	// every start is what made plugin start-up slow (issue #18), and its
-	// digest is only recorded, not enforced.
 	h.mu.Lock()
 	pinned := h.pinned[key]
 	h.mu.Unlock()
@@ -638,7 +686,6 @@ func (h *Host) start(key procKey) (*proc, error) {
 	if err != nil {
 		return nil, h.errorf(ErrStart, key, "", "plugin sandbox: %v", err)
 	}
-	cmd := sp.Cmd
 	var secure *plugin.SecureConfig
 	if pinned && !sp.Verified {
 		sum, _ := hex.DecodeString(key.sha)
@@ -647,7 +694,7 @@ func (h *Host) start(key procKey) (*proc, error) {
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake(),
 		Plugins:          plugin.PluginSet{wire.PluginKey: &wire.GRPCPlugin{}},
-		Cmd:              cmd,
+		Cmd:              sp.Cmd,
 		SkipHostEnv:      true,
 		SecureConfig:     secure,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
@@ -658,84 +705,85 @@ func (h *Host) start(key procKey) (*proc, error) {
 			grpc.MaxCallRecvMsgSize(wire.MaxMessageBytes), grpc.MaxCallSendMsgSize(wire.MaxMessageBytes))},
 	})
 	h.starts.Add(1)
-	t0 := time.Now()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		pid := 0
-		if rc := client.ReattachConfig(); rc != nil {
-			pid = rc.Pid
-		}
-		h.stop(client, pid, key.path)
-		sp.Cleanup()
+	return &starting{h: h, key: key, sp: sp, client: client, stderr: stderr}, nil
+}
+
+// stop stops the process (once) and removes its sandbox's files.
+func (s *starting) stop() {
+	if s.stopped {
+		return
 	}
-	fail := func(kind Kind, format string, a ...any) (*proc, error) {
-		stop()
-		e := h.errorf(kind, key, "", format, a...)
-		if kind == ErrStart {
-			e.Stderr = stderr.String()
-		}
-		return nil, e
+	s.stopped = true
+	pid := 0
+	if rc := s.client.ReattachConfig(); rc != nil {
+		pid = rc.Pid
 	}
-	rc, err := client.Client()
-	if err != nil {
-		if sp.Verified {
-			stop() // its stderr, which says why, is complete once it is stopped
-		}
-		switch {
-		case errors.Is(err, plugin.ErrChecksumsDoNotMatch), sp.Verified && strings.Contains(stderr.String(), sandbox.ChecksumMarker):
-			actual, cerr := Checksum(key.path)
-			if cerr != nil {
-				actual = "unreadable: " + cerr.Error()
-			}
-			return fail(ErrChecksum, "the binary's sha256 is %s, the campaign pins %s: refusing to run it", actual, key.sha)
-		case strings.Contains(err.Error(), "incompatible API version"):
-			theirs := "?"
-			if _, after, ok := strings.Cut(err.Error(), "Plugin version: "); ok {
-				theirs, _, _ = strings.Cut(after, ",")
-			}
-			return fail(ErrProtocol, "the plugin speaks protocol version %s, this host speaks version %d (rebuild the plugin against this msjfarm SDK)", theirs, wire.ProtocolVersion)
-		}
-		return fail(ErrStart, "%v", err)
+	s.h.stop(s.client, pid, s.key.path)
+	s.sp.Cleanup()
+}
+
+// fail stops the process and returns the error of that kind; a start
+// failure carries the tail of the plugin's stderr, which says why.
+func (s *starting) fail(kind Kind, format string, a ...any) error {
+	s.stop()
+	e := s.h.errorf(kind, s.key, "", format, a...)
+	if kind == ErrStart {
+		e.Stderr = s.stderr.String()
 	}
+	return e
+}
+
+// connectFailed reports a failed handshake: a binary that is not the
+// pinned one (go-plugin's checksum, or the sandbox launcher's marker on
+// stderr), a plugin built against another protocol version, or another
+// failure to start.
+func (s *starting) connectFailed(err error) error {
+	if s.sp.Verified {
+		s.stop() // its stderr, which says why, is complete once it is stopped
+	}
+	switch {
+	case errors.Is(err, plugin.ErrChecksumsDoNotMatch), s.sp.Verified && strings.Contains(s.stderr.String(), sandbox.ChecksumMarker):
+		actual, cerr := Checksum(s.key.path)
+		if cerr != nil {
+			actual = "unreadable: " + cerr.Error()
+		}
+		return s.fail(ErrChecksum, "the binary's sha256 is %s, the campaign pins %s: refusing to run it", actual, s.key.sha)
+	case strings.Contains(err.Error(), "incompatible API version"):
+		theirs := "?"
+		if _, after, ok := strings.Cut(err.Error(), "Plugin version: "); ok {
+			theirs, _, _ = strings.Cut(after, ",")
+		}
+		return s.fail(ErrProtocol, "the plugin speaks protocol version %s, this host speaks version %d (rebuild the plugin against this msjfarm SDK)", theirs, wire.ProtocolVersion)
+	}
+	return s.fail(ErrStart, "%v", err)
+}
+
+// describe dispenses the policy service and asks the plugin what it
+// serves (bounded by StartTimeout); a plugin of another protocol version
+// is refused.
+func (s *starting) describe(rc plugin.ClientProtocol) (pb.PolicyPluginClient, *Info, error) {
 	raw, err := rc.Dispense(wire.PluginKey)
 	if err != nil {
-		return fail(ErrStart, "dispense: %v", err)
+		return nil, nil, s.fail(ErrStart, "dispense: %v", err)
 	}
 	rpc, ok := raw.(pb.PolicyPluginClient)
 	if !ok {
-		return fail(ErrStart, "dispense returned %T", raw)
+		return nil, nil, s.fail(ErrStart, "dispense returned %T", raw)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.StartTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), s.h.cfg.StartTimeout)
 	defer cancel()
 	resp, err := rpc.Info(ctx, &pb.InfoRequest{})
 	if err != nil {
-		return fail(ErrStart, "info: %v", err)
+		return nil, nil, s.fail(ErrStart, "info: %v", err)
 	}
 	if resp.ProtocolVersion != wire.ProtocolVersion {
-		return fail(ErrProtocol, "the plugin speaks protocol version %d, this host speaks version %d (rebuild the plugin against this msjfarm SDK)", resp.ProtocolVersion, wire.ProtocolVersion)
+		return nil, nil, s.fail(ErrProtocol, "the plugin speaks protocol version %d, this host speaks version %d (rebuild the plugin against this msjfarm SDK)", resp.ProtocolVersion, wire.ProtocolVersion)
 	}
 	info, err := decodeInfo(resp)
 	if err != nil {
-		return fail(ErrStart, "info: %v", err)
+		return nil, nil, s.fail(ErrStart, "info: %v", err)
 	}
-	info.Path, info.SHA256, info.StartTime = key.path, key.sha, time.Since(t0)
-	if key.args == "" {
-		h.digest.PutInfo(key.sha, key.path, info)
-	}
-	if rc := client.ReattachConfig(); rc != nil {
-		info.PID = rc.Pid
-	}
-	h.logger.Debug("plugin started", "binary", key.path, "name", info.Name, "version", info.Version, "pid", info.PID, "start", info.StartTime)
-	p := &proc{key: key, client: client, rpc: rpc, info: info, stderr: stderr, sb: sp,
-		slots: make(chan struct{}, h.cfg.MaxConcurrent), lastUsed: time.Now()}
-	h.mu.Lock()
-	h.live[p] = true
-	h.mu.Unlock()
-	return p, nil
+	return rpc, info, nil
 }
 
 func decodeInfo(r *pb.InfoResponse) (*Info, error) {
