@@ -220,24 +220,18 @@ type ConvergenceVerdict struct {
 
 // poolShortfall pools the whole-window relative deficit of the total
 // quantity name over the replications carrying it, at level
-// throughputAlpha/2 (the two totals share the converged verdict's level);
-// nil when none does.
+// throughputAlpha/4 (the two totals and the two statistics share the
+// converged verdict's level): Student's t over the replications and
+// Stouffer's z of their own window t statistics, as the whole-window
+// shortfall rule of the verdict (deficit.go) but at a 0.2% materiality and
+// a level ten times weaker, so that a point the verdict calls unstable by
+// that rule is never converged; nil when no replication carries it.
 func poolShortfall(rs []*Result, name string) *PooledDeficit {
-	var xs []float64
-	for _, r := range rs {
-		if r == nil {
-			continue
-		}
-		for _, d := range r.Deficits {
-			if d.Name == name && d.Class == -1 {
-				xs = append(xs, d.WindowRelative)
-			}
-		}
-	}
+	xs, ts := windowDeficits(rs, name)
 	if len(xs) == 0 {
 		return nil
 	}
-	p := pooledTest(name, -1, xs, nil, throughputAlpha/2)
+	p := pooledTest(name, -1, xs, ts, pooling{throughputAlpha / 4, deficitMaterial, growthSegments - 1})
 	return &p
 }
 

@@ -100,13 +100,16 @@ type calibration struct {
 	// among the points, and the quantity that had it.
 	maxRatio float64
 	maxName  string
+	// maxShort is the largest whole-window shortfall statistic over its
+	// critical value (the larger of t and z) among the points.
+	maxShort float64
 	// meanDeficit is the mean over the points of the pooled relative work
 	// deficit.
 	meanDeficit float64
 }
 
 func tallyPoints(pts []verdictPoint) calibration {
-	c := calibration{tests: map[string]int{}, maxRatio: -1e300}
+	c := calibration{tests: map[string]int{}, maxRatio: -1e300, maxShort: -1e300}
 	for _, p := range pts {
 		c.points++
 		if p.v.Verdict != sim.VerdictStable {
@@ -118,6 +121,11 @@ func tallyPoints(pts []verdictPoint) calibration {
 		c.tests[p.v.Test]++
 		if d, ok := p.v.StrongestDeficit(); ok && d.Critical > 0 && d.T/d.Critical > c.maxRatio {
 			c.maxRatio, c.maxName = d.T/d.Critical, d.Name
+		}
+		for _, d := range p.v.Shortfalls {
+			if _, stat, crit := d.Decider(); crit > 0 && stat/crit > c.maxShort {
+				c.maxShort = stat / crit
+			}
 		}
 		if len(p.v.Deficits) > 0 {
 			c.meanDeficit += p.v.Deficits[0].Mean / float64(len(pts))
@@ -136,8 +144,8 @@ func (c calibration) String() string {
 	for _, k := range keys {
 		fmt.Fprintf(&b, " %s:%d", k, c.tests[k])
 	}
-	return fmt.Sprintf("%d/%d unstable, %d unconverged; tests%s; max pooled t/crit %.3g (%s); mean work deficit %.4f",
-		c.unstable, c.points, c.unconverged, b.String(), c.maxRatio, c.maxName, c.meanDeficit)
+	return fmt.Sprintf("%d/%d unstable, %d unconverged; tests%s; max pooled t/crit %.3g (%s); max whole-window shortfall stat/crit %.3g; mean work deficit %.4f",
+		c.unstable, c.points, c.unconverged, b.String(), c.maxRatio, c.maxName, c.maxShort, c.meanDeficit)
 }
 
 // bounds are the exact (Clopper–Pearson) 95% bounds: on the false-verdict
