@@ -304,3 +304,34 @@ func TestDeficitTrace(t *testing.T) {
 		}
 	}
 }
+
+// TestStaticQuickswapBorgBNotConverged: issue #31's Static Quickswap on
+// Borg cell B at λ = 4.25 (ρ = 0.87; throughput-optimal, so stable) holds
+// 10^5–10^6 jobs and fills for millions of arrivals, so a short run
+// departs well below λ and must not be called converged, whatever its own
+// replications' rules say. Measured with 4 replications of 3·10^5 arrivals
+// (seeds 1..4): 0.837–0.841 of λ departs (and 1.3% of the offered work is
+// delivered: the window is spent serving the one-server class), pooled
+// throughput shortfall 0.161 ± 0.003, t = 169 against t_3(1 − 2.5e-4) =
+// 16.3, Stouffer's z = 4·5/√4 = 10 against √(63/61)·z_{1−2.5e-4} = 3.54.
+// (Other seeds, through msjfarm simulate, depart 0.49–0.91 of λ: the same
+// verdict.)
+func TestStaticQuickswapBorgBNotConverged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("about 0.4 s of simulation")
+	}
+	w := simtest.Named(t, "borg-b", 4.25)
+	rs := simtest.Replicate(t, w, builtinP("static-quickswap"), 4, sim.Config{Warmup: 30000, Arrivals: 300000})
+	cv := sim.PoolConvergence(rs)
+	t.Logf("converged %v; throughput %+v; work %+v", cv.Converged, cv.Throughput, cv.WorkShortfall)
+	short := func(p *sim.PooledDeficit) bool { return p != nil && p.Fired && p.Mean > 0.02 }
+	if cv.Converged || !(short(cv.Throughput) || short(cv.WorkShortfall)) {
+		t.Errorf("converged %v; throughput %+v; work %+v", cv.Converged, cv.Throughput, cv.WorkShortfall)
+	}
+	for _, r := range rs {
+		t.Logf("seed %d: throughput %.4f of λ", r.Seed, r.Throughput/4.25)
+		if thr := r.Throughput / 4.25; thr > 0.99 {
+			t.Errorf("seed %d: throughput %.4f of λ, want a clear shortfall", r.Seed, thr)
+		}
+	}
+}
