@@ -316,57 +316,10 @@ func poolDeficits(rs []*Result, alpha float64) []PooledDeficit {
 			xs = append(xs, r.Deficits[q].Relative)
 			ts = append(ts, r.Deficits[q].T)
 		}
-		out[q] = pooledTest(d.Name, d.Class, xs, ts, pooling{alpha / float64(2*len(ref)), deficitMaterial, growthSegments/2 - 1})
+		out[q] = pooledTest(d.Name, d.Class, xs, ts, pooling{alpha / float64(2*len(ref)), growthSegments/2 - 1})
 	}
 	return out
 }
-
-// The whole-window shortfall rule: did the replications, over their whole
-// measured window, deliver materially less work (or fewer jobs) than was
-// offered?
-//
-// Why. The pooled deficit above reads the second half of the window only,
-// so that a warm-up too short for a slowly mixing policy does not read as
-// a deficit; and its per-replication t is small when the deficit comes in a
-// few long episodes (its batch-means standard error is then dominated by
-// those few batches). A policy whose cycles are as long as the run falls
-// between both: MSF on Borg cell B at λ = 4.25 (issue #31) lets its
-// 2000-server class wait until the other classes happen to leave at most
-// 48 servers busy, then serves that class's backlog while the others
-// wait. Over 10^7 arrivals every one of 44 replications delivered less
-// work than offered over its window (1.4% to 36%, median 14%; window t
-// 0.5 to 23), while the second half alone swings between starvation and
-// catch-up (−13% to +35%, t −4 to 21): four replications pooled by the
-// second-half rule were called stable in 5 of 11 seed groups. Over 5·10^7
-// arrivals two replications still delivered 3–6% less than offered (and
-// reached 1.1·10^5 and 3.5·10^5 jobs, past the default cap in 10^8), so
-// at any run length this project's users run, the window's means are those
-// of a system falling behind: lower bounds, not steady-state estimates.
-//
-// Rule. For the total work and the total jobs, the replications' whole-
-// window relative deficits (Deficit.WindowRelative) are pooled as the
-// second-half ones are — Student's t over the replications and Stouffer's
-// z of their own window t statistics (64 increments, so a t(63) scale),
-// each capped at 5 — at shortfallAlpha = 10^-4 per point split over the
-// two quantities and the two statistics, and the mean must exceed
-// shortfallMaterial = 2%. Under stability with a warm-up long enough, the
-// window's deficit telescopes like the second half's (conservative, see
-// the test's description); what the rule adds is the first half, so a
-// stable system still filling through its whole window by more than 2% of
-// the offer is called unstable too. That is the price, and the verdict
-// says so (Test "shortfall-…"): such a run cannot tell a transient from an
-// overload, and its means are lower bounds either way; the converged
-// verdict's throughput rule (convergence.go) warns earlier, at a 0.2%
-// shortfall. The 2% keeps the rule to shortfalls that matter: ten times
-// the second-half rule's materiality, twice the deficit 1% past
-// saturation (which the second-half rule already sees).
-const (
-	// shortfallAlpha is the whole-window shortfall rule's level per point.
-	shortfallAlpha = 1e-4
-	// shortfallMaterial is the smallest mean whole-window relative
-	// deficit the rule calls unstable.
-	shortfallMaterial = 0.02
-)
 
 // windowDeficits collects the replications' whole-window relative deficits
 // of the total quantity name and their window t statistics.
@@ -383,20 +336,6 @@ func windowDeficits(rs []*Result, name string) (xs, ts []float64) {
 		}
 	}
 	return xs, ts
-}
-
-// poolWindowShortfalls runs the whole-window shortfall rule on the total
-// work and the total jobs (nil when no replication carries the evidence).
-func poolWindowShortfalls(rs []*Result) []PooledDeficit {
-	var out []PooledDeficit
-	for _, name := range []string{DeficitWork, DeficitJobs} {
-		xs, ts := windowDeficits(rs, name)
-		if len(xs) == 0 {
-			continue
-		}
-		out = append(out, pooledTest(name, -1, xs, ts, pooling{shortfallAlpha / 4, shortfallMaterial, growthSegments - 1}))
-	}
-	return out
 }
 
 // stoufferCap bounds each replication's t in Stouffer's sum: beyond 5 (a
@@ -416,11 +355,11 @@ const stoufferCap = 5.0
 func stoufferScale(df int) float64 { return math.Sqrt(float64(df) / float64(df-2)) }
 
 // pooling is how pooledTest tests: its level (for each of the two
-// statistics), the smallest material mean, and the degrees of freedom of
-// the replications' own t statistics (Stouffer's z; 0 when not run).
+// statistics) and the degrees of freedom of the replications' own t
+// statistics (Stouffer's z).
 type pooling struct {
-	alpha, material float64
-	df              int
+	alpha float64
+	df    int
 }
 
 // pooledTest tests that the replications' relative deficits xs have a
@@ -450,7 +389,7 @@ func pooledTest(name string, class int, xs, ts []float64, how pooling) PooledDef
 		return p
 	}
 	p.Critical = stats.TQuantile(1-how.alpha, p.N-1)
-	material := p.Mean > how.material
+	material := p.Mean > deficitMaterial
 	if ts != nil {
 		for _, t := range ts {
 			p.Z += math.Min(t, stoufferCap)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/msjfarm/msjfarm/sim/stats"
 )
@@ -217,8 +216,7 @@ const (
 	VerdictStable Verdict = "stable"
 	// VerdictUnstable: at least half the replications show evidence of
 	// instability (growth, deficit, drain_limit, trace_ended, overload),
-	// or the pooled work-deficit test fired, or the replications' whole
-	// windows fell materially short of the offer (deficit.go).
+	// or the pooled work-deficit test fired.
 	VerdictUnstable Verdict = "unstable"
 	// VerdictTruncated: no majority either way because replications hit
 	// MaxInSystem: had they run on, they could have decided it. Raise the
@@ -246,13 +244,11 @@ type PointVerdict struct {
 	// half the replications flagged unstable), TestDeficit followed by
 	// "-t:" or "-z:" and the quantity (the pooled work-deficit test fired
 	// by its Student t or its Stouffer z, e.g. "deficit-t:work"),
-	// TestShortfall the same way ("shortfall-z:work": the whole-window
-	// shortfall rule), TestTruncated (unstable and truncated runs reach
-	// half) or TestNone (stable: no rule fired). Statistic and Critical are
-	// its evidence: for a vote, the replications counted and ⌈n/2⌉; for a
-	// pooled rule, the statistic that fired and its critical value; for
-	// none, the vote's count (the pooled deficits are in Deficits and
-	// Shortfalls either way).
+	// TestTruncated (unstable and truncated runs reach half) or TestNone
+	// (stable: no rule fired). Statistic and Critical are its evidence:
+	// for a vote, the replications counted and ⌈n/2⌉; for the deficit, the
+	// statistic that fired and its critical value; for none, the vote's
+	// count (the pooled deficits are in Deficits either way).
 	Test      string  `json:"test"`
 	Statistic float64 `json:"statistic"`
 	Critical  float64 `json:"critical"`
@@ -260,17 +256,12 @@ type PointVerdict struct {
 	// work, total jobs, each class's jobs; deficit.go), empty when no
 	// replication carried the evidence.
 	Deficits []PooledDeficit `json:"deficits,omitempty"`
-	// Shortfalls is the whole-window shortfall rule of the total work and
-	// the total jobs (deficit.go), empty when no replication carried the
-	// evidence.
-	Shortfalls []PooledDeficit `json:"shortfalls,omitempty"`
 }
 
 // The rules that can decide a point's verdict (PointVerdict.Test).
 const (
 	TestMajority  = "majority"
 	TestDeficit   = "deficit"
-	TestShortfall = "shortfall"
 	TestTruncated = "truncated"
 	TestNone      = "none"
 )
@@ -286,25 +277,7 @@ func (v PointVerdict) StrongestDeficit() (PooledDeficit, bool) {
 	return v.Deficits[i], true
 }
 
-// Decisive is the pooled quantity that decided an unstable verdict (the
-// deficit or shortfall named by Test); false when a vote decided it or the
-// point is not unstable.
-func (v PointVerdict) Decisive() (PooledDeficit, bool) {
-	ps := v.Deficits
-	if strings.HasPrefix(v.Test, TestShortfall+"-") {
-		ps = v.Shortfalls
-	} else if !strings.HasPrefix(v.Test, TestDeficit+"-") {
-		return PooledDeficit{}, false
-	}
-	for _, p := range ps {
-		if p.Fired {
-			return p, true
-		}
-	}
-	return PooledDeficit{}, false
-}
-
-// Pool pools one parameter point's replications into a verdict by these
+// Pool pools one parameter point's replications into a verdict by two
 // rules, in this order:
 //
 //   - unstable if at least half the replications (2u ≥ n) show evidence of
@@ -312,9 +285,6 @@ func (v PointVerdict) Decisive() (PooledDeficit, bool) {
 //   - unstable if the pooled work-deficit test fires on some quantity (the
 //     total work, the total jobs or one class's jobs; deficit.go): Test
 //     "deficit-t:<quantity>" or "deficit-z:<quantity>";
-//   - unstable if the whole-window shortfall rule fires on the total work
-//     or jobs (deficit.go): Test "shortfall-t:<quantity>" or
-//     "shortfall-z:<quantity>";
 //   - otherwise truncated if the replications that hit the cap (and showed
 //     no evidence) would reach that half (2(u+c) ≥ n);
 //   - otherwise stable (Test "none").
@@ -334,15 +304,8 @@ func (v PointVerdict) Decisive() (PooledDeficit, bool) {
 // on Borg cell B) leave half the replications unflagged. Every replication
 // of such a point still delivers less than is offered; averaged over the
 // replications that shortfall is clear (issue #31). The pooled test's level
-// is 10^-4 per point (deficit.go).
-//
-// Why the whole window as well. A policy whose cycles are as long as the
-// run (MSF on Borg cell B at λ = 4.25: a starving 2000-server class, then
-// its backlog served while the others wait) swings between deficit and
-// catch-up within the second half, but falls behind over the window as a
-// whole in every replication (deficit.go, the whole-window shortfall
-// rule; also 10^-4 per point). The three rules together keep a stable,
-// warmed-up point's false verdict well under 10^-3.
+// is 10^-4 per point (deficit.go), so the two rules together keep a stable
+// point's false verdict well under 10^-3.
 //
 // LowerBound is independent of the verdict: one bounded replication makes
 // the point's means bounds. Results must be non-nil; an empty slice is an
@@ -370,20 +333,14 @@ func Pool(rs []*Result) (PointVerdict, error) {
 		}
 	}
 	v.Deficits = poolDeficits(rs, poolAlpha)
-	v.Shortfalls = poolWindowShortfalls(rs)
 	half := float64((v.N + 1) / 2)
 	d, tested := v.StrongestDeficit()
-	sf := strongest(v.Shortfalls)
 	switch {
 	case 2*v.Unstable >= v.N:
 		v.Verdict, v.Test, v.Statistic, v.Critical = VerdictUnstable, TestMajority, float64(v.Unstable), half
 	case tested && d.Fired:
 		which, stat, crit := d.Decider()
 		v.Verdict, v.Test, v.Statistic, v.Critical = VerdictUnstable, TestDeficit+"-"+which+":"+d.Name, stat, crit
-	case sf >= 0 && v.Shortfalls[sf].Fired:
-		d := v.Shortfalls[sf]
-		which, stat, crit := d.Decider()
-		v.Verdict, v.Test, v.Statistic, v.Critical = VerdictUnstable, TestShortfall+"-"+which+":"+d.Name, stat, crit
 	case 2*(v.Unstable+v.Truncated) >= v.N:
 		v.Verdict, v.Test, v.Statistic, v.Critical = VerdictTruncated, TestTruncated, float64(v.Unstable+v.Truncated), half
 	default:

@@ -100,8 +100,9 @@ type calibration struct {
 	// among the points, and the quantity that had it.
 	maxRatio float64
 	maxName  string
-	// maxShort is the largest whole-window shortfall statistic over its
-	// critical value (the larger of t and z) among the points.
+	// maxShort is the largest pooled whole-window work shortfall statistic
+	// (the converged verdict's, the larger of t and z) over its critical
+	// value among the points.
 	maxShort float64
 	// meanDeficit is the mean over the points of the pooled relative work
 	// deficit.
@@ -122,8 +123,8 @@ func tallyPoints(pts []verdictPoint) calibration {
 		if d, ok := p.v.StrongestDeficit(); ok && d.Critical > 0 && d.T/d.Critical > c.maxRatio {
 			c.maxRatio, c.maxName = d.T/d.Critical, d.Name
 		}
-		for _, d := range p.v.Shortfalls {
-			if _, stat, crit := d.Decider(); crit > 0 && stat/crit > c.maxShort {
+		if ws := p.cv.WorkShortfall; ws != nil {
+			if _, stat, crit := ws.Decider(); crit > 0 && stat/crit > c.maxShort {
 				c.maxShort = stat / crit
 			}
 		}
@@ -144,7 +145,7 @@ func (c calibration) String() string {
 	for _, k := range keys {
 		fmt.Fprintf(&b, " %s:%d", k, c.tests[k])
 	}
-	return fmt.Sprintf("%d/%d unstable, %d unconverged; tests%s; max pooled t/crit %.3g (%s); max whole-window shortfall stat/crit %.3g; mean work deficit %.4f",
+	return fmt.Sprintf("%d/%d unstable, %d unconverged; tests%s; max pooled t/crit %.3g (%s); max whole-window work shortfall stat/crit %.3g (converged rule); mean work deficit %.4f",
 		c.unstable, c.points, c.unconverged, b.String(), c.maxRatio, c.maxName, c.maxShort, c.meanDeficit)
 }
 
