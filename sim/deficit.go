@@ -60,6 +60,10 @@ import (
 // tested (a Bonferroni split: at most poolAlpha = 10^-4 per point for
 // normal deficits). A deficit of 1% seen weakly in each of ten replications
 // is then clear, where a majority of per-replication verdicts would miss it.
+// Stouffer's z of the replications' own t statistics (each divided by its
+// AR(1) factor, arAdjusted) is the second statistic, and a deficit that
+// more than halved from the window's first half to its second is a
+// transient, not an overload (transientRatio).
 //
 // Whole window. The same balance over the whole window is the measured
 // throughput's shortfall: Deficit.WindowRelative, 1 − departures/arrivals
