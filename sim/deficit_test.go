@@ -369,6 +369,28 @@ func TestPoolDeficitAutocorrelated(t *testing.T) {
 	}
 }
 
+// simulatePoint runs the point `msjfarm simulate --workload workload
+// --policy policy --rate rate --reps 10 --seed seed` runs (replication r
+// has seed rng.Mix(seed, r); 10^6 arrivals after 10^5 of warm-up), on
+// every core, and pools it.
+func simulatePoint(t *testing.T, workload string, rate float64, policy string, seed uint64) ([]*sim.Result, sim.PointVerdict) {
+	t.Helper()
+	w := simtest.Named(t, workload, rate)
+	rs, errs := runParallel(10, func(i int) (*sim.Result, error) {
+		return sim.Run(w, builtinP(policy)(), sim.Config{Seed: rng.Mix(seed, uint64(i)), Warmup: 100000, Arrivals: 1000000})
+	})
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := sim.Pool(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs, v
+}
+
 // TestVerdictMSFBorgBStable: MSF on Borg cell B at λ = 2.5 is stable (issue
 // #31: a replication flagged by the growth test there), but its 2000-server
 // class waits for the other classes to leave at most 48 servers busy, in
@@ -381,19 +403,7 @@ func TestVerdictMSFBorgBStable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("about 2 s of simulation")
 	}
-	w := simtest.Named(t, "borg-b", 2.5)
-	rs, errs := runParallel(10, func(i int) (*sim.Result, error) {
-		return sim.Run(w, builtinP("msf")(), sim.Config{Seed: rng.Mix(221732, uint64(i)), Warmup: 100000, Arrivals: 1000000})
-	})
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	v, err := sim.Pool(rs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs, v := simulatePoint(t, "borg-b", 2.5, "msf", 221732)
 	// The raw Stouffer sum, as engine 0.7.0 formed it, to show the case
 	// is the one it was.
 	raw := 0.0
@@ -448,19 +458,7 @@ func TestVerdictFirstFitFilling(t *testing.T) {
 	if testing.Short() {
 		t.Skip("about 1.5 s of simulation")
 	}
-	w := simtest.Named(t, "one-or-all", 7.5707)
-	rs, errs := runParallel(10, func(i int) (*sim.Result, error) {
-		return sim.Run(w, builtinP("first-fit")(), sim.Config{Seed: rng.Mix(2007, uint64(i)), Warmup: 100000, Arrivals: 1000000})
-	})
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	v, err := sim.Pool(rs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs, v := simulatePoint(t, "one-or-all", 7.5707, "first-fit", 2007)
 	cv := sim.PoolConvergence(rs)
 	var heavy sim.PooledDeficit
 	for _, d := range v.Deficits {
