@@ -220,24 +220,21 @@ type ConvergenceVerdict struct {
 
 // poolShortfall pools the whole-window relative deficit of the total
 // quantity name over the replications carrying it, at level
-// throughputAlpha/2 (the two totals share the converged verdict's level);
-// nil when none does.
+// throughputAlpha/4 (the two totals and the two statistics share the
+// converged verdict's level): Student's t over the replications, and
+// Stouffer's z of their own window t statistics (64 increments: a t(63)
+// scale), each capped at 5 as in the pooled deficit. Stouffer's z is what
+// sees a policy whose cycles are as long as the run: MSF on Borg cell B
+// at λ = 4.25, 10^7 arrivals × 4, delivered 7.5%–22% less work than
+// offered (means of 11 seed groups) with window t from 0.5 to 23, a
+// Student t of 2.7–7.6 against 16.3 with 3 degrees of freedom, but z of
+// 4.6–8.7 against 3.54. Nil when no replication carries the evidence.
 func poolShortfall(rs []*Result, name string) *PooledDeficit {
-	var xs []float64
-	for _, r := range rs {
-		if r == nil {
-			continue
-		}
-		for _, d := range r.Deficits {
-			if d.Name == name && d.Class == -1 {
-				xs = append(xs, d.WindowRelative)
-			}
-		}
-	}
+	xs, ts := windowDeficits(rs, name)
 	if len(xs) == 0 {
 		return nil
 	}
-	p := pooledTest(name, -1, xs, nil, throughputAlpha/2)
+	p := pooledTest(name, -1, xs, ts, pooling{throughputAlpha / 4, growthSegments - 1})
 	return &p
 }
 

@@ -44,8 +44,19 @@ import (
 // verdict's "throughput" rule; every mean, variance, count and time
 // average is bit for bit 0.6.0's (only verdict fields and their evidence
 // are new), but a 0.6.0 record lacks the evidence and its verdict may
-// differ.
-const Version = "0.7.0"
+// differ. 0.7.1: every replication's record is bit for bit 0.7.0's (the
+// golden result differs only in this string); what changes is how a
+// point's replications are pooled, so a summary aggregated from the same
+// records can differ: Stouffer's z of the pooled deficit divides each
+// replication's t by its AR(1) factor (fewer stable points with long
+// episodes, such as MSF on Borg cell B, called unstable by "deficit-z"); a
+// pooled deficit that more than halved from the window's first half to its
+// second is a transient and does not fire (PooledDeficit.Transient: fewer
+// stable points whose warm-up was too short called unstable, e.g.
+// First-Fit on one-or-all at ρ = 0.97); and the converged verdict's pooled
+// shortfall adds Stouffer's z of the replications' window t (more points
+// not converged: a policy whose cycles are as long as the run).
+const Version = "0.7.1"
 
 // Config is the run length and instrumentation of one replication.
 type Config struct {

@@ -304,8 +304,9 @@ func (v PointVerdict) StrongestDeficit() (PooledDeficit, bool) {
 // on Borg cell B) leave half the replications unflagged. Every replication
 // of such a point still delivers less than is offered; averaged over the
 // replications that shortfall is clear (issue #31). The pooled test's level
-// is 10^-4 per point (deficit.go), so the two rules together keep a stable
-// point's false verdict well under 10^-3.
+// is 10^-4 per point (deficit.go), so the two rules together keep a stable,
+// warmed-up point's false verdict nominally under 10^-3 (docs/design.md,
+// "Verdict calibration", has the measured counts and their exact bounds).
 //
 // LowerBound is independent of the verdict: one bounded replication makes
 // the point's means bounds. Results must be non-nil; an empty slice is an
