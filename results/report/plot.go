@@ -16,7 +16,6 @@ import (
 
 	"codeberg.org/go-pdf/fpdf"
 	"git.sr.ht/~sbinet/gg"
-	"golang.org/x/text/encoding/charmap"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -25,7 +24,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgpdf"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // The PDF figures carry fixed dates and a sorted catalogue, so that a
@@ -684,14 +682,12 @@ func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Lengt
 	page := rows == 1 && cols == 1
 	out.do(w*h, func() error {
 		var buf bytes.Buffer
-		// vector draws name.pdf and, with svg, name.svg. The PDF embeds its
-		// font (what a paper includes); the SVG names it, as a web page's
-		// does: embedding it weighed about 0.5 MB per figure, a report of
-		// tens of MB for a small sweep (and more than a full disk's last
-		// megabytes). The page-width variant is a PDF only.
+		// vector draws name.pdf and, with svg, name.svg, their text as
+		// glyph outlines (glyph.go: no font to embed or to lack). The
+		// page-width variant is a PDF only.
 		vector := func(name string, w, h, tw vg.Length, withSVG bool) error {
 			if withSVG {
-				svg := vgsvg.NewWith(vgsvg.UseWH(w, h))
+				svg := newSVG(w, h)
 				withBand(draw.New(svg), w, tw)
 				buf.Reset()
 				if _, err := svg.WriteTo(&buf); err != nil {
@@ -1033,42 +1029,13 @@ func (st *sweptTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
-// pdfCanvas is a vgpdf canvas that writes text in the encoding of its
-// fonts: vgpdf embeds them with the Windows-1252 code page but passes the
-// UTF-8 bytes of the text through, so "λ" or "—" came out as "Î»" and
-// "â€”". FillString translates to Windows-1252 and spells out the
-// characters that code page lacks (λ → lambda).
+// pdfCanvas is a vgpdf canvas that draws its text as glyph outlines
+// (glyph.go): the PDF then needs no font (vgpdf embedded the whole
+// Liberation font, 0.2 MB per figure, in a Windows-1252 encoding that
+// spelled "λ" as "lambda"), and every character is drawn as itself.
 type pdfCanvas struct{ *vgpdf.Canvas }
 
-// FillString draws str translated by cp1252.
+// FillString draws str as outlines.
 func (c pdfCanvas) FillString(f font.Face, pt vg.Point, str string) {
-	c.Canvas.FillString(f, pt, cp1252(str))
-}
-
-// pdfSpelled are the characters of the figures' labels outside
-// Windows-1252, with the text that stands for them.
-var pdfSpelled = map[rune]string{
-	'λ': "lambda", 'ρ': "rho", 'Σ': "Sum", 'μ': "µ", 'ℓ': "l", 'ᵢ': "_i", '≥': ">=", '≤': "<=",
-	'∞': "inf", '−': "-", '≈': "~", '▲': "^", '△': "^", '▽': "v",
-}
-
-// cp1252 encodes s in Windows-1252 as a Go string of its bytes.
-func cp1252(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if sp, ok := pdfSpelled[r]; ok {
-			b.WriteString(cp1252(sp))
-			continue
-		}
-		if r < 0x80 {
-			b.WriteRune(r)
-			continue
-		}
-		if c, ok := charmap.Windows1252.EncodeRune(r); ok {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('?')
-	}
-	return b.String()
+	outlineText(c.Canvas, f, pt, str)
 }
