@@ -180,7 +180,7 @@ y*exp(+-hw/y)), reading ("estimate", or "lower bound": an unstable or
 truncated point, drawn as a triangle at the top edge, not on the line).
 Edit the settings below to restyle; run: python3 {{.Name}}.py [--out FILE]
 """
-import argparse, csv, json, math, os
+import argparse, csv, gzip, json, math, os
 
 import matplotlib
 matplotlib.use("Agg")
@@ -209,7 +209,11 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "{{.Name}}.mpl.pdf"))
     ap.add_argument("--dump", help="write the drawn lines as JSON")
     args = ap.parse_args()
-    rows = list(csv.DictReader(open(os.path.join(HERE, "{{.Name}}.csv"), newline="")))
+    path = os.path.join(HERE, "{{.Name}}.csv")
+    if not os.path.exists(path):
+        path += ".gz"  # a large campaign's report compresses its CSVs
+    with (gzip.open(path, "rt", newline="") if path.endswith(".gz") else open(path, newline="")) as f:
+        rows = list(csv.DictReader(f))
     ncols = min(3, len(PANELS))
     nrows = math.ceil(len(PANELS) / ncols)
     w = WIDTH_IN if len(PANELS) == 1 else 2.3 * ncols

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"image"
 	"image/color"
@@ -762,6 +763,10 @@ type files struct {
 	mu   sync.Mutex
 	m    map[string][]byte
 	jobs []job
+	// gz compresses the CSV files and summary.json (name.csv.gz): set
+	// for a campaign of more than maxTableRows points, whose tables
+	// would otherwise weigh tens of MB.
+	gz bool
 }
 
 type job struct {
@@ -772,6 +777,13 @@ type job struct {
 func newFiles() *files { return &files{m: map[string][]byte{}} }
 
 func (f *files) put(name string, data []byte) {
+	if f.gz && (strings.HasSuffix(name, ".csv") || name == "summary.json") {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b) // no name or time in the header: reproducible
+		_, _ = w.Write(data)    // a bytes.Buffer does not fail
+		_ = w.Close()
+		name, data = name+".gz", b.Bytes()
+	}
 	f.mu.Lock()
 	f.m[name] = data
 	f.mu.Unlock()

@@ -146,6 +146,14 @@ type facetView struct {
 	Facets        int
 	TableRows     []tableRow
 	Compare       *cmpView
+	// Heat: the figures are heat maps (a campaign too large for line
+	// plots, heatLayout).
+	Heat bool
+	// TableNote replaces the summary table when it is too long for a
+	// page (maxTableRows); NoTable leaves the section out (a heat-map
+	// group after the first, whose rows the first lists).
+	TableNote string
+	NoTable   bool
 }
 
 type tableRow struct {
@@ -940,6 +948,78 @@ func campaignTags(ms []manifestInfo) []string {
 	return tags
 }
 
+// sections draws the figures of every facet (or, for a campaign too large
+// for line plots, of every heat-map group: heatLayout) and builds their
+// sections of index.html. The summary and comparison tables are printed
+// only up to maxTableRows points (the data files always have them all).
+func sections(files *files, pts []aggregate.Point, fs []*facet, tags []string, x string, others []string) ([]facetView, error) {
+	var views []facetView
+	tables := len(pts) <= maxTableRows
+	xl := axisLabel(x)
+	if groups := heatLayout(pts, fs, tags, x, others); groups != nil {
+		metrics := heatMetrics(groups)
+		for i, g := range groups {
+			v := facetView{Title: g.title, Anchor: fmt.Sprintf("facet%d", i+1), Facets: len(groups), Heat: true}
+			for _, m := range metrics {
+				fig, err := g.heatFigure(files, m, xl)
+				if err != nil {
+					return nil, err
+				}
+				if fig != nil {
+					v.Figures = append(v.Figures, *fig)
+				}
+			}
+			views = append(views, v)
+		}
+		for i := range views {
+			views[i].NoTable = i > 0
+		}
+		if !tables {
+			views[0].TableNote = tableNote(len(pts))
+			return views, nil
+		}
+		for _, f := range fs {
+			views[0].TableRows = append(views[0].TableRows, tableRows(f, x)...)
+		}
+		return views, nil
+	}
+	for i, f := range fs {
+		figs, skipped, constant, err := f.figures(files, x)
+		if err != nil {
+			return nil, err
+		}
+		v := facetView{Title: f.title, Anchor: fmt.Sprintf("facet%d", i+1),
+			Figures: figs, Skipped: skipped, Constant: constant, Facets: len(fs)}
+		if tables {
+			v.TableRows, v.Compare = tableRows(f, x), f.comparisons(x)
+		} else {
+			v.TableNote, v.NoTable = tableNote(len(pts)), i > 0
+		}
+		views = append(views, v)
+	}
+	return views, nil
+}
+
+// tableNote says where a summary too long for the page is.
+func tableNote(points int) string {
+	return fmt.Sprintf("%d points: more than the %d a page lists, so the summary and the paired comparisons are in the data files only "+
+		"(summary.csv and summary_long.csv, with every comparison; their Parquet files).", points, maxTableRows)
+}
+
+// count counts the page's unstable and unconverged points and failed
+// replications.
+func (page *indexPage) count(pts []aggregate.Point) {
+	for _, p := range pts {
+		if p.Unstable() {
+			page.Unstable++
+		}
+		if p.Unconverged() {
+			page.Unconverged++
+		}
+		page.Failed += p.NFailed
+	}
+}
+
 // Render builds the files Write writes, in memory, keyed by file name (no
 // directories), for a caller that stores them elsewhere (e.g. under
 // storage.ReportPrefix(id) in an object store). The links of index.html are
@@ -950,6 +1030,11 @@ func campaignTags(ms []manifestInfo) []string {
 // name; the data files and manifest.json are c's.
 func Render(c Campaign, overlay ...Campaign) (map[string][]byte, error) {
 	files := newFiles()
+	n := len(c.Points)
+	for _, o := range overlay {
+		n += len(o.Points)
+	}
+	files.gz = n > maxTableRows
 	data, err := dataFiles(files, c)
 	if err != nil {
 		return nil, err
@@ -968,8 +1053,11 @@ func Render(c Campaign, overlay ...Campaign) (map[string][]byte, error) {
 	info := parseManifest(c.Manifest)
 	pts := c.Points
 	var tags []string
-	page := indexPage{Manifest: manifest, HasManifest: c.Manifest != nil, Data: data,
+	page := indexPage{Manifest: manifest, HasManifest: c.Manifest != nil, Data: data, CSV: "csv", JSON: "json",
 		Replications: c.Tasks != nil, Columns: markdownHTML(aggregate.ColumnsDoc)}
+	if files.gz {
+		page.CSV, page.JSON = "csv.gz", "json.gz"
+	}
 	page.Header = header{Title: info.Name, ID: info.Campaign, Description: info.description(), Date: info.date(),
 		State: info.State, Versions: info.versions(), Commands: info.commands()}
 	if len(overlay) > 0 {
@@ -1016,34 +1104,17 @@ func Render(c Campaign, overlay ...Campaign) (map[string][]byte, error) {
 	for _, f := range fs {
 		f.lines = f.limitLines(x, limits)
 	}
-	xl := xLabels[x]
-	if xl == "" {
-		xl = x
-	}
+	xl := axisLabel(x)
 	page.XLabel = xl
 	page.Points = len(pts)
-	for i, f := range fs {
-		figs, skipped, constant, err := f.figures(files, x)
-		if err != nil {
-			_, _ = files.wait()
-			return nil, err
-		}
-		page.Facets = append(page.Facets, facetView{Title: f.title, Anchor: fmt.Sprintf("facet%d", i+1),
-			Figures: figs, Skipped: skipped, Constant: constant, Facets: len(fs), TableRows: tableRows(f, x),
-			Compare: f.comparisons(x)})
+	if page.Facets, err = sections(files, pts, fs, tags, x, others); err != nil {
+		_, _ = files.wait()
+		return nil, err
 	}
 	for _, m := range tableMetrics {
 		page.Metrics = append(page.Metrics, metricLabel(m))
 	}
-	for _, p := range pts {
-		if p.Unstable() {
-			page.Unstable++
-		}
-		if p.Unconverged() {
-			page.Unconverged++
-		}
-		page.Failed += p.NFailed
-	}
+	page.count(pts)
 	buf.Reset()
 	if err := indexTmpl.Execute(&buf, page); err != nil {
 		_, _ = files.wait()
@@ -1075,6 +1146,7 @@ type indexPage struct {
 	Manifest         string
 	HasManifest      bool
 	Points           int
+	CSV, JSON        string // the data files' extensions: csv or csv.gz (files.gz)
 	Unstable, Failed int
 	Unconverged      int
 }
@@ -1134,7 +1206,7 @@ details pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 
 <nav><strong>Contents</strong>
 <ol>
 {{range .Facets}}<li>{{if gt .Facets 1}}<a href="#{{.Anchor}}">{{.Title}}</a>{{else}}<a href="#{{.Anchor}}">Figures</a>{{end}}
-<ol>{{range .Figures}}<li><a href="#fig-{{.Name}}">{{.Title}}</a></li>{{end}}<li><a href="#{{.Anchor}}-table">Summary table</a></li></ol></li>
+<ol>{{range .Figures}}<li><a href="#fig-{{.Name}}">{{.Title}}</a></li>{{end}}{{if not .NoTable}}<li><a href="#{{.Anchor}}-table">Summary table</a></li>{{end}}</ol></li>
 {{end}}<li><a href="#data">Data files</a></li>
 <li><a href="#columns">Column reference</a></li>
 {{if .HasManifest}}<li><a href="#manifest">Manifest</a></li>{{end}}
@@ -1146,8 +1218,9 @@ Figures are drawn for a column (3.3 in, fonts 8–9 pt; name_page.pdf for a page
 {{range .Facets}}
 <section id="{{.Anchor}}">
 <h2>{{.Title}}</h2>
-{{range .Figures}}<figure id="fig-{{.Name}}"{{if .Wide}} class="wide"{{end}}><a href="{{.Name}}.svg"><img src="{{.Name}}.png" alt="{{.Title}}"></a><figcaption>{{.Title}} — <a href="{{.Name}}.pdf">PDF</a> · <a href="{{.Name}}.svg">SVG</a> · <a href="{{.Name}}.png">PNG</a>{{if not .Wide}} · page-width <a href="{{.Name}}_page.pdf">PDF</a>{{end}} · data <a href="{{.Name}}.csv">CSV</a> · <a href="{{.Name}}.py">matplotlib script</a></figcaption></figure>
+{{range .Figures}}<figure id="fig-{{.Name}}"{{if .Wide}} class="wide"{{end}}><a href="{{.Name}}.svg"><img src="{{.Name}}.png" alt="{{.Title}}"></a><figcaption>{{.Title}} — <a href="{{.Name}}.pdf">PDF</a> · <a href="{{.Name}}.svg">SVG</a> · <a href="{{.Name}}.png">PNG</a>{{if not .Wide}} · page-width <a href="{{.Name}}_page.pdf">PDF</a>{{end}} · data <a href="{{.Name}}.{{$.CSV}}">CSV</a> · <a href="{{.Name}}.py">matplotlib script</a></figcaption></figure>
 {{end}}
+{{if .Heat}}<p class="meta">Too many points for line plots ({{$.Points}}): each figure is a heat map, x the swept axis, y the second swept dimension, one panel per series; the colour is the mean, in the bins of the key (a logarithmic scale when the means span two decades); grey struck-through cells are bounds (unstable or truncated points), white cells have no value. Per-class metrics, MSFQ phases and comparisons are in the data files.</p>{{end}}
 {{if .Skipped}}<p>Not plotted (zero or undefined at every point): {{range $i, $s := .Skipped}}{{if $i}}, {{end}}{{$s}}{{end}}.</p>{{end}}
 {{if .Constant}}<p>Not plotted (constant at every point, a parameter rather than a result): {{range $i, $s := .Constant}}{{if $i}}; {{end}}{{$s}}{{end}}.</p>{{end}}
 {{$f := .}}{{with .Compare}}<h3 id="{{$f.Anchor}}-compare">Paired comparisons against {{.Baseline}}</h3>
@@ -1157,22 +1230,22 @@ Figures are drawn for a column (3.3 in, fonts 8–9 pt; name_page.pdf for a page
 <tbody>
 {{range .Rows}}<tr class="cmp-{{.Class}}"><td>{{.Series}}</td><td>{{.X}}</td><td>{{.Rel}}</td><td>{{.Verdict}}</td><td>{{.PHolm}}</td><td>{{.Pairs}}</td><td>{{.Gain}}</td><td>{{.Note}}</td></tr>
 {{end}}</tbody></table></div>{{end}}
-<h3 id="{{.Anchor}}-table">Summary</h3>
-<p class="meta">Click a column heading to sort.</p>
+{{if not .NoTable}}<h3 id="{{.Anchor}}-table">Summary</h3>
+{{if .TableNote}}<p>{{.TableNote}}</p>{{else}}<p class="meta">Click a column heading to sort.</p>
 <div class="scroll">
 <table class="sortable">
 <thead><tr><th>policy</th><th>{{$.XLabel}}</th><th>load ρ</th><th>n</th><th>failed</th><th>unstable</th><th>truncated</th><th>verdict</th><th>converged</th>{{range $.Metrics}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
 {{range .TableRows}}<tr{{if .Unstable}} class="unstable"{{else if .Failed}} class="failed"{{end}}>{{range .Cells}}<td{{if .Sort}} data-v="{{.Sort}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table>
-</div>
+</div>{{end}}{{end}}
 </section>
 {{end}}
 <h2 id="data">Data files</h2>
-<p>Each table as CSV and as Parquet (same columns and types); the columns are documented in <a href="#columns">the column reference</a> (also <a href="COLUMNS.md">COLUMNS.md</a>).</p>
+<p>Each table as CSV{{if eq .CSV "csv.gz"}} (gzip-compressed at this size: pandas.read_csv and R's read.csv read it as it is){{end}} and as Parquet (same columns and types); the columns are documented in <a href="#columns">the column reference</a> (also <a href="COLUMNS.md">COLUMNS.md</a>).</p>
 <ul>
-{{range .Data}}<li><a href="{{.Name}}.csv">{{.Name}}.csv</a> · <a href="{{.Name}}.parquet">{{.Name}}.parquet</a> — {{.Doc}} ({{.Rows}} rows)</li>
-{{end}}<li><a href="summary.json">summary.json</a> — the summary with class names and failure messages</li>
+{{range .Data}}<li><a href="{{.Name}}.{{$.CSV}}">{{.Name}}.{{$.CSV}}</a> · <a href="{{.Name}}.parquet">{{.Name}}.parquet</a> — {{.Doc}} ({{.Rows}} rows)</li>
+{{end}}<li><a href="summary.{{$.JSON}}">summary.{{$.JSON}}</a> — the summary with class names and failure messages</li>
 {{if .HasManifest}}<li><a href="manifest.json">manifest.json</a> — versions, plugin sha256s, seeds: what reproduces these numbers</li>{{end}}
 </ul>
 <h2 id="columns">Column reference</h2>
