@@ -50,8 +50,8 @@ type heatGroup struct {
 // heatPanel is one panel: rows × columns of points.
 type heatPanel struct {
 	title string
-	xs    []float64         // column values, ascending
-	rows  []string          // row labels, bottom to top
+	xs    []float64                   // column values, ascending
+	rows  []string                    // row labels, bottom to top
 	cell  map[[2]int]*aggregate.Point // (column, row) → point
 }
 

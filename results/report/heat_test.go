@@ -3,8 +3,8 @@ package report
 import (
 	"bytes"
 	"compress/gzip"
-	"io"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"testing"
