@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"image"
 	"image/color"
 	"math"
 	"sort"
@@ -75,7 +76,7 @@ func heatLayout(pts []aggregate.Point, fs []*facet, tags []string, x string, oth
 	xs := func(ps []*aggregate.Point) []float64 {
 		set := map[float64]bool{}
 		for _, p := range ps {
-			if v := xValue(p, x); finite(v) {
+			if v := heatX(p, x); finite(v) {
 				set[v] = true
 			}
 		}
@@ -122,7 +123,7 @@ func heatLayout(pts []aggregate.Point, fs []*facet, tags []string, x string, oth
 			hp.xs = xs(f.pts)
 			ri := indexOf(hp.rows, strings.TrimSpace(strings.TrimPrefix(s.label, hp.title)))
 			for _, p := range s.pts {
-				hp.cell[[2]int{colIndex(hp.xs, xValue(p, x)), ri}] = p
+				hp.cell[[2]int{colIndex(hp.xs, heatX(p, x)), ri}] = p
 			}
 		}
 		for _, hp := range order {
@@ -157,6 +158,16 @@ func indexOf(ss []string, s string) int {
 		}
 	}
 	return -1
+}
+
+// heatX is p's column value: the swept value as given (a load of 0.05,
+// not the 0.05000000000000001 computed back from λ), so that the points
+// of a column share it exactly.
+func heatX(p *aggregate.Point, x string) float64 {
+	if v, ok := aggregate.Number(p.Axes[x]); ok {
+		return v
+	}
+	return aggregate.RoundInput(xValue(p, x))
 }
 
 func colIndex(xs []float64, v float64) int {
@@ -226,7 +237,7 @@ func foldedGroups(pts []aggregate.Point, tags []string, x string, others []strin
 			hp := &heatPanel{title: s.label, xs: cols, rows: rows, cell: map[[2]int]*aggregate.Point{}}
 			for _, p := range s.pts {
 				v, _ := aggregate.Number(p.Axes[fold])
-				hp.cell[[2]int{colIndex(cols, xValue(p, x)), colIndex(ys, v)}] = p
+				hp.cell[[2]int{colIndex(cols, heatX(p, x)), colIndex(ys, v)}] = p
 			}
 			g.panels = append(g.panels, hp)
 		}
@@ -361,51 +372,42 @@ func (s heatScale) label(i int) string {
 }
 
 // boundColour fills a cell whose mean is a bound (unstable or truncated:
-// aggregate.IsBound), noColour one without a value.
+// aggregate.IsBound): a grey no viridis colour resembles; noColour one
+// without a value.
 var (
 	boundColour = color.RGBA{200, 200, 200, 255}
 	noColour    = color.White
 )
 
 // heatCells is a plot.Plotter drawing a panel's cells: column i spans
-// [i−½, i+½], row j [j−½, j+½]; runs of equal colour along a row are one
-// rectangle (a binned scale makes them long, the files small). A bound
-// cell is grey with a diagonal stroke, so it never reads as a value.
+// [i−½, i+½], row j [j−½, j+½]. The cells are one image, cellPx pixels a
+// cell (so that a viewer that smooths images blurs only the cells'
+// edges), as matplotlib's imshow draws: in the SVG and PDF a few kB
+// where a rectangle per cell weighed 2 MB for 12,000 cells.
 type heatCells struct {
 	cols, rows int
-	colour     func(i, j int) (color.Color, bool) // bound?
+	colour     func(i, j int) color.Color
 }
+
+const cellPx = 8
 
 // Plot draws the cells.
 func (h heatCells) Plot(c draw.Canvas, p *plot.Plot) {
 	tx, ty := p.Transforms(&c)
+	img := image.NewRGBA(image.Rect(0, 0, h.cols*cellPx, h.rows*cellPx))
 	for j := 0; j < h.rows; j++ {
-		for i := 0; i < h.cols; {
-			col, bound := h.colour(i, j)
-			k := i + 1
-			for k < h.cols {
-				c2, b2 := h.colour(k, j)
-				if c2 != col || b2 != bound {
-					break
-				}
-				k++
-			}
-			x0, x1 := tx(float64(i)-0.5), tx(float64(k)-0.5)
-			y0, y1 := ty(float64(j)-0.5), ty(float64(j)+0.5)
-			c.SetColor(col)
-			c.Fill(rectPath(x0, y0, x1, y1))
-			if bound {
-				c.SetLineStyle(draw.LineStyle{Color: color.Gray{Y: 110}, Width: vg.Points(0.4)})
-				for q := i; q < k; q++ {
-					var d vg.Path
-					d.Move(vg.Point{X: tx(float64(q) - 0.5), Y: y0})
-					d.Line(vg.Point{X: tx(float64(q) + 0.5), Y: y1})
-					c.Stroke(d)
+		for i := 0; i < h.cols; i++ {
+			col := h.colour(i, j)
+			y0 := (h.rows - 1 - j) * cellPx // image rows run down
+			for y := y0; y < y0+cellPx; y++ {
+				for x := i * cellPx; x < (i+1)*cellPx; x++ {
+					img.Set(x, y, col)
 				}
 			}
-			i = k
 		}
 	}
+	c.DrawImage(vg.Rectangle{Min: vg.Point{X: tx(-0.5), Y: ty(-0.5)},
+		Max: vg.Point{X: tx(float64(h.cols) - 0.5), Y: ty(float64(h.rows) - 0.5)}}, img)
 }
 
 func rectPath(x0, y0, x1, y1 vg.Length) vg.Path {
@@ -418,11 +420,8 @@ func rectPath(x0, y0, x1, y1 vg.Length) vg.Path {
 	return r
 }
 
-// swatch is a legend thumbnail: a filled square (with the bound stroke).
-type swatch struct {
-	col   color.Color
-	bound bool
-}
+// swatch is a legend thumbnail: a filled, outlined square.
+type swatch struct{ col color.Color }
 
 // Thumbnail draws the swatch.
 func (s swatch) Thumbnail(c *draw.Canvas) {
@@ -433,12 +432,6 @@ func (s swatch) Thumbnail(c *draw.Canvas) {
 	c.SetColor(s.col)
 	c.Fill(p)
 	c.SetLineStyle(draw.LineStyle{Color: color.Gray{Y: 110}, Width: vg.Points(0.4)})
-	if s.bound {
-		var d vg.Path
-		d.Move(vg.Point{X: x0, Y: r.Min.Y})
-		d.Line(vg.Point{X: x0 + side, Y: r.Min.Y + side})
-		c.Stroke(d)
-	}
 	c.Stroke(p)
 }
 
@@ -570,15 +563,15 @@ func (g *heatGroup) heatFigure(out *files, m, xl string) (*figure, error) {
 		}
 		p.X.Tick.Marker = indexTicks{labels: xls, maxLabels: 5}
 		p.Y.Tick.Marker = indexTicks{labels: shortLabels(hp.rows), maxLabels: 8}
-		p.Add(heatCells{cols: len(hp.xs), rows: len(hp.rows), colour: func(i, j int) (color.Color, bool) {
+		p.Add(heatCells{cols: len(hp.xs), rows: len(hp.rows), colour: func(i, j int) color.Color {
 			v, bound, ok := value(i, j)
 			switch {
 			case !ok:
-				return noColour, false
+				return noColour
 			case bound:
-				return boundColour, true
+				return boundColour
 			}
-			return sc.colour(sc.bin(v)), false
+			return sc.colour(sc.bin(v))
 		}})
 		plots = append(plots, p)
 	}
@@ -592,7 +585,7 @@ func (g *heatGroup) heatFigure(out *files, m, xl string) (*figure, error) {
 		key.Legend.Add(sc.label(i), swatch{col: sc.colour(i)})
 	}
 	if anyBound {
-		key.Legend.Add("bound (unstable)", swatch{col: boundColour, bound: true})
+		key.Legend.Add("bound (unstable)", swatch{col: boundColour})
 	}
 	key.Legend.Add("no value", swatch{col: noColour})
 	name := g.prefix + "heat_" + m

@@ -81,10 +81,13 @@ func TestReportAtScale(t *testing.T) {
 	if files["mean_response.svg"] != nil || files["f1_mean_response.svg"] != nil {
 		t.Errorf("line plots drawn for a 40-facet campaign")
 	}
-	for _, f := range []string{"summary.csv.gz", "summary_long.csv.gz", "summary.json.gz", "heat_mean_response.csv.gz"} {
+	for _, f := range []string{"summary.csv.gz", "summary_long.parquet", "summary.json.gz", "heat_mean_response.csv.gz"} {
 		if files[f] == nil {
-			t.Errorf("no %s: a large campaign's tables are compressed", f)
+			t.Errorf("no %s: a large campaign's tables are compressed (the tidy ones Parquet only)", f)
 		}
+	}
+	if files["summary_long.csv.gz"] != nil || files["summary_long.csv"] != nil {
+		t.Errorf("summary_long as CSV at scale")
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(files["heat_mean_response.csv.gz"]))
 	if err != nil {
@@ -107,7 +110,7 @@ func TestReportAtScale(t *testing.T) {
 	if !strings.Contains(idx, "12000 points: more than the 2000 a page lists") || strings.Count(idx, "<tr") > 100 {
 		t.Errorf("index.html lists the 12,000-row summary")
 	}
-	if !strings.Contains(idx, `href="summary_long.csv.gz"`) || !strings.Contains(idx, `href="heat_mean_response.csv.gz"`) {
+	if !strings.Contains(idx, `href="summary.csv.gz"`) || !strings.Contains(idx, `href="heat_mean_response.csv.gz"`) || strings.Contains(idx, `href="summary_long.csv`) {
 		t.Errorf("index.html does not link the compressed tables")
 	}
 	svg := files["heat_mean_response.svg"]
@@ -115,6 +118,10 @@ func TestReportAtScale(t *testing.T) {
 		if !bytes.Contains(svg, []byte(s)) {
 			t.Errorf("heat_mean_response.svg lacks %s", s)
 		}
+	}
+	// The cells are one image per panel, not 12,000 rectangles.
+	if n := bytes.Count(svg, []byte("<image ")); n != 5 || len(svg) > 200<<10 {
+		t.Errorf("heat_mean_response.svg: %d images, %d bytes; want 5 and under 200 kB", n, len(svg))
 	}
 }
 

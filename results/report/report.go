@@ -898,7 +898,11 @@ func dataFiles(files *files, c Campaign) ([]dataFile, error) {
 	}
 	var out []dataFile
 	for _, t := range tables {
-		if err := put(t.name+".csv", func() error { return t.t.WriteCSV(&buf) }); err != nil {
+		// At scale (files.gz) the tidy tables are Parquet only: as CSV,
+		// even compressed, they doubled a 12,000-point report.
+		if files.gz && t.name != "summary" {
+			t.doc += "; Parquet only at this size"
+		} else if err := put(t.name+".csv", func() error { return t.t.WriteCSV(&buf) }); err != nil {
 			return nil, err
 		}
 		if err := put(t.name+".parquet", func() error { return t.t.WriteParquet(&buf) }); err != nil {
@@ -1220,7 +1224,7 @@ Figures are drawn for a column (3.3 in, fonts 8–9 pt; name_page.pdf for a page
 <h2>{{.Title}}</h2>
 {{range .Figures}}<figure id="fig-{{.Name}}"{{if .Wide}} class="wide"{{end}}><a href="{{.Name}}.svg"><img src="{{.Name}}.png" alt="{{.Title}}"></a><figcaption>{{.Title}} — <a href="{{.Name}}.pdf">PDF</a> · <a href="{{.Name}}.svg">SVG</a> · <a href="{{.Name}}.png">PNG</a>{{if not .Wide}} · page-width <a href="{{.Name}}_page.pdf">PDF</a>{{end}} · data <a href="{{.Name}}.{{$.CSV}}">CSV</a> · <a href="{{.Name}}.py">matplotlib script</a></figcaption></figure>
 {{end}}
-{{if .Heat}}<p class="meta">Too many points for line plots ({{$.Points}}): each figure is a heat map, x the swept axis, y the second swept dimension, one panel per series; the colour is the mean, in the bins of the key (a logarithmic scale when the means span two decades); grey struck-through cells are bounds (unstable or truncated points), white cells have no value. Per-class metrics, MSFQ phases and comparisons are in the data files.</p>{{end}}
+{{if .Heat}}<p class="meta">Too many points for line plots ({{$.Points}}): each figure is a heat map, x the swept axis, y the second swept dimension, one panel per series; the colour is the mean, in the bins of the key (a logarithmic scale when the means span a decade or more); grey cells are bounds (unstable or truncated points), white cells have no value. Per-class metrics, MSFQ phases and comparisons are in the data files.</p>{{end}}
 {{if .Skipped}}<p>Not plotted (zero or undefined at every point): {{range $i, $s := .Skipped}}{{if $i}}, {{end}}{{$s}}{{end}}.</p>{{end}}
 {{if .Constant}}<p>Not plotted (constant at every point, a parameter rather than a result): {{range $i, $s := .Constant}}{{if $i}}; {{end}}{{$s}}{{end}}.</p>{{end}}
 {{$f := .}}{{with .Compare}}<h3 id="{{$f.Anchor}}-compare">Paired comparisons against {{.Baseline}}</h3>
@@ -1244,7 +1248,7 @@ Figures are drawn for a column (3.3 in, fonts 8–9 pt; name_page.pdf for a page
 <h2 id="data">Data files</h2>
 <p>Each table as CSV{{if eq .CSV "csv.gz"}} (gzip-compressed at this size: pandas.read_csv and R's read.csv read it as it is){{end}} and as Parquet (same columns and types); the columns are documented in <a href="#columns">the column reference</a> (also <a href="COLUMNS.md">COLUMNS.md</a>).</p>
 <ul>
-{{range .Data}}<li><a href="{{.Name}}.{{$.CSV}}">{{.Name}}.{{$.CSV}}</a> · <a href="{{.Name}}.parquet">{{.Name}}.parquet</a> — {{.Doc}} ({{.Rows}} rows)</li>
+{{range .Data}}<li>{{if or (eq .Name "summary") (eq $.CSV "csv")}}<a href="{{.Name}}.{{$.CSV}}">{{.Name}}.{{$.CSV}}</a> · {{end}}<a href="{{.Name}}.parquet">{{.Name}}.parquet</a> — {{.Doc}} ({{.Rows}} rows)</li>
 {{end}}<li><a href="summary.{{$.JSON}}">summary.{{$.JSON}}</a> — the summary with class names and failure messages</li>
 {{if .HasManifest}}<li><a href="manifest.json">manifest.json</a> — versions, plugin sha256s, seeds: what reproduces these numbers</li>{{end}}
 </ul>

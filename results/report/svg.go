@@ -317,7 +317,7 @@ func (c *svgCanvas) DrawImage(rect vg.Rectangle, img image.Image) {
 	}
 	c.images++
 	m := c.top().m.then(affine{float64(rect.Size().X), 0, 0, -float64(rect.Size().Y), float64(rect.Min.X), float64(rect.Max.Y)})
-	fmt.Fprintf(&c.body, `<image width="1" height="1" preserveAspectRatio="none" transform="matrix(%g %g %g %g %g %g)" href="data:image/png;base64,%s"/>`+"\n",
+	fmt.Fprintf(&c.body, `<image width="1" height="1" preserveAspectRatio="none" style="image-rendering:pixelated" transform="matrix(%g %g %g %g %g %g)" href="data:image/png;base64,%s"/>`+"\n",
 		m[0], m[1], m[2], m[3], m[4], m[5], base64.StdEncoding.EncodeToString(buf.Bytes()))
 }
 
