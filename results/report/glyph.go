@@ -47,10 +47,10 @@ type placedGlyph struct {
 	scale float64 // font units → points
 }
 
-// layout places the glyphs of s set in f as gonum's text layout measures
+// layoutText places the glyphs of s set in f as gonum's text layout measures
 // it (font.Face.Width: unhinted advances plus kerning), so that outlines
 // land where the PNG's rasterised text does.
-func layout(f pfont.Face, s string) []placedGlyph {
+func layoutText(f pfont.Face, s string) []placedGlyph {
 	if f.Face == nil || f.Font.Size <= 0 {
 		return nil
 	}
@@ -148,7 +148,7 @@ func loadGlyph(buf *sfnt.Buffer, key glyphKey, upem fixed.Int26_6) *glyph {
 // outlineText draws str at pt (the left end of its baseline) on c as
 // filled glyph outlines in c's current colour.
 func outlineText(c vg.Canvas, f pfont.Face, pt vg.Point, str string) {
-	for _, pg := range layout(f, str) {
+	for _, pg := range layoutText(f, str) {
 		if len(pg.g.path) == 0 {
 			continue // a space
 		}

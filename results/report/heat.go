@@ -31,7 +31,7 @@ import (
 // (policy, or policy variant when y is a scenario axis).
 const (
 	maxFacets = 6
-	maxCurves = 12
+	maxCurves = 24
 	// maxHeatFigures bounds the figures of a heat-map report: past it only
 	// the mean response time is drawn per group.
 	maxHeatFigures = 40
@@ -499,7 +499,9 @@ func heatMetrics(groups []*heatGroup) []string {
 }
 
 // heatFigure draws metric m of group g: one panel per series, a shared
-// binned colour key to the right. nil when no cell has a value.
+// binned colour key to the right; beside it the cells as CSV (rows in
+// panel, row and column order: a report rendered again is identical) and
+// the matplotlib script. nil when no cell has a value.
 func (g *heatGroup) heatFigure(out *files, m, xl string) (*figure, error) {
 	var vals []float64
 	for _, hp := range g.panels {
@@ -510,7 +512,7 @@ func (g *heatGroup) heatFigure(out *files, m, xl string) (*figure, error) {
 		}
 	}
 	sc, ok := newHeatScale(vals)
-	if !ok {
+	if !ok || len(g.panels) == 0 {
 		return nil, nil
 	}
 	var plots []*plot.Plot
@@ -518,65 +520,10 @@ func (g *heatGroup) heatFigure(out *files, m, xl string) (*figure, error) {
 	csv.WriteString("panel,row,x,mean,hw,reading\n")
 	anyBound := false
 	for _, hp := range g.panels {
-		hp := hp
-		value := func(i, j int) (float64, bool, bool) {
-			if i < 0 || j < 0 {
-				return math.NaN(), false, false
-			}
-			p := hp.cell[[2]int{i, j}]
-			if p == nil {
-				return math.NaN(), false, false
-			}
-			mt, ok := p.Metric(m)
-			if !ok || !finite(mt.Mean) {
-				return math.NaN(), false, false
-			}
-			return mt.Mean, p.Unstable(), true
+		if hp.writeCSV(&csv, m) {
+			anyBound = true
 		}
-		for k, p := range hp.cell {
-			if k[0] < 0 || k[1] < 0 {
-				continue
-			}
-			mt, ok := p.Metric(m)
-			if !ok || !finite(mt.Mean) {
-				continue
-			}
-			reading := aggregate.ReadEstimate
-			hw := strconv.FormatFloat(mt.HalfWidth, 'g', -1, 64)
-			if p.Unstable() {
-				reading, hw = aggregate.ReadLowerBound, ""
-				anyBound = true
-			}
-			fmt.Fprintf(&csv, "%s,%s,%s,%s,%s,%s\n", csvField(hp.title), csvField(hp.rows[k[1]]),
-				strconv.FormatFloat(hp.xs[k[0]], 'g', -1, 64), strconv.FormatFloat(mt.Mean, 'g', -1, 64), hw, reading)
-		}
-		p := plot.New()
-		paperStyle(p)
-		p.Title.Text = hp.title
-		p.X.Label.Text, p.Y.Label.Text = xl, g.yLabel
-		p.X.Padding, p.Y.Padding = 0, 0
-		p.X.Min, p.X.Max = -0.5, float64(len(hp.xs))-0.5
-		p.Y.Min, p.Y.Max = -0.5, float64(len(hp.rows))-0.5
-		var xls []string
-		for _, x := range hp.xs {
-			xls = append(xls, strconv.FormatFloat(x, 'g', 3, 64))
-		}
-		p.X.Tick.Marker = indexTicks{labels: xls, maxLabels: 5}
-		p.Y.Tick.Marker = indexTicks{labels: shortLabels(hp.rows), maxLabels: 8}
-		p.Add(heatCells{cols: len(hp.xs), rows: len(hp.rows), colour: func(i, j int) color.Color {
-			v, bound, ok := value(i, j)
-			switch {
-			case !ok:
-				return noColour
-			case bound:
-				return boundColour
-			}
-			return sc.colour(sc.bin(v))
-		}})
-		plots = append(plots, p)
-	}
-	if len(plots) == 0 {
-		return nil, nil
+		plots = append(plots, hp.plot(m, xl, g.yLabel, sc))
 	}
 	// The colour key, top (high) to bottom, on the first panel: render
 	// moves it to the shared strip.
@@ -605,6 +552,70 @@ func (g *heatGroup) heatFigure(out *files, m, xl string) (*figure, error) {
 		scale = "logarithmic"
 	}
 	return &figure{Name: name, Title: fmt.Sprintf("%s over %s × %s (colour: %s bins)", title, xl, g.yLabel, scale), Wide: true}, nil
+}
+
+// value is metric m at column i, row j: its mean, whether it is a bound
+// (aggregate.IsBound), and whether there is one.
+func (hp *heatPanel) value(m string, i, j int) (mean float64, bound, ok bool) {
+	p := hp.cell[[2]int{i, j}]
+	if p == nil {
+		return math.NaN(), false, false
+	}
+	mt, found := p.Metric(m)
+	if !found || !finite(mt.Mean) {
+		return math.NaN(), false, false
+	}
+	return mt.Mean, p.Unstable(), true
+}
+
+// writeCSV appends the panel's cells of metric m to b and reports whether
+// any is a bound.
+func (hp *heatPanel) writeCSV(b *bytes.Buffer, m string) (anyBound bool) {
+	for j, row := range hp.rows {
+		for i, x := range hp.xs {
+			v, bound, ok := hp.value(m, i, j)
+			if !ok {
+				continue
+			}
+			reading, hw := aggregate.ReadLowerBound, "" // a bound has no interval
+			if !bound {
+				mt, _ := hp.cell[[2]int{i, j}].Metric(m)
+				reading, hw = aggregate.ReadEstimate, strconv.FormatFloat(mt.HalfWidth, 'g', -1, 64)
+			}
+			anyBound = anyBound || bound
+			fmt.Fprintf(b, "%s,%s,%s,%s,%s,%s\n", csvField(hp.title), csvField(row),
+				strconv.FormatFloat(x, 'g', -1, 64), strconv.FormatFloat(v, 'g', -1, 64), hw, reading)
+		}
+	}
+	return anyBound
+}
+
+// plot is the panel's plot of metric m on scale sc.
+func (hp *heatPanel) plot(m, xl, yl string, sc heatScale) *plot.Plot {
+	p := plot.New()
+	paperStyle(p)
+	p.Title.Text = hp.title
+	p.X.Label.Text, p.Y.Label.Text = xl, yl
+	p.X.Padding, p.Y.Padding = 0, 0
+	p.X.Min, p.X.Max = -0.5, float64(len(hp.xs))-0.5
+	p.Y.Min, p.Y.Max = -0.5, float64(len(hp.rows))-0.5
+	var xls []string
+	for _, x := range hp.xs {
+		xls = append(xls, strconv.FormatFloat(x, 'g', 3, 64))
+	}
+	p.X.Tick.Marker = indexTicks{labels: xls, maxLabels: 5}
+	p.Y.Tick.Marker = indexTicks{labels: shortLabels(hp.rows), maxLabels: 8}
+	p.Add(heatCells{cols: len(hp.xs), rows: len(hp.rows), colour: func(i, j int) color.Color {
+		v, bound, ok := hp.value(m, i, j)
+		switch {
+		case !ok:
+			return noColour
+		case bound:
+			return boundColour
+		}
+		return sc.colour(sc.bin(v))
+	}})
+	return p
 }
 
 func csvField(s string) string {

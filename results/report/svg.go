@@ -248,7 +248,7 @@ func (c *svgCanvas) Fill(p vg.Path) {
 // file, in a group carrying the colour and, as its title, the text (for
 // search and screen readers).
 func (c *svgCanvas) FillString(f pfont.Face, pt vg.Point, str string) {
-	gs := layout(f, str)
+	gs := layoutText(f, str)
 	if len(gs) == 0 {
 		return
 	}
