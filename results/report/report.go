@@ -121,6 +121,7 @@ type series struct {
 	key, label, policy string
 	tag                string // the campaign's name when campaigns are overlaid
 	params             map[string]any
+	styleIdx           int // 1 + the style of a family member (familyStyles); 0: by index
 	pts                []*aggregate.Point
 }
 
@@ -257,7 +258,72 @@ func facets(pts []aggregate.Point, tags []string, x string, others []string) []*
 			s.pts = append(s.pts, p)
 		}
 		labelSeries(f.series)
+		familyStyles(f.series)
 	}
+	return out
+}
+
+// familyStyles draws the variants of a policy swept over two or more
+// parameters as families (Kill-Smart's K × ν): one colour per value of
+// the first varied parameter, the others told apart by marker and dash
+// (style c + 7v: colour c, dash v, and a marker that differs with v:
+// styleOf). Other series keep a colour of their own. Without such a
+// policy, or with more than 7 colours needed, every series keeps its
+// index (styleOf's colour × marker × dash sequence).
+func familyStyles(ss []*series) {
+	if len(ss) > 0 && ss[0].tag != "" {
+		return // overlaid campaigns: style() assigns per campaign
+	}
+	colour := map[string]int{} // policy + first varied value → colour
+	within := map[string]int{} // the same → next variant index
+	style := make([]int, len(ss))
+	family := false
+	for i, s := range ss {
+		key := s.policy
+		if vary := variedParams(ss, s.policy); len(vary) >= 2 {
+			key += "\x00" + paramsKey(map[string]any{"v": s.params[vary[0]]})
+			family = true
+		}
+		c, ok := colour[key]
+		if !ok {
+			c = len(colour)
+			colour[key] = c
+		}
+		style[i] = c + len(palette)*within[key]
+		within[key]++
+	}
+	if !family || len(colour) > len(palette) {
+		return
+	}
+	for i, s := range ss {
+		s.styleIdx = style[i] + 1 // 0: unset
+	}
+}
+
+// variedParams are the parameters whose values differ between the series
+// of policy, sorted.
+func variedParams(ss []*series, policy string) []string {
+	vals := map[string]map[string]bool{}
+	n := 0
+	for _, s := range ss {
+		if s.policy != policy {
+			continue
+		}
+		n++
+		for k, v := range s.params {
+			if vals[k] == nil {
+				vals[k] = map[string]bool{}
+			}
+			vals[k][paramsKey(map[string]any{"v": v})] = true
+		}
+	}
+	var out []string
+	for k, vs := range vals {
+		if len(vs) > 1 {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
 	return out
 }
 
@@ -305,6 +371,9 @@ func labelSeries(ss []*series) {
 // pattern per campaign, so that a policy keeps its colour across the
 // campaigns and the campaigns differ by dash and glyph.
 func (s *series) style(f *facet, i int) int {
+	if s.styleIdx > 0 {
+		return s.styleIdx - 1
+	}
 	if s.tag == "" {
 		return i
 	}
@@ -391,88 +460,40 @@ func constantCounter(cs []curve) (desc string, constant bool) {
 	return strings.Join(parts, ", "), len(parts) > 0
 }
 
+// figures draws the facet's figures: one per metric with a value (a
+// counter constant everywhere is listed, not drawn), the per-class
+// panels, MSFQ's phases and the paired comparison. skipped and constant
+// name the metrics not drawn.
 func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant []string, err error) {
-	xl := xLabels[x]
-	if xl == "" {
-		xl = x
-	}
-	// The union of metric names over the facet, in the points' order.
-	var names []string
-	seen := map[string]bool{}
-	classes := 0
-	for _, p := range f.pts {
-		classes = max(classes, len(p.Classes))
-		for _, m := range p.Metrics {
-			if m.Class < 0 && !seen[m.Name] {
-				seen[m.Name] = true
-				names = append(names, m.Name)
-			}
-		}
-	}
+	xl := axisLabel(x)
+	names, classes := f.metricNames()
 	for _, m := range names {
-		cs, nonzero := curvesFor(f, x, m)
-		if !nonzero {
+		fig, why, err := f.metricFigure(out, x, xl, m)
+		switch {
+		case err != nil:
+			return nil, nil, nil, err
+		case fig != nil:
+			figs = append(figs, *fig)
+		case why == "":
 			skipped = append(skipped, m)
-			continue
+		default:
+			constant = append(constant, m+" ("+why+")")
 		}
-		if strings.HasPrefix(m, metric.CounterPrefix) {
-			if desc, ok := constantCounter(cs); ok {
-				constant = append(constant, m+" ("+desc+")")
-				continue
-			}
-		}
-		if x == "arrival_rate" {
-			cs = append(cs, msfqOverlay(f, m)...)
-		}
-		title := metricLabel(m)
-		if strings.HasPrefix(m, metric.CounterPrefix) {
-			title = "policy counter: " + title
-		}
-		p := newPlot("", xl, metricLabel(m), cs, true, f.lines...)
-		name := f.prefix + m
-		if err := writeEditable(out, name, xl, metricLabel(m), []panelData{{cs: cs}}, false); err != nil {
-			return nil, nil, nil, err
-		}
-		if err := render(out, name, [][]*plot.Plot{{p}}, colW, colH, false); err != nil {
-			return nil, nil, nil, err
-		}
-		figs = append(figs, figure{Name: name, Title: title})
 	}
 	// Per-class panels, one figure per class metric.
-	if classes > 0 {
-		for _, cm := range metric.Class {
-			var panels []*plot.Plot
-			var data []panelData
-			nonzero := false
-			for ci := 0; ci < classes; ci++ {
-				var name, cname string
-				need := 0
-				for _, p := range f.pts {
-					if ci < len(p.Classes) {
-						cname, need = p.Classes[ci].Name, p.Classes[ci].Need
-						name = metric.ClassPrefix(ci, cname) + cm.Name
-						break
-					}
-				}
-				cs, nz := curvesFor(f, x, name)
-				nonzero = nonzero || nz
-				t := fmt.Sprintf("class %d: %s (need %d)", ci, cname, need)
-				panels = append(panels, newPlot(t, xl, metricLabel(cm.Name), cs, true, f.lines...))
-				data = append(data, panelData{title: t, cs: cs})
-			}
-			if !nonzero {
-				skipped = append(skipped, "class_"+cm.Name)
-				continue
-			}
-			name := f.prefix + "class_" + cm.Name
-			if err := writeEditable(out, name, xl, metricLabel(cm.Name), data, false); err != nil {
-				return nil, nil, nil, err
-			}
-			if err := render(out, name, grid(panels), panW, panH, true); err != nil {
-				return nil, nil, nil, err
-			}
-			figs = append(figs, figure{Name: name, Title: "per class: " + metricLabel(cm.Name), Wide: len(panels) > 1})
+	for _, cm := range metric.Class {
+		if classes == 0 {
+			break
 		}
+		fig, err := f.classFigure(out, x, xl, cm.Name, classes)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if fig == nil {
+			skipped = append(skipped, "class_"+cm.Name)
+			continue
+		}
+		figs = append(figs, *fig)
 	}
 	// MSFQ phases: one panel per (phase statistic, series), one line per phase.
 	fig, err := f.phaseFigure(out, x, xl, names)
@@ -489,6 +510,89 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 		figs = append(figs, *fig)
 	}
 	return figs, skipped, constant, nil
+}
+
+// metricNames is the union of the facet's metric names (not per class),
+// in the points' order, and its largest number of classes.
+func (f *facet) metricNames() (names []string, classes int) {
+	seen := map[string]bool{}
+	for _, p := range f.pts {
+		classes = max(classes, len(p.Classes))
+		for _, m := range p.Metrics {
+			if m.Class < 0 && !seen[m.Name] {
+				seen[m.Name] = true
+				names = append(names, m.Name)
+			}
+		}
+	}
+	return names, classes
+}
+
+// metricFigure draws metric m against x; nil, with constant the values
+// of a counter constant at every point (listed instead) or "" for a
+// metric zero or undefined everywhere.
+func (f *facet) metricFigure(out *files, x, xl, m string) (fig *figure, constant string, err error) {
+	cs, nonzero := curvesFor(f, x, m)
+	if !nonzero {
+		return nil, "", nil
+	}
+	counter := strings.HasPrefix(m, metric.CounterPrefix)
+	if counter {
+		if desc, ok := constantCounter(cs); ok {
+			return nil, desc, nil
+		}
+	}
+	if x == "arrival_rate" {
+		cs = append(cs, msfqOverlay(f, m)...)
+	}
+	title := metricLabel(m)
+	if counter {
+		title = "policy counter: " + title
+	}
+	p := newPlot("", xl, metricLabel(m), cs, true, f.lines...)
+	name := f.prefix + m
+	if err := writeEditable(out, name, xl, metricLabel(m), []panelData{{cs: cs}}, false); err != nil {
+		return nil, "", err
+	}
+	if err := render(out, name, [][]*plot.Plot{{p}}, colW, colH, false); err != nil {
+		return nil, "", err
+	}
+	return &figure{Name: name, Title: title}, "", nil
+}
+
+// classFigure draws class metric cm, a panel per class; nil when it is
+// zero or undefined in every class.
+func (f *facet) classFigure(out *files, x, xl, cm string, classes int) (*figure, error) {
+	var panels []*plot.Plot
+	var data []panelData
+	nonzero := false
+	for ci := 0; ci < classes; ci++ {
+		var name, cname string
+		need := 0
+		for _, p := range f.pts {
+			if ci < len(p.Classes) {
+				cname, need = p.Classes[ci].Name, p.Classes[ci].Need
+				name = metric.ClassPrefix(ci, cname) + cm
+				break
+			}
+		}
+		cs, nz := curvesFor(f, x, name)
+		nonzero = nonzero || nz
+		t := fmt.Sprintf("class %d: %s (need %d)", ci, cname, need)
+		panels = append(panels, newPlot(t, xl, metricLabel(cm), cs, true, f.lines...))
+		data = append(data, panelData{title: t, cs: cs})
+	}
+	if !nonzero {
+		return nil, nil
+	}
+	name := f.prefix + "class_" + cm
+	if err := writeEditable(out, name, xl, metricLabel(cm), data, false); err != nil {
+		return nil, err
+	}
+	if err := render(out, name, grid(panels), panW, panH, true); err != nil {
+		return nil, err
+	}
+	return &figure{Name: name, Title: "per class: " + metricLabel(cm), Wide: len(panels) > 1}, nil
 }
 
 func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, error) {
