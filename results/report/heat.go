@@ -80,12 +80,7 @@ func heatLayout(pts []aggregate.Point, fs []*facet, tags []string, x string, oth
 				set[v] = true
 			}
 		}
-		out := make([]float64, 0, len(set))
-		for v := range set {
-			out = append(out, v)
-		}
-		sort.Float64s(out)
-		return out
+		return sortedKeys(set)
 	}
 	if len(fs) > maxFacets {
 		if fold := foldAxis(pts, others); fold != "" {
@@ -223,11 +218,7 @@ func foldedGroups(pts []aggregate.Point, tags []string, x string, others []strin
 				set[v] = true
 			}
 		}
-		ys := make([]float64, 0, len(set))
-		for v := range set {
-			ys = append(ys, v)
-		}
-		sort.Float64s(ys)
+		ys := sortedKeys(set)
 		var rows []string
 		for _, v := range ys {
 			rows = append(rows, strconv.FormatFloat(v, 'g', -1, 64))
@@ -638,7 +629,7 @@ func writeHeatScript(out *files, name, xl, yl, ml string, sc heatScale) error {
 	cj, _ := json.Marshal(cols)
 	var buf bytes.Buffer
 	err := heatPyTemplate.Execute(&buf, map[string]any{"Name": name, "XLabel": strconv.Quote(xl),
-		"YLabel": strconv.Quote(yl), "Metric": strconv.Quote(ml), "Edges": string(ej), "Colours": string(cj)})
+		"YLabel": strconv.Quote(yl), "Metric": strconv.Quote(ml), "Edges": string(ej), "Colours": string(cj), "ReadRows": pyReadRows})
 	if err != nil {
 		return fmt.Errorf("%s.py: %w", name, err)
 	}
@@ -670,6 +661,8 @@ plt.rcParams.update({"font.size": 8, "axes.labelsize": 9, "legend.fontsize": 7,
                      "pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "path"})
 
 
+{{.ReadRows}}
+
 def key(s):
     try:
         return (0, float(s.split("=")[-1]), s)
@@ -682,11 +675,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "{{.Name}}.mpl.pdf"))
     ap.add_argument("--dump", help="write the drawn grids as JSON")
     args = ap.parse_args()
-    path = os.path.join(HERE, "{{.Name}}.csv")
-    if not os.path.exists(path):
-        path += ".gz"  # a large campaign's report compresses its CSVs
-    with (gzip.open(path, "rt", newline="") if path.endswith(".gz") else open(path, newline="")) as f:
-        rows = list(csv.DictReader(f))
+    rows = read_rows(os.path.join(HERE, "{{.Name}}.csv"))
     panels = []
     for r in rows:
         if r["panel"] not in panels:

@@ -3,12 +3,19 @@ package report
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/msjfarm/msjfarm/internal/pyfind"
 	"github.com/msjfarm/msjfarm/results/aggregate"
 )
 
@@ -195,5 +202,78 @@ func BenchmarkRenderAtScale(b *testing.B) {
 		if _, err := Render(c); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestHeatScript runs a heat map's matplotlib script (python3 with
+// matplotlib; skipped without) on a compressed-CSV report and compares the
+// grid it drew with the CSV: every estimate in its cell, bounds left out.
+func TestHeatScript(t *testing.T) {
+	python := pyfind.With("matplotlib")
+	if python == "" {
+		t.Skip("no python3 with matplotlib (apt-get install python3-matplotlib; or set MSJFARM_PYTHON)")
+	}
+	// 3 × 10 × 70 = 2,100 points, past maxTableRows: the CSV is
+	// compressed and the script reads name.csv.gz.
+	c := bigCampaign(3, 10, 70)
+	files, err := Render(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := WriteFiles(dir, files); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "heat_mean_response.py")
+	dump := filepath.Join(dir, "drawn.json")
+	if out, err := exec.Command(python, script, "--dump", dump).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+	var drawn []struct {
+		Panel string
+		X     []float64
+		Rows  []string
+		Z     [][]*float64
+	}
+	b, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// json has no NaN: the script writes NaN, which Go's decoder refuses.
+	if err := json.Unmarshal(bytes.ReplaceAll(b, []byte("NaN"), []byte("null")), &drawn); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(files["heat_mean_response.csv.gz"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(zr).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{}
+	for _, r := range rows[1:] {
+		if r[5] == aggregate.ReadEstimate {
+			x, _ := strconv.ParseFloat(r[2], 64)
+			want[fmt.Sprint(r[0], r[1], x)], _ = strconv.ParseFloat(r[3], 64)
+		}
+	}
+	cells := 0
+	for _, d := range drawn {
+		for j, r := range d.Rows {
+			for i, x := range d.X {
+				z := d.Z[j][i]
+				if z == nil {
+					continue
+				}
+				cells++
+				if w, ok := want[fmt.Sprint(d.Panel, r, x)]; !ok || w != *z {
+					t.Errorf("%s row %s x %g: drew %g, CSV %g (%v)", d.Panel, r, x, *z, w, ok)
+				}
+			}
+		}
+	}
+	if len(drawn) != 3 || cells != len(want) {
+		t.Errorf("drew %d panels, %d cells; want 3 panels and the CSV's %d estimates", len(drawn), cells, len(want))
 	}
 }

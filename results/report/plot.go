@@ -1083,6 +1083,11 @@ func distinctX(cs []curve) []float64 {
 			}
 		}
 	}
+	return sortedKeys(set)
+}
+
+// sortedKeys are the values of set in ascending order.
+func sortedKeys(set map[float64]bool) []float64 {
 	xs := make([]float64, 0, len(set))
 	for x := range set {
 		xs = append(xs, x)
