@@ -159,8 +159,8 @@ func indexOf(ss []string, s string) int {
 // not the 0.05000000000000001 computed back from λ), so that the points
 // of a column share it exactly.
 func heatX(p *aggregate.Point, x string) float64 {
-	if v, ok := aggregate.Number(p.Axes[x]); ok {
-		return v
+	if _, swept := p.Axes[x]; swept {
+		return xValue(p, x)
 	}
 	return aggregate.RoundInput(xValue(p, x))
 }

@@ -1014,7 +1014,7 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 
 // legendCorner picks the corner of the plot where the legend hides the least
 // data: it counts the points of the curves (and 20 samples along each
-// segment between them), in normalised coordinates, that fall in a box of
+// segment between them, and 9 along each error bar), in normalised coordinates, that fall in a box of
 // the legend's approximate size at each corner, preferring top-left, then
 // top-right, bottom-right, bottom-left on ties.
 func legendCorner(cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) float64, entries int) (top, left bool) {
@@ -1058,6 +1058,7 @@ func sampleCurve(c curve, ylo, yhi float64, tr func(float64) float64, in func(x,
 		}
 		y := math.Min(math.Max(tr(c.mean[i]), ylo), yhi)
 		in(x, y)
+		sampleBar(c.mean[i], c.hw[i], x, ylo, yhi, tr, in)
 		if prev {
 			for k := 1; k < 20; k++ {
 				f := float64(k) / 20
@@ -1065,6 +1066,28 @@ func sampleCurve(c curve, ylo, yhi float64, tr func(float64) float64, in func(x,
 			}
 		}
 		px, py, prev = x, y, true
+	}
+}
+
+// sampleBar calls in with 9 points along the error bar of mean ± hw at
+// x (on a log axis — tr maps negatives to NaN — the delta-method interval
+// m·exp(±hw/m) newPlot draws), clipped to [ylo, yhi]: a legend must not
+// cover an interval either.
+func sampleBar(m, hw, x, ylo, yhi float64, tr func(float64) float64, in func(x, y float64)) {
+	if !(hw > 0) || !finite(hw) {
+		return
+	}
+	l, u := m-hw, m+hw
+	if math.IsNaN(tr(-1)) {
+		l, u = m*math.Exp(-hw/m), m*math.Exp(hw/m)
+	}
+	tl, tu := tr(l), tr(u)
+	if math.IsNaN(tl) || math.IsInf(tl, 0) {
+		tl = ylo
+	}
+	tl, tu = math.Max(tl, ylo), math.Min(tu, yhi)
+	for k := 0; k <= 8; k++ {
+		in(x, tl+float64(k)/8*(tu-tl))
 	}
 }
 

@@ -187,7 +187,15 @@ func formatValue(v any) string {
 // (aggregate.PlotAxes, which the paired comparisons' families share).
 func xAxis(pts []aggregate.Point) (x string, others []string) { return aggregate.PlotAxes(pts) }
 
+// xValue is p's value on the x axis: the swept value as the sweep file
+// gave it (a load of 0.95, not the 0.9499999999999998 computed back from
+// λ), else the point's arrival rate or load.
 func xValue(p *aggregate.Point, x string) float64 {
+	if v, ok := p.Axes[x]; ok {
+		if f, ok := aggregate.Number(v); ok {
+			return f
+		}
+	}
 	switch x {
 	case "arrival_rate":
 		return p.ArrivalRate
