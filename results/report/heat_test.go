@@ -70,6 +70,32 @@ func TestReportAtScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkScaleFiles(t, files)
+	zr, err := gzip.NewReader(bytes.NewReader(files["heat_mean_response.csv.gz"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	csv := string(raw)
+	if n := strings.Count(csv, "\n") - 1; n != 12000 {
+		t.Errorf("heat_mean_response.csv has %d rows, want 12000", n)
+	}
+	// ρ = 0.05 + 0.95 i/60 ≥ 0.95 ⇔ i ≥ 56.8: 3 loads × 40 sizes × 5
+	// policies.
+	if n := strings.Count(csv, aggregate.ReadLowerBound); n != 600 {
+		t.Errorf("%d lower bounds in heat_mean_response.csv, want 600", n)
+	}
+	checkScalePage(t, files)
+}
+
+// checkScaleFiles checks the file set of bigCampaign(5, 40, 60)'s report:
+// its size and count, a heat map per metric in every format, no line
+// plots, the tables compressed (the tidy ones Parquet only).
+func checkScaleFiles(t *testing.T, files map[string][]byte) {
+	t.Helper()
 	total := 0
 	for _, b := range files {
 		total += len(b)
@@ -96,23 +122,13 @@ func TestReportAtScale(t *testing.T) {
 	if files["summary_long.csv.gz"] != nil || files["summary_long.csv"] != nil {
 		t.Errorf("summary_long as CSV at scale")
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(files["heat_mean_response.csv.gz"]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	csv := string(raw)
-	if n := strings.Count(csv, "\n") - 1; n != 12000 {
-		t.Errorf("heat_mean_response.csv has %d rows, want 12000", n)
-	}
-	// ρ = 0.05 + 0.95 i/60 ≥ 0.95 ⇔ i ≥ 56.8: 3 loads × 40 sizes × 5
-	// policies.
-	if n := strings.Count(csv, aggregate.ReadLowerBound); n != 600 {
-		t.Errorf("%d lower bounds in heat_mean_response.csv, want 600", n)
-	}
+}
+
+// checkScalePage checks bigCampaign(5, 40, 60)'s index.html (no
+// 12,000-row table, links to the compressed files) and its heat map's SVG
+// (labelled outlines, one image per panel).
+func checkScalePage(t *testing.T, files map[string][]byte) {
+	t.Helper()
 	idx := string(files["index.html"])
 	if !strings.Contains(idx, "12000 points: more than the 2000 a page lists") || strings.Count(idx, "<tr") > 100 {
 		t.Errorf("index.html lists the 12,000-row summary")
