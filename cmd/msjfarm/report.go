@@ -66,21 +66,9 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 			fmt.Fprintf(os.Stderr, "msjfarm report: campaign %s is not finished: report of the %d results so far\n", id, len(a.Records))
 		}
 		// Further campaigns are overlaid in the figures and tables.
-		var overlay []*archive.Archive
-		for _, arg := range ff.fs.Args()[1:] {
-			oid, err := archive.ResolveIn(ctx, st, arg)
-			if err != nil {
-				return fail("report: %v", err)
-			}
-			ocat, err := campaignCatalog(ctx, st, oid)
-			if err != nil {
-				return fail("report: %v", err)
-			}
-			o, err := archive.Load(ctx, st, oid, ocat)
-			if err != nil {
-				return fail("report: %v", err)
-			}
-			overlay = append(overlay, o)
+		overlay, err := loadOverlays(ctx, st, ff.fs.Args()[1:])
+		if err != nil {
+			return fail("report: %v", err)
 		}
 		files, err := a.Report(overlay...)
 		if err != nil {
@@ -93,13 +81,10 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		if err := report.WriteFiles(dir, files); err != nil {
 			return fail("report: %v", err)
 		}
-		if *store && len(overlay) > 0 {
-			fmt.Fprintf(os.Stderr, "msjfarm report: an overlay is not stored (--store applies to a single campaign's report)\n")
-		} else if *store {
-			if err := publishWithRetry(ctx, st, id, files, reportAttempts, coordinator.ReportRetryWait); err != nil {
-				return fail("report: --store: %v (the local copy is in %s)", err, dir)
+		if *store {
+			if code := storeReport(ctx, st, id, files, len(overlay) > 0, dir); code != 0 {
+				return code
 			}
-			fmt.Fprintf(os.Stderr, "msjfarm report: stored under %s\n", reportLocation(st, id))
 		}
 		abs, err := filepath.Abs(filepath.Join(dir, "index.html"))
 		if err != nil {
@@ -108,6 +93,43 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		fmt.Println(abs)
 		return 0
 	}
+}
+
+// loadOverlays loads the campaigns named by args (ids, names or id
+// prefixes) to overlay on the report's.
+func loadOverlays(ctx context.Context, st storage.Store, args []string) ([]*archive.Archive, error) {
+	var overlay []*archive.Archive
+	for _, arg := range args {
+		oid, err := archive.ResolveIn(ctx, st, arg)
+		if err != nil {
+			return nil, err
+		}
+		ocat, err := campaignCatalog(ctx, st, oid)
+		if err != nil {
+			return nil, err
+		}
+		o, err := archive.Load(ctx, st, oid, ocat)
+		if err != nil {
+			return nil, err
+		}
+		overlay = append(overlay, o)
+	}
+	return overlay, nil
+}
+
+// storeReport is report --store: it publishes the regenerated report
+// under campaigns/<id>/report/ (not an overlay's, which is only written
+// to dir) and returns the exit code.
+func storeReport(ctx context.Context, st storage.Store, id string, files map[string][]byte, overlay bool, dir string) int {
+	if overlay {
+		fmt.Fprintf(os.Stderr, "msjfarm report: an overlay is not stored (--store applies to a single campaign's report)\n")
+		return 0
+	}
+	if err := publishWithRetry(ctx, st, id, files, reportAttempts, coordinator.ReportRetryWait); err != nil {
+		return fail("report: --store: %v (the local copy is in %s)", err, dir)
+	}
+	fmt.Fprintf(os.Stderr, "msjfarm report: stored under %s\n", reportLocation(st, id))
+	return 0
 }
 
 // reportAttempts bounds report --store's publication attempts.

@@ -115,7 +115,7 @@ func writeEditable(out *files, name, xLabel, yLabel string, panels []panelData, 
 	err := pyTemplate.Execute(&buf, map[string]any{
 		"Name": name, "XLabel": strconv.Quote(xLabel), "YLabel": strconv.Quote(yLabel), "LogY": pyBool(logY),
 		"Styles": string(sj), "Panels": string(pj), "ZeroLine": pyBool(zeroLine),
-		"Bound": pyFloat(bound),
+		"Bound": pyFloat(bound), "ReadRows": pyReadRows,
 	})
 	if err != nil {
 		return fmt.Errorf("%s.py: %w", name, err)
@@ -167,6 +167,15 @@ func pyMarker(g any) (marker string, filled bool) {
 	return "o", true
 }
 
+// pyReadRows is the scripts' CSV reader: name.csv, or name.csv.gz in a
+// large campaign's report (files.gz).
+const pyReadRows = `def read_rows(path):
+    if not os.path.exists(path):
+        path += ".gz"  # a large campaign's report compresses its CSVs
+    with (gzip.open(path, "rt", newline="") if path.endswith(".gz") else open(path, newline="")) as f:
+        return list(csv.DictReader(f))
+`
+
 // pyTemplate is the matplotlib script. It reads only its CSV (beside it),
 // so the data can be edited or filtered before redrawing; --out names the
 // output (default <name>.mpl.pdf), --dump writes the drawn lines as JSON
@@ -180,7 +189,7 @@ y*exp(+-hw/y)), reading ("estimate", or "lower bound": an unstable or
 truncated point, drawn as a triangle at the top edge, not on the line).
 Edit the settings below to restyle; run: python3 {{.Name}}.py [--out FILE]
 """
-import argparse, csv, json, math, os
+import argparse, csv, gzip, json, math, os
 
 import matplotlib
 matplotlib.use("Agg")
@@ -200,6 +209,8 @@ plt.rcParams.update({"font.size": 8, "axes.labelsize": 9, "legend.fontsize": 7,
                      "pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "path"})
 
 
+{{.ReadRows}}
+
 def num(s):
     return float(s) if s not in ("", None) else float("nan")
 
@@ -209,7 +220,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "{{.Name}}.mpl.pdf"))
     ap.add_argument("--dump", help="write the drawn lines as JSON")
     args = ap.parse_args()
-    rows = list(csv.DictReader(open(os.path.join(HERE, "{{.Name}}.csv"), newline="")))
+    rows = read_rows(os.path.join(HERE, "{{.Name}}.csv"))
     ncols = min(3, len(PANELS))
     nrows = math.ceil(len(PANELS) / ncols)
     w = WIDTH_IN if len(PANELS) == 1 else 2.3 * ncols

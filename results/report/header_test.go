@@ -240,23 +240,6 @@ func TestOverlay(t *testing.T) {
 	}
 }
 
-// TestPDFText: the PDF figures' text is in their fonts' code page
-// (Windows-1252), with the characters it lacks spelled out, instead of
-// UTF-8 bytes shown as "Î»".
-func TestPDFText(t *testing.T) {
-	for in, want := range map[string]string{
-		"arrival rate λ":               "arrival rate lambda",
-		"msfq — Q §5 approximation":    "msfq \x97 Q \xa75 approximation",
-		"weighted Σ(ρᵢ/ρ)E[Tᵢ]":        "weighted Sum(rho_i/rho)E[T_i]",
-		"P(wait > 0), ℓ = 31, ≈ 2 ± 1": "P(wait > 0), l = 31, ~ 2 \xb1 1",
-		"☃":                            "?",
-	} {
-		if got := cp1252(in); got != want {
-			t.Errorf("cp1252(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestMarkdownHTML covers the Markdown subset of the column reference.
 func TestMarkdownHTML(t *testing.T) {
 	md := "# Title <x>\n\nSome **bold** and `a|b` text\nwrapped, **`inf`**.\n\n| col | meaning |\n|---|---|\n| `x|y` | one <b> |\n\n```python\nif a < b: pass\n```\n"

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"image"
 	"image/color"
@@ -16,7 +17,6 @@ import (
 
 	"codeberg.org/go-pdf/fpdf"
 	"git.sr.ht/~sbinet/gg"
-	"golang.org/x/text/encoding/charmap"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -25,7 +25,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgpdf"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // The PDF figures carry fixed dates and a sorted catalogue, so that a
@@ -324,14 +323,57 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 	p.Y.Label.Text = yLabel
 	paperStyle(p)
 	grid := plotter.NewGrid()
-
 	grid.Vertical.Color = color.Gray{Y: 225}
 	grid.Horizontal.Color = color.Gray{Y: 225}
 	p.Add(grid)
 
-	lo, hi, logY, ok := yRange(cs)
-	anyUnstable := false
-	xmin, xmax := math.Inf(1), math.Inf(-1)
+	xmin, xmax, anyUnstable := extent(cs)
+	ax, ok := newYAxis(cs, anyUnstable)
+	if !ok || math.IsInf(xmin, 1) {
+		p.Title.Text = strings.TrimSpace(p.Title.Text + " (no data)")
+		return p
+	}
+	// Dodge: shift series apart by 0.5% of the x span each, so that
+	// overlapping curves (e.g. MSFQ ℓ=0, which is MSF) and their error bars
+	// stay visible. The shift is far below the spacing of a sweep's points.
+	dodge := 0.005 * (xmax - xmin)
+	anyClipped := false
+	for ci, c := range cs {
+		shift := (float64(ci) - float64(len(cs)-1)/2) * dodge
+		if addCurve(p, c, ax, shift, legend) {
+			anyClipped = true
+		}
+	}
+	p.Legend.Top, p.Legend.Left = legendCorner(cs, xmin, xmax, ax.tr(ax.lo), ax.tr(ax.hi), ax.tr, len(cs)+1)
+	if anyUnstable && p.Legend.Top { // keep the legend below the row of markers
+		p.Legend.YOffs -= vg.Points(10)
+	}
+	if legend {
+		markerLegend(p, ax, xmin, anyUnstable, anyClipped)
+	}
+	p.X.Tick.Marker = niceTicks{}
+	if xs := distinctX(cs); len(xs) >= 2 && len(xs) <= maxSweptTicks {
+		p.X.Tick.Marker = &sweptTicks{values: xs}
+	}
+	p.Y.Tick.Marker = niceTicks{}
+	if ax.log {
+		p.Y.Tick.Marker = logTicks{}
+	}
+	p.Y.Min, p.Y.Max = ax.tr(ax.lo), ax.tr(ax.hi)
+	xmin, xmax = addLimitLines(p, lines, ax, xmin, xmax, legend)
+	if xmin == xmax {
+		d := math.Max(math.Abs(xmin)*0.1, 0.5)
+		xmin, xmax = xmin-d, xmax+d
+	}
+	pad := 0.03 * (xmax - xmin)
+	p.X.Min, p.X.Max = xmin-pad, xmax+pad
+	return p
+}
+
+// extent is the x range of the drawable points of cs and whether any is
+// unstable.
+func extent(cs []curve) (xmin, xmax float64, anyUnstable bool) {
+	xmin, xmax = math.Inf(1), math.Inf(-1)
 	for _, c := range cs {
 		for i, x := range c.x {
 			if finite(x) && (finite(c.mean[i]) || c.unstable[i]) {
@@ -340,151 +382,178 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 			}
 		}
 	}
-	if !ok || math.IsInf(xmin, 1) {
-		p.Title.Text = strings.TrimSpace(p.Title.Text + " (no data)")
-		return p
-	}
-	// A bounded quantity (a probability, Jain's index): the axis stops just
-	// above the bound and the intervals at it.
-	bound := math.Inf(1)
+	return xmin, xmax, anyUnstable
+}
+
+// yAxis is a plot's y range [lo, hi] (in data units), its scale and the
+// largest value the quantity can take (+Inf for none).
+type yAxis struct {
+	lo, hi, bound float64
+	log           bool
+}
+
+// newYAxis is yRange's axis stopped just above a bounded quantity's
+// bound, with head room for the unstable markers. A log axis is drawn as
+// a linear axis of log10(y) with decade ticks (logTicks): gonum's LogScale
+// mis-places the y label's glyph box (at the arithmetic mid-range, near
+// the top on a log axis), which pushes the plot down under a band of
+// empty space.
+func newYAxis(cs []curve, anyUnstable bool) (yAxis, bool) {
+	lo, hi, logY, ok := yRange(cs)
+	ax := yAxis{lo: lo, hi: hi, log: logY, bound: math.Inf(1)}
 	for _, c := range cs {
 		if c.bound > 0 {
-			bound = math.Min(bound, c.bound)
+			ax.bound = math.Min(ax.bound, c.bound)
 		}
 	}
-	if finite(bound) && hi > bound {
-		hi = bound
-		if logY {
-			hi *= math.Pow(hi/lo, 0.03)
+	grow := func(f float64) {
+		if ax.log {
+			ax.hi *= math.Pow(ax.hi/ax.lo, f)
 		} else {
-			hi += 0.03 * (hi - lo)
+			ax.hi += f * (ax.hi - ax.lo)
 		}
 	}
-	if anyUnstable { // head room for the markers
-		if logY {
-			hi *= math.Pow(hi/lo, 0.06)
-		} else {
-			hi += 0.06 * (hi - lo)
-		}
+	if finite(ax.bound) && ax.hi > ax.bound {
+		ax.hi = ax.bound
+		grow(0.03)
 	}
-	// A log axis is drawn as a linear axis of log10(y) with decade ticks
-	// (logTicks): gonum's LogScale mis-places the y label's glyph box (at
-	// the arithmetic mid-range, near the top on a log axis), which pushes
-	// the plot down under a band of empty space.
-	tr := func(y float64) float64 { return y }
-	if logY {
-		tr = math.Log10
+	if anyUnstable {
+		grow(0.06)
 	}
-	clip := func(y float64) float64 { return tr(math.Min(math.Max(y, lo), hi)) }
+	return ax, ok
+}
 
-	// Dodge: shift series apart by 0.5% of the x span each, so that
-	// overlapping curves (e.g. MSFQ ℓ=0, which is MSF) and their error bars
-	// stay visible. The shift is far below the spacing of a sweep's points.
-	dodge := 0.005 * (xmax - xmin)
-	anyClipped := false
-	for ci, c := range cs {
-		col, shape, dash := styleOf(c.style)
-		var pts plotter.XYs
-		var eb errBars
-		var top, clipLo, clipHi plotter.XYs
-		shift := (float64(ci) - float64(len(cs)-1)/2) * dodge
-		for i, x := range c.x {
-			m := c.mean[i]
-			x += shift
-			switch {
-			case !finite(x):
-			case c.unstable[i]:
-				top = append(top, plotter.XY{X: x, Y: tr(hi)})
-			case finite(m) && (!logY || m > 0):
-				pts = append(pts, plotter.XY{X: x, Y: tr(m)})
-				if h := c.hw[i]; h > 0 && !math.IsNaN(h) {
-					// On a log axis the interval is the delta-method
-					// interval of log m, m·exp(±hw/m): positive, and
-					// symmetric on the axis as drawn.
-					l, u := m-h, m+h
-					if logY {
-						l, u = m*math.Exp(-h/m), m*math.Exp(h/m)
-					}
-					u = math.Min(u, bound)
-					y := clip(m)
-					eb.XYs = append(eb.XYs, plotter.XY{X: x, Y: y})
-					eb.YErrors = append(eb.YErrors, struct{ Low, High float64 }{y - clip(l), clip(u) - y})
-					if l < lo {
-						clipLo = append(clipLo, plotter.XY{X: x, Y: tr(lo)})
-					}
-					if u > hi {
-						clipHi = append(clipHi, plotter.XY{X: x, Y: tr(hi)})
-					}
-				}
+// tr maps a value to the plot's y coordinate (log10 on a log axis).
+func (ax yAxis) tr(y float64) float64 {
+	if ax.log {
+		return math.Log10(y)
+	}
+	return y
+}
+
+// clip is tr of y clipped to the axis.
+func (ax yAxis) clip(y float64) float64 { return ax.tr(math.Min(math.Max(y, ax.lo), ax.hi)) }
+
+// curveMarks are the marks of one curve: the line's points, the error
+// bars, the unstable points' markers at the top and the ends of the
+// intervals cut at the axis.
+type curveMarks struct {
+	pts                 plotter.XYs
+	bars                errBars
+	top, clipLo, clipHi plotter.XYs
+}
+
+// marks places c's points, shifted by shift along x.
+func (ax yAxis) marks(c curve, shift float64) curveMarks {
+	var m curveMarks
+	for i, x := range c.x {
+		mean := c.mean[i]
+		x += shift
+		switch {
+		case !finite(x):
+		case c.unstable[i]:
+			m.top = append(m.top, plotter.XY{X: x, Y: ax.tr(ax.hi)})
+		case finite(mean) && (!ax.log || mean > 0):
+			m.pts = append(m.pts, plotter.XY{X: x, Y: ax.tr(mean)})
+			if h := c.hw[i]; h > 0 && !math.IsNaN(h) {
+				ax.interval(&m, x, mean, h)
 			}
-		}
-		var thumbs []plot.Thumbnailer
-		if len(pts) > 0 {
-			l, s, err := plotter.NewLinePoints(pts)
-			if err == nil {
-				l.Color, l.Width, l.Dashes = col, vg.Points(1), dash
-				s.Color, s.Shape, s.Radius = col, shape, vg.Points(2.2)
-				p.Add(l, s)
-				thumbs = append(thumbs, l, s)
-			}
-		}
-		if len(eb.XYs) > 0 {
-			if bars, err := plotter.NewYErrorBars(eb); err == nil {
-				bars.Color, bars.Width, bars.CapWidth = col, vg.Points(0.7), vg.Points(3.5)
-				p.Add(bars)
-			}
-		}
-		for _, cl := range []struct {
-			pts  plotter.XYs
-			down bool
-		}{{clipLo, true}, {clipHi, false}} {
-			if len(cl.pts) == 0 {
-				continue
-			}
-			if s, err := plotter.NewScatter(cl.pts); err == nil {
-				s.Color, s.Shape, s.Radius = col, clipGlyph{down: cl.down}, vg.Points(3)
-				p.Add(s)
-				anyClipped = true
-			}
-		}
-		if len(top) > 0 {
-			if s, err := plotter.NewScatter(top); err == nil {
-				s.Color, s.Shape, s.Radius = col, unstableGlyph, vg.Points(3)
-				p.Add(s)
-				if len(thumbs) == 0 {
-					thumbs = append(thumbs, s)
-				}
-			}
-		}
-		if legend && len(thumbs) > 0 {
-			addLegend(p, c.label, thumbs...)
 		}
 	}
-	p.Legend.Top, p.Legend.Left = legendCorner(cs, xmin, xmax, tr(lo), tr(hi), tr, len(cs)+1)
-	if anyUnstable && p.Legend.Top { // keep the legend below the row of markers
-		p.Legend.YOffs -= vg.Points(10)
+	return m
+}
+
+// interval adds the error bar of mean ± h at x: on a log axis the
+// delta-method interval of log m, m·exp(±hw/m) (positive, and symmetric
+// on the axis as drawn), stopped at the bound; an end past the axis is
+// marked.
+func (ax yAxis) interval(m *curveMarks, x, mean, h float64) {
+	l, u := mean-h, mean+h
+	if ax.log {
+		l, u = mean*math.Exp(-h/mean), mean*math.Exp(h/mean)
 	}
-	if legend && anyUnstable {
-		s, _ := plotter.NewScatter(plotter.XYs{{X: xmin, Y: tr(hi)}})
+	u = math.Min(u, ax.bound)
+	y := ax.clip(mean)
+	m.bars.XYs = append(m.bars.XYs, plotter.XY{X: x, Y: y})
+	m.bars.YErrors = append(m.bars.YErrors, struct{ Low, High float64 }{y - ax.clip(l), ax.clip(u) - y})
+	if l < ax.lo {
+		m.clipLo = append(m.clipLo, plotter.XY{X: x, Y: ax.tr(ax.lo)})
+	}
+	if u > ax.hi {
+		m.clipHi = append(m.clipHi, plotter.XY{X: x, Y: ax.tr(ax.hi)})
+	}
+}
+
+// addCurve draws c on p in its style (line, markers, error bars, cut
+// marks, unstable markers) with its legend entry; clipped reports a cut
+// interval.
+func addCurve(p *plot.Plot, c curve, ax yAxis, shift float64, legend bool) (clipped bool) {
+	col, shape, dash := styleOf(c.style)
+	m := ax.marks(c, shift)
+	var thumbs []plot.Thumbnailer
+	if len(m.pts) > 0 {
+		if l, s, err := plotter.NewLinePoints(m.pts); err == nil {
+			l.Color, l.Width, l.Dashes = col, vg.Points(1), dash
+			s.Color, s.Shape, s.Radius = col, shape, vg.Points(2.2)
+			p.Add(l, s)
+			thumbs = append(thumbs, l, s)
+		}
+	}
+	if len(m.bars.XYs) > 0 {
+		if bars, err := plotter.NewYErrorBars(m.bars); err == nil {
+			bars.Color, bars.Width, bars.CapWidth = col, vg.Points(0.7), vg.Points(3.5)
+			p.Add(bars)
+		}
+	}
+	for _, cl := range []struct {
+		pts  plotter.XYs
+		down bool
+	}{{m.clipLo, true}, {m.clipHi, false}} {
+		if len(cl.pts) == 0 {
+			continue
+		}
+		if s, err := plotter.NewScatter(cl.pts); err == nil {
+			s.Color, s.Shape, s.Radius = col, clipGlyph{down: cl.down}, vg.Points(3)
+			p.Add(s)
+			clipped = true
+		}
+	}
+	if len(m.top) > 0 {
+		if s, err := plotter.NewScatter(m.top); err == nil {
+			s.Color, s.Shape, s.Radius = col, unstableGlyph, vg.Points(3)
+			p.Add(s)
+			if len(thumbs) == 0 {
+				thumbs = append(thumbs, s)
+			}
+		}
+	}
+	if legend && len(thumbs) > 0 {
+		addLegend(p, c.label, thumbs...)
+	}
+	return clipped
+}
+
+// markerLegend explains the unstable and cut-interval markers in p's
+// legend, when present.
+func markerLegend(p *plot.Plot, ax yAxis, xmin float64, anyUnstable, anyClipped bool) {
+	if anyUnstable {
+		s, _ := plotter.NewScatter(plotter.XYs{{X: xmin, Y: ax.tr(ax.hi)}})
 		s.Color, s.Shape, s.Radius = color.Black, unstableGlyph, vg.Points(3)
 		addLegend(p, "unstable (off scale)", s)
 	}
-	if legend && anyClipped {
-		s, _ := plotter.NewScatter(plotter.XYs{{X: xmin, Y: tr(lo)}})
+	if anyClipped {
+		s, _ := plotter.NewScatter(plotter.XYs{{X: xmin, Y: ax.tr(ax.lo)}})
 		s.Color, s.Shape, s.Radius = color.Black, clipGlyph{down: true, centered: true}, vg.Points(3)
 		addLegend(p, "CI cut at the axis", s)
 	}
-	p.X.Tick.Marker = niceTicks{}
-	if xs := distinctX(cs); len(xs) >= 2 && len(xs) <= maxSweptTicks {
-		p.X.Tick.Marker = &sweptTicks{values: xs}
-	}
-	p.Y.Tick.Marker = niceTicks{}
-	if logY {
-		p.Y.Tick.Marker = logTicks{}
-	}
-	p.Y.Min, p.Y.Max = tr(lo), tr(hi)
+}
+
+// addLimitLines draws the visible lines of known limits (grey for the
+// work-conserving bound, a policy's colour for its λmax) and returns the
+// x range stretched to show them.
+func addLimitLines(p *plot.Plot, lines []vline, ax yAxis, xmin, xmax float64, legend bool) (float64, float64) {
 	for _, vl := range visibleLines(lines, xmin, xmax) {
-		l, err := plotter.NewLine(plotter.XYs{{X: vl.x, Y: tr(lo)}, {X: vl.x, Y: tr(hi)}})
+		l, err := plotter.NewLine(plotter.XYs{{X: vl.x, Y: ax.tr(ax.lo)}, {X: vl.x, Y: ax.tr(ax.hi)}})
 		if err != nil {
 			continue
 		}
@@ -500,13 +569,7 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 		}
 		xmin, xmax = math.Min(xmin, vl.x), math.Max(xmax, vl.x)
 	}
-	if xmin == xmax {
-		d := math.Max(math.Abs(xmin)*0.1, 0.5)
-		xmin, xmax = xmin-d, xmax+d
-	}
-	pad := 0.03 * (xmax - xmin)
-	p.X.Min, p.X.Max = xmin-pad, xmax+pad
-	return p
+	return xmin, xmax
 }
 
 // legendItem is one entry of a plot's legend, kept beside the plot's own
@@ -566,10 +629,9 @@ func bottomLegend(items []legendItem, w vg.Length) (cols []plot.Legend, colW, ba
 }
 
 // render draws the grid of plots (rows × cols, nil entries left blank) into
-// out[base+".svg"], out[base+".png"] (150 dpi) and out[base+".pdf"] (for a
-// paper: vector, fonts embedded; the SVG embeds its fonts too), each tile
-// tileW × tileH. A single plot is also drawn at a page's width, into
-// base+"_page.pdf".
+// out[base+".svg"], out[base+".png"] (300 dpi) and out[base+".pdf"] (for a
+// paper: vector, the text as glyph outlines), each tile tileW × tileH. A
+// single plot is also drawn at a page's width, into base+"_page.pdf".
 // The layout is decided here; the drawing runs on out's pool, so the plots
 // must not be touched by the caller afterwards.
 //
@@ -577,154 +639,176 @@ func bottomLegend(items []legendItem, w vg.Length) (cols []plot.Legend, colW, ba
 // plots must use the same styles for the same labels), drawn in a strip to
 // the right of the grid (so that it never hides data); the other plots'
 // legends are dropped. Otherwise each plot keeps its legend inside, in the
-// corner legendCorner chose.
+// corner legendCorner chose, unless it is too long (maxInside): then it is
+// laid out in columns in a band under the axes.
 func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Length, shared bool) error {
-	rows := len(plots)
-	cols := 0
+	lay := layout{plots: plots, rows: len(plots)}
 	for _, r := range plots {
-		cols = max(cols, len(r))
+		lay.cols = max(lay.cols, len(r))
 	}
-	if rows == 0 || cols == 0 {
+	if lay.rows == 0 || lay.cols == 0 {
 		return fmt.Errorf("render %s: no plots", base)
 	}
-	var legend *plot.Legend
-	var legendW, legendH vg.Length
 	if shared {
-		for _, r := range plots {
-			for _, p := range r {
-				if p == nil {
-					continue
-				}
-				probe := draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: tileW, Y: tileH}}}
-				// The tallest legend has the most entries: all the series
-				// and, if any panel has one, the unstable marker.
-				r := p.Legend.Rectangle(probe)
-				if lw := r.Size().X; lw > 0 && (legend == nil || r.Size().Y > legendH) {
-					l := p.Legend
-					legend, legendW, legendH = &l, lw+vg.Points(10), r.Size().Y
-				}
-				p.Legend = plot.NewLegend()
-			}
-		}
+		lay.sharedLegend(tileW, tileH)
 	}
-	// draws draws the figure with tiles of width tw: the swept x ticks are
-	// laid out for the data area, the tile less the y axis (its 8 pt tick
-	// labels and 9 pt label) and the padding, 0.8 in (measured on the 2.3 in
-	// panels, where 0.6 in let "7" and "7.7" touch).
-	draws := func(dc draw.Canvas, tw vg.Length) {
-		for _, r := range plots {
-			for _, p := range r {
-				if p == nil {
-					continue
-				}
-				if st, ok := p.X.Tick.Marker.(*sweptTicks); ok {
-					st.width = tw - 0.8*vg.Inch
-					st.font = p.X.Tick.Label
-				}
-			}
-		}
-		grid := dc
-		grid.Max.X -= legendW
-		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(8), PadY: vg.Points(6),
-			PadTop: vg.Points(3), PadBottom: vg.Points(2), PadLeft: vg.Points(2), PadRight: vg.Points(6)}
-		for r := range plots {
-			for c := 0; c < cols; c++ {
-				if c < len(plots[r]) && plots[r][c] != nil {
-					plots[r][c].Draw(tiles.At(grid, c, r))
-				}
-			}
-		}
-		if legend != nil {
-			strip := dc
-			strip.Min.X = dc.Max.X - legendW
-			l := *legend
-			l.Top, l.Left = true, true
-			l.XOffs, l.YOffs = 0, -vg.Points(12) // level with the top of the data area
-			l.Draw(strip)
-		}
-	}
-	var below []legendItem
-	for _, r := range plots {
-		for _, p := range r {
-			if v, ok := legends.LoadAndDelete(p); ok && rows == 1 && cols == 1 && !shared && len(*v.(*[]legendItem)) > maxInside {
-				below = *v.(*[]legendItem)
-				p.Legend = plot.NewLegend()
-			}
-		}
-	}
-	// withBand draws the figure at w × h with the long legend, if any, in
-	// a band under it.
-	withBand := func(dc draw.Canvas, w, tw vg.Length) {
-		if below == nil {
-			draws(dc, tw)
-			return
-		}
-		cl, cw, bandH := bottomLegend(below, w)
-		top := dc
-		top.Min.Y += bandH
-		draws(top, tw)
-		left := dc.Min.X + (w-cw*vg.Length(len(cl)))/2
-		for i := range cl {
-			c := dc
-			c.Max.Y = dc.Min.Y + bandH
-			c.Min.X = left + cw*vg.Length(i)
-			c.Max.X = c.Min.X + cw
-			cl[i].Draw(c)
-		}
-	}
-	band := func(w vg.Length) vg.Length {
-		if below == nil {
-			return 0
-		}
-		_, _, h := bottomLegend(below, w)
-		return h
-	}
-	w, h := tileW*vg.Length(cols)+legendW, tileH*vg.Length(rows)
-	h += band(w)
-	page := rows == 1 && cols == 1
+	lay.longLegend(shared)
+	w, h := tileW*vg.Length(lay.cols)+lay.legendW, tileH*vg.Length(lay.rows)
+	h += lay.band(w)
+	page := lay.rows == 1 && lay.cols == 1
 	out.do(w*h, func() error {
-		var buf bytes.Buffer
-		// vector draws name.pdf and, with svg, name.svg. The PDF embeds its
-		// font (what a paper includes); the SVG names it, as a web page's
-		// does: embedding it weighed about 0.5 MB per figure, a report of
-		// tens of MB for a small sweep (and more than a full disk's last
-		// megabytes). The page-width variant is a PDF only.
-		vector := func(name string, w, h, tw vg.Length, withSVG bool) error {
-			if withSVG {
-				svg := vgsvg.NewWith(vgsvg.UseWH(w, h))
-				withBand(draw.New(svg), w, tw)
-				buf.Reset()
-				if _, err := svg.WriteTo(&buf); err != nil {
-					return fmt.Errorf("render %s.svg: %w", name, err)
-				}
-				out.put(name+".svg", bytes.Clone(buf.Bytes()))
-			}
-			pdf := vgpdf.New(w, h)
-			withBand(draw.New(pdfCanvas{pdf}), w, tw)
-			buf.Reset()
-			if _, err := pdf.WriteTo(&buf); err != nil {
-				return fmt.Errorf("render %s.pdf: %w", name, err)
-			}
-			out.put(name+".pdf", bytes.Clone(buf.Bytes()))
-			return nil
-		}
 		if page {
-			if err := vector(base+"_page", pageW, pageH+band(pageW), pageW, false); err != nil {
+			if err := lay.vector(out, base+"_page", pageW, pageH+lay.band(pageW), pageW, false); err != nil {
 				return err
 			}
 		}
-		if err := vector(base, w, h, tileW, true); err != nil {
+		if err := lay.vector(out, base, w, h, tileW, true); err != nil {
 			return err
 		}
 		img := newRaster(w, h)
-		withBand(draw.New(img), w, tileW)
-		buf.Reset()
+		lay.draw(draw.New(img), w, tileW)
+		var buf bytes.Buffer
 		if err := pngEncoder.Encode(&buf, img.Image()); err != nil {
 			return fmt.Errorf("render %s.png: %w", base, err)
 		}
-		out.put(base+".png", bytes.Clone(buf.Bytes()))
+		out.put(base+".png", buf.Bytes())
 		return nil
 	})
+	return nil
+}
+
+// layout is a figure's arrangement: its grid of plots, the shared legend
+// in a strip to the right (legendW wide) or a long legend in a band under
+// a single plot (below).
+type layout struct {
+	plots      [][]*plot.Plot
+	rows, cols int
+	legend     *plot.Legend
+	legendW    vg.Length
+	below      []legendItem
+}
+
+// sharedLegend takes the tallest of the plots' legends (the most entries:
+// all the series and, if any panel has one, the unstable marker) for the
+// strip and drops the plots' own.
+func (l *layout) sharedLegend(tileW, tileH vg.Length) {
+	var legendH vg.Length
+	for _, r := range l.plots {
+		for _, p := range r {
+			if p == nil {
+				continue
+			}
+			probe := draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: tileW, Y: tileH}}}
+			r := p.Legend.Rectangle(probe)
+			if lw := r.Size().X; lw > 0 && (l.legend == nil || r.Size().Y > legendH) {
+				lg := p.Legend
+				l.legend, l.legendW, legendH = &lg, lw+vg.Points(10), r.Size().Y
+			}
+			p.Legend = plot.NewLegend()
+		}
+	}
+}
+
+// longLegend moves a single plot's legend of more than maxInside entries
+// to the band under it; it forgets every plot's recorded entries.
+func (l *layout) longLegend(shared bool) {
+	for _, r := range l.plots {
+		for _, p := range r {
+			v, ok := legends.LoadAndDelete(p)
+			if ok && l.rows == 1 && l.cols == 1 && !shared && len(*v.(*[]legendItem)) > maxInside {
+				l.below = *v.(*[]legendItem)
+				p.Legend = plot.NewLegend()
+			}
+		}
+	}
+}
+
+// band is the height of the long legend's band at width w (0 for none).
+func (l *layout) band(w vg.Length) vg.Length {
+	if l.below == nil {
+		return 0
+	}
+	_, _, h := bottomLegend(l.below, w)
+	return h
+}
+
+// grid draws the plots in tiles of width tw, and the shared legend: the
+// swept x ticks are laid out for the data area, the tile less the y axis
+// (its 8 pt tick labels and 9 pt label) and the padding, 0.8 in
+// (measured on the 2.3 in panels, where 0.6 in let "7" and "7.7" touch).
+func (l *layout) grid(dc draw.Canvas, tw vg.Length) {
+	for _, r := range l.plots {
+		for _, p := range r {
+			if p == nil {
+				continue
+			}
+			if st, ok := p.X.Tick.Marker.(*sweptTicks); ok {
+				st.width = tw - 0.8*vg.Inch
+				st.font = p.X.Tick.Label
+			}
+		}
+	}
+	grid := dc
+	grid.Max.X -= l.legendW
+	tiles := draw.Tiles{Rows: l.rows, Cols: l.cols, PadX: vg.Points(8), PadY: vg.Points(6),
+		PadTop: vg.Points(3), PadBottom: vg.Points(2), PadLeft: vg.Points(2), PadRight: vg.Points(6)}
+	for r := range l.plots {
+		for c := 0; c < l.cols; c++ {
+			if c < len(l.plots[r]) && l.plots[r][c] != nil {
+				l.plots[r][c].Draw(tiles.At(grid, c, r))
+			}
+		}
+	}
+	if l.legend != nil {
+		strip := dc
+		strip.Min.X = dc.Max.X - l.legendW
+		lg := *l.legend
+		lg.Top, lg.Left = true, true
+		lg.XOffs, lg.YOffs = 0, -vg.Points(12) // level with the top of the data area
+		lg.Draw(strip)
+	}
+}
+
+// draw draws the figure at width w with tiles of width tw, the long
+// legend, if any, in a band under it.
+func (l *layout) draw(dc draw.Canvas, w, tw vg.Length) {
+	if l.below == nil {
+		l.grid(dc, tw)
+		return
+	}
+	cl, cw, bandH := bottomLegend(l.below, w)
+	top := dc
+	top.Min.Y += bandH
+	l.grid(top, tw)
+	left := dc.Min.X + (w-cw*vg.Length(len(cl)))/2
+	for i := range cl {
+		c := dc
+		c.Max.Y = dc.Min.Y + bandH
+		c.Min.X = left + cw*vg.Length(i)
+		c.Max.X = c.Min.X + cw
+		cl[i].Draw(c)
+	}
+}
+
+// vector draws name.pdf and, with svg, name.svg at w × h, their text as
+// glyph outlines (glyph.go: no font to embed or to lack).
+func (l *layout) vector(out *files, name string, w, h, tw vg.Length, svg bool) error {
+	var buf bytes.Buffer
+	if svg {
+		c := newSVG(w, h)
+		l.draw(draw.New(c), w, tw)
+		if _, err := c.WriteTo(&buf); err != nil {
+			return fmt.Errorf("render %s.svg: %w", name, err)
+		}
+		out.put(name+".svg", bytes.Clone(buf.Bytes()))
+		buf.Reset()
+	}
+	pdf := vgpdf.New(w, h)
+	l.draw(draw.New(pdfCanvas{pdf}), w, tw)
+	if _, err := pdf.WriteTo(&buf); err != nil {
+		return fmt.Errorf("render %s.pdf: %w", name, err)
+	}
+	out.put(name+".pdf", buf.Bytes())
 	return nil
 }
 
@@ -766,6 +850,10 @@ type files struct {
 	mu   sync.Mutex
 	m    map[string][]byte
 	jobs []job
+	// gz compresses the CSV files and summary.json (name.csv.gz): set
+	// for a campaign of more than maxTableRows points, whose tables
+	// would otherwise weigh tens of MB.
+	gz bool
 }
 
 type job struct {
@@ -776,6 +864,13 @@ type job struct {
 func newFiles() *files { return &files{m: map[string][]byte{}} }
 
 func (f *files) put(name string, data []byte) {
+	if f.gz && (strings.HasSuffix(name, ".csv") || name == "summary.json") {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b) // no name or time in the header: reproducible
+		_, _ = w.Write(data)    // a bytes.Buffer does not fail
+		_ = w.Close()
+		name, data = name+".gz", b.Bytes()
+	}
 	f.mu.Lock()
 	f.m[name] = data
 	f.mu.Unlock()
@@ -919,7 +1014,7 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 
 // legendCorner picks the corner of the plot where the legend hides the least
 // data: it counts the points of the curves (and 20 samples along each
-// segment between them), in normalised coordinates, that fall in a box of
+// segment between them, and 9 along each error bar), in normalised coordinates, that fall in a box of
 // the legend's approximate size at each corner, preferring top-left, then
 // top-right, bottom-right, bottom-left on ties.
 func legendCorner(cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) float64, entries int) (top, left bool) {
@@ -941,22 +1036,7 @@ func legendCorner(cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) flo
 		}
 	}
 	for _, c := range cs {
-		var px, py float64
-		prev := false
-		for i, x := range c.x {
-			if c.unstable[i] || !finite(c.mean[i]) || c.mean[i] <= 0 && math.IsNaN(tr(c.mean[i])) {
-				continue
-			}
-			y := math.Min(math.Max(tr(c.mean[i]), ylo), yhi)
-			in(x, y)
-			if prev {
-				for k := 1; k < 20; k++ {
-					f := float64(k) / 20
-					in(px+f*(x-px), py+f*(y-py))
-				}
-			}
-			px, py, prev = x, y, true
-		}
+		sampleCurve(c, ylo, yhi, tr, in)
 	}
 	best := 0
 	for i := range corners {
@@ -965,6 +1045,50 @@ func legendCorner(cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) flo
 		}
 	}
 	return corners[best].top, corners[best].left
+}
+
+// sampleCurve calls in with the points of c's line (y clipped to [ylo,
+// yhi]) and 19 points along each segment between them.
+func sampleCurve(c curve, ylo, yhi float64, tr func(float64) float64, in func(x, y float64)) {
+	var px, py float64
+	prev := false
+	for i, x := range c.x {
+		if c.unstable[i] || !finite(c.mean[i]) || c.mean[i] <= 0 && math.IsNaN(tr(c.mean[i])) {
+			continue
+		}
+		y := math.Min(math.Max(tr(c.mean[i]), ylo), yhi)
+		in(x, y)
+		sampleBar(c.mean[i], c.hw[i], x, ylo, yhi, tr, in)
+		if prev {
+			for k := 1; k < 20; k++ {
+				f := float64(k) / 20
+				in(px+f*(x-px), py+f*(y-py))
+			}
+		}
+		px, py, prev = x, y, true
+	}
+}
+
+// sampleBar calls in with 9 points along the error bar of mean ± hw at
+// x (on a log axis — tr maps negatives to NaN — the delta-method interval
+// m·exp(±hw/m) newPlot draws), clipped to [ylo, yhi]: a legend must not
+// cover an interval either.
+func sampleBar(m, hw, x, ylo, yhi float64, tr func(float64) float64, in func(x, y float64)) {
+	if !(hw > 0) || !finite(hw) {
+		return
+	}
+	l, u := m-hw, m+hw
+	if math.IsNaN(tr(-1)) {
+		l, u = m*math.Exp(-hw/m), m*math.Exp(hw/m)
+	}
+	tl, tu := tr(l), tr(u)
+	if math.IsNaN(tl) || math.IsInf(tl, 0) {
+		tl = ylo
+	}
+	tl, tu = math.Max(tl, ylo), math.Min(tu, yhi)
+	for k := 0; k <= 8; k++ {
+		in(x, tl+float64(k)/8*(tu-tl))
+	}
 }
 
 // maxSweptTicks is the most swept values labelled one by one; a longer
@@ -982,6 +1106,11 @@ func distinctX(cs []curve) []float64 {
 			}
 		}
 	}
+	return sortedKeys(set)
+}
+
+// sortedKeys are the values of set in ascending order.
+func sortedKeys(set map[float64]bool) []float64 {
 	xs := make([]float64, 0, len(set))
 	for x := range set {
 		xs = append(xs, x)
@@ -1033,42 +1162,13 @@ func (st *sweptTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
-// pdfCanvas is a vgpdf canvas that writes text in the encoding of its
-// fonts: vgpdf embeds them with the Windows-1252 code page but passes the
-// UTF-8 bytes of the text through, so "λ" or "—" came out as "Î»" and
-// "â€”". FillString translates to Windows-1252 and spells out the
-// characters that code page lacks (λ → lambda).
+// pdfCanvas is a vgpdf canvas that draws its text as glyph outlines
+// (glyph.go): the PDF then needs no font (vgpdf embedded the whole
+// Liberation font, 0.2 MB per figure, in a Windows-1252 encoding that
+// spelled "λ" as "lambda"), and every character is drawn as itself.
 type pdfCanvas struct{ *vgpdf.Canvas }
 
-// FillString draws str translated by cp1252.
+// FillString draws str as outlines.
 func (c pdfCanvas) FillString(f font.Face, pt vg.Point, str string) {
-	c.Canvas.FillString(f, pt, cp1252(str))
-}
-
-// pdfSpelled are the characters of the figures' labels outside
-// Windows-1252, with the text that stands for them.
-var pdfSpelled = map[rune]string{
-	'λ': "lambda", 'ρ': "rho", 'Σ': "Sum", 'μ': "µ", 'ℓ': "l", 'ᵢ': "_i", '≥': ">=", '≤': "<=",
-	'∞': "inf", '−': "-", '≈': "~", '▲': "^", '△': "^", '▽': "v",
-}
-
-// cp1252 encodes s in Windows-1252 as a Go string of its bytes.
-func cp1252(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if sp, ok := pdfSpelled[r]; ok {
-			b.WriteString(cp1252(sp))
-			continue
-		}
-		if r < 0x80 {
-			b.WriteRune(r)
-			continue
-		}
-		if c, ok := charmap.Windows1252.EncodeRune(r); ok {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('?')
-	}
-	return b.String()
+	outlineText(c.Canvas, f, pt, str)
 }

@@ -185,6 +185,7 @@ type series struct {
 	key, label, policy string
 	tag                string // the campaign's name when campaigns are overlaid
 	params             map[string]any
+	styleIdx           int // 1 + the style of a family member (familyStyles); 0: by index
 	pts                []*aggregate.Point
 }
 
@@ -210,6 +211,14 @@ type facetView struct {
 	Facets        int
 	TableRows     []tableRow
 	Compare       *cmpView
+	// Heat: the figures are heat maps (a campaign too large for line
+	// plots, heatLayout).
+	Heat bool
+	// TableNote replaces the summary table when it is too long for a
+	// page (maxTableRows); NoTable leaves the section out (a heat-map
+	// group after the first, whose rows the first lists).
+	TableNote string
+	NoTable   bool
 }
 
 type tableRow struct {
@@ -242,7 +251,15 @@ func formatValue(v any) string {
 // (aggregate.PlotAxes, which the paired comparisons' families share).
 func xAxis(pts []aggregate.Point) (x string, others []string) { return aggregate.PlotAxes(pts) }
 
+// xValue is p's value on the x axis: the swept value as the sweep file
+// gave it (a load of 0.95, not the 0.9499999999999998 computed back from
+// λ), else the point's arrival rate or load.
 func xValue(p *aggregate.Point, x string) float64 {
+	if v, ok := p.Axes[x]; ok {
+		if f, ok := aggregate.Number(v); ok {
+			return f
+		}
+	}
 	switch x {
 	case "arrival_rate":
 		return p.ArrivalRate
@@ -313,7 +330,72 @@ func facets(pts []aggregate.Point, tags []string, x string, others []string) []*
 			s.pts = append(s.pts, p)
 		}
 		labelSeries(f.series)
+		familyStyles(f.series)
 	}
+	return out
+}
+
+// familyStyles draws the variants of a policy swept over two or more
+// parameters as families (Kill-Smart's K × ν): one colour per value of
+// the first varied parameter, the others told apart by marker and dash
+// (style c + 7v: colour c, dash v, and a marker that differs with v:
+// styleOf). Other series keep a colour of their own. Without such a
+// policy, or with more than 7 colours needed, every series keeps its
+// index (styleOf's colour × marker × dash sequence).
+func familyStyles(ss []*series) {
+	if len(ss) > 0 && ss[0].tag != "" {
+		return // overlaid campaigns: style() assigns per campaign
+	}
+	colour := map[string]int{} // policy + first varied value → colour
+	within := map[string]int{} // the same → next variant index
+	style := make([]int, len(ss))
+	family := false
+	for i, s := range ss {
+		key := s.policy
+		if vary := variedParams(ss, s.policy); len(vary) >= 2 {
+			key += "\x00" + paramsKey(map[string]any{"v": s.params[vary[0]]})
+			family = true
+		}
+		c, ok := colour[key]
+		if !ok {
+			c = len(colour)
+			colour[key] = c
+		}
+		style[i] = c + len(palette)*within[key]
+		within[key]++
+	}
+	if !family || len(colour) > len(palette) {
+		return
+	}
+	for i, s := range ss {
+		s.styleIdx = style[i] + 1 // 0: unset
+	}
+}
+
+// variedParams are the parameters whose values differ between the series
+// of policy, sorted.
+func variedParams(ss []*series, policy string) []string {
+	vals := map[string]map[string]bool{}
+	n := 0
+	for _, s := range ss {
+		if s.policy != policy {
+			continue
+		}
+		n++
+		for k, v := range s.params {
+			if vals[k] == nil {
+				vals[k] = map[string]bool{}
+			}
+			vals[k][paramsKey(map[string]any{"v": v})] = true
+		}
+	}
+	var out []string
+	for k, vs := range vals {
+		if len(vs) > 1 {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
 	return out
 }
 
@@ -361,6 +443,9 @@ func labelSeries(ss []*series) {
 // pattern per campaign, so that a policy keeps its colour across the
 // campaigns and the campaigns differ by dash and glyph.
 func (s *series) style(f *facet, i int) int {
+	if s.styleIdx > 0 {
+		return s.styleIdx - 1
+	}
 	if s.tag == "" {
 		return i
 	}
@@ -449,86 +534,40 @@ func constantCounter(cs []curve) (desc string, constant bool) {
 	return strings.Join(parts, ", "), len(parts) > 0
 }
 
+// figures draws the facet's figures: one per metric with a value (a
+// counter constant everywhere is listed, not drawn), the per-class
+// panels, MSFQ's phases and the paired comparison. skipped and constant
+// name the metrics not drawn.
 func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant []string, err error) {
-	xl := xLabels[x]
-	if xl == "" {
-		xl = x
-	}
-	// The union of metric names over the facet, in the points' order.
-	var names []string
-	seen := map[string]bool{}
-	classes := 0
-	for _, p := range f.pts {
-		classes = max(classes, len(p.Classes))
-		for _, m := range p.Metrics {
-			if m.Class < 0 && !seen[m.Name] {
-				seen[m.Name] = true
-				names = append(names, m.Name)
-			}
-		}
-	}
+	xl := axisLabel(x)
+	names, classes := f.metricNames()
 	for _, m := range names {
-		cs, nonzero := curvesFor(f, x, m)
-		if !nonzero {
+		fig, why, err := f.metricFigure(out, x, xl, m)
+		switch {
+		case err != nil:
+			return nil, nil, nil, err
+		case fig != nil:
+			figs = append(figs, *fig)
+		case why == "":
 			skipped = append(skipped, m)
-			continue
+		default:
+			constant = append(constant, f.columnOrLabel(m)+" ("+why+")")
 		}
-		if strings.HasPrefix(m, metric.CounterPrefix) {
-			if desc, ok := constantCounter(cs); ok {
-				constant = append(constant, f.columnOrLabel(m)+" ("+desc+")")
-				continue
-			}
-		}
-		if x == "arrival_rate" {
-			cs = append(cs, msfqOverlay(f, m)...)
-		}
-		yl := f.metricLabel(m)
-		title := f.figureTitle(m)
-		p := newPlot("", xl, yl, cs, true, f.lines...)
-		name := f.prefix + m
-		if err := writeEditable(out, name, xl, yl, []panelData{{cs: cs}}, false); err != nil {
-			return nil, nil, nil, err
-		}
-		if err := render(out, name, [][]*plot.Plot{{p}}, colW, colH, false); err != nil {
-			return nil, nil, nil, err
-		}
-		figs = append(figs, figure{Name: name, Title: title})
 	}
 	// Per-class panels, one figure per class metric.
-	if classes > 0 {
-		for _, cm := range metric.Class {
-			var panels []*plot.Plot
-			var data []panelData
-			nonzero := false
-			for ci := 0; ci < classes; ci++ {
-				var name, cname string
-				need := 0
-				for _, p := range f.pts {
-					if ci < len(p.Classes) {
-						cname, need = p.Classes[ci].Name, p.Classes[ci].Need
-						name = metric.ClassPrefix(ci, cname) + cm.Name
-						break
-					}
-				}
-				cs, nz := curvesFor(f, x, name)
-				nonzero = nonzero || nz
-				t := fmt.Sprintf("class %d: %s (need %d)", ci, cname, need)
-				panels = append(panels, newPlot(t, xl, metricLabel(cm.Name), cs, true, f.lines...))
-				data = append(data, panelData{title: t, cs: cs})
-			}
-			if !nonzero {
-				skipped = append(skipped, "class_"+cm.Name)
-				continue
-			}
-			name := f.prefix + "class_" + cm.Name
-			if err := writeEditable(out, name, xl, metricLabel(cm.Name), data, false); err != nil {
-				return nil, nil, nil, err
-			}
-			if err := render(out, name, grid(panels), panW, panH, true); err != nil {
-				return nil, nil, nil, err
-			}
-			figs = append(figs, figure{Name: name, Title: "per class: " + metricLabel(cm.Name), Wide: len(panels) > 1})
+	for _, cm := range metric.Class {
+		if classes == 0 {
+			break
 		}
+		fig, err := f.classFigure(out, x, xl, cm.Name, classes)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if fig == nil {
+			skipped = append(skipped, "class_"+cm.Name)
+			continue
+		}
+		figs = append(figs, *fig)
 	}
 	// MSFQ phases: one panel per (phase statistic, series), one line per phase.
 	fig, err := f.phaseFigure(out, x, xl, names)
@@ -545,6 +584,87 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 		figs = append(figs, *fig)
 	}
 	return figs, skipped, constant, nil
+}
+
+// metricNames is the union of the facet's metric names (not per class),
+// in the points' order, and its largest number of classes.
+func (f *facet) metricNames() (names []string, classes int) {
+	seen := map[string]bool{}
+	for _, p := range f.pts {
+		classes = max(classes, len(p.Classes))
+		for _, m := range p.Metrics {
+			if m.Class < 0 && !seen[m.Name] {
+				seen[m.Name] = true
+				names = append(names, m.Name)
+			}
+		}
+	}
+	return names, classes
+}
+
+// metricFigure draws metric m against x; nil, with constant the values
+// of a counter constant at every point (listed instead) or "" for a
+// metric zero or undefined everywhere.
+func (f *facet) metricFigure(out *files, x, xl, m string) (fig *figure, constant string, err error) {
+	cs, nonzero := curvesFor(f, x, m)
+	if !nonzero {
+		return nil, "", nil
+	}
+	counter := strings.HasPrefix(m, metric.CounterPrefix)
+	if counter {
+		if desc, ok := constantCounter(cs); ok {
+			return nil, desc, nil
+		}
+	}
+	if x == "arrival_rate" {
+		cs = append(cs, msfqOverlay(f, m)...)
+	}
+	yl := f.metricLabel(m)
+	title := f.figureTitle(m)
+	p := newPlot("", xl, yl, cs, true, f.lines...)
+	name := f.prefix + m
+	if err := writeEditable(out, name, xl, yl, []panelData{{cs: cs}}, false); err != nil {
+		return nil, "", err
+	}
+	if err := render(out, name, [][]*plot.Plot{{p}}, colW, colH, false); err != nil {
+		return nil, "", err
+	}
+	return &figure{Name: name, Title: title}, "", nil
+}
+
+// classFigure draws class metric cm, a panel per class; nil when it is
+// zero or undefined in every class.
+func (f *facet) classFigure(out *files, x, xl, cm string, classes int) (*figure, error) {
+	var panels []*plot.Plot
+	var data []panelData
+	nonzero := false
+	for ci := 0; ci < classes; ci++ {
+		var name, cname string
+		need := 0
+		for _, p := range f.pts {
+			if ci < len(p.Classes) {
+				cname, need = p.Classes[ci].Name, p.Classes[ci].Need
+				name = metric.ClassPrefix(ci, cname) + cm
+				break
+			}
+		}
+		cs, nz := curvesFor(f, x, name)
+		nonzero = nonzero || nz
+		t := fmt.Sprintf("class %d: %s (need %d)", ci, cname, need)
+		panels = append(panels, newPlot(t, xl, metricLabel(cm), cs, true, f.lines...))
+		data = append(data, panelData{title: t, cs: cs})
+	}
+	if !nonzero {
+		return nil, nil
+	}
+	name := f.prefix + "class_" + cm
+	if err := writeEditable(out, name, xl, metricLabel(cm), data, false); err != nil {
+		return nil, err
+	}
+	if err := render(out, name, grid(panels), panW, panH, true); err != nil {
+		return nil, err
+	}
+	return &figure{Name: name, Title: "per class: " + metricLabel(cm), Wide: len(panels) > 1}, nil
 }
 
 func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, error) {
@@ -963,7 +1083,11 @@ func dataFiles(files *files, c Campaign) ([]dataFile, error) {
 	}
 	var out []dataFile
 	for _, t := range tables {
-		if err := put(t.name+".csv", func() error { return t.t.WriteCSV(&buf) }); err != nil {
+		// At scale (files.gz) the tidy tables are Parquet only: as CSV,
+		// even compressed, they doubled a 12,000-point report.
+		if files.gz && t.name != "summary" {
+			t.doc += "; Parquet only at this size"
+		} else if err := put(t.name+".csv", func() error { return t.t.WriteCSV(&buf) }); err != nil {
 			return nil, err
 		}
 		if err := put(t.name+".parquet", func() error { return t.t.WriteParquet(&buf) }); err != nil {
@@ -1013,6 +1137,78 @@ func campaignTags(ms []manifestInfo) []string {
 	return tags
 }
 
+// sections draws the figures of every facet (or, for a campaign too large
+// for line plots, of every heat-map group: heatLayout) and builds their
+// sections of index.html. The summary and comparison tables are printed
+// only up to maxTableRows points (the data files always have them all).
+func sections(files *files, pts []aggregate.Point, fs []*facet, tags []string, x string, others []string) ([]facetView, error) {
+	var views []facetView
+	tables := len(pts) <= maxTableRows
+	xl := axisLabel(x)
+	if groups := heatLayout(pts, fs, tags, x, others); groups != nil {
+		metrics := heatMetrics(groups)
+		for i, g := range groups {
+			v := facetView{Title: g.title, Anchor: fmt.Sprintf("facet%d", i+1), Facets: len(groups), Heat: true}
+			for _, m := range metrics {
+				fig, err := g.heatFigure(files, m, xl)
+				if err != nil {
+					return nil, err
+				}
+				if fig != nil {
+					v.Figures = append(v.Figures, *fig)
+				}
+			}
+			views = append(views, v)
+		}
+		for i := range views {
+			views[i].NoTable = i > 0
+		}
+		if !tables {
+			views[0].TableNote = tableNote(len(pts))
+			return views, nil
+		}
+		for _, f := range fs {
+			views[0].TableRows = append(views[0].TableRows, tableRows(f, x)...)
+		}
+		return views, nil
+	}
+	for i, f := range fs {
+		figs, skipped, constant, err := f.figures(files, x)
+		if err != nil {
+			return nil, err
+		}
+		v := facetView{Title: f.title, Anchor: fmt.Sprintf("facet%d", i+1),
+			Figures: figs, Skipped: skipped, Constant: constant, Facets: len(fs)}
+		if tables {
+			v.TableRows, v.Compare = tableRows(f, x), f.comparisons(x)
+		} else {
+			v.TableNote, v.NoTable = tableNote(len(pts)), i > 0
+		}
+		views = append(views, v)
+	}
+	return views, nil
+}
+
+// tableNote says where a summary too long for the page is.
+func tableNote(points int) string {
+	return fmt.Sprintf("%d points: more than the %d a page lists, so the summary and the paired comparisons are in the data files only "+
+		"(summary.csv and summary_long.csv, with every comparison; their Parquet files).", points, maxTableRows)
+}
+
+// count counts the page's unstable and unconverged points and failed
+// replications.
+func (page *indexPage) count(pts []aggregate.Point) {
+	for _, p := range pts {
+		if p.Unstable() {
+			page.Unstable++
+		}
+		if p.Unconverged() {
+			page.Unconverged++
+		}
+		page.Failed += p.NFailed
+	}
+}
+
 // Render builds the files Write writes, in memory, keyed by file name (no
 // directories), for a caller that stores them elsewhere (e.g. under
 // storage.ReportPrefix(id) in an object store). The links of index.html are
@@ -1023,6 +1219,11 @@ func campaignTags(ms []manifestInfo) []string {
 // name; the data files and manifest.json are c's.
 func Render(c Campaign, overlay ...Campaign) (map[string][]byte, error) {
 	files := newFiles()
+	n := len(c.Points)
+	for _, o := range overlay {
+		n += len(o.Points)
+	}
+	files.gz = n > maxTableRows
 	data, err := dataFiles(files, c)
 	if err != nil {
 		return nil, err
@@ -1041,8 +1242,11 @@ func Render(c Campaign, overlay ...Campaign) (map[string][]byte, error) {
 	info := parseManifest(c.Manifest)
 	pts := c.Points
 	var tags []string
-	page := indexPage{Manifest: manifest, HasManifest: c.Manifest != nil, Data: data,
+	page := indexPage{Manifest: manifest, HasManifest: c.Manifest != nil, Data: data, CSV: "csv", JSON: "json",
 		Replications: c.Tasks != nil, Columns: markdownHTML(aggregate.ColumnsDoc)}
+	if files.gz {
+		page.CSV, page.JSON = "csv.gz", "json.gz"
+	}
 	page.Header = header{Title: info.Name, ID: info.Campaign, Description: info.description(), Date: info.date(),
 		State: info.State, Versions: info.versions(), Commands: info.commands()}
 	if len(overlay) > 0 {
@@ -1089,34 +1293,17 @@ func Render(c Campaign, overlay ...Campaign) (map[string][]byte, error) {
 	for _, f := range fs {
 		f.lines = f.limitLines(x, limits)
 	}
-	xl := xLabels[x]
-	if xl == "" {
-		xl = x
-	}
+	xl := axisLabel(x)
 	page.XLabel = xl
 	page.Points = len(pts)
-	for i, f := range fs {
-		figs, skipped, constant, err := f.figures(files, x)
-		if err != nil {
-			_, _ = files.wait()
-			return nil, err
-		}
-		page.Facets = append(page.Facets, facetView{Title: f.title, Anchor: fmt.Sprintf("facet%d", i+1),
-			Figures: figs, Skipped: skipped, Constant: constant, Facets: len(fs), TableRows: tableRows(f, x),
-			Compare: f.comparisons(x)})
+	if page.Facets, err = sections(files, pts, fs, tags, x, others); err != nil {
+		_, _ = files.wait()
+		return nil, err
 	}
 	for _, m := range tableMetrics {
 		page.Metrics = append(page.Metrics, metricLabel(m))
 	}
-	for _, p := range pts {
-		if p.Unstable() {
-			page.Unstable++
-		}
-		if p.Unconverged() {
-			page.Unconverged++
-		}
-		page.Failed += p.NFailed
-	}
+	page.count(pts)
 	buf.Reset()
 	if err := indexTmpl.Execute(&buf, page); err != nil {
 		_, _ = files.wait()
@@ -1148,6 +1335,7 @@ type indexPage struct {
 	Manifest         string
 	HasManifest      bool
 	Points           int
+	CSV, JSON        string // the data files' extensions: csv or csv.gz (files.gz)
 	Unstable, Failed int
 	Unconverged      int
 }
@@ -1207,7 +1395,7 @@ details pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 
 <nav><strong>Contents</strong>
 <ol>
 {{range .Facets}}<li>{{if gt .Facets 1}}<a href="#{{.Anchor}}">{{.Title}}</a>{{else}}<a href="#{{.Anchor}}">Figures</a>{{end}}
-<ol>{{range .Figures}}<li><a href="#fig-{{.Name}}">{{.Title}}</a></li>{{end}}<li><a href="#{{.Anchor}}-table">Summary table</a></li></ol></li>
+<ol>{{range .Figures}}<li><a href="#fig-{{.Name}}">{{.Title}}</a></li>{{end}}{{if not .NoTable}}<li><a href="#{{.Anchor}}-table">Summary table</a></li>{{end}}</ol></li>
 {{end}}<li><a href="#data">Data files</a></li>
 <li><a href="#columns">Column reference</a></li>
 {{if .HasManifest}}<li><a href="#manifest">Manifest</a></li>{{end}}
@@ -1219,8 +1407,9 @@ Figures are drawn for a column (3.3 in, fonts 8–9 pt; name_page.pdf for a page
 {{range .Facets}}
 <section id="{{.Anchor}}">
 <h2>{{.Title}}</h2>
-{{range .Figures}}<figure id="fig-{{.Name}}"{{if .Wide}} class="wide"{{end}}><a href="{{.Name}}.svg"><img src="{{.Name}}.png" alt="{{.Title}}"></a><figcaption>{{.Title}} — <a href="{{.Name}}.pdf">PDF</a> · <a href="{{.Name}}.svg">SVG</a> · <a href="{{.Name}}.png">PNG</a>{{if not .Wide}} · page-width <a href="{{.Name}}_page.pdf">PDF</a>{{end}} · data <a href="{{.Name}}.csv">CSV</a> · <a href="{{.Name}}.py">matplotlib script</a></figcaption></figure>
+{{range .Figures}}<figure id="fig-{{.Name}}"{{if .Wide}} class="wide"{{end}}><a href="{{.Name}}.svg"><img src="{{.Name}}.png" alt="{{.Title}}"></a><figcaption>{{.Title}} — <a href="{{.Name}}.pdf">PDF</a> · <a href="{{.Name}}.svg">SVG</a> · <a href="{{.Name}}.png">PNG</a>{{if not .Wide}} · page-width <a href="{{.Name}}_page.pdf">PDF</a>{{end}} · data <a href="{{.Name}}.{{$.CSV}}">CSV</a> · <a href="{{.Name}}.py">matplotlib script</a></figcaption></figure>
 {{end}}
+{{if .Heat}}<p class="meta">Too many points for line plots ({{$.Points}}): each figure is a heat map, x the swept axis, y the second swept dimension, one panel per series; the colour is the mean, in the bins of the key (a logarithmic scale when the means span a decade or more); grey cells are bounds (unstable or truncated points), white cells have no value. Per-class metrics, MSFQ phases and comparisons are in the data files.</p>{{end}}
 {{if .Skipped}}<p>Not plotted (zero or undefined at every point): {{range $i, $s := .Skipped}}{{if $i}}, {{end}}{{$s}}{{end}}.</p>{{end}}
 {{if .Constant}}<p>Not plotted (constant at every point, a parameter rather than a result): {{range $i, $s := .Constant}}{{if $i}}; {{end}}{{$s}}{{end}}.</p>{{end}}
 {{$f := .}}{{with .Compare}}<h3 id="{{$f.Anchor}}-compare">Paired comparisons against {{.Baseline}}</h3>
@@ -1230,22 +1419,22 @@ Figures are drawn for a column (3.3 in, fonts 8–9 pt; name_page.pdf for a page
 <tbody>
 {{range .Rows}}<tr class="cmp-{{.Class}}"><td>{{.Series}}</td><td>{{.X}}</td><td>{{.Rel}}</td><td>{{.Verdict}}</td><td>{{.PHolm}}</td><td>{{.Pairs}}</td><td>{{.Gain}}</td><td>{{.Note}}</td></tr>
 {{end}}</tbody></table></div>{{end}}
-<h3 id="{{.Anchor}}-table">Summary</h3>
-<p class="meta">Click a column heading to sort.</p>
+{{if not .NoTable}}<h3 id="{{.Anchor}}-table">Summary</h3>
+{{if .TableNote}}<p>{{.TableNote}}</p>{{else}}<p class="meta">Click a column heading to sort.</p>
 <div class="scroll">
 <table class="sortable">
 <thead><tr><th>policy</th><th>{{$.XLabel}}</th><th>load ρ</th><th>n</th><th>failed</th><th>unstable</th><th>truncated</th><th>verdict</th><th>converged</th>{{range $.Metrics}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
 {{range .TableRows}}<tr{{if .Unstable}} class="unstable"{{else if .Failed}} class="failed"{{end}}>{{range .Cells}}<td{{if .Sort}} data-v="{{.Sort}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table>
-</div>
+</div>{{end}}{{end}}
 </section>
 {{end}}
 <h2 id="data">Data files</h2>
-<p>Each table as CSV and as Parquet (same columns and types); the columns are documented in <a href="#columns">the column reference</a> (also <a href="COLUMNS.md">COLUMNS.md</a>).</p>
+<p>Each table as CSV{{if eq .CSV "csv.gz"}} (gzip-compressed at this size: pandas.read_csv and R's read.csv read it as it is){{end}} and as Parquet (same columns and types); the columns are documented in <a href="#columns">the column reference</a> (also <a href="COLUMNS.md">COLUMNS.md</a>).</p>
 <ul>
-{{range .Data}}<li><a href="{{.Name}}.csv">{{.Name}}.csv</a> · <a href="{{.Name}}.parquet">{{.Name}}.parquet</a> — {{.Doc}} ({{.Rows}} rows)</li>
-{{end}}<li><a href="summary.json">summary.json</a> — the summary with class names and failure messages</li>
+{{range .Data}}<li>{{if or (eq .Name "summary") (eq $.CSV "csv")}}<a href="{{.Name}}.{{$.CSV}}">{{.Name}}.{{$.CSV}}</a> · {{end}}<a href="{{.Name}}.parquet">{{.Name}}.parquet</a> — {{.Doc}} ({{.Rows}} rows)</li>
+{{end}}<li><a href="summary.{{$.JSON}}">summary.{{$.JSON}}</a> — the summary with class names and failure messages</li>
 {{if .HasManifest}}<li><a href="manifest.json">manifest.json</a> — versions, plugin sha256s, seeds: what reproduces these numbers</li>{{end}}
 </ul>
 <h2 id="columns">Column reference</h2>
