@@ -102,6 +102,13 @@ func LoadChecksums(ctx context.Context, st storage.Store, id string, m *Manifest
 	return sums, "", nil
 }
 
+// ModifiedObject checks the objects record.ReadObjects read for one task
+// against sums (the checksums of an earlier finalisation, may be nil) and
+// describes the first that differs ("" if none does): Checksums' check,
+// for a caller that reads the objects itself (the coordinator's streaming
+// finalisation).
+func ModifiedObject(sums map[string]string, objs []record.Object) string { return modified(sums, objs) }
+
 // modified checks the objects read for one task against sums and
 // describes the first that differs ("" if none does).
 func modified(sums map[string]string, objs []record.Object) string {
