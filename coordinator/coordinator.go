@@ -102,7 +102,7 @@ type campaign struct {
 	// tl are the campaign's tasks (nil: not loaded, a finished campaign
 	// known from its stored state).
 	tl      *taskList
-	done    map[string]bool
+	done    *taskSet
 	failed  map[string]string
 	running map[string]string
 	// attempts is the highest delivery attempt seen per redelivered task
@@ -143,7 +143,7 @@ func (c *campaign) status() protocol.Status {
 		s.Done, s.Failed = c.st.Done, c.st.Failed
 		return s
 	}
-	s.Done, s.Failed, s.Running = len(c.done), len(c.failed), len(c.running)
+	s.Done, s.Failed, s.Running = c.done.len(), len(c.failed), len(c.running)
 	if s.State == protocol.CampaignDone && !c.closed {
 		// Finalisation is still writing the manifest and report: clients
 		// that stop polling at "done" must find them in storage. It is
@@ -170,7 +170,7 @@ func (c *campaign) status() protocol.Status {
 }
 
 func (c *campaign) complete() bool {
-	return c.tl != nil && len(c.done)+len(c.failed) >= c.tl.Len() && (c.prec == nil || c.decidedAll())
+	return c.tl != nil && c.done.len()+len(c.failed) >= c.tl.Len() && (c.prec == nil || c.decidedAll())
 }
 
 func (c *campaign) close() {
@@ -419,7 +419,7 @@ func (co *Coordinator) expand(c *campaign) error {
 		return err
 	}
 	c.warnings = camp.Warnings
-	c.done, c.failed, c.running = map[string]bool{}, map[string]string{}, map[string]string{}
+	c.done, c.failed, c.running = newTaskSet(c.tl), map[string]string{}, map[string]string{}
 	c.initPoints()
 	c.st.Total = c.tl.Len()
 	return nil
@@ -455,16 +455,16 @@ func (c *campaign) apply(task string, st protocol.TaskState) {
 	c.noteAttempt(task, st.Attempt)
 	switch st.State {
 	case protocol.StateDone:
-		c.done[task] = true
+		c.done.add(task)
 		delete(c.failed, task)
 		delete(c.running, task)
 	case protocol.StateFailed:
-		if !c.done[task] {
+		if !c.done.has(task) {
 			c.failed[task] = st.Error
 		}
 		delete(c.running, task)
 	case protocol.StateRunning:
-		if !c.done[task] && c.failed[task] == "" {
+		if !c.done.has(task) && c.failed[task] == "" {
 			c.running[task] = st.Worker
 		}
 	default: // retrying, released, deleted

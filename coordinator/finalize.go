@@ -27,7 +27,7 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, prov *pro
 	co.mu.Lock()
 	m := archive.Manifest{Version: archive.ManifestVersion, Campaign: c.id, Name: c.st.Name, State: c.st.State, MsjfarmVersion: sim.Version,
 		Created: c.st.Created, Updated: time.Now().UTC(), Finished: c.st.Finished, Tasks: c.tl.Len(),
-		Points: c.st.Points, Done: len(c.done), Failed: len(c.failed), Warnings: c.warnings,
+		Points: c.st.Points, Done: c.done.len(), Failed: len(c.failed), Warnings: c.warnings,
 		Sweep: c.st.Spec, SeedDerivation: seedDerivation, Storage: co.o.Store.URL(),
 		Layout: map[string]string{
 			"stream": protocol.TaskStream, "subject": protocol.CampaignFilter(c.id),
@@ -156,7 +156,7 @@ func (co *Coordinator) rerun(ctx context.Context, c *campaign, s *finalScan) err
 		}
 		co.mu.Lock()
 		for tid := range s.modified {
-			delete(c.done, tid)
+			c.done.del(tid)
 			delete(c.failed, tid)
 		}
 		co.mu.Unlock()
@@ -226,7 +226,7 @@ func (co *Coordinator) markDone(c *campaign, s *finalScan) bool {
 	c.running = map[string]string{}
 	c.st.State = protocol.CampaignDone
 	c.st.Finished = time.Now().UTC()
-	c.st.Done, c.st.Failed = len(c.done), len(c.failed)
+	c.st.Done, c.st.Failed = c.done.len(), len(c.failed)
 	return true
 }
 

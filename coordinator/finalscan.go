@@ -41,7 +41,7 @@ var reportRecordsMax = 4096
 type finalScan struct {
 	pts []aggregate.Point
 	// done and failed are the tasks with a record (failed: task → error).
-	done   map[string]bool
+	done   *taskSet
 	failed map[string]string
 	// missing counts the tasks without a readable record of their own
 	// (absent, or moved aside here: not a record of their task).
@@ -150,7 +150,7 @@ func (co *Coordinator) scanResults(ctx context.Context, c *campaign, tl *taskLis
 	if err != nil {
 		return nil, fmt.Errorf("checksums: %w", err)
 	}
-	s := &finalScan{done: map[string]bool{}, failed: map[string]string{}, modified: map[string]string{},
+	s := &finalScan{done: newTaskSet(tl), failed: map[string]string{}, modified: map[string]string{},
 		sums: f, sumsBuf: bufio.NewWriterSize(f, 1<<16), sumsHash: sha256.New()}
 	if tl.Len() <= reportRecordsMax {
 		s.recs = map[string]*record.Record{}
@@ -215,7 +215,7 @@ func (co *Coordinator) scanTask(ctx context.Context, id string, t sweep.Task, o 
 	if o.rec.Failed() {
 		s.failed[t.ID] = o.rec.Error
 	} else {
-		s.done[t.ID] = true
+		s.done.add(t.ID)
 	}
 	return nil
 }

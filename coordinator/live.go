@@ -36,10 +36,8 @@ func (co *Coordinator) Live(id string) (*LiveView, error) {
 	}
 	v := &LiveView{Status: c.status(), Tasks: c.tl.Full(),
 		Failed: make(map[string]string, len(c.failed)), Running: make(map[string]string, len(c.running))}
-	v.Done = make([]string, 0, len(c.done))
-	for t := range c.done {
-		v.Done = append(v.Done, t)
-	}
+	v.Done = make([]string, 0, c.done.len())
+	c.done.each(func(t string) { v.Done = append(v.Done, t) })
 	for t, e := range c.failed {
 		v.Failed[t] = e
 	}

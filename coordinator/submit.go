@@ -101,7 +101,7 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 		Epoch: max(epoch, c.st.Epoch)}
 	if c.tl == nil && tl != nil {
 		c.tl, c.warnings = tl, camp.Warnings
-		c.done, c.failed, c.running = map[string]bool{}, map[string]string{}, map[string]string{}
+		c.done, c.failed, c.running = newTaskSet(tl), map[string]string{}, map[string]string{}
 		c.initPoints()
 	}
 	c.st.Total = c.tl.Len()
@@ -200,177 +200,214 @@ func (co *Coordinator) putState(ctx context.Context, c *campaign) error {
 
 // reconcile brings c's in-memory state in line with storage and the
 // stream, and (publish) publishes the tasks that have neither a result nor
-// a message. The stream is read before storage: a task acked in between
-// has its result written before its ack, so it is seen as done.
+// a message, in named steps: queuedTasks, storedTasks, classify, toRequeue
+// (the one place that decides what runs again) and requeue. The stream is
+// read before storage: a task acked in between has its result written
+// before its ack, so it is seen as done.
 func (co *Coordinator) reconcile(ctx context.Context, c *campaign, publish bool) (published, queued, existing int, err error) {
 	c.recMu.Lock()
 	defer c.recMu.Unlock()
-	id := c.id
 	inStream, err := co.queuedTasks(ctx, c)
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	keys, err := co.o.Store.List(ctx, storage.ResultsPrefix(id))
+	stored, err := co.storedTasks(ctx, c)
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	stored := map[string]bool{}
-	for _, k := range keys {
-		if tid, ok := storage.ResultTaskID(id, k); ok {
-			stored[tid] = true
-		}
-	}
-	// Classify the stored results; in precision mode, extend the points by
-	// the stored replications and judge the finished points, until nothing
-	// changes (this is how a resumed campaign recovers its added
-	// replications).
-	for {
-		var unknown []string
-		co.mu.Lock()
-		for tid := range stored {
-			if c.tl.Has(tid) && !c.done[tid] && c.failed[tid] == "" {
-				unknown = append(unknown, tid)
-			}
-		}
-		co.mu.Unlock()
-		recs := co.readRecords(ctx, id, unknown)
-		for _, tid := range unknown {
-			if recs[tid] == nil {
-				// Moved aside (not a record of its task) or unreadable:
-				// without an object it is missing and runs again.
-				if _, err := co.o.Store.Stat(ctx, storage.ResultKey(id, tid)); errors.Is(err, storage.ErrNotFound) {
-					delete(stored, tid)
-				}
-			}
-		}
-		co.mu.Lock()
-		for _, tid := range unknown {
-			r := recs[tid]
-			switch {
-			case r == nil && !stored[tid]: // moved aside: runs again
-			case r == nil: // unreadable: leave it, it exists
-				c.done[tid] = true
-			case r.Failed():
-				c.failed[tid] = r.Error
-			default:
-				c.done[tid] = true
-			}
-			delete(c.running, tid)
-		}
-		co.mu.Unlock()
-		if c.prec == nil {
-			break
-		}
-		if co.extendFromStorage(c, stored, inStream.m) == 0 && len(co.decide(ctx, c)) == 0 {
-			break
-		}
-	}
+	co.classify(ctx, c, stored, inStream)
 	missing, queued, existing := co.toRequeue(c, stored, inStream)
-	co.mu.Lock()
-	tl := c.tl
-	running := c.st.State == protocol.CampaignRunning
-	co.mu.Unlock()
-	if running && len(missing) > 0 {
-		// A window of tasks at a time: looked up in the content-addressed
-		// store (a result another campaign computed is referenced, not
-		// run again), and the others published, so that memory stays
-		// bounded by the window whatever the campaign's size.
-		epoch := 0
-		// Only a campaign finalised before has checksums to amend (and
-		// collecting the keys of 10^7 tasks published for the first
-		// time would hold a gigabyte).
-		var forget checksumForget
-		if _, err := co.o.Store.Stat(ctx, storage.ChecksumsKey(id)); err == nil {
-			forget.active = true
-		} else if !errors.Is(err, storage.ErrNotFound) {
-			return published, queued, existing, err
+	published, reused, err := co.requeue(ctx, c, missing, publish)
+	co.maybeFinalize(ctx, c)
+	return published, queued, existing + reused, err
+}
+
+// classify records the stored results c does not know yet as done or
+// failed; in precision mode it extends the points by the stored
+// replications and judges the finished points, until nothing changes
+// (this is how a resumed campaign recovers its added replications).
+func (co *Coordinator) classify(ctx context.Context, c *campaign, stored, inStream *taskSet) {
+	for {
+		co.classifyOnce(ctx, c, stored)
+		if c.prec == nil {
+			return
 		}
-		defer func() {
-			if ferr := co.forgetChecksums(ctx, c, &forget); ferr != nil && err == nil {
-				err = ferr
-			}
-		}()
-		for len(missing) > 0 {
-			n := min(len(missing), submitWindow)
-			tasks := make([]sweep.Task, n)
-			co.mu.Lock() // a precision campaign's list grows under it
-			for j, i := range missing[:n] {
-				tasks[j] = tl.At(int(i))
-			}
-			co.mu.Unlock()
-			missing = missing[n:]
-			reused, err := co.reuse(ctx, c, tasks)
-			if err != nil {
-				return published, queued, existing, err
-			}
-			rest := tasks[:0]
-			co.mu.Lock()
-			for _, t := range tasks {
-				if reused[t.ID] {
-					existing++
-					c.done[t.ID] = true
-					delete(c.running, t.ID)
-				} else {
-					rest = append(rest, t)
-				}
-			}
-			co.mu.Unlock()
-			if !publish || len(rest) == 0 {
-				continue
-			}
-			if epoch == 0 {
-				co.mu.Lock()
-				c.st.Epoch++
-				epoch = c.st.Epoch
-				co.mu.Unlock()
-				if err := co.putState(ctx, c); err != nil {
-					return published, queued, existing, err
-				}
-			}
-			co.mu.Lock()
-			for _, t := range rest {
-				if !forget.active {
-					break
-				}
-				forget.keys = append(forget.keys, storage.ResultKey(id, t.ID), storage.StoredResultKey(co.expectedKeyLocked(c, t)))
-			}
-			co.mu.Unlock()
-			if err := co.publish(ctx, id, epoch, rest); err != nil {
-				return published, queued, existing, err
-			}
-			published += len(rest)
+		if co.extendFromStorage(c, stored, inStream) == 0 && len(co.decide(ctx, c)) == 0 {
+			return
 		}
 	}
-	co.maybeFinalize(ctx, c)
-	return published, queued, existing, nil
+}
+
+// classifyOnce reads the records of the stored results c has not
+// classified, a window at a time. A result moved aside (not a record of
+// its task) leaves stored: its task runs again; an unreadable one that
+// exists counts as done (it is left for the next finalisation to judge).
+func (co *Coordinator) classifyOnce(ctx context.Context, c *campaign, stored *taskSet) {
+	var unknown []string
+	co.mu.Lock()
+	stored.each(func(tid string) {
+		if c.tl.Has(tid) && !c.done.has(tid) && c.failed[tid] == "" {
+			unknown = append(unknown, tid)
+		}
+	})
+	co.mu.Unlock()
+	for len(unknown) > 0 {
+		n := min(len(unknown), submitWindow)
+		co.classifyWindow(ctx, c, stored, unknown[:n])
+		unknown = unknown[n:]
+	}
+}
+
+func (co *Coordinator) classifyWindow(ctx context.Context, c *campaign, stored *taskSet, tids []string) {
+	recs := co.readRecords(ctx, c.id, tids)
+	for _, tid := range tids {
+		if recs[tid] != nil {
+			continue
+		}
+		if _, err := co.o.Store.Stat(ctx, storage.ResultKey(c.id, tid)); errors.Is(err, storage.ErrNotFound) {
+			stored.del(tid) // moved aside: runs again
+		}
+	}
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	for _, tid := range tids {
+		r := recs[tid]
+		switch {
+		case r == nil && !stored.has(tid): // moved aside: runs again
+		case r == nil: // unreadable: leave it, it exists
+			c.done.add(tid)
+		case r.Failed():
+			c.failed[tid] = r.Error
+		default:
+			c.done.add(tid)
+		}
+		delete(c.running, tid)
+	}
 }
 
 // toRequeue is the one place that decides which of c's tasks are
 // published again: those with neither a result in storage nor a message
 // in the stream — whatever the task-state KV says, a task without a
 // record has to run, so it is forgotten as done or failed here. It
-// returns them by position, 4 bytes each (reconcile generates the tasks a
+// returns them by position, 4 bytes each (requeue generates the tasks a
 // window at a time), and counts the queued tasks and those with a result.
-func (co *Coordinator) toRequeue(c *campaign, stored map[string]bool, inStream *queuedSet) (missing []int32, queued, existing int) {
+func (co *Coordinator) toRequeue(c *campaign, stored, inStream *taskSet) (missing []int32, queued, existing int) {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	tl := c.tl
 	for i := range tl.Len() {
 		tid := tl.ID(i)
-		if stored[tid] {
+		inStore := stored.hasAt(i, tid)
+		if inStore {
 			existing++
 		}
-		if inStream.has(i, tid) {
+		if inStream.hasAt(i, tid) {
 			queued++
 			continue
 		}
-		if !stored[tid] {
-			delete(c.done, tid)
+		if !inStore {
+			c.done.del(tid)
 			delete(c.failed, tid)
 			missing = append(missing, int32(i))
 		}
 	}
 	return missing, queued, existing
+}
+
+// requeue looks the missing tasks (positions) up in the content-addressed
+// store (a result another campaign computed is referenced, not run again)
+// and (publish) publishes the others in a new epoch, a window at a time,
+// so that memory stays bounded by the window whatever the campaign's size.
+// reused counts the tasks found stored.
+func (co *Coordinator) requeue(ctx context.Context, c *campaign, missing []int32, publish bool) (published, reused int, err error) {
+	co.mu.Lock()
+	running := c.st.State == protocol.CampaignRunning
+	co.mu.Unlock()
+	if !running || len(missing) == 0 {
+		return 0, 0, nil
+	}
+	// Only a campaign finalised before has checksums to amend (and
+	// collecting the keys of 10^7 tasks published for the first time
+	// would hold a gigabyte).
+	var forget checksumForget
+	if _, err := co.o.Store.Stat(ctx, storage.ChecksumsKey(c.id)); err == nil {
+		forget.active = true
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return 0, 0, err
+	}
+	defer func() {
+		if ferr := co.forgetChecksums(ctx, c, &forget); ferr != nil && err == nil {
+			err = ferr
+		}
+	}()
+	epoch := 0
+	for len(missing) > 0 {
+		n := min(len(missing), submitWindow)
+		p, r, err := co.requeueWindow(ctx, c, missing[:n], publish, &epoch, &forget)
+		published, reused = published+p, reused+r
+		if err != nil {
+			return published, reused, err
+		}
+		missing = missing[n:]
+	}
+	return published, reused, nil
+}
+
+// requeueWindow generates the tasks at positions idx, references those
+// with a stored result and publishes the others; *epoch is the epoch of
+// this reconcile's messages (0: not started yet).
+func (co *Coordinator) requeueWindow(ctx context.Context, c *campaign, idx []int32, publish bool, epoch *int, forget *checksumForget) (published, reused int, err error) {
+	tasks := make([]sweep.Task, len(idx))
+	co.mu.Lock() // a precision campaign's list grows under it
+	for j, i := range idx {
+		tasks[j] = c.tl.At(int(i))
+	}
+	co.mu.Unlock()
+	found, err := co.reuse(ctx, c, tasks)
+	if err != nil {
+		return 0, 0, err
+	}
+	rest := tasks[:0]
+	co.mu.Lock()
+	for _, t := range tasks {
+		if found[t.ID] {
+			reused++
+			c.done.add(t.ID)
+			delete(c.running, t.ID)
+		} else {
+			rest = append(rest, t)
+		}
+	}
+	co.mu.Unlock()
+	if !publish || len(rest) == 0 {
+		return 0, reused, nil
+	}
+	if *epoch == 0 {
+		if *epoch, err = co.nextEpoch(ctx, c); err != nil {
+			return 0, reused, err
+		}
+	}
+	if forget.active {
+		co.mu.Lock()
+		for _, t := range rest {
+			forget.keys = append(forget.keys, storage.ResultKey(c.id, t.ID), storage.StoredResultKey(co.expectedKeyLocked(c, t)))
+		}
+		co.mu.Unlock()
+	}
+	if err := co.publish(ctx, c.id, *epoch, rest); err != nil {
+		return 0, reused, err
+	}
+	return len(rest), reused, nil
+}
+
+// nextEpoch starts a new epoch of c's messages (their dedup ids) and
+// stores it.
+func (co *Coordinator) nextEpoch(ctx context.Context, c *campaign) (int, error) {
+	co.mu.Lock()
+	c.st.Epoch++
+	epoch := c.st.Epoch
+	co.mu.Unlock()
+	return epoch, co.putState(ctx, c)
 }
 
 // submitWindow is how many tasks reconcile generates, looks up and
