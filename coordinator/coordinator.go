@@ -92,6 +92,9 @@ type Coordinator struct {
 	// (guarded by mu), so that a retry of a failed one stops once a newer
 	// one started (finalize.go).
 	reportGen map[string]int
+	// runCtx is Run's context while it runs (guarded by mu): work that
+	// outlives an API request (a publication) runs on it.
+	runCtx context.Context
 }
 
 type campaign struct {
@@ -134,6 +137,8 @@ type campaign struct {
 	// checksums is the sha256 of the checksums object of the last
 	// finalisation (manifest checksums_sha256).
 	checksums string
+	// progress is the running reconcile's (publishSubmitted).
+	progress reconcileProgress
 }
 
 func (c *campaign) status() protocol.Status {
@@ -262,6 +267,14 @@ func (co *Coordinator) Run(ctx context.Context) error {
 func (co *Coordinator) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	co.mu.Lock()
+	co.runCtx = ctx
+	co.mu.Unlock()
+	defer func() {
+		co.mu.Lock()
+		co.runCtx = nil
+		co.mu.Unlock()
+	}()
 	if err := co.loadCampaigns(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil

@@ -2,10 +2,10 @@ package coordinator
 
 import (
 	"context"
-	"math/bits"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"

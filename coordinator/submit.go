@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -22,53 +23,25 @@ import (
 // never seen.
 var ErrUnknownCampaign = errors.New("unknown campaign")
 
-// Submit validates and expands a sweep, stores its spec and manifest, and
+// Submit validates and plans a sweep, stores its spec and manifest, and
 // publishes every task that has no result yet and is not already queued.
 // Submitting a campaign again resumes it (and revives a cancelled one);
 // nothing is run twice. A validation error writes nothing.
+//
+// The steps: validate, campaignFor (the campaign's record, its task list
+// planned), reset (under finalMu: never in the middle of a finalisation),
+// storeCampaign, retryFailed (with RetryFailed), then publishSubmitted,
+// which answers once the tasks are published or, for a campaign too
+// large to publish within ctx's deadline, with the progress so far while
+// the publication goes on in the background (SubmitReply.Publishing).
 func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (*protocol.SubmitReply, error) {
-	specKey, err := co.submittedSpec(ctx, &req)
+	specKey, camp, err := co.validate(ctx, &req)
 	if err != nil {
 		return nil, err
 	}
-	// Planned, not expanded: the tasks are generated as they are
-	// published (a 10^7-task campaign does not fit in memory as tasks).
-	camp, err := sweep.Plan(req.Spec, co.catalog(req.Pins))
+	c, tl, err := co.campaignFor(camp)
 	if err != nil {
-		return nil, fmt.Errorf("invalid sweep: %w", err)
-	}
-	if err := co.checkPins(ctx, camp.ID, req.Pins); err != nil {
-		return nil, fmt.Errorf("invalid sweep: %w", err)
-	}
-	// A trace is replayed from its uploaded content only (never from a
-	// path): it must be in storage, with the size the sweep pins. The
-	// coordinator never reads it; the workers bound and verify it.
-	if tr := req.Spec.Trace; tr != nil {
-		if err := storage.CheckTrace(ctx, co.o.Store, tr.SHA256, tr.Size, 0); err != nil {
-			return nil, fmt.Errorf("invalid sweep: trace.sha256: %w", err)
-		}
-	}
-	id := camp.ID
-	created, epoch := time.Now().UTC(), 0
-	if e, err := co.h.Campaigns.Get(ctx, id); err == nil {
-		var old protocol.CampaignState
-		if json.Unmarshal(e.Value(), &old) == nil && !old.Created.IsZero() {
-			created, epoch = old.Created, old.Epoch
-		}
-	}
-	co.mu.Lock()
-	c := co.camps[id]
-	if c == nil {
-		c = &campaign{id: id, finished: make(chan struct{})}
-		co.camps[id] = c
-	}
-	loaded := c.tl != nil
-	co.mu.Unlock()
-	var tl *taskList
-	if !loaded {
-		if tl, err = newTaskList(camp); err != nil {
-			return nil, fmt.Errorf("invalid sweep: %w", err)
-		}
+		return nil, err
 	}
 	// Valid: the spec may be written (an inline one to its content key).
 	if specKey == "" {
@@ -83,20 +56,80 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	// here too, a second finalisation could overlap the first. The lock
 	// is held through the retry of failed tasks, so that no finalisation
 	// counts a failure that is being deleted.
-	c.finalMu.Lock()
-	locked := true
-	unlockFinal := func() {
-		if locked {
-			locked = false
-			c.finalMu.Unlock()
+	if err := co.resetAndStore(ctx, c, req, camp, tl, specKey); err != nil {
+		return nil, err
+	}
+	if _, err := co.writeManifest(ctx, c, nil); err != nil {
+		return nil, err
+	}
+	return co.publishSubmitted(ctx, c, camp.Warnings)
+}
+
+// validate resolves and checks a submission: its spec, its plan (not its
+// expansion: the tasks are generated as they are published, a 10^7-task
+// campaign does not fit in memory as tasks), its plugin pins and trace.
+func (co *Coordinator) validate(ctx context.Context, req *protocol.SubmitRequest) (string, *sweep.Campaign, error) {
+	specKey, err := co.submittedSpec(ctx, req)
+	if err != nil {
+		return "", nil, err
+	}
+	camp, err := sweep.Plan(req.Spec, co.catalog(req.Pins))
+	if err != nil {
+		return "", nil, fmt.Errorf("invalid sweep: %w", err)
+	}
+	if err := co.checkPins(ctx, camp.ID, req.Pins); err != nil {
+		return "", nil, fmt.Errorf("invalid sweep: %w", err)
+	}
+	// A trace is replayed from its uploaded content only (never from a
+	// path): it must be in storage, with the size the sweep pins. The
+	// coordinator never reads it; the workers bound and verify it.
+	if tr := req.Spec.Trace; tr != nil {
+		if err := storage.CheckTrace(ctx, co.o.Store, tr.SHA256, tr.Size, 0); err != nil {
+			return "", nil, fmt.Errorf("invalid sweep: trace.sha256: %w", err)
 		}
 	}
-	defer unlockFinal()
+	return specKey, camp, nil
+}
+
+// campaignFor is the campaign camp describes (created if new) and, when
+// it has no task list yet, its planned list.
+func (co *Coordinator) campaignFor(camp *sweep.Campaign) (*campaign, *taskList, error) {
+	co.mu.Lock()
+	c := co.camps[camp.ID]
+	if c == nil {
+		c = &campaign{id: camp.ID, finished: make(chan struct{})}
+		co.camps[camp.ID] = c
+	}
+	loaded := c.tl != nil
+	co.mu.Unlock()
+	if loaded {
+		return c, nil, nil
+	}
+	tl, err := newTaskList(camp)
+	if err != nil {
+		return nil, nil, fmt.Errorf("invalid sweep: %w", err)
+	}
+	return c, tl, nil
+}
+
+// resetAndStore resets c to running for this submission and stores what
+// the campaign is (state, spec, layout), then retries its failed tasks
+// when asked, all under c.finalMu.
+func (co *Coordinator) resetAndStore(ctx context.Context, c *campaign, req protocol.SubmitRequest, camp *sweep.Campaign, tl *taskList, specKey string) error {
+	created, epoch := time.Now().UTC(), 0
+	if e, err := co.h.Campaigns.Get(ctx, c.id); err == nil {
+		var old protocol.CampaignState
+		if json.Unmarshal(e.Value(), &old) == nil && !old.Created.IsZero() {
+			created, epoch = old.Created, old.Epoch
+		}
+	}
+	c.finalMu.Lock()
+	defer c.finalMu.Unlock()
 	co.mu.Lock()
 	if c.closed {
 		c.finished, c.closed = make(chan struct{}), false
 	}
-	c.st = protocol.CampaignState{ID: id, Name: req.Spec.Name, State: protocol.CampaignRunning,
+	c.st = protocol.CampaignState{ID: c.id, Name: req.Spec.Name, State: protocol.CampaignRunning,
 		Total: camp.Len(), Points: camp.Points, Created: created, Spec: req.Spec, SpecKey: specKey,
 		Epoch: max(epoch, c.st.Epoch)}
 	if c.tl == nil && tl != nil {
@@ -106,12 +139,23 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	}
 	c.st.Total = c.tl.Len()
 	co.mu.Unlock()
+	if err := co.storeCampaign(ctx, c, req.Spec); err != nil {
+		return err
+	}
+	if req.RetryFailed {
+		return co.retryFailed(ctx, c)
+	}
+	return nil
+}
 
+// storeCampaign records the code each policy is expected to run with and
+// writes the campaign's layout marker, spec and state.
+func (co *Coordinator) storeCampaign(ctx context.Context, c *campaign, f *sweep.File) error {
 	// The code each policy is expected to run with, read again at every
 	// submission: a newly pinned plugin binary means new content keys.
-	impls, err := co.impls(ctx, id)
+	impls, err := co.impls(ctx, c.id)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	co.mu.Lock()
 	c.impl = impls
@@ -120,65 +164,119 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	// The campaign's entries are references (layout 2) from the start;
 	// older campaigns were converted by record.Migrate when the
 	// coordinator started.
-	if err := co.o.Store.Put(ctx, storage.LayoutKey(id), []byte("2\n")); err != nil {
-		return nil, err
+	if err := co.o.Store.Put(ctx, storage.LayoutKey(c.id), []byte("2\n")); err != nil {
+		return err
 	}
-
-	spec, err := SpecYAML(req.Spec)
+	spec, err := SpecYAML(f)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := co.o.Store.Put(ctx, storage.CampaignSpecKey(id), spec); err != nil {
-		return nil, err
+	if err := co.o.Store.Put(ctx, storage.CampaignSpecKey(c.id), spec); err != nil {
+		return err
 	}
-	if err := co.putState(ctx, c); err != nil {
-		return nil, err
+	return co.putState(ctx, c)
+}
+
+// retryFailed deletes the failure records of c's failed tasks (and their
+// task states), so that the reconcile that follows publishes them again.
+func (co *Coordinator) retryFailed(ctx context.Context, c *campaign) error {
+	if _, _, _, err := co.reconcile(ctx, c, false); err != nil {
+		return err
 	}
-	if req.RetryFailed {
-		if _, _, _, err := co.reconcile(ctx, c, false); err != nil {
-			return nil, err
+	co.mu.Lock()
+	var failed []string
+	for tid := range c.failed {
+		failed = append(failed, tid)
+	}
+	co.mu.Unlock()
+	if len(failed) > 0 {
+		// The failure records are replaced by results: the checksums of
+		// the last finalisation no longer describe the campaign (the next
+		// finalisation writes them again).
+		if err := co.o.Store.Delete(ctx, storage.ChecksumsKey(c.id)); err != nil {
+			return err
 		}
+	}
+	for _, tid := range failed {
+		if err := co.o.Store.Delete(ctx, storage.ResultKey(c.id, tid)); err != nil {
+			return err
+		}
+		_ = co.h.TaskStates.Delete(ctx, protocol.TaskKey(c.id, tid))
 		co.mu.Lock()
-		var failed []string
-		for tid := range c.failed {
-			failed = append(failed, tid)
+		delete(c.failed, tid)
+		if t, ok := c.tl.Get(tid); ok && c.pts != nil {
+			c.pts[t.Point].status = "" // judged again when it finishes
 		}
 		co.mu.Unlock()
-		if len(failed) > 0 {
-			// The failure records are replaced by results: the
-			// checksums of the last finalisation no longer describe
-			// the campaign (the next finalisation writes them again).
-			if err := co.o.Store.Delete(ctx, storage.ChecksumsKey(id)); err != nil {
-				return nil, err
+	}
+	return nil
+}
+
+// submitMargin is the part of a submission's deadline kept for the reply:
+// a publication still running then goes on in the background.
+const submitMargin = 20 * time.Second
+
+// publishSubmitted publishes c's tasks by a reconcile that runs on the
+// coordinator's own context (not the request's), and answers when it
+// ends, or, when ctx has a deadline that comes first (an API request's
+// two minutes: a 10^7-task campaign takes longer to publish), with the
+// progress so far. The publication then continues in the background; the
+// stream is its record of progress: a coordinator restarted meanwhile
+// publishes, on resuming the campaign, exactly the tasks with neither a
+// message nor a result, so that nothing is lost and no task is queued
+// twice (dedup ids aside, a message duplicated anyway finds its result
+// stored and is not run again).
+func (co *Coordinator) publishSubmitted(ctx context.Context, c *campaign, warnings []string) (*protocol.SubmitReply, error) {
+	type result struct {
+		published, queued, existing int
+		err                         error
+	}
+	c.progress.begin()
+	done := make(chan result, 1)
+	var answered atomic.Bool
+	bctx := co.backgroundCtx(ctx)
+	go func() {
+		p, q, e, err := co.reconcile(bctx, c, true)
+		if answered.Load() {
+			// Nobody waits for it: the next reconcile publishes what
+			// this one did not.
+			if err != nil {
+				co.o.Logf("coordinator: campaign %s: publishing in the background: %v", c.id, err)
+			} else {
+				co.o.Logf("coordinator: campaign %s: published in the background: %d tasks", c.id, p)
 			}
 		}
-		for _, tid := range failed {
-			if err := co.o.Store.Delete(ctx, storage.ResultKey(id, tid)); err != nil {
-				return nil, err
-			}
-			_ = co.h.TaskStates.Delete(ctx, protocol.TaskKey(id, tid))
-			co.mu.Lock()
-			delete(c.failed, tid)
-			if t, ok := c.tl.Get(tid); ok && c.pts != nil {
-				c.pts[t.Point].status = "" // judged again when it finishes
-			}
-			co.mu.Unlock()
+		done <- result{p, q, e, err}
+	}()
+	var budget <-chan time.Time
+	if dl, ok := ctx.Deadline(); ok {
+		budget = time.After(max(time.Until(dl)-submitMargin, time.Until(dl)/2))
+	}
+	var r result
+	pending := 0
+	select {
+	case r = <-done:
+		if r.err != nil {
+			return nil, r.err
 		}
-	}
-	unlockFinal()
-	if _, err := co.writeManifest(ctx, c, nil); err != nil {
-		return nil, err
-	}
-	published, queued, existing, err := co.reconcile(ctx, c, true)
-	if err != nil {
-		return nil, err
+	case <-budget:
+		answered.Store(true)
+		pr := &c.progress
+		r = result{int(pr.published.Load()), int(pr.queued.Load()), int(pr.existing.Load()), nil}
+		pending = int(pr.remaining.Load())
 	}
 	co.mu.Lock()
 	defer co.mu.Unlock()
-	co.o.Logf("coordinator: campaign %s (%s): %d tasks, %d with a result (%d reused from other campaigns), %d published, %d already queued",
-		id, c.st.Name, c.tl.Len(), existing, c.reused, published, queued)
-	return &protocol.SubmitReply{Campaign: id, Name: c.st.Name, Tasks: c.tl.Len(), Points: c.st.Points,
-		Published: published, Queued: queued, AlreadyDone: existing, Reused: c.reused, Warnings: camp.Warnings}, nil
+	if pending < 0 {
+		// Still reading the stream and storage: every task not known
+		// to be finished may be published.
+		pending = c.tl.Len() - c.done.len() - len(c.failed)
+	}
+	co.o.Logf("coordinator: campaign %s (%s): %d tasks, %d with a result (%d reused from other campaigns), %d published, %d already queued, %d being published",
+		c.id, c.st.Name, c.tl.Len(), r.existing, c.reused, r.published, r.queued, pending)
+	return &protocol.SubmitReply{Campaign: c.id, Name: c.st.Name, Tasks: c.tl.Len(), Points: c.st.Points,
+		Published: r.published, Queued: r.queued, AlreadyDone: r.existing, Reused: c.reused, Publishing: pending,
+		Warnings: warnings}, nil
 }
 
 // putState writes c's state to the campaigns bucket: counters and the
@@ -217,6 +315,7 @@ func (co *Coordinator) reconcile(ctx context.Context, c *campaign, publish bool)
 	}
 	co.classify(ctx, c, stored, inStream)
 	missing, queued, existing := co.toRequeue(c, stored, inStream)
+	c.progress.start(queued, existing, len(missing))
 	published, reused, err := co.requeue(ctx, c, missing, publish)
 	co.maybeFinalize(ctx, c)
 	return published, queued, existing + reused, err
@@ -345,6 +444,7 @@ func (co *Coordinator) requeue(ctx context.Context, c *campaign, missing []int32
 		n := min(len(missing), submitWindow)
 		p, r, err := co.requeueWindow(ctx, c, missing[:n], publish, &epoch, &forget)
 		published, reused = published+p, reused+r
+		c.progress.window(n, p, r)
 		if err != nil {
 			return published, reused, err
 		}
@@ -768,4 +868,45 @@ func (co *Coordinator) forgetChecksums(ctx context.Context, c *campaign, f *chec
 	co.mu.Unlock()
 	_, err = co.writeManifest(ctx, c, nil)
 	return err
+}
+
+// reconcileProgress is what the running reconcile of a campaign has done
+// so far, read by a submission that answers before the publication ends.
+type reconcileProgress struct {
+	queued, existing, published, remaining atomic.Int64
+}
+
+// begin marks the tasks to publish as not counted yet (remaining -1).
+func (p *reconcileProgress) begin() {
+	p.queued.Store(0)
+	p.existing.Store(0)
+	p.published.Store(0)
+	p.remaining.Store(-1)
+}
+
+func (p *reconcileProgress) start(queued, existing, missing int) {
+	p.queued.Store(int64(queued))
+	p.existing.Store(int64(existing))
+	p.published.Store(0)
+	p.remaining.Store(int64(missing))
+}
+
+// window counts a window of n missing tasks: published of them
+// published, reused found stored.
+func (p *reconcileProgress) window(n, published, reused int) {
+	p.published.Add(int64(published))
+	p.existing.Add(int64(reused))
+	p.remaining.Add(-int64(n))
+}
+
+// backgroundCtx is the context of work that outlives a request: the
+// coordinator's own while it runs, else ctx without its cancellation
+// (a coordinator used as a library, without Run).
+func (co *Coordinator) backgroundCtx(ctx context.Context) context.Context {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if co.runCtx != nil {
+		return co.runCtx
+	}
+	return context.WithoutCancel(ctx)
 }

@@ -443,6 +443,9 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		}
 		fmt.Printf("campaign %s (%s): %d tasks in %d points; %d published, %d already queued, %d already done (%d reused from other campaigns)\n",
 			rep.Campaign, rep.Name, rep.Tasks, rep.Points, rep.Published, rep.Queued, rep.AlreadyDone, rep.Reused)
+		if rep.Publishing > 0 {
+			fmt.Printf("campaign %s: %d tasks still being published by the coordinator\n", rep.Campaign, rep.Publishing)
+		}
 		if !*wait {
 			return 0
 		}
