@@ -174,7 +174,7 @@ func BenchmarkThroughput(b *testing.B) {
 		b.ReportMetric(float64(n)/ran.Seconds(), "completions/s")
 		b.ReportMetric((total - ran).Seconds(), "finalise-s")
 		b.ReportMetric(runCPU.Seconds()*1e6/float64(n), "coord-CPU-µs/completion")
-		b.ReportMetric((cpu-runCPU).Seconds(), "finalise-CPU-s")
+		b.ReportMetric((cpu - runCPU).Seconds(), "finalise-CPU-s")
 		b.ReportMetric(wCPU.Seconds()*1e6/float64(n), "workers-CPU-µs/completion")
 		b.ReportMetric(natsCPU.Seconds()*1e6/float64(n), "nats-CPU-µs/completion")
 		b.ReportMetric(float64(n), "tasks")
