@@ -13,7 +13,8 @@ import (
 
 // A finalised campaign records the sha256 of every result object it was
 // summarised from in storage.ChecksumsKey (sha256sum format: one line
-// "<sha256>  <key>" per object, sorted by key; from a local store's
+// "<sha256>  <key>" per object; Checksums sorts them by key, the
+// coordinator's streaming finalisation writes them in task order; from a local store's
 // directory, `sha256sum -c checksums` checks it), and the sha256 of that
 // object in the manifest (Manifest.ChecksumsSHA256). The objects are what
 // record.ReadObjects reads for each task: the campaign's entry and, for a
