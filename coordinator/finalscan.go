@@ -127,19 +127,27 @@ type taskObjects struct {
 // readObjects reads the result objects of tasks, eight at a time.
 func (co *Coordinator) readObjects(ctx context.Context, id string, tasks []sweep.Task) []taskObjects {
 	out := make([]taskObjects, len(tasks))
+	inParallel(len(tasks), func(i int) {
+		r, objs, err := record.ReadObjects(ctx, co.o.Store, id, tasks[i].ID)
+		out[i] = taskObjects{rec: r, objs: objs, err: err}
+	})
+	return out
+}
+
+// inParallel calls fn(i) for every i in [0, n), eight at a time: the
+// round trips to storage (S3), or its file opens, overlap.
+func inParallel(n int, fn func(i int)) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
-	for i, t := range tasks {
+	for i := range n {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			r, objs, err := record.ReadObjects(ctx, co.o.Store, id, t.ID)
-			out[i] = taskObjects{rec: r, objs: objs, err: err}
+			fn(i)
 		}()
 	}
 	wg.Wait()
-	return out
 }
 
 // scanResults reads every task's result objects a point at a time,

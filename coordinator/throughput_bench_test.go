@@ -19,7 +19,6 @@ import (
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
 	"github.com/msjfarm/msjfarm/storage"
-	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
 )
 
@@ -89,21 +88,9 @@ func BenchmarkThroughput(b *testing.B) {
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/msjfarm/msjfarm/cmd/msjfarm").CombinedOutput(); err != nil {
 		b.Fatalf("building msjfarm: %v\n%s", err, out)
 	}
-	points := min(max(n/100, 1), scalePoints)
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "name: throughput\nseed: 3\nworkload: one-or-all\nreplications: %d\nrun: {arrivals: 1e3, warmup: 1e2}\npolicies: [fcfs]\naxes:\n  load: [", n/points)
-	for i := range points {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString(strconv.FormatFloat(0.1+0.8*float64(i)/float64(points), 'g', -1, 64))
-	}
-	sb.WriteString("]\n")
-	f, err := sweep.Parse([]byte(sb.String()), "yaml")
-	if err != nil {
-		b.Fatal(err)
-	}
-	n = f.Replications * points
+	// The sweep of BenchmarkSubmitScale: tasks of 10^3 arrivals.
+	f := scaleSweep(b, n)
+	n = f.Replications * len(f.Axes["load"])
 	for b.Loop() {
 		srv := natstest.StartBinary(b)
 		nc, err := nats.Connect(srv.URL)
