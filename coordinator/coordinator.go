@@ -139,6 +139,9 @@ type campaign struct {
 	checksums string
 	// progress is the running reconcile's (publishSubmitted).
 	progress reconcileProgress
+	// submitting counts the submissions in flight that have not started
+	// their reconcile (beginSubmit); the periodic reconcile skips c.
+	submitting int
 }
 
 func (c *campaign) status() protocol.Status {
@@ -338,7 +341,7 @@ func (co *Coordinator) reconcileRunning(ctx context.Context, doing string, skipF
 	co.mu.Lock()
 	var running []*campaign
 	for _, c := range co.camps {
-		if c.st.State == protocol.CampaignRunning && !(skipFinalizing && c.finalizing) {
+		if c.st.State == protocol.CampaignRunning && !(skipFinalizing && c.finalizing) && c.submitting == 0 {
 			running = append(running, c)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,8 +44,16 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	if err != nil {
 		return nil, err
 	}
+	return co.submitCampaign(ctx, c, tl, req, camp, specKey)
+}
+
+// submitCampaign stores and publishes a validated submission of c.
+func (co *Coordinator) submitCampaign(ctx context.Context, c *campaign, tl *taskList, req protocol.SubmitRequest, camp *sweep.Campaign, specKey string) (*protocol.SubmitReply, error) {
+	release := co.beginSubmit(c)
+	defer release()
 	// Valid: the spec may be written (an inline one to its content key).
 	if specKey == "" {
+		var err error
 		if specKey, err = protocol.PutSpec(ctx, co.o.Store, req.Spec); err != nil {
 			return nil, err
 		}
@@ -62,7 +71,7 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	if _, err := co.writeManifest(ctx, c, nil); err != nil {
 		return nil, err
 	}
-	return co.publishSubmitted(ctx, c, camp.Warnings)
+	return co.publishSubmitted(ctx, c, camp.Warnings, release)
 }
 
 // validate resolves and checks a submission: its spec, its plan (not its
@@ -110,6 +119,23 @@ func (co *Coordinator) campaignFor(camp *sweep.Campaign) (*campaign, *taskList, 
 		return nil, nil, fmt.Errorf("invalid sweep: %w", err)
 	}
 	return c, tl, nil
+}
+
+// beginSubmit marks a submission of c in flight until its own reconcile
+// starts (publishSubmitted) or Submit returns (release, which may be
+// called more than once): the periodic reconcile leaves the
+// campaign alone meanwhile, so that the submission's reply counts the
+// tasks it published (not "already queued" by a reconcile that started
+// between the campaign's reset and the submission's publication).
+func (co *Coordinator) beginSubmit(c *campaign) (release func()) {
+	co.mu.Lock()
+	c.submitting++
+	co.mu.Unlock()
+	return sync.OnceFunc(func() {
+		co.mu.Lock()
+		c.submitting--
+		co.mu.Unlock()
+	})
 }
 
 // resetAndStore resets c to running for this submission and stores what
@@ -230,7 +256,7 @@ const submitMargin = 20 * time.Second
 // message nor a result, so that nothing is lost and no task is queued
 // twice (dedup ids aside, a message duplicated anyway finds its result
 // stored and is not run again).
-func (co *Coordinator) publishSubmitted(ctx context.Context, c *campaign, warnings []string) (*protocol.SubmitReply, error) {
+func (co *Coordinator) publishSubmitted(ctx context.Context, c *campaign, warnings []string, release func()) (*protocol.SubmitReply, error) {
 	type result struct {
 		published, queued, existing int
 		err                         error
@@ -240,7 +266,10 @@ func (co *Coordinator) publishSubmitted(ctx context.Context, c *campaign, warnin
 	var answered atomic.Bool
 	bctx := co.backgroundCtx(ctx)
 	go func() {
-		p, q, e, err := co.reconcile(bctx, c, true)
+		c.recMu.Lock()
+		defer c.recMu.Unlock()
+		release() // this submission's reconcile runs: the periodic ones wait for it
+		p, q, e, err := co.reconcileLocked(bctx, c, true)
 		if answered.Load() {
 			// Nobody waits for it: the next reconcile publishes what
 			// this one did not.
@@ -312,6 +341,11 @@ func (co *Coordinator) putState(ctx context.Context, c *campaign) error {
 func (co *Coordinator) reconcile(ctx context.Context, c *campaign, publish bool) (published, queued, existing int, err error) {
 	c.recMu.Lock()
 	defer c.recMu.Unlock()
+	return co.reconcileLocked(ctx, c, publish)
+}
+
+// reconcileLocked is reconcile; the caller holds c.recMu.
+func (co *Coordinator) reconcileLocked(ctx context.Context, c *campaign, publish bool) (published, queued, existing int, err error) {
 	inStream, err := co.queuedTasks(ctx, c)
 	if err != nil {
 		return 0, 0, 0, err
