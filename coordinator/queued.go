@@ -79,6 +79,18 @@ func (s *taskSet) del(tid string) {
 	}
 }
 
+// delAt removes task tid, at position i of the task list.
+func (s *taskSet) delAt(i int, tid string) {
+	if s.bits == nil {
+		delete(s.m, tid)
+		return
+	}
+	if s.hasAt(i, tid) {
+		s.bits[i/64] &^= 1 << (i % 64)
+		s.n--
+	}
+}
+
 // len is the number of tasks in the set.
 func (s *taskSet) len() int {
 	if s.bits == nil {
