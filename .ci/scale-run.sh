@@ -7,7 +7,8 @@
 # store. It prints the wall time and the peak resident memory (VmHWM, from
 # /usr/bin/time -v) of the coordinator and of the client, the figures
 # docs/design.md ("Memory bounds") records. SUBMIT_ONLY=1 stops after the
-# submission (no workers): a 10^7-task campaign submitted. Everything is in
+# submission (no workers): a 10^7-task campaign submitted, its publication
+# followed to the end or for PUBLISH_WAIT seconds. Everything is in
 # a temporary directory, removed at the end (KEEP=1 keeps it).
 set -euo pipefail
 n=${1:?usage: scale-run.sh TASKS [WORKERS] [SLOTS]}
@@ -58,8 +59,10 @@ start=$(date +%s)
 end=$(date +%s)
 if [ "${SUBMIT_ONLY:-}" = 1 ]; then
 	# The publication may go on after the reply: wait for the stream to hold every task.
+	# (PUBLISH_WAIT=S: at most S seconds, then the figures so far.)
+	limit=$(( $(date +%s) + ${PUBLISH_WAIT:-1000000000} ))
 	if ! grep -q ", 0 being published" "$dir/coordinator.log"; then
-		until grep -q "published in the background" "$dir/coordinator.log"; do sleep 5; done
+		until grep -q "in the background" "$dir/coordinator.log" || [ "$(date +%s)" -ge "$limit" ]; do sleep 5; done
 	fi
 	end=$(date +%s)
 fi
@@ -68,7 +71,10 @@ cproc=$(pgrep -P "$cpid" | head -1)
 coord_hwm=$(awk '/VmHWM/ {print $2}' "/proc/$cproc/status")
 kill -TERM "$cproc"
 wait "$cpid" || true
-echo "tasks $n: ${workers}x${slots} slots; wall $((end - start)) s (submit to done)"
+echo "tasks $n: ${workers}x${slots} slots; wall $((end - start)) s (submit to done$([ "${SUBMIT_ONLY:-}" = 1 ] && echo ": SUBMIT_ONLY, to the end of the publication or PUBLISH_WAIT"))"
+if [ "${SUBMIT_ONLY:-}" = 1 ]; then
+	echo "stream: $(du -sh "$dir/nats" | cut -f1) on disk"
+fi
 echo "coordinator peak RSS: $((coord_hwm / 1024)) MiB (VmHWM)"
 echo "client (msjfarm submit) peak RSS: $(($(awk -F': ' '/Maximum resident/ {print $2}' "$dir/submit.time") / 1024)) MiB"
 grep -E "done:|published" "$dir/coordinator.log" | tail -3 | cut -c1-300 || true
