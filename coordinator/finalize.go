@@ -26,8 +26,8 @@ const seedDerivation = "seed of replication r at a scenario = first 8 bytes (big
 func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, prov *provenance) ([]byte, error) {
 	co.mu.Lock()
 	m := archive.Manifest{Version: archive.ManifestVersion, Campaign: c.id, Name: c.st.Name, State: c.st.State, MsjfarmVersion: sim.Version,
-		Created: c.st.Created, Updated: time.Now().UTC(), Finished: c.st.Finished, Tasks: c.tl.Len(),
-		Points: c.st.Points, Done: c.done.len(), Failed: len(c.failed), Warnings: c.warnings,
+		Created: c.st.Created, Updated: time.Now().UTC(), Finished: c.st.Finished, Tasks: c.st.Total,
+		Points: c.st.Points, Failed: len(c.failed), Warnings: c.warnings,
 		Sweep: c.st.Spec, SeedDerivation: seedDerivation, Storage: co.o.Store.URL(),
 		Layout: map[string]string{
 			"stream": protocol.TaskStream, "subject": protocol.CampaignFilter(c.id),
@@ -37,7 +37,10 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, prov *pro
 	if c.st.Spec != nil {
 		m.Seed, m.Replications = c.st.Spec.Seed, c.st.Spec.Replications
 	}
-	m.TaskListSHA256, m.PointOrder = c.tl.Hash(), c.tl.Points()
+	if c.tl != nil { // nil: a submission is generating it (and writes the manifest then)
+		m.Tasks, m.Done = c.tl.Len(), c.done.len()
+		m.TaskListSHA256, m.PointOrder = c.tl.Hash(), c.tl.Points()
+	}
 	m.Precision = c.precisionSummary()
 	m.ChecksumsSHA256 = c.checksums
 	if c.st.State == protocol.CampaignDone {

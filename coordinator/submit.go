@@ -40,15 +40,11 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	if err != nil {
 		return nil, err
 	}
-	c, tl, err := co.campaignFor(camp)
-	if err != nil {
-		return nil, err
-	}
-	return co.submitCampaign(ctx, c, tl, req, camp, specKey)
+	return co.submitCampaign(ctx, co.campaignFor(camp), req, camp, specKey)
 }
 
 // submitCampaign stores and publishes a validated submission of c.
-func (co *Coordinator) submitCampaign(ctx context.Context, c *campaign, tl *taskList, req protocol.SubmitRequest, camp *sweep.Campaign, specKey string) (*protocol.SubmitReply, error) {
+func (co *Coordinator) submitCampaign(ctx context.Context, c *campaign, req protocol.SubmitRequest, camp *sweep.Campaign, specKey string) (*protocol.SubmitReply, error) {
 	release := co.beginSubmit(c)
 	defer release()
 	// Valid: the spec may be written (an inline one to its content key).
@@ -65,13 +61,10 @@ func (co *Coordinator) submitCampaign(ctx context.Context, c *campaign, tl *task
 	// here too, a second finalisation could overlap the first. The lock
 	// is held through the retry of failed tasks, so that no finalisation
 	// counts a failure that is being deleted.
-	if err := co.resetAndStore(ctx, c, req, camp, tl, specKey); err != nil {
+	if err := co.resetAndStore(ctx, c, req, camp, specKey); err != nil {
 		return nil, err
 	}
-	if _, err := co.writeManifest(ctx, c, nil); err != nil {
-		return nil, err
-	}
-	return co.publishSubmitted(ctx, c, camp.Warnings, release)
+	return co.publishSubmitted(ctx, c, camp, release)
 }
 
 // validate resolves and checks a submission: its spec, its plan (not its
@@ -100,25 +93,42 @@ func (co *Coordinator) validate(ctx context.Context, req *protocol.SubmitRequest
 	return specKey, camp, nil
 }
 
-// campaignFor is the campaign camp describes (created if new) and, when
-// it has no task list yet, its planned list.
-func (co *Coordinator) campaignFor(camp *sweep.Campaign) (*campaign, *taskList, error) {
+// campaignFor is the campaign camp describes (created if new).
+func (co *Coordinator) campaignFor(camp *sweep.Campaign) *campaign {
 	co.mu.Lock()
+	defer co.mu.Unlock()
 	c := co.camps[camp.ID]
 	if c == nil {
 		c = &campaign{id: camp.ID, finished: make(chan struct{})}
 		co.camps[camp.ID] = c
 	}
+	return c
+}
+
+// loadTaskList gives c its task list, generated from camp, if it has none
+// yet: the ids of every task, which for 10^7 tasks takes minutes on a
+// loaded machine, so that a submission does it after answering
+// (publishSubmitted).
+func (co *Coordinator) loadTaskList(c *campaign, camp *sweep.Campaign) error {
+	co.mu.Lock()
 	loaded := c.tl != nil
 	co.mu.Unlock()
 	if loaded {
-		return c, nil, nil
+		return nil
 	}
 	tl, err := newTaskList(camp)
 	if err != nil {
-		return nil, nil, fmt.Errorf("invalid sweep: %w", err)
+		return err
 	}
-	return c, tl, nil
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if c.tl == nil {
+		c.tl, c.warnings = tl, camp.Warnings
+		c.done, c.failed, c.running = newTaskSet(tl), map[string]string{}, map[string]string{}
+		c.initPoints()
+		c.st.Total = c.tl.Len()
+	}
+	return nil
 }
 
 // beginSubmit marks a submission of c in flight until its own reconcile
@@ -141,7 +151,7 @@ func (co *Coordinator) beginSubmit(c *campaign) (release func()) {
 // resetAndStore resets c to running for this submission and stores what
 // the campaign is (state, spec, layout), then retries its failed tasks
 // when asked, all under c.finalMu.
-func (co *Coordinator) resetAndStore(ctx context.Context, c *campaign, req protocol.SubmitRequest, camp *sweep.Campaign, tl *taskList, specKey string) error {
+func (co *Coordinator) resetAndStore(ctx context.Context, c *campaign, req protocol.SubmitRequest, camp *sweep.Campaign, specKey string) error {
 	created, epoch := time.Now().UTC(), 0
 	if e, err := co.h.Campaigns.Get(ctx, c.id); err == nil {
 		var old protocol.CampaignState
@@ -158,17 +168,17 @@ func (co *Coordinator) resetAndStore(ctx context.Context, c *campaign, req proto
 	c.st = protocol.CampaignState{ID: c.id, Name: req.Spec.Name, State: protocol.CampaignRunning,
 		Total: camp.Len(), Points: camp.Points, Created: created, Spec: req.Spec, SpecKey: specKey,
 		Epoch: max(epoch, c.st.Epoch)}
-	if c.tl == nil && tl != nil {
-		c.tl, c.warnings = tl, camp.Warnings
-		c.done, c.failed, c.running = newTaskSet(tl), map[string]string{}, map[string]string{}
-		c.initPoints()
+	if c.tl != nil { // a precision campaign's list has grown
+		c.st.Total = c.tl.Len()
 	}
-	c.st.Total = c.tl.Len()
 	co.mu.Unlock()
 	if err := co.storeCampaign(ctx, c, req.Spec); err != nil {
 		return err
 	}
 	if req.RetryFailed {
+		if err := co.loadTaskList(c, camp); err != nil {
+			return err
+		}
 		return co.retryFailed(ctx, c)
 	}
 	return nil
@@ -256,7 +266,7 @@ const submitMargin = 20 * time.Second
 // message nor a result, so that nothing is lost and no task is queued
 // twice (dedup ids aside, a message duplicated anyway finds its result
 // stored and is not run again).
-func (co *Coordinator) publishSubmitted(ctx context.Context, c *campaign, warnings []string, release func()) (*protocol.SubmitReply, error) {
+func (co *Coordinator) publishSubmitted(ctx context.Context, c *campaign, camp *sweep.Campaign, release func()) (*protocol.SubmitReply, error) {
 	type result struct {
 		published, queued, existing int
 		err                         error
@@ -269,7 +279,7 @@ func (co *Coordinator) publishSubmitted(ctx context.Context, c *campaign, warnin
 		c.recMu.Lock()
 		defer c.recMu.Unlock()
 		release() // this submission's reconcile runs: the periodic ones wait for it
-		p, q, e, err := co.reconcileLocked(bctx, c, true)
+		p, q, e, err := co.listAndPublish(bctx, c, camp)
 		if answered.Load() {
 			// Nobody waits for it: the next reconcile publishes what
 			// this one did not.
@@ -304,15 +314,19 @@ func (co *Coordinator) publishSubmitted(ctx context.Context, c *campaign, warnin
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	if pending < 0 {
-		// Still reading the stream and storage: every task not known
-		// to be finished may be published.
-		pending = c.tl.Len() - c.done.len() - len(c.failed)
+		// Still generating the task list or reading the stream and
+		// storage: every task not known to be finished may be
+		// published.
+		pending = c.st.Total
+		if c.done != nil {
+			pending -= c.done.len() + len(c.failed)
+		}
 	}
 	co.o.Logf("coordinator: campaign %s (%s): %d tasks, %d with a result (%d reused from other campaigns), %d published, %d already queued, %d being published",
-		c.id, c.st.Name, c.tl.Len(), r.existing, c.reused, r.published, r.queued, pending)
-	return &protocol.SubmitReply{Campaign: c.id, Name: c.st.Name, Tasks: c.tl.Len(), Points: c.st.Points,
+		c.id, c.st.Name, c.st.Total, r.existing, c.reused, r.published, r.queued, pending)
+	return &protocol.SubmitReply{Campaign: c.id, Name: c.st.Name, Tasks: c.st.Total, Points: c.st.Points,
 		Published: r.published, Queued: r.queued, AlreadyDone: r.existing, Reused: c.reused, Publishing: pending,
-		Warnings: warnings}, nil
+		Warnings: camp.Warnings}, nil
 }
 
 // putState writes c's state to the campaigns bucket: counters and the
@@ -344,8 +358,27 @@ func (co *Coordinator) reconcile(ctx context.Context, c *campaign, publish bool)
 	return co.reconcileLocked(ctx, c, publish)
 }
 
+// listAndPublish is a submission's reconcile: it gives c its task list
+// if it has none yet, writes the manifest and publishes. The caller holds
+// c.recMu.
+func (co *Coordinator) listAndPublish(ctx context.Context, c *campaign, camp *sweep.Campaign) (published, queued, existing int, err error) {
+	if err := co.loadTaskList(c, camp); err != nil {
+		return 0, 0, 0, err
+	}
+	if _, err := co.writeManifest(ctx, c, nil); err != nil {
+		return 0, 0, 0, err
+	}
+	return co.reconcileLocked(ctx, c, true)
+}
+
 // reconcileLocked is reconcile; the caller holds c.recMu.
 func (co *Coordinator) reconcileLocked(ctx context.Context, c *campaign, publish bool) (published, queued, existing int, err error) {
+	co.mu.Lock()
+	listed := c.tl != nil
+	co.mu.Unlock()
+	if !listed {
+		return 0, 0, 0, nil // a submission is generating its list, then reconciles
+	}
 	inStream, err := co.queuedTasks(ctx, c)
 	if err != nil {
 		return 0, 0, 0, err
