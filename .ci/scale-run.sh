@@ -18,7 +18,8 @@ nats=${MSJFARM_NATS_SERVER:?set MSJFARM_NATS_SERVER to a nats-server binary (.ci
 dir=$(mktemp -d /tmp/msjfarm-scale.XXXXXX)
 pids=()
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	# (The coordinator runs under /usr/bin/time: its child is stopped too.)
+	for p in "${pids[@]}"; do pkill -TERM -P "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	if [ "${KEEP:-}" != 1 ]; then rm -rf "$dir"; else echo "kept $dir"; fi
 }
