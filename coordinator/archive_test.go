@@ -38,7 +38,7 @@ func TestLoadArchive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitDone(t, co, r.Campaign, 60*time.Second)
+	waitDone(t, co, r.Campaign, 5*time.Minute)
 	want, err := e.store.Get(ctx, storage.SummaryKey(r.Campaign))
 	if err != nil {
 		t.Fatal(err)

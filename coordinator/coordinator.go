@@ -99,6 +99,9 @@ type Coordinator struct {
 	// (guarded by mu), so that a retry of a failed one stops once a newer
 	// one started (finalize.go).
 	reportGen map[string]int
+	// runCtx is Run's context while it runs (guarded by mu): work that
+	// outlives an API request (a publication) runs on it.
+	runCtx context.Context
 }
 
 type campaign struct {
@@ -109,7 +112,7 @@ type campaign struct {
 	// tl are the campaign's tasks (nil: not loaded, a finished campaign
 	// known from its stored state).
 	tl      *taskList
-	done    map[string]bool
+	done    *taskSet
 	failed  map[string]string
 	running map[string]string
 	// attempts is the highest delivery attempt seen per redelivered task
@@ -143,6 +146,11 @@ type campaign struct {
 	checksums string
 	// ver is the campaign's spot verification (nil: none; verify.go).
 	ver *verifyState
+	// progress is the running reconcile's (publishSubmitted).
+	progress reconcileProgress
+	// submitting counts the submissions in flight that have not started
+	// their reconcile (beginSubmit); the periodic reconcile skips c.
+	submitting int
 }
 
 func (c *campaign) status() protocol.Status {
@@ -152,7 +160,7 @@ func (c *campaign) status() protocol.Status {
 		s.Done, s.Failed = c.st.Done, c.st.Failed
 		return s
 	}
-	s.Done, s.Failed, s.Running = len(c.done), len(c.failed), len(c.running)
+	s.Done, s.Failed, s.Running = c.done.len(), len(c.failed), len(c.running)
 	if s.State == protocol.CampaignDone && !c.closed {
 		// Finalisation is still writing the manifest and report: clients
 		// that stop polling at "done" must find them in storage. It is
@@ -183,7 +191,7 @@ func (c *campaign) status() protocol.Status {
 }
 
 func (c *campaign) complete() bool {
-	return c.tl != nil && len(c.done)+len(c.failed) >= c.tl.Len() && (c.prec == nil || c.decidedAll()) && c.verifySettled()
+	return c.tl != nil && c.done.len()+len(c.failed) >= c.tl.Len() && (c.prec == nil || c.decidedAll()) && c.verifySettled()
 }
 
 func (c *campaign) close() {
@@ -275,66 +283,31 @@ func (co *Coordinator) Run(ctx context.Context) error {
 func (co *Coordinator) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	co.mu.Lock()
+	co.runCtx = ctx
+	co.mu.Unlock()
+	defer func() {
+		co.mu.Lock()
+		co.runCtx = nil
+		co.mu.Unlock()
+	}()
 	if err := co.loadCampaigns(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
 		return err
 	}
-	watcher, err := co.h.TaskStates.WatchAll(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("coordinator: watching task states: %w", err)
-	}
-	defer watcher.Stop()
-	watchErr := make(chan error, 1)
-	go func() { watchErr <- co.watch(ctx, watcher) }()
-	select {
-	case <-co.watchReady:
-	case err := <-watchErr:
+	watchErr, stop, err := co.startWatch(ctx)
+	if err != nil || stop == nil {
 		return err
-	case <-ctx.Done():
-		return nil
 	}
-	co.mu.Lock()
-	var running []*campaign
-	for _, c := range co.camps {
-		if c.st.State == protocol.CampaignRunning {
-			running = append(running, c)
-		}
-	}
-	co.mu.Unlock()
-	for _, c := range running {
-		if _, _, _, err := co.reconcile(ctx, c, true); err != nil {
-			co.o.Logf("coordinator: resuming %s: %v", c.id, err)
-		}
-	}
-	var subs []*nats.Subscription
-	defer func() {
-		for _, s := range subs {
-			_ = s.Unsubscribe()
-		}
-	}()
-	for subj, h := range map[string]nats.MsgHandler{
-		protocol.APISubmit: co.apiSubmit,
-		protocol.APIStatus: co.apiStatus,
-		protocol.APICancel: co.apiCancel,
-		protocol.APIList:   co.apiList,
-	} {
-		s, err := co.nc.Subscribe(subj, h)
-		if err != nil {
-			return fmt.Errorf("coordinator: subscribing %s: %w", subj, err)
-		}
-		subs = append(subs, s)
-	}
-	cc, err := co.h.Advisories.Consume(func(m jetstream.Msg) { co.advisory(ctx, m) })
+	defer stop()
+	co.reconcileRunning(ctx, "resuming", false)
+	unsubscribe, err := co.serve(ctx)
 	if err != nil {
-		return fmt.Errorf("coordinator: consuming advisories: %w", err)
+		return err
 	}
-	defer cc.Stop()
-	_ = co.nc.Flush()
+	defer unsubscribe()
 	go co.verifyLoop(ctx)
 	close(co.ready)
 	tk := time.NewTicker(co.o.Reconcile)
@@ -346,21 +319,83 @@ func (co *Coordinator) run(ctx context.Context) error {
 		case err := <-watchErr:
 			return err
 		case <-tk.C:
-			co.mu.Lock()
-			running = running[:0]
-			for _, c := range co.camps {
-				if c.st.State == protocol.CampaignRunning && !c.finalizing {
-					running = append(running, c)
-				}
-			}
-			co.mu.Unlock()
-			for _, c := range running {
-				if _, _, _, err := co.reconcile(ctx, c, true); err != nil {
-					co.o.Logf("coordinator: reconciling %s: %v", c.id, err)
-				}
-			}
+			co.reconcileRunning(ctx, "reconciling", true)
 		}
 	}
+}
+
+// startWatch starts following the task states and waits until the bucket
+// has been replayed (so that the classification of existing results is
+// known). A nil stop with a nil error: ctx ended.
+func (co *Coordinator) startWatch(ctx context.Context) (watchErr <-chan error, stop func(), err error) {
+	watcher, err := co.h.TaskStates.WatchAll(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, nil
+		}
+		return nil, nil, fmt.Errorf("coordinator: watching task states: %w", err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- co.watch(ctx, watcher) }()
+	select {
+	case <-co.watchReady:
+		return errc, func() { _ = watcher.Stop() }, nil
+	case err := <-errc:
+		_ = watcher.Stop()
+		return nil, nil, err
+	case <-ctx.Done():
+		_ = watcher.Stop()
+		return nil, nil, nil
+	}
+}
+
+// reconcileRunning reconciles every running campaign (skipping those
+// being finalised when skipFinalizing), logging failures as doing.
+func (co *Coordinator) reconcileRunning(ctx context.Context, doing string, skipFinalizing bool) {
+	co.mu.Lock()
+	var running []*campaign
+	for _, c := range co.camps {
+		if c.st.State == protocol.CampaignRunning && !(skipFinalizing && c.finalizing) && c.submitting == 0 {
+			running = append(running, c)
+		}
+	}
+	co.mu.Unlock()
+	for _, c := range running {
+		if _, _, _, err := co.reconcile(ctx, c, true); err != nil {
+			co.o.Logf("coordinator: %s %s: %v", doing, c.id, err)
+		}
+	}
+}
+
+// serve answers the API and handles max-deliveries advisories until the
+// returned function is called.
+func (co *Coordinator) serve(ctx context.Context) (func(), error) {
+	var subs []*nats.Subscription
+	unsubscribe := func() {
+		for _, s := range subs {
+			_ = s.Unsubscribe()
+		}
+	}
+	for subj, h := range map[string]nats.MsgHandler{
+		protocol.APISubmit: co.apiSubmit,
+		protocol.APIStatus: co.apiStatus,
+		protocol.APICancel: co.apiCancel,
+		protocol.APIList:   co.apiList,
+	} {
+		s, err := co.nc.Subscribe(subj, h)
+		if err != nil {
+			unsubscribe()
+			return nil, fmt.Errorf("coordinator: subscribing %s: %w", subj, err)
+		}
+		subs = append(subs, s)
+	}
+	cc, err := co.h.Advisories.Consume(func(m jetstream.Msg) { co.advisory(ctx, m) })
+	if err != nil {
+		unsubscribe()
+		return nil, fmt.Errorf("coordinator: consuming advisories: %w", err)
+	}
+	_ = co.nc.Flush()
+	return func() { cc.Stop(); unsubscribe() }, nil
 }
 
 // Ready is closed once Run has resumed the running campaigns and answers
@@ -433,7 +468,7 @@ func (co *Coordinator) expand(c *campaign) error {
 		return err
 	}
 	c.warnings = camp.Warnings
-	c.done, c.failed, c.running = map[string]bool{}, map[string]string{}, map[string]string{}
+	c.done, c.failed, c.running = newTaskSet(c.tl), map[string]string{}, map[string]string{}
 	c.initPoints()
 	c.st.Total = c.tl.Len()
 	co.initVerifyLocked(c)
@@ -470,16 +505,16 @@ func (c *campaign) apply(task string, st protocol.TaskState) {
 	c.noteAttempt(task, st.Attempt)
 	switch st.State {
 	case protocol.StateDone:
-		c.done[task] = true
+		c.done.add(task)
 		delete(c.failed, task)
 		delete(c.running, task)
 	case protocol.StateFailed:
-		if !c.done[task] {
+		if !c.done.has(task) {
 			c.failed[task] = st.Error
 		}
 		delete(c.running, task)
 	case protocol.StateRunning:
-		if !c.done[task] && c.failed[task] == "" {
+		if !c.done.has(task) && c.failed[task] == "" {
 			c.running[task] = st.Worker
 		}
 	default: // retrying, released, deleted
@@ -495,56 +530,72 @@ func (co *Coordinator) watch(ctx context.Context, w jetstream.KeyWatcher) error 
 		case <-ctx.Done():
 			return nil
 		case e, ok := <-w.Updates():
-			if !ok {
-				if ctx.Err() != nil {
-					return nil
-				}
+			switch {
+			case !ok && ctx.Err() != nil:
+				return nil
+			case !ok:
 				return errors.New("coordinator: task-state watcher closed")
-			}
-			if e == nil {
+			case e == nil: // the bucket has been replayed
 				if !ready {
 					ready = true
 					close(co.watchReady)
 				}
-				continue
-			}
-			var st protocol.TaskState
-			if e.Operation() == jetstream.KeyValuePut {
-				if err := json.Unmarshal(e.Value(), &st); err != nil {
-					continue
-				}
-			}
-			cid, tid, ok := splitKey(e.Key())
-			if !ok {
-				continue
-			}
-			co.mu.Lock()
-			c := co.camps[cid]
-			if c == nil || c.tl == nil {
-				// Not loaded (finished): a resubmission classifies its
-				// tasks by reading their records.
-				co.mu.Unlock()
-				continue
-			}
-			c.apply(tid, st)
-			if st.State == protocol.StateRejected && ready {
-				co.o.Logf("coordinator: campaign %s: task %s: a worker (%s) refused a task message: %s", cid, tid, st.Worker, st.Error)
-			}
-			fin := c.st.State == protocol.CampaignRunning && c.complete() && !c.finalizing && ready
-			if fin {
-				c.finalizing = true
-			}
-			// Precision: a point whose replications have all finished is
-			// judged (reading its records, so not under the lock).
-			grow := ready && !fin && c.prec != nil && c.st.State == protocol.CampaignRunning &&
-				(st.State == protocol.StateDone || st.State == protocol.StateFailed) && c.taskPointReady(tid)
-			co.mu.Unlock()
-			if fin {
-				go co.finalize(ctx, c)
-			}
-			if grow {
-				go co.grow(ctx, c)
+			default:
+				co.taskUpdate(ctx, e, ready)
 			}
 		}
 	}
+}
+
+// taskUpdate applies one task-state entry to its campaign (if loaded) and
+// starts what it completes: the campaign's finalisation, or in precision
+// mode the judgement of its point (both read records: not under the
+// lock). Before the bucket is replayed (!ready) it only records.
+func (co *Coordinator) taskUpdate(ctx context.Context, e jetstream.KeyValueEntry, ready bool) {
+	var st protocol.TaskState
+	if e.Operation() == jetstream.KeyValuePut {
+		if err := json.Unmarshal(e.Value(), &st); err != nil {
+			return
+		}
+	}
+	cid, tid, ok := splitKey(e.Key())
+	if !ok {
+		return
+	}
+	co.mu.Lock()
+	c := co.camps[cid]
+	if c == nil || c.tl == nil {
+		// Not loaded (finished): a resubmission classifies its tasks by
+		// reading their records.
+		co.mu.Unlock()
+		return
+	}
+	c.apply(tid, st)
+	if st.State == protocol.StateRejected && ready {
+		co.o.Logf("coordinator: campaign %s: task %s: a worker (%s) refused a task message: %s", cid, tid, st.Worker, st.Error)
+	}
+	fin, grow := c.next(tid, st, ready)
+	co.mu.Unlock()
+	if fin {
+		go co.finalize(ctx, c)
+	}
+	if grow {
+		go co.grow(ctx, c)
+	}
+}
+
+// next decides what a task's new state st starts: the finalisation of a
+// complete campaign (marked finalizing here), or the judgement of a
+// precision point whose replications have all finished. The caller holds
+// co.mu.
+func (c *campaign) next(tid string, st protocol.TaskState, ready bool) (finalize, grow bool) {
+	if !ready || c.st.State != protocol.CampaignRunning {
+		return false, false
+	}
+	if c.complete() && !c.finalizing {
+		c.finalizing = true
+		return true, false
+	}
+	finished := st.State == protocol.StateDone || st.State == protocol.StateFailed
+	return false, c.prec != nil && finished && c.taskPointReady(tid)
 }

@@ -182,7 +182,7 @@ func TestCampaignEndToEnd(t *testing.T) {
 	if r.Tasks != 6 || r.Published != 6 || r.Points != 2 {
 		t.Fatalf("submit reply %+v, want 6 tasks published, 2 points", r)
 	}
-	s := waitDone(t, co, r.Campaign, 60*time.Second)
+	s := waitDone(t, co, r.Campaign, 5*time.Minute)
 	if s.State != protocol.CampaignDone || s.Done != 6 || s.Failed != 0 {
 		t.Fatalf("status %+v", s)
 	}
@@ -249,7 +249,7 @@ func TestCampaignEndToEnd(t *testing.T) {
 	if r2.Campaign != r.Campaign || r2.Published != 0 || r2.AlreadyDone != 6 {
 		t.Fatalf("resubmit reply %+v", r2)
 	}
-	waitDone(t, co, r.Campaign, 10*time.Second)
+	waitDone(t, co, r.Campaign, 5*time.Minute)
 	time.Sleep(300 * time.Millisecond)
 	if n, _ := cr.total(); n != 6 {
 		t.Fatalf("resubmit ran %d tasks again", n-6)
@@ -328,7 +328,7 @@ func TestFailingTaskRetriedThenRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := waitDone(t, co, r.Campaign, 30*time.Second)
+	s := waitDone(t, co, r.Campaign, 5*time.Minute)
 	if s.Done != 0 || s.Failed != 2 || len(s.Errors) != 2 || !strings.Contains(s.Errors[0], "boom") {
 		t.Fatalf("status %+v", s)
 	}
@@ -372,7 +372,7 @@ func TestMaxDeliveriesAdvisoryRecordsFailure(t *testing.T) {
 			deliveries++
 		}
 	}
-	s := waitDone(t, co, r.Campaign, 10*time.Second)
+	s := waitDone(t, co, r.Campaign, 5*time.Minute)
 	if s.Failed != 1 || !strings.Contains(s.Errors[0], "not acknowledged after 2 deliveries") {
 		t.Fatalf("status %+v", s)
 	}
@@ -414,7 +414,7 @@ func TestCancel(t *testing.T) {
 	if _, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: f}); err != nil {
 		t.Fatal(err)
 	}
-	if s := waitDone(t, co, r.Campaign, 30*time.Second); s.Done != 6 {
+	if s := waitDone(t, co, r.Campaign, 5*time.Minute); s.Done != 6 {
 		t.Fatalf("status %+v", s)
 	}
 }

@@ -3,6 +3,7 @@ package coordinator
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +13,6 @@ import (
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/archive"
-	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/results/report"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
@@ -21,13 +21,13 @@ import (
 const seedDerivation = "seed of replication r at a scenario = first 8 bytes (big-endian) of " +
 	`SHA-256(JSON{"seed": campaign seed, "replication": r, "scenario": scenario without the policy}) (package sweep)`
 
-// writeManifest writes the manifest; recs (may be nil) adds the policy
+// writeManifest writes the manifest; prov (may be nil) adds the policy
 // provenance and hosts of the results.
-func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[string]*record.Record) ([]byte, error) {
+func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, prov *provenance) ([]byte, error) {
 	co.mu.Lock()
 	m := archive.Manifest{Version: archive.ManifestVersion, Campaign: c.id, Name: c.st.Name, State: c.st.State, MsjfarmVersion: sim.Version,
-		Created: c.st.Created, Updated: time.Now().UTC(), Finished: c.st.Finished, Tasks: c.tl.Len(),
-		Points: c.st.Points, Done: len(c.done), Failed: len(c.failed), Warnings: c.warnings,
+		Created: c.st.Created, Updated: time.Now().UTC(), Finished: c.st.Finished, Tasks: c.st.Total,
+		Points: c.st.Points, Failed: len(c.failed), Warnings: c.warnings,
 		Sweep: c.st.Spec, SeedDerivation: seedDerivation, Storage: co.o.Store.URL(),
 		Layout: map[string]string{
 			"stream": protocol.TaskStream, "subject": protocol.CampaignFilter(c.id),
@@ -37,42 +37,18 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, recs map[
 	if c.st.Spec != nil {
 		m.Seed, m.Replications = c.st.Spec.Seed, c.st.Spec.Replications
 	}
-	m.TaskListSHA256, m.PointOrder = c.tl.Hash(), c.tl.Points()
+	if c.tl != nil { // nil: a submission is generating it (and writes the manifest then)
+		m.Tasks, m.Done = c.tl.Len(), c.done.len()
+		m.TaskListSHA256, m.PointOrder = c.tl.Hash(), c.tl.Points()
+	}
 	m.Precision = c.precisionSummary()
 	m.ChecksumsSHA256 = c.checksums
 	if c.st.State == protocol.CampaignDone {
 		m.Report = storage.ReportPrefix(c.id) + "index.html"
 	}
 	co.mu.Unlock()
-	if recs != nil {
-		pp := map[archive.PolicyProvenance]int{}
-		hosts := map[string]bool{}
-		for _, r := range recs {
-			if h := r.Provenance.Host; h != "" {
-				hosts[h] = true
-			}
-			if r.Failed() {
-				continue
-			}
-			p := r.Provenance
-			pp[archive.PolicyProvenance{Policy: r.Task.Policy, Runner: p.Runner, Plugin: p.Plugin,
-				PluginVersion: p.PluginVersion, PluginSHA256: p.PluginSHA256, Engine: r.Result.Engine}]++
-		}
-		for p, n := range pp {
-			p.Results = n
-			m.Policies = append(m.Policies, p)
-		}
-		sort.Slice(m.Policies, func(i, j int) bool {
-			a, b := m.Policies[i], m.Policies[j]
-			if a.Policy != b.Policy {
-				return a.Policy < b.Policy
-			}
-			return a.PluginSHA256 < b.PluginSHA256
-		})
-		for h := range hosts {
-			m.Hosts = append(m.Hosts, h)
-		}
-		sort.Strings(m.Hosts)
+	if prov != nil {
+		m.Policies, m.Hosts = prov.manifest()
 	} else if old, err := co.o.Store.Get(ctx, storage.ManifestKey(c.id)); err == nil {
 		// Keep what an earlier finalisation learnt from the results.
 		var prev archive.Manifest
@@ -118,75 +94,149 @@ func (co *Coordinator) finalize(ctx context.Context, c *campaign) {
 
 var errIncomplete = errors.New("results missing from storage; re-published")
 
+// doFinalize finalises c in named steps: previousChecksums, scanResults
+// (every result read once, a point at a time), then either rerun (the one
+// place a finalisation gives up: results missing or modified) or
+// pairPoints, writeSummary, markDone (which finds a cancelled campaign)
+// and publish.
 func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
-	id := c.id
 	co.mu.Lock()
 	tl := c.tl
-	tasks := tl.Full()
 	co.mu.Unlock()
-	if tasks == nil {
-		// Summarising needs every task and record in memory: generated
-		// here for a large campaign, which holds only their ids while it
-		// runs.
-		tasks = tl.All()
-	}
-	ids := make([]string, len(tasks))
-	for i, t := range tasks {
-		ids[i] = t.ID
-	}
-	recs := co.readRecords(ctx, id, ids)
-	if len(recs) < len(tasks) {
-		co.mu.Lock()
-		c.finalizing = false
-		co.mu.Unlock()
-		if _, _, _, err := co.reconcile(ctx, c, true); err != nil {
-			return err
-		}
-		return errIncomplete
-	}
-	// The result objects are checked against the checksums of an
-	// earlier finalisation (a finished campaign submitted again): one
-	// modified since is moved aside like a record of another task and its
-	// task runs again, so that no summary counts it. The checksums of
-	// the objects summarised here are recorded for the readers.
-	sums, err := co.checkResults(ctx, c, ids)
+	old, err := co.previousChecksums(ctx, c.id)
 	if err != nil {
 		return err
 	}
-	pts := aggregate.Summarize(tasks, recs)
-	if err := aggregate.Compare(pts, tl.camp.File.BaselineOf()); err != nil {
-		co.o.Logf("coordinator: %s: %v: comparisons against the first policy", id, err)
-	}
-	var buf bytes.Buffer
-	if err := aggregate.WriteCSV(&buf, pts); err != nil {
+	s, err := co.scanResults(ctx, c, tl, old)
+	if err != nil {
 		return err
 	}
-	// A re-finalisation with the same results (a finished campaign
-	// submitted again) keeps the stored report instead of rendering it
-	// again.
-	old, _ := co.o.Store.Get(ctx, storage.SummaryKey(id))
-	sameSummary := old != nil && bytes.Equal(old, buf.Bytes())
-	if err := co.o.Store.Put(ctx, storage.SummaryKey(id), buf.Bytes()); err != nil {
+	defer s.close()
+	if s.missing > 0 || len(s.modified) > 0 {
+		return co.rerun(ctx, c, s)
+	}
+	if err := co.pairPoints(ctx, c, tl, s.pts); err != nil {
+		return err
+	}
+	sameSummary, err := co.writeSummary(ctx, c.id, s.pts)
+	if err != nil {
+		return err
+	}
+	if !co.markDone(c, s) {
+		return nil // cancelled meanwhile
+	}
+	return co.publishFinal(ctx, c, s, sameSummary)
+}
+
+// previousChecksums are the checksums of an earlier finalisation (a
+// finished campaign submitted again), nil when there are none or they
+// cannot be trusted (logged).
+func (co *Coordinator) previousChecksums(ctx context.Context, id string) (map[string]string, error) {
+	var m *archive.Manifest
+	if data, err := co.o.Store.Get(ctx, storage.ManifestKey(id)); err == nil {
+		var prev archive.Manifest
+		if json.Unmarshal(data, &prev) == nil {
+			m = &prev
+		}
+	}
+	old, warn, err := archive.LoadChecksums(ctx, co.o.Store, id, m)
+	if warn != "" {
+		co.o.Logf("coordinator: campaign %s: %s", id, warn)
+	}
+	return old, err
+}
+
+// rerun ends a finalisation that found results missing (or moved aside:
+// not their task's) or modified since an earlier finalisation: their
+// tasks are published again and the campaign stays running. The
+// checksums now recorded leave the modified tasks out: their recomputed
+// results are new objects (a result's provenance differs from run to
+// run), checked from the next finalisation on.
+func (co *Coordinator) rerun(ctx context.Context, c *campaign, s *finalScan) error {
+	if len(s.modified) > 0 {
+		if err := co.putChecksums(ctx, c, s); err != nil {
+			return err
+		}
+		co.mu.Lock()
+		for tid := range s.modified {
+			c.done.del(tid)
+			delete(c.failed, tid)
+		}
+		co.mu.Unlock()
+	}
+	co.mu.Lock()
+	c.finalizing = false
+	co.mu.Unlock()
+	if len(s.modified) > 0 {
+		if _, err := co.writeManifest(ctx, c, nil); err != nil {
+			return err
+		}
+	}
+	if _, _, _, err := co.reconcile(ctx, c, true); err != nil {
+		return err
+	}
+	return errIncomplete
+}
+
+// putChecksums stores the checksums the scan wrote and records their hash.
+func (co *Coordinator) putChecksums(ctx context.Context, c *campaign, s *finalScan) error {
+	if err := s.flush(); err != nil {
+		return err
+	}
+	if err := co.o.Store.PutFile(ctx, storage.ChecksumsKey(c.id), s.sums.Name()); err != nil {
 		return err
 	}
 	co.mu.Lock()
+	c.checksums = hex.EncodeToString(s.sumsHash.Sum(nil))
+	co.mu.Unlock()
+	return nil
+}
+
+// pairPoints sets the points' paired comparisons against the sweep's
+// baseline (the first policy when it names none of them, logged), reading
+// the records again a scenario at a time.
+func (co *Coordinator) pairPoints(ctx context.Context, c *campaign, tl *taskList, pts []aggregate.Point) error {
+	baseline := tl.camp.File.BaselineOf()
+	if _, err := aggregate.BaselineLabel(pts, baseline); err != nil {
+		co.o.Logf("coordinator: %s: %v: comparisons against the first policy", c.id, err)
+		baseline = ""
+	}
+	return aggregate.ComparePaired(pts, baseline, co.pairLoader(ctx, c.id, tl))
+}
+
+// writeSummary writes summary.csv and reports whether it is the one
+// stored already (a finished campaign submitted again, with the same
+// results: its report is kept).
+func (co *Coordinator) writeSummary(ctx context.Context, id string, pts []aggregate.Point) (same bool, err error) {
+	var buf bytes.Buffer
+	if err := aggregate.WriteCSV(&buf, pts); err != nil {
+		return false, err
+	}
+	old, _ := co.o.Store.Get(ctx, storage.SummaryKey(id))
+	same = old != nil && bytes.Equal(old, buf.Bytes())
+	return same, co.o.Store.Put(ctx, storage.SummaryKey(id), buf.Bytes())
+}
+
+// markDone marks c done with the scan's tasks, unless it was cancelled
+// meanwhile (false).
+func (co *Coordinator) markDone(c *campaign, s *finalScan) bool {
+	co.mu.Lock()
+	defer co.mu.Unlock()
 	if c.st.State != protocol.CampaignRunning {
-		co.mu.Unlock()
-		return nil // cancelled meanwhile
+		return false
 	}
-	c.done, c.failed = map[string]bool{}, map[string]string{}
-	for tid, r := range recs {
-		if r.Failed() {
-			c.failed[tid] = r.Error
-		} else {
-			c.done[tid] = true
-		}
-	}
+	c.done, c.failed = s.done, s.failed
 	c.running = map[string]string{}
 	c.st.State = protocol.CampaignDone
 	c.st.Finished = time.Now().UTC()
-	c.st.Done, c.st.Failed = len(c.done), len(c.failed)
-	co.mu.Unlock()
+	c.st.Done, c.st.Failed = c.done.len(), len(c.failed)
+	return true
+}
+
+// publishFinal writes what a done campaign has: precision.csv, the
+// checksums, the manifest, the report, and its state (then closes it).
+func (co *Coordinator) publishFinal(ctx context.Context, c *campaign, s *finalScan, sameSummary bool) error {
+	id := c.id
 	co.mu.Lock()
 	prec := c.precisionSummary()
 	co.mu.Unlock()
@@ -199,32 +249,14 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 			return err
 		}
 	}
-	if err := co.o.Store.Put(ctx, storage.ChecksumsKey(id), sums); err != nil {
+	if err := co.putChecksums(ctx, c, s); err != nil {
 		return err
 	}
-	co.mu.Lock()
-	c.checksums = archive.SHA256(sums)
-	co.mu.Unlock()
-	manifest, err := co.writeManifest(ctx, c, recs)
+	manifest, err := co.writeManifest(ctx, c, &s.prov)
 	if err != nil {
 		return err
 	}
-	// The report is a view of the summary: a rendering failure is logged
-	// (msjfarm report regenerates it) and does not fail the campaign. It
-	// is kept only when it was published whole (archive.ReportComplete):
-	// a report whose writer was killed half-way is rewritten.
-	complete, cerr := archive.ReportComplete(ctx, co.o.Store, id)
-	switch {
-	case cerr == nil && complete && sameSummary:
-		co.o.Logf("coordinator: campaign %s: results unchanged, report kept", id)
-	default:
-		if cerr == nil && !complete && sameSummary {
-			co.o.Logf("coordinator: campaign %s: the stored report is incomplete (not published whole): writing it again", id)
-		}
-		if err := co.storeReport(ctx, id, report.Campaign{Points: pts, Tasks: tasks, Records: recs, Manifest: manifest}, prec); err != nil {
-			co.o.Logf("coordinator: report of %s: %v", id, err)
-		}
-	}
+	co.finalReport(ctx, id, report.Campaign{Points: s.pts, Tasks: s.tasks, Records: s.recs, Manifest: manifest}, prec, sameSummary)
 	if err := co.putState(ctx, c); err != nil {
 		return err
 	}
@@ -235,58 +267,24 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 	return nil
 }
 
-// checkResults computes the checksums of the campaign's result objects
-// (archive.Checksums), checking them against those of an earlier
-// finalisation: a task whose object was modified since is logged, moved
-// aside (RejectedKey) and published again, and errIncomplete returned.
-func (co *Coordinator) checkResults(ctx context.Context, c *campaign, ids []string) ([]byte, error) {
-	id := c.id
-	var m *archive.Manifest
-	if data, err := co.o.Store.Get(ctx, storage.ManifestKey(id)); err == nil {
-		var prev archive.Manifest
-		if json.Unmarshal(data, &prev) == nil {
-			m = &prev
-		}
+// finalReport renders and publishes the report unless the stored one is
+// whole and the summary unchanged. The report is a view of the summary: a
+// rendering failure is logged (msjfarm report regenerates it) and does not
+// fail the campaign. It is kept only when it was published whole
+// (archive.ReportComplete): a report whose writer was killed half-way is
+// rewritten.
+func (co *Coordinator) finalReport(ctx context.Context, id string, rc report.Campaign, prec *archive.PrecisionSummary, sameSummary bool) {
+	complete, cerr := archive.ReportComplete(ctx, co.o.Store, id)
+	if cerr == nil && complete && sameSummary {
+		co.o.Logf("coordinator: campaign %s: results unchanged, report kept", id)
+		return
 	}
-	old, warn, err := archive.LoadChecksums(ctx, co.o.Store, id, m)
-	if err != nil {
-		return nil, err
+	if cerr == nil && !complete && sameSummary {
+		co.o.Logf("coordinator: campaign %s: the stored report is incomplete (not published whole): writing it again", id)
 	}
-	if warn != "" {
-		co.o.Logf("coordinator: campaign %s: %s", id, warn)
+	if err := co.storeReport(ctx, id, rc, prec); err != nil {
+		co.o.Logf("coordinator: report of %s: %v", id, err)
 	}
-	sums, modified, err := archive.Checksums(ctx, co.o.Store, id, ids, old)
-	if err != nil {
-		return nil, err
-	}
-	if len(modified) == 0 {
-		return sums, nil
-	}
-	for tid, msg := range modified {
-		co.o.Logf("coordinator: campaign %s: %s: moved to %s, the task will run again", id, msg, RejectedKey(id, tid))
-		co.moveAside(ctx, id, tid)
-	}
-	// The checksums now recorded leave the moved tasks out: their
-	// recomputed results are new objects (a result's provenance differs
-	// from run to run), checked from the next finalisation on.
-	if err := co.o.Store.Put(ctx, storage.ChecksumsKey(id), sums); err != nil {
-		return nil, err
-	}
-	co.mu.Lock()
-	c.checksums = archive.SHA256(sums)
-	for tid := range modified {
-		delete(c.done, tid)
-		delete(c.failed, tid)
-	}
-	c.finalizing = false
-	co.mu.Unlock()
-	if _, err := co.writeManifest(ctx, c, nil); err != nil {
-		return nil, err
-	}
-	if _, _, _, err := co.reconcile(ctx, c, true); err != nil {
-		return nil, err
-	}
-	return nil, errIncomplete
 }
 
 // storeReport renders the report and publishes it whole under

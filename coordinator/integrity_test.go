@@ -51,7 +51,7 @@ func TestForgedTaskRefused(t *testing.T) {
 	}
 	var cr countRunner
 	w, _ := e.startWorker(worker.Options{Concurrency: 2, Runner: &cr})
-	s := waitDone(t, co, r.Campaign, 2*time.Minute)
+	s := waitDone(t, co, r.Campaign, 5*time.Minute)
 	if s.State != protocol.CampaignDone || s.Done != len(camp.Tasks) || s.Failed != 0 {
 		t.Fatalf("status %+v", s)
 	}
@@ -106,7 +106,7 @@ func TestForeignRecordIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := waitDone(t, co, r.Campaign, 2*time.Minute)
+	s := waitDone(t, co, r.Campaign, 5*time.Minute)
 	if s.State != protocol.CampaignDone || s.Done != len(camp.Tasks) || s.Failed != 0 {
 		t.Fatalf("status %+v", s)
 	}

@@ -132,60 +132,109 @@ func (l *lease) holder(ctx context.Context) (*LeaseHolder, uint64, error) {
 // acquire takes the lease, standing by while another coordinator holds it
 // (or returning ErrLeaseHeld with Options.NoStandby).
 func (l *lease) acquire(ctx context.Context) error {
-	var said, prevStorage string
-	var lastErr string
+	var st acquireState
 	for {
-		rev, err := l.kv.Create(ctx, protocol.LeaseKey, l.val)
-		if err == nil {
-			l.rev = rev
-			if said != "" {
-				l.co.o.Logf("coordinator: took over the lease from %s", said)
-			}
-			if prevStorage != "" && prevStorage != l.me.Storage {
-				l.co.o.Logf("coordinator: WARNING: the previous coordinator used storage %s, this one %s: the campaigns it ran find no results here (start this coordinator with the same --storage)", prevStorage, l.me.Storage)
-			}
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if errors.Is(err, jetstream.ErrKeyExists) {
-			h, hrev, gerr := l.holder(ctx)
-			if gerr == nil && h != nil && h.ID != l.me.ID {
-				prevStorage = h.Storage
-			}
-			switch {
-			case gerr != nil:
-				err = gerr
-			case h == nil:
-				continue // expired meanwhile
-			case h.ID == l.me.ID: // our create landed, its answer did not
-				l.rev = hrev
-				return nil
-			case h.Host == l.me.Host && h.PIDNamespace != "" && h.PIDNamespace == l.me.PIDNamespace &&
-				h.PID != l.me.PID && h.PID > 0 && !processAlive(h.PID):
-				l.co.o.Logf("coordinator: the lease holder %s is no longer running on this host; taking over", h)
-				_ = l.kv.Delete(ctx, protocol.LeaseKey, jetstream.LastRevision(hrev))
-				continue
-			case l.co.o.NoStandby:
-				return fmt.Errorf("%w: coordinator %s is running on this NATS system; refusing to start a second one (--coordinator-standby=false; with standby it would wait and take over when that one stops)", ErrLeaseHeld, h)
-			default:
-				if s := h.String(); s != said {
-					l.co.o.Logf("coordinator: coordinator %s holds the lease; standing by", s)
-					said = s
-				}
-				err = nil
-			}
-		}
-		if err != nil && err.Error() != lastErr {
-			l.co.o.Logf("coordinator: taking the lease: %v (retrying)", err)
-			lastErr = err.Error()
+		switch step, err := l.attempt(ctx, &st); step {
+		case leaseTaken:
+			return err
+		case leaseAgain:
+			continue
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(l.poll()):
 		}
+	}
+}
+
+// leaseStep is what acquire does after an attempt.
+type leaseStep int
+
+const (
+	leaseWait  leaseStep = iota // held by another: poll again later
+	leaseAgain                  // try again at once
+	leaseTaken                  // stop: taken, or the error returned
+)
+
+// acquireState is what acquire remembers between attempts: whom it said
+// it stands by, the holder's storage, the last error logged.
+type acquireState struct {
+	said, prevStorage, lastErr string
+}
+
+// attempt tries once to create the lease key.
+func (l *lease) attempt(ctx context.Context, st *acquireState) (leaseStep, error) {
+	rev, err := l.kv.Create(ctx, protocol.LeaseKey, l.val)
+	if err == nil {
+		l.rev = rev
+		l.tookOver(st)
+		return leaseTaken, nil
+	}
+	if ctx.Err() != nil {
+		return leaseTaken, ctx.Err()
+	}
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return l.held(ctx, st)
+	}
+	st.logErr(l, err)
+	return leaseWait, nil
+}
+
+// held decides what to do about a lease key that exists: the one place
+// that takes a dead holder's lease over, refuses (NoStandby) or stands by.
+func (l *lease) held(ctx context.Context, st *acquireState) (leaseStep, error) {
+	h, hrev, err := l.holder(ctx)
+	if err != nil {
+		st.logErr(l, err)
+		return leaseWait, nil
+	}
+	if h != nil && h.ID != l.me.ID {
+		st.prevStorage = h.Storage
+	}
+	switch {
+	case h == nil:
+		return leaseAgain, nil // expired meanwhile
+	case h.ID == l.me.ID: // our create landed, its answer did not
+		l.rev = hrev
+		return leaseTaken, nil
+	case l.deadHere(h):
+		l.co.o.Logf("coordinator: the lease holder %s is no longer running on this host; taking over", h)
+		_ = l.kv.Delete(ctx, protocol.LeaseKey, jetstream.LastRevision(hrev))
+		return leaseAgain, nil
+	case l.co.o.NoStandby:
+		return leaseTaken, fmt.Errorf("%w: coordinator %s is running on this NATS system; refusing to start a second one (--coordinator-standby=false; with standby it would wait and take over when that one stops)", ErrLeaseHeld, h)
+	}
+	if s := h.String(); s != st.said {
+		l.co.o.Logf("coordinator: coordinator %s holds the lease; standing by", s)
+		st.said = s
+	}
+	return leaseWait, nil
+}
+
+// deadHere reports whether holder h is a process of this host (same PID
+// namespace) that no longer runs.
+func (l *lease) deadHere(h *LeaseHolder) bool {
+	return h.Host == l.me.Host && h.PIDNamespace != "" && h.PIDNamespace == l.me.PIDNamespace &&
+		h.PID != l.me.PID && h.PID > 0 && !processAlive(h.PID)
+}
+
+// tookOver logs a lease taken after standing by, and a storage that
+// differs from the previous holder's.
+func (l *lease) tookOver(st *acquireState) {
+	if st.said != "" {
+		l.co.o.Logf("coordinator: took over the lease from %s", st.said)
+	}
+	if st.prevStorage != "" && st.prevStorage != l.me.Storage {
+		l.co.o.Logf("coordinator: WARNING: the previous coordinator used storage %s, this one %s: the campaigns it ran find no results here (start this coordinator with the same --storage)", st.prevStorage, l.me.Storage)
+	}
+}
+
+// logErr logs an error taking the lease, once until it changes.
+func (st *acquireState) logErr(l *lease, err error) {
+	if err.Error() != st.lastErr {
+		l.co.o.Logf("coordinator: taking the lease: %v (retrying)", err)
+		st.lastErr = err.Error()
 	}
 }
 

@@ -149,7 +149,7 @@ func TestLeaseStandbyTakesOver(t *testing.T) {
 	}
 	var cr countRunner
 	e.startWorker(worker.Options{Concurrency: 2, Name: "w1", Runner: &cr})
-	s := waitDone(t, co2, r.Campaign, 60*time.Second)
+	s := waitDone(t, co2, r.Campaign, 5*time.Minute)
 	if s.State != protocol.CampaignDone || s.Done != 6 || s.Failed != 0 {
 		t.Fatalf("status after the takeover %+v", s)
 	}

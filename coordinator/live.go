@@ -34,11 +34,15 @@ func (co *Coordinator) Live(id string) (*LiveView, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknownCampaign, id)
 	}
-	v := &LiveView{Status: c.status(), Tasks: c.tl.Full(),
+	var tasks []sweep.Task
+	if c.tl != nil {
+		tasks = c.tl.Full()
+	}
+	v := &LiveView{Status: c.status(), Tasks: tasks,
 		Failed: make(map[string]string, len(c.failed)), Running: make(map[string]string, len(c.running))}
-	v.Done = make([]string, 0, len(c.done))
-	for t := range c.done {
-		v.Done = append(v.Done, t)
+	if c.done != nil {
+		v.Done = make([]string, 0, c.done.len())
+		c.done.each(func(t string) { v.Done = append(v.Done, t) })
 	}
 	for t, e := range c.failed {
 		v.Failed[t] = e

@@ -113,7 +113,7 @@ func (c *campaign) pointReady(point string) bool {
 		return false
 	}
 	for _, tid := range ps.tasks {
-		if !c.done[tid] && c.failed[tid] == "" {
+		if !c.done.has(tid) && c.failed[tid] == "" {
 			return false
 		}
 	}
@@ -130,7 +130,7 @@ func (c *campaign) taskPointReady(tid string) bool {
 // its current count that have a result (stored) or a queued message
 // (queued), contiguously, then rounds up to the batch grid. It returns the
 // number of tasks added; the caller holds c.recMu, not co.mu.
-func (co *Coordinator) extendFromStorage(c *campaign, stored, queued map[string]bool) int {
+func (co *Coordinator) extendFromStorage(c *campaign, stored, queued *taskSet) int {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	if c.prec == nil {
@@ -145,7 +145,7 @@ func (co *Coordinator) extendFromStorage(c *campaign, stored, queued map[string]
 		r := len(ps.tasks)
 		for r < c.prec.MaxReplications {
 			t := sweep.Replicate(ps.tmpl, c.seed, r)
-			if !stored[t.ID] && !queued[t.ID] {
+			if !stored.has(t.ID) && !queued.has(t.ID) {
 				break
 			}
 			c.addTask(t)

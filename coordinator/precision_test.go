@@ -161,7 +161,7 @@ func TestPrecision(t *testing.T) {
 	if r.Tasks != 30 || r.Published != 30 {
 		t.Fatalf("submit %+v", r)
 	}
-	s := waitDone(t, co, r.Campaign, 60*time.Second)
+	s := waitDone(t, co, r.Campaign, 5*time.Minute)
 	total := want["1"].reps + want["2"].reps + want["3"].reps // 105
 	if s.State != protocol.CampaignDone || s.Done != total || s.Total != total || s.Failed != 0 {
 		t.Fatalf("status %+v, want %d done", s, total)
@@ -220,7 +220,7 @@ func TestPrecision(t *testing.T) {
 	if r2.Campaign != r.Campaign || r2.Tasks != total || r2.AlreadyDone != total-8 || r2.Published != 8 {
 		t.Fatalf("resubmit %+v", r2)
 	}
-	s2 := waitDone(t, co2, r.Campaign, 60*time.Second)
+	s2 := waitDone(t, co2, r.Campaign, 5*time.Minute)
 	if s2.Done != total || s2.Total != total {
 		t.Fatalf("status after resume %+v", s2)
 	}
@@ -357,7 +357,7 @@ func TestPrecisionCoordinatorRestart(t *testing.T) {
 	}
 	stop()
 	co2, _ := e.startCoordinator(protocol.Layout{})
-	s := waitDone(t, co2, r.Campaign, 60*time.Second)
+	s := waitDone(t, co2, r.Campaign, 5*time.Minute)
 	if s.Done != 105 || s.Total != 105 {
 		t.Fatalf("status %+v", s)
 	}
@@ -385,7 +385,7 @@ func TestPrecisionAllFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := waitDone(t, co, r.Campaign, 30*time.Second)
+	s := waitDone(t, co, r.Campaign, 5*time.Minute)
 	if s.Failed != 2 || s.Total != 2 {
 		t.Fatalf("status %+v", s)
 	}

@@ -5,59 +5,129 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/storage"
 )
 
-// queuedSet is the set of a campaign's tasks that have a message in the
-// stream, read by reconcile before storage. A campaign held in full
-// (up to fullTasks tasks, or a precision campaign) keeps it as a map of
-// task ids; a compact one as one bit per task position (1.25 MB for 10^7
-// tasks), filled from the stream's subjects a page at a time: the map of
-// every queued subject that jetstream's StreamInfo builds holds about 100
-// bytes per queued message, a gigabyte for a fresh 10^7-task campaign,
-// every reconcile.
-type queuedSet struct {
+// taskSet is a set of a campaign's tasks: the tasks with a message in
+// the stream (queuedTasks), with a result in storage (storedTasks), done.
+// A campaign held in full (up to fullTasks tasks, or a precision
+// campaign, whose sets also hold replications not yet in its list) keeps
+// it as a map of task ids; a compact one as one bit per task position
+// (1.25 MB for 10^7 tasks) and a count: a map holds about 100 bytes per
+// task, a gigabyte for 10^7 tasks (the map of every queued subject that
+// jetstream's StreamInfo builds is one such).
+type taskSet struct {
 	m    map[string]bool
 	bits []uint64
+	n    int // members in bit mode
 	tl   *taskList
 }
 
-// has reports whether task tid, at position i of the task list, is queued.
-func (q *queuedSet) has(i int, tid string) bool {
-	if q.bits != nil {
-		return q.bits[i/64]&(1<<(i%64)) != 0
+// newTaskSet is an empty set of tl's tasks.
+func newTaskSet(tl *taskList) *taskSet {
+	if tl.ids == nil {
+		return &taskSet{m: map[string]bool{}, tl: tl}
 	}
-	return q.m[tid]
+	return &taskSet{bits: make([]uint64, (tl.Len()+63)/64), tl: tl}
 }
 
-func (q *queuedSet) add(tid string) {
-	if q.bits == nil {
-		q.m[tid] = true
+// hasAt reports whether task tid, at position i of the task list, is in
+// the set.
+func (s *taskSet) hasAt(i int, tid string) bool {
+	if s.bits != nil {
+		return s.bits[i/64]&(1<<(i%64)) != 0
+	}
+	return s.m[tid]
+}
+
+// has reports whether task tid is in the set.
+func (s *taskSet) has(tid string) bool {
+	if s.bits == nil {
+		return s.m[tid]
+	}
+	i, ok := s.tl.Index(tid)
+	return ok && s.hasAt(i, tid)
+}
+
+// add adds tid (in bit mode, only a task of the list).
+func (s *taskSet) add(tid string) {
+	if s.bits == nil {
+		s.m[tid] = true
 		return
 	}
-	if i, ok := q.tl.Index(tid); ok {
-		q.bits[i/64] |= 1 << (i % 64)
+	if i, ok := s.tl.Index(tid); ok && !s.hasAt(i, tid) {
+		s.bits[i/64] |= 1 << (i % 64)
+		s.n++
+	}
+}
+
+// del removes tid.
+func (s *taskSet) del(tid string) {
+	if s.bits == nil {
+		delete(s.m, tid)
+		return
+	}
+	if i, ok := s.tl.Index(tid); ok && s.hasAt(i, tid) {
+		s.bits[i/64] &^= 1 << (i % 64)
+		s.n--
+	}
+}
+
+// delAt removes task tid, at position i of the task list.
+func (s *taskSet) delAt(i int, tid string) {
+	if s.bits == nil {
+		delete(s.m, tid)
+		return
+	}
+	if s.hasAt(i, tid) {
+		s.bits[i/64] &^= 1 << (i % 64)
+		s.n--
+	}
+}
+
+// len is the number of tasks in the set.
+func (s *taskSet) len() int {
+	if s.bits == nil {
+		return len(s.m)
+	}
+	return s.n
+}
+
+// each calls fn with every task of the set (in bit mode, by position).
+func (s *taskSet) each(fn func(tid string)) {
+	if s.bits == nil {
+		for tid := range s.m {
+			fn(tid)
+		}
+		return
+	}
+	for w, word := range s.bits {
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			word &^= 1 << b
+			fn(s.tl.ID(w*64 + b))
+		}
 	}
 }
 
 // queuedTasks reads which of c's tasks have a message in the stream.
-func (co *Coordinator) queuedTasks(ctx context.Context, c *campaign) (*queuedSet, error) {
+func (co *Coordinator) queuedTasks(ctx context.Context, c *campaign) (*taskSet, error) {
 	co.mu.Lock()
 	tl := c.tl
-	compact := tl.full == nil && tl.ids != nil
-	n := tl.Len()
 	co.mu.Unlock()
+	q := newTaskSet(tl)
 	filter := protocol.CampaignFilter(c.id)
-	if !compact {
+	if q.bits == nil {
 		info, err := co.h.Tasks.Info(ctx, jetstream.WithSubjectFilter(filter))
 		if err != nil {
 			return nil, fmt.Errorf("stream info: %w", err)
 		}
-		q := &queuedSet{m: make(map[string]bool, len(info.State.Subjects))}
 		for subj := range info.State.Subjects {
 			if _, tid, ok := protocol.ParseTaskSubject(subj); ok {
 				q.add(tid)
@@ -65,13 +135,30 @@ func (co *Coordinator) queuedTasks(ctx context.Context, c *campaign) (*queuedSet
 		}
 		return q, nil
 	}
-	q := &queuedSet{bits: make([]uint64, (n+63)/64), tl: tl}
 	err := co.eachQueuedSubject(ctx, filter, func(subj string) {
 		if _, tid, ok := protocol.ParseTaskSubject(subj); ok {
 			q.add(tid)
 		}
 	})
 	return q, err
+}
+
+// storedTasks reads which of c's tasks have a result in storage.
+func (co *Coordinator) storedTasks(ctx context.Context, c *campaign) (*taskSet, error) {
+	co.mu.Lock()
+	tl := c.tl
+	co.mu.Unlock()
+	keys, err := co.o.Store.List(ctx, storage.ResultsPrefix(c.id))
+	if err != nil {
+		return nil, err
+	}
+	s := newTaskSet(tl)
+	for _, k := range keys {
+		if tid, ok := storage.ResultTaskID(c.id, k); ok {
+			s.add(tid)
+		}
+	}
+	return s, nil
 }
 
 // pageTimeout bounds the wait for one page of the stream's subjects.

@@ -63,7 +63,7 @@ func TestInterruptedReportRewritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitDone(t, co, r.Campaign, 2*time.Minute)
+	waitDone(t, co, r.Campaign, 5*time.Minute)
 	cancel()
 	<-done
 	stopWorker()
@@ -96,7 +96,7 @@ func TestInterruptedReportRewritten(t *testing.T) {
 	if _, err := co2.Submit(bg, protocol.SubmitRequest{Spec: f}); err != nil {
 		t.Fatal(err)
 	}
-	waitDone(t, co2, r.Campaign, 2*time.Minute)
+	waitDone(t, co2, r.Campaign, 5*time.Minute)
 	if ok, err := archive.ReportComplete(bg, e.store, r.Campaign); err != nil || !ok {
 		t.Fatalf("the report is still incomplete after a new finalisation (%v, %v); log:\n%s", ok, err, log.String())
 	}
@@ -156,7 +156,7 @@ func TestModifiedResultRerun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitDone(t, co, r.Campaign, 2*time.Minute)
+	waitDone(t, co, r.Campaign, 5*time.Minute)
 	summary, _ := e.store.Get(bg, storage.SummaryKey(r.Campaign))
 	checkSums := func() map[string]string {
 		t.Helper()
@@ -196,7 +196,7 @@ func TestModifiedResultRerun(t *testing.T) {
 	if _, err := co.Submit(bg, protocol.SubmitRequest{Spec: f}); err != nil {
 		t.Fatal(err)
 	}
-	waitDone(t, co, r.Campaign, 2*time.Minute)
+	waitDone(t, co, r.Campaign, 5*time.Minute)
 	if !strings.Contains(log.String(), objs[1].Key+" was modified after it was written") {
 		t.Fatalf("log does not name the modified object %s:\n%s", objs[1].Key, log.String())
 	}
@@ -266,7 +266,7 @@ func runCampaign(t *testing.T, compact bool) (summary []byte, m archive.Manifest
 	if r.Tasks != 6 || r.Published != 6 {
 		t.Fatalf("compact %v: submit %+v", compact, r)
 	}
-	if s := waitDone(t, co, r.Campaign, 2*time.Minute); s.Done != 6 {
+	if s := waitDone(t, co, r.Campaign, 5*time.Minute); s.Done != 6 {
 		t.Fatalf("compact %v: status %+v", compact, s)
 	}
 	summary, _ = e.store.Get(bg, storage.SummaryKey(r.Campaign))

@@ -86,7 +86,7 @@ func TestReportPublishRetried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitDone(t, co, r.Campaign, 2*time.Minute)
+	waitDone(t, co, r.Campaign, 5*time.Minute)
 	bg := context.Background()
 	// Wait (on the log) for two failed attempts: the first, then a retry.
 	waitFor(t, 2*time.Minute, func() bool { return strings.Count(log.String(), "no space left on device") >= 2 }, "two failed publications logged", &log)

@@ -74,32 +74,25 @@ func (co *Coordinator) reuse(ctx context.Context, c *campaign, tasks []sweep.Tas
 	found := map[string]bool{}
 	var mu sync.Mutex
 	var firstErr error
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for i, t := range tasks {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			_, err := co.o.Store.Stat(ctx, storage.StoredResultKey(keys[i]))
-			if errors.Is(err, storage.ErrNotFound) {
-				return
+	inParallel(len(tasks), func(i int) {
+		t := tasks[i]
+		_, err := co.o.Store.Stat(ctx, storage.StoredResultKey(keys[i]))
+		if errors.Is(err, storage.ErrNotFound) {
+			return
+		}
+		if err == nil {
+			_, err = co.o.Store.PutIfAbsent(ctx, storage.ResultKey(c.id, t.ID), record.RefJSON(keys[i]))
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
 			}
-			if err == nil {
-				_, err = co.o.Store.PutIfAbsent(ctx, storage.ResultKey(c.id, t.ID), record.RefJSON(keys[i]))
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if firstErr == nil {
-					firstErr = err
-				}
-				return
-			}
-			found[t.ID] = true
-		}()
-	}
-	wg.Wait()
+			return
+		}
+		found[t.ID] = true
+	})
 	co.mu.Lock()
 	c.reused += len(found)
 	co.mu.Unlock()

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -22,59 +24,32 @@ import (
 // never seen.
 var ErrUnknownCampaign = errors.New("unknown campaign")
 
-// Submit validates and expands a sweep, stores its spec and manifest, and
+// Submit validates and plans a sweep, stores its spec and manifest, and
 // publishes every task that has no result yet and is not already queued.
 // Submitting a campaign again resumes it (and revives a cancelled one);
 // nothing is run twice. A validation error writes nothing.
+//
+// The steps: validate, campaignFor (the campaign's record, its task list
+// planned), reset (under finalMu: never in the middle of a finalisation),
+// storeCampaign, retryFailed (with RetryFailed), then publishSubmitted,
+// which answers once the tasks are published or, for a campaign too
+// large to publish within ctx's deadline, with the progress so far while
+// the publication goes on in the background (SubmitReply.Publishing).
 func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (*protocol.SubmitReply, error) {
-	specKey, err := co.submittedSpec(ctx, &req)
+	specKey, camp, err := co.validate(ctx, &req)
 	if err != nil {
 		return nil, err
 	}
-	if err := sweep.CheckVerify(req.Verify); err != nil {
-		return nil, fmt.Errorf("invalid sweep: %w", err)
-	}
-	// Planned, not expanded: the tasks are generated as they are
-	// published (a 10^7-task campaign does not fit in memory as tasks).
-	camp, err := sweep.Plan(req.Spec, co.catalog(req.Pins))
-	if err != nil {
-		return nil, fmt.Errorf("invalid sweep: %w", err)
-	}
-	if err := co.checkPins(ctx, camp.ID, req.Pins); err != nil {
-		return nil, fmt.Errorf("invalid sweep: %w", err)
-	}
-	// A trace is replayed from its uploaded content only (never from a
-	// path): it must be in storage, with the size the sweep pins. The
-	// coordinator never reads it; the workers bound and verify it.
-	if tr := req.Spec.Trace; tr != nil {
-		if err := storage.CheckTrace(ctx, co.o.Store, tr.SHA256, tr.Size, 0); err != nil {
-			return nil, fmt.Errorf("invalid sweep: trace.sha256: %w", err)
-		}
-	}
-	id := camp.ID
-	created, epoch := time.Now().UTC(), 0
-	if e, err := co.h.Campaigns.Get(ctx, id); err == nil {
-		var old protocol.CampaignState
-		if json.Unmarshal(e.Value(), &old) == nil && !old.Created.IsZero() {
-			created, epoch = old.Created, old.Epoch
-		}
-	}
-	co.mu.Lock()
-	c := co.camps[id]
-	if c == nil {
-		c = &campaign{id: id, finished: make(chan struct{})}
-		co.camps[id] = c
-	}
-	loaded := c.tl != nil
-	co.mu.Unlock()
-	var tl *taskList
-	if !loaded {
-		if tl, err = newTaskList(camp); err != nil {
-			return nil, fmt.Errorf("invalid sweep: %w", err)
-		}
-	}
+	return co.submitCampaign(ctx, co.campaignFor(camp), req, camp, specKey)
+}
+
+// submitCampaign stores and publishes a validated submission of c.
+func (co *Coordinator) submitCampaign(ctx context.Context, c *campaign, req protocol.SubmitRequest, camp *sweep.Campaign, specKey string) (*protocol.SubmitReply, error) {
+	release := co.beginSubmit(c)
+	defer release()
 	// Valid: the spec may be written (an inline one to its content key).
 	if specKey == "" {
+		var err error
 		if specKey, err = protocol.PutSpec(ctx, co.o.Store, req.Spec); err != nil {
 			return nil, err
 		}
@@ -86,36 +61,142 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	// here too, a second finalisation could overlap the first. The lock
 	// is held through the retry of failed tasks, so that no finalisation
 	// counts a failure that is being deleted.
-	c.finalMu.Lock()
-	locked := true
-	unlockFinal := func() {
-		if locked {
-			locked = false
-			c.finalMu.Unlock()
+	if err := co.resetAndStore(ctx, c, req, camp, specKey); err != nil {
+		return nil, err
+	}
+	return co.publishSubmitted(ctx, c, camp, release)
+}
+
+// validate resolves and checks a submission: its spec, its plan (not its
+// expansion: the tasks are generated as they are published, a 10^7-task
+// campaign does not fit in memory as tasks), its plugin pins and trace.
+func (co *Coordinator) validate(ctx context.Context, req *protocol.SubmitRequest) (string, *sweep.Campaign, error) {
+	specKey, err := co.submittedSpec(ctx, req)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := sweep.CheckVerify(req.Verify); err != nil {
+		return "", nil, fmt.Errorf("invalid sweep: %w", err)
+	}
+	camp, err := sweep.Plan(req.Spec, co.catalog(req.Pins))
+	if err != nil {
+		return "", nil, fmt.Errorf("invalid sweep: %w", err)
+	}
+	if err := co.checkPins(ctx, camp.ID, req.Pins); err != nil {
+		return "", nil, fmt.Errorf("invalid sweep: %w", err)
+	}
+	// A trace is replayed from its uploaded content only (never from a
+	// path): it must be in storage, with the size the sweep pins. The
+	// coordinator never reads it; the workers bound and verify it.
+	if tr := req.Spec.Trace; tr != nil {
+		if err := storage.CheckTrace(ctx, co.o.Store, tr.SHA256, tr.Size, 0); err != nil {
+			return "", nil, fmt.Errorf("invalid sweep: trace.sha256: %w", err)
 		}
 	}
-	defer unlockFinal()
+	return specKey, camp, nil
+}
+
+// campaignFor is the campaign camp describes (created if new).
+func (co *Coordinator) campaignFor(camp *sweep.Campaign) *campaign {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	c := co.camps[camp.ID]
+	if c == nil {
+		c = &campaign{id: camp.ID, finished: make(chan struct{})}
+		co.camps[camp.ID] = c
+	}
+	return c
+}
+
+// loadTaskList gives c its task list, generated from camp, if it has none
+// yet: the ids of every task, which for 10^7 tasks takes minutes on a
+// loaded machine, so that a submission does it after answering
+// (publishSubmitted).
+func (co *Coordinator) loadTaskList(c *campaign, camp *sweep.Campaign) error {
+	co.mu.Lock()
+	loaded := c.tl != nil
+	co.mu.Unlock()
+	if loaded {
+		return nil
+	}
+	tl, err := newTaskList(camp)
+	if err != nil {
+		return err
+	}
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if c.tl == nil {
+		c.tl, c.warnings = tl, camp.Warnings
+		c.done, c.failed, c.running = newTaskSet(tl), map[string]string{}, map[string]string{}
+		c.initPoints()
+		c.st.Total = c.tl.Len()
+		co.initVerifyLocked(c)
+	}
+	return nil
+}
+
+// beginSubmit marks a submission of c in flight until its own reconcile
+// starts (publishSubmitted) or Submit returns (release, which may be
+// called more than once): the periodic reconcile leaves the
+// campaign alone meanwhile, so that the submission's reply counts the
+// tasks it published (not "already queued" by a reconcile that started
+// between the campaign's reset and the submission's publication).
+func (co *Coordinator) beginSubmit(c *campaign) (release func()) {
+	co.mu.Lock()
+	c.submitting++
+	co.mu.Unlock()
+	return sync.OnceFunc(func() {
+		co.mu.Lock()
+		c.submitting--
+		co.mu.Unlock()
+	})
+}
+
+// resetAndStore resets c to running for this submission and stores what
+// the campaign is (state, spec, layout), then retries its failed tasks
+// when asked, all under c.finalMu.
+func (co *Coordinator) resetAndStore(ctx context.Context, c *campaign, req protocol.SubmitRequest, camp *sweep.Campaign, specKey string) error {
+	created, epoch := time.Now().UTC(), 0
+	if e, err := co.h.Campaigns.Get(ctx, c.id); err == nil {
+		var old protocol.CampaignState
+		if json.Unmarshal(e.Value(), &old) == nil && !old.Created.IsZero() {
+			created, epoch = old.Created, old.Epoch
+		}
+	}
+	c.finalMu.Lock()
+	defer c.finalMu.Unlock()
 	co.mu.Lock()
 	if c.closed {
 		c.finished, c.closed = make(chan struct{}), false
 	}
-	c.st = protocol.CampaignState{ID: id, Name: req.Spec.Name, State: protocol.CampaignRunning,
+	c.st = protocol.CampaignState{ID: c.id, Name: req.Spec.Name, State: protocol.CampaignRunning,
 		Total: camp.Len(), Points: camp.Points, Created: created, Spec: req.Spec, SpecKey: specKey,
 		Epoch: max(epoch, c.st.Epoch), Verify: req.Verify}
-	if c.tl == nil && tl != nil {
-		c.tl, c.warnings = tl, camp.Warnings
-		c.done, c.failed, c.running = map[string]bool{}, map[string]string{}, map[string]string{}
-		c.initPoints()
+	if c.tl != nil { // a precision campaign's list has grown
+		c.st.Total = c.tl.Len()
 	}
-	c.st.Total = c.tl.Len()
 	co.initVerifyLocked(c)
 	co.mu.Unlock()
+	if err := co.storeCampaign(ctx, c, req.Spec); err != nil {
+		return err
+	}
+	if req.RetryFailed {
+		if err := co.loadTaskList(c, camp); err != nil {
+			return err
+		}
+		return co.retryFailed(ctx, c)
+	}
+	return nil
+}
 
+// storeCampaign records the code each policy is expected to run with and
+// writes the campaign's layout marker, spec and state.
+func (co *Coordinator) storeCampaign(ctx context.Context, c *campaign, f *sweep.File) error {
 	// The code each policy is expected to run with, read again at every
 	// submission: a newly pinned plugin binary means new content keys.
-	impls, err := co.impls(ctx, id)
+	impls, err := co.impls(ctx, c.id)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	co.mu.Lock()
 	c.impl = impls
@@ -124,65 +205,133 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	// The campaign's entries are references (layout 2) from the start;
 	// older campaigns were converted by record.Migrate when the
 	// coordinator started.
-	if err := co.o.Store.Put(ctx, storage.LayoutKey(id), []byte("2\n")); err != nil {
-		return nil, err
+	if err := co.o.Store.Put(ctx, storage.LayoutKey(c.id), []byte("2\n")); err != nil {
+		return err
 	}
-
-	spec, err := SpecYAML(req.Spec)
+	spec, err := SpecYAML(f)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := co.o.Store.Put(ctx, storage.CampaignSpecKey(id), spec); err != nil {
-		return nil, err
+	if err := co.o.Store.Put(ctx, storage.CampaignSpecKey(c.id), spec); err != nil {
+		return err
 	}
-	if err := co.putState(ctx, c); err != nil {
-		return nil, err
+	return co.putState(ctx, c)
+}
+
+// retryFailed deletes the failure records of c's failed tasks (and their
+// task states), so that the reconcile that follows publishes them again.
+func (co *Coordinator) retryFailed(ctx context.Context, c *campaign) error {
+	if _, _, _, err := co.reconcile(ctx, c, false); err != nil {
+		return err
 	}
-	if req.RetryFailed {
-		if _, _, _, err := co.reconcile(ctx, c, false); err != nil {
-			return nil, err
+	co.mu.Lock()
+	var failed []string
+	for tid := range c.failed {
+		failed = append(failed, tid)
+	}
+	co.mu.Unlock()
+	if len(failed) > 0 {
+		// The failure records are replaced by results: the checksums of
+		// the last finalisation no longer describe the campaign (the next
+		// finalisation writes them again).
+		if err := co.o.Store.Delete(ctx, storage.ChecksumsKey(c.id)); err != nil {
+			return err
 		}
+	}
+	for _, tid := range failed {
+		if err := co.o.Store.Delete(ctx, storage.ResultKey(c.id, tid)); err != nil {
+			return err
+		}
+		_ = co.h.TaskStates.Delete(ctx, protocol.TaskKey(c.id, tid))
 		co.mu.Lock()
-		var failed []string
-		for tid := range c.failed {
-			failed = append(failed, tid)
+		delete(c.failed, tid)
+		if t, ok := c.tl.Get(tid); ok && c.pts != nil {
+			c.pts[t.Point].status = "" // judged again when it finishes
 		}
 		co.mu.Unlock()
-		if len(failed) > 0 {
-			// The failure records are replaced by results: the
-			// checksums of the last finalisation no longer describe
-			// the campaign (the next finalisation writes them again).
-			if err := co.o.Store.Delete(ctx, storage.ChecksumsKey(id)); err != nil {
-				return nil, err
+	}
+	return nil
+}
+
+// submitWait, when not negative, replaces the wait derived from the
+// deadline (tests: a submission answered at once).
+var submitWait time.Duration = -1
+
+// submitMargin is the part of a submission's deadline kept for the reply:
+// a publication still running then goes on in the background.
+const submitMargin = 20 * time.Second
+
+// publishSubmitted publishes c's tasks by a reconcile that runs on the
+// coordinator's own context (not the request's), and answers when it
+// ends, or, when ctx has a deadline that comes first (an API request's
+// two minutes: a 10^7-task campaign takes longer to publish), with the
+// progress so far. The publication then continues in the background; the
+// stream is its record of progress: a coordinator restarted meanwhile
+// publishes, on resuming the campaign, exactly the tasks with neither a
+// message nor a result, so that nothing is lost and no task is queued
+// twice (dedup ids aside, a message duplicated anyway finds its result
+// stored and is not run again).
+func (co *Coordinator) publishSubmitted(ctx context.Context, c *campaign, camp *sweep.Campaign, release func()) (*protocol.SubmitReply, error) {
+	type result struct {
+		published, queued, existing int
+		err                         error
+	}
+	c.progress.begin()
+	done := make(chan result, 1)
+	var answered atomic.Bool
+	bctx := co.backgroundCtx(ctx)
+	go func() {
+		c.recMu.Lock()
+		defer c.recMu.Unlock()
+		release() // this submission's reconcile runs: the periodic ones wait for it
+		p, q, e, err := co.listAndPublish(bctx, c, camp)
+		if answered.Load() {
+			// Nobody waits for it: the next reconcile publishes what
+			// this one did not.
+			if err != nil {
+				co.o.Logf("coordinator: campaign %s: publishing in the background: %v", c.id, err)
+			} else {
+				co.o.Logf("coordinator: campaign %s: published in the background: %d tasks", c.id, p)
 			}
 		}
-		for _, tid := range failed {
-			if err := co.o.Store.Delete(ctx, storage.ResultKey(id, tid)); err != nil {
-				return nil, err
-			}
-			_ = co.h.TaskStates.Delete(ctx, protocol.TaskKey(id, tid))
-			co.mu.Lock()
-			delete(c.failed, tid)
-			if t, ok := c.tl.Get(tid); ok && c.pts != nil {
-				c.pts[t.Point].status = "" // judged again when it finishes
-			}
-			co.mu.Unlock()
+		done <- result{p, q, e, err}
+	}()
+	var budget <-chan time.Time
+	if dl, ok := ctx.Deadline(); ok {
+		budget = time.After(max(time.Until(dl)-submitMargin, time.Until(dl)/2))
+	}
+	if submitWait >= 0 {
+		budget = time.After(submitWait)
+	}
+	var r result
+	pending := 0
+	select {
+	case r = <-done:
+		if r.err != nil {
+			return nil, r.err
 		}
-	}
-	unlockFinal()
-	if _, err := co.writeManifest(ctx, c, nil); err != nil {
-		return nil, err
-	}
-	published, queued, existing, err := co.reconcile(ctx, c, true)
-	if err != nil {
-		return nil, err
+	case <-budget:
+		answered.Store(true)
+		pr := &c.progress
+		r = result{int(pr.published.Load()), int(pr.queued.Load()), int(pr.existing.Load()), nil}
+		pending = int(pr.remaining.Load())
 	}
 	co.mu.Lock()
 	defer co.mu.Unlock()
-	co.o.Logf("coordinator: campaign %s (%s): %d tasks, %d with a result (%d reused from other campaigns), %d published, %d already queued",
-		id, c.st.Name, c.tl.Len(), existing, c.reused, published, queued)
-	return &protocol.SubmitReply{Campaign: id, Name: c.st.Name, Tasks: c.tl.Len(), Points: c.st.Points,
-		Published: published, Queued: queued, AlreadyDone: existing, Reused: c.reused, Warnings: camp.Warnings}, nil
+	if pending < 0 {
+		// Still generating the task list or reading the stream and
+		// storage: every task not known to be finished may be
+		// published.
+		pending = c.st.Total
+		if c.done != nil {
+			pending -= c.done.len() + len(c.failed)
+		}
+	}
+	co.o.Logf("coordinator: campaign %s (%s): %d tasks, %d with a result (%d reused from other campaigns), %d published, %d already queued, %d being published",
+		c.id, c.st.Name, c.st.Total, r.existing, c.reused, r.published, r.queued, pending)
+	return &protocol.SubmitReply{Campaign: c.id, Name: c.st.Name, Tasks: c.st.Total, Points: c.st.Points,
+		Published: r.published, Queued: r.queued, AlreadyDone: r.existing, Reused: c.reused, Publishing: pending,
+		Warnings: camp.Warnings}, nil
 }
 
 // putState writes c's state to the campaigns bucket: counters and the
@@ -204,177 +353,250 @@ func (co *Coordinator) putState(ctx context.Context, c *campaign) error {
 
 // reconcile brings c's in-memory state in line with storage and the
 // stream, and (publish) publishes the tasks that have neither a result nor
-// a message. The stream is read before storage: a task acked in between
-// has its result written before its ack, so it is seen as done.
+// a message, in named steps: queuedTasks, storedTasks, classify, toRequeue
+// (the one place that decides what runs again) and requeue. The stream is
+// read before storage: a task acked in between has its result written
+// before its ack, so it is seen as done.
 func (co *Coordinator) reconcile(ctx context.Context, c *campaign, publish bool) (published, queued, existing int, err error) {
 	c.recMu.Lock()
 	defer c.recMu.Unlock()
-	id := c.id
+	return co.reconcileLocked(ctx, c, publish)
+}
+
+// listAndPublish is a submission's reconcile: it gives c its task list
+// if it has none yet, writes the manifest and publishes. The caller holds
+// c.recMu.
+func (co *Coordinator) listAndPublish(ctx context.Context, c *campaign, camp *sweep.Campaign) (published, queued, existing int, err error) {
+	if err := co.loadTaskList(c, camp); err != nil {
+		return 0, 0, 0, err
+	}
+	if _, err := co.writeManifest(ctx, c, nil); err != nil {
+		return 0, 0, 0, err
+	}
+	return co.reconcileLocked(ctx, c, true)
+}
+
+// reconcileLocked is reconcile; the caller holds c.recMu.
+func (co *Coordinator) reconcileLocked(ctx context.Context, c *campaign, publish bool) (published, queued, existing int, err error) {
+	co.mu.Lock()
+	listed := c.tl != nil
+	co.mu.Unlock()
+	if !listed {
+		return 0, 0, 0, nil // a submission is generating its list, then reconciles
+	}
 	inStream, err := co.queuedTasks(ctx, c)
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	keys, err := co.o.Store.List(ctx, storage.ResultsPrefix(id))
+	stored, err := co.storedTasks(ctx, c)
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	stored := map[string]bool{}
-	for _, k := range keys {
-		if tid, ok := storage.ResultTaskID(id, k); ok {
-			stored[tid] = true
-		}
-	}
-	// Classify the stored results; in precision mode, extend the points by
-	// the stored replications and judge the finished points, until nothing
-	// changes (this is how a resumed campaign recovers its added
-	// replications).
-	for {
-		var unknown []string
-		co.mu.Lock()
-		for tid := range stored {
-			if c.tl.Has(tid) && !c.done[tid] && c.failed[tid] == "" {
-				unknown = append(unknown, tid)
-			}
-		}
-		co.mu.Unlock()
-		recs := co.readRecords(ctx, id, unknown)
-		for _, tid := range unknown {
-			if recs[tid] == nil {
-				// Moved aside (not a record of its task) or unreadable:
-				// without an object it is missing and runs again.
-				if _, err := co.o.Store.Stat(ctx, storage.ResultKey(id, tid)); errors.Is(err, storage.ErrNotFound) {
-					delete(stored, tid)
-				}
-			}
-		}
-		co.mu.Lock()
-		for _, tid := range unknown {
-			r := recs[tid]
-			switch {
-			case r == nil && !stored[tid]: // moved aside: runs again
-			case r == nil: // unreadable: leave it, it exists
-				c.done[tid] = true
-			case r.Failed():
-				c.failed[tid] = r.Error
-			default:
-				c.done[tid] = true
-			}
-			delete(c.running, tid)
-		}
-		co.mu.Unlock()
-		if c.prec == nil {
-			break
-		}
-		if co.extendFromStorage(c, stored, inStream.m) == 0 && len(co.decide(ctx, c)) == 0 {
-			break
-		}
-	}
+	co.classify(ctx, c, stored, inStream)
 	missing, queued, existing := co.toRequeue(c, stored, inStream)
-	co.mu.Lock()
-	tl := c.tl
-	running := c.st.State == protocol.CampaignRunning
-	co.mu.Unlock()
-	if running && len(missing) > 0 {
-		// A window of tasks at a time: looked up in the content-addressed
-		// store (a result another campaign computed is referenced, not
-		// run again), and the others published, so that memory stays
-		// bounded by the window whatever the campaign's size.
-		epoch := 0
-		// Only a campaign finalised before has checksums to amend (and
-		// collecting the keys of 10^7 tasks published for the first
-		// time would hold a gigabyte).
-		var forget checksumForget
-		if _, err := co.o.Store.Stat(ctx, storage.ChecksumsKey(id)); err == nil {
-			forget.active = true
-		} else if !errors.Is(err, storage.ErrNotFound) {
-			return published, queued, existing, err
+	c.progress.start(queued, existing, missing.n)
+	published, reused, err := co.requeue(ctx, c, missing, publish)
+	co.maybeFinalize(ctx, c)
+	return published, queued, existing + reused, err
+}
+
+// classify records the stored results c does not know yet as done or
+// failed; in precision mode it extends the points by the stored
+// replications and judges the finished points, until nothing changes
+// (this is how a resumed campaign recovers its added replications).
+func (co *Coordinator) classify(ctx context.Context, c *campaign, stored, inStream *taskSet) {
+	for {
+		co.classifyOnce(ctx, c, stored)
+		if c.prec == nil {
+			return
 		}
-		defer func() {
-			if ferr := co.forgetChecksums(ctx, c, &forget); ferr != nil && err == nil {
-				err = ferr
-			}
-		}()
-		for len(missing) > 0 {
-			n := min(len(missing), submitWindow)
-			tasks := make([]sweep.Task, n)
-			co.mu.Lock() // a precision campaign's list grows under it
-			for j, i := range missing[:n] {
-				tasks[j] = tl.At(int(i))
-			}
-			co.mu.Unlock()
-			missing = missing[n:]
-			reused, err := co.reuse(ctx, c, tasks)
-			if err != nil {
-				return published, queued, existing, err
-			}
-			rest := tasks[:0]
-			co.mu.Lock()
-			for _, t := range tasks {
-				if reused[t.ID] {
-					existing++
-					c.done[t.ID] = true
-					delete(c.running, t.ID)
-				} else {
-					rest = append(rest, t)
-				}
-			}
-			co.mu.Unlock()
-			if !publish || len(rest) == 0 {
-				continue
-			}
-			if epoch == 0 {
-				co.mu.Lock()
-				c.st.Epoch++
-				epoch = c.st.Epoch
-				co.mu.Unlock()
-				if err := co.putState(ctx, c); err != nil {
-					return published, queued, existing, err
-				}
-			}
-			co.mu.Lock()
-			for _, t := range rest {
-				if !forget.active {
-					break
-				}
-				forget.keys = append(forget.keys, storage.ResultKey(id, t.ID), storage.StoredResultKey(co.expectedKeyLocked(c, t)))
-			}
-			co.mu.Unlock()
-			if err := co.publish(ctx, id, epoch, rest); err != nil {
-				return published, queued, existing, err
-			}
-			published += len(rest)
+		if co.extendFromStorage(c, stored, inStream) == 0 && len(co.decide(ctx, c)) == 0 {
+			return
 		}
 	}
-	co.maybeFinalize(ctx, c)
-	return published, queued, existing, nil
+}
+
+// classifyOnce reads the records of the stored results c has not
+// classified, a window at a time. A result moved aside (not a record of
+// its task) leaves stored: its task runs again; an unreadable one that
+// exists counts as done (it is left for the next finalisation to judge).
+func (co *Coordinator) classifyOnce(ctx context.Context, c *campaign, stored *taskSet) {
+	var unknown []string
+	co.mu.Lock()
+	stored.each(func(tid string) {
+		if c.tl.Has(tid) && !c.done.has(tid) && c.failed[tid] == "" {
+			unknown = append(unknown, tid)
+		}
+	})
+	co.mu.Unlock()
+	for len(unknown) > 0 {
+		n := min(len(unknown), submitWindow)
+		co.classifyWindow(ctx, c, stored, unknown[:n])
+		unknown = unknown[n:]
+	}
+}
+
+func (co *Coordinator) classifyWindow(ctx context.Context, c *campaign, stored *taskSet, tids []string) {
+	recs := co.readRecords(ctx, c.id, tids)
+	for _, tid := range tids {
+		if recs[tid] != nil {
+			continue
+		}
+		if _, err := co.o.Store.Stat(ctx, storage.ResultKey(c.id, tid)); errors.Is(err, storage.ErrNotFound) {
+			stored.del(tid) // moved aside: runs again
+		}
+	}
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	for _, tid := range tids {
+		r := recs[tid]
+		switch {
+		case r == nil && !stored.has(tid): // moved aside: runs again
+		case r == nil: // unreadable: leave it, it exists
+			c.done.add(tid)
+		case r.Failed():
+			c.failed[tid] = r.Error
+		default:
+			c.done.add(tid)
+		}
+		delete(c.running, tid)
+	}
 }
 
 // toRequeue is the one place that decides which of c's tasks are
 // published again: those with neither a result in storage nor a message
 // in the stream — whatever the task-state KV says, a task without a
 // record has to run, so it is forgotten as done or failed here. It
-// returns them by position, 4 bytes each (reconcile generates the tasks a
+// returns them by position, a bit each (requeue generates the tasks a
 // window at a time), and counts the queued tasks and those with a result.
-func (co *Coordinator) toRequeue(c *campaign, stored map[string]bool, inStream *queuedSet) (missing []int32, queued, existing int) {
+func (co *Coordinator) toRequeue(c *campaign, stored, inStream *taskSet) (missing *positions, queued, existing int) {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	tl := c.tl
+	missing = newPositions(tl.Len())
 	for i := range tl.Len() {
-		tid := tl.ID(i)
-		if stored[tid] {
+		// A compact list's sets go by position: its ids (a string
+		// allocated each) are not generated for 10^7 tasks.
+		var tid string
+		if tl.ids == nil || len(c.failed) > 0 {
+			tid = tl.ID(i)
+		}
+		inStore := stored.hasAt(i, tid)
+		if inStore {
 			existing++
 		}
-		if inStream.has(i, tid) {
+		if inStream.hasAt(i, tid) {
 			queued++
 			continue
 		}
-		if !stored[tid] {
-			delete(c.done, tid)
+		if !inStore {
+			c.done.delAt(i, tid)
 			delete(c.failed, tid)
-			missing = append(missing, int32(i))
+			missing.add(i)
 		}
 	}
 	return missing, queued, existing
+}
+
+// requeue looks the missing tasks (positions) up in the content-addressed
+// store (a result another campaign computed is referenced, not run again)
+// and (publish) publishes the others in a new epoch, a window at a time,
+// so that memory stays bounded by the window whatever the campaign's size.
+// reused counts the tasks found stored.
+func (co *Coordinator) requeue(ctx context.Context, c *campaign, missing *positions, publish bool) (published, reused int, err error) {
+	co.mu.Lock()
+	running := c.st.State == protocol.CampaignRunning
+	co.mu.Unlock()
+	if !running || missing.n == 0 {
+		return 0, 0, nil
+	}
+	// Only a campaign finalised before has checksums to amend (and
+	// collecting the keys of 10^7 tasks published for the first time
+	// would hold a gigabyte).
+	var forget checksumForget
+	if _, err := co.o.Store.Stat(ctx, storage.ChecksumsKey(c.id)); err == nil {
+		forget.active = true
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return 0, 0, err
+	}
+	defer func() {
+		if ferr := co.forgetChecksums(ctx, c, &forget); ferr != nil && err == nil {
+			err = ferr
+		}
+	}()
+	epoch := 0
+	window := make([]int32, 0, min(missing.n, submitWindow))
+	for from := 0; ; {
+		window, from = missing.next(window[:0], from, submitWindow)
+		n := len(window)
+		if n == 0 {
+			break
+		}
+		p, r, err := co.requeueWindow(ctx, c, window, publish, &epoch, &forget)
+		published, reused = published+p, reused+r
+		c.progress.window(n, p, r)
+		if err != nil {
+			return published, reused, err
+		}
+	}
+	return published, reused, nil
+}
+
+// requeueWindow generates the tasks at positions idx, references those
+// with a stored result and publishes the others; *epoch is the epoch of
+// this reconcile's messages (0: not started yet).
+func (co *Coordinator) requeueWindow(ctx context.Context, c *campaign, idx []int32, publish bool, epoch *int, forget *checksumForget) (published, reused int, err error) {
+	tasks := make([]sweep.Task, len(idx))
+	co.mu.Lock() // a precision campaign's list grows under it
+	for j, i := range idx {
+		tasks[j] = c.tl.At(int(i))
+	}
+	co.mu.Unlock()
+	found, err := co.reuse(ctx, c, tasks)
+	if err != nil {
+		return 0, 0, err
+	}
+	rest := tasks[:0]
+	co.mu.Lock()
+	for _, t := range tasks {
+		if found[t.ID] {
+			reused++
+			c.done.add(t.ID)
+			delete(c.running, t.ID)
+		} else {
+			rest = append(rest, t)
+		}
+	}
+	co.mu.Unlock()
+	if !publish || len(rest) == 0 {
+		return 0, reused, nil
+	}
+	if *epoch == 0 {
+		if *epoch, err = co.nextEpoch(ctx, c); err != nil {
+			return 0, reused, err
+		}
+	}
+	if forget.active {
+		co.mu.Lock()
+		for _, t := range rest {
+			forget.keys = append(forget.keys, storage.ResultKey(c.id, t.ID), storage.StoredResultKey(co.expectedKeyLocked(c, t)))
+		}
+		co.mu.Unlock()
+	}
+	if err := co.publish(ctx, c.id, *epoch, rest); err != nil {
+		return 0, reused, err
+	}
+	return len(rest), reused, nil
+}
+
+// nextEpoch starts a new epoch of c's messages (their dedup ids) and
+// stores it.
+func (co *Coordinator) nextEpoch(ctx context.Context, c *campaign) (int, error) {
+	co.mu.Lock()
+	c.st.Epoch++
+	epoch := c.st.Epoch
+	co.mu.Unlock()
+	return epoch, co.putState(ctx, c)
 }
 
 // submitWindow is how many tasks reconcile generates, looks up and
@@ -736,4 +958,78 @@ func (co *Coordinator) forgetChecksums(ctx context.Context, c *campaign, f *chec
 	co.mu.Unlock()
 	_, err = co.writeManifest(ctx, c, nil)
 	return err
+}
+
+// reconcileProgress is what the running reconcile of a campaign has done
+// so far, read by a submission that answers before the publication ends.
+type reconcileProgress struct {
+	queued, existing, published, remaining atomic.Int64
+}
+
+// begin marks the tasks to publish as not counted yet (remaining -1).
+func (p *reconcileProgress) begin() {
+	p.queued.Store(0)
+	p.existing.Store(0)
+	p.published.Store(0)
+	p.remaining.Store(-1)
+}
+
+func (p *reconcileProgress) start(queued, existing, missing int) {
+	p.queued.Store(int64(queued))
+	p.existing.Store(int64(existing))
+	p.published.Store(0)
+	p.remaining.Store(int64(missing))
+}
+
+// window counts a window of n missing tasks: published of them
+// published, reused found stored.
+func (p *reconcileProgress) window(n, published, reused int) {
+	p.published.Add(int64(published))
+	p.existing.Add(int64(reused))
+	p.remaining.Add(-int64(n))
+}
+
+// backgroundCtx is the context of work that outlives a request: the
+// coordinator's own while it runs, else ctx without its cancellation
+// (a coordinator used as a library, without Run).
+func (co *Coordinator) backgroundCtx(ctx context.Context) context.Context {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if co.runCtx != nil {
+		return co.runCtx
+	}
+	return context.WithoutCancel(ctx)
+}
+
+// positions is a set of task positions, a bit each: the tasks a
+// reconcile publishes, 1.25 MB for 10^7 (as int32s they were 40 MB).
+type positions struct {
+	bits []uint64
+	n    int
+}
+
+func newPositions(n int) *positions { return &positions{bits: make([]uint64, (n+63)/64)} }
+
+func (p *positions) add(i int) {
+	p.bits[i/64] |= 1 << (i % 64)
+	p.n++
+}
+
+// next appends to buf the positions from from on, in order, up to max of
+// them, and returns buf and where to go on from.
+func (p *positions) next(buf []int32, from, max int) ([]int32, int) {
+	for i := from; i < len(p.bits)*64; i++ {
+		if len(buf) == max {
+			return buf, i
+		}
+		w := p.bits[i/64]
+		if w == 0 {
+			i |= 63 // skip the empty word
+			continue
+		}
+		if w&(1<<(i%64)) != 0 {
+			buf = append(buf, int32(i))
+		}
+	}
+	return buf, len(p.bits) * 64
 }

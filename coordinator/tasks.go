@@ -31,6 +31,10 @@ type taskList struct {
 	listHash string
 	// points caches the point ids in order.
 	points []string
+	// byPoint caches the positions of each point's tasks in a full list
+	// of byPointLen tasks (pointTasks).
+	byPoint    [][]int32
+	byPointLen int
 }
 
 // newTaskList holds camp's tasks, in full when it is small or in

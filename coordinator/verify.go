@@ -168,7 +168,7 @@ func (co *Coordinator) verifyCampaign(ctx context.Context, c *campaign) {
 		return
 	}
 	v.sample(c.tl)
-	allIn := len(c.done)+len(c.failed) >= c.tl.Len() && (c.prec == nil || c.decidedAll())
+	allIn := c.done.len()+len(c.failed) >= c.tl.Len() && (c.prec == nil || c.decidedAll())
 	if allIn && v.allIn.IsZero() {
 		v.allIn = time.Now()
 	}
@@ -176,7 +176,7 @@ func (co *Coordinator) verifyCampaign(ctx context.Context, c *campaign) {
 	for _, tid := range v.order {
 		if vt := v.tasks[tid]; !vt.final() {
 			_, failed := c.failed[tid]
-			items = append(items, verifyItem{vt: vt, done: c.done[tid], failed: failed})
+			items = append(items, verifyItem{vt: vt, done: c.done.has(tid), failed: failed})
 		}
 	}
 	co.mu.Unlock()

@@ -219,6 +219,7 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 		}
 		metrics := monitor.NewMetrics()
 		st = metrics.InstrumentStore(st)
+		coordinator.LimitMemory()
 		co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st, Reconcile: *reconcile, VerifyWait: *verifyWait,
 			Layout: protocol.Layout{AckWait: *ackWait, MaxDeliver: *maxDeliver}, Logf: logf(slogger, *verbose),
 			NoStandby: !*standby, LeaseTTL: *leaseTTL})
@@ -424,6 +425,9 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		}
 		fmt.Printf("campaign %s (%s): %d tasks in %d points; %d published, %d already queued, %d already done (%d reused from other campaigns)\n",
 			rep.Campaign, rep.Name, rep.Tasks, rep.Points, rep.Published, rep.Queued, rep.AlreadyDone, rep.Reused)
+		if rep.Publishing > 0 {
+			fmt.Printf("campaign %s: %d tasks still being published by the coordinator\n", rep.Campaign, rep.Publishing)
+		}
 		if !*wait {
 			return 0
 		}

@@ -82,9 +82,25 @@ func PercentFor(live uint64) int {
 func arm() {
 	s := new(sentinel)
 	runtime.AddCleanup(s, func(struct{}) {
+		if stopped.Load() {
+			return
+		}
 		debug.SetGCPercent(PercentFor(liveHeap()))
 		arm()
 	}, struct{}{})
+}
+
+var stopped atomic.Bool
+
+// Stop gives the collector back its default pace (GOGC=100, or $GOGC)
+// for good, in a process that turns out to run no simulation: the
+// coordinator, whose heap is mostly garbage, would otherwise grow to five
+// times what is live.
+func Stop() {
+	stopped.Store(true)
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(100)
+	}
 }
 
 // sentinel is large enough not to share a tiny-allocator block, whose

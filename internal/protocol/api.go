@@ -114,16 +114,21 @@ type SubmitRequest struct {
 
 // SubmitReply answers a SubmitRequest.
 type SubmitReply struct {
-	Campaign    string   `json:"campaign"`
-	Name        string   `json:"name"`
-	Tasks       int      `json:"tasks"`
-	Points      int      `json:"points"`
-	Published   int      `json:"published"`    // newly published task messages
-	AlreadyDone int      `json:"already_done"` // tasks with a result (or failure record) in storage before publishing, Reused included
-	Reused      int      `json:"reused"`       // of AlreadyDone: results stored by other campaigns, referenced now
-	Queued      int      `json:"queued"`       // tasks already waiting in the stream
-	Warnings    []string `json:"warnings,omitempty"`
-	Error       string   `json:"error,omitempty"`
+	Campaign    string `json:"campaign"`
+	Name        string `json:"name"`
+	Tasks       int    `json:"tasks"`
+	Points      int    `json:"points"`
+	Published   int    `json:"published"`    // newly published task messages
+	AlreadyDone int    `json:"already_done"` // tasks with a result (or failure record) in storage before publishing, Reused included
+	Reused      int    `json:"reused"`       // of AlreadyDone: results stored by other campaigns, referenced now
+	Queued      int    `json:"queued"`       // tasks already waiting in the stream
+	// Publishing counts the tasks still being published when the reply
+	// was sent: a campaign too large to publish within the request (10^7
+	// tasks) is answered with the progress so far and published on in
+	// the background (a restarted coordinator resumes it).
+	Publishing int      `json:"publishing,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
+	Error      string   `json:"error,omitempty"`
 }
 
 // StatusRequest names a campaign.

@@ -256,69 +256,98 @@ func (a *acc) metric(name, base string, class int) Metric {
 // Counters use the replications that reported them.
 func Summarize(tasks []sweep.Task, results map[string]*record.Record) []Point {
 	idx := map[string]int{}
-	var pts []Point
-	var recs [][]*record.Record
+	var groups [][]sweep.Task
 	for _, t := range tasks {
 		i, ok := idx[t.Point]
 		if !ok {
-			i = len(pts)
+			i = len(groups)
 			idx[t.Point] = i
-			pts = append(pts, Point{
-				Point: t.Point, Scenario: t.Scenario, Workload: t.Workload.Name, Servers: t.Workload.Servers,
-				Policy: t.Policy, Params: t.Params, Axes: t.Axes, ArrivalRate: t.ArrivalRate, Load: t.Load,
-			})
-			recs = append(recs, nil)
-			for ci, c := range t.Workload.Classes {
-				cl := Class{Name: metric.ClassName(ci, c.Name), Need: c.Need, Share: c.Share, Service: c.Service.Dist}
-				if c.Service.Mean != nil {
-					cl.ServiceMean = *c.Service.Mean
-				}
-				pts[i].Classes = append(pts[i].Classes, cl)
-			}
+			groups = append(groups, nil)
 		}
-		p := &pts[i]
-		p.Replications++
-		r := results[t.ID]
-		if r == nil {
-			continue
-		}
-		if r.Failed() {
-			p.NFailed++
-			msg := r.Error
-			if msg == "" {
-				msg = "no result"
-			}
-			if len(p.Errors) < 5 && !contains(p.Errors, msg) {
-				p.Errors = append(p.Errors, msg)
-			}
-			continue
-		}
-		p.N++
-		switch {
-		case r.Result.Unstable:
-			p.NUnstable++
-		case r.Result.Truncated:
-			p.NTruncated++
-		}
-		recs[i] = append(recs[i], r)
+		groups[i] = append(groups[i], t)
 	}
-	for i := range pts {
-		summarizePoint(&pts[i], recs[i])
-		rs := make([]*sim.Result, 0, len(recs[i]))
-		for _, r := range recs[i] {
-			rs = append(rs, r.Result)
-		}
-		if v, err := sim.Pool(rs); err == nil {
-			pts[i].Verdict, pts[i].LowerBound = string(v.Verdict), v.LowerBound
-			pts[i].Evidence = &v
-		}
-		if cv := sim.PoolConvergence(rs); cv.N > 0 {
-			pts[i].Convergence = &cv
-		}
+	pts := make([]Point, len(groups))
+	recs := make([][]*record.Record, len(groups))
+	for i, g := range groups {
+		pts[i], recs[i] = summarizeGroup(g, results)
 	}
 	keepRecords(pts, recs)
 	_ = Compare(pts, "") // the default baseline always resolves
 	return pts
+}
+
+// SummarizePoint summarises one point from its tasks (all of the same
+// sweep.Task.Point, in replication order) and their records, as Summarize
+// does, without keeping the records: a caller that streams a campaign a
+// point at a time (the coordinator's finalisation) holds one point's
+// records at once and pairs the points afterwards with ComparePaired.
+func SummarizePoint(tasks []sweep.Task, results map[string]*record.Record) Point {
+	p, _ := summarizeGroup(tasks, results)
+	return p
+}
+
+// summarizeGroup is the point of tasks (one point's) and the successful
+// replications its metrics are estimated from.
+func summarizeGroup(tasks []sweep.Task, results map[string]*record.Record) (Point, []*record.Record) {
+	if len(tasks) == 0 {
+		return Point{}, nil
+	}
+	t := tasks[0]
+	p := Point{
+		Point: t.Point, Scenario: t.Scenario, Workload: t.Workload.Name, Servers: t.Workload.Servers,
+		Policy: t.Policy, Params: t.Params, Axes: t.Axes, ArrivalRate: t.ArrivalRate, Load: t.Load,
+	}
+	for ci, c := range t.Workload.Classes {
+		cl := Class{Name: metric.ClassName(ci, c.Name), Need: c.Need, Share: c.Share, Service: c.Service.Dist}
+		if c.Service.Mean != nil {
+			cl.ServiceMean = *c.Service.Mean
+		}
+		p.Classes = append(p.Classes, cl)
+	}
+	var recs []*record.Record
+	for _, t := range tasks {
+		p.Replications++
+		if r := results[t.ID]; r != nil && p.count(r) {
+			recs = append(recs, r)
+		}
+	}
+	summarizePoint(&p, recs)
+	rs := make([]*sim.Result, 0, len(recs))
+	for _, r := range recs {
+		rs = append(rs, r.Result)
+	}
+	if v, err := sim.Pool(rs); err == nil {
+		p.Verdict, p.LowerBound = string(v.Verdict), v.LowerBound
+		p.Evidence = &v
+	}
+	if cv := sim.PoolConvergence(rs); cv.N > 0 {
+		p.Convergence = &cv
+	}
+	return p, recs
+}
+
+// count counts record r of one of p's replications: failed (its error
+// kept, at most 5 distinct) or successful (true: its metrics count).
+func (p *Point) count(r *record.Record) bool {
+	if r.Failed() {
+		p.NFailed++
+		msg := r.Error
+		if msg == "" {
+			msg = "no result"
+		}
+		if len(p.Errors) < 5 && !contains(p.Errors, msg) {
+			p.Errors = append(p.Errors, msg)
+		}
+		return false
+	}
+	p.N++
+	switch {
+	case r.Result.Unstable:
+		p.NUnstable++
+	case r.Result.Truncated:
+		p.NTruncated++
+	}
+	return true
 }
 
 func contains(xs []string, s string) bool {

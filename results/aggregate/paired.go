@@ -226,8 +226,7 @@ func FamilyKey(p *Point, others []string) string {
 // decoded from summary.json carry no replications: their comparisons are
 // left as they are.
 func Compare(pts []Point, baseline string) error {
-	labels := Labels(pts)
-	base, err := resolveBaseline(pts, labels, baseline)
+	base, err := BaselineLabel(pts, baseline)
 	if err != nil {
 		return err
 	}
@@ -236,6 +235,40 @@ func Compare(pts []Point, baseline string) error {
 			return nil // decoded points: no replications to pair
 		}
 	}
+	return comparePaired(pts, base, func(idx []int) (map[int][]*record.Record, error) {
+		out := make(map[int][]*record.Record, len(idx))
+		for _, i := range idx {
+			out[i] = pts[i].recs
+		}
+		return out, nil
+	})
+}
+
+// ComparePaired is Compare for points summarised without their records
+// (SummarizePoint): load returns the records of the replications of the
+// points it is given (by index in pts; failed ones are skipped). It is
+// called once per scenario, with the points that scenario compares and
+// its baseline point, so that a caller streaming a large campaign holds
+// one scenario's records at a time. An error from load is returned.
+func ComparePaired(pts []Point, baseline string, load func(points []int) (map[int][]*record.Record, error)) error {
+	base, err := BaselineLabel(pts, baseline)
+	if err != nil {
+		return err
+	}
+	return comparePaired(pts, base, load)
+}
+
+// BaselineLabel is the label of the series baseline names in pts (see
+// resolveBaseline), or an error naming the series there are.
+func BaselineLabel(pts []Point, baseline string) (string, error) {
+	return resolveBaseline(pts, Labels(pts), baseline)
+}
+
+// comparePaired sets the comparisons against series base, pairing the
+// replications load returns a scenario at a time, then runs Holm's
+// correction over each family.
+func comparePaired(pts []Point, base string, load func(points []int) (map[int][]*record.Record, error)) error {
+	labels := Labels(pts)
 	byScenario := map[string]int{}
 	for i, l := range labels {
 		if l == base {
@@ -244,37 +277,70 @@ func Compare(pts []Point, baseline string) error {
 			}
 		}
 	}
+	// The points to pair, by scenario (in the points' order).
+	pairs := map[int][]int{} // baseline point → points compared with it
+	var order []int
 	for i := range pts {
 		p := &pts[i]
 		c := &Comparison{Baseline: base}
 		p.Compare = c
 		bi, ok := byScenario[p.Scenario]
-		switch {
-		case !ok:
+		if !ok {
 			c.Undefined = "the baseline has no point at this scenario"
 			continue
-		case bi == i:
+		}
+		if bi == i {
 			c.IsBaseline = true
 			continue
 		}
-		b := &pts[bi]
-		c.BaselinePoint = b.Point
-		switch {
-		case p.Unstable() && b.Unstable():
-			c.Undefined = "both this point's and the baseline's means are bounds (unstable or truncated), not estimates"
-			continue
-		case p.Unstable():
-			c.Undefined = "this point's means are bounds (unstable or truncated), not estimates"
-			continue
-		case b.Unstable():
-			c.Undefined = "the baseline's means are bounds (unstable or truncated), not estimates"
+		c.BaselinePoint = pts[bi].Point
+		if c.Undefined = unpairable(p, &pts[bi]); c.Undefined != "" {
 			continue
 		}
-		c.Metrics = pairMetrics(p, b)
+		if _, seen := pairs[bi]; !seen {
+			order = append(order, bi)
+		}
+		pairs[bi] = append(pairs[bi], i)
+	}
+	for _, bi := range order {
+		idx := append([]int{bi}, pairs[bi]...)
+		recs, err := load(idx)
+		if err != nil {
+			return fmt.Errorf("reading the replications to pair: %w", err)
+		}
+		for _, i := range pairs[bi] {
+			pts[i].Compare.Metrics = pairMetrics(&pts[i], &pts[bi], succeeded(recs[i]), succeeded(recs[bi]))
+		}
 	}
 	_, others := PlotAxes(pts)
 	holm(pts, others)
 	return nil
+}
+
+// unpairable says why point p cannot be compared with its baseline b
+// ("" when it can): a mean that is a bound is not an estimate.
+func unpairable(p, b *Point) string {
+	switch {
+	case p.Unstable() && b.Unstable():
+		return "both this point's and the baseline's means are bounds (unstable or truncated), not estimates"
+	case p.Unstable():
+		return "this point's means are bounds (unstable or truncated), not estimates"
+	case b.Unstable():
+		return "the baseline's means are bounds (unstable or truncated), not estimates"
+	}
+	return ""
+}
+
+// succeeded are the records of rs that have a result (the replications a
+// point's metrics are estimated from).
+func succeeded(rs []*record.Record) []*record.Record {
+	out := make([]*record.Record, 0, len(rs))
+	for _, r := range rs {
+		if r != nil && !r.Failed() {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // pairKey matches the replications of two policies that saw the same jobs.
@@ -283,18 +349,18 @@ type pairKey struct {
 	seed uint64
 }
 
-func repValues(p *Point) map[pairKey]map[string]float64 {
-	out := make(map[pairKey]map[string]float64, len(p.recs))
-	for _, r := range p.recs {
+func repValues(p *Point, recs []*record.Record) map[pairKey]map[string]float64 {
+	out := make(map[pairKey]map[string]float64, len(recs))
+	for _, r := range recs {
 		out[pairKey{r.Task.Replication, r.Task.Seed}] = replicationValues(p, r)
 	}
 	return out
 }
 
 // pairMetrics compares every metric of p with the same metric of b over
-// the pairs of replications.
-func pairMetrics(p, b *Point) []Paired {
-	pv, bv := repValues(p), repValues(b)
+// the pairs of replications (pr are p's successful replications, br b's).
+func pairMetrics(p, b *Point, pr, br []*record.Record) []Paired {
+	pv, bv := repValues(p, pr), repValues(b, br)
 	keys := make([]pairKey, 0, len(pv))
 	for k := range pv {
 		if _, ok := bv[k]; ok {

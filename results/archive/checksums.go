@@ -13,7 +13,8 @@ import (
 
 // A finalised campaign records the sha256 of every result object it was
 // summarised from in storage.ChecksumsKey (sha256sum format: one line
-// "<sha256>  <key>" per object, sorted by key; from a local store's
+// "<sha256>  <key>" per object; Checksums sorts them by key, the
+// coordinator's streaming finalisation writes them in task order; from a local store's
 // directory, `sha256sum -c checksums` checks it), and the sha256 of that
 // object in the manifest (Manifest.ChecksumsSHA256). The objects are what
 // record.ReadObjects reads for each task: the campaign's entry and, for a
@@ -101,6 +102,13 @@ func LoadChecksums(ctx context.Context, st storage.Store, id string, m *Manifest
 	}
 	return sums, "", nil
 }
+
+// ModifiedObject checks the objects record.ReadObjects read for one task
+// against sums (the checksums of an earlier finalisation, may be nil) and
+// describes the first that differs ("" if none does): Checksums' check,
+// for a caller that reads the objects itself (the coordinator's streaming
+// finalisation).
+func ModifiedObject(sums map[string]string, objs []record.Object) string { return modified(sums, objs) }
 
 // modified checks the objects read for one task against sums and
 // describes the first that differs ("" if none does).

@@ -192,6 +192,17 @@ func (s *Server) start() error {
 	return fmt.Errorf("nats-server on port %d not ready after 20 s:\n%s", s.Port, s.logs.String())
 }
 
+// PID is the server process's id (0 when stopped): benchmarks read its
+// CPU time from /proc.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // Stop terminates the server (SIGTERM, then SIGKILL after 5 s).
 func (s *Server) Stop() {
 	s.mu.Lock()

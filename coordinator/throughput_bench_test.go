@@ -1,0 +1,201 @@
+package coordinator_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/worker"
+)
+
+// Environment of BenchmarkThroughput: the campaign's tasks (default 4000),
+// the worker processes (default 4) and their slots each (default 16).
+const (
+	benchCompletionsEnv = "MSJFARM_BENCH_COMPLETIONS"
+	benchWorkersEnv     = "MSJFARM_BENCH_WORKERS"
+	benchSlotsEnv       = "MSJFARM_BENCH_SLOTS"
+	// benchInProcessEnv=1 runs the workers in this process (each with its
+	// own NATS connection), so that -cpuprofile sees them; the CPU per
+	// completion reported for the coordinator then includes theirs.
+	benchInProcessEnv = "MSJFARM_BENCH_INPROCESS"
+)
+
+// startBenchWorker runs worker i in this process until ctx ends.
+func startBenchWorker(ctx context.Context, b *testing.B, url string, st storage.Store, slots, i int) {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := worker.New(ctx, worker.Options{Conn: nc, Store: st, Runner: worker.InProcess{}, Concurrency: slots,
+		Name: fmt.Sprintf("w%d", i)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		_ = w.Run(ctx)
+		nc.Close()
+	}()
+}
+
+func envInt(b *testing.B, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || x < 1 {
+		b.Fatalf("%s=%q: want a positive number", name, v)
+	}
+	return int(x)
+}
+
+// BenchmarkThroughput measures the farm's task completions per second on
+// short tasks through the real path: a real nats-server (a separate
+// process), a local store, this process's coordinator, and worker
+// processes (`msjfarm worker --runner inprocess`, built here) with many
+// slots, on a campaign of tasks of 10^3 arrivals (one-or-all, FCFS; a few
+// milliseconds each). It reports completions/s from the submission to
+// the last task's result, the finalisation's seconds, and the CPU per
+// completion of the coordinator (this process, submission included, until
+// the last result: getrusage), of the nats-server and of the workers
+// (/proc/<pid>/stat; the workers' is the simulations' and theirs), and
+// the finalisation's CPU seconds. Run it alone, once:
+//
+//	go test -run '^$' -bench Throughput -benchtime 1x ./coordinator/
+//
+// (MSJFARM_BENCH_COMPLETIONS, MSJFARM_BENCH_WORKERS, MSJFARM_BENCH_SLOTS
+// change the campaign and the farm, MSJFARM_BENCH_INPROCESS=1 runs the
+// workers in this process for a profile; it needs MSJFARM_NATS_SERVER.)
+func BenchmarkThroughput(b *testing.B) {
+	n := envInt(b, benchCompletionsEnv, 4000)
+	workers := envInt(b, benchWorkersEnv, 4)
+	slots := envInt(b, benchSlotsEnv, 16)
+	bin := filepath.Join(b.TempDir(), "msjfarm")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/msjfarm/msjfarm/cmd/msjfarm").CombinedOutput(); err != nil {
+		b.Fatalf("building msjfarm: %v\n%s", err, out)
+	}
+	// The sweep of BenchmarkSubmitScale: tasks of 10^3 arrivals.
+	f := scaleSweep(b, n)
+	n = f.Replications * len(f.Axes["load"])
+	for b.Loop() {
+		srv := natstest.StartBinary(b)
+		nc, err := nats.Connect(srv.URL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		dir := b.TempDir()
+		st, err := storage.Open(context.Background(), dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		co, err := coordinator.New(context.Background(), coordinator.Options{Conn: nc, Store: st})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- co.Run(ctx) }()
+		<-co.Ready()
+		var pids []int
+		for i := range workers {
+			if os.Getenv(benchInProcessEnv) == "1" {
+				startBenchWorker(ctx, b, srv.URL, st, slots, i)
+				continue
+			}
+			cmd := exec.CommandContext(ctx, bin, "worker", "--nats-url", srv.URL, "--storage", dir,
+				"--runner", "inprocess", "--workers", strconv.Itoa(slots), "--worker-name", fmt.Sprintf("w%d", i))
+			cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(runtime.NumCPU()))
+			if err := cmd.Start(); err != nil {
+				b.Fatal(err)
+			}
+			defer func() { _ = cmd.Wait() }()
+			pids = append(pids, cmd.Process.Pid)
+		}
+		workersCPU := func() (d time.Duration) {
+			for _, p := range pids {
+				d += procCPU(p)
+			}
+			return d
+		}
+		cpu0, nats0, w0 := selfCPU(), procCPU(srv.PID()), workersCPU()
+		var runCPU time.Duration
+		start := time.Now()
+		r, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: f})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var ran time.Duration
+		for {
+			s, err := co.Status(context.Background(), r.Campaign)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if s.Done+s.Failed >= n && ran == 0 {
+				ran = time.Since(start)
+				runCPU = selfCPU() - cpu0
+				if s.Failed > 0 {
+					b.Fatalf("%d tasks failed: %v", s.Failed, s.Errors)
+				}
+			}
+			if s.State == protocol.CampaignDone {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		total := time.Since(start)
+		cpu, natsCPU, wCPU := selfCPU()-cpu0, procCPU(srv.PID())-nats0, workersCPU()-w0
+		b.ReportMetric(float64(n)/ran.Seconds(), "completions/s")
+		b.ReportMetric((total - ran).Seconds(), "finalise-s")
+		b.ReportMetric(runCPU.Seconds()*1e6/float64(n), "coord-CPU-µs/completion")
+		b.ReportMetric((cpu - runCPU).Seconds(), "finalise-CPU-s")
+		b.ReportMetric(wCPU.Seconds()*1e6/float64(n), "workers-CPU-µs/completion")
+		b.ReportMetric(natsCPU.Seconds()*1e6/float64(n), "nats-CPU-µs/completion")
+		b.ReportMetric(float64(n), "tasks")
+		cancel()
+		if err := <-done; err != nil {
+			b.Errorf("coordinator.Run: %v", err)
+		}
+		nc.Close()
+	}
+}
+
+// selfCPU is this process's user+system CPU time.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procCPU is process pid's user+system CPU time (/proc/<pid>/stat, in
+// clock ticks of 1/100 s).
+func procCPU(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces: count from its ')'.
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(fields[11], 10, 64)
+	stt, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(ut+stt) * 10 * time.Millisecond
+}
