@@ -11,7 +11,7 @@ RACE_PKGS ?= ./storage/... ./coordinator/... ./worker/... ./internal/protocol/..
 export MSJFARM_MINIO ?= $(TOOLS)/minio
 export MSJFARM_NATS_SERVER ?= $(TOOLS)/nats-server
 
-.PHONY: all build plugins test test-long lint tools bench pgo fmt proto faults faults-reduced slurm
+.PHONY: all build plugins test test-long test-times lint tools bench pgo fmt proto faults faults-reduced slurm
 
 all: build
 
@@ -43,9 +43,18 @@ test: tools
 	$(GO) test ./...
 	$(GO) test -race $(RACE_PKGS)
 
-# Longer statistical validation (paper-scale run lengths).
+# Longer statistical validation (paper-scale run lengths) and the full
+# lengths of the equivalence runs the default suite shortens
+# (docs/testing.md).
 test-long:
 	$(GO) test -tags long -timeout 60m ./...
+
+# Where the suite's time goes: wall and CPU seconds per package and the
+# slowest tests (docs/testing.md). TEST_TIMES_ARGS='-tags long ./...' for
+# the long suite.
+TEST_TIMES_ARGS ?= ./...
+test-times:
+	bash .ci/test-times.sh $(TEST_TIMES_ARGS)
 
 # The fault-injection suite (e2e/faults, docs/faults.md): real nats-server,
 # MinIO, a coordinator and two workers, each fault on a fresh farm, compared

@@ -22,6 +22,7 @@ import (
 // bit-identical. Imported into another MinIO bucket, it reads as the
 // farm wrote it.
 func TestThirdPartyArchiveElsewhere(t *testing.T) {
+	t.Parallel() // its own servers and processes; it mostly waits on them (docs/testing.md)
 	f := newFarm(t)
 	plugins := filepath.Join(f.dir, "plugins")
 	if err := hosttest.BuildExternal(plugins, "examples/thirdparty", "./cmd/msjfarm-policy-randomfit"); err != nil {

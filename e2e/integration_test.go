@@ -311,6 +311,7 @@ func (f *farm) checkOutputs(id string) {
 // TestTwoWorkerProcesses runs a campaign across two worker processes with
 // results in MinIO, through the CLI (submit, status, results).
 func TestTwoWorkerProcesses(t *testing.T) {
+	t.Parallel() // its own servers and processes; it mostly waits on them (docs/testing.md)
 	f := newFarm(t)
 	start := time.Now()
 	co := f.start("coordinator", "coordinator", "-ack-wait", "5s")
@@ -348,6 +349,7 @@ func TestTwoWorkerProcesses(t *testing.T) {
 // TestCoordinatorResume kills the coordinator (SIGKILL) mid-campaign and
 // starts another: no result is lost and no completed task runs again.
 func TestCoordinatorResume(t *testing.T) {
+	t.Parallel() // its own servers and processes; it mostly waits on them (docs/testing.md)
 	f := newFarm(t)
 	co := f.start("coordinator", "coordinator", "-ack-wait", "5s", "-reconcile", "1s")
 	logPath := filepath.Join(f.dir, "runs.log")

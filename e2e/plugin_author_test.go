@@ -50,6 +50,7 @@ func readDoc(t *testing.T, root string) []docBlock {
 // runs it. A sweep outside the plugin's schema is refused before anything
 // is queued.
 func TestPluginAuthorJourney(t *testing.T) {
+	t.Parallel() // its own servers and processes; it mostly waits on them (docs/testing.md)
 	root, err := hosttest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 // binary (-runner plugin, empty -plugin-path) fetches it into its cache,
 // verifies it and runs every task with it.
 func TestPinnedPluginAcrossMachines(t *testing.T) {
+	t.Parallel() // its own servers and processes; it mostly waits on them (docs/testing.md)
 	f := newFarm(t)
 	plugins := filepath.Join(f.dir, "plugins")
 	if err := hosttest.Build(plugins, "./plugins/fcfs/cmd/msjfarm-policy-fcfs"); err != nil {

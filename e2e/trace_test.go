@@ -40,6 +40,7 @@ func synthTrace() []byte {
 // machine: the workers fetch it from MinIO by sha256. Its summary is
 // byte-identical to `msjfarm run` of the same sweep on local storage.
 func TestTraceCampaignAcrossProcesses(t *testing.T) {
+	t.Parallel() // its own servers and processes; it mostly waits on them (docs/testing.md)
 	f := newFarm(t)
 	sub := filepath.Join(f.dir, "submitter")
 	if err := os.MkdirAll(sub, 0o755); err != nil {
