@@ -37,10 +37,13 @@ tools:
 	bash .ci/install-chromium.sh || [ "$$MSJFARM_REQUIRE_SERVERS" != 1 ]
 
 # The whole suite: unit, statistical validation (default length) and the
-# integration tests against real servers (nats-server, MinIO), then the race
-# detector on the concurrent packages.
+# integration tests against real servers (nats-server, MinIO), every package
+# once: the concurrent ones (RACE_PKGS) under the race detector only, the
+# others without it. Running RACE_PKGS twice, as `go test ./...` and again
+# with -race, cost the cold run minutes and found nothing the race run does
+# not (no test there depends on the race build; docs/testing.md).
 test: tools
-	$(GO) test ./...
+	$(GO) test $$($(GO) list ./... | grep -vxF "$$($(GO) list $(RACE_PKGS))")
 	$(GO) test -race $(RACE_PKGS)
 
 # Longer statistical validation (paper-scale run lengths) and the full
