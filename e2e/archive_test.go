@@ -56,7 +56,7 @@ run: {arrivals: 2e4, warmup: 1e3, deadline: 5m}
 		t.Fatalf("submit printed no campaign id:\n%s", out)
 	}
 	id := m[1]
-	f.waitDone(id, 120*time.Second)
+	f.waitDone(id, 5*time.Minute) // a ceiling for a loaded machine, not an expectation
 	file := filepath.Join(f.dir, "tp.msjar")
 	start := time.Now()
 	if out, err := f.run("archive", "export", id, "--sweep", sw, "-o", file); err != nil {
