@@ -319,7 +319,7 @@ func TestTwoWorkerProcesses(t *testing.T) {
 	f.start("worker1", "worker", "-workers", "2", "-worker-name", "w1", "-run-log", logPath)
 	f.start("worker2", "worker", "-workers", "2", "-worker-name", "w2", "-run-log", logPath)
 	id := f.submit(f.writeSweep("two-workers", 10, "2e5")) // 20 tasks of ~60 ms
-	s := f.waitDone(id, 5*time.Minute) // a ceiling for a loaded machine, not an expectation
+	s := f.waitDone(id, 5*time.Minute)                     // a ceiling for a loaded machine, not an expectation
 	t.Logf("20 tasks on 2 worker processes: %v (incl. start-up)", time.Since(start).Round(time.Millisecond))
 	if s.Done != 20 || s.Failed != 0 {
 		t.Fatalf("status %+v", s)
