@@ -58,9 +58,9 @@ test-long:
 	$(GO) test -tags long -timeout 60m ./...
 
 # Where the suite's time goes: wall and CPU seconds per package and the
-# slowest tests (docs/testing.md). TEST_TIMES_ARGS='-tags long ./...' for
+# slowest tests (docs/testing.md). TEST_TIMES_ARGS='-tags long -timeout 60m ./...' for
 # the long suite.
-TEST_TIMES_ARGS ?= ./...
+TEST_TIMES_ARGS ?= -timeout 30m ./...
 test-times:
 	bash .ci/test-times.sh $(TEST_TIMES_ARGS)
 

@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 out="${OUT:-$(mktemp -d)}"
 mkdir -p "$out"
 top="${TOP:-10}"
-[ $# -gt 0 ] || set -- ./...
+[ $# -gt 0 ] || set -- -timeout 30m ./...
 wrap="$out/time-exec.sh"
 cat >"$wrap" <<EOF
 #!/usr/bin/env bash
