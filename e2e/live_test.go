@@ -195,7 +195,10 @@ func TestLivePageBrowser(t *testing.T) {
 	defer cancelAlloc()
 	ctx, cancel := chromedp.NewContext(allocCtx)
 	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, 4*time.Minute)
+	// Ceilings, not expectations: the campaign takes seconds on an idle
+	// machine and minutes on a loaded one (20 of 24 tasks in 3 minutes at
+	// a load of 75 on 2 cores).
+	ctx, cancelT := context.WithTimeout(ctx, 12*time.Minute)
 	defer cancelT()
 	if err := chromedp.Do(ctx, chromedp.Navigate(base)); err != nil {
 		t.Fatalf("opening %s in chromium: %v", base, err)
@@ -206,7 +209,7 @@ func TestLivePageBrowser(t *testing.T) {
 	var finishedSeen, plottedSeen []int
 	var midShot []byte
 	state := ""
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := time.Now().Add(10 * time.Minute)
 	for state != "done" {
 		if time.Now().After(deadline) {
 			t.Fatalf("the page did not reach state done; finished %v, plotted %v", finishedSeen, plottedSeen)

@@ -50,6 +50,7 @@ func readDoc(t *testing.T, root string) []docBlock {
 // runs it. A sweep outside the plugin's schema is refused before anything
 // is queued.
 func TestPluginAuthorJourney(t *testing.T) {
+	t.Parallel() // its own servers and processes; it mostly waits on them (docs/testing.md)
 	root, err := hosttest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +155,7 @@ go() { if [ "$1" = mod ] && [ "$2" = tidy ]; then command go mod tidy -e; else c
 	})
 	f.start("worker-b", "worker", "-workers", "1", "-worker-name", "author", "-plugin-path", filepath.Join(cwd, "bin"),
 		"-plugin-cache", filepath.Join(f.dir, "cache-b"))
-	f.waitDone(id, 120*time.Second)
+	f.waitDone(id, 5*time.Minute) // a ceiling for a loaded machine, not an expectation
 	recs := f.records(id)
 	if len(recs) != 12 {
 		t.Fatalf("%d results, want 12", len(recs))

@@ -233,6 +233,7 @@ func startTLSMinIO(t *testing.T, p *pki, accessKey, secretKey string) string {
 // worker or a submit exit non-zero within 10 s with an error that names
 // the server, credentials masked, and the cause.
 func TestTLSFarm(t *testing.T) {
+	t.Parallel() // its own servers and processes; it mostly waits on them (docs/testing.md)
 	p := newPKI(t)
 	for _, mode := range []string{"token", "password"} {
 		t.Run(mode, func(t *testing.T) { tlsFarm(t, p, mode) })

@@ -201,6 +201,7 @@ func checkOutcome(t *testing.T, out *local.Outcome, rl *runLog, st storage.Store
 // on the same address and data, and checks that nothing failed, nothing
 // ran twice and the summary is the fault-free run's.
 func TestStorageOutageMinIO(t *testing.T) {
+	t.Parallel() // mostly waits out its faults (docs/testing.md)
 	outage := outageLength(t, 20*time.Second)
 	srv := miniotest.StartServer(t)
 	open := func(bucket string) storage.Store {
@@ -278,6 +279,7 @@ func TestStorageOutageMinIO(t *testing.T) {
 // for 3 s): nothing fails, nothing runs twice, the summary is the
 // fault-free run's.
 func TestLocalStoreFullAndReadOnly(t *testing.T) {
+	t.Parallel() // mostly waits out its faults (docs/testing.md)
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", dir).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a tmpfs to fill (needs root or CAP_SYS_ADMIN): mount: %v: %s", err, out)

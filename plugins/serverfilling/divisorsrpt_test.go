@@ -101,18 +101,23 @@ func TestDivisorGittinsPathExact(t *testing.T) { dsExact(t, GittinsOrder, 40, tr
 
 // dsExact runs order's fast path against the general one on n random
 // workloads (gittins: of the kind the Gittins path takes) and the
-// structured ones, 8000 arrivals each (a sixth with -short).
+// structured ones, 8000 arrivals each (a sixth with -short), those with
+// k ≥ 512 at a quarter of their length (wideCut; TestDivisorSRPTPathLong
+// runs them in full, five times over).
 func dsExact(t *testing.T, order Order, n int, gittins bool) {
 	arrivals := int64(8000)
 	if testing.Short() {
 		arrivals /= 6
 	}
-	cs := dsRandomCases(n, arrivals, gittins)
+	var cs []dfCase
+	for _, c := range dsRandomCases(n, arrivals, gittins) {
+		cs = append(cs, wideCut(c))
+	}
 	for _, c := range dsStructuredCases(t) {
 		if testing.Short() {
 			c.arrivals /= 6
 		}
-		cs = append(cs, c)
+		cs = append(cs, wideCut(c))
 	}
 	dsFastVsGeneral(t, order, cs)
 }
@@ -131,6 +136,7 @@ func dsFastVsGeneral(t *testing.T, o Order, cs []dfCase) {
 			for _, crossings := range crossings {
 				name := fmt.Sprintf("%s@%.4g/backfill=%v/crossings=%v", c.w.Name, c.w.ArrivalRate, backfill, crossings)
 				t.Run(name, func(t *testing.T) {
+					t.Parallel()
 					params := map[string]any{"backfill": backfill}
 					if o == SRPTOrder {
 						params["crossings"] = crossings

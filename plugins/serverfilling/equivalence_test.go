@@ -79,6 +79,7 @@ func TestEquivalentToReference(t *testing.T) {
 			}
 			cfg := sim.Config{Seed: 21, Warmup: x.arrivals / 10, Arrivals: x.arrivals}
 			t.Run(fmt.Sprintf("%s/%s@%g", sp.Name, x.w.Name, x.w.ArrivalRate), func(t *testing.T) {
+				t.Parallel()
 				sameTrace(t, x.w.Name+"/"+sp.Name, x.w, ref, sp.New(), cfg)
 			})
 		}

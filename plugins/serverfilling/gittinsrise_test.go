@@ -108,7 +108,7 @@ func risePathCases(t *testing.T, n int, arrivals, scale int64) {
 		packing := []string{PackingStop, PackingSkip}[i%2]
 		name := fmt.Sprintf("random-%d/k=%d/needs=%v/rho=%.3f/ties=%v/%s", i, k, needs, rho, ties, packing)
 		w := risingWorkload(name, k, needs, rho, uint64(300+i), ties)
-		t.Run(name, func(t *testing.T) { riseVsGeneral(t, name, w, packing, uint64(i+1), arrivals) })
+		t.Run(name, func(t *testing.T) { t.Parallel(); riseVsGeneral(t, name, w, packing, uint64(i+1), arrivals) })
 	}
 	weib := twoClass2048(125)
 	weib.Name = "two-class-2048-weibull"
@@ -119,7 +119,7 @@ func risePathCases(t *testing.T, n int, arrivals, scale int64) {
 	for _, w := range big {
 		for _, packing := range []string{PackingStop, PackingSkip} {
 			name := fmt.Sprintf("%s@%g/%s", w.Name, w.ArrivalRate, packing)
-			t.Run(name, func(t *testing.T) { riseVsGeneral(t, name, w, packing, 5, 4*arrivals*scale) })
+			t.Run(name, func(t *testing.T) { t.Parallel(); riseVsGeneral(t, name, w, packing, 5, 4*arrivals*scale) })
 		}
 	}
 }

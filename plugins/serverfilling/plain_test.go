@@ -39,6 +39,7 @@ func TestPlainPathExact(t *testing.T) {
 	for _, x := range wls {
 		for _, packing := range []string{PackingStop, PackingSkip} {
 			t.Run(fmt.Sprintf("%s@%g/%s", x.w.Name, x.w.ArrivalRate, packing), func(t *testing.T) {
+				t.Parallel()
 				params := map[string]any{"packing": packing}
 				fast, slow := configured(t, ArrivalOrder, ServerFilling, params), configured(t, ArrivalOrder, ServerFilling, params)
 				slow.exhaustive = true

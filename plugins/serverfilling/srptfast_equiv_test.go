@@ -139,6 +139,6 @@ func TestFastPathEquivalent(t *testing.T) {
 	}
 	cs := append(randomCases(16, 8000), structuredCases(t, 1)...)
 	for _, c := range cs {
-		t.Run(c.name, func(t *testing.T) { fastVsGeneral(t, c) })
+		t.Run(c.name, func(t *testing.T) { t.Parallel(); fastVsGeneral(t, c) })
 	}
 }

@@ -20,6 +20,6 @@ func TestFastPathLong(t *testing.T) {
 			w: namedWorkload(t, "borg-b", 0.92/borg1.Load()), o: SRPTOrder, arrivals: 160000, seed: seed})
 	}
 	for _, c := range cs {
-		t.Run(c.name, func(t *testing.T) { fastVsGeneral(t, c) })
+		t.Run(c.name, func(t *testing.T) { t.Parallel(); fastVsGeneral(t, c) })
 	}
 }
