@@ -359,21 +359,11 @@ func contains(xs []string, s string) bool {
 	return false
 }
 
+// summarizePoint fills p's metrics from its replications' records: the
+// base metrics, each class's, and the counters (counterMetrics).
 func summarizePoint(p *Point, recs []*record.Record) {
 	base := make([]acc, len(metric.Base))
-	// Classes: a trace workload has no classes in its spec; take them from
-	// the results (the first one with more classes wins).
-	for _, r := range recs {
-		if len(r.Result.Classes) > len(p.Classes) {
-			p.Classes = p.Classes[:0]
-			for _, c := range r.Result.Classes {
-				p.Classes = append(p.Classes, Class{Name: c.Name, Need: c.Need})
-			}
-		}
-	}
-	for ci := range p.Classes {
-		p.Classes[ci].Name = metric.ClassName(ci, p.Classes[ci].Name)
-	}
+	pointClasses(p, recs)
 	cls := make([][]acc, len(p.Classes))
 	for i := range cls {
 		cls[i] = make([]acc, len(metric.Class))
@@ -416,6 +406,13 @@ func summarizePoint(p *Point, recs []*record.Record) {
 			p.Metrics = append(p.Metrics, cls[ci][mi].metric(pre+m.Name, m.Name, ci))
 		}
 	}
+	p.Metrics = append(p.Metrics, counterMetrics(recs, cnames, cnt)...)
+}
+
+// counterMetrics is the counters' metrics, in first-seen order, each with
+// the label and unit its policy gives it (counterInfo).
+func counterMetrics(recs []*record.Record, cnames []string, cnt map[string]*acc) []Metric {
+	var ms []Metric
 	seen := map[string]bool{}
 	info := counterInfo(recs)
 	for _, n := range cnames {
@@ -428,7 +425,25 @@ func summarizePoint(p *Point, recs []*record.Record) {
 		if d, ok := info.Lookup(n); ok {
 			m.Label, m.Unit, m.Kind, m.Doc = d.Label, d.Unit, d.Kind, d.Doc
 		}
-		p.Metrics = append(p.Metrics, m)
+		ms = append(ms, m)
+	}
+	return ms
+}
+
+// pointClasses names p's classes: a trace workload has no classes in its
+// spec, so they are taken from the results (the first one with more
+// classes wins).
+func pointClasses(p *Point, recs []*record.Record) {
+	for _, r := range recs {
+		if len(r.Result.Classes) > len(p.Classes) {
+			p.Classes = p.Classes[:0]
+			for _, c := range r.Result.Classes {
+				p.Classes = append(p.Classes, Class{Name: c.Name, Need: c.Need})
+			}
+		}
+	}
+	for ci := range p.Classes {
+		p.Classes[ci].Name = metric.ClassName(ci, p.Classes[ci].Name)
 	}
 }
 
