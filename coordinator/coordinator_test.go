@@ -166,6 +166,8 @@ func waitDone(t *testing.T, co *coordinator.Coordinator, id string, d time.Durat
 	return s
 }
 
+// Complexity 45: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestCampaignEndToEnd(t *testing.T) {
 	e := newEnv(t)
 	co, _ := e.startCoordinator(protocol.Layout{})

@@ -89,6 +89,9 @@ func runCoordinator(t *testing.T, e *env, st storage.Store, o coordinator.Option
 // without releasing the lease, the second takes over within the lease's
 // TTL and completes the campaign the first accepted. A third with
 // NoStandby refuses to start, naming the holder.
+//
+// Complexity 22: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestLeaseStandbyTakesOver(t *testing.T) {
 	e := newEnv(t)
 	const ttl = 2 * time.Second

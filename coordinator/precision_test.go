@@ -124,6 +124,9 @@ func readCSV(t *testing.T, st storage.Store, key string) []map[string]string {
 // (new NATS server: no KV, no stream) on the same storage derives the added
 // replications from storage, completes a batch whose results were lost,
 // and runs nothing else.
+//
+// Complexity 37: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestPrecision(t *testing.T) {
 	want := map[string]struct {
 		reps   int
@@ -235,6 +238,8 @@ func aggregateRate(r float64) string {
 	return string(b)
 }
 
+// Complexity 28: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func checkPrecisionOutputs(t *testing.T, st storage.Store, id string, want map[string]struct {
 	reps   int
 	status string

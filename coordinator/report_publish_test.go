@@ -45,6 +45,9 @@ func (f *failAfterStore) Put(ctx context.Context, key string, data []byte) error
 // campaign, with the same results, writes it again whole instead of
 // keeping it ("results unchanged, report kept" with plots missing was the
 // bug).
+//
+// Complexity 21: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestInterruptedReportRewritten(t *testing.T) {
 	e := newEnv(t)
 	fs := &failAfterStore{Store: e.store, n: 3}
@@ -130,6 +133,9 @@ func TestInterruptedReportRewritten(t *testing.T) {
 
 // TestModifiedResultRerun: a finished campaign records the sha256 of its
 // result objects (checksums beside the manifest, its own hash in the
+//
+// Complexity 21: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 // manifest); one modified afterwards is found when the campaign is
 // finalised again, moved aside to rejected/ and run again, so that the
 // summary is the original one.

@@ -21,6 +21,9 @@ import (
 // the secret, the FIFO does not block, nothing is written. A sha256 with
 // no uploaded object, or another size, is refused too; the uploaded trace
 // is accepted.
+//
+// Complexity 22: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestForgedTraceSubmitRefused(t *testing.T) {
 	e := newEnv(t)
 	e.startCoordinator(protocol.Layout{})

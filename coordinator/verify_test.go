@@ -168,6 +168,9 @@ func taskIDs(t *testing.T, st storage.Store, c string) []string {
 // runs) disagrees, the third run sides with the honest worker, the liar's
 // accepted results are replaced, and the liar alone is named in the
 // status, the log and the metrics; the summary is the honest one.
+//
+// Complexity 23: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestVerifyLyingWorker(t *testing.T) {
 	want := honestSummary(t)
 	e := newEnv(t)

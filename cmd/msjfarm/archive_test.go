@@ -49,6 +49,9 @@ func freshHome(t *testing.T) {
 // into a fresh store and run the sweep again there (nothing re-run, no
 // result rewritten); then a signed export checked with the right and a
 // wrong key, and a damaged archive refused naming its member.
+//
+// Complexity 36: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestArchiveJourney(t *testing.T) {
 	dir := t.TempDir()
 	freshHome(t)

@@ -27,6 +27,9 @@ import (
 //     Parquet, summary_long, the terminal and index.html;
 //   - msfq λ=1.5 is an estimate, better than FCFS, with the same relative
 //     difference in every output.
+//
+// Complexity 72: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestOneStoryAcrossOutputs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 90 replications")

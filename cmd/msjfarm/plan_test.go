@@ -95,6 +95,9 @@ func TestDryRun(t *testing.T) {
 // TestNamesAndGC: results lists the campaigns and takes a name; an
 // unknown name lists the candidates; gc lists and, with -delete only,
 // removes results no campaign refers to.
+//
+// Complexity 22: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestNamesAndGC(t *testing.T) {
 	dir := t.TempDir()
 	sw := filepath.Join(dir, "s.yaml")

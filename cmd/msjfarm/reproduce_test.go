@@ -56,6 +56,9 @@ func capture(t *testing.T, f func() int) (int, string) {
 // report locally; `msjfarm reproduce -all` finds every task bit-identical;
 // after one stored result is tampered with, that task (only) is reported
 // as different and the exit status is 1.
+//
+// Complexity 36: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestRunReportReproduce(t *testing.T) {
 	dir := t.TempDir()
 	sw := filepath.Join(dir, "p.yaml")

@@ -56,6 +56,9 @@ func readLimits(t *testing.T, data string) (map[string]string, []byte) {
 // (same rounds, no new result). Then the bad inputs: a policy unstable at
 // the lowest rate is a verdict (exit 0), a cap below k an error naming
 // run.max_in_system that writes nothing.
+//
+// Complexity 29: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestRunLimitFile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the embedded farm for about 10 s")

@@ -76,6 +76,9 @@ func readRecords(t *testing.T, data string) (string, map[string]storedRecord) {
 // same task ids and seeds give bit-identical sim.Result JSON; the plugin
 // campaign pins each policy's binary (uploaded to storage) and every
 // result names the runner and the pinned sha256.
+//
+// Complexity 61: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestRunnerPluginMatchesInProcess(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "plugins")

@@ -110,6 +110,8 @@ func near(a, b float64) bool {
 	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b))
 }
 
+// Complexity 22: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestSummarize(t *testing.T) {
 	tasks, rec := fixture()
 	pts := Summarize(tasks, rec)

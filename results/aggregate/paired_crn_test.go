@@ -31,6 +31,9 @@ import (
 // response times are about 95% lower), so both must be significantly
 // better on mean response time even after Holm's correction over the
 // figure's 4 non-baseline points.
+//
+// Complexity 23: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestPairedNarrowerOnCRN(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 90 replications")

@@ -16,6 +16,9 @@ import (
 // comparisons and Holm's correction included. Two scenarios (λ = 2, 4) ×
 // two policies (fcfs the baseline, msfq) × four replications, one failed,
 // with results that differ by replication so that the pairs matter.
+//
+// Complexity 22: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestStreamedEqualsSummarize(t *testing.T) {
 	var tasks []sweep.Task
 	recs := map[string]*record.Record{}

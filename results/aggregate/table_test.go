@@ -115,6 +115,9 @@ func TestTablesCSVRoundTrip(t *testing.T) {
 // TestTablesParquetRoundTrip reads every table's Parquet file back: the
 // schema has the columns in order with their types, NaN is null, and every
 // value is the table's.
+//
+// Complexity 23: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestTablesParquetRoundTrip(t *testing.T) {
 	for name, tab := range tables(t) {
 		var buf bytes.Buffer
@@ -179,6 +182,9 @@ func TestTablesParquetRoundTrip(t *testing.T) {
 // metric of every point with the point's estimate, and the per-replication
 // values of a point average to its summary mean with the same Student-t
 // half-width.
+//
+// Complexity 26: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestLongAndReplicationTables(t *testing.T) {
 	tasks, rec := fixture()
 	pts := Summarize(tasks, rec)

@@ -98,6 +98,9 @@ func TestCommittedV1(t *testing.T) {
 // both compressions) and checks that every store object comes back byte
 // for byte, the index's root is its members' Merkle root, the signature
 // verifies with the signer's key only, and the metadata members parse.
+//
+// Complexity 27: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestExportRoundTrip(t *testing.T) {
 	src := extract(t, committed, nil)
 	pub, key, err := ed25519.GenerateKey(nil)
@@ -479,6 +482,9 @@ func (f *failingStore) PutFile(ctx context.Context, k, p string) error {
 // the campaign), a second time (nothing written), refuses a store where
 // the campaign differs without writing anything, and rolls back a write
 // failure half-way so that the store is as before.
+//
+// Complexity 22: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestImport(t *testing.T) {
 	ctx := t.Context()
 	x := extract(t, committed, nil)

@@ -31,6 +31,9 @@ var allFigures = false
 // matplotlib is installed (Debian: python3-matplotlib) — runs every script
 // and compares the lines matplotlib drew with the CSV's estimates: the same
 // series, x and y in every panel (a lower bound is not on a line).
+//
+// Complexity 45: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestEditableFigures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 90 replications")

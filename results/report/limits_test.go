@@ -43,6 +43,8 @@ func limitPoints() []aggregate.Point {
 	return pts
 }
 
+// Complexity 21: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestLimitLines(t *testing.T) {
 	pts := limitPoints()
 	x, others := xAxis(pts)

@@ -197,6 +197,9 @@ func TestWriteSmall(t *testing.T) {
 // checkReport checks the files of a report: every expected figure in both
 // formats with valid headers, the tables, and every local link of
 // index.html resolving to a file.
+//
+// Complexity 23: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func checkReport(t *testing.T, dir string, figs []string) {
 	t.Helper()
 	for _, f := range figs {

@@ -144,6 +144,9 @@ func TestChooseTasks(t *testing.T) {
 // naming the key, and reproduce reports it as different without running
 // it; a checksums object that does not hash to the manifest's record of
 // it is not trusted, with a warning.
+//
+// Complexity 26: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestModifiedAfterFinalisation(t *testing.T) {
 	st, camp := archived(t)
 	ctx := t.Context()
