@@ -9,13 +9,13 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/cputime"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
 	"github.com/msjfarm/msjfarm/storage"
@@ -175,11 +175,8 @@ func BenchmarkThroughput(b *testing.B) {
 
 // selfCPU is this process's user+system CPU time.
 func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := cputime.Process()
+	return d
 }
 
 // procCPU is process pid's user+system CPU time (/proc/<pid>/stat, in

@@ -5,10 +5,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/msjfarm/msjfarm/internal/cputime"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/sweep"
 )
@@ -17,11 +17,8 @@ import (
 // measures the task's cost without counting other processes on a shared
 // machine.
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := cputime.Process()
+	return d
 }
 
 // TestExamplesCalibrate measures every example's cost per event, for the

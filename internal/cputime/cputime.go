@@ -18,3 +18,9 @@ import "time"
 // Thread returns the CPU time (user + system) the calling OS thread has used
 // so far, and whether it could be measured on this platform.
 func Thread() (time.Duration, bool) { return thread() }
+
+// Process returns the CPU time (user + system) the whole process has used
+// so far (all its threads), and whether it could be measured: the clock
+// for a measurement that runs one thing at a time in this process, where
+// a shared machine's other processes must not count.
+func Process() (time.Duration, bool) { return process() }

@@ -13,3 +13,11 @@ func thread() (time.Duration, bool) {
 	}
 	return time.Duration(ts.Nano()), true
 }
+
+func process() (time.Duration, bool) {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0, false
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
+}

@@ -109,3 +109,19 @@ func TestShortLoop(t *testing.T) {
 		t.Errorf("thread CPU %v exceeds the wall time %v around it", cpu, wall)
 	}
 }
+
+// TestProcessCoversThread: the process's CPU time includes the spinning
+// thread's, so across a spin it advances by at least the thread's measured
+// CPU time, less the resolution of getrusage's account (it is kept from
+// the scheduler's runtime but may lag a tick, 10 ms at HZ=100: the slack).
+func TestProcessCoversThread(t *testing.T) {
+	p0, ok := Process()
+	if !ok {
+		t.Skip("no process CPU clock on " + runtime.GOOS)
+	}
+	cpu, _ := spin(t, 100*time.Millisecond)
+	p1, _ := Process()
+	if got, slack := p1-p0, 10*time.Millisecond; got < cpu-slack {
+		t.Fatalf("process CPU advanced %v across a spin whose thread used %v", got, cpu)
+	}
+}
