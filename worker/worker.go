@@ -222,6 +222,17 @@ func (w *Worker) Run(ctx context.Context) error {
 	go func() { defer close(hbDone); w.heartbeat(hbCtx) }()
 	defer func() { hbStop(); <-hbDone }()
 	slots := make(chan struct{}, w.o.Concurrency)
+	// A message's handler gives its slot back before its result is stored
+	// (run.go), so that the next fetch overlaps the write. Without a second
+	// bound, a store slower than the runs (a disk at its fsync limit, short
+	// tasks) lets finished results pile up without limit: each waits in
+	// its own goroutine, blocked in a system call on its own OS thread,
+	// until the process cannot create a thread and aborts (seen at 4,256
+	// blocked fsyncs per worker on a 10^6-task campaign). A handler holds
+	// one of these permits from the fetch until it returns, so at most
+	// inflightPerSlot × Concurrency results wait for the store and the
+	// fetch loop waits instead.
+	inflight := make(chan struct{}, inflightPerSlot*w.o.Concurrency)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for ctx.Err() == nil {
@@ -235,21 +246,33 @@ func (w *Worker) Run(ctx context.Context) error {
 		// Wait for at least one free slot, then ask for as many messages as
 		// there are free slots.
 		select {
+		case inflight <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
+			<-inflight
 			return nil
 		}
 		n := 1
 	fill:
 		for n < w.o.Concurrency {
 			select {
-			case slots <- struct{}{}:
-				n++
+			case inflight <- struct{}{}:
 			default:
 				break fill
 			}
+			select {
+			case slots <- struct{}{}:
+				n++
+			default:
+				<-inflight
+				break fill
+			}
 		}
-		if !w.fetch(ctx, hard, n, slots, &wg) {
+		if !w.fetch(ctx, hard, n, permits{slots, inflight}, &wg) {
 			return nil
 		}
 	}
@@ -260,7 +283,7 @@ func (w *Worker) Run(ctx context.Context) error {
 // its own goroutine, giving back the slots of the messages that did not
 // come. It returns false when ctx ended while it waited (what the pull
 // request still delivers is then given back at once).
-func (w *Worker) fetch(ctx, hard context.Context, n int, slots chan struct{}, wg *sync.WaitGroup) bool {
+func (w *Worker) fetch(ctx, hard context.Context, n int, p permits, wg *sync.WaitGroup) bool {
 	// The wait is jittered (FetchWait ± 50%): pull requests of idle
 	// workers that all expire after the same time keep their order in the
 	// server's queue for ever, so one worker got every new message, and a
@@ -268,9 +291,7 @@ func (w *Worker) fetch(ctx, hard context.Context, n int, slots chan struct{}, wg
 	// passed it on (verify.go).
 	batch, err := w.h.Workers.Fetch(n, jetstream.FetchMaxWait(w.o.FetchWait/2+rand.N(w.o.FetchWait)))
 	if err != nil {
-		for range n {
-			<-slots
-		}
+		p.giveBack(n)
 		w.o.Logf("worker %s: fetch: %v", w.o.Name, err)
 		select {
 		case <-ctx.Done():
@@ -287,9 +308,7 @@ func (w *Worker) fetch(ctx, hard context.Context, n int, slots chan struct{}, wg
 				if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil {
 					w.o.Logf("worker %s: fetch: %v", w.o.Name, err)
 				}
-				for range n - got {
-					<-slots
-				}
+				p.giveBack(n - got)
 				return true
 			}
 			got++
@@ -300,8 +319,8 @@ func (w *Worker) fetch(ctx, hard context.Context, n int, slots chan struct{}, wg
 			wg.Add(1)
 			go func() {
 				var once sync.Once
-				release := func() { once.Do(func() { <-slots }) }
-				defer func() { release(); wg.Done() }()
+				release := func() { once.Do(func() { <-p.slots }) }
+				defer func() { release(); <-p.inflight; wg.Done() }()
 				w.handle(ctx, hard, msg, release)
 			}()
 		case <-ctx.Done():
@@ -313,6 +332,23 @@ func (w *Worker) fetch(ctx, hard context.Context, n int, slots chan struct{}, wg
 			}()
 			return false
 		}
+	}
+}
+
+// inflightPerSlot bounds the handlers alive per slot: one running, the
+// others storing a finished result (Run).
+const inflightPerSlot = 2
+
+// permits are what a fetched message holds: a slot (given back when its
+// replication ends) and an in-flight permit (given back when its handler
+// returns).
+type permits struct{ slots, inflight chan struct{} }
+
+// giveBack returns the permits of n messages that did not come.
+func (p permits) giveBack(n int) {
+	for range n {
+		<-p.slots
+		<-p.inflight
 	}
 }
 
