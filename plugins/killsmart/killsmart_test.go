@@ -265,6 +265,32 @@ func TestTraceKillNeedsBiggerHOL(t *testing.T) {
 	}
 }
 
+// TestTraceKillNeedsMoreThanBusy: the boundary of §5 condition (ii), a
+// head that needs exactly as many servers as are busy (killing them would
+// free no more servers than it takes). k = 4, ν = 4, K = 2, classes need 1
+// and 3. By hand:
+//
+//	t=0, 0.1, 0.2  b0 (size 2), b1, b2 (size 5) start (busy 3)
+//	t=1    b3 (need 3, size 1) arrives, blocked (1 idle); busy 3 ≤ ν, but
+//	       3 is not more than busy 3: no kill
+//	t=2    b0 completes (busy 2): b3 still blocked (2 idle), now 3 > busy 2:
+//	       KILL b1, b2; b3 starts; 1 kill = K−1, restart pending
+//	t=3    b3 completes: RESTART b1, b2
+func TestTraceKillNeedsMoreThanBusy(t *testing.T) {
+	w := simtest.TraceWorkload(4, []int{1, 3}, []simtest.J{
+		{At: 0, Size: 2, Class: 0}, {At: 0.1, Size: 5, Class: 0}, {At: 0.2, Size: 5, Class: 0}, {At: 1, Size: 1, Class: 1},
+	})
+	p := New(MultiClass, 2, 4)
+	_, evs := simtest.Record(t, w, p, sim.Config{Arrivals: int64(len(w.Trace))})
+	simtest.CheckInvariants(t, w, p, evs, true)
+	checkSchedule(t, evs, []want{
+		{starts: []float64{0}},
+		{starts: []float64{0.1, 3}, preempts: []float64{2}},
+		{starts: []float64{0.2, 3}, preempts: []float64{2}},
+		{starts: []float64{2}},
+	})
+}
+
 // TestNoKillIsFCFS: when no kill can happen — K = 1 (no kill cycle), ν = 0,
 // or a workload without big jobs — Kill-Smart makes FCFS's decisions at
 // FCFS's instants, and wastes nothing (exactly 0).
