@@ -56,6 +56,15 @@ func checkSchedule(t *testing.T, evs []sim.TraceRecord, wants []want) {
 	}
 }
 
+// recordTrace runs p over the whole trace of w, checks the engine's
+// invariants exactly, and returns the result and the events.
+func recordTrace(t *testing.T, w *sim.Workload, p *KillSmart) (*sim.Result, []sim.TraceRecord) {
+	t.Helper()
+	r, evs := simtest.Record(t, w, p, sim.Config{Arrivals: int64(len(w.Trace))})
+	simtest.CheckInvariants(t, w, p, evs, true)
+	return r, evs
+}
+
 func approx(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 
 // oneOrAllTrace is the hand-built trace of TestTraceOneOrAll: k = 4, class 0
@@ -119,8 +128,7 @@ var oneOrAllTrace = []simtest.J{
 func TestTraceOneOrAll(t *testing.T) {
 	w := simtest.TraceWorkload(4, []int{1, 4}, oneOrAllTrace)
 	p := New(OneOrAll, 3, 2)
-	r, evs := simtest.Record(t, w, p, sim.Config{Arrivals: int64(len(w.Trace))})
-	simtest.CheckInvariants(t, w, p, evs, true)
+	r, evs := recordTrace(t, w, p)
 	checkSchedule(t, evs, []want{
 		{[]float64{0, 4.5}, []float64{1}},    // j0
 		{[]float64{0.5, 4.5}, []float64{1}},  // j1
@@ -169,8 +177,7 @@ func TestTraceOneOrAll(t *testing.T) {
 func TestTraceOneOrAllMultiClassRule(t *testing.T) {
 	w := simtest.TraceWorkload(4, []int{1, 4}, oneOrAllTrace)
 	p := New(MultiClass, 3, 2)
-	r, evs := simtest.Record(t, w, p, sim.Config{Arrivals: int64(len(w.Trace))})
-	simtest.CheckInvariants(t, w, p, evs, true)
+	r, evs := recordTrace(t, w, p)
 	got := simtest.Starts(evs)
 	for id, at := range map[int64][]float64{12: {21, 23}, 13: {21}, 14: {22}, 7: {15.5, 17}, 5: {4.5}} {
 		if !reflect.DeepEqual(got[id], at) {
@@ -220,8 +227,7 @@ func TestTraceMultiClass(t *testing.T) {
 		{At: 5, Size: 1, Class: 2},     // a7
 	})
 	p := New(MultiClass, 3, 4)
-	r, evs := simtest.Record(t, w, p, sim.Config{Arrivals: int64(len(w.Trace))})
-	simtest.CheckInvariants(t, w, p, evs, true)
+	r, evs := recordTrace(t, w, p)
 	checkSchedule(t, evs, []want{
 		{[]float64{0}, nil},                   // a0
 		{[]float64{0, 4.5}, []float64{1.5}},   // a1
@@ -255,8 +261,7 @@ func TestTraceKillNeedsBiggerHOL(t *testing.T) {
 		{At: 0, Size: 2, Class: 0}, {At: 0.1, Size: 5, Class: 0}, {At: 0.2, Size: 5, Class: 0}, {At: 1, Size: 1, Class: 1},
 	})
 	p := New(MultiClass, 2, 4)
-	r, evs := simtest.Record(t, w, p, sim.Config{Arrivals: int64(len(w.Trace))})
-	simtest.CheckInvariants(t, w, p, evs, true)
+	r, evs := recordTrace(t, w, p)
 	if got := simtest.Starts(evs)[3]; !reflect.DeepEqual(got, []float64{2}) {
 		t.Errorf("b3 started at %v, want [2]", got)
 	}
@@ -281,8 +286,7 @@ func TestTraceKillNeedsMoreThanBusy(t *testing.T) {
 		{At: 0, Size: 2, Class: 0}, {At: 0.1, Size: 5, Class: 0}, {At: 0.2, Size: 5, Class: 0}, {At: 1, Size: 1, Class: 1},
 	})
 	p := New(MultiClass, 2, 4)
-	_, evs := simtest.Record(t, w, p, sim.Config{Arrivals: int64(len(w.Trace))})
-	simtest.CheckInvariants(t, w, p, evs, true)
+	_, evs := recordTrace(t, w, p)
 	checkSchedule(t, evs, []want{
 		{starts: []float64{0}},
 		{starts: []float64{0.1, 3}, preempts: []float64{2}},
