@@ -16,7 +16,7 @@
 #     task (OVERHEAD_ARRIVALS), whose log is turned into benchstat lines:
 #     farm CPU per task beyond the replications' own (ms), the same as a
 #     percentage, and the replications' CPU per task.
-# On a quiet machine about 4 minutes per pair; the CPU-time figures (farm
+# 8–20 minutes per pair at load 25–80 on 2 cores; the CPU-time figures (farm
 # ms/task) hold under load, the ns/event ones drift with it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
