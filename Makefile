@@ -11,7 +11,7 @@ RACE_PKGS ?= ./storage/... ./coordinator/... ./worker/... ./internal/protocol/..
 export MSJFARM_MINIO ?= $(TOOLS)/minio
 export MSJFARM_NATS_SERVER ?= $(TOOLS)/nats-server
 
-.PHONY: all build plugins test test-long test-times lint tools bench pgo fmt proto faults faults-reduced slurm
+.PHONY: all build plugins test test-long test-times lint tools bench bench-compare pgo fmt proto faults faults-reduced slurm
 
 all: build
 
@@ -106,6 +106,14 @@ BENCH_OUT ?= bench.txt
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x -count $(BENCH_COUNT) -timeout 120m ./sim/ ./plugins/... >$(BENCH_OUT); \
 		s=$$?; cat $(BENCH_OUT); exit $$s
+
+# Before/after benchmarks of two commits (BEFORE, AFTER: any git revision,
+# AFTER defaults to HEAD) in alternating pairs, niced, and benchstat's tables
+# (docs/testing.md, "Benchmarks before and after"); N pairs, default 6.
+AFTER ?= HEAD
+bench-compare:
+	@test -n "$(BEFORE)" || { echo "usage: make bench-compare BEFORE=<commit> [AFTER=<commit>] [N=6]"; exit 2; }
+	bash .ci/bench-pairs.sh $(BEFORE) $(AFTER)
 
 # The CPU profile behind profile-guided optimisation (PGO): `go build`
 # applies cmd/msjfarm/default.pgo to the msjfarm binary by default (and the

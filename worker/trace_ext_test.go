@@ -98,6 +98,11 @@ func TestForgedTraceTaskNeverOpensPath(t *testing.T) {
 		}
 		t.Logf("%s: %s", filepath.Base(paths[i]), r.Error)
 	}
+	// The worker stores a failed record before it settles the message and
+	// counts the failure: wait for the count (a ceiling, not a deadline).
+	for end := time.Now().Add(20 * time.Second); w.Stats.Failed.Load() < int64(len(ids)) && time.Now().Before(end); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if w.Stats.Failed.Load() != int64(len(ids)) || w.Stats.Retried.Load() != 0 {
 		t.Fatalf("failed %d retried %d: a missing trace is permanent", w.Stats.Failed.Load(), w.Stats.Retried.Load())
 	}

@@ -127,6 +127,51 @@ func TestEASYOverrun(t *testing.T) {
 	}
 }
 
+// TestEASYExtraShared: two jobs backfilled past the shadow time in one
+// decision share the head's extra servers, so the second must not take a
+// server the first already used. k = 4, classes needing 1, 2, 3. By hand:
+//
+//	t=0    job 0 (2, size 10) starts, ends 10.
+//	t=0.5  job 1 (2, size 2.5) starts, ends 3. No idle server.
+//	t=1    job 2 (3, size 5) waits: the head. t=1.5, t=2: jobs 3 and 4 (1,
+//	       size 20 each) wait: nothing is idle.
+//	t=3    job 1 ends, 2 idle. Head job 2 (3): shadow 10 (job 0's end
+//	       gives 2 + 2 = 4 ≥ 3), extra 4 − 3 = 1. Job 3 would end at 23 >
+//	       10 but fits in the 1 extra server: backfilled, extra 0. Job 4
+//	       (also to 23) finds no extra server left: waits.
+//	t=10   job 0 ends, 3 idle: job 2 starts, ends 15.
+//	t=15   job 4 starts.
+//
+// Were the extra servers not used up by job 3, job 4 would start at 3 too
+// and hold the head, job 2, until 23.
+func TestEASYExtraShared(t *testing.T) {
+	w := simtest.TraceWorkload(4, []int{1, 2, 3}, []simtest.J{
+		{At: 0, Size: 10, Class: 1}, {At: 0.5, Size: 2.5, Class: 1}, {At: 1, Size: 5, Class: 2},
+		{At: 1.5, Size: 20, Class: 0}, {At: 2, Size: 20, Class: 0},
+	})
+	wantStarts(t, "easy", starts(t, w, easy(t, nil)), map[int64]float64{0: 0, 1: 0.5, 2: 10, 3: 3, 4: 15})
+}
+
+// TestEASYShadowOrder: the shadow time comes from the running jobs in order
+// of estimated completion, the earliest first. k = 4, classes needing 1
+// and 4. By hand:
+//
+//	t=0    job 0 (1, size 10) starts, ends 10.
+//	t=0.5  job 1 (1, size 4) starts, ends 4.5.
+//	t=1    job 2 (4) is the blocked head, 2 idle: job 1's end gives 3 < 4
+//	       servers, job 0's then 4: shadow 10, extra 0.
+//	t=2    job 3 (1, size 6) ends at 8 ≤ 10: backfilled, starts 2.
+//	t=10   job 0 ends (job 1 at 4.5, job 3 at 8): job 2 starts.
+//
+// Taking the running jobs latest first would put the shadow at job 1's end,
+// 4.5, and keep job 3 waiting.
+func TestEASYShadowOrder(t *testing.T) {
+	w := simtest.TraceWorkload(4, []int{1, 4}, []simtest.J{
+		{At: 0, Size: 10, Class: 0}, {At: 0.5, Size: 4, Class: 0}, {At: 1, Size: 1, Class: 1}, {At: 2, Size: 6, Class: 0},
+	})
+	wantStarts(t, "easy", starts(t, w, easy(t, nil)), map[int64]float64{0: 0, 1: 0.5, 2: 10, 3: 2})
+}
+
 // delayTrace is the classic case where EASY delays a job that is not the
 // head and conservative backfilling does not. k = 4, classes needing 1, 2,
 // 3, 4:

@@ -56,6 +56,15 @@ func checkSchedule(t *testing.T, evs []sim.TraceRecord, wants []want) {
 	}
 }
 
+// recordTrace runs p over the whole trace of w, checks the engine's
+// invariants exactly, and returns the result and the events.
+func recordTrace(t *testing.T, w *sim.Workload, p *KillSmart) (*sim.Result, []sim.TraceRecord) {
+	t.Helper()
+	r, evs := simtest.Record(t, w, p, sim.Config{Arrivals: int64(len(w.Trace))})
+	simtest.CheckInvariants(t, w, p, evs, true)
+	return r, evs
+}
+
 func approx(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 
 // oneOrAllTrace is the hand-built trace of TestTraceOneOrAll: k = 4, class 0
@@ -119,8 +128,7 @@ var oneOrAllTrace = []simtest.J{
 func TestTraceOneOrAll(t *testing.T) {
 	w := simtest.TraceWorkload(4, []int{1, 4}, oneOrAllTrace)
 	p := New(OneOrAll, 3, 2)
-	r, evs := simtest.Record(t, w, p, sim.Config{Arrivals: int64(len(w.Trace))})
-	simtest.CheckInvariants(t, w, p, evs, true)
+	r, evs := recordTrace(t, w, p)
 	checkSchedule(t, evs, []want{
 		{[]float64{0, 4.5}, []float64{1}},    // j0
 		{[]float64{0.5, 4.5}, []float64{1}},  // j1
@@ -169,8 +177,7 @@ func TestTraceOneOrAll(t *testing.T) {
 func TestTraceOneOrAllMultiClassRule(t *testing.T) {
 	w := simtest.TraceWorkload(4, []int{1, 4}, oneOrAllTrace)
 	p := New(MultiClass, 3, 2)
-	r, evs := simtest.Record(t, w, p, sim.Config{Arrivals: int64(len(w.Trace))})
-	simtest.CheckInvariants(t, w, p, evs, true)
+	r, evs := recordTrace(t, w, p)
 	got := simtest.Starts(evs)
 	for id, at := range map[int64][]float64{12: {21, 23}, 13: {21}, 14: {22}, 7: {15.5, 17}, 5: {4.5}} {
 		if !reflect.DeepEqual(got[id], at) {
@@ -220,8 +227,7 @@ func TestTraceMultiClass(t *testing.T) {
 		{At: 5, Size: 1, Class: 2},     // a7
 	})
 	p := New(MultiClass, 3, 4)
-	r, evs := simtest.Record(t, w, p, sim.Config{Arrivals: int64(len(w.Trace))})
-	simtest.CheckInvariants(t, w, p, evs, true)
+	r, evs := recordTrace(t, w, p)
 	checkSchedule(t, evs, []want{
 		{[]float64{0}, nil},                   // a0
 		{[]float64{0, 4.5}, []float64{1.5}},   // a1
@@ -255,14 +261,38 @@ func TestTraceKillNeedsBiggerHOL(t *testing.T) {
 		{At: 0, Size: 2, Class: 0}, {At: 0.1, Size: 5, Class: 0}, {At: 0.2, Size: 5, Class: 0}, {At: 1, Size: 1, Class: 1},
 	})
 	p := New(MultiClass, 2, 4)
-	r, evs := simtest.Record(t, w, p, sim.Config{Arrivals: int64(len(w.Trace))})
-	simtest.CheckInvariants(t, w, p, evs, true)
+	r, evs := recordTrace(t, w, p)
 	if got := simtest.Starts(evs)[3]; !reflect.DeepEqual(got, []float64{2}) {
 		t.Errorf("b3 started at %v, want [2]", got)
 	}
 	if r.Preemptions != 0 {
 		t.Errorf("%d preemptions, want 0", r.Preemptions)
 	}
+}
+
+// TestTraceKillNeedsMoreThanBusy: the boundary of §5 condition (ii), a
+// head that needs exactly as many servers as are busy (killing them would
+// free no more servers than it takes). k = 4, ν = 4, K = 2, classes need 1
+// and 3. By hand:
+//
+//	t=0, 0.1, 0.2  b0 (size 2), b1, b2 (size 5) start (busy 3)
+//	t=1    b3 (need 3, size 1) arrives, blocked (1 idle); busy 3 ≤ ν, but
+//	       3 is not more than busy 3: no kill
+//	t=2    b0 completes (busy 2): b3 still blocked (2 idle), now 3 > busy 2:
+//	       KILL b1, b2; b3 starts; 1 kill = K−1, restart pending
+//	t=3    b3 completes: RESTART b1, b2
+func TestTraceKillNeedsMoreThanBusy(t *testing.T) {
+	w := simtest.TraceWorkload(4, []int{1, 3}, []simtest.J{
+		{At: 0, Size: 2, Class: 0}, {At: 0.1, Size: 5, Class: 0}, {At: 0.2, Size: 5, Class: 0}, {At: 1, Size: 1, Class: 1},
+	})
+	p := New(MultiClass, 2, 4)
+	_, evs := recordTrace(t, w, p)
+	checkSchedule(t, evs, []want{
+		{starts: []float64{0}},
+		{starts: []float64{0.1, 3}, preempts: []float64{2}},
+		{starts: []float64{0.2, 3}, preempts: []float64{2}},
+		{starts: []float64{2}},
+	})
 }
 
 // TestNoKillIsFCFS: when no kill can happen — K = 1 (no kill cycle), ν = 0,

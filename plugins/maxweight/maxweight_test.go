@@ -64,6 +64,36 @@ func TestMaxWeightTrace(t *testing.T) {
 	}
 }
 
+// TestMaxWeightTieKeepsRunning: a tie in weight and in busy servers between
+// the packing in service and another goes to the one in service (no
+// preemption for nothing). k = 2, classes need 1 (0) and 2 (1); the weight
+// of x is Q1·x1 + Q2·x2.
+//
+//	t=0     job0 need 2, size 10: fits          → starts 0
+//	t=1..3  job1, job2, job3 need 2 (size 10): Q2 = 4, no room → wait
+//	t=4     job4 need 1, size 1.5: x2=1 weighs 4 > x1=1's 1 → waits
+//	t=5     job5 need 1, size 1: Q1 = 2; x2=1 weighs 4 and x1=2 weighs
+//	        2·2 = 4, both on 2 servers: a tie, so job0 keeps running
+//	t=10    job0 done: Q2 = 3 < x1=2's 4         → job4, job5 start 10
+//	t=11    job5 done: x2=1 weighs 3 > x1=1's 1 → job4 preempted (0.5
+//	        left), job1 starts 11
+//	t=21    job1 done: 2 > 1                     → job2 starts 21
+//	t=31    job2 done: 1 = 1, x2 busies more servers → job3 starts 31
+//	t=41    job3 done                            → job4 starts 41
+func TestMaxWeightTieKeepsRunning(t *testing.T) {
+	w := simtest.TraceWorkload(2, []int{1, 2}, []simtest.J{
+		{At: 0, Size: 10, Class: 1}, {At: 1, Size: 10, Class: 1}, {At: 2, Size: 10, Class: 1}, {At: 3, Size: 10, Class: 1},
+		{At: 4, Size: 1.5, Class: 0}, {At: 5, Size: 1, Class: 0},
+	})
+	p := &maxweight.MaxWeight{}
+	evs := simtest.RunTrace(t, w, p)
+	simtest.CheckInvariants(t, w, p, evs, true)
+	checkStarts(t, evs, map[int64][]float64{0: {0}, 1: {11}, 2: {21}, 3: {31}, 4: {10, 41}, 5: {10}})
+	if got, want := preemptions(evs), map[int64][]float64{4: {11}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("preemptions %v, want %v", got, want)
+	}
+}
+
 // TestMaxWeightWithinNeed: k = 3, classes need 1 (0) and need 2 (1). Within
 // a need the oldest jobs are served, so a decrease preempts the youngest.
 //

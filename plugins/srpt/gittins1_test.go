@@ -41,6 +41,50 @@ func TestGittins1Trace(t *testing.T) {
 	}
 }
 
+// TestGittins1TieKeepsEarlier: a job whose rank ties the running job's, on
+// arrival or when the running job's rank rises to it at an atom, does not
+// preempt it (ties go to the earlier arrival). k = 1, one class of need 1 with sizes 1 or 3, equally likely.
+// Ranks by hand, G(a) = inf over Δ of E[min(X−a, Δ) | X > a] / P(X−a ≤ Δ |
+// X > a):
+//
+//	age 0:        Δ = 1: 1/½ = 2;  Δ = 3: 2/1 = 2     → G = 2
+//	age a in (0, 1): Δ = 1−a: (1−a)/½ = 2 − 2a       → G = 2 − 2a
+//	age 1 (outlived the atom 1): 2 left for sure     → G = 2
+//
+//	t=0    job 0 (size 3) starts.
+//	t=0.5  job 1 (size 1) arrives with rank 2 > job 0's 1: waits. Job 0's
+//	       rank reaches 2 at age 1, a tie with job 1: job 0 keeps running.
+//	t=3    job 0 ends; job 1 runs 3–4.
+func TestGittins1TieKeepsEarlier(t *testing.T) {
+	w := simtest.TraceWorkload(1, []int{1}, []simtest.J{{At: 0, Size: 3, Class: 0}, {At: 0.5, Size: 1, Class: 0}})
+	w.Classes[0].Service = dist.Must(dist.NewEmpirical([]float64{1, 3}))
+	var evs []sim.TraceRecord
+	r, err := srpt.RunGittins1(w, sim.Config{Arrivals: 2, Observer: func(e sim.TraceRecord) { evs = append(evs, e) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := simtest.Starts(evs), map[int64][]float64{0: {0}, 1: {3}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("starts = %v, want %v", got, want)
+	}
+	if r.Preemptions != 0 {
+		t.Errorf("%d preemptions, want 0", r.Preemptions)
+	}
+	// Exponential sizes: the rank is the mean at every age, so an arrival
+	// ties the running job and waits (M/M/1's mean response time would
+	// not tell: preemptive LCFS has the same).
+	//
+	//	t=0  job 0 (size 2) starts; t=1 job 1 (size 1) ties: waits; runs 2–3.
+	w = simtest.TraceWorkload(1, []int{1}, []simtest.J{{At: 0, Size: 2, Class: 0}, {At: 1, Size: 1, Class: 0}})
+	w.Classes[0].Service = dist.Must(dist.NewExponential(1.5))
+	evs = nil
+	if r, err = srpt.RunGittins1(w, sim.Config{Arrivals: 2, Observer: func(e sim.TraceRecord) { evs = append(evs, e) }}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := simtest.Starts(evs), map[int64][]float64{0: {0}, 1: {2}}; !reflect.DeepEqual(got, want) || r.Preemptions != 0 {
+		t.Errorf("exponential: starts = %v, want %v; %d preemptions, want 0", got, want, r.Preemptions)
+	}
+}
+
 // gittinsCI runs 10 replications of Gittins-1 and returns the 95% CI of
 // f.
 func gittinsCI(t *testing.T, w *sim.Workload, cfg sim.Config, f func(*sim.Result) float64) (mean, half float64) {
