@@ -18,13 +18,11 @@ import (
 	"codeberg.org/go-pdf/fpdf"
 	"git.sr.ht/~sbinet/gg"
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgpdf"
 )
 
 // The PDF figures carry fixed dates and a sorted catalogue, so that a
@@ -790,8 +788,9 @@ func (l *layout) draw(dc draw.Canvas, w, tw vg.Length) {
 	}
 }
 
-// vector draws name.pdf and, with svg, name.svg at w × h, their text as
-// glyph outlines (glyph.go: no font to embed or to lack).
+// vector draws name.pdf and, with svg, name.svg at w × h: the PDF's text
+// in an embedded font subset (pdfcanvas.go), the SVG's as glyph outlines
+// (glyph.go).
 func (l *layout) vector(out *files, name string, w, h, tw vg.Length, svg bool) error {
 	var buf bytes.Buffer
 	if svg {
@@ -803,9 +802,9 @@ func (l *layout) vector(out *files, name string, w, h, tw vg.Length, svg bool) e
 		out.put(name+".svg", bytes.Clone(buf.Bytes()))
 		buf.Reset()
 	}
-	pdf := vgpdf.New(w, h)
-	l.draw(draw.New(pdfCanvas{pdf}), w, tw)
-	if _, err := pdf.WriteTo(&buf); err != nil {
+	pdf := newPDFCanvas(w, h)
+	l.draw(draw.New(pdf), w, tw)
+	if err := pdf.writeTo(&buf); err != nil {
 		return fmt.Errorf("render %s.pdf: %w", name, err)
 	}
 	out.put(name+".pdf", buf.Bytes())
@@ -1160,15 +1159,4 @@ func (st *sweptTicks) Ticks(lo, hi float64) []plot.Tick {
 		ts = append(ts, plot.Tick{Value: v, Label: l})
 	}
 	return ts
-}
-
-// pdfCanvas is a vgpdf canvas that draws its text as glyph outlines
-// (glyph.go): the PDF then needs no font (vgpdf embedded the whole
-// Liberation font, 0.2 MB per figure, in a Windows-1252 encoding that
-// spelled "λ" as "lambda"), and every character is drawn as itself.
-type pdfCanvas struct{ *vgpdf.Canvas }
-
-// FillString draws str as outlines.
-func (c pdfCanvas) FillString(f font.Face, pt vg.Point, str string) {
-	outlineText(c.Canvas, f, pt, str)
 }
