@@ -132,6 +132,11 @@ func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 	grid := plotter.NewGrid()
 	grid.Vertical.Color, grid.Horizontal.Color = color.Gray{Y: 225}, color.Gray{Y: 225}
 	p.Add(grid)
+	xs := distinctX(cs)
+	logX := logXAxis(xs)
+	if logX {
+		cs, _ = log10X(cs, nil)
+	}
 	lo, hi := 0.0, 0.0
 	xmin, xmax := math.Inf(1), math.Inf(-1)
 	for _, c := range cs {
@@ -197,8 +202,11 @@ func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 	p.Y.Min, p.Y.Max = lo, hi
 	p.Y.Tick.Marker = niceTicks{}
 	p.X.Tick.Marker = niceTicks{}
-	if xs := distinctX(cs); len(xs) >= 2 && len(xs) <= maxSweptTicks {
-		p.X.Tick.Marker = &sweptTicks{values: xs}
+	if logX {
+		p.X.Tick.Marker = logTicks{}
+	}
+	if len(xs) >= 2 && len(xs) <= maxSweptTicks {
+		p.X.Tick.Marker = &sweptTicks{values: xs, log: logX}
 	}
 	p.Legend.Top, p.Legend.Left = legendCorner(cs, xmin, xmax, lo, hi, func(y float64) float64 { return y }, len(cs))
 	return p

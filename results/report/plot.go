@@ -325,6 +325,11 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 	grid.Horizontal.Color = color.Gray{Y: 225}
 	p.Add(grid)
 
+	xs := distinctX(cs)
+	logX := logXAxis(xs)
+	if logX {
+		cs, lines = log10X(cs, lines)
+	}
 	xmin, xmax, anyUnstable := extent(cs)
 	ax, ok := newYAxis(cs, anyUnstable)
 	if !ok || math.IsInf(xmin, 1) {
@@ -350,8 +355,11 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 		markerLegend(p, ax, xmin, anyUnstable, anyClipped)
 	}
 	p.X.Tick.Marker = niceTicks{}
-	if xs := distinctX(cs); len(xs) >= 2 && len(xs) <= maxSweptTicks {
-		p.X.Tick.Marker = &sweptTicks{values: xs}
+	if logX {
+		p.X.Tick.Marker = logTicks{}
+	}
+	if len(xs) >= 2 && len(xs) <= maxSweptTicks {
+		p.X.Tick.Marker = &sweptTicks{values: xs, log: logX}
 	}
 	p.Y.Tick.Marker = niceTicks{}
 	if ax.log {
@@ -366,6 +374,48 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 	pad := 0.03 * (xmax - xmin)
 	p.X.Min, p.X.Max = xmin-pad, xmax+pad
 	return p
+}
+
+// logXAxis says whether swept x values are drawn on a log axis: when
+// they are positive, span a decade or more and are spaced more evenly in
+// log x than in x (the ratio of the largest gap to the smallest is
+// smaller), as a servers axis k = 32, 128, 256, 2048 is and an
+// arrival-rate grid (λ = 0.1, 0.2, …, 2, or 1, 2, 4, 6, 7, 7.5, 7.7
+// thickening towards saturation) is not.
+func logXAxis(xs []float64) bool {
+	if len(xs) < 3 || xs[0] <= 0 || xs[len(xs)-1]/xs[0] < 10 {
+		return false
+	}
+	unevenness := func(f func(float64) float64) float64 {
+		lo, hi := math.Inf(1), 0.0
+		for i := 1; i < len(xs); i++ {
+			g := f(xs[i]) - f(xs[i-1])
+			lo, hi = math.Min(lo, g), math.Max(hi, g)
+		}
+		return hi / lo
+	}
+	return unevenness(math.Log10) < unevenness(func(x float64) float64 { return x })
+}
+
+// log10X is cs and lines with x replaced by log10 x: a log x axis is
+// drawn as a linear axis of log10 x, as the y axis is (newYAxis).
+func log10X(cs []curve, lines []vline) ([]curve, []vline) {
+	out := make([]curve, len(cs))
+	for i, c := range cs {
+		c.x = append([]float64(nil), c.x...)
+		for j, x := range c.x {
+			c.x[j] = math.Log10(x) // NaN for x ≤ 0: not drawn
+		}
+		out[i] = c
+	}
+	var ls []vline
+	for _, l := range lines {
+		if l.x > 0 {
+			l.x = math.Log10(l.x)
+			ls = append(ls, l)
+		}
+	}
+	return out, ls
 }
 
 // extent is the x range of the drawable points of cs and whether any is
@@ -1127,6 +1177,7 @@ func sortedKeys(set map[float64]bool) []float64 {
 // tile size.
 type sweptTicks struct {
 	values []float64
+	log    bool // the axis is of log10 x (logXAxis); values are x
 	width  vg.Length
 	font   text.Style
 }
@@ -1136,11 +1187,15 @@ func (st *sweptTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ts []plot.Tick
 	lastEnd := [2]vg.Length{-1e9, -1e9} // right edge of the last label of each row
 	gap := vg.Points(4)
-	for _, v := range st.values {
+	for _, x := range st.values {
+		v := x
+		if st.log {
+			v = math.Log10(x)
+		}
 		if v < lo || v > hi {
 			continue
 		}
-		l := strconv.FormatFloat(v, 'g', -1, 64)
+		l := strconv.FormatFloat(x, 'g', -1, 64)
 		if st.width <= 0 || hi <= lo {
 			ts = append(ts, plot.Tick{Value: v, Label: l})
 			continue

@@ -1,0 +1,64 @@
+package report
+
+import (
+	"math"
+	"testing"
+)
+
+// TestLogXAxis: which swept x values get a log axis. Gap ratios (largest
+// gap / smallest) derived by hand:
+//   - b-fig1's servers 32, 128, 256, 2048: gaps 96, 128, 1792 → 18.7 in
+//     x; 0.602, 0.301, 0.903 → 3 in log10 x: log.
+//   - k-fig5's λ = 0.1 … 2.0 in steps of 0.1: 1 in x: linear.
+//   - q-fig3's λ = 1, 2, 4, 6, 7, 7.5, 7.7: gaps 1, 2, 2, 1, 0.5, 0.2 →
+//     10 in x; log10 gaps 0.301 … 0.0113 → 26.6: linear (and 7.7 < 10).
+//   - 1, 10, 100: a decade each, 1 in log x, 10 in x: log.
+//   - 2, 4, 8 spans less than a decade: linear.
+func TestLogXAxis(t *testing.T) {
+	grid := make([]float64, 20)
+	for i := range grid {
+		grid[i] = float64(i+1) / 10
+	}
+	for _, tc := range []struct {
+		name string
+		xs   []float64
+		want bool
+	}{
+		{"b-fig1 servers", []float64{32, 128, 256, 2048}, true},
+		{"k-fig5 rates", grid, false},
+		{"q-fig3 rates", []float64{1, 2, 4, 6, 7, 7.5, 7.7}, false},
+		{"decades", []float64{1, 10, 100}, true},
+		{"under a decade", []float64{2, 4, 8}, false},
+		{"two values", []float64{1, 1000}, false},
+		{"zero", []float64{0, 10, 100}, false},
+	} {
+		if got := logXAxis(tc.xs); got != tc.want {
+			t.Errorf("%s %v: log x %v, want %v", tc.name, tc.xs, got, tc.want)
+		}
+	}
+}
+
+// TestLogXPlot: on a log x axis every swept k is a labelled tick at
+// log10 k, the curve's points sit there, and the x range covers them.
+func TestLogXPlot(t *testing.T) {
+	c := curve{label: "fcfs"}
+	for _, k := range []float64{32, 128, 256, 2048} {
+		c.add(k, k/10, 0.1, false)
+	}
+	p := newPlot("", "servers k", "E[T]", []curve{c}, true)
+	if !(p.X.Min < math.Log10(32) && p.X.Max > math.Log10(2048) && p.X.Max < 4) {
+		t.Errorf("x range [%g, %g], want just around [log10 32, log10 2048] = [1.51, 3.31]", p.X.Min, p.X.Max)
+	}
+	labels := map[string]float64{}
+	for _, tk := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+		if tk.Label != "" {
+			labels[tk.Label] = tk.Value
+		}
+	}
+	for _, k := range []float64{32, 128, 256, 2048} {
+		l := map[float64]string{32: "32", 128: "128", 256: "256", 2048: "2048"}[k]
+		if v, ok := labels[l]; !ok || math.Abs(v-math.Log10(k)) > 1e-12 {
+			t.Errorf("tick %q at %v (present %v), want at log10 %g = %.4f", l, v, ok, k, math.Log10(k))
+		}
+	}
+}
