@@ -208,6 +208,6 @@ func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 	if len(xs) >= 2 && len(xs) <= maxSweptTicks {
 		p.X.Tick.Marker = &sweptTicks{values: xs, log: logX}
 	}
-	p.Legend.Top, p.Legend.Left = legendCorner(cs, xmin, xmax, lo, hi, func(y float64) float64 { return y }, len(cs))
+	placeLegend(p, cs, xmin, xmax, lo, hi, func(y float64) float64 { return y }, len(cs))
 	return p
 }

@@ -347,7 +347,7 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 			anyClipped = true
 		}
 	}
-	p.Legend.Top, p.Legend.Left = legendCorner(cs, xmin, xmax, ax.tr(ax.lo), ax.tr(ax.hi), ax.tr, len(cs)+1)
+	placeLegend(p, cs, xmin, xmax, ax.tr(ax.lo), ax.tr(ax.hi), ax.tr, len(cs)+1)
 	if anyUnstable && p.Legend.Top { // keep the legend below the row of markers
 		p.Legend.YOffs -= vg.Points(10)
 	}
@@ -757,13 +757,15 @@ func (l *layout) sharedLegend(tileW, tileH vg.Length) {
 	}
 }
 
-// longLegend moves a single plot's legend of more than maxInside entries
-// to the band under it; it forgets every plot's recorded entries.
+// longLegend moves a single plot's legend of more than maxInside entries,
+// or one that would cover data in every corner (crowded), to the band
+// under it; it forgets every plot's recorded entries.
 func (l *layout) longLegend(shared bool) {
 	for _, r := range l.plots {
 		for _, p := range r {
 			v, ok := legends.LoadAndDelete(p)
-			if ok && l.rows == 1 && l.cols == 1 && !shared && len(*v.(*[]legendItem)) > maxInside {
+			_, full := crowded.LoadAndDelete(p)
+			if ok && l.rows == 1 && l.cols == 1 && !shared && (len(*v.(*[]legendItem)) > maxInside || full) {
 				l.below = *v.(*[]legendItem)
 				p.Legend = plot.NewLegend()
 			}
@@ -1006,6 +1008,9 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
+// maxLogLabels is the most decades a log axis labels one by one.
+const maxLogLabels = 6
+
 // logTicks labels an axis of log10 values: a major tick at every integer k
 // labelled 10^k as a plain number (0.01, 1, 1000; 1e+06 beyond), minor
 // ticks at log10(m·10^k), m = 2..9. An axis spanning less than two labelled
@@ -1035,6 +1040,11 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 		return n
 	}
 	labelled := map[int]bool{1: true}
+	// Past maxLogLabels decades (a waiting time from 1e-8 to 100 in a
+	// 1.9 in panel) the labels would touch and nine minor ticks a decade
+	// would blacken the axis: label every every-th decade (10^0 among
+	// them), the others get an unlabelled tick, and no minor ticks.
+	every := max(1, int(math.Ceil((math.Floor(hi+1e-9)-math.Ceil(lo-1e-9)+1)/maxLogLabels)))
 	if count(labelled) < 2 {
 		labelled = map[int]bool{1: true, 2: true, 5: true}
 		if count(labelled) < 2 {
@@ -1045,14 +1055,14 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	for k := math.Floor(lo); k <= math.Ceil(hi); k++ {
 		for m := 1; m <= 9; m++ {
 			v := k + math.Log10(float64(m))
-			if v < lo-1e-9 || v > hi+1e-9 {
+			if v < lo-1e-9 || v > hi+1e-9 || every > 1 && m > 1 {
 				continue
 			}
 			t := plot.Tick{Value: v}
 			if m == 1 {
 				t.Value = k
 			}
-			if labelled[m] {
+			if labelled[m] && int(k)%every == 0 {
 				t.Label = label(k, m)
 			}
 			ts = append(ts, t)
@@ -1061,12 +1071,27 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
+// crowded holds the plots (*plot.Plot → true) whose legend would cover
+// data in every corner: render draws their legend under the axes.
+var crowded sync.Map
+
+// placeLegend puts p's legend in legendCorner's corner, or, when every
+// corner holds data, marks it for the band under the axes (crowded).
+func placeLegend(p *plot.Plot, cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) float64, entries int) {
+	var clear bool
+	p.Legend.Top, p.Legend.Left, clear = legendCorner(cs, xmin, xmax, ylo, yhi, tr, entries)
+	if !clear {
+		crowded.Store(p, true)
+	}
+}
+
 // legendCorner picks the corner of the plot where the legend hides the least
 // data: it counts the points of the curves (and 20 samples along each
 // segment between them, and 9 along each error bar), in normalised coordinates, that fall in a box of
 // the legend's approximate size at each corner, preferring top-left, then
-// top-right, bottom-right, bottom-left on ties.
-func legendCorner(cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) float64, entries int) (top, left bool) {
+// top-right, bottom-right, bottom-left on ties. clear says whether that
+// corner holds no data at all.
+func legendCorner(cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) float64, entries int) (top, left, clear bool) {
 	w, h := 0.4, math.Min(0.04+0.05*float64(entries), 0.7)
 	type corner struct{ top, left bool }
 	corners := []corner{{true, true}, {true, false}, {false, false}, {false, true}}
@@ -1093,7 +1118,7 @@ func legendCorner(cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) flo
 			best = i
 		}
 	}
-	return corners[best].top, corners[best].left
+	return corners[best].top, corners[best].left, count[best] == 0
 }
 
 // sampleCurve calls in with the points of c's line (y clipped to [ylo,

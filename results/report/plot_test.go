@@ -112,6 +112,11 @@ func TestTicks(t *testing.T) {
 		{math.Log10(1.5), math.Log10(60), "2 5 10 20 50"},
 		{math.Log10(3), math.Log10(8), "3 4 5 6 7 8"},
 		{math.Log10(0.004), math.Log10(0.03), "0.005 0.01 0.02"},
+		// 1e-8 … 100: 11 decades, more than maxLogLabels = 6, so every
+		// ⌈11/6⌉ = 2nd decade, 10^0 among them.
+		{-8.2, 2.3, "1e-08 1e-06 0.0001 0.01 1 100"},
+		// 0.001 … 1e4: 8 decades → every 2nd.
+		{-3, 4, "0.01 1 100 10000"},
 	} {
 		labels = nil
 		for _, tk := range (logTicks{}).Ticks(c.lo, c.hi) {
@@ -122,6 +127,11 @@ func TestTicks(t *testing.T) {
 		if got := strings.Join(labels, " "); got != c.want {
 			t.Errorf("log ticks on [%g, %g]: %q, want %q", math.Pow(10, c.lo), math.Pow(10, c.hi), got, c.want)
 		}
+	}
+	// A thinned axis has a tick per decade and no minor ticks: 10^-8 …
+	// 10^2, 11 ticks.
+	if n := len((logTicks{}).Ticks(-8.2, 2.3)); n != 11 {
+		t.Errorf("%d ticks on [1e-8.2, 1e2.3], want 11 (decades only)", n)
 	}
 }
 
