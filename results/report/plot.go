@@ -521,6 +521,12 @@ func (ax yAxis) interval(m *curveMarks, x, mean, h float64) {
 		l, u = mean*math.Exp(-h/mean), mean*math.Exp(h/mean)
 	}
 	u = math.Min(u, ax.bound)
+	if !ax.log && ax.lo == 0 {
+		// A linear axis from 0 is a non-negative quantity's (yRange):
+		// an interval below 0 stops at that floor as one above a bound
+		// stops at the bound, unmarked, not "cut at the axis".
+		l = math.Max(l, 0)
+	}
 	y := ax.clip(mean)
 	m.bars.XYs = append(m.bars.XYs, plotter.XY{X: x, Y: y})
 	m.bars.YErrors = append(m.bars.YErrors, struct{ Low, High float64 }{y - ax.clip(l), ax.clip(u) - y})
