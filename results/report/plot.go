@@ -214,8 +214,10 @@ func yRange(cs []curve) (lo, hi float64, logScale, ok bool) {
 		}
 	}
 	scan(false)
+	stable := true
 	if math.IsInf(mlo, 1) { // nothing stable: range over the unstable values
 		scan(true)
+		stable = false
 	}
 	if math.IsInf(mlo, 1) {
 		return 0, 1, false, false
@@ -235,10 +237,16 @@ func yRange(cs []curve) (lo, hi float64, logScale, ok bool) {
 	if span <= 1e-6*math.Max(math.Abs(mlo), math.Abs(mhi)) { // constant up to rounding
 		span = math.Max(math.Abs(mhi)*0.1, 1e-9)
 	}
+	// Intervals may stretch the axis by one span of the means, or by the
+	// typical (median) half-width where that is wider: means that differ
+	// by less than their intervals (a utilisation equal to the load up to
+	// noise) show those intervals whole instead of cut at both ends, while
+	// one wild interval still cannot flatten the curves.
+	reach := math.Max(span, medianHW(cs, stable))
 	lo, hi = mlo, mhi
 	if finite(blo) {
-		lo = math.Max(math.Min(lo, blo), mlo-span)
-		hi = math.Min(math.Max(hi, bhi), mhi+span)
+		lo = math.Max(math.Min(lo, blo), mlo-reach)
+		hi = math.Min(math.Max(hi, bhi), mhi+reach)
 	}
 	if mlo >= 0 && lo < 0 { // every metric here is non-negative
 		lo = 0
@@ -252,6 +260,24 @@ func yRange(cs []curve) (lo, hi float64, logScale, ok bool) {
 		lo = 0
 	}
 	return lo, hi, false, true
+}
+
+// medianHW is the median finite half-width of the points of cs whose
+// stability is stable (0 for none).
+func medianHW(cs []curve, stable bool) float64 {
+	var hs []float64
+	for _, c := range cs {
+		for i, h := range c.hw {
+			if c.unstable[i] != stable && finite(c.mean[i]) && finite(h) && h > 0 {
+				hs = append(hs, h)
+			}
+		}
+	}
+	if len(hs) == 0 {
+		return 0
+	}
+	sort.Float64s(hs)
+	return hs[(len(hs)-1)/2] // the lower median: of two, the tamer
 }
 
 // errBars is the plotter.YErrorBars input with clipped bars.

@@ -39,6 +39,11 @@ func TestYRange(t *testing.T) {
 		{"zero", c([]float64{0, 1, 1000}, []float64{0, 0, 0}), false, 0, 1000, 2000, true},
 		// A wild CI (two replications) may stretch the axis by one span of the means at most.
 		{"wild CI", c([]float64{10, 20}, []float64{1, 1e6}), false, 9, 21, 20 + 10*1.2, true},
+		// Means within their (typical) intervals: utilisation 0.799,
+		// 0.8, 0.801 ± 0.01 — the axis shows the intervals whole,
+		// [0.789, 0.811] (the median half-width beyond the means), not
+		// one span (0.002) around them.
+		{"noise", c([]float64{0.799, 0.8, 0.801}, []float64{0.01, 0.01, 0.01}), false, 0.789, 0.811, 0.82, true},
 		// Constant up to rounding: a 10% band around the value.
 		{"constant", c([]float64{83.4, math.Nextafter(83.4, 100)}, []float64{0, 0}), false, 80, 87, 100, false},
 		// Unstable points do not set the range: 1..3 is linear although the unstable mean is 1e6.
