@@ -208,6 +208,6 @@ func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 	if len(xs) >= 2 && len(xs) <= maxSweptTicks {
 		p.X.Tick.Marker = &sweptTicks{values: xs, log: logX}
 	}
-	placeLegend(p, cs, xmin, xmax, lo, hi, func(y float64) float64 { return y }, len(cs))
+	placeLegend(p, cs, p.X.Min, p.X.Max, lo, hi, func(y float64) float64 { return y }, false)
 	return p
 }

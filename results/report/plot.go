@@ -188,7 +188,9 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // yRange chooses the y axis: log when every stable mean is positive and they
 // span at least two decades (as the papers plot response times near
-// saturation), linear otherwise. The range covers the stable means and their
+// saturation), or more than a decade and a linear axis would squash
+// most of them into its bottom tenth (one policy blowing up near
+// saturation: squashed), linear otherwise. The range covers the stable means and their
 // confidence intervals, but an interval is not allowed to stretch the axis
 // beyond one span of the means (linear) or one decade (log): a wild interval
 // from two replications would otherwise flatten every curve. Bars are
@@ -222,7 +224,7 @@ func yRange(cs []curve) (lo, hi float64, logScale, ok bool) {
 	if math.IsInf(mlo, 1) {
 		return 0, 1, false, false
 	}
-	if positive && mhi/mlo >= 100 {
+	if positive && (mhi/mlo >= 100 || mhi/mlo >= 10 && squashed(cs, stable, mlo, mhi)) {
 		lo, hi = mlo, mhi
 		if blo > 0 {
 			lo = math.Max(math.Min(lo, blo), mlo/10)
@@ -260,6 +262,21 @@ func yRange(cs []curve) (lo, hi float64, logScale, ok bool) {
 		lo = 0
 	}
 	return lo, hi, false, true
+}
+
+// squashed says whether the median of the means yRange ranges over lies
+// in the bottom tenth of [mlo, mhi].
+func squashed(cs []curve, stable bool, mlo, mhi float64) bool {
+	var ms []float64
+	for _, c := range cs {
+		for i, m := range c.mean {
+			if c.unstable[i] != stable && finite(m) {
+				ms = append(ms, m)
+			}
+		}
+	}
+	sort.Float64s(ms)
+	return len(ms) > 0 && ms[len(ms)/2] < mlo+0.1*(mhi-mlo)
 }
 
 // medianHW is the median finite half-width of the points of cs whose
@@ -373,10 +390,6 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 			anyClipped = true
 		}
 	}
-	placeLegend(p, cs, xmin, xmax, ax.tr(ax.lo), ax.tr(ax.hi), ax.tr, len(cs)+1)
-	if anyUnstable && p.Legend.Top { // keep the legend below the row of markers
-		p.Legend.YOffs -= vg.Points(10)
-	}
 	if legend {
 		markerLegend(p, ax, xmin, anyUnstable, anyClipped)
 	}
@@ -399,6 +412,11 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 	}
 	pad := 0.03 * (xmax - xmin)
 	p.X.Min, p.X.Max = xmin-pad, xmax+pad
+	// Last, when the legend has all its entries: its corner.
+	placeLegend(p, cs, p.X.Min, p.X.Max, ax.tr(ax.lo), ax.tr(ax.hi), ax.tr, anyUnstable)
+	if anyUnstable && p.Legend.Top { // keep the legend below the row of markers
+		p.Legend.YOffs -= vg.Points(10)
+	}
 	return p
 }
 
@@ -1108,10 +1126,21 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 var crowded sync.Map
 
 // placeLegend puts p's legend in legendCorner's corner, or, when every
-// corner holds data, marks it for the band under the axes (crowded).
-func placeLegend(p *plot.Plot, cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) float64, entries int) {
+// corner holds data, marks it for the band under the axes (crowded). The
+// legend's box is measured as drawn in a column figure, against the data
+// area (the figure less about 0.8 in of y axis and 0.65 in of x axis),
+// with the 10 pt drop under a row of unstable markers (lowered).
+func placeLegend(p *plot.Plot, cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) float64, lowered bool) {
+	probe := draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: colW, Y: colH}}}
+	sz := p.Legend.Rectangle(probe).Size()
+	dw, dh := colW-0.8*vg.Inch, colH-0.65*vg.Inch
+	if lowered {
+		sz.Y += vg.Points(10)
+	}
+	w := float64((sz.X + vg.Points(4)) / dw)
+	h := float64((sz.Y + vg.Points(4)) / dh)
 	var clear bool
-	p.Legend.Top, p.Legend.Left, clear = legendCorner(cs, xmin, xmax, ylo, yhi, tr, entries)
+	p.Legend.Top, p.Legend.Left, clear = legendCorner(cs, xmin, xmax, ylo, yhi, tr, w, h)
 	if !clear {
 		crowded.Store(p, true)
 	}
@@ -1120,11 +1149,10 @@ func placeLegend(p *plot.Plot, cs []curve, xmin, xmax, ylo, yhi float64, tr func
 // legendCorner picks the corner of the plot where the legend hides the least
 // data: it counts the points of the curves (and 20 samples along each
 // segment between them, and 9 along each error bar), in normalised coordinates, that fall in a box of
-// the legend's approximate size at each corner, preferring top-left, then
-// top-right, bottom-right, bottom-left on ties. clear says whether that
-// corner holds no data at all.
-func legendCorner(cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) float64, entries int) (top, left, clear bool) {
-	w, h := 0.4, math.Min(0.04+0.05*float64(entries), 0.7)
+// the legend's size (w × h, fractions of the data area) at each corner,
+// preferring top-left, then top-right, bottom-right, bottom-left on ties.
+// clear says whether that corner holds no data at all.
+func legendCorner(cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) float64, w, h float64) (top, left, clear bool) {
 	type corner struct{ top, left bool }
 	corners := []corner{{true, true}, {true, false}, {false, false}, {false, true}}
 	count := make([]int, len(corners))

@@ -39,6 +39,10 @@ func TestYRange(t *testing.T) {
 		{"zero", c([]float64{0, 1, 1000}, []float64{0, 0, 0}), false, 0, 1000, 2000, true},
 		// A wild CI (two replications) may stretch the axis by one span of the means at most.
 		{"wild CI", c([]float64{10, 20}, []float64{1, 1e6}), false, 9, 21, 20 + 10*1.2, true},
+		// 1.5 … 57 spans 1.6 decades but most means sit near the bottom
+		// (median 3 < 1.5 + 0.1 × 55.5 = 7.05): a linear axis would
+		// squash them under one policy's blow-up → log.
+		{"squashed", c([]float64{1.5, 2, 2.5, 3, 4, 5, 57}, []float64{0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1}), true, 1.5, 57, 600, false},
 		// Means within their (typical) intervals: utilisation 0.799,
 		// 0.8, 0.801 ± 0.01 — the axis shows the intervals whole,
 		// [0.789, 0.811] (the median half-width beyond the means), not
