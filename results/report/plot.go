@@ -1012,6 +1012,20 @@ func (f *files) wait() (map[string][]byte, error) {
 	return f.m, nil
 }
 
+// tickLabel is a linear axis's label of v for ticks step apart on an
+// axis reaching top (its largest magnitude): plain (prec decimals) below
+// a million, past it a mantissa and the top's power of ten, as the log
+// axes write it ("0.5e6 1.0e6 1.5e6", not "1500000": seven digits crowd
+// a column figure's y axis).
+func tickLabel(v, step, top float64, prec int) string {
+	if top < 1e6 || v == 0 {
+		return strconv.FormatFloat(v, 'f', prec, 64)
+	}
+	e := int(math.Floor(math.Log10(top)))
+	digits := max(0, e-int(math.Floor(math.Log10(step)+1e-9)))
+	return strconv.FormatFloat(v/math.Pow(10, float64(e)), 'f', digits, 64) + "e" + strconv.Itoa(e)
+}
+
 // niceTicks labels a linear axis every 1, 2 or 5 × 10^k, aiming at about
 // six labels (gonum's default gives three, too few to read values off).
 type niceTicks struct{}
@@ -1042,7 +1056,7 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 		if v > hi+step*1e-9 {
 			break
 		}
-		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', prec, 64)})
+		ts = append(ts, plot.Tick{Value: v, Label: tickLabel(v, step, math.Max(math.Abs(lo), math.Abs(hi)), prec)})
 	}
 	ms := step / float64(minor)
 	firstMinor := math.Ceil(lo/ms - 1e-9)
@@ -1074,7 +1088,7 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	label := func(k float64, m int) string {
 		v := float64(m) * math.Pow(10, k)
 		if k > 5 || k < -4 {
-			return strconv.FormatFloat(v, 'e', 0, 64)
+			return strconv.Itoa(m) + "e" + strconv.Itoa(int(k))
 		}
 		return strconv.FormatFloat(v, 'g', 6, 64)
 	}

@@ -123,7 +123,7 @@ func TestTicks(t *testing.T) {
 		{math.Log10(0.004), math.Log10(0.03), "0.005 0.01 0.02"},
 		// 1e-8 … 100: 11 decades, more than maxLogLabels = 6, so every
 		// ⌈11/6⌉ = 2nd decade, 10^0 among them.
-		{-8.2, 2.3, "1e-08 1e-06 0.0001 0.01 1 100"},
+		{-8.2, 2.3, "1e-8 1e-6 0.0001 0.01 1 100"},
 		// 0.001 … 1e4: 8 decades → every 2nd.
 		{-3, 4, "0.01 1 100 10000"},
 	} {
@@ -136,6 +136,17 @@ func TestTicks(t *testing.T) {
 		if got := strings.Join(labels, " "); got != c.want {
 			t.Errorf("log ticks on [%g, %g]: %q, want %q", math.Pow(10, c.lo), math.Pow(10, c.hi), got, c.want)
 		}
+	}
+	// Past a million a linear axis writes mantissa and the axis's power
+	// of ten, to the step's precision: 0 … 2e6 in steps of 5e5.
+	labels = nil
+	for _, tk := range (niceTicks{}).Ticks(0, 2.1e6) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got, want := strings.Join(labels, " "), "0 0.5e6 1.0e6 1.5e6 2.0e6"; got != want {
+		t.Errorf("linear ticks on [0, 2.1e6]: %q, want %q", got, want)
 	}
 	// A thinned axis has a tick per decade and no minor ticks: 10^-8 …
 	// 10^2, 11 ticks.
