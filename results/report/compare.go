@@ -208,6 +208,22 @@ func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 	if len(xs) >= 2 && len(xs) <= maxSweptTicks {
 		p.X.Tick.Marker = &sweptTicks{values: xs, log: logX}
 	}
-	placeLegend(p, cs, p.X.Min, p.X.Max, lo, hi, func(y float64) float64 { return y }, false)
+	// The legend must keep clear of the bands too: their edges count as
+	// curves.
+	avoid := append([]curve(nil), cs...)
+	for _, c := range cs {
+		for _, sign := range []float64{-1, 1} {
+			e := curve{x: c.x, hw: make([]float64, len(c.x)), unstable: c.unstable}
+			for i, m := range c.mean {
+				h := c.hw[i]
+				if !finite(h) {
+					h = 0
+				}
+				e.mean = append(e.mean, m+sign*h)
+			}
+			avoid = append(avoid, e)
+		}
+	}
+	placeLegend(p, avoid, p.X.Min, p.X.Max, lo, hi, func(y float64) float64 { return y }, false)
 	return p
 }
