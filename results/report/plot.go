@@ -405,6 +405,12 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 		p.Y.Tick.Marker = logTicks{}
 	}
 	p.Y.Min, p.Y.Max = ax.tr(ax.lo), ax.tr(ax.hi)
+	// The limit lines are data to keep the legend off, as the curves are.
+	avoid := cs
+	for _, vl := range visibleLines(lines, xmin, xmax) {
+		avoid = append(avoid[:len(avoid):len(avoid)], curve{x: []float64{vl.x, vl.x}, mean: []float64{ax.lo, ax.hi},
+			hw: []float64{0, 0}, unstable: []bool{false, false}})
+	}
 	xmin, xmax = addLimitLines(p, lines, ax, xmin, xmax, legend)
 	if xmin == xmax {
 		d := math.Max(math.Abs(xmin)*0.1, 0.5)
@@ -413,7 +419,7 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 	pad := 0.03 * (xmax - xmin)
 	p.X.Min, p.X.Max = xmin-pad, xmax+pad
 	// Last, when the legend has all its entries: its corner.
-	placeLegend(p, cs, p.X.Min, p.X.Max, ax.tr(ax.lo), ax.tr(ax.hi), ax.tr, anyUnstable)
+	placeLegend(p, avoid, p.X.Min, p.X.Max, ax.tr(ax.lo), ax.tr(ax.hi), ax.tr, anyUnstable)
 	if anyUnstable && p.Legend.Top { // keep the legend below the row of markers
 		p.Legend.YOffs -= vg.Points(10)
 	}
@@ -1141,18 +1147,19 @@ var crowded sync.Map
 
 // placeLegend puts p's legend in legendCorner's corner, or, when every
 // corner holds data, marks it for the band under the axes (crowded). The
-// legend's box is measured as drawn in a column figure, against the data
-// area (the figure less about 0.8 in of y axis and 0.65 in of x axis),
+// legend's box is measured as drawn in a column figure, with a margin,
+// against the data area (the figure less about 0.9 in of y axis and
+// 0.8 in of x axis, two rows of ticks),
 // with the 10 pt drop under a row of unstable markers (lowered).
 func placeLegend(p *plot.Plot, cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) float64, lowered bool) {
 	probe := draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: colW, Y: colH}}}
 	sz := p.Legend.Rectangle(probe).Size()
-	dw, dh := colW-0.8*vg.Inch, colH-0.65*vg.Inch
+	dw, dh := colW-0.9*vg.Inch, colH-0.8*vg.Inch
 	if lowered {
 		sz.Y += vg.Points(10)
 	}
-	w := float64((sz.X + vg.Points(4)) / dw)
-	h := float64((sz.Y + vg.Points(4)) / dh)
+	w := float64((sz.X + vg.Points(6)) / dw)
+	h := float64((sz.Y + vg.Points(6)) / dh)
 	var clear bool
 	p.Legend.Top, p.Legend.Left, clear = legendCorner(cs, xmin, xmax, ylo, yhi, tr, w, h)
 	if !clear {

@@ -97,3 +97,20 @@ func TestComparisonLegendAvoidsBands(t *testing.T) {
 		t.Errorf("legend drawn top left, over K=17's band")
 	}
 }
+
+// TestLegendAvoidsLimitLines: a limit line is data the legend keeps off.
+// A curve from (1, 1) to (5, 5) leaves the top-left and bottom-right
+// corners empty; a line at λ = 1.2 runs through the top left, so the
+// legend goes bottom right.
+func TestLegendAvoidsLimitLines(t *testing.T) {
+	c := curve{label: "fcfs"}
+	for x := 1.0; x <= 5; x++ {
+		c.add(x, x, 0.05, false)
+	}
+	p := newPlot("", "λ", "E[T]", []curve{c}, true, vline{x: 1.2, label: "load 1", style: -1})
+	legends.Delete(p)
+	crowded.Delete(p)
+	if p.Legend.Top || p.Legend.Left {
+		t.Errorf("legend top=%v left=%v, want bottom right (the limit line crosses the top left)", p.Legend.Top, p.Legend.Left)
+	}
+}
