@@ -1149,17 +1149,20 @@ var crowded sync.Map
 // corner holds data, marks it for the band under the axes (crowded). The
 // legend's box is measured as drawn in a column figure, with a margin,
 // against the data area (the figure less about 0.9 in of y axis and
-// 0.8 in of x axis, two rows of ticks),
+// 0.85 in of x axis, two rows of ticks),
 // with the 10 pt drop under a row of unstable markers (lowered).
 func placeLegend(p *plot.Plot, cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) float64, lowered bool) {
 	probe := draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: colW, Y: colH}}}
 	sz := p.Legend.Rectangle(probe).Size()
-	dw, dh := colW-0.9*vg.Inch, colH-0.8*vg.Inch
+	dw, dh := colW-0.9*vg.Inch, colH-0.85*vg.Inch
 	if lowered {
 		sz.Y += vg.Points(10)
 	}
-	w := float64((sz.X + vg.Points(6)) / dw)
-	h := float64((sz.Y + vg.Points(6)) / dh)
+	// The legend is drawn XOffs, YOffs in from its corner.
+	sz.X += max(p.Legend.XOffs, -p.Legend.XOffs)
+	sz.Y += max(p.Legend.YOffs, -p.Legend.YOffs)
+	w := float64((sz.X + vg.Points(8)) / dw)
+	h := float64((sz.Y + vg.Points(8)) / dh)
 	var clear bool
 	p.Legend.Top, p.Legend.Left, clear = legendCorner(cs, xmin, xmax, ylo, yhi, tr, w, h)
 	if !clear {
