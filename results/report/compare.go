@@ -208,9 +208,10 @@ func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 	if len(xs) >= 2 && len(xs) <= maxSweptTicks {
 		p.X.Tick.Marker = &sweptTicks{values: xs, log: logX}
 	}
-	// The legend must keep clear of the bands too: their edges count as
-	// curves.
+	// The legend must keep clear of the bands and the zero line too: they
+	// count as curves.
 	avoid := append([]curve(nil), cs...)
+	avoid = append(avoid, curve{x: []float64{p.X.Min, p.X.Max}, mean: []float64{0, 0}, hw: []float64{0, 0}, unstable: []bool{false, false}})
 	for _, c := range cs {
 		for _, sign := range []float64{-1, 1} {
 			e := curve{x: c.x, hw: make([]float64, len(c.x)), unstable: c.unstable}

@@ -114,3 +114,24 @@ func TestLegendAvoidsLimitLines(t *testing.T) {
 		t.Errorf("legend top=%v left=%v, want bottom right (the limit line crosses the top left)", p.Legend.Top, p.Legend.Left)
 	}
 }
+
+// TestComparisonLegendAvoidsZeroLine: q-fig3's comparison at its default
+// size (two rates with both sides estimated; relative differences from
+// its compare_mean_response.csv, rounded): every series falls from about
+// −10 % to −40 %, so the top right is free of curves and bands but holds
+// the zero line; the legend sat on it. It goes elsewhere.
+func TestComparisonLegendAvoidsZeroLine(t *testing.T) {
+	var cs []curve
+	for i, r := range [][4]float64{{-10.7, -41.6, 0.5, 2}, {-10.5, -41.7, 0.5, 2}, {-10.2, -39, 0.8, 2.5}, {-3.7, -35.3, 0.5, 5}} {
+		c := curve{label: []string{"first-fit", "msf", "nmsr", "msfq"}[i], style: i + 1}
+		c.add(1, r[0], r[2], false)
+		c.add(2, r[1], r[3], false)
+		cs = append(cs, c)
+	}
+	p := newComparisonPlot("arrival rate λ", "E[T] relative to fcfs (%)", cs)
+	_, below := crowded.LoadAndDelete(p)
+	legends.Delete(p)
+	if !below && p.Legend.Top {
+		t.Errorf("legend drawn at the top (left %v), over the zero line", p.Legend.Left)
+	}
+}
