@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
+	"image"
+	"image/color"
+	"image/png"
 	"io"
 	"os"
 	"os/exec"
@@ -338,4 +341,46 @@ func unescapePDF(s []byte) []byte {
 		}
 	}
 	return out
+}
+
+// TestPDFImageUpright: an image drawn on the flipped page keeps its top
+// row on top (heat maps are images). A 1 × 2 image, red over blue, fills
+// a 72 × 72 pt page; pdftoppm at 72 dpi gives a 72 × 72 px raster whose
+// top rows are red and bottom rows blue. Needs poppler-utils.
+func TestPDFImageUpright(t *testing.T) {
+	if _, err := exec.LookPath("pdftoppm"); err != nil {
+		t.Skip("pdftoppm not installed (Debian: poppler-utils)")
+	}
+	img := image.NewRGBA(image.Rect(0, 0, 1, 2))
+	img.Set(0, 0, color.RGBA{255, 0, 0, 255})
+	img.Set(0, 1, color.RGBA{0, 0, 255, 255})
+	c := newPDFCanvas(72, 72)
+	c.DrawImage(vg.Rectangle{Max: vg.Point{X: 72, Y: 72}}, img)
+	var buf bytes.Buffer
+	if err := c.writeTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "img.pdf")
+	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("pdftoppm", "-r", "72", "-png", "-singlefile", in, filepath.Join(dir, "img")).CombinedOutput(); err != nil {
+		t.Fatalf("pdftoppm: %v\n%s", err, out)
+	}
+	f, err := os.Open(filepath.Join(dir, "img.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := r.Bounds()
+	top := color.RGBAModel.Convert(r.At(b.Dx()/2, b.Dy()/4)).(color.RGBA)
+	bottom := color.RGBAModel.Convert(r.At(b.Dx()/2, 3*b.Dy()/4)).(color.RGBA)
+	if top.R < 200 || top.B > 60 || bottom.B < 200 || bottom.R > 60 {
+		t.Errorf("top %v, bottom %v: want red over blue", top, bottom)
+	}
 }
