@@ -132,6 +132,11 @@ func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 	grid := plotter.NewGrid()
 	grid.Vertical.Color, grid.Horizontal.Color = color.Gray{Y: 225}, color.Gray{Y: 225}
 	p.Add(grid)
+	xs := distinctX(cs)
+	logX := logXAxis(xs)
+	if logX {
+		cs, _ = log10X(cs, nil)
+	}
 	lo, hi := 0.0, 0.0
 	xmin, xmax := math.Inf(1), math.Inf(-1)
 	for _, c := range cs {
@@ -197,9 +202,29 @@ func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 	p.Y.Min, p.Y.Max = lo, hi
 	p.Y.Tick.Marker = niceTicks{}
 	p.X.Tick.Marker = niceTicks{}
-	if xs := distinctX(cs); len(xs) >= 2 && len(xs) <= maxSweptTicks {
-		p.X.Tick.Marker = &sweptTicks{values: xs}
+	if logX {
+		p.X.Tick.Marker = logTicks{}
 	}
-	p.Legend.Top, p.Legend.Left = legendCorner(cs, xmin, xmax, lo, hi, func(y float64) float64 { return y }, len(cs))
+	if len(xs) >= 2 && len(xs) <= maxSweptTicks {
+		p.X.Tick.Marker = &sweptTicks{values: xs, log: logX}
+	}
+	// The legend must keep clear of the bands and the zero line too: they
+	// count as curves.
+	avoid := append([]curve(nil), cs...)
+	avoid = append(avoid, curve{x: []float64{p.X.Min, p.X.Max}, mean: []float64{0, 0}, hw: []float64{0, 0}, unstable: []bool{false, false}})
+	for _, c := range cs {
+		for _, sign := range []float64{-1, 1} {
+			e := curve{x: c.x, hw: make([]float64, len(c.x)), unstable: c.unstable}
+			for i, m := range c.mean {
+				h := c.hw[i]
+				if !finite(h) {
+					h = 0
+				}
+				e.mean = append(e.mean, m+sign*h)
+			}
+			avoid = append(avoid, e)
+		}
+	}
+	placeLegend(p, avoid, p.X.Min, p.X.Max, lo, hi, func(y float64) float64 { return y }, false)
 	return p
 }

@@ -78,6 +78,7 @@ func writeEditable(out *files, name, xLabel, yLabel string, panels []panelData, 
 	if zeroLine {
 		logY = false
 	}
+	logX := logXAxis(distinctX(all))
 	var buf bytes.Buffer
 	if err := figureTable(panels, logY).WriteCSV(&buf); err != nil {
 		return fmt.Errorf("%s.csv: %w", name, err)
@@ -113,7 +114,7 @@ func writeEditable(out *files, name, xLabel, yLabel string, panels []panelData, 
 	pj, _ := json.Marshal(order)
 	buf.Reset()
 	err := pyTemplate.Execute(&buf, map[string]any{
-		"Name": name, "XLabel": strconv.Quote(xLabel), "YLabel": strconv.Quote(yLabel), "LogY": pyBool(logY),
+		"Name": name, "XLabel": strconv.Quote(xLabel), "YLabel": strconv.Quote(yLabel), "LogY": pyBool(logY), "LogX": pyBool(logX),
 		"Styles": string(sj), "Panels": string(pj), "ZeroLine": pyBool(zeroLine),
 		"Bound": pyFloat(bound), "ReadRows": pyReadRows,
 	})
@@ -199,6 +200,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 XLABEL = {{.XLabel}}
 YLABEL = {{.YLabel}}
 LOGY = {{.LogY}}
+LOGX = {{.LogX}}
 ZERO_LINE = {{.ZeroLine}}
 BOUND = {{.Bound}}          # largest possible value (inf: none)
 WIDTH_IN, HEIGHT_IN = 3.3, 2.4  # a column; 6.9 for a page
@@ -250,6 +252,8 @@ def main():
             top += [(num(r["x"]), st["color"]) for r in pts if r["reading"] != "estimate"]
         if LOGY:
             ax.set_yscale("log")
+        if LOGX:
+            ax.set_xscale("log")
         if ZERO_LINE:
             ax.axhline(0, color="0.25", linewidth=0.8)
         if not math.isinf(BOUND):

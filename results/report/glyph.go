@@ -13,18 +13,17 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// The vector figures draw their text as glyph outlines taken from the
-// font the PNG is rasterised with (Liberation Sans), so that a PDF or SVG
-// looks the same in every viewer and every LaTeX toolchain without a font
-// file: a PDF needs nothing embedded (and "λ", "ρ", "≥" are drawn as
-// such, which vgpdf's Windows-1252 font encoding could not), an SVG
-// defines each glyph it uses once and places it with <use> (a few kB per
-// figure, where embedding the font weighed 0.5 MB).
+// The SVG figures draw their text as glyph outlines taken from the font
+// the PNG is rasterised with (gonum's default, Liberation Serif), so that an SVG looks the
+// same in every browser and editor without a font file: it defines each
+// glyph it uses once and places it with <use> (a few kB per figure, where
+// embedding the font weighed 0.5 MB), and keeps each label's text in a
+// <title>. (The PDFs carry real text in an embedded subset of the same
+// font: pdfcanvas.go.)
 
-// glyph is one glyph of a font in font units (y up, origin on the
-// baseline): its outline and its advance.
+// glyph is one glyph of a font in font units (origin on the baseline):
+// its outline and its advance.
 type glyph struct {
-	path    vg.Path
 	svgPath string // the outline as SVG path data, y down (font units)
 	advance float64
 }
@@ -112,50 +111,27 @@ func loadGlyph(buf *sfnt.Buffer, key glyphKey, upem fixed.Int26_6) *glyph {
 			d.WriteString(strconv.Itoa(int(p.Y)))
 		}
 	}
-	// sfnt's outlines point y down; vg's y points up.
-	pt := func(p fixed.Point26_6) vg.Point { return vg.Point{X: vg.Length(p.X), Y: -vg.Length(p.Y)} }
 	open := false
 	for _, s := range segs {
 		switch s.Op {
 		case sfnt.SegmentOpMoveTo:
 			if open {
-				g.path.Close()
 				d.WriteByte('Z')
 			}
-			g.path.Move(pt(s.Args[0]))
 			num('M', s.Args[0])
 			open = true
 		case sfnt.SegmentOpLineTo:
-			g.path.Line(pt(s.Args[0]))
 			num('L', s.Args[0])
 		case sfnt.SegmentOpQuadTo:
-			g.path.QuadTo(pt(s.Args[0]), pt(s.Args[1]))
 			num('Q', s.Args[0], s.Args[1])
 		case sfnt.SegmentOpCubeTo:
-			g.path.CubeTo(pt(s.Args[0]), pt(s.Args[1]), pt(s.Args[2]))
 			num('C', s.Args[0], s.Args[1], s.Args[2])
 		}
 	}
 	if open {
-		g.path.Close()
 		d.WriteByte('Z')
 	}
 	g.svgPath = d.String()
 	v, _ := glyphs.LoadOrStore(key, g)
 	return v.(*glyph)
-}
-
-// outlineText draws str at pt (the left end of its baseline) on c as
-// filled glyph outlines in c's current colour.
-func outlineText(c vg.Canvas, f pfont.Face, pt vg.Point, str string) {
-	for _, pg := range layoutText(f, str) {
-		if len(pg.g.path) == 0 {
-			continue // a space
-		}
-		c.Push()
-		c.Translate(vg.Point{X: pt.X + pg.x, Y: pt.Y})
-		c.Scale(pg.scale, pg.scale)
-		c.Fill(pg.g.path)
-		c.Pop()
-	}
 }

@@ -250,3 +250,27 @@ func TestMarkdownHTML(t *testing.T) {
 		t.Errorf("markdownHTML:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestLinearFloorNotCut: on a linear axis from 0 (a non-negative
+// quantity) an interval reaching below 0 stops at 0 unmarked — the floor
+// is the quantity's, as a bound is — where on a log axis it is a cut.
+// Means 1, 2, 3, 4 (one decade: linear), the first ± 3: its bar runs
+// from 0 (not −2) to 4.
+func TestLinearFloorNotCut(t *testing.T) {
+	c := curve{label: "x"}
+	for i, m := range []float64{1, 2, 3, 4} {
+		c.add(float64(i+1), m, 0.1, false)
+	}
+	c.hw[0] = 3
+	ax, _ := newYAxis([]curve{c}, false)
+	if ax.log || ax.lo != 0 {
+		t.Fatalf("axis log %v from %g, want linear from 0", ax.log, ax.lo)
+	}
+	m := ax.marks(c, 0)
+	if len(m.clipLo) != 0 {
+		t.Errorf("interval below the floor marked as cut: %v", m.clipLo)
+	}
+	if e := m.bars.YErrors[0]; e.Low != 1 || e.High != 3 {
+		t.Errorf("bar of 1 ± 3 drawn as −%g/+%g, want −1/+3 (0 to 4)", e.Low, e.High)
+	}
+}

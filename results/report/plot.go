@@ -18,13 +18,11 @@ import (
 	"codeberg.org/go-pdf/fpdf"
 	"git.sr.ht/~sbinet/gg"
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgpdf"
 )
 
 // The PDF figures carry fixed dates and a sorted catalogue, so that a
@@ -190,7 +188,9 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // yRange chooses the y axis: log when every stable mean is positive and they
 // span at least two decades (as the papers plot response times near
-// saturation), linear otherwise. The range covers the stable means and their
+// saturation), or more than a decade and a linear axis would squash
+// most of them into its bottom tenth (one policy blowing up near
+// saturation: squashed), linear otherwise. The range covers the stable means and their
 // confidence intervals, but an interval is not allowed to stretch the axis
 // beyond one span of the means (linear) or one decade (log): a wild interval
 // from two replications would otherwise flatten every curve. Bars are
@@ -216,13 +216,15 @@ func yRange(cs []curve) (lo, hi float64, logScale, ok bool) {
 		}
 	}
 	scan(false)
+	stable := true
 	if math.IsInf(mlo, 1) { // nothing stable: range over the unstable values
 		scan(true)
+		stable = false
 	}
 	if math.IsInf(mlo, 1) {
 		return 0, 1, false, false
 	}
-	if positive && mhi/mlo >= 100 {
+	if positive && (mhi/mlo >= 100 || mhi/mlo >= 10 && squashed(cs, stable, mlo, mhi)) {
 		lo, hi = mlo, mhi
 		if blo > 0 {
 			lo = math.Max(math.Min(lo, blo), mlo/10)
@@ -237,10 +239,16 @@ func yRange(cs []curve) (lo, hi float64, logScale, ok bool) {
 	if span <= 1e-6*math.Max(math.Abs(mlo), math.Abs(mhi)) { // constant up to rounding
 		span = math.Max(math.Abs(mhi)*0.1, 1e-9)
 	}
+	// Intervals may stretch the axis by one span of the means, or by the
+	// typical (median) half-width where that is wider: means that differ
+	// by less than their intervals (a utilisation equal to the load up to
+	// noise) show those intervals whole instead of cut at both ends, while
+	// one wild interval still cannot flatten the curves.
+	reach := math.Max(span, medianHW(cs, stable))
 	lo, hi = mlo, mhi
 	if finite(blo) {
-		lo = math.Max(math.Min(lo, blo), mlo-span)
-		hi = math.Min(math.Max(hi, bhi), mhi+span)
+		lo = math.Max(math.Min(lo, blo), mlo-reach)
+		hi = math.Min(math.Max(hi, bhi), mhi+reach)
 	}
 	if mlo >= 0 && lo < 0 { // every metric here is non-negative
 		lo = 0
@@ -254,6 +262,39 @@ func yRange(cs []curve) (lo, hi float64, logScale, ok bool) {
 		lo = 0
 	}
 	return lo, hi, false, true
+}
+
+// squashed says whether the median of the means yRange ranges over lies
+// in the bottom tenth of [mlo, mhi].
+func squashed(cs []curve, stable bool, mlo, mhi float64) bool {
+	var ms []float64
+	for _, c := range cs {
+		for i, m := range c.mean {
+			if c.unstable[i] != stable && finite(m) {
+				ms = append(ms, m)
+			}
+		}
+	}
+	sort.Float64s(ms)
+	return len(ms) > 0 && ms[len(ms)/2] < mlo+0.1*(mhi-mlo)
+}
+
+// medianHW is the median finite half-width of the points of cs whose
+// stability is stable (0 for none).
+func medianHW(cs []curve, stable bool) float64 {
+	var hs []float64
+	for _, c := range cs {
+		for i, h := range c.hw {
+			if c.unstable[i] != stable && finite(c.mean[i]) && finite(h) && h > 0 {
+				hs = append(hs, h)
+			}
+		}
+	}
+	if len(hs) == 0 {
+		return 0
+	}
+	sort.Float64s(hs)
+	return hs[(len(hs)-1)/2] // the lower median: of two, the tamer
 }
 
 // errBars is the plotter.YErrorBars input with clipped bars.
@@ -327,6 +368,11 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 	grid.Horizontal.Color = color.Gray{Y: 225}
 	p.Add(grid)
 
+	xs := distinctX(cs)
+	logX := logXAxis(xs)
+	if logX {
+		cs, lines = log10X(cs, lines)
+	}
 	xmin, xmax, anyUnstable := extent(cs)
 	ax, ok := newYAxis(cs, anyUnstable)
 	if !ok || math.IsInf(xmin, 1) {
@@ -344,22 +390,27 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 			anyClipped = true
 		}
 	}
-	p.Legend.Top, p.Legend.Left = legendCorner(cs, xmin, xmax, ax.tr(ax.lo), ax.tr(ax.hi), ax.tr, len(cs)+1)
-	if anyUnstable && p.Legend.Top { // keep the legend below the row of markers
-		p.Legend.YOffs -= vg.Points(10)
-	}
 	if legend {
 		markerLegend(p, ax, xmin, anyUnstable, anyClipped)
 	}
 	p.X.Tick.Marker = niceTicks{}
-	if xs := distinctX(cs); len(xs) >= 2 && len(xs) <= maxSweptTicks {
-		p.X.Tick.Marker = &sweptTicks{values: xs}
+	if logX {
+		p.X.Tick.Marker = logTicks{}
+	}
+	if len(xs) >= 2 && len(xs) <= maxSweptTicks {
+		p.X.Tick.Marker = &sweptTicks{values: xs, log: logX}
 	}
 	p.Y.Tick.Marker = niceTicks{}
 	if ax.log {
 		p.Y.Tick.Marker = logTicks{}
 	}
 	p.Y.Min, p.Y.Max = ax.tr(ax.lo), ax.tr(ax.hi)
+	// The limit lines are data to keep the legend off, as the curves are.
+	avoid := cs
+	for _, vl := range visibleLines(lines, xmin, xmax) {
+		avoid = append(avoid[:len(avoid):len(avoid)], curve{x: []float64{vl.x, vl.x}, mean: []float64{ax.lo, ax.hi},
+			hw: []float64{0, 0}, unstable: []bool{false, false}})
+	}
 	xmin, xmax = addLimitLines(p, lines, ax, xmin, xmax, legend)
 	if xmin == xmax {
 		d := math.Max(math.Abs(xmin)*0.1, 0.5)
@@ -367,7 +418,54 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 	}
 	pad := 0.03 * (xmax - xmin)
 	p.X.Min, p.X.Max = xmin-pad, xmax+pad
+	// Last, when the legend has all its entries: its corner.
+	placeLegend(p, avoid, p.X.Min, p.X.Max, ax.tr(ax.lo), ax.tr(ax.hi), ax.tr, anyUnstable)
+	if anyUnstable && p.Legend.Top { // keep the legend below the row of markers
+		p.Legend.YOffs -= vg.Points(10)
+	}
 	return p
+}
+
+// logXAxis says whether swept x values are drawn on a log axis: when
+// they are positive, span a decade or more and are spaced more evenly in
+// log x than in x (the ratio of the largest gap to the smallest is
+// smaller), as a servers axis k = 32, 128, 256, 2048 is and an
+// arrival-rate grid (λ = 0.1, 0.2, …, 2, or 1, 2, 4, 6, 7, 7.5, 7.7
+// thickening towards saturation) is not.
+func logXAxis(xs []float64) bool {
+	if len(xs) < 3 || xs[0] <= 0 || xs[len(xs)-1]/xs[0] < 10 {
+		return false
+	}
+	unevenness := func(f func(float64) float64) float64 {
+		lo, hi := math.Inf(1), 0.0
+		for i := 1; i < len(xs); i++ {
+			g := f(xs[i]) - f(xs[i-1])
+			lo, hi = math.Min(lo, g), math.Max(hi, g)
+		}
+		return hi / lo
+	}
+	return unevenness(math.Log10) < unevenness(func(x float64) float64 { return x })
+}
+
+// log10X is cs and lines with x replaced by log10 x: a log x axis is
+// drawn as a linear axis of log10 x, as the y axis is (newYAxis).
+func log10X(cs []curve, lines []vline) ([]curve, []vline) {
+	out := make([]curve, len(cs))
+	for i, c := range cs {
+		c.x = append([]float64(nil), c.x...)
+		for j, x := range c.x {
+			c.x[j] = math.Log10(x) // NaN for x ≤ 0: not drawn
+		}
+		out[i] = c
+	}
+	var ls []vline
+	for _, l := range lines {
+		if l.x > 0 {
+			l.x = math.Log10(l.x)
+			ls = append(ls, l)
+		}
+	}
+	return out, ls
 }
 
 // extent is the x range of the drawable points of cs and whether any is
@@ -473,6 +571,12 @@ func (ax yAxis) interval(m *curveMarks, x, mean, h float64) {
 		l, u = mean*math.Exp(-h/mean), mean*math.Exp(h/mean)
 	}
 	u = math.Min(u, ax.bound)
+	if !ax.log && ax.lo == 0 {
+		// A linear axis from 0 is a non-negative quantity's (yRange):
+		// an interval below 0 stops at that floor as one above a bound
+		// stops at the bound, unmarked, not "cut at the axis".
+		l = math.Max(l, 0)
+	}
 	y := ax.clip(mean)
 	m.bars.XYs = append(m.bars.XYs, plotter.XY{X: x, Y: y})
 	m.bars.YErrors = append(m.bars.YErrors, struct{ Low, High float64 }{y - ax.clip(l), ax.clip(u) - y})
@@ -709,13 +813,15 @@ func (l *layout) sharedLegend(tileW, tileH vg.Length) {
 	}
 }
 
-// longLegend moves a single plot's legend of more than maxInside entries
-// to the band under it; it forgets every plot's recorded entries.
+// longLegend moves a single plot's legend of more than maxInside entries,
+// or one that would cover data in every corner (crowded), to the band
+// under it; it forgets every plot's recorded entries.
 func (l *layout) longLegend(shared bool) {
 	for _, r := range l.plots {
 		for _, p := range r {
 			v, ok := legends.LoadAndDelete(p)
-			if ok && l.rows == 1 && l.cols == 1 && !shared && len(*v.(*[]legendItem)) > maxInside {
+			_, full := crowded.LoadAndDelete(p)
+			if ok && l.rows == 1 && l.cols == 1 && !shared && (len(*v.(*[]legendItem)) > maxInside || full) {
 				l.below = *v.(*[]legendItem)
 				p.Legend = plot.NewLegend()
 			}
@@ -790,8 +896,9 @@ func (l *layout) draw(dc draw.Canvas, w, tw vg.Length) {
 	}
 }
 
-// vector draws name.pdf and, with svg, name.svg at w × h, their text as
-// glyph outlines (glyph.go: no font to embed or to lack).
+// vector draws name.pdf and, with svg, name.svg at w × h: the PDF's text
+// in an embedded font subset (pdfcanvas.go), the SVG's as glyph outlines
+// (glyph.go).
 func (l *layout) vector(out *files, name string, w, h, tw vg.Length, svg bool) error {
 	var buf bytes.Buffer
 	if svg {
@@ -803,9 +910,9 @@ func (l *layout) vector(out *files, name string, w, h, tw vg.Length, svg bool) e
 		out.put(name+".svg", bytes.Clone(buf.Bytes()))
 		buf.Reset()
 	}
-	pdf := vgpdf.New(w, h)
-	l.draw(draw.New(pdfCanvas{pdf}), w, tw)
-	if _, err := pdf.WriteTo(&buf); err != nil {
+	pdf := newPDFCanvas(w, h)
+	l.draw(draw.New(pdf), w, tw)
+	if err := pdf.writeTo(&buf); err != nil {
 		return fmt.Errorf("render %s.pdf: %w", name, err)
 	}
 	out.put(name+".pdf", buf.Bytes())
@@ -911,6 +1018,20 @@ func (f *files) wait() (map[string][]byte, error) {
 	return f.m, nil
 }
 
+// tickLabel is a linear axis's label of v for ticks step apart on an
+// axis reaching top (its largest magnitude): plain (prec decimals) below
+// a million, past it a mantissa and the top's power of ten, as the log
+// axes write it ("0.5e6 1.0e6 1.5e6", not "1500000": seven digits crowd
+// a column figure's y axis).
+func tickLabel(v, step, top float64, prec int) string {
+	if top < 1e6 || v == 0 {
+		return strconv.FormatFloat(v, 'f', prec, 64)
+	}
+	e := int(math.Floor(math.Log10(top)))
+	digits := max(0, e-int(math.Floor(math.Log10(step)+1e-9)))
+	return strconv.FormatFloat(v/math.Pow(10, float64(e)), 'f', digits, 64) + "e" + strconv.Itoa(e)
+}
+
 // niceTicks labels a linear axis every 1, 2 or 5 × 10^k, aiming at about
 // six labels (gonum's default gives three, too few to read values off).
 type niceTicks struct{}
@@ -941,7 +1062,7 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 		if v > hi+step*1e-9 {
 			break
 		}
-		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', prec, 64)})
+		ts = append(ts, plot.Tick{Value: v, Label: tickLabel(v, step, math.Max(math.Abs(lo), math.Abs(hi)), prec)})
 	}
 	ms := step / float64(minor)
 	firstMinor := math.Ceil(lo/ms - 1e-9)
@@ -957,6 +1078,9 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
+// maxLogLabels is the most decades a log axis labels one by one.
+const maxLogLabels = 6
+
 // logTicks labels an axis of log10 values: a major tick at every integer k
 // labelled 10^k as a plain number (0.01, 1, 1000; 1e+06 beyond), minor
 // ticks at log10(m·10^k), m = 2..9. An axis spanning less than two labelled
@@ -970,7 +1094,7 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	label := func(k float64, m int) string {
 		v := float64(m) * math.Pow(10, k)
 		if k > 5 || k < -4 {
-			return strconv.FormatFloat(v, 'e', 0, 64)
+			return strconv.Itoa(m) + "e" + strconv.Itoa(int(k))
 		}
 		return strconv.FormatFloat(v, 'g', 6, 64)
 	}
@@ -986,6 +1110,11 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 		return n
 	}
 	labelled := map[int]bool{1: true}
+	// Past maxLogLabels decades (a waiting time from 1e-8 to 100 in a
+	// 1.9 in panel) the labels would touch and nine minor ticks a decade
+	// would blacken the axis: label every every-th decade (10^0 among
+	// them), the others get an unlabelled tick, and no minor ticks.
+	every := max(1, int(math.Ceil((math.Floor(hi+1e-9)-math.Ceil(lo-1e-9)+1)/maxLogLabels)))
 	if count(labelled) < 2 {
 		labelled = map[int]bool{1: true, 2: true, 5: true}
 		if count(labelled) < 2 {
@@ -996,14 +1125,14 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	for k := math.Floor(lo); k <= math.Ceil(hi); k++ {
 		for m := 1; m <= 9; m++ {
 			v := k + math.Log10(float64(m))
-			if v < lo-1e-9 || v > hi+1e-9 {
+			if v < lo-1e-9 || v > hi+1e-9 || every > 1 && m > 1 {
 				continue
 			}
 			t := plot.Tick{Value: v}
 			if m == 1 {
 				t.Value = k
 			}
-			if labelled[m] {
+			if labelled[m] && int(k)%every == 0 {
 				t.Label = label(k, m)
 			}
 			ts = append(ts, t)
@@ -1012,13 +1141,42 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
+// crowded holds the plots (*plot.Plot → true) whose legend would cover
+// data in every corner: render draws their legend under the axes.
+var crowded sync.Map
+
+// placeLegend puts p's legend in legendCorner's corner, or, when every
+// corner holds data, marks it for the band under the axes (crowded). The
+// legend's box is measured as drawn in a column figure, with a margin,
+// against the data area (the figure less about 0.9 in of y axis and
+// 0.85 in of x axis, two rows of ticks),
+// with the 10 pt drop under a row of unstable markers (lowered).
+func placeLegend(p *plot.Plot, cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) float64, lowered bool) {
+	probe := draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: colW, Y: colH}}}
+	sz := p.Legend.Rectangle(probe).Size()
+	dw, dh := colW-0.9*vg.Inch, colH-0.85*vg.Inch
+	if lowered {
+		sz.Y += vg.Points(10)
+	}
+	// The legend is drawn XOffs, YOffs in from its corner.
+	sz.X += max(p.Legend.XOffs, -p.Legend.XOffs)
+	sz.Y += max(p.Legend.YOffs, -p.Legend.YOffs)
+	w := float64((sz.X + vg.Points(8)) / dw)
+	h := float64((sz.Y + vg.Points(8)) / dh)
+	var clear bool
+	p.Legend.Top, p.Legend.Left, clear = legendCorner(cs, xmin, xmax, ylo, yhi, tr, w, h)
+	if !clear {
+		crowded.Store(p, true)
+	}
+}
+
 // legendCorner picks the corner of the plot where the legend hides the least
 // data: it counts the points of the curves (and 20 samples along each
 // segment between them, and 9 along each error bar), in normalised coordinates, that fall in a box of
-// the legend's approximate size at each corner, preferring top-left, then
-// top-right, bottom-right, bottom-left on ties.
-func legendCorner(cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) float64, entries int) (top, left bool) {
-	w, h := 0.4, math.Min(0.04+0.05*float64(entries), 0.7)
+// the legend's size (w × h, fractions of the data area) at each corner,
+// preferring top-left, then top-right, bottom-right, bottom-left on ties.
+// clear says whether that corner holds no data at all.
+func legendCorner(cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) float64, w, h float64) (top, left, clear bool) {
 	type corner struct{ top, left bool }
 	corners := []corner{{true, true}, {true, false}, {false, false}, {false, true}}
 	count := make([]int, len(corners))
@@ -1044,7 +1202,7 @@ func legendCorner(cs []curve, xmin, xmax, ylo, yhi float64, tr func(float64) flo
 			best = i
 		}
 	}
-	return corners[best].top, corners[best].left
+	return corners[best].top, corners[best].left, count[best] == 0
 }
 
 // sampleCurve calls in with the points of c's line (y clipped to [ylo,
@@ -1128,6 +1286,7 @@ func sortedKeys(set map[float64]bool) []float64 {
 // tile size.
 type sweptTicks struct {
 	values []float64
+	log    bool // the axis is of log10 x (logXAxis); values are x
 	width  vg.Length
 	font   text.Style
 }
@@ -1137,11 +1296,15 @@ func (st *sweptTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ts []plot.Tick
 	lastEnd := [2]vg.Length{-1e9, -1e9} // right edge of the last label of each row
 	gap := vg.Points(4)
-	for _, v := range st.values {
+	for _, x := range st.values {
+		v := x
+		if st.log {
+			v = math.Log10(x)
+		}
 		if v < lo || v > hi {
 			continue
 		}
-		l := strconv.FormatFloat(v, 'g', -1, 64)
+		l := strconv.FormatFloat(x, 'g', -1, 64)
 		if st.width <= 0 || hi <= lo {
 			ts = append(ts, plot.Tick{Value: v, Label: l})
 			continue
@@ -1160,15 +1323,4 @@ func (st *sweptTicks) Ticks(lo, hi float64) []plot.Tick {
 		ts = append(ts, plot.Tick{Value: v, Label: l})
 	}
 	return ts
-}
-
-// pdfCanvas is a vgpdf canvas that draws its text as glyph outlines
-// (glyph.go): the PDF then needs no font (vgpdf embedded the whole
-// Liberation font, 0.2 MB per figure, in a Windows-1252 encoding that
-// spelled "λ" as "lambda"), and every character is drawn as itself.
-type pdfCanvas struct{ *vgpdf.Canvas }
-
-// FillString draws str as outlines.
-func (c pdfCanvas) FillString(f font.Face, pt vg.Point, str string) {
-	outlineText(c.Canvas, f, pt, str)
 }

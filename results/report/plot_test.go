@@ -39,6 +39,15 @@ func TestYRange(t *testing.T) {
 		{"zero", c([]float64{0, 1, 1000}, []float64{0, 0, 0}), false, 0, 1000, 2000, true},
 		// A wild CI (two replications) may stretch the axis by one span of the means at most.
 		{"wild CI", c([]float64{10, 20}, []float64{1, 1e6}), false, 9, 21, 20 + 10*1.2, true},
+		// 1.5 … 57 spans 1.6 decades but most means sit near the bottom
+		// (median 3 < 1.5 + 0.1 × 55.5 = 7.05): a linear axis would
+		// squash them under one policy's blow-up → log.
+		{"squashed", c([]float64{1.5, 2, 2.5, 3, 4, 5, 57}, []float64{0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1}), true, 1.5, 57, 600, false},
+		// Means within their (typical) intervals: utilisation 0.799,
+		// 0.8, 0.801 ± 0.01 — the axis shows the intervals whole,
+		// [0.789, 0.811] (the median half-width beyond the means), not
+		// one span (0.002) around them.
+		{"noise", c([]float64{0.799, 0.8, 0.801}, []float64{0.01, 0.01, 0.01}), false, 0.789, 0.811, 0.82, true},
 		// Constant up to rounding: a 10% band around the value.
 		{"constant", c([]float64{83.4, math.Nextafter(83.4, 100)}, []float64{0, 0}), false, 80, 87, 100, false},
 		// Unstable points do not set the range: 1..3 is linear although the unstable mean is 1e6.
@@ -112,6 +121,11 @@ func TestTicks(t *testing.T) {
 		{math.Log10(1.5), math.Log10(60), "2 5 10 20 50"},
 		{math.Log10(3), math.Log10(8), "3 4 5 6 7 8"},
 		{math.Log10(0.004), math.Log10(0.03), "0.005 0.01 0.02"},
+		// 1e-8 … 100: 11 decades, more than maxLogLabels = 6, so every
+		// ⌈11/6⌉ = 2nd decade, 10^0 among them.
+		{-8.2, 2.3, "1e-8 1e-6 0.0001 0.01 1 100"},
+		// 0.001 … 1e4: 8 decades → every 2nd.
+		{-3, 4, "0.01 1 100 10000"},
 	} {
 		labels = nil
 		for _, tk := range (logTicks{}).Ticks(c.lo, c.hi) {
@@ -122,6 +136,22 @@ func TestTicks(t *testing.T) {
 		if got := strings.Join(labels, " "); got != c.want {
 			t.Errorf("log ticks on [%g, %g]: %q, want %q", math.Pow(10, c.lo), math.Pow(10, c.hi), got, c.want)
 		}
+	}
+	// Past a million a linear axis writes mantissa and the axis's power
+	// of ten, to the step's precision: 0 … 2e6 in steps of 5e5.
+	labels = nil
+	for _, tk := range (niceTicks{}).Ticks(0, 2.1e6) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got, want := strings.Join(labels, " "), "0 0.5e6 1.0e6 1.5e6 2.0e6"; got != want {
+		t.Errorf("linear ticks on [0, 2.1e6]: %q, want %q", got, want)
+	}
+	// A thinned axis has a tick per decade and no minor ticks: 10^-8 …
+	// 10^2, 11 ticks.
+	if n := len((logTicks{}).Ticks(-8.2, 2.3)); n != 11 {
+		t.Errorf("%d ticks on [1e-8.2, 1e2.3], want 11 (decades only)", n)
 	}
 }
 
