@@ -34,8 +34,9 @@ import (
 
 // reportRecordsMax is the largest campaign whose coordinator-rendered
 // report has the per-replication table (and so whose records the
-// finalisation keeps). A record is a few kilobytes in memory.
-var reportRecordsMax = 4096
+// finalisation keeps): archive.ReportRecordsMax, `msjfarm report`'s rule
+// too. A record is a few kilobytes in memory.
+var reportRecordsMax = archive.ReportRecordsMax
 
 // finalScan is what one pass over a campaign's results learnt.
 type finalScan struct {

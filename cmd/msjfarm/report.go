@@ -55,22 +55,33 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		if err != nil {
 			return fail("report: %v", err)
 		}
-		a, err := archive.Load(ctx, st, id, cat)
+		// A campaign of more than archive.ReportRecordsMax tasks is read
+		// a point at a time (its report has no per-replication table, as
+		// the coordinator's), a smaller one with every record.
+		r, err := archive.Open(ctx, st, id, cat)
 		if err != nil {
 			return fail("report: %v", err)
 		}
-		for _, w := range a.Warnings {
+		rc, nrec, err := r.ReportCampaign(ctx)
+		if err != nil {
+			return fail("report: %v", err)
+		}
+		for _, w := range r.Warnings {
 			fmt.Fprintf(os.Stderr, "msjfarm report: warning: %s\n", w)
 		}
-		if a.Manifest == nil || a.Manifest.State != protocol.CampaignDone {
-			fmt.Fprintf(os.Stderr, "msjfarm report: campaign %s is not finished: report of the %d results so far\n", id, len(a.Records))
+		if r.Manifest == nil || r.Manifest.State != protocol.CampaignDone {
+			fmt.Fprintf(os.Stderr, "msjfarm report: campaign %s is not finished: report of the %d results so far\n", id, nrec)
 		}
 		// Further campaigns are overlaid in the figures and tables.
 		overlay, err := loadOverlays(ctx, st, ff.fs.Args()[1:])
 		if err != nil {
 			return fail("report: %v", err)
 		}
-		files, err := a.Report(overlay...)
+		var prec *archive.PrecisionSummary
+		if r.Manifest != nil {
+			prec = r.Manifest.Precision
+		}
+		files, err := archive.RenderReport(rc, prec, overlay...)
 		if err != nil {
 			return fail("report: %v", err)
 		}
@@ -97,8 +108,8 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 
 // loadOverlays loads the campaigns named by args (ids, names or id
 // prefixes) to overlay on the report's.
-func loadOverlays(ctx context.Context, st storage.Store, args []string) ([]*archive.Archive, error) {
-	var overlay []*archive.Archive
+func loadOverlays(ctx context.Context, st storage.Store, args []string) ([]report.Campaign, error) {
+	var overlay []report.Campaign
 	for _, arg := range args {
 		oid, err := archive.ResolveIn(ctx, st, arg)
 		if err != nil {
@@ -108,7 +119,11 @@ func loadOverlays(ctx context.Context, st storage.Store, args []string) ([]*arch
 		if err != nil {
 			return nil, err
 		}
-		o, err := archive.Load(ctx, st, oid, ocat)
+		r, err := archive.Open(ctx, st, oid, ocat)
+		if err != nil {
+			return nil, err
+		}
+		o, _, err := r.ReportCampaign(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -66,9 +66,15 @@ func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 	if err != nil {
 		return nil, err
 	}
-	a := &Archive{ID: id, Spec: r.Spec, Campaign: r.Campaign, ManifestJSON: r.ManifestJSON, Manifest: r.Manifest,
+	return r.Load(ctx)
+}
+
+// Load reads every point (EachPoint) into an Archive: every record at
+// once.
+func (r *Reader) Load(ctx context.Context) (*Archive, error) {
+	a := &Archive{ID: r.ID, Spec: r.Spec, Campaign: r.Campaign, ManifestJSON: r.ManifestJSON, Manifest: r.Manifest,
 		Records: map[string]*record.Record{}, Raw: map[string][]byte{}, Modified: r.Modified}
-	err = r.EachPoint(ctx, nil, func(p PointRecords) error {
+	err := r.EachPoint(ctx, nil, func(p PointRecords) error {
 		a.Tasks = append(a.Tasks, p.Tasks...)
 		maps.Copy(a.Records, p.Records)
 		maps.Copy(a.Raw, p.Raw)

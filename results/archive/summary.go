@@ -6,6 +6,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/results/report"
 )
 
 // Summary is a campaign summarised a point at a time (Reader.Summarize):
@@ -75,4 +76,36 @@ func (s *Summary) CompareDefault(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// ReportRecordsMax is the largest campaign (in tasks) whose report has
+// the per-replication table, and so is built from every record at once:
+// the coordinator's finalisation and `msjfarm report` apply the same
+// rule. A larger campaign's report is built from its points summarised a
+// point at a time; its replications are in the stored records (and in
+// an exported archive), a table a reader would not page through anyway.
+const ReportRecordsMax = 4096
+
+// ReportCampaign reads the campaign for report.Render (see
+// ReportRecordsMax) and counts its records.
+func (r *Reader) ReportCampaign(ctx context.Context) (report.Campaign, int, error) {
+	if r.Campaign == nil || r.Campaign.Len() <= ReportRecordsMax {
+		a, err := r.Load(ctx)
+		if err != nil {
+			return report.Campaign{}, 0, err
+		}
+		return a.ReportCampaign(), len(a.Records), nil
+	}
+	s, err := r.Summarize(ctx)
+	if err != nil {
+		return report.Campaign{}, 0, err
+	}
+	if err := s.CompareDefault(ctx); err != nil {
+		return report.Campaign{}, 0, err
+	}
+	n := 0
+	for _, ids := range s.ids {
+		n += len(ids)
+	}
+	return report.Campaign{Points: s.Points, Manifest: r.ManifestJSON}, n, nil
 }
