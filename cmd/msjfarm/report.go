@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/gcpace"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/report"
@@ -36,6 +37,10 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 			return fail("report: want a campaign: id, name or id prefix (msjfarm report <campaign> [<campaign to overlay>...] [-out DIR])")
 		}
 		id := ff.fs.Arg(0)
+		// Reading and drawing run no simulation: the collector's default
+		// pace (at the simulation pace the discarded records and drawing
+		// buffers pile up to five times what is live).
+		gcpace.Stop()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
 		// An archive file (msjfarm archive export) is verified and
