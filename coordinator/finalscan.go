@@ -34,8 +34,9 @@ import (
 
 // reportRecordsMax is the largest campaign whose coordinator-rendered
 // report has the per-replication table (and so whose records the
-// finalisation keeps). A record is a few kilobytes in memory.
-var reportRecordsMax = 4096
+// finalisation keeps): archive.ReportRecordsMax, `msjfarm report`'s rule
+// too. A record is a few kilobytes in memory.
+var reportRecordsMax = archive.ReportRecordsMax
 
 // finalScan is what one pass over a campaign's results learnt.
 type finalScan struct {
@@ -117,23 +118,6 @@ func (p *provenance) manifest() ([]archive.PolicyProvenance, []string) {
 	return pols, hosts
 }
 
-// taskObjects is what record.ReadObjects read for one task.
-type taskObjects struct {
-	rec  *record.Record
-	objs []record.Object
-	err  error
-}
-
-// readObjects reads the result objects of tasks, eight at a time.
-func (co *Coordinator) readObjects(ctx context.Context, id string, tasks []sweep.Task) []taskObjects {
-	out := make([]taskObjects, len(tasks))
-	inParallel(len(tasks), func(i int) {
-		r, objs, err := record.ReadObjects(ctx, co.o.Store, id, tasks[i].ID)
-		out[i] = taskObjects{rec: r, objs: objs, err: err}
-	})
-	return out
-}
-
 // inParallel calls fn(i) for every i in [0, n), eight at a time: the
 // round trips to storage (S3), or its file opens, overlap.
 func inParallel(n int, fn func(i int)) {
@@ -153,7 +137,7 @@ func inParallel(n int, fn func(i int)) {
 // scanResults reads every task's result objects a point at a time,
 // checking them against old (the checksums of an earlier finalisation,
 // may be nil).
-func (co *Coordinator) scanResults(ctx context.Context, c *campaign, tl *taskList, old map[string]string) (*finalScan, error) {
+func (co *Coordinator) scanResults(ctx context.Context, c *campaign, tl *taskList, old archive.Sums) (*finalScan, error) {
 	f, err := os.CreateTemp("", "msjfarm-checksums-*")
 	if err != nil {
 		return nil, fmt.Errorf("checksums: %w", err)
@@ -165,13 +149,17 @@ func (co *Coordinator) scanResults(ctx context.Context, c *campaign, tl *taskLis
 	}
 	w := io.MultiWriter(s.sumsBuf, s.sumsHash)
 	err = co.eachPoint(tl, func(tasks []sweep.Task) error {
-		objs := co.readObjects(ctx, c.id, tasks)
+		ids := make([]string, len(tasks))
+		for i, t := range tasks {
+			ids[i] = t.ID
+		}
+		objs := archive.ReadTasks(ctx, co.o.Store, c.id, ids)
 		recs := make(map[string]*record.Record, len(tasks))
 		for i, t := range tasks {
 			if err := co.scanTask(ctx, c.id, t, objs[i], old, s, w); err != nil {
 				return err
 			}
-			if r := objs[i].rec; objs[i].err == nil && s.modified[t.ID] == "" {
+			if r := objs[i].Rec; objs[i].Err == nil && s.modified[t.ID] == "" {
 				recs[t.ID] = r
 			}
 		}
@@ -193,35 +181,35 @@ func (co *Coordinator) scanResults(ctx context.Context, c *campaign, tl *taskLis
 // or not a record of its task: moved aside), modified since the last
 // finalisation (moved aside), or a record whose objects' checksums are
 // written to w.
-func (co *Coordinator) scanTask(ctx context.Context, id string, t sweep.Task, o taskObjects, old map[string]string, s *finalScan, w io.Writer) error {
-	if o.err != nil {
-		ie, integrity := errors.AsType[*record.IntegrityError](o.err)
+func (co *Coordinator) scanTask(ctx context.Context, id string, t sweep.Task, o archive.TaskObjects, old archive.Sums, s *finalScan, w io.Writer) error {
+	if o.Err != nil {
+		ie, integrity := errors.AsType[*record.IntegrityError](o.Err)
 		switch {
-		case errors.Is(o.err, storage.ErrNotFound):
+		case errors.Is(o.Err, storage.ErrNotFound):
 		case integrity:
-			co.o.Logf("coordinator: campaign %s: %v: moved to %s, the task will run again", id, o.err, RejectedKey(id, t.ID))
+			co.o.Logf("coordinator: campaign %s: %v: moved to %s, the task will run again", id, o.Err, RejectedKey(id, t.ID))
 			co.moveAsideKey(ctx, id, t.ID, ie.Key)
 		default:
-			return fmt.Errorf("reading result %s: %w", t.ID, o.err)
+			return fmt.Errorf("reading result %s: %w", t.ID, o.Err)
 		}
 		s.missing++
 		return nil
 	}
-	if msg := archive.ModifiedObject(old, o.objs); msg != "" {
+	if msg := archive.ModifiedObject(old, o.Objs); msg != "" {
 		co.o.Logf("coordinator: campaign %s: %s: moved to %s, the task will run again", id, msg, RejectedKey(id, t.ID))
 		co.moveAside(ctx, id, t.ID)
 		s.modified[t.ID] = msg
 		return nil
 	}
-	for _, ob := range o.objs {
+	for _, ob := range o.Objs {
 		sum := sha256.Sum256(ob.Data)
 		if _, err := fmt.Fprintf(w, "%s  %s\n", hex.EncodeToString(sum[:]), ob.Key); err != nil {
 			return fmt.Errorf("checksums: %w", err)
 		}
 	}
-	s.prov.add(o.rec)
-	if o.rec.Failed() {
-		s.failed[t.ID] = o.rec.Error
+	s.prov.add(o.Rec)
+	if o.Rec.Failed() {
+		s.failed[t.ID] = o.Rec.Error
 	} else {
 		s.done.add(t.ID)
 	}

@@ -148,15 +148,18 @@ func (co *Coordinator) storedTasks(ctx context.Context, c *campaign) (*taskSet, 
 	co.mu.Lock()
 	tl := c.tl
 	co.mu.Unlock()
-	keys, err := co.o.Store.List(ctx, storage.ResultsPrefix(c.id))
-	if err != nil {
-		return nil, err
-	}
+	// The keys are walked a page at a time, not listed: a list of every
+	// result key is ~100 bytes a result, 100 MB on a 10^6-task campaign,
+	// where the set is a bit a task.
 	s := newTaskSet(tl)
-	for _, k := range keys {
+	err := storage.Walk(ctx, co.o.Store, storage.ResultsPrefix(c.id), func(k string) error {
 		if tid, ok := storage.ResultTaskID(c.id, k); ok {
 			s.add(tid)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -35,6 +35,10 @@ type taskList struct {
 	// of byPointLen tasks (pointTasks).
 	byPoint    [][]int32
 	byPointLen int
+	// pointOf caches the point (its position in Points) of each task of
+	// a full list of pointOfLen tasks (pointAt).
+	pointOf    []int32
+	pointOfLen int
 }
 
 // newTaskList holds camp's tasks, in full when it is small or in
@@ -226,4 +230,25 @@ func (tl *taskList) Points() []string {
 		_ = tl.camp.Each(add)
 	}
 	return tl.points
+}
+
+// pointAt is the point (its position in Points) of task i. In compact
+// mode a point's replications are consecutive; a full list is indexed
+// once (again when precision mode added tasks).
+func (tl *taskList) pointAt(i int) int {
+	if tl.ids != nil {
+		return i / (tl.Len() / len(tl.Points()))
+	}
+	if tl.pointOf == nil || tl.pointOfLen != len(tl.full) {
+		pos := make(map[string]int32, len(tl.Points()))
+		for k, p := range tl.Points() {
+			pos[p] = int32(k)
+		}
+		tl.pointOf = make([]int32, len(tl.full))
+		for j, t := range tl.full {
+			tl.pointOf[j] = pos[t.Point]
+		}
+		tl.pointOfLen = len(tl.full)
+	}
+	return int(tl.pointOf[i])
 }

@@ -343,6 +343,16 @@ func TestTwoWorkerProcesses(t *testing.T) {
 		t.Fatalf("results: %v\n%s", err, out)
 	}
 	t.Logf("msjfarm results:\n%s", out)
+	// The readers of a campaign's records read it from MinIO a point at
+	// a time (archive.Reader, over the S3 store's paged listing).
+	out, err = f.run("results", id, "--compare", "fcfs,fcfs")
+	if err != nil || !strings.Contains(out, "fcfs against fcfs") {
+		t.Fatalf("results --compare: %v\n%s", err, out)
+	}
+	out, err = f.run("reproduce", id, "--sample", "2", "--runner", "inprocess")
+	if err != nil || !strings.Contains(out, "2 tasks: 2 bit-identical, 0 different, 0 errors") {
+		t.Fatalf("reproduce: %v\n%s", err, out)
+	}
 	co.stop(t, 10*time.Second)
 }
 

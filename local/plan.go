@@ -177,24 +177,27 @@ func storedTasks(ctx context.Context, st storage.Store, id string) (func(sweep.T
 	if st == nil {
 		return func(sweep.Task) (bool, bool) { return false, false }, nil
 	}
+	// The keys are walked a page at a time (storage.Walk): the sets hold
+	// each key once, without a list of them all beside.
 	here := map[string]bool{}
-	keys, err := st.List(ctx, storage.ResultsPrefix(id))
-	if err != nil {
-		return nil, err
-	}
-	for _, k := range keys {
+	err := storage.Walk(ctx, st, storage.ResultsPrefix(id), func(k string) error {
 		if tid, ok := storage.ResultTaskID(id, k); ok {
 			here[tid] = true
 		}
-	}
-	stored := map[string]bool{}
-	if keys, err = st.List(ctx, storage.StoredResultsPrefix); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	for _, k := range keys {
+	stored := map[string]bool{}
+	err = storage.Walk(ctx, st, storage.StoredResultsPrefix, func(k string) error {
 		if ck, ok := storage.StoredResultContentKey(k); ok {
 			stored[ck] = true
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	impls, err := coordinator.ExpectedImpls(ctx, st, id)
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
-	"github.com/msjfarm/msjfarm/sweep"
 )
 
 // Campaign is the JSON the live page polls (/api/campaigns/<id>).
@@ -186,15 +185,67 @@ func addSample(ss []sample, s sample) []sample {
 	return ss[i:]
 }
 
-// campaignCache holds one campaign's records read so far (records never
-// change once written).
+// campaignCache holds what the page knows of one campaign: each point's
+// summary and run progress, with the number of finished tasks it was
+// read at. A poll reads again only the points whose count moved (their
+// records, one point at a time, summarised then dropped), so that what
+// is held is O(points), never a record per finished task.
 type campaignCache struct {
-	mu     sync.Mutex
-	recs   map[string]*record.Record
-	last   []byte
-	lastAt time.Time
-	report string
-	used   time.Time // last poll (guarded by Server.mu)
+	mu sync.Mutex
+	// pts, run and finished are per point (the campaign's point order);
+	// read says whether the point was read at all.
+	pts      []aggregate.Point
+	run      []runProgress
+	finished []int32
+	read     []bool
+	last     []byte
+	lastAt   time.Time
+	report   string
+	used     time.Time // last poll (guarded by Server.mu)
+}
+
+// runProgress is RunProgress over one point's records.
+type runProgress struct {
+	n     int
+	start time.Time
+}
+
+// update reads again the points of v whose finished count moved since
+// the last poll (all of them the first time) and summarises them.
+func (c *campaignCache) update(ctx context.Context, st storage.Store, id string, v *coordinator.LiveView, since time.Time) {
+	if len(c.pts) != v.Points {
+		c.pts, c.run = make([]aggregate.Point, v.Points), make([]runProgress, v.Points)
+		c.finished, c.read = make([]int32, v.Points), make([]bool, v.Points)
+	}
+	for k := range v.Points {
+		if c.read[k] && c.finished[k] == v.Finished[k] {
+			continue
+		}
+		tasks := v.PointTasks(k)
+		var recs map[string]*record.Record
+		if v.Finished[k] > 0 {
+			ids := make([]string, len(tasks))
+			for i, t := range tasks {
+				ids[i] = t.ID
+			}
+			recs = record.ReadMany(ctx, st, id, ids, nil) // a task not stored yet is pending
+		}
+		c.pts[k] = aggregate.SummarizePoint(tasks, recs)
+		n, start := RunProgress(recs, since)
+		c.run[k] = runProgress{n, start}
+		c.finished[k], c.read[k] = v.Finished[k], true
+	}
+}
+
+// progress is RunProgress over every point read.
+func (c *campaignCache) progress() (n int, start time.Time) {
+	for _, r := range c.run {
+		n += r.n
+		if !r.start.IsZero() && (start.IsZero() || r.start.Before(start)) {
+			start = r.start
+		}
+	}
+	return n, start
 }
 
 func (s *Server) cache(id string) *campaignCache {
@@ -202,12 +253,12 @@ func (s *Server) cache(id string) *campaignCache {
 	defer s.mu.Unlock()
 	c := s.camps[id]
 	if c == nil {
-		c = &campaignCache{recs: map[string]*record.Record{}}
+		c = &campaignCache{}
 		s.camps[id] = c
 	}
 	c.used = time.Now()
-	// A long-lived coordinator sees many campaigns: forget the records of
-	// those nobody has watched for a while (read again if watched again).
+	// A long-lived coordinator sees many campaigns: forget the summaries
+	// of those nobody has watched for a while (read again if watched again).
 	for k, x := range s.camps {
 		if k != id && time.Since(x.used) > cacheIdle {
 			delete(s.camps, k)
@@ -237,18 +288,9 @@ func (s *Server) campaignJSON(ctx context.Context, id string) ([]byte, error) {
 	out := Campaign{Campaign: id, Name: st.Name, State: st.State, Total: st.Total, Done: st.Done,
 		Failed: st.Failed, Running: st.Running, Queued: st.Queued, Redelivered: v.Redeliveries,
 		Created: st.Created, Finished: st.Finished, Now: now, ETA: -1}
-	// Records of the finished tasks not read yet.
-	var missing []string
-	for _, t := range v.Done {
-		if c.recs[t] == nil {
-			missing = append(missing, t)
-		}
-	}
-	for t, r := range readRecords(ctx, s.o.Store, id, missing) {
-		c.recs[t] = r
-	}
+	c.update(ctx, s.o.Store, id, v, s.started)
 	var n int
-	n, out.RunStarted = RunProgress(c.recs, s.started)
+	n, out.RunStarted = c.progress()
 	var eta float64
 	out.Rate, eta = RunRate(n, now.Sub(out.RunStarted), st.Total-st.Done-st.Failed)
 	switch {
@@ -267,15 +309,14 @@ func (s *Server) campaignJSON(ctx context.Context, id string) ([]byte, error) {
 		out.Running += w.Running
 	}
 	out.Failures, out.FailuresTotal = failures(v)
-	if v.Tasks != nil {
-		pts := aggregate.Summarize(v.Tasks, c.recs)
-		out.Points = len(pts)
-		for i := range pts {
-			if pts[i].N > 0 {
+	if v.Points > 0 {
+		out.Points = v.Points
+		for i := range c.pts {
+			if c.pts[i].N > 0 {
 				out.PointsDone++
 			}
 		}
-		out.X, out.Plots = plots(pts)
+		out.X, out.Plots = plots(c.pts)
 	}
 	if st.State == protocol.CampaignDone {
 		if c.report == "" {
@@ -293,39 +334,19 @@ func (s *Server) campaignJSON(ctx context.Context, id string) ([]byte, error) {
 	return data, nil
 }
 
-// readRecords reads result records (record.ReadMany); unreadable ones are
-// left out (read again on the next poll). Only the result, the error and
-// the attempt's start and wall time (RunProgress) are kept: the task (in
-// the campaign) and the rest of the provenance are dropped, so that a long
-// campaign's cache stays small.
-func readRecords(ctx context.Context, st storage.Store, id string, tids []string) map[string]*record.Record {
-	out := record.ReadMany(ctx, st, id, tids, nil)
-	for tid, r := range out {
-		out[tid] = &record.Record{Result: r.Result, Error: r.Error,
-			Provenance: record.Provenance{Started: r.Provenance.Started, WallSeconds: r.Provenance.WallSeconds}}
-	}
-	return out
-}
-
 func failures(v *coordinator.LiveView) ([]Failure, int) {
 	ids := make([]string, 0, len(v.Failed))
 	for t := range v.Failed {
 		ids = append(ids, t)
 	}
 	sort.Strings(ids)
-	byID := map[string]*sweep.Task{}
-	if len(ids) > 0 {
-		for i := range v.Tasks {
-			byID[v.Tasks[i].ID] = &v.Tasks[i]
-		}
-	}
 	out := []Failure{}
 	for _, id := range ids {
 		if len(out) == maxFailures {
 			break
 		}
 		f := Failure{Task: id, Error: v.Failed[id]}
-		if t := byID[id]; t != nil {
+		if t, ok := v.Task(id); ok {
 			f.Policy, f.Params, f.Axes = t.Policy, t.Params, t.Axes
 		}
 		out = append(out, f)

@@ -212,3 +212,9 @@ func (s *timedStore) Delete(ctx context.Context, key string) error {
 	s.done("delete", t, err)
 	return err
 }
+
+// Walk passes the store's paged listing through (storage.Walk): wrapped,
+// the coordinator's store would otherwise list every key at once.
+func (s *timedStore) Walk(ctx context.Context, prefix string, fn func(key string) error) error {
+	return storage.Walk(ctx, s.Store, prefix, fn)
+}

@@ -136,3 +136,26 @@ func TestHealth(t *testing.T) {
 		t.Errorf("/api/campaigns on a worker: %d", c)
 	}
 }
+
+// TestInstrumentedStoreWalks: the coordinator's instrumented store still
+// walks its keys a page at a time (storage.Walker), with every key.
+func TestInstrumentedStoreWalks(t *testing.T) {
+	ctx := context.Background()
+	base, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"campaigns/c/results/a.json", "campaigns/c/results/b.json", "campaigns/c/spec.yaml"} {
+		if err := base.Put(ctx, k, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := NewMetrics().InstrumentStore(base)
+	if _, ok := st.(storage.Walker); !ok {
+		t.Fatalf("%T is not a storage.Walker", st)
+	}
+	n := 0
+	if err := storage.Walk(ctx, st, "campaigns/c/results/", func(string) error { n++; return nil }); err != nil || n != 2 {
+		t.Errorf("Walk: %d keys, %v; want 2", n, err)
+	}
+}

@@ -189,6 +189,25 @@ func testStore(t *testing.T, s Store) {
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("List(%q) =\n  %q\nwant\n  %q", tc.prefix, got, tc.want)
 			}
+			// Walk gives the same keys (in any order) without collecting
+			// them: the store itself walks (local, S3), not List.
+			if _, ok := s.(Walker); !ok {
+				t.Fatalf("%T is not a Walker", s)
+			}
+			var walked []string
+			if err := Walk(ctx, s, tc.prefix, func(k string) error { walked = append(walked, k); return nil }); err != nil {
+				t.Fatalf("Walk(%q): %v", tc.prefix, err)
+			}
+			slices.Sort(walked)
+			if !slices.Equal(walked, tc.want) {
+				t.Errorf("Walk(%q) =\n  %q\nwant\n  %q", tc.prefix, walked, tc.want)
+			}
+		}
+		// An error from fn stops the walk and is returned as is.
+		stop := errors.New("stop")
+		calls := 0
+		if err := Walk(ctx, s, "list/", func(string) error { calls++; return stop }); err != stop || calls != 1 {
+			t.Errorf("Walk with fn failing: err %v after %d calls, want %v after 1", err, calls, stop)
 		}
 		all, err := s.List(ctx, "")
 		if err != nil {
@@ -532,6 +551,38 @@ func TestStoredResultKey(t *testing.T) {
 	for _, bad := range []string{"results/ab.json", "results/xy/abcdef.json", "campaigns/c/results/t.json", "results/ab/abc/def.json"} {
 		if _, ok := StoredResultContentKey(bad); ok {
 			t.Errorf("%s parsed as a stored result", bad)
+		}
+	}
+}
+
+// TestLocalWalkPages walks a directory of more entries than a page
+// (walkPage), with temporary files among them: every key once, no
+// temporary file.
+func TestLocalWalkPages(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 2*walkPage + 7
+	for i := range n {
+		mustPut(t, s, fmt.Sprintf("campaigns/c/results/t%04d.json", i), []byte("x"))
+	}
+	mustPut(t, s, "campaigns/c/spec.yaml", []byte("x"))
+	tmp := filepath.Join(s.(*localStore).root, "campaigns", "c", "results", tmpMarker+"half")
+	if err := os.WriteFile(tmp, []byte("partial"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	if err := Walk(ctx, s, "campaigns/c/results/", func(k string) error { seen[k]++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != n {
+		t.Errorf("Walk saw %d keys, want %d", len(seen), n)
+	}
+	for k, c := range seen {
+		if c != 1 || !strings.HasPrefix(k, "campaigns/c/results/t") {
+			t.Errorf("Walk gave %q %d times", k, c)
 		}
 	}
 }

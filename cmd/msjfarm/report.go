@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/gcpace"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/report"
@@ -36,6 +37,10 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 			return fail("report: want a campaign: id, name or id prefix (msjfarm report <campaign> [<campaign to overlay>...] [-out DIR])")
 		}
 		id := ff.fs.Arg(0)
+		// Reading and drawing run no simulation: the collector's default
+		// pace (at the simulation pace the discarded records and drawing
+		// buffers pile up to five times what is live).
+		gcpace.Stop()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
 		// An archive file (msjfarm archive export) is verified and
@@ -55,22 +60,33 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		if err != nil {
 			return fail("report: %v", err)
 		}
-		a, err := archive.Load(ctx, st, id, cat)
+		// A campaign of more than archive.ReportRecordsMax tasks is read
+		// a point at a time (its report has no per-replication table, as
+		// the coordinator's), a smaller one with every record.
+		r, err := archive.Open(ctx, st, id, cat)
 		if err != nil {
 			return fail("report: %v", err)
 		}
-		for _, w := range a.Warnings {
+		rc, nrec, err := r.ReportCampaign(ctx)
+		if err != nil {
+			return fail("report: %v", err)
+		}
+		for _, w := range r.Warnings {
 			fmt.Fprintf(os.Stderr, "msjfarm report: warning: %s\n", w)
 		}
-		if a.Manifest == nil || a.Manifest.State != protocol.CampaignDone {
-			fmt.Fprintf(os.Stderr, "msjfarm report: campaign %s is not finished: report of the %d results so far\n", id, len(a.Records))
+		if r.Manifest == nil || r.Manifest.State != protocol.CampaignDone {
+			fmt.Fprintf(os.Stderr, "msjfarm report: campaign %s is not finished: report of the %d results so far\n", id, nrec)
 		}
 		// Further campaigns are overlaid in the figures and tables.
 		overlay, err := loadOverlays(ctx, st, ff.fs.Args()[1:])
 		if err != nil {
 			return fail("report: %v", err)
 		}
-		files, err := a.Report(overlay...)
+		var prec *archive.PrecisionSummary
+		if r.Manifest != nil {
+			prec = r.Manifest.Precision
+		}
+		files, err := archive.RenderReport(rc, prec, overlay...)
 		if err != nil {
 			return fail("report: %v", err)
 		}
@@ -97,8 +113,8 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 
 // loadOverlays loads the campaigns named by args (ids, names or id
 // prefixes) to overlay on the report's.
-func loadOverlays(ctx context.Context, st storage.Store, args []string) ([]*archive.Archive, error) {
-	var overlay []*archive.Archive
+func loadOverlays(ctx context.Context, st storage.Store, args []string) ([]report.Campaign, error) {
+	var overlay []report.Campaign
 	for _, arg := range args {
 		oid, err := archive.ResolveIn(ctx, st, arg)
 		if err != nil {
@@ -108,7 +124,11 @@ func loadOverlays(ctx context.Context, st storage.Store, args []string) ([]*arch
 		if err != nil {
 			return nil, err
 		}
-		o, err := archive.Load(ctx, st, oid, ocat)
+		r, err := archive.Open(ctx, st, oid, ocat)
+		if err != nil {
+			return nil, err
+		}
+		o, _, err := r.ReportCampaign(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/msjfarm/msjfarm/internal/gcpace"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/reproduce"
 	"github.com/msjfarm/msjfarm/worker"
@@ -77,20 +78,27 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		if err != nil {
 			return fail("reproduce: %v", err)
 		}
-		a, err := archive.Load(ctx, st, id, cat)
+		// The campaign is read a point at a time: what is held is the
+		// chosen tasks' records, never all of them (reproduce.Select),
+		// read at the collector's default pace (garbage, not a
+		// simulation's live heap); the replications then run at the
+		// simulation pace again.
+		gcpace.Stop()
+		r, err := archive.Open(ctx, st, id, cat)
 		if err != nil {
 			return fail("reproduce: %v", err)
 		}
-		for _, w := range a.Warnings {
+		a, chosen, total, err := reproduce.Select(ctx, r, *tasks, *sample, *all, *sampleSeed)
+		for _, w := range r.Warnings {
 			fmt.Fprintf(os.Stderr, "msjfarm reproduce: warning: %s\n", w)
 		}
-		chosen, err := reproduce.ChooseTasks(a, *tasks, *sample, *all, *sampleSeed)
 		if err != nil {
 			return fail("reproduce: %v", err)
 		}
 		if len(chosen) == 0 {
 			return fail("reproduce: campaign %s has no result to reproduce", id)
 		}
+		gcpace.Resume()
 		inProc := *rf.mode == "inprocess" || *rf.mode == "in-process"
 		var plugins worker.Runner
 		if !inProc && reproduce.UsesPlugins(a, chosen) {
@@ -104,7 +112,7 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		for _, w := range reproduce.ProvenanceWarnings(a, chosen, plugins == nil) {
 			fmt.Fprintf(os.Stderr, "msjfarm reproduce: warning: %s\n", w)
 		}
-		fmt.Fprintf(os.Stderr, "msjfarm reproduce: campaign %s: re-running %d of %d tasks, %d at once\n", id, len(chosen), len(a.Tasks), *n)
+		fmt.Fprintf(os.Stderr, "msjfarm reproduce: campaign %s: re-running %d of %d tasks, %d at once\n", id, len(chosen), total, *n)
 		start := time.Now()
 		// A replayed trace comes from storage, verified, like a worker's.
 		rctx := worker.WithTraceSource(worker.WithCampaign(ctx, id), worker.NewTraceSource(st, "", 0))

@@ -103,6 +103,16 @@ func Stop() {
 	}
 }
 
+// Resume undoes Stop: the simulation pace again (Apply), for a process
+// that read at the default pace before it simulates (msjfarm reproduce
+// reads a campaign, then re-runs some of its replications).
+func Resume() int {
+	if stopped.CompareAndSwap(true, false) {
+		armed.Store(false) // Stop broke the chain of cleanups: arm again
+	}
+	return Apply()
+}
+
 // sentinel is large enough not to share a tiny-allocator block, whose
 // other objects could keep it reachable.
 type sentinel [32]byte

@@ -165,3 +165,41 @@ func percentAfterGC() int64 {
 	}
 	return read()
 }
+
+// TestStopResume: Stop gives the default pace (100) and keeps it across
+// cycles; Resume gives the simulation pace back, and it is set again
+// after a cycle (the chain of cleanups is armed again).
+func TestStopResume(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	t.Setenv("GOGC", "")
+	if err := os.Unsetenv("GOGC"); err != nil {
+		t.Fatal(err)
+	}
+	defer stopped.Store(false)
+	Apply()
+	Stop()
+	runtime.GC()
+	runtime.GC()
+	if p := debug.SetGCPercent(100); p != 100 {
+		t.Fatalf("after Stop and two cycles the pace is %d, want 100", p)
+	}
+	if got := Resume(); got < Percent || got > maxPercent {
+		t.Fatalf("Resume() = %d, want a percent in [%d, %d]", got, Percent, maxPercent)
+	}
+	debug.SetGCPercent(100) // the cleanup after the next cycle sets the pace again
+	for range 10 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // cleanups run on their own goroutine
+		if p := pace(); p >= Percent {
+			return
+		}
+	}
+	t.Errorf("after Resume a cycle did not set the simulation pace again (stays at %d)", pace())
+}
+
+// pace is the GOGC in force, read without changing it.
+func pace() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}

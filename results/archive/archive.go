@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"sync"
 
@@ -25,7 +26,8 @@ import (
 // `msjfarm reproduce` read, without NATS.
 type Archive struct {
 	ID string
-	// Spec is campaigns/<id>/spec.yaml parsed; Campaign its expansion.
+	// Spec is campaigns/<id>/spec.yaml parsed; Campaign it planned
+	// (sweep.Plan: its Tasks are not materialised, Tasks below are).
 	Spec     *sweep.File
 	Campaign *sweep.Campaign
 	// ManifestJSON is manifest.json as stored (nil if absent); Manifest
@@ -53,40 +55,35 @@ type Archive struct {
 }
 
 // Load reads campaign id from st: spec, manifest and every result
-// record. The spec must expand (with cat) to the same campaign id; if it
-// does not expand at all (cat does not know a policy), the tasks are taken
-// from the records, in the order of the manifest's seeds, with a warning.
+// record, all at once (a reader that can take the campaign a point at a
+// time uses Open and Reader.EachPoint instead: Load is that, collecting
+// every point). The spec must expand (with cat) to the same campaign id;
+// if it does not expand at all (cat does not know a policy), the tasks
+// are taken from the records, in the order of the manifest's seeds, with
+// a warning.
 func Load(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (*Archive, error) {
-	f, err := readSpec(ctx, st, id)
+	r, err := Open(ctx, st, id, cat)
 	if err != nil {
 		return nil, err
 	}
-	a := &Archive{ID: id, Spec: f, Records: map[string]*record.Record{}, Raw: map[string][]byte{}, Modified: map[string]string{}}
-	if err := a.readManifest(ctx, st); err != nil {
-		return nil, err
-	}
-	if err := a.expand(cat); err != nil {
-		return nil, err
-	}
-	sums, warn, err := LoadChecksums(ctx, st, id, a.Manifest)
+	return r.Load(ctx)
+}
+
+// Load reads every point (EachPoint) into an Archive: every record at
+// once.
+func (r *Reader) Load(ctx context.Context) (*Archive, error) {
+	a := &Archive{ID: r.ID, Spec: r.Spec, Campaign: r.Campaign, ManifestJSON: r.ManifestJSON, Manifest: r.Manifest,
+		Records: map[string]*record.Record{}, Raw: map[string][]byte{}, Modified: r.Modified}
+	err := r.EachPoint(ctx, nil, func(p PointRecords) error {
+		a.Tasks = append(a.Tasks, p.Tasks...)
+		maps.Copy(a.Records, p.Records)
+		maps.Copy(a.Raw, p.Raw)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if warn != "" {
-		a.Warnings = append(a.Warnings, warn)
-	}
-	modRecs, err := a.readRecords(ctx, st, sums)
-	if err != nil {
-		return nil, err
-	}
-	// Warnings in a stable order: they were appended by the readers as
-	// they finished.
-	sort.Strings(a.Warnings)
-	if a.Campaign == nil {
-		a.tasksFromManifest()
-	} else {
-		a.tasksFromExpansion(modRecs)
-	}
+	a.Warnings = r.Warnings
 	return a, nil
 }
 
@@ -125,27 +122,10 @@ func (a *Archive) readManifest(ctx context.Context, st storage.Store) error {
 	return nil
 }
 
-// expand expands the spec into a.Campaign, which must be the campaign of
-// this id. A spec this binary cannot expand is an error only without a
-// manifest, whose seeds then order the tasks instead (a.Campaign nil).
-func (a *Archive) expand(cat sweep.Catalog) error {
-	camp, err := sweep.Expand(a.Spec, cat)
-	switch {
-	case err != nil && a.Manifest == nil:
-		return fmt.Errorf("campaign %s: spec.yaml: %w", a.ID, err)
-	case err != nil:
-		a.Warnings = append(a.Warnings, fmt.Sprintf("spec.yaml does not expand here (%v): tasks taken from the stored records", err))
-	case camp.ID != a.ID:
-		return fmt.Errorf("campaign %s: the stored spec expands to campaign %s (different msjfarm version?)", a.ID, camp.ID)
-	}
-	a.Campaign = camp
-	return nil
-}
-
 // readRecords reads every result record of the campaign, eight at a
 // time (a store is often remote). It returns the records left out as
 // modified after finalisation that are still records of their task.
-func (a *Archive) readRecords(ctx context.Context, st storage.Store, sums map[string]string) (map[string]*record.Record, error) {
+func (a *Archive) readRecords(ctx context.Context, st storage.Store, sums Sums) (map[string]*record.Record, error) {
 	keys, err := st.List(ctx, storage.ResultsPrefix(a.ID))
 	if err != nil {
 		return nil, err
@@ -182,7 +162,7 @@ func (a *Archive) readRecords(ctx context.Context, st storage.Store, sums map[st
 // finalisation, or that is not a record of its task, is left out with a
 // warning: it is not this campaign's result. Any other read error is
 // returned.
-func (a *Archive) keepRecord(tid string, r *record.Record, objs []record.Object, err error, sums map[string]string, modRecs map[string]*record.Record) error {
+func (a *Archive) keepRecord(tid string, r *record.Record, objs []record.Object, err error, sums Sums, modRecs map[string]*record.Record) error {
 	if msg := modified(sums, objs); msg != "" {
 		a.Modified[tid] = msg
 		if r != nil && err == nil {
@@ -214,51 +194,6 @@ func (a *Archive) tasksFromManifest() {
 	if len(a.Manifest.Seeds) == 0 {
 		a.Tasks = recordsInOrder(a.Records, a.Manifest.PointOrder)
 	}
-}
-
-// tasksFromExpansion sets Tasks to the expansion plus the replications
-// precision mode added to its points, grouped by point in sweep order
-// and by replication; a record of any other task is left out.
-func (a *Archive) tasksFromExpansion(modRecs map[string]*record.Record) {
-	camp := a.Campaign
-	order := map[string]int{}
-	tmpl := map[string]sweep.Task{}
-	known := map[string]bool{}
-	for _, t := range camp.Tasks {
-		if _, ok := order[t.Point]; !ok {
-			order[t.Point] = len(order)
-			tmpl[t.Point] = t
-		}
-		known[t.ID] = true
-	}
-	tasks := append([]sweep.Task(nil), camp.Tasks...)
-	for tid, r := range a.Records {
-		if known[tid] || r.Task.ID != tid {
-			continue
-		}
-		if a.addedReplication(tmpl, r.Task, tid) {
-			tasks = append(tasks, r.Task)
-		} else {
-			delete(a.Records, tid)
-			delete(a.Raw, tid)
-			a.Warnings = append(a.Warnings, fmt.Sprintf("%s: the record of task %s is not of a task of the campaign: left out", storage.ResultKey(a.ID, tid), tid))
-		}
-	}
-	// A modified result is left out, but its task, an added replication,
-	// is still one of the campaign's (reproduce reports it).
-	for tid, r := range modRecs {
-		if !known[tid] && a.addedReplication(tmpl, r.Task, tid) {
-			tasks = append(tasks, r.Task)
-		}
-	}
-	sort.SliceStable(tasks, func(i, j int) bool {
-		a, b := tasks[i], tasks[j]
-		if a.Point != b.Point {
-			return order[a.Point] < order[b.Point]
-		}
-		return a.Replication < b.Replication
-	})
-	a.Tasks = tasks
 }
 
 // addedReplication says whether t (stored as task tid) is a replication

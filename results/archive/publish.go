@@ -150,18 +150,33 @@ func checksumLines(prefix string, names []string, data map[string][]byte) []byte
 // map from name to digest.
 func ParseChecksums(data []byte) (map[string]string, error) {
 	out := map[string]string{}
-	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
-		if line == "" {
-			continue
-		}
-		sum, name, ok := strings.Cut(line, "  ")
-		if !ok || len(sum) != 64 || name == "" {
-			return nil, fmt.Errorf("checksums line %d: want \"<sha256>  <key>\", got %q", i+1, line)
-		}
-		if _, err := hex.DecodeString(sum); err != nil {
-			return nil, fmt.Errorf("checksums line %d: %q is not a hex sha256", i+1, sum)
-		}
-		out[name] = sum
+	err := eachChecksum(data, func(sum [32]byte, name []byte) { out[string(name)] = hex.EncodeToString(sum[:]) })
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// eachChecksum calls fn with every line of a checksums object (sha256sum
+// format: "<64 hex>  <name>"; empty lines are skipped), or returns an
+// error naming the first line that is not one.
+func eachChecksum(data []byte, fn func(sum [32]byte, name []byte)) error {
+	i := 0
+	for line := range bytes.Lines(data) {
+		i++
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		if len(line) == 0 {
+			continue
+		}
+		sum, name, ok := bytes.Cut(line, []byte("  "))
+		if !ok || len(sum) != 64 || len(name) == 0 {
+			return fmt.Errorf("checksums line %d: want \"<sha256>  <key>\", got %q", i, line)
+		}
+		var b [32]byte
+		if _, err := hex.Decode(b[:], sum); err != nil {
+			return fmt.Errorf("checksums line %d: %q is not a hex sha256", i, sum)
+		}
+		fn(b, name)
+	}
+	return nil
 }

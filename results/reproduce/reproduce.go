@@ -47,16 +47,34 @@ type Reproduction struct {
 // every task with a result (all, or sample at least their number), else
 // sample of them drawn with seed.
 func ChooseTasks(a *archive.Archive, list string, sample int, all bool, seed uint64) ([]string, error) {
-	var ok []string // tasks with a successful record, in campaign order
-	known := map[string]bool{}
+	var c chooser
 	for _, t := range a.Tasks {
-		known[t.ID] = true
-		// A result modified after the campaign finalised is chosen too:
-		// Run reports it as different.
-		if r := a.Records[t.ID]; r != nil && !r.Failed() || a.Modified[t.ID] != "" {
-			ok = append(ok, t.ID)
-		}
+		c.add(t.ID, a.Records[t.ID], a.Modified[t.ID] != "")
 	}
+	return c.choose(a.ID, list, sample, all, seed)
+}
+
+// chooser collects what ChooseTasks chooses from, a task at a time.
+type chooser struct {
+	ok    []string // tasks with a successful record, in campaign order
+	known map[string]bool
+}
+
+// add notes task tid with its record (nil: none) and whether its result
+// was modified after the campaign finalised (chosen too: Run reports it
+// as different).
+func (c *chooser) add(tid string, r *record.Record, modified bool) {
+	if c.known == nil {
+		c.known = map[string]bool{}
+	}
+	c.known[tid] = true
+	if r != nil && !r.Failed() || modified {
+		c.ok = append(c.ok, tid)
+	}
+}
+
+func (c *chooser) choose(id, list string, sample int, all bool, seed uint64) ([]string, error) {
+	ok := c.ok
 	switch {
 	case list != "":
 		var out []string
@@ -65,8 +83,8 @@ func ChooseTasks(a *archive.Archive, list string, sample int, all bool, seed uin
 			if tid == "" {
 				continue
 			}
-			if !known[tid] {
-				return nil, fmt.Errorf("task %s is not a task of campaign %s", tid, a.ID)
+			if !c.known[tid] {
+				return nil, fmt.Errorf("task %s is not a task of campaign %s", tid, id)
 			}
 			out = append(out, tid)
 		}
@@ -82,6 +100,67 @@ func ChooseTasks(a *archive.Archive, list string, sample int, all bool, seed uin
 		out[i] = ok[j]
 	}
 	return out, nil
+}
+
+// Select chooses the tasks to re-run as ChooseTasks does, reading the
+// campaign a point at a time, and returns an archive that holds only the
+// chosen tasks and their records (what Run needs), the chosen ids and the
+// campaign's number of tasks. The campaign is read twice: every record
+// once to choose (each point's records dropped once seen; r.Warnings are
+// the full pass's), then the chosen ones, so that what is held at once is
+// a point's records plus the chosen ones.
+func Select(ctx context.Context, r *archive.Reader, list string, sample int, all bool, seed uint64) (*archive.Archive, []string, int, error) {
+	var c chooser
+	total := 0
+	err := r.EachPoint(ctx, nil, func(p archive.PointRecords) error {
+		total += len(p.Tasks)
+		for _, t := range p.Tasks {
+			// With a list, only membership matters: no need to keep the
+			// ids of the tasks with a result.
+			if list != "" {
+				if c.known == nil {
+					c.known = map[string]bool{}
+				}
+				if strings.Contains(list, t.ID) {
+					c.known[t.ID] = true
+				}
+				continue
+			}
+			c.add(t.ID, p.Records[t.ID], r.Modified[t.ID] != "")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if list == "" {
+		c.known = nil // not needed to choose without a list
+	}
+	chosen, err := c.choose(r.ID, list, sample, all, seed)
+	if err != nil {
+		return nil, nil, total, err
+	}
+	want := make(map[string]bool, len(chosen))
+	for _, tid := range chosen {
+		want[tid] = true
+	}
+	a := &archive.Archive{ID: r.ID, Spec: r.Spec, Campaign: r.Campaign, ManifestJSON: r.ManifestJSON, Manifest: r.Manifest,
+		Records: map[string]*record.Record{}, Raw: map[string][]byte{}, Modified: r.Modified, Warnings: r.Warnings}
+	err = r.EachPoint(ctx, func(tid string) bool { return want[tid] }, func(p archive.PointRecords) error {
+		for _, t := range p.Tasks {
+			if want[t.ID] {
+				a.Tasks = append(a.Tasks, t)
+				if rec := p.Records[t.ID]; rec != nil {
+					a.Records[t.ID], a.Raw[t.ID] = rec, p.Raw[t.ID]
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, total, err
+	}
+	return a, chosen, total, nil
 }
 
 // ProvenanceWarnings compares the recorded provenance of the chosen

@@ -1,0 +1,135 @@
+package archive_test
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/local"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/results/reproduce"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker"
+)
+
+// TestReaderEqualsSummarize runs real campaigns (one with replications
+// added by precision mode) into a store that also holds a foreign
+// result, and checks that the streamed reading gives what the
+// in-memory one gives: the summary (aggregate.Summarize and Compare over
+// every record at once, against Summarize then ComparePaired a point at
+// a time) byte for byte, the same tasks in the same order, the warning
+// about the foreign result, and the same tasks chosen to reproduce.
+func TestReaderEqualsSummarize(t *testing.T) {
+	for _, tc := range []struct{ name, spec string }{
+		{"fixed", `name: stream
+seed: 4
+workload: one-or-all
+axes:
+  arrival_rate: [1, 2.5]
+policies: [fcfs, msf]
+replications: 3
+run: {arrivals: 1e3, warmup: 1e2}
+`},
+		{"precision", `name: stream-precision
+seed: 5
+workload: one-or-all
+axes:
+  arrival_rate: [1, 5]
+policies: [fcfs, msf]
+replications: 2
+precision: {metric: mean_response, rel_half_width: 0.02, max_replications: 6, batch: 2}
+run: {arrivals: 1e3, warmup: 1e2}
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			f, err := sweep.Parse([]byte(tc.spec), "yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := storage.Open(ctx, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: worker.InProcess{}, Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := out.Submit.Campaign
+			// A foreign result: a copy of one of the campaign's under a
+			// task id that is none of its tasks.
+			keys, err := st.List(ctx, storage.ResultsPrefix(id))
+			if err != nil || len(keys) == 0 {
+				t.Fatalf("results: %v %v", keys, err)
+			}
+			data, _ := st.Get(ctx, keys[0])
+			foreign := "ffffffffffffffffffffffff"
+			if err := st.Put(ctx, storage.ResultKey(id, foreign), data); err != nil {
+				t.Fatal(err)
+			}
+
+			a, err := archive.Load(ctx, st, id, builtin.Catalog{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Precision != nil && len(a.Tasks) <= 8 {
+				t.Fatalf("precision mode added no replication (%d tasks): the test does not exercise it", len(a.Tasks))
+			}
+			if !slices.ContainsFunc(a.Warnings, func(w string) bool { return strings.Contains(w, foreign) }) {
+				t.Errorf("no warning about the foreign result %s: %q", foreign, a.Warnings)
+			}
+			// In memory: every record at once.
+			var whole bytes.Buffer
+			if err := aggregate.WriteCSV(&whole, a.Points()); err != nil {
+				t.Fatal(err)
+			}
+			// Streamed: a point at a time.
+			r, err := archive.Open(ctx, st, id, builtin.Catalog{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := r.Summarize(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.CompareDefault(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var streamed bytes.Buffer
+			if err := aggregate.WriteCSV(&streamed, s.Points); err != nil {
+				t.Fatal(err)
+			}
+			if whole.String() != streamed.String() {
+				t.Errorf("streamed summary differs:\n%s\nin memory:\n%s", streamed.String(), whole.String())
+			}
+			if !slices.Equal(r.Warnings, a.Warnings) {
+				t.Errorf("warnings %q, in memory %q", r.Warnings, a.Warnings)
+			}
+			// reproduce: the same sample, and only the chosen records held.
+			want, err := reproduce.ChooseTasks(a, "", 3, false, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sub, got, total, err := reproduce.Select(ctx, r, "", 3, false, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) || total != len(a.Tasks) || len(sub.Records) != len(want) {
+				t.Errorf("Select chose %v of %d (%d records held), ChooseTasks %v of %d", got, total, len(sub.Records), want, len(a.Tasks))
+			}
+			for _, tid := range got {
+				if !bytes.Equal(sub.Raw[tid], a.Raw[tid]) || sub.Records[tid] == nil {
+					t.Errorf("task %s: the selected record is not the stored one", tid)
+				}
+			}
+			if _, _, _, err := reproduce.Select(ctx, r, foreign, 0, false, 1); err == nil || !strings.Contains(err.Error(), "not a task of campaign") {
+				t.Errorf("--tasks with a foreign id: %v", err)
+			}
+		})
+	}
+}
