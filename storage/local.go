@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -23,16 +24,20 @@ import (
 // crash never leaves a name with missing data, which PutIfAbsent would
 // then keep for ever) and its name before the call returns (a worker acks
 // a task only after its result is stored, so a result acknowledged is a
-// result that survives a power cut). Where the system has syncfs(2) both
-// steps are group commits shared by concurrent writers (groupSync): two
-// syncs of the file system cover every write that was waiting, instead of
-// an fsync(2) of each file, which cost the workers about half their CPU on
-// short tasks. Elsewhere each temporary file is fsync'ed before it is
-// named, and the name is left to the system.
+// result that survives a power cut). A writer alone in the store fsyncs
+// its file, names it and fsyncs the directory. Writers that overlap (a
+// worker's slots storing their results) share group commits instead,
+// where the system has syncfs(2) (groupSync): two syncs of the file system
+// cover every write waiting meanwhile, where an fsync of each file had cost
+// the workers about half their CPU on short tasks. A sync of the whole
+// file system costs more than an fsync of one file, so a lone writer (a
+// report, an archive import) does not use it.
 type localStore struct {
 	root  string // absolute, cleaned
 	url   string
-	group *groupSync // nil: fsync each file instead
+	group *groupSync // nil: every writer fsyncs its own file and directory
+
+	writers atomic.Int64 // writes in progress: more than one use the group
 
 	dirMu sync.Mutex
 	dirs  map[string]bool // directories seen to exist (a stat saved per write)
@@ -68,14 +73,26 @@ func openLocal(dir string, noCreate bool) (Store, error) {
 	return s, nil
 }
 
-// durable returns once every write of this process that has returned is on
-// stable storage (with a group, a shared sync of the file system; without,
-// writeTemp has synced each file and there is nothing to wait for).
-func (s *localStore) durable() error {
-	if s.group == nil {
-		return nil
+// beginWrite counts a write in progress until end is called, and reports
+// whether it shares group commits (it overlaps another write) or syncs
+// its own file and directory.
+func (s *localStore) beginWrite() (grouped bool, end func()) {
+	n := s.writers.Add(1)
+	return s.group != nil && n > 1, func() { s.writers.Add(-1) }
+}
+
+// named returns once the name just given to an object in dir is durable
+// (and, grouped, everything else this process wrote before).
+func (s *localStore) named(grouped bool, dir string) error {
+	if grouped {
+		return s.group.wait()
 	}
-	return s.group.wait()
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 func (s *localStore) URL() string { return s.url }
@@ -124,19 +141,17 @@ func (s *localStore) put(ctx context.Context, op, key string, write func(io.Writ
 	if err := ctx.Err(); err != nil {
 		return keyErr(op, key, s.url, err)
 	}
-	tmp, err := s.writeTemp(ctx, name, write)
-	if err == nil {
-		err = s.durable()
-	}
+	grouped, end := s.beginWrite()
+	defer end()
+	tmp, err := s.writeTemp(ctx, name, grouped, write)
 	if err != nil {
-		os.Remove(tmp)
 		return keyErr(op, key, s.url, err)
 	}
 	if err := os.Rename(tmp, name); err != nil {
 		os.Remove(tmp)
 		return keyErr(op, key, s.url, err)
 	}
-	if err := s.durable(); err != nil {
+	if err := s.named(grouped, filepath.Dir(name)); err != nil {
 		return keyErr(op, key, s.url, err)
 	}
 	return nil
@@ -155,10 +170,12 @@ func (s *localStore) PutIfAbsent(ctx context.Context, key string, data []byte) (
 	// campaign; the Link below is what makes the operation race-free. An
 	// object found is one another writer may not have made durable yet:
 	// the caller acts on it as stored, so it waits for that too.
+	grouped, end := s.beginWrite()
+	defer end()
 	if _, err := os.Lstat(name); err == nil {
-		return false, s.existing(op, key)
+		return false, s.existing(op, key, grouped, name)
 	}
-	tmp, err := s.writeTemp(ctx, name, func(w io.Writer) error {
+	tmp, err := s.writeTemp(ctx, name, grouped, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
@@ -166,36 +183,33 @@ func (s *localStore) PutIfAbsent(ctx context.Context, key string, data []byte) (
 		return false, keyErr(op, key, s.url, err)
 	}
 	defer os.Remove(tmp)
-	if err := s.durable(); err != nil {
-		return false, keyErr(op, key, s.url, err)
-	}
 	// link(2) fails with EEXIST if the target exists, atomically: of any
 	// number of concurrent writers exactly one creates the object, and the
 	// object appears complete (it is the already written temp file).
 	if err := os.Link(tmp, name); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return false, s.existing(op, key)
+			return false, s.existing(op, key, grouped, name)
 		}
 		return false, keyErr(op, key, s.url, fmt.Errorf("%w (PutIfAbsent needs a file system with hard links)", err))
 	}
-	if err := s.durable(); err != nil {
+	if err := s.named(grouped, filepath.Dir(name)); err != nil {
 		return true, keyErr(op, key, s.url, err)
 	}
 	return true, nil
 }
 
-// existing waits until an object PutIfAbsent found is durable.
-func (s *localStore) existing(op, key string) error {
-	if err := s.durable(); err != nil {
+// existing waits until the object name that PutIfAbsent found is durable
+// (its data is: every writer syncs it before naming it).
+func (s *localStore) existing(op, key string, grouped bool, name string) error {
+	if err := s.named(grouped, filepath.Dir(name)); err != nil {
 		return keyErr(op, key, s.url, err)
 	}
 	return nil
 }
 
-// writeTemp writes a complete temporary file next to name and returns its
-// path. Without a group sync it is synced; with one, the caller waits for
-// durable before naming it.
-func (s *localStore) writeTemp(ctx context.Context, name string, write func(io.Writer) error) (string, error) {
+// writeTemp writes a complete temporary file next to name, its data durable
+// (synced, or grouped: covered by a group commit), and returns its path.
+func (s *localStore) writeTemp(ctx context.Context, name string, grouped bool, write func(io.Writer) error) (string, error) {
 	dir := filepath.Dir(name)
 	var f *os.File
 	// Delete removes directories it empties, so a concurrent Delete may
@@ -227,11 +241,14 @@ func (s *localStore) writeTemp(ctx context.Context, name string, write func(io.W
 	if err == nil {
 		err = f.Chmod(0o644)
 	}
-	if err == nil && s.group == nil {
+	if err == nil && !grouped {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil && grouped {
+		err = s.group.wait()
 	}
 	if err != nil {
 		os.Remove(tmp)
