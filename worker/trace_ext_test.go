@@ -98,6 +98,11 @@ func TestForgedTraceTaskNeverOpensPath(t *testing.T) {
 		}
 		t.Logf("%s: %s", filepath.Base(paths[i]), r.Error)
 	}
+	// The record is visible once linked, a moment before the worker
+	// counts the failure (it waits for the name to be durable first).
+	for end := time.Now().Add(20 * time.Second); w.Stats.Failed.Load() < int64(len(ids)) && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if w.Stats.Failed.Load() != int64(len(ids)) || w.Stats.Retried.Load() != 0 {
 		t.Fatalf("failed %d retried %d: a missing trace is permanent", w.Stats.Failed.Load(), w.Stats.Retried.Load())
 	}
