@@ -99,3 +99,49 @@ func TestGroupSyncError(t *testing.T) {
 		t.Fatalf("second wait: %v, want nil", err)
 	}
 }
+
+// TestLocalWriteModes: a lone write syncs its own file and directory (no
+// sync of the file system); a write overlapping another takes two group
+// syncs (its data before its name, its name before it returns), and an
+// object PutIfAbsent finds costs one (its name may not be durable yet).
+func TestLocalWriteModes(t *testing.T) {
+	st, err := openLocal(t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := st.(*localStore)
+	if s.group == nil {
+		t.Skip("no syncfs here: every write syncs its own file")
+	}
+	var syncs atomic.Int64
+	s.group.sync = func() error { syncs.Add(1); return syncDir(s.root) }
+	ctx := t.Context()
+	if _, err := s.PutIfAbsent(ctx, "a/lone.json", []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	if n := syncs.Load(); n != 0 {
+		t.Errorf("lone PutIfAbsent: %d group syncs, want 0", n)
+	}
+	_, end := s.beginWrite() // another write in progress
+	defer end()
+	if _, err := s.PutIfAbsent(ctx, "a/overlapping.json", []byte("2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, "a/put.json", []byte("3")); err != nil {
+		t.Fatal(err)
+	}
+	if n := syncs.Load(); n != 4 {
+		t.Errorf("overlapping PutIfAbsent and Put: %d group syncs, want 2+2", n)
+	}
+	if created, err := s.PutIfAbsent(ctx, "a/lone.json", []byte("4")); created || err != nil {
+		t.Fatalf("PutIfAbsent of an existing key: created %v, %v", created, err)
+	}
+	if n := syncs.Load(); n != 5 {
+		t.Errorf("PutIfAbsent finding an object: %d group syncs in all, want 5", n)
+	}
+	for k, want := range map[string]string{"a/lone.json": "1", "a/overlapping.json": "2", "a/put.json": "3"} {
+		if got, err := s.Get(ctx, k); err != nil || string(got) != want {
+			t.Errorf("%s: %q, %v; want %q", k, got, err, want)
+		}
+	}
+}
