@@ -21,7 +21,7 @@ import (
 func (w *Worker) run(hard context.Context, d *delivery, release func()) {
 	c, t := d.c, d.t
 	d.ran = true
-	runningSet := w.markRunning(d)
+	d.runningSet = w.markRunning(d)
 	w.logRun("start", c, t.ID, d.attempt)
 	w.taskLog(slog.LevelDebug, "task started", c, t, "attempt", d.attempt)
 
@@ -58,7 +58,6 @@ func (w *Worker) run(hard context.Context, d *delivery, release func()) {
 	}
 	stopHB()
 	release()
-	<-runningSet
 	// Let the fetch loop take the freed slot before this goroutine stores
 	// the result: the next task's pull request then overlaps the write
 	// (and its fsync) instead of waiting behind it.
