@@ -145,7 +145,9 @@ func (w *Worker) receive(msg jetstream.Msg) (*delivery, verdict) {
 // (withStorage): the task is neither run (its result may exist) nor
 // failed; at the hard stop it is released.
 func (w *Worker) admit(hard context.Context, d *delivery) verdict {
-	if w.campaignCancelled(d.c) {
+	ctx, cancel := ioCtx()
+	defer cancel()
+	if w.campaignCancelled(ctx, d.c) {
 		return cancelled
 	}
 	key := storage.ResultKey(d.c, d.t.ID)
