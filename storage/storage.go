@@ -14,7 +14,11 @@
 // works on all of them.
 //
 // Writes are atomic: a reader sees either the previous object or the whole
-// new one, never a prefix. [Store.PutIfAbsent] is the idempotent write used for
+// new one, never a prefix. A write that returns is durable (the local
+// backend syncs the data before naming it and the name before returning,
+// sharing the syncs of concurrent writers; an S3 service acknowledges a
+// stored object), which is what lets a worker ack a task once its result
+// is written. [Store.PutIfAbsent] is the idempotent write used for
 // results keyed by task id: among concurrent writers of one key exactly one
 // reports created=true, and an existing object is never overwritten.
 package storage

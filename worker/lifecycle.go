@@ -78,6 +78,13 @@ type delivery struct {
 	runCause    error // why the run's own context ended, if it did
 	deadlineHit bool  // the replication's run.deadline fired (deadlineVerdict)
 
+	// runningSet closes once run's "running" state is written: settle
+	// waits for it, so that no later state is overwritten by it, but the
+	// result is stored meanwhile (a KV write stuck while NATS is down must
+	// not hold back a result whose message is then redelivered and run
+	// again elsewhere).
+	runningSet <-chan struct{}
+
 	rkey      string // store: the content key the result went to
 	duplicate bool   // store: a concurrent run had stored it first
 	errText   string // failed, unrecorded: the failed record's error
@@ -98,6 +105,7 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 	if v == undecided {
 		w.run(hard, d, release)
 		v = w.conclude(hard, d)
+		<-d.runningSet
 	}
 	w.settle(d, v)
 }
@@ -137,7 +145,9 @@ func (w *Worker) receive(msg jetstream.Msg) (*delivery, verdict) {
 // (withStorage): the task is neither run (its result may exist) nor
 // failed; at the hard stop it is released.
 func (w *Worker) admit(hard context.Context, d *delivery) verdict {
-	if w.campaignCancelled(d.c) {
+	ctx, cancel := ioCtx()
+	defer cancel()
+	if w.campaignCancelled(ctx, d.c) {
 		return cancelled
 	}
 	key := storage.ResultKey(d.c, d.t.ID)

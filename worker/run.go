@@ -21,7 +21,7 @@ import (
 func (w *Worker) run(hard context.Context, d *delivery, release func()) {
 	c, t := d.c, d.t
 	d.ran = true
-	runningSet := w.markRunning(d)
+	d.runningSet = w.markRunning(d)
 	w.logRun("start", c, t.ID, d.attempt)
 	w.taskLog(slog.LevelDebug, "task started", c, t, "attempt", d.attempt)
 
@@ -58,7 +58,6 @@ func (w *Worker) run(hard context.Context, d *delivery, release func()) {
 	}
 	stopHB()
 	release()
-	<-runningSet
 	// Let the fetch loop take the freed slot before this goroutine stores
 	// the result: the next task's pull request then overlaps the write
 	// (and its fsync) instead of waiting behind it.
@@ -126,14 +125,23 @@ func (w *Worker) markRunning(d *delivery) <-chan struct{} {
 
 // runHeartbeat keeps the message ours while the replication runs
 // (keepAlive) and stops the run if the campaign is cancelled meanwhile.
-// The returned function stops it.
+// The returned function stops it. Each tick's read of the campaign's state
+// is bounded by heartbeatRead: stopping waits for a tick in progress, and
+// a read stuck while NATS is down would hold back the finished
+// replication's result until the message is redelivered and run again
+// elsewhere (a cancellation a tick misses, the next one sees).
 func (w *Worker) runHeartbeat(d *delivery, cancelRun context.CancelCauseFunc) (stop func()) {
 	return w.keepAlive(d.msg, func() {
-		if w.campaignCancelled(d.c) {
+		ctx, cancel := context.WithTimeout(context.Background(), heartbeatRead)
+		defer cancel()
+		if w.campaignCancelled(ctx, d.c) {
 			cancelRun(errCampaignCancelled)
 		}
 	})
 }
+
+// heartbeatRead bounds a heartbeat's read of the campaign's state.
+const heartbeatRead = time.Second
 
 var errCampaignCancelled = errors.New("campaign cancelled")
 

@@ -377,8 +377,9 @@ func (w *Worker) setState(campaign, task string, st protocol.TaskState) {
 	}
 }
 
-// campaignCancelled reads the campaign's state, cached for a second.
-func (w *Worker) campaignCancelled(campaign string) bool {
+// campaignCancelled reads the campaign's state, cached for a second, within
+// ctx (a read that fails or times out answers "not cancelled").
+func (w *Worker) campaignCancelled(ctx context.Context, campaign string) bool {
 	w.cacheMu.Lock()
 	e, ok := w.cancelled[campaign]
 	w.cacheMu.Unlock()
@@ -388,8 +389,6 @@ func (w *Worker) campaignCancelled(campaign string) bool {
 	if ok && !e.cancelled && time.Since(e.at) < time.Second {
 		return false
 	}
-	ctx, cancel := ioCtx()
-	defer cancel()
 	c := false
 	if kve, err := w.h.Campaigns.Get(ctx, campaign); err == nil {
 		var st protocol.CampaignState

@@ -1,0 +1,63 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/msjfarm/msjfarm/internal/cputime"
+)
+
+// BenchmarkLocalPutIfAbsent measures the local store's durable write of a
+// result-sized object (1.5 kB, a new key each time) by one writer (a
+// report, an archive import) and by 16 concurrent writers, as one worker
+// process with 16 slots writes its results: the
+// time per write and this process's CPU per write (the kernel's writeback
+// done by its flusher threads is not in it). Compare with benchstat:
+//
+//	go test -run '^$' -bench LocalPutIfAbsent -count 6 ./storage/
+func BenchmarkLocalPutIfAbsent(b *testing.B) {
+	for _, writers := range []int{1, 16} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) { benchLocalPutIfAbsent(b, writers) })
+	}
+}
+
+// benchLocalPutIfAbsent writes with writers goroutines.
+func benchLocalPutIfAbsent(b *testing.B, writers int) {
+	st, err := openLocal(b.TempDir(), false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := make([]byte, 1500)
+	for i := range data {
+		data[i] = 'a' + byte(i%26)
+	}
+	var n atomic.Int64
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	cpu0, _ := cputime.Process()
+	start := time.Now()
+	b.ResetTimer()
+	for range writers {
+		wg.Go(func() {
+			for i := n.Add(1); i <= int64(b.N); i = n.Add(1) {
+				key := fmt.Sprintf("campaigns/c1/results/t%d.json", i)
+				if created, err := st.PutIfAbsent(ctx, key, data); err != nil || !created {
+					b.Errorf("PutIfAbsent %s: created %v, %v", key, created, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	cpu1, _ := cputime.Process()
+	b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(b.N), "CPU-µs/op")
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "writes/s")
+	if g := st.(*localStore).group; g != nil {
+		b.ReportMetric(float64(g.started)/float64(b.N), "syncs/op")
+	}
+}
