@@ -36,15 +36,20 @@ import (
 //
 // Statistic. The deficit's t statistic is the batch-means t of the
 // increments' mean, t = d̄/(s_d/√32). Under stability it is conservative
-// whatever the batch length: the increments of a stationary process
-// telescope, so the variance of their sum, Var U(end) − U(start) ≤ 4 Var U,
-// is at most what 32 independent increments would give — equal when the
-// batches are short against the relaxation time (U then moves like a
-// random walk and t is a Student t(31)), far smaller when they are long
-// (t then shrinks towards 0). A run whose window holds a few long blocking
-// episodes (Borg cell B's big classes) has a few large increments, whose
-// share of s_d keeps t near 1 however large they are. In overload the
-// increments have a positive mean, so t grows like √(run length).
+// when every batch holds some of the quantity's deliveries: the increments
+// of a stationary process telescope, so the variance of their sum,
+// Var U(end) − U(start) ≤ 4 Var U, is at most what 32 independent
+// increments would give — equal when the batches are short against the
+// relaxation time (U then moves like a random walk and t is a Student
+// t(31)), far smaller when they are long (t then shrinks towards 0). A run
+// whose window holds a few long blocking episodes (Borg cell B's big
+// classes) has a few large increments, whose share of s_d keeps t near 1
+// however large they are. It fails when the episodes are rarer than the
+// batches: between two deliveries a class's increments are its offer,
+// nearly constant, and s_d is tiny. So each quantity is batched by its own
+// time scale (engine 0.7.2, deficitBatch): batches longer than its
+// longest silence. In overload the increments have a positive mean, so t
+// grows like √(run length).
 //
 // Per replication the deficit fires when t exceeds the growth test's
 // critical value for the increments' lag-1 autocorrelation φ
