@@ -126,6 +126,9 @@ type Deficit struct {
 	// batches. Critical is 0 when too few batches were left to test
 	// (engine ≥ 0.7.2).
 	Batch int `json:"batch,omitempty"`
+	// Silence is the longest run of segments of the tested half without a
+	// delivery (omitted: none), from which Batch follows (engine ≥ 0.7.2).
+	Silence int `json:"silence,omitempty"`
 	// Fired reports a significant and material deficit.
 	Fired bool `json:"fired"`
 	// WindowRelative and WindowT are the same over the whole window (64
@@ -228,7 +231,8 @@ func deficitTest(name string, class int, jobs bool, offer, inc, dep []float64) D
 	if aw > 0 {
 		d.WindowRelative = win / aw
 	}
-	b := deficitBatch(dep[h:])
+	d.Silence = longestSilence(dep[h:])
+	b := deficitBatch(d.Silence)
 	if b > 1 {
 		d.Batch = b
 	}
@@ -253,9 +257,9 @@ func deficitTest(name string, class int, jobs bool, offer, inc, dep []float64) D
 const deficitMinBatches = 4
 
 // deficitBatch is the batch length, in segments, that a quantity's own time
-// scale asks for: the smallest power of two longer than its longest run of
-// segments without a delivery in the tested half (1 when it delivers in
-// every segment). The first half is left out because a class's count
+// scale asks for: the smallest power of two longer than its longest
+// silence, the longest run of segments without a delivery in the tested
+// half (longestSilence; 1 when it delivers in every segment). The first half is left out because a class's count
 // leaves out warm-up jobs: a class whose warm-up backlog is still being
 // served (an overloaded one) delivers no measured job there.
 //
@@ -272,11 +276,21 @@ const deficitMinBatches = 4
 // longest silence put a delivery episode in most batches, and a quantity
 // silent for 8 segments or more (an eighth of the window: too few batches
 // left in the half) is not tested per replication: a run that short has no evidence either
-// way on it, and its converged verdict already fails ("cycles"). A
+// way on it, and its converged verdict fails ("episodes", convergence.go)
+// when the class was offered enough to be silent by chance only. A
 // quantity that delivers in every segment — the total work and jobs, and
 // every class of the workloads the test was first calibrated on — keeps
 // its 32 batches and its verdict.
-func deficitBatch(dep []float64) int {
+func deficitBatch(silence int) int {
+	b := 1
+	for b <= silence {
+		b *= 2
+	}
+	return b
+}
+
+// longestSilence is the longest run of segments without a delivery.
+func longestSilence(dep []float64) int {
 	gap, run := 0, 0
 	for _, x := range dep {
 		if x > 0 {
@@ -286,11 +300,7 @@ func deficitBatch(dep []float64) int {
 		run++
 		gap = max(gap, run)
 	}
-	b := 1
-	for b <= gap {
-		b *= 2
-	}
-	return b
+	return gap
 }
 
 // rebatch merges consecutive runs of b increments into their means (a tail

@@ -35,7 +35,7 @@ func TestDeficitBatch(t *testing.T) {
 		{"the whole window", 0, 64, 64},  // gap 32 → 64
 	} {
 		dep := silent(c.from, c.to)
-		if got := deficitBatch(dep[growthSegments/2:]); got != c.batch {
+		if got := deficitBatch(longestSilence(dep[growthSegments/2:])); got != c.batch {
 			t.Errorf("%s: batch %d, want %d", c.name, got, c.batch)
 		}
 	}
@@ -94,6 +94,27 @@ func TestMerged31(t *testing.T) {
 		got := merged31(Deficit{T: c.t, Batch: 4}) // 8 batches, 7 degrees of freedom
 		if math.Abs(got-c.want) > 2e-3 {
 			t.Errorf("merged31(%g) = %g, want %g", c.t, got, c.want)
+		}
+	}
+}
+
+// TestSilentClass: the "episodes" reason needs a class (not a total)
+// silent for 8 segments of the tested half or more and offered at least
+// 128 jobs (4 a segment) over the half; the longest silence is named.
+func TestSilentClass(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ds   []Deficit
+		want string
+	}{
+		{"busy and silent", []Deficit{{Name: "big", Class: 3, Silence: 8, Offered: 128}}, "big"},
+		{"offered too little", []Deficit{{Name: "big", Class: 3, Silence: 8, Offered: 127}}, ""},
+		{"silent too briefly", []Deficit{{Name: "big", Class: 3, Silence: 7, Offered: 1e4}}, ""},
+		{"a total", []Deficit{{Name: DeficitJobs, Class: -1, Silence: 32, Offered: 1e4}}, ""},
+		{"the longest", []Deficit{{Name: "a", Class: 0, Silence: 9, Offered: 200}, {Name: "b", Class: 1, Silence: 20, Offered: 200}}, "b"},
+	} {
+		if got := silentClass(c.ds); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
 }
