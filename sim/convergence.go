@@ -175,9 +175,9 @@ func (r *recorder) convergence(p Policy, ds []Deficit) *Convergence {
 // judge: its deficit is not tested per replication (deficitBatch), and the
 // replication is not converged with reason "episodes", naming the class.
 // MSF on Borg cell B serves its 2000-server class only once the others
-// leave at most 48 servers busy, then its whole backlog: at λ = 4.25 one
-// cycle lasts about 10^5–10^6 time units, as long as a run of 10^6–10^7
-// arrivals (docs/design.md).
+// leave at most 48 servers busy, then its whole backlog: at λ = 4.25 the
+// class waits about 10^6 time units, as long as a run of 10^7 arrivals
+// (docs/design.md: whether it then keeps up is not settled by such runs).
 const (
 	silentSegments = 8
 	silentOffer    = 4 * growthSegments / 2
