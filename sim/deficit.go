@@ -259,9 +259,10 @@ const deficitMinBatches = 4
 // deficitBatch is the batch length, in segments, that a quantity's own time
 // scale asks for: the smallest power of two longer than its longest
 // silence, the longest run of segments without a delivery in the tested
-// half (longestSilence; 1 when it delivers in every segment). The first half is left out because a class's count
-// leaves out warm-up jobs: a class whose warm-up backlog is still being
-// served (an overloaded one) delivers no measured job there.
+// half (longestSilence; 1 when it delivers in every segment). The first
+// half is left out because a class's count leaves out warm-up jobs: a
+// class whose warm-up backlog is still being served (an overloaded one)
+// delivers no measured job there.
 //
 // Why. The batch-means t is conservative under stability only while each
 // batch holds some of the quantity's deliveries: the increments then
@@ -279,10 +280,10 @@ const deficitMinBatches = 4
 // eighth of the window: too few batches left in the half) is not tested
 // per replication: a run that short has no evidence either way on it, and
 // its converged verdict fails ("episodes", convergence.go) when the class
-// was offered enough to be silent by chance only. A
-// quantity that delivers in every segment — the total work and jobs, and
-// every class of the workloads the test was first calibrated on — keeps
-// its 32 batches and its verdict.
+// was offered enough to be silent by chance only. A quantity that delivers
+// in every segment keeps its 32 batches and its verdict. A class starving
+// through the whole half in every replication is still seen pooled: equal
+// relative deficits (1) fire Pool's Student t rule.
 func deficitBatch(silence int) int {
 	b := 1
 	for b <= silence {
