@@ -55,8 +55,14 @@ import (
 // stable points whose warm-up was too short called unstable, e.g.
 // First-Fit on one-or-all at ρ = 0.97); and the converged verdict's pooled
 // shortfall adds Stouffer's z of the replications' window t (more points
-// not converged: a policy whose cycles are as long as the run).
-const Version = "0.7.1"
+// not converged: a policy whose cycles are as long as the run). 0.7.2: a
+// replication's deficit test batches each quantity by its own time scale
+// (deficit.go, deficitBatch: a class silent for several segments is tested
+// on merged batches, or not at all when silent for an eighth of the
+// window) — Deficit.Batch, T, Phi, Critical, Fired and the reasons and
+// point verdicts that follow change only for such quantities; every mean,
+// variance, count and time average is bit for bit 0.7.1's.
+const Version = "0.7.2"
 
 // Config is the run length and instrumentation of one replication.
 type Config struct {

@@ -393,8 +393,12 @@ func printConvergence(rs []*sim.Result) {
 			short += " (significant)"
 		}
 	}
-	fmt.Printf("WARNING: NOT CONVERGED: %d of %d replications (%d MSER-5 point beyond half the run, %d too few cycles, %d throughput short)%s; median MSER-5 point at %.3g of the run%s: run longer\n",
-		cv.Unconverged, cv.N, cv.MSERLate, cv.FewCycles, cv.LowThroughput, short, cv.MedianMSERFraction, cyc)
+	episodes := ""
+	if cv.Episodes > 0 {
+		episodes = fmt.Sprintf(", %d with class %s silent for an eighth of the window (served in episodes as long as the run)", cv.Episodes, cv.SilentClass)
+	}
+	fmt.Printf("WARNING: NOT CONVERGED: %d of %d replications (%d MSER-5 point beyond half the run, %d too few cycles, %d throughput short%s)%s; median MSER-5 point at %.3g of the run%s: run longer\n",
+		cv.Unconverged, cv.N, cv.MSERLate, cv.FewCycles, cv.LowThroughput, episodes, short, cv.MedianMSERFraction, cyc)
 }
 
 // firstReasons is the instability reasons of the first replication
