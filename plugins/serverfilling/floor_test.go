@@ -120,23 +120,31 @@ func (r *movesReplay) apply(s *sdk.System) {
 }
 
 // floorCases are issue #35's settings: Borg cell B at ρ = 0.95 (λ =
-// 4.65378) and one-or-all at λ = 7.
+// 4.65378), one-or-all at λ = 7, and twoClass2048 at BenchmarkLevels' L =
+// 5000 rate (λ = 137, past saturation), with the measured arrivals of
+// BenchmarkLoads and BenchmarkLevels (the two-class recording is kept to
+// 5·10^4 arrivals: DivisorFilling-Gittins preempts over 100 times per
+// arrival there, and each move is 16 bytes).
 var floorCases = []struct {
 	name     string
-	workload string
-	rate     float64
-}{{"borg-b/rho=0.95", "borg-b", 4.65378}, {"one-or-all/lambda=7", "one-or-all", 7}}
+	w        func(testing.TB) *sim.Workload
+	arrivals int64
+}{
+	{"borg-b/rho=0.95", func(t testing.TB) *sim.Workload { return namedWorkload(t, "borg-b", 4.65378) }, 200000},
+	{"one-or-all/lambda=7", func(t testing.TB) *sim.Workload { return namedWorkload(t, "one-or-all", 7) }, 200000},
+	{"two-class-2048/L=5000", func(testing.TB) *sim.Workload { return twoClass2048(137) }, 50000},
+}
 
 // TestMovesReplay: the replay reproduces the recorded run (same response
 // times to the bit, same preemptions), so its cost is that of these moves.
 func TestMovesReplay(t *testing.T) {
 	for _, c := range floorCases {
-		w := namedWorkload(t, c.workload, c.rate)
+		w := c.w(t)
 		for _, sp := range Policies {
 			if sp.New().(*Policy).proc == DivisorFilling && !dividesAll(w) {
 				continue
 			}
-			cfg := sim.Config{Seed: 3, Warmup: 2000, Arrivals: 20000}
+			cfg := sim.Config{Seed: 3, Warmup: 1000, Arrivals: 8000}
 			want, ms := recordMoves(t, w, sp.New(), cfg)
 			rp := &movesReplay{ms: ms}
 			got, err := sim.Run(w, rp, cfg)
@@ -156,14 +164,12 @@ func TestMovesReplay(t *testing.T) {
 
 // BenchmarkMoveFloor: per setting of issue #35, each policy of the family
 // (DivisorFilling only where every need divides k: one-or-all) and
-// (floor/…) the replay of its recorded moves, 2·10^5 measured arrivals as
-// BenchmarkLoads (-benchtime=1x). cpu-ns/arrival compares runs with different numbers of
+// (floor/…) the replay of its recorded moves (-benchtime=1x). cpu-ns/arrival compares runs with different numbers of
 // events (the replay has no empty timer events); the bound of issue #35 is
 // 3× ServerFilling's cpu-ns/event.
 func BenchmarkMoveFloor(b *testing.B) {
-	const arrivals = 200000
 	for _, c := range floorCases {
-		w := namedWorkload(b, c.workload, c.rate)
+		w, arrivals := c.w(b), c.arrivals
 		for _, sp := range Policies {
 			if sp.New().(*Policy).proc == DivisorFilling && !dividesAll(w) {
 				continue
