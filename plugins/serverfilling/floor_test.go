@@ -2,9 +2,7 @@ package serverfilling
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/msjfarm/msjfarm/sdk"
 	"github.com/msjfarm/msjfarm/sim"
@@ -194,12 +192,9 @@ func BenchmarkMoveFloor(b *testing.B) {
 // per measured arrival (the warm-up's and the drain's cost included in
 // both), events per measured arrival and preemptions per measured arrival.
 func benchCPU(b *testing.B, run func() (*sim.Result, error)) {
-	var ru0, ru1 syscall.Rusage
 	var events uint64
 	var arrivals, preempts int64
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru0); err != nil {
-		b.Fatal(err)
-	}
+	cpu0 := processCPU(b)
 	for i := 0; i < b.N; i++ {
 		r, err := run()
 		if err != nil {
@@ -209,10 +204,7 @@ func benchCPU(b *testing.B, run func() (*sim.Result, error)) {
 		arrivals += r.Arrivals
 		preempts += r.Preemptions
 	}
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru1); err != nil {
-		b.Fatal(err)
-	}
-	cpu := time.Duration(ru1.Utime.Nano() - ru0.Utime.Nano() + ru1.Stime.Nano() - ru0.Stime.Nano())
+	cpu := processCPU(b) - cpu0
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(events), "cpu-ns/event")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(arrivals), "cpu-ns/arrival")
 	b.ReportMetric(float64(events)/float64(arrivals), "events/arrival")
