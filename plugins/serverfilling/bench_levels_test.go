@@ -2,10 +2,10 @@ package serverfilling
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/msjfarm/msjfarm/internal/cputime"
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/simtest"
@@ -44,10 +44,7 @@ func benchL(b *testing.B, w *sim.Workload, p sim.Policy, arrivals int64) {
 	var events uint64
 	var preempts int64
 	n := 0
-	var ru0, ru1 syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru0); err != nil {
-		b.Fatal(err)
-	}
+	cpu0 := processCPU(b)
 	simtest.BenchRun(b, func(cfg sim.Config) (*sim.Result, error) {
 		r, err := sim.Run(w, p, cfg)
 		if err == nil {
@@ -58,10 +55,7 @@ func benchL(b *testing.B, w *sim.Workload, p sim.Policy, arrivals int64) {
 		}
 		return r, err
 	}, arrivals)
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru1); err != nil {
-		b.Fatal(err)
-	}
-	cpu := time.Duration(ru1.Utime.Nano() - ru0.Utime.Nano() + ru1.Stime.Nano() - ru0.Stime.Nano())
+	cpu := processCPU(b) - cpu0
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(events), "cpu-ns/event")
 	b.ReportMetric(sumL/float64(n), "L")
 	// Preemptive policies: each preemption is an engine call and a move the
@@ -69,6 +63,15 @@ func benchL(b *testing.B, w *sim.Workload, p sim.Policy, arrivals int64) {
 	// of a policy that preempts more at higher load grows with it: the
 	// preemptions in the measurement window per measured arrival.
 	b.ReportMetric(float64(preempts)/float64(int64(n)*arrivals), "preemptions/arrival")
+}
+
+// processCPU is the process's CPU time (user + system).
+func processCPU(b *testing.B) time.Duration {
+	d, ok := cputime.Process()
+	if !ok {
+		b.Fatal("process CPU time unavailable")
+	}
+	return d
 }
 
 // BenchmarkLevels: the per-event cost of every policy of the family against

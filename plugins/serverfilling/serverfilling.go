@@ -784,32 +784,36 @@ func (p *Policy) kinetic() bool { return p.ord == SRPTOrder && p.crossings }
 func (p *Policy) decide(s *sdk.System) {
 	now := s.Now()
 
-	// 1. Drop completed jobs; refresh the keys of running jobs (keyAt).
+	// 1–2. Drop completed jobs, refresh the keys of running jobs (keyAt,
+	// written out for SRPT) and re-sort M (nearly sorted: insertion sort),
+	// in one pass: each job is placed among the ones before it once its own
+	// key is fresh, and only those keys are compared. Writes stay at or
+	// below the index being read.
+	m := p.m
 	w := 0
-	for _, i := range p.m {
-		sl := &p.slots[i]
+	srpt := p.ord == SRPTOrder
+	for _, x := range p.m {
+		sl := &p.slots[x]
 		if sl.dead {
-			p.release(i)
+			p.release(x)
 			continue
 		}
 		if sl.moving {
-			sl.key = p.keyAt(sl, now)
+			if srpt {
+				sl.key = p.cls[sl.class].scale * clamp0(sl.fin-now)
+			} else {
+				sl.key = p.keyAt(sl, now)
+			}
 		}
-		p.m[w] = i
-		w++
-	}
-	m := p.m[:w]
-
-	// 2. Re-sort M (nearly sorted: insertion sort).
-	for a := 1; a < len(m); a++ {
-		x := m[a]
-		b := a
+		b := w
 		for b > 0 && p.less(x, m[b-1]) {
 			m[b] = m[b-1]
 			b--
 		}
 		m[b] = x
+		w++
 	}
+	m = m[:w]
 
 	// 3. Merge M with the waiting jobs outside it up to the stopping rule,
 	// counting M's jobs per need bucket.
