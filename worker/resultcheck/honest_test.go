@@ -19,6 +19,13 @@ import (
 // overload), without replayed traces, at the given run length and seeds.
 func honestTasks(t *testing.T, arrivals int64, seeds int) []sweep.Task {
 	t.Helper()
+	return honestTasksOn(t, "", arrivals, seeds)
+}
+
+// honestTasksOn is honestTasks restricted to the sweeps on one named
+// workload ("" for all).
+func honestTasksOn(t *testing.T, wl string, arrivals int64, seeds int) []sweep.Task {
+	t.Helper()
 	paths, _ := filepath.Glob("../../examples/*.yaml")
 	if len(paths) == 0 {
 		t.Fatal("no example sweeps")
@@ -29,7 +36,7 @@ func honestTasks(t *testing.T, arrivals int64, seeds int) []sweep.Task {
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		if f.Trace != nil || f.Limit != nil {
+		if f.Trace != nil || f.Limit != nil || wl != "" && f.Workload != wl {
 			continue
 		}
 		f.Replications = seeds
@@ -55,7 +62,11 @@ func littleParts(r *sim.Result) (d, e float64, ok bool) {
 	area, sum := r.MeanInSystem*r.Window, float64(o.Count)*o.MeanResponse
 	et2 := o.VarResponse*float64(o.Count-1)/float64(o.Count) + o.MeanResponse*o.MeanResponse
 	scale := math.Max(area, sum)
-	return math.Abs(area-sum) / scale, float64(o.Count) / r.Window * et2 / 2 / scale, true
+	b := 1.0
+	if o.MeanResponse > 0 {
+		b = math.Max(1, et2/(2*o.MeanResponse*o.MeanResponse))
+	}
+	return math.Abs(area-sum) / scale, b * float64(o.Count) / r.Window * et2 / 2 / scale, true
 }
 
 // perturbations are the errors in mean_in_system whose detection
@@ -127,4 +138,59 @@ func checkHonest(t *testing.T, tasks []sweep.Task) {
 // one seed; the -tags long test runs more seeds and longer runs.
 func TestHonestResultsPass(t *testing.T) {
 	checkHonest(t, honestTasks(t, 2000, 1))
+}
+
+// TestHonestEdgeBurstPasses is the k-fig5 task that an earlier allowance
+// (20 edge terms) refused: Kill-Smart (K = 3, ν = 1024) on borg-b at
+// λ = 0.8, replication 2, at the example's own size (10^6 arrivals). At
+// the window's start a warm-up backlog still holds 27.7 times the
+// time-average edge term λ·E[T²]/2 (area − sum = 1.080e8 against an edge
+// term of 3.90e6: mean response 1088.94, variance 8.548e6, λ = 0.8008),
+// 9.02% of the area: an honest burst, not an accounting error (with no
+// warm-up the same point's area − sum is never positive over 20 seeds,
+// as A_pre = 0 demands). Its burstiness E[T²]/(2·E[T]²) is 4.10
+// (E[T²] = 9.734e6), so the allowance is 20 × 4.10 edge terms (26.9% of
+// the area with the floor) and the result needs 6.75 of the 20. The
+// result must pass, and an error of 40% in mean_in_system must still be
+// caught.
+func TestHonestEdgeBurstPasses(t *testing.T) {
+	f, err := sweep.Load("../../examples/k-fig5.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sweep.Expand(f, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tk *sweep.Task
+	for i := range c.Tasks {
+		x := &c.Tasks[i]
+		if x.Policy == "killsmart-multiclass" && x.Params["K"] == 3 && x.ArrivalRate == 0.8 && x.Replication == 2 {
+			tk = x
+		}
+	}
+	if tk == nil {
+		t.Fatal("k-fig5 has no task killsmart-multiclass K=3 at arrival_rate 0.8, replication 2")
+	}
+	out, err := worker.InProcess{}.Run(context.Background(), tk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.Result
+	d, e, ok := littleParts(r)
+	if !ok {
+		t.Fatalf("Little's law does not apply to the result (converged %v, unstable %v): the case is gone", r.Convergence != nil && r.Convergence.Converged, r.Unstable)
+	}
+	t.Logf("|area − sum| = %.3g%% of the area, %.3g edge terms scaled by the burstiness", 100*d, d/e)
+	if d < 0.08 {
+		t.Errorf("the discrepancy is %.3g%% of the area, not the 9.02%% this test is about: has the engine changed?", 100*d)
+	}
+	if err := resultcheck.Check(r, resultcheck.Expect{Task: tk, Engine: sim.Version}); err != nil {
+		t.Errorf("honest result refused: %v", err)
+	}
+	bad := *r
+	bad.MeanInSystem *= 1.4
+	if resultcheck.Check(&bad, resultcheck.Expect{Task: tk, Engine: sim.Version}) == nil {
+		t.Error("mean_in_system 40% too large passed")
+	}
 }
