@@ -52,7 +52,8 @@ func honestTasksOn(t *testing.T, wl string, arrivals int64, seeds int) []sweep.T
 
 // littleParts are the quantities of the Little check on an honest
 // result, each as a share of the window's area (the larger side): the
-// discrepancy d and the expected edge term e; ok is false where the
+// discrepancy d and the expected edge term e scaled by the run's
+// burstiness (as the check scales it); ok is false where the
 // check does not apply.
 func littleParts(r *sim.Result) (d, e float64, ok bool) {
 	o := r.Overall
@@ -62,10 +63,7 @@ func littleParts(r *sim.Result) (d, e float64, ok bool) {
 	area, sum := r.MeanInSystem*r.Window, float64(o.Count)*o.MeanResponse
 	et2 := o.VarResponse*float64(o.Count-1)/float64(o.Count) + o.MeanResponse*o.MeanResponse
 	scale := math.Max(area, sum)
-	b := 1.0
-	if o.MeanResponse > 0 {
-		b = math.Max(1, et2/(2*o.MeanResponse*o.MeanResponse))
-	}
+	b := resultcheck.Burstiness(o.MeanResponse, et2)
 	return math.Abs(area-sum) / scale, b * float64(o.Count) / r.Window * et2 / 2 / scale, true
 }
 
@@ -111,7 +109,7 @@ func checkHonest(t *testing.T, tasks []sweep.Task) {
 		t.Fatal("Little's law applied to no result")
 	}
 	n := len(slack)
-	t.Logf("%d honest results at %d arrivals, Little applicable to %d: |area−sum| / expected edge term: median %.3g, 99%% %.3g, max %.3g (allowed %d)",
+	t.Logf("%d honest results at %d arrivals, Little applicable to %d: |area−sum| / (burstiness × expected edge term): median %.3g, 99%% %.3g, max %.3g (allowed %d)",
 		len(tasks), tasks[0].Run.Arrivals, n, slack[n/2], slack[n*99/100], slack[n-1], resultcheck.LittleK)
 	for k, p := range perturbations {
 		t.Logf("an error of %.0f%% in mean_in_system caught in %d of %d", 100*p, caught[k], n)
