@@ -73,10 +73,10 @@ var perturbations = []float64{0.03, 0.05, 0.10, 0.20}
 
 // checkHonest runs tasks in process and asserts that no honest result is
 // refused; it reports the largest Little's-law discrepancy in expected
-// edge terms (the check allows LittleK) and how often each perturbation
-// of mean_in_system is caught; from 10^5 arrivals on a 20% error must be
-// caught in most results.
-func checkHonest(t *testing.T, tasks []sweep.Task) {
+// edge terms scaled by the burstiness (the check allows LittleK) and how
+// often each perturbation of mean_in_system is caught, and asserts that
+// a 20% error is caught in at least the share minCaught20 of the results.
+func checkHonest(t *testing.T, tasks []sweep.Task, minCaught20 float64) {
 	var slack []float64
 	var shares [][2]float64 // discrepancy and edge term, shares of the area
 	caught := make([]int, len(perturbations))
@@ -124,18 +124,15 @@ func checkHonest(t *testing.T, tasks []sweep.Task) {
 		}
 		t.Logf("floor %.0f/n: honest results need K ≥ %.3g", f, k)
 	}
-	// Measured at 10^5 arrivals (2 seeds): 3% caught in 21%, 5% in 46%,
-	// 10% in 73%, 20% in 90% of the results (the rest have a large
-	// E[T²] and so a wide edge allowance).
-	if tasks[0].Run.Arrivals >= 1e5 && caught[3] < n*85/100 {
-		t.Errorf("at %d arrivals a 20%% error should be caught in at least 85%% of results: %d of %d", tasks[0].Run.Arrivals, caught[3], n)
+	if float64(caught[3]) < minCaught20*float64(n) {
+		t.Errorf("at %d arrivals a 20%% error should be caught in at least %.0f%% of results: %d of %d", tasks[0].Run.Arrivals, 100*minCaught20, caught[3], n)
 	}
 }
 
 // TestHonestResultsPass: every example sweep's points at 2000 arrivals,
 // one seed; the -tags long test runs more seeds and longer runs.
 func TestHonestResultsPass(t *testing.T) {
-	checkHonest(t, honestTasks(t, 2000, 1))
+	checkHonest(t, honestTasks(t, 2000, 1), 0) // a floor of 125%: no power
 }
 
 // TestHonestEdgeBurstPasses is the k-fig5 task that an earlier allowance
