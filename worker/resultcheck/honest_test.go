@@ -19,6 +19,13 @@ import (
 // overload), without replayed traces, at the given run length and seeds.
 func honestTasks(t *testing.T, arrivals int64, seeds int) []sweep.Task {
 	t.Helper()
+	return honestTasksOn(t, "", arrivals, seeds)
+}
+
+// honestTasksOn is honestTasks restricted to the sweeps on one named
+// workload ("" for all).
+func honestTasksOn(t *testing.T, wl string, arrivals int64, seeds int) []sweep.Task {
+	t.Helper()
 	paths, _ := filepath.Glob("../../examples/*.yaml")
 	if len(paths) == 0 {
 		t.Fatal("no example sweeps")
@@ -29,7 +36,7 @@ func honestTasks(t *testing.T, arrivals int64, seeds int) []sweep.Task {
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		if f.Trace != nil || f.Limit != nil {
+		if f.Trace != nil || f.Limit != nil || wl != "" && f.Workload != wl {
 			continue
 		}
 		f.Replications = seeds
@@ -45,7 +52,8 @@ func honestTasks(t *testing.T, arrivals int64, seeds int) []sweep.Task {
 
 // littleParts are the quantities of the Little check on an honest
 // result, each as a share of the window's area (the larger side): the
-// discrepancy d and the expected edge term e; ok is false where the
+// discrepancy d and the expected edge term e scaled by the run's
+// burstiness (as the check scales it); ok is false where the
 // check does not apply.
 func littleParts(r *sim.Result) (d, e float64, ok bool) {
 	o := r.Overall
@@ -55,7 +63,8 @@ func littleParts(r *sim.Result) (d, e float64, ok bool) {
 	area, sum := r.MeanInSystem*r.Window, float64(o.Count)*o.MeanResponse
 	et2 := o.VarResponse*float64(o.Count-1)/float64(o.Count) + o.MeanResponse*o.MeanResponse
 	scale := math.Max(area, sum)
-	return math.Abs(area-sum) / scale, float64(o.Count) / r.Window * et2 / 2 / scale, true
+	b := resultcheck.Burstiness(o.MeanResponse, et2)
+	return math.Abs(area-sum) / scale, b * float64(o.Count) / r.Window * et2 / 2 / scale, true
 }
 
 // perturbations are the errors in mean_in_system whose detection
@@ -64,10 +73,10 @@ var perturbations = []float64{0.03, 0.05, 0.10, 0.20}
 
 // checkHonest runs tasks in process and asserts that no honest result is
 // refused; it reports the largest Little's-law discrepancy in expected
-// edge terms (the check allows LittleK) and how often each perturbation
-// of mean_in_system is caught; from 10^5 arrivals on a 20% error must be
-// caught in most results.
-func checkHonest(t *testing.T, tasks []sweep.Task) {
+// edge terms scaled by the burstiness (the check allows LittleK) and how
+// often each perturbation of mean_in_system is caught, and asserts that
+// a 20% error is caught in at least the share minCaught20 of the results.
+func checkHonest(t *testing.T, tasks []sweep.Task, minCaught20 float64) {
 	var slack []float64
 	var shares [][2]float64 // discrepancy and edge term, shares of the area
 	caught := make([]int, len(perturbations))
@@ -100,7 +109,7 @@ func checkHonest(t *testing.T, tasks []sweep.Task) {
 		t.Fatal("Little's law applied to no result")
 	}
 	n := len(slack)
-	t.Logf("%d honest results at %d arrivals, Little applicable to %d: |area−sum| / expected edge term: median %.3g, 99%% %.3g, max %.3g (allowed %d)",
+	t.Logf("%d honest results at %d arrivals, Little applicable to %d: |area−sum| / (burstiness × expected edge term): median %.3g, 99%% %.3g, max %.3g (allowed %d)",
 		len(tasks), tasks[0].Run.Arrivals, n, slack[n/2], slack[n*99/100], slack[n-1], resultcheck.LittleK)
 	for k, p := range perturbations {
 		t.Logf("an error of %.0f%% in mean_in_system caught in %d of %d", 100*p, caught[k], n)
@@ -115,16 +124,68 @@ func checkHonest(t *testing.T, tasks []sweep.Task) {
 		}
 		t.Logf("floor %.0f/n: honest results need K ≥ %.3g", f, k)
 	}
-	// Measured at 10^5 arrivals (2 seeds): 3% caught in 21%, 5% in 46%,
-	// 10% in 73%, 20% in 90% of the results (the rest have a large
-	// E[T²] and so a wide edge allowance).
-	if tasks[0].Run.Arrivals >= 1e5 && caught[3] < n*85/100 {
-		t.Errorf("at %d arrivals a 20%% error should be caught in at least 85%% of results: %d of %d", tasks[0].Run.Arrivals, caught[3], n)
+	if float64(caught[3]) < minCaught20*float64(n) {
+		t.Errorf("at %d arrivals a 20%% error should be caught in at least %.0f%% of results: %d of %d", tasks[0].Run.Arrivals, 100*minCaught20, caught[3], n)
 	}
 }
 
 // TestHonestResultsPass: every example sweep's points at 2000 arrivals,
 // one seed; the -tags long test runs more seeds and longer runs.
 func TestHonestResultsPass(t *testing.T) {
-	checkHonest(t, honestTasks(t, 2000, 1))
+	checkHonest(t, honestTasks(t, 2000, 1), 0) // a floor of 125%: no power
+}
+
+// TestHonestEdgeBurstPasses is the k-fig5 task that an earlier allowance
+// (20 edge terms) refused: Kill-Smart (K = 3, ν = 1024) on borg-b at
+// λ = 0.8, replication 2, at the example's own size (10^6 arrivals). At
+// the window's start a warm-up backlog still holds 27.7 times the
+// time-average edge term λ·E[T²]/2 (area − sum = 1.080e8 against an edge
+// term of 3.90e6: mean response 1088.94, variance 8.548e6, λ = 0.8008),
+// 9.02% of the area: an honest burst, not an accounting error (with no
+// warm-up the same point's area − sum is never positive over 20 seeds,
+// as A_pre = 0 demands). Its burstiness E[T²]/(2·E[T]²) is 4.10
+// (E[T²] = 9.734e6), so the allowance is 20 × 4.10 edge terms (26.9% of
+// the area with the floor) and the result needs 6.75 of the 20. The
+// result must pass, and an error of 40% in mean_in_system must still be
+// caught.
+func TestHonestEdgeBurstPasses(t *testing.T) {
+	f, err := sweep.Load("../../examples/k-fig5.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sweep.Expand(f, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tk *sweep.Task
+	for i := range c.Tasks {
+		x := &c.Tasks[i]
+		if x.Policy == "killsmart-multiclass" && x.Params["K"] == 3 && x.ArrivalRate == 0.8 && x.Replication == 2 {
+			tk = x
+		}
+	}
+	if tk == nil {
+		t.Fatal("k-fig5 has no task killsmart-multiclass K=3 at arrival_rate 0.8, replication 2")
+	}
+	out, err := worker.InProcess{}.Run(context.Background(), tk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.Result
+	d, e, ok := littleParts(r)
+	if !ok {
+		t.Fatalf("Little's law does not apply to the result (converged %v, unstable %v): the case is gone", r.Convergence != nil && r.Convergence.Converged, r.Unstable)
+	}
+	t.Logf("|area − sum| = %.3g%% of the area, %.3g edge terms scaled by the burstiness", 100*d, d/e)
+	if d < 0.08 {
+		t.Errorf("the discrepancy is %.3g%% of the area, not the 9.02%% this test is about: has the engine changed?", 100*d)
+	}
+	if err := resultcheck.Check(r, resultcheck.Expect{Task: tk, Engine: sim.Version}); err != nil {
+		t.Errorf("honest result refused: %v", err)
+	}
+	bad := *r
+	bad.MeanInSystem *= 1.4
+	if resultcheck.Check(&bad, resultcheck.Expect{Task: tk, Engine: sim.Version}) == nil {
+		t.Error("mean_in_system 40% too large passed")
+	}
 }
