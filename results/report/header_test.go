@@ -129,6 +129,27 @@ func TestConstantCounterOmitted(t *testing.T) {
 	}
 }
 
+// TestSweptLabels: swept values print as written when short; computed
+// ones (a limit sweep's rates) with the fewest digits, at least 3, that
+// keep them apart.
+func TestSweptLabels(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want []string
+	}{
+		{[]float64{0.1, 0.25, 1, 2048}, []string{"0.1", "0.25", "1", "2048"}},
+		// q-fig3-limit's rates: 3 digits tell them apart.
+		{[]float64{2.982192528589757, 3.053135051375026, 3.125737194875385}, []string{"2.98", "3.05", "3.13"}},
+		// 3 digits would merge 1.0001 and 1.0002 (both "1"): 5 are needed.
+		{[]float64{1.00012345678, 1.00023456789}, []string{"1.0001", "1.0002"}},
+	} {
+		got := sweptLabels(c.in)
+		if strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("sweptLabels(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
 // TestSweptTicks: the x axis is labelled at the swept values, a label
 // that would overlap its neighbour moves to a second row, and one that
 // would overlap on both rows keeps an unlabelled tick.

@@ -1291,12 +1291,46 @@ type sweptTicks struct {
 	font   text.Style
 }
 
+// sweptLabels are the tick labels of swept values: each value as it is
+// written (0.25, 1e-3) when that is short, otherwise with the fewest
+// significant digits, at least 3, that still tell distinct values apart.
+// A swept value computed rather than typed (q-fig3-limit's rates near a
+// stability limit, 2.982192528589757) would otherwise print all 16
+// digits under its tick; its exact value is in the figure's data file.
+func sweptLabels(values []float64) []string {
+	out := make([]string, len(values))
+	short := true
+	for i, x := range values {
+		out[i] = strconv.FormatFloat(x, 'g', -1, 64)
+		short = short && len(out[i]) <= 6
+	}
+	if short {
+		return out
+	}
+	for prec := 3; prec < 17; prec++ {
+		seen := make(map[string]float64, len(values))
+		distinct := true
+		for i, x := range values {
+			out[i] = strconv.FormatFloat(x, 'g', prec, 64)
+			if y, ok := seen[out[i]]; ok && y != x {
+				distinct = false
+			}
+			seen[out[i]] = x
+		}
+		if distinct {
+			return out
+		}
+	}
+	return out
+}
+
 // Ticks returns a major tick per swept value within [lo, hi].
 func (st *sweptTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ts []plot.Tick
 	lastEnd := [2]vg.Length{-1e9, -1e9} // right edge of the last label of each row
 	gap := vg.Points(4)
-	for _, x := range st.values {
+	labels := sweptLabels(st.values)
+	for i, x := range st.values {
 		v := x
 		if st.log {
 			v = math.Log10(x)
@@ -1304,7 +1338,7 @@ func (st *sweptTicks) Ticks(lo, hi float64) []plot.Tick {
 		if v < lo || v > hi {
 			continue
 		}
-		l := strconv.FormatFloat(x, 'g', -1, 64)
+		l := labels[i]
 		if st.width <= 0 || hi <= lo {
 			ts = append(ts, plot.Tick{Value: v, Label: l})
 			continue
