@@ -861,7 +861,9 @@ func (l *layout) grid(dc draw.Canvas, tw vg.Length) {
 	for r := range l.plots {
 		for c := 0; c < l.cols; c++ {
 			if c < len(l.plots[r]) && l.plots[r][c] != nil {
-				l.plots[r][c].Draw(tiles.At(grid, c, r))
+				tile := tiles.At(grid, c, r)
+				axisLengths(l.plots[r][c], tile)
+				l.plots[r][c].Draw(tile)
 			}
 		}
 	}
@@ -872,6 +874,25 @@ func (l *layout) grid(dc draw.Canvas, tw vg.Length) {
 		lg.Top, lg.Left = true, true
 		lg.XOffs, lg.YOffs = 0, -vg.Points(12) // level with the top of the data area
 		lg.Draw(strip)
+	}
+}
+
+// axisLengths tells p's log tick markers how long their axes are in tile:
+// the tile less the other axis (its tick labels and label, about 0.55 in
+// under the x axis, 0.8 in left of the y axis, as in grid) and the
+// panel's title, so that logTicks can drop minor ticks too dense to read.
+func axisLengths(p *plot.Plot, tile draw.Canvas) {
+	w, h := tile.Max.X-tile.Min.X-0.8*vg.Inch, tile.Max.Y-tile.Min.Y-0.55*vg.Inch
+	if p.Title.Text != "" {
+		h -= p.Title.TextStyle.Height(p.Title.Text) + p.Title.Padding
+	}
+	if lt, ok := p.X.Tick.Marker.(logTicks); ok {
+		lt.length = max(w, 1)
+		p.X.Tick.Marker = lt
+	}
+	if lt, ok := p.Y.Tick.Marker.(logTicks); ok {
+		lt.length = max(h, 1)
+		p.Y.Tick.Marker = lt
 	}
 }
 
@@ -1087,10 +1108,29 @@ const maxLogLabels = 6
 // decades also labels 2·10^k and 5·10^k, and one with still fewer than two
 // labels every m·10^k, so that no log axis is left with a single number
 // (or none) under its data.
-type logTicks struct{}
+//
+// length is the axis's length on the page (0 when not known): minor ticks
+// closer than minMinorGap there (the 9·10^k–10^(k+1) gap, the narrowest,
+// on an axis spanning many decades in a small panel) would merge into a
+// solid bar, so they are left out (a labelled 2·10^k or 5·10^k stays).
+type logTicks struct{ length vg.Length }
+
+// minMinorGap is the narrowest gap between minor ticks drawn: 1.5 pt, about
+// three tick-line widths, below which they read as one black bar.
+const minMinorGap = vg.Length(1.5)
+
+// minors reports whether minor ticks are drawn on an axis of log10 values
+// [lo, hi] that is t.length long: the narrowest gap between them,
+// log10(10/9) of a decade, is at least minMinorGap.
+func (t logTicks) minors(lo, hi float64) bool {
+	if t.length <= 0 || !(hi > lo) {
+		return true
+	}
+	return t.length*vg.Length(math.Log10(10.0/9)/(hi-lo)) >= minMinorGap
+}
 
 // Ticks returns the decade and sub-decade ticks within [lo, hi].
-func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 	label := func(k float64, m int) string {
 		v := float64(m) * math.Pow(10, k)
 		if k > 5 || k < -4 {
@@ -1121,11 +1161,12 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 			labelled = map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true}
 		}
 	}
+	minors := t.minors(lo, hi)
 	var ts []plot.Tick
 	for k := math.Floor(lo); k <= math.Ceil(hi); k++ {
 		for m := 1; m <= 9; m++ {
 			v := k + math.Log10(float64(m))
-			if v < lo-1e-9 || v > hi+1e-9 || every > 1 && m > 1 {
+			if v < lo-1e-9 || v > hi+1e-9 || m > 1 && (every > 1 || !minors && !labelled[m]) {
 				continue
 			}
 			t := plot.Tick{Value: v}

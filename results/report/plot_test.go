@@ -155,6 +155,39 @@ func TestTicks(t *testing.T) {
 	}
 }
 
+// TestLogMinorTicks: minor ticks are drawn only when the narrowest gap
+// between them, log10(10/9) = 0.045757 of a decade, is at least 1.5 pt on
+// the page, i.e. a decade at least 1.5/0.045757 = 32.78 pt long.
+func TestLogMinorTicks(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		length vg.Length
+		lo, hi float64
+		want   int // ticks
+	}{
+		// Length unknown: 1, 2, …, 9 and 10 on [1, 10].
+		{"unknown length", 0, 0, 1, 10},
+		// One decade in 33 pt: gap 33·0.045757 = 1.51 pt ≥ 1.5, kept.
+		{"one decade in 33 pt", 33, 0, 1, 10},
+		// One decade in 32 pt: gap 1.46 pt < 1.5, only 1 and 10.
+		{"one decade in 32 pt", 32, 0, 1, 2},
+		// Column figure (2.4 in less 0.55 in of x axis = 133.2 pt), 3
+		// decades: 44.4 pt a decade, gap 2.03 pt, 3·9+1 = 28 ticks.
+		{"column, 3 decades", 133.2, 0, 3, 28},
+		// Grid panel (1.9 in less 0.55 in and an 8 pt title ≈ 87 pt),
+		// 10^-3 … 10^2.5 as in MSFQ's phase panels: 15.8 pt a decade,
+		// gap 0.72 pt, decades only: 10^-3 … 10^2, 6 ticks.
+		{"panel, 5.5 decades", 87, -3, 2.5, 6},
+		// Under two decades 2·10^k and 5·10^k are labelled: they stay
+		// when the minor ticks go (1, 2, 5 on [1, 8] in 5 pt).
+		{"labelled 2 and 5 stay", 5, 0, math.Log10(8), 3},
+	} {
+		if got := len(logTicks{length: c.length}.Ticks(c.lo, c.hi)); got != c.want {
+			t.Errorf("%s: %d ticks on [1e%g, 1e%g] over %v, want %d", c.name, got, c.lo, c.hi, c.length, c.want)
+		}
+	}
+}
+
 // TestNewRaster: the raster canvas made without NewWith's image copy draws
 // exactly what vgimg.NewWith(UseWH, UseDPI, white) draws (same pixels), so
 // the context options it sets by hand are all NewWith sets.
