@@ -535,13 +535,32 @@ func constantCounter(cs []curve) (desc string, constant bool) {
 }
 
 // figures draws the facet's figures: one per metric with a value (a
-// counter constant everywhere is listed, not drawn), the per-class
-// panels, MSFQ's phases and the paired comparison. skipped and constant
+// counter constant everywhere is listed, not drawn; a per-class counter
+// is one figure with a panel per class), the per-class panels, MSFQ's phases and the paired comparison. skipped and constant
 // name the metrics not drawn.
 func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant []string, err error) {
 	xl := axisLabel(x)
 	names, classes := f.metricNames()
+	// A per-class counter is one figure, a panel per class, where its
+	// first class's column stands.
+	_, grouped := f.classCounters(names)
+	drawn := map[*classCounter]bool{}
 	for _, m := range names {
+		if g := grouped[m]; g != nil {
+			if drawn[g] {
+				continue
+			}
+			drawn[g] = true
+			fig, sk, co, err := f.classCounterFigure(out, x, xl, g, names)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if fig != nil {
+				figs = append(figs, *fig)
+			}
+			skipped, constant = append(skipped, sk...), append(constant, co...)
+			continue
+		}
 		fig, why, err := f.metricFigure(out, x, xl, m)
 		switch {
 		case err != nil:
@@ -639,15 +658,8 @@ func (f *facet) classFigure(out *files, x, xl, cm string, classes int) (*figure,
 	var data []panelData
 	nonzero := false
 	for ci := 0; ci < classes; ci++ {
-		var name, cname string
-		need := 0
-		for _, p := range f.pts {
-			if ci < len(p.Classes) {
-				cname, need = p.Classes[ci].Name, p.Classes[ci].Need
-				name = metric.ClassPrefix(ci, cname) + cm
-				break
-			}
-		}
+		cname, need := f.class(ci)
+		name := metric.ClassPrefix(ci, cname) + cm
 		cs, nz := curvesFor(f, x, name)
 		nonzero = nonzero || nz
 		t := fmt.Sprintf("class %d: %s (need %d)", ci, cname, need)

@@ -1,0 +1,154 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/msjfarm/msjfarm/results/metric"
+	"gonum.org/v1/plot"
+)
+
+// classCounter is a per-class policy counter: a counter the policy reports
+// once per class ("preempted_fraction/cores-1", column
+// counter_preempted_fraction_cores_1). Its classes are drawn in one figure,
+// a panel per class, as the class metrics are, instead of a figure each.
+type classCounter struct {
+	base    string         // the column without the class: counter_preempted_fraction
+	columns map[int]string // class index → column
+}
+
+// classCounters finds the per-class counters among the facet's metric
+// names: columns counter_<base>_<class> (metric.CounterColumn of
+// "<base>/<class>") for at least two of the facet's classes. A column
+// matching several classes' names ("x_cores_1" for classes "1" and
+// "cores-1") belongs to the longest. MSFQ's phase counters are left to
+// the phase figure. byColumn maps each grouped column to its group.
+func (f *facet) classCounters(names []string) (groups []*classCounter, byColumn map[string]*classCounter) {
+	suffix := map[int]string{} // class index → "_" + sanitized name
+	for _, p := range f.pts {
+		for ci, c := range p.Classes {
+			if _, ok := suffix[ci]; !ok {
+				if s := metric.Sanitize(metric.ClassName(ci, c.Name)); s != "" {
+					suffix[ci] = "_" + s
+				}
+			}
+		}
+	}
+	byBase := map[string]*classCounter{}
+	var order []*classCounter
+	for _, m := range names {
+		if !strings.HasPrefix(m, metric.CounterPrefix) || phaseRE.MatchString(m) {
+			continue
+		}
+		ci, best := -1, ""
+		for i := 0; i < len(suffix); i++ { // in class order: ties go to the first
+			s := suffix[i]
+			if s != "" && strings.HasSuffix(m, s) && len(s) > len(best) && len(m)-len(s) > len(metric.CounterPrefix) {
+				ci, best = i, s
+			}
+		}
+		if ci < 0 {
+			continue
+		}
+		base := strings.TrimSuffix(m, best)
+		g := byBase[base]
+		if g == nil {
+			g = &classCounter{base: base, columns: map[int]string{}}
+			byBase[base] = g
+			order = append(order, g)
+		}
+		if _, dup := g.columns[ci]; !dup {
+			g.columns[ci] = m
+		}
+	}
+	byColumn = map[string]*classCounter{}
+	for _, g := range order {
+		if len(g.columns) < 2 {
+			continue
+		}
+		groups = append(groups, g)
+		for _, m := range g.columns {
+			byColumn[m] = g
+		}
+	}
+	return groups, byColumn
+}
+
+// name is the group's file name: the counter's own name, or
+// <counter>_by_class when the policy also reports a counter of that name
+// (Kill-Smart's preempted_fraction beside preempted_fraction/<class>).
+func (g *classCounter) name(names []string) string {
+	for _, m := range names {
+		if m == g.base {
+			return g.base + "_by_class"
+		}
+	}
+	return g.base
+}
+
+// classCounterFigure draws the per-class counter g, a panel per class in
+// class order, each panel what metricFigure draws for that class's column
+// (the same curves, axis and limit lines). A class whose counter is zero
+// or undefined everywhere is skipped and one constant everywhere is listed
+// in constant, as metricFigure does for a figure of its own; nil when no
+// class is left to draw.
+func (f *facet) classCounterFigure(out *files, x, xl string, g *classCounter, names []string) (fig *figure, skipped, constant []string, err error) {
+	classes := 0
+	for _, p := range f.pts {
+		classes = max(classes, len(p.Classes))
+	}
+	var panels []panelData
+	yl, first := "", ""
+	for ci := 0; ci < classes; ci++ {
+		m, ok := g.columns[ci]
+		if !ok {
+			continue
+		}
+		cs, nonzero := curvesFor(f, x, m)
+		if !nonzero {
+			skipped = append(skipped, m)
+			continue
+		}
+		if desc, ok := constantCounter(cs); ok {
+			constant = append(constant, f.columnOrLabel(m)+" ("+desc+")")
+			continue
+		}
+		cname, need := f.class(ci)
+		// The policy's label names the class ("jobs preempted, class
+		// cores-1"); the panel title does here.
+		if first == "" {
+			first, yl = m, strings.Replace(f.metricLabel(m), ", class "+cname, "", 1)
+		}
+		panels = append(panels, panelData{title: fmt.Sprintf("class %d: %s (need %d)", ci, cname, need), cs: cs})
+	}
+	if len(panels) == 0 {
+		return nil, skipped, constant, nil
+	}
+	ps := make([]*plot.Plot, 0, len(panels))
+	for _, pd := range panels {
+		ps = append(ps, newPlot(pd.title, xl, yl, pd.cs, true, f.lines...))
+	}
+	name := f.prefix + g.name(names)
+	if err := writeEditable(out, name, xl, yl, panels, false); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := render(out, name, grid(ps), panW, panH, true); err != nil {
+		return nil, nil, nil, err
+	}
+	title := "policy counter per class: " + yl
+	if mt, ok := f.described(first); ok && mt.Doc != "" {
+		title += ". " + mt.Doc
+	}
+	return &figure{Name: name, Title: title, Wide: len(panels) > 1}, skipped, constant, nil
+}
+
+// class is the name and need of the facet's class ci, from the first point
+// that has it.
+func (f *facet) class(ci int) (name string, need int) {
+	for _, p := range f.pts {
+		if ci < len(p.Classes) {
+			return p.Classes[ci].Name, p.Classes[ci].Need
+		}
+	}
+	return "", 0
+}

@@ -1,0 +1,168 @@
+package report
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/plugins/killsmart"
+	"github.com/msjfarm/msjfarm/results/aggregate"
+	"github.com/msjfarm/msjfarm/results/metric"
+	"github.com/msjfarm/msjfarm/sim"
+)
+
+// TestClassCounters: which counter columns are one per-class counter.
+func TestClassCounters(t *testing.T) {
+	f := &facet{pts: []*aggregate.Point{{Classes: []aggregate.Class{{Name: "1"}, {Name: "cores-1"}, {Name: "cores-2"}}}}}
+	for _, c := range []struct {
+		name  string
+		names []string
+		want  map[string]map[int]string // base → class → column
+	}{
+		{"two classes", []string{"counter_x", "counter_x_cores_1", "counter_x_cores_2", "mean_response"},
+			map[string]map[int]string{"counter_x": {1: "counter_x_cores_1", 2: "counter_x_cores_2"}}},
+		// "_cores_1" (class 1) is longer than "_1" (class 0): class 1's.
+		// With class 0's "counter_y_1" the group has three classes.
+		{"longest class name wins", []string{"counter_y_1", "counter_y_cores_1", "counter_y_cores_2"},
+			map[string]map[int]string{"counter_y": {0: "counter_y_1", 1: "counter_y_cores_1", 2: "counter_y_cores_2"}}},
+		// One class only: an ordinary counter that ends like a class.
+		{"one class is not a group", []string{"counter_phase_1", "counter_z_cores_2"}, map[string]map[int]string{}},
+		// MSFQ's phase counters are the phase figure's.
+		{"phase counters", []string{"counter_phase1_cores_1", "counter_phase1_cores_2"}, map[string]map[int]string{}},
+		// Not a counter, or a bare class name after the prefix.
+		{"not counters", []string{"class1_cores_1_mean_wait", "counter_cores_1", "counter_cores_2"}, map[string]map[int]string{}},
+	} {
+		groups, by := f.classCounters(c.names)
+		got := map[string]map[int]string{}
+		for _, g := range groups {
+			got[g.base] = g.columns
+			for _, m := range g.columns {
+				if by[m] != g {
+					t.Errorf("%s: column %s not mapped to its group", c.name, m)
+				}
+			}
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("%s: groups %v, want %v", c.name, got, c.want)
+			continue
+		}
+		for b, cols := range c.want {
+			if !mapsEqual(got[b], cols) {
+				t.Errorf("%s: group %s = %v, want %v", c.name, b, got[b], cols)
+			}
+		}
+	}
+	if n := (&classCounter{base: "counter_x"}).name([]string{"counter_x", "counter_x_cores_1"}); n != "counter_x_by_class" {
+		t.Errorf("name beside an aggregate counter: %s", n)
+	}
+	if n := (&classCounter{base: "counter_x"}).name([]string{"counter_x_cores_1"}); n != "counter_x" {
+		t.Errorf("name of a per-class counter alone: %s", n)
+	}
+}
+
+func mapsEqual(a, b map[int]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestClassCounterFigure: Kill-Smart's preempted_fraction/<class> is one
+// figure set, counter_preempted_fraction_by_class (preempted_fraction, the
+// aggregate, keeps its own name), with a panel per class whose counter is
+// drawn, the classes' own figures gone, and the index listing it once.
+// Kill-Smart multi-class (K = 2, ν = 2) on powers-of-two (needs 1, 2, 4,
+// 8 on k = 8; the needs 1 and 2 get preempted, so two panels) at λ = 1, 2,
+// 2 replications of 3000 arrivals.
+func TestClassCounterFigure(t *testing.T) {
+	spec := killsmart.Policies[1]
+	run := policyRun{name: spec.Name, params: map[string]any{"K": 2, "nu": 2}, new: func() sim.Policy { return spec.New() }}
+	c := simulateCampaign(t, "powers-of-two", []policyRun{run}, []float64{1, 2}, 2, 3000)
+	info := sim.Describe(spec.New()).CounterInfo
+	for _, r := range c.Records {
+		r.CounterInfo = info
+	}
+	pts := aggregate.Summarize(c.Tasks, c.Records)
+	dir := t.TempDir()
+	if err := Write(dir, Campaign{Points: pts}); err != nil {
+		t.Fatal(err)
+	}
+	// The classes whose counter is non-zero somewhere: each is a panel.
+	var want []string
+	for _, cl := range pts[0].Classes {
+		for _, p := range pts {
+			if m, ok := p.Metric(metric.CounterColumn("preempted_fraction/" + cl.Name)); ok && m.Mean != 0 {
+				want = append(want, cl.Name)
+				break
+			}
+		}
+	}
+	t.Logf("classes %v, drawn %v", pts[0].Classes, want)
+	if len(want) == 0 {
+		t.Fatalf("no class has a non-zero preempted fraction: nothing to test (classes %v)", pts[0].Classes)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	for _, ext := range []string{".svg", ".png", ".pdf", ".csv", ".py"} {
+		if !slices.Contains(names, "counter_preempted_fraction_by_class"+ext) {
+			t.Errorf("no counter_preempted_fraction_by_class%s among %v", ext, names)
+		}
+		if !slices.Contains(names, "counter_preempted_fraction"+ext) {
+			t.Errorf("the aggregate counter_preempted_fraction%s is gone", ext)
+		}
+	}
+	for _, n := range names {
+		if rest, ok := strings.CutPrefix(n, "counter_preempted_fraction_"); ok && !strings.HasPrefix(rest, "by_class") && !strings.HasPrefix(rest, "page") {
+			t.Errorf("a per-class file %s is still written", n)
+		}
+	}
+	// One panel per drawn class, titled by the class, in class order.
+	fh, err := os.Open(filepath.Join(dir, "counter_preempted_fraction_by_class.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	rows, err := csv.NewReader(fh).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var panels []string
+	for _, r := range rows[1:] {
+		if !slices.Contains(panels, r[0]) {
+			panels = append(panels, r[0])
+		}
+	}
+	t.Logf("panels %q", panels)
+	if len(panels) != len(want) {
+		t.Fatalf("panels %q, want one for each of %v", panels, want)
+	}
+	for i, p := range panels {
+		if !strings.Contains(p, ": "+want[i]+" (need ") {
+			t.Errorf("panel %d is %q, want class %s", i, p, want[i])
+		}
+	}
+	idx := readFile(t, filepath.Join(dir, "index.html"))
+	if n := strings.Count(idx, `id="fig-counter_preempted_fraction_by_class"`); n != 1 {
+		t.Errorf("index.html lists the per-class figure %d times", n)
+	}
+	if !strings.Contains(idx, "policy counter per class: jobs preempted. preemptions over departures") {
+		t.Errorf("index.html: no caption for the per-class figure")
+	}
+	if py := readFile(t, filepath.Join(dir, "counter_preempted_fraction_by_class.py")); !strings.Contains(py, `"jobs preempted"`) {
+		t.Errorf("the script's y axis is not the counter's label without the class")
+	}
+}
