@@ -86,15 +86,7 @@ func TestClassCounterFigure(t *testing.T) {
 	spec := killsmart.Policies[1]
 	run := policyRun{name: spec.Name, params: map[string]any{"K": 2, "nu": 2}, new: func() sim.Policy { return spec.New() }}
 	c := simulateCampaign(t, "powers-of-two", []policyRun{run}, []float64{1, 2}, 2, 3000)
-	info := sim.Describe(spec.New()).CounterInfo
-	for _, r := range c.Records {
-		r.CounterInfo = info
-	}
-	pts := aggregate.Summarize(c.Tasks, c.Records)
-	dir := t.TempDir()
-	if err := Write(dir, Campaign{Points: pts}); err != nil {
-		t.Fatal(err)
-	}
+	pts, dir := describedReport(t, c, spec.New())
 	// The classes whose counter is non-zero somewhere: each is a panel.
 	var want []string
 	for _, cl := range pts[0].Classes {

@@ -30,15 +30,7 @@ func TestCounterAxisLabels(t *testing.T) {
 		t.Errorf("without descriptions the axis should read \"phase 1 mean\":\n%.2000s", svg)
 	}
 
-	info := sim.Describe(spec.New()).CounterInfo
-	for _, r := range c.Records {
-		r.CounterInfo = info
-	}
-	pts := aggregate.Summarize(c.Tasks, c.Records)
-	dir := t.TempDir()
-	if err := Write(dir, Campaign{Points: pts}); err != nil {
-		t.Fatal(err)
-	}
+	_, dir := describedReport(t, c, spec.New())
 	for fig, want := range map[string]string{
 		"counter_phase1_mean.svg":     ">mean duration of phase 1 (time)<",
 		"counter_phase3_fraction.svg": ">fraction of time in phase 3<",
@@ -62,6 +54,23 @@ func TestCounterAxisLabels(t *testing.T) {
 	if py := readFile(t, filepath.Join(dir, "counter_phase1_mean.py")); !strings.Contains(py, `"mean duration of phase 1 (time)"`) {
 		t.Errorf("counter_phase1_mean.py does not label its axis with the policy's label")
 	}
+}
+
+// describedReport writes c's report, its records carrying the counter
+// descriptions of policy p as a worker records them, into a temporary
+// directory; it returns the points summarised and the directory.
+func describedReport(t *testing.T, c Campaign, p sim.Policy) ([]aggregate.Point, string) {
+	t.Helper()
+	info := sim.Describe(p).CounterInfo
+	for _, r := range c.Records {
+		r.CounterInfo = info
+	}
+	pts := aggregate.Summarize(c.Tasks, c.Records)
+	dir := t.TempDir()
+	if err := Write(dir, Campaign{Points: pts}); err != nil {
+		t.Fatal(err)
+	}
+	return pts, dir
 }
 
 func readFile(t *testing.T, path string) string {
