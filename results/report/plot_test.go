@@ -188,6 +188,32 @@ func TestLogMinorTicks(t *testing.T) {
 	}
 }
 
+// TestAxisLengths: a plot drawn in a grid tile has its log axis's length
+// set from the tile, so the rule above applies as drawn. A 2.3 × 1.9 in
+// panel with a title: 136.8 − 39.6 (x axis) − about 10 (title) ≈ 87 pt of
+// y axis; means 10^-3 … 10^2.5 fill it with 5.5 decades, 16 pt each:
+// no minor ticks.
+func TestAxisLengths(t *testing.T) {
+	c := curve{label: "a"}
+	for i, m := range []float64{1e-3, 1, math.Pow(10, 2.5)} {
+		c.add(float64(i+1), m, 0, false)
+	}
+	p := newPlot("panel", "x", "y", []curve{c}, true)
+	if _, ok := p.Y.Tick.Marker.(logTicks); !ok {
+		t.Fatalf("y axis over 5.5 decades is not logarithmic: %T", p.Y.Tick.Marker)
+	}
+	axisLengths(p, draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: panW, Y: panH}}})
+	lt := p.Y.Tick.Marker.(logTicks)
+	if lt.length < 80 || lt.length > 97 {
+		t.Errorf("y axis length %v, want about 87 pt", lt.length)
+	}
+	for _, tk := range lt.Ticks(p.Y.Min, p.Y.Max) {
+		if d := tk.Value - math.Round(tk.Value); math.Abs(d) > 1e-9 {
+			t.Errorf("minor tick at 10^%g on a 5.5-decade panel", tk.Value)
+		}
+	}
+}
+
 // TestNewRaster: the raster canvas made without NewWith's image copy draws
 // exactly what vgimg.NewWith(UseWH, UseDPI, white) draws (same pixels), so
 // the context options it sets by hand are all NewWith sets.
