@@ -6,6 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 
@@ -100,21 +103,45 @@ func sumsKey(key string) [16]byte {
 // recorded); a checksums object whose hash is not the manifest's is not
 // trusted: it is returned as nil with a warning.
 func LoadChecksums(ctx context.Context, st storage.Store, id string, m *Manifest) (Sums, string, error) {
-	data, err := st.Get(ctx, storage.ChecksumsKey(id))
+	// The object is as large as the campaign (about 250 B a result: 246
+	// MB for 10^6 results), so it is copied to a temporary file and read
+	// a line at a time, hashed as it is read; only the map is held.
+	dir, err := os.MkdirTemp("", "msjfarm-checksums-")
+	if err != nil {
+		return nil, "", err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "checksums")
+	err = st.GetFile(ctx, storage.ChecksumsKey(id), path)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, "", nil
 	}
 	if err != nil {
 		return nil, "", err
 	}
-	if m != nil && m.ChecksumsSHA256 != "" && SHA256(data) != m.ChecksumsSHA256 {
-		return nil, fmt.Sprintf("%s was modified after it was written (sha256 %s, the manifest records %s): result objects are not checked",
-			storage.ChecksumsKey(id), SHA256(data), m.ChecksumsSHA256), nil
-	}
-	sums := Sums{}
-	err = eachChecksum(data, func(sum [32]byte, name []byte) { sums[sumsKey(string(name))] = sum })
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Sprintf("%s: %v: result objects are not checked", storage.ChecksumsKey(id), err), nil
+		return nil, "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	sums := Sums{}
+	tee := io.TeeReader(f, h)
+	perr := eachChecksumIn(tee, func(sum [32]byte, name []byte) { sums[sumsKey(string(name))] = sum })
+	if le := (lineError{}); perr != nil && !errors.As(perr, &le) {
+		return nil, "", perr
+	}
+	// Read to the end even after a bad line, so that the hash is the
+	// object's.
+	if _, err := io.Copy(io.Discard, tee); err != nil {
+		return nil, "", err
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); m != nil && m.ChecksumsSHA256 != "" && got != m.ChecksumsSHA256 {
+		return nil, fmt.Sprintf("%s was modified after it was written (sha256 %s, the manifest records %s): result objects are not checked",
+			storage.ChecksumsKey(id), got, m.ChecksumsSHA256), nil
+	}
+	if perr != nil {
+		return nil, fmt.Sprintf("%s: %v: result objects are not checked", storage.ChecksumsKey(id), perr), nil
 	}
 	return sums, "", nil
 }

@@ -1,12 +1,14 @@
 package archive
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -161,22 +163,36 @@ func ParseChecksums(data []byte) (map[string]string, error) {
 // format: "<64 hex>  <name>"; empty lines are skipped), or returns an
 // error naming the first line that is not one.
 func eachChecksum(data []byte, fn func(sum [32]byte, name []byte)) error {
-	i := 0
-	for line := range bytes.Lines(data) {
-		i++
-		line = bytes.TrimSuffix(line, []byte("\n"))
+	return eachChecksumIn(bytes.NewReader(data), fn)
+}
+
+// lineError is a line of a checksums object that is not one (as opposed
+// to a failure to read it).
+type lineError struct{ error }
+
+// eachChecksumIn is eachChecksum reading r a line at a time.
+func eachChecksumIn(r io.Reader, fn func(sum [32]byte, name []byte)) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 64<<10) // a line is a sum and a storage key
+	for i := 1; sc.Scan(); i++ {
+		line := sc.Bytes()
 		if len(line) == 0 {
 			continue
 		}
 		sum, name, ok := bytes.Cut(line, []byte("  "))
 		if !ok || len(sum) != 64 || len(name) == 0 {
-			return fmt.Errorf("checksums line %d: want \"<sha256>  <key>\", got %q", i, line)
+			return lineError{fmt.Errorf("checksums line %d: want \"<sha256>  <key>\", got %q", i, line)}
 		}
 		var b [32]byte
 		if _, err := hex.Decode(b[:], sum); err != nil {
-			return fmt.Errorf("checksums line %d: %q is not a hex sha256", i, sum)
+			return lineError{fmt.Errorf("checksums line %d: %q is not a hex sha256", i, sum)}
 		}
 		fn(b, name)
+	}
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return lineError{fmt.Errorf("checksums: a line longer than 64 kB")}
+	} else if err != nil {
+		return err
 	}
 	return nil
 }
