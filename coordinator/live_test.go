@@ -39,6 +39,9 @@ func (s *resultReads) Get(ctx context.Context, key string) ([]byte, error) {
 // points and plots, with the means of the stored records, and a poll
 // after nothing moved reads no record: the page holds a summary per
 // point, not a record per finished task.
+//
+// Complexity 28: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestLivePageCompact(t *testing.T) {
 	t.Cleanup(coordinator.SetCompact(2, 2))
 	f, err := sweep.Parse([]byte(`name: live-compact

@@ -25,6 +25,9 @@ import (
 // reader) and the sha256 of content that is not in storage fail
 // permanently with an error naming the hash; the worker never opens the
 // path: the records do not quote the secret and the FIFO never blocks.
+//
+// Complexity 22: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestForgedTraceTaskNeverOpensPath(t *testing.T) {
 	dir := t.TempDir()
 	secret := filepath.Join(dir, "worker-secret.txt")

@@ -24,6 +24,9 @@ import (
 // every record at once, against Summarize then ComparePaired a point at
 // a time) byte for byte, the same tasks in the same order, the warning
 // about the foreign result, and the same tasks chosen to reproduce.
+//
+// Complexity 29: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestReaderEqualsSummarize(t *testing.T) {
 	for _, tc := range []struct{ name, spec string }{
 		{"fixed", `name: stream

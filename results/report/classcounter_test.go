@@ -82,6 +82,9 @@ func mapsEqual(a, b map[int]string) bool {
 // Kill-Smart multi-class (K = 2, ν = 2) on powers-of-two (needs 1, 2, 4,
 // 8 on k = 8; the needs 1 and 2 get preempted, so two panels) at λ = 1, 2,
 // 2 replications of 3000 arrivals.
+//
+// Complexity 25: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestClassCounterFigure(t *testing.T) {
 	spec := killsmart.Policies[1]
 	run := policyRun{name: spec.Name, params: map[string]any{"K": 2, "nu": 2}, new: func() sim.Policy { return spec.New() }}

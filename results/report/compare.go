@@ -137,59 +137,9 @@ func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 	if logX {
 		cs, _ = log10X(cs, nil)
 	}
-	lo, hi := 0.0, 0.0
-	xmin, xmax := math.Inf(1), math.Inf(-1)
+	lo, hi, xmin, xmax := comparisonRange(cs)
 	for _, c := range cs {
-		for i, x := range c.x {
-			m, h := c.mean[i], c.hw[i]
-			if !finite(h) {
-				h = 0
-			}
-			lo, hi = math.Min(lo, m-h), math.Max(hi, m+h)
-			xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
-		}
-	}
-	if hi-lo == 0 {
-		lo, hi = -1, 1
-	}
-	pad := 0.05 * (hi - lo)
-	lo, hi = lo-pad, hi+pad
-	for _, c := range cs {
-		col, shape, dash := styleOf(c.style)
-		var upper, lower, line plotter.XYs
-		for i, x := range c.x {
-			h := c.hw[i]
-			if !finite(h) {
-				h = 0
-			}
-			line = append(line, plotter.XY{X: x, Y: c.mean[i]})
-			upper = append(upper, plotter.XY{X: x, Y: c.mean[i] + h})
-			lower = append(lower, plotter.XY{X: x, Y: c.mean[i] - h})
-		}
-		if len(line) > 1 {
-			var band plotter.XYs
-			band = append(band, upper...)
-			for i := len(lower) - 1; i >= 0; i-- {
-				band = append(band, lower[i])
-			}
-			if poly, err := plotter.NewPolygon(band); err == nil {
-				r, g, b, _ := col.RGBA()
-				poly.Color = color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 60}
-				poly.LineStyle.Width = 0
-				p.Add(poly)
-			}
-		} else if eb, err := plotter.NewYErrorBars(errBars{XYs: line, YErrors: plotter.YErrors{{Low: c.hw[0], High: c.hw[0]}}}); err == nil && finite(c.hw[0]) {
-			eb.Color = col
-			p.Add(eb)
-		}
-		l, s, err := plotter.NewLinePoints(line)
-		if err != nil {
-			continue
-		}
-		l.Color, l.Width, l.Dashes = col, vg.Points(1), dash
-		s.Color, s.Shape, s.Radius = col, shape, vg.Points(2.2)
-		p.Add(l, s)
-		addLegend(p, c.label, l, s)
+		addComparisonCurve(p, c)
 	}
 	if xmin == xmax {
 		xmin, xmax = xmin-0.5, xmax+0.5
@@ -210,21 +160,87 @@ func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 	}
 	// The legend must keep clear of the bands and the zero line too: they
 	// count as curves.
-	avoid := append([]curve(nil), cs...)
-	avoid = append(avoid, curve{x: []float64{p.X.Min, p.X.Max}, mean: []float64{0, 0}, hw: []float64{0, 0}, unstable: []bool{false, false}})
+	avoid := append(append([]curve(nil), cs...), curve{x: []float64{p.X.Min, p.X.Max}, mean: []float64{0, 0}, hw: []float64{0, 0}, unstable: []bool{false, false}})
+	avoid = append(avoid, bandEdges(cs)...)
+	placeLegend(p, avoid, p.X.Min, p.X.Max, lo, hi, func(y float64) float64 { return y }, false)
+	return p
+}
+
+// halfWidth is c's i-th half-width, 0 where it is not finite (a single
+// replication: no band).
+func (c curve) halfWidth(i int) float64 {
+	if h := c.hw[i]; finite(h) {
+		return h
+	}
+	return 0
+}
+
+// comparisonRange is the y range of a comparison figure (its bands and 0,
+// padded by 5%) and the x range of its points.
+func comparisonRange(cs []curve) (lo, hi, xmin, xmax float64) {
+	xmin, xmax = math.Inf(1), math.Inf(-1)
+	for _, c := range cs {
+		for i, x := range c.x {
+			m, h := c.mean[i], c.halfWidth(i)
+			lo, hi = math.Min(lo, m-h), math.Max(hi, m+h)
+			xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
+		}
+	}
+	if hi-lo == 0 {
+		lo, hi = -1, 1
+	}
+	pad := 0.05 * (hi - lo)
+	return lo - pad, hi + pad, xmin, xmax
+}
+
+// addComparisonCurve draws c on p: its CI band (an error bar for a single
+// point), its line and markers, and its legend entry.
+func addComparisonCurve(p *plot.Plot, c curve) {
+	col, shape, dash := styleOf(c.style)
+	var upper, lower, line plotter.XYs
+	for i, x := range c.x {
+		h := c.halfWidth(i)
+		line = append(line, plotter.XY{X: x, Y: c.mean[i]})
+		upper = append(upper, plotter.XY{X: x, Y: c.mean[i] + h})
+		lower = append(lower, plotter.XY{X: x, Y: c.mean[i] - h})
+	}
+	if len(line) > 1 {
+		band := append(plotter.XYs(nil), upper...)
+		for i := len(lower) - 1; i >= 0; i-- {
+			band = append(band, lower[i])
+		}
+		if poly, err := plotter.NewPolygon(band); err == nil {
+			r, g, b, _ := col.RGBA()
+			poly.Color = color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 60}
+			poly.LineStyle.Width = 0
+			p.Add(poly)
+		}
+	} else if eb, err := plotter.NewYErrorBars(errBars{XYs: line, YErrors: plotter.YErrors{{Low: c.hw[0], High: c.hw[0]}}}); err == nil && finite(c.hw[0]) {
+		eb.Color = col
+		p.Add(eb)
+	}
+	l, s, err := plotter.NewLinePoints(line)
+	if err != nil {
+		return
+	}
+	l.Color, l.Width, l.Dashes = col, vg.Points(1), dash
+	s.Color, s.Shape, s.Radius = col, shape, vg.Points(2.2)
+	p.Add(l, s)
+	addLegend(p, c.label, l, s)
+}
+
+// bandEdges are the upper and lower edges of cs's bands as curves, for the
+// legend to avoid.
+func bandEdges(cs []curve) []curve {
+	var out []curve
 	for _, c := range cs {
 		for _, sign := range []float64{-1, 1} {
 			e := curve{x: c.x, hw: make([]float64, len(c.x)), unstable: c.unstable}
 			for i, m := range c.mean {
-				h := c.hw[i]
-				if !finite(h) {
-					h = 0
-				}
-				e.mean = append(e.mean, m+sign*h)
+				e.mean = append(e.mean, m+sign*c.halfWidth(i))
 			}
-			avoid = append(avoid, e)
+			out = append(out, e)
 		}
 	}
-	placeLegend(p, avoid, p.X.Min, p.X.Max, lo, hi, func(y float64) float64 { return y }, false)
-	return p
+	return out
 }

@@ -38,6 +38,9 @@ var pdfLabels = []string{"mean response time E[T]", "arrival rate λ", "fcfs", "
 // cut from) in which the glyph each used character maps to (through the
 // CIDToGIDMap) is that character's glyph of the full font (same advance
 // and outline); and the figure stays small.
+//
+// Complexity 24: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
+// outputs; split into helpers, the sequence a reader follows would scatter.
 func TestPDFEmbeddedText(t *testing.T) {
 	files, err := Render(Campaign{Points: limitPoints()})
 	if err != nil {

@@ -196,45 +196,69 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 // from two replications would otherwise flatten every curve. Bars are
 // clipped to the range. ok is false if there is nothing finite to plot.
 func yRange(cs []curve) (lo, hi float64, logScale, ok bool) {
-	mlo, mhi := math.Inf(1), math.Inf(-1)
-	blo, bhi := math.Inf(1), math.Inf(-1)
-	positive := true
+	e, stable := meanExtent(cs)
+	if math.IsInf(e.mlo, 1) {
+		return 0, 1, false, false
+	}
+	if e.positive && (e.mhi/e.mlo >= 100 || e.mhi/e.mlo >= 10 && squashed(cs, stable, e.mlo, e.mhi)) {
+		lo, hi = e.logRange()
+		return lo, hi, true, true
+	}
+	lo, hi = e.linearRange(medianHW(cs, stable))
+	return lo, hi, false, true
+}
+
+// meanSpan is what yRange ranges over: the means [mlo, mhi], their
+// intervals' ends [blo, bhi], and whether every mean is positive.
+type meanSpan struct {
+	mlo, mhi, blo, bhi float64
+	positive           bool
+}
+
+// meanExtent is the meanSpan of the stable means, or of the unstable ones
+// when none is stable (stable false); mlo is +Inf when nothing is finite.
+func meanExtent(cs []curve) (e meanSpan, stable bool) {
 	scan := func(unstable bool) {
+		e = meanSpan{mlo: math.Inf(1), mhi: math.Inf(-1), blo: math.Inf(1), bhi: math.Inf(-1), positive: true}
 		for _, c := range cs {
 			for i, m := range c.mean {
 				if c.unstable[i] != unstable || !finite(m) {
 					continue
 				}
-				mlo, mhi = math.Min(mlo, m), math.Max(mhi, m)
-				if m <= 0 {
-					positive = false
-				}
+				e.mlo, e.mhi = math.Min(e.mlo, m), math.Max(e.mhi, m)
+				e.positive = e.positive && m > 0
 				if h := c.hw[i]; finite(h) {
-					blo, bhi = math.Min(blo, m-h), math.Max(bhi, m+h)
+					e.blo, e.bhi = math.Min(e.blo, m-h), math.Max(e.bhi, m+h)
 				}
 			}
 		}
 	}
 	scan(false)
-	stable := true
-	if math.IsInf(mlo, 1) { // nothing stable: range over the unstable values
-		scan(true)
-		stable = false
+	if !math.IsInf(e.mlo, 1) {
+		return e, true
 	}
-	if math.IsInf(mlo, 1) {
-		return 0, 1, false, false
+	scan(true) // nothing stable: range over the unstable values
+	return e, false
+}
+
+// logRange is a log axis's range: the means, stretched by their intervals
+// by at most a decade each way, padded by 4% of the span's logarithm.
+func (e meanSpan) logRange() (lo, hi float64) {
+	lo, hi = e.mlo, e.mhi
+	if e.blo > 0 {
+		lo = math.Max(math.Min(lo, e.blo), e.mlo/10)
 	}
-	if positive && (mhi/mlo >= 100 || mhi/mlo >= 10 && squashed(cs, stable, mlo, mhi)) {
-		lo, hi = mlo, mhi
-		if blo > 0 {
-			lo = math.Max(math.Min(lo, blo), mlo/10)
-		}
-		if finite(bhi) {
-			hi = math.Min(math.Max(hi, bhi), mhi*10)
-		}
-		pad := math.Pow(hi/lo, 0.04)
-		return lo / pad, hi * pad, true, true
+	if finite(e.bhi) {
+		hi = math.Min(math.Max(hi, e.bhi), e.mhi*10)
 	}
+	pad := math.Pow(hi/lo, 0.04)
+	return lo / pad, hi * pad
+}
+
+// linearRange is a linear axis's range, given the typical (median)
+// half-width of the intervals.
+func (e meanSpan) linearRange(medHW float64) (lo, hi float64) {
+	mlo, mhi := e.mlo, e.mhi
 	span := mhi - mlo
 	if span <= 1e-6*math.Max(math.Abs(mlo), math.Abs(mhi)) { // constant up to rounding
 		span = math.Max(math.Abs(mhi)*0.1, 1e-9)
@@ -244,11 +268,11 @@ func yRange(cs []curve) (lo, hi float64, logScale, ok bool) {
 	// by less than their intervals (a utilisation equal to the load up to
 	// noise) show those intervals whole instead of cut at both ends, while
 	// one wild interval still cannot flatten the curves.
-	reach := math.Max(span, medianHW(cs, stable))
+	reach := math.Max(span, medHW)
 	lo, hi = mlo, mhi
-	if finite(blo) {
-		lo = math.Max(math.Min(lo, blo), mlo-reach)
-		hi = math.Min(math.Max(hi, bhi), mhi+reach)
+	if finite(e.blo) {
+		lo = math.Max(math.Min(lo, e.blo), mlo-reach)
+		hi = math.Min(math.Max(hi, e.bhi), mhi+reach)
 	}
 	if mlo >= 0 && lo < 0 { // every metric here is non-negative
 		lo = 0
@@ -261,7 +285,7 @@ func yRange(cs []curve) (lo, hi float64, logScale, ok bool) {
 	if mlo >= 0 && lo < 0 {
 		lo = 0
 	}
-	return lo, hi, false, true
+	return lo, hi
 }
 
 // squashed says whether the median of the means yRange ranges over lies
@@ -1138,29 +1162,12 @@ func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 		return strconv.FormatFloat(v, 'g', 6, 64)
 	}
-	count := func(ms map[int]bool) int {
-		n := 0
-		for k := math.Floor(lo); k <= math.Ceil(hi); k++ {
-			for m := 1; m <= 9; m++ {
-				if v := k + math.Log10(float64(m)); ms[m] && v >= lo-1e-9 && v <= hi+1e-9 {
-					n++
-				}
-			}
-		}
-		return n
-	}
-	labelled := map[int]bool{1: true}
 	// Past maxLogLabels decades (a waiting time from 1e-8 to 100 in a
 	// 1.9 in panel) the labels would touch and nine minor ticks a decade
 	// would blacken the axis: label every every-th decade (10^0 among
 	// them), the others get an unlabelled tick, and no minor ticks.
 	every := max(1, int(math.Ceil((math.Floor(hi+1e-9)-math.Ceil(lo-1e-9)+1)/maxLogLabels)))
-	if count(labelled) < 2 {
-		labelled = map[int]bool{1: true, 2: true, 5: true}
-		if count(labelled) < 2 {
-			labelled = map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true}
-		}
-	}
+	labelled := logLabelled(lo, hi)
 	minors := t.minors(lo, hi)
 	var ts []plot.Tick
 	for k := math.Floor(lo); k <= math.Ceil(hi); k++ {
@@ -1180,6 +1187,30 @@ func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ts
+}
+
+// logLabelled are the mantissas labelled in each decade of [lo, hi] (log10
+// values): the powers of ten, or 1, 2 and 5 when fewer than two powers of
+// ten fall in the range, or every mantissa when even those are fewer than
+// two.
+func logLabelled(lo, hi float64) map[int]bool {
+	count := func(ms map[int]bool) int {
+		n := 0
+		for k := math.Floor(lo); k <= math.Ceil(hi); k++ {
+			for m := 1; m <= 9; m++ {
+				if v := k + math.Log10(float64(m)); ms[m] && v >= lo-1e-9 && v <= hi+1e-9 {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	for _, ms := range []map[int]bool{{1: true}, {1: true, 2: true, 5: true}} {
+		if count(ms) >= 2 {
+			return ms
+		}
+	}
+	return map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true}
 }
 
 // crowded holds the plots (*plot.Plot → true) whose legend would cover
