@@ -11,7 +11,7 @@ RACE_PKGS ?= ./storage/... ./coordinator/... ./worker/... ./internal/protocol/..
 export MSJFARM_MINIO ?= $(TOOLS)/minio
 export MSJFARM_NATS_SERVER ?= $(TOOLS)/nats-server
 
-.PHONY: all build plugins test test-long test-times lint tools bench bench-compare pgo fmt proto faults faults-reduced slurm
+.PHONY: all build plugins modcache test test-long test-times lint tools bench bench-compare pgo fmt proto faults faults-reduced slurm
 
 all: build
 
@@ -36,6 +36,15 @@ tools:
 	@# Chromium is optional outside CI: without it the browser test skips.
 	bash .ci/install-chromium.sh || [ "$$MSJFARM_REQUIRE_SERVERS" != 1 ]
 
+# The module cache the offline plugin-author test (e2e, GOPROXY=off) builds
+# from. A fresh machine's cache holds only what msjfarm's own build and
+# tests download, but a plugin module's `go mod tidy` reads the go.mod of
+# every module in its graph (go-spew's, behind go-hclog): without this a
+# cold `make test` failed TestPluginAuthorJourney. examples/thirdparty is
+# such a module; its `go mod download all` fetches the graph (~5 s).
+modcache:
+	cd examples/thirdparty && $(GO) mod download all
+
 # The whole suite: unit, statistical validation (default length) and the
 # integration tests against real servers (nats-server, MinIO), every package
 # once: the concurrent ones (RACE_PKGS) under the race detector only, the
@@ -47,7 +56,7 @@ tools:
 # machine no package takes 5 minutes, but at a load of 30 to 100 on 2 cores
 # e2e and plugins/serverfilling passed go test's default 10 minutes.
 TEST_TIMEOUT ?= 30m
-test: tools
+test: tools modcache
 	$(GO) test -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -vxF "$$($(GO) list $(RACE_PKGS))")
 	$(GO) test -race -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
 
