@@ -95,6 +95,19 @@ func (w *Worker) handleVerify(hard context.Context, msg jetstream.Msg, release f
 // coordinator's wait is over and it purges the requests.
 func (w *Worker) passOn(hard context.Context, msg jetstream.Msg, release func()) {
 	release()
+	// The hold runs outside the handler, so that the handler's in-flight
+	// permit (worker.go, Run) is free too: held, a one-slot worker's two
+	// permits were both taken by requests only other workers may run, and
+	// it stopped fetching, the lockstep above again.
+	w.held.Add(1)
+	go func() {
+		defer w.held.Done()
+		w.holdAndRepublish(hard, msg)
+	}()
+}
+
+// holdAndRepublish is passOn's hold and republication.
+func (w *Worker) holdAndRepublish(hard context.Context, msg jetstream.Msg) {
 	passes := 0
 	if h := msg.Headers(); h != nil {
 		passes, _ = strconv.Atoi(h.Get(VerifyPassesHeader))

@@ -124,7 +124,11 @@ type Stats struct {
 
 // Worker is a running worker.
 type Worker struct {
-	o          Options
+	o Options
+	// held are the verification requests passed on (verify.go, passOn)
+	// still waiting to be republished: they hold no slot and no in-flight
+	// permit, and Run waits for them before it returns.
+	held       sync.WaitGroup
 	js         jetstream.JetStream
 	h          *protocol.Handles
 	host       string
@@ -234,6 +238,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	// fetch loop waits instead.
 	inflight := make(chan struct{}, inflightPerSlot*w.o.Concurrency)
 	var wg sync.WaitGroup
+	defer w.held.Wait()
 	defer wg.Wait()
 	for ctx.Err() == nil {
 		// Take no task while storage is unavailable: it could neither be
