@@ -22,6 +22,8 @@ import "strings"
 //	campaigns/<id>/report.staging/        ReportStagingPrefix: a report being written
 //	campaigns/<id>/checksums              ChecksumsKey: sha256sum of every result object, at finalisation
 //	plugins/<name>/<sha256>               PluginKey
+//	counters/<sha256>.json                CounterInfoKey: a policy's counter descriptions, by content
+//	                                      (results/record.PutCounterInfo), referred to by result records
 //	traces/<sha256>                       TraceKey: a replayed SWF trace, by content (trace.go)
 //	runs/<id>.json                        a running `msjfarm run`'s server (protocol.LiveRunKey)
 
@@ -109,3 +111,12 @@ func StoredResultContentKey(k string) (string, bool) {
 	}
 	return key, true
 }
+
+// CounterInfosPrefix is the prefix of the stored counter descriptions.
+const CounterInfosPrefix = "counters/"
+
+// CounterInfoKey is where the counter descriptions whose encoding has
+// sha256 sum (64 hex digits) are stored: by content, so that an object
+// is only ever written with the bytes its name promises and a reader can
+// check it (results/record.PutCounterInfo).
+func CounterInfoKey(sum string) string { return CounterInfosPrefix + sum + ".json" }

@@ -312,10 +312,30 @@ func exportCampaign(ctx context.Context, st storage.Store, id string, mw *member
 			}
 		}
 		if f.rec != nil {
+			if err := addCounterInfo(mw, f.rec, written); err != nil {
+				return err
+			}
 			prov.addRecord(f.rec)
 		}
 	}
 	return nil
+}
+
+// addCounterInfo writes the counter descriptions r refers to
+// (record.CounterInfoObject, read with r), after the first record that
+// refers to them: the archive holds what a reader of the store reads.
+// An object the store did not have (or not intact) is not archived, as
+// the reader did not use it either.
+func addCounterInfo(mw *memberWriter, r *record.Record, written map[string]bool) error {
+	if r.CounterInfoRef == "" {
+		return nil
+	}
+	ob, ok := record.CounterInfoObject(r.CounterInfoRef)
+	if !ok || written[ob.Key] {
+		return nil
+	}
+	written[ob.Key] = true
+	return mw.add(StorePrefix+ob.Key, ob.Data)
 }
 
 // fetchObject reads key; a result entry is read with record.ReadObjects

@@ -37,6 +37,14 @@ type Record struct {
 	// written before it existed and for policies that describe nothing,
 	// whose counters then show their raw names.
 	CounterInfo sim.CounterInfos `json:"counter_info,omitempty"`
+	// CounterInfoRef is the sha256 (hex) of the stored object that holds
+	// CounterInfo (storage.CounterInfoKey; counters.go): Store moves the
+	// descriptions out of the record into that one object, shared by every
+	// record of policies that describe their counters alike, and readers
+	// (Read, ReadObjects, ReadMany) put them back, fetching each object
+	// once per process. Records written before it carry CounterInfo
+	// inline, and are read as they are.
+	CounterInfoRef string `json:"counter_info_ref,omitempty"`
 }
 
 // Failed reports whether the record is a failure: an error, or no result.

@@ -158,6 +158,9 @@ func ReadObjects(ctx context.Context, st storage.Store, campaign, task string) (
 		ie.Key = key
 		return r, objs, ie
 	}
+	if err := resolveCounterInfo(ctx, st, r); err != nil {
+		return nil, nil, fmt.Errorf("%s: counter descriptions: %w", key, err)
+	}
 	return r, objs, nil
 }
 
@@ -175,6 +178,9 @@ func Follow(ctx context.Context, st storage.Store, key string, data []byte) (*Re
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", key, err)
 	}
+	if err := resolveCounterInfo(ctx, st, &r); err != nil {
+		return nil, nil, fmt.Errorf("%s: counter descriptions: %w", key, err)
+	}
 	return &r, data, nil
 }
 
@@ -183,10 +189,22 @@ func Follow(ctx context.Context, st storage.Store, key string, data []byte) (*Re
 // stored the result; false means an identical computation (same task,
 // same code) was stored first, by this campaign or another, and that one
 // is kept: a result is never written twice.
+//
+// Its counter descriptions are stored first, once, in their own object
+// (PutCounterInfo), and rec keeps only the reference (rec.CounterInfo is
+// cleared, CounterInfoRef set: rec is what was stored), so that a record
+// is never stored referring to an object that is not there.
 func Store(ctx context.Context, st storage.Store, campaign string, rec *Record) (key string, created bool, err error) {
 	im, ok := ImplOf(rec.Provenance)
 	if !ok || rec.Failed() {
 		return "", false, errors.New("record: only a successful record with provenance has a content key")
+	}
+	if len(rec.CounterInfo) > 0 {
+		sum, err := PutCounterInfo(ctx, st, rec.CounterInfo)
+		if err != nil {
+			return "", false, err
+		}
+		rec.CounterInfo, rec.CounterInfoRef = nil, sum
 	}
 	data, err := json.Marshal(rec)
 	if err != nil {
