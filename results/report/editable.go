@@ -31,14 +31,30 @@ var figureCSVHeader = aggregate.Table{Columns: []aggregate.Column{{Name: "panel"
 	{Name: "y", Kind: aggregate.Float}, {Name: "y_low", Kind: aggregate.Float}, {Name: "y_high", Kind: aggregate.Float},
 	{Name: "reading", Kind: aggregate.String}}}
 
+// panelScale is whether a panel's axes are logarithmic, decided as the Go
+// figure decides them (newPlot: logXAxis of its x values, yRange of its
+// curves), a panel at a time: in a grid, one class's panel may span
+// decades where another's does not. A comparison panel (zero line) is
+// linear in y.
+type panelScale struct {
+	LogX bool `json:"logx"`
+	LogY bool `json:"logy"`
+}
+
+func scaleOf(cs []curve, zeroLine bool) panelScale {
+	_, _, logY, _ := yRange(cs)
+	return panelScale{LogX: logXAxis(distinctX(cs)), LogY: logY && !zeroLine}
+}
+
 // figureTable is the tidy data of a figure: y the mean, y_low and y_high
 // its interval as drawn (on a log axis the delta-method interval
 // m·exp(±hw/m); clipped at the quantity's bound), reading estimate or
 // lower bound (aggregate.IsBound: drawn as a triangle at the top, not on
-// the line), absent rows left out.
-func figureTable(panels []panelData, logY bool) *aggregate.Table {
+// the line), absent rows left out. scales are the panels' (scaleOf).
+func figureTable(panels []panelData, scales []panelScale) *aggregate.Table {
 	t := &aggregate.Table{Columns: figureCSVHeader.Columns}
-	for _, p := range panels {
+	for pi, p := range panels {
+		logY := scales[pi].LogY
 		for _, c := range p.cs {
 			for i, x := range c.x {
 				m, h := c.mean[i], c.hw[i]
@@ -71,16 +87,15 @@ func figureTable(panels []panelData, logY bool) *aggregate.Table {
 // writeEditable puts name.csv and name.py beside the figure.
 func writeEditable(out *files, name, xLabel, yLabel string, panels []panelData, zeroLine bool) error {
 	var all []curve
-	for _, p := range panels {
+	scales := map[string]panelScale{}
+	list := make([]panelScale, len(panels))
+	for i, p := range panels {
 		all = append(all, p.cs...)
+		list[i] = scaleOf(p.cs, zeroLine)
+		scales[p.title] = list[i]
 	}
-	_, _, logY, _ := yRange(all)
-	if zeroLine {
-		logY = false
-	}
-	logX := logXAxis(distinctX(all))
 	var buf bytes.Buffer
-	if err := figureTable(panels, logY).WriteCSV(&buf); err != nil {
+	if err := figureTable(panels, list).WriteCSV(&buf); err != nil {
 		return fmt.Errorf("%s.csv: %w", name, err)
 	}
 	out.put(name+".csv", bytes.Clone(buf.Bytes()))
@@ -112,9 +127,10 @@ func writeEditable(out *files, name, xLabel, yLabel string, panels []panelData, 
 	}
 	sj, _ := json.Marshal(styles)
 	pj, _ := json.Marshal(order)
+	scj, _ := json.Marshal(scales)
 	buf.Reset()
 	err := pyTemplate.Execute(&buf, map[string]any{
-		"Name": name, "XLabel": strconv.Quote(xLabel), "YLabel": strconv.Quote(yLabel), "LogY": pyBool(logY), "LogX": pyBool(logX),
+		"Name": name, "XLabel": strconv.Quote(xLabel), "YLabel": strconv.Quote(yLabel), "Scales": string(scj),
 		"Styles": string(sj), "Panels": string(pj), "ZeroLine": pyBool(zeroLine),
 		"Bound": pyFloat(bound), "ReadRows": pyReadRows,
 	})
@@ -199,8 +215,9 @@ import matplotlib.pyplot as plt
 HERE = os.path.dirname(os.path.abspath(__file__))
 XLABEL = {{.XLabel}}
 YLABEL = {{.YLabel}}
-LOGY = {{.LogY}}
-LOGX = {{.LogX}}
+# Log axes per panel, as msjfarm's figure has them (a panel whose values
+# span decades is log, its neighbour in the grid may not be).
+SCALES = json.loads('{{.Scales}}')
 ZERO_LINE = {{.ZeroLine}}
 BOUND = {{.Bound}}          # largest possible value (inf: none)
 WIDTH_IN, HEIGHT_IN = 3.3, 2.4  # a column; 6.9 for a page
@@ -250,9 +267,10 @@ def main():
                             elinewidth=0.7, capsize=2, label=name)
                 drawn.append({"panel": panel, "series": name, "x": xs, "y": ys})
             top += [(num(r["x"]), st["color"]) for r in pts if r["reading"] != "estimate"]
-        if LOGY:
+        scale = SCALES.get(panel, {})
+        if scale.get("logy"):
             ax.set_yscale("log")
-        if LOGX:
+        if scale.get("logx"):
             ax.set_xscale("log")
         if ZERO_LINE:
             ax.axhline(0, color="0.25", linewidth=0.8)
@@ -282,6 +300,9 @@ def main():
         fig.tight_layout()
     fig.savefig(args.out)
     if args.dump:
+        for d in drawn:
+            ax = next(a for a, p in zip(axes.flat, PANELS) if p == d["panel"])
+            d["logx"], d["logy"] = ax.get_xscale() == "log", ax.get_yscale() == "log"
         json.dump(drawn, open(args.dump, "w"))
 
 

@@ -173,3 +173,87 @@ for fig in sys.argv[2:]:
 		}
 	}
 }
+
+// TestEditableScalesPerPanel: the script's axes are log or linear panel by
+// panel, as the Go figure's are. Panel "a" spans three decades in y
+// (1 … 1000: yRange goes log at a ratio of 100) on a linear arrival-rate
+// axis; panel "b" spans 1 … 1.5 in y (linear) on a servers axis
+// k = 32, 128, 256, 2048 (log x: logXAxis). The Go decision is read off
+// each drawn panel (its tick markers); the script's from what it set
+// (its SCALES, and with matplotlib, the axes it drew).
+func TestEditableScalesPerPanel(t *testing.T) {
+	mk := func(xs, ys []float64) curve {
+		c := curve{label: "p", style: 0}
+		for i := range xs {
+			c.add(xs[i], ys[i], ys[i]/20, false)
+		}
+		return c
+	}
+	panels := []panelData{
+		{title: "a", cs: []curve{mk([]float64{0.2, 0.4, 0.6, 0.8}, []float64{1, 10, 100, 1000})}},
+		{title: "b", cs: []curve{mk([]float64{32, 128, 256, 2048}, []float64{1, 1.2, 1.4, 1.5})}},
+	}
+	goScale := map[string]panelScale{}
+	for _, pd := range panels {
+		p := newPlot(pd.title, "x", "y", pd.cs, true)
+		_, logY := p.Y.Tick.Marker.(logTicks)
+		st, swept := p.X.Tick.Marker.(*sweptTicks)
+		_, logX := p.X.Tick.Marker.(logTicks)
+		goScale[pd.title] = panelScale{LogX: logX || swept && st.log, LogY: logY}
+	}
+	if goScale["a"] != (panelScale{LogY: true}) || goScale["b"] != (panelScale{LogX: true}) {
+		t.Fatalf("the Go panels: %+v; the test's data no longer exercise a log and a linear panel", goScale)
+	}
+	out := newFiles()
+	if err := writeEditable(out, "fig", "x", "y", panels, false); err != nil {
+		t.Fatal(err)
+	}
+	files, err := out.wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`SCALES = json.loads\('(.*)'\)`).FindSubmatch(files["fig.py"])
+	if m == nil {
+		t.Fatalf("fig.py has no SCALES")
+	}
+	var script map[string]panelScale
+	if err := json.Unmarshal(m[1], &script); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range goScale {
+		if script[p] != want {
+			t.Errorf("panel %s: the script's scales %+v, the Go figure's %+v", p, script[p], want)
+		}
+	}
+	python := pyfind.With("matplotlib")
+	if python == "" {
+		t.Skip("no python3 with matplotlib (apt-get install python3-matplotlib; or set MSJFARM_PYTHON): the script was not run")
+	}
+	dir := t.TempDir()
+	if err := WriteFiles(dir, files); err != nil {
+		t.Fatal(err)
+	}
+	dump := filepath.Join(dir, "fig.json")
+	if out, err := exec.Command(python, filepath.Join(dir, "fig.py"), "--out", filepath.Join(dir, "fig.mpl.pdf"), "--dump", dump).CombinedOutput(); err != nil {
+		t.Fatalf("fig.py: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drawn []struct {
+		Panel      string
+		LogX, LogY bool
+	}
+	if err := json.Unmarshal(b, &drawn); err != nil {
+		t.Fatal(err)
+	}
+	if len(drawn) != len(panels) {
+		t.Fatalf("matplotlib drew %d lines, want %d", len(drawn), len(panels))
+	}
+	for _, d := range drawn {
+		if got := (panelScale{LogX: d.LogX, LogY: d.LogY}); got != goScale[d.Panel] {
+			t.Errorf("panel %s: matplotlib's axes %+v, the Go figure's %+v", d.Panel, got, goScale[d.Panel])
+		}
+	}
+}
