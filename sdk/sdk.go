@@ -146,7 +146,9 @@ type CounterReporter interface {
 // figures, tables and summary_long show instead of the raw name. Like
 // Params it must answer on a fresh instance, and describe every counter
 // the policy may report under any parameters; a per-class counter
-// "name/class" is described by the entry of name. It is optional: without
+// "name/class" is described by the entry of name (that form is what marks
+// a counter per class: outputs draw it a panel per class and name its
+// class in summary_long). It is optional: without
 // it (a plugin built against an SDK before it existed, too) the counters
 // show their raw names. The worker refuses a plugin whose descriptions are
 // not short plain text (see CounterInfo), and Serve does first.

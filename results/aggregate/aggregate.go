@@ -63,6 +63,16 @@ type Metric struct {
 	Unit  string
 	Kind  sim.CounterKind
 	Doc   string
+	// ClassCounter marks a policy counter reported once per class, this
+	// metric being class CounterClass's (an index into Point.Classes);
+	// Base is then the counter's column without the class
+	// ("counter_preempted_fraction"). Decided here, once, for every
+	// output (classcounter.go): the report's figures and heat maps draw
+	// such a counter as one figure with a panel per class, and
+	// summary_long names its class. Class stays -1: it is not one of the
+	// per-class metrics (metric.Class).
+	ClassCounter bool
+	CounterClass int
 }
 
 // DisplayName is how outputs name the metric to a reader: a described
@@ -91,6 +101,9 @@ type jsonMetric struct {
 	Unit  string          `json:"unit,omitempty"`
 	Kind  sim.CounterKind `json:"kind,omitempty"`
 	Doc   string          `json:"doc,omitempty"`
+	// A per-class counter's class (absent otherwise).
+	ClassCounter bool `json:"class_counter,omitempty"`
+	CounterClass int  `json:"counter_class,omitempty"`
 }
 
 func finitePtr(x float64) *float64 {
@@ -102,7 +115,7 @@ func finitePtr(x float64) *float64 {
 
 // MarshalJSON encodes NaN and ±Inf as null.
 func (m Metric) MarshalJSON() ([]byte, error) {
-	return json.Marshal(jsonMetric{m.Name, m.Class, m.Base, finitePtr(m.Mean), finitePtr(m.HalfWidth), m.N, m.Label, m.Unit, m.Kind, m.Doc})
+	return json.Marshal(jsonMetric{m.Name, m.Class, m.Base, finitePtr(m.Mean), finitePtr(m.HalfWidth), m.N, m.Label, m.Unit, m.Kind, m.Doc, m.ClassCounter, m.CounterClass})
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote. A null mean is NaN; a null
@@ -113,7 +126,7 @@ func (m *Metric) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*m = Metric{Name: j.Name, Class: j.Class, Base: j.Base, Mean: math.NaN(), HalfWidth: math.NaN(), N: j.N,
-		Label: j.Label, Unit: j.Unit, Kind: j.Kind, Doc: j.Doc}
+		Label: j.Label, Unit: j.Unit, Kind: j.Kind, Doc: j.Doc, ClassCounter: j.ClassCounter, CounterClass: j.CounterClass}
 	if j.Mean != nil {
 		m.Mean = *j.Mean
 	}
@@ -406,13 +419,15 @@ func summarizePoint(p *Point, recs []*record.Record) {
 			p.Metrics = append(p.Metrics, cls[ci][mi].metric(pre+m.Name, m.Name, ci))
 		}
 	}
-	p.Metrics = append(p.Metrics, counterMetrics(recs, cnames, cnt)...)
+	p.Metrics = append(p.Metrics, counterMetrics(recs, cnames, cnt, p.Classes)...)
 }
 
 // counterMetrics is the counters' metrics, in first-seen order, each with
-// the label and unit its policy gives it (counterInfo).
-func counterMetrics(recs []*record.Record, cnames []string, cnt map[string]*acc) []Metric {
+// the label and unit its policy gives it (counterInfo), the per-class
+// ones marked (markClassCounters).
+func counterMetrics(recs []*record.Record, cnames []string, cnt map[string]*acc, classes []Class) []Metric {
 	var ms []Metric
+	var raw []string
 	seen := map[string]bool{}
 	info := counterInfo(recs)
 	for _, n := range cnames {
@@ -426,7 +441,9 @@ func counterMetrics(recs []*record.Record, cnames []string, cnt map[string]*acc)
 			m.Label, m.Unit, m.Kind, m.Doc = d.Label, d.Unit, d.Kind, d.Doc
 		}
 		ms = append(ms, m)
+		raw = append(raw, n)
 	}
+	markClassCounters(ms, raw, classes)
 	return ms
 }
 

@@ -285,9 +285,10 @@ var LongColumns = []Column{{"metric", String}, {"class", String}, {"class_index"
 // LongTable is the tidy form of the summary: one row per point × metric ×
 // class (every metric of every point, in the point's metric order), with
 // the point's columns, metric (the quantity without class prefix, e.g.
-// "mean_response" or "counter_phase1_time"), class and class_index (the
-// class name and index of a per-class metric; "" and -1 for a whole-system
-// metric or counter), mean, hw, n and the flags: unstable (the point has
+// "mean_response" or "counter_phase1_time"; a per-class counter's column
+// without its class, "counter_preempted_fraction"), class and class_index
+// (the class name and index of a per-class metric or per-class counter,
+// Metric.ClassCounter; "" and -1 for a whole-system metric or counter), mean, hw, n and the flags: unstable (the point has
 // replications flagged unstable: response times are lower bounds),
 // undefined (n = 0: no replication measured it) and unbounded (n = 1: no
 // confidence interval), and metric_label, unit and metric_doc: a
@@ -300,11 +301,14 @@ func LongTable(pts []Point) *Table {
 		p := &pts[i]
 		base := idRow(i)
 		for _, m := range p.Metrics {
-			cname := ""
-			if m.Class >= 0 && m.Class < len(p.Classes) {
-				cname = p.Classes[m.Class].Name
+			cname, ci := "", m.Class
+			if m.ClassCounter {
+				ci = m.CounterClass
 			}
-			row := append(append([]any(nil), base...), m.Base, cname, int64(m.Class), m.Mean, m.HalfWidth,
+			if ci >= 0 && ci < len(p.Classes) {
+				cname = p.Classes[ci].Name
+			}
+			row := append(append([]any(nil), base...), m.Base, cname, int64(ci), m.Mean, m.HalfWidth,
 				int64(m.N), int64(p.Replications), int64(p.NFailed), int64(p.NUnstable), p.Unstable(),
 				m.N == 0, m.N == 1, m.Label, m.Unit, m.Doc)
 			row = append(row, pairedLongCells(p, m.Name)...)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/msjfarm/msjfarm/results/metric"
+	"github.com/msjfarm/msjfarm/results/aggregate"
 	"gonum.org/v1/plot"
 )
 
@@ -17,58 +17,36 @@ type classCounter struct {
 	columns map[int]string // class index → column
 }
 
-// classCounters finds the per-class counters among the facet's metric
-// names: columns counter_<base>_<class> (metric.CounterColumn of
-// "<base>/<class>") for at least two of the facet's classes. A column
-// matching several classes' names ("x_cores_1" for classes "1" and
-// "cores-1") belongs to the longest. MSFQ's phase counters are left to
-// the phase figure. byColumn maps each grouped column to its group.
+// classCounters groups the facet's per-class counters among its metric
+// names: the columns aggregate marked per class (Metric.ClassCounter,
+// the one rule: aggregate/classcounter.go), by the counter's column
+// without the class (Metric.Base). byColumn maps each grouped column to
+// its group.
 func (f *facet) classCounters(names []string) (groups []*classCounter, byColumn map[string]*classCounter) {
-	suffix := map[int]string{} // class index → "_" + sanitized name
+	flagged := map[string]aggregate.Metric{}
 	for _, p := range f.pts {
-		for ci, c := range p.Classes {
-			if _, ok := suffix[ci]; !ok {
-				if s := metric.Sanitize(metric.ClassName(ci, c.Name)); s != "" {
-					suffix[ci] = "_" + s
-				}
+		for _, m := range p.Metrics {
+			if _, seen := flagged[m.Name]; !seen && m.ClassCounter {
+				flagged[m.Name] = m
 			}
 		}
 	}
 	byBase := map[string]*classCounter{}
-	var order []*classCounter
-	for _, m := range names {
-		if !strings.HasPrefix(m, metric.CounterPrefix) || phaseRE.MatchString(m) {
-			continue
-		}
-		ci, best := -1, ""
-		for i := 0; i < len(suffix); i++ { // in class order: ties go to the first
-			s := suffix[i]
-			if s != "" && strings.HasSuffix(m, s) && len(s) > len(best) && len(m)-len(s) > len(metric.CounterPrefix) {
-				ci, best = i, s
-			}
-		}
-		if ci < 0 {
-			continue
-		}
-		base := strings.TrimSuffix(m, best)
-		g := byBase[base]
-		if g == nil {
-			g = &classCounter{base: base, columns: map[int]string{}}
-			byBase[base] = g
-			order = append(order, g)
-		}
-		if _, dup := g.columns[ci]; !dup {
-			g.columns[ci] = m
-		}
-	}
 	byColumn = map[string]*classCounter{}
-	for _, g := range order {
-		if len(g.columns) < 2 {
+	for _, n := range names {
+		m, ok := flagged[n]
+		if !ok {
 			continue
 		}
-		groups = append(groups, g)
-		for _, m := range g.columns {
-			byColumn[m] = g
+		g := byBase[m.Base]
+		if g == nil {
+			g = &classCounter{base: m.Base, columns: map[int]string{}}
+			byBase[m.Base] = g
+			groups = append(groups, g)
+		}
+		if _, dup := g.columns[m.CounterClass]; !dup {
+			g.columns[m.CounterClass] = n
+			byColumn[n] = g
 		}
 	}
 	return groups, byColumn

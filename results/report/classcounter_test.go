@@ -14,46 +14,33 @@ import (
 	"github.com/msjfarm/msjfarm/sim"
 )
 
-// TestClassCounters: which counter columns are one per-class counter.
+// TestClassCounters: the report groups the counters aggregate marked per
+// class (Metric.ClassCounter; which ones is TestMarkClassCounters), by
+// their base column, a column per class, in the order of names; an
+// unmarked counter that ends like a class is not grouped.
 func TestClassCounters(t *testing.T) {
-	f := &facet{pts: []*aggregate.Point{{Classes: []aggregate.Class{{Name: "1"}, {Name: "cores-1"}, {Name: "cores-2"}}}}}
-	for _, c := range []struct {
-		name  string
-		names []string
-		want  map[string]map[int]string // base → class → column
-	}{
-		{"two classes", []string{"counter_x", "counter_x_cores_1", "counter_x_cores_2", "mean_response"},
-			map[string]map[int]string{"counter_x": {1: "counter_x_cores_1", 2: "counter_x_cores_2"}}},
-		// "_cores_1" (class 1) is longer than "_1" (class 0): class 1's.
-		// With class 0's "counter_y_1" the group has three classes.
-		{"longest class name wins", []string{"counter_y_1", "counter_y_cores_1", "counter_y_cores_2"},
-			map[string]map[int]string{"counter_y": {0: "counter_y_1", 1: "counter_y_cores_1", 2: "counter_y_cores_2"}}},
-		// One class only: an ordinary counter that ends like a class.
-		{"one class is not a group", []string{"counter_phase_1", "counter_z_cores_2"}, map[string]map[int]string{}},
-		// MSFQ's phase counters are the phase figure's.
-		{"phase counters", []string{"counter_phase1_cores_1", "counter_phase1_cores_2"}, map[string]map[int]string{}},
-		// Not a counter, or a bare class name after the prefix.
-		{"not counters", []string{"class1_cores_1_mean_wait", "counter_cores_1", "counter_cores_2"}, map[string]map[int]string{}},
-	} {
-		groups, by := f.classCounters(c.names)
-		got := map[string]map[int]string{}
-		for _, g := range groups {
-			got[g.base] = g.columns
-			for _, m := range g.columns {
-				if by[m] != g {
-					t.Errorf("%s: column %s not mapped to its group", c.name, m)
-				}
+	mk := func(name, base string, class int) aggregate.Metric {
+		return aggregate.Metric{Name: name, Base: base, Class: -1, ClassCounter: base != name, CounterClass: class}
+	}
+	f := &facet{pts: []*aggregate.Point{{Classes: []aggregate.Class{{Name: "1"}, {Name: "cores-1"}, {Name: "cores-2"}},
+		Metrics: []aggregate.Metric{mk("counter_x", "counter_x", 0), mk("counter_x_cores_1", "counter_x", 1),
+			mk("counter_x_cores_2", "counter_x", 2), mk("counter_solo_1", "counter_solo", 0), mk("counter_z_cores_2", "counter_z_cores_2", 0)}}}}
+	names := []string{"mean_response", "counter_x", "counter_solo_1", "counter_x_cores_1", "counter_x_cores_2", "counter_z_cores_2"}
+	groups, by := f.classCounters(names)
+	if len(groups) != 2 || groups[0].base != "counter_solo" || groups[1].base != "counter_x" ||
+		!mapsEqual(groups[0].columns, map[int]string{0: "counter_solo_1"}) ||
+		!mapsEqual(groups[1].columns, map[int]string{1: "counter_x_cores_1", 2: "counter_x_cores_2"}) {
+		t.Fatalf("groups %v", groups)
+	}
+	for _, g := range groups {
+		for _, m := range g.columns {
+			if by[m] != g {
+				t.Errorf("column %s not mapped to its group", m)
 			}
 		}
-		if len(got) != len(c.want) {
-			t.Errorf("%s: groups %v, want %v", c.name, got, c.want)
-			continue
-		}
-		for b, cols := range c.want {
-			if !mapsEqual(got[b], cols) {
-				t.Errorf("%s: group %s = %v, want %v", c.name, b, got[b], cols)
-			}
-		}
+	}
+	if by["counter_x"] != nil || by["counter_z_cores_2"] != nil {
+		t.Errorf("an unmarked counter grouped: %v", by)
 	}
 	if n := (&classCounter{base: "counter_x"}).name([]string{"counter_x", "counter_x_cores_1"}); n != "counter_x_by_class" {
 		t.Errorf("name beside an aggregate counter: %s", n)

@@ -450,15 +450,27 @@ func (t indexTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
+// heatMetric is what one heat-map figure draws: a metric's column, or a
+// per-class counter's columns by class (aggregate marked it per class:
+// Metric.ClassCounter), drawn as the line-plot report draws it, one
+// figure with a panel per series and class.
+type heatMetric struct {
+	name    string         // the column, or the per-class counter's file name (classCounter.name)
+	columns map[int]string // a per-class counter's columns by class index; nil otherwise
+}
+
 // heatMetrics are the metrics a heat-map group draws: the base metrics
-// (not per class) with a value somewhere, in the points' order; only the
-// mean response time once the figures would pass maxHeatFigures.
-func heatMetrics(groups []*heatGroup) []string {
+// (not per class) with a value somewhere, in the points' order, a
+// per-class counter once where its first column stands; only the mean
+// response time once the figures would pass maxHeatFigures.
+func heatMetrics(groups []*heatGroup) []heatMetric {
 	var names []string
 	seen := map[string]bool{}
+	f := &facet{}
 	for _, g := range groups {
 		for _, hp := range g.panels {
 			for _, p := range hp.cell {
+				f.pts = append(f.pts, p)
 				for _, m := range p.Metrics {
 					if m.Class < 0 && !seen[m.Name] && finite(m.Mean) && m.Mean != 0 {
 						seen[m.Name] = true
@@ -483,38 +495,89 @@ func heatMetrics(groups []*heatGroup) []string {
 		}
 		return names[i] < names[j]
 	})
-	if len(names)*len(groups) > maxHeatFigures {
-		return []string{"mean_response"}
+	_, grouped := f.classCounters(names)
+	var out []heatMetric
+	done := map[*classCounter]bool{}
+	for _, n := range names {
+		switch g := grouped[n]; {
+		case g == nil:
+			out = append(out, heatMetric{name: n})
+		case !done[g]:
+			done[g] = true
+			out = append(out, heatMetric{name: g.name(names), columns: g.columns})
+		}
 	}
-	return names
+	if len(out)*len(groups) > maxHeatFigures {
+		return []heatMetric{{name: "mean_response"}}
+	}
+	return out
 }
 
-// heatFigure draws metric m of group g: one panel per series, a shared
-// binned colour key to the right; beside it the cells as CSV (rows in
-// panel, row and column order: a report rendered again is identical) and
-// the matplotlib script. nil when no cell has a value.
-func (g *heatGroup) heatFigure(out *files, m, xl string) (*figure, error) {
-	var vals []float64
+// heatPanels are the panels of hm in g with the column each draws: g's
+// panels, or for a per-class counter each of g's panels once per class
+// (in class order), titled with the class.
+func (g *heatGroup) heatPanels(hm heatMetric) (panels []*heatPanel, cols []string) {
+	if hm.columns == nil {
+		for _, hp := range g.panels {
+			panels, cols = append(panels, hp), append(cols, hm.name)
+		}
+		return panels, cols
+	}
+	classes := make([]int, 0, len(hm.columns))
+	for ci := range hm.columns {
+		classes = append(classes, ci)
+	}
+	sort.Ints(classes)
+	for _, ci := range classes {
+		for _, hp := range g.panels {
+			sub := *hp
+			sub.title = fmt.Sprintf("%s, class %s", hp.title, g.className(ci))
+			panels, cols = append(panels, &sub), append(cols, hm.columns[ci])
+		}
+	}
+	return panels, cols
+}
+
+// className is the name of class ci in g's points.
+func (g *heatGroup) className(ci int) string {
 	for _, hp := range g.panels {
 		for _, p := range hp.cell {
-			if mt, ok := p.Metric(m); ok && !p.Unstable() {
+			if ci < len(p.Classes) {
+				return metric.ClassName(ci, p.Classes[ci].Name)
+			}
+		}
+	}
+	return metric.ClassName(ci, "")
+}
+
+// heatFigure draws metric hm of group g: one panel per series (per series
+// and class for a per-class counter), a shared binned colour key to the
+// right; beside it the cells as CSV (rows in panel, row and column order:
+// a report rendered again is identical) and the matplotlib script. nil
+// when no cell has a value.
+func (g *heatGroup) heatFigure(out *files, hm heatMetric, xl string) (*figure, error) {
+	panels, cols := g.heatPanels(hm)
+	var vals []float64
+	for i, hp := range panels {
+		for _, p := range hp.cell {
+			if mt, ok := p.Metric(cols[i]); ok && !p.Unstable() {
 				vals = append(vals, mt.Mean)
 			}
 		}
 	}
 	sc, ok := newHeatScale(vals)
-	if !ok || len(g.panels) == 0 {
+	if !ok || len(panels) == 0 {
 		return nil, nil
 	}
 	var plots []*plot.Plot
 	var csv bytes.Buffer
 	csv.WriteString("panel,row,x,mean,hw,reading\n")
 	anyBound := false
-	for _, hp := range g.panels {
-		if hp.writeCSV(&csv, m) {
+	for i, hp := range panels {
+		if hp.writeCSV(&csv, cols[i]) {
 			anyBound = true
 		}
-		plots = append(plots, hp.plot(m, xl, g.yLabel, sc))
+		plots = append(plots, hp.plot(cols[i], xl, g.yLabel, sc))
 	}
 	// The colour key, top (high) to bottom, on the first panel: render
 	// moves it to the shared strip.
@@ -526,16 +589,23 @@ func (g *heatGroup) heatFigure(out *files, m, xl string) (*figure, error) {
 		key.Legend.Add("bound (unstable)", swatch{col: boundColour})
 	}
 	key.Legend.Add("no value", swatch{col: noColour})
-	name := g.prefix + "heat_" + m
+	name := g.prefix + "heat_" + hm.name
+	label := metricLabel(cols[0])
+	if hm.columns != nil {
+		label = g.classCounterLabel(cols[0])
+	}
 	out.put(name+".csv", bytes.Clone(csv.Bytes()))
-	if err := writeHeatScript(out, name, xl, g.yLabel, metricLabel(m), sc); err != nil {
+	if err := writeHeatScript(out, name, xl, g.yLabel, label, sc); err != nil {
 		return nil, err
 	}
 	if err := render(out, name, grid(plots), panW, panH, true); err != nil {
 		return nil, err
 	}
-	title := metricLabel(m)
-	if strings.HasPrefix(m, metric.CounterPrefix) {
+	title := label
+	switch {
+	case hm.columns != nil:
+		title = "policy counter per class: " + title
+	case strings.HasPrefix(hm.name, metric.CounterPrefix):
 		title = "policy counter: " + title
 	}
 	scale := "linear"
@@ -543,6 +613,23 @@ func (g *heatGroup) heatFigure(out *files, m, xl string) (*figure, error) {
 		scale = "logarithmic"
 	}
 	return &figure{Name: name, Title: fmt.Sprintf("%s over %s × %s (colour: %s bins)", title, xl, g.yLabel, scale), Wide: true}, nil
+}
+
+// classCounterLabel is the label of a per-class counter without its
+// class: its policy's label ("jobs preempted") with the ", class <c>"
+// aggregate's lookup added taken off, or its column's words.
+func (g *heatGroup) classCounterLabel(col string) string {
+	for _, hp := range g.panels {
+		for _, p := range hp.cell {
+			if mt, ok := p.Metric(col); ok && mt.ClassCounter {
+				if d := mt.DisplayName(); d != "" {
+					return strings.Replace(d, ", class "+g.className(mt.CounterClass), "", 1)
+				}
+				return metricLabel(mt.Base)
+			}
+		}
+	}
+	return metricLabel(col)
 }
 
 // value is metric m at column i, row j: its mean, whether it is a bound

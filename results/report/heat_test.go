@@ -293,3 +293,56 @@ func TestHeatScript(t *testing.T) {
 		t.Errorf("drew %d panels, %d cells; want 3 panels and the CSV's %d estimates", len(drawn), cells, len(want))
 	}
 }
+
+// TestHeatClassCounters: a heat-map report groups a per-class counter as
+// the line-plot report does (TestClassCounterFigure): one figure for
+// Kill-Smart-like kills/<class> (counter_kills_by_class, beside the
+// whole-system counter_kills), a panel per series and class, not a figure
+// per class's column. 41 variants of one policy at 3 rates make it a
+// heat-map report (maxCurves).
+func TestHeatClassCounters(t *testing.T) {
+	var pts []aggregate.Point
+	for _, lam := range []float64{1, 2, 3} {
+		for th := range 41 {
+			m := func(name, base string, class int, v float64) aggregate.Metric {
+				return aggregate.Metric{Name: name, Base: base, Class: -1, Mean: v, HalfWidth: 0.1, N: 2,
+					ClassCounter: base != name, CounterClass: class}
+			}
+			pts = append(pts, aggregate.Point{Workload: "two", Servers: 4, Policy: "ks", Params: map[string]any{"K": float64(th)},
+				Classes: []aggregate.Class{{Name: "small", Need: 1}, {Name: "large", Need: 4}},
+				Axes:    map[string]any{"arrival_rate": lam}, ArrivalRate: lam, Load: lam / 4, Replications: 2, N: 2, Verdict: "stable",
+				Metrics: []aggregate.Metric{m("mean_response", "mean_response", 0, lam+float64(th)), m("counter_kills", "counter_kills", 0, lam),
+					m("counter_kills_small", "counter_kills", 0, lam*2), m("counter_kills_large", "counter_kills", 1, lam*3)}})
+		}
+	}
+	files, err := Render(Campaign{Points: pts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files["heat_counter_kills_by_class.svg"] == nil || files["heat_counter_kills.svg"] == nil {
+		t.Fatalf("no heat_counter_kills_by_class / heat_counter_kills figure")
+	}
+	for _, col := range []string{"counter_kills_small", "counter_kills_large"} {
+		if files["heat_"+col+".svg"] != nil {
+			t.Errorf("heat_%s: a figure per class's column", col)
+		}
+	}
+	rows, err := csv.NewReader(bytes.NewReader(files["heat_counter_kills_by_class.csv"])).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 41 rows × 3 columns per panel; panels ks, class small (kills 2λ)
+	// and ks, class large (3λ).
+	count := map[string]int{}
+	for _, r := range rows[1:] {
+		count[r[0]]++
+		lam, _ := strconv.ParseFloat(r[2], 64)
+		v, _ := strconv.ParseFloat(r[3], 64)
+		if want := map[string]float64{"ks, class small": 2, "ks, class large": 3}[r[0]] * lam; v != want {
+			t.Errorf("panel %s at λ=%g: %g, want %g", r[0], lam, v, want)
+		}
+	}
+	if len(count) != 2 || count["ks, class small"] != 123 || count["ks, class large"] != 123 {
+		t.Errorf("panels %v, want ks, class small and ks, class large with 123 cells each", count)
+	}
+}
