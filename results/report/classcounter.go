@@ -102,18 +102,34 @@ func (f *facet) classCounterFigure(out *files, x, xl string, g *classCounter, na
 	if len(panels) == 0 {
 		return nil, skipped, constant, nil
 	}
-	ps := make([]*plot.Plot, 0, len(panels))
-	for _, pd := range panels {
-		ps = append(ps, newPlot(pd.title, xl, yl, pd.cs, true, f.lines...))
-	}
 	name := f.prefix + g.name(names)
-	if err := writeEditable(out, name, xl, yl, panels, false); err != nil {
-		return nil, nil, nil, err
-	}
-	if err := render(out, name, grid(ps), panW, panH, true); err != nil {
-		return nil, nil, nil, err
-	}
 	title := "policy counter per class: " + yl
+	if len(panels) == 1 {
+		// One class left to draw: a figure of its own at column width
+		// with its legend below, as metricFigure draws one, not a
+		// one-panel grid whose legend takes half the width; the axis
+		// label names the class.
+		yl = f.metricLabel(first)
+		title = "policy counter: " + yl
+		panels[0].title = ""
+		if err := writeEditable(out, name, xl, yl, panels, false); err != nil {
+			return nil, nil, nil, err
+		}
+		if err := render(out, name, [][]*plot.Plot{{newPlot("", xl, yl, panels[0].cs, true, f.lines...)}}, colW, colH, false); err != nil {
+			return nil, nil, nil, err
+		}
+	} else {
+		ps := make([]*plot.Plot, 0, len(panels))
+		for _, pd := range panels {
+			ps = append(ps, newPlot(pd.title, xl, yl, pd.cs, true, f.lines...))
+		}
+		if err := writeEditable(out, name, xl, yl, panels, false); err != nil {
+			return nil, nil, nil, err
+		}
+		if err := render(out, name, grid(ps), panW, panH, true); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	if mt, ok := f.described(first); ok && mt.Doc != "" {
 		title += ". " + mt.Doc
 	}

@@ -1,9 +1,12 @@
 package report
 
 import (
+	"bytes"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -146,5 +149,49 @@ func TestClassCounterFigure(t *testing.T) {
 	}
 	if py := readFile(t, filepath.Join(dir, "counter_preempted_fraction_by_class.py")); !strings.Contains(py, `"jobs preempted"`) {
 		t.Errorf("the script's y axis is not the counter's label without the class")
+	}
+}
+
+// TestClassCounterOneClass: a per-class counter with one class left to
+// draw (the other is zero everywhere, as Kill-Smart's large class in
+// k-fig4) is a figure of its own at column width (3.3 in = 237.6 pt) with
+// the class in its axis label, not a one-panel grid whose legend takes
+// half the width.
+func TestClassCounterOneClass(t *testing.T) {
+	var pts []aggregate.Point
+	for _, pol := range []string{"a", "b"} {
+		for _, lam := range []float64{1, 2, 3} {
+			m := func(name string, class int, v float64) aggregate.Metric {
+				return aggregate.Metric{Name: name, Base: "counter_k", Class: -1, Mean: v, HalfWidth: 0.01, N: 3, ClassCounter: true, CounterClass: class}
+			}
+			pts = append(pts, aggregate.Point{Point: pol + fmt.Sprint(lam), Workload: "w", Servers: 4, Policy: pol, Params: map[string]any{},
+				Classes: []aggregate.Class{{Name: "small", Need: 1}, {Name: "large", Need: 4}},
+				Axes:    map[string]any{"arrival_rate": lam}, ArrivalRate: lam, Load: lam / 4, Replications: 3, N: 3, Verdict: "stable",
+				Metrics: []aggregate.Metric{{Name: "mean_response", Base: "mean_response", Class: -1, Mean: lam, HalfWidth: 0.1, N: 3},
+					m("counter_k_small", 0, lam/10), m("counter_k_large", 1, 0)}})
+		}
+	}
+	files, err := Render(Campaign{Points: pts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(files["counter_k.svg"])
+	if !strings.Contains(svg, `<svg width="237.6pt"`) {
+		t.Fatalf("counter_k.svg is not a column-width figure of its own")
+	}
+	if files["counter_k_page.pdf"] == nil {
+		t.Errorf("no page-width PDF")
+	}
+	rows, err := csv.NewReader(bytes.NewReader(files["counter_k.csv"])).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows[1:] {
+		if r[0] != "" {
+			t.Fatalf("counter_k.csv has a panel %q", r[0])
+		}
+	}
+	if !regexp.MustCompile(`YLABEL = ".*small"`).Match(files["counter_k.py"]) {
+		t.Errorf("the axis label does not name the class")
 	}
 }
