@@ -42,8 +42,10 @@ type storedRecord struct {
 	Result     json.RawMessage   `json:"result"`
 	Provenance map[string]string `json:"provenance"`
 	Error      string            `json:"error"`
-	// CounterInfo is the policy's description of its counters.
-	CounterInfo []sim.CounterInfo `json:"counter_info"`
+	// CounterInfo is the policy's description of its counters, stored
+	// once in the object CounterInfoRef names (readRecords reads it).
+	CounterInfo    []sim.CounterInfo `json:"counter_info"`
+	CounterInfoRef string            `json:"counter_info_ref"`
 }
 
 func readRecords(t *testing.T, data string) (string, map[string]storedRecord) {
@@ -64,6 +66,12 @@ func readRecords(t *testing.T, data string) (string, map[string]storedRecord) {
 		var r storedRecord
 		if err := json.Unmarshal(b, &r); err != nil {
 			t.Fatalf("%s: %v", f, err)
+		}
+		if r.CounterInfoRef != "" {
+			c, err := os.ReadFile(filepath.Join(data, filepath.FromSlash(storage.CounterInfoKey(r.CounterInfoRef))))
+			if err != nil || json.Unmarshal(c, &r.CounterInfo) != nil {
+				t.Fatalf("%s: counter descriptions %s: %v", f, r.CounterInfoRef, err)
+			}
 		}
 		recs[r.Task.ID] = r
 		camp = filepath.Base(filepath.Dir(filepath.Dir(f)))

@@ -103,37 +103,41 @@ func (f *facet) classCounterFigure(out *files, x, xl string, g *classCounter, na
 		return nil, skipped, constant, nil
 	}
 	name := f.prefix + g.name(names)
-	title := "policy counter per class: " + yl
-	if len(panels) == 1 {
-		// One class left to draw: a figure of its own at column width
-		// with its legend below, as metricFigure draws one, not a
-		// one-panel grid whose legend takes half the width; the axis
-		// label names the class.
-		yl = f.metricLabel(first)
-		title = "policy counter: " + yl
-		panels[0].title = ""
-		if err := writeEditable(out, name, xl, yl, panels, false); err != nil {
-			return nil, nil, nil, err
-		}
-		if err := render(out, name, [][]*plot.Plot{{newPlot("", xl, yl, panels[0].cs, true, f.lines...)}}, colW, colH, false); err != nil {
-			return nil, nil, nil, err
-		}
-	} else {
-		ps := make([]*plot.Plot, 0, len(panels))
-		for _, pd := range panels {
-			ps = append(ps, newPlot(pd.title, xl, yl, pd.cs, true, f.lines...))
-		}
-		if err := writeEditable(out, name, xl, yl, panels, false); err != nil {
-			return nil, nil, nil, err
-		}
-		if err := render(out, name, grid(ps), panW, panH, true); err != nil {
-			return nil, nil, nil, err
-		}
+	title, err := f.drawClassCounter(out, name, xl, yl, first, panels)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	if mt, ok := f.described(first); ok && mt.Doc != "" {
 		title += ". " + mt.Doc
 	}
 	return &figure{Name: name, Title: title, Wide: len(panels) > 1}, skipped, constant, nil
+}
+
+// drawClassCounter writes the per-class counter's figure name from its
+// panels (first is the first drawn class's column, yl the label without
+// the class) and returns the caption's start. One class left to draw is a
+// figure of its own at column width with its legend below, as
+// metricFigure draws one, not a one-panel grid whose legend takes half
+// the width; its axis label names the class.
+func (f *facet) drawClassCounter(out *files, name, xl, yl, first string, panels []panelData) (string, error) {
+	title := "policy counter per class: " + yl
+	rows, w, h, shared := [][]*plot.Plot(nil), panW, panH, true
+	if len(panels) == 1 {
+		yl = f.metricLabel(first)
+		title = "policy counter: " + yl
+		panels[0].title = ""
+		rows, w, h, shared = [][]*plot.Plot{{newPlot("", xl, yl, panels[0].cs, true, f.lines...)}}, colW, colH, false
+	} else {
+		ps := make([]*plot.Plot, 0, len(panels))
+		for _, pd := range panels {
+			ps = append(ps, newPlot(pd.title, xl, yl, pd.cs, true, f.lines...))
+		}
+		rows = grid(ps)
+	}
+	if err := writeEditable(out, name, xl, yl, panels, false); err != nil {
+		return "", err
+	}
+	return title, render(out, name, rows, w, h, shared)
 }
 
 // class is the name and need of the facet's class ci, from the first point

@@ -464,6 +464,29 @@ type heatMetric struct {
 // per-class counter once where its first column stands; only the mean
 // response time once the figures would pass maxHeatFigures.
 func heatMetrics(groups []*heatGroup) []heatMetric {
+	f, names := heatNames(groups)
+	_, grouped := f.classCounters(names)
+	var out []heatMetric
+	done := map[*classCounter]bool{}
+	for _, n := range names {
+		switch g := grouped[n]; {
+		case g == nil:
+			out = append(out, heatMetric{name: n})
+		case !done[g]:
+			done[g] = true
+			out = append(out, heatMetric{name: g.name(names), columns: g.columns})
+		}
+	}
+	if len(out)*len(groups) > maxHeatFigures {
+		return []heatMetric{{name: "mean_response"}}
+	}
+	return out
+}
+
+// heatNames are the groups' metric names with a value somewhere, the base
+// metrics first in their order, then by name, and the groups' points as a
+// facet (for classCounters).
+func heatNames(groups []*heatGroup) (*facet, []string) {
 	var names []string
 	seen := map[string]bool{}
 	f := &facet{}
@@ -495,22 +518,7 @@ func heatMetrics(groups []*heatGroup) []heatMetric {
 		}
 		return names[i] < names[j]
 	})
-	_, grouped := f.classCounters(names)
-	var out []heatMetric
-	done := map[*classCounter]bool{}
-	for _, n := range names {
-		switch g := grouped[n]; {
-		case g == nil:
-			out = append(out, heatMetric{name: n})
-		case !done[g]:
-			done[g] = true
-			out = append(out, heatMetric{name: g.name(names), columns: g.columns})
-		}
-	}
-	if len(out)*len(groups) > maxHeatFigures {
-		return []heatMetric{{name: "mean_response"}}
-	}
-	return out
+	return f, names
 }
 
 // heatPanels are the panels of hm in g with the column each draws: g's
@@ -590,10 +598,7 @@ func (g *heatGroup) heatFigure(out *files, hm heatMetric, xl string) (*figure, e
 	}
 	key.Legend.Add("no value", swatch{col: noColour})
 	name := g.prefix + "heat_" + hm.name
-	label := metricLabel(cols[0])
-	if hm.columns != nil {
-		label = g.classCounterLabel(cols[0])
-	}
+	label, title := g.heatLabels(hm, cols[0])
 	out.put(name+".csv", bytes.Clone(csv.Bytes()))
 	if err := writeHeatScript(out, name, xl, g.yLabel, label, sc); err != nil {
 		return nil, err
@@ -601,18 +606,26 @@ func (g *heatGroup) heatFigure(out *files, hm heatMetric, xl string) (*figure, e
 	if err := render(out, name, grid(plots), panW, panH, true); err != nil {
 		return nil, err
 	}
-	title := label
-	switch {
-	case hm.columns != nil:
-		title = "policy counter per class: " + title
-	case strings.HasPrefix(hm.name, metric.CounterPrefix):
-		title = "policy counter: " + title
-	}
 	scale := "linear"
 	if sc.log {
 		scale = "logarithmic"
 	}
 	return &figure{Name: name, Title: fmt.Sprintf("%s over %s × %s (colour: %s bins)", title, xl, g.yLabel, scale), Wide: true}, nil
+}
+
+// heatLabels are the colour key's label of hm (whose first column is
+// col) and its caption's start.
+func (g *heatGroup) heatLabels(hm heatMetric, col string) (label, title string) {
+	switch {
+	case hm.columns != nil:
+		label = g.classCounterLabel(col)
+		return label, "policy counter per class: " + label
+	case strings.HasPrefix(hm.name, metric.CounterPrefix):
+		label = metricLabel(col)
+		return label, "policy counter: " + label
+	}
+	label = metricLabel(col)
+	return label, label
 }
 
 // classCounterLabel is the label of a per-class counter without its
