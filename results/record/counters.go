@@ -55,9 +55,20 @@ var counterObjects = struct {
 	written map[string]bool             // store URL + " " + sum
 }{data: map[string][]byte{}, info: map[string]sim.CounterInfos{}, written: map[string]bool{}}
 
+// maxCachedCounterInfo bounds the cache. An honest campaign has a handful
+// of distinct descriptions (one per policy build), but a hostile plugin
+// can change its descriptions on every run: past the bound the cache is
+// emptied, so such a plugin costs its objects one more read or write, and
+// the process's memory stays bounded.
+const maxCachedCounterInfo = 1024
+
 func cacheCounterInfo(sum string, data []byte, cs sim.CounterInfos) {
 	counterObjects.Lock()
 	defer counterObjects.Unlock()
+	if len(counterObjects.data) >= maxCachedCounterInfo {
+		clear(counterObjects.data)
+		clear(counterObjects.info)
+	}
 	counterObjects.data[sum], counterObjects.info[sum] = data, cs
 }
 
@@ -91,6 +102,9 @@ func PutCounterInfo(ctx context.Context, st storage.Store, cs sim.CounterInfos) 
 	}
 	cacheCounterInfo(sum, data, cs)
 	counterObjects.Lock()
+	if len(counterObjects.written) >= maxCachedCounterInfo {
+		clear(counterObjects.written)
+	}
 	counterObjects.written[wk] = true
 	counterObjects.Unlock()
 	return sum, nil
