@@ -32,6 +32,10 @@ const (
 	// own NATS connection), so that -cpuprofile sees them; the CPU per
 	// completion reported for the coordinator then includes theirs.
 	benchInProcessEnv = "MSJFARM_BENCH_INPROCESS"
+	// benchBinEnv names a prebuilt msjfarm executable for the worker
+	// processes (default: built from this tree), so that two trees'
+	// workers can be compared run for run against the same coordinator.
+	benchBinEnv = "MSJFARM_BENCH_BIN"
 )
 
 // startBenchWorker runs worker i in this process until ctx ends.
@@ -79,14 +83,18 @@ func envInt(b *testing.B, name string, def int) int {
 //
 // (MSJFARM_BENCH_COMPLETIONS, MSJFARM_BENCH_WORKERS, MSJFARM_BENCH_SLOTS
 // change the campaign and the farm, MSJFARM_BENCH_INPROCESS=1 runs the
-// workers in this process for a profile; it needs MSJFARM_NATS_SERVER.)
+// workers in this process for a profile, MSJFARM_BENCH_BIN=path runs
+// that msjfarm executable as the workers; it needs MSJFARM_NATS_SERVER.)
 func BenchmarkThroughput(b *testing.B) {
 	n := envInt(b, benchCompletionsEnv, 4000)
 	workers := envInt(b, benchWorkersEnv, 4)
 	slots := envInt(b, benchSlotsEnv, 16)
-	bin := filepath.Join(b.TempDir(), "msjfarm")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/msjfarm/msjfarm/cmd/msjfarm").CombinedOutput(); err != nil {
-		b.Fatalf("building msjfarm: %v\n%s", err, out)
+	bin := os.Getenv(benchBinEnv)
+	if bin == "" {
+		bin = filepath.Join(b.TempDir(), "msjfarm")
+		if out, err := exec.Command("go", "build", "-o", bin, "github.com/msjfarm/msjfarm/cmd/msjfarm").CombinedOutput(); err != nil {
+			b.Fatalf("building msjfarm: %v\n%s", err, out)
+		}
 	}
 	// The sweep of BenchmarkSubmitScale: tasks of 10^3 arrivals.
 	f := scaleSweep(b, n)
