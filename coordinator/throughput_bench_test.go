@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/cputime"
@@ -139,6 +140,21 @@ func BenchmarkThroughput(b *testing.B) {
 			}
 			return d
 		}
+		// Counts that do not depend on the machine's load: the task-state
+		// writes (the msjfarm_tasks stream's sequence) and the messages
+		// the coordinator's connection received.
+		js, err := jetstream.New(nc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		stateWrites := func() uint64 {
+			si, err := js.Stream(context.Background(), "KV_"+protocol.TaskBucket)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return si.CachedInfo().State.LastSeq
+		}
+		kv0, in0 := stateWrites(), nc.Stats().InMsgs
 		cpu0, nats0, w0 := selfCPU(), procCPU(srv.PID()), workersCPU()
 		var runCPU time.Duration
 		start := time.Now()
@@ -147,6 +163,7 @@ func BenchmarkThroughput(b *testing.B) {
 			b.Fatal(err)
 		}
 		var ran time.Duration
+		var kvN, inN uint64
 		for {
 			s, err := co.Status(context.Background(), r.Campaign)
 			if err != nil {
@@ -155,6 +172,7 @@ func BenchmarkThroughput(b *testing.B) {
 			if s.Done+s.Failed >= n && ran == 0 {
 				ran = time.Since(start)
 				runCPU = selfCPU() - cpu0
+				kvN, inN = stateWrites()-kv0, nc.Stats().InMsgs-in0
 				if s.Failed > 0 {
 					b.Fatalf("%d tasks failed: %v", s.Failed, s.Errors)
 				}
@@ -173,12 +191,28 @@ func BenchmarkThroughput(b *testing.B) {
 		b.ReportMetric(wCPU.Seconds()*1e6/float64(n), "workers-CPU-µs/completion")
 		b.ReportMetric(natsCPU.Seconds()*1e6/float64(n), "nats-CPU-µs/completion")
 		b.ReportMetric(float64(n), "tasks")
+		b.ReportMetric(float64(kvN)/float64(n), "state-writes/completion")
+		b.ReportMetric(float64(inN)/float64(n), "coord-msgs-in/completion")
+		// One line a reader can quote (the metrics above are sorted by name).
+		b.Logf("%d tasks: %.0f completions/s; CPU per completion: coordinator %.0f µs, nats-server %.0f µs, %d workers %.0f µs (%.0f µs in all: %.0f completions/s on %d idle cores); load average %s",
+			n, float64(n)/ran.Seconds(), runCPU.Seconds()*1e6/float64(n), natsCPU.Seconds()*1e6/float64(n),
+			workers, wCPU.Seconds()*1e6/float64(n), (runCPU+natsCPU+wCPU).Seconds()*1e6/float64(n),
+			float64(n)*float64(runtime.NumCPU())/(runCPU+natsCPU+wCPU).Seconds(), runtime.NumCPU(), loadAvg())
 		cancel()
 		if err := <-done; err != nil {
 			b.Errorf("coordinator.Run: %v", err)
 		}
 		nc.Close()
 	}
+}
+
+// loadAvg is the 1-minute load average ("?" if unknown).
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(data)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }
 
 // selfCPU is this process's user+system CPU time.
