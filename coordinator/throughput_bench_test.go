@@ -75,9 +75,12 @@ func envInt(b *testing.B, name string, def int) int {
 // slots, on a campaign of tasks of 10^3 arrivals (one-or-all, FCFS; a few
 // milliseconds each). It reports completions/s from the submission to
 // the last task's result, the finalisation's seconds, and the CPU per
-// completion of the coordinator (this process, submission included, until
-// the last result: getrusage), of the nats-server and of the workers
-// (/proc/<pid>/stat; the workers' is the simulations' and theirs), and
+// completion, counted from the workers' first heartbeats, of the
+// coordinator (this process, submission included, until the last result:
+// getrusage), of the nats-server and of the workers (/proc/<pid>/stat;
+// the workers' is the simulations' and theirs), with the task-state
+// writes and the coordinator's messages per completion (which do not
+// depend on the machine's load), and
 // the finalisation's CPU seconds. Run it alone, once:
 //
 //	go test -run '^$' -bench Throughput -benchtime 1x ./coordinator/
@@ -119,6 +122,14 @@ func BenchmarkThroughput(b *testing.B) {
 		done := make(chan error, 1)
 		go func() { done <- co.Run(ctx) }()
 		<-co.Ready()
+		// The clocks start once every worker has sent its first heartbeat
+		// (Run has begun): a worker's start-up (hashing its executable,
+		// 40 ms) is not a completion's cost.
+		beats := make(chan *nats.Msg, 64)
+		hbSub, err := nc.ChanSubscribe(protocol.HeartbeatWildcard, beats)
+		if err != nil {
+			b.Fatal(err)
+		}
 		var pids []int
 		for i := range workers {
 			if os.Getenv(benchInProcessEnv) == "1" {
@@ -140,6 +151,15 @@ func BenchmarkThroughput(b *testing.B) {
 			}
 			return d
 		}
+		for seen := map[string]bool{}; len(seen) < workers; {
+			select {
+			case m := <-beats:
+				seen[m.Subject] = true
+			case <-time.After(5 * time.Minute):
+				b.Fatalf("heartbeats from %d of %d workers in 5 minutes", len(seen), workers)
+			}
+		}
+		_ = hbSub.Unsubscribe()
 		// Counts that do not depend on the machine's load: the task-state
 		// writes (the msjfarm_tasks stream's sequence) and the messages
 		// the coordinator's connection received.
