@@ -143,8 +143,8 @@ func (w *Worker) markRunning(d *delivery, ended <-chan struct{}) <-chan struct{}
 // states the farm wrote: without it the coordinator receives 2 messages a
 // task instead of 3 and spent 64-68 µs of CPU per task instead of 100-110,
 // the nats-server 200-208 instead of 232-268 (BenchmarkThroughput, load
-// 23-25). A display that refreshes every second or two misses nothing
-// shorter.
+// 23-25). A display refreshing every second or two would barely have
+// shown such a task anyway (TestRunningStateAfterASecond).
 const runningAfter = time.Second
 
 // runHeartbeat keeps the message ours while the replication runs
