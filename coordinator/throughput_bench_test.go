@@ -81,7 +81,10 @@ func envInt(b *testing.B, name string, def int) int {
 // the workers' is the simulations' and theirs), with the task-state
 // writes and the coordinator's messages per completion (which do not
 // depend on the machine's load), and
-// the finalisation's CPU seconds. Run it alone, once:
+// the finalisation's CPU seconds. Run it alone, once, at least 30 s after
+// anything deleted many files on the same file system (another run of it
+// included: on ext4 without a journal new files cost more for 30 s after
+// a mass deletion, docs/design.md "Throughput"):
 //
 //	go test -run '^$' -bench Throughput -benchtime 1x ./coordinator/
 //
