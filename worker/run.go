@@ -141,9 +141,9 @@ func (w *Worker) markRunning(d *delivery, ended <-chan struct{}) <-chan struct{}
 // runningAfter is how long a first attempt runs before the worker reports
 // it running. On tasks of a few milliseconds the write was half the task
 // states the farm wrote: without it the coordinator receives 2 messages a
-// task instead of 3 and spent 64-68 µs of CPU per task instead of 100-110,
-// the nats-server 200-208 instead of 232-268 (BenchmarkThroughput, load
-// 23-25). A display refreshing every second or two would barely have
+// task instead of 3 and spent 64-79 µs of CPU per task instead of 96-126,
+// the nats-server 180-218 instead of 222-280 (BenchmarkThroughput, four
+// pairs at load 23-25). A display refreshing every second or two would barely have
 // shown such a task anyway (TestRunningStateAfterASecond).
 const runningAfter = time.Second
 
