@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/cputime"
@@ -32,6 +33,10 @@ const (
 	// own NATS connection), so that -cpuprofile sees them; the CPU per
 	// completion reported for the coordinator then includes theirs.
 	benchInProcessEnv = "MSJFARM_BENCH_INPROCESS"
+	// benchBinEnv names a prebuilt msjfarm executable for the worker
+	// processes (default: built from this tree), so that two trees'
+	// workers can be compared run for run against the same coordinator.
+	benchBinEnv = "MSJFARM_BENCH_BIN"
 )
 
 // startBenchWorker runs worker i in this process until ctx ends.
@@ -70,23 +75,33 @@ func envInt(b *testing.B, name string, def int) int {
 // slots, on a campaign of tasks of 10^3 arrivals (one-or-all, FCFS; a few
 // milliseconds each). It reports completions/s from the submission to
 // the last task's result, the finalisation's seconds, and the CPU per
-// completion of the coordinator (this process, submission included, until
-// the last result: getrusage), of the nats-server and of the workers
-// (/proc/<pid>/stat; the workers' is the simulations' and theirs), and
-// the finalisation's CPU seconds. Run it alone, once:
+// completion, counted from the workers' first heartbeats, of the
+// coordinator (this process, submission included, until the last result:
+// getrusage), of the nats-server and of the workers (/proc/<pid>/stat;
+// the workers' is the simulations' and theirs), with the task-state
+// writes and the coordinator's messages per completion (which do not
+// depend on the machine's load), and
+// the finalisation's CPU seconds. Run it alone, once, at least 30 s after
+// anything deleted many files on the same file system (another run of it
+// included: on ext4 without a journal new files cost more for 30 s after
+// a mass deletion, docs/design.md "Throughput"):
 //
 //	go test -run '^$' -bench Throughput -benchtime 1x ./coordinator/
 //
 // (MSJFARM_BENCH_COMPLETIONS, MSJFARM_BENCH_WORKERS, MSJFARM_BENCH_SLOTS
 // change the campaign and the farm, MSJFARM_BENCH_INPROCESS=1 runs the
-// workers in this process for a profile; it needs MSJFARM_NATS_SERVER.)
+// workers in this process for a profile, MSJFARM_BENCH_BIN=path runs
+// that msjfarm executable as the workers; it needs MSJFARM_NATS_SERVER.)
 func BenchmarkThroughput(b *testing.B) {
 	n := envInt(b, benchCompletionsEnv, 4000)
 	workers := envInt(b, benchWorkersEnv, 4)
 	slots := envInt(b, benchSlotsEnv, 16)
-	bin := filepath.Join(b.TempDir(), "msjfarm")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/msjfarm/msjfarm/cmd/msjfarm").CombinedOutput(); err != nil {
-		b.Fatalf("building msjfarm: %v\n%s", err, out)
+	bin := os.Getenv(benchBinEnv)
+	if bin == "" {
+		bin = filepath.Join(b.TempDir(), "msjfarm")
+		if out, err := exec.Command("go", "build", "-o", bin, "github.com/msjfarm/msjfarm/cmd/msjfarm").CombinedOutput(); err != nil {
+			b.Fatalf("building msjfarm: %v\n%s", err, out)
+		}
 	}
 	// The sweep of BenchmarkSubmitScale: tasks of 10^3 arrivals.
 	f := scaleSweep(b, n)
@@ -110,6 +125,14 @@ func BenchmarkThroughput(b *testing.B) {
 		done := make(chan error, 1)
 		go func() { done <- co.Run(ctx) }()
 		<-co.Ready()
+		// The clocks start once every worker has sent its first heartbeat
+		// (Run has begun): a worker's start-up (hashing its executable,
+		// 40 ms) is not a completion's cost.
+		beats := make(chan *nats.Msg, 64)
+		hbSub, err := nc.ChanSubscribe(protocol.HeartbeatWildcard, beats)
+		if err != nil {
+			b.Fatal(err)
+		}
 		var pids []int
 		for i := range workers {
 			if os.Getenv(benchInProcessEnv) == "1" {
@@ -131,6 +154,30 @@ func BenchmarkThroughput(b *testing.B) {
 			}
 			return d
 		}
+		for seen := map[string]bool{}; len(seen) < workers; {
+			select {
+			case m := <-beats:
+				seen[m.Subject] = true
+			case <-time.After(5 * time.Minute):
+				b.Fatalf("heartbeats from %d of %d workers in 5 minutes", len(seen), workers)
+			}
+		}
+		_ = hbSub.Unsubscribe()
+		// Counts that do not depend on the machine's load: the task-state
+		// writes (the msjfarm_tasks stream's sequence) and the messages
+		// the coordinator's connection received.
+		js, err := jetstream.New(nc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		stateWrites := func() uint64 {
+			si, err := js.Stream(context.Background(), "KV_"+protocol.TaskBucket)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return si.CachedInfo().State.LastSeq
+		}
+		kv0, in0 := stateWrites(), nc.Stats().InMsgs
 		cpu0, nats0, w0 := selfCPU(), procCPU(srv.PID()), workersCPU()
 		var runCPU time.Duration
 		start := time.Now()
@@ -139,6 +186,7 @@ func BenchmarkThroughput(b *testing.B) {
 			b.Fatal(err)
 		}
 		var ran time.Duration
+		var kvN, inN uint64
 		for {
 			s, err := co.Status(context.Background(), r.Campaign)
 			if err != nil {
@@ -147,6 +195,7 @@ func BenchmarkThroughput(b *testing.B) {
 			if s.Done+s.Failed >= n && ran == 0 {
 				ran = time.Since(start)
 				runCPU = selfCPU() - cpu0
+				kvN, inN = stateWrites()-kv0, nc.Stats().InMsgs-in0
 				if s.Failed > 0 {
 					b.Fatalf("%d tasks failed: %v", s.Failed, s.Errors)
 				}
@@ -165,12 +214,28 @@ func BenchmarkThroughput(b *testing.B) {
 		b.ReportMetric(wCPU.Seconds()*1e6/float64(n), "workers-CPU-µs/completion")
 		b.ReportMetric(natsCPU.Seconds()*1e6/float64(n), "nats-CPU-µs/completion")
 		b.ReportMetric(float64(n), "tasks")
+		b.ReportMetric(float64(kvN)/float64(n), "state-writes/completion")
+		b.ReportMetric(float64(inN)/float64(n), "coord-msgs-in/completion")
+		// One line a reader can quote (the metrics above are sorted by name).
+		b.Logf("%d tasks: %.0f completions/s; CPU per completion: coordinator %.0f µs, nats-server %.0f µs, %d workers %.0f µs (%.0f µs in all: %.0f completions/s on %d idle cores); load average %s",
+			n, float64(n)/ran.Seconds(), runCPU.Seconds()*1e6/float64(n), natsCPU.Seconds()*1e6/float64(n),
+			workers, wCPU.Seconds()*1e6/float64(n), (runCPU+natsCPU+wCPU).Seconds()*1e6/float64(n),
+			float64(n)*float64(runtime.NumCPU())/(runCPU+natsCPU+wCPU).Seconds(), runtime.NumCPU(), loadAvg())
 		cancel()
 		if err := <-done; err != nil {
 			b.Errorf("coordinator.Run: %v", err)
 		}
 		nc.Close()
 	}
+}
+
+// loadAvg is the 1-minute load average ("?" if unknown).
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(data)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }
 
 // selfCPU is this process's user+system CPU time.

@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,6 +25,32 @@ func BenchmarkLocalPutIfAbsent(b *testing.B) {
 	for _, writers := range []int{1, 16} {
 		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) { benchLocalPutIfAbsent(b, writers) })
 	}
+}
+
+// BenchmarkLocalPutIfAbsentAfterDeletes is the 16 writers of
+// BenchmarkLocalPutIfAbsent right after 8,000 files of the same file
+// system were deleted, as the files of a finished benchmark run (or of
+// any other process's temporary directory) are. On ext4 without a
+// journal (this machine's root file system) the inode allocator passes
+// over every inode freed in the last 30 s (recently_deleted in
+// fs/ext4/ialloc.c, reading its inode-table block each time), so each new
+// file costs more until they age: this is why BenchmarkThroughput run
+// straight after itself was twice as slow. Compare the two:
+//
+//	go test -run '^$' -bench 'LocalPutIfAbsent(AfterDeletes)?$/writers=16' -benchtime 3000x -count 3 ./storage/
+func BenchmarkLocalPutIfAbsentAfterDeletes(b *testing.B) {
+	b.Run("writers=16", func(b *testing.B) {
+		dir := b.TempDir()
+		for i := range 8000 {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprint(i)), []byte("x"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			b.Fatal(err)
+		}
+		benchLocalPutIfAbsent(b, 16)
+	})
 }
 
 // benchLocalPutIfAbsent writes with writers goroutines.

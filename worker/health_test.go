@@ -247,3 +247,66 @@ func TestRunningStateKeepsPreviousError(t *testing.T) {
 		t.Fatalf("state of attempt 2: %+v", st2)
 	}
 }
+
+// sleepOn runs the real replication and then sleeps d on the task slow.
+type sleepOn struct {
+	slow string
+	d    time.Duration
+}
+
+func (r sleepOn) Run(ctx context.Context, t *sweep.Task, progress func(done, total int64)) (*worker.Outcome, error) {
+	out, err := worker.InProcess{}.Run(ctx, t, progress)
+	if t.ID == r.slow {
+		time.Sleep(r.d)
+	}
+	return out, err
+}
+
+// TestRunningStateAfterASecond: a first attempt is reported running only
+// once it has run for a second. Of two tasks run side by side, the one
+// taking 1.5 s goes running → done; the one taking milliseconds writes
+// done alone (one task-state write instead of two).
+func TestRunningStateAfterASecond(t *testing.T) {
+	ts := tasks(t, 2000, 0)
+	nc, h, st := queued(t, protocol.Layout{}, ts)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wa, err := h.TaskStates.WatchAll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := worker.New(ctx, worker.Options{Conn: nc, Store: st, Concurrency: 2, FetchWait: 100 * time.Millisecond,
+		Logf: t.Logf, Runner: sleepOn{slow: ts[0].ID, d: 1500 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	seen := map[string][]string{} // task id → its states in order
+	timeout := time.After(60 * time.Second)
+	for len(seen[ts[0].ID]) == 0 || seen[ts[0].ID][len(seen[ts[0].ID])-1] != protocol.StateDone ||
+		len(seen[ts[1].ID]) == 0 || seen[ts[1].ID][len(seen[ts[1].ID])-1] != protocol.StateDone {
+		select {
+		case e := <-wa.Updates():
+			if e == nil {
+				continue
+			}
+			var s protocol.TaskState
+			if err := json.Unmarshal(e.Value(), &s); err != nil {
+				t.Fatal(err)
+			}
+			_, id, _ := strings.Cut(e.Key(), ".")
+			seen[id] = append(seen[id], s.State)
+		case <-timeout:
+			t.Fatalf("both tasks not done in 60 s: states %v", seen)
+		}
+	}
+	cancel()
+	<-done
+	if got := strings.Join(seen[ts[0].ID], ","); got != "running,done" {
+		t.Errorf("task of 1.5 s: states %s, want running,done", got)
+	}
+	if got := strings.Join(seen[ts[1].ID], ","); got != "done" {
+		t.Errorf("task of milliseconds: states %s, want done", got)
+	}
+}
