@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -187,5 +188,33 @@ func TestFigureTableLinearFloor(t *testing.T) {
 	}
 	if got := tab.Rows[1][5].(float64); math.Abs(got-0.003) > 1e-12 {
 		t.Errorf("CSV y_low %v, want 0.003 (not clipped)", got)
+	}
+}
+
+// TestLogLabelsOneNotation: k-fig6f's class 1 panel (jobs preempted from
+// about 8e-6 to 0.01) read 0.01, 0.001, 0.0001, 1e-5 down its axis. From
+// 10^-3 out it is now e-notation throughout: 0.01, 1e-3, 1e-4, 1e-5. An
+// axis with no decade past 10^±4 is unchanged (0.001 … 100).
+func TestLogLabelsOneNotation(t *testing.T) {
+	labels := func(lo, hi float64) []string {
+		var out []string
+		for _, tk := range (logTicks{}).Ticks(math.Log10(lo), math.Log10(hi)) {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{8e-6, 0.012, "1e-5 1e-4 1e-3 0.01"},
+		{0.0008, 120, "0.001 0.01 0.1 1 10 100"},
+		{500, 2e6, "1e3 1e4 1e5 1e6"},
+	} {
+		if got := strings.Join(labels(c.lo, c.hi), " "); got != c.want {
+			t.Errorf("[%g, %g]: labels %q, want %q", c.lo, c.hi, got, c.want)
+		}
 	}
 }

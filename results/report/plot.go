@@ -1200,9 +1200,13 @@ func (t logTicks) minors(lo, hi float64) bool {
 
 // Ticks returns the decade and sub-decade ticks within [lo, hi].
 func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
+	// A decade past 10^5 or below 10^-4 is written m·e·k; on an axis that
+	// has one, every decade from 10^±3 out is, so that one axis does not
+	// read "0.0001" above "1e-5" (k-fig6f's class 1 panel).
+	sci := math.Ceil(hi-1e-9) > 5 || math.Floor(lo+1e-9) < -4
 	label := func(k float64, m int) string {
 		v := float64(m) * math.Pow(10, k)
-		if k > 5 || k < -4 {
+		if k > 5 || k < -4 || sci && math.Abs(k) >= 3 {
 			return strconv.Itoa(m) + "e" + strconv.Itoa(int(k))
 		}
 		return strconv.FormatFloat(v, 'g', 6, 64)
