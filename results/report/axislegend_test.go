@@ -212,6 +212,10 @@ func TestLogLabelsOneNotation(t *testing.T) {
 		{8e-6, 0.012, "1e-5 1e-4 1e-3 0.01"},
 		{0.0008, 120, "0.001 0.01 0.1 1 10 100"},
 		{500, 2e6, "1e3 1e4 1e5 1e6"},
+		// k-fig5's response times, 150 to 2e5: no decade past 10^5
+		// inside the axis, so none in e-notation.
+		{150, 2e5, "1000 10000 100000"},
+		{3e-5, 0.5, "0.0001 0.001 0.01 0.1"},
 	} {
 		if got := strings.Join(labels(c.lo, c.hi), " "); got != c.want {
 			t.Errorf("[%g, %g]: labels %q, want %q", c.lo, c.hi, got, c.want)

@@ -1203,7 +1203,7 @@ func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 	// A decade past 10^5 or below 10^-4 is written m·e·k; on an axis that
 	// has one, every decade from 10^±3 out is, so that one axis does not
 	// read "0.0001" above "1e-5" (k-fig6f's class 1 panel).
-	sci := math.Ceil(hi-1e-9) > 5 || math.Floor(lo+1e-9) < -4
+	sci := math.Floor(hi+1e-9) > 5 || math.Ceil(lo-1e-9) < -4
 	label := func(k float64, m int) string {
 		v := float64(m) * math.Pow(10, k)
 		if k > 5 || k < -4 || sci && math.Abs(k) >= 3 {
