@@ -103,10 +103,21 @@ var unstableGlyph = draw.PyramidGlyph{}
 // tip on the edge, so that a bar that stops at the axis is never read as
 // an interval that ends there.
 // In a legend (centered) the triangle is centred on the entry instead.
-type clipGlyph struct{ down, centered bool }
+//
+// With pair (the legend's entry) it is ▽ and △ side by side, centred: an
+// interval may be cut at the bottom or the top, and a legend showing ▽
+// alone left an open △ at the top to be read as the filled ▲ of an
+// unstable point.
+type clipGlyph struct{ down, centered, pair bool }
 
 // DrawGlyph draws the open triangle.
 func (g clipGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	if g.pair {
+		d := 1.2 * sty.Radius
+		clipGlyph{down: true, centered: true}.DrawGlyph(c, sty, vg.Point{X: pt.X - d, Y: pt.Y})
+		clipGlyph{centered: true}.DrawGlyph(c, sty, vg.Point{X: pt.X + d, Y: pt.Y})
+		return
+	}
 	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(0.9)})
 	r := sty.Radius
 	dir := vg.Length(1)
@@ -671,7 +682,7 @@ func markerLegend(p *plot.Plot, ax yAxis, xmin float64, anyUnstable, anyClipped 
 	}
 	if anyClipped {
 		s, _ := plotter.NewScatter(plotter.XYs{{X: xmin, Y: ax.tr(ax.lo)}})
-		s.Color, s.Shape, s.Radius = color.Black, clipGlyph{down: true, centered: true}, vg.Points(3)
+		s.Color, s.Shape, s.Radius = color.Black, clipGlyph{pair: true}, vg.Points(3)
 		addLegend(p, "CI cut at the axis", s)
 	}
 }

@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/recorder"
 )
 
 // sharedPanels are n panels of the same four series (as a class grid's).
@@ -74,5 +77,32 @@ func TestSharedLegendPlacement(t *testing.T) {
 	}
 	if n := strings.Count(string(out["g.svg"]), "killsmart K=3 nu=1024"); n != 1 {
 		t.Errorf("the legend entry is in g.svg %d times, want once", n)
+	}
+}
+
+// TestClipLegendBothWays: an interval cut at the top gets an open △ (k-fig4's
+// FCFS at λ = 1.33), one cut at the bottom an open ▽; the legend's entry
+// showed ▽ alone, leaving the △ to be read as the filled ▲ of an unstable
+// point. It now draws both: two closed outlines, one pointing down (its
+// tip below its base), one up.
+func TestClipLegendBothWays(t *testing.T) {
+	rec := new(recorder.Canvas)
+	c := draw.Canvas{Canvas: rec, Rectangle: vg.Rectangle{Max: vg.Point{X: 20, Y: 20}}}
+	clipGlyph{pair: true}.DrawGlyph(&c, draw.GlyphStyle{Radius: vg.Points(3)}, vg.Point{X: 10, Y: 10})
+	var dirs []string
+	for _, a := range rec.Actions {
+		st, ok := a.(*recorder.Stroke)
+		if !ok {
+			continue
+		}
+		tip, base := st.Path[0].Pos.Y, st.Path[1].Pos.Y
+		if tip < base {
+			dirs = append(dirs, "down")
+		} else {
+			dirs = append(dirs, "up")
+		}
+	}
+	if got := strings.Join(dirs, " "); got != "down up" {
+		t.Errorf("legend glyph draws %q, want ▽ then △ (\"down up\")", got)
 	}
 }
