@@ -113,7 +113,7 @@ type clipGlyph struct{ down, centered, pair bool }
 // DrawGlyph draws the open triangle.
 func (g clipGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
 	if g.pair {
-		d := 1.2 * sty.Radius
+		d := sty.Radius // the two bases meet: ±2r, inside the 16 pt thumbnail
 		clipGlyph{down: true, centered: true}.DrawGlyph(c, sty, vg.Point{X: pt.X - d, Y: pt.Y})
 		clipGlyph{centered: true}.DrawGlyph(c, sty, vg.Point{X: pt.X + d, Y: pt.Y})
 		return
