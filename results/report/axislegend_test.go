@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -133,5 +134,91 @@ func TestComparisonLegendAvoidsZeroLine(t *testing.T) {
 	legends.Delete(p)
 	if !below && p.Legend.Top {
 		t.Errorf("legend drawn at the top (left %v), over the zero line", p.Legend.Left)
+	}
+}
+
+// TestComparisonBandFloor: k-fig5's comparison at its default size had
+// K=3's band at λ = 0.4 from −46.3 − 95.1 to −46.3 + 95.1 % (five pairs:
+// t·s/√5 wide), its axis down to −200 %: a mean response time below
+// zero. E[T]/E[T_fcfs] − 1 > −100 %, so the band, the axis and the
+// figure's CSV stop at −100 %; the upper end (48.8 %) is kept.
+func TestComparisonBandFloor(t *testing.T) {
+	c := curve{label: "killsmart-multiclass K=3 nu=1024", style: 1}
+	c.add(0.4, -46.3, 95.1, false)
+	c.add(0.8, -24.3, 10, false)
+	lo, hi, _, _ := comparisonRange([]curve{c})
+	// band [−100, 48.8]: padded by 5% of 148.8 = 7.44 each way.
+	if want := -100 - 0.05*148.8; math.Abs(lo-want) > 1e-9 {
+		t.Errorf("axis from %v, want %v (the floor −100 %% padded)", lo, want)
+	}
+	if want := 48.8 + 0.05*148.8; math.Abs(hi-want) > 1e-9 {
+		t.Errorf("axis to %v, want %v", hi, want)
+	}
+	for _, e := range bandEdges([]curve{c}) {
+		for i, y := range e.mean {
+			if y < relFloor {
+				t.Errorf("band edge %v at x=%v below −100 %%", y, e.x[i])
+			}
+		}
+	}
+	tab := figureTable([]panelData{{cs: []curve{c}}}, []panelScale{scaleOf([]curve{c}, true)})
+	if got := tab.Rows[0][5].(float64); got != relFloor {
+		t.Errorf("CSV y_low %v, want −100", got)
+	}
+	if got := tab.Rows[0][6].(float64); math.Abs(got-48.8) > 1e-9 {
+		t.Errorf("CSV y_high %v, want 48.8", got)
+	}
+}
+
+// TestFigureTableLinearFloor: a linear axis from 0 stops an interval at 0
+// (yAxis.interval); the figure's CSV, which the matplotlib script draws,
+// says the same. Jobs preempted 0.0002 ± 0.0005 has y_low 0, not −0.0003.
+func TestFigureTableLinearFloor(t *testing.T) {
+	c := curve{label: "K=3", style: 1}
+	c.add(0.4, 0.0002, 0.0005, false)
+	c.add(0.8, 0.004, 0.001, false)
+	c.add(1.2, 0.006, 0.001, false)
+	s := scaleOf([]curve{c}, false)
+	if s.LogY {
+		t.Fatal("a linear axis expected (0.0002 to 0.006, squashed is not the case)")
+	}
+	tab := figureTable([]panelData{{cs: []curve{c}}}, []panelScale{s})
+	if got := tab.Rows[0][5].(float64); got != 0 {
+		t.Errorf("CSV y_low %v, want 0", got)
+	}
+	if got := tab.Rows[1][5].(float64); math.Abs(got-0.003) > 1e-12 {
+		t.Errorf("CSV y_low %v, want 0.003 (not clipped)", got)
+	}
+}
+
+// TestLogLabelsOneNotation: k-fig6f's class 1 panel (jobs preempted from
+// about 8e-6 to 0.01) read 0.01, 0.001, 0.0001, 1e-5 down its axis. From
+// 10^-3 out it is now e-notation throughout: 0.01, 1e-3, 1e-4, 1e-5. An
+// axis with no decade past 10^±4 is unchanged (0.001 … 100).
+func TestLogLabelsOneNotation(t *testing.T) {
+	labels := func(lo, hi float64) []string {
+		var out []string
+		for _, tk := range (logTicks{}).Ticks(math.Log10(lo), math.Log10(hi)) {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{8e-6, 0.012, "1e-5 1e-4 1e-3 0.01"},
+		{0.0008, 120, "0.001 0.01 0.1 1 10 100"},
+		{500, 2e6, "1e3 1e4 1e5 1e6"},
+		// k-fig5's response times, 150 to 2e5: no decade past 10^5
+		// inside the axis, so none in e-notation.
+		{150, 2e5, "1000 10000 100000"},
+		{3e-5, 0.5, "0.0001 0.001 0.01 0.1"},
+	} {
+		if got := strings.Join(labels(c.lo, c.hi), " "); got != c.want {
+			t.Errorf("[%g, %g]: labels %q, want %q", c.lo, c.hi, got, c.want)
+		}
 	}
 }

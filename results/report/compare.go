@@ -18,6 +18,13 @@ import (
 // show (every metric's comparison is in summary_long).
 const compareMetric = "mean_response"
 
+// relFloor is the smallest relative difference there is, in percent: the
+// ratio of two positive means is above 0, so E[T]/E[T_base] − 1 > −100%.
+// A Student-t band over few pairs can reach below it; it is drawn (and
+// written to the figure's CSV) stopped there, as a Jain index's interval
+// stops at 1.
+const relFloor = -100.0
+
 // cmpRow is one row of a facet's comparison table.
 type cmpRow struct {
 	Series, X, Rel, Verdict, PHolm, Pairs, Gain, Note string
@@ -175,14 +182,21 @@ func (c curve) halfWidth(i int) float64 {
 	return 0
 }
 
+// relBand is the ends of a comparison curve's i-th band, the lower one
+// stopped at relFloor.
+func (c curve) relBand(i int) (lo, hi float64) {
+	h := c.halfWidth(i)
+	return math.Max(c.mean[i]-h, relFloor), c.mean[i] + h
+}
+
 // comparisonRange is the y range of a comparison figure (its bands and 0,
 // padded by 5%) and the x range of its points.
 func comparisonRange(cs []curve) (lo, hi, xmin, xmax float64) {
 	xmin, xmax = math.Inf(1), math.Inf(-1)
 	for _, c := range cs {
 		for i, x := range c.x {
-			m, h := c.mean[i], c.halfWidth(i)
-			lo, hi = math.Min(lo, m-h), math.Max(hi, m+h)
+			l, h := c.relBand(i)
+			lo, hi = math.Min(lo, l), math.Max(hi, h)
 			xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
 		}
 	}
@@ -199,10 +213,10 @@ func addComparisonCurve(p *plot.Plot, c curve) {
 	col, shape, dash := styleOf(c.style)
 	var upper, lower, line plotter.XYs
 	for i, x := range c.x {
-		h := c.halfWidth(i)
+		l, h := c.relBand(i)
 		line = append(line, plotter.XY{X: x, Y: c.mean[i]})
-		upper = append(upper, plotter.XY{X: x, Y: c.mean[i] + h})
-		lower = append(lower, plotter.XY{X: x, Y: c.mean[i] - h})
+		upper = append(upper, plotter.XY{X: x, Y: h})
+		lower = append(lower, plotter.XY{X: x, Y: l})
 	}
 	if len(line) > 1 {
 		band := append(plotter.XYs(nil), upper...)
@@ -215,7 +229,7 @@ func addComparisonCurve(p *plot.Plot, c curve) {
 			poly.LineStyle.Width = 0
 			p.Add(poly)
 		}
-	} else if eb, err := plotter.NewYErrorBars(errBars{XYs: line, YErrors: plotter.YErrors{{Low: c.hw[0], High: c.hw[0]}}}); err == nil && finite(c.hw[0]) {
+	} else if eb, err := plotter.NewYErrorBars(errBars{XYs: line, YErrors: plotter.YErrors{{Low: c.mean[0] - lower[0].Y, High: c.hw[0]}}}); err == nil && finite(c.hw[0]) {
 		eb.Color = col
 		p.Add(eb)
 	}
@@ -234,10 +248,14 @@ func addComparisonCurve(p *plot.Plot, c curve) {
 func bandEdges(cs []curve) []curve {
 	var out []curve
 	for _, c := range cs {
-		for _, sign := range []float64{-1, 1} {
+		for _, upper := range []bool{false, true} {
 			e := curve{x: c.x, hw: make([]float64, len(c.x)), unstable: c.unstable}
-			for i, m := range c.mean {
-				e.mean = append(e.mean, m+sign*c.halfWidth(i))
+			for i := range c.mean {
+				l, h := c.relBand(i)
+				if upper {
+					l = h
+				}
+				e.mean = append(e.mean, l)
 			}
 			out = append(out, e)
 		}

@@ -39,22 +39,33 @@ var figureCSVHeader = aggregate.Table{Columns: []aggregate.Column{{Name: "panel"
 type panelScale struct {
 	LogX bool `json:"logx"`
 	LogY bool `json:"logy"`
+	// floor is the smallest value an interval is drawn down to (NaN:
+	// none): 0 on a linear axis from 0 (a non-negative quantity, as
+	// yAxis.interval stops it), relFloor on a comparison panel.
+	floor float64
 }
 
 func scaleOf(cs []curve, zeroLine bool) panelScale {
-	_, _, logY, _ := yRange(cs)
-	return panelScale{LogX: logXAxis(distinctX(cs)), LogY: logY && !zeroLine}
+	lo, _, logY, _ := yRange(cs)
+	s := panelScale{LogX: logXAxis(distinctX(cs)), LogY: logY && !zeroLine, floor: math.NaN()}
+	switch {
+	case zeroLine:
+		s.floor = relFloor
+	case !logY && lo == 0:
+		s.floor = 0
+	}
+	return s
 }
 
 // figureTable is the tidy data of a figure: y the mean, y_low and y_high
 // its interval as drawn (on a log axis the delta-method interval
-// m·exp(±hw/m); clipped at the quantity's bound), reading estimate or
+// m·exp(±hw/m); clipped at the quantity's bound and the panel's floor), reading estimate or
 // lower bound (aggregate.IsBound: drawn as a triangle at the top, not on
 // the line), absent rows left out. scales are the panels' (scaleOf).
 func figureTable(panels []panelData, scales []panelScale) *aggregate.Table {
 	t := &aggregate.Table{Columns: figureCSVHeader.Columns}
 	for pi, p := range panels {
-		logY := scales[pi].LogY
+		logY, floor := scales[pi].LogY, scales[pi].floor
 		for _, c := range p.cs {
 			for i, x := range c.x {
 				m, h := c.mean[i], c.hw[i]
@@ -73,6 +84,9 @@ func figureTable(panels []panelData, scales []panelScale) *aggregate.Table {
 					}
 					if c.bound > 0 {
 						hi = math.Min(hi, c.bound)
+					}
+					if finite(floor) {
+						lo = math.Max(lo, floor)
 					}
 				case h == 0:
 					lo, hi = m, m

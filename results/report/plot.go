@@ -103,10 +103,21 @@ var unstableGlyph = draw.PyramidGlyph{}
 // tip on the edge, so that a bar that stops at the axis is never read as
 // an interval that ends there.
 // In a legend (centered) the triangle is centred on the entry instead.
-type clipGlyph struct{ down, centered bool }
+//
+// With pair (the legend's entry) it is ▽ and △ side by side, centred: an
+// interval may be cut at the bottom or the top, and a legend showing ▽
+// alone left an open △ at the top to be read as the filled ▲ of an
+// unstable point.
+type clipGlyph struct{ down, centered, pair bool }
 
 // DrawGlyph draws the open triangle.
 func (g clipGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	if g.pair {
+		d := sty.Radius // the two bases meet: ±2r, inside the 16 pt thumbnail
+		clipGlyph{down: true, centered: true}.DrawGlyph(c, sty, vg.Point{X: pt.X - d, Y: pt.Y})
+		clipGlyph{centered: true}.DrawGlyph(c, sty, vg.Point{X: pt.X + d, Y: pt.Y})
+		return
+	}
 	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(0.9)})
 	r := sty.Radius
 	dir := vg.Length(1)
@@ -671,7 +682,7 @@ func markerLegend(p *plot.Plot, ax yAxis, xmin float64, anyUnstable, anyClipped 
 	}
 	if anyClipped {
 		s, _ := plotter.NewScatter(plotter.XYs{{X: xmin, Y: ax.tr(ax.lo)}})
-		s.Color, s.Shape, s.Radius = color.Black, clipGlyph{down: true, centered: true}, vg.Points(3)
+		s.Color, s.Shape, s.Radius = color.Black, clipGlyph{pair: true}, vg.Points(3)
 		addLegend(p, "CI cut at the axis", s)
 	}
 }
@@ -764,9 +775,10 @@ func bottomLegend(items []legendItem, w vg.Length) (cols []plot.Legend, colW, ba
 // must not be touched by the caller afterwards.
 //
 // With shared, the figure has one legend, the largest of the plots' (the
-// plots must use the same styles for the same labels), drawn in a strip to
-// the right of the grid (so that it never hides data); the other plots'
-// legends are dropped. Otherwise each plot keeps its legend inside, in the
+// plots must use the same styles for the same labels), drawn where it
+// never hides data: in the empty tiles ending the last row, under a
+// single row of panels, else in a strip to the right of the grid
+// (placeShared); the other plots' legends are dropped. Otherwise each plot keeps its legend inside, in the
 // corner legendCorner chose, unless it is too long (maxInside): then it is
 // laid out in columns in a band under the axes.
 func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Length, shared bool) error {
@@ -779,6 +791,7 @@ func render(out *files, base string, plots [][]*plot.Plot, tileW, tileH vg.Lengt
 	}
 	if shared {
 		lay.sharedLegend(tileW, tileH)
+		lay.placeShared(tileW, tileH)
 	}
 	lay.longLegend(shared)
 	w, h := tileW*vg.Length(lay.cols)+lay.legendW, tileH*vg.Length(lay.rows)
@@ -814,6 +827,12 @@ type layout struct {
 	legend     *plot.Legend
 	legendW    vg.Length
 	below      []legendItem
+	// legendH and items are the shared legend's height and entries;
+	// cells, when > 0, is the number of empty tiles at the end of the
+	// last row the shared legend is drawn in instead of the strip.
+	legendH vg.Length
+	items   []legendItem
+	cells   int
 }
 
 // sharedLegend takes the tallest of the plots' legends (the most entries:
@@ -831,9 +850,37 @@ func (l *layout) sharedLegend(tileW, tileH vg.Length) {
 			if lw := r.Size().X; lw > 0 && (l.legend == nil || r.Size().Y > legendH) {
 				lg := p.Legend
 				l.legend, l.legendW, legendH = &lg, lw+vg.Points(10), r.Size().Y
+				l.items = nil
+				if v, ok := legends.Load(p); ok {
+					l.items = *v.(*[]legendItem)
+				}
 			}
 			p.Legend = plot.NewLegend()
 		}
+	}
+	l.legendH = legendH
+}
+
+// placeShared takes the shared legend out of the strip on the right, where
+// it took a third of a two-panel figure's width (k-fig4i's class grid, 13
+// entries): into the empty tiles that end the last row when it fits there
+// (below their top padding), else, for a single row of panels, into a band
+// of columns under them (as a single plot's long legend). A grid of full
+// rows keeps the strip: a band under many rows would be as costly.
+func (l *layout) placeShared(tileW, tileH vg.Length) {
+	if l.legend == nil {
+		return
+	}
+	last := l.plots[l.rows-1]
+	empty := l.cols - len(last)
+	for i := len(last) - 1; i >= 0 && last[i] == nil; i-- {
+		empty++
+	}
+	switch {
+	case empty > 0 && l.legendW <= vg.Length(empty)*tileW && l.legendH+vg.Points(16) <= tileH:
+		l.cells, l.legendW = empty, 0
+	case l.rows == 1 && len(l.items) > 0:
+		l.below, l.legend, l.legendW = l.items, nil, 0
 	}
 }
 
@@ -891,7 +938,16 @@ func (l *layout) grid(dc draw.Canvas, tw vg.Length) {
 			}
 		}
 	}
-	if l.legend != nil {
+	if l.legend != nil && l.cells > 0 {
+		// In the empty tiles ending the last row, level with the top of
+		// their neighbours' data areas.
+		area := tiles.At(grid, l.cols-l.cells, l.rows-1)
+		area.Max.X = tiles.At(grid, l.cols-1, l.rows-1).Max.X
+		lg := *l.legend
+		lg.Top, lg.Left = true, true
+		lg.XOffs, lg.YOffs = vg.Points(10), -vg.Points(12)
+		lg.Draw(area)
+	} else if l.legend != nil {
 		strip := dc
 		strip.Min.X = dc.Max.X - l.legendW
 		lg := *l.legend
@@ -1155,9 +1211,13 @@ func (t logTicks) minors(lo, hi float64) bool {
 
 // Ticks returns the decade and sub-decade ticks within [lo, hi].
 func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
+	// A decade past 10^5 or below 10^-4 is written m·e·k; on an axis that
+	// has one, every decade from 10^±3 out is, so that one axis does not
+	// read "0.0001" above "1e-5" (k-fig6f's class 1 panel).
+	sci := math.Floor(hi+1e-9) > 5 || math.Ceil(lo-1e-9) < -4
 	label := func(k float64, m int) string {
 		v := float64(m) * math.Pow(10, k)
-		if k > 5 || k < -4 {
+		if k > 5 || k < -4 || sci && math.Abs(k) >= 3 {
 			return strconv.Itoa(m) + "e" + strconv.Itoa(int(k))
 		}
 		return strconv.FormatFloat(v, 'g', 6, 64)

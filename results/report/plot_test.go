@@ -122,8 +122,9 @@ func TestTicks(t *testing.T) {
 		{math.Log10(3), math.Log10(8), "3 4 5 6 7 8"},
 		{math.Log10(0.004), math.Log10(0.03), "0.005 0.01 0.02"},
 		// 1e-8 … 100: 11 decades, more than maxLogLabels = 6, so every
-		// ⌈11/6⌉ = 2nd decade, 10^0 among them.
-		{-8.2, 2.3, "1e-8 1e-6 0.0001 0.01 1 100"},
+		// ⌈11/6⌉ = 2nd decade, 10^0 among them; 10^-4 in the
+		// e-notation of its neighbours below (TestLogLabelsOneNotation).
+		{-8.2, 2.3, "1e-8 1e-6 1e-4 0.01 1 100"},
 		// 0.001 … 1e4: 8 decades → every 2nd.
 		{-3, 4, "0.01 1 100 10000"},
 	} {
