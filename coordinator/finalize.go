@@ -131,7 +131,7 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 // previousChecksums are the checksums of an earlier finalisation (a
 // finished campaign submitted again), nil when there are none or they
 // cannot be trusted (logged).
-func (co *Coordinator) previousChecksums(ctx context.Context, id string) (archive.Sums, error) {
+func (co *Coordinator) previousChecksums(ctx context.Context, id string) (*archive.Sums, error) {
 	var m *archive.Manifest
 	if data, err := co.o.Store.Get(ctx, storage.ManifestKey(id)); err == nil {
 		var prev archive.Manifest

@@ -125,7 +125,7 @@ func (a *Archive) readManifest(ctx context.Context, st storage.Store) error {
 // readRecords reads every result record of the campaign, eight at a
 // time (a store is often remote). It returns the records left out as
 // modified after finalisation that are still records of their task.
-func (a *Archive) readRecords(ctx context.Context, st storage.Store, sums Sums) (map[string]*record.Record, error) {
+func (a *Archive) readRecords(ctx context.Context, st storage.Store, sums *Sums) (map[string]*record.Record, error) {
 	keys, err := st.List(ctx, storage.ResultsPrefix(a.ID))
 	if err != nil {
 		return nil, err
@@ -162,7 +162,7 @@ func (a *Archive) readRecords(ctx context.Context, st storage.Store, sums Sums) 
 // finalisation, or that is not a record of its task, is left out with a
 // warning: it is not this campaign's result. Any other read error is
 // returned.
-func (a *Archive) keepRecord(tid string, r *record.Record, objs []record.Object, err error, sums Sums, modRecs map[string]*record.Record) error {
+func (a *Archive) keepRecord(tid string, r *record.Record, objs []record.Object, err error, sums *Sums, modRecs map[string]*record.Record) error {
 	if msg := modified(sums, objs); msg != "" {
 		a.Modified[tid] = msg
 		if r != nil && err == nil {

@@ -46,7 +46,7 @@ type Reader struct {
 
 	st       storage.Store
 	cat      sweep.Catalog
-	sums     Sums
+	sums     *Sums
 	openWarn []string
 	stored   *idSet
 }
