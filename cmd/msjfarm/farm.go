@@ -673,7 +673,9 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 		if errors.Is(err, storage.ErrNotFound) {
 			partial = true
 			// Not finished: summarise what is there.
-			data, err = partialSummary(ctx, st, id)
+			var warn []string
+			data, warn, err = partialSummary(ctx, st, id)
+			warnReader("results", warn)
 			if err == nil {
 				fmt.Fprintf(os.Stderr, "msjfarm: campaign %s is not finished: summary of the results so far\n", id)
 			}
@@ -711,10 +713,12 @@ func resultsCompare(ctx context.Context, st storage.Store, id, a, b string) int 
 	if err != nil {
 		return fail("results: %v", err)
 	}
+	defer r.Close()
 	sum, err := r.Summarize(ctx)
 	if err != nil {
 		return fail("results: %v", err)
 	}
+	warnReader("results", r.Warnings)
 	pts := sum.Points
 	if _, err := aggregate.BaselineLabel(pts, b); err != nil {
 		fmt.Fprintf(os.Stderr, "msjfarm results: --compare: %v\n", err)
@@ -731,26 +735,37 @@ func resultsCompare(ctx context.Context, st storage.Store, id, a, b string) int 
 }
 
 // partialSummary aggregates the records stored so far (including the
-// replications added in precision mode), a point at a time.
-func partialSummary(ctx context.Context, st storage.Store, id string) ([]byte, error) {
+// replications added in precision mode), a point at a time, and returns
+// the reader's warnings (results left out: modified after finalisation,
+// unreadable, gone, not the campaign's).
+func partialSummary(ctx context.Context, st storage.Store, id string) ([]byte, []string, error) {
 	cat, err := campaignCatalog(ctx, st, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r, err := archive.Open(ctx, st, id, cat)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	defer r.Close()
 	sum, err := r.Summarize(ctx)
 	if err != nil {
-		return nil, err
+		return nil, r.Warnings, err
 	}
 	if err := sum.CompareDefault(ctx); err != nil {
-		return nil, err
+		return nil, r.Warnings, err
 	}
 	var buf bytes.Buffer
 	err = aggregate.WriteCSV(&buf, sum.Points)
-	return buf.Bytes(), err
+	return buf.Bytes(), r.Warnings, err
+}
+
+// warnReader prints a reader's warnings on stderr, one a line, as
+// `msjfarm report` and `msjfarm reproduce` do.
+func warnReader(cmd string, warn []string) {
+	for _, w := range warn {
+		fmt.Fprintf(os.Stderr, "msjfarm %s: warning: %s\n", cmd, w)
+	}
 }
 
 // printSummaryTable prints the main columns of a summary.csv: the point,

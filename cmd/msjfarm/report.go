@@ -67,13 +67,12 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		if err != nil {
 			return fail("report: %v", err)
 		}
+		defer r.Close()
 		rc, nrec, err := r.ReportCampaign(ctx)
 		if err != nil {
 			return fail("report: %v", err)
 		}
-		for _, w := range r.Warnings {
-			fmt.Fprintf(os.Stderr, "msjfarm report: warning: %s\n", w)
-		}
+		warnReader("report", r.Warnings)
 		if r.Manifest == nil || r.Manifest.State != protocol.CampaignDone {
 			fmt.Fprintf(os.Stderr, "msjfarm report: campaign %s is not finished: report of the %d results so far\n", id, nrec)
 		}
@@ -129,6 +128,7 @@ func loadOverlays(ctx context.Context, st storage.Store, args []string) ([]repor
 			return nil, err
 		}
 		o, _, err := r.ReportCampaign(ctx)
+		_ = r.Close()
 		if err != nil {
 			return nil, err
 		}

@@ -88,10 +88,9 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		if err != nil {
 			return fail("reproduce: %v", err)
 		}
+		defer r.Close()
 		a, chosen, total, err := reproduce.Select(ctx, r, *tasks, *sample, *all, *sampleSeed)
-		for _, w := range r.Warnings {
-			fmt.Fprintf(os.Stderr, "msjfarm reproduce: warning: %s\n", w)
-		}
+		warnReader("reproduce", r.Warnings)
 		if err != nil {
 			return fail("reproduce: %v", err)
 		}

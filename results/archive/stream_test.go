@@ -11,6 +11,7 @@ import (
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/results/reproduce"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
@@ -134,5 +135,86 @@ run: {arrivals: 1e3, warmup: 1e2}
 				t.Errorf("--tasks with a foreign id: %v", err)
 			}
 		})
+	}
+}
+
+// TestReaderLostResults: a store that lost stored results (the objects
+// the campaign's entries refer to) still reads. Of 12 tasks (2 rates × 2
+// policies × 3 replications) 5 lose their result: each reads as not run
+// with a warning naming its entry, the summary counts 12 − 5 = 7
+// replications, and with the list capped at 3 the other 2 warnings are
+// counted, not listed.
+func TestReaderLostResults(t *testing.T) {
+	defer func(n int) { *archive.MaxWarnings = n }(*archive.MaxWarnings)
+	ctx := context.Background()
+	f, err := sweep.Parse([]byte(`name: lost
+seed: 4
+workload: one-or-all
+axes:
+  arrival_rate: [1, 2.5]
+policies: [fcfs, msf]
+replications: 3
+run: {arrivals: 1e3, warmup: 1e2}
+`), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: worker.InProcess{}, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := out.Submit.Campaign
+	keys, err := st.List(ctx, storage.ResultsPrefix(id))
+	if err != nil || len(keys) != 12 {
+		t.Fatalf("results: %d %v", len(keys), err)
+	}
+	var lost []string
+	for _, k := range keys[:5] {
+		data, err := st.Get(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, ok := record.ParseRef(data)
+		if !ok {
+			t.Fatalf("%s is not a reference: %.60s", k, data)
+		}
+		if err := st.Delete(ctx, storage.StoredResultKey(ref)); err != nil {
+			t.Fatal(err)
+		}
+		lost = append(lost, k)
+	}
+	for _, max := range []int{1000, 3} {
+		*archive.MaxWarnings = max
+		r, err := archive.Open(ctx, st, id, builtin.Catalog{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := r.Summarize(ctx)
+		if err != nil {
+			t.Fatalf("max %d: %v", max, err)
+		}
+		reps := 0
+		for _, p := range s.Points {
+			reps += p.N
+		}
+		if reps != 7 {
+			t.Errorf("max %d: %d results summarised, want 7", max, reps)
+		}
+		listed := 0
+		for _, k := range lost {
+			if slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, k) && strings.Contains(w, "reads as not run") }) {
+				listed++
+			}
+		}
+		switch {
+		case max == 1000 && (listed != 5 || len(r.Warnings) != 5):
+			t.Errorf("max %d: %d of the 5 lost results named in %q", max, listed, r.Warnings)
+		case max == 3 && (listed != 3 || len(r.Warnings) != 4 || !strings.Contains(r.Warnings[3], "2 more warnings not listed")):
+			t.Errorf("max %d: warnings %q, want 3 named and 2 counted", max, r.Warnings)
+		}
 	}
 }
