@@ -24,7 +24,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/msjfarm/msjfarm/coordinator"
-	"github.com/msjfarm/msjfarm/internal/gcpace"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/local"
 	"github.com/msjfarm/msjfarm/monitor"
@@ -639,7 +638,7 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 		// pace keeps the records of the point being read from piling up
 		// as garbage (at the simulation pace the heap grows to five times
 		// what is live: 44 MB live, 270 MB resident on 10^5 tasks).
-		gcpace.Stop()
+		paceReader()
 		// As long as `msjfarm report` may take: the partial summary and
 		// --compare read every record of the campaign (a point at a time),
 		// 10^5 of them in 12 s of CPU but over 5 minutes on a loaded

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/coordinator"
-	"github.com/msjfarm/msjfarm/internal/gcpace"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/report"
@@ -40,7 +39,7 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		// Reading and drawing run no simulation: the collector's default
 		// pace (at the simulation pace the discarded records and drawing
 		// buffers pile up to five times what is live).
-		gcpace.Stop()
+		paceReader()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
 		// An archive file (msjfarm archive export) is verified and
