@@ -52,19 +52,7 @@ run: {arrivals: 1e3, warmup: 1e2}
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			f, err := sweep.Parse([]byte(tc.spec), "yaml")
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, err := storage.Open(ctx, t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: worker.InProcess{}, Workers: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			id := out.Submit.Campaign
+			f, st, id := runCampaign(t, tc.spec)
 			// A foreign result: a copy of one of the campaign's under a
 			// task id that is none of its tasks.
 			keys, err := st.List(ctx, storage.ResultsPrefix(id))
@@ -147,7 +135,7 @@ run: {arrivals: 1e3, warmup: 1e2}
 func TestReaderLostResults(t *testing.T) {
 	defer func(n int) { *archive.MaxWarnings = n }(*archive.MaxWarnings)
 	ctx := context.Background()
-	f, err := sweep.Parse([]byte(`name: lost
+	_, st, id := runCampaign(t, `name: lost
 seed: 4
 workload: one-or-all
 axes:
@@ -155,19 +143,7 @@ axes:
 policies: [fcfs, msf]
 replications: 3
 run: {arrivals: 1e3, warmup: 1e2}
-`), "yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := storage.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: worker.InProcess{}, Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := out.Submit.Campaign
+`)
 	keys, err := st.List(ctx, storage.ResultsPrefix(id))
 	if err != nil || len(keys) != 12 {
 		t.Fatalf("results: %d %v", len(keys), err)
@@ -217,4 +193,24 @@ run: {arrivals: 1e3, warmup: 1e2}
 			t.Errorf("max %d: warnings %q, want 3 named and 2 counted", max, r.Warnings)
 		}
 	}
+}
+
+// runCampaign runs the sweep spec to the end, in-process, into a store of
+// its own.
+func runCampaign(t *testing.T, spec string) (*sweep.File, storage.Store, string) {
+	t.Helper()
+	ctx := context.Background()
+	f, err := sweep.Parse([]byte(spec), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: worker.InProcess{}, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, st, out.Submit.Campaign
 }

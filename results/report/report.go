@@ -1080,21 +1080,30 @@ func dataFiles(files *files, c Campaign) ([]dataFile, error) {
 		files.put(name, bytes.Clone(buf.Bytes()))
 		return nil
 	}
+	// Each table is built when written and dropped after: built at once
+	// they were all held together (at 12,000 points the tidy table alone
+	// is 300 MB of cells, the wide one 120 MB).
 	tables := []struct {
 		name, doc string
-		t         *aggregate.Table
+		build     func() *aggregate.Table
 	}{
-		{"summary", "one row per point, three columns (mean, CI half-width, n) per metric", aggregate.WideTable(c.Points)},
-		{"summary_long", "tidy: one row per point × metric × class (mean, hw, n, flags)", aggregate.LongTable(c.Points)},
+		{"summary", "one row per point, three columns (mean, CI half-width, n) per metric", func() *aggregate.Table { return aggregate.WideTable(c.Points) }},
+		{"summary_long", "tidy: one row per point × metric × class (mean, hw, n, flags)", func() *aggregate.Table { return aggregate.LongTable(c.Points) }},
 	}
 	if c.Tasks != nil {
 		tables = append(tables, struct {
 			name, doc string
-			t         *aggregate.Table
-		}{"replications", "one row per replication: its own value of every metric", aggregate.ReplicationTable(c.Points, c.Tasks, c.Records)})
+			build     func() *aggregate.Table
+		}{"replications", "one row per replication: its own value of every metric", func() *aggregate.Table {
+			return aggregate.ReplicationTable(c.Points, c.Tasks, c.Records)
+		}})
 	}
 	var out []dataFile
-	for _, t := range tables {
+	for _, tb := range tables {
+		t := struct {
+			name, doc string
+			t         *aggregate.Table
+		}{tb.name, tb.doc, tb.build()}
 		// At scale (files.gz) the tidy tables are Parquet only: as CSV,
 		// even compressed, they doubled a 12,000-point report.
 		if files.gz && t.name != "summary" {
