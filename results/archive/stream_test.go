@@ -18,6 +18,17 @@ import (
 	"github.com/msjfarm/msjfarm/worker"
 )
 
+// fixedSpec is a sweep of 2 rates × 2 policies × 3 replications: 12 tasks.
+const fixedSpec = `name: stream
+seed: 4
+workload: one-or-all
+axes:
+  arrival_rate: [1, 2.5]
+policies: [fcfs, msf]
+replications: 3
+run: {arrivals: 1e3, warmup: 1e2}
+`
+
 // TestReaderEqualsSummarize runs real campaigns (one with replications
 // added by precision mode) into a store that also holds a foreign
 // result, and checks that the streamed reading gives what the
@@ -30,15 +41,7 @@ import (
 // outputs; split into helpers, the sequence a reader follows would scatter.
 func TestReaderEqualsSummarize(t *testing.T) {
 	for _, tc := range []struct{ name, spec string }{
-		{"fixed", `name: stream
-seed: 4
-workload: one-or-all
-axes:
-  arrival_rate: [1, 2.5]
-policies: [fcfs, msf]
-replications: 3
-run: {arrivals: 1e3, warmup: 1e2}
-`},
+		{"fixed", fixedSpec},
 		{"precision", `name: stream-precision
 seed: 5
 workload: one-or-all
@@ -135,15 +138,7 @@ run: {arrivals: 1e3, warmup: 1e2}
 func TestReaderLostResults(t *testing.T) {
 	defer func(n int) { *archive.MaxWarnings = n }(*archive.MaxWarnings)
 	ctx := context.Background()
-	_, st, id := runCampaign(t, `name: lost
-seed: 4
-workload: one-or-all
-axes:
-  arrival_rate: [1, 2.5]
-policies: [fcfs, msf]
-replications: 3
-run: {arrivals: 1e3, warmup: 1e2}
-`)
+	_, st, id := runCampaign(t, fixedSpec)
 	keys, err := st.List(ctx, storage.ResultsPrefix(id))
 	if err != nil || len(keys) != 12 {
 		t.Fatalf("results: %d %v", len(keys), err)
