@@ -2,6 +2,7 @@ package archive
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 )
 
@@ -45,15 +46,24 @@ func TestSumsLookup(t *testing.T) {
 			if s.Len() != c.keys {
 				t.Fatalf("%d entries, want %d (two keys read twice)", s.Len(), c.keys)
 			}
-			for i := range c.keys {
-				want := sumOf(i, 0)
-				if i == 1 || i == c.keys-1 {
-					want = sumOf(i, 1)
-				}
-				if got, ok := s.lookup(key(i)); !ok || got != want {
-					t.Fatalf("lookup(%q) = %x, %v; want %x", key(i), got[:3], ok, want[:3])
-				}
+			// Four goroutines look up every key at once (Sums says lookups
+			// may run concurrently: -race checks the shared block buffers).
+			var wg sync.WaitGroup
+			for g := range 4 {
+				wg.Go(func() {
+					for i := g; i < c.keys; i += 4 {
+						want := sumOf(i, 0)
+						if i == 1 || i == c.keys-1 {
+							want = sumOf(i, 1)
+						}
+						if got, ok := s.lookup(key(i)); !ok || got != want {
+							t.Errorf("lookup(%q) = %x, %v; want %x", key(i), got[:3], ok, want[:3])
+							return
+						}
+					}
+				})
 			}
+			wg.Wait()
 			for i := c.keys; i < c.keys+200; i++ {
 				if _, ok := s.lookup(key(i)); ok {
 					t.Fatalf("found %q, never read", key(i))
