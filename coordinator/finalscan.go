@@ -137,7 +137,7 @@ func inParallel(n int, fn func(i int)) {
 // scanResults reads every task's result objects a point at a time,
 // checking them against old (the checksums of an earlier finalisation,
 // may be nil).
-func (co *Coordinator) scanResults(ctx context.Context, c *campaign, tl *taskList, old archive.Sums) (*finalScan, error) {
+func (co *Coordinator) scanResults(ctx context.Context, c *campaign, tl *taskList, old *archive.Sums) (*finalScan, error) {
 	f, err := os.CreateTemp("", "msjfarm-checksums-*")
 	if err != nil {
 		return nil, fmt.Errorf("checksums: %w", err)
@@ -181,7 +181,7 @@ func (co *Coordinator) scanResults(ctx context.Context, c *campaign, tl *taskLis
 // or not a record of its task: moved aside), modified since the last
 // finalisation (moved aside), or a record whose objects' checksums are
 // written to w.
-func (co *Coordinator) scanTask(ctx context.Context, id string, t sweep.Task, o archive.TaskObjects, old archive.Sums, s *finalScan, w io.Writer) error {
+func (co *Coordinator) scanTask(ctx context.Context, id string, t sweep.Task, o archive.TaskObjects, old *archive.Sums, s *finalScan, w io.Writer) error {
 	if o.Err != nil {
 		ie, integrity := errors.AsType[*record.IntegrityError](o.Err)
 		switch {

@@ -24,7 +24,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/msjfarm/msjfarm/coordinator"
-	"github.com/msjfarm/msjfarm/internal/gcpace"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/local"
 	"github.com/msjfarm/msjfarm/monitor"
@@ -639,7 +638,7 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 		// pace keeps the records of the point being read from piling up
 		// as garbage (at the simulation pace the heap grows to five times
 		// what is live: 44 MB live, 270 MB resident on 10^5 tasks).
-		gcpace.Stop()
+		paceReader()
 		// As long as `msjfarm report` may take: the partial summary and
 		// --compare read every record of the campaign (a point at a time),
 		// 10^5 of them in 12 s of CPU but over 5 minutes on a loaded
@@ -673,7 +672,9 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 		if errors.Is(err, storage.ErrNotFound) {
 			partial = true
 			// Not finished: summarise what is there.
-			data, err = partialSummary(ctx, st, id)
+			var warn []string
+			data, warn, err = partialSummary(ctx, st, id)
+			warnReader("results", warn)
 			if err == nil {
 				fmt.Fprintf(os.Stderr, "msjfarm: campaign %s is not finished: summary of the results so far\n", id)
 			}
@@ -711,10 +712,12 @@ func resultsCompare(ctx context.Context, st storage.Store, id, a, b string) int 
 	if err != nil {
 		return fail("results: %v", err)
 	}
+	defer r.Close()
 	sum, err := r.Summarize(ctx)
 	if err != nil {
 		return fail("results: %v", err)
 	}
+	warnReader("results", r.Warnings)
 	pts := sum.Points
 	if _, err := aggregate.BaselineLabel(pts, b); err != nil {
 		fmt.Fprintf(os.Stderr, "msjfarm results: --compare: %v\n", err)
@@ -731,78 +734,123 @@ func resultsCompare(ctx context.Context, st storage.Store, id, a, b string) int 
 }
 
 // partialSummary aggregates the records stored so far (including the
-// replications added in precision mode), a point at a time.
-func partialSummary(ctx context.Context, st storage.Store, id string) ([]byte, error) {
+// replications added in precision mode), a point at a time, and returns
+// the reader's warnings (results left out: modified after finalisation,
+// unreadable, gone, not the campaign's).
+func partialSummary(ctx context.Context, st storage.Store, id string) ([]byte, []string, error) {
 	cat, err := campaignCatalog(ctx, st, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r, err := archive.Open(ctx, st, id, cat)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	defer r.Close()
 	sum, err := r.Summarize(ctx)
 	if err != nil {
-		return nil, err
+		return nil, r.Warnings, err
 	}
 	if err := sum.CompareDefault(ctx); err != nil {
-		return nil, err
+		return nil, r.Warnings, err
 	}
 	var buf bytes.Buffer
 	err = aggregate.WriteCSV(&buf, sum.Points)
-	return buf.Bytes(), err
+	return buf.Bytes(), r.Warnings, err
+}
+
+// warnReader prints a reader's warnings on stderr, one a line, as
+// `msjfarm report` and `msjfarm reproduce` do.
+func warnReader(cmd string, warn []string) {
+	for _, w := range warn {
+		fmt.Fprintf(os.Stderr, "msjfarm %s: warning: %s\n", cmd, w)
+	}
 }
 
 // printSummaryTable prints the main columns of a summary.csv: the point,
 // replications, and mean ± 95% CI half-width of the response-time metrics.
+//
+// The CSV is read twice a row at a time (the header needs what every row
+// says), never parsed whole: at 10^5 points its rows took 100 MB.
 func printSummaryTable(w io.Writer, data []byte) error {
-	rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	head, err := csv.NewReader(bytes.NewReader(data)).Read()
+	if err == io.EOF {
+		return errors.New("summary.csv is empty")
+	}
 	if err != nil {
 		return fmt.Errorf("summary.csv: %w", err)
 	}
-	if len(rows) == 0 {
-		return errors.New("summary.csv is empty")
+	t := newSummaryTable(head)
+	if err := eachSummaryRow(data, t.scan); err != nil {
+		return err
 	}
-	t := newSummaryTable(rows)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(t.header(), "\t"))
-	for _, r := range rows[1:] {
-		fmt.Fprintln(tw, strings.Join(t.cells(r), "\t"))
+	err = eachSummaryRow(data, func(r []string) { fmt.Fprintln(tw, strings.Join(t.cells(r), "\t")) })
+	if err != nil {
+		return err
 	}
 	return tw.Flush()
+}
+
+// eachSummaryRow calls fn with each row of summary.csv after the header
+// (the slice is reused from row to row).
+func eachSummaryRow(data []byte, fn func(r []string)) error {
+	cr := csv.NewReader(bytes.NewReader(data))
+	cr.ReuseRecord = true
+	if _, err := cr.Read(); err != nil {
+		return fmt.Errorf("summary.csv: %w", err)
+	}
+	for {
+		r, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("summary.csv: %w", err)
+		}
+		fn(r)
+	}
 }
 
 // summaryTable is a summary.csv read by column name, so that summaries
 // written by older versions (fewer columns) print too; a column a row
 // lacks reads as "".
 type summaryTable struct {
-	rows [][]string
-	col  map[string]int
+	col map[string]int
 	// axes are the point's axis columns (between servers and
 	// arrival_rate); params is shown when a policy has parameters;
 	// compare when the summary has paired comparisons.
 	axes    []string
 	params  bool
 	compare bool
+	// baseline is the first baseline a row names.
+	baseline string
 }
 
-func newSummaryTable(rows [][]string) *summaryTable {
-	t := &summaryTable{rows: rows, col: map[string]int{}}
-	for i, h := range rows[0] {
+func newSummaryTable(head []string) *summaryTable {
+	t := &summaryTable{col: map[string]int{}}
+	for i, h := range head {
 		t.col[h] = i
 	}
 	if a, ok := t.col["servers"]; ok {
 		if b, ok := t.col["arrival_rate"]; ok {
-			t.axes = rows[0][a+1 : b]
-		}
-	}
-	for _, r := range rows[1:] {
-		if p := t.get(r, "params"); p != "{}" && p != "" {
-			t.params = true
+			t.axes = head[a+1 : b]
 		}
 	}
 	_, t.compare = t.col["mean_response_cmp"]
 	return t
+}
+
+// scan notes what a row says about the header: a policy with parameters,
+// the baseline of the comparisons (the first row's that names one).
+func (t *summaryTable) scan(r []string) {
+	if p := t.get(r, "params"); p != "{}" && p != "" {
+		t.params = true
+	}
+	if b := t.get(r, "baseline"); t.baseline == "" && b != "" {
+		t.baseline = b
+	}
 }
 
 func (t *summaryTable) get(r []string, name string) string {
@@ -824,14 +872,7 @@ func (t *summaryTable) header() []string {
 	head = append(head, t.axes...)
 	head = append(head, "λ", "ρ", "n", "failed", "E[T]", "±95%", "weighted E[T]", "±95%", "Jain")
 	if t.compare {
-		baseline := ""
-		for _, r := range t.rows[1:] {
-			if b := t.get(r, "baseline"); b != "" {
-				baseline = b
-				break
-			}
-		}
-		head = append(head, "E[T] vs "+baseline)
+		head = append(head, "E[T] vs "+t.baseline)
 	}
 	return append(head, "")
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/coordinator"
-	"github.com/msjfarm/msjfarm/internal/gcpace"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/report"
@@ -40,7 +39,7 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		// Reading and drawing run no simulation: the collector's default
 		// pace (at the simulation pace the discarded records and drawing
 		// buffers pile up to five times what is live).
-		gcpace.Stop()
+		paceReader()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
 		// An archive file (msjfarm archive export) is verified and
@@ -67,13 +66,12 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		if err != nil {
 			return fail("report: %v", err)
 		}
+		defer r.Close()
 		rc, nrec, err := r.ReportCampaign(ctx)
 		if err != nil {
 			return fail("report: %v", err)
 		}
-		for _, w := range r.Warnings {
-			fmt.Fprintf(os.Stderr, "msjfarm report: warning: %s\n", w)
-		}
+		warnReader("report", r.Warnings)
 		if r.Manifest == nil || r.Manifest.State != protocol.CampaignDone {
 			fmt.Fprintf(os.Stderr, "msjfarm report: campaign %s is not finished: report of the %d results so far\n", id, nrec)
 		}
@@ -129,6 +127,7 @@ func loadOverlays(ctx context.Context, st storage.Store, args []string) ([]repor
 			return nil, err
 		}
 		o, _, err := r.ReportCampaign(ctx)
+		_ = r.Close()
 		if err != nil {
 			return nil, err
 		}

@@ -12,7 +12,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/msjfarm/msjfarm/internal/gcpace"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/reproduce"
 	"github.com/msjfarm/msjfarm/worker"
@@ -83,22 +82,21 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		// read at the collector's default pace (garbage, not a
 		// simulation's live heap); the replications then run at the
 		// simulation pace again.
-		gcpace.Stop()
+		paceReader()
 		r, err := archive.Open(ctx, st, id, cat)
 		if err != nil {
 			return fail("reproduce: %v", err)
 		}
+		defer r.Close()
 		a, chosen, total, err := reproduce.Select(ctx, r, *tasks, *sample, *all, *sampleSeed)
-		for _, w := range r.Warnings {
-			fmt.Fprintf(os.Stderr, "msjfarm reproduce: warning: %s\n", w)
-		}
+		warnReader("reproduce", r.Warnings)
 		if err != nil {
 			return fail("reproduce: %v", err)
 		}
 		if len(chosen) == 0 {
 			return fail("reproduce: campaign %s has no result to reproduce", id)
 		}
-		gcpace.Resume()
+		paceSimulation()
 		inProc := *rf.mode == "inprocess" || *rf.mode == "in-process"
 		var plugins worker.Runner
 		if !inProc && reproduce.UsesPlugins(a, chosen) {

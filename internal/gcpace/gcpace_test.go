@@ -170,13 +170,7 @@ func percentAfterGC() int64 {
 // cycles; Resume gives the simulation pace back, and it is set again
 // after a cycle (the chain of cleanups is armed again).
 func TestStopResume(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	t.Setenv("GOGC", "")
-	if err := os.Unsetenv("GOGC"); err != nil {
-		t.Fatal(err)
-	}
-	defer stopped.Store(false)
-	Apply()
+	simulationPace(t)
 	Stop()
 	runtime.GC()
 	runtime.GC()
@@ -202,4 +196,44 @@ func pace() int {
 	p := debug.SetGCPercent(100)
 	debug.SetGCPercent(p)
 	return p
+}
+
+// TestHold: a hold puts the default pace (100) in place of the simulation
+// pace, nested holds keep it until the last release, which resumes the
+// simulation pace; in a process already stopped a hold and its release
+// leave it stopped.
+func TestHold(t *testing.T) {
+	simulationPace(t)
+	outer := Hold()
+	inner := Hold()
+	if p := pace(); p != 100 || !stopped.Load() {
+		t.Fatalf("held: pace %d, stopped %v; want 100, true", p, stopped.Load())
+	}
+	inner()
+	inner() // a second call of the same release does nothing
+	if p := pace(); p != 100 || !stopped.Load() {
+		t.Fatalf("one hold left: pace %d, stopped %v; want 100, true", p, stopped.Load())
+	}
+	outer()
+	if p := pace(); p < Percent || stopped.Load() {
+		t.Fatalf("released: pace %d, stopped %v; want ≥ %d, false", p, stopped.Load(), Percent)
+	}
+	Stop()
+	Hold()()
+	if p := pace(); p != 100 || !stopped.Load() {
+		t.Errorf("a hold in a stopped process: pace %d, stopped %v after release; want 100, true", p, stopped.Load())
+	}
+}
+
+// simulationPace puts the process at the simulation pace (Apply, GOGC
+// unset) for a test, and the default pace back after it.
+func simulationPace(t *testing.T) {
+	t.Helper()
+	t.Cleanup(func() { debug.SetGCPercent(100) })
+	t.Setenv("GOGC", "")
+	if err := os.Unsetenv("GOGC"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopped.Store(false) })
+	Apply()
 }

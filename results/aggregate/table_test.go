@@ -3,6 +3,8 @@ package aggregate
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -330,3 +332,66 @@ if bad:
 
 // pandasPython is an interpreter that imports pandas (pyfind.With).
 func pandasPython() string { return pyfind.With("pandas") }
+
+// TestStreamedTables: a table generated as it is written (WideTableStream,
+// LongTableStream: what the report and summary.csv use) writes the same
+// CSV and Parquet bytes as the table collected whole, and says its rows:
+// the wide table one a point, the long one a metric of each point.
+func TestStreamedTables(t *testing.T) {
+	tasks, rec := fixture()
+	pts := Summarize(tasks, rec)
+	nlong := 0
+	for _, p := range pts {
+		nlong += len(p.Metrics)
+	}
+	for _, c := range []struct {
+		name          string
+		whole, stream *Table
+		rows          int
+	}{
+		{"summary", WideTable(pts), WideTableStream(pts), len(pts)},
+		{"summary_long", LongTable(pts), LongTableStream(pts), nlong},
+	} {
+		if c.stream.Len() != c.rows || c.whole.Len() != c.rows || len(c.whole.Rows) != c.rows || c.stream.Rows != nil {
+			t.Errorf("%s: %d streamed, %d whole rows (%d held, %d held streamed); want %d", c.name, c.stream.Len(), c.whole.Len(), len(c.whole.Rows), len(c.stream.Rows), c.rows)
+		}
+		for _, w := range []func(*Table, io.Writer) error{(*Table).WriteCSV, (*Table).WriteParquet} {
+			var a, b bytes.Buffer
+			if err := w(c.whole, &a); err != nil {
+				t.Fatal(err)
+			}
+			if err := w(c.stream, &b); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(a.Bytes(), b.Bytes()) || a.Len() == 0 {
+				t.Errorf("%s: the streamed table writes %d bytes, the whole one %d, not the same", c.name, b.Len(), a.Len())
+			}
+		}
+	}
+}
+
+// TestWriteJSONStreamed: WriteJSON, a point at a time, writes what
+// json.Encoder with a two-space indent writes for the whole slice, for
+// the fixture's points, one point and none.
+func TestWriteJSONStreamed(t *testing.T) {
+	tasks, rec := fixture()
+	pts := Summarize(tasks, rec)
+	for _, ps := range [][]Point{pts, pts[:1], nil} {
+		var got, want bytes.Buffer
+		if err := WriteJSON(&got, ps); err != nil {
+			t.Fatal(err)
+		}
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		all := ps
+		if all == nil {
+			all = []Point{}
+		}
+		if err := enc.Encode(all); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%d points: WriteJSON wrote %d bytes, the encoder %d, not the same:\n%.300s\nwant:\n%.300s", len(ps), got.Len(), want.Len(), got.String(), want.String())
+		}
+	}
+}

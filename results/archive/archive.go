@@ -125,7 +125,7 @@ func (a *Archive) readManifest(ctx context.Context, st storage.Store) error {
 // readRecords reads every result record of the campaign, eight at a
 // time (a store is often remote). It returns the records left out as
 // modified after finalisation that are still records of their task.
-func (a *Archive) readRecords(ctx context.Context, st storage.Store, sums Sums) (map[string]*record.Record, error) {
+func (a *Archive) readRecords(ctx context.Context, st storage.Store, sums *Sums) (map[string]*record.Record, error) {
 	keys, err := st.List(ctx, storage.ResultsPrefix(a.ID))
 	if err != nil {
 		return nil, err
@@ -160,9 +160,9 @@ func (a *Archive) readRecords(ctx context.Context, st storage.Store, sums Sums) 
 // reference is followed to the stored result; a record in place
 // (failure, layout 1) is read as it is. An object modified after
 // finalisation, or that is not a record of its task, is left out with a
-// warning: it is not this campaign's result. Any other read error is
-// returned.
-func (a *Archive) keepRecord(tid string, r *record.Record, objs []record.Object, err error, sums Sums, modRecs map[string]*record.Record) error {
+// warning: it is not this campaign's result; so is an entry whose stored
+// result is gone. Any other read error is returned.
+func (a *Archive) keepRecord(tid string, r *record.Record, objs []record.Object, err error, sums *Sums, modRecs map[string]*record.Record) error {
 	if msg := modified(sums, objs); msg != "" {
 		a.Modified[tid] = msg
 		if r != nil && err == nil {
@@ -173,6 +173,13 @@ func (a *Archive) keepRecord(tid string, r *record.Record, objs []record.Object,
 	}
 	if ie, ok := errors.AsType[*record.IntegrityError](err); ok {
 		a.Warnings = append(a.Warnings, fmt.Sprintf("%v (%s): left out", ie, ie.Key))
+		return nil
+	}
+	if errors.Is(err, storage.ErrNotFound) {
+		// The entry refers to a stored result that is gone (deleted
+		// from the store, or the entry removed since the listing): the
+		// task reads as not run, as the coordinator counts it.
+		a.Warnings = append(a.Warnings, fmt.Sprintf("%v: left out, the task reads as not run", err))
 		return nil
 	}
 	if err != nil {

@@ -1,7 +1,6 @@
 package archive
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"sync"
 
@@ -40,7 +38,7 @@ import (
 // be nil) it also checks the objects against it: the tasks whose object
 // was modified since are returned in modified (task id → message naming
 // the key) and left out of the new checksums.
-func Checksums(ctx context.Context, st storage.Store, id string, tids []string, old Sums) (sums []byte, modifiedTasks map[string]string, err error) {
+func Checksums(ctx context.Context, st storage.Store, id string, tids []string, old *Sums) (sums []byte, modifiedTasks map[string]string, err error) {
 	hashes := map[string]string{}
 	modifiedTasks = map[string]string{}
 	var mu sync.Mutex
@@ -86,57 +84,16 @@ func Checksums(ctx context.Context, st storage.Store, id string, tids []string, 
 	return out, modifiedTasks, nil
 }
 
-// Sums are the checksums of a finalisation, held for lookups by key: 16
-// bytes of the key's sha256 and the object's 32-byte sha256, 48 bytes a
-// result object in a slice sorted by key (a map of the same took 117
-// bytes an entry: 223 MiB for the 2·10^6 objects of 10^6 results; the
-// text is about 125 bytes a line). A nil Sums has none.
-type Sums []sumEntry
-
-type sumEntry struct {
-	key [16]byte
-	sum [32]byte
-}
-
-// lookup returns the recorded sum of the object at key.
-func (s Sums) lookup(key string) ([32]byte, bool) {
-	k := sumsKey(key)
-	i, ok := slices.BinarySearchFunc(s, k, func(e sumEntry, k [16]byte) int { return bytes.Compare(e.key[:], k[:]) })
-	if !ok {
-		return [32]byte{}, false
-	}
-	return s[i].sum, true
-}
-
-// sorted sorts s by key; of entries with the same key the last one read
-// stays, as a map's assignment would keep it.
-func (s Sums) sorted() Sums {
-	slices.SortStableFunc(s, func(a, b sumEntry) int { return bytes.Compare(a.key[:], b.key[:]) })
-	out := s[:0]
-	for i, e := range s {
-		if i+1 < len(s) && s[i+1].key == e.key {
-			continue
-		}
-		out = append(out, e)
-	}
-	return slices.Clip(out)
-}
-
-// sumsKey is what Sums files key under.
-func sumsKey(key string) [16]byte {
-	h := sha256.Sum256([]byte(key))
-	return [16]byte(h[:16])
-}
-
 // LoadChecksums reads the campaign's checksums object and checks it
 // against the manifest's hash of it. It returns nil (and no error) when
 // the campaign has none (not finalised, or finalised before checksums were
 // recorded); a checksums object whose hash is not the manifest's is not
 // trusted: it is returned as nil with a warning.
-func LoadChecksums(ctx context.Context, st storage.Store, id string, m *Manifest) (Sums, string, error) {
+func LoadChecksums(ctx context.Context, st storage.Store, id string, m *Manifest) (*Sums, string, error) {
 	// The object is as large as the campaign (about 250 B a result: 246
 	// MB for 10^6 results), so it is copied to a temporary file and read
-	// a line at a time, hashed as it is read; only the map is held.
+	// a line at a time, hashed as it is read; the sums are sorted on disk
+	// when many (sumsBuilder).
 	dir, err := os.MkdirTemp("", "msjfarm-checksums-")
 	if err != nil {
 		return nil, "", err
@@ -156,13 +113,15 @@ func LoadChecksums(ctx context.Context, st storage.Store, id string, m *Manifest
 	}
 	defer f.Close()
 	h := sha256.New()
-	sums := Sums{}
+	expect := 0
 	if fi, err := f.Stat(); err == nil {
-		sums = make(Sums, 0, fi.Size()/100) // a line is about 125 bytes
+		expect = int(fi.Size() / 100) // a line is about 125 bytes
 	}
+	sb := &sumsBuilder{dir: dir}
+	defer sb.close()
 	tee := io.TeeReader(f, h)
 	perr := eachChecksumIn(tee, func(sum [32]byte, name []byte) {
-		sums = append(sums, sumEntry{sumsKey(string(name)), sum})
+		sb.add(sumEntry{sumsKey(string(name)), sum}, expect)
 	})
 	if le := (lineError{}); perr != nil && !errors.As(perr, &le) {
 		return nil, "", perr
@@ -179,7 +138,17 @@ func LoadChecksums(ctx context.Context, st storage.Store, id string, m *Manifest
 	if perr != nil {
 		return nil, fmt.Sprintf("%s: %v: result objects are not checked", storage.ChecksumsKey(id), perr), nil
 	}
-	return sums.sorted(), "", nil
+	// The text is no longer needed: the disk holds the sorted sums
+	// instead, not both.
+	f.Close()
+	if err := os.Remove(path); err != nil {
+		return nil, "", err
+	}
+	sums, err := sb.finish()
+	if err != nil {
+		return nil, "", fmt.Errorf("checksums: %w", err)
+	}
+	return sums, "", nil
 }
 
 // ModifiedObject checks the objects record.ReadObjects read for one task
@@ -187,11 +156,11 @@ func LoadChecksums(ctx context.Context, st storage.Store, id string, m *Manifest
 // describes the first that differs ("" if none does): Checksums' check,
 // for a caller that reads the objects itself (the coordinator's streaming
 // finalisation).
-func ModifiedObject(sums Sums, objs []record.Object) string { return modified(sums, objs) }
+func ModifiedObject(sums *Sums, objs []record.Object) string { return modified(sums, objs) }
 
 // modified checks the objects read for one task against sums and
 // describes the first that differs ("" if none does).
-func modified(sums Sums, objs []record.Object) string {
+func modified(sums *Sums, objs []record.Object) string {
 	for _, o := range objs {
 		want, ok := sums.lookup(o.Key)
 		if !ok {

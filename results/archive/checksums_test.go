@@ -47,8 +47,8 @@ func TestLoadChecksums(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if len(sums) != c.n || (c.warn == "") != (warn == "") || !strings.Contains(warn, c.warn) {
-			t.Errorf("%s: %d sums, warning %q; want %d sums, warning with %q", c.name, len(sums), warn, c.n, c.warn)
+		if sums.Len() != c.n || (c.warn == "") != (warn == "") || !strings.Contains(warn, c.warn) {
+			t.Errorf("%s: %d sums, warning %q; want %d sums, warning with %q", c.name, sums.Len(), warn, c.n, c.warn)
 		}
 	}
 	// No object: no sums, no warning.
@@ -56,6 +56,6 @@ func TestLoadChecksums(t *testing.T) {
 		t.Fatal(err)
 	}
 	if sums, warn, err := archive.LoadChecksums(ctx, st, "c", nil); sums != nil || warn != "" || err != nil {
-		t.Errorf("no object: %d sums, %q, %v", len(sums), warn, err)
+		t.Errorf("no object: %d sums, %q, %v", sums.Len(), warn, err)
 	}
 }

@@ -26,6 +26,11 @@ import (
 // record is tens of kilobytes in memory: Load of a 24,000-task campaign
 // held 2.6 GB). Load is EachPoint collecting every point.
 
+// maxWarnings is how many warnings a pass lists (the first met, sorted);
+// the others are counted. A store that lost its stored results has one
+// a task: 6·10^5 warnings, 100 MB, on the 10^6-task campaign.
+var maxWarnings = 1000
+
 // Reader reads an archived campaign point by point (EachPoint).
 type Reader struct {
 	ID           string
@@ -46,7 +51,7 @@ type Reader struct {
 
 	st       storage.Store
 	cat      sweep.Catalog
-	sums     Sums
+	sums     *Sums
 	openWarn []string
 	stored   *idSet
 }
@@ -83,6 +88,9 @@ func Open(ctx context.Context, st storage.Store, id string, cat sweep.Catalog) (
 	}
 	return r, nil
 }
+
+// Close releases the checksums' file (archive.Sums), if any.
+func (r *Reader) Close() error { return r.sums.Close() }
 
 // plan plans the spec into a.Campaign (tasks not materialised), which
 // must be the campaign of this id. A spec this binary cannot plan is an
@@ -125,13 +133,19 @@ func (r *Reader) EachPoint(ctx context.Context, sel func(tid string) bool, fn fu
 	}
 	r.stored.resetSeen()
 	warn := slices.Clone(r.openWarn)
+	more := 0
+	keep := func(w []string) {
+		n := min(len(w), max(0, maxWarnings-len(warn)))
+		warn = append(warn, w[:n]...)
+		more += len(w) - n
+	}
 	var cur []sweep.Task
 	flush := func() error {
 		if len(cur) == 0 {
 			return nil
 		}
 		p, w, err := r.readPoint(ctx, cur, sel)
-		warn = append(warn, w...)
+		keep(w)
 		if err != nil {
 			return err
 		}
@@ -161,8 +175,11 @@ func (r *Reader) EachPoint(ctx context.Context, sel func(tid string) bool, fn fu
 		if err != nil {
 			return err
 		}
-		warn = append(warn, w...)
+		keep(w)
 		sort.Strings(warn)
+		if more > 0 {
+			warn = append(warn, fmt.Sprintf("%d more warnings not listed (the first %d are)", more, maxWarnings))
+		}
 		r.Warnings = warn
 	}
 	return nil

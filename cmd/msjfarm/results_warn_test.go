@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/storage"
+)
+
+// TestResultsWarnings: `msjfarm results` tells on stderr which results
+// it left out. A finished campaign of 2 rates × 2 policies × 2
+// replications (8 results) has one stored result object altered after
+// finalisation (its checksum no longer matches) and another deleted;
+// with summary.csv moved aside, the partial summary and --compare both
+// still answer (exit 0), and both warn about each of the two, naming its
+// key.
+func TestResultsWarnings(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "w.yaml")
+	if err := os.WriteFile(sw, []byte(`name: warn
+seed: 3
+workload: one-or-all
+axes:
+  arrival_rate: [1, 2]
+policies: [fcfs, msf]
+replications: 2
+run: {arrivals: 1e3, warmup: 1e2}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if code, out := capture(t, func() int { return runRun([]string{"-workers", "2", "-q", "-storage", data, sw}) }); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	camps, _ := filepath.Glob(filepath.Join(data, "campaigns", "*"))
+	if len(camps) != 1 {
+		t.Fatalf("campaigns %v", camps)
+	}
+	id := filepath.Base(camps[0])
+	ctx := context.Background()
+	st, err := storage.Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := st.List(ctx, storage.ResultsPrefix(id))
+	if err != nil || len(keys) != 8 {
+		t.Fatalf("%d results (%v), want 8", len(keys), err)
+	}
+	stored := func(k string) string {
+		b, err := st.Get(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, ok := record.ParseRef(b)
+		if !ok {
+			t.Fatalf("%s is not a reference", k)
+		}
+		return storage.StoredResultKey(ref)
+	}
+	// Altered: one byte of whitespace more, still a valid record.
+	altered := stored(keys[0])
+	b, _ := st.Get(ctx, altered)
+	if err := st.Put(ctx, altered, append(b, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	gone := stored(keys[1])
+	if err := st.Delete(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(camps[0], "summary.csv"), filepath.Join(dir, "summary.csv")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"-storage", data, id}, {"-storage", data, id, "--compare", "msf,fcfs"}} {
+		code, out, errs := captured(t, func() int { return runResults(args) })
+		if code != 0 {
+			t.Fatalf("results %v: exit %d\n%s%s", args, code, out, errs)
+		}
+		for _, want := range []string{
+			"msjfarm results: warning: result object " + altered + " was modified after it was written",
+			"msjfarm results: warning: " + keys[1] + " refers to result",
+		} {
+			if !strings.Contains(errs, want) {
+				t.Errorf("results %v: stderr lacks %q:\n%s", args, want, errs)
+			}
+		}
+		if len(args) == 3 && strings.Count(out, "\n") < 5 {
+			t.Errorf("results %v: no summary table:\n%s", args, out)
+		}
+	}
+}
