@@ -6,8 +6,9 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -165,12 +166,7 @@ func TestVerdictCalibrationTally(t *testing.T) {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	keys := make([]string, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
 		c := counts[k]
 		bound := fmt.Sprintf("; false-verdict rate ≤ %.3g (exact, 95%%)", falseBound(c.unstable, c.points))
 		switch {
