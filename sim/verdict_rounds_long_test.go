@@ -69,6 +69,8 @@ func TestVerdictCalibrationRounds(t *testing.T) {
 	if st, err := f.Stat(); err == nil && st.Size() == 0 {
 		fmt.Fprintln(f, roundsHeader)
 	}
+	// the engine that pooled the lines below (a resumed log may change it)
+	fmt.Fprintf(f, "# engine %s, %s\n", sim.Version, time.Now().UTC().Format(time.RFC3339))
 	point := func(side string, round int, sc verdictScenario, lam float64, p int) {
 		w0, c0 := time.Now(), cpuSeconds()
 		pt := runPoints(t, sc, lam, p, 1, *verdictReps, *verdictArrivals)[0]
