@@ -406,9 +406,16 @@ func TestPoolDeficitPooledPhi(t *testing.T) {
 // every core, and pools it.
 func simulatePoint(t *testing.T, workload string, rate float64, policy string, seed uint64) ([]*sim.Result, sim.PointVerdict) {
 	t.Helper()
+	return seededPoint(t, workload, rate, policy, func(i int) uint64 { return rng.Mix(seed, uint64(i)) })
+}
+
+// seededPoint runs and pools 10 replications of 10^6 arrivals after 10^5
+// of warm-up, replication i with seed seed(i), on every core.
+func seededPoint(t *testing.T, workload string, rate float64, policy string, seed func(int) uint64) ([]*sim.Result, sim.PointVerdict) {
+	t.Helper()
 	w := simtest.Named(t, workload, rate)
 	rs, errs := runParallel(10, func(i int) (*sim.Result, error) {
-		return sim.Run(w, builtinP(policy)(), sim.Config{Seed: rng.Mix(seed, uint64(i)), Warmup: 100000, Arrivals: 1000000})
+		return sim.Run(w, builtinP(policy)(), sim.Config{Seed: seed(i), Warmup: 100000, Arrivals: 1000000})
 	})
 	for _, err := range errs {
 		if err != nil {
@@ -460,19 +467,7 @@ func TestVerdictMSFBorgBPooledPhi(t *testing.T) {
 	if testing.Short() {
 		t.Skip("about 2 s of simulation")
 	}
-	w := simtest.Named(t, "borg-b", 2.5)
-	rs, errs := runParallel(10, func(i int) (*sim.Result, error) {
-		return sim.Run(w, builtinP("msf")(), sim.Config{Seed: uint64(91 + i), Warmup: 100000, Arrivals: 1000000})
-	})
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	v, err := sim.Pool(rs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs, v := seededPoint(t, "borg-b", 2.5, "msf", func(i int) uint64 { return uint64(91 + i) })
 	own := 0.0 // engine 0.7.2's z: each t at its replication's own φ
 	for _, r := range rs {
 		d := deficitOf(r, sim.DeficitWork)
