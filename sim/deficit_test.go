@@ -369,15 +369,53 @@ func TestPoolDeficitAutocorrelated(t *testing.T) {
 	}
 }
 
+// TestPoolDeficitPooledPhi: Stouffer's z reads every replication's t at
+// the point's autocorrelation, the mean of the replications' own φ
+// (engine 0.7.3), not at each replication's estimate. Ten replications
+// with relative work deficits 0.01 + 0.05·(i − 4.5) (Student's t 0.21: no
+// evidence between replications); the five even ones have own t = 4 at
+// φ = 0.1, the five odd ones t = 0 at φ = 0.9. Read at their own φ (engine
+// 0.7.2) the even ones count 4/√(1.1/0.9) = 3.618 each, z = 5·3.618/√10 =
+// 5.721 against 4.193: unstable, carried by the replications whose φ
+// happened to come out low. The pooled φ is (5·0.1 + 5·0.9)/10 = 0.5, so
+// each counts 4/√3 = 2.309 and z = 5·2.309/√10 = 3.651: stable, Phi 0.5.
+func TestPoolDeficitPooledPhi(t *testing.T) {
+	var rs []*sim.Result
+	for i := range 10 {
+		tt, phi := 4.0, 0.1
+		if i%2 == 1 {
+			tt, phi = 0, 0.9
+		}
+		r := deficitResultT(0.01+0.05*(float64(i)-4.5), tt, 0)
+		r.Deficits[0].Phi, r.Deficits[0].Critical = phi, sim.GrowthCritical(phi)
+		rs = append(rs, r)
+	}
+	v, err := sim.Pool(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := v.Deficits[0]
+	if v.Verdict != sim.VerdictStable || math.Abs(w.Z-3.651) > 1e-3 || math.Abs(w.Phi-0.5) > 1e-12 || math.Abs(w.ZCritical-4.193) > 1e-3 {
+		t.Errorf("%s by %s, work %+v; want stable, z 3.651 against 4.193 at φ 0.5", v.Verdict, v.Test, w)
+	}
+}
+
 // simulatePoint runs the point `msjfarm simulate --workload workload
 // --policy policy --rate rate --reps 10 --seed seed` runs (replication r
 // has seed rng.Mix(seed, r); 10^6 arrivals after 10^5 of warm-up), on
 // every core, and pools it.
 func simulatePoint(t *testing.T, workload string, rate float64, policy string, seed uint64) ([]*sim.Result, sim.PointVerdict) {
 	t.Helper()
+	return seededPoint(t, workload, rate, policy, func(i int) uint64 { return rng.Mix(seed, uint64(i)) })
+}
+
+// seededPoint runs and pools 10 replications of 10^6 arrivals after 10^5
+// of warm-up, replication i with seed seed(i), on every core.
+func seededPoint(t *testing.T, workload string, rate float64, policy string, seed func(int) uint64) ([]*sim.Result, sim.PointVerdict) {
+	t.Helper()
 	w := simtest.Named(t, workload, rate)
 	rs, errs := runParallel(10, func(i int) (*sim.Result, error) {
-		return sim.Run(w, builtinP(policy)(), sim.Config{Seed: rng.Mix(seed, uint64(i)), Warmup: 100000, Arrivals: 1000000})
+		return sim.Run(w, builtinP(policy)(), sim.Config{Seed: seed(i), Warmup: 100000, Arrivals: 1000000})
 	})
 	for _, err := range errs {
 		if err != nil {
@@ -415,6 +453,31 @@ func TestVerdictMSFBorgBStable(t *testing.T) {
 	t.Logf("%s by %s; work deficit %.4f, z %.3g (raw %.3g) against %.3g", v.Verdict, v.Test, work.Mean, work.Z, raw, work.ZCritical)
 	if v.Verdict != sim.VerdictStable || raw <= work.ZCritical {
 		t.Errorf("verdict %s by %s (want stable); raw z %.3g, want above %.3g (the case engine 0.7.0 called unstable)", v.Verdict, v.Test, raw, work.ZCritical)
+	}
+}
+
+// TestVerdictMSFBorgBPooledPhi: the point of MSF on Borg cell B at
+// λ = 2.5 (stable) that engine 0.7.2 called unstable in the rounds
+// calibration (point 9 of TestVerdictCalibrationRounds: seeds 91–100, 10^6
+// arrivals after 10^5): five replications 19%–29% short of the offered
+// work in the second half, t 3.6–5.7 at own φ 0.19–0.49, the others at
+// φ 0.64–0.73; each t at its own φ gave z 4.82 against 4.79. At the
+// pooled φ (0.50) z is 4.13 and the point is stable.
+func TestVerdictMSFBorgBPooledPhi(t *testing.T) {
+	if testing.Short() {
+		t.Skip("about 2 s of simulation")
+	}
+	rs, v := seededPoint(t, "borg-b", 2.5, "msf", func(i int) uint64 { return uint64(91 + i) })
+	own := 0.0 // engine 0.7.2's z: each t at its replication's own φ
+	for _, r := range rs {
+		d := deficitOf(r, sim.DeficitWork)
+		own += math.Min(d.T*sim.GrowthCritical(0)/sim.GrowthCritical(d.Phi), 5)
+	}
+	own /= math.Sqrt(float64(len(rs)))
+	work := v.Deficits[0]
+	t.Logf("%s by %s; work z %.3g at φ %.2f (own φ: %.3g) against %.3g", v.Verdict, v.Test, work.Z, work.Phi, own, work.ZCritical)
+	if v.Verdict != sim.VerdictStable || own <= work.ZCritical || work.Z >= work.ZCritical {
+		t.Errorf("%s by %s, work z %.3g (own φ %.3g) against %.3g: want stable, and the own-φ z above its critical value (the case engine 0.7.2 called unstable)", v.Verdict, v.Test, work.Z, own, work.ZCritical)
 	}
 }
 

@@ -61,8 +61,12 @@ import (
 // on merged batches, or not at all when silent for an eighth of the
 // window) — Deficit.Batch, T, Phi, Critical, Fired and the reasons and
 // point verdicts that follow change only for such quantities; every mean,
-// variance, count and time average is bit for bit 0.7.1's.
-const Version = "0.7.2"
+// variance, count and time average is bit for bit 0.7.1's. 0.7.3: the
+// pooled deficit's Stouffer z reads every replication's t at the point's
+// autocorrelation, the mean of the replications' own (deficit.go,
+// pooledPhi; PooledDeficit.Phi) — point verdicts change, every
+// replication's record is bit for bit 0.7.2's but for this string.
+const Version = "0.7.3"
 
 // Config is the run length and instrumentation of one replication.
 type Config struct {
