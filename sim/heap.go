@@ -41,16 +41,17 @@ type event struct {
 // the heap never writes it, which saves a store into a cold Job at every
 // level). A preemption does not take its job's departure out: it suspends
 // it (the job's suspended flag, O(1)), and the entry stays where it is, a
-// stale entry skipped when it reaches the root (ready). If the job is
+// stale entry dropped when it reaches the root (ready), or with all the
+// others when they fill most of the heap (compact). If the job is
 // started again first, its entry is re-keyed in place (resume: the new
 // time and a new seq, moved down or up from where it was), so a job has at
 // most one entry and the heap holds at most the jobs in the system and the
 // timers. Every entry keeps a key consistent with its place, so the
 // (t, seq) order of the live entries, and with it every result, is exactly
 // that of removing the entry at the preemption and pushing a new one at the
-// restart, as the heap did before (0.7: a removal there was a sink from the
-// middle of the heap through cold Job structs, the largest part of a
-// preempting policy's move cost; see BenchmarkMoveFloor). A resumed job
+// restart, as the heap did before (where that removal, through cold Job
+// structs, was the largest part of a preempting policy's move cost; see
+// BenchmarkMoveFloor in plugins/serverfilling). A resumed job
 // starts later than it was due to depart (its new departure is the old one
 // plus the time it waited), so its entry usually moves down a few levels,
 // not the whole height.
