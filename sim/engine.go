@@ -306,7 +306,11 @@ func (s *System) Start(j *Job) {
 		j.runIdx = int32(len(s.running))
 		s.running = append(s.running, j)
 	}
-	s.events.push(s.now+j.remaining, j)
+	if j.suspended {
+		s.events.resume(s.now+j.remaining, j)
+	} else {
+		s.events.push(s.now+j.remaining, j)
+	}
 	if s.obs != nil {
 		s.observe(TraceStart, j)
 	}
@@ -327,7 +331,7 @@ func (s *System) Preempt(j *Job) {
 	if j.state != stateRunning {
 		s.fail("job %d preempted but it is not running", j.id)
 	}
-	s.events.remove(j)
+	s.events.suspend(j)
 	s.removeRunning(j)
 	s.busy -= int(j.need)
 	if j.tagged {
@@ -600,7 +604,7 @@ events:
 			}
 		}
 		switch {
-		case s.events.len() > 0 && (!r.haveNext || s.events.next() <= r.next.arrival):
+		case s.events.ready() && (!r.haveNext || s.events.next() <= r.next.arrival):
 			e := s.events.pop()
 			r.st.advance(s, e.t)
 			s.now = e.t

@@ -36,32 +36,131 @@ type event struct {
 // generic heap (sim/heapq), which moves 40-byte items and is compiled per
 // GC shape.
 //
-// Departure entries keep their job's heapIdx current so that a preemption
-// removes its departure in O(log n); only a preempting policy needs that
-// (System.Preempt is the one reader), so with track unset the heap never
-// writes it, which saves a store into a cold Job at every level.
-//
-// A pop is lazy: it hands out the root and leaves it in place as a hole
-// (hole set), because the event it returns is usually a departure whose
-// policy at once starts another job, and that push then fills the root's
-// hole directly (one sink to a leaf and a short rise) instead of a pop's
-// sink and rise followed by a push's rise. Anything else (next, remove, a
-// second pop) first completes the pending pop.
+// Departure entries keep their job's heapIdx current (only when track is
+// set: a policy that never preempts never reads it, and with track unset
+// the heap never writes it, which saves a store into a cold Job at every
+// level). A preemption does not take its job's departure out: it suspends
+// it (the job's suspended flag, O(1)), and the entry stays where it is, a
+// stale entry dropped when it reaches the root (ready), or with all the
+// others when they fill most of the heap (compact). If the job is
+// started again first, its entry is re-keyed in place (resume: the new
+// time and a new seq, moved down or up from where it was), so a job has at
+// most one entry and the heap holds at most the jobs in the system and the
+// timers. Every entry keeps a key consistent with its place, so the
+// (t, seq) order of the live entries, and with it every result, is exactly
+// that of removing the entry at the preemption and pushing a new one at the
+// restart, as the heap did before (where that removal, through cold Job
+// structs, was the largest part of a preempting policy's move cost; see
+// BenchmarkMoveFloor in plugins/serverfilling). A resumed job
+// starts later than it was due to depart (its new departure is the old one
+// plus the time it waited), so its entry usually moves down a few levels,
+// not the whole height.
 type eventHeap struct {
 	ev    []event
 	seq   uint64
+	stale int  // entries of suspended jobs (track only)
 	track bool // keep Job.heapIdx current (the policy may preempt)
 	hole  bool // ev[0] was popped; it is not an event any more
 }
 
+// len is the number of live events (stale entries are not events).
 func (h *eventHeap) len() int {
+	n := len(h.ev) - h.stale
 	if h.hole {
-		return len(h.ev) - 1
+		n--
 	}
-	return len(h.ev)
+	return n
 }
 
-// next is the time of the earliest event; the heap must not be empty.
+// ready reports whether an event is pending, first dropping the stale
+// entries at the root, so that next and pop then see a live event. Without
+// track there are no stale entries and nothing is settled, keeping the
+// root's hole for the push that usually follows.
+func (h *eventHeap) ready() bool {
+	if !h.track {
+		return h.len() > 0
+	}
+	for {
+		if h.hole {
+			h.settle()
+		}
+		if len(h.ev) == 0 || !h.ev[0].j.suspended {
+			return len(h.ev) > 0
+		}
+		h.ev[0].j.suspended = false
+		h.stale--
+		h.hole = true // drop it as a pop does
+	}
+}
+
+// suspend marks running job j's departure entry stale (a preemption; track
+// must be set).
+func (h *eventHeap) suspend(j *Job) {
+	j.suspended = true
+	h.stale++
+	if h.stale >= compactMin && h.stale > 4*(len(h.ev)-h.stale) {
+		h.compact()
+	}
+}
+
+// compactMin is the fewest stale entries worth a compaction. Small, so that
+// a small heap (one-or-all's ~20 running jobs) does not grow several levels
+// deeper with stale entries: at 32, ServerFilling over one-or-all at λ = 7
+// cost ~8% more per event than with eager removal, at 8 ~6% less (loaded
+// runs, BenchmarkLoads); the Borg cell B and one-or-all move floors did not
+// change.
+const compactMin = 8
+
+// compact drops every stale entry and rebuilds the heap from the live ones
+// (Floyd's bottom-up construction, O(n)). It runs when the stale entries
+// are four in five of the heap, so its cost is O(1) per stale entry
+// dropped, where dropping each at the root would be a pop's O(log n) (on
+// the SRPT and Gittins orders over Borg cell B, 86% of the preempted jobs
+// wait past their old departure: without compaction nothing was gained).
+// Compacting at one stale entry in two or one in three cost 10–20% more
+// per event on Borg cell B's move floor (BenchmarkMoveFloor), at one in
+// five no more on one-or-all. The pop order is the (t, seq) order whatever
+// the heap's shape, so results do not change.
+func (h *eventHeap) compact() {
+	if h.hole {
+		h.settle()
+	}
+	ev := h.ev
+	n := 0
+	for _, e := range ev {
+		if e.j.suspended {
+			e.j.suspended = false // it has no entry now: its start pushes one
+			continue
+		}
+		e.j.heapIdx = int32(n)
+		ev[n] = e
+		n++
+	}
+	clear(ev[n:])
+	h.ev, h.stale = ev[:n], 0
+	for i := n/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// resume gives suspended job j's entry, still in the heap, the new time t
+// and a new seq, and moves it to its place.
+func (h *eventHeap) resume(t float64, j *Job) {
+	if h.hole {
+		h.settle()
+	}
+	j.suspended = false
+	h.stale--
+	h.seq++
+	j.evSeq = h.seq
+	i := int(j.heapIdx)
+	h.ev[i].t = t
+	if !h.down(i) {
+		h.up(i)
+	}
+}
+
+// next is the time of the earliest event; ready must have reported one.
 func (h *eventHeap) next() float64 {
 	if h.hole {
 		h.settle()
@@ -121,7 +220,7 @@ func (h *eventHeap) pushUp(i int, t float64, j *Job) {
 }
 
 // pop returns the earliest event and leaves its place as the root's hole
-// (see eventHeap); the heap must not be empty.
+// (see eventHeap); ready must have reported one.
 func (h *eventHeap) pop() event {
 	if h.hole {
 		h.settle()
@@ -168,28 +267,6 @@ func (h *eventHeap) sink(n int) int {
 		i = c
 	}
 	return i
-}
-
-// remove deletes job j's event.
-func (h *eventHeap) remove(j *Job) {
-	if h.hole {
-		h.settle()
-	}
-	h.removeAt(int(j.heapIdx))
-}
-
-// removeAt deletes the entry at index i.
-func (h *eventHeap) removeAt(i int) {
-	n := len(h.ev) - 1
-	if i != n {
-		h.ev[i] = h.ev[n]
-		h.ev = h.ev[:n]
-		if !h.down(i) {
-			h.up(i)
-		}
-		return
-	}
-	h.ev = h.ev[:n]
 }
 
 // up and down move the entry at i by a hole: the entry is held aside while

@@ -8,12 +8,17 @@ import (
 	"github.com/msjfarm/msjfarm/sim/rng"
 )
 
-// TestEventListOrder drives the event heap through random pushes, pops and
-// removals, at sizes from a few entries to hundreds, with many tied times,
-// and checks every pop against a reference: the pending events sorted by
-// (t, seq), the order the engine's results depend on. Pops are lazy (see
-// eventHeap), so the sequence mixes pop then push (the root's hole filled
-// by the push), pop then pop, and pop then next or remove.
+// TestEventListOrder drives the event heap through random pushes, pops,
+// suspensions and resumptions, at sizes from a few entries to hundreds,
+// with many tied times, and checks every pop against a reference: the
+// pending live events sorted by (t, seq), the order the engine's results
+// depend on. Pops are lazy (see eventHeap), so the sequence mixes pop then
+// push (the root's hole filled by the push), pop then pop, and pop then
+// resume. A suspended entry stays in the heap, stale, until it is resumed
+// (re-keyed in place, to a time before or after its old one) or reaches the
+// root, where ready drops it, or until a compaction drops all stale entries
+// at once: the reference only ever holds live events, so a stale entry
+// popped, or a resumed one out of place, fails the check.
 func TestEventListOrder(t *testing.T) {
 	for _, track := range []bool{false, true} {
 		r := rng.Derive(3, 9)
@@ -24,28 +29,63 @@ func TestEventListOrder(t *testing.T) {
 			j   *Job
 		}
 		var pending []ref
+		var suspended []*Job
 		now := 0.0
 		target := 0 // the size the sequence drifts towards, changed now and then
-		pops, removes, largest := 0, 0, 0
+		pops, suspends, resumes, compactions, largest := 0, 0, 0, 0, 0
 		for step := 0; step < 200000; step++ {
 			if step%5000 == 0 {
 				target = []int{5, 40, 100, 300, 20, 140, 2}[step/5000%7]
 			}
 			largest = max(largest, h.len())
+			// One phase in seven suspends most of what runs, as a
+			// preempting policy's burst of preemptions does, so that the
+			// stale entries outnumber the live ones and are compacted.
+			suspendP := 0.1
+			if step/5000%7 == 4 {
+				suspendP = 0.6
+			}
 			switch u := r.Float64(); {
-			case len(pending) < target && u < 0.7 || len(pending) == 0:
+			case len(pending) < target && u < 0.7 || len(pending) == 0 && len(suspended) == 0:
 				// Times on a coarse grid so that ties are frequent.
 				at := now + float64(r.IntN(8))*0.25
 				j := &Job{}
 				h.push(at, j)
 				pending = append(pending, ref{at, j.evSeq, j})
-			case track && u < 0.1:
+			case track && u < suspendP && len(pending) > 0:
 				k := r.IntN(len(pending))
 				e := pending[k]
-				h.remove(e.j)
+				stale := h.stale
+				h.suspend(e.j)
+				if h.stale < stale {
+					compactions++
+				}
 				pending = slices.Delete(pending, k, k+1)
-				removes++
+				suspended = append(suspended, e.j)
+				suspends++
+			case track && u < suspendP+0.1 && len(suspended) > 0:
+				k := r.IntN(len(suspended))
+				j := suspended[k]
+				suspended = slices.Delete(suspended, k, k+1)
+				if !j.suspended {
+					// Its stale entry reached the root and was dropped:
+					// a start pushes a new entry, as the engine's does.
+					at := now + float64(r.IntN(8))*0.25
+					h.push(at, j)
+					pending = append(pending, ref{at, j.evSeq, j})
+					break
+				}
+				at := now + float64(r.IntN(8))*0.25
+				h.resume(at, j)
+				pending = append(pending, ref{at, j.evSeq, j})
+				resumes++
 			default:
+				if !h.ready() {
+					if len(pending) != 0 {
+						t.Fatalf("step %d: ready() false with %d events pending", step, len(pending))
+					}
+					continue
+				}
 				slices.SortFunc(pending, func(a, b ref) int {
 					return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.seq, b.seq))
 				})
@@ -75,11 +115,17 @@ func TestEventListOrder(t *testing.T) {
 					if int(e.j.heapIdx) != i {
 						t.Fatalf("step %d: heapIdx %d at %d", step, e.j.heapIdx, i)
 					}
+					// The heap property, stale entries included (their
+					// keys stay consistent with their places).
+					if p := (i - 1) / 2; i > 0 && !(p == 0 && h.hole) && before(e, h.ev[p]) {
+						t.Fatalf("step %d: entry %d (%v) before its parent (%v)", step, i, e.t, h.ev[p].t)
+					}
 				}
 			}
 		}
-		if largest < 200 || pops == 0 || (track && removes == 0) {
-			t.Fatalf("track=%v: the sequence did not exercise the heap: largest %d, %d pops, %d removes", track, largest, pops, removes)
+		if largest < 200 || pops == 0 || (track && (suspends == 0 || resumes == 0 || compactions == 0)) {
+			t.Fatalf("track=%v: the sequence did not exercise the heap: largest %d, %d pops, %d suspensions, %d resumptions, %d compactions",
+				track, largest, pops, suspends, resumes, compactions)
 		}
 	}
 }

@@ -51,6 +51,9 @@ type Job struct {
 	state     jobState
 	delayed   bool // not in service at some instant while in the system
 	tagged    bool // arrived inside the measurement window
+	// suspended: preempted while its departure entry is still in the
+	// event list (a stale entry, see eventHeap).
+	suspended bool
 }
 
 // ID is the job's arrival index, counting from 0 at the first arrival of the
