@@ -13,6 +13,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/cputime"
+	"github.com/msjfarm/msjfarm/internal/gcpace"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -139,7 +140,12 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 	par := min(workers, p.Cores)
 	runtime.GC()
 	probes := []float64{measureContention(par, contentionProbe)}
-	if p.Calibration, err = classes.calibrateClasses(ctx, cals, n, par); err != nil {
+	// Calibrated at the pace replications run (submit plans at the
+	// reader's).
+	restore := gcpace.Simulating()
+	p.Calibration, err = classes.calibrateClasses(ctx, cals, n, par)
+	restore()
+	if err != nil {
 		return nil, err
 	}
 	p.Calibrated = len(cals)

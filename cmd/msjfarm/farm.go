@@ -373,6 +373,11 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		if err != nil {
 			return usagef("submit: %v", err)
 		}
+		// Submit plans, uploads and watches a campaign: garbage of
+		// generated tasks and decoded messages over a small live heap, the
+		// reader's pace (the dry run's calibration goes back to the
+		// simulation pace).
+		paceReader()
 		ctx, stop := signalContext()
 		defer stop()
 		h := pluginhost.New(pluginhost.Config{MaxConcurrent: 1})
@@ -383,12 +388,9 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 			return code
 		}
 		// Planned within the limits, tasks not generated (the dry run
-		// generates them one at a time); -wait names failed tasks with
-		// them, for campaigns small enough to hold.
+		// generates them one at a time, -wait only to name failed tasks
+		// at the end).
 		f, camp, trace, err := planSweep(ff.fs.Arg(0), reg, *profile, traceLimit, lim)
-		if err == nil && *wait && camp.Len() <= waitDescribeTasks {
-			err = camp.Materialize()
-		}
 		if err == nil {
 			err = applyVerify(ff.fs, *verify, f)
 		}

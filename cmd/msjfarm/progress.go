@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -67,7 +68,7 @@ type progress struct {
 	start time.Time
 	base  int // finished before this run: left out of the rate and ETA
 	tty   bool
-	tasks map[string]*sweep.Task
+	camp  *sweep.Campaign // names failed tasks (describe); nil: by id
 
 	// smu guards last, which the bar's decorator reads from mpb's render
 	// goroutine; mu guards the rest. They are separate because the bar's
@@ -100,16 +101,49 @@ func newProgress(w io.Writer, base int) *progress {
 }
 
 // describe lets finish name failed tasks by policy, parameters and axis
-// values instead of their hash.
+// values instead of their hash. Nothing is generated until then: finish
+// walks the campaign's tasks once (sweep.Campaign.Each, one scenario at a
+// time) and keeps only the failed ones, so the progress view holds O(1)
+// while it runs whatever the campaign's size. Holding every task instead
+// (a map of ~1 KB each) was most of submit --wait's 449–495 MiB at 10^5
+// tasks.
 func (p *progress) describe(c *sweep.Campaign) *progress {
-	if c == nil {
-		return p
-	}
-	p.tasks = make(map[string]*sweep.Task, len(c.Tasks))
-	for i := range c.Tasks {
-		p.tasks[c.Tasks[i].ID] = &c.Tasks[i]
-	}
+	p.camp = c
 	return p
+}
+
+// failedTasks returns the tasks of p's campaign named by errs (coordinator
+// error lines "<task>: <error>"), found in one walk of its tasks; none
+// when the campaign is not known or has more than waitDescribeTasks tasks
+// (the walk is CPU, a few seconds per 10^5 tasks: a larger campaign's
+// failures are named by id).
+func (p *progress) failedTasks(errs []string) map[string]*sweep.Task {
+	if p.camp == nil || len(errs) == 0 || p.camp.Len() > waitDescribeTasks {
+		return nil
+	}
+	want := make(map[string]*sweep.Task, len(errs))
+	for _, e := range errs {
+		if id, _, ok := strings.Cut(e, ": "); ok {
+			want[id] = nil
+		}
+	}
+	found := 0
+	stop := errors.New("all found")
+	err := p.camp.Each(func(t sweep.Task) error {
+		if v, ok := want[t.ID]; ok && v == nil {
+			want[t.ID] = &t
+			if found++; found == len(want) {
+				return stop
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, stop) {
+		// The campaign was planned without error before it was submitted:
+		// a failure to generate it again only loses the names.
+		fmt.Fprintf(p.w, "msjfarm: naming the failed tasks: %v\n", err)
+	}
+	return want
 }
 
 // rate and eta of the tasks finished in this run (monitor.RunRate: the
@@ -185,18 +219,19 @@ func (p *progress) finish(s *protocol.Status) {
 		bars.Wait()
 	}
 	fmt.Fprintf(p.w, "%s — campaign %s %s in %s\n", p.line(s), s.Campaign, s.State, time.Since(p.start).Round(time.Millisecond))
+	tasks := p.failedTasks(s.Errors)
 	for _, e := range s.Errors {
-		fmt.Fprintf(p.w, "  failed: %s\n", p.failed(e))
+		fmt.Fprintf(p.w, "  failed: %s\n", failedLine(tasks, e))
 	}
 	printVerify(p.w, s)
 }
 
-// failed describes a coordinator error line "<task>: <error>" with the
-// task's policy, parameters, axis values and replication when the task is
-// known.
-func (p *progress) failed(e string) string {
+// failedLine describes a coordinator error line "<task>: <error>" with
+// the task's policy, parameters, axis values and replication when the task
+// is in tasks.
+func failedLine(tasks map[string]*sweep.Task, e string) string {
 	id, msg, ok := strings.Cut(e, ": ")
-	t := p.tasks[id]
+	t := tasks[id]
 	if !ok || t == nil {
 		return e
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/monitor"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/sweep"
 )
@@ -118,6 +119,55 @@ func TestProgressPlain(t *testing.T) {
 	}
 	if lines[3] != "  failed: bbbb: unknown task" {
 		t.Errorf("unknown task: %q", lines[3])
+	}
+}
+
+// TestProgressNamesGeneratedTasks: a planned campaign (tasks generated,
+// not held: sweep.Plan) gets its failed tasks named at the end from one
+// walk of its tasks, the progress view holding none of them while it
+// runs; over waitDescribeTasks, or for a task the campaign does not have,
+// the coordinator's line is printed as it is.
+func TestProgressNamesGeneratedTasks(t *testing.T) {
+	f, err := sweep.Parse([]byte("name: g\nseed: 1\nworkload: one-or-all\npolicies: [fcfs]\nreplications: 2\n"+
+		"run: {arrivals: 100}\naxes:\n  load: [0.2, 0.5, 0.8]\n"), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	camp, err := sweep.Plan(f, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if camp.Tasks != nil {
+		t.Fatal("Plan materialized the tasks")
+	}
+	// 3 loads × 2 replications = 6 tasks; name the 4th (load 0.5, rep 1)
+	// and the last (load 0.8, rep 1).
+	fourth, err := camp.TaskAt(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := camp.TaskAt(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProgress(io.Discard, 0).describe(camp)
+	errs := []string{last.ID + ": policy panicked", "ffff: unknown task", fourth.ID + ": timed out"}
+	got := p.failedTasks(errs)
+	if len(got) != 3 || got[last.ID] == nil || got[fourth.ID] == nil || got["ffff"] != nil {
+		t.Fatalf("failed tasks found: %v", got)
+	}
+	// λ is load 0.5 times one-or-all's capacity, the task's own rate.
+	if want := "fcfs load=0.5 λ=" + sig(fourth.ArrivalRate, 6) + " rep 1: timed out (task " + fourth.ID + ")"; failedLine(got, errs[2]) != want {
+		t.Errorf("failed line %q, want %q", failedLine(got, errs[2]), want)
+	}
+	if failedLine(got, errs[1]) != errs[1] {
+		t.Errorf("unknown task: %q", failedLine(got, errs[1]))
+	}
+	if p.failedTasks(nil) != nil {
+		t.Error("no errors: a walk of the campaign anyway")
+	}
+	if newProgress(io.Discard, 0).failedTasks(errs) != nil {
+		t.Error("no campaign: tasks named")
 	}
 }
 

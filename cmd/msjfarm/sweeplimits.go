@@ -142,6 +142,7 @@ func specByReference(ctx context.Context, nc *nats.Conn, st storage.Store, path 
 }
 
 // waitDescribeTasks is the largest campaign whose tasks submit -wait
-// generates to name its failed tasks by policy and parameters (a map of
-// every task: ~1 KB each); a larger one names them by id.
+// generates again at the end, one at a time, to name its failed tasks by
+// policy and parameters (progress.failedTasks); a larger one names them
+// by id.
 const waitDescribeTasks = 100_000
