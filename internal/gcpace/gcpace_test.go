@@ -191,6 +191,27 @@ func TestStopResume(t *testing.T) {
 	t.Errorf("after Resume a cycle did not set the simulation pace again (stays at %d)", pace())
 }
 
+// TestSimulating: after Stop, Simulating sets the simulation pace until
+// its restore gives the default pace (100) back; in a process at the
+// simulation pace it changes nothing, and its restore leaves that pace.
+func TestSimulating(t *testing.T) {
+	simulationPace(t)
+	before := pace()
+	Simulating()()
+	if p := pace(); p != before || stopped.Load() {
+		t.Fatalf("not stopped: Simulating and its restore changed the pace %d to %d (stopped %v)", before, p, stopped.Load())
+	}
+	Stop()
+	restore := Simulating()
+	if p := pace(); p < Percent || p > maxPercent {
+		t.Fatalf("Simulating after Stop: pace %d, want a percent in [%d, %d]", p, Percent, maxPercent)
+	}
+	restore()
+	if p := pace(); p != 100 || !stopped.Load() {
+		t.Fatalf("after the restore: pace %d (stopped %v), want 100, stopped", p, stopped.Load())
+	}
+}
+
 // pace is the GOGC in force, read without changing it.
 func pace() int {
 	p := debug.SetGCPercent(100)
