@@ -46,7 +46,7 @@ func limitRelTol(relTol float64, arrivals int64) (float64, string) {
 	if relTol < res*(1-1e-9) {
 		return relTol, fmt.Sprintf("--rel-tol %v is below the verdict's resolution ≈ %.3g at %d arrivals (the growth test's 2.25%% at 10^6, ∝ 1/√arrivals); "+
 			"the combined verdict (growth, work deficit, pooled over replications) is documented at 10^6 arrivals × 10 replications (docs/design.md, verdict calibration): "+
-			"0 of 381 stable points at ρ ≤ 0.97 called unstable (false-verdict rate ≤ 0.78%% per point, exact 95%% bound), 72 of 72 overloads 1%% past saturation called unstable (power ≥ 95.9%%); "+
+			"0 of 3300 stable points at ρ ≤ 0.97 called unstable (false-verdict rate ≤ 0.091%% per point, exact 95%% bound), 336 of 336 overloads 1%% past saturation called unstable (power ≥ 99.1%%); "+
 			"neither holds nearer λ_max, so the bracket will be narrower than it is accurate (lengthen --arrivals)", relTol, res, arrivals)
 	}
 	return relTol, ""
