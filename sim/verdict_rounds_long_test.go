@@ -4,8 +4,10 @@ package sim_test
 
 import (
 	"bufio"
+	"compress/gzip"
 	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
@@ -23,7 +25,7 @@ var (
 	roundsN     = flag.Int("verdict.rounds", 300, "TestVerdictCalibrationRounds: stable rounds (one point of every scenario each)")
 	roundsFirst = flag.Int("verdict.round", 0, "TestVerdictCalibrationRounds: first round (to resume a log: the next round after its last complete one)")
 	roundsPower = flag.Int("verdict.power_every", 7, "TestVerdictCalibrationRounds: one overload round (1.01 λ*, every scenario with a known λ*) after every n stable rounds; 0: none")
-	tallyFile   = flag.String("verdict.tally", "", "TestVerdictCalibrationTally: the log to tally")
+	tallyFile   = flag.String("verdict.tally", "", "TestVerdictCalibrationTally: the log to tally (gzip-compressed if its name ends in .gz)")
 )
 
 // roundsHeader names the columns of the calibration log, one line per
@@ -132,6 +134,14 @@ func TestVerdictCalibrationTally(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(*tallyFile, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = zr
+	}
 	type count struct {
 		points, unstable int
 		cpu              float64
@@ -149,7 +159,7 @@ func TestVerdictCalibrationTally(t *testing.T) {
 		}
 		c.cpu += cpu
 	}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	line := 0
 	for sc.Scan() {
 		line++
