@@ -198,6 +198,59 @@ func (c *curve) sortByX() {
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
+// maxMarks is the most points of one curve a figure draws. A figure is
+// 3.3 in (a page's 6.9 in) wide: past a few hundred points a curve's
+// markers and error bars merge into a band, and the vector files grow
+// with every one (a curve of 10^5 points, one per load of a 10^5-point
+// sweep, made SVG and PDF files of tens of MB each, and the report of
+// that campaign held over 1 GB while drawing them).
+const maxMarks = 1000
+
+// thinned is c as drawn when it has more than maxMarks points (c itself
+// otherwise): its points, in order, split into maxMarks/2 runs of equal
+// count, each drawn by its lowest and its highest finite mean (in x
+// order, each with its own interval) and its first unstable point — at
+// most 3·maxMarks/2 points — so that the curve keeps its envelope, its
+// extremes and where it goes unstable. The figure's data file and
+// script keep every point.
+func (c curve) thinned() curve {
+	n := len(c.x)
+	if n <= maxMarks {
+		return c
+	}
+	runs := maxMarks / 2
+	d := curve{label: c.label, style: c.style, bound: c.bound}
+	for r := range runs {
+		lo, hi := r*n/runs, (r+1)*n/runs
+		imin, imax, iu := -1, -1, -1
+		for i := lo; i < hi; i++ {
+			switch {
+			case c.unstable[i]:
+				if iu < 0 {
+					iu = i
+				}
+			case finite(c.mean[i]):
+				if imin < 0 || c.mean[i] < c.mean[imin] {
+					imin = i
+				}
+				if imax < 0 || c.mean[i] > c.mean[imax] {
+					imax = i
+				}
+			}
+		}
+		keep := []int{imin, imax, iu}
+		sort.Ints(keep)
+		last := -1
+		for _, i := range keep {
+			if i >= 0 && i != last {
+				d.add(c.x[i], c.mean[i], c.hw[i], c.unstable[i])
+				last = i
+			}
+		}
+	}
+	return d
+}
+
 // yRange chooses the y axis: log when every stable mean is positive and they
 // span at least two decades (as the papers plot response times near
 // saturation), or more than a decade and a linear axis would squash
@@ -629,7 +682,7 @@ func (ax yAxis) interval(m *curveMarks, x, mean, h float64) {
 // interval.
 func addCurve(p *plot.Plot, c curve, ax yAxis, shift float64, legend bool) (clipped bool) {
 	col, shape, dash := styleOf(c.style)
-	m := ax.marks(c, shift)
+	m := ax.marks(c.thinned(), shift)
 	var thumbs []plot.Thumbnailer
 	if len(m.pts) > 0 {
 		if l, s, err := plotter.NewLinePoints(m.pts); err == nil {
