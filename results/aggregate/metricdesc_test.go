@@ -50,7 +50,7 @@ func TestMetricDescBounded(t *testing.T) {
 		t.Fatalf("a description past the bound is shared or altered")
 	}
 	early := MetricDesc{Name: "m7"}
-	if tb.intern(early) != tb.intern(early) {
+	if a, b := tb.intern(early), tb.intern(early); a != b {
 		t.Fatalf("a description within the bound is not shared")
 	}
 }
