@@ -147,6 +147,9 @@ func (co *Coordinator) scanResults(ctx context.Context, c *campaign, tl *taskLis
 	if tl.Len() <= reportRecordsMax {
 		s.recs = map[string]*record.Record{}
 	}
+	co.mu.Lock()
+	s.pts = make([]aggregate.Point, 0, len(tl.Points())) // not grown by doubling: 10^5 summaries
+	co.mu.Unlock()
 	w := io.MultiWriter(s.sumsBuf, s.sumsHash)
 	err = co.eachPoint(tl, func(tasks []sweep.Task) error {
 		ids := make([]string, len(tasks))

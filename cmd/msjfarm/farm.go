@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"bytes"
+	"bufio"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -14,12 +14,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 
@@ -669,7 +671,7 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 		if cmpA != "" {
 			return resultsCompare(ctx, st, id, cmpA, cmpB)
 		}
-		data, err := st.Get(ctx, storage.SummaryKey(id))
+		data, err := storedSummary(ctx, st, id)
 		partial := false
 		if errors.Is(err, storage.ErrNotFound) {
 			partial = true
@@ -684,8 +686,11 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 		if err != nil {
 			return fail("results: %v", err)
 		}
+		defer data.Close()
 		if *raw {
-			os.Stdout.Write(data)
+			if _, err := io.Copy(os.Stdout, data); err != nil {
+				return fail("results: %v", err)
+			}
 			return 0
 		}
 		if err := printSummaryTable(os.Stdout, data); err != nil {
@@ -738,8 +743,10 @@ func resultsCompare(ctx context.Context, st storage.Store, id, a, b string) int 
 // partialSummary aggregates the records stored so far (including the
 // replications added in precision mode), a point at a time, and returns
 // the reader's warnings (results left out: modified after finalisation,
-// unreadable, gone, not the campaign's).
-func partialSummary(ctx context.Context, st storage.Store, id string) ([]byte, []string, error) {
+// unreadable, gone, not the campaign's). The summary is written to an
+// unlinked temporary file, read back from its start: at 10^5 points it
+// is 70 MB, held in a growing buffer it took 128 MB.
+func partialSummary(ctx context.Context, st storage.Store, id string) (*os.File, []string, error) {
 	cat, err := campaignCatalog(ctx, st, id)
 	if err != nil {
 		return nil, nil, err
@@ -756,9 +763,59 @@ func partialSummary(ctx context.Context, st storage.Store, id string) ([]byte, [
 	if err := sum.CompareDefault(ctx); err != nil {
 		return nil, r.Warnings, err
 	}
-	var buf bytes.Buffer
-	err = aggregate.WriteCSV(&buf, sum.Points)
-	return buf.Bytes(), r.Warnings, err
+	f, err := unlinkedTemp()
+	if err != nil {
+		return nil, r.Warnings, err
+	}
+	if err := writeRewound(f, func(w io.Writer) error { return aggregate.WriteCSV(w, sum.Points) }); err != nil {
+		f.Close()
+		return nil, r.Warnings, err
+	}
+	return f, r.Warnings, nil
+}
+
+// storedSummary is the campaign's stored summary.csv, copied to an
+// unlinked temporary file (ErrNotFound if it has none): read a row at a
+// time from there, never held (70 MB at 10^5 points).
+func storedSummary(ctx context.Context, st storage.Store, id string) (*os.File, error) {
+	dir, err := os.MkdirTemp("", "msjfarm-summary-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "summary.csv")
+	if err := st.GetFile(ctx, storage.SummaryKey(id), path); err != nil {
+		return nil, err
+	}
+	return os.Open(path) // still readable once its directory is removed
+}
+
+// unlinkedTemp is an empty temporary file already removed from its
+// directory: it goes when it is closed or the process ends.
+func unlinkedTemp() (*os.File, error) {
+	f, err := os.CreateTemp("", "msjfarm-*.tmp")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// writeRewound writes f through a buffer with write and seeks back to
+// its start.
+func writeRewound(f *os.File, write func(w io.Writer) error) error {
+	bw := bufio.NewWriter(f)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	_, err := f.Seek(0, io.SeekStart)
+	return err
 }
 
 // warnReader prints a reader's warnings on stderr, one a line, as
@@ -774,8 +831,11 @@ func warnReader(cmd string, warn []string) {
 //
 // The CSV is read twice a row at a time (the header needs what every row
 // says), never parsed whole: at 10^5 points its rows took 100 MB.
-func printSummaryTable(w io.Writer, data []byte) error {
-	head, err := csv.NewReader(bytes.NewReader(data)).Read()
+func printSummaryTable(w io.Writer, data io.ReadSeeker) error {
+	if _, err := data.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("summary.csv: %w", err)
+	}
+	head, err := csv.NewReader(bufio.NewReader(data)).Read()
 	if err == io.EOF {
 		return errors.New("summary.csv is empty")
 	}
@@ -786,19 +846,56 @@ func printSummaryTable(w io.Writer, data []byte) error {
 	if err := eachSummaryRow(data, t.scan); err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(t.header(), "\t"))
-	err = eachSummaryRow(data, func(r []string) { fmt.Fprintln(tw, strings.Join(t.cells(r), "\t")) })
-	if err != nil {
+	var cols alignedColumns
+	cols.fit(t.header())
+	if err := eachSummaryRow(data, func(r []string) { cols.fit(t.cells(r)) }); err != nil {
 		return err
 	}
-	return tw.Flush()
+	bw := bufio.NewWriter(w)
+	cols.line(bw, t.header())
+	if err := eachSummaryRow(data, func(r []string) { cols.line(bw, t.cells(r)) }); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// alignedColumns lays out lines of cells as text/tabwriter does with
+// padding 2 (each cell but the last padded to its column's widest plus
+// two, in runes), from widths measured in a pass of their own: a
+// tabwriter holds every line until it is flushed, 50 MB of cells for
+// the 10^5 lines of a 10^5-point summary.
+type alignedColumns []int
+
+// fit widens the columns to cells.
+func (c *alignedColumns) fit(cells []string) {
+	for i, s := range cells[:max(len(cells)-1, 0)] {
+		for len(*c) <= i {
+			*c = append(*c, 0)
+		}
+		(*c)[i] = max((*c)[i], utf8.RuneCountInString(s))
+	}
+}
+
+// line writes cells as one line.
+func (c alignedColumns) line(w *bufio.Writer, cells []string) {
+	for i, s := range cells {
+		w.WriteString(s)
+		if i < len(cells)-1 {
+			for range c[i] + 2 - utf8.RuneCountInString(s) {
+				w.WriteByte(' ')
+			}
+		}
+	}
+	w.WriteByte('\n')
 }
 
 // eachSummaryRow calls fn with each row of summary.csv after the header
 // (the slice is reused from row to row).
-func eachSummaryRow(data []byte, fn func(r []string)) error {
-	cr := csv.NewReader(bytes.NewReader(data))
+func eachSummaryRow(data io.ReadSeeker, fn func(r []string)) error {
+	if _, err := data.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("summary.csv: %w", err)
+	}
+	cr := csv.NewReader(bufio.NewReader(data))
 	cr.ReuseRecord = true
 	if _, err := cr.Read(); err != nil {
 		return fmt.Errorf("summary.csv: %w", err)

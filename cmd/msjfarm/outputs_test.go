@@ -134,7 +134,7 @@ func TestOneStoryAcrossOutputs(t *testing.T) {
 
 	// The terminal table, from summary.csv.
 	var term bytes.Buffer
-	if err := printSummaryTable(&term, wcsv.Bytes()); err != nil {
+	if err := printSummaryTable(&term, bytes.NewReader(wcsv.Bytes())); err != nil {
 		t.Fatal(err)
 	}
 	hits := 0

@@ -25,7 +25,7 @@ func TestSummaryTable(t *testing.T) {
 		"p1,fcfs,{},w,32,31,7.7,0.98656249999,3,3,0,1,4670.1234,424.66,0.00012346,12.25,1\n" +
 		"p2,msfq,\"{\"\"threshold\"\":31}\",w,32,0.5,2,0.25625,3,3,0,0,2.0012,0.057768,2.4611,0.032381,0.97821\n"
 	var b bytes.Buffer
-	if err := printSummaryTable(&b, []byte(csv)); err != nil {
+	if err := printSummaryTable(&b, strings.NewReader(csv)); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -69,7 +69,7 @@ func TestSummaryTableVerdicts(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := printSummaryTable(&b, []byte(head+tc.row+"\n")); err != nil {
+			if err := printSummaryTable(&b, strings.NewReader(head+tc.row+"\n")); err != nil {
 				t.Fatal(err)
 			}
 			rows := strings.Split(strings.TrimSpace(b.String()), "\n")
@@ -186,7 +186,7 @@ func TestSummaryTableConverged(t *testing.T) {
 		{"p,fcfs,{},w,32,2,0.3,5,5,0,0,0,false,stable,,0,,,2,0.1,2,0.1,0.9", ""},
 	} {
 		var b bytes.Buffer
-		if err := printSummaryTable(&b, []byte(head+tc.row+"\n")); err != nil {
+		if err := printSummaryTable(&b, strings.NewReader(head+tc.row+"\n")); err != nil {
 			t.Fatal(err)
 		}
 		rows := strings.Split(strings.TrimSpace(b.String()), "\n")

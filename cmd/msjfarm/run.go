@@ -304,10 +304,11 @@ func (r *runCommand) run(ctx context.Context, o local.Options, camp *sweep.Campa
 // and report are; it returns run's exit status (1 if a task failed).
 func printRunSummary(ctx context.Context, st storage.Store, p *progress, s *protocol.Status, id string) int {
 	p.finish(s)
-	data, err := st.Get(ctx, storage.SummaryKey(id))
+	data, err := storedSummary(ctx, st, id)
 	if err != nil {
 		return fail("run: %v", err)
 	}
+	defer data.Close()
 	fmt.Println()
 	if err := printSummaryTable(os.Stdout, data); err != nil {
 		return fail("run: %v", err)

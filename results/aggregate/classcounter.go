@@ -25,9 +25,9 @@ import (
 var phaseColumn = regexp.MustCompile(`^counter_phase\d+_`)
 
 // markClassCounters sets ClassCounter, CounterClass and Base of the
-// per-class counters among ms (the point's counter metrics, raw[i] being
-// ms[i]'s name as the policy reported it).
-func markClassCounters(ms []Metric, raw []string, classes []Class) {
+// per-class counters among ms (the descriptions of the point's counter
+// metrics, raw[i] being ms[i]'s name as the policy reported it).
+func markClassCounters(ms []MetricDesc, raw []string, classes []Class) {
 	names := make([]string, len(classes))
 	for ci, c := range classes {
 		names[ci] = metric.ClassName(ci, c.Name)

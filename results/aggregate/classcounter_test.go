@@ -40,10 +40,10 @@ func TestMarkClassCounters(t *testing.T) {
 		// A bare class name after the prefix.
 		{"bare class names", []string{"cores_1", "cores_2"}, map[string]want{}},
 	} {
-		ms := make([]Metric, len(c.raw))
+		ms := make([]MetricDesc, len(c.raw))
 		for i, r := range c.raw {
 			col := metric.CounterColumn(r)
-			ms[i] = Metric{Name: col, Base: col, Class: -1}
+			ms[i] = MetricDesc{Name: col, Base: col, Class: -1}
 		}
 		markClassCounters(ms, c.raw, classes)
 		for _, m := range ms {
@@ -67,8 +67,8 @@ func TestMarkClassCounters(t *testing.T) {
 // does for the per-class metrics; summary.json keeps the mark.
 func TestClassCounterLongRows(t *testing.T) {
 	p := Point{Point: "p", Policy: "ks", Classes: []Class{{Name: "small"}, {Name: "large"}}, Replications: 2, N: 2,
-		Metrics: []Metric{{Name: "counter_kills", Base: "counter_kills", Class: -1, N: 2},
-			{Name: "counter_kills_large", Base: "counter_kills", Class: -1, N: 2, ClassCounter: true, CounterClass: 1}}}
+		Metrics: []Metric{NewMetric(MetricDesc{Name: "counter_kills", Base: "counter_kills", Class: -1}, 0, 0, 2),
+			NewMetric(MetricDesc{Name: "counter_kills_large", Base: "counter_kills", Class: -1, ClassCounter: true, CounterClass: 1}, 0, 0, 2)}}
 	lt := LongTable([]Point{p})
 	col := map[string]int{}
 	for i, c := range lt.Columns {

@@ -66,7 +66,7 @@ func TestPairOf(t *testing.T) {
 func TestHolm(t *testing.T) {
 	pt := func(workload string, p, diff float64) Point {
 		return Point{Workload: workload, Axes: map[string]any{"arrival_rate": 1.0},
-			Metrics: []Metric{{Name: "mean_response", Base: "mean_response", Class: -1}},
+			Metrics: []Metric{NewMetric(MetricDesc{Name: "mean_response", Base: "mean_response", Class: -1}, 0, 0, 0)},
 			Compare: &Comparison{Metrics: []Paired{{Name: "mean_response", P: p, Diff: diff}}}}
 	}
 	pts := []Point{pt("w", 0.01, -1), pt("w", 0.04, -1), pt("w", 0.03, -1), pt("v", 0.04, 1)}

@@ -395,3 +395,41 @@ func TestWriteJSONStreamed(t *testing.T) {
 		}
 	}
 }
+
+// TestParquetRowGroups writes a table of parquetRowGroup+3 rows: it is two
+// row groups (parquetRowGroup rows, then 3), and every row reads back in
+// order. A table of parquetRowGroup rows or fewer is one group.
+func TestParquetRowGroups(t *testing.T) {
+	for _, n := range []int{parquetRowGroup, parquetRowGroup + 3} {
+		tab := &Table{Columns: []Column{{"i", Int}, {"x", Float}}}
+		for i := range n {
+			x := float64(i) / 2
+			if i%7 == 0 {
+				x = math.NaN()
+			}
+			tab.Rows = append(tab.Rows, []any{int64(i), x})
+		}
+		var buf bytes.Buffer
+		if err := tab.WriteParquet(&buf); err != nil {
+			t.Fatal(err)
+		}
+		f, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		groups := (n + parquetRowGroup - 1) / parquetRowGroup
+		if g := len(f.RowGroups()); g != groups || f.NumRows() != int64(n) {
+			t.Fatalf("%d rows: %d row groups of %d rows, want %d of %d", n, g, f.NumRows(), groups, n)
+		}
+		rows := make([]parquet.Row, n)
+		if got, err := parquet.NewReader(f).ReadRows(rows); got != n {
+			t.Fatalf("read %d of %d rows: %v", got, n, err)
+		}
+		for i, row := range rows {
+			nan := i%7 == 0
+			if row[0].Int64() != int64(i) || row[1].IsNull() != nan || (!nan && row[1].Double() != float64(i)/2) {
+				t.Fatalf("row %d reads %v", i, row)
+			}
+		}
+	}
+}

@@ -23,7 +23,7 @@ import (
 // unmarked counter that ends like a class is not grouped.
 func TestClassCounters(t *testing.T) {
 	mk := func(name, base string, class int) aggregate.Metric {
-		return aggregate.Metric{Name: name, Base: base, Class: -1, ClassCounter: base != name, CounterClass: class}
+		return aggregate.NewMetric(aggregate.MetricDesc{Name: name, Base: base, Class: -1, ClassCounter: base != name, CounterClass: class}, 0, 0, 0)
 	}
 	f := &facet{pts: []*aggregate.Point{{Classes: []aggregate.Class{{Name: "1"}, {Name: "cores-1"}, {Name: "cores-2"}},
 		Metrics: []aggregate.Metric{mk("counter_x", "counter_x", 0), mk("counter_x_cores_1", "counter_x", 1),
@@ -162,12 +162,12 @@ func TestClassCounterOneClass(t *testing.T) {
 	for _, pol := range []string{"a", "b"} {
 		for _, lam := range []float64{1, 2, 3} {
 			m := func(name string, class int, v float64) aggregate.Metric {
-				return aggregate.Metric{Name: name, Base: "counter_k", Class: -1, Mean: v, HalfWidth: 0.01, N: 3, ClassCounter: true, CounterClass: class}
+				return aggregate.NewMetric(aggregate.MetricDesc{Name: name, Base: "counter_k", Class: -1, ClassCounter: true, CounterClass: class}, v, 0.01, 3)
 			}
 			pts = append(pts, aggregate.Point{Point: pol + fmt.Sprint(lam), Workload: "w", Servers: 4, Policy: pol, Params: map[string]any{},
 				Classes: []aggregate.Class{{Name: "small", Need: 1}, {Name: "large", Need: 4}},
 				Axes:    map[string]any{"arrival_rate": lam}, ArrivalRate: lam, Load: lam / 4, Replications: 3, N: 3, Verdict: "stable",
-				Metrics: []aggregate.Metric{{Name: "mean_response", Base: "mean_response", Class: -1, Mean: lam, HalfWidth: 0.1, N: 3},
+				Metrics: []aggregate.Metric{aggregate.NewMetric(aggregate.MetricDesc{Name: "mean_response", Base: "mean_response", Class: -1}, lam, 0.1, 3),
 					m("counter_k_small", 0, lam/10), m("counter_k_large", 1, 0)}})
 		}
 	}

@@ -109,9 +109,9 @@ func TestConstantCounterOmitted(t *testing.T) {
 		pts = append(pts, aggregate.Point{Point: string(rune('a' + i)), Workload: "w", Servers: 4, Policy: "nmsr",
 			Params: map[string]any{"cycle": 100}, Axes: map[string]any{"arrival_rate": lam}, ArrivalRate: lam,
 			Replications: 2, N: 2, Metrics: []aggregate.Metric{
-				{Name: "mean_response", Class: -1, Base: "mean_response", Mean: lam, HalfWidth: 0.1, N: 2},
-				{Name: "counter_cycle_time", Class: -1, Base: "counter_cycle_time", Mean: 100, HalfWidth: 0, N: 2},
-				{Name: "counter_cycles", Class: -1, Base: "counter_cycles", Mean: 10 * lam, HalfWidth: 0, N: 2},
+				aggregate.NewMetric(aggregate.MetricDesc{Name: "mean_response", Class: -1, Base: "mean_response"}, lam, 0.1, 2),
+				aggregate.NewMetric(aggregate.MetricDesc{Name: "counter_cycle_time", Class: -1, Base: "counter_cycle_time"}, 100, 0, 2),
+				aggregate.NewMetric(aggregate.MetricDesc{Name: "counter_cycles", Class: -1, Base: "counter_cycles"}, 10*lam, 0, 2),
 			}})
 	}
 	files, err := Render(Campaign{Points: pts})

@@ -45,9 +45,9 @@ func bigCampaign(policies, sizes, rates int) Campaign {
 					p.Verdict, p.NUnstable, mean = "unstable", 2, 100*mean
 				}
 				p.Metrics = []aggregate.Metric{
-					{Name: "mean_response", Base: "mean_response", Class: -1, Mean: mean, HalfWidth: 0.05 * mean, N: 2},
-					{Name: "mean_wait", Base: "mean_wait", Class: -1, Mean: mean - 1, HalfWidth: 0.05 * mean, N: 2},
-					{Name: "utilization", Base: "utilization", Class: -1, Mean: math.Min(rho, 1), HalfWidth: 0.01, N: 2},
+					aggregate.NewMetric(aggregate.MetricDesc{Name: "mean_response", Base: "mean_response", Class: -1}, mean, 0.05*mean, 2),
+					aggregate.NewMetric(aggregate.MetricDesc{Name: "mean_wait", Base: "mean_wait", Class: -1}, mean-1, 0.05*mean, 2),
+					aggregate.NewMetric(aggregate.MetricDesc{Name: "utilization", Base: "utilization", Class: -1}, math.Min(rho, 1), 0.01, 2),
 				}
 				pts = append(pts, p)
 			}
@@ -157,7 +157,7 @@ func TestHeatForManyVariants(t *testing.T) {
 	add := func(pol string, params map[string]any, lam, mean float64) {
 		pts = append(pts, aggregate.Point{Workload: "one-or-all", Servers: 32, Policy: pol, Params: params,
 			Axes: map[string]any{"arrival_rate": lam}, ArrivalRate: lam, Load: lam / 7.8, Replications: 2, N: 2,
-			Verdict: "stable", Metrics: []aggregate.Metric{{Name: "mean_response", Base: "mean_response", Class: -1, Mean: mean, HalfWidth: 0.1, N: 2}}})
+			Verdict: "stable", Metrics: []aggregate.Metric{aggregate.NewMetric(aggregate.MetricDesc{Name: "mean_response", Base: "mean_response", Class: -1}, mean, 0.1, 2)}})
 	}
 	for _, lam := range []float64{1, 2, 3} {
 		add("fcfs", map[string]any{}, lam, 10*lam)
@@ -305,8 +305,7 @@ func TestHeatClassCounters(t *testing.T) {
 	for _, lam := range []float64{1, 2, 3} {
 		for th := range 41 {
 			m := func(name, base string, class int, v float64) aggregate.Metric {
-				return aggregate.Metric{Name: name, Base: base, Class: -1, Mean: v, HalfWidth: 0.1, N: 2,
-					ClassCounter: base != name, CounterClass: class}
+				return aggregate.NewMetric(aggregate.MetricDesc{Name: name, Base: base, Class: -1, ClassCounter: base != name, CounterClass: class}, v, 0.1, 2)
 			}
 			pts = append(pts, aggregate.Point{Workload: "two", Servers: 4, Policy: "ks", Params: map[string]any{"K": float64(th)},
 				Classes: []aggregate.Class{{Name: "small", Need: 1}, {Name: "large", Need: 4}},

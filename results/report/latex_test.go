@@ -88,7 +88,7 @@ func killSmartPoints() []aggregate.Point {
 	add := func(pol string, params map[string]any, lam, mean float64, unstable bool) {
 		p := aggregate.Point{Workload: "killsmart-one-or-all", Servers: 2048, Policy: pol, Params: params,
 			Axes: map[string]any{"arrival_rate": lam}, ArrivalRate: lam, Load: lam / 2, Replications: 3, N: 3, Verdict: "stable",
-			Metrics: []aggregate.Metric{{Name: "mean_response", Base: "mean_response", Class: -1, Mean: mean, HalfWidth: 0.1 * mean, N: 3}}}
+			Metrics: []aggregate.Metric{aggregate.NewMetric(aggregate.MetricDesc{Name: "mean_response", Base: "mean_response", Class: -1}, mean, 0.1*mean, 3)}}
 		if unstable {
 			p.Verdict, p.NUnstable = "unstable", 3
 		}

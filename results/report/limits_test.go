@@ -35,8 +35,7 @@ func limitPoints() []aggregate.Point {
 			case pol == "msf":
 				p.Convergence = &sim.ConvergenceVerdict{N: 4, Converged: true, MinCycles: -1}
 			}
-			p.Metrics = []aggregate.Metric{{Name: "mean_response", Base: "mean_response", Class: -1,
-				Mean: mean, HalfWidth: 0.05 * mean, N: 4}}
+			p.Metrics = []aggregate.Metric{aggregate.NewMetric(aggregate.MetricDesc{Name: "mean_response", Base: "mean_response", Class: -1}, mean, 0.05*mean, 4)}
 			pts = append(pts, p)
 		}
 	}
@@ -134,7 +133,7 @@ func TestLimitLinesByLabel(t *testing.T) {
 			pts = append(pts, aggregate.Point{Point: fmt.Sprintf("q%d-%v", th, lam), Scenario: fmtNum(lam), Workload: "one-or-all",
 				Servers: 32, Policy: "msfq", Params: map[string]any{"threshold": th}, Axes: map[string]any{"arrival_rate": lam},
 				ArrivalRate: lam, Load: lam * (0.9/32 + 0.1), Replications: 2, N: 2, Verdict: "stable",
-				Metrics: []aggregate.Metric{{Name: "mean_response", Base: "mean_response", Class: -1, Mean: lam, HalfWidth: 0.1, N: 2}}})
+				Metrics: []aggregate.Metric{aggregate.NewMetric(aggregate.MetricDesc{Name: "mean_response", Base: "mean_response", Class: -1}, lam, 0.1, 2)}})
 		}
 	}
 	x, others := xAxis(pts)

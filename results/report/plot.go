@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"math"
 	"runtime"
 	"sort"
@@ -196,6 +197,59 @@ func (c *curve) sortByX() {
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// maxMarks is the most points of one curve a figure draws. A figure is
+// 3.3 in (a page's 6.9 in) wide: past a few hundred points a curve's
+// markers and error bars merge into a band, and the vector files grow
+// with every one (a curve of 10^5 points, one per load of a 10^5-point
+// sweep, made SVG and PDF files of tens of MB each, and the report of
+// that campaign held over 1 GB while drawing them).
+const maxMarks = 1000
+
+// thinned is c as drawn when it has more than maxMarks points (c itself
+// otherwise): its points, in order, split into maxMarks/2 runs of equal
+// count, each drawn by its lowest and its highest finite mean (in x
+// order, each with its own interval) and its first unstable point — at
+// most 3·maxMarks/2 points — so that the curve keeps its envelope, its
+// extremes and where it goes unstable. The figure's data file and
+// script keep every point.
+func (c curve) thinned() curve {
+	n := len(c.x)
+	if n <= maxMarks {
+		return c
+	}
+	runs := maxMarks / 2
+	d := curve{label: c.label, style: c.style, bound: c.bound}
+	for r := range runs {
+		lo, hi := r*n/runs, (r+1)*n/runs
+		imin, imax, iu := -1, -1, -1
+		for i := lo; i < hi; i++ {
+			switch {
+			case c.unstable[i]:
+				if iu < 0 {
+					iu = i
+				}
+			case finite(c.mean[i]):
+				if imin < 0 || c.mean[i] < c.mean[imin] {
+					imin = i
+				}
+				if imax < 0 || c.mean[i] > c.mean[imax] {
+					imax = i
+				}
+			}
+		}
+		keep := []int{imin, imax, iu}
+		sort.Ints(keep)
+		last := -1
+		for _, i := range keep {
+			if i >= 0 && i != last {
+				d.add(c.x[i], c.mean[i], c.hw[i], c.unstable[i])
+				last = i
+			}
+		}
+	}
+	return d
+}
 
 // yRange chooses the y axis: log when every stable mean is positive and they
 // span at least two decades (as the papers plot response times near
@@ -628,7 +682,7 @@ func (ax yAxis) interval(m *curveMarks, x, mean, h float64) {
 // interval.
 func addCurve(p *plot.Plot, c curve, ax yAxis, shift float64, legend bool) (clipped bool) {
 	col, shape, dash := styleOf(c.style)
-	m := ax.marks(c, shift)
+	m := ax.marks(c.thinned(), shift)
 	var thumbs []plot.Thumbnailer
 	if len(m.pts) > 0 {
 		if l, s, err := plotter.NewLinePoints(m.pts); err == nil {
@@ -1072,16 +1126,41 @@ type job struct {
 func newFiles() *files { return &files{m: map[string][]byte{}} }
 
 func (f *files) put(name string, data []byte) {
+	_ = f.write(name, func(w io.Writer) error { // a bytes.Buffer does not fail
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// write adds the file name with what write writes, compressed as it is
+// written when it is compressed at all: the files of a large campaign
+// are its largest (summary.csv is 70 MB at 10^5 points), and held
+// uncompressed before compression they took twice that in a growing
+// buffer. What is kept is trimmed to its length.
+func (f *files) write(name string, write func(w io.Writer) error) error {
+	var b bytes.Buffer
+	var err error
 	if f.gz && (strings.HasSuffix(name, ".csv") || name == "summary.json") {
-		var b bytes.Buffer
-		w := gzip.NewWriter(&b) // no name or time in the header: reproducible
-		_, _ = w.Write(data)    // a bytes.Buffer does not fail
-		_ = w.Close()
-		name, data = name+".gz", b.Bytes()
+		name += ".gz"
+		z := gzip.NewWriter(&b) // no name or time in the header: reproducible
+		err = write(z)
+		if cerr := z.Close(); err == nil {
+			err = cerr
+		}
+	} else {
+		err = write(&b)
+	}
+	if err != nil {
+		return err
+	}
+	data := b.Bytes()
+	if cap(data) > len(data)+len(data)/8 {
+		data = bytes.Clone(data) // do not keep the buffer's doubling slack
 	}
 	f.mu.Lock()
 	f.m[name] = data
 	f.mu.Unlock()
+	return nil
 }
 
 // do queues a drawing of the given area for wait.

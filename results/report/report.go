@@ -63,6 +63,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -1071,13 +1072,10 @@ func WriteFiles(dir string, files map[string][]byte) error {
 // dataFiles renders c's tables: summary.csv/json/parquet,
 // summary_long.csv/parquet and, with records, replications.csv/parquet.
 func dataFiles(files *files, c Campaign) ([]dataFile, error) {
-	var buf bytes.Buffer
-	put := func(name string, write func() error) error {
-		buf.Reset()
-		if err := write(); err != nil {
+	put := func(name string, write func(w io.Writer) error) error {
+		if err := files.write(name, write); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		files.put(name, bytes.Clone(buf.Bytes()))
 		return nil
 	}
 	// The point tables are generated as they are written (twice: CSV and
@@ -1109,15 +1107,15 @@ func dataFiles(files *files, c Campaign) ([]dataFile, error) {
 		// even compressed, they doubled a 12,000-point report.
 		if files.gz && t.name != "summary" {
 			t.doc += "; Parquet only at this size"
-		} else if err := put(t.name+".csv", func() error { return t.t.WriteCSV(&buf) }); err != nil {
+		} else if err := put(t.name+".csv", t.t.WriteCSV); err != nil {
 			return nil, err
 		}
-		if err := put(t.name+".parquet", func() error { return t.t.WriteParquet(&buf) }); err != nil {
+		if err := put(t.name+".parquet", t.t.WriteParquet); err != nil {
 			return nil, err
 		}
 		out = append(out, dataFile{Name: t.name, Doc: t.doc, Rows: t.t.Len()})
 	}
-	if err := put("summary.json", func() error { return aggregate.WriteJSON(&buf, c.Points) }); err != nil {
+	if err := put("summary.json", func(w io.Writer) error { return aggregate.WriteJSON(w, c.Points) }); err != nil {
 		return nil, err
 	}
 	files.put("COLUMNS.md", []byte(aggregate.ColumnsDoc))

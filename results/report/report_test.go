@@ -136,13 +136,13 @@ func TestWriteSmall(t *testing.T) {
 	mk := func(point, policy string, params map[string]any, scv, lam, t0 float64, n int, unstable bool) aggregate.Point {
 		ms := []aggregate.Metric{}
 		for _, b := range metric.Base {
-			ms = append(ms, aggregate.Metric{Name: b.Name, Class: -1, Base: b.Name, Mean: t0 * lam, HalfWidth: 0.1 * t0, N: n})
+			ms = append(ms, aggregate.NewMetric(aggregate.MetricDesc{Name: b.Name, Class: -1, Base: b.Name}, t0*lam, 0.1*t0, n))
 		}
 		ms = append(ms,
-			aggregate.Metric{Name: "class0_a_mean_response", Class: 0, Base: "mean_response", Mean: t0, HalfWidth: math.Inf(1), N: 1},
-			aggregate.Metric{Name: "class1_b_mean_response", Class: 1, Base: "mean_response", Mean: math.NaN(), HalfWidth: math.NaN(), N: 0},
-			aggregate.Metric{Name: "counter_phase1_mean", Class: -1, Base: "counter_phase1_mean", Mean: lam, HalfWidth: 0.1, N: n},
-			aggregate.Metric{Name: "counter_phase2_mean", Class: -1, Base: "counter_phase2_mean", Mean: 2 * lam, HalfWidth: 0.1, N: n})
+			aggregate.NewMetric(aggregate.MetricDesc{Name: "class0_a_mean_response", Class: 0, Base: "mean_response"}, t0, math.Inf(1), 1),
+			aggregate.NewMetric(aggregate.MetricDesc{Name: "class1_b_mean_response", Class: 1, Base: "mean_response"}, math.NaN(), math.NaN(), 0),
+			aggregate.NewMetric(aggregate.MetricDesc{Name: "counter_phase1_mean", Class: -1, Base: "counter_phase1_mean"}, lam, 0.1, n),
+			aggregate.NewMetric(aggregate.MetricDesc{Name: "counter_phase2_mean", Class: -1, Base: "counter_phase2_mean"}, 2*lam, 0.1, n))
 		nu := 0
 		if unstable {
 			nu = 1
