@@ -23,8 +23,17 @@ import (
 //	go test -run '^$' -bench LocalPutIfAbsent -count 6 ./storage/
 func BenchmarkLocalPutIfAbsent(b *testing.B) {
 	for _, writers := range []int{1, 16} {
-		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) { benchLocalPutIfAbsent(b, writers) })
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) { benchLocalPutIfAbsent(b, writers, false) })
 	}
+}
+
+// BenchmarkLocalPutIfAbsentNamed is BenchmarkLocalPutIfAbsent's 16
+// writers with named temporary files (the fallback where there is no
+// O_TMPFILE, and what every write did before), to compare with it:
+//
+//	go test -run '^$' -bench 'LocalPutIfAbsent(Named)?$/writers=16' -benchtime 4000x -count 3 ./storage/
+func BenchmarkLocalPutIfAbsentNamed(b *testing.B) {
+	b.Run("writers=16", func(b *testing.B) { benchLocalPutIfAbsent(b, 16, true) })
 }
 
 // BenchmarkLocalPutIfAbsentAfterDeletes is the 16 writers of
@@ -49,16 +58,18 @@ func BenchmarkLocalPutIfAbsentAfterDeletes(b *testing.B) {
 		if err := os.RemoveAll(dir); err != nil {
 			b.Fatal(err)
 		}
-		benchLocalPutIfAbsent(b, 16)
+		benchLocalPutIfAbsent(b, 16, false)
 	})
 }
 
-// benchLocalPutIfAbsent writes with writers goroutines.
-func benchLocalPutIfAbsent(b *testing.B, writers int) {
+// benchLocalPutIfAbsent writes with writers goroutines (from named
+// temporary files if named).
+func benchLocalPutIfAbsent(b *testing.B, writers int, named bool) {
 	st, err := openLocal(b.TempDir(), false)
 	if err != nil {
 		b.Fatal(err)
 	}
+	st.(*localStore).noUnnamed.Store(named)
 	data := make([]byte, 1500)
 	for i := range data {
 		data[i] = 'a' + byte(i%26)

@@ -139,7 +139,10 @@ type Worker struct {
 	cancelled  map[string]cacheEntry
 	traces     *traceCache
 	health     *storageHealth
-	Stats      Stats
+	// runMean is the mean wall time of the recent replications, in ns
+	// (noteRun; 0 before the first): it decides fetching ahead (pull.go).
+	runMean atomic.Int64
+	Stats   Stats
 }
 
 type cacheEntry struct {
@@ -225,21 +228,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	hbDone := make(chan struct{})
 	go func() { defer close(hbDone); w.heartbeat(hbCtx) }()
 	defer func() { hbStop(); <-hbDone }()
-	slots := make(chan struct{}, w.o.Concurrency)
-	// A message's handler gives its slot back before its result is stored
-	// (run.go), so that the next fetch overlaps the write. Without a second
-	// bound, a store slower than the runs (a disk at its fsync limit, short
-	// tasks) lets finished results pile up without limit: each waits in
-	// its own goroutine, blocked in a system call on its own OS thread,
-	// until the process cannot create a thread and aborts (seen at 4,256
-	// blocked fsyncs per worker on a 10^6-task campaign). A handler holds
-	// one of these permits from the fetch until it returns, so at most
-	// inflightPerSlot × Concurrency results wait for the store and the
-	// fetch loop waits instead.
-	inflight := make(chan struct{}, inflightPerSlot*w.o.Concurrency)
-	var wg sync.WaitGroup
+	p := newPuller(w)
 	defer w.held.Wait()
-	defer wg.Wait()
+	defer p.wg.Wait()
 	for ctx.Err() == nil {
 		// Take no task while storage is unavailable: it could neither be
 		// checked against stored results nor have its result stored.
@@ -248,47 +239,28 @@ func (w *Worker) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		}
-		// Wait for at least one free slot, then ask for as many messages as
-		// there are free slots.
-		select {
-		case inflight <- struct{}{}:
-		case <-ctx.Done():
-			return nil
-		}
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			<-inflight
-			return nil
-		}
-		n := 1
-	fill:
-		for n < w.o.Concurrency {
+		n := p.want()
+		if n == 0 {
 			select {
-			case inflight <- struct{}{}:
-			default:
-				break fill
+			case <-p.freed:
+			case <-ctx.Done():
+				return nil
 			}
-			select {
-			case slots <- struct{}{}:
-				n++
-			default:
-				<-inflight
-				break fill
-			}
+			continue
 		}
-		if !w.fetch(ctx, hard, n, permits{slots, inflight}, &wg) {
+		p.assigned.Add(int64(n))
+		if !w.fetch(ctx, hard, n, p) {
 			return nil
 		}
 	}
 	return nil
 }
 
-// fetch asks for n messages (n slots taken) and hands each to handle in
-// its own goroutine, giving back the slots of the messages that did not
-// come. It returns false when ctx ended while it waited (what the pull
-// request still delivers is then given back at once).
-func (w *Worker) fetch(ctx, hard context.Context, n int, p permits, wg *sync.WaitGroup) bool {
+// fetch asks for n messages (counted in p.assigned) and hands each to
+// p.dispatch, giving back what did not come. It returns false when ctx
+// ended while it waited (what the pull request still delivers is then
+// given back at once).
+func (w *Worker) fetch(ctx, hard context.Context, n int, p *puller) bool {
 	// The wait is jittered (FetchWait ± 50%): pull requests of idle
 	// workers that all expire after the same time keep their order in the
 	// server's queue for ever, so one worker got every new message, and a
@@ -319,15 +291,10 @@ func (w *Worker) fetch(ctx, hard context.Context, n int, p permits, wg *sync.Wai
 			got++
 			if ctx.Err() != nil {
 				_ = msg.Nak() // stopping: give it back
+				p.giveBack(1)
 				continue
 			}
-			wg.Add(1)
-			go func() {
-				var once sync.Once
-				release := func() { once.Do(func() { <-p.slots }) }
-				defer func() { release(); <-p.inflight; wg.Done() }()
-				w.handle(ctx, hard, msg, release)
-			}()
+			p.dispatch(ctx, hard, msg)
 		case <-ctx.Done():
 			// Stop now rather than at the end of the fetch wait.
 			go func() {
@@ -337,23 +304,6 @@ func (w *Worker) fetch(ctx, hard context.Context, n int, p permits, wg *sync.Wai
 			}()
 			return false
 		}
-	}
-}
-
-// inflightPerSlot bounds the handlers alive per slot: one running, the
-// others storing a finished result (Run).
-const inflightPerSlot = 2
-
-// permits are what a fetched message holds: a slot (given back when its
-// replication ends) and an in-flight permit (given back when its handler
-// returns).
-type permits struct{ slots, inflight chan struct{} }
-
-// giveBack returns the permits of n messages that did not come.
-func (p permits) giveBack(n int) {
-	for range n {
-		<-p.slots
-		<-p.inflight
 	}
 }
 
