@@ -17,7 +17,8 @@ import (
 // message for Fetch(1) and a double ack, 55-68 µs per message for
 // Fetch(16). On short tasks a worker's slots free one at a time, so a
 // worker that fetches only for free slots asks for one message at a time.
-// So while the replications it runs are short (shortTasks), the worker
+// So while the replications it runs are short (shortTasks, under
+// Options.AheadBelow on average), the worker
 // also fetches ahead: up to Concurrency messages more than it has slots,
 // each waiting in its handler for a slot (held), and it asks again only
 // once half of that room is free, not for each slot (want). A held
@@ -56,11 +57,12 @@ type puller struct {
 // running, the others storing a finished result (Run).
 const inflightPerSlot = 2
 
-// aheadBelow is the mean replication wall time under which a worker
-// fetches ahead of its free slots (shortTasks): a held message then waits
-// at most about that long, and the pull request it saves (about 100 µs of
-// the nats-server's CPU) is at least a thousandth of the task.
-const aheadBelow = 100 * time.Millisecond
+// defaultAheadBelow is the mean replication wall time under which a
+// worker fetches ahead of its free slots (Options.AheadBelow,
+// shortTasks): a held message then waits at most about that long, and the
+// pull request it saves (about 100 µs of the nats-server's CPU) is at
+// least a thousandth of the task.
+const defaultAheadBelow = 100 * time.Millisecond
 
 func newPuller(w *Worker) *puller {
 	return &puller{w: w, slots: make(chan struct{}, w.o.Concurrency),
@@ -117,6 +119,7 @@ func (p *puller) dispatch(ctx, hard context.Context, msg jetstream.Msg) {
 		p.signal()
 		if !ok {
 			_ = msg.Nak() // stopping before it started: give it back
+			p.w.Stats.GivenBack.Add(1)
 			p.giveBack(1)
 			return
 		}
@@ -193,5 +196,5 @@ func (w *Worker) noteRun(d time.Duration) {
 // the first.
 func (w *Worker) shortTasks() bool {
 	m := w.runMean.Load()
-	return m > 0 && time.Duration(m) < aheadBelow
+	return m > 0 && time.Duration(m) < w.o.AheadBelow
 }

@@ -75,6 +75,10 @@ type Options struct {
 	Name string
 	// FetchWait bounds each pull request (default 2 s).
 	FetchWait time.Duration
+	// AheadBelow is the mean replication wall time under which the worker
+	// fetches messages ahead of its free slots (pull.go; default 100 ms,
+	// negative: never).
+	AheadBelow time.Duration
 	// Grace is how long running tasks may continue after shutdown starts
 	// before they are stopped and released.
 	Grace time.Duration
@@ -120,6 +124,12 @@ type Stats struct {
 	// Verified counts the spot-verification runs stored (verify.go);
 	// they are not in Done.
 	Verified atomic.Int64
+	// GivenBack counts the messages fetched but not started when the
+	// worker stopped, given back at once (Nak) for another worker.
+	GivenBack atomic.Int64
+	// Pulls counts the pull requests made (each asks for one or more
+	// messages, pull.go).
+	Pulls atomic.Int64
 }
 
 // Worker is a running worker.
@@ -173,6 +183,9 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	}
 	if o.FetchWait <= 0 {
 		o.FetchWait = 2 * time.Second
+	}
+	if o.AheadBelow == 0 {
+		o.AheadBelow = defaultAheadBelow
 	}
 	if o.RetryDelay <= 0 {
 		o.RetryDelay = 2 * time.Second
@@ -266,6 +279,7 @@ func (w *Worker) fetch(ctx, hard context.Context, n int, p *puller) bool {
 	// server's queue for ever, so one worker got every new message, and a
 	// verification request it may not run came back to it each time it
 	// passed it on (verify.go).
+	w.Stats.Pulls.Add(1)
 	batch, err := w.h.Workers.Fetch(n, jetstream.FetchMaxWait(w.o.FetchWait/2+rand.N(w.o.FetchWait)))
 	if err != nil {
 		p.giveBack(n)
@@ -291,6 +305,7 @@ func (w *Worker) fetch(ctx, hard context.Context, n int, p *puller) bool {
 			got++
 			if ctx.Err() != nil {
 				_ = msg.Nak() // stopping: give it back
+				w.Stats.GivenBack.Add(1)
 				p.giveBack(1)
 				continue
 			}
