@@ -18,7 +18,8 @@ import (
 
 // localStore keeps each object as a regular file below root. Writes go to a
 // temporary file in the target's directory that is then renamed (Put) or
-// hard-linked (PutIfAbsent) into place, so readers never see partial files.
+// hard-linked (PutIfAbsent: a file without a name where Linux's O_TMPFILE
+// allows, writeUnnamed) into place, so readers never see partial files.
 //
 // A write returns once the object is durable: its data before its name (a
 // crash never leaves a name with missing data, which PutIfAbsent would

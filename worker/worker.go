@@ -30,6 +30,7 @@
 // outages"). A delivery is consumed only by a failure of the task itself.
 //
 // On shutdown (context cancelled, e.g. SIGTERM) the worker stops fetching,
+// gives back the messages it fetched ahead but has not started (pull.go),
 // lets running tasks finish for Options.Grace, then stops the rest and
 // releases them (Nak without delay) so another worker takes them at once.
 // A result held for unavailable storage is retried during the grace
