@@ -1,14 +1,13 @@
 package worker_test
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/msjfarm/msjfarm/internal/procutil"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
@@ -37,23 +36,8 @@ func (r *gatedRunner) Run(ctx context.Context, t *sweep.Task, progress func(done
 	return r.InProcess.Run(ctx, t, progress)
 }
 
-// syncBuffer is a RunLog shared by goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) count(kind string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Count(s.b.String(), kind+" ")
-}
+// starts counts the runs a run log records as started.
+func starts(log *procutil.Buffer) int { return strings.Count(log.String(), "start ") }
 
 // TestFetchAhead: on short tasks a worker fetches up to Concurrency
 // messages ahead of its free slots, and they wait for a slot. With its 4
@@ -75,7 +59,7 @@ func TestFetchAhead(t *testing.T) {
 	}
 	queue := c.Tasks
 	nc, h, st := queued(t, protocol.Layout{MaxDeliver: 3, AckWait: 30 * time.Second}, queue)
-	runLog := &syncBuffer{}
+	runLog := &procutil.Buffer{}
 	r := &gatedRunner{free: free, gate: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -95,17 +79,17 @@ func TestFetchAhead(t *testing.T) {
 		return ci.NumAckPending
 	}
 	// free tasks done, 4 replications blocked, messages held.
-	for deadline := time.Now().Add(2 * time.Minute); w1.Stats.Done.Load() < free || runLog.count("start") < free+slots || pending() <= slots; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); w1.Stats.Done.Load() < free || starts(runLog) < free+slots || pending() <= slots; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after 2 min: %d done, %d runs started, %d messages unacked; want %d, %d and more than %d",
-				w1.Stats.Done.Load(), runLog.count("start"), pending(), free, free+slots, slots)
+				w1.Stats.Done.Load(), starts(runLog), pending(), free, free+slots, slots)
 		}
 	}
 	// Nothing more is fetched while every slot is blocked and the ahead
 	// room is full (or less than half of it free), nor started.
 	time.Sleep(500 * time.Millisecond)
 	held := pending() - slots
-	if s := runLog.count("start"); held < 1 || held > slots || s != free+slots {
+	if s := starts(runLog); held < 1 || held > slots || s != free+slots {
 		t.Fatalf("%d messages held and %d runs started, want 1 to %d and %d", held, s, slots, free+slots)
 	}
 	cancel()
@@ -138,7 +122,7 @@ func TestFetchAhead(t *testing.T) {
 	}
 	cancel2()
 	<-done2
-	if s := runLog.count("start"); s != len(queue) {
+	if s := starts(runLog); s != len(queue) {
 		t.Errorf("%d runs started for %d tasks", s, len(queue))
 	}
 	for _, w := range []*worker.Worker{w1, w2} {
