@@ -9,8 +9,6 @@ import (
 
 	"github.com/msjfarm/msjfarm/internal/procutil"
 	"github.com/msjfarm/msjfarm/internal/protocol"
-	"github.com/msjfarm/msjfarm/internal/wire"
-	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -51,13 +49,7 @@ func starts(log *procutil.Buffer) int { return strings.Count(log.String(), "star
 // two each time.
 func TestFetchAhead(t *testing.T) {
 	const slots, free = 4, 10
-	f := &sweep.File{Name: "w", Seed: 1, Workload: "one-or-all", Axes: map[string][]any{"arrival_rate": {2}},
-		Policies: []any{"fcfs"}, Replications: 120, Run: sweep.RunSpec{RunConfig: wire.RunConfig{Arrivals: 200, Warmup: 10}}}
-	c, err := sweep.Expand(f, builtin.Catalog{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	queue := c.Tasks
+	queue := shortTasks(t, 120)
 	nc, h, st := queued(t, protocol.Layout{MaxDeliver: 3, AckWait: 30 * time.Second}, queue)
 	runLog := &procutil.Buffer{}
 	r := &gatedRunner{free: free, gate: make(chan struct{})}
