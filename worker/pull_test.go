@@ -93,8 +93,10 @@ func TestFetchAhead(t *testing.T) {
 	}
 	close(r.gate)
 	<-done1
-	if got, back := w1.Stats.Done.Load(), w1.Stats.GivenBack.Load(); got != free+slots || back != int64(held) {
-		t.Fatalf("first worker: %d done and %d given back, want %d and %d", got, back, free+slots, held)
+	// (A pull request still on its way when held was read may have added
+	// to them: never more than the ahead room.)
+	if got, back := w1.Stats.Done.Load(), w1.Stats.GivenBack.Load(); got != free+slots || back < int64(held) || back > slots {
+		t.Fatalf("first worker: %d done and %d given back, want %d and %d to %d", got, back, free+slots, held, slots)
 	}
 
 	ctx2, cancel2 := context.WithCancel(context.Background())
