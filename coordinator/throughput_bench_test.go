@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -177,7 +178,24 @@ func BenchmarkThroughput(b *testing.B) {
 			}
 			return si.CachedInfo().State.LastSeq
 		}
+		// The pull requests the workers make and the acknowledgements they
+		// send (acks, naks, +WPI), counted on a connection of their own:
+		// how many messages a pull request brings, whatever the load.
+		pc, err := nats.Connect(srv.URL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var pulls, acks atomic.Int64
+		for subj, c := range map[string]*atomic.Int64{"$JS.API.CONSUMER.MSG.NEXT.>": &pulls, "$JS.ACK.>": &acks} {
+			if _, err := pc.Subscribe(subj, func(*nats.Msg) { c.Add(1) }); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := pc.Flush(); err != nil {
+			b.Fatal(err)
+		}
 		kv0, in0 := stateWrites(), nc.Stats().InMsgs
+		pulls0, acks0 := pulls.Load(), acks.Load()
 		cpu0, nats0, w0 := selfCPU(), procCPU(srv.PID()), workersCPU()
 		var runCPU time.Duration
 		start := time.Now()
@@ -187,6 +205,7 @@ func BenchmarkThroughput(b *testing.B) {
 		}
 		var ran time.Duration
 		var kvN, inN uint64
+		var pullN, ackN int64
 		for {
 			s, err := co.Status(context.Background(), r.Campaign)
 			if err != nil {
@@ -196,6 +215,7 @@ func BenchmarkThroughput(b *testing.B) {
 				ran = time.Since(start)
 				runCPU = selfCPU() - cpu0
 				kvN, inN = stateWrites()-kv0, nc.Stats().InMsgs-in0
+				pullN, ackN = pulls.Load()-pulls0, acks.Load()-acks0
 				if s.Failed > 0 {
 					b.Fatalf("%d tasks failed: %v", s.Failed, s.Errors)
 				}
@@ -216,11 +236,15 @@ func BenchmarkThroughput(b *testing.B) {
 		b.ReportMetric(float64(n), "tasks")
 		b.ReportMetric(float64(kvN)/float64(n), "state-writes/completion")
 		b.ReportMetric(float64(inN)/float64(n), "coord-msgs-in/completion")
+		b.ReportMetric(float64(pullN)/float64(n), "pulls/completion")
+		b.ReportMetric(float64(ackN)/float64(n), "acks/completion")
 		// One line a reader can quote (the metrics above are sorted by name).
-		b.Logf("%d tasks: %.0f completions/s; CPU per completion: coordinator %.0f µs, nats-server %.0f µs, %d workers %.0f µs (%.0f µs in all: %.0f completions/s on %d idle cores); load average %s",
+		b.Logf("%d tasks: %.0f completions/s; CPU per completion: coordinator %.0f µs, nats-server %.0f µs, %d workers %.0f µs (%.0f µs in all: %.0f completions/s on %d idle cores); %.1f completions per pull request; load average %s",
 			n, float64(n)/ran.Seconds(), runCPU.Seconds()*1e6/float64(n), natsCPU.Seconds()*1e6/float64(n),
 			workers, wCPU.Seconds()*1e6/float64(n), (runCPU+natsCPU+wCPU).Seconds()*1e6/float64(n),
-			float64(n)*float64(runtime.NumCPU())/(runCPU+natsCPU+wCPU).Seconds(), runtime.NumCPU(), loadAvg())
+			float64(n)*float64(runtime.NumCPU())/(runCPU+natsCPU+wCPU).Seconds(), runtime.NumCPU(),
+			float64(n)/float64(max(pullN, 1)), loadAvg())
+		pc.Close()
 		cancel()
 		if err := <-done; err != nil {
 			b.Errorf("coordinator.Run: %v", err)

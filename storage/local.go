@@ -18,7 +18,8 @@ import (
 
 // localStore keeps each object as a regular file below root. Writes go to a
 // temporary file in the target's directory that is then renamed (Put) or
-// hard-linked (PutIfAbsent) into place, so readers never see partial files.
+// hard-linked (PutIfAbsent: a file without a name where Linux's O_TMPFILE
+// allows, writeUnnamed) into place, so readers never see partial files.
 //
 // A write returns once the object is durable: its data before its name (a
 // crash never leaves a name with missing data, which PutIfAbsent would
@@ -38,6 +39,9 @@ type localStore struct {
 	group *groupSync // nil: every writer fsyncs its own file and directory
 
 	writers atomic.Int64 // writes in progress: more than one use the group
+	// noUnnamed: PutIfAbsent writes named temporary files (writeUnnamed
+	// found no O_TMPFILE or no /proc).
+	noUnnamed atomic.Bool
 
 	dirMu sync.Mutex
 	dirs  map[string]bool // directories seen to exist (a stat saved per write)
@@ -175,22 +179,35 @@ func (s *localStore) PutIfAbsent(ctx context.Context, key string, data []byte) (
 	if _, err := os.Lstat(name); err == nil {
 		return false, s.existing(op, key, grouped, name)
 	}
-	tmp, err := s.writeTemp(ctx, name, grouped, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-	if err != nil {
-		return false, keyErr(op, key, s.url, err)
-	}
-	defer os.Remove(tmp)
 	// link(2) fails with EEXIST if the target exists, atomically: of any
 	// number of concurrent writers exactly one creates the object, and the
 	// object appears complete (it is the already written temp file).
-	if err := os.Link(tmp, name); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return false, s.existing(op, key, grouped, name)
+	err = errNoUnnamed
+	if !s.noUnnamed.Load() {
+		if err = s.writeUnnamed(ctx, name, grouped, data); errors.Is(err, errNoUnnamed) {
+			s.noUnnamed.Store(true)
 		}
-		return false, keyErr(op, key, s.url, fmt.Errorf("%w (PutIfAbsent needs a file system with hard links)", err))
+	}
+	if errors.Is(err, errNoUnnamed) {
+		var tmp string
+		if tmp, err = s.writeTemp(ctx, name, grouped, func(w io.Writer) error {
+			_, err := w.Write(data)
+			return err
+		}); err != nil {
+			return false, keyErr(op, key, s.url, err)
+		}
+		defer os.Remove(tmp)
+		err = os.Link(tmp, name)
+	}
+	if err != nil {
+		var lerr *os.LinkError
+		switch {
+		case errors.Is(err, fs.ErrExist):
+			return false, s.existing(op, key, grouped, name)
+		case errors.As(err, &lerr):
+			return false, keyErr(op, key, s.url, fmt.Errorf("%w (PutIfAbsent needs a file system with hard links)", err))
+		}
+		return false, keyErr(op, key, s.url, err)
 	}
 	if err := s.named(grouped, filepath.Dir(name)); err != nil {
 		return true, keyErr(op, key, s.url, err)
@@ -210,30 +227,54 @@ func (s *localStore) existing(op, key string, grouped bool, name string) error {
 // writeTemp writes a complete temporary file next to name, its data durable
 // (synced, or grouped: covered by a group commit), and returns its path.
 func (s *localStore) writeTemp(ctx context.Context, name string, grouped bool, write func(io.Writer) error) (string, error) {
-	dir := filepath.Dir(name)
-	var f *os.File
+	f, err := s.createIn(filepath.Dir(name), func(dir string) (*os.File, error) {
+		return os.CreateTemp(dir, tmpMarker+"*")
+	})
+	if err != nil {
+		return "", err
+	}
+	tmp := f.Name()
+	err = s.fill(ctx, f, grouped, write)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// createIn creates a file in dir with create, making dir if it is missing.
+func (s *localStore) createIn(dir string, create func(dir string) (*os.File, error)) (*os.File, error) {
 	// Delete removes directories it empties, so a concurrent Delete may
 	// remove dir (or a parent MkdirAll has just made) before the
 	// temporary file is in it: both steps then fail with "not exist" (or
 	// MkdirAll with "exists", when a directory it found made by another
 	// writer was pruned before it looked again), and are tried again. Once
-	// the temporary file is in dir, dir is not empty and stays.
+	// a named temporary file is in dir, dir is not empty and stays (an
+	// unnamed one does not keep it: linkIn makes it again).
 	for try := 0; ; try++ {
 		var err error
 		if try > 0 || !s.knownDir(dir, false) {
 			err = os.MkdirAll(dir, 0o755)
 		}
 		if err == nil {
-			if f, err = os.CreateTemp(dir, tmpMarker+"*"); err == nil {
+			var f *os.File
+			if f, err = create(dir); err == nil {
 				s.knownDir(dir, true)
-				break
+				return f, nil
 			}
 		}
 		if !(errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrExist)) || try == 100 {
-			return "", err
+			return nil, err
 		}
 	}
-	tmp := f.Name()
+}
+
+// fill writes f's content with write and makes it durable: synced, or,
+// grouped, covered by a group commit.
+func (s *localStore) fill(ctx context.Context, f *os.File, grouped bool, write func(io.Writer) error) error {
 	err := write(f)
 	if err == nil {
 		err = ctx.Err()
@@ -244,18 +285,51 @@ func (s *localStore) writeTemp(ctx context.Context, name string, grouped bool, w
 	if err == nil && !grouped {
 		err = f.Sync()
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err == nil && grouped {
 		err = s.group.wait()
 	}
-	if err != nil {
-		os.Remove(tmp)
-		return "", err
-	}
-	return tmp, nil
+	return err
 }
+
+// writeUnnamed writes data to a file without a name in name's directory
+// (O_TMPFILE), durable, and links it to name; errNoUnnamed (nothing
+// written) where that cannot be done. Per object it saves the temporary
+// name's creation and its unlink, which were about a third of the store's
+// CPU on short tasks (docs/design.md, "Throughput"), and a crash leaves no
+// temporary file behind. Its error is the link's (fs.ErrExist if name
+// exists) or the write's.
+func (s *localStore) writeUnnamed(ctx context.Context, name string, grouped bool, data []byte) error {
+	dir := filepath.Dir(name)
+	f, err := s.createIn(dir, openUnnamed)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := s.fill(ctx, f, grouped, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}); err != nil {
+		return err
+	}
+	for try := 0; ; try++ {
+		err = linkUnnamed(f, name)
+		if !errors.Is(err, fs.ErrNotExist) || try == 100 {
+			return err
+		}
+		// A concurrent Delete pruned dir (the unnamed file does not keep
+		// it), or there is no /proc to link from.
+		if _, serr := os.Stat(dir); serr == nil {
+			return errNoUnnamed
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+}
+
+// errNoUnnamed: the system or file system has no files without a name
+// (O_TMPFILE), or cannot link one (no /proc).
+var errNoUnnamed = errors.New("no unnamed temporary files")
 
 // knownDir reports whether dir was seen to exist (it may have been pruned
 // since: creating a file in it then fails and writeTemp makes it again),

@@ -187,26 +187,32 @@ func (w *Worker) withStorage(hard context.Context, msg jetstream.Msg, write bool
 // keepAlive sends InProgress for msg every AckWait/3 (at most every 2 s,
 // so that onTick, if set, runs promptly) until the returned function is
 // called, so that a message waiting for storage or a replication is not
-// redelivered. A call shorter than that sends nothing.
+// redelivered. A call shorter than that sends nothing. stop waits for a
+// tick in progress. It is a timer rather than a goroutine with a ticker:
+// a short task makes three or four of these calls, none of which ticks.
 func (w *Worker) keepAlive(msg jetstream.Msg, onTick ...func()) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		every := min(max(w.ackWait/3, 20*time.Millisecond), 2*time.Second)
-		tk := time.NewTicker(every)
-		defer tk.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tk.C:
-				_ = msg.InProgress()
-				for _, f := range onTick {
-					f()
-				}
-			}
+	every := min(max(w.ackWait/3, 20*time.Millisecond), 2*time.Second)
+	var mu sync.Mutex
+	stopped := false
+	var t *time.Timer
+	mu.Lock()
+	defer mu.Unlock()
+	t = time.AfterFunc(every, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
 		}
-	}()
-	return func() { close(done); <-finished }
+		_ = msg.InProgress()
+		for _, f := range onTick {
+			f()
+		}
+		t.Reset(every)
+	})
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		t.Stop()
+	}
 }

@@ -52,6 +52,19 @@ func (r *countingRunner) Run(ctx context.Context, t *sweep.Task, progress func(d
 	return r.InProcess.Run(ctx, t, progress)
 }
 
+// shortTasks is n replications of one short task (200 arrivals, FCFS on
+// one-or-all: well under a millisecond of simulation each).
+func shortTasks(t *testing.T, n int) []sweep.Task {
+	t.Helper()
+	f := &sweep.File{Name: "w", Seed: 1, Workload: "one-or-all", Axes: map[string][]any{"arrival_rate": {2}},
+		Policies: []any{"fcfs"}, Replications: n, Run: sweep.RunSpec{RunConfig: wire.RunConfig{Arrivals: 200, Warmup: 10}}}
+	c, err := sweep.Expand(f, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Tasks
+}
+
 // TestStoreBackpressure: short tasks finish faster than a stuck store
 // takes their results. A handler gives its slot back before it stores, so
 // without a bound every queued task would be fetched and run and its
@@ -62,13 +75,7 @@ func (r *countingRunner) Run(ctx context.Context, t *sweep.Task, progress func(d
 // every task is stored once.
 func TestStoreBackpressure(t *testing.T) {
 	const slots, bound = 2, 2 * 2
-	f := &sweep.File{Name: "w", Seed: 1, Workload: "one-or-all", Axes: map[string][]any{"arrival_rate": {2}},
-		Policies: []any{"fcfs"}, Replications: 20, Run: sweep.RunSpec{RunConfig: wire.RunConfig{Arrivals: 200, Warmup: 10}}}
-	c, err := sweep.Expand(f, builtin.Catalog{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	queue := c.Tasks
+	queue := shortTasks(t, 20)
 	nc, h, local := queued(t, protocol.Layout{MaxDeliver: 3, AckWait: 30 * time.Second}, queue)
 	st := &stuckStore{Store: local, open: make(chan struct{})}
 	r := &countingRunner{}

@@ -87,6 +87,7 @@ func (w *Worker) runOnce(runCtx context.Context, d *delivery, progress func(done
 		d.out, d.err = w.o.Runner.Run(tctx, t, progress)
 	}
 	d.wall = time.Since(d.started)
+	w.noteRun(d.wall)
 	w.Stats.Running.Add(-1)
 	d.runCause = context.Cause(rctx)
 	d.deadlineHit = errors.Is(rctx.Err(), context.DeadlineExceeded)

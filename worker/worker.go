@@ -30,6 +30,7 @@
 // outages"). A delivery is consumed only by a failure of the task itself.
 //
 // On shutdown (context cancelled, e.g. SIGTERM) the worker stops fetching,
+// gives back the messages it fetched ahead but has not started (pull.go),
 // lets running tasks finish for Options.Grace, then stops the rest and
 // releases them (Nak without delay) so another worker takes them at once.
 // A result held for unavailable storage is retried during the grace
@@ -75,6 +76,10 @@ type Options struct {
 	Name string
 	// FetchWait bounds each pull request (default 2 s).
 	FetchWait time.Duration
+	// AheadBelow is the mean replication wall time under which the worker
+	// fetches messages ahead of its free slots (pull.go; default 100 ms,
+	// negative: never).
+	AheadBelow time.Duration
 	// Grace is how long running tasks may continue after shutdown starts
 	// before they are stopped and released.
 	Grace time.Duration
@@ -120,6 +125,12 @@ type Stats struct {
 	// Verified counts the spot-verification runs stored (verify.go);
 	// they are not in Done.
 	Verified atomic.Int64
+	// GivenBack counts the messages fetched but not started when the
+	// worker stopped, given back at once (Nak) for another worker.
+	GivenBack atomic.Int64
+	// Pulls counts the pull requests made (each asks for one or more
+	// messages, pull.go).
+	Pulls atomic.Int64
 }
 
 // Worker is a running worker.
@@ -139,7 +150,10 @@ type Worker struct {
 	cancelled  map[string]cacheEntry
 	traces     *traceCache
 	health     *storageHealth
-	Stats      Stats
+	// runMean is the mean wall time of the recent replications, in ns
+	// (noteRun; 0 before the first): it decides fetching ahead (pull.go).
+	runMean atomic.Int64
+	Stats   Stats
 }
 
 type cacheEntry struct {
@@ -170,6 +184,9 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	}
 	if o.FetchWait <= 0 {
 		o.FetchWait = 2 * time.Second
+	}
+	if o.AheadBelow == 0 {
+		o.AheadBelow = defaultAheadBelow
 	}
 	if o.RetryDelay <= 0 {
 		o.RetryDelay = 2 * time.Second
@@ -225,21 +242,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	hbDone := make(chan struct{})
 	go func() { defer close(hbDone); w.heartbeat(hbCtx) }()
 	defer func() { hbStop(); <-hbDone }()
-	slots := make(chan struct{}, w.o.Concurrency)
-	// A message's handler gives its slot back before its result is stored
-	// (run.go), so that the next fetch overlaps the write. Without a second
-	// bound, a store slower than the runs (a disk at its fsync limit, short
-	// tasks) lets finished results pile up without limit: each waits in
-	// its own goroutine, blocked in a system call on its own OS thread,
-	// until the process cannot create a thread and aborts (seen at 4,256
-	// blocked fsyncs per worker on a 10^6-task campaign). A handler holds
-	// one of these permits from the fetch until it returns, so at most
-	// inflightPerSlot × Concurrency results wait for the store and the
-	// fetch loop waits instead.
-	inflight := make(chan struct{}, inflightPerSlot*w.o.Concurrency)
-	var wg sync.WaitGroup
+	p := newPuller(w)
 	defer w.held.Wait()
-	defer wg.Wait()
+	defer p.wg.Wait()
 	for ctx.Err() == nil {
 		// Take no task while storage is unavailable: it could neither be
 		// checked against stored results nor have its result stored.
@@ -248,52 +253,34 @@ func (w *Worker) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		}
-		// Wait for at least one free slot, then ask for as many messages as
-		// there are free slots.
-		select {
-		case inflight <- struct{}{}:
-		case <-ctx.Done():
-			return nil
-		}
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			<-inflight
-			return nil
-		}
-		n := 1
-	fill:
-		for n < w.o.Concurrency {
+		n := p.want()
+		if n == 0 {
 			select {
-			case inflight <- struct{}{}:
-			default:
-				break fill
+			case <-p.freed:
+			case <-ctx.Done():
+				return nil
 			}
-			select {
-			case slots <- struct{}{}:
-				n++
-			default:
-				<-inflight
-				break fill
-			}
+			continue
 		}
-		if !w.fetch(ctx, hard, n, permits{slots, inflight}, &wg) {
+		p.assigned.Add(int64(n))
+		if !w.fetch(ctx, hard, n, p) {
 			return nil
 		}
 	}
 	return nil
 }
 
-// fetch asks for n messages (n slots taken) and hands each to handle in
-// its own goroutine, giving back the slots of the messages that did not
-// come. It returns false when ctx ended while it waited (what the pull
-// request still delivers is then given back at once).
-func (w *Worker) fetch(ctx, hard context.Context, n int, p permits, wg *sync.WaitGroup) bool {
+// fetch asks for n messages (counted in p.assigned) and hands each to
+// p.dispatch, giving back what did not come. It returns false when ctx
+// ended while it waited (what the pull request still delivers is then
+// given back at once).
+func (w *Worker) fetch(ctx, hard context.Context, n int, p *puller) bool {
 	// The wait is jittered (FetchWait ± 50%): pull requests of idle
 	// workers that all expire after the same time keep their order in the
 	// server's queue for ever, so one worker got every new message, and a
 	// verification request it may not run came back to it each time it
 	// passed it on (verify.go).
+	w.Stats.Pulls.Add(1)
 	batch, err := w.h.Workers.Fetch(n, jetstream.FetchMaxWait(w.o.FetchWait/2+rand.N(w.o.FetchWait)))
 	if err != nil {
 		p.giveBack(n)
@@ -319,15 +306,11 @@ func (w *Worker) fetch(ctx, hard context.Context, n int, p permits, wg *sync.Wai
 			got++
 			if ctx.Err() != nil {
 				_ = msg.Nak() // stopping: give it back
+				w.Stats.GivenBack.Add(1)
+				p.giveBack(1)
 				continue
 			}
-			wg.Add(1)
-			go func() {
-				var once sync.Once
-				release := func() { once.Do(func() { <-p.slots }) }
-				defer func() { release(); <-p.inflight; wg.Done() }()
-				w.handle(ctx, hard, msg, release)
-			}()
+			p.dispatch(ctx, hard, msg)
 		case <-ctx.Done():
 			// Stop now rather than at the end of the fetch wait.
 			go func() {
@@ -337,23 +320,6 @@ func (w *Worker) fetch(ctx, hard context.Context, n int, p permits, wg *sync.Wai
 			}()
 			return false
 		}
-	}
-}
-
-// inflightPerSlot bounds the handlers alive per slot: one running, the
-// others storing a finished result (Run).
-const inflightPerSlot = 2
-
-// permits are what a fetched message holds: a slot (given back when its
-// replication ends) and an in-flight permit (given back when its handler
-// returns).
-type permits struct{ slots, inflight chan struct{} }
-
-// giveBack returns the permits of n messages that did not come.
-func (p permits) giveBack(n int) {
-	for range n {
-		<-p.slots
-		<-p.inflight
 	}
 }
 
