@@ -378,6 +378,7 @@ type Policy struct {
 	allPairs   bool // tests: a crossing timer for every approaching pair of M
 	general    bool // tests: the general path even where the SRPT path applies
 	forceFast  bool // tests: the SRPT path even with a need above k/2 (see initSRPT)
+	forceTreap bool // tests: that path on its treaps even where srptwide.go's slices apply
 
 	dfExtracted bool  // the last DivisorFilling choice used a Case 3 extraction
 	stopper     int32 // the last ServerFilling choice: first job that did not fit (PackStop; -1: none)
@@ -398,6 +399,7 @@ type Policy struct {
 
 	// SRPT path (srptfast.go): ServerFilling-SRPT in O(C · log n).
 	fastSRPT                     bool
+	wide                         bool // its buckets as slices (srptwide.go): SRPT with a class wider than k/2
 	sb                           []sbucket
 	rroot                        []int32 // treap of running jobs per run group (see runGroup)
 	pend                         []int32 // running jobs not yet placed in their treap (flushPending)
