@@ -473,7 +473,11 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	}
 
 	// 3. Engine calls in the general path's order.
-	p.engineCalls(s, evicted, pre, starts)
+	if p.wide {
+		p.engineCallsRuns(s, evicted, pre, starts, !bucketRuns(p, pre, true), !bucketRuns(p, starts, false))
+	} else {
+		p.engineCalls(s, evicted, pre, starts)
+	}
 	p.evicted, p.next, p.starts = evicted[:0], pre[:0], starts[:0]
 	p.maxKey = maxKey
 
@@ -544,13 +548,19 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 // before the decision (the preempted jobs were running, the started ones
 // waiting). setRun was called for each start when it was chosen.
 func (p *Policy) engineCalls(s *sdk.System, evicted, pre, starts []int32) {
+	p.engineCallsRuns(s, evicted, pre, starts, true, true)
+}
+
+// engineCallsRuns is engineCalls with pre and starts sorted only where
+// asked (the others already are).
+func (p *Policy) engineCallsRuns(s *sdk.System, evicted, pre, starts []int32, sortPre, sortStarts bool) {
 	if len(evicted) > 1 {
 		slices.SortFunc(evicted, p.cmpWas(true))
 	}
-	if len(pre) > 1 {
+	if sortPre && len(pre) > 1 {
 		slices.SortFunc(pre, p.cmpWas(true))
 	}
-	if len(starts) > 1 {
+	if sortStarts && len(starts) > 1 {
 		slices.SortFunc(starts, p.cmpWas(false))
 	}
 	for _, i := range evicted {

@@ -1,6 +1,10 @@
 package serverfilling
 
-import "github.com/msjfarm/msjfarm/sdk"
+import (
+	"slices"
+
+	"github.com/msjfarm/msjfarm/sdk"
+)
 
 // The SRPT path with a class wider than k/2 (Borg cell B, one-or-all):
 // srptfast.go's decisions, with each need bucket kept as one sorted slice
@@ -127,11 +131,17 @@ func (p *Policy) sRemoveRunning(sb *sbucket, x int32) {
 // among the running jobs (usually the last) to its place among the waiting
 // ones (usually the first).
 func (p *Policy) sToWaiting(sb *sbucket, x int32, now float64) {
-	from := p.sRunIndex(sb, x)
+	from := sb.nRun - 1
+	if sb.seq[from] != x {
+		from = p.sRunIndex(sb, x)
+	}
 	sl := p.skey(x, now)
 	p.stopRun(sl, now)
 	sl.serve = false
-	to := sb.nRun - 1 + p.sWaitCount(sb, x) // its place once it has left the running part
+	to := sb.nRun - 1 // its place once it has left the running part
+	if int(sb.nRun) < len(sb.seq) && p.tLess(sb.seq[sb.nRun], x, modeKey) {
+		to += p.sWaitCount(sb, x)
+	}
 	copy(sb.seq[from:to], sb.seq[from+1:to+1])
 	sb.seq[to] = x
 	sb.nRun--
@@ -143,7 +153,10 @@ func (p *Policy) sToWaiting(sb *sbucket, x int32, now float64) {
 func (p *Policy) sStartFirst(s *sdk.System, sb *sbucket, now float64) int32 {
 	x := sb.seq[sb.nRun]
 	p.setRun(s, &p.slots[x], now)
-	to := p.sRunIndex(sb, x)
+	to := sb.nRun
+	if to > 0 && !p.tLess(sb.seq[to-1], x, modeFall) {
+		to = p.sRunIndex(sb, x)
+	}
 	copy(sb.seq[to+1:sb.nRun+1], sb.seq[to:sb.nRun])
 	sb.seq[to] = x
 	sb.nRun++
@@ -183,4 +196,26 @@ func (p *Policy) runTail(b int) int32 {
 		return sb.seq[sb.nRun-1]
 	}
 	return p.tLast(p.rroot[b])
+}
+
+// bucketRuns puts applySeams's preemptions (pre: true) or starts in the
+// order at the decision instant when they come from one need bucket, and
+// reports whether it did. Within a bucket applySeams preempts from the
+// last running job backwards and starts from the first waiting one on, so
+// each bucket's run is already in that order, the preemptions reversed;
+// runs of several buckets are left to engineCallsRuns's sort.
+func bucketRuns(p *Policy, list []int32, pre bool) bool {
+	if len(list) < 2 {
+		return true
+	}
+	b := p.slots[list[0]].bucket
+	for _, i := range list[1:] {
+		if p.slots[i].bucket != b {
+			return false
+		}
+	}
+	if pre {
+		slices.Reverse(list)
+	}
+	return true
 }
