@@ -199,7 +199,8 @@ func (p *Policy) runLast(sb *sbucket, now float64) int32 {
 			return -1
 		}
 		c := sb.seq[sb.nRun-1]
-		p.skey(c, now)
+		sl := &p.slots[c] // keyAt for a running SRPT job, inlined
+		sl.key = p.cls[sl.class].scale * clamp0(sl.fin-now)
 		return c
 	}
 	last := int32(-1)
@@ -474,7 +475,9 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 
 	// 3. Engine calls in the general path's order.
 	if p.wide {
-		p.engineCallsRuns(s, evicted, pre, starts, !bucketRuns(p, pre, true), !bucketRuns(p, starts, false))
+		p.mergeBucketRuns(pre, true)
+		p.mergeBucketRuns(starts, false)
+		p.engineCallsRuns(s, evicted, pre, starts, false, false)
 	} else {
 		p.engineCalls(s, evicted, pre, starts)
 	}

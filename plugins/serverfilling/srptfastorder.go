@@ -122,7 +122,14 @@ func (p *Policy) setRun(s *sdk.System, sl *slot, now float64) {
 		sl.moving = true
 		fin := now + s.Remaining(sl.j)
 		for c.scale*clamp0(fin-now) > sl.key {
-			fin = nextDown(fin) // ends: at fin = now the key is 0
+			// ends: at fin = now the key is 0. fin > now here, so fin > 0
+			// (instants are ≥ 0) and nextDown is one bit pattern down,
+			// written out so that the loop has no call.
+			if fin > 0 {
+				fin = math.Float64frombits(math.Float64bits(fin) - 1)
+			} else {
+				fin = nextDown(fin)
+			}
 		}
 		sl.fin = fin
 		if p.crossings {

@@ -198,24 +198,43 @@ func (p *Policy) runTail(b int) int32 {
 	return p.tLast(p.rroot[b])
 }
 
-// bucketRuns puts applySeams's preemptions (pre: true) or starts in the
-// order at the decision instant when they come from one need bucket, and
-// reports whether it did. Within a bucket applySeams preempts from the
-// last running job backwards and starts from the first waiting one on, so
-// each bucket's run is already in that order, the preemptions reversed;
-// runs of several buckets are left to engineCallsRuns's sort.
-func bucketRuns(p *Policy, list []int32, pre bool) bool {
+// mergeBucketRuns puts applySeams's preemptions (pre: true) or starts in
+// the order at the decision instant that engineCalls sorts them into
+// (cmpWas), by merging runs instead of sorting. applySeams makes the moves
+// need bucket by need bucket, and within a bucket preempts from the last
+// running job backwards and starts from the first waiting one on, so the
+// list is one run per bucket, each in that order (the preemptions
+// reversed). O(moves × buckets with moves), usually one or two.
+func (p *Policy) mergeBucketRuns(list []int32, pre bool) {
 	if len(list) < 2 {
-		return true
+		return
 	}
-	b := p.slots[list[0]].bucket
-	for _, i := range list[1:] {
-		if p.slots[i].bucket != b {
-			return false
+	cmp := p.cmpWas(pre)
+	done := 0 // list[:done] is merged
+	for done < len(list) {
+		b := p.slots[list[done]].bucket
+		end := done + 1
+		for end < len(list) && p.slots[list[end]].bucket == b {
+			end++
 		}
+		if pre {
+			slices.Reverse(list[done:end])
+		}
+		if done > 0 && cmp(list[done], list[done-1]) < 0 {
+			p.mergeBuf = append(p.mergeBuf[:0], list[:done]...)
+			a, i, o := p.mergeBuf, done, 0
+			for len(a) > 0 && i < end {
+				if cmp(list[i], a[0]) < 0 {
+					list[o] = list[i]
+					i++
+				} else {
+					list[o] = a[0]
+					a = a[1:]
+				}
+				o++
+			}
+			copy(list[o:], a) // the rest of list[i:end] is in place
+		}
+		done = end
 	}
-	if pre {
-		slices.Reverse(list)
-	}
-	return true
 }
