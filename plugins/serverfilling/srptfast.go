@@ -89,8 +89,8 @@ type sbucket struct {
 	seq    []int32 // wide path (srptwide.go): running then waiting jobs, in place of the treaps
 }
 
-// initSRPT sets the SRPT path up (Init, after the buckets). The path is
-// taken only when no class needs more than k/2 servers. A decision around a
+// initSRPT sets the SRPT path up (Init, after the buckets). Its treaps
+// are taken only when no class needs more than k/2 servers. A decision around a
 // wide job moves many narrow ones at once (its start preempts the jobs on
 // up to need servers, its completion starts as many), and a move costs this
 // path a few treap operations, several times what the general path spends
@@ -101,8 +101,11 @@ type sbucket struct {
 // k/2: 3229 / 13867, k: 43295 / 28390; at k = 256, k/4: 517 / 1798, k/2:
 // 693 / 2002; at k = 32, k/4: 389 / 451, k/2: 403 / 438; one-or-all (need
 // k = 32, λ = 7): 1495 / 607; Borg cell B (needs up to 2000 of 2048, λ =
-// 4.5): 3991 / 3225. So this path wins up to k/2 and loses with a class
-// of need above it. The decisions are the same either way.
+// 4.5): 3991 / 3225. So the treaps win up to k/2 and lose with a class
+// of need above it. The decisions are the same either way. Beyond k/2
+// ServerFilling-SRPT takes this path with each bucket kept as one slice
+// instead of its treaps (srptwide.go, wideSRPT), where a move costs O(1);
+// Gittins of ranks that are not constant takes the general path there.
 func (p *Policy) initSRPT() {
 	maxNeed := int32(0)
 	for _, c := range p.cls {
