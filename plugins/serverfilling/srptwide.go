@@ -54,31 +54,27 @@ func (p *Policy) wideSRPT(maxNeed int32) bool {
 // sRunIndex is the place of job x among sb's running jobs in (fin,
 // arrival) order: x's index if it runs, else where it would go.
 func (p *Policy) sRunIndex(sb *sbucket, x int32) int32 {
-	lo, hi := int32(0), sb.nRun
+	return p.sBound(sb.seq, 0, sb.nRun, x, modeFall)
+}
+
+// sWaitCount is the number of sb's waiting jobs in (key, arrival) order
+// before job x (x not among them, or at its own place).
+func (p *Policy) sWaitCount(sb *sbucket, x int32) int32 {
+	return p.sBound(sb.seq, sb.nRun, int32(len(sb.seq)), x, modeKey) - sb.nRun
+}
+
+// sBound is the first index of seq[lo:hi], sorted in treap order mode,
+// whose job is not before x (hi if none).
+func (p *Policy) sBound(seq []int32, lo, hi, x int32, mode uint8) int32 {
 	for lo < hi {
 		m := int32(uint32(lo+hi) >> 1)
-		if p.tLess(sb.seq[m], x, modeFall) {
+		if p.tLess(seq[m], x, mode) {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
 	return lo
-}
-
-// sWaitCount is the number of sb's waiting jobs in (key, arrival) order
-// before job x (x not among them, or at its own place).
-func (p *Policy) sWaitCount(sb *sbucket, x int32) int32 {
-	lo, hi := sb.nRun, int32(len(sb.seq))
-	for lo < hi {
-		m := int32(uint32(lo+hi) >> 1)
-		if p.tLess(sb.seq[m], x, modeKey) {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo - sb.nRun
 }
 
 // sWaitCountLess is tCountLess for a slice bucket: the waiting jobs

@@ -1,7 +1,6 @@
 package serverfilling
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/msjfarm/msjfarm/model/dist"
@@ -18,12 +17,7 @@ func detTiesWide() *sim.Workload {
 	w := detTies()
 	w.Name = "det-ties-wide-8"
 	w.Classes = append(w.Classes, sim.Class{Name: "e", Need: 8, Share: 0.1, Service: must(dist.NewDeterministic(0.25))})
-	var work, total float64
-	for _, c := range w.Classes {
-		work += c.Share * float64(c.Need) * c.Service.Mean()
-		total += c.Share
-	}
-	w.ArrivalRate = 0.95 * 8 * total / work
+	atLoad(w, 0.95)
 	return w
 }
 
@@ -46,35 +40,27 @@ func TestWidePathEquivalent(t *testing.T) {
 		{mixedWorkload("nondivisible-24", 24, []int{1, 3, 5, 7, 10, 16}, 0.95, 24), 20000},
 		{namedWorkload(t, "borg-b", 0.95/borg1.Load()), 8000},
 	}
-	seeds := []uint64{1, 2, 3}
+	seeds := []uint64{1, 2}
 	if testing.Short() {
 		seeds = seeds[:1]
 	}
 	for _, x := range wls {
-		for _, seed := range seeds {
-			for _, crossings := range []bool{true, false} {
-				for _, packing := range []string{PackingStop, PackingSkip} {
-					params := map[string]any{"crossings": crossings, "packing": packing}
-					name := fmt.Sprintf("%s/seed=%d/crossings=%v/packing=%s", x.w.Name, seed, crossings, packing)
-					t.Run(name, func(t *testing.T) {
-						t.Parallel()
-						cfg := sim.Config{Seed: seed, Warmup: x.arrivals / 10, Arrivals: x.arrivals, MaxInSystem: 20000}
-						wide := configured(t, SRPTOrder, ServerFilling, params)
-						gen := configured(t, SRPTOrder, ServerFilling, params)
-						gen.general = true
-						sameTrace(t, name, x.w, gen, wide, cfg)
-						if !wide.wide {
-							t.Fatal("the wide path was not taken")
-						}
-						treap := configured(t, SRPTOrder, ServerFilling, params)
-						treap.forceFast, treap.forceTreap = true, true
-						sameTrace(t, name+"/treap", x.w, treap, configured(t, SRPTOrder, ServerFilling, params), cfg)
-						if !treap.fastSRPT || treap.wide {
-							t.Fatal("the treap path was not taken")
-						}
-					})
-				}
+		srptVariants(t, x.w.Name, seeds, func(t *testing.T, name string, seed uint64, params map[string]any) {
+			t.Parallel()
+			cfg := sim.Config{Seed: seed, Warmup: x.arrivals / 10, Arrivals: x.arrivals, MaxInSystem: 20000}
+			wide := configured(t, SRPTOrder, ServerFilling, params)
+			gen := configured(t, SRPTOrder, ServerFilling, params)
+			gen.general = true
+			sameTrace(t, name, x.w, gen, wide, cfg)
+			if !wide.wide {
+				t.Fatal("the wide path was not taken")
 			}
-		}
+			treap := configured(t, SRPTOrder, ServerFilling, params)
+			treap.forceFast, treap.forceTreap = true, true
+			sameTrace(t, name+"/treap", x.w, treap, configured(t, SRPTOrder, ServerFilling, params), cfg)
+			if !treap.fastSRPT || treap.wide {
+				t.Fatal("the treap path was not taken")
+			}
+		})
 	}
 }
