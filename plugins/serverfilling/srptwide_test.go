@@ -1,10 +1,12 @@
 package serverfilling
 
 import (
+	"math"
 	"testing"
 
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/rng"
 )
 
 // detTiesWide is detTies with a class of need k: k = 8, needs 1, 2, 4
@@ -62,5 +64,45 @@ func TestWidePathEquivalent(t *testing.T) {
 				t.Fatal("the treap path was not taken")
 			}
 		})
+	}
+}
+
+// TestFinAtMost: finAtMost's galloping and bisection over bit patterns
+// give the fin that setRun's former loop found one ulp at a time, on
+// random starts: instants from 0 to 10^6, remaining durations from 10^-9
+// to 10^4, needs of 1 to 2048 of 2048 servers, and keys from the exact
+// one down by up to 2^12 ulps of fin (a job restarted that many times), to
+// 0, and above it (no step at all).
+func TestFinAtMost(t *testing.T) {
+	r := rng.New(35, 1)
+	linear := func(fin, now, scale, key float64) float64 {
+		for scale*clamp0(fin-now) > key {
+			fin = math.Nextafter(fin, math.Inf(-1))
+		}
+		return fin
+	}
+	for i := range 20000 {
+		now := 0.0
+		if i%7 != 0 {
+			now = math.Pow(10, 6*r.Float64())
+		}
+		rem := math.Pow(10, -9+13*r.Float64())
+		scale := float64(1+r.IntN(2048)) / 2048
+		fin0 := now + rem
+		ulp := math.Nextafter(fin0, math.Inf(1)) - fin0
+		var key float64
+		switch i % 4 {
+		case 0:
+			key = scale * rem
+		case 1: // below by up to 2^12 ulps of fin, in time
+			key = scale * math.Max(rem-float64(r.IntN(1<<12))*ulp, 0)
+		case 2: // 0, where that is at most 2^12 ulps away
+			key = scale * math.Max(rem-float64(1<<12)*ulp, 0)
+		case 3:
+			key = scale * rem * (1 + r.Float64())
+		}
+		if want, got := linear(fin0, now, scale, key), finAtMost(fin0, now, scale, key); got != want {
+			t.Fatalf("now %v rem %v scale %v key %v: finAtMost %v, one ulp at a time %v", now, rem, scale, key, got, want)
+		}
 	}
 }
