@@ -49,8 +49,13 @@
 // never rise, mixed with constant ranks), when no class needs more than
 // k/2 servers: O(C · log n) per event plus O(log n) per start, preemption
 // and job entering or leaving M (srptfast.go). With a wider class a
-// decision moves many jobs at once and the general path below is faster
-// per job moved (measured, see initSRPT), so it is taken instead. Within
+// decision moves many jobs at once and the treaps cost more per job moved
+// than the general path below (measured, see initSRPT): ServerFilling-SRPT
+// then keeps each need bucket as one slice, running jobs then waiting ones,
+// where a move is a shift of the seam between them, O(1) when the job sits
+// at its place, and an arrival or completion a binary search and a copy of
+// the bucket's jobs behind it (srptwide.go); ServerFilling-Gittins of ranks
+// that are not constant takes the general path. Within
 // one need all running jobs lose remaining size at the same rate (within one class, all running jobs age at the same rate
 // under one rank function), so they keep their order and, keys never
 // rising, stay ahead of the waiting jobs, whose keys are frozen; M is then
@@ -102,7 +107,7 @@
 // Performance, the other members (Gittins with a rank table that is not
 // monotone, DivisorFilling-SRPT and -Gittins when k has a prime factor ≥ 5,
 // DivisorFilling-Gittins with a rank that rises with age or two classes of
-// one need, the SRPT and Gittins paths above, of either procedure, with a
+// one need, the Gittins paths above, and DivisorFilling-SRPT, with a
 // class of need above k/2, and rising ranks below k = 128): the jobs outside M are all waiting, and a waiting job's key
 // does not change, so they stay in a heap (a FIFO for arrival order) keyed
 // by (key, arrival index). M has at most k jobs; a decision refreshes the
@@ -378,6 +383,7 @@ type Policy struct {
 	allPairs   bool // tests: a crossing timer for every approaching pair of M
 	general    bool // tests: the general path even where the SRPT path applies
 	forceFast  bool // tests: the SRPT path even with a need above k/2 (see initSRPT)
+	forceTreap bool // tests: that path on its treaps even where srptwide.go's slices apply
 
 	dfExtracted bool  // the last DivisorFilling choice used a Case 3 extraction
 	stopper     int32 // the last ServerFilling choice: first job that did not fit (PackStop; -1: none)
@@ -398,6 +404,8 @@ type Policy struct {
 
 	// SRPT path (srptfast.go): ServerFilling-SRPT in O(C · log n).
 	fastSRPT                     bool
+	wide                         bool    // its buckets as slices (srptwide.go): SRPT with a class wider than k/2
+	mergeBuf                     []int32 // scratch: mergeBucketRuns
 	sb                           []sbucket
 	rroot                        []int32 // treap of running jobs per run group (see runGroup)
 	pend                         []int32 // running jobs not yet placed in their treap (flushPending)

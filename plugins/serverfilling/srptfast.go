@@ -86,10 +86,11 @@ type sbucket struct {
 	nRun   int32   // running jobs
 	root   int32   // waiting jobs: treap on (key, arrival index)
 	w      int32   // the first w waiting jobs are in M
+	seq    []int32 // wide path (srptwide.go): running then waiting jobs, in place of the treaps
 }
 
-// initSRPT sets the SRPT path up (Init, after the buckets). The path is
-// taken only when no class needs more than k/2 servers. A decision around a
+// initSRPT sets the SRPT path up (Init, after the buckets). Its treaps
+// are taken only when no class needs more than k/2 servers. A decision around a
 // wide job moves many narrow ones at once (its start preempts the jobs on
 // up to need servers, its completion starts as many), and a move costs this
 // path a few treap operations, several times what the general path spends
@@ -100,8 +101,11 @@ type sbucket struct {
 // k/2: 3229 / 13867, k: 43295 / 28390; at k = 256, k/4: 517 / 1798, k/2:
 // 693 / 2002; at k = 32, k/4: 389 / 451, k/2: 403 / 438; one-or-all (need
 // k = 32, λ = 7): 1495 / 607; Borg cell B (needs up to 2000 of 2048, λ =
-// 4.5): 3991 / 3225. So this path wins up to k/2 and loses with a class
-// of need above it. The decisions are the same either way.
+// 4.5): 3991 / 3225. So the treaps win up to k/2 and lose with a class
+// of need above it. The decisions are the same either way. Beyond k/2
+// ServerFilling-SRPT takes this path with each bucket kept as one slice
+// instead of its treaps (srptwide.go, wideSRPT), where a move costs O(1);
+// Gittins of ranks that are not constant takes the general path there.
 func (p *Policy) initSRPT() {
 	maxNeed := int32(0)
 	for _, c := range p.cls {
@@ -109,7 +113,8 @@ func (p *Policy) initSRPT() {
 	}
 	p.fastSRPT = p.proc == ServerFilling && !p.exhaustive && !p.allPairs && !p.general && !p.static &&
 		(p.ord == SRPTOrder || p.ord == GittinsOrder && p.monotone) &&
-		(p.forceFast || 2*int(maxNeed) <= p.k)
+		(p.forceFast || 2*int(maxNeed) <= p.k || p.wideSRPT(maxNeed))
+	p.wide = p.fastSRPT && p.wideSRPT(maxNeed)
 	if !p.fastSRPT {
 		return
 	}
@@ -192,6 +197,15 @@ func (p *Policy) runRemove(i int32) {
 // runLast is the bucket's last running job (-1 if none), its key
 // refreshed: the latest of its run groups' last jobs.
 func (p *Policy) runLast(sb *sbucket, now float64) int32 {
+	if p.wide {
+		if sb.nRun == 0 {
+			return -1
+		}
+		c := sb.seq[sb.nRun-1]
+		sl := &p.slots[c] // keyAt for a running SRPT job, inlined
+		sl.key = p.cls[sl.class].scale * clamp0(sl.fin-now)
+		return c
+	}
 	last := int32(-1)
 	for _, g := range sb.groups {
 		r := p.rroot[g]
@@ -216,6 +230,10 @@ func (p *Policy) allServedSRPT() bool { return p.nOut == 0 && p.sumM <= p.k }
 func (p *Policy) startPending(s *sdk.System, i int32) {
 	sl := &p.slots[i]
 	p.start(s, sl, s.Now())
+	if p.wide { // a binary search and a short copy: placed at once
+		p.sInsertRunning(&p.sb[sl.bucket], i)
+		return
+	}
 	sl.serve = true
 	p.sb[sl.bucket].nRun++
 	p.pend = append(p.pend, i)
@@ -232,7 +250,11 @@ func (p *Policy) arriveSRPT(s *sdk.System, i int32) {
 	}
 	sb := &p.sb[sl.bucket]
 	var r int32
-	sb.root, r = p.tInsert(sb.root, i, modeKey)
+	if p.wide {
+		r = p.sInsertWaiting(sb, i)
+	} else {
+		sb.root, r = p.tInsert(sb.root, i, modeKey)
+	}
 	if r < sb.w { // ahead of the bucket's boundary in M: joins M
 		sb.w++
 		p.sumM += int(sl.need)
@@ -250,6 +272,10 @@ func (p *Policy) arriveSRPT(s *sdk.System, i int32) {
 // else out of the treap.
 func (p *Policy) unrun(i int32) {
 	sl := &p.slots[i]
+	if p.wide {
+		p.sRemoveRunning(&p.sb[sl.bucket], i)
+		return
+	}
 	if sl.pend > 0 { // never placed: swap it out of the pending list
 		k := sl.pend - 1
 		last := p.pend[len(p.pend)-1]
@@ -294,7 +320,7 @@ func (p *Policy) lastM(now float64) (last, second int32) {
 	for b := range p.sb {
 		sb := &p.sb[b]
 		if sb.w > 0 {
-			put(p.tSelect(sb.root, sb.w-1))
+			put(p.wAt(sb, sb.w-1))
 		}
 		if sb.nRun > 0 {
 			put(p.runLast(sb, now))
@@ -309,10 +335,10 @@ func (p *Policy) firstOut() (first, second int32) {
 	first, second = -1, -1
 	for b := range p.sb {
 		sb := &p.sb[b]
-		if sb.w >= p.tSize(sb.root) {
+		if sb.w >= p.wSize(sb) {
 			continue
 		}
-		c := p.tSelect(sb.root, sb.w)
+		c := p.wAt(sb, sb.w)
 		switch {
 		case first < 0 || p.less(c, first):
 			first, second = c, first
@@ -341,6 +367,11 @@ func (p *Policy) tCountLess(t, x int32) int32 {
 // toWaiting turns running job i into a waiting one (its key now, frozen
 // from here on) and returns its bucket.
 func (p *Policy) toWaiting(i int32, now float64) *sbucket {
+	if p.wide {
+		sb := &p.sb[p.slots[i].bucket]
+		p.sToWaiting(sb, i, now)
+		return sb
+	}
 	sl := p.skey(i, now)
 	p.runRemove(i)
 	p.stopRun(sl, now)
@@ -376,9 +407,9 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 			need := int32(p.slots[o].need)
 			n := (int32(p.k-p.sumM) + need - 1) / need // jobs of this need M lacks
 			if o2 >= 0 {
-				n = min(n, p.tCountLess(sb.root, o2)-sb.w)
+				n = min(n, p.wCountLess(sb, o2)-sb.w)
 			} else {
-				n = min(n, p.tSize(sb.root)-sb.w)
+				n = min(n, p.wSize(sb)-sb.w)
 			}
 			sb.w += n
 			p.sumM += int(n * need)
@@ -400,7 +431,7 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 				need := ls.need
 				n := int32(p.sumM-p.k) / need // surplus, in jobs of this need
 				if second >= 0 {
-					n = min(n, sb.w-p.tCountLess(sb.root, second))
+					n = min(n, sb.w-p.wCountLess(sb, second))
 				} else {
 					n = min(n, sb.w)
 				}
@@ -442,11 +473,17 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	pre, starts := p.applySeams(s, take, now)
 	p.stopper, p.idle = -1, p.rem
 	if p.packing == PackStop && int(p.cut) < p.nBuckets && p.sb[p.cut].w > 0 {
-		p.stopper = p.tFirst(p.sb[p.cut].root)
+		p.stopper = p.wAt(&p.sb[p.cut], 0)
 	}
 
 	// 3. Engine calls in the general path's order.
-	p.engineCalls(s, evicted, pre, starts)
+	if p.wide {
+		p.mergeBucketRuns(pre, true)
+		p.mergeBucketRuns(starts, false)
+		p.engineCallsRuns(s, evicted, pre, starts, false, false)
+	} else {
+		p.engineCalls(s, evicted, pre, starts)
+	}
 	p.evicted, p.next, p.starts = evicted[:0], pre[:0], starts[:0]
 	p.maxKey = maxKey
 
@@ -478,23 +515,32 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 			pre = append(pre, x)
 		}
 		for sb.nRun < take[b] {
+			sb.w--
+			if p.wide {
+				starts = append(starts, p.sStartFirst(s, sb, now))
+				continue
+			}
 			x := p.tFirst(sb.root)
 			sb.root = p.tDeleteMin(sb.root)
-			sb.w--
 			p.setRun(s, &p.slots[x], now)
 			p.runAppend(x)
 			starts = append(starts, x)
 		}
 		for sb.w > 0 && sb.nRun > 0 {
 			x := p.runLast(sb, now)
-			y := p.tFirst(sb.root)
+			y := p.wAt(sb, 0)
 			if !p.less(y, x) {
 				break
 			}
-			sb.root = p.tDeleteMin(sb.root)
-			p.toWaiting(x, now)
-			p.setRun(s, &p.slots[y], now)
-			p.runAppend(y)
+			if p.wide { // y stays the first waiting job: x's key now is above y's
+				p.sToWaiting(sb, x, now)
+				p.sStartFirst(s, sb, now)
+			} else {
+				sb.root = p.tDeleteMin(sb.root)
+				p.toWaiting(x, now)
+				p.setRun(s, &p.slots[y], now)
+				p.runAppend(y)
+			}
 			pre = append(pre, x)
 			starts = append(starts, y)
 		}
@@ -508,13 +554,19 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 // before the decision (the preempted jobs were running, the started ones
 // waiting). setRun was called for each start when it was chosen.
 func (p *Policy) engineCalls(s *sdk.System, evicted, pre, starts []int32) {
+	p.engineCallsRuns(s, evicted, pre, starts, true, true)
+}
+
+// engineCallsRuns is engineCalls with pre and starts sorted only where
+// asked (the others already are).
+func (p *Policy) engineCallsRuns(s *sdk.System, evicted, pre, starts []int32, sortPre, sortStarts bool) {
 	if len(evicted) > 1 {
 		slices.SortFunc(evicted, p.cmpWas(true))
 	}
-	if len(pre) > 1 {
+	if sortPre && len(pre) > 1 {
 		slices.SortFunc(pre, p.cmpWas(true))
 	}
-	if len(starts) > 1 {
+	if sortStarts && len(starts) > 1 {
 		slices.SortFunc(starts, p.cmpWas(false))
 	}
 	for _, i := range evicted {
@@ -592,11 +644,10 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 	}
 	t := math.Inf(1)
 	for bi := range p.sb {
-		r := p.rroot[bi] // SRPT: one run group per bucket
-		if r < 0 || p.bneed[bi] > slack {
+		if p.sb[bi].nRun == 0 || p.bneed[bi] > slack {
 			continue
 		}
-		y := p.tLast(r) // largest (fin, arrival)
+		y := p.runTail(bi) // largest (fin, arrival)
 		if ys := &p.slots[y]; y != last && ys.rate < b.rate {
 			t = math.Min(t, p.crossAt(b, ys, now))
 		}

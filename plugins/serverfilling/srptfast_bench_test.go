@@ -29,7 +29,9 @@ func twoClassWide(k, wide int) *sim.Workload {
 // is k/16, k/4, k/2 and k at k = 2048, and k/4 and k/2 at k = 256 and 32,
 // one-or-all (need k = 32, λ = 7) and Borg cell
 // B (needs up to 2000 of 2048, λ = 4.5). 10^5 measured arrivals per
-// replication (-benchtime=1x); compare cpu-ns/event of the two paths.
+// replication (-benchtime=1x); compare cpu-ns/event of the paths. Where a
+// class is wider than k/2, "fast" is the treaps (forceTreap) and "slices"
+// the path taken there (srptwide.go).
 func BenchmarkPathChoice(b *testing.B) {
 	cases := []struct {
 		name string
@@ -47,12 +49,18 @@ func BenchmarkPathChoice(b *testing.B) {
 		{"borg-b/lambda=4.5", func(t testing.TB) *sim.Workload { return simtest.Named(t, "borg-b", 4.5) }},
 	}
 	for _, c := range cases {
-		for _, path := range []string{"fast", "general"} {
+		w := c.w(b)
+		paths := []string{"fast", "general"}
+		if widestNeed(w) > w.Servers/2 {
+			paths = append(paths, "slices")
+		}
+		for _, path := range paths {
 			b.Run(c.name+"/"+path, func(b *testing.B) {
 				p := New(SRPTOrder, ServerFilling)
 				p.forceFast = path == "fast"
+				p.forceTreap = path == "fast"
 				p.general = path == "general"
-				benchL(b, c.w(b), p, 100000)
+				benchL(b, w, p, 100000)
 			})
 		}
 	}
@@ -85,4 +93,13 @@ func BenchmarkLevelsGeneral(b *testing.B) {
 			benchL(b, twoClass2048H2(lv.rate), p, 100000)
 		})
 	}
+}
+
+// widestNeed is the largest need of w's classes.
+func widestNeed(w *sim.Workload) int {
+	m := 0
+	for _, c := range w.Classes {
+		m = max(m, c.Need)
+	}
+	return m
 }

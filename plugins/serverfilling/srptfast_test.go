@@ -22,13 +22,33 @@ func detTies() *sim.Workload {
 		{Name: "c", Need: 4, Share: 0.2, Service: must(dist.NewDeterministic(0.5))},
 		{Name: "d", Need: 1, Share: 0.1, Service: must(dist.NewEmpirical([]float64{2, 4}))},
 	}}
+	atLoad(w, 0.95)
+	return w
+}
+
+// atLoad sets w's arrival rate for load rho: rho × k / (Σ share × need ×
+// mean duration / Σ share).
+func atLoad(w *sim.Workload, rho float64) {
 	var work, total float64
 	for _, c := range w.Classes {
 		work += c.Share * float64(c.Need) * c.Service.Mean()
 		total += c.Share
 	}
-	w.ArrivalRate = 0.95 * 8 * total / work
-	return w
+	w.ArrivalRate = rho * float64(w.Servers) * total / work
+}
+
+// srptVariants runs f as one subtest per seed, crossings on and off and
+// packing reading, named after workload wname and those.
+func srptVariants(t *testing.T, wname string, seeds []uint64, f func(t *testing.T, name string, seed uint64, params map[string]any)) {
+	for _, seed := range seeds {
+		for _, crossings := range []bool{true, false} {
+			for _, packing := range []string{PackingStop, PackingSkip} {
+				params := map[string]any{"crossings": crossings, "packing": packing}
+				name := fmt.Sprintf("%s/seed=%d/crossings=%v/packing=%s", wname, seed, crossings, packing)
+				t.Run(name, func(t *testing.T) { f(t, name, seed, params) })
+			}
+		}
+	}
 }
 
 // TestSRPTPathEquivalent: ServerFilling-SRPT's O(C · log n) path
@@ -56,29 +76,21 @@ func TestSRPTPathEquivalent(t *testing.T) {
 		seeds = seeds[:2]
 	}
 	for _, x := range wls {
-		for _, seed := range seeds {
-			for _, crossings := range []bool{true, false} {
-				for _, packing := range []string{PackingStop, PackingSkip} {
-					params := map[string]any{"crossings": crossings, "packing": packing}
-					name := fmt.Sprintf("%s/seed=%d/crossings=%v/packing=%s", x.w.Name, seed, crossings, packing)
-					t.Run(name, func(t *testing.T) {
-						cfg := sim.Config{Seed: seed, Warmup: x.arrivals / 10, Arrivals: x.arrivals, MaxInSystem: 20000}
-						fast := configured(t, SRPTOrder, ServerFilling, params)
-						fast.forceFast = true
-						gen := configured(t, SRPTOrder, ServerFilling, params)
-						gen.general = true
-						sameTrace(t, name, x.w, gen, fast, cfg)
-						if packing == PackingStop {
-							ref := newRef(SRPTOrder, ServerFilling)
-							if err := sim.Configure(ref, map[string]any{"crossings": crossings}); err != nil {
-								t.Fatal(err)
-							}
-							sameTrace(t, name+"/ref", x.w, ref, fast2(t, SRPTOrder, params), cfg)
-						}
-					})
+		srptVariants(t, x.w.Name, seeds, func(t *testing.T, name string, seed uint64, params map[string]any) {
+			cfg := sim.Config{Seed: seed, Warmup: x.arrivals / 10, Arrivals: x.arrivals, MaxInSystem: 20000}
+			fast := configured(t, SRPTOrder, ServerFilling, params)
+			fast.forceFast = true
+			gen := configured(t, SRPTOrder, ServerFilling, params)
+			gen.general = true
+			sameTrace(t, name, x.w, gen, fast, cfg)
+			if params["packing"] == PackingStop {
+				ref := newRef(SRPTOrder, ServerFilling)
+				if err := sim.Configure(ref, map[string]any{"crossings": params["crossings"]}); err != nil {
+					t.Fatal(err)
 				}
+				sameTrace(t, name+"/ref", x.w, ref, fast2(t, SRPTOrder, params), cfg)
 			}
-		}
+		})
 	}
 }
 

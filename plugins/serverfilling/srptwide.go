@@ -1,0 +1,236 @@
+package serverfilling
+
+import (
+	"slices"
+
+	"github.com/msjfarm/msjfarm/sdk"
+)
+
+// The SRPT path with a class wider than k/2 (Borg cell B, one-or-all):
+// srptfast.go's decisions, with each need bucket kept as one sorted slice
+// instead of two treaps.
+//
+// Why. With a wide class a decision moves many jobs at once (a wide job of
+// small remaining size entering the served set preempts the narrow jobs on
+// up to its need servers, its completion restarts as many: 20 preemptions
+// per arrival on Borg cell B at ρ = 0.95), and on the treaps each move is a
+// deletion from one tree and an insertion into the other, O(log n) with a
+// large constant: more per moved job than the general path spends per job
+// of M in its pass over M, which is why srptfast.go stayed below k/2. But
+// the moves are always at a bucket's seam (srptfast.go): a preemption takes
+// the bucket's last running job and makes it its first waiting one (its key
+// now, frozen from then on, is the least of the waiting ones but for ties and
+// for arrivals since the last decision), a start takes the first waiting job
+// to the end of the running ones (its fin the largest but for the same
+// exceptions). So a bucket kept as one slice
+//
+//	seq = [running jobs by (fin, arrival)] [waiting jobs by (key, arrival)]
+//
+// with nRun marking the seam moves a job by moving the seam: O(1) per move
+// when the job already sits at its place, which is the usual case, and one
+// copy of the jobs it passes otherwise (found by binary search). Every
+// lookup srptfast.go makes becomes an index: the last running job is
+// seq[nRun−1], the r-th waiting one seq[nRun+r], a count of waiting jobs
+// ahead of a job a binary search. An arrival is a binary search and one copy
+// of the jobs behind it in its bucket, a completion one copy of those behind
+// it: a memmove of up to n words, not O(log n), but at a fraction of a
+// nanosecond per word it stays below a treap's O(log n) pointer chase up to
+// thousands of jobs per bucket; the general path would pass over up to k jobs
+// of M per event anyway.
+//
+// Both slices keep exactly the treaps' orders (modeFall for the running
+// part, modeKey for the waiting part), so every lookup returns the job the
+// treap would and the decisions are srptfast.go's, hence the general path's
+// (TestWidePathEquivalent, and TestFastPathEquivalent and
+// TestEquivalentToReference on Borg cell B and one-or-all).
+
+// wideSRPT reports whether the SRPT path keeps its buckets as slices: SRPT
+// order (one run group per bucket), ServerFilling, a class wider than k/2,
+// and not forced onto the treaps (tests, BenchmarkPathChoice).
+func (p *Policy) wideSRPT(maxNeed int32) bool {
+	return p.ord == SRPTOrder && p.proc == ServerFilling && 2*int(maxNeed) > p.k && !p.forceTreap
+}
+
+// sRunIndex is the place of job x among sb's running jobs in (fin,
+// arrival) order: x's index if it runs, else where it would go.
+func (p *Policy) sRunIndex(sb *sbucket, x int32) int32 {
+	return p.sBound(sb.seq, 0, sb.nRun, x, modeFall)
+}
+
+// sWaitCount is the number of sb's waiting jobs in (key, arrival) order
+// before job x (x not among them, or at its own place).
+func (p *Policy) sWaitCount(sb *sbucket, x int32) int32 {
+	return p.sBound(sb.seq, sb.nRun, int32(len(sb.seq)), x, modeKey) - sb.nRun
+}
+
+// sBound is the first index of seq[lo:hi], sorted in treap order mode,
+// whose job is not before x (hi if none).
+func (p *Policy) sBound(seq []int32, lo, hi, x int32, mode uint8) int32 {
+	for lo < hi {
+		m := int32(uint32(lo+hi) >> 1)
+		if p.tLess(seq[m], x, mode) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// sWaitCountLess is tCountLess for a slice bucket: the waiting jobs
+// ahead of x in the order less (a prefix of the waiting part).
+func (p *Policy) sWaitCountLess(sb *sbucket, x int32) int32 {
+	lo, hi := sb.nRun, int32(len(sb.seq))
+	for lo < hi {
+		m := int32(uint32(lo+hi) >> 1)
+		if p.less(sb.seq[m], x) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - sb.nRun
+}
+
+// sInsertWaiting adds waiting job x to sb and returns its rank among the
+// waiting jobs.
+func (p *Policy) sInsertWaiting(sb *sbucket, x int32) int32 {
+	r := p.sWaitCount(sb, x)
+	at := sb.nRun + r
+	sb.seq = append(sb.seq, 0)
+	copy(sb.seq[at+1:], sb.seq[at:])
+	sb.seq[at] = x
+	return r
+}
+
+// sInsertRunning adds job x, not in sb, started (fin set), to sb's running
+// jobs.
+func (p *Policy) sInsertRunning(sb *sbucket, x int32) {
+	at := p.sRunIndex(sb, x)
+	sb.seq = append(sb.seq, 0)
+	copy(sb.seq[at+1:], sb.seq[at:])
+	sb.seq[at] = x
+	sb.nRun++
+	p.slots[x].serve = true
+}
+
+// sRemoveRunning takes running job x out of sb (a completion).
+func (p *Policy) sRemoveRunning(sb *sbucket, x int32) {
+	at := p.sRunIndex(sb, x)
+	sb.seq = append(sb.seq[:at], sb.seq[at+1:]...)
+	sb.nRun--
+	p.slots[x].serve = false
+}
+
+// sToWaiting is toWaiting for a slice bucket: running job x becomes
+// waiting with its key now, frozen from here on. It moves from its place
+// among the running jobs (usually the last) to its place among the waiting
+// ones (usually the first).
+func (p *Policy) sToWaiting(sb *sbucket, x int32, now float64) {
+	from := sb.nRun - 1
+	if sb.seq[from] != x {
+		from = p.sRunIndex(sb, x)
+	}
+	sl := p.skey(x, now)
+	p.stopRun(sl, now)
+	sl.serve = false
+	to := sb.nRun - 1 // its place once it has left the running part
+	if int(sb.nRun) < len(sb.seq) && p.tLess(sb.seq[sb.nRun], x, modeKey) {
+		to += p.sWaitCount(sb, x)
+	}
+	copy(sb.seq[from:to], sb.seq[from+1:to+1])
+	sb.seq[to] = x
+	sb.nRun--
+}
+
+// sStartFirst starts sb's first waiting job (setRun now; the engine call
+// is the caller's) and returns it. It moves to its place among the
+// running jobs (usually the end).
+func (p *Policy) sStartFirst(s *sdk.System, sb *sbucket, now float64) int32 {
+	x := sb.seq[sb.nRun]
+	p.setRun(s, &p.slots[x], now)
+	to := sb.nRun
+	if to > 0 && !p.tLess(sb.seq[to-1], x, modeFall) {
+		to = p.sRunIndex(sb, x)
+	}
+	copy(sb.seq[to+1:sb.nRun+1], sb.seq[to:sb.nRun])
+	sb.seq[to] = x
+	sb.nRun++
+	p.slots[x].serve = true
+	return x
+}
+
+// wSize, wAt and wCountLess are the lookups srptfast.go makes in a
+// bucket's waiting jobs, on either representation: their number, the one
+// of rank r, and how many are ahead of x in the order less.
+func (p *Policy) wSize(sb *sbucket) int32 {
+	if p.wide {
+		return int32(len(sb.seq)) - sb.nRun
+	}
+	return p.tSize(sb.root)
+}
+
+func (p *Policy) wAt(sb *sbucket, r int32) int32 {
+	if p.wide {
+		return sb.seq[sb.nRun+r]
+	}
+	return p.tSelect(sb.root, r)
+}
+
+func (p *Policy) wCountLess(sb *sbucket, x int32) int32 {
+	if p.wide {
+		return p.sWaitCountLess(sb, x)
+	}
+	return p.tCountLess(sb.root, x)
+}
+
+// runTail is need bucket b's running job of largest (fin, arrival) under
+// SRPT (one run group per bucket; b has running jobs).
+func (p *Policy) runTail(b int) int32 {
+	if p.wide {
+		sb := &p.sb[b]
+		return sb.seq[sb.nRun-1]
+	}
+	return p.tLast(p.rroot[b])
+}
+
+// mergeBucketRuns puts applySeams's preemptions (pre: true) or starts in
+// the order at the decision instant that engineCalls sorts them into
+// (cmpWas), by merging runs instead of sorting. applySeams makes the moves
+// need bucket by need bucket, and within a bucket preempts from the last
+// running job backwards and starts from the first waiting one on, so the
+// list is one run per bucket, each in that order (the preemptions
+// reversed). O(moves × buckets with moves), usually one or two.
+func (p *Policy) mergeBucketRuns(list []int32, pre bool) {
+	if len(list) < 2 {
+		return
+	}
+	cmp := p.cmpWas(pre)
+	done := 0 // list[:done] is merged
+	for done < len(list) {
+		b := p.slots[list[done]].bucket
+		end := done + 1
+		for end < len(list) && p.slots[list[end]].bucket == b {
+			end++
+		}
+		if pre {
+			slices.Reverse(list[done:end])
+		}
+		if done > 0 && cmp(list[done], list[done-1]) < 0 {
+			p.mergeBuf = append(p.mergeBuf[:0], list[:done]...)
+			a, i, o := p.mergeBuf, done, 0
+			for len(a) > 0 && i < end {
+				if cmp(list[i], a[0]) < 0 {
+					list[o] = list[i]
+					i++
+				} else {
+					list[o] = a[0]
+					a = a[1:]
+				}
+				o++
+			}
+			copy(list[o:], a) // the rest of list[i:end] is in place
+		}
+		done = end
+	}
+}

@@ -1,0 +1,108 @@
+package serverfilling
+
+import (
+	"math"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/model/dist"
+	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/rng"
+)
+
+// detTiesWide is detTies with a class of need k: k = 8, needs 1, 2, 4
+// and 8, deterministic and two-point durations so that remaining sizes tie
+// exactly and often within a need and across needs (1 × 2 = 2 × 1 = 4 ×
+// 0.5 = 8 × 0.25), at ρ ≈ 0.95. The need-8 class makes it a workload of the
+// wide path (srptwide.go), where ties decide where a preempted job lands
+// among its bucket's waiting jobs.
+func detTiesWide() *sim.Workload {
+	w := detTies()
+	w.Name = "det-ties-wide-8"
+	w.Classes = append(w.Classes, sim.Class{Name: "e", Need: 8, Share: 0.1, Service: must(dist.NewDeterministic(0.25))})
+	atLoad(w, 0.95)
+	return w
+}
+
+// TestWidePathEquivalent: ServerFilling-SRPT on workloads with a class
+// wider than k/2, where the SRPT path keeps each need bucket as one slice
+// (srptwide.go), takes exactly the general path's decisions and the treap
+// path's (forceTreap), event for event, with crossings on and off and both
+// packings: exact ties (detTiesWide), one-or-all near saturation, needs
+// that do not divide k with a wide one (k = 24, need 16), and Borg cell B
+// at ρ = 0.95 (k = 2048, needs up to 2000).
+func TestWidePathEquivalent(t *testing.T) {
+	type wl struct {
+		w        *sim.Workload
+		arrivals int64
+	}
+	borg1 := namedWorkload(t, "borg-b", 1)
+	wls := []wl{
+		{detTiesWide(), 20000},
+		{namedWorkload(t, "one-or-all", 7), 20000},
+		{mixedWorkload("nondivisible-24", 24, []int{1, 3, 5, 7, 10, 16}, 0.95, 24), 20000},
+		{namedWorkload(t, "borg-b", 0.95/borg1.Load()), 8000},
+	}
+	seeds := []uint64{1, 2}
+	if testing.Short() {
+		seeds = seeds[:1]
+	}
+	for _, x := range wls {
+		srptVariants(t, x.w.Name, seeds, func(t *testing.T, name string, seed uint64, params map[string]any) {
+			t.Parallel()
+			cfg := sim.Config{Seed: seed, Warmup: x.arrivals / 10, Arrivals: x.arrivals, MaxInSystem: 20000}
+			wide := configured(t, SRPTOrder, ServerFilling, params)
+			gen := configured(t, SRPTOrder, ServerFilling, params)
+			gen.general = true
+			sameTrace(t, name, x.w, gen, wide, cfg)
+			if !wide.wide {
+				t.Fatal("the wide path was not taken")
+			}
+			treap := configured(t, SRPTOrder, ServerFilling, params)
+			treap.forceFast, treap.forceTreap = true, true
+			sameTrace(t, name+"/treap", x.w, treap, configured(t, SRPTOrder, ServerFilling, params), cfg)
+			if !treap.fastSRPT || treap.wide {
+				t.Fatal("the treap path was not taken")
+			}
+		})
+	}
+}
+
+// TestFinAtMost: finAtMost's galloping and bisection over bit patterns
+// give the fin that setRun's former loop found one ulp at a time, on
+// random starts: instants from 0 to 10^6, remaining durations from 10^-9
+// to 10^4, needs of 1 to 2048 of 2048 servers, and keys from the exact
+// one down by up to 2^12 ulps of fin (a job restarted that many times), to
+// 0, and above it (no step at all).
+func TestFinAtMost(t *testing.T) {
+	r := rng.New(35, 1)
+	linear := func(fin, now, scale, key float64) float64 {
+		for scale*clamp0(fin-now) > key {
+			fin = math.Nextafter(fin, math.Inf(-1))
+		}
+		return fin
+	}
+	for i := range 20000 {
+		now := 0.0
+		if i%7 != 0 {
+			now = math.Pow(10, 6*r.Float64())
+		}
+		rem := math.Pow(10, -9+13*r.Float64())
+		scale := float64(1+r.IntN(2048)) / 2048
+		fin0 := now + rem
+		ulp := math.Nextafter(fin0, math.Inf(1)) - fin0
+		var key float64
+		switch i % 4 {
+		case 0:
+			key = scale * rem
+		case 1: // below by up to 2^12 ulps of fin, in time
+			key = scale * math.Max(rem-float64(r.IntN(1<<12))*ulp, 0)
+		case 2: // 0, where that is at most 2^12 ulps away
+			key = scale * math.Max(rem-float64(1<<12)*ulp, 0)
+		case 3:
+			key = scale * rem * (1 + r.Float64())
+		}
+		if want, got := linear(fin0, now, scale, key), finAtMost(fin0, now, scale, key); got != want {
+			t.Fatalf("now %v rem %v scale %v key %v: finAtMost %v, one ulp at a time %v", now, rem, scale, key, got, want)
+		}
+	}
+}
