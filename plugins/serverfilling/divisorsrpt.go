@@ -98,6 +98,8 @@ type dsrpt struct {
 	c      []int32 // scratch: counts ahead of a candidate
 	cand   []int32 // scratch: buckets taking part in a selection
 	fs     []int32 // scratch: backfill's buckets S
+
+	seamBuf, seamStk []int32 // scratch: a run moved at once (divisorseams.go)
 }
 
 // initDivSRPT sets the path up when the policy is DivisorFilling-SRPT with
@@ -298,7 +300,7 @@ func (p *Policy) decideDS(s *sdk.System) {
 	}
 
 	// 3. Apply at each bucket's seam (as decideSRPT).
-	pre, starts := p.applySeams(s, q.srv, now)
+	pre, starts := p.applySeamsDS(s, q.srv, now)
 
 	// 4. Engine calls in the general path's order.
 	p.engineCalls(s, evicted, pre, starts)
