@@ -92,15 +92,7 @@ func (p *Policy) preemptRun(sb *sbucket, g, keep int32, now float64, pre []int32
 	sb.nRun -= m
 	sb.w += m
 	pre = append(pre, run...)
-	// The split-off treap, in (fin, arrival) order, joins the waiting
-	// treap as it is when it is in (key, arrival) order too and ahead.
-	if p.inOrder(run, modeKey) && (sb.root < 0 || p.tLess(run[m-1], p.tFirst(sb.root), modeKey)) {
-		sb.root = p.tMerge(tail, sb.root)
-	} else {
-		for _, x := range run {
-			sb.root, _ = p.tInsert(sb.root, x, modeKey)
-		}
-	}
+	sb.root = p.joinFront(sb.root, tail, run, modeKey)
 	p.ds.seamBuf = run[:0]
 	return pre
 }
@@ -119,30 +111,69 @@ func (p *Policy) startRun(s *sdk.System, sb *sbucket, g, m int32, now float64, s
 	sb.w -= m
 	sb.nRun += m
 	starts = append(starts, run...)
-	// The split-off treap, in (key, arrival) order, joins the running
-	// treap as it is when it is in (fin, arrival) order too and behind.
-	if r := p.rroot[g]; p.inOrder(run, modeFall) && (r < 0 || p.tLess(p.tLast(r), run[0], modeFall)) {
-		p.rroot[g] = p.tMerge(r, head)
-	} else {
-		for _, x := range run {
-			p.rroot[g], _ = p.tInsert(p.rroot[g], x, modeFall)
-		}
-	}
+	p.rroot[g] = p.joinBack(p.rroot[g], head, run, modeFall)
 	p.ds.seamBuf = run[:0]
 	return starts
 }
 
-// inOrder reports whether run is in treap order mode. A run split off one
-// treap is in the other's order but for runs of equal keys (keys do not
-// fall with fin) or stale fins (constant Gittins ranks), so it nearly
-// always is.
-func (p *Policy) inOrder(run []int32, mode uint8) bool {
-	for i := 1; i < len(run); i++ {
-		if !p.tLess(run[i-1], run[i], mode) {
-			return false
+// joinFront adds the jobs of treap t, run in t's order, to treap dst of
+// order mode, where they mostly come first: run's longest prefix that is in
+// mode's order, ahead of dst's first job and of the rest of run is joined
+// as t's subtree; the rest is inserted job by job (the preempted jobs that
+// an arrival since the last decision precedes, or ties that the two orders
+// break differently).
+func (p *Policy) joinFront(dst, t int32, run []int32, mode uint8) int32 {
+	f := int32(-1)
+	if dst >= 0 {
+		f = p.tFirst(dst)
+	}
+	j := 0
+	for j < len(run) && (j == 0 || p.tLess(run[j-1], run[j], mode)) && (f < 0 || p.tLess(run[j], f, mode)) {
+		j++
+	}
+	if j > 0 {
+		for _, x := range run[j:] {
+			if !p.tLess(run[j-1], x, mode) {
+				j = 0
+				break
+			}
 		}
 	}
-	return true
+	t, _ = p.tSplitRank(t, int32(j))
+	for _, x := range run[j:] {
+		dst, _ = p.tInsert(dst, x, mode)
+	}
+	return p.tMerge(t, dst)
+}
+
+// joinBack is joinFront's mirror: the jobs of run mostly come after dst's,
+// and run's longest suffix in mode's order, behind dst's last job and the
+// rest of run, is joined as t's subtree (the started jobs, which follow
+// the running ones but for ties that the two orders break differently and
+// an arrival since the last decision).
+func (p *Policy) joinBack(dst, t int32, run []int32, mode uint8) int32 {
+	l := int32(-1)
+	if dst >= 0 {
+		l = p.tLast(dst)
+	}
+	n := len(run)
+	j := n
+	for j > 0 && (j == n || p.tLess(run[j-1], run[j], mode)) && (l < 0 || p.tLess(l, run[j-1], mode)) {
+		j--
+	}
+	if j < n {
+		for _, x := range run[:j] {
+			if !p.tLess(x, run[j], mode) {
+				j = n
+				break
+			}
+		}
+	}
+	_, t = p.tSplitRank(t, int32(j))
+	for _, x := range run[:j] {
+		dst, _ = p.tInsert(dst, x, mode)
+	}
+	return p.tMerge(dst, t)
 }
 
 // tSplitRank splits t into its first r jobs and the others.
