@@ -117,19 +117,16 @@ func (p *Policy) initDivSRPT() {
 	default:
 		return
 	}
-	// A class wider than k/2 moves many jobs per decision, and the general
-	// path's pass over M is then cheaper than the treaps' per-job work, as
-	// for ServerFilling-SRPT (initSRPT): on one-or-all (k = 32, needs 1 and
-	// 32) 1414 against 662 CPU ns per event, at k = 2048 with needs 1 and
-	// 2048 27.7 against 21.9 µs; with the wide need at k/2 or below the
-	// treaps win from k = 64 up (BenchmarkDivisorSRPTPathChoice).
-	if !p.forceFast {
-		for _, c := range p.cls {
-			if 2*int(c.need) > p.k {
-				return
-			}
-		}
-	}
+	// Unlike ServerFilling-SRPT (initSRPT), the path is taken with a class
+	// wider than k/2 too: a decision around a wide job moves its bucket
+	// runs with one split and one join each (divisorseams.go), so the many
+	// jobs it moves cost about what the engine calls for them cost, and
+	// this path is the cheaper one everywhere measured
+	// (BenchmarkDivisorSRPTPathChoice, cpu-ns/event, treap / general, one
+	// loaded run): one-or-all (k = 32, needs 1 and 32) 759–762 / 786–809
+	// (before the bulk moves 1414 / 662), k = 2048 with needs 1 and 2048
+	// 7134 / 23485 (before 27.7 / 21.9 µs), needs 1 and 1024 2938 / 22670,
+	// k = 128 with needs 1 and 128 1185 / 2526.
 	p.sb = make([]sbucket, nb)
 	p.rroot = make([]int32, nb)
 	for b := range p.sb {

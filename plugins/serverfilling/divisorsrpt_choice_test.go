@@ -9,9 +9,9 @@ import (
 
 // BenchmarkDivisorSRPTPathChoice: DivisorFilling-SRPT on its treap path
 // (divisorsrpt.go) and on the general path, on two-class workloads of k
-// servers with a need of k/4 beside need 1, and on one-or-all (k = 32),
-// 10^5 measured arrivals; it sets dsMinK, the fewest servers for which the
-// treap path is taken.
+// servers with a need of k/4 (and some wider) beside need 1, and on
+// one-or-all (k = 32), 10^5 measured arrivals: the measurements behind
+// initDivSRPT's choice of the treap path wherever it applies.
 func BenchmarkDivisorSRPTPathChoice(b *testing.B) {
 	type wl struct {
 		name    string
@@ -30,7 +30,6 @@ func BenchmarkDivisorSRPTPathChoice(b *testing.B) {
 		for _, path := range []string{"treap", "general"} {
 			b.Run(fmt.Sprintf("%s/k=%d/wide=%d/%s", c.name, c.k, c.wide, path), func(b *testing.B) {
 				p := New(SRPTOrder, DivisorFilling)
-				p.forceFast = path == "treap"
 				p.general = path == "general"
 				benchL(b, w, p, 100000)
 			})
