@@ -20,15 +20,19 @@ import "github.com/msjfarm/msjfarm/sdk"
 // treap it joins, in that treap's order. It usually does, since a bucket's
 // running jobs precede its waiting ones in the order, but the two treaps
 // order by different fields ((key, arrival) waiting, (fin, arrival)
-// running) and equal keys or an arrival that precedes running jobs
-// (dsExc) can interleave them; the run is then inserted job by job as
-// before. Either way the treaps hold the same jobs in the same order, and
-// only their shapes (which no decision reads) can differ, so every decision
-// is the one applySeams takes: TestDivisorSRPTPathExact,
-// TestDivisorGittinsPathExact and the frozen reference tests check it.
+// running), so equal keys, and an arrival since the last decision that
+// precedes running jobs (dsExc), can interleave them; the jobs out of
+// place are then inserted one by one and the rest of the run joined
+// (joinFront, joinBack). Either way the treaps hold the same jobs in the
+// same order, and only their shapes (which no decision reads) can differ,
+// so every decision is the one applySeams takes: TestTreapJoins checks the
+// joins against a sorted union, TestDivisorSRPTPathExact,
+// TestDivisorGittinsPathExact and the frozen reference tests the
+// decisions.
 
-// seamRun is the shortest run moved with one split and one join: below it,
-// the per-job walks cost no more.
+// seamRun is the shortest run moved with one split and one join; one or
+// two jobs take applySeams' per-job walks, about as many treap walks as a
+// split, a join and the checks (not tuned by measurement).
 const seamRun = 3
 
 // applySeamsDS is applySeams for the DivisorFilling path (one run group per

@@ -57,8 +57,10 @@ import (
 //  3. The result, per bucket how many of its first jobs are served, is
 //     applied at each bucket's seam as on srptfast.go (preempt the last
 //     running jobs, start the first waiting ones, exchange while an
-//     arrival precedes a running job), O(log n) per start and preemption,
-//     and the engine is called in the general path's order: the running
+//     arrival precedes a running job), a run of m jobs in O(m + log n)
+//     (one split and one join, divisorseams.go; O(log n) per job that an
+//     arrival or a tie puts out of the run's order), and the engine is
+//     called in the general path's order: the running
 //     jobs M evicted, then the other preemptions, then the starts, each in
 //     the order at the decision instant (cmpWas).
 //
@@ -80,7 +82,10 @@ import (
 // treap operations: the profile at the highest rate is tInsert, toWaiting,
 // runAppend, tDeleteMin, runLast); the selection (dsCut) does not show.
 // So per move this path is flat in L; per event it is 5.9 to 17 times
-// faster than the general path above L ≈ 1000.
+// faster than the general path above L ≈ 1000. Moving each bucket's run
+// with one split and one join (divisorseams.go) then took the treap
+// operations per move away: see there and docs/design.md for the
+// figures.
 
 // dsrpt is the state of the DivisorFilling-SRPT path beyond srptfast.go's
 // (nil when the policy takes another).
