@@ -36,48 +36,27 @@ import "github.com/msjfarm/msjfarm/sdk"
 const seamRun = 3
 
 // applySeamsDS is applySeams for the DivisorFilling path (one run group per
-// bucket), moving runs of at least seamRun jobs with one split and one
-// join.
+// bucket): it first moves every bucket's run of at least seamRun preempted
+// or started jobs at once, then leaves the rest (shorter runs, and the
+// exchanges with an arrival that precedes running jobs) to applySeams.
+// Buckets are independent, so moving all the runs first changes nothing,
+// and the order of the lists does not matter (engineCalls sorts them).
 func (p *Policy) applySeamsDS(s *sdk.System, take []int32, now float64) (pre, starts []int32) {
-	pre, starts = p.next[:0], p.starts[:0]
+	q := p.ds
+	rpre, rstarts := q.runPre[:0], q.runStarts[:0]
 	for b := range p.sb {
 		sb := &p.sb[b]
 		g := sb.groups[0]
 		if m := sb.nRun - take[b]; m >= seamRun {
-			pre = p.preemptRun(sb, g, take[b], now, pre)
+			rpre = p.preemptRun(sb, g, take[b], now, rpre)
 		}
 		if m := take[b] - sb.nRun; m >= seamRun {
-			starts = p.startRun(s, sb, g, m, now, starts)
-		}
-		for sb.nRun > take[b] {
-			x := p.runLast(sb, now)
-			p.toWaiting(x, now)
-			sb.w++
-			pre = append(pre, x)
-		}
-		for sb.nRun < take[b] {
-			x := p.tFirst(sb.root)
-			sb.root = p.tDeleteMin(sb.root)
-			sb.w--
-			p.setRun(s, &p.slots[x], now)
-			p.runAppend(x)
-			starts = append(starts, x)
-		}
-		for sb.w > 0 && sb.nRun > 0 {
-			x := p.runLast(sb, now)
-			y := p.tFirst(sb.root)
-			if !p.less(y, x) {
-				break
-			}
-			sb.root = p.tDeleteMin(sb.root)
-			p.toWaiting(x, now)
-			p.setRun(s, &p.slots[y], now)
-			p.runAppend(y)
-			pre = append(pre, x)
-			starts = append(starts, y)
+			rstarts = p.startRun(s, sb, g, m, now, rstarts)
 		}
 	}
-	return pre, starts
+	pre, starts = p.applySeams(s, take, now)
+	q.runPre, q.runStarts = rpre[:0], rstarts[:0]
+	return append(pre, rpre...), append(starts, rstarts...)
 }
 
 // preemptRun preempts the running jobs of bucket sb (run group g) past its

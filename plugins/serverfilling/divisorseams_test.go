@@ -23,16 +23,7 @@ func TestTreapRuns(t *testing.T) {
 	for _, i := range rng.Perm(n) {
 		root, _ = p.tInsert(root, int32(i), modeKey)
 	}
-	want := make([]int32, n)
-	for i := range want {
-		want[i] = int32(i)
-	}
-	slices.SortFunc(want, func(a, b int32) int {
-		if p.tLess(a, b, modeKey) {
-			return -1
-		}
-		return 1
-	})
+	want := sortedJobs(p, n)
 	for r := int32(0); r <= n; r++ {
 		l, rr := p.tSplitRank(root, r)
 		if got := p.tCollect(l, nil); !slices.Equal(got, want[:r]) {
@@ -87,16 +78,7 @@ func TestTreapJoins(t *testing.T) {
 			src, _ = p.tInsert(src, int32(i), srcMode)
 		}
 		run := p.tCollect(src, nil)
-		want := make([]int32, nd+nr)
-		for i := range want {
-			want[i] = int32(i)
-		}
-		slices.SortFunc(want, func(a, b int32) int {
-			if p.tLess(a, b, modeKey) {
-				return -1
-			}
-			return 1
-		})
+		want := sortedJobs(p, nd+nr)
 		var got int32
 		if c%2 == 0 {
 			got = p.joinFront(dst, src, run, modeKey)
@@ -116,4 +98,19 @@ func sizesOK(p *Policy, t int32) bool {
 	}
 	s := &p.slots[t]
 	return s.tsz == 1+p.tSize(s.tl)+p.tSize(s.tr) && sizesOK(p, s.tl) && sizesOK(p, s.tr)
+}
+
+// sortedJobs is jobs 0..n-1 of p sorted in the waiting treaps' order.
+func sortedJobs(p *Policy, n int) []int32 {
+	want := make([]int32, n)
+	for i := range want {
+		want[i] = int32(i)
+	}
+	slices.SortFunc(want, func(a, b int32) int {
+		if p.tLess(a, b, modeKey) {
+			return -1
+		}
+		return 1
+	})
+	return want
 }

@@ -104,7 +104,8 @@ type dsrpt struct {
 	cand   []int32 // scratch: buckets taking part in a selection
 	fs     []int32 // scratch: backfill's buckets S
 
-	seamBuf, seamStk []int32 // scratch: a run moved at once (divisorseams.go)
+	seamBuf, seamStk  []int32 // scratch: a run moved at once (divisorseams.go)
+	runPre, runStarts []int32 // scratch: the jobs moved in runs
 }
 
 // initDivSRPT sets the path up when the policy is DivisorFilling-SRPT with
