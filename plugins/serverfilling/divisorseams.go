@@ -177,19 +177,16 @@ func (p *Policy) tSplitRank(t, r int32) (int32, int32) {
 	return l, t
 }
 
-// tCollect appends t's jobs in order to buf.
+// tCollect appends t's jobs in order to buf: recursion on left children
+// and a loop down right ones (cheaper than an explicit stack).
 func (p *Policy) tCollect(t int32, buf []int32) []int32 {
-	stk := p.ds.seamStk[:0]
-	for t >= 0 || len(stk) > 0 {
-		for t >= 0 {
-			stk = append(stk, t)
-			t = p.slots[t].tl
+	for t >= 0 {
+		sl := &p.slots[t]
+		if sl.tl >= 0 {
+			buf = p.tCollect(sl.tl, buf)
 		}
-		t = stk[len(stk)-1]
-		stk = stk[:len(stk)-1]
 		buf = append(buf, t)
-		t = p.slots[t].tr
+		t = sl.tr
 	}
-	p.ds.seamStk = stk
 	return buf
 }

@@ -104,7 +104,7 @@ type dsrpt struct {
 	cand   []int32 // scratch: buckets taking part in a selection
 	fs     []int32 // scratch: backfill's buckets S
 
-	seamBuf, seamStk  []int32 // scratch: a run moved at once (divisorseams.go)
+	seamBuf           []int32 // scratch: a run moved at once (divisorseams.go)
 	runPre, runStarts []int32 // scratch: the jobs moved in runs
 }
 
