@@ -108,6 +108,10 @@ type dsrpt struct {
 	runPre, runStarts []int32 // scratch: the jobs moved in runs
 }
 
+// dsWideMinK is the fewest servers for which DivisorFilling-Gittins takes
+// this path with a class wider than k/2 (see initDivSRPT).
+const dsWideMinK = 128
+
 // initDivSRPT sets the path up when the policy is DivisorFilling-SRPT with
 // k = 2^a·3^b (Init, after the buckets, lpf and initSRPT).
 func (p *Policy) initDivSRPT() {
@@ -127,12 +131,23 @@ func (p *Policy) initDivSRPT() {
 	// wider than k/2 too: a decision around a wide job moves its bucket
 	// runs with one split and one join each (divisorseams.go), so the many
 	// jobs it moves cost about what the engine calls for them cost, and
-	// this path is the cheaper one everywhere measured
-	// (BenchmarkDivisorSRPTPathChoice, cpu-ns/event, treap / general, one
-	// loaded run): one-or-all (k = 32, needs 1 and 32) 759–762 / 786–809
-	// (before the bulk moves 1414 / 662), k = 2048 with needs 1 and 2048
-	// 7134 / 23485 (before 27.7 / 21.9 µs), needs 1 and 1024 2938 / 22670,
-	// k = 128 with needs 1 and 128 1185 / 2526.
+	// this path is the cheaper one (BenchmarkDivisorSRPTPathChoice,
+	// cpu-ns/event, treap / general, loaded runs): SRPT on one-or-all
+	// (k = 32, needs 1 and 32) 759–767 / 786–813 (before the bulk moves
+	// 1414 / 662), at k = 2048 with needs 1 and 2048 7134 / 23485 (before
+	// 27.7 / 21.9 µs), 1 and 1024 2938 / 22670, at k = 128 with needs 1 and
+	// 128 1185 / 2526; Gittins at k = 2048 with needs 1 and 2048 10622–10658
+	// / 23882–25826, at k = 128 with needs 1 and 128 1623–1680 / 2707–2733.
+	// The one exception: Gittins on one-or-all, 856 / 813–835, so under
+	// Gittins a class wider than k/2 keeps the general path below k = 128
+	// (where the pass over M ≤ k jobs is short).
+	if p.ord == GittinsOrder && p.k < dsWideMinK && !p.forceFast {
+		for _, c := range p.cls {
+			if 2*int(c.need) > p.k {
+				return
+			}
+		}
+	}
 	p.sb = make([]sbucket, nb)
 	p.rroot = make([]int32, nb)
 	for b := range p.sb {
