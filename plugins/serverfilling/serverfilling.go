@@ -92,9 +92,8 @@
 // initDivSRPT): O(C · log n) per recursion level plus O(log n) per
 // need's run of starts or preemptions and O(1) per job in it
 // (divisorseams.go), and O(log n) per job entering or leaving M, when each
-// level cuts at
-// most one need; O(C² · log² n) per level that cuts a mix of needs
-// (divisorsrpt.go): M is kept on the SRPT path's per-need treaps
+// level cuts at most one need; O(C² · log² n) per level that cuts a mix of
+// needs (divisorsrpt.go): M is kept on the SRPT path's per-need treaps
 // (srptfast.go) and repaired at its ends, and the recursion works on
 // per-bucket counts, cutting a set of buckets at its kk-th job by a
 // selection across their sequences. Exactly the general path's decisions
