@@ -45,8 +45,9 @@ package serverfilling
 //     round the jobs of the buckets that fit in order while the largest
 //     still fits (one weighted selection), then one more.
 //  4. Apply per bucket at its seam (preempt its last running jobs, start
-//     its first waiting ones), O(log n) each, the engine called in the
-//     general path's order.
+//     its first waiting ones), a run of m jobs with one split and one join,
+//     O(m + log n) (divisorseams.go), the engine called in the general
+//     path's order.
 //
 // What remains. k with a prime factor p ≥ 5 under SRPT: Case 3 extracts
 // "the k/p smallest" across needs from a set mixing served and unserved

@@ -57,8 +57,10 @@ import (
 //  3. The result, per bucket how many of its first jobs are served, is
 //     applied at each bucket's seam as on srptfast.go (preempt the last
 //     running jobs, start the first waiting ones, exchange while an
-//     arrival precedes a running job), O(log n) per start and preemption,
-//     and the engine is called in the general path's order: the running
+//     arrival precedes a running job), a run of m jobs in O(m + log n)
+//     (one split and one join, divisorseams.go; O(log n) per job that an
+//     arrival or a tie puts out of the run's order), and the engine is
+//     called in the general path's order: the running
 //     jobs M evicted, then the other preemptions, then the starts, each in
 //     the order at the decision instant (cmpWas).
 //
@@ -80,7 +82,10 @@ import (
 // treap operations: the profile at the highest rate is tInsert, toWaiting,
 // runAppend, tDeleteMin, runLast); the selection (dsCut) does not show.
 // So per move this path is flat in L; per event it is 5.9 to 17 times
-// faster than the general path above L ≈ 1000.
+// faster than the general path above L ≈ 1000. Moving each bucket's run
+// with one split and one join (divisorseams.go) then took the treap
+// operations per move away: see there and docs/design.md for the
+// figures.
 
 // dsrpt is the state of the DivisorFilling-SRPT path beyond srptfast.go's
 // (nil when the policy takes another).
@@ -98,7 +103,14 @@ type dsrpt struct {
 	c      []int32 // scratch: counts ahead of a candidate
 	cand   []int32 // scratch: buckets taking part in a selection
 	fs     []int32 // scratch: backfill's buckets S
+
+	seamBuf           []int32 // scratch: a run moved at once (divisorseams.go)
+	runPre, runStarts []int32 // scratch: the jobs moved in runs
 }
+
+// dsWideMinK is the fewest servers for which DivisorFilling-Gittins takes
+// this path with a class wider than k/2 (see initDivSRPT).
+const dsWideMinK = 128
 
 // initDivSRPT sets the path up when the policy is DivisorFilling-SRPT with
 // k = 2^a·3^b (Init, after the buckets, lpf and initSRPT).
@@ -115,13 +127,21 @@ func (p *Policy) initDivSRPT() {
 	default:
 		return
 	}
-	// A class wider than k/2 moves many jobs per decision, and the general
-	// path's pass over M is then cheaper than the treaps' per-job work, as
-	// for ServerFilling-SRPT (initSRPT): on one-or-all (k = 32, needs 1 and
-	// 32) 1414 against 662 CPU ns per event, at k = 2048 with needs 1 and
-	// 2048 27.7 against 21.9 µs; with the wide need at k/2 or below the
-	// treaps win from k = 64 up (BenchmarkDivisorSRPTPathChoice).
-	if !p.forceFast {
+	// Unlike ServerFilling-SRPT (initSRPT), the path is taken with a class
+	// wider than k/2 too: a decision around a wide job moves its bucket
+	// runs with one split and one join each (divisorseams.go), so the many
+	// jobs it moves cost about what the engine calls for them cost, and
+	// this path is the cheaper one (BenchmarkDivisorSRPTPathChoice,
+	// cpu-ns/event, treap / general, loaded runs): SRPT on one-or-all
+	// (k = 32, needs 1 and 32) 759–767 / 786–813 (before the bulk moves
+	// 1414 / 662), at k = 2048 with needs 1 and 2048 7134 / 23485 (before
+	// 27.7 / 21.9 µs), 1 and 1024 2938 / 22670, at k = 128 with needs 1 and
+	// 128 1185 / 2526; Gittins at k = 2048 with needs 1 and 2048 10622–10658
+	// / 23882–25826, at k = 128 with needs 1 and 128 1623–1680 / 2707–2733.
+	// The one exception: Gittins on one-or-all, 856 / 813–835, so under
+	// Gittins a class wider than k/2 keeps the general path below k = 128
+	// (where the pass over M ≤ k jobs is short).
+	if p.ord == GittinsOrder && p.k < dsWideMinK && !p.forceFast {
 		for _, c := range p.cls {
 			if 2*int(c.need) > p.k {
 				return
@@ -298,7 +318,7 @@ func (p *Policy) decideDS(s *sdk.System) {
 	}
 
 	// 3. Apply at each bucket's seam (as decideSRPT).
-	pre, starts := p.applySeams(s, q.srv, now)
+	pre, starts := p.applySeamsDS(s, q.srv, now)
 
 	// 4. Engine calls in the general path's order.
 	p.engineCalls(s, evicted, pre, starts)

@@ -7,11 +7,12 @@ import (
 	"github.com/msjfarm/msjfarm/sim/simtest"
 )
 
-// BenchmarkDivisorSRPTPathChoice: DivisorFilling-SRPT on its treap path
+// BenchmarkDivisorSRPTPathChoice: DivisorFilling-SRPT and -Gittins on their treap path
 // (divisorsrpt.go) and on the general path, on two-class workloads of k
-// servers with a need of k/4 beside need 1, and on one-or-all (k = 32),
-// 10^5 measured arrivals; it sets dsMinK, the fewest servers for which the
-// treap path is taken.
+// servers with a need of k/4 (and some wider) beside need 1, and on
+// one-or-all (k = 32), 10^5 measured arrivals (exponential durations:
+// Gittins ranks constant, so both orders take the path): the measurements behind
+// initDivSRPT's choice of the treap path wherever it applies.
 func BenchmarkDivisorSRPTPathChoice(b *testing.B) {
 	type wl struct {
 		name    string
@@ -27,13 +28,17 @@ func BenchmarkDivisorSRPTPathChoice(b *testing.B) {
 		if c.name == "one-or-all" {
 			w = simtest.Named(b, "one-or-all", 7)
 		}
-		for _, path := range []string{"treap", "general"} {
-			b.Run(fmt.Sprintf("%s/k=%d/wide=%d/%s", c.name, c.k, c.wide, path), func(b *testing.B) {
-				p := New(SRPTOrder, DivisorFilling)
-				p.forceFast = path == "treap"
-				p.general = path == "general"
-				benchL(b, w, p, 100000)
-			})
+		for _, o := range []Order{SRPTOrder, GittinsOrder} {
+			for _, path := range []string{"treap", "general"} {
+				b.Run(fmt.Sprintf("%s/k=%d/wide=%d/%s/%s", c.name, c.k, c.wide, orderName[o], path), func(b *testing.B) {
+					p := New(o, DivisorFilling)
+					p.general = path == "general"
+					benchL(b, w, p, 100000)
+				})
+			}
 		}
 	}
 }
+
+// orderName names the orders in benchmark names.
+var orderName = map[Order]string{SRPTOrder: "srpt", GittinsOrder: "gittins"}

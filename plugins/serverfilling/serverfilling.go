@@ -91,14 +91,14 @@
 // general path (TestRisePathEquivalent, random mixes with ties and k = 2048).
 //
 // Performance, DivisorFilling-SRPT when k = 2^a·3^b (no level of the
-// recursion is Case 3, so no crossing timer is ever armed) and no class
-// needs more than k/2 servers (beyond, the general path is faster, as for
-// ServerFilling-SRPT; see initDivSRPT), and
+// recursion is Case 3, so no crossing timer is ever armed), and
 // DivisorFilling-Gittins under the same k with one class per need and no
-// rank rising with age: O(C · log n) per recursion level plus O(log n) per
-// start, preemption and job entering or leaving M, when each level cuts at
-// most one need; O(C² · log² n) per level that cuts a mix of needs
-// (divisorsrpt.go): M is kept on the SRPT path's per-need treaps
+// rank rising with age (with a class wider than k/2 from k = 128 up; see
+// initDivSRPT): O(C · log n) per recursion level plus O(log n) per
+// need's run of starts or preemptions and O(1) per job in it
+// (divisorseams.go), and O(log n) per job entering or leaving M, when each
+// level cuts at most one need; O(C² · log² n) per level that cuts a mix of
+// needs (divisorsrpt.go): M is kept on the SRPT path's per-need treaps
 // (srptfast.go) and repaired at its ends, and the recursion works on
 // per-bucket counts, cutting a set of buckets at its kk-th job by a
 // selection across their sequences. Exactly the general path's decisions

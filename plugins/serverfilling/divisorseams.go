@@ -1,0 +1,192 @@
+package serverfilling
+
+import "github.com/msjfarm/msjfarm/sdk"
+
+// Moving a bucket's run of jobs at once (the DivisorFilling-SRPT path,
+// divisorsrpt.go). Past saturation at k = 2048 DivisorFilling-SRPT and
+// -Gittins preempt 36–113 times per arrival, nearly all of them narrow jobs
+// that a wide job's start pushes out together and its completion restarts
+// together. applySeams (srptfast.go) moves them one at a time, three
+// treap walks each (the last running job, its removal, its insertion among
+// the waiting ones), which was most of these policies' cost per event
+// there (profile at the L = 5000 rate: applySeams 77%, the treap walks
+// under it). But the jobs a decision preempts in one bucket are the last m
+// of its running treap and the jobs it starts the first m of its waiting
+// treap, so each run is one split by rank, a pass over the run, and one
+// join: O(m + log n) instead of O(m · log n).
+//
+// A join needs the run to come entirely before (preempted jobs: ahead of
+// the waiting ones) or after (started jobs: behind the running ones) the
+// treap it joins, in that treap's order. It usually does, since a bucket's
+// running jobs precede its waiting ones in the order, but the two treaps
+// order by different fields ((key, arrival) waiting, (fin, arrival)
+// running), so equal keys, and an arrival since the last decision that
+// precedes running jobs (dsExc), can interleave them; the jobs out of
+// place are then inserted one by one and the rest of the run joined
+// (joinFront, joinBack). Either way the treaps hold the same jobs in the
+// same order, and only their shapes (which no decision reads) can differ,
+// so every decision is the one applySeams takes: TestTreapJoins checks the
+// joins against a sorted union, TestDivisorSRPTPathExact,
+// TestDivisorGittinsPathExact and the frozen reference tests the
+// decisions.
+
+// seamRun is the shortest run moved with one split and one join; one or
+// two jobs take applySeams' per-job walks, about as many treap walks as a
+// split, a join and the checks (not tuned by measurement).
+const seamRun = 3
+
+// applySeamsDS is applySeams for the DivisorFilling path (one run group per
+// bucket): it first moves every bucket's run of at least seamRun preempted
+// or started jobs at once, then leaves the rest (shorter runs, and the
+// exchanges with an arrival that precedes running jobs) to applySeams.
+// Buckets are independent, so moving all the runs first changes nothing,
+// and the order of the lists does not matter (engineCalls sorts them).
+func (p *Policy) applySeamsDS(s *sdk.System, take []int32, now float64) (pre, starts []int32) {
+	q := p.ds
+	rpre, rstarts := q.runPre[:0], q.runStarts[:0]
+	for b := range p.sb {
+		sb := &p.sb[b]
+		g := sb.groups[0]
+		if m := sb.nRun - take[b]; m >= seamRun {
+			rpre = p.preemptRun(sb, g, take[b], now, rpre)
+		}
+		if m := take[b] - sb.nRun; m >= seamRun {
+			rstarts = p.startRun(s, sb, g, m, now, rstarts)
+		}
+	}
+	pre, starts = p.applySeams(s, take, now)
+	q.runPre, q.runStarts = rpre[:0], rstarts[:0]
+	return append(pre, rpre...), append(starts, rstarts...)
+}
+
+// preemptRun preempts the running jobs of bucket sb (run group g) past its
+// first keep, as toWaiting does one at a time: their keys frozen now, they
+// join the bucket's waiting jobs in M.
+func (p *Policy) preemptRun(sb *sbucket, g, keep int32, now float64, pre []int32) []int32 {
+	var tail int32
+	p.rroot[g], tail = p.tSplitRank(p.rroot[g], keep)
+	run := p.tCollect(tail, p.ds.seamBuf[:0])
+	for _, x := range run {
+		sl := p.skey(x, now)
+		sl.serve = false
+		p.stopRun(sl, now)
+	}
+	m := int32(len(run))
+	sb.nRun -= m
+	sb.w += m
+	pre = append(pre, run...)
+	sb.root = p.joinFront(sb.root, tail, run, modeKey)
+	p.ds.seamBuf = run[:0]
+	return pre
+}
+
+// startRun starts the first m waiting jobs of bucket sb (run group g), as
+// the start loop of applySeams does one at a time.
+func (p *Policy) startRun(s *sdk.System, sb *sbucket, g, m int32, now float64, starts []int32) []int32 {
+	var head int32
+	head, sb.root = p.tSplitRank(sb.root, m)
+	run := p.tCollect(head, p.ds.seamBuf[:0])
+	for _, x := range run {
+		sl := &p.slots[x]
+		p.setRun(s, sl, now)
+		sl.serve = true
+	}
+	sb.w -= m
+	sb.nRun += m
+	starts = append(starts, run...)
+	p.rroot[g] = p.joinBack(p.rroot[g], head, run, modeFall)
+	p.ds.seamBuf = run[:0]
+	return starts
+}
+
+// joinFront adds the jobs of treap t, run in t's order, to treap dst of
+// order mode, where they mostly come first: run's longest prefix that is in
+// mode's order, ahead of dst's first job and of the rest of run is joined
+// as t's subtree; the rest is inserted job by job (the preempted jobs that
+// an arrival since the last decision precedes, or ties that the two orders
+// break differently).
+func (p *Policy) joinFront(dst, t int32, run []int32, mode uint8) int32 {
+	f := int32(-1)
+	if dst >= 0 {
+		f = p.tFirst(dst)
+	}
+	j := 0
+	for j < len(run) && (j == 0 || p.tLess(run[j-1], run[j], mode)) && (f < 0 || p.tLess(run[j], f, mode)) {
+		j++
+	}
+	if j > 0 {
+		for _, x := range run[j:] {
+			if !p.tLess(run[j-1], x, mode) {
+				j = 0
+				break
+			}
+		}
+	}
+	t, _ = p.tSplitRank(t, int32(j))
+	for _, x := range run[j:] {
+		dst, _ = p.tInsert(dst, x, mode)
+	}
+	return p.tMerge(t, dst)
+}
+
+// joinBack is joinFront's mirror: the jobs of run mostly come after dst's,
+// and run's longest suffix in mode's order, behind dst's last job and the
+// rest of run, is joined as t's subtree (the started jobs, which follow
+// the running ones but for ties that the two orders break differently and
+// an arrival since the last decision).
+func (p *Policy) joinBack(dst, t int32, run []int32, mode uint8) int32 {
+	l := int32(-1)
+	if dst >= 0 {
+		l = p.tLast(dst)
+	}
+	n := len(run)
+	j := n
+	for j > 0 && (j == n || p.tLess(run[j-1], run[j], mode)) && (l < 0 || p.tLess(l, run[j-1], mode)) {
+		j--
+	}
+	if j < n {
+		for _, x := range run[:j] {
+			if !p.tLess(x, run[j], mode) {
+				j = n
+				break
+			}
+		}
+	}
+	_, t = p.tSplitRank(t, int32(j))
+	for _, x := range run[:j] {
+		dst, _ = p.tInsert(dst, x, mode)
+	}
+	return p.tMerge(dst, t)
+}
+
+// tSplitRank splits t into its first r jobs and the others.
+func (p *Policy) tSplitRank(t, r int32) (int32, int32) {
+	if t < 0 {
+		return -1, -1
+	}
+	sl := &p.slots[t]
+	if ls := p.tSize(sl.tl); r > ls {
+		l, rr := p.tSplitRank(sl.tr, r-ls-1)
+		p.slots[t].tr = l
+		p.tFix(t)
+		return t, rr
+	}
+	l, rr := p.tSplitRank(sl.tl, r)
+	p.slots[t].tl = rr
+	p.tFix(t)
+	return l, t
+}
+
+// tCollect appends t's jobs in order to buf: recursion on left children
+// and a loop down right ones (cheaper than an explicit stack).
+func (p *Policy) tCollect(t int32, buf []int32) []int32 {
+	for t >= 0 {
+		sl := &p.slots[t]
+		if sl.tl >= 0 {
+			buf = p.tCollect(sl.tl, buf)
+		}
+		buf = append(buf, t)
+		t = sl.tr
+	}
+	return buf
+}
