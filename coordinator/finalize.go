@@ -350,9 +350,19 @@ func (co *Coordinator) finalReport(ctx context.Context, id string, rc report.Cam
 // coordinator stops, each failure logged with its cause: a campaign is
 // never left done with no report (or part of one) until someone
 // resubmits it.
+//
+// The report is rendered into a temporary directory, each file written as
+// it is finished, and published from there a file at a time: at 10^5
+// points its files weigh over 100 MB, which held in memory next to the
+// point summaries took the coordinator past its memory bound. The
+// directory is removed once the report is published or given up.
 func (co *Coordinator) storeReport(ctx context.Context, id string, c report.Campaign, prec *archive.PrecisionSummary) error {
-	files, err := archive.RenderReport(c, prec)
+	dir, err := os.MkdirTemp("", "msjfarm-report-")
 	if err != nil {
+		return err
+	}
+	if err := archive.RenderReportTo(report.DirSink(dir), c, prec); err != nil {
+		_ = os.RemoveAll(dir)
 		return err
 	}
 	co.mu.Lock()
@@ -362,18 +372,20 @@ func (co *Coordinator) storeReport(ctx context.Context, id string, c report.Camp
 	co.reportGen[id]++
 	gen := co.reportGen[id]
 	co.mu.Unlock()
-	err = PublishReport(ctx, co.o.Store, id, files)
+	err = PublishReport(ctx, co.o.Store, id, archive.DirSource(dir))
 	if err == nil {
-		return nil
+		return os.RemoveAll(dir)
 	}
-	go co.retryReport(ctx, id, gen, files)
+	go co.retryReport(ctx, id, gen, dir)
 	return fmt.Errorf("not published: %w; publishing it again in %s", err, ReportRetryWait)
 }
 
-// retryReport publishes a report again after ReportRetryWait, doubling the
-// wait up to reportRetryMax, while ctx lasts and no newer publication of
-// the campaign started.
-func (co *Coordinator) retryReport(ctx context.Context, id string, gen int, files map[string][]byte) {
+// retryReport publishes the report rendered in dir again after
+// ReportRetryWait, doubling the wait up to reportRetryMax, while ctx lasts
+// and no newer publication of the campaign started; it removes dir when
+// it stops.
+func (co *Coordinator) retryReport(ctx context.Context, id string, gen int, dir string) {
+	defer os.RemoveAll(dir)
 	wait := ReportRetryWait
 	for attempt := 2; ; attempt++ {
 		select {
@@ -387,7 +399,7 @@ func (co *Coordinator) retryReport(ctx context.Context, id string, gen int, file
 		if stale {
 			return
 		}
-		err := PublishReport(ctx, co.o.Store, id, files)
+		err := PublishReport(ctx, co.o.Store, id, archive.DirSource(dir))
 		if err == nil {
 			co.o.Logf("coordinator: report of %s published whole on attempt %d", id, attempt)
 			return
@@ -410,8 +422,8 @@ const reportRetryMax = 5 * time.Minute
 // report, if any, is the previous complete one or an incomplete one that
 // ReportComplete tells and the next attempt replaces). msjfarm report
 // --store and the coordinator publish through it.
-func PublishReport(ctx context.Context, st storage.Store, id string, files map[string][]byte) error {
-	err := archive.PublishReport(ctx, st, id, files)
+func PublishReport(ctx context.Context, st storage.Store, id string, files archive.ReportSource) error {
+	err := archive.PublishReportFrom(ctx, st, id, files)
 	if err == nil {
 		return nil
 	}

@@ -84,21 +84,12 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		if r.Manifest != nil {
 			prec = r.Manifest.Precision
 		}
-		files, err := archive.RenderReport(rc, prec, overlay...)
-		if err != nil {
-			return fail("report: %v", err)
-		}
 		dir := *out
 		if dir == "" {
 			dir = filepath.Join("msjfarm-report", id)
 		}
-		if err := report.WriteFiles(dir, files); err != nil {
-			return fail("report: %v", err)
-		}
-		if *store {
-			if code := storeReport(ctx, st, id, files, len(overlay) > 0, dir); code != 0 {
-				return code
-			}
+		if code := writeReport(ctx, st, id, dir, *store, rc, prec, overlay); code != 0 {
+			return code
 		}
 		abs, err := filepath.Abs(filepath.Join(dir, "index.html"))
 		if err != nil {
@@ -107,6 +98,47 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		fmt.Println(abs)
 		return 0
 	}
+}
+
+// writeReport renders the report into dir, stores it with --store, and
+// returns the exit code. The files are written as they are finished into
+// a temporary directory beside dir (a report of 10^5 points is over 100
+// MB: held whole next to the point summaries it doubled the command's
+// memory) and moved into dir only once all are written, so that a failed
+// rendering leaves dir as it was; existing files of the same names are
+// replaced.
+func writeReport(ctx context.Context, st storage.Store, id, dir string, store bool, rc report.Campaign, prec *archive.PrecisionSummary, overlay []report.Campaign) int {
+	dir = filepath.Clean(dir)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fail("report: %v", err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return fail("report: %v", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := archive.RenderReportTo(report.DirSink(tmp), rc, prec, overlay...); err != nil {
+		return fail("report: %v", err)
+	}
+	// Stored from the temporary directory: it holds this report's files
+	// and nothing else.
+	code := 0
+	if store {
+		code = storeReport(ctx, st, id, archive.DirSource(tmp), len(overlay) > 0, dir)
+	}
+	names, err := archive.DirSource(tmp).Names()
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err != nil {
+		return fail("report: %v", err)
+	}
+	for _, n := range names {
+		if err := os.Rename(filepath.Join(tmp, n), filepath.Join(dir, n)); err != nil {
+			return fail("report: %v", err)
+		}
+	}
+	return code
 }
 
 // loadOverlays loads the campaigns named by args (ids, names or id
@@ -139,7 +171,7 @@ func loadOverlays(ctx context.Context, st storage.Store, args []string) ([]repor
 // storeReport is report --store: it publishes the regenerated report
 // under campaigns/<id>/report/ (not an overlay's, which is only written
 // to dir) and returns the exit code.
-func storeReport(ctx context.Context, st storage.Store, id string, files map[string][]byte, overlay bool, dir string) int {
+func storeReport(ctx context.Context, st storage.Store, id string, files archive.ReportSource, overlay bool, dir string) int {
 	if overlay {
 		fmt.Fprintf(os.Stderr, "msjfarm report: an overlay is not stored (--store applies to a single campaign's report)\n")
 		return 0
@@ -157,7 +189,7 @@ const reportAttempts = 5
 // publishWithRetry publishes a report (coordinator.PublishReport, which
 // leaves no staging behind) up to attempts times, waiting wait, then twice
 // as long, between them, and says why each attempt failed.
-func publishWithRetry(ctx context.Context, st storage.Store, id string, files map[string][]byte, attempts int, wait time.Duration) error {
+func publishWithRetry(ctx context.Context, st storage.Store, id string, files archive.ReportSource, attempts int, wait time.Duration) error {
 	for a := 1; ; a++ {
 		err := coordinator.PublishReport(ctx, st, id, files)
 		if err == nil || a == attempts {

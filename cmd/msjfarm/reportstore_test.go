@@ -49,7 +49,7 @@ func TestReportStoreRetried(t *testing.T) {
 	st := &enospcStore{Store: base, n: 4}
 	files := map[string][]byte{"index.html": []byte("<html></html>"), "summary.csv": []byte("a\n1\n")}
 	code, _, errOut := captured(t, func() int {
-		if err := publishWithRetry(ctx, st, "c1", files, 5, time.Millisecond); err != nil {
+		if err := publishWithRetry(ctx, st, "c1", archive.MapSource(files), 5, time.Millisecond); err != nil {
 			t.Error(err)
 			return 1
 		}
@@ -68,7 +68,7 @@ func TestReportStoreRetried(t *testing.T) {
 	st.mu.Lock()
 	st.n = 10
 	st.mu.Unlock()
-	if err := publishWithRetry(ctx, st, "c1", files, 2, time.Millisecond); err == nil || !strings.Contains(err.Error(), "no space left") {
+	if err := publishWithRetry(ctx, st, "c1", archive.MapSource(files), 2, time.Millisecond); err == nil || !strings.Contains(err.Error(), "no space left") {
 		t.Errorf("out of attempts: %v", err)
 	}
 	if left, _ := base.List(ctx, storage.ReportStagingPrefix("c1")); len(left) != 0 {

@@ -203,12 +203,21 @@ func PrecisionCSV(s *PrecisionSummary) []byte {
 // RenderReport is report.Render (of c, with the overlaid campaigns) plus
 // precision.csv for a precision campaign (prec may be nil).
 func RenderReport(c report.Campaign, prec *PrecisionSummary, overlay ...report.Campaign) (map[string][]byte, error) {
-	files, err := report.Render(c, overlay...)
-	if err != nil {
+	files := report.Files{}
+	if err := RenderReportTo(files, c, prec, overlay...); err != nil {
 		return nil, err
 	}
-	if prec != nil {
-		files["precision.csv"] = PrecisionCSV(prec)
-	}
 	return files, nil
+}
+
+// RenderReportTo is RenderReport handing each file to sink as it is
+// finished (report.RenderTo).
+func RenderReportTo(sink report.Sink, c report.Campaign, prec *PrecisionSummary, overlay ...report.Campaign) error {
+	if err := report.RenderTo(sink, c, overlay...); err != nil {
+		return err
+	}
+	if prec != nil {
+		return sink.Put("precision.csv", PrecisionCSV(prec))
+	}
+	return nil
 }

@@ -208,7 +208,7 @@ func TestEditableScalesPerPanel(t *testing.T) {
 	if err := writeEditable(out, "fig", "x", "y", panels, false); err != nil {
 		t.Fatal(err)
 	}
-	files, err := out.wait()
+	files, err := collect(out)
 	if err != nil {
 		t.Fatal(err)
 	}

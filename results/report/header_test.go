@@ -205,7 +205,7 @@ func TestClippedIntervalMarked(t *testing.T) {
 	if err := render(files, "f", [][]*plot.Plot{{newPlot("t", "x", "y", []curve{c}, true)}}, colW, colH, true); err != nil {
 		t.Fatal(err)
 	}
-	out, err := files.wait()
+	out, err := collect(files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestClippedIntervalMarked(t *testing.T) {
 	c.hw[3] = 0.1 * c.mean[3]
 	files = newFiles()
 	_ = render(files, "g", [][]*plot.Plot{{newPlot("t", "x", "y", []curve{c}, true)}}, colW, colH, true)
-	out, _ = files.wait()
+	out, _ = collect(files)
 	if bytes.Contains(out["g.svg"], []byte("CI cut at the axis")) {
 		t.Errorf("clipped-interval legend entry without a clipped interval")
 	}
@@ -294,4 +294,13 @@ func TestLinearFloorNotCut(t *testing.T) {
 	if e := m.bars.YErrors[0]; e.Low != 1 || e.High != 3 {
 		t.Errorf("bar of 1 ± 3 drawn as −%g/+%g, want −1/+3 (0 to 4)", e.Low, e.High)
 	}
+}
+
+// collect runs f's drawings and returns the files its in-memory sink
+// (newFiles) kept.
+func collect(f *files) (Files, error) {
+	if err := f.wait(); err != nil {
+		return nil, err
+	}
+	return f.sink.(Files), nil
 }

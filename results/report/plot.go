@@ -9,6 +9,8 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -1110,7 +1112,8 @@ func (e *encoderPool) Put(b *png.EncoderBuffer) { e.p.Put(b) }
 // campaign's finalisation waits for it.
 type files struct {
 	mu   sync.Mutex
-	m    map[string][]byte
+	sink Sink
+	err  error // the sink's first error
 	jobs []job
 	// gz compresses the CSV files and summary.json (name.csv.gz): set
 	// for a campaign of more than maxTableRows points, whose tables
@@ -1123,7 +1126,35 @@ type job struct {
 	run  func() error
 }
 
-func newFiles() *files { return &files{m: map[string][]byte{}} }
+// A Sink receives each of a report's files as soon as it is finished, so
+// that a caller can write it out and let it leave memory: at 10^5 points a
+// report is over 100 MB, which held whole next to the point summaries took
+// a finalising coordinator over its memory bound. Put is never called
+// concurrently; a file's data is not used after Put returns.
+type Sink interface {
+	Put(name string, data []byte) error
+}
+
+// Files is a Sink that keeps the files in memory, keyed by name (what
+// Render returns).
+type Files map[string][]byte
+
+// Put keeps data as name.
+func (m Files) Put(name string, data []byte) error {
+	m[name] = data
+	return nil
+}
+
+// DirSink is a Sink that writes each file into the directory it names
+// (which must exist).
+type DirSink string
+
+// Put writes data as the file name in the directory.
+func (d DirSink) Put(name string, data []byte) error {
+	return os.WriteFile(filepath.Join(string(d), name), data, 0o644)
+}
+
+func newFiles() *files { return &files{sink: Files{}} }
 
 func (f *files) put(name string, data []byte) {
 	_ = f.write(name, func(w io.Writer) error { // a bytes.Buffer does not fail
@@ -1158,9 +1189,13 @@ func (f *files) write(name string, write func(w io.Writer) error) error {
 		data = bytes.Clone(data) // do not keep the buffer's doubling slack
 	}
 	f.mu.Lock()
-	f.m[name] = data
-	f.mu.Unlock()
-	return nil
+	defer f.mu.Unlock()
+	if f.err == nil {
+		if err := f.sink.Put(name, data); err != nil {
+			f.err = fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return f.err
 }
 
 // do queues a drawing of the given area for wait.
@@ -1168,8 +1203,9 @@ func (f *files) do(size vg.Length, run func() error) {
 	f.jobs = append(f.jobs, job{float64(size), run})
 }
 
-// wait runs the queued drawings and returns the files or the first error.
-func (f *files) wait() (map[string][]byte, error) {
+// wait runs the queued drawings and returns the first error, the sink's
+// included.
+func (f *files) wait() error {
 	sort.SliceStable(f.jobs, func(i, j int) bool { return f.jobs[i].size > f.jobs[j].size })
 	next := make(chan job)
 	errs := make(chan error, len(f.jobs))
@@ -1192,10 +1228,12 @@ func (f *files) wait() (map[string][]byte, error) {
 	f.jobs = nil
 	for err := range errs {
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return f.m, nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
 }
 
 // tickLabel is a linear axis's label of v for ticks step apart on an

@@ -1043,12 +1043,13 @@ func shellQuote(s string) string {
 // Write renders the report of c (with the overlaid campaigns, if any) into
 // dir (created if needed): the files of Render, by their names. Existing
 // files of the same names are overwritten, so a re-run replaces the report.
+// Each file is written as it is finished (RenderTo with a DirSink); on
+// error, some may have been.
 func Write(dir string, c Campaign, overlay ...Campaign) error {
-	files, err := Render(c, overlay...)
-	if err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return WriteFiles(dir, files)
+	return RenderTo(DirSink(dir), c, overlay...)
 }
 
 // WriteFiles writes files (as Render returns them) into dir, creating it.
@@ -1238,7 +1239,19 @@ func (page *indexPage) count(pts []aggregate.Point) {
 // listed in the same tables, every series labelled with its campaign's
 // name; the data files and manifest.json are c's.
 func Render(c Campaign, overlay ...Campaign) (map[string][]byte, error) {
-	files := newFiles()
+	m := Files{}
+	if err := RenderTo(m, c, overlay...); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// RenderTo is Render handing each file to sink as soon as it is finished
+// instead of keeping them all: the largest report's memory is then its
+// largest file, not its sum. On error, sink may have received some of the
+// files.
+func RenderTo(sink Sink, c Campaign, overlay ...Campaign) error {
+	files := &files{sink: sink}
 	n := len(c.Points)
 	for _, o := range overlay {
 		n += len(o.Points)
@@ -1246,7 +1259,7 @@ func Render(c Campaign, overlay ...Campaign) (map[string][]byte, error) {
 	files.gz = n > maxTableRows
 	data, err := dataFiles(files, c)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var buf bytes.Buffer
 	var manifest string
@@ -1317,8 +1330,8 @@ func Render(c Campaign, overlay ...Campaign) (map[string][]byte, error) {
 	page.XLabel = xl
 	page.Points = len(pts)
 	if page.Facets, err = sections(files, pts, fs, tags, x, others); err != nil {
-		_, _ = files.wait()
-		return nil, err
+		_ = files.wait()
+		return err
 	}
 	for _, m := range tableMetrics {
 		page.Metrics = append(page.Metrics, metricLabel(m))
@@ -1326,8 +1339,8 @@ func Render(c Campaign, overlay ...Campaign) (map[string][]byte, error) {
 	page.count(pts)
 	buf.Reset()
 	if err := indexTmpl.Execute(&buf, page); err != nil {
-		_, _ = files.wait()
-		return nil, err
+		_ = files.wait()
+		return err
 	}
 	files.put("index.html", bytes.Clone(buf.Bytes()))
 	return files.wait()

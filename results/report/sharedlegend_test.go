@@ -71,7 +71,7 @@ func TestSharedLegendPlacement(t *testing.T) {
 	if err := render(files, "g", grid(sharedPanels(5)), panW, panH, true); err != nil {
 		t.Fatal(err)
 	}
-	out, err := files.wait()
+	out, err := collect(files)
 	if err != nil {
 		t.Fatal(err)
 	}
