@@ -1190,12 +1190,16 @@ func (f *files) write(name string, write func(w io.Writer) error) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.err == nil {
-		if err := f.sink.Put(name, data); err != nil {
-			f.err = fmt.Errorf("%s: %w", name, err)
-		}
+	if f.err != nil {
+		return f.err
 	}
-	return f.err
+	if err := f.sink.Put(name, data); err != nil {
+		// Kept named for wait (put's callers ignore the error); returned
+		// bare to write's callers, which name the file themselves.
+		f.err = fmt.Errorf("%s: %w", name, err)
+		return err
+	}
+	return nil
 }
 
 // do queues a drawing of the given area for wait.
