@@ -101,6 +101,11 @@ func TestArchiveJourney(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(rep, "summary.csv")); err != nil || !bytes.Equal(got, want) || len(want) == 0 {
 		t.Fatalf("the report's summary.csv differs from the farm's (%v)", err)
 	}
+	// The report is rendered into a temporary directory beside --out
+	// and moved in: none is left behind.
+	if left, _ := filepath.Glob(filepath.Join(other, ".report.tmp-*")); len(left) != 0 {
+		t.Errorf("temporary report directories left: %v", left)
+	}
 	if code, _ := capture(t, func() int { return runReport([]string{moved, "--store"}) }); code != 2 {
 		t.Fatalf("report --store of an archive: exit %d, want 2", code)
 	}
