@@ -70,7 +70,7 @@ const EstimateMethod = "calibration per cost class (one policy with its workload
 	"between and applied to each task's warmup+arrivals; wall time is the longest-processing-time-first schedule of " +
 	"the tasks on min(workers, cores) slots, each taking its CPU time stretched by the contention plus 2.5 ms of " +
 	"farm overhead (plugin call, storing its result), plus the start-up (0.3 s and 70 µs per point) and the " +
-	"finalisation (0.12 ms per task and 3 ms per point) CPU, stretched by the contention measured now (as many busy threads as slots for 0.15 s, once before and four times after the " +
+	"finalisation (0.12 ms per task and 0.7 ms per point) CPU, stretched by the contention measured now (as many busy threads as slots for 0.15 s, once before and four times after the " +
 	"calibration, the median of their wall time over the CPU time they got, i.e. the share of the cores other " +
 	"processes take)"
 
@@ -233,12 +233,16 @@ func storedTasks(ctx context.Context, st storage.Store, id string) (func(sweep.T
 // the contention. Fitted on a shared 2-core machine (load average 7–37)
 // to two campaigns of short tasks, where they are most of the wall time:
 // 12,000 points × 1 replication and 5,000 points × 20 (docs/results.md).
+// finalPerPoint was 3 ms until the point summaries shrank and the report
+// streamed its files: refitted then on the same two campaigns on an idle
+// machine (the 12,000-point finalisation took 9.8 s, 0.7 ms a point once
+// its 1.4 s of records are taken out).
 const (
 	taskOverhead  = 2500 * time.Microsecond
 	startOverhead = 300 * time.Millisecond
 	startPerPoint = 70 * time.Microsecond
 	finalPerTask  = 120 * time.Microsecond
-	finalPerPoint = 3 * time.Millisecond
+	finalPerPoint = 700 * time.Microsecond
 )
 
 // calibrate runs t's scenario for up to n arrivals from an empty system
