@@ -65,8 +65,12 @@ import (
 // pooled deficit's Stouffer z reads every replication's t at the point's
 // autocorrelation, the mean of the replications' own (deficit.go,
 // pooledPhi; PooledDeficit.Phi) — point verdicts change, every
-// replication's record is bit for bit 0.7.2's but for this string.
-const Version = "0.7.3"
+// replication's record is bit for bit 0.7.2's but for this string. 0.7.4:
+// a point whose class is served in episodes longer than the batches in
+// most replications is undecided rather than unstable (episodes.go;
+// PointVerdict.Episodic, Overruled) — point verdicts change, every
+// replication's record is bit for bit 0.7.3's but for this string.
+const Version = "0.7.4"
 
 // Config is the run length and instrumentation of one replication.
 type Config struct {

@@ -222,6 +222,12 @@ const (
 	// MaxInSystem: had they run on, they could have decided it. Raise the
 	// cap (or the memory budget) to get a verdict.
 	VerdictTruncated Verdict = "truncated"
+	// VerdictUndecided (engine ≥ 0.7.4): a rule found evidence of
+	// instability, but in most replications a class was served in episodes
+	// longer than the tests' batches (episodes.go): in a window that short
+	// a stable point with long cycles shows the same evidence as an
+	// overload, so the run cannot tell them apart. Run longer.
+	VerdictUndecided Verdict = "undecided"
 )
 
 // PointVerdict is the pooled verdict of one parameter point's replications.
@@ -256,6 +262,14 @@ type PointVerdict struct {
 	// work, total jobs, each class's jobs; deficit.go), empty when no
 	// replication carried the evidence.
 	Deficits []PooledDeficit `json:"deficits,omitempty"`
+	// Episodic names the class served in episodes longer than the batches
+	// in at least half the replications (episodes.go), whatever the
+	// verdict; EpisodicReps counts those replications. Overruled is the
+	// rule (a Test value) that would have called an undecided point
+	// unstable. (Engine ≥ 0.7.4.)
+	Episodic     string `json:"episodic,omitempty"`
+	EpisodicReps int    `json:"episodic_reps,omitempty"`
+	Overruled    string `json:"overruled,omitempty"`
 }
 
 // The rules that can decide a point's verdict (PointVerdict.Test).
@@ -264,6 +278,9 @@ const (
 	TestDeficit   = "deficit"
 	TestTruncated = "truncated"
 	TestNone      = "none"
+	// TestEpisodes decides an undecided point, followed by ":" and the
+	// episodic class (PointVerdict.Episodic).
+	TestEpisodes = "episodes"
 )
 
 // StrongestDeficit is the pooled deficit closest to firing (a fired one
@@ -288,6 +305,12 @@ func (v PointVerdict) StrongestDeficit() (PooledDeficit, bool) {
 //   - otherwise truncated if the replications that hit the cap (and showed
 //     no evidence) would reach that half (2(u+c) ≥ n);
 //   - otherwise stable (Test "none").
+//
+// Then one rule can withdraw an unstable verdict: when a class was served
+// in episodes longer than the batches in at least half the replications
+// (episodes.go) and fewer than half were flagged for an offered load
+// ρ ≥ 1, the point is undecided (Test "episodes:<class>", Overruled the
+// rule withdrawn): its window is too short for either verdict.
 //
 // Why a majority. The per-replication tests' calibrated false-alarm rate α
 // is at most 10^-3 up to ρ = 0.97; voters err independently (independent
@@ -334,6 +357,7 @@ func Pool(rs []*Result) (PointVerdict, error) {
 		}
 	}
 	v.Deficits = poolDeficits(rs, poolAlpha)
+	v.Episodic, v.EpisodicReps = episodicClass(rs)
 	half := float64((v.N + 1) / 2)
 	d, tested := v.StrongestDeficit()
 	switch {
@@ -346,6 +370,10 @@ func Pool(rs []*Result) (PointVerdict, error) {
 		v.Verdict, v.Test, v.Statistic, v.Critical = VerdictTruncated, TestTruncated, float64(v.Unstable+v.Truncated), half
 	default:
 		v.Verdict, v.Test, v.Statistic, v.Critical = VerdictStable, TestNone, float64(v.Unstable), half
+	}
+	if v.Verdict == VerdictUnstable && v.Episodic != "" && 2*overloaded(rs) < v.N {
+		v.Overruled = v.Test
+		v.Verdict, v.Test, v.Statistic, v.Critical = VerdictUndecided, TestEpisodes+":"+v.Episodic, float64(v.EpisodicReps), half
 	}
 	v.MedianGrowthT = median(ts)
 	return v, nil

@@ -25,6 +25,7 @@ var (
 	roundsN     = flag.Int("verdict.rounds", 300, "TestVerdictCalibrationRounds: stable rounds (one point of every scenario each)")
 	roundsFirst = flag.Int("verdict.round", 0, "TestVerdictCalibrationRounds: first round (to resume a log: the next round after its last complete one)")
 	roundsPower = flag.Int("verdict.power_every", 7, "TestVerdictCalibrationRounds: one overload round (1.01 λ*, every scenario with a known λ*) after every n stable rounds; 0: none")
+	roundsSides = flag.String("verdict.sides", "both", "TestVerdictCalibrationRounds: \"both\", or \"overload\" to run only the overload rounds (the same points as in a full run)")
 	tallyFile   = flag.String("verdict.tally", "", "TestVerdictCalibrationTally: the log to tally (gzip-compressed if its name ends in .gz)")
 )
 
@@ -59,9 +60,16 @@ const roundsOverloadSeeds = 1_000_000
 //	GOMAXPROCS=1 nohup nice -n 5 go test -tags long ./sim -run VerdictCalibrationRounds \
 //	    -timeout 0 -verdict.log /var/tmp/cal31/rounds.tsv > /var/tmp/cal31/rounds.out 2>&1 &
 //	go test -tags long ./sim -run VerdictCalibrationTally -v -verdict.tally /var/tmp/cal31/rounds.tsv
+//
+// With -verdict.sides overload it runs the overload rounds alone (the same
+// points as a full run's), to re-check the power after a rule change that
+// can only withdraw unstable verdicts (engine 0.7.4's episodic points).
 func TestVerdictCalibrationRounds(t *testing.T) {
 	if *roundsLog == "" {
 		t.Skip("-verdict.log not set")
+	}
+	if *roundsSides != "both" && *roundsSides != "overload" {
+		t.Fatalf("-verdict.sides: want \"both\" or \"overload\", got %q", *roundsSides)
 	}
 	f, err := os.OpenFile(*roundsLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -93,6 +101,9 @@ func TestVerdictCalibrationRounds(t *testing.T) {
 	}
 	for round := *roundsFirst; round < *roundsFirst+*roundsN; round++ {
 		for _, sc := range verdictScenarios {
+			if *roundsSides == "overload" {
+				break
+			}
 			lam := scenarioRate(t, sc, 0.97)
 			if sc.fixed > 0 {
 				lam = sc.fixed

@@ -1036,7 +1036,8 @@ func comparisonCell(verdict, rel, hw string) string {
 }
 
 // pointStatus is the status cell of a summary row: the pooled verdict
-// (UNSTABLE or TRUNCATED with its count), or, for a stable point whose
+// (UNSTABLE or TRUNCATED with its count, UNDECIDED with its episodic
+// class), or, for a stable point whose
 // minority was flagged, how many were. A summary.csv written before the
 // verdict column falls back to its n_unstable count. A point whose pooled
 // converged verdict failed adds NOT CONVERGED with its count.
@@ -1045,7 +1046,7 @@ func pointStatus(get func(string) string) string {
 	// Run-length adequacy is a warning next to a stable verdict (an
 	// unstable point has no steady state to converge to: its verdict says
 	// more).
-	if get("converged") == "false" && get("verdict") != "unstable" {
+	if get("converged") == "false" && get("verdict") != "unstable" && get("verdict") != "undecided" {
 		note := "NOT CONVERGED (" + get("n_unconverged") + " of " + get("n") + ")"
 		if s == "" {
 			return note
@@ -1063,6 +1064,8 @@ func verdictStatus(get func(string) string) string {
 		return "UNSTABLE (" + u + " of " + n + ")"
 	case "truncated":
 		return "TRUNCATED (" + t + " of " + n + ")"
+	case "undecided":
+		return "UNDECIDED (" + get("verdict_test") + ": run longer)"
 	case "stable":
 		ui, _ := strconv.Atoi(u)
 		ti, _ := strconv.Atoi(t)

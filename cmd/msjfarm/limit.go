@@ -395,6 +395,9 @@ func printLimit(w io.Writer, r limitReport, rate1 float64) {
 	if l.Truncated {
 		fmt.Fprintf(w, "  note: some rate hit max_in_system without a majority and counted as unstable (raise run.max_in_system for a verdict)\n")
 	}
+	if l.Undecided {
+		fmt.Fprintf(w, "  note: some rate was undecided (a class served in episodes longer than the run's batches) and counted as unstable: the upper end may be stable with cycles longer than the run; run longer (more arrivals) to place it\n")
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  λ\tload\tverdict\tunstable\ttruncated\tthroughput\tmedian growth t")
 	for _, p := range l.Points {

@@ -173,7 +173,7 @@ func roundLine(ps []limit.Point) string {
 
 // limitsCSVHeader documents limits.csv's columns (docs/results.md).
 var limitsCSVHeader = []string{"label", "policy", "params", "outcome", "lo", "hi", "estimate", "estimate_load",
-	"confidence", "truncated", "rates", "runs", "saturation_throughput", "campaigns"}
+	"confidence", "truncated", "rates", "runs", "saturation_throughput", "campaigns", "undecided"}
 
 // limitsCSV is one row per searched variant. lo and hi bracket λ_max
 // (equal for the one-sided outcomes, see sim/limit.Outcome); estimate is
@@ -183,7 +183,9 @@ var limitsCSVHeader = []string{"label", "policy", "params", "outcome", "lo", "hi
 // evaluated and runs the replications; saturation_throughput the mean
 // departure rate of the unstable rates (limit.SaturationThroughput: λ_max
 // itself for FCFS-like policies only; empty when no rate was unstable);
-// campaigns the rounds' campaign ids, space-separated.
+// campaigns the rounds' campaign ids, space-separated; undecided whether
+// some rate was undecided (engine ≥ 0.7.4), counted as unstable like a
+// truncated one.
 func limitsCSV(rs []limitResult, rate1 float64) []byte {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
@@ -203,7 +205,7 @@ func limitsCSV(rs []limitResult, rate1 float64) []byte {
 		}
 		_ = w.Write([]string{r.Label, r.Policy, string(params), string(r.Outcome), aggregate.FormatFloat(r.Lo),
 			aggregate.FormatFloat(r.Hi), est, estLoad, aggregate.FormatFloat(r.Confidence), strconv.FormatBool(r.Truncated),
-			strconv.Itoa(len(r.Points)), strconv.Itoa(r.Runs), sat, strings.Join(r.Campaigns, " ")})
+			strconv.Itoa(len(r.Points)), strconv.Itoa(r.Runs), sat, strings.Join(r.Campaigns, " "), strconv.FormatBool(r.Undecided)})
 	}
 	w.Flush()
 	return buf.Bytes()

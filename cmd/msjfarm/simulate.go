@@ -362,6 +362,9 @@ func printVerdict(v sim.PointVerdict, rs []*sim.Result) {
 	case v.Verdict == sim.VerdictUnstable:
 		fmt.Printf("WARNING: UNSTABLE: %d of %d replications flagged unstable (%v): the means below are not steady-state values\n",
 			v.Unstable, v.N, firstReasons(rs, func(r *sim.Result) bool { return r.Unstable }))
+	case v.Verdict == sim.VerdictUndecided:
+		fmt.Printf("WARNING: UNDECIDED: rule %s would call this point unstable (%d of %d replications flagged), but class %s delivered nothing for an eighth of the window or more in %d of them: it is served in episodes longer than the tests' batches, and in a window this short a stable point with such cycles shows what an overload shows; run longer (more --arrivals): the means below are not steady-state values\n",
+			v.Overruled, v.Unstable, v.N, v.Episodic, v.EpisodicReps)
 	case v.Verdict == sim.VerdictTruncated:
 		fmt.Printf("WARNING: TRUNCATED: %d of %d replications hit max_in_system (and %d flagged unstable): no verdict; raise the cap for one\n",
 			v.Truncated, v.N, v.Unstable)

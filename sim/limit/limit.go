@@ -119,9 +119,26 @@ type Limit struct {
 	// unstable majority; such a rate is treated as unstable (a queue past
 	// the memory budget is not a usable operating point either way).
 	Truncated bool `json:"truncated"`
+	// Undecided reports that some evaluated rate was undecided (engine ≥
+	// 0.7.4: a class served in episodes longer than the window's batches,
+	// sim.VerdictUndecided); such a rate is treated as unstable too, so the
+	// bracket's upper end may be a stable rate with cycles longer than the
+	// run: run longer to place it.
+	Undecided bool `json:"undecided,omitempty"`
 	// Points lists every evaluated rate in order; Runs counts replications.
 	Points []Point `json:"points"`
 	Runs   int     `json:"runs"`
+}
+
+// note records a verdict that is not a decision (truncated, undecided),
+// which the search counts as unstable.
+func (l *Limit) note(v sim.Verdict) {
+	switch v {
+	case sim.VerdictTruncated:
+		l.Truncated = true
+	case sim.VerdictUndecided:
+		l.Undecided = true
+	}
 }
 
 // MaxEvals is the number of rates a search with these options evaluates at
@@ -189,9 +206,7 @@ func Search(run RunFunc, opt Options) (*Limit, error) {
 		}
 		res.Points = append(res.Points, p)
 		res.Runs += p.Verdict.N
-		if p.Verdict.Verdict == sim.VerdictTruncated {
-			res.Truncated = true
-		}
+		res.note(p.Verdict.Verdict)
 		return p.Verdict.Verdict != sim.VerdictStable, nil
 	}
 	// falseU: a stable rate's majority says unstable; miss: the reverse.

@@ -86,9 +86,7 @@ func SearchRounds(eval RoundFunc, opt Options, probes int) (*Limit, error) {
 			}
 			res.Points = append(res.Points, p)
 			res.Runs += p.Verdict.N
-			if p.Verdict.Verdict == sim.VerdictTruncated {
-				res.Truncated = true
-			}
+			res.note(p.Verdict.Verdict)
 		}
 		return ps, nil
 	}
