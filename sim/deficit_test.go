@@ -311,12 +311,13 @@ func TestDeficitTrace(t *testing.T) {
 // 10^5–10^6 jobs and fills for millions of arrivals, so a short run
 // departs well below λ and must not be called converged, whatever its own
 // replications' rules say. Measured with 4 replications of 3·10^5 arrivals
-// (seeds 1..4): 0.837–0.841 of λ departs (and 1.3% of the offered work is
-// delivered: the window is spent serving the one-server class), pooled
-// throughput shortfall 0.161 ± 0.003, t = 169 against t_3(1 − 2.5e-4) =
-// 16.3, Stouffer's z = 4·5/√4 = 10 against √(63/61)·z_{1−2.5e-4} = 3.54.
-// (Other seeds, through msjfarm simulate, depart 0.49–0.91 of λ: the same
-// verdict.)
+// (seeds 1..4) of the policy at its defaults (ℓ = k − 1): 0.45–0.74 of λ
+// departs, the pooled work shortfall is 0.23 ± 0.13 with Stouffer's z 8.3
+// against √(63/61)·z_{1−2.5e-4} = 3.54. (Before engine 0.7.4's tests
+// configured the policy, this test ran it with ℓ = 0, exhaustive service,
+// which never leaves the one-server class's phase on this workload: 1.3%
+// of the work delivered. Other seeds, through msjfarm simulate, depart
+// 0.49–0.91 of λ: the same verdict.)
 func TestStaticQuickswapBorgBNotConverged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("about 0.4 s of simulation")

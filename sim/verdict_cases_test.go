@@ -31,12 +31,22 @@ type verdictScenario struct {
 	fixed float64
 }
 
+// builtinP returns a constructor of the built-in policy name configured
+// with its defaults, as msjfarm configures it (an unconfigured policy
+// keeps Go's zero values: Static Quickswap's threshold ℓ would be 0,
+// exhaustive service, not its default k − 1).
 func builtinP(name string) func() sim.Policy {
 	e, err := builtin.Lookup(name)
 	if err != nil {
 		panic(err)
 	}
-	return func() sim.Policy { return e.New() }
+	return func() sim.Policy {
+		p := e.New()
+		if err := sim.Configure(p, nil); err != nil {
+			panic(err)
+		}
+		return p
+	}
 }
 
 // Saturation points.
