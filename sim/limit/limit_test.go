@@ -92,6 +92,25 @@ func TestSearchOutcomes(t *testing.T) {
 	if err != nil || l.Outcome != limit.Found || !l.Truncated || !(l.Lo <= 3 && 3 < l.Hi) {
 		t.Errorf("truncated: %+v %v", l, err)
 	}
+	// So does an undecided point (engine ≥ 0.7.4): above λ = 3 every
+	// replication is flagged by growth while a class of 64 jobs offered in
+	// the tested half is silent for 8 segments, which makes the point
+	// episodic (sim.Pool).
+	episodic := func(lambda float64, rep int) (*sim.Result, error) {
+		r := &sim.Result{Deficits: []sim.Deficit{{Name: "big", Class: 0, Offered: 64}}}
+		if lambda > 3 {
+			r.Unstable, r.Instability = true, &sim.Instability{Reasons: []string{"growth"}}
+			r.Deficits[0].Silence = 8
+		}
+		return r, nil
+	}
+	l, err = limit.Search(episodic, limit.Options{Lo: 1, Hi: 10, RelTol: 0.05})
+	if err != nil || l.Outcome != limit.Found || !l.Undecided || l.Truncated || !(l.Lo <= 3 && 3 < l.Hi) {
+		t.Errorf("undecided: %+v %v", l, err)
+	}
+	if v := l.Points[len(l.Points)-1].Verdict; v.Verdict != sim.VerdictUndecided && v.Verdict != sim.VerdictStable {
+		t.Errorf("undecided: last point %+v", v)
+	}
 }
 
 // TestSearchBadInput: bad options are errors naming the field; a run error

@@ -1,0 +1,26 @@
+package main
+
+import "testing"
+
+// TestPointStatus: the status cell of a summary row for each verdict, with
+// and without a failed converged verdict (an unstable or undecided point's
+// own verdict says more than NOT CONVERGED).
+func TestPointStatus(t *testing.T) {
+	for _, c := range []struct {
+		row  map[string]string
+		want string
+	}{
+		{map[string]string{"verdict": "stable", "n": "10", "n_unstable": "0", "n_truncated": "0", "converged": "true"}, ""},
+		{map[string]string{"verdict": "stable", "n": "10", "n_unstable": "1", "n_truncated": "0", "converged": "true"}, "stable (1 of 10 flagged)"},
+		{map[string]string{"verdict": "stable", "n": "10", "n_unstable": "0", "n_truncated": "0", "converged": "false", "n_unconverged": "7"}, "NOT CONVERGED (7 of 10)"},
+		{map[string]string{"verdict": "unstable", "n": "10", "n_unstable": "6", "converged": "false"}, "UNSTABLE (6 of 10)"},
+		{map[string]string{"verdict": "truncated", "n": "10", "n_truncated": "5", "converged": "true"}, "TRUNCATED (5 of 10)"},
+		{map[string]string{"verdict": "undecided", "n": "10", "n_unstable": "6", "verdict_test": "episodes:cores-2000", "converged": "false", "n_unconverged": "10"},
+			"UNDECIDED (episodes:cores-2000: run longer)"},
+		{map[string]string{"n": "10", "n_unstable": "3"}, "UNSTABLE (3 of 10)"}, // a summary from before the verdict column
+	} {
+		if got := pointStatus(func(k string) string { return c.row[k] }); got != c.want {
+			t.Errorf("%v: %q, want %q", c.row, got, c.want)
+		}
+	}
+}
