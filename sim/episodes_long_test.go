@@ -21,13 +21,15 @@ var episodePoints = flag.Int("episodes.points", 10, "TestVerdictBorgBEpisodesLon
 //   - FCFS and Kill-Smart (9, 256) at λ = 2.5 are overloads (FCFS
 //     saturates near λ = 1.5, its window delivers 59% of the offered work
 //     at 10^7 arrivals; Kill-Smart 74%): unstable in every point;
+//
 //   - First-Fit at λ = 3.5 and MSF and Static Quickswap at λ = 4.25 are
 //     stable with cycles longer than this window: never unstable (stable,
 //     or undecided when a rule found evidence);
+//
 //   - MSF at λ = 2.5 is stable with a short enough cycle: stable in every
 //     point.
 //
-//	go test -tags long ./sim -run VerdictBorgBEpisodesLong -v -timeout 0
+//     go test -tags long ./sim -run VerdictBorgBEpisodesLong -v -timeout 0
 func TestVerdictBorgBEpisodesLong(t *testing.T) {
 	ks := func() sim.Policy { return killsmart.New(killsmart.MultiClass, 9, 256) }
 	for _, c := range []struct {
