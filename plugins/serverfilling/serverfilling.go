@@ -404,8 +404,9 @@ type Policy struct {
 
 	// SRPT path (srptfast.go): ServerFilling-SRPT in O(C · log n).
 	fastSRPT                     bool
-	wide                         bool    // its buckets as slices (srptwide.go): SRPT with a class wider than k/2
-	mergeBuf                     []int32 // scratch: mergeBucketRuns
+	wide                         bool     // its buckets as slices (srptwide.go): SRPT with a class wider than k/2
+	mergeBuf, preEnds, startEnds []int32  // scratch: mergeBucketRuns and its runs' ends
+	live                         []uint64 // wide path: a bit per need bucket holding jobs (nextLive)
 	sb                           []sbucket
 	rroot                        []int32 // treap of running jobs per run group (see runGroup)
 	pend                         []int32 // running jobs not yet placed in their treap (flushPending)

@@ -1,6 +1,7 @@
 package serverfilling
 
 import (
+	"math/bits"
 	"slices"
 
 	"github.com/msjfarm/msjfarm/sdk"
@@ -100,6 +101,7 @@ func (p *Policy) sInsertWaiting(sb *sbucket, x int32) int32 {
 	sb.seq = append(sb.seq, 0)
 	copy(sb.seq[at+1:], sb.seq[at:])
 	sb.seq[at] = x
+	p.setLive(p.slots[x].bucket)
 	return r
 }
 
@@ -112,6 +114,7 @@ func (p *Policy) sInsertRunning(sb *sbucket, x int32) {
 	sb.seq[at] = x
 	sb.nRun++
 	p.slots[x].serve = true
+	p.setLive(p.slots[x].bucket)
 }
 
 // sRemoveRunning takes running job x out of sb (a completion).
@@ -120,6 +123,32 @@ func (p *Policy) sRemoveRunning(sb *sbucket, x int32) {
 	sb.seq = append(sb.seq[:at], sb.seq[at+1:]...)
 	sb.nRun--
 	p.slots[x].serve = false
+	if len(sb.seq) == 0 {
+		b := p.slots[x].bucket
+		p.live[b>>6] &^= 1 << (b & 63)
+	}
+}
+
+func (p *Policy) setLive(b int32) { p.live[b>>6] |= 1 << (b & 63) }
+
+// nextLive is the first need bucket from b on that can hold jobs
+// (len(p.sb) if none), for the decision's passes over the buckets: on the
+// wide path the next one with jobs (Borg cell B: 12 of its 26 on average at
+// ρ = 0.95), on the other paths b itself.
+func (p *Policy) nextLive(b int) int {
+	if !p.wide || b >= len(p.sb) {
+		return b
+	}
+	for wi := b >> 6; wi < len(p.live); wi++ {
+		w := p.live[wi]
+		if wi == b>>6 {
+			w &= ^uint64(0) << (b & 63)
+		}
+		if w != 0 {
+			return wi<<6 + bits.TrailingZeros64(w)
+		}
+	}
+	return len(p.sb)
 }
 
 // sToWaiting is toWaiting for a slice bucket: running job x becomes
@@ -131,9 +160,9 @@ func (p *Policy) sToWaiting(sb *sbucket, x int32, now float64) {
 	if sb.seq[from] != x {
 		from = p.sRunIndex(sb, x)
 	}
-	sl := p.skey(x, now)
-	p.stopRun(sl, now)
-	sl.serve = false
+	sl := &p.slots[x] // skey and stopRun for a running SRPT job, inlined
+	sl.key = p.cls[sl.class].scale * clamp0(sl.fin-now)
+	sl.moving, sl.rate, sl.serve = false, 0, false
 	to := sb.nRun - 1 // its place once it has left the running part
 	if int(sb.nRun) < len(sb.seq) && p.tLess(sb.seq[sb.nRun], x, modeKey) {
 		to += p.sWaitCount(sb, x)
@@ -200,27 +229,19 @@ func (p *Policy) runTail(b int) int32 {
 // need bucket by need bucket, and within a bucket preempts from the last
 // running job backwards and starts from the first waiting one on, so the
 // list is one run per bucket, each in that order (the preemptions
-// reversed). O(moves × buckets with moves), usually one or two.
-func (p *Policy) mergeBucketRuns(list []int32, pre bool) {
-	if len(list) < 2 {
-		return
-	}
-	cmp := p.cmpWas(pre)
-	done := 0 // list[:done] is merged
-	for done < len(list) {
-		b := p.slots[list[done]].bucket
-		end := done + 1
-		for end < len(list) && p.slots[list[end]].bucket == b {
-			end++
-		}
+// reversed); ends are the runs' ends, which applySeams records.
+// O(moves × buckets with moves), usually one or two.
+func (p *Policy) mergeBucketRuns(list, ends []int32, pre bool) {
+	done := int32(0) // list[:done] is merged
+	for _, end := range ends {
 		if pre {
 			slices.Reverse(list[done:end])
 		}
-		if done > 0 && cmp(list[done], list[done-1]) < 0 {
+		if done > 0 && p.wasBefore(list[done], list[done-1], pre) {
 			p.mergeBuf = append(p.mergeBuf[:0], list[:done]...)
 			a, i, o := p.mergeBuf, done, 0
 			for len(a) > 0 && i < end {
-				if cmp(list[i], a[0]) < 0 {
+				if p.wasBefore(list[i], a[0], pre) {
 					list[o] = list[i]
 					i++
 				} else {
@@ -233,4 +254,28 @@ func (p *Policy) mergeBucketRuns(list []int32, pre bool) {
 		}
 		done = end
 	}
+}
+
+// wasBefore is cmpWas(pre)(a, b) < 0 under the SRPT order, written out
+// for the merge: a preempted job's key is frozen at the decision instant
+// and every one of them was running with a moving key, so the order is
+// (key, rate descending with crossings, fin, arrival); a started job's is
+// its frozen key from before the start, key0, then arrival.
+func (p *Policy) wasBefore(a, b int32, pre bool) bool {
+	sa, sb := &p.slots[a], &p.slots[b]
+	if !pre {
+		return sa.key0 < sb.key0 || sa.key0 == sb.key0 && sa.id < sb.id
+	}
+	if sa.key != sb.key {
+		return sa.key < sb.key
+	}
+	if p.crossings {
+		if ra, rb := p.cls[sa.class].scale, p.cls[sb.class].scale; ra != rb {
+			return ra > rb
+		}
+	}
+	if sa.fin != sb.fin {
+		return sa.fin < sb.fin
+	}
+	return sa.id < sb.id
 }
