@@ -2,6 +2,7 @@ package serverfilling
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/msjfarm/msjfarm/sdk"
@@ -318,13 +319,15 @@ func (p *Policy) lastM(now float64) (last, second int32) {
 			second = c
 		}
 	}
-	for b := p.nextLive(0); b < len(p.sb); b = p.nextLive(b + 1) {
-		sb := &p.sb[b]
-		if sb.w > 0 {
-			put(p.wAt(sb, sb.w-1))
-		}
-		if sb.nRun > 0 {
-			put(p.runLast(sb, now))
+	for wi, w := range p.liveWords() {
+		for ; w != 0; w &= w - 1 {
+			sb := &p.sb[wi<<6|bits.TrailingZeros64(w)]
+			if sb.w > 0 {
+				put(p.wAt(sb, sb.w-1))
+			}
+			if sb.nRun > 0 {
+				put(p.runLast(sb, now))
+			}
 		}
 	}
 	return last, second
@@ -334,17 +337,19 @@ func (p *Policy) lastM(now float64) (last, second int32) {
 // the other buckets' first jobs outside M (-1 if none).
 func (p *Policy) firstOut() (first, second int32) {
 	first, second = -1, -1
-	for b := p.nextLive(0); b < len(p.sb); b = p.nextLive(b + 1) {
-		sb := &p.sb[b]
-		if sb.w >= p.wSize(sb) {
-			continue
-		}
-		c := p.wAt(sb, sb.w)
-		switch {
-		case first < 0 || p.less(c, first):
-			first, second = c, first
-		case second < 0 || p.less(c, second):
-			second = c
+	for wi, w := range p.liveWords() {
+		for ; w != 0; w &= w - 1 {
+			sb := &p.sb[wi<<6|bits.TrailingZeros64(w)]
+			if sb.w >= p.wSize(sb) {
+				continue
+			}
+			c := p.wAt(sb, sb.w)
+			switch {
+			case first < 0 || p.less(c, first):
+				first, second = c, first
+			case second < 0 || p.less(c, second):
+				second = c
+			}
 		}
 	}
 	return first, second
@@ -508,57 +513,60 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, starts []int32) {
 	pre, starts = p.next[:0], p.starts[:0]
 	p.preEnds, p.startEnds = p.preEnds[:0], p.startEnds[:0]
-	for b := p.nextLive(0); b < len(p.sb); b = p.nextLive(b + 1) { // empty buckets: take 0, nothing to move
-		sb := &p.sb[b]
-		np, ns := len(pre), len(starts)
-		for sb.nRun > take[b] {
-			if p.wide { // the last running job, its key set by sToWaiting
-				x := sb.seq[sb.nRun-1]
-				p.sToWaiting(sb, x, now)
+	for wi, w := range p.liveWords() {
+		for ; w != 0; w &= w - 1 {
+			b := wi<<6 | bits.TrailingZeros64(w) // empty buckets: take 0, nothing to move
+			sb := &p.sb[b]
+			np, ns := len(pre), len(starts)
+			for sb.nRun > take[b] {
+				if p.wide { // the last running job, its key set by sToWaiting
+					x := sb.seq[sb.nRun-1]
+					p.sToWaiting(sb, x, now)
+					sb.w++
+					pre = append(pre, x)
+					continue
+				}
+				x := p.runLast(sb, now)
+				p.toWaiting(x, now)
 				sb.w++
 				pre = append(pre, x)
-				continue
 			}
-			x := p.runLast(sb, now)
-			p.toWaiting(x, now)
-			sb.w++
-			pre = append(pre, x)
-		}
-		for sb.nRun < take[b] {
-			sb.w--
-			if p.wide {
-				starts = append(starts, p.sStartFirst(s, sb, now))
-				continue
-			}
-			x := p.tFirst(sb.root)
-			sb.root = p.tDeleteMin(sb.root)
-			p.setRun(s, &p.slots[x], now)
-			p.runAppend(x)
-			starts = append(starts, x)
-		}
-		for sb.w > 0 && sb.nRun > 0 {
-			x := p.runLast(sb, now)
-			y := p.wAt(sb, 0)
-			if !p.less(y, x) {
-				break
-			}
-			if p.wide { // y stays the first waiting job: x's key now is above y's
-				p.sToWaiting(sb, x, now)
-				p.sStartFirst(s, sb, now)
-			} else {
+			for sb.nRun < take[b] {
+				sb.w--
+				if p.wide {
+					starts = append(starts, p.sStartFirst(s, sb, now))
+					continue
+				}
+				x := p.tFirst(sb.root)
 				sb.root = p.tDeleteMin(sb.root)
-				p.toWaiting(x, now)
-				p.setRun(s, &p.slots[y], now)
-				p.runAppend(y)
+				p.setRun(s, &p.slots[x], now)
+				p.runAppend(x)
+				starts = append(starts, x)
 			}
-			pre = append(pre, x)
-			starts = append(starts, y)
-		}
-		if len(pre) > np { // the bucket's runs, for mergeBucketRuns
-			p.preEnds = append(p.preEnds, int32(len(pre)))
-		}
-		if len(starts) > ns {
-			p.startEnds = append(p.startEnds, int32(len(starts)))
+			for sb.w > 0 && sb.nRun > 0 {
+				x := p.runLast(sb, now)
+				y := p.wAt(sb, 0)
+				if !p.less(y, x) {
+					break
+				}
+				if p.wide { // y stays the first waiting job: x's key now is above y's
+					p.sToWaiting(sb, x, now)
+					p.sStartFirst(s, sb, now)
+				} else {
+					sb.root = p.tDeleteMin(sb.root)
+					p.toWaiting(x, now)
+					p.setRun(s, &p.slots[y], now)
+					p.runAppend(y)
+				}
+				pre = append(pre, x)
+				starts = append(starts, y)
+			}
+			if len(pre) > np { // the bucket's runs, for mergeBucketRuns
+				p.preEnds = append(p.preEnds, int32(len(pre)))
+			}
+			if len(starts) > ns {
+				p.startEnds = append(p.startEnds, int32(len(starts)))
+			}
 		}
 	}
 	return pre, starts
@@ -659,13 +667,16 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 		return
 	}
 	t := math.Inf(1)
-	for bi := p.nextLive(0); bi < len(p.sb); bi = p.nextLive(bi + 1) {
-		if p.sb[bi].nRun == 0 || p.bneed[bi] > slack {
-			continue
-		}
-		y := p.runTail(bi) // largest (fin, arrival)
-		if ys := &p.slots[y]; y != last && ys.rate < b.rate {
-			t = math.Min(t, p.crossAt(b, ys, now))
+	for wi, w := range p.liveWords() {
+		for ; w != 0; w &= w - 1 {
+			bi := wi<<6 | bits.TrailingZeros64(w)
+			if p.sb[bi].nRun == 0 || p.bneed[bi] > slack {
+				continue
+			}
+			y := p.runTail(bi) // largest (fin, arrival)
+			if ys := &p.slots[y]; y != last && ys.rate < b.rate {
+				t = math.Min(t, p.crossAt(b, ys, now))
+			}
 		}
 	}
 	if i := p.stopper; i >= 0 && i != last && p.idle > 0 {

@@ -1,7 +1,6 @@
 package serverfilling
 
 import (
-	"math/bits"
 	"slices"
 
 	"github.com/msjfarm/msjfarm/sdk"
@@ -131,24 +130,24 @@ func (p *Policy) sRemoveRunning(sb *sbucket, x int32) {
 
 func (p *Policy) setLive(b int32) { p.live[b>>6] |= 1 << (b & 63) }
 
-// nextLive is the first need bucket from b on that can hold jobs
-// (len(p.sb) if none), for the decision's passes over the buckets: on the
-// wide path the next one with jobs (Borg cell B: 12 of its 26 on average at
-// ρ = 0.95), on the other paths b itself.
-func (p *Policy) nextLive(b int) int {
-	if !p.wide || b >= len(p.sb) {
-		return b
+// liveWords are the need buckets the decision's passes over the buckets
+// visit, a bit per bucket (bucket 64·w + i is bit i of word w): on the wide
+// path those holding jobs (Borg cell B: 12 of its 26 on average at ρ =
+// 0.95; maintained as jobs enter and leave), on the other paths every
+// bucket of p.sb, whose number the DivisorFilling path sets.
+func (p *Policy) liveWords() []uint64 {
+	if p.wide {
+		return p.live
 	}
-	for wi := b >> 6; wi < len(p.live); wi++ {
-		w := p.live[wi]
-		if wi == b>>6 {
-			w &= ^uint64(0) << (b & 63)
-		}
-		if w != 0 {
-			return wi<<6 + bits.TrailingZeros64(w)
+	n := len(p.sb)
+	nw := (n + 63) / 64
+	if len(p.live) != nw || nw > 0 && p.live[nw-1] != ^uint64(0)>>(uint(-n)&63) {
+		p.live = make([]uint64, nw)
+		for b := range n {
+			p.live[b>>6] |= 1 << (b & 63)
 		}
 	}
-	return len(p.sb)
+	return p.live
 }
 
 // sToWaiting is toWaiting for a slice bucket: running job x becomes
@@ -167,7 +166,9 @@ func (p *Policy) sToWaiting(sb *sbucket, x int32, now float64) {
 	if int(sb.nRun) < len(sb.seq) && p.tLess(sb.seq[sb.nRun], x, modeKey) {
 		to += p.sWaitCount(sb, x)
 	}
-	copy(sb.seq[from:to], sb.seq[from+1:to+1])
+	if to != from { // usually not: the last running job becomes the first waiting one
+		copy(sb.seq[from:to], sb.seq[from+1:to+1])
+	}
 	sb.seq[to] = x
 	sb.nRun--
 }
@@ -182,7 +183,9 @@ func (p *Policy) sStartFirst(s *sdk.System, sb *sbucket, now float64) int32 {
 	if to > 0 && !p.tLess(sb.seq[to-1], x, modeFall) {
 		to = p.sRunIndex(sb, x)
 	}
-	copy(sb.seq[to+1:sb.nRun+1], sb.seq[to:sb.nRun])
+	if to != sb.nRun { // usually not: the first waiting job becomes the last running one
+		copy(sb.seq[to+1:sb.nRun+1], sb.seq[to:sb.nRun])
+	}
 	sb.seq[to] = x
 	sb.nRun++
 	p.slots[x].serve = true
