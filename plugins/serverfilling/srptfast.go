@@ -471,11 +471,16 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	}
 
 	// 2. The takes, applied at each bucket's seam.
-	cnt := p.counts
-	for b := range p.sb {
-		cnt[b] = p.sb[b].nRun + p.sb[b].w
+	var take []int32
+	if p.wide {
+		take = p.takesLive()
+	} else {
+		cnt := p.counts
+		for b := range p.sb {
+			cnt[b] = p.sb[b].nRun + p.sb[b].w
+		}
+		take = p.takes(cnt)
 	}
-	take := p.takes(cnt)
 	pre, starts := p.applySeams(s, take, now)
 	p.stopper, p.idle = -1, p.rem
 	if p.packing == PackStop && int(p.cut) < p.nBuckets && p.sb[p.cut].w > 0 {

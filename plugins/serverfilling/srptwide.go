@@ -1,6 +1,7 @@
 package serverfilling
 
 import (
+	"math/bits"
 	"slices"
 
 	"github.com/msjfarm/msjfarm/sdk"
@@ -190,6 +191,24 @@ func (p *Policy) sStartFirst(s *sdk.System, sb *sbucket, now float64) int32 {
 	sb.nRun++
 	p.slots[x].serve = true
 	return x
+}
+
+// takesLive is takes for the wide path over the buckets holding jobs
+// only: an empty bucket takes 0, which changes neither the servers left
+// nor the cut, and applySeams reads the takes of these buckets only.
+func (p *Policy) takesLive() []int32 {
+	take := p.take[:p.nBuckets]
+	rem, stopped := p.k, false
+	p.cut = int32(p.nBuckets)
+	for wi, w := range p.live {
+		for ; w != 0; w &= w - 1 {
+			b := wi<<6 | bits.TrailingZeros64(w)
+			sb := &p.sb[b]
+			take[b] = p.takeStep(b, sb.nRun+sb.w, &rem, &stopped)
+		}
+	}
+	p.rem = rem
+	return take
 }
 
 // wSize, wAt and wCountLess are the lookups srptfast.go makes in a
