@@ -123,7 +123,7 @@ func (p *Policy) initSRPT() {
 	for b := range p.sb {
 		p.sb[b] = sbucket{root: -1}
 	}
-	p.live = make([]uint64, (p.nBuckets+63)/64)
+	p.live, p.liveAll = make([]uint64, (p.nBuckets+63)/64), -1
 	if p.ord == SRPTOrder {
 		p.rroot = make([]int32, p.nBuckets)
 		for b := range p.sb {
@@ -566,10 +566,10 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 				pre = append(pre, x)
 				starts = append(starts, y)
 			}
-			if len(pre) > np { // the bucket's runs, for mergeBucketRuns
+			if p.wide && len(pre) > np { // the bucket's runs, for mergeBucketRuns
 				p.preEnds = append(p.preEnds, int32(len(pre)))
 			}
-			if len(starts) > ns {
+			if p.wide && len(starts) > ns {
 				p.startEnds = append(p.startEnds, int32(len(starts)))
 			}
 		}

@@ -136,20 +136,14 @@ func (p *Policy) setRun(s *sdk.System, sl *slot, now float64) {
 
 // finAtMost is the largest fin ≤ fin0 at which the key need/k × (fin −
 // now), clamped at 0, is at most key (≥ 0): fin0 lowered one ulp at a time
-// while the key it gives exceeds key. It matters: a job preempted and
-// restarted thousands of times (20 preemptions per arrival on Borg cell B)
-// has had fin lowered at each start, the engine's remaining duration has
-// not, and the gap grows to thousands of ulps; stepping through them was
-// 600 of ServerFilling-SRPT's 1800 cpu-ns/event there.
-//
-// That key is monotone in fin (floating-point subtraction, clamp and
-// product are), so when fin0's key exceeds key the answer is the largest
-// instant of key at most key, whatever fin0: it is found from the
-// straight-line estimate now + key/scale, a few ulps off, by stepping down
-// until the key is at most key and then up while the next instant's still
-// is (and stays below fin0). Past a few steps either way (not expected) it
-// counts the ulps from fin0 by galloping and bisection instead (finBisect):
-// the same fin in both cases, O(1) steps instead of O(log gap).
+// while the key it gives exceeds key. That key is monotone in fin, so the
+// ulps are counted by galloping and bisection over the bit patterns (in
+// the order of the values for fin ≥ 0) instead of one by one: the same
+// fin, in O(log) steps. It matters: a job preempted and restarted
+// thousands of times (20 preemptions per arrival on Borg cell B) has had
+// fin lowered at each start, the engine's remaining duration has not, and
+// the gap grows to thousands of ulps; stepping through them was 600 of
+// ServerFilling-SRPT's 1800 cpu-ns/event there.
 func finAtMost(fin0, now, scale, key float64) float64 {
 	if scale*clamp0(fin0-now) <= key {
 		return fin0
@@ -160,29 +154,6 @@ func finAtMost(fin0, now, scale, key float64) float64 {
 		}
 		return fin0
 	}
-	x := now + key/scale
-	if !(x < fin0) || x < 0 {
-		return finBisect(fin0, now, scale, key)
-	}
-	const maxSteps = 8
-	n := 0
-	for ; n < maxSteps && scale*clamp0(x-now) > key; n++ {
-		x = nextDown(x)
-	}
-	for ; n < maxSteps; n++ {
-		u := math.Float64frombits(math.Float64bits(x) + 1) // next up (x ≥ 0)
-		if u >= fin0 || scale*clamp0(u-now) > key {
-			return x
-		}
-		x = u
-	}
-	return finBisect(fin0, now, scale, key)
-}
-
-// finBisect is finAtMost for fin0 > 0 whose key exceeds key, counting the
-// ulps below fin0 by galloping and bisection over the bit patterns (in
-// the order of the values for fin ≥ 0).
-func finBisect(fin0, now, scale, key float64) float64 {
 	// Bit patterns: hi gives a key above key, lo one at most key (the
 	// pattern 0 is +0, where the key is 0 since now ≥ 0).
 	hi := math.Float64bits(fin0)

@@ -142,17 +142,21 @@ func (p *Policy) setLive(b int32) { p.live[b>>6] |= 1 << (b & 63) }
 // 0.95; maintained as jobs enter and leave), on the other paths every
 // bucket of p.sb, whose number the DivisorFilling path sets.
 func (p *Policy) liveWords() []uint64 {
-	if p.wide {
+	if p.wide || p.liveAll == len(p.sb) {
 		return p.live
 	}
+	return p.allLive()
+}
+
+// allLive sets live to every bucket of p.sb (the paths other than the wide
+// one) and returns it.
+func (p *Policy) allLive() []uint64 {
 	n := len(p.sb)
-	nw := (n + 63) / 64
-	if len(p.live) != nw || nw > 0 && p.live[nw-1] != ^uint64(0)>>(uint(-n)&63) {
-		p.live = make([]uint64, nw)
-		for b := range n {
-			p.live[b>>6] |= 1 << (b & 63)
-		}
+	p.live = make([]uint64, (n+63)/64)
+	for b := range n {
+		p.live[b>>6] |= 1 << (b & 63)
 	}
+	p.liveAll = n
 	return p.live
 }
 
