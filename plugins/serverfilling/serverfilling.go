@@ -406,8 +406,7 @@ type Policy struct {
 	fastSRPT                     bool
 	wide                         bool     // its buckets as slices (srptwide.go): SRPT with a class wider than k/2
 	mergeBuf, preEnds, startEnds []int32  // scratch: mergeBucketRuns and its runs' ends
-	live                         []uint64 // a bit per need bucket the decisions visit (liveWords)
-	liveAll                      int      // not wide: live has every bit of this many buckets
+	live                         []uint64 // wide path: a bit per need bucket holding jobs (nextBucket)
 	sb                           []sbucket
 	rroot                        []int32 // treap of running jobs per run group (see runGroup)
 	pend                         []int32 // running jobs not yet placed in their treap (flushPending)

@@ -2,7 +2,6 @@ package serverfilling
 
 import (
 	"math"
-	"math/bits"
 	"slices"
 
 	"github.com/msjfarm/msjfarm/sdk"
@@ -123,7 +122,7 @@ func (p *Policy) initSRPT() {
 	for b := range p.sb {
 		p.sb[b] = sbucket{root: -1}
 	}
-	p.live, p.liveAll = make([]uint64, (p.nBuckets+63)/64), -1
+	p.live = make([]uint64, (p.nBuckets+63)/64)
 	if p.ord == SRPTOrder {
 		p.rroot = make([]int32, p.nBuckets)
 		for b := range p.sb {
@@ -319,15 +318,13 @@ func (p *Policy) lastM(now float64) (last, second int32) {
 			second = c
 		}
 	}
-	for wi, w := range p.liveWords() {
-		for ; w != 0; w &= w - 1 {
-			sb := &p.sb[wi<<6|bits.TrailingZeros64(w)]
-			if sb.w > 0 {
-				put(p.wAt(sb, sb.w-1))
-			}
-			if sb.nRun > 0 {
-				put(p.runLast(sb, now))
-			}
+	for b := p.nextBucket(0); b < len(p.sb); b = p.nextBucket(b + 1) {
+		sb := &p.sb[b]
+		if sb.w > 0 {
+			put(p.wAt(sb, sb.w-1))
+		}
+		if sb.nRun > 0 {
+			put(p.runLast(sb, now))
 		}
 	}
 	return last, second
@@ -337,19 +334,17 @@ func (p *Policy) lastM(now float64) (last, second int32) {
 // the other buckets' first jobs outside M (-1 if none).
 func (p *Policy) firstOut() (first, second int32) {
 	first, second = -1, -1
-	for wi, w := range p.liveWords() {
-		for ; w != 0; w &= w - 1 {
-			sb := &p.sb[wi<<6|bits.TrailingZeros64(w)]
-			if sb.w >= p.wSize(sb) {
-				continue
-			}
-			c := p.wAt(sb, sb.w)
-			switch {
-			case first < 0 || p.less(c, first):
-				first, second = c, first
-			case second < 0 || p.less(c, second):
-				second = c
-			}
+	for b := p.nextBucket(0); b < len(p.sb); b = p.nextBucket(b + 1) {
+		sb := &p.sb[b]
+		if sb.w >= p.wSize(sb) {
+			continue
+		}
+		c := p.wAt(sb, sb.w)
+		switch {
+		case first < 0 || p.less(c, first):
+			first, second = c, first
+		case second < 0 || p.less(c, second):
+			second = c
 		}
 	}
 	return first, second
@@ -518,60 +513,57 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, starts []int32) {
 	pre, starts = p.next[:0], p.starts[:0]
 	p.preEnds, p.startEnds = p.preEnds[:0], p.startEnds[:0]
-	for wi, w := range p.liveWords() {
-		for ; w != 0; w &= w - 1 {
-			b := wi<<6 | bits.TrailingZeros64(w) // empty buckets: take 0, nothing to move
-			sb := &p.sb[b]
-			np, ns := len(pre), len(starts)
-			for sb.nRun > take[b] {
-				if p.wide { // the last running job, its key set by sToWaiting
-					x := sb.seq[sb.nRun-1]
-					p.sToWaiting(sb, x, now)
-					sb.w++
-					pre = append(pre, x)
-					continue
-				}
-				x := p.runLast(sb, now)
-				p.toWaiting(x, now)
+	for b := p.nextBucket(0); b < len(p.sb); b = p.nextBucket(b + 1) { // the others take 0: nothing to move
+		sb := &p.sb[b]
+		np, ns := len(pre), len(starts)
+		for sb.nRun > take[b] {
+			if p.wide { // the last running job, its key set by sToWaiting
+				x := sb.seq[sb.nRun-1]
+				p.sToWaiting(sb, x, now)
 				sb.w++
 				pre = append(pre, x)
+				continue
 			}
-			for sb.nRun < take[b] {
-				sb.w--
-				if p.wide {
-					starts = append(starts, p.sStartFirst(s, sb, now))
-					continue
-				}
-				x := p.tFirst(sb.root)
+			x := p.runLast(sb, now)
+			p.toWaiting(x, now)
+			sb.w++
+			pre = append(pre, x)
+		}
+		for sb.nRun < take[b] {
+			sb.w--
+			if p.wide {
+				starts = append(starts, p.sStartFirst(s, sb, now))
+				continue
+			}
+			x := p.tFirst(sb.root)
+			sb.root = p.tDeleteMin(sb.root)
+			p.setRun(s, &p.slots[x], now)
+			p.runAppend(x)
+			starts = append(starts, x)
+		}
+		for sb.w > 0 && sb.nRun > 0 {
+			x := p.runLast(sb, now)
+			y := p.wAt(sb, 0)
+			if !p.less(y, x) {
+				break
+			}
+			if p.wide { // y stays the first waiting job: x's key now is above y's
+				p.sToWaiting(sb, x, now)
+				p.sStartFirst(s, sb, now)
+			} else {
 				sb.root = p.tDeleteMin(sb.root)
-				p.setRun(s, &p.slots[x], now)
-				p.runAppend(x)
-				starts = append(starts, x)
+				p.toWaiting(x, now)
+				p.setRun(s, &p.slots[y], now)
+				p.runAppend(y)
 			}
-			for sb.w > 0 && sb.nRun > 0 {
-				x := p.runLast(sb, now)
-				y := p.wAt(sb, 0)
-				if !p.less(y, x) {
-					break
-				}
-				if p.wide { // y stays the first waiting job: x's key now is above y's
-					p.sToWaiting(sb, x, now)
-					p.sStartFirst(s, sb, now)
-				} else {
-					sb.root = p.tDeleteMin(sb.root)
-					p.toWaiting(x, now)
-					p.setRun(s, &p.slots[y], now)
-					p.runAppend(y)
-				}
-				pre = append(pre, x)
-				starts = append(starts, y)
-			}
-			if p.wide && len(pre) > np { // the bucket's runs, for mergeBucketRuns
-				p.preEnds = append(p.preEnds, int32(len(pre)))
-			}
-			if p.wide && len(starts) > ns {
-				p.startEnds = append(p.startEnds, int32(len(starts)))
-			}
+			pre = append(pre, x)
+			starts = append(starts, y)
+		}
+		if p.wide && len(pre) > np { // the bucket's runs, for mergeBucketRuns
+			p.preEnds = append(p.preEnds, int32(len(pre)))
+		}
+		if p.wide && len(starts) > ns {
+			p.startEnds = append(p.startEnds, int32(len(starts)))
 		}
 	}
 	return pre, starts
@@ -672,16 +664,13 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 		return
 	}
 	t := math.Inf(1)
-	for wi, w := range p.liveWords() {
-		for ; w != 0; w &= w - 1 {
-			bi := wi<<6 | bits.TrailingZeros64(w)
-			if p.sb[bi].nRun == 0 || p.bneed[bi] > slack {
-				continue
-			}
-			y := p.runTail(bi) // largest (fin, arrival)
-			if ys := &p.slots[y]; y != last && ys.rate < b.rate {
-				t = math.Min(t, p.crossAt(b, ys, now))
-			}
+	for bi := p.nextBucket(0); bi < len(p.sb); bi = p.nextBucket(bi + 1) {
+		if p.sb[bi].nRun == 0 || p.bneed[bi] > slack {
+			continue
+		}
+		y := p.runTail(bi) // largest (fin, arrival)
+		if ys := &p.slots[y]; y != last && ys.rate < b.rate {
+			t = math.Min(t, p.crossAt(b, ys, now))
 		}
 	}
 	if i := p.stopper; i >= 0 && i != last && p.idle > 0 {

@@ -40,8 +40,8 @@ import (
 // of M per event anyway.
 //
 // A decision's passes over the need buckets (the repair of M, the seams,
-// the takes, the crossing timer) visit only the buckets holding jobs, a bit
-// per bucket kept as jobs arrive and complete (liveWords): Borg cell B has
+// the takes, the crossing timer) skip the buckets holding no job, a bit
+// per bucket kept as jobs arrive and complete (nextBucket): Borg cell B has
 // 26 needs, 12 of them occupied on average at ρ = 0.95.
 //
 // Both slices keep exactly the treaps' orders (modeFall for the running
@@ -136,28 +136,29 @@ func (p *Policy) sRemoveRunning(sb *sbucket, x int32) {
 
 func (p *Policy) setLive(b int32) { p.live[b>>6] |= 1 << (b & 63) }
 
-// liveWords are the need buckets the decision's passes over the buckets
-// visit, a bit per bucket (bucket 64·w + i is bit i of word w): on the wide
-// path those holding jobs (Borg cell B: 12 of its 26 on average at ρ =
-// 0.95; maintained as jobs enter and leave), on the other paths every
-// bucket of p.sb, whose number the DivisorFilling path sets.
-func (p *Policy) liveWords() []uint64 {
-	if p.wide || p.liveAll == len(p.sb) {
-		return p.live
+// nextBucket is the first need bucket from b on that a decision's passes
+// over the buckets visit (len(p.sb) if none): on the wide path the next one
+// holding jobs (nextLive; Borg cell B: 12 of its 26 buckets occupied on
+// average at ρ = 0.95), on the other paths b itself.
+func (p *Policy) nextBucket(b int) int {
+	if p.wide {
+		return p.nextLive(b)
 	}
-	return p.allLive()
+	return b
 }
 
-// allLive sets live to every bucket of p.sb (the paths other than the wide
-// one) and returns it.
-func (p *Policy) allLive() []uint64 {
-	n := len(p.sb)
-	p.live = make([]uint64, (n+63)/64)
-	for b := range n {
-		p.live[b>>6] |= 1 << (b & 63)
+// nextLive is nextBucket on the wide path: the next set bit of live.
+func (p *Policy) nextLive(b int) int {
+	for wi := b >> 6; wi < len(p.live); wi++ {
+		w := p.live[wi]
+		if wi == b>>6 {
+			w &= ^uint64(0) << (b & 63)
+		}
+		if w != 0 {
+			return wi<<6 | bits.TrailingZeros64(w)
+		}
 	}
-	p.liveAll = n
-	return p.live
+	return len(p.sb)
 }
 
 // sToWaiting is toWaiting for a slice bucket: running job x becomes
@@ -209,12 +210,9 @@ func (p *Policy) takesLive() []int32 {
 	take := p.take[:p.nBuckets]
 	rem, stopped := p.k, false
 	p.cut = int32(p.nBuckets)
-	for wi, w := range p.live {
-		for ; w != 0; w &= w - 1 {
-			b := wi<<6 | bits.TrailingZeros64(w)
-			sb := &p.sb[b]
-			take[b] = p.takeStep(b, sb.nRun+sb.w, &rem, &stopped)
-		}
+	for b := p.nextLive(0); b < len(p.sb); b = p.nextLive(b + 1) {
+		sb := &p.sb[b]
+		take[b] = p.takeStep(b, sb.nRun+sb.w, &rem, &stopped)
 	}
 	p.rem = rem
 	return take
