@@ -404,8 +404,9 @@ type Policy struct {
 
 	// SRPT path (srptfast.go): ServerFilling-SRPT in O(C · log n).
 	fastSRPT                     bool
-	wide                         bool    // its buckets as slices (srptwide.go): SRPT with a class wider than k/2
-	mergeBuf                     []int32 // scratch: mergeBucketRuns
+	wide                         bool     // its buckets as slices (srptwide.go): SRPT with a class wider than k/2
+	mergeBuf, preEnds, startEnds []int32  // scratch: mergeBucketRuns and its runs' ends
+	live                         []uint64 // wide path: a bit per need bucket holding jobs (nextBucket)
 	sb                           []sbucket
 	rroot                        []int32 // treap of running jobs per run group (see runGroup)
 	pend                         []int32 // running jobs not yet placed in their treap (flushPending)
@@ -1036,21 +1037,27 @@ func (p *Policy) takes(cnt []int32) []int32 {
 	stopped := false
 	p.cut = int32(p.nBuckets)
 	for b, c := range cnt[:p.nBuckets] {
-		n := int(p.bneed[b])
-		t := int(c)
-		switch {
-		case stopped:
-			t = 0
-		case t*n > rem:
-			t = rem / n
-			stopped = p.packing == PackStop
-			p.cut = min(p.cut, int32(b))
-		}
-		take[b] = int32(t)
-		rem -= t * n
+		take[b] = p.takeStep(b, c, &rem, &stopped)
 	}
 	p.rem = rem
 	return take
+}
+
+// takeStep is takes's rule for bucket b with c jobs in M, the buckets of
+// larger need done (rem servers left, stopped by PackStop).
+func (p *Policy) takeStep(b int, c int32, rem *int, stopped *bool) int32 {
+	n := int(p.bneed[b])
+	t := int(c)
+	switch {
+	case *stopped:
+		t = 0
+	case t*n > *rem:
+		t = *rem / n
+		*stopped = p.packing == PackStop
+		p.cut = min(p.cut, int32(b))
+	}
+	*rem -= t * n
+	return int32(t)
 }
 
 // byNeedDesc returns list stably sorted by descending need (counting sort

@@ -122,6 +122,7 @@ func (p *Policy) initSRPT() {
 	for b := range p.sb {
 		p.sb[b] = sbucket{root: -1}
 	}
+	p.live = make([]uint64, (p.nBuckets+63)/64)
 	if p.ord == SRPTOrder {
 		p.rroot = make([]int32, p.nBuckets)
 		for b := range p.sb {
@@ -317,7 +318,7 @@ func (p *Policy) lastM(now float64) (last, second int32) {
 			second = c
 		}
 	}
-	for b := range p.sb {
+	for b := p.nextBucket(0); b < len(p.sb); b = p.nextBucket(b + 1) {
 		sb := &p.sb[b]
 		if sb.w > 0 {
 			put(p.wAt(sb, sb.w-1))
@@ -333,7 +334,7 @@ func (p *Policy) lastM(now float64) (last, second int32) {
 // the other buckets' first jobs outside M (-1 if none).
 func (p *Policy) firstOut() (first, second int32) {
 	first, second = -1, -1
-	for b := range p.sb {
+	for b := p.nextBucket(0); b < len(p.sb); b = p.nextBucket(b + 1) {
 		sb := &p.sb[b]
 		if sb.w >= p.wSize(sb) {
 			continue
@@ -465,11 +466,16 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	}
 
 	// 2. The takes, applied at each bucket's seam.
-	cnt := p.counts
-	for b := range p.sb {
-		cnt[b] = p.sb[b].nRun + p.sb[b].w
+	var take []int32
+	if p.wide {
+		take = p.takesLive()
+	} else {
+		cnt := p.counts
+		for b := range p.sb {
+			cnt[b] = p.sb[b].nRun + p.sb[b].w
+		}
+		take = p.takes(cnt)
 	}
-	take := p.takes(cnt)
 	pre, starts := p.applySeams(s, take, now)
 	p.stopper, p.idle = -1, p.rem
 	if p.packing == PackStop && int(p.cut) < p.nBuckets && p.sb[p.cut].w > 0 {
@@ -478,8 +484,8 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 
 	// 3. Engine calls in the general path's order.
 	if p.wide {
-		p.mergeBucketRuns(pre, true)
-		p.mergeBucketRuns(starts, false)
+		p.mergeBucketRuns(pre, p.preEnds, true)
+		p.mergeBucketRuns(starts, p.startEnds, false)
 		p.engineCallsRuns(s, evicted, pre, starts, false, false)
 	} else {
 		p.engineCalls(s, evicted, pre, starts)
@@ -506,9 +512,18 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 // the caller's, in order).
 func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, starts []int32) {
 	pre, starts = p.next[:0], p.starts[:0]
-	for b := range p.sb {
+	p.preEnds, p.startEnds = p.preEnds[:0], p.startEnds[:0]
+	for b := p.nextBucket(0); b < len(p.sb); b = p.nextBucket(b + 1) { // the others take 0: nothing to move
 		sb := &p.sb[b]
+		np, ns := len(pre), len(starts)
 		for sb.nRun > take[b] {
+			if p.wide { // the last running job, its key set by sToWaiting
+				x := sb.seq[sb.nRun-1]
+				p.sToWaiting(sb, x, now)
+				sb.w++
+				pre = append(pre, x)
+				continue
+			}
 			x := p.runLast(sb, now)
 			p.toWaiting(x, now)
 			sb.w++
@@ -543,6 +558,12 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 			}
 			pre = append(pre, x)
 			starts = append(starts, y)
+		}
+		if p.wide && len(pre) > np { // the bucket's runs, for mergeBucketRuns
+			p.preEnds = append(p.preEnds, int32(len(pre)))
+		}
+		if p.wide && len(starts) > ns {
+			p.startEnds = append(p.startEnds, int32(len(starts)))
 		}
 	}
 	return pre, starts
@@ -643,7 +664,7 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 		return
 	}
 	t := math.Inf(1)
-	for bi := range p.sb {
+	for bi := p.nextBucket(0); bi < len(p.sb); bi = p.nextBucket(bi + 1) {
 		if p.sb[bi].nRun == 0 || p.bneed[bi] > slack {
 			continue
 		}

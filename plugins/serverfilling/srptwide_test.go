@@ -23,13 +23,24 @@ func detTiesWide() *sim.Workload {
 	return w
 }
 
+// manyNeeds has more need buckets than one word of the bucket bit set
+// (liveWords): k = 256, needs 1 to 69 and a wide 200, at ρ = 0.95.
+func manyNeeds() *sim.Workload {
+	needs := make([]int, 0, 70)
+	for n := 1; n < 70; n++ {
+		needs = append(needs, n)
+	}
+	return mixedWorkload("needs-70-256", 256, append(needs, 200), 0.95, 70)
+}
+
 // TestWidePathEquivalent: ServerFilling-SRPT on workloads with a class
 // wider than k/2, where the SRPT path keeps each need bucket as one slice
 // (srptwide.go), takes exactly the general path's decisions and the treap
 // path's (forceTreap), event for event, with crossings on and off and both
 // packings: exact ties (detTiesWide), one-or-all near saturation, needs
-// that do not divide k with a wide one (k = 24, need 16), and Borg cell B
-// at ρ = 0.95 (k = 2048, needs up to 2000).
+// that do not divide k with a wide one (k = 24, need 16), Borg cell B at
+// ρ = 0.95 (k = 2048, needs up to 2000), and 70 needs (manyNeeds: the
+// buckets' bit set takes two words).
 func TestWidePathEquivalent(t *testing.T) {
 	type wl struct {
 		w        *sim.Workload
@@ -41,6 +52,7 @@ func TestWidePathEquivalent(t *testing.T) {
 		{namedWorkload(t, "one-or-all", 7), 20000},
 		{mixedWorkload("nondivisible-24", 24, []int{1, 3, 5, 7, 10, 16}, 0.95, 24), 20000},
 		{namedWorkload(t, "borg-b", 0.95/borg1.Load()), 8000},
+		{manyNeeds(), 8000},
 	}
 	seeds := []uint64{1, 2}
 	if testing.Short() {
@@ -56,6 +68,9 @@ func TestWidePathEquivalent(t *testing.T) {
 			sameTrace(t, name, x.w, gen, wide, cfg)
 			if !wide.wide {
 				t.Fatal("the wide path was not taken")
+			}
+			if want := (wide.nBuckets + 63) / 64; len(wide.live) != want {
+				t.Fatalf("%d words of bucket bits for %d buckets, want %d", len(wide.live), wide.nBuckets, want)
 			}
 			treap := configured(t, SRPTOrder, ServerFilling, params)
 			treap.forceFast, treap.forceTreap = true, true
