@@ -401,6 +401,11 @@ type Policy struct {
 	gLast    int32     // group of M's last job (-1: M empty)
 	mLast    int32     // M's last job (-1: M empty)
 	cellTake []int32   // scratch: jobs served per cell
+	stl      []stLink  // per slot: its job and its list links
+	stRem    []int32   // per bucket: servers left before it at the last decision (see stakes)
+	stLo     int32     // first and last bucket whose count in M changed since the last decision
+	stHi     int32
+	stWork   []int32 // scratch: the cells a decision moves
 
 	// SRPT path (srptfast.go): ServerFilling-SRPT in O(C · log n).
 	fastSRPT                     bool
@@ -449,11 +454,6 @@ type slot struct {
 	serve  bool  // scratch: chosen by the current decision
 	dead   bool  // completed; released at the next decision
 	moving bool  // running with a key that moves: SRPT, Gittins of a non-constant rank (setRun, stopRun)
-
-	// static path (static.go): neighbours in the group's and in the
-	// cell's arrival order (-1: none); in M.
-	prev, next, bprev, bnext int32
-	inM                      bool
 
 	// SRPT path (srptfast.go): treap links, subtree size and priority.
 	tl, tr, tsz int32

@@ -41,6 +41,18 @@ import (
 // preempt are told to the engine first those that left M (evicted), then
 // the others, each in the order, then the jobs to start in the order
 // (put in that order by sortRuns, see decideStatic).
+//
+// Incrementally (as plain.go does): a bucket's take depends only on its
+// count in M and on the servers the buckets before it left, so a decision
+// starts at the first bucket whose count changed since the last one and
+// stops at the first bucket past the last changed one that finds the same
+// servers left as last time (stRem): every take from there on is unchanged,
+// and after a decision every cell serves exactly its take, so only the
+// cells of the buckets visited can move. On Borg cell B (26 classes) most
+// events change one narrow bucket near the end of the need order, and a
+// decision visits a bucket or two instead of all 26 buckets and cells.
+// The lists live in a flat per-slot array of 24-byte links that also holds
+// the job (stl): a move reads one link, not the 100-odd-byte slot.
 
 type cell struct {
 	head, tail int32 // the cell's jobs in arrival order
@@ -52,6 +64,13 @@ type cell struct {
 
 type group struct {
 	head, tail int32 // the group's jobs in arrival order
+}
+
+// stLink is a slot's job and its neighbours in its group's (prev, next)
+// and its cell's (bprev, bnext) arrival order (-1: none).
+type stLink struct {
+	j                        *sdk.Job
+	prev, next, bprev, bnext int32
 }
 
 // staticOrder reports whether the policy's keys never change.
@@ -114,23 +133,33 @@ func (p *Policy) initStatic() {
 	}
 	p.gLast, p.mLast = -1, -1
 	p.cellTake = make([]int32, len(p.cells))
+	clear(p.stl)
+	p.stl = p.stl[:0]
+	// No job: every take is 0 and every bucket finds all k servers left.
+	p.stRem = p.stRem[:0]
+	for range p.nBuckets {
+		p.stRem = append(p.stRem, int32(p.k))
+	}
+	p.stLo, p.stHi = int32(p.nBuckets), -1
 }
 
 // link appends slot i to its group's and its cell's lists.
 func (p *Policy) link(i int32) {
+	if int(i) == len(p.stl) {
+		p.stl = append(p.stl, stLink{})
+	}
 	sl := &p.slots[i]
-	c := &p.cls[sl.class]
+	j, c := sl.j, &p.cls[sl.class]
 	g, x := &p.groups[c.group], &p.cells[c.cell]
-	sl.prev, sl.next = g.tail, -1
+	p.stl[i] = stLink{j: j, prev: g.tail, next: -1, bprev: x.tail, bnext: -1}
 	if g.tail >= 0 {
-		p.slots[g.tail].next = i
+		p.stl[g.tail].next = i
 	} else {
 		g.head = i
 	}
 	g.tail = i
-	sl.bprev, sl.bnext = x.tail, -1
 	if x.tail >= 0 {
-		p.slots[x.tail].bnext = i
+		p.stl[x.tail].bnext = i
 	} else {
 		x.head = i
 	}
@@ -142,37 +171,38 @@ func (p *Policy) link(i int32) {
 
 // unlink removes served slot i from both lists (M's last job moves back).
 func (p *Policy) unlink(i int32) {
-	sl := &p.slots[i]
-	c := &p.cls[sl.class]
+	c := &p.cls[p.slots[i].class]
 	g, x := &p.groups[c.group], &p.cells[c.cell]
 	if p.mLast == i {
 		p.mLastBack()
 	}
-	if sl.prev >= 0 {
-		p.slots[sl.prev].next = sl.next
+	l := &p.stl[i]
+	if l.prev >= 0 {
+		p.stl[l.prev].next = l.next
 	} else {
-		g.head = sl.next
+		g.head = l.next
 	}
-	if sl.next >= 0 {
-		p.slots[sl.next].prev = sl.prev
+	if l.next >= 0 {
+		p.stl[l.next].prev = l.prev
 	} else {
-		g.tail = sl.prev
+		g.tail = l.prev
 	}
-	if sl.bprev >= 0 {
-		p.slots[sl.bprev].bnext = sl.bnext
+	if l.bprev >= 0 {
+		p.stl[l.bprev].bnext = l.bnext
 	} else {
-		x.head = sl.bnext
+		x.head = l.bnext
 	}
-	if sl.bnext >= 0 {
-		p.slots[sl.bnext].bprev = sl.bprev
+	if l.bnext >= 0 {
+		p.stl[l.bnext].bprev = l.bprev
 	} else {
-		x.tail = sl.bprev
+		x.tail = l.bprev
 	}
+	l.j = nil
 }
 
 // mLastBack moves M's last job one back in the order (-1 if none).
 func (p *Policy) mLastBack() {
-	if prev := p.slots[p.mLast].prev; prev >= 0 {
+	if prev := p.stl[p.mLast].prev; prev >= 0 {
 		p.mLast = prev
 		return
 	}
@@ -188,7 +218,7 @@ func (p *Policy) mLastBack() {
 // afterM is the job just after M's end in the order (-1 if none).
 func (p *Policy) afterM() int32 {
 	if p.mLast >= 0 {
-		if nx := p.slots[p.mLast].next; nx >= 0 {
+		if nx := p.stl[p.mLast].next; nx >= 0 {
 			return nx
 		}
 	}
@@ -202,18 +232,25 @@ func (p *Policy) afterM() int32 {
 
 func (p *Policy) enterM(i int32) {
 	sl := &p.slots[i]
-	sl.inM = true
 	p.sumM += int(sl.need)
 	p.counts[sl.bucket]++
 	p.cells[p.cls[sl.class].cell].inM++
+	p.dirtyBucket(sl.bucket)
 }
 
 func (p *Policy) leaveM(i int32) {
 	sl := &p.slots[i]
-	sl.inM = false
 	p.sumM -= int(sl.need)
 	p.counts[sl.bucket]--
 	p.cells[p.cls[sl.class].cell].inM--
+	p.dirtyBucket(sl.bucket)
+}
+
+// dirtyBucket notes that bucket b's count in M changed since the last
+// decision.
+func (p *Policy) dirtyBucket(b int32) {
+	p.stLo = min(p.stLo, b)
+	p.stHi = max(p.stHi, b)
 }
 
 func (p *Policy) arriveStatic(s *sdk.System, i int32) {
@@ -259,15 +296,7 @@ func (p *Policy) completeStatic(s *sdk.System, i int32) {
 
 // decideStatic applies the takes of M's counts by moving the cell cursors.
 func (p *Policy) decideStatic(s *sdk.System) {
-	take := p.takes(p.counts)
-	for b, cs := range p.bCells {
-		t := take[b]
-		for _, x := range cs {
-			n := min(t, p.cells[x].inM)
-			p.cellTake[x] = n
-			t -= n
-		}
-	}
+	work := p.stakes()
 	// Each cell's moves are a run of its list, so ascending in arrival
 	// index, and the cells are numbered in group order (initStatic): the
 	// runs concatenated in cell order are already in the order (group, then
@@ -279,7 +308,8 @@ func (p *Policy) decideStatic(s *sdk.System) {
 	pre, starts := p.next[:0], p.starts[:0]
 	preR, startR := p.preRuns[:0], p.startRuns[:0]
 	evict := 0 // of pre, the jobs that left M
-	for xi := range p.cells {
+	stl := p.stl
+	for _, xi := range work {
 		x := &p.cells[xi]
 		want, cur := p.cellTake[xi], x.cur
 		if x.served > want {
@@ -294,22 +324,23 @@ func (p *Policy) decideStatic(s *sdk.System) {
 			r := pre[len(pre)-n:]
 			for j := n - 1; j >= 0; j-- { // collected from the back of the cell
 				if cur >= 0 {
-					cur = p.slots[cur].bprev
+					cur = stl[cur].bprev
 				} else {
 					cur = x.tail
 				}
 				r[j] = cur
 			}
-			x.served = want
+		} else {
+			n := int(want - x.served)
+			startR = append(startR, run{off: int32(len(starts)), n: int32(n), g: x.group})
+			starts = slices.Grow(starts, n)[:len(starts)+n]
+			r := starts[len(starts)-n:]
+			for j := range r {
+				r[j] = cur
+				cur = stl[cur].bnext
+			}
 		}
-		if x.served < want {
-			startR = append(startR, run{off: int32(len(starts)), n: want - x.served, g: x.group})
-		}
-		for x.served < want {
-			starts = append(starts, cur)
-			cur = p.slots[cur].bnext
-			x.served++
-		}
+		x.served = want
 		x.cur = cur
 	}
 	if len(preR) > 1 {
@@ -343,13 +374,66 @@ func (p *Policy) decideStatic(s *sdk.System) {
 	} // one cell's run is told as it is
 	p.sortRuns(starts, startR)
 	for _, i := range pre {
-		s.Preempt(p.slots[i].j)
+		s.Preempt(stl[i].j)
 	}
 	for _, i := range starts {
-		s.Start(p.slots[i].j)
+		s.Start(stl[i].j)
 	}
-	p.next, p.starts = pre[:0], starts[:0]
+	p.next, p.starts, p.stWork = pre[:0], starts[:0], work[:0]
 	p.preRuns, p.startRuns = preR[:0], startR[:0]
+}
+
+// stakes brings the takes (see takes) up to date from the first bucket
+// whose count in M changed since the last decision, spreads each
+// recomputed take over its bucket's cells in group order, and returns the
+// cells whose served count must change (their targets in cellTake), in
+// cell order. It stops at the first bucket past every changed one that
+// finds the servers left before it as the last decision did (stRem; -1
+// once PackStop has stopped): from there on every take is the same.
+func (p *Policy) stakes() []int32 {
+	work := p.stWork[:0]
+	lo, hi, nb := p.stLo, p.stHi, int32(p.nBuckets)
+	p.stLo, p.stHi = nb, -1
+	if lo >= nb {
+		return work
+	}
+	stop := p.packing == PackStop
+	rem := p.stRem[lo]
+	for b := lo; b < nb; b++ {
+		if b > hi && rem == p.stRem[b] {
+			break
+		}
+		p.stRem[b] = rem
+		var t int32
+		if rem >= 0 {
+			n := p.bneed[b]
+			t = p.counts[b]
+			if t*n > rem {
+				t = rem / n
+				rem -= t * n
+				if stop {
+					rem = -1
+				}
+			} else {
+				rem -= t * n
+			}
+		}
+		for _, xi := range p.bCells[b] {
+			x := &p.cells[xi]
+			w := min(t, x.inM)
+			t -= w
+			if w != x.served {
+				p.cellTake[xi] = w
+				work = append(work, xi)
+			}
+		}
+	}
+	for a := 1; a < len(work); a++ { // few cells: insertion sort into cell order
+		for c := a; c > 0 && work[c] < work[c-1]; c-- {
+			work[c], work[c-1] = work[c-1], work[c]
+		}
+	}
+	return work
 }
 
 // run is one cell's stretch of a decision's moves: js[off:off+n], in the
