@@ -307,7 +307,8 @@ func (p *Policy) decideStatic(s *sdk.System) {
 	// jobs of one cell.
 	pre, starts := p.next[:0], p.starts[:0]
 	preR, startR := p.preRuns[:0], p.startRuns[:0]
-	evict := 0 // of pre, the jobs that left M
+	evict := 0     // of pre, the jobs that left M
+	merge := false // two start runs of one key group: they interleave
 	stl := p.stl
 	for _, xi := range work {
 		x := &p.cells[xi]
@@ -330,18 +331,13 @@ func (p *Policy) decideStatic(s *sdk.System) {
 				}
 				r[j] = cur
 			}
+			x.served, x.cur = want, cur
 		} else {
-			n := int(want - x.served)
-			startR = append(startR, run{off: int32(len(starts)), n: int32(n), g: x.group})
-			starts = slices.Grow(starts, n)[:len(starts)+n]
-			r := starts[len(starts)-n:]
-			for j := range r {
-				r[j] = cur
-				cur = stl[cur].bnext
-			}
+			// Starts are walked after the preemptions (below); here the
+			// run only notes its cell (off) and length.
+			merge = merge || len(startR) > 0 && startR[len(startR)-1].g == x.group
+			startR = append(startR, run{off: xi, n: want - x.served, g: x.group})
 		}
-		x.served = want
-		x.cur = cur
 	}
 	if len(preR) > 1 {
 		if evict > 0 && evict < len(pre) {
@@ -372,12 +368,38 @@ func (p *Policy) decideStatic(s *sdk.System) {
 			p.sortRuns(pre, preR)
 		}
 	} // one cell's run is told as it is
-	p.sortRuns(starts, startR)
 	for _, i := range pre {
 		s.Preempt(stl[i].j)
 	}
-	for _, i := range starts {
-		s.Start(stl[i].j)
+	if !merge {
+		// The runs in cell order are the order: each cell's jobs start as
+		// its list is walked, no list of starts in between.
+		for _, r := range startR {
+			x := &p.cells[r.off]
+			cur := x.cur
+			for range r.n {
+				s.Start(stl[cur].j)
+				cur = stl[cur].bnext
+			}
+			x.served += r.n
+			x.cur = cur
+		}
+	} else {
+		for k, r := range startR {
+			x := &p.cells[r.off]
+			startR[k].off = int32(len(starts))
+			cur := x.cur
+			for range r.n {
+				starts = append(starts, cur)
+				cur = stl[cur].bnext
+			}
+			x.served += r.n
+			x.cur = cur
+		}
+		p.sortRuns(starts, startR)
+		for _, i := range starts {
+			s.Start(stl[i].j)
+		}
 	}
 	p.next, p.starts, p.stWork = pre[:0], starts[:0], work[:0]
 	p.preRuns, p.startRuns = preR[:0], startR[:0]
