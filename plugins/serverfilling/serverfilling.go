@@ -402,8 +402,10 @@ type Policy struct {
 	mLast    int32     // M's last job (-1: M empty)
 	cellTake []int32   // scratch: jobs served per cell
 	stl      []stLink  // per slot: its job and its list links
-	stRem    []int32   // per bucket: servers left before it at the last decision (see stakes)
-	stLo     int32     // first and last bucket whose count in M changed since the last decision
+	stRem    []int32   // per bucket: servers left before and after it at the last decision that visited it (see stakes)
+	stAft    []int32
+	stAct    []uint64 // buckets with jobs in M
+	stLo     int32    // first and last bucket whose count in M changed since the last decision
 	stHi     int32
 	stWork   []int32 // scratch: the cells a decision moves
 

@@ -1,6 +1,7 @@
 package serverfilling
 
 import (
+	"math/bits"
 	"slices"
 
 	"github.com/msjfarm/msjfarm/sdk"
@@ -136,10 +137,12 @@ func (p *Policy) initStatic() {
 	clear(p.stl)
 	p.stl = p.stl[:0]
 	// No job: every take is 0 and every bucket finds all k servers left.
-	p.stRem = p.stRem[:0]
+	p.stRem, p.stAft = p.stRem[:0], p.stAft[:0]
 	for range p.nBuckets {
 		p.stRem = append(p.stRem, int32(p.k))
+		p.stAft = append(p.stAft, int32(p.k))
 	}
+	p.stAct = append(p.stAct[:0], make([]uint64, (p.nBuckets+63)/64)...)
 	p.stLo, p.stHi = int32(p.nBuckets), -1
 }
 
@@ -234,6 +237,7 @@ func (p *Policy) enterM(i int32) {
 	sl := &p.slots[i]
 	p.sumM += int(sl.need)
 	p.counts[sl.bucket]++
+	p.stAct[sl.bucket>>6] |= 1 << (sl.bucket & 63)
 	p.cells[p.cls[sl.class].cell].inM++
 	p.dirtyBucket(sl.bucket)
 }
@@ -339,35 +343,34 @@ func (p *Policy) decideStatic(s *sdk.System) {
 			startR = append(startR, run{off: xi, n: want - x.served, g: x.group})
 		}
 	}
-	if len(preR) > 1 {
-		if evict > 0 && evict < len(pre) {
-			// The jobs that left M first (the general path preempts them
-			// before packing M), then the others, each part in the order:
-			// a stable partition of the runs.
-			tmp := append(p.evictBuf[:0], pre...)
-			parts := p.partRuns[:0]
-			n := int32(0)
-			for _, r := range preR {
-				if r.ev > 0 {
-					copy(pre[n:], tmp[r.off+r.n-r.ev:r.off+r.n])
-					parts = append(parts, run{off: n, n: r.ev, g: r.g})
-					n += r.ev
-				}
+	if evict > 0 && evict < len(pre) {
+		// The jobs that left M first (the general path preempts them
+		// before packing M), then the others, each part in the order: a
+		// stable partition of the runs. One cell's run too: its jobs
+		// that left M are its last ones, and go first.
+		tmp := append(p.evictBuf[:0], pre...)
+		parts := p.partRuns[:0]
+		n := int32(0)
+		for _, r := range preR {
+			if r.ev > 0 {
+				copy(pre[n:], tmp[r.off+r.n-r.ev:r.off+r.n])
+				parts = append(parts, run{off: n, n: r.ev, g: r.g})
+				n += r.ev
 			}
-			for _, r := range preR {
-				if m := r.n - r.ev; m > 0 {
-					copy(pre[n:], tmp[r.off:r.off+m])
-					parts = append(parts, run{off: n, n: m, g: r.g})
-					n += m
-				}
-			}
-			p.evictBuf, p.partRuns = tmp[:0], parts[:0]
-			p.sortRuns(pre[:evict], parts[:countRuns(parts, int32(evict))])
-			p.sortRuns(pre, parts[countRuns(parts, int32(evict)):])
-		} else {
-			p.sortRuns(pre, preR)
 		}
-	} // one cell's run is told as it is
+		for _, r := range preR {
+			if m := r.n - r.ev; m > 0 {
+				copy(pre[n:], tmp[r.off:r.off+m])
+				parts = append(parts, run{off: n, n: m, g: r.g})
+				n += m
+			}
+		}
+		p.evictBuf, p.partRuns = tmp[:0], parts[:0]
+		p.sortRuns(pre[:evict], parts[:countRuns(parts, int32(evict))])
+		p.sortRuns(pre, parts[countRuns(parts, int32(evict)):])
+	} else if len(preR) > 1 {
+		p.sortRuns(pre, preR)
+	} // one cell's run otherwise is told as it is
 	for _, i := range pre {
 		s.Preempt(stl[i].j)
 	}
@@ -403,59 +406,6 @@ func (p *Policy) decideStatic(s *sdk.System) {
 	}
 	p.next, p.starts, p.stWork = pre[:0], starts[:0], work[:0]
 	p.preRuns, p.startRuns = preR[:0], startR[:0]
-}
-
-// stakes brings the takes (see takes) up to date from the first bucket
-// whose count in M changed since the last decision, spreads each
-// recomputed take over its bucket's cells in group order, and returns the
-// cells whose served count must change (their targets in cellTake), in
-// cell order. It stops at the first bucket past every changed one that
-// finds the servers left before it as the last decision did (stRem; -1
-// once PackStop has stopped): from there on every take is the same.
-func (p *Policy) stakes() []int32 {
-	work := p.stWork[:0]
-	lo, hi, nb := p.stLo, p.stHi, int32(p.nBuckets)
-	p.stLo, p.stHi = nb, -1
-	if lo >= nb {
-		return work
-	}
-	stop := p.packing == PackStop
-	rem := p.stRem[lo]
-	for b := lo; b < nb; b++ {
-		if b > hi && rem == p.stRem[b] {
-			break
-		}
-		p.stRem[b] = rem
-		var t int32
-		if rem >= 0 {
-			n := p.bneed[b]
-			t = p.counts[b]
-			if t*n > rem {
-				t = rem / n
-				rem -= t * n
-				if stop {
-					rem = -1
-				}
-			} else {
-				rem -= t * n
-			}
-		}
-		for _, xi := range p.bCells[b] {
-			x := &p.cells[xi]
-			w := min(t, x.inM)
-			t -= w
-			if w != x.served {
-				p.cellTake[xi] = w
-				work = append(work, xi)
-			}
-		}
-	}
-	for a := 1; a < len(work); a++ { // few cells: insertion sort into cell order
-		for c := a; c > 0 && work[c] < work[c-1]; c-- {
-			work[c], work[c-1] = work[c-1], work[c]
-		}
-	}
-	return work
 }
 
 // run is one cell's stretch of a decision's moves: js[off:off+n], in the
@@ -502,4 +452,103 @@ func (p *Policy) staticCmp(a, b int32) int {
 		return -1
 	}
 	return 1
+}
+
+// stakes brings the takes (see takes) up to date from the first bucket
+// whose count in M changed since the last decision, spreads each
+// recomputed take over its bucket's cells in group order, and returns the
+// cells whose served count must change (their targets in cellTake), in
+// cell order. Only buckets with jobs in M are visited (stAct; an empty
+// bucket takes nothing and leaves the servers as they were), from the
+// servers left after the last such bucket before the first changed one
+// (stAft), and it stops at the first bucket past every changed one that
+// finds the servers left before it as the last decision did (stRem; -1
+// once PackStop has stopped): from there on every take is the same.
+//
+// stAct is exact at every decision: a bucket's count only changes through
+// enterM (which sets its bit) and leaveM, and either marks the bucket
+// changed, so the pass visits it and clears its bit if it emptied. Its
+// stRem and stAft are those of the last pass that visited it, and a pass
+// that stopped before it left the servers reaching it unchanged.
+func (p *Policy) stakes() []int32 {
+	work := p.stWork[:0]
+	lo, hi, nb := p.stLo, p.stHi, int32(p.nBuckets)
+	p.stLo, p.stHi = nb, -1
+	if lo >= nb {
+		return work
+	}
+	stop := p.packing == PackStop
+	rem := int32(p.k)
+	if b := p.activeBefore(lo); b >= 0 {
+		rem = p.stAft[b]
+	}
+	act := p.stAct
+	wi := int(lo >> 6)
+	word := act[wi] &^ (1<<(lo&63) - 1)
+	for {
+		for word != 0 {
+			b := int32(wi<<6 | bits.TrailingZeros64(word))
+			word &= word - 1
+			if b > hi && rem == p.stRem[b] {
+				goto sorted
+			}
+			p.stRem[b] = rem
+			c := p.counts[b]
+			t := c
+			if rem >= 0 {
+				n := p.bneed[b]
+				if t*n > rem {
+					t = rem / n
+					rem -= t * n
+					if stop {
+						rem = -1
+					}
+				} else {
+					rem -= t * n
+				}
+			} else {
+				t = 0
+			}
+			p.stAft[b] = rem
+			for _, xi := range p.bCells[b] {
+				x := &p.cells[xi]
+				w := min(t, x.inM)
+				t -= w
+				if w != x.served {
+					p.cellTake[xi] = w
+					work = append(work, xi)
+				}
+			}
+			if c == 0 {
+				act[b>>6] &^= 1 << (b & 63)
+			}
+		}
+		if wi++; wi == len(act) {
+			break
+		}
+		word = act[wi]
+	}
+sorted:
+	for a := 1; a < len(work); a++ { // few cells: insertion sort into cell order
+		for c := a; c > 0 && work[c] < work[c-1]; c-- {
+			work[c], work[c-1] = work[c-1], work[c]
+		}
+	}
+	return work
+}
+
+// activeBefore is the last bucket before lo with jobs in M at the last
+// decision (-1: none).
+func (p *Policy) activeBefore(lo int32) int32 {
+	w := int(lo >> 6)
+	word := p.stAct[w] & (1<<(lo&63) - 1)
+	for {
+		if word != 0 {
+			return int32(w<<6 | (63 - bits.LeadingZeros64(word)))
+		}
+		if w--; w < 0 {
+			return -1
+		}
+		word = p.stAct[w]
+	}
 }
