@@ -34,11 +34,15 @@ func expMix(name string, k, n int, needs []int, rho float64, seed uint64) *sim.W
 // decisions from the first bucket whose count changed, stopping where the
 // servers left match the last decision's; only occupied buckets visited)
 // takes exactly the decisions of the general path (exhaustive), event for
-// event, under both packing readings: Borg cell B near and past its load
-// of issue #35, one-or-all, and random exponential mixes with tied keys,
-// classes sharing a need and more than 64 distinct needs (the occupied
-// buckets' bitset spans words), below and past saturation.
-func TestStaticPathExact(t *testing.T) {
+// event, under both packing readings: Borg cell B at issue #35's load
+// (ρ = 0.95) and at saturation, one-or-all, and random exponential mixes
+// with tied keys, classes sharing a need and more than 64 distinct needs
+// (the occupied buckets' bitset spans words), below and past saturation.
+func TestStaticPathExact(t *testing.T) { staticPathCases(t, 4, 1) }
+
+// staticPathCases runs TestStaticPathExact's comparisons over seeds random
+// mixes of each kind, every run scale times its default length.
+func staticPathCases(t *testing.T, seeds int, scale int64) {
 	many := make([]int, 0, 150)
 	for n := 1; n <= 150; n++ {
 		many = append(many, n)
@@ -53,7 +57,11 @@ func TestStaticPathExact(t *testing.T) {
 		{namedWorkload(t, "one-or-all", 7), 40000},
 		{expTies(), 40000},
 	}
-	for seed := uint64(1); seed <= 4; seed++ {
+	if scale > 1 {
+		wls = append(wls, wl{namedWorkload(t, "borg-b", 4.5), 20000}, wl{namedWorkload(t, "borg-b", 4.75), 20000},
+			wl{namedWorkload(t, "one-or-all", 4), 40000})
+	}
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
 		wls = append(wls,
 			wl{expMix(fmt.Sprintf("mix-12-%d", seed), 12, 6, []int{1, 2, 3, 4, 5, 6, 12}, 0.95, seed), 20000},
 			wl{expMix(fmt.Sprintf("mix-64-%d", seed), 64, 10, []int{1, 2, 3, 8, 16, 30, 33, 64}, 1.05, seed), 20000},
@@ -66,7 +74,8 @@ func TestStaticPathExact(t *testing.T) {
 				got, ref := New(GittinsOrder, ServerFilling), New(GittinsOrder, ServerFilling)
 				got.packing, ref.packing = packing, packing
 				ref.exhaustive = true
-				cfg := sim.Config{Seed: 5, Warmup: x.arrivals / 10, Arrivals: x.arrivals, MaxInSystem: 20000}
+				n := x.arrivals * scale
+				cfg := sim.Config{Seed: 5, Warmup: n / 10, Arrivals: n, MaxInSystem: 20000}
 				sameTrace(t, x.w.Name, x.w, ref, got, cfg)
 				if !got.static || ref.static {
 					t.Fatalf("%s: static path %v, reference %v", x.w.Name, got.static, ref.static)
