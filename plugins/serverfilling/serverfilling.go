@@ -33,7 +33,9 @@
 //
 // Performance, ServerFilling under a static order (arrival order, and the
 // Gittins order when every class's rank is constant, as with exponential
-// durations): O(C) per event (C classes) plus O(1) per start, preemption
+// durations): O(C) per event at most (C classes; a decision visits only
+// the occupied need buckets from the first whose count changed, and stops
+// where the servers left are as before) plus O(1) per start, preemption
 // and job entering or leaving M, independent of the number of jobs in
 // system: linked lists per key group and per (group, need) cell, with a
 // cursor per cell on the first unserved job (static.go). Under arrival
@@ -42,7 +44,7 @@
 // arrival behind a full M is one push, and a decision visits only the need
 // buckets occupied in M. The decisions are exactly those of the general
 // path below (TestEquivalentToReference against a frozen copy of it,
-// TestShortcutsExact, TestPlainPathExact).
+// TestShortcutsExact, TestPlainPathExact, TestStaticPathExact).
 //
 // Performance, ServerFilling-SRPT, and ServerFilling-Gittins when no
 // class's rank rises with age (deterministic, uniform, rank tables that
