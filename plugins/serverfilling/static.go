@@ -11,8 +11,9 @@ import (
 // rank is constant (exponential durations, Weibull of shape 1, H2 with equal
 // rates). Arrival order, the other static order, takes the plain path
 // (plain.go, this path specialised to a single key group); the code below
-// handles it too, as one group. O(C) per event (C classes) plus O(1) per
-// start, preemption, and job entering or leaving M, never a pass over M.
+// handles it too, as one group. O(C) per event at most (C classes; usually
+// a bucket or two, see below) plus O(1) per start, preemption, and job
+// entering or leaving M, never a pass over M.
 //
 // In both orders a job's key never changes (its arrival index; its class's
 // constant rank × need/k), so the order is static: the classes fall into
@@ -21,8 +22,8 @@ import (
 // the end of its group. A cell is a (key group, need bucket) pair; its jobs
 // in arrival order are a contiguous run of its bucket's order, which is the
 // cells of the bucket in group order. The policy keeps:
-//   - per group, its jobs in arrival order (a linked list through the
-//     slots), and M as the groups before M's last job's group plus a prefix
+//   - per group, its jobs in arrival order (a linked list through stl,
+//     below), and M as the groups before M's last job's group plus a prefix
 //     of that group up to M's last job; M's total need; per bucket and per
 //     cell, the number of jobs in M;
 //   - per cell, its jobs in arrival order (a second linked list), the number
@@ -45,11 +46,12 @@ import (
 //
 // Incrementally (as plain.go does): a bucket's take depends only on its
 // count in M and on the servers the buckets before it left, so a decision
-// starts at the first bucket whose count changed since the last one and
-// stops at the first bucket past the last changed one that finds the same
-// servers left as last time (stRem): every take from there on is unchanged,
-// and after a decision every cell serves exactly its take, so only the
-// cells of the buckets visited can move. On Borg cell B (26 classes) most
+// starts at the first bucket whose count changed since the last one, visits
+// only the buckets with jobs in M, and stops at the first bucket past the
+// last changed one that finds the same servers left as last time (stakes):
+// every take from there on is unchanged, and after a decision every cell
+// serves exactly its take, so only the cells of the buckets visited can
+// move. On Borg cell B (26 classes) most
 // events change one narrow bucket near the end of the need order, and a
 // decision visits a bucket or two instead of all 26 buckets and cells.
 // The lists live in a flat per-slot array of 24-byte links that also holds
