@@ -75,6 +75,9 @@ func staticPathCases(t *testing.T, seeds int, scale int64) {
 				got.packing, ref.packing = packing, packing
 				ref.exhaustive = true
 				n := x.arrivals * scale
+				if testing.Short() {
+					n /= 5
+				}
 				cfg := sim.Config{Seed: 5, Warmup: n / 10, Arrivals: n, MaxInSystem: 20000}
 				sameTrace(t, x.w.Name, x.w, ref, got, cfg)
 				if !got.static || ref.static {
