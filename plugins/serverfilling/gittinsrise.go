@@ -410,8 +410,7 @@ func (p *Policy) riseCut(vs []gview, target int64, now float64) {
 	tied, only := 0, -1
 	for i := range vs {
 		v := &vs[i]
-		v.lo = p.riseCountKey(v.root, kc, false, now)
-		v.hi = p.riseCountKey(v.root, kc, true, now)
+		v.lo, v.hi = p.riseCountKeys(v.root, kc, now)
 		ln := min(v.hi, v.capN) - v.lo // candidates of key kc: the first ln of them
 		v.pre = v.lo
 		v.rlo = v.lo
@@ -567,6 +566,28 @@ func (p *Policy) riseCountKey(t int32, kv float64, le bool, now float64) int32 {
 		}
 	}
 	return n
+}
+
+// riseCountKeys is riseCountKey below kv and at most kv in one descent:
+// the two paths are one until a job of key kv, where they part (with
+// distinct keys, the usual case, they never do).
+func (p *Policy) riseCountKeys(t int32, kv float64, now float64) (lt, le int32) {
+	for t >= 0 {
+		sl := &p.slots[t]
+		switch k := p.gkey(t, now); {
+		case k < kv:
+			n := 1 + p.tSize(sl.tl)
+			lt, le = lt+n, le+n
+			t = sl.tr
+		case k == kv:
+			lt += p.riseCountKey(sl.tl, kv, false, now)
+			le += 1 + p.tSize(sl.tl) + p.riseCountKey(sl.tr, kv, true, now)
+			return lt, le
+		default:
+			t = sl.tl
+		}
+	}
+	return lt, le
 }
 
 // riseCountTie is the number of candidates of view v (the [rlo, rhi) range

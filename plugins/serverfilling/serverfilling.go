@@ -33,7 +33,9 @@
 //
 // Performance, ServerFilling under a static order (arrival order, and the
 // Gittins order when every class's rank is constant, as with exponential
-// durations): O(C) per event (C classes) plus O(1) per start, preemption
+// durations): O(C) per event at most (C classes; a decision visits only
+// the occupied need buckets from the first whose count changed, and stops
+// where the servers left are as before) plus O(1) per start, preemption
 // and job entering or leaving M, independent of the number of jobs in
 // system: linked lists per key group and per (group, need) cell, with a
 // cursor per cell on the first unserved job (static.go). Under arrival
@@ -42,7 +44,7 @@
 // arrival behind a full M is one push, and a decision visits only the need
 // buckets occupied in M. The decisions are exactly those of the general
 // path below (TestEquivalentToReference against a frozen copy of it,
-// TestShortcutsExact, TestPlainPathExact).
+// TestShortcutsExact, TestPlainPathExact, TestStaticPathExact).
 //
 // Performance, ServerFilling-SRPT, and ServerFilling-Gittins when no
 // class's rank rises with age (deterministic, uniform, rank tables that
@@ -401,6 +403,13 @@ type Policy struct {
 	gLast    int32     // group of M's last job (-1: M empty)
 	mLast    int32     // M's last job (-1: M empty)
 	cellTake []int32   // scratch: jobs served per cell
+	stl      []stLink  // per slot: its job and its list links
+	stRem    []int32   // per bucket: servers left before and after it at the last decision that visited it (see stakes)
+	stAft    []int32
+	stAct    []uint64 // buckets with jobs in M
+	stLo     int32    // first and last bucket whose count in M changed since the last decision
+	stHi     int32
+	stWork   []int32 // scratch: the cells a decision moves
 
 	// SRPT path (srptfast.go): ServerFilling-SRPT in O(C · log n).
 	fastSRPT                     bool
@@ -450,11 +459,6 @@ type slot struct {
 	serve  bool  // scratch: chosen by the current decision
 	dead   bool  // completed; released at the next decision
 	moving bool  // running with a key that moves: SRPT, Gittins of a non-constant rank (setRun, stopRun)
-
-	// static path (static.go): neighbours in the group's and in the
-	// cell's arrival order (-1: none); in M.
-	prev, next, bprev, bnext int32
-	inM                      bool
 
 	// SRPT path (srptfast.go): treap links, subtree size and priority.
 	tl, tr, tsz int32

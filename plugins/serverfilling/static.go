@@ -1,6 +1,7 @@
 package serverfilling
 
 import (
+	"math/bits"
 	"slices"
 
 	"github.com/msjfarm/msjfarm/sdk"
@@ -10,8 +11,9 @@ import (
 // rank is constant (exponential durations, Weibull of shape 1, H2 with equal
 // rates). Arrival order, the other static order, takes the plain path
 // (plain.go, this path specialised to a single key group); the code below
-// handles it too, as one group. O(C) per event (C classes) plus O(1) per
-// start, preemption, and job entering or leaving M, never a pass over M.
+// handles it too, as one group. O(C) per event at most (C classes; usually
+// a bucket or two, see below) plus O(1) per start, preemption, and job
+// entering or leaving M, never a pass over M.
 //
 // In both orders a job's key never changes (its arrival index; its class's
 // constant rank × need/k), so the order is static: the classes fall into
@@ -20,8 +22,8 @@ import (
 // the end of its group. A cell is a (key group, need bucket) pair; its jobs
 // in arrival order are a contiguous run of its bucket's order, which is the
 // cells of the bucket in group order. The policy keeps:
-//   - per group, its jobs in arrival order (a linked list through the
-//     slots), and M as the groups before M's last job's group plus a prefix
+//   - per group, its jobs in arrival order (a linked list through stl,
+//     below), and M as the groups before M's last job's group plus a prefix
 //     of that group up to M's last job; M's total need; per bucket and per
 //     cell, the number of jobs in M;
 //   - per cell, its jobs in arrival order (a second linked list), the number
@@ -41,6 +43,19 @@ import (
 // preempt are told to the engine first those that left M (evicted), then
 // the others, each in the order, then the jobs to start in the order
 // (put in that order by sortRuns, see decideStatic).
+//
+// Incrementally (as plain.go does): a bucket's take depends only on its
+// count in M and on the servers the buckets before it left, so a decision
+// starts at the first bucket whose count changed since the last one, visits
+// only the buckets with jobs in M, and stops at the first bucket past the
+// last changed one that finds the same servers left as last time (stakes):
+// every take from there on is unchanged, and after a decision every cell
+// serves exactly its take, so only the cells of the buckets visited can
+// move. On Borg cell B (26 classes) most
+// events change one narrow bucket near the end of the need order, and a
+// decision visits a bucket or two instead of all 26 buckets and cells.
+// The lists live in a flat per-slot array of 24-byte links that also holds
+// the job (stl): a move reads one link, not the 100-odd-byte slot.
 
 type cell struct {
 	head, tail int32 // the cell's jobs in arrival order
@@ -52,6 +67,13 @@ type cell struct {
 
 type group struct {
 	head, tail int32 // the group's jobs in arrival order
+}
+
+// stLink is a slot's job and its neighbours in its group's (prev, next)
+// and its cell's (bprev, bnext) arrival order (-1: none).
+type stLink struct {
+	j                        *sdk.Job
+	prev, next, bprev, bnext int32
 }
 
 // staticOrder reports whether the policy's keys never change.
@@ -114,23 +136,35 @@ func (p *Policy) initStatic() {
 	}
 	p.gLast, p.mLast = -1, -1
 	p.cellTake = make([]int32, len(p.cells))
+	clear(p.stl)
+	p.stl = p.stl[:0]
+	// No job: every take is 0 and every bucket finds all k servers left.
+	p.stRem, p.stAft = p.stRem[:0], p.stAft[:0]
+	for range p.nBuckets {
+		p.stRem = append(p.stRem, int32(p.k))
+		p.stAft = append(p.stAft, int32(p.k))
+	}
+	p.stAct = append(p.stAct[:0], make([]uint64, (p.nBuckets+63)/64)...)
+	p.stLo, p.stHi = int32(p.nBuckets), -1
 }
 
 // link appends slot i to its group's and its cell's lists.
 func (p *Policy) link(i int32) {
+	if int(i) == len(p.stl) {
+		p.stl = append(p.stl, stLink{})
+	}
 	sl := &p.slots[i]
-	c := &p.cls[sl.class]
+	j, c := sl.j, &p.cls[sl.class]
 	g, x := &p.groups[c.group], &p.cells[c.cell]
-	sl.prev, sl.next = g.tail, -1
+	p.stl[i] = stLink{j: j, prev: g.tail, next: -1, bprev: x.tail, bnext: -1}
 	if g.tail >= 0 {
-		p.slots[g.tail].next = i
+		p.stl[g.tail].next = i
 	} else {
 		g.head = i
 	}
 	g.tail = i
-	sl.bprev, sl.bnext = x.tail, -1
 	if x.tail >= 0 {
-		p.slots[x.tail].bnext = i
+		p.stl[x.tail].bnext = i
 	} else {
 		x.head = i
 	}
@@ -142,37 +176,38 @@ func (p *Policy) link(i int32) {
 
 // unlink removes served slot i from both lists (M's last job moves back).
 func (p *Policy) unlink(i int32) {
-	sl := &p.slots[i]
-	c := &p.cls[sl.class]
+	c := &p.cls[p.slots[i].class]
 	g, x := &p.groups[c.group], &p.cells[c.cell]
 	if p.mLast == i {
 		p.mLastBack()
 	}
-	if sl.prev >= 0 {
-		p.slots[sl.prev].next = sl.next
+	l := &p.stl[i]
+	if l.prev >= 0 {
+		p.stl[l.prev].next = l.next
 	} else {
-		g.head = sl.next
+		g.head = l.next
 	}
-	if sl.next >= 0 {
-		p.slots[sl.next].prev = sl.prev
+	if l.next >= 0 {
+		p.stl[l.next].prev = l.prev
 	} else {
-		g.tail = sl.prev
+		g.tail = l.prev
 	}
-	if sl.bprev >= 0 {
-		p.slots[sl.bprev].bnext = sl.bnext
+	if l.bprev >= 0 {
+		p.stl[l.bprev].bnext = l.bnext
 	} else {
-		x.head = sl.bnext
+		x.head = l.bnext
 	}
-	if sl.bnext >= 0 {
-		p.slots[sl.bnext].bprev = sl.bprev
+	if l.bnext >= 0 {
+		p.stl[l.bnext].bprev = l.bprev
 	} else {
-		x.tail = sl.bprev
+		x.tail = l.bprev
 	}
+	l.j = nil
 }
 
 // mLastBack moves M's last job one back in the order (-1 if none).
 func (p *Policy) mLastBack() {
-	if prev := p.slots[p.mLast].prev; prev >= 0 {
+	if prev := p.stl[p.mLast].prev; prev >= 0 {
 		p.mLast = prev
 		return
 	}
@@ -188,7 +223,7 @@ func (p *Policy) mLastBack() {
 // afterM is the job just after M's end in the order (-1 if none).
 func (p *Policy) afterM() int32 {
 	if p.mLast >= 0 {
-		if nx := p.slots[p.mLast].next; nx >= 0 {
+		if nx := p.stl[p.mLast].next; nx >= 0 {
 			return nx
 		}
 	}
@@ -202,18 +237,26 @@ func (p *Policy) afterM() int32 {
 
 func (p *Policy) enterM(i int32) {
 	sl := &p.slots[i]
-	sl.inM = true
 	p.sumM += int(sl.need)
 	p.counts[sl.bucket]++
+	p.stAct[sl.bucket>>6] |= 1 << (sl.bucket & 63)
 	p.cells[p.cls[sl.class].cell].inM++
+	p.dirtyBucket(sl.bucket)
 }
 
 func (p *Policy) leaveM(i int32) {
 	sl := &p.slots[i]
-	sl.inM = false
 	p.sumM -= int(sl.need)
 	p.counts[sl.bucket]--
 	p.cells[p.cls[sl.class].cell].inM--
+	p.dirtyBucket(sl.bucket)
+}
+
+// dirtyBucket notes that bucket b's count in M changed since the last
+// decision.
+func (p *Policy) dirtyBucket(b int32) {
+	p.stLo = min(p.stLo, b)
+	p.stHi = max(p.stHi, b)
 }
 
 func (p *Policy) arriveStatic(s *sdk.System, i int32) {
@@ -259,15 +302,7 @@ func (p *Policy) completeStatic(s *sdk.System, i int32) {
 
 // decideStatic applies the takes of M's counts by moving the cell cursors.
 func (p *Policy) decideStatic(s *sdk.System) {
-	take := p.takes(p.counts)
-	for b, cs := range p.bCells {
-		t := take[b]
-		for _, x := range cs {
-			n := min(t, p.cells[x].inM)
-			p.cellTake[x] = n
-			t -= n
-		}
-	}
+	work := p.stakes()
 	// Each cell's moves are a run of its list, so ascending in arrival
 	// index, and the cells are numbered in group order (initStatic): the
 	// runs concatenated in cell order are already in the order (group, then
@@ -278,8 +313,10 @@ func (p *Policy) decideStatic(s *sdk.System) {
 	// jobs of one cell.
 	pre, starts := p.next[:0], p.starts[:0]
 	preR, startR := p.preRuns[:0], p.startRuns[:0]
-	evict := 0 // of pre, the jobs that left M
-	for xi := range p.cells {
+	evict := 0     // of pre, the jobs that left M
+	merge := false // two start runs of one key group: they interleave
+	stl := p.stl
+	for _, xi := range work {
 		x := &p.cells[xi]
 		want, cur := p.cellTake[xi], x.cur
 		if x.served > want {
@@ -294,61 +331,82 @@ func (p *Policy) decideStatic(s *sdk.System) {
 			r := pre[len(pre)-n:]
 			for j := n - 1; j >= 0; j-- { // collected from the back of the cell
 				if cur >= 0 {
-					cur = p.slots[cur].bprev
+					cur = stl[cur].bprev
 				} else {
 					cur = x.tail
 				}
 				r[j] = cur
 			}
-			x.served = want
-		}
-		if x.served < want {
-			startR = append(startR, run{off: int32(len(starts)), n: want - x.served, g: x.group})
-		}
-		for x.served < want {
-			starts = append(starts, cur)
-			cur = p.slots[cur].bnext
-			x.served++
-		}
-		x.cur = cur
-	}
-	if len(preR) > 1 {
-		if evict > 0 && evict < len(pre) {
-			// The jobs that left M first (the general path preempts them
-			// before packing M), then the others, each part in the order:
-			// a stable partition of the runs.
-			tmp := append(p.evictBuf[:0], pre...)
-			parts := p.partRuns[:0]
-			n := int32(0)
-			for _, r := range preR {
-				if r.ev > 0 {
-					copy(pre[n:], tmp[r.off+r.n-r.ev:r.off+r.n])
-					parts = append(parts, run{off: n, n: r.ev, g: r.g})
-					n += r.ev
-				}
-			}
-			for _, r := range preR {
-				if m := r.n - r.ev; m > 0 {
-					copy(pre[n:], tmp[r.off:r.off+m])
-					parts = append(parts, run{off: n, n: m, g: r.g})
-					n += m
-				}
-			}
-			p.evictBuf, p.partRuns = tmp[:0], parts[:0]
-			p.sortRuns(pre[:evict], parts[:countRuns(parts, int32(evict))])
-			p.sortRuns(pre, parts[countRuns(parts, int32(evict)):])
+			x.served, x.cur = want, cur
 		} else {
-			p.sortRuns(pre, preR)
+			// Starts are walked after the preemptions (below); here the
+			// run only notes its cell (off) and length.
+			merge = merge || len(startR) > 0 && startR[len(startR)-1].g == x.group
+			startR = append(startR, run{off: xi, n: want - x.served, g: x.group})
 		}
-	} // one cell's run is told as it is
-	p.sortRuns(starts, startR)
+	}
+	if evict > 0 && evict < len(pre) {
+		// The jobs that left M first (the general path preempts them
+		// before packing M), then the others, each part in the order: a
+		// stable partition of the runs. One cell's run too: its jobs
+		// that left M are its last ones, and go first.
+		tmp := append(p.evictBuf[:0], pre...)
+		parts := p.partRuns[:0]
+		n := int32(0)
+		for _, r := range preR {
+			if r.ev > 0 {
+				copy(pre[n:], tmp[r.off+r.n-r.ev:r.off+r.n])
+				parts = append(parts, run{off: n, n: r.ev, g: r.g})
+				n += r.ev
+			}
+		}
+		for _, r := range preR {
+			if m := r.n - r.ev; m > 0 {
+				copy(pre[n:], tmp[r.off:r.off+m])
+				parts = append(parts, run{off: n, n: m, g: r.g})
+				n += m
+			}
+		}
+		p.evictBuf, p.partRuns = tmp[:0], parts[:0]
+		p.sortRuns(pre[:evict], parts[:countRuns(parts, int32(evict))])
+		p.sortRuns(pre, parts[countRuns(parts, int32(evict)):])
+	} else if len(preR) > 1 {
+		p.sortRuns(pre, preR)
+	} // one cell's run otherwise is told as it is
 	for _, i := range pre {
-		s.Preempt(p.slots[i].j)
+		s.Preempt(stl[i].j)
 	}
-	for _, i := range starts {
-		s.Start(p.slots[i].j)
+	if !merge {
+		// The runs in cell order are the order: each cell's jobs start as
+		// its list is walked, no list of starts in between.
+		for _, r := range startR {
+			x := &p.cells[r.off]
+			cur := x.cur
+			for range r.n {
+				s.Start(stl[cur].j)
+				cur = stl[cur].bnext
+			}
+			x.served += r.n
+			x.cur = cur
+		}
+	} else {
+		for k, r := range startR {
+			x := &p.cells[r.off]
+			startR[k].off = int32(len(starts))
+			cur := x.cur
+			for range r.n {
+				starts = append(starts, cur)
+				cur = stl[cur].bnext
+			}
+			x.served += r.n
+			x.cur = cur
+		}
+		p.sortRuns(starts, startR)
+		for _, i := range starts {
+			s.Start(stl[i].j)
+		}
 	}
-	p.next, p.starts = pre[:0], starts[:0]
+	p.next, p.starts, p.stWork = pre[:0], starts[:0], work[:0]
 	p.preRuns, p.startRuns = preR[:0], startR[:0]
 }
 
@@ -396,4 +454,103 @@ func (p *Policy) staticCmp(a, b int32) int {
 		return -1
 	}
 	return 1
+}
+
+// stakes brings the takes (see takes) up to date from the first bucket
+// whose count in M changed since the last decision, spreads each
+// recomputed take over its bucket's cells in group order, and returns the
+// cells whose served count must change (their targets in cellTake), in
+// cell order. Only buckets with jobs in M are visited (stAct; an empty
+// bucket takes nothing and leaves the servers as they were), from the
+// servers left after the last such bucket before the first changed one
+// (stAft), and it stops at the first bucket past every changed one that
+// finds the servers left before it as the last decision did (stRem; -1
+// once PackStop has stopped): from there on every take is the same.
+//
+// stAct is exact at every decision: a bucket's count only changes through
+// enterM (which sets its bit) and leaveM, and either marks the bucket
+// changed, so the pass visits it and clears its bit if it emptied. Its
+// stRem and stAft are those of the last pass that visited it, and a pass
+// that stopped before it left the servers reaching it unchanged.
+func (p *Policy) stakes() []int32 {
+	work := p.stWork[:0]
+	lo, hi, nb := p.stLo, p.stHi, int32(p.nBuckets)
+	p.stLo, p.stHi = nb, -1
+	if lo >= nb {
+		return work
+	}
+	stop := p.packing == PackStop
+	rem := int32(p.k)
+	if b := p.activeBefore(lo); b >= 0 {
+		rem = p.stAft[b]
+	}
+	act := p.stAct
+	wi := int(lo >> 6)
+	word := act[wi] &^ (1<<(lo&63) - 1)
+	for {
+		for word != 0 {
+			b := int32(wi<<6 | bits.TrailingZeros64(word))
+			word &= word - 1
+			if b > hi && rem == p.stRem[b] {
+				goto sorted
+			}
+			p.stRem[b] = rem
+			c := p.counts[b]
+			t := c
+			if rem >= 0 {
+				n := p.bneed[b]
+				if t*n > rem {
+					t = rem / n
+					rem -= t * n
+					if stop {
+						rem = -1
+					}
+				} else {
+					rem -= t * n
+				}
+			} else {
+				t = 0
+			}
+			p.stAft[b] = rem
+			for _, xi := range p.bCells[b] {
+				x := &p.cells[xi]
+				w := min(t, x.inM)
+				t -= w
+				if w != x.served {
+					p.cellTake[xi] = w
+					work = append(work, xi)
+				}
+			}
+			if c == 0 {
+				act[b>>6] &^= 1 << (b & 63)
+			}
+		}
+		if wi++; wi == len(act) {
+			break
+		}
+		word = act[wi]
+	}
+sorted:
+	for a := 1; a < len(work); a++ { // few cells: insertion sort into cell order
+		for c := a; c > 0 && work[c] < work[c-1]; c-- {
+			work[c], work[c-1] = work[c-1], work[c]
+		}
+	}
+	return work
+}
+
+// activeBefore is the last bucket before lo with jobs in M at the last
+// decision (-1: none).
+func (p *Policy) activeBefore(lo int32) int32 {
+	w := int(lo >> 6)
+	word := p.stAct[w] & (1<<(lo&63) - 1)
+	for {
+		if word != 0 {
+			return int32(w<<6 | (63 - bits.LeadingZeros64(word)))
+		}
+		if w--; w < 0 {
+			return -1
+		}
+		word = p.stAct[w]
+	}
 }
