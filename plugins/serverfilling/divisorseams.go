@@ -1,6 +1,10 @@
 package serverfilling
 
-import "github.com/msjfarm/msjfarm/sdk"
+import (
+	"slices"
+
+	"github.com/msjfarm/msjfarm/sdk"
+)
 
 // Moving a bucket's run of jobs at once (the DivisorFilling-SRPT path,
 // divisorsrpt.go). Past saturation at k = 2048 DivisorFilling-SRPT and
@@ -39,24 +43,79 @@ const seamRun = 3
 // bucket): it first moves every bucket's run of at least seamRun preempted
 // or started jobs at once, then leaves the rest (shorter runs, and the
 // exchanges with an arrival that precedes running jobs) to applySeams.
-// Buckets are independent, so moving all the runs first changes nothing,
-// and the order of the lists does not matter (engineCalls sorts them).
+// Buckets are independent, so moving all the runs first changes nothing.
+// It returns both lists in the order engineCalls would sort them into
+// (cmpWas), without sorting where they already are (dsOrder).
 func (p *Policy) applySeamsDS(s *sdk.System, take []int32, now float64) (pre, starts []int32) {
 	q := p.ds
 	rpre, rstarts := q.runPre[:0], q.runStarts[:0]
+	nPre, nStarts := 0, 0
 	for b := range p.sb {
 		sb := &p.sb[b]
 		g := sb.groups[0]
 		if m := sb.nRun - take[b]; m >= seamRun {
 			rpre = p.preemptRun(sb, g, take[b], now, rpre)
+			nPre++
 		}
 		if m := take[b] - sb.nRun; m >= seamRun {
 			rstarts = p.startRun(s, sb, g, m, now, rstarts)
+			nStarts++
 		}
 	}
 	pre, starts = p.applySeams(s, take, now)
 	q.runPre, q.runStarts = rpre[:0], rstarts[:0]
-	return append(pre, rpre...), append(starts, rstarts...)
+	n0, m0 := len(pre), len(starts)
+	pre, starts = append(pre, rpre...), append(starts, rstarts...)
+	p.dsOrder(pre, n0, nPre, true)
+	p.dsOrder(starts, m0, nStarts, false)
+	return pre, starts
+}
+
+// dsOrder sorts list, applySeams' moves (its first n0 jobs, in no useful
+// order) followed by runs moved at once (nRuns of them), into the order
+// at the decision instant (cmpWas; running: the preempted jobs). A run is
+// already in that order: a bucket's running treap orders by (fin,
+// arrival), and a preempted job's key, need/k × (fin − now) under SRPT
+// or its class's rank at age now − fin under Gittins (a rank that never
+// rises), is monotone in fin with fin then arrival breaking ties in
+// cmpWas as well; its waiting treap orders by (key, arrival), the started
+// jobs' key0 and arrival in cmpWas. So with one run (the common case: the
+// narrow jobs a wide job's start preempts or its completion restarts)
+// nothing is sorted, and with one run and a few other moves those are
+// sorted and merged into it; several runs (rare) are sorted as before.
+// Every comparison ends with the job's unique id, so the result is the
+// sort's. TestDivisorSRPTPathExact and TestDivisorGittinsPathExact check
+// the engine calls' order against the general path's.
+func (p *Policy) dsOrder(list []int32, n0, nRuns int, running bool) {
+	if len(list) < 2 || n0 == 0 && nRuns == 1 {
+		return
+	}
+	cmp := p.cmpWas(running)
+	if nRuns != 1 {
+		slices.SortFunc(list, cmp)
+		return
+	}
+	head := list[:n0]
+	if n0 > 1 {
+		slices.SortFunc(head, cmp)
+	}
+	if cmp(list[n0-1], list[n0]) < 0 {
+		return // the others all come before the run
+	}
+	q := p.ds
+	q.mergeBuf = append(q.mergeBuf[:0], head...)
+	a, i, o := q.mergeBuf, n0, 0
+	for len(a) > 0 && i < len(list) {
+		if cmp(list[i], a[0]) < 0 {
+			list[o] = list[i]
+			i++
+		} else {
+			list[o] = a[0]
+			a = a[1:]
+		}
+		o++
+	}
+	copy(list[o:], a) // the rest of the run is in place
 }
 
 // preemptRun preempts the running jobs of bucket sb (run group g) past its

@@ -105,6 +105,7 @@ type dsrpt struct {
 	fs     []int32 // scratch: backfill's buckets S
 
 	seamBuf           []int32 // scratch: a run moved at once (divisorseams.go)
+	mergeBuf          []int32 // scratch: dsOrder
 	runPre, runStarts []int32 // scratch: the jobs moved in runs
 }
 
@@ -320,8 +321,9 @@ func (p *Policy) decideDS(s *sdk.System) {
 	// 3. Apply at each bucket's seam (as decideSRPT).
 	pre, starts := p.applySeamsDS(s, q.srv, now)
 
-	// 4. Engine calls in the general path's order.
-	p.engineCalls(s, evicted, pre, starts)
+	// 4. Engine calls in the general path's order (pre and starts are in
+	// it: dsOrder).
+	p.engineCallsRuns(s, evicted, pre, starts, false, false)
 	p.evicted, p.next, p.starts = evicted[:0], pre[:0], starts[:0]
 	p.maxKey = maxKey
 	// No crossing timer: for k = 2^a·3^b no level is Case 3 (see Policy).
