@@ -170,6 +170,9 @@ func (p *Policy) joinFront(dst, t int32, run []int32, mode uint8) int32 {
 		f = p.tFirst(dst)
 	}
 	j := 0
+	if len(run) > 0 && (f < 0 || p.tLess(run[len(run)-1], f, mode)) && p.runSorted(run, mode) {
+		j = len(run) // the usual case: the whole run, m comparisons
+	}
 	for j < len(run) && (j == 0 || p.tLess(run[j-1], run[j], mode)) && (f < 0 || p.tLess(run[j], f, mode)) {
 		j++
 	}
@@ -181,7 +184,9 @@ func (p *Policy) joinFront(dst, t int32, run []int32, mode uint8) int32 {
 			}
 		}
 	}
-	t, _ = p.tSplitRank(t, int32(j))
+	if j < len(run) { // (splitting off nothing is a walk down the treap)
+		t, _ = p.tSplitRank(t, int32(j))
+	}
 	for _, x := range run[j:] {
 		dst, _ = p.tInsert(dst, x, mode)
 	}
@@ -200,6 +205,9 @@ func (p *Policy) joinBack(dst, t int32, run []int32, mode uint8) int32 {
 	}
 	n := len(run)
 	j := n
+	if n > 0 && (l < 0 || p.tLess(l, run[0], mode)) && p.runSorted(run, mode) {
+		j = 0 // the usual case: the whole run, m comparisons
+	}
 	for j > 0 && (j == n || p.tLess(run[j-1], run[j], mode)) && (l < 0 || p.tLess(l, run[j-1], mode)) {
 		j--
 	}
@@ -211,17 +219,35 @@ func (p *Policy) joinBack(dst, t int32, run []int32, mode uint8) int32 {
 			}
 		}
 	}
-	_, t = p.tSplitRank(t, int32(j))
+	if j > 0 {
+		_, t = p.tSplitRank(t, int32(j))
+	}
 	for _, x := range run[:j] {
 		dst, _ = p.tInsert(dst, x, mode)
 	}
 	return p.tMerge(dst, t)
 }
 
+// runSorted reports whether run is in mode's order.
+func (p *Policy) runSorted(run []int32, mode uint8) bool {
+	for i := 1; i < len(run); i++ {
+		if !p.tLess(run[i-1], run[i], mode) {
+			return false
+		}
+	}
+	return true
+}
+
 // tSplitRank splits t into its first r jobs and the others.
 func (p *Policy) tSplitRank(t, r int32) (int32, int32) {
-	if t < 0 {
+	switch {
+	case t < 0:
 		return -1, -1
+	case r <= 0: // nothing split off: no walk (a preemption of all the
+		// bucket's running jobs, the narrow ones a wide job's start stops)
+		return -1, t
+	case r >= p.slots[t].tsz: // all of it (all the bucket's waiting jobs start)
+		return t, -1
 	}
 	sl := &p.slots[t]
 	if ls := p.tSize(sl.tl); r > ls {

@@ -246,6 +246,7 @@ func (p *Policy) decideDS(s *sdk.System) {
 	// 1. M = the first k jobs, repaired at its ends (by runs of one
 	// bucket's waiting jobs, as decideSRPT does by need).
 	evicted := p.evicted[:0]
+	mLast := int32(-2) // M's last job once repaired (-2: not known)
 	for {
 		if q.cnt < p.k {
 			o, o2 := p.firstOut()
@@ -299,11 +300,15 @@ func (p *Policy) decideDS(s *sdk.System) {
 			p.nOut--
 			continue
 		}
+		mLast = last // nothing changed since lastM: no second walk
 		break
 	}
+	if mLast == -2 {
+		mLast, _ = p.lastM(now)
+	}
 	maxKey := math.Inf(-1)
-	if last, _ := p.lastM(now); last >= 0 {
-		maxKey = p.slots[last].key
+	if mLast >= 0 {
+		maxKey = p.slots[mLast].key
 	}
 
 	// 2. The recursion and backfill, on per-bucket counts.

@@ -366,12 +366,12 @@ type Policy struct {
 	nBuckets int
 	bneed    []int32 // need of each bucket
 	counts   []int32
-	sorted   []int32
 	starts   []int32 // scratch: jobs to start
 
 	lpf   []int32   // largest prime factor of 0..k
 	dfBuf [][]int32 // per recursion depth: the subset recursed on
 	dfSub [][]int32 // per recursion depth: Case 3's subproblem
+	dfCnt []int32   // scratch: a recursion level's jobs per need bucket (divFill)
 
 	timerAt   float64 // earliest pending timer (Inf if none)
 	sameTime  int     // timers fired at the same instant in a row
@@ -571,6 +571,7 @@ func (p *Policy) Init(s *sdk.System) error {
 		p.nBuckets++
 	}
 	p.counts = make([]int32, p.nBuckets+1)
+	p.dfCnt = make([]int32, p.nBuckets)
 	p.take = make([]int32, p.nBuckets)
 	p.lastRun = make([]int32, p.nBuckets)
 
@@ -1051,29 +1052,6 @@ func (p *Policy) takes(cnt []int32) []int32 {
 	}
 	p.rem = rem
 	return take
-}
-
-// byNeedDesc returns list stably sorted by descending need (counting sort
-// over the need buckets).
-func (p *Policy) byNeedDesc(list []int32) []int32 {
-	cnt := p.counts
-	clear(cnt)
-	for _, i := range list {
-		cnt[p.cls[p.slots[i].class].bucket+1]++
-	}
-	for b := 1; b < len(cnt); b++ {
-		cnt[b] += cnt[b-1]
-	}
-	if cap(p.sorted) < len(list) {
-		p.sorted = make([]int32, len(list), 2*len(list))
-	}
-	out := p.sorted[:len(list)]
-	for _, i := range list {
-		b := p.cls[p.slots[i].class].bucket
-		out[cnt[b]] = i
-		cnt[b]++
-	}
-	return out
 }
 
 // fillFirstFit serves, in list order, every unserved job that fits in the
