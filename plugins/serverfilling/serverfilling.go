@@ -831,9 +831,13 @@ func (p *Policy) decide(s *sdk.System) {
 	clear(cnt)
 	sum, a := 0, 0
 	sf := p.proc == ServerFilling
+	// M sorted: when its last job precedes the least one outside, all of
+	// it does (one comparison instead of one per job; nothing is popped
+	// from rest before M is exhausted then).
+	allM := len(m) > 0 && p.rest.len() > 0 && p.less(m[len(m)-1], p.rest.top())
 	for sf && sum < p.k || !sf && len(next) < p.k {
 		var pick int32
-		if a < len(m) && (p.rest.len() == 0 || p.less(m[a], p.rest.top())) {
+		if a < len(m) && (allM || p.rest.len() == 0 || p.less(m[a], p.rest.top())) {
 			pick = m[a]
 			a++
 		} else if p.rest.len() > 0 {
