@@ -45,66 +45,94 @@ const seamRun = 3
 // exchanges with an arrival that precedes running jobs) to applySeams.
 // Buckets are independent, so moving all the runs first changes nothing.
 // It returns both lists in the order engineCalls would sort them into
-// (cmpWas), without sorting where they already are (dsOrder).
+// (cmpWas), merging the runs rather than sorting them (dsOrder).
 func (p *Policy) applySeamsDS(s *sdk.System, take []int32, now float64) (pre, starts []int32) {
 	q := p.ds
 	rpre, rstarts := q.runPre[:0], q.runStarts[:0]
-	nPre, nStarts := 0, 0
+	preB, startB := q.preB[:0], q.startB[:0] // where each run ends
 	for b := range p.sb {
 		sb := &p.sb[b]
 		g := sb.groups[0]
 		if m := sb.nRun - take[b]; m >= seamRun {
 			rpre = p.preemptRun(sb, g, take[b], now, rpre)
-			nPre++
+			preB = append(preB, len(rpre))
 		}
 		if m := take[b] - sb.nRun; m >= seamRun {
 			rstarts = p.startRun(s, sb, g, m, now, rstarts)
-			nStarts++
+			startB = append(startB, len(rstarts))
 		}
 	}
 	pre, starts = p.applySeams(s, take, now)
 	q.runPre, q.runStarts = rpre[:0], rstarts[:0]
 	n0, m0 := len(pre), len(starts)
 	pre, starts = append(pre, rpre...), append(starts, rstarts...)
-	p.dsOrder(pre, n0, nPre, true)
-	p.dsOrder(starts, m0, nStarts, false)
+	q.preB = p.dsOrder(pre, n0, preB, true)
+	q.startB = p.dsOrder(starts, m0, startB, false)
 	return pre, starts
 }
 
 // dsOrder sorts list, applySeams' moves (its first n0 jobs, in no useful
-// order) followed by runs moved at once (nRuns of them), into the order
-// at the decision instant (cmpWas; running: the preempted jobs). A run is
-// already in that order: a bucket's running treap orders by (fin,
-// arrival), and a preempted job's key, need/k × (fin − now) under SRPT
-// or its class's rank at age now − fin under Gittins (a rank that never
-// rises), is monotone in fin with fin then arrival breaking ties in
+// order) followed by runs moved at once (the k-th ending at n0 + ends[k]),
+// into the order at the decision instant (cmpWas; running: the preempted
+// jobs). A run is already in that order: a bucket's running treap orders
+// by (fin, arrival), and a preempted job's key, need/k × (fin − now) under
+// SRPT or its class's rank at age now − fin under Gittins (a rank that
+// never rises), is monotone in fin with fin then arrival breaking ties in
 // cmpWas as well; its waiting treap orders by (key, arrival), the started
-// jobs' key0 and arrival in cmpWas. So with one run (the common case: the
-// narrow jobs a wide job's start preempts or its completion restarts)
-// nothing is sorted, and with one run and a few other moves those are
-// sorted and merged into it; several runs (rare) are sorted as before.
-// Every comparison ends with the job's unique id, so the result is the
-// sort's. TestDivisorSRPTPathExact and TestDivisorGittinsPathExact check
-// the engine calls' order against the general path's.
-func (p *Policy) dsOrder(list []int32, n0, nRuns int, running bool) {
-	if len(list) < 2 || n0 == 0 && nRuns == 1 {
-		return
+// jobs' key0 and arrival in cmpWas. So only applySeams' few moves are
+// sorted, and then the pieces are merged pairwise, O(n · log pieces)
+// (with one run, the narrow jobs a wide job's start preempts or its
+// completion restarts, nothing at all is done); every comparison ends with
+// the job's unique id, so the result is the sort's.
+// TestDivisorSRPTPathExact and TestDivisorGittinsPathExact check the
+// engine calls' order against the general path's. It returns ends for
+// reuse.
+func (p *Policy) dsOrder(list []int32, n0 int, ends []int, running bool) []int {
+	if len(list) < 2 || n0 == 0 && len(ends) == 1 {
+		return ends[:0]
 	}
 	cmp := p.cmpWas(running)
-	if nRuns != 1 {
-		slices.SortFunc(list, cmp)
-		return
-	}
-	head := list[:n0]
 	if n0 > 1 {
-		slices.SortFunc(head, cmp)
+		slices.SortFunc(list[:n0], cmp)
 	}
-	if cmp(list[n0-1], list[n0]) < 0 {
-		return // the others all come before the run
+	// Piece boundaries, in place of ends: [0, n0, n0 + ends[0], ...].
+	bs := ends
+	for i := range bs {
+		bs[i] += n0
 	}
+	if n0 > 0 {
+		bs = append(bs, 0)
+		copy(bs[1:], bs)
+		bs[0] = n0
+	}
+	bs = append(bs, 0)
+	copy(bs[1:], bs)
+	bs[0] = 0
 	q := p.ds
-	q.mergeBuf = append(q.mergeBuf[:0], head...)
-	a, i, o := q.mergeBuf, n0, 0
+	for len(bs) > 2 { // merge pieces pairwise, halving their number
+		w := 1
+		for i := 0; i+2 < len(bs); i += 2 {
+			mergeAdjacent(list[bs[i]:bs[i+2]], bs[i+1]-bs[i], cmp, &q.mergeBuf)
+			bs[w] = bs[i+2]
+			w++
+		}
+		if len(bs)%2 == 0 { // an odd number of pieces: the last one stays
+			bs[w] = bs[len(bs)-1]
+			w++
+		}
+		bs = bs[:w]
+	}
+	return bs[:0]
+}
+
+// mergeAdjacent merges list[:mid] and list[mid:], each in cmp's order,
+// in place (buf: scratch for the first).
+func mergeAdjacent(list []int32, mid int, cmp func(a, b int32) int, buf *[]int32) {
+	if mid == 0 || mid == len(list) || cmp(list[mid-1], list[mid]) < 0 {
+		return // already in order
+	}
+	*buf = append((*buf)[:0], list[:mid]...)
+	a, i, o := *buf, mid, 0
 	for len(a) > 0 && i < len(list) {
 		if cmp(list[i], a[0]) < 0 {
 			list[o] = list[i]
@@ -115,7 +143,7 @@ func (p *Policy) dsOrder(list []int32, n0, nRuns int, running bool) {
 		}
 		o++
 	}
-	copy(list[o:], a) // the rest of the run is in place
+	copy(list[o:], a) // the rest of list[i:] is in place
 }
 
 // preemptRun preempts the running jobs of bucket sb (run group g) past its

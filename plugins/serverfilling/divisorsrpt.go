@@ -106,6 +106,7 @@ type dsrpt struct {
 
 	seamBuf           []int32 // scratch: a run moved at once (divisorseams.go)
 	mergeBuf          []int32 // scratch: dsOrder
+	preB, startB      []int   // scratch: where each run moved at once ends
 	runPre, runStarts []int32 // scratch: the jobs moved in runs
 }
 
