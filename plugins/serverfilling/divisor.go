@@ -98,32 +98,40 @@ func (p *Policy) divFill(list []int32, kk, scale, depth int) {
 	if len(list) == 0 || kk < 1 {
 		return
 	}
-	ones := 0
+	// One pass counts M's jobs per need bucket; every case's counts
+	// (need-1 jobs, even and odd needs, needs divisible by p) follow from
+	// them in O(C), and Case 1 serves from them (dfCase1).
+	cnt := p.dfCnt
+	clear(cnt)
 	for _, i := range list {
-		if int(p.slots[i].need) == scale {
-			ones++
-		}
+		cnt[p.slots[i].bucket]++
+	}
+	ones := 0
+	if b := p.bucketOf(scale); b >= 0 {
+		ones = int(cnt[b])
 	}
 	if 6*ones >= kk {
-		p.dfCase1(list, kk, scale)
+		p.dfCase1(list, cnt, kk, scale)
 		return
 	}
 	buf := p.depthBuf(&p.dfBuf, depth, len(list))
 	lp := int(p.lpf[kk])
 	if lp <= 3 { // Case 2 (kk = 1 is always Case 1 when M is non-empty)
 		n2, n3 := 0, 0
-		for _, i := range list {
-			n := int(p.slots[i].need) / scale
+		for b, c := range cnt {
+			n := int(p.bneed[b]) / scale
 			if n%2 == 0 {
-				n2++
+				n2 += int(c)
 			} else if n > 1 {
-				n3++
+				n3 += int(c)
 			}
 		}
 		if 2*n2 >= 3*n3 {
-			for _, i := range list {
-				if (int(p.slots[i].need)/scale)%2 == 0 {
-					buf = append(buf, i)
+			if n2 > 0 {
+				for _, i := range list {
+					if (int(p.slots[i].need)/scale)%2 == 0 {
+						buf = append(buf, i)
+					}
 				}
 			}
 			p.dfBuf[depth] = buf
@@ -143,9 +151,9 @@ func (p *Policy) divFill(list []int32, kk, scale, depth int) {
 	}
 	// Case 3.
 	np := 0
-	for _, i := range list {
-		if (int(p.slots[i].need)/scale)%lp == 0 {
-			np++
+	for b, c := range cnt {
+		if (int(p.bneed[b])/scale)%lp == 0 {
+			np += int(c)
 		}
 	}
 	if lp*np >= kk {
@@ -182,25 +190,56 @@ func (p *Policy) divFill(list []int32, kk, scale, depth int) {
 	}
 }
 
-// dfCase1 is App. C.1.1 on (list, kk, scale); list has at most kk jobs.
-func (p *Policy) dfCase1(list []int32, kk, scale int) {
-	order := p.byNeedDesc(list)
-	rem := kk
-	for _, i := range order {
-		n := int(p.slots[i].need) / scale
-		if n > rem {
+// bucketOf is the need bucket of need n (-1: no class needs n); buckets
+// are in descending need.
+func (p *Policy) bucketOf(n int) int {
+	for b, bn := range p.bneed {
+		if int(bn) <= n {
+			if int(bn) == n {
+				return b
+			}
 			break
 		}
-		p.slots[i].serve = true
-		rem -= n
+	}
+	return -1
+}
+
+// dfCase1 is App. C.1.1 on (list, kk, scale); list has at most kk jobs,
+// cnt[b] of them in need bucket b. In descending need (buckets in
+// ascending index), ties by the ordering, jobs are served while the next
+// one fits: whole buckets, then the first floor(rem/need) of the first
+// bucket that does not fit whole, and nothing after it. Then the need-1
+// (at this scale) jobs not yet served, in the ordering, while servers
+// remain: with the first phase's, the first of that bucket. So each
+// bucket serves its first cnt[b] jobs in the ordering, cnt turned into
+// quotas, and one pass over list marks them (no sort by need).
+func (p *Policy) dfCase1(list []int32, cnt []int32, kk, scale int) {
+	rem := kk
+	stopped := false
+	for b, c := range cnt {
+		if stopped || c == 0 {
+			cnt[b] = 0
+			continue
+		}
+		t := int(c)
+		if n := int(p.bneed[b]) / scale; n > 0 { // (n ≥ 1: needs at this scale are multiples of it)
+			t = min(t, rem/n)
+			rem -= t * n
+		}
+		cnt[b] = int32(t)
+		stopped = t < int(c)
+	}
+	if b := p.bucketOf(scale); b >= 0 && rem > 0 {
+		// the need-1 jobs past the first phase's, while servers remain
+		// (the bucket's count in list is at least its quota plus these:
+		// the quota marks at most the jobs there are)
+		cnt[b] += int32(rem)
 	}
 	for _, i := range list {
-		if rem == 0 {
-			return
-		}
-		if sl := &p.slots[i]; !sl.serve && int(sl.need) == scale {
+		sl := &p.slots[i]
+		if cnt[sl.bucket] > 0 {
+			cnt[sl.bucket]--
 			sl.serve = true
-			rem--
 		}
 	}
 }

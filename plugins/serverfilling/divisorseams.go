@@ -1,6 +1,10 @@
 package serverfilling
 
-import "github.com/msjfarm/msjfarm/sdk"
+import (
+	"slices"
+
+	"github.com/msjfarm/msjfarm/sdk"
+)
 
 // Moving a bucket's run of jobs at once (the DivisorFilling-SRPT path,
 // divisorsrpt.go). Past saturation at k = 2048 DivisorFilling-SRPT and
@@ -39,24 +43,107 @@ const seamRun = 3
 // bucket): it first moves every bucket's run of at least seamRun preempted
 // or started jobs at once, then leaves the rest (shorter runs, and the
 // exchanges with an arrival that precedes running jobs) to applySeams.
-// Buckets are independent, so moving all the runs first changes nothing,
-// and the order of the lists does not matter (engineCalls sorts them).
+// Buckets are independent, so moving all the runs first changes nothing.
+// It returns both lists in the order engineCalls would sort them into
+// (cmpWas), merging the runs rather than sorting them (dsOrder).
 func (p *Policy) applySeamsDS(s *sdk.System, take []int32, now float64) (pre, starts []int32) {
 	q := p.ds
 	rpre, rstarts := q.runPre[:0], q.runStarts[:0]
+	preB, startB := q.preB[:0], q.startB[:0] // where each run ends
 	for b := range p.sb {
 		sb := &p.sb[b]
 		g := sb.groups[0]
 		if m := sb.nRun - take[b]; m >= seamRun {
 			rpre = p.preemptRun(sb, g, take[b], now, rpre)
+			preB = append(preB, len(rpre))
 		}
 		if m := take[b] - sb.nRun; m >= seamRun {
 			rstarts = p.startRun(s, sb, g, m, now, rstarts)
+			startB = append(startB, len(rstarts))
 		}
 	}
 	pre, starts = p.applySeams(s, take, now)
 	q.runPre, q.runStarts = rpre[:0], rstarts[:0]
-	return append(pre, rpre...), append(starts, rstarts...)
+	n0, m0 := len(pre), len(starts)
+	pre, starts = append(pre, rpre...), append(starts, rstarts...)
+	q.preB = p.dsOrder(pre, n0, preB, true)
+	q.startB = p.dsOrder(starts, m0, startB, false)
+	return pre, starts
+}
+
+// dsOrder sorts list, applySeams' moves (its first n0 jobs, in no useful
+// order) followed by runs moved at once (the k-th ending at n0 + ends[k]),
+// into the order at the decision instant (cmpWas; running: the preempted
+// jobs). A run is already in that order: a bucket's running treap orders
+// by (fin, arrival), and a preempted job's key, need/k × (fin − now) under
+// SRPT or its class's rank at age now − fin under Gittins (a rank that
+// never rises), is monotone in fin with fin then arrival breaking ties in
+// cmpWas as well; its waiting treap orders by (key, arrival), the started
+// jobs' key0 and arrival in cmpWas. So only applySeams' few moves are
+// sorted, and then the pieces are merged pairwise, O(n · log pieces)
+// (with one run, the narrow jobs a wide job's start preempts or its
+// completion restarts, nothing at all is done); every comparison ends with
+// the job's unique id, so the result is the sort's.
+// TestDivisorSRPTPathExact and TestDivisorGittinsPathExact check the
+// engine calls' order against the general path's. It returns ends for
+// reuse.
+func (p *Policy) dsOrder(list []int32, n0 int, ends []int, running bool) []int {
+	if len(list) < 2 || n0 == 0 && len(ends) == 1 {
+		return ends[:0]
+	}
+	cmp := p.cmpWas(running)
+	if n0 > 1 {
+		slices.SortFunc(list[:n0], cmp)
+	}
+	// Piece boundaries, in place of ends: [0, n0, n0 + ends[0], ...].
+	bs := ends
+	for i := range bs {
+		bs[i] += n0
+	}
+	if n0 > 0 {
+		bs = append(bs, 0)
+		copy(bs[1:], bs)
+		bs[0] = n0
+	}
+	bs = append(bs, 0)
+	copy(bs[1:], bs)
+	bs[0] = 0
+	q := p.ds
+	for len(bs) > 2 { // merge pieces pairwise, halving their number
+		w := 1
+		for i := 0; i+2 < len(bs); i += 2 {
+			mergeAdjacent(list[bs[i]:bs[i+2]], bs[i+1]-bs[i], cmp, &q.mergeBuf)
+			bs[w] = bs[i+2]
+			w++
+		}
+		if len(bs)%2 == 0 { // an odd number of pieces: the last one stays
+			bs[w] = bs[len(bs)-1]
+			w++
+		}
+		bs = bs[:w]
+	}
+	return bs[:0]
+}
+
+// mergeAdjacent merges list[:mid] and list[mid:], each in cmp's order,
+// in place (buf: scratch for the first).
+func mergeAdjacent(list []int32, mid int, cmp func(a, b int32) int, buf *[]int32) {
+	if mid == 0 || mid == len(list) || cmp(list[mid-1], list[mid]) < 0 {
+		return // already in order
+	}
+	*buf = append((*buf)[:0], list[:mid]...)
+	a, i, o := *buf, mid, 0
+	for len(a) > 0 && i < len(list) {
+		if cmp(list[i], a[0]) < 0 {
+			list[o] = list[i]
+			i++
+		} else {
+			list[o] = a[0]
+			a = a[1:]
+		}
+		o++
+	}
+	copy(list[o:], a) // the rest of list[i:] is in place
 }
 
 // preemptRun preempts the running jobs of bucket sb (run group g) past its
@@ -111,6 +198,9 @@ func (p *Policy) joinFront(dst, t int32, run []int32, mode uint8) int32 {
 		f = p.tFirst(dst)
 	}
 	j := 0
+	if len(run) > 0 && (f < 0 || p.tLess(run[len(run)-1], f, mode)) && p.runSorted(run, mode) {
+		j = len(run) // the usual case: the whole run, m comparisons
+	}
 	for j < len(run) && (j == 0 || p.tLess(run[j-1], run[j], mode)) && (f < 0 || p.tLess(run[j], f, mode)) {
 		j++
 	}
@@ -122,7 +212,9 @@ func (p *Policy) joinFront(dst, t int32, run []int32, mode uint8) int32 {
 			}
 		}
 	}
-	t, _ = p.tSplitRank(t, int32(j))
+	if j < len(run) { // (splitting off nothing is a walk down the treap)
+		t, _ = p.tSplitRank(t, int32(j))
+	}
 	for _, x := range run[j:] {
 		dst, _ = p.tInsert(dst, x, mode)
 	}
@@ -141,6 +233,9 @@ func (p *Policy) joinBack(dst, t int32, run []int32, mode uint8) int32 {
 	}
 	n := len(run)
 	j := n
+	if n > 0 && (l < 0 || p.tLess(l, run[0], mode)) && p.runSorted(run, mode) {
+		j = 0 // the usual case: the whole run, m comparisons
+	}
 	for j > 0 && (j == n || p.tLess(run[j-1], run[j], mode)) && (l < 0 || p.tLess(l, run[j-1], mode)) {
 		j--
 	}
@@ -152,17 +247,35 @@ func (p *Policy) joinBack(dst, t int32, run []int32, mode uint8) int32 {
 			}
 		}
 	}
-	_, t = p.tSplitRank(t, int32(j))
+	if j > 0 {
+		_, t = p.tSplitRank(t, int32(j))
+	}
 	for _, x := range run[:j] {
 		dst, _ = p.tInsert(dst, x, mode)
 	}
 	return p.tMerge(dst, t)
 }
 
+// runSorted reports whether run is in mode's order.
+func (p *Policy) runSorted(run []int32, mode uint8) bool {
+	for i := 1; i < len(run); i++ {
+		if !p.tLess(run[i-1], run[i], mode) {
+			return false
+		}
+	}
+	return true
+}
+
 // tSplitRank splits t into its first r jobs and the others.
 func (p *Policy) tSplitRank(t, r int32) (int32, int32) {
-	if t < 0 {
+	switch {
+	case t < 0:
 		return -1, -1
+	case r <= 0: // nothing split off: no walk (a preemption of all the
+		// bucket's running jobs, the narrow ones a wide job's start stops)
+		return -1, t
+	case r >= p.slots[t].tsz: // all of it (all the bucket's waiting jobs start)
+		return t, -1
 	}
 	sl := &p.slots[t]
 	if ls := p.tSize(sl.tl); r > ls {

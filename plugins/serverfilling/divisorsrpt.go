@@ -105,6 +105,8 @@ type dsrpt struct {
 	fs     []int32 // scratch: backfill's buckets S
 
 	seamBuf           []int32 // scratch: a run moved at once (divisorseams.go)
+	mergeBuf          []int32 // scratch: dsOrder
+	preB, startB      []int   // scratch: where each run moved at once ends
 	runPre, runStarts []int32 // scratch: the jobs moved in runs
 }
 
@@ -245,6 +247,7 @@ func (p *Policy) decideDS(s *sdk.System) {
 	// 1. M = the first k jobs, repaired at its ends (by runs of one
 	// bucket's waiting jobs, as decideSRPT does by need).
 	evicted := p.evicted[:0]
+	mLast := int32(-2) // M's last job once repaired (-2: not known)
 	for {
 		if q.cnt < p.k {
 			o, o2 := p.firstOut()
@@ -298,11 +301,15 @@ func (p *Policy) decideDS(s *sdk.System) {
 			p.nOut--
 			continue
 		}
+		mLast = last // nothing changed since lastM: no second walk
 		break
 	}
+	if mLast == -2 {
+		mLast, _ = p.lastM(now)
+	}
 	maxKey := math.Inf(-1)
-	if last, _ := p.lastM(now); last >= 0 {
-		maxKey = p.slots[last].key
+	if mLast >= 0 {
+		maxKey = p.slots[mLast].key
 	}
 
 	// 2. The recursion and backfill, on per-bucket counts.
@@ -320,8 +327,9 @@ func (p *Policy) decideDS(s *sdk.System) {
 	// 3. Apply at each bucket's seam (as decideSRPT).
 	pre, starts := p.applySeamsDS(s, q.srv, now)
 
-	// 4. Engine calls in the general path's order.
-	p.engineCalls(s, evicted, pre, starts)
+	// 4. Engine calls in the general path's order (pre and starts are in
+	// it: dsOrder).
+	p.engineCallsRuns(s, evicted, pre, starts, false, false)
 	p.evicted, p.next, p.starts = evicted[:0], pre[:0], starts[:0]
 	p.maxKey = maxKey
 	// No crossing timer: for k = 2^a·3^b no level is Case 3 (see Policy).

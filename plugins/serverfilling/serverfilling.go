@@ -368,12 +368,12 @@ type Policy struct {
 	nBuckets int
 	bneed    []int32 // need of each bucket
 	counts   []int32
-	sorted   []int32
 	starts   []int32 // scratch: jobs to start
 
 	lpf   []int32   // largest prime factor of 0..k
 	dfBuf [][]int32 // per recursion depth: the subset recursed on
 	dfSub [][]int32 // per recursion depth: Case 3's subproblem
+	dfCnt []int32   // scratch: a recursion level's jobs per need bucket (divFill)
 
 	timerAt   float64 // earliest pending timer (Inf if none)
 	sameTime  int     // timers fired at the same instant in a row
@@ -576,6 +576,7 @@ func (p *Policy) Init(s *sdk.System) error {
 		p.nBuckets++
 	}
 	p.counts = make([]int32, p.nBuckets+1)
+	p.dfCnt = make([]int32, p.nBuckets)
 	p.take = make([]int32, p.nBuckets)
 	p.lastRun = make([]int32, p.nBuckets)
 
@@ -835,9 +836,13 @@ func (p *Policy) decide(s *sdk.System) {
 	clear(cnt)
 	sum, a := 0, 0
 	sf := p.proc == ServerFilling
+	// M sorted: when its last job precedes the least one outside, all of
+	// it does (one comparison instead of one per job; nothing is popped
+	// from rest before M is exhausted then).
+	allM := len(m) > 0 && p.rest.len() > 0 && p.less(m[len(m)-1], p.rest.top())
 	for sf && sum < p.k || !sf && len(next) < p.k {
 		var pick int32
-		if a < len(m) && (p.rest.len() == 0 || p.less(m[a], p.rest.top())) {
+		if a < len(m) && (allM || p.rest.len() == 0 || p.less(m[a], p.rest.top())) {
 			pick = m[a]
 			a++
 		} else if p.rest.len() > 0 {
@@ -1062,29 +1067,6 @@ func (p *Policy) takeStep(b int, c int32, rem *int, stopped *bool) int32 {
 	}
 	*rem -= t * n
 	return int32(t)
-}
-
-// byNeedDesc returns list stably sorted by descending need (counting sort
-// over the need buckets).
-func (p *Policy) byNeedDesc(list []int32) []int32 {
-	cnt := p.counts
-	clear(cnt)
-	for _, i := range list {
-		cnt[p.cls[p.slots[i].class].bucket+1]++
-	}
-	for b := 1; b < len(cnt); b++ {
-		cnt[b] += cnt[b-1]
-	}
-	if cap(p.sorted) < len(list) {
-		p.sorted = make([]int32, len(list), 2*len(list))
-	}
-	out := p.sorted[:len(list)]
-	for _, i := range list {
-		b := p.cls[p.slots[i].class].bucket
-		out[cnt[b]] = i
-		cnt[b]++
-	}
-	return out
 }
 
 // fillFirstFit serves, in list order, every unserved job that fits in the
