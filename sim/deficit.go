@@ -446,22 +446,10 @@ const transientRatio = 0.5
 // workload), each at level alpha split over the quantities. Results
 // without deficits are skipped.
 func poolDeficits(rs []*Result, alpha float64) []PooledDeficit {
-	var ref []Deficit
-	for _, r := range rs {
-		if r != nil && len(r.Deficits) > 0 {
-			ref = r.Deficits
-			break
-		}
-	}
+	ref := firstDeficits(rs)
 	out := make([]PooledDeficit, len(ref))
 	for q, d := range ref {
-		var ds []Deficit
-		for _, r := range rs {
-			if r == nil || len(r.Deficits) != len(ref) || r.Deficits[q].Name != d.Name {
-				continue
-			}
-			ds = append(ds, r.Deficits[q])
-		}
+		ds := deficitsAt(rs, ref, q)
 		phi, tested := pooledPhi(ds)
 		xs, ts := make([]float64, len(ds)), make([]float64, len(ds))
 		for i, e := range ds {
@@ -474,6 +462,30 @@ func poolDeficits(rs []*Result, alpha float64) []PooledDeficit {
 		markTransient(&out[q], rs, q, d.Name)
 	}
 	return out
+}
+
+// firstDeficits is the deficits of the first result carrying any: the
+// quantities a point's replications share (they share the workload).
+func firstDeficits(rs []*Result) []Deficit {
+	for _, r := range rs {
+		if r != nil && len(r.Deficits) > 0 {
+			return r.Deficits
+		}
+	}
+	return nil
+}
+
+// deficitsAt collects quantity q of ref from every result carrying the same
+// quantities (matched by count and name).
+func deficitsAt(rs []*Result, ref []Deficit, q int) []Deficit {
+	var ds []Deficit
+	for _, r := range rs {
+		if r == nil || len(r.Deficits) != len(ref) || r.Deficits[q].Name != ref[q].Name {
+			continue
+		}
+		ds = append(ds, r.Deficits[q])
+	}
+	return ds
 }
 
 // pooledPhi is the lag-1 autocorrelation of one quantity's increments

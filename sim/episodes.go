@@ -52,31 +52,18 @@ const episodeOffer = growthSegments / 2
 
 // episodicClass returns the class silent for silentSegments segments of
 // the tested half or more, while offered at least episodeOffer jobs there,
-// in the most replications, if that is at least half of them; "" and 0
-// otherwise. Ties go to the class listed first.
-func episodicClass(rs []*Result) (string, int) {
-	var ref []Deficit
-	n := 0
-	for _, r := range rs {
-		if r == nil {
-			continue
-		}
-		n++
-		if ref == nil && len(r.Deficits) > 0 {
-			ref = r.Deficits
-		}
-	}
+// in the most replications, if that is at least half of the n pooled; ""
+// and 0 otherwise. Ties go to the class listed first.
+func episodicClass(rs []*Result, n int) (string, int) {
+	ref := firstDeficits(rs)
 	name, most := "", 0
 	for q, d := range ref {
 		if d.Class < 0 {
 			continue
 		}
 		c := 0
-		for _, r := range rs {
-			if r == nil || len(r.Deficits) != len(ref) || r.Deficits[q].Name != d.Name {
-				continue
-			}
-			if e := r.Deficits[q]; e.Silence >= silentSegments && e.Offered >= episodeOffer {
+		for _, e := range deficitsAt(rs, ref, q) {
+			if e.Silence >= silentSegments && e.Offered >= episodeOffer {
 				c++
 			}
 		}

@@ -357,7 +357,7 @@ func Pool(rs []*Result) (PointVerdict, error) {
 		}
 	}
 	v.Deficits = poolDeficits(rs, poolAlpha)
-	v.Episodic, v.EpisodicReps = episodicClass(rs)
+	v.Episodic, v.EpisodicReps = episodicClass(rs, v.N)
 	half := float64((v.N + 1) / 2)
 	d, tested := v.StrongestDeficit()
 	switch {
