@@ -301,19 +301,7 @@ func (q *plain) apply(s *sdk.System) {
 }
 
 // occupiedBefore is the last bucket before lo with jobs in M (-1: none).
-func (q *plain) occupiedBefore(lo int) int {
-	w := lo >> 6
-	word := q.occ[w] & (1<<(lo&63) - 1)
-	for {
-		if word != 0 {
-			return w<<6 | (63 - bits.LeadingZeros64(word))
-		}
-		if w--; w < 0 {
-			return -1
-		}
-		word = q.occ[w]
-	}
-}
+func (q *plain) occupiedBefore(lo int) int { return lastBefore(q.occ, lo) }
 
 // move brings bucket b (x) to want served jobs: preempting from the back
 // of its served prefix (added to pre in arrival order) or starting from its

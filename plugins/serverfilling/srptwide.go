@@ -1,7 +1,6 @@
 package serverfilling
 
 import (
-	"math/bits"
 	"slices"
 
 	"github.com/msjfarm/msjfarm/sdk"
@@ -149,14 +148,8 @@ func (p *Policy) nextBucket(b int) int {
 
 // nextLive is nextBucket on the wide path: the next set bit of live.
 func (p *Policy) nextLive(b int) int {
-	for wi := b >> 6; wi < len(p.live); wi++ {
-		w := p.live[wi]
-		if wi == b>>6 {
-			w &= ^uint64(0) << (b & 63)
-		}
-		if w != 0 {
-			return wi<<6 | bits.TrailingZeros64(w)
-		}
+	if i := firstFrom(p.live, b); i >= 0 {
+		return i
 	}
 	return len(p.sb)
 }

@@ -541,16 +541,4 @@ sorted:
 
 // activeBefore is the last bucket before lo with jobs in M at the last
 // decision (-1: none).
-func (p *Policy) activeBefore(lo int32) int32 {
-	w := int(lo >> 6)
-	word := p.stAct[w] & (1<<(lo&63) - 1)
-	for {
-		if word != 0 {
-			return int32(w<<6 | (63 - bits.LeadingZeros64(word)))
-		}
-		if w--; w < 0 {
-			return -1
-		}
-		word = p.stAct[w]
-	}
-}
+func (p *Policy) activeBefore(lo int32) int32 { return int32(lastBefore(p.stAct, int(lo))) }
