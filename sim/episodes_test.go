@@ -39,6 +39,8 @@ func episodeResult(rel float64, offered float64, silence int, reasons ...string)
 //   - silences of 7 segments (under an eighth of the window): unstable.
 //   - offered 31 jobs in the half (under one per segment, where a silence
 //     of 8 segments happens by chance): unstable.
+//   - backlog: offered 65 but 40% of all jobs delivered (26 expected): a
+//     silence by chance under a backlog: unstable.
 //   - overload: six replications flagged for ρ ≥ 1 (reason "overload"):
 //     unstable, whatever the episodes (ρ ≥ 1 needs no window).
 //   - deficit: no replication flagged, relative work deficits 0.010 +
@@ -61,6 +63,14 @@ func TestPoolEpisodes(t *testing.T) {
 		}
 		return rs
 	}
+	// A queue far past saturation: every replication delivers 40% of the
+	// jobs offered in the tested half (jobs deficit 0.6), so "big", offered
+	// 65, should have delivered 0.4·65 = 26 < 32: its silence is chance
+	// under a backlog, not an episode, and the majority stands.
+	backlog := point(6, "growth", 65, 32, 10)
+	for _, r := range backlog {
+		r.Deficits[1].Relative = 0.6
+	}
 	deficit := make([]*sim.Result, 10)
 	for i := range deficit {
 		deficit[i] = episodeResult(0.010+0.001*(float64(i)-4.5), 65, 32)
@@ -79,6 +89,7 @@ func TestPoolEpisodes(t *testing.T) {
 		{"minority silent", point(6, "growth", 65, 32, 4), sim.VerdictUnstable, sim.TestMajority, 6, "", ""},
 		{"short silence", point(6, "growth", 65, 7, 10), sim.VerdictUnstable, sim.TestMajority, 6, "", ""},
 		{"rare class", point(6, "growth", 31, 32, 10), sim.VerdictUnstable, sim.TestMajority, 6, "", ""},
+		{"backlog", backlog, sim.VerdictUnstable, sim.TestMajority, 6, "", ""},
 		{"overload", point(6, "overload", 65, 32, 10), sim.VerdictUnstable, sim.TestMajority, 6, "", "big"},
 		{"deficit", deficit, sim.VerdictUndecided, "episodes:big", 10, "deficit-t:work", "big"},
 		{"stable", point(0, "", 65, 32, 10), sim.VerdictStable, sim.TestNone, 0, "", "big"},
