@@ -287,10 +287,29 @@ func TestVerifyAcrossCoordinatorRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	js, err := jetstream.New(e.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.Stream(ctx, protocol.TaskStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wait until every request is in the stream, not only every record
+	// copied: the copy comes first, and a coordinator stopped between the
+	// two leaves a request for the next one to publish (on a loaded
+	// machine the test used to stop it there).
+	published := func() int {
+		info, err := stream.Info(ctx, jetstream.WithSubjectFilter(protocol.VerifyFilter(r.Campaign)))
+		if err != nil {
+			return 0
+		}
+		return len(info.State.Subjects)
+	}
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		s, err := co.Status(ctx, r.Campaign)
 		if err == nil && s.Done == 6 && s.Verify != nil && s.Verify.Pending == 6 {
-			if keys, _ := e.store.List(ctx, protocol.VerifyPrefix(r.Campaign)); len(keys) == 6 {
+			if keys, _ := e.store.List(ctx, protocol.VerifyPrefix(r.Campaign)); len(keys) == 6 && published() == 6 {
 				break // every accepted record copied, every request published
 			}
 		}
