@@ -335,7 +335,9 @@ func (s *System) Preempt(j *Job) {
 	if j.state != stateRunning {
 		s.fail("job %d preempted but it is not running", j.id)
 	}
-	s.events.suspend(j)
+	if s.events.suspend(j) {
+		s.events.compact()
+	}
 	s.removeRunning(j)
 	s.busy -= int(j.need)
 	if j.tagged {

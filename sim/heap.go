@@ -94,13 +94,13 @@ func (h *eventHeap) ready() bool {
 }
 
 // suspend marks running job j's departure entry stale (a preemption; track
-// must be set).
-func (h *eventHeap) suspend(j *Job) {
+// must be set) and reports whether the stale entries are now enough to
+// compact (the caller then calls compact: so that suspend inlines into
+// Preempt).
+func (h *eventHeap) suspend(j *Job) (compact bool) {
 	j.suspended = true
 	h.stale++
-	if h.stale >= compactMin && h.stale > 4*(len(h.ev)-h.stale) {
-		h.compact()
-	}
+	return h.stale >= compactMin && h.stale > 4*(len(h.ev)-h.stale)
 }
 
 // compactMin is the fewest stale entries worth a compaction. Small, so that
@@ -194,8 +194,34 @@ func (h *eventHeap) push(t float64, j *Job) {
 		h.pushUp(h.sink(len(h.ev)), t, j)
 		return
 	}
-	h.ev = append(h.ev, event{t, j})
-	h.pushUp(len(h.ev)-1, t, j)
+	i := len(h.ev)
+	if !h.track {
+		h.ev = append(h.ev, event{t, j})
+		h.pushUp(i, t, j)
+		return
+	}
+	// The new slot is written once, where the entry stops.
+	if i == cap(h.ev) {
+		h.ev = append(h.ev, event{})
+	} else {
+		h.ev = h.ev[:i+1]
+	}
+	ev := h.ev
+	// pushUp written out for a preempting policy, whose restarts make
+	// most pushes: no call, the track test out of the loop, and the moved
+	// entry's job read from the copy.
+	for i > 0 {
+		p := int(uint(i-1) >> 1)
+		e := ev[p]
+		if !(t < e.t) {
+			break
+		}
+		ev[i] = e
+		e.j.heapIdx = int32(i)
+		i = p
+	}
+	ev[i] = event{t, j}
+	j.heapIdx = int32(i)
 }
 
 // pushUp places the new entry (t, j) at or above leaf i. It has the largest
@@ -203,7 +229,7 @@ func (h *eventHeap) push(t float64, j *Job) {
 func (h *eventHeap) pushUp(i int, t float64, j *Job) {
 	ev := h.ev
 	for i > 0 {
-		p := (i - 1) / 2
+		p := int(uint(i-1) >> 1)
 		if !(t < ev[p].t) {
 			break
 		}
@@ -276,7 +302,7 @@ func (h *eventHeap) up(i int) {
 	ev := h.ev
 	e := ev[i]
 	for i > 0 {
-		p := (i - 1) / 2
+		p := int(uint(i-1) >> 1)
 		if !before(e, ev[p]) {
 			break
 		}

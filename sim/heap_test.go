@@ -56,7 +56,9 @@ func TestEventListOrder(t *testing.T) {
 				k := r.IntN(len(pending))
 				e := pending[k]
 				stale := h.stale
-				h.suspend(e.j)
+				if h.suspend(e.j) {
+					h.compact()
+				}
 				if h.stale < stale {
 					compactions++
 				}
