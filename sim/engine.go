@@ -290,14 +290,8 @@ func (s *System) fail(format string, a ...any) {
 // that is not waiting, or that does not fit in the idle servers, is a policy
 // error.
 func (s *System) Start(j *Job) {
-	if j.state != stateWaiting {
-		if j.state == stateRunning {
-			s.fail("job %d started while already running", j.id)
-		}
-		s.fail("job %d started but it is not in the system", j.id)
-	}
-	if int(j.need) > s.k-s.busy {
-		s.fail("job %d needs %d servers, only %d idle", j.id, j.need, s.k-s.busy)
+	if j.state != stateWaiting || int(j.need) > s.k-s.busy {
+		s.refuseStart(j)
 	}
 	s.busy += int(j.need)
 	if j.tagged {
@@ -310,14 +304,27 @@ func (s *System) Start(j *Job) {
 		j.runIdx = int32(len(s.running))
 		s.running = append(s.running, j)
 	}
+	if s.obs != nil {
+		s.observe(TraceStart, j)
+	}
+	// The event last, so that nothing is left to do after the call.
 	if j.suspended {
 		s.events.resume(s.now+j.remaining, j)
 	} else {
 		s.events.push(s.now+j.remaining, j)
 	}
-	if s.obs != nil {
-		s.observe(TraceStart, j)
+}
+
+// refuseStart fails the run for a Start of j that Start refuses. Out of
+// Start, so that the error's formatting does not weigh on every start.
+func (s *System) refuseStart(j *Job) {
+	if j.state == stateRunning {
+		s.fail("job %d started while already running", j.id)
 	}
+	if j.state != stateWaiting {
+		s.fail("job %d started but it is not in the system", j.id)
+	}
+	s.fail("job %d needs %d servers, only %d idle", j.id, j.need, s.k-s.busy)
 }
 
 func (s *System) observe(k TraceKind, j *Job) {
