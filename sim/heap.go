@@ -206,10 +206,14 @@ func (h *eventHeap) push(t float64, j *Job) {
 	} else {
 		h.ev = h.ev[:i+1]
 	}
-	ev := h.ev
-	// pushUp written out for a preempting policy, whose restarts make
-	// most pushes: no call, the track test out of the loop, and the moved
-	// entry's job read from the copy.
+	rise(h.ev, i, t, j)
+}
+
+// rise is pushUp written out for a tracked heap, whose restarts make most
+// pushes: no call (it inlines into push and Start), no track test in the
+// loop, and the moved entry's job read from the copy. ev[i] is the new
+// slot, written once, where the entry stops.
+func rise(ev []event, i int, t float64, j *Job) {
 	for i > 0 {
 		p := int(uint(i-1) >> 1)
 		e := ev[p]
