@@ -194,25 +194,15 @@ func (h *eventHeap) push(t float64, j *Job) {
 		h.pushUp(h.sink(len(h.ev)), t, j)
 		return
 	}
-	i := len(h.ev)
-	if !h.track {
-		h.ev = append(h.ev, event{t, j})
-		h.pushUp(i, t, j)
-		return
-	}
-	// The new slot is written once, where the entry stops.
-	if i == cap(h.ev) {
-		h.ev = append(h.ev, event{})
-	} else {
-		h.ev = h.ev[:i+1]
-	}
-	rise(h.ev, i, t, j)
+	h.ev = append(h.ev, event{t, j})
+	h.pushUp(len(h.ev)-1, t, j)
 }
 
 // rise is pushUp written out for a tracked heap, whose restarts make most
-// pushes: no call (it inlines into push and Start), no track test in the
-// loop, and the moved entry's job read from the copy. ev[i] is the new
-// slot, written once, where the entry stops.
+// pushes (System.Start pushes them through it when the heap has no hole
+// and room): no call (it inlines), no track test in the loop, the moved
+// entry's job read from the copy, and ev[i], the new slot, written once,
+// where the entry stops.
 func rise(ev []event, i int, t float64, j *Job) {
 	for i > 0 {
 		p := int(uint(i-1) >> 1)
