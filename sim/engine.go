@@ -315,13 +315,10 @@ func (s *System) Start(j *Job) {
 	}
 	// A preempting policy's restart, the commonest push, is made here
 	// without the call when the heap has no hole and room (push
-	// otherwise): the call and its frame were a sixth of a push, and
-	// push's own version of it does not inline (cost 106 of 80).
-	if n := len(h.ev); h.track && !h.hole && n < cap(h.ev) {
-		h.seq++
-		j.evSeq = h.seq
-		h.ev = h.ev[:n+1]
-		rise(h.ev, n, t, j)
+	// otherwise): the call and its frame were a sixth of a push, and a
+	// push method doing this does not inline (cost 106 of 80).
+	if i, ok := h.newSlot(j); ok {
+		rise(h.ev, i, t, j)
 		return
 	}
 	h.push(t, j)

@@ -87,6 +87,13 @@ func (h *eventHeap) ready() bool {
 		if len(h.ev) == 0 || !h.ev[0].j.suspended {
 			return len(h.ev) > 0
 		}
+		// A stale root is dropped by a pop's O(log n); while stale
+		// entries are one in four of the heap or more, all of them go at
+		// once instead (see compact).
+		if h.stale >= compactMin && 4*h.stale >= len(h.ev) {
+			h.compact()
+			continue
+		}
 		h.ev[0].j.suspended = false
 		h.stale--
 		h.hole = true // drop it as a pop does
@@ -196,6 +203,22 @@ func (h *eventHeap) push(t float64, j *Job) {
 	}
 	h.ev = append(h.ev, event{t, j})
 	h.pushUp(len(h.ev)-1, t, j)
+}
+
+// newSlot is the first half of a tracked push that System.Start makes
+// itself (rise is the second): when track is set, there is no hole and ev
+// has room, it gives j the next seq, adds a slot at the end of ev without
+// writing it and returns its index and true; otherwise it does nothing
+// and returns false, and push is the way.
+func (h *eventHeap) newSlot(j *Job) (int, bool) {
+	n := len(h.ev)
+	if !h.track || h.hole || n == cap(h.ev) {
+		return 0, false
+	}
+	h.seq++
+	j.evSeq = h.seq
+	h.ev = h.ev[:n+1]
+	return n, true
 }
 
 // rise is pushUp written out for a tracked heap, whose restarts make most

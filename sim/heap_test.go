@@ -17,8 +17,11 @@ import (
 // resume. A suspended entry stays in the heap, stale, until it is resumed
 // (re-keyed in place, to a time before or after its old one) or reaches the
 // root, where ready drops it, or until a compaction drops all stale entries
-// at once: the reference only ever holds live events, so a stale entry
-// popped, or a resumed one out of place, fails the check.
+// at once (in suspend, after a burst of preemptions such as a wide job's
+// arrival makes, or in ready, at a stale root): the reference only ever
+// holds live events, so a stale entry popped, or a resumed one out of
+// place, fails the check. Some pushes are made as System.Start makes a
+// preempting policy's (newSlot and rise), the rest through push.
 func TestEventListOrder(t *testing.T) {
 	for _, track := range []bool{false, true} {
 		r := rng.Derive(3, 9)
@@ -32,7 +35,20 @@ func TestEventListOrder(t *testing.T) {
 		var suspended []*Job
 		now := 0.0
 		target := 0 // the size the sequence drifts towards, changed now and then
-		pops, suspends, resumes, compactions, largest := 0, 0, 0, 0, 0
+		pops, suspends, resumes, compactions, rootCompactions, largest := 0, 0, 0, 0, 0, 0
+		rises := 0 // pushes made as System.Start makes them
+		// startPush pushes as System.Start does when asked (newSlot and
+		// rise, when the heap allows it), or through push.
+		startPush := func(h *eventHeap, at float64, j *Job, asStart bool) {
+			if asStart {
+				if i, ok := h.newSlot(j); ok {
+					rise(h.ev, i, at, j)
+					rises++
+					return
+				}
+			}
+			h.push(at, j)
+		}
 		for step := 0; step < 200000; step++ {
 			if step%5000 == 0 {
 				target = []int{5, 40, 100, 300, 20, 140, 2}[step/5000%7]
@@ -46,11 +62,29 @@ func TestEventListOrder(t *testing.T) {
 				suspendP = 0.6
 			}
 			switch u := r.Float64(); {
+			case track && u < 0.003 && len(pending) > 2*compactMin:
+				// A wide job's arrival: all but a few of the running
+				// jobs preempted at once, in no order, with no pop in
+				// between, so that suspend itself compacts.
+				for len(pending) > 2 {
+					k := r.IntN(len(pending))
+					j := pending[k].j
+					stale := h.stale
+					if h.suspend(j) {
+						h.compact()
+					}
+					if h.stale < stale {
+						compactions++
+					}
+					pending = slices.Delete(pending, k, k+1)
+					suspended = append(suspended, j)
+					suspends++
+				}
 			case len(pending) < target && u < 0.7 || len(pending) == 0 && len(suspended) == 0:
 				// Times on a coarse grid so that ties are frequent.
 				at := now + float64(r.IntN(8))*0.25
 				j := &Job{}
-				h.push(at, j)
+				startPush(&h, at, j, u < 0.35)
 				pending = append(pending, ref{at, j.evSeq, j})
 			case track && u < suspendP && len(pending) > 0:
 				k := r.IntN(len(pending))
@@ -66,14 +100,19 @@ func TestEventListOrder(t *testing.T) {
 				suspended = append(suspended, e.j)
 				suspends++
 			case track && u < suspendP+0.1 && len(suspended) > 0:
+				// Mostly one suspended lately, whose entry is more
+				// likely still in the heap than an old one's.
 				k := r.IntN(len(suspended))
+				if u < suspendP+0.08 {
+					k = len(suspended) - 1 - r.IntN(min(len(suspended), 4))
+				}
 				j := suspended[k]
 				suspended = slices.Delete(suspended, k, k+1)
 				if !j.suspended {
 					// Its stale entry reached the root and was dropped:
 					// a start pushes a new entry, as the engine's does.
 					at := now + float64(r.IntN(8))*0.25
-					h.push(at, j)
+					startPush(&h, at, j, u < suspendP+0.05)
 					pending = append(pending, ref{at, j.evSeq, j})
 					break
 				}
@@ -82,7 +121,12 @@ func TestEventListOrder(t *testing.T) {
 				pending = append(pending, ref{at, j.evSeq, j})
 				resumes++
 			default:
-				if !h.ready() {
+				stale := h.stale
+				ready := h.ready()
+				if stale >= compactMin && h.stale == 0 {
+					rootCompactions++
+				}
+				if !ready {
 					if len(pending) != 0 {
 						t.Fatalf("step %d: ready() false with %d events pending", step, len(pending))
 					}
@@ -125,9 +169,10 @@ func TestEventListOrder(t *testing.T) {
 				}
 			}
 		}
-		if largest < 200 || pops == 0 || (track && (suspends == 0 || resumes == 0 || compactions == 0)) {
-			t.Fatalf("track=%v: the sequence did not exercise the heap: largest %d, %d pops, %d suspensions, %d resumptions, %d compactions",
-				track, largest, pops, suspends, resumes, compactions)
+		t.Logf("track=%v: largest %d, %d pops, %d suspensions, %d resumptions, %d compactions (%d at a stale root), %d pushes as Start's", track, largest, pops, suspends, resumes, compactions, rootCompactions, rises)
+		if largest < 200 || pops == 0 || (track && (suspends == 0 || resumes == 0 || compactions == 0 || rootCompactions == 0 || rises == 0)) {
+			t.Fatalf("track=%v: the sequence did not exercise the heap: largest %d, %d pops, %d suspensions, %d resumptions, %d compactions (%d at a stale root), %d pushes as Start's",
+				track, largest, pops, suspends, resumes, compactions, rootCompactions, rises)
 		}
 	}
 }
