@@ -42,7 +42,8 @@ type event struct {
 // level). A preemption does not take its job's departure out: it suspends
 // it (the job's suspended flag, O(1)), and the entry stays where it is, a
 // stale entry dropped when it reaches the root (ready), or with all the
-// others when they fill most of the heap (compact). If the job is
+// others when they fill most of the heap or are a quarter of it when one
+// reaches the root (compact). If the job is
 // started again first, its entry is re-keyed in place (resume: the new
 // time and a new seq, moved down or up from where it was), so a job has at
 // most one entry and the heap holds at most the jobs in the system and the
@@ -120,10 +121,14 @@ const compactMin = 8
 
 // compact drops every stale entry and rebuilds the heap from the live ones
 // (Floyd's bottom-up construction, O(n)). It runs when the stale entries
-// are four in five of the heap, so its cost is O(1) per stale entry
-// dropped, where dropping each at the root would be a pop's O(log n) (on
-// the SRPT and Gittins orders over Borg cell B, 86% of the preempted jobs
-// wait past their old departure: without compaction nothing was gained).
+// are four in five of the heap (suspend), or a quarter of it when one
+// reaches the root (ready), so its cost is O(1) per stale entry dropped,
+// where dropping each at the root would be a pop's O(log n) (on the SRPT
+// and Gittins orders over Borg cell B, 86% of the preempted jobs wait past
+// their old departure: without compaction nothing was gained; with the
+// second rule ServerFilling-SRPT there spent 146 M instructions in sinks
+// per replication of BenchmarkLoads instead of 810 M, and one-or-all, where
+// the first rule does most, was unchanged).
 // Compacting at one stale entry in two or one in three cost 10–20% more
 // per event on Borg cell B's move floor (BenchmarkMoveFloor), at one in
 // five no more on one-or-all. The pop order is the (t, seq) order whatever
