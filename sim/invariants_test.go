@@ -25,6 +25,7 @@ import (
 type badPolicy struct {
 	mode string
 	q    sdk.FIFO
+	gone *sim.Job // "start departed": a job that has left
 }
 
 func (p *badPolicy) Init(*sim.System) error { p.q.Reset(); return nil }
@@ -38,6 +39,15 @@ func (p *badPolicy) Arrive(s *sim.System, j *sim.Job) {
 	case "preempt":
 		s.Start(j)
 		s.Preempt(j)
+	case "preempt waiting": // declares preemption (badPreempter)
+		s.Preempt(j)
+	case "start departed":
+		if p.gone != nil {
+			s.Start(p.gone)
+		}
+		if s.Free() >= j.Need() {
+			s.Start(j)
+		}
 	case "size":
 		_ = s.Size(j)
 	case "trace":
@@ -48,7 +58,16 @@ func (p *badPolicy) Arrive(s *sim.System, j *sim.Job) {
 		panic("policy bug")
 	}
 }
-func (p *badPolicy) Complete(*sim.System, *sim.Job) {}
+func (p *badPolicy) Complete(_ *sim.System, j *sim.Job) {
+	if p.mode == "start departed" {
+		p.gone = j
+	}
+}
+
+// badPreempter is badPolicy declaring preemption.
+type badPreempter struct{ badPolicy }
+
+func (*badPreempter) Preemption() sim.Preemption { return sim.PreemptResume }
 
 func TestPolicyErrors(t *testing.T) {
 	w := single(1, 0.5, expD(1))
@@ -59,6 +78,8 @@ func TestPolicyErrors(t *testing.T) {
 		{"overfill", "needs 1 servers, only 0 idle", nil},
 		{"twice", "already running", nil},
 		{"preempt", "did not declare preemption", nil},
+		{"preempt waiting", "preempted but it is not running", &badPreempter{badPolicy{mode: "preempt waiting"}}},
+		{"start departed", "started but it is not in the system", nil},
 		{"size", "did not declare SizeAware", nil},
 		{"trace", "trace (job sizes) read by a policy that did not declare SizeAware", nil},
 		{"timer", "does not implement TimerHandler", nil},
