@@ -422,8 +422,7 @@ type Policy struct {
 	nOut                         int     // waiting jobs outside M
 	seed                         uint32  // treap priorities
 	evicted                      []int32 // scratch: running jobs that left M
-	evictBuf                     []int32 // scratch: decideStatic's preemptions while partitioned
-	preRuns, startRuns, partRuns []run   // scratch: decideStatic's runs of moves
+	preRuns, startRuns, partRuns []run   // scratch: decideStatic's runs of moves (the first two as long as the cells)
 
 	gr *riseState // the rising-rank path (gittinsrise.go); nil otherwise
 

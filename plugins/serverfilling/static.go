@@ -136,6 +136,8 @@ func (p *Policy) initStatic() {
 	}
 	p.gLast, p.mLast = -1, -1
 	p.cellTake = make([]int32, len(p.cells))
+	p.preRuns, p.startRuns = make([]run, len(p.cells)), make([]run, len(p.cells))
+	p.stWork = make([]int32, 0, len(p.cells)) // a decision moves each cell at most once
 	clear(p.stl)
 	p.stl = p.stl[:0]
 	// No job: every take is 0 and every bucket finds all k servers left.
@@ -301,129 +303,191 @@ func (p *Policy) completeStatic(s *sdk.System, i int32) {
 }
 
 // decideStatic applies the takes of M's counts by moving the cell cursors.
+//
+// Each cell's moves are a run of its list, so ascending in arrival index,
+// and the cells are numbered in group order (initStatic): the runs
+// concatenated in cell order are already in the order (group, then
+// arrival) except where runs of one group from several cells (buckets)
+// meet, which needs two classes of different needs with equal keys. Those
+// decisions take decideSorted; in the others every job is told to the
+// engine as its cell's list is walked, with no list of moves in between.
+//
+// The engine calls are made in small functions of their own (preemptRun,
+// startRun): Go keeps no register across a call, and in this function's
+// loops a call made a dozen live values be reloaded from the stack after
+// each start or preemption.
 func (p *Policy) decideStatic(s *sdk.System) {
 	work := p.stakes()
-	// Each cell's moves are a run of its list, so ascending in arrival
-	// index, and the cells are numbered in group order (initStatic): the
-	// runs concatenated in cell order are already in the order (group, then
-	// arrival) except where runs of one group from several cells (buckets)
-	// meet, and only those stretches are sorted (sortRuns). That is what a
-	// sort by the whole comparator gives (a total order), without the
-	// O(m log m) sort: at Borg cell B's load a decision can move dozens of
-	// jobs of one cell.
-	pre, starts := p.next[:0], p.starts[:0]
-	preR, startR := p.preRuns[:0], p.startRuns[:0]
-	evict := 0     // of pre, the jobs that left M
-	merge := false // two start runs of one key group: they interleave
-	stl := p.stl
+	if len(work) == 0 {
+		return
+	}
+	preR, startR := p.preRuns, p.startRuns // as long as the cells: never grow
+	np, ns := 0, 0
+	npre, evict := int32(0), int32(0) // preemptions, and of them the jobs that left M
+	merge := false                    // two runs of one key group: they interleave
 	for _, xi := range work {
 		x := &p.cells[xi]
-		want, cur := p.cellTake[xi], x.cur
+		want := p.cellTake[xi]
 		if x.served > want {
 			// The cell's jobs in M and its served jobs are prefixes of its
 			// list, so the preempted jobs that left M are the run's last
 			// served − max(want, inM).
-			n := int(x.served - want)
-			ev := max(0, int(x.served-max(want, x.inM)))
-			preR = append(preR, run{off: int32(len(pre)), n: int32(n), ev: int32(ev), g: x.group})
+			ev := max(0, x.served-max(want, x.inM))
+			merge = merge || np > 0 && preR[np-1].g == x.group
+			preR[np] = run{off: xi, n: x.served - want, ev: ev, g: x.group}
+			np++
+			npre += x.served - want
 			evict += ev
-			pre = slices.Grow(pre, n)[:len(pre)+n]
-			r := pre[len(pre)-n:]
-			for j := n - 1; j >= 0; j-- { // collected from the back of the cell
-				if cur >= 0 {
-					cur = stl[cur].bprev
-				} else {
-					cur = x.tail
-				}
-				r[j] = cur
-			}
-			x.served, x.cur = want, cur
 		} else {
-			// Starts are walked after the preemptions (below); here the
-			// run only notes its cell (off) and length.
-			merge = merge || len(startR) > 0 && startR[len(startR)-1].g == x.group
-			startR = append(startR, run{off: xi, n: want - x.served, g: x.group})
+			merge = merge || ns > 0 && startR[ns-1].g == x.group
+			startR[ns] = run{off: xi, n: want - x.served, g: x.group}
+			ns++
 		}
 	}
-	if evict > 0 && evict < len(pre) {
+	if merge {
+		p.decideSorted(s, preR[:np], startR[:ns], npre, evict)
+		return
+	}
+	stl := p.stl
+	split := evict > 0 && evict < npre
+	if split {
 		// The jobs that left M first (the general path preempts them
-		// before packing M), then the others, each part in the order: a
-		// stable partition of the runs. One cell's run too: its jobs
-		// that left M are its last ones, and go first.
-		tmp := append(p.evictBuf[:0], pre...)
-		parts := p.partRuns[:0]
-		n := int32(0)
-		for _, r := range preR {
+		// before packing M), then the others, each part in the order. In
+		// a run the jobs that left M are its last ones.
+		for _, r := range preR[:np] {
 			if r.ev > 0 {
-				copy(pre[n:], tmp[r.off+r.n-r.ev:r.off+r.n])
-				parts = append(parts, run{off: n, n: r.ev, g: r.g})
-				n += r.ev
+				preemptRun(s, stl, p.cellBack(&p.cells[r.off], r.ev), r.ev)
 			}
 		}
+	}
+	for _, r := range preR[:np] {
+		x := &p.cells[r.off]
+		first, m := p.cellBack(x, r.n), r.n
+		if split {
+			m -= r.ev
+		}
+		preemptRun(s, stl, first, m)
+		x.cur, x.served = first, x.served-r.n
+	}
+	for _, r := range startR[:ns] {
+		x := &p.cells[r.off]
+		x.cur = startRun(s, stl, x.cur, r.n)
+		x.served += r.n
+	}
+}
+
+// preemptRun preempts n jobs of a cell's list from slot i on.
+//
+//go:noinline (see decideStatic)
+func preemptRun(s *sdk.System, stl []stLink, i, n int32) {
+	for ; n > 0; n-- {
+		l := &stl[i]
+		i = l.bnext
+		s.Preempt(l.j)
+	}
+}
+
+// startRun starts n jobs of a cell's list from slot i on and returns the
+// slot after the last (-1: none).
+//
+//go:noinline (see decideStatic)
+func startRun(s *sdk.System, stl []stLink, i, n int32) int32 {
+	for ; n > 0; n-- {
+		l := &stl[i]
+		i = l.bnext
+		s.Start(l.j)
+	}
+	return i
+}
+
+// cellBack is the job back places before cell x's first unserved one
+// (back ≥ 1; the cell's job at position served − back), walked from
+// whichever end of its list is nearer.
+func (p *Policy) cellBack(x *cell, back int32) int32 {
+	stl := p.stl
+	if pos := x.served - back; pos < back {
+		i := x.head
+		for ; pos > 0; pos-- {
+			i = stl[i].bnext
+		}
+		return i
+	}
+	i := x.cur
+	if i < 0 {
+		i, back = x.tail, back-1
+	}
+	for ; back > 0; back-- {
+		i = stl[i].bprev
+	}
+	return i
+}
+
+// decideSorted is decideStatic where runs of one key group from several
+// cells meet: the moves are listed, those stretches sorted (sortRuns) and
+// the lists told to the engine. That is what a sort by the whole
+// comparator gives (a total order), without the O(m log m) sort.
+func (p *Policy) decideSorted(s *sdk.System, preR, startR []run, npre, evict int32) {
+	stl := p.stl
+	pre, parts := p.next[:0], p.partRuns[:0]
+	if evict > 0 && evict < npre {
+		for _, r := range preR { // the jobs that left M first, as above
+			if r.ev > 0 {
+				pre, parts = p.listRun(pre, parts, r, p.cellBack(&p.cells[r.off], r.ev), r.ev)
+			}
+		}
+		ne := len(parts)
 		for _, r := range preR {
 			if m := r.n - r.ev; m > 0 {
-				copy(pre[n:], tmp[r.off:r.off+m])
-				parts = append(parts, run{off: n, n: m, g: r.g})
-				n += m
+				pre, parts = p.listRun(pre, parts, r, p.cellBack(&p.cells[r.off], r.n), m)
 			}
 		}
-		p.evictBuf, p.partRuns = tmp[:0], parts[:0]
-		p.sortRuns(pre[:evict], parts[:countRuns(parts, int32(evict))])
-		p.sortRuns(pre, parts[countRuns(parts, int32(evict)):])
-	} else if len(preR) > 1 {
-		p.sortRuns(pre, preR)
-	} // one cell's run otherwise is told as it is
+		p.sortRuns(pre[:evict], parts[:ne])
+		p.sortRuns(pre, parts[ne:])
+	} else {
+		for _, r := range preR {
+			pre, parts = p.listRun(pre, parts, r, p.cellBack(&p.cells[r.off], r.n), r.n)
+		}
+		p.sortRuns(pre, parts)
+	}
 	for _, i := range pre {
 		s.Preempt(stl[i].j)
 	}
-	if !merge {
-		// The runs in cell order are the order: each cell's jobs start as
-		// its list is walked, no list of starts in between.
-		for _, r := range startR {
-			x := &p.cells[r.off]
-			cur := x.cur
-			for range r.n {
-				s.Start(stl[cur].j)
-				cur = stl[cur].bnext
-			}
-			x.served += r.n
-			x.cur = cur
-		}
-	} else {
-		for k, r := range startR {
-			x := &p.cells[r.off]
-			startR[k].off = int32(len(starts))
-			cur := x.cur
-			for range r.n {
-				starts = append(starts, cur)
-				cur = stl[cur].bnext
-			}
-			x.served += r.n
-			x.cur = cur
-		}
-		p.sortRuns(starts, startR)
-		for _, i := range starts {
-			s.Start(stl[i].j)
-		}
+	for _, r := range preR {
+		x := &p.cells[r.off]
+		x.cur = p.cellBack(x, r.n)
+		x.served -= r.n
 	}
-	p.next, p.starts, p.stWork = pre[:0], starts[:0], work[:0]
-	p.preRuns, p.startRuns = preR[:0], startR[:0]
+	starts := p.starts[:0]
+	parts = parts[:0]
+	for _, r := range startR {
+		x := &p.cells[r.off]
+		starts, parts = p.listRun(starts, parts, r, x.cur, r.n)
+		x.cur = stl[starts[len(starts)-1]].bnext
+		x.served += r.n
+	}
+	p.sortRuns(starts, parts)
+	for _, i := range starts {
+		s.Start(stl[i].j)
+	}
+	p.next, p.starts, p.partRuns = pre[:0], starts[:0], parts[:0]
 }
 
-// run is one cell's stretch of a decision's moves: js[off:off+n], in the
-// order, of key group g; ev of them (at its end) left M.
+// listRun appends n jobs of run r's cell list from slot i on to js, and
+// their stretch of js to parts.
+func (p *Policy) listRun(js []int32, parts []run, r run, i, n int32) ([]int32, []run) {
+	parts = append(parts, run{off: int32(len(js)), n: n, g: r.g})
+	for ; n > 0; n-- {
+		js = append(js, i)
+		i = p.stl[i].bnext
+	}
+	return js, parts
+}
+
+// run is one cell's stretch of a decision's moves, of key group g: n
+// moves, ev of them (at its end) of jobs that left M; off is the cell
+// (decideStatic) or the stretch's offset in a list of moves (sortRuns).
 type run struct {
 	off, n, ev, g int32
-}
-
-// countRuns is how many of runs (consecutive, from offset 0) lie before
-// offset end.
-func countRuns(runs []run, end int32) int {
-	i := 0
-	for i < len(runs) && runs[i].off < end {
-		i++
-	}
-	return i
 }
 
 // sortRuns puts js in the order (staticCmp), given that js is the
