@@ -63,17 +63,30 @@ type cell struct {
 	served     int32
 	inM        int32 // jobs of the cell in M
 	group      int32 // its key group
+	bucket     int32 // its need bucket
+	take       int32 // scratch: the jobs it serves after the decision (stakes)
+}
+
+// stBucket is a need bucket of the static path.
+type stBucket struct {
+	rem, aft int32 // servers left before and after it at the last decision that visited it (see stakes)
+	inM      int32 // its jobs in M
+	need     int32
+	c0, c1   int32 // its cells in group order: stCells[c0:c1]
 }
 
 type group struct {
 	head, tail int32 // the group's jobs in arrival order
 }
 
-// stLink is a slot's job and its neighbours in its group's (prev, next)
-// and its cell's (bprev, bnext) arrival order (-1: none).
+// stLink is a slot's job, its neighbours in its group's (prev, next) and
+// its cell's (bprev, bnext) arrival order (-1: none), its cell and its
+// need: all the static path keeps of a job (it has no slot in
+// Policy.slots), 32 bytes.
 type stLink struct {
 	j                        *sdk.Job
 	prev, next, bprev, bnext int32
+	cell, need               int32
 }
 
 // staticOrder reports whether the policy's keys never change.
@@ -113,7 +126,7 @@ func (p *Policy) initStatic() {
 		p.groups[g] = group{-1, -1}
 	}
 	p.cells = p.cells[:0]
-	p.bCells = make([][]int32, p.nBuckets)
+	bCells := make([][]int32, p.nBuckets)
 	cellOf := map[[2]int32]int32{}
 	for g, key := range keys {
 		for b := range p.nBuckets {
@@ -127,38 +140,44 @@ func (p *Policy) initStatic() {
 				if !ok {
 					x = int32(len(p.cells))
 					cellOf[k] = x
-					p.cells = append(p.cells, cell{head: -1, tail: -1, cur: -1, group: int32(g)})
-					p.bCells[b] = append(p.bCells[b], x)
+					p.cells = append(p.cells, cell{head: -1, tail: -1, cur: -1, group: int32(g), bucket: int32(b)})
+					bCells[b] = append(bCells[b], x)
 				}
 				c.group, c.cell = int32(g), x
 			}
 		}
 	}
 	p.gLast, p.mLast = -1, -1
-	p.cellTake = make([]int32, len(p.cells))
 	p.preRuns, p.startRuns = make([]run, len(p.cells)), make([]run, len(p.cells))
 	p.stWork = make([]int32, 0, len(p.cells)) // a decision moves each cell at most once
 	clear(p.stl)
 	p.stl = p.stl[:0]
 	// No job: every take is 0 and every bucket finds all k servers left.
-	p.stRem, p.stAft = p.stRem[:0], p.stAft[:0]
-	for range p.nBuckets {
-		p.stRem = append(p.stRem, int32(p.k))
-		p.stAft = append(p.stAft, int32(p.k))
+	p.stB, p.stCells = p.stB[:0], p.stCells[:0]
+	for b, xs := range bCells {
+		c0 := int32(len(p.stCells))
+		p.stCells = append(p.stCells, xs...)
+		p.stB = append(p.stB, stBucket{rem: int32(p.k), aft: int32(p.k), need: p.bneed[b], c0: c0, c1: int32(len(p.stCells))})
 	}
 	p.stAct = append(p.stAct[:0], make([]uint64, (p.nBuckets+63)/64)...)
 	p.stLo, p.stHi = int32(p.nBuckets), -1
 }
 
-// link appends slot i to its group's and its cell's lists.
-func (p *Policy) link(i int32) {
-	if int(i) == len(p.stl) {
+// link gives job j a slot (its Idx) at the end of its group's and its
+// cell's lists, and returns it.
+func (p *Policy) link(j *sdk.Job) int32 {
+	var i int32
+	if n := len(p.free); n > 0 {
+		i = p.free[n-1]
+		p.free = p.free[:n-1]
+	} else {
+		i = int32(len(p.stl))
 		p.stl = append(p.stl, stLink{})
 	}
-	sl := &p.slots[i]
-	j, c := sl.j, &p.cls[sl.class]
+	j.Idx = int(i)
+	c := &p.cls[j.Class()]
 	g, x := &p.groups[c.group], &p.cells[c.cell]
-	p.stl[i] = stLink{j: j, prev: g.tail, next: -1, bprev: x.tail, bnext: -1}
+	p.stl[i] = stLink{j: j, prev: g.tail, next: -1, bprev: x.tail, bnext: -1, cell: c.cell, need: c.need}
 	if g.tail >= 0 {
 		p.stl[g.tail].next = i
 	} else {
@@ -174,16 +193,18 @@ func (p *Policy) link(i int32) {
 	if x.cur < 0 {
 		x.cur = i // every earlier job of the cell is served
 	}
+	return i
 }
 
-// unlink removes served slot i from both lists (M's last job moves back).
+// unlink removes served slot i from both lists (M's last job moves back)
+// and frees it.
 func (p *Policy) unlink(i int32) {
-	c := &p.cls[p.slots[i].class]
-	g, x := &p.groups[c.group], &p.cells[c.cell]
 	if p.mLast == i {
 		p.mLastBack()
 	}
 	l := &p.stl[i]
+	x := &p.cells[l.cell]
+	g := &p.groups[x.group]
 	if l.prev >= 0 {
 		p.stl[l.prev].next = l.next
 	} else {
@@ -205,6 +226,7 @@ func (p *Policy) unlink(i int32) {
 		x.tail = l.bprev
 	}
 	l.j = nil
+	p.free = append(p.free, i)
 }
 
 // mLastBack moves M's last job one back in the order (-1 if none).
@@ -238,20 +260,23 @@ func (p *Policy) afterM() int32 {
 }
 
 func (p *Policy) enterM(i int32) {
-	sl := &p.slots[i]
-	p.sumM += int(sl.need)
-	p.counts[sl.bucket]++
-	p.stAct[sl.bucket>>6] |= 1 << (sl.bucket & 63)
-	p.cells[p.cls[sl.class].cell].inM++
-	p.dirtyBucket(sl.bucket)
+	l := &p.stl[i]
+	x := &p.cells[l.cell]
+	b := x.bucket
+	p.sumM += int(l.need)
+	p.stB[b].inM++
+	p.stAct[b>>6] |= 1 << (b & 63)
+	x.inM++
+	p.dirtyBucket(b)
 }
 
 func (p *Policy) leaveM(i int32) {
-	sl := &p.slots[i]
-	p.sumM -= int(sl.need)
-	p.counts[sl.bucket]--
-	p.cells[p.cls[sl.class].cell].inM--
-	p.dirtyBucket(sl.bucket)
+	l := &p.stl[i]
+	x := &p.cells[l.cell]
+	p.sumM -= int(l.need)
+	p.stB[x.bucket].inM--
+	x.inM--
+	p.dirtyBucket(x.bucket)
 }
 
 // dirtyBucket notes that bucket b's count in M changed since the last
@@ -261,9 +286,9 @@ func (p *Policy) dirtyBucket(b int32) {
 	p.stHi = max(p.stHi, b)
 }
 
-func (p *Policy) arriveStatic(s *sdk.System, i int32) {
-	p.link(i)
-	g := p.cls[p.slots[i].class].group
+func (p *Policy) arriveStatic(s *sdk.System, j *sdk.Job) {
+	i := p.link(j)
+	g := p.cells[p.stl[i].cell].group
 	switch {
 	case p.sumM < p.k: // M is every job: i joins it (at the end if its group is last)
 		p.enterM(i)
@@ -277,7 +302,7 @@ func (p *Policy) arriveStatic(s *sdk.System, i int32) {
 	}
 	// M is the shortest prefix reaching k: drop the jobs at its end that it
 	// no longer needs.
-	for p.sumM-int(p.slots[p.mLast].need) >= p.k {
+	for p.sumM-int(p.stl[p.mLast].need) >= p.k {
 		x := p.mLast
 		p.mLastBack()
 		p.leaveM(x)
@@ -286,17 +311,15 @@ func (p *Policy) arriveStatic(s *sdk.System, i int32) {
 }
 
 func (p *Policy) completeStatic(s *sdk.System, i int32) {
-	sl := &p.slots[i]
-	p.unlink(i)
+	p.cells[p.stl[i].cell].served--
 	p.leaveM(i)
-	p.cells[p.cls[sl.class].cell].served--
-	p.release(i)
+	p.unlink(i)
 	for p.sumM < p.k {
 		nx := p.afterM()
 		if nx < 0 {
 			break
 		}
-		p.gLast, p.mLast = p.cls[p.slots[nx].class].group, nx
+		p.gLast, p.mLast = p.cells[p.stl[nx].cell].group, nx
 		p.enterM(nx)
 	}
 	p.decideStatic(s)
@@ -327,7 +350,7 @@ func (p *Policy) decideStatic(s *sdk.System) {
 	merge := false                    // two runs of one key group: they interleave
 	for _, xi := range work {
 		x := &p.cells[xi]
-		want := p.cellTake[xi]
+		want := x.take
 		if x.served > want {
 			// The cell's jobs in M and its served jobs are prefixes of its
 			// list, so the preempted jobs that left M are the run's last
@@ -509,12 +532,12 @@ func (p *Policy) sortRuns(js []int32, runs []run) {
 
 // staticCmp is the order: key group, then arrival index.
 func (p *Policy) staticCmp(a, b int32) int {
-	sa, sb := &p.slots[a], &p.slots[b]
-	ga, gb := p.cls[sa.class].group, p.cls[sb.class].group
+	la, lb := &p.stl[a], &p.stl[b]
+	ga, gb := p.cells[la.cell].group, p.cells[lb.cell].group
 	if ga != gb {
 		return int(ga - gb)
 	}
-	if sa.id < sb.id {
+	if la.j.ID() < lb.j.ID() {
 		return -1
 	}
 	return 1
@@ -523,18 +546,18 @@ func (p *Policy) staticCmp(a, b int32) int {
 // stakes brings the takes (see takes) up to date from the first bucket
 // whose count in M changed since the last decision, spreads each
 // recomputed take over its bucket's cells in group order, and returns the
-// cells whose served count must change (their targets in cellTake), in
+// cells whose served count must change (their targets in take), in
 // cell order. Only buckets with jobs in M are visited (stAct; an empty
 // bucket takes nothing and leaves the servers as they were), from the
 // servers left after the last such bucket before the first changed one
-// (stAft), and it stops at the first bucket past every changed one that
-// finds the servers left before it as the last decision did (stRem; -1
+// (aft), and it stops at the first bucket past every changed one that
+// finds the servers left before it as the last decision did (rem; -1
 // once PackStop has stopped): from there on every take is the same.
 //
 // stAct is exact at every decision: a bucket's count only changes through
 // enterM (which sets its bit) and leaveM, and either marks the bucket
 // changed, so the pass visits it and clears its bit if it emptied. Its
-// stRem and stAft are those of the last pass that visited it, and a pass
+// rem and aft are those of the last pass that visited it, and a pass
 // that stopped before it left the servers reaching it unchanged.
 func (p *Policy) stakes() []int32 {
 	work := p.stWork[:0]
@@ -546,7 +569,7 @@ func (p *Policy) stakes() []int32 {
 	stop := p.packing == PackStop
 	rem := int32(p.k)
 	if b := p.activeBefore(lo); b >= 0 {
-		rem = p.stAft[b]
+		rem = p.stB[b].aft
 	}
 	act := p.stAct
 	wi := int(lo >> 6)
@@ -555,14 +578,15 @@ func (p *Policy) stakes() []int32 {
 		for word != 0 {
 			b := int32(wi<<6 | bits.TrailingZeros64(word))
 			word &= word - 1
-			if b > hi && rem == p.stRem[b] {
+			bk := &p.stB[b]
+			if b > hi && rem == bk.rem {
 				goto sorted
 			}
-			p.stRem[b] = rem
-			c := p.counts[b]
+			bk.rem = rem
+			c := bk.inM
 			t := c
 			if rem >= 0 {
-				n := p.bneed[b]
+				n := bk.need
 				if t*n > rem {
 					t = rem / n
 					rem -= t * n
@@ -575,13 +599,13 @@ func (p *Policy) stakes() []int32 {
 			} else {
 				t = 0
 			}
-			p.stAft[b] = rem
-			for _, xi := range p.bCells[b] {
+			bk.aft = rem
+			for _, xi := range p.stCells[bk.c0:bk.c1] {
 				x := &p.cells[xi]
 				w := min(t, x.inM)
 				t -= w
 				if w != x.served {
-					p.cellTake[xi] = w
+					x.take = w
 					work = append(work, xi)
 				}
 			}
