@@ -177,7 +177,12 @@ func (p *Policy) link(j *sdk.Job) int32 {
 	j.Idx = int(i)
 	c := &p.cls[j.Class()]
 	g, x := &p.groups[c.group], &p.cells[c.cell]
-	p.stl[i] = stLink{j: j, prev: g.tail, next: -1, bprev: x.tail, bnext: -1, cell: c.cell, need: c.need}
+	// Field by field: a struct literal is built on the stack and copied,
+	// and the copy's 16-byte loads stalled on the fields' 4-byte stores.
+	l := &p.stl[i]
+	l.j = j
+	l.prev, l.next, l.bprev, l.bnext = g.tail, -1, x.tail, -1
+	l.cell, l.need = c.cell, c.need
 	if g.tail >= 0 {
 		p.stl[g.tail].next = i
 	} else {
