@@ -163,9 +163,9 @@ func (p *Policy) initStatic() {
 	p.stLo, p.stHi = int32(p.nBuckets), -1
 }
 
-// link gives job j a slot (its Idx) at the end of its group's and its
-// cell's lists, and returns it.
-func (p *Policy) link(j *sdk.Job) int32 {
+// link gives job j, of class c, a slot (its Idx) at the end of its group's
+// and its cell's lists, and returns it.
+func (p *Policy) link(j *sdk.Job, c *classInfo) int32 {
 	var i int32
 	if n := len(p.free); n > 0 {
 		i = p.free[n-1]
@@ -175,7 +175,6 @@ func (p *Policy) link(j *sdk.Job) int32 {
 		p.stl = append(p.stl, stLink{})
 	}
 	j.Idx = int(i)
-	c := &p.cls[j.Class()]
 	g, x := &p.groups[c.group], &p.cells[c.cell]
 	// Field by field: a struct literal is built on the stack and copied,
 	// and the copy's 16-byte loads stalled on the fields' 4-byte stores.
@@ -292,8 +291,8 @@ func (p *Policy) dirtyBucket(b int32) {
 }
 
 func (p *Policy) arriveStatic(s *sdk.System, j *sdk.Job) {
-	i := p.link(j)
-	g := p.cells[p.stl[i].cell].group
+	c := &p.cls[j.Class()]
+	i, g := p.link(j, c), c.group
 	switch {
 	case p.sumM < p.k: // M is every job: i joins it (at the end if its group is last)
 		p.enterM(i)
