@@ -407,7 +407,6 @@ type Policy struct {
 	stAct   []uint64   // buckets with jobs in M
 	stLo    int32      // first and last bucket whose count in M changed since the last decision
 	stHi    int32
-	stWork  []int32 // scratch: the cells a decision moves
 
 	// SRPT path (srptfast.go): ServerFilling-SRPT in O(C · log n).
 	fastSRPT                     bool

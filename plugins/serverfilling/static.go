@@ -64,7 +64,6 @@ type cell struct {
 	inM        int32 // jobs of the cell in M
 	group      int32 // its key group
 	bucket     int32 // its need bucket
-	take       int32 // scratch: the jobs it serves after the decision (stakes)
 }
 
 // stBucket is a need bucket of the static path.
@@ -149,7 +148,6 @@ func (p *Policy) initStatic() {
 	}
 	p.gLast, p.mLast = -1, -1
 	p.preRuns, p.startRuns = make([]run, len(p.cells)), make([]run, len(p.cells))
-	p.stWork = make([]int32, 0, len(p.cells)) // a decision moves each cell at most once
 	clear(p.stl)
 	p.stl = p.stl[:0]
 	// No job: every take is 0 and every bucket finds all k servers left.
@@ -344,35 +342,23 @@ func (p *Policy) completeStatic(s *sdk.System, i int32) {
 // loops a call made a dozen live values be reloaded from the stack after
 // each start or preemption.
 func (p *Policy) decideStatic(s *sdk.System) {
-	work := p.stakes()
-	if len(work) == 0 {
+	np, ns := p.stakes()
+	if np+ns == 0 {
 		return
 	}
-	preR, startR := p.preRuns, p.startRuns // as long as the cells: never grow
-	np, ns := 0, 0
+	preR, startR := p.preRuns[:np], p.startRuns[:ns]
 	npre, evict := int32(0), int32(0) // preemptions, and of them the jobs that left M
 	merge := false                    // two runs of one key group: they interleave
-	for _, xi := range work {
-		x := &p.cells[xi]
-		want := x.take
-		if x.served > want {
-			// The cell's jobs in M and its served jobs are prefixes of its
-			// list, so the preempted jobs that left M are the run's last
-			// served − max(want, inM).
-			ev := max(0, x.served-max(want, x.inM))
-			merge = merge || np > 0 && preR[np-1].g == x.group
-			preR[np] = run{off: xi, n: x.served - want, ev: ev, g: x.group}
-			np++
-			npre += x.served - want
-			evict += ev
-		} else {
-			merge = merge || ns > 0 && startR[ns-1].g == x.group
-			startR[ns] = run{off: xi, n: want - x.served, g: x.group}
-			ns++
-		}
+	for k, r := range preR {
+		npre += r.n
+		evict += r.ev
+		merge = merge || k > 0 && preR[k-1].g == r.g
+	}
+	for k := 1; k < ns; k++ {
+		merge = merge || startR[k-1].g == startR[k].g
 	}
 	if merge {
-		p.decideSorted(s, preR[:np], startR[:ns], npre, evict)
+		p.decideSorted(s, preR, startR, npre, evict)
 		return
 	}
 	stl := p.stl
@@ -381,13 +367,13 @@ func (p *Policy) decideStatic(s *sdk.System) {
 		// The jobs that left M first (the general path preempts them
 		// before packing M), then the others, each part in the order. In
 		// a run the jobs that left M are its last ones.
-		for _, r := range preR[:np] {
+		for _, r := range preR {
 			if r.ev > 0 {
 				preemptRun(s, stl, p.cellBack(&p.cells[r.off], r.ev), r.ev)
 			}
 		}
 	}
-	for _, r := range preR[:np] {
+	for _, r := range preR {
 		x := &p.cells[r.off]
 		first, m := p.cellBack(x, r.n), r.n
 		if split {
@@ -396,7 +382,7 @@ func (p *Policy) decideStatic(s *sdk.System) {
 		preemptRun(s, stl, first, m)
 		x.cur, x.served = first, x.served-r.n
 	}
-	for _, r := range startR[:ns] {
+	for _, r := range startR {
 		x := &p.cells[r.off]
 		x.cur = startRun(s, stl, x.cur, r.n)
 		x.served += r.n
@@ -549,9 +535,9 @@ func (p *Policy) staticCmp(a, b int32) int {
 
 // stakes brings the takes (see takes) up to date from the first bucket
 // whose count in M changed since the last decision, spreads each
-// recomputed take over its bucket's cells in group order, and returns the
-// cells whose served count must change (their targets in take), in
-// cell order. Only buckets with jobs in M are visited (stAct; an empty
+// recomputed take over its bucket's cells in group order, and lists the
+// cells whose served count must change, each as a run of preemptions
+// (preRuns[:np]) or of starts (startRuns[:ns]), in cell order. Only buckets with jobs in M are visited (stAct; an empty
 // bucket takes nothing and leaves the servers as they were), from the
 // servers left after the last such bucket before the first changed one
 // (aft), and it stops at the first bucket past every changed one that
@@ -563,12 +549,11 @@ func (p *Policy) staticCmp(a, b int32) int {
 // changed, so the pass visits it and clears its bit if it emptied. Its
 // rem and aft are those of the last pass that visited it, and a pass
 // that stopped before it left the servers reaching it unchanged.
-func (p *Policy) stakes() []int32 {
-	work := p.stWork[:0]
+func (p *Policy) stakes() (np, ns int) {
 	lo, hi, nb := p.stLo, p.stHi, int32(p.nBuckets)
 	p.stLo, p.stHi = nb, -1
 	if lo >= nb {
-		return work
+		return 0, 0
 	}
 	stop := p.packing == PackStop
 	rem := int32(p.k)
@@ -584,7 +569,7 @@ func (p *Policy) stakes() []int32 {
 			word &= word - 1
 			bk := &p.stB[b]
 			if b > hi && rem == bk.rem {
-				goto sorted
+				return np, ns
 			}
 			bk.rem = rem
 			c := bk.inM
@@ -608,9 +593,13 @@ func (p *Policy) stakes() []int32 {
 				x := &p.cells[xi]
 				w := min(t, x.inM)
 				t -= w
-				if w != x.served {
-					x.take = w
-					work = append(work, xi)
+				if w < x.served {
+					// The cell's jobs in M and its served jobs are
+					// prefixes of its list, so the preempted jobs that
+					// left M are the run's last served − max(w, inM).
+					np = addRun(p.preRuns, np, xi, x.served-w, max(0, x.served-max(w, x.inM)), x.group)
+				} else if w > x.served {
+					ns = addRun(p.startRuns, ns, xi, w-x.served, 0, x.group)
 				}
 			}
 			if c == 0 {
@@ -618,17 +607,23 @@ func (p *Policy) stakes() []int32 {
 			}
 		}
 		if wi++; wi == len(act) {
-			break
+			return np, ns
 		}
 		word = act[wi]
 	}
-sorted:
-	for a := 1; a < len(work); a++ { // few cells: insertion sort into cell order
-		for c := a; c > 0 && work[c] < work[c-1]; c-- {
-			work[c], work[c-1] = work[c-1], work[c]
-		}
+}
+
+// addRun inserts the run of n moves of cell x (ev of them of jobs that
+// left M; group g) into runs[:k], in cell order (few runs: by insertion),
+// and returns k+1.
+func addRun(runs []run, k int, x, n, ev, g int32) int {
+	n0 := k
+	for ; k > 0 && runs[k-1].off > x; k-- {
+		runs[k] = runs[k-1]
 	}
-	return work
+	r := &runs[k]
+	r.off, r.n, r.ev, r.g = x, n, ev, g
+	return n0 + 1
 }
 
 // activeBefore is the last bucket before lo with jobs in M at the last
