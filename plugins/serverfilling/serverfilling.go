@@ -396,17 +396,16 @@ type Policy struct {
 	ds *dsrpt // the DivisorFilling-SRPT path (divisorsrpt.go, with srptfast.go's state); nil otherwise
 
 	// static path (static.go): ServerFilling under keys that never change.
-	static  bool
-	groups  []group
-	cells   []cell
-	gLast   int32      // group of M's last job (-1: M empty)
-	mLast   int32      // M's last job (-1: M empty)
-	stl     []stLink   // per slot: its job and its list links
-	stB     []stBucket // per need bucket
-	stCells []int32    // the cells of each bucket (stBucket.c0, c1)
-	stAct   []uint64   // buckets with jobs in M
-	stLo    int32      // first and last bucket whose count in M changed since the last decision
-	stHi    int32
+	static bool
+	groups []group
+	cells  []cell
+	gLast  int32      // group of M's last job (-1: M empty)
+	mLast  int32      // M's last job (-1: M empty)
+	stl    []stLink   // per slot: its job and its list links
+	stB    []stBucket // per need bucket
+	stAct  []uint64   // buckets with jobs in M
+	stLo   int32      // first and last bucket whose count in M changed since the last decision
+	stHi   int32
 
 	// SRPT path (srptfast.go): ServerFilling-SRPT in O(C · log n).
 	fastSRPT                     bool

@@ -71,7 +71,7 @@ type stBucket struct {
 	rem, aft int32 // servers left before and after it at the last decision that visited it (see stakes)
 	inM      int32 // its jobs in M
 	need     int32
-	c0, c1   int32 // its cells in group order: stCells[c0:c1]
+	c0, c1   int32 // its cells in group order: cells[c0:c1]
 }
 
 type group struct {
@@ -124,39 +124,33 @@ func (p *Policy) initStatic() {
 	for g := range p.groups {
 		p.groups[g] = group{-1, -1}
 	}
+	// Cells by bucket, each bucket's in group order: a bucket's cells are
+	// p.cells[c0:c1].
 	p.cells = p.cells[:0]
-	bCells := make([][]int32, p.nBuckets)
-	cellOf := map[[2]int32]int32{}
-	for g, key := range keys {
-		for b := range p.nBuckets {
+	p.stB = p.stB[:0]
+	for b := range p.nBuckets {
+		c0 := int32(len(p.cells))
+		for g, key := range keys {
+			x := int32(-1)
 			for ci := range p.cls {
 				c := &p.cls[ci]
 				if int(c.bucket) != b || p.ord == GittinsOrder && c.rank0 != key {
 					continue
 				}
-				k := [2]int32{int32(g), int32(b)}
-				x, ok := cellOf[k]
-				if !ok {
+				if x < 0 {
 					x = int32(len(p.cells))
-					cellOf[k] = x
 					p.cells = append(p.cells, cell{head: -1, tail: -1, cur: -1, group: int32(g), bucket: int32(b)})
-					bCells[b] = append(bCells[b], x)
 				}
 				c.group, c.cell = int32(g), x
 			}
 		}
+		// No job: every take is 0 and every bucket finds all k servers left.
+		p.stB = append(p.stB, stBucket{rem: int32(p.k), aft: int32(p.k), need: p.bneed[b], c0: c0, c1: int32(len(p.cells))})
 	}
 	p.gLast, p.mLast = -1, -1
 	p.preRuns, p.startRuns = make([]run, len(p.cells)), make([]run, len(p.cells))
 	clear(p.stl)
 	p.stl = p.stl[:0]
-	// No job: every take is 0 and every bucket finds all k servers left.
-	p.stB, p.stCells = p.stB[:0], p.stCells[:0]
-	for b, xs := range bCells {
-		c0 := int32(len(p.stCells))
-		p.stCells = append(p.stCells, xs...)
-		p.stB = append(p.stB, stBucket{rem: int32(p.k), aft: int32(p.k), need: p.bneed[b], c0: c0, c1: int32(len(p.stCells))})
-	}
 	p.stAct = append(p.stAct[:0], make([]uint64, (p.nBuckets+63)/64)...)
 	p.stLo, p.stHi = int32(p.nBuckets), -1
 }
@@ -330,10 +324,10 @@ func (p *Policy) completeStatic(s *sdk.System, i int32) {
 // decideStatic applies the takes of M's counts by moving the cell cursors.
 //
 // Each cell's moves are a run of its list, so ascending in arrival index,
-// and the cells are numbered in group order (initStatic): the runs
-// concatenated in cell order are already in the order (group, then
-// arrival) except where runs of one group from several cells (buckets)
-// meet, which needs two classes of different needs with equal keys. Those
+// and stakes lists the runs in group order: concatenated, they are
+// already in the order (group, then arrival) except where runs of one
+// group from several cells (buckets) meet, which needs two classes of
+// different needs with equal keys. Those
 // decisions take decideSorted; in the others every job is told to the
 // engine as its cell's list is walked, with no list of moves in between.
 //
@@ -537,7 +531,8 @@ func (p *Policy) staticCmp(a, b int32) int {
 // whose count in M changed since the last decision, spreads each
 // recomputed take over its bucket's cells in group order, and lists the
 // cells whose served count must change, each as a run of preemptions
-// (preRuns[:np]) or of starts (startRuns[:ns]), in cell order. Only buckets with jobs in M are visited (stAct; an empty
+// (preRuns[:np]) or of starts (startRuns[:ns]), in group order. Only
+// buckets with jobs in M are visited (stAct; an empty
 // bucket takes nothing and leaves the servers as they were), from the
 // servers left after the last such bucket before the first changed one
 // (aft), and it stops at the first bucket past every changed one that
@@ -589,7 +584,7 @@ func (p *Policy) stakes() (np, ns int) {
 				t = 0
 			}
 			bk.aft = rem
-			for _, xi := range p.stCells[bk.c0:bk.c1] {
+			for xi := bk.c0; xi < bk.c1; xi++ {
 				x := &p.cells[xi]
 				w := min(t, x.inM)
 				t -= w
@@ -614,11 +609,11 @@ func (p *Policy) stakes() (np, ns int) {
 }
 
 // addRun inserts the run of n moves of cell x (ev of them of jobs that
-// left M; group g) into runs[:k], in cell order (few runs: by insertion),
+// left M; group g) into runs[:k], in group order (few runs: by insertion),
 // and returns k+1.
 func addRun(runs []run, k int, x, n, ev, g int32) int {
 	n0 := k
-	for ; k > 0 && runs[k-1].off > x; k-- {
+	for ; k > 0 && runs[k-1].g > g; k-- {
 		runs[k] = runs[k-1]
 	}
 	r := &runs[k]
