@@ -192,14 +192,16 @@ func (p *Policy) link(j *sdk.Job, c *classInfo) int32 {
 	return i
 }
 
-// unlink removes served slot i from both lists (M's last job moves back)
-// and frees it.
+// unlink removes served slot i, a job of M, from M, its cell's served
+// jobs and both lists (M's last job moves back), and frees it.
 func (p *Policy) unlink(i int32) {
 	if p.mLast == i {
 		p.mLastBack()
 	}
 	l := &p.stl[i]
 	x := &p.cells[l.cell]
+	x.served--
+	p.leave(x, l.need)
 	g := &p.groups[x.group]
 	if l.prev >= 0 {
 		p.stl[l.prev].next = l.next
@@ -268,8 +270,12 @@ func (p *Policy) enterM(i int32) {
 
 func (p *Policy) leaveM(i int32) {
 	l := &p.stl[i]
-	x := &p.cells[l.cell]
-	p.sumM -= int(l.need)
+	p.leave(&p.cells[l.cell], l.need)
+}
+
+// leave takes a job of cell x and of the given need out of M.
+func (p *Policy) leave(x *cell, need int32) {
+	p.sumM -= int(need)
 	p.stB[x.bucket].inM--
 	x.inM--
 	p.dirtyBucket(x.bucket)
@@ -307,8 +313,6 @@ func (p *Policy) arriveStatic(s *sdk.System, j *sdk.Job) {
 }
 
 func (p *Policy) completeStatic(s *sdk.System, i int32) {
-	p.cells[p.stl[i].cell].served--
-	p.leaveM(i)
 	p.unlink(i)
 	for p.sumM < p.k {
 		nx := p.afterM()
