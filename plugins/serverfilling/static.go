@@ -158,11 +158,8 @@ func (p *Policy) initStatic() {
 // link gives job j, of class c, a slot (its Idx) at the end of its group's
 // and its cell's lists, and returns it.
 func (p *Policy) link(j *sdk.Job, c *classInfo) int32 {
-	var i int32
-	if n := len(p.free); n > 0 {
-		i = p.free[n-1]
-		p.free = p.free[:n-1]
-	} else {
+	i, ok := popFree(&p.free)
+	if !ok {
 		i = int32(len(p.stl))
 		p.stl = append(p.stl, stLink{})
 	}
@@ -190,6 +187,17 @@ func (p *Policy) link(j *sdk.Job, c *classInfo) int32 {
 		x.cur = i // every earlier job of the cell is served
 	}
 	return i
+}
+
+// popFree takes the last of the free slots (false: none).
+func popFree(free *[]int32) (int32, bool) {
+	n := len(*free)
+	if n == 0 {
+		return -1, false
+	}
+	i := (*free)[n-1]
+	*free = (*free)[:n-1]
+	return i, true
 }
 
 // unlink removes served slot i, a job of M, from M, its cell's served
