@@ -375,17 +375,18 @@ func (p *Policy) decideStatic(s *sdk.System) {
 		// a run the jobs that left M are its last ones.
 		for _, r := range preR {
 			if r.ev > 0 {
-				preemptRun(s, stl, p.cellBack(&p.cells[r.off], r.ev), r.ev)
+				x := &p.cells[r.off]
+				preemptRun(s, stl, p.cellBack(x, r.ev), x.cur)
 			}
 		}
 	}
 	for _, r := range preR {
 		x := &p.cells[r.off]
-		first, m := p.cellBack(x, r.n), r.n
-		if split {
-			m -= r.ev
+		first, stop := p.cellBack(x, r.n), x.cur
+		if split && r.ev > 0 {
+			stop = p.cellBack(x, r.ev)
 		}
-		preemptRun(s, stl, first, m)
+		preemptRun(s, stl, first, stop)
 		x.cur, x.served = first, x.served-r.n
 	}
 	for _, r := range startR {
@@ -395,11 +396,12 @@ func (p *Policy) decideStatic(s *sdk.System) {
 	}
 }
 
-// preemptRun preempts n jobs of a cell's list from slot i on.
+// preemptRun preempts the jobs of a cell's list from slot i on, up to
+// slot stop (excluded; -1: to the end).
 //
 //go:noinline (see decideStatic)
-func preemptRun(s *sdk.System, stl []stLink, i, n int32) {
-	for ; n > 0; n-- {
+func preemptRun(s *sdk.System, stl []stLink, i, stop int32) {
+	for i != stop {
 		l := &stl[i]
 		i = l.bnext
 		s.Preempt(l.j)
