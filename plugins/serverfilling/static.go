@@ -413,12 +413,18 @@ func preemptRun(s *sdk.System, stl []stLink, i, stop int32) {
 //
 //go:noinline (see decideStatic)
 func startRun(s *sdk.System, stl []stLink, i, n int32) int32 {
-	for ; n > 0; n-- {
-		l := &stl[i]
-		i = l.bnext
-		s.Start(l.j)
+	// The next job is read before the call: after it, only what the loop
+	// kept on the stack is reloaded, not a link as well.
+	l := &stl[i]
+	j := l.j
+	for ; n > 1; n-- {
+		l = &stl[l.bnext]
+		next := l.j
+		s.Start(j)
+		j = next
 	}
-	return i
+	s.Start(j)
+	return l.bnext
 }
 
 // cellBack is the job back places before cell x's first unserved one
