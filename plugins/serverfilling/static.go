@@ -42,7 +42,8 @@ import (
 // To keep the decision trace identical to the general path's, the jobs to
 // preempt are told to the engine first those that left M (evicted), then
 // the others, each in the order, then the jobs to start in the order
-// (put in that order by sortRuns, see decideStatic).
+// (each cell's run is in that order, and the runs are listed in group
+// order; see decideStatic).
 //
 // Incrementally (as plain.go does): a bucket's take depends only on its
 // count in M and on the servers the buckets before it left, so a decision
@@ -54,8 +55,9 @@ import (
 // move. On Borg cell B (26 classes) most
 // events change one narrow bucket near the end of the need order, and a
 // decision visits a bucket or two instead of all 26 buckets and cells.
-// The lists live in a flat per-slot array of 24-byte links that also holds
-// the job (stl): a move reads one link, not the 100-odd-byte slot.
+// A job is kept only in a flat per-slot array of 32-byte links that also
+// hold the job, its cell and its need (stl; no Policy.slots record): a
+// move reads one link.
 
 type cell struct {
 	head, tail int32 // the cell's jobs in arrival order
