@@ -341,14 +341,14 @@ func (p *Policy) completeStatic(s *sdk.System, i int32) {
 // and stakes lists the runs in group order: concatenated, they are
 // already in the order (group, then arrival) except where runs of one
 // group from several cells (buckets) meet, which needs two classes of
-// different needs with equal keys. Those
-// decisions take decideSorted; in the others every job is told to the
-// engine as its cell's list is walked, with no list of moves in between.
+// different needs with equal keys. Those decisions take decideSorted; in
+// the others every job is told to the engine as its cell's list is
+// walked, with no list of moves in between.
 //
 // The engine calls are made in small functions of their own (preemptRun,
-// startRun): Go keeps no register across a call, and in this function's
-// loops a call made a dozen live values be reloaded from the stack after
-// each start or preemption.
+// startRun, kept out of line): Go keeps no register across a call, and in
+// this function's loops a dozen live values were reloaded from the stack
+// after each start or preemption.
 func (p *Policy) decideStatic(s *sdk.System) {
 	np, ns := p.stakes()
 	if np+ns == 0 {
@@ -410,8 +410,8 @@ func preemptRun(s *sdk.System, stl []stLink, i, stop int32) {
 	}
 }
 
-// startRun starts n jobs of a cell's list from slot i on and returns the
-// slot after the last (-1: none).
+// startRun starts n ≥ 1 jobs of a cell's list from slot i on and returns
+// the slot after the last (-1: none).
 //
 //go:noinline (see decideStatic)
 func startRun(s *sdk.System, stl []stLink, i, n int32) int32 {
