@@ -269,9 +269,13 @@ func (p *Policy) afterM() int32 {
 
 func (p *Policy) enterM(i int32) {
 	l := &p.stl[i]
-	x := &p.cells[l.cell]
+	p.enter(&p.cells[l.cell], l.need)
+}
+
+// enter puts a job of cell x and of the given need into M.
+func (p *Policy) enter(x *cell, need int32) {
 	b := x.bucket
-	p.sumM += int(l.need)
+	p.sumM += int(need)
 	p.stB[b].inM++
 	p.stAct[b>>6] |= 1 << (b & 63)
 	x.inM++
@@ -303,12 +307,12 @@ func (p *Policy) arriveStatic(s *sdk.System, j *sdk.Job) {
 	i, g := p.link(j, c), c.group
 	switch {
 	case p.sumM < p.k: // M is every job: i joins it (at the end if its group is last)
-		p.enterM(i)
+		p.enter(&p.cells[c.cell], c.need)
 		if g >= p.gLast {
 			p.gLast, p.mLast = g, i
 		}
 	case g < p.gLast: // ahead of M's end: joins
-		p.enterM(i)
+		p.enter(&p.cells[c.cell], c.need)
 	default:
 		return // behind a full M: nothing changes
 	}
