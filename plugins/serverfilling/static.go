@@ -349,8 +349,8 @@ func (p *Policy) completeStatic(s *sdk.System, i int32) {
 // the others every job is told to the engine as its cell's list is
 // walked, with no list of moves in between.
 //
-// The engine calls are made in small functions of their own (preemptRun,
-// startRun, kept out of line): Go keeps no register across a call, and in
+// The engine calls are made in small functions of their own (preemptCell,
+// startCell, kept out of line): Go keeps no register across a call, and in
 // this function's loops a dozen live values were reloaded from the stack
 // after each start or preemption.
 func (p *Policy) decideStatic(s *sdk.System) {
@@ -382,7 +382,7 @@ func (p *Policy) decideStatic(s *sdk.System) {
 		for _, r := range preR {
 			if r.ev > 0 {
 				x := &p.cells[r.off]
-				preemptRun(s, stl, p.cellBack(x, r.ev), x.cur)
+				preemptCell(s, stl, p.cellBack(x, r.ev), x.cur)
 			}
 		}
 	}
@@ -392,21 +392,22 @@ func (p *Policy) decideStatic(s *sdk.System) {
 		if split && r.ev > 0 {
 			stop = p.cellBack(x, r.ev)
 		}
-		preemptRun(s, stl, first, stop)
+		preemptCell(s, stl, first, stop)
 		x.cur, x.served = first, x.served-r.n
 	}
 	for _, r := range startR {
 		x := &p.cells[r.off]
-		x.cur = startRun(s, stl, x.cur, r.n)
+		x.cur = startCell(s, stl, x.cur, r.n)
 		x.served += r.n
 	}
 }
 
-// preemptRun preempts the jobs of a cell's list from slot i on, up to
-// slot stop (excluded; -1: to the end).
+// preemptCell preempts the jobs of a cell's list from slot i on, up to
+// slot stop (excluded; -1: to the end). Kept out of line: see
+// decideStatic.
 //
-//go:noinline (see decideStatic)
-func preemptRun(s *sdk.System, stl []stLink, i, stop int32) {
+//go:noinline
+func preemptCell(s *sdk.System, stl []stLink, i, stop int32) {
 	for i != stop {
 		l := &stl[i]
 		i = l.bnext
@@ -414,11 +415,11 @@ func preemptRun(s *sdk.System, stl []stLink, i, stop int32) {
 	}
 }
 
-// startRun starts n ≥ 1 jobs of a cell's list from slot i on and returns
-// the slot after the last (-1: none).
+// startCell starts n ≥ 1 jobs of a cell's list from slot i on and returns
+// the slot after the last (-1: none). Kept out of line: see decideStatic.
 //
-//go:noinline (see decideStatic)
-func startRun(s *sdk.System, stl []stLink, i, n int32) int32 {
+//go:noinline
+func startCell(s *sdk.System, stl []stLink, i, n int32) int32 {
 	// The next job is read before the call: after it, only what the loop
 	// kept on the stack is reloaded, not a link as well.
 	l := &stl[i]
