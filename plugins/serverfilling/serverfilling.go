@@ -396,20 +396,16 @@ type Policy struct {
 	ds *dsrpt // the DivisorFilling-SRPT path (divisorsrpt.go, with srptfast.go's state); nil otherwise
 
 	// static path (static.go): ServerFilling under keys that never change.
-	static   bool
-	groups   []group
-	cells    []cell
-	bCells   [][]int32 // per bucket: its cells in group order
-	gLast    int32     // group of M's last job (-1: M empty)
-	mLast    int32     // M's last job (-1: M empty)
-	cellTake []int32   // scratch: jobs served per cell
-	stl      []stLink  // per slot: its job and its list links
-	stRem    []int32   // per bucket: servers left before and after it at the last decision that visited it (see stakes)
-	stAft    []int32
-	stAct    []uint64 // buckets with jobs in M
-	stLo     int32    // first and last bucket whose count in M changed since the last decision
-	stHi     int32
-	stWork   []int32 // scratch: the cells a decision moves
+	static bool
+	groups []group
+	cells  []cell
+	gLast  int32      // group of M's last job (-1: M empty)
+	mLast  int32      // M's last job (-1: M empty)
+	stl    []stLink   // per slot: its job and its list links
+	stB    []stBucket // per need bucket
+	stAct  []uint64   // buckets with jobs in M
+	stLo   int32      // first and last bucket whose count in M changed since the last decision
+	stHi   int32
 
 	// SRPT path (srptfast.go): ServerFilling-SRPT in O(C · log n).
 	fastSRPT                     bool
@@ -422,8 +418,7 @@ type Policy struct {
 	nOut                         int     // waiting jobs outside M
 	seed                         uint32  // treap priorities
 	evicted                      []int32 // scratch: running jobs that left M
-	evictBuf                     []int32 // scratch: decideStatic's preemptions while partitioned
-	preRuns, startRuns, partRuns []run   // scratch: decideStatic's runs of moves
+	preRuns, startRuns, partRuns []run   // scratch: decideStatic's runs of moves (the first two as long as the cells)
 
 	gr *riseState // the rising-rank path (gittinsrise.go); nil otherwise
 
@@ -669,6 +664,10 @@ func (p *Policy) Arrive(s *sdk.System, j *sdk.Job) {
 		p.df.arrive(s, j)
 		return
 	}
+	if p.static {
+		p.arriveStatic(s, j) // no slot: the static path keeps its own (stl)
+		return
+	}
 	i := p.alloc(j)
 	sl := &p.slots[i]
 	c := &p.cls[sl.class]
@@ -679,10 +678,6 @@ func (p *Policy) Arrive(s *sdk.System, j *sdk.Job) {
 		sl.key = c.scale * s.Size(j)
 	case GittinsOrder:
 		sl.key = c.rank0
-	}
-	if p.static {
-		p.arriveStatic(s, i)
-		return
 	}
 	if p.fastSRPT {
 		p.arriveSRPT(s, i)

@@ -42,7 +42,8 @@ import (
 // To keep the decision trace identical to the general path's, the jobs to
 // preempt are told to the engine first those that left M (evicted), then
 // the others, each in the order, then the jobs to start in the order
-// (put in that order by sortRuns, see decideStatic).
+// (each cell's run is in that order, and the runs are listed in group
+// order; see decideStatic).
 //
 // Incrementally (as plain.go does): a bucket's take depends only on its
 // count in M and on the servers the buckets before it left, so a decision
@@ -54,8 +55,9 @@ import (
 // move. On Borg cell B (26 classes) most
 // events change one narrow bucket near the end of the need order, and a
 // decision visits a bucket or two instead of all 26 buckets and cells.
-// The lists live in a flat per-slot array of 24-byte links that also holds
-// the job (stl): a move reads one link, not the 100-odd-byte slot.
+// A job is kept only in a flat per-slot array of 32-byte links that also
+// hold the job, its cell and its need (stl; no Policy.slots record): a
+// move reads one link.
 
 type cell struct {
 	head, tail int32 // the cell's jobs in arrival order
@@ -63,17 +65,29 @@ type cell struct {
 	served     int32
 	inM        int32 // jobs of the cell in M
 	group      int32 // its key group
+	bucket     int32 // its need bucket
+}
+
+// stBucket is a need bucket of the static path.
+type stBucket struct {
+	rem, aft int32 // servers left before and after it at the last decision that visited it (see stakes)
+	inM      int32 // its jobs in M
+	need     int32
+	c0, c1   int32 // its cells in group order: cells[c0:c1]
 }
 
 type group struct {
 	head, tail int32 // the group's jobs in arrival order
 }
 
-// stLink is a slot's job and its neighbours in its group's (prev, next)
-// and its cell's (bprev, bnext) arrival order (-1: none).
+// stLink is a slot's job, its neighbours in its group's (prev, next) and
+// its cell's (bprev, bnext) arrival order (-1: none), its cell and its
+// need: all the static path keeps of a job (it has no slot in
+// Policy.slots), 32 bytes.
 type stLink struct {
 	j                        *sdk.Job
 	prev, next, bprev, bnext int32
+	cell, need               int32
 }
 
 // staticOrder reports whether the policy's keys never change.
@@ -112,51 +126,53 @@ func (p *Policy) initStatic() {
 	for g := range p.groups {
 		p.groups[g] = group{-1, -1}
 	}
+	// Cells by bucket, each bucket's in group order: a bucket's cells are
+	// p.cells[c0:c1].
 	p.cells = p.cells[:0]
-	p.bCells = make([][]int32, p.nBuckets)
-	cellOf := map[[2]int32]int32{}
-	for g, key := range keys {
-		for b := range p.nBuckets {
+	p.stB = p.stB[:0]
+	for b := range p.nBuckets {
+		c0 := int32(len(p.cells))
+		for g, key := range keys {
+			x := int32(-1)
 			for ci := range p.cls {
 				c := &p.cls[ci]
 				if int(c.bucket) != b || p.ord == GittinsOrder && c.rank0 != key {
 					continue
 				}
-				k := [2]int32{int32(g), int32(b)}
-				x, ok := cellOf[k]
-				if !ok {
+				if x < 0 {
 					x = int32(len(p.cells))
-					cellOf[k] = x
-					p.cells = append(p.cells, cell{head: -1, tail: -1, cur: -1, group: int32(g)})
-					p.bCells[b] = append(p.bCells[b], x)
+					p.cells = append(p.cells, cell{head: -1, tail: -1, cur: -1, group: int32(g), bucket: int32(b)})
 				}
 				c.group, c.cell = int32(g), x
 			}
 		}
+		// No job: every take is 0 and every bucket finds all k servers left.
+		p.stB = append(p.stB, stBucket{rem: int32(p.k), aft: int32(p.k), need: p.bneed[b], c0: c0, c1: int32(len(p.cells))})
 	}
 	p.gLast, p.mLast = -1, -1
-	p.cellTake = make([]int32, len(p.cells))
+	p.preRuns, p.startRuns = make([]run, len(p.cells)), make([]run, len(p.cells))
 	clear(p.stl)
 	p.stl = p.stl[:0]
-	// No job: every take is 0 and every bucket finds all k servers left.
-	p.stRem, p.stAft = p.stRem[:0], p.stAft[:0]
-	for range p.nBuckets {
-		p.stRem = append(p.stRem, int32(p.k))
-		p.stAft = append(p.stAft, int32(p.k))
-	}
 	p.stAct = append(p.stAct[:0], make([]uint64, (p.nBuckets+63)/64)...)
 	p.stLo, p.stHi = int32(p.nBuckets), -1
 }
 
-// link appends slot i to its group's and its cell's lists.
-func (p *Policy) link(i int32) {
-	if int(i) == len(p.stl) {
+// link gives job j, of class c, a slot (its Idx) at the end of its group's
+// and its cell's lists, and returns it.
+func (p *Policy) link(j *sdk.Job, c *classInfo) int32 {
+	i, ok := popFree(&p.free)
+	if !ok {
+		i = int32(len(p.stl))
 		p.stl = append(p.stl, stLink{})
 	}
-	sl := &p.slots[i]
-	j, c := sl.j, &p.cls[sl.class]
+	j.Idx = int(i)
 	g, x := &p.groups[c.group], &p.cells[c.cell]
-	p.stl[i] = stLink{j: j, prev: g.tail, next: -1, bprev: x.tail, bnext: -1}
+	// Field by field: a struct literal is built on the stack and copied,
+	// and the copy's 16-byte loads stalled on the fields' 4-byte stores.
+	l := &p.stl[i]
+	l.j = j
+	l.prev, l.next, l.bprev, l.bnext = g.tail, -1, x.tail, -1
+	l.cell, l.need = c.cell, c.need
 	if g.tail >= 0 {
 		p.stl[g.tail].next = i
 	} else {
@@ -172,16 +188,31 @@ func (p *Policy) link(i int32) {
 	if x.cur < 0 {
 		x.cur = i // every earlier job of the cell is served
 	}
+	return i
 }
 
-// unlink removes served slot i from both lists (M's last job moves back).
+// popFree takes the last of the free slots (false: none).
+func popFree(free *[]int32) (int32, bool) {
+	n := len(*free)
+	if n == 0 {
+		return -1, false
+	}
+	i := (*free)[n-1]
+	*free = (*free)[:n-1]
+	return i, true
+}
+
+// unlink removes served slot i, a job of M, from M, its cell's served
+// jobs and both lists (M's last job moves back), and frees it.
 func (p *Policy) unlink(i int32) {
-	c := &p.cls[p.slots[i].class]
-	g, x := &p.groups[c.group], &p.cells[c.cell]
 	if p.mLast == i {
 		p.mLastBack()
 	}
 	l := &p.stl[i]
+	x := &p.cells[l.cell]
+	x.served--
+	p.leave(x, l.need)
+	g := &p.groups[x.group]
 	if l.prev >= 0 {
 		p.stl[l.prev].next = l.next
 	} else {
@@ -203,6 +234,7 @@ func (p *Policy) unlink(i int32) {
 		x.tail = l.bprev
 	}
 	l.j = nil
+	p.free = append(p.free, i)
 }
 
 // mLastBack moves M's last job one back in the order (-1 if none).
@@ -236,20 +268,31 @@ func (p *Policy) afterM() int32 {
 }
 
 func (p *Policy) enterM(i int32) {
-	sl := &p.slots[i]
-	p.sumM += int(sl.need)
-	p.counts[sl.bucket]++
-	p.stAct[sl.bucket>>6] |= 1 << (sl.bucket & 63)
-	p.cells[p.cls[sl.class].cell].inM++
-	p.dirtyBucket(sl.bucket)
+	l := &p.stl[i]
+	p.enter(&p.cells[l.cell], l.need)
+}
+
+// enter puts a job of cell x and of the given need into M.
+func (p *Policy) enter(x *cell, need int32) {
+	b := x.bucket
+	p.sumM += int(need)
+	p.stB[b].inM++
+	p.stAct[b>>6] |= 1 << (b & 63)
+	x.inM++
+	p.dirtyBucket(b)
 }
 
 func (p *Policy) leaveM(i int32) {
-	sl := &p.slots[i]
-	p.sumM -= int(sl.need)
-	p.counts[sl.bucket]--
-	p.cells[p.cls[sl.class].cell].inM--
-	p.dirtyBucket(sl.bucket)
+	l := &p.stl[i]
+	p.leave(&p.cells[l.cell], l.need)
+}
+
+// leave takes a job of cell x and of the given need out of M.
+func (p *Policy) leave(x *cell, need int32) {
+	p.sumM -= int(need)
+	p.stB[x.bucket].inM--
+	x.inM--
+	p.dirtyBucket(x.bucket)
 }
 
 // dirtyBucket notes that bucket b's count in M changed since the last
@@ -259,23 +302,23 @@ func (p *Policy) dirtyBucket(b int32) {
 	p.stHi = max(p.stHi, b)
 }
 
-func (p *Policy) arriveStatic(s *sdk.System, i int32) {
-	p.link(i)
-	g := p.cls[p.slots[i].class].group
+func (p *Policy) arriveStatic(s *sdk.System, j *sdk.Job) {
+	c := &p.cls[j.Class()]
+	i, g := p.link(j, c), c.group
 	switch {
 	case p.sumM < p.k: // M is every job: i joins it (at the end if its group is last)
-		p.enterM(i)
+		p.enter(&p.cells[c.cell], c.need)
 		if g >= p.gLast {
 			p.gLast, p.mLast = g, i
 		}
 	case g < p.gLast: // ahead of M's end: joins
-		p.enterM(i)
+		p.enter(&p.cells[c.cell], c.need)
 	default:
 		return // behind a full M: nothing changes
 	}
 	// M is the shortest prefix reaching k: drop the jobs at its end that it
 	// no longer needs.
-	for p.sumM-int(p.slots[p.mLast].need) >= p.k {
+	for p.sumM-int(p.stl[p.mLast].need) >= p.k {
 		x := p.mLast
 		p.mLastBack()
 		p.leaveM(x)
@@ -284,146 +327,201 @@ func (p *Policy) arriveStatic(s *sdk.System, i int32) {
 }
 
 func (p *Policy) completeStatic(s *sdk.System, i int32) {
-	sl := &p.slots[i]
 	p.unlink(i)
-	p.leaveM(i)
-	p.cells[p.cls[sl.class].cell].served--
-	p.release(i)
 	for p.sumM < p.k {
 		nx := p.afterM()
 		if nx < 0 {
 			break
 		}
-		p.gLast, p.mLast = p.cls[p.slots[nx].class].group, nx
+		p.gLast, p.mLast = p.cells[p.stl[nx].cell].group, nx
 		p.enterM(nx)
 	}
 	p.decideStatic(s)
 }
 
 // decideStatic applies the takes of M's counts by moving the cell cursors.
+//
+// Each cell's moves are a run of its list, so ascending in arrival index,
+// and stakes lists the runs in group order: concatenated, they are
+// already in the order (group, then arrival) except where runs of one
+// group from several cells (buckets) meet, which needs two classes of
+// different needs with equal keys. Those decisions take decideSorted; in
+// the others every job is told to the engine as its cell's list is
+// walked, with no list of moves in between.
+//
+// The engine calls are made in small functions of their own (preemptCell,
+// startCell, kept out of line): Go keeps no register across a call, and in
+// this function's loops a dozen live values were reloaded from the stack
+// after each start or preemption.
 func (p *Policy) decideStatic(s *sdk.System) {
-	work := p.stakes()
-	// Each cell's moves are a run of its list, so ascending in arrival
-	// index, and the cells are numbered in group order (initStatic): the
-	// runs concatenated in cell order are already in the order (group, then
-	// arrival) except where runs of one group from several cells (buckets)
-	// meet, and only those stretches are sorted (sortRuns). That is what a
-	// sort by the whole comparator gives (a total order), without the
-	// O(m log m) sort: at Borg cell B's load a decision can move dozens of
-	// jobs of one cell.
-	pre, starts := p.next[:0], p.starts[:0]
-	preR, startR := p.preRuns[:0], p.startRuns[:0]
-	evict := 0     // of pre, the jobs that left M
-	merge := false // two start runs of one key group: they interleave
-	stl := p.stl
-	for _, xi := range work {
-		x := &p.cells[xi]
-		want, cur := p.cellTake[xi], x.cur
-		if x.served > want {
-			// The cell's jobs in M and its served jobs are prefixes of its
-			// list, so the preempted jobs that left M are the run's last
-			// served − max(want, inM).
-			n := int(x.served - want)
-			ev := max(0, int(x.served-max(want, x.inM)))
-			preR = append(preR, run{off: int32(len(pre)), n: int32(n), ev: int32(ev), g: x.group})
-			evict += ev
-			pre = slices.Grow(pre, n)[:len(pre)+n]
-			r := pre[len(pre)-n:]
-			for j := n - 1; j >= 0; j-- { // collected from the back of the cell
-				if cur >= 0 {
-					cur = stl[cur].bprev
-				} else {
-					cur = x.tail
-				}
-				r[j] = cur
-			}
-			x.served, x.cur = want, cur
-		} else {
-			// Starts are walked after the preemptions (below); here the
-			// run only notes its cell (off) and length.
-			merge = merge || len(startR) > 0 && startR[len(startR)-1].g == x.group
-			startR = append(startR, run{off: xi, n: want - x.served, g: x.group})
-		}
+	np, ns := p.stakes()
+	if np+ns == 0 {
+		return
 	}
-	if evict > 0 && evict < len(pre) {
+	preR, startR := p.preRuns[:np], p.startRuns[:ns]
+	npre, evict := int32(0), int32(0) // preemptions, and of them the jobs that left M
+	merge := false                    // two runs of one key group: they interleave
+	for k, r := range preR {
+		npre += r.n
+		evict += r.ev
+		merge = merge || k > 0 && preR[k-1].g == r.g
+	}
+	for k := 1; k < ns; k++ {
+		merge = merge || startR[k-1].g == startR[k].g
+	}
+	if merge {
+		p.decideSorted(s, preR, startR, npre, evict)
+		return
+	}
+	stl := p.stl
+	split := evict > 0 && evict < npre
+	if split {
 		// The jobs that left M first (the general path preempts them
-		// before packing M), then the others, each part in the order: a
-		// stable partition of the runs. One cell's run too: its jobs
-		// that left M are its last ones, and go first.
-		tmp := append(p.evictBuf[:0], pre...)
-		parts := p.partRuns[:0]
-		n := int32(0)
+		// before packing M), then the others, each part in the order. In
+		// a run the jobs that left M are its last ones.
 		for _, r := range preR {
 			if r.ev > 0 {
-				copy(pre[n:], tmp[r.off+r.n-r.ev:r.off+r.n])
-				parts = append(parts, run{off: n, n: r.ev, g: r.g})
-				n += r.ev
+				x := &p.cells[r.off]
+				preemptCell(s, stl, p.cellBack(x, r.ev), x.cur)
 			}
 		}
+	}
+	for _, r := range preR {
+		x := &p.cells[r.off]
+		first, stop := p.cellBack(x, r.n), x.cur
+		if split && r.ev > 0 {
+			stop = p.cellBack(x, r.ev)
+		}
+		preemptCell(s, stl, first, stop)
+		x.cur, x.served = first, x.served-r.n
+	}
+	for _, r := range startR {
+		x := &p.cells[r.off]
+		x.cur = startCell(s, stl, x.cur, r.n)
+		x.served += r.n
+	}
+}
+
+// preemptCell preempts the jobs of a cell's list from slot i on, up to
+// slot stop (excluded; -1: to the end). Kept out of line: see
+// decideStatic.
+//
+//go:noinline
+func preemptCell(s *sdk.System, stl []stLink, i, stop int32) {
+	for i != stop {
+		l := &stl[i]
+		i = l.bnext
+		s.Preempt(l.j)
+	}
+}
+
+// startCell starts n ≥ 1 jobs of a cell's list from slot i on and returns
+// the slot after the last (-1: none). Kept out of line: see decideStatic.
+//
+//go:noinline
+func startCell(s *sdk.System, stl []stLink, i, n int32) int32 {
+	// The next job is read before the call: after it, only what the loop
+	// kept on the stack is reloaded, not a link as well.
+	l := &stl[i]
+	j := l.j
+	for ; n > 1; n-- {
+		l = &stl[l.bnext]
+		next := l.j
+		s.Start(j)
+		j = next
+	}
+	s.Start(j)
+	return l.bnext
+}
+
+// cellBack is the job back places before cell x's first unserved one
+// (back ≥ 1; the cell's job at position served − back), walked from
+// whichever end of its list is nearer.
+func (p *Policy) cellBack(x *cell, back int32) int32 {
+	stl := p.stl
+	if pos := x.served - back; pos < back {
+		i := x.head
+		for ; pos > 0; pos-- {
+			i = stl[i].bnext
+		}
+		return i
+	}
+	i := x.cur
+	if i < 0 {
+		i, back = x.tail, back-1
+	}
+	for ; back > 0; back-- {
+		i = stl[i].bprev
+	}
+	return i
+}
+
+// decideSorted is decideStatic where runs of one key group from several
+// cells meet: the moves are listed, those stretches sorted (sortRuns) and
+// the lists told to the engine. That is what a sort by the whole
+// comparator gives (a total order), without the O(m log m) sort.
+func (p *Policy) decideSorted(s *sdk.System, preR, startR []run, npre, evict int32) {
+	stl := p.stl
+	pre, parts := p.next[:0], p.partRuns[:0]
+	if evict > 0 && evict < npre {
+		for _, r := range preR { // the jobs that left M first, as above
+			if r.ev > 0 {
+				pre, parts = p.listRun(pre, parts, r, p.cellBack(&p.cells[r.off], r.ev), r.ev)
+			}
+		}
+		ne := len(parts)
 		for _, r := range preR {
 			if m := r.n - r.ev; m > 0 {
-				copy(pre[n:], tmp[r.off:r.off+m])
-				parts = append(parts, run{off: n, n: m, g: r.g})
-				n += m
+				pre, parts = p.listRun(pre, parts, r, p.cellBack(&p.cells[r.off], r.n), m)
 			}
 		}
-		p.evictBuf, p.partRuns = tmp[:0], parts[:0]
-		p.sortRuns(pre[:evict], parts[:countRuns(parts, int32(evict))])
-		p.sortRuns(pre, parts[countRuns(parts, int32(evict)):])
-	} else if len(preR) > 1 {
-		p.sortRuns(pre, preR)
-	} // one cell's run otherwise is told as it is
+		p.sortRuns(pre[:evict], parts[:ne])
+		p.sortRuns(pre, parts[ne:])
+	} else {
+		for _, r := range preR {
+			pre, parts = p.listRun(pre, parts, r, p.cellBack(&p.cells[r.off], r.n), r.n)
+		}
+		p.sortRuns(pre, parts)
+	}
 	for _, i := range pre {
 		s.Preempt(stl[i].j)
 	}
-	if !merge {
-		// The runs in cell order are the order: each cell's jobs start as
-		// its list is walked, no list of starts in between.
-		for _, r := range startR {
-			x := &p.cells[r.off]
-			cur := x.cur
-			for range r.n {
-				s.Start(stl[cur].j)
-				cur = stl[cur].bnext
-			}
-			x.served += r.n
-			x.cur = cur
-		}
-	} else {
-		for k, r := range startR {
-			x := &p.cells[r.off]
-			startR[k].off = int32(len(starts))
-			cur := x.cur
-			for range r.n {
-				starts = append(starts, cur)
-				cur = stl[cur].bnext
-			}
-			x.served += r.n
-			x.cur = cur
-		}
-		p.sortRuns(starts, startR)
-		for _, i := range starts {
-			s.Start(stl[i].j)
-		}
+	for _, r := range preR {
+		x := &p.cells[r.off]
+		x.cur = p.cellBack(x, r.n)
+		x.served -= r.n
 	}
-	p.next, p.starts, p.stWork = pre[:0], starts[:0], work[:0]
-	p.preRuns, p.startRuns = preR[:0], startR[:0]
+	starts := p.starts[:0]
+	parts = parts[:0]
+	for _, r := range startR {
+		x := &p.cells[r.off]
+		starts, parts = p.listRun(starts, parts, r, x.cur, r.n)
+		x.cur = stl[starts[len(starts)-1]].bnext
+		x.served += r.n
+	}
+	p.sortRuns(starts, parts)
+	for _, i := range starts {
+		s.Start(stl[i].j)
+	}
+	p.next, p.starts, p.partRuns = pre[:0], starts[:0], parts[:0]
 }
 
-// run is one cell's stretch of a decision's moves: js[off:off+n], in the
-// order, of key group g; ev of them (at its end) left M.
+// listRun appends n jobs of run r's cell list from slot i on to js, and
+// their stretch of js to parts.
+func (p *Policy) listRun(js []int32, parts []run, r run, i, n int32) ([]int32, []run) {
+	parts = append(parts, run{off: int32(len(js)), n: n, g: r.g})
+	for ; n > 0; n-- {
+		js = append(js, i)
+		i = p.stl[i].bnext
+	}
+	return js, parts
+}
+
+// run is one cell's stretch of a decision's moves, of key group g: n
+// moves, ev of them (at its end) of jobs that left M; off is the cell
+// (decideStatic) or the stretch's offset in a list of moves (sortRuns).
 type run struct {
 	off, n, ev, g int32
-}
-
-// countRuns is how many of runs (consecutive, from offset 0) lie before
-// offset end.
-func countRuns(runs []run, end int32) int {
-	i := 0
-	for i < len(runs) && runs[i].off < end {
-		i++
-	}
-	return i
 }
 
 // sortRuns puts js in the order (staticCmp), given that js is the
@@ -445,12 +543,12 @@ func (p *Policy) sortRuns(js []int32, runs []run) {
 
 // staticCmp is the order: key group, then arrival index.
 func (p *Policy) staticCmp(a, b int32) int {
-	sa, sb := &p.slots[a], &p.slots[b]
-	ga, gb := p.cls[sa.class].group, p.cls[sb.class].group
+	la, lb := &p.stl[a], &p.stl[b]
+	ga, gb := p.cells[la.cell].group, p.cells[lb.cell].group
 	if ga != gb {
 		return int(ga - gb)
 	}
-	if sa.id < sb.id {
+	if la.j.ID() < lb.j.ID() {
 		return -1
 	}
 	return 1
@@ -458,31 +556,31 @@ func (p *Policy) staticCmp(a, b int32) int {
 
 // stakes brings the takes (see takes) up to date from the first bucket
 // whose count in M changed since the last decision, spreads each
-// recomputed take over its bucket's cells in group order, and returns the
-// cells whose served count must change (their targets in cellTake), in
-// cell order. Only buckets with jobs in M are visited (stAct; an empty
+// recomputed take over its bucket's cells in group order, and lists the
+// cells whose served count must change, each as a run of preemptions
+// (preRuns[:np]) or of starts (startRuns[:ns]), in group order. Only
+// buckets with jobs in M are visited (stAct; an empty
 // bucket takes nothing and leaves the servers as they were), from the
 // servers left after the last such bucket before the first changed one
-// (stAft), and it stops at the first bucket past every changed one that
-// finds the servers left before it as the last decision did (stRem; -1
+// (aft), and it stops at the first bucket past every changed one that
+// finds the servers left before it as the last decision did (rem; -1
 // once PackStop has stopped): from there on every take is the same.
 //
 // stAct is exact at every decision: a bucket's count only changes through
 // enterM (which sets its bit) and leaveM, and either marks the bucket
 // changed, so the pass visits it and clears its bit if it emptied. Its
-// stRem and stAft are those of the last pass that visited it, and a pass
+// rem and aft are those of the last pass that visited it, and a pass
 // that stopped before it left the servers reaching it unchanged.
-func (p *Policy) stakes() []int32 {
-	work := p.stWork[:0]
+func (p *Policy) stakes() (np, ns int) {
 	lo, hi, nb := p.stLo, p.stHi, int32(p.nBuckets)
 	p.stLo, p.stHi = nb, -1
 	if lo >= nb {
-		return work
+		return 0, 0
 	}
 	stop := p.packing == PackStop
 	rem := int32(p.k)
 	if b := p.activeBefore(lo); b >= 0 {
-		rem = p.stAft[b]
+		rem = p.stB[b].aft
 	}
 	act := p.stAct
 	wi := int(lo >> 6)
@@ -491,14 +589,15 @@ func (p *Policy) stakes() []int32 {
 		for word != 0 {
 			b := int32(wi<<6 | bits.TrailingZeros64(word))
 			word &= word - 1
-			if b > hi && rem == p.stRem[b] {
-				goto sorted
+			bk := &p.stB[b]
+			if b > hi && rem == bk.rem {
+				return np, ns
 			}
-			p.stRem[b] = rem
-			c := p.counts[b]
+			bk.rem = rem
+			c := bk.inM
 			t := c
 			if rem >= 0 {
-				n := p.bneed[b]
+				n := bk.need
 				if t*n > rem {
 					t = rem / n
 					rem -= t * n
@@ -511,14 +610,18 @@ func (p *Policy) stakes() []int32 {
 			} else {
 				t = 0
 			}
-			p.stAft[b] = rem
-			for _, xi := range p.bCells[b] {
+			bk.aft = rem
+			for xi := bk.c0; xi < bk.c1; xi++ {
 				x := &p.cells[xi]
 				w := min(t, x.inM)
 				t -= w
-				if w != x.served {
-					p.cellTake[xi] = w
-					work = append(work, xi)
+				if w < x.served {
+					// The cell's jobs in M and its served jobs are
+					// prefixes of its list, so the preempted jobs that
+					// left M are the run's last served − max(w, inM).
+					np = addRun(p.preRuns, np, xi, x.served-w, max(0, x.served-max(w, x.inM)), x.group)
+				} else if w > x.served {
+					ns = addRun(p.startRuns, ns, xi, w-x.served, 0, x.group)
 				}
 			}
 			if c == 0 {
@@ -526,17 +629,23 @@ func (p *Policy) stakes() []int32 {
 			}
 		}
 		if wi++; wi == len(act) {
-			break
+			return np, ns
 		}
 		word = act[wi]
 	}
-sorted:
-	for a := 1; a < len(work); a++ { // few cells: insertion sort into cell order
-		for c := a; c > 0 && work[c] < work[c-1]; c-- {
-			work[c], work[c-1] = work[c-1], work[c]
-		}
+}
+
+// addRun inserts the run of n moves of cell x (ev of them of jobs that
+// left M; group g) into runs[:k], in group order (few runs: by insertion),
+// and returns k+1.
+func addRun(runs []run, k int, x, n, ev, g int32) int {
+	n0 := k
+	for ; k > 0 && runs[k-1].g > g; k-- {
+		runs[k] = runs[k-1]
 	}
-	return work
+	r := &runs[k]
+	r.off, r.n, r.ev, r.g = x, n, ev, g
+	return n0 + 1
 }
 
 // activeBefore is the last bucket before lo with jobs in M at the last
