@@ -123,6 +123,7 @@ func (p *Policy) initSRPT() {
 		p.sb[b] = sbucket{root: -1}
 	}
 	p.live = make([]uint64, (p.nBuckets+63)/64)
+	p.occ, p.occStale = p.occ[:0], false
 	if p.ord == SRPTOrder {
 		p.rroot = make([]int32, p.nBuckets)
 		for b := range p.sb {
@@ -318,7 +319,7 @@ func (p *Policy) lastM(now float64) (last, second int32) {
 			second = c
 		}
 	}
-	for b := p.nextBucket(0); b < len(p.sb); b = p.nextBucket(b + 1) {
+	for _, b := range p.visit() {
 		sb := &p.sb[b]
 		if sb.w > 0 {
 			put(p.wAt(sb, sb.w-1))
@@ -334,7 +335,7 @@ func (p *Policy) lastM(now float64) (last, second int32) {
 // the other buckets' first jobs outside M (-1 if none).
 func (p *Policy) firstOut() (first, second int32) {
 	first, second = -1, -1
-	for b := p.nextBucket(0); b < len(p.sb); b = p.nextBucket(b + 1) {
+	for _, b := range p.visit() {
 		sb := &p.sb[b]
 		if sb.w >= p.wSize(sb) {
 			continue
@@ -386,6 +387,9 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	now := s.Now()
 
 	p.flushPending()
+	if p.occStale {
+		p.listOccupied()
+	}
 
 	// 1. Repair M at its ends.
 	evicted := p.evicted[:0]
@@ -513,7 +517,7 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, starts []int32) {
 	pre, starts = p.next[:0], p.starts[:0]
 	p.preEnds, p.startEnds = p.preEnds[:0], p.startEnds[:0]
-	for b := p.nextBucket(0); b < len(p.sb); b = p.nextBucket(b + 1) { // the others take 0: nothing to move
+	for _, b := range p.visit() { // the others take 0: nothing to move
 		sb := &p.sb[b]
 		np, ns := len(pre), len(starts)
 		for sb.nRun > take[b] {
@@ -664,11 +668,11 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 		return
 	}
 	t := math.Inf(1)
-	for bi := p.nextBucket(0); bi < len(p.sb); bi = p.nextBucket(bi + 1) {
+	for _, bi := range p.visit() {
 		if p.sb[bi].nRun == 0 || p.bneed[bi] > slack {
 			continue
 		}
-		y := p.runTail(bi) // largest (fin, arrival)
+		y := p.runTail(int(bi)) // largest (fin, arrival)
 		if ys := &p.slots[y]; y != last && ys.rate < b.rate {
 			t = math.Min(t, p.crossAt(b, ys, now))
 		}

@@ -40,7 +40,7 @@ import (
 //
 // A decision's passes over the need buckets (the repair of M, the seams,
 // the takes, the crossing timer) skip the buckets holding no job, a bit
-// per bucket kept as jobs arrive and complete (nextBucket): Borg cell B has
+// per bucket kept as jobs arrive and complete (listOccupied): Borg cell B has
 // 26 needs, 12 of them occupied on average at ρ = 0.95.
 //
 // Both slices keep exactly the treaps' orders (modeFall for the running
@@ -130,28 +130,48 @@ func (p *Policy) sRemoveRunning(sb *sbucket, x int32) {
 	if len(sb.seq) == 0 {
 		b := p.slots[x].bucket
 		p.live[b>>6] &^= 1 << (b & 63)
+		p.occStale = true
 	}
 }
 
-func (p *Policy) setLive(b int32) { p.live[b>>6] |= 1 << (b & 63) }
+// setLive marks need bucket b as holding jobs.
+func (p *Policy) setLive(b int32) {
+	if bit := uint64(1) << (b & 63); p.live[b>>6]&bit == 0 {
+		p.live[b>>6] |= bit
+		p.occStale = true
+	}
+}
 
-// nextBucket is the first need bucket from b on that a decision's passes
-// over the buckets visit (len(p.sb) if none): on the wide path the next one
-// holding jobs (nextLive; Borg cell B: 12 of its 26 buckets occupied on
-// average at ρ = 0.95), on the other paths b itself.
-func (p *Policy) nextBucket(b int) int {
+// visit is the list of need buckets a decision's passes visit: on the
+// wide path the occupied ones (listOccupied, brought up to date at the
+// start of each decision), on the treap paths (this file's SRPT and
+// Gittins, DivisorFilling's applySeams) every bucket.
+func (p *Policy) visit() []int32 {
 	if p.wide {
-		return p.nextLive(b)
+		return p.occ
 	}
-	return b
+	if len(p.occ) != len(p.sb) {
+		p.occ = p.occ[:0]
+		for b := range p.sb {
+			p.occ = append(p.occ, int32(b))
+		}
+	}
+	return p.occ
 }
 
-// nextLive is nextBucket on the wide path: the next set bit of live.
-func (p *Policy) nextLive(b int) int {
-	if i := firstFrom(p.live, b); i >= 0 {
-		return i
+// listOccupied lists the need buckets holding jobs in occ, the buckets a
+// decision's passes (the repair of M, the takes, the seams, the crossing
+// timer) visit on the wide path: Borg cell B has 12 of its 26 occupied on
+// average at ρ = 0.95. Listed at a decision only when an arrival or a
+// completion has filled or emptied a bucket since the last one; a pass
+// then costs a slice range per occupied bucket instead of a bit-set
+// search per step.
+func (p *Policy) listOccupied() {
+	p.occ = p.occ[:0]
+	for b := firstFrom(p.live, 0); b >= 0; b = firstFrom(p.live, b+1) {
+		p.occ = append(p.occ, int32(b))
 	}
-	return len(p.sb)
+	p.occStale = false
 }
 
 // sToWaiting is toWaiting for a slice bucket: running job x becomes
@@ -203,9 +223,9 @@ func (p *Policy) takesLive() []int32 {
 	take := p.take[:p.nBuckets]
 	rem, stopped := p.k, false
 	p.cut = int32(p.nBuckets)
-	for b := p.nextLive(0); b < len(p.sb); b = p.nextLive(b + 1) {
+	for _, b := range p.occ {
 		sb := &p.sb[b]
-		take[b] = p.takeStep(b, sb.nRun+sb.w, &rem, &stopped)
+		take[b] = p.takeStep(int(b), sb.nRun+sb.w, &rem, &stopped)
 	}
 	p.rem = rem
 	return take
