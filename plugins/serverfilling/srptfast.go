@@ -480,7 +480,12 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 		}
 		take = p.takes(cnt)
 	}
-	pre, starts := p.applySeams(s, take, now)
+	var pre, starts []int32
+	if p.wide {
+		pre, starts = p.applySeamsWide(s, take, now)
+	} else {
+		pre, starts = p.applySeams(s, take, now)
+	}
 	p.stopper, p.idle = -1, p.rem
 	if p.packing == PackStop && int(p.cut) < p.nBuckets && p.sb[p.cut].w > 0 {
 		p.stopper = p.wAt(&p.sb[p.cut], 0)
@@ -516,18 +521,9 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 // the caller's, in order).
 func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, starts []int32) {
 	pre, starts = p.next[:0], p.starts[:0]
-	p.preEnds, p.startEnds = p.preEnds[:0], p.startEnds[:0]
-	for _, b := range p.visit() { // the others take 0: nothing to move
+	for _, b := range p.visit() {
 		sb := &p.sb[b]
-		np, ns := len(pre), len(starts)
 		for sb.nRun > take[b] {
-			if p.wide { // the last running job, its key set by sToWaiting
-				x := sb.seq[sb.nRun-1]
-				p.sToWaiting(sb, x, now)
-				sb.w++
-				pre = append(pre, x)
-				continue
-			}
 			x := p.runLast(sb, now)
 			p.toWaiting(x, now)
 			sb.w++
@@ -535,10 +531,6 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 		}
 		for sb.nRun < take[b] {
 			sb.w--
-			if p.wide {
-				starts = append(starts, p.sStartFirst(s, sb, now))
-				continue
-			}
 			x := p.tFirst(sb.root)
 			sb.root = p.tDeleteMin(sb.root)
 			p.setRun(s, &p.slots[x], now)
@@ -551,23 +543,12 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 			if !p.less(y, x) {
 				break
 			}
-			if p.wide { // y stays the first waiting job: x's key now is above y's
-				p.sToWaiting(sb, x, now)
-				p.sStartFirst(s, sb, now)
-			} else {
-				sb.root = p.tDeleteMin(sb.root)
-				p.toWaiting(x, now)
-				p.setRun(s, &p.slots[y], now)
-				p.runAppend(y)
-			}
+			sb.root = p.tDeleteMin(sb.root)
+			p.toWaiting(x, now)
+			p.setRun(s, &p.slots[y], now)
+			p.runAppend(y)
 			pre = append(pre, x)
 			starts = append(starts, y)
-		}
-		if p.wide && len(pre) > np { // the bucket's runs, for mergeBucketRuns
-			p.preEnds = append(p.preEnds, int32(len(pre)))
-		}
-		if p.wide && len(starts) > ns {
-			p.startEnds = append(p.startEnds, int32(len(starts)))
 		}
 	}
 	return pre, starts

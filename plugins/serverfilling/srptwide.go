@@ -216,6 +216,86 @@ func (p *Policy) sStartFirst(s *sdk.System, sb *sbucket, now float64) int32 {
 	return x
 }
 
+// applySeamsWide is applySeams on the slices: the same moves, in the same
+// order, with the usual case of each written out (a preempted job stays at
+// the seam as the first waiting job, a started one as the last running
+// job: sToWaiting and sStartFirst without their searches) and the
+// bucket's scale read once. A preempted job goes elsewhere only when the
+// first waiting job precedes it (an arrival since the last decision, or a
+// tie in key broken by arrival), a started one only when the last running
+// job does not precede it in (fin, arrival); sToWaiting and sStartFirst
+// place those. It also records where each bucket's runs end in pre and
+// starts, for mergeBucketRuns.
+func (p *Policy) applySeamsWide(s *sdk.System, take []int32, now float64) (pre, starts []int32) {
+	pre, starts = p.next[:0], p.starts[:0]
+	p.preEnds, p.startEnds = p.preEnds[:0], p.startEnds[:0]
+	slots := p.slots
+	for _, b := range p.occ {
+		sb := &p.sb[b]
+		np, ns := len(pre), len(starts)
+		if t := take[b]; sb.nRun != t {
+			seq := sb.seq
+			scale := p.cls[slots[seq[0]].class].scale // one need, one scale
+			for sb.nRun > t { // from the last running job backwards
+				i := sb.nRun - 1
+				x := seq[i]
+				xs := &slots[x]
+				xs.key = scale * clamp0(xs.fin-now) // skey, then frozen
+				if int(i+1) < len(seq) && keyBefore(&slots[seq[i+1]], xs) {
+					p.sToWaiting(sb, x, now)
+				} else {
+					xs.moving, xs.rate, xs.serve = false, 0, false // stopRun
+					sb.nRun--
+				}
+				sb.w++
+				pre = append(pre, x)
+			}
+			for sb.nRun < t { // from the first waiting job on
+				i := sb.nRun
+				x := seq[i]
+				xs := &slots[x]
+				xs.since, xs.key0, xs.moving = now, xs.key, true // setRun
+				xs.fin = finAtMost(now+s.Remaining(xs.j), now, scale, xs.key)
+				if p.crossings {
+					xs.rate = scale
+				}
+				if i > 0 && !finBefore(&slots[seq[i-1]], xs) {
+					p.sStartFirst(s, sb, now) // setRun again: the same
+				} else {
+					sb.nRun++
+					xs.serve = true
+				}
+				sb.w--
+				starts = append(starts, x)
+			}
+		}
+		for sb.w > 0 && sb.nRun > 0 { // as applySeams
+			x := p.runLast(sb, now)
+			y := sb.seq[sb.nRun]
+			if !p.less(y, x) {
+				break
+			}
+			p.sToWaiting(sb, x, now) // y stays the first waiting job: x's key now is above y's
+			p.sStartFirst(s, sb, now)
+			pre = append(pre, x)
+			starts = append(starts, y)
+		}
+		if len(pre) > np {
+			p.preEnds = append(p.preEnds, int32(len(pre)))
+		}
+		if len(starts) > ns {
+			p.startEnds = append(p.startEnds, int32(len(starts)))
+		}
+	}
+	return pre, starts
+}
+
+// keyBefore is tLess(modeKey) on slots: the waiting jobs' order.
+func keyBefore(a, b *slot) bool { return a.key < b.key || a.key == b.key && a.id < b.id }
+
+// finBefore is tLess(modeFall) on slots: the running jobs' order.
+func finBefore(a, b *slot) bool { return a.fin < b.fin || a.fin == b.fin && a.id < b.id }
+
 // takesLive is takes for the wide path over the buckets holding jobs
 // only: an empty bucket takes 0, which changes neither the servers left
 // nor the cut, and applySeams reads the takes of these buckets only.
