@@ -236,7 +236,9 @@ func (p *Policy) applySeamsWide(s *sdk.System, take []int32, now float64) (pre, 
 		if t := take[b]; sb.nRun != t {
 			seq := sb.seq
 			scale := p.cls[slots[seq[0]].class].scale // one need, one scale
-			for sb.nRun > t { // from the last running job backwards
+			// Preemptions from the last running job backwards, starts from
+			// the first waiting job on.
+			for sb.nRun > t {
 				i := sb.nRun - 1
 				x := seq[i]
 				xs := &slots[x]
@@ -250,7 +252,7 @@ func (p *Policy) applySeamsWide(s *sdk.System, take []int32, now float64) (pre, 
 				sb.w++
 				pre = append(pre, x)
 			}
-			for sb.nRun < t { // from the first waiting job on
+			for sb.nRun < t {
 				i := sb.nRun
 				x := seq[i]
 				xs := &slots[x]
