@@ -365,22 +365,42 @@ func (p *Policy) mergeBucketRuns(list, ends []int32, pre bool) {
 			slices.Reverse(list[done:end])
 		}
 		if done > 0 && p.wasBefore(list[done], list[done-1], pre) {
-			p.mergeBuf = append(p.mergeBuf[:0], list[:done]...)
-			a, i, o := p.mergeBuf, done, 0
-			for len(a) > 0 && i < end {
-				if p.wasBefore(list[i], a[0], pre) {
-					list[o] = list[i]
-					i++
-				} else {
-					list[o] = a[0]
-					a = a[1:]
-				}
-				o++
-			}
-			copy(list[o:], a) // the rest of list[i:end] is in place
+			p.mergeRun(list[:end], done, pre)
 		}
 		done = end
 	}
+}
+
+// mergeRun merges list[:done] and list[done:], each in the order wasBefore,
+// in place. The comparison is written out with the slots in a local (the
+// slice stores would otherwise reload p.slots at every step); ties in key
+// between preempted jobs, rare, take wasBefore.
+func (p *Policy) mergeRun(list []int32, done int32, pre bool) {
+	p.mergeBuf = append(p.mergeBuf[:0], list[:done]...)
+	a, slots := p.mergeBuf, p.slots
+	i, j, o := int(done), 0, 0
+	for j < len(a) && i < len(list) {
+		x, y := list[i], a[j]
+		xs, ys := &slots[x], &slots[y]
+		var first bool
+		switch {
+		case !pre:
+			first = xs.key0 < ys.key0 || xs.key0 == ys.key0 && xs.id < ys.id
+		case xs.key != ys.key:
+			first = xs.key < ys.key
+		default:
+			first = p.wasBefore(x, y, true)
+		}
+		if first {
+			list[o] = x
+			i++
+		} else {
+			list[o] = y
+			j++
+		}
+		o++
+	}
+	copy(list[o:], a[j:]) // the rest of list[i:] is in place
 }
 
 // wasBefore is cmpWas(pre)(a, b) < 0 under the SRPT order, written out
