@@ -310,6 +310,9 @@ func (p *Policy) completeSRPT(s *sdk.System, i int32) {
 // sequence, so M's jobs of last's sequence that follow it are last's
 // sequence's run at M's end.
 func (p *Policy) lastM(now float64) (last, second int32) {
+	if p.wide {
+		return p.lastMWide(now)
+	}
 	last, second = -1, -1
 	put := func(c int32) {
 		switch {
@@ -334,6 +337,9 @@ func (p *Policy) lastM(now float64) (last, second int32) {
 // firstOut returns the least job outside M (-1 if none) and the least of
 // the other buckets' first jobs outside M (-1 if none).
 func (p *Policy) firstOut() (first, second int32) {
+	if p.wide {
+		return p.firstOutWide()
+	}
 	first, second = -1, -1
 	for _, b := range p.visit() {
 		sb := &p.sb[b]
@@ -649,13 +655,22 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 		return
 	}
 	t := math.Inf(1)
+	// crossAt(b, y) is at least its straight-line estimate or, y running,
+	// b's fin (where it stops looking): a candidate whose bound is not below
+	// the earliest crossing so far cannot lower it and is not searched.
+	// Running jobs' keys, as keyAt computes them: rate (their scale, with
+	// crossings on) × max(fin − now, 0).
+	kb := b.rate * clamp0(b.fin-now)
 	for _, bi := range p.visit() {
 		if p.sb[bi].nRun == 0 || p.bneed[bi] > slack {
 			continue
 		}
 		y := p.runTail(int(bi)) // largest (fin, arrival)
 		if ys := &p.slots[y]; y != last && ys.rate < b.rate {
-			t = math.Min(t, p.crossAt(b, ys, now))
+			est := now + math.Max((kb-ys.rate*clamp0(ys.fin-now))/(b.rate-ys.rate), 0)
+			if math.Min(est, b.fin) < t {
+				t = math.Min(t, p.crossAt(b, ys, now))
+			}
 		}
 	}
 	if i := p.stopper; i >= 0 && i != last && p.idle > 0 {

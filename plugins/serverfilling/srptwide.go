@@ -1,6 +1,7 @@
 package serverfilling
 
 import (
+	"math"
 	"slices"
 
 	"github.com/msjfarm/msjfarm/sdk"
@@ -123,7 +124,10 @@ func (p *Policy) sInsertRunning(sb *sbucket, x int32) {
 
 // sRemoveRunning takes running job x out of sb (a completion).
 func (p *Policy) sRemoveRunning(sb *sbucket, x int32) {
-	at := p.sRunIndex(sb, x)
+	at := int32(0) // usually the first: the least fin
+	if sb.seq[0] != x {
+		at = p.sRunIndex(sb, x)
+	}
 	sb.seq = append(sb.seq[:at], sb.seq[at+1:]...)
 	sb.nRun--
 	p.slots[x].serve = false
@@ -290,6 +294,76 @@ func (p *Policy) applySeamsWide(s *sdk.System, take []int32, now float64) (pre, 
 		}
 	}
 	return pre, starts
+}
+
+// lastMWide is lastM on the slices. A candidate whose key is below the
+// second latest's so far cannot be either of the two (the order compares
+// keys first), so most are dropped on one comparison of keys, without
+// less; a running candidate's key is refreshed from its bucket's scale.
+func (p *Policy) lastMWide(now float64) (last, second int32) {
+	t := lastTwo{last: -1, second: -1, lk: math.Inf(-1), sk: math.Inf(-1)}
+	slots := p.slots
+	for _, b := range p.occ {
+		sb := &p.sb[b]
+		n := sb.nRun
+		if sb.w > 0 {
+			c := sb.seq[n+sb.w-1]
+			if k := slots[c].key; k >= t.sk {
+				t.place(p, c, k)
+			}
+		}
+		if n > 0 {
+			c := sb.seq[n-1]
+			cs := &slots[c] // runLast: keyAt for a running SRPT job
+			k := float64(p.bneed[b]) * p.invK * clamp0(cs.fin-now)
+			cs.key = k
+			if k >= t.sk {
+				t.place(p, c, k)
+			}
+		}
+	}
+	return t.last, t.second
+}
+
+// lastTwo is the latest two jobs seen and their keys (-Inf: none yet).
+type lastTwo struct {
+	last, second int32
+	lk, sk       float64
+}
+
+// place puts job c of key k, not before the second latest, among the two.
+func (t *lastTwo) place(p *Policy, c int32, k float64) {
+	switch {
+	case k > t.lk || k == t.lk && p.less(t.last, c):
+		t.last, t.second, t.lk, t.sk = c, t.last, k, t.lk
+	case k > t.sk || p.less(t.second, c):
+		t.second, t.sk = c, k
+	}
+}
+
+// firstOutWide is firstOut on the slices, dropping on one comparison of
+// keys the candidates past the second least so far (see lastMWide).
+func (p *Policy) firstOutWide() (first, second int32) {
+	first, second = -1, -1
+	fk, sk := math.Inf(1), math.Inf(1)
+	slots := p.slots
+	for _, b := range p.occ {
+		sb := &p.sb[b]
+		i := sb.nRun + sb.w
+		if int(i) >= len(sb.seq) {
+			continue
+		}
+		c := sb.seq[i]
+		k := slots[c].key
+		switch {
+		case k > sk:
+		case k < fk || k == fk && p.less(c, first):
+			first, second, fk, sk = c, first, k, fk
+		case k < sk || p.less(c, second):
+			second, sk = c, k
+		}
+	}
+	return first, second
 }
 
 // keyBefore is tLess(modeKey) on slots: the waiting jobs' order.
