@@ -476,21 +476,15 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	}
 
 	// 2. The takes, applied at each bucket's seam.
-	var take []int32
+	var pre, starts []int32
 	if p.wide {
-		take = p.takesLive()
+		pre, starts = p.applySeamsWide(s, now)
 	} else {
 		cnt := p.counts
 		for b := range p.sb {
 			cnt[b] = p.sb[b].nRun + p.sb[b].w
 		}
-		take = p.takes(cnt)
-	}
-	var pre, starts []int32
-	if p.wide {
-		pre, starts = p.applySeamsWide(s, take, now)
-	} else {
-		pre, starts = p.applySeams(s, take, now)
+		pre, starts = p.applySeams(s, p.takes(cnt), now)
 	}
 	p.stopper, p.idle = -1, p.rem
 	if p.packing == PackStop && int(p.cut) < p.nBuckets && p.sb[p.cut].w > 0 {
@@ -667,8 +661,7 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 		}
 		y := p.runTail(int(bi)) // largest (fin, arrival)
 		if ys := &p.slots[y]; y != last && ys.rate < b.rate {
-			est := now + math.Max((kb-ys.rate*clamp0(ys.fin-now))/(b.rate-ys.rate), 0)
-			if math.Min(est, b.fin) < t {
+			if est := now + clamp0((kb-ys.rate*clamp0(ys.fin-now))/(b.rate-ys.rate)); est < t || b.fin < t {
 				t = math.Min(t, p.crossAt(b, ys, now))
 			}
 		}

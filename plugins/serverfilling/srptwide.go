@@ -229,15 +229,26 @@ func (p *Policy) sStartFirst(s *sdk.System, sb *sbucket, now float64) int32 {
 // tie in key broken by arrival), a started one only when the last running
 // job does not precede it in (fin, arrival); sToWaiting and sStartFirst
 // place those. It also records where each bucket's runs end in pre and
-// starts, for mergeBucketRuns.
-func (p *Policy) applySeamsWide(s *sdk.System, take []int32, now float64) (pre, starts []int32) {
+// starts, for mergeBucketRuns. It computes the takes as it goes (takes's
+// rule, takeStep, over the occupied buckets: an empty one takes 0, which
+// changes neither the servers left nor the cut), since a bucket's take
+// depends on the buckets before it only, and it passes over a bucket where
+// nothing moves on one test.
+func (p *Policy) applySeamsWide(s *sdk.System, now float64) (pre, starts []int32) {
 	pre, starts = p.next[:0], p.starts[:0]
 	p.preEnds, p.startEnds = p.preEnds[:0], p.startEnds[:0]
 	slots := p.slots
+	rem, stopped := p.k, false
+	p.cut = int32(p.nBuckets)
 	for _, b := range p.occ {
 		sb := &p.sb[b]
+		c := sb.nRun + sb.w
+		t := p.takeStep(int(b), c, &rem, &stopped)
+		if sb.nRun == t && (t == 0 || t == c) {
+			continue // no move, and no waiting job of M beside a running one to exchange
+		}
 		np, ns := len(pre), len(starts)
-		if t := take[b]; sb.nRun != t {
+		if sb.nRun != t {
 			seq := sb.seq
 			scale := p.cls[slots[seq[0]].class].scale // one need, one scale
 			// Preemptions from the last running job backwards, starts from
@@ -293,6 +304,7 @@ func (p *Policy) applySeamsWide(s *sdk.System, take []int32, now float64) (pre, 
 			p.startEnds = append(p.startEnds, int32(len(starts)))
 		}
 	}
+	p.rem = rem
 	return pre, starts
 }
 
@@ -372,21 +384,6 @@ func keyBefore(a, b *slot) bool { return a.key < b.key || a.key == b.key && a.id
 // finBefore is tLess(modeFall) on slots: the running jobs' order.
 func finBefore(a, b *slot) bool { return a.fin < b.fin || a.fin == b.fin && a.id < b.id }
 
-// takesLive is takes for the wide path over the buckets holding jobs
-// only: an empty bucket takes 0, which changes neither the servers left
-// nor the cut, and applySeams reads the takes of these buckets only.
-func (p *Policy) takesLive() []int32 {
-	take := p.take[:p.nBuckets]
-	rem, stopped := p.k, false
-	p.cut = int32(p.nBuckets)
-	for _, b := range p.occ {
-		sb := &p.sb[b]
-		take[b] = p.takeStep(int(b), sb.nRun+sb.w, &rem, &stopped)
-	}
-	p.rem = rem
-	return take
-}
-
 // wSize, wAt and wCountLess are the lookups srptfast.go makes in a
 // bucket's waiting jobs, on either representation: their number, the one
 // of rank r, and how many are ahead of x in the order less.
@@ -446,35 +443,42 @@ func (p *Policy) mergeBucketRuns(list, ends []int32, pre bool) {
 }
 
 // mergeRun merges list[:done] and list[done:], each in the order wasBefore,
-// in place. The comparison is written out with the slots in a local (the
-// slice stores would otherwise reload p.slots at every step); ties in key
-// between preempted jobs, rare, take wasBefore.
+// in place. The head of each side and its key (the frozen key for
+// preempted jobs, key0 for started ones) are kept in locals, so a step
+// loads one job's key; equal keys, rare, take wasBefore.
 func (p *Policy) mergeRun(list []int32, done int32, pre bool) {
 	p.mergeBuf = append(p.mergeBuf[:0], list[:done]...)
 	a, slots := p.mergeBuf, p.slots
 	i, j, o := int(done), 0, 0
-	for j < len(a) && i < len(list) {
-		x, y := list[i], a[j]
-		xs, ys := &slots[x], &slots[y]
-		var first bool
-		switch {
-		case !pre:
-			first = xs.key0 < ys.key0 || xs.key0 == ys.key0 && xs.id < ys.id
-		case xs.key != ys.key:
-			first = xs.key < ys.key
-		default:
-			first = p.wasBefore(x, y, true)
-		}
-		if first {
+	x, y := list[i], a[0]
+	xk, yk := slots[x].key0, slots[y].key0
+	if pre {
+		xk, yk = slots[x].key, slots[y].key
+	}
+	for {
+		if xk < yk || xk == yk && p.wasBefore(x, y, pre) {
 			list[o] = x
-			i++
+			o++
+			if i++; i == len(list) {
+				break
+			}
+			x = list[i]
+			if xk = slots[x].key0; pre {
+				xk = slots[x].key
+			}
 		} else {
 			list[o] = y
-			j++
+			o++
+			if j++; j == len(a) {
+				return // the rest of list[i:] is in place
+			}
+			y = a[j]
+			if yk = slots[y].key0; pre {
+				yk = slots[y].key
+			}
 		}
-		o++
 	}
-	copy(list[o:], a[j:]) // the rest of list[i:] is in place
+	copy(list[o:], a[j:])
 }
 
 // wasBefore is cmpWas(pre)(a, b) < 0 under the SRPT order, written out
