@@ -237,6 +237,7 @@ func (p *Policy) sStartFirst(s *sdk.System, sb *sbucket, now float64) int32 {
 func (p *Policy) applySeamsWide(s *sdk.System, now float64) (pre, starts []int32) {
 	pre, starts = p.next[:0], p.starts[:0]
 	p.preEnds, p.startEnds = p.preEnds[:0], p.startEnds[:0]
+	slots := p.slots
 	rem, stopped := p.k, false
 	p.cut = int32(p.nBuckets)
 	for _, b := range p.occ {
@@ -248,7 +249,42 @@ func (p *Policy) applySeamsWide(s *sdk.System, now float64) (pre, starts []int32
 		}
 		np, ns := len(pre), len(starts)
 		if sb.nRun != t {
-			pre, starts = p.moveSeam(s, sb, t, now, pre, starts)
+			seq := sb.seq
+			scale := p.cls[slots[seq[0]].class].scale // one need, one scale
+			// Preemptions from the last running job backwards, starts from
+			// the first waiting job on.
+			for sb.nRun > t {
+				i := sb.nRun - 1
+				x := seq[i]
+				xs := &slots[x]
+				xs.key = scale * clamp0(xs.fin-now) // skey, then frozen
+				if int(i+1) < len(seq) && keyBefore(&slots[seq[i+1]], xs) {
+					p.sToWaiting(sb, x, now)
+				} else {
+					xs.moving, xs.rate, xs.serve = false, 0, false // stopRun
+					sb.nRun--
+				}
+				sb.w++
+				pre = append(pre, x)
+			}
+			for sb.nRun < t {
+				i := sb.nRun
+				x := seq[i]
+				xs := &slots[x]
+				xs.since, xs.key0, xs.moving = now, xs.key, true // setRun
+				xs.fin = finAtMost(now+s.Remaining(xs.j), now, scale, xs.key)
+				if p.crossings {
+					xs.rate = scale
+				}
+				if i > 0 && !finBefore(&slots[seq[i-1]], xs) {
+					p.sStartFirst(s, sb, now) // setRun again: the same
+				} else {
+					sb.nRun++
+					xs.serve = true
+				}
+				sb.w--
+				starts = append(starts, x)
+			}
 		}
 		for sb.w > 0 && sb.nRun > 0 { // as applySeams
 			x := p.runLast(sb, now)
@@ -342,53 +378,6 @@ func (p *Policy) firstOutWide() (first, second int32) {
 	return first, second
 }
 
-// moveSeam moves bucket sb's seam to t running jobs (t ≠ its running
-// count): preemptions from the last running job backwards, appended to
-// pre, or starts from the first waiting job on, appended to starts. The
-// counts are kept in locals (sToWaiting and sStartFirst, which place the
-// unusual cases, read and move sb.nRun themselves).
-func (p *Policy) moveSeam(s *sdk.System, sb *sbucket, t int32, now float64, pre, starts []int32) ([]int32, []int32) {
-	seq, slots := sb.seq, p.slots
-	scale := p.cls[slots[seq[0]].class].scale // one need, one scale
-	n, w := sb.nRun, sb.w
-	for ; n > t; n-- {
-		x := seq[n-1]
-		xs := &slots[x]
-		xs.key = scale * clamp0(xs.fin-now) // skey, then frozen
-		if int(n) < len(seq) && keyBefore(&slots[seq[n]], xs) {
-			sb.nRun = n
-			p.sToWaiting(sb, x, now)
-		} else {
-			xs.moving, xs.rate, xs.serve = false, 0, false // stopRun
-		}
-		w++
-		pre = append(pre, x)
-	}
-	for ; n < t; n++ {
-		x := seq[n]
-		xs := &slots[x]
-		xs.since, xs.key0, xs.moving = now, xs.key, true // setRun
-		fin := now + s.Remaining(xs.j)
-		if scale*clamp0(fin-now) > xs.key { // else finAtMost returns fin
-			fin = finAtMost(fin, now, scale, xs.key)
-		}
-		xs.fin = fin
-		if p.crossings {
-			xs.rate = scale
-		}
-		if n > 0 && !finBefore(&slots[seq[n-1]], xs) {
-			sb.nRun = n
-			p.sStartFirst(s, sb, now) // setRun again: the same
-		} else {
-			xs.serve = true
-		}
-		w--
-		starts = append(starts, x)
-	}
-	sb.nRun, sb.w = n, w
-	return pre, starts
-}
-
 // keyBefore is tLess(modeKey) on slots: the waiting jobs' order.
 func keyBefore(a, b *slot) bool { return a.key < b.key || a.key == b.key && a.id < b.id }
 
@@ -458,11 +447,8 @@ func (p *Policy) mergeBucketRuns(list, ends []int32, pre bool) {
 // preempted jobs, key0 for started ones) are kept in locals, so a step
 // loads one job's key; equal keys, rare, take wasBefore.
 func (p *Policy) mergeRun(list []int32, done int32, pre bool) {
-	if cap(p.mergeBuf) < int(done) {
-		p.mergeBuf = make([]int32, 2*done)
-	}
-	a, slots := p.mergeBuf[:done], p.slots
-	copy(a, list[:done])
+	p.mergeBuf = append(p.mergeBuf[:0], list[:done]...)
+	a, slots := p.mergeBuf, p.slots
 	i, j, o := int(done), 0, 0
 	x, y := list[i], a[0]
 	xk, yk := slots[x].key0, slots[y].key0
