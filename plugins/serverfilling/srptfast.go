@@ -311,7 +311,8 @@ func (p *Policy) completeSRPT(s *sdk.System, i int32) {
 // sequence's run at M's end.
 func (p *Policy) lastM(now float64) (last, second int32) {
 	if p.wide {
-		return p.lastMWide(now)
+		last, second, _ = p.lastMWide(now)
+		return last, second
 	}
 	last, second = -1, -1
 	put := func(c int32) {
@@ -427,8 +428,12 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 			p.nOut -= int(n)
 			continue
 		}
-		var second int32
-		last, second = p.lastM(now)
+		second, first := int32(-1), int32(-2) // first: -2 until looked up
+		if p.wide { // one pass for both ends
+			last, second, first = p.lastMWide(now)
+		} else {
+			last, second = p.lastM(now)
+		}
 		fresh = true
 		ls := &p.slots[last]
 		if p.sumM-int(ls.need) >= p.k {
@@ -453,7 +458,10 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 			fresh = false
 			continue
 		}
-		if o, _ := p.firstOut(); o >= 0 && p.less(o, last) {
+		if first == -2 {
+			first, _ = p.firstOut()
+		}
+		if o := first; o >= 0 && p.less(o, last) {
 			p.sb[p.slots[o].bucket].w++
 			p.sumM += int(p.slots[o].need)
 			p.nOut--

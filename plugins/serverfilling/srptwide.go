@@ -308,33 +308,46 @@ func (p *Policy) applySeamsWide(s *sdk.System, now float64) (pre, starts []int32
 	return pre, starts
 }
 
-// lastMWide is lastM on the slices. A candidate whose key is below the
-// second latest's so far cannot be either of the two (the order compares
-// keys first), so most are dropped on one comparison of keys, without
-// less; a running candidate's key is refreshed from its bucket's scale.
-func (p *Policy) lastMWide(now float64) (last, second int32) {
+// lastMWide is lastM on the slices, and firstOut's least job outside M
+// (-1 if none) found in the same pass over the buckets. A candidate whose
+// key is below the second latest's so far cannot be either of the two (the
+// order compares keys first), so most are dropped on one comparison of
+// keys, without less. A running candidate's key is refreshed (runLast)
+// only when its last refreshed value, which its key now cannot exceed
+// (running keys only fall), is not below that bound.
+func (p *Policy) lastMWide(now float64) (last, second, first int32) {
 	t := lastTwo{last: -1, second: -1, lk: math.Inf(-1), sk: math.Inf(-1)}
+	first, fk := int32(-1), math.Inf(1)
 	slots := p.slots
 	for _, b := range p.occ {
 		sb := &p.sb[b]
-		n := sb.nRun
-		if sb.w > 0 {
-			c := sb.seq[n+sb.w-1]
+		n, w := sb.nRun, sb.w
+		if w > 0 {
+			c := sb.seq[n+w-1]
 			if k := slots[c].key; k >= t.sk {
 				t.place(p, c, k)
 			}
 		}
+		if int(n+w) < len(sb.seq) {
+			c := sb.seq[n+w]
+			if k := slots[c].key; k < fk || k == fk && p.less(c, first) {
+				first, fk = c, k
+			}
+		}
 		if n > 0 {
 			c := sb.seq[n-1]
-			cs := &slots[c] // runLast: keyAt for a running SRPT job
-			k := float64(p.bneed[b]) * p.invK * clamp0(cs.fin-now)
+			cs := &slots[c]
+			if cs.key < t.sk {
+				continue
+			}
+			k := float64(p.bneed[b]) * p.invK * clamp0(cs.fin-now) // keyAt for a running SRPT job
 			cs.key = k
 			if k >= t.sk {
 				t.place(p, c, k)
 			}
 		}
 	}
-	return t.last, t.second
+	return t.last, t.second, first
 }
 
 // lastTwo is the latest two jobs seen and their keys (-Inf: none yet).
