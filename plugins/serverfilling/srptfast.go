@@ -669,9 +669,13 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 		}
 		y := p.runTail(int(bi)) // largest (fin, arrival)
 		if ys := &p.slots[y]; y != last && ys.rate < b.rate {
-			if est := now + clamp0((kb-ys.rate*clamp0(ys.fin-now))/(b.rate-ys.rate)); est < t || b.fin < t {
-				t = math.Min(t, p.crossAt(b, ys, now))
+			if t < math.MaxFloat64 { // a crossing found: bound this one first
+				est := now + clamp0((kb-ys.rate*clamp0(ys.fin-now))/(b.rate-ys.rate))
+				if est >= t && b.fin >= t {
+					continue
+				}
 			}
+			t = math.Min(t, p.crossAt(b, ys, now))
 		}
 	}
 	if i := p.stopper; i >= 0 && i != last && p.idle > 0 {

@@ -151,16 +151,18 @@ func (p *Policy) setLive(b int32) {
 // start of each decision), on the treap paths (this file's SRPT and
 // Gittins, DivisorFilling's applySeams) every bucket.
 func (p *Policy) visit() []int32 {
-	if p.wide {
-		return p.occ
-	}
-	if len(p.occ) != len(p.sb) {
-		p.occ = p.occ[:0]
-		for b := range p.sb {
-			p.occ = append(p.occ, int32(b))
-		}
+	if !p.wide && len(p.occ) != len(p.sb) {
+		p.listAll()
 	}
 	return p.occ
+}
+
+// listAll lists every need bucket in occ (the treap paths).
+func (p *Policy) listAll() {
+	p.occ = p.occ[:0]
+	for b := range p.sb {
+		p.occ = append(p.occ, int32(b))
+	}
 }
 
 // listOccupied lists the need buckets holding jobs in occ, the buckets a
