@@ -323,7 +323,7 @@ func (p *Policy) lastM(now float64) (last, second int32) {
 			second = c
 		}
 	}
-	for _, b := range p.visit() {
+	for b := range p.sb {
 		sb := &p.sb[b]
 		if sb.w > 0 {
 			put(p.wAt(sb, sb.w-1))
@@ -342,7 +342,7 @@ func (p *Policy) firstOut() (first, second int32) {
 		return p.firstOutWide()
 	}
 	first, second = -1, -1
-	for _, b := range p.visit() {
+	for b := range p.sb {
 		sb := &p.sb[b]
 		if sb.w >= p.wSize(sb) {
 			continue
@@ -529,7 +529,7 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 // the caller's, in order).
 func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, starts []int32) {
 	pre, starts = p.next[:0], p.starts[:0]
-	for _, b := range p.visit() {
+	for b := range p.sb {
 		sb := &p.sb[b]
 		for sb.nRun > take[b] {
 			x := p.runLast(sb, now)
@@ -662,7 +662,6 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 	// the earliest crossing so far cannot lower it and is not searched.
 	// Running jobs' keys, as keyAt computes them: rate (their scale, with
 	// crossings on) × max(fin − now, 0).
-	kb := b.rate * clamp0(b.fin-now)
 	for _, bi := range p.visit() {
 		if p.sb[bi].nRun == 0 || p.bneed[bi] > slack {
 			continue
@@ -670,6 +669,7 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 		y := p.runTail(int(bi)) // largest (fin, arrival)
 		if ys := &p.slots[y]; y != last && ys.rate < b.rate {
 			if t < math.MaxFloat64 { // a crossing found: bound this one first
+				kb := b.rate * clamp0(b.fin-now)
 				est := now + clamp0((kb-ys.rate*clamp0(ys.fin-now))/(b.rate-ys.rate))
 				if est >= t && b.fin >= t {
 					continue

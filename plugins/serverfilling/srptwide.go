@@ -146,10 +146,11 @@ func (p *Policy) setLive(b int32) {
 	}
 }
 
-// visit is the list of need buckets a decision's passes visit: on the
-// wide path the occupied ones (listOccupied, brought up to date at the
-// start of each decision), on the treap paths (this file's SRPT and
-// Gittins, DivisorFilling's applySeams) every bucket.
+// visit is the list of need buckets the crossing timer's pass visits: on
+// the wide path the occupied ones (listOccupied, brought up to date at the
+// start of each decision), on the treap path every bucket. (The wide
+// path's other passes range over occ directly, the treap path's over
+// every bucket.)
 func (p *Policy) visit() []int32 {
 	if !p.wide && len(p.occ) != len(p.sb) {
 		p.listAll()
