@@ -428,8 +428,10 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 			p.nOut -= int(n)
 			continue
 		}
-		second, first := int32(-1), int32(-2) // first: -2 until looked up
-		if p.wide { // one pass for both ends
+		// The wide path finds M's least outside job in the same pass
+		// (first: -2 until looked up).
+		second, first := int32(-1), int32(-2)
+		if p.wide {
 			last, second, first = p.lastMWide(now)
 		} else {
 			last, second = p.lastM(now)
