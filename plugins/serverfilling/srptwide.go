@@ -39,10 +39,13 @@ import (
 // thousands of jobs per bucket; the general path would pass over up to k jobs
 // of M per event anyway.
 //
-// A decision's passes over the need buckets (the repair of M, the seams,
-// the takes, the crossing timer) skip the buckets holding no job, a bit
-// per bucket kept as jobs arrive and complete (listOccupied): Borg cell B has
-// 26 needs, 12 of them occupied on average at ρ = 0.95.
+// A decision's passes over the need buckets skip the buckets holding no
+// job: a bit per bucket kept as jobs arrive and complete, listed at a
+// decision when it changed (listOccupied; Borg cell B has 26 needs, 12 of
+// them occupied on average at ρ = 0.95). There are three such passes per
+// decision: one finds both ends of M for its repair (lastMWide), one
+// computes the takes and moves the seams (applySeamsWide), one arms the
+// crossing timer.
 //
 // Both slices keep exactly the treaps' orders (modeFall for the running
 // part, modeKey for the waiting part), so every lookup returns the job the
