@@ -411,7 +411,9 @@ type Policy struct {
 	fastSRPT                     bool
 	wide                         bool     // its buckets as slices (srptwide.go): SRPT with a class wider than k/2
 	mergeBuf, preEnds, startEnds []int32  // scratch: mergeBucketRuns and its runs' ends
-	live                         []uint64 // wide path: a bit per need bucket holding jobs (nextBucket)
+	live                         []uint64 // wide path: a bit per need bucket holding jobs
+	occ                          []int32  // the need buckets a decision's passes visit (visit)
+	occStale                     bool     // wide path: live changed since occ was listed
 	sb                           []sbucket
 	rroot                        []int32 // treap of running jobs per run group (see runGroup)
 	pend                         []int32 // running jobs not yet placed in their treap (flushPending)

@@ -123,6 +123,7 @@ func (p *Policy) initSRPT() {
 		p.sb[b] = sbucket{root: -1}
 	}
 	p.live = make([]uint64, (p.nBuckets+63)/64)
+	p.occ, p.occStale = p.occ[:0], false
 	if p.ord == SRPTOrder {
 		p.rroot = make([]int32, p.nBuckets)
 		for b := range p.sb {
@@ -309,6 +310,10 @@ func (p *Policy) completeSRPT(s *sdk.System, i int32) {
 // sequence, so M's jobs of last's sequence that follow it are last's
 // sequence's run at M's end.
 func (p *Policy) lastM(now float64) (last, second int32) {
+	if p.wide {
+		last, second, _ = p.lastMWide(now)
+		return last, second
+	}
 	last, second = -1, -1
 	put := func(c int32) {
 		switch {
@@ -318,7 +323,7 @@ func (p *Policy) lastM(now float64) (last, second int32) {
 			second = c
 		}
 	}
-	for b := p.nextBucket(0); b < len(p.sb); b = p.nextBucket(b + 1) {
+	for b := range p.sb {
 		sb := &p.sb[b]
 		if sb.w > 0 {
 			put(p.wAt(sb, sb.w-1))
@@ -333,8 +338,11 @@ func (p *Policy) lastM(now float64) (last, second int32) {
 // firstOut returns the least job outside M (-1 if none) and the least of
 // the other buckets' first jobs outside M (-1 if none).
 func (p *Policy) firstOut() (first, second int32) {
+	if p.wide {
+		return p.firstOutWide()
+	}
 	first, second = -1, -1
-	for b := p.nextBucket(0); b < len(p.sb); b = p.nextBucket(b + 1) {
+	for b := range p.sb {
 		sb := &p.sb[b]
 		if sb.w >= p.wSize(sb) {
 			continue
@@ -386,6 +394,9 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	now := s.Now()
 
 	p.flushPending()
+	if p.occStale {
+		p.listOccupied()
+	}
 
 	// 1. Repair M at its ends.
 	evicted := p.evicted[:0]
@@ -417,8 +428,14 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 			p.nOut -= int(n)
 			continue
 		}
-		var second int32
-		last, second = p.lastM(now)
+		// The wide path finds M's least outside job in the same pass
+		// (first: -2 until looked up).
+		second, first := int32(-1), int32(-2)
+		if p.wide {
+			last, second, first = p.lastMWide(now)
+		} else {
+			last, second = p.lastM(now)
+		}
 		fresh = true
 		ls := &p.slots[last]
 		if p.sumM-int(ls.need) >= p.k {
@@ -443,7 +460,10 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 			fresh = false
 			continue
 		}
-		if o, _ := p.firstOut(); o >= 0 && p.less(o, last) {
+		if first == -2 {
+			first, _ = p.firstOut()
+		}
+		if o := first; o >= 0 && p.less(o, last) {
 			p.sb[p.slots[o].bucket].w++
 			p.sumM += int(p.slots[o].need)
 			p.nOut--
@@ -466,17 +486,16 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	}
 
 	// 2. The takes, applied at each bucket's seam.
-	var take []int32
+	var pre, starts []int32
 	if p.wide {
-		take = p.takesLive()
+		pre, starts = p.applySeamsWide(s, now)
 	} else {
 		cnt := p.counts
 		for b := range p.sb {
 			cnt[b] = p.sb[b].nRun + p.sb[b].w
 		}
-		take = p.takes(cnt)
+		pre, starts = p.applySeams(s, p.takes(cnt), now)
 	}
-	pre, starts := p.applySeams(s, take, now)
 	p.stopper, p.idle = -1, p.rem
 	if p.packing == PackStop && int(p.cut) < p.nBuckets && p.sb[p.cut].w > 0 {
 		p.stopper = p.wAt(&p.sb[p.cut], 0)
@@ -512,18 +531,9 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 // the caller's, in order).
 func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, starts []int32) {
 	pre, starts = p.next[:0], p.starts[:0]
-	p.preEnds, p.startEnds = p.preEnds[:0], p.startEnds[:0]
-	for b := p.nextBucket(0); b < len(p.sb); b = p.nextBucket(b + 1) { // the others take 0: nothing to move
+	for b := range p.sb {
 		sb := &p.sb[b]
-		np, ns := len(pre), len(starts)
 		for sb.nRun > take[b] {
-			if p.wide { // the last running job, its key set by sToWaiting
-				x := sb.seq[sb.nRun-1]
-				p.sToWaiting(sb, x, now)
-				sb.w++
-				pre = append(pre, x)
-				continue
-			}
 			x := p.runLast(sb, now)
 			p.toWaiting(x, now)
 			sb.w++
@@ -531,10 +541,6 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 		}
 		for sb.nRun < take[b] {
 			sb.w--
-			if p.wide {
-				starts = append(starts, p.sStartFirst(s, sb, now))
-				continue
-			}
 			x := p.tFirst(sb.root)
 			sb.root = p.tDeleteMin(sb.root)
 			p.setRun(s, &p.slots[x], now)
@@ -547,23 +553,12 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 			if !p.less(y, x) {
 				break
 			}
-			if p.wide { // y stays the first waiting job: x's key now is above y's
-				p.sToWaiting(sb, x, now)
-				p.sStartFirst(s, sb, now)
-			} else {
-				sb.root = p.tDeleteMin(sb.root)
-				p.toWaiting(x, now)
-				p.setRun(s, &p.slots[y], now)
-				p.runAppend(y)
-			}
+			sb.root = p.tDeleteMin(sb.root)
+			p.toWaiting(x, now)
+			p.setRun(s, &p.slots[y], now)
+			p.runAppend(y)
 			pre = append(pre, x)
 			starts = append(starts, y)
-		}
-		if p.wide && len(pre) > np { // the bucket's runs, for mergeBucketRuns
-			p.preEnds = append(p.preEnds, int32(len(pre)))
-		}
-		if p.wide && len(starts) > ns {
-			p.startEnds = append(p.startEnds, int32(len(starts)))
 		}
 	}
 	return pre, starts
@@ -664,12 +659,24 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 		return
 	}
 	t := math.Inf(1)
-	for bi := p.nextBucket(0); bi < len(p.sb); bi = p.nextBucket(bi + 1) {
+	// crossAt(b, y) is at least its straight-line estimate or, y running,
+	// b's fin (where it stops looking): a candidate whose bound is not below
+	// the earliest crossing so far cannot lower it and is not searched.
+	// Running jobs' keys, as keyAt computes them: rate (their scale, with
+	// crossings on) × max(fin − now, 0).
+	for _, bi := range p.visit() {
 		if p.sb[bi].nRun == 0 || p.bneed[bi] > slack {
 			continue
 		}
-		y := p.runTail(bi) // largest (fin, arrival)
+		y := p.runTail(int(bi)) // largest (fin, arrival)
 		if ys := &p.slots[y]; y != last && ys.rate < b.rate {
+			if t < math.MaxFloat64 { // a crossing found: bound this one first
+				kb := b.rate * clamp0(b.fin-now)
+				est := now + clamp0((kb-ys.rate*clamp0(ys.fin-now))/(b.rate-ys.rate))
+				if est >= t && b.fin >= t {
+					continue
+				}
+			}
 			t = math.Min(t, p.crossAt(b, ys, now))
 		}
 	}

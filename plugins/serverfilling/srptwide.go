@@ -1,6 +1,7 @@
 package serverfilling
 
 import (
+	"math"
 	"slices"
 
 	"github.com/msjfarm/msjfarm/sdk"
@@ -38,10 +39,13 @@ import (
 // thousands of jobs per bucket; the general path would pass over up to k jobs
 // of M per event anyway.
 //
-// A decision's passes over the need buckets (the repair of M, the seams,
-// the takes, the crossing timer) skip the buckets holding no job, a bit
-// per bucket kept as jobs arrive and complete (nextBucket): Borg cell B has
-// 26 needs, 12 of them occupied on average at ρ = 0.95.
+// A decision's passes over the need buckets skip the buckets holding no
+// job: a bit per bucket kept as jobs arrive and complete, listed at a
+// decision when it changed (listOccupied; Borg cell B has 26 needs, 12 of
+// them occupied on average at ρ = 0.95). There are three such passes per
+// decision: one finds both ends of M for its repair (lastMWide), one
+// computes the takes and moves the seams (applySeamsWide), one arms the
+// crossing timer.
 //
 // Both slices keep exactly the treaps' orders (modeFall for the running
 // part, modeKey for the waiting part), so every lookup returns the job the
@@ -123,35 +127,61 @@ func (p *Policy) sInsertRunning(sb *sbucket, x int32) {
 
 // sRemoveRunning takes running job x out of sb (a completion).
 func (p *Policy) sRemoveRunning(sb *sbucket, x int32) {
-	at := p.sRunIndex(sb, x)
+	at := int32(0) // usually the first: the least fin
+	if sb.seq[0] != x {
+		at = p.sRunIndex(sb, x)
+	}
 	sb.seq = append(sb.seq[:at], sb.seq[at+1:]...)
 	sb.nRun--
 	p.slots[x].serve = false
 	if len(sb.seq) == 0 {
 		b := p.slots[x].bucket
 		p.live[b>>6] &^= 1 << (b & 63)
+		p.occStale = true
 	}
 }
 
-func (p *Policy) setLive(b int32) { p.live[b>>6] |= 1 << (b & 63) }
-
-// nextBucket is the first need bucket from b on that a decision's passes
-// over the buckets visit (len(p.sb) if none): on the wide path the next one
-// holding jobs (nextLive; Borg cell B: 12 of its 26 buckets occupied on
-// average at ρ = 0.95), on the other paths b itself.
-func (p *Policy) nextBucket(b int) int {
-	if p.wide {
-		return p.nextLive(b)
+// setLive marks need bucket b as holding jobs.
+func (p *Policy) setLive(b int32) {
+	if bit := uint64(1) << (b & 63); p.live[b>>6]&bit == 0 {
+		p.live[b>>6] |= bit
+		p.occStale = true
 	}
-	return b
 }
 
-// nextLive is nextBucket on the wide path: the next set bit of live.
-func (p *Policy) nextLive(b int) int {
-	if i := firstFrom(p.live, b); i >= 0 {
-		return i
+// visit is the list of need buckets the crossing timer's pass visits: on
+// the wide path the occupied ones (listOccupied, brought up to date at the
+// start of each decision), on the treap path every bucket. (The wide
+// path's other passes range over occ directly, the treap path's over
+// every bucket.)
+func (p *Policy) visit() []int32 {
+	if !p.wide && len(p.occ) != len(p.sb) {
+		p.listAll()
 	}
-	return len(p.sb)
+	return p.occ
+}
+
+// listAll lists every need bucket in occ (the treap paths).
+func (p *Policy) listAll() {
+	p.occ = p.occ[:0]
+	for b := range p.sb {
+		p.occ = append(p.occ, int32(b))
+	}
+}
+
+// listOccupied lists the need buckets holding jobs in occ, the buckets a
+// decision's passes (the repair of M, the takes, the seams, the crossing
+// timer) visit on the wide path: Borg cell B has 12 of its 26 occupied on
+// average at ρ = 0.95. Listed at a decision only when an arrival or a
+// completion has filled or emptied a bucket since the last one; a pass
+// then costs a slice range per occupied bucket instead of a bit-set
+// search per step.
+func (p *Policy) listOccupied() {
+	p.occ = p.occ[:0]
+	for b := firstFrom(p.live, 0); b >= 0; b = firstFrom(p.live, b+1) {
+		p.occ = append(p.occ, int32(b))
+	}
+	p.occStale = false
 }
 
 // sToWaiting is toWaiting for a slice bucket: running job x becomes
@@ -196,20 +226,182 @@ func (p *Policy) sStartFirst(s *sdk.System, sb *sbucket, now float64) int32 {
 	return x
 }
 
-// takesLive is takes for the wide path over the buckets holding jobs
-// only: an empty bucket takes 0, which changes neither the servers left
-// nor the cut, and applySeams reads the takes of these buckets only.
-func (p *Policy) takesLive() []int32 {
-	take := p.take[:p.nBuckets]
+// applySeamsWide is applySeams on the slices: the same moves, in the same
+// order, with the usual case of each written out (a preempted job stays at
+// the seam as the first waiting job, a started one as the last running
+// job: sToWaiting and sStartFirst without their searches) and the
+// bucket's scale read once. A preempted job goes elsewhere only when the
+// first waiting job precedes it (an arrival since the last decision, or a
+// tie in key broken by arrival), a started one only when the last running
+// job does not precede it in (fin, arrival); sToWaiting and sStartFirst
+// place those. It also records where each bucket's runs end in pre and
+// starts, for mergeBucketRuns. It computes the takes as it goes (takes's
+// rule, takeStep, over the occupied buckets: an empty one takes 0, which
+// changes neither the servers left nor the cut), since a bucket's take
+// depends on the buckets before it only, and it passes over a bucket where
+// nothing moves on one test.
+func (p *Policy) applySeamsWide(s *sdk.System, now float64) (pre, starts []int32) {
+	pre, starts = p.next[:0], p.starts[:0]
+	p.preEnds, p.startEnds = p.preEnds[:0], p.startEnds[:0]
+	slots := p.slots
 	rem, stopped := p.k, false
 	p.cut = int32(p.nBuckets)
-	for b := p.nextLive(0); b < len(p.sb); b = p.nextLive(b + 1) {
+	for _, b := range p.occ {
 		sb := &p.sb[b]
-		take[b] = p.takeStep(b, sb.nRun+sb.w, &rem, &stopped)
+		c := sb.nRun + sb.w
+		t := p.takeStep(int(b), c, &rem, &stopped)
+		if sb.nRun == t && (t == 0 || t == c) {
+			continue // no move, and no waiting job of M beside a running one to exchange
+		}
+		np, ns := len(pre), len(starts)
+		if sb.nRun != t {
+			seq := sb.seq
+			scale := p.cls[slots[seq[0]].class].scale // one need, one scale
+			// Preemptions from the last running job backwards, starts from
+			// the first waiting job on.
+			for sb.nRun > t {
+				i := sb.nRun - 1
+				x := seq[i]
+				xs := &slots[x]
+				xs.key = scale * clamp0(xs.fin-now) // skey, then frozen
+				if int(i+1) < len(seq) && keyBefore(&slots[seq[i+1]], xs) {
+					p.sToWaiting(sb, x, now)
+				} else {
+					xs.moving, xs.rate, xs.serve = false, 0, false // stopRun
+					sb.nRun--
+				}
+				sb.w++
+				pre = append(pre, x)
+			}
+			for sb.nRun < t {
+				i := sb.nRun
+				x := seq[i]
+				xs := &slots[x]
+				xs.since, xs.key0, xs.moving = now, xs.key, true // setRun
+				xs.fin = finAtMost(now+s.Remaining(xs.j), now, scale, xs.key)
+				if p.crossings {
+					xs.rate = scale
+				}
+				if i > 0 && !finBefore(&slots[seq[i-1]], xs) {
+					p.sStartFirst(s, sb, now) // setRun again: the same
+				} else {
+					sb.nRun++
+					xs.serve = true
+				}
+				sb.w--
+				starts = append(starts, x)
+			}
+		}
+		for sb.w > 0 && sb.nRun > 0 { // as applySeams
+			x := p.runLast(sb, now)
+			y := sb.seq[sb.nRun]
+			if !p.less(y, x) {
+				break
+			}
+			p.sToWaiting(sb, x, now) // y stays the first waiting job: x's key now is above y's
+			p.sStartFirst(s, sb, now)
+			pre = append(pre, x)
+			starts = append(starts, y)
+		}
+		if len(pre) > np {
+			p.preEnds = append(p.preEnds, int32(len(pre)))
+		}
+		if len(starts) > ns {
+			p.startEnds = append(p.startEnds, int32(len(starts)))
+		}
 	}
 	p.rem = rem
-	return take
+	return pre, starts
 }
+
+// lastMWide is lastM on the slices, and firstOut's least job outside M
+// (-1 if none) found in the same pass over the buckets. A candidate whose
+// key is below the second latest's so far cannot be either of the two (the
+// order compares keys first), so most are dropped on one comparison of
+// keys, without less. A running candidate's key is refreshed (runLast)
+// only when its last refreshed value, which its key now cannot exceed
+// (running keys only fall), is not below that bound.
+func (p *Policy) lastMWide(now float64) (last, second, first int32) {
+	t := lastTwo{last: -1, second: -1, lk: math.Inf(-1), sk: math.Inf(-1)}
+	first, fk := int32(-1), math.Inf(1)
+	slots := p.slots
+	for _, b := range p.occ {
+		sb := &p.sb[b]
+		n, w := sb.nRun, sb.w
+		if w > 0 {
+			c := sb.seq[n+w-1]
+			if k := slots[c].key; k >= t.sk {
+				t.place(p, c, k)
+			}
+		}
+		if int(n+w) < len(sb.seq) {
+			c := sb.seq[n+w]
+			if k := slots[c].key; k < fk || k == fk && p.less(c, first) {
+				first, fk = c, k
+			}
+		}
+		if n > 0 {
+			c := sb.seq[n-1]
+			cs := &slots[c]
+			if cs.key < t.sk {
+				continue
+			}
+			k := float64(p.bneed[b]) * p.invK * clamp0(cs.fin-now) // keyAt for a running SRPT job
+			cs.key = k
+			if k >= t.sk {
+				t.place(p, c, k)
+			}
+		}
+	}
+	return t.last, t.second, first
+}
+
+// lastTwo is the latest two jobs seen and their keys (-Inf: none yet).
+type lastTwo struct {
+	last, second int32
+	lk, sk       float64
+}
+
+// place puts job c of key k, not before the second latest, among the two.
+func (t *lastTwo) place(p *Policy, c int32, k float64) {
+	switch {
+	case k > t.lk || k == t.lk && p.less(t.last, c):
+		t.last, t.second, t.lk, t.sk = c, t.last, k, t.lk
+	case k > t.sk || p.less(t.second, c):
+		t.second, t.sk = c, k
+	}
+}
+
+// firstOutWide is firstOut on the slices, dropping on one comparison of
+// keys the candidates past the second least so far (see lastMWide).
+func (p *Policy) firstOutWide() (first, second int32) {
+	first, second = -1, -1
+	fk, sk := math.Inf(1), math.Inf(1)
+	slots := p.slots
+	for _, b := range p.occ {
+		sb := &p.sb[b]
+		i := sb.nRun + sb.w
+		if int(i) >= len(sb.seq) {
+			continue
+		}
+		c := sb.seq[i]
+		k := slots[c].key
+		switch {
+		case k > sk:
+		case k < fk || k == fk && p.less(c, first):
+			first, second, fk, sk = c, first, k, fk
+		case k < sk || p.less(c, second):
+			second, sk = c, k
+		}
+	}
+	return first, second
+}
+
+// keyBefore is tLess(modeKey) on slots: the waiting jobs' order.
+func keyBefore(a, b *slot) bool { return a.key < b.key || a.key == b.key && a.id < b.id }
+
+// finBefore is tLess(modeFall) on slots: the running jobs' order.
+func finBefore(a, b *slot) bool { return a.fin < b.fin || a.fin == b.fin && a.id < b.id }
 
 // wSize, wAt and wCountLess are the lookups srptfast.go makes in a
 // bucket's waiting jobs, on either representation: their number, the one
@@ -263,22 +455,49 @@ func (p *Policy) mergeBucketRuns(list, ends []int32, pre bool) {
 			slices.Reverse(list[done:end])
 		}
 		if done > 0 && p.wasBefore(list[done], list[done-1], pre) {
-			p.mergeBuf = append(p.mergeBuf[:0], list[:done]...)
-			a, i, o := p.mergeBuf, done, 0
-			for len(a) > 0 && i < end {
-				if p.wasBefore(list[i], a[0], pre) {
-					list[o] = list[i]
-					i++
-				} else {
-					list[o] = a[0]
-					a = a[1:]
-				}
-				o++
-			}
-			copy(list[o:], a) // the rest of list[i:end] is in place
+			p.mergeRun(list[:end], done, pre)
 		}
 		done = end
 	}
+}
+
+// mergeRun merges list[:done] and list[done:], each in the order wasBefore,
+// in place. The head of each side and its key (the frozen key for
+// preempted jobs, key0 for started ones) are kept in locals, so a step
+// loads one job's key; equal keys, rare, take wasBefore.
+func (p *Policy) mergeRun(list []int32, done int32, pre bool) {
+	p.mergeBuf = append(p.mergeBuf[:0], list[:done]...)
+	a, slots := p.mergeBuf, p.slots
+	i, j, o := int(done), 0, 0
+	x, y := list[i], a[0]
+	xk, yk := slots[x].key0, slots[y].key0
+	if pre {
+		xk, yk = slots[x].key, slots[y].key
+	}
+	for {
+		if xk < yk || xk == yk && p.wasBefore(x, y, pre) {
+			list[o] = x
+			o++
+			if i++; i == len(list) {
+				break
+			}
+			x = list[i]
+			if xk = slots[x].key0; pre {
+				xk = slots[x].key
+			}
+		} else {
+			list[o] = y
+			o++
+			if j++; j == len(a) {
+				return // the rest of list[i:] is in place
+			}
+			y = a[j]
+			if yk = slots[y].key0; pre {
+				yk = slots[y].key
+			}
+		}
+	}
+	copy(list[o:], a[j:])
 }
 
 // wasBefore is cmpWas(pre)(a, b) < 0 under the SRPT order, written out
