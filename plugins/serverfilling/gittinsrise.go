@@ -500,10 +500,10 @@ func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (b
 				}
 				continue
 			}
-			if mx < 0 || keyBefore(vs[mx].key, mx, v.key, i) {
+			if mx < 0 || viewKeyBefore(vs[mx].key, mx, v.key, i) {
 				mx = i
 			}
-			if mn < 0 || keyBefore(v.key, i, vs[mn].key, mn) {
+			if mn < 0 || viewKeyBefore(v.key, i, vs[mn].key, mn) {
 				mn = i
 			}
 		}
@@ -534,8 +534,8 @@ func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (b
 	}
 }
 
-// keyBefore is riseSelect's order outside ties: by key, then view.
-func keyBefore(ka float64, ia int, kb float64, ib int) bool {
+// viewKeyBefore is riseSelect's order outside ties: by key, then view.
+func viewKeyBefore(ka float64, ia int, kb float64, ib int) bool {
 	return ka < kb || ka == kb && ia < ib
 }
 
@@ -557,7 +557,7 @@ func (p *Policy) riseNorm(v *gview, i int, ties bool, best int32, bestKey float6
 			continue
 		}
 		v.key = p.gkey(v.cur, now)
-		if best >= 0 && (ties && p.less(best, v.cur) || !ties && keyBefore(bestKey, bv, v.key, i)) {
+		if best >= 0 && (ties && p.less(best, v.cur) || !ties && viewKeyBefore(bestKey, bv, v.key, i)) {
 			v.cur = l
 			continue
 		}
