@@ -105,7 +105,8 @@ type gview struct {
 	// orientation), candidates [rlo, rhi) in that orientation, and pre jobs
 	// before them all in the order.
 	cur, off, rlo, rhi, pre int32
-	acc                     int64 // its weight up to cur (riseSelect)
+	acc                     int64   // its weight up to cur (riseSelect)
+	key                     float64 // cur's key at the decision instant
 
 	// Result of riseCut: [lo, hi) are the treap positions of the jobs of
 	// the cut key, c of them (in the exact order) are at or before the cut.
@@ -470,40 +471,7 @@ func (p *Policy) orient(t int32, rev bool) (l, r int32) {
 // beyond a found candidate were dropped first), so r < b.
 func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (best int32, bv int, bc int32) {
 	best, bv = -1, -1
-	// before reports whether a (of view ia) precedes b (of view ib).
-	before := func(a int32, ia int, b int32, ib int) bool {
-		if ties {
-			return p.less(a, b)
-		}
-		ka, kb := p.slots[a].key, p.slots[b].key
-		return ka < kb || ka == kb && ia < ib
-	}
-	// norm brings view i's root into its candidates (and before best) and
-	// returns the weight of its candidates up to the root, or gone on the
-	// left if none is left.
-	norm := func(i int) int64 {
-		v := &vs[i]
-		rev := ties && v.rev
-		for v.cur >= 0 {
-			l, r := p.orient(v.cur, rev)
-			op := v.off + p.tSize(l)
-			if op < v.rlo {
-				v.off, v.cur = op+1, r
-				continue
-			}
-			if op >= v.rhi {
-				v.cur = l
-				continue
-			}
-			p.gkey(v.cur, now)
-			if best >= 0 && before(best, bv, v.cur, i) {
-				v.cur = l
-				continue
-			}
-			return v.w * int64(v.pre+op-v.rlo+1)
-		}
-		return v.w * int64(v.pre+max(0, v.off-v.rlo))
-	}
+	var bestKey float64
 	var lb int64
 	for i := range vs {
 		v := &vs[i]
@@ -511,19 +479,32 @@ func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (b
 		if v.rhi <= v.rlo {
 			v.cur, v.off = -1, v.rlo
 		}
-		v.acc = norm(i)
+		v.acc = p.riseNorm(v, i, ties, best, bestKey, bv, now)
 		lb += v.acc
 	}
 	for {
+		// The largest and the smallest current root. Each view keeps its
+		// root's key (riseNorm), so the scan reads no slot but on a tie.
 		mx, mn := -1, -1
 		for i := range vs {
-			if c := vs[i].cur; c >= 0 {
-				if mx < 0 || before(vs[mx].cur, mx, c, i) {
+			v := &vs[i]
+			if v.cur < 0 {
+				continue
+			}
+			if ties {
+				if mx < 0 || p.less(vs[mx].cur, v.cur) {
 					mx = i
 				}
-				if mn < 0 || before(c, i, vs[mn].cur, mn) {
+				if mn < 0 || p.less(v.cur, vs[mn].cur) {
 					mn = i
 				}
+				continue
+			}
+			if mx < 0 || viewKeyBefore(vs[mx].key, mx, v.key, i) {
+				mx = i
+			}
+			if mn < 0 || viewKeyBefore(v.key, i, vs[mn].key, mn) {
+				mn = i
 			}
 		}
 		if mx < 0 {
@@ -532,24 +513,57 @@ func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (b
 		if lb >= target {
 			v := &vs[mx]
 			l, _ := p.orient(v.cur, ties && v.rev)
-			best, bv = v.cur, mx
+			best, bestKey, bv = v.cur, v.key, mx
 			bc = v.off + p.tSize(l) - v.rlo + 1
 			v.cur = l
 			for i := range vs { // a new best: every root beyond it goes
-				a := norm(i)
-				lb += a - vs[i].acc
-				vs[i].acc = a
+				w := &vs[i]
+				a := p.riseNorm(w, i, ties, best, bestKey, bv, now)
+				lb += a - w.acc
+				w.acc = a
 			}
 		} else {
 			v := &vs[mn]
 			l, r := p.orient(v.cur, ties && v.rev)
 			v.off += p.tSize(l) + 1
 			v.cur = r
-			a := norm(mn)
+			a := p.riseNorm(v, mn, ties, best, bestKey, bv, now)
 			lb += a - v.acc
 			v.acc = a
 		}
 	}
+}
+
+// viewKeyBefore is riseSelect's order outside ties: by key, then view.
+func viewKeyBefore(ka float64, ia int, kb float64, ib int) bool {
+	return ka < kb || ka == kb && ia < ib
+}
+
+// riseNorm brings view v's (index i) root into its candidates and before
+// best (key bestKey, of view bv; none if best < 0), keeping the root's key
+// in v.key, and returns the weight of v's candidates up to the root, or
+// gone on the left if none is left.
+func (p *Policy) riseNorm(v *gview, i int, ties bool, best int32, bestKey float64, bv int, now float64) int64 {
+	rev := ties && v.rev
+	for v.cur >= 0 {
+		l, r := p.orient(v.cur, rev)
+		op := v.off + p.tSize(l)
+		if op < v.rlo {
+			v.off, v.cur = op+1, r
+			continue
+		}
+		if op >= v.rhi {
+			v.cur = l
+			continue
+		}
+		v.key = p.gkey(v.cur, now)
+		if best >= 0 && (ties && p.less(best, v.cur) || !ties && viewKeyBefore(bestKey, bv, v.key, i)) {
+			v.cur = l
+			continue
+		}
+		return v.w * int64(v.pre+op-v.rlo+1)
+	}
+	return v.w * int64(v.pre+max(0, v.off-v.rlo))
 }
 
 // riseCountKey is the number of jobs of treap t whose key now is below kv
