@@ -104,7 +104,6 @@ type dsrpt struct {
 	cand   []int32 // scratch: buckets taking part in a selection
 	fs     []int32 // scratch: backfill's buckets S
 
-	seamBuf           []int32 // scratch: a run moved at once (divisorseams.go)
 	mergeBuf          []int32 // scratch: dsOrder
 	preB, startB      []int   // scratch: where each run moved at once ends
 	runPre, runStarts []int32 // scratch: the jobs moved in runs
