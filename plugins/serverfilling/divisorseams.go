@@ -64,9 +64,20 @@ func (p *Policy) applySeamsDS(s *sdk.System, take []int32, now float64) (pre, st
 		}
 	}
 	pre, starts = p.applySeams(s, take, now)
-	q.runPre, q.runStarts = rpre[:0], rstarts[:0]
 	n0, m0 := len(pre), len(starts)
-	pre, starts = append(pre, rpre...), append(starts, rstarts...)
+	// The runs follow applySeams' moves; when there are none, the run
+	// buffer is handed over instead of copied (the two buffers swap).
+	if n0 == 0 {
+		pre, rpre = rpre, pre
+	} else {
+		pre = append(pre, rpre...)
+	}
+	if m0 == 0 {
+		starts, rstarts = rstarts, starts
+	} else {
+		starts = append(starts, rstarts...)
+	}
+	q.runPre, q.runStarts = rpre[:0], rstarts[:0]
 	q.preB = p.dsOrder(pre, n0, preB, true)
 	q.startB = p.dsOrder(starts, m0, startB, false)
 	return pre, starts
@@ -225,7 +236,10 @@ func (p *Policy) startRun(s *sdk.System, sb *sbucket, g, m int32, now float64, s
 		for _, x := range run {
 			sl := &slots[x]
 			sl.since, sl.key0 = now, sl.key
-			f := finAtMost(now+s.Remaining(sl.j), now, scale, sl.key)
+			f := now + s.Remaining(sl.j)
+			if scale*clamp0(f-now) > sl.key { // (finAtMost's first test, without the call)
+				f = finAtMost(f, now, scale, sl.key)
+			}
 			sl.fin, sl.moving, sl.serve = f, true, true
 			if p.crossings {
 				sl.rate = scale
