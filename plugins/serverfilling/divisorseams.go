@@ -3,6 +3,7 @@ package serverfilling
 import (
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/msjfarm/msjfarm/sdk"
 )
@@ -288,17 +289,25 @@ func (p *Policy) joinFront(dst, t int32, run []int32, mode uint8, sorted bool) i
 		f = p.tFirst(dst)
 	}
 	j := 0
-	if len(run) > 0 && sorted && (f < 0 || p.tLess(run[len(run)-1], f, mode)) {
-		j = len(run) // the usual case: the whole run, m comparisons
-	}
-	for j < len(run) && (j == 0 || p.tLess(run[j-1], run[j], mode)) && (f < 0 || p.tLess(run[j], f, mode)) {
-		j++
-	}
-	if j > 0 {
-		for _, x := range run[j:] {
-			if !p.tLess(run[j-1], x, mode) {
-				j = 0
-				break
+	switch {
+	case len(run) == 0:
+	case sorted && (f < 0 || p.tLess(run[len(run)-1], f, mode)):
+		j = len(run) // the usual case: the whole run
+	case sorted:
+		// In order, so the jobs ahead of f are a prefix: found by bisection
+		// (at the L = 5000 rate of twoClass2048, walking it was 1.4% of
+		// DivisorFilling-SRPT's instructions).
+		j = sort.Search(len(run), func(i int) bool { return !p.tLess(run[i], f, mode) })
+	default:
+		for j < len(run) && (j == 0 || p.tLess(run[j-1], run[j], mode)) && (f < 0 || p.tLess(run[j], f, mode)) {
+			j++
+		}
+		if j > 0 {
+			for _, x := range run[j:] {
+				if !p.tLess(run[j-1], x, mode) {
+					j = 0
+					break
+				}
 			}
 		}
 	}
@@ -323,17 +332,22 @@ func (p *Policy) joinBack(dst, t int32, run []int32, mode uint8, sorted bool) in
 	}
 	n := len(run)
 	j := n
-	if n > 0 && sorted && (l < 0 || p.tLess(l, run[0], mode)) {
-		j = 0 // the usual case: the whole run, m comparisons
-	}
-	for j > 0 && (j == n || p.tLess(run[j-1], run[j], mode)) && (l < 0 || p.tLess(l, run[j-1], mode)) {
-		j--
-	}
-	if j < n {
-		for _, x := range run[:j] {
-			if !p.tLess(x, run[j], mode) {
-				j = n
-				break
+	switch {
+	case n == 0:
+	case sorted && (l < 0 || p.tLess(l, run[0], mode)):
+		j = 0 // the usual case: the whole run
+	case sorted: // the jobs behind l are a suffix, found by bisection
+		j = sort.Search(n, func(i int) bool { return p.tLess(l, run[i], mode) })
+	default:
+		for j > 0 && (j == n || p.tLess(run[j-1], run[j], mode)) && (l < 0 || p.tLess(l, run[j-1], mode)) {
+			j--
+		}
+		if j < n {
+			for _, x := range run[:j] {
+				if !p.tLess(x, run[j], mode) {
+					j = n
+					break
+				}
 			}
 		}
 	}
