@@ -81,9 +81,9 @@ func TestTreapJoins(t *testing.T) {
 		want := sortedJobs(p, nd+nr)
 		var got int32
 		if c%2 == 0 {
-			got = p.joinFront(dst, src, run, modeKey)
+			got = p.joinFront(dst, src, run, modeKey, runSorted(p, run, modeKey))
 		} else {
-			got = p.joinBack(dst, src, run, modeKey)
+			got = p.joinBack(dst, src, run, modeKey, runSorted(p, run, modeKey))
 		}
 		if g := p.tCollect(got, nil); !slices.Equal(g, want) || p.tSize(got) != int32(nd+nr) || !sizesOK(p, got) {
 			t.Fatalf("case %d: joined %v, want %v", c, g, want)
@@ -113,4 +113,15 @@ func sortedJobs(p *Policy, n int) []int32 {
 		return 1
 	})
 	return want
+}
+
+// runSorted reports whether run is in mode's order (what preemptRun and
+// startRun learn while they move a run).
+func runSorted(p *Policy, run []int32, mode uint8) bool {
+	for i := 1; i < len(run); i++ {
+		if !p.tLess(run[i-1], run[i], mode) {
+			return false
+		}
+	}
+	return true
 }

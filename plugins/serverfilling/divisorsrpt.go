@@ -104,15 +104,10 @@ type dsrpt struct {
 	cand   []int32 // scratch: buckets taking part in a selection
 	fs     []int32 // scratch: backfill's buckets S
 
-	seamBuf           []int32 // scratch: a run moved at once (divisorseams.go)
 	mergeBuf          []int32 // scratch: dsOrder
 	preB, startB      []int   // scratch: where each run moved at once ends
 	runPre, runStarts []int32 // scratch: the jobs moved in runs
 }
-
-// dsWideMinK is the fewest servers for which DivisorFilling-Gittins takes
-// this path with a class wider than k/2 (see initDivSRPT).
-const dsWideMinK = 128
 
 // initDivSRPT sets the path up when the policy is DivisorFilling-SRPT with
 // k = 2^a·3^b (Init, after the buckets, lpf and initSRPT).
@@ -140,16 +135,11 @@ func (p *Policy) initDivSRPT() {
 	// 27.7 / 21.9 µs), 1 and 1024 2938 / 22670, at k = 128 with needs 1 and
 	// 128 1185 / 2526; Gittins at k = 2048 with needs 1 and 2048 10622–10658
 	// / 23882–25826, at k = 128 with needs 1 and 128 1623–1680 / 2707–2733.
-	// The one exception: Gittins on one-or-all, 856 / 813–835, so under
-	// Gittins a class wider than k/2 keeps the general path below k = 128
-	// (where the pass over M ≤ k jobs is short).
-	if p.ord == GittinsOrder && p.k < dsWideMinK && !p.forceFast {
-		for _, c := range p.cls {
-			if 2*int(c.need) > p.k {
-				return
-			}
-		}
-	}
+	// Gittins below k = 128 kept the general path until a run's keys and
+	// order were learnt in one pass (preemptRun, startRun): on one-or-all
+	// the treap path measured 856 / 813–835 before, 610–617 / 676–686
+	// after, and with needs 1 and k at k = 32, 64 and 96 540 / 631, 706–710
+	// / 1103–1110 and 899–909 / 1589–1590 (two runs each, quiet machine).
 	p.sb = make([]sbucket, nb)
 	p.rroot = make([]int32, nb)
 	for b := range p.sb {

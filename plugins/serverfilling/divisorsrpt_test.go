@@ -143,7 +143,6 @@ func dsFastVsGeneral(t *testing.T, o Order, cs []dfCase) {
 					}
 					gen, fast := configured(t, o, DivisorFilling, params), configured(t, o, DivisorFilling, params)
 					gen.general = true
-					fast.forceFast = true // also Gittins with a class wider than k/2 below dsWideMinK
 					cfg := sim.Config{Seed: c.seed, Warmup: c.arrivals / 10, Arrivals: c.arrivals, MaxInSystem: 20000}
 					sameTrace(t, name, c.w, gen, fast, cfg)
 					want := o == SRPTOrder || fast.monotone && len(fast.cls) == fast.nBuckets
@@ -158,7 +157,7 @@ func dsFastVsGeneral(t *testing.T, o Order, cs []dfCase) {
 
 // TestDivisorSRPTFallback: the path is taken for k = 2^a·3^b (SRPT; Gittins
 // with ranks that never rise and one class per need), with or without a
-// class wider than k/2 (Gittins: from k = dsWideMinK up), and the general
+// class wider than k/2, and the general
 // path with a prime factor ≥ 5 in k (Case 3) or with two classes of one
 // need under Gittins.
 func TestDivisorSRPTFallback(t *testing.T) {
@@ -171,7 +170,7 @@ func TestDivisorSRPTFallback(t *testing.T) {
 	}{{SRPTOrder, 2048, true, false, false}, {SRPTOrder, 2, true, false, false}, {SRPTOrder, 72, true, false, false},
 		{SRPTOrder, 60, false, false, false}, {SRPTOrder, 7, false, false, false}, {SRPTOrder, 2048, true, false, true},
 		{SRPTOrder, 32, true, false, true}, {GittinsOrder, 2048, true, false, false}, {GittinsOrder, 2048, false, true, false},
-		{GittinsOrder, 60, false, false, false}, {GittinsOrder, 2048, true, false, true}, {GittinsOrder, 32, false, false, true}} {
+		{GittinsOrder, 60, false, false, false}, {GittinsOrder, 2048, true, false, true}, {GittinsOrder, 32, true, false, true}} {
 		needs := []int{1, c.k / 2}
 		if c.k%2 == 1 {
 			needs = []int{1} // k/2 would not divide k

@@ -95,9 +95,9 @@
 // Performance, DivisorFilling-SRPT when k = 2^a·3^b (no level of the
 // recursion is Case 3, so no crossing timer is ever armed), and
 // DivisorFilling-Gittins under the same k with one class per need and no
-// rank rising with age (with a class wider than k/2 from k = 128 up; see
-// initDivSRPT): O(C · log n) per recursion level plus O(log n) per
-// need's run of starts or preemptions and O(1) per job in it
+// rank rising with age (see initDivSRPT): O(C · log n) per recursion
+// level plus O(log n) per need's run of starts or preemptions and O(1) per
+// job in it
 // (divisorseams.go), and O(log n) per job entering or leaving M, when each
 // level cuts at most one need; O(C² · log² n) per level that cuts a mix of
 // needs (divisorsrpt.go): M is kept on the SRPT path's per-need treaps
