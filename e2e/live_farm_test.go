@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,23 +34,28 @@ func TestLiveFarmNoCredentials(t *testing.T) {
 	env := append(os.Environ(), "MSJFARM_STORAGE=s3://msjfarm-live?secure=false&endpoint="+ep,
 		"MSJFARM_S3_ACCESS_KEY="+ak, "MSJFARM_S3_SECRET_KEY="+sk,
 		"MSJFARM_NATS_USER=farm", "MSJFARM_NATS_PASSWORD="+password)
-	start := func(name string, args ...string) (*exec.Cmd, *procutil.Buffer) {
+	start := func(name string, args ...string) (*exec.Cmd, *procutil.Buffer, <-chan struct{}) {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = env
-		out, _ := startLogged(t, name, cmd, 0)
-		return cmd, out
+		out, exited := startLogged(t, name, cmd, 0)
+		return cmd, out, exited
 	}
-	co, _ := start("coordinator", "coordinator", "-listen", natsAddr, "-store-dir", filepath.Join(dir, "nats"), "-http", coAddr)
+	co, _, _ := start("coordinator", "coordinator", "-listen", natsAddr, "-store-dir", filepath.Join(dir, "nats"), "-http", coAddr)
 	coURL := "http://" + coAddr + "/"
 	waitFor(t, "the coordinator's /readyz", 60*time.Second, func() bool {
 		code, _ := httpGetQuiet(coURL + "readyz")
 		return code == 200
 	})
 	natsURL := "nats://" + natsAddr
-	_, wOut := start("worker", "worker", "-nats-url", natsURL, "-workers", "2", "-runner", "inprocess",
+	_, wOut, wExited := start("worker", "worker", "-nats-url", natsURL, "-workers", "2", "-runner", "inprocess",
 		"-metrics", wAddr, "-log-format", "json", "-v")
 	wURL := "http://" + wAddr + "/"
 	waitFor(t, "the worker's /readyz", 60*time.Second, func() bool {
+		select {
+		case <-wExited:
+			t.Fatal("the worker exited while starting")
+		default:
+		}
 		code, _ := httpGetQuiet(wURL + "readyz")
 		return code == 200
 	})
@@ -66,9 +72,26 @@ run: {arrivals: 5e3, warmup: 5e2, deadline: 5m}
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "submit", "-nats-url", natsURL, "-wait", sw)
+	// submit -wait waits for the campaign as long as it takes: stop it if
+	// the worker exits, or after a generous ceiling, so that a lost worker
+	// fails here with the processes' output instead of hanging the run.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	go func() {
+		select {
+		case <-wExited:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	cmd := exec.CommandContext(ctx, bin, "submit", "-nats-url", natsURL, "-wait", sw)
 	cmd.Env = env
 	subOut, err := cmd.CombinedOutput()
+	select {
+	case <-wExited:
+		t.Fatalf("the worker exited before the campaign ended (submit: %v)\n%s", err, subOut)
+	default:
+	}
 	if err != nil {
 		t.Fatalf("submit: %v\n%s", err, subOut)
 	}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,16 +44,36 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// freeAddr is a 127.0.0.1 address with a port nobody listens on now.
+// freeAddr is a 127.0.0.1 address with a port nobody listens on now and
+// that no earlier call handed out. The kernel may give a port just closed
+// to the next bind to port 0, so two calls in a row (a coordinator's and a
+// worker's address) could name the same port: the second server then
+// fails to listen while the first answers in its place (both serve
+// /readyz), and the test waits for a process that is gone.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	givenMu.Lock()
+	defer givenMu.Unlock()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		if !given[addr] {
+			given[addr] = true
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no fresh free port in 100 tries")
+	return ""
 }
+
+var (
+	givenMu sync.Mutex
+	given   = map[string]bool{}
+)
 
 var httpClient = http.Client{Timeout: 10 * time.Second}
 
