@@ -250,14 +250,7 @@ func TestVerifyNoSecondWorker(t *testing.T) {
 	if n := w.Stats.Verified.Load(); n != 0 {
 		t.Fatalf("the only worker verified %d of its own results", n)
 	}
-	js, err := jetstream.New(e.nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream, err := js.Stream(ctx, protocol.TaskStream)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stream := e.taskStream(t)
 	// A request a worker was passing on when the wait ended is published
 	// once more; the next worker to see it ends it (the campaign is done).
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
@@ -287,14 +280,7 @@ func TestVerifyAcrossCoordinatorRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	js, err := jetstream.New(e.nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream, err := js.Stream(ctx, protocol.TaskStream)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stream := e.taskStream(t)
 	// Wait until every request is in the stream, not only every record
 	// copied: the copy comes first, and a coordinator stopped between the
 	// two leaves a request for the next one to publish (on a loaded
@@ -355,4 +341,19 @@ func TestVerifyRejectsBadFraction(t *testing.T) {
 	if keys, err := e.store.List(context.Background(), "campaigns/"); err != nil || len(keys) != 0 {
 		t.Fatalf("a refused submission wrote %v (%v)", keys, err)
 	}
+}
+
+// taskStream is the environment's task stream, whose subjects the
+// verification tests count.
+func (e *env) taskStream(t *testing.T) jetstream.Stream {
+	t.Helper()
+	js, err := jetstream.New(e.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.Stream(context.Background(), protocol.TaskStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stream
 }

@@ -184,7 +184,7 @@ func (p *Policy) preemptRun(sb *sbucket, g, keep int32, now float64, pre []int32
 			k := scale * clamp0(sl.fin-now)
 			sl.key = k
 			sl.serve, sl.moving, sl.rate = false, false, 0
-			if k < pk || k == pk && sl.id < pid {
+			if pairBefore(k, sl.id, pk, pid) {
 				sorted = false
 			}
 			pk, pid = k, sl.id
@@ -195,7 +195,7 @@ func (p *Policy) preemptRun(sb *sbucket, g, keep int32, now float64, pre []int32
 		for _, x := range run {
 			sl := &slots[x]
 			sl.serve, sl.moving, sl.rate = false, false, 0
-			if sl.key < pk || sl.key == pk && sl.id < pid {
+			if pairBefore(sl.key, sl.id, pk, pid) {
 				sorted = false
 			}
 			pk, pid = sl.key, sl.id
@@ -205,7 +205,7 @@ func (p *Policy) preemptRun(sb *sbucket, g, keep int32, now float64, pre []int32
 			sl := p.skey(x, now)
 			sl.serve = false
 			p.stopRun(sl, now)
-			if sl.key < pk || sl.key == pk && sl.id < pid {
+			if pairBefore(sl.key, sl.id, pk, pid) {
 				sorted = false
 			}
 			pk, pid = sl.key, sl.id
@@ -245,7 +245,7 @@ func (p *Policy) startRun(s *sdk.System, sb *sbucket, g, m int32, now float64, s
 			if p.crossings {
 				sl.rate = scale
 			}
-			if f < pf || f == pf && sl.id < pid {
+			if pairBefore(f, sl.id, pf, pid) {
 				sorted = false
 			}
 			pf, pid = f, sl.id
@@ -255,7 +255,7 @@ func (p *Policy) startRun(s *sdk.System, sb *sbucket, g, m int32, now float64, s
 		for _, x := range run {
 			sl := &slots[x]
 			sl.since, sl.key0, sl.serve = now, sl.key, true
-			if sl.fin < pf || sl.fin == pf && sl.id < pid {
+			if pairBefore(sl.fin, sl.id, pf, pid) {
 				sorted = false
 			}
 			pf, pid = sl.fin, sl.id
@@ -265,7 +265,7 @@ func (p *Policy) startRun(s *sdk.System, sb *sbucket, g, m int32, now float64, s
 			sl := &slots[x]
 			p.setRun(s, sl, now)
 			sl.serve = true
-			if sl.fin < pf || sl.fin == pf && sl.id < pid {
+			if pairBefore(sl.fin, sl.id, pf, pid) {
 				sorted = false
 			}
 			pf, pid = sl.fin, sl.id
@@ -275,6 +275,13 @@ func (p *Policy) startRun(s *sdk.System, sb *sbucket, g, m int32, now float64, s
 	sb.nRun += m
 	p.rroot[g] = p.joinBack(p.rroot[g], head, run, modeFall, sorted)
 	return starts
+}
+
+// pairBefore reports whether (v, id) comes strictly before (pv, pid): a
+// moved run's order check against the previous job (preemptRun by (key,
+// id), startRun by (fin, id)).
+func pairBefore(v float64, id int64, pv float64, pid int64) bool {
+	return v < pv || v == pv && id < pid
 }
 
 // joinFront adds the jobs of treap t, run in t's order, to treap dst of
