@@ -351,9 +351,7 @@ func (s *System) Preempt(j *Job) {
 	if j.state != stateRunning {
 		s.fail("job %d preempted but it is not running", j.id)
 	}
-	if s.events.suspend(j) {
-		s.events.compact()
-	}
+	s.events.suspend(j)
 	s.removeRunning(j)
 	s.busy -= int(j.need)
 	if j.tagged {

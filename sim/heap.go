@@ -83,6 +83,9 @@ func (h *eventHeap) ready() bool {
 	if !h.track {
 		return h.len() > 0
 	}
+	if h.crowded() {
+		h.compact()
+	}
 	for {
 		if h.hole {
 			h.settle()
@@ -108,12 +111,22 @@ func (h *eventHeap) ready() bool {
 }
 
 // suspend marks running job j's departure entry stale (a preemption; track
-// must be set) and reports whether the stale entries are now enough to
-// compact (the caller then calls compact: so that suspend inlines into
-// Preempt).
-func (h *eventHeap) suspend(j *Job) (compact bool) {
+// must be set).
+func (h *eventHeap) suspend(j *Job) {
 	j.suspended = true
 	h.stale++
+}
+
+// crowded reports whether the stale entries are four in five of the heap
+// (and at least compactMin): a burst of preemptions, such as a wide job's
+// start makes, left them so. ready asks it once per event and compacts.
+// Preempt used to ask it at each preemption (10–20 per event on the SRPT
+// and Gittins orders over Borg cell B and one-or-all), which cost ~10
+// instructions each, and its compaction in the middle of a burst dropped
+// the entries of jobs that the same decision then restarted: they were
+// pushed again instead of re-keyed in place (see BenchmarkMoveFloor in
+// plugins/serverfilling and docs/design.md).
+func (h *eventHeap) crowded() bool {
 	return h.stale >= compactMin && h.stale > 4*(len(h.ev)-h.stale)
 }
 
@@ -127,8 +140,8 @@ const compactMin = 8
 
 // compact drops every stale entry and rebuilds the heap from the live ones
 // (Floyd's bottom-up construction, O(n)). It runs when the stale entries
-// are four in five of the heap (suspend), or a quarter of it when one
-// reaches the root (ready) after enough stale roots were dropped since the
+// are four in five of the heap at an event (crowded), or a quarter of it
+// when one reaches the root (ready) after enough stale roots were dropped since the
 // last compaction to have paid for one (n entries against log₂ n per pop:
 // DivisorFilling at k = 2048, whose preempted jobs mostly restart soon and
 // are cheaper re-keyed in place than pushed again, ran 7–9% slower without
@@ -176,10 +189,47 @@ func (h *eventHeap) resume(t float64, j *Job) {
 	h.seq++
 	j.evSeq = h.seq
 	i := int(j.heapIdx)
-	h.ev[i].t = t
-	if !h.down(i) {
-		h.up(i)
+	if p := int(uint(i-1) >> 1); i > 0 && t < h.ev[p].t {
+		h.pushUp(i, t, j)
+		return
 	}
+	h.fall(i, t, j)
+}
+
+// fall places the re-keyed entry (t, j) at or below i, where it was (a
+// resume, track set). It has the largest seq, so it passes every child at
+// an earlier or equal time and its own seq is never read; the earlier
+// child is chosen as sink chooses it. (down, which resume used, read the
+// entry's seq and compared with branches at every level.)
+func (h *eventHeap) fall(i int, t float64, j *Job) {
+	ev := h.ev
+	n := len(ev)
+	slot := &ev[i]
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		c := l
+		if r := l + 1; r < n {
+			tl, tr := math.Float64bits(ev[l].t), math.Float64bits(ev[r].t)
+			_, borrow := bits.Sub64(tr, tl, 0) // 1 if tr < tl
+			c += int(borrow)
+			if tr == tl && ev[r].j.evSeq < ev[l].j.evSeq {
+				c = r
+			}
+		}
+		down := &ev[c]
+		e := *down
+		if e.t > t {
+			break
+		}
+		*slot = e
+		e.j.heapIdx = int32(i)
+		slot, i = down, c
+	}
+	*slot = event{t, j}
+	j.heapIdx = int32(i)
 }
 
 // next is the time of the earliest event; ready must have reported one.
@@ -242,17 +292,19 @@ func (h *eventHeap) newSlot(j *Job) (int, bool) {
 // entry's job read from the copy, and ev[i], the new slot, written once,
 // where the entry stops.
 func rise(ev []event, i int, t float64, j *Job) {
+	slot := &ev[i] // the hole, addressed so that a level checks one bound
 	for i > 0 {
 		p := int(uint(i-1) >> 1)
-		e := ev[p]
+		up := &ev[p]
+		e := *up
 		if !(t < e.t) {
 			break
 		}
-		ev[i] = e
+		*slot = e
 		e.j.heapIdx = int32(i)
-		i = p
+		slot, i = up, p
 	}
-	ev[i] = event{t, j}
+	*slot = event{t, j}
 	j.heapIdx = int32(i)
 }
 
@@ -260,18 +312,20 @@ func rise(ev []event, i int, t float64, j *Job) {
 // seq, so it rises only past strictly later times.
 func (h *eventHeap) pushUp(i int, t float64, j *Job) {
 	ev := h.ev
+	slot := &ev[i] // the hole (see rise)
 	for i > 0 {
 		p := int(uint(i-1) >> 1)
-		if !(t < ev[p].t) {
+		up := &ev[p]
+		if !(t < up.t) {
 			break
 		}
-		ev[i] = ev[p]
+		*slot = *up
 		if h.track {
-			ev[i].j.heapIdx = int32(i)
+			slot.j.heapIdx = int32(i)
 		}
-		i = p
+		slot, i = up, p
 	}
-	ev[i] = event{t, j}
+	*slot = event{t, j}
 	if h.track {
 		j.heapIdx = int32(i)
 	}
@@ -303,7 +357,10 @@ func (h *eventHeap) popDown(n int) {
 // index.
 func (h *eventHeap) sink(n int) int {
 	ev := h.ev[:n]
-	i := 0
+	if n < 2 {
+		return 0
+	}
+	i, slot := 0, &ev[0] // the hole (see rise)
 	for {
 		l := 2*i + 1
 		if l >= n {
@@ -318,11 +375,12 @@ func (h *eventHeap) sink(n int) int {
 				c = r
 			}
 		}
-		ev[i] = ev[c]
+		down := &ev[c]
+		*slot = *down
 		if h.track {
-			ev[i].j.heapIdx = int32(i)
+			slot.j.heapIdx = int32(i)
 		}
-		i = c
+		slot, i = down, c
 	}
 	return i
 }
