@@ -243,7 +243,6 @@ func (p *Policy) sStartFirst(s *sdk.System, sb *sbucket, now float64) int32 {
 func (p *Policy) applySeamsWide(s *sdk.System, now float64) (pre, starts []int32) {
 	pre, starts = p.next[:0], p.starts[:0]
 	p.preEnds, p.startEnds = p.preEnds[:0], p.startEnds[:0]
-	slots := p.slots
 	rem, stopped := p.k, false
 	p.cut = int32(p.nBuckets)
 	for _, b := range p.occ {
@@ -255,8 +254,8 @@ func (p *Policy) applySeamsWide(s *sdk.System, now float64) (pre, starts []int32
 		}
 		np, ns := len(pre), len(starts)
 		if sb.nRun != t {
-			seq := sb.seq
-			scale := p.cls[slots[seq[0]].class].scale // one need, one scale
+			// The bucket's scale, as Init computes each class's: need/k.
+			scale := float64(p.bneed[b]) * p.invK
 			if sb.nRun > t {
 				pre = p.preemptSeam(sb, t, scale, now, pre)
 			} else {

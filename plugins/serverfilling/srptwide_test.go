@@ -164,3 +164,63 @@ func TestMergeBucketRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestPreemptSeamPlaces: preemptSeam leaves a bucket's slice in the
+// treaps' orders (running jobs by (fin, arrival), waiting ones by (key,
+// arrival)) and returns the preempted jobs from the last running one
+// backwards, when the preempted jobs' keys tie the waiting jobs' (fins
+// and keys drawn from three values, now = 0 and scale 1, so a preempted
+// job's key is its fin) and arrivals are in any order: the ties are where
+// a preempted job goes behind a waiting one (sToWaiting) rather than at
+// the seam. 2000 random buckets.
+func TestPreemptSeamPlaces(t *testing.T) {
+	r := rng.New(36, 1)
+	p := &Policy{ord: SRPTOrder, crossings: true, cls: []classInfo{{need: 1, scale: 1}}}
+	for round := 0; round < 2000; round++ {
+		nRun, nWait := 1+r.IntN(8), r.IntN(8)
+		p.slots = p.slots[:0]
+		ids := make([]int, nRun+nWait) // arrival indices in random order
+		for i := range ids {
+			j := r.IntN(i + 1)
+			ids[i], ids[j] = ids[j], i
+		}
+		seq := make([]int32, nRun+nWait)
+		for i := range seq {
+			seq[i] = int32(i)
+			v := float64(1 + r.IntN(3))
+			p.slots = append(p.slots, slot{id: int64(ids[i]), key: v, fin: v, moving: i < nRun, serve: i < nRun})
+		}
+		slices.SortFunc(seq[:nRun], func(a, b int32) int {
+			if finBefore(&p.slots[a], &p.slots[b]) {
+				return -1
+			}
+			return 1
+		})
+		slices.SortFunc(seq[nRun:], func(a, b int32) int {
+			if keyBefore(&p.slots[a], &p.slots[b]) {
+				return -1
+			}
+			return 1
+		})
+		take := int32(r.IntN(nRun))
+		want := slices.Clone(seq[take:nRun])
+		slices.Reverse(want)
+		sb := sbucket{seq: seq, nRun: int32(nRun)}
+		pre := p.preemptSeam(&sb, take, 1, 0, nil)
+		if !slices.Equal(pre, want) {
+			t.Fatalf("round %d: preempted %v, want %v", round, pre, want)
+		}
+		if sb.nRun != take || sb.w != int32(nRun)-take {
+			t.Fatalf("round %d: nRun %d w %d, want %d and %d", round, sb.nRun, sb.w, take, int32(nRun)-take)
+		}
+		for i := 1; i < len(seq); i++ {
+			a, b := &p.slots[seq[i-1]], &p.slots[seq[i]]
+			if i < int(take) && !finBefore(a, b) || i > int(take) && !keyBefore(a, b) {
+				t.Fatalf("round %d: seq %v out of order at %d (nRun %d)", round, seq, i, take)
+			}
+			if b.moving != (i < int(take)) || b.serve != (i < int(take)) {
+				t.Fatalf("round %d: job at %d running state %v/%v with %d running", round, i, b.moving, b.serve, take)
+			}
+		}
+	}
+}
