@@ -253,11 +253,13 @@ func (p *Policy) applySeamsWide(s *sdk.System, now float64) (pre, starts []int32
 			continue // no move, and no waiting job of M beside a running one to exchange
 		}
 		np, ns := len(pre), len(starts)
+		nb := np // end of preemptSeam's block in pre
 		if sb.nRun != t {
 			// The bucket's scale, as Init computes each class's: need/k.
 			scale := float64(p.bneed[b]) * p.invK
 			if sb.nRun > t {
 				pre = p.preemptSeam(sb, t, scale, now, pre)
+				nb = len(pre)
 			} else {
 				starts = p.startSeam(s, sb, t, scale, now, starts)
 			}
@@ -273,6 +275,9 @@ func (p *Policy) applySeamsWide(s *sdk.System, now float64) (pre, starts []int32
 			pre = append(pre, x)
 			starts = append(starts, y)
 		}
+		if len(pre) > nb {
+			ascendRun(pre[np:], nb-np)
+		}
 		if len(pre) > np {
 			p.preEnds = append(p.preEnds, int32(len(pre)))
 		}
@@ -285,7 +290,9 @@ func (p *Policy) applySeamsWide(s *sdk.System, now float64) (pre, starts []int32
 }
 
 // preemptSeam preempts sb's last running jobs down to t running, from the
-// last backwards, and appends them to pre in that order. Each is
+// last backwards, and appends them to pre in the order they ran in (by
+// (fin, arrival), which is the order at the decision instant, cmpWas, in
+// one bucket), as mergeBucketRuns takes them. Each is
 // usually the last running job and becomes the first waiting one by
 // moving the seam (its key now, frozen from here on, is above the waiting
 // jobs'); sToWaiting places the others (an arrival since the last decision
@@ -311,7 +318,7 @@ func (p *Policy) preemptSeam(sb *sbucket, t int32, scale, now float64, pre []int
 	for i := n - 1; i >= t; i-- {
 		for ; i >= t; i-- {
 			x := seq[i]
-			out[n-1-i] = x
+			out[i-t] = x
 			xs := &slots[x]
 			k := scale * clamp0(xs.fin-now) // skey, then frozen
 			xs.key = k
@@ -491,13 +498,29 @@ func (p *Policy) runTail(b int) int32 {
 	return p.tLast(p.rroot[b])
 }
 
+// ascendRun puts a bucket's preempted jobs in pre, seg, in the order at the
+// decision instant: seg[:k] are preemptSeam's, in that order, and seg[k:]
+// the exchange loop's, each the last running job then, so in the reverse
+// order and all before seg[:k] (one bucket: the order is (fin, arrival)).
+// Rare: an exchange needs an arrival since the last decision ahead of a
+// running job.
+func ascendRun(seg []int32, k int) {
+	slices.Reverse(seg[k:])
+	if k > 0 { // seg[k:] to the front: a rotation by three reversals
+		slices.Reverse(seg)
+		slices.Reverse(seg[:len(seg)-k])
+		slices.Reverse(seg[len(seg)-k:])
+	}
+}
+
 // mergeBucketRuns puts applySeams's preemptions (pre: true) or starts in
 // the order at the decision instant that engineCalls sorts them into
 // (cmpWas), by merging runs instead of sorting. applySeams makes the moves
 // need bucket by need bucket, and within a bucket preempts from the last
 // running job backwards and starts from the first waiting one on, so the
-// list is one run per bucket, each in that order (the preemptions
-// reversed); ends are the runs' ends, which applySeams records. While each
+// list is one run per bucket, each in that order (preemptSeam writes the
+// preemptions in it, ascendRun puts the exchanges' in it); ends are the
+// runs' ends, which applySeams records. While each
 // run follows the ones before it, the list is left as it is; from the
 // first that does not, mergeFrom takes over. On Borg cell B at ρ = 0.95
 // one decision in seven has several runs, nine on average with 200 jobs (a
@@ -505,9 +528,6 @@ func (p *Policy) runTail(b int) int32 {
 func (p *Policy) mergeBucketRuns(list, ends []int32, pre bool) {
 	done := int32(0) // list[:done] is merged
 	for r, end := range ends {
-		if pre {
-			slices.Reverse(list[done:end])
-		}
 		if done > 0 && p.wasBefore(list[done], list[done-1], pre) {
 			p.mergeFrom(list, ends[r:], done, pre)
 			return
@@ -516,8 +536,8 @@ func (p *Policy) mergeBucketRuns(list, ends []int32, pre bool) {
 	}
 }
 
-// mergeFrom merges list[:done], in order, with the runs ending at ends
-// (the first already reversed if pre), building the result in mergeBuf and
+// mergeFrom merges list[:done], in order, with the runs ending at ends,
+// each in order, building the result in mergeBuf and
 // copying it back. The buckets come in descending need, and a job's key is
 // its need/k times its remaining duration, so a later run's jobs mostly
 // precede the ones merged so far: the merged jobs sit in the middle of
@@ -531,12 +551,9 @@ func (p *Policy) mergeFrom(list, ends []int32, done int32, pre bool) {
 	p.mergeBuf = slices.Grow(p.mergeBuf[:0], 2*n)[:2*n]
 	buf := p.mergeBuf
 	lo, hi := n, n+copy(buf[n:], list[:done])
-	for r, end := range ends {
+	for _, end := range ends {
 		run := list[done:end]
 		done = end
-		if pre && r > 0 {
-			slices.Reverse(run)
-		}
 		switch {
 		case !p.wasBefore(run[0], buf[hi-1], pre): // after every merged job
 			hi += copy(buf[hi:], run)
