@@ -243,7 +243,6 @@ func (p *Policy) sStartFirst(s *sdk.System, sb *sbucket, now float64) int32 {
 func (p *Policy) applySeamsWide(s *sdk.System, now float64) (pre, starts []int32) {
 	pre, starts = p.next[:0], p.starts[:0]
 	p.preEnds, p.startEnds = p.preEnds[:0], p.startEnds[:0]
-	slots := p.slots
 	rem, stopped := p.k, false
 	p.cut = int32(p.nBuckets)
 	for _, b := range p.occ {
@@ -254,42 +253,15 @@ func (p *Policy) applySeamsWide(s *sdk.System, now float64) (pre, starts []int32
 			continue // no move, and no waiting job of M beside a running one to exchange
 		}
 		np, ns := len(pre), len(starts)
+		nb := np // end of preemptSeam's block in pre
 		if sb.nRun != t {
-			seq := sb.seq
-			scale := p.cls[slots[seq[0]].class].scale // one need, one scale
-			// Preemptions from the last running job backwards, starts from
-			// the first waiting job on.
-			for sb.nRun > t {
-				i := sb.nRun - 1
-				x := seq[i]
-				xs := &slots[x]
-				xs.key = scale * clamp0(xs.fin-now) // skey, then frozen
-				if int(i+1) < len(seq) && keyBefore(&slots[seq[i+1]], xs) {
-					p.sToWaiting(sb, x, now)
-				} else {
-					xs.moving, xs.rate, xs.serve = false, 0, false // stopRun
-					sb.nRun--
-				}
-				sb.w++
-				pre = append(pre, x)
-			}
-			for sb.nRun < t {
-				i := sb.nRun
-				x := seq[i]
-				xs := &slots[x]
-				xs.since, xs.key0, xs.moving = now, xs.key, true // setRun
-				xs.fin = finAtMost(now+s.Remaining(xs.j), now, scale, xs.key)
-				if p.crossings {
-					xs.rate = scale
-				}
-				if i > 0 && !finBefore(&slots[seq[i-1]], xs) {
-					p.sStartFirst(s, sb, now) // setRun again: the same
-				} else {
-					sb.nRun++
-					xs.serve = true
-				}
-				sb.w--
-				starts = append(starts, x)
+			// The bucket's scale, as Init computes each class's: need/k.
+			scale := float64(p.bneed[b]) * p.invK
+			if sb.nRun > t {
+				pre = p.preemptSeam(sb, t, scale, now, pre)
+				nb = len(pre)
+			} else {
+				starts = p.startSeam(s, sb, t, scale, now, starts)
 			}
 		}
 		for sb.w > 0 && sb.nRun > 0 { // as applySeams
@@ -303,6 +275,9 @@ func (p *Policy) applySeamsWide(s *sdk.System, now float64) (pre, starts []int32
 			pre = append(pre, x)
 			starts = append(starts, y)
 		}
+		if len(pre) > nb {
+			ascendRun(pre[np:], nb-np)
+		}
 		if len(pre) > np {
 			p.preEnds = append(p.preEnds, int32(len(pre)))
 		}
@@ -312,6 +287,92 @@ func (p *Policy) applySeamsWide(s *sdk.System, now float64) (pre, starts []int32
 	}
 	p.rem = rem
 	return pre, starts
+}
+
+// preemptSeam preempts sb's last running jobs down to t running, from the
+// last backwards, and appends them to pre in the order they ran in (by
+// (fin, arrival), which is the order at the decision instant, cmpWas, in
+// one bucket), as mergeBucketRuns takes them. Each is
+// usually the last running job and becomes the first waiting one by
+// moving the seam (its key now, frozen from here on, is above the waiting
+// jobs'); sToWaiting places the others (an arrival since the last decision
+// or a key tie broken by arrival ahead of it), outside the loop: a call in
+// it would make the compiler keep the loop's values on the stack. The
+// counts are kept in locals and stored once, for the same reason (the
+// stores to slots would make it reload them at every step), and pre is
+// grown once and written by index.
+func (p *Policy) preemptSeam(sb *sbucket, t int32, scale, now float64, pre []int32) []int32 {
+	seq, slots, n := sb.seq, p.slots, sb.nRun
+	sb.w += n - t
+	np := len(pre)
+	pre = slices.Grow(pre, int(n-t))[:np+int(n-t)]
+	out := pre[np:]
+	// The first waiting job's (key, arrival), the order keyBefore compares
+	// (+Inf: none): a job preempted at the seam becomes it, one placed
+	// elsewhere leaves it.
+	firstKey, firstID := math.Inf(1), int64(0)
+	if int(n) < len(seq) {
+		fs := &slots[seq[n]]
+		firstKey, firstID = fs.key, fs.id
+	}
+	for i := n - 1; i >= t; i-- {
+		for ; i >= t; i-- {
+			x := seq[i]
+			out[i-t] = x
+			xs := &slots[x]
+			k := scale * clamp0(xs.fin-now) // skey, then frozen
+			xs.key = k
+			if firstKey < k || firstKey == k && firstID < xs.id {
+				break
+			}
+			xs.moving, xs.rate, xs.serve = false, 0, false // stopRun
+			firstKey, firstID = k, xs.id
+		}
+		if i >= t {
+			sb.nRun = i + 1
+			p.sToWaiting(sb, seq[i], now)
+		}
+	}
+	sb.nRun = t
+	return pre
+}
+
+// startSeam starts sb's first waiting jobs up to t running (setRun; the
+// engine calls are the caller's) and appends them to starts in that order.
+// Each usually becomes the last running job by moving the seam (its fin is
+// above the running jobs'); sStartFirst places the others. A job placed
+// elsewhere moves only jobs before it, so the ones to start are
+// seq[nRun:t] as they were, appended at once.
+func (p *Policy) startSeam(s *sdk.System, sb *sbucket, t int32, scale, now float64, starts []int32) []int32 {
+	seq, slots, n := sb.seq, p.slots, sb.nRun
+	run := seq[n:t]
+	starts = append(starts, run...)
+	sb.w -= t - n
+	rate := 0.0
+	if p.crossings {
+		rate = scale
+	}
+	// The last running job's (fin, arrival), the order finBefore compares:
+	// a job started at the seam becomes it, one placed elsewhere leaves it.
+	lastFin, lastID := math.Inf(-1), int64(0)
+	if n > 0 {
+		ls := &slots[seq[n-1]]
+		lastFin, lastID = ls.fin, ls.id
+	}
+	for d, x := range run {
+		xs := &slots[x]
+		xs.since, xs.key0, xs.moving = now, xs.key, true // setRun
+		fin := finAtMost(now+s.Remaining(xs.j), now, scale, xs.key)
+		xs.fin, xs.rate, xs.serve = fin, rate, true
+		if lastFin < fin || lastFin == fin && lastID < xs.id {
+			lastFin, lastID = fin, xs.id
+		} else {
+			sb.nRun = n + int32(d)
+			p.sStartFirst(s, sb, now) // setRun again: the same
+		}
+	}
+	sb.nRun = t
+	return starts
 }
 
 // lastMWide is lastM on the slices, and firstOut's least job outside M
@@ -437,67 +498,142 @@ func (p *Policy) runTail(b int) int32 {
 	return p.tLast(p.rroot[b])
 }
 
+// ascendRun puts a bucket's preempted jobs in pre, seg, in the order at the
+// decision instant: seg[:k] are preemptSeam's, in that order, and seg[k:]
+// the exchange loop's, each the last running job then, so in the reverse
+// order and all before seg[:k] (one bucket: the order is (fin, arrival)).
+// Rare: an exchange needs an arrival since the last decision ahead of a
+// running job.
+func ascendRun(seg []int32, k int) {
+	slices.Reverse(seg[k:])
+	if k > 0 { // seg[k:] to the front: a rotation by three reversals
+		slices.Reverse(seg)
+		slices.Reverse(seg[:len(seg)-k])
+		slices.Reverse(seg[len(seg)-k:])
+	}
+}
+
 // mergeBucketRuns puts applySeams's preemptions (pre: true) or starts in
 // the order at the decision instant that engineCalls sorts them into
 // (cmpWas), by merging runs instead of sorting. applySeams makes the moves
 // need bucket by need bucket, and within a bucket preempts from the last
 // running job backwards and starts from the first waiting one on, so the
-// list is one run per bucket, each in that order (the preemptions
-// reversed); ends are the runs' ends, which applySeams records.
-// O(moves × buckets with moves): usually one, but on Borg cell B at ρ =
-// 0.95 one decision in seven has several, nine on average with 200 jobs (a
-// wide job's completion restarting narrow jobs of many needs); merging them
-// pairwise level by level instead was measured slower (docs/design.md).
+// list is one run per bucket, each in that order (preemptSeam writes the
+// preemptions in it, ascendRun puts the exchanges' in it); ends are the
+// runs' ends, which applySeams records. While each
+// run follows the ones before it, the list is left as it is; from the
+// first that does not, mergeFrom takes over. On Borg cell B at ρ = 0.95
+// one decision in seven has several runs, nine on average with 200 jobs (a
+// wide job's completion restarting narrow jobs of many needs).
 func (p *Policy) mergeBucketRuns(list, ends []int32, pre bool) {
 	done := int32(0) // list[:done] is merged
-	for _, end := range ends {
-		if pre {
-			slices.Reverse(list[done:end])
-		}
+	for r, end := range ends {
 		if done > 0 && p.wasBefore(list[done], list[done-1], pre) {
-			p.mergeRun(list[:end], done, pre)
+			p.mergeFrom(list, ends[r:], done, pre)
+			return
 		}
 		done = end
 	}
 }
 
-// mergeRun merges list[:done] and list[done:], each in the order wasBefore,
-// in place. The head of each side and its key (the frozen key for
-// preempted jobs, key0 for started ones) are kept in locals, so a step
-// loads one job's key; equal keys, rare, take wasBefore.
-func (p *Policy) mergeRun(list []int32, done int32, pre bool) {
-	p.mergeBuf = append(p.mergeBuf[:0], list[:done]...)
-	a, slots := p.mergeBuf, p.slots
-	i, j, o := int(done), 0, 0
-	x, y := list[i], a[0]
-	xk, yk := slots[x].key0, slots[y].key0
-	if pre {
-		xk, yk = slots[x].key, slots[y].key
-	}
-	for {
-		if xk < yk || xk == yk && p.wasBefore(x, y, pre) {
-			list[o] = x
-			o++
-			if i++; i == len(list) {
-				break
-			}
-			x = list[i]
-			if xk = slots[x].key0; pre {
-				xk = slots[x].key
-			}
-		} else {
-			list[o] = y
-			o++
-			if j++; j == len(a) {
-				return // the rest of list[i:] is in place
-			}
-			y = a[j]
-			if yk = slots[y].key0; pre {
-				yk = slots[y].key
-			}
+// mergeFrom merges list[:done], in order, with the runs ending at ends,
+// each in order, building the result in mergeBuf and
+// copying it back. The buckets come in descending need, and a job's key is
+// its need/k times its remaining duration, so a later run's jobs mostly
+// precede the ones merged so far: the merged jobs sit in the middle of
+// mergeBuf, a run preceding them all is copied below them, one following
+// them all above, and any other is merged downwards from below them
+// (mergeDownPre, mergeDownStarts), which stops once the run is placed. A
+// run thus costs its length and the merged jobs ahead of its last, instead
+// of a copy of all the jobs merged so far there and back.
+func (p *Policy) mergeFrom(list, ends []int32, done int32, pre bool) {
+	n := len(list)
+	p.mergeBuf = slices.Grow(p.mergeBuf[:0], 2*n)[:2*n]
+	buf := p.mergeBuf
+	lo, hi := n, n+copy(buf[n:], list[:done])
+	for _, end := range ends {
+		run := list[done:end]
+		done = end
+		switch {
+		case !p.wasBefore(run[0], buf[hi-1], pre): // after every merged job
+			hi += copy(buf[hi:], run)
+		case !p.wasBefore(buf[lo], run[len(run)-1], pre): // before every one
+			lo -= copy(buf[lo-len(run):lo], run)
+		case pre:
+			lo = p.mergeDownPre(buf, lo, hi, run)
+		default:
+			lo = p.mergeDownStarts(buf, lo, hi, run)
 		}
 	}
-	copy(list[o:], a[j:])
+	copy(list, buf[lo:hi])
+}
+
+// mergeDownPre merges run (preempted jobs, in order) with buf[lo:hi] (in
+// order), writing from lo − len(run) upwards: a merged job is written at
+// or below where it was read, so nothing unread is overwritten, and once
+// run is placed the rest of buf[lo:hi] is already in place. It returns the
+// new lo. The heads' keys (frozen at the decision instant) are kept in
+// locals; equal keys, rare, take wasBefore.
+func (p *Policy) mergeDownPre(buf []int32, lo, hi int, run []int32) int {
+	slots := p.slots
+	o, i, r := lo-len(run), lo, 0
+	newLo := o
+	x, y := run[0], buf[i]
+	xk, yk := slots[x].key, slots[y].key
+	for {
+		takeX := xk < yk
+		if xk == yk {
+			takeX = p.wasBefore(x, y, true)
+		}
+		if takeX {
+			buf[o] = x
+			o++
+			if r++; r == len(run) {
+				return newLo
+			}
+			x = run[r]
+			xk = slots[x].key
+		} else {
+			buf[o] = y
+			o++
+			if i++; i == hi {
+				copy(buf[o:hi], run[r:])
+				return newLo
+			}
+			y = buf[i]
+			yk = slots[y].key
+		}
+	}
+}
+
+// mergeDownStarts is mergeDownPre for started jobs: ordered by the key
+// they had before starting (key0), then arrival.
+func (p *Policy) mergeDownStarts(buf []int32, lo, hi int, run []int32) int {
+	slots := p.slots
+	o, i, r := lo-len(run), lo, 0
+	newLo := o
+	x, y := run[0], buf[i]
+	xs, ys := &slots[x], &slots[y]
+	for {
+		if xs.key0 < ys.key0 || xs.key0 == ys.key0 && xs.id < ys.id {
+			buf[o] = x
+			o++
+			if r++; r == len(run) {
+				return newLo
+			}
+			x = run[r]
+			xs = &slots[x]
+		} else {
+			buf[o] = y
+			o++
+			if i++; i == hi {
+				copy(buf[o:hi], run[r:])
+				return newLo
+			}
+			y = buf[i]
+			ys = &slots[y]
+		}
+	}
 }
 
 // wasBefore is cmpWas(pre)(a, b) < 0 under the SRPT order, written out

@@ -125,9 +125,8 @@ func TestFinAtMost(t *testing.T) {
 
 // TestMergeBucketRuns: mergeBucketRuns (mergeRun's written-out merge)
 // puts runs that are each in order into the order engineCallsRuns would
-// sort them into (cmpWas), for the preempted jobs (each run given from the
-// last job backwards, as applySeamsWide appends them) and the started
-// ones, with crossings on and off. Keys, fins and scales are drawn from
+// sort them into (cmpWas), for the preempted jobs and the started ones
+// (each run in order, as applySeamsWide appends them), with crossings on and off. Keys, fins and scales are drawn from
 // three values each so that every tie-break is exercised; 500 random
 // decisions of 1–6 runs of 1–12 jobs per case.
 func TestMergeBucketRuns(t *testing.T) {
@@ -148,9 +147,6 @@ func TestMergeBucketRuns(t *testing.T) {
 							fin: float64(r.IntN(3)), class: int32(r.IntN(3)), moving: true})
 					}
 					slices.SortFunc(run, p.cmpWas(pre))
-					if pre {
-						slices.Reverse(run)
-					}
 					list = append(list, run...)
 					ends = append(ends, int32(len(list)))
 				}
@@ -159,6 +155,89 @@ func TestMergeBucketRuns(t *testing.T) {
 				p.mergeBucketRuns(list, ends, pre)
 				if !slices.Equal(list, want) {
 					t.Fatalf("crossings %v pre %v round %d: merged %v, want %v", crossings, pre, round, list, want)
+				}
+			}
+		}
+	}
+}
+
+// TestPreemptSeamPlaces: preemptSeam leaves a bucket's slice in the
+// treaps' orders (running jobs by (fin, arrival), waiting ones by (key,
+// arrival)) and returns the preempted jobs in the order they ran in,
+// when the preempted jobs' keys tie the waiting jobs' (fins
+// and keys drawn from three values, now = 0 and scale 1, so a preempted
+// job's key is its fin) and arrivals are in any order: the ties are where
+// a preempted job goes behind a waiting one (sToWaiting) rather than at
+// the seam. 2000 random buckets.
+func TestPreemptSeamPlaces(t *testing.T) {
+	r := rng.New(36, 1)
+	p := &Policy{ord: SRPTOrder, crossings: true, cls: []classInfo{{need: 1, scale: 1}}}
+	for round := 0; round < 2000; round++ {
+		nRun, nWait := 1+r.IntN(8), r.IntN(8)
+		p.slots = p.slots[:0]
+		ids := make([]int, nRun+nWait) // arrival indices in random order
+		for i := range ids {
+			j := r.IntN(i + 1)
+			ids[i], ids[j] = ids[j], i
+		}
+		seq := make([]int32, nRun+nWait)
+		for i := range seq {
+			seq[i] = int32(i)
+			v := float64(1 + r.IntN(3))
+			p.slots = append(p.slots, slot{id: int64(ids[i]), key: v, fin: v, moving: i < nRun, serve: i < nRun})
+		}
+		slices.SortFunc(seq[:nRun], func(a, b int32) int {
+			if finBefore(&p.slots[a], &p.slots[b]) {
+				return -1
+			}
+			return 1
+		})
+		slices.SortFunc(seq[nRun:], func(a, b int32) int {
+			if keyBefore(&p.slots[a], &p.slots[b]) {
+				return -1
+			}
+			return 1
+		})
+		take := int32(r.IntN(nRun))
+		want := slices.Clone(seq[take:nRun])
+		sb := sbucket{seq: seq, nRun: int32(nRun)}
+		pre := p.preemptSeam(&sb, take, 1, 0, nil)
+		if !slices.Equal(pre, want) {
+			t.Fatalf("round %d: preempted %v, want %v", round, pre, want)
+		}
+		if sb.nRun != take || sb.w != int32(nRun)-take {
+			t.Fatalf("round %d: nRun %d w %d, want %d and %d", round, sb.nRun, sb.w, take, int32(nRun)-take)
+		}
+		for i := 1; i < len(seq); i++ {
+			a, b := &p.slots[seq[i-1]], &p.slots[seq[i]]
+			if i < int(take) && !finBefore(a, b) || i > int(take) && !keyBefore(a, b) {
+				t.Fatalf("round %d: seq %v out of order at %d (nRun %d)", round, seq, i, take)
+			}
+			if b.moving != (i < int(take)) || b.serve != (i < int(take)) {
+				t.Fatalf("round %d: job at %d running state %v/%v with %d running", round, i, b.moving, b.serve, take)
+			}
+		}
+	}
+}
+
+// TestAscendRun: ascendRun turns a bucket's preempted jobs as
+// applySeamsWide appends them, preemptSeam's block in order then the
+// exchange loop's jobs in reverse order, all before the block, into one
+// run in order, for every split of up to 9 jobs.
+func TestAscendRun(t *testing.T) {
+	for n := 1; n <= 9; n++ {
+		for k := 0; k < n; k++ { // k = n: no exchange, ascendRun not called
+			seg := make([]int32, 0, n)
+			for i := n - k; i < n; i++ {
+				seg = append(seg, int32(i)) // the block: the latest jobs, in order
+			}
+			for i := n - k - 1; i >= 0; i-- {
+				seg = append(seg, int32(i)) // the exchanges, latest first
+			}
+			ascendRun(seg, k)
+			for i := range seg {
+				if seg[i] != int32(i) {
+					t.Fatalf("n %d k %d: %v, want 0..%d in order", n, k, seg, n-1)
 				}
 			}
 		}
