@@ -53,7 +53,8 @@ import (
 //     each treap, O(log n)), and shrink every window accordingly: O(C ·
 //     log n) rounds of O(C · log n). A range of one bucket alone is cut by
 //     its count, which is the common case (a level that recurses on one
-//     need).
+//     need). With exactly the needs k and 1 (one-or-all) the recursion and
+//     backfill reduce to three outcomes of M's per-bucket counts (dsOneK).
 //  3. The result, per bucket how many of its first jobs are served, is
 //     applied at each bucket's seam as on srptfast.go (preempt the last
 //     running jobs, start the first waiting ones, exchange while an
