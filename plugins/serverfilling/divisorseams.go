@@ -42,45 +42,87 @@ import (
 const seamRun = 3
 
 // applySeamsDS is applySeams for the DivisorFilling path (one run group per
-// bucket): it first moves every bucket's run of at least seamRun preempted
-// or started jobs at once, then leaves the rest (shorter runs, and the
-// exchanges with an arrival that precedes running jobs) to applySeams.
-// Buckets are independent, so moving all the runs first changes nothing.
-// It returns both lists in the order engineCalls would sort them into
-// (cmpWas), merging the runs rather than sorting them (dsOrder).
+// bucket), in one pass over the buckets: a bucket where nothing moves (its
+// take is its running jobs, and no waiting job of M sits beside a running
+// one to exchange) is passed on one test; a run of at least seamRun
+// preempted or started jobs is moved at once; shorter runs, and the
+// exchanges with an arrival that precedes running jobs, one job at a time
+// as applySeams does (seamSingles). Buckets are independent, so the order
+// in which they are visited changes nothing. It returns both lists in the
+// order engineCalls would sort them into (cmpWas), merging the runs rather
+// than sorting them (dsOrder).
 func (p *Policy) applySeamsDS(s *sdk.System, take []int32, now float64) (pre, starts []int32) {
 	q := p.ds
-	rpre, rstarts := q.runPre[:0], q.runStarts[:0]
-	preB, startB := q.preB[:0], q.startB[:0] // where each run ends
+	pre, starts = p.next[:0], p.starts[:0] // the moves one at a time
+	q.runPre, q.runStarts = q.runPre[:0], q.runStarts[:0]
+	q.preB, q.startB = q.preB[:0], q.startB[:0] // where each run ends
 	for b := range p.sb {
 		sb := &p.sb[b]
-		g := sb.groups[0]
-		if m := sb.nRun - take[b]; m >= seamRun {
-			rpre = p.preemptRun(sb, g, take[b], now, rpre)
-			preB = append(preB, len(rpre))
+		t := take[b]
+		if sb.nRun == t && (sb.w == 0 || t == 0) {
+			continue
 		}
-		if m := take[b] - sb.nRun; m >= seamRun {
-			rstarts = p.startRun(s, sb, g, m, now, rstarts)
-			startB = append(startB, len(rstarts))
+		switch g := sb.groups[0]; {
+		case sb.nRun-t >= seamRun:
+			q.runPre = p.preemptRun(sb, g, t, now, q.runPre)
+			q.preB = append(q.preB, len(q.runPre))
+		case t-sb.nRun >= seamRun:
+			q.runStarts = p.startRun(s, sb, g, t-sb.nRun, now, q.runStarts)
+			q.startB = append(q.startB, len(q.runStarts))
 		}
+		pre, starts = p.seamSingles(s, sb, t, now, pre, starts)
 	}
-	pre, starts = p.applySeams(s, take, now)
 	n0, m0 := len(pre), len(starts)
-	// The runs follow applySeams' moves; when there are none, the run
-	// buffer is handed over instead of copied (the two buffers swap).
-	if n0 == 0 {
-		pre, rpre = rpre, pre
-	} else {
-		pre = append(pre, rpre...)
+	pre, q.runPre = appendRuns(pre, q.runPre)
+	starts, q.runStarts = appendRuns(starts, q.runStarts)
+	q.preB = p.dsOrder(pre, n0, q.preB, true)
+	q.startB = p.dsOrder(starts, m0, q.startB, false)
+	return pre, starts
+}
+
+// appendRuns appends the runs moved at once to the single moves, and
+// returns the list and the run buffer to keep: when there are no single
+// moves the run buffer is handed over instead of copied, and the single
+// moves' buffer is kept in its place (the two swap, and stay distinct).
+func appendRuns(single, runs []int32) (list, keep []int32) {
+	if len(single) == 0 {
+		return runs, single
 	}
-	if m0 == 0 {
-		starts, rstarts = rstarts, starts
-	} else {
-		starts = append(starts, rstarts...)
+	return append(single, runs...), runs
+}
+
+// seamSingles is applySeams on bucket sb (take t): after the runs, the
+// preemptions and starts left one at a time, then the exchanges while the
+// bucket's least waiting job precedes its last running one (see
+// applySeams).
+func (p *Policy) seamSingles(s *sdk.System, sb *sbucket, t int32, now float64, pre, starts []int32) ([]int32, []int32) {
+	for sb.nRun > t {
+		x := p.runLast(sb, now)
+		p.toWaiting(x, now)
+		sb.w++
+		pre = append(pre, x)
 	}
-	q.runPre, q.runStarts = rpre[:0], rstarts[:0]
-	q.preB = p.dsOrder(pre, n0, preB, true)
-	q.startB = p.dsOrder(starts, m0, startB, false)
+	for sb.nRun < t {
+		sb.w--
+		x := p.tFirst(sb.root)
+		sb.root = p.tDeleteMin(sb.root)
+		p.setRun(s, &p.slots[x], now)
+		p.runAppend(x)
+		starts = append(starts, x)
+	}
+	for sb.w > 0 && sb.nRun > 0 {
+		x := p.runLast(sb, now)
+		y := p.tFirst(sb.root)
+		if !p.less(y, x) {
+			break
+		}
+		sb.root = p.tDeleteMin(sb.root)
+		p.toWaiting(x, now)
+		p.setRun(s, &p.slots[y], now)
+		p.runAppend(y)
+		pre = append(pre, x)
+		starts = append(starts, y)
+	}
 	return pre, starts
 }
 

@@ -53,7 +53,8 @@ import (
 //     each treap, O(log n)), and shrink every window accordingly: O(C ·
 //     log n) rounds of O(C · log n). A range of one bucket alone is cut by
 //     its count, which is the common case (a level that recurses on one
-//     need).
+//     need). With exactly the needs k and 1 (one-or-all) the recursion and
+//     backfill reduce to three outcomes of M's per-bucket counts (dsOneK).
 //  3. The result, per bucket how many of its first jobs are served, is
 //     applied at each bucket's seam as on srptfast.go (preempt the last
 //     running jobs, start the first waiting ones, exchange while an
@@ -95,6 +96,7 @@ type dsrpt struct {
 	need []int32 // per bucket
 	bOf  []int32 // per need 1..k: its bucket (-1: none)
 	now  float64 // the decision's instant
+	oneK bool    // the needs are k and 1 (dsOneK)
 
 	srv    []int32 // per bucket: jobs served by the decision being taken
 	lo, hi []int32 // per recursion depth, nb entries each: the list's rank ranges
@@ -174,6 +176,7 @@ func (p *Policy) initDivSRPT() {
 	q.srv, q.exc = make([]int32, nb), make([]int32, nb)
 	q.a, q.z, q.c = make([]int32, nb), make([]int32, nb), make([]int32, nb)
 	q.cand, q.fs = make([]int32, 0, nb), make([]int32, 0, nb)
+	q.oneK = nb == 2 && int(q.need[0]) == p.k && q.need[1] == 1
 	p.ds = q
 }
 
@@ -257,7 +260,7 @@ func (p *Policy) decideDS(s *sdk.System) {
 			p.nOut -= int(n)
 			continue
 		}
-		last, second := p.lastM(now)
+		last, second, first := p.dsEnds(now, q.cnt == p.k)
 		if q.cnt > p.k {
 			ls := &p.slots[last]
 			if ls.serve {
@@ -284,7 +287,7 @@ func (p *Policy) decideDS(s *sdk.System) {
 			}
 			continue
 		}
-		if o, _ := p.firstOut(); o >= 0 && p.less(o, last) {
+		if o := first; o >= 0 && p.less(o, last) {
 			p.sb[p.slots[o].bucket].w++
 			q.cnt++
 			p.sumM += int(p.slots[o].need)
@@ -295,7 +298,7 @@ func (p *Policy) decideDS(s *sdk.System) {
 		break
 	}
 	if mLast == -2 {
-		mLast, _ = p.lastM(now)
+		mLast, _, _ = p.dsEnds(now, false)
 	}
 	maxKey := math.Inf(-1)
 	if mLast >= 0 {
@@ -303,15 +306,19 @@ func (p *Policy) decideDS(s *sdk.System) {
 	}
 
 	// 2. The recursion and backfill, on per-bucket counts.
-	nb := q.nb
-	lo, hi := q.lo[:nb], q.hi[:nb]
-	for b := range nb {
-		sb := &p.sb[b]
-		lo[b], hi[b], q.srv[b], q.exc[b] = 0, sb.nRun+sb.w, 0, -2
-	}
-	p.dsFill(0, p.k, 1)
-	if p.backfill {
-		p.dsFirstFit()
+	if q.oneK {
+		p.dsOneK()
+	} else {
+		nb := q.nb
+		lo, hi := q.lo[:nb], q.hi[:nb]
+		for b := range nb {
+			sb := &p.sb[b]
+			lo[b], hi[b], q.srv[b], q.exc[b] = 0, sb.nRun+sb.w, 0, -2
+		}
+		p.dsFill(0, p.k, 1)
+		if p.backfill {
+			p.dsFirstFit()
+		}
 	}
 
 	// 3. Apply at each bucket's seam (as decideSRPT).
@@ -323,6 +330,90 @@ func (p *Policy) decideDS(s *sdk.System) {
 	p.evicted, p.next, p.starts = evicted[:0], pre[:0], starts[:0]
 	p.maxKey = maxKey
 	// No crossing timer: for k = 2^a·3^b no level is Case 3 (see Policy).
+}
+
+// dsEnds is lastM, M's last job (-1 if none) and the latest of the other
+// candidates (keys refreshed), and, if wantFirst, firstOut's least job
+// outside M (-1 if none), in one pass over the buckets and on the treaps
+// directly (one run group per bucket on this path): the repair of M asks
+// for both at once once M has k jobs, and lastM's closure and firstOut's
+// second pass were a tenth of these policies' instructions on one-or-all.
+func (p *Policy) dsEnds(now float64, wantFirst bool) (last, second, first int32) {
+	last, second, first = -1, -1, -1
+	for b := range p.sb {
+		sb := &p.sb[b]
+		if sb.w > 0 {
+			last, second = p.dsPut(last, second, p.waitAt(sb.root, sb.w-1))
+		}
+		if sb.nRun > 0 {
+			c := p.tLast(p.rroot[sb.groups[0]])
+			p.skey(c, now)
+			last, second = p.dsPut(last, second, c)
+		}
+		if wantFirst && sb.w < p.tSize(sb.root) {
+			if c := p.waitAt(sb.root, sb.w); first < 0 || p.less(c, first) {
+				first = c
+			}
+		}
+	}
+	return last, second, first
+}
+
+// waitAt is tSelect(t, r) for t not empty, by a walk down one spine when r
+// is the first or the last rank (M's end falls there in most buckets: no
+// job of the bucket waits outside M, or none waits in it), which needs no
+// subtree sizes.
+func (p *Policy) waitAt(t, r int32) int32 {
+	switch r {
+	case 0:
+		return p.tFirst(t)
+	case p.slots[t].tsz - 1:
+		return p.tLast(t)
+	}
+	return p.tSelect(t, r)
+}
+
+// dsPut is lastM's put: c among the latest two jobs so far (-1: none).
+func (p *Policy) dsPut(last, second, c int32) (int32, int32) {
+	switch {
+	case last < 0 || p.less(last, c):
+		return c, last
+	case second < 0 || p.less(second, c):
+		return last, c
+	}
+	return last, second
+}
+
+// dsOneK is dsFill and dsFirstFit when the needs are k and 1 (one-or-all;
+// bucket 0 the wide jobs, bucket 1 the narrow ones), where the recursion
+// has three outcomes that per-bucket counts of M decide in O(1):
+//   - M holds a wide job: it is served alone. Case 1 (M has at least k/6
+//     narrow jobs) serves in descending need while the next job fits, and
+//     the first wide job takes every server; otherwise every level is
+//     Case 2 (Case 3 needs a prime factor ≥ 5) and keeps the wide jobs,
+//     their need a multiple of the level's scale times the parity it keeps
+//     (k/scale and kk divided alike), down to kk = 1, where Case 1 serves
+//     the first of them. Backfill then finds no server free.
+//   - No wide job, at least k/6 narrow ones: Case 1 serves all of M.
+//   - No wide job, fewer narrow ones: Case 2 recurses on the empty set of
+//     jobs of need > 1 and serves nothing; backfill, if on, then serves
+//     all of M (fewer than k jobs of need 1).
+//
+// TestDivisorOneKExact checks it against the general path for several k,
+// the structured and random cases of TestDivisorSRPTPathExact include
+// one-or-all.
+func (p *Policy) dsOneK() {
+	q := p.ds
+	wd, nr := &p.sb[0], &p.sb[1]
+	nw, nn := wd.nRun+wd.w, nr.nRun+nr.w
+	switch {
+	case nw > 0:
+		q.srv[0], q.srv[1] = 1, 0
+	case p.backfill || 6*int(nn) >= p.k:
+		q.srv[0], q.srv[1] = 0, nn
+	default:
+		q.srv[0], q.srv[1] = 0, 0
+	}
 }
 
 // dsFill is divFill (divisor.go) on the list held at depth d (per bucket

@@ -99,6 +99,46 @@ func TestDivisorSRPTPathExact(t *testing.T) { dsExact(t, SRPTOrder, 60, false) }
 // plus the structured ones whose classes have distinct needs.
 func TestDivisorGittinsPathExact(t *testing.T) { dsExact(t, GittinsOrder, 40, true) }
 
+// TestDivisorOneKExact: with needs k and 1 the DivisorFilling-SRPT and
+// -Gittins paths decide by dsOneK instead of the recursion; they still take
+// exactly the general path's decisions, for k even, odd (Case 2's odd
+// branch all the way down), 2 (the wide need at scale 2 is the need-1
+// bucket of the level below) and 2048, few and many jobs of either need,
+// with and without ties, backfill and crossings on and off. It fails if
+// the shortcut is not taken.
+func TestDivisorOneKExact(t *testing.T) {
+	arrivals := int64(6000)
+	if testing.Short() {
+		arrivals /= 6
+	}
+	var srpt, gittins []dfCase
+	for i, k := range []int{2, 3, 6, 9, 27, 32, 48, 128, 2048} {
+		needs := []int{1, k}
+		for j, rho := range []float64{0.7, 0.97, 1.1} {
+			name := fmt.Sprintf("one-k/k=%d/rho=%.2f", k, rho)
+			seed := uint64(900 + 10*i + j)
+			c := dfCase{w: mixedWorkload(name, k, needs, rho, seed), arrivals: arrivals, seed: seed}
+			if j == 1 {
+				c.w = tiedWorkload(name+"/ties", k, needs, rho, seed)
+			}
+			srpt = append(srpt, wideCut(c))
+			c.w = monotoneWorkload(name+"/monotone", k, needs, rho, seed)
+			gittins = append(gittins, wideCut(c))
+		}
+	}
+	t.Run("srpt", func(t *testing.T) { dsFastVsGeneral(t, SRPTOrder, srpt) })
+	t.Run("gittins", func(t *testing.T) { dsFastVsGeneral(t, GittinsOrder, gittins) })
+	for o, c := range map[Order]dfCase{SRPTOrder: srpt[0], GittinsOrder: gittins[0]} {
+		p := New(o, DivisorFilling)
+		if _, err := sim.Run(c.w, p, sim.Config{Seed: 1, Arrivals: 100}); err != nil {
+			t.Fatal(err)
+		}
+		if p.ds == nil || !p.ds.oneK {
+			t.Errorf("%s: dsOneK not taken", orderName[o])
+		}
+	}
+}
+
 // dsExact runs order's fast path against the general one on n random
 // workloads (gittins: of the kind the Gittins path takes) and the
 // structured ones, 8000 arrivals each (a sixth with -short), those with
