@@ -210,15 +210,7 @@ func (h *eventHeap) fall(i int, t float64, j *Job) {
 		if l >= n {
 			break
 		}
-		c := l
-		if r := l + 1; r < n {
-			tl, tr := math.Float64bits(ev[l].t), math.Float64bits(ev[r].t)
-			_, borrow := bits.Sub64(tr, tl, 0) // 1 if tr < tl
-			c += int(borrow)
-			if tr == tl && ev[r].j.evSeq < ev[l].j.evSeq {
-				c = r
-			}
-		}
+		c := earlier(ev, l)
 		down := &ev[c]
 		e := *down
 		if e.t > t {
@@ -352,6 +344,24 @@ func (h *eventHeap) popDown(n int) {
 	h.up(i)
 }
 
+// earlier is the index of the earlier (in (t, seq) order) of the children
+// l and l+1 of a level (l alone if l+1 is past ev), chosen by the borrow of
+// an integer subtraction instead of a branch: times are never negative, so
+// their IEEE-754 bits order as unsigned integers. Shared by sink and fall,
+// and inlined into both.
+func earlier(ev []event, l int) int {
+	r := l + 1
+	if r >= len(ev) {
+		return l
+	}
+	tl, tr := math.Float64bits(ev[l].t), math.Float64bits(ev[r].t)
+	_, borrow := bits.Sub64(tr, tl, 0) // 1 if tr < tl
+	if tr == tl && ev[r].j.evSeq < ev[l].j.evSeq {
+		return r
+	}
+	return l + int(borrow)
+}
+
 // sink moves the root's hole down to a leaf of the first n entries, each
 // level moving up the earlier of its two children, and returns the hole's
 // index.
@@ -366,15 +376,7 @@ func (h *eventHeap) sink(n int) int {
 		if l >= n {
 			break
 		}
-		c := l
-		if r := l + 1; r < n {
-			tl, tr := math.Float64bits(ev[l].t), math.Float64bits(ev[r].t)
-			_, borrow := bits.Sub64(tr, tl, 0) // 1 if tr < tl
-			c += int(borrow)
-			if tr == tl && ev[r].j.evSeq < ev[l].j.evSeq {
-				c = r
-			}
-		}
+		c := earlier(ev, l)
 		down := &ev[c]
 		*slot = *down
 		if h.track {
