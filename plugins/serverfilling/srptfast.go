@@ -94,7 +94,8 @@ type sbucket struct {
 	lastOK bool
 
 	// kept, on ServerFilling's treap path: the waiting jobs of ranks
-	// kept[i].r − 1 (0: none), until the waiting treap changes (wAtKept).
+	// kept[i].r − 1 (0: none), updated as jobs enter and the first one
+	// leaves, forgotten when a run moves (wAtKept).
 	kept [2]struct{ r, x int32 }
 }
 
@@ -204,13 +205,20 @@ func (p *Policy) runAppend(i int32) {
 func (p *Policy) runRemove(i int32) {
 	sl := &p.slots[i]
 	g := p.runGroup(sl)
-	p.rroot[g] = p.tDelete(p.rroot[g], i, modeFall)
 	sb := &p.sb[sl.bucket]
+	switch {
+	case sb.lastOK && sb.last == i:
+		// The kept last job leaves (a preemption, mostly): its removal
+		// finds the next one on the way.
+		p.rroot[g], sb.last = p.tDeleteLast(p.rroot[g])
+	default:
+		p.rroot[g] = p.tDelete(p.rroot[g], i, modeFall)
+		if sb.last == i {
+			sb.lastOK = false
+		}
+	}
 	sb.nRun--
 	sl.serve = false
-	if sb.last == i {
-		sb.lastOK = false
-	}
 }
 
 // runLast is the bucket's last running job (-1 if none), its key
@@ -290,7 +298,7 @@ func (p *Policy) arriveSRPT(s *sdk.System, i int32) {
 		r = p.sInsertWaiting(sb, i)
 	} else {
 		sb.root, r = p.tInsert(sb.root, i, modeKey)
-		sb.kept = [2]struct{ r, x int32 }{}
+		sb.keptInsert(r, i)
 	}
 	if r < sb.w { // ahead of the bucket's boundary in M: joins M
 		sb.w++
@@ -418,6 +426,31 @@ func (p *Policy) wAtKept(sb *sbucket, r int32) int32 {
 	return x
 }
 
+// keptInsert updates the kept ranks (wAtKept) for job x inserted at rank
+// r of the waiting treap: the jobs from rank r on move one rank up, those
+// before keep theirs, and x is kept. So a preempted job, inserted at rank
+// 0 as a rule, answers the exchange loop's next look at the least waiting
+// job.
+func (sb *sbucket) keptInsert(r, x int32) {
+	for i := range sb.kept {
+		if sb.kept[i].r > r { // rank ≥ r
+			sb.kept[i].r++
+		}
+	}
+	sb.kept[1] = sb.kept[0]
+	sb.kept[0].r, sb.kept[0].x = r+1, x
+}
+
+// keptDeleteMin updates the kept ranks for the waiting treap's first job
+// removed: it is forgotten, the others move one rank down.
+func (sb *sbucket) keptDeleteMin() {
+	for i := range sb.kept {
+		if sb.kept[i].r > 0 {
+			sb.kept[i].r--
+		}
+	}
+}
+
 // tCountLess is the number of jobs of waiting treap t ahead of job x in the
 // order (less; x in any state): a prefix of t, since t is in that order.
 func (p *Policy) tCountLess(t, x int32) int32 {
@@ -445,8 +478,9 @@ func (p *Policy) toWaiting(i int32, now float64) *sbucket {
 	p.runRemove(i)
 	p.stopRun(sl, now)
 	sb := &p.sb[sl.bucket]
-	sb.root, _ = p.tInsert(sb.root, i, modeKey)
-	sb.kept = [2]struct{ r, x int32 }{}
+	var r int32
+	sb.root, r = p.tInsert(sb.root, i, modeKey)
+	sb.keptInsert(r, i)
 	return sb
 }
 
@@ -610,9 +644,9 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 		}
 		for sb.nRun < take[b] {
 			sb.w--
-			x := p.tFirst(sb.root)
+			x := p.wAtKept(sb, 0)
 			sb.root = p.tDeleteMin(sb.root)
-			sb.kept = [2]struct{ r, x int32 }{}
+			sb.keptDeleteMin()
 			p.setRun(s, &p.slots[x], now)
 			p.runAppend(x)
 			starts = append(starts, x)
@@ -624,7 +658,7 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 				break
 			}
 			sb.root = p.tDeleteMin(sb.root)
-			sb.kept = [2]struct{ r, x int32 }{}
+			sb.keptDeleteMin()
 			p.toWaiting(x, now)
 			p.setRun(s, &p.slots[y], now)
 			p.runAppend(y)
@@ -902,6 +936,28 @@ func (p *Policy) tDeleteMin(t int32) int32 {
 		}
 		ns.tsz--
 		link = &ns.tl
+	}
+}
+
+// tDeleteLast removes the last job of t (not empty) and returns the new root
+// and the new last job (-1 if none). The last job has no right child, so
+// its left subtree takes its place, and the new last is that subtree's last
+// or, if it is empty, the job above.
+func (p *Policy) tDeleteLast(t int32) (int32, int32) {
+	link, up := &t, int32(-1)
+	for {
+		ns := &p.slots[*link]
+		if ns.tr < 0 {
+			l := ns.tl
+			*link = l
+			if l >= 0 {
+				return t, p.tLast(l)
+			}
+			return t, up
+		}
+		ns.tsz--
+		up = *link
+		link = &ns.tr
 	}
 }
 
