@@ -242,7 +242,10 @@ func (p *Policy) runLast(sb *sbucket, now float64) int32 {
 		return c
 	}
 	if sb.lastOK {
-		if c := sb.last; c >= 0 {
+		if c := sb.last; c >= 0 && p.ord == SRPTOrder {
+			sl := &p.slots[c] // keyAt for a running SRPT job, inlined
+			sl.key = p.cls[sl.class].scale * clamp0(sl.fin-now)
+		} else if c >= 0 {
 			p.skey(c, now)
 		}
 		return sb.last
