@@ -415,6 +415,9 @@ func (p *Policy) firstOut() (first, second int32) {
 // these treaps in divisorseams.go as well, so it walks every time.
 func (p *Policy) wAtKept(sb *sbucket, r int32) int32 {
 	if !p.fastSRPT || p.wide {
+		if r == 0 && !p.wide {
+			return p.tFirst(sb.root) // the walk applySeams took before
+		}
 		return p.wAt(sb, r)
 	}
 	switch r + 1 {
@@ -483,7 +486,9 @@ func (p *Policy) toWaiting(i int32, now float64) *sbucket {
 	sb := &p.sb[sl.bucket]
 	var r int32
 	sb.root, r = p.tInsert(sb.root, i, modeKey)
-	sb.keptInsert(r, i)
+	if p.fastSRPT {
+		sb.keptInsert(r, i)
+	}
 	return sb
 }
 
@@ -649,7 +654,9 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 			sb.w--
 			x := p.wAtKept(sb, 0)
 			sb.root = p.tDeleteMin(sb.root)
-			sb.keptDeleteMin()
+			if p.fastSRPT {
+				sb.keptDeleteMin()
+			}
 			p.setRun(s, &p.slots[x], now)
 			p.runAppend(x)
 			starts = append(starts, x)
@@ -661,7 +668,9 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 				break
 			}
 			sb.root = p.tDeleteMin(sb.root)
-			sb.keptDeleteMin()
+			if p.fastSRPT {
+				sb.keptDeleteMin()
+			}
 			p.toWaiting(x, now)
 			p.setRun(s, &p.slots[y], now)
 			p.runAppend(y)
