@@ -87,6 +87,16 @@ type sbucket struct {
 	root   int32   // waiting jobs: treap on (key, arrival index)
 	w      int32   // the first w waiting jobs are in M
 	seq    []int32 // wide path (srptwide.go): running then waiting jobs, in place of the treaps
+
+	// last is the bucket's last running job (-1: none) while lastOK, on
+	// ServerFilling's treap path with one run group per bucket (runLast).
+	last   int32
+	lastOK bool
+
+	// kept, on ServerFilling's treap path: the waiting jobs of ranks
+	// kept[i].r − 1 (0: none), updated as jobs enter and the first one
+	// leaves, forgotten when a run moves (wAtKept).
+	kept [2]struct{ r, x int32 }
 }
 
 // initSRPT sets the SRPT path up (Init, after the buckets). Its treaps
@@ -183,21 +193,44 @@ func (p *Policy) runAppend(i int32) {
 	sl := &p.slots[i]
 	g := p.runGroup(sl)
 	p.rroot[g], _ = p.tInsert(p.rroot[g], i, modeFall)
-	p.sb[sl.bucket].nRun++
+	sb := &p.sb[sl.bucket]
+	sb.nRun++
 	sl.serve = true
+	if sb.lastOK && (sb.last < 0 || p.tLess(sb.last, i, modeFall)) {
+		sb.last = i
+	}
 }
 
 // runRemove takes job i out of its bucket's running jobs.
 func (p *Policy) runRemove(i int32) {
 	sl := &p.slots[i]
 	g := p.runGroup(sl)
-	p.rroot[g] = p.tDelete(p.rroot[g], i, modeFall)
-	p.sb[sl.bucket].nRun--
+	sb := &p.sb[sl.bucket]
+	switch {
+	case sb.lastOK && sb.last == i:
+		// The kept last job leaves (a preemption, mostly): its removal
+		// finds the next one on the way.
+		p.rroot[g], sb.last = p.tDeleteLast(p.rroot[g])
+	default:
+		p.rroot[g] = p.tDelete(p.rroot[g], i, modeFall)
+		if sb.last == i {
+			sb.lastOK = false
+		}
+	}
+	sb.nRun--
 	sl.serve = false
 }
 
 // runLast is the bucket's last running job (-1 if none), its key
-// refreshed: the latest of its run groups' last jobs.
+// refreshed: the latest of its run groups' last jobs. On ServerFilling's
+// treap path with one run group per bucket (every bucket under SRPT) it is
+// kept in sb.last between walks: a start makes the job last if it follows
+// the last one in the treap's order (runAppend), and only the last job's
+// leaving (runRemove) or a run moved at once (applySeams) makes the next
+// call walk the treap again. The treap's order is the bucket's running
+// order (fin, arrival), so the kept job is the walk's, and a decision's
+// several calls (the repair loop, the exchanges, the crossing timer) walk
+// once.
 func (p *Policy) runLast(sb *sbucket, now float64) int32 {
 	if p.wide {
 		if sb.nRun == 0 {
@@ -207,6 +240,15 @@ func (p *Policy) runLast(sb *sbucket, now float64) int32 {
 		sl := &p.slots[c] // keyAt for a running SRPT job, inlined
 		sl.key = p.cls[sl.class].scale * clamp0(sl.fin-now)
 		return c
+	}
+	if sb.lastOK {
+		if c := sb.last; c >= 0 && p.ord == SRPTOrder {
+			sl := &p.slots[c] // keyAt for a running SRPT job, inlined
+			sl.key = p.cls[sl.class].scale * clamp0(sl.fin-now)
+		} else if c >= 0 {
+			p.skey(c, now)
+		}
+		return sb.last
 	}
 	last := int32(-1)
 	for _, g := range sb.groups {
@@ -219,6 +261,9 @@ func (p *Policy) runLast(sb *sbucket, now float64) int32 {
 		if last < 0 || p.less(last, c) {
 			last = c
 		}
+	}
+	if p.fastSRPT && len(sb.groups) == 1 {
+		sb.last, sb.lastOK = last, true
 	}
 	return last
 }
@@ -256,6 +301,7 @@ func (p *Policy) arriveSRPT(s *sdk.System, i int32) {
 		r = p.sInsertWaiting(sb, i)
 	} else {
 		sb.root, r = p.tInsert(sb.root, i, modeKey)
+		sb.keptInsert(r, i)
 	}
 	if r < sb.w { // ahead of the bucket's boundary in M: joins M
 		sb.w++
@@ -326,7 +372,7 @@ func (p *Policy) lastM(now float64) (last, second int32) {
 	for b := range p.sb {
 		sb := &p.sb[b]
 		if sb.w > 0 {
-			put(p.wAt(sb, sb.w-1))
+			put(p.wAtKept(sb, sb.w-1))
 		}
 		if sb.nRun > 0 {
 			put(p.runLast(sb, now))
@@ -347,7 +393,7 @@ func (p *Policy) firstOut() (first, second int32) {
 		if sb.w >= p.wSize(sb) {
 			continue
 		}
-		c := p.wAt(sb, sb.w)
+		c := p.wAtKept(sb, sb.w)
 		switch {
 		case first < 0 || p.less(c, first):
 			first, second = c, first
@@ -356,6 +402,59 @@ func (p *Policy) firstOut() (first, second int32) {
 		}
 	}
 	return first, second
+}
+
+// wAtKept is wAt (the bucket's waiting job of rank r) keeping the last two
+// answers on ServerFilling's treap path, where every change to the waiting
+// treap forgets them (arriveSRPT, toWaiting, applySeams): a decision asks
+// for the same ranks several times (M's last and first outside per bucket
+// in each repair step and again for maxKey, the least waiting job in the
+// exchanges and for the stopper), and a bucket whose waiting jobs did not
+// change since the last decision (the wide bucket, when a narrow job
+// arrives or completes) answers from the last one. DivisorFilling changes
+// these treaps in divisorseams.go as well, so it walks every time.
+func (p *Policy) wAtKept(sb *sbucket, r int32) int32 {
+	if !p.fastSRPT || p.wide {
+		if r == 0 && !p.wide {
+			return p.tFirst(sb.root) // the walk applySeams took before
+		}
+		return p.wAt(sb, r)
+	}
+	switch r + 1 {
+	case sb.kept[0].r:
+		return sb.kept[0].x
+	case sb.kept[1].r:
+		return sb.kept[1].x
+	}
+	x := p.tSelect(sb.root, r)
+	sb.kept[1] = sb.kept[0]
+	sb.kept[0].r, sb.kept[0].x = r+1, x
+	return x
+}
+
+// keptInsert updates the kept ranks (wAtKept) for job x inserted at rank
+// r of the waiting treap: the jobs from rank r on move one rank up, those
+// before keep theirs, and x is kept. So a preempted job, inserted at rank
+// 0 as a rule, answers the exchange loop's next look at the least waiting
+// job.
+func (sb *sbucket) keptInsert(r, x int32) {
+	for i := range sb.kept {
+		if sb.kept[i].r > r { // rank ≥ r
+			sb.kept[i].r++
+		}
+	}
+	sb.kept[1] = sb.kept[0]
+	sb.kept[0].r, sb.kept[0].x = r+1, x
+}
+
+// keptDeleteMin updates the kept ranks for the waiting treap's first job
+// removed: it is forgotten, the others move one rank down.
+func (sb *sbucket) keptDeleteMin() {
+	for i := range sb.kept {
+		if sb.kept[i].r > 0 {
+			sb.kept[i].r--
+		}
+	}
 }
 
 // tCountLess is the number of jobs of waiting treap t ahead of job x in the
@@ -385,7 +484,11 @@ func (p *Policy) toWaiting(i int32, now float64) *sbucket {
 	p.runRemove(i)
 	p.stopRun(sl, now)
 	sb := &p.sb[sl.bucket]
-	sb.root, _ = p.tInsert(sb.root, i, modeKey)
+	var r int32
+	sb.root, r = p.tInsert(sb.root, i, modeKey)
+	if p.fastSRPT {
+		sb.keptInsert(r, i)
+	}
 	return sb
 }
 
@@ -498,7 +601,7 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	}
 	p.stopper, p.idle = -1, p.rem
 	if p.packing == PackStop && int(p.cut) < p.nBuckets && p.sb[p.cut].w > 0 {
-		p.stopper = p.wAt(&p.sb[p.cut], 0)
+		p.stopper = p.wAtKept(&p.sb[p.cut], 0)
 	}
 
 	// 3. Engine calls in the general path's order.
@@ -533,6 +636,14 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 	pre, starts = p.next[:0], p.starts[:0]
 	for b := range p.sb {
 		sb := &p.sb[b]
+		if len(sb.groups) == 1 && sb.nRun-take[b] >= seamRun {
+			pre = p.preemptRun(sb, sb.groups[0], take[b], now, pre)
+			sb.lastOK, sb.kept = false, [2]struct{ r, x int32 }{}
+		}
+		if len(sb.groups) == 1 && take[b]-sb.nRun >= seamRun {
+			starts = p.startRun(s, sb, sb.groups[0], take[b]-sb.nRun, now, starts)
+			sb.lastOK, sb.kept = false, [2]struct{ r, x int32 }{}
+		}
 		for sb.nRun > take[b] {
 			x := p.runLast(sb, now)
 			p.toWaiting(x, now)
@@ -541,19 +652,25 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 		}
 		for sb.nRun < take[b] {
 			sb.w--
-			x := p.tFirst(sb.root)
+			x := p.wAtKept(sb, 0)
 			sb.root = p.tDeleteMin(sb.root)
+			if p.fastSRPT {
+				sb.keptDeleteMin()
+			}
 			p.setRun(s, &p.slots[x], now)
 			p.runAppend(x)
 			starts = append(starts, x)
 		}
 		for sb.w > 0 && sb.nRun > 0 {
 			x := p.runLast(sb, now)
-			y := p.wAt(sb, 0)
+			y := p.wAtKept(sb, 0)
 			if !p.less(y, x) {
 				break
 			}
 			sb.root = p.tDeleteMin(sb.root)
+			if p.fastSRPT {
+				sb.keptDeleteMin()
+			}
 			p.toWaiting(x, now)
 			p.setRun(s, &p.slots[y], now)
 			p.runAppend(y)
@@ -668,7 +785,10 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 		if p.sb[bi].nRun == 0 || p.bneed[bi] > slack {
 			continue
 		}
-		y := p.runTail(int(bi)) // largest (fin, arrival)
+		y := p.sb[bi].last // largest (fin, arrival): kept (runLast) or walked to
+		if !p.sb[bi].lastOK {
+			y = p.runTail(int(bi))
+		}
 		if ys := &p.slots[y]; y != last && ys.rate < b.rate {
 			if t < math.MaxFloat64 { // a crossing found: bound this one first
 				kb := b.rate * clamp0(b.fin-now)
@@ -828,6 +948,28 @@ func (p *Policy) tDeleteMin(t int32) int32 {
 		}
 		ns.tsz--
 		link = &ns.tl
+	}
+}
+
+// tDeleteLast removes the last job of t (not empty) and returns the new root
+// and the new last job (-1 if none). The last job has no right child, so
+// its left subtree takes its place, and the new last is that subtree's last
+// or, if it is empty, the job above.
+func (p *Policy) tDeleteLast(t int32) (int32, int32) {
+	link, up := &t, int32(-1)
+	for {
+		ns := &p.slots[*link]
+		if ns.tr < 0 {
+			l := ns.tl
+			*link = l
+			if l >= 0 {
+				return t, p.tLast(l)
+			}
+			return t, up
+		}
+		ns.tsz--
+		up = *link
+		link = &ns.tr
 	}
 }
 

@@ -111,7 +111,7 @@ func monotoneWorkload(name string, k int, needs []int, rho float64, seed uint64)
 // structuredCases: one-or-all (Quickswap §6.2, k = 32, needs 1 and 32) at
 // λ = 7; the two-class k = 2048 workload of the level benchmarks at three
 // levels (λ = 10, 52.5, 125: about 100, 500 and 1300 jobs under arrival
-// order); Borg cell B (26 classes, needs up to 2000 of 2048) at ρ = 0.92,
+// order) and at λ = 137, past saturation; Borg cell B (26 classes, needs up to 2000 of 2048) at ρ = 0.92,
 // seed 4. scale multiplies the run lengths.
 func structuredCases(t *testing.T, scale int64) []equivCase {
 	borg1 := namedWorkload(t, "borg-b", 1)
@@ -122,6 +122,11 @@ func structuredCases(t *testing.T, scale int64) []equivCase {
 	for _, rate := range []float64{10, 52.5, 125} {
 		cs = append(cs, equivCase{name: fmt.Sprintf("two-class-2048@%g", rate), w: twoClass2048(rate), arrivals: 6000 * scale})
 	}
+	// Past saturation (the L = 5000 rate of BenchmarkLevels): a wide job's
+	// start or completion moves runs of narrow jobs at once, and the kept
+	// last running jobs and waiting ranks (runLast, wAtKept) are used at
+	// nearly every decision.
+	cs = append(cs, equivCase{name: "two-class-2048@137", w: twoClass2048(137), arrivals: 4000 * scale})
 	for i := range cs {
 		cs[i].o = SRPTOrder
 		if cs[i].seed == 0 {

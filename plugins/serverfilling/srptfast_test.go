@@ -248,3 +248,80 @@ func TestTreap(t *testing.T) {
 		}
 	}
 }
+
+// TestKeptLookups checks the lookups the treap path keeps between walks
+// against a sorted slice: wAtKept's kept ranks as jobs are inserted
+// anywhere (keptInsert) and the first one leaves (keptDeleteMin), asked
+// for often the same few ranks so that the kept answers are used, and
+// tDeleteLast's new last job.
+func TestKeptLookups(t *testing.T) {
+	p := &Policy{seed: 1, fastSRPT: true}
+	r := rng.New(6, 0)
+	sb := &sbucket{root: -1}
+	run := int32(-1)        // a treap in modeFall, for tDeleteLast
+	var ref, runRef []int32 // slots in (key, id) and (fin, id) order
+	byKey := func(a, b int32) int {
+		if heapLess(p, a, b) {
+			return -1
+		}
+		return 1
+	}
+	byFin := func(a, b int32) int {
+		if p.tLess(a, b, modeFall) {
+			return -1
+		}
+		return 1
+	}
+	hits := 0
+	for step := range 40000 {
+		switch op := r.IntN(10); {
+		case op < 4 || len(ref) == 0: // a waiting job enters
+			p.slots = append(p.slots, slot{id: int64(step), key: float64(r.IntN(20))})
+			i := int32(len(p.slots) - 1)
+			var rank int32
+			sb.root, rank = p.tInsert(sb.root, i, modeKey)
+			sb.keptInsert(rank, i)
+			at, _ := slices.BinarySearchFunc(ref, i, byKey)
+			ref = slices.Insert(ref, at, i)
+		case op < 6: // the first waiting job leaves
+			sb.root = p.tDeleteMin(sb.root)
+			sb.keptDeleteMin()
+			ref = ref[1:]
+		case op < 8 || len(runRef) == 0: // a running job enters
+			p.slots = append(p.slots, slot{id: int64(step), fin: float64(r.IntN(20))})
+			i := int32(len(p.slots) - 1)
+			run, _ = p.tInsert(run, i, modeFall)
+			at, _ := slices.BinarySearchFunc(runRef, i, byFin)
+			runRef = slices.Insert(runRef, at, i)
+		default: // the last running job leaves
+			var last int32
+			run, last = p.tDeleteLast(run)
+			runRef = runRef[:len(runRef)-1]
+			want := int32(-1)
+			if n := len(runRef); n > 0 {
+				want = runRef[n-1]
+			}
+			if last != want || p.tSize(run) != int32(len(runRef)) {
+				t.Fatalf("step %d: tDeleteLast: last %d, size %d; want %d, %d", step, last, p.tSize(run), want, len(runRef))
+			}
+		}
+		for range 2 {
+			if len(ref) == 0 {
+				break
+			}
+			k := min(int32(r.IntN(3)), int32(len(ref)-1)) // the first ranks, as decisions ask
+			if r.IntN(4) == 0 {
+				k = int32(r.IntN(len(ref)))
+			}
+			if sb.kept[0].r == k+1 || sb.kept[1].r == k+1 {
+				hits++
+			}
+			if got := p.wAtKept(sb, k); got != ref[k] {
+				t.Fatalf("step %d: wAtKept(%d) = %d, want %d", step, k, got, ref[k])
+			}
+		}
+	}
+	if hits < 10000 {
+		t.Fatalf("only %d lookups answered from the kept ranks", hits)
+	}
+}
