@@ -516,12 +516,12 @@ func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (b
 			best, bestKey, bv = v.cur, v.key, mx
 			bc = v.off + p.tSize(l) - v.rlo + 1
 			v.cur = l
-			for i := range vs { // a new best: every root beyond it goes
-				w := &vs[i]
-				a := p.riseNorm(w, i, ties, best, bestKey, bv, now)
-				lb += a - w.acc
-				w.acc = a
-			}
+			// A new best: every root beyond it goes. Only v's can be: best
+			// was the largest root, so every other view's root is before it
+			// and that view stays as it was.
+			a := p.riseNorm(v, mx, ties, best, bestKey, bv, now)
+			lb += a - v.acc
+			v.acc = a
 		} else {
 			v := &vs[mn]
 			l, r := p.orient(v.cur, ties && v.rev)
