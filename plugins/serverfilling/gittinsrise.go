@@ -483,29 +483,12 @@ func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (b
 		lb += v.acc
 	}
 	for {
-		// The largest and the smallest current root. Each view keeps its
-		// root's key (riseNorm), so the scan reads no slot but on a tie.
-		mx, mn := -1, -1
-		for i := range vs {
-			v := &vs[i]
-			if v.cur < 0 {
-				continue
-			}
-			if ties {
-				if mx < 0 || p.less(vs[mx].cur, v.cur) {
-					mx = i
-				}
-				if mn < 0 || p.less(v.cur, vs[mn].cur) {
-					mn = i
-				}
-				continue
-			}
-			if mx < 0 || viewKeyBefore(vs[mx].key, mx, v.key, i) {
-				mx = i
-			}
-			if mn < 0 || viewKeyBefore(v.key, i, vs[mn].key, mn) {
-				mn = i
-			}
+		// The largest and the smallest current root.
+		var mx, mn int
+		if ties {
+			mx, mn = p.riseExtremesTie(vs)
+		} else {
+			mx, mn = riseExtremesKey(vs)
 		}
 		if mx < 0 {
 			return best, bv, bc
@@ -532,6 +515,52 @@ func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (b
 			v.acc = a
 		}
 	}
+}
+
+// riseExtremesKey is riseSelect's largest and smallest current root
+// outside ties, by (key, view index): -1, -1 if no view has one. Each view
+// keeps its root's key (riseNorm), so the scan reads no slot; and as views
+// are scanned in index order, a later view is larger on an equal key and
+// not smaller, which is viewKeyBefore with the indices folded in.
+func riseExtremesKey(vs []gview) (mx, mn int) {
+	mx, mn = -1, -1
+	var kmx, kmn float64
+	for i := range vs {
+		v := &vs[i]
+		if v.cur < 0 {
+			continue
+		}
+		if mx < 0 {
+			mx, mn, kmx, kmn = i, i, v.key, v.key
+			continue
+		}
+		if kmx <= v.key {
+			mx, kmx = i, v.key
+		}
+		if v.key < kmn {
+			mn, kmn = i, v.key
+		}
+	}
+	return mx, mn
+}
+
+// riseExtremesTie is riseExtremesKey in the exact order (less), for the
+// descent among the jobs of one key.
+func (p *Policy) riseExtremesTie(vs []gview) (mx, mn int) {
+	mx, mn = -1, -1
+	for i := range vs {
+		v := &vs[i]
+		if v.cur < 0 {
+			continue
+		}
+		if mx < 0 || p.less(vs[mx].cur, v.cur) {
+			mx = i
+		}
+		if mn < 0 || p.less(v.cur, vs[mn].cur) {
+			mn = i
+		}
+	}
+	return mx, mn
 }
 
 // viewKeyBefore is riseSelect's order outside ties: by key, then view.
