@@ -108,6 +108,14 @@ type gview struct {
 	acc                     int64   // its weight up to cur (riseSelect)
 	key                     float64 // cur's key at the decision instant
 
+	// The descent's gap (riseKeyRange): whether it went down from the
+	// root, the last job it passed on the right side (pred: the job
+	// before the gap, -1 if none) and on the left side (succ: the job after
+	// it), and, when the view's root became best, the job after that root
+	// among its ancestors (esucc).
+	gap               bool
+	pred, succ, esucc int32
+
 	// Result of riseCut: [lo, hi) are the treap positions of the jobs of
 	// the cut key, c of them (in the exact order) are at or before the cut.
 	lo, hi, c int32
@@ -405,13 +413,13 @@ func (p *Policy) riseCut(vs []gview, target int64, now float64) {
 		v := &vs[i]
 		v.pre, v.rlo, v.rhi = 0, 0, v.capN
 	}
-	e, _, _ := p.riseSelect(vs, target, false, now)
+	e, ev, _ := p.riseSelect(vs, target, false, now)
 	kc := p.slots[e].key
 	rest := target // target less the weight of the candidates below kc
 	tied, only := 0, -1
 	for i := range vs {
 		v := &vs[i]
-		v.lo, v.hi = p.riseCountKeys(v.root, kc, now)
+		v.lo, v.hi = p.riseKeyRange(v, i == ev, kc, now)
 		ln := min(v.hi, v.capN) - v.lo // candidates of key kc: the first ln of them
 		v.pre = v.lo
 		v.rlo = v.lo
@@ -479,6 +487,7 @@ func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (b
 		if v.rhi <= v.rlo {
 			v.cur, v.off = -1, v.rlo
 		}
+		v.gap, v.pred, v.succ = v.cur >= 0, -1, -1
 		v.acc = p.riseNorm(v, i, ties, best, bestKey, bv, now)
 		lb += v.acc
 	}
@@ -498,7 +507,7 @@ func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (b
 			l, _ := p.orient(v.cur, ties && v.rev)
 			best, bestKey, bv = v.cur, v.key, mx
 			bc = v.off + p.tSize(l) - v.rlo + 1
-			v.cur = l
+			v.esucc, v.succ, v.cur = v.succ, v.cur, l
 			// A new best: every root beyond it goes. Only v's can be: best
 			// was the largest root, so every other view's root is before it
 			// and that view stays as it was.
@@ -509,7 +518,7 @@ func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (b
 			v := &vs[mn]
 			l, r := p.orient(v.cur, ties && v.rev)
 			v.off += p.tSize(l) + 1
-			v.cur = r
+			v.pred, v.cur = v.cur, r
 			a := p.riseNorm(v, mn, ties, best, bestKey, bv, now)
 			lb += a - v.acc
 			v.acc = a
@@ -578,21 +587,53 @@ func (p *Policy) riseNorm(v *gview, i int, ties bool, best int32, bestKey float6
 		l, r := p.orient(v.cur, rev)
 		op := v.off + p.tSize(l)
 		if op < v.rlo {
-			v.off, v.cur = op+1, r
+			v.off, v.pred, v.cur = op+1, v.cur, r
 			continue
 		}
 		if op >= v.rhi {
-			v.cur = l
+			v.succ, v.cur = v.cur, l
 			continue
 		}
 		v.key = p.gkey(v.cur, now)
 		if best >= 0 && (ties && p.less(best, v.cur) || !ties && viewKeyBefore(bestKey, bv, v.key, i)) {
-			v.cur = l
+			v.succ, v.cur = v.cur, l
 			continue
 		}
 		return v.w * int64(v.pre+op-v.rlo+1)
 	}
 	return v.w * int64(v.pre+max(0, v.off-v.rlo))
+}
+
+// riseKeyRange is riseCountKeys(v.root, kc, now) read off the gap the
+// key descent (riseSelect, not ties) that found the cut job e of key kc
+// left in view v (isBest: e's view): the jobs before the gap are before e
+// and those after it follow e (for e's view, e is the job after its gap).
+// Keys being non-decreasing along the treap, if the job before the gap
+// has a key below kc and the one after it (after e, for e's view) a key
+// above, the jobs of key kc are none (e alone) and the counts are the
+// gap's position, with no descent. Otherwise (a job of key kc beside the
+// gap, the usual case only for tied keys, or a descent that did not go
+// down) it counts.
+func (p *Policy) riseKeyRange(v *gview, isBest bool, kc float64, now float64) (lo, hi int32) {
+	if v.n == 0 {
+		return 0, 0
+	}
+	if !v.gap || v.rlo != 0 || v.pre != 0 || v.pred >= 0 && !(p.gkey(v.pred, now) < kc) {
+		return p.riseCountKeys(v.root, kc, now)
+	}
+	lo, hi = v.off, v.off
+	next := v.succ
+	if isBest { // next is e: the job after e is the first of its right subtree, or else esucc
+		hi++
+		next = v.esucc
+		if r := p.slots[v.succ].tr; r >= 0 {
+			next = p.tFirst(r)
+		}
+	}
+	if next >= 0 && !(p.gkey(next, now) > kc) {
+		return p.riseCountKeys(v.root, kc, now)
+	}
+	return lo, hi
 }
 
 // riseCountKey is the number of jobs of treap t whose key now is below kv
