@@ -50,6 +50,9 @@ import (
 // Each step descends one treap one level: O(C log n) steps of O(C) each.
 //  1. By key alone (ties between treaps by treap index, inside a treap by
 //     position), which is an order every treap follows: the key of b.
+//     Each treap's range of jobs of that key is read off the gap the
+//     descent left in it when the jobs beside the gap have other keys
+//     (riseKeyRange), and counted by one more descent otherwise.
 //  2. Among the jobs of that key (one range per treap, reversed for a
 //     rising class), by the exact order: b itself, and per treap how many
 //     of its jobs are in M. Skipped when one treap holds every job of that
