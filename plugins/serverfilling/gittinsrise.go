@@ -481,8 +481,7 @@ func (p *Policy) orient(t int32, rev bool) (l, r int32) {
 // smallest root r has at most lb − (the other roots) up to it (roots
 // beyond a found candidate were dropped first), so r < b.
 func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (best int32, bv int, bc int32) {
-	best, bv = -1, -1
-	var bestKey float64
+	sel := riseSel{best: -1, bv: -1, ties: ties, now: now}
 	var lb int64
 	for i := range vs {
 		v := &vs[i]
@@ -491,7 +490,7 @@ func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (b
 			v.cur, v.off = -1, v.rlo
 		}
 		v.gap, v.pred, v.succ = v.cur >= 0, -1, -1
-		v.acc = p.riseNorm(v, i, ties, best, bestKey, bv, now)
+		v.acc = p.riseNorm(v, i, &sel)
 		lb += v.acc
 	}
 	for {
@@ -503,18 +502,18 @@ func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (b
 			mx, mn = riseExtremesKey(vs)
 		}
 		if mx < 0 {
-			return best, bv, bc
+			return sel.best, sel.bv, bc
 		}
 		if lb >= target {
 			v := &vs[mx]
 			l, _ := p.orient(v.cur, ties && v.rev)
-			best, bestKey, bv = v.cur, v.key, mx
+			sel.best, sel.bestKey, sel.bv = v.cur, v.key, mx
 			bc = v.off + p.tSize(l) - v.rlo + 1
 			v.esucc, v.succ, v.cur = v.succ, v.cur, l
 			// A new best: every root beyond it goes. Only v's can be: best
 			// was the largest root, so every other view's root is before it
 			// and that view stays as it was.
-			a := p.riseNorm(v, mx, ties, best, bestKey, bv, now)
+			a := p.riseNorm(v, mx, &sel)
 			lb += a - v.acc
 			v.acc = a
 		} else {
@@ -522,11 +521,22 @@ func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (b
 			l, r := p.orient(v.cur, ties && v.rev)
 			v.off += p.tSize(l) + 1
 			v.pred, v.cur = v.cur, r
-			a := p.riseNorm(v, mn, ties, best, bestKey, bv, now)
+			a := p.riseNorm(v, mn, &sel)
 			lb += a - v.acc
 			v.acc = a
 		}
 	}
+}
+
+// riseSel is riseSelect's state that riseNorm reads: the best candidate so
+// far (best, -1 if none; its key and view) and the descent's order (ties)
+// and instant. Passed by pointer, it keeps riseNorm's arguments few.
+type riseSel struct {
+	best    int32
+	bv      int
+	bestKey float64
+	now     float64
+	ties    bool
 }
 
 // riseExtremesKey is riseSelect's largest and smallest current root
@@ -581,11 +591,11 @@ func viewKeyBefore(ka float64, ia int, kb float64, ib int) bool {
 }
 
 // riseNorm brings view v's (index i) root into its candidates and before
-// best (key bestKey, of view bv; none if best < 0), keeping the root's key
-// in v.key, and returns the weight of v's candidates up to the root, or
-// gone on the left if none is left.
-func (p *Policy) riseNorm(v *gview, i int, ties bool, best int32, bestKey float64, bv int, now float64) int64 {
-	rev := ties && v.rev
+// the best candidate (s), keeping the root's key in v.key, and returns the
+// weight of v's candidates up to the root, or gone on the left if none is
+// left.
+func (p *Policy) riseNorm(v *gview, i int, s *riseSel) int64 {
+	rev := s.ties && v.rev
 	for v.cur >= 0 {
 		l, r := p.orient(v.cur, rev)
 		op := v.off + p.tSize(l)
@@ -597,8 +607,8 @@ func (p *Policy) riseNorm(v *gview, i int, ties bool, best int32, bestKey float6
 			v.succ, v.cur = v.cur, l
 			continue
 		}
-		v.key = p.gkey(v.cur, now)
-		if best >= 0 && (ties && p.less(best, v.cur) || !ties && viewKeyBefore(bestKey, bv, v.key, i)) {
+		v.key = p.gkey(v.cur, s.now)
+		if s.best >= 0 && (s.ties && p.less(s.best, v.cur) || !s.ties && viewKeyBefore(s.bestKey, s.bv, v.key, i)) {
 			v.succ, v.cur = v.cur, l
 			continue
 		}
