@@ -50,6 +50,9 @@ import (
 // Each step descends one treap one level: O(C log n) steps of O(C) each.
 //  1. By key alone (ties between treaps by treap index, inside a treap by
 //     position), which is an order every treap follows: the key of b.
+//     Each treap's range of jobs of that key is read off the gap the
+//     descent left in it when the jobs beside the gap have other keys
+//     (riseKeyRange), and counted by one more descent otherwise.
 //  2. Among the jobs of that key (one range per treap, reversed for a
 //     rising class), by the exact order: b itself, and per treap how many
 //     of its jobs are in M. Skipped when one treap holds every job of that
@@ -107,6 +110,14 @@ type gview struct {
 	cur, off, rlo, rhi, pre int32
 	acc                     int64   // its weight up to cur (riseSelect)
 	key                     float64 // cur's key at the decision instant
+
+	// The descent's gap (riseKeyRange): whether it went down from the
+	// root, the last job it passed on the right side (pred: the job
+	// before the gap, -1 if none) and on the left side (succ: the job after
+	// it), and, when the view's root became best, the job after that root
+	// among its ancestors (esucc).
+	gap               bool
+	pred, succ, esucc int32
 
 	// Result of riseCut: [lo, hi) are the treap positions of the jobs of
 	// the cut key, c of them (in the exact order) are at or before the cut.
@@ -405,13 +416,13 @@ func (p *Policy) riseCut(vs []gview, target int64, now float64) {
 		v := &vs[i]
 		v.pre, v.rlo, v.rhi = 0, 0, v.capN
 	}
-	e, _, _ := p.riseSelect(vs, target, false, now)
+	e, ev, _ := p.riseSelect(vs, target, false, now)
 	kc := p.slots[e].key
 	rest := target // target less the weight of the candidates below kc
 	tied, only := 0, -1
 	for i := range vs {
 		v := &vs[i]
-		v.lo, v.hi = p.riseCountKeys(v.root, kc, now)
+		v.lo, v.hi = p.riseKeyRange(v, i == ev, kc, now)
 		ln := min(v.hi, v.capN) - v.lo // candidates of key kc: the first ln of them
 		v.pre = v.lo
 		v.rlo = v.lo
@@ -470,8 +481,7 @@ func (p *Policy) orient(t int32, rev bool) (l, r int32) {
 // smallest root r has at most lb − (the other roots) up to it (roots
 // beyond a found candidate were dropped first), so r < b.
 func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (best int32, bv int, bc int32) {
-	best, bv = -1, -1
-	var bestKey float64
+	sel := riseSel{best: -1, bv: -1, ties: ties, now: now}
 	var lb int64
 	for i := range vs {
 		v := &vs[i]
@@ -479,59 +489,100 @@ func (p *Policy) riseSelect(vs []gview, target int64, ties bool, now float64) (b
 		if v.rhi <= v.rlo {
 			v.cur, v.off = -1, v.rlo
 		}
-		v.acc = p.riseNorm(v, i, ties, best, bestKey, bv, now)
+		v.gap, v.pred, v.succ = v.cur >= 0, -1, -1
+		v.acc = p.riseNorm(v, i, &sel)
 		lb += v.acc
 	}
 	for {
-		// The largest and the smallest current root. Each view keeps its
-		// root's key (riseNorm), so the scan reads no slot but on a tie.
-		mx, mn := -1, -1
-		for i := range vs {
-			v := &vs[i]
-			if v.cur < 0 {
-				continue
-			}
-			if ties {
-				if mx < 0 || p.less(vs[mx].cur, v.cur) {
-					mx = i
-				}
-				if mn < 0 || p.less(v.cur, vs[mn].cur) {
-					mn = i
-				}
-				continue
-			}
-			if mx < 0 || viewKeyBefore(vs[mx].key, mx, v.key, i) {
-				mx = i
-			}
-			if mn < 0 || viewKeyBefore(v.key, i, vs[mn].key, mn) {
-				mn = i
-			}
+		// The largest and the smallest current root.
+		var mx, mn int
+		if ties {
+			mx, mn = p.riseExtremesTie(vs)
+		} else {
+			mx, mn = riseExtremesKey(vs)
 		}
 		if mx < 0 {
-			return best, bv, bc
+			return sel.best, sel.bv, bc
 		}
 		if lb >= target {
 			v := &vs[mx]
 			l, _ := p.orient(v.cur, ties && v.rev)
-			best, bestKey, bv = v.cur, v.key, mx
+			sel.best, sel.bestKey, sel.bv = v.cur, v.key, mx
 			bc = v.off + p.tSize(l) - v.rlo + 1
-			v.cur = l
-			for i := range vs { // a new best: every root beyond it goes
-				w := &vs[i]
-				a := p.riseNorm(w, i, ties, best, bestKey, bv, now)
-				lb += a - w.acc
-				w.acc = a
-			}
+			v.esucc, v.succ, v.cur = v.succ, v.cur, l
+			// A new best: every root beyond it goes. Only v's can be: best
+			// was the largest root, so every other view's root is before it
+			// and that view stays as it was.
+			a := p.riseNorm(v, mx, &sel)
+			lb += a - v.acc
+			v.acc = a
 		} else {
 			v := &vs[mn]
 			l, r := p.orient(v.cur, ties && v.rev)
 			v.off += p.tSize(l) + 1
-			v.cur = r
-			a := p.riseNorm(v, mn, ties, best, bestKey, bv, now)
+			v.pred, v.cur = v.cur, r
+			a := p.riseNorm(v, mn, &sel)
 			lb += a - v.acc
 			v.acc = a
 		}
 	}
+}
+
+// riseSel is riseSelect's state that riseNorm reads: the best candidate so
+// far (best, -1 if none; its key and view) and the descent's order (ties)
+// and instant. Passed by pointer, it keeps riseNorm's arguments few.
+type riseSel struct {
+	best    int32
+	bv      int
+	bestKey float64
+	now     float64
+	ties    bool
+}
+
+// riseExtremesKey is riseSelect's largest and smallest current root
+// outside ties, by (key, view index): -1, -1 if no view has one. Each view
+// keeps its root's key (riseNorm), so the scan reads no slot; and as views
+// are scanned in index order, a later view is larger on an equal key and
+// not smaller, which is viewKeyBefore with the indices folded in.
+func riseExtremesKey(vs []gview) (mx, mn int) {
+	mx, mn = -1, -1
+	var kmx, kmn float64
+	for i := range vs {
+		v := &vs[i]
+		if v.cur < 0 {
+			continue
+		}
+		if mx < 0 {
+			mx, mn, kmx, kmn = i, i, v.key, v.key
+			continue
+		}
+		if kmx <= v.key {
+			mx, kmx = i, v.key
+		}
+		if v.key < kmn {
+			mn, kmn = i, v.key
+		}
+	}
+	return mx, mn
+}
+
+// riseExtremesTie is riseExtremesKey in the exact order (less), for the
+// descent among the jobs of one key.
+func (p *Policy) riseExtremesTie(vs []gview) (mx, mn int) {
+	mx, mn = -1, -1
+	for i := range vs {
+		v := &vs[i]
+		if v.cur < 0 {
+			continue
+		}
+		if mx < 0 || p.less(vs[mx].cur, v.cur) {
+			mx = i
+		}
+		if mn < 0 || p.less(v.cur, vs[mn].cur) {
+			mn = i
+		}
+	}
+	return mx, mn
 }
 
 // viewKeyBefore is riseSelect's order outside ties: by key, then view.
@@ -540,30 +591,62 @@ func viewKeyBefore(ka float64, ia int, kb float64, ib int) bool {
 }
 
 // riseNorm brings view v's (index i) root into its candidates and before
-// best (key bestKey, of view bv; none if best < 0), keeping the root's key
-// in v.key, and returns the weight of v's candidates up to the root, or
-// gone on the left if none is left.
-func (p *Policy) riseNorm(v *gview, i int, ties bool, best int32, bestKey float64, bv int, now float64) int64 {
-	rev := ties && v.rev
+// the best candidate (s), keeping the root's key in v.key, and returns the
+// weight of v's candidates up to the root, or gone on the left if none is
+// left.
+func (p *Policy) riseNorm(v *gview, i int, s *riseSel) int64 {
+	rev := s.ties && v.rev
 	for v.cur >= 0 {
 		l, r := p.orient(v.cur, rev)
 		op := v.off + p.tSize(l)
 		if op < v.rlo {
-			v.off, v.cur = op+1, r
+			v.off, v.pred, v.cur = op+1, v.cur, r
 			continue
 		}
 		if op >= v.rhi {
-			v.cur = l
+			v.succ, v.cur = v.cur, l
 			continue
 		}
-		v.key = p.gkey(v.cur, now)
-		if best >= 0 && (ties && p.less(best, v.cur) || !ties && viewKeyBefore(bestKey, bv, v.key, i)) {
-			v.cur = l
+		v.key = p.gkey(v.cur, s.now)
+		if s.best >= 0 && (s.ties && p.less(s.best, v.cur) || !s.ties && viewKeyBefore(s.bestKey, s.bv, v.key, i)) {
+			v.succ, v.cur = v.cur, l
 			continue
 		}
 		return v.w * int64(v.pre+op-v.rlo+1)
 	}
 	return v.w * int64(v.pre+max(0, v.off-v.rlo))
+}
+
+// riseKeyRange is riseCountKeys(v.root, kc, now) read off the gap the
+// key descent (riseSelect, not ties) that found the cut job e of key kc
+// left in view v (isBest: e's view): the jobs before the gap are before e
+// and those after it follow e (for e's view, e is the job after its gap).
+// Keys being non-decreasing along the treap, if the job before the gap
+// has a key below kc and the one after it (after e, for e's view) a key
+// above, the jobs of key kc are none (e alone) and the counts are the
+// gap's position, with no descent. Otherwise (a job of key kc beside the
+// gap, the usual case only for tied keys, or a descent that did not go
+// down) it counts.
+func (p *Policy) riseKeyRange(v *gview, isBest bool, kc float64, now float64) (lo, hi int32) {
+	if v.n == 0 {
+		return 0, 0
+	}
+	if !v.gap || v.rlo != 0 || v.pre != 0 || v.pred >= 0 && !(p.gkey(v.pred, now) < kc) {
+		return p.riseCountKeys(v.root, kc, now)
+	}
+	lo, hi = v.off, v.off
+	next := v.succ
+	if isBest { // next is e: the job after e is the first of its right subtree, or else esucc
+		hi++
+		next = v.esucc
+		if r := p.slots[v.succ].tr; r >= 0 {
+			next = p.tFirst(r)
+		}
+	}
+	if next >= 0 && !(p.gkey(next, now) > kc) {
+		return p.riseCountKeys(v.root, kc, now)
+	}
+	return lo, hi
 }
 
 // riseCountKey is the number of jobs of treap t whose key now is below kv
