@@ -91,41 +91,6 @@ func appendRuns(single, runs []int32) (list, keep []int32) {
 	return append(single, runs...), runs
 }
 
-// seamSingles is applySeams on bucket sb (take t): after the runs, the
-// preemptions and starts left one at a time, then the exchanges while the
-// bucket's least waiting job precedes its last running one (see
-// applySeams).
-func (p *Policy) seamSingles(s *sdk.System, sb *sbucket, t int32, now float64, pre, starts []int32) ([]int32, []int32) {
-	for sb.nRun > t {
-		x := p.runLast(sb, now)
-		p.toWaiting(x, now)
-		sb.w++
-		pre = append(pre, x)
-	}
-	for sb.nRun < t {
-		sb.w--
-		x := p.tFirst(sb.root)
-		sb.root = p.tDeleteMin(sb.root)
-		p.setRun(s, &p.slots[x], now)
-		p.runAppend(x)
-		starts = append(starts, x)
-	}
-	for sb.w > 0 && sb.nRun > 0 {
-		x := p.runLast(sb, now)
-		y := p.tFirst(sb.root)
-		if !p.less(y, x) {
-			break
-		}
-		sb.root = p.tDeleteMin(sb.root)
-		p.toWaiting(x, now)
-		p.setRun(s, &p.slots[y], now)
-		p.runAppend(y)
-		pre = append(pre, x)
-		starts = append(starts, y)
-	}
-	return pre, starts
-}
-
 // dsOrder sorts list, applySeams' moves (its first n0 jobs, in no useful
 // order) followed by runs moved at once (the k-th ending at n0 + ends[k]),
 // into the order at the decision instant (cmpWas; running: the preempted

@@ -636,6 +636,9 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 	pre, starts = p.next[:0], p.starts[:0]
 	for b := range p.sb {
 		sb := &p.sb[b]
+		if sb.nRun == take[b] && (sb.w == 0 || sb.nRun == 0) {
+			continue // nothing to move or exchange (as in applySeamsDS)
+		}
 		if len(sb.groups) == 1 && sb.nRun-take[b] >= seamRun {
 			pre = p.preemptRun(sb, sb.groups[0], take[b], now, pre)
 			sb.lastOK, sb.kept = false, [2]struct{ r, x int32 }{}
@@ -644,39 +647,50 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 			starts = p.startRun(s, sb, sb.groups[0], take[b]-sb.nRun, now, starts)
 			sb.lastOK, sb.kept = false, [2]struct{ r, x int32 }{}
 		}
-		for sb.nRun > take[b] {
-			x := p.runLast(sb, now)
-			p.toWaiting(x, now)
-			sb.w++
-			pre = append(pre, x)
+		pre, starts = p.seamSingles(s, sb, take[b], now, pre, starts)
+	}
+	return pre, starts
+}
+
+// seamSingles is the rest of applySeams on bucket sb (take t), after any
+// run moved at once: the preemptions and starts left one at a time, then
+// the exchanges while the bucket's least waiting job precedes its last
+// running one. DivisorFilling's applySeamsDS calls it per bucket too; the
+// kept waiting ranks (wAtKept, keptDeleteMin) are ServerFilling's treap
+// path's only, and elsewhere wAtKept's rank-0 lookup is tFirst's walk.
+func (p *Policy) seamSingles(s *sdk.System, sb *sbucket, t int32, now float64, pre, starts []int32) ([]int32, []int32) {
+	for sb.nRun > t {
+		x := p.runLast(sb, now)
+		p.toWaiting(x, now)
+		sb.w++
+		pre = append(pre, x)
+	}
+	for sb.nRun < t {
+		sb.w--
+		x := p.wAtKept(sb, 0)
+		sb.root = p.tDeleteMin(sb.root)
+		if p.fastSRPT {
+			sb.keptDeleteMin()
 		}
-		for sb.nRun < take[b] {
-			sb.w--
-			x := p.wAtKept(sb, 0)
-			sb.root = p.tDeleteMin(sb.root)
-			if p.fastSRPT {
-				sb.keptDeleteMin()
-			}
-			p.setRun(s, &p.slots[x], now)
-			p.runAppend(x)
-			starts = append(starts, x)
+		p.setRun(s, &p.slots[x], now)
+		p.runAppend(x)
+		starts = append(starts, x)
+	}
+	for sb.w > 0 && sb.nRun > 0 {
+		x := p.runLast(sb, now)
+		y := p.wAtKept(sb, 0)
+		if !p.less(y, x) {
+			break
 		}
-		for sb.w > 0 && sb.nRun > 0 {
-			x := p.runLast(sb, now)
-			y := p.wAtKept(sb, 0)
-			if !p.less(y, x) {
-				break
-			}
-			sb.root = p.tDeleteMin(sb.root)
-			if p.fastSRPT {
-				sb.keptDeleteMin()
-			}
-			p.toWaiting(x, now)
-			p.setRun(s, &p.slots[y], now)
-			p.runAppend(y)
-			pre = append(pre, x)
-			starts = append(starts, y)
+		sb.root = p.tDeleteMin(sb.root)
+		if p.fastSRPT {
+			sb.keptDeleteMin()
 		}
+		p.toWaiting(x, now)
+		p.setRun(s, &p.slots[y], now)
+		p.runAppend(y)
+		pre = append(pre, x)
+		starts = append(starts, y)
 	}
 	return pre, starts
 }
