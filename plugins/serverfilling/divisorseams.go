@@ -298,6 +298,7 @@ func pairBefore(v float64, id int64, pv float64, pid int64) bool {
 // an arrival since the last decision precedes, or ties that the two orders
 // break differently).
 func (p *Policy) joinFront(dst, t int32, run []int32, mode uint8, sorted bool) int32 {
+	p.tSetKeys(run, mode)
 	f := int32(-1)
 	if dst >= 0 {
 		f = p.tFirst(dst)
@@ -340,6 +341,7 @@ func (p *Policy) joinFront(dst, t int32, run []int32, mode uint8, sorted bool) i
 // the running ones but for ties that the two orders break differently and
 // an arrival since the last decision).
 func (p *Policy) joinBack(dst, t int32, run []int32, mode uint8, sorted bool) int32 {
+	p.tSetKeys(run, mode)
 	l := int32(-1)
 	if dst >= 0 {
 		l = p.tLast(dst)
@@ -382,18 +384,18 @@ func (p *Policy) tSplitRank(t, r int32) (int32, int32) {
 	case r <= 0: // nothing split off: no walk (a preemption of all the
 		// bucket's running jobs, the narrow ones a wide job's start stops)
 		return -1, t
-	case r >= p.slots[t].tsz: // all of it (all the bucket's waiting jobs start)
+	case r >= p.tn[t].sz: // all of it (all the bucket's waiting jobs start)
 		return t, -1
 	}
-	sl := &p.slots[t]
-	if ls := p.tSize(sl.tl); r > ls {
-		l, rr := p.tSplitRank(sl.tr, r-ls-1)
-		p.slots[t].tr = l
+	n := &p.tn[t]
+	if ls := p.tSize(n.l); r > ls {
+		l, rr := p.tSplitRank(n.r, r-ls-1)
+		n.r = l
 		p.tFix(t)
 		return t, rr
 	}
-	l, rr := p.tSplitRank(sl.tl, r)
-	p.slots[t].tl = rr
+	l, rr := p.tSplitRank(n.l, r)
+	n.l = rr
 	p.tFix(t)
 	return l, t
 }
@@ -402,12 +404,12 @@ func (p *Policy) tSplitRank(t, r int32) (int32, int32) {
 // and a loop down right ones (cheaper than an explicit stack).
 func (p *Policy) tCollect(t int32, buf []int32) []int32 {
 	for t >= 0 {
-		sl := &p.slots[t]
-		if sl.tl >= 0 {
-			buf = p.tCollect(sl.tl, buf)
+		n := &p.tn[t]
+		if n.l >= 0 {
+			buf = p.tCollect(n.l, buf)
 		}
 		buf = append(buf, t)
-		t = sl.tr
+		t = n.r
 	}
 	return buf
 }

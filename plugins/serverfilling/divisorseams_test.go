@@ -17,7 +17,7 @@ func TestTreapRuns(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	p := &Policy{slots: make([]slot, n), ds: &dsrpt{}, seed: 0x9e3779b9}
 	for i := range p.slots {
-		p.slots[i] = slot{id: int64(i), key: float64(rng.IntN(40)), tl: -1, tr: -1}
+		p.slots[i] = slot{id: int64(i), key: float64(rng.IntN(40))}
 	}
 	root := int32(-1)
 	for _, i := range rng.Perm(n) {
@@ -59,7 +59,7 @@ func TestTreapJoins(t *testing.T) {
 			if i >= nd {
 				k = lo + rng.IntN(span) - 10
 			}
-			p.slots[i] = slot{id: int64(rng.IntN(1000)*100 + i), key: float64(k), tl: -1, tr: -1}
+			p.slots[i] = slot{id: int64(rng.IntN(1000)*100 + i), key: float64(k)}
 		}
 		dst, src := int32(-1), int32(-1)
 		for i := range nd {
@@ -96,8 +96,8 @@ func sizesOK(p *Policy, t int32) bool {
 	if t < 0 {
 		return true
 	}
-	s := &p.slots[t]
-	return s.tsz == 1+p.tSize(s.tl)+p.tSize(s.tr) && sizesOK(p, s.tl) && sizesOK(p, s.tr)
+	n := &p.tn[t]
+	return n.sz == 1+p.tSize(n.l)+p.tSize(n.r) && sizesOK(p, n.l) && sizesOK(p, n.r)
 }
 
 // sortedJobs is jobs 0..n-1 of p sorted in the waiting treaps' order.

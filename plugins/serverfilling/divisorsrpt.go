@@ -367,7 +367,7 @@ func (p *Policy) waitAt(t, r int32) int32 {
 	switch r {
 	case 0:
 		return p.tFirst(t)
-	case p.slots[t].tsz - 1:
+	case p.tn[t].sz - 1:
 		return p.tLast(t)
 	}
 	return p.tSelect(t, r)
@@ -637,10 +637,10 @@ func (p *Policy) runCountLess(t, x int32) int32 {
 	for t >= 0 {
 		p.skey(t, now)
 		if p.less(t, x) {
-			n += 1 + p.tSize(p.slots[t].tl)
-			t = p.slots[t].tr
+			n += 1 + p.tSize(p.tn[t].l)
+			t = p.tn[t].r
 		} else {
-			t = p.slots[t].tl
+			t = p.tn[t].l
 		}
 	}
 	return n

@@ -393,16 +393,16 @@ func (p *Policy) riseCollect(t, off, a, b int32, out []int32) []int32 {
 	if t < 0 || a >= b {
 		return out
 	}
-	sl := &p.slots[t]
-	pos := off + p.tSize(sl.tl)
+	nd := &p.tn[t]
+	pos := off + p.tSize(nd.l)
 	if a < pos {
-		out = p.riseCollect(sl.tl, off, a, min(b, pos), out)
+		out = p.riseCollect(nd.l, off, a, min(b, pos), out)
 	}
 	if a <= pos && pos < b {
 		out = append(out, t)
 	}
 	if pos+1 < b {
-		out = p.riseCollect(sl.tr, pos+1, max(a, pos+1), b, out)
+		out = p.riseCollect(nd.r, pos+1, max(a, pos+1), b, out)
 	}
 	return out
 }
@@ -457,11 +457,11 @@ func (p *Policy) riseCut(vs []gview, target int64, now float64) {
 // orient returns t's children in the order of a descent (swapped when
 // rev).
 func (p *Policy) orient(t int32, rev bool) (l, r int32) {
-	sl := &p.slots[t]
+	nd := &p.tn[t]
 	if rev {
-		return sl.tr, sl.tl
+		return nd.r, nd.l
 	}
-	return sl.tl, sl.tr
+	return nd.l, nd.r
 }
 
 // riseSelect is the simultaneous descent (see the comment at the top):
@@ -639,7 +639,7 @@ func (p *Policy) riseKeyRange(v *gview, isBest bool, kc float64, now float64) (l
 	if isBest { // next is e: the job after e is the first of its right subtree, or else esucc
 		hi++
 		next = v.esucc
-		if r := p.slots[v.succ].tr; r >= 0 {
+		if r := p.tn[v.succ].r; r >= 0 {
 			next = p.tFirst(r)
 		}
 	}
@@ -654,12 +654,12 @@ func (p *Policy) riseKeyRange(v *gview, isBest bool, kc float64, now float64) (l
 func (p *Policy) riseCountKey(t int32, kv float64, le bool, now float64) int32 {
 	n := int32(0)
 	for t >= 0 {
-		sl := &p.slots[t]
+		nd := &p.tn[t]
 		if k := p.gkey(t, now); k < kv || le && k == kv {
-			n += 1 + p.tSize(sl.tl)
-			t = sl.tr
+			n += 1 + p.tSize(nd.l)
+			t = nd.r
 		} else {
-			t = sl.tl
+			t = nd.l
 		}
 	}
 	return n
@@ -670,18 +670,18 @@ func (p *Policy) riseCountKey(t int32, kv float64, le bool, now float64) int32 {
 // distinct keys, the usual case, they never do).
 func (p *Policy) riseCountKeys(t int32, kv float64, now float64) (lt, le int32) {
 	for t >= 0 {
-		sl := &p.slots[t]
+		nd := &p.tn[t]
 		switch k := p.gkey(t, now); {
 		case k < kv:
-			n := 1 + p.tSize(sl.tl)
+			n := 1 + p.tSize(nd.l)
 			lt, le = lt+n, le+n
-			t = sl.tr
+			t = nd.r
 		case k == kv:
-			lt += p.riseCountKey(sl.tl, kv, false, now)
-			le += 1 + p.tSize(sl.tl) + p.riseCountKey(sl.tr, kv, true, now)
+			lt += p.riseCountKey(nd.l, kv, false, now)
+			le += 1 + p.tSize(nd.l) + p.riseCountKey(nd.r, kv, true, now)
 			return lt, le
 		default:
-			t = sl.tl
+			t = nd.l
 		}
 	}
 	return lt, le

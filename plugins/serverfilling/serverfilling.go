@@ -354,6 +354,7 @@ type Policy struct {
 	invK float64
 
 	slots []slot
+	tn    []tnode // the treaps' nodes, by slot (srptfast.go)
 	free  []int32
 	m     []int32 // the candidate set M, sorted by current key at the last decision
 	next  []int32 // scratch for the new M
@@ -456,11 +457,7 @@ type slot struct {
 	serve  bool  // scratch: chosen by the current decision
 	dead   bool  // completed; released at the next decision
 	moving bool  // running with a key that moves: SRPT, Gittins of a non-constant rank (setRun, stopRun)
-
-	// SRPT path (srptfast.go): treap links, subtree size and priority.
-	tl, tr, tsz int32
-	pri         uint32
-	pend        int32 // 1 + index in Policy.pend (0: not pending)
+	pend   int32 // 1 + index in Policy.pend (0: not pending)
 }
 
 // New returns a policy of the family. The SRPT variants start with

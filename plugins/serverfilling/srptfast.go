@@ -196,7 +196,7 @@ func (p *Policy) runAppend(i int32) {
 	sb := &p.sb[sl.bucket]
 	sb.nRun++
 	sl.serve = true
-	if sb.lastOK && (sb.last < 0 || p.tLess(sb.last, i, modeFall)) {
+	if xn := &p.tn[i]; sb.lastOK && (sb.last < 0 || nodeBefore(&p.tn[sb.last], xn.v, xn.id)) {
 		sb.last = i
 	}
 }
@@ -463,10 +463,10 @@ func (p *Policy) tCountLess(t, x int32) int32 {
 	n := int32(0)
 	for t >= 0 {
 		if p.less(t, x) {
-			n += 1 + p.tSize(p.slots[t].tl)
-			t = p.slots[t].tr
+			n += 1 + p.tSize(p.tn[t].l)
+			t = p.tn[t].r
 		} else {
-			t = p.slots[t].tl
+			t = p.tn[t].l
 		}
 	}
 	return n
@@ -827,11 +827,25 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 // index), where fin = since + age is the instant the job would complete if
 // it ran alone: its remaining size is need/k × (fin − now), so while it runs
 // fin is fixed and orders the bucket's running jobs as their keys do (the
-// invariant above). Each is a binary search tree through the slots (tl, tr)
-// that is a heap on random priorities (so O(log n) deep in expectation),
-// with subtree sizes (tsz) for order-statistics lookups. The priorities come
-// from a fixed-seed generator and only shape the trees: no decision depends
-// on them. A job is in at most one treap, so the fields are shared.
+// invariant above). Each is a binary search tree through nodes of their own
+// (Policy.tn, indexed like the slots; l, r) that is a heap on random
+// priorities (so O(log n) deep in expectation), with subtree sizes (sz) for
+// order-statistics lookups. The priorities come from a fixed-seed generator
+// and only shape the trees: no decision depends on them. A job is in at most
+// one treap, so it has one node.
+//
+// A node also holds its job's place in its treap's order, as a pair (v, id)
+// that every order compares ascending (tKey): v is the key, the fin or −fin
+// and id the arrival index or its negation, copied when the job enters the
+// treap (tInsert; tSetKeys for a run joined whole, divisorseams.go). Neither
+// changes while the job is in that treap: a waiting job's key is frozen, a
+// running job's fin is set by setRun before it is placed and fixed while it
+// runs (stopRun comes after its removal), and a running job of a constant
+// rank (modeKey on the rising-rank path) does not move, so keyAt leaves its
+// key alone. A descent so reads one 32-byte node per level instead of two
+// slots (88 bytes each, and at the L = 5000 rate of BenchmarkLevels the
+// slots of 1500 jobs no longer fit in L1 while their nodes nearly do), and
+// compares with the inserted or removed job's pair held in registers.
 
 // Orders of the treaps (tLess). This path uses modeKey for waiting jobs and
 // modeFall for running ones; the rising-rank path (gittinsrise.go) all three.
@@ -841,11 +855,49 @@ const (
 	modeRise              // (fin, arrival) descending: running jobs of a rank that never falls
 )
 
-// tLess orders two jobs of one treap in the order mode.
+// tnode is a job's node in the treap it is in (see above).
+type tnode struct {
+	v    float64 // the order's key (tKey)
+	id   int64   // the arrival tie-break (tKey)
+	l, r int32   // children (-1: none)
+	sz   int32   // subtree size
+	pri  uint32  // heap priority
+}
+
+// tKey is job x's pair in the order mode, compared ascending (nodeBefore):
+// (key, id), (fin, id), or (−fin, −id) for the descending modeRise. Negation
+// is exact and keeps equality (−0 = 0), so the pairs order the jobs as
+// tLess does.
+func (p *Policy) tKey(x int32, mode uint8) (float64, int64) {
+	sl := &p.slots[x]
+	switch mode {
+	case modeKey:
+		return sl.key, sl.id
+	case modeFall:
+		return sl.fin, sl.id
+	}
+	return -sl.fin, -sl.id
+}
+
+// tSetKeys copies the pairs of run's jobs, which join a treap of order
+// mode as a subtree or one by one (joinFront, joinBack), into their nodes.
+func (p *Policy) tSetKeys(run []int32, mode uint8) {
+	for _, x := range run {
+		n := &p.tn[x]
+		n.v, n.id = p.tKey(x, mode)
+	}
+}
+
+// nodeBefore reports whether node a precedes the pair (v, id).
+func nodeBefore(a *tnode, v float64, id int64) bool {
+	return a.v < v || a.v == v && a.id < id
+}
+
+// tLess orders two jobs of one treap in the order mode, from their slots
+// (for jobs not in a treap yet, or in one: the nodes' pairs agree).
 func (p *Policy) tLess(a, b int32, mode uint8) bool {
 	// Written out rather than calling heapLess for modeKey: the call
-	// would put tLess over the compiler's inlining budget, and it runs at
-	// every level of every treap descent.
+	// would put tLess over the compiler's inlining budget.
 	sa, sb := &p.slots[a], &p.slots[b]
 	switch mode {
 	case modeKey: // heapLess's order
@@ -860,27 +912,28 @@ func (p *Policy) tSize(t int32) int32 {
 	if t < 0 {
 		return 0
 	}
-	return p.slots[t].tsz
+	return p.tn[t].sz
 }
 
 func (p *Policy) tFix(t int32) {
-	sl := &p.slots[t]
-	sl.tsz = 1 + p.tSize(sl.tl) + p.tSize(sl.tr)
+	n := &p.tn[t]
+	n.sz = 1 + p.tSize(n.l) + p.tSize(n.r)
 }
 
-// tSplit splits t into the jobs before x and the others.
-func (p *Policy) tSplit(t, x int32, mode uint8) (int32, int32) {
+// tSplit splits t into the jobs before the pair (v, id) and the others.
+func (p *Policy) tSplit(t int32, v float64, id int64) (int32, int32) {
 	if t < 0 {
 		return -1, -1
 	}
-	if p.tLess(t, x, mode) {
-		l, r := p.tSplit(p.slots[t].tr, x, mode)
-		p.slots[t].tr = l
+	n := &p.tn[t]
+	if nodeBefore(n, v, id) {
+		l, r := p.tSplit(n.r, v, id)
+		n.r = l
 		p.tFix(t)
 		return t, r
 	}
-	l, r := p.tSplit(p.slots[t].tl, x, mode)
-	p.slots[t].tl = r
+	l, r := p.tSplit(n.l, v, id)
+	n.l = r
 	p.tFix(t)
 	return l, t
 }
@@ -893,61 +946,74 @@ func (p *Policy) tMerge(a, b int32) int32 {
 	if b < 0 {
 		return a
 	}
-	if p.slots[a].pri > p.slots[b].pri {
-		p.slots[a].tr = p.tMerge(p.slots[a].tr, b)
+	na, nb := &p.tn[a], &p.tn[b]
+	if na.pri > nb.pri {
+		na.r = p.tMerge(na.r, b)
 		p.tFix(a)
 		return a
 	}
-	p.slots[b].tl = p.tMerge(a, p.slots[b].tl)
+	nb.l = p.tMerge(a, nb.l)
 	p.tFix(b)
 	return b
 }
 
-// tInsert adds x to t and returns the new root and x's rank (the number of
-// jobs before it): down the search path while the nodes outrank x's
-// priority, then x takes the place of the subtree there, split at x
-// (expected O(1) in size).
+// tGrow makes room for node x (the nodes grow with the slots).
+func (p *Policy) tGrow(x int32) {
+	n := max(int(x)+1, len(p.slots))
+	p.tn = append(p.tn, make([]tnode, n-len(p.tn))...)
+}
+
+// tInsert adds x to t in the order mode and returns the new root and x's
+// rank (the number of jobs before it): down the search path while the
+// nodes outrank x's priority, then x takes the place of the subtree there,
+// split at x (expected O(1) in size).
 func (p *Policy) tInsert(t, x int32, mode uint8) (int32, int32) {
+	if int(x) >= len(p.tn) {
+		p.tGrow(x)
+	}
 	p.seed ^= p.seed << 13
 	p.seed ^= p.seed >> 17
 	p.seed ^= p.seed << 5
-	sl := &p.slots[x]
-	sl.pri = p.seed
+	pri := p.seed
+	v, id := p.tKey(x, mode)
 	rank := int32(0)
 	link := &t
-	for *link >= 0 && p.slots[*link].pri > sl.pri {
-		n := *link
-		ns := &p.slots[n]
-		ns.tsz++
-		if p.tLess(n, x, mode) {
-			rank += 1 + p.tSize(ns.tl)
-			link = &ns.tr
+	for *link >= 0 {
+		n := &p.tn[*link]
+		if n.pri <= pri {
+			break
+		}
+		n.sz++
+		if nodeBefore(n, v, id) {
+			rank += 1 + p.tSize(n.l)
+			link = &n.r
 		} else {
-			link = &ns.tl
+			link = &n.l
 		}
 	}
-	l, r := p.tSplit(*link, x, mode)
+	l, r := p.tSplit(*link, v, id)
 	rank += p.tSize(l)
-	sl.tl, sl.tr = l, r
-	p.tFix(x)
+	p.tn[x] = tnode{v: v, id: id, l: l, r: r, sz: 1 + p.tSize(l) + p.tSize(r), pri: pri}
 	*link = x
 	return t, rank
 }
 
-// tDelete removes x (in t) from t and returns the new root.
-func (p *Policy) tDelete(t, x int32, mode uint8) int32 {
+// tDelete removes x (in t) from t and returns the new root (its node holds
+// its place in t's order, whatever the mode).
+func (p *Policy) tDelete(t, x int32, _ uint8) int32 {
+	xn := &p.tn[x]
+	v, id := xn.v, xn.id
 	link := &t
 	for *link != x {
-		ns := &p.slots[*link]
-		ns.tsz--
-		if p.tLess(*link, x, mode) {
-			link = &ns.tr
+		n := &p.tn[*link]
+		n.sz--
+		if nodeBefore(n, v, id) {
+			link = &n.r
 		} else {
-			link = &ns.tl
+			link = &n.l
 		}
 	}
-	xs := &p.slots[x]
-	*link = p.tMerge(xs.tl, xs.tr)
+	*link = p.tMerge(xn.l, xn.r)
 	return t
 }
 
@@ -955,13 +1021,13 @@ func (p *Policy) tDelete(t, x int32, mode uint8) int32 {
 func (p *Policy) tDeleteMin(t int32) int32 {
 	link := &t
 	for {
-		ns := &p.slots[*link]
-		if ns.tl < 0 {
-			*link = ns.tr
+		n := &p.tn[*link]
+		if n.l < 0 {
+			*link = n.r
 			return t
 		}
-		ns.tsz--
-		link = &ns.tl
+		n.sz--
+		link = &n.l
 	}
 }
 
@@ -972,41 +1038,41 @@ func (p *Policy) tDeleteMin(t int32) int32 {
 func (p *Policy) tDeleteLast(t int32) (int32, int32) {
 	link, up := &t, int32(-1)
 	for {
-		ns := &p.slots[*link]
-		if ns.tr < 0 {
-			l := ns.tl
+		n := &p.tn[*link]
+		if n.r < 0 {
+			l := n.l
 			*link = l
 			if l >= 0 {
 				return t, p.tLast(l)
 			}
 			return t, up
 		}
-		ns.tsz--
+		n.sz--
 		up = *link
-		link = &ns.tr
+		link = &n.r
 	}
 }
 
 // tSelect returns the job of rank r (0-based) in t.
 func (p *Policy) tSelect(t, r int32) int32 {
 	for {
-		sl := &p.slots[t]
-		ls := p.tSize(sl.tl)
+		n := &p.tn[t]
+		ls := p.tSize(n.l)
 		switch {
 		case r < ls:
-			t = sl.tl
+			t = n.l
 		case r == ls:
 			return t
 		default:
 			r -= ls + 1
-			t = sl.tr
+			t = n.r
 		}
 	}
 }
 
 // tFirst returns the first job of t (not empty).
 func (p *Policy) tFirst(t int32) int32 {
-	for l := p.slots[t].tl; l >= 0; l = p.slots[t].tl {
+	for l := p.tn[t].l; l >= 0; l = p.tn[t].l {
 		t = l
 	}
 	return t
@@ -1014,7 +1080,7 @@ func (p *Policy) tFirst(t int32) int32 {
 
 // tLast returns the last job of t (not empty).
 func (p *Policy) tLast(t int32) int32 {
-	for r := p.slots[t].tr; r >= 0; r = p.slots[t].tr {
+	for r := p.tn[t].r; r >= 0; r = p.tn[t].r {
 		t = r
 	}
 	return t
