@@ -330,7 +330,7 @@ func (p *Policy) joinFront(dst, t int32, run []int32, mode uint8, sorted bool) i
 		t, _ = p.tSplitRank(t, int32(j))
 	}
 	for _, x := range run[j:] {
-		dst, _ = p.tInsert(dst, x, mode)
+		dst = p.tAdd(dst, x, mode)
 	}
 	return p.tMerge(t, dst)
 }
@@ -371,7 +371,7 @@ func (p *Policy) joinBack(dst, t int32, run []int32, mode uint8, sorted bool) in
 		_, t = p.tSplitRank(t, int32(j))
 	}
 	for _, x := range run[:j] {
-		dst, _ = p.tInsert(dst, x, mode)
+		dst = p.tAdd(dst, x, mode)
 	}
 	return p.tMerge(dst, t)
 }

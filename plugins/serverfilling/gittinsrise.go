@@ -206,7 +206,7 @@ func (p *Policy) arriveRise(s *sdk.System, i int32) {
 		return
 	}
 	g.sumAll += int(sl.need)
-	g.wroot[sl.bucket], _ = p.tInsert(g.wroot[sl.bucket], i, modeKey)
+	g.wroot[sl.bucket] = p.tAdd(g.wroot[sl.bucket], i, modeKey)
 	g.nWait++
 	p.decideRise(s)
 }
@@ -234,7 +234,7 @@ func (p *Policy) completeRise(s *sdk.System, i int32) {
 func (p *Policy) riseRunInsert(i int32) {
 	g := p.gr
 	c := p.slots[i].class
-	g.rroot[c], _ = p.tInsert(g.rroot[c], i, g.rmode[c])
+	g.rroot[c] = p.tAdd(g.rroot[c], i, g.rmode[c])
 }
 
 // decideRise is decide for this path (see the comment at the top).
@@ -357,7 +357,7 @@ func (p *Policy) decideRise(s *sdk.System) {
 			p.gkey(x, now)
 			g.rroot[sl.class] = p.tDelete(g.rroot[sl.class], x, g.rmode[sl.class])
 			p.stopRun(sl, now)
-			g.wroot[sl.bucket], _ = p.tInsert(g.wroot[sl.bucket], x, modeKey)
+			g.wroot[sl.bucket] = p.tAdd(g.wroot[sl.bucket], x, modeKey)
 			g.nWait++
 		}
 	}

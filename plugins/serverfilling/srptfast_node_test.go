@@ -99,3 +99,59 @@ func TestTreapNodeKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestTreapAppend: a job that follows every job of a treap, added by
+// tAppend (runAppend's path when the kept last precedes it), must leave the
+// very treap tInsert makes from the same priorities: the same links and
+// subtree sizes at every node. Jobs are added in random order to two
+// policies with the same seed, through tAppend on one whenever the job
+// follows the treap's last and through tInsert always on the other, and
+// removed from both at random (tDelete, tDeleteLast).
+func TestTreapAppend(t *testing.T) {
+	rng := rand.New(rand.NewPCG(37, 2))
+	for c := range 200 {
+		n := 10 + rng.IntN(200)
+		slots := make([]slot, n)
+		for i := range slots {
+			slots[i] = slot{id: int64(rng.IntN(20)*1000 + i), fin: float64(rng.IntN(8))}
+		}
+		a := &Policy{slots: slots, seed: 0x9e3779b9}
+		b := &Policy{slots: slots, seed: 0x9e3779b9}
+		ra, rb := int32(-1), int32(-1)
+		in := []int32{}
+		appended := 0
+		for _, i := range rng.Perm(n) {
+			x := int32(i)
+			if ra >= 0 && rng.IntN(4) == 0 { // remove one first
+				y := in[rng.IntN(len(in))]
+				if l := a.tLast(ra); rng.IntN(2) == 0 {
+					y = l
+					ra, _ = a.tDeleteLast(ra)
+				} else {
+					ra = a.tDelete(ra, y, modeFall)
+				}
+				rb = b.tDelete(rb, y, modeFall)
+				in = slices.DeleteFunc(in, func(z int32) bool { return z == y })
+			}
+			if ra >= 0 && a.tLess(a.tLast(ra), x, modeFall) {
+				ra = a.tAppend(ra, x, modeFall)
+				appended++
+			} else {
+				ra = a.tAdd(ra, x, modeFall)
+			}
+			rb, _ = b.tInsert(rb, x, modeFall)
+			in = append(in, x)
+			if ra != rb {
+				t.Fatalf("case %d: roots %d and %d", c, ra, rb)
+			}
+			for _, z := range in {
+				if a.tn[z] != b.tn[z] {
+					t.Fatalf("case %d: node %d is %+v after tAppend, %+v after tInsert", c, z, a.tn[z], b.tn[z])
+				}
+			}
+		}
+		if appended == 0 && n > 50 {
+			t.Fatalf("case %d: tAppend never taken", c)
+		}
+	}
+}
