@@ -941,6 +941,14 @@ func (p *Policy) tSize(t int32) int32 {
 	return p.tn[t].sz
 }
 
+// tSizeIn is tSize on the nodes tn (a local copy of p.tn in a loop).
+func tSizeIn(tn []tnode, t int32) int32 {
+	if t < 0 {
+		return 0
+	}
+	return tn[t].sz
+}
+
 func (p *Policy) tFix(t int32) {
 	n := &p.tn[t]
 	n.sz = 1 + p.tSize(n.l) + p.tSize(n.r)
@@ -1010,19 +1018,20 @@ func (p *Policy) tPlace(t, x int32, mode uint8, ranked bool) (int32, int32) {
 	if int(x) >= len(p.tn) {
 		p.tGrow(x)
 	}
+	tn := p.tn // (a local: stores through n would make the compiler reload p.tn)
 	pri := p.nextPri()
 	v, id := p.tKey(x, mode)
 	rank := int32(0)
 	link := &t
 	for *link >= 0 {
-		n := &p.tn[*link]
+		n := &tn[*link]
 		if n.pri <= pri {
 			break
 		}
 		n.sz++
 		if nodeBefore(n, v, id) {
 			if ranked {
-				rank += 1 + p.tSize(n.l)
+				rank += 1 + tSizeIn(tn, n.l)
 			}
 			link = &n.r
 		} else {
@@ -1033,7 +1042,7 @@ func (p *Policy) tPlace(t, x int32, mode uint8, ranked bool) (int32, int32) {
 	if ranked {
 		rank += p.tSize(l)
 	}
-	p.tn[x] = tnode{v: v, id: id, l: l, r: r, sz: 1 + p.tSize(l) + p.tSize(r), pri: pri}
+	tn[x] = tnode{v: v, id: id, l: l, r: r, sz: 1 + p.tSize(l) + p.tSize(r), pri: pri}
 	*link = x
 	return t, rank
 }
@@ -1054,11 +1063,12 @@ func (p *Policy) tAppend(t, x int32, mode uint8) int32 {
 	if int(x) >= len(p.tn) {
 		p.tGrow(x)
 	}
+	tn := p.tn // (a local: stores through n would make the compiler reload p.tn)
 	pri := p.nextPri()
 	v, id := p.tKey(x, mode)
 	link := &t
 	for *link >= 0 {
-		n := &p.tn[*link]
+		n := &tn[*link]
 		if n.pri <= pri {
 			break
 		}
@@ -1066,7 +1076,7 @@ func (p *Policy) tAppend(t, x int32, mode uint8) int32 {
 		link = &n.r
 	}
 	l := *link
-	p.tn[x] = tnode{v: v, id: id, l: l, r: -1, sz: 1 + p.tSize(l), pri: pri}
+	tn[x] = tnode{v: v, id: id, l: l, r: -1, sz: 1 + p.tSize(l), pri: pri}
 	*link = x
 	return t
 }
@@ -1074,11 +1084,12 @@ func (p *Policy) tAppend(t, x int32, mode uint8) int32 {
 // tDelete removes x (in t) from t and returns the new root (its node holds
 // its place in t's order, whatever the mode).
 func (p *Policy) tDelete(t, x int32, _ uint8) int32 {
-	xn := &p.tn[x]
+	tn := p.tn
+	xn := &tn[x]
 	v, id := xn.v, xn.id
 	link := &t
 	for *link != x {
-		n := &p.tn[*link]
+		n := &tn[*link]
 		n.sz--
 		if nodeBefore(n, v, id) {
 			link = &n.r
@@ -1092,9 +1103,10 @@ func (p *Policy) tDelete(t, x int32, _ uint8) int32 {
 
 // tDeleteMin removes the first job of t (not empty) and returns the new root.
 func (p *Policy) tDeleteMin(t int32) int32 {
+	tn := p.tn
 	link := &t
 	for {
-		n := &p.tn[*link]
+		n := &tn[*link]
 		if n.l < 0 {
 			*link = n.r
 			return t
@@ -1109,9 +1121,10 @@ func (p *Policy) tDeleteMin(t int32) int32 {
 // its left subtree takes its place, and the new last is that subtree's last
 // or, if it is empty, the job above.
 func (p *Policy) tDeleteLast(t int32) (int32, int32) {
+	tn := p.tn
 	link, up := &t, int32(-1)
 	for {
-		n := &p.tn[*link]
+		n := &tn[*link]
 		if n.r < 0 {
 			l := n.l
 			*link = l
@@ -1128,9 +1141,10 @@ func (p *Policy) tDeleteLast(t int32) (int32, int32) {
 
 // tSelect returns the job of rank r (0-based) in t.
 func (p *Policy) tSelect(t, r int32) int32 {
+	tn := p.tn
 	for {
-		n := &p.tn[t]
-		ls := p.tSize(n.l)
+		n := &tn[t]
+		ls := tSizeIn(tn, n.l)
 		switch {
 		case r < ls:
 			t = n.l
