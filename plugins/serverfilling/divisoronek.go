@@ -54,7 +54,15 @@ func (p *Policy) arriveOneK(s *sdk.System, i int32) {
 		sb.nRun++
 		return
 	}
-	r := p.sWaitCount(sb, i)
+	var r int32
+	if n := len(sb.seq); p.ord == GittinsOrder && (n == int(sb.nRun) || p.tLess(sb.seq[n-1], i, modeKey)) {
+		// Behind every waiting job, as Gittins arrivals of a constant
+		// rank always are (one key per class, the largest arrival index):
+		// no search.
+		r = int32(n) - sb.nRun
+	} else {
+		r = p.sWaitCount(sb, i)
+	}
 	p.oneKInsert(sb, i, sb.nRun+r)
 	if r < sb.w { // ahead of the bucket's waiting jobs in M: joins M
 		sb.w++
