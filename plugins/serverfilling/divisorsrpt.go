@@ -54,7 +54,9 @@ import (
 //     log n) rounds of O(C · log n). A range of one bucket alone is cut by
 //     its count, which is the common case (a level that recurses on one
 //     need). With exactly the needs k and 1 (one-or-all) the recursion and
-//     backfill reduce to three outcomes of M's per-bucket counts (dsOneK).
+//     backfill reduce to three outcomes of M's per-bucket counts (dsOneK),
+//     and each bucket is kept as one sorted slice instead of its two
+//     treaps (divisoronek.go).
 //  3. The result, per bucket how many of its first jobs are served, is
 //     applied at each bucket's seam as on srptfast.go (preempt the last
 //     running jobs, start the first waiting ones, exchange while an
@@ -96,7 +98,7 @@ type dsrpt struct {
 	need []int32 // per bucket
 	bOf  []int32 // per need 1..k: its bucket (-1: none)
 	now  float64 // the decision's instant
-	oneK bool    // the needs are k and 1 (dsOneK)
+	oneK bool    // the needs are k and 1 (dsOneK), the buckets kept as slices (divisoronek.go)
 
 	srv    []int32 // per bucket: jobs served by the decision being taken
 	lo, hi []int32 // per recursion depth, nb entries each: the list's rank ranges
@@ -188,6 +190,10 @@ func (p *Policy) allServedDS() bool {
 
 func (p *Policy) arriveDS(s *sdk.System, i int32) {
 	q := p.ds
+	if q.oneK {
+		p.arriveOneK(s, i)
+		return
+	}
 	sl := &p.slots[i]
 	if p.allServedDS() && p.sumM+int(sl.need) <= p.k {
 		// Every job is served and j fits too: it just starts (the general
@@ -218,6 +224,10 @@ func (p *Policy) arriveDS(s *sdk.System, i int32) {
 }
 
 func (p *Policy) completeDS(s *sdk.System, i int32) {
+	if p.ds.oneK {
+		p.completeOneK(s, i)
+		return
+	}
 	all := p.allServedDS()
 	sl := &p.slots[i]
 	p.unrun(i)
@@ -233,6 +243,10 @@ func (p *Policy) completeDS(s *sdk.System, i int32) {
 // decideDS is decide for this path (see the comment at the top).
 func (p *Policy) decideDS(s *sdk.System) {
 	q := p.ds
+	if q.oneK {
+		p.decideOneK(s) // the slices (divisoronek.go)
+		return
+	}
 	now := s.Now()
 	q.now = now
 	p.flushPending()

@@ -111,21 +111,7 @@ func TestDivisorOneKExact(t *testing.T) {
 	if testing.Short() {
 		arrivals /= 6
 	}
-	var srpt, gittins []dfCase
-	for i, k := range []int{2, 3, 6, 9, 27, 32, 48, 128, 2048} {
-		needs := []int{1, k}
-		for j, rho := range []float64{0.7, 0.97, 1.1} {
-			name := fmt.Sprintf("one-k/k=%d/rho=%.2f", k, rho)
-			seed := uint64(900 + 10*i + j)
-			c := dfCase{w: mixedWorkload(name, k, needs, rho, seed), arrivals: arrivals, seed: seed}
-			if j == 1 {
-				c.w = tiedWorkload(name+"/ties", k, needs, rho, seed)
-			}
-			srpt = append(srpt, wideCut(c))
-			c.w = monotoneWorkload(name+"/monotone", k, needs, rho, seed)
-			gittins = append(gittins, wideCut(c))
-		}
-	}
+	srpt, gittins := oneKCases(arrivals, 0)
 	t.Run("srpt", func(t *testing.T) { dsFastVsGeneral(t, SRPTOrder, srpt) })
 	t.Run("gittins", func(t *testing.T) { dsFastVsGeneral(t, GittinsOrder, gittins) })
 	for o, c := range map[Order]dfCase{SRPTOrder: srpt[0], GittinsOrder: gittins[0]} {
@@ -137,6 +123,26 @@ func TestDivisorOneKExact(t *testing.T) {
 			t.Errorf("%s: dsOneK not taken", orderName[o])
 		}
 	}
+}
+
+// oneKCases are TestDivisorOneKExact's workloads, needs 1 and k, for SRPT
+// and for Gittins (ranks that never rise), seeds offset by seed.
+func oneKCases(arrivals int64, seed uint64) (srpt, gittins []dfCase) {
+	for i, k := range []int{2, 3, 6, 9, 27, 32, 48, 128, 2048} {
+		needs := []int{1, k}
+		for j, rho := range []float64{0.7, 0.97, 1.1} {
+			name := fmt.Sprintf("one-k/k=%d/rho=%.2f", k, rho)
+			seed := seed + uint64(900+10*i+j)
+			c := dfCase{w: mixedWorkload(name, k, needs, rho, seed), arrivals: arrivals, seed: seed}
+			if j == 1 {
+				c.w = tiedWorkload(name+"/ties", k, needs, rho, seed)
+			}
+			srpt = append(srpt, wideCut(c))
+			c.w = monotoneWorkload(name+"/monotone", k, needs, rho, seed)
+			gittins = append(gittins, wideCut(c))
+		}
+	}
+	return srpt, gittins
 }
 
 // dsExact runs order's fast path against the general one on n random

@@ -1,0 +1,543 @@
+package serverfilling
+
+import (
+	"math"
+	"slices"
+
+	"github.com/msjfarm/msjfarm/sdk"
+)
+
+// DivisorFilling-SRPT and -Gittins with exactly the needs k and 1
+// (one-or-all, dsOneK) keep each need bucket as one sorted slice instead
+// of its two treaps, as ServerFilling-SRPT's wide path does (srptwide.go):
+//
+//	seq = [running jobs by (fin, arrival)] [waiting jobs by (key, arrival)]
+//
+// with nRun marking the seam. The decisions are decideDS's, step for step
+// (the repair of M at its ends, dsOneK, the seams, the engine calls in the
+// general path's order); only where the jobs are kept differs.
+//
+// Why. On one-or-all at λ = 7 these members preempt about 16 times per
+// arrival: the ~31 narrow jobs of M stop when a wide job enters M and
+// restart when it leaves, so nearly every decision moves a whole bucket
+// run. On the treaps a run is a split, an in-order walk that collects it
+// (tCollect, ~34 instructions per job and the walk's cache misses), a pass
+// and a join, and the lookups of M's ends are walks; on the slice a run is
+// the seam moved over it (a job stays where it is when its new key or fin
+// keeps it in place, the usual case) and every lookup is an index. The
+// slices cost a binary search and a copy of the jobs behind it per arrival
+// and completion, which at one-or-all's L ≈ 30 is a few words.
+//
+// Both slices keep exactly the treaps' orders (modeFall for the running
+// part, modeKey for the waiting part), so every lookup returns the job the
+// treap would: TestDivisorOneKExact checks the decisions against the
+// general path, TestDivisorSRPTPathExact and TestDivisorGittinsPathExact
+// include one-or-all.
+
+// arriveOneK is arriveDS on the slices.
+func (p *Policy) arriveOneK(s *sdk.System, i int32) {
+	q := p.ds
+	sl := &p.slots[i]
+	sb := &p.sb[sl.bucket]
+	if p.ord == SRPTOrder {
+		sl.age = s.Size(sl.j) // the engine's remaining duration until a preemption (oneKStop)
+	}
+	if p.allServedDS() && p.sumM+int(sl.need) <= p.k {
+		// Every job is served and i fits too: it just starts, placed among
+		// the running jobs at once (a binary search and a short copy).
+		p.sumM += int(sl.need)
+		q.cnt++
+		p.maxKey = math.Max(p.maxKey, sl.key)
+		p.start(s, sl, s.Now())
+		sl.serve = true
+		p.oneKInsert(sb, i, p.sRunIndex(sb, i))
+		sb.nRun++
+		return
+	}
+	var r int32
+	if n := len(sb.seq); p.ord == GittinsOrder && (n == int(sb.nRun) || p.tLess(sb.seq[n-1], i, modeKey)) {
+		// Behind every waiting job, as Gittins arrivals of a constant
+		// rank always are (one key per class, the largest arrival index):
+		// no search.
+		r = int32(n) - sb.nRun
+	} else {
+		r = p.sWaitCount(sb, i)
+	}
+	p.oneKInsert(sb, i, sb.nRun+r)
+	if r < sb.w { // ahead of the bucket's waiting jobs in M: joins M
+		sb.w++
+		p.sumM += int(sl.need)
+		q.cnt++
+	} else {
+		p.nOut++
+	}
+	if q.cnt >= p.k && sl.key > p.maxKey {
+		return // behind every job of a full M, whose keys have not risen
+	}
+	p.decideOneK(s)
+}
+
+// oneKInsert puts job x at index at of sb's slice.
+func (p *Policy) oneKInsert(sb *sbucket, x, at int32) {
+	sb.seq = append(sb.seq, 0)
+	copy(sb.seq[at+1:], sb.seq[at:])
+	sb.seq[at] = x
+}
+
+// completeOneK is completeDS on the slices.
+func (p *Policy) completeOneK(s *sdk.System, i int32) {
+	all := p.allServedDS()
+	sl := &p.slots[i]
+	sb := &p.sb[sl.bucket]
+	at := int32(0) // usually the first: the least fin
+	if sb.seq[0] != i {
+		at = p.sRunIndex(sb, i)
+	}
+	sb.seq = append(sb.seq[:at], sb.seq[at+1:]...)
+	sb.nRun--
+	p.sumM -= int(sl.need)
+	p.ds.cnt--
+	p.release(i)
+	if all {
+		return // every other job is still served: nothing to decide
+	}
+	p.decideOneK(s)
+}
+
+// decideOneK is decideDS on the slices.
+func (p *Policy) decideOneK(s *sdk.System) {
+	q := p.ds
+	now := s.Now()
+	q.now = now
+
+	// 1. M = the first k jobs, repaired at its ends.
+	evicted := p.evicted[:0]
+	mLast := int32(-2) // M's last job once repaired (-2: not known)
+	for {
+		if q.cnt < p.k {
+			o, o2 := p.oneKFirstOut()
+			if o < 0 {
+				break
+			}
+			sb := &p.sb[p.slots[o].bucket]
+			n := int32(p.k - q.cnt)
+			if o2 >= 0 {
+				n = min(n, p.sWaitCountLess(sb, o2)-sb.w)
+			} else {
+				n = min(n, int32(len(sb.seq))-sb.nRun-sb.w)
+			}
+			p.oneKJoin(sb, n, p.slots[o].need)
+			continue
+		}
+		last, second, first := p.oneKEnds(now, q.cnt == p.k)
+		if q.cnt > p.k {
+			ls := &p.slots[last]
+			sb := &p.sb[ls.bucket]
+			if ls.serve {
+				// M's last is running: evicted and preempted, as decideDS.
+				// It lands behind M's waiting jobs (sb.w stays).
+				p.oneKToWaiting(sb, last, now)
+				evicted = append(evicted, last)
+				q.cnt--
+				p.sumM -= int(ls.need)
+				p.nOut++
+			} else {
+				n := int32(q.cnt - p.k)
+				if second >= 0 {
+					n = min(n, sb.w-p.sWaitCountLess(sb, second))
+				} else {
+					n = min(n, sb.w)
+				}
+				p.oneKJoin(sb, -n, ls.need)
+			}
+			continue
+		}
+		if o := first; o >= 0 && p.less(o, last) {
+			p.oneKJoin(&p.sb[p.slots[o].bucket], 1, p.slots[o].need)
+			continue
+		}
+		mLast = last // nothing changed since the last look
+		break
+	}
+	if mLast == -2 {
+		mLast, _, _ = p.oneKEnds(now, false)
+	}
+	maxKey := math.Inf(-1)
+	if mLast >= 0 {
+		maxKey = p.slots[mLast].key
+	}
+
+	// 2. The recursion and backfill: three outcomes.
+	p.dsOneK()
+
+	// 3. The seams; 4. the engine calls in the general path's order.
+	pre, starts := p.oneKSeams(s, q.srv, now)
+	p.oneKCalls(s, evicted, pre, starts)
+	p.evicted, p.next, p.starts = evicted[:0], pre[:0], starts[:0]
+	p.maxKey = maxKey
+}
+
+// oneKCalls makes a decision's engine calls in the general path's order
+// (engineCallsRuns): the running jobs evicted from M, sorted into the
+// order at the decision instant, then the other preemptions and the
+// starts, already in it (oneKSeams).
+func (p *Policy) oneKCalls(s *sdk.System, evicted, pre, starts []int32) {
+	if len(evicted) > 1 {
+		slices.SortFunc(evicted, p.cmpWas(true))
+	}
+	slots := p.slots
+	for _, i := range evicted {
+		s.Preempt(slots[i].j)
+	}
+	for _, i := range pre {
+		s.Preempt(slots[i].j)
+	}
+	for _, i := range starts {
+		s.Start(slots[i].j)
+	}
+}
+
+// oneKJoin moves n waiting jobs of sb (of need need) into M (n < 0: out
+// of it), with M's counts.
+func (p *Policy) oneKJoin(sb *sbucket, n, need int32) {
+	sb.w += n
+	p.ds.cnt += int(n)
+	p.sumM += int(n) * int(need)
+	p.nOut -= int(n)
+}
+
+// oneKEnds is dsEnds on the slices: M's last job, the latest of the other
+// candidates (keys refreshed), and if wantFirst the least job outside M
+// (-1: none), in one pass over the buckets.
+func (p *Policy) oneKEnds(now float64, wantFirst bool) (last, second, first int32) {
+	last, second, first = -1, -1, -1
+	for b := range p.sb {
+		sb := &p.sb[b]
+		n, w := sb.nRun, sb.w
+		if w > 0 {
+			last, second = p.dsPut(last, second, sb.seq[n+w-1])
+		}
+		if n > 0 {
+			c := sb.seq[n-1]
+			if cs := &p.slots[c]; p.ord == SRPTOrder { // keyAt for a running SRPT job, inlined
+				cs.key = p.cls[cs.class].scale * clamp0(cs.fin-now)
+			} else {
+				p.skey(c, now)
+			}
+			last, second = p.dsPut(last, second, c)
+		}
+		if wantFirst && int(n+w) < len(sb.seq) {
+			if c := sb.seq[n+w]; first < 0 || p.less(c, first) {
+				first = c
+			}
+		}
+	}
+	return last, second, first
+}
+
+// oneKFirstOut is firstOut on the slices: the least job outside M and the
+// least of the other buckets' first ones outside it (-1: none).
+func (p *Policy) oneKFirstOut() (first, second int32) {
+	first, second = -1, -1
+	for b := range p.sb {
+		sb := &p.sb[b]
+		i := sb.nRun + sb.w
+		if int(i) >= len(sb.seq) {
+			continue
+		}
+		switch c := sb.seq[i]; {
+		case first < 0 || p.less(c, first):
+			first, second = c, first
+		case second < 0 || p.less(c, second):
+			second = c
+		}
+	}
+	return first, second
+}
+
+// oneKToWaiting is toWaiting on the slices: running job x becomes
+// waiting, its key now frozen, and moves from its place among the running
+// jobs (usually the last) to its place among the waiting ones (usually the
+// first). The caller keeps sb.w.
+func (p *Policy) oneKToWaiting(sb *sbucket, x int32, now float64) {
+	from := sb.nRun - 1
+	if sb.seq[from] != x {
+		from = p.sRunIndex(sb, x)
+	}
+	sl := p.skey(x, now)
+	sl.serve = false
+	if p.ord == SRPTOrder {
+		sl.age = oneKStop(sl.age, now-sl.since)
+	}
+	p.stopRun(sl, now)
+	to := sb.nRun - 1 // its place once it has left the running part
+	if int(sb.nRun) < len(sb.seq) && p.tLess(sb.seq[sb.nRun], x, modeKey) {
+		to += p.sWaitCount(sb, x)
+	}
+	if to != from {
+		copy(sb.seq[from:to], sb.seq[from+1:to+1])
+	}
+	sb.seq[to] = x
+	sb.nRun--
+}
+
+// oneKStartFirst places sb's first waiting job x, started (setRun done),
+// among the running jobs where it does not follow the last one: it moves
+// over the running jobs behind it.
+func (p *Policy) oneKStartFirst(sb *sbucket, x int32) {
+	to := p.sRunIndex(sb, x)
+	copy(sb.seq[to+1:sb.nRun+1], sb.seq[to:sb.nRun])
+	sb.seq[to] = x
+}
+
+// oneKSeams is applySeamsDS on the slices: per bucket its seam moved to
+// take[b] running jobs (the preempted jobs, from the last running one
+// backwards, each usually staying in place as the first waiting one; the
+// started ones, from the first waiting one on, each usually staying in
+// place as the last running one), then the exchanges while the bucket's
+// first waiting job precedes its last running one. A bucket's seam moves
+// are one run in the order at the decision instant (see dsOrder), its
+// exchanges single moves; dsOrder merges them into that order.
+func (p *Policy) oneKSeams(s *sdk.System, take []int32, now float64) (pre, starts []int32) {
+	q := p.ds
+	pre, starts = p.next[:0], p.starts[:0] // the exchanges
+	q.runPre, q.runStarts = q.runPre[:0], q.runStarts[:0]
+	q.preB, q.startB = q.preB[:0], q.startB[:0]
+	for b := range p.sb {
+		sb := &p.sb[b]
+		t := take[b]
+		if sb.nRun == t && (sb.w == 0 || t == 0) {
+			continue
+		}
+		switch {
+		case sb.nRun > t:
+			q.runPre = p.oneKPreempt(sb, t, now, q.runPre)
+			q.preB = append(q.preB, len(q.runPre))
+		case sb.nRun < t:
+			q.runStarts = p.oneKStart(s, sb, t, now, q.runStarts)
+			q.startB = append(q.startB, len(q.runStarts))
+		}
+		for sb.w > 0 && sb.nRun > 0 { // as seamSingles
+			x := sb.seq[sb.nRun-1]
+			p.skey(x, now)
+			y := sb.seq[sb.nRun]
+			if !p.less(y, x) {
+				break
+			}
+			p.oneKToWaiting(sb, x, now) // y stays the first waiting job: it precedes x
+			p.setRun(s, &p.slots[y], now)
+			p.slots[y].serve = true
+			if l := sb.nRun - 1; l >= 0 && !p.tLess(sb.seq[l], y, modeFall) {
+				p.oneKStartFirst(sb, y)
+			}
+			sb.nRun++
+			pre, starts = append(pre, x), append(starts, y)
+		}
+	}
+	n0, m0 := len(pre), len(starts)
+	pre, q.runPre = appendRuns(pre, q.runPre)
+	starts, q.runStarts = appendRuns(starts, q.runStarts)
+	q.preB = p.dsOrder(pre, n0, q.preB, true)
+	q.startB = p.dsOrder(starts, m0, q.startB, false)
+	return pre, starts
+}
+
+// oneKPreempt preempts sb's running jobs from the last one down to t
+// running and appends them to pre in the order they ran in (by (fin,
+// arrival), the order at the decision instant within a bucket). Each
+// usually becomes the first waiting job by moving the seam; oneKToWaiting
+// places the others (an arrival since the last decision, or a key tie
+// broken by arrival, ahead of it). Placing one moves only jobs after it, so
+// the run is seq[t:nRun] as it was.
+func (p *Policy) oneKPreempt(sb *sbucket, t int32, now float64, pre []int32) []int32 {
+	seq, n := sb.seq, sb.nRun
+	sb.w += n - t
+	pre = append(pre, seq[t:n]...)
+	c := &p.cls[p.slots[seq[t]].class] // one class per bucket here
+	switch {
+	case p.ord == SRPTOrder:
+		p.oneKPreemptSRPT(sb, t, c.scale, now)
+	case p.ord == GittinsOrder && c.rank.constant:
+		p.oneKPreemptConstant(sb, t, now)
+	default:
+		for i := n - 1; i >= t; i-- {
+			sb.nRun = i + 1
+			p.oneKToWaiting(sb, seq[i], now)
+		}
+	}
+	sb.nRun = t
+	return pre
+}
+
+// oneKFirst is the first waiting job's (key, arrival) in sb, the waiting
+// part's order (+Inf: none): a job preempted at the seam must precede it.
+func (p *Policy) oneKFirst(sb *sbucket) (float64, int64) {
+	if int(sb.nRun) < len(sb.seq) {
+		fs := &p.slots[sb.seq[sb.nRun]]
+		return fs.key, fs.id
+	}
+	return math.Inf(1), 0
+}
+
+// oneKPreemptSRPT is oneKPreempt's loop under the SRPT order: keyAt and
+// stopRun inlined, the remaining duration kept (oneKStop), and the jobs
+// that do not stay at the seam placed outside the inner loop (a call in it
+// made the compiler keep the loop's values on the stack).
+func (p *Policy) oneKPreemptSRPT(sb *sbucket, t int32, scale, now float64) {
+	seq, slots := sb.seq, p.slots
+	firstKey, firstID := p.oneKFirst(sb)
+	for i := sb.nRun - 1; i >= t; i-- {
+		for ; i >= t; i-- {
+			xs := &slots[seq[i]]
+			k := scale * clamp0(xs.fin-now)
+			if firstKey < k || firstKey == k && firstID < xs.id {
+				break
+			}
+			xs.key, xs.serve, xs.moving, xs.rate = k, false, false, 0
+			xs.age = oneKStop(xs.age, now-xs.since)
+			firstKey, firstID = k, xs.id
+		}
+		if i >= t {
+			sb.nRun = i + 1
+			p.oneKToWaiting(sb, seq[i], now)
+		}
+	}
+}
+
+// oneKPreemptConstant is oneKPreemptSRPT for Gittins ranks that are
+// constant: the key stays, nothing moves.
+func (p *Policy) oneKPreemptConstant(sb *sbucket, t int32, now float64) {
+	seq, slots := sb.seq, p.slots
+	firstKey, firstID := p.oneKFirst(sb)
+	for i := sb.nRun - 1; i >= t; i-- {
+		for ; i >= t; i-- {
+			xs := &slots[seq[i]]
+			if firstKey < xs.key || firstKey == xs.key && firstID < xs.id {
+				break
+			}
+			xs.serve, xs.rate = false, 0
+			firstKey, firstID = xs.key, xs.id
+		}
+		if i >= t {
+			sb.nRun = i + 1
+			p.oneKToWaiting(sb, seq[i], now)
+		}
+	}
+}
+
+// oneKStart starts sb's first waiting jobs up to t running (setRun; the
+// engine calls are the caller's) and appends them to starts in that order.
+// Each usually becomes the last running job by moving the seam (its fin
+// follows the running jobs'); oneKStartFirst places the others. A job
+// placed elsewhere moves only jobs before it, so the ones to start are
+// seq[nRun:t] as they were.
+func (p *Policy) oneKStart(s *sdk.System, sb *sbucket, t int32, now float64, starts []int32) []int32 {
+	n := sb.nRun
+	m0 := len(starts)
+	starts = append(starts, sb.seq[n:t]...)
+	sb.w -= t - n
+	c := &p.cls[p.slots[starts[m0]].class] // one class per bucket here
+	switch {
+	case p.ord == SRPTOrder:
+		p.oneKStartSRPT(sb, starts[m0:], c.scale, now)
+	case p.ord == GittinsOrder && c.rank.constant:
+		p.oneKStartConstant(sb, starts[m0:], now)
+	default:
+		for d, x := range starts[m0:] {
+			xs := &p.slots[x]
+			p.setRun(s, xs, now) // (constant Gittins ranks: since and key0 only)
+			xs.serve = true
+			sb.nRun = n + int32(d)
+			if l := sb.nRun - 1; l >= 0 && !p.tLess(sb.seq[l], x, modeFall) {
+				p.oneKStartFirst(sb, x)
+			}
+		}
+	}
+	sb.nRun = t
+	return starts
+}
+
+// oneKStartConstant is oneKStart's loop for Gittins ranks that are
+// constant: setRun sets since and key0 only (fin stays), and a job that
+// does not follow the last running one is placed outside the inner loop.
+func (p *Policy) oneKStartConstant(sb *sbucket, run []int32, now float64) {
+	slots, n := p.slots, sb.nRun
+	lastFin, lastID := math.Inf(-1), int64(0)
+	if n > 0 {
+		ls := &slots[sb.seq[n-1]]
+		lastFin, lastID = ls.fin, ls.id
+	}
+	for d := 0; d < len(run); d++ {
+		for ; d < len(run); d++ {
+			xs := &slots[run[d]]
+			xs.since, xs.key0, xs.serve = now, xs.key, true
+			if lastFin > xs.fin || lastFin == xs.fin && lastID > xs.id {
+				break
+			}
+			lastFin, lastID = xs.fin, xs.id
+		}
+		if d < len(run) {
+			sb.nRun = n + int32(d)
+			p.oneKStartFirst(sb, run[d])
+		}
+	}
+}
+
+// oneKStartSRPT is oneKStart's loop under the SRPT order: setRun inlined,
+// the remaining duration read from the slot (oneKStop) instead of
+// s.Remaining, and the two rare cases, a fin that finAtMost must lower
+// and a job that does not follow the last running one, handled outside the
+// inner loop, which then makes no call.
+func (p *Policy) oneKStartSRPT(sb *sbucket, run []int32, scale, now float64) {
+	slots, n := p.slots, sb.nRun
+	rate := 0.0
+	if p.crossings {
+		rate = scale
+	}
+	// The last running job's (fin, arrival), the running part's order.
+	lastFin, lastID := math.Inf(-1), int64(0)
+	if n > 0 {
+		ls := &slots[sb.seq[n-1]]
+		lastFin, lastID = ls.fin, ls.id
+	}
+	for d := 0; d < len(run); d++ {
+		for ; d < len(run); d++ {
+			xs := &slots[run[d]]
+			f := now + xs.age
+			if scale*clamp0(f-now) > xs.key || lastFin > f || lastFin == f && lastID > xs.id {
+				break
+			}
+			xs.since, xs.key0, xs.fin, xs.moving, xs.rate, xs.serve = now, xs.key, f, true, rate, true
+			lastFin, lastID = f, xs.id
+		}
+		if d == len(run) {
+			break
+		}
+		xs := &slots[run[d]]
+		f := finAtMost(now+xs.age, now, scale, xs.key)
+		xs.since, xs.key0, xs.fin, xs.moving, xs.rate, xs.serve = now, xs.key, f, true, rate, true
+		if lastFin < f || lastFin == f && lastID < xs.id {
+			lastFin, lastID = f, xs.id
+		} else {
+			sb.nRun = n + int32(d)
+			p.oneKStartFirst(sb, run[d])
+		}
+	}
+}
+
+// oneKStop is the engine's remaining duration of a job preempted after
+// running for served, from rem, its remaining duration at the start: the
+// engine's own arithmetic (sim.System.Preempt: remaining −= served, then
+// 0 if negative), so that the value is the engine's to the bit. Under the
+// SRPT order these paths keep it in the slot's age (which only the Gittins
+// order uses) for every waiting job, set from its size at arrival, and
+// oneKStart reads it instead of calling s.Remaining: the call, made per
+// started job, kept the start loop's values on the stack.
+// TestOneKRemaining checks it against the engine's at every event.
+func oneKStop(rem, served float64) float64 {
+	rem -= served
+	if rem < 0 {
+		rem = 0
+	}
+	return rem
+}
