@@ -415,7 +415,7 @@ func (p *Policy) startSeam(s *sdk.System, sb *sbucket, t int32, scale, now float
 		// finAtMost(now+Remaining, now, scale, key) with its two usual
 		// cases written out, which it returns exactly (its gallop's first
 		// step is the ulp below): the engine's value itself or one ulp
-		// down, 50% and 48% of the starts on Borg cell B at ρ = 0.95.
+		// down, 49% and 48% of the starts on Borg cell B at ρ = 0.95.
 		fin := now + s.Remaining(xs.j)
 		if k := xs.key; scale*clamp0(fin-now) > k {
 			if f := math.Float64frombits(math.Float64bits(fin) - 1); fin > 0 && scale*clamp0(f-now) <= k {
