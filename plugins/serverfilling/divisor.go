@@ -98,14 +98,10 @@ func (p *Policy) divFill(list []int32, kk, scale, depth int) {
 	if len(list) == 0 || kk < 1 {
 		return
 	}
-	// One pass counts M's jobs per need bucket; every case's counts
-	// (need-1 jobs, even and odd needs, needs divisible by p) follow from
-	// them in O(C), and Case 1 serves from them (dfCase1).
-	cnt := p.dfCnt
-	clear(cnt)
-	for _, i := range list {
-		cnt[p.slots[i].bucket]++
-	}
+	// M's jobs per need bucket: every case's counts (need-1 jobs, even and
+	// odd needs, needs divisible by p) follow from them in O(C), and Case 1
+	// serves from them (dfCase1).
+	cnt := p.dfCount(list, depth)
 	ones := 0
 	if b := p.bucketOf(scale); b >= 0 {
 		ones = int(cnt[b])
@@ -188,6 +184,24 @@ func (p *Policy) divFill(list []int32, kk, scale, depth int) {
 		}
 		buf = buf[:w]
 	}
+}
+
+// dfCount returns the jobs of list per need bucket (in p.dfCnt), by one
+// pass over list, except at depth 0: there list is decide's new M (at most
+// k jobs), which decide counted per bucket into p.counts as it merged, and
+// those counts are taken instead (one pass over up to k slots fewer per
+// decision).
+func (p *Policy) dfCount(list []int32, depth int) []int32 {
+	cnt := p.dfCnt
+	if depth == 0 {
+		copy(cnt, p.counts[:p.nBuckets])
+		return cnt
+	}
+	clear(cnt)
+	for _, i := range list {
+		cnt[p.slots[i].bucket]++
+	}
+	return cnt
 }
 
 // bucketOf is the need bucket of need n (-1: no class needs n); buckets

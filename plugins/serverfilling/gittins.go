@@ -335,8 +335,71 @@ func survival(d dist.Dist, c dist.CDFer) (sf func(float64) float64, lo, hi float
 // ∫F̄ is exact, and the rank is exact at grid points (only the interpolation
 // inside a gap, where the true rank is concave and piecewise linear, is
 // approximate).
+//
+// Lookup: the general path evaluates the table once per running job of M
+// per decision (thousands of times per event at k = 2048), so the grid
+// index is found through a bucket index over the age's float64 bits
+// (monotone for positive numbers) instead of a binary search over the
+// whole grid; see newRankTable.
 type rankTable struct {
 	xs, rs []float64
+	// Bucket index: an age a with xs[1] < a < xs[n-1] falls in bucket
+	// j = (bits(a) − b1) >> shift, and the grid index of a (the least i
+	// with xs[i] ≥ a) is in [first[j], first[j+1]].
+	b1    uint64
+	shift uint
+	first []int32
+}
+
+// newRankTable returns the table of ranks rs at the grid ages xs (xs
+// increasing from xs[0] ≥ 0) with its bucket index:
+// first[j] is the least i ≥ 1 with bits(xs[i]) ≥ b1 + j<<shift, and the
+// buckets, at most 2n of them, cover b1 .. bits(xs[n-1]), so a lookup is
+// a binary search over the few grid points of one bucket (the ages in a
+// bucket span a fixed fraction of their binade: the geometric part of the
+// grid has about one point per bucket).
+func newRankTable(xs, rs []float64) *rankTable {
+	n := len(xs)
+	t := &rankTable{xs: xs, rs: rs}
+	if n < 2 {
+		return t // at never searches: every age is at or beyond xs[0]
+	}
+	t.b1 = math.Float64bits(xs[1])
+	span := math.Float64bits(xs[n-1]) - t.b1
+	for span>>t.shift >= uint64(2*n) {
+		t.shift++
+	}
+	nb := int(span>>t.shift) + 2
+	t.first = make([]int32, nb)
+	i := 1
+	for j := range t.first {
+		lo := t.b1 + uint64(j)<<t.shift
+		for i < n-1 && math.Float64bits(xs[i]) < lo {
+			i++
+		}
+		t.first[j] = int32(i)
+	}
+	return t
+}
+
+// index returns the least i with xs[i] ≥ a, for xs[0] < a < xs[n-1]: the
+// index sort.SearchFloat64s(xs, a) returns, found within a's bucket.
+func (t *rankTable) index(a float64) int {
+	bits := math.Float64bits(a)
+	if bits <= t.b1 {
+		return 1 // xs[0] < a ≤ xs[1]
+	}
+	j := (bits - t.b1) >> t.shift
+	lo, hi := int(t.first[j]), int(t.first[j+1])
+	for lo < hi { // least i in [lo, hi] with xs[i] ≥ a; xs[hi] ≥ a
+		m := int(uint(lo+hi) >> 1)
+		if t.xs[m] < a {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 func (t *rankTable) at(a float64) float64 {
@@ -348,7 +411,7 @@ func (t *rankTable) at(a float64) float64 {
 	if a >= xs[n-1] {
 		return t.rs[n-1]
 	}
-	i := sort.SearchFloat64s(xs, a) // xs[i-1] < a <= xs[i]
+	i := t.index(a) // xs[i-1] < a <= xs[i]
 	x0, x1 := xs[i-1], xs[i]
 	r0, r1 := t.rs[i-1], t.rs[i]
 	return r0 + (r1-r0)*(a-x0)/(x1-x0)
@@ -490,7 +553,7 @@ func continuousTable(sf func(float64) float64, mean, lo, hi float64) (*rankTable
 			}
 		}
 	}
-	return &rankTable{xs: xs, rs: rs}, nil
+	return newRankTable(xs, rs), nil
 }
 
 // empiricalTable builds the exact-at-grid-points rank table of an empirical
@@ -555,7 +618,7 @@ func empiricalTable(e *dist.Empirical) (*rankTable, error) {
 			rs[i] = 0
 		}
 	}
-	return &rankTable{xs: xs, rs: rs}, nil
+	return newRankTable(xs, rs), nil
 }
 
 // hullRanks returns, for each i, min over j > i with F[j] > F[i] of
