@@ -91,6 +91,9 @@ func (p *reorder) decide(s *System) {
 		}
 	}
 	h := &s.events
+	if err := checkHeap(h); err != nil {
+		panic(fmt.Sprintf("t=%v: %v", s.now, err))
+	}
 	p.snaps = append(p.snaps, fmt.Sprintf("t=%v busy=%d run=%d tagged=%d pre=%d stale=%d seq=%d ev=%d hole=%v",
 		s.now, s.busy, s.nRun, s.taggedRunning, s.preemptions, h.stale, h.seq, len(h.ev), h.hole))
 	for _, j := range p.start {
@@ -99,6 +102,31 @@ func (p *reorder) decide(s *System) {
 	for _, j := range p.pre {
 		p.snaps = append(p.snaps, fmt.Sprintf(" pre %d rem=%v n=%d", j.id, j.remaining, j.preempted))
 	}
+}
+
+// checkHeap checks the event list: a heap in (t, seq) order, every
+// entry's job knowing its place, and stale the number of entries of
+// suspended jobs.
+func checkHeap(h *eventHeap) error {
+	stale := 0
+	for i, e := range h.ev {
+		if i == 0 && h.hole {
+			continue
+		}
+		if int(e.j.heapIdx) != i {
+			return fmt.Errorf("entry %d: its job says %d", i, e.j.heapIdx)
+		}
+		if p := (i - 1) / 2; i > 0 && !(p == 0 && h.hole) && before(e, h.ev[p]) {
+			return fmt.Errorf("entry %d (t=%v) before its parent (t=%v)", i, e.t, h.ev[p].t)
+		}
+		if e.j.suspended {
+			stale++
+		}
+	}
+	if stale != h.stale {
+		return fmt.Errorf("%d stale entries, counted %d", stale, h.stale)
+	}
+	return nil
 }
 
 // spoil adds a move the engine must refuse in the middle of the lists.
@@ -138,7 +166,8 @@ func movesWorkload(rate float64) *Workload {
 // the same moves made one call each (busy servers, jobs and measured jobs
 // in service, preemptions, the event list's stale entries, sequence
 // numbers and length, each moved job's sequence number, place in the
-// event list and remaining size, after every decision), and the runs'
+// event list and remaining size, after every decision; the event list a
+// heap whose entries know their places, checkHeap), and the runs'
 // results are the same, over loads from light to past saturation, with
 // and without the list of running jobs (their one-call-each fallback).
 func TestMoveBatches(t *testing.T) {
