@@ -402,19 +402,21 @@ func (s *System) Size(j *Job) float64 {
 }
 
 // Remaining returns job j's remaining service duration now (size-aware
-// policies only).
+// policies only). It is small enough to inline, its refusal panicking as
+// fail does but without the call: ServerFilling's SRPT orders read it at
+// every start, ~8 million times in a replication of BenchmarkLoads on Borg
+// cell B at ρ = 0.95.
 func (s *System) Remaining(j *Job) float64 {
 	if !s.info.SizeAware {
-		s.fail("Remaining read by a policy that did not declare SizeAware")
+		panic(&PolicyError{Time: s.now, Msg: "Remaining read by a policy that did not declare SizeAware"})
 	}
+	r := j.remaining
 	if j.state == stateRunning {
-		r := j.remaining - (s.now - j.started)
-		if r < 0 {
+		if r -= s.now - j.started; r < 0 {
 			r = 0
 		}
-		return r
 	}
-	return j.remaining
+	return r
 }
 
 func (s *System) removeRunning(j *Job) {

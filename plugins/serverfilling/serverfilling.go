@@ -423,6 +423,9 @@ type Policy struct {
 	evicted                      []int32 // scratch: running jobs that left M
 	preRuns, startRuns, partRuns []run   // scratch: decideStatic's runs of moves (the first two as long as the cells)
 
+	// Scratch: engineCallsRuns' jobs, for one engine call per list.
+	moved []*sdk.Job
+
 	gr *riseState // the rising-rank path (gittinsrise.go); nil otherwise
 
 	take    []int32 // scratch: jobs served per need bucket (see takes)
