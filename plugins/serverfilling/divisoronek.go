@@ -2,7 +2,6 @@ package serverfilling
 
 import (
 	"math"
-	"slices"
 
 	"github.com/msjfarm/msjfarm/sdk"
 )
@@ -170,31 +169,14 @@ func (p *Policy) decideOneK(s *sdk.System) {
 	// 2. The recursion and backfill: three outcomes.
 	p.dsOneK()
 
-	// 3. The seams; 4. the engine calls in the general path's order.
+	// 3. The seams; 4. the engine calls in the general path's order: the
+	// running jobs evicted from M sorted into the order at the decision
+	// instant, then the other preemptions and the starts, already in it
+	// (oneKSeams), each kind in one engine call.
 	pre, starts := p.oneKSeams(s, q.srv, now)
-	p.oneKCalls(s, evicted, pre, starts)
+	p.engineCallsRuns(s, evicted, pre, starts, false, false)
 	p.evicted, p.next, p.starts = evicted[:0], pre[:0], starts[:0]
 	p.maxKey = maxKey
-}
-
-// oneKCalls makes a decision's engine calls in the general path's order
-// (engineCallsRuns): the running jobs evicted from M, sorted into the
-// order at the decision instant, then the other preemptions and the
-// starts, already in it (oneKSeams).
-func (p *Policy) oneKCalls(s *sdk.System, evicted, pre, starts []int32) {
-	if len(evicted) > 1 {
-		slices.SortFunc(evicted, p.cmpWas(true))
-	}
-	slots := p.slots
-	for _, i := range evicted {
-		s.Preempt(slots[i].j)
-	}
-	for _, i := range pre {
-		s.Preempt(slots[i].j)
-	}
-	for _, i := range starts {
-		s.Start(slots[i].j)
-	}
 }
 
 // oneKJoin moves n waiting jobs of sb (of need need) into M (n < 0: out
