@@ -316,12 +316,7 @@ func (p *Policy) oneKSeams(s *sdk.System, take []int32, now float64) (pre, start
 			pre, starts = append(pre, x), append(starts, y)
 		}
 	}
-	n0, m0 := len(pre), len(starts)
-	pre, q.runPre = appendRuns(pre, q.runPre)
-	starts, q.runStarts = appendRuns(starts, q.runStarts)
-	q.preB = p.dsOrder(pre, n0, q.preB, true)
-	q.startB = p.dsOrder(starts, m0, q.startB, false)
-	return pre, starts
+	return p.seamsInOrder(pre, starts)
 }
 
 // oneKPreempt preempts sb's running jobs from the last one down to t

@@ -118,17 +118,21 @@ func (r *movesReplay) apply(s *sdk.System) {
 	}
 }
 
+// floorCase is a setting of the move floor: its workload and the measured
+// arrivals of its benchmark.
+type floorCase struct {
+	name     string
+	w        func(testing.TB) *sim.Workload
+	arrivals int64
+}
+
 // floorCases are issue #35's settings: Borg cell B at ρ = 0.95 (λ =
 // 4.65378), one-or-all at λ = 7, and twoClass2048 at BenchmarkLevels' L =
 // 5000 rate (λ = 137, past saturation), with the measured arrivals of
 // BenchmarkLoads and BenchmarkLevels (the two-class recording is kept to
 // 5·10^4 arrivals: DivisorFilling-Gittins preempts over 100 times per
 // arrival there, and each move is 16 bytes).
-var floorCases = []struct {
-	name     string
-	w        func(testing.TB) *sim.Workload
-	arrivals int64
-}{
+var floorCases = []floorCase{
 	{"borg-b/rho=0.95", func(t testing.TB) *sim.Workload { return namedWorkload(t, "borg-b", 4.65378) }, 200000},
 	{"one-or-all/lambda=7", func(t testing.TB) *sim.Workload { return namedWorkload(t, "one-or-all", 7) }, 200000},
 	{"two-class-2048/L=5000", func(testing.TB) *sim.Workload { return twoClass2048(137) }, 50000},
@@ -137,7 +141,18 @@ var floorCases = []struct {
 // TestMovesReplay: the replay reproduces the recorded run (same response
 // times to the bit, same preemptions), so its cost is that of these moves.
 func TestMovesReplay(t *testing.T) {
-	for _, c := range floorCases {
+	checkReplays(t, floorCases, func(ms []move) (sim.Policy, *movesReplay) {
+		rp := &movesReplay{ms: ms}
+		return rp, rp
+	})
+}
+
+// checkReplays records each family member's moves on each case, replays
+// them with the policy newReplay makes (it returns the replay and its
+// movesReplay, which holds the divergence error), and checks that the
+// replay reproduces the recording.
+func checkReplays(t *testing.T, cases []floorCase, newReplay func([]move) (sim.Policy, *movesReplay)) {
+	for _, c := range cases {
 		w := c.w(t)
 		for _, sp := range Policies {
 			if sp.New().(*Policy).proc == DivisorFilling && !dividesAll(w) {
@@ -145,13 +160,13 @@ func TestMovesReplay(t *testing.T) {
 			}
 			cfg := sim.Config{Seed: 3, Warmup: 1000, Arrivals: 8000}
 			want, ms := recordMoves(t, w, sp.New(), cfg)
-			rp := &movesReplay{ms: ms}
+			rp, base := newReplay(ms)
 			got, err := sim.Run(w, rp, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rp.err != nil {
-				t.Fatalf("%s %s: %v", c.name, sp.Name, rp.err)
+			if base.err != nil {
+				t.Fatalf("%s %s: %v", c.name, sp.Name, base.err)
 			}
 			if got.Overall.MeanResponse != want.Overall.MeanResponse || got.Preemptions != want.Preemptions {
 				t.Errorf("%s %s: replay mean response %v, %d preemptions; recorded %v, %d",

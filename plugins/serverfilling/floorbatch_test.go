@@ -78,28 +78,10 @@ func (r *batchReplay) apply(s *sdk.System) {
 // (same response times to the bit, same preemptions), as TestMovesReplay
 // checks for the one-call-each replay.
 func TestMovesReplayBatched(t *testing.T) {
-	for _, c := range floorCases[:2] {
-		w := c.w(t)
-		for _, sp := range Policies {
-			if sp.New().(*Policy).proc == DivisorFilling && !dividesAll(w) {
-				continue
-			}
-			cfg := sim.Config{Seed: 3, Warmup: 1000, Arrivals: 8000}
-			want, ms := recordMoves(t, w, sp.New(), cfg)
-			rp := &batchReplay{movesReplay: movesReplay{ms: ms}}
-			got, err := sim.Run(w, rp, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rp.err != nil {
-				t.Fatalf("%s %s: %v", c.name, sp.Name, rp.err)
-			}
-			if got.Overall.MeanResponse != want.Overall.MeanResponse || got.Preemptions != want.Preemptions {
-				t.Errorf("%s %s: replay mean response %v, %d preemptions; recorded %v, %d",
-					c.name, sp.Name, got.Overall.MeanResponse, got.Preemptions, want.Overall.MeanResponse, want.Preemptions)
-			}
-		}
-	}
+	checkReplays(t, floorCases[:2], func(ms []move) (sim.Policy, *movesReplay) {
+		rp := &batchReplay{movesReplay: movesReplay{ms: ms}}
+		return rp, &rp.movesReplay
+	})
 }
 
 // BenchmarkMoveFloorBatched is BenchmarkMoveFloor's floor with the moves
