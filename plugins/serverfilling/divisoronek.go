@@ -491,7 +491,18 @@ func (p *Policy) oneKStartSRPT(sb *sbucket, run []int32, scale, now float64) {
 			break
 		}
 		xs := &slots[run[d]]
-		f := finAtMost(now+xs.age, now, scale, xs.key)
+		f := now + xs.age
+		if scale*clamp0(f-now) > xs.key {
+			// Usually one ulp too late (a third of the starts on
+			// one-or-all): finAtMost's search would take that ulp at its
+			// first step and return it, so it is tried here first,
+			// without the call.
+			if g := math.Float64frombits(math.Float64bits(f) - 1); f > 0 && scale*clamp0(g-now) <= xs.key {
+				f = g
+			} else {
+				f = finAtMost(f, now, scale, xs.key)
+			}
+		}
 		xs.since, xs.key0, xs.fin, xs.moving, xs.rate, xs.serve = now, xs.key, f, true, rate, true
 		if lastFin < f || lastFin == f && lastID < xs.id {
 			lastFin, lastID = f, xs.id

@@ -10,11 +10,13 @@ import (
 
 // remainingChecker is DivisorFilling-SRPT on the one-or-all slices,
 // checking after every arrival and completion that each waiting job's
-// kept remaining duration (age, oneKStop) is the engine's to the bit.
+// kept remaining duration (age, oneKStop) is the engine's to the bit, and
+// each running job's fin finAtMost's (checkFin).
 type remainingChecker struct {
 	*Policy
 	t       *testing.T
 	checked int
+	fins    int // running jobs' fins checked
 }
 
 func (c *remainingChecker) Arrive(s *sdk.System, j *sdk.Job) {
@@ -38,7 +40,21 @@ func (c *remainingChecker) check(s *sdk.System) {
 			}
 			c.checked++
 		}
+		for _, x := range sb.seq[:sb.nRun] {
+			c.checkFin(&p.slots[x])
+		}
 	}
+}
+
+// checkFin: a running job's fin is finAtMost's for its remaining duration
+// at its start (age, kept until it is preempted) and its key then, to the
+// bit: oneKStartSRPT takes finAtMost's usual one-ulp step itself.
+func (c *remainingChecker) checkFin(sl *slot) {
+	scale := c.cls[sl.class].scale
+	if want := finAtMost(sl.since+sl.age, sl.since, scale, sl.key0); sl.fin != want {
+		c.t.Fatalf("job %d started at %v with remaining %v, key %v: fin %v, finAtMost's %v", sl.id, sl.since, sl.age, sl.key0, sl.fin, want)
+	}
+	c.fins++
 }
 
 // TestOneKRemaining: the remaining durations the one-or-all slices keep
@@ -57,8 +73,8 @@ func TestOneKRemaining(t *testing.T) {
 			if _, err := sim.Run(w, c, sim.Config{Seed: 1, Warmup: 500, Arrivals: 5000}); err != nil {
 				t.Fatal(err)
 			}
-			if c.ds == nil || !c.ds.oneK || c.checked == 0 {
-				t.Fatalf("%s: the one-or-all slices not taken (%d waiting jobs checked)", w.Name, c.checked)
+			if c.ds == nil || !c.ds.oneK || c.checked == 0 || c.fins == 0 {
+				t.Fatalf("%s: the one-or-all slices not taken (%d waiting jobs, %d running ones checked)", w.Name, c.checked, c.fins)
 			}
 		}
 	}
