@@ -49,12 +49,17 @@ func recordMoves(t testing.TB, w *sim.Workload, p sim.Policy, cfg sim.Config) (*
 // that is not a callback's (a crossing timer's decision) is reached by a
 // timer the replay sets at that instant; the recorded policy's timers that
 // moved nothing are not replayed, so the replay has at most the policy's
-// events.
+// events. Batched, it makes each run of consecutive preemptions or starts
+// at an instant with one engine call (System.PreemptJobs,
+// System.StartJobs), as engineCallsRuns makes a decision's: the move floor
+// of the batched calls.
 type movesReplay struct {
-	ms   []move
-	pos  int
-	jobs []*sdk.Job // by ID
-	err  error
+	ms      []move
+	pos     int
+	jobs    []*sdk.Job // by ID
+	err     error
+	batched bool
+	js      []*sdk.Job // scratch: a batched run
 }
 
 func (r *movesReplay) Init(*sdk.System) error {
@@ -94,10 +99,26 @@ func (r *movesReplay) callback(s *sdk.System, k sim.TraceKind, id int64) {
 	r.apply(s)
 }
 
-// apply carries out the moves recorded at this instant, and sets a timer
-// for the next group if no callback precedes it.
+// apply carries out the moves recorded at this instant (batched: a run of
+// one kind per call), and sets a timer for the next group if no callback
+// precedes it.
 func (r *movesReplay) apply(s *sdk.System) {
 	now := s.Now()
+	for r.batched && r.pos < len(r.ms) && r.ms[r.pos].t == now {
+		k := r.ms[r.pos].kind()
+		if k != sim.TraceStart && k != sim.TracePreempt {
+			return // a callback at the same instant: its own moves follow it
+		}
+		r.js = r.js[:0]
+		for ; r.pos < len(r.ms) && r.ms[r.pos].t == now && r.ms[r.pos].kind() == k; r.pos++ {
+			r.js = append(r.js, r.jobs[r.ms[r.pos].id()])
+		}
+		if k == sim.TraceStart {
+			s.StartJobs(r.js)
+		} else {
+			s.PreemptJobs(r.js)
+		}
+	}
 	for r.pos < len(r.ms) && r.ms[r.pos].t == now {
 		m := r.ms[r.pos]
 		switch m.kind() {
