@@ -73,9 +73,17 @@ func (p *Policy) sWaitCount(sb *sbucket, x int32) int32 {
 }
 
 // sBound is the first index of seq[lo:hi], sorted in treap order mode,
-// whose job is not before x (hi if none).
+// whose job is not before x (hi if none). Both orders compare a float
+// (key or fin) and then the arrival index: sBoundOn searches on the one
+// mode names.
 func (p *Policy) sBound(seq []int32, lo, hi, x int32, mode uint8) int32 {
-	for lo < hi {
+	if mode == modeFall {
+		return lo + p.sBoundOn(seq[lo:hi], x, true)
+	}
+	if mode == modeKey {
+		return lo + p.sBoundOn(seq[lo:hi], x, false)
+	}
+	for lo < hi { // modeRise: not on the slices; kept for completeness
 		m := int32(uint32(lo+hi) >> 1)
 		if p.tLess(seq[m], x, mode) {
 			lo = m + 1
@@ -84,6 +92,46 @@ func (p *Policy) sBound(seq []int32, lo, hi, x int32, mode uint8) int32 {
 		}
 	}
 	return lo
+}
+
+// sBoundOn is the number of jobs of seq, sorted by (fin, arrival) if fin
+// else (key, arrival), that precede x in that order. Whether the probed
+// job precedes x is a coin toss at each step, so the search advances
+// without a branch (the step is added or not through a flag the
+// compiler sets with a conditional move; only an equal float, rare,
+// takes a branch): as a branch it was mispredicted at half the steps
+// (an arrival's place among its bucket's waiting jobs on Borg cell B).
+func (p *Policy) sBoundOn(seq []int32, x int32, fin bool) int32 {
+	slots := p.slots
+	xs := &slots[x]
+	xv, xid := xs.key, xs.id
+	if fin {
+		xv = xs.fin
+	}
+	base, n := 0, len(seq)
+	if n == 0 {
+		return 0
+	}
+	for n > 1 {
+		half := n >> 1
+		ys := &slots[seq[base+half]]
+		yv := ys.key
+		if fin {
+			yv = ys.fin
+		}
+		before := bit(yv < xv) | bit(yv == xv)&bit(ys.id < xid)
+		base += half & -before
+		n -= half
+	}
+	ys := &slots[seq[base]]
+	yv := ys.key
+	if fin {
+		yv = ys.fin
+	}
+	if yv < xv || yv == xv && ys.id < xid {
+		base++
+	}
+	return int32(base)
 }
 
 // sWaitCountLess is tCountLess for a slice bucket: the waiting jobs
@@ -416,13 +464,20 @@ func (p *Policy) startSeam(s *sdk.System, sb *sbucket, t int32, scale, now float
 		// cases written out, which it returns exactly (its gallop's first
 		// step is the ulp below): the engine's value itself or one ulp
 		// down, 49% and 48% of the starts on Borg cell B at ρ = 0.95.
+		// Which of the two is a coin toss, so it is chosen without a
+		// branch (down, a flag the compiler sets without a jump: as a
+		// branch it was mispredicted at half the starts); the rest (fin
+		// one ulp down still above, 2.5%) call finAtMost.
 		fin := now + s.Remaining(xs.j)
-		if k := xs.key; scale*clamp0(fin-now) > k {
-			if f := math.Float64frombits(math.Float64bits(fin) - 1); fin > 0 && scale*clamp0(f-now) <= k {
-				fin = f
-			} else {
-				fin = finAtMost(fin, now, scale, k)
-			}
+		k := xs.key
+		down := uint64(0)
+		if scale*clamp0(fin-now) > k {
+			down = 1
+		}
+		if f := math.Float64frombits(math.Float64bits(fin) - down); scale*clamp0(f-now) <= k && (fin > 0 || down == 0) {
+			fin = f
+		} else {
+			fin = finAtMost(fin, now, scale, k)
 		}
 		xs.fin, xs.rate, xs.serve = fin, rate, true
 		if lastFin < fin || lastFin == fin && lastID < xs.id {
@@ -578,6 +633,14 @@ func (p *Policy) firstOutWide() (first, second int32) {
 		}
 	}
 	return first, second
+}
+
+// bit is 1 if b, else 0, set without a branch (SETcc).
+func bit(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // keyBefore is tLess(modeKey) on slots: the waiting jobs' order.
