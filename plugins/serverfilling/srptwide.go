@@ -97,10 +97,12 @@ func (p *Policy) sBound(seq []int32, lo, hi, x int32, mode uint8) int32 {
 // sBoundOn is the number of jobs of seq, sorted by (fin, arrival) if fin
 // else (key, arrival), that precede x in that order. Whether the probed
 // job precedes x is a coin toss at each step, so the search advances
-// without a branch (the step is added or not through a flag the
-// compiler sets with a conditional move; only an equal float, rare,
-// takes a branch): as a branch it was mispredicted at half the steps
+// without a branch on it (the step is masked by a flag the compiler
+// sets with SETcc): as a branch it was mispredicted at half the steps
 // (an arrival's place among its bucket's waiting jobs on Borg cell B).
+// Only an equal float, rare, takes a branch, to compare arrivals: as a
+// second flag it cost more than it saved. The last probe keeps its
+// branch too (measured slower without it).
 func (p *Policy) sBoundOn(seq []int32, x int32, fin bool) int32 {
 	slots := p.slots
 	xs := &slots[x]
@@ -119,8 +121,11 @@ func (p *Policy) sBoundOn(seq []int32, x int32, fin bool) int32 {
 		if fin {
 			yv = ys.fin
 		}
-		before := bit(yv < xv) | bit(yv == xv)&bit(ys.id < xid)
-		base += half & -before
+		step := half & -bit(yv < xv)
+		if yv == xv && ys.id < xid { // rare: a tie on the float
+			step = half
+		}
+		base += step
 		n -= half
 	}
 	ys := &slots[seq[base]]
