@@ -111,8 +111,8 @@ func (s *System) startPlain(js []*Job, i int) int {
 				break // push grows the array
 			}
 			x = len(ev)
-		} else if p := int(uint(x-1) >> 1); x > 0 && t < ev[p].t {
-			break // it rises: resume's pushUp
+		} else if p := parent(x); x > 0 && t < ev[p].t {
+			break // it rises: resume's rise
 		}
 		free -= int(j.need)
 		if j.tagged {
@@ -132,11 +132,11 @@ func (s *System) startPlain(js []*Job, i int) int {
 		// fall, written out: a call here would cost the loop its registers.
 		slot := &ev[x]
 		for {
-			l := 2*x + 1
+			l := firstChild(x)
 			if l >= len(ev) {
 				break
 			}
-			c := earlier(ev, l)
+			c := earliest(ev, l)
 			down := &ev[c]
 			e := *down
 			if e.t > t {

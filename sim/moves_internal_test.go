@@ -116,7 +116,7 @@ func checkHeap(h *eventHeap) error {
 		if int(e.j.heapIdx) != i {
 			return fmt.Errorf("entry %d: its job says %d", i, e.j.heapIdx)
 		}
-		if p := (i - 1) / 2; i > 0 && !(p == 0 && h.hole) && before(e, h.ev[p]) {
+		if p := h.parentOf(i); i > 0 && !(p == 0 && h.hole) && before(e, h.ev[p]) {
 			return fmt.Errorf("entry %d (t=%v) before its parent (t=%v)", i, e.t, h.ev[p].t)
 		}
 		if e.j.suspended {
