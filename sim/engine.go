@@ -224,6 +224,10 @@ type System struct {
 	winStart, winEnd int64
 	classNeed        []int32
 	parkedTagged     []int64
+
+	// iota is 0, 1, 2, ...: the indices PreemptJobs and StartJobs hand
+	// PreemptJobsIn and StartJobsIn with their list as the table.
+	iota []int32
 }
 
 // Now is the current simulated time.

@@ -159,7 +159,7 @@ func TestEventListOrder(t *testing.T) {
 					}
 					// The heap property, stale entries included (their
 					// keys stay consistent with their places).
-					if p := (i - 1) / 2; i > 0 && !(p == 0 && h.hole) && before(e, h.ev[p]) {
+					if p := h.parentOf(i); i > 0 && !(p == 0 && h.hole) && before(e, h.ev[p]) {
 						t.Fatalf("step %d: entry %d (%v) before its parent (%v)", step, i, e.t, h.ev[p].t)
 					}
 				}

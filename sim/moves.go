@@ -9,28 +9,45 @@ package sim
 // one per job, and the checks that do not depend on the job (how the
 // policy preempts, an observer, the list of running jobs) made once. The
 // engine does not keep js.
-func (s *System) PreemptJobs(js []*Job) {
+func (s *System) PreemptJobs(js []*Job) { s.PreemptJobsIn(js, s.identity(len(js))) }
+
+// PreemptJobsIn is PreemptJobs on the jobs tab[ids[0]], tab[ids[1]], ...:
+// for a policy that keeps its jobs in a table and a decision's moves as
+// indices into it (ServerFilling's SRPT and Gittins orders), so that no
+// list of jobs is built per decision (copying each move's job into one
+// cost the policy 13-15 instructions a move; see docs/design.md). The
+// engine keeps neither tab nor ids.
+func (s *System) PreemptJobsIn(tab []*Job, ids []int32) {
 	if s.info.Preemption != PreemptResume || s.obs != nil || s.listRunning {
-		for _, j := range js {
-			s.Preempt(j)
+		for _, x := range ids {
+			s.Preempt(tab[x])
 		}
 		return
 	}
-	for i := 0; i < len(js); i++ {
-		if i = s.preemptRunning(js, i); i < len(js) {
-			s.Preempt(js[i]) // not running: fails as Preempt fails
+	for i := 0; i < len(ids); i++ {
+		if i = s.preemptRunning(tab, ids, i); i < len(ids) {
+			s.Preempt(tab[ids[i]]) // not running: fails as Preempt fails
 		}
 	}
 }
 
-// preemptRunning is PreemptJobs on js[i:] up to the first job that is not
-// running, whose index it returns (len(js) if none): a loop without calls,
-// so that its state stays in registers, and s's counters written once.
-func (s *System) preemptRunning(js []*Job, i int) int {
+// identity is iota's first n indices (0, 1, ..., n-1), grown as needed.
+func (s *System) identity(n int) []int32 {
+	for len(s.iota) < n {
+		s.iota = append(s.iota, int32(len(s.iota)))
+	}
+	return s.iota[:n]
+}
+
+// preemptRunning is PreemptJobsIn on ids[i:] up to the first job that is
+// not running, whose index in ids it returns (len(ids) if none): a loop
+// without calls, so that its state stays in registers, and s's counters
+// written once.
+func (s *System) preemptRunning(tab []*Job, ids []int32, i int) int {
 	now, busy, tagged := s.now, s.busy, s.taggedRunning
 	i0 := i
-	for ; i < len(js); i++ {
-		j := js[i]
+	for ; i < len(ids); i++ {
+		j := tab[ids[i]]
 		if j.state != stateRunning {
 			break
 		}
@@ -48,12 +65,12 @@ func (s *System) preemptRunning(js []*Job, i int) int {
 		j.delayed = true
 		j.preempted++
 	}
-	n := i - i0
+	moved := i - i0
 	s.busy, s.taggedRunning = busy, tagged
-	s.nRun -= n
-	s.events.stale += n
+	s.nRun -= moved
+	s.events.stale += moved
 	if s.measure {
-		s.preemptions += int64(n)
+		s.preemptions += int64(moved)
 	}
 	return i
 }
@@ -65,22 +82,27 @@ func (s *System) preemptRunning(js []*Job, i int) int {
 // it are started. As PreemptJobs, it is one call per decision instead of
 // one per job, with the job-independent checks made once. The engine does
 // not keep js.
-func (s *System) StartJobs(js []*Job) {
+func (s *System) StartJobs(js []*Job) { s.StartJobsIn(js, s.identity(len(js))) }
+
+// StartJobsIn is StartJobs on the jobs tab[ids[0]], tab[ids[1]], ... (see
+// PreemptJobsIn). The engine keeps neither tab nor ids.
+func (s *System) StartJobsIn(tab []*Job, ids []int32) {
 	if s.obs != nil || s.listRunning || !s.events.track {
-		for _, j := range js {
-			s.Start(j)
+		for _, x := range ids {
+			s.Start(tab[x])
 		}
 		return
 	}
-	for i := 0; i < len(js); i++ {
-		if i = s.startPlain(js, i); i < len(js) {
-			s.Start(js[i])
+	for i := 0; i < len(ids); i++ {
+		if i = s.startPlain(tab, ids, i); i < len(ids) {
+			s.Start(tab[ids[i]])
 		}
 	}
 }
 
-// startPlain is StartJobs on js[i:] up to the first job whose start is not
-// plain, whose index it returns (len(js) if none) for Start to take. A
+// startPlain is StartJobsIn on ids[i:] up to the first job whose start is
+// not plain, whose index in ids it returns (len(ids) if none) for Start to
+// take. A
 // start is plain when Start would accept it and its departure's entry
 // needs no call: pushed at the end of the event list's array with room
 // left (newSlot, rise), or its stale entry re-keyed in place and moved
@@ -91,7 +113,7 @@ func (s *System) StartJobs(js []*Job) {
 // written once at the end, the counters a start touches less often
 // (measured jobs, sequence numbers, stale entries) in place, which left
 // the registers to the rest (−5% of its instructions).
-func (s *System) startPlain(js []*Job, i int) int {
+func (s *System) startPlain(tab []*Job, ids []int32, i int) int {
 	h := &s.events
 	if h.hole {
 		return i
@@ -99,8 +121,8 @@ func (s *System) startPlain(js []*Job, i int) int {
 	now, free := s.now, s.k-s.busy
 	ev := h.ev
 	i0 := i
-	for ; i < len(js); i++ {
-		j := js[i]
+	for ; i < len(ids); i++ {
+		j := tab[ids[i]]
 		if j.state != stateWaiting || int(j.need) > free {
 			break
 		}
@@ -111,8 +133,8 @@ func (s *System) startPlain(js []*Job, i int) int {
 				break // push grows the array
 			}
 			x = len(ev)
-		} else if p := int(uint(x-1) >> 1); x > 0 && t < ev[p].t {
-			break // it rises: resume's pushUp
+		} else if p := parent(x); x > 0 && t < ev[p].t {
+			break // it rises: resume's rise
 		}
 		free -= int(j.need)
 		if j.tagged {
@@ -132,11 +154,11 @@ func (s *System) startPlain(js []*Job, i int) int {
 		// fall, written out: a call here would cost the loop its registers.
 		slot := &ev[x]
 		for {
-			l := 2*x + 1
+			l := firstChild(x)
 			if l >= len(ev) {
 				break
 			}
-			c := earlier(ev, l)
+			c := earliest(ev, l)
 			down := &ev[c]
 			e := *down
 			if e.t > t {

@@ -14,13 +14,18 @@ import (
 // serves the jobs in order of (remaining size, arrival) that fit, greedily,
 // preempting the running jobs left out and starting the waiting ones
 // taken. batch makes its moves through PreemptJobs and StartJobs, one call
-// per kind; otherwise through Preempt and Start, one call per job. After
+// per kind (with in, through PreemptJobsIn and StartJobsIn, as indices
+// into a table of its jobs in the reverse of the order it serves them, so
+// that a list's indices are neither 0, 1, 2, ... nor in the table's
+// order); otherwise through Preempt and Start, one call per job. After
 // every decision it records the engine's state (snap), so that the two
 // ways can be compared move for move.
 type reorder struct {
 	batch bool
+	in    bool
 	list  bool // ask for the running jobs (System.Running) from the start
 	jobs  []*Job
+	tab   []*Job // with in: jobs reversed
 	pre   []*Job
 	start []*Job
 	snaps []string
@@ -79,10 +84,16 @@ func (p *reorder) decide(s *System) {
 	if p.decisions == p.failAt {
 		p.spoil()
 	}
-	if p.batch {
+	switch {
+	case p.batch && p.in:
+		p.tab = append(p.tab[:0], p.jobs...)
+		slices.Reverse(p.tab)
+		s.PreemptJobsIn(p.tab, p.indices(p.pre))
+		s.StartJobsIn(p.tab, p.indices(p.start))
+	case p.batch:
 		s.PreemptJobs(p.pre)
 		s.StartJobs(p.start)
-	} else {
+	default:
 		for _, j := range p.pre {
 			s.Preempt(j)
 		}
@@ -104,6 +115,15 @@ func (p *reorder) decide(s *System) {
 	}
 }
 
+// indices is the index in p.tab of each job of js.
+func (p *reorder) indices(js []*Job) []int32 {
+	ids := make([]int32, len(js))
+	for k, j := range js {
+		ids[k] = int32(slices.Index(p.tab, j))
+	}
+	return ids
+}
+
 // checkHeap checks the event list: a heap in (t, seq) order, every
 // entry's job knowing its place, and stale the number of entries of
 // suspended jobs.
@@ -116,7 +136,7 @@ func checkHeap(h *eventHeap) error {
 		if int(e.j.heapIdx) != i {
 			return fmt.Errorf("entry %d: its job says %d", i, e.j.heapIdx)
 		}
-		if p := (i - 1) / 2; i > 0 && !(p == 0 && h.hole) && before(e, h.ev[p]) {
+		if p := h.parentOf(i); i > 0 && !(p == 0 && h.hole) && before(e, h.ev[p]) {
 			return fmt.Errorf("entry %d (t=%v) before its parent (t=%v)", i, e.t, h.ev[p].t)
 		}
 		if e.j.suspended {
@@ -162,7 +182,8 @@ func movesWorkload(rate float64) *Workload {
 	}}
 }
 
-// TestMoveBatches: PreemptJobs and StartJobs leave the engine exactly as
+// TestMoveBatches: PreemptJobs and StartJobs, and PreemptJobsIn and
+// StartJobsIn, leave the engine exactly as
 // the same moves made one call each (busy servers, jobs and measured jobs
 // in service, preemptions, the event list's stale entries, sequence
 // numbers and length, each moved job's sequence number, place in the
@@ -180,21 +201,23 @@ func TestMoveBatches(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			all := &reorder{list: list, batch: true}
-			r2, err := Run(w, all, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
 			if r1.Preemptions == 0 {
 				t.Fatalf("rate %v: no preemptions", rate)
 			}
-			if i := firstDiff(one.snaps, all.snaps); i >= 0 {
-				t.Fatalf("rate %v list %v: after %d records, one call each %q, batched %q", rate, list, i, at(one.snaps, i), at(all.snaps, i))
-			}
-			a, b := fmt.Sprintf("%v %v %v %v %v", r1.Overall, r1.Preemptions, r1.Events, r1.MeanInSystem, r1.Classes),
-				fmt.Sprintf("%v %v %v %v %v", r2.Overall, r2.Preemptions, r2.Events, r2.MeanInSystem, r2.Classes)
-			if a != b {
-				t.Fatalf("rate %v list %v: results differ:\n%s\n%s", rate, list, a, b)
+			for _, in := range []bool{false, true} {
+				all := &reorder{list: list, batch: true, in: in}
+				r2, err := Run(w, all, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i := firstDiff(one.snaps, all.snaps); i >= 0 {
+					t.Fatalf("rate %v list %v in %v: after %d records, one call each %q, batched %q", rate, list, in, i, at(one.snaps, i), at(all.snaps, i))
+				}
+				a, b := fmt.Sprintf("%v %v %v %v %v", r1.Overall, r1.Preemptions, r1.Events, r1.MeanInSystem, r1.Classes),
+					fmt.Sprintf("%v %v %v %v %v", r2.Overall, r2.Preemptions, r2.Events, r2.MeanInSystem, r2.Classes)
+				if a != b {
+					t.Fatalf("rate %v list %v in %v: results differ:\n%s\n%s", rate, list, in, a, b)
+				}
 			}
 		}
 	}
@@ -222,17 +245,17 @@ func TestMoveBatchesTrace(t *testing.T) {
 // the error the same moves made one call each give.
 func TestMoveBatchesRefuse(t *testing.T) {
 	for _, failStart := range []bool{true, false} {
-		var msg [2]string
-		for i, batch := range []bool{false, true} {
-			p := &reorder{batch: batch, failAt: 3000, failStart: failStart}
+		var msg [3]string
+		for i, batch := range []bool{false, true, true} {
+			p := &reorder{batch: batch, in: i == 2, failAt: 3000, failStart: failStart}
 			_, err := Run(movesWorkload(4), p, Config{Seed: 2, Arrivals: 5000})
 			if err == nil {
-				t.Fatalf("failStart %v batch %v: no error", failStart, batch)
+				t.Fatalf("failStart %v batch %v in %v: no error", failStart, batch, p.in)
 			}
 			msg[i] = err.Error()
 		}
-		if msg[0] != msg[1] {
-			t.Fatalf("failStart %v: one call each %q, batched %q", failStart, msg[0], msg[1])
+		if msg[0] != msg[1] || msg[0] != msg[2] {
+			t.Fatalf("failStart %v: one call each %q, batched %q, indexed %q", failStart, msg[0], msg[1], msg[2])
 		}
 	}
 }

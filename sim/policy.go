@@ -7,8 +7,9 @@ package sim
 // The engine calls Init once per replication, then Arrive for every arrival and
 // Complete for every departure, always from one goroutine. Inside those calls
 // the policy acts on the system only through System.Start (and, if it declares
-// preemption, System.Preempt; StartJobs and PreemptJobs make many of them in
-// one call), and may read the system's state. The engine owns
+// preemption, System.Preempt; StartJobs and PreemptJobs, or StartJobsIn and
+// PreemptJobsIn on a table of jobs, make many of them in one call), and may
+// read the system's state. The engine owns
 // the jobs: a policy keeps *Job pointers only while the job is in the system,
 // and must drop a job when Complete reports it.
 //

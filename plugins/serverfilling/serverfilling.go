@@ -423,8 +423,10 @@ type Policy struct {
 	evicted                      []int32 // scratch: running jobs that left M
 	preRuns, startRuns, partRuns []run   // scratch: decideStatic's runs of moves (the first two as long as the cells)
 
-	// Scratch: engineCallsRuns' jobs, for one engine call per list.
-	moved []*sdk.Job
+	// jobs[i] is slots[i].j, kept with it (alloc, release): the table
+	// engineCallsRuns hands the engine with a decision's lists of slot
+	// indices (System.PreemptJobsIn, StartJobsIn).
+	jobs []*sdk.Job
 
 	gr *riseState // the rising-rank path (gittinsrise.go); nil otherwise
 
@@ -600,6 +602,8 @@ func (p *Policy) Init(s *sdk.System) error {
 		p.slots[i] = slot{}
 	}
 	p.slots = p.slots[:0]
+	clear(p.jobs)
+	p.jobs = p.jobs[:0]
 	p.free = p.free[:0]
 	p.m = p.m[:0]
 	p.next = p.next[:0]
@@ -634,10 +638,12 @@ func (p *Policy) alloc(j *sdk.Job) int32 {
 		p.free = p.free[:n-1]
 	} else {
 		p.slots = append(p.slots, slot{})
+		p.jobs = append(p.jobs, nil)
 		i = int32(len(p.slots) - 1)
 	}
 	c := &p.cls[j.Class()]
 	p.slots[i] = slot{j: j, id: j.ID(), need: c.need, class: int32(j.Class()), bucket: c.bucket}
+	p.jobs[i] = j
 	j.Idx = int(i)
 	return i
 }
@@ -645,6 +651,7 @@ func (p *Policy) alloc(j *sdk.Job) int32 {
 // release clears slot i, whose job has left, and returns it to alloc.
 func (p *Policy) release(i int32) {
 	p.slots[i] = slot{}
+	p.jobs[i] = nil
 	p.free = append(p.free, i)
 }
 
@@ -759,6 +766,7 @@ func (p *Policy) Complete(s *sdk.System, j *sdk.Job) {
 	}
 	sl.dead = true
 	sl.j = nil
+	p.jobs[i] = nil
 	p.sumM -= int(sl.need) // a running job is always in M
 	p.decide(s)
 }

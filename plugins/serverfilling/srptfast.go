@@ -726,40 +726,34 @@ func (p *Policy) engineCallsRuns(s *sdk.System, evicted, pre, starts []int32, so
 	if sortStarts && len(starts) > 1 {
 		slices.SortFunc(starts, p.cmpWas(false))
 	}
-	// One engine call per kind (System.PreemptJobs, System.StartJobs):
-	// the engine's per-job checks and the calls themselves were about a
-	// sixth of the engine's cost per move. A single move takes the
-	// single call, which costs less than a list's (at the L = 5000 rate
-	// of BenchmarkLevels, ~2 moves per decision, lists for every move
-	// cost 1.4% more).
-	slots, ne := p.slots, len(evicted)
+	// One engine call per list (System.PreemptJobsIn, StartJobsIn), on
+	// the slots' jobs table: the engine's per-job checks and the calls
+	// themselves were about a sixth of the engine's cost per move, and
+	// copying each move's job into a list for it (PreemptJobs, StartJobs)
+	// cost 13-15 instructions a move more. A single move takes the single
+	// call, which costs less than a list's (at the L = 5000 rate of
+	// BenchmarkLevels, ~2 moves per decision, lists for every move cost
+	// 1.4% more).
+	jobs, ne := p.jobs, len(evicted)
 	switch n := ne + len(pre); {
 	case n == 1 && ne == 1:
-		s.Preempt(slots[evicted[0]].j)
+		s.Preempt(jobs[evicted[0]])
 	case n == 1:
-		s.Preempt(slots[pre[0]].j)
+		s.Preempt(jobs[pre[0]])
 	case n > 1:
-		js := slices.Grow(p.moved[:0], n)[:n]
-		for k, i := range evicted {
-			js[k] = slots[i].j
+		if ne > 0 {
+			s.PreemptJobsIn(jobs, evicted)
 		}
-		for k, i := range pre {
-			js[ne+k] = slots[i].j
+		if len(pre) > 0 {
+			s.PreemptJobsIn(jobs, pre)
 		}
-		s.PreemptJobs(js)
-		p.moved = js
 	}
 	switch len(starts) {
 	case 0:
 	case 1:
-		s.Start(slots[starts[0]].j)
+		s.Start(jobs[starts[0]])
 	default:
-		js := slices.Grow(p.moved[:0], len(starts))[:len(starts)]
-		for k, i := range starts {
-			js[k] = slots[i].j
-		}
-		s.StartJobs(js)
-		p.moved = js
+		s.StartJobsIn(jobs, starts)
 	}
 }
 
