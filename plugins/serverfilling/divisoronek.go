@@ -196,16 +196,20 @@ func (p *Policy) decideOneK(s *sdk.System) {
 	// running jobs evicted from M sorted into the order at the decision
 	// instant, then the other preemptions and the starts, already in it
 	// (oneKSeams), each kind in one engine call.
-	jw, half := p.oneKJobsBuf(len(evicted))
-	pre, starts := p.oneKSeams(s, q.srv, now, jw, len(evicted), half)
+	ne := len(evicted)
+	jw, half := p.oneKJobsBuf(ne)
+	pre, starts, nPre, nStart := p.oneKSeams(s, q.srv, now, jw, ne, half)
 	if len(pre)+len(starts) == 0 && len(q.preB) <= 1 && len(q.startB) <= 1 {
 		// No exchanges and at most one run of each kind, the usual case
 		// (with needs k and 1 at most one bucket runs or starts jobs: a
 		// wide job and a narrow one never run together): the runs are
 		// already in the engine-call order and the move loops wrote
 		// their jobs into jw.
-		p.oneKEngineCalls(s, evicted, jw, len(evicted)+len(q.runPre), half, half+len(q.runStarts))
+		p.oneKEngineCalls(s, evicted, jw, ne+nPre, half, half+nStart)
 	} else {
+		// The general path's order (seamsInOrder), from the runs' ids.
+		q.runPre = oneKIDs(q.runPre[:0], jobsAt(jw, ne, ne+nPre))
+		q.runStarts = oneKIDs(q.runStarts[:0], jobsAt(jw, half, half+nStart))
 		pre, starts = p.seamsInOrder(pre, starts)
 		p.engineCallsRuns(s, evicted, pre, starts, false, false)
 	}
@@ -243,6 +247,14 @@ func jobWord(j *sdk.Job) uintptr { return uintptr(unsafe.Pointer(j)) }
 func jobsAt(jw []uintptr, lo, hi int) []*sdk.Job {
 	jw = jw[lo:hi]
 	return unsafe.Slice((**sdk.Job)(unsafe.Pointer(unsafe.SliceData(jw))), len(jw))
+}
+
+// oneKIDs appends the slot ids of js (their Idx) to ids.
+func oneKIDs(ids []int32, js []*sdk.Job) []int32 {
+	for _, j := range js {
+		ids = append(ids, int32(j.Idx))
+	}
+	return ids
 }
 
 // oneKEngineCalls is engineCallsRuns for a decision whose preemptions
@@ -390,15 +402,14 @@ func (p *Policy) oneKStartFirst(sb *sbucket, x int32) {
 // are one run in the order at the decision instant (see dsOrder), its
 // exchanges single moves; dsOrder merges them into that order.
 //
-// The runs' jobs are also written into jw for the engine calls: the
-// preempted ones from pre0 on, the started ones from start0 on
-// (oneKJobsBuf). The exchanges are returned, the runs left in q.runPre and
-// q.runStarts: the caller puts them in order (seamsInOrder) when there is
-// more than a run of a kind.
-func (p *Policy) oneKSeams(s *sdk.System, take []int32, now float64, jw []uintptr, pre0, start0 int) (pre, starts []int32) {
+// The runs' jobs are written into jw for the engine calls, the nPre
+// preempted ones from pre0 on, the nStart started ones from start0 on
+// (oneKJobsBuf), with where each run ends in q.preB and q.startB; the
+// exchanges are returned. The caller puts them in order (seamsInOrder)
+// when there is more than a run of a kind.
+func (p *Policy) oneKSeams(s *sdk.System, take []int32, now float64, jw []uintptr, pre0, start0 int) (pre, starts []int32, nPre, nStart int) {
 	q := p.ds
 	pre, starts = p.next[:0], p.starts[:0] // the exchanges
-	q.runPre, q.runStarts = q.runPre[:0], q.runStarts[:0]
 	q.preB, q.startB = q.preB[:0], q.startB[:0]
 	for b := range p.sb {
 		sb := &p.sb[b]
@@ -408,13 +419,15 @@ func (p *Policy) oneKSeams(s *sdk.System, take []int32, now float64, jw []uintpt
 		}
 		switch {
 		case sb.nRun > t:
-			at := pre0 + len(q.runPre)
-			q.runPre = p.oneKPreempt(sb, t, now, q.runPre, jw[at:at+int(sb.nRun-t)])
-			q.preB = append(q.preB, len(q.runPre))
+			at := pre0 + nPre
+			nPre += int(sb.nRun - t)
+			p.oneKPreempt(sb, t, now, jw[at:pre0+nPre])
+			q.preB = append(q.preB, nPre)
 		case sb.nRun < t:
-			at := start0 + len(q.runStarts)
-			q.runStarts = p.oneKStart(s, sb, t, now, q.runStarts, jw[at:at+int(t-sb.nRun)])
-			q.startB = append(q.startB, len(q.runStarts))
+			at := start0 + nStart
+			nStart += int(t - sb.nRun)
+			p.oneKStart(s, sb, t, now, jw[at:start0+nStart])
+			q.startB = append(q.startB, nStart)
 		}
 		for sb.w > 0 && sb.nRun > 0 { // as seamSingles
 			x := sb.seq[sb.nRun-1]
@@ -433,20 +446,19 @@ func (p *Policy) oneKSeams(s *sdk.System, take []int32, now float64, jw []uintpt
 			pre, starts = append(pre, x), append(starts, y)
 		}
 	}
-	return pre, starts
+	return pre, starts, nPre, nStart
 }
 
 // oneKPreempt preempts sb's running jobs from the last one down to t
-// running and appends them to pre in the order they ran in (by (fin,
+// running and writes them into jr in the order they ran in (by (fin,
 // arrival), the order at the decision instant within a bucket). Each
 // usually becomes the first waiting job by moving the seam; oneKToWaiting
 // places the others (an arrival since the last decision, or a key tie
 // broken by arrival, ahead of it). Placing one moves only jobs after it, so
 // the run is seq[t:nRun] as it was.
-func (p *Policy) oneKPreempt(sb *sbucket, t int32, now float64, pre []int32, jr []uintptr) []int32 {
+func (p *Policy) oneKPreempt(sb *sbucket, t int32, now float64, jr []uintptr) {
 	seq, n := sb.seq, sb.nRun
 	sb.w += n - t
-	pre = append(pre, seq[t:n]...)
 	c := &p.cls[p.slots[seq[t]].class] // one class per bucket here
 	switch {
 	case p.ord == SRPTOrder:
@@ -461,7 +473,6 @@ func (p *Policy) oneKPreempt(sb *sbucket, t int32, now float64, pre []int32, jr 
 		}
 	}
 	sb.nRun = t
-	return pre
 }
 
 // oneKFirst is the first waiting job's (key, arrival) in sb, the waiting
@@ -523,24 +534,25 @@ func (p *Policy) oneKPreemptConstant(sb *sbucket, t int32, now float64, jr []uin
 }
 
 // oneKStart starts sb's first waiting jobs up to t running (setRun; the
-// engine calls are the caller's) and appends them to starts in that order.
+// engine calls are the caller's) and writes them into jr in that order.
 // Each usually becomes the last running job by moving the seam (its fin
 // follows the running jobs'); oneKStartFirst places the others. A job
-// placed elsewhere moves only jobs before it, so the ones to start are
-// seq[nRun:t] as they were.
-func (p *Policy) oneKStart(s *sdk.System, sb *sbucket, t int32, now float64, starts []int32, jr []uintptr) []int32 {
+// placed elsewhere moves only jobs before it, so the loops read the ones
+// to start from seq[nRun:t] as they go: each is read before anything
+// moves over its place.
+func (p *Policy) oneKStart(s *sdk.System, sb *sbucket, t int32, now float64, jr []uintptr) {
 	n := sb.nRun
-	m0 := len(starts)
-	starts = append(starts, sb.seq[n:t]...)
+	run := sb.seq[n:t]
 	sb.w -= t - n
-	c := &p.cls[p.slots[starts[m0]].class] // one class per bucket here
+	c := &p.cls[p.slots[run[0]].class] // one class per bucket here
 	switch {
 	case p.ord == SRPTOrder:
-		p.oneKStartSRPT(sb, starts[m0:], c.scale, now, jr)
+		p.oneKStartSRPT(sb, run, c.scale, now, jr)
 	case p.ord == GittinsOrder && c.rank.constant:
-		p.oneKStartConstant(sb, starts[m0:], now, jr)
+		p.oneKStartConstant(sb, run, now, jr)
 	default:
-		for d, x := range starts[m0:] {
+		for d := range run {
+			x := run[d]
 			xs := &p.slots[x]
 			jr[d] = jobWord(xs.j)
 			p.setRun(s, xs, now) // (constant Gittins ranks: since and key0 only)
@@ -552,7 +564,6 @@ func (p *Policy) oneKStart(s *sdk.System, sb *sbucket, t int32, now float64, sta
 		}
 	}
 	sb.nRun = t
-	return starts
 }
 
 // oneKStartConstant is oneKStart's loop for Gittins ranks that are
