@@ -111,6 +111,8 @@ type dsrpt struct {
 	mergeBuf          []int32 // scratch: dsOrder
 	preB, startB      []int   // scratch: where each run moved at once ends
 	runPre, runStarts []int32 // scratch: the jobs moved in runs
+
+	jobWords []uintptr // scratch: the one-or-all slices' engine calls (divisoronek.go, oneKJobsBuf)
 }
 
 // initDivSRPT sets the path up when the policy is DivisorFilling-SRPT with
