@@ -3,7 +3,6 @@ package serverfilling
 import (
 	"math"
 	"slices"
-	"unsafe"
 
 	"github.com/msjfarm/msjfarm/sdk"
 )
@@ -208,8 +207,8 @@ func (p *Policy) decideOneK(s *sdk.System) {
 		p.oneKEngineCalls(s, evicted, jw, ne+nPre, half, half+nStart)
 	} else {
 		// The general path's order (seamsInOrder), from the runs' ids.
-		q.runPre = oneKIDs(q.runPre[:0], jobsAt(jw, ne, ne+nPre))
-		q.runStarts = oneKIDs(q.runStarts[:0], jobsAt(jw, half, half+nStart))
+		q.runPre = append(q.runPre[:0], jw[ne:ne+nPre]...)
+		q.runStarts = append(q.runStarts[:0], jw[half:half+nStart]...)
 		pre, starts = p.seamsInOrder(pre, starts)
 		p.engineCallsRuns(s, evicted, pre, starts, false, false)
 	}
@@ -217,71 +216,47 @@ func (p *Policy) decideOneK(s *sdk.System) {
 	p.maxKey = maxKey
 }
 
-// oneKJobsBuf is the buffer the move loops write the engine's jobs into:
-// the preempted ones from ne on (the ne evicted ones go first), the
-// started ones from half on. A decision moves each job at most once, and
-// the preemptions are at most the running jobs, so half, the jobs in the
-// buckets, leaves room for both.
-//
-// The buffer holds the jobs' addresses as words (jobWord), not pointers,
-// so that a loop's store is a plain one: a pointer store into the heap
-// takes a write barrier, whose call (rarely taken, but there) made the
-// move loops keep their values on the stack (+10 instructions a job,
-// more than the copy it replaces). The engine gets the buffer as jobs
-// (jobsAt). That is safe because every job the buffer names is also held
-// by its slot (slot.j) and the engine, which pools its jobs and never
-// frees or moves them, so the garbage collector need not see these words.
-func (p *Policy) oneKJobsBuf(ne int) (jw []uintptr, half int) {
+// oneKJobsBuf is the buffer the move loops write the engine's moves into,
+// as slot ids (the engine reads the jobs from p.jobs, PreemptJobsIn and
+// StartJobsIn): the preempted ones from ne on (the ne evicted ones go
+// first), the started ones from half on. A decision moves each job at
+// most once, and the preemptions are at most the running jobs, so half,
+// the jobs in the buckets, leaves room for both. Ids, not the jobs
+// themselves: a pointer store into the heap takes a write barrier, whose
+// call (rarely taken, but there) made the move loops keep their values on
+// the stack (+10 instructions a job).
+func (p *Policy) oneKJobsBuf(ne int) (jw []int32, half int) {
 	q := p.ds
 	half = max(ne, len(p.sb[0].seq)+len(p.sb[1].seq))
-	if len(q.jobWords) < 2*half {
-		q.jobWords = make([]uintptr, 4*half)
+	if len(q.moveIDs) < 2*half {
+		q.moveIDs = make([]int32, 4*half)
 	}
-	return q.jobWords, half
-}
-
-// jobWord is job j's address as a word (oneKJobsBuf).
-func jobWord(j *sdk.Job) uintptr { return uintptr(unsafe.Pointer(j)) }
-
-// jobsAt is jw[lo:hi] as the jobs whose words they are (oneKJobsBuf).
-func jobsAt(jw []uintptr, lo, hi int) []*sdk.Job {
-	jw = jw[lo:hi]
-	return unsafe.Slice((**sdk.Job)(unsafe.Pointer(unsafe.SliceData(jw))), len(jw))
-}
-
-// oneKIDs appends the slot ids of js (their Idx) to ids.
-func oneKIDs(ids []int32, js []*sdk.Job) []int32 {
-	for _, j := range js {
-		ids = append(ids, int32(j.Idx))
-	}
-	return ids
+	return q.moveIDs, half
 }
 
 // oneKEngineCalls is engineCallsRuns for a decision whose preemptions
-// (after the evicted jobs) and starts are each one run, their jobs already
-// in jw[ne:nPre] and jw[half:end]: the evicted jobs sorted and put first,
-// then one engine call per kind (a single move the single call, as
+// (after the evicted jobs) and starts are each one run, their slot ids
+// already in jw[ne:nPre] and jw[half:end]: the evicted jobs sorted and put
+// first, then one engine call per kind (a single move the single call, as
 // engineCallsRuns).
-func (p *Policy) oneKEngineCalls(s *sdk.System, evicted []int32, jw []uintptr, nPre, half, end int) {
+func (p *Policy) oneKEngineCalls(s *sdk.System, evicted []int32, jw []int32, nPre, half, end int) {
 	if len(evicted) > 1 {
 		slices.SortFunc(evicted, p.cmpWas(true))
 	}
-	for k, i := range evicted {
-		jw[k] = jobWord(p.slots[i].j)
-	}
-	switch pre := jobsAt(jw, 0, nPre); len(pre) {
+	copy(jw, evicted)
+	switch pre := jw[:nPre]; len(pre) {
 	case 0:
 	case 1:
-		s.Preempt(pre[0])
+		s.Preempt(p.jobs[pre[0]])
 	default:
-		s.PreemptJobs(pre)
+		s.PreemptJobsIn(p.jobs, pre)
 	}
-	switch starts := jobsAt(jw, half, end); len(starts) {
+	switch starts := jw[half:end]; len(starts) {
 	case 0:
 	case 1:
-		s.Start(starts[0])
+		s.Start(p.jobs[starts[0]])
 	default:
-		s.StartJobs(starts)
+		s.StartJobsIn(p.jobs, starts)
 	}
 }
 
@@ -402,12 +377,12 @@ func (p *Policy) oneKStartFirst(sb *sbucket, x int32) {
 // are one run in the order at the decision instant (see dsOrder), its
 // exchanges single moves; dsOrder merges them into that order.
 //
-// The runs' jobs are written into jw for the engine calls, the nPre
+// The runs' slot ids are written into jw for the engine calls, the nPre
 // preempted ones from pre0 on, the nStart started ones from start0 on
 // (oneKJobsBuf), with where each run ends in q.preB and q.startB; the
 // exchanges are returned. The caller puts them in order (seamsInOrder)
 // when there is more than a run of a kind.
-func (p *Policy) oneKSeams(s *sdk.System, take []int32, now float64, jw []uintptr, pre0, start0 int) (pre, starts []int32, nPre, nStart int) {
+func (p *Policy) oneKSeams(s *sdk.System, take []int32, now float64, jw []int32, pre0, start0 int) (pre, starts []int32, nPre, nStart int) {
 	q := p.ds
 	pre, starts = p.next[:0], p.starts[:0] // the exchanges
 	q.preB, q.startB = q.preB[:0], q.startB[:0]
@@ -456,7 +431,7 @@ func (p *Policy) oneKSeams(s *sdk.System, take []int32, now float64, jw []uintpt
 // places the others (an arrival since the last decision, or a key tie
 // broken by arrival, ahead of it). Placing one moves only jobs after it, so
 // the run is seq[t:nRun] as it was.
-func (p *Policy) oneKPreempt(sb *sbucket, t int32, now float64, jr []uintptr) {
+func (p *Policy) oneKPreempt(sb *sbucket, t int32, now float64, jr []int32) {
 	seq, n := sb.seq, sb.nRun
 	sb.w += n - t
 	c := &p.cls[p.slots[seq[t]].class] // one class per bucket here
@@ -467,7 +442,7 @@ func (p *Policy) oneKPreempt(sb *sbucket, t int32, now float64, jr []uintptr) {
 		p.oneKPreemptConstant(sb, t, now, jr)
 	default:
 		for i := n - 1; i >= t; i-- {
-			jr[i-t] = jobWord(p.slots[seq[i]].j)
+			jr[i-t] = seq[i]
 			sb.nRun = i + 1
 			p.oneKToWaiting(sb, seq[i], now)
 		}
@@ -489,13 +464,13 @@ func (p *Policy) oneKFirst(sb *sbucket) (float64, int64) {
 // stopRun inlined, the remaining duration kept (oneKStop), and the jobs
 // that do not stay at the seam placed outside the inner loop (a call in it
 // made the compiler keep the loop's values on the stack).
-func (p *Policy) oneKPreemptSRPT(sb *sbucket, t int32, scale, now float64, jr []uintptr) {
+func (p *Policy) oneKPreemptSRPT(sb *sbucket, t int32, scale, now float64, jr []int32) {
 	seq, slots := sb.seq, p.slots
 	firstKey, firstID := p.oneKFirst(sb)
 	for i := sb.nRun - 1; i >= t; i-- {
 		for ; i >= t; i-- {
+			jr[i-t] = seq[i]
 			xs := &slots[seq[i]]
-			jr[i-t] = jobWord(xs.j)
 			k := scale * clamp0(xs.fin-now)
 			if firstKey < k || firstKey == k && firstID < xs.id {
 				break
@@ -513,13 +488,13 @@ func (p *Policy) oneKPreemptSRPT(sb *sbucket, t int32, scale, now float64, jr []
 
 // oneKPreemptConstant is oneKPreemptSRPT for Gittins ranks that are
 // constant: the key stays, nothing moves.
-func (p *Policy) oneKPreemptConstant(sb *sbucket, t int32, now float64, jr []uintptr) {
+func (p *Policy) oneKPreemptConstant(sb *sbucket, t int32, now float64, jr []int32) {
 	seq, slots := sb.seq, p.slots
 	firstKey, firstID := p.oneKFirst(sb)
 	for i := sb.nRun - 1; i >= t; i-- {
 		for ; i >= t; i-- {
+			jr[i-t] = seq[i]
 			xs := &slots[seq[i]]
-			jr[i-t] = jobWord(xs.j)
 			if firstKey < xs.key || firstKey == xs.key && firstID < xs.id {
 				break
 			}
@@ -540,7 +515,7 @@ func (p *Policy) oneKPreemptConstant(sb *sbucket, t int32, now float64, jr []uin
 // placed elsewhere moves only jobs before it, so the loops read the ones
 // to start from seq[nRun:t] as they go: each is read before anything
 // moves over its place.
-func (p *Policy) oneKStart(s *sdk.System, sb *sbucket, t int32, now float64, jr []uintptr) {
+func (p *Policy) oneKStart(s *sdk.System, sb *sbucket, t int32, now float64, jr []int32) {
 	n := sb.nRun
 	run := sb.seq[n:t]
 	sb.w -= t - n
@@ -554,7 +529,7 @@ func (p *Policy) oneKStart(s *sdk.System, sb *sbucket, t int32, now float64, jr 
 		for d := range run {
 			x := run[d]
 			xs := &p.slots[x]
-			jr[d] = jobWord(xs.j)
+			jr[d] = x
 			p.setRun(s, xs, now) // (constant Gittins ranks: since and key0 only)
 			xs.serve = true
 			sb.nRun = n + int32(d)
@@ -569,7 +544,7 @@ func (p *Policy) oneKStart(s *sdk.System, sb *sbucket, t int32, now float64, jr 
 // oneKStartConstant is oneKStart's loop for Gittins ranks that are
 // constant: setRun sets since and key0 only (fin stays), and a job that
 // does not follow the last running one is placed outside the inner loop.
-func (p *Policy) oneKStartConstant(sb *sbucket, run []int32, now float64, jr []uintptr) {
+func (p *Policy) oneKStartConstant(sb *sbucket, run []int32, now float64, jr []int32) {
 	slots, n := p.slots, sb.nRun
 	lastFin, lastID := math.Inf(-1), int64(0)
 	if n > 0 {
@@ -578,8 +553,8 @@ func (p *Policy) oneKStartConstant(sb *sbucket, run []int32, now float64, jr []u
 	}
 	for d := 0; d < len(run); d++ {
 		for ; d < len(run); d++ {
+			jr[d] = run[d]
 			xs := &slots[run[d]]
-			jr[d] = jobWord(xs.j)
 			xs.since, xs.key0, xs.serve = now, xs.key, true
 			if lastFin > xs.fin || lastFin == xs.fin && lastID > xs.id {
 				break
@@ -599,7 +574,7 @@ func (p *Policy) oneKStartConstant(sb *sbucket, run []int32, now float64, jr []u
 // the two rare cases, a fin that finAtMost must lower further and a job
 // that does not follow the last running one, handled outside it, which
 // then makes no call.
-func (p *Policy) oneKStartSRPT(sb *sbucket, run []int32, scale, now float64, jr []uintptr) {
+func (p *Policy) oneKStartSRPT(sb *sbucket, run []int32, scale, now float64, jr []int32) {
 	slots, n := p.slots, sb.nRun
 	rate := 0.0
 	if p.crossings {
@@ -613,8 +588,8 @@ func (p *Policy) oneKStartSRPT(sb *sbucket, run []int32, scale, now float64, jr 
 	}
 	for d := 0; d < len(run); d++ {
 		for ; d < len(run); d++ {
+			jr[d] = run[d]
 			xs := &slots[run[d]]
-			jr[d] = jobWord(xs.j)
 			f := now + xs.age
 			// finAtMost's usual one-ulp step taken without a branch (the
 			// step is needed for about half the starts, at random: as a

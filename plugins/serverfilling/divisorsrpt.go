@@ -112,7 +112,7 @@ type dsrpt struct {
 	preB, startB      []int   // scratch: where each run moved at once ends
 	runPre, runStarts []int32 // scratch: the jobs moved in runs
 
-	jobWords []uintptr // scratch: the one-or-all slices' engine calls (divisoronek.go, oneKJobsBuf)
+	moveIDs []int32 // scratch: the one-or-all slices' engine calls, slot ids (divisoronek.go, oneKJobsBuf)
 }
 
 // initDivSRPT sets the path up when the policy is DivisorFilling-SRPT with
