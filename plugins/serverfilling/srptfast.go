@@ -86,8 +86,14 @@ type sbucket struct {
 	nRun   int32   // running jobs
 	root   int32   // waiting jobs: treap on (key, arrival index)
 	w      int32   // the first w waiting jobs are in M
-	seq    []int32 // wide path (srptwide.go): running then waiting jobs, in place of the treaps
-	front  []int32 // ServerFilling's treap path: the first waiting jobs, descending (srptfront.go)
+	// seq: on the wide path (srptwide.go) the running then the waiting
+	// jobs, in place of the treaps; on the treap path under SRPT the
+	// back, the last running jobs (srptback.go). (One field for both,
+	// not a second slice: sbucket's size sets the stride of the bucket
+	// loops, and 136 bytes instead of 112 cost the wide path 0.9% more
+	// instructions on BenchmarkLoads.)
+	seq   []int32
+	front []int32 // ServerFilling's treap path: the first waiting jobs, descending (srptfront.go)
 
 	// last is the bucket's last running job (-1: none) while lastOK, on
 	// ServerFilling's treap path with one run group per bucket (runLast).
@@ -199,6 +205,12 @@ func (p *Policy) runAppend(i int32) {
 	sb := &p.sb[sl.bucket]
 	sb.nRun++
 	sl.serve = true
+	if p.usesFront() { // the back, else the treap (srptback.go)
+		if !p.backAdd(sb, i) {
+			p.rroot[g] = p.tAdd(p.rroot[g], i, modeFall)
+		}
+		return
+	}
 	if sb.lastOK && sb.last >= 0 {
 		if v, id := p.tKey(i, modeFall); nodeBefore(&p.tn[sb.last], v, id) {
 			p.rroot[g] = p.tAppend(p.rroot[g], i, modeFall)
@@ -218,6 +230,7 @@ func (p *Policy) runRemove(i int32) {
 	g := p.runGroup(sl)
 	sb := &p.sb[sl.bucket]
 	switch {
+	case len(sb.seq) > 0 && p.usesFront() && p.backRemove(sb, i): // (srptback.go)
 	case sb.lastOK && sb.last == i:
 		// The kept last job leaves (a preemption, mostly): its removal
 		// finds the next one on the way.
@@ -318,8 +331,11 @@ func (p *Policy) arriveSRPT(s *sdk.System, i int32) {
 	var r int32
 	if p.wide {
 		r = p.sInsertWaiting(sb, i)
-	} else {
+	} else if p.usesFront() {
 		r = p.waitInsert(sb, i)
+	} else {
+		sb.root, r = p.tInsert(sb.root, i, modeKey)
+		sb.keptInsert(r, i)
 	}
 	if r < sb.w { // ahead of the bucket's boundary in M: joins M
 		sb.w++
@@ -507,7 +523,15 @@ func (p *Policy) toWaiting(i int32, now float64) *sbucket {
 	p.runRemove(i)
 	p.stopRun(sl, now)
 	sb := &p.sb[sl.bucket]
-	p.waitInsert(sb, i)
+	if p.usesFront() {
+		p.waitInsert(sb, i)
+		return sb
+	}
+	var r int32
+	sb.root, r = p.tInsert(sb.root, i, modeKey)
+	if p.fastSRPT {
+		sb.keptInsert(r, i)
+	}
 	return sb
 }
 
@@ -658,8 +682,9 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 		if sb.nRun == take[b] && (sb.w == 0 || sb.nRun == 0) {
 			continue // nothing to move or exchange (as in applySeamsDS)
 		}
-		if len(sb.groups) == 1 && (sb.nRun-take[b] >= seamRun || take[b]-sb.nRun >= seamRun) {
-			p.frontFlush(sb)
+		if len(sb.front)+len(sb.seq) > 0 && (sb.nRun-take[b] >= seamRun || take[b]-sb.nRun >= seamRun) {
+			p.frontFlush(sb) // (there is one group: usesFront)
+			p.backFlush(sb)
 		}
 		if len(sb.groups) == 1 && sb.nRun-take[b] >= seamRun {
 			pre = p.preemptRun(sb, sb.groups[0], take[b], now, pre)

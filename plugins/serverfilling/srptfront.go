@@ -29,14 +29,18 @@ package serverfilling
 const frontCap = 64
 
 // usesFront reports whether the waiting jobs have a front (see above).
-func (p *Policy) usesFront() bool { return p.fastSRPT && !p.wide }
+func (p *Policy) usesFront() bool { return p.fastSRPT && !p.wide && p.ord == SRPTOrder }
 
 // waitInsert adds waiting job i to bucket sb's waiting jobs and returns its
-// rank among them.
+// rank among them (with a front; the callers insert into the treap
+// themselves otherwise).
 func (p *Policy) waitInsert(sb *sbucket, i int32) int32 {
 	if !p.usesFront() {
 		var r int32
 		sb.root, r = p.tInsert(sb.root, i, modeKey)
+		if p.fastSRPT {
+			sb.keptInsert(r, i)
+		}
 		return r
 	}
 	f := sb.front
@@ -103,12 +107,21 @@ func nodeBefore2(v float64, id int64, a *tnode) bool {
 	return v < a.v || v == a.v && id < a.id
 }
 
-// waitDeleteMin removes sb's first waiting job (there is one).
+// waitDeleteMin removes sb's first waiting job (there is one); short
+// enough to inline, as the treap's removal was where it is called.
 func (p *Policy) waitDeleteMin(sb *sbucket) {
-	if n := len(sb.front); n > 0 {
-		sb.front = sb.front[:n-1]
-		return
+	if f := sb.front; len(f) > 0 {
+		sb.front = f[:len(f)-1]
+	} else {
+		p.waitTreapDeleteMin(sb)
 	}
+}
+
+// waitTreapDeleteMin removes the first job of sb's waiting treap. Not
+// inlined, so that waitDeleteMin is.
+//
+//go:noinline
+func (p *Policy) waitTreapDeleteMin(sb *sbucket) {
 	sb.root = p.tDeleteMin(sb.root)
 	if p.fastSRPT {
 		sb.keptDeleteMin()

@@ -16,7 +16,7 @@ import (
 // descending order and precedes every job of the treap, and the treap's
 // kept ranks are right.
 func TestWaitFront(t *testing.T) {
-	p := &Policy{seed: 1, fastSRPT: true}
+	p := &Policy{seed: 1, fastSRPT: true, ord: SRPTOrder}
 	r := rng.New(11, 0)
 	sb := &sbucket{root: -1}
 	var ref []int32 // the waiting jobs in (key, id) order
