@@ -878,12 +878,16 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 					continue
 				}
 			}
-			t = math.Min(t, p.crossAt(b, ys, now))
+			if c := p.crossAt(b, ys, now); c < t { // (math.Min without its call: instants are never NaN)
+				t = c
+			}
 		}
 	}
 	if i := p.stopper; i >= 0 && i != last && p.idle > 0 {
 		if y := &p.slots[i]; y.need <= slack && y.rate < b.rate {
-			t = math.Min(t, p.crossAt(b, y, now))
+			if c := p.crossAt(b, y, now); c < t {
+				t = c
+			}
 		}
 	}
 	p.setCrossingTimer(s, now, t)

@@ -238,7 +238,7 @@ func (p *Policy) keyAtSRPT(sl *slot, t float64) float64 {
 // Past 256 steps (not expected) it doubles its step so as to end anyway:
 // from b's fin on b is ahead of any slower job.
 func (p *Policy) crossAt(b, y *slot, now float64) float64 {
-	at := now + math.Max((p.keyAtSRPT(b, now)-p.keyAtSRPT(y, now))/(b.rate-y.rate), 0)
+	at := now + clamp0((p.keyAtSRPT(b, now)-p.keyAtSRPT(y, now))/(b.rate-y.rate)) // (finite keys, b.rate > y.rate)
 	step := 0.0
 	for n := 0; !p.aheadAt(b, y, at); n++ {
 		switch {
