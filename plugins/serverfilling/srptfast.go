@@ -878,16 +878,12 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 					continue
 				}
 			}
-			if c := p.crossAt(b, ys, now); c < t { // (math.Min without its call: instants are never NaN)
-				t = c
-			}
+			t = minInstant(t, p.crossAt(b, ys, now))
 		}
 	}
 	if i := p.stopper; i >= 0 && i != last && p.idle > 0 {
 		if y := &p.slots[i]; y.need <= slack && y.rate < b.rate {
-			if c := p.crossAt(b, y, now); c < t {
-				t = c
-			}
+			t = minInstant(t, p.crossAt(b, y, now))
 		}
 	}
 	p.setCrossingTimer(s, now, t)

@@ -187,6 +187,16 @@ func clamp0(d float64) float64 {
 	return 0
 }
 
+// minInstant is math.Min(t, c) for instants, which are never NaN (nor
+// −0): a comparison the compiler inlines instead of math.Min's assembly
+// call (armCrossingSRPT takes it per candidate, at every decision).
+func minInstant(t, c float64) float64 {
+	if c < t {
+		return c
+	}
+	return t
+}
+
 // nextDown is math.Nextafter(x, −Inf), inlined for x > 0 (one bit
 // pattern down, which is what Nextafter computes there).
 func nextDown(x float64) float64 {
