@@ -187,6 +187,16 @@ func clamp0(d float64) float64 {
 	return 0
 }
 
+// minInstant is math.Min(t, c) for instants, which are never NaN (nor
+// −0): a comparison the compiler inlines instead of math.Min's assembly
+// call (armCrossingSRPT takes it per candidate, at every decision).
+func minInstant(t, c float64) float64 {
+	if c < t {
+		return c
+	}
+	return t
+}
+
 // nextDown is math.Nextafter(x, −Inf), inlined for x > 0 (one bit
 // pattern down, which is what Nextafter computes there).
 func nextDown(x float64) float64 {
@@ -238,7 +248,7 @@ func (p *Policy) keyAtSRPT(sl *slot, t float64) float64 {
 // Past 256 steps (not expected) it doubles its step so as to end anyway:
 // from b's fin on b is ahead of any slower job.
 func (p *Policy) crossAt(b, y *slot, now float64) float64 {
-	at := now + math.Max((p.keyAtSRPT(b, now)-p.keyAtSRPT(y, now))/(b.rate-y.rate), 0)
+	at := now + clamp0((p.keyAtSRPT(b, now)-p.keyAtSRPT(y, now))/(b.rate-y.rate)) // (finite keys, b.rate > y.rate)
 	step := 0.0
 	for n := 0; !p.aheadAt(b, y, at); n++ {
 		switch {
