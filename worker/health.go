@@ -47,8 +47,6 @@ type storageHealth struct {
 	up     chan struct{} // closed while healthy; a fresh one while down
 	upAt   time.Time     // when it last came back
 	stop   context.Context
-	// Outages counts the transitions to down (tests read it).
-	outages int
 }
 
 func newStorageHealth(st storage.Store, name string, log *slog.Logger, logf func(string, ...any)) *storageHealth {
@@ -85,7 +83,6 @@ func (h *storageHealth) Down(err error, started time.Time) {
 	}
 	h.down, h.since, h.reason = true, time.Now(), storage.Reason(err)
 	h.up = make(chan struct{})
-	h.outages++
 	h.say(slog.LevelWarn, "worker %s: storage %s unavailable (%s): %v; pausing: no new tasks, finished results held in memory "+
 		"and retried with back-off (%v to %v), task messages kept alive", h.name, h.store.URL(), h.reason, err, backoffMin, backoffMax)
 	go h.probe(h.stop)
@@ -131,13 +128,6 @@ func (h *storageHealth) setStop(ctx context.Context) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.stop = ctx
-}
-
-// Outages is the number of storage outages this worker has seen.
-func (h *storageHealth) Outages() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.outages
 }
 
 // withStorage runs op, a storage call made for the task of msg, until it
