@@ -370,15 +370,6 @@ const arity = 4
 // parent is the index of entry i's parent (i > 0) in a tracked heap.
 func parent(i int) int { return int(uint(i-1) / arity) }
 
-// parentOf is the index of entry i's parent (i > 0) in h, whatever its
-// shape.
-func (h *eventHeap) parentOf(i int) int {
-	if h.track {
-		return parent(i)
-	}
-	return (i - 1) / 2
-}
-
 // firstChild is the index of entry i's first child in a tracked heap.
 func firstChild(i int) int { return arity*i + 1 }
 

@@ -172,3 +172,12 @@ func TestEventListOrder(t *testing.T) {
 		}
 	}
 }
+
+// parentOf (the tests' heap checks) is the index of entry i's parent (i > 0) in h, whatever its
+// shape.
+func (h *eventHeap) parentOf(i int) int {
+	if h.track {
+		return parent(i)
+	}
+	return (i - 1) / 2
+}

@@ -2,7 +2,6 @@ package serverfilling
 
 import (
 	"math"
-	"slices"
 
 	"github.com/msjfarm/msjfarm/sdk"
 )
@@ -195,20 +194,17 @@ func (p *Policy) decideOneK(s *sdk.System) {
 	// running jobs evicted from M sorted into the order at the decision
 	// instant, then the other preemptions and the starts, already in it
 	// (oneKSeams), each kind in one engine call.
-	ne := len(evicted)
-	jw, half := p.oneKJobsBuf(ne)
-	pre, starts, nPre, nStart := p.oneKSeams(s, q.srv, now, jw, ne, half)
+	pre, starts, runPre, runStarts := p.oneKSeams(s, q.srv, now)
 	if len(pre)+len(starts) == 0 && len(q.preB) <= 1 && len(q.startB) <= 1 {
 		// No exchanges and at most one run of each kind, the usual case
 		// (with needs k and 1 at most one bucket runs or starts jobs: a
-		// wide job and a narrow one never run together): the runs are
-		// already in the engine-call order and the move loops wrote
-		// their jobs into jw.
-		p.oneKEngineCalls(s, evicted, jw, ne+nPre, half, half+nStart)
+		// wide job and a narrow one never run together): the runs the
+		// move loops wrote are already in the engine-call order.
+		p.engineCallsRuns(s, evicted, runPre, runStarts, false, false)
 	} else {
 		// The general path's order (seamsInOrder), from the runs' ids.
-		q.runPre = append(q.runPre[:0], jw[ne:ne+nPre]...)
-		q.runStarts = append(q.runStarts[:0], jw[half:half+nStart]...)
+		q.runPre = append(q.runPre[:0], runPre...)
+		q.runStarts = append(q.runStarts[:0], runStarts...)
 		pre, starts = p.seamsInOrder(pre, starts)
 		p.engineCallsRuns(s, evicted, pre, starts, false, false)
 	}
@@ -216,48 +212,22 @@ func (p *Policy) decideOneK(s *sdk.System) {
 	p.maxKey = maxKey
 }
 
-// oneKJobsBuf is the buffer the move loops write the engine's moves into,
-// as slot ids (the engine reads the jobs from p.jobs, PreemptJobsIn and
-// StartJobsIn): the preempted ones from ne on (the ne evicted ones go
-// first), the started ones from half on. A decision moves each job at
-// most once, and the preemptions are at most the running jobs, so half,
-// the jobs in the buckets, leaves room for both. Ids, not the jobs
+// oneKJobsBuf is the buffer the move loops write a decision's runs into,
+// as slot ids for the engine calls (engineCallsRuns hands them to
+// PreemptJobsIn and StartJobsIn with p.jobs): the preempted jobs from 0
+// on, the started ones from half on. A decision moves each job at most
+// once, and the preemptions are at most the running jobs, so half, the
+// jobs in the buckets, leaves room for both. Ids, not the jobs
 // themselves: a pointer store into the heap takes a write barrier, whose
 // call (rarely taken, but there) made the move loops keep their values on
 // the stack (+10 instructions a job).
-func (p *Policy) oneKJobsBuf(ne int) (jw []int32, half int) {
+func (p *Policy) oneKJobsBuf() (jw []int32, half int) {
 	q := p.ds
-	half = max(ne, len(p.sb[0].seq)+len(p.sb[1].seq))
+	half = len(p.sb[0].seq) + len(p.sb[1].seq)
 	if len(q.moveIDs) < 2*half {
 		q.moveIDs = make([]int32, 4*half)
 	}
 	return q.moveIDs, half
-}
-
-// oneKEngineCalls is engineCallsRuns for a decision whose preemptions
-// (after the evicted jobs) and starts are each one run, their slot ids
-// already in jw[ne:nPre] and jw[half:end]: the evicted jobs sorted and put
-// first, then one engine call per kind (a single move the single call, as
-// engineCallsRuns).
-func (p *Policy) oneKEngineCalls(s *sdk.System, evicted []int32, jw []int32, nPre, half, end int) {
-	if len(evicted) > 1 {
-		slices.SortFunc(evicted, p.cmpWas(true))
-	}
-	copy(jw, evicted)
-	switch pre := jw[:nPre]; len(pre) {
-	case 0:
-	case 1:
-		s.Preempt(p.jobs[pre[0]])
-	default:
-		s.PreemptJobsIn(p.jobs, pre)
-	}
-	switch starts := jw[half:end]; len(starts) {
-	case 0:
-	case 1:
-		s.Start(p.jobs[starts[0]])
-	default:
-		s.StartJobsIn(p.jobs, starts)
-	}
 }
 
 // oneKJoin moves n waiting jobs of sb (of need need) into M (n < 0: out
@@ -377,13 +347,15 @@ func (p *Policy) oneKStartFirst(sb *sbucket, x int32) {
 // are one run in the order at the decision instant (see dsOrder), its
 // exchanges single moves; dsOrder merges them into that order.
 //
-// The runs' slot ids are written into jw for the engine calls, the nPre
-// preempted ones from pre0 on, the nStart started ones from start0 on
-// (oneKJobsBuf), with where each run ends in q.preB and q.startB; the
-// exchanges are returned. The caller puts them in order (seamsInOrder)
-// when there is more than a run of a kind.
-func (p *Policy) oneKSeams(s *sdk.System, take []int32, now float64, jw []int32, pre0, start0 int) (pre, starts []int32, nPre, nStart int) {
+// The exchanges are returned as pre and starts; the runs' slot ids are
+// written into oneKJobsBuf's buffer for the engine calls and returned as
+// runPre and runStarts, with where each run ends in q.preB and q.startB.
+// The caller puts them in order (seamsInOrder) when there is more than a
+// run of a kind.
+func (p *Policy) oneKSeams(s *sdk.System, take []int32, now float64) (pre, starts, runPre, runStarts []int32) {
 	q := p.ds
+	jw, half := p.oneKJobsBuf()
+	nPre, nStart := 0, 0
 	pre, starts = p.next[:0], p.starts[:0] // the exchanges
 	q.preB, q.startB = q.preB[:0], q.startB[:0]
 	for b := range p.sb {
@@ -394,14 +366,14 @@ func (p *Policy) oneKSeams(s *sdk.System, take []int32, now float64, jw []int32,
 		}
 		switch {
 		case sb.nRun > t:
-			at := pre0 + nPre
+			at := nPre
 			nPre += int(sb.nRun - t)
-			p.oneKPreempt(sb, t, now, jw[at:pre0+nPre])
+			p.oneKPreempt(sb, t, now, jw[at:nPre])
 			q.preB = append(q.preB, nPre)
 		case sb.nRun < t:
-			at := start0 + nStart
+			at := half + nStart
 			nStart += int(t - sb.nRun)
-			p.oneKStart(s, sb, t, now, jw[at:start0+nStart])
+			p.oneKStart(s, sb, t, now, jw[at:half+nStart])
 			q.startB = append(q.startB, nStart)
 		}
 		for sb.w > 0 && sb.nRun > 0 { // as seamSingles
@@ -421,7 +393,7 @@ func (p *Policy) oneKSeams(s *sdk.System, take []int32, now float64, jw []int32,
 			pre, starts = append(pre, x), append(starts, y)
 		}
 	}
-	return pre, starts, nPre, nStart
+	return pre, starts, jw[:nPre], jw[half : half+nStart]
 }
 
 // oneKPreempt preempts sb's running jobs from the last one down to t
@@ -458,6 +430,17 @@ func (p *Policy) oneKFirst(sb *sbucket) (float64, int64) {
 		return fs.key, fs.id
 	}
 	return math.Inf(1), 0
+}
+
+// oneKLast is the last running job's (fin, arrival) in sb, the running
+// part's order (−Inf: none): a started job must follow it to stay at the
+// seam.
+func (p *Policy) oneKLast(sb *sbucket) (float64, int64) {
+	if n := sb.nRun; n > 0 {
+		ls := &p.slots[sb.seq[n-1]]
+		return ls.fin, ls.id
+	}
+	return math.Inf(-1), 0
 }
 
 // oneKPreemptSRPT is oneKPreempt's loop under the SRPT order: keyAt and
@@ -546,11 +529,7 @@ func (p *Policy) oneKStart(s *sdk.System, sb *sbucket, t int32, now float64, jr 
 // does not follow the last running one is placed outside the inner loop.
 func (p *Policy) oneKStartConstant(sb *sbucket, run []int32, now float64, jr []int32) {
 	slots, n := p.slots, sb.nRun
-	lastFin, lastID := math.Inf(-1), int64(0)
-	if n > 0 {
-		ls := &slots[sb.seq[n-1]]
-		lastFin, lastID = ls.fin, ls.id
-	}
+	lastFin, lastID := p.oneKLast(sb)
 	for d := 0; d < len(run); d++ {
 		for ; d < len(run); d++ {
 			jr[d] = run[d]
@@ -580,12 +559,7 @@ func (p *Policy) oneKStartSRPT(sb *sbucket, run []int32, scale, now float64, jr 
 	if p.crossings {
 		rate = scale
 	}
-	// The last running job's (fin, arrival), the running part's order.
-	lastFin, lastID := math.Inf(-1), int64(0)
-	if n > 0 {
-		ls := &slots[sb.seq[n-1]]
-		lastFin, lastID = ls.fin, ls.id
-	}
+	lastFin, lastID := p.oneKLast(sb)
 	for d := 0; d < len(run); d++ {
 		for ; d < len(run); d++ {
 			jr[d] = run[d]

@@ -53,17 +53,9 @@ func (p *Policy) backAdd(sb *sbucket, i int32) bool {
 	if e := &p.slots[b[0]]; pairBefore(f, id, e.fin, e.id) {
 		return false // ahead of the back: the treap's
 	}
-	lo, hi := 1, n // b[0] is ahead of i; j: the back's jobs ahead of i
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if e := &p.slots[b[m]]; pairBefore(f, id, e.fin, e.id) {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
-	j := lo
-	if n == backCap { // full: its first job goes to the treap's end
+	j := int(p.sBoundOn(b, i, true)) // the back's jobs ahead of i (b[0] is)
+	if n == backCap {
+		// Full: its first job goes to the treap's end.
 		p.backSpill(sb)
 		b = sb.seq
 		j--

@@ -55,8 +55,10 @@ func (p *Policy) waitInsert(sb *sbucket, i int32) int32 {
 	}
 	if n == 0 {
 		// The front is empty: i starts it if it precedes the treap's jobs.
-		if sb.root >= 0 && !nodeBefore2(k, id, &p.tn[p.tFirst(sb.root)]) {
-			return p.waitTreapInsert(sb, i, 0)
+		if sb.root >= 0 {
+			if a := &p.tn[p.tFirst(sb.root)]; !pairBefore(k, id, a.v, a.id) {
+				return p.waitTreapInsert(sb, i, 0)
+			}
 		}
 		sb.front = append(f, i)
 		return 0
@@ -100,11 +102,6 @@ func (p *Policy) waitTreapInsert(sb *sbucket, i, n int32) int32 {
 	sb.root, r = p.tInsert(sb.root, i, modeKey)
 	sb.keptInsert(r, i)
 	return n + r
-}
-
-// nodeBefore2 reports whether the pair (v, id) precedes node a.
-func nodeBefore2(v float64, id int64, a *tnode) bool {
-	return v < a.v || v == a.v && id < a.id
 }
 
 // waitDeleteMin removes sb's first waiting job (there is one); short
