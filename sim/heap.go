@@ -25,10 +25,10 @@ type event struct {
 // sinks through, and every level a restart's departure rises past, moves
 // an entry and writes its job's heapIdx, a store into a Job struct that is
 // usually cold, and a preempting policy's heap is deep (stale entries up to
-// four in five of it, see compact): 4-ary halves the levels for three
+// a third of it, see compact): 4-ary halves the levels for three
 // comparisons a level instead of one, made without branches (earliest).
-// On Borg cell B at ρ = 0.95 ServerFilling-SRPT's heap holds ~195
-// entries at a pop, whose hole now sinks 3.6 levels on average (~7 in a
+// On Borg cell B at ρ = 0.95 ServerFilling-SRPT's heap holds ~170
+// entries at a sink, whose hole now sinks 3.5 levels on average (~7 in a
 // binary heap); at BenchmarkLevels' L = 5000 rate ~1380 entries, 5.1
 // levels (~10). Untracked heaps write no heapIdx and stay binary: a
 // first version, 4-ary for every heap, cost BenchmarkCatalog's FCFS, MSF,
@@ -131,9 +131,14 @@ func (h *eventHeap) suspend(j *Job) {
 	h.stale++
 }
 
-// crowded reports whether the stale entries are four in five of the heap
-// (and at least compactMin): a burst of preemptions, such as a wide job's
-// start makes, left them so. ready asks it once per event and compacts.
+// crowded reports whether the stale entries are more than a third of the
+// heap (and at least compactMin): a burst of preemptions, such as a wide
+// job's start makes, left them so. ready asks it once per event and
+// compacts. (At four in five, as it was, the stale entries of the SRPT and
+// Gittins orders over Borg cell B mostly reached the root one by one, each
+// costing a pop's sink: ServerFilling-SRPT sank the hole 911 k times per
+// replication of BenchmarkLoads at ρ = 0.95, 450 k at one in three, and
+// made 3.8% fewer instructions; see docs/design.md.)
 // Preempt used to ask it at each preemption (10–20 per event on the SRPT
 // and Gittins orders over Borg cell B and one-or-all), which cost ~10
 // instructions each, and its compaction in the middle of a burst dropped
@@ -141,7 +146,7 @@ func (h *eventHeap) suspend(j *Job) {
 // pushed again instead of re-keyed in place (see BenchmarkMoveFloor in
 // plugins/serverfilling and docs/design.md).
 func (h *eventHeap) crowded() bool {
-	return h.stale >= compactMin && h.stale > 4*(len(h.ev)-h.stale)
+	return h.stale >= compactMin && 2*h.stale > len(h.ev)-h.stale
 }
 
 // compactMin is the fewest stale entries worth a compaction. Small, so that
@@ -154,7 +159,7 @@ const compactMin = 8
 
 // compact drops every stale entry and rebuilds the heap from the live ones
 // (Floyd's bottom-up construction, O(n)). It runs when the stale entries
-// are four in five of the heap at an event (crowded), or a quarter of it
+// are over a third of the heap at an event (crowded), or a quarter of it
 // when one reaches the root (ready) after enough stale roots were dropped since the
 // last compaction to have paid for one (n entries against log₂ n per pop:
 // DivisorFilling at k = 2048, whose preempted jobs mostly restart soon and
@@ -166,10 +171,16 @@ const compactMin = 8
 // second rule ServerFilling-SRPT there spent 146 M instructions in sinks
 // per replication of BenchmarkLoads instead of 810 M, and one-or-all, where
 // the first rule does most, was unchanged).
-// Compacting at one stale entry in two or one in three cost 10–20% more
-// per event on Borg cell B's move floor (BenchmarkMoveFloor), at one in
-// five no more on one-or-all. The pop order is the (t, seq) order whatever
-// the heap's shape, so results do not change.
+// crowded's share was four in five until the fifth round of issue #35
+// (an earlier engine, with a binary heap and one call per move, cost
+// 10–20% more per event on Borg cell B's move floor, BenchmarkMoveFloor,
+// compacting at one stale entry in two or one in three). With this
+// engine one in three cut ServerFilling-SRPT's instructions on Borg cell
+// B by 3.8% (one in five the same, one in two 3.3%, every event with
+// compactMin stale entries 3.1%), changed nothing on one-or-all or at
+// BenchmarkLevels' rates, and cost DivisorFilling-SRPT at k = 2048
+// (borgBPow2) 0.6% more (its larger heap's rebuilds). The pop order is
+// the (t, seq) order whatever the heap's shape, so results do not change.
 func (h *eventHeap) compact() {
 	if h.hole {
 		h.settle()

@@ -181,3 +181,40 @@ func (h *eventHeap) parentOf(i int) int {
 	}
 	return (i - 1) / 2
 }
+
+// TestCrowdedShare pins where a burst of preemptions makes the next ready
+// compact: when the stale entries are more than a third of the heap (and
+// at least compactMin). At four in five, as it was, the SRPT and Gittins
+// orders over Borg cell B left most stale entries to reach the root one
+// by one, each a pop's sink (see crowded).
+func TestCrowdedShare(t *testing.T) {
+	for _, c := range []struct {
+		live, suspended int
+		want            bool
+	}{
+		{30, 10, false}, // a third: not yet
+		{30, 11, true},  // 11 of 30: over a third
+		{30, 29, true},
+		{12, 5, false}, // over a third, but fewer than compactMin
+		{12, compactMin, true},
+	} {
+		h := eventHeap{track: true}
+		jobs := make([]*Job, c.live)
+		for i := range jobs {
+			jobs[i] = &Job{}
+			h.push(float64(i%7), jobs[i])
+		}
+		for _, j := range jobs[:c.suspended] {
+			h.suspend(j)
+		}
+		if got := h.crowded(); got != c.want {
+			t.Errorf("%d entries, %d stale: crowded() = %v, want %v", c.live, c.suspended, got, c.want)
+		}
+		if !h.ready() {
+			t.Fatalf("%d entries, %d stale: no event ready", c.live, c.suspended)
+		}
+		if c.want && (h.stale != 0 || len(h.ev) != c.live-c.suspended) {
+			t.Errorf("%d entries, %d stale: ready left %d entries, %d stale; want %d, none", c.live, c.suspended, len(h.ev), h.stale, c.live-c.suspended)
+		}
+	}
+}
