@@ -70,8 +70,13 @@ func (p *Policy) arriveOneK(s *sdk.System, i int32) {
 	} else {
 		p.nOut++
 	}
-	if q.cnt >= p.k && sl.key > p.maxKey {
-		return // behind every job of a full M, whose keys have not risen
+	if q.cnt >= p.k && sl.key >= p.maxKey {
+		// Behind every job of a full M, whose keys have not risen; at an
+		// equal key too: i, waiting (rate 0, its key not moving) and the
+		// latest arrival, comes after any job of that key in the order
+		// less. Under Gittins of a constant rank, one key per class, that
+		// is every narrow arrival while k narrow jobs run.
+		return
 	}
 	p.decideOneK(s)
 }
