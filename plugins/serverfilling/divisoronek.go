@@ -210,7 +210,7 @@ func (p *Policy) decideOneK(s *sdk.System) {
 		// The general path's order (seamsInOrder), from the runs' ids.
 		q.runPre = append(q.runPre[:0], runPre...)
 		q.runStarts = append(q.runStarts[:0], runStarts...)
-		pre, starts = p.seamsInOrder(pre, starts)
+		pre, starts = p.seamsInOrder(s, pre, starts)
 		p.engineCallsRuns(s, evicted, pre, starts, false, false)
 	}
 	p.evicted, p.next, p.starts = evicted[:0], pre[:0], starts[:0]

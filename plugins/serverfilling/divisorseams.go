@@ -72,18 +72,20 @@ func (p *Policy) applySeamsDS(s *sdk.System, take []int32, now float64) (pre, st
 		}
 		pre, starts = p.seamSingles(s, sb, t, now, pre, starts)
 	}
-	return p.seamsInOrder(pre, starts)
+	return p.seamsInOrder(s, pre, starts)
 }
 
 // seamsInOrder ends a decision's seam moves (applySeamsDS, oneKSeams):
 // the runs moved at once appended to the single moves (pre, starts), each
 // list then put in the engine-call order (dsOrder).
-func (p *Policy) seamsInOrder(pre, starts []int32) ([]int32, []int32) {
+func (p *Policy) seamsInOrder(s *sdk.System, pre, starts []int32) ([]int32, []int32) {
 	q := p.ds
 	n0, m0 := len(pre), len(starts)
 	pre, q.runPre = appendRuns(pre, q.runPre)
 	starts, q.runStarts = appendRuns(starts, q.runStarts)
-	q.preB = p.dsOrder(pre, n0, q.preB, true)
+	if !s.PreemptionsCommute() { // else any order will do (engineCallsRuns)
+		q.preB = p.dsOrder(pre, n0, q.preB, true)
+	}
 	q.startB = p.dsOrder(starts, m0, q.startB, false)
 	return pre, starts
 }

@@ -649,7 +649,9 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 
 	// 3. Engine calls in the general path's order.
 	if p.wide {
-		p.mergeBucketRuns(pre, p.preEnds, true)
+		if !s.PreemptionsCommute() {
+			p.mergeBucketRuns(pre, p.preEnds, true)
+		}
 		p.mergeBucketRuns(starts, p.startEnds, false)
 		p.engineCallsRuns(s, evicted, pre, starts, false, false)
 	} else {
@@ -747,12 +749,20 @@ func (p *Policy) engineCalls(s *sdk.System, evicted, pre, starts []int32) {
 
 // engineCallsRuns is engineCalls with pre and starts sorted only where
 // asked (the others already are).
+//
+// The preemptions are put in order only when the engine says their order
+// can matter (System.PreemptionsCommute: a trace, or a list of running
+// jobs); otherwise any order leaves it in the same state, and neither the
+// sorts here nor the callers' merges of their runs (mergeBucketRuns,
+// dsOrder) are made.
 func (p *Policy) engineCallsRuns(s *sdk.System, evicted, pre, starts []int32, sortPre, sortStarts bool) {
-	if len(evicted) > 1 {
-		slices.SortFunc(evicted, p.cmpWas(true))
-	}
-	if sortPre && len(pre) > 1 {
-		slices.SortFunc(pre, p.cmpWas(true))
+	if !s.PreemptionsCommute() {
+		if len(evicted) > 1 {
+			slices.SortFunc(evicted, p.cmpWas(true))
+		}
+		if sortPre && len(pre) > 1 {
+			slices.SortFunc(pre, p.cmpWas(true))
+		}
 	}
 	if sortStarts && len(starts) > 1 {
 		slices.SortFunc(starts, p.cmpWas(false))
