@@ -360,10 +360,7 @@ func (p *Policy) startRunBlocks(s *sdk.System, sb *sbucket, b int, m int32, now 
 	for _, x := range run {
 		sl := &slots[x]
 		sl.since, sl.key0 = now, sl.key
-		f := now + s.Remaining(sl.j)
-		if scale*clamp0(f-now) > sl.key { // (finAtMost's first test, without the call)
-			f = finAtMost(f, now, scale, sl.key)
-		}
+		f := finNear(now+s.Remaining(sl.j), now, scale, sl.key)
 		sl.fin, sl.moving, sl.serve = f, true, true
 		if p.crossings {
 			sl.rate = scale
