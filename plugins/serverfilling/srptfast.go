@@ -563,29 +563,20 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	for {
 		fresh = false
 		if p.sumM < p.k {
-			o, o2 := p.firstOut()
-			if o < 0 {
+			if !p.growM() {
 				break
 			}
-			sb := &p.sb[p.slots[o].bucket]
-			need := int32(p.slots[o].need)
-			n := (int32(p.k-p.sumM) + need - 1) / need // jobs of this need M lacks
-			if o2 >= 0 {
-				n = min(n, p.waitCountLess(sb, o2)-sb.w)
-			} else {
-				n = min(n, p.waitSize(sb)-sb.w)
-			}
-			sb.w += n
-			p.sumM += int(n * need)
-			p.nOut -= int(n)
 			continue
 		}
-		// The wide path finds M's least outside job in the same pass
-		// (first: -2 until looked up).
+		// The wide path and the runSets' find M's least outside job in the
+		// same pass (first: -2 until looked up).
 		second, first := int32(-1), int32(-2)
-		if p.wide {
+		switch {
+		case p.wide:
 			last, second, first = p.lastMWide(now)
-		} else {
+		case p.runs != nil:
+			last, second, first = p.lastFirstRuns(now)
+		default:
 			last, second = p.lastM(now)
 		}
 		fresh = true
@@ -670,6 +661,28 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	}
 }
 
+// growM is the repair's step while M is short (decideSRPT): the least
+// outside job's bucket gives all its jobs ahead of the other buckets' least,
+// up to the need missing. It reports false if no job is outside M.
+func (p *Policy) growM() bool {
+	o, o2 := p.firstOut()
+	if o < 0 {
+		return false
+	}
+	sb := &p.sb[p.slots[o].bucket]
+	need := int32(p.slots[o].need)
+	n := (int32(p.k-p.sumM) + need - 1) / need // jobs of this need M lacks
+	if o2 >= 0 {
+		n = min(n, p.waitCountLess(sb, o2)-sb.w)
+	} else {
+		n = min(n, p.waitSize(sb)-sb.w)
+	}
+	sb.w += n
+	p.sumM += int(n * need)
+	p.nOut -= int(n)
+	return true
+}
+
 // applySeams moves each need bucket's seam to take[b] running jobs: it
 // preempts the bucket's last running jobs beyond it and starts its first
 // waiting ones up to it, then exchanges while the bucket's least waiting
@@ -733,6 +746,9 @@ func (p *Policy) seamSingles(s *sdk.System, sb *sbucket, t int32, now float64, p
 		p.setRun(s, &p.slots[x], now)
 		p.runAppend(x)
 		starts = append(starts, x)
+	}
+	if p.runs != nil {
+		return p.exchangeRuns(s, sb, now, pre, starts)
 	}
 	for sb.w > 0 && sb.nRun > 0 {
 		x := p.runLast(sb, now)
