@@ -883,7 +883,11 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 	t := math.Inf(1)
 	// crossAt(b, y) is at least its straight-line estimate or, y running,
 	// b's fin (where it stops looking): a candidate whose bound is not below
-	// the earliest crossing so far cannot lower it and is not searched.
+	// the earliest crossing so far cannot lower it and is not searched; nor
+	// one whose bound is not below the pending timer (timerAt), since
+	// setCrossingTimer arms only an instant before it (and does nothing
+	// else): the decision's own pair mostly gives that timer's instant
+	// again, and its search (~110 instructions) went for nothing.
 	// Running jobs' keys, as keyAt computes them: rate (their scale, with
 	// crossings on) × max(fin − now, 0).
 	for _, bi := range p.visit() {
@@ -895,19 +899,18 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 			y = p.runTail(int(bi))
 		}
 		if ys := &p.slots[y]; y != last && ys.rate < b.rate {
-			if t < math.MaxFloat64 { // a crossing found: bound this one first
-				kb := b.rate * clamp0(b.fin-now)
-				est := now + clamp0((kb-ys.rate*clamp0(ys.fin-now))/(b.rate-ys.rate))
-				if est >= t && b.fin >= t {
-					continue
-				}
+			est := p.crossEst(b, ys, now)
+			if bound := minInstant(t, p.timerAt); est >= bound && b.fin >= bound {
+				continue
 			}
-			t = minInstant(t, p.crossAt(b, ys, now))
+			t = minInstant(t, p.crossFrom(b, ys, est))
 		}
 	}
 	if i := p.stopper; i >= 0 && i != last && p.idle > 0 {
 		if y := &p.slots[i]; y.need <= slack && y.rate < b.rate {
-			t = minInstant(t, p.crossAt(b, y, now))
+			if est := p.crossEst(b, y, now); est < minInstant(t, p.timerAt) {
+				t = minInstant(t, p.crossFrom(b, y, est))
+			}
 		}
 	}
 	p.setCrossingTimer(s, now, t)

@@ -272,7 +272,18 @@ func (p *Policy) keyAtSRPT(sl *slot, t float64) float64 {
 // Past 256 steps (not expected) it doubles its step so as to end anyway:
 // from b's fin on b is ahead of any slower job.
 func (p *Policy) crossAt(b, y *slot, now float64) float64 {
-	at := now + clamp0((p.keyAtSRPT(b, now)-p.keyAtSRPT(y, now))/(b.rate-y.rate)) // (finite keys, b.rate > y.rate)
+	return p.crossFrom(b, y, p.crossEst(b, y, now))
+}
+
+// crossEst is crossAt's straight-line estimate, where its search starts: a
+// lower bound of crossAt's answer unless y runs (then crossAt may stop at
+// b's fin).
+func (p *Policy) crossEst(b, y *slot, now float64) float64 {
+	return now + clamp0((p.keyAtSRPT(b, now)-p.keyAtSRPT(y, now))/(b.rate-y.rate)) // (finite keys, b.rate > y.rate)
+}
+
+// crossFrom is crossAt's search from its estimate at.
+func (p *Policy) crossFrom(b, y *slot, at float64) float64 {
 	step := 0.0
 	for n := 0; !p.aheadAt(b, y, at); n++ {
 		switch {
