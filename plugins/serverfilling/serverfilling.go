@@ -423,6 +423,12 @@ type Policy struct {
 	evicted                      []int32 // scratch: running jobs that left M
 	preRuns, startRuns, partRuns []run   // scratch: decideStatic's runs of moves (the first two as long as the cells)
 
+	// runs: on ServerFilling's treap path under SRPT, each bucket's
+	// running jobs as blocks instead of its running treap (srptrun.go);
+	// else nil.
+	runs []runSet
+	tstk []tstkEntry // scratch: tBuild's stack
+
 	// jobs[i] is slots[i].j, kept with it (alloc, release): the table
 	// engineCallsRuns hands the engine with a decision's lists of slot
 	// indices (System.PreemptJobsIn, StartJobsIn).

@@ -87,16 +87,17 @@ type sbucket struct {
 	root   int32   // waiting jobs: treap on (key, arrival index)
 	w      int32   // the first w waiting jobs are in M
 	// seq: on the wide path (srptwide.go) the running then the waiting
-	// jobs, in place of the treaps; on the treap path under SRPT the
-	// back, the last running jobs (srptback.go). (One field for both,
-	// not a second slice: sbucket's size sets the stride of the bucket
-	// loops, and 136 bytes instead of 112 cost the wide path 0.9% more
-	// instructions on BenchmarkLoads.)
+	// jobs, in place of the treaps. (ServerFilling's treap path under
+	// SRPT keeps its running jobs in Policy.runs, srptrun.go, not here:
+	// sbucket's size sets the stride of the bucket loops, and 136 bytes
+	// instead of 112 cost the wide path 0.9% more instructions on
+	// BenchmarkLoads.)
 	seq   []int32
 	front []int32 // ServerFilling's treap path: the first waiting jobs, descending (srptfront.go)
 
 	// last is the bucket's last running job (-1: none) while lastOK, on
-	// ServerFilling's treap path with one run group per bucket (runLast).
+	// ServerFilling's treap path with one run group per bucket (runLast);
+	// always known with the runSets (srptrun.go).
 	last   int32
 	lastOK bool
 
@@ -156,6 +157,7 @@ func (p *Policy) initSRPT() {
 	for g := range p.rroot {
 		p.rroot[g] = -1
 	}
+	p.initRuns()
 	p.nOut = 0
 	p.pend = p.pend[:0]
 	p.seed = 0x9e3779b9
@@ -198,17 +200,18 @@ func (p *Policy) flushPending() {
 // running jobs. When the kept last job precedes it, i goes at the treap's
 // end without a comparison or a split (tAppend): at k = 2048 past
 // saturation (BenchmarkLevels, the L = 1300 and 5000 rates) 47% of the
-// starts do, the others land anywhere.
+// starts do, the others land anywhere. Under SRPT on this path the
+// bucket's runSet takes it instead of the treap (srptrun.go).
 func (p *Policy) runAppend(i int32) {
 	sl := &p.slots[i]
 	g := p.runGroup(sl)
 	sb := &p.sb[sl.bucket]
 	sb.nRun++
 	sl.serve = true
-	if p.usesFront() { // the back, else the treap (srptback.go)
-		if !p.backAdd(sb, i) {
-			p.rroot[g] = p.tAdd(p.rroot[g], i, modeFall)
-		}
+	if p.usesFront() { // the blocks (srptrun.go)
+		rs := &p.runs[sl.bucket]
+		p.runInsert(rs, i)
+		sb.last = rs.last()
 		return
 	}
 	if sb.lastOK && sb.last >= 0 {
@@ -230,7 +233,10 @@ func (p *Policy) runRemove(i int32) {
 	g := p.runGroup(sl)
 	sb := &p.sb[sl.bucket]
 	switch {
-	case len(sb.seq) > 0 && p.usesFront() && p.backRemove(sb, i): // (srptback.go)
+	case p.usesFront(): // the blocks (srptrun.go)
+		rs := &p.runs[sl.bucket]
+		p.runDelete(rs, i)
+		sb.last = rs.last()
 	case sb.lastOK && sb.last == i:
 		// The kept last job leaves (a preemption, mostly): its removal
 		// finds the next one on the way.
@@ -262,7 +268,7 @@ func (p *Policy) runRemove(i int32) {
 // call walk the treap again. The treap's order is the bucket's running
 // order (fin, arrival), so the kept job is the walk's, and a decision's
 // several calls (the repair loop, the exchanges, the crossing timer) walk
-// once.
+// once. With the runSets (srptrun.go) it is always kept.
 func (p *Policy) runLast(sb *sbucket, now float64) int32 {
 	if p.wide {
 		if sb.nRun == 0 {
@@ -557,29 +563,20 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	for {
 		fresh = false
 		if p.sumM < p.k {
-			o, o2 := p.firstOut()
-			if o < 0 {
+			if !p.growM() {
 				break
 			}
-			sb := &p.sb[p.slots[o].bucket]
-			need := int32(p.slots[o].need)
-			n := (int32(p.k-p.sumM) + need - 1) / need // jobs of this need M lacks
-			if o2 >= 0 {
-				n = min(n, p.waitCountLess(sb, o2)-sb.w)
-			} else {
-				n = min(n, p.waitSize(sb)-sb.w)
-			}
-			sb.w += n
-			p.sumM += int(n * need)
-			p.nOut -= int(n)
 			continue
 		}
-		// The wide path finds M's least outside job in the same pass
-		// (first: -2 until looked up).
+		// The wide path and the runSets' find M's least outside job in the
+		// same pass (first: -2 until looked up).
 		second, first := int32(-1), int32(-2)
-		if p.wide {
+		switch {
+		case p.wide:
 			last, second, first = p.lastMWide(now)
-		} else {
+		case p.runs != nil:
+			last, second, first = p.lastFirstRuns(now)
+		default:
 			last, second = p.lastM(now)
 		}
 		fresh = true
@@ -666,6 +663,28 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	}
 }
 
+// growM is the repair's step while M is short (decideSRPT): the least
+// outside job's bucket gives all its jobs ahead of the other buckets' least,
+// up to the need missing. It reports false if no job is outside M.
+func (p *Policy) growM() bool {
+	o, o2 := p.firstOut()
+	if o < 0 {
+		return false
+	}
+	sb := &p.sb[p.slots[o].bucket]
+	need := int32(p.slots[o].need)
+	n := (int32(p.k-p.sumM) + need - 1) / need // jobs of this need M lacks
+	if o2 >= 0 {
+		n = min(n, p.waitCountLess(sb, o2)-sb.w)
+	} else {
+		n = min(n, p.waitSize(sb)-sb.w)
+	}
+	sb.w += n
+	p.sumM += int(n * need)
+	p.nOut -= int(n)
+	return true
+}
+
 // applySeams moves each need bucket's seam to take[b] running jobs: it
 // preempts the bucket's last running jobs beyond it and starts its first
 // waiting ones up to it, then exchanges while the bucket's least waiting
@@ -684,15 +703,23 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 		if sb.nRun == take[b] && (sb.w == 0 || sb.nRun == 0) {
 			continue // nothing to move or exchange (as in applySeamsDS)
 		}
-		if len(sb.front)+len(sb.seq) > 0 && (sb.nRun-take[b] >= seamRun || take[b]-sb.nRun >= seamRun) {
+		if len(sb.front) > 0 && (sb.nRun-take[b] >= seamRun || take[b]-sb.nRun >= seamRun) {
 			p.frontFlush(sb) // (there is one group: usesFront)
-			p.backFlush(sb)
 		}
-		if len(sb.groups) == 1 && sb.nRun-take[b] >= seamRun {
+		if p.runs != nil { // usesFront: the running jobs are blocks (srptrun.go)
+			if sb.nRun-take[b] >= seamRun {
+				pre = p.preemptRunBlocks(sb, b, take[b], now, pre)
+				sb.kept = [2]struct{ r, x int32 }{}
+			}
+			if take[b]-sb.nRun >= seamRun {
+				starts = p.startRunBlocks(s, sb, b, take[b]-sb.nRun, now, starts)
+				sb.kept = [2]struct{ r, x int32 }{}
+			}
+		} else if len(sb.groups) == 1 && sb.nRun-take[b] >= seamRun {
 			pre = p.preemptRun(sb, sb.groups[0], take[b], now, pre)
 			sb.lastOK, sb.kept = false, [2]struct{ r, x int32 }{}
 		}
-		if len(sb.groups) == 1 && take[b]-sb.nRun >= seamRun {
+		if p.runs == nil && len(sb.groups) == 1 && take[b]-sb.nRun >= seamRun {
 			starts = p.startRun(s, sb, sb.groups[0], take[b]-sb.nRun, now, starts)
 			sb.lastOK, sb.kept = false, [2]struct{ r, x int32 }{}
 		}
@@ -721,6 +748,9 @@ func (p *Policy) seamSingles(s *sdk.System, sb *sbucket, t int32, now float64, p
 		p.setRun(s, &p.slots[x], now)
 		p.runAppend(x)
 		starts = append(starts, x)
+	}
+	if p.runs != nil {
+		return p.exchangeRuns(s, sb, now, pre, starts)
 	}
 	for sb.w > 0 && sb.nRun > 0 {
 		x := p.runLast(sb, now)
@@ -863,7 +893,11 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 	t := math.Inf(1)
 	// crossAt(b, y) is at least its straight-line estimate or, y running,
 	// b's fin (where it stops looking): a candidate whose bound is not below
-	// the earliest crossing so far cannot lower it and is not searched.
+	// the earliest crossing so far cannot lower it and is not searched; nor
+	// one whose bound is not below the pending timer (timerAt), since
+	// setCrossingTimer arms only an instant before it (and does nothing
+	// else): the decision's own pair mostly gives that timer's instant
+	// again, and its search (~110 instructions) went for nothing.
 	// Running jobs' keys, as keyAt computes them: rate (their scale, with
 	// crossings on) × max(fin − now, 0).
 	for _, bi := range p.visit() {
@@ -875,19 +909,18 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 			y = p.runTail(int(bi))
 		}
 		if ys := &p.slots[y]; y != last && ys.rate < b.rate {
-			if t < math.MaxFloat64 { // a crossing found: bound this one first
-				kb := b.rate * clamp0(b.fin-now)
-				est := now + clamp0((kb-ys.rate*clamp0(ys.fin-now))/(b.rate-ys.rate))
-				if est >= t && b.fin >= t {
-					continue
-				}
+			est := p.crossEst(b, ys, now)
+			if bound := minInstant(t, p.timerAt); est >= bound && b.fin >= bound {
+				continue
 			}
-			t = minInstant(t, p.crossAt(b, ys, now))
+			t = minInstant(t, p.crossFrom(b, ys, est))
 		}
 	}
 	if i := p.stopper; i >= 0 && i != last && p.idle > 0 {
 		if y := &p.slots[i]; y.need <= slack && y.rate < b.rate {
-			t = minInstant(t, p.crossAt(b, y, now))
+			if est := p.crossEst(b, y, now); est < minInstant(t, p.timerAt) {
+				t = minInstant(t, p.crossFrom(b, y, est))
+			}
 		}
 	}
 	p.setCrossingTimer(s, now, t)

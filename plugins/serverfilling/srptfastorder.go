@@ -120,7 +120,7 @@ func (p *Policy) setRun(s *sdk.System, sl *slot, now float64) {
 	switch {
 	case p.ord == SRPTOrder:
 		sl.moving = true
-		sl.fin = finAtMost(now+s.Remaining(sl.j), now, c.scale, sl.key)
+		sl.fin = finNear(now+s.Remaining(sl.j), now, c.scale, sl.key)
 		if p.crossings {
 			sl.rate = c.scale
 		}
@@ -165,15 +165,39 @@ func finAtMost(fin0, now, scale, key float64) float64 {
 		}
 		hi -= step
 	}
+	// The bisection moves lo or hi to mid through masks of the test's
+	// flag, without a branch: which way it goes is a coin toss (at the
+	// L = 5000 rate of BenchmarkLevels, where restarted jobs' gaps run to
+	// many ulps, the branch was mispredicted ~0.3 M times a replication).
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
-		if f := math.Float64frombits(mid); scale*clamp0(f-now) <= key {
-			lo = mid
-		} else {
-			hi = mid
-		}
+		ok := uint64(bit(scale*clamp0(math.Float64frombits(mid)-now) <= key))
+		lo += (mid - lo) & -ok
+		hi -= (hi - mid) & (ok - 1)
 	}
 	return math.Float64frombits(lo)
+}
+
+// finNear is finAtMost with its two usual answers taken without a branch:
+// fin0 itself or one ulp below it (on BenchmarkLevels' L = 5000 rate, as
+// on Borg cell B, each about half the starts of restarted jobs, so a
+// branch between them was mispredicted at about half the starts). Which of
+// the two is a flag the compiler sets without a jump; the rest (one ulp
+// below still gives a key above key) call finAtMost. The same answer as
+// finAtMost: fin0 if its key is at most key, else the largest fin below
+// it whose key is, which is one ulp down if that one's is. (fin0 > 0
+// whenever its key exceeds key ≥ 0, since then fin0 > now ≥ 0, so the
+// pattern one below is the next float down; the test keeps a −0 or 0 out.)
+// startSeam (srptwide.go) writes the same out in its loop.
+func finNear(fin0, now, scale, key float64) float64 {
+	down := uint64(0)
+	if scale*clamp0(fin0-now) > key {
+		down = 1
+	}
+	if f := math.Float64frombits(math.Float64bits(fin0) - down); scale*clamp0(f-now) <= key && (fin0 > 0 || down == 0) {
+		return f
+	}
+	return finAtMost(fin0, now, scale, key)
 }
 
 // clamp0 is math.Max(d, 0) for the d it is given, differences of finite
@@ -248,7 +272,18 @@ func (p *Policy) keyAtSRPT(sl *slot, t float64) float64 {
 // Past 256 steps (not expected) it doubles its step so as to end anyway:
 // from b's fin on b is ahead of any slower job.
 func (p *Policy) crossAt(b, y *slot, now float64) float64 {
-	at := now + clamp0((p.keyAtSRPT(b, now)-p.keyAtSRPT(y, now))/(b.rate-y.rate)) // (finite keys, b.rate > y.rate)
+	return p.crossFrom(b, y, p.crossEst(b, y, now))
+}
+
+// crossEst is crossAt's straight-line estimate, where its search starts: a
+// lower bound of crossAt's answer unless y runs (then crossAt may stop at
+// b's fin).
+func (p *Policy) crossEst(b, y *slot, now float64) float64 {
+	return now + clamp0((p.keyAtSRPT(b, now)-p.keyAtSRPT(y, now))/(b.rate-y.rate)) // (finite keys, b.rate > y.rate)
+}
+
+// crossFrom is crossAt's search from its estimate at.
+func (p *Policy) crossFrom(b, y *slot, at float64) float64 {
 	step := 0.0
 	for n := 0; !p.aheadAt(b, y, at); n++ {
 		switch {

@@ -1,0 +1,421 @@
+package serverfilling
+
+import (
+	"math"
+	"slices"
+
+	"github.com/msjfarm/msjfarm/sdk"
+)
+
+// The running jobs of a bucket on ServerFilling's treap path under SRPT
+// (usesFront) as a blocked sorted array instead of a treap: blocks of up to
+// runCap jobs, each holding its jobs' fins and slot ids in two arrays in
+// the running order (fin, arrival), the blocks in order, and the first fin
+// of every block in one contiguous slice (runSet.first) for the search.
+//
+// Why. Past saturation at k = 2048 (BenchmarkLevels, the L = 5000 rate,
+// ~1300 running jobs in the need-1 bucket) the running treap's costs were
+// its walks: a start landing inside the order (about a third of the starts,
+// nearly all far from either end) descended ~14 dependent nodes and split
+// below (tPlace, tSplit: 15% of the CPU profile), a completion walked the
+// left spine (tDeleteFirst), and each level was a likely first-level miss.
+// Here a start is a binary search over ~20 contiguous block fins, one over
+// the block's own fins (no slot read but for equal fins), and a shift of at
+// most runCap/2 entries; a completion takes its block's first entry (lo
+// moves: no shift); a preemption its last; the last job is one load. The
+// order is the treap's, so every decision is the same.
+//
+// Each block keeps its jobs in fin[lo:hi], x[lo:hi], with room on both
+// sides: an insertion shifts the shorter side when it can, a full block is
+// split in halves, an empty one is dropped (its storage kept for reuse).
+
+// runCap is the most jobs a block holds.
+const runCap = 64
+
+// runBlock is one block of a runSet (see above).
+type runBlock struct {
+	lo, hi int32
+	e      [runCap]runEntry
+}
+
+// runEntry is a job of a runBlock: its fin and slot, side by side so that
+// a shift is one memmove.
+type runEntry struct {
+	fin float64
+	x   int32
+}
+
+// runSet is one bucket's running jobs (see above).
+type runSet struct {
+	blk   []*runBlock // in order, none empty
+	first []float64   // first[b]: blk[b]'s first fin
+	spare []*runBlock // dropped blocks, for reuse
+	n     int32
+}
+
+// initRuns sets the runSets up (initSRPT, after the buckets) when the
+// path uses them, and marks every bucket's last running job as known
+// (none): runAppend and runRemove keep it from then on.
+func (p *Policy) initRuns() {
+	p.runs = nil
+	if !p.usesFront() {
+		return
+	}
+	p.runs = make([]runSet, p.nBuckets)
+	for b := range p.sb {
+		p.sb[b].last, p.sb[b].lastOK = -1, true
+	}
+}
+
+// entryBefore reports whether the running job x of fin f precedes the pair
+// (v, id) in the running order: its arrival index is read only on a tie.
+func (p *Policy) entryBefore(f float64, x int32, v float64, id int64) bool {
+	return f < v || f == v && p.slots[x].id < id
+}
+
+// last is the set's last job (-1: none).
+func (rs *runSet) last() int32 {
+	n := len(rs.blk)
+	if n == 0 {
+		return -1
+	}
+	b := rs.blk[n-1]
+	return b.e[b.hi-1].x
+}
+
+// newBlock is an empty block, reused if one was dropped.
+func (rs *runSet) newBlock() *runBlock {
+	if n := len(rs.spare); n > 0 {
+		b := rs.spare[n-1]
+		rs.spare = rs.spare[:n-1]
+		return b
+	}
+	return new(runBlock)
+}
+
+// dropBlock removes the empty block bi.
+func (rs *runSet) dropBlock(bi int) {
+	rs.spare = append(rs.spare, rs.blk[bi])
+	copy(rs.blk[bi:], rs.blk[bi+1:])
+	rs.blk = rs.blk[:len(rs.blk)-1]
+	copy(rs.first[bi:], rs.first[bi+1:])
+	rs.first = rs.first[:len(rs.first)-1]
+}
+
+// runBlockOf is the block where the pair (v, id) belongs: the last one
+// whose first job precedes it (or, with incl, is it), else 0.
+// The search adds each step through a mask of the comparison's flag, as
+// inBlock does.
+func (p *Policy) runBlockOf(rs *runSet, v float64, id int64, incl bool) int {
+	first := rs.first
+	base, n := 0, len(first)
+	for n > 1 {
+		half := n >> 1
+		f := first[base+half]
+		step := half & -bit(f < v)
+		if f == v && p.firstAhead(rs, base+half, id, incl) { // rare: a tie on the fin
+			step = half
+		}
+		base += step
+		n -= half
+	}
+	if f := first[base]; f < v || f == v && p.firstAhead(rs, base, id, incl) {
+		base++
+	}
+	return max(base-1, 0)
+}
+
+// firstAhead reports whether block bi's first job, of the fin searched
+// for, precedes the arrival index id (or, with incl, is it).
+func (p *Policy) firstAhead(rs *runSet, bi int, id int64, incl bool) bool {
+	b := rs.blk[bi]
+	fid := p.slots[b.e[b.lo].x].id
+	return fid < id || incl && fid == id
+}
+
+// inBlock is the index in b of the first job that does not precede the
+// pair (v, id) (b.hi if none): a binary search that adds each step through
+// a mask of the comparison's flag instead of a branch (as sBoundOn; an
+// equal fin takes a branch, to compare arrivals).
+func (p *Policy) inBlock(b *runBlock, v float64, id int64) int32 {
+	base, n := int(b.lo), int(b.hi-b.lo)
+	if n == 0 {
+		return b.lo
+	}
+	for n > 1 {
+		half := n >> 1
+		e := &b.e[base+half]
+		step := half & -bit(e.fin < v)
+		if e.fin == v && p.slots[e.x].id < id { // rare: a tie on the fin
+			step = half
+		}
+		base += step
+		n -= half
+	}
+	if p.entryBefore(b.e[base].fin, b.e[base].x, v, id) {
+		base++
+	}
+	return int32(base)
+}
+
+// runInsert adds running job i (fin set) to rs in its place.
+func (p *Policy) runInsert(rs *runSet, i int32) {
+	sl := &p.slots[i]
+	v, id := sl.fin, sl.id
+	rs.n++
+	nb := len(rs.blk)
+	if nb == 0 {
+		b := rs.newBlock()
+		b.lo, b.hi = 0, 1
+		b.e[0] = runEntry{v, i}
+		rs.blk = append(rs.blk, b)
+		rs.first = append(rs.first, v)
+		return
+	}
+	bi := nb - 1
+	b := rs.blk[bi]
+	j := b.hi // after the last job: about half the starts
+	if e := &b.e[j-1]; p.entryBefore(e.fin, e.x, v, id) {
+		if j < runCap {
+			b.e[j] = runEntry{v, i}
+			b.hi++
+			return
+		}
+	} else {
+		bi = p.runBlockOf(rs, v, id, false)
+		b = rs.blk[bi]
+		j = p.inBlock(b, v, id)
+	}
+	if b.hi-b.lo == runCap {
+		bi, j = p.runSplit(rs, bi, j)
+		b = rs.blk[bi]
+	}
+	if b.hi < runCap && (b.lo == 0 || b.hi-j <= j-b.lo) {
+		copy(b.e[j+1:b.hi+1], b.e[j:b.hi])
+		b.hi++
+	} else { // no room on the right, or the left side is shorter
+		copy(b.e[b.lo-1:j-1], b.e[b.lo:j])
+		b.lo--
+		j--
+	}
+	b.e[j] = runEntry{v, i}
+	if j == b.lo {
+		rs.first[bi] = v
+	}
+}
+
+// runSplit splits the full block bi in halves (the second half into a new
+// block after it, at its start) and returns where index j of bi went.
+func (p *Policy) runSplit(rs *runSet, bi int, j int32) (int, int32) {
+	b := rs.blk[bi]
+	nb := rs.newBlock()
+	mid := b.lo + runCap/2
+	n := b.hi - mid
+	copy(nb.e[:n], b.e[mid:b.hi])
+	nb.lo, nb.hi = 0, n
+	b.hi = mid
+	rs.blk = append(rs.blk, nil)
+	copy(rs.blk[bi+2:], rs.blk[bi+1:])
+	rs.blk[bi+1] = nb
+	rs.first = append(rs.first, 0)
+	copy(rs.first[bi+2:], rs.first[bi+1:])
+	rs.first[bi+1] = nb.e[0].fin
+	if j > mid {
+		return bi + 1, j - mid
+	}
+	return bi, j
+}
+
+// runDelete takes running job i out of rs.
+func (p *Policy) runDelete(rs *runSet, i int32) {
+	rs.n--
+	bi := len(rs.blk) - 1
+	b := rs.blk[bi]
+	if b.e[b.hi-1].x == i { // the last: a preemption, as a rule
+		b.hi--
+		if b.hi == b.lo {
+			rs.dropBlock(bi)
+		}
+		return
+	}
+	bi, b = 0, rs.blk[0]
+	if b.e[b.lo].x == i { // the first: a completion, as a rule
+		b.lo++
+		if b.hi == b.lo {
+			rs.dropBlock(0)
+		} else {
+			rs.first[0] = b.e[b.lo].fin
+		}
+		return
+	}
+	sl := &p.slots[i]
+	bi = p.runBlockOf(rs, sl.fin, sl.id, true)
+	b = rs.blk[bi]
+	j := p.inBlock(b, sl.fin, sl.id)
+	if b.hi-1-j <= j-b.lo {
+		copy(b.e[j:b.hi-1], b.e[j+1:b.hi])
+		b.hi--
+	} else {
+		copy(b.e[b.lo+1:j+1], b.e[b.lo:j])
+		b.lo++
+	}
+	switch {
+	case b.hi == b.lo:
+		rs.dropBlock(bi)
+	case j <= b.lo:
+		rs.first[bi] = b.e[b.lo].fin
+	}
+}
+
+// runCutTail removes rs's jobs past its first keep and appends them to buf
+// in order.
+func (p *Policy) runCutTail(rs *runSet, keep int32, buf []int32) []int32 {
+	m := rs.n - keep
+	if m <= 0 {
+		return buf
+	}
+	bi, cnt := len(rs.blk), int32(0)
+	for cnt < m {
+		bi--
+		cnt += rs.blk[bi].hi - rs.blk[bi].lo
+	}
+	b := rs.blk[bi]
+	cut := b.lo + cnt - m // b's jobs from cut on leave
+	buf = appendJobs(buf, b.e[cut:b.hi])
+	for _, c := range rs.blk[bi+1:] {
+		buf = appendJobs(buf, c.e[c.lo:c.hi])
+	}
+	rs.spare = append(rs.spare, rs.blk[bi+1:]...)
+	b.hi = cut
+	end := bi + 1
+	if b.hi == b.lo {
+		rs.spare = append(rs.spare, b)
+		end = bi
+	}
+	clear(rs.blk[end:])
+	rs.blk, rs.first = rs.blk[:end], rs.first[:end]
+	rs.n = keep
+	return buf
+}
+
+// runJobs appends rs's jobs in order to buf (tests).
+func (rs *runSet) runJobs(buf []int32) []int32 {
+	for _, b := range rs.blk {
+		buf = appendJobs(buf, b.e[b.lo:b.hi])
+	}
+	return buf
+}
+
+// appendJobs appends the slots of es to buf.
+func appendJobs(buf []int32, es []runEntry) []int32 {
+	for _, e := range es {
+		buf = append(buf, e.x)
+	}
+	return buf
+}
+
+// preemptRunBlocks is preemptRun for a bucket whose running jobs are a
+// runSet (usesFront): the same jobs preempted, their keys frozen the same
+// way and joined to the waiting treap the same way (joinFront, given the
+// run as a treap in its order).
+func (p *Policy) preemptRunBlocks(sb *sbucket, b int, keep int32, now float64, pre []int32) []int32 {
+	n0 := len(pre)
+	pre = p.runCutTail(&p.runs[b], keep, pre)
+	run := pre[n0:]
+	sorted := true
+	slots := p.slots
+	pk, pid := math.Inf(-1), int64(math.MinInt64) // the previous job's (key, id)
+	scale := p.cls[slots[run[0]].class].scale     // keyAt and stopRun for a running SRPT job, inlined
+	for _, x := range run {
+		sl := &slots[x]
+		k := scale * clamp0(sl.fin-now)
+		sl.key = k
+		sl.serve, sl.moving, sl.rate = false, false, 0
+		if pairBefore(k, sl.id, pk, pid) {
+			sorted = false
+		}
+		pk, pid = k, sl.id
+	}
+	t := p.tBuild(run) // (by position: joinFront splits it by rank)
+	m := int32(len(run))
+	sb.nRun -= m
+	sb.w += m
+	sb.root = p.joinFront(sb.root, t, run, modeKey, sorted)
+	sb.last = p.runs[b].last()
+	return pre
+}
+
+// startRunBlocks is startRun for a bucket whose running jobs are a runSet:
+// the first m waiting jobs start, their fins set as setRun does, each
+// placed in the runSet (after its last job, as a rule).
+func (p *Policy) startRunBlocks(s *sdk.System, sb *sbucket, b int, m int32, now float64, starts []int32) []int32 {
+	var head int32
+	head, sb.root = p.tSplitRank(sb.root, m)
+	n0 := len(starts)
+	starts = p.tCollect(head, starts)
+	run := starts[n0:]
+	slots := p.slots
+	scale := p.cls[slots[run[0]].class].scale // setRun for an SRPT job, inlined
+	rs := &p.runs[b]
+	for _, x := range run {
+		sl := &slots[x]
+		sl.since, sl.key0 = now, sl.key
+		f := finNear(now+s.Remaining(sl.j), now, scale, sl.key)
+		sl.fin, sl.moving, sl.serve = f, true, true
+		if p.crossings {
+			sl.rate = scale
+		}
+		p.runInsert(rs, x)
+	}
+	sb.w -= m
+	sb.nRun += m
+	sb.last = rs.last()
+	return starts
+}
+
+// tBuild makes a treap of run's jobs in run's order (by position; the
+// nodes' pairs are left to the caller, joinFront sets them) in one pass:
+// the tree tAppend would make job by job, without walking down its right
+// spine for each. stk holds that spine, each node with the position of its
+// subtree's first job, so that a node's size is known when a later one of
+// higher priority takes it as its left subtree (or at the end).
+func (p *Policy) tBuild(run []int32) int32 {
+	if len(run) == 0 {
+		return -1
+	}
+	if n := int(slices.Max(run)); n >= len(p.tn) {
+		p.tGrow(int32(n))
+	}
+	tn := p.tn
+	stk := p.tstk[:0]
+	for k, x := range run {
+		pri := p.nextPri()
+		l, from := int32(-1), int32(k)
+		for len(stk) > 0 {
+			top := stk[len(stk)-1]
+			if tn[top.x].pri > pri {
+				break
+			}
+			tn[top.x].sz = int32(k) - top.from
+			l, from = top.x, top.from
+			stk = stk[:len(stk)-1]
+		}
+		tn[x] = tnode{l: l, r: -1, pri: pri}
+		if len(stk) > 0 {
+			tn[stk[len(stk)-1].x].r = x
+		}
+		stk = append(stk, tstkEntry{x, from})
+	}
+	for _, e := range stk {
+		tn[e.x].sz = int32(len(run)) - e.from
+	}
+	p.tstk = stk[:0]
+	if len(stk) == 0 {
+		return -1
+	}
+	return stk[0].x
+}
+
+// tstkEntry is a node of tBuild's right spine and the position of its
+// subtree's first job.
+type tstkEntry struct{ x, from int32 }
