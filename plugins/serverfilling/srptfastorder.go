@@ -183,7 +183,8 @@ func finAtMost(fin0, now, scale, key float64) float64 {
 // on Borg cell B, each about half the starts of restarted jobs, so a
 // branch between them was mispredicted at about half the starts). Which of
 // the two is a flag the compiler sets without a jump; the rest (one ulp
-// below still gives a key above key) call finAtMost. The same answer as
+// below still gives a key above key) take finFar (srptwide.go), which
+// guesses the answer from now + key/scale before it searches. The same answer as
 // finAtMost: fin0 if its key is at most key, else the largest fin below
 // it whose key is, which is one ulp down if that one's is. (fin0 > 0
 // whenever its key exceeds key ≥ 0, since then fin0 > now ≥ 0, so the
@@ -197,7 +198,7 @@ func finNear(fin0, now, scale, key float64) float64 {
 	if f := math.Float64frombits(math.Float64bits(fin0) - down); scale*clamp0(f-now) <= key && (fin0 > 0 || down == 0) {
 		return f
 	}
-	return finAtMost(fin0, now, scale, key)
+	return finFar(fin0, now, scale, key)
 }
 
 // clamp0 is math.Max(d, 0) for the d it is given, differences of finite

@@ -479,7 +479,7 @@ func (p *Policy) startSeam(s *sdk.System, sb *sbucket, t int32, scale, now float
 		// Which of the two is a coin toss, so it is chosen without a
 		// branch (down, a flag the compiler sets without a jump: as a
 		// branch it was mispredicted at half the starts); the rest (fin
-		// one ulp down still above, 2.5%) take finNear.
+		// one ulp down still above, 2.5%) take finFar.
 		fin := now + s.Remaining(xs.j)
 		k := xs.key
 		down := uint64(0)
@@ -489,7 +489,7 @@ func (p *Policy) startSeam(s *sdk.System, sb *sbucket, t int32, scale, now float
 		if f := math.Float64frombits(math.Float64bits(fin) - down); scale*clamp0(f-now) <= k && (fin > 0 || down == 0) {
 			fin = f
 		} else {
-			fin = finNear(fin, now, scale, k)
+			fin = finFar(fin, now, scale, k)
 		}
 		xs.fin, xs.rate, xs.serve = fin, rate, true
 		if lastFin < fin || lastFin == fin && lastID < xs.id {
@@ -503,7 +503,7 @@ func (p *Policy) startSeam(s *sdk.System, sb *sbucket, t int32, scale, now float
 	return starts
 }
 
-// finNear is finAtMost(fin0, now, scale, key), computed from where the
+// finFar is finAtMost(fin0, now, scale, key), computed from where the
 // key reaches key instead of searched from fin0 down: the largest fin at
 // which scale × (fin − now) is at most key is within an ulp or two of now
 // + key/scale, and which of the two ulps around that guess it is follows
@@ -516,14 +516,14 @@ func (p *Policy) startSeam(s *sdk.System, sb *sbucket, t int32, scale, now float
 // wide path's on Borg cell B at ρ = 0.95, a job restarted many times)
 // took its gallop and bisection, whose steps are coin tosses: 1.4 M
 // mispredicted branches a replication, 4% of the run's.
-func finNear(fin0, now, scale, key float64) float64 {
+func finFar(fin0, now, scale, key float64) float64 {
 	if f, ok := finGuess(fin0, now, scale, key); ok {
 		return f
 	}
 	return finAtMost(fin0, now, scale, key)
 }
 
-// finGuess is finNear's guess and whether it passed its check (if so, it
+// finGuess is finFar's guess and whether it passed its check (if so, it
 // is finAtMost's answer).
 func finGuess(fin0, now, scale, key float64) (float64, bool) {
 	above := func(b uint64) uint64 { // 1 if the fin of bit pattern b gives a key above key

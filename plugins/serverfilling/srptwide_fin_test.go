@@ -7,14 +7,14 @@ import (
 	"github.com/msjfarm/msjfarm/sim/rng"
 )
 
-// TestFinNear: finNear returns finAtMost's fin to the bit, on the inputs
+// TestFinFar: finFar returns finAtMost's fin to the bit, on the inputs
 // TestFinAtMost draws (fin0 above the fin sought by up to 2^12 ulps, the
 // key 0 or above fin0's) and on keys drawn at random below fin0's; and
 // its guess, when it passes its check, is finAtMost's answer, and passes
-// for nearly every input whose answer lies below fin0 (else finNear would
-// be finAtMost with extra work); and finNear is finAtMost over wider
+// for nearly every input whose answer lies below fin0 (else finFar would
+// be finAtMost with extra work); and finFar is finAtMost over wider
 // ranges of instants, durations and keys.
-func TestFinNear(t *testing.T) {
+func TestFinFar(t *testing.T) {
 	r := rng.New(40, 1)
 	passed, below := 0, 0
 	for i := range 40000 {
@@ -40,8 +40,8 @@ func TestFinNear(t *testing.T) {
 			key = scale * rem * r.Float64()
 		}
 		want := finAtMost(fin0, now, scale, key)
-		if got := finNear(fin0, now, scale, key); math.Float64bits(got) != math.Float64bits(want) {
-			t.Fatalf("now %v rem %v scale %v key %v: finNear %v, finAtMost %v", now, rem, scale, key, got, want)
+		if got := finFar(fin0, now, scale, key); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("now %v rem %v scale %v key %v: finFar %v, finAtMost %v", now, rem, scale, key, got, want)
 		}
 		f, ok := finGuess(fin0, now, scale, key)
 		if ok && math.Float64bits(f) != math.Float64bits(want) {
@@ -65,8 +65,8 @@ func TestFinNear(t *testing.T) {
 		scale := float64(1+r.IntN(2048)) / 2048
 		key := scale * rem * r.Float64()
 		fin0 := now + rem
-		if got, want := finNear(fin0, now, scale, key), finAtMost(fin0, now, scale, key); math.Float64bits(got) != math.Float64bits(want) {
-			t.Fatalf("draw %d: now %v rem %v scale %v key %v: finNear %v, finAtMost %v", i, now, rem, scale, key, got, want)
+		if got, want := finFar(fin0, now, scale, key), finAtMost(fin0, now, scale, key); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("draw %d: now %v rem %v scale %v key %v: finFar %v, finAtMost %v", i, now, rem, scale, key, got, want)
 		}
 	}
 }
