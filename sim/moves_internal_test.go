@@ -214,18 +214,7 @@ func TestMoveBatches(t *testing.T) {
 			}
 			for _, in := range []bool{false, true} {
 				all := &reorder{list: list, batch: true, in: in}
-				r2, err := Run(w, all, cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if i := firstDiff(one.snaps, all.snaps); i >= 0 {
-					t.Fatalf("rate %v list %v in %v: after %d records, one call each %q, batched %q", rate, list, in, i, at(one.snaps, i), at(all.snaps, i))
-				}
-				a, b := fmt.Sprintf("%v %v %v %v %v", r1.Overall, r1.Preemptions, r1.Events, r1.MeanInSystem, r1.Classes),
-					fmt.Sprintf("%v %v %v %v %v", r2.Overall, r2.Preemptions, r2.Events, r2.MeanInSystem, r2.Classes)
-				if a != b {
-					t.Fatalf("rate %v list %v in %v: results differ:\n%s\n%s", rate, list, in, a, b)
-				}
+				sameMoves(t, fmt.Sprintf("rate %v list %v in %v", rate, list, in), w, cfg, one, r1, all)
 			}
 		}
 	}
@@ -249,18 +238,7 @@ func TestPreemptionsCommute(t *testing.T) {
 				t.Fatal(err)
 			}
 			rev := &reorder{list: list, batch: true, any: true}
-			r2, err := Run(w, rev, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if i := firstDiff(one.snaps, rev.snaps); i >= 0 {
-				t.Fatalf("rate %v list %v: after %d records, one call each %q, reversed %q", rate, list, i, at(one.snaps, i), at(rev.snaps, i))
-			}
-			a, b := fmt.Sprintf("%v %v %v %v %v", r1.Overall, r1.Preemptions, r1.Events, r1.MeanInSystem, r1.Classes),
-				fmt.Sprintf("%v %v %v %v %v", r2.Overall, r2.Preemptions, r2.Events, r2.MeanInSystem, r2.Classes)
-			if a != b {
-				t.Fatalf("rate %v list %v: results differ:\n%s\n%s", rate, list, a, b)
-			}
+			sameMoves(t, fmt.Sprintf("rate %v list %v reversed", rate, list), w, cfg, one, r1, rev)
 		}
 	}
 	var s System
@@ -292,6 +270,25 @@ func TestPreemptionsCommute(t *testing.T) {
 	s.info.Preemption = PreemptRestart
 	if s.PreemptionsCommute() {
 		t.Fatal("preempt-restart: says the order does not matter")
+	}
+}
+
+// sameMoves runs p on w and fails unless it leaves the engine as one's
+// run (whose result is r1) did after every decision, with the same
+// results.
+func sameMoves(t *testing.T, label string, w *Workload, cfg Config, one *reorder, r1 *Result, p *reorder) {
+	t.Helper()
+	r2, err := Run(w, p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := firstDiff(one.snaps, p.snaps); i >= 0 {
+		t.Fatalf("%s: after %d records, one call each %q, batched %q", label, i, at(one.snaps, i), at(p.snaps, i))
+	}
+	a, b := fmt.Sprintf("%v %v %v %v %v", r1.Overall, r1.Preemptions, r1.Events, r1.MeanInSystem, r1.Classes),
+		fmt.Sprintf("%v %v %v %v %v", r2.Overall, r2.Preemptions, r2.Events, r2.MeanInSystem, r2.Classes)
+	if a != b {
+		t.Fatalf("%s: results differ:\n%s\n%s", label, a, b)
 	}
 }
 

@@ -11,24 +11,12 @@ import (
 // down, on keys that make the answer fin0 itself, exactly one ulp below
 // (the key of that instant), a few or up to 2^12 ulps below, or a key
 // clamped at 0 a few ulps above now; with now 0 in a seventh of the cases. It fails with the flag's test reversed,
-// the step taken as two ulps, or the fallback to finAtMost dropped.
+// the step taken as two ulps, or the fallback (finFar) dropped.
 func TestFinNear(t *testing.T) {
 	r := rng.New(40, 2)
-	linear := func(fin, now, scale, key float64) float64 {
-		for scale*clamp0(fin-now) > key {
-			fin = math.Nextafter(fin, math.Inf(-1))
-		}
-		return fin
-	}
 	ones := 0
 	for i := range 40000 {
-		now := 0.0
-		if i%7 != 0 {
-			now = math.Pow(10, 6*r.Float64())
-		}
-		rem := math.Pow(10, -9+13*r.Float64())
-		scale := float64(1+r.IntN(2048)) / 2048
-		fin0 := now + rem
+		now, rem, scale, fin0 := finDraw(r, i)
 		below := func(n int) float64 { // the key at n ulps below fin0
 			return scale * clamp0(math.Float64frombits(math.Float64bits(fin0)-uint64(n))-now)
 		}
@@ -50,7 +38,7 @@ func TestFinNear(t *testing.T) {
 			fin0 = now + rem*float64(1+r.IntN(3))
 			key = below(r.IntN(3))
 		}
-		want := linear(fin0, now, scale, key)
+		want := finLinear(fin0, now, scale, key)
 		if got := finNear(fin0, now, scale, key); got != want {
 			t.Fatalf("now %v fin0 %v scale %v key %v: finNear %v, one ulp at a time %v", now, fin0, scale, key, got, want)
 		}

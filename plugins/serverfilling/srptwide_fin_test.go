@@ -18,27 +18,8 @@ func TestFinFar(t *testing.T) {
 	r := rng.New(40, 1)
 	passed, below := 0, 0
 	for i := range 40000 {
-		now := 0.0
-		if i%7 != 0 {
-			now = math.Pow(10, 6*r.Float64())
-		}
-		rem := math.Pow(10, -9+13*r.Float64())
-		scale := float64(1+r.IntN(2048)) / 2048
-		fin0 := now + rem
-		ulp := math.Nextafter(fin0, math.Inf(1)) - fin0
-		var key float64
-		switch i % 5 {
-		case 0:
-			key = scale * rem
-		case 1: // below by up to 2^12 ulps of fin, in time
-			key = scale * math.Max(rem-float64(r.IntN(1<<12))*ulp, 0)
-		case 2: // 0, where that is at most 2^12 ulps away
-			key = scale * math.Max(rem-float64(1<<12)*ulp, 0)
-		case 3:
-			key = scale * rem * (1 + r.Float64())
-		case 4: // anywhere below
-			key = scale * rem * r.Float64()
-		}
+		now, rem, scale, fin0 := finDraw(r, i)
+		key := finKeyDraw(r, i%5, now, rem, scale, fin0)
 		want := finAtMost(fin0, now, scale, key)
 		if got := finFar(fin0, now, scale, key); math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("now %v rem %v scale %v key %v: finFar %v, finAtMost %v", now, rem, scale, key, got, want)

@@ -91,35 +91,52 @@ func TestWidePathEquivalent(t *testing.T) {
 // 0, and above it (no step at all).
 func TestFinAtMost(t *testing.T) {
 	r := rng.New(35, 1)
-	linear := func(fin, now, scale, key float64) float64 {
-		for scale*clamp0(fin-now) > key {
-			fin = math.Nextafter(fin, math.Inf(-1))
-		}
-		return fin
-	}
 	for i := range 20000 {
-		now := 0.0
-		if i%7 != 0 {
-			now = math.Pow(10, 6*r.Float64())
-		}
-		rem := math.Pow(10, -9+13*r.Float64())
-		scale := float64(1+r.IntN(2048)) / 2048
-		fin0 := now + rem
-		ulp := math.Nextafter(fin0, math.Inf(1)) - fin0
-		var key float64
-		switch i % 4 {
-		case 0:
-			key = scale * rem
-		case 1: // below by up to 2^12 ulps of fin, in time
-			key = scale * math.Max(rem-float64(r.IntN(1<<12))*ulp, 0)
-		case 2: // 0, where that is at most 2^12 ulps away
-			key = scale * math.Max(rem-float64(1<<12)*ulp, 0)
-		case 3:
-			key = scale * rem * (1 + r.Float64())
-		}
-		if want, got := linear(fin0, now, scale, key), finAtMost(fin0, now, scale, key); got != want {
+		now, rem, scale, fin0 := finDraw(r, i)
+		key := finKeyDraw(r, i%4, now, rem, scale, fin0)
+		if want, got := finLinear(fin0, now, scale, key), finAtMost(fin0, now, scale, key); got != want {
 			t.Fatalf("now %v rem %v scale %v key %v: finAtMost %v, one ulp at a time %v", now, rem, scale, key, got, want)
 		}
+	}
+}
+
+// finLinear is finAtMost one ulp at a time, as setRun's former loop was.
+func finLinear(fin, now, scale, key float64) float64 {
+	for scale*clamp0(fin-now) > key {
+		fin = math.Nextafter(fin, math.Inf(-1))
+	}
+	return fin
+}
+
+// finDraw draws a start for the fin tests: an instant (0 one time in
+// seven, else from 1 to 10^6), a remaining duration from 10^-9 to 10^4, a
+// need of 1 to 2048 of 2048 servers (scale) and the engine's fin.
+func finDraw(r *rng.Stream, i int) (now, rem, scale, fin0 float64) {
+	if i%7 != 0 {
+		now = math.Pow(10, 6*r.Float64())
+	}
+	rem = math.Pow(10, -9+13*r.Float64())
+	scale = float64(1+r.IntN(2048)) / 2048
+	return now, rem, scale, now + rem
+}
+
+// finKeyDraw draws a key of kind c for finDraw's start: 0 the exact one,
+// 1 below it by up to 2^12 ulps of fin (a job restarted that many times),
+// 2 zero where that is at most 2^12 ulps away, 3 above it (no step at
+// all), 4 anywhere below it.
+func finKeyDraw(r *rng.Stream, c int, now, rem, scale, fin0 float64) float64 {
+	ulp := math.Nextafter(fin0, math.Inf(1)) - fin0
+	switch c {
+	case 0:
+		return scale * rem
+	case 1:
+		return scale * math.Max(rem-float64(r.IntN(1<<12))*ulp, 0)
+	case 2:
+		return scale * math.Max(rem-float64(1<<12)*ulp, 0)
+	case 3:
+		return scale * rem * (1 + r.Float64())
+	default:
+		return scale * rem * r.Float64()
 	}
 }
 
