@@ -71,6 +71,9 @@ func (p *Policy) lastFirstRuns(now float64) (last, second, first int32) {
 
 // exchangeRuns is seamSingles's exchange loop for this path: while the
 // bucket's least waiting job precedes its last running one, they swap.
+// The swap is a function of its own, not inlined: the loop mostly stops at
+// its first look, and with the swap's calls in it that look paid for the
+// registers they spill.
 func (p *Policy) exchangeRuns(s *sdk.System, sb *sbucket, now float64, pre, starts []int32) ([]int32, []int32) {
 	for sb.w > 0 && sb.nRun > 0 {
 		x := sb.last
@@ -85,12 +88,19 @@ func (p *Policy) exchangeRuns(s *sdk.System, sb *sbucket, now float64, pre, star
 		if !p.less(y, x) {
 			break
 		}
-		p.waitDeleteMin(sb)
-		p.toWaiting(x, now)
-		p.setRun(s, &p.slots[y], now)
-		p.runAppend(y)
-		pre = append(pre, x)
-		starts = append(starts, y)
+		pre, starts = p.exchangeRun(s, sb, x, y, now, pre, starts)
 	}
 	return pre, starts
+}
+
+// exchangeRun is exchangeRuns's swap: running job x (the bucket's last)
+// waits, waiting job y (its first) runs.
+//
+//go:noinline
+func (p *Policy) exchangeRun(s *sdk.System, sb *sbucket, x, y int32, now float64, pre, starts []int32) ([]int32, []int32) {
+	p.waitDeleteMin(sb)
+	p.toWaiting(x, now)
+	p.setRun(s, &p.slots[y], now)
+	p.runAppend(y)
+	return append(pre, x), append(starts, y)
 }
