@@ -21,6 +21,9 @@ import "github.com/msjfarm/msjfarm/sdk"
 // and the least job outside M (-1: none). The decision asks for first when
 // M's last cannot leave, nine times in ten there; computing it beforehand
 // reads the front's entry or the kept rank, nothing that changes M.
+// lastM's put is written out twice: as a function (top2) the compiler
+// would not inline it (cost 169), and its calls were ~3% of the
+// instructions at the L = 5000 rate.
 func (p *Policy) lastFirstRuns(now float64) (last, second, first int32) {
 	last, second, first = -1, -1, -1
 	for b := range p.sb {
@@ -33,13 +36,23 @@ func (p *Policy) lastFirstRuns(now float64) (last, second, first int32) {
 			} else {
 				c = p.wAtKept(sb, w-1)
 			}
-			last, second = p.top2(last, second, c)
+			switch { // top2, by hand (the compiler will not inline it)
+			case last < 0 || p.less(last, c):
+				last, second = c, last
+			case second < 0 || p.less(second, c):
+				second = c
+			}
 		}
 		if sb.nRun > 0 {
 			c := sb.last
 			sl := &p.slots[c] // keyAt for a running SRPT job, inlined
 			sl.key = p.cls[sl.class].scale * clamp0(sl.fin-now)
-			last, second = p.top2(last, second, c)
+			switch {
+			case last < 0 || p.less(last, c):
+				last, second = c, last
+			case second < 0 || p.less(second, c):
+				second = c
+			}
 		}
 		if sb.w < n+p.tSize(sb.root) { // firstOut's pass: a job outside M
 			var c int32
@@ -56,19 +69,11 @@ func (p *Policy) lastFirstRuns(now float64) (last, second, first int32) {
 	return last, second, first
 }
 
-// top2 is lastM's put: candidate c against the latest two so far.
-func (p *Policy) top2(last, second, c int32) (int32, int32) {
-	if last < 0 || p.less(last, c) {
-		return c, last
-	}
-	if second < 0 || p.less(second, c) {
-		return last, c
-	}
-	return last, second
-}
-
 // exchangeRuns is seamSingles's exchange loop for this path: while the
 // bucket's least waiting job precedes its last running one, they swap.
+// The swap is a function of its own, not inlined: the loop mostly stops at
+// its first look, and with the swap's calls in it that look paid for the
+// registers they spill.
 func (p *Policy) exchangeRuns(s *sdk.System, sb *sbucket, now float64, pre, starts []int32) ([]int32, []int32) {
 	for sb.w > 0 && sb.nRun > 0 {
 		x := sb.last
@@ -83,12 +88,19 @@ func (p *Policy) exchangeRuns(s *sdk.System, sb *sbucket, now float64, pre, star
 		if !p.less(y, x) {
 			break
 		}
-		p.waitDeleteMin(sb)
-		p.toWaiting(x, now)
-		p.setRun(s, &p.slots[y], now)
-		p.runAppend(y)
-		pre = append(pre, x)
-		starts = append(starts, y)
+		pre, starts = p.exchangeRun(s, sb, x, y, now, pre, starts)
 	}
 	return pre, starts
+}
+
+// exchangeRun is exchangeRuns's swap: running job x (the bucket's last)
+// waits, waiting job y (its first) runs.
+//
+//go:noinline
+func (p *Policy) exchangeRun(s *sdk.System, sb *sbucket, x, y int32, now float64, pre, starts []int32) ([]int32, []int32) {
+	p.waitDeleteMin(sb)
+	p.toWaiting(x, now)
+	p.setRun(s, &p.slots[y], now)
+	p.runAppend(y)
+	return append(pre, x), append(starts, y)
 }

@@ -633,9 +633,10 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	if p.wide {
 		pre, starts = p.applySeamsWide(s, now)
 	} else {
-		cnt := p.counts
-		for b := range p.sb {
-			cnt[b] = p.sb[b].nRun + p.sb[b].w
+		sbs := p.sb // in locals: the stores to cnt made p.sb reload per bucket
+		cnt := p.counts[:len(sbs)]
+		for b := range sbs {
+			cnt[b] = sbs[b].nRun + sbs[b].w
 		}
 		pre, starts = p.applySeams(s, p.takes(cnt), now)
 	}
