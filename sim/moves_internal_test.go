@@ -202,13 +202,7 @@ func movesWorkload(rate float64) *Workload {
 func TestMoveBatches(t *testing.T) {
 	for _, rate := range []float64{1, 2.5, 4} {
 		for _, list := range []bool{false, true} {
-			w := movesWorkload(rate)
-			cfg := Config{Seed: 7, Warmup: 500, Arrivals: 5000, MaxInSystem: 400}
-			one := &reorder{list: list}
-			r1, err := Run(w, one, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			w, cfg, one, r1 := oneCallEach(t, rate, list)
 			if r1.Preemptions == 0 {
 				t.Fatalf("rate %v: no preemptions", rate)
 			}
@@ -230,13 +224,7 @@ func TestMoveBatches(t *testing.T) {
 func TestPreemptionsCommute(t *testing.T) {
 	for _, rate := range []float64{1, 2.5, 4} {
 		for _, list := range []bool{false, true} {
-			w := movesWorkload(rate)
-			cfg := Config{Seed: 7, Warmup: 500, Arrivals: 5000, MaxInSystem: 400}
-			one := &reorder{list: list}
-			r1, err := Run(w, one, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			w, cfg, one, r1 := oneCallEach(t, rate, list)
 			rev := &reorder{list: list, batch: true, any: true}
 			sameMoves(t, fmt.Sprintf("rate %v list %v reversed", rate, list), w, cfg, one, r1, rev)
 		}
@@ -271,6 +259,20 @@ func TestPreemptionsCommute(t *testing.T) {
 	if s.PreemptionsCommute() {
 		t.Fatal("preempt-restart: says the order does not matter")
 	}
+}
+
+// oneCallEach runs reorder one call per move on movesWorkload(rate), as
+// the batched runs' reference.
+func oneCallEach(t *testing.T, rate float64, list bool) (*Workload, Config, *reorder, *Result) {
+	t.Helper()
+	w := movesWorkload(rate)
+	cfg := Config{Seed: 7, Warmup: 500, Arrivals: 5000, MaxInSystem: 400}
+	one := &reorder{list: list}
+	r1, err := Run(w, one, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, cfg, one, r1
 }
 
 // sameMoves runs p on w and fails unless it leaves the engine as one's

@@ -193,19 +193,7 @@ func (p *Policy) preemptRun(sb *sbucket, g, keep int32, now float64, pre []int32
 	slots := p.slots
 	pk, pid := math.Inf(-1), int64(math.MinInt64) // the previous job's (key, id)
 	if p.ord == SRPTOrder {
-		// keyAt and stopRun for a running SRPT job, inlined: one need,
-		// one scale
-		scale := p.cls[slots[run[0]].class].scale
-		for _, x := range run {
-			sl := &slots[x]
-			k := scale * clamp0(sl.fin-now)
-			sl.key = k
-			sl.serve, sl.moving, sl.rate = false, false, 0
-			if pairBefore(k, sl.id, pk, pid) {
-				sorted = false
-			}
-			pk, pid = k, sl.id
-		}
+		sorted = p.freezeRunSRPT(run, now)
 	} else if p.ord == GittinsOrder && p.cls[slots[run[0]].class].rank.constant {
 		// skey and stopRun for a job of constant rank (one class per
 		// bucket on this path): the key stays, nothing moves
@@ -233,6 +221,29 @@ func (p *Policy) preemptRun(sb *sbucket, g, keep int32, now float64, pre []int32
 	sb.w += m
 	sb.root = p.joinFront(sb.root, tail, run, modeKey, sorted)
 	return pre
+}
+
+// freezeRunSRPT freezes the keys of run, running SRPT jobs of one bucket
+// (one need, one scale) preempted at once, as keyAt and stopRun would one
+// at a time (written out: per job, this loop is the preemption's cost),
+// and reports whether the run is in the waiting order (key, then id),
+// learnt against the previous job's key and id held in registers.
+func (p *Policy) freezeRunSRPT(run []int32, now float64) bool {
+	slots := p.slots
+	sorted := true
+	pk, pid := math.Inf(-1), int64(math.MinInt64) // the previous job's (key, id)
+	scale := p.cls[slots[run[0]].class].scale
+	for _, x := range run {
+		sl := &slots[x]
+		k := scale * clamp0(sl.fin-now)
+		sl.key = k
+		sl.serve, sl.moving, sl.rate = false, false, 0
+		if pairBefore(k, sl.id, pk, pid) {
+			sorted = false
+		}
+		pk, pid = k, sl.id
+	}
+	return sorted
 }
 
 // startRun starts the first m waiting jobs of bucket sb (run group g), as

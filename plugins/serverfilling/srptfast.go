@@ -647,10 +647,7 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 
 	// 3. Engine calls in the general path's order.
 	if p.wide {
-		if !s.PreemptionsCommute() {
-			p.mergeBucketRuns(pre, p.preEnds, true)
-		}
-		p.mergeBucketRuns(starts, p.startEnds, false)
+		p.orderRunsWide(s, pre, starts)
 		p.engineCallsRuns(s, evicted, pre, starts, false, false)
 	} else {
 		p.engineCalls(s, evicted, pre, starts)

@@ -1,7 +1,6 @@
 package serverfilling
 
 import (
-	"math"
 	"slices"
 
 	"github.com/msjfarm/msjfarm/sdk"
@@ -322,20 +321,7 @@ func (p *Policy) preemptRunBlocks(sb *sbucket, b int, keep int32, now float64, p
 	n0 := len(pre)
 	pre = p.runCutTail(&p.runs[b], keep, pre)
 	run := pre[n0:]
-	sorted := true
-	slots := p.slots
-	pk, pid := math.Inf(-1), int64(math.MinInt64) // the previous job's (key, id)
-	scale := p.cls[slots[run[0]].class].scale     // keyAt and stopRun for a running SRPT job, inlined
-	for _, x := range run {
-		sl := &slots[x]
-		k := scale * clamp0(sl.fin-now)
-		sl.key = k
-		sl.serve, sl.moving, sl.rate = false, false, 0
-		if pairBefore(k, sl.id, pk, pid) {
-			sorted = false
-		}
-		pk, pid = k, sl.id
-	}
+	sorted := p.freezeRunSRPT(run, now)
 	t := p.tBuild(run) // (by position: joinFront splits it by rank)
 	m := int32(len(run))
 	sb.nRun -= m

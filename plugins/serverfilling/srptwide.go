@@ -742,6 +742,16 @@ func ascendRun(seg []int32, k int) {
 	}
 }
 
+// orderRunsWide puts applySeamsWide's runs in the engine-call order: the
+// starts always, the preemptions only where their order can matter
+// (System.PreemptionsCommute; else any order leaves the engine the same).
+func (p *Policy) orderRunsWide(s *sdk.System, pre, starts []int32) {
+	if !s.PreemptionsCommute() {
+		p.mergeBucketRuns(pre, p.preEnds, true)
+	}
+	p.mergeBucketRuns(starts, p.startEnds, false)
+}
+
 // mergeBucketRuns puts applySeams's preemptions (pre: true) or starts in
 // the order at the decision instant that engineCalls sorts them into
 // (cmpWas), by merging runs instead of sorting. applySeams makes the moves
