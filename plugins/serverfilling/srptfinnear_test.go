@@ -16,7 +16,7 @@ func TestFinNear(t *testing.T) {
 	r := rng.New(40, 2)
 	ones := 0
 	for i := range 40000 {
-		now, rem, scale, fin0 := finDraw(r, i)
+		now, _, scale, fin0 := finDraw(r, i)
 		below := func(n int) float64 { // the key at n ulps below fin0
 			return scale * clamp0(math.Float64frombits(math.Float64bits(fin0)-uint64(n))-now)
 		}
@@ -34,7 +34,7 @@ func TestFinNear(t *testing.T) {
 				key = below(16 + r.IntN(1<<12))
 			}
 		case 4:
-			rem = math.Nextafter(now, math.Inf(1)) - now // one ulp of now
+			rem := math.Nextafter(now, math.Inf(1)) - now // one ulp of now
 			fin0 = now + rem*float64(1+r.IntN(3))
 			key = below(r.IntN(3))
 		}
