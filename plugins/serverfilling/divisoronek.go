@@ -280,8 +280,8 @@ func (p *Policy) oneKEnds(now float64, wantFirst bool) (last, second, first int3
 
 // oneKRunKey refreshes running job c's key at now and returns c.
 func (p *Policy) oneKRunKey(c int32, now float64) int32 {
-	if cs := &p.slots[c]; p.ord == SRPTOrder { // keyAt for a running SRPT job, inlined
-		cs.key = p.cls[cs.class].scale * clamp0(cs.fin-now)
+	if cs := &p.slots[c]; p.ord == SRPTOrder {
+		p.refreshSRPT(cs, now)
 	} else {
 		p.skey(c, now)
 	}

@@ -825,7 +825,7 @@ func (p *Policy) decide(s *sdk.System) {
 		}
 		if sl.moving {
 			if srpt {
-				sl.key = p.cls[sl.class].scale * clamp0(sl.fin-now)
+				p.refreshSRPT(sl, now)
 			} else {
 				sl.key = p.keyAt(sl, now)
 			}

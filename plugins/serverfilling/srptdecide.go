@@ -45,8 +45,7 @@ func (p *Policy) lastFirstRuns(now float64) (last, second, first int32) {
 		}
 		if sb.nRun > 0 {
 			c := sb.last
-			sl := &p.slots[c] // keyAt for a running SRPT job, inlined
-			sl.key = p.cls[sl.class].scale * clamp0(sl.fin-now)
+			p.refreshSRPT(&p.slots[c], now)
 			switch {
 			case last < 0 || p.less(last, c):
 				last, second = c, last
@@ -77,8 +76,7 @@ func (p *Policy) lastFirstRuns(now float64) (last, second, first int32) {
 func (p *Policy) exchangeRuns(s *sdk.System, sb *sbucket, now float64, pre, starts []int32) ([]int32, []int32) {
 	for sb.w > 0 && sb.nRun > 0 {
 		x := sb.last
-		xs := &p.slots[x] // keyAt for a running SRPT job, inlined
-		xs.key = p.cls[xs.class].scale * clamp0(xs.fin-now)
+		p.refreshSRPT(&p.slots[x], now)
 		var y int32
 		if n := len(sb.front); n > 0 {
 			y = sb.front[n-1]

@@ -275,14 +275,12 @@ func (p *Policy) runLast(sb *sbucket, now float64) int32 {
 			return -1
 		}
 		c := sb.seq[sb.nRun-1]
-		sl := &p.slots[c] // keyAt for a running SRPT job, inlined
-		sl.key = p.cls[sl.class].scale * clamp0(sl.fin-now)
+		p.refreshSRPT(&p.slots[c], now)
 		return c
 	}
 	if sb.lastOK {
 		if c := sb.last; c >= 0 && p.ord == SRPTOrder {
-			sl := &p.slots[c] // keyAt for a running SRPT job, inlined
-			sl.key = p.cls[sl.class].scale * clamp0(sl.fin-now)
+			p.refreshSRPT(&p.slots[c], now)
 		} else if c >= 0 {
 			p.skey(c, now)
 		}

@@ -260,6 +260,13 @@ func (p *Policy) keyAtSRPT(sl *slot, t float64) float64 {
 	return p.cls[sl.class].scale * clamp0(sl.fin-t)
 }
 
+// refreshSRPT sets running SRPT job sl's key to its value at now (keyAt's
+// SRPT case without keyAt's tests: the callers know sl runs under SRPT).
+// The decision passes call it on the last running job of each bucket.
+func (p *Policy) refreshSRPT(sl *slot, now float64) {
+	sl.key = p.cls[sl.class].scale * clamp0(sl.fin-now)
+}
+
 // crossAt is the instant of the crossing timer for b overtaking y (b
 // running, faster than y, behind y now): the first floating-point instant
 // from the straight-line estimate on at which aheadAt holds. From the

@@ -257,7 +257,7 @@ func (p *Policy) sToWaiting(sb *sbucket, x int32, now float64) {
 		from = p.sRunIndex(sb, x)
 	}
 	sl := &p.slots[x] // skey and stopRun for a running SRPT job, inlined
-	sl.key = p.cls[sl.class].scale * clamp0(sl.fin-now)
+	p.refreshSRPT(sl, now)
 	sl.moving, sl.rate, sl.serve = false, 0, false
 	to := sb.nRun - 1 // its place once it has left the running part
 	if int(sb.nRun) < len(sb.seq) && p.tLess(sb.seq[sb.nRun], x, modeKey) {
