@@ -30,30 +30,43 @@ type Job struct {
 	Key float64
 
 	// The fields below are laid out so that the struct has no padding
-	// (4-byte fields in pairs, the 1-byte flags last): 96 bytes (it had
-	// 104 with the flags scattered). A backlog
+	// (4-byte fields in pairs, the 1-byte flags together): 96 bytes (it
+	// had 104 with the flags scattered). A backlog
 	// is mostly Job structs — 10^6 waiting jobs are ~100 MB, which the
 	// kernel zero-fills page by page on first touch — so every 8 bytes
 	// is ~8% of an unstable run's memory; TestJobSize keeps it so. (A
 	// policy that only takes the front of its queue parks the jobs behind
 	// it instead, 24 bytes each: Parked.)
-	id        int64
-	class     int32
-	need      int32
-	arrival   float64
-	size      float64 // original service duration
+	//
+	// The fields a move reads or writes (a preemption, a start, an entry
+	// moved past in the event heap: remaining, started, need, heapIdx,
+	// preempted and the flags) are bytes 32–63, which are in one cache
+	// line whatever the Job's place: Jobs are allocated 256 at a time in
+	// a 64-byte-aligned array, so one Job in two starts at a line and one
+	// in two in the middle of one, and its bytes 32–63 are then the first
+	// half of its second line. With them spread over the struct (need at
+	// 36, started at 64, state at 92) a move touched two lines of every
+	// other job, and the jobs a move touches are mostly cold (see
+	// docs/design.md, issue #35's sixth round); TestJobHotLine keeps them
+	// so. evSeq, which a start writes and the heap reads only on a tie,
+	// shares a line with them for one Job in two.
+	evSeq     uint64  // insertion order of the job's event (heap tie-break)
 	remaining float64 // remaining duration, as of the last start or preemption
 	started   float64 // time of the last start
-	evSeq     uint64  // insertion order of the job's event (heap tie-break)
-	preempted int32
+	need      int32
 	heapIdx   int32 // position in the event heap while running
-	runIdx    int32 // position in System.running while running (once listed)
+	preempted int32
 	state     jobState
 	delayed   bool // not in service at some instant while in the system
 	tagged    bool // arrived inside the measurement window
 	// suspended: preempted while its departure entry is still in the
 	// event list (a stale entry, see eventHeap).
 	suspended bool
+	id        int64
+	class     int32
+	runIdx    int32 // position in System.running while running (once listed)
+	arrival   float64
+	size      float64 // original service duration
 }
 
 // ID is the job's arrival index, counting from 0 at the first arrival of the
