@@ -39,8 +39,9 @@ type event struct {
 // departure rises past its parent), so: entries are two words (16 bytes;
 // the tie-break key lives in the Job and is read only on a tie, which is
 // rare); a pop sinks its hole to a leaf choosing the earliest child by
-// integer subtractions' borrows instead of branches (times are never
-// negative, so their IEEE-754 bits order as unsigned integers); a push
+// integer arithmetic instead of branches (times are never negative, so
+// their IEEE-754 bits order as integers: a binary heap takes the borrow
+// of a subtraction, a 4-ary one the signs of differences); a push
 // compares times only, since a new entry has the largest seq and loses
 // every tie. A sorted array for small lists (pop O(1), push by a
 // branch-free binary search and a memmove) was tried: 3% fewer
