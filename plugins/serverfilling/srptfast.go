@@ -957,8 +957,13 @@ func (p *Policy) armCrossingRuns(s *sdk.System, now float64, last int32) {
 		}
 		y := sb.last
 		if ys := &p.slots[y]; ys.rate < b.rate {
-			est := p.crossEst(b, ys, now)
-			if bound := minInstant(t, p.timerAt); est >= bound && b.fin >= bound {
+			bound := minInstant(t, p.timerAt)
+			d, r := p.crossGap(b, ys, now)
+			if b.fin >= bound && estAtLeast(now, d, r, bound) {
+				continue
+			}
+			est := estOf(now, d, r)
+			if est >= bound && b.fin >= bound {
 				continue
 			}
 			t = minInstant(t, p.crossFrom(b, ys, est))
