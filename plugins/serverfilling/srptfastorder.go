@@ -287,7 +287,39 @@ func (p *Policy) crossAt(b, y *slot, now float64) float64 {
 // lower bound of crossAt's answer unless y runs (then crossAt may stop at
 // b's fin).
 func (p *Policy) crossEst(b, y *slot, now float64) float64 {
-	return now + clamp0((p.keyAtSRPT(b, now)-p.keyAtSRPT(y, now))/(b.rate-y.rate)) // (finite keys, b.rate > y.rate)
+	d, r := p.crossGap(b, y, now)
+	return estOf(now, d, r)
+}
+
+// crossGap is the numerator and the denominator of crossEst's quotient:
+// the keys' gap now and the rates' difference.
+func (p *Policy) crossGap(b, y *slot, now float64) (d, r float64) {
+	return p.keyAtSRPT(b, now) - p.keyAtSRPT(y, now), b.rate - y.rate // (finite keys, b.rate > y.rate)
+}
+
+// estOf is crossEst from crossGap's d and r (the same operations).
+func estOf(now, d, r float64) float64 { return now + clamp0(d/r) }
+
+// estAtLeast reports that estOf(now, d, r) ≥ bound without its division
+// (false: not known; r > 0). armCrossingRuns skips a candidate whose
+// estimate is not below the pending timer (92% of them at the L = 5000
+// rate of BenchmarkLevels), and the division's latency was most of the
+// estimate's cost there. Why a true answer is exact, with ε = 2^−53 and
+// g = bound − now > 0 (if bound ≤ now: estOf ≥ now ≥ bound, clamp0 being
+// ≥ 0 and rounding monotone): G = fl(g) ≥ g(1−ε) and P = fl(G·r) ≥
+// G·r(1−ε), so g·r ≤ P/(1−ε)²; the test's right side, P + P·2^−40 (the
+// product exact while P ≥ 2^−900) rounded once, is at least
+// P(1 + 2^−40)(1−ε) ≥ P/(1−ε)³, so d > g·r/(1−ε); then q = fl(d/r) ≥
+// (d/r)(1−ε) > g > 0, clamp0 leaves q, now + q > bound, and fl(now + q)
+// ≥ bound since bound is a float. A fused multiply-add only makes a side
+// more exact; P = +Inf (no timer pending) fails the test.
+// TestEstAtLeast checks it near the boundary.
+func estAtLeast(now, d, r, bound float64) bool {
+	if bound <= now {
+		return true
+	}
+	P := (bound - now) * r
+	return P >= 0x1p-900 && d > P+P*0x1p-40
 }
 
 // crossFrom is crossAt's search from its estimate at.
