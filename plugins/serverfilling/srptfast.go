@@ -916,14 +916,26 @@ func (p *Policy) armCrossingSRPT(s *sdk.System, now float64, last int32) {
 			t = minInstant(t, p.crossFrom(b, ys, est))
 		}
 	}
-	if i := p.stopper; i >= 0 && i != last && p.idle > 0 {
+	if p.stopper >= 0 {
+		t = p.crossStopper(b, last, slack, now, t)
+	}
+	p.setCrossingTimer(s, now, t)
+}
+
+// crossStopper is the last candidate of armCrossingSRPT and
+// armCrossingRuns: the job that stopped the packing (PackStop) while
+// servers idle, which may cross b once it fits; t is the earliest
+// crossing so far, and the result the timer's instant (p.stopper ≥ 0:
+// the callers test it, so that the usual decision makes no call).
+func (p *Policy) crossStopper(b *slot, last, slack int32, now, t float64) float64 {
+	if i := p.stopper; i != last && p.idle > 0 {
 		if y := &p.slots[i]; y.need <= slack && y.rate < b.rate {
 			if est := p.crossEst(b, y, now); est < minInstant(t, p.timerAt) {
 				t = minInstant(t, p.crossFrom(b, y, est))
 			}
 		}
 	}
-	p.setCrossingTimer(s, now, t)
+	return t
 }
 
 // armCrossingRuns is armCrossingSRPT on ServerFilling's treap path with
@@ -969,12 +981,8 @@ func (p *Policy) armCrossingRuns(s *sdk.System, now float64, last int32) {
 			t = minInstant(t, p.crossFrom(b, ys, est))
 		}
 	}
-	if i := p.stopper; i >= 0 && i != last && p.idle > 0 {
-		if y := &p.slots[i]; y.need <= slack && y.rate < b.rate {
-			if est := p.crossEst(b, y, now); est < minInstant(t, p.timerAt) {
-				t = minInstant(t, p.crossFrom(b, y, est))
-			}
-		}
+	if p.stopper >= 0 {
+		t = p.crossStopper(b, last, slack, now, t)
 	}
 	p.setCrossingTimer(s, now, t)
 }
