@@ -103,22 +103,27 @@ func (rs *runSet) dropBlock(bi int) {
 
 // runBlockOf is the block where the pair (v, id) belongs: the last one
 // whose first job precedes it (or, with incl, is it), else 0.
-// The search adds each step through a mask of the comparison's flag, as
-// inBlock does.
+// It counts the first fins below v in one pass without a branch instead of
+// a binary search: the few dozen fins lie in a few contiguous lines, and
+// their loads and comparisons do not wait on each other, where each step
+// of a search waits on the one before. At the L = 5000 rate of
+// BenchmarkLevels that is more instructions (27 -> 64 M) for less time
+// (about -1.3% CPU). The fins equal to v, next in the order, are then
+// stepped over while their block's first job is ahead (rare: a tie on the
+// fin).
 func (p *Policy) runBlockOf(rs *runSet, v float64, id int64, incl bool) int {
 	first := rs.first
-	base, n := 0, len(first)
-	for n > 1 {
-		half := n >> 1
-		f := first[base+half]
-		step := half & -bit(f < v)
-		if f == v && p.firstAhead(rs, base+half, id, incl) { // rare: a tie on the fin
-			step = half
-		}
-		base += step
-		n -= half
+	c0, c1 := 0, 0
+	k := 0
+	for ; k+1 < len(first); k += 2 {
+		c0 += bit(first[k] < v)
+		c1 += bit(first[k+1] < v)
 	}
-	if f := first[base]; f < v || f == v && p.firstAhead(rs, base, id, incl) {
+	if k < len(first) {
+		c0 += bit(first[k] < v)
+	}
+	base := c0 + c1
+	for base < len(first) && first[base] == v && p.firstAhead(rs, base, id, incl) {
 		base++
 	}
 	return max(base-1, 0)
