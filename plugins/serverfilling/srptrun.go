@@ -102,23 +102,35 @@ func (rs *runSet) dropBlock(bi int) {
 }
 
 // runBlockOf is the block where the pair (v, id) belongs: the last one
-// whose first job precedes it (or, with incl, is it), else 0.
-// The search adds each step through a mask of the comparison's flag, as
-// inBlock does.
+// whose first job precedes it (or, with incl, is it), else 0 (rs is not
+// empty). It counts instead of searching, in two passes without a
+// branch: the fins first[3], first[7], ... below v give the group of four
+// where the count ends (every fin before it is below v), then that
+// group's first three are counted. The loads within a pass do not wait on
+// each other, where each step of a binary search waits on the one before:
+// at the L = 5000 rate of BenchmarkLevels (a few dozen blocks) runBlockOf
+// is 27 -> 32 M instructions for about 2% less CPU time. The fins equal
+// to v, next in the order, are then stepped over while their block's
+// first job is ahead (rare: a tie on the fin).
 func (p *Policy) runBlockOf(rs *runSet, v float64, id int64, incl bool) int {
 	first := rs.first
-	base, n := 0, len(first)
-	for n > 1 {
-		half := n >> 1
-		f := first[base+half]
-		step := half & -bit(f < v)
-		if f == v && p.firstAhead(rs, base+half, id, incl) { // rare: a tie on the fin
-			step = half
-		}
-		base += step
-		n -= half
+	n := len(first)
+	c0, c1 := 0, 0
+	k := 3
+	for ; k+4 < n; k += 8 {
+		c0 += bit(first[k] < v)
+		c1 += bit(first[k+4] < v)
 	}
-	if f := first[base]; f < v || f == v && p.firstAhead(rs, base, id, incl) {
+	if k < n {
+		c0 += bit(first[k] < v)
+	}
+	g := (c0 + c1) * 4 // first[:g] all below v; first[g+3] (if any) not
+	base := g
+	for d := range 3 {
+		x := g + d
+		base += bit(x < n) & bit(first[min(x, n-1)] < v)
+	}
+	for base < len(first) && first[base] == v && p.firstAhead(rs, base, id, incl) {
 		base++
 	}
 	return max(base-1, 0)
