@@ -11,7 +11,7 @@ RACE_PKGS ?= ./storage/... ./coordinator/... ./worker/... ./internal/protocol/..
 export MSJFARM_MINIO ?= $(TOOLS)/minio
 export MSJFARM_NATS_SERVER ?= $(TOOLS)/nats-server
 
-.PHONY: all build plugins modcache test test-long test-times lint tools bench bench-compare pgo fmt proto faults faults-reduced slurm
+.PHONY: all build plugins modcache test test-long test-times lint tools bench bench-compare bench-sizebased pgo fmt proto faults faults-reduced slurm
 
 all: build
 
@@ -123,6 +123,15 @@ AFTER ?= HEAD
 bench-compare:
 	@test -n "$(BEFORE)" || { echo "usage: make bench-compare BEFORE=<commit> [AFTER=<commit>] [N=6]"; exit 2; }
 	bash .ci/bench-pairs.sh $(BEFORE) $(AFTER)
+
+# Issue #35's measurement (.ci/bench-sizebased.sh): the size-based
+# ServerFilling and DivisorFilling members against ServerFilling per event,
+# and their growth in L at k = 2048, at AFTER (default HEAD) or at BEFORE and
+# AFTER in alternation; N rounds (default 6) over COPIES copies of each test
+# binary (default 3). Wants a quiet host (docs/testing.md, "Size-based
+# members against ServerFilling").
+bench-sizebased:
+	bash .ci/bench-sizebased.sh "$(BEFORE)" "$(AFTER)"
 
 # The CPU profile behind profile-guided optimisation (PGO): `go build`
 # applies cmd/msjfarm/default.pgo to the msjfarm binary by default (and the
