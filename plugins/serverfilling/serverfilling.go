@@ -415,6 +415,8 @@ type Policy struct {
 	live                         []uint64 // wide path: a bit per need bucket holding jobs
 	occ                          []int32  // the need buckets a decision's passes visit (visit)
 	occStale                     bool     // wide path: live changed since occ was listed
+	wLast                        int32    // wide path: M's last job at the last repair pass (lastMWide)
+	wSK                          float64  // and the key of the latest other candidate (−Inf: none): crossNone's bound
 	sb                           []sbucket
 	rroot                        []int32 // treap of running jobs per run group (see runGroup)
 	pend                         []int32 // running jobs not yet placed in their treap (flushPending)

@@ -209,16 +209,64 @@ func (p *Policy) setLive(b int32) {
 	}
 }
 
-// visit is the list of need buckets the crossing timer's pass visits: on
-// the wide path the occupied ones (listOccupied, brought up to date at the
-// start of each decision), on the treap path every bucket. (The wide
-// path's other passes range over occ directly, the treap path's over
-// every bucket.)
+// visit is the list of need buckets the crossing timer's pass
+// (armCrossingSRPT) visits: on the wide path the occupied ones
+// (listOccupied, brought up to date at the start of each decision), or
+// none when crossNone shows that none of their jobs can give a timer; on
+// the treap path every bucket. (The wide path's other passes range over
+// occ directly, the treap path's over every bucket.)
 func (p *Policy) visit() []int32 {
-	if !p.wide && len(p.occ) != len(p.sb) {
-		p.listAll()
+	if !p.wide {
+		if len(p.occ) != len(p.sb) {
+			p.listAll()
+		}
+		return p.occ
+	}
+	if p.crossNone() {
+		return nil
 	}
 	return p.occ
+}
+
+// crossNone reports that the crossing timer's pass over the buckets
+// (armCrossingSRPT's loop, which calls it through visit once it has
+// found a timer may be due: M's last job b = slots[wLast] runs, M has
+// slack) would leave the pending timer as it is, so that the pass can be
+// skipped: b's key at the pending timer's instant, KB, is above both 0
+// and wSK, the key of the latest candidate other than b of the decision's
+// last repair pass (lastMWide, whose last is the b armCrossingSRPT was
+// given: decideSRPT's last call of it gives that job). On Borg cell B at
+// ρ = 0.95 it holds at 65% of the passes (445 k of 683 k a replication),
+// each of which visits ~11 occupied buckets and estimates ~4.4 crossings
+// (~650 instructions, 9% of the run's), and it sets a timer at 0.4% of them.
+//
+// Why it is exact. Every candidate of the pass is the last running job y
+// of a bucket other than b's (a rate below b's: a smaller need) after the
+// decision's moves. Either y ran at the repair: its fin is at most that of
+// its bucket's last running job z then, so its key now is at most z's
+// (scale × clamp0(fin − now), each step monotone in fin), and z's key now
+// is at most wSK (lastMWide refreshed it and placed it, or dropped it on
+// a stored key below the second latest's so far, a value its key now
+// cannot exceed: running keys only fall). Or y started in this decision (startSeam,
+// startRare, sStartFirst): its fin puts its key now at most its frozen
+// key, the key of a job that was in M waiting at the repair (at most its
+// bucket's last waiting job of M, a candidate of the pass other than b,
+// which runs) or running then (at most wSK as above). A running key never
+// rises with t in floating point, so at every instant t ≥ now y's key is
+// at most wSK, and b's is at least KB while t ≤ timerAt. So aheadAt(b, y,
+// t) (b's key ≤ y's) is false on [now, timerAt]; crossFrom, stepping
+// upwards from an estimate ≥ now, returns either an instant where it holds,
+// past timerAt, or b's fin, past timerAt since KB = scale × clamp0(fin −
+// timerAt) > 0. Every candidate's crossing is then past timerAt (and one
+// skipped on its bound is past it too), so the loop would leave t at an
+// instant not before timerAt, where it leaves t at +Inf when skipped: the
+// stopper's candidate (crossStopper) compares against minInstant(t,
+// timerAt) = timerAt either way, and setCrossingTimer arms only an instant
+// before timerAt. A timer pending at +Inf gives KB = 0: no skip.
+func (p *Policy) crossNone() bool {
+	b := &p.slots[p.wLast] // running: keyAtSRPT's moving case
+	kb := p.cls[b.class].scale * clamp0(b.fin-p.timerAt)
+	return kb > p.wSK && kb > 0
 }
 
 // listAll lists every need bucket in occ (the treap paths).
@@ -647,6 +695,7 @@ func (p *Policy) lastMWide(now float64) (last, second, first int32) {
 			}
 		}
 	}
+	p.wLast, p.wSK = last, sk
 	return last, second, first
 }
 
@@ -684,6 +733,7 @@ func (p *Policy) lastMWideTies(now float64) (last, second, first int32) {
 			}
 		}
 	}
+	p.wLast, p.wSK = t.last, t.sk
 	return t.last, t.second, first
 }
 
