@@ -417,6 +417,7 @@ type Policy struct {
 	occStale                     bool     // wide path: live changed since occ was listed
 	wLast                        int32    // wide path: M's last job at the last repair pass (lastMWide)
 	wSK                          float64  // and the key of the latest other candidate (−Inf: none): crossNone's bound
+	crossBuf                     []int32  // wide path: the buckets crossCands leaves to the crossing timer's pass
 	sb                           []sbucket
 	rroot                        []int32 // treap of running jobs per run group (see runGroup)
 	pend                         []int32 // running jobs not yet placed in their treap (flushPending)
