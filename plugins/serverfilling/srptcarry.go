@@ -12,13 +12,16 @@ import "math"
 // bucket's last waiting job of M and last running job and compares them
 // (refreshing the running ones' keys); the carry proves, from what the
 // last decision's pass found and a few numbers, that the pass would answer
-// the same last job, and skips those lookups and comparisons. The least
-// job outside M is still looked up (firstRuns): an arrival can land there.
+// the same last job, and skips those lookups and comparisons; a bound on
+// the keys outside M (φ, below) skips the look-up of the least job outside
+// M as well while no such job can precede M's last.
 //
 // The record. Every full pass (lastFirstRuns) records the M's last job L
-// it found, if L runs, its arrival index, and κ, the key of the latest
-// other candidate S (lastM's second) as the pass left it (refreshed to the
-// pass's instant t0 if S runs; -Inf without S). Every repair step that
+// it found, if L runs, its arrival index, κ, the key of the latest other
+// candidate S (lastM's second) as the pass left it (refreshed to the
+// pass's instant t0 if S runs; -Inf without S), and φ, the key of the
+// least job outside M (waiting: frozen; +Inf without one). Every repair
+// step that
 // changes M (growM, an eviction, the least outside job added) clears it, as
 // does an arrival started at once while every job is served
 // (startPending: it joins M running, with any key). So a record read at a
@@ -43,6 +46,21 @@ import "math"
 // (arriveSRPT: rank < w), so with a key at most that job's; a completion
 // only removes.
 //
+// The bound φ: every job outside M has a key at least φ. At the pass φ is
+// the least such key (the key is less's first part). An arrival outside M
+// (arriveSRPT: rank ≥ w) lowers φ to its key if needed; a decision's seams
+// take waiting jobs of M only and put preempted jobs among the waiting
+// ones with w raised by as many, so the jobs then outside M are the
+// largest of the waiting jobs as many as were outside before, each at or
+// after the least of those in the waiting order, so of key ≥ φ (a
+// preempted job lands outside M only behind a job of equal key and a
+// larger arrival index, the representational freedom of the comment at
+// the top of srptfast.go); a start or a completion adds no job outside M.
+// A carried step whose φ exceeds L's key now needs no look-up: every job
+// outside M has a larger key than L, so follows it, and the repair adds
+// none (first: -1); else it looks the least one up (firstRuns) and makes
+// its key φ, the least key outside M again.
+//
 // The test (carried). L still runs with the recorded arrival index: the
 // slot of a completed job is zeroed (release), one handed to a later
 // arrival has its index, and a job preempted by a decision's seams is not
@@ -54,7 +72,7 @@ import "math"
 // is the key), or is a running job of L's bucket that ran at t0 and
 // precedes L in the running order, so in less. L is then the latest job
 // of M, and the pass's last is the latest of a set of M's jobs that holds
-// L (L is its bucket's last running job): the same job. The test compares
+// L (L is its bucket's last running job): the same job. The tests compare
 // the operands the pass would (the refreshed keys) and uses no tolerance.
 // The skipped pass would also have refreshed the other buckets' last
 // running jobs' keys in their slots; every later reader in the decision
@@ -69,6 +87,7 @@ type carry struct {
 	x   int32   // L
 	id  int64   // L's arrival index
 	kap float64 // κ
+	phi float64 // φ
 }
 
 // carried reports whether the test above gives M's last job without the
@@ -93,7 +112,7 @@ const carriedPass = -2
 
 // carryFrom records a full pass's (last, second) for the next repair step
 // (see above), or clears the record if last does not run.
-func (p *Policy) carryFrom(last, second int32) {
+func (p *Policy) carryFrom(last, second, first int32) {
 	if last < 0 || !p.slots[last].moving {
 		p.carry.x = -1
 		return
@@ -103,7 +122,27 @@ func (p *Policy) carryFrom(last, second int32) {
 	if second >= 0 {
 		kap = p.slots[second].key
 	}
-	p.carry = carry{last, l.id, kap}
+	p.carry = carry{last, l.id, kap, p.keyOr(first)}
+}
+
+// keyOr is waiting job x's key, +Inf if x < 0 (no job).
+func (p *Policy) keyOr(x int32) float64 {
+	if x < 0 {
+		return math.Inf(1)
+	}
+	return p.slots[x].key
+}
+
+// firstCarried is a carried step's first (see above): -1 when every job
+// outside M has a key at least φ, above L's key now (carried refreshed
+// it), so none precedes L; else firstRuns, whose key then becomes φ.
+func (p *Policy) firstCarried() int32 {
+	if p.carry.phi > p.slots[p.carry.x].key {
+		return -1
+	}
+	f := p.firstRuns()
+	p.carry.phi = p.keyOr(f)
+	return f
 }
 
 // firstRuns is lastFirstRuns' first alone: the least job outside M (-1:

@@ -30,7 +30,7 @@ import "github.com/msjfarm/msjfarm/sdk"
 // otherwise the pass's answer is recorded for the next decision.
 func (p *Policy) lastFirstRuns(now float64) (last, second, first int32) {
 	if p.carried(now) {
-		return p.carry.x, carriedPass, p.firstRuns()
+		return p.carry.x, carriedPass, p.firstCarried()
 	}
 	last, second, first = -1, -1, -1
 	for b := range p.sb {
@@ -72,7 +72,7 @@ func (p *Policy) lastFirstRuns(now float64) (last, second, first int32) {
 			}
 		}
 	}
-	p.carryFrom(last, second)
+	p.carryFrom(last, second, first)
 	return last, second, first
 }
 

@@ -339,6 +339,9 @@ func (p *Policy) arriveSRPT(s *sdk.System, i int32) {
 		r = p.sInsertWaiting(sb, i)
 	} else if p.usesFront() {
 		r = p.waitInsert(sb, i)
+		if r >= sb.w { // outside M: the carry's bound on those keys (srptcarry.go)
+			p.carry.phi = min(p.carry.phi, sl.key)
+		}
 	} else {
 		sb.root, r = p.tInsert(sb.root, i, modeKey)
 		sb.keptInsert(r, i)
