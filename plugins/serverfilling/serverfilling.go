@@ -443,6 +443,10 @@ type Policy struct {
 	lastRun []int32 // scratch: per need bucket, its last running job (armCrossing)
 	rem     int     // servers takes left idle
 	cut     int32   // the first bucket takes did not serve whole
+
+	// carry: on the runSets' path, M's last job carried over to the next
+	// decision (srptcarry.go). Last, so that no other field moves.
+	carry carry
 }
 
 type classInfo struct {

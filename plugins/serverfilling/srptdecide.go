@@ -24,7 +24,14 @@ import "github.com/msjfarm/msjfarm/sdk"
 // lastM's put is written out twice: as a function (top2) the compiler
 // would not inline it (cost 169), and its calls were ~3% of the
 // instructions at the L = 5000 rate.
+//
+// When the last decision's M boundary carries over (srptcarry.go), last is
+// the carried job, second is carriedPass, and only first is looked up;
+// otherwise the pass's answer is recorded for the next decision.
 func (p *Policy) lastFirstRuns(now float64) (last, second, first int32) {
+	if p.carried(now) {
+		return p.carry.x, carriedPass, p.firstCarried()
+	}
 	last, second, first = -1, -1, -1
 	for b := range p.sb {
 		sb := &p.sb[b]
@@ -65,6 +72,7 @@ func (p *Policy) lastFirstRuns(now float64) (last, second, first int32) {
 			}
 		}
 	}
+	p.carryFrom(last, second, first)
 	return last, second, first
 }
 

@@ -313,6 +313,8 @@ func (p *Policy) allServedSRPT() bool { return p.nOut == 0 && p.sumM <= p.k }
 func (p *Policy) startPending(s *sdk.System, i int32) {
 	sl := &p.slots[i]
 	p.start(s, sl, s.Now())
+	// It joins M running, with any key: no carry (srptcarry.go).
+	p.carry.x = -1
 	if p.wide { // a binary search and a short copy: placed at once
 		p.sInsertRunning(&p.sb[sl.bucket], i)
 		return
@@ -337,6 +339,9 @@ func (p *Policy) arriveSRPT(s *sdk.System, i int32) {
 		r = p.sInsertWaiting(sb, i)
 	} else if p.usesFront() {
 		r = p.waitInsert(sb, i)
+		if r >= sb.w { // outside M: the carry's bound on those keys (srptcarry.go)
+			p.carry.phi = min(p.carry.phi, sl.key)
+		}
 	} else {
 		sb.root, r = p.tInsert(sb.root, i, modeKey)
 		sb.keptInsert(r, i)
@@ -580,6 +585,7 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 		fresh = true
 		ls := &p.slots[last]
 		if p.sumM-int(ls.need) >= p.k {
+			p.carry.x = -1 // M changes (srptcarry.go)
 			if ls.serve {
 				p.toWaiting(last, now) // M's last: it lands just after M's waiting jobs
 				evicted = append(evicted, last)
@@ -605,6 +611,7 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 			first, _ = p.firstOut()
 		}
 		if o := first; o >= 0 && p.less(o, last) {
+			p.carry.x = -1 // M changes (srptcarry.go)
 			p.sb[p.slots[o].bucket].w++
 			p.sumM += int(p.slots[o].need)
 			p.nOut--
@@ -667,6 +674,7 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 // outside job's bucket gives all its jobs ahead of the other buckets' least,
 // up to the need missing. It reports false if no job is outside M.
 func (p *Policy) growM() bool {
+	p.carry.x = -1 // M changes, or is not full (srptcarry.go)
 	o, o2 := p.firstOut()
 	if o < 0 {
 		return false
