@@ -151,14 +151,10 @@ func (p *Policy) firstRuns() int32 {
 	first := int32(-1)
 	for b := range p.sb {
 		sb := &p.sb[b]
-		n := int32(len(sb.front))
-		if sb.w < n+p.tSize(sb.root) {
-			var c int32
-			if sb.w < n {
-				c = sb.front[n-1-sb.w]
-			} else {
-				c = p.wAtKept(sb, sb.w)
-			}
+		if sb.w < int32(len(sb.front))+p.tSize(sb.root) {
+			// wAtKept's own front case: this runs at ~2.5% of carried
+			// steps, so the pass's inline copy of it is not needed here.
+			c := p.wAtKept(sb, sb.w)
 			if first < 0 || p.less(c, first) {
 				first = c
 			}
