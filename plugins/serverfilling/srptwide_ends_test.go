@@ -28,6 +28,7 @@ func TestLastMWideTies(t *testing.T) {
 		p.slots = p.slots[:0]
 		p.sb = make([]sbucket, len(needs))
 		p.occ = p.occ[:0]
+		p.carry.x = -1                     // a new state, no repair since the last round's: no carry (carriedWide)
 		ids := make([]int64, 6*len(needs)) // arrival indices in random order
 		for i := range ids {
 			j := r.IntN(i + 1)
