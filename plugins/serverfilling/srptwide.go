@@ -215,14 +215,18 @@ func (p *Policy) setLive(b int32) {
 // visit is the list of need buckets the crossing timer's pass
 // (armCrossingSRPT) visits: on the wide path those of the occupied ones
 // (listOccupied, brought up to date at the start of each decision) whose
-// job might give a timer (crossCands); on the treap path every bucket.
-// (The wide path's other passes range over occ directly, the treap path's
-// over every bucket.)
+// job might give a timer (crossCands), or all of them when at most
+// carryBuckets are occupied (one-or-all, where crossNone seldom holds);
+// on the treap path every bucket. (The wide path's other passes range
+// over occ directly, the treap path's over every bucket.)
 func (p *Policy) visit() []int32 {
 	if !p.wide {
 		if len(p.occ) != len(p.sb) {
 			p.listAll()
 		}
+		return p.occ
+	}
+	if len(p.occ) <= carryBuckets {
 		return p.occ
 	}
 	return p.crossCands()
