@@ -444,8 +444,8 @@ type Policy struct {
 	rem     int     // servers takes left idle
 	cut     int32   // the first bucket takes did not serve whole
 
-	// carry: on the runSets' path, M's last job carried over to the next
-	// decision (srptcarry.go). Last, so that no other field moves.
+	// carry: on the runSets' and wide paths, M's last job carried over to
+	// the next decision (srptcarry.go). Last, so that no other field moves.
 	carry carry
 }
 

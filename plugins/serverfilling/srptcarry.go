@@ -3,7 +3,9 @@ package serverfilling
 import "math"
 
 // M's last job carried over from one decision to the next on
-// ServerFilling's treap path under SRPT with the runSets (srptrun.go).
+// ServerFilling's treap path under SRPT with the runSets (srptrun.go), and
+// on the wide path with more than carryBuckets occupied buckets
+// (lastMWide, carriedWide in srptwide.go).
 //
 // Why. At k = 2048 past saturation (BenchmarkLevels, the L = 1300 and
 // L = 5000 rates) the repair loop's pass over the buckets (lastFirstRuns)

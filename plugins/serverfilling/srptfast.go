@@ -142,6 +142,7 @@ func (p *Policy) initSRPT() {
 	}
 	p.live = make([]uint64, (p.nBuckets+63)/64)
 	p.occ, p.occStale = p.occ[:0], false
+	p.carry.x = -1 // no record yet (srptcarry.go), on either path that reads it
 	if p.ord == SRPTOrder {
 		p.rroot = make([]int32, p.nBuckets)
 		for b := range p.sb {

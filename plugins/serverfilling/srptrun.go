@@ -61,7 +61,6 @@ func (p *Policy) initRuns() {
 		return
 	}
 	p.runs = make([]runSet, p.nBuckets)
-	p.carry.x = -1
 	for b := range p.sb {
 		p.sb[b].last, p.sb[b].lastOK = -1, true
 	}
