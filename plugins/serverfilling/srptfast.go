@@ -637,7 +637,7 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	// 2. The takes, applied at each bucket's seam.
 	var pre, starts []int32
 	if p.wide {
-		pre, starts = p.applySeamsWide(s, now)
+		pre, starts = p.applySeamsWide(s, evicted, now)
 	} else {
 		sbs := p.sb // in locals: the stores to cnt made p.sb reload per bucket
 		cnt := p.counts[:len(sbs)]

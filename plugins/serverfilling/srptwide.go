@@ -399,15 +399,20 @@ func (p *Policy) sStartFirst(s *sdk.System, sb *sbucket, now float64) int32 {
 // tie in key broken by arrival), a started one only when the last running
 // job does not precede it in (fin, arrival); sToWaiting and sStartFirst
 // place those. It also records where each bucket's runs end in pre and
-// starts, for mergeBucketRuns. The takes come first, from takesWide,
-// which also lists the buckets where something moves; the moves visit
-// only those.
-func (p *Policy) applySeamsWide(s *sdk.System, now float64) (pre, starts []int32) {
+// starts, for mergeBucketRuns. The takes come first, from takesWide or
+// takesFromCut (srptwidecut.go), which also list the buckets where
+// something moves; the moves visit only those.
+func (p *Policy) applySeamsWide(s *sdk.System, evicted []int32, now float64) (pre, starts []int32) {
 	pre, starts = p.next[:0], p.starts[:0]
 	p.preEnds, p.startEnds = p.preEnds[:0], p.startEnds[:0]
 	// takesWide's list, in mergeBuf (free until mergeBucketRuns; grown
-	// by listOccupied).
-	mv := p.takesWide(p.mergeBuf[:2*len(p.occ)])
+	// by listOccupied), or takesFromCut's where it applies (srptwidecut.go).
+	mv := p.mergeBuf[:2*len(p.occ)]
+	if len(p.occ) > carryBuckets && p.packing == PackStop && p.sumM > p.k {
+		mv = p.takesFromCut(p.runNeed(s, evicted), mv)
+	} else {
+		mv = p.takesWide(mv)
+	}
 	for i := 0; i+1 < len(mv); i += 2 {
 		b, t := mv[i], mv[i+1]
 		sb := &p.sb[b]
