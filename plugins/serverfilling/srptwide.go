@@ -572,6 +572,18 @@ func (p *Policy) preemptSeam(sb *sbucket, t int32, scale, now float64, pre []int
 // three there, but stores none). A start that needs either leaves it
 // for startRare. Writing starts in the loop spares a memmove call per
 // bucket (one-or-all: memmove 20.6 → 14.0 M instructions).
+//
+// The usual start's keys, scale × (fin − now) at fin and at f, one ulp
+// below, are startRare's scale × clamp0(·) bit for bit: the engine's
+// Remaining is at least 0 (it clamps) and now at least 0, so fin =
+// now + Remaining rounds to at least now and fin − now is at least +0
+// (x − x is +0); f is one ulp below fin only when fin's key exceeds k,
+// the job's key, which is at least 0 (need/k times a remaining duration,
+// clamped), so then fin > now, f ≥ now (now is a float below fin) and
+// f − now ≥ +0, and fin > 0, which makes startRare's guard (fin > 0 or
+// no step down) true. Each clamp0 was a comparison, a jump and a zeroing
+// at each of the ~8.3 M starts of a replication on Borg cell B at ρ =
+// 0.95.
 func (p *Policy) startSeam(s *sdk.System, sb *sbucket, t int32, scale, now float64, starts []int32) []int32 {
 	seq, slots, n := sb.seq, p.slots, sb.nRun
 	run := seq[n:t]
@@ -605,15 +617,17 @@ func (p *Policy) startSeam(s *sdk.System, sb *sbucket, t int32, scale, now float
 			// is chosen without a branch (down, a flag the compiler sets
 			// without a jump: as a branch it was mispredicted at half the
 			// starts); the rest (fin one ulp down still above, 2.5%) take
-			// finFar in startRare.
+			// finFar in startRare. Here fin − now and f − now are never
+			// below +0 (see startSeam's comment), so the keys are taken
+			// without clamp0 and without finAtMost's guard for fin = 0.
 			fin := now + s.Remaining(xs.j)
 			k := xs.key
 			down := uint64(0)
-			if scale*clamp0(fin-now) > k {
+			if scale*(fin-now) > k {
 				down = 1
 			}
 			f := math.Float64frombits(math.Float64bits(fin) - down)
-			if !(scale*clamp0(f-now) <= k && (fin > 0 || down == 0)) {
+			if !(scale*(f-now) <= k) {
 				break
 			}
 			if !(lastFin < f || lastFin == f && lastID < xs.id) {
