@@ -29,7 +29,10 @@ import "github.com/msjfarm/msjfarm/sdk"
 // the carried job, second is carriedPass, and only first is looked up;
 // otherwise the pass's answer is recorded for the next decision.
 func (p *Policy) lastFirstRuns(now float64) (last, second, first int32) {
-	if p.carried(now) {
+	if p.carriedRuns(now) {
+		if x := p.carry.x; p.sumM-int(p.slots[x].need) >= p.k {
+			return x, carriedPass, -1 // the step evicts x (first is not read)
+		}
 		return p.carry.x, carriedPass, p.firstCarried()
 	}
 	last, second, first = -1, -1, -1
@@ -109,4 +112,75 @@ func (p *Policy) exchangeRun(s *sdk.System, sb *sbucket, x, y int32, now float64
 	p.setRun(s, &p.slots[y], now)
 	p.runAppend(y)
 	return append(pre, x), append(starts, y)
+}
+
+// evictRuns is the repair's eviction of M's last job x when it runs, on
+// this path (decideSRPT, after lastFirstRuns gave x, by its pass or by the
+// carry, srptcarry.go), together with the eviction steps that would follow
+// at once: those of x's bucket's next running jobs. It returns evicted
+// with them appended, in the order the steps would have appended them, and
+// leaves srptcarry.go's record on the bucket's new last running job.
+//
+// Why. On twoClass2048H2 past saturation (BenchmarkLevelsH2, the L = 5000
+// rate) a short wide job (need 128) that arrives ahead of M's end makes M
+// evict up to 128 running narrow jobs, one repair step each, and each step
+// took the full pass (lastFirstRuns, with carryFrom: the eviction cleared
+// the carry). There 154 k of the 666 k repair steps of a replication are
+// such evictions (15 k on exponential durations), 145 k of them of need-1
+// jobs, in runs of up to 128, after which the step that ends the repair
+// took the pass again.
+//
+// Exactness. x is the record's L (a full pass records its last job when
+// it runs, a carried step read it there), so the record's claim holds:
+// every job of M other than x has a key at most κ or is a running job of
+// x's bucket, ahead of x. Once x is evicted (toWaiting: it waits, outside
+// M, with its key now; M's total falls by its need), the claim holds with
+// y, the bucket's new last running job, in x's place: y is one of those
+// running jobs and every other one is ahead of it. So if y's key, refreshed
+// as the pass refreshes it, exceeds κ, y follows every other job of M (less
+// compares keys first), so is M's last job and the pass's last (the
+// latest of a set of M's jobs that holds y, its bucket's last running
+// job); the step then evicts y exactly when M's total less y's need (x's:
+// one bucket) still reaches k. The loop tests just that, with the same
+// comparisons on the same operands as the pass and the step, and stops
+// otherwise, leaving the next step to the repair loop. The record then
+// names y (or none if the bucket has no running job left), with the same
+// κ, and φ lowered to the least key of the evicted jobs, which are now
+// outside M: the claim holds for y as shown, and the next step's carried
+// test (carriedRuns) refreshes y's key and compares it with κ again. What
+// the skipped passes did besides is not read: the other buckets' running
+// keys they would refresh are already at this instant, and their wAtKept
+// calls only move the kept ranks (the same answers either way). If the
+// record does not name x (not expected), x alone is evicted and the
+// record cleared, as before this loop.
+func (p *Policy) evictRuns(x int32, now float64, evicted []int32) []int32 {
+	sl := &p.slots[x]
+	sb := &p.sb[sl.bucket]
+	need := int(sl.need)
+	c := &p.carry
+	held := c.x == x && c.id == sl.id // (else x alone)
+	kap, phi := c.kap, c.phi
+	for {
+		p.toWaiting(x, now) // M's last: it lands just after M's waiting jobs
+		phi = min(phi, p.slots[x].key)
+		evicted = append(evicted, x)
+		p.sumM -= need
+		p.nOut++
+		if !held || p.sumM-need < p.k || sb.nRun == 0 {
+			break
+		}
+		y := &p.slots[sb.last]
+		p.refreshSRPT(y, now)
+		if !(y.key > kap) {
+			break
+		}
+		x = sb.last
+	}
+	if !held || sb.nRun == 0 {
+		c.x = -1
+		return evicted
+	}
+	y := &p.slots[sb.last]
+	*c = carry{sb.last, y.id, kap, phi}
+	return evicted
 }
