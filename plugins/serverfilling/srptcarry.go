@@ -164,3 +164,41 @@ func (p *Policy) firstRuns() int32 {
 	}
 	return first
 }
+
+// carriedRuns is carried on the runSets' path without M's total tested:
+// L's key, refreshed (the pass refreshes it too: L is its bucket's last
+// running job), exceeds κ, so L is M's last job (the claim above), so the
+// pass's last whatever M's total. The step then evicts L exactly when M's
+// total less L's need reaches k (lastFirstRuns tests it), and evictRuns
+// takes it and the steps after it. (The wide path's carriedWide keeps
+// carried, which declines that step.)
+func (p *Policy) carriedRuns(now float64) bool {
+	c := &p.carry
+	if c.x < 0 {
+		return false
+	}
+	l := &p.slots[c.x]
+	if !l.moving || l.id != c.id {
+		return false
+	}
+	p.refreshSRPT(l, now)
+	return l.key > c.kap
+}
+
+// carryAdd is the record's update when the repair adds o, the least job
+// outside M, which precedes M's last job (decideSRPT). On the runSets'
+// path the record, if any, names that last job L (the step's pass made it,
+// or the step carried it), and the claim holds with κ raised to o's key:
+// o, now in M, has that key, every other job of M is as before, and φ
+// still bounds the keys outside M, which lost o. So the next step's
+// carried test needs no pass when L's key still exceeds κ (the usual case
+// on BenchmarkLevelsH2, where the job added is a short wide job and the
+// next step evicts narrow running ones, evictRuns). The wide path clears
+// the record, as before.
+func (p *Policy) carryAdd(o int32) {
+	if p.runs == nil {
+		p.carry.x = -1
+		return
+	}
+	p.carry.kap = max(p.carry.kap, p.slots[o].key)
+}

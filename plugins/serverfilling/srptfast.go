@@ -586,6 +586,13 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 		fresh = true
 		ls := &p.slots[last]
 		if p.sumM-int(ls.need) >= p.k {
+			if ls.serve && p.runs != nil {
+				// With the steps that would follow; the carry moves to
+				// the bucket's next running job (srptdecide.go).
+				evicted = p.evictRuns(last, now, evicted)
+				fresh = false
+				continue
+			}
 			p.carry.x = -1 // M changes (srptcarry.go)
 			if ls.serve {
 				p.toWaiting(last, now) // M's last: it lands just after M's waiting jobs
@@ -612,7 +619,7 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 			first, _ = p.firstOut()
 		}
 		if o := first; o >= 0 && p.less(o, last) {
-			p.carry.x = -1 // M changes (srptcarry.go)
+			p.carryAdd(o) // M changes (srptcarry.go)
 			p.sb[p.slots[o].bucket].w++
 			p.sumM += int(p.slots[o].need)
 			p.nOut--
