@@ -425,11 +425,16 @@ func (p *Policy) applySeamsWide(s *sdk.System, evicted []int32, now float64) (pr
 				pre = p.preemptSeam(sb, t, scale, now, pre)
 				nb = len(pre)
 			} else {
-				starts = p.startSeam(s, sb, t, scale, now, starts)
+				starts = slices.Grow(starts, int(t-sb.nRun))[:ns+int(t-sb.nRun)]
+				p.startSeam(s, sb, t, scale, now, starts[ns:])
 			}
 		}
 		for sb.w > 0 && sb.nRun > 0 { // as applySeams
-			x := p.runLast(sb, now)
+			// runLast on the slices (p.wide, nRun > 0), written out: the
+			// call and the spills around it cost 13 M instructions a
+			// replication on Borg cell B at ρ = 0.95 (tenth round, srptw48).
+			x := sb.seq[sb.nRun-1]
+			p.refreshSRPT(&p.slots[x], now)
 			y := sb.seq[sb.nRun]
 			if !p.less(y, x) {
 				break
@@ -559,19 +564,26 @@ func (p *Policy) preemptSeam(sb *sbucket, t int32, scale, now float64, pre []int
 }
 
 // startSeam starts sb's first waiting jobs up to t running (setRun; the
-// engine calls are the caller's) and appends them to starts in that order.
-// Each usually becomes the last running job by moving the seam (its fin is
-// above the running jobs'); sStartFirst places the others. A job placed
-// elsewhere moves only jobs before it, so the ones to start are
-// seq[nRun:t] as they were, each written to starts as the loop reads it.
+// engine calls are the caller's) and writes them to out (t − nRun long,
+// grown by the caller in its starts) in that order. Each usually becomes
+// the last running job by moving the seam (its fin is above the running
+// jobs'); sStartFirst places the others. A job placed elsewhere moves only
+// jobs before it, so the ones to start are seq[nRun:t] as they were, each
+// written to out as the loop reads it.
 //
 // The usual start (fin one of finAtMost's two usual answers, after the
 // last running job) is the inner loop's, which makes no call: with
 // finFar's and sStartFirst's calls in it, the compiler stored four of
-// the loop's values on the stack at every start (it still reloads
-// three there, but stores none). A start that needs either leaves it
-// for startRare. Writing starts in the loop spares a memmove call per
-// bucket (one-or-all: memmove 20.6 → 14.0 M instructions).
+// the loop's values on the stack at every start. A start that needs
+// either leaves it for startRare. Writing out in the loop spares a
+// memmove call per bucket (one-or-all: memmove 20.6 → 14.0 M
+// instructions). Nothing is live after the loop (sb.nRun is set to t
+// before it, and startRare puts it back after sStartFirst, which reads
+// it; the caller grows starts and passes out): while the loop kept the
+// grown starts (to return it) and t (to store), the compiler reloaded
+// three values from the stack at every start, one now (tenth round,
+// srptw48: startSeam 405.5 → 383.0 M instructions on Borg cell B at ρ =
+// 0.95, its caller +16 M for the growth moved there).
 //
 // The usual start's keys, scale × (fin − now) at fin and at f, one ulp
 // below, are startRare's scale × clamp0(·) bit for bit: the engine's
@@ -584,14 +596,12 @@ func (p *Policy) preemptSeam(sb *sbucket, t int32, scale, now float64, pre []int
 // no step down) true. Each clamp0 was a comparison, a jump and a zeroing
 // at each of the ~8.3 M starts of a replication on Borg cell B at ρ =
 // 0.95.
-func (p *Policy) startSeam(s *sdk.System, sb *sbucket, t int32, scale, now float64, starts []int32) []int32 {
+func (p *Policy) startSeam(s *sdk.System, sb *sbucket, t int32, scale, now float64, out []int32) {
 	seq, slots, n := sb.seq, p.slots, sb.nRun
 	run := seq[n:t]
-	ns := len(starts)
-	starts = slices.Grow(starts, len(run))[:ns+len(run)]
-	out := starts[ns:]
 	out = out[:len(run)] // the same length, which spares the loop out's bounds check
 	sb.w -= t - n
+	sb.nRun = t // startRare restores it after sStartFirst (nothing is live after the loop)
 	rate := 0.0
 	if p.crossings {
 		rate = scale
@@ -640,8 +650,6 @@ func (p *Policy) startSeam(s *sdk.System, sb *sbucket, t int32, scale, now float
 			lastFin, lastID = p.startRare(s, sb, n+int32(d), rate, scale, now, lastFin, lastID)
 		}
 	}
-	sb.nRun = t
-	return starts
 }
 
 // startRare is startSeam's start of sb.seq[i] (setRun's part done) where
@@ -667,8 +675,10 @@ func (p *Policy) startRare(s *sdk.System, sb *sbucket, i int32, rate, scale, now
 	if lastFin < fin || lastFin == fin && lastID < xs.id {
 		return fin, xs.id
 	}
+	t := sb.nRun // startSeam's t: sStartFirst reads nRun as the running jobs' end
 	sb.nRun = i
 	p.sStartFirst(s, sb, now)
+	sb.nRun = t
 	return lastFin, lastID
 }
 
