@@ -447,6 +447,14 @@ type Policy struct {
 	// carry: on the runSets' and wide paths, M's last job carried over to
 	// the next decision (srptcarry.go). Last, so that no other field moves.
 	carry carry
+
+	// wPhi2 and wNew: on the wide path, a bound on the keys outside M but
+	// the least, and the arrival + 1 that is that least job (0: none),
+	// for the repair's next addition; wFromWait: the carry's record was
+	// made with M's last job waiting (srptw50carry.go).
+	wPhi2     float64
+	wNew      int32
+	wFromWait bool
 }
 
 type classInfo struct {

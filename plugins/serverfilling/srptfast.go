@@ -593,6 +593,13 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 				fresh = false
 				continue
 			}
+			if ls.serve && p.wideCarry() {
+				// The carry moves to the bucket's next running job when it
+				// can (srptw50carry.go).
+				evicted = p.evictWide(last, now, evicted)
+				fresh = false
+				continue
+			}
 			p.carry.x = -1 // M changes (srptcarry.go)
 			if ls.serve {
 				p.toWaiting(last, now) // M's last: it lands just after M's waiting jobs
@@ -619,7 +626,11 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 			first, _ = p.firstOut()
 		}
 		if o := first; o >= 0 && p.less(o, last) {
-			p.carryAdd(o) // M changes (srptcarry.go)
+			if p.wide {
+				p.carryAddWide(o, second) // M changes (srptw50carry.go)
+			} else {
+				p.carryAdd(o) // M changes (srptcarry.go)
+			}
 			p.sb[p.slots[o].bucket].w++
 			p.sumM += int(p.slots[o].need)
 			p.nOut--

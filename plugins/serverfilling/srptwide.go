@@ -171,7 +171,7 @@ func (p *Policy) sInsertWaiting(sb *sbucket, x int32) int32 {
 	sb.seq[at] = x
 	p.setLive(p.slots[x].bucket)
 	if r >= sb.w { // outside M (arriveSRPT): the carry's bound φ (carriedWide)
-		p.carry.phi = min(p.carry.phi, p.slots[x].key)
+		p.outsideArrival(x)
 	}
 	return r
 }
@@ -733,9 +733,13 @@ func finGuess(fin0, now, scale, key float64) (float64, bool) {
 // refreshed so far are the ones it would, under the same bounds, and a
 // refreshed key only passes its bound test if it would have been placed).
 func (p *Policy) lastMWide(now float64) (last, second, first int32) {
-	if len(p.occ) > carryBuckets && p.carried(now) {
+	if p.wFromWait {
+		p.fromWait() // (srptw50carry.go)
+	}
+	if len(p.occ) > carryBuckets && p.carriedWideStep(now) {
 		return p.carriedWide()
 	}
+	p.wNew = 0 // read by the decision's first step only (srptw50carry.go)
 	occ, sbs, slots, bneed, invK := p.occ, p.sb, p.slots, p.bneed, p.invK
 	last, second, first = -1, -1, -1
 	lk, sk, fk := math.Inf(-1), math.Inf(-1), math.Inf(1)
@@ -784,7 +788,7 @@ func (p *Policy) lastMWide(now float64) (last, second, first int32) {
 	}
 	p.wLast, p.wSK = last, sk
 	if len(occ) > carryBuckets {
-		p.carryFrom(last, second, first)
+		p.carryFromWide(last, second, first)
 	}
 	return last, second, first
 }
@@ -817,7 +821,10 @@ func (p *Policy) carriedWide() (last, second, first int32) {
 	first = -2
 	if p.carry.phi > p.slots[x].key {
 		first = -1
+	} else if p.wNew > 0 {
+		first = p.wNew - 1 // the least job outside M (srptw50carry.go)
 	}
+	p.wNew = 0
 	return x, carriedPass, first
 }
 
@@ -861,7 +868,7 @@ func (p *Policy) lastMWideTies(now float64) (last, second, first int32) {
 	}
 	p.wLast, p.wSK = t.last, t.sk
 	if len(p.occ) > carryBuckets {
-		p.carryFrom(t.last, t.second, first)
+		p.carryFromWide(t.last, t.second, first)
 	}
 	return t.last, t.second, first
 }
@@ -905,6 +912,7 @@ func (p *Policy) firstOutWide() (first, second int32) {
 		}
 	}
 	p.carry.phi = fk // the least key outside M (srptcarry.go's φ; carriedWide)
+	p.wPhi2 = sk     // the least of the other buckets' (carryAddWide)
 	return first, second
 }
 
