@@ -109,3 +109,32 @@ func (p *Policy) seamMovesRuns(s *sdk.System, sb *sbucket, b int, t int32, now f
 	}
 	return pre, starts
 }
+
+// startsMixed reports whether applySeamsRuns' starts (the decision's, on
+// the runSets' path) come from more than one bucket: only then does the
+// engine's order need the sort (decideSRPT's engine calls). A bucket's
+// starts are appended at its one visit, after those of the buckets before
+// it, so they come from one bucket exactly when the first and the last do.
+//
+// Why one bucket's starts are already in the order the sort gives
+// (cmpWas(false): key0, the key the job waited with, then the arrival
+// index; a total order, so the sort's result is that one list). They are
+// appended in that order: the runs started at once are the bucket's first
+// waiting jobs in the waiting order (key, arrival), the single starts each
+// its least waiting job at the time, and an exchange starts the least
+// waiting job y too. Between two such starts the bucket's waiting jobs
+// lose the one started and gain at most the running job x an exchange
+// preempts (preemptions at the seams and starts there exclude each other:
+// the count of running jobs is above its take or below it), and that x
+// follows y in the waiting order: the exchange is taken when less(y, x),
+// which at equal keys is false (x runs: with crossings its rate exceeds
+// y's 0, without them it is moving and y is not), so y's key is below
+// x's key, now x's frozen one. So each start is at or after the one
+// before in the waiting order, and key0 is the key it waited with
+// (setRun, startRunBlocks). At BenchmarkLevelsH2's L = 5000 rate the sort
+// of sorted lists (a wide job's completion starts up to 128 narrow ones)
+// was 27.8 M instructions (cmpWas and slices' sort), 2% of the run's.
+func (p *Policy) startsMixed(starts []int32) bool {
+	n := len(starts)
+	return n > 1 && p.slots[starts[0]].bucket != p.slots[starts[n-1]].bucket
+}

@@ -671,8 +671,8 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	if p.wide {
 		p.orderRunsWide(s, pre, starts)
 		p.engineCallsRuns(s, evicted, pre, starts, false, false)
-	} else {
-		p.engineCalls(s, evicted, pre, starts)
+	} else { // with the runSets, starts sorted unless from one bucket (mid50seams.go)
+		p.engineCallsRuns(s, evicted, pre, starts, true, p.runs == nil || p.startsMixed(starts))
 	}
 	p.evicted, p.next, p.starts = evicted[:0], pre[:0], starts[:0]
 	p.maxKey = maxKey
