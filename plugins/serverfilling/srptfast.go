@@ -186,8 +186,18 @@ func (p *Policy) runGroup(sl *slot) int32 {
 // flushPending places the jobs started by the every-job-served arrival
 // shortcut among the running jobs (before anything reads their order). So
 // a job that arrives and completes while every job is served costs O(1),
-// and each job is placed at most once per start.
+// and each job is placed at most once per start. Short enough to inline:
+// at most decisions there is none to place (at the L = 5000 rate of
+// BenchmarkLevels the call and its store of the empty list were ~18
+// instructions a decision).
 func (p *Policy) flushPending() {
+	if len(p.pend) > 0 {
+		p.flushPendingJobs()
+	}
+}
+
+// flushPendingJobs is flushPending's work, when there are jobs to place.
+func (p *Policy) flushPendingJobs() {
 	for _, i := range p.pend {
 		sl := &p.slots[i]
 		sl.pend = 0
@@ -656,6 +666,8 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 	var pre, starts []int32
 	if p.wide {
 		pre, starts = p.applySeamsWide(s, evicted, now)
+	} else if p.runs != nil { // the takes too (mid50seams.go)
+		pre, starts = p.applySeamsRuns(s, now)
 	} else {
 		sbs := p.sb // in locals: the stores to cnt made p.sb reload per bucket
 		cnt := p.counts[:len(sbs)]
@@ -664,17 +676,14 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 		}
 		pre, starts = p.applySeams(s, p.takes(cnt), now)
 	}
-	p.stopper, p.idle = -1, p.rem
-	if p.packing == PackStop && int(p.cut) < p.nBuckets && p.sb[p.cut].w > 0 {
-		p.stopper = p.wAtKept(&p.sb[p.cut], 0)
-	}
+	p.setStopper()
 
 	// 3. Engine calls in the general path's order.
 	if p.wide {
 		p.orderRunsWide(s, pre, starts)
 		p.engineCallsRuns(s, evicted, pre, starts, false, false)
-	} else {
-		p.engineCalls(s, evicted, pre, starts)
+	} else { // with the runSets, starts sorted unless from one bucket (mid50seams.go)
+		p.engineCallsRuns(s, evicted, pre, starts, true, p.runs == nil || p.startsMixed(starts))
 	}
 	p.evicted, p.next, p.starts = evicted[:0], pre[:0], starts[:0]
 	p.maxKey = maxKey
@@ -686,6 +695,29 @@ func (p *Policy) decideSRPT(s *sdk.System) {
 		} else {
 			p.armCrossingSRPT(s, now, last)
 		}
+	}
+}
+
+// setStopper sets p.idle to the servers the takes leave idle and, under
+// PackStop while some idle, p.stopper to the job that stopped the packing:
+// the cut bucket's least waiting job (-1: none). The stopper is read only
+// while servers idle (crossStopper and armCrossing test p.idle > 0), so
+// with none idle it is left at -1 without its look-up: the same timers.
+// At the L = 5000 rate of BenchmarkLevels no server idles at nearly every
+// decision, and the look-up, its tests and crossStopper's call were ~50
+// instructions a decision. Short enough to inline; findStopper is the
+// rest.
+func (p *Policy) setStopper() {
+	p.stopper, p.idle = -1, p.rem
+	if p.rem > 0 {
+		p.findStopper()
+	}
+}
+
+// findStopper is setStopper's look-up, with servers idle.
+func (p *Policy) findStopper() {
+	if p.packing == PackStop && int(p.cut) < p.nBuckets && p.sb[p.cut].w > 0 {
+		p.stopper = p.wAtKept(&p.sb[p.cut], 0)
 	}
 }
 
