@@ -23,14 +23,15 @@ import "math"
 // candidate S (lastM's second) as the pass left it (refreshed to the
 // pass's instant t0 if S runs; -Inf without S), and φ, the key of the
 // least job outside M (waiting: frozen; +Inf without one). Every repair
-// step that
-// changes M (growM, an eviction, the least outside job added) clears it, as
-// does an arrival started at once while every job is served
-// (startPending: it joins M running, with any key). So a record read at a
-// repair step was made by a pass after which M's repair changed nothing, at
-// this decision or an earlier one, and every decision since then either
-// carried it (below) or passed and recorded anew; a step after a change
-// always takes the full pass.
+// step that changes M (growM, an eviction, the least outside job added)
+// clears it, as does an arrival started at once while every job is served
+// (startPending: it joins M running, with any key), except where carryAdd
+// and evictRuns below, and carryAddWide and evictWide (srptw50carry.go),
+// keep or move it, each with its own argument that the claim still holds.
+// So a record read at a repair step was made by a pass, and every change
+// of M since then either kept the claim (those functions) or was followed
+// by a pass that recorded anew; every decision since then either carried
+// it (below) or passed and recorded anew.
 //
 // The claim. While L runs, every job of M other than L has a key at most
 // κ, or is a running job of L's bucket that ran at t0. At t0: a waiting job
@@ -63,12 +64,14 @@ import "math"
 // none (first: -1); else it looks the least one up (firstRuns) and makes
 // its key φ, the least key outside M again.
 //
-// The test (carried). L still runs with the recorded arrival index: the
-// slot of a completed job is zeroed (release), one handed to a later
-// arrival has its index, and a job preempted by a decision's seams is not
-// restarted there (every running job of its bucket is then ahead of it),
-// so L has run since t0. M's total less L's need is below k, so the
-// repair's eviction (the only reader of second) is not taken. And L's key
+// The test (carriedStep, with the repair's own test of M's total). L
+// still runs with the recorded arrival index: the slot of a completed
+// job is zeroed (release), one handed to a later arrival has its index,
+// and a job preempted by a decision's seams is not restarted there (every
+// running job of its bucket is then ahead of it), so L has run since t0.
+// Where M's total less L's need reaches k the repair evicts L, which runs,
+// and that eviction reads neither second nor first (carriedStep); else
+// the eviction (the only reader of second) is not taken. And L's key
 // now, refreshed as the pass does, exceeds κ. Then every job of M other
 // than L either has a smaller key, so precedes L in less (whose first part
 // is the key), or is a running job of L's bucket that ran at t0 and
@@ -90,21 +93,6 @@ type carry struct {
 	id  int64   // L's arrival index
 	kap float64 // κ
 	phi float64 // φ
-}
-
-// carried reports whether the test above gives M's last job without the
-// pass: it is p.carry.x, its key refreshed to now.
-func (p *Policy) carried(now float64) bool {
-	c := &p.carry
-	if c.x < 0 {
-		return false
-	}
-	l := &p.slots[c.x]
-	if !l.moving || l.id != c.id || p.sumM-int(l.need) >= p.k {
-		return false
-	}
-	p.refreshSRPT(l, now)
-	return l.key > c.kap
 }
 
 // carriedPass is lastFirstRuns' second when it carried M's last job (no
@@ -165,18 +153,17 @@ func (p *Policy) firstRuns() int32 {
 	return first
 }
 
-// carriedRuns is carried on the runSets' path without M's total tested:
-// L's key, refreshed (the pass refreshes it too: L is its bucket's last
-// running job), exceeds κ, so L is M's last job (the claim above), so the
-// pass's last whatever M's total. The step then evicts L exactly when M's
-// total less L's need reaches k (lastFirstRuns tests it), and evictRuns
-// takes it and the steps after it. (The wide path's carriedWide keeps
-// carried, which declines that step.) It repeats carried less one test
-// on purpose: one function for both, with the test behind an argument,
-// either was not inlined in lastMWide (+18 M instructions on Borg cell B,
-// as carried calling carriedRuns) or kept the test's loads on this path
-// (+6.5 M at the L = 5000 rates, with a limit of math.MaxInt here).
-func (p *Policy) carriedRuns(now float64) bool {
+// carriedStep is the test above, on the runSets' and the wide path, with
+// M's total not tested: L still runs with the recorded arrival index and
+// its key, refreshed to now (the pass refreshes it too: L is its bucket's
+// last running job), exceeds κ, so L is M's last job (the claim above),
+// the pass's last whatever M's total. The step then evicts L exactly when
+// M's total less L's need reaches k, which the repair tests itself
+// (lastFirstRuns on the runSets' path, decideSRPT's loop on the wide
+// path), and the eviction (L runs) reads neither second nor first; it
+// takes that step and the ones after it without a pass (evictRuns,
+// evictWide).
+func (p *Policy) carriedStep(now float64) bool {
 	c := &p.carry
 	if c.x < 0 {
 		return false
@@ -197,8 +184,8 @@ func (p *Policy) carriedRuns(now float64) bool {
 // still bounds the keys outside M, which lost o. So the next step's
 // carried test needs no pass when L's key still exceeds κ (the usual case
 // on BenchmarkLevelsH2, where the job added is a short wide job and the
-// next step evicts narrow running ones, evictRuns). The wide path clears
-// the record, as before.
+// next step evicts narrow running ones, evictRuns). The wide path keeps
+// it with carryAddWide (srptw50carry.go).
 func (p *Policy) carryAdd(o int32) {
 	if p.runs == nil {
 		p.carry.x = -1

@@ -33,7 +33,7 @@ import (
 // the carried job, second is carriedPass, and only first is looked up;
 // otherwise the pass's answer is recorded for the next decision.
 func (p *Policy) lastFirstRuns(now float64) (last, second, first int32) {
-	if p.carriedRuns(now) {
+	if p.carriedStep(now) {
 		if x := p.carry.x; p.sumM-int(p.slots[x].need) >= p.k {
 			return x, carriedPass, -1 // the step evicts x (first is not read)
 		}
@@ -151,7 +151,7 @@ func (p *Policy) exchangeRun(s *sdk.System, sb *sbucket, x, y int32, now float64
 // names y (or none if the bucket has no running job left), with the same
 // κ, and φ lowered to the least key of the evicted jobs, which are now
 // outside M: the claim holds for y as shown, and the next step's carried
-// test (carriedRuns) refreshes y's key and compares it with κ again. What
+// test (carriedStep) refreshes y's key and compares it with κ again. What
 // the skipped passes did besides is not read: the other buckets' running
 // keys they would refresh are already at this instant, and their wAtKept
 // calls only move the kept ranks (the same answers either way). If the

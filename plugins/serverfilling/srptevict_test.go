@@ -12,7 +12,7 @@ import (
 // hyperexponential two-class workload of BenchmarkLevelsH2 (k = 2048) at
 // the L = 1300 and L = 5000 rates, where a short wide job arriving ahead
 // of M's end evicts runs of up to 128 running narrow jobs (evictRuns), the
-// repair steps after a carried one evict without a pass (carriedRuns) and
+// repair steps after a carried one evict without a pass (carriedStep) and
 // the job added ahead of M's last keeps the carry (carryAdd), with
 // crossings on and off and both packing readings.
 func TestEvictRunsH2(t *testing.T) {

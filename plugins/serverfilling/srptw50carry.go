@@ -38,13 +38,12 @@ import "math"
 //     and φ lowered to L's frozen key if that is below (L is now outside
 //     M; an evicted job's key is at least y's, so this decides nothing,
 //     but keeps φ a bound). Else the record is cleared.
-//   - A carried step due to evict L (carriedWideStep): carried's test less
+//   - A carried step due to evict L (carriedStep): the carry's test less
 //     its test of M's total. L's key above κ makes L M's last job whatever
 //     M's total (the claim), the job the pass would return; the repair then
 //     evicts L exactly when M's total less L's need reaches k, which it
 //     tests itself, and the eviction (L runs) reads neither second nor
-//     first. This is carriedRuns, in this file so that the wide path keeps
-//     its own copy.
+//     first. The runSets' path takes the same step (srptcarry.go).
 //   - A record made by a pass whose last job waits (carryFromWide), used
 //     once the seams have started it (fromWait).
 //   - An arrival that lands outside M below φ named as the least job
@@ -125,25 +124,9 @@ func (p *Policy) evictWide(last int32, now float64, evicted []int32) []int32 {
 	return evicted
 }
 
-// carriedWideStep is carried without its test of M's total (see above):
-// L still runs with the recorded arrival index and its key, refreshed to
-// now, exceeds κ.
-func (p *Policy) carriedWideStep(now float64) bool {
-	c := &p.carry
-	if c.x < 0 {
-		return false
-	}
-	l := &p.slots[c.x]
-	if !l.moving || l.id != c.id {
-		return false
-	}
-	p.refreshSRPT(l, now)
-	return l.key > c.kap
-}
-
-// fromWait is lastMWide's look, before carriedWideStep, at a record made
+// fromWait is lastMWide's look, before carriedStep, at a record made
 // with L waiting (wFromWait; carryFromWide): while L still waits it stays
-// (carriedWideStep declines it); once L runs, with the recorded arrival
+// (carriedStep declines it); once L runs, with the recorded arrival
 // index, as its bucket's last running job with no waiting job of M in its
 // bucket, it becomes a record of the usual form (srptcarry.go's claim
 // then holds, see carryFromWide); otherwise it is cleared.
@@ -172,7 +155,7 @@ func (p *Policy) fromWait() {
 // with no waiting job of M in its bucket and its key above κ (32.7 k; at
 // the other 19.2 k its eviction was due).
 //
-// Why the test (fromWait's, then carriedWideStep's) then gives the pass's
+// Why the test (fromWait's, then carriedStep's) then gives the pass's
 // last. At the pass, every job of M
 // other than L is a candidate other than L (key ≤ κ), at or before its
 // bucket's candidate (key ≤ κ, the running jobs of L's bucket included),
@@ -187,7 +170,7 @@ func (p *Policy) fromWait() {
 // in the running order, so precedes it in less (its key now at most L's,
 // and at equal keys the same rate and the (fin, arrival) order). Every
 // job of M in the other buckets has a key ≤ κ < L's. So L is M's last
-// job, the pass's answer, whatever M's total (carriedWideStep). An
+// job, the pass's answer, whatever M's total (carriedStep). An
 // eviction of L moves the record to L's bucket's new last running job y
 // (evictWide): L leaves M and the bucket still has no waiting job of M
 // (L lands outside it), so the same holds with y for L. The crossing

@@ -736,7 +736,7 @@ func (p *Policy) lastMWide(now float64) (last, second, first int32) {
 	if p.wFromWait {
 		p.fromWait() // (srptw50carry.go)
 	}
-	if len(p.occ) > carryBuckets && p.carriedWideStep(now) {
+	if len(p.occ) > carryBuckets && p.carriedStep(now) {
 		return p.carriedWide()
 	}
 	p.wNew = 0 // read by the decision's first step only (srptw50carry.go)
