@@ -199,9 +199,8 @@ func TestOutsideArrivalLeast(t *testing.T) {
 // TestEvictWideCarry: after a full pass of lastMWide records M's last job
 // L (running) and the repair evicts it (evictWide), a record moved to L's
 // bucket's next running job y gives the full pass's answer whenever the
-// carried test then holds, and φ still bounds every key outside M, on
-// random states with ties, and carriedWideStep is carried wherever M's
-// total less y's need is below k (carried declines the eviction's step).
+// carried test (carriedStep) then holds, and φ still bounds every key
+// outside M, on random states with ties.
 // Fails with the record moved to another running job of the bucket, or
 // with φ not lowered by the evicted key.
 func TestEvictWideCarry(t *testing.T) {
