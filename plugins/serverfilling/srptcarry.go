@@ -107,12 +107,17 @@ func (p *Policy) carryFrom(last, second, first int32) {
 		p.carry.x = -1
 		return
 	}
-	l := &p.slots[last]
+	p.record(last, second, first)
+}
+
+// record makes the carry's record of a full pass's last job last (≥ 0),
+// its second and its first (see above; carryFrom, carryFromWide).
+func (p *Policy) record(last, second, first int32) {
 	kap := math.Inf(-1)
 	if second >= 0 {
 		kap = p.slots[second].key
 	}
-	p.carry = carry{last, l.id, kap, p.keyOr(first)}
+	p.carry = carry{last, p.slots[last].id, kap, p.keyOr(first)}
 }
 
 // keyOr is waiting job x's key, +Inf if x < 0 (no job).

@@ -1,7 +1,5 @@
 package serverfilling
 
-import "math"
-
 // srptcarry.go's carry on the wide path kept through the repair's changes
 // of M where the argument allows it, and made where M's last job waits
 // (eleventh round, srptw50), as mid47's carryAdd and evictRuns keep it on
@@ -181,13 +179,8 @@ func (p *Policy) carryFromWide(last, second, first int32) {
 		p.carry.x = -1
 		return
 	}
-	l := &p.slots[last]
-	kap := math.Inf(-1)
-	if second >= 0 {
-		kap = p.slots[second].key
-	}
-	p.carry = carry{last, l.id, kap, p.keyOr(first)}
-	p.wFromWait = !l.moving
+	p.record(last, second, first)
+	p.wFromWait = !p.slots[last].moving
 }
 
 // outsideArrival is sInsertWaiting's update for arrival x when it lands

@@ -45,35 +45,8 @@ func w50State(r *rng.Stream, p *Policy) int64 {
 				continue
 			}
 			p.occ = append(p.occ, int32(b))
+			fillWideBucket(p, r, b, ids, nRun, nWait)
 			sb := &p.sb[b]
-			scale := p.cls[b].scale
-			for i := 0; i < nRun+nWait; i++ {
-				v := float64(1+r.IntN(4)) / 2 // the key now
-				sl := slot{id: ids[len(p.slots)], class: int32(b), bucket: int32(b), need: p.bneed[b]}
-				if i < nRun {
-					sl.fin = v / scale
-					sl.key = v + float64(r.IntN(2))/2
-					sl.moving, sl.serve, sl.rate = true, true, scale
-				} else {
-					sl.key = v
-				}
-				sb.seq = append(sb.seq, int32(len(p.slots)))
-				p.slots = append(p.slots, sl)
-			}
-			run, wait := sb.seq[:nRun], sb.seq[nRun:]
-			slices.SortFunc(run, func(a, b int32) int {
-				if finBefore(&p.slots[a], &p.slots[b]) {
-					return -1
-				}
-				return 1
-			})
-			slices.SortFunc(wait, func(a, b int32) int {
-				if keyBefore(&p.slots[a], &p.slots[b]) {
-					return -1
-				}
-				return 1
-			})
-			sb.nRun, sb.w = int32(nRun), int32(r.IntN(nWait+1))
 			p.sumM += int((sb.nRun + sb.w) * p.bneed[b])
 			p.live[0] |= 1 << b
 		}

@@ -40,35 +40,7 @@ func TestLastMWideTies(t *testing.T) {
 				continue
 			}
 			p.occ = append(p.occ, int32(b))
-			sb := &p.sb[b]
-			scale := p.cls[b].scale
-			for i := 0; i < nRun+nWait; i++ {
-				v := float64(1+r.IntN(4)) / 2 // the key now
-				sl := slot{id: ids[len(p.slots)], class: int32(b), bucket: int32(b), need: needs[b]}
-				if i < nRun {
-					sl.fin = v / scale
-					sl.key = v + float64(r.IntN(2))/2 // kept at an earlier refresh
-					sl.moving, sl.serve, sl.rate = true, true, scale
-				} else {
-					sl.key = v
-				}
-				sb.seq = append(sb.seq, int32(len(p.slots)))
-				p.slots = append(p.slots, sl)
-			}
-			run, wait := sb.seq[:nRun], sb.seq[nRun:]
-			slices.SortFunc(run, func(a, b int32) int {
-				if finBefore(&p.slots[a], &p.slots[b]) {
-					return -1
-				}
-				return 1
-			})
-			slices.SortFunc(wait, func(a, b int32) int {
-				if keyBefore(&p.slots[a], &p.slots[b]) {
-					return -1
-				}
-				return 1
-			})
-			sb.nRun, sb.w = int32(nRun), int32(r.IntN(nWait+1))
+			fillWideBucket(p, r, b, ids, nRun, nWait)
 		}
 		kept := slices.Clone(p.slots)
 		l, s, f := p.lastMWide(0)
@@ -90,4 +62,42 @@ func TestLastMWideTies(t *testing.T) {
 	if handed < 1000 {
 		t.Fatalf("only %d of the rounds had M's last two tied", handed)
 	}
+}
+
+// fillWideBucket gives bucket b of a wide-path test state nRun running and
+// nWait waiting jobs with keys now on a grid of 1/2 (ties common; fins
+// multiples of 1/2 over the class's scale, exact products), running jobs'
+// stored keys at or above their keys now (kept from an earlier refresh),
+// arrival indices taken from ids in order, each group sorted as the
+// policy keeps it, and a random w.
+func fillWideBucket(p *Policy, r *rng.Stream, b int, ids []int64, nRun, nWait int) {
+	sb := &p.sb[b]
+	scale := p.cls[b].scale
+	for i := 0; i < nRun+nWait; i++ {
+		v := float64(1+r.IntN(4)) / 2 // the key now
+		sl := slot{id: ids[len(p.slots)], class: int32(b), bucket: int32(b), need: p.bneed[b]}
+		if i < nRun {
+			sl.fin = v / scale
+			sl.key = v + float64(r.IntN(2))/2 // kept at an earlier refresh
+			sl.moving, sl.serve, sl.rate = true, true, scale
+		} else {
+			sl.key = v
+		}
+		sb.seq = append(sb.seq, int32(len(p.slots)))
+		p.slots = append(p.slots, sl)
+	}
+	run, wait := sb.seq[:nRun], sb.seq[nRun:]
+	slices.SortFunc(run, func(a, b int32) int {
+		if finBefore(&p.slots[a], &p.slots[b]) {
+			return -1
+		}
+		return 1
+	})
+	slices.SortFunc(wait, func(a, b int32) int {
+		if keyBefore(&p.slots[a], &p.slots[b]) {
+			return -1
+		}
+		return 1
+	})
+	sb.nRun, sb.w = int32(nRun), int32(r.IntN(nWait+1))
 }
