@@ -755,6 +755,14 @@ func (p *Policy) growM() bool {
 // a strict improvement and the loop ends. It returns the preempted and the
 // started jobs (setRun already called for each start; the engine calls are
 // the caller's, in order).
+//
+// On the runSets' path decideSRPT makes the takes and the seams in one
+// pass (applySeamsRuns, mid50seams.go) and no simulation comes here; the
+// runSets' branches here and in seamSingles (exchangeRuns) stay as that
+// pass's reference in TestApplySeamsRuns, the form it replaced. Removing
+// them changed the compiler's register use in seamSingles and cost
+// DivisorFilling-SRPT on borg-b-pow2, which runs seamSingles at most
+// decisions, 57 M instructions (+0.17%; cachegrind, one replication).
 func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, starts []int32) {
 	pre, starts = p.next[:0], p.starts[:0]
 	for b := range p.sb {
@@ -765,7 +773,7 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 		if len(sb.front) > 0 && (sb.nRun-take[b] >= seamRun || take[b]-sb.nRun >= seamRun) {
 			p.frontFlush(sb) // (there is one group: usesFront)
 		}
-		if p.runs != nil { // usesFront: the running jobs are blocks (srptrun.go)
+		if p.runs != nil { // usesFront (TestApplySeamsRuns' reference only, see below)
 			if sb.nRun-take[b] >= seamRun {
 				pre = p.preemptRunBlocks(sb, b, take[b], now, pre)
 				sb.kept = [2]struct{ r, x int32 }{}
