@@ -9,8 +9,8 @@ package serverfilling
 // of lastMWide (~680 instructions each over ~12 occupied buckets) besides
 // 613 k carried steps: 50 k right after the repair added M's least outside
 // job, 41 k after it evicted M's last job while it ran, 9 k at a first
-// step whose carried L was due to be evicted (carried declines that
-// step), 52 k at a first step after a pass that found M's last job
+// step whose carried L was due to be evicted (the carry's test then
+// declined that step), 52 k at a first step after a pass that found M's last job
 // waiting (no record then), 41 k after growM. And a carried step looks
 // the least outside job up (firstOutWide) when φ is not above L's key:
 // with the first cut below, 43.5 k first steps whose φ an arrival had

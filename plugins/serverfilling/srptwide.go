@@ -794,10 +794,11 @@ func (p *Policy) lastMWide(now float64) (last, second, first int32) {
 }
 
 // carriedWide is lastMWide's answer when srptcarry.go's carry holds
-// (carried: M's last job is the recorded L, its key refreshed to now): L,
-// carriedPass for second (the eviction, its only reader, is not taken),
-// and -1 for first when φ, a bound below every key outside M, exceeds L's
-// key (no job outside M precedes L), else -2, which has decideSRPT look
+// (carriedStep: M's last job is the recorded L, running, its key
+// refreshed to now): L, carriedPass for second (the step's eviction of L,
+// if due, is evictWide's, which reads neither second nor first), and -1
+// for first when φ, a bound below every key outside M, exceeds L's key
+// (no job outside M precedes L), else -2, which has decideSRPT look
 // the least one up (firstOut, whose firstOutWide makes its key φ again).
 // srptcarry.go's argument holds here as written: the wide path's seams
 // move jobs at each bucket's seam as the treap path's do, an arrival joins
