@@ -80,10 +80,12 @@ func (p *Policy) applySeamsRuns(s *sdk.System, now float64) (pre, starts []int32
 // seamMovesRuns is applySeams' moves on bucket sb (index b) of the
 // runSets' path, whose count of running jobs is not its take t: the runs
 // moved at once and seamSingles' preemptions and starts one at a time,
-// without the exchanges (applySeamsRuns makes them). Its two loops repeat
-// seamSingles' on purpose: shared as a function the compiler does not
-// inline, the call cost DivisorFilling-SRPT on borg-b-pow2, whose
-// seamSingles runs them at most decisions, 74 M instructions (+0.22%).
+// without the exchanges (applySeamsRuns makes them). Its two loops are
+// seamSingles' with toWaiting and runAppend in their runSets' forms
+// (runsWaitLast, runsAdd: the same moves); seamSingles keeps its own
+// because sharing them as a function the compiler does not inline cost
+// DivisorFilling-SRPT on borg-b-pow2, whose seamSingles runs them at most
+// decisions, 74 M instructions (+0.22%).
 func (p *Policy) seamMovesRuns(s *sdk.System, sb *sbucket, b int, t int32, now float64, pre, starts []int32) ([]int32, []int32) {
 	if len(sb.front) > 0 && (sb.nRun-t >= seamRun || t-sb.nRun >= seamRun) {
 		p.frontFlush(sb) // (there is one group: usesFront)
@@ -96,9 +98,10 @@ func (p *Policy) seamMovesRuns(s *sdk.System, sb *sbucket, b int, t int32, now f
 		starts = p.startRunBlocks(s, sb, b, t-sb.nRun, now, starts)
 		sb.kept = [2]struct{ r, x int32 }{}
 	}
+	rs := &p.runs[b]
 	for sb.nRun > t {
-		x := p.runLast(sb, now)
-		p.toWaiting(x, now)
+		x := p.runLast(sb, now) // (its key refreshed)
+		p.runsWaitLast(sb, rs, x)
 		sb.w++
 		pre = append(pre, x)
 	}
@@ -107,7 +110,7 @@ func (p *Policy) seamMovesRuns(s *sdk.System, sb *sbucket, b int, t int32, now f
 		x := p.wAtKept(sb, 0)
 		p.waitDeleteMin(sb)
 		p.setRun(s, &p.slots[x], now)
-		p.runAppend(x)
+		p.runsAdd(sb, rs, x)
 		starts = append(starts, x)
 	}
 	return pre, starts

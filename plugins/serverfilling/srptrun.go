@@ -243,17 +243,12 @@ func (p *Policy) runSplit(rs *runSet, bi int, j int32) (int, int32) {
 
 // runDelete takes running job i out of rs.
 func (p *Policy) runDelete(rs *runSet, i int32) {
-	rs.n--
-	bi := len(rs.blk) - 1
-	b := rs.blk[bi]
-	if b.e[b.hi-1].x == i { // the last: a preemption, as a rule
-		b.hi--
-		if b.hi == b.lo {
-			rs.dropBlock(bi)
-		}
+	if b := rs.blk[len(rs.blk)-1]; b.e[b.hi-1].x == i { // the last: a preemption, as a rule
+		rs.popLast()
 		return
 	}
-	bi, b = 0, rs.blk[0]
+	rs.n--
+	bi, b := 0, rs.blk[0]
 	if b.e[b.lo].x == i { // the first: a completion, as a rule
 		b.lo++
 		if b.hi == b.lo {
@@ -279,6 +274,41 @@ func (p *Policy) runDelete(rs *runSet, i int32) {
 		rs.dropBlock(bi)
 	case j <= b.lo:
 		rs.first[bi] = b.e[b.lo].fin
+	}
+}
+
+// runsAdd is runAppend on the runSets' path (usesFront): job i, started
+// (setRun), joins bucket sb's runSet rs, without runAppend's tests for the
+// other paths (its callers know the path).
+func (p *Policy) runsAdd(sb *sbucket, rs *runSet, i int32) {
+	sb.nRun++
+	p.slots[i].serve = true
+	p.runInsert(rs, i)
+	sb.last = rs.last()
+}
+
+// runsWaitLast is toWaiting on the runSets' path for bucket sb's last
+// running job x (rs's last), whose key the caller has refreshed at the
+// instant (toWaiting's keyAt would give the same): runRemove's and
+// stopRun's work, then waitInsert's with the front, without the tests for
+// the other paths.
+func (p *Policy) runsWaitLast(sb *sbucket, rs *runSet, x int32) {
+	rs.popLast()
+	sb.last = rs.last()
+	sb.nRun--
+	xs := &p.slots[x]
+	xs.serve, xs.moving, xs.rate = false, false, 0
+	p.frontInsert(sb, x)
+}
+
+// popLast takes rs's last job out of rs (rs is not empty).
+func (rs *runSet) popLast() {
+	rs.n--
+	bi := len(rs.blk) - 1
+	b := rs.blk[bi]
+	b.hi--
+	if b.hi == b.lo {
+		rs.dropBlock(bi)
 	}
 }
 
