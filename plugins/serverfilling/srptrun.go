@@ -389,6 +389,13 @@ func (p *Policy) startRunBlocks(s *sdk.System, sb *sbucket, b int, m int32, now 
 	slots := p.slots
 	scale := p.cls[slots[run[0]].class].scale // setRun for an SRPT job, inlined
 	rs := &p.runs[b]
+	// runInsert's usual case, the job after the set's last one in a last
+	// block with room, is tested here against the last job's pair held in
+	// locals (lb: the last block, nil when full or none): the run is in the
+	// waiting order, so its fins mostly ascend (at the L = 5000 rate of
+	// BenchmarkLevelsH2, 388 k of its 399 k jobs go at the end, and the
+	// calls were 18 M instructions).
+	lb, lf, lid := p.runEnd(rs)
 	for _, x := range run {
 		sl := &slots[x]
 		sl.since, sl.key0 = now, sl.key
@@ -397,12 +404,38 @@ func (p *Policy) startRunBlocks(s *sdk.System, sb *sbucket, b int, m int32, now 
 		if p.crossings {
 			sl.rate = scale
 		}
+		if lb != nil && (lf < f || lf == f && lid < sl.id) {
+			lb.e[lb.hi] = runEntry{f, x}
+			lb.hi++
+			rs.n++
+			lf, lid = f, sl.id
+			if lb.hi == runCap {
+				lb = nil
+			}
+			continue
+		}
 		p.runInsert(rs, x)
+		lb, lf, lid = p.runEnd(rs)
 	}
 	sb.w -= m
 	sb.nRun += m
 	sb.last = rs.last()
 	return starts
+}
+
+// runEnd is rs's last block and its last job's pair (fin, arrival index),
+// or a nil block when rs is empty or that block is full.
+func (p *Policy) runEnd(rs *runSet) (*runBlock, float64, int64) {
+	n := len(rs.blk)
+	if n == 0 {
+		return nil, 0, 0
+	}
+	b := rs.blk[n-1]
+	if b.hi == runCap {
+		return nil, 0, 0
+	}
+	e := &b.e[b.hi-1]
+	return b, e.fin, p.slots[e.x].id
 }
 
 // tBuild makes a treap of run's jobs in run's order (by position; the
