@@ -38,8 +38,13 @@ import "github.com/msjfarm/msjfarm/sdk"
 // same refreshes, the same lookups (wAtKept's kept ranks move the same
 // way), the same comparisons on the same operands and the same moves in
 // the same order.
+//
+// The lists are built in p.next and p.starts, not in locals: carried in
+// locals across the calls, their six words were spilled and reloaded at
+// each bucket (9 M instructions at the L = 5000 rate of
+// BenchmarkLevelsH2, 0.7%).
 func (p *Policy) applySeamsRuns(s *sdk.System, now float64) (pre, starts []int32) {
-	pre, starts = p.next[:0], p.starts[:0]
+	p.next, p.starts = p.next[:0], p.starts[:0]
 	sbs, bneed := p.sb, p.bneed[:len(p.sb)]
 	rem, cut, stop, cutAll := p.k, int32(len(sbs)), p.packing == PackStop, false
 	for b := range sbs {
@@ -56,7 +61,7 @@ func (p *Policy) applySeamsRuns(s *sdk.System, now float64) (pre, starts []int32
 			rem -= t * n
 		}
 		if t := int32(t); sb.nRun != t {
-			pre, starts = p.seamMovesRuns(s, sb, b, t, now, pre, starts)
+			p.next, p.starts = p.seamMovesRuns(s, sb, b, t, now, p.next, p.starts)
 		}
 		for sb.w > 0 && sb.nRun > 0 {
 			x := sb.last
@@ -70,11 +75,11 @@ func (p *Policy) applySeamsRuns(s *sdk.System, now float64) (pre, starts []int32
 			if !p.less(y, x) {
 				break
 			}
-			pre, starts = p.exchangeRun(s, sb, x, y, now, pre, starts)
+			p.next, p.starts = p.exchangeRun(s, sb, x, y, now, p.next, p.starts)
 		}
 	}
 	p.cut, p.rem = cut, rem
-	return pre, starts
+	return p.next, p.starts
 }
 
 // seamMovesRuns is applySeams' moves on bucket sb (index b) of the
