@@ -287,6 +287,15 @@ func (p *Policy) runsAdd(sb *sbucket, rs *runSet, i int32) {
 	sb.last = rs.last()
 }
 
+// runsRemove is runRemove on the runSets' path (usesFront): running job
+// i (slot sl) leaves bucket sb's runSet rs.
+func (p *Policy) runsRemove(sb *sbucket, rs *runSet, sl *slot, i int32) {
+	p.runDelete(rs, i)
+	sb.last = rs.last()
+	sb.nRun--
+	sl.serve = false
+}
+
 // runsWaitLast is toWaiting on the runSets' path for bucket sb's last
 // running job x (rs's last), whose key the caller has refreshed at the
 // instant (toWaiting's keyAt would give the same): runRemove's and
