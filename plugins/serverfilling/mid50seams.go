@@ -39,10 +39,11 @@ import "github.com/msjfarm/msjfarm/sdk"
 // way), the same comparisons on the same operands and the same moves in
 // the same order.
 //
-// The lists are built in p.next and p.starts, not in locals: carried in
-// locals across the calls, their six words were spilled and reloaded at
-// each bucket (9 M instructions at the L = 5000 rate of
-// BenchmarkLevelsH2, 0.7%).
+// The lists are built in p.next and p.starts, not in locals, and
+// seamMovesRuns and exchangeRun append to them there: carried in locals
+// and passed to and from the calls, their six words were spilled and
+// reloaded at each bucket and in the moves' loops (24 M instructions at
+// the L = 5000 rate of BenchmarkLevelsH2, 1.9%).
 func (p *Policy) applySeamsRuns(s *sdk.System, now float64) (pre, starts []int32) {
 	p.next, p.starts = p.next[:0], p.starts[:0]
 	sbs, bneed := p.sb, p.bneed[:len(p.sb)]
@@ -61,7 +62,7 @@ func (p *Policy) applySeamsRuns(s *sdk.System, now float64) (pre, starts []int32
 			rem -= t * n
 		}
 		if t := int32(t); sb.nRun != t {
-			p.next, p.starts = p.seamMovesRuns(s, sb, b, t, now, p.next, p.starts)
+			p.seamMovesRuns(s, sb, b, t, now)
 		}
 		for sb.w > 0 && sb.nRun > 0 {
 			x := sb.last
@@ -75,7 +76,7 @@ func (p *Policy) applySeamsRuns(s *sdk.System, now float64) (pre, starts []int32
 			if !p.less(y, x) {
 				break
 			}
-			p.next, p.starts = p.exchangeRun(s, sb, x, y, now, p.next, p.starts)
+			p.exchangeRun(s, sb, x, y, now)
 		}
 	}
 	p.cut, p.rem = cut, rem
@@ -85,22 +86,23 @@ func (p *Policy) applySeamsRuns(s *sdk.System, now float64) (pre, starts []int32
 // seamMovesRuns is applySeams' moves on bucket sb (index b) of the
 // runSets' path, whose count of running jobs is not its take t: the runs
 // moved at once and seamSingles' preemptions and starts one at a time,
-// without the exchanges (applySeamsRuns makes them). Its two loops are
+// appended to p.next and p.starts (applySeamsRuns' lists), without the
+// exchanges (applySeamsRuns makes them). Its two loops are
 // seamSingles' with toWaiting and runAppend in their runSets' forms
 // (runsWaitLast, runsAdd: the same moves); seamSingles keeps its own
 // because sharing them as a function the compiler does not inline cost
 // DivisorFilling-SRPT on borg-b-pow2, whose seamSingles runs them at most
 // decisions, 74 M instructions (+0.22%).
-func (p *Policy) seamMovesRuns(s *sdk.System, sb *sbucket, b int, t int32, now float64, pre, starts []int32) ([]int32, []int32) {
+func (p *Policy) seamMovesRuns(s *sdk.System, sb *sbucket, b int, t int32, now float64) {
 	if len(sb.front) > 0 && (sb.nRun-t >= seamRun || t-sb.nRun >= seamRun) {
 		p.frontFlush(sb) // (there is one group: usesFront)
 	}
 	if sb.nRun-t >= seamRun {
-		pre = p.preemptRunBlocks(sb, b, t, now, pre)
+		p.next = p.preemptRunBlocks(sb, b, t, now, p.next)
 		sb.kept = [2]struct{ r, x int32 }{}
 	}
 	if t-sb.nRun >= seamRun {
-		starts = p.startRunBlocks(s, sb, b, t-sb.nRun, now, starts)
+		p.starts = p.startRunBlocks(s, sb, b, t-sb.nRun, now, p.starts)
 		sb.kept = [2]struct{ r, x int32 }{}
 	}
 	rs := &p.runs[b]
@@ -108,7 +110,7 @@ func (p *Policy) seamMovesRuns(s *sdk.System, sb *sbucket, b int, t int32, now f
 		x := p.runLast(sb, now) // (its key refreshed)
 		p.runsWaitLast(sb, rs, x)
 		sb.w++
-		pre = append(pre, x)
+		p.next = append(p.next, x)
 	}
 	for sb.nRun < t {
 		sb.w--
@@ -116,9 +118,8 @@ func (p *Policy) seamMovesRuns(s *sdk.System, sb *sbucket, b int, t int32, now f
 		p.waitDeleteMin(sb)
 		p.setRun(s, &p.slots[x], now)
 		p.runsAdd(sb, rs, x)
-		starts = append(starts, x)
+		p.starts = append(p.starts, x)
 	}
-	return pre, starts
 }
 
 // startsMixed reports whether applySeamsRuns' starts (the decision's, on

@@ -101,13 +101,16 @@ func (p *Policy) exchangeRuns(s *sdk.System, sb *sbucket, now float64, pre, star
 		if !p.less(y, x) {
 			break
 		}
-		pre, starts = p.exchangeRun(s, sb, x, y, now, pre, starts)
+		p.next, p.starts = pre, starts // (exchangeRun appends to them)
+		p.exchangeRun(s, sb, x, y, now)
+		pre, starts = p.next, p.starts
 	}
 	return pre, starts
 }
 
 // exchangeRun is exchangeRuns's swap: running job x (the bucket's last)
-// waits, waiting job y (its first) runs, as waitDeleteMin, toWaiting(x),
+// waits, waiting job y (its first) runs, x appended to p.next and y to
+// p.starts (applySeamsRuns' lists), as waitDeleteMin, toWaiting(x),
 // setRun(y) and runAppend(y) make it, with the path's tests taken once
 // (runsWaitLast, runsAdd): x's key is already refreshed at now (the
 // callers' test refreshed it).
@@ -120,13 +123,13 @@ func (p *Policy) exchangeRuns(s *sdk.System, sb *sbucket, now float64, pre, star
 // row is 28 M instructions (2.1%) fewer.
 //
 //go:noinline
-func (p *Policy) exchangeRun(s *sdk.System, sb *sbucket, x, y int32, now float64, pre, starts []int32) ([]int32, []int32) {
+func (p *Policy) exchangeRun(s *sdk.System, sb *sbucket, x, y int32, now float64) {
 	p.waitDeleteMin(sb)
 	rs := &p.runs[p.slots[x].bucket]
 	p.runsWaitLast(sb, rs, x)
 	p.setRun(s, &p.slots[y], now)
 	p.runsAdd(sb, rs, y)
-	return append(pre, x), append(starts, y)
+	p.next, p.starts = append(p.next, x), append(p.starts, y)
 }
 
 // evictRuns is the repair's eviction of M's last job x when it runs, on
