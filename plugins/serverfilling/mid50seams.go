@@ -19,11 +19,13 @@ import "github.com/msjfarm/msjfarm/sdk"
 // Exactness. The takes: takes' arithmetic bucket by bucket on the same
 // operands (bneed, the count, the servers left, the PackStop cut: once a
 // bucket is cut, the later ones take 0 and leave rem as it is, as takes'
-// clear and break do), with p.cut and p.rem stored at the end as takes
-// stores them; the count of bucket b is read after the moves of the
-// buckets before it, which leave it as it was (a bucket's moves, one at a
-// time or as runs, and its exchanges keep its nRun + w, and touch no other
-// bucket), and nothing in the moves reads p.take, p.cut or p.rem. The
+// clear and break do), with the cut and the servers left kept in p.cut
+// and p.rem as the pass goes, ending as takes stores them (nothing in the
+// moves reads them, see below); the count of bucket b is read after the
+// moves of the buckets before it, which leave it as it was (a bucket's
+// moves, one at a time or as runs, and its exchanges keep its nRun + w,
+// and touch no other bucket), and nothing in the moves reads p.take,
+// p.cut or p.rem (setStopper reads them after the pass). The
 // seams, bucket by bucket: applySeams skips a bucket whose count is its
 // take and which lacks a waiting or a running job; otherwise it makes the
 // moves (seamMovesRuns: a flush of the front and the runs moved at once,
@@ -43,23 +45,25 @@ import "github.com/msjfarm/msjfarm/sdk"
 // seamMovesRuns and exchangeRun append to them there: carried in locals
 // and passed to and from the calls, their six words were spilled and
 // reloaded at each bucket and in the moves' loops (24 M instructions at
-// the L = 5000 rate of BenchmarkLevelsH2, 1.9%).
+// the L = 5000 rate of BenchmarkLevelsH2, 1.9%); p.cut and p.rem serve
+// as the pass's own for the same reason (6 M more).
 func (p *Policy) applySeamsRuns(s *sdk.System, now float64) (pre, starts []int32) {
 	p.next, p.starts = p.next[:0], p.starts[:0]
 	sbs, bneed := p.sb, p.bneed[:len(p.sb)]
-	rem, cut, stop, cutAll := p.k, int32(len(sbs)), p.packing == PackStop, false
+	p.rem, p.cut = p.k, int32(len(sbs))
+	stop, cutAll := p.packing == PackStop, false
 	for b := range sbs {
 		sb := &sbs[b]
 		t := 0
 		if !cutAll { // takes' step for bucket b
 			n := int(bneed[b])
 			t = int(sb.nRun + sb.w)
-			if t*n > rem {
-				t = rem / n
-				cut = min(cut, int32(b))
+			if t*n > p.rem {
+				t = p.rem / n
+				p.cut = min(p.cut, int32(b))
 				cutAll = stop // the later buckets take 0
 			}
-			rem -= t * n
+			p.rem -= t * n
 		}
 		if t := int32(t); sb.nRun != t {
 			p.seamMovesRuns(s, sb, b, t, now)
@@ -79,7 +83,6 @@ func (p *Policy) applySeamsRuns(s *sdk.System, now float64) (pre, starts []int32
 			p.exchangeRun(s, sb, x, y, now)
 		}
 	}
-	p.cut, p.rem = cut, rem
 	return p.next, p.starts
 }
 
