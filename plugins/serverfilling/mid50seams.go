@@ -19,11 +19,13 @@ import "github.com/msjfarm/msjfarm/sdk"
 // Exactness. The takes: takes' arithmetic bucket by bucket on the same
 // operands (bneed, the count, the servers left, the PackStop cut: once a
 // bucket is cut, the later ones take 0 and leave rem as it is, as takes'
-// clear and break do), with p.cut and p.rem stored at the end as takes
-// stores them; the count of bucket b is read after the moves of the
-// buckets before it, which leave it as it was (a bucket's moves, one at a
-// time or as runs, and its exchanges keep its nRun + w, and touch no other
-// bucket), and nothing in the moves reads p.take, p.cut or p.rem. The
+// clear and break do), with the cut and the servers left kept in p.cut
+// and p.rem as the pass goes, ending as takes stores them (nothing in the
+// moves reads them, see below); the count of bucket b is read after the
+// moves of the buckets before it, which leave it as it was (a bucket's
+// moves, one at a time or as runs, and its exchanges keep its nRun + w,
+// and touch no other bucket), and nothing in the moves reads p.take,
+// p.cut or p.rem (setStopper reads them after the pass). The
 // seams, bucket by bucket: applySeams skips a bucket whose count is its
 // take and which lacks a waiting or a running job; otherwise it makes the
 // moves (seamMovesRuns: a flush of the front and the runs moved at once,
@@ -38,25 +40,33 @@ import "github.com/msjfarm/msjfarm/sdk"
 // same refreshes, the same lookups (wAtKept's kept ranks move the same
 // way), the same comparisons on the same operands and the same moves in
 // the same order.
+//
+// The lists are built in p.next and p.starts, not in locals, and
+// seamMovesRuns and exchangeRun append to them there: carried in locals
+// and passed to and from the calls, their six words were spilled and
+// reloaded at each bucket and in the moves' loops (24 M instructions at
+// the L = 5000 rate of BenchmarkLevelsH2, 1.9%); p.cut and p.rem serve
+// as the pass's own for the same reason (6 M more).
 func (p *Policy) applySeamsRuns(s *sdk.System, now float64) (pre, starts []int32) {
-	pre, starts = p.next[:0], p.starts[:0]
+	p.next, p.starts = p.next[:0], p.starts[:0]
 	sbs, bneed := p.sb, p.bneed[:len(p.sb)]
-	rem, cut, stop, cutAll := p.k, int32(len(sbs)), p.packing == PackStop, false
+	p.rem, p.cut = p.k, int32(len(sbs))
+	stop, cutAll := p.packing == PackStop, false
 	for b := range sbs {
 		sb := &sbs[b]
 		t := 0
 		if !cutAll { // takes' step for bucket b
 			n := int(bneed[b])
 			t = int(sb.nRun + sb.w)
-			if t*n > rem {
-				t = rem / n
-				cut = min(cut, int32(b))
+			if t*n > p.rem {
+				t = p.rem / n
+				p.cut = min(p.cut, int32(b))
 				cutAll = stop // the later buckets take 0
 			}
-			rem -= t * n
+			p.rem -= t * n
 		}
 		if t := int32(t); sb.nRun != t {
-			pre, starts = p.seamMovesRuns(s, sb, b, t, now, pre, starts)
+			p.seamMovesRuns(s, sb, b, t, now)
 		}
 		for sb.w > 0 && sb.nRun > 0 {
 			x := sb.last
@@ -70,47 +80,49 @@ func (p *Policy) applySeamsRuns(s *sdk.System, now float64) (pre, starts []int32
 			if !p.less(y, x) {
 				break
 			}
-			pre, starts = p.exchangeRun(s, sb, x, y, now, pre, starts)
+			p.exchangeRun(s, sb, x, y, now)
 		}
 	}
-	p.cut, p.rem = cut, rem
-	return pre, starts
+	return p.next, p.starts
 }
 
 // seamMovesRuns is applySeams' moves on bucket sb (index b) of the
 // runSets' path, whose count of running jobs is not its take t: the runs
 // moved at once and seamSingles' preemptions and starts one at a time,
-// without the exchanges (applySeamsRuns makes them). Its two loops repeat
-// seamSingles' on purpose: shared as a function the compiler does not
-// inline, the call cost DivisorFilling-SRPT on borg-b-pow2, whose
-// seamSingles runs them at most decisions, 74 M instructions (+0.22%).
-func (p *Policy) seamMovesRuns(s *sdk.System, sb *sbucket, b int, t int32, now float64, pre, starts []int32) ([]int32, []int32) {
+// appended to p.next and p.starts (applySeamsRuns' lists), without the
+// exchanges (applySeamsRuns makes them). Its two loops are
+// seamSingles' with toWaiting and runAppend in their runSets' forms
+// (runsWaitLast, runsAdd: the same moves); seamSingles keeps its own
+// because sharing them as a function the compiler does not inline cost
+// DivisorFilling-SRPT on borg-b-pow2, whose seamSingles runs them at most
+// decisions, 74 M instructions (+0.22%).
+func (p *Policy) seamMovesRuns(s *sdk.System, sb *sbucket, b int, t int32, now float64) {
 	if len(sb.front) > 0 && (sb.nRun-t >= seamRun || t-sb.nRun >= seamRun) {
 		p.frontFlush(sb) // (there is one group: usesFront)
 	}
 	if sb.nRun-t >= seamRun {
-		pre = p.preemptRunBlocks(sb, b, t, now, pre)
+		p.next = p.preemptRunBlocks(sb, b, t, now, p.next)
 		sb.kept = [2]struct{ r, x int32 }{}
 	}
 	if t-sb.nRun >= seamRun {
-		starts = p.startRunBlocks(s, sb, b, t-sb.nRun, now, starts)
+		p.starts = p.startRunBlocks(s, sb, b, t-sb.nRun, now, p.starts)
 		sb.kept = [2]struct{ r, x int32 }{}
 	}
+	rs := &p.runs[b]
 	for sb.nRun > t {
-		x := p.runLast(sb, now)
-		p.toWaiting(x, now)
+		x := p.runLast(sb, now) // (its key refreshed)
+		p.runsWaitLast(sb, rs, x)
 		sb.w++
-		pre = append(pre, x)
+		p.next = append(p.next, x)
 	}
 	for sb.nRun < t {
 		sb.w--
 		x := p.wAtKept(sb, 0)
 		p.waitDeleteMin(sb)
 		p.setRun(s, &p.slots[x], now)
-		p.runAppend(x)
-		starts = append(starts, x)
+		p.runsAdd(sb, rs, x)
+		p.starts = append(p.starts, x)
 	}
-	return pre, starts
 }
 
 // startsMixed reports whether applySeamsRuns' starts (the decision's, on

@@ -135,6 +135,9 @@ func TestApplySeamsRuns(t *testing.T) {
 			a.setStopper()
 			b.setStopper()
 			a.take, a.counts = b.take, b.counts // takes' scratch, which applySeamsRuns does not write
+			// The lists' scratch, where applySeamsRuns keeps its lists
+			// (decideSRPT cuts them to length 0 after the engine calls).
+			a.next, a.starts = b.next, b.starts
 			if f := policyDiff(a, b); f != "" {
 				t.Fatalf("%s at %g: the policies differ afterwards in %s", name, now, f)
 			}

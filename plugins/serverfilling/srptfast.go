@@ -245,9 +245,8 @@ func (p *Policy) runRemove(i int32) {
 	sb := &p.sb[sl.bucket]
 	switch {
 	case p.usesFront(): // the blocks (srptrun.go)
-		rs := &p.runs[sl.bucket]
-		p.runDelete(rs, i)
-		sb.last = rs.last()
+		p.runsRemove(sb, &p.runs[sl.bucket], sl, i)
+		return
 	case sb.lastOK && sb.last == i:
 		// The kept last job leaves (a preemption, mostly): its removal
 		// finds the next one on the way.
@@ -386,6 +385,10 @@ func (p *Policy) unrun(i int32) {
 		p.pend = p.pend[:len(p.pend)-1]
 		sl.serve = false
 		p.sb[sl.bucket].nRun--
+		return
+	}
+	if p.runs != nil { // a completion: runRemove's case for the runSets, without its tests
+		p.runsRemove(&p.sb[sl.bucket], &p.runs[sl.bucket], sl, i)
 		return
 	}
 	p.runRemove(i)

@@ -43,6 +43,11 @@ func (p *Policy) waitInsert(sb *sbucket, i int32) int32 {
 		}
 		return r
 	}
+	return p.frontInsert(sb, i)
+}
+
+// frontInsert is waitInsert with a front (usesFront).
+func (p *Policy) frontInsert(sb *sbucket, i int32) int32 {
 	f := sb.front
 	n := len(f)
 	sl := &p.slots[i]
