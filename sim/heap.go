@@ -293,37 +293,14 @@ func (h *eventHeap) push(t float64, j *Job) {
 		h.hole = false
 		i = h.sink(len(h.ev))
 	} else {
-		// The new slot is written by the rise below, where it stops.
-		if i = len(h.ev); i == cap(h.ev) {
-			h.grow()
-		}
-		h.ev = h.ev[:i+1]
+		h.ev = append(h.ev, event{t, j})
+		i = len(h.ev) - 1
 	}
 	if h.track {
 		rise(h.ev, i, t, j)
 		return
 	}
 	pushUp(h.ev, i, t, j)
-}
-
-// grow moves the list to an array of twice the room (32 KiB at least)
-// whose first entry is 48 bytes into a 64-byte cache line, so that the
-// four children of an entry of a tracked heap (4i+1 to 4i+4, 64 bytes)
-// share one line, and the two of an untracked one (2i+1, 2i+2) one half
-// of a line. (With append's arrays they straddled two lines for most
-// entries.) The 32 KiB make the array a large object, which starts a
-// page: an array of pointerful entries between 512 bytes and 32 KiB
-// begins 8 bytes after its slot's start (the allocator's type header),
-// where no 16-byte entry can start a line.
-func (h *eventHeap) grow() {
-	const size = unsafe.Sizeof(event{})
-	const line = 64 / size // entries a cache line
-	const least = 32<<10/size + 2*line
-	buf := make([]event, max(2*uintptr(cap(h.ev))+2*line, least))
-	skip := (line - 1 - uintptr(unsafe.Pointer(&buf[0]))/size%line) % line
-	ev := buf[skip : skip+uintptr(len(h.ev))]
-	copy(ev, h.ev)
-	h.ev = ev
 }
 
 // newSlot is the first half of a tracked push that System.Start makes

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"slices"
 	"testing"
-	"unsafe"
 
 	"github.com/msjfarm/msjfarm/sim/rng"
 )
@@ -216,24 +215,6 @@ func TestCrowdedShare(t *testing.T) {
 		}
 		if c.want && (h.stale != 0 || len(h.ev) != c.live-c.suspended) {
 			t.Errorf("%d entries, %d stale: ready left %d entries, %d stale; want %d, none", c.live, c.suspended, len(h.ev), h.stale, c.live-c.suspended)
-		}
-	}
-}
-
-// TestEventListLines checks grow's placement: as the list grows, from one
-// entry to thousands, entry 1 starts a 64-byte cache line, so that the
-// four children of every entry of a tracked heap lie in one line.
-func TestEventListLines(t *testing.T) {
-	for _, track := range []bool{false, true} {
-		h := &eventHeap{track: track}
-		pool := make([]Job, 5000)
-		for i := range pool {
-			h.push(float64(i%97), &pool[i])
-			if len(h.ev) > 1 {
-				if a := uintptr(unsafe.Pointer(&h.ev[1])); a%64 != 0 {
-					t.Fatalf("track %v, %d entries (room %d): entry 1 at %#x, %d bytes into a line", track, len(h.ev), cap(h.ev), a, a%64)
-				}
-			}
 		}
 	}
 }
