@@ -215,16 +215,14 @@ func (p *Policy) flushPendingJobs() {
 // bucket's runSet takes it instead of the treap (srptrun.go).
 func (p *Policy) runAppend(i int32) {
 	sl := &p.slots[i]
-	g := p.runGroup(sl)
 	sb := &p.sb[sl.bucket]
-	sb.nRun++
-	sl.serve = true
 	if p.usesFront() { // the blocks (srptrun.go)
-		rs := &p.runs[sl.bucket]
-		p.runInsert(rs, i)
-		sb.last = rs.last()
+		p.runsAdd(sb, &p.runs[sl.bucket], i)
 		return
 	}
+	g := p.runGroup(sl)
+	sb.nRun++
+	sl.serve = true
 	if sb.lastOK && sb.last >= 0 {
 		if v, id := p.tKey(i, modeFall); nodeBefore(&p.tn[sb.last], v, id) {
 			p.rroot[g] = p.tAppend(p.rroot[g], i, modeFall)
@@ -387,7 +385,7 @@ func (p *Policy) unrun(i int32) {
 		p.sb[sl.bucket].nRun--
 		return
 	}
-	if p.runs != nil { // a completion: runRemove's case for the runSets, without its tests
+	if p.runs != nil { // usesFront (initRuns); a completion: runRemove's case for the runSets, without its tests
 		p.runsRemove(&p.sb[sl.bucket], &p.runs[sl.bucket], sl, i)
 		return
 	}
