@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -136,6 +135,19 @@ func (cc *costClasses) plan() []calibration {
 	return out
 }
 
+// calibrateTwice runs t at n/4 (at least 500) and n arrivals, with the
+// trace it replays, if any, from traces.
+func calibrateTwice(ctx context.Context, traces *calibrationTraces, t sweep.Task, n int64) (cpu1 time.Duration, n1 int64, cpu2 time.Duration, n2 int64, err error) {
+	if ctx, err = traces.context(ctx, &t); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	if cpu1, _, n1, err = calibrate(ctx, t, max(n/4, 500)); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	cpu2, _, n2, err = calibrate(ctx, t, n)
+	return cpu1, n1, cpu2, n2, err
+}
+
 // cost is the model of class ci at rate: set-up and cost per arrival
 // interpolated linearly between the calibrated rates around it (the
 // nearest one outside them).
@@ -159,8 +171,9 @@ func (cc *costClasses) cost(ci int, rate float64) costModel {
 // lengths (n/4 and n arrivals: the set-up of a replication, building the
 // workload and the policy's state, is separated from the cost per
 // arrival), and stores the fitted models in their classes. It returns
-// the calibrations' total CPU time.
-func (cc *costClasses) calibrateClasses(ctx context.Context, cals []calibration, n int64, par int) (time.Duration, error) {
+// the calibrations' total CPU time. A trace campaign's calibrations
+// replay the trace traces gives them.
+func (cc *costClasses) calibrateClasses(ctx context.Context, cals []calibration, n int64, par int, traces *calibrationTraces) (time.Duration, error) {
 	var (
 		mu       sync.Mutex
 		total    time.Duration
@@ -175,13 +188,16 @@ func (cc *costClasses) calibrateClasses(ctx context.Context, cals []calibration,
 			defer func() { <-sem; wg.Done() }()
 			t := cc.list[cal.class].tmpl
 			t.ArrivalRate, t.Params = cal.rate, cal.params
-			cpu1, _, n1, err1 := calibrate(ctx, t, max(n/4, 500))
-			cpu2, _, n2, err2 := calibrate(ctx, t, n)
+			cpu1, n1, cpu2, n2, err := calibrateTwice(ctx, traces, t, n)
 			mu.Lock()
 			defer mu.Unlock()
-			if err := errors.Join(err1, err2); err != nil {
+			if err != nil {
 				if firstErr == nil {
-					firstErr = fmt.Errorf("calibrating %s at arrival rate %v: %w", t.Policy, cal.rate, err)
+					at := fmt.Sprintf("at arrival rate %v", cal.rate)
+					if t.Trace != nil {
+						at = "on the trace"
+					}
+					firstErr = fmt.Errorf("calibrating %s %s: %w", t.Policy, at, err)
 				}
 				return
 			}

@@ -143,7 +143,9 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 	// Calibrated at the pace replications run (submit plans at the
 	// reader's).
 	restore := gcpace.Simulating()
-	p.Calibration, err = classes.calibrateClasses(ctx, cals, n, par)
+	traces := newCalibrationTraces(camp, st)
+	p.Calibration, err = classes.calibrateClasses(ctx, cals, n, par, traces)
+	traces.close()
 	restore()
 	if err != nil {
 		return nil, err

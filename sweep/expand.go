@@ -924,10 +924,22 @@ func (c *Campaign) checkScenario(cat Catalog, scenarioID string, spec workload.S
 		return fmt.Errorf("axes: points %s and %s are the same scenario: list each axis value once", prev, label)
 	}
 	c.scenarios[scenarioID] = label
-	if wc, ok := cat.(WorkloadChecker); ok && trace == nil {
-		return c.checkVariants(wc, spec, rate, ia, pols, label)
+	wc, ok := cat.(WorkloadChecker)
+	switch {
+	case !ok:
+		return nil
+	case trace == nil:
+		system := map[string]any{"servers": spec.Servers, "classes": spec.Classes, "interarrival": ia}
+		return c.checkVariants(wc, system, func() (*sim.Workload, error) { return spec.BuildArrivals(rate, ia, nil) }, pols, label)
 	}
-	return nil
+	// A replayed trace is tried too when it was read here: without this a
+	// policy the trace's widths rule out (MSFQ on anything but one-or-all)
+	// was accepted, and each of its tasks failed on a worker.
+	if c.File.Trace == nil || c.File.Trace.local == nil {
+		return nil
+	}
+	system := map[string]any{"servers": spec.Servers, "trace": trace}
+	return c.checkVariants(wc, system, func() (*sim.Workload, error) { return c.traceWorkload(spec, trace) }, pols, label)
 }
 
 // pointAxes are a point's values of the swept axes: the scenario's and
@@ -1013,17 +1025,19 @@ func userShares(f *File, vals map[string]any) bool {
 	return false
 }
 
-// checkVariants tries every policy variant on the point's system through
-// the catalogue's WorkloadChecker, naming the policy entry and the point.
-// The arrival rate does not change what a policy accepts, so each system is
-// checked once.
-func (c *Campaign) checkVariants(wc WorkloadChecker, spec workload.Spec, rate float64, ia *dist.Spec, pols []variant, label string) error {
+// checkVariants tries every policy variant on the point's system (what
+// build makes; system identifies it) through the catalogue's
+// WorkloadChecker, naming the policy entry and the point. The arrival
+// rate does not change what a policy accepts, so each system is checked
+// once.
+func (c *Campaign) checkVariants(wc WorkloadChecker, system map[string]any, build func() (*sim.Workload, error), pols []variant, label string) error {
 	if c.checked == nil {
 		c.checked = map[string]bool{}
 	}
 	var w *sim.Workload
 	for _, p := range pols {
-		key, err := json.Marshal(map[string]any{"policy": p.name, "params": p.params, "servers": spec.Servers, "classes": spec.Classes, "interarrival": ia})
+		system["policy"], system["params"] = p.name, p.params
+		key, err := json.Marshal(system)
 		if err != nil {
 			return fmt.Errorf("point %s: policy %s: %w", label, p.name, err)
 		}
@@ -1031,7 +1045,7 @@ func (c *Campaign) checkVariants(wc WorkloadChecker, spec workload.Spec, rate fl
 			continue
 		}
 		if w == nil {
-			if w, err = spec.BuildArrivals(rate, ia, nil); err != nil {
+			if w, err = build(); err != nil {
 				return fmt.Errorf("point %s: %w", label, err)
 			}
 		}

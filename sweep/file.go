@@ -112,6 +112,13 @@ type TraceSpec struct {
 	// Size is the trace's size in bytes, filled in with SHA256.
 	Size      int64   `mapstructure:"size" json:"size"`
 	TimeScale float64 `mapstructure:"time_scale" json:"time_scale,omitempty"`
+
+	// local is the canonical form of File that ReadTraceFile read, kept
+	// on the submitting machine so that Plan can try every policy on the
+	// workload the trace makes and a dry run can calibrate on it, before
+	// anything is uploaded (nil: a trace named by sha256 alone, or one
+	// decoded from a stored spec).
+	local []byte
 }
 
 // RunSpec is the run block of a sweep file: the engine's run configuration

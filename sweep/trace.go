@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"github.com/msjfarm/msjfarm/model/swf"
+	"github.com/msjfarm/msjfarm/model/workload"
+	"github.com/msjfarm/msjfarm/sim"
 )
 
 // MaxFileSize bounds a sweep file (and the content Parse accepts): a sweep
@@ -68,7 +70,25 @@ func readTraceFile(f *File, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("trace.size: the sweep says %d, but trace.file %s has %d bytes in its canonical form", f.Trace.Size, f.Trace.File, len(data))
 	}
 	f.Trace.SHA256, f.Trace.Size = sum, int64(len(data))
+	f.Trace.local = data
 	return data, nil
+}
+
+// ErrNoLocalTrace: the campaign's trace was not read on this machine (it
+// is named by sha256 alone, or the campaign was decoded from a stored
+// spec), so only storage has it.
+var ErrNoLocalTrace = errors.New("the trace was not read on this machine (named by sha256 alone): only storage has it")
+
+// LocalTrace parses, for a system of servers servers (0: the header's
+// MaxProcs), the trace this campaign replays as ReadTraceFile read it on
+// this machine: what a worker replays, since a worker parses the same
+// canonical bytes (worker.traceCache). It is ErrNoLocalTrace without one.
+// Each call parses afresh: a caller that needs it often keeps it.
+func (c *Campaign) LocalTrace(servers int) (*swf.Trace, error) {
+	if c.File == nil || c.File.Trace == nil || c.File.Trace.local == nil {
+		return nil, ErrNoLocalTrace
+	}
+	return swf.Read(bytes.NewReader(c.File.Trace.local), servers)
 }
 
 // canonicalTrace parses the trace file's content raw as SWF, on the
@@ -93,10 +113,37 @@ func canonicalTrace(f *File, raw []byte, limit int64) ([]byte, error) {
 	case errors.Is(err, swf.ErrNoServers) && !serversAxis:
 		return nil, fieldErr("servers", nil, "trace.file %s has no MaxProcs or MaxNodes header line: give servers", f.Trace.File)
 	case err == nil && len(tr.Jobs) == 0:
-		return nil, fieldErr("trace.file", nil, "%s has no usable job on %d servers (of %d job lines: %d without a submit time, %d without a run time, %d without processors, %d wider than the servers)",
-			f.Trace.File, tr.K, tr.Lines, tr.Skipped.Submit, tr.Skipped.RunTime, tr.Skipped.Procs, tr.Skipped.TooWide)
+		return nil, fieldErr("trace.file", nil, "%s %s", f.Trace.File, noUsableJob(tr))
 	}
 	return data, nil
+}
+
+// noUsableJob says why trace tr has no job to replay.
+func noUsableJob(tr *swf.Trace) string {
+	return fmt.Sprintf("has no usable job on %d servers (of %d job lines: %d without a submit time, %d without a run time, %d without processors, %d wider than the servers)",
+		tr.K, tr.Lines, tr.Skipped.Submit, tr.Skipped.RunTime, tr.Skipped.Procs, tr.Skipped.TooWide)
+}
+
+// traceWorkload is the workload a worker replays at a point of servers
+// spec.Servers (0: the trace header's) with trace's time scale, built from
+// the trace read here; a servers value that leaves the trace no job, or
+// fewer jobs than each replication replays, is an error naming it.
+func (c *Campaign) traceWorkload(spec workload.Spec, trace *TraceRef) (*sim.Workload, error) {
+	tr, err := c.LocalTrace(spec.Servers)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	if len(tr.Jobs) == 0 {
+		return nil, fmt.Errorf("trace %s", noUsableJob(tr))
+	}
+	w, err := workload.FromTrace(spec.Name, tr, trace.TimeScale)
+	if err != nil {
+		return nil, err
+	}
+	if n := c.File.Run.Warmup + c.File.Run.Arrivals; n > int64(len(w.Trace)) {
+		return nil, fieldErr("run.arrivals", nil, "warmup+arrivals = %d, but the trace has %d usable jobs on %d servers: a replication replays at most that many", n, len(w.Trace), tr.K)
+	}
+	return w, nil
 }
 
 // swfReason says where an SWF parse failed without the offending text.

@@ -14,12 +14,14 @@ import (
 	"github.com/msjfarm/msjfarm/sweep"
 )
 
+// traceSweep replays %s; one arrival, since noheader.swf has one job that
+// fits on 8 servers (Plan refuses a run longer than the trace).
 const traceSweep = `name: tr
 seed: 1
 trace: {file: %s, time_scale: 0.5}
 policies: [fcfs, first-fit]
 replications: 2
-run: {arrivals: 5}
+run: {arrivals: 1}
 `
 
 // writeSweep writes a trace sweep naming trace in dir and loads it.

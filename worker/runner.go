@@ -108,7 +108,13 @@ func (InProcess) Run(ctx context.Context, t *sweep.Task, progress func(done, tot
 	cpu0, okCPU := threadCPU()
 	res, err := spec.Run(w, t.Params, cfg)
 	if err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		// The replication is deterministic: a policy that refuses the
+		// workload or fails part-way does so on every attempt (the plugin
+		// runner's host calls such errors permanent too).
+		return nil, &PermanentError{err}
 	}
 	var cpu time.Duration
 	if cpu1, ok := threadCPU(); ok && okCPU {

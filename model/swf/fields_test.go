@@ -1,0 +1,35 @@
+package swf
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSplitFieldsIsFields: splitFields splits as strings.Fields does,
+// into the slice it is given (here holding stale fields from a previous
+// line, as in scan), on ASCII lines and on lines with Unicode spaces
+// (U+0085, U+00A0, U+2003) or other non-ASCII bytes, wherever they are.
+func TestSplitFieldsIsFields(t *testing.T) {
+	lines := []string{
+		"", " ", "1", " 1 ", "1 2", "1\t2\v3\f4\r5\n6", "  1   100  0 7 8 -1 -1  8 ",
+		"1\u00a02 3", "1 2\u00853", "1 2 3\u2003", "é 1", "1 é", "1\x802", "\u00a0",
+	}
+	stale := []string{"x", "y", "z"}
+	for _, s := range lines {
+		got := splitFields(stale[:0], s)
+		if want := strings.Fields(s); !slices.Equal(got, want) {
+			t.Errorf("splitFields(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+func FuzzSplitFields(f *testing.F) {
+	f.Add("3 100 0 7 8 -1 -1 8 -1 -1 1 -1 -1 -1 0 -1 -1 -1")
+	f.Add("1\u00a02 é\t3")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := splitFields(nil, s), strings.Fields(s); !slices.Equal(got, want) {
+			t.Fatalf("splitFields(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
