@@ -254,7 +254,7 @@ func (s *source) element(path string, x *float64) (pos, bool) {
 func envFor(p string) string {
 	for _, k := range envKeys {
 		if k == p {
-			return "MSJFARM_" + strings.ToUpper(strings.ReplaceAll(k, ".", "_"))
+			return envName(k)
 		}
 	}
 	return ""

@@ -143,6 +143,19 @@ var envKeys = []string{"name", "description", "seed", "workload", "servers", "re
 	"run.arrivals", "run.warmup", "run.mser", "run.max_in_system", "run.drain_limit",
 	"run.series_interval", "run.series_max", "run.deadline"}
 
+// EnvVars are the environment variables a sweep reads: MSJFARM_PROFILE
+// and the override of each of envKeys.
+func EnvVars() []string {
+	out := []string{ProfileEnv}
+	for _, k := range envKeys {
+		out = append(out, envName(k))
+	}
+	return out
+}
+
+// envName is the variable that overrides key k.
+func envName(k string) string { return "MSJFARM_" + strings.ToUpper(strings.ReplaceAll(k, ".", "_")) }
+
 // Load reads a sweep file; the format follows the extension (.yaml, .yml,
 // .toml, .json). Unknown keys, wrong types and bare-number durations are
 // errors naming the key. The profile named by MSJFARM_PROFILE, if set, is
@@ -212,8 +225,7 @@ func parseProfile(data []byte, format, profile, name string) (*File, error) {
 		return nil, src.locate(fmt.Errorf("not valid %s: %w", strings.ToUpper(format), err))
 	}
 	for _, k := range envKeys {
-		env := "MSJFARM_" + strings.ToUpper(strings.ReplaceAll(k, ".", "_"))
-		if err := v.BindEnv(strings.ReplaceAll(k, ".", "::"), env); err != nil {
+		if err := v.BindEnv(strings.ReplaceAll(k, ".", "::"), envName(k)); err != nil {
 			return nil, err
 		}
 	}

@@ -37,7 +37,8 @@ or in a YAML/TOML/JSON config file (--config or MSJFARM_CONFIG; keys are the
 flag names, e.g. "nats-url: nats://nats:4222"). The command line wins over
 the environment, which wins over the file. Put secrets (MSJFARM_NATS_TOKEN,
 MSJFARM_NATS_PASSWORD, MSJFARM_S3_SECRET_KEY) in the environment or the file:
-the command line is visible to other users; msjfarm never prints them.`
+the command line is visible to other users; msjfarm never prints them. A set
+MSJFARM_ variable that msjfarm does not read (a misspelling) is warned of.`
 
 func noArgs(name string, f func(args []string) int) func(*pflag.FlagSet) func([]string) int {
 	return func(*pflag.FlagSet) func([]string) int {
@@ -147,6 +148,7 @@ func dispatch(args []string) int {
 	}
 	code := 0
 	root := newRoot(&code)
+	warnUnknownEnv(root)
 	root.SetArgs(dashDash(root, args))
 	c, err := root.ExecuteC()
 	if err != nil {
@@ -200,6 +202,7 @@ func build(c command, code *int) *cobra.Command {
 	}
 	if c.env {
 		cc.Long += "\n\n" + envNote
+		cc.Annotations = map[string]string{envAnnotation: "1"}
 	}
 	if len(c.subs) > 0 {
 		for _, s := range c.subs {

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/msjfarm/msjfarm/internal/wire"
+	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker/pluginhost"
+)
+
+// envPrefix starts every variable msjfarm reads.
+const envPrefix = "MSJFARM_"
+
+// envAnnotation marks the commands whose flags are also read from
+// MSJFARM_<FLAG> (command.env).
+const envAnnotation = "msjfarm-env"
+
+// otherEnv are the variables read outside the flags and the sweep: by
+// the storage, the plugin host and the plugins, and by the repository's
+// own tests, benchmarks and scripts (so that running them does not warn).
+// TestEnvNamesKnown checks that every MSJFARM_ name the repository
+// mentions is known.
+var otherEnv = []string{
+	"MSJFARM_S3_ACCESS_KEY", "MSJFARM_S3_SECRET_KEY", storage.EnvS3CA,
+	pluginhost.EnvPath, wire.EnvMaxConcurrent, wire.EnvLogLevel,
+	"MSJFARM_POLICY_PLUGIN", // the plugin handshake's cookie, in a plugin's environment
+	"MSJFARM_MAX_TRACE_SIZE", "MSJFARM_MAX_POINTS", "MSJFARM_MAX_TASKS", "MSJFARM_MAX_SPEC_SIZE",
+	"MSJFARM_PYTHON",
+	"MSJFARM_NATS_STORE", // deploy/slurm's sbatch script: the embedded server's --store-dir
+	// Tests, benchmarks and CI (docs/testing.md).
+	"MSJFARM_MINIO", "MSJFARM_NATS_SERVER", "MSJFARM_REQUIRE_SERVERS", "MSJFARM_TOOLS", "MSJFARM_CHROMIUM",
+	"MSJFARM_BENCH_ARRIVALS", "MSJFARM_BENCH_BIN", "MSJFARM_BENCH_INPROCESS", "MSJFARM_BENCH_OVERHEAD",
+	"MSJFARM_BENCH_RUNNER", "MSJFARM_BENCH_TASKS", "MSJFARM_BENCH_COMPLETIONS", "MSJFARM_BENCH_WORKERS",
+	"MSJFARM_BENCH_SLOTS", "MSJFARM_BIN", "MSJFARM_CA",
+	"MSJFARM_FAULTS_MINIO_OUTAGE", "MSJFARM_FAULTS_NETNS_CHILD", "MSJFARM_FAULTS_ONLY", "MSJFARM_FAULTS_OUT",
+	"MSJFARM_FAULTS_REDUCED", "MSJFARM_LIVE_ARRIVALS", "MSJFARM_OUTAGE", "MSJFARM_RUN_LOG",
+	"MSJFARM_EXAMPLES_ONLY", "MSJFARM_EXAMPLES_DEFAULT", "MSJFARM_EXAMPLES_CALIBRATE",
+	"MSJFARM_EXAMPLES_CALIBRATE_OUT", "MSJFARM_TEST_SECRET", "MSJFARM_LUBLIN_SWF",
+	"MSJFARM_PACKING_REPS", "MSJFARM_PACKING_ARRIVALS",
+}
+
+// knownEnv is every variable msjfarm reads: MSJFARM_<FLAG> for each flag
+// of a command that reads its flags from the environment, the sweep's
+// overrides, and otherEnv.
+func knownEnv(root *cobra.Command) map[string]bool {
+	known := map[string]bool{}
+	for _, n := range append(sweep.EnvVars(), otherEnv...) {
+		known[n] = true
+	}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Annotations[envAnnotation] != "" {
+			c.Flags().VisitAll(func(f *pflag.Flag) {
+				known[envPrefix+strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))] = true
+			})
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
+	return known
+}
+
+// unknownEnv warns of each MSJFARM_ variable in environ that msjfarm
+// reads under no name, with the nearest names it does read: a misspelt
+// override (MSJFARM_REPLICATONS=30, MSJFARM_STORGE=s3://…) is otherwise
+// silently ignored, and a sweep runs with the file's 3 replications, or a
+// farm stores its results in the local default. A warning, not an error:
+// the environment is the whole session's, and a stale variable must not
+// stop every command.
+func unknownEnv(root *cobra.Command, environ []string) []string {
+	known := knownEnv(root)
+	suffixes := make([]string, 0, len(known))
+	for n := range known {
+		suffixes = append(suffixes, strings.TrimPrefix(n, envPrefix))
+	}
+	sort.Strings(suffixes)
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, envPrefix) || known[name] {
+			continue
+		}
+		// Suggested on the names without the prefix, where they differ, and
+		// not a short name that is merely inside a long one (CA in
+		// REPLICATONS).
+		rest := strings.TrimPrefix(name, envPrefix)
+		var near []string
+		for _, s := range sweep.Suggest(rest, suffixes) {
+			if 2*len(s) >= len(rest) {
+				near = append(near, envPrefix+s)
+			}
+		}
+		mean := ""
+		if len(near) > 0 {
+			mean = fmt.Sprintf(" (did you mean %s?)", strings.Join(near, " or "))
+		}
+		out = append(out, fmt.Sprintf("%s is set, but msjfarm reads no variable of that name%s: it has no effect", name, mean))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// warnUnknownEnv prints unknownEnv's warnings for this process.
+func warnUnknownEnv(root *cobra.Command) {
+	for _, w := range unknownEnv(root, os.Environ()) {
+		fmt.Fprintf(os.Stderr, "msjfarm: warning: %s\n", w)
+	}
+}

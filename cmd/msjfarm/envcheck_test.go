@@ -1,0 +1,111 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestUnknownEnv: a misspelt MSJFARM_ variable gets a warning naming the
+// nearest variables msjfarm reads; those it reads (a farm flag's, a sweep
+// override, the storage's credentials, the plugin path) and variables of
+// other programs get none.
+func TestUnknownEnv(t *testing.T) {
+	var code int
+	root := newRoot(&code)
+	got := unknownEnv(root, []string{
+		"MSJFARM_REPLICATONS=30", "MSJFARM_STORGE=s3://b", "MSJFARM_TRACE_TIME_SCALE=2", "MSJFARM_NATS_URLS=nats://x",
+		"MSJFARM_NATS_URL=nats://x", "MSJFARM_WORKERS=4", "MSJFARM_STORAGE=/d", "MSJFARM_RUN_ARRIVALS=1e5",
+		"MSJFARM_PROFILE=paper", "MSJFARM_S3_SECRET_KEY=x", "MSJFARM_PLUGIN_PATH=/p", "MSJFARM_CONFIG=/c.yaml",
+		"PATH=/bin", "MSJFARMX=1", "=weird",
+	})
+	want := []string{
+		"MSJFARM_NATS_URLS is set, but msjfarm reads no variable of that name (did you mean MSJFARM_NATS_URL?): it has no effect",
+		"MSJFARM_REPLICATONS is set, but msjfarm reads no variable of that name (did you mean MSJFARM_REPLICATIONS?): it has no effect",
+		"MSJFARM_STORGE is set, but msjfarm reads no variable of that name (did you mean MSJFARM_STORAGE or MSJFARM_STORE?): it has no effect",
+		"MSJFARM_TRACE_TIME_SCALE is set, but msjfarm reads no variable of that name: it has no effect",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestUnknownEnvWarnsAndRuns: msjfarm run with a misspelt override warns
+// on stderr and runs the sweep as the file says (the variable has no
+// effect: 3 replications, not 30).
+func TestUnknownEnvWarnsAndRuns(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(newcomerBase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MSJFARM_REPLICATONS", "30")
+	code, out, errs := captured(t, func() int { return dispatch([]string{"run", "--dry-run", sw}) })
+	if code != 0 || !strings.Contains(errs, "msjfarm: warning: MSJFARM_REPLICATONS is set, but msjfarm reads no variable of that name (did you mean MSJFARM_REPLICATIONS?)") ||
+		!strings.Contains(out, "tasks            12\n") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// envName matches an MSJFARM_ variable's name in a file; a name followed
+// by '_', '<' or '*' is a family (MSJFARM_S3_*, MSJFARM_<FLAG>), not a
+// variable.
+var envNameRE = regexp.MustCompile(`MSJFARM_[A-Z0-9_]*[A-Z0-9]([_<*]?)`)
+
+// notEnv are MSJFARM_ names the repository uses that are not
+// environment variables: the NATS streams, and the prefixes the sandbox
+// test looks for in a plugin's environment.
+var notEnv = []string{"MSJFARM_TASKS", "MSJFARM_ADVISORIES", "MSJFARM_S3", "MSJFARM_NATS",
+	// docs/sweep.md's examples of what is warned of
+	"MSJFARM_REPLICATONS", "MSJFARM_TRACE_TIME_SCALE"}
+
+// TestEnvNamesKnown: every MSJFARM_ variable the repository's code,
+// scripts, deployment files and documentation name is one msjfarm knows
+// (knownEnv), so that a variable the repository itself sets, or tells a
+// user to set, is never warned of as unknown.
+func TestEnvNamesKnown(t *testing.T) {
+	var code int
+	known := knownEnv(newRoot(&code))
+	names := map[string][]string{}
+	root := filepath.Join("..", "..")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); p != root && (strings.HasPrefix(n, ".") && n != ".ci" || n == "testdata" || n == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Name() == "envcheck.go" || d.Name() == "envcheck_test.go" {
+			return nil // the misspellings they warn of
+		}
+		switch filepath.Ext(p) {
+		case ".go", ".sh", ".md", ".yml", ".yaml", ".sbatch", ".toml", "":
+		default:
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, m := range envNameRE.FindAllStringSubmatch(string(data), -1) {
+			name := strings.TrimRight(m[0], "_<*")
+			if m[1] == "" && !slices.Contains(notEnv, name) && !known[name] {
+				names[name] = append(names[name], p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, files := range names {
+		t.Errorf("%s (in %s) is not a variable msjfarm knows: add it to otherEnv, or make it a flag", n, strings.Join(slices.Compact(files), ", "))
+	}
+}
