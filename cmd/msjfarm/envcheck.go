@@ -1,13 +1,17 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
 
 	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/storage"
@@ -54,11 +58,26 @@ func knownEnv(root *cobra.Command) map[string]bool {
 	for _, n := range append(sweep.EnvVars(), otherEnv...) {
 		known[n] = true
 	}
+	for _, f := range envFlags(root) {
+		known[envPrefix+strings.ToUpper(strings.ReplaceAll(f, "-", "_"))] = true
+	}
+	return known
+}
+
+// envFlags are the flag names of every command that reads its flags from
+// the environment and a config file: the keys a config file may hold
+// (one file may serve a coordinator and its workers).
+func envFlags(root *cobra.Command) []string {
+	seen := map[string]bool{}
+	var out []string
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if c.Annotations[envAnnotation] != "" {
 			c.Flags().VisitAll(func(f *pflag.Flag) {
-				known[envPrefix+strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))] = true
+				if !seen[f.Name] {
+					seen[f.Name] = true
+					out = append(out, f.Name)
+				}
 			})
 		}
 		for _, s := range c.Commands() {
@@ -66,7 +85,48 @@ func knownEnv(root *cobra.Command) map[string]bool {
 		}
 	}
 	walk(root)
-	return known
+	sort.Strings(out)
+	return out
+}
+
+// configKeys is envFlags of the whole command tree, built once. It is set
+// in init: the commands read it, so their table cannot refer to it.
+var configKeys func() []string
+
+func init() {
+	configKeys = sync.OnceValue(func() []string {
+		var code int
+		return envFlags(newRoot(&code))
+	})
+}
+
+// checkConfigKeys refuses a config file key that is no command's flag,
+// naming the nearest flags: viper ignores such a key, so a misspelt one
+// (storge: s3://…) was silently without effect. A flag of another command
+// is accepted, since one file may configure a coordinator and its
+// workers (deploy/slurm).
+func checkConfigKeys(path string) error {
+	cv := viper.New()
+	cv.SetConfigFile(path)
+	if err := cv.ReadInConfig(); err != nil {
+		return err
+	}
+	flags := configKeys()
+	var bad []string
+	for _, k := range cv.AllKeys() {
+		switch sug := sweep.Suggest(k, flags); {
+		case slices.Contains(flags, k):
+		case len(sug) > 0:
+			bad = append(bad, fmt.Sprintf("unknown key %q (did you mean %s?)", k, sweep.QuoteOr(sug)))
+		default:
+			bad = append(bad, fmt.Sprintf("unknown key %q (the keys are the flag names of msjfarm's farm commands: msjfarm help run, worker, coordinator)", k))
+		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return errors.New(strings.Join(bad, "; "))
+	}
+	return nil
 }
 
 // unknownEnv warns of each MSJFARM_ variable in environ that msjfarm

@@ -109,3 +109,34 @@ func TestEnvNamesKnown(t *testing.T) {
 		t.Errorf("%s (in %s) is not a variable msjfarm knows: add it to otherEnv, or make it a flag", n, strings.Join(slices.Compact(files), ", "))
 	}
 }
+
+// TestConfigFileKeys: a config file key that is no farm command's flag is
+// refused (exit 2, every such key named with the nearest flags), before
+// anything runs; a flag of another command is accepted (one file may
+// serve a coordinator and its workers), and the file's values are used.
+func TestConfigFileKeys(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(newcomerBase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	data := filepath.Join(dir, "data")
+	bad := write("bad.yaml", "storge: "+data+"\nnats_url: nats://x\nworkers: 2\n")
+	code, _, errs := captured(t, func() int { return dispatch([]string{"run", "--config", bad, "--dry-run", sw}) })
+	want := `config file ` + bad + `: unknown key "nats_url" (did you mean "nats-url"?); unknown key "storge" (did you mean "storage" or "store"?)`
+	if code != 2 || !strings.Contains(errs, want) {
+		t.Fatalf("exit %d, want 2 and %q in\n%s", code, want, errs)
+	}
+	shared := write("shared.toml", "storage = \""+data+"\"\nlisten = \"0.0.0.0:4223\"\nworkers = 2\n")
+	code, out, errs := captured(t, func() int { return dispatch([]string{"run", "--config", shared, "--dry-run", sw}) })
+	if code != 0 || !strings.Contains(out, "storage          "+data+" (does not exist yet") {
+		t.Fatalf("shared config: exit %d\n%s%s", code, out, errs)
+	}
+}

@@ -144,9 +144,13 @@ func (f *farmFlags) parse() error {
 	}
 	if cfg := v.GetString("config"); cfg != "" {
 		v.SetConfigFile(cfg)
-		if err := v.ReadInConfig(); err != nil {
-			fmt.Fprintf(os.Stderr, "msjfarm: config file: %v\n", err)
-			return fmt.Errorf("config file: %w", err)
+		err := v.ReadInConfig()
+		if err == nil {
+			err = checkConfigKeys(cfg)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "msjfarm: config file %s: %v\n", cfg, err)
+			return fmt.Errorf("config file %s: %w", cfg, err)
 		}
 	}
 	var err error
