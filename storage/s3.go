@@ -19,6 +19,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/minio/minio-go/v7/pkg/s3utils"
 )
 
 // s3Store keeps objects in one bucket, under an optional key prefix.
@@ -138,6 +139,11 @@ func parseS3URL(u *url.URL) (s3Location, error) {
 		if k != "endpoint" && k != "secure" && k != "region" {
 			return l, fmt.Errorf("storage: s3://%s: unknown URL parameter %q (known: endpoint, secure, region)", l.bucket, k)
 		}
+	}
+	// Checked here, where a bad name would otherwise reach the network as
+	// a host name (Bad_Bucket.s3.amazonaws.com: no such host).
+	if err := s3utils.CheckValidBucketNameStrict(l.bucket); err != nil {
+		return l, fmt.Errorf("storage: s3://%s: not a valid bucket name: %v", l.bucket, err)
 	}
 	return l, nil
 }

@@ -199,6 +199,10 @@ func TestS3OpenErrors(t *testing.T) {
 		{"s3://b?endpoint=127.0.0.1:1&bogus=1", `unknown URL parameter "bogus"`},
 		{"s3://user:pw@b?endpoint=127.0.0.1:1", "credentials in the URL"},
 		{"s3://b/a/../c?endpoint=127.0.0.1:1", "bad prefix"},
+		// A bad bucket name is refused before the network is tried (it
+		// would be a host name: "no such host").
+		{"s3://Bad_Bucket?endpoint=127.0.0.1:1", "s3://Bad_Bucket: not a valid bucket name"},
+		{"s3://b?endpoint=127.0.0.1:1", "s3://b: not a valid bucket name: Bucket name cannot be shorter than 3 characters"},
 	} {
 		_, err := Open(ctx, tc.url, creds)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -208,7 +212,7 @@ func TestS3OpenErrors(t *testing.T) {
 			t.Errorf("Open(%q) error leaks the password: %v", tc.url, err)
 		}
 	}
-	if _, err := Open(ctx, "s3://b?endpoint=127.0.0.1:1&secure=false"); err == nil || !strings.Contains(err.Error(), "no S3 credentials") {
+	if _, err := Open(ctx, "s3://bkt?endpoint=127.0.0.1:1&secure=false"); err == nil || !strings.Contains(err.Error(), "no S3 credentials") {
 		t.Errorf("Open without credentials = %v", err)
 	}
 

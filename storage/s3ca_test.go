@@ -20,7 +20,7 @@ func TestWithCABadFile(t *testing.T) {
 		notPEM: "S3 CA certificate " + notPEM + ": no PEM certificate",
 	} {
 		for _, opt := range []func() Option{func() Option { return WithCA(file) }, func() Option { t.Setenv(EnvS3CA, file); return NoCreate() }} {
-			_, err := Open(context.Background(), "s3://b?endpoint=127.0.0.1:1", WithCredentials("ak", "sk"), opt())
+			_, err := Open(context.Background(), "s3://bkt?endpoint=127.0.0.1:1", WithCredentials("ak", "sk"), opt())
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("CA %s: error %v, want %q", file, err, want)
 			}

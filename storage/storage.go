@@ -159,6 +159,9 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (Store, error) {
 		if u.Path == "" || !filepath.IsAbs(filepath.FromSlash(u.Path)) {
 			return nil, fmt.Errorf("storage: %s: file URLs must be file:///absolute/path", rawURL)
 		}
+		if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
+			return nil, fmt.Errorf("storage: %s: a file URL takes no parameters (?…) or fragment (#…): they would be dropped; give a path holding '?' or '#' without file://", rawURL)
+		}
 		return openLocal(filepath.FromSlash(u.Path), o.noCreate)
 	case "s3":
 		return openS3(ctx, u, o)

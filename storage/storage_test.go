@@ -455,6 +455,11 @@ func TestOpenLocalURLs(t *testing.T) {
 		"file://relative",
 		"ftp://host/x",
 		filepath.Join(dir, "afile"),
+		// Parameters and fragments would be dropped (the store opened
+		// would not be the one named).
+		"file://" + filepath.ToSlash(dir) + "/store?secure=false",
+		"file://" + filepath.ToSlash(dir) + "/store#x",
+		"file://" + filepath.ToSlash(dir) + "/store?",
 	} {
 		if s, err := Open(ctx, bad); err == nil {
 			t.Errorf("Open(%q) = %v, want an error", bad, s.URL())
