@@ -3,13 +3,17 @@ package main
 import (
 	"github.com/spf13/pflag"
 
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/msjfarm/msjfarm/results/archive"
@@ -65,6 +69,12 @@ func defArchiveExport(fs *pflag.FlagSet) func([]string) int {
 		if code := exportInputs(&o, *sweepFile, *key); code != 0 {
 			return code
 		}
+		if err := exportTime(&o); err != nil {
+			return usagef("archive export: %v", err)
+		}
+		if err := replaceable(*out); err != nil {
+			return usagef("archive export: -o %v", err)
+		}
 		ctx, stop := signalContext()
 		defer stop()
 		st, err := ff.store(ctx)
@@ -97,6 +107,55 @@ func defArchiveExport(fs *pflag.FlagSet) func([]string) int {
 		fmt.Printf("%s  merkle-root %s\n", *out, sum.Root)
 		return 0
 	}
+}
+
+// exportTime sets the archive's export time from SOURCE_DATE_EPOCH, if
+// set (the reproducible-builds convention): the export time is the one
+// thing that differs between two exports of a campaign by one msjfarm
+// (members carry the campaign's finishing time), so with it fixed they
+// are byte-identical, and a reader who exports the campaign again from
+// the store gets the published Merkle root.
+func exportTime(o *bundle.ExportOptions) error {
+	v, ok := os.LookupEnv("SOURCE_DATE_EPOCH")
+	if !ok {
+		return nil
+	}
+	sec, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || sec < 0 || sec > 253402300799 {
+		return fmt.Errorf("SOURCE_DATE_EPOCH=%q: want whole seconds since 1970-01-01 UTC, up to the year 9999", v)
+	}
+	o.Now = time.Unix(sec, 0).UTC()
+	return nil
+}
+
+// replaceable refuses to let export replace an existing file that is not
+// an archive (zstd or gzip, as export writes): -o summary.csv or -o
+// notes.txt, a slip of the finger, would otherwise be lost. A directory,
+// or anything but a regular file, is refused too.
+func replaceable(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s exists and is not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(f, head)
+	zstd := n == 4 && bytes.Equal(head, []byte{0x28, 0xb5, 0x2f, 0xfd})
+	gz := n >= 2 && head[0] == 0x1f && head[1] == 0x8b
+	if fi.Size() > 0 && !zstd && !gz {
+		return fmt.Errorf("%s exists and is not an archive: remove it, or choose another name (an archive is replaced)", path)
+	}
+	return nil
 }
 
 // exportInputs checks --compression and reads --sweep and --key into

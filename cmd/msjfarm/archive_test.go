@@ -250,3 +250,63 @@ func TestArchiveTrace(t *testing.T) {
 		t.Fatalf("reproduce: exit %d\n%s", code, out)
 	}
 }
+
+// TestArchiveExportReproducible: with SOURCE_DATE_EPOCH set, two exports
+// of a campaign are byte-identical (same Merkle root), so a reader can
+// export it again from the store and compare; the export time the
+// archive records is that epoch. -o naming an existing file that is not
+// an archive is refused and the file kept; an existing archive is
+// replaced; a malformed SOURCE_DATE_EPOCH is a usage error.
+func TestArchiveExportReproducible(t *testing.T) {
+	dir := t.TempDir()
+	freshHome(t)
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(runTestSweep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if code, out := capture(t, func() int { return runRun([]string{"-q", "--runner", "inprocess", "--storage", data, sw}) }); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
+	export := func(out string) (int, string) {
+		return capture(t, func() int { return runCmd("archive", []string{"export", "run-cmd", "--storage", data, "-o", out}) })
+	}
+	a, b := filepath.Join(dir, "a.msjar"), filepath.Join(dir, "b.msjar")
+	for _, f := range []string{a, b, a} { // a twice: an archive is replaced
+		if code, out := export(f); code != 0 {
+			t.Fatalf("export %s: exit %d\n%s", f, code, out)
+		}
+	}
+	ab, _ := os.ReadFile(a)
+	bb, _ := os.ReadFile(b)
+	if len(ab) == 0 || !bytes.Equal(ab, bb) {
+		t.Fatalf("two exports with SOURCE_DATE_EPOCH differ (%d and %d bytes)", len(ab), len(bb))
+	}
+	x, err := bundle.Extract(t.Context(), a, nil, bundle.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	prov, err := os.ReadFile(filepath.Join(x.Dir, "provenance.json"))
+	if err != nil || !strings.Contains(string(prov), `"exported": "2023-11-14T22:13:20Z"`) {
+		t.Errorf("provenance.json does not record the epoch as the export time (%v):\n%.400s", err, prov)
+	}
+
+	notes := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := captured(t, func() int { return runCmd("archive", []string{"export", "run-cmd", "--storage", data, "-o", notes}) }); code != 2 || !strings.Contains(errs, "notes.txt exists and is not an archive") {
+		t.Fatalf("export over a text file: exit %d\n%s", code, errs)
+	}
+	if got, _ := os.ReadFile(notes); string(got) != "keep me\n" {
+		t.Fatalf("the text file was changed: %q", got)
+	}
+	t.Setenv("SOURCE_DATE_EPOCH", "yesterday")
+	if code, _, errs := captured(t, func() int {
+		return runCmd("archive", []string{"export", "run-cmd", "--storage", data, "-o", filepath.Join(dir, "c.msjar")})
+	}); code != 2 || !strings.Contains(errs, `SOURCE_DATE_EPOCH="yesterday"`) {
+		t.Fatalf("malformed SOURCE_DATE_EPOCH: exit %d\n%s", code, errs)
+	}
+}
