@@ -50,7 +50,11 @@ func dryRun(cmd string, ff *farmFlags, camp *sweep.Campaign, workers int) int {
 	par := min(p.Workers, p.Cores)
 	fmt.Printf("  estimated wall   %s on %d workers (%d cores here: %d at once): tasks %s, start-up and finalisation %s\n", round(p.Wall), p.Workers, p.Cores, par, round(p.Run), round(p.Finalise))
 	if p.Calibrated > 0 {
-		fmt.Printf("  calibration      %d cost classes, %d rates × %d arrivals, %s CPU; contention now %.2f× (a thread gets 1/%.2g of a core)\n", p.Classes, p.Calibrated, p.CalibrationArrivals, round(p.Calibration), p.Contention, p.Contention)
+		runs := fmt.Sprintf("%d rates × %d arrivals", p.Calibrated, p.CalibrationArrivals)
+		if camp.File.Trace != nil { // its own arrivals: no rate, and at most the trace's jobs
+			runs = fmt.Sprintf("%d replays of the trace × up to %d arrivals", p.Calibrated, p.CalibrationArrivals)
+		}
+		fmt.Printf("  calibration      %d cost classes, %s, %s CPU; contention now %.2f× (a thread gets 1/%.2g of a core)\n", p.Classes, runs, round(p.Calibration), p.Contention, p.Contention)
 		fmt.Printf("  method           %s\n", local.EstimateMethod)
 	}
 	if p.Precision {

@@ -58,7 +58,7 @@ func TestTraceSweepDryRun(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	for _, cmd := range []string{"run", "submit"} {
 		code, out, errs := captured(t, func() int { return dispatch([]string{cmd, "--dry-run", "--storage", data, good}) })
-		if code != 0 || !strings.Contains(out, "to run           4\n") || !strings.Contains(out, "calibration      2 cost classes") {
+		if code != 0 || !strings.Contains(out, "to run           4\n") || !strings.Contains(out, "calibration      2 cost classes, 2 replays of the trace") {
 			t.Fatalf("%s --dry-run of a trace sweep: exit %d\n%s%s", cmd, code, out, errs)
 		}
 	}
