@@ -19,9 +19,10 @@ package serverfilling
 // The order is the waiting treap's, (key, arrival index), so the waiting
 // jobs and their ranks are the same whichever side holds a job; no
 // decision depends on where they are. The treap's kept ranks (wAtKept)
-// count from the treap's first job. A run moved at once (preemptRun,
-// startRun, which split and join the treap) first empties the front into
-// the treap (frontFlush).
+// count from the treap's first job. A run preempted at once (preemptRun,
+// preemptRunBlocks, which join the treap) first empties the front into
+// the treap (frontFlush); a run started at once takes the front's jobs
+// first, then splits the treap (startRunBlocks).
 
 // frontCap is the most jobs a bucket's front holds: an insertion inside it
 // moves up to frontCap ids; one at its start when it is full sends the

@@ -429,12 +429,28 @@ func (p *Policy) preemptRunBlocks(sb *sbucket, b int, keep int32, now float64, p
 
 // startRunBlocks is startRun for a bucket whose running jobs are a runSet:
 // the first m waiting jobs start, their fins set as setRun does, each
-// placed in the runSet (after its last job, as a rule).
+// placed in the runSet (after its last job, as a rule). They are the
+// front's jobs (srptfront.go), from its end, then the treap's first ones:
+// the jobs and the order that the front flushed into the treap and the
+// treap's first m would give (every job of the front precedes every job of
+// the treap), without the flush's insertions (at the L = 5000 rate of
+// BenchmarkLevelsH2, where a wide job's completion restarts up to 128
+// narrow ones and the front holds the first 64 of those its start
+// evicted, the flushes were 17 M instructions).
 func (p *Policy) startRunBlocks(s *sdk.System, sb *sbucket, b int, m int32, now float64, starts []int32) []int32 {
-	var head int32
-	head, sb.root = p.tSplitRank(sb.root, m)
 	n0 := len(starts)
-	starts = p.tCollect(head, starts)
+	if f := sb.front; len(f) > 0 {
+		k := len(f) - min(int(m), len(f)) // the front keeps f[:k]
+		for i := len(f) - 1; i >= k; i-- {
+			starts = append(starts, f[i])
+		}
+		sb.front = f[:k]
+	}
+	if r := m - int32(len(starts)-n0); r > 0 {
+		var head int32
+		head, sb.root = p.tSplitRank(sb.root, r)
+		starts = p.tCollect(head, starts)
+	}
 	run := starts[n0:]
 	slots := p.slots
 	scale := p.cls[slots[run[0]].class].scale // setRun for an SRPT job, inlined
