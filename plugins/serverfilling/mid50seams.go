@@ -100,9 +100,6 @@ func (p *Policy) applySeamsRuns(s *sdk.System, now float64) (pre, starts []int32
 // decisions, 74 M instructions (+0.22%).
 func (p *Policy) seamMovesRuns(s *sdk.System, sb *sbucket, b int, t int32, now float64) {
 	if sb.nRun-t >= seamRun {
-		if len(sb.front) > 0 {
-			p.frontFlush(sb) // (there is one group: usesFront)
-		}
 		p.next = p.preemptRunBlocks(sb, b, t, now, p.next)
 		sb.kept = [2]struct{ r, x int32 }{}
 	}
