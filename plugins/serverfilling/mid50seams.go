@@ -28,8 +28,10 @@ import "github.com/msjfarm/msjfarm/sdk"
 // p.cut or p.rem (setStopper reads them after the pass). The
 // seams, bucket by bucket: applySeams skips a bucket whose count is its
 // take and which lacks a waiting or a running job; otherwise it makes the
-// moves (seamMovesRuns: a flush of the front and the runs moved at once,
-// each only when the count and the take differ by seamRun or more, then
+// moves (seamMovesRuns: the runs moved at once, each only when the count
+// and the take differ by seamRun or more, a preempted one after a flush of
+// the front, a started one taking the front's jobs first, the jobs and the
+// order the flush would give (startRunBlocks), then
 // seamSingles' preemptions and starts one at a time, none when they are
 // equal), then exchangeRuns' loop, whose test needs a waiting and a
 // running job. So with the count equal to the take there is nothing but
@@ -97,9 +99,6 @@ func (p *Policy) applySeamsRuns(s *sdk.System, now float64) (pre, starts []int32
 // DivisorFilling-SRPT on borg-b-pow2, whose seamSingles runs them at most
 // decisions, 74 M instructions (+0.22%).
 func (p *Policy) seamMovesRuns(s *sdk.System, sb *sbucket, b int, t int32, now float64) {
-	if len(sb.front) > 0 && (sb.nRun-t >= seamRun || t-sb.nRun >= seamRun) {
-		p.frontFlush(sb) // (there is one group: usesFront)
-	}
 	if sb.nRun-t >= seamRun {
 		p.next = p.preemptRunBlocks(sb, b, t, now, p.next)
 		sb.kept = [2]struct{ r, x int32 }{}

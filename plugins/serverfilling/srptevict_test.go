@@ -29,7 +29,8 @@ func TestEvictRunsH2(t *testing.T) {
 
 // TestFrontRun: frontRun against waitInsert called for each job of the
 // run, the last first (what evictMove does without it), on random
-// waiting sets (front and treap) and random runs in the waiting order,
+// waiting sets (front and treap) and random runs in the waiting order
+// (their sizes in proportion to frontCap),
 // most of them ahead of every waiting job: where frontRun takes the run,
 // the front must be the same jobs in the same order and the treap the same
 // jobs in order; where it declines, nothing may have changed. Each case is
@@ -48,7 +49,7 @@ func TestFrontRun(t *testing.T) {
 			b.slots = append(b.slots, slot{id: id, key: key})
 			return int32(len(a.slots) - 1)
 		}
-		for range r.IntN(160) {
+		for range r.IntN(frontCap * 5 / 2) {
 			i := mk(float64(8 + r.IntN(40)))
 			a.waitInsert(sa, i)
 			b.waitInsert(sbk, i)
@@ -57,10 +58,13 @@ func TestFrontRun(t *testing.T) {
 			a.frontFlush(sa)
 			b.frontFlush(sbk)
 		}
-		run := make([]int32, 1+r.IntN(140))
+		run := make([]int32, 1+r.IntN(frontCap*9/4))
 		ahead := r.IntN(4) > 0
 		for k := range run {
-			key := float64(r.IntN(10)) // ties with the waiting jobs' least keys included
+			key := float64(r.IntN(8))
+			if r.IntN(frontCap) == 0 {
+				key = 8 // a tie with the waiting jobs' least keys
+			}
 			if !ahead {
 				key = float64(r.IntN(50))
 			}
@@ -108,6 +112,7 @@ func TestFrontRun(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("%d into an empty front, %d fitting, %d spilling, %d declined", empty, fits, spills, declined)
 	if empty < 100 || fits < 100 || spills < 100 || declined < 100 {
 		t.Fatalf("cases not reached: %d into an empty front, %d fitting, %d spilling, %d declined", empty, fits, spills, declined)
 	}

@@ -771,10 +771,7 @@ func (p *Policy) applySeams(s *sdk.System, take []int32, now float64) (pre, star
 		if sb.nRun == take[b] && (sb.w == 0 || sb.nRun == 0) {
 			continue // nothing to move or exchange (as in applySeamsDS)
 		}
-		if len(sb.front) > 0 && (sb.nRun-take[b] >= seamRun || take[b]-sb.nRun >= seamRun) {
-			p.frontFlush(sb) // (there is one group: usesFront)
-		}
-		if p.runs != nil { // usesFront (TestApplySeamsRuns' reference only, see below)
+		if p.runs != nil { // usesFront (TestApplySeamsRuns' reference only, see below); the runs' moves see to the front
 			if sb.nRun-take[b] >= seamRun {
 				pre = p.preemptRunBlocks(sb, b, take[b], now, pre)
 				sb.kept = [2]struct{ r, x int32 }{}

@@ -19,14 +19,28 @@ package serverfilling
 // The order is the waiting treap's, (key, arrival index), so the waiting
 // jobs and their ranks are the same whichever side holds a job; no
 // decision depends on where they are. The treap's kept ranks (wAtKept)
-// count from the treap's first job. A run moved at once (preemptRun,
-// startRun, which split and join the treap) first empties the front into
-// the treap (frontFlush).
+// count from the treap's first job. A run preempted at once (preemptRun,
+// preemptRunBlocks, which join the treap) first empties the front into
+// the treap (frontFlush); a run started at once takes the front's jobs
+// first, then splits the treap (startRunBlocks).
 
 // frontCap is the most jobs a bucket's front holds: an insertion inside it
 // moves up to frontCap ids; one at its start when it is full sends the
 // front's last job in order to the treap, where it goes first.
-const frontCap = 64
+//
+// 256 so that a run of narrow jobs preempted or evicted at once by a wide
+// job's start (up to 128 on BenchmarkLevelsH2 and BenchmarkLevels at the
+// L = 5000 rate), which joins the front (frontRun), stays there with the
+// jobs already in it until the wide job completes and the run restarts
+// from the front (startRunBlocks): with 64 the rest went through the treap
+// both ways (tBuild, tSetKeys, tMerge, then tSplitRank, tCollect). At that
+// rate 64 -> 128 -> 256 -> 512 took 1208.4, 1181.2, 1169.0 and 1162.6 M
+// instructions a replication on H2 durations (Levels 1061.3, 1043.7,
+// 1041.2 M; the L = 10 rows within 0.2 M), and CPU time (medians of six
+// alternated runs) 206, 196, 195 and (five runs) 205 cpu-ns/event on H2,
+// 164, 158 and 153 on exponential durations: past 256 the insertions'
+// longer moves outweigh what is saved.
+const frontCap = 256
 
 // usesFront reports whether the waiting jobs have a front (see above).
 func (p *Policy) usesFront() bool { return p.fastSRPT && !p.wide && p.ord == SRPTOrder }

@@ -1,6 +1,7 @@
 package serverfilling
 
 import (
+	"math"
 	"slices"
 
 	"github.com/msjfarm/msjfarm/sdk"
@@ -24,9 +25,14 @@ import (
 // moves: no shift); a preemption its last; the last job is one load. The
 // order is the treap's, so every decision is the same.
 //
-// Each block keeps its jobs in fin[lo:hi], x[lo:hi], with room on both
-// sides: an insertion shifts the shorter side when it can, a full block is
-// split in halves, an empty one is dropped (its storage kept for reuse).
+// Each block keeps its jobs in e[lo:hi], with room on both sides: an
+// insertion shifts the shorter side when it can, a full block is split in
+// halves (but a job after a full last block starts a new block), an empty
+// one is dropped (its storage kept for reuse). The places
+// outside the span hold sentinels, fin −Inf before lo and +Inf from hi on
+// (every change of lo or hi writes them: newBlock, popLast, runDelete,
+// runSplit, runCutTail), so that a block's 64 fins ascend and inBlock
+// counts them without testing the span.
 
 // runCap is the most jobs a block holds.
 const runCap = 64
@@ -82,14 +88,29 @@ func (rs *runSet) last() int32 {
 	return b.e[b.hi-1].x
 }
 
-// newBlock is an empty block, reused if one was dropped.
-func (rs *runSet) newBlock() *runBlock {
-	if n := len(rs.spare); n > 0 {
-		b := rs.spare[n-1]
-		rs.spare = rs.spare[:n-1]
-		return b
+// newBlock is a block for n jobs at [0, n), which the caller writes, with
+// the +Inf sentinel from n on (reused if one was dropped).
+func (rs *runSet) newBlock(n int32) *runBlock {
+	var b *runBlock
+	if k := len(rs.spare); k > 0 {
+		b = rs.spare[k-1]
+		rs.spare = rs.spare[:k-1]
+	} else {
+		b = new(runBlock)
 	}
-	return new(runBlock)
+	b.lo, b.hi = 0, n
+	b.unset(n, runCap, 1)
+	return b
+}
+
+// unset writes the sentinel of sign sign (+1 after the span, −1 before it)
+// into places [from, to) of b, which the span has just left.
+func (b *runBlock) unset(from, to int32, sign int) {
+	inf := math.Inf(sign)
+	es := b.e[from:to]
+	for k := range es {
+		es[k].fin = inf
+	}
 }
 
 // dropBlock removes the empty block bi.
@@ -146,42 +167,50 @@ func (p *Policy) firstAhead(rs *runSet, bi int, id int64, incl bool) bool {
 
 // inBlock is the index in b of the first job that does not precede the
 // pair (v, id) (b.hi if none). It counts instead of searching, as
-// runBlockOf does, in two passes of fixed length without a branch: the
-// fins at every eighth place from b.lo (e[lo+7], e[lo+15], ..., up to eight
-// of them) below v give the group of eight where the count ends, then
-// that group's first seven are counted; the fins equal to v whose arrival
-// index is below id are then stepped over (rare: a tie on the fin). The
-// loads within a pass do not wait on each other, where each of a binary
-// search's six steps waited on the one before, a likely first-level miss
-// each (a block is 16 lines).
+// runBlockOf does, in two passes of fixed length without a branch, over
+// the whole array: with the sentinels (−Inf before lo, +Inf from hi on;
+// v is a finite fin) the 64 fins ascend, and the places below v are
+// [0, lo) and the span's fins below v, so their count is the index
+// sought but for ties. The fins at e[7], e[15], ..., e[55] below v give
+// the group of eight where the count ends (c: e[:8c] all below v, e[8c+7]
+// not unless c = 7), then that group's eight are counted; the fins equal
+// to v whose arrival index is below id are then stepped over (rare: a tie
+// on the fin). The loads within a pass do not wait on each other, where
+// each of a binary search's six steps waited on the one before, a likely
+// first-level miss each (a block is 16 lines).
+//
+// Why the sentinels: the count over the span alone tested each place
+// against hi and masked its index (~10 instructions a place, 15 places);
+// at the L = 5000 rate of BenchmarkLevelsH2, 204 k searches (the
+// exchanges' starts) took 45 M instructions here.
 func (p *Policy) inBlock(b *runBlock, v float64, id int64) int32 {
-	lo, hi := int(b.lo), int(b.hi)
-	c := b.below(lo+7, hi, v) + b.below(lo+15, hi, v) + b.below(lo+23, hi, v) + b.below(lo+31, hi, v) +
-		b.below(lo+39, hi, v) + b.below(lo+47, hi, v) + b.below(lo+55, hi, v) + b.below(lo+63, hi, v)
-	g := lo + c*8 // e[lo:g] all below v; e[g+7] (if before hi) not
-	base := g + b.below(g, hi, v) + b.below(g+1, hi, v) + b.below(g+2, hi, v) + b.below(g+3, hi, v) +
-		b.below(g+4, hi, v) + b.below(g+5, hi, v) + b.below(g+6, hi, v)
-	for base < hi && b.e[base].fin == v && p.slots[b.e[base].x].id < id {
+	e := &b.e
+	c := bit(e[7].fin < v) + bit(e[15].fin < v) + bit(e[23].fin < v) + bit(e[31].fin < v) +
+		bit(e[39].fin < v) + bit(e[47].fin < v) + bit(e[55].fin < v)
+	g := (*[8]runEntry)(e[c*8 : c*8+8])
+	base := c*8 + bit(g[0].fin < v) + bit(g[1].fin < v) + bit(g[2].fin < v) + bit(g[3].fin < v) +
+		bit(g[4].fin < v) + bit(g[5].fin < v) + bit(g[6].fin < v) + bit(g[7].fin < v)
+	for hi := int(b.hi); base < hi && e[base].fin == v && p.slots[e[base].x].id < id; {
 		base++
 	}
 	return int32(base)
 }
 
-// below is 1 if place x is before hi and its fin below v, else 0 (x ≥ 0;
-// a place past the array reads a masked one, then ignored).
-func (b *runBlock) below(x, hi int, v float64) int {
-	return bit(x < hi) & bit(b.e[x&(runCap-1)].fin < v)
-}
-
 // runInsert adds running job i (fin set) to rs in its place.
+//
+// A job after the set's last one, whose block is full (lo = 0, hi =
+// runCap), starts a new last block, where a split would halve that block
+// and then append: the runs started at once (startRunBlocks) come in that
+// way, 64 at a time, and at the L = 5000 rate of BenchmarkLevelsH2 their
+// ~14 k splits a replication, each moving 32 jobs and writing 32
+// sentinels, left the tail's blocks half full (5 M instructions more).
 func (p *Policy) runInsert(rs *runSet, i int32) {
 	sl := &p.slots[i]
 	v, id := sl.fin, sl.id
 	rs.n++
 	nb := len(rs.blk)
 	if nb == 0 {
-		b := rs.newBlock()
-		b.lo, b.hi = 0, 1
+		b := rs.newBlock(1)
 		b.e[0] = runEntry{v, i}
 		rs.blk = append(rs.blk, b)
 		rs.first = append(rs.first, v)
@@ -194,6 +223,13 @@ func (p *Policy) runInsert(rs *runSet, i int32) {
 		if j < runCap {
 			b.e[j] = runEntry{v, i}
 			b.hi++
+			return
+		}
+		if b.lo == 0 { // full: i starts a new last block
+			nb := rs.newBlock(1)
+			nb.e[0] = runEntry{v, i}
+			rs.blk = append(rs.blk, nb)
+			rs.first = append(rs.first, v)
 			return
 		}
 	} else {
@@ -223,11 +259,11 @@ func (p *Policy) runInsert(rs *runSet, i int32) {
 // block after it, at its start) and returns where index j of bi went.
 func (p *Policy) runSplit(rs *runSet, bi int, j int32) (int, int32) {
 	b := rs.blk[bi]
-	nb := rs.newBlock()
 	mid := b.lo + runCap/2
 	n := b.hi - mid
+	nb := rs.newBlock(n)
 	copy(nb.e[:n], b.e[mid:b.hi])
-	nb.lo, nb.hi = 0, n
+	b.unset(mid, b.hi, 1)
 	b.hi = mid
 	rs.blk = append(rs.blk, nil)
 	copy(rs.blk[bi+2:], rs.blk[bi+1:])
@@ -250,6 +286,7 @@ func (p *Policy) runDelete(rs *runSet, i int32) {
 	rs.n--
 	bi, b := 0, rs.blk[0]
 	if b.e[b.lo].x == i { // the first: a completion, as a rule
+		b.e[b.lo].fin = math.Inf(-1)
 		b.lo++
 		if b.hi == b.lo {
 			rs.dropBlock(0)
@@ -265,8 +302,10 @@ func (p *Policy) runDelete(rs *runSet, i int32) {
 	if b.hi-1-j <= j-b.lo {
 		copy(b.e[j:b.hi-1], b.e[j+1:b.hi])
 		b.hi--
+		b.e[b.hi].fin = math.Inf(1)
 	} else {
 		copy(b.e[b.lo+1:j+1], b.e[b.lo:j])
+		b.e[b.lo].fin = math.Inf(-1)
 		b.lo++
 	}
 	switch {
@@ -316,6 +355,7 @@ func (rs *runSet) popLast() {
 	bi := len(rs.blk) - 1
 	b := rs.blk[bi]
 	b.hi--
+	b.e[b.hi].fin = math.Inf(1)
 	if b.hi == b.lo {
 		rs.dropBlock(bi)
 	}
@@ -340,6 +380,7 @@ func (p *Policy) runCutTail(rs *runSet, keep int32, buf []int32) []int32 {
 		buf = appendJobs(buf, c.e[c.lo:c.hi])
 	}
 	rs.spare = append(rs.spare, rs.blk[bi+1:]...)
+	b.unset(cut, b.hi, 1)
 	b.hi = cut
 	end := bi + 1
 	if b.hi == b.lo {
@@ -370,30 +411,59 @@ func appendJobs(buf []int32, es []runEntry) []int32 {
 
 // preemptRunBlocks is preemptRun for a bucket whose running jobs are a
 // runSet (usesFront): the same jobs preempted, their keys frozen the same
-// way and joined to the waiting treap the same way (joinFront, given the
-// run as a treap in its order).
+// way, and joined to the waiting jobs: at the front when the run, in the
+// waiting order, precedes every waiting job (frontRun, as evictMove's
+// runs), else to the waiting treap as preemptRun joins them (the front
+// flushed into it, then joinFront, given the run as a treap in its order).
+// The same waiting jobs in the same order either way (srptfront.go).
+//
+// Why. At the L = 5000 rate of BenchmarkLevelsH2 a wide job's start
+// preempts up to 128 narrow running jobs at once (2.8 k runs a
+// replication), which precede the bucket's waiting ones as a rule; the
+// flush, tBuild and joinFront took 45 M instructions there.
 func (p *Policy) preemptRunBlocks(sb *sbucket, b int, keep int32, now float64, pre []int32) []int32 {
 	n0 := len(pre)
 	pre = p.runCutTail(&p.runs[b], keep, pre)
 	run := pre[n0:]
 	sorted := p.freezeRunSRPT(run, now)
-	t := p.tBuild(run) // (by position: joinFront splits it by rank)
 	m := int32(len(run))
 	sb.nRun -= m
 	sb.w += m
-	sb.root = p.joinFront(sb.root, t, run, modeKey, sorted)
+	if !sorted || !p.frontRun(sb, run, pre) {
+		if len(sb.front) > 0 {
+			p.frontFlush(sb) // (there is one group: usesFront)
+		}
+		t := p.tBuild(run) // (by position: joinFront splits it by rank)
+		sb.root = p.joinFront(sb.root, t, run, modeKey, sorted)
+	}
 	sb.last = p.runs[b].last()
 	return pre
 }
 
 // startRunBlocks is startRun for a bucket whose running jobs are a runSet:
 // the first m waiting jobs start, their fins set as setRun does, each
-// placed in the runSet (after its last job, as a rule).
+// placed in the runSet (after its last job, as a rule). They are the
+// front's jobs (srptfront.go), from its end, then the treap's first ones:
+// the jobs and the order that the front flushed into the treap and the
+// treap's first m would give (every job of the front precedes every job of
+// the treap), without the flush's insertions (at the L = 5000 rate of
+// BenchmarkLevelsH2, where a wide job's completion restarts up to 128
+// narrow ones and the front holds the first 64 of those its start
+// evicted, the flushes were 17 M instructions).
 func (p *Policy) startRunBlocks(s *sdk.System, sb *sbucket, b int, m int32, now float64, starts []int32) []int32 {
-	var head int32
-	head, sb.root = p.tSplitRank(sb.root, m)
 	n0 := len(starts)
-	starts = p.tCollect(head, starts)
+	if f := sb.front; len(f) > 0 {
+		k := len(f) - min(int(m), len(f)) // the front keeps f[:k]
+		for i := len(f) - 1; i >= k; i-- {
+			starts = append(starts, f[i])
+		}
+		sb.front = f[:k]
+	}
+	if r := m - int32(len(starts)-n0); r > 0 {
+		var head int32
+		head, sb.root = p.tSplitRank(sb.root, r)
+		starts = p.tCollect(head, starts)
+	}
 	run := starts[n0:]
 	slots := p.slots
 	scale := p.cls[slots[run[0]].class].scale // setRun for an SRPT job, inlined

@@ -1,6 +1,7 @@
 package serverfilling
 
 import (
+	"math"
 	"testing"
 
 	"github.com/msjfarm/msjfarm/sim/rng"
@@ -9,10 +10,9 @@ import (
 // TestInBlock checks inBlock's two counting passes against a linear scan
 // on blocks of every span (lo, hi) in the array, with fins drawn from a few
 // values (ties, broken by arrival index) and the places outside the span
-// holding fins that would change the count if they were read (below every
-// fin of the span before lo, above it after hi), for pairs below, among
-// and above the block's jobs, its own jobs' pairs included (runDelete's
-// lookup).
+// holding the runSets' sentinels (−Inf before lo, +Inf from hi on; a job
+// id each, which must not be read), for pairs below, among and above the
+// block's jobs, its own jobs' pairs included (runDelete's lookup).
 func TestInBlock(t *testing.T) {
 	p := &Policy{}
 	r := rng.New(44, 0)
@@ -23,9 +23,9 @@ func TestInBlock(t *testing.T) {
 			for rep := range 3 {
 				p.slots = p.slots[:0]
 				for x := range runCap {
-					b.e[x] = runEntry{fin: -1e9, x: int32(x)}
+					b.e[x] = runEntry{fin: math.Inf(-1), x: int32(x)}
 					if x >= hi {
-						b.e[x].fin = 1e9
+						b.e[x].fin = math.Inf(1)
 					}
 					p.slots = append(p.slots, slot{id: int64(r.IntN(1 << 20))})
 				}

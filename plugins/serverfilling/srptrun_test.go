@@ -1,6 +1,7 @@
 package serverfilling
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -11,13 +12,15 @@ import (
 // against a sorted slice, through runAppend, runRemove and runLast as the
 // SRPT path calls them, and runCutTail as preemptRunBlocks does: starts
 // after the last job and anywhere inside (with ties on fin broken by
-// arrival), into full blocks (splits) and at either side of a block; the
+// arrival), into full blocks (splits), after a full last block (a new
+// block) and at either side of a block; the
 // last job's removal (a preemption), the first's (a completion) and any
 // other's (a block's first among them); a tail cut at a random rank. After every step the blocks' jobs
 // in order are the slice, every block is non-empty, at most runCap long and
 // ascending, first[] holds each block's first fin, the count is the
-// slice's, the kept last job is the slice's last (and known), and runLast
-// is the slice's last.
+// slice's, the kept last job is the slice's last (and known), runLast
+// is the slice's last, and the places outside each block's span hold the
+// sentinels (−Inf before it, +Inf after it).
 func TestRunBack(t *testing.T) {
 	p := &Policy{seed: 1, fastSRPT: true, ord: SRPTOrder, cls: []classInfo{{scale: 1}}}
 	p.sb = []sbucket{{root: -1, groups: []int32{0}, last: -1, lastOK: true}}
@@ -32,7 +35,7 @@ func TestRunBack(t *testing.T) {
 		}
 		return 1
 	}
-	splits, inside, middle, cuts, blockFirsts := 0, 0, 0, 0, 0
+	splits, appended, inside, middle, cuts, blockFirsts := 0, 0, 0, 0, 0, 0
 	for step := range 60000 {
 		grow := 8 // out of 20: the starts' share, higher in phases
 		if step/3000%2 == 1 {
@@ -54,7 +57,11 @@ func TestRunBack(t *testing.T) {
 			nb := len(rs.blk)
 			p.runAppend(i)
 			if len(rs.blk) > nb {
-				splits++
+				if b := rs.blk[len(rs.blk)-1]; b.hi-b.lo == 1 && b.e[b.lo].x == i {
+					appended++ // after a full last block: a new one
+				} else {
+					splits++
+				}
 			}
 			ref = slices.Insert(ref, at, i)
 		case op < grow+4: // a preemption
@@ -89,10 +96,11 @@ func TestRunBack(t *testing.T) {
 		}
 		checkRunSet(t, p, step, ref)
 	}
-	if splits < 100 || inside < 10000 || middle < 1000 || blockFirsts < 20 || cuts < 20 {
-		t.Fatalf("cases not reached: %d splits, %d starts inside, %d removals inside (%d of a block's first), %d cuts",
-			splits, inside, middle, blockFirsts, cuts)
+	if splits < 100 || appended < 20 || inside < 10000 || middle < 1000 || blockFirsts < 20 || cuts < 20 {
+		t.Fatalf("cases not reached: %d splits, %d new last blocks, %d starts inside, %d removals inside (%d of a block's first), %d cuts",
+			splits, appended, inside, middle, blockFirsts, cuts)
 	}
+	t.Logf("%d splits, %d new last blocks, %d starts inside, %d removals inside, %d cuts", splits, appended, inside, middle, cuts)
 }
 
 // checkRunSet checks bucket 0's runSet against ref (see TestRunBack).
@@ -118,6 +126,11 @@ func checkRunSet(t *testing.T, p *Policy, step int, ref []int32) {
 		for k := b.lo; k < b.hi; k++ {
 			if e := b.e[k]; e.fin != p.slots[e.x].fin {
 				t.Fatalf("step %d: block %d holds fin %v for job %d (fin %v)", step, bi, e.fin, e.x, p.slots[e.x].fin)
+			}
+		}
+		for k := range b.e { // the sentinels (inBlock)
+			if f := b.e[k].fin; k < int(b.lo) && !math.IsInf(f, -1) || k >= int(b.hi) && !math.IsInf(f, 1) {
+				t.Fatalf("step %d: block %d [%d, %d) holds fin %v at %d", step, bi, b.lo, b.hi, f, k)
 			}
 		}
 	}
