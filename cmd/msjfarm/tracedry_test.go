@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/msjfarm/msjfarm/worker/pluginhost/hosttest"
 )
 
 // dryTraceSWF is a 6-job trace on 8 processors whose jobs need 2, 4 or 8:
@@ -34,11 +36,15 @@ run: {arrivals: 5}
 // here, or, named by sha256 alone, the copy in storage, fetched into a
 // temporary directory that is removed); a policy the trace's widths rule
 // out, or a servers value that leaves the trace no job, is refused before
-// anything runs, with exit 2 and the entry and point named; and a real
-// run of a trace named by sha256 alone records such a policy's tasks as
-// failed at their first attempt, not after every retry.
+// anything runs, with exit 2 and the entry and point named, also when the
+// policy's family is served by a plugin binary (the trace is replayed by
+// the built-in policy) and for a policy only a plugin serves (which
+// cannot replay a trace); and a real run of a trace named by sha256 alone
+// records such a policy's tasks as failed at their first attempt, not
+// after every retry.
 func TestTraceSweepDryRun(t *testing.T) {
 	dir := t.TempDir()
+	tmpdir := os.TempDir()
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	if err := os.WriteFile(filepath.Join(dir, "t.swf"), []byte(dryTraceSWF), 0o644); err != nil {
@@ -124,5 +130,32 @@ func TestTraceSweepDryRun(t *testing.T) {
 	code, _, errs := captured(t, func() int { return dispatch([]string{"run", "--runner", "inprocess", "--storage", data, bad}) })
 	if code != 1 || strings.Count(errs, "failed: msfq") != 2 || strings.Count(errs, "attempt 1 of") != 2 || !strings.Contains(errs, "defined for one-or-all workloads only") {
 		t.Fatalf("run of msfq on a trace named by sha256: exit %d, want 1 and both msfq tasks failed at their first attempt:\n%s", code, errs)
+	}
+
+	// With plugin binaries on the search path (make build's bin/plugins):
+	// msfq is then served by its family's binary, but a trace is replayed
+	// in-process, by the built-in policy, which is what is tried; a policy
+	// only a plugin serves cannot replay a trace at all.
+	// (The sandboxed plugin, user nobody, makes its socket under TMPDIR:
+	// the system's, not the test's private one.)
+	t.Setenv("TMPDIR", tmpdir)
+	plugins := filepath.Join(dir, "plugins")
+	if err := hosttest.Build(plugins, "./plugins/quickswap/cmd/msjfarm-policy-quickswap",
+		"./worker/pluginhost/testdata/msjfarm-policy-hostile"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, policy, want string }{
+		{"msfq by its plugin", "msfq", "policies[1]: point (no axes): policy init: msfq: defined for one-or-all workloads only"},
+		{"a plugin-only policy", "hostile-honest", "policy hostile-honest is served only by a plugin binary"},
+	} {
+		sw := write("p-"+tc.policy+".yaml", byFile, "[fcfs, serverfilling]", "[fcfs, "+tc.policy+"]")
+		for _, cmd := range []string{"run", "submit"} {
+			code, _, errs := captured(t, func() int {
+				return dispatch([]string{cmd, "--dry-run", "--plugin-path", plugins, "--storage", data, sw})
+			})
+			if code != 2 || !strings.Contains(errs, tc.want) {
+				t.Errorf("%s: %s --dry-run: exit %d, want 2 and …%s… in\n%s", tc.name, cmd, code, tc.want, errs)
+			}
+		}
 	}
 }

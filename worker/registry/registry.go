@@ -372,13 +372,22 @@ func (r *Registry) Schema(policy string) ([]sim.Param, error) {
 // depend on the system (MSFQ's threshold in [0, k−1]) fail before anything
 // is queued. A plugin's policy is not started for this: its schema is what
 // is checked, and a workload-dependent refusal fails its tasks at run time.
+// A replayed trace (w.Trace) is the exception: the plugin runner does not
+// replay traces, a worker runs them in-process with the built-in policy
+// (worker.PluginRunner's fallback), so that is what is tried, and a policy
+// only a plugin serves is refused for it.
 func (r *Registry) CheckWorkload(policy string, params map[string]any, w *sim.Workload) error {
 	e, err := r.Lookup(policy)
 	if err != nil {
 		return err
 	}
-	if e.Source != BuiltIn {
+	if e.Source != BuiltIn && len(w.Trace) == 0 {
 		return nil
+	}
+	if e.Source != BuiltIn {
+		if _, err := builtin.Lookup(policy); err != nil {
+			return fmt.Errorf("policy %s is served only by a plugin binary (%s), and a trace is replayed in-process, by the built-in policies: the plugin runner does not replay traces", policy, e.Describe())
+		}
 	}
 	return builtin.Catalog{}.CheckWorkload(policy, params, w)
 }
