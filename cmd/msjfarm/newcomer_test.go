@@ -6,6 +6,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/msjfarm/msjfarm/worker/pluginhost"
+	"github.com/msjfarm/msjfarm/worker/pluginhost/hosttest"
+	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
 // newcomerBase is a correct sweep file; each mistake below changes one line.
@@ -104,3 +108,37 @@ func TestNewcomerMistakes(t *testing.T) {
 // type ('sweep.File', *dist.Spec, []interface {}, map[string]interface
 // {}), or a bare Go kind in parentheses, as %T prints it.
 var goType = regexp.MustCompile(`'?\*?\b[a-z][a-z0-9]*\.[A-Z][A-Za-z0-9]*\b'?|\[\](any|interface|string|int|float64)|map\[string\]|\((string|int|int64|float64|bool|uint64)\)|interface \{\}`)
+
+// TestNewcomerMistakeWithFamilyPlugin: after make build, the msjfarm
+// binary finds bin/plugins, and msfq is served by its family's plugin
+// binary; a threshold out of range for the workload is still refused when
+// the sweep is read (exit 2, the same one-line error), since that binary
+// is msjfarm's own build of the family: before, the dry run failed in its
+// calibration (exit 1) and a real run failed each msfq task on a worker.
+func TestNewcomerMistakeWithFamilyPlugin(t *testing.T) {
+	dir := t.TempDir()
+	plugins := filepath.Join(dir, "plugins")
+	if err := hosttest.Build(plugins, "./plugins/quickswap/cmd/msjfarm-policy-quickswap"); err != nil {
+		t.Fatal(err)
+	}
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(strings.Replace(newcomerBase, "threshold: 31", "threshold: 300", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := sw + `:5:42: policies[1].threshold: point arrival_rate=1: policy init: msfq: threshold 300 out of range [0, k−1] = [0, 31]`
+	for _, cmd := range []string{"run", "submit"} {
+		code, _, errs := captured(t, func() int {
+			return dispatch([]string{cmd, "--dry-run", "--plugin-path", plugins, "--storage", filepath.Join(dir, "data"), sw})
+		})
+		if code != 2 || !strings.Contains(errs, want) {
+			t.Errorf("%s --dry-run: exit %d, want 2 and %q in\n%s", cmd, code, want, errs)
+		}
+	}
+	// And the plugin binary is what serves msfq there.
+	h := pluginhost.New(pluginhost.Config{MaxConcurrent: 1})
+	defer h.Close()
+	reg := registry.New(t.Context(), registry.Options{Dirs: []string{plugins}, Host: h})
+	if e, err := reg.Lookup("msfq"); err != nil || e.Source == registry.BuiltIn || e.Plugin != "quickswap" {
+		t.Fatalf("msfq is served by %+v (%v), want the quickswap plugin binary", e, err)
+	}
+}

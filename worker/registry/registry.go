@@ -357,6 +357,16 @@ func (r *Registry) unknown(policy string) error {
 	return errors.New(b.String())
 }
 
+// ownFamily reports whether e is a built-in policy served by a plugin
+// binary of its built-in family that reports this build's family and
+// engine versions: msjfarm's own build of that family (a binary from
+// another engine version is other code, and is checked by its schema
+// only).
+func ownFamily(e Entry) bool {
+	f, ok := builtin.FamilyOf(e.Policy)
+	return ok && f == e.Plugin && e.Version == builtin.Version && e.Engine == sim.Version
+}
+
 // Schema is the policy's parameter schema (sweep.Catalog): the resolved
 // entry's, so that a sweep is checked against the plugin's own schema.
 func (r *Registry) Schema(policy string) ([]sim.Param, error) {
@@ -370,9 +380,12 @@ func (r *Registry) Schema(policy string) ([]sim.Param, error) {
 // CheckWorkload (sweep.WorkloadChecker) tries a built-in policy variant on
 // a point's workload (builtin.Catalog.CheckWorkload), so that ranges that
 // depend on the system (MSFQ's threshold in [0, k−1]) fail before anything
-// is queued. A plugin's policy is not started for this: its schema is what
-// is checked, and a workload-dependent refusal fails its tasks at run time.
-// A replayed trace (w.Trace) is the exception: the plugin runner does not
+// is queued. So it does for a policy served by msjfarm's own binary of
+// its family at this build's versions (make build's bin/plugins, which
+// the search path finds beside the msjfarm binary): the same code. Another
+// plugin's policy is not started for this: its schema is what is checked,
+// and a workload-dependent refusal fails its tasks at run time. A
+// replayed trace (w.Trace) is the exception: the plugin runner does not
 // replay traces, a worker runs them in-process with the built-in policy
 // (worker.PluginRunner's fallback), so that is what is tried, and a policy
 // only a plugin serves is refused for it.
@@ -381,7 +394,7 @@ func (r *Registry) CheckWorkload(policy string, params map[string]any, w *sim.Wo
 	if err != nil {
 		return err
 	}
-	if e.Source != BuiltIn && len(w.Trace) == 0 {
+	if e.Source != BuiltIn && !ownFamily(e) && len(w.Trace) == 0 {
 		return nil
 	}
 	if e.Source != BuiltIn {
