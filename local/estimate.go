@@ -138,7 +138,7 @@ func (cc *costClasses) plan() []calibration {
 // calibrateTwice runs t at n/4 (at least 500) and n arrivals, with the
 // trace it replays, if any, from traces.
 func calibrateTwice(ctx context.Context, traces *calibrationTraces, t sweep.Task, n int64) (cpu1 time.Duration, n1 int64, cpu2 time.Duration, n2 int64, err error) {
-	if ctx, err = traces.context(ctx, &t); err != nil {
+	if ctx, err = traces.attach(ctx, &t); err != nil {
 		return 0, 0, 0, 0, err
 	}
 	if cpu1, _, n1, err = calibrate(ctx, t, max(n/4, 500)); err != nil {

@@ -33,9 +33,9 @@ func newCalibrationTraces(camp *sweep.Campaign, st storage.Store) *calibrationTr
 	return &calibrationTraces{camp: camp, st: st, parsed: map[int]*swf.Trace{}}
 }
 
-// context is ctx with t's trace attached for worker.InProcess (ctx itself
+// attach is ctx with t's trace attached for worker.InProcess (ctx itself
 // for a task that replays none).
-func (ct *calibrationTraces) context(ctx context.Context, t *sweep.Task) (context.Context, error) {
+func (ct *calibrationTraces) attach(ctx context.Context, t *sweep.Task) (context.Context, error) {
 	if t.Trace == nil {
 		return ctx, nil
 	}

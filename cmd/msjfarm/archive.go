@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/spf13/pflag"
 
-	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -150,9 +149,7 @@ func replaceable(path string) error {
 	defer f.Close()
 	head := make([]byte, 4)
 	n, _ := io.ReadFull(f, head)
-	zstd := n == 4 && bytes.Equal(head, []byte{0x28, 0xb5, 0x2f, 0xfd})
-	gz := n >= 2 && head[0] == 0x1f && head[1] == 0x8b
-	if fi.Size() > 0 && !zstd && !gz {
+	if fi.Size() > 0 && bundle.Compression(head[:n]) == "" {
 		return fmt.Errorf("%s exists and is not an archive: remove it, or choose another name (an archive is replaced)", path)
 	}
 	return nil

@@ -103,6 +103,14 @@ func (rs *runSet) newBlock(n int32) *runBlock {
 	return b
 }
 
+// pushBlock appends a block holding e alone after the set's last one.
+func (rs *runSet) pushBlock(e runEntry) {
+	b := rs.newBlock(1)
+	b.e[0] = e
+	rs.blk = append(rs.blk, b)
+	rs.first = append(rs.first, e.fin)
+}
+
 // unset writes the sentinel of sign sign (+1 after the span, −1 before it)
 // into places [from, to) of b, which the span has just left.
 func (b *runBlock) unset(from, to int32, sign int) {
@@ -210,10 +218,7 @@ func (p *Policy) runInsert(rs *runSet, i int32) {
 	rs.n++
 	nb := len(rs.blk)
 	if nb == 0 {
-		b := rs.newBlock(1)
-		b.e[0] = runEntry{v, i}
-		rs.blk = append(rs.blk, b)
-		rs.first = append(rs.first, v)
+		rs.pushBlock(runEntry{v, i})
 		return
 	}
 	bi := nb - 1
@@ -226,10 +231,7 @@ func (p *Policy) runInsert(rs *runSet, i int32) {
 			return
 		}
 		if b.lo == 0 { // full: i starts a new last block
-			nb := rs.newBlock(1)
-			nb.e[0] = runEntry{v, i}
-			rs.blk = append(rs.blk, nb)
-			rs.first = append(rs.first, v)
+			rs.pushBlock(runEntry{v, i})
 			return
 		}
 	} else {

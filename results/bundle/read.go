@@ -226,11 +226,24 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// decompressor detects zstd or gzip by their magic numbers.
+// Compression is the compression an archive starting with head (its
+// first four bytes, or fewer) has by its magic number: "zstd", "gzip", or
+// "" for neither (not an archive).
+func Compression(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		return "zstd"
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		return "gzip"
+	}
+	return ""
+}
+
+// decompressor detects zstd or gzip by their magic numbers (Compression).
 func decompressor(br *bufio.Reader) (io.Reader, string, func(), error) {
 	magic, _ := br.Peek(4)
-	switch {
-	case bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+	switch Compression(magic) {
+	case "zstd":
 		// Streaming with a bounded window: a frame asking for a larger
 		// window is refused rather than allocated.
 		z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(128<<20), zstd.WithDecoderMaxMemory(256<<20))
@@ -238,7 +251,7 @@ func decompressor(br *bufio.Reader) (io.Reader, string, func(), error) {
 			return nil, "", nil, err
 		}
 		return z, "zstd", z.Close, nil
-	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
+	case "gzip":
 		g, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, "", nil, err

@@ -394,13 +394,12 @@ func (r *Registry) CheckWorkload(policy string, params map[string]any, w *sim.Wo
 	if err != nil {
 		return err
 	}
-	if e.Source != BuiltIn && !ownFamily(e) && len(w.Trace) == 0 {
+	switch _, lerr := builtin.Lookup(policy); {
+	case e.Source == BuiltIn || ownFamily(e):
+	case len(w.Trace) == 0:
 		return nil
-	}
-	if e.Source != BuiltIn {
-		if _, err := builtin.Lookup(policy); err != nil {
-			return fmt.Errorf("policy %s is served only by a plugin binary (%s), and a trace is replayed in-process, by the built-in policies: the plugin runner does not replay traces", policy, e.Describe())
-		}
+	case lerr != nil:
+		return fmt.Errorf("policy %s is served only by a plugin binary (%s), and a trace is replayed in-process, by the built-in policies: the plugin runner does not replay traces", policy, e.Describe())
 	}
 	return builtin.Catalog{}.CheckWorkload(policy, params, w)
 }
