@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker"
 )
 
 // The dry run's estimate calibrates scenario classes, not points. A
@@ -137,14 +138,14 @@ func (cc *costClasses) plan() []calibration {
 
 // calibrateTwice runs t at n/4 (at least 500) and n arrivals, with the
 // trace it replays, if any, from traces.
-func calibrateTwice(ctx context.Context, traces *calibrationTraces, t sweep.Task, n int64) (cpu1 time.Duration, n1 int64, cpu2 time.Duration, n2 int64, err error) {
+func calibrateTwice(ctx context.Context, traces *calibrationTraces, t sweep.Task, n int64, plugins worker.Runner) (cpu1 time.Duration, n1 int64, cpu2 time.Duration, n2 int64, err error) {
 	if ctx, err = traces.attach(ctx, &t); err != nil {
 		return 0, 0, 0, 0, err
 	}
-	if cpu1, _, n1, err = calibrate(ctx, t, max(n/4, 500)); err != nil {
+	if cpu1, _, n1, err = calibrate(ctx, t, max(n/4, 500), plugins); err != nil {
 		return 0, 0, 0, 0, err
 	}
-	cpu2, _, n2, err = calibrate(ctx, t, n)
+	cpu2, _, n2, err = calibrate(ctx, t, n, plugins)
 	return cpu1, n1, cpu2, n2, err
 }
 
@@ -173,7 +174,7 @@ func (cc *costClasses) cost(ci int, rate float64) costModel {
 // arrival), and stores the fitted models in their classes. It returns
 // the calibrations' total CPU time. A trace campaign's calibrations
 // replay the trace traces gives them.
-func (cc *costClasses) calibrateClasses(ctx context.Context, cals []calibration, n int64, par int, traces *calibrationTraces) (time.Duration, error) {
+func (cc *costClasses) calibrateClasses(ctx context.Context, cals []calibration, n int64, par int, traces *calibrationTraces, plugins worker.Runner) (time.Duration, error) {
 	var (
 		mu       sync.Mutex
 		total    time.Duration
@@ -188,7 +189,7 @@ func (cc *costClasses) calibrateClasses(ctx context.Context, cals []calibration,
 			defer func() { <-sem; wg.Done() }()
 			t := cc.list[cal.class].tmpl
 			t.ArrivalRate, t.Params = cal.rate, cal.params
-			cpu1, n1, cpu2, n2, err := calibrateTwice(ctx, traces, t, n)
+			cpu1, n1, cpu2, n2, err := calibrateTwice(ctx, traces, t, n, plugins)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

@@ -156,7 +156,7 @@ policies: [fcfs, first-fit]
 replications: 2
 run: {arrivals: 200}
 `)
-	p, err := PlanCampaign(context.Background(), nil, c, 2)
+	p, err := PlanCampaign(context.Background(), nil, c, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/cputime"
 	"github.com/msjfarm/msjfarm/internal/gcpace"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -65,7 +66,7 @@ type Plan struct {
 // EstimateMethod says how Plan estimates time.
 const EstimateMethod = "calibration per cost class (one policy with its workload, arrival process or trace; " +
 	"its parameters and the arrival rate vary within it), not per point: 2 to 5 rates of each class, spread over its " +
-	"range (about 400 calibrations in all), each a short in-process replication from an empty system at two lengths " +
+	"range (about 400 calibrations in all), each a short replication from an empty system (in-process, or in its plugin binary for a policy that is not built in) at two lengths " +
 	"whose thread CPU time is fitted as set-up + cost per arrival, interpolated linearly in the rate for the points " +
 	"between and applied to each task's warmup+arrivals; wall time is the longest-processing-time-first schedule of " +
 	"the tasks on min(workers, cores) slots, each taking its CPU time stretched by the contention plus 2.5 ms of " +
@@ -86,8 +87,10 @@ const (
 
 // PlanCampaign plans camp against st (nil: nothing stored) for the given
 // number of workers, calibrating the speed of each point to run on this
-// machine. It writes nothing.
-func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, workers int) (*Plan, error) {
+// machine: a built-in policy in-process, any other through plugins (the
+// run's plugin runner; nil: none, and such a policy cannot be calibrated).
+// It writes nothing.
+func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, workers int, plugins worker.Runner) (*Plan, error) {
 	if workers < 1 {
 		return nil, fmt.Errorf("workers must be >= 1, got %d", workers)
 	}
@@ -144,7 +147,7 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 	// reader's).
 	restore := gcpace.Simulating()
 	traces := newCalibrationTraces(camp, st)
-	p.Calibration, err = classes.calibrateClasses(ctx, cals, n, par, traces)
+	p.Calibration, err = classes.calibrateClasses(ctx, cals, n, par, traces, plugins)
 	traces.close()
 	restore()
 	if err != nil {
@@ -250,12 +253,16 @@ const (
 // calibrate runs t's scenario for up to n arrivals from an empty system
 // in-process and returns its thread CPU time (its wall time where the
 // platform has no thread clock), its wall time and the arrivals run.
-func calibrate(ctx context.Context, t sweep.Task, n int64) (cpu, wall time.Duration, arrivals int64, err error) {
+func calibrate(ctx context.Context, t sweep.Task, n int64, plugins worker.Runner) (cpu, wall time.Duration, arrivals int64, err error) {
 	t.Run.Arrivals = min(n, max(t.Run.Warmup+t.Run.Arrivals, 1))
 	t.Run.Warmup, t.Run.MSER = 0, false
 	t.Run.Deadline = 0
+	var run worker.Runner = worker.InProcess{}
+	if _, err := builtin.Lookup(t.Policy); err != nil && plugins != nil && t.Trace == nil {
+		run = plugins // a third party's policy: only its binary runs it
+	}
 	start := time.Now()
-	out, err := worker.InProcess{}.Run(ctx, &t, nil)
+	out, err := run.Run(ctx, &t, nil)
 	wall = time.Since(start)
 	if err != nil {
 		return 0, 0, 0, err

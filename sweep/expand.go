@@ -37,6 +37,17 @@ type WorkloadChecker interface {
 	CheckWorkload(policy string, params map[string]any, w *sim.Workload) error
 }
 
+// SpecChecker is an optional extension of a WorkloadChecker that is also
+// handed what a plugin request carries: the point's workload spec, an
+// arrival rate of the point and the inter-arrival distribution, beside the
+// workload built from them. A policy served by a plugin binary can only be
+// tried in that binary, through such a request (worker/registry runs it
+// one arrival long). Generated workloads only: a replayed trace is tried
+// through CheckWorkload.
+type SpecChecker interface {
+	CheckSpec(policy string, params map[string]any, spec workload.Spec, rate float64, ia *dist.Spec, w *sim.Workload) error
+}
+
 // Task is one replication of one point: everything a worker needs, and
 // nothing else, so that its hash identifies the work.
 type Task struct {
@@ -930,7 +941,13 @@ func (c *Campaign) checkScenario(cat Catalog, scenarioID string, spec workload.S
 		return nil
 	case trace == nil:
 		system := map[string]any{"servers": spec.Servers, "classes": spec.Classes, "interarrival": ia}
-		return c.checkVariants(wc, system, func() (*sim.Workload, error) { return spec.BuildArrivals(rate, ia, nil) }, pols, label)
+		try := wc.CheckWorkload
+		if sc, ok := wc.(SpecChecker); ok {
+			try = func(policy string, params map[string]any, w *sim.Workload) error {
+				return sc.CheckSpec(policy, params, spec, rate, ia, w)
+			}
+		}
+		return c.checkVariants(try, system, func() (*sim.Workload, error) { return spec.BuildArrivals(rate, ia, nil) }, pols, label)
 	}
 	// A replayed trace is tried too when it was read here: without this a
 	// policy the trace's widths rule out (MSFQ on anything but one-or-all)
@@ -939,7 +956,7 @@ func (c *Campaign) checkScenario(cat Catalog, scenarioID string, spec workload.S
 		return nil
 	}
 	system := map[string]any{"servers": spec.Servers, "trace": trace}
-	return c.checkVariants(wc, system, func() (*sim.Workload, error) { return c.traceWorkload(spec, trace) }, pols, label)
+	return c.checkVariants(wc.CheckWorkload, system, func() (*sim.Workload, error) { return c.traceWorkload(spec, trace) }, pols, label)
 }
 
 // pointAxes are a point's values of the swept axes: the scenario's and
@@ -1026,11 +1043,11 @@ func userShares(f *File, vals map[string]any) bool {
 }
 
 // checkVariants tries every policy variant on the point's system (what
-// build makes; system identifies it) through the catalogue's
-// WorkloadChecker, naming the policy entry and the point. The arrival
-// rate does not change what a policy accepts, so each system is checked
-// once.
-func (c *Campaign) checkVariants(wc WorkloadChecker, system map[string]any, build func() (*sim.Workload, error), pols []variant, label string) error {
+// build makes; system identifies it) through try (the catalogue's
+// WorkloadChecker or SpecChecker), naming the policy entry and the point.
+// The arrival rate does not change what a policy accepts, so each system
+// is checked once.
+func (c *Campaign) checkVariants(try func(string, map[string]any, *sim.Workload) error, system map[string]any, build func() (*sim.Workload, error), pols []variant, label string) error {
 	if c.checked == nil {
 		c.checked = map[string]bool{}
 	}
@@ -1049,7 +1066,7 @@ func (c *Campaign) checkVariants(wc WorkloadChecker, system map[string]any, buil
 				return fmt.Errorf("point %s: %w", label, err)
 			}
 		}
-		if err := wc.CheckWorkload(p.name, p.params, w); err != nil {
+		if err := try(p.name, p.params, w); err != nil {
 			// Placed at the parameter the policy names, if it names one
 			// ("threshold 300 out of range"), else at the entry.
 			at := p.where

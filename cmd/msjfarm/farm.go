@@ -28,6 +28,8 @@ import (
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/local"
+	"github.com/msjfarm/msjfarm/model/dist"
+	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/monitor"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/results/aggregate"
@@ -134,6 +136,20 @@ type listedChecker struct {
 
 func (c listedChecker) CheckWorkload(policy string, params map[string]any, w *sim.Workload) error {
 	return c.wc.CheckWorkload(policy, params, w)
+}
+
+// CheckSpec keeps the catalogue's sweep.SpecChecker (the registry's plugin
+// trials), or tries the built workload where it has none.
+func (c listedChecker) CheckSpec(policy string, params map[string]any, spec workload.Spec, rate float64, ia *dist.Spec, w *sim.Workload) error {
+	if sc, ok := c.wc.(sweep.SpecChecker); ok {
+		return sc.CheckSpec(policy, params, spec, rate, ia, w)
+	}
+	return c.wc.CheckWorkload(policy, params, w)
+}
+
+// trialFlag adds --plugin-trial to run and submit (registry.CheckSpec).
+func trialFlag(fs *pflag.FlagSet) *bool {
+	return fs.Bool("plugin-trial", true, "try each third-party plugin policy for one arrival on each system of the sweep, in its sandboxed binary, and refuse the sweep if it fails (false: check its parameters against its schema only; env MSJFARM_PLUGIN_TRIAL)")
 }
 
 // traceSizeFlag adds --max-trace-size: the limit on a replayed trace's
@@ -364,6 +380,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 	maxTrace := traceSizeFlag(ff.fs)
 	lim := addSweepLimitFlags(ff.fs)
 	verify := addVerifyFlag(ff.fs)
+	trial := trialFlag(ff.fs)
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
 			return 2
@@ -384,7 +401,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		defer stop()
 		h := pluginhost.New(pluginhost.Config{MaxConcurrent: 1})
 		defer h.Close()
-		reg := registry.New(ctx, registry.Options{Dirs: pluginhost.SearchPath(*pluginPath, nil), Host: h})
+		reg := registry.New(ctx, registry.Options{Dirs: pluginhost.SearchPath(*pluginPath, nil), Host: h, NoTrial: !*trial})
 		warn("submit", reg.Warnings())
 		if code, ok := submitLimit(ctx, ff, reg, ff.fs.Arg(0), *profile, *pin, *retry, *wait, *dry); ok {
 			return code
@@ -401,7 +418,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 			return 2
 		}
 		if *dry {
-			return dryRun("submit", ff, camp, *dryWorkers)
+			return dryRun("submit", ff, camp, *dryWorkers, &worker.PluginRunner{Host: h, Registry: reg})
 		}
 		req := protocol.SubmitRequest{Spec: f, RetryFailed: *retry, Verify: f.Verify}
 		// Storage is needed to pin plugin binaries (PinForSubmit says so

@@ -9,12 +9,14 @@ import (
 	"github.com/msjfarm/msjfarm/local"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker"
 )
 
 // dryRun prints the plan of camp (local.PlanCampaign) against the storage
 // of ff, opened without creating anything, for workers replications at
-// once. It writes nothing.
-func dryRun(cmd string, ff *farmFlags, camp *sweep.Campaign, workers int) int {
+// once, calibrating third-party policies through plugins. It writes
+// nothing.
+func dryRun(cmd string, ff *farmFlags, camp *sweep.Campaign, workers int, plugins worker.Runner) int {
 	if workers < 1 {
 		return fail("%s: --workers must be >= 1", cmd)
 	}
@@ -33,7 +35,7 @@ func dryRun(cmd string, ff *farmFlags, camp *sweep.Campaign, workers int) int {
 			st, where = s, s.URL()
 		}
 	}
-	p, err := local.PlanCampaign(ctx, st, camp, workers)
+	p, err := local.PlanCampaign(ctx, st, camp, workers, plugins)
 	if err != nil {
 		return fail("%s: dry run: %v", cmd, err)
 	}

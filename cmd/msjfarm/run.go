@@ -43,6 +43,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 	r.profile = ff.fs.String("profile", "", profileUsage)
 	r.maxTrace = traceSizeFlag(ff.fs)
 	r.verify = addVerifyFlag(ff.fs)
+	r.trial = trialFlag(ff.fs)
 	// Flags may follow the sweep file: msjfarm run sweep.yaml --http :8080.
 	return func([]string) int { return r.main() }
 }
@@ -58,6 +59,7 @@ type runCommand struct {
 	ackWait    *time.Duration
 	maxDeliver *int
 	retry      *bool
+	trial      *bool
 	verbose    *bool
 	quiet      *bool
 	cpuProfile *string
@@ -103,6 +105,9 @@ func (r *runCommand) main() int {
 	}
 	cfg := r.rf.config(*r.n, r.logf())
 	pr := cfg.Prepare(ctx)
+	if !*r.trial {
+		pr.Registry = pr.Registry.WithoutTrials()
+	}
 	if lf, err := sweep.LoadProfile(pos[0], *r.profile); err == nil && lf.Limit != nil {
 		return r.limit(ctx, lf, cfg, pr)
 	}
@@ -159,7 +164,8 @@ func (r *runCommand) campaign(ctx context.Context, path string, cfg worker.Runne
 		return 2
 	}
 	if *r.dry {
-		return dryRun("run", r.ff, camp, *r.n)
+		defer pr.Close()
+		return dryRun("run", r.ff, camp, *r.n, pr)
 	}
 	r.rf.stateSandbox("run")
 	ln, err := r.mf.listen()

@@ -117,9 +117,11 @@ type rankFn struct {
 	// H2 with μ1 ≥ μ2, written with e^{−(μ1−μ2)t} so that it cannot underflow
 	// to 0/0 at large ages.
 	p1, p2, mu1, mu2 float64
-	lo, hi           float64 // uniform bounds
-	shape, scale     float64 // Weibull
-	tab              *rankTable
+	// H2's plateau (h2Plateau): from age platAt on, at is plat.
+	platAt, plat float64
+	lo, hi       float64 // uniform bounds
+	shape, scale float64 // Weibull
+	tab          *rankTable
 	// nonIncreasing: the rank never rises with age, so a running job's key
 	// never increases (enables the policy's arrival shortcut).
 	nonIncreasing bool
@@ -138,14 +140,10 @@ func (f *rankFn) at(t float64) float64 {
 	case rankDet:
 		return math.Max(f.c-t, 0)
 	case rankH2:
-		// 1/h with h = μ2 + (μ1 − μ2)·u, u = e/(e + p2) = 1/(1 + p2/e): each
-		// operation takes the previous result alone, so the computed rank
-		// is monotone in t (the quotient (e + p2)/(e·μ1 + p2·μ2) is not: its
-		// numerator and denominator round at different t, and the computed
-		// rank wobbled by an ulp past t ≈ 16 means, which the rising-rank
-		// path's per-class order cannot follow, see gittinsrise.go).
-		e := f.p1 * math.Exp(-(f.mu1-f.mu2)*t)
-		return 1 / (f.mu2 + (f.mu1-f.mu2)/(1+f.p2/e))
+		if t >= f.platAt {
+			return f.plat
+		}
+		return f.h2(f.p1 * math.Exp(-(f.mu1-f.mu2)*t))
 	case rankWeibullDHR:
 		// 1/h(t) = (λ/κ)(t/λ)^{1−κ}; 0 at t = 0 for κ < 1 (infinite hazard).
 		// math.Pow(x, y) is exp(y·log x) for 0 < y < 1/2 and, for y > 1/2,
@@ -165,6 +163,57 @@ func (f *rankFn) at(t float64) float64 {
 		return 0
 	}
 	return f.tab.at(t)
+}
+
+// h2 is the H2 rank from e = p1·e^{−(μ1−μ2)t}: 1/h with h = μ2 + (μ1 −
+// μ2)·u, u = e/(e + p2) = 1/(1 + p2/e). Each operation takes the previous
+// result alone, so the computed rank is monotone in t (the quotient (e +
+// p2)/(e·μ1 + p2·μ2) is not: its numerator and denominator round at
+// different t, and the computed rank wobbled by an ulp past t ≈ 16 means,
+// which the rising-rank path's per-class order cannot follow, see
+// gittinsrise.go), and non-increasing in e: each operation is a correctly
+// rounded one of a monotone function.
+func (f *rankFn) h2(e float64) float64 {
+	return 1 / (f.mu2 + (f.mu1-f.mu2)/(1+f.p2/e))
+}
+
+// h2Plateau sets platAt and plat: the computed H2 rank reaches its limit
+// 1/μ2 (h2(0): p2/0 = +Inf, so h = μ2 + 0) at a finite age, once (μ1 −
+// μ2)·u is below half an ulp of μ2, and stays there, h2 being monotone in
+// e and bounded by h2(0). Ranks there need no exponential: on H2 past
+// saturation (BenchmarkLevelsH2 at the L = 1300 rate) 35% of the ranks the
+// rising-rank path computes are old jobs' plateau values.
+//
+// Exactness does not rest on math.Exp being monotone. eStar is the largest
+// e with h2(e) = 1/μ2 (bisection over the bit patterns of e ∈ [0, p1],
+// ordered as the values; h2 is non-increasing in e, so that set is [0,
+// eStar]); platAt is an age from which the true p1·e^{−(μ1−μ2)t} is at most
+// eStar/4, with 10⁻⁹ of relative slack on the age. The computed e is within
+// a few ulps of the true one (Exp's error is below an ulp, the two products
+// round once each), far inside that factor 4, so h2 of the computed e is
+// 1/μ2 from platAt on: at returns exactly what it computed before.
+// TestH2Plateau checks it on a grid of ages past platAt. Where eStar is not
+// a normal number (no plateau before e underflows) platAt stays +Inf.
+func (f *rankFn) h2Plateau() {
+	f.plat, f.platAt = f.h2(0), math.Inf(1)
+	if f.h2(f.p1) == f.plat {
+		return // not expected (μ1 > μ2 by a margin): leave at alone
+	}
+	lo, hi := uint64(0), math.Float64bits(f.p1) // h2 = plat at lo, not at hi
+	for hi-lo > 1 {
+		if mid := lo + (hi-lo)/2; f.h2(math.Float64frombits(mid)) == f.plat {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	eStar := math.Float64frombits(lo)
+	if eStar < 4*math.SmallestNonzeroFloat64*(1<<52) { // below 4 × the least normal
+		return
+	}
+	if t := math.Log(f.p1/(eStar/4)) / (f.mu1 - f.mu2) * (1 + 1e-9); t > 0 && !math.IsInf(t, 1) {
+		f.platAt = t
+	}
 }
 
 // rankCache shares rank tables between policy instances and replications: a
@@ -195,7 +244,9 @@ func newRankFn(d dist.Dist) (*rankFn, error) {
 		if r1 < r2 {
 			p1, p2, r1, r2 = p2, p1, r2, r1
 		}
-		return &rankFn{kind: rankH2, p1: p1, p2: p2, mu1: r1, mu2: r2, nonDecreasing: true}, nil
+		f := &rankFn{kind: rankH2, p1: p1, p2: p2, mu1: r1, mu2: r2, nonDecreasing: true}
+		f.h2Plateau()
+		return f, nil
 	case *dist.Uniform:
 		// Uniform keeps its bounds private; mean m and SCV c give them back:
 		// c = (w/2/m)²/3 for width w.

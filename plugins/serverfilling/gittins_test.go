@@ -2,6 +2,7 @@ package serverfilling
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/msjfarm/msjfarm/model/dist"
@@ -273,6 +274,60 @@ func TestRankLognormal(t *testing.T) {
 		t.Logf("%s: worst relative error %.2g at age %.4g", d, worst, at)
 		if worst > 1e-4 {
 			t.Errorf("%s: table error %.3g at age %v", d, worst, at)
+		}
+	}
+}
+
+// TestH2Plateau checks h2Plateau's claim: from platAt on, the H2 formula
+// gives 1/μ2 exactly, so at's shortcut returns what the formula would; and
+// platAt is at most the factor-4 margin (ln 4/(μ1 − μ2) of age) past the
+// first age where the formula reaches 1/μ2 (found here by bisection, the
+// computed rank being monotone in the age). Ages: the first 2000 floats from
+// platAt, a geometric grid up to 10⁴ × platAt (beyond e's underflow), and
+// 10⁵ uniform ones in [platAt, 50 platAt] from a fixed seed.
+func TestH2Plateau(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for _, mean := range []float64{1e-3, 1, 10, 1845.19} {
+		for _, scv := range []float64{1.01, 2.3, 10, 38, 1000} {
+			f, err := newRankFn(dist.Must(dist.NewHyperExp(mean, scv)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			formula := func(age float64) float64 { return f.h2(f.p1 * math.Exp(-(f.mu1-f.mu2)*age)) }
+			if f.plat != 1/f.mu2 || math.IsInf(f.platAt, 1) {
+				t.Fatalf("mean %g scv %g: plateau %v from %v, want 1/μ2 = %v from a finite age", mean, scv, f.plat, f.platAt, 1/f.mu2)
+			}
+			check := func(age float64) {
+				if got := formula(age); got != f.plat {
+					t.Fatalf("mean %g scv %g: rank(%v) = %v by the formula, but platAt = %v gives %v", mean, scv, age, got, f.platAt, f.plat)
+				}
+				if got := f.at(age); got != f.plat {
+					t.Fatalf("mean %g scv %g: at(%v) = %v, want %v", mean, scv, age, got, f.plat)
+				}
+			}
+			age := f.platAt
+			for range 2000 {
+				check(age)
+				age = math.Nextafter(age, math.Inf(1))
+			}
+			for age := f.platAt; age < 1e4*f.platAt; age *= 1.001 {
+				check(age)
+			}
+			for range 100000 {
+				check(f.platAt * (1 + 49*rnd.Float64()))
+			}
+			lo, hi := 0.0, f.platAt // formula below plat at lo, at plat at hi
+			for range 200 {
+				mid := (lo + hi) / 2
+				if formula(mid) == f.plat {
+					hi = mid
+				} else {
+					lo = mid
+				}
+			}
+			if margin := math.Log(4) / (f.mu1 - f.mu2); f.platAt-hi > margin*(1+1e-6) {
+				t.Errorf("mean %g scv %g: platAt %v is %v past the first plateau age %v, more than ln 4/(μ1−μ2) = %v", mean, scv, f.platAt, f.platAt-hi, hi, margin)
+			}
 		}
 	}
 }

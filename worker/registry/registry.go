@@ -38,8 +38,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/wire"
+	"github.com/msjfarm/msjfarm/model/dist"
+	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
@@ -158,6 +162,9 @@ type Options struct {
 	Self *Self
 	// Pins are a campaign's pins (nil: none).
 	Pins *protocol.Pins
+	// NoTrial: CheckSpec does not try plugin policies in their binaries
+	// (their schema is still checked). Trials need Host.
+	NoTrial bool
 }
 
 // Registry resolves policy names. It is read-only after New and safe for
@@ -174,6 +181,7 @@ type Registry struct {
 
 	pins   *protocol.Pins
 	byName map[string][]Entry // lower-case policy -> candidates
+	trial  *pluginhost.Host   // runs CheckSpec's trials (nil: none)
 }
 
 // Builtin is the registry of the built-in catalogue alone: what validates
@@ -185,6 +193,9 @@ func Builtin() *Registry { return New(context.Background(), Options{}) }
 // is unchanged, so nothing is started for it) and o.Pins.
 func New(ctx context.Context, o Options) *Registry {
 	r := &Registry{Dirs: o.Dirs, Self: o.Self, pins: o.Pins, byName: map[string][]Entry{}}
+	if !o.NoTrial {
+		r.trial = o.Host
+	}
 	for _, f := range builtin.Families() {
 		add := func(name string, params []sim.Param, ref bool) {
 			e := Entry{Policy: name, Source: BuiltIn, Plugin: f.Name, Version: builtin.Version,
@@ -402,6 +413,49 @@ func (r *Registry) CheckWorkload(policy string, params map[string]any, w *sim.Wo
 		return fmt.Errorf("policy %s is served only by a plugin binary (%s), and a trace is replayed in-process, by the built-in policies: the plugin runner does not replay traces", policy, e.Describe())
 	}
 	return builtin.Catalog{}.CheckWorkload(policy, params, w)
+}
+
+// WithoutTrials is r with CheckSpec's trials off (Options.NoTrial).
+func (r *Registry) WithoutTrials() *Registry {
+	c := *r
+	c.trial = nil
+	return &c
+}
+
+// trialDeadline bounds a trial's one-arrival replication (an honest
+// policy answers in milliseconds; the host kills one that does not stop
+// at the deadline).
+const trialDeadline = 30 * time.Second
+
+// CheckSpec (sweep.SpecChecker) is CheckWorkload for a generated workload
+// that also tries a policy whose code is not msjfarm's own (a third
+// party's plugin, or a built-in name served by another build): one
+// replication of one arrival in its binary, through the registry's host,
+// with the request a worker would send but for the run length. A policy
+// that refuses the system (an Init error, a panic, a crash, no answer by
+// trialDeadline) is refused here, before anything is written or queued,
+// rather than by each of its tasks on the workers. The trial runs in the
+// process that indexing the search path started for the binary's Info,
+// under the same sandbox and scrubbed environment as a worker's plugins:
+// the binary's code has already run on this machine by then. Without a
+// host (the coordinator) or with Options.NoTrial, such a policy is checked
+// by its schema only. A policy that behaves for one arrival and fails
+// later is not caught: that is what the workers' sandbox is for.
+func (r *Registry) CheckSpec(policy string, params map[string]any, spec workload.Spec, rate float64, ia *dist.Spec, w *sim.Workload) error {
+	e, err := r.Lookup(policy)
+	if err != nil {
+		return err
+	}
+	b, ok := e.Binary()
+	if e.Source == BuiltIn || ownFamily(e) || !ok || r.trial == nil {
+		return r.CheckWorkload(policy, params, w)
+	}
+	req := &wire.RunRequest{Policy: e.Policy, Params: params, Workload: spec, ArrivalRate: rate, Interarrival: ia,
+		Run: wire.Run{Seed: 1, RunConfig: wire.RunConfig{Arrivals: 1, DrainLimit: 1}}}
+	if _, err := r.trial.Run(context.Background(), b, req, pluginhost.RunOptions{Deadline: trialDeadline}); err != nil {
+		return fmt.Errorf("tried for one arrival on this system: %w", err) // err names the binary, its sha256 and the policy
+	}
+	return nil
 }
 
 // CheckParams resolves params against the policy's schema; the error names

@@ -1,6 +1,7 @@
 package registry_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -32,5 +33,46 @@ run: {arrivals: 100}
 	f.Policies = []any{map[string]any{"name": "msfq", "threshold": 31}}
 	if _, err := sweep.Expand(f, registry.Builtin()); err != nil {
 		t.Fatalf("threshold 31: %v", err)
+	}
+}
+
+// TestPluginTrial: a third party's policy whose Init refuses the system
+// (msfq-copy, MSFQ served by a test plugin: threshold ≤ k−1 = 31 on
+// one-or-all) is refused at expansion by a one-arrival trial in its binary,
+// at the parameter it names, as the built-in one is in-process; a threshold
+// the system allows passes the trial. With NoTrial the plugin's policy is
+// checked by its schema only (the refusal would come from each task).
+func TestPluginTrial(t *testing.T) {
+	var _ sweep.SpecChecker = (*registry.Registry)(nil)
+	dir := t.TempDir()
+	install(t, dir, "copies")
+	reg := registry.New(t.Context(), registry.Options{Dirs: []string{dir}, Host: newHost(t)})
+	sweepOf := func(policy string, threshold int) *sweep.File {
+		f, err := sweep.Parse([]byte(fmt.Sprintf(`
+name: trial
+workload: one-or-all
+axes: {arrival_rate: [1, 2]}
+policies: [{name: %s, threshold: %d}]
+replications: 1
+run: {arrivals: 100}
+`, policy, threshold)), "yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	_, err := sweep.Expand(sweepOf("msfq-copy", 300), reg)
+	if err == nil || !strings.Contains(err.Error(), "policies[0].threshold") || !strings.Contains(err.Error(), "tried for one arrival") ||
+		!strings.Contains(err.Error(), "msjfarm-policy-copies") {
+		t.Fatalf("msfq-copy threshold 300: expansion error %v, want the trial's refusal at policies[0].threshold naming the binary", err)
+	}
+	if _, err := sweep.Expand(sweepOf("msfq-copy", 31), reg); err != nil {
+		t.Fatalf("msfq-copy threshold 31: %v", err)
+	}
+	if _, err := sweep.Expand(sweepOf("msfq", 300), reg); err == nil || strings.Contains(err.Error(), "tried for one arrival") {
+		t.Fatalf("msfq threshold 300: %v, want the built-in's refusal, in-process", err)
+	}
+	if _, err := sweep.Expand(sweepOf("msfq-copy", 300), reg.WithoutTrials()); err != nil {
+		t.Fatalf("msfq-copy threshold 300 without trials: %v, want the schema check only", err)
 	}
 }

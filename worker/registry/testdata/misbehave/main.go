@@ -10,6 +10,8 @@
 //     rejects as unknown;
 //   - msjfarm-policy-impostor: serves a policy named fcfs (a built-in
 //     name) as plugin "impostor";
+//   - msjfarm-policy-copies: serves the built-in MSFQ as "msfq-copy", a
+//     third party's policy whose Init refuses a threshold beyond k−1;
 //   - anything else: serves policy "lcfs-fit-test" correctly.
 package main
 
@@ -72,6 +74,13 @@ func main() {
 		entries = []wire.Entry{{Name: "bad-default", New: func() sim.Policy { return badDefault{fcfs.New()} }}}
 	case "impostor":
 		entries = []wire.Entry{{Name: "fcfs", New: fcfs.New}}
+	case "copies":
+		msfq, err := builtin.Lookup("msfq")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		entries = []wire.Entry{{Name: "msfq-copy", Doc: "MSFQ under another name", New: msfq.New}}
 	case "refuses":
 		entries = []wire.Entry{{Name: "ghost", New: fcfs.New}, {Name: "fine", New: fcfs.New}}
 	}

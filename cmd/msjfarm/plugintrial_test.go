@@ -1,0 +1,69 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/worker/pluginhost/hosttest"
+)
+
+// TestPluginTrial: run and submit try a third party's plugin policy for
+// one arrival on each system of the sweep before anything is written or
+// queued. The hostile test plugin's procenv policy, whose Init tries to
+// read the host's environment (and is refused by the sandbox, as on a
+// worker), is refused at the sweep's line with exit 2 and the plugin's
+// error; no store is created, and no secret of the submitter's appears.
+// --plugin-trial=false leaves it to the schema: the dry run's calibration,
+// which runs the policy in its binary, then fails on it (exit 1). An
+// honest plugin policy passes, and its dry run is calibrated in its
+// binary: before, the dry run of any third-party policy failed with
+// "unknown policy" (calibration ran in-process only).
+func TestPluginTrial(t *testing.T) {
+	const secret = "trial-secret-do-not-show"
+	t.Setenv("MSJFARM_S3_SECRET_KEY", secret)
+	dir := t.TempDir()
+	plugins := filepath.Join(dir, "plugins")
+	if err := hosttest.Build(plugins, "./worker/pluginhost/testdata/msjfarm-policy-hostile"); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, policies string) string {
+		p := filepath.Join(dir, name)
+		body := "name: trial\nworkload: one-or-all\naxes: {arrival_rate: [1, 2]}\npolicies: [" + policies + "]\nreplications: 1\nrun: {arrivals: 2000, warmup: 100}\n"
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	bad, good := write("bad.yaml", "hostile-honest, hostile-procenv"), write("good.yaml", "hostile-honest, fcfs")
+	data := filepath.Join(dir, "data")
+	for _, tc := range []struct {
+		args     []string
+		code     int
+		out, err string
+	}{
+		{[]string{"run", "--dry-run", "--plugin-path", plugins, "--storage", data, bad}, 2, "",
+			bad + ":4:28: policies[1]: point arrival_rate=1: tried for one arrival on this system: plugin " + filepath.Join(plugins, "msjfarm-policy-hostile")},
+		{[]string{"run", "-q", "--plugin-path", plugins, "--storage", data, bad}, 2, "", "attack procenv refused"},
+		{[]string{"submit", "--nats-url", "nats://127.0.0.1:1", "--plugin-path", plugins, "--storage", data, bad}, 2, "", "policies[1]: point arrival_rate=1: tried for one arrival"},
+		{[]string{"submit", "--dry-run", "--plugin-path", plugins, "--storage", data, bad}, 2, "", "attack procenv refused"},
+		{[]string{"run", "--dry-run", "--plugin-trial=false", "--plugin-path", plugins, "--storage", data, bad}, 1, "", "calibrating hostile-procenv"},
+		{[]string{"run", "--dry-run", "--plugin-path", plugins, "--storage", data, good}, 0, "dry run: nothing is written", ""},
+		{[]string{"submit", "--dry-run", "--plugin-path", plugins, "--storage", data, good}, 0, "dry run: nothing is written", ""},
+	} {
+		code, out, errs := captured(t, func() int { return dispatch(tc.args) })
+		if code != tc.code || !strings.Contains(out, tc.out) || !strings.Contains(errs, tc.err) {
+			t.Errorf("%s: exit %d, want %d, %q in stdout and %q in stderr:\n%s\n%s", strings.Join(tc.args, " "), code, tc.code, tc.out, tc.err, out, errs)
+		}
+		if tc.code == 2 && !strings.Contains(errs, "permission denied") {
+			t.Errorf("%s: the trial's refusal does not say why: %s", strings.Join(tc.args, " "), errs)
+		}
+		if strings.Contains(out+errs, secret) {
+			t.Errorf("%s: a secret in the output:\n%s\n%s", strings.Join(tc.args, " "), out, errs)
+		}
+	}
+	if _, err := os.Stat(data); err == nil {
+		t.Error("the store was created")
+	}
+}
