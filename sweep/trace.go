@@ -74,6 +74,40 @@ func readTraceFile(f *File, limit int64) ([]byte, error) {
 	return data, nil
 }
 
+// AttachStoredTrace gives a sweep whose trace is named by sha256 alone
+// that trace's canonical bytes, which fetch reads from storage on the
+// submitting machine (they were uploaded there in that form:
+// storage.PutTrace), so that Plan tries its policies on the trace as it
+// does for trace.file. fetch returns nil bytes and no error when there is
+// nothing to read from (no storage given): the trace is then left to the
+// workers. The bytes must have the sha256 and size the sweep gives, and
+// parse as SWF with a usable job for the sweep's servers (or the
+// header's), as trace.file must. Errors name trace.sha256 at its line.
+func AttachStoredTrace(f *File, fetch func(sum string, size int64) ([]byte, error)) error {
+	if f.Trace == nil || f.Trace.File != "" || f.Trace.local != nil || fetch == nil {
+		return nil
+	}
+	data, err := fetch(f.Trace.SHA256, f.Trace.Size)
+	if err != nil {
+		return f.src.locate(fieldErr("trace.sha256", nil, "%v", err))
+	}
+	if data == nil {
+		return nil
+	}
+	s := sha256.Sum256(data)
+	if sum := hex.EncodeToString(s[:]); sum != f.Trace.SHA256 {
+		return f.src.locate(fieldErr("trace.sha256", nil, "the stored trace has sha256 %s, not the sweep's %s", sum, f.Trace.SHA256))
+	}
+	if f.Trace.Size != 0 && f.Trace.Size != int64(len(data)) {
+		return f.src.locate(fieldErr("trace.size", nil, "the stored trace has %d bytes, the sweep says %d", len(data), f.Trace.Size))
+	}
+	if _, err := swf.Read(bytes.NewReader(data), f.Servers); err != nil {
+		return f.src.locate(fieldErr("trace.sha256", nil, "the stored trace %s: %v", f.Trace.SHA256, err))
+	}
+	f.Trace.local = data
+	return nil
+}
+
 // ErrNoLocalTrace: the campaign's trace was not read on this machine (it
 // is named by sha256 alone, or the campaign was decoded from a stored
 // spec), so only storage has it.

@@ -57,7 +57,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 // Its errors are sweep.Errors: "file:line:col: key.path: what is wrong",
 // with the nearest names for a misspelt one.
 func validateSweep(path string, cat sweep.Catalog, profile string, traceLimit int64) (*sweep.File, *sweep.Campaign, []byte, error) {
-	f, c, trace, err := planSweep(path, cat, profile, traceLimit, nil)
+	f, c, trace, err := planSweep(path, cat, profile, traceLimit, nil, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -409,7 +409,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		// Planned within the limits, tasks not generated (the dry run
 		// generates them one at a time, -wait only to name failed tasks
 		// at the end).
-		f, camp, trace, err := planSweep(ff.fs.Arg(0), reg, *profile, traceLimit, lim)
+		f, camp, trace, err := planSweep(ff.fs.Arg(0), reg, *profile, traceLimit, lim, storedTrace(ctx, ff, traceLimit))
 		if err == nil {
 			err = applyVerify(ff.fs, *verify, f)
 		}

@@ -148,7 +148,7 @@ func (r *runCommand) limit(ctx context.Context, lf *sweep.File, cfg worker.Runne
 func (r *runCommand) campaign(ctx context.Context, path string, cfg worker.RunnerConfig, pr *worker.PluginRunner) int {
 	// The dry run generates the tasks one at a time (local.PlanCampaign):
 	// planned, not materialised, its memory is O(points), not O(tasks).
-	f, camp, trace, err := planSweep(path, pr.Registry, *r.profile, r.traceLimit, nil)
+	f, camp, trace, err := planSweep(path, pr.Registry, *r.profile, r.traceLimit, nil, storedTrace(ctx, r.ff, r.traceLimit))
 	if err == nil {
 		err = applyVerify(r.ff.fs, *r.verify, f)
 	}

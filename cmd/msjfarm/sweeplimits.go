@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 
@@ -87,8 +88,10 @@ func (l *sweepLimits) checkPlan(path string, c *sweep.Campaign) error {
 // planSweep loads and plans a sweep within the limits (none when lim is
 // nil): validateSweep without generating the tasks (Materialize does, for
 // a caller that needs them all), so that a 10^7-task sweep is checked in
-// memory proportional to its points.
-func planSweep(path string, cat sweep.Catalog, profile string, traceLimit int64, lim *sweepLimits) (*sweep.File, *sweep.Campaign, []byte, error) {
+// memory proportional to its points. A trace named by sha256 alone is
+// read with stored (storedTrace; nil: not read, and its checks fall to
+// the workers).
+func planSweep(path string, cat sweep.Catalog, profile string, traceLimit int64, lim *sweepLimits, stored func(sum string, size int64) ([]byte, error)) (*sweep.File, *sweep.Campaign, []byte, error) {
 	if lim == nil {
 		lim = &sweepLimits{}
 	}
@@ -97,6 +100,9 @@ func planSweep(path string, cat sweep.Catalog, profile string, traceLimit int64,
 	}
 	f, trace, err := loadSweep(path, profile, traceLimit)
 	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := sweep.AttachStoredTrace(f, stored); err != nil {
 		return nil, nil, nil, err
 	}
 	c, err := sweep.Plan(f, withPolicyNames(cat))
@@ -108,6 +114,30 @@ func planSweep(path string, cat sweep.Catalog, profile string, traceLimit int64,
 	}
 	printWarnings(c)
 	return f, c, trace, nil
+}
+
+// storedTrace is planSweep's reader of a trace named by sha256 alone
+// (sweep.AttachStoredTrace): the object in ff's storage, opened without
+// creating anything (the object a worker fetches and verifies), within
+// limit bytes. With no storage given, or none there yet, it reads nothing
+// (nil, nil): the trace cannot be there, and the submission says so.
+func storedTrace(ctx context.Context, ff *farmFlags, limit int64) func(sum string, size int64) ([]byte, error) {
+	return func(sum string, size int64) ([]byte, error) {
+		if *ff.storage == "" {
+			return nil, nil
+		}
+		st, err := storage.Open(ctx, *ff.storage, append(ff.storageOptions(), storage.NoCreate())...)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := storage.CheckTrace(ctx, st, sum, size, limit); err != nil {
+			return nil, err
+		}
+		return st.Get(ctx, storage.TraceKey(sum))
+	}
 }
 
 // requestHeadroom is what a NATS message needs beside its payload

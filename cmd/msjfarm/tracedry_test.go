@@ -124,12 +124,31 @@ func TestTraceSweepDryRun(t *testing.T) {
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("the dry runs left %v in TMPDIR", left)
 	}
+	// Named by sha256 alone, the trace is read from the storage given, so
+	// its policies are tried on it before anything runs, as for
+	// trace.file; a trace that storage lacks, or holds with another size,
+	// is refused at trace.sha256.
 	bad := write("shamsfq.yaml", bySHA, "[fcfs, serverfilling]", "[fcfs, msfq]")
-	// (Named by sha256 alone, the trace is not read here: the policy
-	// cannot be tried before the run, and its tasks fail once each.)
-	code, _, errs := captured(t, func() int { return dispatch([]string{"run", "--runner", "inprocess", "--storage", data, bad}) })
-	if code != 1 || strings.Count(errs, "failed: msfq") != 2 || strings.Count(errs, "attempt 1 of") != 2 || !strings.Contains(errs, "defined for one-or-all workloads only") {
-		t.Fatalf("run of msfq on a trace named by sha256: exit %d, want 1 and both msfq tasks failed at their first attempt:\n%s", code, errs)
+	missing := write("shamissing.yaml", "{sha256: "+strings.Repeat("ab", 32)+", size: 100}", "", "")
+	wrongSize := write("shasize.yaml", "{sha256: "+traces[0].Name()+", size: 7}", "", "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--runner", "inprocess", "--storage", data, bad}, "policies[1]: point (no axes): policy init: msfq: defined for one-or-all workloads only"},
+		{[]string{"run", "--dry-run", "--storage", data, bad}, "policies[1]: point (no axes): policy init: msfq: defined for one-or-all workloads only"},
+		{[]string{"submit", "--dry-run", "--storage", data, bad}, "policies[1]: point (no axes): policy init: msfq: defined for one-or-all workloads only"},
+		{[]string{"submit", "--nats-url", "nats://127.0.0.1:1", "--storage", data, bad}, "policies[1]: point (no axes): policy init: msfq"},
+		{[]string{"run", "--storage", data, missing}, "shamissing.yaml:3:17: trace.sha256: trace not in storage"},
+		{[]string{"submit", "--dry-run", "--storage", data, wrongSize}, "shasize.yaml:3:17: trace.sha256: traces/" + traces[0].Name() + " in file://" + data + " has " + strconv.FormatInt(info.Size(), 10) + " bytes, the sweep says 7"},
+	} {
+		code, _, errs := captured(t, func() int { return dispatch(tc.args) })
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, want 2 and …%s… in\n%s", tc.args, code, tc.want, errs)
+		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the runs left %v in TMPDIR", left)
 	}
 
 	// With plugin binaries on the search path (make build's bin/plugins):
