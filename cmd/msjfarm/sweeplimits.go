@@ -13,6 +13,7 @@ import (
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
 // sweepLimits are the sizes a sweep may reach before submit (and its dry
@@ -113,6 +114,11 @@ func planSweep(path string, cat sweep.Catalog, profile string, traceLimit int64,
 		return nil, nil, nil, err
 	}
 	printWarnings(c)
+	if r, ok := cat.(*registry.Registry); ok {
+		if note := r.TrialNote(); note != "" {
+			fmt.Fprintf(os.Stderr, "msjfarm: warning: %s\n", note)
+		}
+	}
 	return f, c, trace, nil
 }
 

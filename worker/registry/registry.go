@@ -31,6 +31,7 @@
 package registry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -165,7 +166,17 @@ type Options struct {
 	// NoTrial: CheckSpec does not try plugin policies in their binaries
 	// (their schema is still checked). Trials need Host.
 	NoTrial bool
+	// TrialBudget bounds the time all of CheckSpec's trials take together
+	// (0: DefaultTrialBudget); past it the rest are checked by schema only
+	// (TrialNote says how many).
+	TrialBudget time.Duration
 }
+
+// DefaultTrialBudget is Options.TrialBudget's default: a trial takes under
+// a millisecond for an honest policy (2500 systems took 1.5 s), so it
+// matters only for a policy whose Init is slow, on a sweep of many
+// systems, whose planning it keeps to about a minute.
+const DefaultTrialBudget = time.Minute
 
 // Registry resolves policy names. It is read-only after New and safe for
 // concurrent use.
@@ -181,7 +192,53 @@ type Registry struct {
 
 	pins   *protocol.Pins
 	byName map[string][]Entry // lower-case policy -> candidates
-	trial  *pluginhost.Host   // runs CheckSpec's trials (nil: none)
+	trial  *trials            // CheckSpec's trials (nil: none)
+}
+
+// trials is CheckSpec's state: the host that runs the trials, and the time
+// they took against the budget.
+type trials struct {
+	host   *pluginhost.Host
+	budget time.Duration
+
+	mu           sync.Mutex
+	spent        time.Duration
+	ran, skipped int
+}
+
+// begin reports whether a trial may run (the budget is not spent), and
+// counts it either way.
+func (t *trials) begin() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.spent >= t.budget {
+		t.skipped++
+		return false
+	}
+	t.ran++
+	return true
+}
+
+func (t *trials) end(d time.Duration) {
+	t.mu.Lock()
+	t.spent += d
+	t.mu.Unlock()
+}
+
+// TrialNote is a warning when CheckSpec's budget stopped its trials ("" if
+// it did not): how many ran, and how many systems were left to the schema.
+func (r *Registry) TrialNote() string {
+	t := r.trial
+	if t == nil {
+		return ""
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.skipped == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the plugin policies' one-arrival trials took their budget (%s for %d, one per policy variant and system): %d more were left to the schema check, and a refusal among them will fail its tasks on the workers",
+		t.spent.Round(time.Millisecond), t.ran, t.skipped)
 }
 
 // Builtin is the registry of the built-in catalogue alone: what validates
@@ -193,8 +250,8 @@ func Builtin() *Registry { return New(context.Background(), Options{}) }
 // is unchanged, so nothing is started for it) and o.Pins.
 func New(ctx context.Context, o Options) *Registry {
 	r := &Registry{Dirs: o.Dirs, Self: o.Self, pins: o.Pins, byName: map[string][]Entry{}}
-	if !o.NoTrial {
-		r.trial = o.Host
+	if !o.NoTrial && o.Host != nil {
+		r.trial = &trials{host: o.Host, budget: cmp.Or(o.TrialBudget, DefaultTrialBudget)}
 	}
 	for _, f := range builtin.Families() {
 		add := func(name string, params []sim.Param, ref bool) {
@@ -439,8 +496,11 @@ const trialDeadline = 30 * time.Second
 // under the same sandbox and scrubbed environment as a worker's plugins:
 // the binary's code has already run on this machine by then. Without a
 // host (the coordinator) or with Options.NoTrial, such a policy is checked
-// by its schema only. A policy that behaves for one arrival and fails
-// later is not caught: that is what the workers' sandbox is for.
+// by its schema only, and so it is once the trials have taken their
+// budget (Options.TrialBudget: a policy with a slow Init on a sweep of
+// thousands of systems would otherwise hold the planning for hours). A
+// policy that behaves for one arrival and fails later is not caught: that
+// is what the workers' sandbox is for.
 func (r *Registry) CheckSpec(policy string, params map[string]any, spec workload.Spec, rate float64, ia *dist.Spec, w *sim.Workload) error {
 	e, err := r.Lookup(policy)
 	if err != nil {
@@ -450,9 +510,15 @@ func (r *Registry) CheckSpec(policy string, params map[string]any, spec workload
 	if e.Source == BuiltIn || ownFamily(e) || !ok || r.trial == nil {
 		return r.CheckWorkload(policy, params, w)
 	}
+	if !r.trial.begin() {
+		return nil // the budget is spent: the schema only (TrialNote)
+	}
 	req := &wire.RunRequest{Policy: e.Policy, Params: params, Workload: spec, ArrivalRate: rate, Interarrival: ia,
 		Run: wire.Run{Seed: 1, RunConfig: wire.RunConfig{Arrivals: 1, DrainLimit: 1}}}
-	if _, err := r.trial.Run(context.Background(), b, req, pluginhost.RunOptions{Deadline: trialDeadline}); err != nil {
+	start := time.Now()
+	_, err = r.trial.host.Run(context.Background(), b, req, pluginhost.RunOptions{Deadline: trialDeadline})
+	r.trial.end(time.Since(start))
+	if err != nil {
 		return fmt.Errorf("tried for one arrival on this system: %w", err) // err names the binary, its sha256 and the policy
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker/registry"
@@ -74,5 +75,23 @@ run: {arrivals: 100}
 	}
 	if _, err := sweep.Expand(sweepOf("msfq-copy", 300), reg.WithoutTrials()); err != nil {
 		t.Fatalf("msfq-copy threshold 300 without trials: %v, want the schema check only", err)
+	}
+
+	// A budget the first trial spends: the second variant (threshold 300)
+	// is left to the schema, and TrialNote says so.
+	tight := registry.New(t.Context(), registry.Options{Dirs: []string{dir}, Host: newHost(t), TrialBudget: time.Nanosecond})
+	two := sweepOf("msfq-copy", 3)
+	two.Policies = append(two.Policies, map[string]any{"name": "msfq-copy", "threshold": 300})
+	if tight.TrialNote() != "" {
+		t.Fatalf("a note before any trial: %s", tight.TrialNote())
+	}
+	if _, err := sweep.Expand(two, tight); err != nil {
+		t.Fatalf("past the budget: %v, want the second variant left to the schema", err)
+	}
+	if note := tight.TrialNote(); !strings.Contains(note, " for 1, one per policy variant and system") || !strings.Contains(note, "1 more were left to the schema check") {
+		t.Fatalf("TrialNote %q", note)
+	}
+	if _, err := sweep.Expand(two, reg); err == nil {
+		t.Fatal("within the default budget the second variant is not refused")
 	}
 }
