@@ -199,6 +199,7 @@ type Registry struct {
 // they took against the budget.
 type trials struct {
 	host   *pluginhost.Host
+	ctx    context.Context // New's: a trial ends with it (Ctrl-C of run or submit)
 	budget time.Duration
 
 	mu           sync.Mutex
@@ -251,7 +252,7 @@ func Builtin() *Registry { return New(context.Background(), Options{}) }
 func New(ctx context.Context, o Options) *Registry {
 	r := &Registry{Dirs: o.Dirs, Self: o.Self, pins: o.Pins, byName: map[string][]Entry{}}
 	if !o.NoTrial && o.Host != nil {
-		r.trial = &trials{host: o.Host, budget: cmp.Or(o.TrialBudget, DefaultTrialBudget)}
+		r.trial = &trials{host: o.Host, ctx: ctx, budget: cmp.Or(o.TrialBudget, DefaultTrialBudget)}
 	}
 	for _, f := range builtin.Families() {
 		add := func(name string, params []sim.Param, ref bool) {
@@ -516,7 +517,7 @@ func (r *Registry) CheckSpec(policy string, params map[string]any, spec workload
 	req := &wire.RunRequest{Policy: e.Policy, Params: params, Workload: spec, ArrivalRate: rate, Interarrival: ia,
 		Run: wire.Run{Seed: 1, RunConfig: wire.RunConfig{Arrivals: 1, DrainLimit: 1}}}
 	start := time.Now()
-	_, err = r.trial.host.Run(context.Background(), b, req, pluginhost.RunOptions{Deadline: trialDeadline})
+	_, err = r.trial.host.Run(r.trial.ctx, b, req, pluginhost.RunOptions{Deadline: trialDeadline})
 	r.trial.end(time.Since(start))
 	if err != nil {
 		return fmt.Errorf("tried for one arrival on this system: %w", err) // err names the binary, its sha256 and the policy

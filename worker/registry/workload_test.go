@@ -1,6 +1,7 @@
 package registry_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -93,5 +94,13 @@ run: {arrivals: 100}
 	}
 	if _, err := sweep.Expand(two, reg); err == nil {
 		t.Fatal("within the default budget the second variant is not refused")
+	}
+
+	// The context given to New ends the trials (Ctrl-C of run or submit).
+	ctx, cancel := context.WithCancel(t.Context())
+	ended := registry.New(ctx, registry.Options{Dirs: []string{dir}, Host: newHost(t)})
+	cancel()
+	if _, err := sweep.Expand(sweepOf("msfq-copy", 31), ended); err == nil || !strings.Contains(err.Error(), "cancel") {
+		t.Fatalf("trial after the context ended: %v, want it cancelled", err)
 	}
 }
