@@ -146,9 +146,7 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 	// Calibrated at the pace replications run (submit plans at the
 	// reader's).
 	restore := gcpace.Simulating()
-	traces := newCalibrationTraces(camp, st)
-	p.Calibration, err = classes.calibrateClasses(ctx, cals, n, par, traces, plugins)
-	traces.close()
+	p.Calibration, err = classes.calibrateClasses(ctx, cals, n, par, newCalibrationTraces(camp), plugins)
 	restore()
 	if err != nil {
 		return nil, err

@@ -4,33 +4,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 
 	"github.com/msjfarm/msjfarm/model/swf"
-	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
 )
 
 // calibrationTraces gives a dry run's calibrations of a trace campaign the
 // trace they replay, as a worker would have it: parsed from the canonical
-// bytes read on this machine (sweep.Campaign.LocalTrace), once per
-// servers value; or, for a trace named by sha256 alone, fetched from st
-// and verified through a worker.TraceSource whose cache is a temporary
-// directory, removed by close, so that the dry run leaves nothing behind.
+// bytes read on this machine (sweep.Campaign.LocalTrace: trace.file, or a
+// trace named by sha256 alone that the command read from its storage,
+// sweep.AttachStoredTrace), once per servers value.
 type calibrationTraces struct {
 	camp *sweep.Campaign
-	st   storage.Store
 
 	mu     sync.Mutex
 	parsed map[int]*swf.Trace
-	dir    string
-	src    *worker.TraceSource
 }
 
-func newCalibrationTraces(camp *sweep.Campaign, st storage.Store) *calibrationTraces {
-	return &calibrationTraces{camp: camp, st: st, parsed: map[int]*swf.Trace{}}
+func newCalibrationTraces(camp *sweep.Campaign) *calibrationTraces {
+	return &calibrationTraces{camp: camp, parsed: map[int]*swf.Trace{}}
 }
 
 // attach is ctx with t's trace attached for worker.InProcess (ctx itself
@@ -46,26 +40,11 @@ func (ct *calibrationTraces) attach(ctx context.Context, t *sweep.Task) (context
 	}
 	tr, err := ct.camp.LocalTrace(t.Workload.Servers)
 	switch {
-	case err == nil:
-		ct.parsed[t.Workload.Servers] = tr
-		return worker.WithTrace(ctx, tr), nil
-	case !errors.Is(err, sweep.ErrNoLocalTrace):
-		return nil, fmt.Errorf("trace %s: %w", t.Trace.SHA256, err)
-	case ct.st == nil:
+	case errors.Is(err, sweep.ErrNoLocalTrace):
 		return nil, fmt.Errorf("trace %s is named by sha256 alone and no storage is given: give the storage that holds it (--storage), or trace.file", t.Trace.SHA256)
+	case err != nil:
+		return nil, fmt.Errorf("trace %s: %w", t.Trace.SHA256, err)
 	}
-	if ct.src == nil {
-		if ct.dir, err = os.MkdirTemp("", "msjfarm-dryrun-trace-"); err != nil {
-			return nil, err
-		}
-		ct.src = worker.NewTraceSource(ct.st, ct.dir, 0)
-	}
-	return worker.WithTraceSource(ctx, ct.src), nil
-}
-
-// close removes the temporary trace cache, if one was made.
-func (ct *calibrationTraces) close() {
-	if ct.dir != "" {
-		os.RemoveAll(ct.dir)
-	}
+	ct.parsed[t.Workload.Servers] = tr
+	return worker.WithTrace(ctx, tr), nil
 }

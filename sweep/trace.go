@@ -80,9 +80,10 @@ func readTraceFile(f *File, limit int64) ([]byte, error) {
 // storage.PutTrace), so that Plan tries its policies on the trace as it
 // does for trace.file. fetch returns nil bytes and no error when there is
 // nothing to read from (no storage given): the trace is then left to the
-// workers. The bytes must have the sha256 and size the sweep gives, and
-// parse as SWF with a usable job for the sweep's servers (or the
-// header's), as trace.file must. Errors name trace.sha256 at its line.
+// workers. The bytes must have the sha256 and size the sweep gives;
+// whether they leave each servers value a usable job is Plan's check
+// (traceWorkload), as for trace.file. Errors name trace.sha256 at its
+// line.
 func AttachStoredTrace(f *File, fetch func(sum string, size int64) ([]byte, error)) error {
 	if f.Trace == nil || f.Trace.File != "" || f.Trace.local != nil || fetch == nil {
 		return nil
@@ -100,9 +101,6 @@ func AttachStoredTrace(f *File, fetch func(sum string, size int64) ([]byte, erro
 	}
 	if f.Trace.Size != 0 && f.Trace.Size != int64(len(data)) {
 		return f.src.locate(fieldErr("trace.size", nil, "the stored trace has %d bytes, the sweep says %d", len(data), f.Trace.Size))
-	}
-	if _, err := swf.Read(bytes.NewReader(data), f.Servers); err != nil {
-		return f.src.locate(fieldErr("trace.sha256", nil, "the stored trace %s: %v", f.Trace.SHA256, err))
 	}
 	f.Trace.local = data
 	return nil

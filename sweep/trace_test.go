@@ -191,3 +191,39 @@ func jsonOf(v any) (string, error) {
 	b, err := json.Marshal(v)
 	return string(b), err
 }
+
+// TestStoredTraceWithoutHeader: a trace named by sha256 alone whose SWF
+// has no MaxProcs header is attached from storage when the sweep gives the
+// servers (an axis here), as trace.file is, and Plan tries its policies on
+// it per servers value: first-fit is accepted on 8 and 16 servers. The
+// first cut of AttachStoredTrace parsed the bytes at the sweep's servers
+// (none: an axis) and refused it ("no positive MaxProcs").
+func TestStoredTraceWithoutHeader(t *testing.T) {
+	dir := t.TempDir()
+	copyFile(t, "../model/swf/testdata/noheader.swf", filepath.Join(dir, "n.swf"))
+	p := filepath.Join(dir, "s.yaml")
+	body := strings.Replace(strings.Replace(traceSweep, "%s", filepath.Join(dir, "n.swf"), 1), "replications: 2", "axes: {servers: [8, 16]}\nreplications: 2", 1)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	byFile, err := sweep.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := sweep.ReadTraceFile(byFile, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bySHA, err := sweep.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bySHA.Trace.File, bySHA.Trace.SHA256, bySHA.Trace.Size = "", byFile.Trace.SHA256, byFile.Trace.Size
+	fetch := func(sum string, size int64) ([]byte, error) { return data, nil }
+	if err := sweep.AttachStoredTrace(bySHA, fetch); err != nil {
+		t.Fatalf("AttachStoredTrace: %v", err)
+	}
+	if _, err := sweep.Plan(bySHA, builtin.Catalog{}); err != nil {
+		t.Fatalf("Plan: %v", err)
+	}
+}

@@ -33,15 +33,15 @@ run: {arrivals: 5}
 
 // TestTraceSweepDryRun: a sweep that replays a trace is planned by run
 // --dry-run and submit --dry-run (its calibrations replay the trace read
-// here, or, named by sha256 alone, the copy in storage, fetched into a
-// temporary directory that is removed); a policy the trace's widths rule
+// here, or, named by sha256 alone, the copy in storage, read before
+// planning; nothing is left in TMPDIR); a policy the trace's widths rule
 // out, or a servers value that leaves the trace no job, is refused before
 // anything runs, with exit 2 and the entry and point named, also when the
 // policy's family is served by a plugin binary (the trace is replayed by
 // the built-in policy) and for a policy only a plugin serves (which
-// cannot replay a trace); and a real run of a trace named by sha256 alone
-// records such a policy's tasks as failed at their first attempt, not
-// after every retry.
+// cannot replay a trace), and also for a trace named by sha256 alone; a
+// trace that storage lacks, or holds with another size, is refused at
+// trace.sha256.
 func TestTraceSweepDryRun(t *testing.T) {
 	dir := t.TempDir()
 	tmpdir := os.TempDir()

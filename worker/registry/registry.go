@@ -452,9 +452,8 @@ func (r *Registry) Schema(policy string) ([]sim.Param, error) {
 // is queued. So it does for a policy served by msjfarm's own binary of
 // its family at this build's versions (make build's bin/plugins, which
 // the search path finds beside the msjfarm binary): the same code. Another
-// plugin's policy is not started for this: its schema is what is checked,
-// and a workload-dependent refusal fails its tasks at run time. A
-// replayed trace (w.Trace) is the exception: the plugin runner does not
+// plugin's policy is not started here (CheckSpec tries it in its binary,
+// for a generated workload). A replayed trace (w.Trace) is the exception: the plugin runner does not
 // replay traces, a worker runs them in-process with the built-in policy
 // (worker.PluginRunner's fallback), so that is what is tried, and a policy
 // only a plugin serves is refused for it.
