@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // Error is a mistake in a sweep file, said the way a compiler says one:
@@ -139,6 +141,11 @@ type source struct {
 	// text holds each scalar value as written, to find the element of a
 	// list that holds a bad number.
 	text map[string]string
+	// root is a YAML file's parsed content until walk reads its positions.
+	root *yaml.Node
+	// deep is the first place where keys and lists nest more than
+	// maxNesting levels (nil: nowhere).
+	deep *Error
 }
 
 // locate turns err into an *Error placed in the file, when its key path

@@ -13,11 +13,30 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
+// maxNesting is how deep a sweep file's keys and lists may nest. The
+// format's own nest at most seven deep
+// (profiles.<name>.axes.class[0].service.mean); viper looks each key up
+// by every prefix of its path, which costs about the cube of the depth: a
+// 6 kB file of 1500 nested one-key maps took 7 s to be told its key was
+// unknown, and a TOML table named by 10⁵ dotted parts ran out of memory.
+const maxNesting = 32
+
+// tooDeep records, once, that the value of the top-level key top (at p)
+// nests more than maxNesting levels. The error names only the top-level
+// key: the whole path of a too deep key can be 200 kB.
+func (s *source) tooDeep(top string, p pos) {
+	if s.deep == nil {
+		s.deep = &Error{Path: top, Line: p.line, Col: p.col,
+			Msg: fmt.Sprintf("keys and lists nested more than %d levels deep (a sweep file's own nest at most 7): refused before reading it further", maxNesting)}
+	}
+}
+
 // index reads the positions of every key path of a sweep file's content
 // (the same paths the decoder and the checks name: run.deadline,
 // policies[1].threshold, classes[0].service.mean, axes.class[0].share).
 // Keys are folded to lower case, as the reader folds them. It returns a
-// syntax error, placed, when the content does not parse.
+// syntax error, placed, when the content does not parse. YAML positions
+// are only read by walk, once the file has been decoded (see walk).
 func index(data []byte, format string) (*source, error) {
 	s := &source{keys: map[string]pos{}, vals: map[string]pos{}, text: map[string]string{}}
 	switch format {
@@ -63,9 +82,66 @@ func (s *source) indexYAML(data []byte) error {
 		return e
 	}
 	if len(doc.Content) > 0 {
-		s.walkYAML("", doc.Content[0], 0)
+		s.root = doc.Content[0]
+		s.checkNesting(s.root)
 	}
 	return nil
+}
+
+// checkNesting finds a too deep value (see maxNesting) without expanding
+// aliases: each node's height is computed once.
+func (s *source) checkNesting(root *yaml.Node) {
+	heights := map[*yaml.Node]int{}
+	var height func(n *yaml.Node) int
+	height = func(n *yaml.Node) int {
+		if h, ok := heights[n]; ok {
+			return h
+		}
+		heights[n] = 0 // an alias cycle, which yaml.v3 refuses anyway
+		h := 0
+		switch n.Kind {
+		case yaml.AliasNode:
+			if n.Alias != nil {
+				h = height(n.Alias)
+			}
+		case yaml.MappingNode:
+			for i := 1; i < len(n.Content); i += 2 {
+				h = max(h, 1+height(n.Content[i]))
+			}
+		case yaml.SequenceNode:
+			for _, c := range n.Content {
+				h = max(h, 1+height(c))
+			}
+		}
+		heights[n] = h
+		return h
+	}
+	switch {
+	case root.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if k := root.Content[i]; 1+height(root.Content[i+1]) > maxNesting {
+				s.tooDeep(strings.ToLower(k.Value), pos{k.Line, k.Column})
+				return
+			}
+		}
+	case height(root) > maxNesting:
+		s.tooDeep("", pos{root.Line, root.Column})
+	}
+}
+
+// walk reads the positions of a YAML file's keys and values. It must come
+// after the decoder has accepted the file: walking expands every alias, and
+// a file of a few lines whose anchors nest nine deep (a "billion laughs")
+// expands to 9⁹ nodes, which exhausted the memory before anything refused
+// the file. yaml.v3's decoder, which viper reads the file with, refuses
+// such a file ("document contains excessive aliasing") after a few
+// thousand nodes, and what it accepts costs the walk no more than the
+// decoding itself.
+func (s *source) walk() {
+	if s.root != nil {
+		s.walkYAML("", s.root, 0)
+		s.root = nil
+	}
 }
 
 func (s *source) walkYAML(path string, n *yaml.Node, depth int) {
@@ -133,6 +209,7 @@ func (s *source) indexTOML(data []byte) error {
 	var p unstable.Parser
 	p.Reset(data)
 	var table string
+	var tableParts int
 	arrays := map[string]int{} // [[name]] seen so far
 	at := func(n *unstable.Node) pos {
 		sh := p.Shape(n.Raw)
@@ -143,6 +220,8 @@ func (s *source) indexTOML(data []byte) error {
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
 			name, first := tomlKey(e.Key())
+			tableParts = strings.Count(name, ".") + 1
+			s.nestTOML(name, tableParts, first, at)
 			if e.Kind == unstable.ArrayTable {
 				base := name
 				name = fmt.Sprintf("%s[%d]", base, arrays[base])
@@ -152,6 +231,7 @@ func (s *source) indexTOML(data []byte) error {
 			if first != nil {
 				s.keys[table] = at(first)
 				s.vals[table] = at(first)
+				s.prefixes(table, at(first))
 			}
 		case unstable.KeyValue:
 			key, first := tomlKey(e.Key())
@@ -159,7 +239,9 @@ func (s *source) indexTOML(data []byte) error {
 			if first != nil {
 				s.keys[path] = at(first)
 			}
-			s.walkTOML(path, e.Value(), at, 0)
+			depth := tableParts + strings.Count(key, ".") + 1
+			s.nestTOML(path, depth, first, at)
+			s.walkTOML(path, e.Value(), at, depth)
 		}
 	}
 	if err := p.Error(); err != nil {
@@ -191,8 +273,47 @@ func tomlKey(it unstable.Iterator) (string, *unstable.Node) {
 	return strings.Join(parts, "."), first
 }
 
+// nestTOML records a key at depth (its parts, its table's included)
+// deeper than maxNesting.
+func (s *source) nestTOML(path string, depth int, first *unstable.Node, at func(*unstable.Node) pos) {
+	if depth > maxNesting && first != nil {
+		top, _, _ := strings.Cut(path, ".")
+		top, _, _ = strings.Cut(top, "[")
+		s.tooDeep(top, at(first))
+	}
+}
+
+// prefixes gives each enclosing key of a dotted table name ([a.b.c]: a,
+// a.b) that has no position of its own the table's: an unknown key "a"
+// is reported there. Names past maxNesting are refused, not placed.
+func (s *source) prefixes(name string, p pos) {
+	if strings.Count(name, ".") >= maxNesting {
+		return
+	}
+	for i := strings.IndexByte(name, '.'); i > 0; i = nextDot(name, i) {
+		if _, ok := s.keys[name[:i]]; !ok {
+			s.keys[name[:i]] = p
+		}
+	}
+}
+
+func nextDot(s string, i int) int {
+	if j := strings.IndexByte(s[i+1:], '.'); j >= 0 {
+		return i + 1 + j
+	}
+	return -1
+}
+
+// walkTOML reads the positions in a value at depth levels from the top
+// (the key path's parts, and the lists and inline tables around it).
 func (s *source) walkTOML(path string, n *unstable.Node, at func(*unstable.Node) pos, depth int) {
-	if n == nil || !n.Valid() || depth > 64 {
+	if n == nil || !n.Valid() {
+		return
+	}
+	if depth > maxNesting {
+		top, _, _ := strings.Cut(path, ".")
+		top, _, _ = strings.Cut(top, "[")
+		s.tooDeep(top, at(n))
 		return
 	}
 	if n.Raw.Length > 0 || n.Kind == unstable.InlineTable || n.Kind == unstable.Array {
