@@ -143,9 +143,10 @@ type source struct {
 	text map[string]string
 	// root is a YAML file's parsed content until walk reads its positions.
 	root *yaml.Node
-	// deep is the first place where keys and lists nest more than
-	// maxNesting levels (nil: nowhere).
-	deep *Error
+	// shape is the first mistake of the file's shape that the reader
+	// would hide or choke on, found while indexing: keys and lists nested
+	// past maxNesting, or a key repeated once case is folded.
+	shape *Error
 }
 
 // locate turns err into an *Error placed in the file, when its key path

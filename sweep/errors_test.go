@@ -148,3 +148,45 @@ func TestDeepNesting(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatedKeys: a key repeated in its mapping, written alike or in
+// another case, is an error at the later one. The reader folds keys to
+// lower case and kept the last of equal ones: "Replications: 2" below
+// "replications: 30" ran 2 replications in every format, and JSON kept
+// the last of two keys written alike too. Equal keys in different
+// mappings, and YAML merge keys overridden, are not repeats.
+func TestRepeatedKeys(t *testing.T) {
+	const base = "name: x\nworkload: one-or-all\naxes: {load: [0.5]}\nreplications: 3\n"
+	for _, c := range []struct {
+		name, format, text string
+		want               string // "" no repeat
+	}{
+		{"yaml folded", "yaml", base + "policies: [fcfs]\nrun: {arrivals: 100}\nReplications: 2\n",
+			`7:1: replications: key "Replications" repeats "replications" of line 4`},
+		{"yaml nested", "yaml", base + "policies: [fcfs, {name: msfq, threshold: 3, Threshold: 4}]\nrun: {arrivals: 100}\n",
+			`5:45: policies[1].threshold: key "Threshold" repeats "threshold" of line 5`},
+		{"yaml merge", "yaml", base + "policies: [fcfs]\ndefaults: &d {arrivals: 100, warmup: 10}\nrun: {<<: *d, warmup: 20}\n", ""},
+		{"json alike", "json", `{"name": "x", "replications": 3, "policies": ["fcfs"],` + "\n" + ` "replications": 2}`,
+			`2:2: replications: key "replications" is already set on line 1`},
+		{"json nested in a list", "json", `{"policies": [{"name": "fcfs"}, {"name": "msfq", "THRESHOLD": 1, "threshold": 2}]}`,
+			`1:66: policies[1].threshold: key "threshold" repeats "THRESHOLD" of line 1`},
+		{"json lists of objects", "json", `{"name": "x", "policies": [{"name": "fcfs"}, {"name": "msf"}], "run": {"arrivals": 100}}`, ""},
+		{"toml folded", "toml", "name = \"x\"\nreplications = 3\nRePlications = 2\n",
+			`3:1: replications: key "RePlications" repeats "replications" of line 2`},
+		{"toml table", "toml", "name = \"x\"\n[run]\narrivals = 100\n[Run]\nwarmup = 1\n",
+			`4:2: run: key "Run" repeats "run" of line 2`},
+		{"toml inline", "toml", "name = \"x\"\nrun = {arrivals = 100, Arrivals = 3}\n",
+			`2:24: run.arrivals: key "Arrivals" repeats "arrivals" of line 2`},
+		{"toml array tables", "toml", "name = \"x\"\n[[policies]]\nname = \"fcfs\"\n[[policies]]\nname = \"msf\"\n", ""},
+	} {
+		_, err := sweep.Parse([]byte(c.text), c.format)
+		got := ""
+		var e *sweep.Error
+		if errors.As(err, &e) && strings.Contains(e.Msg, "the later would silently replace the earlier") {
+			got = fmt.Sprintf("%d:%d: %s: %s", e.Line, e.Col, e.Path, e.Msg)
+		}
+		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: got %q (err %v), want %q", c.name, got, err, c.want)
+		}
+	}
+}

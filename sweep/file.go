@@ -216,8 +216,8 @@ func parseProfile(data []byte, format, profile, name string) (*File, error) {
 	}
 	src, err := index(data, format)
 	src.file, src.profile = name, strings.ToLower(profile)
-	if err == nil && src.deep != nil {
-		err = src.deep
+	if err == nil && src.shape != nil {
+		err = src.shape
 	}
 	if err != nil {
 		return nil, src.locate(err)
