@@ -490,3 +490,26 @@ func (s *source) walkTOML(path string, n *unstable.Node, at func(*unstable.Node)
 		}
 	}
 }
+
+// CheckShape reads a YAML, TOML or JSON configuration file's content (yml
+// is yaml; another format is not checked) for the mistakes of shape this
+// package refuses in a sweep file before viper reads it: a syntax error,
+// keys and lists nested past 32 levels, and a key repeated in its mapping
+// once case is folded, which viper would silently merge. name places the
+// errors. msjfarm's farm --config file is read with viper too.
+func CheckShape(data []byte, format, name string) error {
+	if format == "yml" {
+		format = "yaml"
+	}
+	switch format {
+	case "yaml", "toml", "json":
+	default:
+		return nil
+	}
+	src, err := index(data, format)
+	src.file = name
+	if err == nil && src.shape != nil {
+		err = src.shape
+	}
+	return src.locate(err)
+}
