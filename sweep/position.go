@@ -416,9 +416,7 @@ func tomlKey(it unstable.Iterator) (string, string, *unstable.Node) {
 // deeper than maxNesting.
 func (s *source) nestTOML(path string, depth int, first *unstable.Node, at func(*unstable.Node) pos) {
 	if depth > maxNesting && first != nil {
-		top, _, _ := strings.Cut(path, ".")
-		top, _, _ = strings.Cut(top, "[")
-		s.tooDeep(top, at(first))
+		s.tooDeep(topKey(path), at(first))
 	}
 }
 
@@ -443,6 +441,13 @@ func nextDot(s string, i int) int {
 	return -1
 }
 
+// topKey is the top-level key of a key path (policies of policies[1].x).
+func topKey(path string) string {
+	top, _, _ := strings.Cut(path, ".")
+	top, _, _ = strings.Cut(top, "[")
+	return top
+}
+
 // walkTOML reads the positions in a value at depth levels from the top
 // (the key path's parts, and the lists and inline tables around it).
 func (s *source) walkTOML(path string, n *unstable.Node, at func(*unstable.Node) pos, depth int, defined keySet) {
@@ -450,9 +455,7 @@ func (s *source) walkTOML(path string, n *unstable.Node, at func(*unstable.Node)
 		return
 	}
 	if depth > maxNesting {
-		top, _, _ := strings.Cut(path, ".")
-		top, _, _ = strings.Cut(top, "[")
-		s.tooDeep(top, at(n))
+		s.tooDeep(topKey(path), at(n))
 		return
 	}
 	if n.Raw.Length > 0 || n.Kind == unstable.InlineTable || n.Kind == unstable.Array {
