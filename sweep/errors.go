@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // Error is a mistake in a sweep file, said the way a compiler says one:
@@ -139,6 +141,12 @@ type source struct {
 	// text holds each scalar value as written, to find the element of a
 	// list that holds a bad number.
 	text map[string]string
+	// root is a YAML file's parsed content until walk reads its positions.
+	root *yaml.Node
+	// shape is the first mistake of the file's shape that the reader
+	// would hide or choke on, found while indexing: keys and lists nested
+	// past maxNesting, or a key repeated once case is folded.
+	shape *Error
 }
 
 // locate turns err into an *Error placed in the file, when its key path

@@ -1,8 +1,11 @@
 package sweep_test
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -82,6 +85,108 @@ func TestSuggest(t *testing.T) {
 	} {
 		if got := sweep.Suggest(c.in, names); !slices.Equal(got, c.want) {
 			t.Errorf("Suggest(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestAliasBomb: a YAML sweep of a few lines whose anchors nest (each list
+// nine aliases of the one before, a "billion laughs") is refused by the
+// decoder's aliasing check before anything expands it. Six levels expand
+// to 9⁶ = 531 441 scalars: reading positions first, as the parser once
+// did, allocated 1.5 GB for them (nine levels ran out of memory).
+func TestAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i <= 6; i++ {
+		ref := fmt.Sprintf("*a%d", i-1)
+		fmt.Fprintf(&b, "a%d: &a%d [%s]\n", i, i, strings.Repeat(ref+", ", 8)+ref)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := sweep.Parse([]byte(b.String()), "yaml")
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "excessive aliasing") {
+		t.Fatalf("err = %v, want the decoder's excessive aliasing", err)
+	}
+	// The refusal reads a few thousand nodes: ~1 MB. The expansion is
+	// ~200 times that.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Errorf("refusing the file allocated %d MB", alloc>>20)
+	}
+}
+
+// TestDeepNesting: keys and lists nested past 32 levels are refused at the
+// top-level key that holds them, before viper reads the file (its key
+// lookups cost the cube of the depth: 1500 levels took 7 s, a TOML table
+// of 10⁵ dotted parts ran out of memory). 32 levels are still read.
+func TestDeepNesting(t *testing.T) {
+	nest := func(open, close string, n int) string {
+		return strings.Repeat(open, n) + "1" + strings.Repeat(close, n)
+	}
+	for _, c := range []struct {
+		name, format, text string
+		line, col          int
+		deep               bool
+	}{
+		{"yaml maps", "yaml", "replications: 3\na: " + nest("{a: ", "}", 1500), 2, 1, true},
+		{"yaml lists", "yaml", "a: " + nest("[", "]", 1500), 1, 1, true},
+		{"json", "json", `{"a": ` + nest(`{"a": `, "}", 1500) + "}", 1, 2, true},
+		{"toml inline", "toml", "a = " + nest("{a = ", "}", 1500), 1, 165, true},
+		{"toml table", "toml", "[" + strings.Repeat("a.", 100000) + "b]\nx = 1", 1, 2, true},
+		{"toml dotted key", "toml", strings.Repeat("a.", 40) + "b = 1", 1, 1, true},
+		{"yaml at the limit", "yaml", "a: " + nest("{a: ", "}", 31), 1, 1, false},
+		{"toml at the limit", "toml", "[" + strings.Repeat("a.", 30) + "b]\nx = 1", 1, 2, false},
+	} {
+		_, err := sweep.Parse([]byte(c.text), c.format)
+		var e *sweep.Error
+		if !errors.As(err, &e) {
+			t.Fatalf("%s: err = %v, want a placed *sweep.Error", c.name, err)
+		}
+		deep := strings.Contains(e.Msg, "nested more than 32 levels")
+		if deep != c.deep || e.Path != "a" || e.Line != c.line || e.Col != c.col {
+			t.Errorf("%s: got %d:%d %s: %s, want %d:%d, nesting refused %v", c.name, e.Line, e.Col, e.Path, e.Msg, c.line, c.col, c.deep)
+		}
+	}
+}
+
+// TestRepeatedKeys: a key repeated in its mapping, written alike or in
+// another case, is an error at the later one. The reader folds keys to
+// lower case and kept the last of equal ones: "Replications: 2" below
+// "replications: 30" ran 2 replications in every format, and JSON kept
+// the last of two keys written alike too. Equal keys in different
+// mappings, and YAML merge keys overridden, are not repeats.
+func TestRepeatedKeys(t *testing.T) {
+	const base = "name: x\nworkload: one-or-all\naxes: {load: [0.5]}\nreplications: 3\n"
+	for _, c := range []struct {
+		name, format, text string
+		want               string // "" no repeat
+	}{
+		{"yaml folded", "yaml", base + "policies: [fcfs]\nrun: {arrivals: 100}\nReplications: 2\n",
+			`7:1: replications: key "Replications" repeats "replications" of line 4`},
+		{"yaml nested", "yaml", base + "policies: [fcfs, {name: msfq, threshold: 3, Threshold: 4}]\nrun: {arrivals: 100}\n",
+			`5:45: policies[1].threshold: key "Threshold" repeats "threshold" of line 5`},
+		{"yaml merge", "yaml", base + "policies: [fcfs]\ndefaults: &d {arrivals: 100, warmup: 10}\nrun: {<<: *d, warmup: 20}\n", ""},
+		{"json alike", "json", `{"name": "x", "replications": 3, "policies": ["fcfs"],` + "\n" + ` "replications": 2}`,
+			`2:2: replications: key "replications" is already set on line 1`},
+		{"json nested in a list", "json", `{"policies": [{"name": "fcfs"}, {"name": "msfq", "THRESHOLD": 1, "threshold": 2}]}`,
+			`1:66: policies[1].threshold: key "threshold" repeats "THRESHOLD" of line 1`},
+		{"json lists of objects", "json", `{"name": "x", "policies": [{"name": "fcfs"}, {"name": "msf"}], "run": {"arrivals": 100}}`, ""},
+		{"toml folded", "toml", "name = \"x\"\nreplications = 3\nRePlications = 2\n",
+			`3:1: replications: key "RePlications" repeats "replications" of line 2`},
+		{"toml table", "toml", "name = \"x\"\n[run]\narrivals = 100\n[Run]\nwarmup = 1\n",
+			`4:2: run: key "Run" repeats "run" of line 2`},
+		{"toml inline", "toml", "name = \"x\"\nrun = {arrivals = 100, Arrivals = 3}\n",
+			`2:24: run.arrivals: key "Arrivals" repeats "arrivals" of line 2`},
+		{"toml array tables", "toml", "name = \"x\"\n[[policies]]\nname = \"fcfs\"\n[[policies]]\nname = \"msf\"\n", ""},
+	} {
+		_, err := sweep.Parse([]byte(c.text), c.format)
+		got := ""
+		var e *sweep.Error
+		if errors.As(err, &e) && strings.Contains(e.Msg, "the later would silently replace the earlier") {
+			got = fmt.Sprintf("%d:%d: %s: %s", e.Line, e.Col, e.Path, e.Msg)
+		}
+		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: got %q (err %v), want %q", c.name, got, err, c.want)
 		}
 	}
 }

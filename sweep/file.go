@@ -166,10 +166,15 @@ func Load(path string) (*File, error) { return LoadProfile(path, "") }
 // profile; an empty name means the one MSJFARM_PROFILE names, if any, so the
 // environment works wherever no --profile flag is given.
 func LoadProfile(path, profile string) (*File, error) {
+	return LoadProfileLimit(path, profile, MaxFileSize)
+}
+
+// LoadProfileLimit is LoadProfile for a file of at most limit bytes.
+func LoadProfileLimit(path, profile string, limit int64) (*File, error) {
 	if profile == "" {
 		profile = os.Getenv(ProfileEnv)
 	}
-	data, err := readLimited(path, MaxFileSize, "sweep file")
+	data, err := readLimited(path, limit, "sweep file")
 	if err != nil {
 		return nil, err
 	}
@@ -204,9 +209,6 @@ func ParseProfile(data []byte, format, profile string) (*File, error) {
 // that come later (Plan, PlanLimit, ReadTraceFile).
 func parseProfile(data []byte, format, profile, name string) (*File, error) {
 	noPos := &source{file: name}
-	if len(data) > MaxFileSize {
-		return nil, noPos.locate(fmt.Errorf("%d bytes, more than the limit of %d (a sweep names its axes, not its points)", len(data), MaxFileSize))
-	}
 	switch format {
 	case "yaml", "toml", "json":
 	default:
@@ -214,6 +216,9 @@ func parseProfile(data []byte, format, profile, name string) (*File, error) {
 	}
 	src, err := index(data, format)
 	src.file, src.profile = name, strings.ToLower(profile)
+	if err == nil && src.shape != nil {
+		err = src.shape
+	}
 	if err != nil {
 		return nil, src.locate(err)
 	}
@@ -224,6 +229,7 @@ func parseProfile(data []byte, format, profile, name string) (*File, error) {
 	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
 		return nil, src.locate(fmt.Errorf("not valid %s: %w", strings.ToUpper(format), err))
 	}
+	src.walk()
 	for _, k := range envKeys {
 		if err := v.BindEnv(strings.ReplaceAll(k, ".", "::"), envName(k)); err != nil {
 			return nil, err

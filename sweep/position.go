@@ -13,11 +13,67 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
+// maxNesting is how deep a sweep file's keys and lists may nest. The
+// format's own nest at most seven deep
+// (profiles.<name>.axes.class[0].service.mean); viper looks each key up
+// by every prefix of its path, which costs about the cube of the depth: a
+// 6 kB file of 1500 nested one-key maps took 7 s to be told its key was
+// unknown, and a TOML table named by 10⁵ dotted parts ran out of memory.
+const maxNesting = 32
+
+// tooDeep records, once, that the value of the top-level key top (at p)
+// nests more than maxNesting levels. The error names only the top-level
+// key: the whole path of a too deep key can be 200 kB.
+func (s *source) tooDeep(top string, p pos) {
+	if s.shape == nil {
+		s.shape = &Error{Path: top, Line: p.line, Col: p.col,
+			Msg: fmt.Sprintf("keys and lists nested more than %d levels deep (a sweep file's own nest at most 7): refused before reading it further", maxNesting)}
+	}
+}
+
+// repeated records, once, that the key written key at p, path path once
+// folded, repeats the key written first on line firstLine of the same
+// mapping. The reader folds keys to lower case and keeps the last of
+// equal ones, so "Replications: 2" under "replications: 30" silently ran
+// 2 replications; YAML and TOML refuse only keys written alike, and JSON
+// not even those.
+func (s *source) repeated(path, key, first string, p pos, firstLine int) {
+	if s.shape != nil {
+		return
+	}
+	msg := fmt.Sprintf("key %q repeats %q of line %d: keys are read without regard to case, and the later would silently replace the earlier", key, first, firstLine)
+	if key == first {
+		msg = fmt.Sprintf("key %q is already set on line %d: the later would silently replace the earlier", key, firstLine)
+	}
+	s.shape = &Error{Path: path, Line: p.line, Col: p.col, Msg: msg}
+}
+
+// keySet is keys' paths, folded, with how and where each was first written.
+type keySet map[string]struct {
+	key  string
+	line int
+}
+
+// add checks key (written at p, under parent) against the mapping's
+// earlier keys.
+func (ks keySet) add(s *source, parent, key string, p pos) {
+	f := joinKey(parent, strings.ToLower(key))
+	if k, ok := ks[f]; ok {
+		s.repeated(f, key, k.key, p, k.line)
+		return
+	}
+	ks[f] = struct {
+		key  string
+		line int
+	}{key, p.line}
+}
+
 // index reads the positions of every key path of a sweep file's content
 // (the same paths the decoder and the checks name: run.deadline,
 // policies[1].threshold, classes[0].service.mean, axes.class[0].share).
 // Keys are folded to lower case, as the reader folds them. It returns a
-// syntax error, placed, when the content does not parse.
+// syntax error, placed, when the content does not parse. YAML positions
+// are only read by walk, once the file has been decoded (see walk).
 func index(data []byte, format string) (*source, error) {
 	s := &source{keys: map[string]pos{}, vals: map[string]pos{}, text: map[string]string{}}
 	switch format {
@@ -29,6 +85,7 @@ func index(data []byte, format string) (*source, error) {
 		if err := json.Unmarshal(data, new(any)); err != nil {
 			return s, jsonSyntax(data, err)
 		}
+		s.jsonRepeats(data)
 		_ = s.indexYAML(data) // positions only: a JSON file YAML cannot read has none
 		return s, nil
 	}
@@ -63,9 +120,90 @@ func (s *source) indexYAML(data []byte) error {
 		return e
 	}
 	if len(doc.Content) > 0 {
-		s.walkYAML("", doc.Content[0], 0)
+		s.root = doc.Content[0]
+		s.checkNesting(s.root)
+		if s.shape == nil {
+			s.checkRepeats("", s.root)
+		}
 	}
 	return nil
+}
+
+// checkRepeats finds a key repeated in its mapping once folded (see
+// repeated). An alias is checked where its anchor is written; merge keys
+// ("<<") may repeat and be overridden, as YAML means them to.
+func (s *source) checkRepeats(path string, n *yaml.Node) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		ks := keySet{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Value != "<<" {
+				ks.add(s, path, k.Value, pos{k.Line, k.Column})
+			}
+			s.checkRepeats(joinKey(path, strings.ToLower(k.Value)), n.Content[i+1])
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			s.checkRepeats(fmt.Sprintf("%s[%d]", path, i), c)
+		}
+	}
+}
+
+// checkNesting finds a too deep value (see maxNesting) without expanding
+// aliases: each node's height is computed once.
+func (s *source) checkNesting(root *yaml.Node) {
+	heights := map[*yaml.Node]int{}
+	var height func(n *yaml.Node) int
+	height = func(n *yaml.Node) int {
+		if h, ok := heights[n]; ok {
+			return h
+		}
+		heights[n] = 0 // an alias cycle, which yaml.v3 refuses anyway
+		h := 0
+		switch n.Kind {
+		case yaml.AliasNode:
+			if n.Alias != nil {
+				h = height(n.Alias)
+			}
+		case yaml.MappingNode:
+			for i := 1; i < len(n.Content); i += 2 {
+				h = max(h, 1+height(n.Content[i]))
+			}
+		case yaml.SequenceNode:
+			for _, c := range n.Content {
+				h = max(h, 1+height(c))
+			}
+		}
+		heights[n] = h
+		return h
+	}
+	switch {
+	case root.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if k := root.Content[i]; 1+height(root.Content[i+1]) > maxNesting {
+				s.tooDeep(strings.ToLower(k.Value), pos{k.Line, k.Column})
+				return
+			}
+		}
+	case height(root) > maxNesting:
+		s.tooDeep("", pos{root.Line, root.Column})
+	}
+}
+
+// walk reads the positions of a YAML file's keys and values. It must come
+// after the decoder has accepted the file: walking expands every alias, and
+// a file of a few lines whose anchors nest nine deep (a "billion laughs")
+// expands to 9⁹ nodes, which exhausted the memory before anything refused
+// the file. yaml.v3's decoder, which viper reads the file with, refuses
+// such a file ("document contains excessive aliasing") after a few
+// thousand nodes, and what it accepts costs the walk no more than the
+// decoding itself.
+func (s *source) walk() {
+	if s.root != nil {
+		s.walkYAML("", s.root, 0)
+		s.root = nil
+	}
 }
 
 func (s *source) walkYAML(path string, n *yaml.Node, depth int) {
@@ -107,6 +245,72 @@ func joinKey(path, key string) string {
 	return path + "." + key
 }
 
+// jsonRepeats finds a key repeated in its object once folded (see
+// repeated), with encoding/json's tokens: yaml.v3, which reads JSON's
+// positions, may refuse a JSON file it cannot read as YAML. The content
+// is valid JSON, so the tokens are well formed.
+func (s *source) jsonRepeats(data []byte) {
+	type frame struct {
+		path   string
+		keys   keySet // nil: a list
+		next   int    // a list's next index
+		key    string // an object's key whose value comes next
+		hasKey bool
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var stack []*frame
+	// child is the path of the value that comes next in the top frame.
+	child := func() string {
+		if len(stack) == 0 {
+			return ""
+		}
+		f := stack[len(stack)-1]
+		if f.keys == nil {
+			f.next++
+			return fmt.Sprintf("%s[%d]", f.path, f.next-1)
+		}
+		f.hasKey = false
+		return joinKey(f.path, strings.ToLower(f.key))
+	}
+	for s.shape == nil {
+		tok, err := dec.Token()
+		if err != nil {
+			return
+		}
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{', '[':
+				f := &frame{path: child()}
+				if d == '{' {
+					f.keys = keySet{}
+				}
+				stack = append(stack, f)
+			default:
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		}
+		if len(stack) == 0 {
+			return // a scalar document
+		}
+		if f := stack[len(stack)-1]; f.keys != nil && !f.hasKey {
+			key := tok.(string)
+			// The token ends at InputOffset: its opening quote is the
+			// last unescaped one before its closing quote.
+			end := int(dec.InputOffset()) - 1
+			start := end - 1
+			for start > 0 && (data[start] != '"' || data[start-1] == '\\') {
+				start--
+			}
+			line, col := lineCol(data, start)
+			f.keys.add(s, f.path, key, pos{line, col})
+			f.key, f.hasKey = key, true
+			continue
+		}
+		child()
+	}
+}
+
 // jsonSyntax places an encoding/json syntax error at its line and column.
 func jsonSyntax(data []byte, err error) error {
 	e := &Error{Msg: "not valid JSON: " + err.Error(), err: err}
@@ -133,7 +337,11 @@ func (s *source) indexTOML(data []byte) error {
 	var p unstable.Parser
 	p.Reset(data)
 	var table string
+	var tableParts int
 	arrays := map[string]int{} // [[name]] seen so far
+	// defined holds every key path set, folded (table headers but
+	// [[array tables]], which repeat by design).
+	defined := keySet{}
 	at := func(n *unstable.Node) pos {
 		sh := p.Shape(n.Raw)
 		return pos{sh.Start.Line, sh.Start.Column}
@@ -142,7 +350,12 @@ func (s *source) indexTOML(data []byte) error {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
-			name, first := tomlKey(e.Key())
+			name, written, first := tomlKey(e.Key())
+			tableParts = strings.Count(name, ".") + 1
+			s.nestTOML(name, tableParts, first, at)
+			if e.Kind == unstable.Table && first != nil && tableParts <= maxNesting {
+				defined.add(s, "", written, at(first))
+			}
 			if e.Kind == unstable.ArrayTable {
 				base := name
 				name = fmt.Sprintf("%s[%d]", base, arrays[base])
@@ -152,14 +365,20 @@ func (s *source) indexTOML(data []byte) error {
 			if first != nil {
 				s.keys[table] = at(first)
 				s.vals[table] = at(first)
+				s.prefixes(table, at(first))
 			}
 		case unstable.KeyValue:
-			key, first := tomlKey(e.Key())
+			key, written, first := tomlKey(e.Key())
 			path := joinKey(table, key)
 			if first != nil {
 				s.keys[path] = at(first)
 			}
-			s.walkTOML(path, e.Value(), at, 0)
+			depth := tableParts + strings.Count(key, ".") + 1
+			s.nestTOML(path, depth, first, at)
+			if first != nil && depth <= maxNesting {
+				defined.add(s, table, written, at(first))
+			}
+			s.walkTOML(path, e.Value(), at, depth, defined)
 		}
 	}
 	if err := p.Error(); err != nil {
@@ -177,8 +396,9 @@ func (s *source) indexTOML(data []byte) error {
 	return nil
 }
 
-// tomlKey is a (possibly dotted) key, lower case, and its first part's node.
-func tomlKey(it unstable.Iterator) (string, *unstable.Node) {
+// tomlKey is a (possibly dotted) key, lower case and as written, and its
+// first part's node.
+func tomlKey(it unstable.Iterator) (string, string, *unstable.Node) {
 	var parts []string
 	var first *unstable.Node
 	for it.Next() {
@@ -186,13 +406,56 @@ func tomlKey(it unstable.Iterator) (string, *unstable.Node) {
 		if first == nil {
 			first = n
 		}
-		parts = append(parts, strings.ToLower(string(n.Data)))
+		parts = append(parts, string(n.Data))
 	}
-	return strings.Join(parts, "."), first
+	written := strings.Join(parts, ".")
+	return strings.ToLower(written), written, first
 }
 
-func (s *source) walkTOML(path string, n *unstable.Node, at func(*unstable.Node) pos, depth int) {
-	if n == nil || !n.Valid() || depth > 64 {
+// nestTOML records a key at depth (its parts, its table's included)
+// deeper than maxNesting.
+func (s *source) nestTOML(path string, depth int, first *unstable.Node, at func(*unstable.Node) pos) {
+	if depth > maxNesting && first != nil {
+		s.tooDeep(topKey(path), at(first))
+	}
+}
+
+// prefixes gives each enclosing key of a dotted table name ([a.b.c]: a,
+// a.b) that has no position of its own the table's: an unknown key "a"
+// is reported there. Names past maxNesting are refused, not placed.
+func (s *source) prefixes(name string, p pos) {
+	if strings.Count(name, ".") >= maxNesting {
+		return
+	}
+	for i := strings.IndexByte(name, '.'); i > 0; i = nextDot(name, i) {
+		if _, ok := s.keys[name[:i]]; !ok {
+			s.keys[name[:i]] = p
+		}
+	}
+}
+
+func nextDot(s string, i int) int {
+	if j := strings.IndexByte(s[i+1:], '.'); j >= 0 {
+		return i + 1 + j
+	}
+	return -1
+}
+
+// topKey is the top-level key of a key path (policies of policies[1].x).
+func topKey(path string) string {
+	top, _, _ := strings.Cut(path, ".")
+	top, _, _ = strings.Cut(top, "[")
+	return top
+}
+
+// walkTOML reads the positions in a value at depth levels from the top
+// (the key path's parts, and the lists and inline tables around it).
+func (s *source) walkTOML(path string, n *unstable.Node, at func(*unstable.Node) pos, depth int, defined keySet) {
+	if n == nil || !n.Valid() {
+		return
+	}
+	if depth > maxNesting {
+		s.tooDeep(topKey(path), at(n))
 		return
 	}
 	if n.Raw.Length > 0 || n.Kind == unstable.InlineTable || n.Kind == unstable.Array {
@@ -210,7 +473,7 @@ func (s *source) walkTOML(path string, n *unstable.Node, at func(*unstable.Node)
 			if c.Kind == unstable.Comment {
 				continue
 			}
-			s.walkTOML(fmt.Sprintf("%s[%d]", path, i), c, at, depth+1)
+			s.walkTOML(fmt.Sprintf("%s[%d]", path, i), c, at, depth+1, defined)
 			i++
 		}
 	case unstable.InlineTable:
@@ -220,12 +483,36 @@ func (s *source) walkTOML(path string, n *unstable.Node, at func(*unstable.Node)
 			if kv.Kind != unstable.KeyValue {
 				continue
 			}
-			key, first := tomlKey(kv.Key())
+			key, written, first := tomlKey(kv.Key())
 			p := joinKey(path, key)
 			if first != nil {
 				s.keys[p] = at(first)
+				defined.add(s, path, written, at(first))
 			}
-			s.walkTOML(p, kv.Value(), at, depth+1)
+			s.walkTOML(p, kv.Value(), at, depth+1, defined)
 		}
 	}
+}
+
+// CheckShape reads a YAML, TOML or JSON configuration file's content (yml
+// is yaml; another format is not checked) for the mistakes of shape this
+// package refuses in a sweep file before viper reads it: a syntax error,
+// keys and lists nested past 32 levels, and a key repeated in its mapping
+// once case is folded, which viper would silently merge. name places the
+// errors. msjfarm's farm --config file is read with viper too.
+func CheckShape(data []byte, format, name string) error {
+	if format == "yml" {
+		format = "yaml"
+	}
+	switch format {
+	case "yaml", "toml", "json":
+	default:
+		return nil
+	}
+	src, err := index(data, format)
+	src.file = name
+	if err == nil && src.shape != nil {
+		err = src.shape
+	}
+	return src.locate(err)
 }

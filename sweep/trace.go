@@ -16,10 +16,17 @@ import (
 	"github.com/msjfarm/msjfarm/sim"
 )
 
-// MaxFileSize bounds a sweep file (and the content Parse accepts): a sweep
-// names its axes, not its points, so anything near the limit is a mistake
-// or an attack, and it is refused before it is parsed.
-const MaxFileSize = 4 << 20
+// MaxFileSize is the default bound on a sweep file that Load reads
+// (submit's --max-spec-size sets its own, LoadProfileLimit): a sweep names
+// its axes, not its points, so a file near it is a generated list of
+// values (10⁶ loads are 9 MB) or a mistake, refused before it is read.
+// Parse has no size limit: its content was read by a caller that bounded
+// it (a file, an archive member, the farm's own stored spec), and the
+// shape limits (maxNesting, the YAML decoder's alias check) keep its cost
+// linear in the size. A bound there refused the normalised spec.yaml of a
+// file within this one (block-style YAML lists are ~1.7 times a file's
+// flow-style ones), so such a campaign could not be exported.
+const MaxFileSize = 64 << 20
 
 // ReadTraceFile reads the trace a sweep names in trace.file, on the
 // submitting machine, parses it as SWF and pins its canonical form

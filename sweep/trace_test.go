@@ -168,19 +168,26 @@ func TestReadTraceFileRefusesSpecialFiles(t *testing.T) {
 	}
 }
 
-// TestSweepFileSizeLimit: a sweep file over MaxFileSize is refused before
-// it is parsed, by Load and by Parse.
+// TestSweepFileSizeLimit: a sweep file over its limit is refused before
+// it is read, by Load (MaxFileSize) and LoadProfileLimit (submit's
+// --max-spec-size). Parse has no size limit: content past 4 MiB, the old
+// limit that refused the normalised spec.yaml of a 3.9 MB file (6.4 MB),
+// is read.
 func TestSweepFileSizeLimit(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "big.yaml")
-	data := []byte("name: x\n" + strings.Repeat("# padding\n", sweep.MaxFileSize/10+1))
+	valid := "name: x\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\nreplications: 1\nrun: {arrivals: 100}\n"
+	data := []byte(valid + strings.Repeat("# padding\n", 5<<20/10))
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sweep.Load(p); err == nil || !strings.Contains(err.Error(), "sweep file") || !strings.Contains(err.Error(), "more than the limit") {
-		t.Fatalf("Load: %v", err)
+	if _, err := sweep.LoadProfileLimit(p, "", 4<<20); err == nil || !strings.Contains(err.Error(), "sweep file") || !strings.Contains(err.Error(), "more than the limit") {
+		t.Fatalf("LoadProfileLimit: %v", err)
 	}
-	if _, err := sweep.Parse(data, "yaml"); err == nil || !strings.Contains(err.Error(), "more than the limit") {
-		t.Fatalf("Parse: %v", err)
+	if _, err := sweep.Load(p); err != nil {
+		t.Fatalf("Load of %d bytes: %v", len(data), err)
+	}
+	if _, err := sweep.Parse(data, "yaml"); err != nil {
+		t.Fatalf("Parse of %d bytes: %v", len(data), err)
 	}
 	if _, err := sweep.Load("/dev/zero"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("Load(/dev/zero): %v", err)

@@ -128,14 +128,16 @@ func completeCampaigns(c *cobra.Command) []string {
 	return out
 }
 
-// readSmall reads a sweep file for completion, at most sweep.MaxFileSize.
+// readSmall reads a sweep file for completion, at most 4 MiB: a key
+// press does not read a generated sweep of 10⁶ values (that one is not
+// completed).
 func readSmall(path string) []byte {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	b := make([]byte, sweep.MaxFileSize)
+	b := make([]byte, 4<<20)
 	n, _ := f.Read(b)
 	return b[:n]
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -105,6 +106,29 @@ func init() {
 // (storge: s3://…) was silently without effect. A flag of another command
 // is accepted, since one file may configure a coordinator and its
 // workers (deploy/slurm).
+// checkConfigShape refuses a --config file that viper would misread: a
+// key repeated in another case (viper folds keys and keeps one of them
+// silently: "Storage:" under "storage:"), or keys nested absurdly deep
+// (sweep.CheckShape). A file over 1 MiB is no farm configuration: refused
+// before it is read.
+func checkConfigShape(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !fi.Mode().IsRegular():
+		return errors.New("not a regular file")
+	case fi.Size() > 1<<20:
+		return fmt.Errorf("%d bytes, more than 1 MiB: no farm configuration is this large", fi.Size())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return sweep.CheckShape(data, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."), "")
+}
+
 func checkConfigKeys(path string) error {
 	cv := viper.New()
 	cv.SetConfigFile(path)

@@ -112,7 +112,8 @@ func TestEnvNamesKnown(t *testing.T) {
 
 // TestConfigFileKeys: a config file key that is no farm command's flag is
 // refused (exit 2, every such key named with the nearest flags), before
-// anything runs; a flag of another command is accepted (one file may
+// anything runs, and so is a key repeated in another case; a flag of
+// another command is accepted (one file may
 // serve a coordinator and its workers), and the file's values are used.
 func TestConfigFileKeys(t *testing.T) {
 	dir := t.TempDir()
@@ -131,6 +132,14 @@ func TestConfigFileKeys(t *testing.T) {
 	bad := write("bad.yaml", "storge: "+data+"\nnats_url: nats://x\nworkers: 2\n")
 	code, _, errs := captured(t, func() int { return dispatch([]string{"run", "--config", bad, "--dry-run", sw}) })
 	want := `config file ` + bad + `: unknown key "nats_url" (did you mean "nats-url"?); unknown key "storge" (did you mean "storage" or "store"?)`
+	if code != 2 || !strings.Contains(errs, want) {
+		t.Fatalf("exit %d, want 2 and %q in\n%s", code, want, errs)
+	}
+	// A key repeated in another case: viper folds keys and kept the last
+	// one, silently.
+	twice := write("twice.yaml", "storage: "+data+"\nworkers: 2\nStorage: /elsewhere\n")
+	code, _, errs = captured(t, func() int { return dispatch([]string{"run", "--config", twice, "--dry-run", sw}) })
+	want = `config file ` + twice + `: line 3, column 1: storage: key "Storage" repeats "storage" of line 1`
 	if code != 2 || !strings.Contains(errs, want) {
 		t.Fatalf("exit %d, want 2 and %q in\n%s", code, want, errs)
 	}

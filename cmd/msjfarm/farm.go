@@ -69,8 +69,8 @@ func validateSweep(path string, cat sweep.Catalog, profile string, traceLimit in
 
 // loadSweep reads a sweep file under its profile, and the trace it
 // replays if any.
-func loadSweep(path, profile string, traceLimit int64) (*sweep.File, []byte, error) {
-	f, err := sweep.LoadProfile(path, profile)
+func loadSweep(path, profile string, traceLimit, fileLimit int64) (*sweep.File, []byte, error) {
+	f, err := sweep.LoadProfileLimit(path, profile, fileLimit)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -144,7 +144,10 @@ func (f *farmFlags) parse() error {
 	}
 	if cfg := v.GetString("config"); cfg != "" {
 		v.SetConfigFile(cfg)
-		err := v.ReadInConfig()
+		err := checkConfigShape(cfg)
+		if err == nil {
+			err = v.ReadInConfig()
+		}
 		if err == nil {
 			err = checkConfigKeys(cfg)
 		}

@@ -46,24 +46,25 @@ func addSweepLimitFlags(fs *pflag.FlagSet) *sweepLimits {
 }
 
 // checkFile refuses a sweep file larger than --max-spec-size, before
-// reading it.
-func (l *sweepLimits) checkFile(path string) error {
+// reading it, and returns the size the reader may read: the flag's, which
+// raises the reader's default (sweep.MaxFileSize) as well as lowering it.
+func (l *sweepLimits) checkFile(path string) (int64, error) {
 	if l.specSize == nil {
-		return nil
+		return sweep.MaxFileSize, nil
 	}
 	limit, err := parseSize("max-spec-size", *l.specSize)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if fi.Size() > limit {
-		return fmt.Errorf("%s: %d bytes, more than --max-spec-size %s: raise it with --max-spec-size (or MSJFARM_MAX_SPEC_SIZE) if the sweep is meant to be this large",
+		return 0, fmt.Errorf("%s: %d bytes, more than --max-spec-size %s: raise it with --max-spec-size (or MSJFARM_MAX_SPEC_SIZE) if the sweep is meant to be this large",
 			path, fi.Size(), *l.specSize)
 	}
-	return nil
+	return limit, nil
 }
 
 // checkPlan refuses a planned campaign with more points or tasks than the
@@ -96,10 +97,11 @@ func planSweep(path string, cat sweep.Catalog, profile string, traceLimit int64,
 	if lim == nil {
 		lim = &sweepLimits{}
 	}
-	if err := lim.checkFile(path); err != nil {
+	fileLimit, err := lim.checkFile(path)
+	if err != nil {
 		return nil, nil, nil, err
 	}
-	f, trace, err := loadSweep(path, profile, traceLimit)
+	f, trace, err := loadSweep(path, profile, traceLimit, fileLimit)
 	if err != nil {
 		return nil, nil, nil, err
 	}

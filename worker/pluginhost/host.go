@@ -698,7 +698,7 @@ func (h *Host) launch(key procKey) (*starting, error) {
 		SkipHostEnv:      true,
 		SecureConfig:     secure,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           h.logger,
+		Logger:           budgetLogger{h.logger, newLogBudget()},
 		Stderr:           stderr,
 		StartTimeout:     h.cfg.StartTimeout,
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(

@@ -7,8 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/msjfarm/msjfarm/internal/sandbox"
 	"github.com/msjfarm/msjfarm/internal/wire"
@@ -302,5 +305,52 @@ func TestSandboxWritable(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "forged.json")); err != nil {
 		t.Errorf("the write to the writable directory did not land: %v", err)
+	}
+}
+
+// countWriter counts what the host's log receives.
+type countWriter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n += len(p)
+	return len(p), nil
+}
+
+func (w *countWriter) bytes() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n
+}
+
+// A plugin that prints without end gets a bounded share of the host's
+// log. go-plugin re-logs each stderr line that reads as a warning or an
+// error, and every line after one that begins "panic: ", at that level:
+// hostile-logflood's 64 MiB of "[ERROR] ..." lines all reached the
+// worker's log (a Slurm job's output file, on a shared file system). Now
+// a process gets a 64 KiB burst and 1 KiB/s after it, and the host says
+// how much it dropped (a crash's report still has the stderr's tail).
+func TestPluginLogBudget(t *testing.T) {
+	var log countWriter
+	h := newHost(t, pluginhost.Config{Sandbox: sandboxOff(t), MaxConcurrent: 1,
+		Logger: hclog.New(&hclog.LoggerOptions{Name: "host", Level: hclog.Warn, Output: &log})})
+	b := pluginhost.Binary{Path: binary("hostile")}
+	_, err := h.Run(context.Background(), b, request(t, "hostile-logflood", 100, 1), pluginhost.RunOptions{})
+	if err == nil || !strings.Contains(err.Error(), "SUCCEEDED: wrote 64 MiB to stderr") {
+		t.Fatalf("logflood: %v", err)
+	}
+	// 64 KiB and the host's own lines, and 1 KiB for each second the
+	// flood took; 1 MiB leaves room for a loaded machine.
+	if n := log.bytes(); n > 1<<20 {
+		t.Errorf("the host's log received %d MiB of the plugin's 64", n>>20)
+	} else {
+		t.Logf("the host's log received %d KiB", n>>10)
+	}
+	if _, err := h.Run(context.Background(), b, request(t, "hostile-honest", 2000, 1), pluginhost.RunOptions{}); err != nil {
+		t.Fatalf("an honest replication after the flood: %v", err)
 	}
 }

@@ -108,6 +108,24 @@ var attacks = map[string]func(p *hostile) (string, error){
 	"ptrace": func(*hostile) (string, error) {
 		return "attached to the host", syscall.PtraceAttach(os.Getppid())
 	},
+	// 64 MiB of stderr in lines go-plugin re-logs at error level (every
+	// line after one that begins "panic: "), written to file descriptor 2
+	// itself (the SDK's Serve sends os.Stderr through gRPC, where the host
+	// discards it): the host's log must not take them all. The writes
+	// themselves succeed, so this attack is judged by the host's log, not
+	// by its report.
+	"logflood": func(*hostile) (string, error) {
+		line := []byte("[ERROR] flood " + strings.Repeat("x", 90) + "\n")
+		syscall.Write(2, []byte("panic: flood\n"))
+		n := 0
+		for n < 64<<20 {
+			if _, err := syscall.Write(2, line); err != nil {
+				return fmt.Sprintf("wrote %d bytes to stderr", n), err
+			}
+			n += len(line)
+		}
+		return fmt.Sprintf("wrote %d MiB to stderr", n>>20), nil
+	},
 }
 
 func read(paths ...string) (string, error) {

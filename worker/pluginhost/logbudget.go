@@ -1,0 +1,98 @@
+package pluginhost
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// A plugin process's share of the host's log. go-plugin re-logs each line
+// a plugin writes to its stderr that reads as a warning or an error (and
+// every line after one that begins "panic: ") at that level, in the
+// host's log: a plugin that wrote 64 MiB of such lines put 101 MiB into
+// the worker's log (a Slurm job's output file, on a shared file system)
+// and held the worker's logging for a minute. Each process gets
+// logBurst bytes, then logRate bytes a second; what is dropped is
+// counted and said when the process may log again. The stderr's tail
+// (tail) is kept apart, whole, for error reports.
+const (
+	logBurst = 64 << 10
+	logRate  = 1 << 10
+)
+
+// logBudget is a token bucket shared by a process's loggers (go-plugin
+// names one per stream).
+type logBudget struct {
+	mu      sync.Mutex
+	tokens  float64
+	last    time.Time
+	dropped int // lines
+	now     func() time.Time
+}
+
+func newLogBudget() *logBudget {
+	return &logBudget{tokens: logBurst, last: time.Now(), now: time.Now}
+}
+
+// take reports whether a line of n bytes may be logged, and how many lines
+// were dropped before it (0 when none, or when this one is dropped too).
+func (b *logBudget) take(n int) (bool, int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	b.tokens = min(logBurst, b.tokens+now.Sub(b.last).Seconds()*logRate)
+	b.last = now
+	if b.tokens < float64(n) {
+		b.dropped++
+		return false, 0
+	}
+	b.tokens -= float64(n)
+	d := b.dropped
+	b.dropped = 0
+	return true, d
+}
+
+// budgetLogger is an hclog.Logger whose lines are taken from a budget.
+// Only the methods that log, and those that derive a logger, are its own.
+type budgetLogger struct {
+	hclog.Logger
+	b *logBudget
+}
+
+func (l budgetLogger) Log(level hclog.Level, msg string, args ...any) {
+	if level < l.GetLevel() && level != hclog.NoLevel {
+		return // not logged: costs nothing
+	}
+	n := len(msg)
+	for _, a := range args {
+		n += len(fmt.Sprint(a)) + 2
+	}
+	ok, dropped := l.b.take(n)
+	if !ok {
+		return
+	}
+	if dropped > 0 {
+		l.Logger.Warn(fmt.Sprintf("%d lines of this plugin's log dropped: more than %d KiB at once, or %d KiB a second after that", dropped, logBurst>>10, logRate>>10))
+	}
+	l.Logger.Log(level, msg, args...)
+}
+
+func (l budgetLogger) Trace(msg string, args ...any) { l.Log(hclog.Trace, msg, args...) }
+func (l budgetLogger) Debug(msg string, args ...any) { l.Log(hclog.Debug, msg, args...) }
+func (l budgetLogger) Info(msg string, args ...any)  { l.Log(hclog.Info, msg, args...) }
+func (l budgetLogger) Warn(msg string, args ...any)  { l.Log(hclog.Warn, msg, args...) }
+func (l budgetLogger) Error(msg string, args ...any) { l.Log(hclog.Error, msg, args...) }
+
+func (l budgetLogger) With(args ...any) hclog.Logger {
+	return budgetLogger{l.Logger.With(args...), l.b}
+}
+
+func (l budgetLogger) Named(name string) hclog.Logger {
+	return budgetLogger{l.Logger.Named(name), l.b}
+}
+
+func (l budgetLogger) ResetNamed(name string) hclog.Logger {
+	return budgetLogger{l.Logger.ResetNamed(name), l.b}
+}
