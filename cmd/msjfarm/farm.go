@@ -149,7 +149,7 @@ func (c listedChecker) CheckSpec(policy string, params map[string]any, spec work
 
 // trialFlag adds --plugin-trial to run and submit (registry.CheckSpec).
 func trialFlag(fs *pflag.FlagSet) *bool {
-	return fs.Bool("plugin-trial", true, "try each third-party plugin policy for one arrival on each system of the sweep, in its sandboxed binary, and refuse the sweep if it fails (false: check its parameters against its schema only; env MSJFARM_PLUGIN_TRIAL)")
+	return fs.Bool("plugin-trial", true, "try each third-party plugin policy for 200 arrivals on each system of the sweep, in its sandboxed binary, and refuse the sweep if it fails (false: check its parameters against its schema only; env MSJFARM_PLUGIN_TRIAL)")
 }
 
 // traceSizeFlag adds --max-trace-size: the limit on a replayed trace's
