@@ -59,7 +59,7 @@ type runCommand struct {
 	ackWait    *time.Duration
 	maxDeliver *int
 	retry      *bool
-	trial      *bool
+	trial      trialFlags
 	verbose    *bool
 	quiet      *bool
 	cpuProfile *string
@@ -105,8 +105,8 @@ func (r *runCommand) main() int {
 	}
 	cfg := r.rf.config(*r.n, r.logf())
 	pr := cfg.Prepare(ctx)
-	if !*r.trial {
-		pr.Registry = pr.Registry.WithoutTrials()
+	if pr.Registry, err = r.trial.apply(pr.Registry); err != nil {
+		return usagef("run: %v", err)
 	}
 	if lf, err := sweep.LoadProfile(pos[0], *r.profile); err == nil && lf.Limit != nil {
 		return r.limit(ctx, lf, cfg, pr)

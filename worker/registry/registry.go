@@ -479,6 +479,17 @@ func (r *Registry) WithoutTrials() *Registry {
 	return &c
 }
 
+// WithTrialBudget is r with CheckSpec's trials given budget in all
+// (Options.TrialBudget; 0: DefaultTrialBudget), and none spent yet.
+func (r *Registry) WithTrialBudget(budget time.Duration) *Registry {
+	if r.trial == nil {
+		return r
+	}
+	c := *r
+	c.trial = &trials{host: r.trial.host, ctx: r.trial.ctx, budget: cmp.Or(budget, DefaultTrialBudget)}
+	return &c
+}
+
 // trialDeadline bounds a trial's replication (an honest policy answers in
 // milliseconds; the host kills one that does not stop at the deadline).
 const trialDeadline = 30 * time.Second
