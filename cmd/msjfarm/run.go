@@ -44,6 +44,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 	r.maxTrace = traceSizeFlag(ff.fs)
 	r.verify = addVerifyFlag(ff.fs)
 	r.trial = trialFlag(ff.fs)
+	r.lim = addSweepLimitFlags(ff.fs)
 	// Flags may follow the sweep file: msjfarm run sweep.yaml --http :8080.
 	return func([]string) int { return r.main() }
 }
@@ -60,6 +61,7 @@ type runCommand struct {
 	maxDeliver *int
 	retry      *bool
 	trial      trialFlags
+	lim        *sweepLimits
 	verbose    *bool
 	quiet      *bool
 	cpuProfile *string
@@ -148,7 +150,7 @@ func (r *runCommand) limit(ctx context.Context, lf *sweep.File, cfg worker.Runne
 func (r *runCommand) campaign(ctx context.Context, path string, cfg worker.RunnerConfig, pr *worker.PluginRunner) int {
 	// The dry run generates the tasks one at a time (local.PlanCampaign):
 	// planned, not materialised, its memory is O(points), not O(tasks).
-	f, camp, trace, err := planSweep(path, pr.Registry, *r.profile, r.traceLimit, nil, storedTrace(ctx, r.ff, r.traceLimit))
+	f, camp, trace, err := planSweep(path, pr.Registry, *r.profile, r.traceLimit, r.lim, storedTrace(ctx, r.ff, r.traceLimit))
 	if err == nil {
 		err = applyVerify(r.ff.fs, *r.verify, f)
 	}
