@@ -83,7 +83,7 @@ func TestHostilePluginOnFarm(t *testing.T) {
 	f.start("coordinator", "coordinator", "-ack-wait", "5s")
 	w := f.start("worker", "worker", "-workers", "2", "-runner", "plugin", "-plugin-path", t.TempDir(),
 		"-plugin-cache", filepath.Join(f.dir, "cache"), "-plugin-sandbox", "require")
-	// -plugin-trial=false: submit's one-arrival trial would refuse the
+	// -plugin-trial=false: submit's trial would refuse the
 	// sweep (each attack fails its policy's Init); the workers' sandbox is
 	// what this test is about (cmd/msjfarm's TestPluginTrial covers the
 	// trial).

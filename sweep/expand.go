@@ -42,7 +42,7 @@ type WorkloadChecker interface {
 // arrival rate of the point and the inter-arrival distribution, beside the
 // workload built from them. A policy served by a plugin binary can only be
 // tried in that binary, through such a request (worker/registry runs it
-// one arrival long). Generated workloads only: a replayed trace is tried
+// 200 arrivals long). Generated workloads only: a replayed trace is tried
 // through CheckWorkload.
 type SpecChecker interface {
 	CheckSpec(policy string, params map[string]any, spec workload.Spec, rate float64, ia *dist.Spec, w *sim.Workload) error

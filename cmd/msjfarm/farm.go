@@ -147,9 +147,29 @@ func (c listedChecker) CheckSpec(policy string, params map[string]any, spec work
 	return c.wc.CheckWorkload(policy, params, w)
 }
 
-// trialFlag adds --plugin-trial to run and submit (registry.CheckSpec).
-func trialFlag(fs *pflag.FlagSet) *bool {
-	return fs.Bool("plugin-trial", true, "try each third-party plugin policy for one arrival on each system of the sweep, in its sandboxed binary, and refuse the sweep if it fails (false: check its parameters against its schema only; env MSJFARM_PLUGIN_TRIAL)")
+// trialFlags are run's and submit's --plugin-trial and
+// --plugin-trial-budget (registry.CheckSpec).
+type trialFlags struct {
+	on     *bool
+	budget *time.Duration
+}
+
+func trialFlag(fs *pflag.FlagSet) trialFlags {
+	return trialFlags{
+		on:     fs.Bool("plugin-trial", true, "try each third-party plugin policy for 200 arrivals on each system of the sweep, in its sandboxed binary, and refuse the sweep if it fails (false: check its parameters against its schema only; env MSJFARM_PLUGIN_TRIAL)"),
+		budget: fs.Duration("plugin-trial-budget", registry.DefaultTrialBudget, "the time all of a sweep's plugin trials may take; past it the rest are checked against the schema only, with a warning (env MSJFARM_PLUGIN_TRIAL_BUDGET)"),
+	}
+}
+
+// apply gives reg the trials the flags say.
+func (t trialFlags) apply(reg *registry.Registry) (*registry.Registry, error) {
+	if !*t.on {
+		return reg.WithoutTrials(), nil
+	}
+	if *t.budget <= 0 {
+		return nil, fmt.Errorf("--plugin-trial-budget must be > 0 (to try nothing, --plugin-trial=false), got %s", *t.budget)
+	}
+	return reg.WithTrialBudget(*t.budget), nil
 }
 
 // traceSizeFlag adds --max-trace-size: the limit on a replayed trace's
@@ -401,7 +421,10 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		defer stop()
 		h := pluginhost.New(pluginhost.Config{MaxConcurrent: 1})
 		defer h.Close()
-		reg := registry.New(ctx, registry.Options{Dirs: pluginhost.SearchPath(*pluginPath, nil), Host: h, NoTrial: !*trial})
+		reg, err := trial.apply(registry.New(ctx, registry.Options{Dirs: pluginhost.SearchPath(*pluginPath, nil), Host: h}))
+		if err != nil {
+			return usagef("submit: %v", err)
+		}
 		warn("submit", reg.Warnings())
 		if code, ok := submitLimit(ctx, ff, reg, ff.fs.Arg(0), *profile, *pin, *retry, *wait, *dry); ok {
 			return code

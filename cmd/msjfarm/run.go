@@ -44,6 +44,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 	r.maxTrace = traceSizeFlag(ff.fs)
 	r.verify = addVerifyFlag(ff.fs)
 	r.trial = trialFlag(ff.fs)
+	r.lim = addSweepLimitFlags(ff.fs)
 	// Flags may follow the sweep file: msjfarm run sweep.yaml --http :8080.
 	return func([]string) int { return r.main() }
 }
@@ -59,7 +60,8 @@ type runCommand struct {
 	ackWait    *time.Duration
 	maxDeliver *int
 	retry      *bool
-	trial      *bool
+	trial      trialFlags
+	lim        *sweepLimits
 	verbose    *bool
 	quiet      *bool
 	cpuProfile *string
@@ -105,8 +107,8 @@ func (r *runCommand) main() int {
 	}
 	cfg := r.rf.config(*r.n, r.logf())
 	pr := cfg.Prepare(ctx)
-	if !*r.trial {
-		pr.Registry = pr.Registry.WithoutTrials()
+	if pr.Registry, err = r.trial.apply(pr.Registry); err != nil {
+		return usagef("run: %v", err)
 	}
 	if lf, err := sweep.LoadProfile(pos[0], *r.profile); err == nil && lf.Limit != nil {
 		return r.limit(ctx, lf, cfg, pr)
@@ -148,7 +150,7 @@ func (r *runCommand) limit(ctx context.Context, lf *sweep.File, cfg worker.Runne
 func (r *runCommand) campaign(ctx context.Context, path string, cfg worker.RunnerConfig, pr *worker.PluginRunner) int {
 	// The dry run generates the tasks one at a time (local.PlanCampaign):
 	// planned, not materialised, its memory is O(points), not O(tasks).
-	f, camp, trace, err := planSweep(path, pr.Registry, *r.profile, r.traceLimit, nil, storedTrace(ctx, r.ff, r.traceLimit))
+	f, camp, trace, err := planSweep(path, pr.Registry, *r.profile, r.traceLimit, r.lim, storedTrace(ctx, r.ff, r.traceLimit))
 	if err == nil {
 		err = applyVerify(r.ff.fs, *r.verify, f)
 	}

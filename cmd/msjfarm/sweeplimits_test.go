@@ -32,10 +32,11 @@ replications: 3
 run: {arrivals: 1e3, warmup: 1e2, deadline: 1m}
 `
 
-// TestSweepLimits: a sweep over a limit is refused by submit and by its
-// dry run with exit code 2, naming the figure and the flag (or variable)
+// TestSweepLimits: a sweep over a limit is refused by submit and run and
+// by their dry runs with exit code 2, naming the figure and the flag (or variable)
 // that raises the limit, before anything is written or any server is
-// reached (the NATS URL given answers nothing).
+// reached (the NATS URL given answers nothing). run had no limits: a
+// typo, replications: 1e9, held its dry run for hours listing task ids.
 func TestSweepLimits(t *testing.T) {
 	dir := t.TempDir()
 	sw := filepath.Join(dir, "s.yaml")
@@ -56,26 +57,31 @@ func TestSweepLimits(t *testing.T) {
 		{"points from the environment", nil, [2]string{"MSJFARM_MAX_POINTS", "4"}, "more than --max-points 4: raise it with --max-points (or MSJFARM_MAX_POINTS)"},
 		{"tasks from the environment", nil, [2]string{"MSJFARM_MAX_TASKS", "14"}, "(or MSJFARM_MAX_TASKS)"},
 	} {
-		for _, dry := range []bool{true, false} {
-			t.Run(tc.name, func(t *testing.T) {
-				if tc.env[0] != "" {
-					t.Setenv(tc.env[0], tc.env[1])
-				}
-				args := append([]string{"--storage", data, "--nats-url", "nats://127.0.0.1:1"}, tc.args...)
-				if dry {
-					args = append(args, "--dry-run")
-				}
-				code, _, errs := captured(t, func() int { return runSubmit(append(args, sw)) })
-				if code != 2 || !strings.Contains(errs, tc.want) {
-					t.Fatalf("submit %v: exit %d, want 2 and %q in\n%s", args, code, tc.want, errs)
-				}
-				if tc.name == "spec size" && !strings.Contains(errs, sw+": "+strconv.Itoa(size)+" bytes") {
-					t.Fatalf("the file's size (%d) is not named:\n%s", size, errs)
-				}
-				if _, err := os.Stat(data); !os.IsNotExist(err) {
-					t.Fatalf("refused sweep created %s", data)
-				}
-			})
+		for _, cmd := range []string{"submit", "run"} {
+			for _, dry := range []bool{true, false} {
+				t.Run(cmd+" "+tc.name, func(t *testing.T) {
+					if tc.env[0] != "" {
+						t.Setenv(tc.env[0], tc.env[1])
+					}
+					args := append([]string{cmd, "--storage", data}, tc.args...)
+					if cmd == "submit" {
+						args = append(args, "--nats-url", "nats://127.0.0.1:1")
+					}
+					if dry {
+						args = append(args, "--dry-run")
+					}
+					code, _, errs := captured(t, func() int { return dispatch(append(args, sw)) })
+					if code != 2 || !strings.Contains(errs, tc.want) {
+						t.Fatalf("%v: exit %d, want 2 and %q in\n%s", args, code, tc.want, errs)
+					}
+					if tc.name == "spec size" && !strings.Contains(errs, sw+": "+strconv.Itoa(size)+" bytes") {
+						t.Fatalf("the file's size (%d) is not named:\n%s", size, errs)
+					}
+					if _, err := os.Stat(data); !os.IsNotExist(err) {
+						t.Fatalf("refused sweep created %s", data)
+					}
+				})
+			}
 		}
 	}
 	// At the limits, the dry run accepts it.

@@ -238,7 +238,7 @@ func (r *Registry) TrialNote() string {
 	if t.skipped == 0 {
 		return ""
 	}
-	return fmt.Sprintf("the plugin policies' one-arrival trials took their budget (%s for %d, one per policy variant and system): %d more were left to the schema check, and a refusal among them will fail its tasks on the workers",
+	return fmt.Sprintf("the plugin policies' trials took their budget (%s for %d, one per policy variant and system): %d more were left to the schema check, and a refusal among them will fail its tasks on the workers",
 		t.spent.Round(time.Millisecond), t.ran, t.skipped)
 }
 
@@ -479,15 +479,32 @@ func (r *Registry) WithoutTrials() *Registry {
 	return &c
 }
 
-// trialDeadline bounds a trial's one-arrival replication (an honest
-// policy answers in milliseconds; the host kills one that does not stop
-// at the deadline).
+// WithTrialBudget is r with CheckSpec's trials given budget in all
+// (Options.TrialBudget; 0: DefaultTrialBudget), and none spent yet.
+func (r *Registry) WithTrialBudget(budget time.Duration) *Registry {
+	if r.trial == nil {
+		return r
+	}
+	c := *r
+	c.trial = &trials{host: r.trial.host, ctx: r.trial.ctx, budget: cmp.Or(budget, DefaultTrialBudget)}
+	return &c
+}
+
+// trialDeadline bounds a trial's replication (an honest policy answers in
+// milliseconds; the host kills one that does not stop at the deadline).
 const trialDeadline = 30 * time.Second
+
+// trialArrivals is a trial's run length: enough arrivals at the sweep's
+// rate for a queue to form on a small system, so that a policy's
+// decisions among waiting jobs run, not only its Init and its first start
+// (a trial of one arrival passed a policy that failed once three jobs were
+// in the system). It costs tens of microseconds beside the call's ~0.6 ms.
+const trialArrivals = 200
 
 // CheckSpec (sweep.SpecChecker) is CheckWorkload for a generated workload
 // that also tries a policy whose code is not msjfarm's own (a third
 // party's plugin, or a built-in name served by another build): one
-// replication of one arrival in its binary, through the registry's host,
+// replication of trialArrivals arrivals in its binary, through the registry's host,
 // with the request a worker would send but for the run length. A policy
 // that refuses the system (an Init error, a panic, a crash, no answer by
 // trialDeadline) is refused here, before anything is written or queued,
@@ -499,8 +516,9 @@ const trialDeadline = 30 * time.Second
 // by its schema only, and so it is once the trials have taken their
 // budget (Options.TrialBudget: a policy with a slow Init on a sweep of
 // thousands of systems would otherwise hold the planning for hours). A
-// policy that behaves for one arrival and fails later is not caught: that
-// is what the workers' sandbox is for.
+// policy that behaves for trialArrivals arrivals and fails later, or only
+// at another rate of the same system, is not caught: that is what the
+// workers' sandbox is for.
 func (r *Registry) CheckSpec(policy string, params map[string]any, spec workload.Spec, rate float64, ia *dist.Spec, w *sim.Workload) error {
 	e, err := r.Lookup(policy)
 	if err != nil {
@@ -514,15 +532,30 @@ func (r *Registry) CheckSpec(policy string, params map[string]any, spec workload
 		return nil // the budget is spent: the schema only (TrialNote)
 	}
 	req := &wire.RunRequest{Policy: e.Policy, Params: params, Workload: spec, ArrivalRate: rate, Interarrival: ia,
-		Run: wire.Run{Seed: 1, RunConfig: wire.RunConfig{Arrivals: 1, DrainLimit: 1}}}
+		Run: wire.Run{Seed: 1, RunConfig: wire.RunConfig{Arrivals: trialArrivals, DrainLimit: trialArrivals}}}
 	start := time.Now()
 	_, err = r.trial.host.Run(r.trial.ctx, b, req, pluginhost.RunOptions{Deadline: trialDeadline})
 	r.trial.end(time.Since(start))
 	if err != nil {
-		return fmt.Errorf("tried for one arrival on this system: %w", err) // err names the binary, its sha256 and the policy
+		return fmt.Errorf("tried for %d arrivals on this system: %w", trialArrivals, firstLine{err}) // err names the binary, its sha256 and the policy
 	}
 	return nil
 }
+
+// firstLine is an error said in its first line: a sweep's error is one
+// line, and a policy's panic carries its goroutine's stack (which a task's
+// error keeps, for the policy's author).
+type firstLine struct{ error }
+
+func (e firstLine) Error() string {
+	msg := e.error.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		return fmt.Sprintf("%s [%d more lines, a stack: run the sweep with --plugin-trial=false to have them in its tasks' errors]", strings.TrimRight(msg[:i], " :"), strings.Count(msg[i+1:], "\n")+1)
+	}
+	return msg
+}
+
+func (e firstLine) Unwrap() error { return e.error }
 
 // CheckParams resolves params against the policy's schema; the error names
 // the policy and the parameter with its allowed range.

@@ -40,7 +40,7 @@ run: {arrivals: 100}
 
 // TestPluginTrial: a third party's policy whose Init refuses the system
 // (msfq-copy, MSFQ served by a test plugin: threshold ≤ k−1 = 31 on
-// one-or-all) is refused at expansion by a one-arrival trial in its binary,
+// one-or-all) is refused at expansion by a trial in its binary,
 // at the parameter it names, as the built-in one is in-process; a threshold
 // the system allows passes the trial. With NoTrial the plugin's policy is
 // checked by its schema only (the refusal would come from each task).
@@ -64,14 +64,14 @@ run: {arrivals: 100}
 		return f
 	}
 	_, err := sweep.Expand(sweepOf("msfq-copy", 300), reg)
-	if err == nil || !strings.Contains(err.Error(), "policies[0].threshold") || !strings.Contains(err.Error(), "tried for one arrival") ||
+	if err == nil || !strings.Contains(err.Error(), "policies[0].threshold") || !strings.Contains(err.Error(), "tried for 200 arrivals") ||
 		!strings.Contains(err.Error(), "msjfarm-policy-copies") {
 		t.Fatalf("msfq-copy threshold 300: expansion error %v, want the trial's refusal at policies[0].threshold naming the binary", err)
 	}
 	if _, err := sweep.Expand(sweepOf("msfq-copy", 31), reg); err != nil {
 		t.Fatalf("msfq-copy threshold 31: %v", err)
 	}
-	if _, err := sweep.Expand(sweepOf("msfq", 300), reg); err == nil || strings.Contains(err.Error(), "tried for one arrival") {
+	if _, err := sweep.Expand(sweepOf("msfq", 300), reg); err == nil || strings.Contains(err.Error(), "tried for 200 arrivals") {
 		t.Fatalf("msfq threshold 300: %v, want the built-in's refusal, in-process", err)
 	}
 	if _, err := sweep.Expand(sweepOf("msfq-copy", 300), reg.WithoutTrials()); err != nil {
@@ -94,6 +94,18 @@ run: {arrivals: 100}
 	}
 	if _, err := sweep.Expand(two, reg); err == nil {
 		t.Fatal("within the default budget the second variant is not refused")
+	}
+
+	// A policy that fails only once jobs queue (fcfs-late: at three jobs in
+	// the system) is caught too: a trial of one arrival passed it, and each
+	// of its tasks failed on the workers.
+	install(t, dir, "late")
+	withLate := registry.New(t.Context(), registry.Options{Dirs: []string{dir}, Host: newHost(t)})
+	lateSweep := sweepOf("msfq-copy", 3)
+	lateSweep.Policies = []any{"fcfs-late"}
+	if _, err := sweep.Expand(lateSweep, withLate); err == nil || !strings.Contains(err.Error(), "tried for 200 arrivals") ||
+		!strings.Contains(err.Error(), "three jobs in the system") {
+		t.Fatalf("fcfs-late: %v, want the trial's refusal with the policy's panic", err)
 	}
 
 	// The context given to New ends the trials (Ctrl-C of run or submit).

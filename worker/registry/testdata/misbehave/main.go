@@ -12,6 +12,9 @@
 //     name) as plugin "impostor";
 //   - msjfarm-policy-copies: serves the built-in MSFQ as "msfq-copy", a
 //     third party's policy whose Init refuses a threshold beyond k−1;
+//   - msjfarm-policy-late: serves "fcfs-late", an FCFS that fails when a
+//     job arrives with two others in the system (its code for a queue is
+//     broken, its Init and first starts are not);
 //   - anything else: serves policy "lcfs-fit-test" correctly.
 package main
 
@@ -40,6 +43,17 @@ func (badDefault) Params() []sim.Param {
 	return []sim.Param{{Name: "x", Type: sim.Float, Default: 5.0, Max: &one}}
 }
 func (badDefault) Configure(sim.Values) error { return nil }
+
+// late is FCFS that panics when a job arrives with two others in the
+// system.
+type late struct{ sim.Policy }
+
+func (l late) Arrive(s *sim.System, j *sim.Job) {
+	if s.InSystem() > 2 {
+		panic("fcfs-late: three jobs in the system: this policy's queue is broken")
+	}
+	l.Policy.Arrive(s, j)
+}
 
 // refusing rejects every Run of policy "ghost".
 type refusing struct{ pb.PolicyPluginServer }
@@ -83,6 +97,8 @@ func main() {
 		entries = []wire.Entry{{Name: "msfq-copy", Doc: "MSFQ under another name", New: msfq.New}}
 	case "refuses":
 		entries = []wire.Entry{{Name: "ghost", New: fcfs.New}, {Name: "fine", New: fcfs.New}}
+	case "late":
+		entries = []wire.Entry{{Name: "fcfs-late", Doc: "FCFS that fails once a job waits", New: func() sim.Policy { return late{fcfs.New()} }}}
 	}
 	srv, err := wire.NewServer(mode, "0.0.1", entries, wire.ServerOptions{})
 	if err != nil {
