@@ -190,3 +190,30 @@ func TestRepeatedKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestByteOrderMark: a UTF-8 byte order mark, which editors on Windows
+// write, is dropped in every format (TOML and JSON stopped at "invalid
+// character 'ï'"), and an error on the first line is placed at the column
+// an editor shows; UTF-16 TOML or JSON is refused saying what to do.
+func TestByteOrderMark(t *testing.T) {
+	const bom = "\xef\xbb\xbf"
+	for format, text := range map[string]string{
+		"yaml": "name: c\r\nworkload: one-or-all\r\npolicies: [fcfs]\r\naxes: {load: [0.5]}\r\nreplications: 1\r\nrun: {arrivals: 100}\r\n",
+		"toml": "name = \"c\"\r\nworkload = \"one-or-all\"\r\npolicies = [\"fcfs\"]\r\nreplications = 1\r\n[axes]\r\nload = [0.5]\r\n[run]\r\narrivals = 100\r\n",
+		"json": `{"name": "c", "workload": "one-or-all", "policies": ["fcfs"], "axes": {"load": [0.5]}, "replications": 1, "run": {"arrivals": 100}}`,
+	} {
+		if _, err := sweep.Parse([]byte(bom+text), format); err != nil {
+			t.Errorf("%s with a byte order mark: %v", format, err)
+		}
+	}
+	_, err := sweep.Parse([]byte(bom+"replicatons = 3\n"), "toml")
+	var e *sweep.Error
+	if !errors.As(err, &e) || e.Line != 1 || e.Col != 1 {
+		t.Errorf("an unknown key after the mark: %v, want it at 1:1", err)
+	}
+	for _, format := range []string{"toml", "json"} {
+		if _, err := sweep.Parse([]byte("\xff\xfen\x00a\x00"), format); err == nil || !strings.Contains(err.Error(), "UTF-16: save it as UTF-8") {
+			t.Errorf("%s in UTF-16: %v", format, err)
+		}
+	}
+}

@@ -494,6 +494,20 @@ func (s *source) walkTOML(path string, n *unstable.Node, at func(*unstable.Node)
 	}
 }
 
+// unmark drops a UTF-8 byte order mark, which an editor on Windows
+// writes at a file's start: YAML's reader skips it, TOML's and JSON's
+// stopped at "invalid character 'ï'". A file in UTF-16 (YAML reads it)
+// is refused in TOML and JSON with what to do.
+func unmark(data []byte, format string) ([]byte, error) {
+	if b, ok := bytes.CutPrefix(data, []byte("\xef\xbb\xbf")); ok {
+		return b, nil
+	}
+	if format != "yaml" && len(data) >= 2 && (data[0] == 0xfe && data[1] == 0xff || data[0] == 0xff && data[1] == 0xfe) {
+		return nil, errors.New("the file is in UTF-16: save it as UTF-8")
+	}
+	return data, nil
+}
+
 // CheckShape reads a YAML, TOML or JSON configuration file's content (yml
 // is yaml; another format is not checked) for the mistakes of shape this
 // package refuses in a sweep file before viper reads it: a syntax error,
@@ -508,6 +522,10 @@ func CheckShape(data []byte, format, name string) error {
 	case "yaml", "toml", "json":
 	default:
 		return nil
+	}
+	data, err := unmark(data, format)
+	if err != nil {
+		return err
 	}
 	src, err := index(data, format)
 	src.file = name
