@@ -282,7 +282,13 @@ func scan(r io.Reader, lim Limits) (*Trace, []parsed, error) {
 	var fields []string // reused: a 10^6-job trace split 10^6 times
 	for sc.Scan() {
 		line++
-		s := strings.TrimSpace(sc.Text())
+		s := sc.Text()
+		if line == 1 {
+			// A byte order mark (an editor on Windows writes one) made
+			// the header's first line a job line of 3 fields.
+			s = strings.TrimPrefix(s, "\ufeff")
+		}
+		s = strings.TrimSpace(s)
 		if s == "" {
 			continue
 		}

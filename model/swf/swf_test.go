@@ -381,3 +381,33 @@ func TestGzipBombBounded(t *testing.T) {
 		t.Fatalf("allocated %d bytes for an 8 MiB limit", grew)
 	}
 }
+
+// TestByteOrderMark: a UTF-8 byte order mark before the header (an editor
+// on Windows writes one) is not part of the first line, so the trace
+// reads, and is stored, as the same trace without it.
+func TestByteOrderMark(t *testing.T) {
+	plain, err := os.ReadFile("testdata/small.swf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked := append([]byte("\xef\xbb\xbf"), plain...)
+	want, err := Read(bytes.NewReader(plain), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(bytes.NewReader(marked), 0)
+	if err != nil {
+		t.Fatalf("with a byte order mark: %v", err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("with a byte order mark\n got %+v\nwant %+v", got, want)
+	}
+	a, err := Canonical(bytes.NewReader(plain), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Canonical(bytes.NewReader(marked), Limits{})
+	if err != nil || !bytes.Equal(a, b) {
+		t.Errorf("canonical form with a byte order mark differs (%v)", err)
+	}
+}
