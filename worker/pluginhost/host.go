@@ -101,6 +101,11 @@ type Config struct {
 	// Sandbox confines the plugin processes (nil: sandbox.Default(), the
 	// kernel's best with the default plugin user).
 	Sandbox *sandbox.Sandbox
+	// TmpQuota bounds what a plugin process may write into its private
+	// TMPDIR, the one place a confined plugin may write (0: the
+	// sandbox's, --plugin-tmp-quota; < 0: no bound): past it the process
+	// is killed (watchTmp) and its replication fails.
+	TmpQuota int64
 	// DigestDir holds the persistent digest cache (see Digests): an
 	// unchanged binary is hashed once per machine, not once per process
 	// ("": <user cache dir>/msjfarm/digests; "off": memory only).
@@ -284,8 +289,12 @@ func New(cfg Config) *Host {
 	if cfg.StderrTail <= 0 {
 		cfg.StderrTail = 16 << 10
 	}
+
 	if cfg.Sandbox == nil {
 		cfg.Sandbox = sandbox.Default()
+	}
+	if cfg.TmpQuota == 0 {
+		cfg.TmpQuota = cfg.Sandbox.TmpQuota()
 	}
 	lg := cfg.Logger
 	if lg == nil {
@@ -366,6 +375,9 @@ type proc struct {
 	hung     bool
 	killed   bool
 	lastUsed time.Time
+	// overQuota is what watchTmp found in the process's TMPDIR when it
+	// killed it (0: it did not).
+	overQuota atomic.Int64
 }
 
 func (h *Host) errorf(kind Kind, key procKey, policy, format string, a ...any) *Error {
@@ -642,6 +654,9 @@ func (h *Host) start(key procKey) (*proc, error) {
 	h.mu.Lock()
 	h.live[p] = true
 	h.mu.Unlock()
+	if h.cfg.TmpQuota > 0 {
+		go h.watchTmp(p)
+	}
 	return p, nil
 }
 
@@ -682,7 +697,7 @@ func (h *Host) launch(key procKey) (*starting, error) {
 	// The process runs in its own process group (a hung plugin is killed
 	// with everything it started, and a terminal's ^C reaches the host
 	// only, which stops its plugins in order), confined by the sandbox.
-	sp, err := h.cfg.Sandbox.Command(key.path, args, h.env(), h.cfg.MaxConcurrent, pin)
+	sp, err := h.cfg.Sandbox.Command(key.path, args, h.env(), h.cfg.MaxConcurrent, pin, max(h.cfg.TmpQuota, 0))
 	if err != nil {
 		return nil, h.errorf(ErrStart, key, "", "plugin sandbox: %v", err)
 	}
@@ -1097,9 +1112,19 @@ func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, d
 	}
 	// Anything else means the process or its connection is gone.
 	exited := waitExited(p.client, 3*time.Second)
+	used := p.overQuota.Load()
+	if used == 0 && h.cfg.TmpQuota > 0 {
+		// A file at the quota: the process died of RLIMIT_FSIZE writing it.
+		if n := dirSize(p.sb.TmpDir, h.cfg.TmpQuota); n >= h.cfg.TmpQuota {
+			used = n
+		}
+	}
 	h.retire(p)
 	msg := "lost the connection to the plugin (" + st.Message() + ")"
-	if exited {
+	switch {
+	case used > 0:
+		msg = fmt.Sprintf("the plugin wrote %d MiB or more into its private TMPDIR, past the %d MiB a plugin process may (--plugin-tmp-quota): its process was killed", used>>20, h.cfg.TmpQuota>>20)
+	case exited:
 		msg = "the plugin process exited during the replication"
 	}
 	e := h.errorf(ErrCrash, p.key, policy, "%s", msg)

@@ -354,3 +354,32 @@ func TestPluginLogBudget(t *testing.T) {
 		t.Fatalf("an honest replication after the flood: %v", err)
 	}
 }
+
+// A plugin that fills its private TMPDIR (the one place a confined plugin
+// may write) is killed past the quota, and its replication fails saying
+// so; the host goes on. hostile-diskfill writes up to 4 GiB in files of
+// 64 MiB: under the sandbox the first write past the quota kills it
+// (RLIMIT_FSIZE), without it the host's watch does (every 250 ms).
+func TestPluginTmpQuota(t *testing.T) {
+	const quota = 32 << 20
+	for _, c := range []struct {
+		name string
+		sb   func(t *testing.T) *sandbox.Sandbox
+	}{
+		{"sandbox off", func(t *testing.T) *sandbox.Sandbox { return sandboxOff(t) }},
+		{"sandbox", func(t *testing.T) *sandbox.Sandbox { return requireSandbox(t, "self", 0) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHost(t, pluginhost.Config{Sandbox: c.sb(t), MaxConcurrent: 1, TmpQuota: quota})
+			b := pluginhost.Binary{Path: binary("hostile")}
+			_, err := h.Run(context.Background(), b, request(t, "hostile-diskfill", 100, 1), pluginhost.RunOptions{})
+			if !errors.Is(err, pluginhost.ErrCrash) || !strings.Contains(err.Error(), "into its private TMPDIR, past the 32 MiB a plugin process may") {
+				t.Fatalf("diskfill: want the process killed at the quota, got %v", err)
+			}
+			t.Logf("diskfill: %.300s", err)
+			if _, err := h.Run(context.Background(), b, request(t, "hostile-honest", 2000, 1), pluginhost.RunOptions{}); err != nil {
+				t.Fatalf("an honest replication after: %v", err)
+			}
+		})
+	}
+}
