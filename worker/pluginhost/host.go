@@ -713,7 +713,7 @@ func (h *Host) launch(key procKey) (*starting, error) {
 		SkipHostEnv:      true,
 		SecureConfig:     secure,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           budgetLogger{h.logger, newLogBudget()},
+		Logger:           budgetLogger{h.logger.Named(filepath.Base(key.path)), newLogBudget()},
 		Stderr:           stderr,
 		StartTimeout:     h.cfg.StartTimeout,
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(

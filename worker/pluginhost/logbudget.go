@@ -13,12 +13,12 @@ import (
 // every line after one that begins "panic: ") at that level, in the
 // host's log: a plugin that wrote 64 MiB of such lines put 101 MiB into
 // the worker's log (a Slurm job's output file, on a shared file system)
-// and held the worker's logging for a minute. Each process gets
-// logBurst bytes, then logRate bytes a second; what is dropped is
+// (and, under submit's trial, the terminal). Each process gets logBurst
+// bytes (some 150 lines), then logRate bytes a second; what is dropped is
 // counted and said when the process may log again. The stderr's tail
 // (tail) is kept apart, whole, for error reports.
 const (
-	logBurst = 64 << 10
+	logBurst = 16 << 10
 	logRate  = 1 << 10
 )
 

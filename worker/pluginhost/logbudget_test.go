@@ -13,9 +13,9 @@ func TestLogBudget(t *testing.T) {
 	b := newLogBudget()
 	b.now = func() time.Time { return now }
 	b.last = t0
-	// 64 lines of 1 KiB take the 64 KiB burst; the 65th is dropped, and
+	// 16 lines of 1 KiB take the 16 KiB burst; the 17th is dropped, and
 	// so is every one until a second has refilled 1 KiB.
-	for i := range 64 {
+	for i := range logBurst >> 10 {
 		if ok, _ := b.take(1 << 10); !ok {
 			t.Fatalf("line %d of the burst dropped", i)
 		}

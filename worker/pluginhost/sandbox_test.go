@@ -332,7 +332,7 @@ func (w *countWriter) bytes() int {
 // error, and every line after one that begins "panic: ", at that level:
 // hostile-logflood's 64 MiB of "[ERROR] ..." lines all reached the
 // worker's log (a Slurm job's output file, on a shared file system). Now
-// a process gets a 64 KiB burst and 1 KiB/s after it, and the host says
+// a process gets a 16 KiB burst and 1 KiB/s after it, and the host says
 // how much it dropped (a crash's report still has the stderr's tail).
 func TestPluginLogBudget(t *testing.T) {
 	var log countWriter
@@ -343,7 +343,7 @@ func TestPluginLogBudget(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "SUCCEEDED: wrote 64 MiB to stderr") {
 		t.Fatalf("logflood: %v", err)
 	}
-	// 64 KiB and the host's own lines, and 1 KiB for each second the
+	// 16 KiB and the host's own lines, and 1 KiB for each second the
 	// flood took; 1 MiB leaves room for a loaded machine.
 	if n := log.bytes(); n > 1<<20 {
 		t.Errorf("the host's log received %d MiB of the plugin's 64", n>>20)
