@@ -432,7 +432,7 @@ func (p *Process) Cleanup() {
 // may grow past fileSize bytes (0: no limit), a write past it kills the
 // process (SIGXFSZ).
 func (s *Sandbox) Command(binary string, args, env []string, concurrency int, sha256 string, fileSize int64) (*Process, error) {
-	tmp, err := os.MkdirTemp("", "msjfarm-plugin-")
+	tmp, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", tmpPrefix, os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("private TMPDIR: %v", err)
 	}
@@ -471,6 +471,36 @@ func (s *Sandbox) Command(binary string, args, env []string, concurrency int, sh
 		SysProcAttr: launcherAttr()}
 	p.Verified = sha256 != ""
 	return p, nil
+}
+
+// tmpPrefix begins a plugin process's private TMPDIR's name, which goes on
+// with the host's pid (RemoveStale).
+const tmpPrefix = "msjfarm-plugin-"
+
+// RemoveStale removes the private TMPDIRs whose host process is gone: a
+// host removes its plugins' directories as they exit, but a host killed
+// (SIGKILL, the OOM killer) leaves them, each with what its plugin wrote
+// (up to the TMPDIR quota). Hosts call it once as they start. A directory
+// of a live process, or of another user's process, is left alone; one
+// named without a pid (an older msjfarm's) too. It returns how many it
+// removed.
+func RemoveStale() int {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tmpPrefix+"*-*"))
+	n := 0
+	for _, d := range dirs {
+		pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), tmpPrefix), "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			continue // alive (EPERM: another user's)
+		}
+		if os.RemoveAll(d) == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // nprocLimit bounds the tasks (processes and threads) of a dedicated

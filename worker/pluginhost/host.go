@@ -264,6 +264,10 @@ type entry struct {
 }
 
 // New returns a Host; processes start on first use.
+// removeStale: the first host of a process removes what killed hosts
+// left in the temporary directory (sandbox.RemoveStale).
+var removeStale sync.Once
+
 func New(cfg Config) *Host {
 	if cfg.MaxConcurrent < 1 {
 		cfg.MaxConcurrent = runtime.NumCPU()
@@ -293,6 +297,7 @@ func New(cfg Config) *Host {
 	if cfg.Sandbox == nil {
 		cfg.Sandbox = sandbox.Default()
 	}
+
 	if cfg.TmpQuota == 0 {
 		cfg.TmpQuota = cfg.Sandbox.TmpQuota()
 	}
@@ -300,6 +305,11 @@ func New(cfg Config) *Host {
 	if lg == nil {
 		lg = hclog.New(&hclog.LoggerOptions{Name: "plugin-host", Level: hclog.Warn, Output: os.Stderr})
 	}
+	removeStale.Do(func() {
+		if n := sandbox.RemoveStale(); n > 0 {
+			lg.Info("removed the private TMPDIRs of plugin processes whose host is gone", "count", n)
+		}
+	})
 	return &Host{cfg: cfg, logger: lg, procs: map[procKey]*entry{}, live: map[*proc]bool{}, digest: NewDigests(cfg.DigestDir)}
 }
 
@@ -1120,11 +1130,13 @@ func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, d
 		}
 	}
 	h.retire(p)
+	if used > 0 {
+		e := h.errorf(ErrQuota, p.key, policy, "the plugin wrote %d MiB or more into its private TMPDIR, past the %d MiB a plugin process may (--plugin-tmp-quota): its process was killed", used>>20, h.cfg.TmpQuota>>20)
+		e.Stderr = p.stderr.String()
+		return e
+	}
 	msg := "lost the connection to the plugin (" + st.Message() + ")"
-	switch {
-	case used > 0:
-		msg = fmt.Sprintf("the plugin wrote %d MiB or more into its private TMPDIR, past the %d MiB a plugin process may (--plugin-tmp-quota): its process was killed", used>>20, h.cfg.TmpQuota>>20)
-	case exited:
+	if exited {
 		msg = "the plugin process exited during the replication"
 	}
 	e := h.errorf(ErrCrash, p.key, policy, "%s", msg)

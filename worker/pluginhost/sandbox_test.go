@@ -357,7 +357,8 @@ func TestPluginLogBudget(t *testing.T) {
 
 // A plugin that fills its private TMPDIR (the one place a confined plugin
 // may write) is killed past the quota, and its replication fails saying
-// so; the host goes on. hostile-diskfill writes up to 4 GiB in files of
+// so, not to be retried (each attempt would write the quota again); the
+// host goes on. hostile-diskfill writes up to 4 GiB in files of
 // 64 MiB: under the sandbox the first write past the quota kills it
 // (RLIMIT_FSIZE), without it the host's watch does (every 250 ms).
 func TestPluginTmpQuota(t *testing.T) {
@@ -373,7 +374,8 @@ func TestPluginTmpQuota(t *testing.T) {
 			h := newHost(t, pluginhost.Config{Sandbox: c.sb(t), MaxConcurrent: 1, TmpQuota: quota})
 			b := pluginhost.Binary{Path: binary("hostile")}
 			_, err := h.Run(context.Background(), b, request(t, "hostile-diskfill", 100, 1), pluginhost.RunOptions{})
-			if !errors.Is(err, pluginhost.ErrCrash) || !strings.Contains(err.Error(), "into its private TMPDIR, past the 32 MiB a plugin process may") {
+			var pe *pluginhost.Error
+			if !errors.Is(err, pluginhost.ErrQuota) || !errors.As(err, &pe) || pe.Retryable() || !strings.Contains(err.Error(), "into its private TMPDIR, past the 32 MiB a plugin process may") {
 				t.Fatalf("diskfill: want the process killed at the quota, got %v", err)
 			}
 			t.Logf("diskfill: %.300s", err)
