@@ -311,7 +311,7 @@ func dash(s string) string {
 type runnerFlags struct {
 	mode, path, cache *string
 	sandbox, user     *string
-	memory            *string
+	memory, tmpQuota  *string
 	env, writable     *[]string
 	sb                *sandbox.Sandbox
 	pluginEnv         []string
@@ -327,6 +327,7 @@ func addRunnerFlags(fs *pflag.FlagSet) *runnerFlags {
 			"best-effort (apply what the kernel offers and say what is missing), off, or auto (require where the kernel supports it, else best-effort)"),
 		user:     fs.String("plugin-user", "", "user plugins run as: a name, uid or uid:gid, or \"self\" for the worker's own (default: nobody when the worker runs as root, else the worker's user)"),
 		memory:   fs.String("plugin-memory", "", "address space one plugin process may map, e.g. 8GiB (default: 2 GiB + 2.5 GiB per replication it runs at once)"),
+		tmpQuota: fs.String("plugin-tmp-quota", "256MiB", "what one plugin process may write into its private TMPDIR; past it the process is killed and its replication fails"),
 		env:      fs.StringSlice("plugin-env", nil, "names of variables of this process's environment also given to plugins (comma-separated; credentials and MSJFARM_*, AWS_*, MINIO_* are refused)"),
 		writable: fs.StringArray("plugin-writable", nil, "a directory every confined plugin process may also write (repeat the flag for more: a path may hold a comma; shared by all plugin processes: never the store or the plugin cache)"),
 	}
@@ -351,6 +352,13 @@ func (rf *runnerFlags) applySandbox(cmd string, quiet bool) int {
 			return usagef("%s: %v", cmd, err)
 		}
 	}
+	quota, err := parseSize("plugin-tmp-quota", *rf.tmpQuota)
+	if err == nil && quota <= 0 {
+		err = fmt.Errorf("--plugin-tmp-quota %s: must be positive", *rf.tmpQuota)
+	}
+	if err != nil {
+		return usagef("%s: %v", cmd, err)
+	}
 	rf.pluginEnv = nil
 	for _, name := range *rf.env {
 		if err := sandbox.CheckEnvName(name); err != nil {
@@ -360,12 +368,17 @@ func (rf *runnerFlags) applySandbox(cmd string, quiet bool) int {
 			rf.pluginEnv = append(rf.pluginEnv, name+"="+v)
 		}
 	}
-	sb, err := sandbox.New(sandbox.Options{Mode: mode, User: *rf.user, MemoryLimit: mem, Writable: *rf.writable})
+	sb, err := sandbox.New(sandbox.Options{Mode: mode, User: *rf.user, MemoryLimit: mem, Writable: *rf.writable, TmpQuota: quota})
 	if err != nil {
 		return fail("%s: %v", cmd, err)
 	}
 	rf.sb = sb
 	sandbox.SetDefault(sb)
+	// Now, not when the first plugin starts: a worker killed mid-campaign
+	// is restarted, and its plugins' directories should go at once.
+	if n := sandbox.RemoveStale(); n > 0 {
+		fmt.Fprintf(os.Stderr, "msjfarm %s: removed %d private TMPDIRs of plugin processes whose host was killed\n", cmd, n)
+	}
 	if !quiet {
 		rf.stateSandbox(cmd)
 	}

@@ -170,6 +170,11 @@ func setLimits(spec *Spec) error {
 			return err
 		}
 	}
+	if spec.FileSize > 0 {
+		if err := set("file-size", unix.RLIMIT_FSIZE, uint64(spec.FileSize)); err != nil {
+			return err
+		}
+	}
 	if spec.NProc > 0 {
 		return set("process", unix.RLIMIT_NPROC, uint64(spec.NProc))
 	}

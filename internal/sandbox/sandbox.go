@@ -29,6 +29,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,7 +90,20 @@ type Options struct {
 	// plugins (the fault suite's once-per-worker token). Never the store or
 	// the plugin cache.
 	Writable []string
+	// TmpQuota is what a plugin process may write into its private TMPDIR,
+	// in bytes (--plugin-tmp-quota; 0: DefaultTmpQuota). The plugin host
+	// enforces it, confined or not; confined, no file may grow past it
+	// either (RLIMIT_FSIZE).
+	TmpQuota int64
 }
+
+// DefaultTmpQuota is Options.TmpQuota's default. A confined plugin may
+// write only into its private TMPDIR (go-plugin's socket lives there), and
+// nothing bounded what it wrote: the hostile test plugin's diskfill attack
+// put 4 GiB there, on the worker's disk. A policy needs no files; a plugin
+// packed as one self-extracting binary may unpack itself there, which is
+// what the quota leaves room for.
+const DefaultTmpQuota = 256 << 20
 
 var (
 	defaultMu sync.Mutex
@@ -135,6 +149,7 @@ type Sandbox struct {
 	uid, gid int // -1: keep the host's
 	userName string
 	memory   int64
+	tmpQuota int64
 	writable []string
 	landlock int // ABI the kernel offers (0: none)
 	seccomp  bool
@@ -145,9 +160,12 @@ type Sandbox struct {
 // Require and the kernel lacks a mechanism, or when the plugin user is
 // unknown or cannot be switched to.
 func New(opt Options) (*Sandbox, error) {
-	s := &Sandbox{asked: opt.Mode, mode: opt.Mode, uid: -1, gid: -1, memory: opt.MemoryLimit}
+	s := &Sandbox{asked: opt.Mode, mode: opt.Mode, uid: -1, gid: -1, memory: opt.MemoryLimit, tmpQuota: cmp.Or(opt.TmpQuota, DefaultTmpQuota)}
 	if opt.MemoryLimit < 0 {
 		return nil, fmt.Errorf("--plugin-memory %d: must be positive (0: derived from the engine's memory budget)", opt.MemoryLimit)
+	}
+	if opt.TmpQuota < 0 {
+		return nil, fmt.Errorf("--plugin-tmp-quota %d: must be positive", opt.TmpQuota)
 	}
 	if err := s.resolveUser(opt.User); err != nil {
 		return nil, err
@@ -299,7 +317,7 @@ func (s *Sandbox) UID() int { return s.uid }
 // is applied, and, in best-effort, exactly what is missing.
 func (s *Sandbox) Describe() string {
 	if s.mode == Off {
-		return "plugin sandbox: off (--plugin-sandbox off): plugins run with the worker's authority over files, network and processes; only their environment is an allow-list"
+		return "plugin sandbox: off (--plugin-sandbox off): plugins run with the worker's authority over files, network and processes; only their environment is an allow-list, and their " + s.tmpQuotaDesc()
 	}
 	why := string(s.asked)
 	if s.asked == Auto {
@@ -314,7 +332,7 @@ func (s *Sandbox) Describe() string {
 	if s.seccomp {
 		on = append(on, "seccomp (unix stream sockets only, no connect, no fork, no ptrace, no namespaces, no io_uring)")
 	}
-	on = append(on, "no core dumps, address space "+s.memoryDesc(), "parent-death signal, own process group")
+	on = append(on, "no core dumps, address space "+s.memoryDesc(), s.tmpQuotaDesc(), "parent-death signal, own process group")
 	if s.uid >= 0 {
 		on = append(on, fmt.Sprintf("user %s (uid %d, gid %d)", s.userName, s.uid, s.gid))
 	} else {
@@ -328,6 +346,13 @@ func (s *Sandbox) Describe() string {
 		b.WriteString("; MISSING: " + strings.Join(s.missing, "; "))
 	}
 	return b.String()
+}
+
+// TmpQuota is what a plugin process may write into its private TMPDIR.
+func (s *Sandbox) TmpQuota() int64 { return s.tmpQuota }
+
+func (s *Sandbox) tmpQuotaDesc() string {
+	return fmt.Sprintf("TMPDIR at most %d MiB (--plugin-tmp-quota)", s.tmpQuota>>20)
 }
 
 func (s *Sandbox) memoryDesc() string {
@@ -368,6 +393,7 @@ type Spec struct {
 	GID      int      `json:"gid"`
 	Memory   int64    `json:"memory"`
 	NProc    int64    `json:"nproc,omitempty"`
+	FileSize int64    `json:"file_size,omitempty"` // RLIMIT_FSIZE: no file written larger
 	HostPID  int      `json:"host_pid"`
 	Landlock bool     `json:"landlock"`
 	Seccomp  bool     `json:"seccomp"`
@@ -402,9 +428,11 @@ func (p *Process) Cleanup() {
 
 // Command prepares a plugin process: binary with args, environment env
 // (to which TMPDIR is added), running concurrency replications at once;
-// sha256 (hex, may be empty) is the pinned checksum.
-func (s *Sandbox) Command(binary string, args, env []string, concurrency int, sha256 string) (*Process, error) {
-	tmp, err := os.MkdirTemp("", "msjfarm-plugin-")
+// sha256 (hex, may be empty) is the pinned checksum; no file it writes
+// may grow past fileSize bytes (0: no limit), a write past it kills the
+// process (SIGXFSZ).
+func (s *Sandbox) Command(binary string, args, env []string, concurrency int, sha256 string, fileSize int64) (*Process, error) {
+	tmp, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", tmpPrefix, os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("private TMPDIR: %v", err)
 	}
@@ -423,7 +451,8 @@ func (s *Sandbox) Command(binary string, args, env []string, concurrency int, sh
 		return p, nil
 	}
 	spec := Spec{Mode: s.mode, Binary: binary, SHA256: sha256, TmpDir: tmp, UID: s.uid, GID: s.gid,
-		Memory: s.Limit(concurrency), HostPID: os.Getpid(), Landlock: s.landlock > 0, Seccomp: s.seccomp, Writable: s.writable}
+		Memory: s.Limit(concurrency), HostPID: os.Getpid(), Landlock: s.landlock > 0, Seccomp: s.seccomp, Writable: s.writable,
+		FileSize: fileSize}
 	if s.uid >= 0 {
 		// A dedicated user: bound its tasks (threads count). Forks are
 		// refused by seccomp; this also holds where seccomp is missing.
@@ -442,6 +471,36 @@ func (s *Sandbox) Command(binary string, args, env []string, concurrency int, sh
 		SysProcAttr: launcherAttr()}
 	p.Verified = sha256 != ""
 	return p, nil
+}
+
+// tmpPrefix begins a plugin process's private TMPDIR's name, which goes on
+// with the host's pid (RemoveStale).
+const tmpPrefix = "msjfarm-plugin-"
+
+// RemoveStale removes the private TMPDIRs whose host process is gone: a
+// host removes its plugins' directories as they exit, but a host killed
+// (SIGKILL, the OOM killer) leaves them, each with what its plugin wrote
+// (up to the TMPDIR quota). Hosts call it once as they start. A directory
+// of a live process, or of another user's process, is left alone; one
+// named without a pid (an older msjfarm's) too. It returns how many it
+// removed.
+func RemoveStale() int {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tmpPrefix+"*-*"))
+	n := 0
+	for _, d := range dirs {
+		pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), tmpPrefix), "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			continue // alive (EPERM: another user's)
+		}
+		if os.RemoveAll(d) == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // nprocLimit bounds the tasks (processes and threads) of a dedicated

@@ -1,7 +1,10 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -86,6 +89,40 @@ func TestWritable(t *testing.T) {
 	for _, bad := range []string{f, d + "/missing"} {
 		if _, err := New(Options{Mode: Off, User: "self", Writable: []string{bad}}); err == nil || !strings.Contains(err.Error(), "--plugin-writable") {
 			t.Errorf("%s: want a refusal naming --plugin-writable, got %v", bad, err)
+		}
+	}
+}
+
+// TestRemoveStale: the private TMPDIRs of a host that is gone are removed
+// with what is in them; those of this process, of a live process and of
+// an older msjfarm (no pid in the name) are left.
+func TestRemoveStale(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dirs := map[string]bool{ // name: removed
+		fmt.Sprintf("msjfarm-plugin-%d-123", gone.Process.Pid): true,
+		fmt.Sprintf("msjfarm-plugin-%d-456", os.Getpid()):      false,
+		"msjfarm-plugin-1-789":                                 false, // init: alive
+		"msjfarm-plugin-3141592653":                            false,
+	}
+	for d := range dirs {
+		if err := os.MkdirAll(filepath.Join(tmp, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, d, "fill0"), make([]byte, 1<<20), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := RemoveStale(); n != 1 {
+		t.Errorf("removed %d, want 1", n)
+	}
+	for d, removed := range dirs {
+		if _, err := os.Stat(filepath.Join(tmp, d)); os.IsNotExist(err) != removed {
+			t.Errorf("%s: removed %v, want %v", d, os.IsNotExist(err), removed)
 		}
 	}
 }

@@ -33,6 +33,10 @@ const (
 	ErrDeadline Kind = "deadline exceeded"
 	// ErrCanceled: the caller's context ended the call.
 	ErrCanceled Kind = "cancelled"
+	// ErrQuota: the plugin wrote past its TMPDIR quota, and its process
+	// was killed (Config.TmpQuota). Not retried: a policy that writes that
+	// much will again, on every worker.
+	ErrQuota Kind = "TMPDIR quota exceeded"
 	// ErrTraceLimit: a requested decision trace exceeded its limit.
 	ErrTraceLimit Kind = "trace too long"
 	// ErrClosed: the host was closed.

@@ -101,6 +101,11 @@ type Config struct {
 	// Sandbox confines the plugin processes (nil: sandbox.Default(), the
 	// kernel's best with the default plugin user).
 	Sandbox *sandbox.Sandbox
+	// TmpQuota bounds what a plugin process may write into its private
+	// TMPDIR, the one place a confined plugin may write (0: the
+	// sandbox's, --plugin-tmp-quota; < 0: no bound): past it the process
+	// is killed (watchTmp) and its replication fails.
+	TmpQuota int64
 	// DigestDir holds the persistent digest cache (see Digests): an
 	// unchanged binary is hashed once per machine, not once per process
 	// ("": <user cache dir>/msjfarm/digests; "off": memory only).
@@ -259,6 +264,10 @@ type entry struct {
 }
 
 // New returns a Host; processes start on first use.
+// removeStale: the first host of a process removes what killed hosts
+// left in the temporary directory (sandbox.RemoveStale).
+var removeStale sync.Once
+
 func New(cfg Config) *Host {
 	if cfg.MaxConcurrent < 1 {
 		cfg.MaxConcurrent = runtime.NumCPU()
@@ -284,13 +293,23 @@ func New(cfg Config) *Host {
 	if cfg.StderrTail <= 0 {
 		cfg.StderrTail = 16 << 10
 	}
+
 	if cfg.Sandbox == nil {
 		cfg.Sandbox = sandbox.Default()
+	}
+
+	if cfg.TmpQuota == 0 {
+		cfg.TmpQuota = cfg.Sandbox.TmpQuota()
 	}
 	lg := cfg.Logger
 	if lg == nil {
 		lg = hclog.New(&hclog.LoggerOptions{Name: "plugin-host", Level: hclog.Warn, Output: os.Stderr})
 	}
+	removeStale.Do(func() {
+		if n := sandbox.RemoveStale(); n > 0 {
+			lg.Info("removed the private TMPDIRs of plugin processes whose host is gone", "count", n)
+		}
+	})
 	return &Host{cfg: cfg, logger: lg, procs: map[procKey]*entry{}, live: map[*proc]bool{}, digest: NewDigests(cfg.DigestDir)}
 }
 
@@ -366,6 +385,9 @@ type proc struct {
 	hung     bool
 	killed   bool
 	lastUsed time.Time
+	// overQuota is what watchTmp found in the process's TMPDIR when it
+	// killed it (0: it did not).
+	overQuota atomic.Int64
 }
 
 func (h *Host) errorf(kind Kind, key procKey, policy, format string, a ...any) *Error {
@@ -642,6 +664,9 @@ func (h *Host) start(key procKey) (*proc, error) {
 	h.mu.Lock()
 	h.live[p] = true
 	h.mu.Unlock()
+	if h.cfg.TmpQuota > 0 {
+		go h.watchTmp(p)
+	}
 	return p, nil
 }
 
@@ -682,7 +707,7 @@ func (h *Host) launch(key procKey) (*starting, error) {
 	// The process runs in its own process group (a hung plugin is killed
 	// with everything it started, and a terminal's ^C reaches the host
 	// only, which stops its plugins in order), confined by the sandbox.
-	sp, err := h.cfg.Sandbox.Command(key.path, args, h.env(), h.cfg.MaxConcurrent, pin)
+	sp, err := h.cfg.Sandbox.Command(key.path, args, h.env(), h.cfg.MaxConcurrent, pin, max(h.cfg.TmpQuota, 0))
 	if err != nil {
 		return nil, h.errorf(ErrStart, key, "", "plugin sandbox: %v", err)
 	}
@@ -698,7 +723,7 @@ func (h *Host) launch(key procKey) (*starting, error) {
 		SkipHostEnv:      true,
 		SecureConfig:     secure,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           budgetLogger{h.logger, newLogBudget()},
+		Logger:           budgetLogger{h.logger.Named(filepath.Base(key.path)), newLogBudget()},
 		Stderr:           stderr,
 		StartTimeout:     h.cfg.StartTimeout,
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
@@ -1097,7 +1122,19 @@ func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, d
 	}
 	// Anything else means the process or its connection is gone.
 	exited := waitExited(p.client, 3*time.Second)
+	used := p.overQuota.Load()
+	if used == 0 && h.cfg.TmpQuota > 0 {
+		// A file at the quota: the process died of RLIMIT_FSIZE writing it.
+		if n := dirSize(p.sb.TmpDir, h.cfg.TmpQuota); n >= h.cfg.TmpQuota {
+			used = n
+		}
+	}
 	h.retire(p)
+	if used > 0 {
+		e := h.errorf(ErrQuota, p.key, policy, "the plugin wrote %d MiB or more into its private TMPDIR, past the %d MiB a plugin process may (--plugin-tmp-quota): its process was killed", used>>20, h.cfg.TmpQuota>>20)
+		e.Stderr = p.stderr.String()
+		return e
+	}
 	msg := "lost the connection to the plugin (" + st.Message() + ")"
 	if exited {
 		msg = "the plugin process exited during the replication"

@@ -13,13 +13,16 @@ import (
 // every line after one that begins "panic: ") at that level, in the
 // host's log: a plugin that wrote 64 MiB of such lines put 101 MiB into
 // the worker's log (a Slurm job's output file, on a shared file system)
-// and held the worker's logging for a minute. Each process gets
-// logBurst bytes, then logRate bytes a second; what is dropped is
-// counted and said when the process may log again. The stderr's tail
+// (and, under submit's trial, the terminal). Each process gets logBurst
+// bytes (some 150 lines), then logRate bytes a second; what is dropped is
+// counted and said when the process may log again, at most every
+// noticeEvery (a flood at the refill rate would otherwise get a notice
+// per line let through). The stderr's tail
 // (tail) is kept apart, whole, for error reports.
 const (
-	logBurst = 64 << 10
-	logRate  = 1 << 10
+	logBurst    = 16 << 10
+	logRate     = 1 << 10
+	noticeEvery = 10 * time.Second
 )
 
 // logBudget is a token bucket shared by a process's loggers (go-plugin
@@ -28,7 +31,8 @@ type logBudget struct {
 	mu      sync.Mutex
 	tokens  float64
 	last    time.Time
-	dropped int // lines
+	dropped int // lines, since the last notice
+	notice  time.Time
 	now     func() time.Time
 }
 
@@ -37,7 +41,9 @@ func newLogBudget() *logBudget {
 }
 
 // take reports whether a line of n bytes may be logged, and how many lines
-// were dropped before it (0 when none, or when this one is dropped too).
+// were dropped since the last notice when one is due with it (0 when none,
+// when the last notice is under noticeEvery old, or when this line is
+// dropped too).
 func (b *logBudget) take(n int) (bool, int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -49,8 +55,11 @@ func (b *logBudget) take(n int) (bool, int) {
 		return false, 0
 	}
 	b.tokens -= float64(n)
+	if b.dropped == 0 || now.Sub(b.notice) < noticeEvery {
+		return true, 0
+	}
 	d := b.dropped
-	b.dropped = 0
+	b.dropped, b.notice = 0, now
 	return true, d
 }
 
@@ -74,7 +83,7 @@ func (l budgetLogger) Log(level hclog.Level, msg string, args ...any) {
 		return
 	}
 	if dropped > 0 {
-		l.Logger.Warn(fmt.Sprintf("%d lines of this plugin's log dropped: more than %d KiB at once, or %d KiB a second after that", dropped, logBurst>>10, logRate>>10))
+		l.Logger.Warn(fmt.Sprintf("%d lines of this plugin's log dropped: more than %d KiB at once, or %d KiB a second after that (said at most every %s)", dropped, logBurst>>10, logRate>>10, noticeEvery))
 	}
 	l.Logger.Log(level, msg, args...)
 }

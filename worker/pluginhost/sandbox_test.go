@@ -332,7 +332,7 @@ func (w *countWriter) bytes() int {
 // error, and every line after one that begins "panic: ", at that level:
 // hostile-logflood's 64 MiB of "[ERROR] ..." lines all reached the
 // worker's log (a Slurm job's output file, on a shared file system). Now
-// a process gets a 64 KiB burst and 1 KiB/s after it, and the host says
+// a process gets a 16 KiB burst and 1 KiB/s after it, and the host says
 // how much it dropped (a crash's report still has the stderr's tail).
 func TestPluginLogBudget(t *testing.T) {
 	var log countWriter
@@ -343,7 +343,7 @@ func TestPluginLogBudget(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "SUCCEEDED: wrote 64 MiB to stderr") {
 		t.Fatalf("logflood: %v", err)
 	}
-	// 64 KiB and the host's own lines, and 1 KiB for each second the
+	// 16 KiB and the host's own lines, and 1 KiB for each second the
 	// flood took; 1 MiB leaves room for a loaded machine.
 	if n := log.bytes(); n > 1<<20 {
 		t.Errorf("the host's log received %d MiB of the plugin's 64", n>>20)
@@ -352,5 +352,36 @@ func TestPluginLogBudget(t *testing.T) {
 	}
 	if _, err := h.Run(context.Background(), b, request(t, "hostile-honest", 2000, 1), pluginhost.RunOptions{}); err != nil {
 		t.Fatalf("an honest replication after the flood: %v", err)
+	}
+}
+
+// A plugin that fills its private TMPDIR (the one place a confined plugin
+// may write) is killed past the quota, and its replication fails saying
+// so, not to be retried (each attempt would write the quota again); the
+// host goes on. hostile-diskfill writes up to 4 GiB in files of
+// 64 MiB: under the sandbox the first write past the quota kills it
+// (RLIMIT_FSIZE), without it the host's watch does (every 250 ms).
+func TestPluginTmpQuota(t *testing.T) {
+	const quota = 32 << 20
+	for _, c := range []struct {
+		name string
+		sb   func(t *testing.T) *sandbox.Sandbox
+	}{
+		{"sandbox off", func(t *testing.T) *sandbox.Sandbox { return sandboxOff(t) }},
+		{"sandbox", func(t *testing.T) *sandbox.Sandbox { return requireSandbox(t, "self", 0) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHost(t, pluginhost.Config{Sandbox: c.sb(t), MaxConcurrent: 1, TmpQuota: quota})
+			b := pluginhost.Binary{Path: binary("hostile")}
+			_, err := h.Run(context.Background(), b, request(t, "hostile-diskfill", 100, 1), pluginhost.RunOptions{})
+			var pe *pluginhost.Error
+			if !errors.Is(err, pluginhost.ErrQuota) || !errors.As(err, &pe) || pe.Retryable() || !strings.Contains(err.Error(), "into its private TMPDIR, past the 32 MiB a plugin process may") {
+				t.Fatalf("diskfill: want the process killed at the quota, got %v", err)
+			}
+			t.Logf("diskfill: %.300s", err)
+			if _, err := h.Run(context.Background(), b, request(t, "hostile-honest", 2000, 1), pluginhost.RunOptions{}); err != nil {
+				t.Fatalf("an honest replication after: %v", err)
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -107,6 +108,32 @@ var attacks = map[string]func(p *hostile) (string, error){
 	},
 	"ptrace": func(*hostile) (string, error) {
 		return "attached to the host", syscall.PtraceAttach(os.Getppid())
+	},
+	// Up to 4 GiB into the private TMPDIR, in files of up to 64 MiB (a
+	// file the size limit stops is left for the next one): the one place
+	// a confined plugin may write fills the worker's disk.
+	"diskfill": func(*hostile) (string, error) {
+		chunk := make([]byte, 1<<20)
+		n := 0
+		var last error
+		for i := 0; n < 4<<30 && i < 100000; i++ {
+			f, err := os.Create(filepath.Join(os.TempDir(), fmt.Sprintf("fill%d", i)))
+			if err != nil {
+				return fmt.Sprintf("wrote %d MiB", n>>20), err
+			}
+			for range 64 {
+				if _, err := f.Write(chunk); err != nil {
+					last = err
+					break
+				}
+				n += len(chunk)
+			}
+			f.Close()
+		}
+		if n < 4<<30 {
+			return fmt.Sprintf("wrote %d MiB", n>>20), last
+		}
+		return fmt.Sprintf("wrote %d MiB to %s", n>>20, os.TempDir()), nil
 	},
 	// 64 MiB of stderr in lines go-plugin re-logs at error level (every
 	// line after one that begins "panic: "), written to file descriptor 2
