@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -70,6 +72,9 @@ func TestNewcomerMistakes(t *testing.T) {
 	}
 	for i, m := range newcomerMistakes {
 		t.Run(m.name, func(t *testing.T) {
+			// A killed host's plugin TMPDIR, which run removes as it
+			// starts: silently (it said so once, a second line).
+			staleTmpDir(t)
 			if !strings.Contains(newcomerBase, m.from) {
 				t.Fatalf("%q not in the base file", m.from)
 			}
@@ -141,4 +146,19 @@ func TestNewcomerMistakeWithFamilyPlugin(t *testing.T) {
 	if e, err := reg.Lookup("msfq"); err != nil || e.Source == registry.BuiltIn || e.Plugin != "quickswap" {
 		t.Fatalf("msfq is served by %+v (%v), want the quickswap plugin binary", e, err)
 	}
+}
+
+// staleTmpDir leaves a private plugin TMPDIR of a host that is gone, as a
+// killed worker does (sandbox.RemoveStale removes it).
+func staleTmpDir(t *testing.T) {
+	t.Helper()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	d := filepath.Join(os.TempDir(), fmt.Sprintf("msjfarm-plugin-%d-newcomer", gone.Process.Pid))
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
 }

@@ -375,8 +375,10 @@ func (rf *runnerFlags) applySandbox(cmd string, quiet bool) int {
 	rf.sb = sb
 	sandbox.SetDefault(sb)
 	// Now, not when the first plugin starts: a worker killed mid-campaign
-	// is restarted, and its plugins' directories should go at once.
-	if n := sandbox.RemoveStale(); n > 0 {
+	// is restarted, and its plugins' directories should go at once. Said
+	// unless quiet: run keeps a mistake in its sweep file the one line a
+	// newcomer reads.
+	if n := sandbox.RemoveStale(); n > 0 && !quiet {
 		fmt.Fprintf(os.Stderr, "msjfarm %s: removed %d private TMPDIRs of plugin processes whose host was killed\n", cmd, n)
 	}
 	if !quiet {

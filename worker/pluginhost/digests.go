@@ -158,7 +158,9 @@ func (d *Digests) Info(sha, path string) *Info {
 		return nil
 	}
 	in = new(Info)
-	if json.Unmarshal(b, in) != nil || in.Protocol != wire.ProtocolVersion {
+	// check: a file an older msjfarm cached holds the plugin's text as it
+	// answered it (a miss asks the binary again, which decodeInfo checks).
+	if json.Unmarshal(b, in) != nil || in.Protocol != wire.ProtocolVersion || in.check() != nil {
 		return nil
 	}
 	d.mu.Lock()

@@ -67,10 +67,11 @@ func (e *Error) Error() string {
 	if e.Policy != "" {
 		fmt.Fprintf(&b, ", policy %s", e.Policy)
 	}
-	fmt.Fprintf(&b, ": %s: %s", e.Kind, e.Msg)
+	// Msg and Stderr hold the plugin's own words: Printable.
+	fmt.Fprintf(&b, ": %s: %s", e.Kind, Printable(e.Msg))
 	if s := strings.TrimSpace(e.Stderr); s != "" {
 		b.WriteString("\n--- plugin stderr (last lines) ---\n")
-		b.WriteString(s)
+		b.WriteString(Printable(s))
 	}
 	return b.String()
 }

@@ -811,6 +811,7 @@ func (s *starting) describe(rc plugin.ClientProtocol) (pb.PolicyPluginClient, *I
 	return rpc, info, nil
 }
 
+// decodeInfo reads a plugin's Info, checked (Info.check).
 func decodeInfo(r *pb.InfoResponse) (*Info, error) {
 	in := &Info{Name: r.PluginName, Version: r.PluginVersion, Engine: r.EngineVersion,
 		Protocol: int(r.ProtocolVersion), MaxConcurrent: int(r.MaxConcurrent), GoVersion: r.GoVersion}
@@ -819,15 +820,46 @@ func decodeInfo(r *pb.InfoResponse) (*Info, error) {
 			Reference: p.Reference, Timers: p.Timers, Counters: p.Counters}
 		if len(p.ParamsJson) > 0 {
 			if err := json.Unmarshal(p.ParamsJson, &pi.Params); err != nil {
-				return nil, fmt.Errorf("policy %s: unreadable parameter schema: %v", p.Name, err)
+				return nil, fmt.Errorf("policy %s: unreadable parameter schema: %v", Printable(p.Name), err)
 			}
 		}
 		if err := decodeCounterInfo(p.CountersJson, &pi); err != nil {
-			return nil, fmt.Errorf("policy %s: %w", p.Name, err)
+			return nil, fmt.Errorf("policy %s: %w", Printable(p.Name), err)
 		}
 		in.Policies = append(in.Policies, pi)
 	}
+	if err := in.check(); err != nil {
+		return nil, err
+	}
 	return in, nil
+}
+
+// check refuses names that are not names (checkName) and makes the free
+// text Printable (versions, docs, enum values): it reaches terminals,
+// reports and the schemas stored beside a campaign's pins.
+func (in *Info) check() error {
+	if err := checkName("plugin name", in.Name); err != nil {
+		return err
+	}
+	in.Version, in.Engine, in.GoVersion = Printable(in.Version), Printable(in.Engine), Printable(in.GoVersion)
+	for i := range in.Policies {
+		p := &in.Policies[i]
+		if err := checkName("policy name", p.Name); err != nil {
+			return err
+		}
+		p.Doc, p.Preemption = Printable(p.Doc), Printable(p.Preemption)
+		for j := range p.Params {
+			q := &p.Params[j]
+			if err := checkName("policy "+p.Name+": parameter name", q.Name); err != nil {
+				return err
+			}
+			q.Doc = Printable(q.Doc)
+			for k, v := range q.Enum {
+				q.Enum[k] = Printable(v)
+			}
+		}
+	}
+	return nil
 }
 
 // decodeCounterInfo reads and checks a policy's counter descriptions

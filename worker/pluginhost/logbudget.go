@@ -85,7 +85,9 @@ func (l budgetLogger) Log(level hclog.Level, msg string, args ...any) {
 	if dropped > 0 {
 		l.Logger.Warn(fmt.Sprintf("%d lines of this plugin's log dropped: more than %d KiB at once, or %d KiB a second after that (said at most every %s)", dropped, logBurst>>10, logRate>>10, noticeEvery))
 	}
-	l.Logger.Log(level, msg, args...)
+	// A plugin's stderr line, re-logged: Printable (a log is read on a
+	// terminal, with tail -f).
+	l.Logger.Log(level, Printable(msg), args...)
 }
 
 func (l budgetLogger) Trace(msg string, args ...any) { l.Log(hclog.Trace, msg, args...) }

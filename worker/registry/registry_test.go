@@ -259,3 +259,39 @@ func TestIndexStartsNothingWhenCached(t *testing.T) {
 		t.Fatalf("cached Info lost the conflict: %v", err)
 	}
 }
+
+// TestPluginEscapes: what a plugin writes reaches terminals (plugin info,
+// submit --wait, results, the worker's log) with every control character
+// written out. A policy whose error moved the cursor over its own line to
+// write "3/3 done (100%), 0 failed", and set the terminal's clipboard (OSC
+// 52), reaches us as \x0d\x1b[2K…\x1b]52;…\x07; its doc's title change and
+// bidirectional override likewise. A policy name with an escape makes its
+// binary unusable, said without the raw escape.
+func TestPluginEscapes(t *testing.T) {
+	dir := t.TempDir()
+	install(t, dir, "escapes", "escname")
+	h := newHost(t)
+	r := registry.New(context.Background(), registry.Options{Dirs: []string{dir}, Host: h})
+	raw := func(s string) bool { return strings.ContainsAny(s, "\x1b\x07\r\u202e") }
+	if len(r.Broken) != 1 || !strings.Contains(r.Broken[0].String(), `policy name "fcfs\x1b[31m": not a name`) || raw(r.Broken[0].String()) {
+		t.Fatalf("broken: %v", r.Broken)
+	}
+	e, err := r.Lookup("fcfs-esc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := e.Binary()
+	info, err := h.Info(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc := info.Policies[0].Doc; raw(doc) || !strings.Contains(doc, `FCFS\x1b]0;pwned\x07\x1b[2J, documented with escapes\u202e`) {
+		t.Errorf("doc %q", doc)
+	}
+	spec, _ := workload.Named("one-or-all")
+	_, err = h.Run(context.Background(), b, &wire.RunRequest{Policy: "fcfs-esc", Workload: spec, ArrivalRate: 2,
+		Run: wire.Run{Seed: 1, RunConfig: wire.RunConfig{Arrivals: 100}}}, pluginhost.RunOptions{Deadline: 20 * time.Second})
+	if err == nil || raw(err.Error()) || !strings.Contains(err.Error(), `oops\x0d\x1b[2K3/3 done (100%), 0 failed \x1b]52;c;cm0gLXJmIH4=\x07`) {
+		t.Errorf("replication error %q", err)
+	}
+}

@@ -15,6 +15,11 @@
 //   - msjfarm-policy-late: serves "fcfs-late", an FCFS that fails when a
 //     job arrives with two others in the system (its code for a queue is
 //     broken, its Init and first starts are not);
+//   - msjfarm-policy-escapes: text with terminal escape sequences where a
+//     terminal shows it: "fcfs-esc", documented with a title change and a
+//     screen clear, whose replications fail with a message that moves the
+//     cursor back over its own line and writes a success there;
+//   - msjfarm-policy-escname: a policy whose name holds an escape sequence;
 //   - anything else: serves policy "lcfs-fit-test" correctly.
 package main
 
@@ -53,6 +58,14 @@ func (l late) Arrive(s *sim.System, j *sim.Job) {
 		panic("fcfs-late: three jobs in the system: this policy's queue is broken")
 	}
 	l.Policy.Arrive(s, j)
+}
+
+// escaping is FCFS whose Init fails with a message that, printed raw on a
+// terminal, erases its own line and writes a success in its place.
+type escaping struct{ sim.Policy }
+
+func (escaping) Init(*sim.System) error {
+	return fmt.Errorf("oops\r\x1b[2K3/3 done (100%%), 0 failed \x1b]52;c;cm0gLXJmIH4=\x07")
 }
 
 // refusing rejects every Run of policy "ghost".
@@ -97,6 +110,10 @@ func main() {
 		entries = []wire.Entry{{Name: "msfq-copy", Doc: "MSFQ under another name", New: msfq.New}}
 	case "refuses":
 		entries = []wire.Entry{{Name: "ghost", New: fcfs.New}, {Name: "fine", New: fcfs.New}}
+	case "escapes":
+		entries = []wire.Entry{{Name: "fcfs-esc", Doc: "FCFS\x1b]0;pwned\x07\x1b[2J, documented with escapes\u202e", New: func() sim.Policy { return escaping{fcfs.New()} }}}
+	case "escname":
+		entries = []wire.Entry{{Name: "fcfs\x1b[31m", Doc: "a name with an escape", New: fcfs.New}}
 	case "late":
 		entries = []wire.Entry{{Name: "fcfs-late", Doc: "FCFS that fails once a job waits", New: func() sim.Policy { return late{fcfs.New()} }}}
 	}
