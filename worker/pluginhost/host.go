@@ -797,7 +797,10 @@ func (s *starting) describe(rc plugin.ClientProtocol) (pb.PolicyPluginClient, *I
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.h.cfg.StartTimeout)
 	defer cancel()
-	resp, err := rpc.Info(ctx, &pb.InfoRequest{})
+	resp, err := rpc.Info(ctx, &pb.InfoRequest{}, grpc.MaxCallRecvMsgSize(maxInfoBytes))
+	if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted {
+		return nil, nil, s.fail(ErrStart, "info: the plugin's answer (its policies' docs and schemas) is larger than the %d MiB an Info may be: %s", maxInfoBytes>>20, st.Message())
+	}
 	if err != nil {
 		return nil, nil, s.fail(ErrStart, "info: %v", err)
 	}
@@ -810,6 +813,14 @@ func (s *starting) describe(rc plugin.ClientProtocol) (pb.PolicyPluginClient, *I
 	}
 	return rpc, info, nil
 }
+
+// maxInfoBytes bounds a plugin's Info answer. Every submit, run and
+// worker asks each binary on its search path for it, and the digest cache
+// keeps it on disk: a binary answering with a 200 MB doc (the call's own
+// limit is wire.MaxMessageBytes, for results) cost each of them that
+// much memory and disk. The largest Info built here, msjfarm serving its
+// own families, is ~40 KB.
+const maxInfoBytes = 4 << 20
 
 // decodeInfo reads a plugin's Info, checked (Info.check).
 func decodeInfo(r *pb.InfoResponse) (*Info, error) {
