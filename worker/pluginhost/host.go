@@ -818,8 +818,8 @@ func (s *starting) describe(rc plugin.ClientProtocol) (pb.PolicyPluginClient, *I
 // worker asks each binary on its search path for it, and the digest cache
 // keeps it on disk: a binary answering with a 200 MB doc (the call's own
 // limit is wire.MaxMessageBytes, for results) cost each of them that
-// much memory and disk. The largest Info built here, msjfarm serving its
-// own families, is ~40 KB.
+// much memory and disk. The largest of msjfarm's own families answers
+// 7.5 KB (serverfilling, as plugin info --json prints it).
 const maxInfoBytes = 4 << 20
 
 // decodeInfo reads a plugin's Info, checked (Info.check).

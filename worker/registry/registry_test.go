@@ -297,7 +297,7 @@ func TestPluginEscapes(t *testing.T) {
 }
 
 // TestPluginInfoSize: a binary whose Info is larger than the host reads
-// (a 64 MiB doc; the largest real one is ~40 KB) is unusable, said so,
+// (a 64 MiB doc; msjfarm's largest family answers 7.5 KB) is unusable, said so,
 // rather than read into every submit's memory and the digest cache.
 func TestPluginInfoSize(t *testing.T) {
 	dir := t.TempDir()
