@@ -643,6 +643,21 @@ func (h *Host) start(key procKey) (*proc, error) {
 		return nil, err
 	}
 	t0 := time.Now()
+	addr, err := s.client.Start()
+	if err != nil {
+		return nil, s.connectFailed(err)
+	}
+	// The handshake names the address the host connects to, and the
+	// plugin writes it: a confined plugin, which may not connect anywhere,
+	// named 127.0.0.1:<a port of its choice> and the host connected there
+	// (any host and port it reaches: the cloud's metadata service, a
+	// database). A plugin listens on a unix socket in its private TMPDIR
+	// (go-plugin's server puts it there); the host connects nowhere else,
+	// and checks before it connects at all.
+	if addr.Network() != "unix" || filepath.Dir(addr.String()) != s.sp.TmpDir {
+		return nil, s.abort(ErrStart, "the plugin's handshake names the %s address %q: a plugin listens on a unix socket in its private TMPDIR, and the host connects nowhere else",
+			Printable(addr.Network()), Printable(addr.String()))
+	}
 	rc, err := s.client.Client()
 	if err != nil {
 		return nil, s.connectFailed(err)
@@ -745,6 +760,21 @@ func (s *starting) stop() {
 	}
 	s.h.stop(s.client, pid, s.key.path)
 	s.sp.Cleanup()
+}
+
+// abort is fail for a process whose handshake named an address the host
+// must not connect to: SIGKILL to its group, never go-plugin's Kill, which
+// connects to the address to close the plugin gracefully.
+func (s *starting) abort(kind Kind, format string, a ...any) error {
+	s.stopped = true
+	if rc := s.client.ReattachConfig(); rc != nil {
+		killGroup(rc.Pid)
+	}
+	waitExited(s.client, s.h.cfg.KillTimeout)
+	s.sp.Cleanup()
+	e := s.h.errorf(kind, s.key, "", format, a...)
+	e.Stderr = s.stderr.String()
+	return e
 }
 
 // fail stops the process and returns the error of that kind; a start

@@ -385,3 +385,36 @@ func TestPluginTmpQuota(t *testing.T) {
 		})
 	}
 }
+
+// A plugin that answers the handshake itself, naming a TCP address, does
+// not make the host connect there: a confined plugin may not connect
+// anywhere, and the host, which may, connected to 127.0.0.1:<its port>
+// (HTTP/2's preface arrived at this test's listener). Refused before any
+// connection, with or without the sandbox.
+func TestPluginHandshakeAddress(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, c := range []struct {
+		name string
+		sb   func(t *testing.T) *sandbox.Sandbox
+	}{
+		{"sandbox off", func(t *testing.T) *sandbox.Sandbox { return sandboxOff(t) }},
+		{"sandbox", func(t *testing.T) *sandbox.Sandbox { return requireSandbox(t, "self", 0) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHost(t, pluginhost.Config{Sandbox: c.sb(t), Env: []string{"BADPROTO_MODE=address", "BADPROTO_ADDR=" + ln.Addr().String()}})
+			_, err := h.Info(context.Background(), pluginhost.Binary{Path: binary("badproto")})
+			if !errors.Is(err, pluginhost.ErrStart) || !strings.Contains(err.Error(), `handshake names the tcp address "`+ln.Addr().String()+`"`) {
+				t.Fatalf("want the handshake's address refused, got %v", err)
+			}
+		})
+	}
+	ln.(*net.TCPListener).SetDeadline(time.Now().Add(500 * time.Millisecond))
+	if conn, err := ln.Accept(); err == nil {
+		conn.Close()
+		t.Fatal("the host connected to the address the plugin named")
+	}
+}
