@@ -355,6 +355,16 @@ func TestPluginLogBudget(t *testing.T) {
 	}
 }
 
+// bothWays runs a test of what the host enforces itself with the sandbox
+// off and on.
+var bothWays = []struct {
+	name string
+	sb   func(t *testing.T) *sandbox.Sandbox
+}{
+	{"sandbox off", func(t *testing.T) *sandbox.Sandbox { return sandboxOff(t) }},
+	{"sandbox", func(t *testing.T) *sandbox.Sandbox { return requireSandbox(t, "self", 0) }},
+}
+
 // A plugin that fills its private TMPDIR (the one place a confined plugin
 // may write) is killed past the quota, and its replication fails saying
 // so, not to be retried (each attempt would write the quota again); the
@@ -363,13 +373,7 @@ func TestPluginLogBudget(t *testing.T) {
 // (RLIMIT_FSIZE), without it the host's watch does (every 250 ms).
 func TestPluginTmpQuota(t *testing.T) {
 	const quota = 32 << 20
-	for _, c := range []struct {
-		name string
-		sb   func(t *testing.T) *sandbox.Sandbox
-	}{
-		{"sandbox off", func(t *testing.T) *sandbox.Sandbox { return sandboxOff(t) }},
-		{"sandbox", func(t *testing.T) *sandbox.Sandbox { return requireSandbox(t, "self", 0) }},
-	} {
+	for _, c := range bothWays {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHost(t, pluginhost.Config{Sandbox: c.sb(t), MaxConcurrent: 1, TmpQuota: quota})
 			b := pluginhost.Binary{Path: binary("hostile")}
@@ -397,13 +401,7 @@ func TestPluginHandshakeAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	for _, c := range []struct {
-		name string
-		sb   func(t *testing.T) *sandbox.Sandbox
-	}{
-		{"sandbox off", func(t *testing.T) *sandbox.Sandbox { return sandboxOff(t) }},
-		{"sandbox", func(t *testing.T) *sandbox.Sandbox { return requireSandbox(t, "self", 0) }},
-	} {
+	for _, c := range bothWays {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHost(t, pluginhost.Config{Sandbox: c.sb(t), Env: []string{"BADPROTO_MODE=address", "BADPROTO_ADDR=" + ln.Addr().String()}})
 			_, err := h.Info(context.Background(), pluginhost.Binary{Path: binary("badproto")})
