@@ -643,6 +643,21 @@ func (h *Host) start(key procKey) (*proc, error) {
 		return nil, err
 	}
 	t0 := time.Now()
+	addr, err := s.client.Start()
+	if err != nil {
+		return nil, s.connectFailed(err)
+	}
+	// The handshake names the address the host connects to, and the
+	// plugin writes it: a confined plugin, which may not connect anywhere,
+	// named 127.0.0.1:<a port of its choice> and the host connected there
+	// (any host and port it reaches: the cloud's metadata service, a
+	// database). A plugin listens on a unix socket in its private TMPDIR
+	// (go-plugin's server puts it there); the host connects nowhere else,
+	// and checks before it connects at all.
+	if addr.Network() != "unix" || filepath.Dir(addr.String()) != s.sp.TmpDir {
+		return nil, s.abort(ErrStart, "the plugin's handshake names the %s address %q: a plugin listens on a unix socket in its private TMPDIR, and the host connects nowhere else",
+			Printable(addr.Network()), Printable(addr.String()))
+	}
 	rc, err := s.client.Client()
 	if err != nil {
 		return nil, s.connectFailed(err)
@@ -747,6 +762,21 @@ func (s *starting) stop() {
 	s.sp.Cleanup()
 }
 
+// abort is fail for a process whose handshake named an address the host
+// must not connect to: SIGKILL to its group, never go-plugin's Kill, which
+// connects to the address to close the plugin gracefully.
+func (s *starting) abort(kind Kind, format string, a ...any) error {
+	s.stopped = true
+	if rc := s.client.ReattachConfig(); rc != nil {
+		killGroup(rc.Pid)
+	}
+	waitExited(s.client, s.h.cfg.KillTimeout)
+	s.sp.Cleanup()
+	e := s.h.errorf(kind, s.key, "", format, a...)
+	e.Stderr = s.stderr.String()
+	return e
+}
+
 // fail stops the process and returns the error of that kind; a start
 // failure carries the tail of the plugin's stderr, which says why.
 func (s *starting) fail(kind Kind, format string, a ...any) error {
@@ -797,7 +827,10 @@ func (s *starting) describe(rc plugin.ClientProtocol) (pb.PolicyPluginClient, *I
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.h.cfg.StartTimeout)
 	defer cancel()
-	resp, err := rpc.Info(ctx, &pb.InfoRequest{})
+	resp, err := rpc.Info(ctx, &pb.InfoRequest{}, grpc.MaxCallRecvMsgSize(maxInfoBytes))
+	if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted {
+		return nil, nil, s.fail(ErrStart, "info: the plugin's answer (its policies' docs and schemas) is larger than the %d MiB an Info may be: %s", maxInfoBytes>>20, st.Message())
+	}
 	if err != nil {
 		return nil, nil, s.fail(ErrStart, "info: %v", err)
 	}
@@ -810,6 +843,14 @@ func (s *starting) describe(rc plugin.ClientProtocol) (pb.PolicyPluginClient, *I
 	}
 	return rpc, info, nil
 }
+
+// maxInfoBytes bounds a plugin's Info answer. Every submit, run and
+// worker asks each binary on its search path for it, and the digest cache
+// keeps it on disk: a binary answering with a 200 MB doc (the call's own
+// limit is wire.MaxMessageBytes, for results) cost each of them that
+// much memory and disk. The largest of msjfarm's own families answers
+// 7.5 KB (serverfilling, as plugin info --json prints it).
+const maxInfoBytes = 4 << 20
 
 // decodeInfo reads a plugin's Info, checked (Info.check).
 func decodeInfo(r *pb.InfoResponse) (*Info, error) {

@@ -355,6 +355,16 @@ func TestPluginLogBudget(t *testing.T) {
 	}
 }
 
+// bothWays runs a test of what the host enforces itself with the sandbox
+// off and on.
+var bothWays = []struct {
+	name string
+	sb   func(t *testing.T) *sandbox.Sandbox
+}{
+	{"sandbox off", func(t *testing.T) *sandbox.Sandbox { return sandboxOff(t) }},
+	{"sandbox", func(t *testing.T) *sandbox.Sandbox { return requireSandbox(t, "self", 0) }},
+}
+
 // A plugin that fills its private TMPDIR (the one place a confined plugin
 // may write) is killed past the quota, and its replication fails saying
 // so, not to be retried (each attempt would write the quota again); the
@@ -363,13 +373,7 @@ func TestPluginLogBudget(t *testing.T) {
 // (RLIMIT_FSIZE), without it the host's watch does (every 250 ms).
 func TestPluginTmpQuota(t *testing.T) {
 	const quota = 32 << 20
-	for _, c := range []struct {
-		name string
-		sb   func(t *testing.T) *sandbox.Sandbox
-	}{
-		{"sandbox off", func(t *testing.T) *sandbox.Sandbox { return sandboxOff(t) }},
-		{"sandbox", func(t *testing.T) *sandbox.Sandbox { return requireSandbox(t, "self", 0) }},
-	} {
+	for _, c := range bothWays {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHost(t, pluginhost.Config{Sandbox: c.sb(t), MaxConcurrent: 1, TmpQuota: quota})
 			b := pluginhost.Binary{Path: binary("hostile")}
@@ -383,5 +387,32 @@ func TestPluginTmpQuota(t *testing.T) {
 				t.Fatalf("an honest replication after: %v", err)
 			}
 		})
+	}
+}
+
+// A plugin that answers the handshake itself, naming a TCP address, does
+// not make the host connect there: a confined plugin may not connect
+// anywhere, and the host, which may, connected to 127.0.0.1:<its port>
+// (HTTP/2's preface arrived at this test's listener). Refused before any
+// connection, with or without the sandbox.
+func TestPluginHandshakeAddress(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, c := range bothWays {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHost(t, pluginhost.Config{Sandbox: c.sb(t), Env: []string{"BADPROTO_MODE=address", "BADPROTO_ADDR=" + ln.Addr().String()}})
+			_, err := h.Info(context.Background(), pluginhost.Binary{Path: binary("badproto")})
+			if !errors.Is(err, pluginhost.ErrStart) || !strings.Contains(err.Error(), `handshake names the tcp address "`+ln.Addr().String()+`"`) {
+				t.Fatalf("want the handshake's address refused, got %v", err)
+			}
+		})
+	}
+	ln.(*net.TCPListener).SetDeadline(time.Now().Add(500 * time.Millisecond))
+	if conn, err := ln.Accept(); err == nil {
+		conn.Close()
+		t.Fatal("the host connected to the address the plugin named")
 	}
 }

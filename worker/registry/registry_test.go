@@ -295,3 +295,18 @@ func TestPluginEscapes(t *testing.T) {
 		t.Errorf("replication error %q", err)
 	}
 }
+
+// TestPluginInfoSize: a binary whose Info is larger than the host reads
+// (a 64 MiB doc; msjfarm's largest family answers 7.5 KB) is unusable, said so,
+// rather than read into every submit's memory and the digest cache.
+func TestPluginInfoSize(t *testing.T) {
+	dir := t.TempDir()
+	install(t, dir, "bigdoc", "good")
+	r := registry.New(context.Background(), registry.Options{Dirs: []string{dir}, Host: newHost(t)})
+	if len(r.Broken) != 1 || !strings.Contains(r.Broken[0].String(), "msjfarm-policy-bigdoc") || !strings.Contains(r.Broken[0].String(), "larger than max") {
+		t.Fatalf("broken: %v", r.Broken)
+	}
+	if _, err := r.Lookup("lcfs-fit-test"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -3,13 +3,16 @@
 // $BADPROTO_MODE is "handshake", only in its Info answer when it is "info".
 // With $BADPROTO_COUNTERS set, its Info describes FCFS's (absent) counters
 // with that JSON, bypassing the SDK's own check: a hostile plugin's
-// labels, which the host must refuse.
+// labels, which the host must refuse. With $BADPROTO_MODE "address" it
+// answers the handshake itself, naming the TCP address $BADPROTO_ADDR: a
+// confined plugin, which may not connect anywhere, sending the host there.
 package main
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/hashicorp/go-plugin"
 
@@ -43,6 +46,10 @@ func main() {
 		hs.ProtocolVersion = wire.ProtocolVersion + 1
 	case "info":
 		opt.ProtocolVersion = wire.ProtocolVersion + 1
+	case "address":
+		fmt.Printf("%d|%d|tcp|%s|grpc\n", plugin.CoreProtocolVersion, wire.ProtocolVersion, os.Getenv("BADPROTO_ADDR"))
+		time.Sleep(time.Minute)
+		return
 	}
 	fcfs, err := builtin.Lookup("fcfs")
 	if err != nil {

@@ -20,6 +20,7 @@
 //     screen clear, whose replications fail with a message that moves the
 //     cursor back over its own line and writes a success there;
 //   - msjfarm-policy-escname: a policy whose name holds an escape sequence;
+//   - msjfarm-policy-bigdoc: a policy documented with 64 MiB of text;
 //   - anything else: serves policy "lcfs-fit-test" correctly.
 package main
 
@@ -114,6 +115,8 @@ func main() {
 		entries = []wire.Entry{{Name: "fcfs-esc", Doc: "FCFS\x1b]0;pwned\x07\x1b[2J, documented with escapes\u202e", New: func() sim.Policy { return escaping{fcfs.New()} }}}
 	case "escname":
 		entries = []wire.Entry{{Name: "fcfs\x1b[31m", Doc: "a name with an escape", New: fcfs.New}}
+	case "bigdoc":
+		entries = []wire.Entry{{Name: "fcfs-big", Doc: strings.Repeat("a long doc. ", 64<<20/12), New: fcfs.New}}
 	case "late":
 		entries = []wire.Entry{{Name: "fcfs-late", Doc: "FCFS that fails once a job waits", New: func() sim.Policy { return late{fcfs.New()} }}}
 	}
