@@ -217,3 +217,29 @@ func TestByteOrderMark(t *testing.T) {
 		}
 	}
 }
+
+// TestShownText: a campaign's name and description, shown on terminals
+// (status lists every campaign of a farm), may not hold characters a
+// terminal acts on; a description may span lines, and any script is fine.
+func TestShownText(t *testing.T) {
+	const rest = "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\nreplications: 1\nrun: {arrivals: 100}\n"
+	for _, c := range []struct{ head, want string }{
+		{`name: "x\e]0;pwned\ay"`, `line 1, column 7: name: "x\x1b]0;pwned\ay" holds the control character U+001B`},
+		{"name: \"two\\nlines\"", `name: "two\nlines" holds the control character U+000A`},
+		{"name: \"rtl\u202e\"", `holds the control character U+202E`},
+		{"name: c\ndescription: \"clear\\e[2J\"", `line 2, column 14: description: "clear\x1b[2J" holds the control character U+001B`},
+		{"name: Löwe-éßai 中文\ndescription: \"two\\nlines\\tand a tab\"", ""},
+	} {
+		f, err := sweep.Parse([]byte(c.head+"\n"+rest), "yaml")
+		if err == nil {
+			_, err = sweep.Plan(f, builtin.Catalog{})
+		}
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%q: got %q, want %q", c.head, got, c.want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/model/swf"
@@ -229,6 +230,25 @@ type PolicyLister interface {
 	PolicyNames() []string
 }
 
+// shownText refuses, in text that terminals show (a campaign's name in
+// status, logs and every command's output, on a farm the operator's too;
+// its description in the report), a character a terminal acts on: C0 and
+// C1 controls (newline and tab in multi-line text), DEL, bidirectional
+// controls. A name written "x\e]0;pwned\ay" changed the title of every
+// terminal that listed the campaign; the coordinator refuses such a spec
+// from any submitter, not only from msjfarm submit.
+func shownText(key, s string, multiline bool) error {
+	for _, r := range s {
+		if multiline && (r == '\n' || r == '\t') {
+			continue
+		}
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return fieldErr(key, nil, "%q holds the control character %U: it is shown on terminals, which would act on it", s, r)
+		}
+	}
+	return nil
+}
+
 func planFile(f *File, cat Catalog) (*Campaign, error) {
 	c := &Campaign{File: f}
 	if f.Limit != nil {
@@ -236,6 +256,12 @@ func planFile(f *File, cat Catalog) (*Campaign, error) {
 	}
 	if f.Name == "" {
 		return nil, missingErr("name", "required: the campaign's name, e.g. name: my-sweep")
+	}
+	if err := shownText("name", f.Name, false); err != nil {
+		return nil, err
+	}
+	if err := shownText("description", f.Description, true); err != nil {
+		return nil, err
 	}
 	if f.Replications == 0 && f.src.lacks("replications") {
 		return nil, missingErr("replications", "required: independent replications per point, e.g. replications: 10")
