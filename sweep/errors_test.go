@@ -131,6 +131,8 @@ func TestDeepNesting(t *testing.T) {
 		{"yaml maps", "yaml", "replications: 3\na: " + nest("{a: ", "}", 1500), 2, 1, true},
 		{"yaml lists", "yaml", "a: " + nest("[", "]", 1500), 1, 1, true},
 		{"json", "json", `{"a": ` + nest(`{"a": `, "}", 1500) + "}", 1, 2, true},
+		// "a = " then "{a = " per level: the 33rd "{" (level 33, past
+		// 32) is at column 5 + 32·5 = 165.
 		{"toml inline", "toml", "a = " + nest("{a = ", "}", 1500), 1, 165, true},
 		{"toml table", "toml", "[" + strings.Repeat("a.", 100000) + "b]\nx = 1", 1, 2, true},
 		{"toml dotted key", "toml", strings.Repeat("a.", 40) + "b = 1", 1, 1, true},

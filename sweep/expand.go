@@ -12,8 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
 
+	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/model/swf"
 	"github.com/msjfarm/msjfarm/model/workload"
@@ -242,7 +242,7 @@ func shownText(key, s string, multiline bool) error {
 		if multiline && (r == '\n' || r == '\t') {
 			continue
 		}
-		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+		if termtext.Control(r) {
 			return fieldErr(key, nil, "%q holds the control character %U: it is shown on terminals, which would act on it", s, r)
 		}
 	}

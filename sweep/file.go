@@ -214,15 +214,11 @@ func parseProfile(data []byte, format, profile, name string) (*File, error) {
 	default:
 		return nil, noPos.locate(fmt.Errorf("unsupported sweep file format %q (use .yaml, .toml or .json)", format))
 	}
-	data, err := unmark(data, format)
-	if err != nil {
+	data, src, err := indexShape(data, format)
+	if src == nil {
 		return nil, noPos.locate(err)
 	}
-	src, err := index(data, format)
 	src.file, src.profile = name, strings.ToLower(profile)
-	if err == nil && src.shape != nil {
-		err = src.shape
-	}
 	if err != nil {
 		return nil, src.locate(err)
 	}

@@ -208,7 +208,7 @@ func (s *source) walk() {
 
 func (s *source) walkYAML(path string, n *yaml.Node, depth int) {
 	if depth > 64 {
-		return // an alias bomb or absurd nesting: positions are a courtesy
+		return // chains of aliases: positions are a courtesy (nesting past maxNesting was refused)
 	}
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
 		s.vals[path] = pos{n.Line, n.Column}
@@ -523,14 +523,25 @@ func CheckShape(data []byte, format, name string) error {
 	default:
 		return nil
 	}
-	data, err := unmark(data, format)
-	if err != nil {
+	_, src, err := indexShape(data, format)
+	if src == nil {
 		return err
 	}
-	src, err := index(data, format)
 	src.file = name
+	return src.locate(err)
+}
+
+// indexShape is index of data without its byte order mark (unmark, which
+// it returns), with the file's first shape error as its error. src is nil
+// when unmark refuses the data.
+func indexShape(data []byte, format string) ([]byte, *source, error) {
+	data, err := unmark(data, format)
+	if err != nil {
+		return nil, nil, err
+	}
+	src, err := index(data, format)
 	if err == nil && src.shape != nil {
 		err = src.shape
 	}
-	return src.locate(err)
+	return data, src, err
 }

@@ -3,6 +3,8 @@ package pluginhost
 import (
 	"fmt"
 	"strings"
+
+	"github.com/msjfarm/msjfarm/internal/termtext"
 )
 
 // Kind classifies a plugin failure. Every error the host returns from Run,
@@ -68,10 +70,10 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, ", policy %s", e.Policy)
 	}
 	// Msg and Stderr hold the plugin's own words: Printable.
-	fmt.Fprintf(&b, ": %s: %s", e.Kind, Printable(e.Msg))
+	fmt.Fprintf(&b, ": %s: %s", e.Kind, termtext.Printable(e.Msg))
 	if s := strings.TrimSpace(e.Stderr); s != "" {
 		b.WriteString("\n--- plugin stderr (last lines) ---\n")
-		b.WriteString(Printable(s))
+		b.WriteString(termtext.Printable(s))
 	}
 	return b.String()
 }

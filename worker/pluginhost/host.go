@@ -61,6 +61,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/msjfarm/msjfarm/internal/sandbox"
+	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/internal/wire"
 	pb "github.com/msjfarm/msjfarm/internal/wire/proto"
 	"github.com/msjfarm/msjfarm/sim"
@@ -656,7 +657,7 @@ func (h *Host) start(key procKey) (*proc, error) {
 	// and checks before it connects at all.
 	if addr.Network() != "unix" || filepath.Dir(addr.String()) != s.sp.TmpDir {
 		return nil, s.abort(ErrStart, "the plugin's handshake names the %s address %q: a plugin listens on a unix socket in its private TMPDIR, and the host connects nowhere else",
-			Printable(addr.Network()), Printable(addr.String()))
+			termtext.Printable(addr.Network()), termtext.Printable(addr.String()))
 	}
 	rc, err := s.client.Client()
 	if err != nil {
@@ -861,11 +862,11 @@ func decodeInfo(r *pb.InfoResponse) (*Info, error) {
 			Reference: p.Reference, Timers: p.Timers, Counters: p.Counters}
 		if len(p.ParamsJson) > 0 {
 			if err := json.Unmarshal(p.ParamsJson, &pi.Params); err != nil {
-				return nil, fmt.Errorf("policy %s: unreadable parameter schema: %v", Printable(p.Name), err)
+				return nil, fmt.Errorf("policy %s: unreadable parameter schema: %v", termtext.Printable(p.Name), err)
 			}
 		}
 		if err := decodeCounterInfo(p.CountersJson, &pi); err != nil {
-			return nil, fmt.Errorf("policy %s: %w", Printable(p.Name), err)
+			return nil, fmt.Errorf("policy %s: %w", termtext.Printable(p.Name), err)
 		}
 		in.Policies = append(in.Policies, pi)
 	}
@@ -882,21 +883,21 @@ func (in *Info) check() error {
 	if err := checkName("plugin name", in.Name); err != nil {
 		return err
 	}
-	in.Version, in.Engine, in.GoVersion = Printable(in.Version), Printable(in.Engine), Printable(in.GoVersion)
+	in.Version, in.Engine, in.GoVersion = termtext.Printable(in.Version), termtext.Printable(in.Engine), termtext.Printable(in.GoVersion)
 	for i := range in.Policies {
 		p := &in.Policies[i]
 		if err := checkName("policy name", p.Name); err != nil {
 			return err
 		}
-		p.Doc, p.Preemption = Printable(p.Doc), Printable(p.Preemption)
+		p.Doc, p.Preemption = termtext.Printable(p.Doc), termtext.Printable(p.Preemption)
 		for j := range p.Params {
 			q := &p.Params[j]
 			if err := checkName("policy "+p.Name+": parameter name", q.Name); err != nil {
 				return err
 			}
-			q.Doc = Printable(q.Doc)
+			q.Doc = termtext.Printable(q.Doc)
 			for k, v := range q.Enum {
-				q.Enum[k] = Printable(v)
+				q.Enum[k] = termtext.Printable(v)
 			}
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/msjfarm/msjfarm/internal/termtext"
 )
 
 // A plugin process's share of the host's log. go-plugin re-logs each line
@@ -87,7 +89,7 @@ func (l budgetLogger) Log(level hclog.Level, msg string, args ...any) {
 	}
 	// A plugin's stderr line, re-logged: Printable (a log is read on a
 	// terminal, with tail -f).
-	l.Logger.Log(level, Printable(msg), args...)
+	l.Logger.Log(level, termtext.Printable(msg), args...)
 }
 
 func (l budgetLogger) Trace(msg string, args ...any) { l.Log(hclog.Trace, msg, args...) }
