@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -176,9 +178,60 @@ func setLimits(spec *Spec) error {
 		}
 	}
 	if spec.NProc > 0 {
-		return set("process", unix.RLIMIT_NPROC, uint64(spec.NProc))
+		// Never above the hard limit the host's user already has (which a
+		// user cannot raise, and which bounds the plugin already).
+		v := uint64(spec.NProc)
+		var old unix.Rlimit
+		if err := unix.Getrlimit(unix.RLIMIT_NPROC, &old); err == nil && old.Max < v {
+			v = old.Max
+		}
+		return set("process", unix.RLIMIT_NPROC, v)
 	}
 	return nil
+}
+
+// userTasks counts the tasks (threads) whose real uid is uid, as the
+// kernel counts them against RLIMIT_NPROC. ok is false where the count
+// cannot be whole: in a pid namespace of its own, the host does not see
+// its user's tasks outside it.
+func userTasks(uid int) (n int64, ok bool) {
+	self, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	if ns := statusField(self, "NSpid:"); ns == "" || strings.ContainsAny(ns, " \t") {
+		return 0, false
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, false
+	}
+	want := strconv.Itoa(uid)
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue // gone since the listing
+		}
+		if ids := strings.Fields(statusField(b, "Uid:")); len(ids) == 0 || ids[0] != want {
+			continue
+		}
+		t, _ := strconv.ParseInt(statusField(b, "Threads:"), 10, 64)
+		n += t
+	}
+	return n, true
+}
+
+// statusField is the value of a /proc/<pid>/status line, trimmed.
+func statusField(status []byte, name string) string {
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, name); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 // verify hashes the open binary and compares it with the pinned sha256.

@@ -334,9 +334,9 @@ func (s *Sandbox) Describe() string {
 	}
 	on = append(on, "no core dumps, address space "+s.memoryDesc(), s.tmpQuotaDesc(), "parent-death signal, own process group")
 	if s.uid >= 0 {
-		on = append(on, fmt.Sprintf("user %s (uid %d, gid %d)", s.userName, s.uid, s.gid))
+		on = append(on, fmt.Sprintf("user %s (uid %d, gid %d), at most %d tasks", s.userName, s.uid, s.gid, nprocLimit))
 	} else {
-		on = append(on, fmt.Sprintf("the worker's user (uid %d)", os.Geteuid()))
+		on = append(on, fmt.Sprintf("the worker's user (uid %d), %s", os.Geteuid(), s.nprocDesc()))
 	}
 	if len(s.writable) > 0 {
 		on = append(on, "also writable: "+strings.Join(s.writable, ", ")+" (--plugin-writable)")
@@ -346,6 +346,18 @@ func (s *Sandbox) Describe() string {
 		b.WriteString("; MISSING: " + strings.Join(s.missing, "; "))
 	}
 	return b.String()
+}
+
+// nprocDesc says how the tasks of a plugin running as the host's user are
+// bounded in the kernel (nproc).
+func (s *Sandbox) nprocDesc() string {
+	switch {
+	case os.Getuid() == 0:
+		return "tasks not bounded by the kernel (root ignores RLIMIT_NPROC; threads counted by the host)"
+	case s.nproc() == 0:
+		return "tasks not bounded by the kernel (in a pid namespace of its own the worker cannot count its user's; threads counted by the host)"
+	}
+	return fmt.Sprintf("at most %d tasks more than its user has as it starts", nprocLimit)
 }
 
 // TmpQuota is what a plugin process may write into its private TMPDIR.
@@ -453,11 +465,7 @@ func (s *Sandbox) Command(binary string, args, env []string, concurrency int, sh
 	spec := Spec{Mode: s.mode, Binary: binary, SHA256: sha256, TmpDir: tmp, UID: s.uid, GID: s.gid,
 		Memory: s.Limit(concurrency), HostPID: os.Getpid(), Landlock: s.landlock > 0, Seccomp: s.seccomp, Writable: s.writable,
 		FileSize: fileSize}
-	if s.uid >= 0 {
-		// A dedicated user: bound its tasks (threads count). Forks are
-		// refused by seccomp; this also holds where seccomp is missing.
-		spec.NProc = nprocLimit
-	}
+	spec.NProc = s.nproc()
 	spec.Interp, spec.ReadDirs = libraries(binary)
 	js, err := json.Marshal(spec)
 	if err != nil {
@@ -504,8 +512,41 @@ func RemoveStale() int {
 }
 
 // nprocLimit bounds the tasks (processes and threads) of a dedicated
-// plugin user: a plugin process has a few dozen threads at most.
+// plugin user, and what one plugin process may add to its user's when it
+// runs as the host's: a plugin process has a few dozen threads.
 const nprocLimit = 4096
+
+// nproc is a plugin process's RLIMIT_NPROC (0: none). The kernel counts a
+// user's tasks, threads included, against it, and refuses a new one past
+// it. Forks are refused by seccomp, but threads are a Go program's own:
+// as the host's user, a plugin started 20 000 in a second (every pid of a
+// machine whose pid_max is 32768, which is below most users' limit), and
+// the worker, out of threads, dies. So:
+//
+//   - a dedicated plugin user's tasks are bounded (nprocLimit);
+//   - as the host's own user, a plugin may add nprocLimit tasks to those
+//     the user has as it starts (the limit is the count plus that), where
+//     the host can count them all: not in a pid namespace of its own,
+//     where its user's tasks outside are invisible but counted (a limit
+//     below them would stop an honest plugin's first thread);
+//   - root is not bounded by the kernel (it ignores RLIMIT_NPROC).
+//
+// The plugin host also counts each process's threads (pluginhost's
+// MaxThreads) and kills it past a thousand; this limit is what holds
+// between two counts.
+func (s *Sandbox) nproc() int64 {
+	if s.uid >= 0 {
+		return nprocLimit
+	}
+	if os.Getuid() == 0 {
+		return 0
+	}
+	n, ok := userTasks(os.Getuid())
+	if !ok {
+		return 0
+	}
+	return n + nprocLimit
+}
 
 // CheckEnvName refuses, for --plugin-env, a variable that is or looks like
 // a credential: msjfarm's own variables and the storage ones (MSJFARM_*,

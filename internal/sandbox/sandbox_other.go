@@ -8,6 +8,8 @@ import "syscall"
 // and plugins run as with --plugin-sandbox off.
 func probe() (landlockABI int, seccompOK bool) { return 0, false }
 
+func userTasks(int) (int64, bool) { return 0, false }
+
 func libraries(string) (string, []string) { return "", nil }
 
 // launcherAttr is never used here (New turns the sandbox off).

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -124,5 +126,36 @@ func TestRemoveStale(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(tmp, d)); os.IsNotExist(err) != removed {
 			t.Errorf("%s: removed %v, want %v", d, os.IsNotExist(err), removed)
 		}
+	}
+}
+
+// userTasks counts what the kernel counts against RLIMIT_NPROC: every
+// thread of the user's processes, this one's among them, here with twenty
+// goroutines locked to threads of their own.
+func TestUserTasks(t *testing.T) {
+	if _, ok := userTasks(os.Getuid()); !ok {
+		t.Skip("the tasks of this user cannot all be counted here (not Linux, or a pid namespace of its own)")
+	}
+	stop := make(chan struct{})
+	started := make(chan struct{})
+	for range 20 {
+		go func() {
+			runtime.LockOSThread()
+			started <- struct{}{}
+			<-stop
+		}()
+	}
+	for range 20 {
+		<-started
+	}
+	defer close(stop)
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, _ := strconv.ParseInt(statusField(status, "Threads:"), 10, 64)
+	n, _ := userTasks(os.Getuid())
+	if own < 21 || n < own {
+		t.Errorf("this process has %d threads (20 locked), its user %d in all", own, n)
 	}
 }

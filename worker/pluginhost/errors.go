@@ -39,6 +39,9 @@ const (
 	// was killed (Config.TmpQuota). Not retried: a policy that writes that
 	// much will again, on every worker.
 	ErrQuota Kind = "TMPDIR quota exceeded"
+	// ErrThreads: the plugin ran more threads than a process may, and its
+	// process was killed (Config.MaxThreads). Not retried, as ErrQuota.
+	ErrThreads Kind = "too many threads"
 	// ErrTraceLimit: a requested decision trace exceeded its limit.
 	ErrTraceLimit Kind = "trace too long"
 	// ErrClosed: the host was closed.

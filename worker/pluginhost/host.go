@@ -105,8 +105,12 @@ type Config struct {
 	// TmpQuota bounds what a plugin process may write into its private
 	// TMPDIR, the one place a confined plugin may write (0: the
 	// sandbox's, --plugin-tmp-quota; < 0: no bound): past it the process
-	// is killed (watchTmp) and its replication fails.
+	// is killed (watch) and its replication fails.
 	TmpQuota int64
+	// MaxThreads bounds the threads of a plugin process (0:
+	// DefaultMaxThreads, or 4 × GOMAXPROCS if more; < 0: no bound): past it the process is killed
+	// (watch) and its replication fails.
+	MaxThreads int
 	// DigestDir holds the persistent digest cache (see Digests): an
 	// unchanged binary is hashed once per machine, not once per process
 	// ("": <user cache dir>/msjfarm/digests; "off": memory only).
@@ -302,6 +306,10 @@ func New(cfg Config) *Host {
 	if cfg.TmpQuota == 0 {
 		cfg.TmpQuota = cfg.Sandbox.TmpQuota()
 	}
+	if cfg.MaxThreads == 0 {
+		// A plugin has the host's GOMAXPROCS (env), a thread each.
+		cfg.MaxThreads = max(DefaultMaxThreads, 4*runtime.GOMAXPROCS(0))
+	}
 	lg := cfg.Logger
 	if lg == nil {
 		lg = hclog.New(&hclog.LoggerOptions{Name: "plugin-host", Level: hclog.Warn, Output: os.Stderr})
@@ -386,9 +394,9 @@ type proc struct {
 	hung     bool
 	killed   bool
 	lastUsed time.Time
-	// overQuota is what watchTmp found in the process's TMPDIR when it
-	// killed it (0: it did not).
-	overQuota atomic.Int64
+	// overQuota is what watch found in the process's TMPDIR when it
+	// killed it (0: it did not); overThreads, the threads it counted.
+	overQuota, overThreads atomic.Int64
 }
 
 func (h *Host) errorf(kind Kind, key procKey, policy, format string, a ...any) *Error {
@@ -680,8 +688,8 @@ func (h *Host) start(key procKey) (*proc, error) {
 	h.mu.Lock()
 	h.live[p] = true
 	h.mu.Unlock()
-	if h.cfg.TmpQuota > 0 {
-		go h.watchTmp(p)
+	if h.cfg.TmpQuota > 0 || h.cfg.MaxThreads > 0 {
+		go h.watch(p)
 	}
 	return p, nil
 }
@@ -1204,6 +1212,11 @@ func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, d
 		}
 	}
 	h.retire(p)
+	if n := p.overThreads.Load(); n > 0 {
+		e := h.errorf(ErrThreads, p.key, policy, "the plugin ran %d threads, past the %d a plugin process may: its process was killed", n, h.cfg.MaxThreads)
+		e.Stderr = p.stderr.String()
+		return e
+	}
 	if used > 0 {
 		e := h.errorf(ErrQuota, p.key, policy, "the plugin wrote %d MiB or more into its private TMPDIR, past the %d MiB a plugin process may (--plugin-tmp-quota): its process was killed", used>>20, h.cfg.TmpQuota>>20)
 		e.Stderr = p.stderr.String()

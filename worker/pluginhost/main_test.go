@@ -21,6 +21,10 @@ func TestMain(m *testing.M) {
 		orphanHelper(p)
 		return
 	}
+	if p := os.Getenv("HOSTTEST_THREADS_PLUGIN"); p != "" {
+		threadsHelper(p)
+		return
+	}
 	os.Exit(func() int {
 		dir, err := os.MkdirTemp("", "msjfarm-host-test-")
 		if err != nil {
@@ -30,20 +34,24 @@ func TestMain(m *testing.M) {
 		defer os.RemoveAll(dir)
 		bin = dir
 		t0 := time.Now()
-		errc := make(chan error, 1)
+		errc := make(chan error, 2)
 		go func() { errc <- hosttest.BuildExternal(dir, "examples/thirdparty", "./cmd/msjfarm-policy-randomfit") }()
+		// The hostile plugin is built as its author would to do the most
+		// harm: statically (see hosttest.BuildStatic).
+		go func() { errc <- hosttest.BuildStatic(dir, "./worker/pluginhost/testdata/msjfarm-policy-hostile") }()
 		if err := hosttest.Build(dir,
 			"./plugins/fcfs/cmd/msjfarm-policy-fcfs",
 			"./worker/pluginhost/testdata/msjfarm-policy-crashy",
 			"./worker/pluginhost/testdata/msjfarm-policy-badproto",
-			"./worker/pluginhost/testdata/msjfarm-policy-hostile",
 		); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		if err := <-errc; err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+		for range 2 {
+			if err := <-errc; err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
 		}
 		fmt.Fprintf(os.Stderr, "built test plugins in %.1fs\n", time.Since(t0).Seconds())
 		return m.Run()

@@ -30,7 +30,7 @@ func (t *tail) Write(p []byte) (int, error) {
 	for _, mark := range []string{"fatal error: ", "panic: "} {
 		if i := bytes.LastIndex(p, []byte(mark)); i >= 0 && (i == 0 && atStart || i > 0 && p[i-1] == '\n') {
 			line, _, _ := bytes.Cut(p[i:], []byte("\n"))
-			t.headline = string(line[:min(len(line), 512)])
+			t.headline = runtimeLines(t.buf, p[:i]) + string(line[:min(len(line), 512)])
 			break
 		}
 	}
@@ -41,6 +41,26 @@ func (t *tail) Write(p []byte) (int, error) {
 		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
 	}
 	return len(p), nil
+}
+
+// runtimeLines are the lines starting "runtime: " (at most three) just
+// before a headline, which was written after before (the kept text, then
+// the write's own start): the Go runtime says there what "fatal error:
+// newosproc" or "out of memory" means ("runtime: failed to create new OS
+// thread (have 4105 already; errno=11)", "runtime: may need to increase
+// max user processes (ulimit -u)").
+func runtimeLines(kept, before []byte) string {
+	b := append(append([]byte(nil), kept[max(0, len(kept)-1024):]...), before...)
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	n := 0
+	for n < 3 && n < len(lines) && strings.HasPrefix(lines[len(lines)-1-n], "runtime: ") {
+		n++
+	}
+	var s strings.Builder
+	for _, l := range lines[len(lines)-n:] {
+		s.WriteString(l[:min(len(l), 256)] + "\n")
+	}
+	return s.String()
 }
 
 // String returns the kept text, starting at a line boundary when the

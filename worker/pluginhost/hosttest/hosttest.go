@@ -35,13 +35,22 @@ func RepoRoot() (string, error) {
 // e.g. ./plugins/fcfs/cmd/msjfarm-policy-fcfs) into out, each binary named
 // after its directory, with one `go build` (so the packages compile in
 // parallel and share the build cache).
-func Build(out string, pkgs ...string) error {
+func Build(out string, pkgs ...string) error { return build(out, nil, pkgs) }
+
+// BuildStatic is Build without cgo: statically linked binaries, as a
+// hostile plugin's author may build them (the Go runtime then starts its
+// threads itself, with small stacks, where through cgo each thread's
+// 8 MiB stack counts against the sandbox's address-space limit).
+func BuildStatic(out string, pkgs ...string) error {
+	return build(out, []string{"CGO_ENABLED=0"}, pkgs)
+}
+
+func build(out string, env, pkgs []string) error {
 	root, err := RepoRoot()
 	if err != nil {
 		return err
 	}
-	args := append([]string{"build", "-o", out + string(os.PathSeparator)}, pkgs...)
-	return run(root, nil, args...)
+	return run(root, env, append([]string{"build", "-o", out + string(os.PathSeparator)}, pkgs...)...)
 }
 
 // BuildExternal compiles the third-party plugin module in dir (relative to

@@ -13,7 +13,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -134,6 +138,33 @@ var attacks = map[string]func(p *hostile) (string, error){
 			return fmt.Sprintf("wrote %d MiB", n>>20), last
 		}
 		return fmt.Sprintf("wrote %d MiB to %s", n>>20, os.TempDir()), nil
+	},
+	// $HOSTILE_THREADS (default 20000) OS threads, each held by a
+	// goroutine locked to it and parked: every task the plugin's user may
+	// run, and on a machine whose pid_max is below that user's process
+	// limit, every pid (no fork is needed for this). About 20 000 a second.
+	"threads": func(*hostile) (string, error) {
+		want, _ := strconv.Atoi(os.Getenv("HOSTILE_THREADS"))
+		if want <= 0 {
+			want = 20000
+		}
+		debug.SetMaxThreads(want + 1000)
+		var locked atomic.Int64 // each goroutine locked to a thread of its own
+		for range want {
+			go func() {
+				runtime.LockOSThread()
+				locked.Add(1)
+				select {}
+			}()
+		}
+		n, last, since := int64(0), int64(0), time.Now()
+		for n < int64(want) && time.Since(since) < 10*time.Second {
+			time.Sleep(50 * time.Millisecond)
+			if n = locked.Load(); n > last {
+				last, since = n, time.Now()
+			}
+		}
+		return fmt.Sprintf("ran %d threads", n), nil
 	},
 	// 64 MiB of stderr in lines go-plugin re-logs at error level (every
 	// line after one that begins "panic: "), written to file descriptor 2

@@ -1,0 +1,138 @@
+package pluginhost_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/internal/sandbox"
+	"github.com/msjfarm/msjfarm/worker/pluginhost"
+)
+
+// A plugin that starts thousands of threads (hostile-threads: goroutines
+// locked to threads of their own, 8000 of them here, about 20 000 a
+// second) is killed once the host counts more than MaxThreads, and its
+// replication fails saying so, not to be retried; the host goes on. As
+// root (CI) the kernel does not bound root's tasks, and with the sandbox
+// off there is no kernel bound: this is the host's count alone. Before
+// the count, the plugin ran all 8000 (its report: "SUCCEEDED: ran 8000
+// threads").
+func TestPluginThreads(t *testing.T) {
+	for _, c := range bothWays {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHost(t, pluginhost.Config{Sandbox: c.sb(t), MaxConcurrent: 1, Env: []string{"HOSTILE_THREADS=8000"}})
+			b := pluginhost.Binary{Path: binary("hostile")}
+			_, err := h.Run(context.Background(), b, request(t, "hostile-threads", 100, 1), pluginhost.RunOptions{})
+			var pe *pluginhost.Error
+			if !errors.Is(err, pluginhost.ErrThreads) || !errors.As(err, &pe) || pe.Retryable() ||
+				!regexp.MustCompile(`the plugin ran \d+ threads, past the 1024 a plugin process may`).MatchString(err.Error()) {
+				t.Fatalf("threads: want the process killed past 1024 threads, got %v", err)
+			}
+			t.Logf("threads: %.300s", err)
+			if _, err := h.Run(context.Background(), b, request(t, "hostile-honest", 2000, 1), pluginhost.RunOptions{}); err != nil {
+				t.Fatalf("an honest replication after: %v", err)
+			}
+		})
+	}
+}
+
+// The kernel's bound, which holds between two of the host's counts and
+// before the first: a host running as an ordinary user (uid 65534 here
+// when the test runs as root) starts hostile-threads confined, with the
+// host's count off (MaxThreads < 0), and the plugin's 20 000 threads stop
+// at the 4096 it may add to its user's tasks (RLIMIT_NPROC): the Go
+// runtime cannot start the next one and the plugin dies. The host then
+// runs an honest replication. Without the limit the plugin ran all 20 000
+// ("SUCCEEDED: ran 20000 threads"), as many as this machine's pid_max
+// (32768) leaves.
+func TestPluginThreadsKernel(t *testing.T) {
+	if _, err := sandbox.New(sandbox.Options{Mode: sandbox.Require, User: "self"}); err != nil {
+		t.Skipf("no full sandbox here: %v", err)
+	}
+	dir, err := os.MkdirTemp("", "msjfarm-threads-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	self, plug := filepath.Join(dir, "pluginhost.test"), filepath.Join(dir, "msjfarm-policy-hostile")
+	for from, to := range map[string]string{os.Args[0]: self, binary("hostile"): plug} {
+		if err := copyExec(from, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "HOSTTEST_THREADS_PLUGIN="+plug)
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	out, err := cmd.CombinedOutput()
+	t.Logf("host as uid %d: %.1500s", map[bool]int{true: 65534, false: os.Geteuid()}[os.Geteuid() == 0], out)
+	if err != nil {
+		t.Fatalf("the host: %v", err)
+	}
+	m := regexp.MustCompile(`failed to create new OS thread \(have (\d+) already`).FindSubmatch(out)
+	if m == nil || !strings.Contains(string(out), "honest: ok") {
+		t.Fatalf("want the plugin stopped by the kernel at its next thread and the host going on")
+	}
+	// The limit is the user's tasks as the plugin started (the host's
+	// few dozen threads) plus 4096.
+	if n, _ := strconv.Atoi(string(m[1])); n > 4096+256 {
+		t.Errorf("the plugin ran %d threads, want at most 4096 more than its user's", n)
+	}
+}
+
+// threadsHelper is TestPluginThreadsKernel's host.
+func threadsHelper(path string) {
+	sb, err := sandbox.New(sandbox.Options{Mode: sandbox.Require})
+	if err != nil {
+		fmt.Println("sandbox:", err)
+		os.Exit(1)
+	}
+	fmt.Println(sb.Describe())
+	h := pluginhost.New(pluginhost.Config{Logger: quiet, Sandbox: sb, MaxThreads: -1, MaxConcurrent: 1, DigestDir: "off",
+		Env: []string{"HOSTILE_THREADS=20000"}})
+	defer h.Close()
+	b := pluginhost.Binary{Path: path}
+	_, err = h.Run(context.Background(), b, request(exitTB{}, "hostile-threads", 100, 1), pluginhost.RunOptions{})
+	var pe *pluginhost.Error
+	if errors.As(err, &pe) {
+		fmt.Printf("threads: %v\n%s\n", err, pe.Stderr)
+	} else {
+		fmt.Printf("threads: %v\n", err)
+	}
+	if _, err := h.Run(context.Background(), b, request(exitTB{}, "hostile-honest", 2000, 1), pluginhost.RunOptions{}); err != nil {
+		fmt.Println("honest:", err)
+		os.Exit(1)
+	}
+	fmt.Println("honest: ok")
+}
+
+// exitTB is request's testing.TB in a helper process: Fatal says why and
+// exits.
+type exitTB struct{ testing.TB }
+
+func (exitTB) Helper() {}
+
+func (exitTB) Fatal(a ...any) {
+	fmt.Println(a...)
+	os.Exit(1)
+}
+
+func copyExec(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o755)
+}

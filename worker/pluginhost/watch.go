@@ -1,0 +1,113 @@
+package pluginhost
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// watchPoll is how often a plugin process is measured: its threads (one
+// read of /proc/<pid>/status, microseconds) at every tick, its TMPDIR (a
+// walk, usually of one socket) every tmpEvery ticks. A thread costs a
+// plugin some 50 µs to start, so at most about a thousand start between
+// two counts.
+const (
+	watchPoll = 50 * time.Millisecond
+	tmpEvery  = 5
+)
+
+// DefaultMaxThreads is Config.MaxThreads's default. A Go plugin runs a
+// thread per replication it computes at once and a few for its runtime
+// and its gRPC server: some dozens. Nothing bounded more: the hostile
+// test plugin's threads attack started 20 000 in a second as the
+// worker's own user (no fork is needed), every pid on a machine whose
+// pid_max is 32768 within two. The sandbox also bounds a plugin's tasks
+// in the kernel where it can (RLIMIT_NPROC, internal/sandbox), which
+// holds between two counts and before the first.
+const DefaultMaxThreads = 1024
+
+// watch kills p's process group once it runs more than MaxThreads threads
+// or its TMPDIR holds more than the quota, and stops when p is killed or
+// has exited. No file may grow past the quota either (RLIMIT_FSIZE, under
+// the sandbox): so between two measures a plugin writes at most one quota
+// per file it opens, and many files cost it their count in blocks
+// (dirSize).
+func (h *Host) watch(p *proc) {
+	quota, maxThreads := h.cfg.TmpQuota, int64(h.cfg.MaxThreads)
+	t := time.NewTicker(watchPoll)
+	defer t.Stop()
+	for i := 1; ; i++ {
+		<-t.C
+		p.mu.Lock()
+		done := p.killed
+		p.mu.Unlock()
+		if done || p.client.Exited() {
+			return
+		}
+		if maxThreads > 0 {
+			if n := threads(p.info.PID); n > maxThreads {
+				p.overThreads.Store(n)
+				h.logger.Error("plugin ran too many threads; killing its process", "binary", p.key.path, "pid", p.info.PID, "threads", n, "max", maxThreads)
+				h.killNow(p)
+				return
+			}
+		}
+		if quota <= 0 || i%tmpEvery != 0 {
+			continue
+		}
+		if n := dirSize(p.sb.TmpDir, quota); n > quota {
+			p.overQuota.Store(n)
+			h.logger.Error("plugin wrote past its TMPDIR quota; killing its process", "binary", p.key.path, "pid", p.info.PID, "bytes", n, "quota", quota)
+			h.killNow(p)
+			return
+		}
+	}
+}
+
+// killNow SIGKILLs p's process group: the replication in flight is what
+// crossed the bound, and its failure (callError) reports which.
+func (h *Host) killNow(p *proc) {
+	killGroup(p.info.PID)
+	h.retireHung(p)
+}
+
+// threads is the number of threads of process pid (0 if it cannot be read:
+// gone, or not Linux).
+func threads(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	_, v, ok := bytes.Cut(b, []byte("\nThreads:"))
+	if !ok {
+		return 0
+	}
+	v, _, _ = bytes.Cut(v, []byte("\n"))
+	n, _ := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+	return n
+}
+
+// dirSize is the bytes under dir, each entry counted as at least one 4 KiB
+// block (a million empty files fill a disk's inodes), stopping once past
+// limit.
+func dirSize(dir string, limit int64) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		size := int64(0)
+		if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
+			size = info.Size()
+		}
+		n += max(size, 4096)
+		if n > limit {
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return n
+}
