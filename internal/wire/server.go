@@ -230,11 +230,15 @@ var (
 	errTraceLimit = errors.New("decision trace exceeds max_trace_events")
 )
 
+// A Run request's defaults, which the host holds a plugin to as well: at
+// most about one progress report per interval, at most the trace events
+// asked for.
 const (
-	defaultProgressInterval = 250 * time.Millisecond
-	defaultMaxTraceEvents   = 1 << 22
-	traceChunk              = 4096
+	DefaultProgressInterval = 250 * time.Millisecond
+	DefaultMaxTraceEvents   = 1 << 22
 )
+
+const traceChunk = 4096
 
 // Run serves one replication: it decodes and checks the request, waits
 // for a slot, runs the simulation on a locked thread while progress (and,
@@ -273,7 +277,7 @@ func (s *server) Run(req *pb.RunRequest, stream pb.PolicyPlugin_RunServer) error
 	if req.Trace {
 		limit := req.MaxTraceEvents
 		if limit <= 0 {
-			limit = defaultMaxTraceEvents
+			limit = DefaultMaxTraceEvents
 		}
 		tr = &traceSender{limit: limit, send: send}
 		cfg.Observer = tr.observe
@@ -336,14 +340,14 @@ type progress struct {
 }
 
 // startProgress hooks the counters into cfg and starts the ticker
-// (intervalMs <= 0: defaultProgressInterval).
+// (intervalMs <= 0: DefaultProgressInterval).
 func startProgress(cfg *sim.Config, intervalMs int64, send func(*pb.RunUpdate) error) *progress {
 	p := &progress{send: send, quit: make(chan struct{})}
 	cfg.Progress = func(d, t int64) {
 		p.done.Store(d)
 		p.total.Store(t)
 	}
-	interval := defaultProgressInterval
+	interval := DefaultProgressInterval
 	if intervalMs > 0 {
 		interval = time.Duration(intervalMs) * time.Millisecond
 	}

@@ -42,6 +42,10 @@ const (
 	// ErrThreads: the plugin ran more threads than a process may, and its
 	// process was killed (Config.MaxThreads). Not retried, as ErrQuota.
 	ErrThreads Kind = "too many threads"
+	// ErrWire: the plugin sent what a Run call may not carry (a trace
+	// not asked for, an update after the result, progress far more often
+	// than asked): the call is cut and the process retired. Not retried.
+	ErrWire Kind = "protocol violation"
 	// ErrTraceLimit: a requested decision trace exceeded its limit.
 	ErrTraceLimit Kind = "trace too long"
 	// ErrClosed: the host was closed.

@@ -37,6 +37,7 @@
 package pluginhost
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -1094,6 +1095,7 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 	}
 	out = &Outcome{Plugin: Record{Name: p.info.Name, Version: p.info.Version, Engine: p.info.Engine, SHA256: p.key.sha}}
 	out.CounterInfo = p.info.counterInfo(policy)
+	t0 := time.Now()
 	for {
 		u, err := stream.Recv()
 		if err == io.EOF {
@@ -1106,19 +1108,8 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 			return nil, heard, h.callError(ctx, callCtx, p, policy, deadline, grace, cancelled.Load(), err)
 		}
 		heard = true
-		switch m := u.Update.(type) {
-		case *pb.RunUpdate_Progress:
-			out.ProgressUpdates++
-			out.LastDone, out.LastOf = m.Progress.Done, m.Progress.Total
-			if opt.Progress != nil {
-				opt.Progress(m.Progress.Done, m.Progress.Total)
-			}
-		case *pb.RunUpdate_Trace:
-			out.Trace = appendTrace(out.Trace, m.Trace)
-		case *pb.RunUpdate_Result:
-			out.ResultJSON = m.Result.ResultJson
-			out.PluginElapsed = time.Duration(m.Result.ElapsedNs)
-			out.PluginCPU = time.Duration(m.Result.CpuNs)
+		if err := h.accept(p, policy, opt, out, u, time.Since(t0)); err != nil {
+			return nil, heard, err
 		}
 	}
 	if out.ResultJSON == nil {
@@ -1129,6 +1120,60 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 		return nil, heard, h.errorf(ErrPolicy, p.key, policy, "unreadable result: %v", err)
 	}
 	return out, heard, nil
+}
+
+// accept adds one update of a Run call's stream to out, holding the plugin
+// to what the call asked for: a trace only when asked and no longer than
+// its limit, nothing after the result, and progress about as often as
+// asked. A plugin is someone else's code, and it writes this stream: the
+// test plugin's unasked trace chunks grew a host's heap by 6.7 GiB in
+// 10 s, and a million progress reports kept a core of the host busy.
+func (h *Host) accept(p *proc, policy string, opt RunOptions, out *Outcome, u *pb.RunUpdate, elapsed time.Duration) error {
+	if out.ResultJSON != nil {
+		return h.violation(p, policy, "the plugin sent an update after the replication's result")
+	}
+	switch m := u.Update.(type) {
+	case *pb.RunUpdate_Progress:
+		out.ProgressUpdates++
+		interval := cmp.Or(opt.ProgressInterval, wire.DefaultProgressInterval)
+		if allowed := progressAllowance + 4*int(elapsed/interval); out.ProgressUpdates > allowed {
+			return h.violation(p, policy, "the plugin sent %d progress reports in %v, asked for one every %v", out.ProgressUpdates, elapsed.Round(time.Millisecond), interval)
+		}
+		out.LastDone, out.LastOf = m.Progress.Done, m.Progress.Total
+		if opt.Progress != nil {
+			opt.Progress(m.Progress.Done, m.Progress.Total)
+		}
+	case *pb.RunUpdate_Trace:
+		if !opt.Trace {
+			return h.violation(p, policy, "the plugin sent a decision trace, which was not asked for")
+		}
+		limit := cmp.Or(opt.MaxTraceEvents, wire.DefaultMaxTraceEvents)
+		if int64(len(out.Trace))+int64(len(m.Trace.Time)) > limit {
+			h.retire(p)
+			return h.errorf(ErrTraceLimit, p.key, policy, "the plugin sent more than the %d decision-trace events asked for", limit)
+		}
+		out.Trace = appendTrace(out.Trace, m.Trace)
+	case *pb.RunUpdate_Result:
+		out.ResultJSON = m.Result.ResultJson
+		out.PluginElapsed = time.Duration(m.Result.ElapsedNs)
+		out.PluginCPU = time.Duration(m.Result.CpuNs)
+	default:
+		return h.violation(p, policy, "the plugin sent an empty update")
+	}
+	return nil
+}
+
+// progressAllowance is how many progress reports a call may carry beyond
+// four per interval asked for: the engine sends one per interval and a
+// last one.
+const progressAllowance = 64
+
+// violation retires p (once the other calls on it end) and reports that
+// its plugin broke the stream's rules.
+func (h *Host) violation(p *proc, policy, format string, a ...any) error {
+	h.logger.Error("plugin broke the Run protocol; retiring its process", "binary", p.key.path, "policy", policy, "what", fmt.Sprintf(format, a...))
+	h.retire(p)
+	return h.errorf(ErrWire, p.key, policy, format, a...)
 }
 
 func appendTrace(evs []sim.TraceRecord, c *pb.TraceChunk) []sim.TraceRecord {

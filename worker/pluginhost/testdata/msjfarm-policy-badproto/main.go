@@ -6,6 +6,11 @@
 // labels, which the host must refuse. With $BADPROTO_MODE "address" it
 // answers the handshake itself, naming the TCP address $BADPROTO_ADDR: a
 // confined plugin, which may not connect anywhere, sending the host there.
+// With $BADPROTO_MODE "traceflood" its Run streams decision-trace chunks
+// nobody asked for, without end (the trace asked for, without end, if
+// the host asks for one); with "progressflood" it sends 10^6 progress
+// messages before the replication's own updates; with "tworesults" it
+// sends its result twice.
 package main
 
 import (
@@ -38,6 +43,50 @@ func (f forgedCounters) Info(ctx context.Context, r *pb.InfoRequest) (*pb.InfoRe
 	return in, nil
 }
 
+// flood answers Run with updates the host did not ask for.
+type flood struct {
+	pb.PolicyPluginServer
+	mode string
+}
+
+func (f flood) Run(r *pb.RunRequest, s pb.PolicyPlugin_RunServer) error {
+	switch f.mode {
+	case "traceflood":
+		const n = 1 << 14
+		c := &pb.TraceChunk{Time: make([]float64, n), Kind: make([]byte, n), Job: make([]int64, n),
+			Class: make([]int32, n), Need: make([]int32, n), Busy: make([]int32, n)}
+		for i := range n {
+			c.Kind[i], c.Need[i], c.Job[i] = 1, 1, int64(i)
+		}
+		for {
+			if err := s.Send(&pb.RunUpdate{Update: &pb.RunUpdate_Trace{Trace: c}}); err != nil {
+				return err
+			}
+		}
+	case "progressflood":
+		for i := range int64(1e6) {
+			if err := s.Send(&pb.RunUpdate{Update: &pb.RunUpdate_Progress{Progress: &pb.Progress{Done: i, Total: 1e6}}}); err != nil {
+				return err
+			}
+		}
+	case "tworesults":
+		return f.PolicyPluginServer.Run(r, twice{s})
+	}
+	return f.PolicyPluginServer.Run(r, s)
+}
+
+// twice sends each result twice.
+type twice struct{ pb.PolicyPlugin_RunServer }
+
+func (t twice) Send(u *pb.RunUpdate) error {
+	if _, ok := u.Update.(*pb.RunUpdate_Result); ok {
+		if err := t.PolicyPlugin_RunServer.Send(u); err != nil {
+			return err
+		}
+	}
+	return t.PolicyPlugin_RunServer.Send(u)
+}
+
 func main() {
 	hs := wire.Handshake()
 	opt := wire.ServerOptions{}
@@ -63,6 +112,9 @@ func main() {
 	}
 	if c := os.Getenv("BADPROTO_COUNTERS"); c != "" {
 		srv = forgedCounters{srv, []byte(c)}
+	}
+	if m := os.Getenv("BADPROTO_MODE"); m == "traceflood" || m == "progressflood" || m == "tworesults" {
+		srv = flood{srv, m}
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: hs,

@@ -1,0 +1,54 @@
+package pluginhost_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/msjfarm/msjfarm/worker/pluginhost"
+)
+
+// A Run call's stream is written by the plugin, and the host holds it to
+// what the call asked for (the badproto test plugin answers Run with what
+// it may not send). Each violation ends the call at once with ErrWire or
+// ErrTraceLimit, not to be retried, and the host goes on. Before:
+//   - traceflood, no trace asked: the host kept every chunk, its heap grew
+//     by 6.7 GiB in 10 s, and the call ran to its deadline;
+//   - traceflood, a trace of at most 10^5 events asked: the same;
+//   - progressflood: 10^6 progress reports in 0.8 s, each handed on;
+//   - tworesults: the second result replaced the first.
+func TestPluginStreamRules(t *testing.T) {
+	for _, c := range []struct {
+		mode  string
+		trace bool
+		kind  pluginhost.Kind
+		want  string
+	}{
+		{"traceflood", false, pluginhost.ErrWire, "the plugin sent a decision trace, which was not asked for"},
+		{"traceflood", true, pluginhost.ErrTraceLimit, "the plugin sent more than the 100000 decision-trace events asked for"},
+		{"progressflood", false, pluginhost.ErrWire, "progress reports in"},
+		{"tworesults", false, pluginhost.ErrWire, "the plugin sent an update after the replication's result"},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			h := newHost(t, pluginhost.Config{Sandbox: sandboxOff(t), MaxConcurrent: 1, Env: []string{"BADPROTO_MODE=" + c.mode}})
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			t0 := time.Now()
+			_, err := h.Run(context.Background(), pluginhost.Binary{Path: binary("badproto")}, request(t, "fcfs", 2000, 1),
+				pluginhost.RunOptions{Deadline: time.Minute, Trace: c.trace, MaxTraceEvents: 100000})
+			var pe *pluginhost.Error
+			if !errors.Is(err, c.kind) || !errors.As(err, &pe) || pe.Retryable() || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("want %s (%q), not retried; got %v", c.kind, c.want, err)
+			}
+			var after runtime.MemStats
+			runtime.ReadMemStats(&after)
+			t.Logf("%v, heap +%d MiB: %v", time.Since(t0).Round(time.Millisecond), (int64(after.HeapAlloc)-int64(before.HeapAlloc))>>20, err)
+			if _, err := h.Run(context.Background(), pluginhost.Binary{Path: binary("fcfs")}, request(t, "fcfs", 2000, 1), pluginhost.RunOptions{}); err != nil {
+				t.Fatalf("an honest replication after: %v", err)
+			}
+		})
+	}
+}
