@@ -144,8 +144,8 @@ func writeEditable(out *files, name, xLabel, yLabel string, panels []panelData, 
 	scj, _ := json.Marshal(scales)
 	buf.Reset()
 	err := pyTemplate.Execute(&buf, map[string]any{
-		"Name": name, "XLabel": strconv.Quote(xLabel), "YLabel": strconv.Quote(yLabel), "Scales": string(scj),
-		"Styles": string(sj), "Panels": string(pj), "ZeroLine": pyBool(zeroLine),
+		"Name": pyStr(name), "XLabel": pyStr(xLabel), "YLabel": pyStr(yLabel), "Scales": pyStr(string(scj)),
+		"Styles": pyStr(string(sj)), "Panels": pyStr(string(pj)), "ZeroLine": pyBool(zeroLine),
 		"Bound": pyFloat(bound), "ReadRows": pyReadRows,
 	})
 	if err != nil {
@@ -160,6 +160,16 @@ type pyStyle struct {
 	Marker string `json:"marker"`
 	Fill   bool   `json:"fill"`
 	Dash   string `json:"dash"`
+}
+
+// pyStr is s as a Python string literal: its JSON string, whose escapes
+// (quote, backslash, control characters, \uXXXX) are Python's too. Every
+// text a script embeds goes through it, never between quotes of its own:
+// a class named "a'); import os; os.system('…') #" was code in the
+// scripts, run by whoever redrew the figure.
+func pyStr(s string) string {
+	b, _ := json.Marshal(s) // a string always marshals
+	return string(b)
 }
 
 func pyFloat(x float64) string {
@@ -212,13 +222,13 @@ const pyReadRows = `def read_rows(path):
 // output (default <name>.mpl.pdf), --dump writes the drawn lines as JSON
 // (the test compares them with the CSV).
 var pyTemplate = template.Must(template.New("py").Parse(`#!/usr/bin/env python3
-"""Redraw {{.Name}} from {{.Name}}.csv with matplotlib (written by msjfarm report).
+"""Redraw a figure of msjfarm's report from its CSV with matplotlib (written by msjfarm report).
 
 Columns: panel, series, style, x, y (the mean), y_low/y_high (its 95%
 confidence interval as drawn; on a log axis the delta-method interval
 y*exp(+-hw/y)), reading ("estimate", or "lower bound": an unstable or
 truncated point, drawn as a triangle at the top edge, not on the line).
-Edit the settings below to restyle; run: python3 {{.Name}}.py [--out FILE]
+Edit the settings below to restyle; run: python3 NAME.py [--out FILE]
 """
 import argparse, csv, gzip, json, math, os
 
@@ -227,16 +237,17 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+NAME = {{.Name}}  # the figure: NAME.csv beside this script, NAME.pdf msjfarm's drawing
 XLABEL = {{.XLabel}}
 YLABEL = {{.YLabel}}
 # Log axes per panel, as msjfarm's figure has them (a panel whose values
 # span decades is log, its neighbour in the grid may not be).
-SCALES = json.loads('{{.Scales}}')
+SCALES = json.loads({{.Scales}})
 ZERO_LINE = {{.ZeroLine}}
 BOUND = {{.Bound}}          # largest possible value (inf: none)
 WIDTH_IN, HEIGHT_IN = 3.3, 2.4  # a column; 6.9 for a page
-STYLES = {int(k): v for k, v in json.loads('{{.Styles}}').items()}
-PANELS = json.loads('{{.Panels}}')
+STYLES = {int(k): v for k, v in json.loads({{.Styles}}).items()}
+PANELS = json.loads({{.Panels}})
 
 plt.rcParams.update({"font.size": 8, "axes.labelsize": 9, "legend.fontsize": 7,
                      "pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "path"})
@@ -250,10 +261,10 @@ def num(s):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=os.path.join(HERE, "{{.Name}}.mpl.pdf"))
+    ap.add_argument("--out", default=os.path.join(HERE, NAME + ".mpl.pdf"))
     ap.add_argument("--dump", help="write the drawn lines as JSON")
     args = ap.parse_args()
-    rows = read_rows(os.path.join(HERE, "{{.Name}}.csv"))
+    rows = read_rows(os.path.join(HERE, NAME + ".csv"))
     ncols = min(3, len(PANELS))
     nrows = math.ceil(len(PANELS) / ncols)
     w = WIDTH_IN if len(PANELS) == 1 else 2.3 * ncols

@@ -212,12 +212,16 @@ func TestEditableScalesPerPanel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`SCALES = json.loads\('(.*)'\)`).FindSubmatch(files["fig.py"])
+	m := regexp.MustCompile(`SCALES = json.loads\((".*")\)`).FindSubmatch(files["fig.py"])
 	if m == nil {
 		t.Fatalf("fig.py has no SCALES")
 	}
+	var text string // a Python string literal that is a JSON string (pyStr)
 	var script map[string]panelScale
-	if err := json.Unmarshal(m[1], &script); err != nil {
+	if err := json.Unmarshal(m[1], &text); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(text), &script); err != nil {
 		t.Fatal(err)
 	}
 	for p, want := range goScale {
@@ -255,5 +259,131 @@ func TestEditableScalesPerPanel(t *testing.T) {
 		if got := (panelScale{LogX: d.LogX, LogY: d.LogY}); got != goScale[d.Panel] {
 			t.Errorf("panel %s: matplotlib's axes %+v, the Go figure's %+v", d.Panel, got, goScale[d.Panel])
 		}
+	}
+}
+
+// TestScriptQuoting: the matplotlib scripts embed text that comes from the
+// sweep (class and workload names in panel titles, axis labels, series
+// labels), and each is Python data, never code. A class named
+// "a'); import os; os.system('touch …') #" was code in every class
+// figure's script before (the panel titles were JSON between single
+// quotes), run by whoever redrew the figure. Here hostile text in every
+// field gives scripts whose code is that of plain text's, statement for
+// statement (their syntax trees with every string emptied are equal), and
+// whose data are the text itself. Any python3 will do: nothing is drawn.
+func TestScriptQuoting(t *testing.T) {
+	python := pyfind.With("json")
+	if python == "" {
+		t.Skip("no python3")
+	}
+	hostile := "a'); import os; os.system('touch pwned') #\" \"\"\" \\ \n\r\u2028 ''' x ☃"
+	render := func(text string) map[string][]byte {
+		c := curve{label: text, style: 0}
+		for i, x := range []float64{0.2, 0.4, 0.6} {
+			c.add(x, float64(i+1), 0.1, false)
+		}
+		out := newFiles()
+		if err := writeEditable(out, "fig", text+"x", text+"y", []panelData{{title: text, cs: []curve{c}}, {title: "b", cs: []curve{c}}}, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeHeatScript(out, "heat", text+"x", text+"y", text+"m", heatScale{edges: []float64{0, 1, 2}}); err != nil {
+			t.Fatal(err)
+		}
+		files, err := collect(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files
+	}
+	// "shape" prints the script's syntax tree with its strings emptied;
+	// "data" runs its assignments of text (and only them) and prints them.
+	const inspect = `import ast, json, sys
+src = open(sys.argv[2]).read()
+tree = ast.parse(src)
+names = ("NAME", "XLABEL", "YLABEL", "PANELS", "METRIC")
+if sys.argv[1] == "shape":
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str):
+            n.value = ""
+    print(ast.dump(tree))
+else:
+    env = {"json": json}
+    for n in tree.body:
+        if not isinstance(n, ast.Assign):
+            continue
+        targets = [e for t in n.targets for e in (t.elts if isinstance(t, ast.Tuple) else [t])]
+        if all(isinstance(e, ast.Name) and e.id in names for e in targets):
+            exec(compile(ast.Module([n], []), "x", "exec"), env)
+    print(json.dumps({k: env[k] for k in names if k in env}))
+`
+	run := func(files map[string][]byte, script, what string) string {
+		path := filepath.Join(t.TempDir(), script)
+		if err := os.WriteFile(path, files[script], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(python, "-c", inspect, what, path).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s (%s): %v\n%s", script, what, err, out)
+		}
+		return string(out)
+	}
+	plain, bad := render("plain"), render(hostile)
+	for _, script := range []string{"fig.py", "heat.py"} {
+		if run(plain, script, "shape") != run(bad, script, "shape") {
+			t.Errorf("%s: hostile text changed the script's code:\n%s", script, bad[script])
+			continue
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(run(bad, script, "data")), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got["XLABEL"] != hostile+"x" || got["YLABEL"] != hostile+"y" || got["NAME"] != strings.TrimSuffix(script, ".py") {
+			t.Errorf("%s: name %q, labels %q, %q", script, got["NAME"], got["XLABEL"], got["YLABEL"])
+		}
+		if script == "fig.py" && !slices.Equal(anyStrings(got["PANELS"]), []string{hostile, "b"}) {
+			t.Errorf("fig.py: panels %q", got["PANELS"])
+		}
+		if script == "heat.py" && got["METRIC"] != hostile+"m" {
+			t.Errorf("heat.py: metric %q", got["METRIC"])
+		}
+	}
+}
+
+func anyStrings(v any) []string {
+	var s []string
+	l, _ := v.([]any)
+	for _, x := range l {
+		str, _ := x.(string)
+		s = append(s, str)
+	}
+	return s
+}
+
+// A report's files are named after its metrics, and a metric after a
+// counter a stored record names: a record no worker wrote (workers refuse
+// such names: worker/resultcheck) could name one "../../x". Such a name is
+// refused, and the report with it, instead of being written outside the
+// report's directory.
+func TestReportFileNames(t *testing.T) {
+	for _, name := range []string{"../../x.csv", "a/b.py", `a\b.svg`, "..", "", "a\x00.csv"} {
+		out := newFiles()
+		out.put("mean_response.csv", []byte("x"))
+		out.put(name, []byte("x"))
+		if _, err := collect(out); err == nil || !strings.Contains(err.Error(), "is not a plain file name") {
+			t.Errorf("%q: %v", name, err)
+		}
+	}
+	dir := t.TempDir()
+	sink := DirSink(filepath.Join(dir, "report"))
+	if err := os.Mkdir(string(sink), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := &files{sink: sink}
+	out.put("../escaped.csv", []byte("x"))
+	if err := out.wait(); err == nil {
+		t.Error("a file named ../escaped.csv was accepted")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "escaped.csv")); err == nil {
+		t.Error("a file was written outside the report's directory")
 	}
 }

@@ -728,8 +728,8 @@ func writeHeatScript(out *files, name, xl, yl, ml string, sc heatScale) error {
 	ej, _ := json.Marshal(sc.edges)
 	cj, _ := json.Marshal(cols)
 	var buf bytes.Buffer
-	err := heatPyTemplate.Execute(&buf, map[string]any{"Name": name, "XLabel": strconv.Quote(xl),
-		"YLabel": strconv.Quote(yl), "Metric": strconv.Quote(ml), "Edges": string(ej), "Colours": string(cj), "ReadRows": pyReadRows})
+	err := heatPyTemplate.Execute(&buf, map[string]any{"Name": pyStr(name), "XLabel": pyStr(xl),
+		"YLabel": pyStr(yl), "Metric": pyStr(ml), "Edges": pyStr(string(ej)), "Colours": pyStr(string(cj)), "ReadRows": pyReadRows})
 	if err != nil {
 		return fmt.Errorf("%s.py: %w", name, err)
 	}
@@ -738,12 +738,12 @@ func writeHeatScript(out *files, name, xl, yl, ml string, sc heatScale) error {
 }
 
 var heatPyTemplate = template.Must(template.New("heatpy").Parse(`#!/usr/bin/env python3
-"""Redraw the heat map {{.Name}} from {{.Name}}.csv with matplotlib (written by msjfarm report).
+"""Redraw a heat map of msjfarm's report from its CSV with matplotlib (written by msjfarm report).
 
 Columns: panel, row (the y value or policy variant), x, mean, hw (its 95%
 confidence half-width), reading ("estimate", or "lower bound": an unstable
 or truncated point, drawn grey and struck through). Rows and columns are
-drawn in the order of their values. Run: python3 {{.Name}}.py [--out FILE]
+drawn in the order of their values. Run: python3 NAME.py [--out FILE]
 """
 import argparse, csv, gzip, json, math, os
 
@@ -754,9 +754,10 @@ from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.patches import Patch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+NAME = {{.Name}}  # the heat map: NAME.csv beside this script, NAME.pdf msjfarm's drawing
 XLABEL, YLABEL, METRIC = {{.XLabel}}, {{.YLabel}}, {{.Metric}}
-EDGES = json.loads('{{.Edges}}')
-COLOURS = json.loads('{{.Colours}}')
+EDGES = json.loads({{.Edges}})
+COLOURS = json.loads({{.Colours}})
 plt.rcParams.update({"font.size": 8, "axes.labelsize": 9, "legend.fontsize": 7,
                      "pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "path"})
 
@@ -772,10 +773,10 @@ def key(s):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=os.path.join(HERE, "{{.Name}}.mpl.pdf"))
+    ap.add_argument("--out", default=os.path.join(HERE, NAME + ".mpl.pdf"))
     ap.add_argument("--dump", help="write the drawn grids as JSON")
     args = ap.parse_args()
-    rows = read_rows(os.path.join(HERE, "{{.Name}}.csv"))
+    rows = read_rows(os.path.join(HERE, NAME + ".csv"))
     panels = []
     for r in rows:
         if r["panel"] not in panels:

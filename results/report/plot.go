@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"fmt"
 	"image"
@@ -1169,6 +1170,17 @@ func (f *files) put(name string, data []byte) {
 // uncompressed before compression they took twice that in a growing
 // buffer. What is kept is trimmed to its length.
 func (f *files) write(name string, write func(w io.Writer) error) error {
+	if !plainFileName(name) {
+		// A figure is named after its metric, and a metric after a
+		// counter a stored record names: a record that no worker wrote
+		// (a hand-made archive) could name "../../x" and the report
+		// would write outside its directory.
+		err := fmt.Errorf("%q is not a plain file name (a metric's name in the stored records?)", name)
+		f.mu.Lock()
+		f.err = cmp.Or(f.err, err)
+		f.mu.Unlock()
+		return err
+	}
 	var b bytes.Buffer
 	var err error
 	if f.gz && (strings.HasSuffix(name, ".csv") || name == "summary.json") {
@@ -1200,6 +1212,12 @@ func (f *files) write(name string, write func(w io.Writer) error) error {
 		return err
 	}
 	return nil
+}
+
+// plainFileName: name is one file's name, with nothing that could lead out
+// of the report's directory or the store's prefix.
+func plainFileName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\\x00")
 }
 
 // do queues a drawing of the given area for wait.
