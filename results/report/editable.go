@@ -165,8 +165,8 @@ type pyStyle struct {
 // pyStr is s as a Python string literal: its JSON string, whose escapes
 // (quote, backslash, control characters, \uXXXX) are Python's too. Every
 // text a script embeds goes through it, never between quotes of its own:
-// a class named "a'); import os; os.system('…') #" was code in the
-// scripts, run by whoever redrew the figure.
+// a class named "\":1}'); import os; os.system('…'); _=('" ran its
+// command in the scripts, when anyone redrew the figure.
 func pyStr(s string) string {
 	b, _ := json.Marshal(s) // a string always marshals
 	return string(b)

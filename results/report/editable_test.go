@@ -265,9 +265,9 @@ func TestEditableScalesPerPanel(t *testing.T) {
 // TestScriptQuoting: the matplotlib scripts embed text that comes from the
 // sweep (class and workload names in panel titles, axis labels, series
 // labels), and each is Python data, never code. A class named
-// "a'); import os; os.system('touch …') #" was code in every class
-// figure's script before (the panel titles were JSON between single
-// quotes), run by whoever redrew the figure. Here hostile text in every
+// "\":1}'); import os; os.system('touch …'); _=('" ran its command in
+// every class figure's script before (the panel titles were JSON between
+// single quotes), when anyone redrew the figure. Here hostile text in every
 // field gives scripts whose code is that of plain text's, statement for
 // statement (their syntax trees with every string emptied are equal), and
 // whose data are the text itself. Any python3 will do: nothing is drawn.
@@ -276,7 +276,7 @@ func TestScriptQuoting(t *testing.T) {
 	if python == "" {
 		t.Skip("no python3")
 	}
-	hostile := "a'); import os; os.system('touch pwned') #\" \"\"\" \\ \n\r\u2028 ''' x ☃"
+	hostile := "\":1}'); import os; os.system('touch pwned'); _=('\" \"\"\" \\ \n\r\u2028 ''' x ☃"
 	render := func(text string) map[string][]byte {
 		c := curve{label: text, style: 0}
 		for i, x := range []float64{0.2, 0.4, 0.6} {
