@@ -134,7 +134,7 @@ func (f *facet) comparisonFigure(out *files, x, xl string) (*figure, error) {
 // line on a linear axis that always includes 0.
 func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 	p := plot.New()
-	p.X.Label.Text, p.Y.Label.Text = xl, yl
+	p.X.Label.Text, p.Y.Label.Text = drawable(xl), drawable(yl)
 	paperStyle(p)
 	grid := plotter.NewGrid()
 	grid.Vertical.Color, grid.Horizontal.Color = color.Gray{Y: 225}, color.Gray{Y: 225}

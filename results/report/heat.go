@@ -441,7 +441,7 @@ func (t indexTicks) Ticks(lo, hi float64) []plot.Tick {
 	for i, l := range t.labels {
 		tk := plot.Tick{Value: float64(i)}
 		if i%every == 0 {
-			tk.Label = l
+			tk.Label = drawable(l)
 		} else if len(t.labels) > 2*t.maxLabels {
 			continue // a tick per cell would be a solid bar
 		}
@@ -685,8 +685,8 @@ func (hp *heatPanel) writeCSV(b *bytes.Buffer, m string) (anyBound bool) {
 func (hp *heatPanel) plot(m, xl, yl string, sc heatScale) *plot.Plot {
 	p := plot.New()
 	paperStyle(p)
-	p.Title.Text = hp.title
-	p.X.Label.Text, p.Y.Label.Text = xl, yl
+	p.Title.Text = drawable(hp.title)
+	p.X.Label.Text, p.Y.Label.Text = drawable(xl), drawable(yl)
 	p.X.Padding, p.Y.Padding = 0, 0
 	p.X.Min, p.X.Max = -0.5, float64(len(hp.xs))-0.5
 	p.Y.Min, p.Y.Max = -0.5, float64(len(hp.rows))-0.5

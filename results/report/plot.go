@@ -451,9 +451,9 @@ func paperStyle(p *plot.Plot) {
 // limits, drawn when near the plotted range (visibleLines).
 func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vline) *plot.Plot {
 	p := plot.New()
-	p.Title.Text = title // a panel's name in a grid; "" for a figure of its own
-	p.X.Label.Text = xLabel
-	p.Y.Label.Text = yLabel
+	p.Title.Text = drawable(title) // a panel's name in a grid; "" for a figure of its own
+	p.X.Label.Text = drawable(xLabel)
+	p.Y.Label.Text = drawable(yLabel)
 	paperStyle(p)
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = color.Gray{Y: 225}
@@ -782,6 +782,7 @@ var legends sync.Map
 
 // addLegend adds an entry to p's legend and records it.
 func addLegend(p *plot.Plot, label string, thumbs ...plot.Thumbnailer) {
+	label = drawable(label)
 	p.Legend.Add(label, thumbs...)
 	v, _ := legends.LoadOrStore(p, &[]legendItem{})
 	items := v.(*[]legendItem)
