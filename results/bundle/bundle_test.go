@@ -310,6 +310,15 @@ func TestBadArchives(t *testing.T) {
 			[]string{"truncated"}},
 		{"truncated before the index", edit(func(ms []member) []member { return ms[:len(ms)-1] }),
 			[]string{IndexMember, "missing", "truncated"}},
+		// The tar reader stopped at its end marker: bytes appended to the
+		// file, or a second compressed frame (which the decompressor joins
+		// to the first), passed verify.
+		{"bytes appended", func(t *testing.T) (string, Limits) {
+			return writeFile(t, append(bytes.Clone(raw), bytes.Repeat([]byte("GARBAGE"), 100)...)), Limits{}
+		}, []string{"(after the last member)", "after the end of the archive's tar stream", "appended"}},
+		{"a frame appended", func(t *testing.T) (string, Limits) {
+			return writeFile(t, append(bytes.Clone(raw), raw...)), Limits{}
+		}, []string{"(after the last member)", "which only zero padding may follow"}},
 		{"corrupted byte", func(t *testing.T) (string, Limits) {
 			b := bytes.Clone(raw)
 			b[len(b)/2] ^= 0x5a

@@ -280,10 +280,14 @@ func readArchive(file string, pub ed25519.PublicKey, lim Limits, put sink) (*Ope
 	defer closeDec()
 	ar := &archiveReader{file: file, lim: lim, put: put, got: map[string]Entry{}, prev: "(start of the archive)",
 		o: &Opened{Path: file, Compression: comp}}
-	tr := tar.NewReader(&countingReader{r: dec, max: lim.MaxTotal})
+	cr := &countingReader{r: dec, max: lim.MaxTotal}
+	tr := tar.NewReader(cr)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
+			if err := ar.checkEnd(cr); err != nil {
+				return nil, err
+			}
 			break
 		}
 		if err != nil {
@@ -298,6 +302,39 @@ func readArchive(file string, pub ed25519.PublicKey, lim Limits, put sink) (*Ope
 		}
 	}
 	return ar.finish(pub)
+}
+
+// maxEndPadding is how many zero bytes may follow the tar stream's end
+// marker: tar writers pad an archive to their record size (GNU tar's is
+// 10 KiB).
+const maxEndPadding = 1 << 20
+
+// checkEnd reads what follows the tar stream's end marker to the end of
+// the file: zero padding may, nothing else may. The tar reader stops at
+// the marker, so bytes appended to an archive (or a second compressed
+// frame, which the decompressor joins to the first) were never read, and
+// verify said OK over them.
+func (ar *archiveReader) checkEnd(r io.Reader) error {
+	const where = "(after the last member)"
+	buf := make([]byte, 32<<10)
+	var n int64
+	for {
+		k, err := r.Read(buf)
+		for _, b := range buf[:k] {
+			if b != 0 {
+				return ar.bad(where, "data after the end of the archive's tar stream, which only zero padding may follow (appended to the archive?)")
+			}
+		}
+		if n += int64(k); n > maxEndPadding {
+			return ar.bad(where, "more than %d bytes of padding after the end of the archive's tar stream", maxEndPadding)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return &Error{Archive: ar.file, Member: where, Reason: "after the end of the archive's tar stream: " + err.Error() + " (bytes appended to the archive?)", Err: err}
+		}
+	}
 }
 
 // archiveReader is readArchive's state while it streams the members.
