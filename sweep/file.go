@@ -33,6 +33,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -358,6 +359,18 @@ func wholeFromFloat(from, to reflect.Type, data any) (any, error) {
 	return data, nil
 }
 
+// unitHint says what to write instead of a number with a unit or suffix
+// ("100k", "5%"), which the sweep file does not read.
+func unitHint(s string) string {
+	switch {
+	case strings.HasSuffix(s, "%"):
+		return " (no percentages: 0.05, not 5%)"
+	case s != "" && strings.ContainsRune("0123456789.+-", rune(s[0])):
+		return " (the number alone, without a unit or suffix: 1e5, not 100k)"
+	}
+	return ""
+}
+
 // numberFromString lets environment overrides such as MSJFARM_RUN_ARRIVALS=1e5
 // reach numeric fields.
 func numberFromString(from, to reflect.Type, data any) (any, error) {
@@ -366,16 +379,19 @@ func numberFromString(from, to reflect.Type, data any) (any, error) {
 	}
 	s := strings.TrimSpace(data.(string))
 	switch to.Kind() {
+	// The whole text is the number: fmt.Sscan read its leading number and
+	// dropped the rest, so "100k" arrivals ran 100 and a "5%" precision
+	// target meant ±500%.
 	case reflect.Float64:
-		var x float64
-		if _, err := fmt.Sscan(s, &x); err != nil {
-			return nil, fmt.Errorf("%q is not a number", s)
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number%s", s, unitHint(s))
 		}
 		return x, nil
 	case reflect.Int, reflect.Int64, reflect.Uint64:
-		var x float64
-		if _, err := fmt.Sscan(s, &x); err != nil || x != math.Trunc(x) {
-			return nil, fmt.Errorf("%q is not a whole number", s)
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil || x != math.Trunc(x) {
+			return nil, fmt.Errorf("%q is not a whole number%s", s, unitHint(s))
 		}
 		// Through wholeFromFloat's range checks, so "-1" is not read as
 		// 2⁶⁴−1 nor "1e30" wrapped around.

@@ -124,6 +124,14 @@ func TestEnvOverride(t *testing.T) {
 	}
 }
 
+// An environment override is text: the whole of it is the number.
+func TestEnvOverrideSuffix(t *testing.T) {
+	t.Setenv("MSJFARM_RUN_ARRIVALS", "5k")
+	if _, err := Load("testdata/fig.yaml"); err == nil || !strings.Contains(err.Error(), `"5k" is not a whole number`) {
+		t.Fatalf("MSJFARM_RUN_ARRIVALS=5k: %v", err)
+	}
+}
+
 func TestErrors(t *testing.T) {
 	base := "name: x\nseed: 1\nreplications: 2\nrun: {arrivals: 100}\n"
 	for _, tc := range []struct{ name, yaml, want string }{
@@ -147,6 +155,12 @@ func TestErrors(t *testing.T) {
 		{"negative series_max", "name: x\nreplications: 1\nrun: {arrivals: 10, series_max: -1}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "series_max must be >= 0"},
 		{"negative deadline", "name: x\nreplications: 1\nrun: {arrivals: 10, deadline: -1m}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "run.deadline: must be >= 0"},
 		{"seed in run", "name: x\nreplications: 1\nrun: {arrivals: 10, seed: 3}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "seed"},
+		// Text with a suffix was cut to its leading number (fmt.Sscan):
+		// "100k" arrivals ran 100, a "5%" precision target was ±500%.
+		{"suffixed arrivals", "name: x\nreplications: 1\nrun: {arrivals: 100k}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", `run.arrivals: "100k" is not a whole number (the number alone, without a unit or suffix: 1e5, not 100k)`},
+		{"percent replications", "name: x\nreplications: \"3%\"\nrun: {arrivals: 100}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", `replications: "3%" is not a whole number (no percentages`},
+		{"percent precision", base + "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\nprecision: {metric: mean_response, rel_half_width: \"5%\", max_replications: 30}\n", `precision.rel_half_width: "5%" is not a number (no percentages: 0.05, not 5%)`},
+		{"suffixed share", base + "servers: 4\nclasses: [{need: 1, share: \"50%\", service: {dist: exp, mean: \"1s\"}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", `is not a number`},
 		{"zip lengths", base + "workload: one-or-all\naxes: {load: [0.5, 0.6], servers: [32]}\nzip: [[load, servers]]\npolicies: [fcfs]\n", "have 2 and 1 values"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
