@@ -72,6 +72,13 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 			return fail("report: %v", err)
 		}
 		warnReader("report", r.Warnings)
+		// The page's commands name what this report was read from: the
+		// archive, or this store (not the store the campaign ran on,
+		// which may be another machine's).
+		rc.From = st.URL()
+		if x != nil {
+			rc.From, rc.FromArchive = ff.fs.Arg(0), true
+		}
 		if r.Manifest == nil || r.Manifest.State != protocol.CampaignDone {
 			fmt.Fprintf(os.Stderr, "msjfarm report: campaign %s is not finished: report of the %d results so far\n", id, nrec)
 		}

@@ -110,7 +110,14 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		for _, w := range reproduce.ProvenanceWarnings(a, chosen, plugins == nil) {
 			fmt.Fprintf(os.Stderr, "msjfarm reproduce: warning: %s\n", w)
 		}
-		fmt.Fprintf(os.Stderr, "msjfarm reproduce: campaign %s: re-running %d of %d tasks, %d at once\n", id, len(chosen), total, *n)
+		others := ""
+		if *all && total > len(chosen) {
+			// Said, not hidden in the count: a failed task has no result
+			// to re-run, and a reader checking a paper's numbers should
+			// know how many of the campaign's tasks gave none.
+			others = fmt.Sprintf(" (the other %d have no result to re-run: they failed or never ran; msjfarm results lists them)", total-len(chosen))
+		}
+		fmt.Fprintf(os.Stderr, "msjfarm reproduce: campaign %s: re-running %d of %d tasks%s, %d at once\n", id, len(chosen), total, others, *n)
 		start := time.Now()
 		// A replayed trace comes from storage, verified, like a worker's.
 		rctx := worker.WithTraceSource(worker.WithCampaign(ctx, id), worker.NewTraceSource(st, "", 0))

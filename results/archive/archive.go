@@ -176,6 +176,15 @@ func (a *Archive) keepRecord(tid string, r *record.Record, objs []record.Object,
 		return nil
 	}
 	if errors.Is(err, storage.ErrNotFound) {
+		if gone := deleted(sums, objs); gone != "" {
+			// The campaign finalised with this result (its checksums
+			// list it), and it is gone: an archive with a member taken
+			// out, a store pruned by hand. Not "not run": a published
+			// number is missing, which reproduce must not pass over.
+			a.Modified[tid] = gone
+			a.Warnings = append(a.Warnings, gone+": left out")
+			return nil
+		}
 		// The entry refers to a stored result that is gone (deleted
 		// from the store, or the entry removed since the listing): the
 		// task reads as not run, as the coordinator counts it.

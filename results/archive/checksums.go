@@ -158,6 +158,24 @@ func LoadChecksums(ctx context.Context, st storage.Store, id string, m *Manifest
 // finalisation).
 func ModifiedObject(sums *Sums, objs []record.Object) string { return modified(sums, objs) }
 
+// deleted describes the stored result that objs (a campaign entry whose
+// result could not be read) refer to when sums list it: the result was
+// there when the campaign finalised ("" if sums do not list it).
+func deleted(sums *Sums, objs []record.Object) string {
+	if len(objs) == 0 {
+		return ""
+	}
+	k, ok := record.ParseRef(objs[0].Data)
+	if !ok {
+		return ""
+	}
+	key := storage.StoredResultKey(k)
+	if _, listed := sums.lookup(key); !listed {
+		return ""
+	}
+	return fmt.Sprintf("%s refers to result object %s, which is missing: it was there when the campaign finalised (its checksums list it)", objs[0].Key, key)
+}
+
 // modified checks the objects read for one task against sums and
 // describes the first that differs ("" if none does).
 func modified(sums *Sums, objs []record.Object) string {

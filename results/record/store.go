@@ -145,7 +145,9 @@ func ReadObjects(ctx context.Context, st storage.Store, campaign, task string) (
 	if k, ok := ParseRef(data); ok {
 		key = storage.StoredResultKey(k)
 		if data, err = st.Get(ctx, key); err != nil {
-			return nil, nil, fmt.Errorf("%s refers to result %s: %w", objs[0].Key, k, err)
+			// The entry is returned: a caller that knows the campaign's
+			// checksums can tell a result deleted since it finalised.
+			return nil, objs, fmt.Errorf("%s refers to result %s: %w", objs[0].Key, k, err)
 		}
 		objs = append(objs, Object{Key: key, Data: data})
 	}

@@ -304,3 +304,32 @@ func collect(f *files) (Files, error) {
 	}
 	return f.sink.(Files), nil
 }
+
+// The page's reproducing commands name what the report was read from: a
+// report rebuilt from an archive, or from another store than the one the
+// campaign ran on, named the author's store (the manifest's), a path on
+// another machine.
+func TestReportCommandsFrom(t *testing.T) {
+	m := parseManifest(testManifest("0123456789abcdef", "x", ""))
+	for _, c := range []struct {
+		from    Campaign
+		want    []string
+		wantNot string
+	}{
+		{Campaign{}, []string{"msjfarm reproduce 0123456789abcdef --all --storage file:///data/farm"}, ""},
+		{Campaign{From: "file:///home/reader/store"}, []string{"msjfarm reproduce 0123456789abcdef --all --storage file:///home/reader/store",
+			"msjfarm report 0123456789abcdef --storage file:///home/reader/store"}, "/data/farm"},
+		{Campaign{From: "paper's fig 3.msjar", FromArchive: true}, []string{`msjfarm reproduce 'paper'\''s fig 3.msjar' --all`,
+			`msjfarm report 'paper'\''s fig 3.msjar'`}, "--storage"},
+	} {
+		got := strings.Join(m.commands(c.from), "\n")
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("from %+v: commands lack %q:\n%s", c.from, w, got)
+			}
+		}
+		if c.wantNot != "" && strings.Contains(got, c.wantNot) {
+			t.Errorf("from %+v: commands name %q:\n%s", c.from, c.wantNot, got)
+		}
+	}
+}

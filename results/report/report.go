@@ -60,6 +60,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -925,6 +926,13 @@ type Campaign struct {
 	// (name, description, date, versions, reproducing command) is read
 	// from it, and it is shipped beside the report.
 	Manifest []byte
+	// From is what the page's reproducing commands name: the archive
+	// file the report was made from (FromArchive) or the store it was
+	// read from; "" names the store the manifest records, where the
+	// campaign ran. A report rebuilt from an archive named the author's
+	// store, a path on another machine.
+	From        string
+	FromArchive bool
 }
 
 // manifestInfo is the part of manifest.json (archive.Manifest, which
@@ -1019,18 +1027,31 @@ func (m manifestInfo) versions() []string {
 
 // commands are the command lines that regenerate this report and re-run
 // the campaign's replications from storage.
-func (m manifestInfo) commands() []string {
+func (m manifestInfo) commands(c Campaign) []string {
 	if m.Campaign == "" {
 		return nil
 	}
-	st := ""
-	if m.Storage != "" {
-		st = " --storage " + shellQuote(m.Storage)
+	if c.FromArchive {
+		a := shellQuote(c.From)
+		return []string{
+			"msjfarm reproduce " + a + " --all   # re-run every replication from the archive and compare",
+			"msjfarm report " + a + "   # regenerate this report",
+		}
 	}
+	st := m.storageFlag(c)
 	return []string{
 		"msjfarm reproduce " + m.Campaign + " --all" + st + "   # re-run every replication from the stored sweep and compare",
 		"msjfarm report " + m.Campaign + st + "   # regenerate this report",
 	}
+}
+
+// storageFlag is the --storage flag naming the store the report was read
+// from (Campaign.From), or else the one the manifest records.
+func (m manifestInfo) storageFlag(c Campaign) string {
+	if s := cmp.Or(c.From, m.Storage); s != "" {
+		return " --storage " + shellQuote(s)
+	}
+	return ""
 }
 
 func shellQuote(s string) string {
@@ -1281,7 +1302,7 @@ func RenderTo(sink Sink, c Campaign, overlay ...Campaign) error {
 		page.CSV, page.JSON = "csv.gz", "json.gz"
 	}
 	page.Header = header{Title: info.Name, ID: info.Campaign, Description: info.description(), Date: info.date(),
-		State: info.State, Versions: info.versions(), Commands: info.commands()}
+		State: info.State, Versions: info.versions(), Commands: info.commands(c)}
 	if len(overlay) > 0 {
 		infos := []manifestInfo{info}
 		for _, o := range overlay {
@@ -1289,13 +1310,12 @@ func RenderTo(sink Sink, c Campaign, overlay ...Campaign) error {
 		}
 		names := campaignTags(infos)
 		if len(page.Header.Commands) > 0 {
-			ids := info.Campaign
+			ids, st := info.Campaign, info.storageFlag(c)
+			if c.FromArchive {
+				ids, st = shellQuote(c.From), ""
+			}
 			for _, o := range infos[1:] {
 				ids += " " + o.Campaign
-			}
-			st := ""
-			if info.Storage != "" {
-				st = " --storage " + shellQuote(info.Storage)
 			}
 			page.Header.Commands = append(page.Header.Commands[:1], "msjfarm report "+ids+st+"   # regenerate this overlay")
 		}

@@ -3,6 +3,7 @@ package reproduce_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -234,5 +235,54 @@ func TestForeignTaskLeftOut(t *testing.T) {
 		if task.ID == forged.Task.ID {
 			t.Fatal("the foreign task is among the campaign's tasks")
 		}
+	}
+}
+
+// TestDeletedAfterFinalisation: a stored result the campaign finalised
+// with (its checksums list it) and that is gone since — an archive with a
+// member taken out, a store pruned by hand — is a missing result, not a
+// task that never ran: reproduce chooses it with --all and reports it
+// (exit 1), where it re-ran the others and said all were bit-identical.
+func TestDeletedAfterFinalisation(t *testing.T) {
+	st, camp := archived(t)
+	ctx := t.Context()
+	victim := camp.Tasks[len(camp.Tasks)-1] // the one task archived leaves unrun
+	out, err := worker.InProcess{}.Run(ctx, &victim, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, _, err := record.Store(ctx, st, camp.ID, &record.Record{Task: victim, Result: out.Result, Provenance: record.Provenance{Runner: out.Provenance.Runner, Engine: out.Result.Engine}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, task := range camp.Tasks {
+		ids = append(ids, task.ID)
+	}
+	sums, _, err := archive.Checksums(ctx, st, camp.ID, ids, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(ctx, storage.ChecksumsKey(camp.ID), sums); err != nil {
+		t.Fatal(err)
+	}
+	key := storage.StoredResultKey(ck)
+	if err := st.Delete(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	a, err := archive.Load(ctx, st, camp.ID, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(a.Modified[victim.ID], "which is missing: it was there when the campaign finalised") || !strings.Contains(a.Modified[victim.ID], key) {
+		t.Fatalf("deleted result: modified %q, warnings %v", a.Modified[victim.ID], a.Warnings)
+	}
+	all, err := reproduce.ChooseTasks(a, "", 0, true, 1)
+	if err != nil || !slices.Contains(all, victim.ID) {
+		t.Fatalf("chosen %v, %v", all, err)
+	}
+	got := reproduce.Run(ctx, a, []string{victim.ID}, 1, nil)
+	if got[0].Verdict == reproduce.Same || !strings.Contains(got[0].Detail, "missing") {
+		t.Fatalf("reproduce of a deleted result: %s (%s)", got[0].Verdict, got[0].Detail)
 	}
 }
