@@ -307,6 +307,14 @@ func strictKinds(from, to reflect.Type, data any) (any, error) {
 		return nil, fmt.Errorf("want a %s, got the boolean %v", want, data)
 	case isNum(from.Kind()) && to.Kind() == reflect.Bool:
 		return nil, fmt.Errorf("want true or false, got the number %v", data)
+	case (from.Kind() == reflect.Slice || from.Kind() == reflect.Array) && isMap(to):
+		// The weakly typed decoder merged a list of maps into one map,
+		// the last of a repeated key winning: "axes: [{arrival_rate: [1,
+		// 2]}, {arrival_rate: [4, 5]}]" ran λ = 4, 5 only.
+		return nil, fmt.Errorf("want %s, got a list (a list of maps is not one map)", kindWord(to))
+	case (from.Kind() == reflect.String || isNum(from.Kind()) || from.Kind() == reflect.Bool) && isMap(to):
+		// The decoder said `expected a map or struct, got "string"`.
+		return nil, fmt.Errorf("want %s, got %s", kindWord(to), valueWord(data))
 	case to.Kind() == reflect.Uint64 || to.Kind() == reflect.Uint:
 		switch from.Kind() {
 		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
@@ -316,6 +324,14 @@ func strictKinds(from, to reflect.Type, data any) (any, error) {
 		}
 	}
 	return data, nil
+}
+
+// isMap: t (or what it points to) is decoded from a map of keys.
+func isMap(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return (t.Kind() == reflect.Map || t.Kind() == reflect.Struct) && t != reflect.TypeOf(time.Duration(0))
 }
 
 // strictDuration rejects numbers for duration fields: viper would read 30 as

@@ -161,6 +161,13 @@ func TestErrors(t *testing.T) {
 		{"percent replications", "name: x\nreplications: \"3%\"\nrun: {arrivals: 100}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", `replications: "3%" is not a whole number (no percentages`},
 		{"percent precision", base + "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\nprecision: {metric: mean_response, rel_half_width: \"5%\", max_replications: 30}\n", `precision.rel_half_width: "5%" is not a number (no percentages: 0.05, not 5%)`},
 		{"suffixed share", base + "servers: 4\nclasses: [{need: 1, share: \"50%\", service: {dist: exp, mean: \"1s\"}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", `is not a number`},
+		// A list of maps was merged into one map, the last of a repeated
+		// key winning: λ = 1, 2 were dropped without a word.
+		{"axes as a list", base + "workload: one-or-all\naxes:\n  - arrival_rate: [1, 2]\n  - arrival_rate: [4, 5]\npolicies: [fcfs]\n", "axes: want a map of keys {key: value}, got a list (a list of maps is not one map)"},
+		{"run as a list", "name: x\nreplications: 1\nrun: [{arrivals: 100}, {arrivals: 200}]\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "run: want a map of keys {key: value}, got a list"},
+		// The decoder's own words named Go types.
+		{"trace as text", base + "trace: small.swf\npolicies: [fcfs]\n", `trace: want a map of keys {key: value}, got the text "small.swf"`},
+		{"compare as text", base + "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\ncompare: fcfs\n", `compare: want a map of keys {key: value}, got the text "fcfs"`},
 		{"zip lengths", base + "workload: one-or-all\naxes: {load: [0.5, 0.6], servers: [32]}\nzip: [[load, servers]]\npolicies: [fcfs]\n", "have 2 and 1 values"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
