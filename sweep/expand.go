@@ -305,6 +305,11 @@ func planFile(f *File, cat Catalog) (*Campaign, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if trace != nil && f.Replications > 1 {
+		// A reader took n identical replications' ±0 and p = 0 for a
+		// sampling interval and a significant difference.
+		c.Warnings = append(c.Warnings, fmt.Sprintf("trace: a replayed trace has the same arrivals and sizes in every replication: the %d replications of a policy that makes no random choice are identical, and their ±0 intervals and p = 0 comparisons describe this one trace, not a sampling distribution", f.Replications))
+	}
 	// The duplicate and workload checks are done: their maps are not
 	// needed to generate the tasks.
 	c.scenarios, c.checked = nil, nil

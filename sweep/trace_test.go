@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -232,5 +233,30 @@ func TestStoredTraceWithoutHeader(t *testing.T) {
 	}
 	if _, err := sweep.Plan(bySHA, builtin.Catalog{}); err != nil {
 		t.Fatalf("Plan: %v", err)
+	}
+}
+
+// A replayed trace is the same arrivals in every replication: more than
+// one is a warning saying what their ±0 intervals and p = 0 comparisons
+// mean (a reader took them for a sampling interval); one is not.
+func TestTraceReplicationsWarning(t *testing.T) {
+	dir := t.TempDir()
+	copyFile(t, "../model/swf/testdata/small.swf", filepath.Join(dir, "x.swf"))
+	for _, reps := range []int{2, 1} {
+		f := loadTraceSweep(t, dir, "x.swf")
+		f.Replications = reps
+		if _, err := sweep.ReadTraceFile(f, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+		c, err := sweep.Expand(f, builtin.Catalog{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := slices.ContainsFunc(c.Warnings, func(w string) bool {
+			return strings.Contains(w, "a replayed trace has the same arrivals and sizes in every replication") && strings.Contains(w, "not a sampling distribution")
+		})
+		if warned != (reps > 1) {
+			t.Errorf("%d replications: warnings %q", reps, c.Warnings)
+		}
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/msjfarm/msjfarm/local"
@@ -39,9 +38,7 @@ func dryRun(cmd string, ff *farmFlags, camp *sweep.Campaign, workers int, plugin
 	if err != nil {
 		return fail("%s: dry run: %v", cmd, err)
 	}
-	for _, w := range camp.Warnings {
-		fmt.Fprintf(os.Stderr, "msjfarm %s: warning: %s\n", cmd, w)
-	}
+	// The sweep's warnings were printed as it was planned (planSweep).
 	fmt.Printf("campaign %s (%s), dry run: nothing is written\n", p.Campaign, p.Name)
 	fmt.Printf("  storage          %s\n", where)
 	fmt.Printf("  points           %d\n", p.Points)
