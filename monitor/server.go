@@ -127,14 +127,23 @@ func (s *Server) Handler() http.Handler { return s.mux }
 // Listen opens addr for the server, with an error that names the flag's
 // problem (invalid address, port in use) at start rather than later.
 func Listen(flag, addr string) (net.Listener, error) {
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return nil, fmt.Errorf("%s %q: not a host:port address: %w", flag, addr, err)
+	if err := CheckAddr(flag, addr); err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: cannot listen: %w", flag, addr, err)
 	}
 	return ln, nil
+}
+
+// CheckAddr refuses an address that is not host:port, naming flag, without
+// listening (what a dry run can check).
+func CheckAddr(flag, addr string) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return fmt.Errorf("%s %q: not a host:port address: %w", flag, addr, err)
+	}
+	return nil
 }
 
 // Serve serves on ln until Close.

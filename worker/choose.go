@@ -127,6 +127,17 @@ func ForCampaignWith(ctx context.Context, c RunnerConfig, r *PluginRunner, st st
 	return ch, nil
 }
 
+// CheckRunnerMode refuses a --runner value other than auto (or ""),
+// plugin and inprocess (or in-process): the commands check it with their
+// other flags, before anything is created.
+func CheckRunnerMode(mode string) error {
+	switch mode {
+	case "auto", "", "plugin", "inprocess", "in-process":
+		return nil
+	}
+	return fmt.Errorf("--runner %q: want auto, plugin or inprocess", mode)
+}
+
 // ForWorker picks the runner of a worker that does not know the campaigns
 // ahead (msjfarm worker): "plugin" runs every task in a plugin (pinned by
 // its campaign, found on the search path, or — for a built-in policy —
@@ -134,12 +145,11 @@ func ForCampaignWith(ctx context.Context, c RunnerConfig, r *PluginRunner, st st
 // this process what no plugin can (replayed traces, and built-ins without
 // a binary when there is no Self).
 func ForWorker(ctx context.Context, c RunnerConfig, st storage.Store) (*Choice, error) {
-	switch {
-	case inProcessMode(c.Mode):
+	if err := CheckRunnerMode(c.Mode); err != nil {
+		return nil, err
+	}
+	if inProcessMode(c.Mode) {
 		return &Choice{Runner: InProcess{}, Desc: "in-process (-runner inprocess)"}, nil
-	case c.Mode == "plugin", c.Mode == "auto", c.Mode == "":
-	default:
-		return nil, fmt.Errorf("-runner %q: want auto, plugin or inprocess", c.Mode)
 	}
 	r := c.indexedPluginRunner(ctx, st)
 	ch := &Choice{Runner: r, Warnings: r.Registry.Warnings()}

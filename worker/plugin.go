@@ -49,12 +49,11 @@ func CampaignFrom(ctx context.Context) string {
 // served by two binaries) is an error in every mode but inprocess. It
 // returns whether to use plugins and why.
 func ChooseRunner(mode string, tasks []sweep.Task, reg *registry.Registry) (plugin bool, why string, err error) {
-	switch mode {
-	case "inprocess", "in-process":
+	if err := CheckRunnerMode(mode); err != nil {
+		return false, "", err
+	}
+	if inProcessMode(mode) {
 		return false, "-runner inprocess", nil
-	case "plugin", "auto", "":
-	default:
-		return false, "", fmt.Errorf("-runner %q: want auto, plugin or inprocess", mode)
 	}
 	var noBinary []string
 	seen := map[string]bool{}

@@ -34,6 +34,15 @@ func addMonitorFlags(fs *pflag.FlagSet, httpName, usage string) *monitorFlags {
 		logFormat: fs.String("log-format", "text", "log lines as text (key=value) or json")}
 }
 
+// check refuses an --http value that is not host:port (a dry run, which
+// opens nothing, said nothing of it).
+func (m *monitorFlags) check() error {
+	if *m.http == "" {
+		return nil
+	}
+	return monitor.CheckAddr("--"+m.httpName, *m.http)
+}
+
 // listen opens the HTTP address, nil without one; an invalid or busy
 // address is an error naming the flag.
 func (m *monitorFlags) listen() (net.Listener, error) {

@@ -162,3 +162,47 @@ func staleTmpDir(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(d) })
 }
+
+// Flag values that were taken silently or refused as a failure (exit 1),
+// some after the store's directory was made: each is a usage error (exit
+// 2, one line naming the flag), before anything is created, dry run or
+// not. Before: --max-deliver 0 became 5, --ack-wait -5s and --http-linger
+// without --http were taken, a dry run passed --runner bogus and --http
+// notanaddr, and --runner bogus left an empty store directory.
+func TestRunFlagMistakes(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	if err := os.WriteFile(good, []byte(newcomerBase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "want one sweep file"},
+		{[]string{"--workers", "0"}, "--workers must be >= 1, got 0"},
+		{[]string{"--runner", "bogus"}, `--runner "bogus": want auto, plugin or inprocess`},
+		{[]string{"--max-deliver", "0"}, "--max-deliver must be >= 1"},
+		{[]string{"--ack-wait", "-5s"}, "--ack-wait must be positive, got -5s"},
+		{[]string{"--http-linger", "2s"}, "there is no --http"},
+		{[]string{"--http", "notanaddr"}, `--http "notanaddr": not a host:port address`},
+	} {
+		for _, dry := range []bool{true, false} {
+			data := filepath.Join(t.TempDir(), "data")
+			args := append([]string{"run", "--storage", data}, c.args...)
+			if dry {
+				args = append(args, "--dry-run")
+			}
+			if c.args != nil {
+				args = append(args, good)
+			}
+			code, _, errOut := captured(t, func() int { return dispatch(args) })
+			if code != 2 || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+				t.Errorf("%v: exit %d, want 2 and one line with %q:\n%s", args, code, c.want, errOut)
+			}
+			if _, err := os.Stat(data); err == nil {
+				t.Errorf("%v: the store directory was made", args)
+			}
+		}
+	}
+}

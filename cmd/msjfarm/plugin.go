@@ -342,6 +342,9 @@ func addRunnerFlags(fs *pflag.FlagSet) *runnerFlags {
 // kernel cannot do what --plugin-sandbox require asks, or the plugin user
 // cannot be used), having said why.
 func (rf *runnerFlags) applySandbox(cmd string, quiet bool) int {
+	if err := worker.CheckRunnerMode(*rf.mode); err != nil {
+		return usagef("%s: %v", cmd, err)
+	}
 	mode, err := sandbox.ParseMode(*rf.sandbox)
 	if err != nil {
 		return usagef("%s: %v", cmd, err)

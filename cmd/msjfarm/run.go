@@ -86,15 +86,15 @@ func (r *runCommand) main() int {
 	}
 	pos := r.ff.fs.Args()
 	if len(pos) != 1 {
-		return fail("run: want one sweep file (msjfarm run [flags] sweep.yaml)")
+		return usagef("run: want one sweep file (msjfarm run [flags] sweep.yaml), got %d arguments", len(pos))
+	}
+	if err := r.checkFlags(); err != nil {
+		return usagef("run: %v", err)
 	}
 	var err error
 	if r.slogger, err = r.mf.logger(*r.verbose); err != nil {
 		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
 		return 2
-	}
-	if *r.n < 1 {
-		return fail("run: --workers must be >= 1")
 	}
 	if r.traceLimit, err = parseSize("max-trace-size", *r.maxTrace); err != nil {
 		return usagef("run: %v", err)
@@ -111,9 +111,40 @@ func (r *runCommand) main() int {
 		return usagef("run: %v", err)
 	}
 	if lf, err := sweep.LoadProfile(pos[0], *r.profile); err == nil && lf.Limit != nil {
-		return r.limit(ctx, lf, cfg, pr)
+		return interrupted(ctx, r.limit(ctx, lf, cfg, pr))
 	}
-	return r.campaign(ctx, pos[0], cfg, pr)
+	return interrupted(ctx, r.campaign(ctx, pos[0], cfg, pr))
+}
+
+// interrupted is code, or 130 when a signal ended ctx and the command
+// failed for it: a Ctrl-C before the campaign started ended in "context
+// canceled" and exit 1, where an interrupted run exits 130.
+func interrupted(ctx context.Context, code int) int {
+	if code == 1 && ctx.Err() != nil {
+		fmt.Fprintln(os.Stderr, "msjfarm run: interrupted; run the same command again to resume")
+		return 130
+	}
+	return code
+}
+
+// checkFlags refuses flag values that would be taken silently, before
+// anything is created: --max-deliver 0 became the default 5, a negative
+// --ack-wait was taken, --http-linger without --http did nothing, and a
+// dry run did not look at --http at all.
+func (r *runCommand) checkFlags() error {
+	switch {
+	case *r.n < 1:
+		return fmt.Errorf("--workers must be >= 1, got %d", *r.n)
+	case *r.maxDeliver < 1:
+		return fmt.Errorf("--max-deliver must be >= 1 (the attempts a task gets before it is recorded as failed), got %d", *r.maxDeliver)
+	case *r.ackWait <= 0:
+		return fmt.Errorf("--ack-wait must be positive, got %v", *r.ackWait)
+	case *r.linger < 0:
+		return fmt.Errorf("--http-linger must be >= 0, got %v", *r.linger)
+	case *r.linger > 0 && *r.mf.http == "":
+		return fmt.Errorf("--http-linger %v keeps the --http page up, and there is no --http", *r.linger)
+	}
+	return r.mf.check()
 }
 
 // logf is where coordinator and worker events go (-v: stderr).

@@ -45,8 +45,8 @@ func TestPluginThreads(t *testing.T) {
 }
 
 // The kernel's bound, which holds between two of the host's counts and
-// before the first: a host running as an ordinary user (uid 65534 here
-// when the test runs as root) starts hostile-threads confined, with the
+// before the first: a host running as an ordinary user (uid helperUID
+// here when the test runs as root) starts hostile-threads confined, with the
 // host's count off (MaxThreads < 0), and the plugin's 20 000 threads stop
 // at the 4096 it may add to its user's tasks (RLIMIT_NPROC): the Go
 // runtime cannot start the next one and the plugin dies. The host then
@@ -74,10 +74,10 @@ func TestPluginThreadsKernel(t *testing.T) {
 	cmd := exec.Command(self)
 	cmd.Env = append(os.Environ(), "HOSTTEST_THREADS_PLUGIN="+plug)
 	if os.Geteuid() == 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: helperUID, Gid: helperUID}}
 	}
 	out, err := cmd.CombinedOutput()
-	t.Logf("host as uid %d: %.1500s", map[bool]int{true: 65534, false: os.Geteuid()}[os.Geteuid() == 0], out)
+	t.Logf("host as uid %d: %.1500s", map[bool]int{true: helperUID, false: os.Geteuid()}[os.Geteuid() == 0], out)
 	if err != nil {
 		t.Fatalf("the host: %v", err)
 	}
@@ -91,6 +91,12 @@ func TestPluginThreadsKernel(t *testing.T) {
 		t.Errorf("the plugin ran %d threads, want at most 4096 more than its user's", n)
 	}
 }
+
+// helperUID is the user TestPluginThreadsKernel's host runs as under
+// root: one of its own, not nobody, which a root host's plugins run as
+// (the tests of other packages, at the same time): its plugin takes its
+// user's 4096 tasks, and theirs could not start a thread.
+const helperUID = 64917
 
 // threadsHelper is TestPluginThreadsKernel's host.
 func threadsHelper(path string) {
