@@ -362,7 +362,9 @@ func Suggest(name string, known []string) []string {
 		case kn == n:
 			d = 0
 		case d <= limit:
-		case len(n) >= 4 && (strings.Contains(kn, n) || strings.Contains(n, kn)):
+		case min(len(n), len(kn)) >= 4 && (strings.Contains(kn, n) || strings.Contains(n, kn)):
+			// Both long enough to mean it: "replications" contains the
+			// flag "ca", which was suggested for it.
 			d = limit + 1 + abs(len(kn)-len(n))
 		default:
 			continue

@@ -129,8 +129,8 @@ func checkLimitFile(f *File) error {
 		return fmt.Errorf("limit.lo: must be a positive arrival rate (0: 0.05 × the rate at load 1), got %v", l.Lo)
 	case !finite(l.Hi) || l.Hi < 0:
 		return fmt.Errorf("limit.hi: must be a positive arrival rate (0: 1.5 × the rate at load 1), got %v", l.Hi)
-	case !finite(l.RelTol) || l.RelTol < 0:
-		return fmt.Errorf("limit.rel_tol: must be > 0 (0: %v), got %v", DefaultLimitRelTol, l.RelTol)
+	case !finite(l.RelTol) || l.RelTol < 0 || l.RelTol >= 1:
+		return fmt.Errorf("limit.rel_tol: must be a fraction in (0, 1), 0.02 for 2%% (0: %v), got %v", DefaultLimitRelTol, l.RelTol)
 	case l.Probes < 0 || l.Probes > maxLimitProbes:
 		return fmt.Errorf("limit.probes: must be in [1, %d] (0: %d), got %d", maxLimitProbes, DefaultLimitProbes, l.Probes)
 	case f.Trace != nil:

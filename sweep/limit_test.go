@@ -86,6 +86,7 @@ func TestPlanLimitRefused(t *testing.T) {
 		{"limit: {lo: -1}\n", "limit.lo"},
 		{"limit: {hi: .inf}\n", "limit.hi"},
 		{"limit: {rel_tol: -0.1}\n", "limit.rel_tol"},
+		{"limit: {rel_tol: 5}\n", "limit.rel_tol: must be a fraction in (0, 1)"},
 		{"limit: {probes: 1000}\n", "limit.probes"},
 		{"limit: {hi: 9}\naxes: {arrival_rate: [1, 2]}\n", "axes.arrival_rate"},
 		{"limit: {hi: 9}\naxes: {load: [0.5]}\n", "axes.load"},

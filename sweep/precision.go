@@ -87,8 +87,10 @@ func checkPrecision(p *Precision, replications int, classes []workload.ClassSpec
 		return fmt.Errorf("precision.metric: unknown metric %q (use one of %s, a class metric %s, or counter_<name>)",
 			p.Metric, strings.Join(metric.BaseNames(), ", "), strings.Join(cls, ", "))
 	}
-	if !(p.RelHalfWidth > 0) {
-		return fmt.Errorf("precision.rel_half_width: must be > 0, got %v", p.RelHalfWidth)
+	if !(p.RelHalfWidth > 0 && p.RelHalfWidth < 1) {
+		// A fraction: "5" (meaning 5%) asked for ±500%, and the first
+		// replications met it.
+		return fmt.Errorf("precision.rel_half_width: must be a fraction in (0, 1) of the mean, 0.05 for ±5%%, got %v", p.RelHalfWidth)
 	}
 	if p.MaxReplications < replications {
 		return fmt.Errorf("precision.max_replications: must be >= replications (%d, the initial number per point), got %d",

@@ -64,8 +64,10 @@ func TestPrecisionValidation(t *testing.T) {
 		{"{metric: mean_responze, rel_half_width: 0.05, max_replications: 200}", `precision.metric: unknown metric "mean_responze"`},
 		{"{metric: class1_mean_response, rel_half_width: 0.05, max_replications: 200}", `precision.metric: unknown metric "class1_mean_response"`},
 		{"{rel_half_width: 0.05, max_replications: 200}", "precision.metric: required"},
-		{"{metric: mean_response, rel_half_width: 0, max_replications: 200}", "precision.rel_half_width: must be > 0"},
-		{"{metric: mean_response, rel_half_width: -0.1, max_replications: 200}", "precision.rel_half_width: must be > 0"},
+		{"{metric: mean_response, rel_half_width: 0, max_replications: 200}", "precision.rel_half_width: must be a fraction in (0, 1)"},
+		// A percentage written as a number: ±500%, met by the first replications.
+		{"{metric: mean_response, rel_half_width: 5, max_replications: 200}", "precision.rel_half_width: must be a fraction in (0, 1)"},
+		{"{metric: mean_response, rel_half_width: -0.1, max_replications: 200}", "precision.rel_half_width: must be a fraction in (0, 1)"},
 		{"{metric: mean_response, rel_half_width: 0.05, max_replications: 2}", "precision.max_replications: must be >= replications (3"},
 		{"{metric: mean_response, rel_half_width: 0.05, max_replications: 20, batch: -1}", "precision.batch: must be >= 1"},
 		{"{metric: mean_response, rel_half_width: 0.05, max_replication: 20}", "max_replication"},

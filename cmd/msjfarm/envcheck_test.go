@@ -143,6 +143,12 @@ func TestConfigFileKeys(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, want) {
 		t.Fatalf("exit %d, want 2 and %q in\n%s", code, want, errs)
 	}
+	// A sweep file's key, whose name contains the flag "ca": not that.
+	sweepKey := write("sweepkey.yaml", "replications: 30\n")
+	code, _, errs = captured(t, func() int { return dispatch([]string{"run", "--config", sweepKey, "--dry-run", sw}) })
+	if code != 2 || !strings.Contains(errs, `unknown key "replications"`) || strings.Contains(errs, `"ca"`) {
+		t.Fatalf("exit %d, want 2 and no \"ca\" suggested in\n%s", code, errs)
+	}
 	shared := write("shared.toml", "storage = \""+data+"\"\nlisten = \"0.0.0.0:4223\"\nworkers = 2\n")
 	code, out, errs := captured(t, func() int { return dispatch([]string{"run", "--config", shared, "--dry-run", sw}) })
 	if code != 0 || !strings.Contains(out, "storage          "+data+" (does not exist yet") {
