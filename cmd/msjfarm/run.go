@@ -226,6 +226,12 @@ func (r *runCommand) campaign(ctx context.Context, path string, cfg worker.Runne
 	if err := storage.CheckWritable(ctx, st); err != nil {
 		return fail("run: %v", err)
 	}
+	unlock, err := lockCampaign(st.URL(), camp.ID)
+	if err != nil {
+		pr.Close()
+		return fail("run: %v", err)
+	}
+	defer unlock()
 	metrics := monitor.NewMetrics()
 	st = metrics.InstrumentStore(st)
 	ch, code := runnerFor(ctx, cfg, pr, st, f, camp, trace)

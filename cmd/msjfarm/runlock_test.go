@@ -1,0 +1,46 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/storage"
+)
+
+// A second `msjfarm run` of a campaign another run holds on the same store
+// is refused (exit 1), naming the holder, and runs nothing: two runs of
+// the same sweep each ran the whole campaign, every replication computed
+// twice. Once the holder lets go, the same command runs.
+func TestRunCampaignLock(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(newcomerBase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	st, err := storage.Open(t.Context(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The campaign's id, from a dry run's plan.
+	_, out, _ := captured(t, func() int { return dispatch([]string{"run", "--dry-run", "--storage", data, sw}) })
+	id := strings.Fields(strings.TrimPrefix(out, "campaign "))[0]
+	unlock, err := lockCampaign(st.URL(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := captured(t, func() int { return dispatch([]string{"run", "-q", "--storage", data, sw}) })
+	if code != 1 || !strings.Contains(errOut, "campaign "+id+" is being run on "+st.URL()+" by msjfarm run pid "+strconv.Itoa(os.Getpid())) {
+		t.Fatalf("while held: exit %d, want 1 naming the holder:\n%s", code, errOut)
+	}
+	if keys, _ := st.List(t.Context(), storage.ResultsPrefix(id)); len(keys) != 0 {
+		t.Fatalf("while held: %d results stored", len(keys))
+	}
+	unlock()
+	if code, _, errOut := captured(t, func() int { return dispatch([]string{"run", "-q", "--storage", data, sw}) }); code != 0 {
+		t.Fatalf("once released: exit %d\n%s", code, errOut)
+	}
+}
