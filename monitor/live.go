@@ -98,8 +98,9 @@ type Series struct {
 
 // PlotPoint is one point's estimate: HW is the 95% CI half-width (null
 // when unbounded, n = 1, and for a bound). Unstable marks a lower bound
-// (aggregate.IsBound: the point's verdict is not stable or some
-// replication's means are bounds).
+// (aggregate.Point.Bound: the point's verdict is not stable or some
+// replication's means are bounds, and the metric is one an overload
+// drives up).
 type PlotPoint struct {
 	X        float64  `json:"x"`
 	Y        float64  `json:"y"`
@@ -495,7 +496,7 @@ func headlinePlot(pts []aggregate.Point, x, metric, label string, order []string
 }
 
 // plotPoint is p's value of metric at its x, if it has a finite one. One
-// rule for every output (aggregate.IsBound): a bound has no interval.
+// rule for every output (aggregate.Point.Reading): a bound has no interval.
 func plotPoint(p *aggregate.Point, x, metric string) (PlotPoint, bool) {
 	if p.N == 0 {
 		return PlotPoint{}, false

@@ -340,7 +340,7 @@ func longRows(p *Point, base []any, yield func([]any) error) error {
 			cname = p.Classes[ci].Name
 		}
 		row := append(append([]any(nil), base...), m.Base, cname, int64(ci), m.Mean, m.HalfWidth,
-			int64(m.N), int64(p.Replications), int64(p.NFailed), int64(p.NUnstable), p.Unstable(),
+			int64(m.N), int64(p.Replications), int64(p.NFailed), int64(p.NUnstable), p.Bound(m),
 			m.N == 0, m.N == 1, m.Label, m.Unit, m.Doc)
 		row = append(row, pairedLongCells(p, m.Name)...)
 		if err := yield(row); err != nil {

@@ -83,6 +83,25 @@ var Class = []ClassDef{
 		func(c *sim.ClassStats) float64 { return c.PWait }},
 }
 
+// boundWhenUnstable are the metrics (base and class stems) whose
+// finite-run mean is a lower bound at a point whose system is unstable or
+// whose run was truncated: the times and numbers of jobs a queue that
+// grows without bound drives up, and the probability of waiting, which
+// rises with it; the jobs still inside at the end, never measured, are
+// the ones that waited longest. The others are not bounds of anything:
+// throughput and utilisation estimate the saturation values the system
+// serves at (what a stability limit λ_max is), Jain's index is a ratio,
+// and preemption counts and policy counters count the window.
+var boundWhenUnstable = map[string]bool{
+	"mean_response": true, "weighted_mean_response": true, "mean_wait": true, "p_wait": true,
+	"mean_in_system": true, "mean_in_queue": true,
+}
+
+// BoundWhenUnstable reports whether metric base (a base metric, or a
+// per-class metric's stem) is a lower bound at an unstable or truncated
+// point (aggregate's reading rule); a policy counter never is.
+func BoundWhenUnstable(base string) bool { return boundWhenUnstable[base] }
+
 // BaseNames are the names of Base, in order.
 func BaseNames() []string {
 	out := make([]string, len(Base))

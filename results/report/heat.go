@@ -568,7 +568,7 @@ func (g *heatGroup) heatFigure(out *files, hm heatMetric, xl string) (*figure, e
 	var vals []float64
 	for i, hp := range panels {
 		for _, p := range hp.cell {
-			if mt, ok := p.Metric(cols[i]); ok && !p.Unstable() {
+			if mt, ok := p.Metric(cols[i]); ok && !p.Bound(mt) {
 				vals = append(vals, mt.Mean)
 			}
 		}
@@ -656,7 +656,7 @@ func (hp *heatPanel) value(m string, i, j int) (mean float64, bound, ok bool) {
 	if !found || !finite(mt.Mean) {
 		return math.NaN(), false, false
 	}
-	return mt.Mean, p.Unstable(), true
+	return mt.Mean, p.Bound(mt), true
 }
 
 // writeCSV appends the panel's cells of metric m to b and reports whether

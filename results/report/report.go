@@ -481,7 +481,7 @@ func curvesFor(f *facet, x, m string) (cs []curve, any bool) {
 				any = true
 			}
 			c.bound = boundOf(mt)
-			c.add(xValue(p, x), mt.Mean, mt.HalfWidth, p.Unstable())
+			c.add(xValue(p, x), mt.Mean, mt.HalfWidth, p.Bound(mt))
 		}
 		if len(c.x) > 0 {
 			c.sortByX()
@@ -720,7 +720,7 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 				c := curve{label: fmt.Sprintf("phase %d", z), style: zi}
 				for _, p := range s.pts {
 					if mt, ok := p.Metric(metric[key{z, st}]); ok {
-						c.add(xValue(p, x), mt.Mean, mt.HalfWidth, p.Unstable())
+						c.add(xValue(p, x), mt.Mean, mt.HalfWidth, p.Bound(mt))
 					}
 				}
 				if len(c.x) > 0 {
@@ -844,7 +844,7 @@ func tableRows(f *facet, x string) []tableRow {
 				switch {
 				case !ok || math.IsNaN(mt.Mean):
 					r.Cells = append(r.Cells, cell{Text: "—"})
-				case p.Unstable():
+				case p.Bound(mt):
 					// A bound, not an estimate: no interval around it.
 					r.Cells = append(r.Cells, cell{"≥ " + fmtNum(mt.Mean), sortKey(mt.Mean)})
 				default:
