@@ -88,7 +88,7 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 	fs.Var(&warmup, "warmup", "discarded warm-up arrivals per replication")
 	var maxInSystem count
 	fs.Var(&maxInSystem, "max-in-system", "stop a replication when this many jobs are in the system (0: the engine's memory-budget default); its means are then lower bounds")
-	swfPath := fs.String("swf", "", "replay this SWF trace instead of a named workload (rate and load are ignored)")
+	swfPath := fs.String("swf", "", "replay this SWF trace instead of a named workload (no --rate, --load or --workload with it)")
 	servers := fs.Int("servers", 0, "with --swf: number of servers k (0: the trace header's MaxProcs)")
 	timeScale := fs.Float64("time-scale", 1, "with --swf: multiply submit times by this (< 1 raises the load)")
 	params := paramFlags{}
@@ -117,6 +117,9 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 			counters = ps.CounterInfo()
 		}
 		if code := checkSimulateArgs(*rate, *load, *swfPath != "", *reps, *par); code != 0 {
+			return code
+		}
+		if code := checkTraceFlags(fs, *swfPath != ""); code != 0 {
 			return code
 		}
 		w, err := buildWorkload(*swfPath, *servers, *timeScale, *wl, *rate, *load)
@@ -189,6 +192,24 @@ func checkSimulateArgs(rate, load float64, trace bool, reps, par int) int {
 		return usagef("simulate: --reps must be >= 1, got %d", reps)
 	case par < 1:
 		return usagef("simulate: --parallel must be >= 1, got %d", par)
+	}
+	return 0
+}
+
+// checkTraceFlags refuses the flags that do not apply: --servers and
+// --time-scale without --swf, --rate, --load and --workload with it. They
+// were ignored without a word: `simulate --rate 1 --servers 16` ran the
+// workload's 32 servers, and its user believed k = 16.
+func checkTraceFlags(fs *pflag.FlagSet, trace bool) int {
+	for _, name := range []string{"servers", "time-scale"} {
+		if !trace && fs.Changed(name) {
+			return usagef("simulate: --%s applies to a replayed trace (--swf); a named workload (--workload) has its own servers and arrival process", name)
+		}
+	}
+	for _, name := range []string{"rate", "load", "workload"} {
+		if trace && fs.Changed(name) {
+			return usagef("simulate: --%s does not apply to --swf: a replayed trace's jobs and arrivals are the trace's (--time-scale rescales its arrival times, --servers sets k)", name)
+		}
 	}
 	return 0
 }

@@ -30,3 +30,22 @@ func TestSimulateCounterLabels(t *testing.T) {
 		}
 	}
 }
+
+// Flags that do not apply are usage errors: they were ignored without a
+// word (`--rate 1 --servers 16` ran one-or-all's 32 servers).
+func TestSimulateFlagsThatDoNotApply(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--rate", "1", "--servers", "16"}, "--servers applies to a replayed trace"},
+		{[]string{"--rate", "1", "--time-scale", "0.5"}, "--time-scale applies to a replayed trace"},
+		{[]string{"--swf", "../../model/swf/testdata/small.swf", "--rate", "2"}, "--rate does not apply to --swf"},
+		{[]string{"--swf", "../../model/swf/testdata/small.swf", "--workload", "borg-b"}, "--workload does not apply to --swf"},
+	} {
+		code, _, errs := msjfarm(t, nil, append([]string{"simulate", "--arrivals", "100"}, c.args...)...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, want 2 and %q:\n%s", c.args, code, c.want, errs)
+		}
+	}
+}
