@@ -268,6 +268,16 @@ func decodeFile(v *viper.Viper) (*File, error) {
 	if err != nil {
 		return nil, decodeErrors(err)
 	}
+	// The decoder drops empty maps: "limit: {}" is a search with every
+	// default, and "precision: {}" a block that lacks its metric; dropped,
+	// the first ran a sweep of no axes ("axes: give arrival_rate or
+	// load") and the second no precision mode at all.
+	if raw, ok := v.Get("limit").(map[string]any); ok && len(raw) == 0 && f.Limit == nil {
+		f.Limit = &LimitSpec{}
+	}
+	if raw, ok := v.Get("precision").(map[string]any); ok && len(raw) == 0 && f.Precision == nil {
+		f.Precision = &Precision{}
+	}
 	// The decoder drops empty maps: an empty profile ("quick: {}", the
 	// file as written) must still be selectable.
 	if raw, ok := v.Get("profiles").(map[string]any); ok {

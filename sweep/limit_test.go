@@ -124,3 +124,18 @@ func TestPlanLimitRefused(t *testing.T) {
 		t.Errorf("threshold 99 on k = 32: %v", err)
 	}
 }
+
+// "limit: {}" is a search with every default: the decoder dropped the
+// empty block, and the file read as a sweep without axes.
+func TestEmptyLimitBlock(t *testing.T) {
+	f, err := sweep.Parse([]byte("name: x\nworkload: one-or-all\npolicies: [fcfs]\nreplications: 2\nrun: {arrivals: 2000}\nlimit: {}\n"), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Limit == nil {
+		t.Fatal("limit: {} read as no limit block")
+	}
+	if _, err := sweep.PlanLimit(f, builtin.Catalog{}); err != nil {
+		t.Fatalf("limit: {}: %v", err)
+	}
+}

@@ -168,6 +168,8 @@ func TestErrors(t *testing.T) {
 		// The decoder's own words named Go types.
 		{"trace as text", base + "trace: small.swf\npolicies: [fcfs]\n", `trace: want a map of keys {key: value}, got the text "small.swf"`},
 		{"compare as text", base + "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\ncompare: fcfs\n", `compare: want a map of keys {key: value}, got the text "fcfs"`},
+		// An empty block was dropped by the decoder: no precision mode.
+		{"empty precision", base + "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\nprecision: {}\n", "precision.metric: required"},
 		{"zip lengths", base + "workload: one-or-all\naxes: {load: [0.5, 0.6], servers: [32]}\nzip: [[load, servers]]\npolicies: [fcfs]\n", "have 2 and 1 values"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
