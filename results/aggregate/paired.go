@@ -321,6 +321,12 @@ func comparePaired(pts []Point, base string, load func(points []int) (map[int][]
 // ("" when it can): a mean that is a bound is not an estimate.
 func unpairable(p, b *Point) string {
 	switch {
+	// Said, not left for the metrics' notes: summary.csv's compare_note
+	// was empty for a baseline whose replications had all failed.
+	case b.N == 0:
+		return fmt.Sprintf("the baseline has no successful replication at this scenario (%d failed)", b.NFailed)
+	case p.N == 0:
+		return fmt.Sprintf("this point has no successful replication (%d failed)", p.NFailed)
 	case p.Unstable() && b.Unstable():
 		return "both this point's and the baseline's means are bounds (unstable or truncated), not estimates"
 	case p.Unstable():

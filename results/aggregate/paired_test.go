@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"github.com/msjfarm/msjfarm/results/record"
 	"math"
 	"testing"
 )
@@ -100,5 +101,31 @@ func TestFormatRelDiff(t *testing.T) {
 		if got := FormatRelDiff(c.rel, c.hw); got != c.want {
 			t.Errorf("FormatRelDiff(%g, %g) = %q, want %q", c.rel, c.hw, got, c.want)
 		}
+	}
+}
+
+// A baseline point whose replications all failed leaves its comparisons
+// undefined and says why in compare_note (empty before, with every _cmp
+// "undefined"); so does a point of its own with none.
+func TestUnpairableFailed(t *testing.T) {
+	none := []*record.Record{} // the replications Summarize kept: none succeeded
+	base := Point{Point: "b", Policy: "fcfs", Scenario: "s", N: 0, NFailed: 3, Replications: 3, recs: none}
+	p := Point{Point: "p", Policy: "msf", Scenario: "s", N: 3, Replications: 3, recs: none}
+	pts := []Point{base, p}
+	if err := Compare(pts, "fcfs"); err != nil {
+		t.Fatal(err)
+	}
+	if got := pts[1].Compare.Undefined; got != "the baseline has no successful replication at this scenario (3 failed)" {
+		t.Errorf("compare_note %q", got)
+	}
+	if v, note := pts[1].Compare.Verdict("mean_response"); v != CmpUndefined || note == "" {
+		t.Errorf("verdict %q, note %q", v, note)
+	}
+	pts = []Point{{Point: "b", Policy: "fcfs", Scenario: "s", N: 3, Replications: 3, recs: none}, {Point: "p", Policy: "msf", Scenario: "s", N: 0, NFailed: 2, Replications: 2, recs: none}}
+	if err := Compare(pts, "fcfs"); err != nil {
+		t.Fatal(err)
+	}
+	if got := pts[1].Compare.Undefined; got != "this point has no successful replication (2 failed)" {
+		t.Errorf("compare_note %q", got)
 	}
 }
