@@ -59,6 +59,9 @@ func openLocal(dir string, noCreate bool) (Store, error) {
 	if _, err := os.Stat(abs); noCreate && errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("storage: local store %s does not exist: %w", abs, ErrNotFound)
 	}
+	if outer := enclosingStore(abs); outer != "" {
+		return nil, fmt.Errorf("storage: local store %s lies inside the store %s: give that one (a store inside another mixes their objects: the outer one lists the inner one's as its own)", abs, outer)
+	}
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("storage: creating local store: %w", err)
 	}
@@ -75,6 +78,26 @@ func openLocal(dir string, noCreate bool) (Store, error) {
 		s.group = newGroupSync(abs)
 	}
 	return s, nil
+}
+
+// enclosingStore is the nearest directory above dir that is a local
+// store's root (it holds both campaigns/ and results/), or "". `run
+// --storage data/campaigns/<id>` made a store inside a campaign of
+// another, whose listing then held its files as results.
+func enclosingStore(dir string) string {
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		if isDir(filepath.Join(d, "campaigns")) && isDir(filepath.Join(d, "results")) {
+			return d
+		}
+		if parent := filepath.Dir(d); parent == d {
+			return ""
+		}
+	}
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // beginWrite counts a write in progress until end is called, and reports

@@ -83,4 +83,16 @@ func TestList(t *testing.T) {
 	if id, err := ResolveIn(ctx, st, "second"); err != nil || id != "c2" {
 		t.Errorf("ResolveIn(second) = %q, %v", id, err)
 	}
+	// A name longer than a file name may be is looked up as a name: it
+	// was first tried as an id, and the key's "file name too long" ended
+	// the lookup.
+	long := strings.Repeat("a", 300)
+	id := "0123456789abcdef"
+	put(storage.CampaignSpecKey(id), "name: "+long+"\n")
+	if got, err := ResolveIn(ctx, st, long); err != nil || got != id {
+		t.Errorf("ResolveIn(a 300-character name) = %q, %v", got, err)
+	}
+	if got, err := ResolveIn(ctx, st, id); err != nil || got != id {
+		t.Errorf("ResolveIn(%s) = %q, %v", id, got, err)
+	}
 }
