@@ -76,7 +76,9 @@ func defArchiveExport(fs *pflag.FlagSet) func([]string) int {
 		}
 		ctx, stop := signalContext()
 		defer stop()
-		st, err := ff.store(ctx)
+		// Export only reads: a store that is not there is an error, not
+		// an empty ./msjfarm-data made in the current directory.
+		st, err := ff.existingStore(ctx)
 		if err != nil {
 			return fail("archive export: %v", err)
 		}

@@ -16,7 +16,7 @@ func TestStatusResultsWithoutData(t *testing.T) {
 	t.Chdir(dir)
 	t.Setenv("MSJFARM_STORAGE", "")
 	t.Setenv("MSJFARM_NATS_URL", "")
-	for _, args := range [][]string{{"status"}, {"results"}, {"results", "q-fig3"}, {"report", "q-fig3"}, {"gc"}} {
+	for _, args := range [][]string{{"status"}, {"results"}, {"results", "q-fig3"}, {"report", "q-fig3"}, {"gc"}, {"archive", "export", "q-fig3", "-o", "x.msjar"}} {
 		code, out, errOut := captured(t, func() int { return dispatch(args) })
 		if code == 0 || !strings.Contains(errOut, "no results at ./msjfarm-data: it does not exist") {
 			t.Errorf("%v: exit %d, stderr %q; want non-zero and a message that ./msjfarm-data does not exist", args, code, errOut)
