@@ -710,6 +710,9 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 			if len(es) == 0 {
 				return fail("results: no campaigns in %s (msjfarm run SWEEP.yaml stores one there)", st.URL())
 			}
+			for i := range es {
+				es[i].State = storedState(ctx, st, es[i])
+			}
 			printCampaigns(os.Stdout, es)
 			return 0
 		}
@@ -1188,12 +1191,26 @@ func storageStatus(ctx context.Context, st storage.Store, arg string) ([]protoco
 		}
 		state := e.State
 		if state == protocol.CampaignRunning {
-			state = "interrupted"
+			state = "interrupted" // its run did not answer (storedState)
 		}
 		list = append(list, protocol.Status{Campaign: e.ID, Name: e.Name, State: state, Total: e.Tasks,
 			Done: e.Finished, Created: e.Created, Verify: storedVerify(ctx, st, e.ID)})
 	}
 	return list, nil
+}
+
+// storedState is the state of e as storage tells it: the manifest's,
+// except that a campaign it says is running whose run does not answer
+// (liveStatus) is "interrupted" (a killed `msjfarm run`). `status` said
+// so and `results` said "running" of the same campaign.
+func storedState(ctx context.Context, st storage.Store, e archive.Entry) string {
+	if e.State != protocol.CampaignRunning {
+		return e.State
+	}
+	if _, live := liveStatus(ctx, st, e.ID); live {
+		return e.State
+	}
+	return "interrupted"
 }
 
 // liveStatus asks the server of the msjfarm run running campaign id, if

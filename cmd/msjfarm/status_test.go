@@ -1,6 +1,12 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/storage"
+)
 
 // TestPointStatus: the status cell of a summary row for each verdict, with
 // and without a failed converged verdict (an unstable or undecided point's
@@ -21,6 +27,33 @@ func TestPointStatus(t *testing.T) {
 	} {
 		if got := pointStatus(func(k string) string { return c.row[k] }); got != c.want {
 			t.Errorf("%v: %q, want %q", c.row, got, c.want)
+		}
+	}
+}
+
+// A campaign whose manifest says running and whose `msjfarm run` does not
+// answer (killed) reads "interrupted" in `results` as in `status`: the
+// list said "running" where status said "interrupted".
+func TestInterruptedState(t *testing.T) {
+	data := t.TempDir()
+	st, err := storage.Open(t.Context(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "0123456789abcdef"
+	for k, v := range map[string]string{
+		storage.CampaignSpecKey(id): "name: killed\n",
+		storage.ManifestKey(id):     `{"campaign":"` + id + `","name":"killed","state":"running","tasks":3}`,
+		protocol.LiveRunKey(id):     `{"nats_url":"nats://127.0.0.1:1"}`,
+	} {
+		if err := st.Put(t.Context(), k, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, cmd := range []string{"results", "status"} {
+		code, out, errOut := captured(t, func() int { return dispatch([]string{cmd, "--storage", data}) })
+		if code != 0 || !strings.Contains(out, "interrupted") || strings.Contains(out, "running ") {
+			t.Errorf("%s: exit %d, want the campaign interrupted:\n%s%s", cmd, code, out, errOut)
 		}
 	}
 }
