@@ -383,6 +383,7 @@ type proc struct {
 	stderr *tail
 	slots  chan struct{}
 	sb     *sandbox.Process // its private TMPDIR, removed once it exited
+	budget *logBudget       // its log's
 
 	calls atomic.Int64 // Run calls made on this process
 
@@ -537,6 +538,7 @@ func (h *Host) retireHung(p *proc) {
 // or stopped process would otherwise block the shutdown for ever).
 // Close waits for every kill.
 func (h *Host) kill(p *proc) {
+	p.budget.exitExpected.Store(true)
 	p.mu.Lock()
 	already := p.killed
 	p.killed = true
@@ -684,7 +686,7 @@ func (h *Host) start(key procKey) (*proc, error) {
 		info.PID = rc.Pid
 	}
 	h.logger.Debug("plugin started", "binary", key.path, "name", info.Name, "version", info.Version, "pid", info.PID, "start", info.StartTime)
-	p := &proc{key: key, client: s.client, rpc: rpc, info: info, stderr: s.stderr, sb: s.sp,
+	p := &proc{key: key, client: s.client, rpc: rpc, info: info, stderr: s.stderr, sb: s.sp, budget: s.budget,
 		slots: make(chan struct{}, h.cfg.MaxConcurrent), lastUsed: time.Now()}
 	h.mu.Lock()
 	h.live[p] = true
@@ -703,6 +705,7 @@ type starting struct {
 	sp      *sandbox.Process
 	client  *plugin.Client
 	stderr  *tail
+	budget  *logBudget // its log's, which also knows whether an exit is expected
 	stopped bool
 }
 
@@ -717,7 +720,7 @@ type starting struct {
 // what made plugin start-up slow (issue #18), and its digest is only
 // recorded, not enforced.
 func (h *Host) launch(key procKey) (*starting, error) {
-	stderr := newTail(h.cfg.StderrTail)
+	stderr, budget := newTail(h.cfg.StderrTail), newLogBudget()
 	var args []string
 	if key.args != "" {
 		args = strings.Split(key.args, "\x00")
@@ -748,14 +751,14 @@ func (h *Host) launch(key procKey) (*starting, error) {
 		SkipHostEnv:      true,
 		SecureConfig:     secure,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           budgetLogger{h.logger.Named(filepath.Base(key.path)), newLogBudget()},
+		Logger:           budgetLogger{h.logger.Named(filepath.Base(key.path)), budget},
 		Stderr:           stderr,
 		StartTimeout:     h.cfg.StartTimeout,
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(wire.MaxMessageBytes), grpc.MaxCallSendMsgSize(wire.MaxMessageBytes))},
 	})
 	h.starts.Add(1)
-	return &starting{h: h, key: key, sp: sp, client: client, stderr: stderr}, nil
+	return &starting{h: h, key: key, sp: sp, client: client, stderr: stderr, budget: budget}, nil
 }
 
 // stop stops the process (once) and removes its sandbox's files.
@@ -763,6 +766,7 @@ func (s *starting) stop() {
 	if s.stopped {
 		return
 	}
+	s.budget.exitExpected.Store(true)
 	s.stopped = true
 	pid := 0
 	if rc := s.client.ReattachConfig(); rc != nil {
@@ -777,6 +781,7 @@ func (s *starting) stop() {
 // connects to the address to close the plugin gracefully.
 func (s *starting) abort(kind Kind, format string, a ...any) error {
 	s.stopped = true
+	s.budget.exitExpected.Store(true)
 	if rc := s.client.ReattachConfig(); rc != nil {
 		killGroup(rc.Pid)
 	}

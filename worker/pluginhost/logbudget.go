@@ -3,6 +3,7 @@ package pluginhost
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -36,6 +37,11 @@ type logBudget struct {
 	dropped int // lines, since the last notice
 	notice  time.Time
 	now     func() time.Time
+	// exitExpected: the host is stopping the process (a cancellation,
+	// a bound crossed, the host closing), so go-plugin's "plugin process
+	// exited" with "signal: killed" is no error of the plugin's: logged
+	// at debug level, where every Ctrl-C of a run printed it as [ERROR].
+	exitExpected atomic.Bool
 }
 
 func newLogBudget() *logBudget {
@@ -73,6 +79,9 @@ type budgetLogger struct {
 }
 
 func (l budgetLogger) Log(level hclog.Level, msg string, args ...any) {
+	if msg == "plugin process exited" && level > hclog.Debug && l.b.exitExpected.Load() {
+		level = hclog.Debug
+	}
 	if level < l.GetLevel() && level != hclog.NoLevel {
 		return // not logged: costs nothing
 	}
