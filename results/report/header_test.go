@@ -333,3 +333,30 @@ func TestReportCommandsFrom(t *testing.T) {
 		}
 	}
 }
+
+// With the load as the swept axis the summary table has one load column:
+// it had two, headed "load ρ | load ρ", the second repeating the first.
+// Every row has a cell per header.
+func TestSummaryTableLoadOnce(t *testing.T) {
+	c := simulateCampaign(t, "one-or-all", []policyRun{fcfsRun()}, []float64{0.5, 1}, 2, 2000)
+	for i := range c.Points {
+		c.Points[i].Axes = map[string]any{"load": aggregate.RoundInput(c.Points[i].Load)}
+	}
+	files, err := Render(Campaign{Points: c.Points})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(files["index.html"])
+	table := page[strings.Index(page, `<table class="sortable">`):]
+	table = table[:strings.Index(table, "</table>")]
+	head := table[:strings.Index(table, "</thead>")]
+	if n := strings.Count(head, "<th>load ρ</th>"); n != 1 {
+		t.Errorf("%d load columns in %s", n, head)
+	}
+	ths := strings.Count(head, "<th>")
+	for _, row := range strings.Split(table[strings.Index(table, "<tbody>"):], "<tr")[1:] {
+		if tds := strings.Count(row, "<td"); tds != ths {
+			t.Errorf("a row of %d cells under %d headers: %s", tds, ths, row)
+		}
+	}
+}

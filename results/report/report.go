@@ -835,10 +835,13 @@ func tableRows(f *facet, x string) []tableRow {
 		for _, p := range ps {
 			r := tableRow{Unstable: p.Unstable(), Failed: p.NFailed > 0}
 			num := func(v float64) cell { return cell{fmtNum(v), sortKey(v)} }
-			r.Cells = []cell{{Text: s.label}, num(xValue(p, x)), num(aggregate.RoundInput(p.Load)),
-				{fmt.Sprintf("%d/%d", p.N, p.Replications), strconv.Itoa(p.N)},
+			r.Cells = []cell{{Text: s.label}, num(xValue(p, x))}
+			if x != "load" { // else the x column is the load, said once
+				r.Cells = append(r.Cells, num(aggregate.RoundInput(p.Load)))
+			}
+			r.Cells = append(r.Cells, cell{fmt.Sprintf("%d/%d", p.N, p.Replications), strconv.Itoa(p.N)},
 				num(float64(p.NFailed)), num(float64(p.NUnstable)), num(float64(p.NTruncated)),
-				{Text: verdictText(p.Verdict)}, {Text: convergedText(p)}}
+				cell{Text: verdictText(p.Verdict)}, cell{Text: convergedText(p)})
 			for _, m := range tableMetrics {
 				mt, ok := p.Metric(m)
 				switch {
@@ -1347,7 +1350,7 @@ func RenderTo(sink Sink, c Campaign, overlay ...Campaign) error {
 		f.lines = f.limitLines(x, limits)
 	}
 	xl := axisLabel(x)
-	page.XLabel = xl
+	page.XLabel, page.LoadColumn = xl, x != "load"
 	page.Points = len(pts)
 	if page.Facets, err = sections(files, pts, fs, tags, x, others); err != nil {
 		_ = files.wait()
@@ -1380,6 +1383,7 @@ type overlayInfo struct {
 type indexPage struct {
 	Header           header
 	XLabel           string
+	LoadColumn       bool // a load column beside x (not when x is the load)
 	Metrics          []string
 	Facets           []facetView
 	Data             []dataFile
@@ -1476,7 +1480,7 @@ Figures are drawn for a column (3.3 in, fonts 8–9 pt; name_page.pdf for a page
 {{if .TableNote}}<p>{{.TableNote}}</p>{{else}}<p class="meta">Click a column heading to sort.</p>
 <div class="scroll">
 <table class="sortable">
-<thead><tr><th>policy</th><th>{{$.XLabel}}</th><th>load ρ</th><th>n</th><th>failed</th><th>unstable</th><th>truncated</th><th>verdict</th><th>converged</th>{{range $.Metrics}}<th>{{.}}</th>{{end}}</tr></thead>
+<thead><tr><th>policy</th><th>{{$.XLabel}}</th>{{if $.LoadColumn}}<th>load ρ</th>{{end}}<th>n</th><th>failed</th><th>unstable</th><th>truncated</th><th>verdict</th><th>converged</th>{{range $.Metrics}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
 {{range .TableRows}}<tr{{if .Unstable}} class="unstable"{{else if .Failed}} class="failed"{{end}}>{{range .Cells}}<td{{if .Sort}} data-v="{{.Sort}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table>
