@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -1083,6 +1084,12 @@ func comparisonCell(verdict, rel, hw string) string {
 	h, err2 := strconv.ParseFloat(hw, 64)
 	if err1 != nil || err2 != nil {
 		return verdict
+	}
+	if verdict == aggregate.CmpIndistinguishable && math.Abs(r) > h {
+		// The interval is this comparison's own 95%; the verdict is at the
+		// level Holm's correction over the campaign's comparisons leaves:
+		// "+27.2% ± 2.6% indistinguishable" read as a contradiction.
+		verdict += " after Holm's correction"
 	}
 	return aggregate.FormatRelDiff(r, h) + " " + verdict
 }

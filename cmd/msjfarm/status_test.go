@@ -57,3 +57,19 @@ func TestInterruptedState(t *testing.T) {
 		}
 	}
 }
+
+// A comparison whose own 95% interval excludes 0 but which Holm's
+// correction leaves indistinguishable says so: "+27.2% ± 2.6%
+// indistinguishable" read as a contradiction.
+func TestComparisonCellHolm(t *testing.T) {
+	for _, c := range []struct{ verdict, rel, hw, want string }{
+		{"indistinguishable", "0.272", "0.026", "+27.2% ± 2.6% indistinguishable after Holm's correction"},
+		{"indistinguishable", "0.01", "0.026", "+1.0% ± 2.6% indistinguishable"},
+		{"better", "-0.1", "0.02", "-10.0% ± 2.0% better"},
+		{"baseline", "", "", "baseline"},
+	} {
+		if got := comparisonCell(c.verdict, c.rel, c.hw); got != c.want {
+			t.Errorf("comparisonCell(%s, %s, %s) = %q, want %q", c.verdict, c.rel, c.hw, got, c.want)
+		}
+	}
+}
