@@ -155,3 +155,28 @@ func TestConfigFileKeys(t *testing.T) {
 		t.Fatalf("shared config: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// A flag's value from the environment or the config file that its flag
+// cannot take is named where it came from, in plain words: it was
+// `--workers (from environment or config): invalid argument "many" for
+// "--workers" flag: strconv.ParseInt: parsing "many": invalid syntax`.
+func TestFlagValueFromEnvOrConfig(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(newcomerBase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(cfg, []byte("workers: many\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := captured(t, func() int { return dispatch([]string{"run", "--config", cfg, "--dry-run", sw}) })
+	if want := `config file ` + cfg + `: workers (--workers): "many" is not a whole number`; code != 2 || !strings.Contains(errs, want) {
+		t.Errorf("config: exit %d, want 2 and %q:\n%s", code, want, errs)
+	}
+	t.Setenv("MSJFARM_ACK_WAIT", "30")
+	code, _, errs = captured(t, func() int { return dispatch([]string{"run", "--dry-run", sw}) })
+	if want := `MSJFARM_ACK_WAIT (--ack-wait): "30" is not a duration`; code != 2 || !strings.Contains(errs, want) || strings.Contains(errs, "strconv") {
+		t.Errorf("env: exit %d, want 2 and %q:\n%s", code, want, errs)
+	}
+}

@@ -162,12 +162,34 @@ func (f *farmFlags) parse() error {
 		if fl.Changed || fl.Name == "config" || fl.Name == "help" || err != nil || !v.IsSet(fl.Name) {
 			return
 		}
-		if e := f.fs.Set(fl.Name, v.GetString(fl.Name)); e != nil {
-			err = fmt.Errorf("--%s (from environment or config): %w", fl.Name, e)
+		if val := v.GetString(fl.Name); f.fs.Set(fl.Name, val) != nil {
+			// Named where it came from, in the sweep file's words: it was
+			// `--workers (from environment or config): invalid argument
+			// "many" for "--workers" flag: strconv.ParseInt: …`.
+			src := "MSJFARM_" + strings.ToUpper(strings.ReplaceAll(fl.Name, "-", "_"))
+			if _, env := os.LookupEnv(src); !env {
+				src = "config file " + v.GetString("config") + ": " + fl.Name
+			}
+			err = fmt.Errorf("%s (--%s): %q is not %s", src, fl.Name, val, flagKind(fl.Value.Type()))
 			fmt.Fprintf(os.Stderr, "msjfarm: %v\n", err)
 		}
 	})
 	return err
+}
+
+// flagKind names what a flag of pflag type t holds.
+func flagKind(t string) string {
+	switch {
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "bool":
+		return "true or false"
+	case t == "duration":
+		return `a duration like "30s" or "2m"`
+	}
+	return "a " + t
 }
 
 func (f *farmFlags) conn(name string) (*nats.Conn, error) {
