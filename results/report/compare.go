@@ -149,7 +149,7 @@ func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 		addComparisonCurve(p, c)
 	}
 	if xmin == xmax {
-		xmin, xmax = xmin-0.5, xmax+0.5
+		xmin, xmax = widenSingle(xmin, logX)
 	}
 	xpad := 0.03 * (xmax - xmin)
 	p.X.Min, p.X.Max = xmin-xpad, xmax+xpad

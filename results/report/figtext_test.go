@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"math"
 	"testing"
 
 	"gonum.org/v1/plot/vg"
@@ -31,5 +32,26 @@ func TestFigureText(t *testing.T) {
 	var b bytes.Buffer
 	if err := cv.writeTo(&b); err != nil || b.Len() == 0 {
 		t.Fatalf("the PDF: %v (%d bytes)", err, b.Len())
+	}
+}
+
+// A lone x value gets an axis around it that does not go below 0 for a
+// positive quantity on a linear axis (a load of 0.3 had an axis from
+// −0.2); a log axis's x is a logarithm and may.
+func TestWidenSingle(t *testing.T) {
+	for _, c := range []struct {
+		x      float64
+		logX   bool
+		lo, hi float64
+	}{
+		{0.3, false, 0.15, 0.45}, // d = x/2, not 0.5
+		{4, false, 3.5, 4.5},     // d = 0.5 (10% of 4 is less)
+		{20, false, 18, 22},      // d = 10%
+		{-0.52, true, -1.02, -0.02},
+	} {
+		lo, hi := widenSingle(c.x, c.logX)
+		if math.Abs(lo-c.lo) > 1e-12 || math.Abs(hi-c.hi) > 1e-12 {
+			t.Errorf("widenSingle(%v, %v) = [%v, %v], want [%v, %v]", c.x, c.logX, lo, hi, c.lo, c.hi)
+		}
 	}
 }

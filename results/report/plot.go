@@ -428,6 +428,19 @@ func visibleLines(ls []vline, xmin, xmax float64) []vline {
 	return out
 }
 
+// widenSingle is the x range around a single x value: half a unit either
+// side, or (a linear axis of a positive quantity, which every swept axis
+// is) no further down than half the value: a lone point at load 0.3 had
+// an axis from −0.2, a negative load. On a log axis x is log10 of the
+// value, and may be negative.
+func widenSingle(x float64, logX bool) (lo, hi float64) {
+	d := math.Max(math.Abs(x)*0.1, 0.5)
+	if !logX && x > 0 && x-d < 0 {
+		d = x / 2
+	}
+	return x - d, x + d
+}
+
 // paperStyle sets p's text to print size (labelPt, tickPt, legendPt) and
 // its legend's layout: every figure of the report uses it.
 func paperStyle(p *plot.Plot) {
@@ -505,8 +518,7 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 	}
 	xmin, xmax = addLimitLines(p, lines, ax, xmin, xmax, legend)
 	if xmin == xmax {
-		d := math.Max(math.Abs(xmin)*0.1, 0.5)
-		xmin, xmax = xmin-d, xmax+d
+		xmin, xmax = widenSingle(xmin, logX)
 	}
 	pad := 0.03 * (xmax - xmin)
 	p.X.Min, p.X.Max = xmin-pad, xmax+pad
