@@ -221,11 +221,8 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 		if err := ff.parse(); err != nil {
 			return 2
 		}
-		switch {
-		case *maxDeliver < 1:
-			return usagef("coordinator: --max-deliver must be >= 1 (the attempts a task gets before it is recorded as failed), got %d", *maxDeliver)
-		case *ackWait <= 0:
-			return usagef("coordinator: --ack-wait must be positive, got %v", *ackWait)
+		if err := checkDelivery(*maxDeliver, *ackWait); err != nil {
+			return usagef("coordinator: %v", err)
 		}
 		if err := mf.check(); err != nil {
 			return usagef("coordinator: %v", err)

@@ -128,23 +128,34 @@ func interrupted(ctx context.Context, code int) int {
 }
 
 // checkFlags refuses flag values that would be taken silently, before
-// anything is created: --max-deliver 0 became the default 5, a negative
-// --ack-wait was taken, --http-linger without --http did nothing, and a
-// dry run did not look at --http at all.
+// anything is created: --http-linger without --http did nothing, a dry
+// run did not look at --http at all (checkDelivery: the others).
 func (r *runCommand) checkFlags() error {
+	if err := checkDelivery(*r.maxDeliver, *r.ackWait); err != nil {
+		return err
+	}
 	switch {
 	case *r.n < 1:
 		return fmt.Errorf("--workers must be >= 1, got %d", *r.n)
-	case *r.maxDeliver < 1:
-		return fmt.Errorf("--max-deliver must be >= 1 (the attempts a task gets before it is recorded as failed), got %d", *r.maxDeliver)
-	case *r.ackWait <= 0:
-		return fmt.Errorf("--ack-wait must be positive, got %v", *r.ackWait)
 	case *r.linger < 0:
 		return fmt.Errorf("--http-linger must be >= 0, got %v", *r.linger)
 	case *r.linger > 0 && *r.mf.http == "":
 		return fmt.Errorf("--http-linger %v keeps the --http page up, and there is no --http", *r.linger)
 	}
 	return r.mf.check()
+}
+
+// checkDelivery refuses the delivery flags of run and coordinator that
+// were taken silently: --max-deliver 0 became the default 5, and a
+// negative --ack-wait was taken.
+func checkDelivery(maxDeliver int, ackWait time.Duration) error {
+	switch {
+	case maxDeliver < 1:
+		return fmt.Errorf("--max-deliver must be >= 1 (the attempts a task gets before it is recorded as failed), got %d", maxDeliver)
+	case ackWait <= 0:
+		return fmt.Errorf("--ack-wait must be positive, got %v", ackWait)
+	}
+	return nil
 }
 
 // logf is where coordinator and worker events go (-v: stderr).

@@ -109,8 +109,8 @@ type Config struct {
 	// is killed (watch) and its replication fails.
 	TmpQuota int64
 	// MaxThreads bounds the threads of a plugin process (0:
-	// DefaultMaxThreads, or 4 × GOMAXPROCS if more; < 0: no bound): past it the process is killed
-	// (watch) and its replication fails.
+	// DefaultMaxThreads, or 4 × GOMAXPROCS if more; < 0: no bound):
+	// past it the process is killed (watch) and its replication fails.
 	MaxThreads int
 	// DigestDir holds the persistent digest cache (see Digests): an
 	// unchanged binary is hashed once per machine, not once per process
