@@ -65,6 +65,11 @@ type Error struct {
 	// Stderr is the tail of the plugin process's stderr (for ErrStart,
 	// ErrCrash and ErrDeadline with a killed process).
 	Stderr string
+	// Shared: the process was killed for crossing a bound (ErrQuota,
+	// ErrThreads) while it ran other replications too, and which of them
+	// crossed it is not known. Such an error is retried: on the farm, the
+	// honest replications beside a thread bomb failed with it, for good.
+	Shared bool
 }
 
 func (e *Error) Error() string {
@@ -97,6 +102,8 @@ func (e *Error) Is(target error) bool {
 // will fail the same way.
 func (e *Error) Retryable() bool {
 	switch e.Kind {
+	case ErrQuota, ErrThreads:
+		return e.Shared
 	case ErrCrash, ErrStart, ErrDeadline, ErrCanceled, ErrClosed:
 		return true
 	}

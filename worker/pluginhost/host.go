@@ -397,8 +397,19 @@ type proc struct {
 	killed   bool
 	lastUsed time.Time
 	// overQuota is what watch found in the process's TMPDIR when it
-	// killed it (0: it did not); overThreads, the threads it counted.
-	overQuota, overThreads atomic.Int64
+	// killed it (0: it did not); overThreads, the threads it counted;
+	// killedRunning, the replications the process ran then (its
+	// reservations).
+	overQuota, overThreads, killedRunning atomic.Int64
+}
+
+// sharedNote is what a bound's error adds when the process ran other
+// replications too (killedRunning): the one that crossed it is not known.
+func (p *proc) sharedNote() string {
+	if n := p.killedRunning.Load(); n > 1 {
+		return fmt.Sprintf(" while it ran %d replications; which crossed the bound is not known, so each is retried", n)
+	}
+	return ""
 }
 
 func (h *Host) errorf(kind Kind, key procKey, policy, format string, a ...any) *Error {
@@ -1259,17 +1270,20 @@ func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, d
 		// A file at the quota: the process died of RLIMIT_FSIZE writing it.
 		if n := dirSize(p.sb.TmpDir, h.cfg.TmpQuota); n >= h.cfg.TmpQuota {
 			used = n
+			p.mu.Lock()
+			p.killedRunning.CompareAndSwap(0, int64(p.inflight)) // the first call to fail sees them all
+			p.mu.Unlock()
 		}
 	}
 	h.retire(p)
 	if n := p.overThreads.Load(); n > 0 {
-		e := h.errorf(ErrThreads, p.key, policy, "the plugin ran %d threads, past the %d a plugin process may: its process was killed", n, h.cfg.MaxThreads)
-		e.Stderr = p.stderr.String()
+		e := h.errorf(ErrThreads, p.key, policy, "the plugin ran %d threads, past the %d a plugin process may: its process was killed%s", n, h.cfg.MaxThreads, p.sharedNote())
+		e.Stderr, e.Shared = p.stderr.String(), p.killedRunning.Load() > 1
 		return e
 	}
 	if used > 0 {
-		e := h.errorf(ErrQuota, p.key, policy, "the plugin wrote %d MiB or more into its private TMPDIR, past the %d MiB a plugin process may (--plugin-tmp-quota): its process was killed", used>>20, h.cfg.TmpQuota>>20)
-		e.Stderr = p.stderr.String()
+		e := h.errorf(ErrQuota, p.key, policy, "the plugin wrote %d MiB or more into its private TMPDIR, past the %d MiB a plugin process may (--plugin-tmp-quota): its process was killed%s", used>>20, h.cfg.TmpQuota>>20, p.sharedNote())
+		e.Stderr, e.Shared = p.stderr.String(), p.killedRunning.Load() > 1
 		return e
 	}
 	msg := "lost the connection to the plugin (" + st.Message() + ")"

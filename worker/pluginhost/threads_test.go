@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/msjfarm/msjfarm/internal/sandbox"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
@@ -141,4 +142,28 @@ func copyExec(from, to string) error {
 		return err
 	}
 	return os.WriteFile(to, b, 0o755)
+}
+
+// A process killed for a bound while it ran other replications fails them
+// all, and which one crossed the bound is not known: each is retried
+// (Shared). On the farm, the honest replications beside a thread bomb in
+// the same plugin process failed with it, for good.
+func TestPluginThreadsShared(t *testing.T) {
+	h := newHost(t, pluginhost.Config{Sandbox: sandboxOff(t), MaxConcurrent: 2, Env: []string{"HOSTILE_THREADS=8000"}})
+	b := pluginhost.Binary{Path: binary("hostile")}
+	honest := make(chan error, 1)
+	go func() {
+		_, err := h.Run(context.Background(), b, request(t, "hostile-honest", 5e6, 1), pluginhost.RunOptions{})
+		honest <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the honest replication is under way
+	_, err := h.Run(context.Background(), b, request(t, "hostile-threads", 100, 1), pluginhost.RunOptions{})
+	herr := <-honest
+	for name, e := range map[string]error{"threads": err, "honest": herr} {
+		var pe *pluginhost.Error
+		if !errors.Is(e, pluginhost.ErrThreads) || !errors.As(e, &pe) || !pe.Retryable() ||
+			!strings.Contains(e.Error(), "while it ran 2 replications; which crossed the bound is not known, so each is retried") {
+			t.Errorf("%s: want a shared, retried thread error, got %v", name, e)
+		}
+	}
 }

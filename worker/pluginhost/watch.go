@@ -70,6 +70,9 @@ func (h *Host) watch(p *proc) {
 // killNow SIGKILLs p's process group: the replication in flight is what
 // crossed the bound, and its failure (callError) reports which.
 func (h *Host) killNow(p *proc) {
+	p.mu.Lock()
+	p.killedRunning.Store(int64(p.inflight))
+	p.mu.Unlock()
 	p.budget.exitExpected.Store(true)
 	killGroup(p.info.PID)
 	h.retireHung(p)
