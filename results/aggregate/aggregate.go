@@ -384,6 +384,12 @@ func summarizeGroup(tasks []sweep.Task, results map[string]*record.Record) (Poin
 		}
 	}
 	summarizePoint(&p, recs)
+	if p.Servers == 0 && len(recs) > 0 {
+		// A replayed trace whose k comes from its header: the task says 0
+		// (resolved when it runs), the results say what ran; summary.csv
+		// said servers=0.
+		p.Servers = recs[0].Result.Servers
+	}
 	rs := make([]*sim.Result, 0, len(recs))
 	for _, r := range recs {
 		rs = append(rs, r.Result)

@@ -359,3 +359,17 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs (go test -update rewrites it); got:\n%s", path, got)
 	}
 }
+
+// A replayed trace whose k comes from its header has servers 0 in its
+// tasks (resolved when it runs): the point takes k from its results, where
+// summary.csv said servers=0.
+func TestTraceServersFromResults(t *testing.T) {
+	tk := task("T", 0, "fcfs", nil, nil, 0)
+	tk.Workload = workload.Spec{Name: "w"} // no servers, no classes: a trace's
+	r := res(2, 1, 3)
+	r.Servers = 8
+	p := SummarizePoint([]sweep.Task{tk}, map[string]*record.Record{tk.ID: {Task: tk, Result: r}})
+	if p.Servers != 8 {
+		t.Errorf("servers %d, want the results' 8", p.Servers)
+	}
+}
