@@ -224,6 +224,17 @@ func userTasks(uid int) (n int64, ok bool) {
 	return n, true
 }
 
+// Threads is the number of threads of process pid (0 if it cannot be
+// read: gone, or not Linux): the plugin host's count of a plugin's.
+func Threads(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(statusField(b, "Threads:"), 10, 64)
+	return n
+}
+
 // statusField is the value of a /proc/<pid>/status line, trimmed.
 func statusField(status []byte, name string) string {
 	for line := range strings.Lines(string(status)) {

@@ -15,7 +15,7 @@ var figureFont = sync.OnceValue(func() *sfnt.Font {
 })
 
 // missingGlyph is what a character the font cannot draw is drawn as.
-const missingGlyph = "?"
+const missingGlyph = '?'
 
 // drawable is s as the figures can draw it: each character the font has
 // no glyph for becomes missingGlyph. Class, workload and policy names come
@@ -27,23 +27,14 @@ const missingGlyph = "?"
 func drawable(s string) string {
 	face := figureFont()
 	var buf sfnt.Buffer
-	ok := func(r rune) bool {
-		if r > 0xFFFF {
-			return false
+	// strings.Map returns s itself when nothing changes.
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\n' {
+			return r
 		}
-		i, err := face.GlyphIndex(&buf, r)
-		return err == nil && i != 0
-	}
-	if strings.IndexFunc(s, func(r rune) bool { return r != ' ' && r != '\n' && !ok(r) }) < 0 {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if r == ' ' || r == '\n' || ok(r) {
-			b.WriteRune(r)
-		} else {
-			b.WriteString(missingGlyph)
+		if i, err := face.GlyphIndex(&buf, r); r > 0xFFFF || err != nil || i == 0 {
+			return missingGlyph
 		}
-	}
-	return b.String()
+		return r
+	}, s)
 }

@@ -429,10 +429,10 @@ func visibleLines(ls []vline, xmin, xmax float64) []vline {
 }
 
 // widenSingle is the x range around a single x value: half a unit either
-// side, or (a linear axis of a positive quantity, which every swept axis
-// is) no further down than half the value: a lone point at load 0.3 had
-// an axis from −0.2, a negative load. On a log axis x is log10 of the
-// value, and may be negative.
+// side, or a tenth of the value if that is more; but (a linear axis of a
+// positive quantity, which every swept axis is) no further down than half
+// the value: a lone point at load 0.3 had an axis from −0.2, a negative
+// load. On a log axis x is log10 of the value, and may be negative.
 func widenSingle(x float64, logX bool) (lo, hi float64) {
 	d := math.Max(math.Abs(x)*0.1, 0.5)
 	if !logX && x > 0 && x-d < 0 {

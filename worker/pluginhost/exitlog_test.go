@@ -1,43 +1,24 @@
 package pluginhost_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/msjfarm/msjfarm/internal/procutil"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 )
-
-// lockedBuffer is a log destination the plugins' goroutines share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // A plugin process the host kills itself (here: a cancelled replication,
 // whose process is replaced) exits without an error in the host's log:
 // every Ctrl-C of a run printed "[ERROR] … plugin process exited …
 // signal: killed". A process that dies on its own is still an error.
 func TestPluginExitLogLevel(t *testing.T) {
-	var log lockedBuffer
+	var log procutil.Buffer // the plugins' goroutines log into it too
 	h := newHost(t, pluginhost.Config{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &log})})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(300 * time.Millisecond); cancel() }()

@@ -1,12 +1,11 @@
 package pluginhost
 
 import (
-	"bytes"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"strconv"
 	"time"
+
+	"github.com/msjfarm/msjfarm/internal/sandbox"
 )
 
 // watchPoll is how often a plugin process is measured: its threads (one
@@ -48,7 +47,7 @@ func (h *Host) watch(p *proc) {
 			return
 		}
 		if maxThreads > 0 {
-			if n := threads(p.info.PID); n > maxThreads {
+			if n := sandbox.Threads(p.info.PID); n > maxThreads {
 				p.overThreads.Store(n)
 				h.logger.Error("plugin ran too many threads; killing its process", "binary", p.key.path, "pid", p.info.PID, "threads", n, "max", maxThreads)
 				h.killNow(p)
@@ -76,22 +75,6 @@ func (h *Host) killNow(p *proc) {
 	p.budget.exitExpected.Store(true)
 	killGroup(p.info.PID)
 	h.retireHung(p)
-}
-
-// threads is the number of threads of process pid (0 if it cannot be read:
-// gone, or not Linux).
-func threads(pid int) int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	_, v, ok := bytes.Cut(b, []byte("\nThreads:"))
-	if !ok {
-		return 0
-	}
-	v, _, _ = bytes.Cut(v, []byte("\n"))
-	n, _ := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
-	return n
 }
 
 // dirSize is the bytes under dir, each entry counted as at least one 4 KiB
