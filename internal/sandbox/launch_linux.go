@@ -348,9 +348,13 @@ func probe() (landlockABI int, seccompOK bool) {
 	return landlockABI, seccompSupported()
 }
 
-// launcherAttr starts the launcher in a process group of its own with the
+// launcherAttr starts the launcher in a session of its own (hence a
+// process group of its own, which the host kills as one) with the
 // parent-death signal set (the launcher sets it again after changing user,
-// which clears it).
+// which clears it). A session of its own has no controlling terminal: in
+// the worker's, a plugin opened the terminal `msjfarm run` was started
+// from (/dev/tty, with the sandbox off) and typed into the user's shell
+// (TIOCSTI), which ran it once msjfarm exited.
 func launcherAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }

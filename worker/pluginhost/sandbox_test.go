@@ -416,3 +416,33 @@ func TestPluginHandshakeAddress(t *testing.T) {
 		t.Fatal("the host connected to the address the plugin named")
 	}
 }
+
+// A plugin does not get the worker's standard input. go-plugin gives its
+// own: under `msjfarm run` on a terminal, a plugin, confined or not, read
+// what the user typed, and through the terminal's descriptor could type
+// into the user's shell (TIOCSTI), past the sandbox, which forbids
+// opening /dev/tty but not a descriptor inherited. Here the worker's
+// standard input is a pipe holding a line: the plugin read it
+// ("SUCCEEDED: read \"typed at the worker's terminal\\n\"").
+func TestPluginStdin(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteString("typed at the worker's terminal\n"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	old := os.Stdin
+	os.Stdin = r
+	t.Cleanup(func() { os.Stdin = old; r.Close() })
+	for _, c := range bothWays {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHost(t, pluginhost.Config{Sandbox: c.sb(t), MaxConcurrent: 1})
+			_, err := h.Run(context.Background(), pluginhost.Binary{Path: binary("hostile")}, request(t, "hostile-stdin", 100, 1), pluginhost.RunOptions{})
+			if err == nil || !strings.Contains(err.Error(), "attack stdin refused: read nothing from its standard input: EOF") {
+				t.Errorf("want the plugin's standard input empty, got %v", err)
+			}
+		})
+	}
+}

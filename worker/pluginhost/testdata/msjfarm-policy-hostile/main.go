@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/sdk"
@@ -34,6 +35,30 @@ var attacks = map[string]func(p *hostile) (string, error){
 		return read(fmt.Sprintf("/proc/%d/environ", os.Getppid()), fmt.Sprintf("/proc/%d/cmdline", os.Getppid()))
 	},
 	"config": func(*hostile) (string, error) { return read(os.Getenv("HOSTILE_CONFIG")) },
+	// The worker's standard input: on a terminal, what its user types,
+	// and a descriptor through which TIOCSTI types into the user's shell.
+	"stdin": func(*hostile) (string, error) {
+		b := make([]byte, 64)
+		n, err := os.Stdin.Read(b)
+		if n == 0 {
+			return "", fmt.Errorf("read nothing from its standard input: %v", err)
+		}
+		return fmt.Sprintf("read %q from its standard input", b[:n]), nil
+	},
+	// The worker's controlling terminal, and a character typed into it
+	// (TIOCSTI): what the worker's shell reads once the worker exits.
+	"tty": func(*hostile) (string, error) {
+		f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		c := byte('#')
+		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TIOCSTI, uintptr(unsafe.Pointer(&c))); e != 0 {
+			return "opened the worker's terminal", e
+		}
+		return "typed into the worker's terminal", nil
+	},
 	"store":  func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_STORE")) },
 	"cache":  func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_CACHE")) },
 	"home":   func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_HOME")) },
@@ -148,22 +173,7 @@ var attacks = map[string]func(p *hostile) (string, error){
 		if want <= 0 {
 			want = 20000
 		}
-		debug.SetMaxThreads(want + 1000)
-		var locked atomic.Int64 // each goroutine locked to a thread of its own
-		for range want {
-			go func() {
-				runtime.LockOSThread()
-				locked.Add(1)
-				select {}
-			}()
-		}
-		n, last, since := int64(0), int64(0), time.Now()
-		for n < int64(want) && time.Since(since) < 10*time.Second {
-			time.Sleep(50 * time.Millisecond)
-			if n = locked.Load(); n > last {
-				last, since = n, time.Now()
-			}
-		}
+		n := startThreads(want)
 		return fmt.Sprintf("ran %d threads", n), nil
 	},
 	// 64 MiB of stderr in lines go-plugin re-logs at error level (every
@@ -215,6 +225,11 @@ func main() {
 		time.Sleep(time.Minute)
 		return
 	}
+	// $HOSTILE_INIT_THREADS: the threads attack before the handshake, so
+	// that it runs before the host has heard of the process.
+	if n, _ := strconv.Atoi(os.Getenv("HOSTILE_INIT_THREADS")); n > 0 {
+		fmt.Fprintf(os.Stderr, "ran %d threads before the handshake\n", startThreads(n))
+	}
 	var specs []sdk.Spec
 	for name, attack := range attacks {
 		specs = append(specs, sdk.Spec{Name: "hostile-" + name, Doc: "tries the attack " + name,
@@ -251,4 +266,27 @@ func (p *hostile) Init(s *sdk.System) error {
 		return fmt.Errorf("attack %s refused: %w (after: %s)", p.name, err, got)
 	}
 	return fmt.Errorf("attack %s SUCCEEDED: %s", p.name, got)
+}
+
+// startThreads starts want OS threads, each held by a goroutine locked to
+// it and parked, and returns how many it got (it waits until none has
+// started for 10 s).
+func startThreads(want int) int64 {
+	debug.SetMaxThreads(want + 1000)
+	var locked atomic.Int64 // each goroutine locked to a thread of its own
+	for range want {
+		go func() {
+			runtime.LockOSThread()
+			locked.Add(1)
+			select {}
+		}()
+	}
+	n, last, since := int64(0), int64(0), time.Now()
+	for n < int64(want) && time.Since(since) < 10*time.Second {
+		time.Sleep(50 * time.Millisecond)
+		if n = locked.Load(); n > last {
+			last, since = n, time.Now()
+		}
+	}
+	return n
 }
