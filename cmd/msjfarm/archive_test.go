@@ -120,6 +120,16 @@ func TestArchiveJourney(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The summary and the report are rebuilt from the records, not taken
+	// from the archive (bundle.TestImport: it is left out), and are the
+	// farm's.
+	id := filepath.Base(camps[0])
+	if got, err := os.ReadFile(filepath.Join(store2, "campaigns", id, "summary.csv")); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("the imported summary.csv differs from the farm's (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(store2, "campaigns", id, "report", "index.html")); err != nil {
+		t.Fatalf("no report after import: %v", err)
+	}
 	before := snapshot(t, st2, storage.StoredResultsPrefix)
 	if len(before) != 35 {
 		t.Fatalf("%d stored results after import, want 35", len(before))
