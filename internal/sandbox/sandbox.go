@@ -456,6 +456,7 @@ func (s *Sandbox) Command(binary string, args, env []string, concurrency int, sh
 		}
 	}
 	env = append(append([]string(nil), env...), "TMPDIR="+tmp)
+	closeOnExec()
 	if s.mode == Off {
 		p.Cmd = exec.Command(binary, args...)
 		p.Cmd.Env = env

@@ -3,15 +3,18 @@ package pluginhost_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sys/unix"
 
 	"github.com/msjfarm/msjfarm/internal/sandbox"
 	"github.com/msjfarm/msjfarm/internal/wire"
@@ -133,6 +136,9 @@ var attacks = []struct {
 	{"fork", "operation not permitted"},
 	{"signal", "operation not permitted"},
 	{"ptrace", "operation not permitted"},
+	{"prlimit", "operation not permitted"},
+	{"setpriority", "operation not permitted"},
+	{"memfd", "operation not permitted"},
 }
 
 // A hostile plugin, built against the SDK, tries every attack of issue #28
@@ -442,6 +448,40 @@ func TestPluginStdin(t *testing.T) {
 			_, err := h.Run(context.Background(), pluginhost.Binary{Path: binary("hostile")}, request(t, "hostile-stdin", 100, 1), pluginhost.RunOptions{})
 			if err == nil || !strings.Contains(err.Error(), "attack stdin refused: read nothing from its standard input: EOF") {
 				t.Errorf("want the plugin's standard input empty, got %v", err)
+			}
+		})
+	}
+}
+
+// A descriptor the worker inherited open (not close-on-exec: a shell's
+// `201<secrets.env`) does not reach a plugin. It did, sandbox or not:
+// the plugin read "MSJFARM_S3_SECRET_KEY=…" from it (and appended to a
+// root-owned 0600 file through another).
+func TestPluginInheritedDescriptors(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "secrets-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("MSJFARM_S3_SECRET_KEY=inherited-secret"); err != nil {
+		t.Fatal(err)
+	}
+	const fd = 201
+	if err := syscall.Dup3(int(f.Fd()), fd, 0); err != nil { // no O_CLOEXEC, as a shell's redirection
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	for _, c := range bothWays {
+		t.Run(c.name, func(t *testing.T) {
+			// Inherited as a shell's would be: open across exec until a
+			// plugin starts.
+			if _, err := unix.FcntlInt(fd, unix.F_SETFD, 0); err != nil {
+				t.Fatal(err)
+			}
+			h := newHost(t, pluginhost.Config{Sandbox: c.sb(t), MaxConcurrent: 1, Env: []string{fmt.Sprintf("HOSTILE_FD=%d", fd)}})
+			_, err := h.Run(context.Background(), pluginhost.Binary{Path: binary("hostile")}, request(t, "hostile-fd", 100, 1), pluginhost.RunOptions{})
+			if err == nil || !strings.Contains(err.Error(), "attack fd refused: bad file descriptor") || strings.Contains(err.Error(), "inherited-secret") {
+				t.Errorf("want the descriptor closed in the plugin, got %v", err)
 			}
 		})
 	}

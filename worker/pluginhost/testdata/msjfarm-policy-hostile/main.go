@@ -45,6 +45,47 @@ var attacks = map[string]func(p *hostile) (string, error){
 		}
 		return fmt.Sprintf("read %q from its standard input", b[:n]), nil
 	},
+	// The worker's limits and priority, set to what they are (harmless
+	// if it succeeds): a plugin that may set them may set RLIMIT_CPU to
+	// 1 s or RLIMIT_NOFILE to 0.
+	"prlimit": func(*hostile) (string, error) {
+		var l syscall.Rlimit
+		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, uintptr(os.Getppid()), syscall.RLIMIT_CORE, 0, uintptr(unsafe.Pointer(&l)), 0, 0); e != 0 {
+			return "", e
+		}
+		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, uintptr(os.Getppid()), syscall.RLIMIT_CORE, uintptr(unsafe.Pointer(&l)), 0, 0, 0); e != 0 {
+			return "read the worker's RLIMIT_CORE", e
+		}
+		return "set the worker's RLIMIT_CORE", nil
+	},
+	"setpriority": func(*hostile) (string, error) {
+		prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, os.Getppid())
+		if err != nil {
+			return "", err
+		}
+		// The raw call returns 20 - nice.
+		return "set the worker's priority", syscall.Setpriority(syscall.PRIO_PROCESS, os.Getppid(), 20-prio)
+	},
+	// A descriptor the worker inherited open ($HOSTILE_FD), read.
+	"fd": func(*hostile) (string, error) {
+		fd, _ := strconv.Atoi(os.Getenv("HOSTILE_FD"))
+		b := make([]byte, 64)
+		n, err := syscall.Pread(fd, b, 0)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("read %q from descriptor %d", b[:n], fd), nil
+	},
+	// Memory outside the address-space limit.
+	"memfd": func(*hostile) (string, error) {
+		name := []byte("held\x00")
+		fd, _, e := syscall.Syscall(319 /* memfd_create */, uintptr(unsafe.Pointer(&name[0])), 0, 0)
+		if e != 0 {
+			return "", e
+		}
+		syscall.Close(int(fd))
+		return "created a memfd", nil
+	},
 	// The worker's controlling terminal, and a character typed into it
 	// (TIOCSTI): what the worker's shell reads once the worker exits.
 	"tty": func(*hostile) (string, error) {
