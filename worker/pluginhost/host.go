@@ -45,6 +45,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -680,12 +682,32 @@ func (h *Host) start(key procKey) (*proc, error) {
 		return nil, s.abort(ErrStart, "the plugin's handshake names the %s address %q: a plugin listens on a unix socket in its private TMPDIR, and the host connects nowhere else",
 			termtext.Printable(addr.Network()), termtext.Printable(addr.String()))
 	}
+	// The directory is the plugin's, and so is what is in it: a symbolic
+	// link there named as the socket had the worker (as root) speak gRPC
+	// to any unix socket of the machine. The host connects only to a
+	// socket whose listener is the plugin process (peerDialer), and says
+	// why it refuses.
+	s.addr = addr.String()
+	if fi, err := os.Lstat(s.addr); err != nil || fi.Mode().Type() != fs.ModeSocket {
+		what := "missing"
+		if err == nil {
+			what = "a " + fi.Mode().Type().String() + " file, not a socket"
+			if fi.Mode().Type() == fs.ModeSymlink {
+				target, _ := os.Readlink(s.addr)
+				what = fmt.Sprintf("a symbolic link to %q", termtext.Printable(target))
+			}
+		}
+		return nil, s.abort(ErrStart, "the plugin's handshake names %q, which is %s: the host connects only to the plugin's own socket", termtext.Printable(s.addr), what)
+	}
 	rc, err := s.client.Client()
 	if err != nil {
 		return nil, s.connectFailed(err)
 	}
 	rpc, info, err := s.describe(rc)
 	if err != nil {
+		if msg, ok := s.peerRefused.Load().(string); ok {
+			return nil, s.abort(ErrStart, "%s", msg)
+		}
 		return nil, err
 	}
 	info.Path, info.SHA256, info.StartTime = key.path, key.sha, time.Since(t0)
@@ -712,14 +734,17 @@ func (h *Host) start(key procKey) (*proc, error) {
 // starting is a plugin process between its command and its first
 // answer: what stops it, and how a failure is reported.
 type starting struct {
-	h       *Host
-	key     procKey
-	sp      *sandbox.Process
-	client  *plugin.Client
-	stderr  *tail
-	budget  *logBudget // its log's, which also knows whether an exit is expected
-	w       *watcher   // its pid once started, and what watch found
-	stopped bool
+	h      *Host
+	key    procKey
+	sp     *sandbox.Process
+	client *plugin.Client
+	stderr *tail
+	budget *logBudget // its log's, which also knows whether an exit is expected
+	w      *watcher   // its pid once started, and what watch found
+	addr   string     // the socket its handshake named, which peerDialer dials
+	// peerRefused is why peerDialer refused a connection (a string).
+	peerRefused atomic.Value
+	stopped     bool
 }
 
 // launch builds the process's command and its go-plugin client (not yet
@@ -766,7 +791,8 @@ func (h *Host) launch(key procKey) (*starting, error) {
 			go h.watch(w)
 		}
 	}
-	client := plugin.NewClient(&plugin.ClientConfig{
+	s := &starting{h: h, key: key, sp: sp, stderr: stderr, budget: budget, w: w}
+	s.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake(),
 		Plugins:          plugin.PluginSet{wire.PluginKey: &wire.GRPCPlugin{}},
 		RunnerFunc:       runnerFunc(sp.Cmd, secure, started, w.exited),
@@ -776,10 +802,12 @@ func (h *Host) launch(key procKey) (*starting, error) {
 		Stderr:           stderr,
 		StartTimeout:     h.cfg.StartTimeout,
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(wire.MaxMessageBytes), grpc.MaxCallSendMsgSize(wire.MaxMessageBytes))},
+			grpc.MaxCallRecvMsgSize(wire.MaxMessageBytes), grpc.MaxCallSendMsgSize(wire.MaxMessageBytes)),
+			// After go-plugin's own dialer, so in its place.
+			grpc.WithContextDialer(s.peerDialer)},
 	})
 	h.starts.Add(1)
-	return &starting{h: h, key: key, sp: sp, client: client, stderr: stderr, budget: budget, w: w}, nil
+	return s, nil
 }
 
 // stop stops the process (once) and removes its sandbox's files.
@@ -1326,4 +1354,31 @@ func waitExited(c *plugin.Client, d time.Duration) bool {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return true
+}
+
+// errNoPeerCred: this system cannot tell a socket's listener.
+var errNoPeerCred = errors.New("no SO_PEERCRED here")
+
+// peerDialer connects to the socket the plugin's handshake named and
+// keeps the connection only if the process listening on it is the
+// plugin (SO_PEERCRED): the name is a path in a directory the plugin
+// writes, which it may swap for a link to another socket after start
+// looked at it.
+func (s *starting) peerDialer(ctx context.Context, _ string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", s.addr)
+	if err != nil {
+		return nil, err
+	}
+	pid, err := peerPID(c)
+	if err == nil && pid == s.w.pid || errors.Is(err, errNoPeerCred) {
+		return c, nil
+	}
+	c.Close()
+	msg := fmt.Sprintf("the socket the plugin's handshake names (%q) is not the plugin's: its listener is process %d, the plugin is process %d; the host connects only to the plugin's own socket", termtext.Printable(s.addr), pid, s.w.pid)
+	if err != nil {
+		msg = fmt.Sprintf("the socket the plugin's handshake names (%q): its listener is unknown (%v); the host connects only to the plugin's own socket", termtext.Printable(s.addr), err)
+	}
+	s.peerRefused.Store(msg)
+	return nil, errors.New(msg)
 }

@@ -389,6 +389,14 @@ func TestPluginTmpQuota(t *testing.T) {
 				t.Fatalf("diskfill: want the process killed at the quota, got %v", err)
 			}
 			t.Logf("diskfill: %.300s", err)
+			// Removed files held open count too: a walk of TMPDIR does
+			// not see them, and a plugin held 1 GiB that way under a
+			// 16 MiB quota ("SUCCEEDED: held 1024 MiB in 64 removed
+			// files").
+			_, err = h.Run(context.Background(), b, request(t, "hostile-diskhidden", 100, 1), pluginhost.RunOptions{})
+			if !errors.Is(err, pluginhost.ErrQuota) || !strings.Contains(err.Error(), "into its private TMPDIR, past the 32 MiB a plugin process may") {
+				t.Fatalf("diskhidden: want the process killed at the quota, got %v", err)
+			}
 			if _, err := h.Run(context.Background(), b, request(t, "hostile-honest", 2000, 1), pluginhost.RunOptions{}); err != nil {
 				t.Fatalf("an honest replication after: %v", err)
 			}
@@ -420,6 +428,60 @@ func TestPluginHandshakeAddress(t *testing.T) {
 	if conn, err := ln.Accept(); err == nil {
 		conn.Close()
 		t.Fatal("the host connected to the address the plugin named")
+	}
+}
+
+// The plugin's TMPDIR is the plugin's: a link there, named in the
+// handshake, to another process's unix socket (a root-owned 0600 one
+// here) had the host connect to it as root and speak gRPC to it, graceful
+// close included. A symbolic link is refused by its type; a hard link
+// (the same inode, a socket: sandbox off, where the plugin may make one)
+// by its listener, which is not the plugin (SO_PEERCRED, checked on the
+// connection itself, so that a name swapped after the check changes
+// nothing).
+func TestPluginHandshakeLink(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "victim.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := os.Chmod(sock, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		mode, sb, want string
+	}{
+		{"symlink", "sandbox", `, which is a symbolic link to "` + sock + `"`},
+		{"symlink", "sandbox off", `, which is a symbolic link to "` + sock + `"`},
+		{"hardlink", "sandbox off", fmt.Sprintf(`is not the plugin's: its listener is process %d`, os.Getpid())},
+	}
+	for _, c := range cases {
+		t.Run(c.mode+" "+c.sb, func(t *testing.T) {
+			sb := sandboxOff(t)
+			if c.sb == "sandbox" {
+				sb = requireSandbox(t, "self", 0)
+			}
+			h := newHost(t, pluginhost.Config{Sandbox: sb, Env: []string{"BADPROTO_MODE=" + c.mode, "BADPROTO_ADDR=" + sock}})
+			_, err := h.Info(context.Background(), pluginhost.Binary{Path: binary("badproto")})
+			if !errors.Is(err, pluginhost.ErrStart) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("want the handshake's socket refused (%s), got %v", c.want, err)
+			}
+		})
+	}
+	// Nothing spoke to the victim (the hard link's connection, refused,
+	// was closed before a byte was sent).
+	ln.(*net.UnixListener).SetDeadline(time.Now().Add(200 * time.Millisecond))
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			break
+		}
+		conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		if n, _ := conn.Read(make([]byte, 64)); n > 0 {
+			t.Errorf("the host sent %d bytes to the socket the plugin named", n)
+		}
+		conn.Close()
 	}
 }
 

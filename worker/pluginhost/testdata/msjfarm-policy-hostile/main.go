@@ -100,9 +100,9 @@ var attacks = map[string]func(p *hostile) (string, error){
 		}
 		return "typed into the worker's terminal", nil
 	},
-	"store":  func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_STORE")) },
-	"cache":  func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_CACHE")) },
-	"home":   func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_HOME")) },
+	"store": func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_STORE")) },
+	"cache": func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_CACHE")) },
+	"home":  func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_HOME")) },
 	// A new object beside the stored results.
 	"write-store": func(*hostile) (string, error) {
 		p := os.Getenv("HOSTILE_STORE") + "/forged.json"
@@ -182,6 +182,29 @@ var attacks = map[string]func(p *hostile) (string, error){
 	// Up to 4 GiB into the private TMPDIR, in files of up to 64 MiB (a
 	// file the size limit stops is left for the next one): the one place
 	// a confined plugin may write fills the worker's disk.
+	// Files of TMPDIR removed but held open, which no walk of it sees:
+	// 16 MiB each (under a quota per file), up to 1 GiB, held 10 s.
+	"diskhidden": func(*hostile) (string, error) {
+		chunk := make([]byte, 1<<20)
+		var held []*os.File
+		n := 0
+		for n < 1<<30 {
+			f, err := os.CreateTemp("", "hidden")
+			if err != nil {
+				return fmt.Sprintf("held %d MiB", n>>20), err
+			}
+			os.Remove(f.Name())
+			held = append(held, f)
+			for range 16 {
+				if _, err := f.Write(chunk); err != nil {
+					return fmt.Sprintf("held %d MiB", n>>20), err
+				}
+				n += len(chunk)
+			}
+		}
+		time.Sleep(10 * time.Second)
+		return fmt.Sprintf("held %d MiB in %d removed files of %s", n>>20, len(held), os.TempDir()), nil
+	},
 	"diskfill": func(*hostile) (string, error) {
 		chunk := make([]byte, 1<<20)
 		n := 0
