@@ -14,9 +14,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/bundle"
@@ -288,6 +290,7 @@ func defArchiveImport(fs *pflag.FlagSet) func([]string) int {
 		}
 		fmt.Printf("msjfarm archive import: campaign %s (%s) into %s: %d objects written, %d already there\n",
 			sum.Campaign, x.Format.Name, st.URL(), sum.Written, sum.Present)
+		warnFutureCreated(ctx, st, sum.Campaign)
 		if sum.Derived > 0 {
 			if err := rebuildDerived(ctx, st, sum.Campaign); err != nil {
 				return fail("archive import: the campaign's results are imported, but its summary and report could not be rebuilt from them: %v (msjfarm report %s --store --storage %s rebuilds them)", err, sum.Campaign, st.URL())
@@ -319,7 +322,19 @@ func defArchiveKeygen(fs *pflag.FlagSet) func([]string) int {
 // extraction directory), else a campaign (id, name or id prefix) of
 // --storage.
 func campaignSource(ctx context.Context, ff *farmFlags, arg, keyFile string) (st storage.Store, id string, x *bundle.Extracted, err error) {
-	if fi, err := os.Stat(arg); err == nil && fi.Mode().IsRegular() {
+	fi, serr := os.Stat(arg)
+	switch {
+	case serr == nil && fi.IsDir():
+		return nil, "", nil, fmt.Errorf("%s is a directory: want an archive file or a campaign (a store is --storage)", arg)
+	case serr != nil && (strings.HasSuffix(arg, ".msjar") || strings.ContainsRune(arg, os.PathSeparator)):
+		// A campaign is named by id or name, never a path: this was
+		// meant as a file ("no results at ./msjfarm-data" said nothing
+		// of it).
+		return nil, "", nil, fmt.Errorf("archive %s: %w", arg, serr)
+	}
+	// A regular file, or a pipe (reproduce <(curl …), /dev/stdin): the
+	// archive is read in one pass.
+	if serr == nil && (fi.Mode().IsRegular() || fi.Mode()&(fs.ModeNamedPipe|fs.ModeCharDevice) != 0) {
 		pub, err := readPublicKey(keyFile)
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("--key: %w", err)
@@ -400,4 +415,21 @@ func rebuildDerived(ctx context.Context, st storage.Store, id string) error {
 		return err
 	}
 	return publishWithRetry(ctx, st, id, archive.DirSource(tmp), reportAttempts, coordinator.ReportRetryWait)
+}
+
+// warnFutureCreated warns when the imported campaign's manifest says it
+// was created in the future. A name resolves to the campaign of that name
+// created last: an archive whose manifest said 2099 took over the name
+// from the store's own campaign, for every command that takes a name.
+func warnFutureCreated(ctx context.Context, st storage.Store, id string) {
+	data, err := st.Get(ctx, storage.ManifestKey(id))
+	if err != nil {
+		return
+	}
+	var m archive.Manifest
+	if json.Unmarshal(data, &m) != nil || !m.Created.After(time.Now().Add(time.Hour)) {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "msjfarm archive import: warning: campaign %s says it was created %s, in the future: its name %q now means it, over any campaign of that name created before (name campaigns by id: %s)\n",
+		id, m.Created.Format(time.RFC3339), termtext.Printable(m.Name), id)
 }
