@@ -54,16 +54,7 @@ func freshHome(t *testing.T) {
 // Complexity 36: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
 // outputs; split into helpers, the sequence a reader follows would scatter.
 func TestArchiveJourney(t *testing.T) {
-	dir := t.TempDir()
-	freshHome(t)
-	sw := filepath.Join(dir, "q-fig3-small.yaml")
-	if err := os.WriteFile(sw, []byte(smallFig3), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	if code, out := capture(t, func() int { return runRun([]string{"--workers", "2", "-q", "--storage", data, sw}) }); code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, out)
-	}
+	dir, sw, data := runSmallFig3(t)
 	file := filepath.Join(dir, "fig3.msjar")
 	code, out := capture(t, func() int {
 		return runCmd("archive", []string{"export", "q-fig3-small", "--storage", data, "--sweep", sw, "-o", file})
@@ -185,6 +176,23 @@ func TestArchiveJourney(t *testing.T) {
 	if code, _ := capture(t, func() int { return runCmd("archive", []string{"export", "q-fig3-small", "--storage", data}) }); code != 2 {
 		t.Fatalf("export without -o: exit %d, want 2", code)
 	}
+}
+
+// runSmallFig3 runs smallFig3 into a new store in a fresh home, and
+// returns the test's directory, the sweep file and the store.
+func runSmallFig3(t *testing.T) (dir, sw, data string) {
+	t.Helper()
+	dir = t.TempDir()
+	freshHome(t)
+	sw = filepath.Join(dir, "q-fig3-small.yaml")
+	if err := os.WriteFile(sw, []byte(smallFig3), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data = filepath.Join(dir, "data")
+	if code, out := capture(t, func() int { return runRun([]string{"--workers", "2", "-q", "--storage", data, sw}) }); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	return dir, sw, data
 }
 
 // snapshot is every object under prefix with its bytes.
@@ -326,16 +334,7 @@ func TestArchiveExportReproducible(t *testing.T) {
 // archive whose manifest says it was created in the future takes the name
 // over from the store's own campaign, and import says so.
 func TestArchiveImportFutureCreated(t *testing.T) {
-	dir := t.TempDir()
-	freshHome(t)
-	sw := filepath.Join(dir, "q-fig3-small.yaml")
-	if err := os.WriteFile(sw, []byte(smallFig3), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	if code, out := capture(t, func() int { return runRun([]string{"--workers", "2", "-q", "--storage", data, sw}) }); code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, out)
-	}
+	dir, _, data := runSmallFig3(t)
 	camps, _ := filepath.Glob(filepath.Join(data, "campaigns", "*"))
 	man := filepath.Join(camps[0], "manifest.json")
 	b, err := os.ReadFile(man)
