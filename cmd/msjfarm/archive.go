@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/pflag"
 
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -13,10 +14,15 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/termtext"
+	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/bundle"
+	"github.com/msjfarm/msjfarm/results/report"
 	"github.com/msjfarm/msjfarm/results/reproduce"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
@@ -246,7 +252,7 @@ func defArchiveVerify(fs *pflag.FlagSet) func([]string) int {
 		case o.KeyChecked:
 			fmt.Printf("signature: ed25519, verified with the given key (fingerprint %s)\n", o.Signature.Fingerprint)
 		default:
-			fmt.Printf("signature: ed25519 by key fingerprint %s, NOT checked (give --key with the signer's public key)\n", o.Signature.Fingerprint)
+			fmt.Printf("signature: ed25519 by the key it carries (fingerprint %s), NOT checked against a key you trust: anyone can sign with a key of their own (give --key with the signer's public key)\n", o.Signature.Fingerprint)
 		}
 		fmt.Fprintf(os.Stderr, "msjfarm archive verify: %s\n", time.Since(start).Round(time.Millisecond))
 		return 0
@@ -284,6 +290,13 @@ func defArchiveImport(fs *pflag.FlagSet) func([]string) int {
 		}
 		fmt.Printf("msjfarm archive import: campaign %s (%s) into %s: %d objects written, %d already there\n",
 			sum.Campaign, x.Format.Name, st.URL(), sum.Written, sum.Present)
+		warnFutureCreated(ctx, st, sum.Campaign)
+		if sum.Derived > 0 {
+			if err := rebuildDerived(ctx, st, sum.Campaign); err != nil {
+				return fail("archive import: the campaign's results are imported, but its summary and report could not be rebuilt from them: %v (msjfarm report %s --store --storage %s rebuilds them)", err, sum.Campaign, st.URL())
+			}
+			fmt.Printf("msjfarm archive import: the summary and the report rebuilt from the records (the archive's %d files of them are not tied to the records, and were left out)\n", sum.Derived)
+		}
 		return 0
 	}
 }
@@ -309,7 +322,19 @@ func defArchiveKeygen(fs *pflag.FlagSet) func([]string) int {
 // extraction directory), else a campaign (id, name or id prefix) of
 // --storage.
 func campaignSource(ctx context.Context, ff *farmFlags, arg, keyFile string) (st storage.Store, id string, x *bundle.Extracted, err error) {
-	if fi, err := os.Stat(arg); err == nil && fi.Mode().IsRegular() {
+	fi, serr := os.Stat(arg)
+	switch {
+	case serr == nil && fi.IsDir():
+		return nil, "", nil, fmt.Errorf("%s is a directory: want an archive file or a campaign (a store is --storage)", arg)
+	case serr != nil && (strings.HasSuffix(arg, ".msjar") || strings.ContainsRune(arg, os.PathSeparator)):
+		// A campaign is named by id or name, never a path: this was
+		// meant as a file ("no results at ./msjfarm-data" said nothing
+		// of it).
+		return nil, "", nil, fmt.Errorf("archive %s: %w", arg, serr)
+	}
+	// A regular file, or a pipe (reproduce <(curl …), /dev/stdin): the
+	// archive is read in one pass.
+	if serr == nil && (fi.Mode().IsRegular() || fi.Mode()&(fs.ModeNamedPipe|fs.ModeCharDevice) != 0) {
 		pub, err := readPublicKey(keyFile)
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("--key: %w", err)
@@ -343,3 +368,68 @@ func archiveHint(x *bundle.Extracted) func(string) string {
 
 // errArchiveStore is returned for --store with an archive.
 var errArchiveStore = errors.New("--store with an archive file: the archive is read-only here (msjfarm archive import it into a store first)")
+
+// rebuildDerived writes an imported campaign's summary table, precision
+// table and report from its records, as its finalisation did. An archive
+// ties its records to the campaign (checksums, Merkle root, signature)
+// but not these: an archive whose summary.csv said a tenth of what its
+// records say was imported as it came, `results` showed the lie, and
+// `reproduce` found every record bit-identical.
+func rebuildDerived(ctx context.Context, st storage.Store, id string) error {
+	cat, err := campaignCatalog(ctx, st, id)
+	if err != nil {
+		return err
+	}
+	r, err := archive.Open(ctx, st, id, cat)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	rc, _, err := r.ReportCampaign(ctx)
+	if err != nil {
+		return err
+	}
+	rc.From = st.URL()
+	var prec *archive.PrecisionSummary
+	if r.Manifest != nil {
+		prec = r.Manifest.Precision
+	}
+	tmp, err := os.MkdirTemp("", "msjfarm-import-report-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	var table bytes.Buffer
+	if err := aggregate.WriteCSV(&table, rc.Points); err != nil {
+		return err
+	}
+	if err := st.Put(ctx, storage.SummaryKey(id), table.Bytes()); err != nil {
+		return err
+	}
+	if prec != nil {
+		if err := st.Put(ctx, archive.PrecisionKey(id), archive.PrecisionCSV(prec)); err != nil {
+			return err
+		}
+	}
+	if err := archive.RenderReportTo(report.DirSink(tmp), rc, prec); err != nil {
+		return err
+	}
+	return publishWithRetry(ctx, st, id, archive.DirSource(tmp), reportAttempts, coordinator.ReportRetryWait)
+}
+
+// warnFutureCreated warns when the imported campaign's manifest says it
+// was created in the future. A name resolves to the campaign of that name
+// created last: an archive whose manifest said 2099 took over the name
+// from the store's own campaign, for every command that takes a name.
+func warnFutureCreated(ctx context.Context, st storage.Store, id string) {
+	data, err := st.Get(ctx, storage.ManifestKey(id))
+	if err != nil {
+		return
+	}
+	var m archive.Manifest
+	if json.Unmarshal(data, &m) != nil || !m.Created.After(time.Now().Add(time.Hour)) {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "msjfarm archive import: warning: campaign %s says it was created %s, in the future: its name %q now means it, over any campaign of that name created before (name campaigns by id: %s)\n",
+		id, m.Created.Format(time.RFC3339), termtext.Printable(m.Name), id)
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -53,16 +54,7 @@ func freshHome(t *testing.T) {
 // Complexity 36: a sequence of flat checks (each an if/t.Fatalf) on one scenario's
 // outputs; split into helpers, the sequence a reader follows would scatter.
 func TestArchiveJourney(t *testing.T) {
-	dir := t.TempDir()
-	freshHome(t)
-	sw := filepath.Join(dir, "q-fig3-small.yaml")
-	if err := os.WriteFile(sw, []byte(smallFig3), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	if code, out := capture(t, func() int { return runRun([]string{"--workers", "2", "-q", "--storage", data, sw}) }); code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, out)
-	}
+	dir, sw, data := runSmallFig3(t)
 	file := filepath.Join(dir, "fig3.msjar")
 	code, out := capture(t, func() int {
 		return runCmd("archive", []string{"export", "q-fig3-small", "--storage", data, "--sweep", sw, "-o", file})
@@ -120,6 +112,16 @@ func TestArchiveJourney(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The summary and the report are rebuilt from the records, not taken
+	// from the archive (bundle.TestImport: it is left out), and are the
+	// farm's.
+	id := filepath.Base(camps[0])
+	if got, err := os.ReadFile(filepath.Join(store2, "campaigns", id, "summary.csv")); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("the imported summary.csv differs from the farm's (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(store2, "campaigns", id, "report", "index.html")); err != nil {
+		t.Fatalf("no report after import: %v", err)
+	}
 	before := snapshot(t, st2, storage.StoredResultsPrefix)
 	if len(before) != 35 {
 		t.Fatalf("%d stored results after import, want 35", len(before))
@@ -174,6 +176,23 @@ func TestArchiveJourney(t *testing.T) {
 	if code, _ := capture(t, func() int { return runCmd("archive", []string{"export", "q-fig3-small", "--storage", data}) }); code != 2 {
 		t.Fatalf("export without -o: exit %d, want 2", code)
 	}
+}
+
+// runSmallFig3 runs smallFig3 into a new store in a fresh home, and
+// returns the test's directory, the sweep file and the store.
+func runSmallFig3(t *testing.T) (dir, sw, data string) {
+	t.Helper()
+	dir = t.TempDir()
+	freshHome(t)
+	sw = filepath.Join(dir, "q-fig3-small.yaml")
+	if err := os.WriteFile(sw, []byte(smallFig3), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data = filepath.Join(dir, "data")
+	if code, out := capture(t, func() int { return runRun([]string{"--workers", "2", "-q", "--storage", data, sw}) }); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	return dir, sw, data
 }
 
 // snapshot is every object under prefix with its bytes.
@@ -308,5 +327,74 @@ func TestArchiveExportReproducible(t *testing.T) {
 		return runCmd("archive", []string{"export", "run-cmd", "--storage", data, "-o", filepath.Join(dir, "c.msjar")})
 	}); code != 2 || !strings.Contains(errs, `SOURCE_DATE_EPOCH="yesterday"`) {
 		t.Fatalf("malformed SOURCE_DATE_EPOCH: exit %d\n%s", code, errs)
+	}
+}
+
+// A campaign name resolves to the campaign of that name created last: an
+// archive whose manifest says it was created in the future takes the name
+// over from the store's own campaign, and import says so.
+func TestArchiveImportFutureCreated(t *testing.T) {
+	dir, _, data := runSmallFig3(t)
+	camps, _ := filepath.Glob(filepath.Join(data, "campaigns", "*"))
+	man := filepath.Join(camps[0], "manifest.json")
+	b, err := os.ReadFile(man)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["created"] = "2099-01-01T00:00:00Z"
+	b, _ = json.Marshal(m)
+	if err := os.WriteFile(man, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "future.msjar")
+	if code, out := capture(t, func() int {
+		return runCmd("archive", []string{"export", "q-fig3-small", "--storage", data, "-o", file})
+	}); code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, out)
+	}
+	code, _, stderr := captured(t, func() int {
+		return runCmd("archive", []string{"import", file, "--storage", filepath.Join(dir, "other")})
+	})
+	if code != 0 || !strings.Contains(stderr, "says it was created 2099-01-01T00:00:00Z, in the future: its name \"q-fig3-small\" now means it") {
+		t.Fatalf("import: exit %d, stderr %s", code, stderr)
+	}
+}
+
+// An archive argument may be a pipe (report <(curl …), /dev/stdin): it is
+// read in one pass. A missing *.msjar or path, or a directory, is an
+// error about that file: each was taken for a campaign name ("no results
+// at ./msjfarm-data: it does not exist").
+func TestArchiveArgument(t *testing.T) {
+	freshHome(t)
+	b, err := os.ReadFile(filepath.Join("..", "..", "results", "bundle", "testdata", "small-v1.msjar"))
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.Write(b); w.Close() }()
+	defer r.Close()
+	rep := filepath.Join(dir, "rep")
+	code, out := capture(t, func() int { return runReport([]string{fmt.Sprintf("/dev/fd/%d", r.Fd()), "--out", rep}) })
+	if code != 0 || strings.TrimSpace(out) != filepath.Join(rep, "index.html") {
+		t.Fatalf("report of a pipe: exit %d\n%s", code, out)
+	}
+	for arg, want := range map[string]string{
+		"fig3.msjar": "archive fig3.msjar: stat fig3.msjar: no such file or directory",
+		"sub/fig3":   "archive sub/fig3: stat sub/fig3: no such file or directory",
+		os.TempDir(): "is a directory: want an archive file or a campaign",
+	} {
+		code, _, stderr := captured(t, func() int { return runReport([]string{arg}) })
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("report %s: exit %d, stderr %s; want %q", arg, code, stderr, want)
+		}
 	}
 }

@@ -348,9 +348,37 @@ func probe() (landlockABI int, seccompOK bool) {
 	return landlockABI, seccompSupported()
 }
 
-// launcherAttr starts the launcher in a process group of its own with the
+// launcherAttr starts the launcher in a session of its own (hence a
+// process group of its own, which the host kills as one) with the
 // parent-death signal set (the launcher sets it again after changing user,
-// which clears it).
+// which clears it). A session of its own has no controlling terminal: in
+// the worker's, a plugin opened the terminal `msjfarm run` was started
+// from (/dev/tty, with the sandbox off) and typed into the user's shell
+// (TIOCSTI), which ran it once msjfarm exited.
 func launcherAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// closeOnExec marks every descriptor of this process above standard
+// error close-on-exec. Go opens its own so, but a descriptor the
+// process inherited open (a shell's `200>>log 201<secrets.env`, a
+// harness's) passed on through every exec: a confined plugin read a
+// secret from fd 201 and appended to a root-owned 0600 file through fd
+// 200. A plugin gets standard input (/dev/null), output and error, and
+// nothing else. Called before each plugin starts (the host's descriptors
+// are Go's own from then on; marking them again costs one system call).
+func closeOnExec() {
+	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return
+	}
+	// Before Linux 5.11: the descriptors /proc lists.
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range fds {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
 }

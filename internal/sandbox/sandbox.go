@@ -332,7 +332,7 @@ func (s *Sandbox) Describe() string {
 	if s.seccomp {
 		on = append(on, "seccomp (unix stream sockets only, no connect, no fork, no ptrace, no namespaces, no io_uring)")
 	}
-	on = append(on, "no core dumps, address space "+s.memoryDesc(), s.tmpQuotaDesc(), "parent-death signal, own process group")
+	on = append(on, "no core dumps, address space "+s.memoryDesc(), s.tmpQuotaDesc(), "parent-death signal, own session (no terminal)")
 	if s.uid >= 0 {
 		on = append(on, fmt.Sprintf("user %s (uid %d, gid %d), at most %d tasks", s.userName, s.uid, s.gid, nprocLimit))
 	} else {
@@ -456,10 +456,11 @@ func (s *Sandbox) Command(binary string, args, env []string, concurrency int, sh
 		}
 	}
 	env = append(append([]string(nil), env...), "TMPDIR="+tmp)
+	closeOnExec()
 	if s.mode == Off {
 		p.Cmd = exec.Command(binary, args...)
 		p.Cmd.Env = env
-		p.Cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		p.Cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		return p, nil
 	}
 	spec := Spec{Mode: s.mode, Binary: binary, SHA256: sha256, TmpDir: tmp, UID: s.uid, GID: s.gid,

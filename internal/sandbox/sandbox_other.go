@@ -16,4 +16,8 @@ func Threads(int) int64 { return 0 }
 func libraries(string) (string, []string) { return "", nil }
 
 // launcherAttr is never used here (New turns the sandbox off).
-func launcherAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+func launcherAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
+
+// closeOnExec is Linux's (launch_linux.go); elsewhere plugins run
+// unconfined.
+func closeOnExec() {}

@@ -28,6 +28,17 @@ var denied = []string{
 	"open_by_handle_at", "name_to_handle_at",
 	"setsid", "setpgid",
 	"connect",
+	// Other processes' limits, priorities and memory: Landlock scopes
+	// signals and ptrace, not these, so a plugin set its worker's
+	// RLIMIT_CPU to 1 s and RLIMIT_NOFILE to 0 (the run hung, then died),
+	// or every process of its user's (the worker's other plugins).
+	// prlimit64 on itself stays (pid 0: the Go runtime raises its own
+	// RLIMIT_NOFILE), below.
+	"setpriority", "ioprio_set", "sched_setaffinity", "sched_setattr", "sched_setscheduler", "sched_setparam",
+	"migrate_pages", "move_pages", "process_madvise", "process_mrelease",
+	// Memory the address-space limit does not count: a plugin held 8 GiB
+	// of RAM in memfds, past --plugin-memory.
+	"memfd_create", "memfd_secret",
 }
 
 // policy is the plugin's seccomp policy: everything the native
@@ -37,7 +48,8 @@ var denied = []string{
 // not a policy's business), socket other than an AF_UNIX stream socket
 // (go-plugin's server listens on one in the private TMPDIR; no TCP, no
 // MPTCP, no UDP, no raw, no netlink, no datagram to /dev/log) and
-// prctl(PR_SET_PDEATHSIG) (which would let it outlive a dead host).
+// prctl(PR_SET_PDEATHSIG) (which would let it outlive a dead host) and
+// prlimit64 of another process.
 // clone3 answers ENOSYS, its flags being out of a filter's reach, so
 // that callers fall back to clone.
 func policy() seccomp.Policy {
@@ -55,6 +67,7 @@ func policy() seccomp.Policy {
 				{Name: "socket", Conditions: []seccomp.Condition{{Argument: 1, Operation: seccomp.BitsSet, Value: 0xe}}},
 				{Name: "socketpair", Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_UNIX}}},
 				{Name: "prctl", Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.Equal, Value: unix.PR_SET_PDEATHSIG}}},
+				{Name: "prlimit64", Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.NotEqual, Value: 0}}},
 			}, Action: eperm},
 		},
 	}

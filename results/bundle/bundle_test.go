@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -212,9 +213,15 @@ func readMembers(t *testing.T, file string) []member {
 // writeMembers writes members as a zstd tar, as given (headers and all).
 func writeMembers(t *testing.T, ms []member) string {
 	t.Helper()
-	var buf bytes.Buffer
-	z, _ := zstd.NewWriter(&buf)
-	tw := tar.NewWriter(z)
+	return writeMembersEdited(t, ms, nil)
+}
+
+// writeMembersEdited is writeMembers with the tar's bytes edited before
+// they are compressed: what Go's tar writer will not write.
+func writeMembersEdited(t *testing.T, ms []member, edit func([]byte) []byte) string {
+	t.Helper()
+	var plain bytes.Buffer
+	tw := tar.NewWriter(&plain)
 	for _, m := range ms {
 		h := m.hdr
 		if h.Typeflag == tar.TypeReg {
@@ -227,7 +234,19 @@ func writeMembers(t *testing.T, ms []member) string {
 			t.Fatal(err)
 		}
 	}
-	if err := errors.Join(tw.Close(), z.Close()); err != nil {
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw := plain.Bytes()
+	if edit != nil {
+		raw = edit(raw)
+	}
+	var buf bytes.Buffer
+	z, _ := zstd.NewWriter(&buf)
+	if _, err := z.Write(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := z.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return writeFile(t, buf.Bytes())
@@ -319,6 +338,23 @@ func TestBadArchives(t *testing.T) {
 		{"a frame appended", func(t *testing.T) (string, Limits) {
 			return writeFile(t, append(bytes.Clone(raw), raw...)), Limits{}
 		}, []string{"(after the last member)", "which only zero padding may follow"}},
+		// A GNU sparse member (PAX form) is a regular entry whose holes
+		// the tar reader expands: 1 MB of such members read as 75 GB.
+		// (Go's tar writer drops GNU.sparse records: they are written
+		// under another name of the same length and renamed.)
+		{"sparse member", func(t *testing.T) (string, Limits) {
+			m := reg(StorePrefix+"campaigns/x/report/bomb.bin", nil)
+			m.hdr.PAXRecords = map[string]string{"GNU_sparse.numblocks": "1", "GNU_sparse.map": "4096,0", "GNU_sparse.size": "4096"}
+			ms := insertBefore(append([]member(nil), orig...), IndexMember, m)
+			return writeMembersEdited(t, ms, func(b []byte) []byte {
+				return bytes.ReplaceAll(b, []byte("GNU_sparse."), []byte("GNU.sparse."))
+			}), Limits{}
+		}, []string{"a sparse file (PAX record GNU.sparse."}},
+		// A name with a carriage return and escapes printed a fake "OK"
+		// line over the refusal and set the terminal's title.
+		{"control characters in a name", edit(func(ms []member) []member {
+			return insertBefore(ms, IndexMember, reg(StorePrefix+"campaigns/x/report/x\r\x1b[2K\x1b]0;owned\x07", []byte("x")))
+		}), []string{`member "store/campaigns/x/report/x\r\x1b[2K\x1b]0;owned\a": name holds control characters`}},
 		{"corrupted byte", func(t *testing.T) (string, Limits) {
 			b := bytes.Clone(raw)
 			b[len(b)/2] ^= 0x5a
@@ -441,8 +477,27 @@ func TestForgedIndexNeedsSignature(t *testing.T) {
 	sig.Statement = statement(idx.Campaign, idx.Root)
 	ms[si].data, _ = json.Marshal(sig)
 	forged = writeMembers(t, ms)
-	if o, err := Verify(forged, nil, Limits{}); err != nil || o.KeyChecked {
-		t.Fatalf("unkeyed check of a consistent forgery: %v", err)
+	// Its signature no longer verifies even with the key it carries.
+	// Before, this printed "signature: ed25519 by key fingerprint <the
+	// author's>", as the genuine archive does.
+	if _, err := Verify(forged, nil, Limits{}); err == nil || !strings.Contains(err.Error(), "does not verify even with the key the archive carries (fingerprint "+Fingerprint(pub)) {
+		t.Fatalf("unkeyed check of a stale signature: %v", err)
+	}
+	// Nor does one naming the author's fingerprint over another key.
+	forgerPub, forgerKey, _ := ed25519.GenerateKey(nil)
+	sig.PublicKey = base64.StdEncoding.EncodeToString(forgerPub)
+	sig.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(forgerKey, []byte(sig.Statement)))
+	ms[si].data, _ = json.Marshal(sig)
+	if _, err := Verify(writeMembers(t, ms), nil, Limits{}); err == nil || !strings.Contains(err.Error(), "but the key it carries has fingerprint "+Fingerprint(forgerPub)) {
+		t.Fatalf("unkeyed check of a borrowed fingerprint: %v", err)
+	}
+	// Re-signed by the forger, whole: valid for the forger's key, which
+	// is the fingerprint shown; only the author's key refuses it.
+	sig.Fingerprint = Fingerprint(forgerPub)
+	ms[si].data, _ = json.Marshal(sig)
+	forged = writeMembers(t, ms)
+	if o, err := Verify(forged, nil, Limits{}); err != nil || o.KeyChecked || o.Signature.Fingerprint != Fingerprint(forgerPub) {
+		t.Fatalf("unkeyed check of a re-signed forgery: %v", err)
 	}
 	_, err := Verify(forged, pub, Limits{})
 	if err == nil || !strings.Contains(err.Error(), "member "+SignatureMember) || !strings.Contains(err.Error(), "does not verify") {
@@ -506,14 +561,16 @@ func TestImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	all, _ := x.Store.List(ctx, "")
-	if s.Written != len(all) || s.Present != 0 {
+	// Everything but the summary table (the small archive has no report),
+	// which the importer rebuilds from the records (importKeys).
+	if s.Written != len(all)-1 || s.Present != 0 || s.Derived != 1 {
 		t.Fatalf("first import %+v of %d objects", s, len(all))
 	}
 	a, err := archive.Load(ctx, dst, x.Format.Campaign, builtin.Catalog{})
 	if err != nil || len(a.Records) != committedRecords || len(a.Modified) != 0 {
 		t.Fatalf("load after import: %v", err)
 	}
-	if s, err = Import(ctx, x, dst); err != nil || s.Written != 0 || s.Present != len(all) {
+	if s, err = Import(ctx, x, dst); err != nil || s.Written != 0 || s.Present != len(all)-1 {
 		t.Fatalf("second import %+v, %v", s, err)
 	}
 	// A store whose copy of the campaign differs: refused, untouched.
@@ -593,5 +650,45 @@ func TestNotReproducibleHere(t *testing.T) {
 	prov.finish()
 	if len(prov.MatchingRevisions) != 0 {
 		t.Fatalf("matching revisions of a modified build: %v", prov.MatchingRevisions)
+	}
+}
+
+// An archive imports its campaign and what that refers to, nothing else:
+// each of these members (with the index rewritten to match, as a forger
+// would) refuses the whole import, naming it, and nothing is written.
+// Before, each was imported: results of another sweep, which a later run
+// of that sweep reused as its own ("4 reused from other campaigns", mean
+// response times a tenth of the true ones); a page in another campaign's
+// report; a runs/ entry that made `msjfarm status` connect to a NATS
+// address of the archive's choosing.
+func TestImportOnlyTheCampaign(t *testing.T) {
+	ctx := t.Context()
+	id := extract(t, committed, nil).Format.Campaign
+	other := strings.Repeat("ab", 8)
+	for _, c := range []struct{ key, why string }{
+		{"results/1a/1ab493c1ca38c44d132034661fda286d.json", "a result none of the campaign's tasks refers to"},
+		{storage.CampaignPrefix(other) + "report/evil.html", "not part of the campaign"},
+		{"runs/" + id + ".json", "not part of the campaign"},
+		{"zzz/whatever", "not part of the campaign"},
+		{storage.CounterInfoKey(strings.Repeat("0", 64)), "counter descriptions whose name is not the sha256 of their content"},
+		{storage.ReportStagingPrefix(id) + "x.html", "a report being written"},
+	} {
+		t.Run(c.key, func(t *testing.T) {
+			ms := readMembers(t, committed)
+			at := find(ms, IndexMember)
+			ms = append(ms[:at], append([]member{reg(StorePrefix+c.key, []byte(`{"planted":true}`))}, ms[at:]...)...)
+			x := extract(t, writeMembers(t, reindex(t, ms)), nil)
+			dst, err := storage.Open(ctx, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Import(ctx, x, dst)
+			if err == nil || !strings.Contains(err.Error(), "nothing imported: the archive holds \""+c.key+"\", "+c.why) {
+				t.Fatalf("want the import refused naming %s, got %v", c.key, err)
+			}
+			if left, _ := dst.List(ctx, ""); len(left) != 0 {
+				t.Fatalf("a refused import wrote %v", left)
+			}
+		})
 	}
 }

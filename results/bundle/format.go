@@ -21,7 +21,9 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/storage"
 )
 
@@ -126,6 +128,9 @@ func checkPath(p string) string {
 	switch p {
 	case FormatMember, IndexMember, SignatureMember, ProvenanceMember, ROCrateMember, CitationMember, SubmittedMember:
 		return ""
+	}
+	if !utf8.ValidString(p) || strings.ContainsFunc(p, termtext.Control) {
+		return "name holds control characters or bytes that are not UTF-8, which no store key msjfarm writes does"
 	}
 	key, ok := strings.CutPrefix(p, StorePrefix)
 	if !ok {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 )
 
@@ -22,6 +24,10 @@ type ImportSummary struct {
 	// campaign imported before).
 	Written int
 	Present int
+	// Derived objects (summary.csv, precision.csv, the report) were left
+	// out: nothing ties them to the records, so the importer rebuilds
+	// them from the records (cmd/msjfarm).
+	Derived int
 }
 
 // Import copies an extracted archive's store into dst, all or nothing:
@@ -34,12 +40,13 @@ type ImportSummary struct {
 // would leave the task out of every report). If a write fails, every
 // object this call created is deleted again.
 func Import(ctx context.Context, x *Extracted, dst storage.Store) (*ImportSummary, error) {
-	keys, err := x.Store.List(ctx, "")
+	id := x.Format.Campaign
+	sum := &ImportSummary{Campaign: id}
+	keys, derived, err := importKeys(ctx, x)
 	if err != nil {
 		return nil, err
 	}
-	id := x.Format.Campaign
-	sum := &ImportSummary{Campaign: id}
+	sum.Derived = derived
 	// Plan: which objects are missing, which are present and equal.
 	var todo []string
 	var conflicts []string
@@ -215,4 +222,78 @@ func forEach(ctx context.Context, keys []string, n int, fn func(string) error) e
 		return ctx.Err()
 	}
 	return first
+}
+
+// importKeys is what Import writes of x's store: the objects of its
+// campaign but the derived ones (counted), the results its entries refer
+// to, and the counter descriptions, plugin binaries and trace named by
+// their sha256. Anything else refuses the whole archive, naming the
+// object: an archive could otherwise write any key of the store it is
+// imported into: results of another campaign, which a later run of that
+// sweep reused as its own; files in another campaign's report; a
+// runs/<id>.json that made `msjfarm status` connect to a NATS address of
+// the archive's choosing. An archive msjfarm exports holds nothing else.
+func importKeys(ctx context.Context, x *Extracted) (keys []string, derived int, err error) {
+	id := x.Format.Campaign
+	all, err := x.Store.List(ctx, "")
+	if err != nil {
+		return nil, 0, err
+	}
+	sums := map[string]string{}
+	for _, e := range x.Index.Members {
+		sums[e.Path] = e.SHA256
+	}
+	refs := map[string]bool{}
+	var results []string
+	for _, k := range all {
+		switch rest, mine := strings.CutPrefix(k, storage.CampaignPrefix(id)); {
+		case mine && isDerived(id, k):
+			derived++
+		case mine && strings.HasPrefix(k, storage.ReportStagingPrefix(id)):
+			return nil, 0, foreign(id, k, "a report being written, which no export holds")
+		case mine:
+			if _, ok := storage.ResultTaskID(id, k); ok {
+				data, err := x.Store.Get(ctx, k)
+				if err != nil {
+					return nil, 0, err
+				}
+				if ref, ok := record.ParseRef(data); ok {
+					refs[storage.StoredResultKey(ref)] = true
+				}
+			} else if rest == "" {
+				return nil, 0, foreign(id, k, "not an object of the campaign")
+			}
+			keys = append(keys, k)
+		case strings.HasPrefix(k, storage.StoredResultsPrefix):
+			results = append(results, k) // checked once every entry is read
+		case strings.HasPrefix(k, storage.CounterInfosPrefix):
+			name, ok := strings.CutSuffix(strings.TrimPrefix(k, storage.CounterInfosPrefix), ".json")
+			if !ok || sums[StorePrefix+k] != name {
+				return nil, 0, foreign(id, k, "counter descriptions whose name is not the sha256 of their content")
+			}
+			keys = append(keys, k)
+		case contentName(k) != "":
+			keys = append(keys, k) // the reader checked that the name is the content's sha256
+		default:
+			return nil, 0, foreign(id, k, "not part of the campaign")
+		}
+	}
+	for _, k := range results {
+		if !refs[k] {
+			return nil, 0, foreign(id, k, "a result none of the campaign's tasks refers to")
+		}
+		keys = append(keys, k)
+	}
+	return keys, derived, nil
+}
+
+// isDerived: the campaign's summary table, precision table and report,
+// computed from its records, which the archive does not tie to them.
+func isDerived(id, k string) bool {
+	return k == storage.SummaryKey(id) || k == archive.PrecisionKey(id) || strings.HasPrefix(k, storage.ReportPrefix(id))
+}
+
+func foreign(id, k, why string) error {
+	return fmt.Errorf("nothing imported: the archive holds %q, %s (an archive of campaign %s holds its objects, the results they refer to, and the counter descriptions, plugin binaries and trace named by their sha256)",
+		k, why, id)
 }

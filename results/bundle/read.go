@@ -17,10 +17,13 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/storage"
 )
 
@@ -77,7 +80,19 @@ func (e *Error) Error() string {
 	if e.Member == "" {
 		return fmt.Sprintf("archive %s: %s", e.Archive, e.Reason)
 	}
-	return fmt.Sprintf("archive %s: member %s: %s", e.Archive, e.Member, e.Reason)
+	return fmt.Sprintf("archive %s: member %s: %s", e.Archive, memberName(e.Member), e.Reason)
+}
+
+// memberName is a member's name as an error shows it: quoted if it holds
+// anything a terminal acts on (checkPath refuses such a name, and the
+// error says so): raw, a name holding a carriage return and an escape
+// sequence printed a line of its own, "...: OK: format msjar version 1",
+// over the refusal, and set the terminal's title.
+func memberName(s string) string {
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, termtext.Control) {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -103,7 +118,7 @@ func (e *MismatchError) Error() string {
 			fmt.Fprintf(&b, "; and %d more", len(e.Mismatches)-50)
 			break
 		}
-		fmt.Fprintf(&b, "; member %s: %s", m.Member, m.Reason)
+		fmt.Fprintf(&b, "; member %s: %s", memberName(m.Member), m.Reason)
 	}
 	return b.String()
 }
@@ -405,6 +420,14 @@ func (ar *archiveReader) admit(h *tar.Header) (metaMax int64, err error) {
 func (ar *archiveReader) regular(h *tar.Header) error {
 	switch h.Typeflag {
 	case tar.TypeReg:
+		// A GNU sparse file in PAX form is a regular entry whose holes
+		// the tar reader expands: a 1 MB archive of such members read as
+		// 75 GB, past the limits, which count the stream.
+		for k := range h.PAXRecords {
+			if strings.HasPrefix(k, "GNU.sparse.") {
+				return ar.bad(h.Name, "a sparse file (PAX record %s): archives hold plain regular files only", k)
+			}
+		}
 		return nil
 	case tar.TypeSymlink:
 		return ar.bad(h.Name, "a symbolic link (to %q): archives hold regular files only", h.Linkname)

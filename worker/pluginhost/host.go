@@ -45,6 +45,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -396,11 +398,10 @@ type proc struct {
 	hung     bool
 	killed   bool
 	lastUsed time.Time
-	// overQuota is what watch found in the process's TMPDIR when it
-	// killed it (0: it did not); overThreads, the threads it counted;
-	// killedRunning, the replications the process ran then (its
-	// reservations).
-	overQuota, overThreads, killedRunning atomic.Int64
+	w        *watcher // what watch found (overQuota, overThreads)
+	// killedRunning is the replications the process ran (its
+	// reservations) when watch killed it.
+	killedRunning atomic.Int64
 }
 
 // sharedNote is what a bound's error adds when the process ran other
@@ -681,43 +682,69 @@ func (h *Host) start(key procKey) (*proc, error) {
 		return nil, s.abort(ErrStart, "the plugin's handshake names the %s address %q: a plugin listens on a unix socket in its private TMPDIR, and the host connects nowhere else",
 			termtext.Printable(addr.Network()), termtext.Printable(addr.String()))
 	}
+	// The directory is the plugin's, and so is what is in it: a symbolic
+	// link there named as the socket had the worker (as root) speak gRPC
+	// to any unix socket of the machine. The host connects only to a
+	// socket whose listener is the plugin process (peerDialer), and says
+	// why it refuses.
+	s.addr = addr.String()
+	if fi, err := os.Lstat(s.addr); err != nil || fi.Mode().Type() != fs.ModeSocket {
+		what := "missing"
+		if err == nil {
+			what = "a " + fi.Mode().Type().String() + " file, not a socket"
+			if fi.Mode().Type() == fs.ModeSymlink {
+				target, _ := os.Readlink(s.addr)
+				what = fmt.Sprintf("a symbolic link to %q", termtext.Printable(target))
+			}
+		}
+		return nil, s.abort(ErrStart, "the plugin's handshake names %q, which is %s: the host connects only to the plugin's own socket", termtext.Printable(s.addr), what)
+	}
 	rc, err := s.client.Client()
 	if err != nil {
 		return nil, s.connectFailed(err)
 	}
 	rpc, info, err := s.describe(rc)
 	if err != nil {
+		if msg, ok := s.peerRefused.Load().(string); ok {
+			return nil, s.abort(ErrStart, "%s", msg)
+		}
 		return nil, err
 	}
 	info.Path, info.SHA256, info.StartTime = key.path, key.sha, time.Since(t0)
 	if key.args == "" {
 		h.digest.PutInfo(key.sha, key.path, info)
 	}
-	if rc := s.client.ReattachConfig(); rc != nil {
-		info.PID = rc.Pid
-	}
+	info.PID = s.w.pid
 	h.logger.Debug("plugin started", "binary", key.path, "name", info.Name, "version", info.Version, "pid", info.PID, "start", info.StartTime)
-	p := &proc{key: key, client: s.client, rpc: rpc, info: info, stderr: s.stderr, sb: s.sp, budget: s.budget,
+	p := &proc{key: key, client: s.client, rpc: rpc, info: info, stderr: s.stderr, sb: s.sp, budget: s.budget, w: s.w,
 		slots: make(chan struct{}, h.cfg.MaxConcurrent), lastUsed: time.Now()}
+	// watch either finds p and retires it with its replications, or has
+	// killed the process before and the start fails here (both store, then
+	// load).
+	s.w.proc.Store(p)
+	if s.w.overThreads.Load() > 0 || s.w.overQuota.Load() > 0 {
+		return nil, s.fail(ErrStart, "the plugin crossed a bound as it started")
+	}
 	h.mu.Lock()
 	h.live[p] = true
 	h.mu.Unlock()
-	if h.cfg.TmpQuota > 0 || h.cfg.MaxThreads > 0 {
-		go h.watch(p)
-	}
 	return p, nil
 }
 
 // starting is a plugin process between its command and its first
 // answer: what stops it, and how a failure is reported.
 type starting struct {
-	h       *Host
-	key     procKey
-	sp      *sandbox.Process
-	client  *plugin.Client
-	stderr  *tail
-	budget  *logBudget // its log's, which also knows whether an exit is expected
-	stopped bool
+	h      *Host
+	key    procKey
+	sp     *sandbox.Process
+	client *plugin.Client
+	stderr *tail
+	budget *logBudget // its log's, which also knows whether an exit is expected
+	w      *watcher   // its pid once started, and what watch found
+	addr   string     // the socket its handshake named, which peerDialer dials
+	// peerRefused is why peerDialer refused a connection (a string).
+	peerRefused atomic.Value
+	stopped     bool
 }
 
 // launch builds the process's command and its go-plugin client (not yet
@@ -743,9 +770,11 @@ func (h *Host) launch(key procKey) (*starting, error) {
 	if pinned {
 		pin = key.sha
 	}
-	// The process runs in its own process group (a hung plugin is killed
-	// with everything it started, and a terminal's ^C reaches the host
-	// only, which stops its plugins in order), confined by the sandbox.
+	// The process runs in a session of its own, hence its own process
+	// group (a hung plugin is killed with everything it started, and a
+	// terminal's ^C reaches the host only, which stops its plugins in
+	// order) and no terminal, confined by the sandbox; its standard input
+	// is /dev/null (procRunner).
 	sp, err := h.cfg.Sandbox.Command(key.path, args, h.env(), h.cfg.MaxConcurrent, pin, max(h.cfg.TmpQuota, 0))
 	if err != nil {
 		return nil, h.errorf(ErrStart, key, "", "plugin sandbox: %v", err)
@@ -755,21 +784,30 @@ func (h *Host) launch(key procKey) (*starting, error) {
 		sum, _ := hex.DecodeString(key.sha)
 		secure = &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()}
 	}
-	client := plugin.NewClient(&plugin.ClientConfig{
+	w := &watcher{path: key.path, tmpDir: sp.TmpDir, budget: budget, exited: make(chan struct{})}
+	started := func(pid int) {
+		w.pid = pid
+		if h.cfg.TmpQuota > 0 || h.cfg.MaxThreads > 0 {
+			go h.watch(w)
+		}
+	}
+	s := &starting{h: h, key: key, sp: sp, stderr: stderr, budget: budget, w: w}
+	s.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake(),
 		Plugins:          plugin.PluginSet{wire.PluginKey: &wire.GRPCPlugin{}},
-		Cmd:              sp.Cmd,
+		RunnerFunc:       runnerFunc(sp.Cmd, secure, started, w.exited),
 		SkipHostEnv:      true,
-		SecureConfig:     secure,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           budgetLogger{h.logger.Named(filepath.Base(key.path)), budget},
 		Stderr:           stderr,
 		StartTimeout:     h.cfg.StartTimeout,
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(wire.MaxMessageBytes), grpc.MaxCallSendMsgSize(wire.MaxMessageBytes))},
+			grpc.MaxCallRecvMsgSize(wire.MaxMessageBytes), grpc.MaxCallSendMsgSize(wire.MaxMessageBytes)),
+			// After go-plugin's own dialer, so in its place.
+			grpc.WithContextDialer(s.peerDialer)},
 	})
 	h.starts.Add(1)
-	return &starting{h: h, key: key, sp: sp, client: client, stderr: stderr, budget: budget}, nil
+	return s, nil
 }
 
 // stop stops the process (once) and removes its sandbox's files.
@@ -779,11 +817,7 @@ func (s *starting) stop() {
 	}
 	s.budget.exitExpected.Store(true)
 	s.stopped = true
-	pid := 0
-	if rc := s.client.ReattachConfig(); rc != nil {
-		pid = rc.Pid
-	}
-	s.h.stop(s.client, pid, s.key.path)
+	s.h.stop(s.client, s.w.pid, s.key.path)
 	s.sp.Cleanup()
 }
 
@@ -793,9 +827,7 @@ func (s *starting) stop() {
 func (s *starting) abort(kind Kind, format string, a ...any) error {
 	s.stopped = true
 	s.budget.exitExpected.Store(true)
-	if rc := s.client.ReattachConfig(); rc != nil {
-		killGroup(rc.Pid)
-	}
+	killGroup(s.w.pid)
 	waitExited(s.client, s.h.cfg.KillTimeout)
 	s.sp.Cleanup()
 	e := s.h.errorf(kind, s.key, "", format, a...)
@@ -807,8 +839,15 @@ func (s *starting) abort(kind Kind, format string, a ...any) error {
 // failure carries the tail of the plugin's stderr, which says why.
 func (s *starting) fail(kind Kind, format string, a ...any) error {
 	s.stop()
+	// A process watch killed fails at whatever step it had reached (its
+	// handshake, Info): the bound is the reason.
+	if n := s.w.overThreads.Load(); n > 0 {
+		kind, format, a = ErrThreads, "the plugin ran %d threads as it started, past the %d a plugin process may: its process was killed", []any{n, s.h.cfg.MaxThreads}
+	} else if n := s.w.overQuota.Load(); n > 0 {
+		kind, format, a = ErrQuota, "the plugin wrote %d MiB or more into its private TMPDIR as it started, past the %d MiB a plugin process may (--plugin-tmp-quota): its process was killed", []any{n >> 20, s.h.cfg.TmpQuota >> 20}
+	}
 	e := s.h.errorf(kind, s.key, "", format, a...)
-	if kind == ErrStart {
+	if kind == ErrStart || kind == ErrThreads || kind == ErrQuota {
 		e.Stderr = s.stderr.String()
 	}
 	return e
@@ -1265,7 +1304,7 @@ func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, d
 	}
 	// Anything else means the process or its connection is gone.
 	exited := waitExited(p.client, 3*time.Second)
-	used := p.overQuota.Load()
+	used := p.w.overQuota.Load()
 	if used == 0 && h.cfg.TmpQuota > 0 {
 		// A file at the quota: the process died of RLIMIT_FSIZE writing it.
 		if n := dirSize(p.sb.TmpDir, h.cfg.TmpQuota); n >= h.cfg.TmpQuota {
@@ -1276,7 +1315,7 @@ func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, d
 		}
 	}
 	h.retire(p)
-	if n := p.overThreads.Load(); n > 0 {
+	if n := p.w.overThreads.Load(); n > 0 {
 		e := h.errorf(ErrThreads, p.key, policy, "the plugin ran %d threads, past the %d a plugin process may: its process was killed%s", n, h.cfg.MaxThreads, p.sharedNote())
 		e.Stderr, e.Shared = p.stderr.String(), p.killedRunning.Load() > 1
 		return e
@@ -1315,4 +1354,31 @@ func waitExited(c *plugin.Client, d time.Duration) bool {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return true
+}
+
+// errNoPeerCred: this system cannot tell a socket's listener.
+var errNoPeerCred = errors.New("no SO_PEERCRED here")
+
+// peerDialer connects to the socket the plugin's handshake named and
+// keeps the connection only if the process listening on it is the
+// plugin (SO_PEERCRED): the name is a path in a directory the plugin
+// writes, which it may swap for a link to another socket after start
+// looked at it.
+func (s *starting) peerDialer(ctx context.Context, _ string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", s.addr)
+	if err != nil {
+		return nil, err
+	}
+	pid, err := peerPID(c)
+	if err == nil && pid == s.w.pid || errors.Is(err, errNoPeerCred) {
+		return c, nil
+	}
+	c.Close()
+	msg := fmt.Sprintf("the socket the plugin's handshake names (%q) is not the plugin's: its listener is process %d, the plugin is process %d; the host connects only to the plugin's own socket", termtext.Printable(s.addr), pid, s.w.pid)
+	if err != nil {
+		msg = fmt.Sprintf("the socket the plugin's handshake names (%q): its listener is unknown (%v); the host connects only to the plugin's own socket", termtext.Printable(s.addr), err)
+	}
+	s.peerRefused.Store(msg)
+	return nil, errors.New(msg)
 }

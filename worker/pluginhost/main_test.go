@@ -25,6 +25,10 @@ func TestMain(m *testing.M) {
 		threadsHelper(p)
 		return
 	}
+	if p := os.Getenv("HOSTTEST_TTY_PLUGIN"); p != "" {
+		terminalHelper(p)
+		return
+	}
 	os.Exit(func() int {
 		dir, err := os.MkdirTemp("", "msjfarm-host-test-")
 		if err != nil {

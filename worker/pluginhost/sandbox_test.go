@@ -3,15 +3,18 @@ package pluginhost_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sys/unix"
 
 	"github.com/msjfarm/msjfarm/internal/sandbox"
 	"github.com/msjfarm/msjfarm/internal/wire"
@@ -133,6 +136,9 @@ var attacks = []struct {
 	{"fork", "operation not permitted"},
 	{"signal", "operation not permitted"},
 	{"ptrace", "operation not permitted"},
+	{"prlimit", "operation not permitted"},
+	{"setpriority", "operation not permitted"},
+	{"memfd", "operation not permitted"},
 }
 
 // A hostile plugin, built against the SDK, tries every attack of issue #28
@@ -383,6 +389,14 @@ func TestPluginTmpQuota(t *testing.T) {
 				t.Fatalf("diskfill: want the process killed at the quota, got %v", err)
 			}
 			t.Logf("diskfill: %.300s", err)
+			// Removed files held open count too: a walk of TMPDIR does
+			// not see them, and a plugin held 1 GiB that way under a
+			// 16 MiB quota ("SUCCEEDED: held 1024 MiB in 64 removed
+			// files").
+			_, err = h.Run(context.Background(), b, request(t, "hostile-diskhidden", 100, 1), pluginhost.RunOptions{})
+			if !errors.Is(err, pluginhost.ErrQuota) || !strings.Contains(err.Error(), "into its private TMPDIR, past the 32 MiB a plugin process may") {
+				t.Fatalf("diskhidden: want the process killed at the quota, got %v", err)
+			}
 			if _, err := h.Run(context.Background(), b, request(t, "hostile-honest", 2000, 1), pluginhost.RunOptions{}); err != nil {
 				t.Fatalf("an honest replication after: %v", err)
 			}
@@ -414,5 +428,123 @@ func TestPluginHandshakeAddress(t *testing.T) {
 	if conn, err := ln.Accept(); err == nil {
 		conn.Close()
 		t.Fatal("the host connected to the address the plugin named")
+	}
+}
+
+// The plugin's TMPDIR is the plugin's: a link there, named in the
+// handshake, to another process's unix socket (a root-owned 0600 one
+// here) had the host connect to it as root and speak gRPC to it, graceful
+// close included. A symbolic link is refused by its type; a hard link
+// (the same inode, a socket: sandbox off, where the plugin may make one)
+// by its listener, which is not the plugin (SO_PEERCRED, checked on the
+// connection itself, so that a name swapped after the check changes
+// nothing).
+func TestPluginHandshakeLink(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "victim.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := os.Chmod(sock, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		mode, sb, want string
+	}{
+		{"symlink", "sandbox", `, which is a symbolic link to "` + sock + `"`},
+		{"symlink", "sandbox off", `, which is a symbolic link to "` + sock + `"`},
+		{"hardlink", "sandbox off", fmt.Sprintf(`is not the plugin's: its listener is process %d`, os.Getpid())},
+	}
+	for _, c := range cases {
+		t.Run(c.mode+" "+c.sb, func(t *testing.T) {
+			sb := sandboxOff(t)
+			if c.sb == "sandbox" {
+				sb = requireSandbox(t, "self", 0)
+			}
+			h := newHost(t, pluginhost.Config{Sandbox: sb, Env: []string{"BADPROTO_MODE=" + c.mode, "BADPROTO_ADDR=" + sock}})
+			_, err := h.Info(context.Background(), pluginhost.Binary{Path: binary("badproto")})
+			if !errors.Is(err, pluginhost.ErrStart) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("want the handshake's socket refused (%s), got %v", c.want, err)
+			}
+		})
+	}
+	// Nothing spoke to the victim (the hard link's connection, refused,
+	// was closed before a byte was sent).
+	ln.(*net.UnixListener).SetDeadline(time.Now().Add(200 * time.Millisecond))
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			break
+		}
+		conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		if n, _ := conn.Read(make([]byte, 64)); n > 0 {
+			t.Errorf("the host sent %d bytes to the socket the plugin named", n)
+		}
+		conn.Close()
+	}
+}
+
+// A plugin does not get the worker's standard input. go-plugin gives its
+// own: under `msjfarm run` on a terminal, a plugin, confined or not, read
+// what the user typed, and through the terminal's descriptor could type
+// into the user's shell (TIOCSTI), past the sandbox, which forbids
+// opening /dev/tty but not a descriptor inherited. Here the worker's
+// standard input is a pipe holding a line: the plugin read it
+// ("SUCCEEDED: read \"typed at the worker's terminal\\n\"").
+func TestPluginStdin(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteString("typed at the worker's terminal\n"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	old := os.Stdin
+	os.Stdin = r
+	t.Cleanup(func() { os.Stdin = old; r.Close() })
+	for _, c := range bothWays {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHost(t, pluginhost.Config{Sandbox: c.sb(t), MaxConcurrent: 1})
+			_, err := h.Run(context.Background(), pluginhost.Binary{Path: binary("hostile")}, request(t, "hostile-stdin", 100, 1), pluginhost.RunOptions{})
+			if err == nil || !strings.Contains(err.Error(), "attack stdin refused: read nothing from its standard input: EOF") {
+				t.Errorf("want the plugin's standard input empty, got %v", err)
+			}
+		})
+	}
+}
+
+// A descriptor the worker inherited open (not close-on-exec: a shell's
+// `201<secrets.env`) does not reach a plugin. It did, sandbox or not:
+// the plugin read "MSJFARM_S3_SECRET_KEY=…" from it (and appended to a
+// root-owned 0600 file through another).
+func TestPluginInheritedDescriptors(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "secrets-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("MSJFARM_S3_SECRET_KEY=inherited-secret"); err != nil {
+		t.Fatal(err)
+	}
+	const fd = 201
+	if err := syscall.Dup3(int(f.Fd()), fd, 0); err != nil { // no O_CLOEXEC, as a shell's redirection
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	for _, c := range bothWays {
+		t.Run(c.name, func(t *testing.T) {
+			// Inherited as a shell's would be: open across exec until a
+			// plugin starts.
+			if _, err := unix.FcntlInt(fd, unix.F_SETFD, 0); err != nil {
+				t.Fatal(err)
+			}
+			h := newHost(t, pluginhost.Config{Sandbox: c.sb(t), MaxConcurrent: 1, Env: []string{fmt.Sprintf("HOSTILE_FD=%d", fd)}})
+			_, err := h.Run(context.Background(), pluginhost.Binary{Path: binary("hostile")}, request(t, "hostile-fd", 100, 1), pluginhost.RunOptions{})
+			if err == nil || !strings.Contains(err.Error(), "attack fd refused: bad file descriptor") || strings.Contains(err.Error(), "inherited-secret") {
+				t.Errorf("want the descriptor closed in the plugin, got %v", err)
+			}
+		})
 	}
 }

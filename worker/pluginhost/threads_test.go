@@ -167,3 +167,29 @@ func TestPluginThreadsShared(t *testing.T) {
 		}
 	}
 }
+
+// A plugin that starts its threads before its handshake (in init, or in
+// main before Serve: HOSTILE_INIT_THREADS) is counted from its first
+// instant, not from its answer: it is killed as it starts, well short of
+// the 8000 it would run. Before, the host learnt of the process from its
+// handshake, which this plugin sends once all 8000 run; one that never
+// answered had StartTimeout (20 s) of threads, bounded only by the
+// kernel, which does not bound root, a pid namespace of its own or the
+// sandbox off.
+func TestPluginThreadsAtStart(t *testing.T) {
+	for _, c := range bothWays {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHost(t, pluginhost.Config{Sandbox: c.sb(t), MaxConcurrent: 1, Env: []string{"HOSTILE_INIT_THREADS=8000"}})
+			_, err := h.Run(context.Background(), pluginhost.Binary{Path: binary("hostile")}, request(t, "hostile-honest", 100, 1), pluginhost.RunOptions{})
+			var pe *pluginhost.Error
+			m := regexp.MustCompile(`the plugin ran (\d+) threads as it started, past the 1024 a plugin process may`).FindStringSubmatch(fmt.Sprint(err))
+			if !errors.Is(err, pluginhost.ErrThreads) || !errors.As(err, &pe) || pe.Retryable() || m == nil {
+				t.Fatalf("want the process killed as it started, got %v", err)
+			}
+			if n, _ := strconv.Atoi(m[1]); n >= 8000 {
+				t.Errorf("the host counted %d threads: it let the plugin run all it wanted before counting", n)
+			}
+			t.Logf("%.300s", err)
+		})
+	}
+}

@@ -1,8 +1,12 @@
 package pluginhost
 
 import (
+	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/msjfarm/msjfarm/internal/sandbox"
@@ -28,53 +32,73 @@ const (
 // holds between two counts and before the first.
 const DefaultMaxThreads = 1024
 
-// watch kills p's process group once it runs more than MaxThreads threads
-// or its TMPDIR holds more than the quota, and stops when p is killed or
-// has exited. No file may grow past the quota either (RLIMIT_FSIZE, under
-// the sandbox): so between two measures a plugin writes at most one quota
-// per file it opens, and many files cost it their count in blocks
+// watcher is what watch knows of one plugin process from the moment it
+// exists (procRunner.started), before its handshake, and what it found.
+type watcher struct {
+	path   string     // the plugin binary, for the log
+	tmpDir string     // its private TMPDIR
+	budget *logBudget // its log's: an exit watch causes is expected
+	exited chan struct{}
+	pid    int
+	// proc is the process once it answered Info: killed through it, the
+	// replications it ran then are known (killNow).
+	proc atomic.Pointer[proc]
+	// overQuota is what watch found in the TMPDIR when it killed the
+	// process (0: it did not); overThreads, the threads it counted.
+	overQuota, overThreads atomic.Int64
+}
+
+// watch kills w's process group once it runs more than MaxThreads threads
+// or its TMPDIR holds more than the quota, from the process's start until
+// it has exited. No file may grow past the quota either (RLIMIT_FSIZE,
+// under the sandbox): so between two measures a plugin writes at most one
+// quota per file it opens, and many files cost it their count in blocks
 // (dirSize).
-func (h *Host) watch(p *proc) {
+func (h *Host) watch(w *watcher) {
 	quota, maxThreads := h.cfg.TmpQuota, int64(h.cfg.MaxThreads)
 	t := time.NewTicker(watchPoll)
 	defer t.Stop()
 	for i := 1; ; i++ {
-		<-t.C
-		p.mu.Lock()
-		done := p.killed
-		p.mu.Unlock()
-		if done || p.client.Exited() {
+		select {
+		case <-w.exited:
 			return
+		case <-t.C:
 		}
 		if maxThreads > 0 {
-			if n := sandbox.Threads(p.info.PID); n > maxThreads {
-				p.overThreads.Store(n)
-				h.logger.Error("plugin ran too many threads; killing its process", "binary", p.key.path, "pid", p.info.PID, "threads", n, "max", maxThreads)
-				h.killNow(p)
+			if n := sandbox.Threads(w.pid); n > maxThreads {
+				w.overThreads.Store(n)
+				h.logger.Error("plugin ran too many threads; killing its process", "binary", w.path, "pid", w.pid, "threads", n, "max", maxThreads)
+				h.killNow(w)
 				return
 			}
 		}
 		if quota <= 0 || i%tmpEvery != 0 {
 			continue
 		}
-		if n := dirSize(p.sb.TmpDir, quota); n > quota {
-			p.overQuota.Store(n)
-			h.logger.Error("plugin wrote past its TMPDIR quota; killing its process", "binary", p.key.path, "pid", p.info.PID, "bytes", n, "quota", quota)
-			h.killNow(p)
+		if n := dirSize(w.tmpDir, quota) + deletedOpen(w.pid, w.tmpDir, quota); n > quota {
+			w.overQuota.Store(n)
+			h.logger.Error("plugin wrote past its TMPDIR quota; killing its process", "binary", w.path, "pid", w.pid, "bytes", n, "quota", quota)
+			h.killNow(w)
 			return
 		}
 	}
 }
 
-// killNow SIGKILLs p's process group: the replication in flight is what
-// crossed the bound, and its failure (callError) reports which.
-func (h *Host) killNow(p *proc) {
-	p.mu.Lock()
-	p.killedRunning.Store(int64(p.inflight))
-	p.mu.Unlock()
-	p.budget.exitExpected.Store(true)
-	killGroup(p.info.PID)
-	h.retireHung(p)
+// killNow SIGKILLs w's process group: the replication in flight is what
+// crossed the bound, and its failure (callError) reports which; before
+// the process answered Info, its start fails with it (starting.fail).
+func (h *Host) killNow(w *watcher) {
+	w.budget.exitExpected.Store(true)
+	p := w.proc.Load()
+	if p != nil {
+		p.mu.Lock()
+		p.killedRunning.Store(int64(p.inflight))
+		p.mu.Unlock()
+	}
+	killGroup(w.pid)
+	if p != nil {
+		h.retireHung(p)
+	}
 }
 
 // dirSize is the bytes under dir, each entry counted as at least one 4 KiB
@@ -96,5 +120,37 @@ func dirSize(dir string, limit int64) int64 {
 		}
 		return nil
 	})
+	return n
+}
+
+// deletedOpen is the bytes of the files under dir that process pid holds
+// open after they were removed (or never named: O_TMPFILE), which a walk
+// of dir does not see: a plugin held 1 GiB that way under a 16 MiB
+// quota. Read from /proc/<pid>/fd, which the host may read when it runs
+// as root or as the plugin's user (0 otherwise); stopping once past
+// limit.
+func deletedOpen(pid int, dir string, limit int64) int64 {
+	if pid <= 0 {
+		return 0
+	}
+	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
+	fds, err := os.ReadDir(fdDir)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range fds {
+		p := filepath.Join(fdDir, e.Name())
+		target, err := os.Readlink(p)
+		if err != nil || !strings.HasPrefix(target, dir+"/") || !strings.HasSuffix(target, " (deleted)") {
+			continue
+		}
+		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
+			n += max(info.Size(), 4096)
+		}
+		if n > limit {
+			break
+		}
+	}
 	return n
 }

@@ -5,7 +5,9 @@
 // with that JSON, bypassing the SDK's own check: a hostile plugin's
 // labels, which the host must refuse. With $BADPROTO_MODE "address" it
 // answers the handshake itself, naming the TCP address $BADPROTO_ADDR: a
-// confined plugin, which may not connect anywhere, sending the host there.
+// confined plugin, which may not connect anywhere, sending the host there;
+// with "symlink" or "hardlink", the unix socket $BADPROTO_ADDR, through
+// a link in its private TMPDIR.
 // With $BADPROTO_MODE "traceflood" its Run streams decision-trace chunks
 // nobody asked for, without end (the trace asked for, without end, if
 // the host asks for one); with "progressflood" it sends 10^6 progress
@@ -17,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
@@ -97,6 +100,20 @@ func main() {
 		opt.ProtocolVersion = wire.ProtocolVersion + 1
 	case "address":
 		fmt.Printf("%d|%d|tcp|%s|grpc\n", plugin.CoreProtocolVersion, wire.ProtocolVersion, os.Getenv("BADPROTO_ADDR"))
+		time.Sleep(time.Minute)
+		return
+	case "symlink", "hardlink":
+		// A name in its private TMPDIR for another process's socket.
+		name := filepath.Join(os.TempDir(), "plugin-redirect")
+		link := os.Symlink
+		if os.Getenv("BADPROTO_MODE") == "hardlink" {
+			link = os.Link
+		}
+		if err := link(os.Getenv("BADPROTO_ADDR"), name); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Printf("%d|%d|unix|%s|grpc\n", plugin.CoreProtocolVersion, wire.ProtocolVersion, name)
 		time.Sleep(time.Minute)
 		return
 	}

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/sdk"
@@ -34,9 +35,74 @@ var attacks = map[string]func(p *hostile) (string, error){
 		return read(fmt.Sprintf("/proc/%d/environ", os.Getppid()), fmt.Sprintf("/proc/%d/cmdline", os.Getppid()))
 	},
 	"config": func(*hostile) (string, error) { return read(os.Getenv("HOSTILE_CONFIG")) },
-	"store":  func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_STORE")) },
-	"cache":  func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_CACHE")) },
-	"home":   func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_HOME")) },
+	// The worker's standard input: on a terminal, what its user types,
+	// and a descriptor through which TIOCSTI types into the user's shell.
+	"stdin": func(*hostile) (string, error) {
+		b := make([]byte, 64)
+		n, err := os.Stdin.Read(b)
+		if n == 0 {
+			return "", fmt.Errorf("read nothing from its standard input: %v", err)
+		}
+		return fmt.Sprintf("read %q from its standard input", b[:n]), nil
+	},
+	// The worker's limits and priority, set to what they are (harmless
+	// if it succeeds): a plugin that may set them may set RLIMIT_CPU to
+	// 1 s or RLIMIT_NOFILE to 0.
+	"prlimit": func(*hostile) (string, error) {
+		var l syscall.Rlimit
+		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, uintptr(os.Getppid()), syscall.RLIMIT_CORE, 0, uintptr(unsafe.Pointer(&l)), 0, 0); e != 0 {
+			return "", e
+		}
+		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, uintptr(os.Getppid()), syscall.RLIMIT_CORE, uintptr(unsafe.Pointer(&l)), 0, 0, 0); e != 0 {
+			return "read the worker's RLIMIT_CORE", e
+		}
+		return "set the worker's RLIMIT_CORE", nil
+	},
+	"setpriority": func(*hostile) (string, error) {
+		prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, os.Getppid())
+		if err != nil {
+			return "", err
+		}
+		// The raw call returns 20 - nice.
+		return "set the worker's priority", syscall.Setpriority(syscall.PRIO_PROCESS, os.Getppid(), 20-prio)
+	},
+	// A descriptor the worker inherited open ($HOSTILE_FD), read.
+	"fd": func(*hostile) (string, error) {
+		fd, _ := strconv.Atoi(os.Getenv("HOSTILE_FD"))
+		b := make([]byte, 64)
+		n, err := syscall.Pread(fd, b, 0)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("read %q from descriptor %d", b[:n], fd), nil
+	},
+	// Memory outside the address-space limit.
+	"memfd": func(*hostile) (string, error) {
+		name := []byte("held\x00")
+		fd, _, e := syscall.Syscall(319 /* memfd_create */, uintptr(unsafe.Pointer(&name[0])), 0, 0)
+		if e != 0 {
+			return "", e
+		}
+		syscall.Close(int(fd))
+		return "created a memfd", nil
+	},
+	// The worker's controlling terminal, and a character typed into it
+	// (TIOCSTI): what the worker's shell reads once the worker exits.
+	"tty": func(*hostile) (string, error) {
+		f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		c := byte('#')
+		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TIOCSTI, uintptr(unsafe.Pointer(&c))); e != 0 {
+			return "opened the worker's terminal", e
+		}
+		return "typed into the worker's terminal", nil
+	},
+	"store": func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_STORE")) },
+	"cache": func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_CACHE")) },
+	"home":  func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_HOME")) },
 	// A new object beside the stored results.
 	"write-store": func(*hostile) (string, error) {
 		p := os.Getenv("HOSTILE_STORE") + "/forged.json"
@@ -116,6 +182,29 @@ var attacks = map[string]func(p *hostile) (string, error){
 	// Up to 4 GiB into the private TMPDIR, in files of up to 64 MiB (a
 	// file the size limit stops is left for the next one): the one place
 	// a confined plugin may write fills the worker's disk.
+	// Files of TMPDIR removed but held open, which no walk of it sees:
+	// 16 MiB each (under a quota per file), up to 1 GiB, held 10 s.
+	"diskhidden": func(*hostile) (string, error) {
+		chunk := make([]byte, 1<<20)
+		var held []*os.File
+		n := 0
+		for n < 1<<30 {
+			f, err := os.CreateTemp("", "hidden")
+			if err != nil {
+				return fmt.Sprintf("held %d MiB", n>>20), err
+			}
+			os.Remove(f.Name())
+			held = append(held, f)
+			for range 16 {
+				if _, err := f.Write(chunk); err != nil {
+					return fmt.Sprintf("held %d MiB", n>>20), err
+				}
+				n += len(chunk)
+			}
+		}
+		time.Sleep(10 * time.Second)
+		return fmt.Sprintf("held %d MiB in %d removed files of %s", n>>20, len(held), os.TempDir()), nil
+	},
 	"diskfill": func(*hostile) (string, error) {
 		chunk := make([]byte, 1<<20)
 		n := 0
@@ -148,22 +237,7 @@ var attacks = map[string]func(p *hostile) (string, error){
 		if want <= 0 {
 			want = 20000
 		}
-		debug.SetMaxThreads(want + 1000)
-		var locked atomic.Int64 // each goroutine locked to a thread of its own
-		for range want {
-			go func() {
-				runtime.LockOSThread()
-				locked.Add(1)
-				select {}
-			}()
-		}
-		n, last, since := int64(0), int64(0), time.Now()
-		for n < int64(want) && time.Since(since) < 10*time.Second {
-			time.Sleep(50 * time.Millisecond)
-			if n = locked.Load(); n > last {
-				last, since = n, time.Now()
-			}
-		}
+		n := startThreads(want)
 		return fmt.Sprintf("ran %d threads", n), nil
 	},
 	// 64 MiB of stderr in lines go-plugin re-logs at error level (every
@@ -215,6 +289,11 @@ func main() {
 		time.Sleep(time.Minute)
 		return
 	}
+	// $HOSTILE_INIT_THREADS: the threads attack before the handshake, so
+	// that it runs before the host has heard of the process.
+	if n, _ := strconv.Atoi(os.Getenv("HOSTILE_INIT_THREADS")); n > 0 {
+		fmt.Fprintf(os.Stderr, "ran %d threads before the handshake\n", startThreads(n))
+	}
 	var specs []sdk.Spec
 	for name, attack := range attacks {
 		specs = append(specs, sdk.Spec{Name: "hostile-" + name, Doc: "tries the attack " + name,
@@ -251,4 +330,27 @@ func (p *hostile) Init(s *sdk.System) error {
 		return fmt.Errorf("attack %s refused: %w (after: %s)", p.name, err, got)
 	}
 	return fmt.Errorf("attack %s SUCCEEDED: %s", p.name, got)
+}
+
+// startThreads starts want OS threads, each held by a goroutine locked to
+// it and parked, and returns how many it got (it waits until none has
+// started for 10 s).
+func startThreads(want int) int64 {
+	debug.SetMaxThreads(want + 1000)
+	var locked atomic.Int64 // each goroutine locked to a thread of its own
+	for range want {
+		go func() {
+			runtime.LockOSThread()
+			locked.Add(1)
+			select {}
+		}()
+	}
+	n, last, since := int64(0), int64(0), time.Now()
+	for n < int64(want) && time.Since(since) < 10*time.Second {
+		time.Sleep(50 * time.Millisecond)
+		if n = locked.Load(); n > last {
+			last, since = n, time.Now()
+		}
+	}
+	return n
 }
