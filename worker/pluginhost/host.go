@@ -897,14 +897,14 @@ func (s *starting) describe(rc plugin.ClientProtocol) (pb.PolicyPluginClient, *I
 		return nil, nil, s.fail(ErrStart, "info: the plugin's answer (its policies' docs and schemas) is larger than the %d MiB an Info may be: %s", maxInfoBytes>>20, st.Message())
 	}
 	if err != nil {
-		return nil, nil, s.fail(ErrStart, "info: %v", err)
+		return nil, nil, s.fail(ErrStart, "info: %s", termtext.Clip(err.Error(), termtext.MaxMessage))
 	}
 	if resp.ProtocolVersion != wire.ProtocolVersion {
 		return nil, nil, s.fail(ErrProtocol, "the plugin speaks protocol version %d, this host speaks version %d (rebuild the plugin against this msjfarm SDK)", resp.ProtocolVersion, wire.ProtocolVersion)
 	}
 	info, err := decodeInfo(resp)
 	if err != nil {
-		return nil, nil, s.fail(ErrStart, "info: %v", err)
+		return nil, nil, s.fail(ErrStart, "info: %s", termtext.Clip(err.Error(), termtext.MaxMessage))
 	}
 	return rpc, info, nil
 }
@@ -1022,7 +1022,7 @@ func (h *Host) validate(p *proc, req *wire.RunRequest) error {
 		for i, q := range p.info.Policies {
 			names[i] = q.Name
 		}
-		return h.errorf(ErrInvalid, p.key, req.Policy, "unknown policy %q (the plugin serves: %s)", req.Policy, strings.Join(names, ", "))
+		return h.errorf(ErrInvalid, p.key, req.Policy, "unknown policy %q (the plugin serves: %s)", req.Policy, termtext.JoinMax(names, 50))
 	}
 	if pol.Reference && len(req.Params) > 0 {
 		return h.errorf(ErrInvalid, p.key, req.Policy, "a reference model takes no parameters")
@@ -1294,13 +1294,13 @@ func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, d
 	st, _ := status.FromError(err)
 	switch st.Code() {
 	case codes.InvalidArgument:
-		return h.errorf(ErrInvalid, p.key, policy, "rejected by the plugin: %s", st.Message())
+		return h.errorf(ErrInvalid, p.key, policy, "rejected by the plugin: %s", termtext.Clip(st.Message(), termtext.MaxMessage))
 	case codes.Aborted:
-		return h.errorf(ErrPolicy, p.key, policy, "%s", st.Message())
+		return h.errorf(ErrPolicy, p.key, policy, "%s", termtext.Clip(st.Message(), termtext.MaxMessage))
 	case codes.DeadlineExceeded:
 		return h.errorf(ErrDeadline, p.key, policy, "the replication did not finish within its deadline of %v; the plugin abandoned it", deadline.Round(time.Millisecond))
 	case codes.ResourceExhausted:
-		return h.errorf(ErrTraceLimit, p.key, policy, "%s", st.Message())
+		return h.errorf(ErrTraceLimit, p.key, policy, "%s", termtext.Clip(st.Message(), termtext.MaxMessage))
 	}
 	// Anything else means the process or its connection is gone.
 	exited := waitExited(p.client, 3*time.Second)
@@ -1325,7 +1325,7 @@ func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, d
 		e.Stderr, e.Shared = p.stderr.String(), p.killedRunning.Load() > 1
 		return e
 	}
-	msg := "lost the connection to the plugin (" + st.Message() + ")"
+	msg := "lost the connection to the plugin (" + termtext.Clip(st.Message(), termtext.MaxMessage) + ")"
 	if exited {
 		msg = "the plugin process exited during the replication"
 	}

@@ -45,6 +45,7 @@ import (
 	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/model/workload"
+	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
@@ -417,7 +418,7 @@ func (r *Registry) unknown(policy string) error {
 	}
 	if len(plug) > 0 {
 		sort.Strings(plug)
-		fmt.Fprintf(&b, "; plugin policies found: %s", strings.Join(plug, ", "))
+		fmt.Fprintf(&b, "; plugin policies found: %s", termtext.JoinMax(plug, 50))
 	}
 	for _, x := range r.Broken {
 		fmt.Fprintf(&b, "; unusable binary %s", x)
