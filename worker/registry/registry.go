@@ -42,10 +42,10 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/model/workload"
-	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
