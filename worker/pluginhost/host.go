@@ -1174,7 +1174,33 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 	if err := json.Unmarshal(out.ResultJSON, out.Result); err != nil {
 		return nil, heard, h.errorf(ErrPolicy, p.key, policy, "unreadable result: %v", err)
 	}
+	if err := h.asDeclared(p, policy, out, time.Since(t0)); err != nil {
+		return nil, heard, err
+	}
 	return out, heard, nil
+}
+
+// asDeclared holds a result to what the plugin's Info declared of its
+// policy and to what the host saw of the call. The SDK's engine writes a
+// result's preemption and size-awareness from the same description Info
+// sends; a result that claims otherwise (a size-blind policy "resume"
+// and "size_aware") compares policies that are not what their results
+// say. The times are the plugin's own measure of one replication, on
+// one thread: never negative, its CPU time not above its wall time
+// (allowing the clock's granularity), which is not above the call's as
+// the host measured it (a plugin stored cpu_seconds 9.2e9, and -1 ns).
+func (h *Host) asDeclared(p *proc, policy string, out *Outcome, call time.Duration) error {
+	if pol, ok := p.info.Policy(policy); ok && !pol.Reference {
+		if r := out.Result; r.Preemption != pol.Preemption || r.SizeAware != pol.SizeAware {
+			return h.violation(p, policy, "the result says preemption %q and size-aware %v, the plugin's Info says %q and %v for policy %s",
+				termtext.Printable(termtext.Clip(r.Preemption, 64)), r.SizeAware, pol.Preemption, pol.SizeAware, policy)
+		}
+	}
+	const slack = 50 * time.Millisecond
+	if e, c := out.PluginElapsed, out.PluginCPU; e < 0 || c < 0 || c > e+slack || e > call+slack {
+		return h.violation(p, policy, "the result's times are %v elapsed and %v CPU, in a call of %v", e, c, call.Round(time.Millisecond))
+	}
+	return nil
 }
 
 // accept adds one update of a Run call's stream to out, holding the plugin

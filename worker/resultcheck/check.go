@@ -306,6 +306,9 @@ const (
 	MaxCounters    = wire.MaxCounters
 )
 
+// MaxCounterValue bounds a counter's magnitude (counters).
+const MaxCounterValue = 1e100
+
 func (c *checker) counters() error {
 	if len(c.r.Counters) > MaxCounters {
 		return c.fail("counters", "%d counters, more than %d", len(c.r.Counters), MaxCounters)
@@ -320,6 +323,13 @@ func (c *checker) counters() error {
 		}
 		if seen[ct.Name] {
 			return c.fail(field, "%q appears twice", ct.Name)
+		}
+		// Finite is not enough: two replications' 1e308 sum to +Inf, and
+		// the summary's mean and interval were infinite. No count, time
+		// or rate of a run comes near 1e100, and the squares of such
+		// values still add up.
+		if math.Abs(ct.Value) > MaxCounterValue {
+			return c.fail(fmt.Sprintf("counters[%d].value", i), "%g: larger than the %g a counter may be", ct.Value, MaxCounterValue)
 		}
 		seen[ct.Name] = true
 	}

@@ -145,6 +145,8 @@ func TestCheck(t *testing.T) {
 			r.Counters[0].Name = "wJalrXUtnFEMI/K7MDENG"
 		}, "counters[0].name"},
 		{"counter twice", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Counters[1].Name = "kills" }, "counters[1].name"},
+		{"counter 1e100", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Counters[0].Value = -1e100 }, ""},
+		{"counter 1e308", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Counters[0].Value = -1e308 }, "counters[0].value"},
 		{"257 counters", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Counters = make([]sim.Counter, 257) }, "counters"},
 		{"series not asked for", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Series = []sim.Sample{{T: 0, N: 1}} }, "series"},
 		{"series backwards", func(t *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
