@@ -55,9 +55,13 @@ func synth(t *sweep.Task) (*worker.Outcome, error) {
 		classes[i] = sim.ClassStats{Name: cl.Name, Need: cl.Need}
 	}
 	classes[0].Count, classes[0].MeanResponse = n, v
+	w, err := t.SimWorkload()
+	if err != nil {
+		return nil, err
+	}
 	res := &sim.Result{Engine: sim.Version, Workload: t.Workload.Name, Seed: t.Seed, Servers: t.Workload.Servers,
 		Warmup: t.Run.Warmup, Arrivals: n, Window: 100, Overall: sim.ClassStats{Count: n, MeanResponse: v},
-		Classes: classes, WeightedMeanResponse: v}
+		Classes: classes, WeightedMeanResponse: v, OfferedLoad: w.Load()}
 	return &worker.Outcome{Result: res, Provenance: worker.Provenance{Runner: "synthetic"}}, nil
 }
 

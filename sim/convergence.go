@@ -64,6 +64,10 @@ import (
 // completed cycles in the window fell below 30 in 11 of those 12 runs.
 const (
 	convBatches = 320 // 64 MSER-5 groups of 5 batches
+	// ConvergenceMinArrivals is the fewest arrivals (warm-up included)
+	// of a run the engine gives a convergence verdict, once it reaches
+	// the end of its window.
+	ConvergenceMinArrivals = 5 * convBatches
 	// MinCycles is the fewest completed policy cycles in the measured
 	// window for a converged verdict (see above).
 	MinCycles = 30
@@ -130,7 +134,7 @@ func (r *recorder) convCheckpoint(s *System, id int64) {
 // batches).
 func (r *recorder) convergence(p Policy, ds []Deficit) *Convergence {
 	total := r.cfg.Warmup + r.cfg.Arrivals
-	if r.convNext != convBatches+1 || total < 5*convBatches {
+	if r.convNext != convBatches+1 || total < ConvergenceMinArrivals {
 		return nil
 	}
 	means := make([]float64, convBatches)

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/internal/wire"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
@@ -138,6 +140,15 @@ func PinPlugins(ctx context.Context, st storage.Store, campaign string, policies
 		}
 		if !ok {
 			return nil, nil, fmt.Errorf("pinning policy %s: no plugin binary serves it", pol)
+		}
+		if _, err := builtin.Lookup(pol); err == nil {
+			// A binary that calls its family by a built-in family's name
+			// serves that family's policies in its place (a family rebuilt
+			// to try a change), and its Info is all there is to go by: a
+			// binary of LCFS that said "fcfs" became every comparison's
+			// baseline, silently.
+			warnings = append(warnings, fmt.Sprintf("policy %s is msjfarm's built-in, but the plugin binary %s (plugin %s %s, sha256 %s) on the search path serves it in its place: its results are that binary's, not msjfarm's own %s (remove the binary from the search path to use the built-in)",
+				pol, e.Path, termtext.Printable(e.Plugin), termtext.Printable(e.Version), e.SHA256[:12], pol))
 		}
 		key := storage.PluginKey(e.Plugin, e.SHA256)
 		if !uploaded[key] {

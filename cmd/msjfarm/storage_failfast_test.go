@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,13 +24,23 @@ func TestStorageFailsFast(t *testing.T) {
 	msjfarmBinary(t) // build once, before the parallel subtests
 	natsURL := natstest.StartEmbedded(t)
 	srv := miniotest.StartServer(t)
+	// A port bound but not listening refuses connections, and stays this
+	// test's: a port listened on and closed again was taken by the next
+	// listener (the hole below, once in CI), which answered nothing.
 	closed := func() string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer ln.Close()
-		return ln.Addr().String()
+		t.Cleanup(func() { syscall.Close(fd) })
+		if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			t.Fatal(err)
+		}
+		sa, err := syscall.Getsockname(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
 	}()
 	hole, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
 	if err != nil {

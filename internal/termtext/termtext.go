@@ -54,3 +54,33 @@ func Printable(s string) string {
 func unsafe(r rune) bool {
 	return r != '\n' && r != '\t' && Control(r) || r == utf8.RuneError
 }
+
+// MaxMessage is how much of a message other people wrote Clip keeps: a
+// plugin's error of 8 MiB went whole to the terminal and the worker's
+// log, was stored six times over (the record, replications.csv and
+// .parquet, summary.json) and was too large for the task's state on
+// NATS. 16 KiB is what the host keeps of a plugin's stderr.
+const MaxMessage = 16 << 10
+
+// Clip is s cut to at most max bytes (at a character boundary), saying
+// how much was left out.
+func Clip(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes more)", s[:cut], len(s)-cut)
+}
+
+// JoinMax joins the first max of names with ", " and says how many more
+// there are: a list of names other people chose (a plugin's 30 000
+// policies) made a 530 KB error.
+func JoinMax(names []string, max int) string {
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:max], ", "), len(names)-max)
+}

@@ -20,3 +20,28 @@ func TestPrintable(t *testing.T) {
 		}
 	}
 }
+
+// Clip keeps max bytes at a character boundary and counts the rest;
+// JoinMax lists max names and counts the rest.
+func TestClipJoinMax(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		max  int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"abcdefghij", 4, "abcd… (6 bytes more)"},
+		// "é" is two bytes: a cut inside it moves before it.
+		{"abcé", 4, "abc… (2 bytes more)"},
+	} {
+		if got := Clip(c.s, c.max); got != c.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", c.s, c.max, got, c.want)
+		}
+	}
+	if got := JoinMax([]string{"a", "b", "c", "d"}, 2); got != "a, b and 2 more" {
+		t.Errorf("JoinMax: %q", got)
+	}
+	if got := JoinMax([]string{"a", "b"}, 2); got != "a, b" {
+		t.Errorf("JoinMax: %q", got)
+	}
+}

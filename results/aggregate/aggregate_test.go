@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -371,5 +372,38 @@ func TestTraceServersFromResults(t *testing.T) {
 	p := SummarizePoint([]sweep.Task{tk}, map[string]*record.Record{tk.ID: {Task: tk, Result: r}})
 	if p.Servers != 8 {
 		t.Errorf("servers %d, want the results' 8", p.Servers)
+	}
+}
+
+// A campaign's tables keep the first MaxCounterNames counters: a plugin
+// that named its 256 counters after the seed made, from 20 tasks, a
+// summary of 30 864 columns and a report of 30 680 files. Here three
+// points of 500 distinct counters each: the first 1024 in point order
+// are kept (all of the first two points', 24 of the third's), the points
+// given are not changed.
+func TestCapCounters(t *testing.T) {
+	var pts []Point
+	for p := range 3 {
+		pt := Point{Metrics: []Metric{{MetricDesc: &MetricDesc{Name: "mean_response", Class: -1}}}}
+		for i := range 500 {
+			pt.Metrics = append(pt.Metrics, Metric{MetricDesc: &MetricDesc{Name: fmt.Sprintf("%sp%d_c%d", metric.CounterPrefix, p, i), Class: -1}})
+		}
+		pts = append(pts, pt)
+	}
+	capped, dropped := CapCounters(pts)
+	if dropped != 476 || len(capped[0].Metrics) != 501 || len(capped[2].Metrics) != 25 || len(pts[2].Metrics) != 501 {
+		t.Fatalf("dropped %d, kept %d, %d, %d (given %d)", dropped, len(capped[0].Metrics), len(capped[1].Metrics), len(capped[2].Metrics), len(pts[2].Metrics))
+	}
+	counters := 0
+	for _, m := range metricColumns(pts) {
+		if strings.HasPrefix(m.Name, metric.CounterPrefix) {
+			counters++
+		}
+	}
+	if counters != MaxCounterNames {
+		t.Fatalf("%d counter columns, want %d", counters, MaxCounterNames)
+	}
+	if same, n := CapCounters(pts[:2]); n != 0 || &same[0] != &pts[0] {
+		t.Fatalf("1000 counters: dropped %d, or copied", n)
 	}
 }

@@ -30,7 +30,9 @@ type ImportSummary struct {
 	Derived int
 }
 
-// Import copies an extracted archive's store into dst, all or nothing:
+// Import copies an extracted archive's store into dst (what importKeys
+// admits: its campaign and what that refers to, but the derived summary
+// and report, which the caller rebuilds), all or nothing:
 // content-addressed objects (results, plugin binaries, traces) first,
 // then the campaign's objects, its spec last (a campaign is listed once
 // its spec exists). Before anything is written it checks that no object

@@ -1275,6 +1275,13 @@ func Render(c Campaign, overlay ...Campaign) (map[string][]byte, error) {
 // largest file, not its sum. On error, sink may have received some of the
 // files.
 func RenderTo(sink Sink, c Campaign, overlay ...Campaign) error {
+	// The counters the tables keep (aggregate.MaxCounterNames), in the
+	// figures too.
+	c.Points, _ = aggregate.CapCounters(c.Points)
+	overlay = slices.Clone(overlay)
+	for i := range overlay {
+		overlay[i].Points, _ = aggregate.CapCounters(overlay[i].Points)
+	}
 	files := &files{sink: sink}
 	n := len(c.Points)
 	for _, o := range overlay {

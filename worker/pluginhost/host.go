@@ -897,14 +897,14 @@ func (s *starting) describe(rc plugin.ClientProtocol) (pb.PolicyPluginClient, *I
 		return nil, nil, s.fail(ErrStart, "info: the plugin's answer (its policies' docs and schemas) is larger than the %d MiB an Info may be: %s", maxInfoBytes>>20, st.Message())
 	}
 	if err != nil {
-		return nil, nil, s.fail(ErrStart, "info: %v", err)
+		return nil, nil, s.fail(ErrStart, "info: %s", termtext.Clip(err.Error(), termtext.MaxMessage))
 	}
 	if resp.ProtocolVersion != wire.ProtocolVersion {
 		return nil, nil, s.fail(ErrProtocol, "the plugin speaks protocol version %d, this host speaks version %d (rebuild the plugin against this msjfarm SDK)", resp.ProtocolVersion, wire.ProtocolVersion)
 	}
 	info, err := decodeInfo(resp)
 	if err != nil {
-		return nil, nil, s.fail(ErrStart, "info: %v", err)
+		return nil, nil, s.fail(ErrStart, "info: %s", termtext.Clip(err.Error(), termtext.MaxMessage))
 	}
 	return rpc, info, nil
 }
@@ -1022,7 +1022,7 @@ func (h *Host) validate(p *proc, req *wire.RunRequest) error {
 		for i, q := range p.info.Policies {
 			names[i] = q.Name
 		}
-		return h.errorf(ErrInvalid, p.key, req.Policy, "unknown policy %q (the plugin serves: %s)", req.Policy, strings.Join(names, ", "))
+		return h.errorf(ErrInvalid, p.key, req.Policy, "unknown policy %q (the plugin serves: %s)", req.Policy, termtext.JoinMax(names, 50))
 	}
 	if pol.Reference && len(req.Params) > 0 {
 		return h.errorf(ErrInvalid, p.key, req.Policy, "a reference model takes no parameters")
@@ -1174,7 +1174,33 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 	if err := json.Unmarshal(out.ResultJSON, out.Result); err != nil {
 		return nil, heard, h.errorf(ErrPolicy, p.key, policy, "unreadable result: %v", err)
 	}
+	if err := h.asDeclared(p, policy, out, time.Since(t0)); err != nil {
+		return nil, heard, err
+	}
 	return out, heard, nil
+}
+
+// asDeclared holds a result to what the plugin's Info declared of its
+// policy and to what the host saw of the call. The SDK's engine writes a
+// result's preemption and size-awareness from the same description Info
+// sends; a result that claims otherwise (a size-blind policy "resume"
+// and "size_aware") compares policies that are not what their results
+// say. The times are the plugin's own measure of one replication, on
+// one thread: never negative, its CPU time not above its wall time
+// (allowing the clock's granularity), which is not above the call's as
+// the host measured it (a plugin stored cpu_seconds 9.2e9, and -1 ns).
+func (h *Host) asDeclared(p *proc, policy string, out *Outcome, call time.Duration) error {
+	if pol, ok := p.info.Policy(policy); ok && !pol.Reference {
+		if r := out.Result; r.Preemption != pol.Preemption || r.SizeAware != pol.SizeAware {
+			return h.violation(p, policy, "the result says preemption %q and size-aware %v, the plugin's Info says %q and %v for policy %s",
+				termtext.Printable(termtext.Clip(r.Preemption, 64)), r.SizeAware, pol.Preemption, pol.SizeAware, policy)
+		}
+	}
+	const slack = 50 * time.Millisecond
+	if e, c := out.PluginElapsed, out.PluginCPU; e < 0 || c < 0 || c > e+slack || e > call+slack {
+		return h.violation(p, policy, "the result's times are %v elapsed and %v CPU, in a call of %v", e, c, call.Round(time.Millisecond))
+	}
+	return nil
 }
 
 // accept adds one update of a Run call's stream to out, holding the plugin
@@ -1294,13 +1320,13 @@ func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, d
 	st, _ := status.FromError(err)
 	switch st.Code() {
 	case codes.InvalidArgument:
-		return h.errorf(ErrInvalid, p.key, policy, "rejected by the plugin: %s", st.Message())
+		return h.errorf(ErrInvalid, p.key, policy, "rejected by the plugin: %s", termtext.Clip(st.Message(), termtext.MaxMessage))
 	case codes.Aborted:
-		return h.errorf(ErrPolicy, p.key, policy, "%s", st.Message())
+		return h.errorf(ErrPolicy, p.key, policy, "%s", termtext.Clip(st.Message(), termtext.MaxMessage))
 	case codes.DeadlineExceeded:
 		return h.errorf(ErrDeadline, p.key, policy, "the replication did not finish within its deadline of %v; the plugin abandoned it", deadline.Round(time.Millisecond))
 	case codes.ResourceExhausted:
-		return h.errorf(ErrTraceLimit, p.key, policy, "%s", st.Message())
+		return h.errorf(ErrTraceLimit, p.key, policy, "%s", termtext.Clip(st.Message(), termtext.MaxMessage))
 	}
 	// Anything else means the process or its connection is gone.
 	exited := waitExited(p.client, 3*time.Second)
@@ -1325,7 +1351,7 @@ func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, d
 		e.Stderr, e.Shared = p.stderr.String(), p.killedRunning.Load() > 1
 		return e
 	}
-	msg := "lost the connection to the plugin (" + st.Message() + ")"
+	msg := "lost the connection to the plugin (" + termtext.Clip(st.Message(), termtext.MaxMessage) + ")"
 	if exited {
 		msg = "the plugin process exited during the replication"
 	}

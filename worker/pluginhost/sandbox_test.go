@@ -548,3 +548,14 @@ func TestPluginInheritedDescriptors(t *testing.T) {
 		})
 	}
 }
+
+// A plugin's error is someone else's text, kept to termtext.MaxMessage:
+// one of 8 MiB went whole to the terminal and the worker's log, was
+// stored six times over and was too large for the task's state on NATS.
+func TestPluginErrorClipped(t *testing.T) {
+	h := newHost(t, pluginhost.Config{Sandbox: sandboxOff(t), MaxConcurrent: 1})
+	_, err := h.Run(context.Background(), pluginhost.Binary{Path: binary("hostile")}, request(t, "hostile-bigerror", 100, 1), pluginhost.RunOptions{})
+	if !errors.Is(err, pluginhost.ErrPolicy) || len(err.Error()) > 20<<10 || !strings.Contains(err.Error(), "bytes more)") {
+		t.Fatalf("want the plugin's error clipped, got %d bytes: %.300s", len(fmt.Sprint(err)), err)
+	}
+}

@@ -19,7 +19,10 @@ import (
 //     by 6.7 GiB in 10 s, and the call ran to its deadline;
 //   - traceflood, a trace of at most 10^5 events asked: the same;
 //   - progressflood: 10^6 progress reports in 0.8 s, each handed on;
-//   - tworesults: the second result replaced the first.
+//   - tworesults: the second result replaced the first;
+//   - claims: FCFS's result said it preempts and knows sizes, and was
+//     stored so (its Info says neither);
+//   - times: -1 ns elapsed and 9.2·10⁹ s of CPU were stored.
 func TestPluginStreamRules(t *testing.T) {
 	for _, c := range []struct {
 		mode  string
@@ -31,6 +34,8 @@ func TestPluginStreamRules(t *testing.T) {
 		{"traceflood", true, pluginhost.ErrTraceLimit, "the plugin sent more than the 100000 decision-trace events asked for"},
 		{"progressflood", false, pluginhost.ErrWire, "progress reports in"},
 		{"tworesults", false, pluginhost.ErrWire, "the plugin sent an update after the replication's result"},
+		{"claims", false, pluginhost.ErrWire, `the result says preemption "resume" and size-aware true, the plugin's Info says "none" and false`},
+		{"times", false, pluginhost.ErrWire, "the result's times are -1ns elapsed"},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			h := newHost(t, pluginhost.Config{Sandbox: sandboxOff(t), MaxConcurrent: 1, Env: []string{"BADPROTO_MODE=" + c.mode}})

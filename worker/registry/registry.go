@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/model/workload"
@@ -207,17 +208,25 @@ type trials struct {
 	ran, skipped int
 }
 
-// begin reports whether a trial may run (the budget is not spent), and
-// counts it either way.
-func (t *trials) begin() bool {
+// begin reports whether a trial may run (the budget is not spent) and
+// how much of the budget is left, and counts it either way.
+func (t *trials) begin() (bool, time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.spent >= t.budget {
 		t.skipped++
-		return false
+		return false, 0
 	}
 	t.ran++
-	return true
+	return true, t.budget - t.spent
+}
+
+// cutShort counts a trial the budget ended as one left to the schema.
+func (t *trials) cutShort() {
+	t.mu.Lock()
+	t.ran--
+	t.skipped++
+	t.mu.Unlock()
 }
 
 func (t *trials) end(d time.Duration) {
@@ -417,7 +426,7 @@ func (r *Registry) unknown(policy string) error {
 	}
 	if len(plug) > 0 {
 		sort.Strings(plug)
-		fmt.Fprintf(&b, "; plugin policies found: %s", strings.Join(plug, ", "))
+		fmt.Fprintf(&b, "; plugin policies found: %s", termtext.JoinMax(plug, 50))
 	}
 	for _, x := range r.Broken {
 		fmt.Fprintf(&b, "; unusable binary %s", x)
@@ -528,14 +537,22 @@ func (r *Registry) CheckSpec(policy string, params map[string]any, spec workload
 	if e.Source == BuiltIn || ownFamily(e) || !ok || r.trial == nil {
 		return r.CheckWorkload(policy, params, w)
 	}
-	if !r.trial.begin() {
-		return nil // the budget is spent: the schema only (TrialNote)
+	ok, left := r.trial.begin()
+	if !ok {
+		return r.CheckWorkload(policy, params, w) // the budget is spent: the schema only (TrialNote)
 	}
+	// A trial ends with the budget: a policy blocking in Init held the
+	// planning for trialDeadline whatever --plugin-trial-budget said.
+	deadline := min(trialDeadline, left)
 	req := &wire.RunRequest{Policy: e.Policy, Params: params, Workload: spec, ArrivalRate: rate, Interarrival: ia,
 		Run: wire.Run{Seed: 1, RunConfig: wire.RunConfig{Arrivals: trialArrivals, DrainLimit: trialArrivals}}}
 	start := time.Now()
-	_, err = r.trial.host.Run(r.trial.ctx, b, req, pluginhost.RunOptions{Deadline: trialDeadline})
+	_, err = r.trial.host.Run(r.trial.ctx, b, req, pluginhost.RunOptions{Deadline: deadline})
 	r.trial.end(time.Since(start))
+	if errors.Is(err, pluginhost.ErrDeadline) && deadline < trialDeadline {
+		r.trial.cutShort() // the budget's end, not the policy's fault as far as is known
+		return r.CheckWorkload(policy, params, w)
+	}
 	if err != nil {
 		return fmt.Errorf("tried for %d arrivals on this system: %w", trialArrivals, firstLine{err}) // err names the binary, its sha256 and the policy
 	}

@@ -96,6 +96,24 @@ run: {arrivals: 100}
 		t.Fatal("within the default budget the second variant is not refused")
 	}
 
+	// A trial ends with the budget: a policy whose Init never returns held
+	// the planning for the trial's 30 s whatever --plugin-trial-budget
+	// said. With 1 s left, it is stopped then and left to the schema.
+	install(t, dir, "blocks")
+	short := registry.New(t.Context(), registry.Options{Dirs: []string{dir}, Host: newHost(t), TrialBudget: time.Second})
+	blocking := sweepOf("msfq-copy", 3)
+	blocking.Policies = []any{"fcfs-blocks"}
+	t0 := time.Now()
+	if _, err := sweep.Expand(blocking, short); err != nil {
+		t.Fatalf("fcfs-blocks with a budget of 1 s: %v, want it left to the schema", err)
+	}
+	if d := time.Since(t0); d > 20*time.Second {
+		t.Errorf("the trial took %v, past the budget of 1 s and its 2 s grace", d)
+	}
+	if note := short.TrialNote(); !strings.Contains(note, "1 more were left to the schema check") {
+		t.Fatalf("TrialNote %q", note)
+	}
+
 	// A policy that fails only once jobs queue (fcfs-late: at three jobs in
 	// the system) is caught too: a trial of one arrival passed it, and each
 	// of its tasks failed on the workers.

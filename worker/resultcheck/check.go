@@ -37,6 +37,7 @@ package resultcheck
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/msjfarm/msjfarm/internal/wire"
@@ -120,7 +121,7 @@ func Check(r *sim.Result, e Expect) error {
 	}
 	for _, step := range []func() error{
 		func() error { return c.echoes(e.Engine) },
-		c.finite, c.ranges, c.counts, c.little, c.counters, c.series,
+		c.finite, c.ranges, c.counts, c.consistent, c.verdict, c.little, c.counters, c.series,
 	} {
 		if err := step(); err != nil {
 			return err
@@ -305,6 +306,9 @@ const (
 	MaxCounters    = wire.MaxCounters
 )
 
+// MaxCounterValue bounds a counter's magnitude (counters).
+const MaxCounterValue = 1e100
+
 func (c *checker) counters() error {
 	if len(c.r.Counters) > MaxCounters {
 		return c.fail("counters", "%d counters, more than %d", len(c.r.Counters), MaxCounters)
@@ -319,6 +323,13 @@ func (c *checker) counters() error {
 		}
 		if seen[ct.Name] {
 			return c.fail(field, "%q appears twice", ct.Name)
+		}
+		// Finite is not enough: two replications' 1e308 sum to +Inf, and
+		// the summary's mean and interval were infinite. No count, time
+		// or rate of a run comes near 1e100, and the squares of such
+		// values still add up.
+		if math.Abs(ct.Value) > MaxCounterValue {
+			return c.fail(fmt.Sprintf("counters[%d].value", i), "%g: larger than the %g a counter may be", ct.Value, MaxCounterValue)
 		}
 		seen[ct.Name] = true
 	}
@@ -361,4 +372,63 @@ func (c *checker) series() error {
 		last = s.T
 	}
 	return nil
+}
+
+// verdict: a run that reached the end of its window with at least
+// sim.ConvergenceMinArrivals arrivals has a convergence verdict, from
+// the engine. A plugin that left it out switched off the Little's-law
+// check (which skips a run not called converged), and summary.csv
+// flagged nothing: halved response times, or a mean of 1e300, passed.
+func (c *checker) verdict() error {
+	r := c.r
+	if r.Convergence != nil || r.LowerBound || r.Truncated || r.Unstable || r.Warmup+r.Arrivals < sim.ConvergenceMinArrivals {
+		return nil
+	}
+	return c.fail("convergence", "missing: the engine gives every run of %d arrivals or more that reached the end of its window a convergence verdict (this one had %d)",
+		sim.ConvergenceMinArrivals, r.Warmup+r.Arrivals)
+}
+
+// consistentTol is how far apart two computations of one quantity may be:
+// the engine's overall means and the count-weighted class means are sums
+// over the same jobs in another order, 10^-12 apart at 10^8 jobs.
+const consistentTol = 1e-9
+
+// consistent: what the result states twice agrees, and what the task
+// fixes is the task's. The overall means are the class means weighted by
+// their counts (a plugin gave class means a quarter of the overall, or an
+// overall a third of the classes', and both were stored), and the offered
+// load is the task's workload's, not the plugin's to say (×0.001 moved
+// the point's ρ column).
+func (c *checker) consistent() error {
+	r := c.r
+	if c.t.Trace == nil {
+		if w, err := c.t.SimWorkload(); err == nil && !near(r.OfferedLoad, w.Load()) {
+			return c.fail("offered_load", "%g, the task's workload has %g", r.OfferedLoad, w.Load())
+		}
+	}
+	o := r.Overall
+	if o.Count == 0 || o.Undeparted > 0 || len(r.Classes) == 0 {
+		return nil
+	}
+	var resp, wait, pwait, size float64
+	for _, cs := range r.Classes {
+		f := float64(cs.Count) / float64(o.Count)
+		resp, wait, pwait, size = resp+f*cs.MeanResponse, wait+f*cs.MeanWait, pwait+f*cs.PWait, size+f*cs.MeanSize
+	}
+	for _, q := range []struct {
+		field       string
+		stated, sum float64
+	}{
+		{"overall.mean_response", o.MeanResponse, resp}, {"overall.mean_wait", o.MeanWait, wait},
+		{"overall.p_wait", o.PWait, pwait}, {"overall.mean_size", o.MeanSize, size},
+	} {
+		if !near(q.stated, q.sum) {
+			return c.fail(q.field, "%g, but its classes' means weighted by their counts give %g", q.stated, q.sum)
+		}
+	}
+	return nil
+}
+
+func near(a, b float64) bool {
+	return math.Abs(a-b) <= consistentTol*math.Max(math.Abs(a), math.Abs(b)) || math.Abs(a-b) < 1e-300
 }

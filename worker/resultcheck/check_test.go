@@ -66,11 +66,17 @@ func TestCheck(t *testing.T) {
 		{"warmup", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Warmup = 9999 }, "warmup"},
 		{"arrivals", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Arrivals = 99999 }, "arrivals"},
 		// MSER: 1000 batches of 5 truncated, 5000 + 105,000 = the task's 110,000.
+		// The overall means stay the count-weighted class means: class a's
+		// Σ T = 300,000 − 10,000·12 = 180,000 over 95,000 jobs, its Σ W =
+		// 1.2·105,000 − 10,000·8 = 46,000; P(wait) (95,000·0.25 +
+		// 10,000·0.8)/105,000, E[S] (95,000·1.5 + 10,000·4)/105,000.
 		{"mser", func(t *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
 			t.Run.MSER, r.Warmup, r.Arrivals, r.MSERBatches = true, 5000, 105000, 1000
 			r.Classes[0].Count, r.Overall.Count = 95000, 105000
 			r.Overall.MeanResponse = 300000.0 / 105000 // Σ T = 300,000 = mean_in_system 6 × window 50,000
 			r.Overall.MeanWait = 1.2
+			r.Classes[0].MeanResponse, r.Classes[0].MeanWait = 180000.0/95000, 46000.0/95000
+			r.Overall.PWait, r.Overall.MeanSize = 31750.0/105000, 182500.0/105000
 		}, ""},
 		{"mser split", func(t *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
 			t.Run.MSER, r.Warmup, r.Arrivals, r.MSERBatches = true, 5000, 105000, 999
@@ -90,7 +96,9 @@ func TestCheck(t *testing.T) {
 		{"more present than arrived", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.MeanInSystem = 200000 }, "mean_in_system"},
 		{"wait > response", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[1].MeanWait = 13 }, "classes[1].mean_wait"},
 		// 4 servers × E[T] 2 = 8 ≥ E[S]: 7.9 passes, 8.1 does not.
-		{"size ≤ k·response", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[0].MeanSize = 7.9 }, ""},
+		{"size ≤ k·response", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.Classes[0].MeanSize, r.Overall.MeanSize = 7.9, 0.9*7.9+0.1*4
+		}, ""},
 		{"size > k·response", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[0].MeanSize = 8.1 }, "classes[0].mean_size"},
 		{"class counts", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[0].Count = 89999 }, "classes[].count"},
 		{"class undeparted", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[0].Undeparted = 5 }, "classes[].undeparted"},
@@ -114,6 +122,18 @@ func TestCheck(t *testing.T) {
 		{"means of 1e300", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
 			r.Overall.MeanResponse, r.Overall.MeanWait = 1e300, 1e300
 		}, "overall.mean_response"},
+		// What the result states twice agrees; what the task fixes is
+		// the task's (a plugin gave class means a quarter of the overall,
+		// an overall a third of its classes', ρ a thousandth).
+		{"overall ≠ its classes", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Overall.MeanResponse = 2.9 }, "overall.mean_response"},
+		{"classes ≠ their overall", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.Classes[0].MeanWait, r.Classes[1].MeanWait = 0.125, 2
+		}, "overall.mean_wait"},
+		{"overall p_wait", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Overall.PWait = 0.3 }, "overall.p_wait"},
+		// Without it the Little check is off: a run of 110,000 arrivals
+		// that reached its window's end always has one.
+		{"convergence dropped", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Convergence = nil }, "convergence"},
+		{"no convergence when unstable", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Convergence, r.Unstable = nil, true }, ""},
 		{"counter upper case", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Counters[0].Name = "Kills" }, "counters[0].name"},
 		{"counter unknown class", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Counters[1].Name = "preempted_fraction/z" }, "counters[1].name"},
 		{"counter 48 chars", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
@@ -125,6 +145,8 @@ func TestCheck(t *testing.T) {
 			r.Counters[0].Name = "wJalrXUtnFEMI/K7MDENG"
 		}, "counters[0].name"},
 		{"counter twice", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Counters[1].Name = "kills" }, "counters[1].name"},
+		{"counter 1e100", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Counters[0].Value = -1e100 }, ""},
+		{"counter 1e308", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Counters[0].Value = -1e308 }, "counters[0].value"},
 		{"257 counters", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Counters = make([]sim.Counter, 257) }, "counters"},
 		{"series not asked for", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Series = []sim.Sample{{T: 0, N: 1}} }, "series"},
 		{"series backwards", func(t *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {

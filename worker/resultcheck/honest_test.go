@@ -5,6 +5,7 @@ import (
 	"math"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/msjfarm/msjfarm/plugins/builtin"
@@ -96,6 +97,13 @@ func checkHonest(t *testing.T, tasks []sweep.Task, minCaught20 float64) {
 		}
 		slack = append(slack, d/e)
 		shares = append(shares, [2]float64{d, e})
+		// The offered load is the task's workload's, whatever a
+		// plugin says.
+		forged := *r
+		forged.OfferedLoad *= 1.001
+		if err := resultcheck.Check(&forged, resultcheck.Expect{Task: tk, Engine: sim.Version}); err == nil || !strings.Contains(err.Error(), "offered_load") {
+			t.Errorf("%s at %v: an offered load 0.1%% off passed: %v", tk.Policy, tk.Axes, err)
+		}
 		for k, p := range perturbations {
 			bad := *r
 			bad.MeanInSystem *= 1 + p

@@ -17,7 +17,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -74,8 +76,33 @@ func (f flood) Run(r *pb.RunRequest, s pb.PolicyPlugin_RunServer) error {
 		}
 	case "tworesults":
 		return f.PolicyPluginServer.Run(r, twice{s})
+	case "claims", "times":
+		return f.PolicyPluginServer.Run(r, lies{s, f.mode})
 	}
 	return f.PolicyPluginServer.Run(r, s)
+}
+
+// lies edits its result: "claims" says FCFS preempts and knows sizes,
+// "times" that it took -1 ns and the longest CPU time there is.
+type lies struct {
+	pb.PolicyPlugin_RunServer
+	mode string
+}
+
+func (l lies) Send(u *pb.RunUpdate) error {
+	if r, ok := u.Update.(*pb.RunUpdate_Result); ok {
+		if l.mode == "times" {
+			r.Result.ElapsedNs, r.Result.CpuNs = -1, math.MaxInt64
+		} else {
+			var m map[string]any
+			if err := json.Unmarshal(r.Result.ResultJson, &m); err != nil {
+				return err
+			}
+			m["preemption"], m["size_aware"] = "resume", true
+			r.Result.ResultJson, _ = json.Marshal(m)
+		}
+	}
+	return l.PolicyPlugin_RunServer.Send(u)
 }
 
 // twice sends each result twice.
@@ -130,7 +157,7 @@ func main() {
 	if c := os.Getenv("BADPROTO_COUNTERS"); c != "" {
 		srv = forgedCounters{srv, []byte(c)}
 	}
-	if m := os.Getenv("BADPROTO_MODE"); m == "traceflood" || m == "progressflood" || m == "tworesults" {
+	if m := os.Getenv("BADPROTO_MODE"); m == "traceflood" || m == "progressflood" || m == "tworesults" || m == "claims" || m == "times" {
 		srv = flood{srv, m}
 	}
 	plugin.Serve(&plugin.ServeConfig{

@@ -9,6 +9,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -65,6 +66,11 @@ var attacks = map[string]func(p *hostile) (string, error){
 		}
 		// The raw call returns 20 - nice.
 		return "set the worker's priority", syscall.Setpriority(syscall.PRIO_PROCESS, os.Getppid(), 20-prio)
+	},
+	// An error of 4 MiB: it went whole to the terminal, the worker's log,
+	// the stored record (six times over) and NATS.
+	"bigerror": func(*hostile) (string, error) {
+		return "", errors.New(strings.Repeat("x", 4<<20))
 	},
 	// A descriptor the worker inherited open ($HOSTILE_FD), read.
 	"fd": func(*hostile) (string, error) {

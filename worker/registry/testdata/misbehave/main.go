@@ -61,6 +61,11 @@ func (l late) Arrive(s *sim.System, j *sim.Job) {
 	l.Policy.Arrive(s, j)
 }
 
+// blocks is FCFS whose Init never returns.
+type blocks struct{ sim.Policy }
+
+func (blocks) Init(*sim.System) error { select {} }
+
 // escaping is FCFS whose Init fails with a message that, printed raw on a
 // terminal, erases its own line and writes a success in its place.
 type escaping struct{ sim.Policy }
@@ -117,6 +122,8 @@ func main() {
 		entries = []wire.Entry{{Name: "fcfs\x1b[31m", Doc: "a name with an escape", New: fcfs.New}}
 	case "bigdoc":
 		entries = []wire.Entry{{Name: "fcfs-big", Doc: strings.Repeat("a long doc. ", 64<<20/12), New: fcfs.New}}
+	case "blocks":
+		entries = []wire.Entry{{Name: "fcfs-blocks", Doc: "FCFS whose Init never returns", New: func() sim.Policy { return blocks{fcfs.New()} }}}
 	case "late":
 		entries = []wire.Entry{{Name: "fcfs-late", Doc: "FCFS that fails once a job waits", New: func() sim.Policy { return late{fcfs.New()} }}}
 	}
