@@ -124,6 +124,20 @@ func TestEnvOverride(t *testing.T) {
 	}
 }
 
+// A whole number written as text (an environment override, a quoted
+// value) is read as the integer it writes, not through a float64:
+// MSJFARM_SEED=9007199254740993 was seed 9007199254740992, the same
+// campaign, and 2⁶⁴−1 (a valid seed in a file) was refused.
+func TestWholeNumberText(t *testing.T) {
+	for _, seed := range []uint64{9007199254740993, 18446744073709551615} {
+		t.Setenv("MSJFARM_SEED", fmt.Sprint(seed))
+		f, err := Load("testdata/fig.yaml")
+		if err != nil || f.Seed != seed {
+			t.Fatalf("MSJFARM_SEED=%d: seed %d, %v", seed, f.Seed, err)
+		}
+	}
+}
+
 // An environment override is text: the whole of it is the number.
 func TestEnvOverrideSuffix(t *testing.T) {
 	t.Setenv("MSJFARM_RUN_ARRIVALS", "5k")
