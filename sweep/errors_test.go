@@ -263,6 +263,26 @@ func TestManyKeys(t *testing.T) {
 	}
 }
 
+// A campaign's name is shown on every line that names it: at most 200
+// characters (a 60 MB name was printed whole); a description at most 64
+// KiB.
+func TestNameLength(t *testing.T) {
+	const rest = "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\nreplications: 1\nrun: {arrivals: 100}\n"
+	for _, c := range []struct{ text, want string }{
+		{"name: " + strings.Repeat("n", 200) + "\n" + rest, ""},
+		{"name: " + strings.Repeat("n", 201) + "\n" + rest, "name: 201 characters, more than the 200"},
+		{"name: x\ndescription: " + strings.Repeat("d", 64<<10+1) + "\n" + rest, "description: 65537 bytes, more than the 65536"},
+	} {
+		f, err := sweep.Parse([]byte(c.text), "yaml")
+		if err == nil {
+			_, err = sweep.Plan(f, builtin.Catalog{})
+		}
+		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
+}
+
 // TestByteOrderMark: a UTF-8 byte order mark, which editors on Windows
 // write, is dropped in every format (TOML and JSON stopped at "invalid
 // character 'ï'"), and an error on the first line is placed at the column

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/model/dist"
@@ -218,6 +219,13 @@ func (c *Campaign) Materialize() error {
 // without ever holding more than one scenario's tasks.
 func Plan(f *File, cat Catalog) (*Campaign, error) { return PlanWithin(f, cat, Size{}) }
 
+// MaxNameLength and MaxDescriptionBytes bound a campaign's name and
+// description.
+const (
+	MaxNameLength       = 200
+	MaxDescriptionBytes = 64 << 10
+)
+
 // Size bounds a campaign's points and tasks (0: no bound).
 type Size struct{ Points, Tasks int64 }
 
@@ -301,6 +309,15 @@ func planFile(f *File, cat Catalog, max Size) (*Campaign, error) {
 	}
 	if err := shownText("name", f.Name, false); err != nil {
 		return nil, err
+	}
+	// Shown on every line that names the campaign (status, logs, the
+	// progress line): a name of 60 MB was printed whole, one of 10^4
+	// characters made status that wide.
+	if n := utf8.RuneCountInString(f.Name); n > MaxNameLength {
+		return nil, fieldErr("name", nil, "%d characters, more than the %d a campaign's name may have (the description is for more)", n, MaxNameLength)
+	}
+	if len(f.Description) > MaxDescriptionBytes {
+		return nil, fieldErr("description", nil, "%d bytes, more than the %d a description may have", len(f.Description), MaxDescriptionBytes)
 	}
 	if err := shownText("description", f.Description, true); err != nil {
 		return nil, err
