@@ -390,7 +390,7 @@ func checkRun(r RunSpec) error {
 	// The engine accepts an infinite series_interval (no samples), but no
 	// task holding one can be encoded or hashed.
 	if math.IsInf(r.SeriesInterval, 0) {
-		return fmt.Errorf("run: series_interval must be finite, got %v", r.SeriesInterval)
+		return fmt.Errorf("run.series_interval: must be finite, got %v", r.SeriesInterval)
 	}
 	if err := checkMagnitude("run.series_interval", r.SeriesInterval); err != nil {
 		return err

@@ -163,10 +163,10 @@ func TestErrors(t *testing.T) {
 		{"fractional arrivals", "name: x\nreplications: 1\nrun: {arrivals: 150.5}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "run.arrivals"},
 		{"fractional warmup", "name: x\nreplications: 1\nrun: {arrivals: 100, warmup: 2.5}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "not a whole number"},
 		{"huge arrivals", "name: x\nreplications: 1\nrun: {arrivals: 1e19}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "not a whole number"},
-		{"zero arrivals", "name: x\nreplications: 1\nrun: {arrivals: 0}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "arrivals must be >= 1"},
-		{"negative warmup", "name: x\nreplications: 1\nrun: {arrivals: 10, warmup: -1}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "warmup must be >= 0"},
+		{"zero arrivals", "name: x\nreplications: 1\nrun: {arrivals: 0}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "arrivals: must be >= 1"},
+		{"negative warmup", "name: x\nreplications: 1\nrun: {arrivals: 10, warmup: -1}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "warmup: must be >= 0"},
 		{"short mser", "name: x\nreplications: 1\nrun: {arrivals: 10, mser: true}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "MSER-5 needs at least 20"},
-		{"negative series_max", "name: x\nreplications: 1\nrun: {arrivals: 10, series_max: -1}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "series_max must be >= 0"},
+		{"negative series_max", "name: x\nreplications: 1\nrun: {arrivals: 10, series_max: -1}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "series_max: must be >= 0"},
 		{"negative deadline", "name: x\nreplications: 1\nrun: {arrivals: 10, deadline: -1m}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "run.deadline: must be >= 0"},
 		{"seed in run", "name: x\nreplications: 1\nrun: {arrivals: 10, seed: 3}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "seed"},
 		// Text with a suffix was cut to its leading number (fmt.Sscan):
