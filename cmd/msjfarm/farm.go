@@ -50,7 +50,10 @@ func signalContext() (context.Context, context.CancelFunc) {
 
 // exitOnInterrupt makes the first interrupt (ctx's end) exit 130 at once
 // until creating is called, which the command calls before it creates
-// anything (a store, a NATS connection, a campaign). Reading, planning
+// anything (a store, a NATS connection, a campaign), and again as it
+// returns (a test calls commands in one process, and a guard left behind
+// by one that failed before creating anything took a later test's
+// interrupt for its own). Reading, planning
 // and checking a sweep — and a dry run — create nothing and did not look
 // at the context: a sweep of 10^5 unknown keys or of 9·10^6 points held
 // them for minutes while Ctrl-C and SIGTERM did nothing, and then they
@@ -474,6 +477,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		ctx, stop := signalContext()
 		defer stop()
 		creating := exitOnInterrupt("submit")
+		defer creating() // the guard ends with the command, whatever it created
 		h := pluginhost.New(pluginhost.Config{MaxConcurrent: 1})
 		defer h.Close()
 		reg, err := trial.apply(registry.New(ctx, registry.Options{Dirs: pluginhost.SearchPath(*pluginPath, nil), Host: h}))

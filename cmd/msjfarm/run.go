@@ -104,6 +104,7 @@ func (r *runCommand) main() int {
 	ctx, stop := signalContext()
 	defer stop()
 	r.creating = exitOnInterrupt("run")
+	defer r.creating() // the guard ends with the command, whatever it created
 	if code := r.rf.applySandbox("run", true); code != 0 {
 		return code
 	}
