@@ -155,17 +155,17 @@ type TraceRecord struct {
 func (c *Config) Validate() error {
 	switch {
 	case c.Arrivals < 1:
-		return fmt.Errorf("run: arrivals must be >= 1, got %d", c.Arrivals)
+		return fmt.Errorf("run.arrivals: must be >= 1, got %d", c.Arrivals)
 	case c.Warmup < 0:
-		return fmt.Errorf("run: warmup must be >= 0, got %d", c.Warmup)
+		return fmt.Errorf("run.warmup: must be >= 0, got %d", c.Warmup)
 	case c.MaxInSystem < 0:
-		return fmt.Errorf("run: max_in_system must be >= 0, got %d", c.MaxInSystem)
+		return fmt.Errorf("run.max_in_system: must be >= 0, got %d", c.MaxInSystem)
 	case c.DrainLimit < 0:
-		return fmt.Errorf("run: drain_limit must be >= 0, got %d", c.DrainLimit)
+		return fmt.Errorf("run.drain_limit: must be >= 0, got %d", c.DrainLimit)
 	case c.SeriesInterval < 0 || math.IsNaN(c.SeriesInterval):
-		return fmt.Errorf("run: series_interval must be >= 0, got %v", c.SeriesInterval)
+		return fmt.Errorf("run.series_interval: must be >= 0, got %v", c.SeriesInterval)
 	case c.MSER && c.Warmup+c.Arrivals < 20:
-		return fmt.Errorf("run: MSER-5 needs at least 20 arrivals, got %d", c.Warmup+c.Arrivals)
+		return fmt.Errorf("run.mser: MSER-5 needs at least 20 arrivals, got %d", c.Warmup+c.Arrivals)
 	}
 	return nil
 }

@@ -152,7 +152,7 @@ func TestBadInput(t *testing.T) {
 		{"zeroshares", sim.Workload{Servers: 4, ArrivalRate: 1, Classes: []sim.Class{{Need: 1, Share: 0, Service: e}}}, sim.Config{Arrivals: 10}, "sum to a positive total"},
 		{"rate", sim.Workload{Servers: 4, ArrivalRate: -2, Classes: []sim.Class{{Need: 1, Share: 1, Service: e}}}, sim.Config{Arrivals: 10}, "arrival rate must be finite and > 0"},
 		{"noservers", sim.Workload{Servers: 0, ArrivalRate: 1, Classes: []sim.Class{{Need: 1, Share: 1, Service: e}}}, sim.Config{Arrivals: 10}, "servers must be >= 1"},
-		{"arrivals", sim.Workload{Servers: 1, ArrivalRate: 1, Classes: []sim.Class{{Need: 1, Share: 1, Service: e}}}, sim.Config{}, "arrivals must be >= 1"},
+		{"arrivals", sim.Workload{Servers: 1, ArrivalRate: 1, Classes: []sim.Class{{Need: 1, Share: 1, Service: e}}}, sim.Config{}, "arrivals: must be >= 1"},
 		{"trace", sim.Workload{Servers: 1, Classes: []sim.Class{{Need: 1, Share: 1, Service: e}}, Trace: []sim.TraceJob{{Arrival: 0, Size: 1}}}, sim.Config{Arrivals: 5}, "exceeds the trace's 1 jobs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

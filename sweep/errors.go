@@ -108,12 +108,20 @@ func missingErr(path, format string, a ...any) *Error {
 type Errors []*Error
 
 func (es Errors) Error() string {
-	lines := make([]string, len(es))
+	lines := make([]string, 0, min(len(es), maxErrorLines+1))
 	for i, e := range es {
-		lines[i] = e.Error()
+		if i == maxErrorLines {
+			lines = append(lines, fmt.Sprintf("... and %d more", len(es)-maxErrorLines))
+			break
+		}
+		lines = append(lines, e.Error())
 	}
 	return strings.Join(lines, "\n")
 }
+
+// maxErrorLines is how many of a file's errors are shown: 10 000 unknown
+// keys printed 10 000 lines.
+const maxErrorLines = 20
 
 // Unwrap lets errors.As find the first *Error.
 func (es Errors) Unwrap() []error {
@@ -147,6 +155,9 @@ type source struct {
 	// would hide or choke on, found while indexing: keys and lists nested
 	// past maxNesting, or a key repeated once case is folded.
 	shape *Error
+	// mapKeys counts each mapping's keys, nKeys all (countKey).
+	mapKeys map[string]int
+	nKeys   int
 }
 
 // locate turns err into an *Error placed in the file, when its key path

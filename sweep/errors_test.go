@@ -193,6 +193,96 @@ func TestRepeatedKeys(t *testing.T) {
 	}
 }
 
+// A key holding "::", the reader's key delimiter, is refused: "run::arrivals:
+// 5" at the end of a file that shows "run: {arrivals: 1000}" ran 5
+// arrivals (the same campaign as arrivals: 5), and no repeated key caught
+// it, written in another case either; in TOML it became a nested map.
+func TestDelimiterInKey(t *testing.T) {
+	const base = "name: x\nworkload: one-or-all\naxes: {load: [0.5]}\nreplications: 3\npolicies: [fcfs]\nrun: {arrivals: 1000}\n"
+	for _, c := range []struct{ name, format, text, want string }{
+		{"yaml", "yaml", base + "run::arrivals: 5\n", `7:1: run::arrivals: key "run::arrivals" holds "::"`},
+		{"yaml other case", "yaml", base + "Run::Arrivals: 5\n", `7:1: run::arrivals: key "Run::Arrivals" holds "::"`},
+		{"toml", "toml", "name = \"x\"\n\"replications::x\" = 3\n", `2:1: replications::x: key "replications::x" holds "::"`},
+	} {
+		_, err := sweep.Parse([]byte(c.text), c.format)
+		var e *sweep.Error
+		if !errors.As(err, &e) || !strings.HasPrefix(fmt.Sprintf("%d:%d: %s: %s", e.Line, e.Col, e.Path, e.Msg), c.want) {
+			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// An integer with a leading zero is refused in YAML, which reads it as
+// octal: seed: 0777 was seed 511 (the campaign of seed: 511) and
+// replications: 010 ran 8. 0o10 says octal, and is read so.
+func TestOctalInteger(t *testing.T) {
+	const base = "name: x\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\nrun: {arrivals: 1000}\n"
+	_, err := sweep.Parse([]byte(base+"seed: 0777\nreplications: 3\n"), "yaml")
+	var e *sweep.Error
+	if !errors.As(err, &e) || e.Line != 6 || e.Path != "seed" || !strings.Contains(e.Msg, "0777: a leading zero makes YAML read an integer as octal; write it without (777), or 0o777") {
+		t.Errorf("seed: 0777: %v", err)
+	}
+	f, err := sweep.Parse([]byte(base+"seed: 7\nreplications: 0o10\n"), "yaml")
+	if err != nil || f.Replications != 8 {
+		t.Errorf("replications: 0o10: %v", err)
+	}
+}
+
+// A mapping of more than MaxMapKeys keys is refused while the file is
+// indexed, in every format: the reader looks each key up through its
+// mapping's keys, and 10^5 unknown keys took 34 s (a TOML file of them
+// minutes, its positions counted from the file's start each time). A
+// file's errors are shown 20 at most.
+func TestManyKeys(t *testing.T) {
+	var yml, tml strings.Builder
+	yml.WriteString("name: x\n")
+	tml.WriteString("name = \"x\"\n[run]\n")
+	for i := range sweep.MaxMapKeys + 1 {
+		fmt.Fprintf(&yml, "k%d: 1\n", i)
+		fmt.Fprintf(&tml, "k%d = 1\n", i)
+	}
+	for _, c := range []struct{ format, text, want string }{
+		// name and k0 … k4095 are the top level's 4097 keys.
+		{"yaml", yml.String(), fmt.Sprintf("%d:1: k%d: more than %d keys in one mapping (the file's top level)", sweep.MaxMapKeys+1, sweep.MaxMapKeys-1, sweep.MaxMapKeys)},
+		{"toml", tml.String(), fmt.Sprintf("%d:1: run.k%d: more than %d keys in one mapping (run)", sweep.MaxMapKeys+3, sweep.MaxMapKeys, sweep.MaxMapKeys)},
+	} {
+		_, err := sweep.Parse([]byte(c.text), c.format)
+		var e *sweep.Error
+		if !errors.As(err, &e) || !strings.HasPrefix(fmt.Sprintf("%d:%d: %s: %s", e.Line, e.Col, e.Path, e.Msg), c.want) {
+			t.Errorf("%s: got %v, want %q", c.format, err, c.want)
+		}
+	}
+	var few strings.Builder
+	few.WriteString("name: x\n")
+	for i := range 100 {
+		fmt.Fprintf(&few, "unknown%d: 1\n", i)
+	}
+	_, err := sweep.Parse([]byte(few.String()), "yaml")
+	if err == nil || strings.Count(err.Error(), "\n") != 20 || !strings.HasSuffix(err.Error(), "... and 80 more") {
+		t.Errorf("100 unknown keys: %d lines: %.200s", strings.Count(fmt.Sprint(err), "\n")+1, err)
+	}
+}
+
+// A campaign's name is shown on every line that names it: at most 200
+// characters (a 60 MB name was printed whole); a description at most 64
+// KiB.
+func TestNameLength(t *testing.T) {
+	const rest = "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\nreplications: 1\nrun: {arrivals: 100}\n"
+	for _, c := range []struct{ text, want string }{
+		{"name: " + strings.Repeat("n", 200) + "\n" + rest, ""},
+		{"name: " + strings.Repeat("n", 201) + "\n" + rest, "name: 201 characters, more than the 200"},
+		{"name: x\ndescription: " + strings.Repeat("d", 64<<10+1) + "\n" + rest, "description: 65537 bytes, more than the 65536"},
+	} {
+		f, err := sweep.Parse([]byte(c.text), "yaml")
+		if err == nil {
+			_, err = sweep.Plan(f, builtin.Catalog{})
+		}
+		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
+}
+
 // TestByteOrderMark: a UTF-8 byte order mark, which editors on Windows
 // write, is dropped in every format (TOML and JSON stopped at "invalid
 // character 'ï'"), and an error on the first line is placed at the column

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/model/dist"
@@ -215,12 +217,60 @@ func (c *Campaign) Materialize() error {
 // point is built and checked once) and returns the campaign without its
 // tasks: Len counts them, Each and TaskAt generate them, in Expand's order,
 // without ever holding more than one scenario's tasks.
-func Plan(f *File, cat Catalog) (*Campaign, error) {
-	c, err := planFile(f, cat)
+func Plan(f *File, cat Catalog) (*Campaign, error) { return PlanWithin(f, cat, Size{}) }
+
+// MaxNameLength and MaxDescriptionBytes bound a campaign's name and
+// description.
+const (
+	MaxNameLength       = 200
+	MaxDescriptionBytes = 64 << 10
+)
+
+// Size bounds a campaign's points and tasks (0: no bound).
+type Size struct{ Points, Tasks int64 }
+
+// TooLargeError is PlanWithin's refusal of a sweep past its Size: its
+// points (the product of its axes' lengths and its policy variants) and
+// tasks, counted before any point is planned.
+type TooLargeError struct {
+	Points, Tasks, Replications int64
+	Max                         Size
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%d points, %d tasks: more than %d points or %d tasks", e.Points, e.Tasks, e.Max.Points, e.Max.Tasks)
+}
+
+// PlanWithin is Plan refusing a campaign larger than max before planning
+// any point: the points are the product of the axes' lengths and the
+// policy variants, known once they are read. Counted after planning, a
+// 40 KB sweep of two 3000-value axes (9·10^6 points) planned for minutes,
+// growing, before it was refused.
+func PlanWithin(f *File, cat Catalog, max Size) (*Campaign, error) {
+	c, err := planFile(f, cat, max)
 	if err != nil {
+		if tl, ok := errors.AsType[*TooLargeError](err); ok {
+			return nil, tl
+		}
 		return nil, f.src.locate(err)
 	}
 	return c, nil
+}
+
+// size is the points and tasks of axes × pols × reps, saturating at
+// MaxInt64.
+func size(axes []axis, pols int, reps int) (points, tasks int64) {
+	mul := func(a, b int64) int64 {
+		if b != 0 && a > math.MaxInt64/b {
+			return math.MaxInt64
+		}
+		return a * b
+	}
+	points = int64(pols)
+	for _, a := range axes {
+		points = mul(points, int64(len(a.values)))
+	}
+	return points, mul(points, int64(reps))
 }
 
 // PolicyLister is an optional extension of a Catalog that lists the
@@ -249,7 +299,7 @@ func shownText(key, s string, multiline bool) error {
 	return nil
 }
 
-func planFile(f *File, cat Catalog) (*Campaign, error) {
+func planFile(f *File, cat Catalog, max Size) (*Campaign, error) {
 	c := &Campaign{File: f}
 	if f.Limit != nil {
 		return nil, errLimitCampaign
@@ -259,6 +309,15 @@ func planFile(f *File, cat Catalog) (*Campaign, error) {
 	}
 	if err := shownText("name", f.Name, false); err != nil {
 		return nil, err
+	}
+	// Shown on every line that names the campaign (status, logs, the
+	// progress line): a name of 60 MB was printed whole, one of 10^4
+	// characters made status that wide.
+	if n := utf8.RuneCountInString(f.Name); n > MaxNameLength {
+		return nil, fieldErr("name", nil, "%d characters, more than the %d a campaign's name may have (the description is for more)", n, MaxNameLength)
+	}
+	if len(f.Description) > MaxDescriptionBytes {
+		return nil, fieldErr("description", nil, "%d bytes, more than the %d a description may have", len(f.Description), MaxDescriptionBytes)
 	}
 	if err := shownText("description", f.Description, true); err != nil {
 		return nil, err
@@ -300,6 +359,9 @@ func planFile(f *File, cat Catalog) (*Campaign, error) {
 		return nil, err
 	}
 	c.plan = plan{cat: cat, base: base, trace: trace, axes: axes, pols: pols}
+	if pts, tasks := size(axes, len(pols), f.Replications); max.Points > 0 && pts > max.Points || max.Tasks > 0 && tasks > max.Tasks {
+		return nil, &TooLargeError{Points: pts, Tasks: tasks, Replications: int64(f.Replications), Max: max}
+	}
 	if err := c.walk(func(vals map[string]any) error {
 		return c.addPoint(f, cat, base, trace, vals, pols, nil)
 	}); err != nil {
@@ -328,7 +390,7 @@ func checkRun(r RunSpec) error {
 	// The engine accepts an infinite series_interval (no samples), but no
 	// task holding one can be encoded or hashed.
 	if math.IsInf(r.SeriesInterval, 0) {
-		return fmt.Errorf("run: series_interval must be finite, got %v", r.SeriesInterval)
+		return fmt.Errorf("run.series_interval: must be finite, got %v", r.SeriesInterval)
 	}
 	if err := checkMagnitude("run.series_interval", r.SeriesInterval); err != nil {
 		return err

@@ -415,6 +415,16 @@ func numberFromString(from, to reflect.Type, data any) (any, error) {
 		}
 		return x, nil
 	case reflect.Int, reflect.Int64, reflect.Uint64:
+		// Digits alone are read as the integer they write: through a
+		// float64, MSJFARM_SEED=9007199254740993 was seed …992 (the same
+		// campaign), and 2⁶⁴−1, a valid seed in a file, was refused.
+		if to.Kind() == reflect.Uint64 {
+			if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+				return u, nil
+			}
+		} else if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return reflect.ValueOf(i).Convert(to).Interface(), nil
+		}
 		x, err := strconv.ParseFloat(s, 64)
 		if err != nil || x != math.Trunc(x) {
 			return nil, fmt.Errorf("%q is not a whole number%s", s, unitHint(s))

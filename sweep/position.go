@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -58,6 +59,16 @@ type keySet map[string]struct {
 // earlier keys.
 func (ks keySet) add(s *source, parent, key string, p pos) {
 	f := joinKey(parent, strings.ToLower(key))
+	if s.shape == nil {
+		s.countKey(parent, f, p)
+	}
+	if strings.Contains(key, "::") && s.shape == nil {
+		// The reader's key delimiter: "run::arrivals: 5" at the end of a
+		// file set run.arrivals, over the "run: {arrivals: 1e7}" a reader
+		// of the file sees, with no repeated key to catch.
+		s.shape = &Error{Path: f, Line: p.line, Col: p.col, Msg: fmt.Sprintf("key %q holds \"::\", which msjfarm reads as a level of nesting: it would silently set %s; write the key nested", key, strings.ReplaceAll(strings.ToLower(key), "::", "."))}
+		return
+	}
 	if k, ok := ks[f]; ok {
 		s.repeated(f, key, k.key, p, k.line)
 		return
@@ -147,6 +158,8 @@ func (s *source) checkRepeats(path string, n *yaml.Node) {
 		for i, c := range n.Content {
 			s.checkRepeats(fmt.Sprintf("%s[%d]", path, i), c)
 		}
+	case yaml.ScalarNode:
+		s.checkOctal(path, n)
 	}
 }
 
@@ -342,9 +355,19 @@ func (s *source) indexTOML(data []byte) error {
 	// defined holds every key path set, folded (table headers but
 	// [[array tables]], which repeat by design).
 	defined := keySet{}
+	// Positions from the lines' starts, found once: the parser's Shape
+	// counts the lines from the file's start at every call, and a file
+	// of 10^5 keys took minutes for that alone.
+	starts := []int{0}
+	for i, b := range data {
+		if b == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
 	at := func(n *unstable.Node) pos {
-		sh := p.Shape(n.Raw)
-		return pos{sh.Start.Line, sh.Start.Column}
+		off := int(n.Raw.Offset)
+		line := sort.Search(len(starts), func(i int) bool { return starts[i] > off })
+		return pos{line, off - starts[line-1] + 1}
 	}
 	for p.NextExpression() {
 		e := p.Expression()
@@ -544,4 +567,49 @@ func indexShape(data []byte, format string) ([]byte, *source, error) {
 		err = src.shape
 	}
 	return data, src, err
+}
+
+// leadingZero is a YAML 1.1 octal integer: a 0 followed by digits.
+var leadingZero = regexp.MustCompile(`^[-+]?0[0-9_]+$`)
+
+// checkOctal refuses an integer written with a leading zero, which the
+// YAML reader takes as octal: seed: 0777 was seed 511 and replications:
+// 010 ran 8, silently (0999, not octal, was 999).
+func (s *source) checkOctal(path string, n *yaml.Node) {
+	if s.shape != nil || n.Style != 0 || n.Tag != "!!int" || !leadingZero.MatchString(n.Value) {
+		return
+	}
+	s.shape = &Error{Path: path, Line: n.Line, Col: n.Column,
+		Msg: fmt.Sprintf("%s: a leading zero makes YAML read an integer as octal; write it without (%s), or 0o%s if octal is meant", n.Value, strings.TrimLeft(strings.TrimLeft(n.Value, "+-"), "0_"), strings.TrimLeft(strings.TrimLeft(n.Value, "+-"), "0_"))}
+}
+
+// MaxMapKeys and MaxKeys bound a sweep file's keys: in one mapping, and
+// in all. The reader (viper) looks each key up through its mapping's
+// keys one by one, so its cost grows as the square of a mapping's size:
+// 10^5 unknown keys took 34 s and 10^6 more than 3 minutes (and printed
+// an error line each), within the file-size limit. A sweep's largest
+// mapping is its profiles, a few dozen.
+const (
+	MaxMapKeys = 4096
+	MaxKeys    = 100_000
+)
+
+// countKey counts key f of the mapping at parent against MaxMapKeys and
+// MaxKeys.
+func (s *source) countKey(parent, f string, p pos) {
+	if s.mapKeys == nil {
+		s.mapKeys = map[string]int{}
+	}
+	s.mapKeys[parent]++
+	s.nKeys++
+	where := parent
+	if where == "" {
+		where = "the file's top level"
+	}
+	switch {
+	case s.mapKeys[parent] > MaxMapKeys:
+		s.shape = &Error{Path: f, Line: p.line, Col: p.col, Msg: fmt.Sprintf("more than %d keys in one mapping (%s): a sweep file's largest, its profiles, has a few dozen", MaxMapKeys, where)}
+	case s.nKeys > MaxKeys:
+		s.shape = &Error{Path: f, Line: p.line, Col: p.col, Msg: fmt.Sprintf("more than %d keys in the file", MaxKeys)}
+	}
 }

@@ -124,6 +124,20 @@ func TestEnvOverride(t *testing.T) {
 	}
 }
 
+// A whole number written as text (an environment override, a quoted
+// value) is read as the integer it writes, not through a float64:
+// MSJFARM_SEED=9007199254740993 was seed 9007199254740992, the same
+// campaign, and 2⁶⁴−1 (a valid seed in a file) was refused.
+func TestWholeNumberText(t *testing.T) {
+	for _, seed := range []uint64{9007199254740993, 18446744073709551615} {
+		t.Setenv("MSJFARM_SEED", fmt.Sprint(seed))
+		f, err := Load("testdata/fig.yaml")
+		if err != nil || f.Seed != seed {
+			t.Fatalf("MSJFARM_SEED=%d: seed %d, %v", seed, f.Seed, err)
+		}
+	}
+}
+
 // An environment override is text: the whole of it is the number.
 func TestEnvOverrideSuffix(t *testing.T) {
 	t.Setenv("MSJFARM_RUN_ARRIVALS", "5k")
@@ -149,10 +163,10 @@ func TestErrors(t *testing.T) {
 		{"fractional arrivals", "name: x\nreplications: 1\nrun: {arrivals: 150.5}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "run.arrivals"},
 		{"fractional warmup", "name: x\nreplications: 1\nrun: {arrivals: 100, warmup: 2.5}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "not a whole number"},
 		{"huge arrivals", "name: x\nreplications: 1\nrun: {arrivals: 1e19}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "not a whole number"},
-		{"zero arrivals", "name: x\nreplications: 1\nrun: {arrivals: 0}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "arrivals must be >= 1"},
-		{"negative warmup", "name: x\nreplications: 1\nrun: {arrivals: 10, warmup: -1}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "warmup must be >= 0"},
+		{"zero arrivals", "name: x\nreplications: 1\nrun: {arrivals: 0}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "arrivals: must be >= 1"},
+		{"negative warmup", "name: x\nreplications: 1\nrun: {arrivals: 10, warmup: -1}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "warmup: must be >= 0"},
 		{"short mser", "name: x\nreplications: 1\nrun: {arrivals: 10, mser: true}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "MSER-5 needs at least 20"},
-		{"negative series_max", "name: x\nreplications: 1\nrun: {arrivals: 10, series_max: -1}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "series_max must be >= 0"},
+		{"negative series_max", "name: x\nreplications: 1\nrun: {arrivals: 10, series_max: -1}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "series_max: must be >= 0"},
 		{"negative deadline", "name: x\nreplications: 1\nrun: {arrivals: 10, deadline: -1m}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "run.deadline: must be >= 0"},
 		{"seed in run", "name: x\nreplications: 1\nrun: {arrivals: 10, seed: 3}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "seed"},
 		// Text with a suffix was cut to its leading number (fmt.Sscan):

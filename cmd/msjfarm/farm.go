@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -45,6 +46,50 @@ import (
 
 func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// exitOnInterrupt makes the first interrupt (ctx's end) exit 130 at once
+// until creating is called, which the command calls before it creates
+// anything (a store, a NATS connection, a campaign), and again as it
+// returns (a test calls commands in one process, and a guard left behind
+// by one that failed before creating anything took a later test's
+// interrupt for its own). Reading, planning
+// and checking a sweep — and a dry run — create nothing and did not look
+// at the context: a sweep of 10^5 unknown keys or of 9·10^6 points held
+// them for minutes while Ctrl-C and SIGTERM did nothing, and then they
+// exited 2 or 1, not 130.
+//
+// It listens for the signals itself: ctx also ends when the command
+// returns (its stop), which is no interrupt.
+func exitOnInterrupt(cmd string) (creating func()) {
+	var mu sync.Mutex
+	started := false
+	stop := make(chan struct{})
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		defer signal.Stop(sigs)
+		select {
+		case <-sigs:
+			mu.Lock() // held for good: creating never returns after this
+			if started {
+				mu.Unlock()
+				return
+			}
+			fmt.Fprintf(os.Stderr, "msjfarm %s: interrupted; nothing was created\n", cmd)
+			os.Exit(130)
+		case <-stop:
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			mu.Lock()
+			started = true
+			mu.Unlock()
+			close(stop)
+		})
+	}
 }
 
 // validateSweep loads and expands a sweep under its profile named profile
@@ -413,7 +458,12 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 			return 2
 		}
 		if ff.fs.NArg() != 1 {
-			return fail("submit: want one sweep file")
+			return usagef("submit: want one sweep file")
+		}
+		// Before the sweep is read: it was a failure (exit 1) found after
+		// the whole plan, where run's is a usage error.
+		if *dry && *dryWorkers < 1 {
+			return usagef("submit: --workers must be >= 1, got %d", *dryWorkers)
 		}
 		traceLimit, err := parseSize("max-trace-size", *maxTrace)
 		if err != nil {
@@ -426,6 +476,8 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		paceReader()
 		ctx, stop := signalContext()
 		defer stop()
+		creating := exitOnInterrupt("submit")
+		defer creating() // the guard ends with the command, whatever it created
 		h := pluginhost.New(pluginhost.Config{MaxConcurrent: 1})
 		defer h.Close()
 		reg, err := trial.apply(registry.New(ctx, registry.Options{Dirs: pluginhost.SearchPath(*pluginPath, nil), Host: h}))
@@ -433,7 +485,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 			return usagef("submit: %v", err)
 		}
 		warn("submit", reg.Warnings())
-		if code, ok := submitLimit(ctx, ff, reg, ff.fs.Arg(0), *profile, *pin, *retry, *wait, *dry); ok {
+		if code, ok := submitLimit(ctx, ff, reg, ff.fs.Arg(0), *profile, *pin, *retry, *wait, *dry, creating); ok {
 			return code
 		}
 		// Planned within the limits, tasks not generated (the dry run
@@ -450,6 +502,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		if *dry {
 			return dryRun("submit", ff, camp, *dryWorkers, &worker.PluginRunner{Host: h, Registry: reg})
 		}
+		creating()
 		req := protocol.SubmitRequest{Spec: f, RetryFailed: *retry, Verify: f.Verify}
 		// Storage is needed to pin plugin binaries (PinForSubmit says so
 		// when one must be pinned and there is none), to upload a trace

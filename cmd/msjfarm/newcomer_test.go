@@ -206,3 +206,18 @@ func TestRunFlagMistakes(t *testing.T) {
 		}
 	}
 }
+
+// submit's dry run takes --workers as run's does: a usage error, before
+// the sweep is read (it was exit 1, after the whole plan).
+func TestSubmitWorkersFlag(t *testing.T) {
+	good := filepath.Join(t.TempDir(), "good.yaml")
+	if err := os.WriteFile(good, []byte(newcomerBase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := captured(t, func() int {
+		return dispatch([]string{"submit", "--dry-run", "--workers", "-5", "--nats-url", "nats://127.0.0.1:1", good})
+	})
+	if code != 2 || !strings.Contains(errOut, "--workers must be >= 1, got -5") {
+		t.Errorf("exit %d, want 2: %s", code, errOut)
+	}
+}

@@ -17,7 +17,7 @@ import (
 // nothing.
 func dryRun(cmd string, ff *farmFlags, camp *sweep.Campaign, workers int, plugins worker.Runner) int {
 	if workers < 1 {
-		return fail("%s: --workers must be >= 1", cmd)
+		return usagef("%s: --workers must be >= 1, got %d", cmd, workers)
 	}
 	ctx, stop := signalContext()
 	defer stop()

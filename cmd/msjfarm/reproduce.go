@@ -56,7 +56,7 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 			*sample = 5
 		}
 		if *n < 1 {
-			return fail("reproduce: --workers must be >= 1")
+			return usagef("reproduce: --workers must be >= 1, got %d", *n)
 		}
 		id := ff.fs.Arg(0)
 		ctx, stop := signalContext()

@@ -74,6 +74,7 @@ type runCommand struct {
 
 	slogger    *slog.Logger
 	traceLimit int64
+	creating   func() // exitOnInterrupt's: called before anything is created
 }
 
 // main checks the flags, validates the sweep against the policy registry
@@ -102,6 +103,8 @@ func (r *runCommand) main() int {
 	reserveFarmProc(*r.n)
 	ctx, stop := signalContext()
 	defer stop()
+	r.creating = exitOnInterrupt("run")
+	defer r.creating() // the guard ends with the command, whatever it created
 	if code := r.rf.applySandbox("run", true); code != 0 {
 		return code
 	}
@@ -173,6 +176,7 @@ func (r *runCommand) limit(ctx context.Context, lf *sweep.File, cfg worker.Runne
 	if *r.dry {
 		return limitDryRun(os.Stdout, "run", lf, plan)
 	}
+	r.creating()
 	r.rf.stateSandbox("run")
 	st, err := r.ff.store(ctx)
 	if err != nil {
@@ -211,6 +215,7 @@ func (r *runCommand) campaign(ctx context.Context, path string, cfg worker.Runne
 		defer pr.Close()
 		return dryRun("run", r.ff, camp, *r.n, pr)
 	}
+	r.creating()
 	r.rf.stateSandbox("run")
 	ln, err := r.mf.listen()
 	if err != nil {

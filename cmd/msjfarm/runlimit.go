@@ -422,7 +422,7 @@ func farmProbeRun(nc *nats.Conn, st storage.Store, reg *registry.Registry, pin, 
 // ok is false for a file without one. The search needs the farm's storage
 // (--storage) to read the rounds' records, and waits for every round
 // whatever --wait says (the next round's rates depend on this one's).
-func submitLimit(ctx context.Context, ff *farmFlags, reg *registry.Registry, path, profile string, pin, retry, wait, dry bool) (int, bool) {
+func submitLimit(ctx context.Context, ff *farmFlags, reg *registry.Registry, path, profile string, pin, retry, wait, dry bool, creating func()) (int, bool) {
 	f, err := sweep.LoadProfile(path, profile)
 	if err != nil || f.Limit == nil {
 		return 0, false
@@ -439,6 +439,7 @@ func submitLimit(ctx context.Context, ff *farmFlags, reg *registry.Registry, pat
 		fmt.Fprintf(os.Stderr, "msjfarm: submit: %s has a limit block: the search reads each round's results, so give the farm's --storage\n", path)
 		return 2, true
 	}
+	creating()
 	st, err := ff.store(ctx)
 	if err != nil {
 		return fail("submit: %v", err), true

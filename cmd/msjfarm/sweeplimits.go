@@ -49,6 +49,9 @@ func addSweepLimitFlags(fs *pflag.FlagSet) *sweepLimits {
 // reading it, and returns the size the reader may read: the flag's, which
 // raises the reader's default (sweep.MaxFileSize) as well as lowering it.
 func (l *sweepLimits) checkFile(path string) (int64, error) {
+	if l.points != nil && l.tasks != nil && (*l.points < 1 || *l.tasks < 1) {
+		return 0, fmt.Errorf("--max-points and --max-tasks must be >= 1")
+	}
 	if l.specSize == nil {
 		return sweep.MaxFileSize, nil
 	}
@@ -73,16 +76,31 @@ func (l *sweepLimits) checkPlan(path string, c *sweep.Campaign) error {
 	if l.points == nil || l.tasks == nil {
 		return nil
 	}
-	if *l.points < 1 || *l.tasks < 1 {
-		return fmt.Errorf("--max-points and --max-tasks must be >= 1")
+	return l.tooLarge(path, int64(c.Points), int64(c.File.Replications))
+}
+
+// size is the limits as sweep.PlanWithin takes them, which refuses a
+// larger sweep before planning any of its points (checkPlan, after them,
+// let a 9·10^6-point sweep plan for minutes first).
+func (l *sweepLimits) size() sweep.Size {
+	if l.points == nil || l.tasks == nil {
+		return sweep.Size{}
 	}
-	if c.Points > *l.points {
+	return sweep.Size{Points: int64(*l.points), Tasks: int64(*l.tasks)}
+}
+
+// tooLarge is the refusal of points × reps past the limits (nil within).
+func (l *sweepLimits) tooLarge(path string, points, reps int64) error {
+	if l.points == nil || l.tasks == nil {
+		return nil
+	}
+	if points > int64(*l.points) {
 		return fmt.Errorf("%s: %d points, more than --max-points %d: raise it with --max-points (or MSJFARM_MAX_POINTS) if the sweep is meant to be this large",
-			path, c.Points, *l.points)
+			path, points, *l.points)
 	}
-	if n := c.Len(); n > *l.tasks {
+	if n := points * reps; reps > 0 && (n > int64(*l.tasks) || n/reps != points) {
 		return fmt.Errorf("%s: %d tasks (%d points × %d replications), more than --max-tasks %d: raise it with --max-tasks (or MSJFARM_MAX_TASKS) if the sweep is meant to be this large",
-			path, n, c.Points, c.File.Replications, *l.tasks)
+			path, n, points, reps, *l.tasks)
 	}
 	return nil
 }
@@ -108,7 +126,10 @@ func planSweep(path string, cat sweep.Catalog, profile string, traceLimit int64,
 	if err := sweep.AttachStoredTrace(f, stored); err != nil {
 		return nil, nil, nil, err
 	}
-	c, err := sweep.Plan(f, withPolicyNames(cat))
+	c, err := sweep.PlanWithin(f, withPolicyNames(cat), lim.size())
+	if tl, ok := errors.AsType[*sweep.TooLargeError](err); ok {
+		return nil, nil, nil, lim.tooLarge(path, tl.Points, tl.Replications)
+	}
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -158,7 +158,15 @@ func confine(spec *Spec, ruleset int, flags uint32) error {
 }
 
 func setLimits(spec *Spec) error {
+	// Never above the hard limit the host already has, which an ordinary
+	// user cannot raise and which bounds the plugin already: under a
+	// shell's `ulimit -v` of 6 GB, setting the 7 GiB address-space limit
+	// failed, and every replication's plugin with it, five times each.
 	set := func(name string, res int, v uint64) error {
+		var old unix.Rlimit
+		if err := unix.Getrlimit(res, &old); err == nil && old.Max < v {
+			v = old.Max
+		}
 		if err := unix.Setrlimit(res, &unix.Rlimit{Cur: v, Max: v}); err != nil {
 			return fmt.Errorf("%s limit %d: %v", name, v, err)
 		}
@@ -178,14 +186,7 @@ func setLimits(spec *Spec) error {
 		}
 	}
 	if spec.NProc > 0 {
-		// Never above the hard limit the host's user already has (which a
-		// user cannot raise, and which bounds the plugin already).
-		v := uint64(spec.NProc)
-		var old unix.Rlimit
-		if err := unix.Getrlimit(unix.RLIMIT_NPROC, &old); err == nil && old.Max < v {
-			v = old.Max
-		}
-		return set("process", unix.RLIMIT_NPROC, v)
+		return set("process", unix.RLIMIT_NPROC, uint64(spec.NProc))
 	}
 	return nil
 }

@@ -135,7 +135,7 @@ func TestRunRejects(t *testing.T) {
 		{&pb.RunRequest{RequestJson: []byte("{")}, codes.InvalidArgument, "request:"},
 		{&pb.RunRequest{RequestJson: []byte(`{"policy":"fcfs","shiny":1}`)}, codes.InvalidArgument, `unknown field "shiny"`},
 		{&pb.RunRequest{RequestJson: request(t, "lifo", 100)}, codes.InvalidArgument, "unknown policy"},
-		{&pb.RunRequest{RequestJson: request(t, "fcfs", 0)}, codes.InvalidArgument, "arrivals must be >= 1"},
+		{&pb.RunRequest{RequestJson: request(t, "fcfs", 0)}, codes.InvalidArgument, "arrivals: must be >= 1"},
 		{&pb.RunRequest{RequestJson: mser, Trace: true}, codes.InvalidArgument, "MSER"},
 		{&pb.RunRequest{RequestJson: request(t, "fcfs", 1000), Trace: true, MaxTraceEvents: 10}, codes.ResourceExhausted, "max_trace_events"},
 	} {

@@ -95,7 +95,7 @@ func (c RunConfig) Validate() error {
 		return err
 	}
 	if c.SeriesMax < 0 {
-		return fmt.Errorf("run: series_max must be >= 0, got %d", c.SeriesMax)
+		return fmt.Errorf("run.series_max: must be >= 0, got %d", c.SeriesMax)
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ func TestRunRequestWorkload(t *testing.T) {
 		{func(r *wire.RunRequest) { r.Interarrival = renewal.Interarrival }, "takes no interarrival"},
 		{func(r *wire.RunRequest) { r.Trace[1].Class = 5 }, "class 5 out of range"},
 		{func(r *wire.RunRequest) { r.Workload.Classes[0].Service = dist.Spec{Dist: "exp"} }, "class 0: service"},
-		{func(r *wire.RunRequest) { r.Run.Warmup = -1 }, "warmup must be >= 0"},
+		{func(r *wire.RunRequest) { r.Run.Warmup = -1 }, "warmup: must be >= 0"},
 		{func(r *wire.RunRequest) { r.Policy = " " }, "names no policy"},
 	} {
 		r := trace

@@ -295,8 +295,8 @@ func TestSRPT1Config(t *testing.T) {
 		cfg  sim.Config
 		want string
 	}{
-		{sim.Config{}, "arrivals must be >= 1"},
-		{sim.Config{Arrivals: 10, Warmup: -1}, "warmup must be >= 0"},
+		{sim.Config{}, "arrivals: must be >= 1"},
+		{sim.Config{Arrivals: 10, Warmup: -1}, "warmup: must be >= 0"},
 		{sim.Config{Arrivals: 10, MSER: true}, "MSER-5 needs at least 20"},
 		{sim.Config{Arrivals: 10, SeriesInterval: math.NaN()}, "series_interval"},
 	} {

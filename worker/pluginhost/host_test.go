@@ -369,7 +369,7 @@ func TestParamsRejectedBeforeRunning(t *testing.T) {
 	req = request(t, "fcfs", 1000, 1)
 	req.Run.Arrivals = 0
 	_, err = h.Run(context.Background(), b, req, pluginhost.RunOptions{})
-	wantKind(t, err, pluginhost.ErrInvalid, "arrivals must be >= 1")
+	wantKind(t, err, pluginhost.ErrInvalid, "arrivals: must be >= 1")
 	req = request(t, "fcfs", 1000, 1)
 	req.Workload.Classes[0].Need = 99
 	_, err = h.Run(context.Background(), b, req, pluginhost.RunOptions{SkipValidation: true})

@@ -25,6 +25,10 @@ func TestMain(m *testing.M) {
 		threadsHelper(p)
 		return
 	}
+	if p := os.Getenv("HOSTTEST_ASLIMIT_PLUGIN"); p != "" {
+		asLimitHelper(p)
+		return
+	}
 	if p := os.Getenv("HOSTTEST_TTY_PLUGIN"); p != "" {
 		terminalHelper(p)
 		return

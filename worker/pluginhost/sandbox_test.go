@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -558,4 +559,42 @@ func TestPluginErrorClipped(t *testing.T) {
 	if !errors.Is(err, pluginhost.ErrPolicy) || len(err.Error()) > 20<<10 || !strings.Contains(err.Error(), "bytes more)") {
 		t.Fatalf("want the plugin's error clipped, got %d bytes: %.300s", len(fmt.Sprint(err)), err)
 	}
+}
+
+// A host whose own hard address-space limit is below the plugins' (a
+// shell's `ulimit -v 6000000`) runs them under its limit: the launcher
+// failed to set the 7 GiB a process of two replications gets
+// ("address-space limit 7516192768: operation not permitted"), and every
+// replication failed, five times each, where --runner inprocess ran.
+func TestPluginUnderHostMemoryLimit(t *testing.T) {
+	if _, err := sandbox.New(sandbox.Options{Mode: sandbox.Require, User: "self"}); err != nil {
+		t.Skipf("no full sandbox here: %v", err)
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "HOSTTEST_ASLIMIT_PLUGIN="+binary("fcfs"))
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "replication: ok") {
+		t.Fatalf("host under a 6 GB hard address-space limit: %v\n%s", err, out)
+	}
+}
+
+// asLimitHelper is TestPluginUnderHostMemoryLimit's host.
+func asLimitHelper(path string) {
+	const limit = 6000000 << 10 // ulimit -v 6000000
+	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: limit, Max: limit}); err != nil {
+		fmt.Println("setrlimit:", err)
+		os.Exit(1)
+	}
+	sb, err := sandbox.New(sandbox.Options{Mode: sandbox.Require, User: "self"})
+	if err != nil {
+		fmt.Println("sandbox:", err)
+		os.Exit(1)
+	}
+	h := pluginhost.New(pluginhost.Config{Logger: quiet, Sandbox: sb, MaxConcurrent: 2, DigestDir: "off"})
+	defer h.Close()
+	if _, err := h.Run(context.Background(), pluginhost.Binary{Path: path}, request(exitTB{}, "fcfs", 2000, 1), pluginhost.RunOptions{}); err != nil {
+		fmt.Println("replication:", err)
+		return
+	}
+	fmt.Println("replication: ok")
 }

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// An interrupt while a sweep is read, planned and checked (and during a
+// dry run) exits 130 at once: that work creates nothing and did not look
+// at the signal, so a sweep that takes long to plan (here 20 systems of
+// about 10^6 servers, each tried and calibrated: 51 s) held run and submit
+// for its whole length after Ctrl-C or SIGTERM, and they then exited 2 or
+// 1. The process is signalled once it has printed its first line, and
+// must be gone, with 130, well before its planning could have finished.
+func TestInterruptWhilePlanning(t *testing.T) {
+	bin := msjfarmBinary(t)
+	dir := t.TempDir()
+	var servers []string
+	for i := range 20 {
+		servers = append(servers, fmt.Sprint(1<<20-i))
+	}
+	sw := filepath.Join(dir, "bigk.yaml")
+	body := "name: bigk\nworkload: one-or-all\naxes:\n  servers: [" + strings.Join(servers, ", ") + "]\n  load: [0.5]\npolicies: [fcfs, msf, first-fit]\nreplications: 1\nrun: {arrivals: 1e3}\n"
+	if err := os.WriteFile(sw, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		sig  syscall.Signal
+		args []string
+	}{
+		{syscall.SIGINT, []string{"submit", "--dry-run", "--nats-url", "nats://127.0.0.1:1", sw}},
+		{syscall.SIGTERM, []string{"run", "--dry-run", "--storage", filepath.Join(dir, "store"), sw}},
+	} {
+		t.Run(c.args[0], func(t *testing.T) {
+			cmd := exec.Command(bin, c.args...)
+			cmd.Dir, cmd.Env = dir, append(os.Environ(), "HOME="+dir)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitPlanning(t, cmd.Process.Pid) // planning takes tens of seconds of CPU
+			sent := time.Now()
+			if err := cmd.Process.Signal(c.sig); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(2 * time.Minute):
+				cmd.Process.Kill()
+				t.Fatalf("still running 2 min after %v", c.sig)
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(stderr.String(), "interrupted; nothing was created") {
+				t.Fatalf("exit %v %.1fs after %v, want 130 at once; stderr:\n%s", err, time.Since(sent).Seconds(), c.sig, stderr.String())
+			}
+			t.Logf("exit 130 %.2fs after %v", time.Since(sent).Seconds(), c.sig)
+			if _, err := os.Stat(filepath.Join(dir, "store")); err == nil {
+				t.Errorf("an interrupted dry run created the store")
+			}
+		})
+	}
+}
+
+// waitPlanning waits until process pid has used half a second of CPU
+// (a minute at most): flags parsed and signals caught long before, the
+// sweep's planning under way. (Its signal mask says nothing: the Go
+// runtime catches SIGINT from its start.)
+func waitPlanning(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// After the command's name (in parentheses): state is field 3,
+		// utime and stime fields 14 and 15, in clock ticks (100 a second).
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		ut, _ := strconv.Atoi(f[11])
+		st, _ := strconv.Atoi(f[12])
+		if ut+st >= 50 {
+			return
+		}
+	}
+	t.Fatalf("process %d did not use half a second of CPU within a minute", pid)
+}
