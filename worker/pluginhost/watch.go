@@ -88,6 +88,11 @@ func (h *Host) watch(w *watcher) {
 // crossed the bound, and its failure (callError) reports which; before
 // the process answered Info, its start fails with it (starting.fail).
 func (h *Host) killNow(w *watcher) {
+	select {
+	case <-w.exited:
+		return // reaped since it was measured: its pid may be another's now
+	default:
+	}
 	w.budget.exitExpected.Store(true)
 	p := w.proc.Load()
 	if p != nil {
