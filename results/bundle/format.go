@@ -129,7 +129,7 @@ func checkPath(p string) string {
 	case FormatMember, IndexMember, SignatureMember, ProvenanceMember, ROCrateMember, CitationMember, SubmittedMember:
 		return ""
 	}
-	if !utf8.ValidString(p) || strings.ContainsFunc(p, termtext.Control) {
+	if unshowable(p) {
 		return "name holds control characters or bytes that are not UTF-8, which no store key msjfarm writes does"
 	}
 	key, ok := strings.CutPrefix(p, StorePrefix)
@@ -157,4 +157,10 @@ func contentName(key string) string {
 		return parts[1]
 	}
 	return ""
+}
+
+// unshowable: s holds a character a terminal acts on or a byte that is
+// not UTF-8 (checkPath refuses such a member name, memberName quotes it).
+func unshowable(s string) bool {
+	return !utf8.ValidString(s) || strings.ContainsFunc(s, termtext.Control)
 }

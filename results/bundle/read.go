@@ -19,11 +19,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/storage"
 )
 
@@ -89,7 +87,7 @@ func (e *Error) Error() string {
 // sequence printed a line of its own, "...: OK: format msjar version 1",
 // over the refusal, and set the terminal's title.
 func memberName(s string) string {
-	if !utf8.ValidString(s) || strings.ContainsFunc(s, termtext.Control) {
+	if unshowable(s) {
 		return strconv.Quote(s)
 	}
 	return s
