@@ -69,10 +69,14 @@ type verifyTask struct {
 	protocol.VerifyTask
 	recs [3]*record.Record // accepted, round 1, round 2
 	// round is the round requested (0: none yet), try its publications,
-	// published the last one's time.
-	round, try int
-	published  time.Time
-	mismatch   bool // the round-1 mismatch was logged
+	// published the last one's time, checked when its message was last
+	// found still in the stream. The two are apart: a request that other
+	// workers keep passing on (worker/verify.go) is always in the stream,
+	// and counting that as a publication put the end of the wait off for
+	// ever.
+	round, try         int
+	published, checked time.Time
+	mismatch           bool // the round-1 mismatch was logged
 }
 
 func (vt *verifyTask) final() bool { return vt.Outcome != "" && vt.Outcome != protocol.VerifyPending }
@@ -323,7 +327,7 @@ func (co *Coordinator) verifyRequest(ctx context.Context, c *campaign, vt *verif
 	allIn := c.ver.allIn
 	co.mu.Unlock()
 	if vt.round != round {
-		vt.round, vt.try, vt.published = round, 0, now
+		vt.round, vt.try, vt.published, vt.checked = round, 0, now, now
 		co.publishVerify(ctx, c, vt, exclude)
 		return false
 	}
@@ -332,12 +336,12 @@ func (co *Coordinator) verifyRequest(ctx context.Context, c *campaign, vt *verif
 		_ = co.h.Tasks.Purge(ctx, jetstream.WithPurgeSubject(protocol.VerifySubject(c.id, vt.Task, round)))
 		return true
 	}
-	if now.Sub(vt.published) < co.verifyRepublish() {
+	if now.Sub(vt.checked) < co.verifyRepublish() {
 		return false
 	}
+	vt.checked = now
 	if _, err := co.h.Tasks.GetLastMsgForSubject(ctx, protocol.VerifySubject(c.id, vt.Task, round)); err == nil {
-		vt.published = now // still queued (or running): keep waiting
-		return false
+		return false // still queued (or running): not published again
 	} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
 		co.o.Logf("coordinator: campaign %s: verification of %s: %v", c.id, vt.Task, err)
 		return false

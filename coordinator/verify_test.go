@@ -233,10 +233,14 @@ func TestVerifyLyingWorker(t *testing.T) {
 
 // TestVerifyNoSecondWorker: with a single worker no request can be run;
 // the campaign finishes after the bounded wait with every sampled task
-// unverified, and no request is left in the stream soon after.
+// unverified, and no request is left in the stream soon after. The wait
+// (4 s) is more than twice the republication check (1 s), as the defaults
+// are (10 min, 30 s): the lone worker keeps passing the requests on, so
+// each check finds them in the stream, and the end of the wait was once
+// counted from that check, which put it off for ever.
 func TestVerifyNoSecondWorker(t *testing.T) {
 	e := newEnv(t)
-	co, _ := e.startCoordinatorWith(verifyOpts(time.Second))
+	co, _ := e.startCoordinatorWith(verifyOpts(4 * time.Second))
 	w, _ := e.startWorker(worker.Options{Concurrency: 2, Name: "alone"})
 	ctx := context.Background()
 	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml"), Verify: 1})

@@ -101,11 +101,6 @@ func init() {
 	})
 }
 
-// checkConfigKeys refuses a config file key that is no command's flag,
-// naming the nearest flags: viper ignores such a key, so a misspelt one
-// (storge: s3://…) was silently without effect. A flag of another command
-// is accepted, since one file may configure a coordinator and its
-// workers (deploy/slurm).
 // checkConfigShape refuses a --config file that viper would misread: a
 // key repeated in another case (viper folds keys and keeps one of them
 // silently: "Storage:" under "storage:"), or keys nested absurdly deep
@@ -129,13 +124,18 @@ func checkConfigShape(path string) error {
 	return sweep.CheckShape(data, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."), "")
 }
 
+// checkConfigKeys refuses a config file key that is no command's flag,
+// naming the nearest flags: viper ignores such a key, so a misspelt one
+// (storge: s3://…) was silently without effect. A flag of another command
+// is accepted, since one file may configure a coordinator and its
+// workers (deploy/slurm), and so are the credentials (credentialKeys).
 func checkConfigKeys(path string) error {
 	cv := viper.New()
 	cv.SetConfigFile(path)
 	if err := cv.ReadInConfig(); err != nil {
 		return err
 	}
-	flags := configKeys()
+	flags := slices.Concat(configKeys(), credentialKeys)
 	var bad []string
 	for _, k := range cv.AllKeys() {
 		switch sug := sweep.Suggest(k, flags); {

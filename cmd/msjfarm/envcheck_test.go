@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/msjfarm/msjfarm/storage/miniotest"
 )
 
 // TestUnknownEnv: a misspelt MSJFARM_ variable gets a warning naming the
@@ -178,5 +180,63 @@ func TestFlagValueFromEnvOrConfig(t *testing.T) {
 	code, _, errs = captured(t, func() int { return dispatch([]string{"run", "--dry-run", sw}) })
 	if want := `MSJFARM_ACK_WAIT (--ack-wait): "30" is not a duration`; code != 2 || !strings.Contains(errs, want) || strings.Contains(errs, "strconv") {
 		t.Errorf("env: exit %d, want 2 and %q:\n%s", code, want, errs)
+	}
+}
+
+// TestConfigFileCredentials: the S3 credentials may be given in a config
+// file (s3-access-key, s3-secret-key; no flag, which ps would show),
+// where they were refused as unknown keys. A run against a real MinIO
+// with them in the file and none in the environment stores its campaign,
+// and the secret is printed nowhere; half a pair is an error naming the
+// missing key; a file holding a credential that other users may read is
+// warned of.
+func TestConfigFileCredentials(t *testing.T) {
+	ep, ak, sk := miniotest.Start(t)
+	for _, env := range []string{"MSJFARM_S3_ACCESS_KEY", "MSJFARM_S3_SECRET_KEY", "AWS_ACCESS_KEY_ID",
+		"AWS_SECRET_ACCESS_KEY", "MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD"} {
+		t.Setenv(env, "")
+		os.Unsetenv(env)
+	}
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(newcomerBase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store := "s3://cfgcreds?endpoint=" + ep + "&secure=false"
+	write := func(name, body string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cfg := write("farm.yaml", "storage: "+store+"\ns3-access-key: "+ak+"\ns3-secret-key: "+sk+"\n", 0o600)
+	code, out, errs := captured(t, func() int { return dispatch([]string{"run", "--config", cfg, "-q", "--workers", "2", sw}) })
+	if code != 0 {
+		t.Fatalf("run with the credentials in the config file: exit %d\n%s%s", code, out, errs)
+	}
+	if strings.Contains(out+errs, sk) || strings.Contains(errs, "warning") {
+		t.Fatalf("the secret key is printed, or a 0600 file is warned of:\n%s%s", out, errs)
+	}
+	code, out, errs = captured(t, func() int { return dispatch([]string{"results", "--config", cfg}) })
+	if code != 0 || !strings.Contains(out, "first") {
+		t.Fatalf("results with the config file's credentials: exit %d\n%s%s", code, out, errs)
+	}
+
+	half := write("half.yaml", "storage: "+store+"\ns3-secret-key: "+sk+"\n", 0o600)
+	code, out, errs = captured(t, func() int { return dispatch([]string{"results", "--config", half}) })
+	want := "config file " + half + ": s3-secret-key is given without s3-access-key (MSJFARM_S3_ACCESS_KEY): S3 needs both"
+	if code != 2 || !strings.Contains(errs, want) || strings.Contains(out+errs, sk) {
+		t.Fatalf("half a pair: exit %d, want 2 and %q, no secret:\n%s%s", code, want, out, errs)
+	}
+
+	open := write("open.yaml", "storage: "+store+"\ns3-access-key: "+ak+"\ns3-secret-key: "+sk+"\n", 0o644)
+	if err := os.Chmod(open, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = captured(t, func() int { return dispatch([]string{"results", "--config", open}) })
+	want = "config file " + open + " holds credentials (s3-secret-key) and other users may read it (mode 0644): chmod 600 it"
+	if code != 0 || !strings.Contains(errs, want) {
+		t.Fatalf("a readable file of credentials: exit %d, want 0 and %q:\n%s%s", code, want, out, errs)
 	}
 }

@@ -39,7 +39,19 @@ type farmFlags struct {
 	ca       *string
 	s3CA     *string
 	storage  *string
+	// s3Access and s3Secret are the S3 credentials when the config file
+	// gives them (s3-access-key, s3-secret-key: credentialKeys; their
+	// variables MSJFARM_S3_ACCESS_KEY and MSJFARM_S3_SECRET_KEY win over
+	// the file); empty: storage.Open looks in the environment.
+	s3Access, s3Secret string
 }
+
+// credentialKeys are config-file keys that are no flag: the S3
+// credentials, which a flag would show to every user of the machine in
+// ps. Without them a file could carry the NATS password but not the S3
+// secret, and the key the documentation's table implies was refused as
+// unknown.
+var credentialKeys = []string{"s3-access-key", "s3-secret-key"}
 
 func newFarmFlags(fs *pflag.FlagSet, withNATS bool, defaultStorage string) *farmFlags {
 	f := &farmFlags{fs: fs}
@@ -76,16 +88,21 @@ func (f *farmFlags) natsCA() string {
 	return *f.ca
 }
 
-// storageOptions are the storage.Open options of the flags: the S3 CA.
+// storageOptions are the storage.Open options of the flags: the S3 CA
+// and the credentials of the config file.
 func (f *farmFlags) storageOptions() []storage.Option {
+	var o []storage.Option
+	if f.s3Access != "" {
+		o = append(o, storage.WithCredentials(f.s3Access, f.s3Secret))
+	}
 	ca := *f.s3CA
 	if ca == "" {
 		ca = *f.ca
 	}
-	if ca == "" {
-		return nil
+	if ca != "" {
+		o = append(o, storage.WithCA(ca))
 	}
-	return []storage.Option{storage.WithCA(ca)}
+	return o
 }
 
 // processSecrets are the credentials this process was given; fail and the
@@ -124,6 +141,7 @@ func (f *farmFlags) secrets() []string {
 	for _, env := range []string{"MSJFARM_S3_SECRET_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "MINIO_ROOT_PASSWORD"} {
 		add(os.Getenv(env))
 	}
+	add(f.s3Secret)
 	return s
 }
 
@@ -156,8 +174,15 @@ func (f *farmFlags) parse() error {
 			return fmt.Errorf("config file %s: %w", cfg, err)
 		}
 	}
-	var err error
+	if cfg := v.GetString("config"); cfg != "" {
+		warnReadableSecrets(cfg, v)
+	}
 	defer func() { processSecrets = append(processSecrets, f.secrets()...) }()
+	if err := f.parseCredentials(v); err != nil {
+		fmt.Fprintf(os.Stderr, "msjfarm: %v\n", err)
+		return err
+	}
+	var err error
 	f.fs.VisitAll(func(fl *pflag.Flag) {
 		if fl.Changed || fl.Name == "config" || fl.Name == "help" || err != nil || !v.IsSet(fl.Name) {
 			return
@@ -175,6 +200,58 @@ func (f *farmFlags) parse() error {
 		}
 	})
 	return err
+}
+
+// parseCredentials reads the S3 credentials when the config file gives
+// them (credentialKeys; the environment's MSJFARM_S3_* still win): both
+// or neither, since half a pair is a mistake that the store would report
+// as missing credentials, or answer with another pair of the environment
+// (AWS_*). Without them in the file, the store reads the environment as
+// it always did.
+func (f *farmFlags) parseCredentials(v *viper.Viper) error {
+	if !v.InConfig(credentialKeys[0]) && !v.InConfig(credentialKeys[1]) {
+		return nil
+	}
+	f.s3Access, f.s3Secret = v.GetString(credentialKeys[0]), v.GetString(credentialKeys[1])
+	if (f.s3Access == "") == (f.s3Secret == "") {
+		return nil
+	}
+	given, missing := credentialKeys[0], credentialKeys[1]
+	if f.s3Access == "" {
+		given, missing = missing, given
+	}
+	src := "MSJFARM_" + strings.ToUpper(strings.ReplaceAll(given, "-", "_"))
+	if _, env := os.LookupEnv(src); !env {
+		src = "config file " + v.GetString("config") + ": " + given
+	}
+	f.s3Access, f.s3Secret = "", ""
+	return fmt.Errorf("%s is given without %s (MSJFARM_%s): S3 needs both", src, missing, strings.ToUpper(strings.ReplaceAll(missing, "-", "_")))
+}
+
+// secretKeys are the config-file keys that hold a credential.
+var secretKeys = []string{"s3-secret-key", "nats-password", "nats-token"}
+
+// warnReadableSecrets warns when the config file at path holds a
+// credential (secretKeys, or a password or token in nats-url) and other
+// users of the machine may read it, as ssh does of a private key: the
+// documentation recommends the file for secrets because a flag shows in
+// ps, which a world-readable file defeats just as well.
+func warnReadableSecrets(path string, v *viper.Viper) {
+	var held []string
+	for _, k := range secretKeys {
+		if v.InConfig(k) {
+			held = append(held, k)
+		}
+	}
+	if v.InConfig("nats-url") && strings.Contains(v.GetString("nats-url"), "@") {
+		held = append(held, "nats-url")
+	}
+	fi, err := os.Stat(path)
+	if len(held) == 0 || err != nil || fi.Mode().Perm()&0o077 == 0 {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "msjfarm: warning: config file %s holds credentials (%s) and other users may read it (mode %04o): chmod 600 it\n",
+		path, strings.Join(held, ", "), fi.Mode().Perm())
 }
 
 // flagKind names what a flag of pflag type t holds.
