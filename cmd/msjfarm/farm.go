@@ -12,11 +12,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -247,6 +249,18 @@ func parseSize(flag, s string) (int64, error) {
 	return n * mult, nil
 }
 
+// positiveDurations refuses a duration flag that is zero or negative,
+// naming it: the coordinator took --verify-wait 0 or -1s as its default
+// (10 min) and --reconcile 0s, --lease-ttl 0s without a word.
+func positiveDurations(flags map[string]time.Duration) error {
+	for _, name := range slices.Sorted(maps.Keys(flags)) {
+		if d := flags[name]; d <= 0 {
+			return fmt.Errorf("--%s must be > 0, got %v", name, d)
+		}
+	}
+	return nil
+}
+
 // profileUsage documents --profile of run and submit.
 const profileUsage = "overlay the sweep file's profile of this name, e.g. paper (env MSJFARM_PROFILE; docs/sweep.md)"
 
@@ -267,6 +281,9 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 			return 2
 		}
 		if err := checkDelivery(*maxDeliver, *ackWait); err != nil {
+			return usagef("coordinator: %v", err)
+		}
+		if err := positiveDurations(map[string]time.Duration{"reconcile": *reconcile, "verify-wait": *verifyWait, "lease-ttl": *leaseTTL}); err != nil {
 			return usagef("coordinator: %v", err)
 		}
 		if err := mf.check(); err != nil {
@@ -363,7 +380,15 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 			return 2
 		}
 		if ff.fs.NArg() > 0 {
-			return fail("worker: unexpected argument %q", ff.fs.Arg(0))
+			return usagef("worker: unexpected argument %q", ff.fs.Arg(0))
+		}
+		if *n < 1 {
+			// 0 and -1 were taken: the worker announced "0 slots" and
+			// idled for ever.
+			return usagef("worker: --workers must be >= 1, got %d", *n)
+		}
+		if *grace < 0 {
+			return usagef("worker: --grace must be >= 0, got %v", *grace)
 		}
 		traceLimit, err := parseSize("max-trace-size", *maxTrace)
 		if err != nil {
@@ -1250,8 +1275,15 @@ func storageStatus(ctx context.Context, st storage.Store, arg string) ([]protoco
 		if state == protocol.CampaignRunning {
 			state = "interrupted" // its run did not answer (storedState)
 		}
+		// A finished campaign's manifest tells results from failures;
+		// Finished counts both, and a campaign whose every task failed
+		// was shown "done  DONE 4  FAILED 0".
+		done, failed := e.Finished, 0
+		if state != "interrupted" && e.Done+e.Failed > 0 {
+			done, failed = e.Done, e.Failed
+		}
 		list = append(list, protocol.Status{Campaign: e.ID, Name: e.Name, State: state, Total: e.Tasks,
-			Done: e.Finished, Created: e.Created, Verify: storedVerify(ctx, st, e.ID)})
+			Done: done, Failed: failed, Created: e.Created, Verify: storedVerify(ctx, st, e.ID)})
 	}
 	return list, nil
 }

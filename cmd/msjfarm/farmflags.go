@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"github.com/spf13/pflag"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/redact"
 	"github.com/msjfarm/msjfarm/storage"
 )
 
@@ -129,12 +131,17 @@ func (f *farmFlags) secrets() []string {
 	}
 	if f.natsURL != nil {
 		for _, raw := range strings.Split(*f.natsURL, ",") {
-			if u, err := url.Parse(strings.TrimSpace(raw)); err == nil && u.User != nil {
+			raw = strings.TrimSpace(raw)
+			if u, err := url.Parse(raw); err == nil && u.User != nil {
 				if pw, ok := u.User.Password(); ok {
 					add(pw)
 				} else {
 					add(u.User.Username()) // a token
 				}
+			} else if user, pw, ok := redact.Userinfo(raw); err != nil && ok {
+				// A URL that does not parse (a password holding '/'):
+				// its secret is still masked wherever it appears.
+				add(cmp.Or(pw, user))
 			}
 		}
 	}
@@ -199,6 +206,13 @@ func (f *farmFlags) parse() error {
 			fmt.Fprintf(os.Stderr, "msjfarm: %v\n", err)
 		}
 	})
+	if err == nil && f.storage != nil && *f.storage != "" {
+		// Its form is checked here, a usage error (exit 2) before the
+		// command starts; the store itself is opened by the command.
+		if err = storage.CheckURL(*f.storage); err != nil {
+			fmt.Fprintf(os.Stderr, "msjfarm: %v\n", err)
+		}
+	}
 	return err
 }
 

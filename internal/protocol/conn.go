@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +47,9 @@ type ConnOptions struct {
 func Connect(o ConnOptions) (*nats.Conn, error) {
 	if o.URL == "" {
 		return nil, errors.New("no NATS URL")
+	}
+	if err := checkURLs(o.URL); err != nil {
+		return nil, err
 	}
 	opts := []nats.Option{
 		nats.Name(o.Name),
@@ -105,6 +110,30 @@ func Connect(o ConnOptions) (*nats.Conn, error) {
 		time.Sleep(250 * time.Millisecond)
 	}
 }
+
+// checkURLs refuses a NATS URL (or one of a comma-separated list) that
+// does not parse, without repeating it: nats.go's error quotes the URL
+// whole, password and all, and its reason quotes a piece of it ("invalid
+// port \":ab+cd\" after host" for a base64 password).
+func checkURLs(list string) error {
+	for _, raw := range strings.Split(list, ",") {
+		raw = strings.TrimSpace(raw)
+		if _, err := url.Parse(raw); err == nil {
+			continue
+		}
+		shown := "…"
+		if scheme, _, ok := strings.Cut(raw, "://"); ok && schemeRE.MatchString(scheme) {
+			shown = scheme + "://…"
+		}
+		return fmt.Errorf("the NATS URL (%s) does not parse as a URL; it is not repeated here, since it may hold a secret: "+
+			"a password or token holding '/', '@', '%%' or a space must be percent-encoded in the URL, or given as --nats-password or --nats-token "+
+			"(MSJFARM_NATS_PASSWORD, MSJFARM_NATS_TOKEN)", shown)
+	}
+	return nil
+}
+
+// schemeRE is a URL scheme short enough to show.
+var schemeRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]{0,15}$`)
 
 // ConnError is a failed first connection to NATS.
 type ConnError struct {

@@ -60,3 +60,23 @@ func TestConnectToken(t *testing.T) {
 		t.Error("an embedded server with a token and a user started")
 	}
 }
+
+// TestConnectUnparsableURL: a URL whose password url.Parse refuses (a
+// base64 password holding '/', a space) is refused without repeating any
+// of it. nats.go's error quoted the URL whole, and its reason a piece of
+// the password ("invalid port \":ab+cd\" after host").
+func TestConnectUnparsableURL(t *testing.T) {
+	for _, u := range []string{"nats://farm:ab+cd/EF==@127.0.0.1:4222", "nats://farm:Pw SecretG@127.0.0.1:4222",
+		"nats://127.0.0.1:4222,tls://farm:x/y%zz@h:1"} {
+		_, err := protocol.Connect(protocol.ConnOptions{URL: u})
+		if err == nil || !strings.Contains(err.Error(), "does not parse as a URL; it is not repeated here") {
+			t.Errorf("Connect(%q) = %v", u, err)
+			continue
+		}
+		for _, piece := range []string{"ab+cd", "EF==", "Secret", "x/y", "farm"} {
+			if strings.Contains(err.Error(), piece) {
+				t.Errorf("Connect(%q): the error repeats %q: %v", u, piece, err)
+			}
+		}
+	}
+}

@@ -29,6 +29,11 @@ type Entry struct {
 	// State is the manifest's state when it was last written (running,
 	// done, cancelled; "" without a manifest).
 	State string `json:"state"`
+	// Done and Failed are the manifest's counts when it was last written
+	// (results and failures), so that a finished campaign's failures are
+	// told from its results: Finished counts both.
+	Done   int `json:"done"`
+	Failed int `json:"failed"`
 }
 
 // List returns the campaigns in st (every campaigns/<id>/ with a spec),
@@ -102,6 +107,7 @@ func fill(ctx context.Context, st storage.Store, e *Entry) error {
 			return fmt.Errorf("campaign %s: manifest.json: %w", e.ID, err)
 		}
 		e.Name, e.Created, e.Tasks, e.State = m.Name, m.Created, m.Tasks, m.State
+		e.Done, e.Failed = m.Done, m.Failed
 		return nil
 	}
 	if !errors.Is(err, storage.ErrNotFound) {
