@@ -92,6 +92,12 @@ func (co *Coordinator) finalize(ctx context.Context, c *campaign) {
 		// running, so that the next reconcile finalises it again.
 		c.st.State, c.st.Finished = protocol.CampaignRunning, time.Time{}
 	}
+	switch {
+	case err == nil:
+		c.finalErr, c.finalFails = nil, 0
+	case !errors.Is(err, errIncomplete) && ctx.Err() == nil:
+		c.finalErr, c.finalFails = err, c.finalFails+1
+	}
 	co.mu.Unlock()
 	if err != nil {
 		co.o.Logf("coordinator: finalising %s: %v", c.id, err)
@@ -99,6 +105,20 @@ func (co *Coordinator) finalize(ctx context.Context, c *campaign) {
 }
 
 var errIncomplete = errors.New("results missing from storage; re-published")
+
+// FinalisationError is the failures in a row of campaign id's
+// finalisation and the last one's error (0, nil: none failed since the
+// last success), for
+// a caller that owns the farm and would rather stop than wait for ever
+// (local.Run: `msjfarm run` on a full disk).
+func (co *Coordinator) FinalisationError(id string) (int, error) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if c := co.camps[id]; c != nil {
+		return c.finalFails, c.finalErr
+	}
+	return 0, nil
+}
 
 // doFinalize finalises c in named steps: previousChecksums, scanResults
 // (every result read once, a point at a time), then either rerun (the one
@@ -338,9 +358,35 @@ func (co *Coordinator) finalReport(ctx context.Context, id string, rc report.Cam
 	if cerr == nil && !complete && sameSummary {
 		co.o.Logf("coordinator: campaign %s: the stored report is incomplete (not published whole): writing it again", id)
 	}
-	if err := co.storeReport(ctx, id, rc, prec); err != nil {
+	err := co.storeReport(ctx, id, rc, prec)
+	co.setReportErr(id, err)
+	if err != nil {
 		co.o.Logf("coordinator: report of %s: %v", id, err)
 	}
+}
+
+// setReportErr records the outcome of campaign id's last report
+// publication (ReportError).
+func (co *Coordinator) setReportErr(id string, err error) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if co.reportErr == nil {
+		co.reportErr = map[string]error{}
+	}
+	if err == nil {
+		delete(co.reportErr, id)
+		return
+	}
+	co.reportErr[id] = err
+}
+
+// ReportError is why campaign id's report is not published (nil: it is,
+// or none was tried): `msjfarm run` printed only "report: not rendered
+// (… index.html: not found)" of a full disk.
+func (co *Coordinator) ReportError(id string) error {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	return co.reportErr[id]
 }
 
 // storeReport renders the report and publishes it whole under
@@ -400,6 +446,7 @@ func (co *Coordinator) retryReport(ctx context.Context, id string, gen int, dir 
 			return
 		}
 		err := PublishReport(ctx, co.o.Store, id, archive.DirSource(dir))
+		co.setReportErr(id, err)
 		if err == nil {
 			co.o.Logf("coordinator: report of %s published whole on attempt %d", id, attempt)
 			return

@@ -688,7 +688,7 @@ func farmOrStorageStatus(ctx context.Context, ff *farmFlags) ([]protocol.Status,
 		}
 		return l.Campaigns, nil
 	}
-	id, err := resolveOnFarm(ctx, nc, arg)
+	id, err := resolveOnFarm(ctx, nc, arg, archive.Resolve)
 	if err != nil {
 		return nil, err
 	}
@@ -722,7 +722,7 @@ func defCancel(fs *pflag.FlagSet) func([]string) int {
 			return 2
 		}
 		if ff.fs.NArg() != 1 {
-			return fail("cancel: want one campaign: id, name or id prefix")
+			return usagef("cancel: want one campaign: id, name or id prefix")
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -731,7 +731,7 @@ func defCancel(fs *pflag.FlagSet) func([]string) int {
 			return fail("cancel: %v", err)
 		}
 		defer nc.Close()
-		id, err := resolveOnFarm(ctx, nc, ff.fs.Arg(0))
+		id, err := resolveOnFarm(ctx, nc, ff.fs.Arg(0), archive.ResolveOne)
 		if err != nil {
 			return fail("cancel: %v", err)
 		}
@@ -740,6 +740,9 @@ func defCancel(fs *pflag.FlagSet) func([]string) int {
 			return fail("cancel: %v", err)
 		}
 		printStatus(os.Stdout, []protocol.Status{s})
+		if s.State != protocol.CampaignCancelled {
+			fmt.Fprintf(os.Stderr, "msjfarm cancel: campaign %s is %s: nothing was cancelled\n", id, s.State)
+		}
 		return 0
 	}
 }
@@ -1217,7 +1220,7 @@ func verdictStatus(get func(string) string) string {
 // resolveOnFarm resolves a campaign id, name or id prefix against the
 // campaigns the coordinator knows (archive.Resolve: a name means its
 // latest campaign).
-func resolveOnFarm(ctx context.Context, nc *nats.Conn, arg string) (string, error) {
+func resolveOnFarm(ctx context.Context, nc *nats.Conn, arg string, resolve func(string, []archive.Candidate) (string, error)) (string, error) {
 	var l protocol.ListReply
 	if err := protocol.Request(ctx, nc, protocol.APIList, struct{}{}, &l); err != nil {
 		return "", err
@@ -1226,7 +1229,7 @@ func resolveOnFarm(ctx context.Context, nc *nats.Conn, arg string) (string, erro
 	for i, s := range l.Campaigns {
 		cands[i] = archive.Candidate{ID: s.Campaign, Name: s.Name, Created: s.Created}
 	}
-	return archive.Resolve(arg, cands)
+	return resolve(arg, cands)
 }
 
 // printCampaigns prints the campaigns in storage, oldest first.

@@ -157,7 +157,12 @@ type Status struct {
 	Rejected []string `json:"rejected,omitempty"`
 	// Verify is the campaign's spot verification (nil: not asked for).
 	Verify *VerifyStatus `json:"verify,omitempty"`
-	Error  string        `json:"error,omitempty"`
+	// Finalising is why a campaign whose tasks are all finished is not
+	// done yet: its last finalisation failed (the summary, manifest or
+	// report could not be written), and how often in a row; "" when none
+	// failed.
+	Finalising string `json:"finalising,omitempty"`
+	Error      string `json:"error,omitempty"`
 }
 
 // Finished reports whether every task is done or failed.

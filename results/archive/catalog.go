@@ -176,6 +176,30 @@ func Resolve(arg string, cands []Candidate) (string, error) {
 	return "", fmt.Errorf("unknown campaign %q; campaigns: %s", arg, describe(cands))
 }
 
+// ResolveOne is Resolve for a command that changes what it names
+// (cancel): an argument that could mean more than one campaign is an
+// error listing them all, where Resolve takes the latest of a name, or
+// a name over the id it is a prefix of. "msjfarm cancel twin" cancelled
+// one of two running campaigns named twin without a word.
+func ResolveOne(arg string, cands []Candidate) (string, error) {
+	var matches []Candidate
+	for _, c := range cands {
+		switch {
+		case c.ID == arg:
+			return c.ID, nil
+		case c.Name == arg || strings.HasPrefix(c.ID, arg):
+			matches = append(matches, c)
+		}
+	}
+	if len(matches) == 1 {
+		return matches[0].ID, nil
+	}
+	if len(matches) > 1 {
+		return "", fmt.Errorf("%q could mean %d campaigns: %s; give the campaign id", arg, len(matches), describe(matches))
+	}
+	return Resolve(arg, cands) // its error: unknown, with the campaigns
+}
+
 func describe(cs []Candidate) string {
 	cs = append([]Candidate(nil), cs...)
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].Created.After(cs[j].Created) })
