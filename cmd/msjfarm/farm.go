@@ -419,6 +419,7 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 		}
 		metrics := monitor.NewMetrics()
 		st = metrics.InstrumentStore(st)
+		rf.store = *ff.storage
 		if code := rf.applySandbox("worker", false); code != 0 {
 			return code
 		}

@@ -105,6 +105,7 @@ func (r *runCommand) main() int {
 	defer stop()
 	r.creating = exitOnInterrupt("run")
 	defer r.creating() // the guard ends with the command, whatever it created
+	r.rf.store = *r.ff.storage
 	if code := r.rf.applySandbox("run", true); code != 0 {
 		return code
 	}
