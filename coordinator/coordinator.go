@@ -131,6 +131,13 @@ type campaign struct {
 	// `msjfarm run` showed "4/4 done, ETA 0s" for ever.
 	finalErr   error
 	finalFails int
+	// incomplete counts the finalisations in a row that found results
+	// missing (errIncomplete), incompleteAt the last one: past
+	// incompleteWarn, the next waits for the periodic reconcile
+	// (maybeFinalize) and the status asks whether the workers store
+	// where the coordinator reads.
+	incomplete   int
+	incompleteAt time.Time
 	// rejected are the first task messages workers refused (content
 	// not matching the task id), for the status; see noteRejected.
 	rejected []string

@@ -94,8 +94,14 @@ func (co *Coordinator) finalize(ctx context.Context, c *campaign) {
 	}
 	switch {
 	case err == nil:
-		c.finalErr, c.finalFails = nil, 0
-	case !errors.Is(err, errIncomplete) && ctx.Err() == nil:
+		c.finalErr, c.finalFails, c.incomplete = nil, 0, 0
+	case errors.Is(err, errIncomplete):
+		c.incomplete, c.incompleteAt = c.incomplete+1, time.Now()
+		if c.incomplete >= incompleteWarn {
+			c.finalErr, c.finalFails = fmt.Errorf("%d finalisations in a row found results missing from storage after workers had reported them stored: "+
+				"do the workers store where the coordinator reads (%s)?", c.incomplete, co.o.Store.URL()), c.incomplete
+		}
+	case ctx.Err() == nil:
 		c.finalErr, c.finalFails = err, c.finalFails+1
 	}
 	co.mu.Unlock()
@@ -105,6 +111,14 @@ func (co *Coordinator) finalize(ctx context.Context, c *campaign) {
 }
 
 var errIncomplete = errors.New("results missing from storage; re-published")
+
+// incompleteWarn is the number of finalisations in a row that found
+// results missing after which the next one waits for the periodic
+// reconcile, and the status says so. A worker storing elsewhere than its
+// coordinator (another --storage) acked every task it found in its own
+// store, and the coordinator finalised, found them missing and
+// re-published them 17,113 times a minute.
+const incompleteWarn = 3
 
 // FinalisationError is the failures in a row of campaign id's
 // finalisation and the last one's error (0, nil: none failed since the
@@ -196,6 +210,13 @@ func (co *Coordinator) rerun(ctx context.Context, c *campaign, s *finalScan) err
 		co.mu.Unlock()
 	}
 	co.mu.Lock()
+	// The missing tasks are not done: left in the done set, the campaign
+	// stayed complete, and the reconcile below started the next
+	// finalisation at once, which found them missing again, in a loop
+	// that never ran them (dropDanglingRef).
+	for _, tid := range s.missingIDs {
+		c.done.del(tid)
+	}
 	c.finalizing = false
 	co.mu.Unlock()
 	if len(s.modified) > 0 {

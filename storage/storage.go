@@ -1,6 +1,6 @@
 // Package storage is msjfarm's object store: campaign specs, manifests,
 // per-replication results, summaries, reports and plugin binaries
-// (layout in DESIGN.md §6, helpers in layout.go).
+// (layout in docs/design.md, helpers in layout.go).
 //
 // One small interface, [Store], has two backends chosen by URL in [Open]:
 //

@@ -390,6 +390,11 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 		if *grace < 0 {
 			return usagef("worker: --grace must be >= 0, got %v", *grace)
 		}
+		if *name != "" {
+			if err := worker.CheckName(*name); err != nil {
+				return usagef("worker: --worker-name: %v", err)
+			}
+		}
 		traceLimit, err := parseSize("max-trace-size", *maxTrace)
 		if err != nil {
 			return usagef("worker: %v", err)

@@ -235,6 +235,13 @@ func TestFarmFlagBounds(t *testing.T) {
 		{[]string{"worker", "--workers", "-1"}, "worker: --workers must be >= 1, got -1"},
 		{[]string{"worker", "--grace", "-1s"}, "worker: --grace must be >= 0, got -1s"},
 		{[]string{"worker", "extra"}, `worker: unexpected argument "extra"`},
+		// A name is part of NATS subjects and reaches the operator's
+		// terminal: an escape sequence cleared the screen and a newline
+		// forged a status line; 5,000 characters closed the worker's
+		// connection for good.
+		{[]string{"worker", "--worker-name", "evil\x1b[2J\nforged line"}, `worker: --worker-name: worker name "evil\x1b[2J\nforged line": '\x1b' is not allowed`},
+		{[]string{"worker", "--worker-name", "a*"}, `'*' is not allowed`},
+		{[]string{"worker", "--worker-name", strings.Repeat("w", 5000)}, "worker: --worker-name: worker name: 5000 bytes; want 1 to 128"},
 		{[]string{"coordinator", "--verify-wait", "0s"}, "coordinator: --verify-wait must be > 0, got 0s"},
 		{[]string{"coordinator", "--verify-wait", "-1s"}, "coordinator: --verify-wait must be > 0, got -1s"},
 		{[]string{"coordinator", "--lease-ttl", "0s"}, "coordinator: --lease-ttl must be > 0, got 0s"},
