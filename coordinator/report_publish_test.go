@@ -352,3 +352,50 @@ func TestDanglingResultRerun(t *testing.T) {
 		t.Fatalf("summary changed:\n%s\nwas:\n%s", again, summary)
 	}
 }
+
+// TestWorkerOnAnotherStore: a worker that stores its results elsewhere
+// than the coordinator reads them (another --storage) is diagnosed: after
+// a few finalisations that find the results missing, the status asks
+// whether the workers store where the coordinator reads, and the next
+// finalisation waits for the periodic reconcile. The coordinator
+// finalised, found them missing and re-published them 17,113 times a
+// minute, and no status said why.
+func TestWorkerOnAnotherStore(t *testing.T) {
+	e := newEnv(t)
+	var log syncBuf
+	co, _ := e.startCoordinatorWith(coordinator.Options{Logf: func(format string, args ...any) {
+		log.Write([]byte(fmt.Sprintf(format, args...) + "\n"))
+	}})
+	other, err := storage.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wo := worker.Options{Conn: e.nc, Store: other, Concurrency: 2, FetchWait: 200 * time.Millisecond, Logf: t.Logf}
+	w, err := worker.New(context.Background(), wo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithCancel(context.Background())
+	wdone := make(chan error, 1)
+	go func() { wdone <- w.Run(wctx) }()
+	t.Cleanup(func() { wcancel(); <-wdone })
+	r, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s *protocol.Status
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if s, err = co.Status(context.Background(), r.Campaign); err == nil && s.Finalising != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no diagnosis in the status: %+v\n%s", s, log.String())
+		}
+	}
+	if !strings.Contains(s.Finalising, "found results missing from storage after workers had reported them stored: do the workers store where the coordinator reads ("+e.store.URL()+")?") {
+		t.Fatalf("status says %q", s.Finalising)
+	}
+	if s.State != protocol.CampaignRunning {
+		t.Fatalf("state %s, want running", s.State)
+	}
+}
