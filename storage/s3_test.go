@@ -257,6 +257,8 @@ func TestCheckURL(t *testing.T) {
 		{"file:/tmp/x", `a store starting "file:" reads as a URL without its "//"`},
 		{"127.0.0.1:9000", `a store "127.0.0.1:9000" reads as a server's host:port`},
 		{"minio:9000/bucket", `a store "minio:9000" reads as a server's host:port`},
+		{"data\n", `the store value holds a control character ('\n' at byte 4`},
+		{"s3://farm?endpoint=h:1\r\n", `control character ('\r' at byte 22`},
 	} {
 		err := CheckURL(tc.url)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

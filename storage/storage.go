@@ -166,6 +166,11 @@ func CheckURL(rawURL string) error {
 	if rawURL == "" {
 		return errors.New("storage: empty store URL")
 	}
+	if i := strings.IndexFunc(rawURL, func(r rune) bool { return r < 0x20 || r == 0x7f }); i >= 0 {
+		// A variable set from a file or by `echo` ends with a newline:
+		// MSJFARM_STORAGE=$'data\n' made a directory named "data\n".
+		return fmt.Errorf("storage: the store value holds a control character (%q at byte %d; a newline from a file or echo?)", rawURL[i], i)
+	}
 	scheme, _, hasScheme := strings.Cut(rawURL, "://")
 	if !hasScheme {
 		return checkPlainPath(rawURL)

@@ -202,6 +202,7 @@ func TestCLIPluginSandboxFlags(t *testing.T) {
 	}{
 		{[]string{"--plugin-sandbox", "on"}, 2, `--plugin-sandbox "on": want require, best-effort, off or auto`},
 		{[]string{"--plugin-memory", "lots"}, 2, "--plugin-memory"},
+		{[]string{"--plugin-memory", "512MiB"}, 2, "--plugin-memory 512MiB: below 1 GiB a plugin (a Go program) cannot reserve its runtime's address space"},
 		{[]string{"--plugin-user", "no-such-user-here"}, 1, `--plugin-user "no-such-user-here"`},
 		{[]string{"--plugin-env", "FLAKY_MODE,MSJFARM_S3_SECRET_KEY"}, 2, "--plugin-env MSJFARM_S3_SECRET_KEY"},
 		{[]string{"--plugin-writable", "/no/such/dir"}, 1, `--plugin-writable "/no/such/dir"`},

@@ -240,3 +240,21 @@ func TestConfigFileCredentials(t *testing.T) {
 		t.Fatalf("a readable file of credentials: exit %d, want 0 and %q:\n%s%s", code, want, out, errs)
 	}
 }
+
+// A credential variable with white space around it (a newline from echo,
+// a Kubernetes secret made from a file) is warned of by name, never by
+// value; the server answered only "SignatureDoesNotMatch".
+func TestWarnPaddedCredentials(t *testing.T) {
+	env := map[string]string{"MSJFARM_S3_SECRET_KEY": "s3cr3tvalue\n", "MSJFARM_NATS_TOKEN": "fine", "AWS_ACCESS_KEY_ID": " AKIA"}
+	got := captureStderr(t, func() {
+		warnPaddedCredentials(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	})
+	for _, want := range []string{"warning: MSJFARM_S3_SECRET_KEY starts or ends with white space", "warning: AWS_ACCESS_KEY_ID starts or ends"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "MSJFARM_NATS_TOKEN") || strings.Contains(got, "s3cr3tvalue") || strings.Contains(got, "AKIA") {
+		t.Errorf("warned of a clean variable, or printed a value:\n%s", got)
+	}
+}

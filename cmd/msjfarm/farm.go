@@ -249,6 +249,14 @@ func parseSize(flag, s string) (int64, error) {
 	return n * mult, nil
 }
 
+// waitingForCoordinator says, as cmd's, that no coordinator answers yet
+// and how long cmd waits for one.
+func waitingForCoordinator(cmd string) func() {
+	return func() {
+		fmt.Fprintf(os.Stderr, "msjfarm %s: no coordinator answers on this NATS system yet (is `msjfarm coordinator` running?): waiting up to 5 minutes (Ctrl-C stops)\n", cmd)
+	}
+}
+
 // positiveDurations refuses a duration flag that is zero or negative,
 // naming it: the coordinator took --verify-wait 0 or -1s as its default
 // (10 min) and --reconcile 0s, --lease-ttl 0s without a word.
@@ -555,7 +563,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		defer cancel()
 		var rep protocol.SubmitReply
-		if err := protocol.RequestRetry(rctx, nc, protocol.APISubmit, req, &rep); err != nil {
+		if err := protocol.RequestRetry(rctx, nc, protocol.APISubmit, req, &rep, waitingForCoordinator("submit")); err != nil {
 			return fail("submit: %v", err)
 		}
 		fmt.Printf("campaign %s (%s): %d tasks in %d points; %d published, %d already queued, %d already done (%d reused from other campaigns)\n",

@@ -185,6 +185,7 @@ func (f *farmFlags) parse() error {
 		warnReadableSecrets(cfg, v)
 	}
 	defer func() { processSecrets = append(processSecrets, f.secrets()...) }()
+	warnPaddedCredentials(os.LookupEnv)
 	if err := f.parseCredentials(v); err != nil {
 		fmt.Fprintf(os.Stderr, "msjfarm: %v\n", err)
 		return err
@@ -240,6 +241,25 @@ func (f *farmFlags) parseCredentials(v *viper.Viper) error {
 	}
 	f.s3Access, f.s3Secret = "", ""
 	return fmt.Errorf("%s is given without %s (MSJFARM_%s): S3 needs both", src, missing, strings.ToUpper(strings.ReplaceAll(missing, "-", "_")))
+}
+
+// credentialEnv are the variables holding credentials, checked for
+// white space around them (warnPaddedCredentials).
+var credentialEnv = []string{"MSJFARM_S3_ACCESS_KEY", "MSJFARM_S3_SECRET_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+	"MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD", "MSJFARM_NATS_USER", "MSJFARM_NATS_PASSWORD", "MSJFARM_NATS_TOKEN"}
+
+// warnPaddedCredentials warns of a credential variable that starts or
+// ends with white space: a secret written to a file by echo, or a
+// Kubernetes secret made from one, ends with a newline, and the server
+// answered only "SignatureDoesNotMatch" or "Authorization Violation". It
+// is used as it is (a password may hold a space); the warning names the
+// variable, never its value.
+func warnPaddedCredentials(lookup func(string) (string, bool)) {
+	for _, name := range credentialEnv {
+		if v, ok := lookup(name); ok && v != "" && v != strings.TrimSpace(v) {
+			fmt.Fprintf(os.Stderr, "msjfarm: warning: %s starts or ends with white space (a newline from echo or a file?); it is used as it is, and the server may refuse it\n", name)
+		}
+	}
 }
 
 // secretKeys are the config-file keys that hold a credential.

@@ -360,6 +360,13 @@ func (rf *runnerFlags) applySandbox(cmd string, quiet bool) int {
 		if mem, err = parseSize("plugin-memory", *rf.memory); err != nil {
 			return usagef("%s: %v", cmd, err)
 		}
+		if mem < minPluginMemory {
+			// Measured: at 64, 256 and 512 MiB every plugin died at
+			// start ("failed to reserve page summary memory", or a
+			// segfault reported as "Unrecognized remote plugin message"),
+			// every task failing after its retries; at 1 GiB they ran.
+			return usagef("%s: --plugin-memory %s: below 1 GiB a plugin (a Go program) cannot reserve its runtime's address space and dies at start", cmd, *rf.memory)
+		}
 	}
 	quota, err := parseSize("plugin-tmp-quota", *rf.tmpQuota)
 	if err == nil && quota <= 0 {
@@ -398,6 +405,9 @@ func (rf *runnerFlags) applySandbox(cmd string, quiet bool) int {
 	}
 	return 0
 }
+
+// minPluginMemory is the least --plugin-memory a plugin starts with.
+const minPluginMemory = 1 << 30
 
 // protectedDirs are the directories whose content a plugin could turn
 // against the farm if it could write them, by what they are: the local

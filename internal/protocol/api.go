@@ -179,11 +179,19 @@ var ErrNoCoordinator = errors.New("no coordinator is listening (start `msjfarm c
 
 // RequestRetry is Request, retried every 500 ms while no coordinator is
 // listening (one may be starting), until ctx ends.
-func RequestRetry(ctx context.Context, nc *nats.Conn, subject string, req, reply any) error {
+//
+// onWait, if set, is called once, when the first request finds no
+// coordinator: a submit with no coordinator running waited its five
+// minutes in silence.
+func RequestRetry(ctx context.Context, nc *nats.Conn, subject string, req, reply any, onWait func()) error {
 	for {
 		err := Request(ctx, nc, subject, req, reply)
 		if !errors.Is(err, ErrNoCoordinator) {
 			return err
+		}
+		if onWait != nil {
+			onWait()
+			onWait = nil
 		}
 		select {
 		case <-ctx.Done():

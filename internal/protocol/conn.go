@@ -229,6 +229,18 @@ func StartEmbedded(o EmbeddedOptions) (*server.Server, string, error) {
 		if port == 0 {
 			port = -1
 		}
+		if port < -1 || port > 65535 {
+			return nil, "", fmt.Errorf("embedded NATS: listen address %q: port %d is not in 0..65535", o.Listen, port)
+		}
+		if port > 0 {
+			// Bound and let go first: a busy port made the server wait
+			// its 30 s and say only "not ready", the cause in its log.
+			l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+			if err != nil {
+				return nil, "", fmt.Errorf("embedded NATS: listen address %q: %w", o.Listen, err)
+			}
+			_ = l.Close()
+		}
 	}
 	if o.Token != "" && (o.User != "" || o.Password != "") {
 		return nil, "", errors.New("embedded NATS: give a token or a user and password, not both")

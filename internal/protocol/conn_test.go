@@ -2,6 +2,7 @@ package protocol_test
 
 import (
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -78,5 +79,24 @@ func TestConnectUnparsableURL(t *testing.T) {
 				t.Errorf("Connect(%q): the error repeats %q: %v", u, piece, err)
 			}
 		}
+	}
+}
+
+// TestStartEmbeddedBusyPort: an embedded server asked for a port another
+// process listens on, or one out of range, fails at once with the cause;
+// it waited 30 s and said "not ready".
+func TestStartEmbeddedBusyPort(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, _, err = protocol.StartEmbedded(protocol.EmbeddedOptions{Listen: l.Addr().String(), StoreDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("busy port: %v", err)
+	}
+	_, _, err = protocol.StartEmbedded(protocol.EmbeddedOptions{Listen: "127.0.0.1:70000", StoreDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "port 70000 is not in 0..65535") {
+		t.Fatalf("port out of range: %v", err)
 	}
 }
