@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/msjfarm/msjfarm/storage/miniotest"
 )
 
@@ -256,5 +258,54 @@ func TestWarnPaddedCredentials(t *testing.T) {
 	}
 	if strings.Contains(got, "MSJFARM_NATS_TOKEN") || strings.Contains(got, "s3cr3tvalue") || strings.Contains(got, "AKIA") {
 		t.Errorf("warned of a clean variable, or printed a value:\n%s", got)
+	}
+}
+
+// TestConfigFileTextValues: a config value for a text flag must be text.
+// YAML read unquoted 1e3, 0x10 and 2026-01-01 as numbers and dates, and
+// the flag got their Go form ("1000", "16", "2026-01-01 00:00:00 +0000
+// UTC"): a password 1e3 failed authentication with no hint, a store was
+// created under the date's text. A list for a one-value flag was taken as
+// no value; a list for a repeatable flag (plugin-writable) was read as "",
+// the current directory.
+func TestConfigFileTextValues(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(newcomerBase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ body, want string }{
+		{"nats-password: 1e3\n", `nats-password: the file gives the number 1000, not text: quote it`},
+		{"storage: 2026-01-01\n", `storage: the file gives a date, not text: quote it`},
+		{"storage: 0x10\n", `storage: the file gives the number 16, not text`},
+		{"storage: [" + dir + "]\n", `storage: the file gives a list, not text: give one value`},
+		{"plugin-writable: [" + dir + ", 3]\n", `plugin-writable: the file gives a list, not text: quote every item`},
+		{"s3-secret-key: 12345678\ns3-access-key: ak\n", `s3-secret-key: the file gives the number 12345678, not text`},
+	} {
+		cfg := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(cfg, []byte(c.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := captured(t, func() int { return dispatch([]string{"run", "--config", cfg, "--dry-run", sw}) })
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, want 2 and %q:\n%s", c.body, code, c.want, errs)
+		}
+	}
+	// A list of text for a repeatable flag gives each item.
+	a, b := t.TempDir(), t.TempDir()
+	ff := newFarmFlags(pflag.NewFlagSet("x", pflag.ContinueOnError), false, "")
+	rf := addRunnerFlags(ff.fs)
+	cfg := filepath.Join(dir, "list.yaml")
+	if err := os.WriteFile(cfg, []byte("plugin-writable: ["+a+", "+b+"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := ff.fs.Parse([]string{"--config", cfg}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ff.parse(); err != nil {
+		t.Fatal(err)
+	}
+	if got := *rf.writable; len(got) != 2 || got[0] != a || got[1] != b {
+		t.Fatalf("plugin-writable from the file: %q, want [%s %s]", got, a, b)
 	}
 }

@@ -195,7 +195,21 @@ func (f *farmFlags) parse() error {
 		if fl.Changed || fl.Name == "config" || fl.Name == "help" || err != nil || !v.IsSet(fl.Name) {
 			return
 		}
-		if val := v.GetString(fl.Name); f.fs.Set(fl.Name, val) != nil {
+		vals := []string{v.GetString(fl.Name)}
+		if t := fl.Value.Type(); t == "stringArray" || t == "stringSlice" {
+			// A repeatable flag's list in the config file (plugin-writable:
+			// [a, b]): each item, where GetString made it "".
+			if list, ok := v.Get(fl.Name).([]any); ok {
+				vals = vals[:0]
+				for _, e := range list {
+					vals = append(vals, fmt.Sprint(e))
+				}
+			}
+		}
+		for _, val := range vals {
+			if f.fs.Set(fl.Name, val) == nil {
+				continue
+			}
 			// Named where it came from, in the sweep file's words: it was
 			// `--workers (from environment or config): invalid argument
 			// "many" for "--workers" flag: strconv.ParseInt: …`.
@@ -205,6 +219,7 @@ func (f *farmFlags) parse() error {
 			}
 			err = fmt.Errorf("%s (--%s): %q is not %s", src, fl.Name, val, flagKind(fl.Value.Type()))
 			fmt.Fprintf(os.Stderr, "msjfarm: %v\n", err)
+			return
 		}
 	})
 	if err == nil && f.storage != nil && *f.storage != "" {
