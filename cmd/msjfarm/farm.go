@@ -249,6 +249,14 @@ func parseSize(flag, s string) (int64, error) {
 	return n * mult, nil
 }
 
+// coordinatorGoneWait is how long submit --wait waits for a coordinator
+// that stopped answering: longer than a standby's takeover (the lease's
+// time to live, 15 s by default) and a restart.
+const coordinatorGoneWait = 2 * time.Minute
+
+// statusTimeout bounds one status request of submit --wait.
+const statusTimeout = 15 * time.Second
+
 // waitingForCoordinator says, as cmd's, that no coordinator answers yet
 // and how long cmd waits for one.
 func waitingForCoordinator(cmd string) func() {
@@ -619,10 +627,38 @@ func stageSubmission(ctx context.Context, nc *nats.Conn, st storage.Store, path 
 // with no failed task, 1 otherwise, 130 when interrupted.
 func waitCampaign(ctx context.Context, nc *nats.Conn, rep protocol.SubmitReply, camp *sweep.Campaign) int {
 	p := newProgress(os.Stderr, rep.AlreadyDone).describe(camp)
+	var gone time.Time // since when no coordinator has answered
 	for {
 		var s protocol.Status
-		if err := protocol.Request(ctx, nc, protocol.APIStatus, protocol.StatusRequest{Campaign: rep.Campaign}, &s); err != nil {
+		// Each request bounded: a coordinator that stopped answering
+		// without closing its connection (stopped, partitioned) held a
+		// request with no deadline for ever.
+		rctx, cancel := context.WithTimeout(ctx, statusTimeout)
+		err := protocol.Request(rctx, nc, protocol.APIStatus, protocol.StatusRequest{Campaign: rep.Campaign}, &s)
+		cancel()
+		switch {
+		case (errors.Is(err, protocol.ErrNoCoordinator) || errors.Is(err, context.DeadlineExceeded)) && ctx.Err() == nil:
+			// A coordinator restarting (or a standby taking over) answers
+			// again within its lease: submit --wait exited 1 at the first
+			// status no one answered.
+			if gone.IsZero() {
+				gone = time.Now()
+				fmt.Fprintf(os.Stderr, "msjfarm submit: no coordinator answers (restarting?): waiting up to %s for one\n", coordinatorGoneWait)
+			} else if time.Since(gone) > coordinatorGoneWait {
+				return fail("submit: %v for %s; the campaign goes on when one runs (msjfarm status %s)", err, coordinatorGoneWait, rep.Campaign)
+			}
+			select {
+			case <-ctx.Done():
+				return 130
+			case <-time.After(time.Second):
+			}
+			continue
+		case err != nil:
 			return fail("submit: %v", err)
+		}
+		if !gone.IsZero() {
+			fmt.Fprintf(os.Stderr, "msjfarm submit: a coordinator answers again\n")
+			gone = time.Time{}
 		}
 		p.update(&s)
 		if s.State != protocol.CampaignRunning {
