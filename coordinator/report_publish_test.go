@@ -142,19 +142,7 @@ func TestInterruptedReportRewritten(t *testing.T) {
 func TestModifiedResultRerun(t *testing.T) {
 	e := newEnv(t)
 	var log syncBuf
-	co, err := coordinator.New(context.Background(), coordinator.Options{Conn: e.nc, Store: e.store,
-		Reconcile: 500 * time.Millisecond, Logf: func(format string, args ...any) {
-			t.Logf(format, args...)
-			log.Write([]byte(fmt.Sprintf(format, args...) + "\n"))
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- co.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	<-co.Ready()
+	co, _ := e.startCoordinatorWith(coordinator.Options{Logf: logTo(t, &log)})
 	e.startWorker(worker.Options{Concurrency: 2})
 	f := loadSpec(t, "testdata/small.yaml")
 	bg := context.Background()
@@ -300,19 +288,7 @@ func runCampaign(t *testing.T, compact bool) (summary []byte, m archive.Manifest
 func TestDanglingResultRerun(t *testing.T) {
 	e := newEnv(t)
 	var log syncBuf
-	co, err := coordinator.New(context.Background(), coordinator.Options{Conn: e.nc, Store: e.store,
-		Reconcile: 500 * time.Millisecond, Logf: func(format string, args ...any) {
-			t.Logf(format, args...)
-			log.Write([]byte(fmt.Sprintf(format, args...) + "\n"))
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- co.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	<-co.Ready()
+	co, _ := e.startCoordinatorWith(coordinator.Options{Logf: logTo(t, &log)})
 	w, _ := e.startWorker(worker.Options{Concurrency: 2})
 	f := loadSpec(t, "testdata/small.yaml")
 	bg := context.Background()
@@ -363,9 +339,7 @@ func TestDanglingResultRerun(t *testing.T) {
 func TestWorkerOnAnotherStore(t *testing.T) {
 	e := newEnv(t)
 	var log syncBuf
-	co, _ := e.startCoordinatorWith(coordinator.Options{Logf: func(format string, args ...any) {
-		log.Write([]byte(fmt.Sprintf(format, args...) + "\n"))
-	}})
+	co, _ := e.startCoordinatorWith(coordinator.Options{Logf: logTo(t, &log)})
 	other, err := storage.Open(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -397,5 +371,14 @@ func TestWorkerOnAnotherStore(t *testing.T) {
 	}
 	if s.State != protocol.CampaignRunning {
 		t.Fatalf("state %s, want running", s.State)
+	}
+}
+
+// logTo is a coordinator's Logf that logs to the test and keeps the lines
+// in b.
+func logTo(t *testing.T, b *syncBuf) func(string, ...any) {
+	return func(format string, args ...any) {
+		t.Logf(format, args...)
+		b.Write([]byte(fmt.Sprintf(format, args...) + "\n"))
 	}
 }

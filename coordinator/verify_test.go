@@ -372,10 +372,7 @@ func TestVerifyRecordFromExcludedWorker(t *testing.T) {
 	e := newEnv(t)
 	var logs syncBuf
 	o := verifyOpts(time.Minute)
-	o.Logf = func(format string, args ...any) {
-		e.t.Logf(format, args...)
-		logs.Write([]byte(fmt.Sprintf(format, args...) + "\n"))
-	}
+	o.Logf = logTo(t, &logs)
 	co, _ := e.startCoordinatorWith(o)
 	e.startWorker(worker.Options{Concurrency: 2, Name: "first"})
 	ctx := context.Background()
