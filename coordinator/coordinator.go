@@ -99,6 +99,9 @@ type Coordinator struct {
 	// (guarded by mu), so that a retry of a failed one stops once a newer
 	// one started (finalize.go).
 	reportGen map[string]int
+	// reportErr is each campaign's last report publication error (nil
+	// once one succeeds; guarded by mu): ReportError.
+	reportErr map[string]error
 	// runCtx is Run's context while it runs (guarded by mu): work that
 	// outlives an API request (a publication) runs on it.
 	runCtx context.Context
@@ -120,6 +123,21 @@ type campaign struct {
 	attempts map[string]int
 	// finalizing is set while the summary is being written.
 	finalizing bool
+	// finalErr is the last finalisation's error and finalFails the
+	// failures in a row (errIncomplete, a re-run of missing results,
+	// not counted); both are cleared by one that succeeds. They are in
+	// the status (Finalising), so that a campaign whose every task is
+	// done but whose summary cannot be written (a full disk) says so, where
+	// `msjfarm run` showed "4/4 done, ETA 0s" for ever.
+	finalErr   error
+	finalFails int
+	// incomplete counts the finalisations in a row that found results
+	// missing (errIncomplete), incompleteAt the last one: past
+	// incompleteWarn, the next waits for the periodic reconcile
+	// (maybeFinalize) and the status asks whether the workers store
+	// where the coordinator reads.
+	incomplete   int
+	incompleteAt time.Time
 	// rejected are the first task messages workers refused (content
 	// not matching the task id), for the status; see noteRejected.
 	rejected []string
@@ -172,6 +190,9 @@ func (c *campaign) status() protocol.Status {
 		s.Queued = 0
 	}
 	s.Rejected = append([]string(nil), c.rejected...)
+	if c.finalErr != nil && s.State == protocol.CampaignRunning {
+		s.Finalising = fmt.Sprintf("finalising the campaign failed %s (tried again at each reconcile): %v", times(c.finalFails), c.finalErr)
+	}
 	if c.ver != nil {
 		vs := c.ver.status()
 		s.Verify = &vs
@@ -188,6 +209,17 @@ func (c *campaign) status() protocol.Status {
 		s.Errors = append(s.Errors, id+": "+c.failed[id])
 	}
 	return s
+}
+
+// times is "once", "twice" or "n times".
+func times(n int) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return fmt.Sprintf("%d times", n)
 }
 
 func (c *campaign) complete() bool {

@@ -92,6 +92,18 @@ func (co *Coordinator) finalize(ctx context.Context, c *campaign) {
 		// running, so that the next reconcile finalises it again.
 		c.st.State, c.st.Finished = protocol.CampaignRunning, time.Time{}
 	}
+	switch {
+	case err == nil:
+		c.finalErr, c.finalFails, c.incomplete = nil, 0, 0
+	case errors.Is(err, errIncomplete):
+		c.incomplete, c.incompleteAt = c.incomplete+1, time.Now()
+		if c.incomplete >= incompleteWarn {
+			c.finalErr, c.finalFails = fmt.Errorf("%d finalisations in a row found results missing from storage after workers had reported them stored: "+
+				"do the workers store where the coordinator reads (%s)?", c.incomplete, co.o.Store.URL()), c.incomplete
+		}
+	case ctx.Err() == nil:
+		c.finalErr, c.finalFails = err, c.finalFails+1
+	}
 	co.mu.Unlock()
 	if err != nil {
 		co.o.Logf("coordinator: finalising %s: %v", c.id, err)
@@ -99,6 +111,28 @@ func (co *Coordinator) finalize(ctx context.Context, c *campaign) {
 }
 
 var errIncomplete = errors.New("results missing from storage; re-published")
+
+// incompleteWarn is the number of finalisations in a row that found
+// results missing after which the next one waits for the periodic
+// reconcile, and the status says so. A worker storing elsewhere than its
+// coordinator (another --storage) acked every task it found in its own
+// store, and the coordinator finalised, found them missing and
+// re-published them 17,113 times a minute.
+const incompleteWarn = 3
+
+// FinalisationError is the failures in a row of campaign id's
+// finalisation and the last one's error (0, nil: none failed since the
+// last success), for
+// a caller that owns the farm and would rather stop than wait for ever
+// (local.Run: `msjfarm run` on a full disk).
+func (co *Coordinator) FinalisationError(id string) (int, error) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if c := co.camps[id]; c != nil {
+		return c.finalFails, c.finalErr
+	}
+	return 0, nil
+}
 
 // doFinalize finalises c in named steps: previousChecksums, scanResults
 // (every result read once, a point at a time), then either rerun (the one
@@ -176,6 +210,13 @@ func (co *Coordinator) rerun(ctx context.Context, c *campaign, s *finalScan) err
 		co.mu.Unlock()
 	}
 	co.mu.Lock()
+	// The missing tasks are not done: left in the done set, the campaign
+	// stayed complete, and the reconcile below started the next
+	// finalisation at once, which found them missing again, in a loop
+	// that never ran them (dropDanglingRef).
+	for _, tid := range s.missingIDs {
+		c.done.del(tid)
+	}
 	c.finalizing = false
 	co.mu.Unlock()
 	if len(s.modified) > 0 {
@@ -338,9 +379,35 @@ func (co *Coordinator) finalReport(ctx context.Context, id string, rc report.Cam
 	if cerr == nil && !complete && sameSummary {
 		co.o.Logf("coordinator: campaign %s: the stored report is incomplete (not published whole): writing it again", id)
 	}
-	if err := co.storeReport(ctx, id, rc, prec); err != nil {
+	err := co.storeReport(ctx, id, rc, prec)
+	co.setReportErr(id, err)
+	if err != nil {
 		co.o.Logf("coordinator: report of %s: %v", id, err)
 	}
+}
+
+// setReportErr records the outcome of campaign id's last report
+// publication (ReportError).
+func (co *Coordinator) setReportErr(id string, err error) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if co.reportErr == nil {
+		co.reportErr = map[string]error{}
+	}
+	if err == nil {
+		delete(co.reportErr, id)
+		return
+	}
+	co.reportErr[id] = err
+}
+
+// ReportError is why campaign id's report is not published (nil: it is,
+// or none was tried): `msjfarm run` printed only "report: not rendered
+// (… index.html: not found)" of a full disk.
+func (co *Coordinator) ReportError(id string) error {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	return co.reportErr[id]
 }
 
 // storeReport renders the report and publishes it whole under
@@ -400,6 +467,7 @@ func (co *Coordinator) retryReport(ctx context.Context, id string, gen int, dir 
 			return
 		}
 		err := PublishReport(ctx, co.o.Store, id, archive.DirSource(dir))
+		co.setReportErr(id, err)
 		if err == nil {
 			co.o.Logf("coordinator: report of %s published whole on attempt %d", id, attempt)
 			return

@@ -45,8 +45,11 @@ type finalScan struct {
 	done   *taskSet
 	failed map[string]string
 	// missing counts the tasks without a readable record of their own
-	// (absent, or moved aside here: not a record of their task).
-	missing int
+	// (absent, or moved aside here: not a record of their task), and
+	// missingIDs names the first maxMissingIDs of them (rerun takes them
+	// out of the campaign's done set).
+	missing    int
+	missingIDs []string
 	// modified are the tasks whose object differs from the checksums of
 	// an earlier finalisation (task → message); they were moved aside.
 	modified map[string]string
@@ -189,6 +192,7 @@ func (co *Coordinator) scanTask(ctx context.Context, id string, t sweep.Task, o 
 		ie, integrity := errors.AsType[*record.IntegrityError](o.Err)
 		switch {
 		case errors.Is(o.Err, storage.ErrNotFound):
+			co.dropDanglingRef(ctx, id, t.ID)
 		case integrity:
 			co.o.Logf("coordinator: campaign %s: %v: moved to %s, the task will run again", id, o.Err, RejectedKey(id, t.ID))
 			co.moveAsideKey(ctx, id, t.ID, ie.Key)
@@ -196,6 +200,9 @@ func (co *Coordinator) scanTask(ctx context.Context, id string, t sweep.Task, o 
 			return fmt.Errorf("reading result %s: %w", t.ID, o.Err)
 		}
 		s.missing++
+		if len(s.missingIDs) < maxMissingIDs {
+			s.missingIDs = append(s.missingIDs, t.ID)
+		}
 		return nil
 	}
 	if msg := archive.ModifiedObject(old, o.Objs); msg != "" {
@@ -217,6 +224,29 @@ func (co *Coordinator) scanTask(ctx context.Context, id string, t sweep.Task, o 
 		s.done.add(t.ID)
 	}
 	return nil
+}
+
+// maxMissingIDs bounds finalScan.missingIDs: a campaign that lost more
+// results than this (a store swapped under it) is reconciled from storage
+// alone.
+const maxMissingIDs = 1 << 16
+
+// dropDanglingRef removes the campaign's reference to task tid's result
+// when the object it refers to is gone: another campaign's verification
+// outvoted that shared result and moved it aside, or gc removed it. Kept,
+// the reconcile counted the task as stored and never ran it again, while
+// each finalisation found it missing and started the next at once: a
+// resubmitted campaign logged "results missing from storage;
+// re-published" 87,522 times in ten minutes, and no task was published.
+func (co *Coordinator) dropDanglingRef(ctx context.Context, id, tid string) {
+	key := storage.ResultKey(id, tid)
+	if _, err := co.o.Store.Stat(ctx, key); err != nil {
+		return // no reference either: nothing stored yet
+	}
+	co.o.Logf("coordinator: campaign %s: the result of task %s refers to an object that is gone (outvoted by a verification, or removed): the task will run again", id, tid)
+	if err := co.o.Store.Delete(ctx, key); err != nil && !errors.Is(err, storage.ErrNotFound) {
+		co.o.Logf("coordinator: campaign %s: removing the reference of task %s: %v", id, tid, err)
+	}
 }
 
 // pairLoader reads the records of the points ComparePaired asks for (by

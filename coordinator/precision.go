@@ -1,7 +1,7 @@
 package coordinator
 
-// Precision-driven replications (sweep.Precision, DESIGN.md §4 "sequential
-// mode").
+// Precision-driven replications (sweep.Precision; the sequential mode of
+// docs/sweep.md).
 //
 // Each point of a precision campaign starts with the sweep's replications.
 // When all of a point's replications have finished (result or failure
@@ -37,6 +37,7 @@ package coordinator
 import (
 	"context"
 	"math"
+	"time"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/aggregate"
@@ -274,7 +275,8 @@ func (co *Coordinator) publishAdded(ctx context.Context, c *campaign, added []sw
 // maybeFinalize starts finalisation if the campaign is complete.
 func (co *Coordinator) maybeFinalize(ctx context.Context, c *campaign) {
 	co.mu.Lock()
-	fin := c.st.State == protocol.CampaignRunning && c.complete() && !c.finalizing
+	fin := c.st.State == protocol.CampaignRunning && c.complete() && !c.finalizing &&
+		(c.incomplete < incompleteWarn || time.Since(c.incompleteAt) >= co.o.Reconcile/2)
 	if fin {
 		c.finalizing = true
 	}

@@ -142,19 +142,7 @@ func TestInterruptedReportRewritten(t *testing.T) {
 func TestModifiedResultRerun(t *testing.T) {
 	e := newEnv(t)
 	var log syncBuf
-	co, err := coordinator.New(context.Background(), coordinator.Options{Conn: e.nc, Store: e.store,
-		Reconcile: 500 * time.Millisecond, Logf: func(format string, args ...any) {
-			t.Logf(format, args...)
-			log.Write([]byte(fmt.Sprintf(format, args...) + "\n"))
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- co.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	<-co.Ready()
+	co, _ := e.startCoordinatorWith(coordinator.Options{Logf: logTo(t, &log)})
 	e.startWorker(worker.Options{Concurrency: 2})
 	f := loadSpec(t, "testdata/small.yaml")
 	bg := context.Background()
@@ -288,4 +276,109 @@ func runCampaign(t *testing.T, compact bool) (summary []byte, m archive.Manifest
 		t.Fatalf("compact %v: a task ran %d times", compact, mx)
 	}
 	return summary, m, n
+}
+
+// TestDanglingResultRerun: a finished campaign whose result reference
+// points at an object that is gone (another campaign's verification
+// outvoted that shared result and moved it aside) runs that task again
+// when it is submitted again, and finishes with the same summary. Before,
+// the reconcile counted the task as stored and each finalisation found it
+// missing and started the next at once: 87,522 finalisations in ten
+// minutes, no task published.
+func TestDanglingResultRerun(t *testing.T) {
+	e := newEnv(t)
+	var log syncBuf
+	co, _ := e.startCoordinatorWith(coordinator.Options{Logf: logTo(t, &log)})
+	w, _ := e.startWorker(worker.Options{Concurrency: 2})
+	f := loadSpec(t, "testdata/small.yaml")
+	bg := context.Background()
+	r, err := co.Submit(bg, protocol.SubmitRequest{Spec: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, co, r.Campaign, 5*time.Minute)
+	summary, _ := e.store.Get(bg, storage.SummaryKey(r.Campaign))
+	ran := w.Stats.Done.Load()
+	keys, _ := e.store.List(bg, storage.ResultsPrefix(r.Campaign))
+	tid, _ := storage.ResultTaskID(r.Campaign, keys[0])
+	_, objs, err := record.ReadObjects(bg, e.store, r.Campaign, tid)
+	if err != nil || len(objs) != 2 {
+		t.Fatalf("%v, %d objects", err, len(objs))
+	}
+	if err := e.store.Delete(bg, objs[1].Key); err != nil { // the shared object, not the reference
+		t.Fatal(err)
+	}
+	if _, err := co.Submit(bg, protocol.SubmitRequest{Spec: f}); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, co, r.Campaign, 5*time.Minute)
+	if got := w.Stats.Done.Load() - ran; got != 1 {
+		t.Fatalf("%d tasks ran again, want the one whose object was gone", got)
+	}
+	if n := strings.Count(log.String(), "results missing from storage"); n > 2 {
+		t.Fatalf("%d finalisations found results missing: a loop", n)
+	}
+	if !strings.Contains(log.String(), "the result of task "+tid+" refers to an object that is gone") {
+		t.Fatalf("the log does not name the task:\n%s", log.String())
+	}
+	if _, _, err := record.ReadObjects(bg, e.store, r.Campaign, tid); err != nil {
+		t.Fatalf("the task's result was not stored again: %v", err)
+	}
+	if again, _ := e.store.Get(bg, storage.SummaryKey(r.Campaign)); !bytes.Equal(again, summary) {
+		t.Fatalf("summary changed:\n%s\nwas:\n%s", again, summary)
+	}
+}
+
+// TestWorkerOnAnotherStore: a worker that stores its results elsewhere
+// than the coordinator reads them (another --storage) is diagnosed: after
+// a few finalisations that find the results missing, the status asks
+// whether the workers store where the coordinator reads, and the next
+// finalisation waits for the periodic reconcile. The coordinator
+// finalised, found them missing and re-published them 17,113 times a
+// minute, and no status said why.
+func TestWorkerOnAnotherStore(t *testing.T) {
+	e := newEnv(t)
+	var log syncBuf
+	co, _ := e.startCoordinatorWith(coordinator.Options{Logf: logTo(t, &log)})
+	other, err := storage.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wo := worker.Options{Conn: e.nc, Store: other, Concurrency: 2, FetchWait: 200 * time.Millisecond, Logf: t.Logf}
+	w, err := worker.New(context.Background(), wo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithCancel(context.Background())
+	wdone := make(chan error, 1)
+	go func() { wdone <- w.Run(wctx) }()
+	t.Cleanup(func() { wcancel(); <-wdone })
+	r, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s *protocol.Status
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if s, err = co.Status(context.Background(), r.Campaign); err == nil && s.Finalising != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no diagnosis in the status: %+v\n%s", s, log.String())
+		}
+	}
+	if !strings.Contains(s.Finalising, "found results missing from storage after workers had reported them stored: do the workers store where the coordinator reads ("+e.store.URL()+")?") {
+		t.Fatalf("status says %q", s.Finalising)
+	}
+	if s.State != protocol.CampaignRunning {
+		t.Fatalf("state %s, want running", s.State)
+	}
+}
+
+// logTo is a coordinator's Logf that logs to the test and keeps the lines
+// in b.
+func logTo(t *testing.T, b *syncBuf) func(string, ...any) {
+	return func(format string, args ...any) {
+		t.Logf(format, args...)
+		b.Write([]byte(fmt.Sprintf(format, args...) + "\n"))
+	}
 }

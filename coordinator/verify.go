@@ -62,6 +62,10 @@ type verifyState struct {
 	allIn    time.Time
 	settled  bool
 	reported bool
+	// epoch is when this verification (or its latest restart by a
+	// resubmission) began: part of its requests' message ids
+	// (protocol.VerifyMsgID).
+	epoch int64
 }
 
 // verifyTask is one sampled task.
@@ -69,10 +73,14 @@ type verifyTask struct {
 	protocol.VerifyTask
 	recs [3]*record.Record // accepted, round 1, round 2
 	// round is the round requested (0: none yet), try its publications,
-	// published the last one's time.
-	round, try int
-	published  time.Time
-	mismatch   bool // the round-1 mismatch was logged
+	// published the last one's time, checked when its message was last
+	// found still in the stream. The two are apart: a request that other
+	// workers keep passing on (worker/verify.go) is always in the stream,
+	// and counting that as a publication put the end of the wait off for
+	// ever.
+	round, try         int
+	published, checked time.Time
+	mismatch           bool // the round-1 mismatch was logged
 }
 
 func (vt *verifyTask) final() bool { return vt.Outcome != "" && vt.Outcome != protocol.VerifyPending }
@@ -105,10 +113,26 @@ func (co *Coordinator) initVerifyLocked(c *campaign) {
 	}
 	if c.ver != nil && c.ver.frac == f {
 		c.ver.settled, c.ver.reported = false, false
+		c.ver.allIn, c.ver.epoch = time.Time{}, time.Now().UnixNano()
+		c.ver.retryUnverified()
 		return
 	}
-	c.ver = &verifyState{frac: f, seed: c.st.Spec.Seed, tasks: map[string]*verifyTask{}}
+	c.ver = &verifyState{frac: f, seed: c.st.Spec.Seed, tasks: map[string]*verifyTask{}, epoch: time.Now().UnixNano()}
 	c.ver.sample(c.tl)
+}
+
+// retryUnverified makes the tasks no second (or third) worker ran pending
+// again, for a campaign submitted again with the same fraction: another
+// worker may have joined since. They stayed unverified, while a restarted
+// coordinator, which rebuilds the state, verified them: the same command
+// gave two answers.
+func (v *verifyState) retryUnverified() {
+	for _, vt := range v.tasks {
+		if vt.Outcome == protocol.VerifyNoSecond || vt.Outcome == protocol.VerifyNoMajority && vt.recs[2] == nil {
+			vt.Outcome, vt.Detail, vt.Disagreeing, vt.Runs = protocol.VerifyPending, "", nil, nil
+			vt.round, vt.try, vt.mismatch = 0, 0, false
+		}
+	}
 }
 
 // sample adds the sampled tasks among those appended since the last call.
@@ -234,6 +258,7 @@ func (co *Coordinator) verifyStep(ctx context.Context, c *campaign, it verifyIte
 	if !co.loadVerifyRecords(ctx, c, vt, have) {
 		return
 	}
+	co.refuseExcluded(ctx, c, vt)
 	r0, r1, r2 := vt.recs[0], vt.recs[1], vt.recs[2]
 	switch {
 	case r0.Failed():
@@ -311,6 +336,40 @@ func (co *Coordinator) loadVerifyRecords(ctx context.Context, c *campaign, vt *v
 	return created
 }
 
+// refuseExcluded moves aside a round's record that a worker the round
+// excluded wrote (or one that names no worker), so that the round is
+// requested again: such a record confirms nothing. Workers honour the
+// exclusion (worker/verify.go); a record copied in storage from the
+// accepted one (round 0 to round 1) was counted as verified, the
+// accepted worker confirming itself.
+func (co *Coordinator) refuseExcluded(ctx context.Context, c *campaign, vt *verifyTask) {
+	for r := 1; r < len(vt.recs); r++ {
+		rec := vt.recs[r]
+		if rec == nil {
+			continue
+		}
+		w := rec.Provenance.Worker
+		excluded := w == ""
+		for _, prev := range vt.recs[:r] {
+			excluded = excluded || prev != nil && prev.Provenance.Worker == w
+		}
+		if !excluded {
+			continue
+		}
+		key := protocol.VerifyKey(c.id, vt.Task, r)
+		co.o.Logf("coordinator: campaign %s: verification record %s was written by %s, whom its round excluded (or it names no worker): moved to %s, the round is requested again",
+			c.id, key, workerName(rec), RejectedKey(c.id, vt.Task+".verify"))
+		if data, err := co.o.Store.Get(ctx, key); err == nil {
+			_ = co.o.Store.Put(ctx, RejectedKey(c.id, vt.Task+".verify"), data)
+		}
+		_ = co.o.Store.Delete(ctx, key)
+		vt.recs[r] = nil
+		// Checked for at the next step: published again (a new try, a
+		// new message id) unless the request is still in the stream.
+		vt.published, vt.checked = time.Time{}, time.Time{}
+	}
+}
+
 // verifyRequest publishes round's request for vt (again, when its message
 // is gone without a record after VerifyRepublish) and reports whether the
 // wait for it is over: VerifyWait after the campaign's last task had a
@@ -323,7 +382,7 @@ func (co *Coordinator) verifyRequest(ctx context.Context, c *campaign, vt *verif
 	allIn := c.ver.allIn
 	co.mu.Unlock()
 	if vt.round != round {
-		vt.round, vt.try, vt.published = round, 0, now
+		vt.round, vt.try, vt.published, vt.checked = round, 0, now, now
 		co.publishVerify(ctx, c, vt, exclude)
 		return false
 	}
@@ -332,12 +391,12 @@ func (co *Coordinator) verifyRequest(ctx context.Context, c *campaign, vt *verif
 		_ = co.h.Tasks.Purge(ctx, jetstream.WithPurgeSubject(protocol.VerifySubject(c.id, vt.Task, round)))
 		return true
 	}
-	if now.Sub(vt.published) < co.verifyRepublish() {
+	if now.Sub(vt.checked) < co.verifyRepublish() {
 		return false
 	}
+	vt.checked = now
 	if _, err := co.h.Tasks.GetLastMsgForSubject(ctx, protocol.VerifySubject(c.id, vt.Task, round)); err == nil {
-		vt.published = now // still queued (or running): keep waiting
-		return false
+		return false // still queued (or running): not published again
 	} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
 		co.o.Logf("coordinator: campaign %s: verification of %s: %v", c.id, vt.Task, err)
 		return false
@@ -353,10 +412,13 @@ func (co *Coordinator) publishVerify(ctx context.Context, c *campaign, vt *verif
 	if !ok {
 		return
 	}
+	co.mu.Lock()
+	epoch := c.ver.epoch
+	co.mu.Unlock()
 	data, err := json.Marshal(protocol.VerifyMsg{Campaign: c.id, Task: t, Round: vt.round, Exclude: exclude})
 	if err == nil {
 		_, err = co.js.Publish(ctx, protocol.VerifySubject(c.id, vt.Task, vt.round), data,
-			jetstream.WithMsgID(protocol.VerifyMsgID(c.id, vt.Task, vt.round, vt.try)))
+			jetstream.WithMsgID(protocol.VerifyMsgID(c.id, vt.Task, vt.round, vt.try, epoch)))
 	}
 	if err != nil {
 		co.o.Logf("coordinator: campaign %s: publishing verification of %s: %v", c.id, vt.Task, err)

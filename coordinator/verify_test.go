@@ -233,10 +233,14 @@ func TestVerifyLyingWorker(t *testing.T) {
 
 // TestVerifyNoSecondWorker: with a single worker no request can be run;
 // the campaign finishes after the bounded wait with every sampled task
-// unverified, and no request is left in the stream soon after.
+// unverified, and no request is left in the stream soon after. The wait
+// (4 s) is more than twice the republication check (1 s), as the defaults
+// are (10 min, 30 s): the lone worker keeps passing the requests on, so
+// each check finds them in the stream, and the end of the wait was once
+// counted from that check, which put it off for ever.
 func TestVerifyNoSecondWorker(t *testing.T) {
 	e := newEnv(t)
-	co, _ := e.startCoordinatorWith(verifyOpts(time.Second))
+	co, _ := e.startCoordinatorWith(verifyOpts(4 * time.Second))
 	w, _ := e.startWorker(worker.Options{Concurrency: 2, Name: "alone"})
 	ctx := context.Background()
 	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml"), Verify: 1})
@@ -324,6 +328,86 @@ func TestVerifyAcrossCoordinatorRestart(t *testing.T) {
 	co3, _ := e.startCoordinatorWith(verifyOpts(time.Minute))
 	if s, err := co3.Status(ctx, r.Campaign); err != nil || s.Verify == nil || s.Verify.Verified != 6 {
 		t.Fatalf("status after another restart: %v, %+v", err, s)
+	}
+}
+
+// TestVerifyResubmitRetriesUnverified: a campaign verified with one
+// worker ends with every task unverified; once a second worker joins,
+// submitting it again with the same fraction verifies every task. It
+// stayed unverified: the resubmission kept the outcomes, and its
+// requests reused message ids the stream had seen within its duplicate
+// window, which the server dropped silently.
+func TestVerifyResubmitRetriesUnverified(t *testing.T) {
+	e := newEnv(t)
+	co, _ := e.startCoordinatorWith(verifyOpts(4 * time.Second))
+	e.startWorker(worker.Options{Concurrency: 2, Name: "alone"})
+	ctx := context.Background()
+	req := protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml"), Verify: 1}
+	r, err := co.Submit(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := waitDone(t, co, r.Campaign, 90*time.Second); s.Verify == nil || s.Verify.Unverified != 6 {
+		t.Fatalf("one worker: verify %+v, want 6 unverified", s.Verify)
+	}
+	second, _ := e.startWorker(worker.Options{Concurrency: 2, Name: "second"})
+	if _, err := co.Submit(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	s := waitDone(t, co, r.Campaign, 90*time.Second)
+	if v := s.Verify; v == nil || v.Verified != 6 || v.Unverified+v.Mismatched+v.Pending != 0 {
+		t.Fatalf("submitted again with a second worker: verify %+v, want 6 verified", s.Verify)
+	}
+	if n := second.Stats.Verified.Load(); n != 6 {
+		t.Fatalf("the second worker ran %d verifications, want 6", n)
+	}
+}
+
+// TestVerifyRecordFromExcludedWorker: a round's record written by the
+// worker the round excluded (here the accepted record copied in storage
+// to round 1, as someone with access to the store could) is moved aside
+// and the round requested again; the task is verified by another worker.
+// It was counted as verified, the accepted worker confirming itself.
+func TestVerifyRecordFromExcludedWorker(t *testing.T) {
+	e := newEnv(t)
+	var logs syncBuf
+	o := verifyOpts(time.Minute)
+	o.Logf = logTo(t, &logs)
+	co, _ := e.startCoordinatorWith(o)
+	e.startWorker(worker.Options{Concurrency: 2, Name: "first"})
+	ctx := context.Background()
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml"), Verify: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tid string
+	for deadline := time.Now().Add(60 * time.Second); tid == ""; time.Sleep(50 * time.Millisecond) {
+		keys, _ := e.store.List(ctx, protocol.VerifyPrefix(r.Campaign))
+		if len(keys) > 0 {
+			_, rest, _ := strings.Cut(keys[0], "/verify/")
+			tid, _, _ = strings.Cut(rest, ".")
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no accepted record was copied for verification")
+		}
+	}
+	acc, err := e.store.Get(ctx, protocol.VerifyKey(r.Campaign, tid, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.PutIfAbsent(ctx, protocol.VerifyKey(r.Campaign, tid, 1), acc); err != nil {
+		t.Fatal(err)
+	}
+	e.startWorker(worker.Options{Concurrency: 2, Name: "second"})
+	s := waitDone(t, co, r.Campaign, 90*time.Second)
+	if v := s.Verify; v == nil || v.Verified != 6 {
+		t.Fatalf("verify %+v, want 6 verified", s.Verify)
+	}
+	if w := verifyRecord(t, e.store, r.Campaign, tid, 1).Provenance.Worker; w != "second" {
+		t.Fatalf("task %s verified by %q, want the second worker", tid, w)
+	}
+	if !strings.Contains(logs.String(), "was written by worker first, whom its round excluded") {
+		t.Fatalf("the log does not name the excluded worker's record:\n%s", logs.String())
 	}
 }
 

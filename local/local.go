@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -111,6 +112,9 @@ type Outcome struct {
 	// Interrupted is set when ctx ended before the campaign finished; the
 	// results so far are stored and running the same sweep again resumes.
 	Interrupted bool
+	// ReportError is why the finished campaign's report was not
+	// published (nil: it was, or none was needed).
+	ReportError error
 }
 
 // Run runs o.Spec to the end (or until ctx ends): it starts the embedded
@@ -344,6 +348,11 @@ func (f *farm) follow(ctx context.Context, o *Options, rep *protocol.SubmitReply
 			if o.Progress != nil {
 				o.Progress(s)
 			}
+			if err := finalisationGivenUp(f.co.FinalisationError(rep.Campaign)); err != nil {
+				f.interrupt(out)
+				return nil, fmt.Errorf("campaign %s: every task is finished and stored, but the campaign could not be finalised (summary, manifest, report): %w; "+
+					"once that is fixed, run the same command again: nothing is re-run", rep.Campaign, err)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -354,6 +363,31 @@ func (f *farm) follow(ctx context.Context, o *Options, rep *protocol.SubmitReply
 		}
 	}
 }
+
+// finalisationGivenUp is the finalisation error a run stops at: one the
+// store will keep giving (no space, a read-only or quota-bound file
+// system, no permission) at once, any other after finalGiveUp failures in
+// a row. A coordinator of its own tries again at every reconcile, as
+// storage may come back; a run alone on its store was held "4/4 done, ETA
+// 0s" for ever by a full disk.
+func finalisationGivenUp(fails int, err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EACCES, syscall.EPERM} {
+		if errors.Is(err, errno) {
+			return err
+		}
+	}
+	if fails >= finalGiveUp {
+		return err
+	}
+	return nil
+}
+
+// finalGiveUp is how many finalisations in a row may fail before a run
+// stops (finalisationGivenUp).
+const finalGiveUp = 3
 
 // finish waits for a campaign that is no longer running to be closed,
 // then lingers if asked. The state says done as soon as the summary is
@@ -370,6 +404,7 @@ func (f *farm) finish(ctx context.Context, o *Options, out *Outcome, finished <-
 	case <-ctx.Done():
 	case <-time.After(finalizeWait):
 	}
+	out.ReportError = f.co.ReportError(out.Submit.Campaign)
 	if o.HTTP == nil || o.Linger <= 0 {
 		return
 	}

@@ -1,5 +1,5 @@
 // Package sim is msjfarm's discrete-event simulator of the multiserver-job
-// model (DESIGN.md §1, §4): k identical servers; jobs of several classes, each
+// model (docs/design.md): k identical servers; jobs of several classes, each
 // holding its class's number of servers for its whole service; a scheduling
 // Policy that decides which waiting jobs start (and, if it declares so, which
 // running jobs are preempted).

@@ -119,7 +119,7 @@ func (w *Workload) Probabilities() []float64 {
 	return p
 }
 
-// ClassLoads returns ρ_i = λ p_i n_i E[S_i] / k for each class (DESIGN.md §1).
+// ClassLoads returns ρ_i = λ p_i n_i E[S_i] / k for each class (docs/design.md).
 // For a trace the rate and mix are the trace's own empirical ones.
 func (w *Workload) ClassLoads() []float64 {
 	rho := make([]float64, len(w.Classes))

@@ -2,7 +2,7 @@ package storage
 
 import "strings"
 
-// Storage layout (DESIGN.md §6). Campaign ids, task ids, plugin names and
+// Storage layout (docs/design.md). Campaign ids, task ids, plugin names and
 // sha256 digests must be single path components (no "/"); the Store rejects
 // keys containing "..", empty components and the like.
 //

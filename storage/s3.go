@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -124,6 +125,12 @@ func parseS3URL(u *url.URL) (s3Location, error) {
 	if scheme, host, ok := strings.Cut(l.endpoint, "://"); ok { // endpoint=http://host:port
 		l.endpoint, l.secure = strings.TrimSuffix(host, "/"), scheme != "http"
 	}
+	if err := checkEndpoint(l.endpoint); err != nil {
+		return l, fmt.Errorf("storage: s3://%s: endpoint: %v", l.bucket, err)
+	}
+	if u.Fragment != "" || strings.HasSuffix(u.String(), "#") {
+		return l, fmt.Errorf("storage: s3://%s: a URL fragment (#…) is not part of a store's name: it was dropped, so the store opened was not quite the one named", l.bucket)
+	}
 	if l.endpoint == "" {
 		l.endpoint = "s3.amazonaws.com"
 	}
@@ -146,6 +153,27 @@ func parseS3URL(u *url.URL) (s3Location, error) {
 		return l, fmt.Errorf("storage: s3://%s: not a valid bucket name: %v", l.bucket, err)
 	}
 	return l, nil
+}
+
+// checkEndpoint refuses an endpoint that is more than host[:port]: a
+// user name or password before '@' was never used (the credentials come
+// from the environment) but was printed with the store's URL, and stored
+// in the campaign's manifest and report; a path or query was dropped.
+// The value itself is not repeated: it may hold a secret.
+func checkEndpoint(ep string) error {
+	if i := strings.LastIndex(ep, "@"); i >= 0 {
+		return errors.New("it holds a user name or password (before '@'), which is never used and would be printed with the store's URL: " +
+			"give the credentials as MSJFARM_S3_ACCESS_KEY/MSJFARM_S3_SECRET_KEY (or a config file's s3-access-key and s3-secret-key)")
+	}
+	if strings.ContainsAny(ep, "/?#\\ ") {
+		return fmt.Errorf("%q is not host:port (no path, query or spaces)", ep)
+	}
+	if _, port, err := net.SplitHostPort(ep); err == nil {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%q: port %q is not in 1..65535", ep, port)
+		}
+	}
+	return nil
 }
 
 // canonical is the location's URL without credentials, the store's URL.

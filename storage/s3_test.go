@@ -236,3 +236,44 @@ func TestS3OpenErrors(t *testing.T) {
 	}
 	t.Logf("dead endpoint: %v", err)
 }
+
+// TestCheckURL: a store value is checked before anything is contacted,
+// and no error repeats a secret it holds. Each case was, before: the
+// endpoint's user:password printed with the store's URL and stored in the
+// campaign's manifest and report; a URL that does not parse printed whole
+// (url.Parse quotes it); a fragment dropped; s3:/…, file:/… and host:port
+// taken as local directories of that name; a file URL's user ignored.
+func TestCheckURL(t *testing.T) {
+	const secret = "Sup3rS3cr3t"
+	for _, tc := range []struct{ url, want string }{
+		{"s3://farm?endpoint=admin:" + secret + "@127.0.0.1:9000&secure=false", "endpoint: it holds a user name or password"},
+		{"s3://farm?endpoint=http://admin:" + secret + "@127.0.0.1:9000", "endpoint: it holds a user name or password"},
+		{"s3://farm?endpoint=127.0.0.1:9000/x", `"127.0.0.1:9000/x" is not host:port`},
+		{"s3://farm?endpoint=127.0.0.1:99999", `port "99999" is not in 1..65535`},
+		{"s3://farm?endpoint=127.0.0.1:9000#part", "a URL fragment"},
+		{"s3://admin:" + secret + "/x@farm?endpoint=h:1", "the store URL (s3://…) does not parse"},
+		{"file://admin:" + secret + "@localhost/tmp/x", "a file URL takes no user name or password"},
+		{"s3:/farm?endpoint=127.0.0.1:9000", `a store starting "s3:" reads as a URL without its "//"`},
+		{"file:/tmp/x", `a store starting "file:" reads as a URL without its "//"`},
+		{"127.0.0.1:9000", `a store "127.0.0.1:9000" reads as a server's host:port`},
+		{"minio:9000/bucket", `a store "minio:9000" reads as a server's host:port`},
+		{"data\n", `the store value holds a control character ('\n' at byte 4`},
+		{"s3://farm?endpoint=h:1\r\n", `control character ('\r' at byte 22`},
+	} {
+		err := CheckURL(tc.url)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("CheckURL(%q) = %v; want an error containing %q", tc.url, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), secret) {
+			t.Errorf("CheckURL(%q) repeats the secret: %v", tc.url, err)
+		}
+		if _, oerr := Open(context.Background(), tc.url, NoCreate()); oerr == nil || err != nil && oerr.Error() != err.Error() {
+			t.Errorf("Open(%q) = %v, not CheckURL's error", tc.url, oerr)
+		}
+	}
+	for _, ok := range []string{"./s3:farm", "/tmp/a:b", "my data", "data", "s3://farm?endpoint=127.0.0.1:9000&secure=false", "file:///tmp/x"} {
+		if err := CheckURL(ok); err != nil {
+			t.Errorf("CheckURL(%q) = %v, want nil", ok, err)
+		}
+	}
+}

@@ -1,6 +1,6 @@
 // Package storage is msjfarm's object store: campaign specs, manifests,
 // per-replication results, summaries, reports and plugin binaries
-// (layout in DESIGN.md §6, helpers in layout.go).
+// (layout in docs/design.md, helpers in layout.go).
 //
 // One small interface, [Store], has two backends chosen by URL in [Open]:
 //
@@ -27,9 +27,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -134,40 +136,116 @@ func WithCA(file string) Option { return func(o *options) { o.caFile = file } }
 //     MINIO_ROOT_USER/MINIO_ROOT_PASSWORD, in that order.
 //
 // Open checks that the store is reachable (and, for S3, that the
-// credentials work), bounded by ctx.
+// credentials work), bounded by ctx. rawURL is checked first (CheckURL).
 func Open(ctx context.Context, rawURL string, opts ...Option) (Store, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if rawURL == "" {
-		return nil, errors.New("storage: empty store URL")
+	if err := CheckURL(rawURL); err != nil {
+		return nil, err
 	}
 	scheme, _, hasScheme := strings.Cut(rawURL, "://")
 	if !hasScheme {
 		return openLocal(rawURL, o.noCreate)
 	}
+	u, _ := url.Parse(rawURL) // CheckURL parsed it
+	if strings.EqualFold(scheme, "file") {
+		return openLocal(filepath.FromSlash(u.Path), o.noCreate)
+	}
+	return openS3(ctx, u, o)
+}
+
+// CheckURL reports what is wrong with a store URL, without contacting
+// anything, so that a command can refuse it as a usage error before it
+// starts. Its errors never repeat a value that may hold a secret: a
+// password in a URL that does not parse was printed whole (url.Parse
+// quotes its input), and an s3:/ or host:port without "//" silently
+// became a local directory of that name.
+func CheckURL(rawURL string) error {
+	if rawURL == "" {
+		return errors.New("storage: empty store URL")
+	}
+	if i := strings.IndexFunc(rawURL, func(r rune) bool { return r < 0x20 || r == 0x7f }); i >= 0 {
+		// A variable set from a file or by `echo` ends with a newline:
+		// MSJFARM_STORAGE=$'data\n' made a directory named "data\n".
+		return fmt.Errorf("storage: the store value holds a control character (%q at byte %d; a newline from a file or echo?)", rawURL[i], i)
+	}
+	scheme, _, hasScheme := strings.Cut(rawURL, "://")
+	if !hasScheme {
+		return checkPlainPath(rawURL)
+	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("storage: parsing store URL: %w", err)
+		return fmt.Errorf("storage: the store URL (%s://…) does not parse as a URL; it is not repeated here, since it may hold a secret "+
+			"(a password with '/', '+' or spaces, say): want s3://bucket/prefix?endpoint=host:port or file:///absolute/path", safeScheme(scheme))
 	}
 	switch strings.ToLower(scheme) {
 	case "file":
-		if u.Host != "" && u.Host != "localhost" {
-			return nil, fmt.Errorf("storage: %s: file URLs must be file:///absolute/path (host %q not supported)", rawURL, u.Host)
+		shown := u.Redacted()
+		switch {
+		case u.User != nil:
+			return fmt.Errorf("storage: %s: a file URL takes no user name or password: it would be ignored", shown)
+		case u.Host != "" && u.Host != "localhost":
+			return fmt.Errorf("storage: %s: file URLs must be file:///absolute/path (host %q not supported)", shown, u.Host)
+		case u.Path == "" || !filepath.IsAbs(filepath.FromSlash(u.Path)):
+			return fmt.Errorf("storage: %s: file URLs must be file:///absolute/path", shown)
+		case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+			return fmt.Errorf("storage: %s: a file URL takes no parameters (?…) or fragment (#…): they would be dropped; give a path holding '?' or '#' without file://", shown)
 		}
-		if u.Path == "" || !filepath.IsAbs(filepath.FromSlash(u.Path)) {
-			return nil, fmt.Errorf("storage: %s: file URLs must be file:///absolute/path", rawURL)
-		}
-		if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
-			return nil, fmt.Errorf("storage: %s: a file URL takes no parameters (?…) or fragment (#…): they would be dropped; give a path holding '?' or '#' without file://", rawURL)
-		}
-		return openLocal(filepath.FromSlash(u.Path), o.noCreate)
+		return nil
 	case "s3":
-		return openS3(ctx, u, o)
-	default:
-		return nil, fmt.Errorf("storage: %s: unsupported scheme %q (want file:// or s3://)", rawURL, scheme)
+		_, err := parseS3URL(u)
+		return err
 	}
+	return fmt.Errorf("storage: %s: unsupported scheme %q (want file:// or s3://)", u.Redacted(), safeScheme(scheme))
+}
+
+// checkPlainPath refuses a value without "//" that reads as a URL or a
+// server address rather than a directory: "s3:/farm?endpoint=…",
+// "file:/tmp/x" and "127.0.0.1:9501" each became a local directory of
+// that name beside the command, and the run exited 0. A directory whose
+// name really is such is written with a leading ./ or as an absolute
+// path.
+func checkPlainPath(p string) error {
+	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, ".") {
+		return nil
+	}
+	first, _, _ := strings.Cut(p, "/")
+	if host, port, err := net.SplitHostPort(first); err == nil && host != "" && port != "" && !strings.ContainsAny(port, "/") {
+		if _, err := strconv.Atoi(port); err == nil {
+			return fmt.Errorf("storage: a store %q reads as a server's host:port, not a directory: an S3 server is s3://bucket?endpoint=%s (for a directory of that name, write ./ before it)",
+				first, first)
+		}
+	}
+	if scheme, _, ok := strings.Cut(first, ":"); ok && isScheme(scheme) {
+		return fmt.Errorf("storage: a store starting %q reads as a URL without its \"//\": want s3://bucket/prefix?endpoint=host:port or file:///absolute/path (for a directory of that name, write ./ before it)",
+			safeScheme(scheme)+":")
+	}
+	return nil
+}
+
+// isScheme reports whether s has the form of a URL scheme (RFC 3986:
+// a letter, then letters, digits, '+', '-' or '.').
+func isScheme(s string) bool {
+	if s == "" || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// safeScheme is scheme when it has a scheme's form, else a placeholder:
+// what precedes "://" may be anything, a secret among it.
+func safeScheme(scheme string) string {
+	if isScheme(scheme) && len(scheme) <= 16 {
+		return scheme
+	}
+	return "<not a scheme>"
 }
 
 // tmpMarker starts the names of temporary files of the local backend. Key

@@ -56,6 +56,15 @@ func TestErrorFromEnvironmentAndProfile(t *testing.T) {
 		t.Errorf("env: %v", err)
 	}
 	os.Unsetenv("MSJFARM_RUN_DEADLINE")
+	// A negative servers was the workload's error, at its line, without
+	// the variable; with a trace, the header's count silently.
+	t.Setenv("MSJFARM_SERVERS", "-1")
+	if f, err := sweep.Load(p); err != nil {
+		t.Errorf("servers from the environment: %v", err)
+	} else if _, err := sweep.Plan(f, builtin.Catalog{}); err == nil || !strings.Contains(err.Error(), `s.yaml: servers: must be >= 1 (or left out: the workload's or trace's own count), got -1 (set by MSJFARM_SERVERS)`) {
+		t.Errorf("servers from the environment: %v", err)
+	}
+	os.Unsetenv("MSJFARM_SERVERS")
 	f, err := sweep.LoadProfile(p, "big")
 	if err != nil {
 		t.Fatal(err)

@@ -414,6 +414,12 @@ func baseWorkload(f *File) (workload.Spec, *TraceRef, error) {
 	if err := checkDistName("interarrival", f.Interarrival); err != nil {
 		return workload.Spec{}, nil, err
 	}
+	if f.Servers < 0 {
+		// Its own key, so that an override is named (set by
+		// MSJFARM_SERVERS): it was the workload's error, at the
+		// workload's line, and with a trace the header's count silently.
+		return workload.Spec{}, nil, fieldErr("servers", nil, "must be >= 1 (or left out: the workload's or trace's own count), got %d", f.Servers)
+	}
 	switch {
 	case f.Workload != "":
 		if !slices.Contains(workload.Names(), f.Workload) {

@@ -9,7 +9,7 @@ import (
 	"github.com/msjfarm/msjfarm/results/metric"
 )
 
-// Precision is the optional sequential mode of a sweep (DESIGN.md §4):
+// Precision is the optional sequential mode of a sweep (docs/design.md):
 //
 //	replications: 10            # the initial number per point
 //	precision: {metric: mean_response, rel_half_width: 0.05, max_replications: 200, batch: 10}

@@ -88,11 +88,18 @@ func (w *Worker) handleVerify(hard context.Context, msg jetstream.Msg, release f
 // message's deliveries each time (in a test with two workers the excluded
 // one got it back five times in a row and the request died), and holding
 // the slot as well let three one-slot workers each hold the request only
-// another could run, in lockstep, for twenty seconds. The hold is
-// VerifyNakDelay (±25% jitter) for ten passes (header VerifyPassesHeader),
-// then doubles with every pass up to 32 times it: a farm with no other
-// worker costs a publication per request every half minute until the
-// coordinator's wait is over and it purges the requests.
+// another could run, in lockstep, for twenty seconds.
+//
+// The hold is VerifyNakDelay (±25% jitter) for the request's first
+// VerifyPassWindow of passing around, then doubles with each further
+// window, up to 32 times it: a farm with no other worker costs about 125
+// publications per request over the coordinator's default ten-minute
+// wait, after which it purges the requests. The time held so far travels
+// with the copy (header VerifyHeldHeader), so every worker, whatever its
+// clock, agrees on it. It was once the number of passes: a request whose
+// only eligible worker was busy for ten seconds was passed ten times
+// between the excluded ones, and its holds had grown to half a minute
+// when that worker became free, so it then took minutes to reach it.
 func (w *Worker) passOn(hard context.Context, msg jetstream.Msg, release func()) {
 	release()
 	// The hold runs outside the handler, so that the handler's in-flight
@@ -106,13 +113,20 @@ func (w *Worker) passOn(hard context.Context, msg jetstream.Msg, release func())
 	}()
 }
 
+// passHold is how long a request already held for held in all is held
+// once more (before its jitter).
+func passHold(held time.Duration) time.Duration {
+	return VerifyNakDelay << min(max(held, 0)/VerifyPassWindow, 5)
+}
+
 // holdAndRepublish is passOn's hold and republication.
 func (w *Worker) holdAndRepublish(hard context.Context, msg jetstream.Msg) {
-	passes := 0
+	var held time.Duration
 	if h := msg.Headers(); h != nil {
-		passes, _ = strconv.Atoi(h.Get(VerifyPassesHeader))
+		ms, _ := strconv.ParseInt(h.Get(VerifyHeldHeader), 10, 64)
+		held = time.Duration(min(max(ms, 0), int64(time.Hour/time.Millisecond))) * time.Millisecond
 	}
-	hold := VerifyNakDelay << min(max(passes-10, 0), 5)
+	hold := passHold(held)
 	hold = hold*3/4 + rand.N(hold/2+1)
 	t := time.NewTimer(hold)
 	defer t.Stop()
@@ -128,7 +142,7 @@ func (w *Worker) holdAndRepublish(hard context.Context, msg jetstream.Msg) {
 	}
 	cp := nats.NewMsg(msg.Subject())
 	cp.Data = msg.Data()
-	cp.Header.Set(VerifyPassesHeader, strconv.Itoa(passes+1))
+	cp.Header.Set(VerifyHeldHeader, strconv.FormatInt((held+hold).Milliseconds(), 10))
 	ctx, cancel := ioCtx()
 	defer cancel()
 	if _, err := w.js.PublishMsg(ctx, cp, jetstream.WithMsgID(id)); err != nil {
@@ -139,9 +153,13 @@ func (w *Worker) holdAndRepublish(hard context.Context, msg jetstream.Msg) {
 	_ = msg.DoubleAck(ctx)
 }
 
-// VerifyPassesHeader counts the times a verification request was passed
-// on by excluded workers (passOn).
-const VerifyPassesHeader = "Msjfarm-Verify-Passes"
+// VerifyHeldHeader is how long, in milliseconds, a verification request
+// has been held in all by the workers that passed it on (passOn).
+const VerifyHeldHeader = "Msjfarm-Verify-Held"
+
+// VerifyPassWindow is how long a request is passed on with the shortest
+// hold before the hold starts to double (passOn).
+const VerifyPassWindow = time.Minute
 
 // runVerify runs the replication as the run step does, without its task
 // state: the heartbeat keeps the message and stops the run if the

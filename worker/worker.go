@@ -50,6 +50,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -181,6 +182,9 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 	host, _ := os.Hostname()
 	if o.Name == "" {
 		o.Name = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if err := CheckName(o.Name); err != nil {
+		return nil, err
 	}
 	if o.FetchWait <= 0 {
 		o.FetchWait = 2 * time.Second
@@ -371,6 +375,28 @@ func (w *Worker) campaignCancelled(ctx context.Context, campaign string) bool {
 	w.cancelled[campaign] = cacheEntry{cancelled: c, at: time.Now()}
 	w.cacheMu.Unlock()
 	return c
+}
+
+// MaxNameLen bounds a worker's name (CheckName).
+const MaxNameLen = 128
+
+// CheckName refuses a worker name that is not 1 to MaxNameLen letters,
+// digits and "._-@:+": the name is part of NATS subjects and message ids,
+// is stored in every record and shown in the operator's status. An escape
+// sequence in it cleared the operator's screen and a newline forged a
+// status line; a NATS wildcard or a space broke the heartbeat's subject;
+// 5,000 characters passed the server's control line, which closed the
+// connection for good while the worker said it was healthy.
+func CheckName(name string) error {
+	if name == "" || len(name) > MaxNameLen {
+		return fmt.Errorf("worker name: %d bytes; want 1 to %d", len(name), MaxNameLen)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-@:+", r)) {
+			return fmt.Errorf("worker name %q: %q is not allowed (letters, digits and ._-@:+ only)", name, r)
+		}
+	}
+	return nil
 }
 
 // PermanentError marks a task error that another attempt cannot fix.

@@ -194,6 +194,7 @@ func TestCLIPluginSandboxFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := filepath.Join(t.TempDir(), "store")
+	cache := t.TempDir()
 	for _, c := range []struct {
 		args []string
 		code int
@@ -201,9 +202,17 @@ func TestCLIPluginSandboxFlags(t *testing.T) {
 	}{
 		{[]string{"--plugin-sandbox", "on"}, 2, `--plugin-sandbox "on": want require, best-effort, off or auto`},
 		{[]string{"--plugin-memory", "lots"}, 2, "--plugin-memory"},
+		{[]string{"--plugin-memory", "512MiB"}, 2, "--plugin-memory 512MiB: below 1 GiB a plugin (a Go program) cannot reserve its runtime's address space"},
 		{[]string{"--plugin-user", "no-such-user-here"}, 1, `--plugin-user "no-such-user-here"`},
 		{[]string{"--plugin-env", "FLAKY_MODE,MSJFARM_S3_SECRET_KEY"}, 2, "--plugin-env MSJFARM_S3_SECRET_KEY"},
 		{[]string{"--plugin-writable", "/no/such/dir"}, 1, `--plugin-writable "/no/such/dir"`},
+		// Never the store, the plugin cache or what holds them: each of
+		// these was taken, and a plugin could rewrite other campaigns'
+		// results or the binaries they run.
+		{[]string{"--plugin-writable", store}, 2, `--plugin-writable "` + store + `" is the result store`},
+		{[]string{"--plugin-writable", filepath.Dir(store)}, 2, `holds the result store`},
+		{[]string{"--plugin-writable", "/"}, 2, `--plugin-writable "/" holds `},
+		{[]string{"--plugin-cache", cache, "--plugin-writable", filepath.Join(cache, "fcfs")}, 2, `is inside the plugin cache (` + cache + `)`},
 	} {
 		code, _, errs := msjfarm(t, nil, append(append([]string{"run", "--storage", store}, c.args...), sweep)...)
 		if code != c.code || !strings.Contains(errs, c.want) {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -101,11 +102,6 @@ func init() {
 	})
 }
 
-// checkConfigKeys refuses a config file key that is no command's flag,
-// naming the nearest flags: viper ignores such a key, so a misspelt one
-// (storge: s3://…) was silently without effect. A flag of another command
-// is accepted, since one file may configure a coordinator and its
-// workers (deploy/slurm).
 // checkConfigShape refuses a --config file that viper would misread: a
 // key repeated in another case (viper folds keys and keeps one of them
 // silently: "Storage:" under "storage:"), or keys nested absurdly deep
@@ -129,16 +125,33 @@ func checkConfigShape(path string) error {
 	return sweep.CheckShape(data, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."), "")
 }
 
+// checkConfigKeys refuses a config file key that is no command's flag,
+// naming the nearest flags: viper ignores such a key, so a misspelt one
+// (storge: s3://…) was silently without effect. A flag of another command
+// is accepted, since one file may configure a coordinator and its
+// workers (deploy/slurm), and so are the credentials (credentialKeys).
 func checkConfigKeys(path string) error {
 	cv := viper.New()
 	cv.SetConfigFile(path)
 	if err := cv.ReadInConfig(); err != nil {
 		return err
 	}
-	flags := configKeys()
+	flags := slices.Concat(configKeys(), credentialKeys)
+	textual := textFlags()
 	var bad []string
 	for _, k := range cv.AllKeys() {
 		switch sug := sweep.Suggest(k, flags); {
+		case slices.Contains(flags, k) && (textual[k] != "" || slices.Contains(credentialKeys, k)):
+			single := textual[k] == "string" || textual[k] == ""
+			if v := cv.Get(k); !isText(v, single) {
+				fix := "quote it (YAML reads unquoted 1e3, 0x10 or 2026-01-01 as a number or a date: a password 1e3 became \"1000\")"
+				if _, list := v.([]any); list && single {
+					fix = "give one value"
+				} else if list {
+					fix = "quote every item"
+				}
+				bad = append(bad, fmt.Sprintf("%s: the file gives %s, not text: %s", k, kindOf(v), fix))
+			}
 		case slices.Contains(flags, k):
 		case len(sug) > 0:
 			bad = append(bad, fmt.Sprintf("unknown key %q (did you mean %s?)", k, sweep.QuoteOr(sug)))
@@ -151,6 +164,71 @@ func checkConfigKeys(path string) error {
 		return errors.New(strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// textFlags are the config keys whose flags hold text, with their flag
+// type (string, stringArray, stringSlice), built once. It is set in init,
+// as configKeys is.
+var textFlags func() map[string]string
+
+func init() { textFlags = sync.OnceValue(textFlagTypes) }
+
+func textFlagTypes() map[string]string {
+	var code int
+	out := map[string]string{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Annotations[envAnnotation] != "" {
+			c.Flags().VisitAll(func(f *pflag.Flag) {
+				if t := f.Value.Type(); t == "string" || t == "stringArray" || t == "stringSlice" {
+					out[f.Name] = t
+				}
+			})
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(newRoot(&code))
+	return out
+}
+
+// isText reports whether a config value read from YAML, TOML or JSON is
+// text: a string, or (unless single) a list of strings for a repeatable
+// flag.
+func isText(v any, single bool) bool {
+	switch x := v.(type) {
+	case string:
+		return true
+	case []any:
+		if single {
+			return false
+		}
+		for _, e := range x {
+			if _, ok := e.(string); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// kindOf names the kind of a config value that is not text.
+func kindOf(v any) string {
+	switch v.(type) {
+	case int, int64, uint64, float64:
+		return fmt.Sprintf("the number %v", v)
+	case bool:
+		return fmt.Sprintf("%v", v)
+	case time.Time:
+		return "a date"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a mapping"
+	}
+	return fmt.Sprintf("a %T", v)
 }
 
 // unknownEnv warns of each MSJFARM_ variable in environ that msjfarm

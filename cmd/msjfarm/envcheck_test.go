@@ -8,6 +8,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/msjfarm/msjfarm/storage/miniotest"
 )
 
 // TestUnknownEnv: a misspelt MSJFARM_ variable gets a warning naming the
@@ -178,5 +182,130 @@ func TestFlagValueFromEnvOrConfig(t *testing.T) {
 	code, _, errs = captured(t, func() int { return dispatch([]string{"run", "--dry-run", sw}) })
 	if want := `MSJFARM_ACK_WAIT (--ack-wait): "30" is not a duration`; code != 2 || !strings.Contains(errs, want) || strings.Contains(errs, "strconv") {
 		t.Errorf("env: exit %d, want 2 and %q:\n%s", code, want, errs)
+	}
+}
+
+// TestConfigFileCredentials: the S3 credentials may be given in a config
+// file (s3-access-key, s3-secret-key; no flag, which ps would show),
+// where they were refused as unknown keys. A run against a real MinIO
+// with them in the file and none in the environment stores its campaign,
+// and the secret is printed nowhere; half a pair is an error naming the
+// missing key; a file holding a credential that other users may read is
+// warned of.
+func TestConfigFileCredentials(t *testing.T) {
+	ep, ak, sk := miniotest.Start(t)
+	for _, env := range []string{"MSJFARM_S3_ACCESS_KEY", "MSJFARM_S3_SECRET_KEY", "AWS_ACCESS_KEY_ID",
+		"AWS_SECRET_ACCESS_KEY", "MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD"} {
+		t.Setenv(env, "")
+		os.Unsetenv(env)
+	}
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(newcomerBase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store := "s3://cfgcreds?endpoint=" + ep + "&secure=false"
+	write := func(name, body string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cfg := write("farm.yaml", "storage: "+store+"\ns3-access-key: "+ak+"\ns3-secret-key: "+sk+"\n", 0o600)
+	code, out, errs := captured(t, func() int { return dispatch([]string{"run", "--config", cfg, "-q", "--workers", "2", sw}) })
+	if code != 0 {
+		t.Fatalf("run with the credentials in the config file: exit %d\n%s%s", code, out, errs)
+	}
+	if strings.Contains(out+errs, sk) || strings.Contains(errs, "warning") {
+		t.Fatalf("the secret key is printed, or a 0600 file is warned of:\n%s%s", out, errs)
+	}
+	code, out, errs = captured(t, func() int { return dispatch([]string{"results", "--config", cfg}) })
+	if code != 0 || !strings.Contains(out, "first") {
+		t.Fatalf("results with the config file's credentials: exit %d\n%s%s", code, out, errs)
+	}
+
+	half := write("half.yaml", "storage: "+store+"\ns3-secret-key: "+sk+"\n", 0o600)
+	code, out, errs = captured(t, func() int { return dispatch([]string{"results", "--config", half}) })
+	want := "config file " + half + ": s3-secret-key is given without s3-access-key (MSJFARM_S3_ACCESS_KEY): S3 needs both"
+	if code != 2 || !strings.Contains(errs, want) || strings.Contains(out+errs, sk) {
+		t.Fatalf("half a pair: exit %d, want 2 and %q, no secret:\n%s%s", code, want, out, errs)
+	}
+
+	open := write("open.yaml", "storage: "+store+"\ns3-access-key: "+ak+"\ns3-secret-key: "+sk+"\n", 0o644)
+	if err := os.Chmod(open, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = captured(t, func() int { return dispatch([]string{"results", "--config", open}) })
+	want = "config file " + open + " holds credentials (s3-secret-key) and other users may read it (mode 0644): chmod 600 it"
+	if code != 0 || !strings.Contains(errs, want) {
+		t.Fatalf("a readable file of credentials: exit %d, want 0 and %q:\n%s%s", code, want, out, errs)
+	}
+}
+
+// A credential variable with white space around it (a newline from echo,
+// a Kubernetes secret made from a file) is warned of by name, never by
+// value; the server answered only "SignatureDoesNotMatch".
+func TestWarnPaddedCredentials(t *testing.T) {
+	env := map[string]string{"MSJFARM_S3_SECRET_KEY": "s3cr3tvalue\n", "MSJFARM_NATS_TOKEN": "fine", "AWS_ACCESS_KEY_ID": " AKIA"}
+	got := captureStderr(t, func() {
+		warnPaddedCredentials(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	})
+	for _, want := range []string{"warning: MSJFARM_S3_SECRET_KEY starts or ends with white space", "warning: AWS_ACCESS_KEY_ID starts or ends"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "MSJFARM_NATS_TOKEN") || strings.Contains(got, "s3cr3tvalue") || strings.Contains(got, "AKIA") {
+		t.Errorf("warned of a clean variable, or printed a value:\n%s", got)
+	}
+}
+
+// TestConfigFileTextValues: a config value for a text flag must be text.
+// YAML read unquoted 1e3, 0x10 and 2026-01-01 as numbers and dates, and
+// the flag got their Go form ("1000", "16", "2026-01-01 00:00:00 +0000
+// UTC"): a password 1e3 failed authentication with no hint, a store was
+// created under the date's text. A list for a one-value flag was taken as
+// no value; a list for a repeatable flag (plugin-writable) was read as "",
+// the current directory.
+func TestConfigFileTextValues(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(newcomerBase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ body, want string }{
+		{"nats-password: 1e3\n", `nats-password: the file gives the number 1000, not text: quote it`},
+		{"storage: 2026-01-01\n", `storage: the file gives a date, not text: quote it`},
+		{"storage: 0x10\n", `storage: the file gives the number 16, not text`},
+		{"storage: [" + dir + "]\n", `storage: the file gives a list, not text: give one value`},
+		{"plugin-writable: [" + dir + ", 3]\n", `plugin-writable: the file gives a list, not text: quote every item`},
+		{"s3-secret-key: 12345678\ns3-access-key: ak\n", `s3-secret-key: the file gives the number 12345678, not text`},
+	} {
+		cfg := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(cfg, []byte(c.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := captured(t, func() int { return dispatch([]string{"run", "--config", cfg, "--dry-run", sw}) })
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, want 2 and %q:\n%s", c.body, code, c.want, errs)
+		}
+	}
+	// A list of text for a repeatable flag gives each item.
+	a, b := t.TempDir(), t.TempDir()
+	ff := newFarmFlags(pflag.NewFlagSet("x", pflag.ContinueOnError), false, "")
+	rf := addRunnerFlags(ff.fs)
+	cfg := filepath.Join(dir, "list.yaml")
+	if err := os.WriteFile(cfg, []byte("plugin-writable: ["+a+", "+b+"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := ff.fs.Parse([]string{"--config", cfg}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ff.parse(); err != nil {
+		t.Fatal(err)
+	}
+	if got := *rf.writable; len(got) != 2 || got[0] != a || got[1] != b {
+		t.Fatalf("plugin-writable from the file: %q, want [%s %s]", got, a, b)
 	}
 }

@@ -12,11 +12,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -247,6 +249,34 @@ func parseSize(flag, s string) (int64, error) {
 	return n * mult, nil
 }
 
+// coordinatorGoneWait is how long submit --wait waits for a coordinator
+// that stopped answering: longer than a standby's takeover (the lease's
+// time to live, 15 s by default) and a restart.
+const coordinatorGoneWait = 2 * time.Minute
+
+// statusTimeout bounds one status request of submit --wait.
+const statusTimeout = 15 * time.Second
+
+// waitingForCoordinator says, as cmd's, that no coordinator answers yet
+// and how long cmd waits for one.
+func waitingForCoordinator(cmd string) func() {
+	return func() {
+		fmt.Fprintf(os.Stderr, "msjfarm %s: no coordinator answers on this NATS system yet (is `msjfarm coordinator` running?): waiting up to 5 minutes (Ctrl-C stops)\n", cmd)
+	}
+}
+
+// positiveDurations refuses a duration flag that is zero or negative,
+// naming it: the coordinator took --verify-wait 0 or -1s as its default
+// (10 min) and --reconcile 0s, --lease-ttl 0s without a word.
+func positiveDurations(flags map[string]time.Duration) error {
+	for _, name := range slices.Sorted(maps.Keys(flags)) {
+		if d := flags[name]; d <= 0 {
+			return fmt.Errorf("--%s must be > 0, got %v", name, d)
+		}
+	}
+	return nil
+}
+
 // profileUsage documents --profile of run and submit.
 const profileUsage = "overlay the sweep file's profile of this name, e.g. paper (env MSJFARM_PROFILE; docs/sweep.md)"
 
@@ -267,6 +297,9 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 			return 2
 		}
 		if err := checkDelivery(*maxDeliver, *ackWait); err != nil {
+			return usagef("coordinator: %v", err)
+		}
+		if err := positiveDurations(map[string]time.Duration{"reconcile": *reconcile, "verify-wait": *verifyWait, "lease-ttl": *leaseTTL}); err != nil {
 			return usagef("coordinator: %v", err)
 		}
 		if err := mf.check(); err != nil {
@@ -363,7 +396,20 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 			return 2
 		}
 		if ff.fs.NArg() > 0 {
-			return fail("worker: unexpected argument %q", ff.fs.Arg(0))
+			return usagef("worker: unexpected argument %q", ff.fs.Arg(0))
+		}
+		if *n < 1 {
+			// 0 and -1 were taken: the worker announced "0 slots" and
+			// idled for ever.
+			return usagef("worker: --workers must be >= 1, got %d", *n)
+		}
+		if *grace < 0 {
+			return usagef("worker: --grace must be >= 0, got %v", *grace)
+		}
+		if *name != "" {
+			if err := worker.CheckName(*name); err != nil {
+				return usagef("worker: --worker-name: %v", err)
+			}
 		}
 		traceLimit, err := parseSize("max-trace-size", *maxTrace)
 		if err != nil {
@@ -394,6 +440,7 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 		}
 		metrics := monitor.NewMetrics()
 		st = metrics.InstrumentStore(st)
+		rf.store = *ff.storage
 		if code := rf.applySandbox("worker", false); code != 0 {
 			return code
 		}
@@ -524,7 +571,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		defer cancel()
 		var rep protocol.SubmitReply
-		if err := protocol.RequestRetry(rctx, nc, protocol.APISubmit, req, &rep); err != nil {
+		if err := protocol.RequestRetry(rctx, nc, protocol.APISubmit, req, &rep, waitingForCoordinator("submit")); err != nil {
 			return fail("submit: %v", err)
 		}
 		fmt.Printf("campaign %s (%s): %d tasks in %d points; %d published, %d already queued, %d already done (%d reused from other campaigns)\n",
@@ -580,10 +627,38 @@ func stageSubmission(ctx context.Context, nc *nats.Conn, st storage.Store, path 
 // with no failed task, 1 otherwise, 130 when interrupted.
 func waitCampaign(ctx context.Context, nc *nats.Conn, rep protocol.SubmitReply, camp *sweep.Campaign) int {
 	p := newProgress(os.Stderr, rep.AlreadyDone).describe(camp)
+	var gone time.Time // since when no coordinator has answered
 	for {
 		var s protocol.Status
-		if err := protocol.Request(ctx, nc, protocol.APIStatus, protocol.StatusRequest{Campaign: rep.Campaign}, &s); err != nil {
+		// Each request bounded: a coordinator that stopped answering
+		// without closing its connection (stopped, partitioned) held a
+		// request with no deadline for ever.
+		rctx, cancel := context.WithTimeout(ctx, statusTimeout)
+		err := protocol.Request(rctx, nc, protocol.APIStatus, protocol.StatusRequest{Campaign: rep.Campaign}, &s)
+		cancel()
+		switch {
+		case (errors.Is(err, protocol.ErrNoCoordinator) || errors.Is(err, context.DeadlineExceeded)) && ctx.Err() == nil:
+			// A coordinator restarting (or a standby taking over) answers
+			// again within its lease: submit --wait exited 1 at the first
+			// status no one answered.
+			if gone.IsZero() {
+				gone = time.Now()
+				fmt.Fprintf(os.Stderr, "msjfarm submit: no coordinator answers (restarting?): waiting up to %s for one\n", coordinatorGoneWait)
+			} else if time.Since(gone) > coordinatorGoneWait {
+				return fail("submit: %v for %s; the campaign goes on when one runs (msjfarm status %s)", err, coordinatorGoneWait, rep.Campaign)
+			}
+			select {
+			case <-ctx.Done():
+				return 130
+			case <-time.After(time.Second):
+			}
+			continue
+		case err != nil:
 			return fail("submit: %v", err)
+		}
+		if !gone.IsZero() {
+			fmt.Fprintf(os.Stderr, "msjfarm submit: a coordinator answers again\n")
+			gone = time.Time{}
 		}
 		p.update(&s)
 		if s.State != protocol.CampaignRunning {
@@ -663,7 +738,7 @@ func farmOrStorageStatus(ctx context.Context, ff *farmFlags) ([]protocol.Status,
 		}
 		return l.Campaigns, nil
 	}
-	id, err := resolveOnFarm(ctx, nc, arg)
+	id, err := resolveOnFarm(ctx, nc, arg, archive.Resolve)
 	if err != nil {
 		return nil, err
 	}
@@ -697,7 +772,7 @@ func defCancel(fs *pflag.FlagSet) func([]string) int {
 			return 2
 		}
 		if ff.fs.NArg() != 1 {
-			return fail("cancel: want one campaign: id, name or id prefix")
+			return usagef("cancel: want one campaign: id, name or id prefix")
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -706,7 +781,7 @@ func defCancel(fs *pflag.FlagSet) func([]string) int {
 			return fail("cancel: %v", err)
 		}
 		defer nc.Close()
-		id, err := resolveOnFarm(ctx, nc, ff.fs.Arg(0))
+		id, err := resolveOnFarm(ctx, nc, ff.fs.Arg(0), archive.ResolveOne)
 		if err != nil {
 			return fail("cancel: %v", err)
 		}
@@ -715,6 +790,9 @@ func defCancel(fs *pflag.FlagSet) func([]string) int {
 			return fail("cancel: %v", err)
 		}
 		printStatus(os.Stdout, []protocol.Status{s})
+		if s.State != protocol.CampaignCancelled {
+			fmt.Fprintf(os.Stderr, "msjfarm cancel: campaign %s is %s: nothing was cancelled\n", id, s.State)
+		}
 		return 0
 	}
 }
@@ -1192,7 +1270,7 @@ func verdictStatus(get func(string) string) string {
 // resolveOnFarm resolves a campaign id, name or id prefix against the
 // campaigns the coordinator knows (archive.Resolve: a name means its
 // latest campaign).
-func resolveOnFarm(ctx context.Context, nc *nats.Conn, arg string) (string, error) {
+func resolveOnFarm(ctx context.Context, nc *nats.Conn, arg string, resolve func(string, []archive.Candidate) (string, error)) (string, error) {
 	var l protocol.ListReply
 	if err := protocol.Request(ctx, nc, protocol.APIList, struct{}{}, &l); err != nil {
 		return "", err
@@ -1201,7 +1279,7 @@ func resolveOnFarm(ctx context.Context, nc *nats.Conn, arg string) (string, erro
 	for i, s := range l.Campaigns {
 		cands[i] = archive.Candidate{ID: s.Campaign, Name: s.Name, Created: s.Created}
 	}
-	return archive.Resolve(arg, cands)
+	return resolve(arg, cands)
 }
 
 // printCampaigns prints the campaigns in storage, oldest first.
@@ -1250,8 +1328,15 @@ func storageStatus(ctx context.Context, st storage.Store, arg string) ([]protoco
 		if state == protocol.CampaignRunning {
 			state = "interrupted" // its run did not answer (storedState)
 		}
+		// A finished campaign's manifest tells results from failures;
+		// Finished counts both, and a campaign whose every task failed
+		// was shown "done  DONE 4  FAILED 0".
+		done, failed := e.Finished, 0
+		if state != "interrupted" && e.Done+e.Failed > 0 {
+			done, failed = e.Done, e.Failed
+		}
 		list = append(list, protocol.Status{Campaign: e.ID, Name: e.Name, State: state, Total: e.Tasks,
-			Done: e.Finished, Created: e.Created, Verify: storedVerify(ctx, st, e.ID)})
+			Done: done, Failed: failed, Created: e.Created, Verify: storedVerify(ctx, st, e.ID)})
 	}
 	return list, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"github.com/spf13/pflag"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/redact"
 	"github.com/msjfarm/msjfarm/storage"
 )
 
@@ -39,7 +41,19 @@ type farmFlags struct {
 	ca       *string
 	s3CA     *string
 	storage  *string
+	// s3Access and s3Secret are the S3 credentials when the config file
+	// gives them (s3-access-key, s3-secret-key: credentialKeys; their
+	// variables MSJFARM_S3_ACCESS_KEY and MSJFARM_S3_SECRET_KEY win over
+	// the file); empty: storage.Open looks in the environment.
+	s3Access, s3Secret string
 }
+
+// credentialKeys are config-file keys that are no flag: the S3
+// credentials, which a flag would show to every user of the machine in
+// ps. Without them a file could carry the NATS password but not the S3
+// secret, and the key the documentation's table implies was refused as
+// unknown.
+var credentialKeys = []string{"s3-access-key", "s3-secret-key"}
 
 func newFarmFlags(fs *pflag.FlagSet, withNATS bool, defaultStorage string) *farmFlags {
 	f := &farmFlags{fs: fs}
@@ -76,16 +90,21 @@ func (f *farmFlags) natsCA() string {
 	return *f.ca
 }
 
-// storageOptions are the storage.Open options of the flags: the S3 CA.
+// storageOptions are the storage.Open options of the flags: the S3 CA
+// and the credentials of the config file.
 func (f *farmFlags) storageOptions() []storage.Option {
+	var o []storage.Option
+	if f.s3Access != "" {
+		o = append(o, storage.WithCredentials(f.s3Access, f.s3Secret))
+	}
 	ca := *f.s3CA
 	if ca == "" {
 		ca = *f.ca
 	}
-	if ca == "" {
-		return nil
+	if ca != "" {
+		o = append(o, storage.WithCA(ca))
 	}
-	return []storage.Option{storage.WithCA(ca)}
+	return o
 }
 
 // processSecrets are the credentials this process was given; fail and the
@@ -112,18 +131,24 @@ func (f *farmFlags) secrets() []string {
 	}
 	if f.natsURL != nil {
 		for _, raw := range strings.Split(*f.natsURL, ",") {
-			if u, err := url.Parse(strings.TrimSpace(raw)); err == nil && u.User != nil {
+			raw = strings.TrimSpace(raw)
+			if u, err := url.Parse(raw); err == nil && u.User != nil {
 				if pw, ok := u.User.Password(); ok {
 					add(pw)
 				} else {
 					add(u.User.Username()) // a token
 				}
+			} else if user, pw, ok := redact.Userinfo(raw); err != nil && ok {
+				// A URL that does not parse (a password holding '/'):
+				// its secret is still masked wherever it appears.
+				add(cmp.Or(pw, user))
 			}
 		}
 	}
 	for _, env := range []string{"MSJFARM_S3_SECRET_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "MINIO_ROOT_PASSWORD"} {
 		add(os.Getenv(env))
 	}
+	add(f.s3Secret)
 	return s
 }
 
@@ -156,13 +181,35 @@ func (f *farmFlags) parse() error {
 			return fmt.Errorf("config file %s: %w", cfg, err)
 		}
 	}
-	var err error
+	if cfg := v.GetString("config"); cfg != "" {
+		warnReadableSecrets(cfg, v)
+	}
 	defer func() { processSecrets = append(processSecrets, f.secrets()...) }()
+	warnPaddedCredentials(os.LookupEnv)
+	if err := f.parseCredentials(v); err != nil {
+		fmt.Fprintf(os.Stderr, "msjfarm: %v\n", err)
+		return err
+	}
+	var err error
 	f.fs.VisitAll(func(fl *pflag.Flag) {
 		if fl.Changed || fl.Name == "config" || fl.Name == "help" || err != nil || !v.IsSet(fl.Name) {
 			return
 		}
-		if val := v.GetString(fl.Name); f.fs.Set(fl.Name, val) != nil {
+		vals := []string{v.GetString(fl.Name)}
+		if t := fl.Value.Type(); t == "stringArray" || t == "stringSlice" {
+			// A repeatable flag's list in the config file (plugin-writable:
+			// [a, b]): each item, where GetString made it "".
+			if list, ok := v.Get(fl.Name).([]any); ok {
+				vals = vals[:0]
+				for _, e := range list {
+					vals = append(vals, fmt.Sprint(e))
+				}
+			}
+		}
+		for _, val := range vals {
+			if f.fs.Set(fl.Name, val) == nil {
+				continue
+			}
 			// Named where it came from, in the sweep file's words: it was
 			// `--workers (from environment or config): invalid argument
 			// "many" for "--workers" flag: strconv.ParseInt: …`.
@@ -172,9 +219,88 @@ func (f *farmFlags) parse() error {
 			}
 			err = fmt.Errorf("%s (--%s): %q is not %s", src, fl.Name, val, flagKind(fl.Value.Type()))
 			fmt.Fprintf(os.Stderr, "msjfarm: %v\n", err)
+			return
 		}
 	})
+	if err == nil && f.storage != nil && *f.storage != "" {
+		// Its form is checked here, a usage error (exit 2) before the
+		// command starts; the store itself is opened by the command.
+		if err = storage.CheckURL(*f.storage); err != nil {
+			fmt.Fprintf(os.Stderr, "msjfarm: %v\n", err)
+		}
+	}
 	return err
+}
+
+// parseCredentials reads the S3 credentials when the config file gives
+// them (credentialKeys; the environment's MSJFARM_S3_* still win): both
+// or neither, since half a pair is a mistake that the store would report
+// as missing credentials, or answer with another pair of the environment
+// (AWS_*). Without them in the file, the store reads the environment as
+// it always did.
+func (f *farmFlags) parseCredentials(v *viper.Viper) error {
+	if !v.InConfig(credentialKeys[0]) && !v.InConfig(credentialKeys[1]) {
+		return nil
+	}
+	f.s3Access, f.s3Secret = v.GetString(credentialKeys[0]), v.GetString(credentialKeys[1])
+	if (f.s3Access == "") == (f.s3Secret == "") {
+		return nil
+	}
+	given, missing := credentialKeys[0], credentialKeys[1]
+	if f.s3Access == "" {
+		given, missing = missing, given
+	}
+	src := "MSJFARM_" + strings.ToUpper(strings.ReplaceAll(given, "-", "_"))
+	if _, env := os.LookupEnv(src); !env {
+		src = "config file " + v.GetString("config") + ": " + given
+	}
+	f.s3Access, f.s3Secret = "", ""
+	return fmt.Errorf("%s is given without %s (MSJFARM_%s): S3 needs both", src, missing, strings.ToUpper(strings.ReplaceAll(missing, "-", "_")))
+}
+
+// credentialEnv are the variables holding credentials, checked for
+// white space around them (warnPaddedCredentials).
+var credentialEnv = []string{"MSJFARM_S3_ACCESS_KEY", "MSJFARM_S3_SECRET_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+	"MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD", "MSJFARM_NATS_USER", "MSJFARM_NATS_PASSWORD", "MSJFARM_NATS_TOKEN"}
+
+// warnPaddedCredentials warns of a credential variable that starts or
+// ends with white space: a secret written to a file by echo, or a
+// Kubernetes secret made from one, ends with a newline, and the server
+// answered only "SignatureDoesNotMatch" or "Authorization Violation". It
+// is used as it is (a password may hold a space); the warning names the
+// variable, never its value.
+func warnPaddedCredentials(lookup func(string) (string, bool)) {
+	for _, name := range credentialEnv {
+		if v, ok := lookup(name); ok && v != "" && v != strings.TrimSpace(v) {
+			fmt.Fprintf(os.Stderr, "msjfarm: warning: %s starts or ends with white space (a newline from echo or a file?); it is used as it is, and the server may refuse it\n", name)
+		}
+	}
+}
+
+// secretKeys are the config-file keys that hold a credential.
+var secretKeys = []string{"s3-secret-key", "nats-password", "nats-token"}
+
+// warnReadableSecrets warns when the config file at path holds a
+// credential (secretKeys, or a password or token in nats-url) and other
+// users of the machine may read it, as ssh does of a private key: the
+// documentation recommends the file for secrets because a flag shows in
+// ps, which a world-readable file defeats just as well.
+func warnReadableSecrets(path string, v *viper.Viper) {
+	var held []string
+	for _, k := range secretKeys {
+		if v.InConfig(k) {
+			held = append(held, k)
+		}
+	}
+	if v.InConfig("nats-url") && strings.Contains(v.GetString("nats-url"), "@") {
+		held = append(held, "nats-url")
+	}
+	fi, err := os.Stat(path)
+	if len(held) == 0 || err != nil || fi.Mode().Perm()&0o077 == 0 {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "msjfarm: warning: config file %s holds credentials (%s) and other users may read it (mode %04o): chmod 600 it\n",
+		path, strings.Join(held, ", "), fi.Mode().Perm())
 }
 
 // flagKind names what a flag of pflag type t holds.

@@ -221,3 +221,37 @@ func TestSubmitWorkersFlag(t *testing.T) {
 		t.Errorf("exit %d, want 2: %s", code, errOut)
 	}
 }
+
+// The farm commands' numbers and durations are checked before anything
+// starts (exit 2, the flag named): each of these was taken, the worker
+// announcing "0 slots" and idling for ever, the coordinator using its
+// default wait for --verify-wait 0 or -1s.
+func TestFarmFlagBounds(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"worker", "--workers", "0"}, "worker: --workers must be >= 1, got 0"},
+		{[]string{"worker", "--workers", "-1"}, "worker: --workers must be >= 1, got -1"},
+		{[]string{"worker", "--grace", "-1s"}, "worker: --grace must be >= 0, got -1s"},
+		{[]string{"worker", "extra"}, `worker: unexpected argument "extra"`},
+		// A name is part of NATS subjects and reaches the operator's
+		// terminal: an escape sequence cleared the screen and a newline
+		// forged a status line; 5,000 characters closed the worker's
+		// connection for good.
+		{[]string{"worker", "--worker-name", "evil\x1b[2J\nforged line"}, `worker: --worker-name: worker name "evil\x1b[2J\nforged line": '\x1b' is not allowed`},
+		{[]string{"worker", "--worker-name", "a*"}, `'*' is not allowed`},
+		{[]string{"worker", "--worker-name", strings.Repeat("w", 5000)}, "worker: --worker-name: worker name: 5000 bytes; want 1 to 128"},
+		{[]string{"coordinator", "--verify-wait", "0s"}, "coordinator: --verify-wait must be > 0, got 0s"},
+		{[]string{"coordinator", "--verify-wait", "-1s"}, "coordinator: --verify-wait must be > 0, got -1s"},
+		{[]string{"coordinator", "--lease-ttl", "0s"}, "coordinator: --lease-ttl must be > 0, got 0s"},
+		{[]string{"coordinator", "--reconcile", "0s"}, "coordinator: --reconcile must be > 0, got 0s"},
+		{[]string{"run", "--storage", "127.0.0.1:9000", "x.yaml"}, `storage: a store "127.0.0.1:9000" reads as a server's host:port`},
+		{[]string{"status", "--storage", "s3:/farm"}, `storage: a store starting "s3:" reads as a URL without its "//"`},
+	} {
+		code, _, errOut := captured(t, func() int { return dispatch(c.args) })
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, want 2 and %q:\n%s", c.args, code, c.want, errOut)
+		}
+	}
+}

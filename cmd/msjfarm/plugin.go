@@ -6,8 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -315,6 +318,9 @@ type runnerFlags struct {
 	env, writable     *[]string
 	sb                *sandbox.Sandbox
 	pluginEnv         []string
+	// store is the command's --storage, whose local directory no
+	// --plugin-writable may reach (protectedDirs).
+	store string
 }
 
 func addRunnerFlags(fs *pflag.FlagSet) *runnerFlags {
@@ -354,6 +360,13 @@ func (rf *runnerFlags) applySandbox(cmd string, quiet bool) int {
 		if mem, err = parseSize("plugin-memory", *rf.memory); err != nil {
 			return usagef("%s: %v", cmd, err)
 		}
+		if mem < minPluginMemory {
+			// Measured: at 64, 256 and 512 MiB every plugin died at
+			// start ("failed to reserve page summary memory", or a
+			// segfault reported as "Unrecognized remote plugin message"),
+			// every task failing after its retries; at 1 GiB they ran.
+			return usagef("%s: --plugin-memory %s: below 1 GiB a plugin (a Go program) cannot reserve its runtime's address space and dies at start", cmd, *rf.memory)
+		}
 	}
 	quota, err := parseSize("plugin-tmp-quota", *rf.tmpQuota)
 	if err == nil && quota <= 0 {
@@ -370,6 +383,9 @@ func (rf *runnerFlags) applySandbox(cmd string, quiet bool) int {
 		if v, ok := os.LookupEnv(name); ok {
 			rf.pluginEnv = append(rf.pluginEnv, name+"="+v)
 		}
+	}
+	if err := checkWritable(*rf.writable, rf.protectedDirs()); err != nil {
+		return usagef("%s: %v", cmd, err)
 	}
 	sb, err := sandbox.New(sandbox.Options{Mode: mode, User: *rf.user, MemoryLimit: mem, Writable: *rf.writable, TmpQuota: quota})
 	if err != nil {
@@ -388,6 +404,102 @@ func (rf *runnerFlags) applySandbox(cmd string, quiet bool) int {
 		rf.stateSandbox(cmd)
 	}
 	return 0
+}
+
+// minPluginMemory is the least --plugin-memory a plugin starts with.
+const minPluginMemory = 1 << 30
+
+// protectedDirs are the directories whose content a plugin could turn
+// against the farm if it could write them, by what they are: the local
+// store (results other campaigns reuse), the plugin cache and the plugin
+// path (binaries other campaigns run), and msjfarm's own directory (it
+// serves the built-in families).
+func (rf *runnerFlags) protectedDirs() map[string]string {
+	dirs := map[string]string{}
+	if dir := localStoreDir(rf.store); dir != "" {
+		dirs[dir] = "the result store"
+	}
+	cache := *rf.cache
+	if cache == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			cache = filepath.Join(d, "msjfarm", "plugins")
+		}
+	}
+	if cache != "" {
+		dirs[cache] = "the plugin cache"
+	}
+	for _, d := range filepath.SplitList(*rf.path + string(filepath.ListSeparator) + os.Getenv(pluginhost.EnvPath)) {
+		if d != "" {
+			dirs[d] = "a plugin directory (--plugin-path, $" + pluginhost.EnvPath + ")"
+		}
+	}
+	if exe, err := os.Executable(); err == nil {
+		dirs[filepath.Dir(exe)] = "msjfarm's own directory"
+	}
+	return dirs
+}
+
+// localStoreDir is the directory of a local store URL, "" for any other.
+func localStoreDir(raw string) string {
+	if raw == "" || storage.CheckURL(raw) != nil {
+		return ""
+	}
+	if dir, ok := strings.CutPrefix(raw, "file://"); ok {
+		return dir
+	}
+	if strings.Contains(raw, "://") {
+		return ""
+	}
+	return raw
+}
+
+// checkWritable refuses a --plugin-writable directory that is, holds or
+// lies inside a protected one (its help said "never the store or the
+// plugin cache", and the store, its results/ directory, the cache and /
+// were each taken: a plugin of one campaign could then rewrite another's
+// results or the binaries it runs). Paths are compared resolved
+// (absolute, symbolic links followed as far as they exist).
+func checkWritable(writable []string, protected map[string]string) error {
+	for _, w := range writable {
+		rw := resolvedPath(w)
+		for _, p := range slices.Sorted(maps.Keys(protected)) {
+			rp := resolvedPath(p)
+			switch {
+			case rw == rp:
+				return fmt.Errorf("--plugin-writable %q is %s: a plugin could rewrite what other campaigns read or run", w, protected[p])
+			case within(rp, rw):
+				return fmt.Errorf("--plugin-writable %q holds %s (%s): a plugin could rewrite what other campaigns read or run", w, protected[p], p)
+			case within(rw, rp):
+				return fmt.Errorf("--plugin-writable %q is inside %s (%s): a plugin could rewrite what other campaigns read or run", w, protected[p], p)
+			}
+		}
+	}
+	return nil
+}
+
+// resolvedPath is p absolute and cleaned, with the symbolic links of its
+// longest existing prefix resolved.
+func resolvedPath(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	rest := ""
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if dir == filepath.Dir(dir) {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
+}
+
+// within reports whether path lies strictly inside dir.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // stateSandbox prints what applySandbox applied, as cmd's.

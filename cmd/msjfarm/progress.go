@@ -80,6 +80,8 @@ type progress struct {
 	bar       *mpb.Bar
 	lastPrint time.Time
 	lastLine  string
+	// lastFinal is the finalisation failure last shown (Status.Finalising).
+	lastFinal string
 }
 
 // plainEvery is the interval of the plain progress lines: often enough to
@@ -178,6 +180,16 @@ func (p *progress) update(s *protocol.Status) {
 	p.smu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if s.Finalising != "" && s.Finalising != p.lastFinal {
+		// Shown once each time it changes, above the bar: every task is
+		// finished, and the line alone read "ETA 0s" for ever.
+		var w io.Writer = p.w
+		if p.bars != nil {
+			w = p.bars
+		}
+		fmt.Fprintf(w, "msjfarm: campaign %s: %s\n", s.Campaign, s.Finalising)
+	}
+	p.lastFinal = s.Finalising
 	if !p.tty {
 		l := p.line(s)
 		if l != p.lastLine && time.Since(p.lastPrint) >= plainEvery {

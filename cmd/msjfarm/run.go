@@ -105,6 +105,7 @@ func (r *runCommand) main() int {
 	defer stop()
 	r.creating = exitOnInterrupt("run")
 	defer r.creating() // the guard ends with the command, whatever it created
+	r.rf.store = *r.ff.storage
 	if code := r.rf.applySandbox("run", true); code != 0 {
 		return code
 	}
@@ -320,8 +321,9 @@ func (r *runCommand) run(ctx context.Context, o local.Options, camp *sweep.Campa
 	st := o.Store
 	p := newProgress(os.Stderr, 0).describe(camp)
 	printed, code := false, 0
+	var reportErr error
 	summarize := func(ctx context.Context, s *protocol.Status, id string) {
-		printed, code = true, printRunSummary(ctx, st, p, s, id)
+		printed, code = true, printRunSummary(ctx, st, p, s, id, reportErr)
 	}
 	o.Lingering = func(s *protocol.Status) {
 		summarize(ctx, s, s.Campaign)
@@ -343,6 +345,7 @@ func (r *runCommand) run(ctx context.Context, o local.Options, camp *sweep.Campa
 		return fail("run: %v", err)
 	}
 	id, s := out.Submit.Campaign, out.Status
+	reportErr = out.ReportError
 	if out.Interrupted {
 		done := "no"
 		if s != nil {
@@ -363,7 +366,7 @@ func (r *runCommand) run(ctx context.Context, o local.Options, camp *sweep.Campa
 // printRunSummary prints a finished campaign's end: the progress's final
 // line (s), the summary table, and where the summary, precision table
 // and report are; it returns run's exit status (1 if a task failed).
-func printRunSummary(ctx context.Context, st storage.Store, p *progress, s *protocol.Status, id string) int {
+func printRunSummary(ctx context.Context, st storage.Store, p *progress, s *protocol.Status, id string, reportErr error) int {
 	p.finish(s)
 	data, err := storedSummary(ctx, st, id)
 	if err != nil {
@@ -381,6 +384,9 @@ func printRunSummary(ctx context.Context, st storage.Store, p *progress, s *prot
 	if _, err := st.Stat(ctx, storage.ReportPrefix(id)+"index.html"); err == nil {
 		fmt.Printf("report: %s\n", reportLocation(st, id))
 	} else {
+		if reportErr != nil {
+			err = reportErr // the cause (a full disk), not the missing page
+		}
 		fmt.Printf("report: not rendered (%v); msjfarm report %s regenerates it\n", err, id)
 	}
 	if s.Failed > 0 {

@@ -379,7 +379,7 @@ func farmProbeRun(nc *nats.Conn, st storage.Store, reg *registry.Registry, pin, 
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		defer cancel()
 		var rep protocol.SubmitReply
-		if err := protocol.RequestRetry(rctx, nc, protocol.APISubmit, req, &rep); err != nil {
+		if err := protocol.RequestRetry(rctx, nc, protocol.APISubmit, req, &rep, waitingForCoordinator("limit")); err != nil {
 			if ctx.Err() != nil {
 				return "", nil, true, nil
 			}

@@ -24,8 +24,14 @@ import (
 // taken over), and removed by a holder that lets go; two machines
 // sharing a store by NFS are not covered (they would share a farm, not
 // two `run`s).
+//
+// A local store is known by its directory's device and inode, not its
+// URL: the same directory reached through a symbolic link (or a bind
+// mount) is a different URL, and two runs of one campaign on it each ran
+// every task. An S3 store is known by its URL (endpoint, bucket, prefix):
+// one server reached by two endpoint names is not caught.
 func lockCampaign(storeURL, id string) (unlock func(), err error) {
-	sum := sha256.Sum256([]byte(storeURL + "\x00" + id))
+	sum := sha256.Sum256([]byte(storeIdentity(storeURL) + "\x00" + id))
 	path := filepath.Join(os.TempDir(), "msjfarm-run-"+hex.EncodeToString(sum[:8])+".lock")
 	for {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
@@ -62,4 +68,18 @@ func lockCampaign(storeURL, id string) (unlock func(), err error) {
 			f.Close()
 		}, nil
 	}
+}
+
+// storeIdentity names the store at storeURL for lockCampaign: a local
+// directory by device and inode, anything else by its URL.
+func storeIdentity(storeURL string) string {
+	dir, ok := strings.CutPrefix(storeURL, "file://")
+	if !ok {
+		return storeURL
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return storeURL
+	}
+	return fmt.Sprintf("local:%d:%d", st.Dev, st.Ino)
 }

@@ -44,3 +44,32 @@ func TestRunCampaignLock(t *testing.T) {
 		t.Fatalf("once released: exit %d\n%s", code, errOut)
 	}
 }
+
+// The same directory through a symbolic link is the same store: a run
+// through the link was not refused and ran every task a second time.
+func TestRunCampaignLockThroughLink(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(newcomerBase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data, link := filepath.Join(dir, "data"), filepath.Join(dir, "link")
+	st, err := storage.Open(t.Context(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(data, link); err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ := captured(t, func() int { return dispatch([]string{"run", "--dry-run", "--storage", data, sw}) })
+	id := strings.Fields(strings.TrimPrefix(out, "campaign "))[0]
+	unlock, err := lockCampaign(st.URL(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	code, _, errOut := captured(t, func() int { return dispatch([]string{"run", "-q", "--storage", link, sw}) })
+	if code != 1 || !strings.Contains(errOut, "campaign "+id+" is being run on ") {
+		t.Fatalf("through the link while held: exit %d, want 1 naming the holder:\n%s", code, errOut)
+	}
+}

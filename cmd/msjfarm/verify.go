@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 )
@@ -45,11 +46,14 @@ func printVerify(w io.Writer, s *protocol.Status) {
 		fmt.Fprintf(w, ", %d skipped (failed)", v.Skipped)
 	}
 	fmt.Fprintln(w)
+	// Worker names and findings come from workers (and from storage):
+	// written out, so that a name holding an escape sequence or a newline
+	// neither acts on the terminal nor forges a line.
 	if len(v.Disagreeing) > 0 {
-		fmt.Fprintf(w, "  verify: disagreeing workers: %s\n", strings.Join(v.Disagreeing, ", "))
+		fmt.Fprintf(w, "  verify: disagreeing workers: %s\n", termtext.OneLine(strings.Join(v.Disagreeing, ", ")))
 	}
 	for _, f := range v.Findings {
-		fmt.Fprintf(w, "  verify mismatch: %s\n", f)
+		fmt.Fprintf(w, "  verify mismatch: %s\n", termtext.OneLine(f))
 	}
 }
 

@@ -157,7 +157,12 @@ type Status struct {
 	Rejected []string `json:"rejected,omitempty"`
 	// Verify is the campaign's spot verification (nil: not asked for).
 	Verify *VerifyStatus `json:"verify,omitempty"`
-	Error  string        `json:"error,omitempty"`
+	// Finalising is why a campaign whose tasks are all finished is not
+	// done yet: its last finalisation failed (the summary, manifest or
+	// report could not be written), and how often in a row; "" when none
+	// failed.
+	Finalising string `json:"finalising,omitempty"`
+	Error      string `json:"error,omitempty"`
 }
 
 // Finished reports whether every task is done or failed.
@@ -174,11 +179,19 @@ var ErrNoCoordinator = errors.New("no coordinator is listening (start `msjfarm c
 
 // RequestRetry is Request, retried every 500 ms while no coordinator is
 // listening (one may be starting), until ctx ends.
-func RequestRetry(ctx context.Context, nc *nats.Conn, subject string, req, reply any) error {
+//
+// onWait, if set, is called once, when the first request finds no
+// coordinator: a submit with no coordinator running waited its five
+// minutes in silence.
+func RequestRetry(ctx context.Context, nc *nats.Conn, subject string, req, reply any, onWait func()) error {
 	for {
 		err := Request(ctx, nc, subject, req, reply)
 		if !errors.Is(err, ErrNoCoordinator) {
 			return err
+		}
+		if onWait != nil {
+			onWait()
+			onWait = nil
 		}
 		select {
 		case <-ctx.Done():

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +47,9 @@ type ConnOptions struct {
 func Connect(o ConnOptions) (*nats.Conn, error) {
 	if o.URL == "" {
 		return nil, errors.New("no NATS URL")
+	}
+	if err := checkURLs(o.URL); err != nil {
+		return nil, err
 	}
 	opts := []nats.Option{
 		nats.Name(o.Name),
@@ -105,6 +110,30 @@ func Connect(o ConnOptions) (*nats.Conn, error) {
 		time.Sleep(250 * time.Millisecond)
 	}
 }
+
+// checkURLs refuses a NATS URL (or one of a comma-separated list) that
+// does not parse, without repeating it: nats.go's error quotes the URL
+// whole, password and all, and its reason quotes a piece of it ("invalid
+// port \":ab+cd\" after host" for a base64 password).
+func checkURLs(list string) error {
+	for _, raw := range strings.Split(list, ",") {
+		raw = strings.TrimSpace(raw)
+		if _, err := url.Parse(raw); err == nil {
+			continue
+		}
+		shown := "…"
+		if scheme, _, ok := strings.Cut(raw, "://"); ok && schemeRE.MatchString(scheme) {
+			shown = scheme + "://…"
+		}
+		return fmt.Errorf("the NATS URL (%s) does not parse as a URL; it is not repeated here, since it may hold a secret: "+
+			"a password or token holding '/', '@', '%%' or a space must be percent-encoded in the URL, or given as --nats-password or --nats-token "+
+			"(MSJFARM_NATS_PASSWORD, MSJFARM_NATS_TOKEN)", shown)
+	}
+	return nil
+}
+
+// schemeRE is a URL scheme short enough to show.
+var schemeRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]{0,15}$`)
 
 // ConnError is a failed first connection to NATS.
 type ConnError struct {
@@ -199,6 +228,18 @@ func StartEmbedded(o EmbeddedOptions) (*server.Server, string, error) {
 		}
 		if port == 0 {
 			port = -1
+		}
+		if port < -1 || port > 65535 {
+			return nil, "", fmt.Errorf("embedded NATS: listen address %q: port %d is not in 0..65535", o.Listen, port)
+		}
+		if port > 0 {
+			// Bound and let go first: a busy port made the server wait
+			// its 30 s and say only "not ready", the cause in its log.
+			l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+			if err != nil {
+				return nil, "", fmt.Errorf("embedded NATS: listen address %q: %w", o.Listen, err)
+			}
+			_ = l.Close()
 		}
 	}
 	if o.Token != "" && (o.User != "" || o.Password != "") {

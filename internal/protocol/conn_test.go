@@ -2,6 +2,7 @@ package protocol_test
 
 import (
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -58,5 +59,44 @@ func TestConnectToken(t *testing.T) {
 	}
 	if _, _, err := protocol.StartEmbedded(protocol.EmbeddedOptions{StoreDir: t.TempDir(), Token: token, User: "u"}); err == nil {
 		t.Error("an embedded server with a token and a user started")
+	}
+}
+
+// TestConnectUnparsableURL: a URL whose password url.Parse refuses (a
+// base64 password holding '/', a space) is refused without repeating any
+// of it. nats.go's error quoted the URL whole, and its reason a piece of
+// the password ("invalid port \":ab+cd\" after host").
+func TestConnectUnparsableURL(t *testing.T) {
+	for _, u := range []string{"nats://farm:ab+cd/EF==@127.0.0.1:4222", "nats://farm:Pw SecretG@127.0.0.1:4222",
+		"nats://127.0.0.1:4222,tls://farm:x/y%zz@h:1"} {
+		_, err := protocol.Connect(protocol.ConnOptions{URL: u})
+		if err == nil || !strings.Contains(err.Error(), "does not parse as a URL; it is not repeated here") {
+			t.Errorf("Connect(%q) = %v", u, err)
+			continue
+		}
+		for _, piece := range []string{"ab+cd", "EF==", "Secret", "x/y", "farm"} {
+			if strings.Contains(err.Error(), piece) {
+				t.Errorf("Connect(%q): the error repeats %q: %v", u, piece, err)
+			}
+		}
+	}
+}
+
+// TestStartEmbeddedBusyPort: an embedded server asked for a port another
+// process listens on, or one out of range, fails at once with the cause;
+// it waited 30 s and said "not ready".
+func TestStartEmbeddedBusyPort(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, _, err = protocol.StartEmbedded(protocol.EmbeddedOptions{Listen: l.Addr().String(), StoreDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("busy port: %v", err)
+	}
+	_, _, err = protocol.StartEmbedded(protocol.EmbeddedOptions{Listen: "127.0.0.1:70000", StoreDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "port 70000 is not in 0..65535") {
+		t.Fatalf("port out of range: %v", err)
 	}
 }

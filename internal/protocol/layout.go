@@ -4,7 +4,7 @@
 // connection options (user/password, nkey, creds, TLS) and an embedded
 // JetStream server.
 //
-// Layout (DESIGN.md §7):
+// Layout (docs/design.md):
 //
 //	stream  MSJFARM_TASKS       work-queue retention, subjects msjfarm.tasks.<campaign>.<task>,
 //	                            one message per task (TaskMsg JSON), Nats-Msg-Id <campaign>.<task>,

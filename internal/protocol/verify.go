@@ -30,9 +30,14 @@ func VerifyFilter(campaign string) string { return VerifySubjectRoot + "." + cam
 
 // VerifyMsgID is the Nats-Msg-Id of a verification request: try counts
 // the coordinator's publications of the same round (a request no worker
-// could take is published again).
-func VerifyMsgID(campaign, task string, round, try int) string {
-	return "verify." + campaign + "." + task + "." + strconv.Itoa(round) + "." + strconv.Itoa(try)
+// could take is published again) and epoch names the verification they
+// belong to (when it started, in Unix nanoseconds). Without the epoch, a
+// campaign verified again within the stream's duplicate window (a
+// resubmission, a restarted coordinator) published ids already seen, the
+// server dropped them silently, and every task was reported "no second
+// worker" while a second worker idled.
+func VerifyMsgID(campaign, task string, round, try int, epoch int64) string {
+	return "verify." + campaign + "." + task + "." + strconv.Itoa(round) + "." + strconv.Itoa(try) + "." + strconv.FormatInt(epoch, 10)
 }
 
 // ParseVerifySubject returns the campaign, task and round of a

@@ -47,7 +47,19 @@ func URL(u string) string {
 		return strings.Join(parts, ",")
 	}
 	p, err := url.Parse(u)
-	if err != nil || p.Scheme == "" {
+	// A '/' in a token or password: the URL may still parse, as a host
+	// and a path holding the '@' (nats://to/ken@h reads as host "to").
+	if err != nil || p.Scheme == "" || p.User == nil && strings.Contains(p.Path, "@") {
+		if user, _, ok := Userinfo(u); ok {
+			// Cut at the last '@': a password holding '/' or '@' does
+			// not parse, and the pattern below stops at its '/'.
+			scheme, rest, _ := strings.Cut(u, "://")
+			host := rest[strings.LastIndex(rest, "@")+1:]
+			if _, has := strings.CutPrefix(rest[:strings.LastIndex(rest, "@")], user+":"); has {
+				return scheme + "://" + user + ":" + Mask + "@" + host
+			}
+			return scheme + "://" + Mask + "@" + host
+		}
 		return userinfoRE.ReplaceAllStringFunc(u, maskUserinfo)
 	}
 	query, secretQuery := maskQuery(p.RawQuery)
@@ -64,6 +76,21 @@ func URL(u string) string {
 	}
 	p.RawQuery = query
 	return p.String()
+}
+
+// Userinfo is the user and password of a URL written scheme://user:pass@host,
+// found by text rather than url.Parse: everything between "://" and the
+// last '@', so that a password holding '/', '+', '@' or a space, which
+// url.Parse refuses (and then quotes whole in its error), is still known
+// and can be masked. A user alone (nats://TOKEN@host) is returned as user.
+func Userinfo(u string) (user, password string, ok bool) {
+	_, rest, found := strings.Cut(u, "://")
+	i := strings.LastIndex(rest, "@")
+	if !found || i < 0 {
+		return "", "", false
+	}
+	user, password, _ = strings.Cut(rest[:i], ":")
+	return user, password, true
 }
 
 // maskQuery masks the values of the secret parameters of a raw query and
@@ -125,11 +152,46 @@ func Text(s string, secrets ...string) string {
 		return URL(m) + trail
 	})
 	for _, sec := range secrets {
-		if sec != "" {
+		switch {
+		case sec == "":
+		case len(sec) < wholeWordBelow:
+			s = replaceWord(s, sec)
+		default:
 			s = strings.ReplaceAll(s, sec, Mask)
 		}
 	}
 	return s
+}
+
+// wholeWordBelow is the length under which a secret is masked only where
+// it stands alone, not inside a longer word: a password "farm" made every
+// line begin "msjxxxxx:", which garbled the output and told the reader the
+// secret.
+const wholeWordBelow = 8
+
+// replaceWord masks the occurrences of sec in s that no letter or digit
+// touches on either side.
+func replaceWord(s, sec string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, sec)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		j := i + len(sec)
+		if (i > 0 && isWordByte(s[i-1])) || (j < len(s) && isWordByte(s[j])) {
+			b.WriteString(s[:i+1])
+			s = s[i+1:]
+			continue
+		}
+		b.WriteString(s[:i] + Mask)
+		s = s[j:]
+	}
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
 }
 
 // Writer passes what is written to w through Text with secrets. Each Write

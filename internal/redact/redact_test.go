@@ -21,6 +21,11 @@ func TestURL(t *testing.T) {
 		{"https://h/o?s3_secret_key=k", "https://h/o?s3_secret_key=xxxxx"},
 		{"127.0.0.1:4222", "127.0.0.1:4222"},
 		{"http://h:8080/a%2fb?x=1&a=2", "http://h:8080/a%2fb?x=1&a=2"}, // untouched, not re-encoded
+		// Passwords url.Parse refuses ('/', a space): masked up to the
+		// last '@'; the pattern for text stopped at the '/'.
+		{"nats://farm:ab+cd/EF==@127.0.0.1:4501", "nats://farm:xxxxx@127.0.0.1:4501"},
+		{"nats://farm:Pw Secret@h:1", "nats://farm:xxxxx@h:1"},
+		{"nats://to/ken@h:1", "nats://xxxxx@h:1"},
 	} {
 		if got := URL(c.in); got != c.want {
 			t.Errorf("URL(%q) = %q, want %q", c.in, got, c.want)
@@ -53,5 +58,35 @@ func TestWriter(t *testing.T) {
 	}
 	if got := b.String(); strings.Contains(got, "t0k") || strings.Contains(got, "hunter2") || !strings.HasSuffix(got, "pw=xxxxx\n") {
 		t.Errorf("wrote %q", got)
+	}
+}
+
+// TestShortSecretWholeWord: a secret under 8 characters is masked where
+// it stands alone, not inside a longer word; a longer one everywhere. By
+// hand: "farm" in "msjfarm:" touches 'j' (kept), alone after "pw=" and
+// before a space (masked); "farm2" is another word (kept); "s3cr3tpassword"
+// is 14 characters and masked inside "Xs3cr3tpasswordY" too.
+func TestShortSecretWholeWord(t *testing.T) {
+	got := Text("msjfarm: pw=farm farm2 (farm) Xs3cr3tpasswordY", "farm", "s3cr3tpassword")
+	if want := "msjfarm: pw=xxxxx farm2 (xxxxx) XxxxxxY"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestUserinfo(t *testing.T) {
+	for _, c := range []struct {
+		in, user, pw string
+		ok           bool
+	}{
+		{"nats://u:p@h:1", "u", "p", true},
+		{"nats://u:a/b@c@h:1", "u", "a/b@c", true},
+		{"nats://tok@h", "tok", "", true},
+		{"nats://h:1", "", "", false},
+		{"u:p@h", "", "", false},
+	} {
+		u, p, ok := Userinfo(c.in)
+		if u != c.user || p != c.pw || ok != c.ok {
+			t.Errorf("Userinfo(%q) = %q, %q, %v; want %q, %q, %v", c.in, u, p, ok, c.user, c.pw, c.ok)
+		}
 	}
 }

@@ -51,6 +51,14 @@ func Printable(s string) string {
 	return b.String()
 }
 
+// OneLine is Printable with newline and tab written out too: for text
+// other people chose that is shown inside one line (a worker's name in
+// "verify: disagreeing workers: …"), where a newline forged a line of its
+// own.
+func OneLine(s string) string {
+	return strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(Printable(s))
+}
+
 func unsafe(r rune) bool {
 	return r != '\n' && r != '\t' && Control(r) || r == utf8.RuneError
 }

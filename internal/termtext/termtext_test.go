@@ -45,3 +45,15 @@ func TestClipJoinMax(t *testing.T) {
 		t.Errorf("JoinMax: %q", got)
 	}
 }
+
+// OneLine writes out newline and tab too: a worker named
+// "evil\x1b[2J\nforged line" cleared the operator's screen and forged a
+// line of `msjfarm status`.
+func TestOneLine(t *testing.T) {
+	if got, want := OneLine("evil\x1b[2J\nforged\tline"), `evil\x1b[2J\nforged\tline`; got != want {
+		t.Errorf("OneLine = %q, want %q", got, want)
+	}
+	if got := OneLine("w1 (host a)"); got != "w1 (host a)" {
+		t.Errorf("plain text changed: %q", got)
+	}
+}

@@ -1,5 +1,5 @@
 // Package dist holds the service-time and inter-arrival distributions of the
-// multiserver-job model (DESIGN.md §1): exponential, deterministic, uniform,
+// multiserver-job model (docs/design.md): exponential, deterministic, uniform,
 // lognormal and two-phase hyperexponential by mean and C², bounded Pareto,
 // Fréchet, Weibull and empirical.
 //

@@ -1,7 +1,7 @@
 // Package aggregate turns the per-replication results of a campaign into one
 // summary per parameter point: for every metric, the mean over the
 // independent replications of the point and the half-width of its 95%
-// Student-t confidence interval (DESIGN.md §4), plus the counts a reader needs
+// Student-t confidence interval (docs/design.md), plus the counts a reader needs
 // to judge it (replications done, failed, flagged unstable).
 //
 // Why over replications: each replication of a point has its own seed and

@@ -29,6 +29,11 @@ type Entry struct {
 	// State is the manifest's state when it was last written (running,
 	// done, cancelled; "" without a manifest).
 	State string `json:"state"`
+	// Done and Failed are the manifest's counts when it was last written
+	// (results and failures), so that a finished campaign's failures are
+	// told from its results: Finished counts both.
+	Done   int `json:"done"`
+	Failed int `json:"failed"`
 }
 
 // List returns the campaigns in st (every campaigns/<id>/ with a spec),
@@ -102,6 +107,7 @@ func fill(ctx context.Context, st storage.Store, e *Entry) error {
 			return fmt.Errorf("campaign %s: manifest.json: %w", e.ID, err)
 		}
 		e.Name, e.Created, e.Tasks, e.State = m.Name, m.Created, m.Tasks, m.State
+		e.Done, e.Failed = m.Done, m.Failed
 		return nil
 	}
 	if !errors.Is(err, storage.ErrNotFound) {
@@ -168,6 +174,30 @@ func Resolve(arg string, cands []Candidate) (string, error) {
 		return "", fmt.Errorf("unknown campaign %q: there are no campaigns", arg)
 	}
 	return "", fmt.Errorf("unknown campaign %q; campaigns: %s", arg, describe(cands))
+}
+
+// ResolveOne is Resolve for a command that changes what it names
+// (cancel): an argument that could mean more than one campaign is an
+// error listing them all, where Resolve takes the latest of a name, or
+// a name over the id it is a prefix of. "msjfarm cancel twin" cancelled
+// one of two running campaigns named twin without a word.
+func ResolveOne(arg string, cands []Candidate) (string, error) {
+	var matches []Candidate
+	for _, c := range cands {
+		switch {
+		case c.ID == arg:
+			return c.ID, nil
+		case c.Name == arg || strings.HasPrefix(c.ID, arg):
+			matches = append(matches, c)
+		}
+	}
+	if len(matches) == 1 {
+		return matches[0].ID, nil
+	}
+	if len(matches) > 1 {
+		return "", fmt.Errorf("%q could mean %d campaigns: %s; give the campaign id", arg, len(matches), describe(matches))
+	}
+	return Resolve(arg, cands) // its error: unknown, with the campaigns
 }
 
 func describe(cs []Candidate) string {

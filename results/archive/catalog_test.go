@@ -46,6 +46,40 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+// TestResolveOne: for a command that changes what it names, whatever
+// could mean two campaigns is an error naming both, where Resolve takes
+// the latest of a name or a name over an id it prefixes.
+func TestResolveOne(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	cands := []Candidate{
+		{ID: "aaaa1111", Name: "twin", Created: t0},
+		{ID: "aaaa2222", Name: "twin", Created: t0.Add(time.Second)},
+		{ID: "bbbb3333", Name: "cccc", Created: t0}, // a name that prefixes another's id
+		{ID: "cccc4444", Name: "other", Created: t0},
+	}
+	for _, tc := range []struct {
+		arg, want, err string
+	}{
+		{"aaaa1111", "aaaa1111", ""},
+		{"other", "cccc4444", ""},
+		{"bbb", "bbbb3333", ""},
+		{"twin", "", `"twin" could mean 2 campaigns: twin (aaaa2222`},
+		{"cccc", "", `"cccc" could mean 2 campaigns`},
+		{"nope", "", `unknown campaign "nope"`},
+	} {
+		got, err := ResolveOne(tc.arg, cands)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ResolveOne(%q) = %q, %v; want error containing %q", tc.arg, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("ResolveOne(%q) = %q, %v; want %q", tc.arg, got, err, tc.want)
+		}
+	}
+}
+
 // TestList: campaigns are listed with their manifest's name, time, task
 // count and state, and their entries counted; one without a manifest
 // takes its name from the spec.

@@ -1,6 +1,6 @@
 // Package report renders a campaign's summary (aggregate.Point values) as
 // plots and an index.html a researcher can open in a browser or copy into a
-// paper's supplementary material (DESIGN.md §6: campaigns/<id>/report/).
+// paper's supplementary material (docs/design.md: campaigns/<id>/report/).
 //
 // Layout of the plots, chosen to match the papers' figures:
 //

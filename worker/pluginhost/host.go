@@ -1,5 +1,5 @@
 // Package host is the worker side of the policy plugin boundary
-// (DESIGN.md §3): it finds plugin binaries (msjfarm-policy-<family>),
+// (docs/design.md): it finds plugin binaries (msjfarm-policy-<family>),
 // verifies them by sha256, starts them as hashicorp/go-plugin processes,
 // keeps them alive across replications, and runs each replication with ONE
 // streaming gRPC call (progress, then the result as JSON bytes of
