@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +51,12 @@ func Connect(o ConnOptions) (*nats.Conn, error) {
 	}
 	if err := checkURLs(o.URL); err != nil {
 		return nil, err
+	}
+	if o.Password != "" && o.User == "" {
+		// nats.go sent the password with an empty user, and the server
+		// answered only "Authorization Violation"; a user alone in the
+		// URL (nats://farm@host) is read as a token.
+		return nil, errors.New("a NATS password needs its user: give --nats-user (MSJFARM_NATS_USER) with --nats-password, or both in the URL, user and password before the host")
 	}
 	opts := []nats.Option{
 		nats.Name(o.Name),
@@ -118,7 +125,15 @@ func Connect(o ConnOptions) (*nats.Conn, error) {
 func checkURLs(list string) error {
 	for _, raw := range strings.Split(list, ",") {
 		raw = strings.TrimSpace(raw)
-		if _, err := url.Parse(raw); err == nil {
+		parsed := raw
+		if !strings.Contains(raw, "://") {
+			parsed = "nats://" + raw // nats.go's reading of host:port
+		}
+		if u, err := url.Parse(parsed); err == nil {
+			if scheme, _, ok := strings.Cut(raw, "://"); ok && !slices.Contains(natsSchemes, strings.ToLower(u.Scheme)) {
+				return fmt.Errorf("the NATS URL %s: scheme %q is not NATS's (want nats://, tls://, ws:// or wss://; an http:// address is a web server's, MinIO's or a live page's)",
+					redact.URL(raw), scheme)
+			}
 			continue
 		}
 		shown := "…"
@@ -131,6 +146,9 @@ func checkURLs(list string) error {
 	}
 	return nil
 }
+
+// natsSchemes are the URL schemes nats.go connects with.
+var natsSchemes = []string{"nats", "tls", "ws", "wss"}
 
 // schemeRE is a URL scheme short enough to show.
 var schemeRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]{0,15}$`)

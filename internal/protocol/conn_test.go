@@ -100,3 +100,26 @@ func TestStartEmbeddedBusyPort(t *testing.T) {
 		t.Fatalf("port out of range: %v", err)
 	}
 }
+
+// TestConnectURLForms: host:port without a scheme is a NATS URL (as
+// nats.go reads it; the check for unparsable URLs refused it for a
+// while); an http:// address is not, and a password without its user is
+// refused before the server answers "Authorization Violation".
+func TestConnectURLForms(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := l.Addr().String()
+	l.Close()
+	if _, err := protocol.Connect(protocol.ConnOptions{URL: dead}); err == nil || !strings.Contains(err.Error(), "connecting to NATS at "+dead) {
+		t.Errorf("host:port: %v", err)
+	}
+	if _, err := protocol.Connect(protocol.ConnOptions{URL: "http://" + dead}); err == nil || !strings.Contains(err.Error(), `scheme "http" is not NATS's`) {
+		t.Errorf("http://: %v", err)
+	}
+	_, err = protocol.Connect(protocol.ConnOptions{URL: "nats://farm@" + dead, Password: "pw-of-farm"})
+	if err == nil || !strings.Contains(err.Error(), "a NATS password needs its user") || strings.Contains(err.Error(), "pw-of-farm") {
+		t.Errorf("password without user: %v", err)
+	}
+}

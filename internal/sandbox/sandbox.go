@@ -268,6 +268,10 @@ func (s *Sandbox) resolveUser(name string) error {
 	return nil
 }
 
+// maxID is the largest Linux uid or gid (2^32 − 2; 2^32 − 1 is the
+// "unchanged" value of setresuid).
+const maxID = 1<<32 - 2
+
 // lookupUser resolves a name, uid or uid:gid.
 func lookupUser(name string) (uid, gid int, err error) {
 	if a, b, ok := strings.Cut(name, ":"); ok {
@@ -276,11 +280,19 @@ func lookupUser(name string) (uid, gid int, err error) {
 		if err1 != nil || err2 != nil || u < 0 || g < 0 {
 			return 0, 0, errors.New("want a user name, a uid, or uid:gid")
 		}
+		if u > maxID || g > maxID {
+			return 0, 0, fmt.Errorf("a uid or gid is at most %d", maxID)
+		}
 		return u, g, nil
 	}
 	if u, err := strconv.Atoi(name); err == nil {
 		if u < 0 {
 			return 0, 0, errors.New("a uid is not negative")
+		}
+		if u > maxID {
+			// Linux ids are 32 bits, and (uid_t)-1 means "unchanged":
+			// 99999999999 was taken and truncated by the kernel call.
+			return 0, 0, fmt.Errorf("a uid is at most %d", maxID)
 		}
 		if us, err := user.LookupId(name); err == nil {
 			if g, err := strconv.Atoi(us.Gid); err == nil {

@@ -43,6 +43,13 @@ func TestUser(t *testing.T) {
 	if s, err := New(Options{Mode: Off, User: "1234:5678"}); err != nil || s.uid != 1234 || s.gid != 5678 {
 		t.Errorf("1234:5678: %+v, %v", s, err)
 	}
+	// Linux ids are 32 bits: 99999999999 was taken, and the kernel call
+	// would truncate it; 2^32−1 is setresuid's "unchanged".
+	for _, u := range []string{"99999999999", "4294967295", "1234:4294967295"} {
+		if _, err := New(Options{Mode: Off, User: u}); err == nil || !strings.Contains(err.Error(), "is at most 4294967294") {
+			t.Errorf("--plugin-user %s: want a refusal, got %v", u, err)
+		}
+	}
 }
 
 // The address-space limit: 2 GiB + 2.5 GiB per slot (512 MiB × 5), or
