@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -274,6 +276,29 @@ func TestCheckURL(t *testing.T) {
 	for _, ok := range []string{"./s3:farm", "/tmp/a:b", "my data", "data", "s3://farm?endpoint=127.0.0.1:9000&secure=false", "file:///tmp/x"} {
 		if err := CheckURL(ok); err != nil {
 			t.Errorf("CheckURL(%q) = %v, want nil", ok, err)
+		}
+	}
+}
+
+// TestS3CertificateReasons: an HTTPS endpoint whose certificate this
+// machine does not trust is named so, with the flag that fixes it; an
+// https URL at an http server is named too. Both said "network error".
+func TestS3CertificateReasons(t *testing.T) {
+	clearCredentialEnv(t)
+	creds := WithCredentials("ak", "sk")
+	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer tlsSrv.Close()
+	plain := httptest.NewServer(http.NotFoundHandler())
+	defer plain.Close()
+	for _, c := range []struct{ url, want string }{
+		{"s3://certs?endpoint=" + strings.TrimPrefix(tlsSrv.URL, "https://"), "signed by an authority this machine does not trust (give its CA: --s3-ca"},
+		{"s3://certs?endpoint=" + strings.TrimPrefix(plain.URL, "http://"), "the server does not speak TLS"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		_, err := Open(ctx, c.url, creds)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Open(%s) = %v; want %q", c.url, err, c.want)
 		}
 	}
 }

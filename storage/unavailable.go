@@ -2,11 +2,14 @@ package storage
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"syscall"
 
 	"github.com/minio/minio-go/v7"
@@ -97,6 +100,9 @@ func transportReason(err error) string {
 	if de, ok := errors.AsType[*net.DNSError](err); ok {
 		return "DNS lookup of " + de.Name + " failed"
 	}
+	if r := certReason(err); r != "" {
+		return r
+	}
 	if _, ok := errors.AsType[*net.OpError](err); ok {
 		return "network error"
 	}
@@ -105,6 +111,25 @@ func transportReason(err error) string {
 		// connection, a TLS handshake cut short): the server did not
 		// answer the request.
 		return "network error"
+	}
+	return ""
+}
+
+// certReason names a TLS certificate the client would not trust, with
+// what to do: an S3 endpoint with a private CA said only "network error",
+// where the NATS connection's errors named --nats-ca.
+func certReason(err error) string {
+	if _, ok := errors.AsType[x509.UnknownAuthorityError](err); ok {
+		return "the server's certificate is signed by an authority this machine does not trust (give its CA: --s3-ca, --ca or MSJFARM_S3_CA)"
+	}
+	if he, ok := errors.AsType[x509.HostnameError](err); ok {
+		return "the server's certificate is not for this host name (" + he.Error() + ")"
+	}
+	if ce, ok := errors.AsType[x509.CertificateInvalidError](err); ok {
+		return "the server's certificate is not valid (" + ce.Error() + ")"
+	}
+	if _, ok := errors.AsType[tls.RecordHeaderError](err); ok || strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+		return "the server does not speak TLS (an http:// server: add secure=false to the store URL)"
 	}
 	return ""
 }

@@ -311,7 +311,7 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 		}
 		ln, err := mf.listen()
 		if err != nil {
-			return fail("coordinator: %v", err)
+			return usagef("coordinator: %v", err) // a busy or bad address, as run says it (exit 2)
 		}
 		if ln != nil {
 			defer ln.Close()
@@ -421,7 +421,7 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 		}
 		ln, err := mf.listen()
 		if err != nil {
-			return fail("worker: %v", err)
+			return usagef("worker: %v", err) // a busy or bad address, as run says it (exit 2)
 		}
 		if ln != nil {
 			defer ln.Close()

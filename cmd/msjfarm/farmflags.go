@@ -180,8 +180,6 @@ func (f *farmFlags) parse() error {
 			fmt.Fprintf(os.Stderr, "msjfarm: config file %s: %v\n", cfg, err)
 			return fmt.Errorf("config file %s: %w", cfg, err)
 		}
-	}
-	if cfg := v.GetString("config"); cfg != "" {
 		warnReadableSecrets(cfg, v)
 	}
 	defer func() { processSecrets = append(processSecrets, f.secrets()...) }()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -252,6 +253,20 @@ func TestFarmFlagBounds(t *testing.T) {
 		code, _, errOut := captured(t, func() int { return dispatch(c.args) })
 		if code != 2 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, want 2 and %q:\n%s", c.args, code, c.want, errOut)
+		}
+	}
+	// A busy --http or --metrics address is a usage error, as run's is
+	// (the coordinator and the worker exited 1).
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, args := range [][]string{{"coordinator", "--http", l.Addr().String(), "--nats-url", "nats://127.0.0.1:1"},
+		{"worker", "--metrics", l.Addr().String(), "--nats-url", "nats://127.0.0.1:1"}} {
+		code, _, errOut := captured(t, func() int { return dispatch(args) })
+		if code != 2 || !strings.Contains(errOut, "address already in use") {
+			t.Errorf("%v: exit %d, want 2 and the busy address:\n%s", args, code, errOut)
 		}
 	}
 }

@@ -206,6 +206,12 @@ func connFailure(err error) (hint string, permanent bool) {
 		return "the server rejected the TLS handshake: it may require a client certificate (--nats-cert/--nats-key) " +
 			"signed by a CA it trusts", true
 	}
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() || strings.Contains(err.Error(), "expected 'INFO'") {
+		// A web server (MinIO's port, the live page) accepts the
+		// connection and waits for a request: the client timed out
+		// with a bare "i/o timeout".
+		return "the server took the connection but sent no NATS greeting: is this a NATS port, not MinIO's or a web server's?", false
+	}
 	return "", false
 }
 

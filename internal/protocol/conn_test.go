@@ -123,3 +123,27 @@ func TestConnectURLForms(t *testing.T) {
 		t.Errorf("password without user: %v", err)
 	}
 }
+
+// TestConnectToANonNATSPort: a port that accepts the connection and says
+// nothing (a web server, MinIO's) is named as probably not NATS's; the
+// error was a bare "i/o timeout".
+func TestConnectToANonNATSPort(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, silent, until the listener closes
+		}
+	}()
+	_, err = protocol.Connect(protocol.ConnOptions{URL: "nats://" + l.Addr().String()})
+	if err == nil || !strings.Contains(err.Error(), "sent no NATS greeting: is this a NATS port") {
+		t.Fatalf("silent port: %v", err)
+	}
+}
