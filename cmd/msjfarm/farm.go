@@ -264,7 +264,7 @@ const submitWait = 5 * time.Minute
 // and that cmd waits submitWait for one.
 func waitingForCoordinator(cmd string) func() {
 	return func() {
-		fmt.Fprintf(os.Stderr, "msjfarm %s: no coordinator answers on this NATS system yet (is `msjfarm coordinator` running?): waiting up to %s (Ctrl-C stops)\n", cmd, submitWait)
+		fmt.Fprintf(os.Stderr, "msjfarm %s: no coordinator answers on this NATS system yet (is `msjfarm coordinator` running?): waiting up to %d minutes (Ctrl-C stops)\n", cmd, int(submitWait/time.Minute))
 	}
 }
 
