@@ -20,7 +20,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -374,12 +373,7 @@ func finalisationGivenUp(fails int, err error) error {
 	if err == nil {
 		return nil
 	}
-	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EACCES, syscall.EPERM} {
-		if errors.Is(err, errno) {
-			return err
-		}
-	}
-	if fails >= finalGiveUp {
+	if storage.Lasting(err) || fails >= finalGiveUp {
 		return err
 	}
 	return nil

@@ -134,26 +134,41 @@ func certReason(err error) string {
 	return ""
 }
 
+// Lasting reports whether err is a local disk refusing writes in a way
+// that waiting does not mend: full, over quota, read-only or not
+// permitted (errnoReasons' lasting ones). A caller alone on its store
+// (`msjfarm run`) stops at such an error rather than retrying for ever;
+// a farm's coordinator retries, since an operator may free the disk.
+func Lasting(err error) bool {
+	for _, c := range errnoReasons {
+		if c.lasting && errors.Is(err, c.errno) {
+			return true
+		}
+	}
+	return false
+}
+
 var errnoReasons = []struct {
-	errno  syscall.Errno
-	reason string
+	errno   syscall.Errno
+	reason  string
+	lasting bool // Lasting
 }{
-	{syscall.ECONNREFUSED, "connection refused (is the server running?)"},
-	{syscall.ECONNRESET, "connection reset"},
-	{syscall.ECONNABORTED, "connection aborted"},
-	{syscall.EPIPE, "connection closed (broken pipe)"},
-	{syscall.EHOSTUNREACH, "host unreachable"},
-	{syscall.ENETUNREACH, "network unreachable"},
-	{syscall.ENETDOWN, "network down"},
-	{syscall.ETIMEDOUT, "timed out"},
-	{syscall.ENOSPC, "disk full (no space left on device)"},
-	{syscall.EDQUOT, "disk quota exceeded"},
-	{syscall.EROFS, "read-only file system"},
-	{syscall.EIO, "I/O error on the disk"},
-	{syscall.EACCES, "permission denied"},
-	{syscall.EPERM, "operation not permitted"},
-	{syscall.EMFILE, "too many open files"},
-	{syscall.ENFILE, "too many open files in the system"},
-	{syscall.ENOMEM, "out of memory"},
-	{syscall.ESTALE, "stale file handle (network file system)"},
+	{syscall.ECONNREFUSED, "connection refused (is the server running?)", false},
+	{syscall.ECONNRESET, "connection reset", false},
+	{syscall.ECONNABORTED, "connection aborted", false},
+	{syscall.EPIPE, "connection closed (broken pipe)", false},
+	{syscall.EHOSTUNREACH, "host unreachable", false},
+	{syscall.ENETUNREACH, "network unreachable", false},
+	{syscall.ENETDOWN, "network down", false},
+	{syscall.ETIMEDOUT, "timed out", false},
+	{syscall.ENOSPC, "disk full (no space left on device)", true},
+	{syscall.EDQUOT, "disk quota exceeded", true},
+	{syscall.EROFS, "read-only file system", true},
+	{syscall.EIO, "I/O error on the disk", false},
+	{syscall.EACCES, "permission denied", true},
+	{syscall.EPERM, "operation not permitted", true},
+	{syscall.EMFILE, "too many open files", false},
+	{syscall.ENFILE, "too many open files in the system", false},
+	{syscall.ENOMEM, "out of memory", false},
+	{syscall.ESTALE, "stale file handle (network file system)", false},
 }

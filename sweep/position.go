@@ -579,8 +579,9 @@ func (s *source) checkOctal(path string, n *yaml.Node) {
 	if s.shape != nil || n.Style != 0 || n.Tag != "!!int" || !leadingZero.MatchString(n.Value) {
 		return
 	}
+	digits := strings.TrimLeft(strings.TrimLeft(n.Value, "+-"), "0_")
 	s.shape = &Error{Path: path, Line: n.Line, Col: n.Column,
-		Msg: fmt.Sprintf("%s: a leading zero makes YAML read an integer as octal; write it without (%s), or 0o%s if octal is meant", n.Value, strings.TrimLeft(strings.TrimLeft(n.Value, "+-"), "0_"), strings.TrimLeft(strings.TrimLeft(n.Value, "+-"), "0_"))}
+		Msg: fmt.Sprintf("%s: a leading zero makes YAML read an integer as octal; write it without (%s), or 0o%s if octal is meant", n.Value, digits, digits)}
 }
 
 // MaxMapKeys and MaxKeys bound a sweep file's keys: in one mapping, and

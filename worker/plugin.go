@@ -278,6 +278,12 @@ func (r *PluginRunner) cacheDir() (string, error) {
 	if r.CacheDir != "" {
 		return r.CacheDir, nil
 	}
+	return DefaultPluginCache()
+}
+
+// DefaultPluginCache is the plugin cache of a runner given none: the user
+// cache directory's msjfarm/plugins.
+func DefaultPluginCache() (string, error) {
 	d, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("no plugin cache directory: %w", err)

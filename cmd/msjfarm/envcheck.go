@@ -61,7 +61,7 @@ func knownEnv(root *cobra.Command) map[string]bool {
 		known[n] = true
 	}
 	for _, f := range envFlags(root) {
-		known[envPrefix+strings.ToUpper(strings.ReplaceAll(f, "-", "_"))] = true
+		known[envName(f)] = true
 	}
 	return known
 }
@@ -72,23 +72,31 @@ func knownEnv(root *cobra.Command) map[string]bool {
 func envFlags(root *cobra.Command) []string {
 	seen := map[string]bool{}
 	var out []string
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		if c.Annotations[envAnnotation] != "" {
-			c.Flags().VisitAll(func(f *pflag.Flag) {
-				if !seen[f.Name] {
-					seen[f.Name] = true
-					out = append(out, f.Name)
-				}
-			})
+	visitEnvFlags(root, func(f *pflag.Flag) {
+		if !seen[f.Name] {
+			seen[f.Name] = true
+			out = append(out, f.Name)
 		}
-		for _, s := range c.Commands() {
-			walk(s)
-		}
-	}
-	walk(root)
+	})
 	sort.Strings(out)
 	return out
+}
+
+// visitEnvFlags calls fn with each flag of each command under root that
+// reads its flags from the environment and a config file.
+func visitEnvFlags(root *cobra.Command, fn func(*pflag.Flag)) {
+	if root.Annotations[envAnnotation] != "" {
+		root.Flags().VisitAll(fn)
+	}
+	for _, c := range root.Commands() {
+		visitEnvFlags(c, fn)
+	}
+}
+
+// envName is the variable that sets flag name: MSJFARM_<NAME>, dashes as
+// underscores.
+func envName(name string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }
 
 // configKeys is envFlags of the whole command tree, built once. It is set
@@ -176,20 +184,11 @@ func init() { textFlags = sync.OnceValue(textFlagTypes) }
 func textFlagTypes() map[string]string {
 	var code int
 	out := map[string]string{}
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		if c.Annotations[envAnnotation] != "" {
-			c.Flags().VisitAll(func(f *pflag.Flag) {
-				if t := f.Value.Type(); t == "string" || t == "stringArray" || t == "stringSlice" {
-					out[f.Name] = t
-				}
-			})
+	visitEnvFlags(newRoot(&code), func(f *pflag.Flag) {
+		if t := f.Value.Type(); t == "string" || t == "stringArray" || t == "stringSlice" {
+			out[f.Name] = t
 		}
-		for _, s := range c.Commands() {
-			walk(s)
-		}
-	}
-	walk(newRoot(&code))
+	})
 	return out
 }
 

@@ -257,11 +257,14 @@ const coordinatorGoneWait = 2 * time.Minute
 // statusTimeout bounds one status request of submit --wait.
 const statusTimeout = 15 * time.Second
 
+// submitWait is how long a submission waits for a coordinator to answer.
+const submitWait = 5 * time.Minute
+
 // waitingForCoordinator says, as cmd's, that no coordinator answers yet
-// and how long cmd waits for one.
+// and that cmd waits submitWait for one.
 func waitingForCoordinator(cmd string) func() {
 	return func() {
-		fmt.Fprintf(os.Stderr, "msjfarm %s: no coordinator answers on this NATS system yet (is `msjfarm coordinator` running?): waiting up to 5 minutes (Ctrl-C stops)\n", cmd)
+		fmt.Fprintf(os.Stderr, "msjfarm %s: no coordinator answers on this NATS system yet (is `msjfarm coordinator` running?): waiting up to %d minutes (Ctrl-C stops)\n", cmd, int(submitWait/time.Minute))
 	}
 }
 
@@ -568,7 +571,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		if code := stageSubmission(ctx, nc, st, ff.fs.Arg(0), trace, camp, reg, *pin, &req); code != 0 {
 			return code
 		}
-		rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		rctx, cancel := context.WithTimeout(ctx, submitWait)
 		defer cancel()
 		var rep protocol.SubmitReply
 		if err := protocol.RequestRetry(rctx, nc, protocol.APISubmit, req, &rep, waitingForCoordinator("submit")); err != nil {
@@ -1268,8 +1271,9 @@ func verdictStatus(get func(string) string) string {
 }
 
 // resolveOnFarm resolves a campaign id, name or id prefix against the
-// campaigns the coordinator knows (archive.Resolve: a name means its
-// latest campaign).
+// campaigns the coordinator knows, with resolve (archive.Resolve: a name
+// means its latest campaign; archive.ResolveOne: nothing that could mean
+// two).
 func resolveOnFarm(ctx context.Context, nc *nats.Conn, arg string, resolve func(string, []archive.Candidate) (string, error)) (string, error) {
 	var l protocol.ListReply
 	if err := protocol.Request(ctx, nc, protocol.APIList, struct{}{}, &l); err != nil {

@@ -211,7 +211,7 @@ func (f *farmFlags) parse() error {
 			// Named where it came from, in the sweep file's words: it was
 			// `--workers (from environment or config): invalid argument
 			// "many" for "--workers" flag: strconv.ParseInt: …`.
-			src := "MSJFARM_" + strings.ToUpper(strings.ReplaceAll(fl.Name, "-", "_"))
+			src := envName(fl.Name)
 			if _, env := os.LookupEnv(src); !env {
 				src = "config file " + v.GetString("config") + ": " + fl.Name
 			}
@@ -248,12 +248,12 @@ func (f *farmFlags) parseCredentials(v *viper.Viper) error {
 	if f.s3Access == "" {
 		given, missing = missing, given
 	}
-	src := "MSJFARM_" + strings.ToUpper(strings.ReplaceAll(given, "-", "_"))
+	src := envName(given)
 	if _, env := os.LookupEnv(src); !env {
 		src = "config file " + v.GetString("config") + ": " + given
 	}
 	f.s3Access, f.s3Secret = "", ""
-	return fmt.Errorf("%s is given without %s (MSJFARM_%s): S3 needs both", src, missing, strings.ToUpper(strings.ReplaceAll(missing, "-", "_")))
+	return fmt.Errorf("%s is given without %s (%s): S3 needs both", src, missing, envName(missing))
 }
 
 // credentialEnv are the variables holding credentials, checked for

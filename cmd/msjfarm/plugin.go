@@ -421,9 +421,7 @@ func (rf *runnerFlags) protectedDirs() map[string]string {
 	}
 	cache := *rf.cache
 	if cache == "" {
-		if d, err := os.UserCacheDir(); err == nil {
-			cache = filepath.Join(d, "msjfarm", "plugins")
-		}
+		cache, _ = worker.DefaultPluginCache()
 	}
 	if cache != "" {
 		dirs[cache] = "the plugin cache"

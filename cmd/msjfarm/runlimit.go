@@ -376,7 +376,7 @@ func farmProbeRun(nc *nats.Conn, st storage.Store, reg *registry.Registry, pin, 
 		if pins != nil {
 			req.Pins = pins.Policies
 		}
-		rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		rctx, cancel := context.WithTimeout(ctx, submitWait)
 		defer cancel()
 		var rep protocol.SubmitReply
 		if err := protocol.RequestRetry(rctx, nc, protocol.APISubmit, req, &rep, waitingForCoordinator("limit")); err != nil {

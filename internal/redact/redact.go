@@ -50,15 +50,15 @@ func URL(u string) string {
 	// A '/' in a token or password: the URL may still parse, as a host
 	// and a path holding the '@' (nats://to/ken@h reads as host "to").
 	if err != nil || p.Scheme == "" || p.User == nil && strings.Contains(p.Path, "@") {
-		if user, _, ok := Userinfo(u); ok {
+		if _, _, ok := Userinfo(u); ok {
 			// Cut at the last '@': a password holding '/' or '@' does
 			// not parse, and the pattern below stops at its '/'.
 			scheme, rest, _ := strings.Cut(u, "://")
-			host := rest[strings.LastIndex(rest, "@")+1:]
-			if _, has := strings.CutPrefix(rest[:strings.LastIndex(rest, "@")], user+":"); has {
-				return scheme + "://" + user + ":" + Mask + "@" + host
+			at := strings.LastIndex(rest, "@")
+			if user, _, hasPassword := strings.Cut(rest[:at], ":"); hasPassword {
+				return scheme + "://" + user + ":" + Mask + "@" + rest[at+1:]
 			}
-			return scheme + "://" + Mask + "@" + host
+			return scheme + "://" + Mask + "@" + rest[at+1:]
 		}
 		return userinfoRE.ReplaceAllStringFunc(u, maskUserinfo)
 	}
