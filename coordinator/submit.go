@@ -621,7 +621,7 @@ const publishWindow = 1000
 func (co *Coordinator) publishBatch(ctx context.Context, id string, epoch int, tasks []sweep.Task) error {
 	futures := make([]jetstream.PubAckFuture, 0, len(tasks))
 	for _, t := range tasks {
-		data, err := json.Marshal(protocol.TaskMsg{Campaign: id, Task: t, ResultKey: co.expectedKey(id, t)})
+		data, err := json.Marshal(protocol.TaskMsg{Campaign: id, Task: t, ResultKey: co.expectedKey(id, t), Store: co.storeID})
 		if err != nil {
 			return err
 		}

@@ -415,7 +415,7 @@ func (co *Coordinator) publishVerify(ctx context.Context, c *campaign, vt *verif
 	co.mu.Lock()
 	epoch := c.ver.epoch
 	co.mu.Unlock()
-	data, err := json.Marshal(protocol.VerifyMsg{Campaign: c.id, Task: t, Round: vt.round, Exclude: exclude})
+	data, err := json.Marshal(protocol.VerifyMsg{Campaign: c.id, Task: t, Round: vt.round, Exclude: exclude, Store: co.storeID})
 	if err == nil {
 		_, err = co.js.Publish(ctx, protocol.VerifySubject(c.id, vt.Task, vt.round), data,
 			jetstream.WithMsgID(protocol.VerifyMsgID(c.id, vt.Task, vt.round, vt.try, epoch)))

@@ -26,6 +26,7 @@ import "strings"
 //	                                      (results/record.PutCounterInfo), referred to by result records
 //	traces/<sha256>                       TraceKey: a replayed SWF trace, by content (trace.go)
 //	runs/<id>.json                        a running `msjfarm run`'s server (protocol.LiveRunKey)
+//	store-id                              IDKey: the store's identity, made once (ID)
 
 // CampaignPrefix is the prefix of every object of campaign id.
 func CampaignPrefix(id string) string { return "campaigns/" + id + "/" }

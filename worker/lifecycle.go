@@ -24,6 +24,7 @@ import (
 // reported state, the counters, the run log, metrics and logs):
 //
 //	received ─┬─ refused ........ receive        Term          rejected (content ≠ id) / none (malformed)
+//	          ├─ elsewhere ...... admit          Nak           (another store: the worker stops)
 //	          ├─ cancelled ...... admit          Term
 //	          ├─ already stored . admit          Ack           done
 //	          ├─ reused ......... admit          Ack           done
@@ -47,6 +48,7 @@ const (
 	malformed                    // undecodable: Term, no state (no task to name)
 	refused                      // content not what its id says: Term, state rejected
 	cancelled                    // the campaign was cancelled: Term
+	elsewhere                    // the coordinator's store is not the worker's: Nak at once, the worker stops
 	alreadyStored                // this campaign's result exists (a lost ack): Ack, done
 	reused                       // another campaign's stored result answers it: Ack, done
 	stored                       // run and stored: DoubleAck, done
@@ -63,6 +65,7 @@ type delivery struct {
 	c         string
 	t         *sweep.Task
 	resultKey string // TaskMsg.ResultKey: a stored result that may answer the task
+	store     string // TaskMsg.Store: the coordinator's store identity
 
 	reason string // refused: why
 	err    error  // malformed, released, retried, failed: why
@@ -120,7 +123,7 @@ func (w *Worker) receive(msg jetstream.Msg) (*delivery, verdict) {
 	}
 	tm, err := protocol.DecodeTaskMsg(msg.Subject(), msg.Data())
 	if tm != nil {
-		d.c, d.t, d.resultKey = tm.Campaign, &tm.Task, tm.ResultKey
+		d.c, d.t, d.resultKey, d.store = tm.Campaign, &tm.Task, tm.ResultKey, tm.Store
 	}
 	if ierr := (*protocol.TaskIntegrityError)(nil); errors.As(err, &ierr) {
 		// Refused, never run. The state names the message for the
@@ -145,6 +148,13 @@ func (w *Worker) receive(msg jetstream.Msg) (*delivery, verdict) {
 // (withStorage): the task is neither run (its result may exist) nor
 // failed; at the hard stop it is released.
 func (w *Worker) admit(hard context.Context, d *delivery) verdict {
+	switch err := w.checkStore(hard, d.msg, d.store); {
+	case errors.Is(err, errStopping):
+		return d.heldBack(err)
+	case err != nil:
+		d.err = err
+		return elsewhere
+	}
 	ctx, cancel := ioCtx()
 	defer cancel()
 	if w.campaignCancelled(ctx, d.c) {
@@ -312,6 +322,8 @@ func (w *Worker) settle(d *delivery, v verdict) {
 		w.setState(c, t.ID, protocol.TaskState{State: protocol.StateRejected, Attempt: d.attempt, Error: d.reason})
 		_ = d.msg.TermWithReason("task content does not match its id")
 		w.Stats.Terminated.Add(1)
+	case elsewhere:
+		w.refuseStore(d.msg, d.err)
 	case cancelled:
 		_ = d.msg.TermWithReason("campaign cancelled")
 		if d.ran {

@@ -54,6 +54,14 @@ func (w *Worker) handleVerify(hard context.Context, msg jetstream.Msg, release f
 		w.Stats.Terminated.Add(1)
 		return
 	}
+	switch err := w.checkStore(hard, msg, vm.Store); {
+	case errors.Is(err, errStopping):
+		_ = msg.Nak()
+		return
+	case err != nil:
+		w.refuseStore(msg, err)
+		return
+	}
 	last := w.maxDeliver > 0 && attempt >= w.maxDeliver
 	switch {
 	case !w.campaignRunning(vm.Campaign):

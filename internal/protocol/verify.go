@@ -72,6 +72,8 @@ type VerifyMsg struct {
 	// Exclude are the workers (Options.Name) that produced the results
 	// being checked: none of them may run this request.
 	Exclude []string `json:"exclude"`
+	// Store is the coordinator's store, as in TaskMsg.
+	Store string `json:"store,omitempty"`
 }
 
 // Excludes reports whether worker may not run the request.
