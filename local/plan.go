@@ -208,6 +208,17 @@ func storedTasks(ctx context.Context, st storage.Store, id string) (func(sweep.T
 	if err != nil {
 		return nil, err
 	}
+	// Imported results no run here has confirmed are not reused
+	// (record.Reusable).
+	err = storage.Walk(ctx, st, storage.ImportedPrefix, func(k string) error {
+		if ck, ok := storage.ImportedContentKey(k); ok {
+			delete(stored, ck)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	impls, err := coordinator.ExpectedImpls(ctx, st, id)
 	if err != nil {
 		return nil, err

@@ -276,7 +276,13 @@ func (w *Worker) store(hard context.Context, d *delivery) verdict {
 	if errors.Is(err, errStopping) {
 		return d.heldBack(err)
 	}
-	if err != nil {
+	var imported *record.ImportedMismatchError
+	switch {
+	case errors.As(err, &imported):
+		// Another attempt computes the same: fail the task now.
+		d.err = &PermanentError{err}
+		return w.retryOrFail(hard, d)
+	case err != nil:
 		d.err = fmt.Errorf("writing result: %w", err)
 		return w.retryOrFail(hard, d)
 	}
@@ -438,14 +444,16 @@ func (w *Worker) settleFailed(d *delivery, v verdict) {
 // it exists. Unavailable storage is waited for; err is set only when the
 // worker stops meanwhile (errStopping).
 func (w *Worker) reuse(hard context.Context, msg jetstream.Msg, c, tid, rkey string) (ok bool, err error) {
+	var reusable bool
 	err = w.withStorage(hard, msg, false, func(ctx context.Context) error {
-		_, err := w.o.Store.Stat(ctx, storage.StoredResultKey(rkey))
+		var err error
+		reusable, err = record.Reusable(ctx, w.o.Store, rkey)
 		return err
 	})
 	if errors.Is(err, errStopping) {
 		return false, err
 	}
-	if err != nil {
+	if err != nil || !reusable {
 		return false, nil
 	}
 	err = w.withStorage(hard, msg, true, func(ctx context.Context) error {
