@@ -339,7 +339,11 @@ func TestVerifyAcrossCoordinatorRestart(t *testing.T) {
 // window, which the server dropped silently.
 func TestVerifyResubmitRetriesUnverified(t *testing.T) {
 	e := newEnv(t)
-	co, _ := e.startCoordinatorWith(verifyOpts(4 * time.Second))
+	// One coordinator throughout (a restarted one asked again before the
+	// fix), so one wait for both submissions: 15 s, since the second
+	// worker's six runs must fit in it on a loaded machine (under -race
+	// beside other tests, one of six missed a 4 s wait).
+	co, _ := e.startCoordinatorWith(verifyOpts(15 * time.Second))
 	e.startWorker(worker.Options{Concurrency: 2, Name: "alone"})
 	ctx := context.Background()
 	req := protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml"), Verify: 1}
