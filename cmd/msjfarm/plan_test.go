@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/msjfarm/msjfarm/storage"
 )
 
 // captured runs f with os.Stdout and os.Stderr redirected and returns
@@ -140,7 +142,20 @@ func TestNamesAndGC(t *testing.T) {
 	if code, _, errs := captured(t, func() int { return runGC([]string{"-storage", data}) }); code != 0 || !strings.Contains(errs, "0 results") {
 		t.Fatalf("gc with the default min age: exit %d %s", code, errs)
 	}
+	// One result marked imported: its mark goes with it (a mark left
+	// behind would make a later run's own result look imported).
+	files, _ := filepath.Glob(filepath.Join(data, "results", "*", "*.json"))
+	mark := filepath.Join(data, filepath.FromSlash(storage.ImportedKey(strings.TrimSuffix(filepath.Base(files[0]), ".json"))))
+	if err := os.MkdirAll(filepath.Dir(mark), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mark, []byte("0123456789abcdef\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if code, _, errs := captured(t, func() int { return runGC([]string{"-storage", data, "-min-age", "0s", "-delete"}) }); code != 0 || count() != 0 {
 		t.Fatalf("gc -delete: exit %d, %d left; %s", code, count(), errs)
+	}
+	if _, err := os.Stat(mark); !os.IsNotExist(err) {
+		t.Fatalf("gc -delete left the imported mark of a result it removed (%v)", err)
 	}
 }
