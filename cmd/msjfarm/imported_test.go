@@ -78,6 +78,20 @@ func TestImportedResultsNotReused(t *testing.T) {
 		t.Fatalf("third sweep, once confirmed: exit %d, want 12 reused\n%s", code, errs)
 	}
 
+	// `msjfarm reproduce` of the imported campaign confirms what it
+	// re-runs bit-identical, as a worker's run does.
+	rstore := filepath.Join(dir, "reproduced")
+	rid, _ := imported(rstore)
+	code, _, errs := captured(t, func() int {
+		return dispatch([]string{"reproduce", rid, "--sample", "3", "--storage", rstore})
+	})
+	if code != 0 || !strings.Contains(errs, "3 imported results confirmed") {
+		t.Fatalf("reproduce --sample 3: exit %d\n%s", code, errs)
+	}
+	if code, errs := run(rstore, third); code != 0 || !strings.Contains(errs, "(3 reused from other campaigns), 9 to run") {
+		t.Fatalf("third sweep after reproducing 3: exit %d, want 3 reused\n%s", code, errs)
+	}
+
 	// A store with one imported result altered.
 	altered := filepath.Join(dir, "altered")
 	id, marks := imported(altered)
@@ -96,11 +110,21 @@ func TestImportedResultsNotReused(t *testing.T) {
 	if err := os.WriteFile(obj, forged, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, errs := run(altered, second)
+	code, errs = run(altered, second)
 	if code == 0 || !strings.Contains(errs, "was imported with campaign "+id+" and differs from this run's") || !strings.Contains(errs, "1 of 18 tasks failed") {
 		t.Fatalf("second sweep on the altered store: exit %d, want 1 failed naming campaign %s\n%s", code, id, errs)
 	}
 	if got, _ := os.ReadFile(obj); string(got) != string(forged) {
 		t.Fatal("the altered imported result was replaced")
+	}
+	// The other 11 were confirmed by those runs; reproducing the altered
+	// one finds it different and leaves its mark.
+	code, out, errs := captured(t, func() int { return dispatch([]string{"reproduce", id, "--all", "--storage", altered}) })
+	if code != 1 || !strings.Contains(out, "12 tasks: 11 bit-identical, 1 different") || strings.Contains(errs, "confirmed") {
+		t.Fatalf("reproduce --all of the altered campaign: exit %d\n%s%s", code, out, errs)
+	}
+	ast, _ := storage.Open(t.Context(), altered)
+	if left, _ := ast.List(t.Context(), storage.ImportedPrefix); len(left) != 1 || left[0] != marks[0] {
+		t.Fatalf("marks left on the altered store: %v, want %s", left, marks[0])
 	}
 }

@@ -44,6 +44,28 @@ func Reusable(ctx context.Context, st storage.Store, key string) (bool, error) {
 	}
 }
 
+// ConfirmImported removes the imported mark of campaign id's result of
+// task tid if the campaign refers to it under key, the content key of a
+// run here that gave the same result (msjfarm reproduce): the result is
+// then reusable, as after a worker's agreeing run. It reports whether a
+// mark was removed.
+func ConfirmImported(ctx context.Context, st storage.Store, id, tid, key string) (bool, error) {
+	data, err := st.Get(ctx, storage.ResultKey(id, tid))
+	if err != nil {
+		return false, err
+	}
+	if ref, ok := ParseRef(data); !ok || ref != key {
+		return false, nil
+	}
+	switch _, err := st.Stat(ctx, storage.ImportedKey(key)); {
+	case errors.Is(err, storage.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, st.Delete(ctx, storage.ImportedKey(key))
+}
+
 // ImportedMismatchError is Store's error when the result already stored
 // under the record's content key came from an archive import and says
 // otherwise than this run: the archive's claim is not what this engine
