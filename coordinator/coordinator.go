@@ -468,6 +468,12 @@ func (co *Coordinator) loadCampaigns(ctx context.Context) error {
 			continue
 		}
 		c := &campaign{id: st.ID, st: st, finished: make(chan struct{})}
+		if st.State == protocol.CampaignRunning && st.Store != "" && st.Store != co.storeID {
+			// Its spec and results are in the other store; publishing
+			// its tasks would stop every worker on that store.
+			co.o.Logf("coordinator: campaign %s (%s) runs on store %s, not this coordinator's store %s (%s): not resumed; submit it again to run it on this store", k, st.Name, st.Store, co.storeID, co.o.Store.URL())
+			continue
+		}
 		if st.State == protocol.CampaignRunning {
 			if err := co.loadSpec(ctx, c); err != nil {
 				co.o.Logf("coordinator: campaign %s cannot be resumed: %v", k, err)

@@ -331,3 +331,93 @@ func TestLeaseStorageKeepsEndpoint(t *testing.T) {
 		t.Errorf("lease storage %q: the user name and other parameters should be kept", h.Storage)
 	}
 }
+
+// TestCampaignOfAnotherStoreNotResumed: a coordinator started on another
+// store once the lease is free does not resume the running campaign of
+// the store before it (its state names that store), saying so; it
+// publishes none of its tasks, which would have stopped every worker on
+// the campaign's store. A submission of the same sweep runs it on the
+// new store.
+func TestCampaignOfAnotherStoreNotResumed(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	co1, _, kill1, _ := runCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: time.Second})
+	<-co1.Ready()
+	r, err := co1.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kill1()
+	js, _ := jetstream.New(e.nc)
+	stream := func() uint64 {
+		s, err := js.Stream(ctx, protocol.TaskStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.State.LastSeq
+	}
+	published := stream()
+	other, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The spec is there too, as in a store that holds it by hand: only
+	// the campaign's store tells.
+	spec, _ := e.store.List(ctx, "specs/")
+	for _, k := range spec {
+		data, _ := e.store.Get(ctx, k)
+		_ = other.Put(ctx, k, data)
+	}
+	// Once the killed holder's lease has expired (while it is held, a
+	// coordinator on another store refuses: TestLeaseStandbyTakesOver).
+	kv, err := js.KeyValue(ctx, protocol.LeaseBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := kv.Get(ctx, protocol.LeaseKey); errors.Is(err, jetstream.ErrKeyNotFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the killed coordinator's lease never expired")
+		}
+	}
+	co2, done2, _, logs := runCoordinator(t, e, other, coordinator.Options{LeaseTTL: time.Second})
+	select {
+	case <-co2.Ready():
+	case err := <-done2:
+		t.Fatalf("the second coordinator stopped: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the second coordinator never became ready")
+	}
+	id1, _ := storage.ID(ctx, e.store)
+	if n := logs.count("campaign " + r.Campaign + " (farm-small) runs on store " + id1 + ", not this coordinator's store"); n != 1 {
+		t.Fatalf("%d lines say the campaign is not resumed, want 1", n)
+	}
+	time.Sleep(time.Second) // two reconciles
+	if now := stream(); now != published {
+		t.Fatalf("%d task messages published for a campaign of another store", now-published)
+	}
+	r2, err := co2.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
+	if err != nil || r2.Campaign != r.Campaign || r2.Published != 6 || r2.Queued != 0 {
+		t.Fatalf("submitted again on the new store: %+v, %v; want its 6 tasks published anew", r2, err)
+	}
+	// A worker on the new store completes it: no message of the old
+	// store is left to stop it.
+	w, err := worker.New(ctx, worker.Options{Conn: e.nc, Store: other, Concurrency: 2, FetchWait: 200 * time.Millisecond, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithCancel(ctx)
+	wdone := make(chan error, 1)
+	go func() { wdone <- w.Run(wctx) }()
+	s := waitDone(t, co2, r.Campaign, 2*time.Minute)
+	wcancel()
+	if err := <-wdone; err != nil || s.State != protocol.CampaignDone || s.Done != 6 {
+		t.Fatalf("on the new store: worker %v, status %+v", err, s)
+	}
+}

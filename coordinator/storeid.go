@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/storage"
 )
 
@@ -46,4 +49,20 @@ func (co *Coordinator) readStoreID(ctx context.Context) error {
 func otherStore(holder *LeaseHolder, me LeaseHolder) error {
 	return fmt.Errorf("%w: coordinator %s holds the lease on this NATS system with store %s; this coordinator's storage %s is store %s, which holds none of its campaigns' results: start it with the holder's --storage (a copy of that store keeps its identity)",
 		ErrOtherStore, holder, holder.StoreID, me.Storage, me.StoreID)
+}
+
+// leaveOtherStore purges the queued messages of campaign id when its state
+// (old) says it ran on another store, as a submission to this coordinator
+// moves it here: they name that store, and each would stop the worker on
+// this store that fetched it (worker.ErrOtherStore). Its tasks are
+// published again, in a new epoch.
+func (co *Coordinator) leaveOtherStore(ctx context.Context, id string, old protocol.CampaignState) error {
+	if old.Store == "" || old.Store == co.storeID {
+		return nil
+	}
+	if err := co.h.Tasks.Purge(ctx, jetstream.WithPurgeSubject(protocol.CampaignFilter(id))); err != nil {
+		return fmt.Errorf("purging the messages of campaign %s, which ran on store %s: %w", id, old.Store, err)
+	}
+	co.o.Logf("coordinator: campaign %s ran on store %s: its queued messages are purged, and it runs on this coordinator's store %s (%s) from now on", id, old.Store, co.storeID, co.o.Store.URL())
+	return nil
 }

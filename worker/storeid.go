@@ -61,7 +61,7 @@ func (w *Worker) checkStore(hard context.Context, msg jetstream.Msg, announced s
 	case err != nil:
 		return fmt.Errorf("worker %s: checking that its storage is its coordinator's: %w", w.o.Name, err)
 	case mine != announced:
-		return fmt.Errorf("worker %s: %w: the coordinator stores its campaigns' results in store %s, this worker's storage %s is store %s; the task was given back, and this worker stops: start it with the coordinator's --storage", w.o.Name, ErrOtherStore, announced, w.o.Store.URL(), mine)
+		return fmt.Errorf("worker %s: %w: the coordinator stores its campaigns' results in store %s, this worker's storage %s is store %s; the task was given back, and this worker stops: one of the two has the wrong --storage", w.o.Name, ErrOtherStore, announced, w.o.Store.URL(), mine)
 	}
 	return nil
 }

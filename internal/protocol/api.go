@@ -94,6 +94,9 @@ type CampaignState struct {
 	// or the submitter's --verify; VerifyStatus): not part of the spec, hence
 	// of the campaign id, since it changes no result.
 	Verify float64 `json:"verify,omitempty"`
+	// Store is the identity (storage.ID) of the store the campaign runs
+	// on: a coordinator on another store does not resume it.
+	Store string `json:"store,omitempty"`
 }
 
 // SubmitRequest submits (or resumes) a campaign.
