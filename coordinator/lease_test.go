@@ -402,12 +402,9 @@ func TestCampaignOfAnotherStoreNotResumed(t *testing.T) {
 	if now := stream(); now != published {
 		t.Fatalf("%d task messages published for a campaign of another store", now-published)
 	}
-	r2, err := co2.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
-	if err != nil || r2.Campaign != r.Campaign || r2.Published != 6 || r2.Queued != 0 {
-		t.Fatalf("submitted again on the new store: %+v, %v; want its 6 tasks published anew", r2, err)
-	}
-	// A worker on the new store completes it: no message of the old
-	// store is left to stop it.
+	// A worker on the new store meets the campaign's leftover messages,
+	// which name the old store: it terminates them and goes on (stopping
+	// would have stopped every worker of the farm in turn).
 	w, err := worker.New(ctx, worker.Options{Conn: e.nc, Store: other, Concurrency: 2, FetchWait: 200 * time.Millisecond, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
@@ -415,6 +412,23 @@ func TestCampaignOfAnotherStoreNotResumed(t *testing.T) {
 	wctx, wcancel := context.WithCancel(ctx)
 	wdone := make(chan error, 1)
 	go func() { wdone <- w.Run(wctx) }()
+	for deadline := time.Now().Add(60 * time.Second); w.Stats.Terminated.Load() < 6; time.Sleep(50 * time.Millisecond) {
+		select {
+		case err := <-wdone:
+			t.Fatalf("the worker on the new store stopped: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker terminated %d of the 6 leftover messages", w.Stats.Terminated.Load())
+		}
+	}
+	if n := w.Stats.Done.Load(); n != 0 {
+		t.Fatalf("the worker ran %d tasks of the old store", n)
+	}
+	r2, err := co2.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
+	if err != nil || r2.Campaign != r.Campaign || r2.Published != 6 || r2.Queued != 0 {
+		t.Fatalf("submitted again on the new store: %+v, %v; want its 6 tasks published anew", r2, err)
+	}
 	s := waitDone(t, co2, r.Campaign, 2*time.Minute)
 	wcancel()
 	if err := <-wdone; err != nil || s.State != protocol.CampaignDone || s.Done != 6 {

@@ -24,7 +24,7 @@ import (
 // reported state, the counters, the run log, metrics and logs):
 //
 //	received ─┬─ refused ........ receive        Term          rejected (content ≠ id) / none (malformed)
-//	          ├─ elsewhere ...... admit          Nak           (another store: the worker stops)
+//	          ├─ elsewhere ...... admit          Nak/Term      (another store: settleStore)
 //	          ├─ cancelled ...... admit          Term
 //	          ├─ already stored . admit          Ack           done
 //	          ├─ reused ......... admit          Ack           done
@@ -48,7 +48,7 @@ const (
 	malformed                    // undecodable: Term, no state (no task to name)
 	refused                      // content not what its id says: Term, state rejected
 	cancelled                    // the campaign was cancelled: Term
-	elsewhere                    // the coordinator's store is not the worker's: Nak at once, the worker stops
+	elsewhere                    // another store than the worker's: settleStore (stop, Term, or Nak later)
 	alreadyStored                // this campaign's result exists (a lost ack): Ack, done
 	reused                       // another campaign's stored result answers it: Ack, done
 	stored                       // run and stored: DoubleAck, done
@@ -60,12 +60,13 @@ const (
 
 // delivery is one delivery of a task message and what its steps learnt.
 type delivery struct {
-	msg       jetstream.Msg
-	attempt   int
-	c         string
-	t         *sweep.Task
-	resultKey string // TaskMsg.ResultKey: a stored result that may answer the task
-	store     string // TaskMsg.Store: the coordinator's store identity
+	msg        jetstream.Msg
+	attempt    int
+	c          string
+	t          *sweep.Task
+	resultKey  string     // TaskMsg.ResultKey: a stored result that may answer the task
+	store      string     // TaskMsg.Store: the coordinator's store identity
+	storeCheck storeCheck // elsewhere: what checkStore found
 
 	reason string // refused: why
 	err    error  // malformed, released, retried, failed: why
@@ -148,11 +149,11 @@ func (w *Worker) receive(msg jetstream.Msg) (*delivery, verdict) {
 // (withStorage): the task is neither run (its result may exist) nor
 // failed; at the hard stop it is released.
 func (w *Worker) admit(hard context.Context, d *delivery) verdict {
-	switch err := w.checkStore(hard, d.msg, d.store); {
-	case errors.Is(err, errStopping):
+	switch check, err := w.checkStore(hard, d.msg, d.store); check {
+	case storeStopping:
 		return d.heldBack(err)
-	case err != nil:
-		d.err = err
+	case storeWrong, storeStale, storeUnknown:
+		d.err, d.storeCheck = err, check
 		return elsewhere
 	}
 	ctx, cancel := ioCtx()
@@ -329,7 +330,7 @@ func (w *Worker) settle(d *delivery, v verdict) {
 		_ = d.msg.TermWithReason("task content does not match its id")
 		w.Stats.Terminated.Add(1)
 	case elsewhere:
-		w.refuseStore(d.msg, d.err)
+		w.settleStore(d.msg, d.storeCheck, d.err)
 	case cancelled:
 		_ = d.msg.TermWithReason("campaign cancelled")
 		if d.ran {

@@ -54,12 +54,12 @@ func (w *Worker) handleVerify(hard context.Context, msg jetstream.Msg, release f
 		w.Stats.Terminated.Add(1)
 		return
 	}
-	switch err := w.checkStore(hard, msg, vm.Store); {
-	case errors.Is(err, errStopping):
+	switch check, err := w.checkStore(hard, msg, vm.Store); check {
+	case storeStopping:
 		_ = msg.Nak()
 		return
-	case err != nil:
-		w.refuseStore(msg, err)
+	case storeWrong, storeStale, storeUnknown:
+		w.settleStore(msg, check, err)
 		return
 	}
 	last := w.maxDeliver > 0 && attempt >= w.maxDeliver

@@ -160,7 +160,9 @@ type Worker struct {
 	storeID idCache
 	stop    context.CancelCauseFunc
 	fatal   fatalErr
-	Stats   Stats
+	// logged are the lines logOnce has logged (guarded by logMu).
+	logged map[string]bool
+	Stats  Stats
 }
 
 type cacheEntry struct {
