@@ -392,16 +392,28 @@ func logTo(t *testing.T, b *syncBuf) func(string, ...any) {
 }
 
 // TestWorkerOnAnotherStore: a worker whose store is not the coordinator's
-// (storage.ID) gives its first task back and stops with ErrOtherStore,
-// naming both stores, having run and stored nothing; a worker on the
+// (storage.ID) stops with ErrOtherStore, naming both stores, having run
+// and stored nothing: at its start when a coordinator holds the lease,
+// else at its first task, which it gives back. A worker on the
 // coordinator's store then completes the campaign. Before, it ran every
 // task for nothing (see TestWorkerOnACopyOfTheStore).
 func TestWorkerOnAnotherStore(t *testing.T) {
+	for _, first := range []string{"coordinator", "worker"} {
+		t.Run(first+" first", func(t *testing.T) { testWorkerOnAnotherStore(t, first == "worker") })
+	}
+}
+
+func testWorkerOnAnotherStore(t *testing.T, workerFirst bool) {
 	e := newEnv(t)
-	co, _ := e.startCoordinatorWith(coordinator.Options{})
 	ctx := context.Background()
 	other, err := storage.Open(ctx, t.TempDir())
 	if err != nil {
+		t.Fatal(err)
+	}
+	var co *coordinator.Coordinator
+	if !workerFirst {
+		co, _ = e.startCoordinatorWith(coordinator.Options{})
+	} else if _, err := protocol.Setup(ctx, jsOf(t, e), protocol.Layout{}); err != nil {
 		t.Fatal(err)
 	}
 	w, err := worker.New(ctx, worker.Options{Conn: e.nc, Store: other, Name: "elsewhere", Concurrency: 2, FetchWait: 200 * time.Millisecond, Logf: t.Logf})
@@ -410,6 +422,10 @@ func TestWorkerOnAnotherStore(t *testing.T) {
 	}
 	wdone := make(chan error, 1)
 	go func() { wdone <- w.Run(ctx) }()
+	if workerFirst {
+		time.Sleep(200 * time.Millisecond) // past its start
+		co, _ = e.startCoordinatorWith(coordinator.Options{})
+	}
 	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
 	if err != nil {
 		t.Fatal(err)
@@ -419,7 +435,8 @@ func TestWorkerOnAnotherStore(t *testing.T) {
 		mine, _ := storage.ID(ctx, other)
 		theirs, _ := storage.ID(ctx, e.store)
 		if !errors.Is(err, worker.ErrOtherStore) || !strings.Contains(err.Error(), other.URL()) ||
-			!strings.Contains(err.Error(), mine) || !strings.Contains(err.Error(), theirs) {
+			!strings.Contains(err.Error(), mine) || !strings.Contains(err.Error(), theirs) ||
+			strings.Contains(err.Error(), "given back") != workerFirst {
 			t.Fatalf("worker.Run: %v", err)
 		}
 	case <-time.After(90 * time.Second):

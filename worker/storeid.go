@@ -197,3 +197,22 @@ func (f *fatalErr) err() error {
 	defer f.mu.Unlock()
 	return f.first
 }
+
+// checkHolder is checkStore at the worker's start, against the coordinator
+// holding the lease: a worker on another store stops before its first
+// task (ErrOtherStore). Nothing is checked when no coordinator holds the
+// lease, it names no store, or either store cannot be read now: the
+// messages are checked anyway.
+func (w *Worker) checkHolder(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	holder, err := w.holderStore(ctx)
+	if err != nil || holder == "" {
+		return nil
+	}
+	mine, err := w.storeID.get(ctx, w.o.Store)
+	if err != nil || mine == holder {
+		return nil
+	}
+	return fmt.Errorf("worker %s: %w: the coordinator holding the lease stores its campaigns' results in store %s, this worker's storage %s is store %s: one of the two has the wrong --storage", w.o.Name, ErrOtherStore, holder, w.o.Store.URL(), mine)
+}

@@ -231,6 +231,9 @@ func (w *Worker) Name() string { return w.o.Name }
 // package doc and returns: nil, or ErrOtherStore (wrapped) when a message
 // showed that the worker stores elsewhere than its coordinator reads.
 func (w *Worker) Run(ctx context.Context) error {
+	if err := w.checkHolder(ctx); err != nil {
+		return err
+	}
 	ctx, w.stop = context.WithCancelCause(ctx)
 	w.serve(ctx)
 	return w.fatal.err()
