@@ -15,13 +15,14 @@ import (
 	"github.com/msjfarm/msjfarm/storage"
 )
 
-// ErrOtherStore is what Run returns when a task or verification message
-// names another store than the worker's (storage.ID): the coordinator
-// reads results from its own store, so every task this worker ran would
-// be run for nothing, its result never found and the task published
-// again (17,113 times a minute before the coordinator learnt to wait).
-// The message is given back at once for a worker on the right store,
-// and the worker stops: a misconfiguration, not a condition to wait out.
+// ErrOtherStore is what Run returns when the coordinator's store (named
+// by the lease holder and its messages, storage.ID) is not the worker's:
+// the coordinator reads results from its own store, so every task this
+// worker ran would be run for nothing, its result never found and the
+// task published again (17,113 times a minute before the coordinator
+// learnt to wait). A message is given back at once for a worker on the
+// right store, and the worker stops: a misconfiguration, not a condition
+// to wait out.
 var ErrOtherStore = errors.New("this worker's storage is not its coordinator's")
 
 // idCache caches the worker's store identity once read.
