@@ -105,6 +105,12 @@ type Coordinator struct {
 	// runCtx is Run's context while it runs (guarded by mu): work that
 	// outlives an API request (a publication) runs on it.
 	runCtx context.Context
+	// storeID is the store's identity (storage.ID), read by Run before
+	// it takes the lease and fixed after: every task and verification
+	// message carries it, so that a worker on another store refuses to
+	// run for nothing, and the lease names it, so that a standby on
+	// another store refuses to take over (storeid.go).
+	storeID string
 }
 
 type campaign struct {
@@ -282,6 +288,12 @@ func New(ctx context.Context, o Options) (*Coordinator, error) {
 // the lease over meanwhile, and with Options.NoStandby ErrLeaseHeld if one
 // held it.
 func (co *Coordinator) Run(ctx context.Context) error {
+	if err := co.readStoreID(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
 	l, err := co.newLease(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -456,6 +468,12 @@ func (co *Coordinator) loadCampaigns(ctx context.Context) error {
 			continue
 		}
 		c := &campaign{id: st.ID, st: st, finished: make(chan struct{})}
+		if st.State == protocol.CampaignRunning && st.Store != "" && st.Store != co.storeID {
+			// Its spec and results are in the other store; publishing
+			// its tasks would stop every worker on that store.
+			co.o.Logf("coordinator: campaign %s (%s) runs on store %s, not this coordinator's store %s (%s): not resumed; submit it again to run it on this store", k, st.Name, st.Store, co.storeID, co.o.Store.URL())
+			continue
+		}
 		if st.State == protocol.CampaignRunning {
 			if err := co.loadSpec(ctx, c); err != nil {
 				co.o.Logf("coordinator: campaign %s cannot be resumed: %v", k, err)

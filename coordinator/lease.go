@@ -58,6 +58,10 @@ type LeaseHolder struct {
 	// credentials masked (leaseStorage). Takeovers compare it to warn
 	// about a change of storage.
 	Storage string `json:"storage"`
+	// StoreID is the identity of the coordinator's store (storage.ID):
+	// a standby whose store is another refuses to take over
+	// (ErrOtherStore). Empty from coordinators before it.
+	StoreID string `json:"store_id,omitempty"`
 	// PIDNamespace identifies the process's PID namespace (Linux), so
 	// that a PID is only checked for life where it means the same
 	// process: two containers may share a host name.
@@ -102,7 +106,7 @@ func (co *Coordinator) newLease(ctx context.Context) (*lease, error) {
 	_, _ = rand.Read(nonce[:])
 	now := time.Now()
 	ns, _ := os.Readlink("/proc/self/ns/pid")
-	me := LeaseHolder{Host: co.host, PID: os.Getpid(), Started: now, Storage: leaseStorage(co.o.Store.URL()), PIDNamespace: ns}
+	me := LeaseHolder{Host: co.host, PID: os.Getpid(), Started: now, Storage: leaseStorage(co.o.Store.URL()), StoreID: co.storeID, PIDNamespace: ns}
 	me.ID = fmt.Sprintf("%s/%d/%d/%s", me.Host, me.PID, now.UnixNano(), hex.EncodeToString(nonce[:]))
 	val, err := json.Marshal(me)
 	if err != nil {
@@ -158,9 +162,10 @@ const (
 )
 
 // acquireState is what acquire remembers between attempts: whom it said
-// it stands by, the holder's storage, the last error logged.
+// it stands by, the holder's storage and store identity, the last error
+// logged.
 type acquireState struct {
-	said, prevStorage, lastErr string
+	said, prevStorage, prevStoreID, lastErr string
 }
 
 // attempt tries once to create the lease key.
@@ -190,7 +195,7 @@ func (l *lease) held(ctx context.Context, st *acquireState) (leaseStep, error) {
 		return leaseWait, nil
 	}
 	if h != nil && h.ID != l.me.ID {
-		st.prevStorage = h.Storage
+		st.prevStorage, st.prevStoreID = h.Storage, h.StoreID
 	}
 	switch {
 	case h == nil:
@@ -202,6 +207,8 @@ func (l *lease) held(ctx context.Context, st *acquireState) (leaseStep, error) {
 		l.co.o.Logf("coordinator: the lease holder %s is no longer running on this host; taking over", h)
 		_ = l.kv.Delete(ctx, protocol.LeaseKey, jetstream.LastRevision(hrev))
 		return leaseAgain, nil
+	case h.StoreID != "" && h.StoreID != l.me.StoreID:
+		return leaseTaken, otherStore(h, l.me)
 	case l.co.o.NoStandby:
 		return leaseTaken, fmt.Errorf("%w: coordinator %s is running on this NATS system; refusing to start a second one (--coordinator-standby=false; with standby it would wait and take over when that one stops)", ErrLeaseHeld, h)
 	}
@@ -219,13 +226,15 @@ func (l *lease) deadHere(h *LeaseHolder) bool {
 		h.PID != l.me.PID && h.PID > 0 && !processAlive(h.PID)
 }
 
-// tookOver logs a lease taken after standing by, and a storage that
-// differs from the previous holder's.
+// tookOver logs a lease taken after standing by, and a store that
+// differs from the previous holder's: by identity when the holder named
+// one (then it differs only for a holder that died on this host, since a
+// live one on another store is refused), else by URL.
 func (l *lease) tookOver(st *acquireState) {
 	if st.said != "" {
 		l.co.o.Logf("coordinator: took over the lease from %s", st.said)
 	}
-	if st.prevStorage != "" && st.prevStorage != l.me.Storage {
+	if st.prevStoreID != "" && st.prevStoreID != l.me.StoreID || st.prevStoreID == "" && st.prevStorage != "" && st.prevStorage != l.me.Storage {
 		l.co.o.Logf("coordinator: WARNING: the previous coordinator used storage %s, this one %s: the campaigns it ran find no results here (start this coordinator with the same --storage)", st.prevStorage, l.me.Storage)
 	}
 }

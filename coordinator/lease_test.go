@@ -102,13 +102,8 @@ func TestLeaseStandbyTakesOver(t *testing.T) {
 		t.Fatal("the first coordinator never became ready")
 	}
 	co2, done2, _, logs2 := runCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl})
-	// A refusing one, with other storage (credentials in its URL must not
-	// show in the message).
-	other, err := storage.Open(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, done3, _, _ := runCoordinator(t, e, other, coordinator.Options{LeaseTTL: ttl, NoStandby: true})
+	// A refusing one (NoStandby), naming the holder and its storage.
+	_, done3, _, _ := runCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl, NoStandby: true})
 	select {
 	case err := <-done3:
 		if !errors.Is(err, coordinator.ErrLeaseHeld) || !strings.Contains(err.Error(), "refusing") || !strings.Contains(err.Error(), e.store.URL()) {
@@ -116,6 +111,23 @@ func TestLeaseStandbyTakesOver(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the NoStandby coordinator did not refuse")
+	}
+	// Two on another store, standing by or not: both refuse at once,
+	// naming both stores.
+	other, err := storage.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, noStandby := range []bool{false, true} {
+		_, done4, _, _ := runCoordinator(t, e, other, coordinator.Options{LeaseTTL: ttl, NoStandby: noStandby})
+		select {
+		case err := <-done4:
+			if !errors.Is(err, coordinator.ErrOtherStore) || !strings.Contains(err.Error(), e.store.URL()) || !strings.Contains(err.Error(), other.URL()) {
+				t.Fatalf("a coordinator on another store (NoStandby %v): %v", noStandby, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("a coordinator on another store (NoStandby %v) did not refuse", noStandby)
+		}
 	}
 
 	ctx := context.Background()
@@ -293,11 +305,12 @@ func TestLeaseStorageKeepsEndpoint(t *testing.T) {
 	holder("a.example:9000")
 	kill1() // a crash: the lease stays until its TTL runs out
 
-	// Same bucket, another endpoint: other storage.
+	// Same bucket, another endpoint: another URL of the same store (its
+	// identity says so), so no warning.
 	const loc2 = "s3://ak:SECRET-2@farm?endpoint=b.example:9000&secure=false&secret_key=SECRET-2"
 	kill2, logs2 := start(loc2)
-	if n := logs2.count("WARNING: the previous coordinator used storage s3://farm?endpoint=a.example:9000"); n != 1 {
-		t.Errorf("taking over from another S3 endpoint: %d warnings naming the previous endpoint, want 1", n)
+	if n := logs2.count("WARNING"); n != 0 {
+		t.Errorf("taking over the same store under another URL: %d warnings", n)
 	}
 	if _, raw := holder("b.example:9000"); strings.Contains(raw, "SECRET") {
 		t.Errorf("the lease stores a secret: %s", raw)
@@ -316,5 +329,109 @@ func TestLeaseStorageKeepsEndpoint(t *testing.T) {
 	}
 	if u, _ := url.Parse(h.Storage); u.User.Username() != "ak" || u.Query().Get("secure") != "false" {
 		t.Errorf("lease storage %q: the user name and other parameters should be kept", h.Storage)
+	}
+}
+
+// TestCampaignOfAnotherStoreNotResumed: a coordinator started on another
+// store once the lease is free does not resume the running campaign of
+// the store before it (its state names that store), saying so; it
+// publishes none of its tasks, which would have stopped every worker on
+// the campaign's store. A submission of the same sweep runs it on the
+// new store.
+func TestCampaignOfAnotherStoreNotResumed(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	co1, _, kill1, _ := runCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: time.Second})
+	<-co1.Ready()
+	r, err := co1.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kill1()
+	js, _ := jetstream.New(e.nc)
+	stream := func() uint64 {
+		s, err := js.Stream(ctx, protocol.TaskStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.State.LastSeq
+	}
+	published := stream()
+	other, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The spec is there too, as in a store that holds it by hand: only
+	// the campaign's store tells.
+	spec, _ := e.store.List(ctx, "specs/")
+	for _, k := range spec {
+		data, _ := e.store.Get(ctx, k)
+		_ = other.Put(ctx, k, data)
+	}
+	// Once the killed holder's lease has expired (while it is held, a
+	// coordinator on another store refuses: TestLeaseStandbyTakesOver).
+	kv, err := js.KeyValue(ctx, protocol.LeaseBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := kv.Get(ctx, protocol.LeaseKey); errors.Is(err, jetstream.ErrKeyNotFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the killed coordinator's lease never expired")
+		}
+	}
+	co2, done2, _, logs := runCoordinator(t, e, other, coordinator.Options{LeaseTTL: time.Second})
+	select {
+	case <-co2.Ready():
+	case err := <-done2:
+		t.Fatalf("the second coordinator stopped: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the second coordinator never became ready")
+	}
+	id1, _ := storage.ID(ctx, e.store)
+	if n := logs.count("campaign " + r.Campaign + " (farm-small) runs on store " + id1 + ", not this coordinator's store"); n != 1 {
+		t.Fatalf("%d lines say the campaign is not resumed, want 1", n)
+	}
+	time.Sleep(time.Second) // two reconciles
+	if now := stream(); now != published {
+		t.Fatalf("%d task messages published for a campaign of another store", now-published)
+	}
+	// A worker on the new store meets the campaign's leftover messages,
+	// which name the old store: it terminates them and goes on (stopping
+	// would have stopped every worker of the farm in turn).
+	w, err := worker.New(ctx, worker.Options{Conn: e.nc, Store: other, Concurrency: 2, FetchWait: 200 * time.Millisecond, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithCancel(ctx)
+	wdone := make(chan error, 1)
+	go func() { wdone <- w.Run(wctx) }()
+	for deadline := time.Now().Add(60 * time.Second); w.Stats.Terminated.Load() < 6; time.Sleep(50 * time.Millisecond) {
+		select {
+		case err := <-wdone:
+			t.Fatalf("the worker on the new store stopped: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker terminated %d of the 6 leftover messages", w.Stats.Terminated.Load())
+		}
+	}
+	if n := w.Stats.Done.Load(); n != 0 {
+		t.Fatalf("the worker ran %d tasks of the old store", n)
+	}
+	r2, err := co2.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
+	if err != nil || r2.Campaign != r.Campaign || r2.Published != 6 || r2.Queued != 0 {
+		t.Fatalf("submitted again on the new store: %+v, %v; want its 6 tasks published anew", r2, err)
+	}
+	s := waitDone(t, co2, r.Campaign, 2*time.Minute)
+	wcancel()
+	if err := <-wdone; err != nil || s.State != protocol.CampaignDone || s.Done != 6 {
+		t.Fatalf("on the new store: worker %v, status %+v", err, s)
 	}
 }

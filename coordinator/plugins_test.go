@@ -28,7 +28,7 @@ func TestSubmitValidatesAgainstPins(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "lcfs-fit") || !strings.Contains(err.Error(), `"weight"`) || !strings.Contains(err.Error(), "<= 1") {
 		t.Fatalf("outside the pinned schema: %v", err)
 	}
-	if keys, _ := e.store.List(context.Background(), ""); len(keys) != 0 {
+	if keys, _ := objectsWritten(e.store); len(keys) != 0 {
 		t.Fatalf("stored %v", keys)
 	}
 	f.Policies = []any{map[string]any{"name": "lcfs-fit", "weight": 0.25}}

@@ -329,19 +329,27 @@ func TestDanglingResultRerun(t *testing.T) {
 	}
 }
 
-// TestWorkerOnAnotherStore: a worker that stores its results elsewhere
-// than the coordinator reads them (another --storage) is diagnosed: after
-// a few finalisations that find the results missing, the status asks
-// whether the workers store where the coordinator reads, and the next
-// finalisation waits for the periodic reconcile. The coordinator
-// finalised, found them missing and re-published them 17,113 times a
-// minute, and no status said why.
-func TestWorkerOnAnotherStore(t *testing.T) {
+// TestWorkerOnACopyOfTheStore: a worker that stores its results elsewhere
+// than the coordinator reads them, in a copy of its store (which keeps
+// the store's identity, so TestWorkerOnAnotherStore's check cannot see
+// it), is diagnosed: after a few finalisations that find the results
+// missing, the status asks whether the workers store where the
+// coordinator reads, and the next finalisation waits for the periodic
+// reconcile. The coordinator finalised, found them missing and
+// re-published them 17,113 times a minute, and no status said why.
+func TestWorkerOnACopyOfTheStore(t *testing.T) {
 	e := newEnv(t)
 	var log syncBuf
 	co, _ := e.startCoordinatorWith(coordinator.Options{Logf: logTo(t, &log)})
 	other, err := storage.Open(context.Background(), t.TempDir())
 	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := storage.ID(context.Background(), e.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Put(context.Background(), storage.IDKey, []byte(id+"\n")); err != nil {
 		t.Fatal(err)
 	}
 	wo := worker.Options{Conn: e.nc, Store: other, Concurrency: 2, FetchWait: 200 * time.Millisecond, Logf: t.Logf}
@@ -380,5 +388,68 @@ func logTo(t *testing.T, b *syncBuf) func(string, ...any) {
 	return func(format string, args ...any) {
 		t.Logf(format, args...)
 		b.Write([]byte(fmt.Sprintf(format, args...) + "\n"))
+	}
+}
+
+// TestWorkerOnAnotherStore: a worker whose store is not the coordinator's
+// (storage.ID) stops with ErrOtherStore, naming both stores, having run
+// and stored nothing: at its start when a coordinator holds the lease,
+// else at its first task, which it gives back. A worker on the
+// coordinator's store then completes the campaign. Before, it ran every
+// task for nothing (see TestWorkerOnACopyOfTheStore).
+func TestWorkerOnAnotherStore(t *testing.T) {
+	for _, first := range []string{"coordinator", "worker"} {
+		t.Run(first+" first", func(t *testing.T) { testWorkerOnAnotherStore(t, first == "worker") })
+	}
+}
+
+func testWorkerOnAnotherStore(t *testing.T, workerFirst bool) {
+	e := newEnv(t)
+	ctx := context.Background()
+	other, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var co *coordinator.Coordinator
+	if !workerFirst {
+		co, _ = e.startCoordinatorWith(coordinator.Options{})
+	} else if _, err := protocol.Setup(ctx, jsOf(t, e), protocol.Layout{}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := worker.New(ctx, worker.Options{Conn: e.nc, Store: other, Name: "elsewhere", Concurrency: 2, FetchWait: 200 * time.Millisecond, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wdone := make(chan error, 1)
+	go func() { wdone <- w.Run(ctx) }()
+	if workerFirst {
+		time.Sleep(200 * time.Millisecond) // past its start
+		co, _ = e.startCoordinatorWith(coordinator.Options{})
+	}
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-wdone:
+		mine, _ := storage.ID(ctx, other)
+		theirs, _ := storage.ID(ctx, e.store)
+		if !errors.Is(err, worker.ErrOtherStore) || !strings.Contains(err.Error(), other.URL()) ||
+			!strings.Contains(err.Error(), mine) || !strings.Contains(err.Error(), theirs) ||
+			strings.Contains(err.Error(), "given back") != workerFirst {
+			t.Fatalf("worker.Run: %v", err)
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatal("the worker on another store did not stop")
+	}
+	if n := w.Stats.Done.Load(); n != 0 {
+		t.Errorf("the worker on another store ran %d tasks", n)
+	}
+	if keys, _ := other.List(ctx, "campaigns/"); len(keys) != 0 {
+		t.Errorf("the other store holds %v", keys)
+	}
+	e.startWorker(worker.Options{Concurrency: 2})
+	if s := waitDone(t, co, r.Campaign, 2*time.Minute); s.State != protocol.CampaignDone || s.Done != s.Total || s.Failed != 0 {
+		t.Fatalf("status %+v", s)
 	}
 }

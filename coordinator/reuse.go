@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
@@ -76,8 +75,8 @@ func (co *Coordinator) reuse(ctx context.Context, c *campaign, tasks []sweep.Tas
 	var firstErr error
 	inParallel(len(tasks), func(i int) {
 		t := tasks[i]
-		_, err := co.o.Store.Stat(ctx, storage.StoredResultKey(keys[i]))
-		if errors.Is(err, storage.ErrNotFound) {
+		ok, err := record.Reusable(ctx, co.o.Store, keys[i])
+		if err == nil && !ok {
 			return
 		}
 		if err == nil {

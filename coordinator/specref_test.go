@@ -112,7 +112,7 @@ func TestSpecByReferenceRefused(t *testing.T) {
 			t.Errorf("key %s: error %v, want one containing %q", tc.key, err, tc.want)
 		}
 	}
-	keys, _ := e.store.List(ctx, "")
+	keys, _ := objectsWritten(e.store)
 	if len(keys) != 1 || keys[0] != key {
 		t.Fatalf("stored %v, want only the spec put by the test", keys)
 	}

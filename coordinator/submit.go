@@ -162,6 +162,9 @@ func (co *Coordinator) resetAndStore(ctx context.Context, c *campaign, req proto
 		if json.Unmarshal(e.Value(), &old) == nil && !old.Created.IsZero() {
 			created, epoch = old.Created, old.Epoch
 		}
+		if err := co.leaveOtherStore(ctx, c.id, old); err != nil {
+			return err
+		}
 	}
 	c.finalMu.Lock()
 	defer c.finalMu.Unlock()
@@ -171,7 +174,7 @@ func (co *Coordinator) resetAndStore(ctx context.Context, c *campaign, req proto
 	}
 	c.st = protocol.CampaignState{ID: c.id, Name: req.Spec.Name, State: protocol.CampaignRunning,
 		Total: camp.Len(), Points: camp.Points, Created: created, Spec: req.Spec, SpecKey: specKey,
-		Epoch: max(epoch, c.st.Epoch), Verify: req.Verify}
+		Epoch: max(epoch, c.st.Epoch), Verify: req.Verify, Store: co.storeID}
 	if c.tl != nil { // a precision campaign's list has grown
 		c.st.Total = c.tl.Len()
 	}
@@ -621,7 +624,7 @@ const publishWindow = 1000
 func (co *Coordinator) publishBatch(ctx context.Context, id string, epoch int, tasks []sweep.Task) error {
 	futures := make([]jetstream.PubAckFuture, 0, len(tasks))
 	for _, t := range tasks {
-		data, err := json.Marshal(protocol.TaskMsg{Campaign: id, Task: t, ResultKey: co.expectedKey(id, t)})
+		data, err := json.Marshal(protocol.TaskMsg{Campaign: id, Task: t, ResultKey: co.expectedKey(id, t), Store: co.storeID})
 		if err != nil {
 			return err
 		}

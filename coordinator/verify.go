@@ -129,7 +129,7 @@ func (co *Coordinator) initVerifyLocked(c *campaign) {
 func (v *verifyState) retryUnverified() {
 	for _, vt := range v.tasks {
 		if vt.Outcome == protocol.VerifyNoSecond || vt.Outcome == protocol.VerifyNoMajority && vt.recs[2] == nil {
-			vt.Outcome, vt.Detail, vt.Disagreeing, vt.Runs = protocol.VerifyPending, "", nil, nil
+			vt.Outcome, vt.Detail, vt.Disagreeing, vt.Runs, vt.Nondeterministic = protocol.VerifyPending, "", nil, nil, ""
 			vt.round, vt.try, vt.mismatch = 0, 0, false
 		}
 	}
@@ -415,7 +415,7 @@ func (co *Coordinator) publishVerify(ctx context.Context, c *campaign, vt *verif
 	co.mu.Lock()
 	epoch := c.ver.epoch
 	co.mu.Unlock()
-	data, err := json.Marshal(protocol.VerifyMsg{Campaign: c.id, Task: t, Round: vt.round, Exclude: exclude})
+	data, err := json.Marshal(protocol.VerifyMsg{Campaign: c.id, Task: t, Round: vt.round, Exclude: exclude, Store: co.storeID})
 	if err == nil {
 		_, err = co.js.Publish(ctx, protocol.VerifySubject(c.id, vt.Task, vt.round), data,
 			jetstream.WithMsgID(protocol.VerifyMsgID(c.id, vt.Task, vt.round, vt.try, epoch)))
@@ -456,12 +456,42 @@ func (co *Coordinator) verifyDecide(ctx context.Context, c *campaign, vt *verify
 			fmt.Sprintf("the accepted result from %s was outvoted by %s and %s: replaced by theirs, the old one moved to %s",
 				describeRun(r0), workerName(r1), workerName(r2), RejectedKey(c.id, vt.Task)),
 			[]string{w0})
+	case sameCode(r0, r1, r2):
+		// One binary, three answers: the policy is not deterministic
+		// (it reads a clock, an unseeded generator, a map's order), and
+		// naming the three workers would blame the wrong thing.
+		code := codeName(r0)
+		co.setVerifyOutcome(c, vt, protocol.VerifyNoMajority,
+			fmt.Sprintf("three different results from the same code (%s) on %s, %s and %s: the policy is not deterministic (msjfarm plugin check runs a request three times and says so); the accepted result is kept, unconfirmed",
+				code, workerName(r0), workerName(r1), workerName(r2)),
+			nil)
+		co.mu.Lock()
+		vt.Nondeterministic = code
+		co.mu.Unlock()
 	default:
 		co.setVerifyOutcome(c, vt, protocol.VerifyNoMajority,
 			fmt.Sprintf("three different results (%s; %s; %s): the accepted result is kept, unconfirmed",
 				describeRun(r0), describeRun(r1), describeRun(r2)),
 			[]string{w0, w1, w2})
 	}
+}
+
+// sameCode reports whether the runs name one implementation
+// (record.ImplOf): the same engine and plugin binary, or the same
+// engine's built-in policy.
+func sameCode(rs ...*record.Record) bool {
+	first, ok := record.ImplOf(rs[0].Provenance)
+	for _, r := range rs[1:] {
+		im, ok2 := record.ImplOf(r.Provenance)
+		ok = ok && ok2 && im == first
+	}
+	return ok
+}
+
+// codeName names a run's policy and code for a report.
+func codeName(r *record.Record) string {
+	im, _ := record.ImplOf(r.Provenance)
+	return fmt.Sprintf("policy %s, engine %s, %s", r.Task.Policy, im.Engine, im.Policy)
 }
 
 // replaceAccepted makes rec the campaign's result of task tid: the
@@ -550,7 +580,7 @@ func orNone(s string) string {
 // status summarises the verification (co.mu held).
 func (v *verifyState) status() protocol.VerifyStatus {
 	s := protocol.VerifyStatus{Fraction: v.frac, Sampled: len(v.order)}
-	bad := map[string]int{}
+	bad, nondet := map[string]int{}, map[string]int{}
 	for _, tid := range v.order {
 		vt := v.tasks[tid]
 		switch vt.Outcome {
@@ -571,11 +601,18 @@ func (v *verifyState) status() protocol.VerifyStatus {
 		for _, w := range vt.Disagreeing {
 			bad[w]++
 		}
+		if vt.Nondeterministic != "" {
+			nondet[vt.Nondeterministic]++
+		}
 	}
 	for w, n := range bad {
 		s.Disagreeing = append(s.Disagreeing, fmt.Sprintf("%s (%d %s)", w, n, plural(n, "task")))
 	}
 	sort.Strings(s.Disagreeing)
+	for code, n := range nondet {
+		s.Nondeterministic = append(s.Nondeterministic, fmt.Sprintf("%s (%d %s)", code, n, plural(n, "task")))
+	}
+	sort.Strings(s.Nondeterministic)
 	return s
 }
 
@@ -604,8 +641,8 @@ func (co *Coordinator) writeVerifyReport(ctx context.Context, c *campaign) error
 		return err
 	}
 	s := rep.Status
-	co.o.Logf("coordinator: campaign %s: verification done: %d sampled, %d verified, %d mismatched, %d unverified (no second worker), %d skipped; disagreeing: %s",
-		c.id, s.Sampled, s.Verified, s.Mismatched, s.Unverified, s.Skipped, cmp.Or(strings.Join(s.Disagreeing, ", "), "none"))
+	co.o.Logf("coordinator: campaign %s: verification done: %d sampled, %d verified, %d mismatched, %d unverified (no second worker), %d skipped; disagreeing: %s; not deterministic: %s",
+		c.id, s.Sampled, s.Verified, s.Mismatched, s.Unverified, s.Skipped, cmp.Or(strings.Join(s.Disagreeing, ", "), "none"), cmp.Or(strings.Join(s.Nondeterministic, ", "), "none"))
 	co.mu.Lock()
 	v.reported = true
 	co.mu.Unlock()

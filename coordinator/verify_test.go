@@ -16,6 +16,7 @@ import (
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -231,6 +232,65 @@ func TestVerifyLyingWorker(t *testing.T) {
 	}
 }
 
+// jitterRunner is a policy that is not deterministic: each run's mean
+// response time is moved by one more ulp than the last, on whichever
+// worker.
+type jitterRunner struct{ runs atomic.Int64 }
+
+func (j *jitterRunner) Run(ctx context.Context, t *sweep.Task, p func(int64, int64)) (*worker.Outcome, error) {
+	out, err := worker.InProcess{}.Run(ctx, t, p)
+	if err != nil {
+		return out, err
+	}
+	r := *out.Result
+	for range j.runs.Add(1) {
+		r.Overall.MeanResponse = math.Nextafter(r.Overall.MeanResponse, math.Inf(1))
+	}
+	out.Result = &r
+	return out, nil
+}
+
+// TestVerifyNondeterministicCode: three honest workers running a policy
+// that is not deterministic give three results for each sampled task.
+// The code is named (policy, engine, implementation), not the workers:
+// before, all three were reported disagreeing on every task, and their
+// metric blamed them.
+func TestVerifyNondeterministicCode(t *testing.T) {
+	e := newEnv(t)
+	co, _ := e.startCoordinatorWith(verifyOpts(time.Minute))
+	jr := &jitterRunner{}
+	for _, name := range []string{"w1", "w2", "w3"} {
+		e.startWorker(worker.Options{Concurrency: 1, Name: name, Runner: jr})
+	}
+	r, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml"), Verify: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := waitDone(t, co, r.Campaign, 120*time.Second)
+	v := s.Verify
+	if v == nil || v.Sampled != 6 || v.Mismatched != 6 || len(v.Disagreeing) != 0 {
+		t.Fatalf("verify %+v: want 6 mismatched, no worker disagreeing", v)
+	}
+	tasks := 0
+	for _, n := range v.Nondeterministic {
+		var k int
+		if !strings.HasPrefix(n, "policy ") || !strings.Contains(n, ", engine "+sim.Version+", builtin (") {
+			t.Fatalf("nondeterministic %q", n)
+		}
+		fmt.Sscanf(n[strings.LastIndex(n, "(")+1:], "%d", &k)
+		tasks += k
+	}
+	if tasks != 6 {
+		t.Fatalf("nondeterministic %v: want 6 tasks in all", v.Nondeterministic)
+	}
+	if len(v.Findings) == 0 || !strings.Contains(v.Findings[0], "three different results from the same code") {
+		t.Fatalf("findings %v", v.Findings)
+	}
+	if _, bad := co.VerifyCounts(); len(bad) != 0 {
+		t.Fatalf("metrics blame workers: %v", bad)
+	}
+}
+
 // TestVerifyNoSecondWorker: with a single worker no request can be run;
 // the campaign finishes after the bounded wait with every sampled task
 // unverified, and no request is left in the stream soon after. The wait
@@ -339,7 +399,11 @@ func TestVerifyAcrossCoordinatorRestart(t *testing.T) {
 // window, which the server dropped silently.
 func TestVerifyResubmitRetriesUnverified(t *testing.T) {
 	e := newEnv(t)
-	co, _ := e.startCoordinatorWith(verifyOpts(4 * time.Second))
+	// One coordinator throughout (a restarted one asked again before the
+	// fix), so one wait for both submissions: 15 s, since the second
+	// worker's six runs must fit in it on a loaded machine (under -race
+	// beside other tests, one of six missed a 4 s wait).
+	co, _ := e.startCoordinatorWith(verifyOpts(15 * time.Second))
 	e.startWorker(worker.Options{Concurrency: 2, Name: "alone"})
 	ctx := context.Background()
 	req := protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml"), Verify: 1}

@@ -61,6 +61,12 @@ type Plan struct {
 	// Precision: the sweep adds replications until a target is met, so
 	// the tasks and the estimate are those of the initial replications.
 	Precision bool
+	// Verify is the spot-verification fraction (sweep.File.Verify) and
+	// Sampled the tasks it re-runs on another worker (sweep.Sampled, the
+	// coordinator's choice), stored or not: each costs one more
+	// replication, two on a mismatch. Not in CPU or Wall.
+	Verify  float64
+	Sampled int
 }
 
 // EstimateMethod says how Plan estimates time.
@@ -95,7 +101,7 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 		return nil, fmt.Errorf("workers must be >= 1, got %d", workers)
 	}
 	p := &Plan{Campaign: camp.ID, Name: camp.File.Name, Points: camp.Points, Tasks: camp.Len(),
-		Workers: workers, Cores: runtime.NumCPU(), Precision: camp.File.Precision != nil}
+		Workers: workers, Cores: runtime.NumCPU(), Precision: camp.File.Precision != nil, Verify: camp.File.Verify}
 	have, err := storedTasks(ctx, st, camp.ID)
 	if err != nil {
 		return nil, err
@@ -112,6 +118,9 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 	}
 	count := map[groupKey]int{}
 	if err := camp.Each(func(t sweep.Task) error {
+		if sweep.Sampled(p.Verify, camp.File.Seed, t.ID) {
+			p.Sampled++
+		}
 		if stored, reusable := have(t); stored {
 			p.Stored++
 			if reusable {
@@ -202,6 +211,17 @@ func storedTasks(ctx context.Context, st storage.Store, id string) (func(sweep.T
 	err = storage.Walk(ctx, st, storage.StoredResultsPrefix, func(k string) error {
 		if ck, ok := storage.StoredResultContentKey(k); ok {
 			stored[ck] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Imported results no run here has confirmed are not reused
+	// (record.Reusable).
+	err = storage.Walk(ctx, st, storage.ImportedPrefix, func(k string) error {
+		if ck, ok := storage.ImportedContentKey(k); ok {
+			delete(stored, ck)
 		}
 		return nil
 	})

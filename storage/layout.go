@@ -26,6 +26,9 @@ import "strings"
 //	                                      (results/record.PutCounterInfo), referred to by result records
 //	traces/<sha256>                       TraceKey: a replayed SWF trace, by content (trace.go)
 //	runs/<id>.json                        a running `msjfarm run`'s server (protocol.LiveRunKey)
+//	store-id                              IDKey: the store's identity, made once (ID)
+//	imported/<kk>/<key>                   ImportedKey: the stored result <key> came from an archive
+//	                                      import (the campaign's id inside) and no run here agreed yet
 
 // CampaignPrefix is the prefix of every object of campaign id.
 func CampaignPrefix(id string) string { return "campaigns/" + id + "/" }
@@ -107,6 +110,28 @@ func StoredResultContentKey(k string) (string, bool) {
 	dir, file, ok := strings.Cut(rest, "/")
 	key, ok2 := strings.CutSuffix(file, ".json")
 	if !ok || !ok2 || len(key) < 2 || dir != key[:2] || strings.Contains(key, "/") {
+		return "", false
+	}
+	return key, true
+}
+
+// ImportedPrefix is the prefix of the imported-result markers.
+const ImportedPrefix = "imported/"
+
+// ImportedKey marks the stored result with content key key as written by
+// an archive import: its archive author's claim, which other campaigns do
+// not reuse until a run here agrees with it (results/record.Reusable).
+func ImportedKey(key string) string { return ImportedPrefix + key[:2] + "/" + key }
+
+// ImportedContentKey returns the content key of a key listed under
+// ImportedPrefix, and false for anything else.
+func ImportedContentKey(k string) (string, bool) {
+	rest, ok := strings.CutPrefix(k, ImportedPrefix)
+	if !ok {
+		return "", false
+	}
+	dir, key, ok := strings.Cut(rest, "/")
+	if !ok || len(key) < 2 || dir != key[:2] || strings.Contains(key, "/") {
 		return "", false
 	}
 	return key, true

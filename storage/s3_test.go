@@ -43,6 +43,30 @@ func TestMinIO(t *testing.T) {
 		testStore(t, s)
 	})
 
+	t.Run("ID", func(t *testing.T) {
+		// One server under two endpoint names is one store; another
+		// bucket is another.
+		port := ep[strings.LastIndex(ep, ":"):]
+		a, err := Open(ctx, "s3://msjfarm-id?endpoint=127.0.0.1"+port+"&secure=false", creds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Open(ctx, "s3://msjfarm-id?endpoint=localhost"+port+"&secure=false", creds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Open(ctx, "s3://msjfarm-id-other?endpoint="+ep+"&secure=false", creds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ia, erra := ID(ctx, a)
+		ib, errb := ID(ctx, b)
+		ic, errc := ID(ctx, c)
+		if erra != nil || errb != nil || errc != nil || ia != ib || ia == ic || !ValidID(ia) || !ValidID(ic) {
+			t.Errorf("IDs %q (%v), %q (%v), %q (%v)", ia, erra, ib, errb, ic, errc)
+		}
+	})
+
 	t.Run("NoCreate", func(t *testing.T) {
 		// A dry run's Open: a missing bucket is ErrNotFound and stays
 		// missing; an existing one opens.

@@ -24,6 +24,7 @@ import (
 // reported state, the counters, the run log, metrics and logs):
 //
 //	received ─┬─ refused ........ receive        Term          rejected (content ≠ id) / none (malformed)
+//	          ├─ elsewhere ...... admit          Nak/Term      (another store: settleStore)
 //	          ├─ cancelled ...... admit          Term
 //	          ├─ already stored . admit          Ack           done
 //	          ├─ reused ......... admit          Ack           done
@@ -47,6 +48,7 @@ const (
 	malformed                    // undecodable: Term, no state (no task to name)
 	refused                      // content not what its id says: Term, state rejected
 	cancelled                    // the campaign was cancelled: Term
+	elsewhere                    // another store than the worker's: settleStore (stop, Term, or Nak later)
 	alreadyStored                // this campaign's result exists (a lost ack): Ack, done
 	reused                       // another campaign's stored result answers it: Ack, done
 	stored                       // run and stored: DoubleAck, done
@@ -58,11 +60,13 @@ const (
 
 // delivery is one delivery of a task message and what its steps learnt.
 type delivery struct {
-	msg       jetstream.Msg
-	attempt   int
-	c         string
-	t         *sweep.Task
-	resultKey string // TaskMsg.ResultKey: a stored result that may answer the task
+	msg        jetstream.Msg
+	attempt    int
+	c          string
+	t          *sweep.Task
+	resultKey  string     // TaskMsg.ResultKey: a stored result that may answer the task
+	store      string     // TaskMsg.Store: the coordinator's store identity
+	storeCheck storeCheck // elsewhere: what checkStore found
 
 	reason string // refused: why
 	err    error  // malformed, released, retried, failed: why
@@ -120,7 +124,7 @@ func (w *Worker) receive(msg jetstream.Msg) (*delivery, verdict) {
 	}
 	tm, err := protocol.DecodeTaskMsg(msg.Subject(), msg.Data())
 	if tm != nil {
-		d.c, d.t, d.resultKey = tm.Campaign, &tm.Task, tm.ResultKey
+		d.c, d.t, d.resultKey, d.store = tm.Campaign, &tm.Task, tm.ResultKey, tm.Store
 	}
 	if ierr := (*protocol.TaskIntegrityError)(nil); errors.As(err, &ierr) {
 		// Refused, never run. The state names the message for the
@@ -145,6 +149,13 @@ func (w *Worker) receive(msg jetstream.Msg) (*delivery, verdict) {
 // (withStorage): the task is neither run (its result may exist) nor
 // failed; at the hard stop it is released.
 func (w *Worker) admit(hard context.Context, d *delivery) verdict {
+	switch check, err := w.checkStore(hard, d.msg, d.store); check {
+	case storeStopping:
+		return d.heldBack(err)
+	case storeWrong, storeStale, storeUnknown:
+		d.err, d.storeCheck = err, check
+		return elsewhere
+	}
 	ctx, cancel := ioCtx()
 	defer cancel()
 	if w.campaignCancelled(ctx, d.c) {
@@ -266,7 +277,13 @@ func (w *Worker) store(hard context.Context, d *delivery) verdict {
 	if errors.Is(err, errStopping) {
 		return d.heldBack(err)
 	}
-	if err != nil {
+	var imported *record.ImportedMismatchError
+	switch {
+	case errors.As(err, &imported):
+		// Another attempt computes the same: fail the task now.
+		d.err = &PermanentError{err}
+		return w.retryOrFail(hard, d)
+	case err != nil:
 		d.err = fmt.Errorf("writing result: %w", err)
 		return w.retryOrFail(hard, d)
 	}
@@ -312,6 +329,8 @@ func (w *Worker) settle(d *delivery, v verdict) {
 		w.setState(c, t.ID, protocol.TaskState{State: protocol.StateRejected, Attempt: d.attempt, Error: d.reason})
 		_ = d.msg.TermWithReason("task content does not match its id")
 		w.Stats.Terminated.Add(1)
+	case elsewhere:
+		w.settleStore(d.msg, d.storeCheck, d.err)
 	case cancelled:
 		_ = d.msg.TermWithReason("campaign cancelled")
 		if d.ran {
@@ -426,14 +445,16 @@ func (w *Worker) settleFailed(d *delivery, v verdict) {
 // it exists. Unavailable storage is waited for; err is set only when the
 // worker stops meanwhile (errStopping).
 func (w *Worker) reuse(hard context.Context, msg jetstream.Msg, c, tid, rkey string) (ok bool, err error) {
+	var reusable bool
 	err = w.withStorage(hard, msg, false, func(ctx context.Context) error {
-		_, err := w.o.Store.Stat(ctx, storage.StoredResultKey(rkey))
+		var err error
+		reusable, err = record.Reusable(ctx, w.o.Store, rkey)
 		return err
 	})
 	if errors.Is(err, errStopping) {
 		return false, err
 	}
-	if err != nil {
+	if err != nil || !reusable {
 		return false, nil
 	}
 	err = w.withStorage(hard, msg, true, func(ctx context.Context) error {

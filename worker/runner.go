@@ -135,6 +135,12 @@ func recordProvenance(p Provenance, host, worker string, attempt int, started ti
 	}
 }
 
+// Impl is the code p names (record.ImplOf): false for a runner that
+// names no engine.
+func (p Provenance) Impl() (record.Impl, bool) {
+	return record.ImplOf(recordProvenance(p, "", "", 0, time.Time{}, 0))
+}
+
 // isCtxErr reports whether err came from a context ending.
 func isCtxErr(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)

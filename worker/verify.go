@@ -54,6 +54,14 @@ func (w *Worker) handleVerify(hard context.Context, msg jetstream.Msg, release f
 		w.Stats.Terminated.Add(1)
 		return
 	}
+	switch check, err := w.checkStore(hard, msg, vm.Store); check {
+	case storeStopping:
+		_ = msg.Nak()
+		return
+	case storeWrong, storeStale, storeUnknown:
+		w.settleStore(msg, check, err)
+		return
+	}
 	last := w.maxDeliver > 0 && attempt >= w.maxDeliver
 	switch {
 	case !w.campaignRunning(vm.Campaign):

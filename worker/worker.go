@@ -154,7 +154,15 @@ type Worker struct {
 	// runMean is the mean wall time of the recent replications, in ns
 	// (noteRun; 0 before the first): it decides fetching ahead (pull.go).
 	runMean atomic.Int64
-	Stats   Stats
+	// storeID is the worker's store identity, compared with the one each
+	// message names (storeid.go); stop ends Run (set by Run before its
+	// first fetch), and fatal is the error Run then returns.
+	storeID idCache
+	stop    context.CancelCauseFunc
+	fatal   fatalErr
+	// logged are the lines logOnce has logged (guarded by logMu).
+	logged map[string]bool
+	Stats  Stats
 }
 
 type cacheEntry struct {
@@ -220,8 +228,18 @@ func New(ctx context.Context, o Options) (*Worker, error) {
 func (w *Worker) Name() string { return w.o.Name }
 
 // Run pulls and runs tasks until ctx ends, then drains as described in the
-// package doc and returns.
+// package doc and returns: nil, or ErrOtherStore (wrapped) when a message
+// showed that the worker stores elsewhere than its coordinator reads.
 func (w *Worker) Run(ctx context.Context) error {
+	if err := w.checkHolder(ctx); err != nil {
+		return err
+	}
+	ctx, w.stop = context.WithCancelCause(ctx)
+	w.serve(ctx)
+	return w.fatal.err()
+}
+
+func (w *Worker) serve(ctx context.Context) {
 	hard, hardCancel := context.WithCancel(context.Background())
 	defer hardCancel()
 	w.health.setStop(hard)
@@ -255,23 +273,22 @@ func (w *Worker) Run(ctx context.Context) error {
 		select {
 		case <-w.health.Up():
 		case <-ctx.Done():
-			return nil
+			return
 		}
 		n := p.want()
 		if n == 0 {
 			select {
 			case <-p.freed:
 			case <-ctx.Done():
-				return nil
+				return
 			}
 			continue
 		}
 		p.assigned.Add(int64(n))
 		if !w.fetch(ctx, hard, n, p) {
-			return nil
+			return
 		}
 	}
-	return nil
 }
 
 // fetch asks for n messages (counted in p.assigned) and hands each to

@@ -291,6 +291,9 @@ func defArchiveImport(fs *pflag.FlagSet) func([]string) int {
 		fmt.Printf("msjfarm archive import: campaign %s (%s) into %s: %d objects written, %d already there\n",
 			sum.Campaign, x.Format.Name, st.URL(), sum.Written, sum.Present)
 		warnFutureCreated(ctx, st, sum.Campaign)
+		if sum.Marked > 0 {
+			fmt.Printf("msjfarm archive import: its %d new results answer this campaign only: other campaigns run those tasks again, and the first run that agrees with one makes it reusable (one that disagrees fails its task, naming this campaign)\n", sum.Marked)
+		}
 		if sum.Derived > 0 {
 			if err := rebuildDerived(ctx, st, sum.Campaign); err != nil {
 				return fail("archive import: the campaign's results are imported, but its summary and report could not be rebuilt from them: %v (msjfarm report %s --store --storage %s rebuilds them)", err, sum.Campaign, st.URL())

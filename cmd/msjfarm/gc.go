@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/storage"
 )
 
 // runGC lists the stored results no campaign refers to and, with --delete,
@@ -50,6 +51,13 @@ func defGC(fs *pflag.FlagSet) func([]string) int {
 		for _, in := range infos {
 			if err := st.Delete(ctx, in.Key); err != nil {
 				return fail("gc: %v", err)
+			}
+			// Its imported mark too (after the result: a mark left by a
+			// crash between the two only costs a run that agrees).
+			if key, ok := storage.StoredResultContentKey(in.Key); ok {
+				if err := st.Delete(ctx, storage.ImportedKey(key)); err != nil {
+					return fail("gc: %v", err)
+				}
 			}
 		}
 		fmt.Fprintf(os.Stderr, "msjfarm gc: removed %d unreferenced results (%d bytes) from %s\n", len(infos), bytes, st.URL())

@@ -56,6 +56,9 @@ func dryRun(cmd string, ff *farmFlags, camp *sweep.Campaign, workers int, plugin
 		fmt.Printf("  calibration      %d cost classes, %s, %s CPU; contention now %.2f× (a thread gets 1/%.2g of a core)\n", p.Classes, runs, round(p.Calibration), p.Contention, p.Contention)
 		fmt.Printf("  method           %s\n", local.EstimateMethod)
 	}
+	if p.Verify > 0 {
+		fmt.Printf("  verification     %d of the %d tasks re-run on another worker and compared bit for bit (verify %g): that many more replications, not in the estimates above (a third run for each mismatch)\n", p.Sampled, p.Tasks, p.Verify)
+	}
 	if p.Precision {
 		fmt.Printf("  precision mode: replications are added until the target is met; the numbers above are for the initial %d per point\n", camp.File.Replications)
 	}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/msjfarm/msjfarm/storage"
 )
 
 // captured runs f with os.Stdout and os.Stderr redirected and returns
@@ -140,7 +143,45 @@ func TestNamesAndGC(t *testing.T) {
 	if code, _, errs := captured(t, func() int { return runGC([]string{"-storage", data}) }); code != 0 || !strings.Contains(errs, "0 results") {
 		t.Fatalf("gc with the default min age: exit %d %s", code, errs)
 	}
+	// One result marked imported: its mark goes with it (a mark left
+	// behind would make a later run's own result look imported).
+	files, _ := filepath.Glob(filepath.Join(data, "results", "*", "*.json"))
+	mark := filepath.Join(data, filepath.FromSlash(storage.ImportedKey(strings.TrimSuffix(filepath.Base(files[0]), ".json"))))
+	if err := os.MkdirAll(filepath.Dir(mark), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mark, []byte("0123456789abcdef\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if code, _, errs := captured(t, func() int { return runGC([]string{"-storage", data, "-min-age", "0s", "-delete"}) }); code != 0 || count() != 0 {
 		t.Fatalf("gc -delete: exit %d, %d left; %s", code, count(), errs)
+	}
+	if _, err := os.Stat(mark); !os.IsNotExist(err) {
+		t.Fatalf("gc -delete left the imported mark of a result it removed (%v)", err)
+	}
+}
+
+// The dry run says how many tasks spot verification re-runs, the
+// coordinator's sample: a run with the same fraction samples as many.
+func TestDryRunCountsVerification(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(newcomerBase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	code, out, errs := captured(t, func() int { return dispatch([]string{"run", "--dry-run", "--verify", "0.5", "--storage", data, sw}) })
+	i := strings.Index(out, "  verification     ")
+	if code != 0 || i < 0 {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, errs)
+	}
+	var n int
+	fmt.Sscanf(out[i+len("  verification     "):], "%d", &n)
+	if !strings.Contains(out, fmt.Sprintf("%d of the 12 tasks re-run on another worker", n)) || n == 0 || n == 12 {
+		t.Fatalf("dry run: %d sampled of 12 at verify 0.5\n%s", n, out)
+	}
+	code, out, errs = captured(t, func() int { return dispatch([]string{"run", "-q", "--verify", "0.5", "--storage", data, sw}) })
+	if want := fmt.Sprintf("of %d sampled tasks verified", n); code != 0 || !strings.Contains(out+errs, want) {
+		t.Fatalf("run: exit %d, want %q\n%s%s", code, want, out, errs)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/pflag"
 
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +14,9 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/results/reproduce"
+	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/worker"
 )
 
@@ -123,7 +126,11 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		// A replayed trace comes from storage, verified, like a worker's.
 		rctx := worker.WithTraceSource(worker.WithCampaign(ctx, id), worker.NewTraceSource(st, "", 0))
 		res := reproduce.RunWith(rctx, a, chosen, *n, plugins, hint)
-		return printReproductions(os.Stdout, res, time.Since(start))
+		code := printReproductions(os.Stdout, res, time.Since(start))
+		if x == nil {
+			confirmImported(ctx, st, id, res)
+		}
+		return code
 	}
 }
 
@@ -168,4 +175,27 @@ func axesLabel(ax map[string]any) string {
 		return "-"
 	}
 	return strings.Join(parts, ",")
+}
+
+// confirmImported makes the imported results that reproduced bit-identical
+// here reusable by other campaigns (record.ConfirmImported), and says how
+// many. Only results computed here under the code the campaign refers to
+// count: one a built-in policy reproduced for a plugin's record does not.
+func confirmImported(ctx context.Context, st storage.Store, id string, res []reproduce.Reproduction) {
+	n := 0
+	for _, r := range res {
+		if r.Verdict != reproduce.Same || r.Key == "" {
+			continue
+		}
+		ok, err := record.ConfirmImported(ctx, st, id, r.Task.ID, r.Key)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "msjfarm reproduce: warning: task %s: %v\n", r.Task.ID, err)
+		}
+		if ok {
+			n++
+		}
+	}
+	if n > 0 {
+		fmt.Fprintf(os.Stderr, "msjfarm reproduce: %d imported results confirmed: other campaigns may now reuse them\n", n)
+	}
 }

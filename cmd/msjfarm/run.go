@@ -243,7 +243,7 @@ func (r *runCommand) campaign(ctx context.Context, path string, cfg worker.Runne
 	if err := storage.CheckWritable(ctx, st); err != nil {
 		return fail("run: %v", err)
 	}
-	unlock, err := lockCampaign(st.URL(), camp.ID)
+	unlock, err := lockCampaign(ctx, st, camp.ID)
 	if err != nil {
 		pr.Close()
 		return fail("run: %v", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/msjfarm/msjfarm/storage"
 )
 
 // lockCampaign takes this machine's lock on running campaign id on the
@@ -25,13 +28,13 @@ import (
 // sharing a store by NFS are not covered (they would share a farm, not
 // two `run`s).
 //
-// A local store is known by its directory's device and inode, not its
-// URL: the same directory reached through a symbolic link (or a bind
-// mount) is a different URL, and two runs of one campaign on it each ran
-// every task. An S3 store is known by its URL (endpoint, bucket, prefix):
-// one server reached by two endpoint names is not caught.
-func lockCampaign(storeURL, id string) (unlock func(), err error) {
-	sum := sha256.Sum256([]byte(storeIdentity(storeURL) + "\x00" + id))
+// A store is known by what it is, not its URL: the same directory reached
+// through a symbolic link (or a bind mount) is a different URL, and two
+// runs of one campaign on it each ran every task; so did one MinIO
+// reached as 127.0.0.1 and as localhost (lockName).
+func lockCampaign(ctx context.Context, st storage.Store, id string) (unlock func(), err error) {
+	storeURL := st.URL()
+	sum := sha256.Sum256([]byte(lockName(ctx, st) + "\x00" + id))
 	path := filepath.Join(os.TempDir(), "msjfarm-run-"+hex.EncodeToString(sum[:8])+".lock")
 	for {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
@@ -70,16 +73,21 @@ func lockCampaign(storeURL, id string) (unlock func(), err error) {
 	}
 }
 
-// storeIdentity names the store at storeURL for lockCampaign: a local
-// directory by device and inode, anything else by its URL.
-func storeIdentity(storeURL string) string {
+// lockName names store st for lockCampaign: a local directory by device
+// and inode (which a copy does not share, unlike its storage.ID), an S3
+// store by its identity (storage.ID), else by its URL.
+func lockName(ctx context.Context, st storage.Store) string {
+	storeURL := st.URL()
 	dir, ok := strings.CutPrefix(storeURL, "file://")
 	if !ok {
+		if id, err := storage.ID(ctx, st); err == nil {
+			return "store:" + id
+		}
 		return storeURL
 	}
-	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err != nil {
+	var fi unix.Stat_t
+	if err := unix.Stat(dir, &fi); err != nil {
 		return storeURL
 	}
-	return fmt.Sprintf("local:%d:%d", st.Dev, st.Ino)
+	return fmt.Sprintf("local:%d:%d", fi.Dev, fi.Ino)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/storage/miniotest"
 )
 
 // A second `msjfarm run` of a campaign another run holds on the same store
@@ -28,7 +29,7 @@ func TestRunCampaignLock(t *testing.T) {
 	// The campaign's id, from a dry run's plan.
 	_, out, _ := captured(t, func() int { return dispatch([]string{"run", "--dry-run", "--storage", data, sw}) })
 	id := strings.Fields(strings.TrimPrefix(out, "campaign "))[0]
-	unlock, err := lockCampaign(st.URL(), id)
+	unlock, err := lockCampaign(t.Context(), st, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestRunCampaignLockThroughLink(t *testing.T) {
 	}
 	_, out, _ := captured(t, func() int { return dispatch([]string{"run", "--dry-run", "--storage", data, sw}) })
 	id := strings.Fields(strings.TrimPrefix(out, "campaign "))[0]
-	unlock, err := lockCampaign(st.URL(), id)
+	unlock, err := lockCampaign(t.Context(), st, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,5 +72,36 @@ func TestRunCampaignLockThroughLink(t *testing.T) {
 	code, _, errOut := captured(t, func() int { return dispatch([]string{"run", "-q", "--storage", link, sw}) })
 	if code != 1 || !strings.Contains(errOut, "campaign "+id+" is being run on ") {
 		t.Fatalf("through the link while held: exit %d, want 1 naming the holder:\n%s", code, errOut)
+	}
+}
+
+// One MinIO under two endpoint names (127.0.0.1 and localhost) is one
+// store (storage.ID): a run through the second name while the first holds
+// the lock is refused. Before, the lock was by URL and both ran.
+func TestRunCampaignLockS3TwoNames(t *testing.T) {
+	ep, ak, sk := miniotest.Start(t)
+	t.Setenv("MSJFARM_S3_ACCESS_KEY", ak)
+	t.Setenv("MSJFARM_S3_SECRET_KEY", sk)
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(newcomerBase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port := ep[strings.LastIndex(ep, ":"):]
+	first, second := "s3://lockfarm?endpoint=127.0.0.1"+port+"&secure=false", "s3://lockfarm?endpoint=localhost"+port+"&secure=false"
+	st, err := storage.Open(t.Context(), first, storage.WithCredentials(ak, sk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ := captured(t, func() int { return dispatch([]string{"run", "--dry-run", "--storage", first, sw}) })
+	id := strings.Fields(strings.TrimPrefix(out, "campaign "))[0]
+	unlock, err := lockCampaign(t.Context(), st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	code, _, errOut := captured(t, func() int { return dispatch([]string{"run", "-q", "--storage", second, sw}) })
+	if code != 1 || !strings.Contains(errOut, "campaign "+id+" is being run on ") {
+		t.Fatalf("through the second name while held: exit %d, want 1 naming the holder:\n%s", code, errOut)
 	}
 }

@@ -52,6 +52,9 @@ func printVerify(w io.Writer, s *protocol.Status) {
 	if len(v.Disagreeing) > 0 {
 		fmt.Fprintf(w, "  verify: disagreeing workers: %s\n", termtext.OneLine(strings.Join(v.Disagreeing, ", ")))
 	}
+	if len(v.Nondeterministic) > 0 {
+		fmt.Fprintf(w, "  verify: not deterministic (three runs, three results; msjfarm plugin check tells): %s\n", termtext.OneLine(strings.Join(v.Nondeterministic, ", ")))
+	}
 	for _, f := range v.Findings {
 		fmt.Fprintf(w, "  verify mismatch: %s\n", termtext.OneLine(f))
 	}

@@ -30,6 +30,11 @@ type TaskMsg struct {
 	// run it: a worker that finds a result there references it instead of
 	// running the task (another campaign stored it meanwhile).
 	ResultKey string `json:"result_key,omitempty"`
+	// Store is the identity of the coordinator's store (storage.ID): a
+	// worker whose store is another refuses the message and stops, since
+	// the coordinator would never read what it stores. Empty from
+	// coordinators before it (not checked).
+	Store string `json:"store,omitempty"`
 }
 
 // Task states in the msjfarm_tasks bucket. A task without an entry is
@@ -89,6 +94,9 @@ type CampaignState struct {
 	// or the submitter's --verify; VerifyStatus): not part of the spec, hence
 	// of the campaign id, since it changes no result.
 	Verify float64 `json:"verify,omitempty"`
+	// Store is the identity (storage.ID) of the store the campaign runs
+	// on: a coordinator on another store does not resume it.
+	Store string `json:"store,omitempty"`
 }
 
 // SubmitRequest submits (or resumes) a campaign.

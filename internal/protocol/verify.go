@@ -72,6 +72,8 @@ type VerifyMsg struct {
 	// Exclude are the workers (Options.Name) that produced the results
 	// being checked: none of them may run this request.
 	Exclude []string `json:"exclude"`
+	// Store is the coordinator's store, as in TaskMsg.
+	Store string `json:"store,omitempty"`
 }
 
 // Excludes reports whether worker may not run the request.
@@ -143,6 +145,10 @@ type VerifyTask struct {
 	// Disagreeing are the workers whose result the verification did not
 	// accept.
 	Disagreeing []string `json:"disagreeing,omitempty"`
+	// Nondeterministic names the code (policy, engine, plugin sha256)
+	// that gave three different results on three workers: the code, not
+	// a worker, is then what disagrees (Disagreeing is empty).
+	Nondeterministic string `json:"nondeterministic,omitempty"`
 }
 
 // VerifyStatus summarises a campaign's spot verification (Status.Verify).
@@ -159,6 +165,10 @@ type VerifyStatus struct {
 	Disagreeing []string `json:"disagreeing,omitempty"`
 	// Findings are up to ten mismatch reports, one line each.
 	Findings []string `json:"findings,omitempty"`
+	// Nondeterministic names the code that gave three different results
+	// for one task on three workers (VerifyTask.Nondeterministic), with
+	// the number of such tasks, sorted.
+	Nondeterministic []string `json:"nondeterministic,omitempty"`
 }
 
 // VerifyReport is what VerifyReportKey holds.

@@ -24,6 +24,9 @@ type ImportSummary struct {
 	// campaign imported before).
 	Written int
 	Present int
+	// Marked are the results written that other campaigns will not reuse
+	// until a run here agrees (storage.ImportedKey; not in Written).
+	Marked int
 	// Derived objects (summary.csv, precision.csv, the report) were left
 	// out: nothing ties them to the records, so the importer rebuilds
 	// them from the records (cmd/msjfarm).
@@ -114,6 +117,21 @@ func Import(ctx context.Context, x *Extracted, dst storage.Store) (*ImportSummar
 	// 10^4-task import take 90 s); the manifest and the spec last, in
 	// that order.
 	put := func(k string) error {
+		// A result is marked imported before it is written, so that no
+		// other campaign reuses it unconfirmed (record.Reusable); a mark
+		// whose result was never written marks nothing.
+		if key, ok := storage.StoredResultContentKey(k); ok {
+			made, err := dst.PutIfAbsent(ctx, storage.ImportedKey(key), []byte(id+"\n"))
+			if made {
+				mu.Lock()
+				created = append(created, storage.ImportedKey(key))
+				sum.Marked++
+				mu.Unlock()
+			}
+			if err != nil {
+				return err
+			}
+		}
 		ok, err := putObject(ctx, x, dst, k)
 		if ok {
 			mu.Lock()
@@ -133,7 +151,7 @@ func Import(ctx context.Context, x *Extracted, dst storage.Store) (*ImportSummar
 			return nil, rollback(err)
 		}
 	}
-	sum.Written = len(created)
+	sum.Written = len(created) - sum.Marked
 	return sum, nil
 }
 

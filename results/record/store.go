@@ -216,6 +216,11 @@ func Store(ctx context.Context, st storage.Store, campaign string, rec *Record) 
 	if created, err = st.PutIfAbsent(ctx, storage.StoredResultKey(key), data); err != nil {
 		return key, false, err
 	}
+	if !created {
+		if err := confirmImported(ctx, st, key, rec); err != nil {
+			return key, false, err
+		}
+	}
 	if _, err := st.PutIfAbsent(ctx, storage.ResultKey(campaign, rec.Task.ID), RefJSON(key)); err != nil {
 		return key, created, err
 	}

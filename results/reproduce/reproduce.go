@@ -40,6 +40,12 @@ type Reproduction struct {
 	// which fields differ, what failed, or which binary ran.
 	Verdict string
 	Detail  string
+	// Key is the content key (record.Key) of the result as this run
+	// computed it, under the code that ran here; empty when the run
+	// failed or names no code. A Same result's key, when it is the one
+	// the campaign refers to, confirms an imported result
+	// (record.ConfirmImported).
+	Key string
 }
 
 // ChooseTasks returns the task ids to re-run, in campaign order: those
@@ -320,6 +326,9 @@ func reproduceOne(ctx context.Context, run worker.Runner, want sweep.Task, rec *
 	if err != nil {
 		r.Verdict, r.Detail = Error, err.Error()
 		return r
+	}
+	if im, ok := o.Provenance.Impl(); ok {
+		r.Key = record.Key(t.ID, im)
 	}
 	var note string
 	if was, now := rec.Provenance.PluginSHA256, o.Provenance.PluginSHA256; was != "" && now != "" && was != now {
