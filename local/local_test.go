@@ -3,9 +3,11 @@ package local_test
 import (
 	"bytes"
 	"context"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/local"
@@ -142,5 +144,47 @@ func TestOptionsErrors(t *testing.T) {
 		if _, err := local.Run(t.Context(), tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("options %+v: err %v, want one naming %s", tc.o, err, tc.want)
 		}
+	}
+}
+
+// jitterRunner is a policy that is not deterministic: each run's mean
+// response time is moved by one more ulp than the last.
+type jitterRunner struct{ runs atomic.Int64 }
+
+func (j *jitterRunner) Run(ctx context.Context, t *sweep.Task, p func(int64, int64)) (*worker.Outcome, error) {
+	out, err := worker.InProcess{}.Run(ctx, t, p)
+	if err != nil {
+		return out, err
+	}
+	r := *out.Result
+	for range j.runs.Add(1) {
+		r.Overall.MeanResponse = math.Nextafter(r.Overall.MeanResponse, math.Inf(1))
+	}
+	out.Result = &r
+	return out, nil
+}
+
+// TestRunVerifyNondeterministic: a local run with spot verification of a
+// policy that is not deterministic finishes as soon as every sampled task
+// was run three times (a third worker identity takes the mismatches' third
+// run) and names the code. With one verifier it waited the whole
+// verification wait, 10 minutes, for a third worker that never came.
+func TestRunVerifyNondeterministic(t *testing.T) {
+	f, _ := spec(t)
+	f.Verify = 1
+	st, err := storage.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: &jitterRunner{}, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := out.Status
+	if out.Interrupted || s == nil || s.State != protocol.CampaignDone || s.Verify == nil || s.Verify.Mismatched != 6 ||
+		len(s.Verify.Nondeterministic) != 1 || len(s.Verify.Disagreeing) != 0 {
+		t.Fatalf("outcome %+v, status %+v, verify %+v", out, s, s.Verify)
 	}
 }
