@@ -416,12 +416,7 @@ func testWorkerOnAnotherStore(t *testing.T, workerFirst bool) {
 	} else if _, err := protocol.Setup(ctx, jsOf(t, e), protocol.Layout{}); err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(ctx, worker.Options{Conn: e.nc, Store: other, Name: "elsewhere", Concurrency: 2, FetchWait: 200 * time.Millisecond, Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wdone := make(chan error, 1)
-	go func() { wdone <- w.Run(ctx) }()
+	w, wdone, _ := e.runWorkerOn(other, "elsewhere")
 	if workerFirst {
 		time.Sleep(200 * time.Millisecond) // past its start
 		co, _ = e.startCoordinatorWith(coordinator.Options{})
@@ -474,12 +469,7 @@ func TestWorkerOnAnotherStoreWhileNoCoordinator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(ctx, worker.Options{Conn: e.nc, Store: other, Name: "elsewhere", Concurrency: 2, FetchWait: 200 * time.Millisecond, Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wdone := make(chan error, 1)
-	go func() { wdone <- w.Run(ctx) }()
+	w, wdone, _ := e.runWorkerOn(other, "elsewhere")
 	time.Sleep(3 * time.Second)
 	select {
 	case err := <-wdone:

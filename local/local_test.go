@@ -3,12 +3,12 @@ package local_test
 import (
 	"bytes"
 	"context"
-	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/msjfarm/msjfarm/internal/campaigntest"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/local"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
@@ -147,23 +147,6 @@ func TestOptionsErrors(t *testing.T) {
 	}
 }
 
-// jitterRunner is a policy that is not deterministic: each run's mean
-// response time is moved by one more ulp than the last.
-type jitterRunner struct{ runs atomic.Int64 }
-
-func (j *jitterRunner) Run(ctx context.Context, t *sweep.Task, p func(int64, int64)) (*worker.Outcome, error) {
-	out, err := worker.InProcess{}.Run(ctx, t, p)
-	if err != nil {
-		return out, err
-	}
-	r := *out.Result
-	for range j.runs.Add(1) {
-		r.Overall.MeanResponse = math.Nextafter(r.Overall.MeanResponse, math.Inf(1))
-	}
-	out.Result = &r
-	return out, nil
-}
-
 // TestRunVerifyNondeterministic: a local run with spot verification of a
 // policy that is not deterministic finishes as soon as every sampled task
 // was run three times (a third worker identity takes the mismatches' third
@@ -178,7 +161,7 @@ func TestRunVerifyNondeterministic(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: &jitterRunner{}, Workers: 2})
+	out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: &campaigntest.Jitter{}, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
