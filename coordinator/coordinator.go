@@ -111,6 +111,9 @@ type Coordinator struct {
 	// run for nothing, and the lease names it, so that a standby on
 	// another store refuses to take over (storeid.go).
 	storeID string
+	// storeIDSaid is the store-id object's last value keepStoreID read
+	// (guarded by mu), so that a changed identity is warned of once.
+	storeIDSaid string
 }
 
 type campaign struct {
@@ -363,6 +366,7 @@ func (co *Coordinator) run(ctx context.Context) error {
 		case err := <-watchErr:
 			return err
 		case <-tk.C:
+			co.keepStoreID(ctx)
 			co.reconcileRunning(ctx, "reconciling", true)
 		}
 	}

@@ -93,6 +93,23 @@ func objectsWritten(st storage.Store) ([]string, error) {
 	return slices.DeleteFunc(keys, func(k string) bool { return k == storage.IDKey }), err
 }
 
+// runWorkerOn starts a worker named name (2 slots) on store st, which
+// need not be the environment's; done receives its Run's error, and
+// cancel stops it.
+func (e *env) runWorkerOn(st storage.Store, name string) (w *worker.Worker, done <-chan error, cancel func()) {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := worker.New(ctx, worker.Options{Conn: e.nc, Store: st, Name: name, Concurrency: 2, FetchWait: 200 * time.Millisecond, Logf: e.t.Logf})
+	if err != nil {
+		cancel()
+		e.t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- w.Run(ctx) }()
+	e.t.Cleanup(cancel)
+	return w, errc, cancel
+}
+
 func (e *env) startWorker(o worker.Options) (*worker.Worker, func()) {
 	e.t.Helper()
 	o.Conn, o.Store = e.nc, e.store

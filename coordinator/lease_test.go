@@ -405,13 +405,7 @@ func TestCampaignOfAnotherStoreNotResumed(t *testing.T) {
 	// A worker on the new store meets the campaign's leftover messages,
 	// which name the old store: it terminates them and goes on (stopping
 	// would have stopped every worker of the farm in turn).
-	w, err := worker.New(ctx, worker.Options{Conn: e.nc, Store: other, Concurrency: 2, FetchWait: 200 * time.Millisecond, Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, wcancel := context.WithCancel(ctx)
-	wdone := make(chan error, 1)
-	go func() { wdone <- w.Run(wctx) }()
+	w, wdone, wcancel := e.runWorkerOn(other, "moved")
 	for deadline := time.Now().Add(60 * time.Second); w.Stats.Terminated.Load() < 6; time.Sleep(50 * time.Millisecond) {
 		select {
 		case err := <-wdone:

@@ -416,12 +416,7 @@ func testWorkerOnAnotherStore(t *testing.T, workerFirst bool) {
 	} else if _, err := protocol.Setup(ctx, jsOf(t, e), protocol.Layout{}); err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(ctx, worker.Options{Conn: e.nc, Store: other, Name: "elsewhere", Concurrency: 2, FetchWait: 200 * time.Millisecond, Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wdone := make(chan error, 1)
-	go func() { wdone <- w.Run(ctx) }()
+	w, wdone, _ := e.runWorkerOn(other, "elsewhere")
 	if workerFirst {
 		time.Sleep(200 * time.Millisecond) // past its start
 		co, _ = e.startCoordinatorWith(coordinator.Options{})
@@ -451,5 +446,119 @@ func testWorkerOnAnotherStore(t *testing.T, workerFirst bool) {
 	e.startWorker(worker.Options{Concurrency: 2})
 	if s := waitDone(t, co, r.Campaign, 2*time.Minute); s.State != protocol.CampaignDone || s.Done != s.Total || s.Failed != 0 {
 		t.Fatalf("status %+v", s)
+	}
+}
+
+// TestWorkerOnAnotherStoreWhileNoCoordinator: a worker on another store,
+// started while no coordinator holds the lease, holds the messages it
+// fetched (kept alive) instead of giving them back, which spent a delivery
+// each time: every queued task failed at MaxDeliver before the coordinator
+// was back. Once one is, the worker stops; a worker on the right store
+// completes the campaign with nothing failed.
+func TestWorkerOnAnotherStoreWhileNoCoordinator(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	layout := protocol.Layout{MaxDeliver: 2}
+	co, stop := e.startCoordinatorWith(coordinator.Options{Layout: layout})
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop() // in order: the lease is released
+	other, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, wdone, _ := e.runWorkerOn(other, "elsewhere")
+	time.Sleep(3 * time.Second)
+	select {
+	case err := <-wdone:
+		t.Fatalf("the worker stopped with no coordinator to compare with: %v", err)
+	default:
+	}
+	if n := w.Stats.GivenBack.Load(); n != 0 {
+		t.Fatalf("the worker gave %d messages back with no coordinator (each a delivery spent)", n)
+	}
+	co, _ = e.startCoordinatorWith(coordinator.Options{Layout: layout})
+	select {
+	case err := <-wdone:
+		if !errors.Is(err, worker.ErrOtherStore) {
+			t.Fatalf("worker.Run: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the worker on another store did not stop once a coordinator held the lease")
+	}
+	e.startWorker(worker.Options{Concurrency: 2})
+	if s := waitDone(t, co, r.Campaign, 2*time.Minute); s.State != protocol.CampaignDone || s.Done != 6 || s.Failed != 0 {
+		t.Fatalf("status %+v", s)
+	}
+}
+
+// TestStoreIDKept: the store's identity object deleted while the farm
+// runs (a bucket cleared) is put back by the coordinator at its next
+// reconcile; rewritten, it is warned of once; and a running worker whose
+// store's identity changed under it (the coordinator restarted with the
+// new one) reads it again and goes on, where it stopped as a worker on
+// the wrong store.
+func TestStoreIDKept(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var log syncBuf
+	co, stop := e.startCoordinatorWith(coordinator.Options{Logf: logTo(t, &log)})
+	id, err := storage.ID(ctx, e.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := e.startWorker(worker.Options{Concurrency: 2})
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, co, r.Campaign, 2*time.Minute)
+	if err := e.store.Delete(ctx, storage.IDKey); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if data, err := e.store.Get(ctx, storage.IDKey); err == nil {
+			if string(data) != id+"\n" {
+				t.Fatalf("store-id put back as %q, want %q", data, id)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the deleted store-id was not put back")
+		}
+	}
+	if !strings.Contains(log.String(), "was gone from "+e.store.URL()+": restored (store "+id+")") {
+		t.Fatalf("the restoration is not logged:\n%s", log.String())
+	}
+	const other = "0123456789abcdef01234567"
+	if err := e.store.Put(ctx, storage.IDKey, []byte(other+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); strings.Count(log.String(), `now says "`+other+`"`) != 1; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the rewritten store-id is not warned of once:\n%s", log.String())
+		}
+	}
+	time.Sleep(time.Second) // more reconciles: still once
+	if n := strings.Count(log.String(), `now says "`+other+`"`); n != 1 {
+		t.Fatalf("warned %d times", n)
+	}
+	// The coordinator restarts with the new identity; the running worker
+	// still holds the old one.
+	stop()
+	co, _ = e.startCoordinatorWith(coordinator.Options{})
+	f := loadSpec(t, "testdata/small.yaml")
+	f.Name, f.Seed = "again", 99
+	r, err = co.Submit(ctx, protocol.SubmitRequest{Spec: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := waitDone(t, co, r.Campaign, 2*time.Minute); s.State != protocol.CampaignDone || s.Done != 6 {
+		t.Fatalf("status %+v", s)
+	}
+	if n := w.Stats.Done.Load(); n < 7 {
+		t.Fatalf("the running worker did %d tasks, want the second campaign's too", n)
 	}
 }

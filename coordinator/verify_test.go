@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/campaigntest"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/sim"
@@ -232,24 +233,6 @@ func TestVerifyLyingWorker(t *testing.T) {
 	}
 }
 
-// jitterRunner is a policy that is not deterministic: each run's mean
-// response time is moved by one more ulp than the last, on whichever
-// worker.
-type jitterRunner struct{ runs atomic.Int64 }
-
-func (j *jitterRunner) Run(ctx context.Context, t *sweep.Task, p func(int64, int64)) (*worker.Outcome, error) {
-	out, err := worker.InProcess{}.Run(ctx, t, p)
-	if err != nil {
-		return out, err
-	}
-	r := *out.Result
-	for range j.runs.Add(1) {
-		r.Overall.MeanResponse = math.Nextafter(r.Overall.MeanResponse, math.Inf(1))
-	}
-	out.Result = &r
-	return out, nil
-}
-
 // TestVerifyNondeterministicCode: three honest workers running a policy
 // that is not deterministic give three results for each sampled task.
 // The code is named (policy, engine, implementation), not the workers:
@@ -258,7 +241,7 @@ func (j *jitterRunner) Run(ctx context.Context, t *sweep.Task, p func(int64, int
 func TestVerifyNondeterministicCode(t *testing.T) {
 	e := newEnv(t)
 	co, _ := e.startCoordinatorWith(verifyOpts(time.Minute))
-	jr := &jitterRunner{}
+	jr := &campaigntest.Jitter{}
 	for _, name := range []string{"w1", "w2", "w3"} {
 		e.startWorker(worker.Options{Concurrency: 1, Name: name, Runner: jr})
 	}

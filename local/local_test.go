@@ -6,7 +6,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/msjfarm/msjfarm/internal/campaigntest"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/local"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
@@ -142,5 +144,30 @@ func TestOptionsErrors(t *testing.T) {
 		if _, err := local.Run(t.Context(), tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("options %+v: err %v, want one naming %s", tc.o, err, tc.want)
 		}
+	}
+}
+
+// TestRunVerifyNondeterministic: a local run with spot verification of a
+// policy that is not deterministic finishes as soon as every sampled task
+// was run three times (a third worker identity takes the mismatches' third
+// run) and names the code. With one verifier it waited the whole
+// verification wait, 10 minutes, for a third worker that never came.
+func TestRunVerifyNondeterministic(t *testing.T) {
+	f, _ := spec(t)
+	f.Verify = 1
+	st, err := storage.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: &campaigntest.Jitter{}, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := out.Status
+	if out.Interrupted || s == nil || s.State != protocol.CampaignDone || s.Verify == nil || s.Verify.Mismatched != 6 ||
+		len(s.Verify.Nondeterministic) != 1 || len(s.Verify.Disagreeing) != 0 {
+		t.Fatalf("outcome %+v, status %+v, verify %+v", out, s, s.Verify)
 	}
 }

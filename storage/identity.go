@@ -30,6 +30,9 @@ const IDKey = "store-id"
 // is an error naming it; the identity is never silently replaced, since
 // every process using the store compares it.
 func ID(ctx context.Context, st Store) (string, error) {
+	if info, err := st.Stat(ctx, IDKey); err == nil && info.Size > 64 {
+		return "", fmt.Errorf("storage %s: its identity object %q is not 24 hex digits (%d bytes): it was changed by hand or damaged; restore it, or delete it if no coordinator or worker uses this store now", st.URL(), IDKey, info.Size)
+	}
 	data, err := st.Get(ctx, IDKey)
 	if errors.Is(err, ErrNotFound) {
 		var b [12]byte

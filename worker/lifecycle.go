@@ -48,7 +48,7 @@ const (
 	malformed                    // undecodable: Term, no state (no task to name)
 	refused                      // content not what its id says: Term, state rejected
 	cancelled                    // the campaign was cancelled: Term
-	elsewhere                    // another store than the worker's: settleStore (stop, Term, or Nak later)
+	elsewhere                    // another store than the worker's: settleStore (stop, or Term)
 	alreadyStored                // this campaign's result exists (a lost ack): Ack, done
 	reused                       // another campaign's stored result answers it: Ack, done
 	stored                       // run and stored: DoubleAck, done
@@ -152,7 +152,7 @@ func (w *Worker) admit(hard context.Context, d *delivery) verdict {
 	switch check, err := w.checkStore(hard, d.msg, d.store); check {
 	case storeStopping:
 		return d.heldBack(err)
-	case storeWrong, storeStale, storeUnknown:
+	case storeWrong, storeStale:
 		d.err, d.storeCheck = err, check
 		return elsewhere
 	}

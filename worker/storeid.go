@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,6 +30,13 @@ type idCache struct {
 	id string
 }
 
+// set replaces the identity kept (it was read again and changed).
+func (s *idCache) set(id string) {
+	s.mu.Lock()
+	s.id = id
+	s.mu.Unlock()
+}
+
 // get reads the identity the first time it succeeds and keeps it.
 func (s *idCache) get(ctx context.Context, st storage.Store) (string, error) {
 	s.mu.Lock()
@@ -51,22 +57,26 @@ type storeCheck int
 
 const (
 	storeOK       storeCheck = iota // the worker's store: go on
-	storeStopping                   // the hard stop came while storage was unavailable: release
-	storeWrong                      // the coordinator's store, not the worker's: give back, stop the worker
-	storeStale                      // neither the coordinator's nor the worker's: a leftover, terminated
-	storeUnknown                    // no coordinator names its store now: given back for later
+	storeStopping                   // the hard stop came while waiting (storage, a coordinator): release
+	storeWrong                      // the coordinator's store is not the worker's: give back, stop the worker
+	storeStale                      // the worker's store is the coordinator's, not the message's: a leftover, terminated
 )
 
 // checkStore compares the store a message names (announced; "" from a
 // coordinator that names none: not checked) with the worker's, waiting
-// while storage is unavailable, and, when they differ, with the store of
-// the coordinator holding the lease: a message that names the
-// coordinator's store shows the worker is on the wrong one (storeWrong,
-// ErrOtherStore), but one that names another store is a leftover of a
-// coordinator that ran on it (a campaign queued before the farm moved
-// stores), and stopping on it would stop every worker of the farm, one
-// after the other, as the message went round (storeStale). err says why
-// for every result but storeOK.
+// while storage is unavailable. When they differ, the store of the
+// coordinator holding the lease decides: the worker's, and the message is
+// a leftover of a coordinator that ran on another store (a campaign
+// queued before the farm moved stores; storeStale), which stopping on
+// would stop every worker of the farm in turn; another, and the worker
+// is on the wrong store (storeWrong, ErrOtherStore). With no coordinator
+// holding the lease the message is held, kept alive, until one does:
+// giving it back would spend one of its deliveries each time, and a
+// worker on the wrong store started while the coordinator was down failed
+// every queued task in 75 s. Before concluding that the worker is on the
+// wrong store, its store's identity is read again: one that changed
+// (store-id deleted and made again) is said so. err says why for every
+// result but storeOK.
 func (w *Worker) checkStore(hard context.Context, msg jetstream.Msg, announced string) (storeCheck, error) {
 	if announced == "" {
 		return storeOK, nil
@@ -85,25 +95,54 @@ func (w *Worker) checkStore(hard context.Context, msg jetstream.Msg, announced s
 	case mine == announced:
 		return storeOK, nil
 	}
-	ctx, cancel := ioCtx()
-	defer cancel()
-	holder, err := w.holderStore(ctx)
-	switch {
-	case err != nil:
-		return storeUnknown, fmt.Errorf("a message names store %s, not this worker's store %s, and the coordinator's cannot be read: %w", announced, mine, err)
-	case holder == announced:
-		return storeWrong, fmt.Errorf("worker %s: %w: the coordinator stores its campaigns' results in store %s, this worker's storage %s is store %s; the task was given back, and this worker stops: one of the two has the wrong --storage", w.o.Name, ErrOtherStore, announced, w.o.Store.URL(), mine)
-	case holder == mine:
-		return storeStale, fmt.Errorf("messages of store %s, which the coordinator (on this worker's store %s) does not use, were left in the stream: terminated (a coordinator on that store publishes them again when it resumes their campaigns; submitted here, they run on this store)", announced, mine)
+	holder, err := w.awaitHolder(hard, msg, announced, mine)
+	if err != nil {
+		return storeStopping, err
 	}
-	return storeUnknown, fmt.Errorf("a message names store %s, this worker's store is %s, and the coordinator holding the lease names %s: given back until a coordinator on one of them runs", announced, mine, cmp.Or(holder, "none"))
+	if holder != mine {
+		ctx, cancel := ioCtx()
+		fresh, err := storage.ID(ctx, w.o.Store)
+		cancel()
+		if err == nil && fresh != mine {
+			w.storeID.set(fresh)
+			if fresh == holder {
+				return w.checkStore(hard, msg, announced)
+			}
+			return storeWrong, fmt.Errorf("worker %s: %w: the store's identity changed under this worker (its store-id object was deleted or rewritten: it was %s, it is %s), and the coordinator names store %s: restore %s into %s's store-id, or restart the coordinator and the workers", w.o.Name, ErrOtherStore, mine, fresh, holder, holder, w.o.Store.URL())
+		}
+	}
+	switch holder {
+	case mine:
+		return storeStale, fmt.Errorf("messages of store %s, which the coordinator (on this worker's store %s) does not use, were left in the stream: terminated (a coordinator on that store publishes them again when it resumes their campaigns; submitted here, they run on this store)", announced, mine)
+	case announced:
+		return storeWrong, fmt.Errorf("worker %s: %w: the coordinator stores its campaigns' results in store %s, this worker's storage %s is store %s; the task was given back, and this worker stops: one of the two has the wrong --storage (or, if both name the same storage, its store-id object was replaced after the coordinator started: restore %s into it)", w.o.Name, ErrOtherStore, announced, w.o.Store.URL(), mine, announced)
+	}
+	return storeWrong, fmt.Errorf("worker %s: %w: the coordinator stores its campaigns' results in store %s, this worker's storage %s is store %s (the message names a third, %s); the task was given back, and this worker stops: one of the two has the wrong --storage", w.o.Name, ErrOtherStore, holder, w.o.Store.URL(), mine, announced)
 }
 
-// storeUnknownDelay is how long a message is given back for when no
-// coordinator names its store (storeUnknown): a coordinator's lease TTL,
-// so that a restarting or standby coordinator has taken the lease before
-// the message comes back, and its deliveries are not spent meanwhile.
-const storeUnknownDelay = 15 * time.Second
+// holderPoll is how often awaitHolder reads the lease.
+const holderPoll = 2 * time.Second
+
+// awaitHolder returns the store the coordinator holding the lease names,
+// waiting (msg kept alive) while no coordinator holds it or its store
+// cannot be read; errStopping at the hard stop.
+func (w *Worker) awaitHolder(hard context.Context, msg jetstream.Msg, announced, mine string) (string, error) {
+	defer w.keepAlive(msg)()
+	for {
+		ctx, cancel := ioCtx()
+		holder, err := w.holderStore(ctx)
+		cancel()
+		if err == nil && holder != "" {
+			return holder, nil
+		}
+		w.logOnce("worker %s: a message names store %s, not this worker's store %s, and no coordinator names its store now: the message is held until one does (giving it back would spend its deliveries)", w.o.Name, announced, mine)
+		select {
+		case <-hard.Done():
+			return "", fmt.Errorf("%w: waiting for a coordinator to judge a message of store %s", errStopping, announced)
+		case <-time.After(holderPoll):
+		}
+	}
+}
 
 // holderStore is the store identity the coordinator holding the lease
 // names ("" when none holds it, or it names none).
@@ -130,21 +169,15 @@ func (w *Worker) holderStore(ctx context.Context) (string, error) {
 }
 
 // settleStore acts on a message checkStore did not pass (but at the hard
-// stop): the worker stops (storeWrong), the message is terminated
-// (storeStale) or given back for later (storeUnknown). Each reason is
-// logged once.
+// stop): the worker stops (storeWrong) or the message is terminated
+// (storeStale, logged once).
 func (w *Worker) settleStore(msg jetstream.Msg, check storeCheck, err error) {
-	switch check {
-	case storeWrong:
+	if check == storeWrong {
 		w.refuseStore(msg, err)
 		return
-	case storeStale:
-		_ = msg.TermWithReason("names another store than the coordinator's")
-		w.Stats.Terminated.Add(1)
-	default:
-		_ = msg.NakWithDelay(storeUnknownDelay)
-		w.Stats.GivenBack.Add(1)
 	}
+	_ = msg.TermWithReason("names another store than the coordinator's")
+	w.Stats.Terminated.Add(1)
 	w.logOnce("worker %s: %v", w.o.Name, err)
 }
 

@@ -58,7 +58,7 @@ func (w *Worker) handleVerify(hard context.Context, msg jetstream.Msg, release f
 	case storeStopping:
 		_ = msg.Nak()
 		return
-	case storeWrong, storeStale, storeUnknown:
+	case storeWrong, storeStale:
 		w.settleStore(msg, check, err)
 		return
 	}

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -173,5 +175,53 @@ func TestRunReportReproduce(t *testing.T) {
 		if strings.HasPrefix(l, a.Tasks[0].ID) && !strings.Contains(l, "bit-identical") {
 			t.Fatalf("untouched task line: %s", l)
 		}
+	}
+}
+
+// A record whose task is not the task it is filed under (another
+// replication's record copied over it, the checksums rewritten to match,
+// as a forger would) is reported as different, and reproduce exits 1.
+// It was left out as a task that "failed or never ran", and reproduce
+// --all exited 0 on an archive two thirds forged.
+func TestReproduceForgedRecord(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(newcomerBase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if code, _, errs := captured(t, func() int { return dispatch([]string{"run", "-q", "--workers", "2", "--storage", data, sw}) }); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, errs)
+	}
+	// Copy one stored result over another and fix the checksums.
+	objs, _ := filepath.Glob(filepath.Join(data, "results", "*", "*.json"))
+	src, err := os.ReadFile(objs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(objs[1], src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sums, _ := filepath.Glob(filepath.Join(data, "campaigns", "*", "checksums"))
+	text, err := os.ReadFile(sums[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, _ := filepath.Rel(data, objs[1])
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(text)), "\n") {
+		if strings.HasSuffix(l, "  "+filepath.ToSlash(rel)) {
+			l = fmt.Sprintf("%x  %s", sha256.Sum256(src), filepath.ToSlash(rel))
+		}
+		out = append(out, l)
+	}
+	if err := os.WriteFile(sums[0], []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errs := captured(t, func() int {
+		return dispatch([]string{"reproduce", "first", "--all", "--storage", data})
+	})
+	if code != 1 || !strings.Contains(stdout, "12 tasks: 11 bit-identical, 1 different") || !strings.Contains(stdout, "different (result of task ") {
+		t.Fatalf("reproduce --all: exit %d, want 1 and the forged record different\n%s%s", code, stdout, errs)
 	}
 }

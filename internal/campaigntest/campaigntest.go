@@ -6,6 +6,8 @@ package campaigntest
 
 import (
 	"context"
+	"math"
+	"sync/atomic"
 	"testing"
 
 	"github.com/msjfarm/msjfarm/plugins/builtin"
@@ -71,4 +73,23 @@ func Points(t testing.TB, spec string) []aggregate.Point {
 		t.Fatal(err)
 	}
 	return pts
+}
+
+// Jitter is a policy that is not deterministic, for spot-verification
+// tests: it runs the replication in-process and moves the overall mean
+// response time up by one ulp more at each run than at the last, on
+// whichever worker, so that no two runs agree.
+type Jitter struct{ runs atomic.Int64 }
+
+func (j *Jitter) Run(ctx context.Context, t *sweep.Task, p func(int64, int64)) (*worker.Outcome, error) {
+	out, err := worker.InProcess{}.Run(ctx, t, p)
+	if err != nil {
+		return out, err
+	}
+	r := *out.Result
+	for range j.runs.Add(1) {
+		r.Overall.MeanResponse = math.Nextafter(r.Overall.MeanResponse, math.Inf(1))
+	}
+	out.Result = &r
+	return out, nil
 }

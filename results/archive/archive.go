@@ -172,7 +172,12 @@ func (a *Archive) keepRecord(tid string, r *record.Record, objs []record.Object,
 		return nil
 	}
 	if ie, ok := errors.AsType[*record.IntegrityError](err); ok {
-		a.Warnings = append(a.Warnings, fmt.Sprintf("%v (%s): left out", ie, ie.Key))
+		// Not this task's result: a forged or altered record. Marked as
+		// modified, so that reproduce reports it as different (it passed
+		// over it as a task that "failed or never ran", exit 0).
+		msg := fmt.Sprintf("%v (%s)", ie, ie.Key)
+		a.Modified[tid] = msg
+		a.Warnings = append(a.Warnings, msg+": left out")
 		return nil
 	}
 	if errors.Is(err, storage.ErrNotFound) {
