@@ -692,3 +692,45 @@ func TestImportOnlyTheCampaign(t *testing.T) {
 		})
 	}
 }
+
+// racingStore stores other content under the first stored result an
+// import writes, just before the import does: a run of the same task on
+// the same store, finishing while the import runs.
+type racingStore struct {
+	storage.Store
+	once sync.Once
+	key  string
+}
+
+func (r *racingStore) PutIfAbsent(ctx context.Context, k string, d []byte) (bool, error) {
+	if _, ok := storage.StoredResultContentKey(k); ok {
+		r.once.Do(func() {
+			r.key = k
+			_, _ = r.Store.PutIfAbsent(ctx, k, []byte(`{"computed":"here"}`))
+		})
+	}
+	return r.Store.PutIfAbsent(ctx, k, d)
+}
+
+// TestImportRacingRun: a result stored by a run on the same store while
+// the import writes is a conflict, as it is when found before the
+// writes: nothing imported, the run's result left as it is, no mark. It
+// was kept, marked imported, and counted as written, and the imported
+// campaign then reproduced as different on those tasks.
+func TestImportRacingRun(t *testing.T) {
+	ctx := t.Context()
+	x := extract(t, committed, nil)
+	dst, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := &racingStore{Store: dst}
+	_, err = Import(ctx, x, rs)
+	if err == nil || !strings.Contains(err.Error(), "nothing imported") || !strings.Contains(err.Error(), rs.key+" was stored meanwhile with other content") {
+		t.Fatalf("import racing a run: %v", err)
+	}
+	left, _ := dst.List(ctx, "")
+	if len(left) != 1 || left[0] != rs.key {
+		t.Fatalf("left %v, want only the run's %s", left, rs.key)
+	}
+}

@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -137,6 +138,19 @@ func Import(ctx context.Context, x *Extracted, dst storage.Store) (*ImportSummar
 			mu.Lock()
 			created = append(created, k)
 			mu.Unlock()
+		}
+		if err == nil && !ok && contentName(k) == "" {
+			// Stored meanwhile, by a run of the same task on this store:
+			// the campaign's checksums pin the archived bytes, so another
+			// result there is a conflict, as it is before the writes (it
+			// was kept, marked imported, and the import said it wrote it).
+			info, err := dst.Stat(ctx, k)
+			if err != nil {
+				return err
+			}
+			if same, err := sameObject(ctx, x, dst, k, info); err != nil || !same {
+				return cmp.Or(err, fmt.Errorf("%s was stored meanwhile with other content (the same computation, by a run on this store: import again once it has finished, or into another store)", k))
+			}
 		}
 		return err
 	}
