@@ -111,8 +111,8 @@ type Coordinator struct {
 	// run for nothing, and the lease names it, so that a standby on
 	// another store refuses to take over (storeid.go).
 	storeID string
-	// storeIDSaid is the store-id object's last value keepStoreID read
-	// (guarded by mu), so that a changed identity is warned of once.
+	// storeIDSaid is what keepStoreID last found wrong with the store-id
+	// object ("" nothing; guarded by mu), so that it is warned of once.
 	storeIDSaid string
 }
 

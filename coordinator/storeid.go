@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
-	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/storage"
 )
 
@@ -76,27 +74,27 @@ func (co *Coordinator) leaveOtherStore(ctx context.Context, id string, old proto
 // when the object names another store than the one this coordinator read.
 // Called at each reconcile.
 func (co *Coordinator) keepStoreID(ctx context.Context) {
-	if info, err := co.o.Store.Stat(ctx, storage.IDKey); err == nil && info.Size > 64 {
-		co.o.Logf("coordinator: WARNING: the store's identity object %s in %s is %d bytes, not store %s: workers that read it are refused; write %s back into it", storage.IDKey, co.o.Store.URL(), info.Size, co.storeID, co.storeID)
-		return
-	}
-	data, err := co.o.Store.Get(ctx, storage.IDKey)
+	now, err := storage.ReadID(ctx, co.o.Store)
+	var wrong string // what is wrong with the object now ("" nothing)
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		made, err := co.o.Store.PutIfAbsent(ctx, storage.IDKey, []byte(co.storeID+"\n"))
 		if err == nil && made {
 			co.o.Logf("coordinator: the store's identity object %s was gone from %s: restored (store %s)", storage.IDKey, co.o.Store.URL(), co.storeID)
 		}
-	case err != nil:
 		return
-	default:
-		now := strings.TrimSuffix(string(data), "\n")
-		co.mu.Lock()
-		said := co.storeIDSaid
-		co.storeIDSaid = now
-		co.mu.Unlock()
-		if now != co.storeID && now != said {
-			co.o.Logf("coordinator: WARNING: the store's identity object %s in %s now says %q, not store %s as when this coordinator started: workers that read it are refused; write %s back into it", storage.IDKey, co.o.Store.URL(), termtext.OneLine(now), co.storeID, co.storeID)
-		}
+	case storage.IsUnavailable(err):
+		return
+	case err != nil:
+		wrong = err.Error()
+	case now != co.storeID:
+		wrong = fmt.Sprintf("the store's identity object %s in %s now says %q, not store %s as when this coordinator started", storage.IDKey, co.o.Store.URL(), now, co.storeID)
+	}
+	co.mu.Lock()
+	said := co.storeIDSaid
+	co.storeIDSaid = wrong
+	co.mu.Unlock()
+	if wrong != "" && wrong != said {
+		co.o.Logf("coordinator: WARNING: %s: workers that read it are refused; write %s back into it", wrong, co.storeID)
 	}
 }

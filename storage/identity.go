@@ -30,26 +30,37 @@ const IDKey = "store-id"
 // is an error naming it; the identity is never silently replaced, since
 // every process using the store compares it.
 func ID(ctx context.Context, st Store) (string, error) {
+	id, err := ReadID(ctx, st)
+	if !errors.Is(err, ErrNotFound) {
+		return id, err
+	}
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	if _, err := st.PutIfAbsent(ctx, IDKey, []byte(hex.EncodeToString(b[:])+"\n")); err != nil {
+		return "", fmt.Errorf("storage %s: writing its identity (%s): %w", st.URL(), IDKey, err)
+	}
+	return ReadID(ctx, st) // another process's, if it wrote first
+}
+
+// ReadID reads the store's identity without making one: ErrNotFound
+// (wrapped) when it has none yet, and an error naming the object when it
+// is not an identity. An object too large to be one is not read.
+func ReadID(ctx context.Context, st Store) (string, error) {
+	damaged := func(size int64) error {
+		return fmt.Errorf("storage %s: its identity object %q is not 24 hex digits (%d bytes): it was changed by hand or damaged; restore it, or delete it if no coordinator or worker uses this store now", st.URL(), IDKey, size)
+	}
 	if info, err := st.Stat(ctx, IDKey); err == nil && info.Size > 64 {
-		return "", fmt.Errorf("storage %s: its identity object %q is not 24 hex digits (%d bytes): it was changed by hand or damaged; restore it, or delete it if no coordinator or worker uses this store now", st.URL(), IDKey, info.Size)
+		return "", damaged(info.Size)
 	}
 	data, err := st.Get(ctx, IDKey)
-	if errors.Is(err, ErrNotFound) {
-		var b [12]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return "", err
-		}
-		if _, err := st.PutIfAbsent(ctx, IDKey, []byte(hex.EncodeToString(b[:])+"\n")); err != nil {
-			return "", fmt.Errorf("storage %s: writing its identity (%s): %w", st.URL(), IDKey, err)
-		}
-		data, err = st.Get(ctx, IDKey) // another process's, if it wrote first
-	}
 	if err != nil {
 		return "", fmt.Errorf("storage %s: reading its identity (%s): %w", st.URL(), IDKey, err)
 	}
 	id := strings.TrimSuffix(string(data), "\n")
 	if !ValidID(id) {
-		return "", fmt.Errorf("storage %s: its identity object %q is not 24 hex digits (%d bytes): it was changed by hand or damaged; restore it, or delete it if no coordinator or worker uses this store now", st.URL(), IDKey, len(data))
+		return "", damaged(int64(len(data)))
 	}
 	return id, nil
 }

@@ -139,7 +139,7 @@ func Import(ctx context.Context, x *Extracted, dst storage.Store) (*ImportSummar
 			created = append(created, k)
 			mu.Unlock()
 		}
-		if err == nil && !ok && contentName(k) == "" {
+		if err == nil && !ok {
 			// Stored meanwhile, by a run of the same task on this store:
 			// the campaign's checksums pin the archived bytes, so another
 			// result there is a conflict, as it is before the writes (it

@@ -28,20 +28,21 @@ import (
 // may answer a task of any campaign: it is, and no unconfirmed import
 // wrote it.
 func Reusable(ctx context.Context, st storage.Store, key string) (bool, error) {
-	if _, err := st.Stat(ctx, storage.StoredResultKey(key)); err != nil {
-		if errors.Is(err, storage.ErrNotFound) {
-			return false, nil
-		}
+	stored, err := exists(ctx, st, storage.StoredResultKey(key))
+	if err != nil || !stored {
 		return false, err
 	}
-	switch _, err := st.Stat(ctx, storage.ImportedKey(key)); {
-	case err == nil:
+	marked, err := exists(ctx, st, storage.ImportedKey(key))
+	return err == nil && !marked, err
+}
+
+// exists reports whether st holds key.
+func exists(ctx context.Context, st storage.Store, key string) (bool, error) {
+	_, err := st.Stat(ctx, key)
+	if errors.Is(err, storage.ErrNotFound) {
 		return false, nil
-	case errors.Is(err, storage.ErrNotFound):
-		return true, nil
-	default:
-		return false, err
 	}
+	return err == nil, err
 }
 
 // ConfirmImported removes the imported mark of campaign id's result of
@@ -57,10 +58,7 @@ func ConfirmImported(ctx context.Context, st storage.Store, id, tid, key string)
 	if ref, ok := ParseRef(data); !ok || ref != key {
 		return false, nil
 	}
-	switch _, err := st.Stat(ctx, storage.ImportedKey(key)); {
-	case errors.Is(err, storage.ErrNotFound):
-		return false, nil
-	case err != nil:
+	if marked, err := exists(ctx, st, storage.ImportedKey(key)); err != nil || !marked {
 		return false, err
 	}
 	return true, st.Delete(ctx, storage.ImportedKey(key))
