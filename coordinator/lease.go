@@ -119,18 +119,28 @@ func (l *lease) poll() time.Duration { return min(max(l.ttl/5, 50*time.Milliseco
 
 // holder reads the lease key (nil, nil: no lease).
 func (l *lease) holder(ctx context.Context) (*LeaseHolder, uint64, error) {
+	h, e, err := l.entry(ctx)
+	if h == nil {
+		return nil, 0, err
+	}
+	return h, e.Revision(), nil
+}
+
+// entry reads the lease key, decoded and as stored (nil, nil, nil: no
+// lease).
+func (l *lease) entry(ctx context.Context) (*LeaseHolder, jetstream.KeyValueEntry, error) {
 	e, err := l.kv.Get(ctx, protocol.LeaseKey)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, 0, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	var h LeaseHolder
 	if err := json.Unmarshal(e.Value(), &h); err != nil {
 		h = LeaseHolder{ID: string(e.Value()), Host: "?", Storage: "?"}
 	}
-	return &h, e.Revision(), nil
+	return &h, e, nil
 }
 
 // acquire takes the lease, standing by while another coordinator holds it
@@ -189,10 +199,14 @@ func (l *lease) attempt(ctx context.Context, st *acquireState) (leaseStep, error
 // held decides what to do about a lease key that exists: the one place
 // that takes a dead holder's lease over, refuses (NoStandby) or stands by.
 func (l *lease) held(ctx context.Context, st *acquireState) (leaseStep, error) {
-	h, hrev, err := l.holder(ctx)
+	h, e, err := l.entry(ctx)
 	if err != nil {
 		st.logErr(l, err)
 		return leaseWait, nil
+	}
+	var hrev uint64
+	if e != nil {
+		hrev = e.Revision()
 	}
 	if h != nil && h.ID != l.me.ID {
 		st.prevStorage, st.prevStoreID = h.Storage, h.StoreID
@@ -208,7 +222,7 @@ func (l *lease) held(ctx context.Context, st *acquireState) (leaseStep, error) {
 		_ = l.kv.Delete(ctx, protocol.LeaseKey, jetstream.LastRevision(hrev))
 		return leaseAgain, nil
 	case h.StoreID != "" && h.StoreID != l.me.StoreID:
-		return leaseTaken, otherStore(h, l.me)
+		return l.otherStoreHolder(ctx, h, e)
 	case l.co.o.NoStandby:
 		return leaseTaken, fmt.Errorf("%w: coordinator %s is running on this NATS system; refusing to start a second one (--coordinator-standby=false; with standby it would wait and take over when that one stops)", ErrLeaseHeld, h)
 	}
@@ -217,6 +231,24 @@ func (l *lease) held(ctx context.Context, st *acquireState) (leaseStep, error) {
 		st.said = s
 	}
 	return leaseWait, nil
+}
+
+// otherStoreHolder decides about a holder on another store: refused once
+// it renews its lease (ErrOtherStore), taken over when it lets it expire.
+// A holder killed a moment before on the farm's old store (kill -9, a lost
+// machine) stopped, for the lease's TTL, every coordinator started on the
+// new one, naming a process that no longer ran.
+func (l *lease) otherStoreHolder(ctx context.Context, h *LeaseHolder, e jetstream.KeyValueEntry) (leaseStep, error) {
+	l.co.o.Logf("coordinator: coordinator %s holds the lease with store %s, not this coordinator's store %s; waiting up to the lease's TTL to see whether it runs", h, h.StoreID, l.me.StoreID)
+	live, err := protocol.LeaseLive(ctx, l.kv, e, l.poll())
+	switch {
+	case err != nil:
+		return leaseTaken, err
+	case live:
+		return leaseTaken, otherStore(h, l.me)
+	}
+	l.co.o.Logf("coordinator: the lease of %s (store %s) was not renewed: it no longer runs", h, h.StoreID)
+	return leaseAgain, nil
 }
 
 // deadHere reports whether holder h is a process of this host (same PID

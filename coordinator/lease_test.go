@@ -429,3 +429,53 @@ func TestCampaignOfAnotherStoreNotResumed(t *testing.T) {
 		t.Fatalf("on the new store: worker %v, status %+v", err, s)
 	}
 }
+
+// TestLeaseDeadHolderOnAnotherStore: a coordinator killed on the farm's
+// old store (the lease not released) does not stop a coordinator or a
+// worker started on the new store within the lease's TTL: both wait to see
+// whether the holder renews its lease; it does not, so the worker goes on,
+// the coordinator takes the lease over (warning that the previous one used
+// another storage), and the worker completes a campaign submitted to it.
+// Before, both stopped with ErrOtherStore, naming the dead holder.
+func TestLeaseDeadHolderOnAnotherStore(t *testing.T) {
+	e := newEnv(t)
+	const ttl = 2 * time.Second
+	co1, _, kill1, _ := runCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl})
+	select {
+	case <-co1.Ready():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first coordinator never became ready")
+	}
+	kill1()
+	other, err := storage.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, wdone, _ := e.runWorkerOn(other, "moved")
+	co2, done2, _, logs := runCoordinator(t, e, other, coordinator.Options{LeaseTTL: ttl})
+	select {
+	case <-co2.Ready():
+	case err := <-done2:
+		t.Fatalf("the coordinator on the new store: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the coordinator on the new store did not take the lease over")
+	}
+	if logs.count("was not renewed") != 1 || logs.count("the previous coordinator used storage") != 1 {
+		t.Errorf("the takeover from a holder on another store was not said (the lease not renewed, the previous storage)")
+	}
+	r, err := co2.Submit(context.Background(), protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := waitDone(t, co2, r.Campaign, 2*time.Minute); s.State != protocol.CampaignDone || s.Done != 6 || s.Failed != 0 {
+		t.Fatalf("status %+v", s)
+	}
+	select {
+	case err := <-wdone:
+		t.Fatalf("the worker on the new store stopped: %v", err)
+	default:
+	}
+	if n := w.Stats.Done.Load(); n != 6 {
+		t.Errorf("the worker on the new store ran %d tasks, want 6", n)
+	}
+}
