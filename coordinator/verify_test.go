@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -487,4 +488,70 @@ func (e *env) taskStream(t *testing.T) jetstream.Stream {
 		t.Fatal(err)
 	}
 	return stream
+}
+
+// TestVerifyLowerFractionKeepsEvidence: a campaign verified in full (a
+// lying worker found out on its runs) and then submitted again with a
+// lower fraction keeps what the first sample found: the mismatches and the
+// liar's name stay in the status and in verify.json, the tasks outside the
+// new sample counted as carried, on the same coordinator and on a
+// restarted one. Before, the resubmission sampled anew and dropped them.
+func TestVerifyLowerFractionKeepsEvidence(t *testing.T) {
+	e := newEnv(t)
+	co, stop := e.startCoordinatorWith(verifyOpts(time.Minute))
+	lr := &lyingRunner{gate: make(chan struct{})}
+	liar, _ := e.startWorker(worker.Options{Concurrency: 1, Name: "liar", Runner: lr})
+	ctx := context.Background()
+	spec := loadSpec(t, "testdata/small.yaml")
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: spec, Verify: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); liar.Stats.Done.Load() < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the lying worker ran no task")
+		}
+	}
+	e.startWorker(worker.Options{Concurrency: 1, Name: "h1"})
+	e.startWorker(worker.Options{Concurrency: 1, Name: "h2"})
+	close(lr.gate)
+	first := waitDone(t, co, r.Campaign, 120*time.Second).Verify
+	if first == nil || first.Sampled != 6 || first.Mismatched == 0 || len(first.Disagreeing) != 1 {
+		t.Fatalf("verified in full: %+v, want mismatches naming the liar", first)
+	}
+	// 0.2 samples some of the six tasks, not all (the same hash as the
+	// run's: sweep.Sampled).
+	const lower = 0.2
+	in := 0
+	for _, tid := range taskIDs(t, e.store, r.Campaign) {
+		if sweep.Sampled(lower, spec.Seed, tid) {
+			in++
+		}
+	}
+	if in == 6 {
+		t.Fatalf("fraction %v samples every task: no task to carry", lower)
+	}
+	check := func(when string, co *coordinator.Coordinator) {
+		t.Helper()
+		if _, err := co.Submit(ctx, protocol.SubmitRequest{Spec: spec, Verify: lower}); err != nil {
+			t.Fatal(err)
+		}
+		v := waitDone(t, co, r.Campaign, 120*time.Second).Verify
+		if v == nil || v.Fraction != lower || v.Sampled != 6 || v.Carried != 6-in || v.Mismatched != first.Mismatched ||
+			v.Verified != first.Verified || !slices.Equal(v.Disagreeing, first.Disagreeing) {
+			t.Fatalf("%s, submitted again at %v: %+v, want the first sample's outcomes (%+v) with %d carried", when, lower, v, first, 6-in)
+		}
+		data, err := e.store.Get(ctx, protocol.VerifyReportKey(r.Campaign))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep protocol.VerifyReport
+		if err := json.Unmarshal(data, &rep); err != nil || len(rep.Tasks) != 6 || rep.Status.Mismatched != first.Mismatched {
+			t.Fatalf("%s: verify.json %+v (%v)", when, rep.Status, err)
+		}
+	}
+	check("same coordinator", co)
+	stop()
+	co2, _ := e.startCoordinatorWith(verifyOpts(time.Minute))
+	check("restarted coordinator", co2)
 }

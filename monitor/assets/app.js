@@ -140,7 +140,8 @@
     $("verify-fraction").textContent = "(" + v.fraction + " of the tasks, run again on another worker)";
     $("verify-text").textContent = v.verified + " of " + v.sampled + " sampled tasks verified, " +
       v.mismatched + " mismatched, " + v.unverified + " unverified (no second worker), " + v.pending + " pending" +
-      (v.skipped ? ", " + v.skipped + " skipped (failed)" : "");
+      (v.skipped ? ", " + v.skipped + " skipped (failed)" : "") +
+      (v.carried ? "; " + v.carried + " of the sampled kept from an earlier, larger sample" : "");
     function note(s) { var li = document.createElement("li"); li.textContent = s; notes.appendChild(li); }
     if (v.disagreeing && v.disagreeing.length) note("disagreeing workers: " + v.disagreeing.join(", "));
     if (v.nondeterministic && v.nondeterministic.length) note("not deterministic (three runs, three results; msjfarm plugin check tells): " + v.nondeterministic.join(", "));
