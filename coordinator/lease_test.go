@@ -334,10 +334,10 @@ func TestLeaseStorageKeepsEndpoint(t *testing.T) {
 
 // TestCampaignOfAnotherStoreNotResumed: a coordinator started on another
 // store once the lease is free does not resume the running campaign of
-// the store before it (its state names that store), saying so; it
-// publishes none of its tasks, which would have stopped every worker on
-// the campaign's store. A submission of the same sweep runs it on the
-// new store.
+// the store before it (its state names that store), saying so in its log
+// and in the campaign's status (by id and in the list); it publishes none
+// of its tasks, which would have stopped every worker on the campaign's
+// store. A submission of the same sweep runs it on the new store.
 func TestCampaignOfAnotherStoreNotResumed(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -398,6 +398,18 @@ func TestCampaignOfAnotherStoreNotResumed(t *testing.T) {
 	if n := logs.count("campaign " + r.Campaign + " (farm-small) runs on store " + id1 + ", not this coordinator's store"); n != 1 {
 		t.Fatalf("%d lines say the campaign is not resumed, want 1", n)
 	}
+	// Its status says where it runs, by id and in the list (it read
+	// "running" by id, and the list left it out).
+	id2, _ := storage.ID(ctx, other)
+	elsewhere := func(s protocol.Status) bool {
+		return strings.Contains(s.Elsewhere, "runs on store "+id1+", not this coordinator's store "+id2) && strings.Contains(s.Elsewhere, "not resumed")
+	}
+	if s, err := co2.Status(ctx, r.Campaign); err != nil || !elsewhere(*s) {
+		t.Fatalf("status of the campaign of the other store: %+v, %v", s, err)
+	}
+	if l := co2.List(); len(l) != 1 || l[0].Campaign != r.Campaign || !elsewhere(l[0]) {
+		t.Fatalf("list: %+v, want the campaign of the other store, said so", l)
+	}
 	time.Sleep(time.Second) // two reconciles
 	if now := stream(); now != published {
 		t.Fatalf("%d task messages published for a campaign of another store", now-published)
@@ -424,6 +436,9 @@ func TestCampaignOfAnotherStoreNotResumed(t *testing.T) {
 		t.Fatalf("submitted again on the new store: %+v, %v; want its 6 tasks published anew", r2, err)
 	}
 	s := waitDone(t, co2, r.Campaign, 2*time.Minute)
+	if l := co2.List(); len(l) != 1 || s.Elsewhere != "" || l[0].Elsewhere != "" {
+		t.Fatalf("moved to the new store: status %+v, list %+v", s, l)
+	}
 	wcancel()
 	if err := <-wdone; err != nil || s.State != protocol.CampaignDone || s.Done != 6 {
 		t.Fatalf("on the new store: worker %v, status %+v", err, s)
