@@ -84,6 +84,19 @@ func runCoordinator(t *testing.T, e *env, st storage.Store, o coordinator.Option
 	return co, errc, kill, logs
 }
 
+// readyCoordinator is runCoordinator, waiting (20 s at most) until the
+// coordinator holds the lease.
+func readyCoordinator(t *testing.T, e *env, st storage.Store, o coordinator.Options) (*coordinator.Coordinator, func()) {
+	t.Helper()
+	co, _, kill, _ := runCoordinator(t, e, st, o)
+	select {
+	case <-co.Ready():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first coordinator never became ready")
+	}
+	return co, kill
+}
+
 // TestLeaseStandbyTakesOver: of two coordinators on one NATS, the second
 // stands by (saying so once) and serves nothing; when the first dies
 // without releasing the lease, the second takes over within the lease's
@@ -95,12 +108,7 @@ func runCoordinator(t *testing.T, e *env, st storage.Store, o coordinator.Option
 func TestLeaseStandbyTakesOver(t *testing.T) {
 	e := newEnv(t)
 	const ttl = 2 * time.Second
-	co1, _, kill1, _ := runCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl})
-	select {
-	case <-co1.Ready():
-	case <-time.After(20 * time.Second):
-		t.Fatal("the first coordinator never became ready")
-	}
+	co1, kill1 := readyCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl})
 	co2, done2, _, logs2 := runCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl})
 	// A refusing one (NoStandby), naming the holder and its storage.
 	_, done3, _, _ := runCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl, NoStandby: true})
@@ -455,12 +463,7 @@ func TestCampaignOfAnotherStoreNotResumed(t *testing.T) {
 func TestLeaseDeadHolderOnAnotherStore(t *testing.T) {
 	e := newEnv(t)
 	const ttl = 2 * time.Second
-	co1, _, kill1, _ := runCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl})
-	select {
-	case <-co1.Ready():
-	case <-time.After(20 * time.Second):
-		t.Fatal("the first coordinator never became ready")
-	}
+	_, kill1 := readyCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl})
 	kill1()
 	other, err := storage.Open(context.Background(), t.TempDir())
 	if err != nil {

@@ -54,6 +54,29 @@ func (l *lyingRunner) Run(ctx context.Context, t *sweep.Task, p func(int64, int6
 	return out, nil
 }
 
+// verifyWithLiar submits the small sweep with verify: 1 to co, lets a
+// lying worker run its first two tasks alone, then starts two honest
+// workers (h1, h2) and waits for the campaign to finish (TestVerifyLyingWorker
+// has what should follow).
+func verifyWithLiar(t *testing.T, e *env, co *coordinator.Coordinator) (protocol.SubmitReply, *worker.Worker, *protocol.Status) {
+	t.Helper()
+	lr := &lyingRunner{gate: make(chan struct{})}
+	liar, _ := e.startWorker(worker.Options{Concurrency: 1, Name: "liar", Runner: lr})
+	r, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml"), Verify: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); liar.Stats.Done.Load() < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the lying worker ran no task")
+		}
+	}
+	e.startWorker(worker.Options{Concurrency: 1, Name: "h1"})
+	e.startWorker(worker.Options{Concurrency: 1, Name: "h2"})
+	close(lr.gate)
+	return *r, liar, waitDone(t, co, r.Campaign, 120*time.Second)
+}
+
 // verifyOpts paces verification for tests: a 100 ms poll, and wait before
 // giving up on another worker.
 func verifyOpts(wait time.Duration) coordinator.Options {
@@ -184,22 +207,8 @@ func TestVerifyLyingWorker(t *testing.T) {
 		logs.Write([]byte(strings.TrimSpace(fmt.Sprintf(format, args...)) + "\n"))
 	}
 	co, _ := e.startCoordinatorWith(o)
-	lr := &lyingRunner{gate: make(chan struct{})}
-	liar, _ := e.startWorker(worker.Options{Concurrency: 1, Name: "liar", Runner: lr})
 	ctx := context.Background()
-	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml"), Verify: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(60 * time.Second); liar.Stats.Done.Load() < 2; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the lying worker ran no task")
-		}
-	}
-	e.startWorker(worker.Options{Concurrency: 1, Name: "h1"})
-	e.startWorker(worker.Options{Concurrency: 1, Name: "h2"})
-	close(lr.gate)
-	s := waitDone(t, co, r.Campaign, 120*time.Second)
+	r, liar, s := verifyWithLiar(t, e, co)
 	v := s.Verify
 	lied := int(liar.Stats.Done.Load() + liar.Stats.Verified.Load())
 	if s.Done != 6 || v == nil || v.Sampled != 6 || v.Mismatched != lied || v.Verified != 6-lied || v.Unverified+v.Pending != 0 {
@@ -499,23 +508,10 @@ func (e *env) taskStream(t *testing.T) jetstream.Stream {
 func TestVerifyLowerFractionKeepsEvidence(t *testing.T) {
 	e := newEnv(t)
 	co, stop := e.startCoordinatorWith(verifyOpts(time.Minute))
-	lr := &lyingRunner{gate: make(chan struct{})}
-	liar, _ := e.startWorker(worker.Options{Concurrency: 1, Name: "liar", Runner: lr})
 	ctx := context.Background()
 	spec := loadSpec(t, "testdata/small.yaml")
-	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: spec, Verify: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(60 * time.Second); liar.Stats.Done.Load() < 2; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the lying worker ran no task")
-		}
-	}
-	e.startWorker(worker.Options{Concurrency: 1, Name: "h1"})
-	e.startWorker(worker.Options{Concurrency: 1, Name: "h2"})
-	close(lr.gate)
-	first := waitDone(t, co, r.Campaign, 120*time.Second).Verify
+	r, _, s := verifyWithLiar(t, e, co)
+	first := s.Verify
 	if first == nil || first.Sampled != 6 || first.Mismatched == 0 || len(first.Disagreeing) != 1 {
 		t.Fatalf("verified in full: %+v, want mismatches naming the liar", first)
 	}
