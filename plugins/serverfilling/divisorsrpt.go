@@ -133,8 +133,12 @@ func (p *Policy) initDivSRPT() {
 	case p.ord == SRPTOrder:
 	case p.ord == GittinsOrder && p.monotone:
 		// A bucket's running jobs must be one run group: with two classes
-		// of one need, one bucket per class (classBuckets).
+		// of one need, one bucket per class (classBuckets), up to
+		// maxClassBuckets of them.
 		if len(p.cls) != p.nBuckets {
+			if len(p.cls) > maxClassBuckets && !p.forceClassBuckets {
+				return
+			}
 			p.classBuckets()
 		}
 	default:
@@ -205,6 +209,17 @@ func (p *Policy) initDivSRPT() {
 	}
 	p.ds = q
 }
+
+// maxClassBuckets is the most classes DivisorFilling-Gittins takes this
+// path with when two of them share a need (classBuckets). Its passes over
+// the buckets (M's ends, the seams, the selections across buckets) grow
+// with the number of classes where the general path's pass over M does
+// not: with exponential classes on the 12 power-of-two needs of k = 2048
+// at ρ = 0.95 (BenchmarkDivisorGittinsClasses, cpu-ns/event, this path /
+// general, one loaded run each), 12 classes 912 / 8431, 64 2204 / 4953,
+// 200 5154 / 8448, 300 5519 / 5490, 700 12149 / 11343, 1000 16462 /
+// 13950.
+const maxClassBuckets = 256
 
 // classBuckets gives each class a bucket of its own, needs in descending
 // order (the buckets of one need consecutive, by class index), for

@@ -95,6 +95,8 @@ func dsStructuredCases(t *testing.T) []dfCase {
 		w := borgBPow2(t, 1)
 		cs = append(cs, dfCase{w: borgBPow2(t, rho/w.Load()), arrivals: 10000})
 	}
+	// 40 classes on the 12 needs (up to 6 of one need).
+	cs = append(cs, dfCase{w: manyClassWorkload(40, 0.97), arrivals: 10000})
 	for i := range cs {
 		cs[i].seed = uint64(60 + i)
 	}
@@ -220,7 +222,8 @@ func dsFastVsGeneral(t *testing.T, o Order, cs []dfCase) {
 // TestDivisorSRPTFallback: the path is taken for k = 2^a·3^b (SRPT; Gittins
 // with ranks that never rise, two classes of one need or not), with or
 // without a class wider than k/2, and the general path with a prime factor
-// ≥ 5 in k (Case 3).
+// ≥ 5 in k (Case 3) or, under Gittins, more than maxClassBuckets classes
+// sharing needs.
 func TestDivisorSRPTFallback(t *testing.T) {
 	for _, c := range []struct {
 		o    Order
@@ -249,6 +252,17 @@ func TestDivisorSRPTFallback(t *testing.T) {
 		}
 		if got := p.ds != nil; got != c.want {
 			t.Errorf("order %d, k = %d, needs %v: path taken %v, want %v", c.o, c.k, needs, got, c.want)
+		}
+	}
+	// Past maxClassBuckets classes sharing needs, Gittins takes the
+	// general path (the path's passes over the buckets cost more there).
+	for _, nc := range []int{maxClassBuckets, maxClassBuckets + 1} {
+		p := configured(t, GittinsOrder, DivisorFilling, nil)
+		if _, err := sim.Run(manyClassWorkload(nc, 0.8), p, sim.Config{Seed: 1, Arrivals: 10}); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := p.ds != nil, nc <= maxClassBuckets; got != want {
+			t.Errorf("%d classes on 12 needs: path taken %v, want %v", nc, got, want)
 		}
 	}
 }

@@ -382,11 +382,12 @@ type Policy struct {
 
 	timers int64 // crossing timers that fired (counter)
 
-	exhaustive bool // tests: no arrival/completion shortcuts, a full decision every time
-	allPairs   bool // tests: a crossing timer for every approaching pair of M
-	general    bool // tests: the general path even where the SRPT path applies
-	forceFast  bool // tests: the SRPT path even with a need above k/2 (see initSRPT)
-	forceTreap bool // tests: that path on its treaps even where srptwide.go's slices apply
+	exhaustive        bool // tests: no arrival/completion shortcuts, a full decision every time
+	allPairs          bool // tests: a crossing timer for every approaching pair of M
+	general           bool // tests: the general path even where the SRPT path applies
+	forceFast         bool // tests: the SRPT path even with a need above k/2 (see initSRPT)
+	forceClassBuckets bool // benchmarks: the divisor path with a bucket per class past maxClassBuckets
+	forceTreap        bool // tests: that path on its treaps even where srptwide.go's slices apply
 
 	dfExtracted bool  // the last DivisorFilling choice used a Case 3 extraction
 	stopper     int32 // the last ServerFilling choice: first job that did not fit (PackStop; -1: none)
