@@ -324,7 +324,7 @@ func (co *Coordinator) Run(ctx context.Context) error {
 	cancel(nil)
 	<-kept
 	if cause := context.Cause(lctx); errors.Is(cause, ErrLeaseLost) {
-		return fmt.Errorf("coordinator: %w", cause)
+		return cause // the command names the coordinator (it said "coordinator: coordinator: …")
 	}
 	l.release()
 	return err

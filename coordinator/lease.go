@@ -95,10 +95,19 @@ func (co *Coordinator) newLease(ctx context.Context) (*lease, error) {
 	if ttl <= 0 {
 		ttl = DefaultLeaseTTL
 	}
-	kv, err := co.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: protocol.LeaseBucket, Description: "msjfarm coordinator lease", History: 1,
-		TTL: ttl, Storage: jetstream.FileStorage, Replicas: co.o.Layout.Replicas,
-	})
+	// The bucket is made if absent, never changed here: its TTL (the
+	// stream's MaxAge) is the lease's, and a coordinator that set its own
+	// on the way in made NATS expire the live holder's key (a shorter
+	// TTL) and took its place, past the store check and
+	// --coordinator-standby=false alike, or left a longer one behind after
+	// it was refused. The holder sets it to its own TTL (adoptTTL).
+	kv, err := co.js.KeyValue(ctx, protocol.LeaseBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = co.js.CreateKeyValue(ctx, co.leaseConfig(ttl))
+		if errors.Is(err, jetstream.ErrBucketExists) { // made meanwhile
+			kv, err = co.js.KeyValue(ctx, protocol.LeaseBucket)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("coordinator: lease bucket: %w", err)
 	}
@@ -113,6 +122,31 @@ func (co *Coordinator) newLease(ctx context.Context) (*lease, error) {
 		return nil, err
 	}
 	return &lease{co: co, kv: kv, me: me, val: val, ttl: ttl}, nil
+}
+
+// leaseConfig is the lease bucket with TTL ttl.
+func (co *Coordinator) leaseConfig(ttl time.Duration) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
+		Bucket: protocol.LeaseBucket, Description: "msjfarm coordinator lease", History: 1,
+		TTL: ttl, Storage: jetstream.FileStorage, Replicas: co.o.Layout.Replicas,
+	}
+}
+
+// adoptTTL makes the bucket's TTL this coordinator's, once it holds the
+// lease (no other holder's key can expire by it then). If that fails, the
+// coordinator renews at the bucket's TTL instead, so that its key never
+// outlives a renewal.
+func (l *lease) adoptTTL(ctx context.Context) {
+	st, err := l.kv.Status(ctx)
+	if err != nil || st.TTL() == l.ttl {
+		return
+	}
+	if _, err := l.co.js.UpdateKeyValue(ctx, l.co.leaseConfig(l.ttl)); err != nil {
+		l.co.o.Logf("coordinator: setting the lease's TTL to %v: %v; renewing at the bucket's TTL, %v", l.ttl, err, st.TTL())
+		l.ttl = st.TTL()
+		return
+	}
+	l.co.o.Logf("coordinator: the lease's TTL was %v; it is this coordinator's, %v", st.TTL(), l.ttl)
 }
 
 func (l *lease) poll() time.Duration { return min(max(l.ttl/5, 50*time.Millisecond), 2*time.Second) }
@@ -150,6 +184,9 @@ func (l *lease) acquire(ctx context.Context) error {
 	for {
 		switch step, err := l.attempt(ctx, &st); step {
 		case leaseTaken:
+			if err == nil {
+				l.adoptTTL(ctx)
+			}
 			return err
 		case leaseAgain:
 			continue
@@ -240,14 +277,16 @@ func (l *lease) held(ctx context.Context, st *acquireState) (leaseStep, error) {
 // new one, naming a process that no longer ran.
 func (l *lease) otherStoreHolder(ctx context.Context, h *LeaseHolder, e jetstream.KeyValueEntry) (leaseStep, error) {
 	l.co.o.Logf("coordinator: coordinator %s holds the lease with store %s, not this coordinator's store %s; waiting up to the lease's TTL to see whether it runs", h, h.StoreID, l.me.StoreID)
-	live, err := protocol.LeaseLive(ctx, l.kv, e, l.poll())
+	life, err := protocol.LeaseLive(ctx, l.kv, e, l.poll())
 	switch {
 	case err != nil:
 		return leaseTaken, err
-	case live:
-		return leaseTaken, otherStore(h, l.me)
+	case life == protocol.LeaseRenewed:
+		return leaseTaken, otherStore(h, l.me, "holds the lease on this NATS system and renews it")
+	case life == protocol.LeaseStuck:
+		return leaseTaken, otherStore(h, l.me, "holds the lease on this NATS system (its key neither renewed nor expired within twice the lease's TTL)")
 	}
-	l.co.o.Logf("coordinator: the lease of %s (store %s) was not renewed: it no longer runs", h, h.StoreID)
+	l.co.o.Logf("coordinator: the lease of %s (store %s) was not renewed within its TTL: the holder stopped or lost NATS; taking the lease", h, h.StoreID)
 	return leaseAgain, nil
 }
 

@@ -497,3 +497,65 @@ func TestLeaseDeadHolderOnAnotherStore(t *testing.T) {
 		t.Errorf("the worker on the new store ran %d tasks, want 6", n)
 	}
 }
+
+// TestLeaseNewcomerTTL: a coordinator started with a shorter lease TTL
+// than the holder's does not shorten the holder's lease: one on the same
+// store with NoStandby refuses, one on another store refuses once it has
+// seen the holder renew, the holder keeps its lease and the bucket its
+// TTL. Before, the newcomer set the bucket's TTL on its way in, NATS
+// expired the holder's key, and the newcomer took the lease from a live
+// holder past both refusals. Once the holder is gone, the next one makes
+// the TTL its own.
+func TestLeaseNewcomerTTL(t *testing.T) {
+	e := newEnv(t)
+	const ttl, short = 6 * time.Second, 500 * time.Millisecond
+	co1, done1, kill1, _ := runCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl})
+	select {
+	case <-co1.Ready():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the holder never became ready")
+	}
+	other, err := storage.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		st   storage.Store
+		want error
+	}{{e.store, coordinator.ErrLeaseHeld}, {other, coordinator.ErrOtherStore}} {
+		_, done, _, _ := runCoordinator(t, e, c.st, coordinator.Options{LeaseTTL: short, NoStandby: true})
+		select {
+		case err := <-done:
+			if !errors.Is(err, c.want) {
+				t.Fatalf("a newcomer with a %v TTL: %v, want %v", short, err, c.want)
+			}
+		case <-time.After(3 * ttl):
+			t.Fatalf("a newcomer with a %v TTL did not refuse", short)
+		}
+	}
+	select {
+	case err := <-done1:
+		t.Fatalf("the holder stopped: %v", err)
+	default:
+	}
+	js, _ := jetstream.New(e.nc)
+	kv, err := js.KeyValue(context.Background(), protocol.LeaseBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := kv.Status(context.Background()); err != nil || st.TTL() != ttl {
+		t.Fatalf("the lease bucket's TTL: %v (%v), want the holder's %v", st.TTL(), err, ttl)
+	}
+	kill1()
+	co3, done3, _, logs := runCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: short})
+	select {
+	case <-co3.Ready():
+	case err := <-done3:
+		t.Fatalf("the next coordinator: %v", err)
+	case <-time.After(4 * ttl):
+		t.Fatal("the next coordinator never took the lease")
+	}
+	if st, err := kv.Status(context.Background()); err != nil || st.TTL() != short || logs.count("it is this coordinator's, 500ms") != 1 {
+		t.Fatalf("after the takeover the bucket's TTL is %v (%v), want the new holder's %v, said once", st.TTL(), err, short)
+	}
+}

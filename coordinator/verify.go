@@ -279,6 +279,14 @@ func (co *Coordinator) carryVerified(c *campaign, have map[string]bool) []verify
 	return items
 }
 
+// rejectedVerifyKey is where round r's record of task tid goes when it is
+// refused (not a record of the task, or written by an excluded worker):
+// one per round, so that a refused round 2 does not overwrite a refused
+// round 1's evidence (it did, under one name per task).
+func rejectedVerifyKey(c, tid string, r int) string {
+	return RejectedKey(c, fmt.Sprintf("%s.verify.%d", tid, r))
+}
+
 // verifyRecords lists the verification records of a campaign in storage.
 func (co *Coordinator) verifyRecords(ctx context.Context, id string) (map[string]bool, error) {
 	keys, err := co.o.Store.List(ctx, protocol.VerifyPrefix(id))
@@ -348,10 +356,10 @@ func (co *Coordinator) loadVerifyRecords(ctx context.Context, c *campaign, vt *v
 		if err != nil {
 			// Not a record of this task (forged, truncated): moved aside,
 			// so that the round is requested again.
-			co.o.Logf("coordinator: campaign %s: verification record %s: %v; moved to %s", c.id, key, err, RejectedKey(c.id, vt.Task+".verify"))
+			co.o.Logf("coordinator: campaign %s: verification record %s: %v; moved to %s", c.id, key, err, rejectedVerifyKey(c.id, vt.Task, r))
 			vt.recs[r] = nil
 			if data != nil {
-				_ = co.o.Store.Put(ctx, RejectedKey(c.id, vt.Task+".verify"), data)
+				_ = co.o.Store.Put(ctx, rejectedVerifyKey(c.id, vt.Task, r), data)
 			}
 			_ = co.o.Store.Delete(ctx, key)
 			if r == 0 {
@@ -406,9 +414,9 @@ func (co *Coordinator) refuseExcluded(ctx context.Context, c *campaign, vt *veri
 		}
 		key := protocol.VerifyKey(c.id, vt.Task, r)
 		co.o.Logf("coordinator: campaign %s: verification record %s was written by %s, whom its round excluded (or it names no worker): moved to %s, the round is requested again",
-			c.id, key, workerName(rec), RejectedKey(c.id, vt.Task+".verify"))
+			c.id, key, workerName(rec), rejectedVerifyKey(c.id, vt.Task, r))
 		if data, err := co.o.Store.Get(ctx, key); err == nil {
-			_ = co.o.Store.Put(ctx, RejectedKey(c.id, vt.Task+".verify"), data)
+			_ = co.o.Store.Put(ctx, rejectedVerifyKey(c.id, vt.Task, r), data)
 		}
 		_ = co.o.Store.Delete(ctx, key)
 		vt.recs[r] = nil

@@ -466,6 +466,11 @@ func TestVerifyRecordFromExcludedWorker(t *testing.T) {
 	if !strings.Contains(logs.String(), "was written by worker first, whom its round excluded") {
 		t.Fatalf("the log does not name the excluded worker's record:\n%s", logs.String())
 	}
+	// Moved aside under its round (one name per task let a refused round
+	// 2 overwrite round 1's).
+	if data, err := e.store.Get(ctx, coordinator.RejectedKey(r.Campaign, tid+".verify.1")); err != nil || !bytes.Equal(data, acc) {
+		t.Fatalf("the refused round-1 record is not at rejected/%s.verify.1.json: %v", tid, err)
+	}
 }
 
 // TestVerifyRejectsBadFraction: the fraction is checked before anything

@@ -188,7 +188,8 @@ func (w *Worker) liveHolder(ctx context.Context, holder, mine string, kv jetstre
 		return true, nil
 	}
 	w.logOnce("worker %s: the coordinator holding the lease names store %s, not this worker's store %s; waiting up to the lease's TTL to see whether it runs", w.o.Name, holder, mine)
-	return protocol.LeaseLive(ctx, kv, e, holderPoll)
+	life, err := protocol.LeaseLive(ctx, kv, e, holderPoll)
+	return life != protocol.LeaseGone, err
 }
 
 // settleStore acts on a message checkStore did not pass (but at the hard

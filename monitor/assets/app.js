@@ -137,7 +137,7 @@
     document.body.dataset.verified = v ? v.verified + "/" + v.sampled : "";
     notes.innerHTML = "";
     if (!v) return;
-    $("verify-fraction").textContent = "(" + v.fraction + " of the tasks, run again on another worker)";
+    $("verify-fraction").textContent = "(" + Number((100 * v.fraction).toPrecision(6)) + "% of the tasks, run again on another worker)";
     $("verify-text").textContent = v.verified + " of " + v.sampled + " sampled tasks verified, " +
       v.mismatched + " mismatched, " + v.unverified + " unverified (no second worker), " + v.pending + " pending" +
       (v.skipped ? ", " + v.skipped + " skipped (failed)" : "") +
