@@ -91,6 +91,9 @@ type Coordinator struct {
 
 	mu    sync.Mutex
 	camps map[string]*campaign
+	// elsewhere are the running campaigns of another store, not resumed
+	// (loadCampaigns), by id: Status and List say so (elsewhereStatus).
+	elsewhere map[string]protocol.CampaignState
 	// watchReady is closed once the task-state watcher has replayed the
 	// bucket, so that classification of existing results is known.
 	watchReady chan struct{}
@@ -321,7 +324,7 @@ func (co *Coordinator) Run(ctx context.Context) error {
 	cancel(nil)
 	<-kept
 	if cause := context.Cause(lctx); errors.Is(cause, ErrLeaseLost) {
-		return fmt.Errorf("coordinator: %w", cause)
+		return cause // the command names the coordinator (it said "coordinator: coordinator: …")
 	}
 	l.release()
 	return err
@@ -476,6 +479,12 @@ func (co *Coordinator) loadCampaigns(ctx context.Context) error {
 			// Its spec and results are in the other store; publishing
 			// its tasks would stop every worker on that store.
 			co.o.Logf("coordinator: campaign %s (%s) runs on store %s, not this coordinator's store %s (%s): not resumed; submit it again to run it on this store", k, st.Name, st.Store, co.storeID, co.o.Store.URL())
+			co.mu.Lock()
+			if co.elsewhere == nil {
+				co.elsewhere = map[string]protocol.CampaignState{}
+			}
+			co.elsewhere[st.ID] = st
+			co.mu.Unlock()
 			continue
 		}
 		if st.State == protocol.CampaignRunning {

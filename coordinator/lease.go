@@ -95,10 +95,19 @@ func (co *Coordinator) newLease(ctx context.Context) (*lease, error) {
 	if ttl <= 0 {
 		ttl = DefaultLeaseTTL
 	}
-	kv, err := co.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: protocol.LeaseBucket, Description: "msjfarm coordinator lease", History: 1,
-		TTL: ttl, Storage: jetstream.FileStorage, Replicas: co.o.Layout.Replicas,
-	})
+	// The bucket is made if absent, never changed here: its TTL (the
+	// stream's MaxAge) is the lease's, and a coordinator that set its own
+	// on the way in made NATS expire the live holder's key (a shorter
+	// TTL) and took its place, past the store check and
+	// --coordinator-standby=false alike, or left a longer one behind after
+	// it was refused. The holder sets it to its own TTL (adoptTTL).
+	kv, err := co.js.KeyValue(ctx, protocol.LeaseBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = co.js.CreateKeyValue(ctx, co.leaseConfig(ttl))
+		if errors.Is(err, jetstream.ErrBucketExists) { // made meanwhile
+			kv, err = co.js.KeyValue(ctx, protocol.LeaseBucket)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("coordinator: lease bucket: %w", err)
 	}
@@ -115,22 +124,57 @@ func (co *Coordinator) newLease(ctx context.Context) (*lease, error) {
 	return &lease{co: co, kv: kv, me: me, val: val, ttl: ttl}, nil
 }
 
+// leaseConfig is the lease bucket with TTL ttl.
+func (co *Coordinator) leaseConfig(ttl time.Duration) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
+		Bucket: protocol.LeaseBucket, Description: "msjfarm coordinator lease", History: 1,
+		TTL: ttl, Storage: jetstream.FileStorage, Replicas: co.o.Layout.Replicas,
+	}
+}
+
+// adoptTTL makes the bucket's TTL this coordinator's, once it holds the
+// lease (no other holder's key can expire by it then). If that fails, the
+// coordinator renews at the bucket's TTL instead, so that its key never
+// outlives a renewal.
+func (l *lease) adoptTTL(ctx context.Context) {
+	st, err := l.kv.Status(ctx)
+	if err != nil || st.TTL() == l.ttl {
+		return
+	}
+	if _, err := l.co.js.UpdateKeyValue(ctx, l.co.leaseConfig(l.ttl)); err != nil {
+		l.co.o.Logf("coordinator: setting the lease's TTL to %v: %v; renewing at the bucket's TTL, %v", l.ttl, err, st.TTL())
+		l.ttl = st.TTL()
+		return
+	}
+	l.co.o.Logf("coordinator: the lease's TTL was %v; it is this coordinator's, %v", st.TTL(), l.ttl)
+}
+
 func (l *lease) poll() time.Duration { return min(max(l.ttl/5, 50*time.Millisecond), 2*time.Second) }
 
 // holder reads the lease key (nil, nil: no lease).
 func (l *lease) holder(ctx context.Context) (*LeaseHolder, uint64, error) {
+	h, e, err := l.entry(ctx)
+	if h == nil {
+		return nil, 0, err
+	}
+	return h, e.Revision(), nil
+}
+
+// entry reads the lease key, decoded and as stored (nil, nil, nil: no
+// lease).
+func (l *lease) entry(ctx context.Context) (*LeaseHolder, jetstream.KeyValueEntry, error) {
 	e, err := l.kv.Get(ctx, protocol.LeaseKey)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, 0, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	var h LeaseHolder
 	if err := json.Unmarshal(e.Value(), &h); err != nil {
 		h = LeaseHolder{ID: string(e.Value()), Host: "?", Storage: "?"}
 	}
-	return &h, e.Revision(), nil
+	return &h, e, nil
 }
 
 // acquire takes the lease, standing by while another coordinator holds it
@@ -140,6 +184,9 @@ func (l *lease) acquire(ctx context.Context) error {
 	for {
 		switch step, err := l.attempt(ctx, &st); step {
 		case leaseTaken:
+			if err == nil {
+				l.adoptTTL(ctx)
+			}
 			return err
 		case leaseAgain:
 			continue
@@ -189,10 +236,14 @@ func (l *lease) attempt(ctx context.Context, st *acquireState) (leaseStep, error
 // held decides what to do about a lease key that exists: the one place
 // that takes a dead holder's lease over, refuses (NoStandby) or stands by.
 func (l *lease) held(ctx context.Context, st *acquireState) (leaseStep, error) {
-	h, hrev, err := l.holder(ctx)
+	h, e, err := l.entry(ctx)
 	if err != nil {
 		st.logErr(l, err)
 		return leaseWait, nil
+	}
+	var hrev uint64
+	if e != nil {
+		hrev = e.Revision()
 	}
 	if h != nil && h.ID != l.me.ID {
 		st.prevStorage, st.prevStoreID = h.Storage, h.StoreID
@@ -208,7 +259,7 @@ func (l *lease) held(ctx context.Context, st *acquireState) (leaseStep, error) {
 		_ = l.kv.Delete(ctx, protocol.LeaseKey, jetstream.LastRevision(hrev))
 		return leaseAgain, nil
 	case h.StoreID != "" && h.StoreID != l.me.StoreID:
-		return leaseTaken, otherStore(h, l.me)
+		return l.otherStoreHolder(ctx, h, e)
 	case l.co.o.NoStandby:
 		return leaseTaken, fmt.Errorf("%w: coordinator %s is running on this NATS system; refusing to start a second one (--coordinator-standby=false; with standby it would wait and take over when that one stops)", ErrLeaseHeld, h)
 	}
@@ -217,6 +268,26 @@ func (l *lease) held(ctx context.Context, st *acquireState) (leaseStep, error) {
 		st.said = s
 	}
 	return leaseWait, nil
+}
+
+// otherStoreHolder decides about a holder on another store: refused once
+// it renews its lease (ErrOtherStore), taken over when it lets it expire.
+// A holder killed a moment before on the farm's old store (kill -9, a lost
+// machine) stopped, for the lease's TTL, every coordinator started on the
+// new one, naming a process that no longer ran.
+func (l *lease) otherStoreHolder(ctx context.Context, h *LeaseHolder, e jetstream.KeyValueEntry) (leaseStep, error) {
+	l.co.o.Logf("coordinator: coordinator %s holds the lease with store %s, not this coordinator's store %s; waiting up to the lease's TTL to see whether it runs", h, h.StoreID, l.me.StoreID)
+	life, err := protocol.LeaseLive(ctx, l.kv, e, l.poll())
+	switch {
+	case err != nil:
+		return leaseTaken, err
+	case life == protocol.LeaseRenewed:
+		return leaseTaken, otherStore(h, l.me, "holds the lease on this NATS system and renews it")
+	case life == protocol.LeaseStuck:
+		return leaseTaken, otherStore(h, l.me, "holds the lease on this NATS system (its key neither renewed nor expired within twice the lease's TTL)")
+	}
+	l.co.o.Logf("coordinator: the lease of %s (store %s) was not renewed within its TTL: the holder stopped or lost NATS; taking the lease", h, h.StoreID)
+	return leaseAgain, nil
 }
 
 // deadHere reports whether holder h is a process of this host (same PID

@@ -84,6 +84,19 @@ func runCoordinator(t *testing.T, e *env, st storage.Store, o coordinator.Option
 	return co, errc, kill, logs
 }
 
+// readyCoordinator is runCoordinator, waiting (20 s at most) until the
+// coordinator holds the lease.
+func readyCoordinator(t *testing.T, e *env, st storage.Store, o coordinator.Options) (*coordinator.Coordinator, func()) {
+	t.Helper()
+	co, _, kill, _ := runCoordinator(t, e, st, o)
+	select {
+	case <-co.Ready():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first coordinator never became ready")
+	}
+	return co, kill
+}
+
 // TestLeaseStandbyTakesOver: of two coordinators on one NATS, the second
 // stands by (saying so once) and serves nothing; when the first dies
 // without releasing the lease, the second takes over within the lease's
@@ -95,12 +108,7 @@ func runCoordinator(t *testing.T, e *env, st storage.Store, o coordinator.Option
 func TestLeaseStandbyTakesOver(t *testing.T) {
 	e := newEnv(t)
 	const ttl = 2 * time.Second
-	co1, _, kill1, _ := runCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl})
-	select {
-	case <-co1.Ready():
-	case <-time.After(20 * time.Second):
-		t.Fatal("the first coordinator never became ready")
-	}
+	co1, kill1 := readyCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl})
 	co2, done2, _, logs2 := runCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl})
 	// A refusing one (NoStandby), naming the holder and its storage.
 	_, done3, _, _ := runCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl, NoStandby: true})
@@ -334,10 +342,10 @@ func TestLeaseStorageKeepsEndpoint(t *testing.T) {
 
 // TestCampaignOfAnotherStoreNotResumed: a coordinator started on another
 // store once the lease is free does not resume the running campaign of
-// the store before it (its state names that store), saying so; it
-// publishes none of its tasks, which would have stopped every worker on
-// the campaign's store. A submission of the same sweep runs it on the
-// new store.
+// the store before it (its state names that store), saying so in its log
+// and in the campaign's status (by id and in the list); it publishes none
+// of its tasks, which would have stopped every worker on the campaign's
+// store. A submission of the same sweep runs it on the new store.
 func TestCampaignOfAnotherStoreNotResumed(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -398,6 +406,18 @@ func TestCampaignOfAnotherStoreNotResumed(t *testing.T) {
 	if n := logs.count("campaign " + r.Campaign + " (farm-small) runs on store " + id1 + ", not this coordinator's store"); n != 1 {
 		t.Fatalf("%d lines say the campaign is not resumed, want 1", n)
 	}
+	// Its status says where it runs, by id and in the list (it read
+	// "running" by id, and the list left it out).
+	id2, _ := storage.ID(ctx, other)
+	elsewhere := func(s protocol.Status) bool {
+		return strings.Contains(s.Elsewhere, "runs on store "+id1+", not this coordinator's store "+id2) && strings.Contains(s.Elsewhere, "not resumed")
+	}
+	if s, err := co2.Status(ctx, r.Campaign); err != nil || !elsewhere(*s) {
+		t.Fatalf("status of the campaign of the other store: %+v, %v", s, err)
+	}
+	if l := co2.List(); len(l) != 1 || l[0].Campaign != r.Campaign || !elsewhere(l[0]) {
+		t.Fatalf("list: %+v, want the campaign of the other store, said so", l)
+	}
 	time.Sleep(time.Second) // two reconciles
 	if now := stream(); now != published {
 		t.Fatalf("%d task messages published for a campaign of another store", now-published)
@@ -424,8 +444,118 @@ func TestCampaignOfAnotherStoreNotResumed(t *testing.T) {
 		t.Fatalf("submitted again on the new store: %+v, %v; want its 6 tasks published anew", r2, err)
 	}
 	s := waitDone(t, co2, r.Campaign, 2*time.Minute)
+	if l := co2.List(); len(l) != 1 || s.Elsewhere != "" || l[0].Elsewhere != "" {
+		t.Fatalf("moved to the new store: status %+v, list %+v", s, l)
+	}
 	wcancel()
 	if err := <-wdone; err != nil || s.State != protocol.CampaignDone || s.Done != 6 {
 		t.Fatalf("on the new store: worker %v, status %+v", err, s)
+	}
+}
+
+// TestLeaseDeadHolderOnAnotherStore: a coordinator killed on the farm's
+// old store (the lease not released) does not stop a coordinator or a
+// worker started on the new store within the lease's TTL: both wait to see
+// whether the holder renews its lease; it does not, so the worker goes on,
+// the coordinator takes the lease over (warning that the previous one used
+// another storage), and the worker completes a campaign submitted to it.
+// Before, both stopped with ErrOtherStore, naming the dead holder.
+func TestLeaseDeadHolderOnAnotherStore(t *testing.T) {
+	e := newEnv(t)
+	const ttl = 2 * time.Second
+	_, kill1 := readyCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl})
+	kill1()
+	other, err := storage.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, wdone, _ := e.runWorkerOn(other, "moved")
+	co2, done2, _, logs := runCoordinator(t, e, other, coordinator.Options{LeaseTTL: ttl})
+	select {
+	case <-co2.Ready():
+	case err := <-done2:
+		t.Fatalf("the coordinator on the new store: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the coordinator on the new store did not take the lease over")
+	}
+	if logs.count("was not renewed") != 1 || logs.count("the previous coordinator used storage") != 1 {
+		t.Errorf("the takeover from a holder on another store was not said (the lease not renewed, the previous storage)")
+	}
+	r, err := co2.Submit(context.Background(), protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := waitDone(t, co2, r.Campaign, 2*time.Minute); s.State != protocol.CampaignDone || s.Done != 6 || s.Failed != 0 {
+		t.Fatalf("status %+v", s)
+	}
+	select {
+	case err := <-wdone:
+		t.Fatalf("the worker on the new store stopped: %v", err)
+	default:
+	}
+	if n := w.Stats.Done.Load(); n != 6 {
+		t.Errorf("the worker on the new store ran %d tasks, want 6", n)
+	}
+}
+
+// TestLeaseNewcomerTTL: a coordinator started with a shorter lease TTL
+// than the holder's does not shorten the holder's lease: one on the same
+// store with NoStandby refuses, one on another store refuses once it has
+// seen the holder renew, the holder keeps its lease and the bucket its
+// TTL. Before, the newcomer set the bucket's TTL on its way in, NATS
+// expired the holder's key, and the newcomer took the lease from a live
+// holder past both refusals. Once the holder is gone, the next one makes
+// the TTL its own.
+func TestLeaseNewcomerTTL(t *testing.T) {
+	e := newEnv(t)
+	const ttl, short = 6 * time.Second, 500 * time.Millisecond
+	co1, done1, kill1, _ := runCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl})
+	select {
+	case <-co1.Ready():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the holder never became ready")
+	}
+	other, err := storage.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		st   storage.Store
+		want error
+	}{{e.store, coordinator.ErrLeaseHeld}, {other, coordinator.ErrOtherStore}} {
+		_, done, _, _ := runCoordinator(t, e, c.st, coordinator.Options{LeaseTTL: short, NoStandby: true})
+		select {
+		case err := <-done:
+			if !errors.Is(err, c.want) {
+				t.Fatalf("a newcomer with a %v TTL: %v, want %v", short, err, c.want)
+			}
+		case <-time.After(3 * ttl):
+			t.Fatalf("a newcomer with a %v TTL did not refuse", short)
+		}
+	}
+	select {
+	case err := <-done1:
+		t.Fatalf("the holder stopped: %v", err)
+	default:
+	}
+	js, _ := jetstream.New(e.nc)
+	kv, err := js.KeyValue(context.Background(), protocol.LeaseBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := kv.Status(context.Background()); err != nil || st.TTL() != ttl {
+		t.Fatalf("the lease bucket's TTL: %v (%v), want the holder's %v", st.TTL(), err, ttl)
+	}
+	kill1()
+	co3, done3, _, logs := runCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: short})
+	select {
+	case <-co3.Ready():
+	case err := <-done3:
+		t.Fatalf("the next coordinator: %v", err)
+	case <-time.After(4 * ttl):
+		t.Fatal("the next coordinator never took the lease")
+	}
+	if st, err := kv.Status(context.Background()); err != nil || st.TTL() != short || logs.count("it is this coordinator's, 500ms") != 1 {
+		t.Fatalf("after the takeover the bucket's TTL is %v (%v), want the new holder's %v, said once", st.TTL(), err, short)
 	}
 }

@@ -46,9 +46,9 @@ func (co *Coordinator) readStoreID(ctx context.Context) error {
 }
 
 // otherStore is the error of a standby whose store is not the holder's.
-func otherStore(holder *LeaseHolder, me LeaseHolder) error {
-	return fmt.Errorf("%w: coordinator %s holds the lease on this NATS system with store %s; this coordinator's storage %s is store %s, which holds none of its campaigns' results: start it with the holder's --storage (a copy of that store keeps its identity)",
-		ErrOtherStore, holder, holder.StoreID, me.Storage, me.StoreID)
+func otherStore(holder *LeaseHolder, me LeaseHolder, holds string) error {
+	return fmt.Errorf("%w: coordinator %s %s, with store %s; this coordinator's storage %s is store %s, which holds none of its campaigns' results: start it with the holder's --storage (a copy of that store keeps its identity)",
+		ErrOtherStore, holder, holds, holder.StoreID, me.Storage, me.StoreID)
 }
 
 // leaveOtherStore purges the queued messages of campaign id when its state

@@ -727,19 +727,36 @@ func (co *Coordinator) Status(ctx context.Context, id string) (*protocol.Status,
 	if err := json.Unmarshal(e.Value(), &st); err != nil {
 		return nil, err
 	}
-	s := (&campaign{id: st.ID, st: st}).status()
+	s := co.elsewhereStatus(st)
 	return &s, nil
+}
+
+// elsewhereStatus is the status of a campaign this coordinator has not
+// loaded, from its state; one still running on another store says so
+// (Status.Elsewhere). Before, it read "running" with nothing running, and
+// `msjfarm status` without an id did not list it at all.
+func (co *Coordinator) elsewhereStatus(st protocol.CampaignState) protocol.Status {
+	s := (&campaign{id: st.ID, st: st}).status()
+	if st.State == protocol.CampaignRunning && st.Store != "" && st.Store != co.storeID {
+		s.Elsewhere = fmt.Sprintf("runs on store %s, not this coordinator's store %s (%s): not resumed here; submit it again to run it on this store, or run the coordinator on its store", st.Store, co.storeID, co.o.Store.URL())
+	}
+	return s
 }
 
 // List reports every campaign the coordinator knows.
 func (co *Coordinator) List() []protocol.Status {
 	co.mu.Lock()
 	defer co.mu.Unlock()
-	out := make([]protocol.Status, 0, len(co.camps))
+	out := make([]protocol.Status, 0, len(co.camps)+len(co.elsewhere))
 	for _, c := range co.camps {
 		s := c.status()
 		s.Errors = nil
 		out = append(out, s)
+	}
+	for id, st := range co.elsewhere {
+		if co.camps[id] == nil { // else submitted here since
+			out = append(out, co.elsewhereStatus(st))
+		}
 	}
 	sortStatus(out)
 	return out

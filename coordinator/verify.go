@@ -66,6 +66,10 @@ type verifyState struct {
 	// resubmission) began: part of its requests' message ids
 	// (protocol.VerifyMsgID).
 	epoch int64
+	// carryChecked says whether storage was looked at for tasks verified
+	// outside this sample (carry); carried counts those taken in.
+	carryChecked bool
+	carried      int
 }
 
 // verifyTask is one sampled task.
@@ -203,12 +207,16 @@ func (co *Coordinator) verifyCampaign(ctx context.Context, c *campaign) {
 			items = append(items, verifyItem{vt: vt, done: c.done.has(tid), failed: failed})
 		}
 	}
+	carry := !v.carryChecked
 	co.mu.Unlock()
-	if len(items) > 0 {
+	if len(items) > 0 || carry {
 		have, err := co.verifyRecords(ctx, c.id)
 		if err != nil {
 			co.o.Logf("coordinator: campaign %s: verification: %v", c.id, err)
 			return
+		}
+		if carry {
+			items = append(items, co.carryVerified(c, have)...)
 		}
 		for _, it := range items {
 			co.verifyStep(ctx, c, it, have)
@@ -229,6 +237,54 @@ func (co *Coordinator) verifyCampaign(ctx context.Context, c *campaign) {
 		}
 		co.maybeFinalize(ctx, c)
 	}
+}
+
+// carryVerified takes into c's verification the tasks that a second
+// worker ran for an earlier sample (a round-1 record in storage, have) but
+// that this sample does not hold: the campaign submitted again with a
+// lower fraction, or a coordinator restarted after that. They are then
+// decided from their records like the sampled ones (a mismatch still gets
+// its third run) and counted in the status (Carried). Before, such a
+// resubmission dropped them, and with them every mismatch found on them
+// and the workers it named, from the status and verify.json.
+func (co *Coordinator) carryVerified(c *campaign, have map[string]bool) []verifyItem {
+	prefix := protocol.VerifyPrefix(c.id)
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	v := c.ver
+	if v == nil {
+		return nil
+	}
+	v.carryChecked = true
+	var tids []string
+	for k := range have {
+		tid, ok := strings.CutSuffix(strings.TrimPrefix(k, prefix), ".1.json")
+		if !ok || v.tasks[tid] != nil {
+			continue
+		}
+		if _, known := c.tl.Index(tid); known {
+			tids = append(tids, tid)
+		}
+	}
+	slices.Sort(tids) // one order whatever the listing's
+	var items []verifyItem
+	for _, tid := range tids {
+		vt := &verifyTask{VerifyTask: protocol.VerifyTask{Task: tid, Outcome: protocol.VerifyPending}}
+		v.tasks[tid] = vt
+		v.order = append(v.order, tid)
+		v.carried++
+		_, failed := c.failed[tid]
+		items = append(items, verifyItem{vt: vt, done: c.done.has(tid), failed: failed})
+	}
+	return items
+}
+
+// rejectedVerifyKey is where round r's record of task tid goes when it is
+// refused (not a record of the task, or written by an excluded worker):
+// one per round, so that a refused round 2 does not overwrite a refused
+// round 1's evidence (it did, under one name per task).
+func rejectedVerifyKey(c, tid string, r int) string {
+	return RejectedKey(c, fmt.Sprintf("%s.verify.%d", tid, r))
 }
 
 // verifyRecords lists the verification records of a campaign in storage.
@@ -300,10 +356,10 @@ func (co *Coordinator) loadVerifyRecords(ctx context.Context, c *campaign, vt *v
 		if err != nil {
 			// Not a record of this task (forged, truncated): moved aside,
 			// so that the round is requested again.
-			co.o.Logf("coordinator: campaign %s: verification record %s: %v; moved to %s", c.id, key, err, RejectedKey(c.id, vt.Task+".verify"))
+			co.o.Logf("coordinator: campaign %s: verification record %s: %v; moved to %s", c.id, key, err, rejectedVerifyKey(c.id, vt.Task, r))
 			vt.recs[r] = nil
 			if data != nil {
-				_ = co.o.Store.Put(ctx, RejectedKey(c.id, vt.Task+".verify"), data)
+				_ = co.o.Store.Put(ctx, rejectedVerifyKey(c.id, vt.Task, r), data)
 			}
 			_ = co.o.Store.Delete(ctx, key)
 			if r == 0 {
@@ -358,9 +414,9 @@ func (co *Coordinator) refuseExcluded(ctx context.Context, c *campaign, vt *veri
 		}
 		key := protocol.VerifyKey(c.id, vt.Task, r)
 		co.o.Logf("coordinator: campaign %s: verification record %s was written by %s, whom its round excluded (or it names no worker): moved to %s, the round is requested again",
-			c.id, key, workerName(rec), RejectedKey(c.id, vt.Task+".verify"))
+			c.id, key, workerName(rec), rejectedVerifyKey(c.id, vt.Task, r))
 		if data, err := co.o.Store.Get(ctx, key); err == nil {
-			_ = co.o.Store.Put(ctx, RejectedKey(c.id, vt.Task+".verify"), data)
+			_ = co.o.Store.Put(ctx, rejectedVerifyKey(c.id, vt.Task, r), data)
 		}
 		_ = co.o.Store.Delete(ctx, key)
 		vt.recs[r] = nil
@@ -579,7 +635,7 @@ func orNone(s string) string {
 
 // status summarises the verification (co.mu held).
 func (v *verifyState) status() protocol.VerifyStatus {
-	s := protocol.VerifyStatus{Fraction: v.frac, Sampled: len(v.order)}
+	s := protocol.VerifyStatus{Fraction: v.frac, Sampled: len(v.order), Carried: v.carried}
 	bad, nondet := map[string]int{}, map[string]int{}
 	for _, tid := range v.order {
 		vt := v.tasks[tid]

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -51,6 +52,29 @@ func (l *lyingRunner) Run(ctx context.Context, t *sweep.Task, p func(int64, int6
 	r.Overall.MeanResponse = math.Nextafter(r.Overall.MeanResponse, math.Inf(1))
 	out.Result = &r
 	return out, nil
+}
+
+// verifyWithLiar submits the small sweep with verify: 1 to co, lets a
+// lying worker run its first two tasks alone, then starts two honest
+// workers (h1, h2) and waits for the campaign to finish (TestVerifyLyingWorker
+// has what should follow).
+func verifyWithLiar(t *testing.T, e *env, co *coordinator.Coordinator) (protocol.SubmitReply, *worker.Worker, *protocol.Status) {
+	t.Helper()
+	lr := &lyingRunner{gate: make(chan struct{})}
+	liar, _ := e.startWorker(worker.Options{Concurrency: 1, Name: "liar", Runner: lr})
+	r, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml"), Verify: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); liar.Stats.Done.Load() < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the lying worker ran no task")
+		}
+	}
+	e.startWorker(worker.Options{Concurrency: 1, Name: "h1"})
+	e.startWorker(worker.Options{Concurrency: 1, Name: "h2"})
+	close(lr.gate)
+	return *r, liar, waitDone(t, co, r.Campaign, 120*time.Second)
 }
 
 // verifyOpts paces verification for tests: a 100 ms poll, and wait before
@@ -183,22 +207,8 @@ func TestVerifyLyingWorker(t *testing.T) {
 		logs.Write([]byte(strings.TrimSpace(fmt.Sprintf(format, args...)) + "\n"))
 	}
 	co, _ := e.startCoordinatorWith(o)
-	lr := &lyingRunner{gate: make(chan struct{})}
-	liar, _ := e.startWorker(worker.Options{Concurrency: 1, Name: "liar", Runner: lr})
 	ctx := context.Background()
-	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml"), Verify: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(60 * time.Second); liar.Stats.Done.Load() < 2; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the lying worker ran no task")
-		}
-	}
-	e.startWorker(worker.Options{Concurrency: 1, Name: "h1"})
-	e.startWorker(worker.Options{Concurrency: 1, Name: "h2"})
-	close(lr.gate)
-	s := waitDone(t, co, r.Campaign, 120*time.Second)
+	r, liar, s := verifyWithLiar(t, e, co)
 	v := s.Verify
 	lied := int(liar.Stats.Done.Load() + liar.Stats.Verified.Load())
 	if s.Done != 6 || v == nil || v.Sampled != 6 || v.Mismatched != lied || v.Verified != 6-lied || v.Unverified+v.Pending != 0 {
@@ -456,6 +466,11 @@ func TestVerifyRecordFromExcludedWorker(t *testing.T) {
 	if !strings.Contains(logs.String(), "was written by worker first, whom its round excluded") {
 		t.Fatalf("the log does not name the excluded worker's record:\n%s", logs.String())
 	}
+	// Moved aside under its round (one name per task let a refused round
+	// 2 overwrite round 1's).
+	if data, err := e.store.Get(ctx, coordinator.RejectedKey(r.Campaign, tid+".verify.1")); err != nil || !bytes.Equal(data, acc) {
+		t.Fatalf("the refused round-1 record is not at rejected/%s.verify.1.json: %v", tid, err)
+	}
 }
 
 // TestVerifyRejectsBadFraction: the fraction is checked before anything
@@ -487,4 +502,57 @@ func (e *env) taskStream(t *testing.T) jetstream.Stream {
 		t.Fatal(err)
 	}
 	return stream
+}
+
+// TestVerifyLowerFractionKeepsEvidence: a campaign verified in full (a
+// lying worker found out on its runs) and then submitted again with a
+// lower fraction keeps what the first sample found: the mismatches and the
+// liar's name stay in the status and in verify.json, the tasks outside the
+// new sample counted as carried, on the same coordinator and on a
+// restarted one. Before, the resubmission sampled anew and dropped them.
+func TestVerifyLowerFractionKeepsEvidence(t *testing.T) {
+	e := newEnv(t)
+	co, stop := e.startCoordinatorWith(verifyOpts(time.Minute))
+	ctx := context.Background()
+	spec := loadSpec(t, "testdata/small.yaml")
+	r, _, s := verifyWithLiar(t, e, co)
+	first := s.Verify
+	if first == nil || first.Sampled != 6 || first.Mismatched == 0 || len(first.Disagreeing) != 1 {
+		t.Fatalf("verified in full: %+v, want mismatches naming the liar", first)
+	}
+	// 0.2 samples some of the six tasks, not all (the same hash as the
+	// run's: sweep.Sampled).
+	const lower = 0.2
+	in := 0
+	for _, tid := range taskIDs(t, e.store, r.Campaign) {
+		if sweep.Sampled(lower, spec.Seed, tid) {
+			in++
+		}
+	}
+	if in == 6 {
+		t.Fatalf("fraction %v samples every task: no task to carry", lower)
+	}
+	check := func(when string, co *coordinator.Coordinator) {
+		t.Helper()
+		if _, err := co.Submit(ctx, protocol.SubmitRequest{Spec: spec, Verify: lower}); err != nil {
+			t.Fatal(err)
+		}
+		v := waitDone(t, co, r.Campaign, 120*time.Second).Verify
+		if v == nil || v.Fraction != lower || v.Sampled != 6 || v.Carried != 6-in || v.Mismatched != first.Mismatched ||
+			v.Verified != first.Verified || !slices.Equal(v.Disagreeing, first.Disagreeing) {
+			t.Fatalf("%s, submitted again at %v: %+v, want the first sample's outcomes (%+v) with %d carried", when, lower, v, first, 6-in)
+		}
+		data, err := e.store.Get(ctx, protocol.VerifyReportKey(r.Campaign))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep protocol.VerifyReport
+		if err := json.Unmarshal(data, &rep); err != nil || len(rep.Tasks) != 6 || rep.Status.Mismatched != first.Mismatched {
+			t.Fatalf("%s: verify.json %+v (%v)", when, rep.Status, err)
+		}
+	}
+	check("same coordinator", co)
+	stop()
+	co2, _ := e.startCoordinatorWith(verifyOpts(time.Minute))
+	check("restarted coordinator", co2)
 }

@@ -51,6 +51,10 @@ type Campaign struct {
 	Plots []Plot `json:"plots"`
 	// Report is the link to the final report, once it is written.
 	Report string `json:"report,omitempty"`
+	// Verify is the campaign's spot verification as the coordinator
+	// counts it (absent when not asked for): what `msjfarm status`
+	// prints under the campaign.
+	Verify *protocol.VerifyStatus `json:"verify,omitempty"`
 }
 
 // WorkerRow is one worker of the page's table.
@@ -310,6 +314,7 @@ func (s *Server) campaignJSON(ctx context.Context, id string) ([]byte, error) {
 		out.Running += w.Running
 	}
 	out.Failures, out.FailuresTotal = failures(v)
+	out.Verify = st.Verify
 	if v.Points > 0 {
 		out.Points = v.Points
 		for i := range c.pts {

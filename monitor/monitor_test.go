@@ -8,6 +8,8 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/msjfarm/msjfarm/internal/campaigntest"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/local"
 	"github.com/msjfarm/msjfarm/monitor"
@@ -79,53 +82,12 @@ func get(t *testing.T, url string) (int, []byte) {
 // means and CIs against the stored records, the report link and the
 // metrics.
 func TestLiveCampaign(t *testing.T) {
-	f, err := sweep.Parse([]byte(sweepYAML), "yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := storage.Open(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := monitor.Listen("-http", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := monitor.URL(ln)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var id string
-	submitted := make(chan struct{})
-	type result struct {
-		out *local.Outcome
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: &flakyRunner{tried: map[string]bool{}},
-			Workers: 2, HTTP: ln, Linger: time.Minute, MaxDeliver: 3,
-			Submitted: func(r protocol.SubmitReply) { id = r.Campaign; close(submitted) }})
-		done <- result{out, err}
-	}()
-	select {
-	case <-submitted:
-	case r := <-done:
-		t.Fatalf("run ended early: %v", r.err)
-	}
-	var c monitor.Campaign
-	deadline := time.Now().Add(2 * time.Minute)
-	for c.Report == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("no report link: %+v", c)
-		}
-		time.Sleep(200 * time.Millisecond)
-		code, body := get(t, base+"api/campaigns/"+id)
-		if code != 200 {
-			t.Fatalf("api: %d %s", code, body)
-		}
-		if err := json.Unmarshal(body, &c); err != nil {
-			t.Fatal(err)
-		}
+	ctx := context.Background()
+	lr := startLive(t, sweepYAML, &flakyRunner{tried: map[string]bool{}})
+	st, base, id, cancel, done := lr.st, lr.base, lr.id, lr.cancel, lr.done
+	c := lr.waitReport(t)
+	if c.Verify != nil {
+		t.Errorf("verification %+v, not asked for", c.Verify)
 	}
 	if c.State != "done" || c.Total != 8 || c.Done != 6 || c.Failed != 2 || c.Queued != 0 || c.Running != 0 {
 		t.Errorf("counts %+v", c)
@@ -256,6 +218,146 @@ func TestLiveCampaign(t *testing.T) {
 	if _, err := http.Get(base + "healthz"); err == nil {
 		t.Error("the page is still served after Run returned")
 	}
+}
+
+// liveRun is a local run of a sweep behind the live page (startLive).
+type liveRun struct {
+	st       storage.Store
+	base, id string
+	cancel   context.CancelFunc
+	done     <-chan liveResult
+}
+
+type liveResult struct {
+	out *local.Outcome
+	err error
+}
+
+// startLive starts a local run of the sweep (YAML) on two worker slots
+// with the live page on a free port, and returns once the campaign is
+// submitted.
+func startLive(t *testing.T, yaml string, runner worker.Runner) *liveRun {
+	t.Helper()
+	f, err := sweep.Parse([]byte(yaml), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := storage.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := monitor.Listen("-http", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	lr := &liveRun{st: st, base: monitor.URL(ln), cancel: cancel}
+	submitted := make(chan struct{})
+	done := make(chan liveResult, 1)
+	lr.done = done
+	go func() {
+		out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: runner,
+			Workers: 2, HTTP: ln, Linger: time.Minute, MaxDeliver: 3,
+			Submitted: func(r protocol.SubmitReply) { lr.id = r.Campaign; close(submitted) }})
+		done <- liveResult{out, err}
+	}()
+	select {
+	case <-submitted:
+	case r := <-done:
+		t.Fatalf("run ended early: %v", r.err)
+	}
+	return lr
+}
+
+// waitReport polls the page's JSON until it links the final report (2
+// minutes at most) and returns it.
+func (lr *liveRun) waitReport(t *testing.T) monitor.Campaign {
+	t.Helper()
+	var c monitor.Campaign
+	deadline := time.Now().Add(2 * time.Minute)
+	for c.Report == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("no report link: %+v", c)
+		}
+		time.Sleep(200 * time.Millisecond)
+		code, body := get(t, lr.base+"api/campaigns/"+lr.id)
+		if code != 200 {
+			t.Fatalf("api: %d %s", code, body)
+		}
+		if err := json.Unmarshal(body, &c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+// TestLiveVerification: the live page shows a campaign's spot
+// verification as `msjfarm status` counts it. Every task of the sweep is
+// sampled (verify: 1) and the policy is not deterministic (each run moves
+// its mean by one more ulp), so each of the 8 tasks is run three times,
+// all 8 mismatch, and the page names the code (FCFS's and MSF's, 4 tasks
+// each), no worker. Before, the page said nothing of verification.
+func TestLiveVerification(t *testing.T) {
+	lr := startLive(t, sweepYAML+"verify: 1\n", &campaigntest.Jitter{})
+	c := lr.waitReport(t)
+	v := c.Verify
+	if v == nil {
+		t.Fatal("no verification on the page")
+	}
+	if v.Fraction != 1 || v.Sampled != 8 || v.Verified != 0 || v.Mismatched != 8 || v.Pending != 0 ||
+		len(v.Nondeterministic) != 2 || !strings.HasSuffix(v.Nondeterministic[0], "(4 tasks)") ||
+		!strings.HasSuffix(v.Nondeterministic[1], "(4 tasks)") || len(v.Disagreeing) != 0 {
+		t.Errorf("verification on the page %+v", v)
+	}
+	// What the page shows, in a headless Chromium (skipped when absent,
+	// required in CI).
+	if dom := pageDOM(t, lr.base+"?c="+lr.id); dom != "" {
+		for _, want := range []string{
+			`<section id="verify-box">`, // not hidden
+			`data-verified="0/8"`,
+			"0 of 8 sampled tasks verified, 8 mismatched, 0 unverified (no second worker), 0 pending",
+			"not deterministic (three runs, three results; msjfarm plugin check tells): policy fcfs",
+		} {
+			if !strings.Contains(dom, want) {
+				t.Errorf("the page's DOM lacks %q", want)
+			}
+		}
+	}
+	lr.cancel()
+	if r := <-lr.done; r.err != nil || r.out.Interrupted {
+		t.Fatalf("run: %v %+v", r.err, r.out)
+	}
+}
+
+// pageDOM is the live page at url as headless Chromium renders it once
+// its script has polled the campaign ("" when there is no Chromium and
+// MSJFARM_REQUIRE_SERVERS is not 1: skipped, said so).
+func pageDOM(t *testing.T, url string) string {
+	t.Helper()
+	browser := os.Getenv("MSJFARM_CHROMIUM")
+	for _, b := range []string{"chromium", "chromium-browser"} {
+		if browser != "" {
+			break
+		}
+		browser, _ = exec.LookPath(b)
+	}
+	if browser == "" {
+		if os.Getenv("MSJFARM_REQUIRE_SERVERS") == "1" {
+			t.Fatal("no chromium (MSJFARM_REQUIRE_SERVERS=1): run bash .ci/install-chromium.sh")
+		}
+		t.Log("no chromium on PATH: the page's DOM is not checked")
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu",
+		"--user-data-dir="+filepath.Join(t.TempDir(), "profile"), "--virtual-time-budget=5000",
+		"--dump-dom", url).Output()
+	if err != nil {
+		t.Fatalf("%s: %v", browser, err)
+	}
+	return string(out)
 }
 
 func formatRate(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }

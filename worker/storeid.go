@@ -125,15 +125,23 @@ const holderPoll = 2 * time.Second
 
 // awaitHolder returns the store the coordinator holding the lease names,
 // waiting (msg kept alive) while no coordinator holds it or its store
-// cannot be read; errStopping at the hard stop.
+// cannot be read, and while a holder on another store than mine has not
+// shown that it runs (liveHolder); errStopping at the hard stop.
 func (w *Worker) awaitHolder(hard context.Context, msg jetstream.Msg, announced, mine string) (string, error) {
 	defer w.keepAlive(msg)()
 	for {
 		ctx, cancel := ioCtx()
-		holder, err := w.holderStore(ctx)
+		holder, kv, e, err := w.holderStore(ctx)
 		cancel()
 		if err == nil && holder != "" {
-			return holder, nil
+			live, err := w.liveHolder(hard, holder, mine, kv, e)
+			if err != nil {
+				return "", fmt.Errorf("%w: waiting for a coordinator to judge a message of store %s", errStopping, announced)
+			}
+			if live {
+				return holder, nil
+			}
+			continue
 		}
 		w.logOnce("worker %s: a message names store %s, not this worker's store %s, and no coordinator names its store now: the message is held until one does (giving it back would spend its deliveries)", w.o.Name, announced, mine)
 		select {
@@ -145,27 +153,43 @@ func (w *Worker) awaitHolder(hard context.Context, msg jetstream.Msg, announced,
 }
 
 // holderStore is the store identity the coordinator holding the lease
-// names ("" when none holds it, or it names none).
-func (w *Worker) holderStore(ctx context.Context) (string, error) {
+// names ("" when none holds it, or it names none), with the lease's
+// bucket and entry.
+func (w *Worker) holderStore(ctx context.Context) (string, jetstream.KeyValue, jetstream.KeyValueEntry, error) {
 	kv, err := w.js.KeyValue(ctx, protocol.LeaseBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return "", nil
+		return "", nil, nil, nil
 	}
 	if err != nil {
-		return "", err
+		return "", nil, nil, err
 	}
 	e, err := kv.Get(ctx, protocol.LeaseKey)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return "", nil
+		return "", nil, nil, nil
 	}
 	if err != nil {
-		return "", err
+		return "", nil, nil, err
 	}
 	var h struct {
 		StoreID string `json:"store_id"`
 	}
 	_ = json.Unmarshal(e.Value(), &h)
-	return h.StoreID, nil
+	return h.StoreID, kv, e, nil
+}
+
+// liveHolder reports whether the lease holder, whose store is holder, can
+// be judged: on mine, at once; on another store, once it renews its lease
+// (false when it lets it expire: the holder died, and its store says
+// nothing about this worker's). A holder killed a moment before on the
+// farm's old store stopped, for the lease's TTL, every worker started on
+// the new one. Said once per holder while it waits.
+func (w *Worker) liveHolder(ctx context.Context, holder, mine string, kv jetstream.KeyValue, e jetstream.KeyValueEntry) (bool, error) {
+	if holder == mine {
+		return true, nil
+	}
+	w.logOnce("worker %s: the coordinator holding the lease names store %s, not this worker's store %s; waiting up to the lease's TTL to see whether it runs", w.o.Name, holder, mine)
+	life, err := protocol.LeaseLive(ctx, kv, e, holderPoll)
+	return life != protocol.LeaseGone, err
 }
 
 // settleStore acts on a message checkStore did not pass (but at the hard
@@ -234,19 +258,23 @@ func (f *fatalErr) err() error {
 
 // checkHolder is checkStore at the worker's start, against the coordinator
 // holding the lease: a worker on another store stops before its first
-// task (ErrOtherStore). Nothing is checked when no coordinator holds the
-// lease, it names no store, or either store cannot be read now: the
-// messages are checked anyway.
+// task (ErrOtherStore), once the holder has renewed its lease
+// (liveHolder). Nothing is checked when no coordinator holds the lease, it
+// names no store, either store cannot be read now, or the holder lets its
+// lease expire: the messages are checked anyway.
 func (w *Worker) checkHolder(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	io, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	holder, err := w.holderStore(ctx)
+	holder, kv, e, err := w.holderStore(io)
 	if err != nil || holder == "" {
 		return nil
 	}
-	mine, err := w.storeID.get(ctx, w.o.Store)
+	mine, err := w.storeID.get(io, w.o.Store)
 	if err != nil || mine == holder {
 		return nil
+	}
+	if live, err := w.liveHolder(ctx, holder, mine, kv, e); err != nil || !live {
+		return nil // stopping, or the holder is gone: the messages are checked anyway
 	}
 	return fmt.Errorf("worker %s: %w: the coordinator holding the lease stores its campaigns' results in store %s, this worker's storage %s is store %s: one of the two has the wrong --storage", w.o.Name, ErrOtherStore, holder, w.o.Store.URL(), mine)
 }

@@ -761,6 +761,9 @@ func printStatus(w io.Writer, list []protocol.Status) {
 	}
 	tw.Flush()
 	for _, s := range list {
+		if s.Elsewhere != "" {
+			fmt.Fprintf(w, "  %s: %s\n", s.Campaign, s.Elsewhere)
+		}
 		for _, e := range s.Errors {
 			fmt.Fprintf(w, "  failed: %s\n", e)
 		}

@@ -45,6 +45,9 @@ func printVerify(w io.Writer, s *protocol.Status) {
 	if v.Skipped > 0 {
 		fmt.Fprintf(w, ", %d skipped (failed)", v.Skipped)
 	}
+	if v.Carried > 0 {
+		fmt.Fprintf(w, "; %d of the sampled kept from an earlier, larger sample", v.Carried)
+	}
 	fmt.Fprintln(w)
 	// Worker names and findings come from workers (and from storage):
 	// written out, so that a name holding an escape sequence or a newline

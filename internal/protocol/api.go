@@ -170,7 +170,10 @@ type Status struct {
 	// report could not be written), and how often in a row; "" when none
 	// failed.
 	Finalising string `json:"finalising,omitempty"`
-	Error      string `json:"error,omitempty"`
+	// Elsewhere says why a campaign still running on another store than
+	// the coordinator's is not run by it ("" otherwise).
+	Elsewhere string `json:"elsewhere,omitempty"`
+	Error     string `json:"error,omitempty"`
 }
 
 // Finished reports whether every task is done or failed.

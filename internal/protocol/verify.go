@@ -160,6 +160,10 @@ type VerifyStatus struct {
 	Mismatched int     `json:"mismatched"` // VerifyMajority and VerifyNoMajority
 	Unverified int     `json:"unverified"`
 	Skipped    int     `json:"skipped,omitempty"`
+	// Carried counts the sampled tasks that an earlier, larger sample of
+	// the campaign verified (it was submitted again with a lower
+	// fraction): kept, so that what they found is not lost.
+	Carried int `json:"carried,omitempty"`
 	// Disagreeing names every worker a verification outvoted or could not
 	// clear, with the number of such tasks ("w2 (3 tasks)"), sorted.
 	Disagreeing []string `json:"disagreeing,omitempty"`

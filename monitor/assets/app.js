@@ -101,6 +101,7 @@
     (d.failures || []).forEach(function (f) {
       row(fb, [f.task.slice(0, 12), f.policy, kv(f.params), kv(f.axes), { v: f.error, cls: "err" }]);
     });
+    verification(d.verify);
     $("xaxis").textContent = d.x ? "against " + d.x : "";
     var box = $("plots");
     box.innerHTML = "";
@@ -125,6 +126,26 @@
       box.appendChild(div);
     });
     document.body.dataset.plotted = String(npts);
+  }
+
+  // verification shows the campaign's spot verification in the words of
+  // `msjfarm status`. Worker names and findings come from workers: set as
+  // text, never as markup.
+  function verification(v) {
+    var box = $("verify-box"), notes = $("verify-notes");
+    box.hidden = !v;
+    document.body.dataset.verified = v ? v.verified + "/" + v.sampled : "";
+    notes.innerHTML = "";
+    if (!v) return;
+    $("verify-fraction").textContent = "(" + Number((100 * v.fraction).toPrecision(6)) + "% of the tasks, run again on another worker)";
+    $("verify-text").textContent = v.verified + " of " + v.sampled + " sampled tasks verified, " +
+      v.mismatched + " mismatched, " + v.unverified + " unverified (no second worker), " + v.pending + " pending" +
+      (v.skipped ? ", " + v.skipped + " skipped (failed)" : "") +
+      (v.carried ? "; " + v.carried + " of the sampled kept from an earlier, larger sample" : "");
+    function note(s) { var li = document.createElement("li"); li.textContent = s; notes.appendChild(li); }
+    if (v.disagreeing && v.disagreeing.length) note("disagreeing workers: " + v.disagreeing.join(", "));
+    if (v.nondeterministic && v.nondeterministic.length) note("not deterministic (three runs, three results; msjfarm plugin check tells): " + v.nondeterministic.join(", "));
+    (v.findings || []).forEach(function (f) { note("mismatch: " + f); });
   }
 
   // sig prints a rate with 3 significant digits, as the terminal does.

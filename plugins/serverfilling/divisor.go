@@ -3,12 +3,12 @@ package serverfilling
 // DivisorFilling without a pass over M: done for arrival order (policy
 // divisorfilling, divisorfast.go) and for the SRPT order when k = 2^a·3^b
 // (divisorfilling-srpt, divisorsrpt.go), and for the Gittins order under
-// the same k when no rank rises with age and no two classes share a need
-// (divisorfilling-gittins, same file). Still on the general path (M, the
-// first k jobs in the ordering, rebuilt by a merge and walked by the
-// recursion below, O(|M| · log k) per event, depth ≤ log2 k): both when k
-// has a prime factor ≥ 5, and divisorfilling-gittins with a rank that
-// rises with age or two classes of one need. The recursion below stays
+// the same k when no rank rises with age (divisorfilling-gittins, same
+// file; two classes of one need get a bucket each, classBuckets). Still on
+// the general path (M, the first k jobs in the ordering, rebuilt by a
+// merge and walked by the recursion below, O(|M| · log k) per event, depth
+// ≤ log2 k): both when k has a prime factor ≥ 5, and
+// divisorfilling-gittins with a rank that rises with age. The recursion below stays
 // the definition every path implements.
 //
 // What holds. Every set the recursion selects from is a union of need
@@ -28,8 +28,8 @@ package serverfilling
 // every bucket's prefix count (O(C · log k)), and backfill is at most C
 // descents weighted by need.
 //
-// SRPT order, k = 2^a·3^b (divisorsrpt.go; Gittins ranks that never rise,
-// one class per need, likewise). Per bucket, its jobs are kept
+// SRPT order, k = 2^a·3^b (divisorsrpt.go; Gittins ranks that never rise
+// likewise, with a bucket per class where classes share a need). Per bucket, its jobs are kept
 // in the ordering with order statistics: srptfast.go's running and waiting
 // treaps, M ∩ bucket the running jobs plus a prefix of the waiting ones
 // (an arrival since the last decision can sit among the running jobs: one
@@ -60,10 +60,12 @@ package serverfilling
 // an argument not yet written down and tested against the all-pairs
 // timers. Gittins order, k with a prime factor ≥ 5: no timers, only Case 3
 // to implement on counts (divisorfast.go's fill has it) with the selection
-// above. Gittins with two classes of one need (ranks never rising): the
-// bucket's running jobs are several run groups (one per class, srptfast.go),
-// so a bucket's sequence is a merge of several running treaps and its order
-// statistics a selection of their own; not done. Ranks that rise with age
+// above. Gittins with two classes of one need (ranks never rising): a
+// need's running jobs are several run groups (one per class, srptfast.go)
+// whose order across one another moves, so each class is a bucket of its
+// own (classBuckets): the sets the recursion cuts are unions of those too,
+// and Case 1's equal needs are taken across their buckets by the selection
+// (dsCase1). Ranks that rise with age
 // break the per-bucket order itself (gittins.go).
 
 // divFill marks the jobs DivisorFilling serves (S App. C.1) among list

@@ -1,10 +1,13 @@
 package serverfilling
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/rng"
 	"github.com/msjfarm/msjfarm/sim/simtest"
 )
 
@@ -63,5 +66,49 @@ func BenchmarkMoveFloorDivisor(b *testing.B) {
 				b.Fatal(rp.err)
 			}
 		})
+	}
+}
+
+// manyClassWorkload has nc exponential classes on the needs 1, 2, ..., 2048
+// of k = 2048 (one class per need first, then needs drawn at random),
+// those above 64 rare, at load rho.
+func manyClassWorkload(nc int, rho float64) *sim.Workload {
+	r := rng.New(5, 5)
+	const k = 2048
+	needs := []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048}
+	w := &sim.Workload{Name: fmt.Sprintf("classes-%d", nc), Servers: k}
+	var work, total float64
+	for i := range nc {
+		n := needs[r.IntN(len(needs))]
+		if i < len(needs) {
+			n = needs[i]
+		}
+		share := 0.05 + r.Float64()
+		if n > 64 {
+			share *= 0.01
+		}
+		mean := 0.5 + 3*r.Float64()
+		w.Classes = append(w.Classes, sim.Class{Name: fmt.Sprintf("c%d", i), Need: n, Share: share, Service: must(dist.NewExponential(mean))})
+		work += share * float64(n) * mean
+		total += share
+	}
+	w.ArrivalRate = rho * float64(k) * total / work
+	return w
+}
+
+// BenchmarkDivisorGittinsClasses: DivisorFilling-Gittins on the divisor
+// path with a bucket per class (classBuckets) against the general path, by
+// the number of classes sharing k = 2048's 12 power-of-two needs, at
+// ρ = 0.95, 2·10^4 measured arrivals: where maxClassBuckets comes from.
+func BenchmarkDivisorGittinsClasses(b *testing.B) {
+	for _, nc := range []int{12, 64, 200, 300, 700, 1000} {
+		for _, general := range []bool{false, true} {
+			b.Run(fmt.Sprintf("classes=%d/general=%v", nc, general), func(b *testing.B) {
+				p := New(GittinsOrder, DivisorFilling)
+				p.general = general
+				p.forceClassBuckets = !general
+				benchL(b, manyClassWorkload(nc, 0.95), p, 20000)
+			})
+		}
 	}
 }

@@ -2,6 +2,7 @@ package serverfilling
 
 import (
 	"math"
+	"sort"
 
 	"github.com/msjfarm/msjfarm/sdk"
 )
@@ -9,12 +10,12 @@ import (
 // The DivisorFilling-SRPT path: policy divisorfilling-srpt when k = 2^a·3^b
 // (every recursion level is Case 1 or Case 2), crossings on or off,
 // backfill on or off, and divisorfilling-gittins under the same k when no
-// class's rank rises with age and no two classes share a need (a bucket's
-// running jobs are then one run group of srptfast.go, ordered by age);
-// O(C · log n) per recursion level when no level cuts a mix of needs,
-// never a pass over M. Elsewhere (k with a prime factor ≥ 5; Gittins with
-// a rising rank or two classes of one need) the general path (decide) is
-// taken; see divisor.go.
+// class's rank rises with age (a bucket's running jobs are then one run
+// group of srptfast.go, ordered by age; with two classes of one need, a
+// bucket per class: classBuckets); O(C · log n) per recursion level when
+// no level cuts a mix of needs, never a pass over M. Elsewhere (k with a
+// prime factor ≥ 5; Gittins with a rising rank) the general path (decide)
+// is taken; see divisor.go.
 //
 // Why it is tractable for k = 2^a·3^b. Crossing timers are armed only after
 // a Case 3 extraction (see Policy), and without a prime factor ≥ 5 in k no
@@ -100,6 +101,12 @@ type dsrpt struct {
 	now  float64 // the decision's instant
 	oneK bool    // the needs are k and 1 (dsOneK), the buckets kept as slices (divisoronek.go)
 
+	// Two classes of one need (classBuckets): the buckets of b's need are
+	// [b, gEnd[b]) when b is the first of them; glo, ghi scratch (dsCase1).
+	shared   bool
+	gEnd     []int32
+	glo, ghi []int32
+
 	srv    []int32 // per bucket: jobs served by the decision being taken
 	lo, hi []int32 // per recursion depth, nb entries each: the list's rank ranges
 	exc    []int32 // per bucket: rank of its first waiting job in its order (see dsExc; -2: not computed)
@@ -122,14 +129,22 @@ func (p *Policy) initDivSRPT() {
 	if p.proc != DivisorFilling || p.exhaustive || p.allPairs || p.general || p.lpf[p.k] > 3 {
 		return
 	}
-	nb := p.nBuckets
 	switch {
 	case p.ord == SRPTOrder:
-	case p.ord == GittinsOrder && p.monotone && len(p.cls) == nb:
-		// One class per need: a bucket's running jobs are one run group.
+	case p.ord == GittinsOrder && p.monotone:
+		// A bucket's running jobs must be one run group: with two classes
+		// of one need, one bucket per class (classBuckets), up to
+		// maxClassBuckets of them.
+		if len(p.cls) != p.nBuckets {
+			if len(p.cls) > maxClassBuckets && !p.forceClassBuckets {
+				return
+			}
+			p.classBuckets()
+		}
 	default:
 		return
 	}
+	nb := p.nBuckets
 	// Unlike ServerFilling-SRPT (initSRPT), the path is taken with a class
 	// wider than k/2 too: a decision around a wide job moves its bucket
 	// runs with one split and one join each (divisorseams.go), so the many
@@ -168,8 +183,8 @@ func (p *Policy) initDivSRPT() {
 	for n := range q.bOf {
 		q.bOf[n] = -1
 	}
-	for b, n := range q.need {
-		q.bOf[n] = int32(b)
+	for b := nb - 1; b >= 0; b-- { // the first bucket of each need
+		q.bOf[q.need[b]] = int32(b)
 	}
 	// Each recursive call divides kk by at least 2: depth ≤ log2 k + 1.
 	depth := 2
@@ -181,7 +196,60 @@ func (p *Policy) initDivSRPT() {
 	q.a, q.z, q.c = make([]int32, nb), make([]int32, nb), make([]int32, nb)
 	q.cand, q.fs = make([]int32, 0, nb), make([]int32, 0, nb)
 	q.oneK = nb == 2 && int(q.need[0]) == p.k && q.need[1] == 1
+	q.gEnd = make([]int32, nb)
+	for b := nb - 1; b >= 0; b-- {
+		q.gEnd[b] = int32(b + 1)
+		if b+1 < nb && q.need[b+1] == q.need[b] {
+			q.gEnd[b] = q.gEnd[b+1]
+			q.shared = true
+		}
+	}
+	if q.shared {
+		q.glo, q.ghi = make([]int32, nb), make([]int32, nb)
+	}
 	p.ds = q
+}
+
+// maxClassBuckets is the most classes DivisorFilling-Gittins takes this
+// path with when two of them share a need (classBuckets). Its passes over
+// the buckets (M's ends, the seams, the selections across buckets) grow
+// with the number of classes where the general path's pass over M does
+// not: with exponential classes on the 12 power-of-two needs of k = 2048
+// at ρ = 0.95 (BenchmarkDivisorGittinsClasses, cpu-ns/event, this path /
+// general, one loaded run each), 12 classes 912 / 8431, 64 2204 / 4953,
+// 200 5154 / 8448, 300 5519 / 5490, 700 12149 / 11343, 1000 16462 /
+// 13950.
+const maxClassBuckets = 256
+
+// classBuckets gives each class a bucket of its own, needs in descending
+// order (the buckets of one need consecutive, by class index), for
+// DivisorFilling-Gittins with two classes of one need. The path needs a
+// bucket's running jobs to be one run group, ordered by age; the running
+// jobs of two classes of one need are two groups whose order across them
+// changes as their ranks fall at different rates. One bucket per class
+// keeps everything else as it is: every set the recursion cuts is a union
+// of need buckets, hence of these buckets; the served jobs of a need are a
+// prefix of its jobs in M, so those of each class are a prefix of the
+// class's; and the one place where two buckets of one need must be told
+// apart by the order, Case 1's "descending need, ties by the ordering", is
+// a selection across them (dsCase1). The general path keeps its need
+// buckets (Init); only this path's state is sized by these.
+func (p *Policy) classBuckets() {
+	order := make([]int, len(p.cls))
+	for c := range order {
+		order[c] = c
+	}
+	sort.SliceStable(order, func(a, b int) bool { return p.cls[order[a]].need > p.cls[order[b]].need })
+	p.nBuckets = len(p.cls)
+	p.bneed = make([]int32, p.nBuckets)
+	for b, c := range order {
+		p.cls[c].bucket = int32(b)
+		p.bneed[b] = p.cls[c].need
+	}
+	p.counts = make([]int32, p.nBuckets+1)
+	p.dfCnt = make([]int32, p.nBuckets)
+	p.take = make([]int32, p.nBuckets)
+	p.lastRun = make([]int32, p.nBuckets)
 }
 
 // allServedDS is the general path's allServed: with backfill on, every job
@@ -453,10 +521,16 @@ func (p *Policy) dsFill(d, kk, scale int) {
 	}
 	ones := 0
 	if b := q.bOf[scale]; b >= 0 {
-		ones = int(hi[b] - lo[b])
+		for g := b; g < q.gEnd[b]; g++ {
+			ones += int(hi[g] - lo[g])
+		}
 	}
 	if 6*ones >= kk {
-		case1(q.need, q.bOf, q.srv, lo, hi, kk, scale)
+		if q.shared {
+			p.dsCase1(lo, hi, kk, scale)
+		} else {
+			case1(q.need, q.bOf, q.srv, lo, hi, kk, scale)
+		}
 		return
 	}
 	slo, shi := q.lo[(d+1)*nb:(d+2)*nb], q.hi[(d+1)*nb:(d+2)*nb]
@@ -465,6 +539,56 @@ func (p *Policy) dsFill(d, kk, scale int) {
 		p.dsFill(d+1, kk/2, scale*2)
 	case 3:
 		p.dsFill(d+1, kk/3, scale*3)
+	}
+}
+
+// dsCase1 is case1 (divisorfast.go) when some need has several buckets
+// (classBuckets): M in descending need while the next job fits, then M's
+// other jobs of need scale in the order while servers remain, where the
+// jobs of one need are taken in the order across its buckets, the first t
+// of them by a selection (dsCutGroup). lo is 0 in every bucket, as in
+// case1.
+func (p *Policy) dsCase1(lo, hi []int32, kk, scale int) {
+	q := p.ds
+	rem := kk
+	for b := int32(0); b < int32(q.nb); {
+		e := q.gEnd[b]
+		l := 0
+		for g := b; g < e; g++ {
+			l += int(hi[g] - lo[g])
+		}
+		n := int(q.need[b]) / scale
+		if l*n <= rem {
+			for g := b; g < e; g++ {
+				q.srv[g] += hi[g] - lo[g]
+			}
+			rem -= l * n
+			b = e
+			continue
+		}
+		t := rem / n
+		p.dsCutGroup(b, e, lo, hi, t)
+		rem -= t * n
+		break
+	}
+	if b := q.bOf[scale]; b >= 0 && rem > 0 {
+		p.dsCutGroup(b, q.gEnd[b], q.srv, hi, rem)
+	}
+}
+
+// dsCutGroup serves, on top of srv, the first t jobs in the order of the
+// union of the ranges [from, hi) of buckets [b, e), a need's buckets.
+func (p *Policy) dsCutGroup(b, e int32, from, hi []int32, t int) {
+	q := p.ds
+	glo, ghi := q.glo, q.ghi
+	clear(glo)
+	clear(ghi)
+	for g := b; g < e; g++ {
+		glo[g], ghi[g] = from[g], hi[g]
+	}
+	p.dsCut(glo, ghi, false, t)
+	for g := b; g < e; g++ {
+		q.srv[g] += ghi[g] - glo[g]
 	}
 }
 

@@ -46,9 +46,17 @@ func dsRandomCases(n int, arrivals int64, gittins bool) []dfCase {
 			a /= 2
 		}
 		if gittins {
-			// One class per need (the path's condition), ranks that never rise.
-			slices.Sort(needs)
-			needs = slices.Compact(needs)
+			// Ranks that never rise (the path's condition); every other
+			// case with two or more classes of one need (classBuckets).
+			if i%2 == 0 {
+				slices.Sort(needs)
+				needs = slices.Compact(needs)
+			} else {
+				needs = append(needs, needs[0])
+				if len(needs) < 4 {
+					needs = append(needs, 1)
+				}
+			}
 			cs = append(cs, dfCase{w: monotoneWorkload(name+"/monotone", k, needs, rho, uint64(700+i)), arrivals: a, seed: uint64(i + 1)})
 			continue
 		}
@@ -80,6 +88,15 @@ func dsStructuredCases(t *testing.T) []dfCase {
 		{w: mixedWorkload("all-72", 72, divisors(72), 0.97, 8), arrivals: 30000},
 		{w: tiedWorkload("all-36-ties", 36, divisors(36), 1.05, 9), arrivals: 30000},
 	}
+	// Borg cell B with its needs rounded up to powers of two: 26 classes
+	// on 12 needs (two to five classes of one need under Gittins,
+	// classBuckets), around its saturation.
+	for _, rho := range []float64{0.92, 0.97} {
+		w := borgBPow2(t, 1)
+		cs = append(cs, dfCase{w: borgBPow2(t, rho/w.Load()), arrivals: 10000})
+	}
+	// 40 classes on the 12 needs (up to 6 of one need).
+	cs = append(cs, dfCase{w: manyClassWorkload(40, 0.97), arrivals: 10000})
 	for i := range cs {
 		cs[i].seed = uint64(60 + i)
 	}
@@ -93,10 +110,11 @@ func dsStructuredCases(t *testing.T) []dfCase {
 // long) runs four times the random workloads at five times the length.
 func TestDivisorSRPTPathExact(t *testing.T) { dsExact(t, SRPTOrder, 60, false) }
 
-// TestDivisorGittinsPathExact: the same for DivisorFilling-Gittins with one
-// class per need and ranks that never rise (deterministic, uniform,
-// Weibull of shape ≥ 1, exponential: constant ranks), random workloads,
-// plus the structured ones whose classes have distinct needs.
+// TestDivisorGittinsPathExact: the same for DivisorFilling-Gittins with
+// ranks that never rise (deterministic, uniform, Weibull of shape ≥ 1,
+// exponential: constant ranks), random workloads, every other one with two
+// or more classes of one need (classBuckets), plus the structured ones
+// (Borg cell B rounded to powers of two: up to five classes of one need).
 func TestDivisorGittinsPathExact(t *testing.T) { dsExact(t, GittinsOrder, 40, true) }
 
 // TestDivisorOneKExact: with needs k and 1 the DivisorFilling-SRPT and
@@ -171,7 +189,7 @@ func dsExact(t *testing.T, order Order, n int, gittins bool) {
 // dsFastVsGeneral compares the traces of the DivisorFilling-SRPT path and
 // the general path on every case, backfill and crossings on and off, and
 // fails if the path was not taken (Gittins: where it applies, ranks that
-// never rise and one class per need).
+// never rise).
 func dsFastVsGeneral(t *testing.T, o Order, cs []dfCase) {
 	for _, c := range cs {
 		crossings := []bool{true, false}
@@ -191,7 +209,7 @@ func dsFastVsGeneral(t *testing.T, o Order, cs []dfCase) {
 					gen.general = true
 					cfg := sim.Config{Seed: c.seed, Warmup: c.arrivals / 10, Arrivals: c.arrivals, MaxInSystem: 20000}
 					sameTrace(t, name, c.w, gen, fast, cfg)
-					want := o == SRPTOrder || fast.monotone && len(fast.cls) == fast.nBuckets
+					want := o == SRPTOrder || fast.monotone
 					if (fast.ds != nil) != want || gen.ds != nil {
 						t.Errorf("path taken: %v (want %v), with general: %v (want false)", fast.ds != nil, want, gen.ds != nil)
 					}
@@ -202,10 +220,10 @@ func dsFastVsGeneral(t *testing.T, o Order, cs []dfCase) {
 }
 
 // TestDivisorSRPTFallback: the path is taken for k = 2^a·3^b (SRPT; Gittins
-// with ranks that never rise and one class per need), with or without a
-// class wider than k/2, and the general
-// path with a prime factor ≥ 5 in k (Case 3) or with two classes of one
-// need under Gittins.
+// with ranks that never rise, two classes of one need or not), with or
+// without a class wider than k/2, and the general path with a prime factor
+// ≥ 5 in k (Case 3) or, under Gittins, more than maxClassBuckets classes
+// sharing needs.
 func TestDivisorSRPTFallback(t *testing.T) {
 	for _, c := range []struct {
 		o    Order
@@ -215,7 +233,7 @@ func TestDivisorSRPTFallback(t *testing.T) {
 		wide bool // a class of need k
 	}{{SRPTOrder, 2048, true, false, false}, {SRPTOrder, 2, true, false, false}, {SRPTOrder, 72, true, false, false},
 		{SRPTOrder, 60, false, false, false}, {SRPTOrder, 7, false, false, false}, {SRPTOrder, 2048, true, false, true},
-		{SRPTOrder, 32, true, false, true}, {GittinsOrder, 2048, true, false, false}, {GittinsOrder, 2048, false, true, false},
+		{SRPTOrder, 32, true, false, true}, {GittinsOrder, 2048, true, false, false}, {GittinsOrder, 2048, true, true, false},
 		{GittinsOrder, 60, false, false, false}, {GittinsOrder, 2048, true, false, true}, {GittinsOrder, 32, true, false, true}} {
 		needs := []int{1, c.k / 2}
 		if c.k%2 == 1 {
@@ -234,6 +252,17 @@ func TestDivisorSRPTFallback(t *testing.T) {
 		}
 		if got := p.ds != nil; got != c.want {
 			t.Errorf("order %d, k = %d, needs %v: path taken %v, want %v", c.o, c.k, needs, got, c.want)
+		}
+	}
+	// Past maxClassBuckets classes sharing needs, Gittins takes the
+	// general path (the path's passes over the buckets cost more there).
+	for _, nc := range []int{maxClassBuckets, maxClassBuckets + 1} {
+		p := configured(t, GittinsOrder, DivisorFilling, nil)
+		if _, err := sim.Run(manyClassWorkload(nc, 0.8), p, sim.Config{Seed: 1, Arrivals: 10}); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := p.ds != nil, nc <= maxClassBuckets; got != want {
+			t.Errorf("%d classes on 12 needs: path taken %v, want %v", nc, got, want)
 		}
 	}
 }

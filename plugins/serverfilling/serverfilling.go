@@ -94,8 +94,9 @@
 //
 // Performance, DivisorFilling-SRPT when k = 2^a·3^b (no level of the
 // recursion is Case 3, so no crossing timer is ever armed), and
-// DivisorFilling-Gittins under the same k with one class per need and no
-// rank rising with age (see initDivSRPT): O(C · log n) per recursion
+// DivisorFilling-Gittins under the same k with no rank rising with age
+// (see initDivSRPT; with two classes of one need, a bucket per class,
+// classBuckets): O(C · log n) per recursion
 // level plus O(log n) per need's run of starts or preemptions and O(1) per
 // job in it
 // (divisorseams.go), and O(log n) per job entering or leaving M, when each
@@ -108,8 +109,8 @@
 //
 // Performance, the other members (Gittins with a rank table that is not
 // monotone, DivisorFilling-SRPT and -Gittins when k has a prime factor ≥ 5,
-// DivisorFilling-Gittins with a rank that rises with age or two classes of
-// one need, the Gittins paths above, and DivisorFilling-SRPT, with a
+// DivisorFilling-Gittins with a rank that rises with age, the Gittins
+// paths above, and DivisorFilling-SRPT, with a
 // class of need above k/2, and rising ranks below k = 128): the jobs outside M are all waiting, and a waiting job's key
 // does not change, so they stay in a heap (a FIFO for arrival order) keyed
 // by (key, arrival index). M has at most k jobs; a decision refreshes the
@@ -129,9 +130,8 @@
 // arrival order is one descent over positions that never reorder, and under
 // SRPT a selection across per-need sequences whose relative order moves
 // (done for k = 2^a·3^b; with a prime factor ≥ 5 Case 3's extractions also
-// arm crossing timers found today by a pass over M), and under monotone
-// Gittins with two classes of one need a selection across several run
-// groups per need; under rising Gittins ranks a bucket's own order moves.
+// arm crossing timers found today by a pass over M); under rising Gittins
+// ranks a bucket's own order moves.
 // What O(C · log n) would take for each is written out in gittins.go and
 // divisor.go.
 package serverfilling
@@ -382,11 +382,12 @@ type Policy struct {
 
 	timers int64 // crossing timers that fired (counter)
 
-	exhaustive bool // tests: no arrival/completion shortcuts, a full decision every time
-	allPairs   bool // tests: a crossing timer for every approaching pair of M
-	general    bool // tests: the general path even where the SRPT path applies
-	forceFast  bool // tests: the SRPT path even with a need above k/2 (see initSRPT)
-	forceTreap bool // tests: that path on its treaps even where srptwide.go's slices apply
+	exhaustive        bool // tests: no arrival/completion shortcuts, a full decision every time
+	allPairs          bool // tests: a crossing timer for every approaching pair of M
+	general           bool // tests: the general path even where the SRPT path applies
+	forceFast         bool // tests: the SRPT path even with a need above k/2 (see initSRPT)
+	forceClassBuckets bool // benchmarks: the divisor path with a bucket per class past maxClassBuckets
+	forceTreap        bool // tests: that path on its treaps even where srptwide.go's slices apply
 
 	dfExtracted bool  // the last DivisorFilling choice used a Case 3 extraction
 	stopper     int32 // the last ServerFilling choice: first job that did not fit (PackStop; -1: none)

@@ -79,7 +79,11 @@ run: {arrivals: 100}
 	}
 
 	// A budget the first trial spends: the second variant (threshold 300)
-	// is left to the schema, and TrialNote says so.
+	// is left to the schema, and TrialNote says so. The first trial runs
+	// with what is left of the budget as its deadline (1 ns): a fast
+	// machine finishes it first (it ran: 1 ran, 1 left), a loaded one
+	// does not (cut short: it is counted as left to the schema too, 0 ran,
+	// 2 left; seen under load in a full test run). Both notes are right.
 	tight := registry.New(t.Context(), registry.Options{Dirs: []string{dir}, Host: newHost(t), TrialBudget: time.Nanosecond})
 	two := sweepOf("msfq-copy", 3)
 	two.Policies = append(two.Policies, map[string]any{"name": "msfq-copy", "threshold": 300})
@@ -89,7 +93,10 @@ run: {arrivals: 100}
 	if _, err := sweep.Expand(two, tight); err != nil {
 		t.Fatalf("past the budget: %v, want the second variant left to the schema", err)
 	}
-	if note := tight.TrialNote(); !strings.Contains(note, " for 1, one per policy variant and system") || !strings.Contains(note, "1 more were left to the schema check") {
+	note := tight.TrialNote()
+	ranOne := strings.Contains(note, " for 1, one per policy variant and system") && strings.Contains(note, "1 more were left to the schema check")
+	cutShort := strings.Contains(note, " for 0, one per policy variant and system") && strings.Contains(note, "2 more were left to the schema check")
+	if !ranOne && !cutShort {
 		t.Fatalf("TrialNote %q", note)
 	}
 	if _, err := sweep.Expand(two, reg); err == nil {

@@ -192,6 +192,13 @@ func (s *Server) start() error {
 	return fmt.Errorf("nats-server on port %d not ready after 20 s:\n%s", s.Port, s.logs.String())
 }
 
+// Restart stops the server and starts it again on its port and store
+// directory, as an operator's restart does (clients reconnect).
+func (s *Server) Restart() error {
+	s.Stop()
+	return s.start()
+}
+
 // PID is the server process's id (0 when stopped): benchmarks read its
 // CPU time from /proc.
 func (s *Server) PID() int {
