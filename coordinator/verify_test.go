@@ -230,6 +230,24 @@ func TestVerifyLyingWorker(t *testing.T) {
 	if !bytes.Equal(sum, want) {
 		t.Fatalf("summary after verification is not the honest one:\n%s\nwant\n%s", sum, want)
 	}
+	// verify.json: each run agrees with the result kept, never the liar's
+	// (relative to the accepted run, a replaced liar's result "agreed"
+	// and the majority did not).
+	data, err := e.store.Get(ctx, protocol.VerifyReportKey(r.Campaign))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep protocol.VerifyReport
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, vt := range rep.Tasks {
+		for _, run := range vt.Runs {
+			if run.Agrees == (run.Worker == "liar") {
+				t.Errorf("verify.json, task %s: run of %s agrees %v", vt.Task, run.Worker, run.Agrees)
+			}
+		}
+	}
 	for _, tid := range taskIDs(t, e.store, r.Campaign) {
 		rec, _, err := record.Read(ctx, e.store, r.Campaign, tid)
 		if err != nil || rec.Provenance.Worker == "liar" {
