@@ -348,7 +348,10 @@ func (co *Coordinator) verifyStep(ctx context.Context, c *campaign, it verifyIte
 				[]string{r0.Provenance.Worker, r1.Provenance.Worker})
 		}
 	default:
-		co.noteMismatch(c, vt)
+		// The third run is in (its request noted the mismatch, or a
+		// rebuilt state reads all three): deciding says what there is to
+		// say. Noting it here too told "running it a third time" again at
+		// each resubmission and restart, for a task decided long before.
 		co.verifyDecide(ctx, c, vt)
 	}
 }

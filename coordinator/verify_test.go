@@ -527,14 +527,19 @@ func (e *env) taskStream(t *testing.T) jetstream.Stream {
 // lower fraction keeps what the first sample found: the mismatches and the
 // liar's name stay in the status and in verify.json, the tasks outside the
 // new sample counted as carried, on the same coordinator and on a
-// restarted one. Before, the resubmission sampled anew and dropped them.
+// restarted one, and no decided mismatch is announced again as running a
+// third time. Before, the resubmission sampled anew and dropped them.
 func TestVerifyLowerFractionKeepsEvidence(t *testing.T) {
 	e := newEnv(t)
-	co, stop := e.startCoordinatorWith(verifyOpts(time.Minute))
+	var logs syncBuf
+	o := verifyOpts(time.Minute)
+	o.Logf = logTo(t, &logs)
+	co, stop := e.startCoordinatorWith(o)
 	ctx := context.Background()
 	spec := loadSpec(t, "testdata/small.yaml")
 	r, _, s := verifyWithLiar(t, e, co)
 	first := s.Verify
+	thirdRuns := strings.Count(logs.String(), "running it a third time")
 	if first == nil || first.Sampled != 6 || first.Mismatched == 0 || len(first.Disagreeing) != 1 {
 		t.Fatalf("verified in full: %+v, want mismatches naming the liar", first)
 	}
@@ -571,6 +576,11 @@ func TestVerifyLowerFractionKeepsEvidence(t *testing.T) {
 	}
 	check("same coordinator", co)
 	stop()
-	co2, _ := e.startCoordinatorWith(verifyOpts(time.Minute))
+	co2, _ := e.startCoordinatorWith(o)
 	check("restarted coordinator", co2)
+	// The mismatches decided in the first sample are not told again as
+	// if their third run were still to come.
+	if n := strings.Count(logs.String(), "running it a third time"); n != thirdRuns {
+		t.Errorf("%d more lines say a decided task is run a third time", n-thirdRuns)
+	}
 }
