@@ -433,8 +433,12 @@ func TestVerifyResubmitRetriesUnverified(t *testing.T) {
 	if v := s.Verify; v == nil || v.Verified != 6 || v.Unverified+v.Mismatched+v.Pending != 0 {
 		t.Fatalf("submitted again with a second worker: verify %+v, want 6 verified", s.Verify)
 	}
-	if n := second.Stats.Verified.Load(); n != 6 {
-		t.Fatalf("the second worker ran %d verifications, want 6", n)
+	// At least the six: a request republished (verifyOpts: after 1 s)
+	// while the loaded machine had not yet run its first copy is run
+	// twice (the second record is not written over the first; seen once,
+	// 7, in a full run beside a probe).
+	if n := second.Stats.Verified.Load(); n < 6 {
+		t.Fatalf("the second worker ran %d verifications, want 6 or more", n)
 	}
 }
 
