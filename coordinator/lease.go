@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -66,6 +67,12 @@ type LeaseHolder struct {
 	// that a PID is only checked for life where it means the same
 	// process: two containers may share a host name.
 	PIDNamespace string `json:"pid_ns,omitempty"`
+	// Boot identifies the machine's boot (Linux's random boot_id): a host
+	// name and the initial PID namespace (the same number on every
+	// machine) do not tell two machines apart, and a live holder on a
+	// cloned VM of the same name was taken for a dead process here and
+	// its lease deleted at once.
+	Boot string `json:"boot_id,omitempty"`
 }
 
 func (h LeaseHolder) String() string {
@@ -86,8 +93,10 @@ type lease struct {
 	kv  jetstream.KeyValue
 	me  LeaseHolder
 	val []byte
-	ttl time.Duration
-	rev uint64
+	// ttl times renewals and polls: the shorter of own (Options.LeaseTTL)
+	// and the bucket's.
+	ttl, own time.Duration
+	rev      uint64
 }
 
 func (co *Coordinator) newLease(ctx context.Context) (*lease, error) {
@@ -95,58 +104,73 @@ func (co *Coordinator) newLease(ctx context.Context) (*lease, error) {
 	if ttl <= 0 {
 		ttl = DefaultLeaseTTL
 	}
-	// The bucket is made if absent, never changed here: its TTL (the
-	// stream's MaxAge) is the lease's, and a coordinator that set its own
-	// on the way in made NATS expire the live holder's key (a shorter
-	// TTL) and took its place, past the store check and
-	// --coordinator-standby=false alike, or left a longer one behind after
-	// it was refused. The holder sets it to its own TTL (adoptTTL).
-	kv, err := co.js.KeyValue(ctx, protocol.LeaseBucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = co.js.CreateKeyValue(ctx, co.leaseConfig(ttl))
-		if errors.Is(err, jetstream.ErrBucketExists) { // made meanwhile
-			kv, err = co.js.KeyValue(ctx, protocol.LeaseBucket)
-		}
-	}
+	kv, bucketTTL, err := co.leaseBucket(ctx, ttl)
 	if err != nil {
 		return nil, fmt.Errorf("coordinator: lease bucket: %w", err)
 	}
+	if bucketTTL != ttl {
+		co.o.Logf("coordinator: the lease's TTL is %v, its bucket's, made by an earlier coordinator (this one's --lease-ttl %v applies to a bucket it makes; to change it, stop every coordinator and delete the KV bucket %s)", bucketTTL, ttl, protocol.LeaseBucket)
+	}
+	// Renewals every third of the shorter of the two: the key lives by the
+	// bucket's TTL.
+	ttl = min(ttl, bucketTTL)
 	var nonce [4]byte
 	_, _ = rand.Read(nonce[:])
 	now := time.Now()
 	ns, _ := os.Readlink("/proc/self/ns/pid")
-	me := LeaseHolder{Host: co.host, PID: os.Getpid(), Started: now, Storage: leaseStorage(co.o.Store.URL()), StoreID: co.storeID, PIDNamespace: ns}
+	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	me := LeaseHolder{Host: co.host, PID: os.Getpid(), Started: now, Storage: leaseStorage(co.o.Store.URL()), StoreID: co.storeID, PIDNamespace: ns,
+		Boot: strings.TrimSpace(string(boot))}
 	me.ID = fmt.Sprintf("%s/%d/%d/%s", me.Host, me.PID, now.UnixNano(), hex.EncodeToString(nonce[:]))
 	val, err := json.Marshal(me)
 	if err != nil {
 		return nil, err
 	}
-	return &lease{co: co, kv: kv, me: me, val: val, ttl: ttl}, nil
+	return &lease{co: co, kv: kv, me: me, val: val, ttl: ttl, own: ttl}, nil
 }
 
-// leaseConfig is the lease bucket with TTL ttl.
-func (co *Coordinator) leaseConfig(ttl time.Duration) jetstream.KeyValueConfig {
-	return jetstream.KeyValueConfig{
-		Bucket: protocol.LeaseBucket, Description: "msjfarm coordinator lease", History: 1,
-		TTL: ttl, Storage: jetstream.FileStorage, Replicas: co.o.Layout.Replicas,
+// leaseBucket opens the lease bucket, making it with TTL ttl if it is
+// absent, and returns its TTL (the stream's MaxAge), which is the lease's:
+// a holder's key expires by it. The bucket is never changed once made.
+// A coordinator that set its own TTL on its way in made NATS expire the
+// live holder's key (a shorter TTL) and took its place, past the store
+// check and --coordinator-standby=false alike, or left a longer one
+// behind after it was refused; and one that set it once it held the
+// lease had its key expire by the old TTL meanwhile, or renewed by its
+// own when the update's answer was lost: two coordinators ready at once
+// (TestLeaseNewcomerTTL). The TTL is read until NATS answers, since
+// renewals cannot be timed without it.
+func (co *Coordinator) leaseBucket(ctx context.Context, ttl time.Duration) (jetstream.KeyValue, time.Duration, error) {
+	for {
+		kv, err := co.js.KeyValue(ctx, protocol.LeaseBucket)
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			kv, err = co.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+				Bucket: protocol.LeaseBucket, Description: "msjfarm coordinator lease", History: 1,
+				TTL: ttl, Storage: jetstream.FileStorage, Replicas: co.o.Layout.Replicas,
+			})
+			if errors.Is(err, jetstream.ErrBucketExists) { // made meanwhile
+				continue
+			}
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		st, err := kv.Status(ctx)
+		if err == nil && st.TTL() <= 0 {
+			return nil, 0, fmt.Errorf("the KV bucket %s has no TTL, so a dead holder's lease would never expire: delete it (no coordinator running) and start again", protocol.LeaseBucket)
+		}
+		if err == nil {
+			return kv, st.TTL(), nil
+		}
+		if ctx.Err() != nil {
+			return nil, 0, ctx.Err()
+		}
+		select {
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		case <-time.After(time.Second):
+		}
 	}
-}
-
-// adoptTTL makes the bucket's TTL this coordinator's, once it holds the
-// lease (no other holder's key can expire by it then). If that fails, the
-// coordinator renews at the bucket's TTL instead, so that its key never
-// outlives a renewal.
-func (l *lease) adoptTTL(ctx context.Context) {
-	st, err := l.kv.Status(ctx)
-	if err != nil || st.TTL() == l.ttl {
-		return
-	}
-	if _, err := l.co.js.UpdateKeyValue(ctx, l.co.leaseConfig(l.ttl)); err != nil {
-		l.co.o.Logf("coordinator: setting the lease's TTL to %v: %v; renewing at the bucket's TTL, %v", l.ttl, err, st.TTL())
-		l.ttl = st.TTL()
-		return
-	}
-	l.co.o.Logf("coordinator: the lease's TTL was %v; it is this coordinator's, %v", st.TTL(), l.ttl)
 }
 
 func (l *lease) poll() time.Duration { return min(max(l.ttl/5, 50*time.Millisecond), 2*time.Second) }
@@ -184,9 +208,6 @@ func (l *lease) acquire(ctx context.Context) error {
 	for {
 		switch step, err := l.attempt(ctx, &st); step {
 		case leaseTaken:
-			if err == nil {
-				l.adoptTTL(ctx)
-			}
 			return err
 		case leaseAgain:
 			continue
@@ -230,6 +251,13 @@ func (l *lease) attempt(ctx context.Context, st *acquireState) (leaseStep, error
 		return l.held(ctx, st)
 	}
 	st.logErr(l, err)
+	if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrBucketNotFound) {
+		// The bucket is gone (NATS's store wiped, the bucket deleted): a
+		// standby kept asking a stream that no longer exists for ever.
+		if kv, ttl, err := l.co.leaseBucket(ctx, l.own); err == nil {
+			l.kv, l.ttl = kv, min(l.own, ttl)
+		}
+	}
 	return leaseWait, nil
 }
 
@@ -276,7 +304,7 @@ func (l *lease) held(ctx context.Context, st *acquireState) (leaseStep, error) {
 // machine) stopped, for the lease's TTL, every coordinator started on the
 // new one, naming a process that no longer ran.
 func (l *lease) otherStoreHolder(ctx context.Context, h *LeaseHolder, e jetstream.KeyValueEntry) (leaseStep, error) {
-	l.co.o.Logf("coordinator: coordinator %s holds the lease with store %s, not this coordinator's store %s; waiting up to the lease's TTL to see whether it runs", h, h.StoreID, l.me.StoreID)
+	l.co.o.Logf("coordinator: coordinator %s holds the lease with store %s, not this coordinator's store %s; waiting up to twice the lease's TTL to see whether it runs", h, h.StoreID, l.me.StoreID)
 	life, err := protocol.LeaseLive(ctx, l.kv, e, l.poll())
 	switch {
 	case err != nil:
@@ -290,10 +318,11 @@ func (l *lease) otherStoreHolder(ctx context.Context, h *LeaseHolder, e jetstrea
 	return leaseAgain, nil
 }
 
-// deadHere reports whether holder h is a process of this host (same PID
-// namespace) that no longer runs.
+// deadHere reports whether holder h is a process of this host (same boot
+// of the same machine, same PID namespace) that no longer runs.
 func (l *lease) deadHere(h *LeaseHolder) bool {
-	return h.Host == l.me.Host && h.PIDNamespace != "" && h.PIDNamespace == l.me.PIDNamespace &&
+	return h.Host == l.me.Host && h.Boot != "" && h.Boot == l.me.Boot &&
+		h.PIDNamespace != "" && h.PIDNamespace == l.me.PIDNamespace &&
 		h.PID != l.me.PID && h.PID > 0 && !processAlive(h.PID)
 }
 

@@ -210,7 +210,9 @@ func TestLeaseReleasedOnStop(t *testing.T) {
 // TestLeaseOfDeadProcessTakenAtOnce: a lease left by a coordinator
 // process of this host that no longer runs (killed, then restarted) is
 // taken over at once, even by a coordinator that would refuse a live
-// holder; the lease's value names no credentials.
+// holder; the lease's value names no credentials. The same host name,
+// PID namespace and PID on another machine (another boot id: a cloned VM)
+// is not this host: refused, as a live holder is (it was deleted at once).
 func TestLeaseOfDeadProcessTakenAtOnce(t *testing.T) {
 	e := newEnv(t)
 	dead := exec.Command("true")
@@ -219,14 +221,34 @@ func TestLeaseOfDeadProcessTakenAtOnce(t *testing.T) {
 	}
 	host, _ := os.Hostname()
 	ns, _ := os.Readlink("/proc/self/ns/pid")
-	val, _ := json.Marshal(coordinator.LeaseHolder{ID: "old", Host: host, PID: dead.Process.Pid, Started: time.Now(), Storage: "old", PIDNamespace: ns})
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := coordinator.LeaseHolder{ID: "old", Host: host, PID: dead.Process.Pid, Started: time.Now(), Storage: "old", PIDNamespace: ns,
+		Boot: "00000000-0000-4000-8000-000000000000"}
 	js, _ := jetstream.New(e.nc)
 	ctx := context.Background()
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: protocol.LeaseBucket, History: 1, TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
+	val, _ := json.Marshal(holder)
 	if _, err := kv.Create(ctx, protocol.LeaseKey, val); err != nil {
+		t.Fatal(err)
+	}
+	_, done0, _, _ := runCoordinator(t, e, e.store, coordinator.Options{NoStandby: true})
+	select {
+	case err := <-done0:
+		if !errors.Is(err, coordinator.ErrLeaseHeld) {
+			t.Fatalf("a holder of another boot (machine): %v, want ErrLeaseHeld", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a holder of another boot (machine): no answer in 20 s")
+	}
+	holder.Boot = strings.TrimSpace(string(boot))
+	val, _ = json.Marshal(holder)
+	if _, err := kv.Put(ctx, protocol.LeaseKey, val); err != nil {
 		t.Fatal(err)
 	}
 	co, done, _, logs := runCoordinator(t, e, e.store, coordinator.Options{NoStandby: true})
@@ -504,8 +526,9 @@ func TestLeaseDeadHolderOnAnotherStore(t *testing.T) {
 // seen the holder renew, the holder keeps its lease and the bucket its
 // TTL. Before, the newcomer set the bucket's TTL on its way in, NATS
 // expired the holder's key, and the newcomer took the lease from a live
-// holder past both refusals. Once the holder is gone, the next one makes
-// the TTL its own.
+// holder past both refusals. The bucket keeps its TTL after a takeover
+// too: a holder that set its own once it held the lease had its key
+// expire by the old TTL meanwhile (two coordinators ready at once).
 func TestLeaseNewcomerTTL(t *testing.T) {
 	e := newEnv(t)
 	const ttl, short = 6 * time.Second, 500 * time.Millisecond
@@ -555,7 +578,31 @@ func TestLeaseNewcomerTTL(t *testing.T) {
 	case <-time.After(4 * ttl):
 		t.Fatal("the next coordinator never took the lease")
 	}
-	if st, err := kv.Status(context.Background()); err != nil || st.TTL() != short || logs.count("it is this coordinator's, 500ms") != 1 {
-		t.Fatalf("after the takeover the bucket's TTL is %v (%v), want the new holder's %v, said once", st.TTL(), err, short)
+	if st, err := kv.Status(context.Background()); err != nil || st.TTL() != ttl || logs.count("the lease's TTL is 6s, its bucket's") != 1 {
+		t.Fatalf("after the takeover the bucket's TTL is %v (%v), want still %v, the new holder saying so once", st.TTL(), err, ttl)
+	}
+}
+
+// TestLeaseBucketGone: a coordinator standing by when the lease bucket
+// disappears (NATS's store wiped, the bucket deleted) makes it again and
+// takes the lease. Before, it asked the stream that no longer existed for
+// ever ("no response from stream").
+func TestLeaseBucketGone(t *testing.T) {
+	e := newEnv(t)
+	const ttl = 2 * time.Second
+	_, kill1 := readyCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl})
+	co2, done2, _, _ := runCoordinator(t, e, e.store, coordinator.Options{LeaseTTL: ttl})
+	time.Sleep(ttl) // standing by
+	kill1()
+	js, _ := jetstream.New(e.nc)
+	if err := js.DeleteKeyValue(context.Background(), protocol.LeaseBucket); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-co2.Ready():
+	case err := <-done2:
+		t.Fatalf("the standby stopped: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the standby did not take the lease once its bucket was gone")
 	}
 }

@@ -87,6 +87,19 @@ type verifyTask struct {
 	mismatch           bool // the round-1 mismatch was logged
 }
 
+// kept is the round whose result the campaign keeps: the accepted one
+// (0), or the third run's when the second and third outvoted it (2,
+// verifyDecide replaces it). verify.json's agrees are relative to it:
+// relative to round 0 they said the outvoted result agreed and the
+// majority did not.
+func (vt *verifyTask) kept() int {
+	r0, r1, r2 := vt.recs[0], vt.recs[1], vt.recs[2]
+	if sameResult(r1, r2) && !sameResult(r0, r2) {
+		return 2
+	}
+	return 0
+}
+
 func (vt *verifyTask) final() bool { return vt.Outcome != "" && vt.Outcome != protocol.VerifyPending }
 
 func (co *Coordinator) verifyPoll() time.Duration {
@@ -335,7 +348,10 @@ func (co *Coordinator) verifyStep(ctx context.Context, c *campaign, it verifyIte
 				[]string{r0.Provenance.Worker, r1.Provenance.Worker})
 		}
 	default:
-		co.noteMismatch(c, vt)
+		// The third run is in (its request noted the mismatch, or a
+		// rebuilt state reads all three): deciding says what there is to
+		// say. Noting it here too told "running it a third time" again at
+		// each resubmission and restart, for a task decided long before.
 		co.verifyDecide(ctx, c, vt)
 	}
 }
@@ -575,10 +591,11 @@ func (co *Coordinator) setVerifyOutcome(c *campaign, vt *verifyTask, outcome, de
 	co.mu.Lock()
 	vt.Outcome, vt.Detail, vt.Disagreeing = outcome, detail, disagreeing
 	vt.Runs = vt.Runs[:0]
+	kept := vt.kept()
 	for i, r := range vt.recs {
 		if r != nil {
 			vt.Runs = append(vt.Runs, protocol.VerifyRun{Worker: r.Provenance.Worker, Host: r.Provenance.Host,
-				PluginSHA256: r.Provenance.PluginSHA256, Error: r.Error, Agrees: i == 0 || sameResult(vt.recs[0], r)})
+				PluginSHA256: r.Provenance.PluginSHA256, Error: r.Error, Agrees: i == kept || sameResult(vt.recs[kept], r)})
 		}
 	}
 	co.mu.Unlock()

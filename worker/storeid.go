@@ -187,7 +187,7 @@ func (w *Worker) liveHolder(ctx context.Context, holder, mine string, kv jetstre
 	if holder == mine {
 		return true, nil
 	}
-	w.logOnce("worker %s: the coordinator holding the lease names store %s, not this worker's store %s; waiting up to the lease's TTL to see whether it runs", w.o.Name, holder, mine)
+	w.logOnce("worker %s: the coordinator holding the lease names store %s, not this worker's store %s; waiting up to twice the lease's TTL to see whether it runs", w.o.Name, holder, mine)
 	life, err := protocol.LeaseLive(ctx, kv, e, holderPoll)
 	return life != protocol.LeaseGone, err
 }

@@ -305,6 +305,9 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 		if err := positiveDurations(map[string]time.Duration{"reconcile": *reconcile, "verify-wait": *verifyWait, "lease-ttl": *leaseTTL}); err != nil {
 			return usagef("coordinator: %v", err)
 		}
+		if *leaseTTL < 100*time.Millisecond {
+			return usagef("coordinator: --lease-ttl %v: at least 100ms (NATS keeps a key at least that long)", *leaseTTL)
+		}
 		if err := mf.check(); err != nil {
 			return usagef("coordinator: %v", err)
 		}

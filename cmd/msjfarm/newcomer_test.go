@@ -246,6 +246,7 @@ func TestFarmFlagBounds(t *testing.T) {
 		{[]string{"coordinator", "--verify-wait", "0s"}, "coordinator: --verify-wait must be > 0, got 0s"},
 		{[]string{"coordinator", "--verify-wait", "-1s"}, "coordinator: --verify-wait must be > 0, got -1s"},
 		{[]string{"coordinator", "--lease-ttl", "0s"}, "coordinator: --lease-ttl must be > 0, got 0s"},
+		{[]string{"coordinator", "--lease-ttl", "10ms"}, "coordinator: --lease-ttl 10ms: at least 100ms"},
 		{[]string{"coordinator", "--reconcile", "0s"}, "coordinator: --reconcile must be > 0, got 0s"},
 		{[]string{"run", "--storage", "127.0.0.1:9000", "x.yaml"}, `storage: a store "127.0.0.1:9000" reads as a server's host:port`},
 		{[]string{"status", "--storage", "s3:/farm"}, `storage: a store starting "s3:" reads as a URL without its "//"`},

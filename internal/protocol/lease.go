@@ -26,12 +26,20 @@ const (
 
 // LeaseLive watches the lease entry seen (LeaseKey at seen's revision)
 // until its holder shows whether it runs: a live coordinator renews its
-// lease every third of the bucket's TTL (a new revision of the same
-// value), a dead one leaves it to expire. While NATS does not answer it
-// keeps watching, and the time it allows the holder starts again once
-// NATS answers: an outage says nothing of the holder (before, a NATS
-// restart during the wait read as a live holder, and a coordinator and
-// workers on the farm's new store stopped as if on the wrong store).
+// lease every third of the bucket's TTL at most (a new revision of the
+// same value), a dead one leaves it to expire.
+//
+// NATS not answering says nothing of the holder, so it is never a
+// verdict. While NATS does not answer the watch goes on, and the time it
+// allows starts again once it does (a NATS restart during the wait had
+// read as a live holder, and the farm's new store refused). A key found
+// gone after NATS did not answer may have expired during the outage while
+// its holder still runs, so the holder is given that time again to put
+// it back (renew finds it gone and creates it) before it is called gone
+// (a newcomer on another store took the lease from the live holder after
+// an outage longer than the TTL). The time allowed is counted from the
+// bucket's TTL, read before any verdict (a TTL read that failed made a
+// 15 s guess, and a 1-hour holder was refused as stuck after 37 s).
 // ctx's end is returned as its error.
 //
 // Why: a coordinator or worker on another store than the holder's stops
@@ -40,12 +48,9 @@ const (
 // every coordinator and worker started on the farm's new store, naming a
 // process that no longer ran.
 func LeaseLive(ctx context.Context, kv jetstream.KeyValue, seen jetstream.KeyValueEntry, poll time.Duration) (LeaseLife, error) {
-	ttl := 15 * time.Second
-	if st, err := kv.Status(ctx); err == nil && st.TTL() > 0 {
-		ttl = st.TTL()
-	}
-	allow := 2*ttl + poll // the server expires keys a little after their TTL
-	limit := time.Now().Add(allow)
+	var allow time.Duration // 2 TTLs and a poll once the TTL is known (the server expires keys a little late)
+	var limit time.Time
+	outage := false // NATS did not answer since the watch began
 	for {
 		select {
 		case <-ctx.Done():
@@ -53,22 +58,57 @@ func LeaseLive(ctx context.Context, kv jetstream.KeyValue, seen jetstream.KeyVal
 		case <-time.After(poll):
 		}
 		gctx, cancel := context.WithTimeout(ctx, 2*time.Second) // a request waits for a reconnect otherwise
+		if allow == 0 {
+			if st, err := kv.Status(gctx); err == nil && st.TTL() > 0 {
+				allow = 2*st.TTL() + poll
+				limit = time.Now().Add(allow)
+			}
+		}
 		e, err := kv.Get(gctx, LeaseKey)
 		cancel()
 		switch {
-		case errors.Is(err, jetstream.ErrKeyNotFound):
-			return LeaseGone, nil
 		case ctx.Err() != nil:
 			return LeaseGone, ctx.Err()
-		case err != nil: // NATS unavailable: nothing learnt, the wait starts again
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			if !outage || allow == 0 {
+				if allow != 0 {
+					return LeaseGone, nil
+				}
+				continue // gone, but its holder is given its time once the TTL is known
+			}
+			// Gone after an outage: the holder's time to put it back.
+			outage = false
 			limit = time.Now().Add(allow)
+			for time.Now().Before(limit) && ctx.Err() == nil {
+				time.Sleep(poll)
+				gctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				e, err := kv.Get(gctx, LeaseKey)
+				cancel()
+				switch {
+				case err == nil && bytes.Equal(e.Value(), seen.Value()):
+					return LeaseRenewed, nil
+				case err == nil:
+					return LeaseGone, nil // another's: read it again
+				case !errors.Is(err, jetstream.ErrKeyNotFound):
+					limit = time.Now().Add(allow) // NATS again: start over
+				}
+			}
+			if ctx.Err() != nil {
+				return LeaseGone, ctx.Err()
+			}
+			return LeaseGone, nil
+		case err != nil: // NATS unavailable: nothing learnt, the wait starts again
+			outage = true
+			if allow != 0 {
+				limit = time.Now().Add(allow)
+			}
 			continue
 		case !bytes.Equal(e.Value(), seen.Value()):
 			return LeaseGone, nil
 		case e.Revision() != seen.Revision():
 			return LeaseRenewed, nil
 		}
-		if time.Now().After(limit) {
+		if allow != 0 && time.Now().After(limit) {
 			return LeaseStuck, nil
 		}
 	}

@@ -96,4 +96,39 @@ func TestLeaseLive(t *testing.T) {
 			t.Fatal("no answer a minute after NATS was back")
 		}
 	})
+	// The key expired during the outage but its holder runs: once NATS is
+	// back, its renewal finds the key gone and creates it again. That is
+	// a live holder (before, the key's absence was taken for a dead one,
+	// and a newcomer on another store took the lease from it).
+	t.Run("nats restarted, holder back", func(t *testing.T) {
+		srv := natstest.StartBinary(t)
+		kv, e := leaseBucket(t, srv.URL, ttl)
+		got := make(chan protocol.LeaseLife, 1)
+		go func() {
+			life, _ := protocol.LeaseLive(t.Context(), kv, e, poll)
+			got <- life
+		}()
+		time.Sleep(2 * poll)
+		srv.Stop()
+		time.Sleep(3*ttl + 3*time.Second)
+		if err := srv.Restart(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if _, err := kv.Create(t.Context(), protocol.LeaseKey, e.Value()); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the holder could not put its key back")
+			}
+		}
+		select {
+		case life := <-got:
+			if life != protocol.LeaseRenewed {
+				t.Fatalf("the holder put its key back after the outage: %v, want renewed", life)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("no answer a minute after NATS was back")
+		}
+	})
 }

@@ -132,7 +132,8 @@ type VerifyRun struct {
 	// Error is a run that produced no result (its failure, or a result
 	// the worker's checks refused).
 	Error string `json:"error,omitempty"`
-	// Agrees with the accepted result (round 0 itself: true).
+	// Agrees with the result the campaign keeps: the accepted one, or the
+	// majority's that replaced it (that run itself: true).
 	Agrees bool `json:"agrees"`
 }
 
