@@ -50,7 +50,9 @@ const (
 func LeaseLive(ctx context.Context, kv jetstream.KeyValue, seen jetstream.KeyValueEntry, poll time.Duration) (LeaseLife, error) {
 	var allow time.Duration // 2 TTLs and a poll once the TTL is known (the server expires keys a little late)
 	var limit time.Time
-	outage := false // NATS did not answer since the watch began
+	// outage: NATS did not answer since the key was last seen; back: the
+	// key vanished after an outage, and its holder may put it back.
+	outage, back := false, false
 	for {
 		select {
 		case <-ctx.Done():
@@ -69,43 +71,24 @@ func LeaseLive(ctx context.Context, kv jetstream.KeyValue, seen jetstream.KeyVal
 		switch {
 		case ctx.Err() != nil:
 			return LeaseGone, ctx.Err()
-		case errors.Is(err, jetstream.ErrKeyNotFound):
-			if !outage || allow == 0 {
-				if allow != 0 {
-					return LeaseGone, nil
-				}
-				continue // gone, but its holder is given its time once the TTL is known
-			}
-			// Gone after an outage: the holder's time to put it back.
-			outage = false
-			limit = time.Now().Add(allow)
-			for time.Now().Before(limit) && ctx.Err() == nil {
-				time.Sleep(poll)
-				gctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-				e, err := kv.Get(gctx, LeaseKey)
-				cancel()
-				switch {
-				case err == nil && bytes.Equal(e.Value(), seen.Value()):
-					return LeaseRenewed, nil
-				case err == nil:
-					return LeaseGone, nil // another's: read it again
-				case !errors.Is(err, jetstream.ErrKeyNotFound):
-					limit = time.Now().Add(allow) // NATS again: start over
-				}
-			}
-			if ctx.Err() != nil {
-				return LeaseGone, ctx.Err()
-			}
-			return LeaseGone, nil
-		case err != nil: // NATS unavailable: nothing learnt, the wait starts again
+		case err != nil && !errors.Is(err, jetstream.ErrKeyNotFound):
+			// NATS unavailable: nothing learnt, the wait starts again.
 			outage = true
-			if allow != 0 {
+			limit = time.Now().Add(allow)
+			continue
+		case err != nil: // the key is gone
+			switch {
+			case allow == 0: // no verdict before the TTL is known
+			case outage: // perhaps expired during the outage: the holder's time to put it back
+				outage, back = false, true
 				limit = time.Now().Add(allow)
+			case !back || time.Now().After(limit):
+				return LeaseGone, nil
 			}
 			continue
 		case !bytes.Equal(e.Value(), seen.Value()):
-			return LeaseGone, nil
-		case e.Revision() != seen.Revision():
+			return LeaseGone, nil // another's: read it again
+		case back || e.Revision() != seen.Revision():
 			return LeaseRenewed, nil
 		}
 		if allow != 0 && time.Now().After(limit) {
