@@ -3,6 +3,7 @@ package local_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/local"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -41,14 +43,16 @@ func spec(t *testing.T) (*sweep.File, *sweep.Campaign) {
 }
 
 // TestRunAndResume: a run finishes the campaign and stores its summary; a
-// second run of the same sweep on the same storage runs nothing and
-// summarises to the same bytes.
+// second run of the same sweep on the same storage runs nothing,
+// summarises to the same bytes and keeps the campaign's creation time
+// (each run's embedded NATS starts empty: it was taken anew).
 func TestRunAndResume(t *testing.T) {
 	f, camp := spec(t)
 	st, err := storage.Open(t.Context(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	var created []time.Time
 	var summaries [][]byte
 	for i := range 2 {
 		var submitted atomic.Int32
@@ -69,6 +73,15 @@ func TestRunAndResume(t *testing.T) {
 			t.Fatal(err)
 		}
 		summaries = append(summaries, sum)
+		var m archive.Manifest
+		if data, err := st.Get(t.Context(), storage.ManifestKey(camp.ID)); err != nil || json.Unmarshal(data, &m) != nil {
+			t.Fatalf("manifest: %v", err)
+		}
+		created = append(created, m.Created)
+		time.Sleep(10 * time.Millisecond) // a clock read anew would differ
+	}
+	if !created[0].Equal(created[1]) || created[0].IsZero() {
+		t.Fatalf("the second run changed the campaign's creation time: %v, then %v", created[0], created[1])
 	}
 	if !bytes.Equal(summaries[0], summaries[1]) {
 		t.Fatalf("resumed summary differs:\n%s\n%s", summaries[0], summaries[1])
