@@ -336,7 +336,7 @@ func addRunnerFlags(fs *pflag.FlagSet) *runnerFlags {
 		memory:   fs.String("plugin-memory", "", "address space one plugin process may map, e.g. 8GiB (default: 2 GiB + 2.5 GiB per replication it runs at once)"),
 		tmpQuota: fs.String("plugin-tmp-quota", "256MiB", "what one plugin process may write into its private TMPDIR; past it the process is killed and its replication fails"),
 		env:      fs.StringSlice("plugin-env", nil, "names of variables of this process's environment also given to plugins (comma-separated; credentials and MSJFARM_*, AWS_*, MINIO_* are refused)"),
-		stall: fs.Duration("plugin-stall", pluginhost.DefaultStall, "how long a replication's engine loop may go without a sign of life (it gives one every 1,024 events) before its policy is deemed hung in its own code: the plugin process is killed and the task fails (retried once), whatever run.deadline says; 0: never"),
+		stall:    fs.Duration("plugin-stall", pluginhost.DefaultStall, "how long a replication's engine loop may go without a sign of life (it gives one every 1,024 events) before its policy is deemed hung in its own code: the plugin process is killed and the task fails (retried once), whatever run.deadline says; 0: never"),
 		writable: fs.StringArray("plugin-writable", nil, "a directory every confined plugin process may also write (repeat the flag for more: a path may hold a comma; shared by all plugin processes: never the store or the plugin cache)"),
 	}
 }

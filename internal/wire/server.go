@@ -335,9 +335,9 @@ func (s *server) decode(req *pb.RunRequest) (RunRequest, Entry, *sim.Workload, e
 // costs the simulation nothing measurable.
 type progress struct {
 	done, total, beats atomic.Int64
-	send        func(*pb.RunUpdate) error
-	quit        chan struct{}
-	wg          sync.WaitGroup
+	send               func(*pb.RunUpdate) error
+	quit               chan struct{}
+	wg                 sync.WaitGroup
 }
 
 // startProgress hooks the counters into cfg and starts the ticker
