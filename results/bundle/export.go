@@ -105,8 +105,15 @@ func exportMembers(ctx context.Context, st storage.Store, id string, c *exported
 	}
 	prov := newProvenance(id, &c.man, c.pins, *o.Build, o.Now)
 	prov.Warnings = c.warnings
+	sums, err := loadSums(ctx, st, id, &c.man)
+	if err != nil {
+		return nil, fmt.Errorf("campaign %s: %w", id, err)
+	}
 	if err := exportCampaign(ctx, st, id, mw, prov, o.Concurrency, o.NoReport); err != nil {
 		return nil, err
+	}
+	if err := checkMembers(sums, mw.entries); err != nil {
+		return nil, fmt.Errorf("campaign %s: %w; not archived: submit the campaign again, and its finalisation runs those tasks again", id, err)
 	}
 	if err := exportBinaries(ctx, st, mw, prov, binaryKeys(c.pins, prov, c.spec), sum); err != nil {
 		return nil, err
