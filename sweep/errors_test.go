@@ -337,6 +337,8 @@ func TestShownText(t *testing.T) {
 		{"name: \"rtl\u202e\"", `holds the control character U+202E`},
 		{"name: c\ndescription: \"clear\\e[2J\"", `line 2, column 14: description: "clear\x1b[2J" holds the control character U+001B`},
 		{"name: Löwe-éßai 中文\ndescription: \"two\\nlines\\tand a tab\"", ""},
+		// Blank: listed as an empty NAME column no command could name.
+		{`name: "   "`, `line 1, column 7: name: is blank`},
 	} {
 		f, err := sweep.Parse([]byte(c.head+"\n"+rest), "yaml")
 		if err == nil {
@@ -348,6 +350,35 @@ func TestShownText(t *testing.T) {
 		}
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%q: got %q, want %q", c.head, got, c.want)
+		}
+	}
+}
+
+// TestExplicitZero: where 0 stands for "not set" (servers: the
+// workload's own; trace.time_scale: 1), an explicit 0 is refused as -1
+// is: it ran as if the key were left out.
+func TestExplicitZero(t *testing.T) {
+	dir := t.TempDir()
+	swf, err := filepath.Abs("../model/swf/testdata/small.swf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rest = "axes: {arrival_rate: [1]}\npolicies: [fcfs]\nreplications: 1\nrun: {arrivals: 100}\n"
+	for _, c := range []struct{ name, body, want string }{
+		{"servers.yaml", "name: x\nworkload: one-or-all\nservers: 0\n" + rest, "servers.yaml:3:10: servers: must be >= 1"},
+		{"unset.yaml", "name: x\nworkload: one-or-all\n" + rest, ""},
+		{"scale.yaml", "name: x\ntrace: {file: " + swf + ", time_scale: 0}\npolicies: [fcfs]\nreplications: 1\nrun: {arrivals: 100}\n", "trace.time_scale: must be a finite number > 0, got 0"},
+	} {
+		p := filepath.Join(dir, c.name)
+		if err := os.WriteFile(p, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := sweep.Load(p)
+		if err == nil {
+			_, err = sweep.Plan(f, builtin.Catalog{})
+		}
+		if got := fmt.Sprint(err); (c.want == "") != (err == nil) || !strings.Contains(got, c.want) {
+			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
 		}
 	}
 }
