@@ -611,3 +611,22 @@ func compare(index []Entry, got map[string]Entry, order []string) []Mismatch {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Member < out[j].Member })
 	return out
 }
+
+// IsArchive reports whether the file at path begins as an archive does:
+// compressed (zstd or gzip) with msjar/format.json as its first member.
+// Export replaces such a file; the compression alone let `-o data.csv.gz`
+// replace a user's gzipped CSV.
+func IsArchive(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	r, _, closeDec, err := decompressor(bufio.NewReader(f))
+	if err != nil {
+		return false
+	}
+	defer closeDec()
+	h, err := tar.NewReader(r).Next()
+	return err == nil && h.Name == FormatMember
+}
