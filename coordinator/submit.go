@@ -423,6 +423,16 @@ func (co *Coordinator) reconcileLocked(ctx context.Context, c *campaign, publish
 	missing, queued, existing := co.toRequeue(c, stored, inStream)
 	c.progress.start(queued, existing, missing.n)
 	published, reused, err := co.requeue(ctx, c, missing, publish)
+	co.mu.Lock()
+	prec := c.prec != nil
+	co.mu.Unlock()
+	if prec && reused > 0 {
+		// Results taken from the store are not reported by a worker,
+		// whose report is what judges a precision point: judge now (grow
+		// takes c.recMu, held here by the caller), not at the next
+		// periodic reconcile.
+		go co.grow(context.WithoutCancel(ctx), c)
+	}
 	co.maybeFinalize(ctx, c)
 	return published, queued, existing + reused, err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -182,5 +183,41 @@ func TestRunVerifyNondeterministic(t *testing.T) {
 	if out.Interrupted || s == nil || s.State != protocol.CampaignDone || s.Verify == nil || s.Verify.Mismatched != 6 ||
 		len(s.Verify.Nondeterministic) != 1 || len(s.Verify.Disagreeing) != 0 {
 		t.Fatalf("outcome %+v, status %+v, verify %+v", out, s, s.Verify)
+	}
+}
+
+// TestPrecisionRoundsFromStoredResults: a precision campaign whose added
+// replications are already in the store (the sweep run again with a
+// larger max_replications) decides its rounds at once. They waited for
+// the coordinator's periodic reconcile, 30 s a round: with it an hour
+// here, the second run never finished.
+func TestPrecisionRoundsFromStoredResults(t *testing.T) {
+	const sw = `name: prec
+seed: 3
+workload: one-or-all
+axes: {arrival_rate: [2]}
+policies: [fcfs]
+replications: 2
+precision: {metric: mean_response, rel_half_width: 1e-9, max_replications: %d, batch: 2}
+run: {arrivals: 2e3, warmup: 1e2}
+`
+	st, err := storage.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, max := range []int{6, 8} {
+		f, err := sweep.Parse(fmt.Appendf(nil, sw, max), "yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: worker.InProcess{}, Workers: 2, Reconcile: time.Hour})
+		cancel()
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if s := out.Status; out.Interrupted || s == nil || s.State != protocol.CampaignDone || s.Done != max {
+			t.Fatalf("run %d (max_replications %d): interrupted %v, status %+v", i, max, out.Interrupted, out.Status)
+		}
 	}
 }
