@@ -157,13 +157,24 @@ func (co *Coordinator) beginSubmit(c *campaign) (release func()) {
 // when asked, all under c.finalMu.
 func (co *Coordinator) resetAndStore(ctx context.Context, c *campaign, req protocol.SubmitRequest, camp *sweep.Campaign, specKey string) error {
 	created, epoch := time.Now().UTC(), 0
+	known := false
 	if e, err := co.h.Campaigns.Get(ctx, c.id); err == nil {
 		var old protocol.CampaignState
 		if json.Unmarshal(e.Value(), &old) == nil && !old.Created.IsZero() {
-			created, epoch = old.Created, old.Epoch
+			created, epoch, known = old.Created, old.Epoch, true
 		}
 		if err := co.leaveOtherStore(ctx, c.id, old); err != nil {
 			return err
+		}
+	}
+	if !known {
+		// A NATS that never saw the campaign (msjfarm run's embedded one
+		// starts empty each time, or the campaign was imported): the store's
+		// manifest still knows when it was created. Taking now instead made
+		// an older sweep run again the campaign "created last" under its
+		// name, and its archive not the same file twice.
+		if t, ok := co.storedCreated(ctx, c.id); ok {
+			created = t
 		}
 	}
 	c.finalMu.Lock()
@@ -190,6 +201,19 @@ func (co *Coordinator) resetAndStore(ctx context.Context, c *campaign, req proto
 		return co.retryFailed(ctx, c)
 	}
 	return nil
+}
+
+// storedCreated is the creation time in the campaign's stored manifest.
+func (co *Coordinator) storedCreated(ctx context.Context, id string) (time.Time, bool) {
+	data, err := co.o.Store.Get(ctx, storage.ManifestKey(id))
+	if err != nil {
+		return time.Time{}, false
+	}
+	var m archive.Manifest
+	if json.Unmarshal(data, &m) != nil || m.Created.IsZero() {
+		return time.Time{}, false
+	}
+	return m.Created.UTC(), true
 }
 
 // storeCampaign records the code each policy is expected to run with and
@@ -399,6 +423,16 @@ func (co *Coordinator) reconcileLocked(ctx context.Context, c *campaign, publish
 	missing, queued, existing := co.toRequeue(c, stored, inStream)
 	c.progress.start(queued, existing, missing.n)
 	published, reused, err := co.requeue(ctx, c, missing, publish)
+	co.mu.Lock()
+	prec := c.prec != nil
+	co.mu.Unlock()
+	if prec && reused > 0 {
+		// Results taken from the store are not reported by a worker,
+		// whose report is what judges a precision point: judge now (grow
+		// takes c.recMu, held here by the caller), not at the next
+		// periodic reconcile.
+		go co.grow(context.WithoutCancel(ctx), c)
+	}
 	co.maybeFinalize(ctx, c)
 	return published, queued, existing + reused, err
 }

@@ -66,6 +66,10 @@ type Options struct {
 	// and attempts per task (0: protocol's defaults).
 	AckWait    time.Duration
 	MaxDeliver int
+	// Reconcile is the coordinator's periodic reconcile (0: its default,
+	// 30 s). Nothing a run needs may wait for it; a test sets it long to
+	// show so.
+	Reconcile time.Duration
 	// RetryFailed runs the failed tasks of an earlier run again.
 	RetryFailed bool
 	// Logf logs coordinator and worker events (nil: discard).
@@ -229,7 +233,7 @@ func (f *farm) startServer(dir string) error {
 // It outlives ctx so that an interrupted run can still report its status;
 // it stops when Run returns.
 func (f *farm) startCoordinator(ctx context.Context, o *Options) error {
-	co, err := coordinator.New(ctx, coordinator.Options{Conn: f.nc, Store: o.Store, Logf: o.Logf,
+	co, err := coordinator.New(ctx, coordinator.Options{Conn: f.nc, Store: o.Store, Logf: o.Logf, Reconcile: o.Reconcile,
 		Layout: protocol.Layout{AckWait: o.AckWait, MaxDeliver: o.MaxDeliver}})
 	if err != nil {
 		return err

@@ -3,6 +3,8 @@ package local_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/local"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -41,14 +44,16 @@ func spec(t *testing.T) (*sweep.File, *sweep.Campaign) {
 }
 
 // TestRunAndResume: a run finishes the campaign and stores its summary; a
-// second run of the same sweep on the same storage runs nothing and
-// summarises to the same bytes.
+// second run of the same sweep on the same storage runs nothing,
+// summarises to the same bytes and keeps the campaign's creation time
+// (each run's embedded NATS starts empty: it was taken anew).
 func TestRunAndResume(t *testing.T) {
 	f, camp := spec(t)
 	st, err := storage.Open(t.Context(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	var created []time.Time
 	var summaries [][]byte
 	for i := range 2 {
 		var submitted atomic.Int32
@@ -69,6 +74,15 @@ func TestRunAndResume(t *testing.T) {
 			t.Fatal(err)
 		}
 		summaries = append(summaries, sum)
+		var m archive.Manifest
+		if data, err := st.Get(t.Context(), storage.ManifestKey(camp.ID)); err != nil || json.Unmarshal(data, &m) != nil {
+			t.Fatalf("manifest: %v", err)
+		}
+		created = append(created, m.Created)
+		time.Sleep(10 * time.Millisecond) // a clock read anew would differ
+	}
+	if !created[0].Equal(created[1]) || created[0].IsZero() {
+		t.Fatalf("the second run changed the campaign's creation time: %v, then %v", created[0], created[1])
 	}
 	if !bytes.Equal(summaries[0], summaries[1]) {
 		t.Fatalf("resumed summary differs:\n%s\n%s", summaries[0], summaries[1])
@@ -169,5 +183,41 @@ func TestRunVerifyNondeterministic(t *testing.T) {
 	if out.Interrupted || s == nil || s.State != protocol.CampaignDone || s.Verify == nil || s.Verify.Mismatched != 6 ||
 		len(s.Verify.Nondeterministic) != 1 || len(s.Verify.Disagreeing) != 0 {
 		t.Fatalf("outcome %+v, status %+v, verify %+v", out, s, s.Verify)
+	}
+}
+
+// TestPrecisionRoundsFromStoredResults: a precision campaign whose added
+// replications are already in the store (the sweep run again with a
+// larger max_replications) decides its rounds at once. They waited for
+// the coordinator's periodic reconcile, 30 s a round: with it an hour
+// here, the second run never finished.
+func TestPrecisionRoundsFromStoredResults(t *testing.T) {
+	const sw = `name: prec
+seed: 3
+workload: one-or-all
+axes: {arrival_rate: [2]}
+policies: [fcfs]
+replications: 2
+precision: {metric: mean_response, rel_half_width: 1e-9, max_replications: %d, batch: 2}
+run: {arrivals: 2e3, warmup: 1e2}
+`
+	st, err := storage.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, max := range []int{6, 8} {
+		f, err := sweep.Parse(fmt.Appendf(nil, sw, max), "yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		out, err := local.Run(ctx, local.Options{Spec: f, Store: st, Runner: worker.InProcess{}, Workers: 2, Reconcile: time.Hour})
+		cancel()
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if s := out.Status; out.Interrupted || s == nil || s.State != protocol.CampaignDone || s.Done != max {
+			t.Fatalf("run %d (max_replications %d): interrupted %v, status %+v", i, max, out.Interrupted, out.Status)
+		}
 	}
 }

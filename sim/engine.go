@@ -112,6 +112,14 @@ type Config struct {
 	// (a non-blocking channel receive, well under 0.1 ns per event), and Run
 	// then returns an error wrapping the context's error.
 	Context context.Context
+	// Beat, if set with Context, is called each time the context is polled
+	// (every 1,024 events, MSER's first pass included): a sign of life from
+	// the loop itself, which a host that cannot see the loop reads to tell a
+	// replication that is slow from one hung in policy code (internal/wire
+	// streams the count; worker/pluginhost's stall limit reads it). Progress
+	// cannot serve: it counts arrivals and stops at the measurement window's
+	// end, before the drain.
+	Beat func()
 	// Observer, if set, receives every arrival, start, preemption and
 	// completion as it happens: the decision trace that tests and the plugin
 	// conformance check verify. It costs one nil check per action when unset.
@@ -726,6 +734,9 @@ func (r *replication) cancelled() error {
 	case <-r.done:
 		return fmt.Errorf("replication stopped at t=%g after %d arrivals: %w", r.s.now, r.arrivals, r.cfg.Context.Err())
 	default:
+		if r.cfg.Beat != nil {
+			r.cfg.Beat()
+		}
 		return nil
 	}
 }

@@ -29,13 +29,20 @@ func TestErrorPositions(t *testing.T) {
 		{"c.json", "{\"name\": \"x\", \"workload\": \"one-or-all\",\n \"replications\": 3, \"policies\": [\"fcfs\"],\n \"run\": {\"arrivals\": 10, \"deadline\": \"1hour\"}}\n", "c.json:3:38: run.deadline: \"1hour\" is not a duration"},
 		{"d.json", "{\"name\": \"x\",\n  \"seed\": }\n", "d.json:2:11: not valid JSON"},
 		{"e.toml", "name = \"x\"\nseed = = 3\n", "e.toml:2:8: not valid TOML"},
+		// Not a mapping: said without quoting the content (a file of
+		// secrets named by mistake was printed in part, with Go's types).
+		{"f.yaml", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYSECRETKEY\n", "f.yaml:1:1: the file is a single value, not a mapping of keys"},
+		{"g.yaml", "- name: x\n", "g.yaml:1:1: the file is a list, not a mapping of keys"},
+		{"h.json", "[1, 2]", "h.json:1:1: the file is an array, not an object of keys"},
+		// A second document (its "---" on line 2) was ignored, unchecked.
+		{"i.yaml", "name: x\n---\nreplications: 50\nbogus: 1\n", "i.yaml:2:1: a second YAML document"},
 	} {
 		p := filepath.Join(dir, c.file)
 		if err := os.WriteFile(p, []byte(c.body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		_, err := sweep.Load(p)
-		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Count(err.Error(), "\n") > 0 {
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Count(err.Error(), "\n") > 0 || strings.Contains(err.Error(), "wJalr") || strings.Contains(err.Error(), "interface") {
 			t.Errorf("%s:\n got %v\nwant one line containing %s", c.file, err, strings.TrimPrefix(c.want, ""))
 		}
 	}
@@ -330,6 +337,8 @@ func TestShownText(t *testing.T) {
 		{"name: \"rtl\u202e\"", `holds the control character U+202E`},
 		{"name: c\ndescription: \"clear\\e[2J\"", `line 2, column 14: description: "clear\x1b[2J" holds the control character U+001B`},
 		{"name: Löwe-éßai 中文\ndescription: \"two\\nlines\\tand a tab\"", ""},
+		// Blank: listed as an empty NAME column no command could name.
+		{`name: "   "`, `line 1, column 7: name: is blank`},
 	} {
 		f, err := sweep.Parse([]byte(c.head+"\n"+rest), "yaml")
 		if err == nil {
@@ -341,6 +350,35 @@ func TestShownText(t *testing.T) {
 		}
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%q: got %q, want %q", c.head, got, c.want)
+		}
+	}
+}
+
+// TestExplicitZero: where 0 stands for "not set" (servers: the
+// workload's own; trace.time_scale: 1), an explicit 0 is refused as -1
+// is: it ran as if the key were left out.
+func TestExplicitZero(t *testing.T) {
+	dir := t.TempDir()
+	swf, err := filepath.Abs("../model/swf/testdata/small.swf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rest = "axes: {arrival_rate: [1]}\npolicies: [fcfs]\nreplications: 1\nrun: {arrivals: 100}\n"
+	for _, c := range []struct{ name, body, want string }{
+		{"servers.yaml", "name: x\nworkload: one-or-all\nservers: 0\n" + rest, "servers.yaml:3:10: servers: must be >= 1"},
+		{"unset.yaml", "name: x\nworkload: one-or-all\n" + rest, ""},
+		{"scale.yaml", "name: x\ntrace: {file: " + swf + ", time_scale: 0}\npolicies: [fcfs]\nreplications: 1\nrun: {arrivals: 100}\n", "trace.time_scale: must be a finite number > 0, got 0"},
+	} {
+		p := filepath.Join(dir, c.name)
+		if err := os.WriteFile(p, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := sweep.Load(p)
+		if err == nil {
+			_, err = sweep.Plan(f, builtin.Catalog{})
+		}
+		if got := fmt.Sprint(err); (c.want == "") != (err == nil) || !strings.Contains(got, c.want) {
+			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
 		}
 	}
 }

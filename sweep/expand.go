@@ -307,6 +307,11 @@ func planFile(f *File, cat Catalog, max Size) (*Campaign, error) {
 	if f.Name == "" {
 		return nil, missingErr("name", "required: the campaign's name, e.g. name: my-sweep")
 	}
+	if strings.TrimSpace(f.Name) == "" {
+		// A name of spaces ran, and listed as a blank NAME column that no
+		// command could name it by.
+		return nil, fieldErr("name", nil, "is blank: the campaign's name, e.g. name: my-sweep")
+	}
 	if err := shownText("name", f.Name, false); err != nil {
 		return nil, err
 	}
@@ -414,7 +419,7 @@ func baseWorkload(f *File) (workload.Spec, *TraceRef, error) {
 	if err := checkDistName("interarrival", f.Interarrival); err != nil {
 		return workload.Spec{}, nil, err
 	}
-	if f.Servers < 0 {
+	if f.Servers < 0 || f.Servers == 0 && f.written("servers") {
 		// Its own key, so that an override is named (set by
 		// MSJFARM_SERVERS): it was the workload's error, at the
 		// workload's line, and with a trace the header's count silently.
@@ -461,7 +466,7 @@ func classesWorkload(f *File) (workload.Spec, error) {
 // scale (0: 1).
 func traceRef(f *File) (*TraceRef, error) {
 	ts := f.Trace.TimeScale
-	if ts == 0 {
+	if ts == 0 && !f.written("trace.time_scale") {
 		ts = 1
 	}
 	if !(ts > 0) || math.IsInf(ts, 0) {

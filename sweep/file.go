@@ -33,6 +33,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -156,6 +157,27 @@ func EnvVars() []string {
 
 // envName is the variable that overrides key k.
 func envName(k string) string { return "MSJFARM_" + strings.ToUpper(strings.ReplaceAll(k, ".", "_")) }
+
+// written reports whether key (a path, "trace.time_scale") was given: in
+// the file, in the selected profile, or by its environment override. It
+// tells an explicit 0 from a key left out where 0 means "not set": an
+// explicit servers: 0 or time_scale: 0 ran as if absent, where -1 was
+// refused. A File decoded from a stored spec knows no positions: false.
+func (f *File) written(key string) bool {
+	if slices.Contains(envKeys, key) {
+		if v, ok := os.LookupEnv(envName(key)); ok && v != "" {
+			return true
+		}
+	}
+	if f.src == nil {
+		return false
+	}
+	if _, ok := f.src.keys[key]; ok {
+		return true
+	}
+	_, ok := f.src.keys["profiles."+f.src.profile+"."+key]
+	return f.src.profile != "" && ok
+}
 
 // Load reads a sweep file; the format follows the extension (.yaml, .yml,
 // .toml, .json). Unknown keys, wrong types and bare-number durations are

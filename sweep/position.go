@@ -93,8 +93,12 @@ func index(data []byte, format string) (*source, error) {
 	case "json":
 		// JSON is read as YAML (a superset) for positions; a syntax error
 		// is placed by encoding/json, which is what JSON users expect.
-		if err := json.Unmarshal(data, new(any)); err != nil {
+		var top any
+		if err := json.Unmarshal(data, &top); err != nil {
 			return s, jsonSyntax(data, err)
+		}
+		if _, ok := top.(map[string]any); !ok && top != nil {
+			return s, &Error{Line: 1, Col: 1, Msg: fmt.Sprintf("the file is %s, not an object of keys (name, workload, axes, policies, ...)", jsonKind(top))}
 		}
 		s.jsonRepeats(data)
 		_ = s.indexYAML(data) // positions only: a JSON file YAML cannot read has none
@@ -130,8 +134,14 @@ func (s *source) indexYAML(data []byte) error {
 		}
 		return e
 	}
+	if err := oneDocument(data); err != nil {
+		return err
+	}
 	if len(doc.Content) > 0 {
 		s.root = doc.Content[0]
+		if err := topMapping(s.root); err != nil {
+			return err
+		}
 		s.checkNesting(s.root)
 		if s.shape == nil {
 			s.checkRepeats("", s.root)
@@ -613,4 +623,49 @@ func (s *source) countKey(parent, f string, p pos) {
 	case s.nKeys > MaxKeys:
 		s.shape = &Error{Path: f, Line: p.line, Col: p.col, Msg: fmt.Sprintf("more than %d keys in the file", MaxKeys)}
 	}
+}
+
+// oneDocument refuses a YAML stream of more than one document: the reader
+// takes the first, and the rest (a "---" and more keys, misspelt ones
+// too) was ignored without a word.
+func oneDocument(data []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var first, second yaml.Node
+	if dec.Decode(&first) != nil {
+		return nil
+	}
+	if err := dec.Decode(&second); err != nil {
+		return nil // io.EOF, or a syntax error the first read reports
+	}
+	return &Error{Line: max(second.Line, 1), Col: 1, Msg: "a second YAML document (after \"---\"): a sweep file is one document, and the reader would ignore the rest"}
+}
+
+// topMapping refuses a file whose top level is not a mapping of keys,
+// saying what it is without quoting it (a file of secrets named as a
+// sweep by mistake had its first line printed in the decoder's error, with
+// Go's type names).
+func topMapping(n *yaml.Node) error {
+	if n.Kind == yaml.MappingNode {
+		return nil
+	}
+	what := map[yaml.Kind]string{yaml.SequenceNode: "a list", yaml.ScalarNode: "a single value", yaml.AliasNode: "an alias"}[n.Kind]
+	if what == "" {
+		return nil
+	}
+	return &Error{Line: n.Line, Col: n.Column, Msg: "the file is " + what + ", not a mapping of keys (name:, workload:, axes:, policies:, ...)"}
+}
+
+// jsonKind names a decoded JSON value's kind for topMapping's JSON twin.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return "not an object"
 }

@@ -141,7 +141,7 @@ func (c *Campaign) LocalTrace(servers int) (*swf.Trace, error) {
 func canonicalTrace(f *File, raw []byte, limit int64) ([]byte, error) {
 	data, err := swf.Canonical(bytes.NewReader(raw), swf.Limits{})
 	if err != nil {
-		return nil, fieldErr("trace.file", nil, "%s is not an SWF trace (%s); nothing was uploaded", f.Trace.File, swfReason(err))
+		return nil, fieldErr("trace.file", nil, "%s is not an SWF trace (%s); nothing was uploaded", f.Trace.File, SWFReason(err))
 	}
 	if limit > 0 && int64(len(data)) > limit {
 		return nil, fieldErr("trace.file", nil, "%s has %d bytes once decompressed and parsed, more than the limit of %d (--max-trace-size)", f.Trace.File, len(data), limit)
@@ -185,8 +185,10 @@ func (c *Campaign) traceWorkload(spec workload.Spec, trace *TraceRef) (*sim.Work
 	return w, nil
 }
 
-// swfReason says where an SWF parse failed without the offending text.
-func swfReason(err error) string {
+// SWFReason says why a file is not an SWF trace without quoting it: the
+// line and field, never the value, for the file may be one of secrets
+// named by mistake (a parse error's Value holds the text).
+func SWFReason(err error) string {
 	var pe *swf.ParseError
 	if errors.As(err, &pe) {
 		switch {

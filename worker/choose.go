@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/internal/sandbox"
@@ -37,6 +38,9 @@ type RunnerConfig struct {
 	// PluginEnv is added to the plugins' environment (NAME=value; see
 	// --plugin-env).
 	PluginEnv []string
+	// Stall is the plugin host's stall limit (pluginhost.Config.Stall,
+	// --plugin-stall; 0: pluginhost.DefaultStall, negative: none).
+	Stall time.Duration
 	// Self serves the built-in families from this program's own
 	// executable (registry.SelfFromExecutable; nil: built-in policies
 	// without a binary on the search path run in-process).
@@ -62,7 +66,7 @@ func inProcessMode(mode string) bool { return mode == "inprocess" || mode == "in
 // concurrency, with pins read from st; its index is built on first use.
 // The caller closes it.
 func (c RunnerConfig) PluginRunner(st storage.Store) *PluginRunner {
-	return &PluginRunner{Host: pluginhost.New(pluginhost.Config{MaxConcurrent: c.Concurrency, Sandbox: c.Sandbox, Env: c.PluginEnv}),
+	return &PluginRunner{Host: pluginhost.New(pluginhost.Config{MaxConcurrent: c.Concurrency, Sandbox: c.Sandbox, Env: c.PluginEnv, Stall: c.Stall}),
 		Dirs: pluginhost.SearchPath(c.PluginPath, nil), Self: c.Self, Store: st, CacheDir: c.CacheDir, Logf: c.Logf}
 }
 

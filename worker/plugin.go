@@ -474,8 +474,8 @@ func (r *PluginRunner) taskError(ctx context.Context, err error) error {
 	return err
 }
 
-// deadlineVerdict makes a deadline on a task's second (or later) attempt
-// permanent: a replication that overran its deadline twice hangs or is too
+// deadlineVerdict makes a deadline (or a stall: pluginhost.ErrStalled) on
+// a task's second (or later) attempt permanent: a replication that overran its deadline twice hangs or is too
 // long for it, and another max-deliver attempts of up to run.deadline each
 // (hours, for a long deadline) would only repeat that. The first overrun
 // is retried, since a loaded or failing machine can be the cause.
@@ -488,6 +488,9 @@ func deadlineVerdict(deadlineHit bool, attempt int, err error) error {
 	}
 	if deadlineHit || errors.Is(err, pluginhost.ErrDeadline) {
 		return &PermanentError{fmt.Errorf("exceeded run.deadline on %d attempts: %w", attempt, err)}
+	}
+	if errors.Is(err, pluginhost.ErrStalled) {
+		return &PermanentError{fmt.Errorf("stalled on %d attempts: %w", attempt, err)}
 	}
 	return err
 }

@@ -39,7 +39,11 @@ func (w *Worker) run(hard context.Context, d *delivery, release func()) {
 	}
 	for delay, waited := backoffMin, false; ; delay = min(2*delay, backoffMax) {
 		w.runOnce(runCtx, d, progress)
-		if d.err == nil || !storage.IsUnavailable(d.err) || runCtx.Err() != nil {
+		if d.err == nil || !storage.IsUnavailable(d.err) || runCtx.Err() != nil || d.deadlineHit {
+			// A read that timed out because run.deadline fired is the
+			// deadline, not the store: a deadline shorter than the pins'
+			// read (run.deadline 1ns) was taken for an outage, and the task
+			// waited for storage and ran again for ever.
 			break
 		}
 		// The runner could not read what the task needs from storage

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -197,5 +198,53 @@ func TestSlotHandedOnAt99(t *testing.T) {
 	}
 	if n := w.Stats.Done.Load(); n != 2 {
 		t.Fatalf("%d tasks done, want 2", n)
+	}
+}
+
+// storeReading reads a storage object with the run's context before the
+// replication, as the plugin runner reads the campaign's plugin pins.
+type storeReading struct{ st storage.Store }
+
+func (r storeReading) Run(ctx context.Context, t *sweep.Task, p func(int64, int64)) (*worker.Outcome, error) {
+	if _, err := r.st.Get(ctx, storage.ManifestKey("camp")); err != nil && !errors.Is(err, storage.ErrNotFound) {
+		return nil, fmt.Errorf("reading plugin pins: %w", err)
+	}
+	return worker.InProcess{}.Run(ctx, t, p)
+}
+
+// TestTinyDeadlineIsNotAnOutage: a run.deadline that expires during the
+// storage read before the replication (1 ns) is the task's deadline. It
+// was taken for the store being down: the worker paused, waited for the
+// store, ran the task again, and so on for ever.
+func TestTinyDeadlineIsNotAnOutage(t *testing.T) {
+	ts := tasks(t, 1e5, time.Nanosecond)
+	nc, _, st := queued(t, protocol.Layout{MaxDeliver: 2, AckWait: 5 * time.Second}, ts[:1])
+	ctx := context.Background()
+	wctx, cancel := context.WithCancel(ctx)
+	w, err := worker.New(wctx, worker.Options{Conn: nc, Store: st, Runner: storeReading{st}, Concurrency: 1,
+		FetchWait: 100 * time.Millisecond, RetryDelay: 10 * time.Millisecond, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	deadline := time.Now().Add(time.Minute)
+	var data []byte
+	for time.Now().Before(deadline) {
+		if data, err = st.Get(ctx, storage.ResultKey("camp", ts[0].ID)); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var r record.Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatalf("no failure recorded within a minute (%d storage waits): %v: %s", w.Stats.StorageWaits.Load(), err, data)
+	}
+	if !r.Failed() || !strings.Contains(r.Error, "run.deadline 1ns exceeded") {
+		t.Fatalf("record error %q", r.Error)
 	}
 }

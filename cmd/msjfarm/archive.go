@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -76,6 +75,9 @@ func defArchiveExport(fs *pflag.FlagSet) func([]string) int {
 		}
 		if err := exportTime(&o); err != nil {
 			return usagef("archive export: %v", err)
+		}
+		if *out == "-" {
+			return usagef("archive export: -o -: export writes a file (under a temporary name, renamed when complete), not standard output; give a file name")
 		}
 		if err := replaceable(*out); err != nil {
 			return usagef("archive export: -o %v", err)
@@ -150,15 +152,8 @@ func replaceable(path string) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("%s exists and is not a regular file", path)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	head := make([]byte, 4)
-	n, _ := io.ReadFull(f, head)
-	if fi.Size() > 0 && bundle.Compression(head[:n]) == "" {
-		return fmt.Errorf("%s exists and is not an archive: remove it, or choose another name (an archive is replaced)", path)
+	if fi.Size() > 0 && !bundle.IsArchive(path) {
+		return fmt.Errorf("%s exists and is not a msjfarm archive: remove it, or choose another name (an archive is replaced)", path)
 	}
 	return nil
 }
@@ -275,15 +270,17 @@ func defArchiveImport(fs *pflag.FlagSet) func([]string) int {
 		}
 		ctx, stop := signalContext()
 		defer stop()
-		st, err := ff.store(ctx)
-		if err != nil {
-			return fail("archive import: %v", err)
-		}
+		// The archive first: a refused one left an empty store directory
+		// made for it.
 		x, err := bundle.Extract(ctx, ff.fs.Arg(0), pub, bundle.Limits{})
 		if err != nil {
 			return fail("archive import: %v (nothing imported)", err)
 		}
 		defer x.Close()
+		st, err := ff.store(ctx)
+		if err != nil {
+			return fail("archive import: %v", err)
+		}
 		sum, err := bundle.Import(ctx, x, st)
 		if err != nil {
 			return fail("archive import: %v", err)

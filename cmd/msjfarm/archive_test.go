@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,8 +105,21 @@ func TestArchiveJourney(t *testing.T) {
 		t.Fatalf("report --store of an archive: exit %d, want 2", code)
 	}
 
-	// Import into a fresh store, then run the sweep there: all reused.
+	// A refused archive makes no store: the store directory was made
+	// before the archive was read.
 	store2 := filepath.Join(other, "data")
+	empty := filepath.Join(other, "empty.msjar")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := capture(t, func() int { return runCmd("archive", []string{"import", empty, "--storage", store2}) }); code != 1 {
+		t.Fatalf("import of an empty file: exit %d", code)
+	}
+	if _, err := os.Stat(store2); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a refused import left %s (%v)", store2, err)
+	}
+
+	// Import into a fresh store, then run the sweep there: all reused.
 	if code, out := capture(t, func() int { return runCmd("archive", []string{"import", moved, "--storage", store2}) }); code != 0 {
 		t.Fatalf("import: exit %d\n%s", code, out)
 	}
@@ -312,15 +328,27 @@ func TestArchiveExportReproducible(t *testing.T) {
 		t.Errorf("provenance.json does not record the epoch as the export time (%v):\n%.400s", err, prov)
 	}
 
-	notes := filepath.Join(dir, "notes.txt")
-	if err := os.WriteFile(notes, []byte("keep me\n"), 0o644); err != nil {
-		t.Fatal(err)
+	// Export replaces an archive, never another file: a text file, nor a
+	// compressed one that is not an archive (a gzipped CSV was replaced,
+	// its magic number being an archive's).
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("a,b\n1,2\n"))
+	zw.Close()
+	for name, content := range map[string][]byte{"notes.txt": []byte("keep me\n"), "data.csv.gz": gz.Bytes()} {
+		keep := filepath.Join(dir, name)
+		if err := os.WriteFile(keep, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, errs := captured(t, func() int { return runCmd("archive", []string{"export", "run-cmd", "--storage", data, "-o", keep}) }); code != 2 || !strings.Contains(errs, name+" exists and is not a msjfarm archive") {
+			t.Fatalf("export over %s: exit %d\n%s", name, code, errs)
+		}
+		if got, _ := os.ReadFile(keep); !bytes.Equal(got, content) {
+			t.Fatalf("%s was changed: %q", name, got)
+		}
 	}
-	if code, _, errs := captured(t, func() int { return runCmd("archive", []string{"export", "run-cmd", "--storage", data, "-o", notes}) }); code != 2 || !strings.Contains(errs, "notes.txt exists and is not an archive") {
-		t.Fatalf("export over a text file: exit %d\n%s", code, errs)
-	}
-	if got, _ := os.ReadFile(notes); string(got) != "keep me\n" {
-		t.Fatalf("the text file was changed: %q", got)
+	if code, _, errs := captured(t, func() int { return runCmd("archive", []string{"export", "run-cmd", "--storage", data, "-o", "-"}) }); code != 2 || !strings.Contains(errs, "not standard output") {
+		t.Fatalf("export -o -: exit %d\n%s", code, errs)
 	}
 	t.Setenv("SOURCE_DATE_EPOCH", "yesterday")
 	if code, _, errs := captured(t, func() int {

@@ -318,6 +318,7 @@ type runnerFlags struct {
 	env, writable     *[]string
 	sb                *sandbox.Sandbox
 	pluginEnv         []string
+	stall             *time.Duration
 	// store is the command's --storage, whose local directory no
 	// --plugin-writable may reach (protectedDirs).
 	store string
@@ -335,6 +336,7 @@ func addRunnerFlags(fs *pflag.FlagSet) *runnerFlags {
 		memory:   fs.String("plugin-memory", "", "address space one plugin process may map, e.g. 8GiB (default: 2 GiB + 2.5 GiB per replication it runs at once)"),
 		tmpQuota: fs.String("plugin-tmp-quota", "256MiB", "what one plugin process may write into its private TMPDIR; past it the process is killed and its replication fails"),
 		env:      fs.StringSlice("plugin-env", nil, "names of variables of this process's environment also given to plugins (comma-separated; credentials and MSJFARM_*, AWS_*, MINIO_* are refused)"),
+		stall:    fs.Duration("plugin-stall", pluginhost.DefaultStall, "how long a replication's engine loop may go without a sign of life (it gives one every 1,024 events) before its policy is deemed hung in its own code: the plugin process is killed and the task fails (retried once), whatever run.deadline says; 0: never"),
 		writable: fs.StringArray("plugin-writable", nil, "a directory every confined plugin process may also write (repeat the flag for more: a path may hold a comma; shared by all plugin processes: never the store or the plugin cache)"),
 	}
 }
@@ -367,6 +369,9 @@ func (rf *runnerFlags) applySandbox(cmd string, quiet bool) int {
 			// every task failing after its retries; at 1 GiB they ran.
 			return usagef("%s: --plugin-memory %s: below 1 GiB a plugin (a Go program) cannot reserve its runtime's address space and dies at start", cmd, *rf.memory)
 		}
+	}
+	if *rf.stall < 0 {
+		return usagef("%s: --plugin-stall %v: must not be negative (0 turns the check off)", cmd, *rf.stall)
 	}
 	quota, err := parseSize("plugin-tmp-quota", *rf.tmpQuota)
 	if err == nil && quota <= 0 {
@@ -511,7 +516,16 @@ func (rf *runnerFlags) stateSandbox(cmd string) {
 // replications at once.
 func (rf *runnerFlags) config(concurrency int, logf func(string, ...any)) worker.RunnerConfig {
 	return worker.RunnerConfig{Mode: *rf.mode, PluginPath: *rf.path, CacheDir: *rf.cache, Concurrency: concurrency, Logf: logf,
-		Self: registry.SelfFromExecutable(), Sandbox: rf.sb, PluginEnv: rf.pluginEnv}
+		Self: registry.SelfFromExecutable(), Sandbox: rf.sb, PluginEnv: rf.pluginEnv, Stall: rf.hostStall()}
+}
+
+// hostStall is --plugin-stall as pluginhost.Config.Stall, whose 0 is the
+// default and "never" negative.
+func (rf *runnerFlags) hostStall() time.Duration {
+	if *rf.stall == 0 {
+		return -1
+	}
+	return *rf.stall
 }
 
 // warn prints warnings as cmd's.

@@ -46,6 +46,10 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		if ff.fs.NArg() != 1 {
 			return fail("reproduce: want one campaign: id, name or id prefix, or an archive file (msjfarm reproduce <campaign>|<file.msjar> [--tasks id,...|--sample N|--all])")
 		}
+		if ff.fs.Changed("sample") && *sample < 1 {
+			// 0 and -1 re-ran the default 5 and said so.
+			return usagef("reproduce: --sample %d: must be at least 1", *sample)
+		}
 		sel := 0
 		for _, b := range []bool{*tasks != "", *sample > 0, *all} {
 			if b {

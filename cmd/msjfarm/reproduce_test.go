@@ -134,6 +134,18 @@ func TestRunReportReproduce(t *testing.T) {
 	if code, _ := capture(t, func() int { return runReproduce([]string{id, "-storage", data, "-tasks", "nope"}) }); code == 0 {
 		t.Fatal("reproduce -tasks with an unknown id: exit 0")
 	}
+	// A task named twice is re-run once; --sample 0 or -1 is a usage
+	// error (both re-ran the default 5).
+	first := strings.TrimSuffix(filepath.Base(res[0]), ".json")
+	code, out = capture(t, func() int { return runReproduce([]string{id, "-storage", data, "-tasks", first + "," + first}) })
+	if code != 0 || !strings.Contains(out, "1 tasks: 1 bit-identical") {
+		t.Fatalf("reproduce -tasks with one id twice: exit %d\n%s", code, out)
+	}
+	for _, n := range []string{"0", "-1"} {
+		if code, out := capture(t, func() int { return runReproduce([]string{id, "-storage", data, "-sample", n}) }); code != 2 {
+			t.Fatalf("reproduce -sample %s: exit %d\n%s", n, code, out)
+		}
+	}
 
 	// Tamper with one stored result (an added replication).
 	ctx := context.Background()

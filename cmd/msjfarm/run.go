@@ -216,6 +216,31 @@ func (r *runCommand) campaign(ctx context.Context, path string, cfg worker.Runne
 		defer pr.Close()
 		return dryRun("run", r.ff, camp, *r.n, pr)
 	}
+	// The flags that name files, before anything is written: a bad
+	// --run-log was found after the plugin binaries (19 MB) and the
+	// campaign's pins were in storage.
+	var rl io.Writer
+	if *r.runLog != "" {
+		f, err := os.OpenFile(*r.runLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			pr.Close()
+			return usagef("run: --run-log: %v", err)
+		}
+		defer f.Close()
+		rl = f
+	}
+	if fi, err := os.Stat(*r.storeDir); *r.storeDir != "" && err == nil && !fi.IsDir() {
+		pr.Close()
+		return usagef("run: --store-dir %s: not a directory", *r.storeDir)
+	}
+	if *r.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(*r.cpuProfile)
+		if err != nil {
+			pr.Close()
+			return usagef("run: --cpuprofile: %v", err)
+		}
+		defer stopProfile()
+	}
 	r.creating()
 	r.rf.stateSandbox("run")
 	ln, err := r.mf.listen()
@@ -228,13 +253,6 @@ func (r *runCommand) campaign(ctx context.Context, path string, cfg worker.Runne
 		defer ln.Close()
 	}
 	start := time.Now()
-	if *r.cpuProfile != "" {
-		stopProfile, err := startCPUProfile(*r.cpuProfile)
-		if err != nil {
-			return fail("run: %v", err)
-		}
-		defer stopProfile()
-	}
 	st, err := r.ff.store(ctx)
 	if err != nil {
 		pr.Close()
@@ -261,15 +279,6 @@ func (r *runCommand) campaign(ctx context.Context, path string, cfg worker.Runne
 	}
 	if c, ok := ch.Runner.(io.Closer); ok {
 		defer c.Close() // the worker closes it too; again is harmless
-	}
-	var rl io.Writer
-	if *r.runLog != "" {
-		f, err := os.OpenFile(*r.runLog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			return fail("run: --run-log: %v", err)
-		}
-		defer f.Close()
-		rl = f
 	}
 	o := local.Options{Spec: f, MaxTraceSize: r.traceLimit, Store: st, Runner: ch.Runner, Pins: ch.Pins, Workers: *r.n, StoreDir: *r.storeDir,
 		AckWait: *r.ackWait, MaxDeliver: *r.maxDeliver, RetryFailed: *r.retry, Logf: r.logf(), RunLog: rl,

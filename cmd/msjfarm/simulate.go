@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"github.com/spf13/pflag"
 
 	"context"
@@ -211,6 +212,10 @@ func checkTraceFlags(fs *pflag.FlagSet, trace bool) int {
 			return usagef("simulate: --%s does not apply to --swf: a replayed trace's jobs and arrivals are the trace's (--time-scale rescales its arrival times, --servers sets k)", name)
 		}
 	}
+	// A negative k was taken as 0 (the trace's MaxProcs) without a word.
+	if k, _ := fs.GetInt("servers"); k < 0 {
+		return usagef("simulate: --servers %d: must be at least 1 (or 0: the trace header's MaxProcs)", k)
+	}
 	return 0
 }
 
@@ -256,7 +261,12 @@ func buildWorkload(swfPath string, servers int, timeScale float64, name string, 
 	if swfPath != "" {
 		tr, err := swf.ReadFile(swfPath, servers)
 		if err != nil {
-			return nil, err
+			// Not quoted, as a sweep's trace.file is not: a file of
+			// secrets given by mistake was printed in part.
+			if _, parse := errors.AsType[*swf.ParseError](err); parse {
+				return nil, fmt.Errorf("--swf %s is not an SWF trace (%s)", swfPath, sweep.SWFReason(err))
+			}
+			return nil, fmt.Errorf("--swf: %w", err)
 		}
 		return workload.FromTrace(filepath.Base(swfPath), tr, timeScale)
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,10 +44,25 @@ func TestSimulateFlagsThatDoNotApply(t *testing.T) {
 		{[]string{"--rate", "1", "--time-scale", "0.5"}, "--time-scale applies to a replayed trace"},
 		{[]string{"--swf", "../../model/swf/testdata/small.swf", "--rate", "2"}, "--rate does not apply to --swf"},
 		{[]string{"--swf", "../../model/swf/testdata/small.swf", "--workload", "borg-b"}, "--workload does not apply to --swf"},
+		{[]string{"--swf", "../../model/swf/testdata/small.swf", "--servers", "-1"}, "--servers -1: must be at least 1"},
 	} {
 		code, _, errs := msjfarm(t, nil, append([]string{"simulate", "--arrivals", "100"}, c.args...)...)
 		if code != 2 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d, want 2 and %q:\n%s", c.args, code, c.want, errs)
 		}
+	}
+}
+
+// A file of secrets given as --swf by mistake is refused without quoting
+// it, as a sweep's trace.file is: simulate printed the first field whole.
+func TestSimulateSecretAsTrace(t *testing.T) {
+	const secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYSECRETKEY"
+	file := filepath.Join(t.TempDir(), "secret.swf")
+	if err := os.WriteFile(file, []byte(secret+" 0 0 1 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := msjfarm(t, nil, "simulate", "--swf", file, "--arrivals", "1", "--warmup", "0", "--reps", "1")
+	if code != 2 || !strings.Contains(errs, "is not an SWF trace (line 1, field 1 (job number): is not a number)") || strings.Contains(out+errs, secret[:8]) {
+		t.Fatalf("exit %d:\n%s%s", code, out, errs)
 	}
 }

@@ -153,6 +153,7 @@ func NewServer(name, version string, entries []Entry, opt ServerOptions) (pb.Pol
 			ProtocolVersion: opt.ProtocolVersion,
 			MaxConcurrent:   uint32(opt.MaxConcurrent),
 			GoVersion:       runtime.Version(),
+			Heartbeat:       true,
 		},
 	}
 	for _, sp := range entries {
@@ -333,10 +334,10 @@ func (s *server) decode(req *pb.RunRequest) (RunRequest, Entry, *sim.Workload, e
 // counters; a ticker sends them at most every interval, so progress
 // costs the simulation nothing measurable.
 type progress struct {
-	done, total atomic.Int64
-	send        func(*pb.RunUpdate) error
-	quit        chan struct{}
-	wg          sync.WaitGroup
+	done, total, beats atomic.Int64
+	send               func(*pb.RunUpdate) error
+	quit               chan struct{}
+	wg                 sync.WaitGroup
 }
 
 // startProgress hooks the counters into cfg and starts the ticker
@@ -347,6 +348,7 @@ func startProgress(cfg *sim.Config, intervalMs int64, send func(*pb.RunUpdate) e
 		p.done.Store(d)
 		p.total.Store(t)
 	}
+	cfg.Beat = func() { p.beats.Add(1) }
 	interval := DefaultProgressInterval
 	if intervalMs > 0 {
 		interval = time.Duration(intervalMs) * time.Millisecond
@@ -356,14 +358,14 @@ func startProgress(cfg *sim.Config, intervalMs int64, send func(*pb.RunUpdate) e
 		defer p.wg.Done()
 		t := time.NewTicker(interval)
 		defer t.Stop()
-		last := int64(-1)
+		last, lastBeats := int64(-1), int64(0)
 		for {
 			select {
 			case <-p.quit:
 				return
 			case <-t.C:
-				if d := p.done.Load(); d != last {
-					last = d
+				if d, b := p.done.Load(), p.beats.Load(); d != last || b != lastBeats {
+					last, lastBeats = d, b
 					_ = send(p.update(d))
 				}
 			}
@@ -373,7 +375,7 @@ func startProgress(cfg *sim.Config, intervalMs int64, send func(*pb.RunUpdate) e
 }
 
 func (p *progress) update(done int64) *pb.RunUpdate {
-	return &pb.RunUpdate{Update: &pb.RunUpdate_Progress{Progress: &pb.Progress{Done: done, Total: p.total.Load()}}}
+	return &pb.RunUpdate{Update: &pb.RunUpdate_Progress{Progress: &pb.Progress{Done: done, Total: p.total.Load(), Beats: p.beats.Load()}}}
 }
 
 // stop stops the ticker and waits for it.

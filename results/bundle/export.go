@@ -44,6 +44,11 @@ type ExportOptions struct {
 	Now time.Time
 	// Build is the exporting binary (default: Exporter()).
 	Build *Build
+	// Limits are the readers' limits the archive must keep within (zero
+	// fields: DefaultLimits, what every reader applies). A campaign that
+	// would take the archive past them is refused (ErrTooLarge), before
+	// its objects are read where their number already tells.
+	Limits Limits
 }
 
 // Summary describes a written archive.
@@ -80,10 +85,19 @@ func Export(ctx context.Context, st storage.Store, id string, w io.Writer, o Exp
 	if mtime.IsZero() {
 		mtime = c.man.Updated
 	}
-	mw, err := newMemberWriter(w, o.Compression, mtime)
+	mw, err := newMemberWriter(w, o.Compression, mtime, o.Limits, o.Key != nil)
 	if err != nil {
 		return nil, err
 	}
+	sum, err := exportMembers(ctx, st, id, c, mw, o)
+	if errors.Is(err, ErrTooLarge) {
+		err = fmt.Errorf("campaign %s does not fit in one archive: %w", id, err)
+	}
+	return sum, err
+}
+
+// exportMembers writes the members of Export, in its order.
+func exportMembers(ctx context.Context, st storage.Store, id string, c *exported, mw *memberWriter, o ExportOptions) (*Summary, error) {
 	sum := &Summary{Campaign: id}
 	fj, _ := json.MarshalIndent(Format{Format: FormatName, Version: FormatVersion, Campaign: id, Name: c.man.Name, Msjfarm: o.Build.String()}, "", "  ")
 	if err := mw.add(FormatMember, append(fj, '\n')); err != nil {
@@ -91,8 +105,15 @@ func Export(ctx context.Context, st storage.Store, id string, w io.Writer, o Exp
 	}
 	prov := newProvenance(id, &c.man, c.pins, *o.Build, o.Now)
 	prov.Warnings = c.warnings
+	sums, err := loadSums(ctx, st, id, &c.man)
+	if err != nil {
+		return nil, fmt.Errorf("campaign %s: %w", id, err)
+	}
 	if err := exportCampaign(ctx, st, id, mw, prov, o.Concurrency, o.NoReport); err != nil {
 		return nil, err
+	}
+	if err := checkMembers(sums, mw.entries); err != nil {
+		return nil, fmt.Errorf("campaign %s: %w; not archived: submit the campaign again, and its finalisation runs those tasks again", id, err)
 	}
 	if err := exportBinaries(ctx, st, mw, prov, binaryKeys(c.pins, prov, c.spec), sum); err != nil {
 		return nil, err
@@ -212,6 +233,9 @@ func exportDescription(mw *memberWriter, prov *Provenance, o ExportOptions) erro
 func seal(mw *memberWriter, id string, key ed25519.PrivateKey, sum *Summary) error {
 	idx := Index{Format: FormatName, Version: FormatVersion, Campaign: id, Tree: TreeName, Members: mw.entries, Root: MerkleRoot(mw.entries)}
 	ij, _ := json.MarshalIndent(idx, "", " ")
+	if n := int64(len(ij)) + 1; n > mw.lim.MaxIndex {
+		return fmt.Errorf("member %s: %d bytes for %d members, more than the %d an archive reader accepts for the index (%w)", IndexMember, n, len(mw.entries), mw.lim.MaxIndex, ErrTooLarge)
+	}
 	sum.Members, sum.Bytes, sum.Root = len(mw.entries), mw.bytes, idx.Root
 	if err := mw.add(IndexMember, append(ij, '\n')); err != nil {
 		return err
@@ -276,10 +300,17 @@ func exportCampaign(ctx context.Context, st storage.Store, id string, mw *member
 		return err
 	}
 	var todo []string
+	results := 0
 	for _, k := range keys {
 		if !strings.HasPrefix(k, storage.ReportStagingPrefix(id)) && (!noReport || !strings.HasPrefix(k, storage.ReportPrefix(id))) {
 			todo = append(todo, k)
+			if _, ok := storage.ResultTaskID(id, k); ok {
+				results++
+			}
 		}
+	}
+	if err := mw.room(len(todo), results); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -48,6 +48,9 @@ type ImportSummary struct {
 func Import(ctx context.Context, x *Extracted, dst storage.Store) (*ImportSummary, error) {
 	id := x.Format.Campaign
 	sum := &ImportSummary{Campaign: id}
+	if err := x.consistent(ctx); err != nil {
+		return nil, err
+	}
 	keys, derived, err := importKeys(ctx, x)
 	if err != nil {
 		return nil, err

@@ -131,7 +131,8 @@ type Opened struct {
 	// says whether it was verified against a key the caller gave.
 	Signature  *Signature
 	KeyChecked bool
-	// Bytes is the members' total size.
+	// Bytes is the total size of the members the index lists (itself and
+	// the signature not counted), as Export's Summary counts it.
 	Bytes int64
 }
 
@@ -211,14 +212,7 @@ func Extract(ctx context.Context, file string, pub ed25519.PublicKey, lim Limits
 		return fail(err)
 	}
 	pack.seal()
-	x := &Extracted{Opened: o, Dir: dir, Store: pack, pack: pack}
-	id := o.Format.Campaign
-	for _, k := range []string{storage.CampaignSpecKey(id), storage.ManifestKey(id)} {
-		if _, err := x.Store.Stat(ctx, k); err != nil {
-			return fail(&Error{Archive: file, Member: StorePrefix + k, Reason: "missing: the campaign's spec and manifest are required", Err: err})
-		}
-	}
-	return x, nil
+	return &Extracted{Opened: o, Dir: dir, Store: pack, pack: pack}, nil
 }
 
 // countingReader fails once more than max bytes were read through it.
@@ -569,6 +563,22 @@ func (ar *archiveReader) finish(pub ed25519.PublicKey) (*Opened, error) {
 	} else if pub != nil {
 		return nil, &Error{Archive: file, Member: SignatureMember, Reason: "missing: the archive is not signed, and a key was given to check its signature"}
 	}
+	// Every reader but verify needs the campaign's spec and manifest, and
+	// verify said OK to an archive without them (or whose store members
+	// are another campaign's than format.json names) that the others all
+	// refused.
+	listed := map[string]bool{}
+	o.Bytes = 0
+	for _, e := range o.Index.Members {
+		listed[e.Path] = true
+		o.Bytes += e.Size // as export counts: the members the index lists
+	}
+	id := o.Format.Campaign
+	for _, k := range []string{storage.CampaignSpecKey(id), storage.ManifestKey(id)} {
+		if !listed[StorePrefix+k] {
+			return nil, &Error{Archive: file, Member: StorePrefix + k, Reason: "missing: the campaign's spec and manifest are required"}
+		}
+	}
 	return o, nil
 }
 
@@ -600,4 +610,23 @@ func compare(index []Entry, got map[string]Entry, order []string) []Mismatch {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Member < out[j].Member })
 	return out
+}
+
+// IsArchive reports whether the file at path begins as an archive does:
+// compressed (zstd or gzip) with msjar/format.json as its first member.
+// Export replaces such a file; the compression alone let `-o data.csv.gz`
+// replace a user's gzipped CSV.
+func IsArchive(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	r, _, closeDec, err := decompressor(bufio.NewReader(f))
+	if err != nil {
+		return false
+	}
+	defer closeDec()
+	h, err := tar.NewReader(r).Next()
+	return err == nil && h.Name == FormatMember
 }

@@ -99,11 +99,13 @@ func (c *chooser) choose(id, list string, sample int, all bool, seed uint64) ([]
 	switch {
 	case list != "":
 		var out []string
+		seen := map[string]bool{}
 		for _, tid := range strings.Split(list, ",") {
 			tid = strings.TrimSpace(tid)
-			if tid == "" {
-				continue
+			if tid == "" || seen[tid] {
+				continue // a task named twice is re-run once
 			}
+			seen[tid] = true
 			if !c.known[tid] {
 				return nil, fmt.Errorf("task %s is not a task of campaign %s", tid, id)
 			}

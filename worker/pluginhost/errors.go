@@ -33,6 +33,10 @@ const (
 	// ErrDeadline: the replication exceeded its deadline. If the plugin did
 	// not stop it within the grace period, its process was killed.
 	ErrDeadline Kind = "deadline exceeded"
+	// ErrStalled: the replication's engine loop stopped beating for
+	// Config.Stall (policy code that does not return); its process was
+	// killed.
+	ErrStalled Kind = "stalled"
 	// ErrCanceled: the caller's context ended the call.
 	ErrCanceled Kind = "cancelled"
 	// ErrQuota: the plugin wrote past its TMPDIR quota, and its process
@@ -104,7 +108,7 @@ func (e *Error) Retryable() bool {
 	switch e.Kind {
 	case ErrQuota, ErrThreads:
 		return e.Shared
-	case ErrCrash, ErrStart, ErrDeadline, ErrCanceled, ErrClosed:
+	case ErrCrash, ErrStart, ErrDeadline, ErrStalled, ErrCanceled, ErrClosed:
 		return true
 	}
 	return false

@@ -93,6 +93,16 @@ type Config struct {
 	// engine polls for the deadline every 1,024 events, so an honest
 	// plugin answers within milliseconds even on a loaded machine).
 	Grace time.Duration
+	// Stall is how long a replication's engine loop may go without a beat
+	// (it beats every 1,024 events: sim.Config.Beat) before the replication
+	// is deemed hung in policy code, whatever its deadline: its process is
+	// killed as for an unhonoured deadline and the call fails with
+	// ErrStalled (0: DefaultStall; negative: never). Only plugins whose
+	// Info says Heartbeat beat, and only their engine policies (a
+	// reference model runs no engine loop). Without it a policy that spins
+	// held its worker's slot until run.deadline, a month when the sweep set
+	// none.
+	Stall time.Duration
 	// StderrTail is how many bytes of each process's stderr are kept for
 	// error reports (0: 16 KiB).
 	StderrTail int
@@ -144,6 +154,9 @@ type Info struct {
 	MaxConcurrent int          `json:"max_concurrent"`
 	GoVersion     string       `json:"go_version"`
 	Policies      []PolicyInfo `json:"policies"`
+	// Heartbeat: the plugin's progress reports carry the engine loop's
+	// beats (Config.Stall applies to its engine policies).
+	Heartbeat bool `json:"heartbeat"`
 	// Path and SHA256 identify the binary; PID the process serving.
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256"`
@@ -240,6 +253,8 @@ type Outcome struct {
 	// Progress messages received, and the last one.
 	ProgressUpdates  int
 	LastDone, LastOf int64
+	// LastBeats is the last count of engine beats reported (Heartbeat).
+	LastBeats int64
 	// PluginElapsed is the run's wall time inside the plugin, PluginCPU
 	// the CPU time of its simulating thread (0 where unmeasurable); Elapsed
 	// the whole call as the host saw it (including any wait for a slot).
@@ -300,6 +315,9 @@ func New(cfg Config) *Host {
 	}
 	if cfg.StderrTail <= 0 {
 		cfg.StderrTail = 16 << 10
+	}
+	if cfg.Stall == 0 {
+		cfg.Stall = DefaultStall
 	}
 
 	if cfg.Sandbox == nil {
@@ -920,7 +938,7 @@ const maxInfoBytes = 4 << 20
 // decodeInfo reads a plugin's Info, checked (Info.check).
 func decodeInfo(r *pb.InfoResponse) (*Info, error) {
 	in := &Info{Name: r.PluginName, Version: r.PluginVersion, Engine: r.EngineVersion,
-		Protocol: int(r.ProtocolVersion), MaxConcurrent: int(r.MaxConcurrent), GoVersion: r.GoVersion}
+		Protocol: int(r.ProtocolVersion), MaxConcurrent: int(r.MaxConcurrent), GoVersion: r.GoVersion, Heartbeat: r.Heartbeat}
 	for _, p := range r.Policies {
 		pi := PolicyInfo{Name: p.Name, Doc: p.Doc, Preemption: p.Preemption, SizeAware: p.SizeAware,
 			Reference: p.Reference, Timers: p.Timers, Counters: p.Counters}
@@ -1150,6 +1168,8 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 	}
 	out = &Outcome{Plugin: Record{Name: p.info.Name, Version: p.info.Version, Engine: p.info.Engine, SHA256: p.key.sha}}
 	out.CounterInfo = p.info.counterInfo(policy)
+	stall := h.watchStall(p, policy, cancel)
+	defer stall.stop()
 	t0 := time.Now()
 	for {
 		u, err := stream.Recv()
@@ -1160,12 +1180,16 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 			if tooLarge(err, opt.MaxResultBytes) {
 				return nil, heard, h.errorf(ErrPolicy, p.key, policy, "result: larger than the %d bytes a result of this task may take (%s)", opt.MaxResultBytes, status.Convert(err).Message())
 			}
+			if stall.fired() {
+				return nil, heard, h.stallError(p, policy)
+			}
 			return nil, heard, h.callError(ctx, callCtx, p, policy, deadline, grace, cancelled.Load(), err)
 		}
 		heard = true
 		if err := h.accept(p, policy, opt, out, u, time.Since(t0)); err != nil {
 			return nil, heard, err
 		}
+		stall.beat(out.LastBeats)
 	}
 	if out.ResultJSON == nil {
 		return nil, heard, h.errorf(ErrCrash, p.key, policy, "the plugin ended the call without a result")
@@ -1220,7 +1244,7 @@ func (h *Host) accept(p *proc, policy string, opt RunOptions, out *Outcome, u *p
 		if allowed := progressAllowance + 4*int(elapsed/interval); out.ProgressUpdates > allowed {
 			return h.violation(p, policy, "the plugin sent %d progress reports in %v, asked for one every %v", out.ProgressUpdates, elapsed.Round(time.Millisecond), interval)
 		}
-		out.LastDone, out.LastOf = m.Progress.Done, m.Progress.Total
+		out.LastDone, out.LastOf, out.LastBeats = m.Progress.Done, m.Progress.Total, m.Progress.Beats
 		if opt.Progress != nil {
 			opt.Progress(m.Progress.Done, m.Progress.Total)
 		}

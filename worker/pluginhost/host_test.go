@@ -761,3 +761,52 @@ func TestCloseKillsBusyLoop(t *testing.T) {
 		t.Fatal("the spinning call did not return after Close")
 	}
 }
+
+// A policy that spins in its own code is caught by the stall limit long
+// before its deadline (an hour here; a month when the sweep sets none),
+// its process killed; a policy slower than the limit overall, but whose
+// engine loop keeps beating, runs to the end.
+func TestStall(t *testing.T) {
+	const stall = 2 * time.Second
+	h := newHost(t, pluginhost.Config{Stall: stall})
+	b := pluginhost.Binary{Path: binary("crashy")}
+	in, err := h.Info(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !in.Heartbeat {
+		t.Fatal("a plugin built with this SDK does not say it beats")
+	}
+	// "slow" sleeps 1 ms at each of 3300 arrivals: over 3 s in all, a
+	// beat (1,024 events, half of them arrivals) every ~0.5 s.
+	t0 := time.Now()
+	out, err := h.Run(context.Background(), b, request(t, "slow", 3000, 1), pluginhost.RunOptions{Deadline: time.Hour})
+	if err != nil {
+		t.Fatalf("a slow policy whose loop beats: %v", err)
+	}
+	if took := time.Since(t0); took < stall || out.LastBeats < 3 {
+		t.Fatalf("the slow run took %v with %d beats: it must outlast the stall limit %v, beating", took, out.LastBeats, stall)
+	}
+	req := request(t, "hang", 5000, 1)
+	req.Params = map[string]any{"after": 10}
+	t0 = time.Now()
+	// The caller gives up after two minutes, so that without the limit
+	// this fails (ErrCanceled) rather than waiting out the hour.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err = h.Run(ctx, b, req, pluginhost.RunOptions{Deadline: time.Hour})
+	wantKind(t, err, pluginhost.ErrStalled, "no progress for 2s", "killed")
+	if took := time.Since(t0); took > time.Minute {
+		t.Errorf("the hung call took %v to fail", took)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(in.PID) {
+		if time.Now().After(deadline) {
+			t.Fatalf("hung plugin process %d still alive", in.PID)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := h.Run(context.Background(), b, request(t, "fcfs", 1000, 1), pluginhost.RunOptions{}); err != nil || h.Starts() != 2 {
+		t.Fatalf("after the stall: %v, %d starts (want a fresh process)", err, h.Starts())
+	}
+}

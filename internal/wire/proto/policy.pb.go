@@ -89,8 +89,12 @@ type InfoResponse struct {
 	// Replications the process runs at once; more wait (host-set at start-up).
 	MaxConcurrent uint32 `protobuf:"varint,5,opt,name=max_concurrent,json=maxConcurrent,proto3" json:"max_concurrent,omitempty"`
 	// Go toolchain that built the plugin (runtime.Version()), informational.
-	GoVersion     string        `protobuf:"bytes,6,opt,name=go_version,json=goVersion,proto3" json:"go_version,omitempty"`
-	Policies      []*PolicyInfo `protobuf:"bytes,7,rep,name=policies,proto3" json:"policies,omitempty"`
+	GoVersion string        `protobuf:"bytes,6,opt,name=go_version,json=goVersion,proto3" json:"go_version,omitempty"`
+	Policies  []*PolicyInfo `protobuf:"bytes,7,rep,name=policies,proto3" json:"policies,omitempty"`
+	// The engine loop's beats come with every progress report
+	// (Progress.beats), so a host can tell a replication hung in policy code
+	// from a slow one. Plugins built before it leave it false.
+	Heartbeat     bool `protobuf:"varint,8,opt,name=heartbeat,proto3" json:"heartbeat,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -172,6 +176,13 @@ func (x *InfoResponse) GetPolicies() []*PolicyInfo {
 		return x.Policies
 	}
 	return nil
+}
+
+func (x *InfoResponse) GetHeartbeat() bool {
+	if x != nil {
+		return x.Heartbeat
+	}
+	return false
 }
 
 type PolicyInfo struct {
@@ -477,9 +488,14 @@ func (*RunUpdate_Result) isRunUpdate_Update() {}
 
 // Progress counts arrivals simulated (warm-up included) of the planned total.
 type Progress struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Done          int64                  `protobuf:"varint,1,opt,name=done,proto3" json:"done,omitempty"`
-	Total         int64                  `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Done  int64                  `protobuf:"varint,1,opt,name=done,proto3" json:"done,omitempty"`
+	Total int64                  `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	// beats counts the engine loop's polls of the run's context, one every
+	// 1,024 events (sim.Config.Beat): it moves while the loop runs, drain and
+	// MSER's first pass included, and stops when policy code hangs. Sent by
+	// plugins whose InfoResponse says heartbeat.
+	Beats         int64 `protobuf:"varint,3,opt,name=beats,proto3" json:"beats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -524,6 +540,13 @@ func (x *Progress) GetDone() int64 {
 func (x *Progress) GetTotal() int64 {
 	if x != nil {
 		return x.Total
+	}
+	return 0
+}
+
+func (x *Progress) GetBeats() int64 {
+	if x != nil {
+		return x.Beats
 	}
 	return 0
 }
@@ -694,7 +717,7 @@ var File_policy_proto protoreflect.FileDescriptor
 const file_policy_proto_rawDesc = "" +
 	"\n" +
 	"\fpolicy.proto\x12\x11msjfarm.policy.v1\"\r\n" +
-	"\vInfoRequest\"\xa9\x02\n" +
+	"\vInfoRequest\"\xc7\x02\n" +
 	"\fInfoResponse\x12\x1f\n" +
 	"\vplugin_name\x18\x01 \x01(\tR\n" +
 	"pluginName\x12%\n" +
@@ -704,7 +727,8 @@ const file_policy_proto_rawDesc = "" +
 	"\x0emax_concurrent\x18\x05 \x01(\rR\rmaxConcurrent\x12\x1d\n" +
 	"\n" +
 	"go_version\x18\x06 \x01(\tR\tgoVersion\x129\n" +
-	"\bpolicies\x18\a \x03(\v2\x1d.msjfarm.policy.v1.PolicyInfoR\bpolicies\"\x89\x02\n" +
+	"\bpolicies\x18\a \x03(\v2\x1d.msjfarm.policy.v1.PolicyInfoR\bpolicies\x12\x1c\n" +
+	"\theartbeat\x18\b \x01(\bR\theartbeat\"\x89\x02\n" +
 	"\n" +
 	"PolicyInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
@@ -732,10 +756,11 @@ const file_policy_proto_rawDesc = "" +
 	"\bprogress\x18\x01 \x01(\v2\x1b.msjfarm.policy.v1.ProgressH\x00R\bprogress\x125\n" +
 	"\x05trace\x18\x02 \x01(\v2\x1d.msjfarm.policy.v1.TraceChunkH\x00R\x05trace\x126\n" +
 	"\x06result\x18\x03 \x01(\v2\x1c.msjfarm.policy.v1.RunResultH\x00R\x06resultB\b\n" +
-	"\x06update\"4\n" +
+	"\x06update\"J\n" +
 	"\bProgress\x12\x12\n" +
 	"\x04done\x18\x01 \x01(\x03R\x04done\x12\x14\n" +
-	"\x05total\x18\x02 \x01(\x03R\x05total\"\x84\x01\n" +
+	"\x05total\x18\x02 \x01(\x03R\x05total\x12\x14\n" +
+	"\x05beats\x18\x03 \x01(\x03R\x05beats\"\x84\x01\n" +
 	"\n" +
 	"TraceChunk\x12\x12\n" +
 	"\x04time\x18\x01 \x03(\x01R\x04time\x12\x12\n" +

@@ -1,0 +1,126 @@
+package bundle
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/msjfarm/msjfarm/storage"
+)
+
+// storedResult is the first content-addressed result member of ms.
+func storedResult(t *testing.T, ms []member) int {
+	t.Helper()
+	i := find(ms, StorePrefix+storage.StoredResultsPrefix)
+	if i < 0 {
+		t.Fatal("no stored result in the committed archive")
+	}
+	return i
+}
+
+// edited is data with its first "mean_response":<digit> changed: still a
+// record, no longer the one written.
+func edited(t *testing.T, data []byte) []byte {
+	t.Helper()
+	i := bytes.Index(data, []byte(`"mean_response":`))
+	if i < 0 {
+		t.Fatalf("no mean_response in %s", data)
+	}
+	out := bytes.Clone(data)
+	d := &out[i+len(`"mean_response":`)]
+	*d = '0' + (*d-'0'+1)%10
+	return out
+}
+
+// TestModifiedResultNotArchived: a result object modified in the store
+// after the campaign finalised (its checksums say otherwise) is refused
+// by export, and an archive carrying one (member hashes and index
+// rewritten to match, so the file itself is intact) by import, which
+// writes nothing. Before, both exited 0 and the modified record reached
+// the new store; only report and reproduce said so.
+func TestModifiedResultNotArchived(t *testing.T) {
+	src := extract(t, committed, nil)
+	id := src.Format.Campaign
+	dst, err := storage.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Import(t.Context(), src, dst); err != nil {
+		t.Fatal(err)
+	}
+	export := func() (*Summary, string, error) {
+		file := filepath.Join(t.TempDir(), "a.msjar")
+		f, err := os.Create(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := Export(t.Context(), dst, id, f, ExportOptions{})
+		f.Close()
+		return sum, file, err
+	}
+	// Unmodified: exported, and verify counts the bytes export counted.
+	sum, file, err := export()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, err := Verify(file, nil, Limits{}); err != nil || o.Bytes != sum.Bytes || len(o.Index.Members) != sum.Members {
+		t.Fatalf("verify: %v; %d members, %d bytes; export said %d, %d", err, len(o.Index.Members), o.Bytes, sum.Members, sum.Bytes)
+	}
+
+	ms := readMembers(t, committed)
+	i := storedResult(t, ms)
+	key := strings.TrimPrefix(ms[i].hdr.Name, StorePrefix)
+	data, err := dst.Get(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Put(t.Context(), key, edited(t, data)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := export(); !errors.Is(err, ErrModified) || !strings.Contains(err.Error(), key) {
+		t.Fatalf("export of a store with %s modified: %v", key, err)
+	}
+
+	ms[i].data = edited(t, ms[i].data)
+	forged := writeMembers(t, reindex(t, ms))
+	x := extract(t, forged, nil) // the file is intact: its index matches
+	fresh, err := storage.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Import(t.Context(), x, fresh); !errors.Is(err, ErrModified) || !strings.Contains(err.Error(), key) {
+		t.Fatalf("import of an archive carrying %s modified: %v", key, err)
+	}
+	if keys, _ := fresh.List(t.Context(), ""); len(keys) != 0 {
+		t.Fatalf("a refused import wrote %v", keys)
+	}
+}
+
+// TestVerifyNeedsTheCampaign: an archive without its campaign's spec (or
+// whose store members are another campaign's), its index rewritten to
+// match, was "OK" for verify and refused by every other reader.
+func TestVerifyNeedsTheCampaign(t *testing.T) {
+	ms := readMembers(t, committed)
+	i := find(ms, StorePrefix+storage.CampaignSpecKey(readFormat(t, ms).Campaign))
+	if i < 0 {
+		t.Fatal("no spec member")
+	}
+	ms = append(ms[:i:i], ms[i+1:]...)
+	file := writeMembers(t, reindex(t, ms))
+	if _, err := Verify(file, nil, Limits{}); err == nil || !strings.Contains(err.Error(), "spec.yaml: missing") {
+		t.Fatalf("verify without the spec: %v", err)
+	}
+}
+
+func readFormat(t *testing.T, ms []member) Format {
+	t.Helper()
+	var f Format
+	if err := json.Unmarshal(ms[find(ms, FormatMember)].data, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

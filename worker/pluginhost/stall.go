@@ -1,0 +1,71 @@
+package pluginhost
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultStall is Config.Stall's default. The engine beats every 1,024
+// events; the costliest policies of the catalogue take milliseconds an
+// event at thousands of jobs in system, so an honest loop beats within
+// seconds, and ten minutes without one is policy code that does not
+// return (or an event costing over half a second, which --plugin-stall
+// can allow for).
+const DefaultStall = 10 * time.Minute
+
+// stallWatch ends a Run call whose engine loop stops beating for the
+// host's Stall. The zero of its pointer (nil) watches nothing: a plugin
+// that does not beat, a reference model, or Stall < 0.
+type stallWatch struct {
+	t     *time.Timer
+	limit time.Duration
+	last  int64
+	hit   atomic.Bool
+}
+
+// watchStall starts the watch of one call of policy on p, which cancel
+// ends when it fires.
+func (h *Host) watchStall(p *proc, policy string, cancel context.CancelFunc) *stallWatch {
+	if h.cfg.Stall <= 0 || !p.info.Heartbeat {
+		return nil
+	}
+	if pol, ok := p.info.Policy(policy); !ok || pol.Reference {
+		return nil
+	}
+	w := &stallWatch{limit: h.cfg.Stall}
+	w.t = time.AfterFunc(w.limit, func() {
+		w.hit.Store(true)
+		cancel()
+	})
+	return w
+}
+
+// beat restarts the watch when the count of beats moved.
+func (w *stallWatch) beat(beats int64) {
+	if w == nil || beats == w.last {
+		return
+	}
+	w.last = beats
+	w.t.Reset(w.limit)
+}
+
+// fired reports whether the watch ended the call.
+func (w *stallWatch) fired() bool { return w != nil && w.hit.Load() }
+
+func (w *stallWatch) stop() {
+	if w != nil {
+		w.t.Stop()
+	}
+}
+
+// stallError retires p, whose policy code does not return (a goroutine
+// cannot be stopped: its process goes once its other replications end),
+// and says so.
+func (h *Host) stallError(p *proc, policy string) error {
+	h.logger.Error("plugin's engine loop stopped beating; killing its process", "binary", p.key.path, "policy", policy, "stall", h.cfg.Stall, "pid", p.info.PID)
+	h.retireHung(p)
+	e := h.errorf(ErrStalled, p.key, policy, "the engine loop made no progress for %v (it signals every 1,024 events): the policy's code does not return, or one event takes that long (--plugin-stall); the plugin process was killed", h.cfg.Stall)
+	e.Stderr = p.stderr.String()
+	return e
+}
