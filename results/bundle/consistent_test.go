@@ -124,3 +124,40 @@ func readFormat(t *testing.T, ms []member) Format {
 	}
 	return f
 }
+
+// TestExportUnfinishedSaysWhatItKnows: a campaign whose manifest says
+// running may be running or interrupted (a killed msjfarm run); the
+// export's warning said a process was still at work.
+func TestExportUnfinishedSaysWhatItKnows(t *testing.T) {
+	src := extract(t, committed, nil)
+	id := src.Format.Campaign
+	dst, err := storage.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Import(t.Context(), src, dst); err != nil {
+		t.Fatal(err)
+	}
+	var man map[string]any
+	data, _ := dst.Get(t.Context(), storage.ManifestKey(id))
+	if err := json.Unmarshal(data, &man); err != nil {
+		t.Fatal(err)
+	}
+	man["state"] = "running"
+	data, _ = json.Marshal(man)
+	if err := dst.Put(t.Context(), storage.ManifestKey(id), data); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "a.msjar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sum, err := Export(t.Context(), dst, id, f, ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(sum.Warnings, "\n"); !strings.Contains(w, `its manifest says "running": still running, or interrupted`) {
+		t.Fatalf("warnings: %s", w)
+	}
+}
