@@ -103,20 +103,7 @@ func TestDeadlineRecordsFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
-	deadline := time.Now().Add(20 * time.Second)
-	var data []byte
-	for time.Now().Before(deadline) {
-		if data, err = st.Get(ctx, storage.ResultKey("camp", ts[0].ID)); err == nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	data := runUntilStored(t, wctx, cancel, w, st, ts[0].ID, 20*time.Second)
 	var r record.Record
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatalf("%v: %s", err, data)
@@ -201,6 +188,29 @@ func TestSlotHandedOnAt99(t *testing.T) {
 	}
 }
 
+// runUntilStored runs w until the result of task tid is stored (or
+// within, a ceiling), stops it, and returns the stored bytes (nil if none
+// came).
+func runUntilStored(t *testing.T, wctx context.Context, cancel context.CancelFunc, w *worker.Worker, st storage.Store, tid string, within time.Duration) []byte {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	deadline := time.Now().Add(within)
+	var data []byte
+	for time.Now().Before(deadline) {
+		var err error
+		if data, err = st.Get(context.Background(), storage.ResultKey("camp", tid)); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 // storeReading reads a storage object with the run's context before the
 // replication, as the plugin runner reads the campaign's plugin pins.
 type storeReading struct{ st storage.Store }
@@ -226,20 +236,7 @@ func TestTinyDeadlineIsNotAnOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
-	deadline := time.Now().Add(time.Minute)
-	var data []byte
-	for time.Now().Before(deadline) {
-		if data, err = st.Get(ctx, storage.ResultKey("camp", ts[0].ID)); err == nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	data := runUntilStored(t, wctx, cancel, w, st, ts[0].ID, time.Minute)
 	var r record.Record
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatalf("no failure recorded within a minute (%d storage waits): %v: %s", w.Stats.StorageWaits.Load(), err, data)

@@ -36,15 +36,11 @@ func edited(t *testing.T, data []byte) []byte {
 	return out
 }
 
-// TestModifiedResultNotArchived: a result object modified in the store
-// after the campaign finalised (its checksums say otherwise) is refused
-// by export, and an archive carrying one (member hashes and index
-// rewritten to match, so the file itself is intact) by import, which
-// writes nothing. Before, both exited 0 and the modified record reached
-// the new store; only report and reproduce said so.
-func TestModifiedResultNotArchived(t *testing.T) {
+// imported is the committed campaign imported into a fresh local store,
+// where a test may change it.
+func imported(t *testing.T) (string, storage.Store) {
+	t.Helper()
 	src := extract(t, committed, nil)
-	id := src.Format.Campaign
 	dst, err := storage.Open(t.Context(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +48,17 @@ func TestModifiedResultNotArchived(t *testing.T) {
 	if _, err := Import(t.Context(), src, dst); err != nil {
 		t.Fatal(err)
 	}
+	return src.Format.Campaign, dst
+}
+
+// TestModifiedResultNotArchived: a result object modified in the store
+// after the campaign finalised (its checksums say otherwise) is refused
+// by export, and an archive carrying one (member hashes and index
+// rewritten to match, so the file itself is intact) by import, which
+// writes nothing. Before, both exited 0 and the modified record reached
+// the new store; only report and reproduce said so.
+func TestModifiedResultNotArchived(t *testing.T) {
+	id, dst := imported(t)
 	export := func() (*Summary, string, error) {
 		file := filepath.Join(t.TempDir(), "a.msjar")
 		f, err := os.Create(file)
@@ -123,4 +130,33 @@ func readFormat(t *testing.T, ms []member) Format {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// TestExportUnfinishedSaysWhatItKnows: a campaign whose manifest says
+// running may be running or interrupted (a killed msjfarm run); the
+// export's warning said a process was still at work.
+func TestExportUnfinishedSaysWhatItKnows(t *testing.T) {
+	id, dst := imported(t)
+	var man map[string]any
+	data, _ := dst.Get(t.Context(), storage.ManifestKey(id))
+	if err := json.Unmarshal(data, &man); err != nil {
+		t.Fatal(err)
+	}
+	man["state"] = "running"
+	data, _ = json.Marshal(man)
+	if err := dst.Put(t.Context(), storage.ManifestKey(id), data); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "a.msjar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sum, err := Export(t.Context(), dst, id, f, ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(sum.Warnings, "\n"); !strings.Contains(w, `its manifest says "running": still running, or interrupted`) {
+		t.Fatalf("warnings: %s", w)
+	}
 }

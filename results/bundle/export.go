@@ -177,7 +177,15 @@ func readCampaign(ctx context.Context, st storage.Store, id string, submitted []
 		}
 	}
 	if c.man.State != protocol.CampaignDone {
-		c.warnings = append(c.warnings, fmt.Sprintf("campaign %s is not finished (state %q): the archive holds the results stored so far", id, c.man.State))
+		what := fmt.Sprintf("state %q", c.man.State)
+		if c.man.State == protocol.CampaignRunning {
+			// The manifest cannot tell a campaign still running from one
+			// whose run was interrupted (status reads "interrupted" when
+			// its run does not answer): an archive reader was told a
+			// process was still at work.
+			what = `its manifest says "running": still running, or interrupted`
+		}
+		c.warnings = append(c.warnings, fmt.Sprintf("campaign %s is not finished (%s): the archive holds the results stored so far", id, what))
 	}
 	if c.pins, err = protocol.ReadPins(ctx, st, id); err != nil {
 		return nil, err
