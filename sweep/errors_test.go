@@ -339,6 +339,7 @@ func TestShownText(t *testing.T) {
 		{"name: Löwe-éßai 中文\ndescription: \"two\\nlines\\tand a tab\"", ""},
 		// Blank: listed as an empty NAME column no command could name.
 		{`name: "   "`, `line 1, column 7: name: is blank`},
+		{`name: "\u200b"`, `name: is blank`},
 	} {
 		f, err := sweep.Parse([]byte(c.head+"\n"+rest), "yaml")
 		if err == nil {
@@ -367,6 +368,11 @@ func TestExplicitZero(t *testing.T) {
 	for _, c := range []struct{ name, body, want string }{
 		{"servers.yaml", "name: x\nworkload: one-or-all\nservers: 0\n" + rest, "servers.yaml:3:10: servers: must be >= 1"},
 		{"unset.yaml", "name: x\nworkload: one-or-all\n" + rest, ""},
+		// A null is left out, as for every other key (it read "got 0").
+		{"null.yaml", "name: x\nworkload: one-or-all\nservers: ~\n" + rest, ""},
+		{"empty.yaml", "name: x\nworkload: one-or-all\nservers:\n" + rest, ""},
+		// A trailing empty document holds nothing the reader would ignore.
+		{"dash.yaml", "name: x\nworkload: one-or-all\n" + rest + "---\n# the end\n", ""},
 		{"scale.yaml", "name: x\ntrace: {file: " + swf + ", time_scale: 0}\npolicies: [fcfs]\nreplications: 1\nrun: {arrivals: 100}\n", "trace.time_scale: must be a finite number > 0, got 0"},
 	} {
 		p := filepath.Join(dir, c.name)

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/msjfarm/msjfarm/internal/termtext"
@@ -280,6 +281,17 @@ type PolicyLister interface {
 	PolicyNames() []string
 }
 
+// visible reports whether s has a character that shows: not a space nor
+// a format character (U+200B, a zero-width space, is one).
+func visible(s string) bool {
+	for _, r := range s {
+		if unicode.IsGraphic(r) && !unicode.IsSpace(r) && !unicode.Is(unicode.Cf, r) {
+			return true
+		}
+	}
+	return false
+}
+
 // shownText refuses, in text that terminals show (a campaign's name in
 // status, logs and every command's output, on a farm the operator's too;
 // its description in the report), a character a terminal acts on: C0 and
@@ -307,9 +319,9 @@ func planFile(f *File, cat Catalog, max Size) (*Campaign, error) {
 	if f.Name == "" {
 		return nil, missingErr("name", "required: the campaign's name, e.g. name: my-sweep")
 	}
-	if strings.TrimSpace(f.Name) == "" {
-		// A name of spaces ran, and listed as a blank NAME column that no
-		// command could name it by.
+	if !visible(f.Name) {
+		// A name of spaces (or of zero-width characters) ran, and listed
+		// as a blank NAME column that no command could name it by.
 		return nil, fieldErr("name", nil, "is blank: the campaign's name, e.g. name: my-sweep")
 	}
 	if err := shownText("name", f.Name, false); err != nil {

@@ -172,11 +172,18 @@ func (f *File) written(key string) bool {
 	if f.src == nil {
 		return false
 	}
-	if _, ok := f.src.keys[key]; ok {
+	given := func(path string) bool {
+		if _, ok := f.src.keys[path]; !ok {
+			return false
+		}
+		// A null (servers: ~) is left out, as for every other key.
+		switch f.src.text[path] {
+		case "", "~", "null", "Null", "NULL":
+			return false
+		}
 		return true
 	}
-	_, ok := f.src.keys["profiles."+f.src.profile+"."+key]
-	return f.src.profile != "" && ok
+	return given(key) || f.src.profile != "" && given("profiles."+f.src.profile+"."+key)
 }
 
 // Load reads a sweep file; the format follows the extension (.yaml, .yml,

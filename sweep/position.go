@@ -628,16 +628,33 @@ func (s *source) countKey(parent, f string, p pos) {
 // oneDocument refuses a YAML stream of more than one document: the reader
 // takes the first, and the rest (a "---" and more keys, misspelt ones
 // too) was ignored without a word.
+//
+// An empty document (a trailing "---", with comments or nothing after it)
+// holds nothing to ignore, and is accepted.
 func oneDocument(data []byte) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var first, second yaml.Node
+	var first yaml.Node
 	if dec.Decode(&first) != nil {
 		return nil
 	}
-	if err := dec.Decode(&second); err != nil {
-		return nil // io.EOF, or a syntax error the first read reports
+	for {
+		var next yaml.Node
+		if err := dec.Decode(&next); err != nil {
+			return nil // io.EOF, or a syntax error the first read reports
+		}
+		if !emptyDocument(&next) {
+			return &Error{Line: max(next.Line, 1), Col: 1, Msg: "a second YAML document (after \"---\"): a sweep file is one document, and the reader would ignore the rest"}
+		}
 	}
-	return &Error{Line: max(second.Line, 1), Col: 1, Msg: "a second YAML document (after \"---\"): a sweep file is one document, and the reader would ignore the rest"}
+}
+
+// emptyDocument: a document with no content, or only a null.
+func emptyDocument(n *yaml.Node) bool {
+	if len(n.Content) == 0 {
+		return true
+	}
+	c := n.Content[0]
+	return len(n.Content) == 1 && c.Kind == yaml.ScalarNode && c.Tag == "!!null" && (c.Value == "" || c.Value == "~" || strings.EqualFold(c.Value, "null"))
 }
 
 // topMapping refuses a file whose top level is not a mapping of keys,

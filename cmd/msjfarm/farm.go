@@ -421,6 +421,9 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 		if err != nil {
 			return usagef("worker: %v", err)
 		}
+		if code := rf.checkStall("worker"); code != 0 {
+			return code
+		}
 		slogger, err := mf.logger(*verbose)
 		if err != nil {
 			return fail("worker: %v", err)

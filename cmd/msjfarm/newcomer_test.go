@@ -244,6 +244,8 @@ func TestFarmFlagBounds(t *testing.T) {
 		{[]string{"worker", "--workers", "0"}, "worker: --workers must be >= 1, got 0"},
 		{[]string{"worker", "--workers", "-1"}, "worker: --workers must be >= 1, got -1"},
 		{[]string{"worker", "--grace", "-1s"}, "worker: --grace must be >= 0, got -1s"},
+		{[]string{"worker", "--plugin-stall", "500ms"}, "worker: --plugin-stall 500ms: must be at least 1s (0 turns the check off)"},
+		{[]string{"worker", "--plugin-stall", "-1s"}, "worker: --plugin-stall -1s: must be at least 1s"},
 		{[]string{"worker", "extra"}, `worker: unexpected argument "extra"`},
 		// A name is part of NATS subjects and reaches the operator's
 		// terminal: an escape sequence cleared the screen and a newline

@@ -370,8 +370,8 @@ func (rf *runnerFlags) applySandbox(cmd string, quiet bool) int {
 			return usagef("%s: --plugin-memory %s: below 1 GiB a plugin (a Go program) cannot reserve its runtime's address space and dies at start", cmd, *rf.memory)
 		}
 	}
-	if *rf.stall < 0 {
-		return usagef("%s: --plugin-stall %v: must not be negative (0 turns the check off)", cmd, *rf.stall)
+	if code := rf.checkStall(cmd); code != 0 {
+		return code
 	}
 	quota, err := parseSize("plugin-tmp-quota", *rf.tmpQuota)
 	if err == nil && quota <= 0 {
@@ -517,6 +517,15 @@ func (rf *runnerFlags) stateSandbox(cmd string) {
 func (rf *runnerFlags) config(concurrency int, logf func(string, ...any)) worker.RunnerConfig {
 	return worker.RunnerConfig{Mode: *rf.mode, PluginPath: *rf.path, CacheDir: *rf.cache, Concurrency: concurrency, Logf: logf,
 		Self: registry.SelfFromExecutable(), Sandbox: rf.sb, PluginEnv: rf.pluginEnv, Stall: rf.hostStall()}
+}
+
+// checkStall refuses a --plugin-stall below a second, which catches honest
+// runs between two beats (1ns killed every plugin trial), or negative.
+func (rf *runnerFlags) checkStall(cmd string) int {
+	if *rf.stall < 0 || *rf.stall > 0 && *rf.stall < time.Second {
+		return usagef("%s: --plugin-stall %v: must be at least 1s (0 turns the check off)", cmd, *rf.stall)
+	}
+	return 0
 }
 
 // hostStall is --plugin-stall as pluginhost.Config.Stall, whose 0 is the

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -158,5 +160,69 @@ func TestExportUnfinishedSaysWhatItKnows(t *testing.T) {
 	}
 	if w := strings.Join(sum.Warnings, "\n"); !strings.Contains(w, `its manifest says "running": still running, or interrupted`) {
 		t.Fatalf("warnings: %s", w)
+	}
+}
+
+// TestDeletedAfterFinalisationNotArchived: a finished campaign missing
+// what its finalisation recorded is refused by export and import: its
+// checksums object (which had let a modified result through unchecked),
+// or result objects the checksums list (replications picked out of a
+// point: the point's n quietly smaller).
+func TestDeletedAfterFinalisationNotArchived(t *testing.T) {
+	ms := readMembers(t, committed)
+	id := readFormat(t, ms).Campaign
+	i := storedResult(t, ms)
+	resultKey := strings.TrimPrefix(ms[i].hdr.Name, StorePrefix)
+	// The campaign entry that refers to that stored result: {"ref": <its
+	// content key>}.
+	ref := []byte(strings.TrimSuffix(path.Base(resultKey), ".json"))
+	entry := ""
+	for _, m := range ms {
+		if k, ok := strings.CutPrefix(m.hdr.Name, StorePrefix+storage.ResultsPrefix(id)); ok && bytes.Contains(m.data, ref) {
+			entry = storage.ResultsPrefix(id) + k
+		}
+	}
+	if entry == "" {
+		t.Fatalf("no campaign entry refers to %s", resultKey)
+	}
+	for _, c := range []struct {
+		name   string
+		delete []string
+		want   string
+	}{
+		{"checksums", []string{storage.ChecksumsKey(id)}, "checksums: missing, though the finished campaign's manifest records its sha256"},
+		{"result", []string{resultKey, entry}, "2 of the 16 result objects the finished campaign's checksums list are missing"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, dst := imported(t)
+			for _, k := range c.delete {
+				if err := dst.Delete(t.Context(), k); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f, err := os.Create(filepath.Join(t.TempDir(), "a.msjar"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Export(t.Context(), dst, id, f, ExportOptions{})
+			f.Close()
+			if !errors.Is(err, ErrModified) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("export: %v", err)
+			}
+			var kept []member
+			for _, m := range readMembers(t, committed) {
+				if !slices.Contains(c.delete, strings.TrimPrefix(m.hdr.Name, StorePrefix)) {
+					kept = append(kept, m)
+				}
+			}
+			x := extract(t, writeMembers(t, reindex(t, kept)), nil)
+			fresh, err := storage.Open(t.Context(), t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Import(t.Context(), x, fresh); !errors.Is(err, ErrModified) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("import: %v", err)
+			}
+		})
 	}
 }

@@ -2,12 +2,15 @@ package bundle
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
@@ -54,8 +57,29 @@ func TestExportCounterInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The records were rewritten here, after the campaign finalised: its
-	// checksums (of the old ones) would rightly refuse the export.
-	if err := src.Delete(ctx, storage.ChecksumsKey(id)); err != nil {
+	// checksums (of the old ones) would rightly refuse the export, so
+	// they are written again, as a finalisation of these records would.
+	var tids []string
+	for _, k := range keys {
+		tid, _ := storage.ResultTaskID(id, k)
+		tids = append(tids, tid)
+	}
+	sums, _, err := archive.Checksums(ctx, src, id, tids, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Put(ctx, storage.ChecksumsKey(id), sums); err != nil {
+		t.Fatal(err)
+	}
+	var man map[string]any
+	mdata, _ := src.Get(ctx, storage.ManifestKey(id))
+	if err := json.Unmarshal(mdata, &man); err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.Sum256(sums)
+	man["checksums_sha256"] = hex.EncodeToString(h[:])
+	mdata, _ = json.Marshal(man)
+	if err := src.Put(ctx, storage.ManifestKey(id), mdata); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "c.msjar")

@@ -109,10 +109,11 @@ func exportMembers(ctx context.Context, st storage.Store, id string, c *exported
 	if err != nil {
 		return nil, fmt.Errorf("campaign %s: %w", id, err)
 	}
+	defer sums.Close()
 	if err := exportCampaign(ctx, st, id, mw, prov, o.Concurrency, o.NoReport); err != nil {
 		return nil, err
 	}
-	if err := checkMembers(sums, mw.entries); err != nil {
+	if err := checkMembers(sums, mw.entries, c.man.State == protocol.CampaignDone); err != nil {
 		return nil, fmt.Errorf("campaign %s: %w; not archived: submit the campaign again, and its finalisation runs those tasks again", id, err)
 	}
 	if err := exportBinaries(ctx, st, mw, prov, binaryKeys(c.pins, prov, c.spec), sum); err != nil {

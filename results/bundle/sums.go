@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
 )
@@ -23,6 +24,12 @@ var ErrModified = errors.New("modified since the campaign finalised")
 // manifest's hash of them: nil when the campaign has none (not
 // finalised); an ErrModified error when the checksums object itself is
 // not the one the manifest records.
+//
+// A finished campaign whose manifest records the checksums' hash must
+// have them: without the object, nothing was checked, and a modified
+// result passed export and import once the checksums were deleted beside
+// it. A running one may lack them (a resubmission with --retry-failed
+// deletes them until its finalisation writes them again).
 func loadSums(ctx context.Context, st storage.Store, id string, man *archive.Manifest) (*archive.Sums, error) {
 	sums, warn, err := archive.LoadChecksums(ctx, st, id, man)
 	if err != nil {
@@ -31,39 +38,56 @@ func loadSums(ctx context.Context, st storage.Store, id string, man *archive.Man
 	if warn != "" {
 		return nil, fmt.Errorf("%s (%w)", warn, ErrModified)
 	}
+	if sums == nil && man.State == protocol.CampaignDone && man.ChecksumsSHA256 != "" {
+		return nil, fmt.Errorf("%s: missing, though the finished campaign's manifest records its sha256 %s: its results cannot be checked (%w)",
+			storage.ChecksumsKey(id), man.ChecksumsSHA256, ErrModified)
+	}
 	return sums, nil
 }
 
 // checkMembers compares the store members of an index with sums, by the
 // sha256 the index records: no object is read again. It names up to five
 // that differ, and how many.
-func checkMembers(sums *archive.Sums, members []Entry) error {
+//
+// In a finished campaign every object the checksums list must be there
+// too: results deleted after finalisation (replications picked out of a
+// point) passed export and import, the point's n quietly smaller. The
+// checksums hold hashes of keys, not the keys, so the missing are counted
+// rather than named.
+func checkMembers(sums *archive.Sums, members []Entry, finished bool) error {
 	if sums == nil {
 		return nil
 	}
 	var bad []string
-	n := 0
+	n, listed := 0, 0
 	for _, e := range members {
 		key, ok := strings.CutPrefix(e.Path, StorePrefix)
 		if !ok {
 			continue
 		}
-		want, listed := sums.Lookup(key)
-		if !listed || hex.EncodeToString(want[:]) == e.SHA256 {
+		want, ok := sums.Lookup(key)
+		if !ok {
+			continue
+		}
+		listed++
+		if hex.EncodeToString(want[:]) == e.SHA256 {
 			continue
 		}
 		if n++; len(bad) < 5 {
 			bad = append(bad, fmt.Sprintf("%s (sha256 %s, the campaign's checksums record %s)", key, e.SHA256, hex.EncodeToString(want[:])))
 		}
 	}
-	if n == 0 {
-		return nil
+	if n > 0 {
+		more := ""
+		if n > len(bad) {
+			more = fmt.Sprintf(" and %d more", n-len(bad))
+		}
+		return fmt.Errorf("%d result object(s) %w: %s%s", n, ErrModified, strings.Join(bad, ", "), more)
 	}
-	more := ""
-	if n > len(bad) {
-		more = fmt.Sprintf(" and %d more", n-len(bad))
+	if missing := sums.Len() - listed; finished && missing > 0 {
+		return fmt.Errorf("%d of the %d result objects the finished campaign's checksums list are missing (deleted since it finalised: %w)", missing, sums.Len(), ErrModified)
 	}
-	return fmt.Errorf("%d result object(s) %w: %s%s", n, ErrModified, strings.Join(bad, ", "), more)
+	return nil
 }
 
 // consistent checks the campaign an extracted archive holds against its
@@ -82,7 +106,8 @@ func (x *Extracted) consistent(ctx context.Context) error {
 	}
 	sums, err := loadSums(ctx, x.Store, id, &man)
 	if err == nil {
-		err = checkMembers(sums, x.Index.Members)
+		defer sums.Close()
+		err = checkMembers(sums, x.Index.Members, man.State == protocol.CampaignDone)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: campaign %s: %w; not imported", x.Path, id, err)

@@ -424,6 +424,21 @@ type proc struct {
 
 // sharedNote is what a bound's error adds when the process ran other
 // replications too (killedRunning): the one that crossed it is not known.
+// killNote says what becomes of p, retired as hung by the call that
+// reports it (still counted in flight): killed now, or once its other
+// replications end (a goroutine cannot be stopped, and killing the process
+// would fail them too). The message said "killed" while a process lived
+// on for the 15 s its other replication took.
+func (p *proc) killNote() string {
+	p.mu.Lock()
+	others := p.inflight - 1
+	p.mu.Unlock()
+	if others > 0 {
+		return fmt.Sprintf("the plugin process takes no more work and is killed as soon as its %d other replication(s) end", others)
+	}
+	return "the plugin process was killed"
+}
+
 func (p *proc) sharedNote() string {
 	if n := p.killedRunning.Load(); n > 1 {
 		return fmt.Sprintf(" while it ran %d replications; which crossed the bound is not known, so each is retried", n)
@@ -1156,6 +1171,12 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 	if opt.MaxResultBytes > 0 {
 		callOpts = append(callOpts, grpc.MaxCallRecvMsgSize(opt.MaxResultBytes))
 	}
+	stall := h.watchStall(p, policy, cancel)
+	defer stall.stop()
+	// The beats arrive with the progress reports: at least four of them
+	// within the stall limit (--plugin-stall 150ms fired on honest runs
+	// beating every 47 ms, heard every 250 ms).
+	opt.ProgressInterval = stall.interval(cmp.Or(opt.ProgressInterval, wire.DefaultProgressInterval))
 	stream, err := p.rpc.Run(callCtx, &pb.RunRequest{
 		RequestJson:        body,
 		DeadlineMs:         max(deadline.Milliseconds(), 1),
@@ -1168,8 +1189,6 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 	}
 	out = &Outcome{Plugin: Record{Name: p.info.Name, Version: p.info.Version, Engine: p.info.Engine, SHA256: p.key.sha}}
 	out.CounterInfo = p.info.counterInfo(policy)
-	stall := h.watchStall(p, policy, cancel)
-	defer stall.stop()
 	t0 := time.Now()
 	for {
 		u, err := stream.Recv()
@@ -1333,7 +1352,7 @@ func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, d
 		// goes, as soon as the other replications on it end.
 		h.logger.Error("plugin did not honour a replication deadline; killing its process", "binary", p.key.path, "policy", policy, "deadline", deadline, "pid", p.info.PID)
 		h.retireHung(p)
-		e := h.errorf(ErrDeadline, p.key, policy, "the replication did not finish within its deadline of %v, nor stop within %v more: the plugin process was killed", deadline.Round(time.Millisecond), grace)
+		e := h.errorf(ErrDeadline, p.key, policy, "the replication did not finish within its deadline of %v, nor stop within %v more: %s", deadline.Round(time.Millisecond), grace, p.killNote())
 		e.Stderr = p.stderr.String()
 		return e
 	}

@@ -8,10 +8,10 @@ import (
 
 // DefaultStall is Config.Stall's default. The engine beats every 1,024
 // events; the costliest policies of the catalogue take milliseconds an
-// event at thousands of jobs in system, so an honest loop beats within
-// seconds, and ten minutes without one is policy code that does not
-// return (or an event costing over half a second, which --plugin-stall
-// can allow for).
+// event at thousands of jobs in system (an unstable backfilling queue
+// took 2 s per 1,024 events), so ten minutes without a beat is policy
+// code that does not return, or events costing over half a second each,
+// which --plugin-stall can allow for.
 const DefaultStall = 10 * time.Minute
 
 // stallWatch ends a Run call whose engine loop stops beating for the
@@ -50,6 +50,15 @@ func (w *stallWatch) beat(beats int64) {
 	w.t.Reset(w.limit)
 }
 
+// interval is the progress interval to ask for: at most a quarter of the
+// limit (and at least 10 ms), so that beats are heard well within it.
+func (w *stallWatch) interval(asked time.Duration) time.Duration {
+	if w == nil {
+		return asked
+	}
+	return min(asked, max(w.limit/4, 10*time.Millisecond))
+}
+
 // fired reports whether the watch ended the call.
 func (w *stallWatch) fired() bool { return w != nil && w.hit.Load() }
 
@@ -65,7 +74,7 @@ func (w *stallWatch) stop() {
 func (h *Host) stallError(p *proc, policy string) error {
 	h.logger.Error("plugin's engine loop stopped beating; killing its process", "binary", p.key.path, "policy", policy, "stall", h.cfg.Stall, "pid", p.info.PID)
 	h.retireHung(p)
-	e := h.errorf(ErrStalled, p.key, policy, "the engine loop made no progress for %v (it signals every 1,024 events): the policy's code does not return, or one event takes that long (--plugin-stall); the plugin process was killed", h.cfg.Stall)
+	e := h.errorf(ErrStalled, p.key, policy, "the engine loop made no progress for %v (it signals every 1,024 events): the policy's code does not return, or 1,024 events take that long (--plugin-stall); %s", h.cfg.Stall, p.killNote())
 	e.Stderr = p.stderr.String()
 	return e
 }
