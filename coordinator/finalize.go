@@ -55,14 +55,11 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, prov *pro
 	co.mu.Unlock()
 	if prov != nil {
 		m.Policies, m.Hosts = prov.manifest()
-	} else if old, err := co.o.Store.Get(ctx, storage.ManifestKey(c.id)); err == nil {
+	} else if prev := co.storedManifest(ctx, c.id); prev != nil {
 		// Keep what an earlier finalisation learnt from the results.
-		var prev archive.Manifest
-		if json.Unmarshal(old, &prev) == nil {
-			m.Policies, m.Hosts = prev.Policies, prev.Hosts
-			if m.ChecksumsSHA256 == "" {
-				m.ChecksumsSHA256 = prev.ChecksumsSHA256
-			}
+		m.Policies, m.Hosts = prev.Policies, prev.Hosts
+		if m.ChecksumsSHA256 == "" {
+			m.ChecksumsSHA256 = prev.ChecksumsSHA256
 		}
 	}
 	m.Plugins = co.pluginPins(ctx, c.id)
@@ -173,18 +170,25 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 	return co.publishFinal(ctx, c, s, sameSummary)
 }
 
+// storedManifest is campaign id's manifest as stored, nil when there is
+// none or it does not parse.
+func (co *Coordinator) storedManifest(ctx context.Context, id string) *archive.Manifest {
+	data, err := co.o.Store.Get(ctx, storage.ManifestKey(id))
+	if err != nil {
+		return nil
+	}
+	var m archive.Manifest
+	if json.Unmarshal(data, &m) != nil {
+		return nil
+	}
+	return &m
+}
+
 // previousChecksums are the checksums of an earlier finalisation (a
 // finished campaign submitted again), nil when there are none or they
 // cannot be trusted (logged).
 func (co *Coordinator) previousChecksums(ctx context.Context, id string) (*archive.Sums, error) {
-	var m *archive.Manifest
-	if data, err := co.o.Store.Get(ctx, storage.ManifestKey(id)); err == nil {
-		var prev archive.Manifest
-		if json.Unmarshal(data, &prev) == nil {
-			m = &prev
-		}
-	}
-	old, warn, err := archive.LoadChecksums(ctx, co.o.Store, id, m)
+	old, warn, err := archive.LoadChecksums(ctx, co.o.Store, id, co.storedManifest(ctx, id))
 	if warn != "" {
 		co.o.Logf("coordinator: campaign %s: %s", id, warn)
 	}

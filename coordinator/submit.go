@@ -173,8 +173,8 @@ func (co *Coordinator) resetAndStore(ctx context.Context, c *campaign, req proto
 		// manifest still knows when it was created. Taking now instead made
 		// an older sweep run again the campaign "created last" under its
 		// name, and its archive not the same file twice.
-		if t, ok := co.storedCreated(ctx, c.id); ok {
-			created = t
+		if m := co.storedManifest(ctx, c.id); m != nil && !m.Created.IsZero() {
+			created = m.Created.UTC()
 		}
 	}
 	c.finalMu.Lock()
@@ -201,19 +201,6 @@ func (co *Coordinator) resetAndStore(ctx context.Context, c *campaign, req proto
 		return co.retryFailed(ctx, c)
 	}
 	return nil
-}
-
-// storedCreated is the creation time in the campaign's stored manifest.
-func (co *Coordinator) storedCreated(ctx context.Context, id string) (time.Time, bool) {
-	data, err := co.o.Store.Get(ctx, storage.ManifestKey(id))
-	if err != nil {
-		return time.Time{}, false
-	}
-	var m archive.Manifest
-	if json.Unmarshal(data, &m) != nil || m.Created.IsZero() {
-		return time.Time{}, false
-	}
-	return m.Created.UTC(), true
 }
 
 // storeCampaign records the code each policy is expected to run with and

@@ -101,10 +101,7 @@ func defArchiveExport(fs *pflag.FlagSet) func([]string) int {
 		}
 		sum, err := exportInto(ctx, st, id, tmp, *out, o)
 		if err != nil {
-			if strings.Contains(err.Error(), id) {
-				return fail("archive export: %v (nothing written)", err) // it names the campaign
-			}
-			return fail("archive export: campaign %s: %v (nothing written)", id, err)
+			return fail("archive export: %v (nothing written)", err) // Export's errors name the campaign
 		}
 		for _, w := range sum.Warnings {
 			fmt.Fprintf(os.Stderr, "msjfarm archive export: warning: %s\n", w)

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"errors"
 	"github.com/spf13/pflag"
 
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"

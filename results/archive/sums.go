@@ -79,11 +79,11 @@ func (s *Sums) Close() error {
 
 func compareSumKey(a, b [16]byte) int { return bytes.Compare(a[:], b[:]) }
 
-// lookup returns the recorded sum of the object at key.
 // Lookup is the sha256 the checksums record for the object at key, and
 // whether they list it.
 func (s *Sums) Lookup(key string) ([32]byte, bool) { return s.lookup(key) }
 
+// lookup returns the recorded sum of the object at key.
 func (s *Sums) lookup(key string) ([32]byte, bool) {
 	if s == nil {
 		return [32]byte{}, false

@@ -191,6 +191,7 @@ func TestDeletedAfterFinalisationNotArchived(t *testing.T) {
 		want   string
 	}{
 		{"checksums", []string{storage.ChecksumsKey(id)}, "checksums: missing, though the finished campaign's manifest records its sha256"},
+		// 8 results, each a campaign entry and a stored object: 16 listed.
 		{"result", []string{resultKey, entry}, "2 of the 16 result objects the finished campaign's checksums list are missing"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

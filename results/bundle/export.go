@@ -75,7 +75,17 @@ type Summary struct {
 // format, the campaign's objects, the plugin binaries and traces, the
 // submitted sweep, the metadata that describes them all, and last the
 // index and the signature that seal them.
+//
+// Every error names the campaign, once.
 func Export(ctx context.Context, st storage.Store, id string, w io.Writer, o ExportOptions) (*Summary, error) {
+	sum, err := export(ctx, st, id, w, o)
+	if err != nil {
+		return nil, fmt.Errorf("campaign %s: %w", id, err)
+	}
+	return sum, nil
+}
+
+func export(ctx context.Context, st storage.Store, id string, w io.Writer, o ExportOptions) (*Summary, error) {
 	o.defaults()
 	c, err := readCampaign(ctx, st, id, o.Submitted)
 	if err != nil {
@@ -91,7 +101,7 @@ func Export(ctx context.Context, st storage.Store, id string, w io.Writer, o Exp
 	}
 	sum, err := exportMembers(ctx, st, id, c, mw, o)
 	if errors.Is(err, ErrTooLarge) {
-		err = fmt.Errorf("campaign %s does not fit in one archive: %w", id, err)
+		err = fmt.Errorf("does not fit in one archive: %w", err)
 	}
 	return sum, err
 }
@@ -107,14 +117,14 @@ func exportMembers(ctx context.Context, st storage.Store, id string, c *exported
 	prov.Warnings = c.warnings
 	sums, err := loadSums(ctx, st, id, &c.man)
 	if err != nil {
-		return nil, fmt.Errorf("campaign %s: %w", id, err)
+		return nil, err
 	}
 	defer sums.Close()
 	if err := exportCampaign(ctx, st, id, mw, prov, o.Concurrency, o.NoReport); err != nil {
 		return nil, err
 	}
 	if err := checkMembers(sums, mw.entries, c.man.State == protocol.CampaignDone); err != nil {
-		return nil, fmt.Errorf("campaign %s: %w; not archived: submit the campaign again, and its finalisation runs those tasks again", id, err)
+		return nil, fmt.Errorf("%w; not archived: submit the campaign again, and its finalisation runs those tasks again", err)
 	}
 	if err := exportBinaries(ctx, st, mw, prov, binaryKeys(c.pins, prov, c.spec), sum); err != nil {
 		return nil, err
@@ -160,17 +170,17 @@ func readCampaign(ctx context.Context, st storage.Store, id string, submitted []
 	c := &exported{}
 	manData, err := st.Get(ctx, storage.ManifestKey(id))
 	if err != nil {
-		return nil, fmt.Errorf("campaign %s: reading the manifest: %w", id, err)
+		return nil, fmt.Errorf("reading the manifest: %w", err)
 	}
 	if err := json.Unmarshal(manData, &c.man); err != nil {
-		return nil, fmt.Errorf("campaign %s: %s: %w", id, storage.ManifestKey(id), err)
+		return nil, fmt.Errorf("%s: %w", storage.ManifestKey(id), err)
 	}
 	specData, err := st.Get(ctx, storage.CampaignSpecKey(id))
 	if err != nil {
-		return nil, fmt.Errorf("campaign %s: %w", id, err)
+		return nil, err
 	}
 	if c.spec, err = sweep.Parse(specData, "yaml"); err != nil {
-		return nil, fmt.Errorf("campaign %s: spec.yaml: %w", id, err)
+		return nil, fmt.Errorf("spec.yaml: %w", err)
 	}
 	if submitted != nil {
 		if err := SubmittedOK(submitted, c.spec); err != nil {

@@ -567,19 +567,24 @@ func (ar *archiveReader) finish(pub ed25519.PublicKey) (*Opened, error) {
 	// verify said OK to an archive without them (or whose store members
 	// are another campaign's than format.json names) that the others all
 	// refused.
-	listed := map[string]bool{}
+	id := o.Format.Campaign
+	spec, man := StorePrefix+storage.CampaignSpecKey(id), StorePrefix+storage.ManifestKey(id)
+	var haveSpec, haveMan bool
 	o.Bytes = 0
 	for _, e := range o.Index.Members {
-		listed[e.Path] = true
+		haveSpec, haveMan = haveSpec || e.Path == spec, haveMan || e.Path == man
 		o.Bytes += e.Size // as export counts: the members the index lists
 	}
-	id := o.Format.Campaign
-	for _, k := range []string{storage.CampaignSpecKey(id), storage.ManifestKey(id)} {
-		if !listed[StorePrefix+k] {
-			return nil, &Error{Archive: file, Member: StorePrefix + k, Reason: "missing: the campaign's spec and manifest are required"}
-		}
+	missing := ""
+	switch {
+	case !haveSpec:
+		missing = spec
+	case !haveMan:
+		missing = man
+	default:
+		return o, nil
 	}
-	return o, nil
+	return nil, &Error{Archive: file, Member: missing, Reason: "missing: the campaign's spec and manifest are required"}
 }
 
 // compare lists the members that differ from the index: modified
