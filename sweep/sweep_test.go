@@ -154,6 +154,10 @@ func TestErrors(t *testing.T) {
 		{"param range", base + "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [{name: testpol, threshold: 40}]\n", `parameter "threshold": must be <= 31`},
 		{"unknown param", base + "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [{name: testpol, thresh: 4}]\n", `unknown parameter "thresh"`},
 		{"need > servers", base + "servers: 4\nclasses: [{need: 8, share: 1, service: {dist: exp, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "classes[0].need: 8 is not in [1, servers] = [1, 4]"},
+		// The engine's check of the workload refused these, without a
+		// key path (so without a line and column).
+		{"negative share", base + "servers: 4\nclasses: [{need: 1, share: -1, service: {dist: exp, mean: 1}}, {need: 2, share: 1, service: {dist: exp, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "classes[0].share: must be a finite number >= 0"},
+		{"no shares", base + "servers: 4\nclasses: [{need: 1, service: {dist: exp, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "classes: the shares sum to 0"},
 		{"negative rate", base + "workload: one-or-all\naxes: {arrival_rate: [-1]}\npolicies: [fcfs]\n", "must be > 0"},
 		{"bare duration", "name: x\nreplications: 1\nrun: {arrivals: 100, deadline: 30}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "has no unit"},
 		{"unknown axis", base + "workload: one-or-all\naxes: {lod: [0.5]}\npolicies: [fcfs]\n", "axes.lod: unknown axis"},

@@ -234,13 +234,19 @@ func defArchiveVerify(fs *pflag.FlagSet) func([]string) int {
 		}
 		if *asJSON {
 			b, _ := json.MarshalIndent(map[string]any{"format": o.Format, "members": len(o.Index.Members), "bytes": o.Bytes,
-				"merkle_root": o.Index.Root, "signature": o.Signature, "key_checked": o.KeyChecked, "compression": o.Compression}, "", "  ")
+				"merkle_root": o.Index.Root, "signature": o.Signature, "key_checked": o.KeyChecked, "compression": o.Compression,
+				"finalised": o.Finalised, "results_checked": o.ResultsChecked}, "", "  ")
 			fmt.Println(string(b))
 			return 0
 		}
 		fmt.Printf("%s: OK: format %s version %d, campaign %s (%s), %d members, %d bytes (%s), merkle-root %s\n",
 			args[0], o.Format.Format, o.Format.Version, o.Format.Campaign, o.Format.Name, len(o.Index.Members), o.Bytes, o.Compression, o.Index.Root)
 		fmt.Printf("written by msjfarm %s\n", o.Format.Msjfarm)
+		if o.Finalised {
+			fmt.Printf("results: %d result objects match the campaign's checksums (recorded at its finalisation)\n", o.ResultsChecked)
+		} else {
+			fmt.Println("results: not checked: the campaign was exported before it finalised, so it has no checksums to check them against")
+		}
 		switch {
 		case o.Signature == nil:
 			fmt.Println("signature: none")

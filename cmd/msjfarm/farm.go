@@ -428,6 +428,12 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 		if err != nil {
 			return fail("worker: %v", err)
 		}
+		// The plugin flags before any server is reached: a mistake in them
+		// was found only once NATS and the store answered.
+		rf.store = *ff.storage
+		if code := rf.applySandbox("worker", false); code != 0 {
+			return code
+		}
 		ln, err := mf.listen()
 		if err != nil {
 			return usagef("worker: %v", err) // a busy or bad address, as run says it (exit 2)
@@ -449,10 +455,6 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 		}
 		metrics := monitor.NewMetrics()
 		st = metrics.InstrumentStore(st)
-		rf.store = *ff.storage
-		if code := rf.applySandbox("worker", false); code != 0 {
-			return code
-		}
 		ch, err := worker.ForWorker(ctx, rf.config(*n, logf(slogger, *verbose)), st)
 		if err != nil {
 			return fail("worker: %v", err)

@@ -111,6 +111,29 @@ func TestNewcomerMistakes(t *testing.T) {
 	}
 }
 
+// TestJointBoundPlacement: a policy's refusal is placed at a parameter
+// the entry gives and the message names, else at the entry. Kill-Smart's
+// joint bound (K−1)·ν ≤ k names K, left at its default here, and ν by its
+// symbol: the error was placed at policies[0].k, a key the file does not
+// have, for an entry that gives only nu.
+func TestJointBoundPlacement(t *testing.T) {
+	for _, c := range []struct{ entry, want string }{
+		{"{name: killsmart, nu: 200000}", ":6:5: policies[0]: point arrival_rate=0.2: policy init: killsmart: (K−1)·ν = 20·200000"},
+		{"{name: killsmart, K: 7, nu: 1000}", ":6:26: policies[0].k: point arrival_rate=0.2: policy init: killsmart: (K−1)·ν = 6·1000"},
+	} {
+		sw := filepath.Join(t.TempDir(), "ks.yaml")
+		data := "name: ks\nworkload: killsmart-one-or-all\naxes:\n  arrival_rate: [0.2]\npolicies:\n  - " + c.entry +
+			"\nreplications: 1\nrun: {arrivals: 1e3, warmup: 1e2}\n"
+		if err := os.WriteFile(sw, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errOut := captured(t, func() int { return dispatch([]string{"run", "--dry-run", sw}) })
+		if code != 2 || !strings.Contains(errOut, sw+c.want) {
+			t.Errorf("%s: exit %d, want 2 and …%s…:\n%s", c.entry, code, c.want, errOut)
+		}
+	}
+}
+
 // goType matches what Go type names look like in a message: a qualified
 // type ('sweep.File', *dist.Spec, []interface {}, map[string]interface
 // {}), or a bare Go kind in parentheses, as %T prints it.
@@ -247,6 +270,12 @@ func TestFarmFlagBounds(t *testing.T) {
 		{[]string{"worker", "--plugin-stall", "500ms"}, "worker: --plugin-stall 500ms: must be at least 1s (0 turns the check off)"},
 		{[]string{"worker", "--plugin-stall", "-1s"}, "worker: --plugin-stall -1s: must be at least 1s"},
 		{[]string{"worker", "extra"}, `worker: unexpected argument "extra"`},
+		// No machine has this user, and none lets plugins run as root:
+		// both exited 1, as a worker lacking the privilege to switch does.
+		{[]string{"worker", "--plugin-user", "no-such-user-msjfarm"}, `worker: --plugin-user "no-such-user-msjfarm": user: unknown user no-such-user-msjfarm`},
+		{[]string{"worker", "--plugin-user", "0:0"}, `--plugin-user "0:0": plugins must not run as root`},
+		// The engine refused it at the first replication: exit 1.
+		{[]string{"simulate", "--rate", "7", "--arrivals", "0"}, "simulate: --arrivals must be >= 1, got 0"},
 		// A name is part of NATS subjects and reaches the operator's
 		// terminal: an escape sequence cleared the screen and a newline
 		// forged a status line; 5,000 characters closed the worker's

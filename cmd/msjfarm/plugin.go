@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"github.com/spf13/pflag"
 
 	"context"
@@ -346,9 +347,10 @@ func addRunnerFlags(fs *pflag.FlagSet) *runnerFlags {
 // stderr as cmd's: run states it only once its sweep file is valid, so
 // that a mistake in the file is the one line a newcomer reads
 // (stateSandbox).
-// It returns a non-zero exit status on failure (2: a bad flag; 1: the
-// kernel cannot do what --plugin-sandbox require asks, or the plugin user
-// cannot be used), having said why.
+// It returns a non-zero exit status on failure (2: a bad flag, or a
+// --plugin-user that names no user or root; 1: the kernel cannot do what
+// --plugin-sandbox require asks, or switching to the plugin user needs
+// privileges this process lacks), having said why.
 func (rf *runnerFlags) applySandbox(cmd string, quiet bool) int {
 	if err := worker.CheckRunnerMode(*rf.mode); err != nil {
 		return usagef("%s: %v", cmd, err)
@@ -393,6 +395,9 @@ func (rf *runnerFlags) applySandbox(cmd string, quiet bool) int {
 		return usagef("%s: %v", cmd, err)
 	}
 	sb, err := sandbox.New(sandbox.Options{Mode: mode, User: *rf.user, MemoryLimit: mem, Writable: *rf.writable, TmpQuota: quota})
+	if _, usage := errors.AsType[*sandbox.UsageError](err); usage {
+		return usagef("%s: %v", cmd, err)
+	}
 	if err != nil {
 		return fail("%s: %v", cmd, err)
 	}

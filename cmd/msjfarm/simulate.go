@@ -117,7 +117,7 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 			}
 			counters = ps.CounterInfo()
 		}
-		if code := checkSimulateArgs(*rate, *load, *swfPath != "", *reps, *par); code != 0 {
+		if code := checkSimulateArgs(*rate, *load, *swfPath != "", *reps, *par, int64(arrivals)); code != 0 {
 			return code
 		}
 		if code := checkTraceFlags(fs, *swfPath != ""); code != 0 {
@@ -181,7 +181,7 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 // 2): a rate or load that is negative or not a number, neither or both
 // of them (without an SWF trace, which sets its own arrivals), no
 // replications or no parallelism.
-func checkSimulateArgs(rate, load float64, trace bool, reps, par int) int {
+func checkSimulateArgs(rate, load float64, trace bool, reps, par int, arrivals int64) int {
 	switch {
 	case rate < 0 || math.IsNaN(rate):
 		return usagef("simulate: --rate must be > 0, got %v", rate)
@@ -193,6 +193,10 @@ func checkSimulateArgs(rate, load float64, trace bool, reps, par int) int {
 		return usagef("simulate: --reps must be >= 1, got %d", reps)
 	case par < 1:
 		return usagef("simulate: --parallel must be >= 1, got %d", par)
+	case arrivals < 1:
+		// The engine refuses it too, but only once a replication runs:
+		// exit 1, as if the run had failed.
+		return usagef("simulate: --arrivals must be >= 1, got %d", arrivals)
 	}
 	return 0
 }

@@ -448,9 +448,11 @@ func TestBadArchives(t *testing.T) {
 	}
 }
 
-// TestForgedIndexNeedsSignature: a forger who edits a result and rewrites
+// TestForgedIndexNeedsSignature: a forger who edits a member and rewrites
 // the index consistently passes an unsigned check, and is caught by the
-// signature, naming its member.
+// signature, naming its member. The member is the citation (who to credit
+// for the numbers), which no checksum of the campaign covers: an edited
+// result is refused by them without a signature (TestModifiedResultNotArchived).
 func TestForgedIndexNeedsSignature(t *testing.T) {
 	pub, key, _ := ed25519.GenerateKey(nil)
 	src := extract(t, committed, nil)
@@ -460,8 +462,8 @@ func TestForgedIndexNeedsSignature(t *testing.T) {
 	}
 	signed := writeFile(t, buf.Bytes())
 	ms := readMembers(t, signed)
-	i := find(ms, "store/results/")
-	ms[i].data = bytes.Replace(bytes.Clone(ms[i].data), []byte(`"mean`), []byte(`"Mean`), 1)
+	i := find(ms, CitationMember)
+	ms[i].data = append(bytes.Clone(ms[i].data), "  - name: A. Forger\n"...)
 	ms = reindex(t, ms)
 	forged := writeMembers(t, ms)
 	// The signed statement names the old root: refused even without a key.

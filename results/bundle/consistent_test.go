@@ -78,6 +78,8 @@ func TestModifiedResultNotArchived(t *testing.T) {
 	}
 	if o, err := Verify(file, nil, Limits{}); err != nil || o.Bytes != sum.Bytes || len(o.Index.Members) != sum.Members {
 		t.Fatalf("verify: %v; %d members, %d bytes; export said %d, %d", err, len(o.Index.Members), o.Bytes, sum.Members, sum.Bytes)
+	} else if !o.Finalised || o.ResultsChecked != 16 { // 8 results: a campaign entry and a stored object each
+		t.Fatalf("verify checked %d result objects (finalised %v), want 16", o.ResultsChecked, o.Finalised)
 	}
 
 	ms := readMembers(t, committed)
@@ -96,7 +98,12 @@ func TestModifiedResultNotArchived(t *testing.T) {
 
 	ms[i].data = edited(t, ms[i].data)
 	forged := writeMembers(t, reindex(t, ms))
-	x := extract(t, forged, nil) // the file is intact: its index matches
+	// The file is intact (its index matches), but not the campaign: verify
+	// said OK to it.
+	if _, err := Verify(forged, nil, Limits{}); !errors.Is(err, ErrModified) || !strings.Contains(err.Error(), key) {
+		t.Fatalf("verify of an archive carrying %s modified: %v", key, err)
+	}
+	x := extract(t, forged, nil)
 	fresh, err := storage.Open(t.Context(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +223,11 @@ func TestDeletedAfterFinalisationNotArchived(t *testing.T) {
 					kept = append(kept, m)
 				}
 			}
-			x := extract(t, writeMembers(t, reindex(t, kept)), nil)
+			file := writeMembers(t, reindex(t, kept))
+			if _, err := Verify(file, nil, Limits{}); !errors.Is(err, ErrModified) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("verify: %v", err)
+			}
+			x := extract(t, file, nil)
 			fresh, err := storage.Open(t.Context(), t.TempDir())
 			if err != nil {
 				t.Fatal(err)

@@ -48,8 +48,8 @@ type ImportSummary struct {
 func Import(ctx context.Context, x *Extracted, dst storage.Store) (*ImportSummary, error) {
 	id := x.Format.Campaign
 	sum := &ImportSummary{Campaign: id}
-	if err := x.consistent(ctx); err != nil {
-		return nil, err
+	if err := consistent(ctx, x.Store, x.Opened); err != nil {
+		return nil, fmt.Errorf("%w; not imported", err)
 	}
 	keys, derived, err := importKeys(ctx, x)
 	if err != nil {

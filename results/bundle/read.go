@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -134,6 +135,13 @@ type Opened struct {
 	// Bytes is the total size of the members the index lists (itself and
 	// the signature not counted), as Export's Summary counts it.
 	Bytes int64
+	// Finalised says the campaign's manifest records checksums (written
+	// at its finalisation); ResultsChecked is how many of the archive's
+	// result objects were found in them, with the sha256 they record.
+	// Verify and Import set them; an unfinalised campaign has nothing to
+	// check its results against.
+	Finalised      bool
+	ResultsChecked int
 }
 
 // sink receives each member's content (already checked: path, type,
@@ -142,12 +150,51 @@ type sink func(name string, mode int64, r io.Reader) error
 
 // Verify reads the archive at path and checks every member against the
 // index and the index's Merkle root; with pub, the signature too (an
-// unsigned archive is then an error). Nothing is written anywhere.
+// unsigned archive is then an error). Then it checks the campaign's
+// result objects against the campaign's own checksums, as import does:
+// a result edited in the archive with the index rewritten to match is a
+// file intact member for member, and verify said OK to it where import
+// refused it. Only the manifest and the checksums are kept while the
+// archive streams past (the checksums in a temporary directory: they grow
+// with the campaign); nothing else is written anywhere.
 func Verify(path string, pub ed25519.PublicKey, lim Limits) (*Opened, error) {
-	return readArchive(path, pub, lim, func(_ string, _ int64, r io.Reader) error {
+	dir, err := os.MkdirTemp("", "msjar-verify-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	pack, err := newPack(filepath.Join(dir, "store.pack"), path, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	defer pack.close()
+	// The campaign is format.json's, the first member (readArchive
+	// refuses an archive that does not begin with it).
+	var campaign string
+	o, err := readArchive(path, pub, lim, func(name string, _ int64, r io.Reader) error {
+		if name == FormatMember {
+			data, err := io.ReadAll(r)
+			var f Format
+			if err == nil && json.Unmarshal(data, &f) == nil {
+				campaign = f.Campaign
+			}
+			return err
+		}
+		key, ok := strings.CutPrefix(name, StorePrefix)
+		if ok && campaign != "" && (key == storage.ManifestKey(campaign) || key == storage.ChecksumsKey(campaign)) {
+			return pack.add(key, r)
+		}
 		_, err := io.Copy(io.Discard, r)
 		return err
 	})
+	if err != nil {
+		return nil, err
+	}
+	pack.seal()
+	if err := consistent(context.Background(), pack, o); err != nil {
+		return nil, err
+	}
+	return o, nil
 }
 
 // Extracted is an archive verified and extracted into a temporary
