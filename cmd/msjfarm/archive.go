@@ -327,7 +327,10 @@ func defArchiveKeygen(fs *pflag.FlagSet) func([]string) int {
 // if given, and extracted; the caller closes x, which removes the
 // extraction directory), else a campaign (id, name or id prefix) of
 // --storage.
-func campaignSource(ctx context.Context, ff *farmFlags, arg, keyFile string) (st storage.Store, id string, x *bundle.Extracted, err error) {
+//
+// temporary, if not nil, is given the extraction directory before the
+// extraction starts (for the command to remove it when interrupted).
+func campaignSource(ctx context.Context, ff *farmFlags, arg, keyFile string, temporary func(string)) (st storage.Store, id string, x *bundle.Extracted, err error) {
 	fi, serr := os.Stat(arg)
 	switch {
 	case serr == nil && fi.IsDir():
@@ -345,10 +348,22 @@ func campaignSource(ctx context.Context, ff *farmFlags, arg, keyFile string) (st
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("--key: %w", err)
 		}
-		if x, err = bundle.Extract(ctx, arg, pub, bundle.Limits{}); err != nil {
+		dir, err := os.MkdirTemp("", "msjar-")
+		if err != nil {
+			return nil, "", nil, err
+		}
+		if temporary != nil {
+			temporary(dir)
+		}
+		if x, err = bundle.ExtractInto(ctx, dir, arg, pub, bundle.Limits{}); err != nil {
 			return nil, "", nil, err
 		}
 		return x.Store, x.Format.Campaign, x, nil
+	}
+	if keyFile != "" {
+		// It was ignored: a reader who gave it believed a signature was
+		// checked.
+		return nil, "", nil, fmt.Errorf("--key %s: a key checks an archive file's signature, and %s is not a file but a campaign of --storage, which is not signed", keyFile, arg)
 	}
 	if st, err = ff.existingStore(ctx); err != nil {
 		return nil, "", nil, err

@@ -106,6 +106,20 @@ func TestArchiveJourney(t *testing.T) {
 	if code, _ := capture(t, func() int { return runReport([]string{moved, "--store"}) }); code != 2 {
 		t.Fatalf("report --store of an archive: exit %d, want 2", code)
 	}
+	// A directory where the report writes a file: refused before a file
+	// is moved in. The move stopped at its name, --out holding the files
+	// before it (48 of a probe's report) and not the rest.
+	rep2 := filepath.Join(other, "report2")
+	if err := os.MkdirAll(filepath.Join(rep2, "summary.csv"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := captured(t, func() int { return runReport([]string{moved, "--out", rep2}) }); code != 1 ||
+		!strings.Contains(stderr, "summary.csv is a directory, where the report writes a file: nothing was written to "+rep2) {
+		t.Fatalf("report over a directory in the way: exit %d\n%s", code, stderr)
+	}
+	if left, _ := os.ReadDir(rep2); len(left) != 1 {
+		t.Errorf("a refused report left %d entries in --out, want only the directory in the way", len(left))
+	}
 
 	// A refused archive makes no store: the store directory was made
 	// before the archive was read.

@@ -695,7 +695,7 @@ func defStatus(fs *pflag.FlagSet) func([]string) int {
 			return 2
 		}
 		if ff.fs.NArg() > 1 {
-			return fail("status: want at most one campaign: id, name or id prefix")
+			return usagef("status: want at most one campaign: id, name or id prefix")
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -828,7 +828,7 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 			}
 		}
 		if ff.fs.NArg() > 1 {
-			return fail("results: want at most one campaign: id, name or id prefix (none: list the campaigns in storage)")
+			return usagef("results: want at most one campaign: id, name or id prefix (none: list the campaigns in storage)")
 		}
 		// Reading a campaign runs no simulation: the collector's default
 		// pace keeps the records of the point being read from piling up

@@ -55,10 +55,10 @@ func (pf *pluginFlags) host() *pluginhost.Host {
 func (pf *pluginFlags) binary(name string) (pluginhost.Binary, int) {
 	rest := pf.fs.Args()
 	if len(rest) > 1 {
-		return pluginhost.Binary{}, fail("%s: unexpected argument %q", name, rest[1])
+		return pluginhost.Binary{}, usagef("%s: unexpected argument %q", name, rest[1])
 	}
 	if len(rest) == 0 {
-		return pluginhost.Binary{}, fail("%s: name a plugin binary (a path, msjfarm-policy-<family>, or <family>)", name)
+		return pluginhost.Binary{}, usagef("%s: name a plugin binary (a path, msjfarm-policy-<family>, or <family>)", name)
 	}
 	path, err := pluginhost.Lookup(pluginhost.SearchPath(*pf.path, nil), rest[0])
 	if err != nil {

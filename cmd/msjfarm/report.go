@@ -8,8 +8,12 @@ import (
 	"encoding/csv"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/msjfarm/msjfarm/coordinator"
@@ -33,7 +37,7 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 			return 2
 		}
 		if ff.fs.NArg() < 1 {
-			return fail("report: want a campaign: id, name or id prefix (msjfarm report <campaign> [<campaign to overlay>...] [-out DIR])")
+			return usagef("report: want a campaign: id, name or id prefix (msjfarm report <campaign> [<campaign to overlay>...] [-out DIR])")
 		}
 		id := ff.fs.Arg(0)
 		// Reading and drawing run no simulation: the collector's default
@@ -42,10 +46,12 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		paceReader()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
+		temporary, interruptible := cleanOnInterrupt("report", cancel)
+		defer interruptible()
 		// An archive file (msjfarm archive export) is verified and
 		// extracted into a temporary store: the report is rebuilt from
 		// the archive alone.
-		st, id, x, err := campaignSource(ctx, ff, id, *key)
+		st, id, x, err := campaignSource(ctx, ff, id, *key, temporary)
 		if err != nil {
 			return fail("report: %v", err)
 		}
@@ -95,7 +101,7 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		if dir == "" {
 			dir = filepath.Join("msjfarm-report", id)
 		}
-		if code := writeReport(ctx, st, id, dir, *store, rc, prec, overlay); code != 0 {
+		if code := writeReport(ctx, st, id, dir, *store, rc, prec, overlay, temporary); code != 0 {
 			return code
 		}
 		abs, err := filepath.Abs(filepath.Join(dir, "index.html"))
@@ -114,7 +120,7 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 // memory) and moved into dir only once all are written, so that a failed
 // rendering leaves dir as it was; existing files of the same names are
 // replaced.
-func writeReport(ctx context.Context, st storage.Store, id, dir string, store bool, rc report.Campaign, prec *archive.PrecisionSummary, overlay []report.Campaign) int {
+func writeReport(ctx context.Context, st storage.Store, id, dir string, store bool, rc report.Campaign, prec *archive.PrecisionSummary, overlay []report.Campaign, temporary func(string)) int {
 	dir = filepath.Clean(dir)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return fail("report: %v", err)
@@ -124,6 +130,7 @@ func writeReport(ctx context.Context, st storage.Store, id, dir string, store bo
 		return fail("report: %v", err)
 	}
 	defer os.RemoveAll(tmp)
+	temporary(tmp)
 	if err := archive.RenderReportTo(report.DirSink(tmp), rc, prec, overlay...); err != nil {
 		return fail("report: %v", err)
 	}
@@ -136,6 +143,9 @@ func writeReport(ctx context.Context, st storage.Store, id, dir string, store bo
 	names, err := archive.DirSource(tmp).Names()
 	if err == nil {
 		err = os.MkdirAll(dir, 0o755)
+	}
+	if err == nil {
+		err = reportReplaceable(dir, names)
 	}
 	if err != nil {
 		return fail("report: %v", err)
@@ -250,4 +260,66 @@ func precisionLine(data []byte) string {
 		}
 	}
 	return fmt.Sprintf("%d points: %s", len(rows)-1, strings.Join(parts, ", "))
+}
+
+// reportReplaceable checks, before any file of the report is moved into dir,
+// that each of names may be: a directory in the way failed the move at
+// its name, with the files before it already moved, and --out was left
+// half this report's and half the last.
+func reportReplaceable(dir string, names []string) error {
+	for _, n := range names {
+		if fi, err := os.Lstat(filepath.Join(dir, n)); err == nil && fi.IsDir() {
+			return fmt.Errorf("%s is a directory, where the report writes a file: nothing was written to %s", filepath.Join(dir, n), dir)
+		}
+	}
+	return nil
+}
+
+// cleanOnInterrupt makes an interrupt (SIGINT, SIGTERM) cancel the
+// command's context (stop), remove the paths given to add, and exit 130
+// once the command returns (done; at most 10 s later): report installed
+// no handler, and Ctrl-C left its archive's extraction directory (a
+// probe's: 954 MB) or its rendering directory behind. An extraction under
+// way ends at its next member and removes its own directory.
+func cleanOnInterrupt(cmd string, stop context.CancelFunc) (add func(path string), done func()) {
+	var mu sync.Mutex
+	var paths []string
+	var signalled atomic.Bool
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	returned := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			signalled.Store(true)
+			stop()
+			select {
+			case <-returned:
+			case <-time.After(10 * time.Second):
+			}
+			mu.Lock()
+			for _, p := range paths {
+				os.RemoveAll(p)
+			}
+			fmt.Fprintf(os.Stderr, "msjfarm %s: interrupted; its temporary files were removed\n", cmd)
+			os.Exit(130)
+		case <-returned:
+		}
+	}()
+	var once sync.Once
+	add = func(path string) {
+		mu.Lock()
+		paths = append(paths, path)
+		mu.Unlock()
+	}
+	done = func() {
+		once.Do(func() {
+			signal.Stop(sigs)
+			close(returned)
+		})
+		if signalled.Load() {
+			select {} // the handler exits 130
+		}
+	}
+	return add, done
 }

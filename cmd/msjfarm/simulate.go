@@ -452,7 +452,7 @@ func firstReasons(rs []*sim.Result, flagged func(*sim.Result) bool) []string {
 
 func runPolicies(args []string) int {
 	if len(args) > 0 {
-		return fail("policies: takes no arguments")
+		return usagef("policies: takes no arguments")
 	}
 	for _, s := range builtin.All() {
 		fmt.Printf("%-24s %s\n", s.Name, s.Doc)
@@ -465,7 +465,7 @@ func runPolicies(args []string) int {
 
 func runWorkloads(args []string) int {
 	if len(args) > 0 {
-		return fail("workloads: takes no arguments")
+		return usagef("workloads: takes no arguments")
 	}
 	printWorkloads(os.Stdout)
 	return 0

@@ -206,9 +206,15 @@ func (a *Archive) keepRecord(tid string, r *record.Record, objs []record.Object,
 // tasksFromManifest orders the records' tasks as the manifest does, for
 // a spec that does not expand here: version 1 listed every task; version
 // 2 lists the points.
+//
+// A task listed twice counts once: a manifest repeating one task fifty
+// times made its point n = 50 with a zero-width interval, and reproduce
+// "50 bit-identical".
 func (a *Archive) tasksFromManifest() {
+	listed := make(map[string]bool, len(a.Manifest.Seeds))
 	for _, s := range a.Manifest.Seeds {
-		if r := a.Records[s.Task]; r != nil && r.Task.ID == s.Task {
+		if r := a.Records[s.Task]; r != nil && r.Task.ID == s.Task && !listed[s.Task] {
+			listed[s.Task] = true
 			a.Tasks = append(a.Tasks, r.Task)
 		}
 	}

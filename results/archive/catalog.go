@@ -223,9 +223,9 @@ func Candidates(es []Entry) []Candidate {
 	return out
 }
 
-// isCampaignID: s has the form of a campaign id (sweep.Campaign.ID: 16
+// IsCampaignID: s has the form of a campaign id (sweep.Campaign.ID: 16
 // lower-case hex digits).
-func isCampaignID(s string) bool {
+func IsCampaignID(s string) bool {
 	if len(s) != 16 {
 		return false
 	}
@@ -243,7 +243,7 @@ func ResolveIn(ctx context.Context, st storage.Store, arg string) (string, error
 	// An exact id is found without listing the whole store. Only an id
 	// is tried so: a name of 300 characters made the key's file name too
 	// long, and the error ended the lookup.
-	if isCampaignID(arg) {
+	if IsCampaignID(arg) {
 		if _, err := st.Stat(ctx, storage.CampaignSpecKey(arg)); err == nil {
 			return arg, nil
 		} else if !errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrInvalidKey) {

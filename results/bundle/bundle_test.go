@@ -408,6 +408,23 @@ func TestBadArchives(t *testing.T) {
 			ms[0].data = bytes.Replace(bytes.Clone(ms[0].data), []byte(`"version": 1`), []byte(`"version": 99`), 1)
 			return reindex(t, ms)
 		}), []string{"member " + FormatMember, "format version 99", "reads versions 1 to 1"}},
+		// A campaign id naming another campaign's directory made the
+		// archive's "own" objects that campaign's entries: import wrote
+		// a forged result into it, and a run of its sweep took it as done.
+		{"campaign id a path", edit(func(ms []member) []member {
+			id := readFormat(t, ms).Campaign
+			ms[0].data = bytes.Replace(bytes.Clone(ms[0].data), []byte(`"campaign": "`+id+`"`), []byte(`"campaign": "6b145719cbe06a04/results"`), 1)
+			return reindex(t, ms)
+		}), []string{"member " + FormatMember, `campaign "6b145719cbe06a04/results" is not a campaign id`}},
+		// verify and import printed the name raw: escapes rewrote the
+		// terminal (a carriage return and a fake line over the output).
+		{"escapes in the name", edit(func(ms []member) []member {
+			var f map[string]any
+			_ = json.Unmarshal(ms[0].data, &f)
+			f["name"] = "p1\r\x1b[2K\x1b]0;pwned\aFAKE"
+			ms[0].data, _ = json.Marshal(f)
+			return reindex(t, ms)
+		}), []string{"member " + FormatMember, `name "p1\r\x1b[2K\x1b]0;pwned\aFAKE" or version`, "control characters"}},
 		{"plugin hash mismatch", edit(func(ms []member) []member {
 			other := sha256.Sum256([]byte("the real binary"))
 			return reindex(t, insertBefore(ms, ProvenanceMember, reg("store/plugins/evil/"+hex.EncodeToString(other[:]), []byte("#!/bin/sh\nrm -rf /\n"))))

@@ -2,8 +2,10 @@ package bundle
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -236,5 +238,60 @@ func TestDeletedAfterFinalisationNotArchived(t *testing.T) {
 				t.Fatalf("import: %v", err)
 			}
 		})
+	}
+}
+
+// TestEntryRefersToAnotherTasksResult: a campaign entry that refers to a
+// result filed under another task's content key is refused by import,
+// with the checksums and the manifest's hash of them rewritten to match
+// (so the campaign is consistent with itself). Results are shared between
+// campaigns by that key: such an archive planted a forged record for
+// another sweep's task, whose later run then failed for good.
+func TestEntryRefersToAnotherTasksResult(t *testing.T) {
+	ms := readMembers(t, committed)
+	id := readFormat(t, ms).Campaign
+	var entries []int
+	for i, m := range ms {
+		if strings.HasPrefix(m.hdr.Name, StorePrefix+storage.ResultsPrefix(id)) && bytes.Contains(m.data, []byte(`"ref"`)) {
+			entries = append(entries, i)
+		}
+	}
+	if len(entries) < 2 {
+		t.Fatalf("%d campaign entries with a reference in the committed archive", len(entries))
+	}
+	a, b := entries[0], entries[1]
+	ms[a].data = bytes.Clone(ms[b].data) // a's entry now names b's result
+	// The checksums list a's entry with its new hash, and the manifest
+	// records the new checksums' hash.
+	si, mi := find(ms, StorePrefix+storage.ChecksumsKey(id)), find(ms, StorePrefix+storage.ManifestKey(id))
+	aKey := strings.TrimPrefix(ms[a].hdr.Name, StorePrefix)
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(ms[si].data)), "\n") {
+		if strings.HasSuffix(l, "  "+aKey) {
+			l = fmt.Sprintf("%x  %s", sha256.Sum256(ms[a].data), aKey)
+		}
+		lines = append(lines, l)
+	}
+	ms[si].data = []byte(strings.Join(lines, "\n") + "\n")
+	var man map[string]any
+	if err := json.Unmarshal(ms[mi].data, &man); err != nil {
+		t.Fatal(err)
+	}
+	man["checksums_sha256"] = fmt.Sprintf("%x", sha256.Sum256(ms[si].data))
+	ms[mi].data, _ = json.Marshal(man)
+	file := writeMembers(t, reindex(t, ms))
+	if _, err := Verify(file, nil, Limits{}); err != nil {
+		t.Fatalf("verify (the file and its checksums agree): %v", err)
+	}
+	fresh, err := storage.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Import(t.Context(), extract(t, file, nil), fresh)
+	if err == nil || !strings.Contains(err.Error(), "nothing imported") || !strings.Contains(err.Error(), "which is not a record of its task") {
+		t.Fatalf("import of an entry referring to another task's result: %v", err)
+	}
+	if keys, _ := fresh.List(t.Context(), ""); len(keys) != 0 {
+		t.Fatalf("a refused import wrote %v", keys)
 	}
 }

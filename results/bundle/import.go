@@ -289,12 +289,15 @@ func importKeys(ctx context.Context, x *Extracted) (keys []string, derived int, 
 		case mine && strings.HasPrefix(k, storage.ReportStagingPrefix(id)):
 			return nil, 0, foreign(id, k, "a report being written, which no export holds")
 		case mine:
-			if _, ok := storage.ResultTaskID(id, k); ok {
+			if tid, ok := storage.ResultTaskID(id, k); ok {
 				data, err := x.Store.Get(ctx, k)
 				if err != nil {
 					return nil, 0, err
 				}
 				if ref, ok := record.ParseRef(data); ok {
+					if err := refersToItsOwn(ctx, x.Store, tid, ref); err != nil {
+						return nil, 0, foreign(id, k, err.Error())
+					}
 					refs[storage.StoredResultKey(ref)] = true
 				}
 			} else if rest == "" {
@@ -333,4 +336,30 @@ func isDerived(id, k string) bool {
 func foreign(id, k, why string) error {
 	return fmt.Errorf("nothing imported: the archive holds %q, %s (an archive of campaign %s holds its objects, the results they refer to, and the counter descriptions, plugin binaries and trace named by their sha256)",
 		k, why, id)
+}
+
+// refersToItsOwn checks that a campaign entry of task tid refers to
+// its own task's result: the record stored under ref is tid's, and ref is
+// the content key a run here would file it under. Results are shared
+// between campaigns by that key, so an archive whose entry referred to
+// another sweep's key, with a forged record of that sweep's task under it,
+// planted the record for that sweep: its later run found the key taken,
+// and its task failed for good.
+func refersToItsOwn(ctx context.Context, st storage.Store, tid, ref string) error {
+	data, err := st.Get(ctx, storage.StoredResultKey(ref))
+	if err != nil {
+		return fmt.Errorf("refers to result %s: %w", ref, err)
+	}
+	r, err := record.Decode(data, tid)
+	if err != nil {
+		return fmt.Errorf("refers to result %s, which is not a record of its task: %w", ref, err)
+	}
+	im, ok := record.ImplOf(r.Provenance)
+	if !ok {
+		return fmt.Errorf("refers to result %s, whose record has no provenance to key it by", ref)
+	}
+	if want := record.Key(tid, im); want != ref {
+		return fmt.Errorf("refers to result %s, but its task's result is filed under %s: a result under another task's key", ref, want)
+	}
+	return nil
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
 )
 
@@ -171,7 +172,7 @@ func Verify(path string, pub ed25519.PublicKey, lim Limits) (*Opened, error) {
 	// The campaign is format.json's, the first member (readArchive
 	// refuses an archive that does not begin with it).
 	var campaign string
-	o, err := readArchive(path, pub, lim, func(name string, _ int64, r io.Reader) error {
+	o, err := readArchive(context.Background(), path, pub, lim, func(name string, _ int64, r io.Reader) error {
 		if name == FormatMember {
 			data, err := io.ReadAll(r)
 			var f Format
@@ -217,12 +218,20 @@ func (x *Extracted) Close() error { return errors.Join(x.pack.close(), os.Remove
 // removed: a caller sees an extracted archive only when every member
 // matched.
 func Extract(ctx context.Context, file string, pub ed25519.PublicKey, lim Limits) (*Extracted, error) {
-	fi, err := os.Stat(file)
+	dir, err := os.MkdirTemp("", "msjar-")
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "msjar-")
+	return ExtractInto(ctx, dir, file, pub, lim)
+}
+
+// ExtractInto is Extract into dir, a new empty directory of the caller's,
+// which it removes on an error and Close removes: a command that must
+// remove it when interrupted knows its name before the extraction starts.
+func ExtractInto(ctx context.Context, dir, file string, pub ed25519.PublicKey, lim Limits) (*Extracted, error) {
+	fi, err := os.Stat(file)
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	root, err := os.OpenRoot(dir)
@@ -241,7 +250,7 @@ func Extract(ctx context.Context, file string, pub ed25519.PublicKey, lim Limits
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	o, err := readArchive(file, pub, lim, func(name string, mode int64, r io.Reader) error {
+	o, err := readArchive(ctx, file, pub, lim, func(name string, mode int64, r io.Reader) error {
 		if key, ok := strings.CutPrefix(name, StorePrefix); ok {
 			return pack.add(key, r)
 		}
@@ -320,7 +329,11 @@ func decompressor(br *bufio.Reader) (io.Reader, string, func(), error) {
 // checked), read through put while hashed, and noted; the index, the
 // Merkle root and the signature are checked at the end, against what was
 // read rather than what the archive declares.
-func readArchive(file string, pub ed25519.PublicKey, lim Limits, put sink) (*Opened, error) {
+//
+// It stops at the next member once ctx ends: Extract took a context and
+// never looked at it, and reproduce went on extracting for 11 s after
+// Ctrl-C.
+func readArchive(ctx context.Context, file string, pub ed25519.PublicKey, lim Limits, put sink) (*Opened, error) {
 	lim = lim.withDefaults()
 	f, err := os.Open(file)
 	if err != nil {
@@ -346,6 +359,9 @@ func readArchive(file string, pub ed25519.PublicKey, lim Limits, put sink) (*Ope
 		}
 		if err != nil {
 			return nil, ar.streamErr("after "+ar.prev, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 		metaMax, err := ar.admit(h)
 		if err != nil {
@@ -547,6 +563,19 @@ func (ar *archiveReader) keepMeta(name string, meta []byte) error {
 		}
 		if o.Format.Version < 1 || o.Format.Version > FormatVersion {
 			return ar.bad(name, "format version %d: this msjfarm reads versions 1 to %d (a newer msjfarm wrote it: upgrade)", o.Format.Version, FormatVersion)
+		}
+		// The campaign id names the store prefix every member must be
+		// under. Unchecked, "<another campaign>/results" made an archive
+		// whose "own" objects were another campaign's entries: import
+		// wrote a forged result into it, and a later run of that sweep
+		// took it as done.
+		if !archive.IsCampaignID(o.Format.Campaign) {
+			return ar.bad(name, "campaign %q is not a campaign id (16 lower-case hex digits)", o.Format.Campaign)
+		}
+		// Printed by verify and import: raw, escapes in them rewrote the
+		// terminal. No msjfarm writes such a name or version.
+		if unshowable(o.Format.Name) || unshowable(o.Format.Msjfarm) {
+			return ar.bad(name, "name %q or version %q holds control characters, which no campaign name or msjfarm version has", o.Format.Name, o.Format.Msjfarm)
 		}
 	case IndexMember:
 		ar.indexData = bytes.Clone(meta)
