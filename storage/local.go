@@ -596,3 +596,12 @@ func Links(ctx context.Context, st Store, max int) ([]string, error) {
 	})
 	return links, err
 }
+
+// LocalRoot is the directory of a local store (false for other stores).
+func LocalRoot(st Store) (string, bool) {
+	s, ok := st.(*localStore)
+	if !ok {
+		return "", false
+	}
+	return s.root, true
+}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -89,6 +90,12 @@ func defArchiveExport(fs *pflag.FlagSet) func([]string) int {
 		st, err := ff.existingStore(ctx)
 		if err != nil {
 			return fail("archive export: %v", err)
+		}
+		if inside(*out, st) {
+			// The store's listing then held the archive's own temporary
+			// file, which the archive listed as a member (and a later
+			// export, the archive).
+			return usagef("archive export: -o %s is inside the store %s, which the archive is made from: write it elsewhere", *out, st.URL())
 		}
 		id, err := archive.ResolveIn(ctx, st, ff.fs.Arg(0))
 		if err != nil {
@@ -374,10 +381,16 @@ func campaignSource(ctx context.Context, ff *farmFlags, arg, keyFile string, tem
 
 // archiveHint says how to get a msjfarm with another engine version: the
 // revision the archive's provenance recorded for it, else how to find one.
+const maxHintRead = 16 << 20
+
 func archiveHint(x *bundle.Extracted) func(string) string {
+	// At most maxHintRead bytes of it: the hint is a convenience, and
+	// reading a provenance member padded to 1 GiB (a 37 KB archive) took
+	// that much memory before a task was reproduced.
 	var prov bundle.Provenance
-	if data, err := os.ReadFile(filepath.Join(x.Dir, bundle.ProvenanceMember)); err == nil {
-		_ = json.Unmarshal(data, &prov)
+	if f, err := os.Open(filepath.Join(x.Dir, bundle.ProvenanceMember)); err == nil {
+		_ = json.NewDecoder(io.LimitReader(f, maxHintRead)).Decode(&prov)
+		f.Close()
 	}
 	return func(engine string) string {
 		if h := prov.EngineHint(engine); h != "" {
@@ -413,7 +426,7 @@ func rebuildDerived(ctx context.Context, st storage.Store, id string) error {
 	rc.From = st.URL()
 	var prec *archive.PrecisionSummary
 	if r.Manifest != nil {
-		prec = r.Manifest.Precision
+		prec = r.Manifest.Precision.FromRecords(rc.Points) // as summary.csv: from the records
 	}
 	tmp, err := os.MkdirTemp("", "msjfarm-import-report-")
 	if err != nil {
@@ -453,4 +466,22 @@ func warnFutureCreated(ctx context.Context, st storage.Store, id string) {
 	}
 	fmt.Fprintf(os.Stderr, "msjfarm archive import: warning: campaign %s says it was created %s, in the future: its name %q now means it, over any campaign of that name created before (name campaigns by id: %s)\n",
 		id, m.Created.Format(time.RFC3339), termtext.Printable(m.Name), id)
+}
+
+// inside reports whether file would be written inside st's directory (a
+// local store; links resolved).
+func inside(file string, st storage.Store) bool {
+	root, ok := storage.LocalRoot(st)
+	if !ok {
+		return false
+	}
+	dir, err1 := filepath.EvalSymlinks(filepath.Dir(file))
+	root, err2 := filepath.EvalSymlinks(root)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	dir, _ = filepath.Abs(dir)
+	root, _ = filepath.Abs(root)
+	rel, err := filepath.Rel(root, dir)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }

@@ -66,6 +66,17 @@ func TestArchiveJourney(t *testing.T) {
 		t.Fatalf("export: exit %d\n%s", code, out)
 	}
 	root := strings.TrimSpace(out[strings.Index(out, "merkle-root ")+len("merkle-root "):])
+	// -o inside the store: the archive listed its own temporary file as
+	// a member of the campaign, and every later export the archive.
+	inStore := filepath.Join(data, "campaigns", "x.msjar")
+	if code, _, stderr := captured(t, func() int {
+		return runCmd("archive", []string{"export", "q-fig3-small", "--storage", data, "-o", inStore})
+	}); code != 2 || !strings.Contains(stderr, "is inside the store") {
+		t.Fatalf("export into the store: exit %d\n%s", code, stderr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(data, "campaigns", "*msjar*")); len(left) != 0 {
+		t.Fatalf("export into the store wrote %v", left)
+	}
 
 	// Another machine: only the file.
 	other := t.TempDir()

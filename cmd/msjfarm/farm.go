@@ -830,6 +830,13 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 		if ff.fs.NArg() > 1 {
 			return usagef("results: want at most one campaign: id, name or id prefix (none: list the campaigns in storage)")
 		}
+		switch {
+		case ff.fs.NArg() == 0 && (*raw || *cmp != ""):
+			// The campaigns were listed, and the flag ignored.
+			return usagef("results: --csv and --compare read one campaign: name it (msjfarm results CAMPAIGN --compare A,B)")
+		case *raw && *cmp != "":
+			return usagef("results: --csv prints the stored summary, --compare a comparison: give one of them")
+		}
 		// Reading a campaign runs no simulation: the collector's default
 		// pace keeps the records of the point being read from piling up
 		// as garbage (at the simulation pace the heap grows to five times

@@ -44,7 +44,7 @@ func noArgs(name string, f func(args []string) int) func(*pflag.FlagSet) func([]
 	return func(*pflag.FlagSet) func([]string) int {
 		return func(args []string) int {
 			if len(args) > 0 {
-				return fail("%s: takes no arguments", name)
+				return usagef("%s: takes no arguments", name)
 			}
 			return f(args)
 		}

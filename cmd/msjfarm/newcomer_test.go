@@ -276,6 +276,21 @@ func TestFarmFlagBounds(t *testing.T) {
 		{[]string{"worker", "--plugin-user", "0:0"}, `--plugin-user "0:0": plugins must not run as root`},
 		// The engine refused it at the first replication: exit 1.
 		{[]string{"simulate", "--rate", "7", "--arrivals", "0"}, "simulate: --arrivals must be >= 1, got 0"},
+		// Replaced by the defaults without a word (0, −1), or failing a
+		// correct plugin (NaN, 1.5: "flagged unstable at low load").
+		{[]string{"plugin", "check", "fcfs", "--arrivals", "0"}, "plugin check: --arrivals must be >= 1, got 0"},
+		{[]string{"plugin", "check", "fcfs", "--load", "-1"}, "plugin check: --load must be in (0, 1)"},
+		{[]string{"plugin", "check", "fcfs", "--load", "NaN"}, "plugin check: --load must be in (0, 1)"},
+		{[]string{"plugin", "check", "fcfs", "--load", "1.5"}, "plugin check: --load must be in (0, 1): the checks run a stable system, got 1.5"},
+		// A health check that never gave up (0 is no limit to http.Client).
+		{[]string{"probe", "--timeout", "0", "http://127.0.0.1:1/readyz"}, "probe: --timeout must be > 0, got 0s"},
+		{[]string{"probe", "ftp://x"}, "probe: want one http:// URL"},
+		{[]string{"gc", "extra"}, "gc: takes no arguments"},
+		// Ignored: the campaigns were listed, or the comparison printed.
+		{[]string{"results", "--compare", "msf,fcfs", "--storage", "x"}, "results: --csv and --compare read one campaign: name it"},
+		{[]string{"results", "q-fig3", "--csv", "--compare", "msf,fcfs", "--storage", "x"}, "results: --csv prints the stored summary, --compare a comparison: give one of them"},
+		{[]string{"policies", "x"}, "policies: takes no arguments"},
+		{[]string{"analyze", "msfq", "--k", "0"}, "analyze msfq: -k 0: need k >= 2"},
 		// A name is part of NATS subjects and reaches the operator's
 		// terminal: an escape sequence cleared the screen and a newline
 		// forged a status line; 5,000 characters closed the worker's

@@ -250,6 +250,15 @@ func defPluginCheck(fs *pflag.FlagSet) func([]string) int {
 	policies := pf.fs.String("policies", "", "comma-separated policies to check (default: all)")
 	verbose := pf.fs.BoolP("v", "v", false, "list passed checks too")
 	return func(args []string) int {
+		// Checked here: 0 and below became the defaults without a word,
+		// and NaN or a load of 1 and above failed a correct plugin
+		// ("request does not encode as JSON", "flagged unstable").
+		switch {
+		case arrivals < 1:
+			return usagef("plugin check: --arrivals must be >= 1, got %d", arrivals)
+		case !(*load > 0 && *load < 1):
+			return usagef("plugin check: --load must be in (0, 1): the checks run a stable system, got %v", *load)
+		}
 		b, code := pf.binary("plugin check")
 		if code != 0 {
 			return code

@@ -93,9 +93,11 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		if err != nil {
 			return fail("report: %v", err)
 		}
+		// The precision outcome from the records, as the summary: the
+		// manifest's is covered by no checksum (an archive's or a store's).
 		var prec *archive.PrecisionSummary
 		if r.Manifest != nil {
-			prec = r.Manifest.Precision
+			prec = r.Manifest.Precision.FromRecords(rc.Points)
 		}
 		dir := *out
 		if dir == "" {

@@ -450,10 +450,8 @@ func firstReasons(rs []*sim.Result, flagged func(*sim.Result) bool) []string {
 	return nil
 }
 
-func runPolicies(args []string) int {
-	if len(args) > 0 {
-		return usagef("policies: takes no arguments")
-	}
+// runPolicies and runWorkloads take no arguments (noArgs refuses them).
+func runPolicies([]string) int {
 	for _, s := range builtin.All() {
 		fmt.Printf("%-24s %s\n", s.Name, s.Doc)
 		for _, p := range s.Params() {
@@ -463,10 +461,7 @@ func runPolicies(args []string) int {
 	return 0
 }
 
-func runWorkloads(args []string) int {
-	if len(args) > 0 {
-		return usagef("workloads: takes no arguments")
-	}
+func runWorkloads([]string) int {
 	printWorkloads(os.Stdout)
 	return 0
 }

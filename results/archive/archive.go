@@ -251,19 +251,20 @@ func (a *Archive) ReportCampaign() report.Campaign {
 }
 
 // Report renders the campaign's report from the archive (report.Render
-// with the stored manifest, plus precision.csv from the manifest's
-// precision outcome), with the other archives' campaigns overlaid in its
+// with the stored manifest, plus precision.csv: the manifest's precision
+// rule and points, decided again from the records), with the other archives' campaigns overlaid in its
 // figures and tables (msjfarm report A B).
 func (a *Archive) Report(overlay ...*Archive) (map[string][]byte, error) {
+	rc := a.ReportCampaign()
 	var prec *PrecisionSummary
 	if a.Manifest != nil {
-		prec = a.Manifest.Precision
+		prec = a.Manifest.Precision.FromRecords(rc.Points)
 	}
 	var others []report.Campaign
 	for _, o := range overlay {
 		others = append(others, o.ReportCampaign())
 	}
-	return RenderReport(a.ReportCampaign(), prec, others...)
+	return RenderReport(rc, prec, others...)
 }
 
 // recordsInOrder are the tasks of the records whose point is in points,

@@ -425,6 +425,15 @@ func TestBadArchives(t *testing.T) {
 			ms[0].data, _ = json.Marshal(f)
 			return reindex(t, ms)
 		}), []string{"member " + FormatMember, `name "p1\r\x1b[2K\x1b]0;pwned\aFAKE" or version`, "control characters"}},
+		// Spaces are valid JSON: an index padded to the 1 GiB limit (34 KB
+		// compressed) made verify hold 3.5 GB before it said OK.
+		{"padded index", edit(func(ms []member) []member {
+			ms = reindex(t, ms)
+			i := find(ms, IndexMember)
+			ms[i].data = append(bytes.Clone(ms[i].data), bytes.Repeat([]byte(" "), 8<<20)...)
+			ms[i].hdr.Size = int64(len(ms[i].data))
+			return ms
+		}), []string{"member " + IndexMember, "more than an index of the", "padded?"}},
 		{"plugin hash mismatch", edit(func(ms []member) []member {
 			other := sha256.Sum256([]byte("the real binary"))
 			return reindex(t, insertBefore(ms, ProvenanceMember, reg("store/plugins/evil/"+hex.EncodeToString(other[:]), []byte("#!/bin/sh\nrm -rf /\n"))))

@@ -420,6 +420,8 @@ type archiveReader struct {
 	// read; prev is the last member read, for messages.
 	indexData, sigData []byte
 	prev               string
+	// pathBytes is the length of the paths of the members read.
+	pathBytes int64
 }
 
 // bad is an archive error at member.
@@ -462,12 +464,24 @@ func (ar *archiveReader) admit(h *tar.Header) (metaMax int64, err error) {
 	case FormatMember, SignatureMember:
 		metaMax = maxFormat
 	case IndexMember:
-		metaMax = ar.lim.MaxIndex
+		metaMax = min(ar.lim.MaxIndex, ar.indexBound())
 	}
 	if metaMax > 0 && h.Size > metaMax {
+		if name == IndexMember && metaMax < ar.lim.MaxIndex {
+			return 0, ar.bad(name, "declares %d bytes, more than an index of the %d members before it can take (%d): padded?", h.Size, len(ar.order), metaMax)
+		}
 		return 0, ar.bad(name, "declares %d bytes, more than the limit of %d for this member", h.Size, metaMax)
 	}
 	return metaMax, nil
+}
+
+// indexBound is the most bytes an index of the members read so far can
+// take as export writes it: per member its path (six bytes a character if
+// every one were escaped), size, hash and indented JSON, well within 256
+// bytes besides the path, and 64 KiB for the rest. An index padded with
+// spaces to the 1 GiB limit, 34 KB compressed, made verify hold 3.5 GB.
+func (ar *archiveReader) indexBound() int64 {
+	return 64<<10 + int64(len(ar.order))*256 + 6*ar.pathBytes
 }
 
 // regular refuses every tar entry but a regular file: a link or a
@@ -522,6 +536,7 @@ func (ar *archiveReader) read(tr io.Reader, h *tar.Header, metaMax int64) error 
 	var meta bytes.Buffer
 	var r io.Reader = io.TeeReader(tr, hash)
 	if metaMax > 0 {
+		meta.Grow(int(h.Size)) // its declared size, bounded by admit: no doubling
 		r = io.TeeReader(r, &meta)
 	}
 	if err := ar.put(name, h.Mode, r); err != nil {
@@ -540,6 +555,7 @@ func (ar *archiveReader) read(tr io.Reader, h *tar.Header, metaMax int64) error 
 	sum := hex.EncodeToString(hash.Sum(nil))
 	ar.prev = name
 	ar.order = append(ar.order, name)
+	ar.pathBytes += int64(len(name))
 	ar.got[name] = Entry{Path: name, Size: h.Size, SHA256: sum}
 	ar.o.Bytes += h.Size
 	if err := ar.keepMeta(name, meta.Bytes()); err != nil {
@@ -578,12 +594,12 @@ func (ar *archiveReader) keepMeta(name string, meta []byte) error {
 			return ar.bad(name, "name %q or version %q holds control characters, which no campaign name or msjfarm version has", o.Format.Name, o.Format.Msjfarm)
 		}
 	case IndexMember:
-		ar.indexData = bytes.Clone(meta)
+		ar.indexData = meta // a buffer of its own (read): not copied
 	case SignatureMember:
 		if ar.indexData == nil {
 			return ar.bad(name, "before the index")
 		}
-		ar.sigData = bytes.Clone(meta)
+		ar.sigData = meta
 	}
 	return nil
 }
