@@ -104,6 +104,12 @@ func Import(ctx context.Context, x *Extracted, dst storage.Store) (*ImportSummar
 	})
 	var created []string
 	rollback := func(cause error) error {
+		if _, err := dst.Stat(context.WithoutCancel(ctx), storage.CampaignSpecKey(id)); err == nil {
+			// Another import of the campaign finished meanwhile, counting
+			// as there what this one wrote: deleting it left that import
+			// "done" with results missing (two imports, one interrupted).
+			return fmt.Errorf("import into %s: %w; the campaign was imported meanwhile by another process, so the %d objects this one wrote stay", dst.URL(), cause, len(created))
+		}
 		var failed []string
 		for _, k := range slices.Backward(created) {
 			if err := dst.Delete(context.WithoutCancel(ctx), k); err != nil {
@@ -164,12 +170,44 @@ func Import(ctx context.Context, x *Extracted, dst storage.Store) (*ImportSummar
 				group = append(group, k)
 			}
 		}
+		if rank == 3 {
+			// Before the spec makes the campaign visible: the objects
+			// found there at the start may have been another import's,
+			// rolled back since.
+			gone, err := missing(ctx, dst, keys, storage.CampaignSpecKey(id))
+			if err == nil {
+				err = forEach(ctx, gone, 8, put)
+			}
+			if err != nil {
+				return nil, rollback(err)
+			}
+		}
 		if err := forEach(ctx, group, 8, put); err != nil {
 			return nil, rollback(err)
 		}
 	}
 	sum.Written = len(created) - sum.Marked
 	return sum, nil
+}
+
+// missing lists the keys (but spec) that dst lacks.
+func missing(ctx context.Context, dst storage.Store, keys []string, spec string) ([]string, error) {
+	var out []string
+	var mu sync.Mutex
+	err := forEach(ctx, keys, 8, func(k string) error {
+		if k == spec {
+			return nil
+		}
+		_, err := dst.Stat(ctx, k)
+		if errors.Is(err, storage.ErrNotFound) {
+			mu.Lock()
+			out = append(out, k)
+			mu.Unlock()
+			return nil
+		}
+		return err
+	})
+	return out, err
 }
 
 // importRank orders the writes: content-addressed objects (0), the
