@@ -119,11 +119,15 @@ func StoredResultContentKey(k string) (string, bool) {
 // digits. Any results/XY/XY….json was taken for a stored result, and
 // `gc --delete` pointed at a directory that was not a store removed a
 // user's results/20/2024-summary.json.
-func contentKey(key string) bool {
-	if len(key) != 32 {
+func contentKey(key string) bool { return LowerHex(key, 32) }
+
+// LowerHex reports whether s is n lower-case hex digits: the form of
+// msjfarm's identifiers (a store's, a campaign's, a result's content key).
+func LowerHex(s string, n int) bool {
+	if len(s) != n {
 		return false
 	}
-	for _, c := range key {
+	for _, c := range s {
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
 			return false
 		}

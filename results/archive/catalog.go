@@ -232,17 +232,7 @@ func Candidates(es []Entry) []Candidate {
 
 // IsCampaignID: s has the form of a campaign id (sweep.Campaign.ID: 16
 // lower-case hex digits).
-func IsCampaignID(s string) bool {
-	if len(s) != 16 {
-		return false
-	}
-	for _, r := range s {
-		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
-			return false
-		}
-	}
-	return true
-}
+func IsCampaignID(s string) bool { return storage.LowerHex(s, 16) }
 
 // ResolveIn resolves arg (id, name or id prefix) against the campaigns in
 // st.
