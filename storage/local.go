@@ -578,8 +578,14 @@ func Links(ctx context.Context, st Store, max int) ([]string, error) {
 	if !ok {
 		return nil, nil
 	}
+	// The store's own path may be a link (--storage stlink): only the
+	// links inside it count.
+	root, err := filepath.EvalSymlinks(s.root)
+	if err != nil {
+		return nil, err
+	}
 	var links []string
-	err := filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -587,7 +593,7 @@ func Links(ctx context.Context, st Store, max int) ([]string, error) {
 			return err
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
-			rel, _ := filepath.Rel(s.root, p)
+			rel, _ := filepath.Rel(root, p)
 			if links = append(links, filepath.ToSlash(rel)); len(links) >= max {
 				return fs.SkipAll
 			}

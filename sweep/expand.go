@@ -478,8 +478,9 @@ func classesWorkload(f *File) (workload.Spec, error) {
 		}
 		total += c.Share
 	}
-	if !(total > 0) {
-		return workload.Spec{}, fieldErr("classes", nil, "the shares sum to %v: give at least one class a share > 0 (a class without share: has share 0)", total)
+	if !(total > 0) || math.IsInf(total, 0) {
+		// +Inf (1e308 twice) divided every share to 0: ρ 0, E[T] 0.
+		return workload.Spec{}, fieldErr("classes", nil, "the shares sum to %v: give at least one class a share > 0 (a class without share: has share 0), their total finite", total)
 	}
 	return workload.Spec{Name: f.Name, Servers: f.Servers, Classes: f.Classes}, nil
 }

@@ -157,6 +157,7 @@ func TestErrors(t *testing.T) {
 		// The engine's check of the workload refused these, without a
 		// key path (so without a line and column).
 		{"negative share", base + "servers: 4\nclasses: [{need: 1, share: -1, service: {dist: exp, mean: 1}}, {need: 2, share: 1, service: {dist: exp, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "classes[0].share: must be a finite number >= 0"},
+		{"shares past the largest number", base + "servers: 4\nclasses: [{need: 1, share: 1e308, service: {dist: exp, mean: 1}}, {need: 2, share: 1e308, service: {dist: exp, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "classes: the shares sum to +Inf"},
 		{"no shares", base + "servers: 4\nclasses: [{need: 1, service: {dist: exp, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "classes: the shares sum to 0"},
 		{"negative rate", base + "workload: one-or-all\naxes: {arrival_rate: [-1]}\npolicies: [fcfs]\n", "must be > 0"},
 		{"bare duration", "name: x\nreplications: 1\nrun: {arrivals: 100, deadline: 30}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "has no unit"},

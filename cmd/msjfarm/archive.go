@@ -235,7 +235,18 @@ func defArchiveVerify(fs *pflag.FlagSet) func([]string) int {
 			return usagef("archive verify: --key: %v", err)
 		}
 		start := time.Now()
-		o, err := bundle.Verify(args[0], pub, bundle.Limits{})
+		// What verify keeps as the archive streams past (the checksums
+		// can be large) goes when it is interrupted: it was left behind.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		temporary, interruptible := cleanOnInterrupt("archive verify", cancel)
+		defer interruptible()
+		dir, err := os.MkdirTemp("", "msjar-verify-")
+		if err != nil {
+			return fail("archive verify: %v", err)
+		}
+		temporary(dir)
+		o, err := bundle.VerifyIn(ctx, dir, args[0], pub, bundle.Limits{})
 		if err != nil {
 			return fail("archive verify: %v", err)
 		}
@@ -252,7 +263,7 @@ func defArchiveVerify(fs *pflag.FlagSet) func([]string) int {
 		if o.Finalised {
 			fmt.Printf("results: %d result objects match the campaign's checksums (recorded at its finalisation)\n", o.ResultsChecked)
 		} else {
-			fmt.Println("results: not checked: the campaign was exported before it finalised, so it has no checksums to check them against")
+			fmt.Println("results: not checked: the campaign has no checksums to check them against (exported before it finalised, or while resubmitted)")
 		}
 		switch {
 		case o.Signature == nil:

@@ -101,4 +101,18 @@ func TestGCOnlyInAStore(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, files[2])); err != nil {
 		t.Errorf("gc deleted %s: %v", files[2], err)
 	}
+	// The store's own path a link: nothing inside is one, so gc works
+	// (it was refused, "holds symbolic links (.)"), and deletes the
+	// unreferenced result.
+	if err := os.Remove(filepath.Join(dir, "campaigns", "f1180bce555abede")); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "store")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = captured(t, func() int { return dispatch([]string{"gc", "--storage", link, "--delete", "--min-age", "0"}) })
+	if code != 0 || !strings.Contains(errOut, "removed 1 unreferenced results") {
+		t.Errorf("gc --delete through a linked store path: exit %d, %s", code, errOut)
+	}
 }

@@ -40,13 +40,14 @@ func defGC(fs *pflag.FlagSet) func([]string) int {
 			return fail("gc: %v", err)
 		}
 		// Only a store msjfarm made: every process that uses one writes
-		// its identity first. In any other directory gc listed files of
+		// its identity first (an import since this check; one before it
+		// wrote campaigns only). In any other directory gc listed files of
 		// the user's that happened to match a result's path, and --delete
 		// removed them.
-		if _, err := storage.ReadID(ctx, st); errors.Is(err, storage.ErrNotFound) {
-			return fail("gc: %s is not a msjfarm result store (it has no %s, which every run, coordinator and worker writes first); nothing was listed or deleted", st.URL(), storage.IDKey)
-		} else if err != nil {
+		if ok, err := isStore(ctx, st); err != nil {
 			return fail("gc: %v", err)
+		} else if !ok {
+			return fail("gc: %s is not a msjfarm result store (it has no %s, which every run, coordinator and worker writes first, and no campaign); nothing was listed or deleted", st.URL(), storage.IDKey)
 		}
 		if links, err := storage.Links(ctx, st, 5); err != nil {
 			return fail("gc: %v", err)
@@ -85,4 +86,15 @@ func defGC(fs *pflag.FlagSet) func([]string) int {
 		fmt.Fprintf(os.Stderr, "msjfarm gc: removed %d unreferenced results (%d bytes) from %s\n", len(infos), bytes, st.URL())
 		return 0
 	}
+}
+
+// isStore reports whether st is a result store msjfarm made: it has an
+// identity, or a campaign.
+func isStore(ctx context.Context, st storage.Store) (bool, error) {
+	_, err := storage.ReadID(ctx, st)
+	if !errors.Is(err, storage.ErrNotFound) {
+		return err == nil, err
+	}
+	camps, err := st.List(ctx, "campaigns/")
+	return len(camps) > 0, err
 }

@@ -96,60 +96,70 @@ func waitPlanning(t *testing.T, pid int) {
 	t.Fatalf("process %d did not use half a second of CPU within a minute", pid)
 }
 
-// TestReportInterrupted: Ctrl-C while `msjfarm report FILE` extracts its
-// archive removes the extraction directory and exits 130. report had no
-// handler: the signal killed it and left the directory in $TMPDIR (954
-// MB of a probe's). The archive comes through a pipe that gets half of
-// it and stays open, so the signal lands while the extraction waits.
-func TestReportInterrupted(t *testing.T) {
+// TestReaderInterrupted: Ctrl-C while `msjfarm report FILE` extracts its
+// archive, or `archive verify FILE` reads it, removes the temporary
+// directory and exits 130. Neither had a handler: the signal killed them
+// and left the directory in $TMPDIR (954 MB of a probe's report, 537 MB of
+// a verify's checksums). The archive comes through a pipe that gets half
+// of it and stays open, so the signal lands while the reading waits.
+func TestReaderInterrupted(t *testing.T) {
 	bin := msjfarmBinary(t)
-	dir, tmp := t.TempDir(), t.TempDir()
 	data, err := os.ReadFile("../../results/bundle/testdata/small-v1.msjar")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fifo := filepath.Join(dir, "a.msjar")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "report", fifo, "--out", filepath.Join(dir, "report"))
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), "HOME="+dir, "TMPDIR="+tmp)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // until report opens it
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if _, err := w.Write(data[:len(data)/2]); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if m, _ := filepath.Glob(filepath.Join(tmp, "msjar-*", "store.pack")); len(m) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no extraction started in a minute: %s", stderr.String())
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(2 * time.Minute):
-		cmd.Process.Kill()
-		t.Fatalf("report still running 2 minutes after SIGINT: %s", stderr.String())
-	}
-	if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 130 {
-		t.Errorf("exit %v, want 130: %s", err, stderr.String())
-	}
-	if left, _ := os.ReadDir(tmp); len(left) != 0 {
-		t.Errorf("left in $TMPDIR after the interrupt: %v", left)
+	for _, args := range [][]string{{"report", "FIFO", "--out", "report"}, {"archive", "verify", "FIFO"}} {
+		t.Run(args[0], func(t *testing.T) {
+			dir, tmp := t.TempDir(), t.TempDir()
+			fifo := filepath.Join(dir, "a.msjar")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for i, a := range args {
+				if a == "FIFO" {
+					args[i] = fifo
+				}
+			}
+			cmd := exec.Command(bin, args...)
+			cmd.Dir, cmd.Env = dir, append(os.Environ(), "HOME="+dir, "TMPDIR="+tmp)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // until the command opens it
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			if _, err := w.Write(data[:len(data)/2]); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+				if m, _ := filepath.Glob(filepath.Join(tmp, "msjar-*", "store.pack")); len(m) > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no reading started in a minute: %s", stderr.String())
+				}
+			}
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err = <-done:
+			case <-time.After(2 * time.Minute):
+				cmd.Process.Kill()
+				t.Fatalf("still running 2 minutes after SIGINT: %s", stderr.String())
+			}
+			if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 130 {
+				t.Errorf("exit %v, want 130: %s", err, stderr.String())
+			}
+			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+				t.Errorf("left in $TMPDIR after the interrupt: %v", left)
+			}
+		})
 	}
 }

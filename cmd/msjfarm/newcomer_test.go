@@ -276,6 +276,8 @@ func TestFarmFlagBounds(t *testing.T) {
 		{[]string{"worker", "--plugin-user", "0:0"}, `--plugin-user "0:0": plugins must not run as root`},
 		// The engine refused it at the first replication: exit 1.
 		{[]string{"simulate", "--rate", "7", "--arrivals", "0"}, "simulate: --arrivals must be >= 1, got 0"},
+		{[]string{"simulate", "--arrivals", "0"}, "simulate: --arrivals must be >= 1, got 0"},
+		{[]string{"worker", "--plugin-user", "65534:0"}, `--plugin-user "65534:0": plugins must not run as root or in its group`},
 		// Replaced by the defaults without a word (0, −1), or failing a
 		// correct plugin (NaN, 1.5: "flagged unstable at low load").
 		{[]string{"plugin", "check", "fcfs", "--arrivals", "0"}, "plugin check: --arrivals must be >= 1, got 0"},

@@ -5,15 +5,12 @@ import (
 
 	"bytes"
 	"context"
+	"errors"
 	"encoding/csv"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/msjfarm/msjfarm/coordinator"
@@ -135,6 +132,11 @@ func writeReport(ctx context.Context, st storage.Store, id, dir string, store bo
 	temporary(tmp)
 	if err := archive.RenderReportTo(report.DirSink(tmp), rc, prec, overlay...); err != nil {
 		return fail("report: %v", err)
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		// Interrupted while rendering, which does not look at ctx: the
+		// report was moved into --out all the same, then exit 130.
+		return fail("report: interrupted: nothing was written to %s", dir)
 	}
 	// Stored from the temporary directory: it holds this report's files
 	// and nothing else.
@@ -275,53 +277,4 @@ func reportReplaceable(dir string, names []string) error {
 		}
 	}
 	return nil
-}
-
-// cleanOnInterrupt makes an interrupt (SIGINT, SIGTERM) cancel the
-// command's context (stop), remove the paths given to add, and exit 130
-// once the command returns (done; at most 10 s later): report installed
-// no handler, and Ctrl-C left its archive's extraction directory (a
-// probe's: 954 MB) or its rendering directory behind. An extraction under
-// way ends at its next member and removes its own directory.
-func cleanOnInterrupt(cmd string, stop context.CancelFunc) (add func(path string), done func()) {
-	var mu sync.Mutex
-	var paths []string
-	var signalled atomic.Bool
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	returned := make(chan struct{})
-	go func() {
-		select {
-		case <-sigs:
-			signalled.Store(true)
-			stop()
-			select {
-			case <-returned:
-			case <-time.After(10 * time.Second):
-			}
-			mu.Lock()
-			for _, p := range paths {
-				os.RemoveAll(p)
-			}
-			fmt.Fprintf(os.Stderr, "msjfarm %s: interrupted; its temporary files were removed\n", cmd)
-			os.Exit(130)
-		case <-returned:
-		}
-	}()
-	var once sync.Once
-	add = func(path string) {
-		mu.Lock()
-		paths = append(paths, path)
-		mu.Unlock()
-	}
-	done = func() {
-		once.Do(func() {
-			signal.Stop(sigs)
-			close(returned)
-		})
-		if signalled.Load() {
-			select {} // the handler exits 130
-		}
-	}
-	return add, done
 }

@@ -183,6 +183,10 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 // replications or no parallelism.
 func checkSimulateArgs(rate, load float64, trace bool, reps, par int, arrivals int64) int {
 	switch {
+	case arrivals < 1:
+		// The engine refuses it too, but only once a replication runs:
+		// exit 1, as if the run had failed.
+		return usagef("simulate: --arrivals must be >= 1, got %d", arrivals)
 	case rate < 0 || math.IsNaN(rate):
 		return usagef("simulate: --rate must be > 0, got %v", rate)
 	case load < 0 || math.IsNaN(load):
@@ -193,10 +197,6 @@ func checkSimulateArgs(rate, load float64, trace bool, reps, par int, arrivals i
 		return usagef("simulate: --reps must be >= 1, got %d", reps)
 	case par < 1:
 		return usagef("simulate: --parallel must be >= 1, got %d", par)
-	case arrivals < 1:
-		// The engine refuses it too, but only once a replication runs:
-		// exit 1, as if the run had failed.
-		return usagef("simulate: --arrivals must be >= 1, got %d", arrivals)
 	}
 	return 0
 }

@@ -264,8 +264,9 @@ func (s *Sandbox) resolveUser(name string) error {
 	if err != nil {
 		return &UsageError{fmt.Errorf("--plugin-user %q: %v", name, err)}
 	}
-	if uid == 0 {
-		return &UsageError{fmt.Errorf("--plugin-user %q: plugins must not run as root (use \"self\" to keep the worker's user on purpose)", name)}
+	if uid == 0 || gid == 0 {
+		// The root group too: 65534:0 read what root's group may.
+		return &UsageError{fmt.Errorf("--plugin-user %q: plugins must not run as root or in its group (use \"self\" to keep the worker's user on purpose)", name)}
 	}
 	if uid == os.Geteuid() && (gid < 0 || gid == os.Getegid()) {
 		return nil

@@ -54,7 +54,8 @@ func Decide(pt *aggregate.Point, reps int, p *sweep.Precision) Decision {
 // them; nil for a nil s. The manifest's outcome is covered by no
 // checksum: an archive whose manifest said a point's mean was a tenth of
 // its records' had that number in precision.csv and in the report, after
-// verify and import said OK. A point without records is pending.
+// verify and import said OK. A point without records, or with records of
+// a batch under way, is pending.
 func (s *PrecisionSummary) FromRecords(pts []aggregate.Point) *PrecisionSummary {
 	if s == nil {
 		return nil
@@ -66,7 +67,7 @@ func (s *PrecisionSummary) FromRecords(pts []aggregate.Point) *PrecisionSummary 
 	out := &PrecisionSummary{Precision: s.Precision, Initial: s.Initial}
 	for _, old := range s.Points {
 		pp := PointPrecision{Point: old.Point, Policy: old.Policy, Params: old.Params, Axes: old.Axes, Status: PrecisionPending}
-		if pt := byID[old.Point]; pt != nil && pt.N+pt.NFailed == pt.Replications {
+		if pt := byID[old.Point]; pt != nil && pt.N+pt.NFailed == pt.Replications && s.decidedAt(pt.Replications) {
 			d := Decide(pt, pt.Replications, &s.Precision)
 			pp.Replications, pp.N = pt.Replications, d.N
 			pp.Mean, pp.HalfWidth, pp.RelHalfWidth = Finite(d.Mean), Finite(d.HW), Finite(d.Relative)
@@ -78,6 +79,15 @@ func (s *PrecisionSummary) FromRecords(pts []aggregate.Point) *PrecisionSummary 
 		out.Points = append(out.Points, pp)
 	}
 	return out
+}
+
+// decidedAt reports whether the coordinator decides a point at reps
+// replications: the initial ones, each batch after them, or the cap. A
+// running or interrupted campaign's report decided a point at 9 of a
+// batch of 12 under way ("met"), a decision no coordinator made.
+func (s *PrecisionSummary) decidedAt(reps int) bool {
+	added := reps - s.Initial
+	return added == 0 || added > 0 && (added%s.BatchSize() == 0 || reps == s.MaxReplications)
 }
 
 // Count adds a point of status to the counts.

@@ -598,6 +598,11 @@ func TestImport(t *testing.T) {
 	if err != nil || len(a.Records) != committedRecords || len(a.Modified) != 0 {
 		t.Fatalf("load after import: %v", err)
 	}
+	// A store an import made has an identity, as one a run made (gc
+	// refused it without).
+	if _, err := storage.ReadID(ctx, dst); err != nil {
+		t.Fatalf("the store an import made: %v", err)
+	}
 	if s, err = Import(ctx, x, dst); err != nil || s.Written != 0 || s.Present != len(all)-1 {
 		t.Fatalf("second import %+v, %v", s, err)
 	}
@@ -839,5 +844,65 @@ func TestImportBesideARolledBackImport(t *testing.T) {
 	}
 	if gone, err := missing(ctx, dst, keys, ""); err != nil || len(gone) != 0 {
 		t.Fatalf("after the import, the store lacks %v (%v)", gone, err)
+	}
+}
+
+// rollbackStore plays another import of the same archive around one key:
+// its first write of key finds the object there (the other import wrote
+// it), and the other import's rollback deletes it before the Stat that
+// follows.
+type rollbackStore struct {
+	storage.Store
+	mu          sync.Mutex
+	key         string
+	wrote, gone bool
+}
+
+func (r *rollbackStore) PutIfAbsent(ctx context.Context, k string, d []byte) (bool, error) {
+	r.mu.Lock()
+	first := k == r.key && !r.wrote
+	r.wrote = r.wrote || first
+	r.mu.Unlock()
+	if first {
+		return false, r.Store.Put(ctx, k, d)
+	}
+	return r.Store.PutIfAbsent(ctx, k, d)
+}
+
+func (r *rollbackStore) Stat(ctx context.Context, k string) (storage.Info, error) {
+	r.mu.Lock()
+	rollback := k == r.key && r.wrote && !r.gone
+	r.gone = r.gone || rollback
+	r.mu.Unlock()
+	if rollback {
+		if err := r.Store.Delete(ctx, k); err != nil {
+			return storage.Info{}, err
+		}
+	}
+	return r.Store.Stat(ctx, k)
+}
+
+// TestImportObjectGoneMeanwhile: an object another import wrote and
+// deleted again between this import's write ("already there") and its
+// check of what is there is written again. The honest import failed:
+// "stat …: not found; the 11 objects written were deleted again".
+func TestImportObjectGoneMeanwhile(t *testing.T) {
+	ctx := t.Context()
+	x := extract(t, committed, nil)
+	dst, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := readMembers(t, committed)
+	key := strings.TrimPrefix(ms[storedResult(t, ms)].hdr.Name, StorePrefix)
+	r := &rollbackStore{Store: dst, key: key}
+	if _, err := Import(ctx, x, r); err != nil {
+		t.Fatal(err)
+	}
+	if !r.gone {
+		t.Fatal("the race was not played")
+	}
+	if _, err := dst.Stat(ctx, key); err != nil {
+		t.Fatalf("%s after the import: %v", key, err)
 	}
 }

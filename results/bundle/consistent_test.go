@@ -263,7 +263,7 @@ func TestEntryRefersToAnotherTasksResult(t *testing.T) {
 	ms[a].data = bytes.Clone(ms[b].data) // a's entry now names b's result
 	// The checksums list a's entry with its new hash, and the manifest
 	// records the new checksums' hash.
-	si, mi := find(ms, StorePrefix+storage.ChecksumsKey(id)), find(ms, StorePrefix+storage.ManifestKey(id))
+	si := find(ms, StorePrefix+storage.ChecksumsKey(id))
 	aKey := strings.TrimPrefix(ms[a].hdr.Name, StorePrefix)
 	var lines []string
 	for _, l := range strings.Split(strings.TrimSpace(string(ms[si].data)), "\n") {
@@ -272,13 +272,7 @@ func TestEntryRefersToAnotherTasksResult(t *testing.T) {
 		}
 		lines = append(lines, l)
 	}
-	ms[si].data = []byte(strings.Join(lines, "\n") + "\n")
-	var man map[string]any
-	if err := json.Unmarshal(ms[mi].data, &man); err != nil {
-		t.Fatal(err)
-	}
-	man["checksums_sha256"] = fmt.Sprintf("%x", sha256.Sum256(ms[si].data))
-	ms[mi].data, _ = json.Marshal(man)
+	setChecksums(t, ms, id, []byte(strings.Join(lines, "\n")+"\n"))
 	file := writeMembers(t, reindex(t, ms))
 	if _, err := Verify(file, nil, Limits{}); err != nil {
 		t.Fatalf("verify (the file and its checksums agree): %v", err)
@@ -293,5 +287,46 @@ func TestEntryRefersToAnotherTasksResult(t *testing.T) {
 	}
 	if keys, _ := fresh.List(t.Context(), ""); len(keys) != 0 {
 		t.Fatalf("a refused import wrote %v", keys)
+	}
+}
+
+// setChecksums replaces campaign id's checksums member with data and the
+// manifest's hash of it: a campaign consistent with itself.
+func setChecksums(t *testing.T, ms []member, id string, data []byte) {
+	t.Helper()
+	si, mi := find(ms, StorePrefix+storage.ChecksumsKey(id)), find(ms, StorePrefix+storage.ManifestKey(id))
+	ms[si].data = data
+	var man map[string]any
+	if err := json.Unmarshal(ms[mi].data, &man); err != nil {
+		t.Fatal(err)
+	}
+	man["checksums_sha256"] = fmt.Sprintf("%x", sha256.Sum256(data))
+	ms[mi].data, _ = json.Marshal(man)
+}
+
+// TestPaddedChecksums: a checksums member larger than checksums of the
+// archive's objects can be is refused before it is parsed. One line
+// repeated to 1 GiB, the manifest's hash set to match (a 974 KB archive),
+// made verify take 2 GB of memory and 2.5 GB of disk before it failed.
+func TestPaddedChecksums(t *testing.T) {
+	ms := readMembers(t, committed)
+	id := readFormat(t, ms).Campaign
+	line := strings.Repeat("0", 64) + "  " + storage.ResultsPrefix(id) + "zzzz.json\n"
+	setChecksums(t, ms, id, bytes.Repeat([]byte(line), (4<<20)/len(line)))
+	file := writeMembers(t, reindex(t, ms))
+	for name, read := range map[string]func() error{
+		"verify": func() error { _, err := Verify(file, nil, Limits{}); return err },
+		"import": func() error {
+			dst, err := storage.Open(t.Context(), t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Import(t.Context(), extract(t, file, nil), dst)
+			return err
+		},
+	} {
+		if err := read(); err == nil || !strings.Contains(err.Error(), "more than checksums of the archive's") || !strings.Contains(err.Error(), "padded?") {
+			t.Errorf("%s of padded checksums: %v", name, err)
+		}
 	}
 }

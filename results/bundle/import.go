@@ -72,6 +72,9 @@ func Import(ctx context.Context, x *Extracted, dst storage.Store) (*ImportSummar
 			return err
 		}
 		same, err := sameObject(ctx, x, dst, k, info)
+		if errors.Is(err, storage.ErrNotFound) {
+			same, err = true, nil // gone since the Stat: checked again before the spec
+		}
 		if err != nil {
 			return err
 		}
@@ -142,26 +145,40 @@ func Import(ctx context.Context, x *Extracted, dst storage.Store) (*ImportSummar
 				return err
 			}
 		}
-		ok, err := putObject(ctx, x, dst, k)
-		if ok {
-			mu.Lock()
-			created = append(created, k)
-			mu.Unlock()
-		}
-		if err == nil && !ok {
+		// Written, or found there; found and then gone is another
+		// import's object, deleted again by its rollback: written again
+		// (that failed an honest import, "stat …: not found").
+		for range 3 {
+			ok, err := putObject(ctx, x, dst, k)
+			if ok {
+				mu.Lock()
+				created = append(created, k)
+				mu.Unlock()
+			}
+			if err != nil || ok {
+				return err
+			}
 			// Stored meanwhile, by a run of the same task on this store:
 			// the campaign's checksums pin the archived bytes, so another
 			// result there is a conflict, as it is before the writes (it
 			// was kept, marked imported, and the import said it wrote it).
 			info, err := dst.Stat(ctx, k)
+			if errors.Is(err, storage.ErrNotFound) {
+				continue
+			}
 			if err != nil {
 				return err
 			}
-			if same, err := sameObject(ctx, x, dst, k, info); err != nil || !same {
+			same, err := sameObject(ctx, x, dst, k, info)
+			if errors.Is(err, storage.ErrNotFound) {
+				continue
+			}
+			if err != nil || !same {
 				return cmp.Or(err, fmt.Errorf("%s was stored meanwhile with other content (the same computation, by a run on this store: import again once it has finished, or into another store)", k))
 			}
+			return nil
 		}
-		return err
+		return fmt.Errorf("%s: written by another process and deleted again, three times", k)
 	}
 	for rank := range 4 {
 		var group []string
@@ -187,6 +204,11 @@ func Import(ctx context.Context, x *Extracted, dst storage.Store) (*ImportSummar
 		}
 	}
 	sum.Written = len(created) - sum.Marked
+	// A store an import made is a result store like one a run made (gc
+	// refused it: it had no identity).
+	if _, err := storage.ID(ctx, dst); err != nil {
+		return nil, fmt.Errorf("import into %s: %w", dst.URL(), err)
+	}
 	return sum, nil
 }
 

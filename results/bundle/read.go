@@ -136,11 +136,12 @@ type Opened struct {
 	// Bytes is the total size of the members the index lists (itself and
 	// the signature not counted), as Export's Summary counts it.
 	Bytes int64
-	// Finalised says the campaign's manifest records checksums (written
-	// at its finalisation); ResultsChecked is how many of the archive's
-	// result objects were found in them, with the sha256 they record.
-	// Verify and Import set them; an unfinalised campaign has nothing to
-	// check its results against.
+	// Finalised says the campaign's checksums (written at its
+	// finalisation) were there and checked; ResultsChecked is how many of
+	// the archive's result objects were found in them, with the sha256
+	// they record. Verify and Import set them; a campaign exported before
+	// it finalised (or while resubmitted) has nothing to check its results
+	// against.
 	Finalised      bool
 	ResultsChecked int
 }
@@ -163,6 +164,14 @@ func Verify(path string, pub ed25519.PublicKey, lim Limits) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
+	return VerifyIn(context.Background(), dir, path, pub, lim)
+}
+
+// VerifyIn is Verify keeping what it keeps in dir, a new empty directory
+// of the caller's, which it removes (a command that must remove it when
+// interrupted knows its name before the archive is read); it stops at
+// the next member once ctx ends.
+func VerifyIn(ctx context.Context, dir, path string, pub ed25519.PublicKey, lim Limits) (*Opened, error) {
 	defer os.RemoveAll(dir)
 	pack, err := newPack(filepath.Join(dir, "store.pack"), path, time.Time{})
 	if err != nil {
@@ -172,7 +181,7 @@ func Verify(path string, pub ed25519.PublicKey, lim Limits) (*Opened, error) {
 	// The campaign is format.json's, the first member (readArchive
 	// refuses an archive that does not begin with it).
 	var campaign string
-	o, err := readArchive(context.Background(), path, pub, lim, func(name string, _ int64, r io.Reader) error {
+	o, err := readArchive(ctx, path, pub, lim, func(name string, _ int64, r io.Reader) error {
 		if name == FormatMember {
 			data, err := io.ReadAll(r)
 			var f Format
@@ -192,7 +201,7 @@ func Verify(path string, pub ed25519.PublicKey, lim Limits) (*Opened, error) {
 		return nil, err
 	}
 	pack.seal()
-	if err := consistent(context.Background(), pack, o); err != nil {
+	if err := consistent(ctx, pack, o); err != nil {
 		return nil, err
 	}
 	return o, nil
