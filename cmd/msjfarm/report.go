@@ -5,8 +5,8 @@ import (
 
 	"bytes"
 	"context"
-	"errors"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
