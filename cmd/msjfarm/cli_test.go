@@ -213,7 +213,7 @@ func TestCLIPluginSandboxFlags(t *testing.T) {
 		// other flags is (it exited 1, as a missing privilege does).
 		{[]string{"--plugin-user", "no-such-user-here"}, 2, `--plugin-user "no-such-user-here"`},
 		{[]string{"--plugin-env", "FLAKY_MODE,MSJFARM_S3_SECRET_KEY"}, 2, "--plugin-env MSJFARM_S3_SECRET_KEY"},
-		{[]string{"--plugin-writable", "/no/such/dir"}, 1, `--plugin-writable "/no/such/dir"`},
+		{[]string{"--plugin-writable", "/no/such/dir"}, 2, `--plugin-writable "/no/such/dir"`}, // exited 1
 		// Never the store, the plugin cache or what holds them: each of
 		// these was taken, and a plugin could rewrite other campaigns'
 		// results or the binaries they run.

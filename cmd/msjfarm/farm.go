@@ -780,7 +780,7 @@ func printStatus(w io.Writer, list []protocol.Status) {
 }
 
 func defCancel(fs *pflag.FlagSet) func([]string) int {
-	ff := newFarmFlags(fs, true, "")
+	ff := newFarmFlags(fs, true, "./msjfarm-data")
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
 			return 2
@@ -790,7 +790,16 @@ func defCancel(fs *pflag.FlagSet) func([]string) int {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		nc, err := ff.conn("msjfarm-cancel")
+		var nc *nats.Conn
+		var err error
+		if *ff.natsURL == "" {
+			// No farm named: the `msjfarm run` running it, found in the
+			// store as status finds it. cancel said "no NATS server" where
+			// status showed the run's live progress.
+			nc, err = localRunConn(ctx, ff, ff.fs.Arg(0))
+		} else {
+			nc, err = ff.conn("msjfarm-cancel")
+		}
 		if err != nil {
 			return fail("cancel: %v", err)
 		}
@@ -1375,6 +1384,36 @@ func storedState(ctx context.Context, st storage.Store, e archive.Entry) string 
 		return e.State
 	}
 	return "interrupted"
+}
+
+// localRunConn connects to the embedded server of the `msjfarm run` that
+// runs the campaign arg names in --storage (its runs/<id>.json).
+func localRunConn(ctx context.Context, ff *farmFlags, arg string) (*nats.Conn, error) {
+	st, err := ff.existingStore(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("no NATS server given (--nats-url, MSJFARM_NATS_URL), and %w", err)
+	}
+	es, err := archive.List(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	id, err := archive.ResolveOne(arg, archive.Candidates(es))
+	if err != nil {
+		return nil, err
+	}
+	var lr protocol.LiveRun
+	data, err := st.Get(ctx, protocol.LiveRunKey(id))
+	if err == nil {
+		err = json.Unmarshal(data, &lr)
+	}
+	if err != nil || lr.NATSURL == "" {
+		return nil, fmt.Errorf("no NATS server given (--nats-url, MSJFARM_NATS_URL), and no msjfarm run is running campaign %s in %s", id, st.URL())
+	}
+	nc, err := nats.Connect(lr.NATSURL, nats.Name("msjfarm-cancel"), nats.Timeout(2*time.Second), nats.MaxReconnects(0))
+	if err != nil {
+		return nil, fmt.Errorf("campaign %s: the msjfarm run that ran it does not answer (%v): it is not running", id, err)
+	}
+	return nc, nil
 }
 
 // liveStatus asks the server of the msjfarm run running campaign id, if

@@ -163,3 +163,53 @@ func TestReaderInterrupted(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelALocalRun: `msjfarm cancel NAME --storage DIR` cancels the
+// campaign a `msjfarm run` runs there, through the run's embedded server
+// (runs/<id>.json, as status finds it); it said "no NATS server". The run
+// then says it was cancelled and exits 1: it ended on "getfile
+// …/summary.csv: not found".
+func TestCancelALocalRun(t *testing.T) {
+	bin := msjfarmBinary(t)
+	dir := t.TempDir()
+	t.Setenv("MSJFARM_NATS_URL", "")
+	sw := filepath.Join(dir, "long.yaml")
+	body := "name: longc\nworkload: one-or-all\naxes:\n  arrival_rate: [1, 2, 3, 4, 5, 6, 7]\npolicies: [fcfs, msf]\nreplications: 40\nrun: {arrivals: 3e5, warmup: 1e3}\n"
+	if err := os.WriteFile(sw, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	cmd := exec.Command(bin, "run", "--workers", "1", "--runner", "inprocess", "--storage", data, sw)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), "HOME="+dir)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if m, _ := filepath.Glob(filepath.Join(data, "runs", "*.json")); len(m) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the run stored no runs/ entry in 2 minutes: %s", stderr.String())
+		}
+	}
+	code, out, errOut := captured(t, func() int { return dispatch([]string{"cancel", "--storage", data, "longc"}) })
+	if code != 0 || !strings.Contains(out, "cancelled") {
+		t.Errorf("cancel: exit %d\n%s%s", code, out, errOut)
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("the run still going 2 minutes after its campaign was cancelled: %s", stderr.String())
+	}
+	if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "was cancelled (") ||
+		strings.Contains(stderr.String(), "not found") {
+		t.Errorf("run: %v\n%s", err, stderr.String())
+	}
+}

@@ -179,7 +179,7 @@ func New(opt Options) (*Sandbox, error) {
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("--plugin-writable %q: %v", d, err)
+			return nil, &UsageError{fmt.Errorf("--plugin-writable %q: %v", d, err)}
 		}
 		s.writable = append(s.writable, abs)
 	}
@@ -238,9 +238,10 @@ func landlockGaps(abi int) string {
 }
 
 // UsageError is an option no machine could honour (a user that does not
-// exist or is root, a malformed uid:gid): the command's usage error (exit
-// 2), where a user this worker lacks the privilege to switch to is a
-// failure of the machine it runs on (exit 1).
+// exist or is root, a malformed uid:gid, a writable directory that is not
+// one): the command's usage error (exit 2), where a user this worker lacks
+// the privilege to switch to is a failure of the machine it runs on (exit
+// 1).
 type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
