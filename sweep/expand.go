@@ -830,7 +830,7 @@ func applyAxis(s *workload.Spec, rate *float64, load *float64, name string, v an
 		return nil
 	case "servers":
 		if x != math.Trunc(x) || x < 1 || x > math.MaxInt32 {
-			return fmt.Errorf("%s: %v is not a whole number in [1, 2³¹)", where, v)
+			return fieldErr(where, nil, "%v is not a whole number in [1, 2³¹)", v)
 		}
 		s.Servers = int(x)
 		return nil
@@ -843,17 +843,22 @@ func applyClassAxis(s *workload.Spec, where, name string, v any, x float64) erro
 	m := classAxis.FindStringSubmatch(name)
 	i, _ := strconv.Atoi(m[1])
 	if i >= len(s.Classes) {
-		return fmt.Errorf("%s: class %d does not exist (the workload has %d classes)", where, i, len(s.Classes))
+		return fieldErr(where, nil, "class %d does not exist (the workload has %d classes)", i, len(s.Classes))
 	}
 	c := &s.Classes[i]
 	if m[2] == "need" {
 		if x != math.Trunc(x) || x < 1 || x > math.MaxInt32 {
-			return fmt.Errorf("%s: %v is not a whole number in [1, 2³¹)", where, v)
+			return fieldErr(where, nil, "%v is not a whole number in [1, 2³¹)", v)
 		}
 		c.Need = int(x)
 		return nil
 	}
 	if m[2] == "share" {
+		// Here, with its key: the engine's check of the workload said
+		// so without a line.
+		if !(x >= 0) || math.IsInf(x, 0) {
+			return fieldErr(where, nil, "%v: a share must be a finite number >= 0", v)
+		}
 		c.Share = x
 		return nil
 	}

@@ -162,6 +162,8 @@ func TestErrors(t *testing.T) {
 		{"negative rate", base + "workload: one-or-all\naxes: {arrival_rate: [-1]}\npolicies: [fcfs]\n", "must be > 0"},
 		{"bare duration", "name: x\nreplications: 1\nrun: {arrivals: 100, deadline: 30}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "has no unit"},
 		{"unknown axis", base + "workload: one-or-all\naxes: {lod: [0.5]}\npolicies: [fcfs]\n", "axes.lod: unknown axis"},
+		// Refused by the engine's check of the workload, without a line.
+		{"negative share axis", base + "workload: one-or-all\naxes: {load: [0.5], 'class[0].share': [0.5, -1]}\npolicies: [fcfs]\n", "axes.class[0].share: -1: a share must be a finite number >= 0"},
 		{"bad class axis", base + "workload: one-or-all\naxes: {load: [0.5], 'class[5].share': [1]}\npolicies: [fcfs]\n", "class 5 does not exist"},
 		{"unknown dist", base + "servers: 4\nclasses: [{need: 1, share: 1, service: {dist: expo, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", `classes[0].service.dist: unknown distribution "expo" (did you mean "exp"?)`},
 		{"no replications", "name: x\nrun: {arrivals: 100}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "replications: required"},
