@@ -1401,34 +1401,39 @@ func localRunConn(ctx context.Context, ff *farmFlags, arg string) (*nats.Conn, e
 	if err != nil {
 		return nil, err
 	}
-	var lr protocol.LiveRun
-	data, err := st.Get(ctx, protocol.LiveRunKey(id))
-	if err == nil {
-		err = json.Unmarshal(data, &lr)
-	}
-	if err != nil || lr.NATSURL == "" {
+	nc, err := liveRunConn(ctx, st, id, "msjfarm-cancel")
+	if errors.Is(err, errNoLiveRun) {
 		return nil, fmt.Errorf("no NATS server given (--nats-url, MSJFARM_NATS_URL), and no msjfarm run is running campaign %s in %s", id, st.URL())
 	}
-	nc, err := nats.Connect(lr.NATSURL, nats.Name("msjfarm-cancel"), nats.Timeout(2*time.Second), nats.MaxReconnects(0))
 	if err != nil {
 		return nil, fmt.Errorf("campaign %s: the msjfarm run that ran it does not answer (%v): it is not running", id, err)
 	}
 	return nc, nil
 }
 
+// errNoLiveRun: the store names no run of the campaign.
+var errNoLiveRun = errors.New("no msjfarm run of the campaign")
+
+// liveRunConn connects to the embedded server of the `msjfarm run` of
+// campaign id that the store names (runs/<id>.json): errNoLiveRun when it
+// names none.
+func liveRunConn(ctx context.Context, st storage.Store, id, name string) (*nats.Conn, error) {
+	var lr protocol.LiveRun
+	data, err := st.Get(ctx, protocol.LiveRunKey(id))
+	if err == nil {
+		err = json.Unmarshal(data, &lr)
+	}
+	if err != nil || lr.NATSURL == "" {
+		return nil, errNoLiveRun
+	}
+	return nats.Connect(lr.NATSURL, nats.Name(name), nats.Timeout(2*time.Second), nats.MaxReconnects(0))
+}
+
 // liveStatus asks the server of the msjfarm run running campaign id, if
 // there is one that answers.
 func liveStatus(ctx context.Context, st storage.Store, id string) (protocol.Status, bool) {
 	var s protocol.Status
-	data, err := st.Get(ctx, protocol.LiveRunKey(id))
-	if err != nil {
-		return s, false
-	}
-	var lr protocol.LiveRun
-	if json.Unmarshal(data, &lr) != nil || lr.NATSURL == "" {
-		return s, false
-	}
-	nc, err := nats.Connect(lr.NATSURL, nats.Name("msjfarm-status"), nats.Timeout(2*time.Second), nats.MaxReconnects(0))
+	nc, err := liveRunConn(ctx, st, id, "msjfarm-status")
 	if err != nil {
 		return s, false
 	}
