@@ -35,6 +35,7 @@ package coordinator
 // manifest.json ("precision").
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"time"
@@ -42,17 +43,16 @@ import (
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/archive"
-	"github.com/msjfarm/msjfarm/sim/stats"
 	"github.com/msjfarm/msjfarm/sweep"
 )
 
-// Point statuses of a precision campaign.
+// Point statuses of a precision campaign (archive.Decide decides them).
 const (
-	PrecisionPending   = "pending"          // more replications queued or running
-	PrecisionMet       = "met"              // relative half-width <= target
-	PrecisionCapped    = "max_replications" // cap reached above the target
-	PrecisionUnstable  = "unstable"         // a replication was flagged unstable
-	PrecisionUndefined = "undefined"        // no replication measured the metric
+	PrecisionPending   = archive.PrecisionPending
+	PrecisionMet       = archive.PrecisionMet
+	PrecisionCapped    = archive.PrecisionCapped
+	PrecisionUnstable  = archive.PrecisionUnstable
+	PrecisionUndefined = archive.PrecisionUndefined
 )
 
 // pointState is the precision state of one point.
@@ -212,23 +212,10 @@ func (co *Coordinator) decide(ctx context.Context, c *campaign) []sweep.Task {
 			continue // a record vanished (reconcile re-publishes it) or decided meanwhile
 		}
 		pt := aggregate.Summarize(j.tasks, recs)[0]
-		ps.n, ps.mean, ps.hw, ps.rel = 0, math.NaN(), math.NaN(), math.NaN()
-		m, ok := pt.Metric(prec.Metric)
-		if ok {
-			ps.n, ps.mean, ps.hw = m.N, m.Mean, m.HalfWidth
-			ps.rel = stats.Summary{N: m.N, Mean: m.Mean, HalfWidth: m.HalfWidth}.RelHalfWidth()
-		}
 		reps := len(j.tasks)
-		switch {
-		case pt.NUnstable > 0:
-			ps.status = PrecisionUnstable
-		case !ok || m.N == 0 || math.IsNaN(m.Mean):
-			ps.status = PrecisionUndefined
-		case ps.rel <= prec.RelHalfWidth:
-			ps.status = PrecisionMet
-		case reps >= prec.MaxReplications:
-			ps.status = PrecisionCapped
-		default:
+		d := archive.Decide(&pt, reps, &prec)
+		ps.n, ps.mean, ps.hw, ps.rel, ps.status = d.N, d.Mean, d.HW, d.Relative, d.Status
+		if d.Status == "" {
 			for r := reps; r < min(reps+prec.BatchSize(), prec.MaxReplications); r++ {
 				t := sweep.Replicate(ps.tmpl, c.seed, r)
 				c.addTask(t)
@@ -286,13 +273,6 @@ func (co *Coordinator) maybeFinalize(ctx context.Context, c *campaign) {
 	}
 }
 
-func fptr(x float64) *float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	return &x
-}
-
 // precisionSummary snapshots c's precision state; nil without precision.
 // The caller holds co.mu.
 func (c *campaign) precisionSummary() *archive.PrecisionSummary {
@@ -303,23 +283,11 @@ func (c *campaign) precisionSummary() *archive.PrecisionSummary {
 	s.Batch = c.prec.BatchSize()
 	for _, pid := range c.porder {
 		ps := c.pts[pid]
-		st := ps.status
-		switch st {
-		case "":
-			st = PrecisionPending
-			s.Pending++
-		case PrecisionMet:
-			s.Met++
-		case PrecisionCapped:
-			s.Capped++
-		case PrecisionUnstable:
-			s.Unstable++
-		case PrecisionUndefined:
-			s.Undefined++
-		}
+		st := cmp.Or(ps.status, PrecisionPending)
+		s.Count(st)
 		s.Points = append(s.Points, archive.PointPrecision{Point: pid, Policy: ps.tmpl.Policy, Params: ps.tmpl.Params,
-			Axes: ps.tmpl.Axes, Replications: len(ps.tasks), N: ps.n, Mean: fptr(ps.mean), HalfWidth: fptr(ps.hw),
-			RelHalfWidth: fptr(ps.rel), Status: st})
+			Axes: ps.tmpl.Axes, Replications: len(ps.tasks), N: ps.n, Mean: archive.Finite(ps.mean), HalfWidth: archive.Finite(ps.hw),
+			RelHalfWidth: archive.Finite(ps.rel), Status: st})
 	}
 	return s
 }

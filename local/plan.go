@@ -72,7 +72,7 @@ type Plan struct {
 // EstimateMethod says how Plan estimates time.
 const EstimateMethod = "calibration per cost class (one policy with its workload, arrival process or trace; " +
 	"its parameters and the arrival rate vary within it), not per point: 2 to 5 rates of each class, spread over its " +
-	"range (about 400 calibrations in all), each a short replication from an empty system (in-process, or in its plugin binary for a policy that is not built in) at two lengths " +
+	"range (how many: the calibration line above), each a short replication from an empty system (in-process, or in its plugin binary for a policy that is not built in) at two lengths " +
 	"whose thread CPU time is fitted as set-up + cost per arrival, interpolated linearly in the rate for the points " +
 	"between and applied to each task's warmup+arrivals; wall time is the longest-processing-time-first schedule of " +
 	"the tasks on min(workers, cores) slots, each taking its CPU time stretched by the contention plus 2.5 ms of " +

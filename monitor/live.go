@@ -153,9 +153,13 @@ func RunProgress(recs map[string]*record.Record, since time.Time) (n int, start 
 
 // RunRate is the terminal's rate and ETA (cmd/msjfarm progress): n tasks
 // finished in elapsed, remaining to go, at the same mean pace: rate = n /
-// elapsed per second, eta = remaining / rate seconds (-1 when unknown).
+// elapsed per second, eta = remaining / rate seconds (-1 when unknown:
+// no task finished, or less than a second elapsed).
 func RunRate(n int, elapsed time.Duration, remaining int) (rate, eta float64) {
-	if n <= 0 || elapsed <= 0 {
+	if n <= 0 || elapsed < time.Second {
+		// Under a second, as rateOf: tasks that finished as the run
+		// started (stored results read back) made the first line say
+		// 493000 tasks/s.
 		return 0, -1
 	}
 	rate = float64(n) / elapsed.Seconds()

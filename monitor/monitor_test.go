@@ -361,3 +361,16 @@ func pageDOM(t *testing.T, url string) string {
 }
 
 func formatRate(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// TestRunRateNeedsASecond: rate = n / elapsed, eta = remaining / rate;
+// nothing under a second, where 5 tasks finishing as the run started (its
+// stored results read back) made the first progress line say 493000
+// tasks/s. 30 tasks in 30 s with 65 to go: 1 task/s, ETA 65 s.
+func TestRunRateNeedsASecond(t *testing.T) {
+	if rate, eta := monitor.RunRate(5, 10*time.Microsecond, 1195); rate != 0 || eta != -1 {
+		t.Errorf("5 tasks in 10 µs: rate %v, eta %v; want 0 and unknown", rate, eta)
+	}
+	if rate, eta := monitor.RunRate(30, 30*time.Second, 65); rate != 1 || eta != 65 {
+		t.Errorf("30 tasks in 30 s: rate %v, eta %v; want 1 and 65", rate, eta)
+	}
+}

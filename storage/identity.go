@@ -66,14 +66,4 @@ func ReadID(ctx context.Context, st Store) (string, error) {
 }
 
 // ValidID reports whether id has the form ID returns.
-func ValidID(id string) bool {
-	if len(id) != 24 {
-		return false
-	}
-	for _, c := range id {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+func ValidID(id string) bool { return LowerHex(id, 24) }

@@ -109,10 +109,30 @@ func StoredResultContentKey(k string) (string, bool) {
 	}
 	dir, file, ok := strings.Cut(rest, "/")
 	key, ok2 := strings.CutSuffix(file, ".json")
-	if !ok || !ok2 || len(key) < 2 || dir != key[:2] || strings.Contains(key, "/") {
+	if !ok || !ok2 || !contentKey(key) || dir != key[:2] {
 		return "", false
 	}
 	return key, true
+}
+
+// contentKey: key is what results/record.Key makes, 32 lower-case hex
+// digits. Any results/XY/XY….json was taken for a stored result, and
+// `gc --delete` pointed at a directory that was not a store removed a
+// user's results/20/2024-summary.json.
+func contentKey(key string) bool { return LowerHex(key, 32) }
+
+// LowerHex reports whether s is n lower-case hex digits: the form of
+// msjfarm's identifiers (a store's, a campaign's, a result's content key).
+func LowerHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // ImportedPrefix is the prefix of the imported-result markers.

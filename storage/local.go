@@ -567,3 +567,47 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	}
 	return c.r.Read(p)
 }
+
+// Links lists (up to max) the symbolic links in a local store's tree, as
+// keys; nil for other stores. Get and Stat follow a link, List and Walk
+// do not: a campaign directory moved elsewhere and linked back was read by
+// results and report and invisible to gc, which then deleted every result
+// it refers to as unreferenced. gc refuses such a store.
+func Links(ctx context.Context, st Store, max int) ([]string, error) {
+	s, ok := st.(*localStore)
+	if !ok {
+		return nil, nil
+	}
+	// The store's own path may be a link (--storage stlink): only the
+	// links inside it count.
+	root, err := filepath.EvalSymlinks(s.root)
+	if err != nil {
+		return nil, err
+	}
+	var links []string
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			rel, _ := filepath.Rel(root, p)
+			if links = append(links, filepath.ToSlash(rel)); len(links) >= max {
+				return fs.SkipAll
+			}
+		}
+		return nil
+	})
+	return links, err
+}
+
+// LocalRoot is the directory of a local store (false for other stores).
+func LocalRoot(st Store) (string, bool) {
+	s, ok := st.(*localStore)
+	if !ok {
+		return "", false
+	}
+	return s.root, true
+}

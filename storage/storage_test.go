@@ -546,14 +546,18 @@ func TestNoCreate(t *testing.T) {
 }
 
 func TestStoredResultKey(t *testing.T) {
-	k := StoredResultKey("abcdef")
-	if k != "results/ab/abcdef.json" {
+	const key = "abcdef0123456789abcdef0123456789" // 32 hex digits, as results/record.Key
+	k := StoredResultKey(key)
+	if k != "results/ab/"+key+".json" {
 		t.Fatal(k)
 	}
-	if ck, ok := StoredResultContentKey(k); !ok || ck != "abcdef" {
+	if ck, ok := StoredResultContentKey(k); !ok || ck != key {
 		t.Fatalf("%q %v", ck, ok)
 	}
-	for _, bad := range []string{"results/ab.json", "results/xy/abcdef.json", "campaigns/c/results/t.json", "results/ab/abc/def.json"} {
+	// A user's files that only look like results: gc --delete on a
+	// directory that was not a store removed the first two.
+	for _, bad := range []string{"results/ab.json", "results/xy/" + key + ".json", "campaigns/c/results/t.json", "results/ab/abc/def.json",
+		"results/20/2024-summary.json", "results/ab/abstract.json", "results/ab/abcdef.json", "results/ab/" + strings.ToUpper(key) + ".json"} {
 		if _, ok := StoredResultContentKey(bad); ok {
 			t.Errorf("%s parsed as a stored result", bad)
 		}

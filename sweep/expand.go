@@ -463,6 +463,7 @@ func classesWorkload(f *File) (workload.Spec, error) {
 	if f.Servers < 1 {
 		return workload.Spec{}, missingErr("servers", "must be >= 1 with explicit classes, got %d", f.Servers)
 	}
+	var total float64
 	for i, c := range f.Classes {
 		if err := checkDistName(fmt.Sprintf("classes[%d].service", i), &c.Service); err != nil {
 			return workload.Spec{}, err
@@ -470,6 +471,16 @@ func classesWorkload(f *File) (workload.Spec, error) {
 		if c.Need < 1 || c.Need > f.Servers {
 			return workload.Spec{}, fieldErr(fmt.Sprintf("classes[%d].need", i), nil, "%d is not in [1, servers] = [1, %d]: a job cannot hold more servers than there are", c.Need, f.Servers)
 		}
+		// Here rather than only in the engine's check of the workload,
+		// whose message had no line, column or key path.
+		if !(c.Share >= 0) || math.IsInf(c.Share, 0) {
+			return workload.Spec{}, fieldErr(fmt.Sprintf("classes[%d].share", i), nil, "must be a finite number >= 0 (a class's share of the arrivals; the shares are normalised), got %v", c.Share)
+		}
+		total += c.Share
+	}
+	if !(total > 0) || math.IsInf(total, 0) {
+		// +Inf (1e308 twice) divided every share to 0: ρ 0, E[T] 0.
+		return workload.Spec{}, fieldErr("classes", nil, "the shares sum to %v: give at least one class a share > 0 (a class without share: has share 0), their total finite", total)
 	}
 	return workload.Spec{Name: f.Name, Servers: f.Servers, Classes: f.Classes}, nil
 }
@@ -591,6 +602,9 @@ type variant struct {
 	name   string
 	params map[string]any
 	axes   map[string]any
+	// written are the parameters the entry gives (lower-cased), where
+	// params has the schema's defaults too.
+	written []string
 }
 
 // policyVariants expands each policies entry: a name, or a map with "name"
@@ -718,7 +732,7 @@ func resolveVariant(where, name string, schema []sim.Param, raw map[string]any, 
 			ax[k] = m[k]
 		}
 	}
-	return variant{where: where, name: name, params: resolved, axes: ax}, nil
+	return variant{where: where, name: name, params: resolved, axes: ax, written: keys}, nil
 }
 
 // unknownPolicy is the error of a policy the catalogue does not know:
@@ -816,7 +830,7 @@ func applyAxis(s *workload.Spec, rate *float64, load *float64, name string, v an
 		return nil
 	case "servers":
 		if x != math.Trunc(x) || x < 1 || x > math.MaxInt32 {
-			return fmt.Errorf("%s: %v is not a whole number in [1, 2³¹)", where, v)
+			return fieldErr(where, nil, "%v is not a whole number in [1, 2³¹)", v)
 		}
 		s.Servers = int(x)
 		return nil
@@ -829,17 +843,22 @@ func applyClassAxis(s *workload.Spec, where, name string, v any, x float64) erro
 	m := classAxis.FindStringSubmatch(name)
 	i, _ := strconv.Atoi(m[1])
 	if i >= len(s.Classes) {
-		return fmt.Errorf("%s: class %d does not exist (the workload has %d classes)", where, i, len(s.Classes))
+		return fieldErr(where, nil, "class %d does not exist (the workload has %d classes)", i, len(s.Classes))
 	}
 	c := &s.Classes[i]
 	if m[2] == "need" {
 		if x != math.Trunc(x) || x < 1 || x > math.MaxInt32 {
-			return fmt.Errorf("%s: %v is not a whole number in [1, 2³¹)", where, v)
+			return fieldErr(where, nil, "%v is not a whole number in [1, 2³¹)", v)
 		}
 		c.Need = int(x)
 		return nil
 	}
 	if m[2] == "share" {
+		// Here, with its key: the engine's check of the workload said
+		// so without a line.
+		if !(x >= 0) || math.IsInf(x, 0) {
+			return fieldErr(where, nil, "%v: a share must be a finite number >= 0", v)
+		}
 		c.Share = x
 		return nil
 	}
@@ -1183,17 +1202,15 @@ func (c *Campaign) checkVariants(try func(string, map[string]any, *sim.Workload)
 			}
 		}
 		if err := try(p.name, p.params, w); err != nil {
-			// Placed at the parameter the policy names, if it names one
-			// ("threshold 300 out of range"), else at the entry.
+			// Placed at a parameter the entry gives and the policy's
+			// message names ("threshold 300 out of range"), else at the
+			// entry: a joint bound's message names a parameter left at its
+			// default too, and `{name: killsmart, nu: 200000}` was placed
+			// at policies[0].k, which the file does not have.
 			at := p.where
-			names := make([]string, 0, len(p.params))
-			for k := range p.params {
-				names = append(names, k)
-			}
-			sort.Strings(names)
-			for _, k := range names {
-				if regexp.MustCompile(`\b` + regexp.QuoteMeta(k) + `\b`).MatchString(err.Error()) {
-					at = p.where + "." + strings.ToLower(k)
+			for _, k := range p.written {
+				if regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(k) + `\b`).MatchString(err.Error()) {
+					at = p.where + "." + k
 					break
 				}
 			}

@@ -154,9 +154,16 @@ func TestErrors(t *testing.T) {
 		{"param range", base + "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [{name: testpol, threshold: 40}]\n", `parameter "threshold": must be <= 31`},
 		{"unknown param", base + "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [{name: testpol, thresh: 4}]\n", `unknown parameter "thresh"`},
 		{"need > servers", base + "servers: 4\nclasses: [{need: 8, share: 1, service: {dist: exp, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "classes[0].need: 8 is not in [1, servers] = [1, 4]"},
+		// The engine's check of the workload refused these, without a
+		// key path (so without a line and column).
+		{"negative share", base + "servers: 4\nclasses: [{need: 1, share: -1, service: {dist: exp, mean: 1}}, {need: 2, share: 1, service: {dist: exp, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "classes[0].share: must be a finite number >= 0"},
+		{"shares past the largest number", base + "servers: 4\nclasses: [{need: 1, share: 1e308, service: {dist: exp, mean: 1}}, {need: 2, share: 1e308, service: {dist: exp, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "classes: the shares sum to +Inf"},
+		{"no shares", base + "servers: 4\nclasses: [{need: 1, service: {dist: exp, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "classes: the shares sum to 0"},
 		{"negative rate", base + "workload: one-or-all\naxes: {arrival_rate: [-1]}\npolicies: [fcfs]\n", "must be > 0"},
 		{"bare duration", "name: x\nreplications: 1\nrun: {arrivals: 100, deadline: 30}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "has no unit"},
 		{"unknown axis", base + "workload: one-or-all\naxes: {lod: [0.5]}\npolicies: [fcfs]\n", "axes.lod: unknown axis"},
+		// Refused by the engine's check of the workload, without a line.
+		{"negative share axis", base + "workload: one-or-all\naxes: {load: [0.5], 'class[0].share': [0.5, -1]}\npolicies: [fcfs]\n", "axes.class[0].share: -1: a share must be a finite number >= 0"},
 		{"bad class axis", base + "workload: one-or-all\naxes: {load: [0.5], 'class[5].share': [1]}\npolicies: [fcfs]\n", "class 5 does not exist"},
 		{"unknown dist", base + "servers: 4\nclasses: [{need: 1, share: 1, service: {dist: expo, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", `classes[0].service.dist: unknown distribution "expo" (did you mean "exp"?)`},
 		{"no replications", "name: x\nrun: {arrivals: 100}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "replications: required"},

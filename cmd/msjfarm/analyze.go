@@ -35,7 +35,7 @@ func defMSFQ(fs *pflag.FlagSet, out io.Writer) func([]string) int {
 	a.asJSON = fs.Bool("json", false, "print JSON (one object per rate, one per line)")
 	return func(args []string) int {
 		if fs.NArg() > 0 {
-			return fail("analyze msfq: unexpected argument %q", fs.Arg(0))
+			return usagef("analyze msfq: unexpected argument %q", fs.Arg(0))
 		}
 		set := map[string]bool{}
 		fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
@@ -63,17 +63,17 @@ type msfqArgs struct {
 func (a *msfqArgs) check(set map[string]bool) int {
 	switch {
 	case *a.k < 2:
-		return fail("analyze msfq: -k %d: need k >= 2", *a.k)
+		return usagef("analyze msfq: -k %d: need k >= 2", *a.k)
 	case *a.ell < -1 || *a.ell >= *a.k:
-		return fail("analyze msfq: --threshold %d: need 0 <= ℓ <= k−1 = %d (or −1 for k−1)", *a.ell, *a.k-1)
+		return usagef("analyze msfq: --threshold %d: need 0 <= ℓ <= k−1 = %d (or −1 for k−1)", *a.ell, *a.k-1)
 	case !(*a.p1 > 0 && *a.p1 < 1):
-		return fail("analyze msfq: --p1 %v: need 0 < p1 < 1", *a.p1)
+		return usagef("analyze msfq: --p1 %v: need 0 < p1 < 1", *a.p1)
 	case !(*a.mu1 > 0) || math.IsInf(*a.mu1, 0):
-		return fail("analyze msfq: --mu1 %v: need a finite μ1 > 0", *a.mu1)
+		return usagef("analyze msfq: --mu1 %v: need a finite μ1 > 0", *a.mu1)
 	case !(*a.muk > 0) || math.IsInf(*a.muk, 0):
-		return fail("analyze msfq: --muk %v: need a finite μk > 0", *a.muk)
+		return usagef("analyze msfq: --muk %v: need a finite μk > 0", *a.muk)
 	case set["rate"] == set["rates"]:
-		return fail("analyze msfq: give exactly one of --rate and --rates")
+		return usagef("analyze msfq: give exactly one of --rate and --rates")
 	}
 	return 0
 }
@@ -89,7 +89,7 @@ func (a *msfqArgs) threshold() int {
 // single prints the approximation at --rate, which must be stable.
 func (a *msfqArgs) single() int {
 	if !(*a.rate > 0) || math.IsInf(*a.rate, 0) {
-		return fail("analyze msfq: --rate %v: need a finite λ > 0", *a.rate)
+		return usagef("analyze msfq: --rate %v: need a finite λ > 0", *a.rate)
 	}
 	r, err := approx.MSFQ(*a.k, a.threshold(), *a.rate, *a.p1, *a.mu1, *a.muk)
 	if err != nil {
@@ -109,7 +109,7 @@ func (a *msfqArgs) table() int {
 	for _, f := range strings.Split(*a.rates, ",") {
 		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil || !(x > 0) || math.IsInf(x, 0) {
-			return fail("analyze msfq: --rates: %q is not a finite rate > 0", strings.TrimSpace(f))
+			return usagef("analyze msfq: --rates: %q is not a finite rate > 0", strings.TrimSpace(f))
 		}
 		lams = append(lams, x)
 	}

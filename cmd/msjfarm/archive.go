@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -89,6 +90,12 @@ func defArchiveExport(fs *pflag.FlagSet) func([]string) int {
 		st, err := ff.existingStore(ctx)
 		if err != nil {
 			return fail("archive export: %v", err)
+		}
+		if inside(*out, st) {
+			// The store's listing then held the archive's own temporary
+			// file, which the archive listed as a member (and a later
+			// export, the archive).
+			return usagef("archive export: -o %s is inside the store %s, which the archive is made from: write it elsewhere", *out, st.URL())
 		}
 		id, err := archive.ResolveIn(ctx, st, ff.fs.Arg(0))
 		if err != nil {
@@ -228,19 +235,36 @@ func defArchiveVerify(fs *pflag.FlagSet) func([]string) int {
 			return usagef("archive verify: --key: %v", err)
 		}
 		start := time.Now()
-		o, err := bundle.Verify(args[0], pub, bundle.Limits{})
+		// What verify keeps as the archive streams past (the checksums
+		// can be large) goes when it is interrupted: it was left behind.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		temporary, interruptible := cleanOnInterrupt("archive verify", cancel)
+		defer interruptible()
+		dir, err := os.MkdirTemp("", "msjar-verify-")
+		if err != nil {
+			return fail("archive verify: %v", err)
+		}
+		temporary(dir)
+		o, err := bundle.VerifyIn(ctx, dir, args[0], pub, bundle.Limits{})
 		if err != nil {
 			return fail("archive verify: %v", err)
 		}
 		if *asJSON {
 			b, _ := json.MarshalIndent(map[string]any{"format": o.Format, "members": len(o.Index.Members), "bytes": o.Bytes,
-				"merkle_root": o.Index.Root, "signature": o.Signature, "key_checked": o.KeyChecked, "compression": o.Compression}, "", "  ")
+				"merkle_root": o.Index.Root, "signature": o.Signature, "key_checked": o.KeyChecked, "compression": o.Compression,
+				"finalised": o.Finalised, "results_checked": o.ResultsChecked}, "", "  ")
 			fmt.Println(string(b))
 			return 0
 		}
 		fmt.Printf("%s: OK: format %s version %d, campaign %s (%s), %d members, %d bytes (%s), merkle-root %s\n",
 			args[0], o.Format.Format, o.Format.Version, o.Format.Campaign, o.Format.Name, len(o.Index.Members), o.Bytes, o.Compression, o.Index.Root)
 		fmt.Printf("written by msjfarm %s\n", o.Format.Msjfarm)
+		if o.Finalised {
+			fmt.Printf("results: %d result objects match the campaign's checksums (recorded at its finalisation)\n", o.ResultsChecked)
+		} else {
+			fmt.Println("results: not checked: the campaign has no checksums to check them against (exported before it finalised, or while resubmitted)")
+		}
 		switch {
 		case o.Signature == nil:
 			fmt.Println("signature: none")
@@ -321,7 +345,10 @@ func defArchiveKeygen(fs *pflag.FlagSet) func([]string) int {
 // if given, and extracted; the caller closes x, which removes the
 // extraction directory), else a campaign (id, name or id prefix) of
 // --storage.
-func campaignSource(ctx context.Context, ff *farmFlags, arg, keyFile string) (st storage.Store, id string, x *bundle.Extracted, err error) {
+//
+// temporary, if not nil, is given the extraction directory before the
+// extraction starts (for the command to remove it when interrupted).
+func campaignSource(ctx context.Context, ff *farmFlags, arg, keyFile string, temporary func(string)) (st storage.Store, id string, x *bundle.Extracted, err error) {
 	fi, serr := os.Stat(arg)
 	switch {
 	case serr == nil && fi.IsDir():
@@ -339,10 +366,22 @@ func campaignSource(ctx context.Context, ff *farmFlags, arg, keyFile string) (st
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("--key: %w", err)
 		}
-		if x, err = bundle.Extract(ctx, arg, pub, bundle.Limits{}); err != nil {
+		dir, err := os.MkdirTemp("", "msjar-")
+		if err != nil {
+			return nil, "", nil, err
+		}
+		if temporary != nil {
+			temporary(dir)
+		}
+		if x, err = bundle.ExtractInto(ctx, dir, arg, pub, bundle.Limits{}); err != nil {
 			return nil, "", nil, err
 		}
 		return x.Store, x.Format.Campaign, x, nil
+	}
+	if keyFile != "" {
+		// It was ignored: a reader who gave it believed a signature was
+		// checked.
+		return nil, "", nil, fmt.Errorf("--key %s: a key checks an archive file's signature, and %s is not a file but a campaign of --storage, which is not signed", keyFile, arg)
 	}
 	if st, err = ff.existingStore(ctx); err != nil {
 		return nil, "", nil, err
@@ -353,10 +392,16 @@ func campaignSource(ctx context.Context, ff *farmFlags, arg, keyFile string) (st
 
 // archiveHint says how to get a msjfarm with another engine version: the
 // revision the archive's provenance recorded for it, else how to find one.
+const maxHintRead = 16 << 20
+
 func archiveHint(x *bundle.Extracted) func(string) string {
+	// At most maxHintRead bytes of it: the hint is a convenience, and
+	// reading a provenance member padded to 1 GiB (a 37 KB archive) took
+	// that much memory before a task was reproduced.
 	var prov bundle.Provenance
-	if data, err := os.ReadFile(filepath.Join(x.Dir, bundle.ProvenanceMember)); err == nil {
-		_ = json.Unmarshal(data, &prov)
+	if f, err := os.Open(filepath.Join(x.Dir, bundle.ProvenanceMember)); err == nil {
+		_ = json.NewDecoder(io.LimitReader(f, maxHintRead)).Decode(&prov)
+		f.Close()
 	}
 	return func(engine string) string {
 		if h := prov.EngineHint(engine); h != "" {
@@ -392,7 +437,7 @@ func rebuildDerived(ctx context.Context, st storage.Store, id string) error {
 	rc.From = st.URL()
 	var prec *archive.PrecisionSummary
 	if r.Manifest != nil {
-		prec = r.Manifest.Precision
+		prec = r.Manifest.Precision.FromRecords(rc.Points) // as summary.csv: from the records
 	}
 	tmp, err := os.MkdirTemp("", "msjfarm-import-report-")
 	if err != nil {
@@ -432,4 +477,22 @@ func warnFutureCreated(ctx context.Context, st storage.Store, id string) {
 	}
 	fmt.Fprintf(os.Stderr, "msjfarm archive import: warning: campaign %s says it was created %s, in the future: its name %q now means it, over any campaign of that name created before (name campaigns by id: %s)\n",
 		id, m.Created.Format(time.RFC3339), termtext.Printable(m.Name), id)
+}
+
+// inside reports whether file would be written inside st's directory (a
+// local store; links resolved).
+func inside(file string, st storage.Store) bool {
+	root, ok := storage.LocalRoot(st)
+	if !ok {
+		return false
+	}
+	dir, err1 := filepath.EvalSymlinks(filepath.Dir(file))
+	root, err2 := filepath.EvalSymlinks(root)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	dir, _ = filepath.Abs(dir)
+	root, _ = filepath.Abs(root)
+	rel, err := filepath.Rel(root, dir)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }

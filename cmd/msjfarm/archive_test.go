@@ -66,6 +66,17 @@ func TestArchiveJourney(t *testing.T) {
 		t.Fatalf("export: exit %d\n%s", code, out)
 	}
 	root := strings.TrimSpace(out[strings.Index(out, "merkle-root ")+len("merkle-root "):])
+	// -o inside the store: the archive listed its own temporary file as
+	// a member of the campaign, and every later export the archive.
+	inStore := filepath.Join(data, "campaigns", "x.msjar")
+	if code, _, stderr := captured(t, func() int {
+		return runCmd("archive", []string{"export", "q-fig3-small", "--storage", data, "-o", inStore})
+	}); code != 2 || !strings.Contains(stderr, "is inside the store") {
+		t.Fatalf("export into the store: exit %d\n%s", code, stderr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(data, "campaigns", "*msjar*")); len(left) != 0 {
+		t.Fatalf("export into the store wrote %v", left)
+	}
 
 	// Another machine: only the file.
 	other := t.TempDir()
@@ -79,7 +90,9 @@ func TestArchiveJourney(t *testing.T) {
 	}
 	freshHome(t)
 	code, out = capture(t, func() int { return runCmd("archive", []string{"verify", moved}) })
-	if code != 0 || !strings.Contains(out, ": OK: format msjar version 1") || !strings.Contains(out, root) || !strings.Contains(out, "signature: none") {
+	// 35 tasks: a campaign entry and a stored result each.
+	if code != 0 || !strings.Contains(out, ": OK: format msjar version 1") || !strings.Contains(out, root) || !strings.Contains(out, "signature: none") ||
+		!strings.Contains(out, "results: 70 result objects match the campaign's checksums") {
 		t.Fatalf("verify: exit %d\n%s", code, out)
 	}
 	code, out = capture(t, func() int { return runReproduce([]string{moved, "--all", "--workers", "2"}) })
@@ -103,6 +116,20 @@ func TestArchiveJourney(t *testing.T) {
 	}
 	if code, _ := capture(t, func() int { return runReport([]string{moved, "--store"}) }); code != 2 {
 		t.Fatalf("report --store of an archive: exit %d, want 2", code)
+	}
+	// A directory where the report writes a file: refused before a file
+	// is moved in. The move stopped at its name, --out holding the files
+	// before it (48 of a probe's report) and not the rest.
+	rep2 := filepath.Join(other, "report2")
+	if err := os.MkdirAll(filepath.Join(rep2, "summary.csv"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := captured(t, func() int { return runReport([]string{moved, "--out", rep2}) }); code != 1 ||
+		!strings.Contains(stderr, "summary.csv is a directory, where the report writes a file: nothing was written to "+rep2) {
+		t.Fatalf("report over a directory in the way: exit %d\n%s", code, stderr)
+	}
+	if left, _ := os.ReadDir(rep2); len(left) != 1 {
+		t.Errorf("a refused report left %d entries in --out, want only the directory in the way", len(left))
 	}
 
 	// A refused archive makes no store: the store directory was made

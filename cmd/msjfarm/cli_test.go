@@ -156,6 +156,12 @@ func TestCLIFlags(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, `unknown command "nonesuch"`) {
 		t.Errorf("unknown command: exit %d\n%s", code, errs)
 	}
+	// A subcommand's: its path was printed after the prefix that already
+	// names msjfarm ("msjfarm: msjfarm archive: …"), with no suggestion.
+	code, _, errs = msjfarm(t, nil, "archive", "verfy", "x.msjar")
+	if code != 2 || !strings.Contains(errs, `msjfarm: archive: unknown command "verfy" (did you mean "verify"?)`) {
+		t.Errorf("unknown subcommand: exit %d\n%s", code, errs)
+	}
 	code, _, errs = msjfarm(t, nil, "worker", "-workers", "nope")
 	if code != 2 || !strings.Contains(errs, "--workers") {
 		t.Errorf("bad flag value: exit %d\n%s", code, errs)
@@ -203,9 +209,11 @@ func TestCLIPluginSandboxFlags(t *testing.T) {
 		{[]string{"--plugin-sandbox", "on"}, 2, `--plugin-sandbox "on": want require, best-effort, off or auto`},
 		{[]string{"--plugin-memory", "lots"}, 2, "--plugin-memory"},
 		{[]string{"--plugin-memory", "512MiB"}, 2, "--plugin-memory 512MiB: below 1 GiB a plugin (a Go program) cannot reserve its runtime's address space"},
-		{[]string{"--plugin-user", "no-such-user-here"}, 1, `--plugin-user "no-such-user-here"`},
+		// A user no machine has is a usage error, as a bad value of the
+		// other flags is (it exited 1, as a missing privilege does).
+		{[]string{"--plugin-user", "no-such-user-here"}, 2, `--plugin-user "no-such-user-here"`},
 		{[]string{"--plugin-env", "FLAKY_MODE,MSJFARM_S3_SECRET_KEY"}, 2, "--plugin-env MSJFARM_S3_SECRET_KEY"},
-		{[]string{"--plugin-writable", "/no/such/dir"}, 1, `--plugin-writable "/no/such/dir"`},
+		{[]string{"--plugin-writable", "/no/such/dir"}, 2, `--plugin-writable "/no/such/dir"`}, // exited 1
 		// Never the store, the plugin cache or what holds them: each of
 		// these was taken, and a plugin could rewrite other campaigns'
 		// results or the binaries they run.

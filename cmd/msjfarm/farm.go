@@ -428,6 +428,12 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 		if err != nil {
 			return fail("worker: %v", err)
 		}
+		// The plugin flags before any server is reached: a mistake in them
+		// was found only once NATS and the store answered.
+		rf.store = *ff.storage
+		if code := rf.applySandbox("worker", false); code != 0 {
+			return code
+		}
 		ln, err := mf.listen()
 		if err != nil {
 			return usagef("worker: %v", err) // a busy or bad address, as run says it (exit 2)
@@ -449,10 +455,6 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 		}
 		metrics := monitor.NewMetrics()
 		st = metrics.InstrumentStore(st)
-		rf.store = *ff.storage
-		if code := rf.applySandbox("worker", false); code != 0 {
-			return code
-		}
 		ch, err := worker.ForWorker(ctx, rf.config(*n, logf(slogger, *verbose)), st)
 		if err != nil {
 			return fail("worker: %v", err)
@@ -693,7 +695,7 @@ func defStatus(fs *pflag.FlagSet) func([]string) int {
 			return 2
 		}
 		if ff.fs.NArg() > 1 {
-			return fail("status: want at most one campaign: id, name or id prefix")
+			return usagef("status: want at most one campaign: id, name or id prefix")
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -778,7 +780,7 @@ func printStatus(w io.Writer, list []protocol.Status) {
 }
 
 func defCancel(fs *pflag.FlagSet) func([]string) int {
-	ff := newFarmFlags(fs, true, "")
+	ff := newFarmFlags(fs, true, "./msjfarm-data")
 	return func(args []string) int {
 		if err := ff.parse(); err != nil {
 			return 2
@@ -788,7 +790,16 @@ func defCancel(fs *pflag.FlagSet) func([]string) int {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		nc, err := ff.conn("msjfarm-cancel")
+		var nc *nats.Conn
+		var err error
+		if *ff.natsURL == "" {
+			// No farm named: the `msjfarm run` running it, found in the
+			// store as status finds it. cancel said "no NATS server" where
+			// status showed the run's live progress.
+			nc, err = localRunConn(ctx, ff, ff.fs.Arg(0))
+		} else {
+			nc, err = ff.conn("msjfarm-cancel")
+		}
 		if err != nil {
 			return fail("cancel: %v", err)
 		}
@@ -826,7 +837,14 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 			}
 		}
 		if ff.fs.NArg() > 1 {
-			return fail("results: want at most one campaign: id, name or id prefix (none: list the campaigns in storage)")
+			return usagef("results: want at most one campaign: id, name or id prefix (none: list the campaigns in storage)")
+		}
+		switch {
+		case ff.fs.NArg() == 0 && (*raw || *cmp != ""):
+			// The campaigns were listed, and the flag ignored.
+			return usagef("results: --csv and --compare read one campaign: name it (msjfarm results CAMPAIGN --compare A,B)")
+		case *raw && *cmp != "":
+			return usagef("results: --csv prints the stored summary, --compare a comparison: give one of them")
 		}
 		// Reading a campaign runs no simulation: the collector's default
 		// pace keeps the records of the point being read from piling up
@@ -1368,19 +1386,54 @@ func storedState(ctx context.Context, st storage.Store, e archive.Entry) string 
 	return "interrupted"
 }
 
+// localRunConn connects to the embedded server of the `msjfarm run` that
+// runs the campaign arg names in --storage (its runs/<id>.json).
+func localRunConn(ctx context.Context, ff *farmFlags, arg string) (*nats.Conn, error) {
+	st, err := ff.existingStore(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("no NATS server given (--nats-url, MSJFARM_NATS_URL), and %w", err)
+	}
+	es, err := archive.List(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	id, err := archive.ResolveOne(arg, archive.Candidates(es))
+	if err != nil {
+		return nil, err
+	}
+	nc, err := liveRunConn(ctx, st, id, "msjfarm-cancel")
+	if errors.Is(err, errNoLiveRun) {
+		return nil, fmt.Errorf("no NATS server given (--nats-url, MSJFARM_NATS_URL), and no msjfarm run is running campaign %s in %s", id, st.URL())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("campaign %s: the msjfarm run that ran it does not answer (%v): it is not running", id, err)
+	}
+	return nc, nil
+}
+
+// errNoLiveRun: the store names no run of the campaign.
+var errNoLiveRun = errors.New("no msjfarm run of the campaign")
+
+// liveRunConn connects to the embedded server of the `msjfarm run` of
+// campaign id that the store names (runs/<id>.json): errNoLiveRun when it
+// names none.
+func liveRunConn(ctx context.Context, st storage.Store, id, name string) (*nats.Conn, error) {
+	var lr protocol.LiveRun
+	data, err := st.Get(ctx, protocol.LiveRunKey(id))
+	if err == nil {
+		err = json.Unmarshal(data, &lr)
+	}
+	if err != nil || lr.NATSURL == "" {
+		return nil, errNoLiveRun
+	}
+	return nats.Connect(lr.NATSURL, nats.Name(name), nats.Timeout(2*time.Second), nats.MaxReconnects(0))
+}
+
 // liveStatus asks the server of the msjfarm run running campaign id, if
 // there is one that answers.
 func liveStatus(ctx context.Context, st storage.Store, id string) (protocol.Status, bool) {
 	var s protocol.Status
-	data, err := st.Get(ctx, protocol.LiveRunKey(id))
-	if err != nil {
-		return s, false
-	}
-	var lr protocol.LiveRun
-	if json.Unmarshal(data, &lr) != nil || lr.NATSURL == "" {
-		return s, false
-	}
-	nc, err := nats.Connect(lr.NATSURL, nats.Name("msjfarm-status"), nats.Timeout(2*time.Second), nats.MaxReconnects(0))
+	nc, err := liveRunConn(ctx, st, id, "msjfarm-status")
 	if err != nil {
 		return s, false
 	}

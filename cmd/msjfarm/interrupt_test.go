@@ -95,3 +95,121 @@ func waitPlanning(t *testing.T, pid int) {
 	}
 	t.Fatalf("process %d did not use half a second of CPU within a minute", pid)
 }
+
+// TestReaderInterrupted: Ctrl-C while `msjfarm report FILE` extracts its
+// archive, or `archive verify FILE` reads it, removes the temporary
+// directory and exits 130. Neither had a handler: the signal killed them
+// and left the directory in $TMPDIR (954 MB of a probe's report, 537 MB of
+// a verify's checksums). The archive comes through a pipe that gets half
+// of it and stays open, so the signal lands while the reading waits.
+func TestReaderInterrupted(t *testing.T) {
+	bin := msjfarmBinary(t)
+	data, err := os.ReadFile("../../results/bundle/testdata/small-v1.msjar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"report", "FIFO", "--out", "report"}, {"archive", "verify", "FIFO"}} {
+		t.Run(args[0], func(t *testing.T) {
+			dir, tmp := t.TempDir(), t.TempDir()
+			fifo := filepath.Join(dir, "a.msjar")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for i, a := range args {
+				if a == "FIFO" {
+					args[i] = fifo
+				}
+			}
+			cmd := exec.Command(bin, args...)
+			cmd.Dir, cmd.Env = dir, append(os.Environ(), "HOME="+dir, "TMPDIR="+tmp)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // until the command opens it
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			if _, err := w.Write(data[:len(data)/2]); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+				if m, _ := filepath.Glob(filepath.Join(tmp, "msjar-*", "store.pack")); len(m) > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no reading started in a minute: %s", stderr.String())
+				}
+			}
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err = <-done:
+			case <-time.After(2 * time.Minute):
+				cmd.Process.Kill()
+				t.Fatalf("still running 2 minutes after SIGINT: %s", stderr.String())
+			}
+			if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 130 {
+				t.Errorf("exit %v, want 130: %s", err, stderr.String())
+			}
+			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+				t.Errorf("left in $TMPDIR after the interrupt: %v", left)
+			}
+		})
+	}
+}
+
+// TestCancelALocalRun: `msjfarm cancel NAME --storage DIR` cancels the
+// campaign a `msjfarm run` runs there, through the run's embedded server
+// (runs/<id>.json, as status finds it); it said "no NATS server". The run
+// then says it was cancelled and exits 1: it ended on "getfile
+// …/summary.csv: not found".
+func TestCancelALocalRun(t *testing.T) {
+	bin := msjfarmBinary(t)
+	dir := t.TempDir()
+	t.Setenv("MSJFARM_NATS_URL", "")
+	sw := filepath.Join(dir, "long.yaml")
+	body := "name: longc\nworkload: one-or-all\naxes:\n  arrival_rate: [1, 2, 3, 4, 5, 6, 7]\npolicies: [fcfs, msf]\nreplications: 40\nrun: {arrivals: 3e5, warmup: 1e3}\n"
+	if err := os.WriteFile(sw, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	cmd := exec.Command(bin, "run", "--workers", "1", "--runner", "inprocess", "--storage", data, sw)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), "HOME="+dir)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if m, _ := filepath.Glob(filepath.Join(data, "runs", "*.json")); len(m) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the run stored no runs/ entry in 2 minutes: %s", stderr.String())
+		}
+	}
+	code, out, errOut := captured(t, func() int { return dispatch([]string{"cancel", "--storage", data, "longc"}) })
+	if code != 0 || !strings.Contains(out, "cancelled") {
+		t.Errorf("cancel: exit %d\n%s%s", code, out, errOut)
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("the run still going 2 minutes after its campaign was cancelled: %s", stderr.String())
+	}
+	if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "was cancelled (") ||
+		strings.Contains(stderr.String(), "not found") {
+		t.Errorf("run: %v\n%s", err, stderr.String())
+	}
+}

@@ -32,6 +32,11 @@ import (
 // more accurate, only more expensive. It scales like 1/√arrivals.
 const limitResolution = 0.0225
 
+// maxUsefulResolution: a run length whose resolution is wider than this
+// (fewer than about 8,100 arrivals) gets a warning with the default
+// tolerance.
+const maxUsefulResolution = 0.25
+
 // limitRelTol resolves --rel-tol for a run length of arrivals: 0 means
 // the growth test's resolution there (rounded up to three significant
 // digits), so that the defaults — the README's `msjfarm limit --workload
@@ -41,7 +46,13 @@ func limitRelTol(relTol float64, arrivals int64) (float64, string) {
 	res := limitResolution * math.Sqrt(1e6/float64(arrivals))
 	if relTol == 0 {
 		scale := math.Pow(10, 2-math.Floor(math.Log10(res)))
-		return math.Ceil(res*scale-1e-9) / scale, ""
+		tol, warn := math.Ceil(res*scale-1e-9)/scale, ""
+		if res > maxUsefulResolution {
+			// `--arrivals 1` stopped after three rates, [2.1, 11.7] with
+			// "confidence ≥ 0.999", and said nothing of its length.
+			warn = fmt.Sprintf("at %d arrivals the growth test resolves λ_max only to about ±%.0f%% (2.25%% at 10^6, ∝ 1/√arrivals), so the bracket is that wide, and its confidence assumes the error rates calibrated at 10^6 arrivals: lengthen --arrivals", arrivals, 100*res)
+		}
+		return tol, warn
 	}
 	if relTol < res*(1-1e-9) {
 		return relTol, fmt.Sprintf("--rel-tol %v is below the verdict's resolution ≈ %.3g at %d arrivals (the growth test's 2.25%% at 10^6, ∝ 1/√arrivals); "+

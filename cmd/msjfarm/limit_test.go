@@ -147,8 +147,14 @@ func TestLimitDefaultsDoNotWarn(t *testing.T) {
 	if warning != "" || got != 0.0225 {
 		t.Errorf("defaults: rel-tol %v, warning %q; want 0.0225 and none", got, warning)
 	}
-	if got, _ := limitRelTol(0, 2e5); got != 0.0504 {
-		t.Errorf("default at 2e5 arrivals: %v, want 0.0504", got)
+	if got, warning := limitRelTol(0, 2e5); got != 0.0504 || warning != "" {
+		t.Errorf("default at 2e5 arrivals: %v, %q; want 0.0504 and no warning", got, warning)
+	}
+	// A run too short to say much: 0.0225·√(10^6/1) = 22.5, so ±2250%.
+	// `--arrivals 1` printed a bracket [2.1, 11.7] "confidence ≥ 0.999"
+	// and no warning.
+	if _, warning := limitRelTol(0, 1); !strings.Contains(warning, "at 1 arrivals the growth test resolves λ_max only to about ±2250%") {
+		t.Errorf("default at 1 arrival: warning %q", warning)
 	}
 	// The warning states the combined verdict's documented rates, not
 	// only the growth test's resolution (issue #31).

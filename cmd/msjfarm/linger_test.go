@@ -8,6 +8,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/storage"
 )
 
 // TestRunLingerCtrlC: `msjfarm run --http … --http-linger 10m`, then
@@ -80,5 +83,24 @@ func TestRunLingerCtrlC(t *testing.T) {
 	}
 	if strings.Contains(string(errOut), "context canceled") {
 		t.Errorf("stderr: %s", errOut)
+	}
+}
+
+// TestRunCancelledElsewhere: a campaign cancelled by `msjfarm cancel`
+// while `msjfarm run` runs it has no summary; run ended on the store's
+// error for it ("getfile …/summary.csv: not found"). It says what
+// happened, what was kept and how to go on, exit 1.
+func TestRunCancelledElsewhere(t *testing.T) {
+	st, err := storage.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &protocol.Status{Campaign: "dbba7fa368bc8a5a", State: protocol.CampaignCancelled, Done: 243, Total: 720}
+	code, out, errOut := captured(t, func() int {
+		return printRunSummary(t.Context(), st, newProgress(os.Stderr, 0), s, s.Campaign, nil)
+	})
+	if code != 1 || !strings.Contains(errOut, "campaign dbba7fa368bc8a5a was cancelled (243 of 720 tasks done, kept in file://") ||
+		!strings.Contains(errOut, "running the sweep again resumes it") || strings.Contains(errOut, "not found") || strings.TrimSpace(out) != "" {
+		t.Errorf("exit %d, stdout %q, stderr %s", code, out, errOut)
 	}
 }

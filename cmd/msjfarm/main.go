@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -44,7 +45,7 @@ func noArgs(name string, f func(args []string) int) func(*pflag.FlagSet) func([]
 	return func(*pflag.FlagSet) func([]string) int {
 		return func(args []string) int {
 			if len(args) > 0 {
-				return fail("%s: takes no arguments", name)
+				return usagef("%s: takes no arguments", name)
 			}
 			return f(args)
 		}
@@ -211,7 +212,14 @@ func build(c command, code *int) *cobra.Command {
 		cc.Args = cobra.ArbitraryArgs
 		cc.RunE = func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageError{fmt.Errorf("%s: unknown command %q", cmd.CommandPath(), args[0])}
+				// Its path without "msjfarm ", which the message's prefix
+				// says ("msjfarm: msjfarm analyze: …").
+				msg := fmt.Sprintf("%s: unknown command %q", strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" "), args[0])
+				cmd.SuggestionsMinimumDistance = 2 // cobra's own default, which only its root applies
+				if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+					msg += fmt.Sprintf(" (did you mean %q?)", sug[0])
+				}
+				return usageError{errors.New(msg)}
 			}
 			cmd.SetOut(os.Stderr)
 			cmd.Help()

@@ -99,7 +99,12 @@ func defProbe(fs *pflag.FlagSet) func([]string) int {
 	timeout := fs.Duration("timeout", 3*time.Second, "give up after this long")
 	return func(args []string) int {
 		if fs.NArg() != 1 || !strings.HasPrefix(fs.Arg(0), "http://") && !strings.HasPrefix(fs.Arg(0), "https://") {
-			return fail("probe: want one http:// URL, e.g. msjfarm probe http://localhost:8080/readyz")
+			return usagef("probe: want one http:// URL, e.g. msjfarm probe http://localhost:8080/readyz")
+		}
+		if *timeout <= 0 {
+			// http.Client takes 0 for no limit: a health check that
+			// never gave up on a server that accepted and said nothing.
+			return usagef("probe: --timeout must be > 0, got %s", *timeout)
 		}
 		c := &http.Client{Timeout: *timeout}
 		resp, err := c.Get(fs.Arg(0))

@@ -111,6 +111,29 @@ func TestNewcomerMistakes(t *testing.T) {
 	}
 }
 
+// TestJointBoundPlacement: a policy's refusal is placed at a parameter
+// the entry gives and the message names, else at the entry. Kill-Smart's
+// joint bound (K−1)·ν ≤ k names K, left at its default here, and ν by its
+// symbol: the error was placed at policies[0].k, a key the file does not
+// have, for an entry that gives only nu.
+func TestJointBoundPlacement(t *testing.T) {
+	for _, c := range []struct{ entry, want string }{
+		{"{name: killsmart, nu: 200000}", ":6:5: policies[0]: point arrival_rate=0.2: policy init: killsmart: (K−1)·ν = 20·200000"},
+		{"{name: killsmart, K: 7, nu: 1000}", ":6:26: policies[0].k: point arrival_rate=0.2: policy init: killsmart: (K−1)·ν = 6·1000"},
+	} {
+		sw := filepath.Join(t.TempDir(), "ks.yaml")
+		data := "name: ks\nworkload: killsmart-one-or-all\naxes:\n  arrival_rate: [0.2]\npolicies:\n  - " + c.entry +
+			"\nreplications: 1\nrun: {arrivals: 1e3, warmup: 1e2}\n"
+		if err := os.WriteFile(sw, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errOut := captured(t, func() int { return dispatch([]string{"run", "--dry-run", sw}) })
+		if code != 2 || !strings.Contains(errOut, sw+c.want) {
+			t.Errorf("%s: exit %d, want 2 and …%s…:\n%s", c.entry, code, c.want, errOut)
+		}
+	}
+}
+
 // goType matches what Go type names look like in a message: a qualified
 // type ('sweep.File', *dist.Spec, []interface {}, map[string]interface
 // {}), or a bare Go kind in parentheses, as %T prints it.
@@ -247,6 +270,29 @@ func TestFarmFlagBounds(t *testing.T) {
 		{[]string{"worker", "--plugin-stall", "500ms"}, "worker: --plugin-stall 500ms: must be at least 1s (0 turns the check off)"},
 		{[]string{"worker", "--plugin-stall", "-1s"}, "worker: --plugin-stall -1s: must be at least 1s"},
 		{[]string{"worker", "extra"}, `worker: unexpected argument "extra"`},
+		// No machine has this user, and none lets plugins run as root:
+		// both exited 1, as a worker lacking the privilege to switch does.
+		{[]string{"worker", "--plugin-user", "no-such-user-msjfarm"}, `worker: --plugin-user "no-such-user-msjfarm": user: unknown user no-such-user-msjfarm`},
+		{[]string{"worker", "--plugin-user", "0:0"}, `--plugin-user "0:0": plugins must not run as root`},
+		// The engine refused it at the first replication: exit 1.
+		{[]string{"simulate", "--rate", "7", "--arrivals", "0"}, "simulate: --arrivals must be >= 1, got 0"},
+		{[]string{"simulate", "--arrivals", "0"}, "simulate: --arrivals must be >= 1, got 0"},
+		{[]string{"worker", "--plugin-user", "65534:0"}, `--plugin-user "65534:0": plugins must not run as root or in its group`},
+		// Replaced by the defaults without a word (0, −1), or failing a
+		// correct plugin (NaN, 1.5: "flagged unstable at low load").
+		{[]string{"plugin", "check", "fcfs", "--arrivals", "0"}, "plugin check: --arrivals must be >= 1, got 0"},
+		{[]string{"plugin", "check", "fcfs", "--load", "-1"}, "plugin check: --load must be in (0, 1)"},
+		{[]string{"plugin", "check", "fcfs", "--load", "NaN"}, "plugin check: --load must be in (0, 1)"},
+		{[]string{"plugin", "check", "fcfs", "--load", "1.5"}, "plugin check: --load must be in (0, 1): the checks run a stable system, got 1.5"},
+		// A health check that never gave up (0 is no limit to http.Client).
+		{[]string{"probe", "--timeout", "0", "http://127.0.0.1:1/readyz"}, "probe: --timeout must be > 0, got 0s"},
+		{[]string{"probe", "ftp://x"}, "probe: want one http:// URL"},
+		{[]string{"gc", "extra"}, "gc: takes no arguments"},
+		// Ignored: the campaigns were listed, or the comparison printed.
+		{[]string{"results", "--compare", "msf,fcfs", "--storage", "x"}, "results: --csv and --compare read one campaign: name it"},
+		{[]string{"results", "q-fig3", "--csv", "--compare", "msf,fcfs", "--storage", "x"}, "results: --csv prints the stored summary, --compare a comparison: give one of them"},
+		{[]string{"policies", "x"}, "policies: takes no arguments"},
+		{[]string{"analyze", "msfq", "--k", "0"}, "analyze msfq: -k 0: need k >= 2"},
 		// A name is part of NATS subjects and reaches the operator's
 		// terminal: an escape sequence cleared the screen and a newline
 		// forged a status line; 5,000 characters closed the worker's

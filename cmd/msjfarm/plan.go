@@ -49,7 +49,7 @@ func dryRun(cmd string, ff *farmFlags, camp *sweep.Campaign, workers int, plugin
 	par := min(p.Workers, p.Cores)
 	fmt.Printf("  estimated wall   %s on %d workers (%d cores here: %d at once): tasks %s, start-up and finalisation %s\n", round(p.Wall), p.Workers, p.Cores, par, round(p.Run), round(p.Finalise))
 	if p.Calibrated > 0 {
-		runs := fmt.Sprintf("%d rates × %d arrivals", p.Calibrated, p.CalibrationArrivals)
+		runs := fmt.Sprintf("%d rates × up to %d arrivals (no more than a task runs)", p.Calibrated, p.CalibrationArrivals)
 		if camp.File.Trace != nil { // its own arrivals: no rate, and at most the trace's jobs
 			runs = fmt.Sprintf("%d replays of the trace × up to %d arrivals", p.Calibrated, p.CalibrationArrivals)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"github.com/spf13/pflag"
 
 	"context"
@@ -54,10 +55,10 @@ func (pf *pluginFlags) host() *pluginhost.Host {
 func (pf *pluginFlags) binary(name string) (pluginhost.Binary, int) {
 	rest := pf.fs.Args()
 	if len(rest) > 1 {
-		return pluginhost.Binary{}, fail("%s: unexpected argument %q", name, rest[1])
+		return pluginhost.Binary{}, usagef("%s: unexpected argument %q", name, rest[1])
 	}
 	if len(rest) == 0 {
-		return pluginhost.Binary{}, fail("%s: name a plugin binary (a path, msjfarm-policy-<family>, or <family>)", name)
+		return pluginhost.Binary{}, usagef("%s: name a plugin binary (a path, msjfarm-policy-<family>, or <family>)", name)
 	}
 	path, err := pluginhost.Lookup(pluginhost.SearchPath(*pf.path, nil), rest[0])
 	if err != nil {
@@ -249,6 +250,15 @@ func defPluginCheck(fs *pflag.FlagSet) func([]string) int {
 	policies := pf.fs.String("policies", "", "comma-separated policies to check (default: all)")
 	verbose := pf.fs.BoolP("v", "v", false, "list passed checks too")
 	return func(args []string) int {
+		// Checked here: 0 and below became the defaults without a word,
+		// and NaN or a load of 1 and above failed a correct plugin
+		// ("request does not encode as JSON", "flagged unstable").
+		switch {
+		case arrivals < 1:
+			return usagef("plugin check: --arrivals must be >= 1, got %d", arrivals)
+		case !(*load > 0 && *load < 1):
+			return usagef("plugin check: --load must be in (0, 1): the checks run a stable system, got %v", *load)
+		}
 		b, code := pf.binary("plugin check")
 		if code != 0 {
 			return code
@@ -346,9 +356,10 @@ func addRunnerFlags(fs *pflag.FlagSet) *runnerFlags {
 // stderr as cmd's: run states it only once its sweep file is valid, so
 // that a mistake in the file is the one line a newcomer reads
 // (stateSandbox).
-// It returns a non-zero exit status on failure (2: a bad flag; 1: the
-// kernel cannot do what --plugin-sandbox require asks, or the plugin user
-// cannot be used), having said why.
+// It returns a non-zero exit status on failure (2: a bad flag, or a
+// --plugin-user that names no user or root; 1: the kernel cannot do what
+// --plugin-sandbox require asks, or switching to the plugin user needs
+// privileges this process lacks), having said why.
 func (rf *runnerFlags) applySandbox(cmd string, quiet bool) int {
 	if err := worker.CheckRunnerMode(*rf.mode); err != nil {
 		return usagef("%s: %v", cmd, err)
@@ -393,6 +404,9 @@ func (rf *runnerFlags) applySandbox(cmd string, quiet bool) int {
 		return usagef("%s: %v", cmd, err)
 	}
 	sb, err := sandbox.New(sandbox.Options{Mode: mode, User: *rf.user, MemoryLimit: mem, Writable: *rf.writable, TmpQuota: quota})
+	if _, usage := errors.AsType[*sandbox.UsageError](err); usage {
+		return usagef("%s: %v", cmd, err)
+	}
 	if err != nil {
 		return fail("%s: %v", cmd, err)
 	}

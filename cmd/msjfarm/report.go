@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,7 +34,7 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 			return 2
 		}
 		if ff.fs.NArg() < 1 {
-			return fail("report: want a campaign: id, name or id prefix (msjfarm report <campaign> [<campaign to overlay>...] [-out DIR])")
+			return usagef("report: want a campaign: id, name or id prefix (msjfarm report <campaign> [<campaign to overlay>...] [-out DIR])")
 		}
 		id := ff.fs.Arg(0)
 		// Reading and drawing run no simulation: the collector's default
@@ -42,10 +43,12 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		paceReader()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
+		temporary, interruptible := cleanOnInterrupt("report", cancel)
+		defer interruptible()
 		// An archive file (msjfarm archive export) is verified and
 		// extracted into a temporary store: the report is rebuilt from
 		// the archive alone.
-		st, id, x, err := campaignSource(ctx, ff, id, *key)
+		st, id, x, err := campaignSource(ctx, ff, id, *key, temporary)
 		if err != nil {
 			return fail("report: %v", err)
 		}
@@ -87,15 +90,17 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 		if err != nil {
 			return fail("report: %v", err)
 		}
+		// The precision outcome from the records, as the summary: the
+		// manifest's is covered by no checksum (an archive's or a store's).
 		var prec *archive.PrecisionSummary
 		if r.Manifest != nil {
-			prec = r.Manifest.Precision
+			prec = r.Manifest.Precision.FromRecords(rc.Points)
 		}
 		dir := *out
 		if dir == "" {
 			dir = filepath.Join("msjfarm-report", id)
 		}
-		if code := writeReport(ctx, st, id, dir, *store, rc, prec, overlay); code != 0 {
+		if code := writeReport(ctx, st, id, dir, *store, rc, prec, overlay, temporary); code != 0 {
 			return code
 		}
 		abs, err := filepath.Abs(filepath.Join(dir, "index.html"))
@@ -114,7 +119,7 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 // memory) and moved into dir only once all are written, so that a failed
 // rendering leaves dir as it was; existing files of the same names are
 // replaced.
-func writeReport(ctx context.Context, st storage.Store, id, dir string, store bool, rc report.Campaign, prec *archive.PrecisionSummary, overlay []report.Campaign) int {
+func writeReport(ctx context.Context, st storage.Store, id, dir string, store bool, rc report.Campaign, prec *archive.PrecisionSummary, overlay []report.Campaign, temporary func(string)) int {
 	dir = filepath.Clean(dir)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return fail("report: %v", err)
@@ -124,8 +129,14 @@ func writeReport(ctx context.Context, st storage.Store, id, dir string, store bo
 		return fail("report: %v", err)
 	}
 	defer os.RemoveAll(tmp)
+	temporary(tmp)
 	if err := archive.RenderReportTo(report.DirSink(tmp), rc, prec, overlay...); err != nil {
 		return fail("report: %v", err)
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		// Interrupted while rendering, which does not look at ctx: the
+		// report was moved into --out all the same, then exit 130.
+		return fail("report: interrupted: nothing was written to %s", dir)
 	}
 	// Stored from the temporary directory: it holds this report's files
 	// and nothing else.
@@ -136,6 +147,9 @@ func writeReport(ctx context.Context, st storage.Store, id, dir string, store bo
 	names, err := archive.DirSource(tmp).Names()
 	if err == nil {
 		err = os.MkdirAll(dir, 0o755)
+	}
+	if err == nil {
+		err = reportReplaceable(dir, names)
 	}
 	if err != nil {
 		return fail("report: %v", err)
@@ -250,4 +264,17 @@ func precisionLine(data []byte) string {
 		}
 	}
 	return fmt.Sprintf("%d points: %s", len(rows)-1, strings.Join(parts, ", "))
+}
+
+// reportReplaceable checks, before any file of the report is moved into dir,
+// that each of names may be: a directory in the way failed the move at
+// its name, with the files before it already moved, and --out was left
+// half this report's and half the last.
+func reportReplaceable(dir string, names []string) error {
+	for _, n := range names {
+		if fi, err := os.Lstat(filepath.Join(dir, n)); err == nil && fi.IsDir() {
+			return fmt.Errorf("%s is a directory, where the report writes a file: nothing was written to %s", filepath.Join(dir, n), dir)
+		}
+	}
+	return nil
 }

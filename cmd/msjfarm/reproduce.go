@@ -70,7 +70,7 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		defer stop()
 		// An archive file (msjfarm archive export) is verified and
 		// extracted into a temporary store: no farm, no original store.
-		st, id, x, err := campaignSource(ctx, ff, id, *key)
+		st, id, x, err := campaignSource(ctx, ff, id, *key, nil)
 		if err != nil {
 			return fail("reproduce: %v", err)
 		}

@@ -377,6 +377,13 @@ func (r *runCommand) run(ctx context.Context, o local.Options, camp *sweep.Campa
 // and report are; it returns run's exit status (1 if a task failed).
 func printRunSummary(ctx context.Context, st storage.Store, p *progress, s *protocol.Status, id string, reportErr error) int {
 	p.finish(s)
+	if s.State == protocol.CampaignCancelled {
+		// Cancelled from elsewhere (msjfarm cancel): no summary is
+		// written, and run ended on "getfile …/summary.csv: not found".
+		fmt.Fprintf(os.Stderr, "msjfarm run: campaign %s was cancelled (%d of %d tasks done, kept in %s); running the sweep again resumes it\n",
+			id, s.Done, s.Total, st.URL())
+		return 1
+	}
 	data, err := storedSummary(ctx, st, id)
 	if err != nil {
 		return fail("run: %v", err)

@@ -117,7 +117,7 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 			}
 			counters = ps.CounterInfo()
 		}
-		if code := checkSimulateArgs(*rate, *load, *swfPath != "", *reps, *par); code != 0 {
+		if code := checkSimulateArgs(*rate, *load, *swfPath != "", *reps, *par, int64(arrivals)); code != 0 {
 			return code
 		}
 		if code := checkTraceFlags(fs, *swfPath != ""); code != 0 {
@@ -181,8 +181,12 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 // 2): a rate or load that is negative or not a number, neither or both
 // of them (without an SWF trace, which sets its own arrivals), no
 // replications or no parallelism.
-func checkSimulateArgs(rate, load float64, trace bool, reps, par int) int {
+func checkSimulateArgs(rate, load float64, trace bool, reps, par int, arrivals int64) int {
 	switch {
+	case arrivals < 1:
+		// The engine refuses it too, but only once a replication runs:
+		// exit 1, as if the run had failed.
+		return usagef("simulate: --arrivals must be >= 1, got %d", arrivals)
 	case rate < 0 || math.IsNaN(rate):
 		return usagef("simulate: --rate must be > 0, got %v", rate)
 	case load < 0 || math.IsNaN(load):
@@ -446,10 +450,8 @@ func firstReasons(rs []*sim.Result, flagged func(*sim.Result) bool) []string {
 	return nil
 }
 
-func runPolicies(args []string) int {
-	if len(args) > 0 {
-		return fail("policies: takes no arguments")
-	}
+// runPolicies and runWorkloads take no arguments (noArgs refuses them).
+func runPolicies([]string) int {
 	for _, s := range builtin.All() {
 		fmt.Printf("%-24s %s\n", s.Name, s.Doc)
 		for _, p := range s.Params() {
@@ -459,10 +461,7 @@ func runPolicies(args []string) int {
 	return 0
 }
 
-func runWorkloads(args []string) int {
-	if len(args) > 0 {
-		return fail("workloads: takes no arguments")
-	}
+func runWorkloads([]string) int {
 	printWorkloads(os.Stdout)
 	return 0
 }

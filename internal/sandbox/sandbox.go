@@ -179,7 +179,7 @@ func New(opt Options) (*Sandbox, error) {
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("--plugin-writable %q: %v", d, err)
+			return nil, &UsageError{fmt.Errorf("--plugin-writable %q: %v", d, err)}
 		}
 		s.writable = append(s.writable, abs)
 	}
@@ -237,6 +237,16 @@ func landlockGaps(abi int) string {
 	return "not restricted: " + strings.Join(g, ", ")
 }
 
+// UsageError is an option no machine could honour (a user that does not
+// exist or is root, a malformed uid:gid, a writable directory that is not
+// one): the command's usage error (exit 2), where a user this worker lacks
+// the privilege to switch to is a failure of the machine it runs on (exit
+// 1).
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
 func (s *Sandbox) resolveUser(name string) error {
 	root := os.Geteuid() == 0
 	switch name {
@@ -253,10 +263,11 @@ func (s *Sandbox) resolveUser(name string) error {
 	}
 	uid, gid, err := lookupUser(name)
 	if err != nil {
-		return fmt.Errorf("--plugin-user %q: %v", name, err)
+		return &UsageError{fmt.Errorf("--plugin-user %q: %v", name, err)}
 	}
-	if uid == 0 {
-		return fmt.Errorf("--plugin-user %q: plugins must not run as root (use \"self\" to keep the worker's user on purpose)", name)
+	if uid == 0 || gid == 0 {
+		// The root group too: 65534:0 read what root's group may.
+		return &UsageError{fmt.Errorf("--plugin-user %q: plugins must not run as root or in its group (use \"self\" to keep the worker's user on purpose)", name)}
 	}
 	if uid == os.Geteuid() && (gid < 0 || gid == os.Getegid()) {
 		return nil

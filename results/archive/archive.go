@@ -206,9 +206,15 @@ func (a *Archive) keepRecord(tid string, r *record.Record, objs []record.Object,
 // tasksFromManifest orders the records' tasks as the manifest does, for
 // a spec that does not expand here: version 1 listed every task; version
 // 2 lists the points.
+//
+// A task listed twice counts once: a manifest repeating one task fifty
+// times made its point n = 50 with a zero-width interval, and reproduce
+// "50 bit-identical".
 func (a *Archive) tasksFromManifest() {
+	listed := make(map[string]bool, len(a.Manifest.Seeds))
 	for _, s := range a.Manifest.Seeds {
-		if r := a.Records[s.Task]; r != nil && r.Task.ID == s.Task {
+		if r := a.Records[s.Task]; r != nil && r.Task.ID == s.Task && !listed[s.Task] {
+			listed[s.Task] = true
 			a.Tasks = append(a.Tasks, r.Task)
 		}
 	}
@@ -245,19 +251,20 @@ func (a *Archive) ReportCampaign() report.Campaign {
 }
 
 // Report renders the campaign's report from the archive (report.Render
-// with the stored manifest, plus precision.csv from the manifest's
-// precision outcome), with the other archives' campaigns overlaid in its
+// with the stored manifest, plus precision.csv: the manifest's precision
+// rule and points, decided again from the records), with the other archives' campaigns overlaid in its
 // figures and tables (msjfarm report A B).
 func (a *Archive) Report(overlay ...*Archive) (map[string][]byte, error) {
+	rc := a.ReportCampaign()
 	var prec *PrecisionSummary
 	if a.Manifest != nil {
-		prec = a.Manifest.Precision
+		prec = a.Manifest.Precision.FromRecords(rc.Points)
 	}
 	var others []report.Campaign
 	for _, o := range overlay {
 		others = append(others, o.ReportCampaign())
 	}
-	return RenderReport(a.ReportCampaign(), prec, others...)
+	return RenderReport(rc, prec, others...)
 }
 
 // recordsInOrder are the tasks of the records whose point is in points,

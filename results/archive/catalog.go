@@ -27,7 +27,7 @@ type Entry struct {
 	Tasks    int `json:"tasks"`
 	Finished int `json:"finished"`
 	// State is the manifest's state when it was last written (running,
-	// done, cancelled; "" without a manifest).
+	// done, cancelled; "" without a manifest; StateDamaged).
 	State string `json:"state"`
 	// Done and Failed are the manifest's counts when it was last written
 	// (results and failures), so that a finished campaign's failures are
@@ -98,19 +98,26 @@ func List(ctx context.Context, st storage.Store) ([]Entry, error) {
 	return out, nil
 }
 
-// fill reads e's manifest, or its spec when it has none.
+// StateDamaged is the listed state of a campaign whose manifest is not
+// JSON (cut short, edited by hand).
+const StateDamaged = "damaged manifest"
+
+// fill reads e's manifest, or its spec when it has none or a damaged one.
 func fill(ctx context.Context, st storage.Store, e *Entry) error {
 	data, err := st.Get(ctx, storage.ManifestKey(e.ID))
 	if err == nil {
 		var m Manifest
-		if err := json.Unmarshal(data, &m); err != nil {
-			return fmt.Errorf("campaign %s: manifest.json: %w", e.ID, err)
+		if err := json.Unmarshal(data, &m); err == nil {
+			e.Name, e.Created, e.Tasks, e.State = m.Name, m.Created, m.Tasks, m.State
+			e.Done, e.Failed = m.Done, m.Failed
+			return nil
 		}
-		e.Name, e.Created, e.Tasks, e.State = m.Name, m.Created, m.Tasks, m.State
-		e.Done, e.Failed = m.Done, m.Failed
-		return nil
-	}
-	if !errors.Is(err, storage.ErrNotFound) {
+		// A damaged manifest is this campaign's problem, shown as its
+		// state (reading it says what is wrong): it failed the whole
+		// listing, and status, results and every lookup by name in the
+		// store with it.
+		e.State = StateDamaged
+	} else if !errors.Is(err, storage.ErrNotFound) {
 		return err
 	}
 	spec, err := st.Get(ctx, storage.CampaignSpecKey(e.ID))
@@ -223,19 +230,9 @@ func Candidates(es []Entry) []Candidate {
 	return out
 }
 
-// isCampaignID: s has the form of a campaign id (sweep.Campaign.ID: 16
+// IsCampaignID: s has the form of a campaign id (sweep.Campaign.ID: 16
 // lower-case hex digits).
-func isCampaignID(s string) bool {
-	if len(s) != 16 {
-		return false
-	}
-	for _, r := range s {
-		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
-			return false
-		}
-	}
-	return true
-}
+func IsCampaignID(s string) bool { return storage.LowerHex(s, 16) }
 
 // ResolveIn resolves arg (id, name or id prefix) against the campaigns in
 // st.
@@ -243,7 +240,7 @@ func ResolveIn(ctx context.Context, st storage.Store, arg string) (string, error
 	// An exact id is found without listing the whole store. Only an id
 	// is tried so: a name of 300 characters made the key's file name too
 	// long, and the error ended the lookup.
-	if isCampaignID(arg) {
+	if IsCampaignID(arg) {
 		if _, err := st.Stat(ctx, storage.CampaignSpecKey(arg)); err == nil {
 			return arg, nil
 		} else if !errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrInvalidKey) {

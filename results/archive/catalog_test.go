@@ -129,4 +129,21 @@ func TestList(t *testing.T) {
 	if got, err := ResolveIn(ctx, st, id); err != nil || got != id {
 		t.Errorf("ResolveIn(%s) = %q, %v", id, got, err)
 	}
+	// One campaign's manifest cut short: it is listed as damaged, named
+	// by its spec, and the others are listed and found by name. It
+	// failed the whole listing, and every lookup by name with it.
+	put(storage.CampaignSpecKey("c3"), "name: third\n")
+	put(storage.ManifestKey("c3"), `{"trunc`)
+	es, err = List(ctx, st)
+	if err != nil || len(es) != 4 {
+		t.Fatalf("with a damaged manifest: %+v, %v", es, err)
+	}
+	for _, e := range es {
+		if e.ID == "c3" && (e.State != StateDamaged || e.Name != "third") {
+			t.Errorf("c3: %+v", e)
+		}
+	}
+	if got, err := ResolveIn(ctx, st, "second"); err != nil || got != "c2" {
+		t.Errorf("ResolveIn(second) beside a damaged manifest = %q, %v", got, err)
+	}
 }

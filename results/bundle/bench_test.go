@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
@@ -19,7 +20,10 @@ import (
 // manifest and summary, and n records made from one of its records by
 // changing the replication and seed (so each is a valid record of its
 // own task id, stored under its content key with a reference from the
-// campaign), in a read-only pack store held in one file. The numbers
+// campaign), with checksums of those records and a manifest recording
+// their hash (as the campaign's finalisation writes them, so that export
+// and verify check them as they would a real campaign's), in a read-only
+// pack store held in one file. The numbers
 // are not those the tasks would give; the benchmarks measure the
 // archive's work (reading, hashing, compressing, checking), which does
 // not look at them.
@@ -47,7 +51,7 @@ func benchCampaign(b *testing.B, n int) (storage.Store, string) {
 			}
 			continue
 		}
-		if _, ok := storage.StoredResultContentKey(k); ok {
+		if _, ok := storage.StoredResultContentKey(k); ok || k == storage.ManifestKey(id) || k == storage.ChecksumsKey(id) {
 			continue
 		}
 		data, _ := x.Store.Get(b.Context(), k)
@@ -56,10 +60,12 @@ func benchCampaign(b *testing.B, n int) (storage.Store, string) {
 		}
 	}
 	im, _ := record.ImplOf(tmpl.Provenance)
+	tids := make([]string, n)
 	for i := range n {
 		r := *tmpl
 		r.Task.Replication, r.Task.Seed = i, uint64(i)*0x9e3779b97f4a7c15
 		r.Task.ID = sweep.TaskID(r.Task)
+		tids[i] = r.Task.ID
 		data, _ := json.Marshal(&r)
 		key := record.Key(r.Task.ID, im)
 		if err := p.add(storage.StoredResultKey(key), bytes.NewReader(data)); err != nil {
@@ -68,6 +74,21 @@ func benchCampaign(b *testing.B, n int) (storage.Store, string) {
 		if err := p.add(storage.ResultKey(id, r.Task.ID), bytes.NewReader(record.RefJSON(key))); err != nil {
 			b.Fatal(err)
 		}
+	}
+	p.seal()
+	sums, _, err := archive.Checksums(b.Context(), p, id, tids, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var man map[string]any
+	data, _ := x.Store.Get(b.Context(), storage.ManifestKey(id))
+	if err := json.Unmarshal(data, &man); err != nil {
+		b.Fatal(err)
+	}
+	man["checksums_sha256"] = archive.SHA256(sums)
+	data, _ = json.Marshal(man)
+	if err := errors.Join(p.add(storage.ChecksumsKey(id), bytes.NewReader(sums)), p.add(storage.ManifestKey(id), bytes.NewReader(data))); err != nil {
+		b.Fatal(err)
 	}
 	p.seal()
 	return p, id

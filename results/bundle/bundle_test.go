@@ -408,6 +408,32 @@ func TestBadArchives(t *testing.T) {
 			ms[0].data = bytes.Replace(bytes.Clone(ms[0].data), []byte(`"version": 1`), []byte(`"version": 99`), 1)
 			return reindex(t, ms)
 		}), []string{"member " + FormatMember, "format version 99", "reads versions 1 to 1"}},
+		// A campaign id naming another campaign's directory made the
+		// archive's "own" objects that campaign's entries: import wrote
+		// a forged result into it, and a run of its sweep took it as done.
+		{"campaign id a path", edit(func(ms []member) []member {
+			id := readFormat(t, ms).Campaign
+			ms[0].data = bytes.Replace(bytes.Clone(ms[0].data), []byte(`"campaign": "`+id+`"`), []byte(`"campaign": "6b145719cbe06a04/results"`), 1)
+			return reindex(t, ms)
+		}), []string{"member " + FormatMember, `campaign "6b145719cbe06a04/results" is not a campaign id`}},
+		// verify and import printed the name raw: escapes rewrote the
+		// terminal (a carriage return and a fake line over the output).
+		{"escapes in the name", edit(func(ms []member) []member {
+			var f map[string]any
+			_ = json.Unmarshal(ms[0].data, &f)
+			f["name"] = "p1\r\x1b[2K\x1b]0;pwned\aFAKE"
+			ms[0].data, _ = json.Marshal(f)
+			return reindex(t, ms)
+		}), []string{"member " + FormatMember, `name "p1\r\x1b[2K\x1b]0;pwned\aFAKE" or version`, "control characters"}},
+		// Spaces are valid JSON: an index padded to the 1 GiB limit (34 KB
+		// compressed) made verify hold 3.5 GB before it said OK.
+		{"padded index", edit(func(ms []member) []member {
+			ms = reindex(t, ms)
+			i := find(ms, IndexMember)
+			ms[i].data = append(bytes.Clone(ms[i].data), bytes.Repeat([]byte(" "), 8<<20)...)
+			ms[i].hdr.Size = int64(len(ms[i].data))
+			return ms
+		}), []string{"member " + IndexMember, "more than an index of the", "padded?"}},
 		{"plugin hash mismatch", edit(func(ms []member) []member {
 			other := sha256.Sum256([]byte("the real binary"))
 			return reindex(t, insertBefore(ms, ProvenanceMember, reg("store/plugins/evil/"+hex.EncodeToString(other[:]), []byte("#!/bin/sh\nrm -rf /\n"))))
@@ -448,9 +474,11 @@ func TestBadArchives(t *testing.T) {
 	}
 }
 
-// TestForgedIndexNeedsSignature: a forger who edits a result and rewrites
+// TestForgedIndexNeedsSignature: a forger who edits a member and rewrites
 // the index consistently passes an unsigned check, and is caught by the
-// signature, naming its member.
+// signature, naming its member. The member is the citation (who to credit
+// for the numbers), which no checksum of the campaign covers: an edited
+// result is refused by them without a signature (TestModifiedResultNotArchived).
 func TestForgedIndexNeedsSignature(t *testing.T) {
 	pub, key, _ := ed25519.GenerateKey(nil)
 	src := extract(t, committed, nil)
@@ -460,8 +488,8 @@ func TestForgedIndexNeedsSignature(t *testing.T) {
 	}
 	signed := writeFile(t, buf.Bytes())
 	ms := readMembers(t, signed)
-	i := find(ms, "store/results/")
-	ms[i].data = bytes.Replace(bytes.Clone(ms[i].data), []byte(`"mean`), []byte(`"Mean`), 1)
+	i := find(ms, CitationMember)
+	ms[i].data = append(bytes.Clone(ms[i].data), "  - name: A. Forger\n"...)
 	ms = reindex(t, ms)
 	forged := writeMembers(t, ms)
 	// The signed statement names the old root: refused even without a key.
@@ -569,6 +597,11 @@ func TestImport(t *testing.T) {
 	a, err := archive.Load(ctx, dst, x.Format.Campaign, builtin.Catalog{})
 	if err != nil || len(a.Records) != committedRecords || len(a.Modified) != 0 {
 		t.Fatalf("load after import: %v", err)
+	}
+	// A store an import made has an identity, as one a run made (gc
+	// refused it without).
+	if _, err := storage.ReadID(ctx, dst); err != nil {
+		t.Fatalf("the store an import made: %v", err)
 	}
 	if s, err = Import(ctx, x, dst); err != nil || s.Written != 0 || s.Present != len(all)-1 {
 		t.Fatalf("second import %+v, %v", s, err)
@@ -732,5 +765,144 @@ func TestImportRacingRun(t *testing.T) {
 	left, _ := dst.List(ctx, "")
 	if len(left) != 1 || left[0] != rs.key {
 		t.Fatalf("left %v, want only the run's %s", left, rs.key)
+	}
+}
+
+// planHook runs hook once, before the first call after the import's plan
+// (which states every one of the after objects once): a Stat or a write.
+type planHook struct {
+	storage.Store
+	mu    sync.Mutex
+	after int
+	hook  func()
+}
+
+func (s *planHook) next(stat bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.after == 0 {
+		s.hook()
+	}
+	if stat || s.after == 0 {
+		s.after--
+	}
+}
+
+func (s *planHook) Stat(ctx context.Context, k string) (storage.Info, error) {
+	s.next(true)
+	return s.Store.Stat(ctx, k)
+}
+
+func (s *planHook) PutIfAbsent(ctx context.Context, k string, d []byte) (bool, error) {
+	s.next(false)
+	return s.Store.PutIfAbsent(ctx, k, d)
+}
+
+// TestImportBesideARolledBackImport: the objects an import finds in the
+// store as it plans may be another import's of the same archive, which
+// that one deletes again when it fails (interrupted). They are checked
+// again before the spec makes the campaign visible. Two imports of one
+// archive into one store, the first interrupted: the second said "723
+// objects written", exit 0, and 81 results were missing.
+func TestImportBesideARolledBackImport(t *testing.T) {
+	ctx := t.Context()
+	x := extract(t, committed, nil)
+	dst, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, _, err := importKeys(ctx, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first import wrote everything but the spec ...
+	spec := storage.CampaignSpecKey(x.Format.Campaign)
+	var written []string
+	for _, k := range keys {
+		if k == spec {
+			continue
+		}
+		data, err := x.Store.Get(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := dst.Put(ctx, k, data); err != nil {
+			t.Fatal(err)
+		}
+		written = append(written, k)
+	}
+	// ... and deletes it again once the second has planned.
+	hooked := &planHook{Store: dst, after: len(keys), hook: func() {
+		for _, k := range written {
+			if err := dst.Delete(ctx, k); err != nil {
+				t.Error(err)
+			}
+		}
+	}}
+	if _, err := Import(ctx, x, hooked); err != nil {
+		t.Fatal(err)
+	}
+	if gone, err := missing(ctx, dst, keys, ""); err != nil || len(gone) != 0 {
+		t.Fatalf("after the import, the store lacks %v (%v)", gone, err)
+	}
+}
+
+// rollbackStore plays another import of the same archive around one key:
+// its first write of key finds the object there (the other import wrote
+// it), and the other import's rollback deletes it before the Stat that
+// follows.
+type rollbackStore struct {
+	storage.Store
+	mu          sync.Mutex
+	key         string
+	wrote, gone bool
+}
+
+func (r *rollbackStore) PutIfAbsent(ctx context.Context, k string, d []byte) (bool, error) {
+	r.mu.Lock()
+	first := k == r.key && !r.wrote
+	r.wrote = r.wrote || first
+	r.mu.Unlock()
+	if first {
+		return false, r.Store.Put(ctx, k, d)
+	}
+	return r.Store.PutIfAbsent(ctx, k, d)
+}
+
+func (r *rollbackStore) Stat(ctx context.Context, k string) (storage.Info, error) {
+	r.mu.Lock()
+	rollback := k == r.key && r.wrote && !r.gone
+	r.gone = r.gone || rollback
+	r.mu.Unlock()
+	if rollback {
+		if err := r.Store.Delete(ctx, k); err != nil {
+			return storage.Info{}, err
+		}
+	}
+	return r.Store.Stat(ctx, k)
+}
+
+// TestImportObjectGoneMeanwhile: an object another import wrote and
+// deleted again between this import's write ("already there") and its
+// check of what is there is written again. The honest import failed:
+// "stat …: not found; the 11 objects written were deleted again".
+func TestImportObjectGoneMeanwhile(t *testing.T) {
+	ctx := t.Context()
+	x := extract(t, committed, nil)
+	dst, err := storage.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := readMembers(t, committed)
+	key := strings.TrimPrefix(ms[storedResult(t, ms)].hdr.Name, StorePrefix)
+	r := &rollbackStore{Store: dst, key: key}
+	if _, err := Import(ctx, x, r); err != nil {
+		t.Fatal(err)
+	}
+	if !r.gone {
+		t.Fatal("the race was not played")
+	}
+	if _, err := dst.Stat(ctx, key); err != nil {
+		t.Fatalf("%s after the import: %v", key, err)
 	}
 }

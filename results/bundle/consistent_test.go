@@ -2,8 +2,10 @@ package bundle
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -78,6 +80,8 @@ func TestModifiedResultNotArchived(t *testing.T) {
 	}
 	if o, err := Verify(file, nil, Limits{}); err != nil || o.Bytes != sum.Bytes || len(o.Index.Members) != sum.Members {
 		t.Fatalf("verify: %v; %d members, %d bytes; export said %d, %d", err, len(o.Index.Members), o.Bytes, sum.Members, sum.Bytes)
+	} else if !o.Finalised || o.ResultsChecked != 16 { // 8 results: a campaign entry and a stored object each
+		t.Fatalf("verify checked %d result objects (finalised %v), want 16", o.ResultsChecked, o.Finalised)
 	}
 
 	ms := readMembers(t, committed)
@@ -96,7 +100,12 @@ func TestModifiedResultNotArchived(t *testing.T) {
 
 	ms[i].data = edited(t, ms[i].data)
 	forged := writeMembers(t, reindex(t, ms))
-	x := extract(t, forged, nil) // the file is intact: its index matches
+	// The file is intact (its index matches), but not the campaign: verify
+	// said OK to it.
+	if _, err := Verify(forged, nil, Limits{}); !errors.Is(err, ErrModified) || !strings.Contains(err.Error(), key) {
+		t.Fatalf("verify of an archive carrying %s modified: %v", key, err)
+	}
+	x := extract(t, forged, nil)
 	fresh, err := storage.Open(t.Context(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +225,11 @@ func TestDeletedAfterFinalisationNotArchived(t *testing.T) {
 					kept = append(kept, m)
 				}
 			}
-			x := extract(t, writeMembers(t, reindex(t, kept)), nil)
+			file := writeMembers(t, reindex(t, kept))
+			if _, err := Verify(file, nil, Limits{}); !errors.Is(err, ErrModified) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("verify: %v", err)
+			}
+			x := extract(t, file, nil)
 			fresh, err := storage.Open(t.Context(), t.TempDir())
 			if err != nil {
 				t.Fatal(err)
@@ -225,5 +238,95 @@ func TestDeletedAfterFinalisationNotArchived(t *testing.T) {
 				t.Fatalf("import: %v", err)
 			}
 		})
+	}
+}
+
+// TestEntryRefersToAnotherTasksResult: a campaign entry that refers to a
+// result filed under another task's content key is refused by import,
+// with the checksums and the manifest's hash of them rewritten to match
+// (so the campaign is consistent with itself). Results are shared between
+// campaigns by that key: such an archive planted a forged record for
+// another sweep's task, whose later run then failed for good.
+func TestEntryRefersToAnotherTasksResult(t *testing.T) {
+	ms := readMembers(t, committed)
+	id := readFormat(t, ms).Campaign
+	var entries []int
+	for i, m := range ms {
+		if strings.HasPrefix(m.hdr.Name, StorePrefix+storage.ResultsPrefix(id)) && bytes.Contains(m.data, []byte(`"ref"`)) {
+			entries = append(entries, i)
+		}
+	}
+	if len(entries) < 2 {
+		t.Fatalf("%d campaign entries with a reference in the committed archive", len(entries))
+	}
+	a, b := entries[0], entries[1]
+	ms[a].data = bytes.Clone(ms[b].data) // a's entry now names b's result
+	// The checksums list a's entry with its new hash, and the manifest
+	// records the new checksums' hash.
+	si := find(ms, StorePrefix+storage.ChecksumsKey(id))
+	aKey := strings.TrimPrefix(ms[a].hdr.Name, StorePrefix)
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(ms[si].data)), "\n") {
+		if strings.HasSuffix(l, "  "+aKey) {
+			l = fmt.Sprintf("%x  %s", sha256.Sum256(ms[a].data), aKey)
+		}
+		lines = append(lines, l)
+	}
+	setChecksums(t, ms, id, []byte(strings.Join(lines, "\n")+"\n"))
+	file := writeMembers(t, reindex(t, ms))
+	if _, err := Verify(file, nil, Limits{}); err != nil {
+		t.Fatalf("verify (the file and its checksums agree): %v", err)
+	}
+	fresh, err := storage.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Import(t.Context(), extract(t, file, nil), fresh)
+	if err == nil || !strings.Contains(err.Error(), "nothing imported") || !strings.Contains(err.Error(), "which is not a record of its task") {
+		t.Fatalf("import of an entry referring to another task's result: %v", err)
+	}
+	if keys, _ := fresh.List(t.Context(), ""); len(keys) != 0 {
+		t.Fatalf("a refused import wrote %v", keys)
+	}
+}
+
+// setChecksums replaces campaign id's checksums member with data and the
+// manifest's hash of it: a campaign consistent with itself.
+func setChecksums(t *testing.T, ms []member, id string, data []byte) {
+	t.Helper()
+	si, mi := find(ms, StorePrefix+storage.ChecksumsKey(id)), find(ms, StorePrefix+storage.ManifestKey(id))
+	ms[si].data = data
+	var man map[string]any
+	if err := json.Unmarshal(ms[mi].data, &man); err != nil {
+		t.Fatal(err)
+	}
+	man["checksums_sha256"] = fmt.Sprintf("%x", sha256.Sum256(data))
+	ms[mi].data, _ = json.Marshal(man)
+}
+
+// TestPaddedChecksums: a checksums member larger than checksums of the
+// archive's objects can be is refused before it is parsed. One line
+// repeated to 1 GiB, the manifest's hash set to match (a 974 KB archive),
+// made verify take 2 GB of memory and 2.5 GB of disk before it failed.
+func TestPaddedChecksums(t *testing.T) {
+	ms := readMembers(t, committed)
+	id := readFormat(t, ms).Campaign
+	line := strings.Repeat("0", 64) + "  " + storage.ResultsPrefix(id) + "zzzz.json\n"
+	setChecksums(t, ms, id, bytes.Repeat([]byte(line), (4<<20)/len(line)))
+	file := writeMembers(t, reindex(t, ms))
+	for name, read := range map[string]func() error{
+		"verify": func() error { _, err := Verify(file, nil, Limits{}); return err },
+		"import": func() error {
+			dst, err := storage.Open(t.Context(), t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Import(t.Context(), extract(t, file, nil), dst)
+			return err
+		},
+	} {
+		if err := read(); err == nil || !strings.Contains(err.Error(), "more than checksums of the archive's") || !strings.Contains(err.Error(), "padded?") {
+			t.Errorf("%s of padded checksums: %v", name, err)
+		}
 	}
 }

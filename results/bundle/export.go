@@ -123,7 +123,7 @@ func exportMembers(ctx context.Context, st storage.Store, id string, c *exported
 	if err := exportCampaign(ctx, st, id, mw, prov, o.Concurrency, o.NoReport); err != nil {
 		return nil, err
 	}
-	if err := checkMembers(sums, mw.entries, c.man.State == protocol.CampaignDone); err != nil {
+	if _, err := checkMembers(sums, mw.entries, c.man.State == protocol.CampaignDone); err != nil {
 		return nil, fmt.Errorf("%w; not archived: submit the campaign again, and its finalisation runs those tasks again", err)
 	}
 	if err := exportBinaries(ctx, st, mw, prov, binaryKeys(c.pins, prov, c.spec), sum); err != nil {

@@ -48,8 +48,8 @@ type ImportSummary struct {
 func Import(ctx context.Context, x *Extracted, dst storage.Store) (*ImportSummary, error) {
 	id := x.Format.Campaign
 	sum := &ImportSummary{Campaign: id}
-	if err := x.consistent(ctx); err != nil {
-		return nil, err
+	if err := consistent(ctx, x.Store, x.Opened); err != nil {
+		return nil, fmt.Errorf("%w; not imported", err)
 	}
 	keys, derived, err := importKeys(ctx, x)
 	if err != nil {
@@ -72,6 +72,9 @@ func Import(ctx context.Context, x *Extracted, dst storage.Store) (*ImportSummar
 			return err
 		}
 		same, err := sameObject(ctx, x, dst, k, info)
+		if errors.Is(err, storage.ErrNotFound) {
+			same, err = true, nil // gone since the Stat: checked again before the spec
+		}
 		if err != nil {
 			return err
 		}
@@ -104,6 +107,12 @@ func Import(ctx context.Context, x *Extracted, dst storage.Store) (*ImportSummar
 	})
 	var created []string
 	rollback := func(cause error) error {
+		if _, err := dst.Stat(context.WithoutCancel(ctx), storage.CampaignSpecKey(id)); err == nil {
+			// Another import of the campaign finished meanwhile, counting
+			// as there what this one wrote: deleting it left that import
+			// "done" with results missing (two imports, one interrupted).
+			return fmt.Errorf("import into %s: %w; the campaign was imported meanwhile by another process, so the %d objects this one wrote stay", dst.URL(), cause, len(created))
+		}
 		var failed []string
 		for _, k := range slices.Backward(created) {
 			if err := dst.Delete(context.WithoutCancel(ctx), k); err != nil {
@@ -136,26 +145,40 @@ func Import(ctx context.Context, x *Extracted, dst storage.Store) (*ImportSummar
 				return err
 			}
 		}
-		ok, err := putObject(ctx, x, dst, k)
-		if ok {
-			mu.Lock()
-			created = append(created, k)
-			mu.Unlock()
-		}
-		if err == nil && !ok {
+		// Written, or found there; found and then gone is another
+		// import's object, deleted again by its rollback: written again
+		// (that failed an honest import, "stat …: not found").
+		for range 3 {
+			ok, err := putObject(ctx, x, dst, k)
+			if ok {
+				mu.Lock()
+				created = append(created, k)
+				mu.Unlock()
+			}
+			if err != nil || ok {
+				return err
+			}
 			// Stored meanwhile, by a run of the same task on this store:
 			// the campaign's checksums pin the archived bytes, so another
 			// result there is a conflict, as it is before the writes (it
 			// was kept, marked imported, and the import said it wrote it).
 			info, err := dst.Stat(ctx, k)
+			if errors.Is(err, storage.ErrNotFound) {
+				continue
+			}
 			if err != nil {
 				return err
 			}
-			if same, err := sameObject(ctx, x, dst, k, info); err != nil || !same {
+			same, err := sameObject(ctx, x, dst, k, info)
+			if errors.Is(err, storage.ErrNotFound) {
+				continue
+			}
+			if err != nil || !same {
 				return cmp.Or(err, fmt.Errorf("%s was stored meanwhile with other content (the same computation, by a run on this store: import again once it has finished, or into another store)", k))
 			}
+			return nil
 		}
-		return err
+		return fmt.Errorf("%s: written by another process and deleted again, three times", k)
 	}
 	for rank := range 4 {
 		var group []string
@@ -164,12 +187,49 @@ func Import(ctx context.Context, x *Extracted, dst storage.Store) (*ImportSummar
 				group = append(group, k)
 			}
 		}
+		if rank == 3 {
+			// Before the spec makes the campaign visible: the objects
+			// found there at the start may have been another import's,
+			// rolled back since.
+			gone, err := missing(ctx, dst, keys, storage.CampaignSpecKey(id))
+			if err == nil {
+				err = forEach(ctx, gone, 8, put)
+			}
+			if err != nil {
+				return nil, rollback(err)
+			}
+		}
 		if err := forEach(ctx, group, 8, put); err != nil {
 			return nil, rollback(err)
 		}
 	}
 	sum.Written = len(created) - sum.Marked
+	// A store an import made is a result store like one a run made (gc
+	// refused it: it had no identity).
+	if _, err := storage.ID(ctx, dst); err != nil {
+		return nil, fmt.Errorf("import into %s: %w", dst.URL(), err)
+	}
 	return sum, nil
+}
+
+// missing lists the keys (but spec) that dst lacks.
+func missing(ctx context.Context, dst storage.Store, keys []string, spec string) ([]string, error) {
+	var out []string
+	var mu sync.Mutex
+	err := forEach(ctx, keys, 8, func(k string) error {
+		if k == spec {
+			return nil
+		}
+		_, err := dst.Stat(ctx, k)
+		if errors.Is(err, storage.ErrNotFound) {
+			mu.Lock()
+			out = append(out, k)
+			mu.Unlock()
+			return nil
+		}
+		return err
+	})
+	return out, err
 }
 
 // importRank orders the writes: content-addressed objects (0), the
@@ -289,12 +349,15 @@ func importKeys(ctx context.Context, x *Extracted) (keys []string, derived int, 
 		case mine && strings.HasPrefix(k, storage.ReportStagingPrefix(id)):
 			return nil, 0, foreign(id, k, "a report being written, which no export holds")
 		case mine:
-			if _, ok := storage.ResultTaskID(id, k); ok {
+			if tid, ok := storage.ResultTaskID(id, k); ok {
 				data, err := x.Store.Get(ctx, k)
 				if err != nil {
 					return nil, 0, err
 				}
 				if ref, ok := record.ParseRef(data); ok {
+					if err := refersToItsOwn(ctx, x.Store, tid, ref); err != nil {
+						return nil, 0, foreign(id, k, err.Error())
+					}
 					refs[storage.StoredResultKey(ref)] = true
 				}
 			} else if rest == "" {
@@ -333,4 +396,30 @@ func isDerived(id, k string) bool {
 func foreign(id, k, why string) error {
 	return fmt.Errorf("nothing imported: the archive holds %q, %s (an archive of campaign %s holds its objects, the results they refer to, and the counter descriptions, plugin binaries and trace named by their sha256)",
 		k, why, id)
+}
+
+// refersToItsOwn checks that a campaign entry of task tid refers to
+// its own task's result: the record stored under ref is tid's, and ref is
+// the content key a run here would file it under. Results are shared
+// between campaigns by that key, so an archive whose entry referred to
+// another sweep's key, with a forged record of that sweep's task under it,
+// planted the record for that sweep: its later run found the key taken,
+// and its task failed for good.
+func refersToItsOwn(ctx context.Context, st storage.Store, tid, ref string) error {
+	data, err := st.Get(ctx, storage.StoredResultKey(ref))
+	if err != nil {
+		return fmt.Errorf("refers to result %s: %w", ref, err)
+	}
+	r, err := record.Decode(data, tid)
+	if err != nil {
+		return fmt.Errorf("refers to result %s, which is not a record of its task: %w", ref, err)
+	}
+	im, ok := record.ImplOf(r.Provenance)
+	if !ok {
+		return fmt.Errorf("refers to result %s, whose record has no provenance to key it by", ref)
+	}
+	if want := record.Key(tid, im); want != ref {
+		return fmt.Errorf("refers to result %s, but its task's result is filed under %s: a result under another task's key", ref, want)
+	}
+	return nil
 }

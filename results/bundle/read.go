@@ -19,9 +19,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
 )
 
@@ -134,6 +136,14 @@ type Opened struct {
 	// Bytes is the total size of the members the index lists (itself and
 	// the signature not counted), as Export's Summary counts it.
 	Bytes int64
+	// Finalised says the campaign's checksums (written at its
+	// finalisation) were there and checked; ResultsChecked is how many of
+	// the archive's result objects were found in them, with the sha256
+	// they record. Verify and Import set them; a campaign exported before
+	// it finalised (or while resubmitted) has nothing to check its results
+	// against.
+	Finalised      bool
+	ResultsChecked int
 }
 
 // sink receives each member's content (already checked: path, type,
@@ -142,12 +152,59 @@ type sink func(name string, mode int64, r io.Reader) error
 
 // Verify reads the archive at path and checks every member against the
 // index and the index's Merkle root; with pub, the signature too (an
-// unsigned archive is then an error). Nothing is written anywhere.
+// unsigned archive is then an error). Then it checks the campaign's
+// result objects against the campaign's own checksums, as import does:
+// a result edited in the archive with the index rewritten to match is a
+// file intact member for member, and verify said OK to it where import
+// refused it. Only the manifest and the checksums are kept while the
+// archive streams past (the checksums in a temporary directory: they grow
+// with the campaign); nothing else is written anywhere.
 func Verify(path string, pub ed25519.PublicKey, lim Limits) (*Opened, error) {
-	return readArchive(path, pub, lim, func(_ string, _ int64, r io.Reader) error {
+	dir, err := os.MkdirTemp("", "msjar-verify-")
+	if err != nil {
+		return nil, err
+	}
+	return VerifyIn(context.Background(), dir, path, pub, lim)
+}
+
+// VerifyIn is Verify keeping what it keeps in dir, a new empty directory
+// of the caller's, which it removes (a command that must remove it when
+// interrupted knows its name before the archive is read); it stops at
+// the next member once ctx ends.
+func VerifyIn(ctx context.Context, dir, path string, pub ed25519.PublicKey, lim Limits) (*Opened, error) {
+	defer os.RemoveAll(dir)
+	pack, err := newPack(filepath.Join(dir, "store.pack"), path, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	defer pack.close()
+	// The campaign is format.json's, the first member (readArchive
+	// refuses an archive that does not begin with it).
+	var campaign string
+	o, err := readArchive(ctx, path, pub, lim, func(name string, _ int64, r io.Reader) error {
+		if name == FormatMember {
+			data, err := io.ReadAll(r)
+			var f Format
+			if err == nil && json.Unmarshal(data, &f) == nil {
+				campaign = f.Campaign
+			}
+			return err
+		}
+		key, ok := strings.CutPrefix(name, StorePrefix)
+		if ok && campaign != "" && (key == storage.ManifestKey(campaign) || key == storage.ChecksumsKey(campaign)) {
+			return pack.add(key, r)
+		}
 		_, err := io.Copy(io.Discard, r)
 		return err
 	})
+	if err != nil {
+		return nil, err
+	}
+	pack.seal()
+	if err := consistent(ctx, pack, o); err != nil {
+		return nil, err
+	}
+	return o, nil
 }
 
 // Extracted is an archive verified and extracted into a temporary
@@ -170,12 +227,20 @@ func (x *Extracted) Close() error { return errors.Join(x.pack.close(), os.Remove
 // removed: a caller sees an extracted archive only when every member
 // matched.
 func Extract(ctx context.Context, file string, pub ed25519.PublicKey, lim Limits) (*Extracted, error) {
-	fi, err := os.Stat(file)
+	dir, err := os.MkdirTemp("", "msjar-")
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "msjar-")
+	return ExtractInto(ctx, dir, file, pub, lim)
+}
+
+// ExtractInto is Extract into dir, a new empty directory of the caller's,
+// which it removes on an error and Close removes: a command that must
+// remove it when interrupted knows its name before the extraction starts.
+func ExtractInto(ctx context.Context, dir, file string, pub ed25519.PublicKey, lim Limits) (*Extracted, error) {
+	fi, err := os.Stat(file)
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	root, err := os.OpenRoot(dir)
@@ -194,7 +259,7 @@ func Extract(ctx context.Context, file string, pub ed25519.PublicKey, lim Limits
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	o, err := readArchive(file, pub, lim, func(name string, mode int64, r io.Reader) error {
+	o, err := readArchive(ctx, file, pub, lim, func(name string, mode int64, r io.Reader) error {
 		if key, ok := strings.CutPrefix(name, StorePrefix); ok {
 			return pack.add(key, r)
 		}
@@ -273,7 +338,11 @@ func decompressor(br *bufio.Reader) (io.Reader, string, func(), error) {
 // checked), read through put while hashed, and noted; the index, the
 // Merkle root and the signature are checked at the end, against what was
 // read rather than what the archive declares.
-func readArchive(file string, pub ed25519.PublicKey, lim Limits, put sink) (*Opened, error) {
+//
+// It stops at the next member once ctx ends: Extract took a context and
+// never looked at it, and reproduce went on extracting for 11 s after
+// Ctrl-C.
+func readArchive(ctx context.Context, file string, pub ed25519.PublicKey, lim Limits, put sink) (*Opened, error) {
 	lim = lim.withDefaults()
 	f, err := os.Open(file)
 	if err != nil {
@@ -299,6 +368,9 @@ func readArchive(file string, pub ed25519.PublicKey, lim Limits, put sink) (*Ope
 		}
 		if err != nil {
 			return nil, ar.streamErr("after "+ar.prev, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 		metaMax, err := ar.admit(h)
 		if err != nil {
@@ -357,6 +429,8 @@ type archiveReader struct {
 	// read; prev is the last member read, for messages.
 	indexData, sigData []byte
 	prev               string
+	// pathBytes is the length of the paths of the members read.
+	pathBytes int64
 }
 
 // bad is an archive error at member.
@@ -399,12 +473,24 @@ func (ar *archiveReader) admit(h *tar.Header) (metaMax int64, err error) {
 	case FormatMember, SignatureMember:
 		metaMax = maxFormat
 	case IndexMember:
-		metaMax = ar.lim.MaxIndex
+		metaMax = min(ar.lim.MaxIndex, ar.indexBound())
 	}
 	if metaMax > 0 && h.Size > metaMax {
+		if name == IndexMember && metaMax < ar.lim.MaxIndex {
+			return 0, ar.bad(name, "declares %d bytes, more than an index of the %d members before it can take (%d): padded?", h.Size, len(ar.order), metaMax)
+		}
 		return 0, ar.bad(name, "declares %d bytes, more than the limit of %d for this member", h.Size, metaMax)
 	}
 	return metaMax, nil
+}
+
+// indexBound is the most bytes an index of the members read so far can
+// take as export writes it: per member its path (six bytes a character if
+// every one were escaped), size, hash and indented JSON, well within 256
+// bytes besides the path, and 64 KiB for the rest. An index padded with
+// spaces to the 1 GiB limit, 34 KB compressed, made verify hold 3.5 GB.
+func (ar *archiveReader) indexBound() int64 {
+	return 64<<10 + int64(len(ar.order))*256 + 6*ar.pathBytes
 }
 
 // regular refuses every tar entry but a regular file: a link or a
@@ -459,6 +545,7 @@ func (ar *archiveReader) read(tr io.Reader, h *tar.Header, metaMax int64) error 
 	var meta bytes.Buffer
 	var r io.Reader = io.TeeReader(tr, hash)
 	if metaMax > 0 {
+		meta.Grow(int(h.Size)) // its declared size, bounded by admit: no doubling
 		r = io.TeeReader(r, &meta)
 	}
 	if err := ar.put(name, h.Mode, r); err != nil {
@@ -477,6 +564,7 @@ func (ar *archiveReader) read(tr io.Reader, h *tar.Header, metaMax int64) error 
 	sum := hex.EncodeToString(hash.Sum(nil))
 	ar.prev = name
 	ar.order = append(ar.order, name)
+	ar.pathBytes += int64(len(name))
 	ar.got[name] = Entry{Path: name, Size: h.Size, SHA256: sum}
 	ar.o.Bytes += h.Size
 	if err := ar.keepMeta(name, meta.Bytes()); err != nil {
@@ -501,13 +589,26 @@ func (ar *archiveReader) keepMeta(name string, meta []byte) error {
 		if o.Format.Version < 1 || o.Format.Version > FormatVersion {
 			return ar.bad(name, "format version %d: this msjfarm reads versions 1 to %d (a newer msjfarm wrote it: upgrade)", o.Format.Version, FormatVersion)
 		}
+		// The campaign id names the store prefix every member must be
+		// under. Unchecked, "<another campaign>/results" made an archive
+		// whose "own" objects were another campaign's entries: import
+		// wrote a forged result into it, and a later run of that sweep
+		// took it as done.
+		if !archive.IsCampaignID(o.Format.Campaign) {
+			return ar.bad(name, "campaign %q is not a campaign id (16 lower-case hex digits)", o.Format.Campaign)
+		}
+		// Printed by verify and import: raw, escapes in them rewrote the
+		// terminal. No msjfarm writes such a name or version.
+		if unshowable(o.Format.Name) || unshowable(o.Format.Msjfarm) {
+			return ar.bad(name, "name %q or version %q holds control characters, which no campaign name or msjfarm version has", o.Format.Name, o.Format.Msjfarm)
+		}
 	case IndexMember:
-		ar.indexData = bytes.Clone(meta)
+		ar.indexData = meta // a buffer of its own (read): not copied
 	case SignatureMember:
 		if ar.indexData == nil {
 			return ar.bad(name, "before the index")
 		}
-		ar.sigData = bytes.Clone(meta)
+		ar.sigData = meta
 	}
 	return nil
 }

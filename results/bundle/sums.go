@@ -54,9 +54,11 @@ func loadSums(ctx context.Context, st storage.Store, id string, man *archive.Man
 // point) passed export and import, the point's n quietly smaller. The
 // checksums hold hashes of keys, not the keys, so the missing are counted
 // rather than named.
-func checkMembers(sums *archive.Sums, members []Entry, finished bool) error {
+//
+// It returns how many objects it checked (0 without sums).
+func checkMembers(sums *archive.Sums, members []Entry, finished bool) (int, error) {
 	if sums == nil {
-		return nil
+		return 0, nil
 	}
 	var bad []string
 	n, listed := 0, 0
@@ -82,35 +84,66 @@ func checkMembers(sums *archive.Sums, members []Entry, finished bool) error {
 		if n > len(bad) {
 			more = fmt.Sprintf(" and %d more", n-len(bad))
 		}
-		return fmt.Errorf("%d result object(s) %w: %s%s", n, ErrModified, strings.Join(bad, ", "), more)
+		return 0, fmt.Errorf("%d result object(s) %w: %s%s", n, ErrModified, strings.Join(bad, ", "), more)
 	}
 	if missing := sums.Len() - listed; finished && missing > 0 {
-		return fmt.Errorf("%d of the %d result objects the finished campaign's checksums list are missing (deleted since it finalised: %w)", missing, sums.Len(), ErrModified)
+		return 0, fmt.Errorf("%d of the %d result objects the finished campaign's checksums list are missing (deleted since it finalised: %w)", missing, sums.Len(), ErrModified)
 	}
-	return nil
+	return listed, nil
 }
 
-// consistent checks the campaign an extracted archive holds against its
-// own checksums (ErrModified names what differs): the archive can be
-// intact member for member and still carry a result modified in the
-// store before it was exported.
-func (x *Extracted) consistent(ctx context.Context) error {
-	id := x.Format.Campaign
+// consistent checks the campaign an archive holds (its members listed in
+// o's index, the manifest and checksums readable from st) against its own
+// checksums (ErrModified names what differs): the archive can be intact
+// member for member and still carry a result modified in the store before
+// it was exported, or in the archive with its index rewritten. It sets
+// o.ResultsChecked.
+func consistent(ctx context.Context, st storage.Store, o *Opened) error {
+	id := o.Format.Campaign
 	var man archive.Manifest
-	data, err := x.Store.Get(ctx, storage.ManifestKey(id))
+	data, err := st.Get(ctx, storage.ManifestKey(id))
 	if err == nil {
 		err = json.Unmarshal(data, &man)
 	}
 	if err != nil {
-		return &Error{Archive: x.Path, Member: StorePrefix + storage.ManifestKey(id), Reason: err.Error(), Err: err}
+		return &Error{Archive: o.Path, Member: StorePrefix + storage.ManifestKey(id), Reason: err.Error(), Err: err}
 	}
-	sums, err := loadSums(ctx, x.Store, id, &man)
+	if err := sumsFit(ctx, st, o); err != nil {
+		return err
+	}
+	sums, err := loadSums(ctx, st, id, &man)
 	if err == nil {
 		defer sums.Close()
-		err = checkMembers(sums, x.Index.Members, man.State == protocol.CampaignDone)
+		o.Finalised = sums != nil // loaded, not only recorded in the manifest
+		o.ResultsChecked, err = checkMembers(sums, o.Index.Members, man.State == protocol.CampaignDone)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: campaign %s: %w; not imported", x.Path, id, err)
+		return fmt.Errorf("%s: campaign %s: %w", o.Path, id, err)
+	}
+	return nil
+}
+
+// sumsFit refuses a checksums member larger than checksums of the
+// archive's store objects can be: a line each (a sha256, two spaces, the
+// key, a newline) and 64 KiB to spare. The checksums are parsed and sorted
+// before their hash is known to be the manifest's, and a 1 GiB member of
+// one line repeated (the manifest's hash set to match, the archive 974 KB)
+// made verify take 2 GB of memory and 2.5 GB of disk.
+func sumsFit(ctx context.Context, st storage.Store, o *Opened) error {
+	key := storage.ChecksumsKey(o.Format.Campaign)
+	info, err := st.Stat(ctx, key)
+	if err != nil {
+		return nil // none: loadSums says what that means
+	}
+	bound, n := int64(64<<10), 0
+	for _, e := range o.Index.Members {
+		if k, ok := strings.CutPrefix(e.Path, StorePrefix); ok {
+			bound += int64(64 + 2 + len(k) + 1)
+			n++
+		}
+	}
+	if info.Size > bound {
+		return &Error{Archive: o.Path, Member: StorePrefix + key, Reason: fmt.Sprintf("%d bytes, more than checksums of the archive's %d store objects can take (%d): padded?", info.Size, n, bound)}
 	}
 	return nil
 }

@@ -243,7 +243,7 @@ func Search(run RunFunc, opt Options) (*Limit, error) {
 	}
 	res.Outcome, res.Lo, res.Hi = Found, lo, hi
 	res.Estimate = math.Sqrt(lo * hi)
-	res.Confidence = 1 - float64(len(res.Points))*math.Max(falseU, miss)
+	res.Confidence = unionBound(len(res.Points), math.Max(falseU, miss))
 	return res, nil
 }
 

@@ -111,4 +111,10 @@ func TestSaturationThroughput(t *testing.T) {
 	if _, n := limit.SaturationThroughput(&limit.Limit{}); n != 0 {
 		t.Errorf("no points: n = %d", n)
 	}
+	// Far above the limit a run ends before its jobs leave: λ = 10^6 and
+	// 10^12 departed at 0 and pulled the mean to 1.5.
+	l.Points = append(l.Points, pt(1e6, 0, sim.VerdictUnstable), pt(1e12, 0, sim.VerdictUnstable))
+	if m, n := limit.SaturationThroughput(l); n != 2 || math.Abs(m-3) > 1e-12 {
+		t.Errorf("with far-overloaded rates: got %v over %d, want 3 over 2 (λ ≤ 2·4 only)", m, n)
+	}
 }
