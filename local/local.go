@@ -26,6 +26,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/scratch"
 	"github.com/msjfarm/msjfarm/monitor"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
@@ -210,7 +211,7 @@ func (f *farm) stop() {
 func (f *farm) startServer(dir string) error {
 	if dir == "" {
 		var err error
-		if dir, err = os.MkdirTemp("", "msjfarm-nats-"); err != nil {
+		if dir, err = scratch.MkdirTemp("msjfarm-nats-"); err != nil {
 			return err
 		}
 		f.onStop(func() { os.RemoveAll(dir) })

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/msjfarm/msjfarm/internal/redact"
+	"github.com/msjfarm/msjfarm/internal/scratch"
 
 	"github.com/spf13/pflag"
 
@@ -79,6 +80,7 @@ func exitOnInterrupt(cmd string) (creating func()) {
 				return
 			}
 			fmt.Fprintf(os.Stderr, "msjfarm %s: interrupted; nothing was created\n", cmd)
+			scratch.Close()
 			os.Exit(130)
 		case <-stop:
 		}
@@ -989,7 +991,7 @@ func partialSummary(ctx context.Context, st storage.Store, id string) (*os.File,
 // unlinked temporary file (ErrNotFound if it has none): read a row at a
 // time from there, never held (70 MB at 10^5 points).
 func storedSummary(ctx context.Context, st storage.Store, id string) (*os.File, error) {
-	dir, err := os.MkdirTemp("", "msjfarm-summary-")
+	dir, err := scratch.MkdirTemp("msjfarm-summary-")
 	if err != nil {
 		return nil, err
 	}
@@ -1004,7 +1006,7 @@ func storedSummary(ctx context.Context, st storage.Store, id string) (*os.File, 
 // unlinkedTemp is an empty temporary file already removed from its
 // directory: it goes when it is closed or the process ends.
 func unlinkedTemp() (*os.File, error) {
-	f, err := os.CreateTemp("", "msjfarm-*.tmp")
+	f, err := scratch.CreateTemp("msjfarm-*.tmp")
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/msjfarm/msjfarm/internal/scratch"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
 )
@@ -160,7 +161,7 @@ type sink func(name string, mode int64, r io.Reader) error
 // archive streams past (the checksums in a temporary directory: they grow
 // with the campaign); nothing else is written anywhere.
 func Verify(path string, pub ed25519.PublicKey, lim Limits) (*Opened, error) {
-	dir, err := os.MkdirTemp("", "msjar-verify-")
+	dir, err := scratch.MkdirTemp("msjar-verify-")
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +228,7 @@ func (x *Extracted) Close() error { return errors.Join(x.pack.close(), os.Remove
 // removed: a caller sees an extracted archive only when every member
 // matched.
 func Extract(ctx context.Context, file string, pub ed25519.PublicKey, lim Limits) (*Extracted, error) {
-	dir, err := os.MkdirTemp("", "msjar-")
+	dir, err := scratch.MkdirTemp("msjar-")
 	if err != nil {
 		return nil, err
 	}
