@@ -291,6 +291,8 @@ func TestFarmFlagBounds(t *testing.T) {
 		// Ignored: the campaigns were listed, or the comparison printed.
 		{[]string{"results", "--compare", "msf,fcfs", "--storage", "x"}, "results: --csv and --compare read one campaign: name it"},
 		{[]string{"results", "q-fig3", "--csv", "--compare", "msf,fcfs", "--storage", "x"}, "results: --csv prints the stored summary, --compare a comparison: give one of them"},
+		// Printed a table of 0% ± 0, "no difference", exit 0.
+		{[]string{"results", "q-fig3", "--compare", "msf,MSF", "--storage", "x"}, `--compare "msf,MSF": a series compared with itself`},
 		{[]string{"policies", "x"}, "policies: takes no arguments"},
 		{[]string{"analyze", "msfq", "--k", "0"}, "analyze msfq: -k 0: need k >= 2"},
 		// A name is part of NATS subjects and reaches the operator's

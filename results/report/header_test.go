@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"html"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -218,6 +219,17 @@ func TestClippedIntervalMarked(t *testing.T) {
 	out, _ = collect(files)
 	if bytes.Contains(out["g.svg"], []byte("CI cut at the axis")) {
 		t.Errorf("clipped-interval legend entry without a clipped interval")
+	}
+	// One replication: every half-width is +Inf, and no bar is drawn (each
+	// was a bar across the whole axis, cut at both ends).
+	for i := range c.hw {
+		c.hw[i] = math.Inf(1)
+	}
+	files = newFiles()
+	_ = render(files, "h", [][]*plot.Plot{{newPlot("t", "x", "y", []curve{c}, true)}}, colW, colH, true)
+	out, _ = collect(files)
+	if bytes.Contains(out["h.svg"], []byte("CI cut at the axis")) {
+		t.Errorf("infinite half-widths drawn as intervals cut at the axis")
 	}
 }
 

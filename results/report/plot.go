@@ -657,7 +657,9 @@ func (ax yAxis) marks(c curve, shift float64) curveMarks {
 			m.top = append(m.top, plotter.XY{X: x, Y: ax.tr(ax.hi)})
 		case finite(mean) && (!ax.log || mean > 0):
 			m.pts = append(m.pts, plotter.XY{X: x, Y: ax.tr(mean)})
-			if h := c.hw[i]; h > 0 && !math.IsNaN(h) {
+			if h := c.hw[i]; h > 0 && finite(h) {
+				// An infinite half-width (one replication) is no interval:
+				// drawn, it was a bar from the floor to the top, cut at both.
 				ax.interval(&m, x, mean, h)
 			}
 		}
