@@ -159,6 +159,22 @@ func TestExportRoundTrip(t *testing.T) {
 			if !bytes.HasPrefix(cff, []byte("cff-version: 1.2.0\n")) || !bytes.Contains(cff, []byte(`- name: "A. Author"`)) {
 				t.Fatalf("CITATION.cff:\n%s", cff)
 			}
+			// The abstract and the crate's description name the report and
+			// plugin binaries only if the archive holds them.
+			var report, plugins bool
+			for _, k := range keys {
+				report = report || strings.HasPrefix(k, storage.ReportPrefix(src.Format.Campaign))
+				plugins = plugins || strings.HasPrefix(k, "plugins/")
+			}
+			desc, _ := crate.Graph[1]["description"].(string)
+			for _, c := range []struct {
+				part string
+				want bool
+			}{{"the report, ", report}, {"the plugin binaries, ", plugins}} {
+				if bytes.Contains(cff, []byte(c.part)) != c.want || strings.Contains(desc, c.part) != c.want {
+					t.Errorf("%q in the descriptions: want %v\nCITATION.cff:\n%s\nro-crate: %s", c.part, c.want, cff, desc)
+				}
+			}
 		})
 	}
 }
@@ -904,5 +920,30 @@ func TestImportObjectGoneMeanwhile(t *testing.T) {
 	}
 	if _, err := dst.Stat(ctx, key); err != nil {
 		t.Fatalf("%s after the import: %v", key, err)
+	}
+}
+
+// TestHeld: the archive's descriptions name the report and the plugin
+// binaries from its members. They named both in every archive, one
+// exported with --no-report of built-in policies too.
+func TestHeld(t *testing.T) {
+	p := &Provenance{Campaign: "0123456789abcdef"}
+	rep := Entry{Path: StorePrefix + storage.ReportPrefix(p.Campaign) + "index.html"}
+	other := Entry{Path: StorePrefix + storage.ReportPrefix("fedcba9876543210") + "index.html"}
+	bin := Entry{Path: StorePrefix + storage.PluginKey("msfq", strings.Repeat("a", 64))}
+	res := Entry{Path: StorePrefix + "results/ab/abcdef0123456789abcdef0123456789.json"}
+	for _, c := range []struct {
+		entries []Entry
+		want    string
+	}{
+		{[]Entry{res}, ""},
+		{[]Entry{res, other}, ""}, // another campaign's report is not this one's
+		{[]Entry{res, rep}, "the report, "},
+		{[]Entry{bin, res}, "the plugin binaries, "},
+		{[]Entry{rep, bin}, "the report, the plugin binaries, "},
+	} {
+		if got := held(p, c.entries); got != c.want {
+			t.Errorf("held(%v) = %q, want %q", c.entries, got, c.want)
+		}
 	}
 }

@@ -245,7 +245,7 @@ func exportDescription(mw *memberWriter, prov *Provenance, o ExportOptions) erro
 	if err := mw.add(ROCrateMember, roCrate(prov, mw.entries)); err != nil {
 		return err
 	}
-	return mw.add(CitationMember, citation(prov, o.Authors))
+	return mw.add(CitationMember, citation(prov, o.Authors, mw.entries))
 }
 
 // seal writes the index of every member so far and its Merkle root, the
