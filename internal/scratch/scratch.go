@@ -49,12 +49,18 @@ var (
 	held *os.File // its lock file, open (and locked) until Close
 )
 
-// Dir returns this process's scratch directory, making it on first use.
+// Dir returns this process's scratch directory, making it on first use,
+// and again when it is gone (a cleaner of /tmp removed it under a
+// coordinator running for weeks) or $TMPDIR now names another directory.
 func Dir() (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	if root != "" {
-		return root, nil
+		if fi, err := os.Lstat(root); err == nil && fi.IsDir() && filepath.Dir(root) == filepath.Clean(os.TempDir()) {
+			return root, nil
+		}
+		held.Close()
+		root, held = "", nil
 	}
 	tmp, err := os.MkdirTemp("", initPrefix)
 	if err != nil {
@@ -153,4 +159,26 @@ func abandoned(d string) bool {
 	}
 	defer f.Close()
 	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil
+}
+
+// Left lists what is in dir (a test's $TMPDIR) besides scratch
+// directories holding nothing but their lock: the temporary files a
+// command left behind, for tests that check it left none. A process's
+// scratch directory stays, empty, until the process ends.
+func Left(dir string) []string {
+	var left []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), prefix) {
+			inner, _ := os.ReadDir(filepath.Join(dir, e.Name()))
+			for _, f := range inner {
+				if f.Name() != lockName {
+					left = append(left, filepath.Join(e.Name(), f.Name()))
+				}
+			}
+			continue
+		}
+		left = append(left, e.Name())
+	}
+	return left
 }

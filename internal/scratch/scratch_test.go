@@ -141,3 +141,30 @@ func TestScratchPaths(t *testing.T) {
 		t.Errorf("left after Close: %v", left)
 	}
 }
+
+// TestScratchRemade: a scratch directory removed under the process (a
+// cleaner of /tmp), or a $TMPDIR changed, is made again, not used gone:
+// a temporary file failed with "no such file or directory".
+func TestScratchRemade(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	defer Close()
+	first, err := Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(first); err != nil {
+		t.Fatal(err)
+	}
+	f, err := CreateTemp("after-")
+	if err != nil {
+		t.Fatalf("after the directory was removed: %v", err)
+	}
+	f.Close()
+	other := t.TempDir()
+	t.Setenv("TMPDIR", other)
+	d, err := MkdirTemp("moved-")
+	if err != nil || filepath.Dir(filepath.Dir(d)) != other {
+		t.Fatalf("after TMPDIR changed: %s, %v; want it in %s", d, err, other)
+	}
+}

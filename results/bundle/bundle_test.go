@@ -19,6 +19,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/msjfarm/msjfarm/internal/scratch"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/reproduce"
@@ -450,6 +451,13 @@ func TestBadArchives(t *testing.T) {
 			ms[i].hdr.Size = int64(len(ms[i].data))
 			return ms
 		}), []string{"member " + IndexMember, "more than an index of the", "padded?"}},
+		// Each was allowed the 1 GiB of any member, and extracted.
+		{"padded provenance", edit(func(ms []member) []member {
+			i := find(ms, ProvenanceMember)
+			ms[i].data = append(bytes.Clone(ms[i].data), bytes.Repeat([]byte(" "), 17<<20)...)
+			ms[i].hdr.Size = int64(len(ms[i].data))
+			return reindex(t, ms)
+		}), []string{"member " + ProvenanceMember, "more than the limit of 16777216 for this member"}},
 		{"plugin hash mismatch", edit(func(ms []member) []member {
 			other := sha256.Sum256([]byte("the real binary"))
 			return reindex(t, insertBefore(ms, ProvenanceMember, reg("store/plugins/evil/"+hex.EncodeToString(other[:]), []byte("#!/bin/sh\nrm -rf /\n"))))
@@ -480,7 +488,7 @@ func TestBadArchives(t *testing.T) {
 					}
 				}
 			}
-			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			if left := scratch.Left(tmp); len(left) != 0 {
 				t.Fatalf("left behind in TMPDIR: %v", left)
 			}
 			if _, err := os.Stat(filepath.Join(filepath.Dir(file), "evil")); err == nil {

@@ -68,6 +68,13 @@ func (l Limits) withDefaults() Limits {
 // maxFormat bounds msjar/format.json and msjar/signature.json.
 const maxFormat = 64 << 10
 
+// maxDescription bounds provenance.json, ro-crate-metadata.json and
+// CITATION.cff. Export writes them a few kilobytes long: they grow with the
+// plugins, hosts and non-store members, not the results (RO-Crate lists
+// those by directory). A forged archive carried each at the 1 GiB member
+// limit, extracted to disk by every reader.
+const maxDescription = 16 << 20
+
 // Error is a bad archive: which member (empty for the archive as a
 // whole) and why.
 type Error struct {
@@ -473,6 +480,10 @@ func (ar *archiveReader) admit(h *tar.Header) (metaMax int64, err error) {
 	switch name {
 	case FormatMember, SignatureMember:
 		metaMax = maxFormat
+	case ProvenanceMember, ROCrateMember, CitationMember:
+		if h.Size > maxDescription {
+			return 0, ar.bad(name, "declares %d bytes, more than the limit of %d for this member (export writes a few kilobytes)", h.Size, maxDescription)
+		}
 	case IndexMember:
 		metaMax = min(ar.lim.MaxIndex, ar.indexBound())
 	}
