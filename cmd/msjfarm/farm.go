@@ -777,6 +777,11 @@ func printStatus(w io.Writer, list []protocol.Status) {
 		for _, e := range s.Errors {
 			fmt.Fprintf(w, "  failed: %s\n", e)
 		}
+		for _, r := range s.Rejected {
+			// A worker of another msjfarm version refuses every task:
+			// the table read 0 done, 0 running, and only --json said why.
+			fmt.Fprintf(w, "  %s\n", r)
+		}
 		printVerify(w, &s)
 	}
 }
