@@ -310,6 +310,12 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 		if *leaseTTL < 100*time.Millisecond {
 			return usagef("coordinator: --lease-ttl %v: at least 100ms (NATS keeps a key at least that long)", *leaseTTL)
 		}
+		if *ff.natsURL != "" && (ff.fs.Changed("listen") || ff.fs.Changed("store-dir")) {
+			// Dropped without a word: the Slurm script's coordinator, given
+			// -listen, went to a config file's nats-url, and its workers
+			// could not find it.
+			return usagef("coordinator: --listen and --store-dir set up the embedded NATS server, and --nats-url %s (flag, MSJFARM_NATS_URL or config file) says to use another: give one or the other", redact.URL(*ff.natsURL))
+		}
 		if err := mf.check(); err != nil {
 			return usagef("coordinator: %v", err)
 		}

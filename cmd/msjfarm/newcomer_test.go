@@ -307,6 +307,9 @@ func TestFarmFlagBounds(t *testing.T) {
 		{[]string{"coordinator", "--lease-ttl", "0s"}, "coordinator: --lease-ttl must be > 0, got 0s"},
 		{[]string{"coordinator", "--lease-ttl", "10ms"}, "coordinator: --lease-ttl 10ms: at least 100ms"},
 		{[]string{"coordinator", "--reconcile", "0s"}, "coordinator: --reconcile must be > 0, got 0s"},
+		// The embedded server's flags were dropped without a word.
+		{[]string{"coordinator", "--nats-url", "nats://farm:pw@127.0.0.1:1", "--listen", "0.0.0.0:4536"}, "coordinator: --listen and --store-dir set up the embedded NATS server, and --nats-url nats://farm:xxxxx@127.0.0.1:1"},
+		{[]string{"coordinator", "--nats-url", "nats://127.0.0.1:1", "--store-dir", "x"}, "give one or the other"},
 		{[]string{"run", "--storage", "127.0.0.1:9000", "x.yaml"}, `storage: a store "127.0.0.1:9000" reads as a server's host:port`},
 		{[]string{"status", "--storage", "s3:/farm"}, `storage: a store starting "s3:" reads as a URL without its "//"`},
 	} {
