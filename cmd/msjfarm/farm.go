@@ -1418,6 +1418,9 @@ func localRunConn(ctx context.Context, ff *farmFlags, arg string) (*nats.Conn, e
 	if errors.Is(err, errNoLiveRun) {
 		return nil, fmt.Errorf("no NATS server given (--nats-url, MSJFARM_NATS_URL), and no msjfarm run is running campaign %s in %s", id, st.URL())
 	}
+	if errors.Is(err, errRunToken) {
+		return nil, fmt.Errorf("campaign %s: %v: only its user, on its machine, reaches the msjfarm run running it", id, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("campaign %s: the msjfarm run that ran it does not answer (%v): it is not running", id, err)
 	}
@@ -1426,6 +1429,9 @@ func localRunConn(ctx context.Context, ff *farmFlags, arg string) (*nats.Conn, e
 
 // errNoLiveRun: the store names no run of the campaign.
 var errNoLiveRun = errors.New("no msjfarm run of the campaign")
+
+// errRunToken: the run's token file cannot be read here.
+var errRunToken = errors.New("cannot read the token of its msjfarm run's server")
 
 // liveRunConn connects to the embedded server of the `msjfarm run` of
 // campaign id that the store names (runs/<id>.json): errNoLiveRun when it
@@ -1439,7 +1445,16 @@ func liveRunConn(ctx context.Context, st storage.Store, id, name string) (*nats.
 	if err != nil || lr.NATSURL == "" {
 		return nil, errNoLiveRun
 	}
-	return nats.Connect(lr.NATSURL, nats.Name(name), nats.Timeout(2*time.Second), nats.MaxReconnects(0))
+	opts := []nats.Option{nats.Name(name), nats.Timeout(2 * time.Second), nats.MaxReconnects(0)}
+	if lr.TokenFile != "" {
+		tok, err := os.ReadFile(lr.TokenFile)
+		if err != nil {
+			// Another user's run, or one on another machine sharing the store.
+			return nil, fmt.Errorf("%w: %v", errRunToken, err)
+		}
+		opts = append(opts, nats.Token(strings.TrimSpace(string(tok))))
+	}
+	return nats.Connect(lr.NATSURL, opts...)
 }
 
 // liveStatus asks the server of the msjfarm run running campaign id, if

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/msjfarm/msjfarm/internal/protocol"
 )
 
 // An interrupt while a sweep is read, planned and checked (and during a
@@ -217,6 +222,25 @@ func TestCancelALocalRun(t *testing.T) {
 			cmd.Process.Kill()
 			t.Fatalf("the run stored no runs/ entry in 2 minutes: %s", stderr.String())
 		}
+	}
+	// The run's server takes only its token, which a file only this user
+	// reads holds: it accepted anyone on the machine, the store naming it.
+	if m, _ := filepath.Glob(filepath.Join(data, "runs", "*.json")); len(m) == 1 {
+		var lr protocol.LiveRun
+		if b, err := os.ReadFile(m[0]); err != nil || json.Unmarshal(b, &lr) != nil || lr.TokenFile == "" {
+			t.Fatalf("runs entry %s: %v", b, err)
+		}
+		if fi, err := os.Stat(lr.TokenFile); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("token file %s: %v, mode %v; want 0600", lr.TokenFile, err, fi.Mode())
+		}
+		if nc, err := nats.Connect(lr.NATSURL, nats.MaxReconnects(0)); err == nil {
+			nc.Close()
+			t.Errorf("connected to the run's server at %s without its token", lr.NATSURL)
+		} else if !strings.Contains(err.Error(), "Authorization Violation") {
+			t.Errorf("without the token: %v, want an authorization violation", err)
+		}
+	} else {
+		t.Fatalf("runs entries %v", m)
 	}
 	code, out, errOut := captured(t, func() int { return dispatch([]string{"cancel", "--storage", data, "longc"}) })
 	if code != 0 || !strings.Contains(out, "cancelled") {
