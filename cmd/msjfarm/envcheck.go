@@ -126,6 +126,12 @@ func checkConfigShape(path string) error {
 	case fi.Size() > 1<<20:
 		return fmt.Errorf("%d bytes, more than 1 MiB: no farm configuration is this large", fi.Size())
 	}
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".yaml", ".yml", ".toml", ".json":
+	default:
+		// viper's own words were `Unsupported Config Type "conf"`.
+		return fmt.Errorf("its extension %q does not name a format: name it .yaml, .yml, .toml or .json", ext)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err

@@ -307,6 +307,8 @@ func TestFarmFlagBounds(t *testing.T) {
 		{[]string{"coordinator", "--lease-ttl", "0s"}, "coordinator: --lease-ttl must be > 0, got 0s"},
 		{[]string{"coordinator", "--lease-ttl", "10ms"}, "coordinator: --lease-ttl 10ms: at least 100ms"},
 		{[]string{"coordinator", "--reconcile", "0s"}, "coordinator: --reconcile must be > 0, got 0s"},
+		// viper's words: Unsupported Config Type "conf".
+		{[]string{"status", "--config", "newcomer_test.go"}, `config file newcomer_test.go: its extension ".go" does not name a format: name it .yaml, .yml, .toml or .json`},
 		// The embedded server's flags were dropped without a word.
 		{[]string{"coordinator", "--nats-url", "nats://farm:pw@127.0.0.1:1", "--listen", "0.0.0.0:4536"}, "coordinator: --listen and --store-dir set up the embedded NATS server, and --nats-url nats://farm:xxxxx@127.0.0.1:1"},
 		{[]string{"coordinator", "--nats-url", "nats://127.0.0.1:1", "--store-dir", "x"}, "give one or the other"},
