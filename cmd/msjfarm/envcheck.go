@@ -176,7 +176,7 @@ func checkConfigKeys(path string) error {
 				break // a repeatable flag's items: text, checked above
 			}
 			if val := cv.GetString(k); fl.flag.Value.Set(val) != nil {
-				bad = append(bad, fmt.Sprintf("%s: %q is not %s (the --%s flag of %s)", k, val, flagKind(fl.flag.Value.Type()), k, strings.Join(fl.commands, ", ")))
+				bad = append(bad, fmt.Sprintf("%s (--%s): %q is not %s (a flag of %s)", k, k, val, flagKind(fl.flag.Value.Type()), strings.Join(fl.commands, ", ")))
 			}
 		case len(sug) > 0:
 			bad = append(bad, fmt.Sprintf("unknown key %q (did you mean %s?)", k, sweep.QuoteOr(sug)))
