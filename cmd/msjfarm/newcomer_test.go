@@ -335,3 +335,40 @@ func TestFarmFlagBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestTooManySamples: an empirical distribution of more samples than a
+// task can carry is refused at its key by the dry run and the run, with
+// nothing written. Every task carries its workload: 2·10^5 samples passed
+// every check, then each task was too large to publish, and a farm's
+// campaign stayed "running" for ever.
+func TestTooManySamples(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("name: emp\nservers: 4\nclasses:\n  - {name: a, need: 1, share: 1, service: {dist: empirical, samples: [")
+	for i := 0; i < 6000; i++ {
+		fmt.Fprintf(&b, "%d.5, ", i%7+1)
+	}
+	b.WriteString("1]}}\n  - {name: b, need: 4, share: 1, service: {dist: empirical, samples: [")
+	for i := 0; i < 5000; i++ {
+		fmt.Fprintf(&b, "%d.25, ", i%5+1)
+	}
+	b.WriteString("1]}}\naxes:\n  arrival_rate: [0.1]\npolicies: [fcfs]\nreplications: 2\nrun: {arrivals: 1000}\n")
+	sw := filepath.Join(dir, "emp.yaml")
+	if err := os.WriteFile(sw, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, dry := range []bool{true, false} {
+		data := filepath.Join(t.TempDir(), "data")
+		args := []string{"run", "--storage", data, sw}
+		if dry {
+			args = append(args, "--dry-run")
+		}
+		code, _, errOut := captured(t, func() int { return dispatch(args) })
+		if want := "classes[1].service.samples: 11002 samples in the classes up to this one; at most 10000 in all"; code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("%v: exit %d, want 2 and %q:\n%s", args, code, want, errOut)
+		}
+		if _, err := os.Stat(data); err == nil {
+			t.Errorf("%v: the store directory was made", args)
+		}
+	}
+}
