@@ -551,7 +551,11 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 			return usagef("submit: %v", err)
 		}
 		warn("submit", reg.Warnings())
-		if code, ok := submitLimit(ctx, ff, reg, ff.fs.Arg(0), *profile, *pin, *retry, *wait, *dry, creating); ok {
+		fileLimit, err := lim.checkFile(ff.fs.Arg(0))
+		if err != nil {
+			return usagef("submit: %v", err)
+		}
+		if code, ok := submitLimit(ctx, ff, reg, ff.fs.Arg(0), *profile, fileLimit, *pin, *retry, *wait, *dry, creating); ok {
 			return code
 		}
 		// Planned within the limits, tasks not generated (the dry run

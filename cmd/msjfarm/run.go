@@ -114,7 +114,22 @@ func (r *runCommand) main() int {
 	if pr.Registry, err = r.trial.apply(pr.Registry); err != nil {
 		return usagef("run: %v", err)
 	}
-	if lf, err := sweep.LoadProfile(pos[0], *r.profile); err == nil && lf.Limit != nil {
+	// Read with --max-spec-size, its errors reported: read with the
+	// default limit and its error dropped, a lowered limit was no bound
+	// on this read (19 s and 3.2 GB for a 20 MB file under 1MiB), and a
+	// limit search past 64 MiB went down the campaign path.
+	fileLimit, err := r.lim.checkFile(pos[0])
+	var lf *sweep.File
+	if err == nil {
+		lf, err = sweep.LoadProfileLimit(pos[0], *r.profile, fileLimit)
+	}
+	if err != nil {
+		pr.Close()
+		warn("run", pr.Registry.Warnings())
+		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
+		return 2
+	}
+	if lf.Limit != nil {
 		return interrupted(ctx, r.limit(ctx, lf, cfg, pr))
 	}
 	return interrupted(ctx, r.campaign(ctx, pos[0], cfg, pr))
