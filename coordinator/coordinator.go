@@ -166,6 +166,13 @@ type campaign struct {
 	initial int
 	pts     map[string]*pointState
 	porder  []string
+	// candidates are the points a finished task may have made ready
+	// (next), judged by the next grow; undecided counts the points
+	// without a status. Both spare a scan of every point at each
+	// completion: at 16,000 points that scan, under co.mu, was 81 s of a
+	// campaign's 227 s of CPU, and throughput fell to a third.
+	candidates map[string]bool
+	undecided  int
 	// impl is the code each policy is expected to run with (the content
 	// keys of its results); reused counts the results of other campaigns
 	// this submission referenced.
@@ -643,7 +650,7 @@ func (co *Coordinator) taskUpdate(ctx context.Context, e jetstream.KeyValueEntry
 		go co.finalize(ctx, c)
 	}
 	if grow {
-		go co.grow(ctx, c)
+		go co.grow(ctx, c, false)
 	}
 }
 
@@ -660,5 +667,13 @@ func (c *campaign) next(tid string, st protocol.TaskState, ready bool) (finalize
 		return true, false
 	}
 	finished := st.State == protocol.StateDone || st.State == protocol.StateFailed
-	return false, c.prec != nil && finished && c.taskPointReady(tid)
+	if c.prec == nil || !finished {
+		return false, false
+	}
+	t, ok := c.tl.Get(tid)
+	if !ok || !c.pointReady(t.Point) {
+		return false, false
+	}
+	c.candidates[t.Point] = true
+	return false, true
 }

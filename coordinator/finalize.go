@@ -17,6 +17,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/internal/gcpace"
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/scratch"
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/report"
@@ -269,7 +270,7 @@ func (co *Coordinator) pairPoints(ctx context.Context, c *campaign, tl *taskList
 // too: at 10^5 points summary.csv is 70 MB, and built in a growing
 // buffer and compared with the stored one read whole it took 200 MB.
 func (co *Coordinator) writeSummary(ctx context.Context, id string, pts []aggregate.Point) (same bool, err error) {
-	f, err := os.CreateTemp("", "msjfarm-summary-*.csv")
+	f, err := scratch.CreateTemp("msjfarm-summary-*.csv")
 	if err != nil {
 		return false, fmt.Errorf("summary.csv: %w", err)
 	}
@@ -297,7 +298,7 @@ func (co *Coordinator) storedSum(ctx context.Context, key string, size int64) st
 	if info, err := co.o.Store.Stat(ctx, key); err != nil || info.Size != size {
 		return ""
 	}
-	dir, err := os.MkdirTemp("", "msjfarm-stored-")
+	dir, err := scratch.MkdirTemp("msjfarm-stored-")
 	if err != nil {
 		return ""
 	}
@@ -428,7 +429,7 @@ func (co *Coordinator) ReportError(id string) error {
 // point summaries took the coordinator past its memory bound. The
 // directory is removed once the report is published or given up.
 func (co *Coordinator) storeReport(ctx context.Context, id string, c report.Campaign, prec *archive.PrecisionSummary) error {
-	dir, err := os.MkdirTemp("", "msjfarm-report-")
+	dir, err := scratch.MkdirTemp("msjfarm-report-")
 	if err != nil {
 		return err
 	}

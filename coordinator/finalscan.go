@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/msjfarm/msjfarm/internal/scratch"
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/record"
@@ -141,7 +142,7 @@ func inParallel(n int, fn func(i int)) {
 // checking them against old (the checksums of an earlier finalisation,
 // may be nil).
 func (co *Coordinator) scanResults(ctx context.Context, c *campaign, tl *taskList, old *archive.Sums) (*finalScan, error) {
-	f, err := os.CreateTemp("", "msjfarm-checksums-*")
+	f, err := scratch.CreateTemp("msjfarm-checksums-*")
 	if err != nil {
 		return nil, fmt.Errorf("checksums: %w", err)
 	}

@@ -38,6 +38,7 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
@@ -57,6 +58,7 @@ const (
 
 // pointState is the precision state of one point.
 type pointState struct {
+	idx   int        // its place in c.porder
 	tmpl  sweep.Task // replication 0: the template of added replications
 	tasks []string   // task ids by replication index
 	// status is "" until decided (PrecisionMet etc.); a point that grows
@@ -75,16 +77,29 @@ func (c *campaign) initPoints() {
 	}
 	c.prec, c.seed = c.st.Spec.Precision, c.st.Spec.Seed
 	c.initial = c.st.Spec.Replications
-	c.pts, c.porder = map[string]*pointState{}, nil
+	c.pts, c.porder, c.candidates = map[string]*pointState{}, nil, map[string]bool{}
 	for _, t := range c.tl.Full() {
 		ps := c.pts[t.Point]
 		if ps == nil {
-			ps = &pointState{tmpl: t, mean: math.NaN(), hw: math.NaN(), rel: math.NaN()}
+			ps = &pointState{idx: len(c.porder), tmpl: t, mean: math.NaN(), hw: math.NaN(), rel: math.NaN()}
 			c.pts[t.Point] = ps
 			c.porder = append(c.porder, t.Point)
 		}
 		ps.tasks = append(ps.tasks, t.ID)
 	}
+	c.undecided = len(c.porder)
+}
+
+// setStatus sets a point's status, keeping c.undecided; the caller holds
+// co.mu.
+func (c *campaign) setStatus(ps *pointState, status string) {
+	switch {
+	case ps.status == "" && status != "":
+		c.undecided--
+	case ps.status != "" && status == "":
+		c.undecided++
+	}
+	ps.status = status
 }
 
 // addTask appends a task of an existing point; the caller holds co.mu.
@@ -97,14 +112,7 @@ func (c *campaign) addTask(t sweep.Task) {
 
 // decidedAll reports whether every point of a precision campaign has a
 // final status; the caller holds co.mu.
-func (c *campaign) decidedAll() bool {
-	for _, ps := range c.pts {
-		if ps.status == "" {
-			return false
-		}
-	}
-	return true
-}
+func (c *campaign) decidedAll() bool { return c.undecided == 0 }
 
 // pointReady reports whether every replication of the point has finished
 // and the point is undecided; the caller holds co.mu.
@@ -119,12 +127,6 @@ func (c *campaign) pointReady(point string) bool {
 		}
 	}
 	return true
-}
-
-// taskPointReady is pointReady for the point of task tid.
-func (c *campaign) taskPointReady(tid string) bool {
-	t, ok := c.tl.Get(tid)
-	return ok && c.pointReady(t.Point)
 }
 
 // extendFromStorage adds to each undecided point the replications beyond
@@ -165,11 +167,13 @@ func (co *Coordinator) extendFromStorage(c *campaign, stored, queued *taskSet) i
 	return added
 }
 
-// decide judges every undecided point whose replications have all
-// finished, and adds replications to those above the target. It returns
-// the added tasks (to be published by the caller); the caller holds
-// c.recMu, not co.mu.
-func (co *Coordinator) decide(ctx context.Context, c *campaign) []sweep.Task {
+// decide judges the undecided points whose replications have all
+// finished, and adds replications to those above the target: among the
+// candidates a finished task marked (next), or, with all, among every
+// point (a resumed campaign's results, reused ones, a reconcile). It
+// returns the added tasks (to be published by the caller); the caller
+// holds c.recMu, not co.mu.
+func (co *Coordinator) decide(ctx context.Context, c *campaign, all bool) []sweep.Task {
 	type job struct {
 		pid   string
 		tasks []sweep.Task
@@ -182,7 +186,17 @@ func (co *Coordinator) decide(ctx context.Context, c *campaign) []sweep.Task {
 	prec := *c.prec
 	var jobs []job
 	var ids []string
-	for _, pid := range c.porder {
+	order := c.porder
+	if !all {
+		// In campaign order, as the scan of every point had them.
+		order = make([]string, 0, len(c.candidates))
+		for pid := range c.candidates {
+			order = append(order, pid)
+		}
+		slices.SortFunc(order, func(a, b string) int { return c.pts[a].idx - c.pts[b].idx })
+	}
+	clear(c.candidates)
+	for _, pid := range order {
 		if !c.pointReady(pid) {
 			continue
 		}
@@ -209,12 +223,16 @@ func (co *Coordinator) decide(ctx context.Context, c *campaign) []sweep.Task {
 		}
 		ps := c.pts[j.pid]
 		if !complete || ps.status != "" || len(ps.tasks) != len(j.tasks) {
-			continue // a record vanished (reconcile re-publishes it) or decided meanwhile
+			// A record vanished (reconcile re-publishes it) or decided
+			// meanwhile: judged again at the next grow, as a full scan did.
+			c.candidates[j.pid] = true
+			continue
 		}
 		pt := aggregate.Summarize(j.tasks, recs)[0]
 		reps := len(j.tasks)
 		d := archive.Decide(&pt, reps, &prec)
-		ps.n, ps.mean, ps.hw, ps.rel, ps.status = d.N, d.Mean, d.HW, d.Relative, d.Status
+		ps.n, ps.mean, ps.hw, ps.rel = d.N, d.Mean, d.HW, d.Relative
+		c.setStatus(ps, d.Status)
 		if d.Status == "" {
 			for r := reps; r < min(reps+prec.BatchSize(), prec.MaxReplications); r++ {
 				t := sweep.Replicate(ps.tmpl, c.seed, r)
@@ -226,11 +244,12 @@ func (co *Coordinator) decide(ctx context.Context, c *campaign) []sweep.Task {
 	return added
 }
 
-// grow decides the points that are ready and publishes the replications it
-// adds; then finalises the campaign if that was the last decision.
-func (co *Coordinator) grow(ctx context.Context, c *campaign) {
+// grow decides the points that are ready (the candidates, or with all
+// every point) and publishes the replications it adds; then finalises the
+// campaign if that was the last decision.
+func (co *Coordinator) grow(ctx context.Context, c *campaign, all bool) {
 	c.recMu.Lock()
-	added := co.decide(ctx, c)
+	added := co.decide(ctx, c, all)
 	var err error
 	if len(added) > 0 {
 		err = co.publishAdded(ctx, c, added)

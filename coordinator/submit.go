@@ -260,7 +260,7 @@ func (co *Coordinator) retryFailed(ctx context.Context, c *campaign) error {
 		co.mu.Lock()
 		delete(c.failed, tid)
 		if t, ok := c.tl.Get(tid); ok && c.pts != nil {
-			c.pts[t.Point].status = "" // judged again when it finishes
+			c.setStatus(c.pts[t.Point], "") // judged again when it finishes
 		}
 		co.mu.Unlock()
 	}
@@ -418,7 +418,7 @@ func (co *Coordinator) reconcileLocked(ctx context.Context, c *campaign, publish
 		// whose report is what judges a precision point: judge now (grow
 		// takes c.recMu, held here by the caller), not at the next
 		// periodic reconcile.
-		go co.grow(context.WithoutCancel(ctx), c)
+		go co.grow(context.WithoutCancel(ctx), c, true)
 	}
 	co.maybeFinalize(ctx, c)
 	return published, queued, existing + reused, err
@@ -434,7 +434,7 @@ func (co *Coordinator) classify(ctx context.Context, c *campaign, stored, inStre
 		if c.prec == nil {
 			return
 		}
-		if co.extendFromStorage(c, stored, inStream) == 0 && len(co.decide(ctx, c)) == 0 {
+		if co.extendFromStorage(c, stored, inStream) == 0 && len(co.decide(ctx, c, true)) == 0 {
 			return
 		}
 	}

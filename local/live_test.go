@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"testing"
 	"time"
 
@@ -48,7 +49,16 @@ func TestLiveRun(t *testing.T) {
 	if err := json.Unmarshal(data, &lr); err != nil || lr.Campaign != camp.ID || lr.NATSURL == "" {
 		t.Fatalf("live run %s: %v", data, err)
 	}
-	nc, err := nats.Connect(lr.NATSURL)
+	// The server takes its token only, from a file only this user reads.
+	if nc, err := nats.Connect(lr.NATSURL); err == nil {
+		nc.Close()
+		t.Fatal("connected without the token")
+	}
+	tok, err := os.ReadFile(lr.TokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(lr.NATSURL, nats.Token(string(tok)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +74,7 @@ func TestLiveRun(t *testing.T) {
 	deadline = time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		if _, err = st.Stat(t.Context(), protocol.LiveRunKey(camp.ID)); errors.Is(err, storage.ErrNotFound) {
+			waitGone(t, lr.TokenFile)
 			return
 		}
 		select {
@@ -73,4 +84,16 @@ func TestLiveRun(t *testing.T) {
 		}
 	}
 	t.Fatalf("live-run entry left after the run: %v", err)
+}
+
+// waitGone waits for the run to remove path (its stop removes the token
+// file after the live-run entry).
+func waitGone(t *testing.T, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(path); os.IsNotExist(err) {
+			return
+		}
+	}
+	t.Errorf("token file %s left after the run", path)
 }

@@ -13,6 +13,8 @@ package local
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +28,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/scratch"
 	"github.com/msjfarm/msjfarm/monitor"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
@@ -187,6 +190,7 @@ func (o *Options) defaults() {
 type farm struct {
 	stops []func()
 	url   string
+	token string // the embedded server's (LiveRun.TokenFile)
 	nc    *nats.Conn
 	co    *coordinator.Coordinator
 	// stopWorkers stops the workers once (they give their tasks back);
@@ -210,17 +214,22 @@ func (f *farm) stop() {
 func (f *farm) startServer(dir string) error {
 	if dir == "" {
 		var err error
-		if dir, err = os.MkdirTemp("", "msjfarm-nats-"); err != nil {
+		if dir, err = scratch.MkdirTemp("msjfarm-nats-"); err != nil {
 			return err
 		}
 		f.onStop(func() { os.RemoveAll(dir) })
 	}
-	srv, url, err := protocol.StartEmbedded(protocol.EmbeddedOptions{StoreDir: dir})
+	var tok [16]byte
+	if _, err := rand.Read(tok[:]); err != nil {
+		return err
+	}
+	f.token = hex.EncodeToString(tok[:])
+	srv, url, err := protocol.StartEmbedded(protocol.EmbeddedOptions{StoreDir: dir, Token: f.token})
 	if err != nil {
 		return err
 	}
 	f.onStop(func() { protocol.StopEmbedded(srv) })
-	nc, err := protocol.Connect(protocol.ConnOptions{URL: url, Name: "msjfarm-run", InProcess: srv})
+	nc, err := protocol.Connect(protocol.ConnOptions{URL: url, Name: "msjfarm-run", InProcess: srv, Token: f.token})
 	if err != nil {
 		return err
 	}
@@ -312,8 +321,12 @@ func (f *farm) submit(ctx context.Context, o *Options) (*protocol.SubmitReply, e
 		return nil, err
 	}
 	host, _ := os.Hostname()
+	tokenFile, err := f.writeToken()
+	if err != nil {
+		return nil, err
+	}
 	if live, err := json.Marshal(protocol.LiveRun{Campaign: rep.Campaign, NATSURL: f.url, PID: os.Getpid(),
-		Host: host, Started: time.Now().UTC()}); err == nil {
+		Host: host, Started: time.Now().UTC(), TokenFile: tokenFile}); err == nil {
 		if err := o.Store.Put(ctx, protocol.LiveRunKey(rep.Campaign), live); err != nil {
 			return nil, err
 		}
@@ -323,6 +336,22 @@ func (f *farm) submit(ctx context.Context, o *Options) (*protocol.SubmitReply, e
 		o.Submitted(*rep)
 	}
 	return rep, nil
+}
+
+// writeToken writes the embedded server's token to a file only this user
+// reads, in the process's scratch directory (removed at stop), for
+// `msjfarm status` and `cancel` in another terminal (protocol.LiveRun).
+func (f *farm) writeToken() (string, error) {
+	t, err := scratch.CreateTemp("run-token-") // 0600, in a 0700 directory
+	if err != nil {
+		return "", err
+	}
+	f.onStop(func() { os.Remove(t.Name()) })
+	_, err = t.WriteString(f.token)
+	if cerr := t.Close(); err == nil {
+		err = cerr
+	}
+	return t.Name(), err
 }
 
 // follow polls the campaign's status every ProgressInterval (or as soon

@@ -51,6 +51,9 @@ func openS3(ctx context.Context, u *url.URL, o options) (Store, error) {
 	}
 	canon := loc.canonical()
 	access, secret, token := s3Credentials(o)
+	if half := halfPair(o); half != "" {
+		return nil, fmt.Errorf("storage: %s: %s", canon, half)
+	}
 	if access == "" || secret == "" {
 		return nil, fmt.Errorf("storage: %s: no S3 credentials: set MSJFARM_S3_ACCESS_KEY and MSJFARM_S3_SECRET_KEY "+
 			"(or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, or MINIO_ROOT_USER/MINIO_ROOT_PASSWORD)", canon)
@@ -122,8 +125,17 @@ func parseS3URL(u *url.URL) (s3Location, error) {
 	}
 	q := u.Query()
 	l.endpoint = q.Get("endpoint")
+	schemed := false
 	if scheme, host, ok := strings.Cut(l.endpoint, "://"); ok { // endpoint=http://host:port
-		l.endpoint, l.secure = strings.TrimSuffix(host, "/"), scheme != "http"
+		// Any other scheme was taken for https, and HTTP:// too.
+		switch strings.ToLower(scheme) {
+		case "http":
+			l.secure = false
+		case "https":
+		default:
+			return l, fmt.Errorf("storage: s3://%s: endpoint scheme %q: want http:// or https:// (or host:port with secure=false for http)", l.bucket, scheme)
+		}
+		l.endpoint, schemed = strings.TrimSuffix(host, "/"), true
 	}
 	if err := checkEndpoint(l.endpoint); err != nil {
 		return l, fmt.Errorf("storage: s3://%s: endpoint: %v", l.bucket, err)
@@ -138,6 +150,11 @@ func parseS3URL(u *url.URL) (s3Location, error) {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			return l, fmt.Errorf("storage: s3://%s: secure=%q: want true or false", l.bucket, v)
+		}
+		if schemed && b != l.secure {
+			// secure=false silently overrode an https:// endpoint: plain
+			// HTTP, credentials and all, where TLS was written.
+			return l, fmt.Errorf("storage: s3://%s: the endpoint's scheme says %s and secure=%s says otherwise: give one of them", l.bucket, map[bool]string{true: "https", false: "http"}[l.secure], v)
 		}
 		l.secure = b
 	}
@@ -192,6 +209,27 @@ func (l s3Location) canonical() string {
 	return canon + "?" + strings.ReplaceAll(cq.Encode(), "%3A", ":") // host:port reads better unescaped; ':' is legal in a query
 }
 
+// halfPair says which variable is missing when the first pair of
+// credentialEnv that has either variable set lacks the other, and no
+// explicit credentials are given; "" otherwise.
+func halfPair(o options) string {
+	if o.accessKey != "" || o.secretKey != "" {
+		return ""
+	}
+	for _, pair := range credentialEnv {
+		a, s := os.Getenv(pair[0]), os.Getenv(pair[1])
+		switch {
+		case a != "" && s == "":
+			return pair[0] + " is set and " + pair[1] + " is not: set both (another pair of the environment is not used in their place)"
+		case a == "" && s != "":
+			return pair[1] + " is set and " + pair[0] + " is not: set both (another pair of the environment is not used in their place)"
+		case a != "":
+			return ""
+		}
+	}
+	return ""
+}
+
 // s3Credentials are the options' credentials, or else the first pair
 // of credentialEnv set (with AWS_SESSION_TOKEN for the AWS pair); empty
 // when there are none.
@@ -201,7 +239,14 @@ func s3Credentials(o options) (access, secret, token string) {
 		return access, secret, ""
 	}
 	for _, pair := range credentialEnv {
-		if a, s := os.Getenv(pair[0]), os.Getenv(pair[1]); a != "" && s != "" {
+		a, s := os.Getenv(pair[0]), os.Getenv(pair[1])
+		if (a == "") != (s == "") {
+			// Half a pair: the next pair set (AWS_*) was used instead,
+			// another identity, without a word; or the error said
+			// "set MSJFARM_S3_ACCESS_KEY" of one that was set.
+			return "", "", ""
+		}
+		if a != "" && s != "" {
 			if pair[0] == "AWS_ACCESS_KEY_ID" {
 				token = os.Getenv("AWS_SESSION_TOKEN")
 			}

@@ -176,6 +176,8 @@ func TestMinIO(t *testing.T) {
 			"s3://forms/p?endpoint=http://" + ep,
 			"s3://forms/p/?secure=false&endpoint=" + ep,
 			"s3://forms/p?endpoint=http://" + ep + "/",
+			"s3://forms/p?endpoint=HTTP://" + ep, // was taken for https
+			"s3://forms/p?endpoint=http://" + ep + "&secure=false",
 		} {
 			s, err := Open(ctx, u, creds)
 			if err != nil {
@@ -221,6 +223,11 @@ func TestS3OpenErrors(t *testing.T) {
 	creds := WithCredentials("ak", "sk")
 	for _, tc := range []struct{ url, want string }{
 		{"s3:///prefix?endpoint=127.0.0.1:1", "missing bucket"},
+		// secure=false overrode https:// without a word (plain HTTP where
+		// TLS was written), and any scheme but http was taken for https.
+		{"s3://bkt?endpoint=https://127.0.0.1:1&secure=false", "the endpoint's scheme says https and secure=false says otherwise"},
+		{"s3://bkt?endpoint=http://127.0.0.1:1&secure=true", "the endpoint's scheme says http and secure=true says otherwise"},
+		{"s3://bkt?endpoint=ftp://127.0.0.1:1", `endpoint scheme "ftp": want http:// or https://`},
 		{"s3://b?endpoint=127.0.0.1:1&secure=maybe", "secure"},
 		{"s3://b?endpoint=127.0.0.1:1&bogus=1", `unknown URL parameter "bogus"`},
 		{"s3://user:pw@b?endpoint=127.0.0.1:1", "credentials in the URL"},
@@ -241,6 +248,16 @@ func TestS3OpenErrors(t *testing.T) {
 	if _, err := Open(ctx, "s3://bkt?endpoint=127.0.0.1:1&secure=false"); err == nil || !strings.Contains(err.Error(), "no S3 credentials") {
 		t.Errorf("Open without credentials = %v", err)
 	}
+	// Half of msjfarm's pair: another pair of the environment was used in
+	// its place, another identity, without a word.
+	t.Setenv("MSJFARM_S3_ACCESS_KEY", "someotheruser")
+	t.Setenv("AWS_ACCESS_KEY_ID", "admin")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "admin-secret")
+	if _, err := Open(ctx, "s3://bkt?endpoint=127.0.0.1:1&secure=false"); err == nil ||
+		!strings.Contains(err.Error(), "MSJFARM_S3_ACCESS_KEY is set and MSJFARM_S3_SECRET_KEY is not: set both") {
+		t.Errorf("Open with half a pair = %v", err)
+	}
+	t.Setenv("MSJFARM_S3_ACCESS_KEY", "")
 
 	// Nothing listens on the endpoint: the error arrives within the
 	// caller's deadline instead of after minio-go's full retry schedule.

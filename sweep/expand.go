@@ -458,15 +458,27 @@ func baseWorkload(f *File) (workload.Spec, *TraceRef, error) {
 	return workload.Spec{Name: f.Name, Servers: f.Servers}, ref, nil
 }
 
+// MaxSamples bounds the samples of the empirical service distributions of
+// a file's classes, all together: at about 20 bytes a sample in a task's
+// JSON, 10^4 make a task message of 200 KB.
+const MaxSamples = 10_000
+
 // classesWorkload is the system of a file's explicit classes.
 func classesWorkload(f *File) (workload.Spec, error) {
 	if f.Servers < 1 {
 		return workload.Spec{}, missingErr("servers", "must be >= 1 with explicit classes, got %d", f.Servers)
 	}
 	var total float64
+	samples := 0
 	for i, c := range f.Classes {
 		if err := checkDistName(fmt.Sprintf("classes[%d].service", i), &c.Service); err != nil {
 			return workload.Spec{}, err
+		}
+		if samples += len(c.Service.Samples); samples > MaxSamples {
+			return workload.Spec{}, fieldErr(fmt.Sprintf("classes[%d].service.samples", i), nil,
+				"%d samples in the classes up to this one; at most %d in all: every task's message and result record carries its workload "+
+					"(2·10^5 samples made each 3.8 MB, past the 1 MB a NATS server takes, and the campaign hung unpublished): "+
+					"fit a distribution to them, or replay a trace (trace.file)", samples, MaxSamples)
 		}
 		if c.Need < 1 || c.Need > f.Servers {
 			return workload.Spec{}, fieldErr(fmt.Sprintf("classes[%d].need", i), nil, "%d is not in [1, servers] = [1, %d]: a job cannot hold more servers than there are", c.Need, f.Servers)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/scratch"
 	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/results/archive"
@@ -241,7 +242,7 @@ func defArchiveVerify(fs *pflag.FlagSet) func([]string) int {
 		defer cancel()
 		temporary, interruptible := cleanOnInterrupt("archive verify", cancel)
 		defer interruptible()
-		dir, err := os.MkdirTemp("", "msjar-verify-")
+		dir, err := scratch.MkdirTemp("msjar-verify-")
 		if err != nil {
 			return fail("archive verify: %v", err)
 		}
@@ -366,7 +367,7 @@ func campaignSource(ctx context.Context, ff *farmFlags, arg, keyFile string, tem
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("--key: %w", err)
 		}
-		dir, err := os.MkdirTemp("", "msjar-")
+		dir, err := scratch.MkdirTemp("msjar-")
 		if err != nil {
 			return nil, "", nil, err
 		}
@@ -439,7 +440,7 @@ func rebuildDerived(ctx context.Context, st storage.Store, id string) error {
 	if r.Manifest != nil {
 		prec = r.Manifest.Precision.FromRecords(rc.Points) // as summary.csv: from the records
 	}
-	tmp, err := os.MkdirTemp("", "msjfarm-import-report-")
+	tmp, err := scratch.MkdirTemp("msjfarm-import-report-")
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,11 @@ func parseCompare(s string) (a, b string, err error) {
 	if !ok || a == "" || b == "" || strings.Contains(b, ",") {
 		return "", "", fmt.Errorf("--compare %q: want two series, A,B (A compared with the baseline B: a policy name or a label such as \"msfq threshold=31\")", s)
 	}
+	if strings.EqualFold(a, b) {
+		// Every row read 0% ± 0, "no difference": a table that looks
+		// like a finding.
+		return "", "", fmt.Errorf("--compare %q: a series compared with itself; name two different series", s)
+	}
 	return a, b, nil
 }
 
@@ -43,7 +48,7 @@ func printComparison(w io.Writer, pts []aggregate.Point, a string) error {
 	x, others := aggregate.PlotAxes(pts)
 	base := pts[rows[0]].Compare.Baseline
 	fmt.Fprintf(w, "%s against %s: paired over replications with the same seed (common random numbers).\n", a, base)
-	fmt.Fprintf(w, "Relative difference mean(A_r/B_r) − 1 with its 95%% Student-t CI; verdict from the paired t-test,\n")
+	fmt.Fprintf(w, "Relative difference mean(A)/mean(B) − 1 with its 95%% CI over the pairs (delta method); verdict from the paired t-test,\n")
 	fmt.Fprintf(w, "Holm-corrected over every series and %s of the figure (5%% family-wise); CRN ×: unpaired CI width / paired.\n", x)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"series"}

@@ -126,6 +126,12 @@ func checkConfigShape(path string) error {
 	case fi.Size() > 1<<20:
 		return fmt.Errorf("%d bytes, more than 1 MiB: no farm configuration is this large", fi.Size())
 	}
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".yaml", ".yml", ".toml", ".json":
+	default:
+		// viper's own words were `Unsupported Config Type "conf"`.
+		return fmt.Errorf("its extension %q does not name a format: name it .yaml, .yml, .toml or .json", ext)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -146,6 +152,7 @@ func checkConfigKeys(path string) error {
 	}
 	flags := slices.Concat(configKeys(), credentialKeys)
 	textual := textFlags()
+	fresh := configTrialFlags()
 	var bad []string
 	for _, k := range cv.AllKeys() {
 		switch sug := sweep.Suggest(k, flags); {
@@ -161,6 +168,16 @@ func checkConfigKeys(path string) error {
 				bad = append(bad, fmt.Sprintf("%s: the file gives %s, not text: %s", k, kindOf(v), fix))
 			}
 		case slices.Contains(flags, k):
+			fl := fresh[k]
+			if fl == nil {
+				break
+			}
+			if _, list := cv.Get(k).([]any); list {
+				break // a repeatable flag's items: text, checked above
+			}
+			if val := cv.GetString(k); fl.flag.Value.Set(val) != nil {
+				bad = append(bad, fmt.Sprintf("%s (--%s): %q is not %s (a flag of %s)", k, k, val, flagKind(fl.flag.Value.Type()), strings.Join(fl.commands, ", ")))
+			}
 		case len(sug) > 0:
 			bad = append(bad, fmt.Sprintf("unknown key %q (did you mean %s?)", k, sweep.QuoteOr(sug)))
 		default:
@@ -172,6 +189,42 @@ func checkConfigKeys(path string) error {
 		return errors.New(strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// configTrialFlags are the flags of a command tree of their own, by name, on
+// which checkConfigKeys tries the values of a config file: a key of
+// another command's flag was accepted whatever its value (store: s3://…,
+// meant as storage:, is report's boolean --store). Set in init, as
+// configKeys is; what the trials set stays in that tree.
+var configTrialFlags func() map[string]*configFlag
+
+// configFlag is a flag of that tree and the commands that have it.
+type configFlag struct {
+	flag     *pflag.Flag
+	commands []string
+}
+
+func init() {
+	configTrialFlags = sync.OnceValue(func() map[string]*configFlag {
+		var code int
+		out := map[string]*configFlag{}
+		var visit func(c *cobra.Command)
+		visit = func(c *cobra.Command) {
+			if c.Annotations[envAnnotation] != "" {
+				c.Flags().VisitAll(func(f *pflag.Flag) {
+					if out[f.Name] == nil {
+						out[f.Name] = &configFlag{flag: f}
+					}
+					out[f.Name].commands = append(out[f.Name].commands, c.CommandPath())
+				})
+			}
+			for _, sub := range c.Commands() {
+				visit(sub)
+			}
+		}
+		visit(newRoot(&code))
+		return out
+	})
 }
 
 // textFlags are the config keys whose flags hold text, with their flag

@@ -147,6 +147,18 @@ func TestConfigFileKeys(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, want) {
 		t.Fatalf("exit %d, want 2 and %q in\n%s", code, want, errs)
 	}
+	// Another command's flag, with a value it does not take: store is
+	// report's boolean --store. Accepted, and the run used ./msjfarm-data.
+	other := write("other.yaml", "store: s3://bucket?endpoint=h:9000\nverify: 1%\nworkers: 2\nplugin-stall: 30s\n")
+	code, _, errs = captured(t, func() int { return dispatch([]string{"run", "--config", other, "--dry-run", sw}) })
+	for _, want := range []string{`store (--store): "s3://bucket?endpoint=h:9000" is not true or false (a flag of msjfarm report)`, `verify (--verify): "1%" is not a number`} {
+		if code != 2 || !strings.Contains(errs, want) {
+			t.Fatalf("exit %d, want 2 and %q in\n%s", code, want, errs)
+		}
+	}
+	if strings.Contains(errs, "plugin-stall") || strings.Contains(errs, "workers") {
+		t.Errorf("a good value refused:\n%s", errs)
+	}
 	// A sweep file's key, whose name contains the flag "ca": not that.
 	sweepKey := write("sweepkey.yaml", "replications: 30\n")
 	code, _, errs = captured(t, func() int { return dispatch([]string{"run", "--config", sweepKey, "--dry-run", sw}) })

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/msjfarm/msjfarm/internal/redact"
+	"github.com/msjfarm/msjfarm/internal/scratch"
 
 	"github.com/spf13/pflag"
 
@@ -79,6 +80,7 @@ func exitOnInterrupt(cmd string) (creating func()) {
 				return
 			}
 			fmt.Fprintf(os.Stderr, "msjfarm %s: interrupted; nothing was created\n", cmd)
+			scratch.Close()
 			os.Exit(130)
 		case <-stop:
 		}
@@ -307,6 +309,12 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 		}
 		if *leaseTTL < 100*time.Millisecond {
 			return usagef("coordinator: --lease-ttl %v: at least 100ms (NATS keeps a key at least that long)", *leaseTTL)
+		}
+		if *ff.natsURL != "" && (ff.fs.Changed("listen") || ff.fs.Changed("store-dir")) {
+			// Dropped without a word: the Slurm script's coordinator, given
+			// -listen, went to a config file's nats-url, and its workers
+			// could not find it.
+			return usagef("coordinator: --listen and --store-dir set up the embedded NATS server, and --nats-url %s (flag, MSJFARM_NATS_URL or config file) says to use another: give one or the other", redact.URL(*ff.natsURL))
 		}
 		if err := mf.check(); err != nil {
 			return usagef("coordinator: %v", err)
@@ -543,7 +551,11 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 			return usagef("submit: %v", err)
 		}
 		warn("submit", reg.Warnings())
-		if code, ok := submitLimit(ctx, ff, reg, ff.fs.Arg(0), *profile, *pin, *retry, *wait, *dry, creating); ok {
+		fileLimit, err := lim.checkFile(ff.fs.Arg(0))
+		if err != nil {
+			return usagef("submit: %v", err)
+		}
+		if code, ok := submitLimit(ctx, ff, reg, ff.fs.Arg(0), *profile, fileLimit, *pin, *retry, *wait, *dry, creating); ok {
 			return code
 		}
 		// Planned within the limits, tasks not generated (the dry run
@@ -775,6 +787,11 @@ func printStatus(w io.Writer, list []protocol.Status) {
 		for _, e := range s.Errors {
 			fmt.Fprintf(w, "  failed: %s\n", e)
 		}
+		for _, r := range s.Rejected {
+			// A worker of another msjfarm version refuses every task:
+			// the table read 0 done, 0 running, and only --json said why.
+			fmt.Fprintf(w, "  %s\n", r)
+		}
 		printVerify(w, &s)
 	}
 }
@@ -989,7 +1006,7 @@ func partialSummary(ctx context.Context, st storage.Store, id string) (*os.File,
 // unlinked temporary file (ErrNotFound if it has none): read a row at a
 // time from there, never held (70 MB at 10^5 points).
 func storedSummary(ctx context.Context, st storage.Store, id string) (*os.File, error) {
-	dir, err := os.MkdirTemp("", "msjfarm-summary-")
+	dir, err := scratch.MkdirTemp("msjfarm-summary-")
 	if err != nil {
 		return nil, err
 	}
@@ -1004,7 +1021,7 @@ func storedSummary(ctx context.Context, st storage.Store, id string) (*os.File, 
 // unlinkedTemp is an empty temporary file already removed from its
 // directory: it goes when it is closed or the process ends.
 func unlinkedTemp() (*os.File, error) {
-	f, err := os.CreateTemp("", "msjfarm-*.tmp")
+	f, err := scratch.CreateTemp("msjfarm-*.tmp")
 	if err != nil {
 		return nil, err
 	}
@@ -1405,6 +1422,9 @@ func localRunConn(ctx context.Context, ff *farmFlags, arg string) (*nats.Conn, e
 	if errors.Is(err, errNoLiveRun) {
 		return nil, fmt.Errorf("no NATS server given (--nats-url, MSJFARM_NATS_URL), and no msjfarm run is running campaign %s in %s", id, st.URL())
 	}
+	if errors.Is(err, errRunToken) {
+		return nil, fmt.Errorf("campaign %s: %v: only its user, on its machine, reaches the msjfarm run running it", id, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("campaign %s: the msjfarm run that ran it does not answer (%v): it is not running", id, err)
 	}
@@ -1413,6 +1433,9 @@ func localRunConn(ctx context.Context, ff *farmFlags, arg string) (*nats.Conn, e
 
 // errNoLiveRun: the store names no run of the campaign.
 var errNoLiveRun = errors.New("no msjfarm run of the campaign")
+
+// errRunToken: the run's token file cannot be read here.
+var errRunToken = errors.New("cannot read the token of its msjfarm run's server")
 
 // liveRunConn connects to the embedded server of the `msjfarm run` of
 // campaign id that the store names (runs/<id>.json): errNoLiveRun when it
@@ -1426,7 +1449,16 @@ func liveRunConn(ctx context.Context, st storage.Store, id, name string) (*nats.
 	if err != nil || lr.NATSURL == "" {
 		return nil, errNoLiveRun
 	}
-	return nats.Connect(lr.NATSURL, nats.Name(name), nats.Timeout(2*time.Second), nats.MaxReconnects(0))
+	opts := []nats.Option{nats.Name(name), nats.Timeout(2 * time.Second), nats.MaxReconnects(0)}
+	if lr.TokenFile != "" {
+		tok, err := os.ReadFile(lr.TokenFile)
+		if err != nil {
+			// Another user's run, or one on another machine sharing the store.
+			return nil, fmt.Errorf("%w: %v", errRunToken, err)
+		}
+		opts = append(opts, nats.Token(strings.TrimSpace(string(tok))))
+	}
+	return nats.Connect(lr.NATSURL, opts...)
 }
 
 // liveStatus asks the server of the msjfarm run running campaign id, if

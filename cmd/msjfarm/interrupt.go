@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/msjfarm/msjfarm/internal/scratch"
 )
 
 // cleanOnInterrupt makes an interrupt (SIGINT, SIGTERM) cancel the
@@ -37,6 +39,7 @@ func cleanOnInterrupt(cmd string, stop context.CancelFunc) (add func(path string
 			for _, p := range paths {
 				os.RemoveAll(p)
 			}
+			scratch.Close()
 			fmt.Fprintf(os.Stderr, "msjfarm %s: interrupted; its temporary files were removed\n", cmd)
 			os.Exit(130)
 		case <-returned:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/msjfarm/msjfarm/internal/protocol"
 )
 
 // An interrupt while a sweep is read, planned and checked (and during a
@@ -102,14 +107,23 @@ func waitPlanning(t *testing.T, pid int) {
 // and left the directory in $TMPDIR (954 MB of a probe's report, 537 MB of
 // a verify's checksums). The archive comes through a pipe that gets half
 // of it and stays open, so the signal lands while the reading waits.
+// Killed (SIGKILL), it removes nothing, and the next msjfarm does.
 func TestReaderInterrupted(t *testing.T) {
 	bin := msjfarmBinary(t)
 	data, err := os.ReadFile("../../results/bundle/testdata/small-v1.msjar")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"report", "FIFO", "--out", "report"}, {"archive", "verify", "FIFO"}} {
-		t.Run(args[0], func(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		sig  syscall.Signal
+	}{
+		{[]string{"report", "FIFO", "--out", "report"}, syscall.SIGINT},
+		{[]string{"archive", "verify", "FIFO"}, syscall.SIGINT},
+		{[]string{"archive", "verify", "FIFO"}, syscall.SIGKILL},
+	} {
+		args := c.args
+		t.Run(args[0]+"-"+c.sig.String(), func(t *testing.T) {
 			dir, tmp := t.TempDir(), t.TempDir()
 			fifo := filepath.Join(dir, "a.msjar")
 			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -136,14 +150,14 @@ func TestReaderInterrupted(t *testing.T) {
 				t.Fatal(err)
 			}
 			for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-				if m, _ := filepath.Glob(filepath.Join(tmp, "msjar-*", "store.pack")); len(m) > 0 {
+				if m, _ := filepath.Glob(filepath.Join(tmp, "msjfarm-tmp-*", "msjar-*", "store.pack")); len(m) > 0 {
 					break
 				}
 				if time.Now().After(deadline) {
 					t.Fatalf("no reading started in a minute: %s", stderr.String())
 				}
 			}
-			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+			if err := cmd.Process.Signal(c.sig); err != nil {
 				t.Fatal(err)
 			}
 			done := make(chan error, 1)
@@ -154,7 +168,19 @@ func TestReaderInterrupted(t *testing.T) {
 				cmd.Process.Kill()
 				t.Fatalf("still running 2 minutes after SIGINT: %s", stderr.String())
 			}
-			if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 130 {
+			if c.sig == syscall.SIGKILL {
+				// Killed, it removed nothing; the next msjfarm started
+				// with the same $TMPDIR does (scratch.RemoveStale). A
+				// killed process left its extraction for good.
+				if left, _ := os.ReadDir(tmp); len(left) == 0 {
+					t.Fatal("nothing in $TMPDIR after SIGKILL: the test saw no extraction")
+				}
+				next := exec.Command(bin, "workloads")
+				next.Dir, next.Env = dir, append(os.Environ(), "HOME="+dir, "TMPDIR="+tmp)
+				if out, err := next.CombinedOutput(); err != nil {
+					t.Fatalf("msjfarm workloads: %v: %s", err, out)
+				}
+			} else if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 130 {
 				t.Errorf("exit %v, want 130: %s", err, stderr.String())
 			}
 			if left, _ := os.ReadDir(tmp); len(left) != 0 {
@@ -196,6 +222,25 @@ func TestCancelALocalRun(t *testing.T) {
 			cmd.Process.Kill()
 			t.Fatalf("the run stored no runs/ entry in 2 minutes: %s", stderr.String())
 		}
+	}
+	// The run's server takes only its token, which a file only this user
+	// reads holds: it accepted anyone on the machine, the store naming it.
+	if m, _ := filepath.Glob(filepath.Join(data, "runs", "*.json")); len(m) == 1 {
+		var lr protocol.LiveRun
+		if b, err := os.ReadFile(m[0]); err != nil || json.Unmarshal(b, &lr) != nil || lr.TokenFile == "" {
+			t.Fatalf("runs entry %s: %v", b, err)
+		}
+		if fi, err := os.Stat(lr.TokenFile); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("token file %s: %v, mode %v; want 0600", lr.TokenFile, err, fi.Mode())
+		}
+		if nc, err := nats.Connect(lr.NATSURL, nats.MaxReconnects(0)); err == nil {
+			nc.Close()
+			t.Errorf("connected to the run's server at %s without its token", lr.NATSURL)
+		} else if !strings.Contains(err.Error(), "Authorization Violation") {
+			t.Errorf("without the token: %v, want an authorization violation", err)
+		}
+	} else {
+		t.Fatalf("runs entries %v", m)
 	}
 	code, out, errOut := captured(t, func() int { return dispatch([]string{"cancel", "--storage", data, "longc"}) })
 	if code != 0 || !strings.Contains(out, "cancelled") {

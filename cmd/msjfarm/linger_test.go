@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -102,5 +104,64 @@ func TestRunCancelledElsewhere(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "campaign dbba7fa368bc8a5a was cancelled (243 of 720 tasks done, kept in file://") ||
 		!strings.Contains(errOut, "running the sweep again resumes it") || strings.Contains(errOut, "not found") || strings.TrimSpace(out) != "" {
 		t.Errorf("exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+}
+
+// TestRunReportNotRendered: a run whose report cannot be written (a full
+// disk; here a file where its directory goes) keeps its results and
+// summary, says the report is missing and why, and exits 1: it exited 0,
+// and a script went on to copy a report that was not there. `msjfarm
+// report --store` (the command it names) then stores it once the cause
+// is gone.
+func TestRunReportNotRendered(t *testing.T) {
+	bin := msjfarmBinary(t)
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "tiny.yaml")
+	body := "name: tiny\nworkload: one-or-all\naxes:\n  arrival_rate: [1, 2]\npolicies: [fcfs]\nreplications: 2\nrun: {arrivals: 2000, warmup: 100}\n"
+	if err := os.WriteFile(sw, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	run := func(args ...string) (int, string, string) {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), "HOME="+dir, "MSJFARM_NATS_URL=")
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if ee, ok := errors.AsType[*exec.ExitError](err); ok {
+			return ee.ExitCode(), stdout.String(), stderr.String()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return 0, stdout.String(), stderr.String()
+	}
+	_, dry, _ := run("run", "--dry-run", "--storage", data, sw)
+	m := regexp.MustCompile(`campaign ([0-9a-f]{16}) `).FindStringSubmatch(dry)
+	if m == nil {
+		t.Fatalf("no campaign id in the dry run: %s", dry)
+	}
+	blocker := filepath.Join(data, "campaigns", m[1], "report")
+	if err := os.MkdirAll(filepath.Dir(blocker), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(blocker, []byte("in the way\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run("run", "--runner", "inprocess", "--workers", "1", "--storage", data, sw)
+	if code != 1 || !strings.Contains(out, "report: not rendered (") || !strings.Contains(out, "not a directory") ||
+		!strings.Contains(errOut, "msjfarm run: the report was not rendered (above); the results and summary are stored") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(data, "campaigns", m[1], "summary.csv")); err != nil {
+		t.Errorf("summary not kept: %v", err)
+	}
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := run("report", "--store", "--storage", data, m[1]); code != 0 {
+		t.Fatalf("report after the cause was removed: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(blocker, "index.html")); err != nil {
+		t.Errorf("report not rendered by msjfarm report: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/internal/gcpace"
 	"github.com/msjfarm/msjfarm/internal/redact"
+	"github.com/msjfarm/msjfarm/internal/scratch"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/worker/registry"
 )
@@ -130,7 +131,9 @@ var commands = []command{
 
 func main() {
 	gcpace.Apply()
-	os.Exit(dispatch(os.Args[1:]))
+	code := dispatch(os.Args[1:])
+	scratch.Close()
+	os.Exit(code)
 }
 
 // usageError marks errors of the command line (exit status 2).
@@ -147,6 +150,8 @@ func dispatch(args []string) int {
 		}
 		return 0
 	}
+	// What killed msjfarm processes left in $TMPDIR goes first (scratch).
+	scratch.RemoveStale()
 	code := 0
 	root := newRoot(&code)
 	warnUnknownEnv(root)

@@ -291,6 +291,8 @@ func TestFarmFlagBounds(t *testing.T) {
 		// Ignored: the campaigns were listed, or the comparison printed.
 		{[]string{"results", "--compare", "msf,fcfs", "--storage", "x"}, "results: --csv and --compare read one campaign: name it"},
 		{[]string{"results", "q-fig3", "--csv", "--compare", "msf,fcfs", "--storage", "x"}, "results: --csv prints the stored summary, --compare a comparison: give one of them"},
+		// Printed a table of 0% ± 0, "no difference", exit 0.
+		{[]string{"results", "q-fig3", "--compare", "msf,MSF", "--storage", "x"}, `--compare "msf,MSF": a series compared with itself`},
 		{[]string{"policies", "x"}, "policies: takes no arguments"},
 		{[]string{"analyze", "msfq", "--k", "0"}, "analyze msfq: -k 0: need k >= 2"},
 		// A name is part of NATS subjects and reaches the operator's
@@ -305,6 +307,11 @@ func TestFarmFlagBounds(t *testing.T) {
 		{[]string{"coordinator", "--lease-ttl", "0s"}, "coordinator: --lease-ttl must be > 0, got 0s"},
 		{[]string{"coordinator", "--lease-ttl", "10ms"}, "coordinator: --lease-ttl 10ms: at least 100ms"},
 		{[]string{"coordinator", "--reconcile", "0s"}, "coordinator: --reconcile must be > 0, got 0s"},
+		// viper's words: Unsupported Config Type "conf".
+		{[]string{"status", "--config", "newcomer_test.go"}, `config file newcomer_test.go: its extension ".go" does not name a format: name it .yaml, .yml, .toml or .json`},
+		// The embedded server's flags were dropped without a word.
+		{[]string{"coordinator", "--nats-url", "nats://farm:pw@127.0.0.1:1", "--listen", "0.0.0.0:4536"}, "coordinator: --listen and --store-dir set up the embedded NATS server, and --nats-url nats://farm:xxxxx@127.0.0.1:1"},
+		{[]string{"coordinator", "--nats-url", "nats://127.0.0.1:1", "--store-dir", "x"}, "give one or the other"},
 		{[]string{"run", "--storage", "127.0.0.1:9000", "x.yaml"}, `storage: a store "127.0.0.1:9000" reads as a server's host:port`},
 		{[]string{"status", "--storage", "s3:/farm"}, `storage: a store starting "s3:" reads as a URL without its "//"`},
 	} {
@@ -325,6 +332,43 @@ func TestFarmFlagBounds(t *testing.T) {
 		code, _, errOut := captured(t, func() int { return dispatch(args) })
 		if code != 2 || !strings.Contains(errOut, "address already in use") {
 			t.Errorf("%v: exit %d, want 2 and the busy address:\n%s", args, code, errOut)
+		}
+	}
+}
+
+// TestTooManySamples: an empirical distribution of more samples than a
+// task can carry is refused at its key by the dry run and the run, with
+// nothing written. Every task carries its workload: 2·10^5 samples passed
+// every check, then each task was too large to publish, and a farm's
+// campaign stayed "running" for ever.
+func TestTooManySamples(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("name: emp\nservers: 4\nclasses:\n  - {name: a, need: 1, share: 1, service: {dist: empirical, samples: [")
+	for i := 0; i < 6000; i++ {
+		fmt.Fprintf(&b, "%d.5, ", i%7+1)
+	}
+	b.WriteString("1]}}\n  - {name: b, need: 4, share: 1, service: {dist: empirical, samples: [")
+	for i := 0; i < 5000; i++ {
+		fmt.Fprintf(&b, "%d.25, ", i%5+1)
+	}
+	b.WriteString("1]}}\naxes:\n  arrival_rate: [0.1]\npolicies: [fcfs]\nreplications: 2\nrun: {arrivals: 1000}\n")
+	sw := filepath.Join(dir, "emp.yaml")
+	if err := os.WriteFile(sw, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, dry := range []bool{true, false} {
+		data := filepath.Join(t.TempDir(), "data")
+		args := []string{"run", "--storage", data, sw}
+		if dry {
+			args = append(args, "--dry-run")
+		}
+		code, _, errOut := captured(t, func() int { return dispatch(args) })
+		if want := "classes[1].service.samples: 11002 samples in the classes up to this one; at most 10000 in all"; code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("%v: exit %d, want 2 and %q:\n%s", args, code, want, errOut)
+		}
+		if _, err := os.Stat(data); err == nil {
+			t.Errorf("%v: the store directory was made", args)
 		}
 	}
 }

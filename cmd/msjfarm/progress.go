@@ -82,6 +82,9 @@ type progress struct {
 	lastLine  string
 	// lastFinal is the finalisation failure last shown (Status.Finalising).
 	lastFinal string
+	// refusals are the task messages refused by workers shown so far
+	// (Status.Rejected, at most ten).
+	refusals map[string]bool
 }
 
 // plainEvery is the interval of the plain progress lines: often enough to
@@ -190,6 +193,23 @@ func (p *progress) update(s *protocol.Status) {
 		fmt.Fprintf(w, "msjfarm: campaign %s: %s\n", s.Campaign, s.Finalising)
 	}
 	p.lastFinal = s.Finalising
+	for _, r := range s.Rejected {
+		// Shown once each, above the bar: a worker of another msjfarm
+		// version refuses every task, and the line read "0 failed, 0
+		// running, ETA ?" for ever, the cause only in status --json.
+		if p.refusals[r] {
+			continue
+		}
+		if p.refusals == nil {
+			p.refusals = map[string]bool{}
+		}
+		p.refusals[r] = true
+		var w io.Writer = p.w
+		if p.bars != nil {
+			w = p.bars
+		}
+		fmt.Fprintf(w, "msjfarm: campaign %s: %s\n", s.Campaign, r)
+	}
 	if !p.tty {
 		l := p.line(s)
 		if l != p.lastLine && time.Since(p.lastPrint) >= plainEvery {

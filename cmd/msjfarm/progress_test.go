@@ -246,3 +246,28 @@ func TestLiveRateMatchesTerminal(t *testing.T) {
 	}
 	t.Logf("live %.3g tasks/s ETA %.0f s; terminal %.3g tasks/s ETA %s", liveRate, liveETA, termRate, termETA)
 }
+
+// TestRefusalsShown: task messages refused by a worker (a worker of
+// another msjfarm version refuses every one: their content no longer
+// hashes to their ids) are printed once each by the progress and listed
+// by status. The progress read "0/8 done, 0 failed, 0 running, ETA ?"
+// for ever, and only status --json said why.
+func TestRefusalsShown(t *testing.T) {
+	refusal := `task 4892ab: refused by w1: its task content hashes to "0b7b", not to its id 4892ab (forged, corrupted, or from another msjfarm version)`
+	var b bytes.Buffer
+	p := newProgress(&b, 0)
+	s := &protocol.Status{Campaign: "c1", Total: 8, Rejected: []string{refusal}}
+	p.update(s)
+	p.update(s)
+	if got := strings.Count(b.String(), refusal); got != 1 {
+		t.Errorf("the refusal printed %d times, want once:\n%s", got, b.String())
+	}
+	if !strings.Contains(b.String(), "msjfarm: campaign c1: "+refusal+"\n") {
+		t.Errorf("progress output:\n%s", b.String())
+	}
+	var st bytes.Buffer
+	printStatus(&st, []protocol.Status{*s})
+	if !strings.Contains(st.String(), "\n  "+refusal+"\n") {
+		t.Errorf("status does not list the refusal:\n%s", st.String())
+	}
+}

@@ -114,7 +114,22 @@ func (r *runCommand) main() int {
 	if pr.Registry, err = r.trial.apply(pr.Registry); err != nil {
 		return usagef("run: %v", err)
 	}
-	if lf, err := sweep.LoadProfile(pos[0], *r.profile); err == nil && lf.Limit != nil {
+	// Read with --max-spec-size, its errors reported: read with the
+	// default limit and its error dropped, a lowered limit was no bound
+	// on this read (19 s and 3.2 GB for a 20 MB file under 1MiB), and a
+	// limit search past 64 MiB went down the campaign path.
+	fileLimit, err := r.lim.checkFile(pos[0])
+	var lf *sweep.File
+	if err == nil {
+		lf, err = sweep.LoadProfileLimit(pos[0], *r.profile, fileLimit)
+	}
+	if err != nil {
+		pr.Close()
+		warn("run", pr.Registry.Warnings())
+		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
+		return 2
+	}
+	if lf.Limit != nil {
 		return interrupted(ctx, r.limit(ctx, lf, cfg, pr))
 	}
 	return interrupted(ctx, r.campaign(ctx, pos[0], cfg, pr))
@@ -397,17 +412,26 @@ func printRunSummary(ctx context.Context, st storage.Store, p *progress, s *prot
 	if prec, err := st.Get(ctx, archive.PrecisionKey(id)); err == nil {
 		fmt.Printf("precision: %s — %s\n", precisionLine(prec), storedLocation(st, archive.PrecisionKey(id)))
 	}
-	if _, err := st.Stat(ctx, storage.ReportPrefix(id)+"index.html"); err == nil {
+	_, err = st.Stat(ctx, storage.ReportPrefix(id)+"index.html")
+	rendered := err == nil
+	if rendered {
 		fmt.Printf("report: %s\n", reportLocation(st, id))
 	} else {
 		if reportErr != nil {
 			err = reportErr // the cause (a full disk), not the missing page
 		}
-		fmt.Printf("report: not rendered (%v); msjfarm report %s regenerates it\n", err, id)
+		fmt.Printf("report: not rendered (%v); msjfarm report --store --storage %s %s stores it again\n", err, st.URL(), id)
 	}
+	code := 0
 	if s.Failed > 0 {
 		fmt.Fprintf(os.Stderr, "msjfarm run: %d of %d tasks failed (see above; --retry-failed runs them again)\n", s.Failed, s.Total)
-		return 1
+		code = 1
 	}
-	return 0
+	if !rendered {
+		// Exit 0 said all was made, and a script went on to copy a
+		// report that was not there (a full disk).
+		fmt.Fprintf(os.Stderr, "msjfarm run: the report was not rendered (above); the results and summary are stored\n")
+		code = 1
+	}
+	return code
 }

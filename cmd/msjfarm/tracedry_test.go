@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/msjfarm/msjfarm/internal/scratch"
 	"github.com/msjfarm/msjfarm/worker/pluginhost/hosttest"
 )
 
@@ -121,7 +122,7 @@ func TestTraceSweepDryRun(t *testing.T) {
 	if code, _, errs := captured(t, func() int { return dispatch([]string{"run", "--dry-run", sha}) }); code != 1 || !strings.Contains(errs, "named by sha256 alone and no storage is given") {
 		t.Fatalf("dry run of a trace named by sha256 without storage: exit %d\n%s", code, errs)
 	}
-	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+	if left := scratch.Left(tmp); len(left) != 0 {
 		t.Errorf("the dry runs left %v in TMPDIR", left)
 	}
 	// Named by sha256 alone, the trace is read from the storage given, so
@@ -147,7 +148,7 @@ func TestTraceSweepDryRun(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2 and …%s… in\n%s", tc.args, code, tc.want, errs)
 		}
 	}
-	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+	if left := scratch.Left(tmp); len(left) != 0 {
 		t.Errorf("the runs left %v in TMPDIR", left)
 	}
 

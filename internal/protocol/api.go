@@ -249,6 +249,12 @@ type LiveRun struct {
 	PID      int       `json:"pid"`
 	Host     string    `json:"host"`
 	Started  time.Time `json:"started"`
+	// TokenFile holds the embedded server's token, readable by the run's
+	// user only (a file in its private scratch directory): the server
+	// accepted anyone on the machine, and the store advertised it, so any
+	// local user could submit a campaign (with the run's S3 keys) or
+	// cancel one.
+	TokenFile string `json:"token_file,omitempty"`
 }
 
 // LiveRunKey is the storage key of a campaign's LiveRun.

@@ -129,7 +129,11 @@ func checkURLs(list string) error {
 		if !strings.Contains(raw, "://") {
 			parsed = "nats://" + raw // nats.go's reading of host:port
 		}
-		if u, err := url.Parse(parsed); err == nil {
+		// An '@' after the host: a password or token holding '/' and
+		// '@' parses as a host and a path ("nats://farm:hunter2@corp/
+		// 2024x@h" as host "corp"), which was looked up in the DNS and
+		// printed with the rest of the password.
+		if u, err := url.Parse(parsed); err == nil && !strings.Contains(u.Path+u.RawQuery+u.Fragment, "@") {
 			if scheme, _, ok := strings.Cut(raw, "://"); ok && !slices.Contains(natsSchemes, strings.ToLower(u.Scheme)) {
 				return fmt.Errorf("the NATS URL %s: scheme %q is not NATS's (want nats://, tls://, ws:// or wss://; an http:// address is a web server's, MinIO's or a live page's)",
 					redact.URL(raw), scheme)
@@ -272,6 +276,10 @@ func StartEmbedded(o EmbeddedOptions) (*server.Server, string, error) {
 	if err := os.MkdirAll(o.StoreDir, 0o755); err != nil {
 		return nil, "", err
 	}
+	hold, err := lockStoreDir(o.StoreDir)
+	if err != nil {
+		return nil, "", err
+	}
 	opts := &server.Options{
 		ServerName: "msjfarm-embedded",
 		Host:       host,
@@ -302,6 +310,7 @@ func StartEmbedded(o EmbeddedOptions) (*server.Server, string, error) {
 	if o.Logs {
 		s.ConfigureLogger()
 	}
+	hold(s)
 	go s.Start()
 	if !s.ReadyForConnections(30 * time.Second) {
 		s.Shutdown()

@@ -68,13 +68,13 @@ func TestConnectToken(t *testing.T) {
 // the password ("invalid port \":ab+cd\" after host").
 func TestConnectUnparsableURL(t *testing.T) {
 	for _, u := range []string{"nats://farm:ab+cd/EF==@127.0.0.1:4222", "nats://farm:Pw SecretG@127.0.0.1:4222",
-		"nats://127.0.0.1:4222,tls://farm:x/y%zz@h:1"} {
+		"nats://127.0.0.1:4222,tls://farm:x/y%zz@h:1", "nats://farm:hunter2@corp/2024x@127.0.0.1:4520", "nats://tok/enSECRET@127.0.0.1:4222"} {
 		_, err := protocol.Connect(protocol.ConnOptions{URL: u})
 		if err == nil || !strings.Contains(err.Error(), "does not parse as a URL; it is not repeated here") {
 			t.Errorf("Connect(%q) = %v", u, err)
 			continue
 		}
-		for _, piece := range []string{"ab+cd", "EF==", "Secret", "x/y", "farm"} {
+		for _, piece := range []string{"ab+cd", "EF==", "Secret", "x/y", "farm", "corp", "2024x", "hunter2", "tok/en", "SECRET"} {
 			if strings.Contains(err.Error(), piece) {
 				t.Errorf("Connect(%q): the error repeats %q: %v", u, piece, err)
 			}

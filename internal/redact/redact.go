@@ -48,8 +48,11 @@ func URL(u string) string {
 	}
 	p, err := url.Parse(u)
 	// A '/' in a token or password: the URL may still parse, as a host
-	// and a path holding the '@' (nats://to/ken@h reads as host "to").
-	if err != nil || p.Scheme == "" || p.User == nil && strings.Contains(p.Path, "@") {
+	// and a path holding the '@' (nats://to/ken@h reads as host "to"),
+	// with a user before it if the password also holds an '@'
+	// (nats://farm:hunter2@corp/2024x@h reads as password "hunter2" and
+	// host "corp", and "corp/2024x" was shown).
+	if err != nil || p.Scheme == "" || strings.Contains(p.Path+p.RawQuery+p.Fragment, "@") {
 		if _, _, ok := Userinfo(u); ok {
 			// Cut at the last '@': a password holding '/' or '@' does
 			// not parse, and the pattern below stops at its '/'.

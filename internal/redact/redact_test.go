@@ -26,6 +26,7 @@ func TestURL(t *testing.T) {
 		{"nats://farm:ab+cd/EF==@127.0.0.1:4501", "nats://farm:xxxxx@127.0.0.1:4501"},
 		{"nats://farm:Pw Secret@h:1", "nats://farm:xxxxx@h:1"},
 		{"nats://to/ken@h:1", "nats://xxxxx@h:1"},
+		{"nats://farm:hunter2@corp/2024x@127.0.0.1:4520", "nats://farm:xxxxx@127.0.0.1:4520"},
 	} {
 		if got := URL(c.in); got != c.want {
 			t.Errorf("URL(%q) = %q, want %q", c.in, got, c.want)

@@ -90,9 +90,9 @@ type Paired struct {
 	// UnpairedHW / DiffHW is the narrowing the common random numbers
 	// bought.
 	UnpairedHW float64
-	// RelDiff is mean(A_r / B_r) − 1, the mean relative difference, and
-	// RelDiffHW the half-width of its 95% interval (NaN when some B_r is
-	// 0).
+	// RelDiff is mean(A) / mean(B) − 1, the relative difference of the
+	// means, and RelDiffHW the half-width of its 95% interval by the delta
+	// method (NaN when the baseline's mean is 0). Its sign is Diff's.
 	RelDiff, RelDiffHW float64
 	// P is the two-sided p-value of the paired t-test of Diff = 0, PHolm
 	// that p-value adjusted by Holm's method within the metric's family
@@ -404,25 +404,17 @@ func pairOf(name, base string, a, b []float64) Paired {
 	}
 	n := len(a)
 	d := make([]float64, n)
-	ratioOK := true
-	r := make([]float64, n)
 	for i := range a {
 		d[i] = a[i] - b[i]
-		if b[i] == 0 {
-			ratioOK = false
-		} else {
-			r[i] = a[i] / b[i]
-		}
 	}
 	ds := stats.MeanCI(d, Level)
 	c.Diff, c.DiffHW = ds.Mean, ds.HalfWidth
-	if ratioOK {
-		rs := stats.MeanCI(r, Level)
-		c.RelDiff, c.RelDiffHW = rs.Mean-1, rs.HalfWidth
-	} else {
-		c.Note = "the baseline is 0 in some replication: no relative difference"
-	}
 	as, bs := stats.MeanCI(a, Level), stats.MeanCI(b, Level)
+	if bs.Mean != 0 {
+		c.RelDiff, c.RelDiffHW = relDiff(a, b, ds.Mean, as.Mean, bs.Mean)
+	} else {
+		c.Note = "the baseline's mean is 0: no relative difference"
+	}
 	c.UnpairedHW = welchHalfWidth(as.StdDev, bs.StdDev, n)
 	switch se := ds.StdDev / math.Sqrt(float64(n)); {
 	case se > 0:
@@ -433,6 +425,33 @@ func pairOf(name, base string, a, b []float64) Paired {
 		c.P = 0 // the same nonzero difference in every replication
 	}
 	return c
+}
+
+// relDiff is the relative difference of the means of the pairs (a[i],
+// b[i]), whose differences have mean dm, a's mean am and b's bm (not 0):
+// dm/bm, that is am/bm − 1, with the half-width of its 95% interval by
+// the delta method,
+//
+//	t(0.975, n−1) · sd(a_r − R·b_r) / (√n · |bm|),  R = am/bm,
+//
+// the standard error of a ratio estimator, paired: a and b's shared noise
+// cancels in a_r − R·b_r as in the differences.
+//
+// It was the mean of the ratios a_r/b_r − 1, which on heavy-tailed
+// replications (a saturated point's few long busy periods) is dominated by
+// the pairs with a small b_r: nmsr against msf at λ = 7.3 on one-or-all
+// read +14.5% ± 54.2% where the means were 171.5 against 188 (−8.8%), and
+// its interval excluded 0 where the paired t-test did not (p = 0.077). The
+// ratio of the means is what "12% lower E[T]" means, its sign is the
+// difference's, and it needs only the baseline's mean to be nonzero, not
+// every replication's (a policy counter is 0 in some).
+func relDiff(a, b []float64, dm, am, bm float64) (rel, hw float64) {
+	r := am / bm
+	e := make([]float64, len(a))
+	for i := range a {
+		e[i] = a[i] - r*b[i]
+	}
+	return dm / bm, stats.MeanCI(e, Level).HalfWidth / math.Abs(bm)
 }
 
 // welchHalfWidth is the 95% half-width of the difference of two

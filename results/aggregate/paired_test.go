@@ -13,7 +13,8 @@ func nearRel(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, m
 //	differences (1, 2, 3): mean 2, sd 1, hw = t(0.975, 2)·1/√3, where for
 //	  df = 2 t(0.975, 2) = 0.95·√(2/(1 − 0.95²)) = 4.302652729749463,
 //	  so hw = 4.302652729749463/1.7320508075688772 = 2.4841377117503294;
-//	ratios (2, 2, 2): relative difference 1 (+100%), hw 0;
+//	means 4 and 2: relative difference 4/2 − 1 = 1 (+100%); R = 2, and
+//	  a − R·b = (0, 0, 0): hw 0;
 //	paired t = 2/(1/√3) = 2√3, df 2: p = 1 − t/√(2+t²) = 1 − 2√3/√14
 //	  = 0.07417990022744858;
 //	unpaired (Welch): s_a = 2, s_b = 1, se² = 4/3 + 1/3 = 5/3,
@@ -44,10 +45,24 @@ func TestPairOf(t *testing.T) {
 	if one.Verdict != CmpUndefined || one.Note == "" || one.Diff != 1 || !math.IsNaN(one.DiffHW) {
 		t.Errorf("one pair: %+v", one)
 	}
-	// A baseline of 0 in a replication: differences, no ratio.
-	z := pairOf("m", "m", []float64{1, 2}, []float64{0, 1})
+	// A baseline whose mean is 0: differences, no ratio.
+	z := pairOf("m", "m", []float64{1, 2}, []float64{0, 0})
 	if !math.IsNaN(z.RelDiff) || math.IsNaN(z.Diff) || z.Note == "" {
 		t.Errorf("zero baseline: %+v", z)
+	}
+	// A baseline of 0 in one replication only (a policy counter): the
+	// means' ratio is defined. a = (1, 2), b = (0, 1): means 1.5 and 0.5,
+	// relative difference 2 (+200%).
+	if z := pairOf("m", "m", []float64{1, 2}, []float64{0, 1}); z.RelDiff != 2 || z.Note != "" {
+		t.Errorf("baseline 0 in one replication: %+v", z)
+	}
+	// The sign is the means': a = (1, 3), b = (4, 1). The mean of the
+	// ratios (0.25 + 3)/2 − 1 = +62.5% said a was higher; the means are 2
+	// and 2.5, −20%. R = 0.8, a − R·b = (−2.2, 2.2): sd 2.2·√2, so hw =
+	// t(0.975, 1)·2.2·√2/(√2·2.5) = 12.706204736174707·2.2/2.5.
+	flip := pairOf("m", "m", []float64{1, 3}, []float64{4, 1})
+	if !nearRel(flip.RelDiff, -0.2, 1e-12) || !nearRel(flip.RelDiffHW, 12.706204736174707*2.2/2.5, 1e-9) || flip.Diff >= 0 {
+		t.Errorf("sign: rel %.17g ± %.17g (diff %g), want −0.2 ± %.17g", flip.RelDiff, flip.RelDiffHW, flip.Diff, 12.706204736174707*2.2/2.5)
 	}
 	// Identical in every replication: p = 1, indistinguishable.
 	same := pairOf("m", "m", []float64{1, 2}, []float64{1, 2})

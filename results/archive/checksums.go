@@ -12,6 +12,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/msjfarm/msjfarm/internal/scratch"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 )
@@ -94,7 +95,7 @@ func LoadChecksums(ctx context.Context, st storage.Store, id string, m *Manifest
 	// MB for 10^6 results), so it is copied to a temporary file and read
 	// a line at a time, hashed as it is read; the sums are sorted on disk
 	// when many (sumsBuilder).
-	dir, err := os.MkdirTemp("", "msjfarm-checksums-")
+	dir, err := scratch.MkdirTemp("msjfarm-checksums-")
 	if err != nil {
 		return nil, "", err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -140,6 +141,7 @@ func (r *Reader) EachPoint(ctx context.Context, sel func(tid string) bool, fn fu
 		more += len(w) - n
 	}
 	var cur []sweep.Task
+	eng := engines{}
 	flush := func() error {
 		if len(cur) == 0 {
 			return nil
@@ -149,6 +151,7 @@ func (r *Reader) EachPoint(ctx context.Context, sel func(tid string) bool, fn fu
 		if err != nil {
 			return err
 		}
+		eng.add(p.Records)
 		cur = nil
 		if err := fn(p); err != nil {
 			return err
@@ -176,6 +179,7 @@ func (r *Reader) EachPoint(ctx context.Context, sel func(tid string) bool, fn fu
 			return err
 		}
 		keep(w)
+		keep(eng.warnings())
 		sort.Strings(warn)
 		if more > 0 {
 			warn = append(warn, fmt.Sprintf("%d more warnings not listed (the first %d are)", more, maxWarnings))
@@ -271,6 +275,9 @@ func (r *Reader) eachLoaded(ctx context.Context, fn func(PointRecords) error) er
 	if _, err := a.readRecords(ctx, r.st, r.sums); err != nil {
 		return err
 	}
+	eng := engines{}
+	eng.add(a.Records)
+	a.Warnings = append(a.Warnings, eng.warnings()...)
 	sort.Strings(a.Warnings)
 	r.Warnings = a.Warnings
 	a.tasksFromManifest()
@@ -395,6 +402,39 @@ func (s *idSet) unseen() []string {
 		}
 	}
 	out = append(out, s.other...)
+	sort.Strings(out)
+	return out
+}
+
+// engines are the engine versions (sim.Version) of a campaign's results,
+// by policy.
+type engines map[string]map[string]bool
+
+func (e engines) add(recs map[string]*record.Record) {
+	for _, rec := range recs {
+		if rec == nil || rec.Failed() || rec.Result.Engine == "" {
+			continue
+		}
+		if e[rec.Task.Policy] == nil {
+			e[rec.Task.Policy] = map[string]bool{}
+		}
+		e[rec.Task.Policy][rec.Result.Engine] = true
+	}
+}
+
+// warnings names each policy whose results come from more than one
+// engine version: workers of different msjfarm versions ran one campaign,
+// and its means pooled numbers a version bump says may differ, with no
+// word anywhere.
+func (e engines) warnings() []string {
+	var out []string
+	for pol, vs := range e {
+		if len(vs) < 2 {
+			continue
+		}
+		list := slices.Sorted(maps.Keys(vs))
+		out = append(out, fmt.Sprintf("policy %s: results of engine versions %s are pooled (workers of different msjfarm versions ran the campaign); they are not comparable bit for bit: run the campaign again with one version", pol, strings.Join(list, ", ")))
+	}
 	sort.Strings(out)
 	return out
 }

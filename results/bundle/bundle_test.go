@@ -19,6 +19,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/msjfarm/msjfarm/internal/scratch"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/reproduce"
@@ -158,6 +159,22 @@ func TestExportRoundTrip(t *testing.T) {
 			cff, _ := os.ReadFile(filepath.Join(x.Dir, CitationMember))
 			if !bytes.HasPrefix(cff, []byte("cff-version: 1.2.0\n")) || !bytes.Contains(cff, []byte(`- name: "A. Author"`)) {
 				t.Fatalf("CITATION.cff:\n%s", cff)
+			}
+			// The abstract and the crate's description name the report and
+			// plugin binaries only if the archive holds them.
+			var report, plugins bool
+			for _, k := range keys {
+				report = report || strings.HasPrefix(k, storage.ReportPrefix(src.Format.Campaign))
+				plugins = plugins || strings.HasPrefix(k, "plugins/")
+			}
+			desc, _ := crate.Graph[1]["description"].(string)
+			for _, c := range []struct {
+				part string
+				want bool
+			}{{"the report, ", report}, {"the plugin binaries, ", plugins}} {
+				if bytes.Contains(cff, []byte(c.part)) != c.want || strings.Contains(desc, c.part) != c.want {
+					t.Errorf("%q in the descriptions: want %v\nCITATION.cff:\n%s\nro-crate: %s", c.part, c.want, cff, desc)
+				}
 			}
 		})
 	}
@@ -434,6 +451,13 @@ func TestBadArchives(t *testing.T) {
 			ms[i].hdr.Size = int64(len(ms[i].data))
 			return ms
 		}), []string{"member " + IndexMember, "more than an index of the", "padded?"}},
+		// Each was allowed the 1 GiB of any member, and extracted.
+		{"padded provenance", edit(func(ms []member) []member {
+			i := find(ms, ProvenanceMember)
+			ms[i].data = append(bytes.Clone(ms[i].data), bytes.Repeat([]byte(" "), 17<<20)...)
+			ms[i].hdr.Size = int64(len(ms[i].data))
+			return reindex(t, ms)
+		}), []string{"member " + ProvenanceMember, "more than the limit of 16777216 for this member"}},
 		{"plugin hash mismatch", edit(func(ms []member) []member {
 			other := sha256.Sum256([]byte("the real binary"))
 			return reindex(t, insertBefore(ms, ProvenanceMember, reg("store/plugins/evil/"+hex.EncodeToString(other[:]), []byte("#!/bin/sh\nrm -rf /\n"))))
@@ -464,7 +488,7 @@ func TestBadArchives(t *testing.T) {
 					}
 				}
 			}
-			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			if left := scratch.Left(tmp); len(left) != 0 {
 				t.Fatalf("left behind in TMPDIR: %v", left)
 			}
 			if _, err := os.Stat(filepath.Join(filepath.Dir(file), "evil")); err == nil {
@@ -904,5 +928,30 @@ func TestImportObjectGoneMeanwhile(t *testing.T) {
 	}
 	if _, err := dst.Stat(ctx, key); err != nil {
 		t.Fatalf("%s after the import: %v", key, err)
+	}
+}
+
+// TestHeld: the archive's descriptions name the report and the plugin
+// binaries from its members. They named both in every archive, one
+// exported with --no-report of built-in policies too.
+func TestHeld(t *testing.T) {
+	p := &Provenance{Campaign: "0123456789abcdef"}
+	rep := Entry{Path: StorePrefix + storage.ReportPrefix(p.Campaign) + "index.html"}
+	other := Entry{Path: StorePrefix + storage.ReportPrefix("fedcba9876543210") + "index.html"}
+	bin := Entry{Path: StorePrefix + storage.PluginKey("msfq", strings.Repeat("a", 64))}
+	res := Entry{Path: StorePrefix + "results/ab/abcdef0123456789abcdef0123456789.json"}
+	for _, c := range []struct {
+		entries []Entry
+		want    string
+	}{
+		{[]Entry{res}, ""},
+		{[]Entry{res, other}, ""}, // another campaign's report is not this one's
+		{[]Entry{res, rep}, "the report, "},
+		{[]Entry{bin, res}, "the plugin binaries, "},
+		{[]Entry{rep, bin}, "the report, the plugin binaries, "},
+	} {
+		if got := held(p, c.entries); got != c.want {
+			t.Errorf("held(%v) = %q, want %q", c.entries, got, c.want)
+		}
 	}
 }

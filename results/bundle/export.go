@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/scratch"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
@@ -244,7 +245,7 @@ func exportDescription(mw *memberWriter, prov *Provenance, o ExportOptions) erro
 	if err := mw.add(ROCrateMember, roCrate(prov, mw.entries)); err != nil {
 		return err
 	}
-	return mw.add(CitationMember, citation(prov, o.Authors))
+	return mw.add(CitationMember, citation(prov, o.Authors, mw.entries))
 }
 
 // seal writes the index of every member so far and its Merkle root, the
@@ -441,7 +442,7 @@ func binaryKeys(pins *protocol.Pins, prov *Provenance, spec *sweep.File) []strin
 // exportFile streams a large object through a temporary file into the
 // archive; false if it is not in storage.
 func exportFile(ctx context.Context, st storage.Store, key string, mw *memberWriter) (bool, error) {
-	dir, err := os.MkdirTemp("", "msjar-export-")
+	dir, err := scratch.MkdirTemp("msjar-export-")
 	if err != nil {
 		return false, err
 	}

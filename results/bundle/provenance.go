@@ -289,7 +289,7 @@ func roCrate(p *Provenance, written []Entry) []byte {
 			"conformsTo": id("https://w3id.org/ro/crate/1.1"), "about": id("./")},
 		map[string]any{"@id": "./", "@type": "Dataset", "identifier": p.Campaign,
 			"name":          fmt.Sprintf("msjfarm campaign %s (%s)", p.Name, p.Campaign),
-			"description":   fmt.Sprintf("A msjfarm simulation campaign: %d results, their sweep, manifest, summary, report, plugin binaries and provenance (format %s version %d).", p.Records, FormatName, FormatVersion),
+			"description":   fmt.Sprintf("A msjfarm simulation campaign: %d results, their sweep, manifest, summary, %sprovenance (format %s version %d).", p.Records, held(p, written), FormatName, FormatVersion),
 			"datePublished": p.Exported.Format("2006-01-02"), "hasPart": parts, "mentions": id("#run")},
 		map[string]any{"@id": "#msjfarm", "@type": "SoftwareApplication", "name": "msjfarm",
 			"version": p.Exporter.String(), "identifier": p.Exporter.Module},
@@ -305,9 +305,30 @@ func roCrate(p *Provenance, written []Entry) []byte {
 	return b.Bytes()
 }
 
+// held lists, each followed by ", ", the optional parts the archive's
+// members (entries) hold: the report (not with --no-report) and plugin
+// binaries (none when every policy is built in). The descriptions named
+// both whatever the archive held.
+func held(p *Provenance, entries []Entry) string {
+	var report, plugins bool
+	rp := StorePrefix + storage.ReportPrefix(p.Campaign)
+	for _, e := range entries {
+		report = report || strings.HasPrefix(e.Path, rp)
+		plugins = plugins || strings.HasPrefix(e.Path, StorePrefix+"plugins/")
+	}
+	s := ""
+	if report {
+		s += "the report, "
+	}
+	if plugins {
+		s += "the plugin binaries, "
+	}
+	return s
+}
+
 // citation is CITATION.cff (Citation File Format 1.2.0) for the campaign
 // as a dataset.
-func citation(p *Provenance, authors []string) []byte {
+func citation(p *Provenance, authors []string, entries []Entry) []byte {
 	if len(authors) == 0 {
 		authors = []string{"msjfarm user"}
 	}
@@ -323,7 +344,7 @@ func citation(p *Provenance, authors []string) []byte {
 	for _, a := range authors {
 		fmt.Fprintf(&b, "  - name: %s\n", q(a))
 	}
-	fmt.Fprintf(&b, "abstract: %s\n", q(fmt.Sprintf("Simulation campaign %s (%d results) computed with msjfarm; the archive holds the sweep, every result, the report and the plugin binaries needed to re-run it.", p.Campaign, p.Records)))
+	fmt.Fprintf(&b, "abstract: %s\n", q(fmt.Sprintf("Simulation campaign %s (%d results) computed with msjfarm; the archive holds the sweep, every result, %sthe provenance needed to re-run it.", p.Campaign, p.Records, held(p, entries))))
 	b.WriteString("keywords:\n  - multiserver-job scheduling\n  - simulation\n  - msjfarm\n")
 	return []byte(b.String())
 }

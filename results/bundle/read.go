@@ -23,6 +23,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/msjfarm/msjfarm/internal/scratch"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
 )
@@ -66,6 +67,13 @@ func (l Limits) withDefaults() Limits {
 
 // maxFormat bounds msjar/format.json and msjar/signature.json.
 const maxFormat = 64 << 10
+
+// maxDescription bounds provenance.json, ro-crate-metadata.json and
+// CITATION.cff. Export writes them a few kilobytes long: they grow with the
+// plugins, hosts and non-store members, not the results (RO-Crate lists
+// those by directory). A forged archive carried each at the 1 GiB member
+// limit, extracted to disk by every reader.
+const maxDescription = 16 << 20
 
 // Error is a bad archive: which member (empty for the archive as a
 // whole) and why.
@@ -160,7 +168,7 @@ type sink func(name string, mode int64, r io.Reader) error
 // archive streams past (the checksums in a temporary directory: they grow
 // with the campaign); nothing else is written anywhere.
 func Verify(path string, pub ed25519.PublicKey, lim Limits) (*Opened, error) {
-	dir, err := os.MkdirTemp("", "msjar-verify-")
+	dir, err := scratch.MkdirTemp("msjar-verify-")
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +235,7 @@ func (x *Extracted) Close() error { return errors.Join(x.pack.close(), os.Remove
 // removed: a caller sees an extracted archive only when every member
 // matched.
 func Extract(ctx context.Context, file string, pub ed25519.PublicKey, lim Limits) (*Extracted, error) {
-	dir, err := os.MkdirTemp("", "msjar-")
+	dir, err := scratch.MkdirTemp("msjar-")
 	if err != nil {
 		return nil, err
 	}
@@ -472,6 +480,10 @@ func (ar *archiveReader) admit(h *tar.Header) (metaMax int64, err error) {
 	switch name {
 	case FormatMember, SignatureMember:
 		metaMax = maxFormat
+	case ProvenanceMember, ROCrateMember, CitationMember:
+		if h.Size > maxDescription {
+			return 0, ar.bad(name, "declares %d bytes, more than the limit of %d for this member (export writes a few kilobytes)", h.Size, maxDescription)
+		}
 	case IndexMember:
 		metaMax = min(ar.lim.MaxIndex, ar.indexBound())
 	}

@@ -2,8 +2,11 @@ package report
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/csv"
 	"html"
+	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -219,6 +222,17 @@ func TestClippedIntervalMarked(t *testing.T) {
 	if bytes.Contains(out["g.svg"], []byte("CI cut at the axis")) {
 		t.Errorf("clipped-interval legend entry without a clipped interval")
 	}
+	// One replication: every half-width is +Inf, and no bar is drawn (each
+	// was a bar across the whole axis, cut at both ends).
+	for i := range c.hw {
+		c.hw[i] = math.Inf(1)
+	}
+	files = newFiles()
+	_ = render(files, "h", [][]*plot.Plot{{newPlot("t", "x", "y", []curve{c}, true)}}, colW, colH, true)
+	out, _ = collect(files)
+	if bytes.Contains(out["h.svg"], []byte("CI cut at the axis")) {
+		t.Errorf("infinite half-widths drawn as intervals cut at the axis")
+	}
 }
 
 // TestOverlay renders two campaigns in one report: both appear in the
@@ -358,5 +372,39 @@ func TestSummaryTableLoadOnce(t *testing.T) {
 		if tds := strings.Count(row, "<td"); tds != ths {
 			t.Errorf("a row of %d cells under %d headers: %s", tds, ths, row)
 		}
+	}
+}
+
+// TestPNGResolution: the PNGs say they are 300 dpi (a pHYs chunk of 11811
+// pixels per metre) and still decode. They said nothing, and a column
+// figure placed without a width came out 13.75 in wide, at 72 dpi.
+func TestPNGResolution(t *testing.T) {
+	c := curve{label: "x"}
+	c.add(1, 1, 0.1, false)
+	c.add(2, 2, 0.1, false)
+	files := newFiles()
+	if err := render(files, "f", [][]*plot.Plot{{newPlot("t", "x", "y", []curve{c}, true)}}, colW, colH, true); err != nil {
+		t.Fatal(err)
+	}
+	out, err := collect(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := out["f.png"]
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	// 3.3 in at 300 dpi: 990 pixels.
+	if w := img.Bounds().Dx(); w != 990 {
+		t.Errorf("width %d px, want 990", w)
+	}
+	i := bytes.Index(data, []byte("pHYs"))
+	if i != 37 || len(data) < i+13 {
+		t.Fatalf("pHYs at %d, want 37 (right after IHDR)", i)
+	}
+	x, y, unit := binary.BigEndian.Uint32(data[i+4:]), binary.BigEndian.Uint32(data[i+8:]), data[i+12]
+	if x != 11811 || y != 11811 || unit != 1 {
+		t.Errorf("pHYs %d × %d per unit %d, want 11811 per metre (300 dpi)", x, y, unit)
 	}
 }

@@ -658,6 +658,7 @@ func (f *facet) metricFigure(out *files, x, xl, m string) (fig *figure, constant
 func (f *facet) classFigure(out *files, x, xl, cm string, classes int) (*figure, error) {
 	var panels []*plot.Plot
 	var data []panelData
+	var empty []string
 	nonzero := false
 	for ci := 0; ci < classes; ci++ {
 		cname, need := f.class(ci)
@@ -665,10 +666,17 @@ func (f *facet) classFigure(out *files, x, xl, cm string, classes int) (*figure,
 		cs, nz := curvesFor(f, x, name)
 		nonzero = nonzero || nz
 		t := fmt.Sprintf("class %d: %s (need %d)", ci, cname, need)
+		if !anyMark(cs) {
+			// A class no job of which arrived (share 0): its panel was
+			// titled "(no data)", with axes from −1 to 1, half of a
+			// two-class figure.
+			empty = append(empty, fmt.Sprintf("class %d: %s", ci, cname))
+			continue
+		}
 		panels = append(panels, newPlot(t, xl, metricLabel(cm), cs, true, f.lines...))
 		data = append(data, panelData{title: t, cs: cs})
 	}
-	if !nonzero {
+	if !nonzero || len(panels) == 0 {
 		return nil, nil
 	}
 	name := f.prefix + "class_" + cm
@@ -678,7 +686,24 @@ func (f *facet) classFigure(out *files, x, xl, cm string, classes int) (*figure,
 	if err := render(out, name, grid(panels), panW, panH, true); err != nil {
 		return nil, err
 	}
-	return &figure{Name: name, Title: "per class: " + metricLabel(cm), Wide: len(panels) > 1}, nil
+	title := "per class: " + metricLabel(cm)
+	if len(empty) > 0 {
+		title += " (no data, not drawn: " + strings.Join(empty, "; ") + ")"
+	}
+	return &figure{Name: name, Title: title, Wide: len(panels) > 1}, nil
+}
+
+// anyMark reports whether some curve of cs has a point to draw: a finite
+// mean or an unstable point's marker.
+func anyMark(cs []curve) bool {
+	for _, c := range cs {
+		for i, m := range c.mean {
+			if finite(m) || c.unstable[i] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, error) {
@@ -1477,7 +1502,7 @@ Figures are drawn for a column (3.3 in, fonts 8–9 pt; name_page.pdf for a page
 {{if .Skipped}}<p>Not plotted (zero or undefined at every point): {{range $i, $s := .Skipped}}{{if $i}}, {{end}}{{$s}}{{end}}.</p>{{end}}
 {{if .Constant}}<p>Not plotted (constant at every point, a parameter rather than a result): {{range $i, $s := .Constant}}{{if $i}}; {{end}}{{$s}}{{end}}.</p>{{end}}
 {{$f := .}}{{with .Compare}}<h3 id="{{$f.Anchor}}-compare">Paired comparisons against {{.Baseline}}</h3>
-<p class="meta">Mean response time of each series relative to {{.Baseline}} at the same scenario: mean over the pairs of replications with the same seed (common random numbers: the same jobs) of E[T]/E[T<sub>{{.Baseline}}</sub>] − 1, with its 95% Student-t confidence interval over the pairs. Verdict from the paired t-test, its p-value Holm-adjusted over every compared point of this figure (family-wise error 5%). Undefined where either side's means are bounds (unstable or truncated). CRN × is the width of the interval independent samples would give (Welch) divided by the paired one{{if .Gain}}: common random numbers narrowed the intervals {{.Gain}}{{end}}. Every metric's comparison is in summary_long.csv.</p>
+<p class="meta">Mean response time of each series relative to {{.Baseline}} at the same scenario: the ratio of the means over the pairs of replications with the same seed (common random numbers: the same jobs), E[T]/E[T<sub>{{.Baseline}}</sub>] − 1, with its 95% confidence interval over the pairs (delta method). Verdict from the paired t-test, its p-value Holm-adjusted over every compared point of this figure (family-wise error 5%). Undefined where either side's means are bounds (unstable or truncated). CRN × is the width of the interval independent samples would give (Welch) divided by the paired one{{if .Gain}}: common random numbers narrowed the intervals {{.Gain}}{{end}}. Every metric's comparison is in summary_long.csv.</p>
 <div class="scroll"><table class="sortable">
 <thead><tr><th>series</th><th>{{$.XLabel}}</th><th>E[T] vs {{.Baseline}}</th><th>verdict</th><th>p (Holm)</th><th>pairs</th><th>CRN ×</th><th>note</th></tr></thead>
 <tbody>

@@ -49,6 +49,12 @@ func simulateCampaign(t testing.TB, name string, pols []policyRun, rates []float
 	if err != nil {
 		t.Fatal(err)
 	}
+	return simulateSpec(t, spec, pols, rates, reps, arrivals)
+}
+
+// simulateSpec is simulateCampaign of a workload spec.
+func simulateSpec(t testing.TB, spec workload.Spec, pols []policyRun, rates []float64, reps int, arrivals int64) Campaign {
+	t.Helper()
 	var tasks []sweep.Task
 	recs := map[string]*record.Record{}
 	for _, lam := range rates {
@@ -271,5 +277,37 @@ func TestWriteEmpty(t *testing.T) {
 	checkReport(t, dir, nil)
 	if b, _ := os.ReadFile(filepath.Join(dir, "manifest.json")); string(b) != "not json" {
 		t.Errorf("manifest.json = %q, want the bytes given", b)
+	}
+}
+
+// TestClassWithoutJobs: a class that no job of which arrived (share 0)
+// has no panel in the per-class figures, and the figure's title says so.
+// It had a panel titled "(no data)" with both axes from −1 to 1, half of
+// a two-class figure.
+func TestClassWithoutJobs(t *testing.T) {
+	spec, err := workload.Named("one-or-all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Classes = append([]workload.ClassSpec(nil), spec.Classes...)
+	spec.Classes[1].Share = 0
+	c := simulateSpec(t, spec, []policyRun{fcfsRun()}, []float64{1, 2}, 2, 3000)
+	files, err := Render(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(files["class_mean_response.svg"])
+	if svg == "" {
+		t.Fatal("no class_mean_response.svg")
+	}
+	name := spec.Classes[1].Name
+	if strings.Contains(svg, "(no data)") || strings.Contains(svg, "class 1: "+name) {
+		t.Errorf("the class without jobs has a panel")
+	}
+	if !strings.Contains(svg, "class 0: "+spec.Classes[0].Name) {
+		t.Errorf("the class with jobs has no panel")
+	}
+	if idx := string(files["index.html"]); !strings.Contains(idx, "no data, not drawn: class 1: "+name) {
+		t.Errorf("index.html does not say class 1 is not drawn")
 	}
 }
