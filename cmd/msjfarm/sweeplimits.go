@@ -76,7 +76,17 @@ func (l *sweepLimits) checkPlan(path string, c *sweep.Campaign) error {
 	if l.points == nil || l.tasks == nil {
 		return nil
 	}
-	return l.tooLarge(path, int64(c.Points), int64(c.File.Replications))
+	reps := int64(c.File.Replications)
+	if p := c.File.Precision; p != nil && int64(p.MaxReplications) > reps {
+		// What the campaign may grow to: the initial replications alone
+		// let max_replications: 100000000 on 16,000 points through
+		// --max-tasks 40000, a campaign of up to 1.6·10^12 tasks whose
+		// ids the coordinator holds.
+		if err := l.tooLarge(path, int64(c.Points), int64(p.MaxReplications)); err != nil {
+			return fmt.Errorf("%w (precision.max_replications %d: what the campaign may grow to)", err, p.MaxReplications)
+		}
+	}
+	return l.tooLarge(path, int64(c.Points), reps)
 }
 
 // size is the limits as sweep.PlanWithin takes them, which refuses a

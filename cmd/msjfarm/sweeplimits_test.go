@@ -84,6 +84,20 @@ func TestSweepLimits(t *testing.T) {
 			}
 		}
 	}
+	// Precision mode: what the campaign may grow to counts. Its initial
+	// replications alone let max_replications 10^8 through.
+	prec := filepath.Join(dir, "prec.yaml")
+	if err := os.WriteFile(prec, []byte(limitTestSweep+"precision: {metric: mean_response, rel_half_width: 0.05, max_replications: 100000000}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"submit", "run"} {
+		code, _, errs := captured(t, func() int {
+			return dispatch([]string{cmd, "--dry-run", "--storage", data, "--max-tasks", "1000", prec})
+		})
+		if want := "500000000 tasks (5 points × 100000000 replications), more than --max-tasks 1000"; code != 2 || !strings.Contains(errs, want) || !strings.Contains(errs, "what the campaign may grow to") {
+			t.Errorf("%s precision: exit %d, want 2 and %q in\n%s", cmd, code, want, errs)
+		}
+	}
 	// At the limits, the dry run accepts it.
 	code, out, errs := captured(t, func() int {
 		return runSubmit([]string{"--dry-run", "--max-points", "5", "--max-tasks", "15", "--max-spec-size", strconv.Itoa(size), sw})
