@@ -85,6 +85,9 @@ func (co *Coordinator) validate(ctx context.Context, req *protocol.SubmitRequest
 	if err := co.checkPins(ctx, camp.ID, req.Pins); err != nil {
 		return "", nil, fmt.Errorf("invalid sweep: %w", err)
 	}
+	if err := co.checkTaskSize(camp); err != nil {
+		return "", nil, fmt.Errorf("invalid sweep: %w", err)
+	}
 	// A trace is replayed from its uploaded content only (never from a
 	// path): it must be in storage, with the size the sweep pins. The
 	// coordinator never reads it; the workers bound and verify it.
@@ -94,6 +97,39 @@ func (co *Coordinator) validate(ctx context.Context, req *protocol.SubmitRequest
 		}
 	}
 	return specKey, camp, nil
+}
+
+// errFirstTask stops Campaign.Each at its first task.
+var errFirstTask = errors.New("first task")
+
+// checkTaskSize refuses a campaign whose first task's message does not fit
+// in one message of the NATS server (its max_payload, less room for the
+// headers): every task carries its workload, and a workload of 15,000
+// classes made each task 1.5 MB. The campaign was created, its first
+// publication failed ("maximum payload exceeded"), and each reconcile
+// tried again: it stayed running for ever. A campaign's tasks differ
+// only by their parameters and axes, so the first stands for the rest.
+func (co *Coordinator) checkTaskSize(camp *sweep.Campaign) error {
+	limit := co.nc.MaxPayload() - 4096
+	if limit <= 0 {
+		return nil
+	}
+	var size int
+	err := camp.Each(func(t sweep.Task) error {
+		data, err := json.Marshal(protocol.TaskMsg{Campaign: camp.ID, Task: t, ResultKey: co.expectedKey(camp.ID, t), Store: co.storeID})
+		if err != nil {
+			return err
+		}
+		size = len(data)
+		return errFirstTask
+	})
+	if err != nil && !errors.Is(err, errFirstTask) {
+		return err
+	}
+	if int64(size) > limit {
+		return fmt.Errorf("a task's message is %d bytes, more than the %d the NATS server takes in one (its max_payload, less room for headers): every task carries its workload; give fewer classes or samples", size, limit)
+	}
+	return nil
 }
 
 // campaignFor is the campaign camp describes (created if new).

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -343,11 +344,19 @@ func TestTwoWorkerProcesses(t *testing.T) {
 		t.Fatalf("results: %v\n%s", err, out)
 	}
 	t.Logf("msjfarm results:\n%s", out)
-	// The readers of a campaign's records read it from MinIO a point at
-	// a time (archive.Reader, over the S3 store's paged listing).
+	// The readers of a campaign's records read it from MinIO (archive.
+	// Reader, over the S3 store's paged listing): the report, from every
+	// record.
+	repDir := filepath.Join(f.dir, "report")
+	out, err = f.run("report", id, "--out", repDir)
+	if _, serr := os.Stat(filepath.Join(repDir, "index.html")); err != nil || serr != nil {
+		t.Fatalf("report: %v, %v\n%s", err, serr, out)
+	}
+	// A series compared with itself printed a table of 0% ± 0, "no
+	// difference": refused.
 	out, err = f.run("results", id, "--compare", "fcfs,fcfs")
-	if err != nil || !strings.Contains(out, "fcfs against fcfs") {
-		t.Fatalf("results --compare: %v\n%s", err, out)
+	if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 2 || !strings.Contains(out, "a series compared with itself") {
+		t.Fatalf("results --compare fcfs,fcfs: %v, want exit 2\n%s", err, out)
 	}
 	out, err = f.run("reproduce", id, "--sample", "2", "--runner", "inprocess")
 	if err != nil || !strings.Contains(out, "2 tasks: 2 bit-identical, 0 different, 0 errors") {

@@ -151,6 +151,20 @@ func TestKubernetesManifests(t *testing.T) {
 	if co.Spec.Replicas == nil || *co.Spec.Replicas != 1 || co.Spec.Strategy.Type != "Recreate" {
 		t.Errorf("coordinator: want exactly one, replaced with Recreate")
 	}
+	// The submit job reads the farm's store as the coordinator does: a
+	// limit search, a trace or a plugin sweep failed ("give the farm's
+	// --storage") without it.
+	storageOf := func(o *k8sObject) string {
+		for _, e := range o.Spec.Template.Spec.Containers[0].Env {
+			if e.Name == "MSJFARM_STORAGE" {
+				return e.Value
+			}
+		}
+		return ""
+	}
+	if sj := get("Job/msjfarm-submit"); storageOf(sj) == "" || storageOf(sj) != storageOf(co) {
+		t.Errorf("submit job's MSJFARM_STORAGE %q, want the coordinator's %q", storageOf(sj), storageOf(co))
+	}
 	w := get("Deployment/msjfarm-worker")
 	if w.Spec.Replicas == nil || *w.Spec.Replicas < 2 {
 		t.Errorf("worker replicas %v", w.Spec.Replicas)

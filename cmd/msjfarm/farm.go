@@ -107,7 +107,7 @@ func exitOnInterrupt(cmd string) (creating func()) {
 // Its errors are sweep.Errors: "file:line:col: key.path: what is wrong",
 // with the nearest names for a misspelt one.
 func validateSweep(path string, cat sweep.Catalog, profile string, traceLimit int64) (*sweep.File, *sweep.Campaign, []byte, error) {
-	f, c, trace, err := planSweep(path, cat, profile, traceLimit, nil, nil)
+	f, c, trace, err := planSweep(path, nil, cat, profile, traceLimit, nil, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -115,20 +115,6 @@ func validateSweep(path string, cat sweep.Catalog, profile string, traceLimit in
 		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return f, c, trace, nil
-}
-
-// loadSweep reads a sweep file under its profile, and the trace it
-// replays if any.
-func loadSweep(path, profile string, traceLimit, fileLimit int64) (*sweep.File, []byte, error) {
-	f, err := sweep.LoadProfileLimit(path, profile, fileLimit)
-	if err != nil {
-		return nil, nil, err
-	}
-	trace, err := sweep.ReadTraceFile(f, traceLimit)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, trace, nil
 }
 
 func printWarnings(c *sweep.Campaign) {
@@ -551,17 +537,26 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 			return usagef("submit: %v", err)
 		}
 		warn("submit", reg.Warnings())
+		// Read once, under --max-spec-size, its errors reported: it was
+		// read once more with the default limit and the error dropped, to
+		// see whether it is a limit search (49 s and 970 MB before a
+		// lowered --max-spec-size refused a 20 MB file).
 		fileLimit, err := lim.checkFile(ff.fs.Arg(0))
 		if err != nil {
 			return usagef("submit: %v", err)
 		}
-		if code, ok := submitLimit(ctx, ff, reg, ff.fs.Arg(0), *profile, fileLimit, *pin, *retry, *wait, *dry, creating); ok {
+		lf, err := sweep.LoadProfileLimit(ff.fs.Arg(0), *profile, fileLimit)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
+			return 2
+		}
+		if code, ok := submitLimit(ctx, ff, reg, ff.fs.Arg(0), lf, *pin, *retry, *wait, *dry, creating); ok {
 			return code
 		}
 		// Planned within the limits, tasks not generated (the dry run
 		// generates them one at a time, -wait only to name failed tasks
 		// at the end).
-		f, camp, trace, err := planSweep(ff.fs.Arg(0), reg, *profile, traceLimit, lim, storedTrace(ctx, ff, traceLimit))
+		f, camp, trace, err := planSweep(ff.fs.Arg(0), lf, reg, *profile, traceLimit, lim, storedTrace(ctx, ff, traceLimit))
 		if err == nil {
 			err = applyVerify(ff.fs, *verify, f)
 		}

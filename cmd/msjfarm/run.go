@@ -132,7 +132,7 @@ func (r *runCommand) main() int {
 	if lf.Limit != nil {
 		return interrupted(ctx, r.limit(ctx, lf, cfg, pr))
 	}
-	return interrupted(ctx, r.campaign(ctx, pos[0], cfg, pr))
+	return interrupted(ctx, r.campaign(ctx, pos[0], lf, cfg, pr))
 }
 
 // interrupted is code, or 130 when a signal ended ctx and the command
@@ -209,10 +209,10 @@ func (r *runCommand) limit(ctx context.Context, lf *sweep.File, cfg worker.Runne
 // run) with the live page's address opened before any work, so that a
 // busy or invalid one fails at once, the store checked writable, the
 // runner chosen and the trace uploaded; then local.Run, and the summary.
-func (r *runCommand) campaign(ctx context.Context, path string, cfg worker.RunnerConfig, pr *worker.PluginRunner) int {
+func (r *runCommand) campaign(ctx context.Context, path string, lf *sweep.File, cfg worker.RunnerConfig, pr *worker.PluginRunner) int {
 	// The dry run generates the tasks one at a time (local.PlanCampaign):
 	// planned, not materialised, its memory is O(points), not O(tasks).
-	f, camp, trace, err := planSweep(path, pr.Registry, *r.profile, r.traceLimit, r.lim, storedTrace(ctx, r.ff, r.traceLimit))
+	f, camp, trace, err := planSweep(path, lf, pr.Registry, *r.profile, r.traceLimit, r.lim, storedTrace(ctx, r.ff, r.traceLimit))
 	if err == nil {
 		err = applyVerify(r.ff.fs, *r.verify, f)
 	}

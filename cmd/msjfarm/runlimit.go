@@ -422,16 +422,9 @@ func farmProbeRun(nc *nats.Conn, st storage.Store, reg *registry.Registry, pin, 
 // ok is false for a file without one. The search needs the farm's storage
 // (--storage) to read the rounds' records, and waits for every round
 // whatever --wait says (the next round's rates depend on this one's).
-func submitLimit(ctx context.Context, ff *farmFlags, reg *registry.Registry, path, profile string, fileLimit int64, pin, retry, wait, dry bool, creating func()) (int, bool) {
-	// Read with --max-spec-size (fileLimit) and its error reported: read
-	// with the default and the error dropped, a lowered limit bounded
-	// nothing here (49 s and 970 MB before the size was refused), and a
-	// limit search past 64 MiB was taken for a campaign.
-	f, err := sweep.LoadProfileLimit(path, profile, fileLimit)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
-		return 2, true
-	}
+// f is the file as read (a limit search past 64 MiB had been read with
+// the default limit, failed, and was taken for a campaign).
+func submitLimit(ctx context.Context, ff *farmFlags, reg *registry.Registry, path string, f *sweep.File, pin, retry, wait, dry bool, creating func()) (int, bool) {
 	if f.Limit == nil {
 		return 0, false
 	}

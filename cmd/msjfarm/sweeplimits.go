@@ -76,7 +76,17 @@ func (l *sweepLimits) checkPlan(path string, c *sweep.Campaign) error {
 	if l.points == nil || l.tasks == nil {
 		return nil
 	}
-	return l.tooLarge(path, int64(c.Points), int64(c.File.Replications))
+	reps := int64(c.File.Replications)
+	if p := c.File.Precision; p != nil && int64(p.MaxReplications) > reps {
+		// What the campaign may grow to: the initial replications alone
+		// let max_replications: 100000000 on 16,000 points through
+		// --max-tasks 40000, a campaign of up to 1.6·10^12 tasks whose
+		// ids the coordinator holds.
+		if err := l.tooLarge(path, int64(c.Points), int64(p.MaxReplications)); err != nil {
+			return fmt.Errorf("%w (precision.max_replications %d: what the campaign may grow to)", err, p.MaxReplications)
+		}
+	}
+	return l.tooLarge(path, int64(c.Points), reps)
 }
 
 // size is the limits as sweep.PlanWithin takes them, which refuses a
@@ -111,15 +121,25 @@ func (l *sweepLimits) tooLarge(path string, points, reps int64) error {
 // memory proportional to its points. A trace named by sha256 alone is
 // read with stored (storedTrace; nil: not read, and its checks fall to
 // the workers).
-func planSweep(path string, cat sweep.Catalog, profile string, traceLimit int64, lim *sweepLimits, stored func(sum string, size int64) ([]byte, error)) (*sweep.File, *sweep.Campaign, []byte, error) {
+//
+// loaded, if not nil, is the file as read already (run and submit read it
+// first to see whether it is a limit search): a 20 MB sweep was parsed
+// twice, 18 s each time.
+func planSweep(path string, loaded *sweep.File, cat sweep.Catalog, profile string, traceLimit int64, lim *sweepLimits, stored func(sum string, size int64) ([]byte, error)) (*sweep.File, *sweep.Campaign, []byte, error) {
 	if lim == nil {
 		lim = &sweepLimits{}
 	}
-	fileLimit, err := lim.checkFile(path)
-	if err != nil {
-		return nil, nil, nil, err
+	f := loaded
+	if f == nil {
+		fileLimit, err := lim.checkFile(path)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if f, err = sweep.LoadProfileLimit(path, profile, fileLimit); err != nil {
+			return nil, nil, nil, err
+		}
 	}
-	f, trace, err := loadSweep(path, profile, traceLimit, fileLimit)
+	trace, err := sweep.ReadTraceFile(f, traceLimit)
 	if err != nil {
 		return nil, nil, nil, err
 	}

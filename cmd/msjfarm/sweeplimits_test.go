@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -84,6 +85,20 @@ func TestSweepLimits(t *testing.T) {
 			}
 		}
 	}
+	// Precision mode: what the campaign may grow to counts. Its initial
+	// replications alone let max_replications 10^8 through.
+	prec := filepath.Join(dir, "prec.yaml")
+	if err := os.WriteFile(prec, []byte(limitTestSweep+"precision: {metric: mean_response, rel_half_width: 0.05, max_replications: 100000000}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"submit", "run"} {
+		code, _, errs := captured(t, func() int {
+			return dispatch([]string{cmd, "--dry-run", "--storage", data, "--max-tasks", "1000", prec})
+		})
+		if want := "500000000 tasks (5 points × 100000000 replications), more than --max-tasks 1000"; code != 2 || !strings.Contains(errs, want) || !strings.Contains(errs, "what the campaign may grow to") {
+			t.Errorf("%s precision: exit %d, want 2 and %q in\n%s", cmd, code, want, errs)
+		}
+	}
 	// At the limits, the dry run accepts it.
 	code, out, errs := captured(t, func() int {
 		return runSubmit([]string{"--dry-run", "--max-points", "5", "--max-tasks", "15", "--max-spec-size", strconv.Itoa(size), sw})
@@ -163,6 +178,27 @@ func TestSubmitSpecByReference(t *testing.T) {
 	f, err := protocol.GetSpec(ctx, st, cs.SpecKey)
 	if err != nil || f.Name != "limits" {
 		t.Fatalf("stored spec: %v", err)
+	}
+
+	// Tasks too large for one message (every task carries its workload:
+	// 800 classes here): refused before anything is created. The campaign
+	// was created, its publication failed, and it stayed running for ever.
+	var cl strings.Builder
+	for i := range 800 {
+		fmt.Fprintf(&cl, "  - {name: class-%d, need: 1, share: 1, service: {dist: exp, mean: 1}}\n", i)
+	}
+	wide := filepath.Join(dir, "wide.yaml")
+	body := "name: wide\nservers: 4\nclasses:\n" + cl.String() + "axes:\n  arrival_rate: [0.1]\npolicies: [fcfs]\nreplications: 1\nrun: {arrivals: 1000}\n"
+	if err := os.WriteFile(wide, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = captured(t, func() int { return runSubmit([]string{"--nats-url", url, "--storage", data, wide}) })
+	if code == 0 || !strings.Contains(errs, "a task's message is") || !strings.Contains(errs, "more than the 28672 the NATS server takes in one") {
+		t.Fatalf("submit of tasks too large: exit %d\n%s", code, errs)
+	}
+	code, out, _ = captured(t, func() int { return dispatch([]string{"status", "--nats-url", url}) })
+	if code != 0 || strings.Contains(out, "wide") {
+		t.Errorf("the refused campaign is listed (exit %d):\n%s", code, out)
 	}
 }
 
