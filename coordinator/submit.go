@@ -116,7 +116,7 @@ func (co *Coordinator) checkTaskSize(camp *sweep.Campaign) error {
 	}
 	var size int
 	err := camp.Each(func(t sweep.Task) error {
-		data, err := json.Marshal(protocol.TaskMsg{Campaign: camp.ID, Task: t, ResultKey: co.expectedKey(camp.ID, t), Store: co.storeID})
+		data, err := co.taskMessage(camp.ID, t)
 		if err != nil {
 			return err
 		}
@@ -678,10 +678,15 @@ func (co *Coordinator) publish(ctx context.Context, id string, epoch int, tasks 
 
 const publishWindow = 1000
 
+// taskMessage is the message that publishes task t of campaign id.
+func (co *Coordinator) taskMessage(id string, t sweep.Task) ([]byte, error) {
+	return json.Marshal(protocol.TaskMsg{Campaign: id, Task: t, ResultKey: co.expectedKey(id, t), Store: co.storeID})
+}
+
 func (co *Coordinator) publishBatch(ctx context.Context, id string, epoch int, tasks []sweep.Task) error {
 	futures := make([]jetstream.PubAckFuture, 0, len(tasks))
 	for _, t := range tasks {
-		data, err := json.Marshal(protocol.TaskMsg{Campaign: id, Task: t, ResultKey: co.expectedKey(id, t), Store: co.storeID})
+		data, err := co.taskMessage(id, t)
 		if err != nil {
 			return err
 		}

@@ -85,11 +85,16 @@ func envFlags(root *cobra.Command) []string {
 // visitEnvFlags calls fn with each flag of each command under root that
 // reads its flags from the environment and a config file.
 func visitEnvFlags(root *cobra.Command, fn func(*pflag.Flag)) {
+	visitEnvCommands(root, func(_ *cobra.Command, f *pflag.Flag) { fn(f) })
+}
+
+// visitEnvCommands is visitEnvFlags with the command each flag is of.
+func visitEnvCommands(root *cobra.Command, fn func(*cobra.Command, *pflag.Flag)) {
 	if root.Annotations[envAnnotation] != "" {
-		root.Flags().VisitAll(fn)
+		root.Flags().VisitAll(func(f *pflag.Flag) { fn(root, f) })
 	}
 	for _, c := range root.Commands() {
-		visitEnvFlags(c, fn)
+		visitEnvCommands(c, fn)
 	}
 }
 
@@ -208,21 +213,12 @@ func init() {
 	configTrialFlags = sync.OnceValue(func() map[string]*configFlag {
 		var code int
 		out := map[string]*configFlag{}
-		var visit func(c *cobra.Command)
-		visit = func(c *cobra.Command) {
-			if c.Annotations[envAnnotation] != "" {
-				c.Flags().VisitAll(func(f *pflag.Flag) {
-					if out[f.Name] == nil {
-						out[f.Name] = &configFlag{flag: f}
-					}
-					out[f.Name].commands = append(out[f.Name].commands, c.CommandPath())
-				})
+		visitEnvCommands(newRoot(&code), func(c *cobra.Command, f *pflag.Flag) {
+			if out[f.Name] == nil {
+				out[f.Name] = &configFlag{flag: f}
 			}
-			for _, sub := range c.Commands() {
-				visit(sub)
-			}
-		}
-		visit(newRoot(&code))
+			out[f.Name].commands = append(out[f.Name].commands, c.CommandPath())
+		})
 		return out
 	})
 }

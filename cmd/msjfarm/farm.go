@@ -541,11 +541,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		// read once more with the default limit and the error dropped, to
 		// see whether it is a limit search (49 s and 970 MB before a
 		// lowered --max-spec-size refused a 20 MB file).
-		fileLimit, err := lim.checkFile(ff.fs.Arg(0))
-		if err != nil {
-			return usagef("submit: %v", err)
-		}
-		lf, err := sweep.LoadProfileLimit(ff.fs.Arg(0), *profile, fileLimit)
+		lf, err := lim.load(ff.fs.Arg(0), *profile)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
 			return 2

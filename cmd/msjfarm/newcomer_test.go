@@ -363,6 +363,8 @@ func TestTooManySamples(t *testing.T) {
 		if dry {
 			args = append(args, "--dry-run")
 		}
+		// Class 0 has 6000 samples and a closing 1, class 1 5000 and a
+		// closing 1: 6001 + 5001 = 11002 > 10000, at classes[1].
 		code, _, errOut := captured(t, func() int { return dispatch(args) })
 		if want := "classes[1].service.samples: 11002 samples in the classes up to this one; at most 10000 in all"; code != 2 || !strings.Contains(errOut, want) {
 			t.Errorf("%v: exit %d, want 2 and %q:\n%s", args, code, want, errOut)

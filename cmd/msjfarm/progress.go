@@ -177,6 +177,16 @@ func (p *progress) line(s *protocol.Status) string {
 		fin, s.Total, pct, s.Failed, s.Running, sig(rate, 3), time.Since(p.start).Round(time.Second), eta)
 }
 
+// note prints a line about campaign id above the bar (through mpb, which
+// keeps the bar below it), or in the plain output; the caller holds p.mu.
+func (p *progress) note(id, msg string) {
+	var w io.Writer = p.w
+	if p.bars != nil {
+		w = p.bars
+	}
+	fmt.Fprintf(w, "msjfarm: campaign %s: %s\n", id, msg)
+}
+
 func (p *progress) update(s *protocol.Status) {
 	p.smu.Lock()
 	p.last = *s
@@ -186,11 +196,7 @@ func (p *progress) update(s *protocol.Status) {
 	if s.Finalising != "" && s.Finalising != p.lastFinal {
 		// Shown once each time it changes, above the bar: every task is
 		// finished, and the line alone read "ETA 0s" for ever.
-		var w io.Writer = p.w
-		if p.bars != nil {
-			w = p.bars
-		}
-		fmt.Fprintf(w, "msjfarm: campaign %s: %s\n", s.Campaign, s.Finalising)
+		p.note(s.Campaign, s.Finalising)
 	}
 	p.lastFinal = s.Finalising
 	for _, r := range s.Rejected {
@@ -204,11 +210,7 @@ func (p *progress) update(s *protocol.Status) {
 			p.refusals = map[string]bool{}
 		}
 		p.refusals[r] = true
-		var w io.Writer = p.w
-		if p.bars != nil {
-			w = p.bars
-		}
-		fmt.Fprintf(w, "msjfarm: campaign %s: %s\n", s.Campaign, r)
+		p.note(s.Campaign, r)
 	}
 	if !p.tty {
 		l := p.line(s)

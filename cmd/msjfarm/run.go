@@ -118,11 +118,7 @@ func (r *runCommand) main() int {
 	// default limit and its error dropped, a lowered limit was no bound
 	// on this read (19 s and 3.2 GB for a 20 MB file under 1MiB), and a
 	// limit search past 64 MiB went down the campaign path.
-	fileLimit, err := r.lim.checkFile(pos[0])
-	var lf *sweep.File
-	if err == nil {
-		lf, err = sweep.LoadProfileLimit(pos[0], *r.profile, fileLimit)
-	}
+	lf, err := r.lim.load(pos[0], *r.profile)
 	if err != nil {
 		pr.Close()
 		warn("run", pr.Registry.Warnings())

@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/msjfarm/msjfarm/internal/flock"
 	"github.com/msjfarm/msjfarm/storage"
 )
 
@@ -46,14 +46,9 @@ func lockCampaign(ctx context.Context, st storage.Store, id string) (unlock func
 				return func() {}, nil
 			}
 		}
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-			holder, _ := os.ReadFile(path)
+		if !flock.TryLock(f) {
 			f.Close()
-			who := strings.TrimSpace(string(holder))
-			if who == "" {
-				who = "another process"
-			}
-			return nil, fmt.Errorf("campaign %s is being run on %s by %s: wait for it to finish, or stop it (its results are kept, and running the same command again resumes)", id, storeURL, who)
+			return nil, fmt.Errorf("campaign %s is being run on %s by %s: wait for it to finish, or stop it (its results are kept, and running the same command again resumes)", id, storeURL, flock.Holder(path))
 		}
 		// The holder removes the file as it lets go: a lock taken on a
 		// file no longer at path is no lock (take the new one).
@@ -63,11 +58,10 @@ func lockCampaign(ctx context.Context, st storage.Store, id string) (unlock func
 			f.Close()
 			continue
 		}
-		_ = f.Truncate(0)
-		_, _ = f.WriteAt([]byte("msjfarm run pid "+strconv.Itoa(os.Getpid())+" since "+time.Now().Format(time.DateTime)+"\n"), 0)
+		flock.Mark(f, "msjfarm run pid "+strconv.Itoa(os.Getpid()))
 		return func() {
 			_ = os.Remove(path)
-			_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+			flock.Unlock(f)
 			f.Close()
 		}, nil
 	}

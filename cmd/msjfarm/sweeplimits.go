@@ -70,6 +70,16 @@ func (l *sweepLimits) checkFile(path string) (int64, error) {
 	return limit, nil
 }
 
+// load reads the sweep file under its profile within --max-spec-size
+// (checkFile).
+func (l *sweepLimits) load(path, profile string) (*sweep.File, error) {
+	fileLimit, err := l.checkFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return sweep.LoadProfileLimit(path, profile, fileLimit)
+}
+
 // checkPlan refuses a planned campaign with more points or tasks than the
 // limits.
 func (l *sweepLimits) checkPlan(path string, c *sweep.Campaign) error {
@@ -131,11 +141,8 @@ func planSweep(path string, loaded *sweep.File, cat sweep.Catalog, profile strin
 	}
 	f := loaded
 	if f == nil {
-		fileLimit, err := lim.checkFile(path)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if f, err = sweep.LoadProfileLimit(path, profile, fileLimit); err != nil {
+		var err error
+		if f, err = lim.load(path, profile); err != nil {
 			return nil, nil, nil, err
 		}
 	}

@@ -5,12 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"golang.org/x/sys/unix"
+
+	"github.com/msjfarm/msjfarm/internal/flock"
 )
 
 // storeLockName is the file in an embedded server's store directory whose
@@ -65,18 +64,12 @@ func lockStoreDir(dir string) (hold func(*server.Server), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded NATS: store directory %s: %w", dir, err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		holder, _ := os.ReadFile(f.Name())
+	if !flock.TryLock(f) {
 		f.Close()
-		who := strings.TrimSpace(string(holder))
-		if who == "" {
-			who = "another process"
-		}
-		return nil, fmt.Errorf("embedded NATS: store directory %s is in use by %s: two servers on one store directory corrupt it; give this one its own --store-dir, or connect to the running one with --nats-url", dir, who)
+		return nil, fmt.Errorf("embedded NATS: store directory %s is in use by %s: two servers on one store directory corrupt it; give this one its own --store-dir, or connect to the running one with --nats-url", dir, flock.Holder(f.Name()))
 	}
 	host, _ := os.Hostname()
-	_ = f.Truncate(0)
-	_, _ = f.WriteAt([]byte("msjfarm pid "+strconv.Itoa(os.Getpid())+" on "+host+" since "+time.Now().Format(time.DateTime)+"\n"), 0)
+	flock.Mark(f, "msjfarm pid "+strconv.Itoa(os.Getpid())+" on "+host)
 	l := &storeLock{f: f}
 	storeLocks.m[abs] = l
 	return func(s *server.Server) { l.srv = s }, nil

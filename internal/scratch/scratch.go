@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/msjfarm/msjfarm/internal/flock"
 )
 
 const (
@@ -67,11 +69,9 @@ func Dir() (string, error) {
 		return "", err
 	}
 	f, err := os.OpenFile(filepath.Join(tmp, lockName), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if err == nil {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err != nil {
-			f.Close()
-		}
+	if err == nil && !flock.TryLock(f) {
+		f.Close()
+		err = errors.New("scratch: a new lock file is locked already")
 	}
 	if err != nil {
 		_ = os.RemoveAll(tmp)
@@ -158,7 +158,7 @@ func abandoned(d string) bool {
 		return false
 	}
 	defer f.Close()
-	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil
+	return flock.TryLock(f)
 }
 
 // Left lists what is in dir (a test's $TMPDIR) besides scratch

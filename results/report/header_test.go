@@ -204,21 +204,12 @@ func TestClippedIntervalMarked(t *testing.T) {
 		}
 		c.add(float64(i+1), m, hw, false)
 	}
-	files := newFiles()
-	if err := render(files, "f", [][]*plot.Plot{{newPlot("t", "x", "y", []curve{c}, true)}}, colW, colH, true); err != nil {
-		t.Fatal(err)
-	}
-	out, err := collect(files)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := renderCurve(t, "f", c)
 	if !bytes.Contains(out["f.svg"], []byte("CI cut at the axis")) {
 		t.Errorf("legend lacks the clipped-interval entry")
 	}
 	c.hw[3] = 0.1 * c.mean[3]
-	files = newFiles()
-	_ = render(files, "g", [][]*plot.Plot{{newPlot("t", "x", "y", []curve{c}, true)}}, colW, colH, true)
-	out, _ = collect(files)
+	out = renderCurve(t, "g", c)
 	if bytes.Contains(out["g.svg"], []byte("CI cut at the axis")) {
 		t.Errorf("clipped-interval legend entry without a clipped interval")
 	}
@@ -227,12 +218,25 @@ func TestClippedIntervalMarked(t *testing.T) {
 	for i := range c.hw {
 		c.hw[i] = math.Inf(1)
 	}
-	files = newFiles()
-	_ = render(files, "h", [][]*plot.Plot{{newPlot("t", "x", "y", []curve{c}, true)}}, colW, colH, true)
-	out, _ = collect(files)
+	out = renderCurve(t, "h", c)
 	if bytes.Contains(out["h.svg"], []byte("CI cut at the axis")) {
 		t.Errorf("infinite half-widths drawn as intervals cut at the axis")
 	}
+}
+
+// renderCurve renders curve c as a one-panel column figure named name and
+// returns its files (name.svg, name.png, ...).
+func renderCurve(t *testing.T, name string, c curve) map[string][]byte {
+	t.Helper()
+	files := newFiles()
+	if err := render(files, name, [][]*plot.Plot{{newPlot("t", "x", "y", []curve{c}, true)}}, colW, colH, true); err != nil {
+		t.Fatal(err)
+	}
+	out, err := collect(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestOverlay renders two campaigns in one report: both appear in the
@@ -382,15 +386,7 @@ func TestPNGResolution(t *testing.T) {
 	c := curve{label: "x"}
 	c.add(1, 1, 0.1, false)
 	c.add(2, 2, 0.1, false)
-	files := newFiles()
-	if err := render(files, "f", [][]*plot.Plot{{newPlot("t", "x", "y", []curve{c}, true)}}, colW, colH, true); err != nil {
-		t.Fatal(err)
-	}
-	out, err := collect(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := out["f.png"]
+	data := renderCurve(t, "f", c)["f.png"]
 	img, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
 		t.Fatalf("decode: %v", err)
