@@ -151,8 +151,18 @@ type campaign struct {
 	incomplete   int
 	incompleteAt time.Time
 	// rejected are the first task messages workers refused (content
-	// not matching the task id), for the status; see noteRejected.
-	rejected []string
+	// not matching the task id), for the status, and rejectedN all of
+	// them (apply).
+	rejected  []string
+	rejectedN int
+	// recErr is the last reconcile's error and recFails the failures in
+	// a row, cleared by one that succeeds (reconcileLocked). They are in
+	// the status (Reconciling): a campaign whose tasks cannot be
+	// published (the NATS server's JetStream store full, a subject its
+	// user may not publish to) stayed "running" with nothing queued, and
+	// only the coordinator's log said why.
+	recErr   error
+	recFails int
 	// finalMu is held by a running finalisation (which can take tens of
 	// seconds: the report is rendered) and by Submit while it resets the
 	// campaign, so that the two never interleave.
@@ -208,9 +218,16 @@ func (c *campaign) status() protocol.Status {
 	if c.st.State != protocol.CampaignRunning {
 		s.Queued = 0
 	}
-	s.Rejected = append([]string(nil), c.rejected...)
+	s.Rejected, s.RejectedTotal = append([]string(nil), c.rejected...), c.rejectedN
 	if c.finalErr != nil && s.State == protocol.CampaignRunning {
 		s.Finalising = fmt.Sprintf("finalising the campaign failed %s (tried again at each reconcile): %v", times(c.finalFails), c.finalErr)
+	}
+	if c.recErr != nil && s.State == protocol.CampaignRunning {
+		n := times(c.recFails)
+		if c.recFails > 1 {
+			n += " in a row"
+		}
+		s.Reconciling = fmt.Sprintf("reading the campaign's results and task stream and publishing its missing tasks failed %s (tried again at each reconcile): %v", n, c.recErr)
 	}
 	if c.ver != nil {
 		vs := c.ver.status()
@@ -566,6 +583,7 @@ func (c *campaign) apply(task string, st protocol.TaskState) {
 		if len(c.rejected) < maxRejected {
 			c.rejected = append(c.rejected, fmt.Sprintf("task %s: refused by %s: %s", task, st.Worker, st.Error))
 		}
+		c.rejectedN++
 		delete(c.running, task)
 		return
 	}

@@ -428,6 +428,7 @@ func (co *Coordinator) listAndPublish(ctx context.Context, c *campaign, camp *sw
 
 // reconcileLocked is reconcile; the caller holds c.recMu.
 func (co *Coordinator) reconcileLocked(ctx context.Context, c *campaign, publish bool) (published, queued, existing int, err error) {
+	defer func() { co.noteReconcile(ctx, c, err) }()
 	co.mu.Lock()
 	listed := c.tl != nil
 	co.mu.Unlock()
@@ -458,6 +459,33 @@ func (co *Coordinator) reconcileLocked(ctx context.Context, c *campaign, publish
 	}
 	co.maybeFinalize(ctx, c)
 	return published, queued, existing + reused, err
+}
+
+// noteReconcile keeps the failures in a row of c's reconciles for the
+// status (campaign.recErr); a reconcile cut short by its context (the
+// coordinator stopping, a submission's client gone) is not one.
+func (co *Coordinator) noteReconcile(ctx context.Context, c *campaign, err error) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	switch {
+	case err == nil:
+		c.recErr, c.recFails = nil, 0
+	case ctx.Err() == nil:
+		c.recErr, c.recFails = err, c.recFails+1
+	}
+}
+
+// ReconcileError is the failures in a row of campaign id's reconciles and
+// the last one's error (0, nil: the last one succeeded), for a caller
+// that owns the farm and would rather stop than wait for ever (local.Run:
+// `msjfarm run` whose embedded NATS server's store is full).
+func (co *Coordinator) ReconcileError(id string) (int, error) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if c := co.camps[id]; c != nil {
+		return c.recFails, c.recErr
+	}
+	return 0, nil
 }
 
 // classify records the stored results c does not know yet as done or

@@ -82,6 +82,8 @@ type progress struct {
 	lastLine  string
 	// lastFinal is the finalisation failure last shown (Status.Finalising).
 	lastFinal string
+	// lastRec is the reconcile failure last shown (Status.Reconciling).
+	lastRec string
 	// refusals are the task messages refused by workers shown so far
 	// (Status.Rejected, at most ten).
 	refusals map[string]bool
@@ -199,6 +201,12 @@ func (p *progress) update(s *protocol.Status) {
 		p.note(s.Campaign, s.Finalising)
 	}
 	p.lastFinal = s.Finalising
+	if s.Reconciling != "" && s.Reconciling != p.lastRec {
+		// Tasks that cannot be published: the line read "0 running, ETA
+		// ?" for ever, the cause only in the coordinator's log.
+		p.note(s.Campaign, s.Reconciling)
+	}
+	p.lastRec = s.Reconciling
 	for _, r := range s.Rejected {
 		// Shown once each, above the bar: a worker of another msjfarm
 		// version refuses every task, and the line read "0 failed, 0

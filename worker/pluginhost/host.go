@@ -980,13 +980,17 @@ func (in *Info) check() error {
 	if err := checkName("plugin name", in.Name); err != nil {
 		return err
 	}
-	in.Version, in.Engine, in.GoVersion = termtext.Printable(in.Version), termtext.Printable(in.Engine), termtext.Printable(in.GoVersion)
+	// Values shown inside one line are one line: a version ending in
+	// "\nmsjfarm: sandbox check: all plugins confined … OK" printed that
+	// line in `plugin info` as if msjfarm had. Docs may have lines (they
+	// are printed indented, under their policy).
+	in.Version, in.Engine, in.GoVersion = termtext.OneLine(in.Version), termtext.OneLine(in.Engine), termtext.OneLine(in.GoVersion)
 	for i := range in.Policies {
 		p := &in.Policies[i]
 		if err := checkName("policy name", p.Name); err != nil {
 			return err
 		}
-		p.Doc, p.Preemption = termtext.Printable(p.Doc), termtext.Printable(p.Preemption)
+		p.Doc, p.Preemption = termtext.Printable(p.Doc), termtext.OneLine(p.Preemption)
 		for j := range p.Params {
 			q := &p.Params[j]
 			if err := checkName("policy "+p.Name+": parameter name", q.Name); err != nil {
@@ -994,7 +998,7 @@ func (in *Info) check() error {
 			}
 			q.Doc = termtext.Printable(q.Doc)
 			for k, v := range q.Enum {
-				q.Enum[k] = termtext.Printable(v)
+				q.Enum[k] = termtext.OneLine(v)
 			}
 		}
 	}

@@ -140,6 +140,10 @@ var attacks = []struct {
 	{"prlimit", "operation not permitted"},
 	{"setpriority", "operation not permitted"},
 	{"memfd", "operation not permitted"},
+	{"shm", "operation not permitted"},
+	{"msgq", "operation not permitted"},
+	{"sem", "operation not permitted"},
+	{"inotify", "operation not permitted"},
 }
 
 // A hostile plugin, built against the SDK, tries every attack of issue #28
@@ -228,7 +232,7 @@ func TestHostilePluginUnconfined(t *testing.T) {
 	tg := newHostileTargets(t)
 	h := newHost(t, pluginhost.Config{Sandbox: sandboxOff(t), Env: tg.env})
 	b := pluginhost.Binary{Path: binary("hostile")}
-	for _, a := range []string{"config", "store", "tcp", "bind"} {
+	for _, a := range []string{"config", "store", "tcp", "bind", "shm", "inotify"} {
 		_, err := h.Run(context.Background(), b, request(t, "hostile-"+a, 100, 1), pluginhost.RunOptions{})
 		if err == nil || !strings.Contains(err.Error(), "attack "+a+" SUCCEEDED") {
 			t.Errorf("%s without the sandbox: want the attack to succeed, got %v", a, err)
@@ -397,6 +401,13 @@ func TestPluginTmpQuota(t *testing.T) {
 			_, err = h.Run(context.Background(), b, request(t, "hostile-diskhidden", 100, 1), pluginhost.RunOptions{})
 			if !errors.Is(err, pluginhost.ErrQuota) || !strings.Contains(err.Error(), "into its private TMPDIR, past the 32 MiB a plugin process may") {
 				t.Fatalf("diskhidden: want the process killed at the quota, got %v", err)
+			}
+			// And removed files kept mapped, their descriptors closed:
+			// neither walk saw them ("SUCCEEDED: held 400 MiB of removed
+			// files … past the quota").
+			_, err = h.Run(context.Background(), b, request(t, "hostile-diskmapped", 100, 1), pluginhost.RunOptions{})
+			if !errors.Is(err, pluginhost.ErrQuota) || !strings.Contains(err.Error(), "into its private TMPDIR, past the 32 MiB a plugin process may") {
+				t.Fatalf("diskmapped: want the process killed at the quota, got %v", err)
 			}
 			if _, err := h.Run(context.Background(), b, request(t, "hostile-honest", 2000, 1), pluginhost.RunOptions{}); err != nil {
 				t.Fatalf("an honest replication after: %v", err)

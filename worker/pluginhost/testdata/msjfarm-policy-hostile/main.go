@@ -106,6 +106,48 @@ var attacks = map[string]func(p *hostile) (string, error){
 		}
 		return "typed into the worker's terminal", nil
 	},
+	// SysV shared memory, message queues and semaphores: memory no
+	// limit of the process counts, kept by the kernel after it exits,
+	// and state shared with every other plugin of the machine's (one
+	// uid): a plugin left 2 GiB of segments behind. What it gets it
+	// removes, so that a control run leaves nothing.
+	"shm": func(*hostile) (string, error) {
+		id, _, e := syscall.Syscall(syscall.SYS_SHMGET, 0 /* IPC_PRIVATE */, 1<<20, 0o1600 /* IPC_CREAT|0600 */)
+		if e != 0 {
+			return "", e
+		}
+		syscall.Syscall(syscall.SYS_SHMCTL, id, 0 /* IPC_RMID */, 0)
+		return "created a SysV shared memory segment", nil
+	},
+	"msgq": func(*hostile) (string, error) {
+		id, _, e := syscall.Syscall(syscall.SYS_MSGGET, 0, 0o1600, 0)
+		if e != 0 {
+			return "", e
+		}
+		syscall.Syscall(syscall.SYS_MSGCTL, id, 0, 0)
+		return "created a SysV message queue", nil
+	},
+	"sem": func(*hostile) (string, error) {
+		id, _, e := syscall.Syscall(syscall.SYS_SEMGET, 0, 1, 0o1600)
+		if e != 0 {
+			return "", e
+		}
+		syscall.Syscall6(syscall.SYS_SEMCTL, id, 0, 0, 0, 0, 0)
+		return "created a SysV semaphore set", nil
+	},
+	// Other users' and plugins' file activity (names, times) in /tmp,
+	// which Landlock does not cover.
+	"inotify": func(*hostile) (string, error) {
+		fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC)
+		if err != nil {
+			return "", err
+		}
+		defer syscall.Close(fd)
+		if _, err := syscall.InotifyAddWatch(fd, "/tmp", syscall.IN_CREATE); err != nil {
+			return "created an inotify instance", err
+		}
+		return "watching /tmp", nil
+	},
 	"store": func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_STORE")) },
 	"cache": func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_CACHE")) },
 	"home":  func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_HOME")) },
@@ -210,6 +252,35 @@ var attacks = map[string]func(p *hostile) (string, error){
 		}
 		time.Sleep(10 * time.Second)
 		return fmt.Sprintf("held %d MiB in %d removed files of %s", n>>20, len(held), os.TempDir()), nil
+	},
+	// Files of TMPDIR removed but one page of each kept mapped (the
+	// descriptor closed): 16 MiB each, up to 1 GiB, held 10 s.
+	"diskmapped": func(*hostile) (string, error) {
+		chunk := make([]byte, 1<<20)
+		var held [][]byte
+		n := 0
+		for n < 1<<30 {
+			f, err := os.CreateTemp("", "mapped")
+			if err != nil {
+				return fmt.Sprintf("held %d MiB", n>>20), err
+			}
+			for range 16 {
+				if _, err := f.Write(chunk); err != nil {
+					f.Close()
+					return fmt.Sprintf("held %d MiB", n>>20), err
+				}
+				n += len(chunk)
+			}
+			m, err := syscall.Mmap(int(f.Fd()), 0, 4096, syscall.PROT_READ, syscall.MAP_SHARED)
+			f.Close()
+			os.Remove(f.Name())
+			if err != nil {
+				return fmt.Sprintf("held %d MiB", n>>20), err
+			}
+			held = append(held, m)
+		}
+		time.Sleep(10 * time.Second)
+		return fmt.Sprintf("held %d MiB in %d removed, mapped files of %s", n>>20, len(held), os.TempDir()), nil
 	},
 	"diskfill": func(*hostile) (string, error) {
 		chunk := make([]byte, 1<<20)
