@@ -609,3 +609,54 @@ func asLimitHelper(path string) {
 	}
 	fmt.Println("replication: ok")
 }
+
+// A plugin's process is killed for CPU its replications do not use: 64
+// goroutines spinning on after its replication ended took every core of
+// the worker while each result recorded 0.04 s of CPU (idle, more than
+// half a core over a window), and spinning past its GOMAXPROCS (1 here)
+// within a replication fails that replication, not to be retried. The
+// host goes on with a new process. Waits on the process's death, with a
+// ceiling far above the 5 s window.
+func TestPluginCPU(t *testing.T) {
+	for _, c := range bothWays {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHost(t, pluginhost.Config{Sandbox: c.sb(t), MaxConcurrent: 1})
+			b := pluginhost.Binary{Path: binary("hostile")}
+			_, err := h.Run(context.Background(), b, request(t, "hostile-spin", 100, 1), pluginhost.RunOptions{})
+			msg := fmt.Sprint(err)
+			i := strings.Index(msg, "spinning in pid ")
+			if i < 0 {
+				t.Fatalf("spin: %v", err)
+			}
+			var pid int
+			fmt.Sscan(msg[i+len("spinning in pid "):], &pid)
+			for deadline := time.Now().Add(2 * time.Minute); syscall.Kill(pid, 0) == nil; time.Sleep(100 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the spinning plugin process %d still runs after 2 minutes", pid)
+				}
+			}
+			if _, err := h.Run(context.Background(), b, request(t, "hostile-honest", 2000, 1), pluginhost.RunOptions{}); err != nil {
+				t.Fatalf("an honest replication after: %v", err)
+			}
+			if n := h.Starts(); n != 2 {
+				t.Errorf("%d plugin processes started, want 2", n)
+			}
+
+			// Past its GOMAXPROCS (1) within a replication: a margin of
+			// −0.5 cores, since on a loaded machine the spinner gets
+			// fewer cores than it asks for (at +0.5 it did not cross
+			// 1.5 beside four busy loops on these 2 cores).
+			h1 := newHost(t, pluginhost.Config{Sandbox: c.sb(t), MaxConcurrent: 1, Env: []string{"GOMAXPROCS=1"}, CPUMargin: -0.5})
+			_, err = h1.Run(context.Background(), b, request(t, "hostile-spinprocs", 100, 1), pluginhost.RunOptions{})
+			var pe *pluginhost.Error
+			if !errors.Is(err, pluginhost.ErrCPU) || !errors.As(err, &pe) || pe.Retryable() ||
+				!strings.Contains(err.Error(), "more than the 1 its GOMAXPROCS gives (-0.5)") {
+				t.Fatalf("spinprocs: want the process killed for its CPU, got %v", err)
+			}
+			t.Logf("spinprocs: %.300s", err)
+			if _, err := h1.Run(context.Background(), b, request(t, "hostile-honest", 2000, 1), pluginhost.RunOptions{}); err != nil {
+				t.Fatalf("an honest replication after: %v", err)
+			}
+		})
+	}
+}

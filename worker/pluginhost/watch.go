@@ -47,8 +47,85 @@ type watcher struct {
 	// replications it ran then are known (killNow).
 	proc atomic.Pointer[proc]
 	// overQuota is what watch found in the TMPDIR when it killed the
-	// process (0: it did not); overThreads, the threads it counted.
-	overQuota, overThreads atomic.Int64
+	// process (0: it did not); overThreads, the threads it counted;
+	// overCPU, the thousandths of a core it measured (cpuWatch).
+	overQuota, overThreads, overCPU atomic.Int64
+	// idleCPU: the process was killed for using CPU with no replication
+	// in flight (else for using more cores than its GOMAXPROCS).
+	idleCPU atomic.Bool
+}
+
+// cpuWindow is the span over which a plugin process's CPU time is
+// judged, and idleCores and defaultCPUMargin its allowances (cpuWatch).
+const (
+	cpuWindow        = 5 * time.Second
+	idleCores        = 0.5
+	defaultCPUMargin = 0.5
+)
+
+// cpuWatch judges a plugin process's CPU time (all its threads, from
+// /proc) over windows of cpuWindow. A replication reports its engine
+// thread's CPU time only, so a plugin that started 64 goroutines spinning
+// for ever, then ran its replications honestly, took every core of its
+// worker while each result recorded 0.04 s (the worker's other slots
+// slowed to a sixth). Two rules no honest plugin comes near:
+//
+//   - idle: in a window with no replication in flight at any sample, at
+//     most idleCores on average (an idle Go process uses next to none);
+//   - any window: at most its GOMAXPROCS cores plus a margin (Go code
+//     runs on at most GOMAXPROCS threads at once, the collector's
+//     included; more means the plugin raised it, or spins in threads of
+//     its own).
+//
+// What it does not catch: a plugin that spins only while its own
+// replications run and within its GOMAXPROCS, which is the host's (the
+// worker's cores): that is the CPU the host gave the process.
+type cpuWatch struct {
+	pid    int
+	procs  int                     // the plugin's GOMAXPROCS
+	margin float64                 // cores beyond it (Config.CPUMargin)
+	cpu    func(int) time.Duration // sandbox.CPU
+	start  time.Time
+	cpu0   time.Duration
+	busy   bool // a replication in flight (or no Info yet) at some sample
+	calls  int64
+}
+
+// observe is what watch knows of w's process at a sample: whether a
+// replication is in flight (or the process has not answered Info), and
+// how many calls it has been given.
+func observe(w *watcher) (inflight bool, calls int64) {
+	p := w.proc.Load()
+	if p == nil {
+		return true, 0
+	}
+	calls = p.calls.Load()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inflight > 0, calls
+}
+
+// sample takes one measure at now; at the end of a window it returns the
+// cores used over it and whether a rule was broken. A call made since
+// the last sample counts as in flight (a short replication between two
+// samples).
+func (c *cpuWatch) sample(now time.Time, inflight bool, calls int64) (cores float64, idle, over bool) {
+	c.busy = c.busy || inflight || calls != c.calls
+	c.calls = calls
+	if c.start.IsZero() {
+		c.start, c.cpu0 = now, c.cpu(c.pid)
+		return 0, false, false
+	}
+	elapsed := now.Sub(c.start)
+	if elapsed < cpuWindow {
+		return 0, false, false
+	}
+	cpu := c.cpu(c.pid)
+	cores = float64(cpu-c.cpu0) / float64(elapsed)
+	idle = !c.busy
+	over = (idle && cores > idleCores) || cores > float64(c.procs)+c.margin
+	c.start, c.cpu0, c.busy = now, cpu, inflight
+	return cores, idle, over
 }
 
 // watch kills w's process group once it runs more than MaxThreads threads
@@ -59,13 +136,26 @@ type watcher struct {
 // (dirSize).
 func (h *Host) watch(w *watcher) {
 	quota, maxThreads := h.cfg.TmpQuota, int64(h.cfg.MaxThreads)
+	cw := cpuWatch{pid: w.pid, procs: h.pluginProcs(), margin: h.cpuMargin(), cpu: sandbox.CPU}
 	t := time.NewTicker(watchPoll)
 	defer t.Stop()
 	for i := 1; ; i++ {
+		var now time.Time
 		select {
 		case <-w.exited:
 			return
-		case <-t.C:
+		case now = <-t.C:
+		}
+		if i%tmpEvery == 0 {
+			inflight, calls := observe(w)
+			if cores, idle, over := cw.sample(now, inflight, calls); over {
+				w.overCPU.Store(int64(cores * 1000))
+				w.idleCPU.Store(idle)
+				h.logger.Error("plugin used more CPU than it may; killing its process", "binary", w.path, "pid", w.pid,
+					"cores", fmt.Sprintf("%.2f", cores), "idle", idle, "gomaxprocs", cw.procs)
+				h.killNow(w)
+				return
+			}
 		}
 		if maxThreads > 0 {
 			if n := sandbox.Threads(w.pid); n > maxThreads {

@@ -106,6 +106,20 @@ var attacks = map[string]func(p *hostile) (string, error){
 		}
 		return "typed into the worker's terminal", nil
 	},
+	// 64 goroutines spinning for ever, then the replication ends: the
+	// process, idle, takes every core it may, and no result shows it.
+	"spin": func(*hostile) (string, error) {
+		spin(64)
+		return fmt.Sprintf("spinning in pid %d", os.Getpid()), nil
+	},
+	// The same past its GOMAXPROCS, within a replication that lasts a
+	// minute.
+	"spinprocs": func(*hostile) (string, error) {
+		runtime.GOMAXPROCS(64)
+		spin(64)
+		time.Sleep(time.Minute)
+		return fmt.Sprintf("spun a minute in pid %d", os.Getpid()), nil
+	},
 	// SysV shared memory, message queues and semaphores: memory no
 	// limit of the process counts, kept by the kernel after it exits,
 	// and state shared with every other plugin of the machine's (one
@@ -407,6 +421,17 @@ func (p *hostile) Init(s *sdk.System) error {
 		return fmt.Errorf("attack %s refused: %w (after: %s)", p.name, err, got)
 	}
 	return fmt.Errorf("attack %s SUCCEEDED: %s", p.name, got)
+}
+
+// spin starts n goroutines that spin for ever.
+func spin(n int) {
+	for range n {
+		go func() {
+			for x := 0; ; x++ {
+				_ = x
+			}
+		}()
+	}
 }
 
 // startThreads starts want OS threads, each held by a goroutine locked to
