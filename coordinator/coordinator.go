@@ -622,7 +622,10 @@ func (co *Coordinator) watch(ctx context.Context, w jetstream.KeyWatcher) error 
 			case !ok && ctx.Err() != nil:
 				return nil
 			case !ok:
-				return errors.New("coordinator: task-state watcher closed")
+				// The server dropped the task-state bucket: a restart
+				// without its JetStream store (or a deleted bucket).
+				return fmt.Errorf("coordinator: the NATS server closed its watch of the task states (bucket %s): did it restart without its JetStream store? "+
+					"Start the coordinator again to recreate its streams and buckets; campaigns the server no longer knows are resumed by submitting their sweeps again (stored results are reused, nothing finished runs again)", protocol.TaskBucket)
 			case e == nil: // the bucket has been replayed
 				if !ready {
 					ready = true

@@ -2,6 +2,8 @@ package coordinator_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,12 +11,14 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
+	"github.com/msjfarm/msjfarm/worker/pluginhost"
 )
 
 // TestReconcileFailureShown: a NATS server whose JetStream store is too
@@ -86,5 +90,100 @@ func TestReconcileFailureShown(t *testing.T) {
 	}
 	if n, mx := cr.total(); n != 2400 || mx != 1 {
 		t.Fatalf("runs: %d total, max %d per task; want 2400 and 1", n, mx)
+	}
+}
+
+// TestTaskBucketLost: a NATS server that lost its JetStream state (a
+// restart with the store wiped) closes the coordinator's watch of the
+// task states; the coordinator stops saying so and what to do. It said
+// "task-state watcher closed".
+func TestTaskBucketLost(t *testing.T) {
+	e := newEnv(t)
+	co, err := coordinator.New(context.Background(), coordinator.Options{Conn: e.nc, Store: e.store, Reconcile: 500 * time.Millisecond, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- co.Run(ctx) }()
+	<-co.Ready()
+	js, _ := jetstream.New(e.nc)
+	if err := js.DeleteKeyValue(ctx, protocol.TaskBucket); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "did it restart without its JetStream store?") {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the coordinator went on without its task-state bucket")
+	}
+}
+
+// TestWorkerWithoutThePolicy: a farm with one worker that cannot run a
+// campaign's policy (its plugin runner finds no binary for it and has no
+// fallback: an in-process worker beside plugin workers is the same case)
+// and one that can. The first gives its deliveries back instead of
+// failing them: every task is done by the second, none failed. Before,
+// each task the first drew failed for good ("attempt 1 of 5 on w6:
+// unknown policy"). With max_deliver 20 the chance that a task is drawn
+// by the first worker every time is 2^-20 a task.
+func TestWorkerWithoutThePolicy(t *testing.T) {
+	e := newEnv(t)
+	co, _ := e.startCoordinator(protocol.Layout{MaxDeliver: 20})
+	var cr countRunner
+	e.startWorker(worker.Options{Concurrency: 2, Name: "lacks", RetryDelay: 10 * time.Millisecond,
+		Runner: &worker.PluginRunner{Host: pluginhost.New(pluginhost.Config{}), Dirs: []string{t.TempDir()}}})
+	e.startWorker(worker.Options{Concurrency: 2, Name: "has", RetryDelay: 10 * time.Millisecond, Runner: &cr})
+	r, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := waitDone(t, co, r.Campaign, 5*time.Minute)
+	if s.State != protocol.CampaignDone || s.Done != 6 || s.Failed != 0 {
+		t.Fatalf("status %+v", s)
+	}
+	if n, mx := cr.total(); n != 6 || mx != 1 {
+		t.Fatalf("runs on the worker with the policy: %d, max %d a task; want 6 and 1", n, mx)
+	}
+}
+
+// TestFailedSubmitLeavesNothing: a submission the store refuses (a file
+// where its specs/ directory goes: ENOTDIR, which holds even for root,
+// as a full disk or a rotated key does) fails, and the coordinator does
+// not list a campaign for it. It listed "(no name, no state) …
+// 0001-01-01" for ever, which cancel called "campaign … is : nothing was
+// cancelled". A later submission, once the store takes it, runs.
+func TestFailedSubmitLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "specs"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	st, err := storage.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.store = st
+	co, _ := e.startCoordinator(protocol.Layout{})
+	f := loadSpec(t, "testdata/small.yaml")
+	if _, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: f}); err == nil || !strings.Contains(err.Error(), "storing the sweep spec") {
+		t.Fatalf("submit to a store that refuses the spec: %v", err)
+	}
+	if list := co.List(); len(list) != 0 {
+		t.Fatalf("campaigns listed after a failed submission: %+v", list)
+	}
+	if err := os.Remove(filepath.Join(dir, "specs")); err != nil {
+		t.Fatal(err)
+	}
+	e.startWorker(worker.Options{Concurrency: 2, Name: "w"})
+	r, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := waitDone(t, co, r.Campaign, 5*time.Minute); s.State != protocol.CampaignDone || s.Done != 6 {
+		t.Fatalf("status %+v", s)
 	}
 }

@@ -40,7 +40,31 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	if err != nil {
 		return nil, err
 	}
-	return co.submitCampaign(ctx, co.campaignFor(camp), req, camp, specKey)
+	c, created := co.campaignFor(camp)
+	rep, err := co.submitCampaign(ctx, c, req, camp, specKey)
+	if err != nil && created {
+		co.dropUnstored(c)
+	}
+	return rep, err
+}
+
+// dropUnstored forgets c, which a submission that failed before its
+// campaign state was stored (the store refused the spec: a full disk, a
+// rotated key) had created: status listed it for ever, "(no name, no
+// state) … 0001-01-01", and cancel said "campaign … is : nothing was
+// cancelled". A campaign NATS holds, or that another submission is
+// working on, stays.
+func (co *Coordinator) dropUnstored(c *campaign) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := co.h.Campaigns.Get(ctx, c.id); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return
+	}
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if co.camps[c.id] == c && c.submitting == 0 {
+		delete(co.camps, c.id)
+	}
 }
 
 // submitCampaign stores and publishes a validated submission of c.
@@ -133,15 +157,15 @@ func (co *Coordinator) checkTaskSize(camp *sweep.Campaign) error {
 }
 
 // campaignFor is the campaign camp describes (created if new).
-func (co *Coordinator) campaignFor(camp *sweep.Campaign) *campaign {
+func (co *Coordinator) campaignFor(camp *sweep.Campaign) (c *campaign, created bool) {
 	co.mu.Lock()
 	defer co.mu.Unlock()
-	c := co.camps[camp.ID]
+	c = co.camps[camp.ID]
 	if c == nil {
-		c = &campaign{id: camp.ID, finished: make(chan struct{})}
+		c, created = &campaign{id: camp.ID, finished: make(chan struct{})}, true
 		co.camps[camp.ID] = c
 	}
-	return c
+	return c, created
 }
 
 // loadTaskList gives c its task list, generated from camp, if it has none
