@@ -15,6 +15,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -186,4 +187,56 @@ func TestFailedSubmitLeavesNothing(t *testing.T) {
 	if s := waitDone(t, co, r.Campaign, 5*time.Minute); s.State != protocol.CampaignDone || s.Done != 6 {
 		t.Fatalf("status %+v", s)
 	}
+}
+
+// TestCampaignObjectsRestored: storage that lost a running campaign's own
+// objects (its bucket deleted and made again) gets them back at the
+// finalisation: the campaign finished "done", and results and report
+// answered "unknown campaign", until it was submitted again.
+func TestCampaignObjectsRestored(t *testing.T) {
+	e := newEnv(t)
+	co, _ := e.startCoordinator(protocol.Layout{})
+	ctx := context.Background()
+	gate := make(chan struct{})
+	e.startWorker(worker.Options{Concurrency: 2, Name: "w", Runner: &countRunner{next: gatedRunner{gate}}})
+	f := loadSpec(t, "testdata/small.yaml")
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := co.Status(ctx, r.Campaign)
+	specKey := ""
+	if keys, _ := e.store.List(ctx, protocol.SpecsPrefix); len(keys) == 1 {
+		specKey = keys[0]
+	}
+	for _, k := range []string{storage.LayoutKey(r.Campaign), storage.CampaignSpecKey(r.Campaign), specKey} {
+		if err := e.store.Delete(ctx, k); err != nil {
+			t.Fatalf("%s: %v (status %+v)", k, err, st)
+		}
+	}
+	close(gate)
+	if s := waitDone(t, co, r.Campaign, 5*time.Minute); s.State != protocol.CampaignDone || s.Done != 6 {
+		t.Fatalf("status %+v", s)
+	}
+	for _, k := range []string{storage.LayoutKey(r.Campaign), storage.CampaignSpecKey(r.Campaign), specKey} {
+		if _, err := e.store.Stat(ctx, k); err != nil {
+			t.Errorf("%s after the finalisation: %v", k, err)
+		}
+	}
+	es, err := archive.List(ctx, e.store)
+	if err != nil || len(es) != 1 || es[0].ID != r.Campaign || es[0].State != protocol.CampaignDone {
+		t.Fatalf("campaigns in storage: %+v, %v", es, err)
+	}
+}
+
+// gatedRunner runs in process once its gate is closed.
+type gatedRunner struct{ gate chan struct{} }
+
+func (g gatedRunner) Run(ctx context.Context, t *sweep.Task, p func(int64, int64)) (*worker.Outcome, error) {
+	select {
+	case <-g.gate:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return worker.InProcess{}.Run(ctx, t, p)
 }

@@ -279,7 +279,7 @@ func (co *Coordinator) storeCampaign(ctx context.Context, c *campaign, f *sweep.
 	// The campaign's entries are references (layout 2) from the start;
 	// older campaigns were converted by record.Migrate when the
 	// coordinator started.
-	if err := co.o.Store.Put(ctx, storage.LayoutKey(c.id), []byte("2\n")); err != nil {
+	if err := co.o.Store.Put(ctx, storage.LayoutKey(c.id), storage.LayoutMarker); err != nil {
 		return err
 	}
 	spec, err := SpecYAML(f)
