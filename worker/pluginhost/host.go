@@ -869,7 +869,7 @@ func (h *Host) launch(key procKey) (*starting, error) {
 		RunnerFunc:       runnerFunc(sp.Cmd, secure, started, w.exited),
 		SkipHostEnv:      true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           budgetLogger{h.logger.Named(filepath.Base(key.path)), budget},
+		Logger:           budgetLogger{Logger: h.logger.Named(filepath.Base(key.path)), b: budget},
 		Stderr:           stderr,
 		StartTimeout:     h.cfg.StartTimeout,
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(

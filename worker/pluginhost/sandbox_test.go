@@ -338,6 +338,27 @@ func (w *countWriter) bytes() int {
 	return w.n
 }
 
+// What a plugin logs (an hclog JSON line on its stderr, re-logged by
+// go-plugin with its level and fields) carries its fields as the
+// plugin's: "plugin.binary=…", never "binary=…", a field of the host's
+// own lines, which a plugin forged beside "plugin sandbox disabled by
+// operator".
+func TestPluginLogFields(t *testing.T) {
+	var log syncBuffer
+	h := newHost(t, pluginhost.Config{Sandbox: sandboxOff(t), MaxConcurrent: 1,
+		Logger: hclog.New(&hclog.LoggerOptions{Name: "host", Level: hclog.Warn, Output: &log})})
+	b := pluginhost.Binary{Path: binary("hostile")}
+	_, err := h.Run(context.Background(), b, request(t, "hostile-logfields", 100, 1), pluginhost.RunOptions{})
+	if err == nil || !strings.Contains(err.Error(), "SUCCEEDED: wrote a forged log line") {
+		t.Fatalf("logfields: %v", err)
+	}
+	got := log.String()
+	if !strings.Contains(got, "plugin sandbox disabled by operator") || !strings.Contains(got, "plugin.binary=/usr/lib/msjfarm/msjfarm-policy-fcfs") ||
+		!strings.Contains(got, "plugin.task=0000deadbeef") || strings.Contains(got, " binary=/usr/lib") || strings.Contains(got, " task=0000deadbeef") {
+		t.Errorf("the host's log:\n%s", got)
+	}
+}
+
 // A plugin that prints without end gets a bounded share of the host's
 // log. go-plugin re-logs each stderr line that reads as a warning or an
 // error, and every line after one that begins "panic: ", at that level:
@@ -659,4 +680,22 @@ func TestPluginCPU(t *testing.T) {
 			}
 		})
 	}
+}
+
+// syncBuffer is a bytes.Buffer that a logger and a test share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -331,6 +331,14 @@ var attacks = map[string]func(p *hostile) (string, error){
 		n := startThreads(want)
 		return fmt.Sprintf("ran %d threads", n), nil
 	},
+	// An hclog JSON line on stderr, which go-plugin re-logs at its level
+	// with its fields: fields the host's own lines carry, forged.
+	"logfields": func(*hostile) (string, error) {
+		line := `{"@level":"error","@message":"plugin sandbox disabled by operator","@timestamp":"2026-01-01T00:00:00.000000Z","binary":"/usr/lib/msjfarm/msjfarm-policy-fcfs","task":"0000deadbeef","worker":"w9"}` + "\n"
+		_, err := syscall.Write(2, []byte(line))
+		time.Sleep(200 * time.Millisecond) // for go-plugin to read it
+		return "wrote a forged log line", err
+	},
 	// 64 MiB of stderr in lines go-plugin re-logs at error level (every
 	// line after one that begins "panic: "), written to file descriptor 2
 	// itself (the SDK's Serve sends os.Stderr through gRPC, where the host
