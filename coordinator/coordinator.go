@@ -41,6 +41,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
@@ -94,6 +95,9 @@ type Coordinator struct {
 	// elsewhere are the running campaigns of another store, not resumed
 	// (loadCampaigns), by id: Status and List say so (elsewhereStatus).
 	elsewhere map[string]protocol.CampaignState
+	// paused are the workers whose last heartbeats said their store is
+	// unavailable (heartbeat), by name.
+	paused map[string]pausedWorker
 	// watchReady is closed once the task-state watcher has replayed the
 	// bucket, so that classification of existing results is known.
 	watchReady chan struct{}
@@ -442,6 +446,49 @@ func (co *Coordinator) reconcileRunning(ctx context.Context, doing string, skipF
 	}
 }
 
+// pausedWorker is what the last heartbeat of a worker paused on its
+// store said (Coordinator.paused).
+type pausedWorker struct {
+	host, reason string
+	since, at    time.Time
+}
+
+// heartbeat keeps the workers whose heartbeats say their store is
+// unavailable (protocol.Heartbeat.StorageDown).
+func (co *Coordinator) heartbeat(m *nats.Msg) {
+	var hb protocol.Heartbeat
+	if json.Unmarshal(m.Data, &hb) != nil || hb.Worker == "" {
+		return
+	}
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if hb.StorageDown == "" || hb.Stopping {
+		delete(co.paused, hb.Worker)
+		return
+	}
+	if co.paused == nil {
+		co.paused = map[string]pausedWorker{}
+	}
+	co.paused[hb.Worker] = pausedWorker{host: hb.Host, reason: hb.StorageDown, since: hb.StorageDownSince, at: time.Now()}
+}
+
+// pausedLocked lists the workers paused on their store, whose last
+// heartbeat is recent (three intervals), for a running campaign's status
+// (Status.Paused); the caller holds co.mu.
+func (co *Coordinator) pausedLocked() []string {
+	var out []string
+	for name, p := range co.paused {
+		if time.Since(p.at) > 3*protocol.HeartbeatInterval {
+			delete(co.paused, name)
+			continue
+		}
+		out = append(out, fmt.Sprintf("worker %s (%s): paused since %s: its store is unavailable (%s); it takes no task and holds its finished results until the store is back",
+			termtext.OneLine(name), termtext.OneLine(p.host), p.since.Format(time.RFC3339), termtext.OneLine(p.reason)))
+	}
+	sort.Strings(out)
+	return out
+}
+
 // serve answers the API and handles max-deliveries advisories until the
 // returned function is called.
 func (co *Coordinator) serve(ctx context.Context) (func(), error) {
@@ -456,6 +503,8 @@ func (co *Coordinator) serve(ctx context.Context) (func(), error) {
 		protocol.APIStatus: co.apiStatus,
 		protocol.APICancel: co.apiCancel,
 		protocol.APIList:   co.apiList,
+		// Workers' heartbeats, for the ones paused on their store.
+		protocol.HeartbeatWildcard: co.heartbeat,
 	} {
 		s, err := co.nc.Subscribe(subj, h)
 		if err != nil {

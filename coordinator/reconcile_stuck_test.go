@@ -2,6 +2,7 @@ package coordinator_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -239,4 +240,49 @@ func (g gatedRunner) Run(ctx context.Context, t *sweep.Task, p func(int64, int64
 		return nil, ctx.Err()
 	}
 	return worker.InProcess{}.Run(ctx, t, p)
+}
+
+// TestPausedWorkersShown: a worker whose heartbeats say its store is
+// unavailable is listed in the status of every running campaign (and so
+// by status, the progress and the live page) while its heartbeats say
+// so, and no longer once one does not. A farm stalled on a full store
+// read "99/105 done, 0 running, ETA 5s" for minutes.
+func TestPausedWorkersShown(t *testing.T) {
+	e := newEnv(t)
+	co, _ := e.startCoordinator(protocol.Layout{})
+	r, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	since := time.Date(2026, 12, 2, 4, 50, 1, 0, time.UTC)
+	beat := func(down string) {
+		data, _ := json.Marshal(protocol.Heartbeat{Worker: "w2", Host: "node7", Slots: 2, StorageDown: down, StorageDownSince: since, Sent: time.Now()})
+		if err := e.nc.Publish(protocol.HeartbeatSubject("w2"), data); err != nil {
+			t.Fatal(err)
+		}
+		e.nc.Flush()
+	}
+	want := "worker w2 (node7): paused since 2026-12-02T04:50:01Z: its store is unavailable (no space left on device)"
+	wait := func(paused bool) *protocol.Status {
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			s, err := co.Status(context.Background(), r.Campaign)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(s.Paused) == 1 && strings.HasPrefix(s.Paused[0], want); got == paused || time.Now().After(deadline) {
+				return s
+			}
+		}
+	}
+	beat("no space left on device")
+	if s := wait(true); len(s.Paused) != 1 || !strings.HasPrefix(s.Problems()[0], want) {
+		t.Fatalf("status %+v", s)
+	}
+	if l := co.List(); len(l) != 1 || len(l[0].Paused) != 1 {
+		t.Fatalf("list %+v", l)
+	}
+	beat("")
+	if s := wait(false); len(s.Paused) != 0 {
+		t.Fatalf("status after the store came back: %+v", s)
+	}
 }

@@ -825,6 +825,9 @@ func (co *Coordinator) Status(ctx context.Context, id string) (*protocol.Status,
 	c := co.camps[id]
 	if c != nil {
 		s := c.status()
+		if s.State == protocol.CampaignRunning {
+			s.Paused = co.pausedLocked()
+		}
 		co.mu.Unlock()
 		co.storedVerifyStatus(ctx, &s)
 		return &s, nil
@@ -862,9 +865,13 @@ func (co *Coordinator) List() []protocol.Status {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	out := make([]protocol.Status, 0, len(co.camps)+len(co.elsewhere))
+	paused := co.pausedLocked()
 	for _, c := range co.camps {
 		s := c.status()
 		s.Errors = nil
+		if s.State == protocol.CampaignRunning {
+			s.Paused = paused
+		}
 		out = append(out, s)
 	}
 	for id, st := range co.elsewhere {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -207,10 +208,11 @@ func (p *progress) update(s *protocol.Status) {
 		p.note(s.Campaign, s.Reconciling)
 	}
 	p.lastRec = s.Reconciling
-	for _, r := range s.Rejected {
+	for _, r := range append(slices.Clone(s.Paused), s.Rejected...) {
 		// Shown once each, above the bar: a worker of another msjfarm
 		// version refuses every task, and the line read "0 failed, 0
-		// running, ETA ?" for ever, the cause only in status --json.
+		// running, ETA ?" for ever, the cause only in status --json; a
+		// farm whose store is down read "0 running, ETA 5s" for minutes.
 		if p.refusals[r] {
 			continue
 		}

@@ -178,6 +178,11 @@ type Status struct {
 	// full, a subject the coordinator may not publish to), and how often
 	// in a row; "" when the last one succeeded.
 	Reconciling string `json:"reconciling,omitempty"`
+	// Paused are the workers whose heartbeats say their store is
+	// unavailable (each paused: no new task, its finished results held),
+	// one line each, for a running campaign: the progress read "0
+	// running, ETA 5s" for minutes while every worker waited.
+	Paused []string `json:"paused,omitempty"`
 	// Elsewhere says why a campaign still running on another store than
 	// the coordinator's is not run by it ("" otherwise).
 	Elsewhere string `json:"elsewhere,omitempty"`
@@ -196,6 +201,7 @@ func (s *Status) Problems() []string {
 			out = append(out, why)
 		}
 	}
+	out = append(out, s.Paused...)
 	out = append(out, s.Rejected...)
 	if more := s.RejectedTotal - len(s.Rejected); more > 0 {
 		out = append(out, fmt.Sprintf("… and %d more task messages refused", more))
