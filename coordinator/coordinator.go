@@ -489,6 +489,14 @@ func (co *Coordinator) pausedLocked() []string {
 	return out
 }
 
+// PausedWorkers lists the workers whose recent heartbeats say their store
+// is unavailable, one line each (as Status.Paused).
+func (co *Coordinator) PausedWorkers() []string {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	return co.pausedLocked()
+}
+
 // serve answers the API and handles max-deliveries advisories until the
 // returned function is called.
 func (co *Coordinator) serve(ctx context.Context) (func(), error) {
