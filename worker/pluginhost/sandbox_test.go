@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
+	"github.com/msjfarm/msjfarm/internal/procutil"
 	"github.com/msjfarm/msjfarm/internal/sandbox"
 	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
@@ -344,7 +345,7 @@ func (w *countWriter) bytes() int {
 // own lines, which a plugin forged beside "plugin sandbox disabled by
 // operator".
 func TestPluginLogFields(t *testing.T) {
-	var log syncBuffer
+	var log procutil.Buffer
 	h := newHost(t, pluginhost.Config{Sandbox: sandboxOff(t), MaxConcurrent: 1,
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "host", Level: hclog.Warn, Output: &log})})
 	b := pluginhost.Binary{Path: binary("hostile")}
@@ -680,22 +681,4 @@ func TestPluginCPU(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncBuffer is a bytes.Buffer that a logger and a test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
