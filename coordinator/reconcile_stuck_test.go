@@ -62,8 +62,10 @@ func TestReconcileFailureShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: f})
-	t.Logf("submit: %+v, %v", r, err)
+	_, err = co.Submit(ctx, protocol.SubmitRequest{Spec: f})
+	if err == nil || !strings.Contains(err.Error(), "is created, but publishing its tasks failed") || !strings.Contains(err.Error(), "insufficient resources") {
+		t.Fatalf("submit: %v", err)
+	}
 	list := co.List()
 	if len(list) != 1 {
 		t.Fatalf("campaigns %+v", list)
@@ -127,18 +129,19 @@ func TestTaskBucketLost(t *testing.T) {
 // TestWorkerWithoutThePolicy: a farm with one worker that cannot run a
 // campaign's policy (its plugin runner finds no binary for it and has no
 // fallback: an in-process worker beside plugin workers is the same case)
-// and one that can. The first gives its deliveries back instead of
-// failing them: every task is done by the second, none failed. Before,
-// each task the first drew failed for good ("attempt 1 of 5 on w6:
-// unknown policy"). With max_deliver 20 the chance that a task is drawn
-// by the first worker every time is 2^-20 a task.
+// and one that can. The first passes its deliveries on as new messages
+// (spending none of the task's five deliveries) instead of failing
+// them: every task is done by the second, none failed. Before, each task
+// the first drew failed for good ("attempt 1 of 5 on w6: unknown
+// policy"); given back (Nak) instead, the idle first worker drew every
+// redelivery first, and one task of 30 failed on a real farm.
 func TestWorkerWithoutThePolicy(t *testing.T) {
 	e := newEnv(t)
-	co, _ := e.startCoordinator(protocol.Layout{MaxDeliver: 20})
+	co, _ := e.startCoordinator(protocol.Layout{})
 	var cr countRunner
-	e.startWorker(worker.Options{Concurrency: 2, Name: "lacks", RetryDelay: 10 * time.Millisecond,
+	lacks, _ := e.startWorker(worker.Options{Concurrency: 2, Name: "lacks",
 		Runner: &worker.PluginRunner{Host: pluginhost.New(pluginhost.Config{}), Dirs: []string{t.TempDir()}}})
-	e.startWorker(worker.Options{Concurrency: 2, Name: "has", RetryDelay: 10 * time.Millisecond, Runner: &cr})
+	e.startWorker(worker.Options{Concurrency: 1, Name: "has", Runner: &cr})
 	r, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +152,9 @@ func TestWorkerWithoutThePolicy(t *testing.T) {
 	}
 	if n, mx := cr.total(); n != 6 || mx != 1 {
 		t.Fatalf("runs on the worker with the policy: %d, max %d a task; want 6 and 1", n, mx)
+	}
+	if lacks.Stats.Retried.Load() == 0 || lacks.Stats.Failed.Load() != 0 {
+		t.Fatalf("the worker without the policy passed on %d tasks and failed %d; want some and none", lacks.Stats.Retried.Load(), lacks.Stats.Failed.Load())
 	}
 }
 

@@ -381,6 +381,14 @@ func (co *Coordinator) publishSubmitted(ctx context.Context, c *campaign, camp *
 	pending := 0
 	select {
 	case r = <-done:
+		if r.err != nil && ctx.Err() == nil {
+			// The campaign is stored and stays: say so, and what follows.
+			// A submission refused this way (the NATS server's store full)
+			// left a campaign "running" that the submitter thought was
+			// never created.
+			return nil, fmt.Errorf("campaign %s is created, but publishing its tasks failed: %w; the coordinator tries again at each reconcile "+
+				"(msjfarm status %s says how it goes, msjfarm cancel %s gives it up)", c.id, r.err, c.id, c.id)
+		}
 		if r.err != nil {
 			return nil, r.err
 		}

@@ -212,7 +212,7 @@ type PluginRunner struct {
 	// <user cache dir>/msjfarm/plugins).
 	CacheDir string
 	// Fallback runs tasks whose policy has no plugin binary, pinned or
-	// found (nil: such a task is given back for another worker,
+	// found (nil: such a task is passed on to another worker,
 	// NotServedError).
 	Fallback Runner
 	// Logf logs fetches (default: discard).

@@ -457,10 +457,10 @@ type PermanentError struct{ Err error }
 // worker of the farm may: its runner lacks the policy (an in-process
 // worker and a third-party plugin, a family missing from its search
 // path, a pinned binary it neither has nor can fetch, a trace on the
-// plugin runner without a fallback). The attempt is given back for
-// another worker, not failed: a farm with one misconfigured worker
-// failed for good 12 tasks of 40 the others ran. After the last
-// delivery the task fails with it.
+// plugin runner without a fallback). The task is passed on for another
+// worker (retryOrFail, passed), not failed: a farm with one
+// misconfigured worker failed for good 12 tasks of 40 the others ran.
+// After NotServedMaxHeld passed on, it fails with it.
 type NotServedError struct{ Err error }
 
 func (e *NotServedError) Error() string {
