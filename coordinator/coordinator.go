@@ -41,6 +41,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
@@ -94,6 +95,9 @@ type Coordinator struct {
 	// elsewhere are the running campaigns of another store, not resumed
 	// (loadCampaigns), by id: Status and List say so (elsewhereStatus).
 	elsewhere map[string]protocol.CampaignState
+	// paused are the workers whose last heartbeats said their store is
+	// unavailable (heartbeat), by name.
+	paused map[string]pausedWorker
 	// watchReady is closed once the task-state watcher has replayed the
 	// bucket, so that classification of existing results is known.
 	watchReady chan struct{}
@@ -151,8 +155,18 @@ type campaign struct {
 	incomplete   int
 	incompleteAt time.Time
 	// rejected are the first task messages workers refused (content
-	// not matching the task id), for the status; see noteRejected.
-	rejected []string
+	// not matching the task id), for the status, and rejectedN all of
+	// them (apply).
+	rejected  []string
+	rejectedN int
+	// recErr is the last reconcile's error and recFails the failures in
+	// a row, cleared by one that succeeds (reconcileLocked). They are in
+	// the status (Reconciling): a campaign whose tasks cannot be
+	// published (the NATS server's JetStream store full, a subject its
+	// user may not publish to) stayed "running" with nothing queued, and
+	// only the coordinator's log said why.
+	recErr   error
+	recFails int
 	// finalMu is held by a running finalisation (which can take tens of
 	// seconds: the report is rendered) and by Submit while it resets the
 	// campaign, so that the two never interleave.
@@ -208,9 +222,16 @@ func (c *campaign) status() protocol.Status {
 	if c.st.State != protocol.CampaignRunning {
 		s.Queued = 0
 	}
-	s.Rejected = append([]string(nil), c.rejected...)
+	s.Rejected, s.RejectedTotal = append([]string(nil), c.rejected...), c.rejectedN
 	if c.finalErr != nil && s.State == protocol.CampaignRunning {
 		s.Finalising = fmt.Sprintf("finalising the campaign failed %s (tried again at each reconcile): %v", times(c.finalFails), c.finalErr)
+	}
+	if c.recErr != nil && s.State == protocol.CampaignRunning {
+		n := times(c.recFails)
+		if c.recFails > 1 {
+			n += " in a row"
+		}
+		s.Reconciling = fmt.Sprintf("reading the campaign's results and task stream and publishing its missing tasks failed %s (tried again at each reconcile): %v", n, c.recErr)
 	}
 	if c.ver != nil {
 		vs := c.ver.status()
@@ -425,6 +446,57 @@ func (co *Coordinator) reconcileRunning(ctx context.Context, doing string, skipF
 	}
 }
 
+// pausedWorker is what the last heartbeat of a worker paused on its
+// store said (Coordinator.paused).
+type pausedWorker struct {
+	host, reason string
+	since, at    time.Time
+}
+
+// heartbeat keeps the workers whose heartbeats say their store is
+// unavailable (protocol.Heartbeat.StorageDown).
+func (co *Coordinator) heartbeat(m *nats.Msg) {
+	var hb protocol.Heartbeat
+	if json.Unmarshal(m.Data, &hb) != nil || hb.Worker == "" {
+		return
+	}
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if hb.StorageDown == "" || hb.Stopping {
+		delete(co.paused, hb.Worker)
+		return
+	}
+	if co.paused == nil {
+		co.paused = map[string]pausedWorker{}
+	}
+	co.paused[hb.Worker] = pausedWorker{host: hb.Host, reason: hb.StorageDown, since: hb.StorageDownSince, at: time.Now()}
+}
+
+// pausedLocked lists the workers paused on their store, whose last
+// heartbeat is recent (three intervals), for a running campaign's status
+// (Status.Paused); the caller holds co.mu.
+func (co *Coordinator) pausedLocked() []string {
+	var out []string
+	for name, p := range co.paused {
+		if time.Since(p.at) > 3*protocol.HeartbeatInterval {
+			delete(co.paused, name)
+			continue
+		}
+		out = append(out, fmt.Sprintf("worker %s (%s): paused since %s: its store is unavailable (%s); it takes no task and holds its finished results until the store is back",
+			termtext.OneLine(name), termtext.OneLine(p.host), p.since.Format(time.RFC3339), termtext.OneLine(p.reason)))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// PausedWorkers lists the workers whose recent heartbeats say their store
+// is unavailable, one line each (as Status.Paused).
+func (co *Coordinator) PausedWorkers() []string {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	return co.pausedLocked()
+}
+
 // serve answers the API and handles max-deliveries advisories until the
 // returned function is called.
 func (co *Coordinator) serve(ctx context.Context) (func(), error) {
@@ -439,6 +511,8 @@ func (co *Coordinator) serve(ctx context.Context) (func(), error) {
 		protocol.APIStatus: co.apiStatus,
 		protocol.APICancel: co.apiCancel,
 		protocol.APIList:   co.apiList,
+		// Workers' heartbeats, for the ones paused on their store.
+		protocol.HeartbeatWildcard: co.heartbeat,
 	} {
 		s, err := co.nc.Subscribe(subj, h)
 		if err != nil {
@@ -566,6 +640,7 @@ func (c *campaign) apply(task string, st protocol.TaskState) {
 		if len(c.rejected) < maxRejected {
 			c.rejected = append(c.rejected, fmt.Sprintf("task %s: refused by %s: %s", task, st.Worker, st.Error))
 		}
+		c.rejectedN++
 		delete(c.running, task)
 		return
 	}
@@ -604,7 +679,10 @@ func (co *Coordinator) watch(ctx context.Context, w jetstream.KeyWatcher) error 
 			case !ok && ctx.Err() != nil:
 				return nil
 			case !ok:
-				return errors.New("coordinator: task-state watcher closed")
+				// The server dropped the task-state bucket: a restart
+				// without its JetStream store (or a deleted bucket).
+				return fmt.Errorf("coordinator: the NATS server closed its watch of the task states (bucket %s): did it restart without its JetStream store? "+
+					"Start the coordinator again to recreate its streams and buckets; campaigns the server no longer knows are resumed by submitting their sweeps again (stored results are reused, nothing finished runs again)", protocol.TaskBucket)
 			case e == nil: // the bucket has been replayed
 				if !ready {
 					ready = true

@@ -3,6 +3,7 @@ package coordinator
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -23,6 +24,7 @@ import (
 	"github.com/msjfarm/msjfarm/results/report"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
 )
 
 const seedDerivation = "seed of replication r at a scenario = first 8 bytes (big-endian) of " +
@@ -144,8 +146,11 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 	// default pace already.
 	defer gcpace.Hold()()
 	co.mu.Lock()
-	tl := c.tl
+	tl, spec, specKey := c.tl, c.st.Spec, c.st.SpecKey
 	co.mu.Unlock()
+	if err := co.restoreCampaignObjects(ctx, c.id, spec, specKey); err != nil {
+		return err
+	}
 	old, err := co.previousChecksums(ctx, c.id)
 	if err != nil {
 		return err
@@ -169,6 +174,58 @@ func (co *Coordinator) doFinalize(ctx context.Context, c *campaign) error {
 		return nil // cancelled meanwhile
 	}
 	return co.publishFinal(ctx, c, s, sameSummary)
+}
+
+// restoreCampaignObjects writes again the objects of campaign id that its
+// submission wrote and storage has lost since (a bucket deleted and made
+// again mid-campaign): the layout marker, spec.yaml, by which readers
+// find a campaign, and the spec under specKey, by which a restarted
+// coordinator reads it. The coordinator restored the store's identity
+// and re-ran the lost results, and the campaign finished "done", but
+// `results` and `report` answered "unknown campaign". Nothing is
+// written when they are there, or when the spec is not at hand (f nil).
+func (co *Coordinator) restoreCampaignObjects(ctx context.Context, id string, f *sweep.File, specKey string) error {
+	if f == nil {
+		return nil
+	}
+	lost := func(key string) (bool, error) {
+		_, err := co.o.Store.Stat(ctx, key)
+		if errors.Is(err, storage.ErrNotFound) {
+			return true, nil
+		}
+		return false, err
+	}
+	if gone, err := lost(storage.LayoutKey(id)); err != nil {
+		return err
+	} else if gone {
+		co.o.Logf("coordinator: campaign %s: its layout marker is gone from storage: written again", id)
+		if err := co.o.Store.Put(ctx, storage.LayoutKey(id), storage.LayoutMarker); err != nil {
+			return err
+		}
+	}
+	if gone, err := lost(storage.CampaignSpecKey(id)); err != nil {
+		return err
+	} else if gone {
+		spec, err := SpecYAML(f)
+		if err != nil {
+			return err
+		}
+		co.o.Logf("coordinator: campaign %s: its spec is gone from storage: written again", id)
+		if err := co.o.Store.Put(ctx, storage.CampaignSpecKey(id), spec); err != nil {
+			return err
+		}
+	}
+	if specKey == "" {
+		return nil
+	}
+	if gone, err := lost(specKey); err != nil || !gone {
+		return err
+	}
+	co.o.Logf("coordinator: campaign %s: %s is gone from storage: written again", id, specKey)
+	if key, err := protocol.PutSpec(ctx, co.o.Store, f); err != nil || key != specKey {
+		return cmp.Or(err, fmt.Errorf("the campaign's spec hashes to %s now, its state names %s", key, specKey))
+	}
+	return nil
 }
 
 // storedManifest is campaign id's manifest as stored, nil when there is

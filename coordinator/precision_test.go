@@ -48,7 +48,9 @@ func synthValue(rate float64, r int) float64 {
 func synth(t *sweep.Task) (*worker.Outcome, error) {
 	v := synthValue(t.ArrivalRate, t.Replication)
 	// A result the worker's checks accept (worker/resultcheck): the task's
-	// echoes, and every measured job departed, all in the first class.
+	// echoes, and every measured job departed, all in the first class
+	// (so the load-weighted mean is its mean, and Jain's index of one
+	// class's mean is 1).
 	n := t.Run.Arrivals
 	classes := make([]sim.ClassStats, len(t.Workload.Classes))
 	for i, cl := range t.Workload.Classes {
@@ -61,7 +63,7 @@ func synth(t *sweep.Task) (*worker.Outcome, error) {
 	}
 	res := &sim.Result{Engine: sim.Version, Workload: t.Workload.Name, Seed: t.Seed, Servers: t.Workload.Servers,
 		Warmup: t.Run.Warmup, Arrivals: n, Window: 100, Overall: sim.ClassStats{Count: n, MeanResponse: v},
-		Classes: classes, WeightedMeanResponse: v, OfferedLoad: w.Load()}
+		Classes: classes, WeightedMeanResponse: v, Jain: 1, OfferedLoad: w.Load()}
 	return &worker.Outcome{Result: res, Provenance: worker.Provenance{Runner: "synthetic"}}, nil
 }
 

@@ -40,7 +40,31 @@ func (co *Coordinator) Submit(ctx context.Context, req protocol.SubmitRequest) (
 	if err != nil {
 		return nil, err
 	}
-	return co.submitCampaign(ctx, co.campaignFor(camp), req, camp, specKey)
+	c, created := co.campaignFor(camp)
+	rep, err := co.submitCampaign(ctx, c, req, camp, specKey)
+	if err != nil && created {
+		co.dropUnstored(c)
+	}
+	return rep, err
+}
+
+// dropUnstored forgets c, which a submission that failed before its
+// campaign state was stored (the store refused the spec: a full disk, a
+// rotated key) had created: status listed it for ever, "(no name, no
+// state) … 0001-01-01", and cancel said "campaign … is : nothing was
+// cancelled". A campaign NATS holds, or that another submission is
+// working on, stays.
+func (co *Coordinator) dropUnstored(c *campaign) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := co.h.Campaigns.Get(ctx, c.id); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return
+	}
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if co.camps[c.id] == c && c.submitting == 0 {
+		delete(co.camps, c.id)
+	}
 }
 
 // submitCampaign stores and publishes a validated submission of c.
@@ -133,15 +157,15 @@ func (co *Coordinator) checkTaskSize(camp *sweep.Campaign) error {
 }
 
 // campaignFor is the campaign camp describes (created if new).
-func (co *Coordinator) campaignFor(camp *sweep.Campaign) *campaign {
+func (co *Coordinator) campaignFor(camp *sweep.Campaign) (c *campaign, created bool) {
 	co.mu.Lock()
 	defer co.mu.Unlock()
-	c := co.camps[camp.ID]
+	c = co.camps[camp.ID]
 	if c == nil {
-		c = &campaign{id: camp.ID, finished: make(chan struct{})}
+		c, created = &campaign{id: camp.ID, finished: make(chan struct{})}, true
 		co.camps[camp.ID] = c
 	}
-	return c
+	return c, created
 }
 
 // loadTaskList gives c its task list, generated from camp, if it has none
@@ -255,7 +279,7 @@ func (co *Coordinator) storeCampaign(ctx context.Context, c *campaign, f *sweep.
 	// The campaign's entries are references (layout 2) from the start;
 	// older campaigns were converted by record.Migrate when the
 	// coordinator started.
-	if err := co.o.Store.Put(ctx, storage.LayoutKey(c.id), []byte("2\n")); err != nil {
+	if err := co.o.Store.Put(ctx, storage.LayoutKey(c.id), storage.LayoutMarker); err != nil {
 		return err
 	}
 	spec, err := SpecYAML(f)
@@ -357,6 +381,14 @@ func (co *Coordinator) publishSubmitted(ctx context.Context, c *campaign, camp *
 	pending := 0
 	select {
 	case r = <-done:
+		if r.err != nil && ctx.Err() == nil {
+			// The campaign is stored and stays: say so, and what follows.
+			// A submission refused this way (the NATS server's store full)
+			// left a campaign "running" that the submitter thought was
+			// never created.
+			return nil, fmt.Errorf("campaign %s is created, but publishing its tasks failed: %w; the coordinator tries again at each reconcile "+
+				"(msjfarm status %s says how it goes, msjfarm cancel %s gives it up)", c.id, r.err, c.id, c.id)
+		}
 		if r.err != nil {
 			return nil, r.err
 		}
@@ -428,6 +460,7 @@ func (co *Coordinator) listAndPublish(ctx context.Context, c *campaign, camp *sw
 
 // reconcileLocked is reconcile; the caller holds c.recMu.
 func (co *Coordinator) reconcileLocked(ctx context.Context, c *campaign, publish bool) (published, queued, existing int, err error) {
+	defer func() { co.noteReconcile(ctx, c, err) }()
 	co.mu.Lock()
 	listed := c.tl != nil
 	co.mu.Unlock()
@@ -458,6 +491,33 @@ func (co *Coordinator) reconcileLocked(ctx context.Context, c *campaign, publish
 	}
 	co.maybeFinalize(ctx, c)
 	return published, queued, existing + reused, err
+}
+
+// noteReconcile keeps the failures in a row of c's reconciles for the
+// status (campaign.recErr); a reconcile cut short by its context (the
+// coordinator stopping, a submission's client gone) is not one.
+func (co *Coordinator) noteReconcile(ctx context.Context, c *campaign, err error) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	switch {
+	case err == nil:
+		c.recErr, c.recFails = nil, 0
+	case ctx.Err() == nil:
+		c.recErr, c.recFails = err, c.recFails+1
+	}
+}
+
+// ReconcileError is the failures in a row of campaign id's reconciles and
+// the last one's error (0, nil: the last one succeeded), for a caller
+// that owns the farm and would rather stop than wait for ever (local.Run:
+// `msjfarm run` whose embedded NATS server's store is full).
+func (co *Coordinator) ReconcileError(id string) (int, error) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if c := co.camps[id]; c != nil {
+		return c.recFails, c.recErr
+	}
+	return 0, nil
 }
 
 // classify records the stored results c does not know yet as done or
@@ -773,6 +833,9 @@ func (co *Coordinator) Status(ctx context.Context, id string) (*protocol.Status,
 	c := co.camps[id]
 	if c != nil {
 		s := c.status()
+		if s.State == protocol.CampaignRunning {
+			s.Paused = co.pausedLocked()
+		}
 		co.mu.Unlock()
 		co.storedVerifyStatus(ctx, &s)
 		return &s, nil
@@ -810,9 +873,13 @@ func (co *Coordinator) List() []protocol.Status {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	out := make([]protocol.Status, 0, len(co.camps)+len(co.elsewhere))
+	paused := co.pausedLocked()
 	for _, c := range co.camps {
 		s := c.status()
 		s.Errors = nil
+		if s.State == protocol.CampaignRunning {
+			s.Paused = paused
+		}
 		out = append(out, s)
 	}
 	for id, st := range co.elsewhere {

@@ -385,6 +385,14 @@ func (f *farm) follow(ctx context.Context, o *Options, rep *protocol.SubmitReply
 				return nil, fmt.Errorf("campaign %s: every task is finished and stored, but the campaign could not be finalised (summary, manifest, report): %w; "+
 					"once that is fixed, run the same command again: nothing is re-run", rep.Campaign, err)
 			}
+			if err := finalisationGivenUp(f.co.ReconcileError(rep.Campaign)); err != nil {
+				// The run's own NATS server and store: what fails three
+				// times in a row (its JetStream store full) does not
+				// mend while the run waits, "0 running, ETA ?".
+				f.interrupt(out)
+				return nil, fmt.Errorf("campaign %s: its missing tasks could not be queued: %w; "+
+					"once that is fixed, run the same command again: the results stored so far are kept", rep.Campaign, err)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -396,7 +404,7 @@ func (f *farm) follow(ctx context.Context, o *Options, rep *protocol.SubmitReply
 	}
 }
 
-// finalisationGivenUp is the finalisation error a run stops at: one the
+// finalisationGivenUp is the finalisation (or reconcile) error a run stops at: one the
 // store will keep giving (no space, a read-only or quota-bound file
 // system, no permission) at once, any other after finalGiveUp failures in
 // a row. A coordinator of its own tries again at every reconcile, as

@@ -55,6 +55,11 @@ type Campaign struct {
 	// counts it (absent when not asked for): what `msjfarm status`
 	// prints under the campaign.
 	Verify *protocol.VerifyStatus `json:"verify,omitempty"`
+	// Problems say why a running campaign does not move, in the words of
+	// `msjfarm status`: its tasks cannot be queued or its summary
+	// written, task messages workers refused, a campaign of another
+	// store. The page showed "0 running, ETA ?" and nothing else.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // WorkerRow is one worker of the page's table.

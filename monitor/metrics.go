@@ -128,6 +128,12 @@ var (
 		"Task deliveries beyond the first that workers reported (a crashed or timed-out worker, a retried error).", nil, nil)
 	descVerify = prometheus.NewDesc("msjfarm_verify_tasks",
 		"Tasks sampled for spot verification, by outcome (pending, verified, mismatch, unresolved, unverified, skipped).", []string{"outcome"}, nil)
+	descStuck = prometheus.NewDesc("msjfarm_campaigns_stuck",
+		"Running campaigns that do not move, by reason (reconciling: their missing tasks cannot be queued; finalising: their summary cannot be written).", []string{"reason"}, nil)
+	descRefused = prometheus.NewDesc("msjfarm_task_messages_refused",
+		"Task messages workers refused (forged, corrupted, or from a coordinator of another msjfarm version), over the coordinator's campaigns since it started.", nil, nil)
+	descPaused = prometheus.NewDesc("msjfarm_workers_paused",
+		"Workers whose heartbeats say their store is unavailable (paused: no new task, finished results held).", nil, nil)
 	descDisagreeing = prometheus.NewDesc("msjfarm_verify_disagreeing_tasks",
 		"Sampled tasks on which spot verification found the worker's result disagreeing (outvoted, or not confirmed by a majority), by worker.", []string{"worker"}, nil)
 )
@@ -138,18 +144,33 @@ func (c *coordCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descRedeliveries
 	ch <- descVerify
 	ch <- descDisagreeing
+	ch <- descStuck
+	ch <- descRefused
+	ch <- descPaused
 }
 
 func (c *coordCollector) Collect(ch chan<- prometheus.Metric) {
 	var q, r, d, f float64
 	camps := map[string]float64{protocol.CampaignRunning: 0, protocol.CampaignDone: 0, protocol.CampaignCancelled: 0}
+	var reconciling, finalising, refused float64
 	for _, s := range c.co.List() {
 		q += float64(s.Queued)
 		r += float64(s.Running)
 		d += float64(s.Done)
 		f += float64(s.Failed)
 		camps[s.State]++
+		refused += float64(s.RejectedTotal)
+		if s.Reconciling != "" {
+			reconciling++
+		}
+		if s.Finalising != "" {
+			finalising++
+		}
 	}
+	ch <- prometheus.MustNewConstMetric(descStuck, prometheus.GaugeValue, reconciling, "reconciling")
+	ch <- prometheus.MustNewConstMetric(descStuck, prometheus.GaugeValue, finalising, "finalising")
+	ch <- prometheus.MustNewConstMetric(descRefused, prometheus.GaugeValue, refused)
+	ch <- prometheus.MustNewConstMetric(descPaused, prometheus.GaugeValue, float64(len(c.co.PausedWorkers())))
 	ch <- prometheus.MustNewConstMetric(descTasks, prometheus.GaugeValue, q, "queued")
 	ch <- prometheus.MustNewConstMetric(descTasks, prometheus.GaugeValue, r, "running")
 	ch <- prometheus.MustNewConstMetric(descTasks, prometheus.GaugeValue, d, "done")

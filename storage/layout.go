@@ -90,6 +90,9 @@ func PluginKey(name, sha256 string) string { return "plugins/" + name + "/" + sh
 // records under the campaign), which results/record.Migrate converts.
 func LayoutKey(id string) string { return CampaignPrefix(id) + "layout" }
 
+// LayoutMarker is the content of a campaign's LayoutKey object.
+var LayoutMarker = []byte("2\n")
+
 // StoredResultsPrefix is the prefix of the content-addressed results.
 const StoredResultsPrefix = "results/"
 

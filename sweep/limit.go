@@ -24,7 +24,8 @@ type LimitSpec struct {
 	// the rate at offered load 1, the work-conserving bound).
 	Lo float64 `mapstructure:"lo" json:"lo,omitempty"`
 	Hi float64 `mapstructure:"hi" json:"hi,omitempty"`
-	// RelTol ends the search once hi/lo − 1 ≤ RelTol (0: 0.02).
+	// RelTol ends the search once hi/lo − 1 ≤ RelTol (0: the growth
+	// test's resolution at run.arrivals, LimitRelTol).
 	RelTol float64 `mapstructure:"rel_tol" json:"rel_tol,omitempty"`
 	// Probes is the number of rates evaluated per round inside the
 	// current bracket (0: 3): each round divides the bracket's log width
@@ -34,10 +35,26 @@ type LimitSpec struct {
 
 // Limit search defaults.
 const (
-	DefaultLimitRelTol = 0.02
 	DefaultLimitProbes = 3
 	maxLimitProbes     = 64
 )
+
+// LimitResolution is the growth test's resolution at 10^6 measured
+// arrivals (sim/limit): a bracket narrower than this is not more
+// accurate, only more expensive. It scales like 1/√arrivals.
+const LimitResolution = 0.0225
+
+// LimitRelTol is the default tolerance of a limit search of runs of
+// arrivals measured arrivals: the growth test's resolution there, rounded
+// up to three significant digits (0.0225 at 10^6, 0.0504 at 2·10^5). A
+// block without rel_tol searched to 0.02 whatever its run length, below
+// the resolution of any run shorter than 1.27·10^6 arrivals, and
+// `msjfarm limit FILE` then warned of a --rel-tol nobody had given.
+func LimitRelTol(arrivals int64) float64 {
+	res := LimitResolution * math.Sqrt(1e6/float64(max(arrivals, 1)))
+	scale := math.Pow(10, 2-math.Floor(math.Log10(res)))
+	return math.Ceil(res*scale-1e-9) / scale
+}
 
 var errLimitCampaign = errors.New("limit: a sweep file with a limit block is a stability-limit search, run by msjfarm run or msjfarm limit, not one campaign (remove limit: to sweep given rates)")
 
@@ -90,7 +107,7 @@ func planLimit(f *File, cat Catalog) (*LimitPlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
 	}
-	p := limitBracket(f.Limit, 1/unit.Load())
+	p := limitBracket(f.Limit, 1/unit.Load(), f.Run.Arrivals)
 	if p.Lo >= p.Hi {
 		return nil, fmt.Errorf("limit.lo (%v) must be below limit.hi (%v)", p.Lo, p.Hi)
 	}
@@ -130,7 +147,7 @@ func checkLimitFile(f *File) error {
 	case !finite(l.Hi) || l.Hi < 0:
 		return fmt.Errorf("limit.hi: must be a positive arrival rate (0: 1.5 × the rate at load 1), got %v", l.Hi)
 	case !finite(l.RelTol) || l.RelTol < 0 || l.RelTol >= 1:
-		return fmt.Errorf("limit.rel_tol: must be a fraction in (0, 1), 0.02 for 2%% (0: %v), got %v", DefaultLimitRelTol, l.RelTol)
+		return fmt.Errorf("limit.rel_tol: must be a fraction in (0, 1), 0.02 for 2%% (0: the growth test's resolution at run.arrivals), got %v", l.RelTol)
 	case l.Probes < 0 || l.Probes > maxLimitProbes:
 		return fmt.Errorf("limit.probes: must be in [1, %d] (0: %d), got %d", maxLimitProbes, DefaultLimitProbes, l.Probes)
 	case f.Trace != nil:
@@ -163,8 +180,8 @@ func limitAxesErr(axes map[string][]any) error {
 }
 
 // limitBracket is the plan of block l with its defaults filled in, for a
-// system whose rate at offered load 1 is rate1.
-func limitBracket(l *LimitSpec, rate1 float64) *LimitPlan {
+// system whose rate at offered load 1 is rate1 and runs of arrivals.
+func limitBracket(l *LimitSpec, rate1 float64, arrivals int64) *LimitPlan {
 	p := &LimitPlan{Lo: l.Lo, Hi: l.Hi, RelTol: l.RelTol, Probes: l.Probes, Rate1: rate1}
 	if p.Lo == 0 {
 		p.Lo = 0.05 * p.Rate1
@@ -173,7 +190,7 @@ func limitBracket(l *LimitSpec, rate1 float64) *LimitPlan {
 		p.Hi = 1.5 * p.Rate1
 	}
 	if p.RelTol == 0 {
-		p.RelTol = DefaultLimitRelTol
+		p.RelTol = LimitRelTol(arrivals)
 	}
 	if p.Probes == 0 {
 		p.Probes = DefaultLimitProbes

@@ -31,14 +31,26 @@ func plannedLimitFile(t *testing.T) (*sweep.File, *sweep.LimitPlan) {
 	return f, p
 }
 
-// TestPlanLimit: defaults from the rate at load 1, one target per policy
-// variant (labelled by the swept parameter), and probe files that expand
-// into one point per rate of the target alone.
+// TestPlanLimit: defaults from the rate at load 1 and the run length (a
+// rel_tol of the growth test's resolution at 10^4 arrivals, 0.0225 ×
+// √(10^6/10^4) = 0.225), one target per policy variant (labelled by the
+// swept parameter), and probe files that expand into one point per rate
+// of the target alone.
 func TestPlanLimit(t *testing.T) {
+	for _, c := range []struct {
+		arrivals int64
+		want     float64
+	}{{1e6, 0.0225}, {2e5, 0.0504}, {4e6, 0.0113}, {1e4, 0.225}} {
+		// 0.0225·√5 = 0.050312 and 0.0225/2 = 0.01125, rounded up to
+		// three significant digits.
+		if got := sweep.LimitRelTol(c.arrivals); got != c.want {
+			t.Errorf("LimitRelTol(%d) = %v, want %v", c.arrivals, got, c.want)
+		}
+	}
 	_, p := plannedLimitFile(t)
 	rate1 := 1 / (0.9/32 + 0.1)
 	if math.Abs(p.Rate1-rate1) > 1e-12 || math.Abs(p.Lo-0.05*rate1) > 1e-12 || p.Hi != 9 ||
-		p.RelTol != sweep.DefaultLimitRelTol || p.Probes != sweep.DefaultLimitProbes {
+		p.RelTol != 0.225 || p.Probes != sweep.DefaultLimitProbes {
 		t.Errorf("plan %+v", p)
 	}
 	var labels []string

@@ -88,6 +88,17 @@ func (h *storageHealth) Down(err error, started time.Time) {
 	go h.probe(h.stop)
 }
 
+// State is why the store is unavailable and since when ("" while it is
+// available), for the worker's heartbeat.
+func (h *storageHealth) State() (reason string, since time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.down {
+		return "", time.Time{}
+	}
+	return h.reason, h.since.UTC()
+}
+
 // OK records a successful write: the store is back.
 func (h *storageHealth) OK() {
 	h.mu.Lock()

@@ -17,6 +17,7 @@ import (
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
+	"github.com/nats-io/nats.go"
 )
 
 // flakyStore fails every write with a refused connection (a storage
@@ -63,10 +64,35 @@ func TestHeldResultSurvivesOutage(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- w.Run(wctx) }()
+	// Its heartbeats say it is paused on its store, and why.
+	beats := make(chan protocol.Heartbeat, 64)
+	sub, err := nc.Subscribe(protocol.HeartbeatWildcard, func(m *nats.Msg) {
+		var hb protocol.Heartbeat
+		if json.Unmarshal(m.Data, &hb) == nil {
+			select {
+			case beats <- hb:
+			default:
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
 	for st.writes.Load() < 2 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(2 * time.Second) // four AckWaits
+	for seen := false; !seen; {
+		select {
+		case hb := <-beats:
+			if seen = hb.StorageDown != ""; seen && (hb.StorageDownSince.IsZero() || !strings.Contains(hb.StorageDown, "refused")) {
+				t.Errorf("heartbeat %+v", hb)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no heartbeat said the store was down")
+		}
+	}
 	st.down.Store(false)
 	deadline := time.Now().Add(20 * time.Second)
 	for w.Stats.Done.Load() < 1 && time.Now().Before(deadline) {

@@ -54,12 +54,14 @@ const (
 	stored                       // run and stored: DoubleAck, done
 	released                     // the worker is stopping: Nak at once, released
 	retried                      // the attempt failed, deliveries remain: NakWithDelay, retrying
+	passed                       // this worker cannot run it (NotServedError): held, republished for another, retrying
 	failed                       // failed for good, failed record written: Term, failed
 	unrecorded                   // failed for good, failed record not written: NakWithDelay, retrying
 )
 
 // delivery is one delivery of a task message and what its steps learnt.
 type delivery struct {
+	hard       context.Context // the worker's hard stop (passed: the hold ends there)
 	msg        jetstream.Msg
 	attempt    int
 	c          string
@@ -103,6 +105,7 @@ func (w *Worker) handle(ctx, hard context.Context, msg jetstream.Msg, release fu
 		return
 	}
 	d, v := w.receive(msg)
+	d.hard = hard
 	if v == undecided {
 		v = w.admit(hard, d)
 	}
@@ -234,12 +237,35 @@ func (w *Worker) check(hard context.Context, d *delivery) verdict {
 // retryOrFail decides between retried (deliveries remain and another
 // attempt may succeed) and failed.
 func (w *Worker) retryOrFail(hard context.Context, d *delivery) verdict {
+	if ns := (*NotServedError)(nil); errors.As(d.err, &ns) {
+		// Another worker may run it: passed on as a new message, which
+		// spends none of the task's deliveries. Given back instead
+		// (Nak), an idle worker that cannot run a policy was first in
+		// line for every redelivery, and a farm with one such worker of
+		// three failed a task of 30 after its five deliveries. Failed
+		// once no worker that can has taken it for NotServedMaxHeld.
+		if heldFor(d.msg, TaskHeldHeader) < NotServedMaxHeld {
+			return passed
+		}
+		d.err = fmt.Errorf("no worker that can run it took it within %v: %w", NotServedMaxHeld, d.err)
+		return w.recordFailure(hard, d)
+	}
 	var perm *PermanentError
 	if errors.As(d.err, &perm) || (w.maxDeliver > 0 && d.attempt >= w.maxDeliver) {
 		return w.recordFailure(hard, d)
 	}
 	return retried
 }
+
+// NotServedMaxHeld is how long a task that workers cannot run is passed
+// on (NotServedError, TaskHeldHeader) before the worker holding it
+// records its failure: a farm that has no worker for a policy, or whose
+// workers that have it stay busy that long.
+var NotServedMaxHeld = time.Hour
+
+// TaskHeldHeader is how long, in milliseconds, a task message has been
+// held in all by workers that could not run it and passed it on.
+const TaskHeldHeader = "Msjfarm-Task-Held"
 
 // store writes the result: stored, or released at the hard stop while
 // storage is unavailable, or (the write failed) retried or failed.
@@ -352,6 +378,8 @@ func (w *Worker) settle(d *delivery, v verdict) {
 		w.settleReleased(d)
 	case retried:
 		w.settleRetried(d)
+	case passed:
+		w.settlePassed(d)
 	case failed, unrecorded:
 		w.settleFailed(d, v)
 	}
@@ -417,6 +445,25 @@ func (w *Worker) settleRetried(d *delivery) {
 	w.logRun("retry", c, t.ID, d.attempt)
 	_ = d.msg.NakWithDelay(w.o.RetryDelay * time.Duration(d.attempt))
 	w.Stats.Retried.Add(1)
+}
+
+// settlePassed passes the task on for a worker that can run it (passOn's
+// hold and republication, as for verification requests a worker may not
+// run), its state retrying with the reason.
+func (w *Worker) settlePassed(d *delivery) {
+	c, t := d.c, d.t
+	w.taskLog(slog.LevelWarn, "task passed on: this worker cannot run it", c, t, "attempt", d.attempt, "error", d.err.Error())
+	if w.o.Log == nil {
+		w.o.Logf("worker %s: task %s: %v (passed on)", w.o.Name, t.ID, d.err)
+	}
+	w.setState(c, t.ID, protocol.TaskState{State: protocol.StateRetrying, Attempt: d.attempt, Error: d.err.Error()})
+	w.logRun("pass", c, t.ID, d.attempt)
+	w.Stats.Retried.Add(1)
+	w.held.Add(1)
+	go func() {
+		defer w.held.Done()
+		w.holdAndRepublish(d.hard, d.msg, TaskHeldHeader)
+	}()
 }
 
 // settleFailed terminates a task that failed for good (failed), or, when

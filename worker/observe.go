@@ -62,6 +62,7 @@ func (w *Worker) heartbeat(ctx context.Context) {
 		hb := protocol.Heartbeat{Worker: w.o.Name, Host: w.host, Slots: w.o.Concurrency,
 			Running: int(w.Stats.Running.Load()), Done: w.Stats.Done.Load(), Failed: w.Stats.Failed.Load(),
 			Retried: w.Stats.Retried.Load(), Started: started, Sent: time.Now().UTC(), Stopping: stopping}
+		hb.StorageDown, hb.StorageDownSince = w.health.State()
 		data, _ := json.Marshal(hb)
 		_ = w.o.Conn.Publish(protocol.HeartbeatSubject(w.o.Name), data)
 	}

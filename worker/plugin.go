@@ -212,7 +212,8 @@ type PluginRunner struct {
 	// <user cache dir>/msjfarm/plugins).
 	CacheDir string
 	// Fallback runs tasks whose policy has no plugin binary, pinned or
-	// found (nil: such a task fails permanently).
+	// found (nil: such a task is passed on to another worker,
+	// NotServedError).
 	Fallback Runner
 	// Logf logs fetches (default: discard).
 	Logf func(format string, args ...any)
@@ -363,7 +364,7 @@ func (r *PluginRunner) resolve(ctx context.Context, t *sweep.Task) (b pluginhost
 				return pluginhost.Binary{Path: local.Path, SHA256: pin.SHA256}, true, nil
 			}
 			if r.Store == nil {
-				return b, false, &PermanentError{fmt.Errorf("policy %s: no local binary with the pinned sha256 %s and no storage to fetch it from", t.Policy, pin.SHA256)}
+				return b, false, &NotServedError{fmt.Errorf("policy %s: no local binary with the pinned sha256 %s and no storage to fetch it from", t.Policy, pin.SHA256)}
 			}
 			p, err := r.fetch(ctx, t.Policy, pin)
 			if err != nil {
@@ -373,7 +374,7 @@ func (r *PluginRunner) resolve(ctx context.Context, t *sweep.Task) (b pluginhost
 		}
 	}
 	if !found {
-		return b, false, &PermanentError{lerr}
+		return b, false, &NotServedError{lerr}
 	}
 	b, ok = local.Binary()
 	return b, ok, nil
@@ -402,7 +403,7 @@ func (r *PluginRunner) Run(ctx context.Context, t *sweep.Task, progress func(don
 		if r.Fallback != nil {
 			return r.Fallback.Run(ctx, t, progress)
 		}
-		return nil, &PermanentError{fmt.Errorf("no plugin binary serves policy %s (search path %s)", t.Policy,
+		return nil, &NotServedError{fmt.Errorf("no plugin binary serves policy %s (search path %s)", t.Policy,
 			strings.Join(r.registry(ctx).Dirs, string(os.PathListSeparator)))}
 	}
 	if err != nil {
@@ -410,7 +411,7 @@ func (r *PluginRunner) Run(ctx context.Context, t *sweep.Task, progress func(don
 	}
 	req, err := PluginRequest(t)
 	if err != nil {
-		return nil, &PermanentError{err}
+		return nil, &NotServedError{err}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -108,11 +108,12 @@ func TestPluginRunnerMatchesInProcess(t *testing.T) {
 	if n := r.Host.Starts(); n != 1 {
 		t.Fatalf("%d plugin processes started, want 1 (reused)", n)
 	}
-	// A policy no binary serves is a permanent error...
+	// A policy no binary on this worker's path serves is given back for
+	// another worker...
 	bad := ts[0]
 	bad.Policy = "msf"
-	var perm *worker.PermanentError
-	if _, err := r.Run(context.Background(), &bad, nil); !errors.As(err, &perm) || !strings.Contains(err.Error(), "no plugin binary serves policy msf") {
+	var ns *worker.NotServedError
+	if _, err := r.Run(context.Background(), &bad, nil); !errors.As(err, &ns) || !strings.Contains(err.Error(), "no plugin binary serves policy msf") {
 		t.Fatalf("err %v", err)
 	}
 	// ...unless there is a fallback.

@@ -28,7 +28,7 @@ func TestAbsurdResultsRefused(t *testing.T) {
 	field := map[string]string{
 		"negative-mean":  "overall.mean_response",
 		"utilization":    "utilization",
-		"huge-means":     "too large to be measured",
+		"huge-means":     "larger than the 1e+100 any quantity of a run may be",
 		"nine-classes":   "classes: 9 classes, the task's workload has 2",
 		"arrivals":       "arrivals",
 		"seed":           "seed",

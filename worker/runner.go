@@ -89,7 +89,7 @@ func SelfSHA256() string {
 func (InProcess) Run(ctx context.Context, t *sweep.Task, progress func(done, total int64)) (*Outcome, error) {
 	spec, err := builtin.Lookup(t.Policy)
 	if err != nil {
-		return nil, &PermanentError{err}
+		return nil, &NotServedError{err}
 	}
 	w, err := taskWorkload(ctx, t)
 	if err != nil {

@@ -117,7 +117,7 @@ func (w *Worker) passOn(hard context.Context, msg jetstream.Msg, release func())
 	w.held.Add(1)
 	go func() {
 		defer w.held.Done()
-		w.holdAndRepublish(hard, msg)
+		w.holdAndRepublish(hard, msg, VerifyHeldHeader)
 	}()
 }
 
@@ -127,22 +127,41 @@ func passHold(held time.Duration) time.Duration {
 	return VerifyNakDelay << min(max(held, 0)/VerifyPassWindow, 5)
 }
 
-// holdAndRepublish is passOn's hold and republication.
-func (w *Worker) holdAndRepublish(hard context.Context, msg jetstream.Msg) {
-	var held time.Duration
-	if h := msg.Headers(); h != nil {
-		ms, _ := strconv.ParseInt(h.Get(VerifyHeldHeader), 10, 64)
-		held = time.Duration(min(max(ms, 0), int64(time.Hour/time.Millisecond))) * time.Millisecond
+// heldFor is how long msg has been held in all by the workers that passed
+// it on, as its header says (0 without one; at most a day).
+func heldFor(msg jetstream.Msg, header string) time.Duration {
+	h := msg.Headers()
+	if h == nil {
+		return 0
 	}
+	ms, _ := strconv.ParseInt(h.Get(header), 10, 64)
+	return time.Duration(min(max(ms, 0), int64(24*time.Hour/time.Millisecond))) * time.Millisecond
+}
+
+// holdAndRepublish is passOn's hold and republication; header carries
+// the time held so far (VerifyHeldHeader, or TaskHeldHeader for a task
+// this worker cannot run).
+func (w *Worker) holdAndRepublish(hard context.Context, msg jetstream.Msg, header string) {
+	held := heldFor(msg, header)
 	hold := passHold(held)
 	hold = hold*3/4 + rand.N(hold/2+1)
 	t := time.NewTimer(hold)
 	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-hard.Done():
-		_ = msg.Nak()
-		return
+	// A hold grows to 40 s, past the consumer's AckWait (30 s by
+	// default): kept alive, so that the message is not redelivered while
+	// its copy is being made.
+	alive := time.NewTicker(max(w.ackWait/2, time.Second))
+	defer alive.Stop()
+	for waiting := true; waiting; {
+		select {
+		case <-t.C:
+			waiting = false
+		case <-alive.C:
+			_ = msg.InProgress()
+		case <-hard.Done():
+			_ = msg.Nak()
+			return
+		}
 	}
 	id := fmt.Sprintf("%s.pass.%s.%d", msg.Subject(), w.o.Name, time.Now().UnixNano())
 	if meta, err := msg.Metadata(); err == nil {
@@ -150,11 +169,11 @@ func (w *Worker) holdAndRepublish(hard context.Context, msg jetstream.Msg) {
 	}
 	cp := nats.NewMsg(msg.Subject())
 	cp.Data = msg.Data()
-	cp.Header.Set(VerifyHeldHeader, strconv.FormatInt((held+hold).Milliseconds(), 10))
+	cp.Header.Set(header, strconv.FormatInt((held+hold).Milliseconds(), 10))
 	ctx, cancel := ioCtx()
 	defer cancel()
 	if _, err := w.js.PublishMsg(ctx, cp, jetstream.WithMsgID(id)); err != nil {
-		w.o.Logf("worker %s: passing on verification request %s: %v", w.o.Name, msg.Subject(), err)
+		w.o.Logf("worker %s: passing on %s: %v", w.o.Name, msg.Subject(), err)
 		_ = msg.NakWithDelay(VerifyNakDelay)
 		return
 	}

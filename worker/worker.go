@@ -161,8 +161,9 @@ type Worker struct {
 	stop    context.CancelCauseFunc
 	fatal   fatalErr
 	// logged are the lines logOnce has logged (guarded by logMu).
-	logged map[string]bool
-	Stats  Stats
+	logged   map[string]bool
+	fetchErr fetchErr
+	Stats    Stats
 }
 
 type cacheEntry struct {
@@ -305,11 +306,7 @@ func (w *Worker) fetch(ctx, hard context.Context, n int, p *puller) bool {
 	batch, err := w.h.Workers.Fetch(n, jetstream.FetchMaxWait(w.o.FetchWait/2+rand.N(w.o.FetchWait)))
 	if err != nil {
 		p.giveBack(n)
-		w.o.Logf("worker %s: fetch: %v", w.o.Name, err)
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Second):
-		}
+		w.fetchFailed(ctx, err)
 		return true
 	}
 	got := 0
@@ -318,10 +315,13 @@ func (w *Worker) fetch(ctx, hard context.Context, n int, p *puller) bool {
 		select {
 		case msg, ok := <-msgs:
 			if !ok {
-				if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil {
-					w.o.Logf("worker %s: fetch: %v", w.o.Name, err)
-				}
 				p.giveBack(n - got)
+				if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil {
+					// Answered at once (no responders: the server lost its
+					// JetStream state), so without the pause this loop
+					// logged 7,400 lines a second.
+					w.fetchFailed(ctx, err)
+				}
 				return true
 			}
 			got++
@@ -342,6 +342,40 @@ func (w *Worker) fetch(ctx, hard context.Context, n int, p *puller) bool {
 			return false
 		}
 	}
+}
+
+// fetchFailed logs a failed fetch and waits a second (or until ctx ends)
+// before the next. The same error again is logged once a minute, with how
+// many times it came in between: a worker whose server had lost its
+// streams wrote 48 MB of one line in a few minutes.
+func (w *Worker) fetchFailed(ctx context.Context, err error) {
+	msg := err.Error()
+	w.logMu.Lock()
+	f := &w.fetchErr
+	now := time.Now()
+	switch {
+	case msg != f.msg || now.Sub(f.at) >= time.Minute:
+		if f.repeats > 0 {
+			w.o.Logf("worker %s: fetch: %s (%d more times since %s)", w.o.Name, f.msg, f.repeats, f.at.Format(time.TimeOnly))
+		}
+		w.o.Logf("worker %s: fetch: %s (trying again every second)", w.o.Name, msg)
+		*f = fetchErr{msg: msg, at: now}
+	default:
+		f.repeats++
+	}
+	w.logMu.Unlock()
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Second):
+	}
+}
+
+// fetchErr is the last fetch error logged, when, and how often it came
+// again since (guarded by logMu).
+type fetchErr struct {
+	msg     string
+	at      time.Time
+	repeats int
 }
 
 func (w *Worker) logRun(kind, campaign, task string, attempt int) {
@@ -418,6 +452,21 @@ func CheckName(name string) error {
 
 // PermanentError marks a task error that another attempt cannot fix.
 type PermanentError struct{ Err error }
+
+// NotServedError is an attempt this worker cannot make while another
+// worker of the farm may: its runner lacks the policy (an in-process
+// worker and a third-party plugin, a family missing from its search
+// path, a pinned binary it neither has nor can fetch, a trace on the
+// plugin runner without a fallback). The task is passed on for another
+// worker (retryOrFail, passed), not failed: a farm with one
+// misconfigured worker failed for good 12 tasks of 40 the others ran.
+// After NotServedMaxHeld passed on, it fails with it.
+type NotServedError struct{ Err error }
+
+func (e *NotServedError) Error() string {
+	return "this worker cannot run the task (another may): " + e.Err.Error()
+}
+func (e *NotServedError) Unwrap() error { return e.Err }
 
 func (e *PermanentError) Error() string { return e.Err.Error() }
 func (e *PermanentError) Unwrap() error { return e.Err }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -82,11 +83,12 @@ func TestInProcess(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 10*time.Second {
 		t.Fatalf("err %v after %v", err, time.Since(start))
 	}
-	// An unknown policy is a permanent error.
+	// A policy this runner does not have is not this worker's to run:
+	// passed on to another worker (a plugin's, on a farm), not failed.
 	bad := ts[0]
 	bad.Policy = "nope"
-	var perm *worker.PermanentError
-	if _, err := (worker.InProcess{}).Run(context.Background(), &bad, nil); !errors.As(err, &perm) {
+	var ns *worker.NotServedError
+	if _, err := (worker.InProcess{}).Run(context.Background(), &bad, nil); !errors.As(err, &ns) || errors.As(err, new(*worker.PermanentError)) {
 		t.Fatalf("err %v", err)
 	}
 }
@@ -243,5 +245,81 @@ func TestTinyDeadlineIsNotAnOutage(t *testing.T) {
 	}
 	if !r.Failed() || !strings.Contains(r.Error, "run.deadline 1ns exceeded") {
 		t.Fatalf("record error %q", r.Error)
+	}
+}
+
+// TestFetchFailureBackOff: a worker whose server lost its task stream (a
+// NATS restart with its JetStream store wiped) is answered at once,
+// "no responders", and logged it 7,400 times a second (48 MB in minutes).
+// It now waits a second between fetches and logs the same error once a
+// minute: over 3 s, a handful of fetches and one line.
+func TestFetchFailureBackOff(t *testing.T) {
+	nc, _, st := queued(t, protocol.Layout{}, nil)
+	var mu sync.Mutex
+	var lines []string
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := worker.New(ctx, worker.Options{Conn: nc, Store: st, Name: "w", Concurrency: 1, FetchWait: 200 * time.Millisecond,
+		Logf: func(format string, a ...any) {
+			mu.Lock()
+			lines = append(lines, fmt.Sprintf(format, a...))
+			mu.Unlock()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := jetstream.New(nc)
+	if err := js.DeleteStream(ctx, protocol.TaskStream); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	time.Sleep(3 * time.Second)
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	var fetch []string
+	for _, l := range lines {
+		if strings.Contains(l, "fetch:") {
+			fetch = append(fetch, l)
+		}
+	}
+	if pulls := w.Stats.Pulls.Load(); pulls < 2 || pulls > 6 || len(fetch) != 1 || !strings.Contains(fetch[0], "(trying again every second)") {
+		t.Fatalf("%d fetches in 3 s, %d lines logged of them, want 2–6 and 1:\n%s", pulls, len(fetch), strings.Join(fetch[:min(len(fetch), 5)], "\n"))
+	}
+}
+
+// TestNotServedFailsAfterMaxHeld: a task no worker of the farm can run
+// (here a policy no runner has) is passed on until it has been held
+// NotServedMaxHeld in all, then failed by the worker holding it, saying
+// why: not passed around for ever. With the bound at 0 the first worker
+// fails it.
+func TestNotServedFailsAfterMaxHeld(t *testing.T) {
+	old := worker.NotServedMaxHeld
+	worker.NotServedMaxHeld = 0
+	t.Cleanup(func() { worker.NotServedMaxHeld = old })
+	ts := tasks(t, 2000, 0)
+	ts[0].Policy = "nope"
+	ts[0].ID = sweep.TaskID(ts[0])
+	nc, _, st := queued(t, protocol.Layout{}, ts[:1])
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := worker.New(ctx, worker.Options{Conn: nc, Store: st, Name: "w", Concurrency: 1, FetchWait: 200 * time.Millisecond, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	for deadline := time.Now().Add(time.Minute); w.Stats.Failed.Load() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the task was not failed")
+		}
+	}
+	cancel()
+	<-done
+	rec, _, err := record.Read(context.Background(), st, "camp", ts[0].ID)
+	if err != nil || !strings.Contains(rec.Error, "no worker that can run it took it within 0s: this worker cannot run the task (another may): unknown policy") {
+		t.Fatalf("record %+v, %v", rec, err)
 	}
 }

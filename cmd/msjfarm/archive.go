@@ -382,7 +382,7 @@ func campaignSource(ctx context.Context, ff *farmFlags, arg, keyFile string, tem
 	if keyFile != "" {
 		// It was ignored: a reader who gave it believed a signature was
 		// checked.
-		return nil, "", nil, fmt.Errorf("--key %s: a key checks an archive file's signature, and %s is not a file but a campaign of --storage, which is not signed", keyFile, arg)
+		return nil, "", nil, usageError{fmt.Errorf("--key %s: a key checks an archive file's signature, and %s is not a file but a campaign of --storage, which is not signed", keyFile, arg)}
 	}
 	if st, err = ff.existingStore(ctx); err != nil {
 		return nil, "", nil, err

@@ -452,4 +452,17 @@ func TestArchiveArgument(t *testing.T) {
 			t.Errorf("report %s: exit %d, stderr %s; want %q", arg, code, stderr, want)
 		}
 	}
+	// --key with a campaign name is a mistake of the command line: exit
+	// 2, as docs/archive.md says (it was 1, a failed run's status).
+	for _, run := range []func([]string) int{runReport, runReproduce} {
+		code, _, stderr := captured(t, func() int { return run([]string{"q-fig3", "--key", "signing.pem.pub"}) })
+		if code != 2 || !strings.Contains(stderr, "is not a file but a campaign of --storage, which is not signed") {
+			t.Errorf("--key with a campaign: exit %d, stderr %s; want 2", code, stderr)
+		}
+	}
+	// So is a farm command with no NATS server to talk to.
+	t.Setenv("MSJFARM_NATS_URL", "")
+	if code, _, stderr := captured(t, func() int { return dispatch([]string{"worker", "--storage", t.TempDir()}) }); code != 2 || !strings.Contains(stderr, "no NATS server: give --nats-url") {
+		t.Errorf("worker without NATS: exit %d, stderr %s; want 2", code, stderr)
+	}
 }

@@ -772,16 +772,14 @@ func printStatus(w io.Writer, list []protocol.Status) {
 	}
 	tw.Flush()
 	for _, s := range list {
-		if s.Elsewhere != "" {
-			fmt.Fprintf(w, "  %s: %s\n", s.Campaign, s.Elsewhere)
+		// Why a running campaign does not move: the table read "running"
+		// (a worker of another msjfarm version refusing every task: 0
+		// done, 0 running) and only --json said why.
+		for _, why := range s.Problems() {
+			fmt.Fprintf(w, "  %s: %s\n", s.Campaign, why)
 		}
 		for _, e := range s.Errors {
 			fmt.Fprintf(w, "  failed: %s\n", e)
-		}
-		for _, r := range s.Rejected {
-			// A worker of another msjfarm version refuses every task:
-			// the table read 0 done, 0 running, and only --json said why.
-			fmt.Fprintf(w, "  %s\n", r)
 		}
 		printVerify(w, &s)
 	}

@@ -318,7 +318,7 @@ func flagKind(t string) string {
 
 func (f *farmFlags) conn(name string) (*nats.Conn, error) {
 	if *f.natsURL == "" {
-		return nil, fmt.Errorf("no NATS server: give --nats-url (or MSJFARM_NATS_URL)")
+		return nil, usageError{errors.New("no NATS server: give --nats-url (or MSJFARM_NATS_URL)")}
 	}
 	return protocol.Connect(protocol.ConnOptions{URL: *f.natsURL, Name: name, User: *f.user, Password: *f.password, Token: *f.token,
 		NKeyFile: *f.nkey, Creds: *f.creds, TLSCA: f.natsCA(), TLSCert: *f.tlsCert, TLSKey: *f.tlsKey})

@@ -27,11 +27,6 @@ import (
 	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
-// limitResolution is the growth test's resolution at 10^6 measured
-// arrivals (sim/limit package comment): a bracket narrower than this is not
-// more accurate, only more expensive. It scales like 1/√arrivals.
-const limitResolution = 0.0225
-
 // maxUsefulResolution: a run length whose resolution is wider than this
 // (fewer than about 8,100 arrivals) gets a warning with the default
 // tolerance.
@@ -43,10 +38,9 @@ const maxUsefulResolution = 0.25
 // one-or-all --policy fcfs` — never warn; a tolerance below the
 // resolution gets a warning, since it narrows the bracket, not the error.
 func limitRelTol(relTol float64, arrivals int64) (float64, string) {
-	res := limitResolution * math.Sqrt(1e6/float64(arrivals))
+	res := sweep.LimitResolution * math.Sqrt(1e6/float64(arrivals))
 	if relTol == 0 {
-		scale := math.Pow(10, 2-math.Floor(math.Log10(res)))
-		tol, warn := math.Ceil(res*scale-1e-9)/scale, ""
+		tol, warn := sweep.LimitRelTol(arrivals), ""
 		if res > maxUsefulResolution {
 			// `--arrivals 1` stopped after three rates, [2.1, 11.7] with
 			// "confidence ≥ 0.999", and said nothing of its length.
@@ -443,7 +437,9 @@ func limitFileCampaign(path string, reg sweep.Catalog, fs *pflag.FlagSet, lf *li
 	if !fs.Changed("hi") {
 		lf.hi = plan.Hi
 	}
-	if !fs.Changed("rel-tol") {
+	if !fs.Changed("rel-tol") && f.Limit.RelTol != 0 {
+		// The block's own; without one, the resolution at the run
+		// length this search uses (limitRelTol), --arrivals's if given.
 		lf.relTol = plan.RelTol
 	}
 	all := &sweep.Campaign{File: f}

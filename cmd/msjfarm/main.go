@@ -59,15 +59,15 @@ var commands = []command{
 		def:     defSimulate},
 	{use: "limit [flags] [SWEEP.yaml]", short: "find each policy's saturation arrival rate λ_max by a bisection on the pooled stability verdict",
 		long: "Find a policy's stability limit λ_max on a workload: the largest arrival rate it\n" +
-			"sustains. Both ends of [--lo, --hi] are evaluated first (stable at --hi: no limit\n" +
-			"in range; unstable at --lo: unstable at the lowest rate), then the geometric\n" +
-			"midpoint until hi/lo − 1 ≤ --rel-tol. Each rate runs --reps replications, pooled\n" +
-			"by majority (sim.Pool); replication r has the same seed at every rate. Either\n" +
-			"--workload/--policy/--param, or a sweep file: its workload, its run block and\n" +
-			"every policy variant (its arrival-rate axis is ignored). The default bracket is\n" +
-			"[0.05, 1.5] × the rate at load 1. The default --rel-tol is the growth test's\n" +
-			"resolution at --arrivals (2.25% at 10^6; four times the arrivals halve it): a\n" +
-			"smaller one narrows the bracket, not the error, and is warned about.",
+			"sustains. --lo is evaluated first (unstable there: unstable at the lowest rate,\n" +
+			"and --hi is not run), then --hi (stable there: no limit in range), then the\n" +
+			"geometric midpoint until hi/lo − 1 ≤ --rel-tol. Each rate runs --reps\n" +
+			"replications, pooled by majority (sim.Pool); replication r has the same seed at\n" +
+			"every rate. Either --workload/--policy/--param, or a sweep file: its workload, its\n" +
+			"run block and every policy variant (its arrival-rate axis is ignored). The default\n" +
+			"bracket is [0.05, 1.5] × the rate at load 1. The default --rel-tol is the growth\n" +
+			"test's resolution at --arrivals (2.25% at 10^6; four times the arrivals halve it):\n" +
+			"a smaller one narrows the bracket, not the error, and is warned about.",
 		example: "  msjfarm limit --workload one-or-all --policy fcfs\n  msjfarm limit --policy msfq --param threshold=31 --lo 5 --hi 9 --arrivals 2e5 --reps 3 --rel-tol 0.05\n  msjfarm limit examples/q-fig3.yaml --json",
 		def:     defLimit},
 	{use: "policies", short: "list the built-in policies and their parameters",
@@ -79,13 +79,13 @@ var commands = []command{
 		example: "  msjfarm run examples/q-fig3.yaml\n  msjfarm run examples/q-fig3.yaml --workers 2 --storage /tmp/data --http 127.0.0.1:8080\n  msjfarm run --dry-run --profile paper examples/q-fig3.yaml",
 		env:     true, def: defRun},
 	{use: "coordinator [flags]", short: "serve campaigns: JetStream layout, task tracking, summaries (embedded NATS without --nats-url)",
-		example: "  msjfarm coordinator --listen 0.0.0.0:4222 --storage s3://msjfarm?endpoint=minio:9000&secure=false --http :8080",
+		example: "  msjfarm coordinator --listen 0.0.0.0:4222 --storage 's3://msjfarm?endpoint=minio:9000&secure=false' --http :8080",
 		env:     true, def: defCoordinator},
 	{use: "worker [flags]", short: "pull tasks from NATS and run them (--workers N at once)",
-		example: "  msjfarm worker --nats-url nats://coordinator:4222 --workers 8 --storage s3://msjfarm?endpoint=minio:9000&secure=false",
+		example: "  msjfarm worker --nats-url nats://coordinator:4222 --workers 8 --storage 's3://msjfarm?endpoint=minio:9000&secure=false'",
 		env:     true, def: defWorker},
 	{use: "submit [flags] SWEEP.yaml", short: "submit (or resume) a sweep file to a coordinator",
-		example: "  msjfarm submit --nats-url nats://coordinator:4222 --wait examples/q-fig3.yaml\n  msjfarm submit --dry-run --workers 64 --storage s3://msjfarm?endpoint=minio:9000 examples/q-fig3.yaml",
+		example: "  msjfarm submit --nats-url nats://coordinator:4222 --wait examples/q-fig3.yaml\n  msjfarm submit --dry-run --workers 64 --storage 's3://msjfarm?endpoint=minio:9000&secure=false' examples/q-fig3.yaml",
 		env:     true, def: defSubmit},
 	{use: "status [flags] [CAMPAIGN]", short: "show a campaign's progress (id or name; all campaigns without one; without --nats-url, those in --storage)",
 		example: "  msjfarm status --nats-url nats://coordinator:4222\n  msjfarm status --storage ./msjfarm-data q-fig3",
@@ -107,14 +107,18 @@ var commands = []command{
 		env:     true, def: defGC},
 	{use: "plugin COMMAND", short: "list, describe and conformance-check policy plugin binaries",
 		long: "List, describe and conformance-check policy plugin binaries.\n\n" +
-			"BINARY is a path, a binary name (msjfarm-policy-fcfs) or a family (fcfs).\n" +
-			"Search path: --plugin-path, then $MSJFARM_PLUGIN_PATH (colon-separated), then\nthe directory of the msjfarm executable.",
-		example: "  msjfarm plugin list\n  msjfarm plugin info fcfs\n  msjfarm plugin check ./msjfarm-policy-mine",
+			"BINARY is a path, a binary name (msjfarm-policy-fcfs) or a family (fcfs); a name\n" +
+			"or family is looked up on the search path: --plugin-path, then\n" +
+			"$MSJFARM_PLUGIN_PATH (colon-separated), then the directory of the msjfarm\n" +
+			"executable and its plugins/ subdirectory. make plugins builds the project's own\n" +
+			"plugin binaries into bin/plugins/, where bin/msjfarm (make build) finds them; a\n" +
+			"plain go build of msjfarm builds none.",
+		example: "  msjfarm plugin list\n  msjfarm plugin info fcfs    # looks up msjfarm-policy-fcfs on the search path (make plugins)\n  msjfarm plugin check ./msjfarm-policy-mine",
 		subs: []command{
 			{use: "list [flags]", short: "find plugin binaries (msjfarm-policy-*) on the search path and describe each",
 				example: "  msjfarm plugin list --plugin-path ./plugins", def: defPluginList},
 			{use: "info [flags] BINARY", short: "a plugin's name, versions, checksum and policies with their capabilities and parameters",
-				example: "  msjfarm plugin info fcfs --json", def: defPluginInfo},
+				example: "  msjfarm plugin info fcfs --json    # looks up msjfarm-policy-fcfs on the search path (make plugins)", def: defPluginInfo},
 			{use: "check [flags] BINARY", short: "run the conformance suite on a plugin (exit status 1 if a check fails)",
 				example: "  msjfarm plugin check ./msjfarm-policy-mine --v", def: defPluginCheck},
 		}},
@@ -322,8 +326,18 @@ func formatVersion(bi *debug.BuildInfo) string {
 	return v + ", " + bi.GoVersion
 }
 
+// fail prints the error line and returns exit status 1, or 2 when an
+// argument is (or wraps) a usageError: a mistake of the command line
+// found deep in a command (--key with a campaign of a store, a farm
+// command without a NATS URL) exited 1, which the README reserves for a
+// run that failed.
 func fail(format string, a ...any) int {
 	msg := fmt.Sprintf("msjfarm: "+strings.TrimSuffix(format, "\n")+"\n", a...)
 	fmt.Fprint(os.Stderr, redact.Text(msg, processSecrets...))
+	for _, v := range a {
+		if err, ok := v.(error); ok && errors.As(err, new(usageError)) {
+			return 2
+		}
+	}
 	return 1
 }

@@ -37,7 +37,7 @@ type pluginFlags struct {
 
 func newPluginFlags(fs *pflag.FlagSet, pinned bool) *pluginFlags {
 	pf := &pluginFlags{fs: fs}
-	pf.path = pf.fs.String("plugin-path", "", "colon-separated plugin directories, searched before $"+pluginhost.EnvPath)
+	pf.path = pf.fs.String("plugin-path", "", "colon-separated plugin directories, searched before $"+pluginhost.EnvPath+", the msjfarm executable's directory and its plugins/ subdirectory")
 	pf.json = pf.fs.Bool("json", false, "print JSON")
 	pf.start = pf.fs.Duration("start-timeout", 20*time.Second, "time a plugin has to start and answer")
 	if pinned {
@@ -338,7 +338,7 @@ func addRunnerFlags(fs *pflag.FlagSet) *runnerFlags {
 	return &runnerFlags{
 		mode: fs.String("runner", "auto", "how replications run: plugin (policy plugin processes through the plugin host: binaries on the plugin path, and msjfarm itself serving the built-in families), "+
 			"inprocess (the built-in catalogue in this process, for debugging), or auto (plugins, unless the campaign replays a trace)"),
-		path:  fs.String("plugin-path", "", "colon-separated plugin directories, searched before $"+pluginhost.EnvPath+" and the msjfarm executable's directory"),
+		path:  fs.String("plugin-path", "", "colon-separated plugin directories, searched before $"+pluginhost.EnvPath+", the msjfarm executable's directory and its plugins/ subdirectory"),
 		cache: fs.String("plugin-cache", "", "directory for plugin binaries fetched from storage (default <user cache dir>/msjfarm/plugins)"),
 		sandbox: fs.String("plugin-sandbox", "auto", "confinement of plugin processes (docs/security.md): require (refuse to start a plugin unless Landlock and seccomp apply), "+
 			"best-effort (apply what the kernel offers and say what is missing), off, or auto (require where the kernel supports it, else best-effort)"),

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,6 +83,8 @@ type progress struct {
 	lastLine  string
 	// lastFinal is the finalisation failure last shown (Status.Finalising).
 	lastFinal string
+	// lastRec is the reconcile failure last shown (Status.Reconciling).
+	lastRec string
 	// refusals are the task messages refused by workers shown so far
 	// (Status.Rejected, at most ten).
 	refusals map[string]bool
@@ -199,10 +202,17 @@ func (p *progress) update(s *protocol.Status) {
 		p.note(s.Campaign, s.Finalising)
 	}
 	p.lastFinal = s.Finalising
-	for _, r := range s.Rejected {
+	if s.Reconciling != "" && s.Reconciling != p.lastRec {
+		// Tasks that cannot be published: the line read "0 running, ETA
+		// ?" for ever, the cause only in the coordinator's log.
+		p.note(s.Campaign, s.Reconciling)
+	}
+	p.lastRec = s.Reconciling
+	for _, r := range append(slices.Clone(s.Paused), s.Rejected...) {
 		// Shown once each, above the bar: a worker of another msjfarm
 		// version refuses every task, and the line read "0 failed, 0
-		// running, ETA ?" for ever, the cause only in status --json.
+		// running, ETA ?" for ever, the cause only in status --json; a
+		// farm whose store is down read "0 running, ETA 5s" for minutes.
 		if p.refusals[r] {
 			continue
 		}

@@ -267,7 +267,39 @@ func TestRefusalsShown(t *testing.T) {
 	}
 	var st bytes.Buffer
 	printStatus(&st, []protocol.Status{*s})
-	if !strings.Contains(st.String(), "\n  "+refusal+"\n") {
+	if !strings.Contains(st.String(), "\n  c1: "+refusal+"\n") {
 		t.Errorf("status does not list the refusal:\n%s", st.String())
+	}
+}
+
+// TestStuckShown: why a running campaign does not move — its tasks cannot
+// be queued (Reconciling) or its summary written (Finalising) — is
+// printed by the progress each time it changes and by status, with the
+// refusals beyond the ten listed counted. Status printed neither: the
+// table read "running", the reason only in --json.
+func TestStuckShown(t *testing.T) {
+	rec := "reading the campaign's results and task stream and publishing its missing tasks failed 3 times in a row (tried again at each reconcile): insufficient resources"
+	fin := "finalising the campaign failed twice (tried again at each reconcile): no space left on device"
+	var b bytes.Buffer
+	p := newProgress(&b, 0)
+	s := &protocol.Status{Campaign: "c1", State: protocol.CampaignRunning, Total: 8, Reconciling: rec,
+		Rejected: []string{"task a: refused by w1: x"}, RejectedTotal: 12}
+	p.update(s)
+	p.update(s)
+	if got := strings.Count(b.String(), rec); got != 1 {
+		t.Errorf("the reconcile failure printed %d times, want once:\n%s", got, b.String())
+	}
+	s.Reconciling, s.Finalising = "", fin
+	p.update(s)
+	if !strings.Contains(b.String(), "msjfarm: campaign c1: "+fin+"\n") {
+		t.Errorf("progress output:\n%s", b.String())
+	}
+	s.Reconciling = rec
+	var st bytes.Buffer
+	printStatus(&st, []protocol.Status{*s})
+	for _, want := range []string{"\n  c1: " + rec + "\n", "\n  c1: " + fin + "\n", "\n  c1: … and 11 more task messages refused\n"} {
+		if !strings.Contains(st.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, st.String())
+		}
 	}
 }

@@ -108,6 +108,13 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 			return fail("report: %v", err)
 		}
 		fmt.Println(abs)
+		if n := len(r.Modified); n > 0 {
+			// Results the campaign finalised with are gone or altered:
+			// the report was written without them, and said "(done)" with
+			// every figure empty and exit 0 when all were gone (a store
+			// copied without its results/ objects).
+			return fail("report: %d of the campaign's results were left out (the warnings above say why): the report lacks them", n)
+		}
 		return 0
 	}
 }

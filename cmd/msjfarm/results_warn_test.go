@@ -17,7 +17,7 @@ import (
 // finalisation (its checksum no longer matches) and another deleted;
 // with summary.csv moved aside, the partial summary and --compare both
 // still answer (exit 0), and both warn about each of the two, naming its
-// key.
+// key; report writes its pages without them and exits 1.
 func TestResultsWarnings(t *testing.T) {
 	dir := t.TempDir()
 	sw := filepath.Join(dir, "w.yaml")
@@ -92,5 +92,17 @@ run: {arrivals: 1e3, warmup: 1e2}
 		if len(args) == 3 && strings.Count(out, "\n") < 5 {
 			t.Errorf("results %v: no summary table:\n%s", args, out)
 		}
+	}
+	// The report is written without the two, and exits 1 saying so: a
+	// store copied without its result objects gave a report headed
+	// "(done)" with every figure empty, and exit 0.
+	rep := filepath.Join(dir, "rep")
+	code, out, errs := captured(t, func() int { return runReport([]string{"-storage", data, id, "--out", rep}) })
+	if code != 1 || !strings.Contains(errs, "report: 2 of the campaign's results were left out (the warnings above say why): the report lacks them") ||
+		!strings.Contains(out, filepath.Join(rep, "index.html")) {
+		t.Errorf("report: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(rep, "index.html")); err != nil {
+		t.Errorf("report: %v", err)
 	}
 }

@@ -163,6 +163,8 @@ type Status struct {
 	// corrupted), each naming the message; the tasks themselves are
 	// re-published from the campaign.
 	Rejected []string `json:"rejected,omitempty"`
+	// RejectedTotal counts every refused message (Rejected lists ten).
+	RejectedTotal int `json:"rejected_total,omitempty"`
 	// Verify is the campaign's spot verification (nil: not asked for).
 	Verify *VerifyStatus `json:"verify,omitempty"`
 	// Finalising is why a campaign whose tasks are all finished is not
@@ -170,10 +172,41 @@ type Status struct {
 	// report could not be written), and how often in a row; "" when none
 	// failed.
 	Finalising string `json:"finalising,omitempty"`
+	// Reconciling is why a running campaign's missing tasks are not
+	// queued: its last reconcile failed (storage could not be listed, or
+	// the NATS server refused the task messages: its JetStream store
+	// full, a subject the coordinator may not publish to), and how often
+	// in a row; "" when the last one succeeded.
+	Reconciling string `json:"reconciling,omitempty"`
+	// Paused are the workers whose heartbeats say their store is
+	// unavailable (each paused: no new task, its finished results held),
+	// one line each, for a running campaign: the progress read "0
+	// running, ETA 5s" for minutes while every worker waited.
+	Paused []string `json:"paused,omitempty"`
 	// Elsewhere says why a campaign still running on another store than
 	// the coordinator's is not run by it ("" otherwise).
 	Elsewhere string `json:"elsewhere,omitempty"`
 	Error     string `json:"error,omitempty"`
+}
+
+// Problems say why a running campaign does not move, one line each: it
+// belongs to another store, its summary cannot be written, its missing
+// tasks cannot be queued, workers refuse its task messages (the first
+// ten, then how many more). `msjfarm status` prints them under the
+// campaign and the live page lists them.
+func (s *Status) Problems() []string {
+	var out []string
+	for _, why := range []string{s.Elsewhere, s.Finalising, s.Reconciling} {
+		if why != "" {
+			out = append(out, why)
+		}
+	}
+	out = append(out, s.Paused...)
+	out = append(out, s.Rejected...)
+	if more := s.RejectedTotal - len(s.Rejected); more > 0 {
+		out = append(out, fmt.Sprintf("… and %d more task messages refused", more))
+	}
+	return out
 }
 
 // Finished reports whether every task is done or failed.

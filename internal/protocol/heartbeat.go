@@ -42,4 +42,9 @@ type Heartbeat struct {
 	Sent    time.Time `json:"sent"`
 	// Stopping is set on the last heartbeat of a worker that shuts down.
 	Stopping bool `json:"stopping,omitempty"`
+	// StorageDown is why the worker finds its store unavailable, since
+	// StorageDownSince ("" while it is available): it is paused, taking
+	// no task and holding its finished results until the store is back.
+	StorageDown      string    `json:"storage_down,omitempty"`
+	StorageDownSince time.Time `json:"storage_down_since,omitzero"`
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -224,6 +226,35 @@ func userTasks(uid int) (n int64, ok bool) {
 	}
 	return n, true
 }
+
+// CPU is the CPU time process pid has used, user and system, all its
+// threads (0 if it cannot be read: gone, or not Linux): the plugin host's
+// measure of a plugin's, which a replication's own cpu_seconds (its
+// engine thread's) does not show.
+func CPU(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid ...: comm may hold spaces and parentheses,
+	// so the fields are counted from the last ')'; utime and stime are
+	// the 14th and 15th fields, the 12th and 13th after it.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * time.Second / clockTicks
+}
+
+// clockTicks is the unit of /proc's CPU times (USER_HZ): 100 on every
+// Linux architecture Go supports.
+const clockTicks = 100
 
 // Threads is the number of threads of process pid (0 if it cannot be
 // read: gone, or not Linux): the plugin host's count of a plugin's.

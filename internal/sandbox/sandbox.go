@@ -15,8 +15,8 @@
 //     Landlock (files, TCP, signals and abstract unix sockets), sets its
 //     parent-death signal and checks its parent is still the host;
 //  4. loads the seccomp filters (only unix stream sockets, no connect, no
-//     fork, no ptrace, no namespaces, no io_uring, nothing but the native
-//     architecture's system calls);
+//     fork, no ptrace, no namespaces, no io_uring, no SysV IPC or inotify,
+//     nothing but the native architecture's system calls);
 //  5. sets the resource limits (no core dumps, an address-space limit,
 //     and under a dedicated plugin user a process limit);
 //  6. executes the plugin binary from the descriptor of step 1.
@@ -353,7 +353,7 @@ func (s *Sandbox) Describe() string {
 		on = append(on, fmt.Sprintf("Landlock ABI %d (read the binary and system libraries, write a private TMPDIR; no TCP, no signals or abstract sockets outside)", s.landlock))
 	}
 	if s.seccomp {
-		on = append(on, "seccomp (unix stream sockets only, no connect, no fork, no ptrace, no namespaces, no io_uring)")
+		on = append(on, "seccomp (unix stream sockets only, no connect, no fork, no ptrace, no namespaces, no io_uring, no SysV IPC or inotify)")
 	}
 	on = append(on, "no core dumps, address space "+s.memoryDesc(), s.tmpQuotaDesc(), "parent-death signal, own session (no terminal)")
 	if s.uid >= 0 {

@@ -2,7 +2,10 @@
 
 package sandbox
 
-import "syscall"
+import (
+	"syscall"
+	"time"
+)
 
 // Landlock and seccomp are Linux's: elsewhere New reports them missing,
 // and plugins run as with --plugin-sandbox off.
@@ -12,6 +15,9 @@ func userTasks(int) (int64, bool) { return 0, false }
 
 // Threads is 0: a process's threads are read from Linux's /proc.
 func Threads(int) int64 { return 0 }
+
+// CPU is 0: a process's CPU time is read from Linux's /proc.
+func CPU(int) time.Duration { return 0 }
 
 func libraries(string) (string, []string) { return "", nil }
 

@@ -39,6 +39,20 @@ var denied = []string{
 	// Memory the address-space limit does not count: a plugin held 8 GiB
 	// of RAM in memfds, past --plugin-memory.
 	"memfd_create", "memfd_secret",
+	// SysV IPC: shared memory no limit of the process counts, which the
+	// kernel keeps after it exits (a plugin left 2 GiB of segments
+	// behind, freed only by ipcrm), and message queues, semaphores and
+	// segments by key, state every plugin of the machine (one uid) may
+	// read and write across tasks, campaigns and binaries. POSIX message
+	// queues, which /dev/mqueue's permissions already refused, likewise.
+	"shmget", "shmat", "shmdt", "shmctl",
+	"msgget", "msgsnd", "msgrcv", "msgctl",
+	"semget", "semop", "semtimedop", "semctl",
+	"mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
+	// Watching files: Landlock governs opening them, not inotify, through
+	// which a plugin read the names and times of other users' and other
+	// plugins' files in /tmp (task and campaign ids among them).
+	"inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_mark",
 }
 
 // policy is the plugin's seccomp policy: everything the native

@@ -102,6 +102,13 @@
       row(fb, [f.task.slice(0, 12), f.policy, kv(f.params), kv(f.axes), { v: f.error, cls: "err" }]);
     });
     verification(d.verify);
+    // Why the campaign does not move (status's words; worker names and
+    // errors come from workers and servers: set as text, never markup).
+    var pb = $("problems");
+    pb.innerHTML = "";
+    $("problems-box").hidden = !(d.problems && d.problems.length);
+    (d.problems || []).forEach(function (s) { var li = document.createElement("li"); li.textContent = s; pb.appendChild(li); });
+    document.body.dataset.problems = String((d.problems || []).length);
     $("xaxis").textContent = d.x ? "against " + d.x : "";
     var box = $("plots");
     box.innerHTML = "";

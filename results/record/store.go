@@ -276,7 +276,7 @@ func Migrate(ctx context.Context, st storage.Store) (MigrateStats, error) {
 		if err != nil {
 			return ms, fmt.Errorf("migrating campaign %s: %w", id, err)
 		}
-		if err := st.Put(ctx, storage.LayoutKey(id), []byte("2\n")); err != nil {
+		if err := st.Put(ctx, storage.LayoutKey(id), storage.LayoutMarker); err != nil {
 			return ms, err
 		}
 		ms.Campaigns++

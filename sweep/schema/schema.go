@@ -52,7 +52,7 @@ var descriptions = map[string]string{
 	"LimitSpec":                 "The limit block: the arrival-rate bracket searched, the tolerance and the probe rates per round.",
 	"LimitSpec.Lo":              "Lowest arrival rate searched (0: 0.05 × the rate at offered load 1).",
 	"LimitSpec.Hi":              "Highest arrival rate searched (0: 1.5 × the rate at offered load 1).",
-	"LimitSpec.RelTol":          "Stop once the bracket's hi/lo − 1 is at most this (0: 0.02).",
+	"LimitSpec.RelTol":          "Stop once the bracket's hi/lo − 1 is at most this (0: the growth test's resolution at run.arrivals, 0.0225·√(10⁶/arrivals)).",
 	"LimitSpec.Probes":          "Rates evaluated per round inside the bracket (0: 3); each round divides the bracket's log width by probes + 1.",
 	"ClassSpec.Name":            "Optional label, used in per-class column names.",
 	"ClassSpec.Need":            "Servers a job of the class holds, in [1, k].",

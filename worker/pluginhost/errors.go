@@ -46,6 +46,10 @@ const (
 	// ErrThreads: the plugin ran more threads than a process may, and its
 	// process was killed (Config.MaxThreads). Not retried, as ErrQuota.
 	ErrThreads Kind = "too many threads"
+	// ErrCPU: the plugin's process used CPU with no replication to run,
+	// or more cores than its GOMAXPROCS, and was killed (cpuWatch). Not
+	// retried, as ErrQuota.
+	ErrCPU Kind = "CPU beyond its replications"
 	// ErrWire: the plugin sent what a Run call may not carry (a trace
 	// not asked for, an update after the result, progress far more often
 	// than asked): the call is cut and the process retired. Not retried.
@@ -106,7 +110,7 @@ func (e *Error) Is(target error) bool {
 // will fail the same way.
 func (e *Error) Retryable() bool {
 	switch e.Kind {
-	case ErrQuota, ErrThreads:
+	case ErrQuota, ErrThreads, ErrCPU:
 		return e.Shared
 	case ErrCrash, ErrStart, ErrDeadline, ErrStalled, ErrCanceled, ErrClosed:
 		return true

@@ -50,6 +50,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,6 +121,12 @@ type Config struct {
 	// sandbox's, --plugin-tmp-quota; < 0: no bound): past it the process
 	// is killed (watch) and its replication fails.
 	TmpQuota int64
+	// CPUMargin is the cores a plugin process may use beyond its
+	// GOMAXPROCS over a window of cpuWindow (0: 0.5; a test sets it
+	// below 0, so that a spinner on a loaded machine, which gets fewer
+	// cores than it asks for, still crosses it): past it the process is
+	// killed (cpuWatch).
+	CPUMargin float64
 	// MaxThreads bounds the threads of a plugin process (0:
 	// DefaultMaxThreads, or 4 × GOMAXPROCS if more; < 0: no bound):
 	// past it the process is killed (watch) and its replication fails.
@@ -671,6 +678,37 @@ func (h *Host) env() []string {
 	return append(env, h.cfg.Env...)
 }
 
+// pluginProcs is the GOMAXPROCS a plugin process is given (env): the
+// cores its Go code may use at once.
+func (h *Host) pluginProcs() int {
+	for _, kv := range slices.Backward(h.env()) {
+		if v, ok := strings.CutPrefix(kv, "GOMAXPROCS="); ok {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// cpuMargin is Config.CPUMargin with its default.
+func (h *Host) cpuMargin() float64 {
+	if h.cfg.CPUMargin == 0 {
+		return defaultCPUMargin
+	}
+	return h.cfg.CPUMargin
+}
+
+// cpuMsg says why watch killed a process for its CPU time
+// (watcher.overCPU), starting "the plugin used …".
+func (h *Host) cpuMsg(w *watcher) string {
+	cores := float64(w.overCPU.Load()) / 1000
+	if w.idleCPU.Load() {
+		return fmt.Sprintf("the plugin used %.2f cores for %v with no replication to run (at most %g): its process was killed", cores, cpuWindow, idleCores)
+	}
+	return fmt.Sprintf("the plugin used %.2f cores for %v, more than the %d its GOMAXPROCS gives (%+g): its process was killed", cores, cpuWindow, h.pluginProcs(), h.cpuMargin())
+}
+
 // pluginGOGC is the garbage collector's target of plugin processes unless
 // the host's environment (or Config.Env) sets GOGC. A plugin's live heap
 // is little more than one replication's state, so at the default of 100
@@ -755,7 +793,7 @@ func (h *Host) start(key procKey) (*proc, error) {
 	// killed the process before and the start fails here (both store, then
 	// load).
 	s.w.proc.Store(p)
-	if s.w.overThreads.Load() > 0 || s.w.overQuota.Load() > 0 {
+	if s.w.overThreads.Load() > 0 || s.w.overQuota.Load() > 0 || s.w.overCPU.Load() > 0 {
 		return nil, s.fail(ErrStart, "the plugin crossed a bound as it started")
 	}
 	h.mu.Lock()
@@ -831,7 +869,7 @@ func (h *Host) launch(key procKey) (*starting, error) {
 		RunnerFunc:       runnerFunc(sp.Cmd, secure, started, w.exited),
 		SkipHostEnv:      true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           budgetLogger{h.logger.Named(filepath.Base(key.path)), budget},
+		Logger:           budgetLogger{Logger: h.logger.Named(filepath.Base(key.path)), b: budget},
 		Stderr:           stderr,
 		StartTimeout:     h.cfg.StartTimeout,
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
@@ -878,9 +916,11 @@ func (s *starting) fail(kind Kind, format string, a ...any) error {
 		kind, format, a = ErrThreads, "the plugin ran %d threads as it started, past the %d a plugin process may: its process was killed", []any{n, s.h.cfg.MaxThreads}
 	} else if n := s.w.overQuota.Load(); n > 0 {
 		kind, format, a = ErrQuota, "the plugin wrote %d MiB or more into its private TMPDIR as it started, past the %d MiB a plugin process may (--plugin-tmp-quota): its process was killed", []any{n >> 20, s.h.cfg.TmpQuota >> 20}
+	} else if s.w.overCPU.Load() > 0 {
+		kind, format, a = ErrCPU, "%s (as it started)", []any{s.h.cpuMsg(s.w)}
 	}
 	e := s.h.errorf(kind, s.key, "", format, a...)
-	if kind == ErrStart || kind == ErrThreads || kind == ErrQuota {
+	if kind == ErrStart || kind == ErrThreads || kind == ErrQuota || kind == ErrCPU {
 		e.Stderr = s.stderr.String()
 	}
 	return e
@@ -980,13 +1020,17 @@ func (in *Info) check() error {
 	if err := checkName("plugin name", in.Name); err != nil {
 		return err
 	}
-	in.Version, in.Engine, in.GoVersion = termtext.Printable(in.Version), termtext.Printable(in.Engine), termtext.Printable(in.GoVersion)
+	// Values shown inside one line are one line: a version ending in
+	// "\nmsjfarm: sandbox check: all plugins confined … OK" printed that
+	// line in `plugin info` as if msjfarm had. Docs may have lines (they
+	// are printed indented, under their policy).
+	in.Version, in.Engine, in.GoVersion = termtext.OneLine(in.Version), termtext.OneLine(in.Engine), termtext.OneLine(in.GoVersion)
 	for i := range in.Policies {
 		p := &in.Policies[i]
 		if err := checkName("policy name", p.Name); err != nil {
 			return err
 		}
-		p.Doc, p.Preemption = termtext.Printable(p.Doc), termtext.Printable(p.Preemption)
+		p.Doc, p.Preemption = termtext.Printable(p.Doc), termtext.OneLine(p.Preemption)
 		for j := range p.Params {
 			q := &p.Params[j]
 			if err := checkName("policy "+p.Name+": parameter name", q.Name); err != nil {
@@ -994,7 +1038,7 @@ func (in *Info) check() error {
 			}
 			q.Doc = termtext.Printable(q.Doc)
 			for k, v := range q.Enum {
-				q.Enum[k] = termtext.Printable(v)
+				q.Enum[k] = termtext.OneLine(v)
 			}
 		}
 	}
@@ -1386,6 +1430,11 @@ func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, d
 	h.retire(p)
 	if n := p.w.overThreads.Load(); n > 0 {
 		e := h.errorf(ErrThreads, p.key, policy, "the plugin ran %d threads, past the %d a plugin process may: its process was killed%s", n, h.cfg.MaxThreads, p.sharedNote())
+		e.Stderr, e.Shared = p.stderr.String(), p.killedRunning.Load() > 1
+		return e
+	}
+	if p.w.overCPU.Load() > 0 {
+		e := h.errorf(ErrCPU, p.key, policy, "%s%s", h.cpuMsg(p.w), p.sharedNote())
 		e.Stderr, e.Shared = p.stderr.String(), p.killedRunning.Load() > 1
 		return e
 	}

@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,6 +77,14 @@ func (b *logBudget) take(n int) (bool, int) {
 type budgetLogger struct {
 	hclog.Logger
 	b *logBudget
+	// stderr: the logger go-plugin re-logs the plugin's stderr lines
+	// with (it names one per binary, Named), whose fields are the
+	// plugin's own (an hclog JSON line's): each key is prefixed
+	// "plugin.", so that none reads as the host's. A plugin logged
+	// "plugin sandbox disabled by operator: … binary=/usr/lib/msjfarm/…
+	// task=0000deadbeef worker=w9" at error level, fields the host's
+	// lines carry.
+	stderr bool
 }
 
 func (l budgetLogger) Log(level hclog.Level, msg string, args ...any) {
@@ -96,6 +105,12 @@ func (l budgetLogger) Log(level hclog.Level, msg string, args ...any) {
 	if dropped > 0 {
 		l.Logger.Warn(fmt.Sprintf("%d lines of this plugin's log dropped: more than %d KiB at once, or %d KiB a second after that (said at most every %s)", dropped, logBurst>>10, logRate>>10, noticeEvery))
 	}
+	if l.stderr {
+		args = slices.Clone(args)
+		for i := 0; i+1 < len(args); i += 2 {
+			args[i] = "plugin." + termtext.OneLine(fmt.Sprint(args[i]))
+		}
+	}
 	// A plugin's stderr line, re-logged: Printable (a log is read on a
 	// terminal, with tail -f).
 	l.Logger.Log(level, termtext.Printable(msg), args...)
@@ -108,13 +123,15 @@ func (l budgetLogger) Warn(msg string, args ...any)  { l.Log(hclog.Warn, msg, ar
 func (l budgetLogger) Error(msg string, args ...any) { l.Log(hclog.Error, msg, args...) }
 
 func (l budgetLogger) With(args ...any) hclog.Logger {
-	return budgetLogger{l.Logger.With(args...), l.b}
+	return budgetLogger{l.Logger.With(args...), l.b, l.stderr}
 }
 
+// Named is the logger of one stream of the plugin's (go-plugin's stderr
+// reader): its fields are the plugin's.
 func (l budgetLogger) Named(name string) hclog.Logger {
-	return budgetLogger{l.Logger.Named(name), l.b}
+	return budgetLogger{l.Logger.Named(name), l.b, true}
 }
 
 func (l budgetLogger) ResetNamed(name string) hclog.Logger {
-	return budgetLogger{l.Logger.ResetNamed(name), l.b}
+	return budgetLogger{l.Logger.ResetNamed(name), l.b, true}
 }

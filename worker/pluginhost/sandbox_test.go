@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
+	"github.com/msjfarm/msjfarm/internal/procutil"
 	"github.com/msjfarm/msjfarm/internal/sandbox"
 	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
@@ -140,6 +141,10 @@ var attacks = []struct {
 	{"prlimit", "operation not permitted"},
 	{"setpriority", "operation not permitted"},
 	{"memfd", "operation not permitted"},
+	{"shm", "operation not permitted"},
+	{"msgq", "operation not permitted"},
+	{"sem", "operation not permitted"},
+	{"inotify", "operation not permitted"},
 }
 
 // A hostile plugin, built against the SDK, tries every attack of issue #28
@@ -228,7 +233,7 @@ func TestHostilePluginUnconfined(t *testing.T) {
 	tg := newHostileTargets(t)
 	h := newHost(t, pluginhost.Config{Sandbox: sandboxOff(t), Env: tg.env})
 	b := pluginhost.Binary{Path: binary("hostile")}
-	for _, a := range []string{"config", "store", "tcp", "bind"} {
+	for _, a := range []string{"config", "store", "tcp", "bind", "shm", "inotify"} {
 		_, err := h.Run(context.Background(), b, request(t, "hostile-"+a, 100, 1), pluginhost.RunOptions{})
 		if err == nil || !strings.Contains(err.Error(), "attack "+a+" SUCCEEDED") {
 			t.Errorf("%s without the sandbox: want the attack to succeed, got %v", a, err)
@@ -334,6 +339,27 @@ func (w *countWriter) bytes() int {
 	return w.n
 }
 
+// What a plugin logs (an hclog JSON line on its stderr, re-logged by
+// go-plugin with its level and fields) carries its fields as the
+// plugin's: "plugin.binary=…", never "binary=…", a field of the host's
+// own lines, which a plugin forged beside "plugin sandbox disabled by
+// operator".
+func TestPluginLogFields(t *testing.T) {
+	var log procutil.Buffer
+	h := newHost(t, pluginhost.Config{Sandbox: sandboxOff(t), MaxConcurrent: 1,
+		Logger: hclog.New(&hclog.LoggerOptions{Name: "host", Level: hclog.Warn, Output: &log})})
+	b := pluginhost.Binary{Path: binary("hostile")}
+	_, err := h.Run(context.Background(), b, request(t, "hostile-logfields", 100, 1), pluginhost.RunOptions{})
+	if err == nil || !strings.Contains(err.Error(), "SUCCEEDED: wrote a forged log line") {
+		t.Fatalf("logfields: %v", err)
+	}
+	got := log.String()
+	if !strings.Contains(got, "plugin sandbox disabled by operator") || !strings.Contains(got, "plugin.binary=/usr/lib/msjfarm/msjfarm-policy-fcfs") ||
+		!strings.Contains(got, "plugin.task=0000deadbeef") || strings.Contains(got, " binary=/usr/lib") || strings.Contains(got, " task=0000deadbeef") {
+		t.Errorf("the host's log:\n%s", got)
+	}
+}
+
 // A plugin that prints without end gets a bounded share of the host's
 // log. go-plugin re-logs each stderr line that reads as a warning or an
 // error, and every line after one that begins "panic: ", at that level:
@@ -397,6 +423,13 @@ func TestPluginTmpQuota(t *testing.T) {
 			_, err = h.Run(context.Background(), b, request(t, "hostile-diskhidden", 100, 1), pluginhost.RunOptions{})
 			if !errors.Is(err, pluginhost.ErrQuota) || !strings.Contains(err.Error(), "into its private TMPDIR, past the 32 MiB a plugin process may") {
 				t.Fatalf("diskhidden: want the process killed at the quota, got %v", err)
+			}
+			// And removed files kept mapped, their descriptors closed:
+			// neither walk saw them ("SUCCEEDED: held 400 MiB of removed
+			// files … past the quota").
+			_, err = h.Run(context.Background(), b, request(t, "hostile-diskmapped", 100, 1), pluginhost.RunOptions{})
+			if !errors.Is(err, pluginhost.ErrQuota) || !strings.Contains(err.Error(), "into its private TMPDIR, past the 32 MiB a plugin process may") {
+				t.Fatalf("diskmapped: want the process killed at the quota, got %v", err)
 			}
 			if _, err := h.Run(context.Background(), b, request(t, "hostile-honest", 2000, 1), pluginhost.RunOptions{}); err != nil {
 				t.Fatalf("an honest replication after: %v", err)
@@ -597,4 +630,55 @@ func asLimitHelper(path string) {
 		return
 	}
 	fmt.Println("replication: ok")
+}
+
+// A plugin's process is killed for CPU its replications do not use: 64
+// goroutines spinning on after its replication ended took every core of
+// the worker while each result recorded 0.04 s of CPU (idle, more than
+// half a core over a window), and spinning past its GOMAXPROCS (1 here)
+// within a replication fails that replication, not to be retried. The
+// host goes on with a new process. Waits on the process's death, with a
+// ceiling far above the 5 s window.
+func TestPluginCPU(t *testing.T) {
+	for _, c := range bothWays {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHost(t, pluginhost.Config{Sandbox: c.sb(t), MaxConcurrent: 1})
+			b := pluginhost.Binary{Path: binary("hostile")}
+			_, err := h.Run(context.Background(), b, request(t, "hostile-spin", 100, 1), pluginhost.RunOptions{})
+			msg := fmt.Sprint(err)
+			i := strings.Index(msg, "spinning in pid ")
+			if i < 0 {
+				t.Fatalf("spin: %v", err)
+			}
+			var pid int
+			fmt.Sscan(msg[i+len("spinning in pid "):], &pid)
+			for deadline := time.Now().Add(2 * time.Minute); syscall.Kill(pid, 0) == nil; time.Sleep(100 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the spinning plugin process %d still runs after 2 minutes", pid)
+				}
+			}
+			if _, err := h.Run(context.Background(), b, request(t, "hostile-honest", 2000, 1), pluginhost.RunOptions{}); err != nil {
+				t.Fatalf("an honest replication after: %v", err)
+			}
+			if n := h.Starts(); n != 2 {
+				t.Errorf("%d plugin processes started, want 2", n)
+			}
+
+			// Past its GOMAXPROCS (1) within a replication: a margin of
+			// −0.5 cores, since on a loaded machine the spinner gets
+			// fewer cores than it asks for (at +0.5 it did not cross
+			// 1.5 beside four busy loops on these 2 cores).
+			h1 := newHost(t, pluginhost.Config{Sandbox: c.sb(t), MaxConcurrent: 1, Env: []string{"GOMAXPROCS=1"}, CPUMargin: -0.5})
+			_, err = h1.Run(context.Background(), b, request(t, "hostile-spinprocs", 100, 1), pluginhost.RunOptions{})
+			var pe *pluginhost.Error
+			if !errors.Is(err, pluginhost.ErrCPU) || !errors.As(err, &pe) || pe.Retryable() ||
+				!strings.Contains(err.Error(), "more than the 1 its GOMAXPROCS gives (-0.5)") {
+				t.Fatalf("spinprocs: want the process killed for its CPU, got %v", err)
+			}
+			t.Logf("spinprocs: %.300s", err)
+			if _, err := h1.Run(context.Background(), b, request(t, "hostile-honest", 2000, 1), pluginhost.RunOptions{}); err != nil {
+				t.Fatalf("an honest replication after: %v", err)
+			}
+		})
+	}
 }

@@ -1,12 +1,15 @@
 package pluginhost
 
 import (
+	"bufio"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/msjfarm/msjfarm/internal/sandbox"
@@ -44,8 +47,85 @@ type watcher struct {
 	// replications it ran then are known (killNow).
 	proc atomic.Pointer[proc]
 	// overQuota is what watch found in the TMPDIR when it killed the
-	// process (0: it did not); overThreads, the threads it counted.
-	overQuota, overThreads atomic.Int64
+	// process (0: it did not); overThreads, the threads it counted;
+	// overCPU, the thousandths of a core it measured (cpuWatch).
+	overQuota, overThreads, overCPU atomic.Int64
+	// idleCPU: the process was killed for using CPU with no replication
+	// in flight (else for using more cores than its GOMAXPROCS).
+	idleCPU atomic.Bool
+}
+
+// cpuWindow is the span over which a plugin process's CPU time is
+// judged, and idleCores and defaultCPUMargin its allowances (cpuWatch).
+const (
+	cpuWindow        = 5 * time.Second
+	idleCores        = 0.5
+	defaultCPUMargin = 0.5
+)
+
+// cpuWatch judges a plugin process's CPU time (all its threads, from
+// /proc) over windows of cpuWindow. A replication reports its engine
+// thread's CPU time only, so a plugin that started 64 goroutines spinning
+// for ever, then ran its replications honestly, took every core of its
+// worker while each result recorded 0.04 s (the worker's other slots
+// slowed to a sixth). Two rules no honest plugin comes near:
+//
+//   - idle: in a window with no replication in flight at any sample, at
+//     most idleCores on average (an idle Go process uses next to none);
+//   - any window: at most its GOMAXPROCS cores plus a margin (Go code
+//     runs on at most GOMAXPROCS threads at once, the collector's
+//     included; more means the plugin raised it, or spins in threads of
+//     its own).
+//
+// What it does not catch: a plugin that spins only while its own
+// replications run and within its GOMAXPROCS, which is the host's (the
+// worker's cores): that is the CPU the host gave the process.
+type cpuWatch struct {
+	pid    int
+	procs  int                     // the plugin's GOMAXPROCS
+	margin float64                 // cores beyond it (Config.CPUMargin)
+	cpu    func(int) time.Duration // sandbox.CPU
+	start  time.Time
+	cpu0   time.Duration
+	busy   bool // a replication in flight (or no Info yet) at some sample
+	calls  int64
+}
+
+// observe is what watch knows of w's process at a sample: whether a
+// replication is in flight (or the process has not answered Info), and
+// how many calls it has been given.
+func observe(w *watcher) (inflight bool, calls int64) {
+	p := w.proc.Load()
+	if p == nil {
+		return true, 0
+	}
+	calls = p.calls.Load()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inflight > 0, calls
+}
+
+// sample takes one measure at now; at the end of a window it returns the
+// cores used over it and whether a rule was broken. A call made since
+// the last sample counts as in flight (a short replication between two
+// samples).
+func (c *cpuWatch) sample(now time.Time, inflight bool, calls int64) (cores float64, idle, over bool) {
+	c.busy = c.busy || inflight || calls != c.calls
+	c.calls = calls
+	if c.start.IsZero() {
+		c.start, c.cpu0 = now, c.cpu(c.pid)
+		return 0, false, false
+	}
+	elapsed := now.Sub(c.start)
+	if elapsed < cpuWindow {
+		return 0, false, false
+	}
+	cpu := c.cpu(c.pid)
+	cores = float64(cpu-c.cpu0) / float64(elapsed)
+	idle = !c.busy
+	over = (idle && cores > idleCores) || cores > float64(c.procs)+c.margin
+	c.start, c.cpu0, c.busy = now, cpu, inflight
+	return cores, idle, over
 }
 
 // watch kills w's process group once it runs more than MaxThreads threads
@@ -56,13 +136,26 @@ type watcher struct {
 // (dirSize).
 func (h *Host) watch(w *watcher) {
 	quota, maxThreads := h.cfg.TmpQuota, int64(h.cfg.MaxThreads)
+	cw := cpuWatch{pid: w.pid, procs: h.pluginProcs(), margin: h.cpuMargin(), cpu: sandbox.CPU}
 	t := time.NewTicker(watchPoll)
 	defer t.Stop()
 	for i := 1; ; i++ {
+		var now time.Time
 		select {
 		case <-w.exited:
 			return
-		case <-t.C:
+		case now = <-t.C:
+		}
+		if i%tmpEvery == 0 {
+			inflight, calls := observe(w)
+			if cores, idle, over := cw.sample(now, inflight, calls); over {
+				w.overCPU.Store(int64(cores * 1000))
+				w.idleCPU.Store(idle)
+				h.logger.Error("plugin used more CPU than it may; killing its process", "binary", w.path, "pid", w.pid,
+					"cores", fmt.Sprintf("%.2f", cores), "idle", idle, "gomaxprocs", cw.procs)
+				h.killNow(w)
+				return
+			}
 		}
 		if maxThreads > 0 {
 			if n := sandbox.Threads(w.pid); n > maxThreads {
@@ -75,7 +168,7 @@ func (h *Host) watch(w *watcher) {
 		if quota <= 0 || i%tmpEvery != 0 {
 			continue
 		}
-		if n := dirSize(w.tmpDir, quota) + deletedOpen(w.pid, w.tmpDir, quota); n > quota {
+		if n := dirSize(w.tmpDir, quota) + deletedHeld(w.pid, w.tmpDir, quota); n > quota {
 			w.overQuota.Store(n)
 			h.logger.Error("plugin wrote past its TMPDIR quota; killing its process", "binary", w.path, "pid", w.pid, "bytes", n, "quota", quota)
 			h.killNow(w)
@@ -128,16 +221,32 @@ func dirSize(dir string, limit int64) int64 {
 	return n
 }
 
-// deletedOpen is the bytes of the files under dir that process pid holds
-// open after they were removed (or never named: O_TMPFILE), which a walk
-// of dir does not see: a plugin held 1 GiB that way under a 16 MiB
-// quota. Read from /proc/<pid>/fd, which the host may read when it runs
-// as root or as the plugin's user (0 otherwise); stopping once past
-// limit.
-func deletedOpen(pid int, dir string, limit int64) int64 {
+// deletedHeld is the bytes of the files under dir that process pid
+// holds open or mapped after they were removed (or never named:
+// O_TMPFILE), which a walk of dir does not see: a plugin held 1 GiB that
+// way under a 16 MiB quota, and when open descriptors counted, 400 MiB in
+// 40 files of which it kept one page mapped each (the mapping holds the
+// file; at 4 KiB of address space a file, some 65,000 may be). Read from
+// /proc/<pid>/fd and /proc/<pid>/maps, which the host may read when it
+// runs as root or as the plugin's user (0 otherwise); each file counted
+// once, stopping once past limit. A mapped file's size is read through
+// /proc/<pid>/map_files, which only a privileged host may read; any other
+// host counts each such file as limit, the most it could be
+// (RLIMIT_FSIZE), so that two are over: a policy has no use for them.
+func deletedHeld(pid int, dir string, limit int64) int64 {
 	if pid <= 0 {
 		return 0
 	}
+	seen := map[uint64]bool{}
+	n := deletedOpen(pid, dir, limit, seen)
+	if n > limit {
+		return n
+	}
+	return n + deletedMapped(pid, dir, limit-n, seen)
+}
+
+// deletedOpen is deletedHeld's open files, their inodes added to seen.
+func deletedOpen(pid int, dir string, limit int64, seen map[uint64]bool) int64 {
 	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
 	fds, err := os.ReadDir(fdDir)
 	if err != nil {
@@ -150,10 +259,55 @@ func deletedOpen(pid int, dir string, limit int64) int64 {
 		if err != nil || !strings.HasPrefix(target, dir+"/") || !strings.HasSuffix(target, " (deleted)") {
 			continue
 		}
-		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
-			n += max(info.Size(), 4096)
+		info, err := os.Stat(p)
+		if err != nil || !info.Mode().IsRegular() {
+			continue
 		}
-		if n > limit {
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			if seen[st.Ino] {
+				continue
+			}
+			seen[st.Ino] = true
+		}
+		if n += max(info.Size(), 4096); n > limit {
+			break
+		}
+	}
+	return n
+}
+
+// deletedMapped is deletedHeld's mapped files not in seen.
+func deletedMapped(pid int, dir string, limit int64, seen map[uint64]bool) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var n int64
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// start-end perms offset dev inode path (deleted)
+		line := sc.Text()
+		if !strings.HasSuffix(line, " (deleted)") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) < 6 {
+			continue
+		}
+		ino, err := strconv.ParseUint(fields[4], 10, 64)
+		if err != nil || seen[ino] {
+			continue
+		}
+		if at := strings.Index(line, " "+dir+"/"); at < 0 {
+			continue
+		}
+		seen[ino] = true
+		size := limit
+		if info, err := os.Stat(fmt.Sprintf("/proc/%d/map_files/%s", pid, fields[0])); err == nil {
+			size = info.Size()
+		}
+		if n += max(size, 4096); n > limit {
 			break
 		}
 	}

@@ -17,8 +17,14 @@
 //     need (not for a replayed trace, which defines them and which only
 //     the worker itself runs); warmup and arrivals (under MSER,
 //     warmup+arrivals and warmup = 5 × mser_batches);
-//   - every float finite (wire.NonFinite), every mean, count, time and
-//     rate non-negative;
+//   - every float finite (wire.NonFinite) and at most MaxValue (1e100) in
+//     magnitude, every mean, count, time and rate non-negative;
+//   - preemption: none of it under "none", wasted work only under
+//     "restart", no more preempted jobs than arrived;
+//   - derived quantities, from their sources: Jain's index and the
+//     load-weighted mean response from the class means and the task's
+//     class loads, and the throughput at most the arrivals over the
+//     window;
 //   - ranges: p_wait and utilisation in [0, 1], Jain's index at most 1,
 //     each within RoundingTol (float sums of up to 10^9 terms);
 //     mean in queue ≤ mean in system ≤ warmup + arrivals (no more jobs can
@@ -42,6 +48,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/stats"
 	"github.com/msjfarm/msjfarm/sweep"
 )
 
@@ -121,7 +128,7 @@ func Check(r *sim.Result, e Expect) error {
 	}
 	for _, step := range []func() error{
 		func() error { return c.echoes(e.Engine) },
-		c.finite, c.ranges, c.counts, c.consistent, c.verdict, c.little, c.counters, c.series,
+		c.finite, c.magnitude, c.ranges, c.counts, c.preemption, c.consistent, c.derived, c.verdict, c.little, c.counters, c.series,
 	} {
 		if err := step(); err != nil {
 			return err
@@ -229,6 +236,112 @@ func (c *checker) classNonNegative(prefix string, cs sim.ClassStats) error {
 		if v < 0 {
 			return c.fail(prefix+"."+classNames[i], "%g is negative", v)
 		}
+	}
+	return nil
+}
+
+// MaxValue bounds every float of a result but a counter's
+// (MaxCounterValue): no mean, variance, time or rate of a run comes near
+// 1e100, and finite is not enough, since two replications' 1e308 sum to
+// +Inf (a throughput of 1.7e308 made the summary's mean "inf"), while the
+// squares of values up to 1e100 still add up.
+const MaxValue = 1e100
+
+// magnitude: every float at most MaxValue in magnitude.
+func (c *checker) magnitude() error {
+	r := c.r
+	for i, v := range [...]float64{r.Window, r.WeightedMeanResponse, r.Jain, r.MeanInSystem, r.MeanInQueue, r.Utilization,
+		r.Throughput, r.OfferedLoad, r.WastedWork} {
+		if math.Abs(v) > MaxValue {
+			return c.fail(topNames[i], "%g: larger than the %g any quantity of a run may be", v, MaxValue)
+		}
+	}
+	for i, cs := range append([]sim.ClassStats{r.Overall}, r.Classes...) {
+		prefix := "overall"
+		if i > 0 {
+			prefix = fmt.Sprintf("classes[%d]", i-1)
+		}
+		for j, v := range [...]float64{cs.MeanResponse, cs.VarResponse, cs.MeanWait, cs.PWait, cs.MeanSize} {
+			if math.Abs(v) > MaxValue {
+				return c.fail(prefix+"."+classNames[j+2], "%g: larger than the %g any quantity of a run may be", v, MaxValue)
+			}
+		}
+	}
+	for i, sm := range r.Series {
+		if math.Abs(sm.T) > MaxValue {
+			return c.fail(fmt.Sprintf("series[%d].t", i), "%g: larger than the %g any quantity of a run may be", sm.T, MaxValue)
+		}
+	}
+	return nil
+}
+
+// preemption: what the result says of preemption is one of the engine's
+// modes and its counts are that mode's: a policy that does not preempt
+// preempts nothing (the engine fails such a call), and only a restart
+// wastes work. A plugin stored 2^62 preemptions and a wasted work of
+// 1.7e308 beside "none".
+func (c *checker) preemption() error {
+	r := c.r
+	switch r.Preemption {
+	case "none":
+		if r.Preemptions != 0 || r.PreemptedJobs != 0 {
+			return c.fail("preemptions", "%d preemptions of %d jobs, but the policy's preemption is none", r.Preemptions, r.PreemptedJobs)
+		}
+	case "resume", "restart", "":
+	default:
+		return c.fail("preemption", "%q: not none, resume or restart", r.Preemption)
+	}
+	if r.WastedWork != 0 && r.Preemption != "restart" {
+		return c.fail("wasted_work", "%g, but only a restart wastes work (preemption %q)", r.WastedWork, r.Preemption)
+	}
+	// Not preempted_jobs ≤ preemptions: the preemptions are the window's,
+	// the jobs those departing in it, preempted in the warm-up or not.
+	if r.PreemptedJobs > r.Warmup+r.Arrivals {
+		return c.fail("preempted_jobs", "%d, more than the %d jobs that arrived", r.PreemptedJobs, r.Warmup+r.Arrivals)
+	}
+	return nil
+}
+
+// derived: the quantities the engine computes from others are those
+// others' (sim's recorder.result). The weighted mean response is the
+// class means weighted by the task's class loads, Jain's index that of
+// the class means (both over the classes with departures), and the
+// throughput is departures over the window, so at most every job that
+// arrived: a plugin stored a weighted mean and a throughput of 1.7e308
+// and a Jain's index of 0 beside honest class means.
+func (c *checker) derived() error {
+	r := c.r
+	if d := r.Throughput * r.Window; d > float64(r.Warmup+r.Arrivals)*(1+RoundingTol)+1 {
+		return c.fail("throughput", "%g over a window of %g is %g departures, but only %d jobs arrived", r.Throughput, r.Window, d, r.Warmup+r.Arrivals)
+	}
+	var means []float64
+	for _, cs := range r.Classes {
+		if cs.Count > 0 {
+			means = append(means, cs.MeanResponse)
+		}
+	}
+	if len(means) > 0 {
+		if j := stats.Jain(means); !near(r.Jain, j) {
+			return c.fail("jain", "%g, but its classes' mean responses give %g", r.Jain, j)
+		}
+	}
+	if c.t.Trace != nil {
+		return nil // the trace defines the classes, and only the worker replays one
+	}
+	w, err := c.t.SimWorkload()
+	if err != nil {
+		return nil
+	}
+	rho := w.ClassLoads()
+	var rhoSum, wsum float64
+	for i, cs := range r.Classes {
+		if cs.Count > 0 && i < len(rho) {
+			rhoSum += rho[i]
+			wsum += rho[i] * cs.MeanResponse
+		}
+	}
+	if rhoSum > 0 && !near(r.WeightedMeanResponse, wsum/rhoSum) {
+		return c.fail("weighted_mean_response", "%g, but its classes' mean responses weighted by their loads give %g", r.WeightedMeanResponse, wsum/rhoSum)
 	}
 	return nil
 }

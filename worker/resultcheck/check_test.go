@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/msjfarm/msjfarm/internal/cputime"
+	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sweep"
@@ -33,6 +34,10 @@ import (
 //	  5.8278: 5.83 passes, 5.82 does not. Above: area − 300,000 ≤
 //	  1109.4952 + 0.025001·area, area ≤ 301,109.4952/0.974999 =
 //	  308,830.6, mean_in_system ≤ 6.1766: 6.17 passes, 6.18 does not.
+//	Jain's index of the class means (2, 12): (2 + 12)² / (2·(4 + 144)) =
+//	  196/296 = 0.66216. Throughput 2 over the window of 50,000: 100,000
+//	  departures of the 110,000 jobs that arrived (2.2 would be 110,000,
+//	  the most; 2.3 is 115,000).
 func honest() (*sweep.Task, *sim.Result) {
 	t := &sweep.Task{Seed: 7, Policy: "p",
 		Workload: workload.Spec{Name: "w", Servers: 4, Classes: []workload.ClassSpec{{Name: "a", Need: 1}, {Name: "b", Need: 4}}}}
@@ -43,9 +48,19 @@ func honest() (*sweep.Task, *sim.Result) {
 		Classes: []sim.ClassStats{
 			{Name: "a", Need: 1, Count: 90000, MeanResponse: 2, VarResponse: 4, MeanWait: 0.5, PWait: 0.25, MeanSize: 1.5},
 			{Name: "b", Need: 4, Count: 10000, MeanResponse: 12, VarResponse: 100, MeanWait: 8, PWait: 0.8, MeanSize: 4}},
-		WeightedMeanResponse: 5, Jain: 0.7, MeanInSystem: 6, MeanInQueue: 2, Utilization: 0.5, Throughput: 2, OfferedLoad: 0.5,
+		WeightedMeanResponse: 5, Jain: 196.0 / 296, MeanInSystem: 6, MeanInQueue: 2, Utilization: 0.5, Throughput: 2, OfferedLoad: 0.5,
 		Counters: []sim.Counter{{Name: "kills", Value: 3}, {Name: "preempted_fraction/a", Value: 0.1}}}
 	return t, r
+}
+
+// loaded gives the task's workload its shares and sizes (honest's leaves
+// them out, so that the checks needing them are skipped): class a 0.9 of
+// the arrivals, exponential of mean 1.5; class b 0.1, mean 4; λ = 2.
+func loaded(t *sweep.Task) {
+	mean := func(m float64) *float64 { return &m }
+	t.ArrivalRate = 2
+	t.Workload.Classes[0].Share, t.Workload.Classes[0].Service = 0.9, dist.Spec{Dist: "exp", Mean: mean(1.5)}
+	t.Workload.Classes[1].Share, t.Workload.Classes[1].Service = 0.1, dist.Spec{Dist: "exp", Mean: mean(4)}
 }
 
 func TestCheck(t *testing.T) {
@@ -77,6 +92,8 @@ func TestCheck(t *testing.T) {
 			r.Overall.MeanWait = 1.2
 			r.Classes[0].MeanResponse, r.Classes[0].MeanWait = 180000.0/95000, 46000.0/95000
 			r.Overall.PWait, r.Overall.MeanSize = 31750.0/105000, 182500.0/105000
+			a := 180000.0 / 95000 // Jain's index of (a, 12)
+			r.Jain = (a + 12) * (a + 12) / (2 * (a*a + 144))
 		}, ""},
 		{"mser split", func(t *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
 			t.Run.MSER, r.Warmup, r.Arrivals, r.MSERBatches = true, 5000, 105000, 999
@@ -91,6 +108,41 @@ func TestCheck(t *testing.T) {
 		{"utilisation 1.7", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Utilization = 1.7 }, "utilization"},
 		{"p_wait", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[0].PWait = 1.2 }, "classes[0].p_wait"},
 		{"jain", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Jain = 1.5 }, "jain"},
+		// Derived quantities are their sources' (a plugin stored these
+		// beside honest class means).
+		{"jain 0", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Jain = 0 }, "jain"},
+		{"throughput 1.7e308", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Throughput = 1.7e308 }, "throughput"},
+		{"throughput 2.2", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Throughput = 2.2 }, ""},
+		{"throughput 2.3", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Throughput = 2.3 }, "throughput"},
+		{"wasted 1.7e308", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.Preemption, r.WastedWork = "restart", 1.7e308
+		}, "wasted_work"},
+		{"preemptions beside none", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.Preemption, r.Preemptions = "none", 1<<62
+		}, "preemptions"},
+		{"preemptions beside resume", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.Preemption, r.Preemptions, r.PreemptedJobs = "resume", 12, 30
+		}, ""},
+		{"wasted beside resume", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.Preemption, r.Preemptions, r.WastedWork = "resume", 12, 3
+		}, "wasted_work"},
+		{"preempted jobs past arrivals", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.Preemption, r.Preemptions, r.PreemptedJobs = "restart", 12, 110001
+		}, "preempted_jobs"},
+		{"preemption mode", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Preemption = "sometimes" }, "preemption"},
+		{"var 1e101", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[1].VarResponse = 1e101 }, "classes[1].var_response"},
+		// With the task's loads: class a 0.9 × need 1 × E[S] 1.5 = 1.35,
+		// class b 0.1 × 4 × 4 = 1.6 (per arrival); weighted mean
+		// (1.35·2 + 1.6·12)/2.95 = 21.9/2.95 = 7.42373; ρ = 2 × 2.95 / 4
+		// = 1.475.
+		{"weighted mean from the loads", func(t *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			loaded(t)
+			r.OfferedLoad, r.WeightedMeanResponse = 1.475, 21.9/2.95
+		}, ""},
+		{"weighted mean forged", func(t *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			loaded(t)
+			r.OfferedLoad, r.WeightedMeanResponse = 1.475, 1.7e100
+		}, "weighted_mean_response"},
 		{"queue > system", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.MeanInQueue = 7 }, "mean_in_queue"},
 		// 110,000 jobs arrived in all: 200,000 cannot be present on average.
 		{"more present than arrived", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.MeanInSystem = 200000 }, "mean_in_system"},

@@ -106,6 +106,62 @@ var attacks = map[string]func(p *hostile) (string, error){
 		}
 		return "typed into the worker's terminal", nil
 	},
+	// 64 goroutines spinning for ever, then the replication ends: the
+	// process, idle, takes every core it may, and no result shows it.
+	"spin": func(*hostile) (string, error) {
+		spin(64)
+		return fmt.Sprintf("spinning in pid %d", os.Getpid()), nil
+	},
+	// The same past its GOMAXPROCS, within a replication that lasts a
+	// minute.
+	"spinprocs": func(*hostile) (string, error) {
+		runtime.GOMAXPROCS(64)
+		spin(64)
+		time.Sleep(time.Minute)
+		return fmt.Sprintf("spun a minute in pid %d", os.Getpid()), nil
+	},
+	// SysV shared memory, message queues and semaphores: memory no
+	// limit of the process counts, kept by the kernel after it exits,
+	// and state shared with every other plugin of the machine's (one
+	// uid): a plugin left 2 GiB of segments behind. What it gets it
+	// removes, so that a control run leaves nothing.
+	"shm": func(*hostile) (string, error) {
+		id, _, e := syscall.Syscall(syscall.SYS_SHMGET, 0 /* IPC_PRIVATE */, 1<<20, 0o1600 /* IPC_CREAT|0600 */)
+		if e != 0 {
+			return "", e
+		}
+		syscall.Syscall(syscall.SYS_SHMCTL, id, 0 /* IPC_RMID */, 0)
+		return "created a SysV shared memory segment", nil
+	},
+	"msgq": func(*hostile) (string, error) {
+		id, _, e := syscall.Syscall(syscall.SYS_MSGGET, 0, 0o1600, 0)
+		if e != 0 {
+			return "", e
+		}
+		syscall.Syscall(syscall.SYS_MSGCTL, id, 0, 0)
+		return "created a SysV message queue", nil
+	},
+	"sem": func(*hostile) (string, error) {
+		id, _, e := syscall.Syscall(syscall.SYS_SEMGET, 0, 1, 0o1600)
+		if e != 0 {
+			return "", e
+		}
+		syscall.Syscall6(syscall.SYS_SEMCTL, id, 0, 0, 0, 0, 0)
+		return "created a SysV semaphore set", nil
+	},
+	// Other users' and plugins' file activity (names, times) in /tmp,
+	// which Landlock does not cover.
+	"inotify": func(*hostile) (string, error) {
+		fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC)
+		if err != nil {
+			return "", err
+		}
+		defer syscall.Close(fd)
+		if _, err := syscall.InotifyAddWatch(fd, "/tmp", syscall.IN_CREATE); err != nil {
+			return "created an inotify instance", err
+		}
+		return "watching /tmp", nil
+	},
 	"store": func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_STORE")) },
 	"cache": func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_CACHE")) },
 	"home":  func(*hostile) (string, error) { return list(os.Getenv("HOSTILE_HOME")) },
@@ -211,6 +267,35 @@ var attacks = map[string]func(p *hostile) (string, error){
 		time.Sleep(10 * time.Second)
 		return fmt.Sprintf("held %d MiB in %d removed files of %s", n>>20, len(held), os.TempDir()), nil
 	},
+	// Files of TMPDIR removed but one page of each kept mapped (the
+	// descriptor closed): 16 MiB each, up to 1 GiB, held 10 s.
+	"diskmapped": func(*hostile) (string, error) {
+		chunk := make([]byte, 1<<20)
+		var held [][]byte
+		n := 0
+		for n < 1<<30 {
+			f, err := os.CreateTemp("", "mapped")
+			if err != nil {
+				return fmt.Sprintf("held %d MiB", n>>20), err
+			}
+			for range 16 {
+				if _, err := f.Write(chunk); err != nil {
+					f.Close()
+					return fmt.Sprintf("held %d MiB", n>>20), err
+				}
+				n += len(chunk)
+			}
+			m, err := syscall.Mmap(int(f.Fd()), 0, 4096, syscall.PROT_READ, syscall.MAP_SHARED)
+			f.Close()
+			os.Remove(f.Name())
+			if err != nil {
+				return fmt.Sprintf("held %d MiB", n>>20), err
+			}
+			held = append(held, m)
+		}
+		time.Sleep(10 * time.Second)
+		return fmt.Sprintf("held %d MiB in %d removed, mapped files of %s", n>>20, len(held), os.TempDir()), nil
+	},
 	"diskfill": func(*hostile) (string, error) {
 		chunk := make([]byte, 1<<20)
 		n := 0
@@ -245,6 +330,14 @@ var attacks = map[string]func(p *hostile) (string, error){
 		}
 		n := startThreads(want)
 		return fmt.Sprintf("ran %d threads", n), nil
+	},
+	// An hclog JSON line on stderr, which go-plugin re-logs at its level
+	// with its fields: fields the host's own lines carry, forged.
+	"logfields": func(*hostile) (string, error) {
+		line := `{"@level":"error","@message":"plugin sandbox disabled by operator","@timestamp":"2026-01-01T00:00:00.000000Z","binary":"/usr/lib/msjfarm/msjfarm-policy-fcfs","task":"0000deadbeef","worker":"w9"}` + "\n"
+		_, err := syscall.Write(2, []byte(line))
+		time.Sleep(200 * time.Millisecond) // for go-plugin to read it
+		return "wrote a forged log line", err
 	},
 	// 64 MiB of stderr in lines go-plugin re-logs at error level (every
 	// line after one that begins "panic: "), written to file descriptor 2
@@ -336,6 +429,17 @@ func (p *hostile) Init(s *sdk.System) error {
 		return fmt.Errorf("attack %s refused: %w (after: %s)", p.name, err, got)
 	}
 	return fmt.Errorf("attack %s SUCCEEDED: %s", p.name, got)
+}
+
+// spin starts n goroutines that spin for ever.
+func spin(n int) {
+	for range n {
+		go func() {
+			for x := 0; ; x++ {
+				_ = x
+			}
+		}()
+	}
 }
 
 // startThreads starts want OS threads, each held by a goroutine locked to
