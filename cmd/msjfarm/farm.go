@@ -904,6 +904,11 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 			return fail("results: %v", err)
 		}
 		defer data.Close()
+		if !partial {
+			// The stored summary is read, not the records: the manifest's
+			// provenance says whether two engine versions were pooled.
+			warnReader("results", archive.StoredMixedEngines(ctx, st, id))
+		}
 		if *raw {
 			if _, err := io.Copy(os.Stdout, data); err != nil {
 				return fail("results: %v", err)
