@@ -763,12 +763,17 @@ func farmOrStorageStatus(ctx context.Context, ff *farmFlags) ([]protocol.Status,
 	return []protocol.Status{s}, nil
 }
 
+// shownTime is how the tables print a time: the machine's local time with
+// its zone, which a farm's machines need not share (a worker's TZ read
+// four hours off with no zone to tell).
+const shownTime = "2006-01-02 15:04:05 MST"
+
 func printStatus(w io.Writer, list []protocol.Status) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CAMPAIGN\tNAME\tSTATE\tDONE\tFAILED\tRUNNING\tQUEUED\tTOTAL\tCREATED")
 	for _, s := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Campaign, s.Name, s.State, s.Done, s.Failed,
-			s.Running, s.Queued, s.Total, s.Created.Local().Format(time.DateTime))
+			s.Running, s.Queued, s.Total, s.Created.Local().Format(shownTime))
 	}
 	tw.Flush()
 	for _, s := range list {
@@ -1331,7 +1336,7 @@ func printCampaigns(w io.Writer, es []archive.Entry) {
 	for _, e := range es {
 		created := "-"
 		if !e.Created.IsZero() {
-			created = e.Created.Local().Format(time.DateTime)
+			created = e.Created.Local().Format(shownTime)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", e.Name, e.ID, created, e.Tasks, e.Finished, e.State)
 	}
