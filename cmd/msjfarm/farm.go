@@ -1382,6 +1382,12 @@ func storageStatus(ctx context.Context, st storage.Store, arg string) ([]protoco
 		if state != "interrupted" && e.Done+e.Failed > 0 {
 			done, failed = e.Done, e.Failed
 		}
+		if state == protocol.CampaignCancelled {
+			// Its manifest is written at the cancellation, before the
+			// tasks then running store their results: status said 9 done
+			// where 14 results were stored and `results` listed 14.
+			done = max(done, e.Finished-failed)
+		}
 		list = append(list, protocol.Status{Campaign: e.ID, Name: e.Name, State: state, Total: e.Tasks,
 			Done: done, Failed: failed, Created: e.Created, Verify: storedVerify(ctx, st, e.ID)})
 	}
