@@ -573,6 +573,16 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 			if st, err = ff.store(ctx); err != nil {
 				return fail("submit: storage for the plugin pins, traces and spec: %v", err)
 			}
+			// The farm's store names itself (its coordinator writes the
+			// identity as it starts): the coordinator compares it.
+			id, err := storage.ReadID(ctx, st)
+			if errors.Is(err, storage.ErrNotFound) {
+				return usagef("submit: --storage %s has no store identity, so no coordinator uses it (each writes one to its store as it starts): give the farm's --storage", st.URL())
+			}
+			if err != nil {
+				return fail("submit: %v", err)
+			}
+			req.Store = id
 		}
 		nc, err := ff.conn("msjfarm-submit")
 		if err != nil {
