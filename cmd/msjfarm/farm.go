@@ -573,12 +573,11 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 			if st, err = ff.store(ctx); err != nil {
 				return fail("submit: storage for the plugin pins, traces and spec: %v", err)
 			}
-			// The farm's store names itself (its coordinator writes the
-			// identity as it starts): the coordinator compares it.
-			id, err := storage.ReadID(ctx, st)
-			if errors.Is(err, storage.ErrNotFound) {
-				return usagef("submit: --storage %s has no store identity, so no coordinator uses it (each writes one to its store as it starts): give the farm's --storage", st.URL())
-			}
+			// The store names itself, and the coordinator compares the
+			// name with its own. Made here if the store has none yet: a
+			// farm's coordinator that starts after this submission reads
+			// the same one; another store keeps one of its own.
+			id, err := storage.ID(ctx, st)
 			if err != nil {
 				return fail("submit: %v", err)
 			}
