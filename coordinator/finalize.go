@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -58,6 +59,12 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, prov *pro
 	co.mu.Unlock()
 	if prov != nil {
 		m.Policies, m.Hosts = prov.manifest()
+		// Workers of two engine versions (a rolling upgrade): said in the
+		// manifest and the coordinator's log, not only by report.
+		for _, w := range archive.MixedEngines(&m) {
+			m.Warnings = append(slices.Clone(m.Warnings), w)
+			co.o.Logf("coordinator: campaign %s: warning: %s", c.id, w)
+		}
 	} else if prev := co.storedManifest(ctx, c.id); prev != nil {
 		// Keep what an earlier finalisation learnt from the results.
 		m.Policies, m.Hosts = prev.Policies, prev.Hosts

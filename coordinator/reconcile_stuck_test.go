@@ -3,8 +3,10 @@ package coordinator_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,8 +17,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/coordinator"
+	"github.com/msjfarm/msjfarm/internal/procutil"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -291,4 +295,47 @@ func TestPausedWorkersShown(t *testing.T) {
 	if s := wait(false); len(s.Paused) != 0 {
 		t.Fatalf("status after the store came back: %+v", s)
 	}
+}
+
+// TestMixedEnginesWarned: a campaign whose tasks workers of two engine
+// versions ran (a rolling upgrade: here every other task's result is
+// labelled engine 0.0.1, as an older worker's would be) is finalised with
+// a warning in its manifest and the coordinator's log, naming the policy
+// and the versions; only report said so before.
+func TestMixedEnginesWarned(t *testing.T) {
+	e := newEnv(t)
+	var log procutil.Buffer
+	co, _ := e.startCoordinatorWith(coordinator.Options{Layout: protocol.Layout{}, Logf: func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }})
+	e.startWorker(worker.Options{Concurrency: 2, Name: "w", Runner: olderEveryOther{}})
+	r, err := co.Submit(context.Background(), protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := waitDone(t, co, r.Campaign, 5*time.Minute); s.State != protocol.CampaignDone || s.Done != 6 {
+		t.Fatalf("status %+v", s)
+	}
+	data, err := e.store.Get(context.Background(), storage.ManifestKey(r.Campaign))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m archive.Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	want := "policy fcfs: results of engine versions 0.0.1, " + sim.Version + " are pooled"
+	if !slices.ContainsFunc(m.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) || !strings.Contains(log.String(), "warning: "+want) {
+		t.Fatalf("manifest warnings %q\nlog:\n%s", m.Warnings, log.String())
+	}
+}
+
+// olderEveryOther runs in process and labels every other task's result
+// (by its id's last hex digit) as an older engine's.
+type olderEveryOther struct{}
+
+func (olderEveryOther) Run(ctx context.Context, t *sweep.Task, p func(int64, int64)) (*worker.Outcome, error) {
+	out, err := worker.InProcess{}.Run(ctx, t, p)
+	if err == nil && t.ID[len(t.ID)-1]%2 == 0 {
+		out.Result.Engine, out.Provenance.Engine = "0.0.1", "0.0.1"
+	}
+	return out, err
 }

@@ -95,6 +95,15 @@ func (co *Coordinator) submitCampaign(ctx context.Context, c *campaign, req prot
 // expansion: the tasks are generated as they are published, a 10^7-task
 // campaign does not fit in memory as tasks), its plugin pins and trace.
 func (co *Coordinator) validate(ctx context.Context, req *protocol.SubmitRequest) (string, *sweep.Campaign, error) {
+	if req.Store != "" && req.Store != co.storeID {
+		// Staged elsewhere: the spec, trace and pins are where this
+		// coordinator and its workers do not read, and the submitter
+		// looks for the results there. A submission to another store
+		// ran with its results in the farm's, without a word, or failed
+		// on pins "msjfarm submit" had written, to the other store.
+		return "", nil, fmt.Errorf("the submission's --storage (store %s) is not this coordinator's (store %s, %s): give the farm's --storage, where the coordinator and its workers read",
+			req.Store, co.storeID, co.o.Store.URL())
+	}
 	specKey, err := co.submittedSpec(ctx, req)
 	if err != nil {
 		return "", nil, err

@@ -573,6 +573,15 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 			if st, err = ff.store(ctx); err != nil {
 				return fail("submit: storage for the plugin pins, traces and spec: %v", err)
 			}
+			// The store names itself, and the coordinator compares the
+			// name with its own. Made here if the store has none yet: a
+			// farm's coordinator that starts after this submission reads
+			// the same one; another store keeps one of its own.
+			id, err := storage.ID(ctx, st)
+			if err != nil {
+				return fail("submit: %v", err)
+			}
+			req.Store = id
 		}
 		nc, err := ff.conn("msjfarm-submit")
 		if err != nil {
@@ -763,12 +772,17 @@ func farmOrStorageStatus(ctx context.Context, ff *farmFlags) ([]protocol.Status,
 	return []protocol.Status{s}, nil
 }
 
+// shownTime is how the tables print a time: the machine's local time with
+// its zone, which a farm's machines need not share (a worker's TZ read
+// four hours off with no zone to tell).
+const shownTime = "2006-01-02 15:04:05 MST"
+
 func printStatus(w io.Writer, list []protocol.Status) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CAMPAIGN\tNAME\tSTATE\tDONE\tFAILED\tRUNNING\tQUEUED\tTOTAL\tCREATED")
 	for _, s := range list {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Campaign, s.Name, s.State, s.Done, s.Failed,
-			s.Running, s.Queued, s.Total, s.Created.Local().Format(time.DateTime))
+			s.Running, s.Queued, s.Total, s.Created.Local().Format(shownTime))
 	}
 	tw.Flush()
 	for _, s := range list {
@@ -904,6 +918,11 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 			return fail("results: %v", err)
 		}
 		defer data.Close()
+		if !partial {
+			// The stored summary is read, not the records: the manifest's
+			// provenance says whether two engine versions were pooled.
+			warnReader("results", archive.StoredMixedEngines(ctx, st, id))
+		}
 		if *raw {
 			if _, err := io.Copy(os.Stdout, data); err != nil {
 				return fail("results: %v", err)
@@ -1326,7 +1345,7 @@ func printCampaigns(w io.Writer, es []archive.Entry) {
 	for _, e := range es {
 		created := "-"
 		if !e.Created.IsZero() {
-			created = e.Created.Local().Format(time.DateTime)
+			created = e.Created.Local().Format(shownTime)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", e.Name, e.ID, created, e.Tasks, e.Finished, e.State)
 	}
@@ -1371,6 +1390,12 @@ func storageStatus(ctx context.Context, st storage.Store, arg string) ([]protoco
 		done, failed := e.Finished, 0
 		if state != "interrupted" && e.Done+e.Failed > 0 {
 			done, failed = e.Done, e.Failed
+		}
+		if state == protocol.CampaignCancelled {
+			// Its manifest is written at the cancellation, before the
+			// tasks then running store their results: status said 9 done
+			// where 14 results were stored and `results` listed 14.
+			done = max(done, e.Finished-failed)
 		}
 		list = append(list, protocol.Status{Campaign: e.ID, Name: e.Name, State: state, Total: e.Tasks,
 			Done: done, Failed: failed, Created: e.Created, Verify: storedVerify(ctx, st, e.ID)})

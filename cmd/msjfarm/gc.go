@@ -63,7 +63,7 @@ func defGC(fs *pflag.FlagSet) func([]string) int {
 		for _, in := range infos {
 			bytes += in.Size
 			if !*quiet {
-				fmt.Printf("%s\t%d\t%s\n", in.Key, in.Size, in.ModTime.Local().Format(time.DateTime))
+				fmt.Printf("%s\t%d\t%s\n", in.Key, in.Size, in.ModTime.Local().Format(shownTime))
 			}
 		}
 		if !*del {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,5 +106,97 @@ run: {arrivals: 1e3, warmup: 1e2}
 	}
 	if _, err := os.Stat(filepath.Join(rep, "index.html")); err != nil {
 		t.Errorf("report: %v", err)
+	}
+}
+
+// TestResultsMixedEngines: `msjfarm results` reads the stored summary,
+// not the records, so it said nothing of a campaign whose results two
+// engine versions computed (a rolling upgrade of the workers); it now
+// warns from the manifest's provenance, as report does from the records.
+// The manifest of a real run is given a second engine row for fcfs.
+func TestResultsMixedEngines(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "w.yaml")
+	if err := os.WriteFile(sw, []byte("name: mixed\nseed: 3\nworkload: one-or-all\naxes:\n  arrival_rate: [1]\npolicies: [fcfs]\nreplications: 2\nrun: {arrivals: 1e3, warmup: 1e2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if code, out := capture(t, func() int { return runRun([]string{"-q", "-storage", data, sw}) }); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	code, _, errs := captured(t, func() int { return runResults([]string{"-storage", data, "mixed"}) })
+	if code != 0 || strings.Contains(errs, "engine versions") {
+		t.Fatalf("results of one engine: exit %d\n%s", code, errs)
+	}
+	man, _ := filepath.Glob(filepath.Join(data, "campaigns", "*", "manifest.json"))
+	if len(man) != 1 {
+		t.Fatalf("manifests %v", man)
+	}
+	b, err := os.ReadFile(man[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	pols := m["policies"].([]any)
+	other := maps.Clone(pols[0].(map[string]any))
+	other["engine"] = "0.0.1"
+	m["policies"] = append(pols, other)
+	b, _ = json.Marshal(m)
+	if err := os.WriteFile(man[0], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"-storage", data, "mixed"}, {"-storage", data, "--csv", "mixed"}} {
+		code, _, errs = captured(t, func() int { return runResults(args) })
+		if code != 0 || !strings.Contains(errs, "msjfarm results: warning: policy fcfs: results of engine versions 0.0.1, ") ||
+			!strings.Contains(errs, "into a store that does not hold these results") {
+			t.Errorf("results %v: exit %d\n%s", args, code, errs)
+		}
+	}
+}
+
+// TestCancelledCounts: a cancelled campaign's manifest is written at the
+// cancellation, before the tasks then running store their results;
+// `status --storage` read its count (9) where 14 results were stored and
+// `results` listed 14. It now counts at least what is stored. A real
+// run's manifest is made a cancellation's, with 3 of its 4 results.
+func TestCancelledCounts(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "w.yaml")
+	if err := os.WriteFile(sw, []byte("name: cancelme\nseed: 3\nworkload: one-or-all\naxes:\n  arrival_rate: [1, 2]\npolicies: [fcfs]\nreplications: 2\nrun: {arrivals: 1e3, warmup: 1e2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if code, out := capture(t, func() int { return runRun([]string{"-q", "-storage", data, sw}) }); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	man, _ := filepath.Glob(filepath.Join(data, "campaigns", "*", "manifest.json"))
+	if len(man) != 1 {
+		t.Fatalf("manifests %v", man)
+	}
+	b, err := os.ReadFile(man[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["state"], m["done"] = "cancelled", 3
+	b, _ = json.Marshal(m)
+	if err := os.WriteFile(man[0], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := captured(t, func() int { return dispatch([]string{"status", "--storage", data}) })
+	var row []string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 4 && f[1] == "cancelme" {
+			row = f
+		}
+	}
+	if code != 0 || row == nil || row[2] != "cancelled" || row[3] != "4" {
+		t.Fatalf("status: exit %d, row %q\n%s%s", code, row, out, errs)
 	}
 }

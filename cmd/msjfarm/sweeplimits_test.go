@@ -17,6 +17,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
 	"github.com/msjfarm/msjfarm/storage"
 )
 
@@ -220,4 +221,36 @@ func runCoordinator(t *testing.T, url string, st storage.Store) *nats.Conn {
 	t.Cleanup(func() { cancel(); <-done; nc.Close() })
 	<-co.Ready()
 	return nc
+}
+
+// TestSubmitToAnotherStore: submit --storage names where it stages the
+// spec, trace and pins, and where its user will look for the results; a
+// store that is not the coordinator's (a fresh directory, or another
+// farm's store) is refused by the coordinator, exit 1. Before, it ran
+// with its results in the farm's store without a word. A submission
+// made before its farm's coordinator first starts is
+// TestSubmitSaysItWaitsForACoordinator's.
+func TestSubmitToAnotherStore(t *testing.T) {
+	dir := t.TempDir()
+	url := natstest.StartEmbedded(t)
+	st, err := storage.Open(context.Background(), filepath.Join(dir, "farm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCoordinator(t, url, st)
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(limitTestSweep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other")
+	for range 2 { // fresh, then with the identity the first made
+		code, _, errs := captured(t, func() int { return runSubmit([]string{"--nats-url", url, "--storage", other, sw}) })
+		if code != 1 || !strings.Contains(errs, "is not this coordinator's") {
+			t.Fatalf("submit to another store: exit %d\n%s", code, errs)
+		}
+	}
+	code, out, errs := captured(t, func() int { return runSubmit([]string{"--nats-url", url, "--storage", filepath.Join(dir, "farm"), sw}) })
+	if code != 0 || !strings.HasPrefix(out, "campaign ") {
+		t.Fatalf("submit to the farm's store: exit %d\n%s%s", code, out, errs)
+	}
 }

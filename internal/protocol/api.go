@@ -118,6 +118,11 @@ type SubmitRequest struct {
 	// Verify is the fraction of tasks re-run on another worker and
 	// compared bit for bit (sweep.File.Verify, overridden by --verify).
 	Verify float64 `json:"verify,omitempty"`
+	// Store is the identity (storage.ID) of the store the submitter
+	// staged the spec, trace and pins in (its --storage; "" without one):
+	// the coordinator refuses a submission staged in a store that is not
+	// its own.
+	Store string `json:"store,omitempty"`
 }
 
 // SubmitReply answers a SubmitRequest.

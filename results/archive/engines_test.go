@@ -32,3 +32,20 @@ func TestMixedEngines(t *testing.T) {
 		t.Errorf("warnings %q, want one for msf naming 0.7.4 and 0.7.5", w)
 	}
 }
+
+// TestMixedEnginesManifest: the manifest's provenance rows say the same
+// for readers of the stored summary: a policy listed under two engines
+// (a rolling upgrade of the workers) is warned of, with what to do.
+func TestMixedEnginesManifest(t *testing.T) {
+	m := &Manifest{Policies: []PolicyProvenance{
+		{Policy: "fcfs", Engine: "0.7.4", Results: 56}, {Policy: "fcfs", Engine: "0.7.5", Results: 49},
+		{Policy: "msf", Engine: "0.7.5", Results: 105}, {Policy: "msf", Results: 1}}}
+	w := MixedEngines(m)
+	if len(w) != 1 || !strings.HasPrefix(w[0], "policy fcfs: results of engine versions 0.7.4, 0.7.5 are pooled") ||
+		!strings.Contains(w[0], "into a store that does not hold these results") {
+		t.Errorf("warnings %q", w)
+	}
+	if MixedEngines(nil) != nil {
+		t.Error("a campaign without a manifest")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -433,8 +434,46 @@ func (e engines) warnings() []string {
 			continue
 		}
 		list := slices.Sorted(maps.Keys(vs))
-		out = append(out, fmt.Sprintf("policy %s: results of engine versions %s are pooled (workers of different msjfarm versions ran the campaign); they are not comparable bit for bit: run the campaign again with one version", pol, strings.Join(list, ", ")))
+		out = append(out, fmt.Sprintf("policy %s: results of engine versions %s are pooled (workers of different msjfarm versions ran the campaign); "+
+			"they are not comparable bit for bit: to have one version's, run the campaign again with every process of the farm at that version "+
+			"into a store that does not hold these results (submitting it again here counts them done)", pol, strings.Join(list, ", ")))
 	}
 	sort.Strings(out)
 	return out
+}
+
+// StoredMixedEngines is MixedEngines of campaign id's stored manifest
+// (nil when it has none or it does not parse).
+func StoredMixedEngines(ctx context.Context, st storage.Store, id string) []string {
+	data, err := st.Get(ctx, storage.ManifestKey(id))
+	if err != nil {
+		return nil
+	}
+	var m Manifest
+	if json.Unmarshal(data, &m) != nil {
+		return nil
+	}
+	return MixedEngines(&m)
+}
+
+// MixedEngines warns, as the readers do, of each policy whose results the
+// manifest lists under more than one engine version: for readers of the
+// stored summary (msjfarm results) and the coordinator's finalisation,
+// which read no record. A rolling upgrade of a farm's workers pooled two
+// versions in a summary that only report warned of.
+func MixedEngines(m *Manifest) []string {
+	if m == nil {
+		return nil
+	}
+	e := engines{}
+	for _, p := range m.Policies {
+		if p.Engine == "" {
+			continue
+		}
+		if e[p.Policy] == nil {
+			e[p.Policy] = map[string]bool{}
+		}
+		e[p.Policy][p.Engine] = true
+	}
+	return e.warnings()
 }
