@@ -202,24 +202,15 @@ func (co *Coordinator) restoreCampaignObjects(ctx context.Context, id string, f 
 		}
 		return false, err
 	}
-	if gone, err := lost(storage.LayoutKey(id)); err != nil {
-		return err
-	} else if gone {
-		co.o.Logf("coordinator: campaign %s: its layout marker is gone from storage: written again", id)
-		if err := co.o.Store.Put(ctx, storage.LayoutKey(id), storage.LayoutMarker); err != nil {
+	for _, key := range []string{storage.LayoutKey(id), storage.CampaignSpecKey(id)} {
+		if gone, err := lost(key); err != nil {
 			return err
-		}
-	}
-	if gone, err := lost(storage.CampaignSpecKey(id)); err != nil {
-		return err
-	} else if gone {
-		spec, err := SpecYAML(f)
-		if err != nil {
-			return err
-		}
-		co.o.Logf("coordinator: campaign %s: its spec is gone from storage: written again", id)
-		if err := co.o.Store.Put(ctx, storage.CampaignSpecKey(id), spec); err != nil {
-			return err
+		} else if gone {
+			co.o.Logf("coordinator: campaign %s: %s is gone from storage: its layout marker and spec written again", id, key)
+			if err := co.putCampaignObjects(ctx, id, f); err != nil {
+				return err
+			}
+			break
 		}
 	}
 	if specKey == "" {

@@ -285,20 +285,25 @@ func (co *Coordinator) storeCampaign(ctx context.Context, c *campaign, f *sweep.
 	c.impl = impls
 	c.reused = 0
 	co.mu.Unlock()
-	// The campaign's entries are references (layout 2) from the start;
-	// older campaigns were converted by record.Migrate when the
-	// coordinator started.
-	if err := co.o.Store.Put(ctx, storage.LayoutKey(c.id), storage.LayoutMarker); err != nil {
+	if err := co.putCampaignObjects(ctx, c.id, f); err != nil {
+		return err
+	}
+	return co.putState(ctx, c)
+}
+
+// putCampaignObjects writes campaign id's layout marker and spec.yaml, by
+// which readers find it. The campaign's entries are references (layout
+// 2) from the start; older campaigns were converted by record.Migrate
+// when the coordinator started.
+func (co *Coordinator) putCampaignObjects(ctx context.Context, id string, f *sweep.File) error {
+	if err := co.o.Store.Put(ctx, storage.LayoutKey(id), storage.LayoutMarker); err != nil {
 		return err
 	}
 	spec, err := SpecYAML(f)
 	if err != nil {
 		return err
 	}
-	if err := co.o.Store.Put(ctx, storage.CampaignSpecKey(c.id), spec); err != nil {
-		return err
-	}
-	return co.putState(ctx, c)
+	return co.o.Store.Put(ctx, storage.CampaignSpecKey(id), spec)
 }
 
 // retryFailed deletes the failure records of c's failed tasks (and their

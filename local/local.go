@@ -380,12 +380,12 @@ func (f *farm) follow(ctx context.Context, o *Options, rep *protocol.SubmitReply
 			if o.Progress != nil {
 				o.Progress(s)
 			}
-			if err := finalisationGivenUp(f.co.FinalisationError(rep.Campaign)); err != nil {
+			if err := givenUp(f.co.FinalisationError(rep.Campaign)); err != nil {
 				f.interrupt(out)
 				return nil, fmt.Errorf("campaign %s: every task is finished and stored, but the campaign could not be finalised (summary, manifest, report): %w; "+
 					"once that is fixed, run the same command again: nothing is re-run", rep.Campaign, err)
 			}
-			if err := finalisationGivenUp(f.co.ReconcileError(rep.Campaign)); err != nil {
+			if err := givenUp(f.co.ReconcileError(rep.Campaign)); err != nil {
 				// The run's own NATS server and store: what fails three
 				// times in a row (its JetStream store full) does not
 				// mend while the run waits, "0 running, ETA ?".
@@ -404,13 +404,13 @@ func (f *farm) follow(ctx context.Context, o *Options, rep *protocol.SubmitReply
 	}
 }
 
-// finalisationGivenUp is the finalisation (or reconcile) error a run stops at: one the
-// store will keep giving (no space, a read-only or quota-bound file
+// givenUp is the finalisation (or reconcile) error a run stops at: one
+// the store will keep giving (no space, a read-only or quota-bound file
 // system, no permission) at once, any other after finalGiveUp failures in
 // a row. A coordinator of its own tries again at every reconcile, as
 // storage may come back; a run alone on its store was held "4/4 done, ETA
 // 0s" for ever by a full disk.
-func finalisationGivenUp(fails int, err error) error {
+func givenUp(fails int, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -421,7 +421,7 @@ func finalisationGivenUp(fails int, err error) error {
 }
 
 // finalGiveUp is how many finalisations in a row may fail before a run
-// stops (finalisationGivenUp).
+// stops (givenUp).
 const finalGiveUp = 3
 
 // finish waits for a campaign that is no longer running to be closed,

@@ -44,6 +44,12 @@ const (
 // accurate, only more expensive. It scales like 1/√arrivals.
 const LimitResolution = 0.0225
 
+// LimitResolutionAt is the growth test's resolution for runs of arrivals
+// measured arrivals: LimitResolution·√(10^6/arrivals).
+func LimitResolutionAt(arrivals int64) float64 {
+	return LimitResolution * math.Sqrt(1e6/float64(max(arrivals, 1)))
+}
+
 // LimitRelTol is the default tolerance of a limit search of runs of
 // arrivals measured arrivals: the growth test's resolution there, rounded
 // up to three significant digits (0.0225 at 10^6, 0.0504 at 2·10^5). A
@@ -51,7 +57,7 @@ const LimitResolution = 0.0225
 // the resolution of any run shorter than 1.27·10^6 arrivals, and
 // `msjfarm limit FILE` then warned of a --rel-tol nobody had given.
 func LimitRelTol(arrivals int64) float64 {
-	res := LimitResolution * math.Sqrt(1e6/float64(max(arrivals, 1)))
+	res := LimitResolutionAt(arrivals)
 	scale := math.Pow(10, 2-math.Floor(math.Log10(res)))
 	return math.Ceil(res*scale-1e-9) / scale
 }

@@ -38,7 +38,7 @@ const maxUsefulResolution = 0.25
 // one-or-all --policy fcfs` — never warn; a tolerance below the
 // resolution gets a warning, since it narrows the bracket, not the error.
 func limitRelTol(relTol float64, arrivals int64) (float64, string) {
-	res := sweep.LimitResolution * math.Sqrt(1e6/float64(arrivals))
+	res := sweep.LimitResolutionAt(arrivals)
 	if relTol == 0 {
 		tol, warn := sweep.LimitRelTol(arrivals), ""
 		if res > maxUsefulResolution {

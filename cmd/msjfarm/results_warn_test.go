@@ -22,8 +22,7 @@ import (
 // key; report writes its pages without them and exits 1.
 func TestResultsWarnings(t *testing.T) {
 	dir := t.TempDir()
-	sw := filepath.Join(dir, "w.yaml")
-	if err := os.WriteFile(sw, []byte(`name: warn
+	data := runSweepText(t, dir, `name: warn
 seed: 3
 workload: one-or-all
 axes:
@@ -31,13 +30,7 @@ axes:
 policies: [fcfs, msf]
 replications: 2
 run: {arrivals: 1e3, warmup: 1e2}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	if code, out := capture(t, func() int { return runRun([]string{"-workers", "2", "-q", "-storage", data, sw}) }); code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, out)
-	}
+`, "-workers", "2")
 	camps, _ := filepath.Glob(filepath.Join(data, "campaigns", "*"))
 	if len(camps) != 1 {
 		t.Fatalf("campaigns %v", camps)
@@ -115,39 +108,17 @@ run: {arrivals: 1e3, warmup: 1e2}
 // warns from the manifest's provenance, as report does from the records.
 // The manifest of a real run is given a second engine row for fcfs.
 func TestResultsMixedEngines(t *testing.T) {
-	dir := t.TempDir()
-	sw := filepath.Join(dir, "w.yaml")
-	if err := os.WriteFile(sw, []byte("name: mixed\nseed: 3\nworkload: one-or-all\naxes:\n  arrival_rate: [1]\npolicies: [fcfs]\nreplications: 2\nrun: {arrivals: 1e3, warmup: 1e2}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	if code, out := capture(t, func() int { return runRun([]string{"-q", "-storage", data, sw}) }); code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, out)
-	}
+	data := runSweepText(t, t.TempDir(), "name: mixed\nseed: 3\nworkload: one-or-all\naxes:\n  arrival_rate: [1]\npolicies: [fcfs]\nreplications: 2\nrun: {arrivals: 1e3, warmup: 1e2}\n")
 	code, _, errs := captured(t, func() int { return runResults([]string{"-storage", data, "mixed"}) })
 	if code != 0 || strings.Contains(errs, "engine versions") {
 		t.Fatalf("results of one engine: exit %d\n%s", code, errs)
 	}
-	man, _ := filepath.Glob(filepath.Join(data, "campaigns", "*", "manifest.json"))
-	if len(man) != 1 {
-		t.Fatalf("manifests %v", man)
-	}
-	b, err := os.ReadFile(man[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	pols := m["policies"].([]any)
-	other := maps.Clone(pols[0].(map[string]any))
-	other["engine"] = "0.0.1"
-	m["policies"] = append(pols, other)
-	b, _ = json.Marshal(m)
-	if err := os.WriteFile(man[0], b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	editManifest(t, data, func(m map[string]any) {
+		pols := m["policies"].([]any)
+		other := maps.Clone(pols[0].(map[string]any))
+		other["engine"] = "0.0.1"
+		m["policies"] = append(pols, other)
+	})
 	for _, args := range [][]string{{"-storage", data, "mixed"}, {"-storage", data, "--csv", "mixed"}} {
 		code, _, errs = captured(t, func() int { return runResults(args) })
 		if code != 0 || !strings.Contains(errs, "msjfarm results: warning: policy fcfs: results of engine versions 0.0.1, ") ||
@@ -163,15 +134,39 @@ func TestResultsMixedEngines(t *testing.T) {
 // `results` listed 14. It now counts at least what is stored. A real
 // run's manifest is made a cancellation's, with 3 of its 4 results.
 func TestCancelledCounts(t *testing.T) {
-	dir := t.TempDir()
+	data := runSweepText(t, t.TempDir(), "name: cancelme\nseed: 3\nworkload: one-or-all\naxes:\n  arrival_rate: [1, 2]\npolicies: [fcfs]\nreplications: 2\nrun: {arrivals: 1e3, warmup: 1e2}\n")
+	editManifest(t, data, func(m map[string]any) { m["state"], m["done"] = "cancelled", 3 })
+	code, out, errs := captured(t, func() int { return dispatch([]string{"status", "--storage", data}) })
+	var row []string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 4 && f[1] == "cancelme" {
+			row = f
+		}
+	}
+	if code != 0 || row == nil || row[2] != "cancelled" || row[3] != "4" {
+		t.Fatalf("status: exit %d, row %q\n%s%s", code, row, out, errs)
+	}
+}
+
+// runSweepText runs the sweep body with msjfarm run (extra flags first)
+// into a fresh store under dir and returns the store's directory.
+func runSweepText(t *testing.T, dir, body string, flags ...string) string {
+	t.Helper()
 	sw := filepath.Join(dir, "w.yaml")
-	if err := os.WriteFile(sw, []byte("name: cancelme\nseed: 3\nworkload: one-or-all\naxes:\n  arrival_rate: [1, 2]\npolicies: [fcfs]\nreplications: 2\nrun: {arrivals: 1e3, warmup: 1e2}\n"), 0o644); err != nil {
+	if err := os.WriteFile(sw, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
-	if code, out := capture(t, func() int { return runRun([]string{"-q", "-storage", data, sw}) }); code != 0 {
+	if code, out := capture(t, func() int { return runRun(append(flags, "-q", "-storage", data, sw)) }); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
+	return data
+}
+
+// editManifest rewrites the manifest of the one campaign in store data
+// with edit, as JSON fields.
+func editManifest(t *testing.T, data string, edit func(m map[string]any)) {
+	t.Helper()
 	man, _ := filepath.Glob(filepath.Join(data, "campaigns", "*", "manifest.json"))
 	if len(man) != 1 {
 		t.Fatalf("manifests %v", man)
@@ -184,19 +179,9 @@ func TestCancelledCounts(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	m["state"], m["done"] = "cancelled", 3
+	edit(m)
 	b, _ = json.Marshal(m)
 	if err := os.WriteFile(man[0], b, 0o644); err != nil {
 		t.Fatal(err)
-	}
-	code, out, errs := captured(t, func() int { return dispatch([]string{"status", "--storage", data}) })
-	var row []string
-	for _, l := range strings.Split(out, "\n") {
-		if f := strings.Fields(l); len(f) > 4 && f[1] == "cancelme" {
-			row = f
-		}
-	}
-	if code != 0 || row == nil || row[2] != "cancelled" || row[3] != "4" {
-		t.Fatalf("status: exit %d, row %q\n%s%s", code, row, out, errs)
 	}
 }

@@ -196,8 +196,8 @@ type Status struct {
 
 // Problems say why a running campaign does not move, one line each: it
 // belongs to another store, its summary cannot be written, its missing
-// tasks cannot be queued, workers refuse its task messages (the first
-// ten, then how many more). `msjfarm status` prints them under the
+// tasks cannot be queued, workers are paused on their store, workers
+// refuse its task messages (the first ten, then how many more). `msjfarm status` prints them under the
 // campaign and the live page lists them.
 func (s *Status) Problems() []string {
 	var out []string
