@@ -112,14 +112,14 @@ func defArchiveExport(fs *pflag.FlagSet) func([]string) int {
 			return fail("archive export: %v (nothing written)", err) // Export's errors name the campaign
 		}
 		for _, w := range sum.Warnings {
-			fmt.Fprintf(os.Stderr, "msjfarm archive export: warning: %s\n", w)
+			fmt.Fprintf(stderr, "msjfarm archive export: warning: %s\n", w)
 		}
 		info, _ := os.Stat(*out)
 		signed := "unsigned"
 		if sum.Signed {
 			signed = "signed"
 		}
-		fmt.Fprintf(os.Stderr, "msjfarm archive export: campaign %s: %d records, %d plugin binaries, %d traces; %d members, %d bytes (%d compressed, %s), %s, in %s\n",
+		fmt.Fprintf(stderr, "msjfarm archive export: campaign %s: %d records, %d plugin binaries, %d traces; %d members, %d bytes (%d compressed, %s), %s, in %s\n",
 			id, sum.Records, sum.Plugins, sum.Traces, sum.Members, sum.Bytes, info.Size(), *comp, signed, time.Since(start).Round(time.Millisecond))
 		fmt.Printf("%s  merkle-root %s\n", *out, sum.Root)
 		return 0
@@ -274,7 +274,7 @@ func defArchiveVerify(fs *pflag.FlagSet) func([]string) int {
 		default:
 			fmt.Printf("signature: ed25519 by the key it carries (fingerprint %s), NOT checked against a key you trust: anyone can sign with a key of their own (give --key with the signer's public key)\n", o.Signature.Fingerprint)
 		}
-		fmt.Fprintf(os.Stderr, "msjfarm archive verify: %s\n", time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(stderr, "msjfarm archive verify: %s\n", time.Since(start).Round(time.Millisecond))
 		return 0
 	}
 }
@@ -476,7 +476,7 @@ func warnFutureCreated(ctx context.Context, st storage.Store, id string) {
 	if json.Unmarshal(data, &m) != nil || !m.Created.After(time.Now().Add(time.Hour)) {
 		return
 	}
-	fmt.Fprintf(os.Stderr, "msjfarm archive import: warning: campaign %s says it was created %s, in the future: its name %q now means it, over any campaign of that name created before (name campaigns by id: %s)\n",
+	fmt.Fprintf(stderr, "msjfarm archive import: warning: campaign %s says it was created %s, in the future: its name %q now means it, over any campaign of that name created before (name campaigns by id: %s)\n",
 		id, m.Created.Format(time.RFC3339), termtext.Printable(m.Name), id)
 }
 

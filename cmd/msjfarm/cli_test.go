@@ -235,3 +235,43 @@ func TestCLIPluginSandboxFlags(t *testing.T) {
 		t.Errorf("run: exit %d, no statement of the plugin sandbox:\n%s", code, errs)
 	}
 }
+
+// TestSecretWherePathBelongs: a credential pasted where a path, a name or
+// a bucket belongs is not echoed by the error that names it. Each of these
+// printed the secret whole (the sweep path and the --config path through
+// stat's error, the bucket name, a file URL's password= parameter), since
+// the secrets were known only once a command had parsed its flags, and
+// some errors were printed without the masking.
+func TestSecretWherePathBelongs(t *testing.T) {
+	const s3 = "S3cretKeyFromEnv99"
+	const pw = "natsPw-on-argv-42"
+	env := []string{"MSJFARM_S3_ACCESS_KEY=someuser", "MSJFARM_S3_SECRET_KEY=" + s3}
+	cases := []struct {
+		name   string
+		env    []string
+		args   []string
+		secret string
+	}{
+		{"sweep path", env, []string{"run", "--dry-run", s3}, s3},
+		{"config path", env, []string{"run", "--config", s3, "x.yaml"}, s3},
+		{"bucket", env, []string{"results", "--storage", "s3://" + s3 + "?endpoint=127.0.0.1:9"}, s3},
+		{"command", env, []string{s3}, s3},
+		{"file URL parameter", nil, []string{"results", "--storage", "file:///tmp/x?password=" + pw}, pw},
+		{"NATS password flag", nil, []string{"submit", "--nats-user", "u", "--nats-password", pw, "--nats-url", "nats://127.0.0.1:1", pw}, pw},
+		{"NATS URL", []string{"MSJFARM_NATS_URL=nats://u:" + pw + "@127.0.0.1:1"}, []string{"submit", pw}, pw},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := msjfarm(t, c.env, c.args...)
+			if code == 0 {
+				t.Fatalf("exit 0\n%s%s", out, errs)
+			}
+			if strings.Contains(out+errs, c.secret) {
+				t.Fatalf("exit %d: the secret is printed:\n%s%s", code, out, errs)
+			}
+			if !strings.Contains(errs, "xxxxx") {
+				t.Fatalf("exit %d: no masked value where the secret was:\n%s", code, errs)
+			}
+		})
+	}
+}

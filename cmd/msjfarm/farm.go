@@ -79,7 +79,7 @@ func exitOnInterrupt(cmd string) (creating func()) {
 				mu.Unlock()
 				return
 			}
-			fmt.Fprintf(os.Stderr, "msjfarm %s: interrupted; nothing was created\n", cmd)
+			fmt.Fprintf(stderr, "msjfarm %s: interrupted; nothing was created\n", cmd)
 			scratch.Close()
 			os.Exit(130)
 		case <-stop:
@@ -119,7 +119,7 @@ func validateSweep(path string, cat sweep.Catalog, profile string, traceLimit in
 
 func printWarnings(c *sweep.Campaign) {
 	for _, w := range c.Warnings {
-		fmt.Fprintf(os.Stderr, "msjfarm: warning: %s\n", w)
+		errorf("warning: %s", w)
 	}
 }
 
@@ -252,7 +252,7 @@ const submitWait = 5 * time.Minute
 // and that cmd waits submitWait for one.
 func waitingForCoordinator(cmd string) func() {
 	return func() {
-		fmt.Fprintf(os.Stderr, "msjfarm %s: no coordinator answers on this NATS system yet (is `msjfarm coordinator` running?): waiting up to %d minutes (Ctrl-C stops)\n", cmd, int(submitWait/time.Minute))
+		fmt.Fprintf(stderr, "msjfarm %s: no coordinator answers on this NATS system yet (is `msjfarm coordinator` running?): waiting up to %d minutes (Ctrl-C stops)\n", cmd, int(submitWait/time.Minute))
 	}
 }
 
@@ -326,9 +326,9 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 			}
 			defer func() { s.Shutdown(); s.WaitForShutdown() }()
 			*ff.natsURL = url
-			fmt.Fprintf(os.Stderr, "msjfarm coordinator: embedded NATS server on %s (store %s)\n", *listen, *storeDir)
+			fmt.Fprintf(stderr, "msjfarm coordinator: embedded NATS server on %s (store %s)\n", *listen, *storeDir)
 			if *ff.user == "" && *ff.token == "" && !strings.HasPrefix(*listen, "127.") && !strings.HasPrefix(*listen, "localhost:") {
-				fmt.Fprintf(os.Stderr, "msjfarm coordinator: WARNING: the embedded NATS server accepts anyone who reaches %s: set --nats-token or --nats-user/--nats-password (and --nats-cert/--nats-key)\n", *listen)
+				fmt.Fprintf(stderr, "msjfarm coordinator: WARNING: the embedded NATS server accepts anyone who reaches %s: set --nats-token or --nats-user/--nats-password (and --nats-cert/--nats-key)\n", *listen)
 			}
 		}
 		nc, err := ff.conn("msjfarm-coordinator")
@@ -369,7 +369,7 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 		go func() {
 			select {
 			case <-co.Ready():
-				fmt.Fprintf(os.Stderr, "msjfarm coordinator: ready (NATS %s, storage %s)\n", redact.URL(nc.ConnectedUrl()), st.URL())
+				fmt.Fprintf(stderr, "msjfarm coordinator: ready (NATS %s, storage %s)\n", redact.URL(nc.ConnectedUrl()), st.URL())
 			case <-ctx.Done():
 			}
 		}()
@@ -473,7 +473,7 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 		if err != nil {
 			return fail("worker: %v", err)
 		}
-		fmt.Fprintf(os.Stderr, "msjfarm worker %s: %d slots, NATS %s, storage %s, runner %s\n", w.Name(), *n, redact.URL(nc.ConnectedUrl()), st.URL(), how)
+		fmt.Fprintf(stderr, "msjfarm worker %s: %d slots, NATS %s, storage %s, runner %s\n", w.Name(), *n, redact.URL(nc.ConnectedUrl()), st.URL(), how)
 		if ln != nil {
 			srv, err := monitor.New(monitor.Options{Conn: nc, Store: st, Metrics: metrics})
 			if err != nil {
@@ -486,7 +486,7 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 		if err := w.Run(ctx); err != nil {
 			return fail("worker: %v", err)
 		}
-		fmt.Fprintf(os.Stderr, "msjfarm worker %s: stopped (%d done, %d failed, %d released)\n", w.Name(),
+		fmt.Fprintf(stderr, "msjfarm worker %s: stopped (%d done, %d failed, %d released)\n", w.Name(),
 			w.Stats.Done.Load(), w.Stats.Failed.Load(), w.Stats.Released.Load())
 		return 0
 	}
@@ -543,7 +543,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		// lowered --max-spec-size refused a 20 MB file).
 		lf, err := lim.load(ff.fs.Arg(0), *profile)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
+			errorf("submit: %v", err)
 			return 2
 		}
 		if code, ok := submitLimit(ctx, ff, reg, ff.fs.Arg(0), lf, *pin, *retry, *wait, *dry, creating); ok {
@@ -557,7 +557,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 			err = applyVerify(ff.fs, *verify, f)
 		}
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
+			errorf("submit: %v", err)
 			return 2
 		}
 		if *dry {
@@ -621,7 +621,7 @@ func stageSubmission(ctx context.Context, nc *nats.Conn, st storage.Store, path 
 		}
 		return fail("submit: %v", err)
 	} else if key != "" {
-		fmt.Fprintf(os.Stderr, "msjfarm submit: spec stored at %s in %s\n", key, st.URL())
+		fmt.Fprintf(stderr, "msjfarm submit: spec stored at %s in %s\n", key, st.URL())
 	}
 	if f.Trace != nil {
 		if st == nil {
@@ -631,7 +631,7 @@ func stageSubmission(ctx context.Context, nc *nats.Conn, st storage.Store, path 
 		if err != nil {
 			return fail("submit: %v", err)
 		}
-		fmt.Fprintf(os.Stderr, "msjfarm submit: %s\n", desc)
+		fmt.Fprintf(stderr, "msjfarm submit: %s\n", desc)
 	}
 	pins, desc, warnings, err := worker.PinForSubmit(ctx, st, camp, reg, pin)
 	warn("submit", warnings)
@@ -640,7 +640,7 @@ func stageSubmission(ctx context.Context, nc *nats.Conn, st storage.Store, path 
 	}
 	if pins != nil {
 		req.Pins = pins.Policies
-		fmt.Fprintf(os.Stderr, "msjfarm submit: %s in %s\n", desc, st.URL())
+		fmt.Fprintf(stderr, "msjfarm submit: %s in %s\n", desc, st.URL())
 	}
 	return 0
 }
@@ -666,7 +666,7 @@ func waitCampaign(ctx context.Context, nc *nats.Conn, rep protocol.SubmitReply, 
 			// status no one answered.
 			if gone.IsZero() {
 				gone = time.Now()
-				fmt.Fprintf(os.Stderr, "msjfarm submit: no coordinator answers (restarting?): waiting up to %s for one\n", coordinatorGoneWait)
+				fmt.Fprintf(stderr, "msjfarm submit: no coordinator answers (restarting?): waiting up to %s for one\n", coordinatorGoneWait)
 			} else if time.Since(gone) > coordinatorGoneWait {
 				return fail("submit: %v for %s; the campaign goes on when one runs (msjfarm status %s)", err, coordinatorGoneWait, rep.Campaign)
 			}
@@ -680,7 +680,7 @@ func waitCampaign(ctx context.Context, nc *nats.Conn, rep protocol.SubmitReply, 
 			return fail("submit: %v", err)
 		}
 		if !gone.IsZero() {
-			fmt.Fprintf(os.Stderr, "msjfarm submit: a coordinator answers again\n")
+			fmt.Fprintf(stderr, "msjfarm submit: a coordinator answers again\n")
 			gone = time.Time{}
 		}
 		p.update(&s)
@@ -834,7 +834,7 @@ func defCancel(fs *pflag.FlagSet) func([]string) int {
 		}
 		printStatus(os.Stdout, []protocol.Status{s})
 		if s.State != protocol.CampaignCancelled {
-			fmt.Fprintf(os.Stderr, "msjfarm cancel: campaign %s is %s: nothing was cancelled\n", id, s.State)
+			fmt.Fprintf(stderr, "msjfarm cancel: campaign %s is %s: nothing was cancelled\n", id, s.State)
 		}
 		return 0
 	}
@@ -852,7 +852,7 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 		if *cmp != "" {
 			var err error
 			if cmpA, cmpB, err = parseCompare(*cmp); err != nil {
-				fmt.Fprintf(os.Stderr, "msjfarm results: %v\n", err)
+				fmt.Fprintf(stderr, "msjfarm results: %v\n", err)
 				return 2
 			}
 		}
@@ -911,7 +911,7 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 			data, warn, err = partialSummary(ctx, st, id)
 			warnReader("results", warn)
 			if err == nil {
-				fmt.Fprintf(os.Stderr, "msjfarm: campaign %s is not finished: summary of the results so far\n", id)
+				errorf("campaign %s is not finished: summary of the results so far", id)
 			}
 		}
 		if err != nil {
@@ -963,14 +963,14 @@ func resultsCompare(ctx context.Context, st storage.Store, id, a, b string) int 
 	warnReader("results", r.Warnings)
 	pts := sum.Points
 	if _, err := aggregate.BaselineLabel(pts, b); err != nil {
-		fmt.Fprintf(os.Stderr, "msjfarm results: --compare: %v\n", err)
+		fmt.Fprintf(stderr, "msjfarm results: --compare: %v\n", err)
 		return 2
 	}
 	if err := sum.Compare(ctx, b); err != nil {
 		return fail("results: %v", err)
 	}
 	if err := printComparison(os.Stdout, pts, a); err != nil {
-		fmt.Fprintf(os.Stderr, "msjfarm results: %v\n", err)
+		fmt.Fprintf(stderr, "msjfarm results: %v\n", err)
 		return 2
 	}
 	return 0
@@ -1058,7 +1058,7 @@ func writeRewound(f *os.File, write func(w io.Writer) error) error {
 // `msjfarm report` and `msjfarm reproduce` do.
 func warnReader(cmd string, warn []string) {
 	for _, w := range warn {
-		fmt.Fprintf(os.Stderr, "msjfarm %s: warning: %s\n", cmd, w)
+		fmt.Fprintf(stderr, "msjfarm %s: warning: %s\n", cmd, w)
 	}
 }
 

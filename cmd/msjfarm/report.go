@@ -83,7 +83,7 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 			rc.From, rc.FromArchive = ff.fs.Arg(0), true
 		}
 		if r.Manifest == nil || r.Manifest.State != protocol.CampaignDone {
-			fmt.Fprintf(os.Stderr, "msjfarm report: campaign %s is not finished: report of the %d results so far\n", id, nrec)
+			fmt.Fprintf(stderr, "msjfarm report: campaign %s is not finished: report of the %d results so far\n", id, nrec)
 		}
 		// Further campaigns are overlaid in the figures and tables.
 		overlay, err := loadOverlays(ctx, st, ff.fs.Args()[1:])
@@ -201,13 +201,13 @@ func loadOverlays(ctx context.Context, st storage.Store, args []string) ([]repor
 // to dir) and returns the exit code.
 func storeReport(ctx context.Context, st storage.Store, id string, files archive.ReportSource, overlay bool, dir string) int {
 	if overlay {
-		fmt.Fprintf(os.Stderr, "msjfarm report: an overlay is not stored (--store applies to a single campaign's report)\n")
+		fmt.Fprintf(stderr, "msjfarm report: an overlay is not stored (--store applies to a single campaign's report)\n")
 		return 0
 	}
 	if err := publishWithRetry(ctx, st, id, files, reportAttempts, coordinator.ReportRetryWait); err != nil {
 		return fail("report: --store: %v (the local copy is in %s)", err, dir)
 	}
-	fmt.Fprintf(os.Stderr, "msjfarm report: stored under %s\n", reportLocation(st, id))
+	fmt.Fprintf(stderr, "msjfarm report: stored under %s\n", reportLocation(st, id))
 	return 0
 }
 
@@ -223,7 +223,7 @@ func publishWithRetry(ctx context.Context, st storage.Store, id string, files ar
 		if err == nil || a == attempts {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "msjfarm report: storing the report failed (attempt %d of %d): %v; trying again in %s\n", a, attempts, err, wait)
+		fmt.Fprintf(stderr, "msjfarm report: storing the report failed (attempt %d of %d): %v; trying again in %s\n", a, attempts, err, wait)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

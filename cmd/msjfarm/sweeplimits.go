@@ -166,7 +166,7 @@ func planSweep(path string, loaded *sweep.File, cat sweep.Catalog, profile strin
 	printWarnings(c)
 	if r, ok := cat.(*registry.Registry); ok {
 		if note := r.TrialNote(); note != "" {
-			fmt.Fprintf(os.Stderr, "msjfarm: warning: %s\n", note)
+			errorf("warning: %s", note)
 		}
 	}
 	return f, c, trace, nil
