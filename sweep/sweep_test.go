@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,6 +122,24 @@ func TestEnvOverride(t *testing.T) {
 	}
 	if f.Run.Arrivals != 500 || f.Replications != 3 || f.Run.Deadline.Minutes() != 90 {
 		t.Fatalf("run %+v, replications %d", f.Run, f.Replications)
+	}
+	// Said, in envKeys' order, so that run and submit can say it.
+	want := []string{"MSJFARM_REPLICATIONS=3 (replications)", "MSJFARM_RUN_ARRIVALS=500 (run.arrivals)"}
+	if got := f.EnvOverrides(); !slices.Equal(got, want) {
+		t.Fatalf("EnvOverrides %q, want %q", got, want)
+	}
+	// A content parsed (a stored spec) takes none: with the variables set,
+	// report expanded a stored spec into another campaign.
+	data, err := os.ReadFile("testdata/fig.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Parse(data, "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Run.Arrivals == 500 || g.Replications == 3 || len(g.EnvOverrides()) != 0 {
+		t.Fatalf("Parse applied the environment: run %+v, replications %d, %q", g.Run, g.Replications, g.EnvOverrides())
 	}
 }
 

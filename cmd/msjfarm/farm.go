@@ -546,6 +546,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 			errorf("submit: %v", err)
 			return 2
 		}
+		noteOverrides("submit", ff.fs.Arg(0), lf)
 		if code, ok := submitLimit(ctx, ff, reg, ff.fs.Arg(0), lf, *pin, *retry, *wait, *dry, creating); ok {
 			return code
 		}

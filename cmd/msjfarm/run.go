@@ -125,6 +125,7 @@ func (r *runCommand) main() int {
 		errorf("run: %v", err)
 		return 2
 	}
+	noteOverrides("run", pos[0], lf)
 	if lf.Limit != nil {
 		return interrupted(ctx, r.limit(ctx, lf, cfg, pr))
 	}
