@@ -303,3 +303,24 @@ func TestStuckShown(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressQuiet: run -q drops the progress line, not the notes of
+// why the campaign does not move: with -q a run on a store whose disk was
+// full waited without a word.
+func TestProgressQuiet(t *testing.T) {
+	var b bytes.Buffer
+	p := newProgress(&b, 0)
+	p.quiet = true
+	p.update(&protocol.Status{Campaign: "c1", Total: 10, Done: 2, Running: 2,
+		Paused: []string{"worker local: paused since 12:00:00: its store is unavailable (no space left on device)"}})
+	p.update(&protocol.Status{Campaign: "c1", Total: 10, Done: 2, Reconciling: "publishing failed 3 times in a row"})
+	out := b.String()
+	for _, want := range []string{"msjfarm: campaign c1: worker local: paused since", "msjfarm: campaign c1: publishing failed 3 times"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("quiet progress without %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "2/10 done") {
+		t.Errorf("quiet progress printed its line:\n%s", out)
+	}
+}

@@ -33,7 +33,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 	r.maxDeliver = ff.fs.Int("max-deliver", protocol.DefaultMaxDeliver, "attempts per task before it is recorded as failed")
 	r.retry = ff.fs.Bool("retry-failed", false, "run the failed tasks of an earlier run again")
 	r.verbose = ff.fs.BoolP("v", "v", false, "log coordinator and worker events to stderr")
-	r.quiet = ff.fs.BoolP("q", "q", false, "no progress line")
+	r.quiet = ff.fs.BoolP("q", "q", false, "no progress line (why the campaign does not move is still said: a paused store, tasks that cannot be published)")
 	r.cpuProfile = ff.fs.String("cpuprofile", "", "write a CPU profile of the whole run (coordinator, workers, NATS) to this file")
 	r.runLog = ff.fs.String("run-log", "", "append one line per task start/finish/duplicate/failure/release to this file")
 	r.dry = ff.fs.Bool("dry-run", false, "print the plan (points, tasks, already stored, to run, estimated CPU and wall time on --workers) and write nothing")
@@ -341,6 +341,7 @@ func runnerFor(ctx context.Context, cfg worker.RunnerConfig, pr *worker.PluginRu
 func (r *runCommand) run(ctx context.Context, o local.Options, camp *sweep.Campaign, start time.Time) int {
 	st := o.Store
 	p := newProgress(os.Stderr, 0).describe(camp)
+	p.quiet = *r.quiet
 	printed, code := false, 0
 	var reportErr error
 	summarize := func(ctx context.Context, s *protocol.Status, id string) {
@@ -355,12 +356,9 @@ func (r *runCommand) run(ctx context.Context, o local.Options, camp *sweep.Campa
 		fmt.Fprintf(stderr, "msjfarm run: campaign %s (%s): %d tasks in %d points, %d already done (%d reused from other campaigns), %d to run; %d workers; storage %s; start-up %s\n",
 			rep.Campaign, rep.Name, rep.Tasks, camp.Points, rep.AlreadyDone, rep.Reused, rep.Tasks-rep.AlreadyDone, *r.n, st.URL(), time.Since(start).Round(time.Millisecond))
 		p = newProgress(os.Stderr, rep.AlreadyDone).describe(camp)
+		p.quiet = *r.quiet
 	}
-	o.Progress = func(s *protocol.Status) {
-		if !*r.quiet {
-			p.update(s)
-		}
-	}
+	o.Progress = func(s *protocol.Status) { p.update(s) }
 	out, err := local.Run(ctx, o)
 	if err != nil {
 		return fail("run: %v", err)
