@@ -1162,7 +1162,17 @@ type summaryTable struct {
 	compare bool
 	// baseline is the first baseline a row names.
 	baseline string
+	// varies holds the columns of the scenario (workload, servers) whose
+	// value is not the same in every row, shown then: a swept servers
+	// axis gave rows that differed only in λ, with no k (first holds the
+	// first row's values).
+	varies map[string]bool
+	first  map[string]string
 }
+
+// scenarioColumns are the summary's columns of the scenario shown when
+// they vary, with their headings.
+var scenarioColumns = []struct{ col, head string }{{"workload", "workload"}, {"servers", "k"}}
 
 func newSummaryTable(head []string) *summaryTable {
 	t := &summaryTable{col: map[string]int{}}
@@ -1187,6 +1197,17 @@ func (t *summaryTable) scan(r []string) {
 	if b := t.get(r, "baseline"); t.baseline == "" && b != "" {
 		t.baseline = b
 	}
+	if t.first == nil {
+		t.first, t.varies = map[string]string{}, map[string]bool{}
+		for _, c := range scenarioColumns {
+			t.first[c.col] = t.get(r, c.col)
+		}
+	}
+	for _, c := range scenarioColumns {
+		if t.get(r, c.col) != t.first[c.col] {
+			t.varies[c.col] = true
+		}
+	}
 }
 
 func (t *summaryTable) get(r []string, name string) string {
@@ -1205,6 +1226,11 @@ func (t *summaryTable) header() []string {
 	if t.params {
 		head = append(head, "params")
 	}
+	for _, c := range scenarioColumns {
+		if t.varies[c.col] {
+			head = append(head, c.head)
+		}
+	}
 	head = append(head, t.axes...)
 	head = append(head, "λ", "ρ", "n", "failed", "E[T]", "±95%", "weighted E[T]", "±95%", "Jain")
 	if t.compare {
@@ -1218,6 +1244,11 @@ func (t *summaryTable) cells(r []string) []string {
 	cells := []string{t.get(r, "policy")}
 	if t.params {
 		cells = append(cells, t.get(r, "params"))
+	}
+	for _, c := range scenarioColumns {
+		if t.varies[c.col] {
+			cells = append(cells, t.get(r, c.col))
+		}
 	}
 	for _, a := range t.axes {
 		cells = append(cells, num(t.get(r, a)))

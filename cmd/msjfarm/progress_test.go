@@ -42,6 +42,32 @@ func TestSummaryTable(t *testing.T) {
 	}
 }
 
+// TestSummaryTableScenario: a swept servers axis (or workload) is a
+// column of its own, headed k; rows that differed only in λ had no k.
+// A campaign of one k and one workload shows neither (TestSummaryTable).
+func TestSummaryTableScenario(t *testing.T) {
+	csv := "point,policy,params,workload,servers,arrival_rate,load,replications,n,n_failed,n_unstable," +
+		"mean_response_mean,mean_response_hw,weighted_mean_response_mean,weighted_mean_response_hw,jain_mean\n" +
+		"p1,fcfs,{},hw,32,3.232,0.5,2,2,0,0,2.214,1.741,19.1,16.02,0.6091\n" +
+		"p2,fcfs,{},hw,128,6.465,0.5,2,2,0,0,2.176,0.09761,19.04,3.395,0.5951\n"
+	var b bytes.Buffer
+	if err := printSummaryTable(&b, strings.NewReader(csv)); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if f := strings.Fields(lines[0]); len(f) < 3 || f[1] != "k" || f[2] != "λ" {
+		t.Fatalf("header %q: want policy, k, λ", lines[0])
+	}
+	for i, k := range []string{"32", "128"} {
+		if f := strings.Fields(lines[i+1]); len(f) < 2 || f[1] != k {
+			t.Errorf("row %q: want k = %s", lines[i+1], k)
+		}
+	}
+	if strings.Contains(lines[0], "workload") {
+		t.Errorf("one workload shown as a column: %q", lines[0])
+	}
+}
+
 // TestSummaryTableVerdicts: the status follows the pooled verdict (a
 // stable point with a flagged minority says so, not UNSTABLE), truncated
 // points say TRUNCATED, and lower bounds print as ≥ x without a CI.
