@@ -437,6 +437,9 @@ func baseWorkload(f *File) (workload.Spec, *TraceRef, error) {
 		// workload's line, and with a trace the header's count silently.
 		return workload.Spec{}, nil, fieldErr("servers", nil, "must be >= 1 (or left out: the workload's or trace's own count), got %d", f.Servers)
 	}
+	if f.Servers > sim.MaxServers {
+		return workload.Spec{}, nil, fieldErr("servers", nil, "must be at most %d (the most servers msjfarm simulates), got %d", sim.MaxServers, f.Servers)
+	}
 	switch {
 	case f.Workload != "":
 		if !slices.Contains(workload.Names(), f.Workload) {

@@ -179,6 +179,10 @@ func TestErrors(t *testing.T) {
 		{"shares past the largest number", base + "servers: 4\nclasses: [{need: 1, share: 1e308, service: {dist: exp, mean: 1}}, {need: 2, share: 1e308, service: {dist: exp, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "classes: the shares sum to +Inf"},
 		{"no shares", base + "servers: 4\nclasses: [{need: 1, service: {dist: exp, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "classes: the shares sum to 0"},
 		{"negative rate", base + "workload: one-or-all\naxes: {arrival_rate: [-1]}\npolicies: [fcfs]\n", "must be > 0"},
+		// k sizes the policies' state: servers: 1e9 had a worker
+		// allocate 4 GB and die (sim.MaxServers = 2^20).
+		{"servers past the most", base + "workload: one-or-all\nservers: 1000000000\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "servers: must be at most 1048576"},
+		{"servers axis past the most", base + "workload: one-or-all\naxes: {load: [0.5], servers: [32, 1048577]}\npolicies: [fcfs]\n", "servers must be at most 1048576, got 1048577"},
 		{"bare duration", "name: x\nreplications: 1\nrun: {arrivals: 100, deadline: 30}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "has no unit"},
 		{"unknown axis", base + "workload: one-or-all\naxes: {lod: [0.5]}\npolicies: [fcfs]\n", "axes.lod: unknown axis"},
 		// Refused by the engine's check of the workload, without a line.
