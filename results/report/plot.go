@@ -1364,7 +1364,7 @@ const maxLogLabels = 6
 
 // logTicks labels an axis of log10 values: a major tick at every integer k
 // labelled 10^k as a plain number (0.01, 1, 1000; 1e+06 beyond), minor
-// ticks at log10(m·10^k), m = 2..9. An axis spanning less than two labelled
+// ticks at log10(m·10^k), m = 2..9. An axis spanning less than two
 // decades also labels 2·10^k and 5·10^k, and one with still fewer than two
 // labels every m·10^k, so that no log axis is left with a single number
 // (or none) under its data.
@@ -1430,9 +1430,11 @@ func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 }
 
 // logLabelled are the mantissas labelled in each decade of [lo, hi] (log10
-// values): the powers of ten, or 1, 2 and 5 when fewer than two powers of
-// ten fall in the range, or every mantissa when even those are fewer than
-// two.
+// values): the powers of ten on an axis spanning two decades or more; 1, 2
+// and 5 on one spanning less (1.7 … 110, 1.8 decades, was labelled only 10
+// and 100, none of them near the values at 1.8–3.1: two powers of ten
+// inside the range were taken as enough); every mantissa when even 1, 2
+// and 5 give fewer than two labels.
 func logLabelled(lo, hi float64) map[int]bool {
 	count := func(ms map[int]bool) int {
 		n := 0
@@ -1445,10 +1447,11 @@ func logLabelled(lo, hi float64) map[int]bool {
 		}
 		return n
 	}
-	for _, ms := range []map[int]bool{{1: true}, {1: true, 2: true, 5: true}} {
-		if count(ms) >= 2 {
-			return ms
-		}
+	if hi-lo >= 2-1e-9 && count(map[int]bool{1: true}) >= 2 {
+		return map[int]bool{1: true}
+	}
+	if ms := (map[int]bool{1: true, 2: true, 5: true}); count(ms) >= 2 {
+		return ms
 	}
 	return map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true}
 }
