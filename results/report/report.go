@@ -813,6 +813,36 @@ func fmtNum(x float64) string {
 	return strconv.FormatFloat(x, 'g', 4, 64)
 }
 
+// fmtMeanHW prints "mean ± half-width": the half-width as fmtNum prints it
+// (4 significant digits), the mean to the same decimal place, so that the
+// two read at one precision ("11.000 ± 1.085", not "11 ± 1.085": the mean
+// was rounded to 4 significant digits of its own, fewer decimals than its
+// interval's). Without a finite positive half-width (0, ∞, undefined) the
+// mean is printed as fmtNum prints it.
+func fmtMeanHW(mean, hw float64) string {
+	h := fmtNum(hw)
+	if !finite(mean) || !finite(hw) || hw <= 0 {
+		return fmtNum(mean) + " ± " + h
+	}
+	// The decimal place of the half-width's last digit as printed:
+	// "1.085" → 3, "0.0976" → 4, "1.5e-05" → 6, "1.234e+04" → −1.
+	mant, exp, _ := strings.Cut(h, "e")
+	dec := 0
+	if _, frac, ok := strings.Cut(mant, "."); ok {
+		dec = len(frac)
+	}
+	if exp != "" {
+		e, _ := strconv.Atoi(exp)
+		dec -= e
+	}
+	if dec >= 0 {
+		return strconv.FormatFloat(mean, 'f', dec, 64) + " ± " + h
+	}
+	// A half-width of 10^4 or more: the mean rounded to its last digit.
+	unit := math.Pow(10, float64(-dec))
+	return strconv.FormatFloat(math.Round(mean/unit)*unit, 'g', -1, 64) + " ± " + h
+}
+
 // sortKey is the number a table column sorts by; "" (sorted last) if
 // undefined.
 func sortKey(v float64) string {
@@ -876,7 +906,7 @@ func tableRows(f *facet, x string) []tableRow {
 					// A bound, not an estimate: no interval around it.
 					r.Cells = append(r.Cells, cell{"≥ " + fmtNum(mt.Mean), sortKey(mt.Mean)})
 				default:
-					r.Cells = append(r.Cells, cell{fmtNum(mt.Mean) + " ± " + fmtNum(mt.HalfWidth), sortKey(mt.Mean)})
+					r.Cells = append(r.Cells, cell{fmtMeanHW(mt.Mean, mt.HalfWidth), sortKey(mt.Mean)})
 				}
 			}
 			rows = append(rows, r)
