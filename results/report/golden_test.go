@@ -36,13 +36,14 @@ func loadSummary(t *testing.T, name string) []aggregate.Point {
 var (
 	svgTitle = regexp.MustCompile(`<title>([^<]*)</title>`)
 	htmlH2   = regexp.MustCompile(`<h2>([^<]*)</h2>`)
+	htmlCap  = regexp.MustCompile(`<figcaption>(.*?) — <a`)
 	htmlHead = regexp.MustCompile(`<thead><tr>(.*?)</tr></thead>`)
 	htmlRow  = regexp.MustCompile(`<tr[^>]*>((?:<td[^>]*>[^<]*</td>)+)</tr>`)
 	htmlTag  = regexp.MustCompile(`<[^>]*>`)
 )
 
 // reportDigest is what a reader sees of a report, as text: the page's
-// section headings and tables (every cell), and per figure its data as
+// section headings, figure captions and tables (every cell), and per figure its data as
 // drawn (name.csv) and every text of its SVG in drawing order (axis
 // labels, tick labels, panel titles, legend).
 func reportDigest(files map[string][]byte) string {
@@ -50,6 +51,9 @@ func reportDigest(files map[string][]byte) string {
 	idx := string(files["index.html"])
 	for _, m := range htmlH2.FindAllStringSubmatch(idx, -1) {
 		fmt.Fprintf(&b, "heading: %s\n", m[1])
+	}
+	for _, m := range htmlCap.FindAllStringSubmatch(idx, -1) {
+		fmt.Fprintf(&b, "caption: %s\n", m[1])
 	}
 	cells := func(s string) string {
 		s = strings.NewReplacer("</th><th", "</th> | <th", "</td><td", "</td> | <td").Replace(s)

@@ -221,6 +221,9 @@ type facet struct {
 	lines              []vline // known limits on the x axis (limitLines)
 	// cats names the series when x is categoryAxis: series i is at x = i+1.
 	cats []string
+	// split is the values of the swept axes that make this facet
+	// ("servers = 512"), for its figures' captions; "" for none.
+	split string
 }
 
 // xOf is the x of the point p of f's i-th series: its category on a
@@ -347,7 +350,7 @@ func facets(pts []aggregate.Point, tags []string, x string, others []string) []*
 		f.pts = append(f.pts, p)
 	}
 	for _, f := range out {
-		f.title = facetTitle(f.pts, others)
+		f.title, f.split = facetTitle(f.pts, others)
 	}
 	for i, f := range out {
 		if len(out) > 1 {
@@ -378,8 +381,8 @@ func facets(pts []aggregate.Point, tags []string, x string, others []string) []*
 // facetTitle is the heading of a facet of pts: the workload, its k when
 // every point has the same and servers is not a swept axis (b-fig1's
 // servers 32 … 2048 on the x axis read "(k = 32)" for them all), and the
-// values of the axes others that split the facets.
-func facetTitle(pts []*aggregate.Point, others []string) string {
+// values of the axes others that split the facets (split, alone).
+func facetTitle(pts []*aggregate.Point, others []string) (title, split string) {
 	p := pts[0]
 	t := p.Workload
 	k, swept := p.Servers, false
@@ -390,14 +393,19 @@ func facetTitle(pts []*aggregate.Point, others []string) string {
 	if !swept {
 		t += fmt.Sprintf(" (k = %d)", k)
 	}
+	var parts []string
 	for _, a := range others {
 		s := "–"
 		if v, ok := p.Axes[a]; ok {
 			s = formatValue(v)
 		}
-		t += ", " + a + " = " + s
+		parts = append(parts, a+" = "+s)
 	}
-	return t
+	if len(parts) > 0 {
+		split = strings.Join(parts, ", ")
+		t += ", " + split
+	}
+	return t, split
 }
 
 // familyStyles draws the variants of a policy swept over two or more
@@ -1464,6 +1472,13 @@ func sections(files *files, pts []aggregate.Point, fs []*facet, tags []string, x
 		figs, skipped, constant, err := f.figures(files, x)
 		if err != nil {
 			return nil, err
+		}
+		if f.split != "" {
+			// A figure of one facet says which, as its section does: a
+			// figure is read, and copied, on its own.
+			for i := range figs {
+				figs[i].Title += " (" + f.split + ")"
+			}
 		}
 		v := facetView{Title: f.title, Anchor: fmt.Sprintf("facet%d", i+1),
 			Figures: figs, Skipped: skipped, Constant: constant, Facets: len(fs)}

@@ -68,7 +68,8 @@ func TestTraceReportGolden(t *testing.T) {
 // point's); it names k only when every point has the same. Every swept
 // axis is a column of the summary table: servers beside the load when the
 // servers split the figures into facets (the heading names the facet's
-// value too), and the load beside servers on the x axis.
+// value too, and so do its figures' captions), and the load beside
+// servers on the x axis.
 func TestSweptServersGolden(t *testing.T) {
 	all := loadSummary(t, "servers_summary.json")
 	var half []aggregate.Point
@@ -94,6 +95,9 @@ func TestSweptServersGolden(t *testing.T) {
 		idx := string(files["index.html"])
 		if strings.Contains(idx, "k = 32") {
 			t.Errorf("%s: a heading names k = 32 while k is swept", c.name)
+		}
+		if c.name == "servers facets" {
+			c.headings = append(c.headings, `<figcaption>mean response time E[T] (servers = 128) — `)
 		}
 		for _, want := range append(c.headings, c.head) {
 			if !strings.Contains(idx, want) {
