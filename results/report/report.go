@@ -368,6 +368,7 @@ func facets(pts []aggregate.Point, tags []string, x string, others []string) []*
 			s.pts = append(s.pts, p)
 		}
 		labelSeries(f.series)
+		uniqueLabels(f.series)
 		familyStyles(f.series)
 		if x == categoryAxis {
 			for _, s := range f.series {
@@ -507,6 +508,23 @@ func labelSeries(ss []*series) {
 				}
 			}
 			s.label = l
+		}
+	}
+}
+
+// uniqueLabels tells apart series whose labels labelSeries made the same:
+// parameters that differ only in type (a threshold 31 and "31") print
+// alike. Two curves of one label were two legend entries of one name, and
+// one series in the figure's CSV and script, which group rows by label.
+// Such a label gets the series' parameters as JSON.
+func uniqueLabels(ss []*series) {
+	n := map[string]int{}
+	for _, s := range ss {
+		n[s.label]++
+	}
+	for _, s := range ss {
+		if n[s.label] > 1 {
+			s.label += " " + paramsKey(s.params)
 		}
 	}
 }
