@@ -58,7 +58,10 @@ func (f *facet) comparisons(x string) *cmpView {
 				continue
 			}
 			verdict, note := c.Verdict(compareMetric)
-			r := cmpRow{Series: s.label, X: fmtNum(xValue(p, x)), Verdict: verdict, Note: note, Class: verdict, Rel: "—"}
+			r := cmpRow{Series: s.label, Verdict: verdict, Note: note, Class: verdict, Rel: "—"}
+			if x != categoryAxis { // a category is the series, named already
+				r.X = fmtNum(xValue(p, x))
+			}
 			if m, ok := c.Paired(compareMetric); ok {
 				r.Pairs = strconv.Itoa(m.N)
 				if verdict != aggregate.CmpUndefined {
@@ -93,7 +96,7 @@ func (f *facet) comparisonFigure(out *files, x, xl string) (*figure, error) {
 	var cs []curve
 	base := ""
 	for i, s := range f.series {
-		c := curve{label: s.label, style: s.style(f, i)}
+		c := curve{label: s.label, style: s.style(f, i), cats: f.cats}
 		for _, p := range s.pts {
 			cmp := p.Compare
 			if cmp == nil {
@@ -107,7 +110,7 @@ func (f *facet) comparisonFigure(out *files, x, xl string) (*figure, error) {
 				continue
 			}
 			if m, ok := cmp.Paired(compareMetric); ok && finite(m.RelDiff) {
-				c.add(xValue(p, x), 100*m.RelDiff, 100*m.RelDiffHW, false)
+				c.add(f.xOf(i, p, x), 100*m.RelDiff, 100*m.RelDiffHW, false)
 			}
 		}
 		if len(c.x) > 0 {
@@ -140,7 +143,8 @@ func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 	grid.Vertical.Color, grid.Horizontal.Color = color.Gray{Y: 225}, color.Gray{Y: 225}
 	p.Add(grid)
 	xs := distinctX(cs)
-	logX := logXAxis(xs)
+	cats := categoriesOf(cs)
+	logX := cats == nil && logXAxis(xs)
 	if logX {
 		cs, _ = log10X(cs, nil)
 	}
@@ -153,6 +157,9 @@ func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 	}
 	xpad := 0.03 * (xmax - xmin)
 	p.X.Min, p.X.Max = xmin-xpad, xmax+xpad
+	if cats != nil {
+		p.X.Min, p.X.Max = categoryRange(cats)
+	}
 	zero, _ := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: 0}, {X: p.X.Max, Y: 0}})
 	zero.Color, zero.Width = color.Gray{Y: 60}, vg.Points(0.8)
 	p.Add(zero)
@@ -164,6 +171,9 @@ func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 	}
 	if len(xs) >= 2 && len(xs) <= maxSweptTicks {
 		p.X.Tick.Marker = &sweptTicks{values: xs, log: logX}
+	}
+	if cats != nil {
+		p.X.Tick.Marker = categoryTicks(cats)
 	}
 	// The legend must keep clear of the bands and the zero line too: they
 	// count as curves.
@@ -218,7 +228,7 @@ func addComparisonCurve(p *plot.Plot, c curve) {
 		upper = append(upper, plotter.XY{X: x, Y: h})
 		lower = append(lower, plotter.XY{X: x, Y: l})
 	}
-	if len(line) > 1 {
+	if len(line) > 1 && c.cats == nil {
 		band := append(plotter.XYs(nil), upper...)
 		for i := len(lower) - 1; i >= 0; i-- {
 			band = append(band, lower[i])
@@ -229,15 +239,30 @@ func addComparisonCurve(p *plot.Plot, c curve) {
 			poly.LineStyle.Width = 0
 			p.Add(poly)
 		}
-	} else if eb, err := plotter.NewYErrorBars(errBars{XYs: line, YErrors: plotter.YErrors{{Low: c.mean[0] - lower[0].Y, High: c.hw[0]}}}); err == nil && finite(c.hw[0]) {
-		eb.Color = col
-		p.Add(eb)
+	} else {
+		// A single point, or categories (no band across them): an
+		// error bar per point.
+		var errs plotter.YErrors
+		var at plotter.XYs
+		for i := range line {
+			if h := c.hw[i]; finite(h) {
+				at = append(at, line[i])
+				errs = append(errs, struct{ Low, High float64 }{c.mean[i] - lower[i].Y, h})
+			}
+		}
+		if eb, err := plotter.NewYErrorBars(errBars{XYs: at, YErrors: errs}); err == nil && len(at) > 0 {
+			eb.Color = col
+			p.Add(eb)
+		}
 	}
 	l, s, err := plotter.NewLinePoints(line)
 	if err != nil {
 		return
 	}
 	l.Color, l.Width, l.Dashes = col, vg.Points(1), dash
+	if c.cats != nil {
+		l.Color = color.Transparent // categories are not joined
+	}
 	s.Color, s.Shape, s.Radius = col, shape, vg.Points(2.2)
 	p.Add(l, s)
 	addLegend(p, c.label, l, s)

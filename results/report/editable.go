@@ -141,12 +141,17 @@ func writeEditable(out *files, name, xLabel, yLabel string, panels []panelData, 
 	}
 	sj, _ := json.Marshal(styles)
 	pj, _ := json.Marshal(order)
+	cats := categoriesOf(all)
+	if cats == nil {
+		cats = []string{}
+	}
+	cj, _ := json.Marshal(cats)
 	scj, _ := json.Marshal(scales)
 	buf.Reset()
 	err := pyTemplate.Execute(&buf, map[string]any{
 		"Name": pyStr(name), "XLabel": pyStr(xLabel), "YLabel": pyStr(yLabel), "Scales": pyStr(string(scj)),
 		"Styles": pyStr(string(sj)), "Panels": pyStr(string(pj)), "ZeroLine": pyBool(zeroLine),
-		"Bound": pyFloat(bound), "ReadRows": pyReadRows,
+		"Bound": pyFloat(bound), "ReadRows": pyReadRows, "XTicks": pyStr(string(cj)),
 	})
 	if err != nil {
 		return fmt.Errorf("%s.py: %w", name, err)
@@ -248,6 +253,9 @@ BOUND = {{.Bound}}          # largest possible value (inf: none)
 WIDTH_IN, HEIGHT_IN = 3.3, 2.4  # a column; 6.9 for a page
 STYLES = {int(k): v for k, v in json.loads({{.Styles}}).items()}
 PANELS = json.loads({{.Panels}})
+# A categorical x axis (a campaign with no swept scenario axis, a replayed
+# trace): the names of x = 1, 2, …; its points are not joined. [] for none.
+XTICKS = json.loads({{.XTicks}})
 
 plt.rcParams.update({"font.size": 8, "axes.labelsize": 9, "legend.fontsize": 7,
                      "pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "path"})
@@ -287,7 +295,7 @@ def main():
             low = [p[1] - p[2] if not math.isnan(p[2]) else 0 for p in est]
             high = [p[3] - p[1] if not math.isnan(p[3]) else 0 for p in est]
             if est:
-                ax.errorbar(xs, ys, yerr=[low, high], color=st["color"], marker=st["marker"], linestyle=st["dash"],
+                ax.errorbar(xs, ys, yerr=[low, high], color=st["color"], marker=st["marker"], linestyle="none" if XTICKS else st["dash"],
                             markerfacecolor=st["color"] if st["fill"] else "white", markersize=4, linewidth=1,
                             elinewidth=0.7, capsize=2, label=name)
                 drawn.append({"panel": panel, "series": name, "x": xs, "y": ys})
@@ -297,6 +305,10 @@ def main():
             ax.set_yscale("log")
         if scale.get("logx"):
             ax.set_xscale("log")
+        if XTICKS:
+            ax.set_xticks(range(1, len(XTICKS) + 1))
+            ax.set_xticklabels(XTICKS)
+            ax.set_xlim(0.5, len(XTICKS) + 0.5)
         if ZERO_LINE:
             ax.axhline(0, color="0.25", linewidth=0.8)
         if not math.isinf(BOUND):
