@@ -1261,16 +1261,42 @@ func (t *summaryTable) cells(r []string) []string {
 		case bound:
 			return "≥ " + num(t.get(r, m+"_mean")), "-"
 		}
-		return num(t.get(r, m+"_mean")), num(t.get(r, m+"_hw"))
+		return meanAtHW(t.get(r, m+"_mean"), t.get(r, m+"_hw")), num(t.get(r, m+"_hw"))
 	}
 	et, etHW := mean("mean_response")
 	wet, wetHW := mean("weighted_mean_response")
-	cells = append(cells, num(t.get(r, "arrival_rate")), num(t.get(r, "load")), t.get(r, "n"), t.get(r, "n_failed"),
+	rate, load := num(t.get(r, "arrival_rate")), num(t.get(r, "load"))
+	if rate == "0" && load == "0" {
+		// A replayed trace: its arrivals are the trace's, not a rate,
+		// and the summary does not hold their measured λ and ρ.
+		rate, load = "—", "—"
+	}
+	cells = append(cells, rate, load, t.get(r, "n"), t.get(r, "n_failed"),
 		et, etHW, wet, wetHW, num(t.get(r, "jain_mean")))
 	if t.compare {
 		cells = append(cells, comparisonCell(t.get(r, "mean_response_cmp"), t.get(r, "mean_response_rel_diff"), t.get(r, "mean_response_rel_diff_hw")))
 	}
 	return append(cells, pointStatus(func(c string) string { return t.get(r, c) }))
+}
+
+// meanAtHW is a mean printed to the last decimal its half-width is
+// printed to (num): "11 ± 1.085" read as if the mean were known to a
+// unit, where it is 10.9977; now 10.998 ± 1.085. A half-width that is not
+// a plain decimal (none, exponent form) leaves the mean to num.
+func meanAtHW(mean, hw string) string {
+	m, err := strconv.ParseFloat(mean, 64)
+	h := num(hw)
+	if err != nil || math.IsNaN(m) || math.IsInf(m, 0) || strings.ContainsAny(h, "eE") || math.Abs(m) >= 1e15 {
+		return num(mean)
+	}
+	if _, err := strconv.ParseFloat(h, 64); err != nil {
+		return num(mean)
+	}
+	dec := 0
+	if _, frac, ok := strings.Cut(h, "."); ok {
+		dec = len(frac)
+	}
+	return strconv.FormatFloat(m, 'f', dec, 64)
 }
 
 // bound says whether the point's means are lower bounds. A lower bound

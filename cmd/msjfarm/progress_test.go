@@ -350,3 +350,20 @@ func TestProgressQuiet(t *testing.T) {
 		t.Errorf("quiet progress printed its line:\n%s", out)
 	}
 }
+
+// TestMeanAtHW: the mean to its half-width's last printed decimal.
+func TestMeanAtHW(t *testing.T) {
+	for _, tc := range []struct{ mean, hw, want string }{
+		{"10.9977", "1.0853", "10.998"},   // hw prints 1.085: three decimals
+		{"2.0012", "0.057768", "2.00120"}, // hw 0.05777: five
+		{"4670.1234", "424.66", "4670.1"}, // hw 424.7: one
+		{"123456.7", "12345", "123457"},   // hw 12350: none
+		{"3.5", "", "3.5"},                // no half-width: num
+		{"3.5", "1e-07", "3.5"},           // exponent form: num
+		{"0.000123456", "1.2e-09", "0.0001235"},
+	} {
+		if got := meanAtHW(tc.mean, tc.hw); got != tc.want {
+			t.Errorf("meanAtHW(%s, %s) = %s, want %s", tc.mean, tc.hw, got, tc.want)
+		}
+	}
+}
