@@ -301,3 +301,48 @@ func TestEnvOverridesSaid(t *testing.T) {
 		t.Fatalf("results under another override: exit %d (want one row of 2 replications)\n%s%s", code, out, errs)
 	}
 }
+
+// TestReportOutReused: a report into a directory that holds another
+// campaign's report removes the files only the first wrote (its MSFQ
+// phase figures stayed beside the second's, without a word); --out inside
+// the store is refused (145 files landed in campaigns/<id>/, and the next
+// archive export carried them).
+func TestReportOutReused(t *testing.T) {
+	dir := t.TempDir()
+	st := filepath.Join(dir, "st")
+	for name, pols := range map[string]string{"withmsfq": "[fcfs, {name: msfq, threshold: 31}]", "plain": "[fcfs]"} {
+		sw := filepath.Join(dir, name+".yaml")
+		body := "name: " + name + "\nseed: 1\nworkload: one-or-all\naxes: {arrival_rate: [2, 4]}\npolicies: " + pols + "\nreplications: 2\nrun: {arrivals: 2000, warmup: 200}\n"
+		if err := os.WriteFile(sw, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, errs := msjfarm(t, nil, "run", "-q", "--storage", st, sw); code != 0 {
+			t.Fatalf("run %s: exit %d\n%s", name, code, errs)
+		}
+	}
+	out := filepath.Join(dir, "paper")
+	if code, _, errs := msjfarm(t, nil, "report", "--storage", st, "withmsfq", "--out", out); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, errs)
+	}
+	phases, _ := filepath.Glob(filepath.Join(out, "msfq_phases*"))
+	if len(phases) == 0 {
+		t.Fatal("the MSFQ campaign's report has no msfq_phases files: the test shows nothing")
+	}
+	code, _, errs := msjfarm(t, nil, "report", "--storage", st, "plain", "--out", out)
+	if code != 0 || !strings.Contains(errs, "removed ") {
+		t.Fatalf("second report: exit %d, no removal said\n%s", code, errs)
+	}
+	if left, _ := filepath.Glob(filepath.Join(out, "msfq_phases*")); len(left) > 0 {
+		t.Fatalf("the first report's %v left beside the second's", left)
+	}
+	if _, err := os.Stat(filepath.Join(out, "index.html")); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = msjfarm(t, nil, "report", "--storage", st, "plain", "--out", filepath.Join(st, "campaigns", "x"))
+	if code != 2 || !strings.Contains(errs, "is inside the store") {
+		t.Fatalf("--out inside the store: exit %d\n%s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(st, "campaigns", "x")); err == nil {
+		t.Fatal("a directory was made inside the store")
+	}
+}
