@@ -181,6 +181,8 @@ func TestErrors(t *testing.T) {
 		{"negative rate", base + "workload: one-or-all\naxes: {arrival_rate: [-1]}\npolicies: [fcfs]\n", "must be > 0"},
 		// k sizes the policies' state: servers: 1e9 had a worker
 		// allocate 4 GB and die (sim.MaxServers = 2^20).
+		{"zero load", base + "workload: one-or-all\naxes: {load: [0, 0.5]}\npolicies: [fcfs]\n", "point load=0: arrival rate and load must be > 0"},
+		{"flat zip", base + "workload: one-or-all\naxes: {load: [0.5], servers: [32]}\nzip: [servers, load]\npolicies: [fcfs]\n", "zip: [[servers, load]], not zip: [servers, load]"},
 		{"servers past the most", base + "workload: one-or-all\nservers: 1000000000\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "servers: must be at most 1048576"},
 		{"servers axis past the most", base + "workload: one-or-all\naxes: {load: [0.5], servers: [32, 1048577]}\npolicies: [fcfs]\n", "servers must be at most 1048576, got 1048577"},
 		{"bare duration", "name: x\nreplications: 1\nrun: {arrivals: 100, deadline: 30}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "has no unit"},
