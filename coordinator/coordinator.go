@@ -95,6 +95,9 @@ type Coordinator struct {
 	// elsewhere are the running campaigns of another store, not resumed
 	// (loadCampaigns), by id: Status and List say so (elsewhereStatus).
 	elsewhere map[string]protocol.CampaignState
+	// unknown are the campaigns the store holds as running that NATS
+	// does not know (findUnknown), by id: Status and List say so.
+	unknown map[string]protocol.CampaignState
 	// paused are the workers whose last heartbeats said their store is
 	// unavailable (heartbeat), by name.
 	paused map[string]pausedWorker
@@ -387,6 +390,7 @@ func (co *Coordinator) run(ctx context.Context) error {
 	}
 	defer unsubscribe()
 	go co.verifyLoop(ctx)
+	go co.findUnknown(ctx)
 	close(co.ready)
 	tk := time.NewTicker(co.o.Reconcile)
 	defer tk.Stop()

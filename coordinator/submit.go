@@ -879,8 +879,13 @@ func (co *Coordinator) Status(ctx context.Context, id string) (*protocol.Status,
 		co.storedVerifyStatus(ctx, &s)
 		return &s, nil
 	}
+	unknown, isUnknown := co.unknown[id]
 	co.mu.Unlock()
 	e, err := co.h.Campaigns.Get(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) && isUnknown {
+		s := unknownStatus(unknown)
+		return &s, nil
+	}
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, fmt.Errorf("%w %q", ErrUnknownCampaign, id)
 	}
@@ -924,6 +929,11 @@ func (co *Coordinator) List() []protocol.Status {
 	for id, st := range co.elsewhere {
 		if co.camps[id] == nil { // else submitted here since
 			out = append(out, co.elsewhereStatus(st))
+		}
+	}
+	for id, st := range co.unknown {
+		if co.camps[id] == nil {
+			out = append(out, unknownStatus(st))
 		}
 	}
 	sortStatus(out)
