@@ -1274,7 +1274,8 @@ func (t *summaryTable) cells(r []string) []string {
 	cells = append(cells, rate, load, t.get(r, "n"), t.get(r, "n_failed"),
 		et, etHW, wet, wetHW, num(t.get(r, "jain_mean")))
 	if t.compare {
-		cells = append(cells, comparisonCell(t.get(r, "mean_response_cmp"), t.get(r, "mean_response_rel_diff"), t.get(r, "mean_response_rel_diff_hw")))
+		cells = append(cells, comparisonCell(t.get(r, "mean_response_cmp"), t.get(r, "mean_response_rel_diff"),
+			t.get(r, "mean_response_rel_diff_lo"), t.get(r, "mean_response_rel_diff_hi")))
 	}
 	return append(cells, pointStatus(func(c string) string { return t.get(r, c) }))
 }
@@ -1314,25 +1315,37 @@ func (t *summaryTable) bound(r []string) bool {
 }
 
 // comparisonCell is a paired comparison as the terminal prints it:
-// "-12.3% ± 0.4% better", "baseline", or "undefined" (a side is a bound,
-// or too few pairs); "" where the point has no such metric.
-func comparisonCell(verdict, rel, hw string) string {
+// "-12.3% [-12.7%, -11.9%] better", "baseline", or "undefined" (a side is
+// a bound, or too few pairs); "" where the point has no such metric. A
+// summary.csv written before Fieller's interval (a rel_diff_hw column, no
+// rel_diff_lo or rel_diff_hi) prints the difference without its
+// delta-method interval, which overstated the evidence.
+func comparisonCell(verdict, rel, lo, hi string) string {
 	switch verdict {
 	case "", aggregate.CmpBaseline, aggregate.CmpUndefined:
 		return verdict
 	}
-	r, err1 := strconv.ParseFloat(rel, 64)
-	h, err2 := strconv.ParseFloat(hw, 64)
-	if err1 != nil || err2 != nil {
+	r, err := strconv.ParseFloat(rel, 64)
+	if err != nil {
 		return verdict
 	}
-	if verdict == aggregate.CmpIndistinguishable && math.Abs(r) > h {
-		// The interval is this comparison's own 95%; the verdict is at the
+	end := func(s string) float64 {
+		x, err := strconv.ParseFloat(s, 64) // "inf" and "-inf" read as infinities
+		if err != nil {
+			return math.NaN()
+		}
+		return x
+	}
+	l, h := end(lo), end(hi)
+	if verdict == aggregate.CmpIndistinguishable && aggregate.RelDiffExcludesZero(l, h) {
+		// The interval is this comparison's own 95%: it excludes 0 exactly
+		// when the unadjusted paired t-test rejects. The verdict is at the
 		// level Holm's correction over the campaign's comparisons leaves:
-		// "+27.2% ± 2.6% indistinguishable" read as a contradiction.
+		// "+27.2% [+24.6%, +29.9%] indistinguishable" read as a
+		// contradiction.
 		verdict += " after Holm's correction"
 	}
-	return aggregate.FormatRelDiff(r, h) + " " + verdict
+	return aggregate.FormatRelDiff(r, l, h) + " " + verdict
 }
 
 // pointStatus is the status cell of a summary row: the pooled verdict

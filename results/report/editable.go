@@ -59,7 +59,8 @@ func scaleOf(cs []curve, zeroLine bool) panelScale {
 
 // figureTable is the tidy data of a figure: y the mean, y_low and y_high
 // its interval as drawn (on a log axis the delta-method interval
-// m·exp(±hw/m); clipped at the quantity's bound and the panel's floor), reading estimate or
+// m·exp(±hw/m); a comparison's Fieller interval, asymmetric, inf where
+// unbounded; clipped at the quantity's bound and the panel's floor), reading estimate or
 // lower bound (aggregate.IsBound: drawn as a triangle at the top, not on
 // the line), absent rows left out. scales are the panels' (scaleOf).
 func figureTable(panels []panelData, scales []panelScale) *aggregate.Table {
@@ -77,6 +78,13 @@ func figureTable(panels []panelData, scales []panelScale) *aggregate.Table {
 				switch {
 				case c.unstable[i]:
 					reading = aggregate.ReadLowerBound
+				case c.lo != nil:
+					// An explicit interval (a comparison's Fieller
+					// interval): an unbounded end stays infinite.
+					lo, hi = c.lo[i], c.hi[i]
+					if finite(floor) {
+						lo = math.Max(lo, floor)
+					}
 				case finite(h) && h > 0:
 					lo, hi = m-h, m+h
 					if logY && m > 0 {
@@ -231,7 +239,8 @@ var pyTemplate = template.Must(template.New("py").Parse(`#!/usr/bin/env python3
 
 Columns: panel, series, style, x, y (the mean), y_low/y_high (its 95%
 confidence interval as drawn; on a log axis the delta-method interval
-y*exp(+-hw/y)), reading ("estimate", or "lower bound": an unstable or
+y*exp(+-hw/y); a comparison's interval is Fieller's, asymmetric, inf where
+unbounded), reading ("estimate", or "lower bound": an unstable or
 truncated point, drawn as a triangle at the top edge, not on the line).
 Edit the settings below to restyle; run: python3 NAME.py [--out FILE]
 """
@@ -286,14 +295,18 @@ def main():
             if r["panel"] == panel and r["series"] not in series:
                 series.append(r["series"])
         top = []
+        unbounded = []
         for name in series:
             pts = [r for r in rows if r["panel"] == panel and r["series"] == name]
             st = STYLES.get(int(pts[0]["style"]), {"color": "k", "marker": "o", "fill": True, "dash": "-"})
             est = sorted((num(r["x"]), num(r["y"]), num(r["y_low"]), num(r["y_high"])) for r in pts if r["reading"] == "estimate")
             xs = [p[0] for p in est]
             ys = [p[1] for p in est]
-            low = [p[1] - p[2] if not math.isnan(p[2]) else 0 for p in est]
-            high = [p[3] - p[1] if not math.isnan(p[3]) else 0 for p in est]
+            low = [p[1] - p[2] if math.isfinite(p[2]) else 0 for p in est]
+            high = [p[3] - p[1] if math.isfinite(p[3]) else 0 for p in est]
+            # An unbounded end (inf: a comparison whose baseline's mean is
+            # within its own interval of 0) is drawn to the axis' edge below.
+            unbounded += [(p[0], p[1], p[2], p[3], st["color"]) for p in est if math.isinf(p[2]) or math.isinf(p[3])]
             if est:
                 ax.errorbar(xs, ys, yerr=[low, high], color=st["color"], marker=st["marker"], linestyle="none" if XTICKS else st["dash"],
                             markerfacecolor=st["color"] if st["fill"] else "white", markersize=4, linewidth=1,
@@ -314,6 +327,11 @@ def main():
         if not math.isinf(BOUND):
             lo, hi = ax.get_ylim()
             ax.set_ylim(lo, min(hi, BOUND * 1.03))
+        if unbounded:
+            lo, hi = ax.get_ylim()
+            for x, y, l, h, c in unbounded:
+                ax.vlines(x, lo if math.isinf(l) else l, hi if math.isinf(h) else h, color=c, linewidth=0.7, linestyles="dotted")
+            ax.set_ylim(lo, hi)
         if top:
             # Lower bounds (diverging points): triangles pinned to the top edge.
             ax.scatter([t[0] for t in top], [1] * len(top), transform=ax.get_xaxis_transform(), marker="^",

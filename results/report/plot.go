@@ -182,6 +182,10 @@ type curve struct {
 	// 1 + the index of a name, the points are not joined by lines, and
 	// the axis is labelled with the names.
 	cats []string
+	// lo and hi, when not nil, are the ends of the intervals (a
+	// comparison curve's Fieller interval: asymmetric about the mean, an
+	// end infinite where it is unbounded, NaN for none); hw is then NaN.
+	lo, hi []float64
 }
 
 func (c *curve) add(x, mean, hw float64, unstable bool) {
@@ -189,6 +193,14 @@ func (c *curve) add(x, mean, hw float64, unstable bool) {
 	c.mean = append(c.mean, mean)
 	c.hw = append(c.hw, hw)
 	c.unstable = append(c.unstable, unstable)
+}
+
+// addInterval adds a point whose interval is [lo, hi] (a comparison
+// curve's: every point of c must be added so).
+func (c *curve) addInterval(x, mean, lo, hi float64) {
+	c.add(x, mean, math.NaN(), false)
+	c.lo = append(c.lo, lo)
+	c.hi = append(c.hi, hi)
 }
 
 // sortByX orders the points of c by x.
@@ -202,6 +214,9 @@ func (c *curve) sortByX() {
 	d.label, d.style, d.bound, d.cats = c.label, c.style, c.bound, c.cats
 	for _, i := range idx {
 		d.add(c.x[i], c.mean[i], c.hw[i], c.unstable[i])
+		if c.lo != nil {
+			d.lo, d.hi = append(d.lo, c.lo[i]), append(d.hi, c.hi[i])
+		}
 	}
 	*c = d
 }
