@@ -343,7 +343,7 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 		metrics := monitor.NewMetrics()
 		st = metrics.InstrumentStore(st)
 		coordinator.LimitMemory()
-		co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st, Reconcile: *reconcile, VerifyWait: *verifyWait,
+		co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st, FindUnknown: true, Reconcile: *reconcile, VerifyWait: *verifyWait,
 			Layout: protocol.Layout{AckWait: *ackWait, MaxDeliver: *maxDeliver}, Logf: logf(slogger, *verbose),
 			NoStandby: !*standby, LeaseTTL: *leaseTTL})
 		if err != nil {
