@@ -16,7 +16,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/msjfarm/msjfarm/internal/procutil"
-	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
 )
 
 // natsAuthScript is the script docker-compose.yml and deploy/k8s start
@@ -43,13 +42,7 @@ func TestNATSPasswordNotOnArgv(t *testing.T) {
 		"docker-compose.yml": composeNATS(t, root),
 		"deploy/k8s":         k8sNATS(t, root),
 	}
-	bin := natstest.Binary()
-	if bin == "" {
-		if os.Getenv(natstest.EnvRequireServers) == "1" {
-			t.Fatal("nats-server binary not found")
-		}
-		t.Skip("nats-server binary not found: set " + natstest.EnvBinary)
-	}
+	bin := natsServerBinary(t)
 	// The script runs `nats-server` from PATH, as in the image.
 	pathDir := t.TempDir()
 	if err := os.Symlink(bin, filepath.Join(pathDir, "nats-server")); err != nil {
