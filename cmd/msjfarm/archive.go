@@ -258,8 +258,15 @@ func defArchiveVerify(fs *pflag.FlagSet) func([]string) int {
 			fmt.Println(string(b))
 			return 0
 		}
-		fmt.Printf("%s: OK: format %s version %d, campaign %s (%s), %d members, %d bytes (%s), merkle-root %s\n",
-			args[0], o.Format.Format, o.Format.Version, o.Format.Campaign, o.Format.Name, len(o.Index.Members), o.Bytes, o.Compression, o.Index.Root)
+		// An archive exported before its campaign finalised is intact
+		// but partial: the first line said only "OK", and the line that
+		// says its results are not checked came after.
+		verdict := "OK"
+		if !o.Finalised {
+			verdict = "OK, PARTIAL (an unfinished campaign's; results not checked)"
+		}
+		fmt.Printf("%s: %s: format %s version %d, campaign %s (%s), %d members, %d bytes (%s), merkle-root %s\n",
+			args[0], verdict, o.Format.Format, o.Format.Version, o.Format.Campaign, o.Format.Name, len(o.Index.Members), o.Bytes, o.Compression, o.Index.Root)
 		fmt.Printf("written by msjfarm %s\n", o.Format.Msjfarm)
 		if o.Finalised {
 			fmt.Printf("results: %d result objects match the campaign's checksums (recorded at its finalisation)\n", o.ResultsChecked)
