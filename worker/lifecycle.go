@@ -499,7 +499,14 @@ func (w *Worker) reuse(hard context.Context, msg jetstream.Msg, c string, t *swe
 		want, err := reuseKey(ctx, w.o.Store, c, t)
 		if err != nil || want != rkey {
 			if err == nil {
-				w.o.Logf("worker %s: task %s: the message's result_key %s is not the key this worker computes for the task (%s: another engine version, or forged): ignored, the task runs", w.o.Name, tid, rkey, want)
+				// Said at warning level: a forged key is a sign of a
+				// party publishing task messages.
+				if w.o.Log != nil {
+					w.taskLog(slog.LevelWarn, "the message's result_key is not the key this worker computes for the task (another engine version, or forged): ignored, the task runs", c, t,
+						"result_key", rkey, "computed", want)
+				} else {
+					w.o.Logf("worker %s: task %s: the message's result_key %s is not the key this worker computes for the task (%s: another engine version, or forged): ignored, the task runs", w.o.Name, tid, rkey, want)
+				}
 			}
 			reusable = false
 			return err
