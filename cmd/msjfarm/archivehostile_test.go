@@ -130,24 +130,7 @@ func TestArchivePaddedManifestCLI(t *testing.T) {
 		}
 		return data
 	})
-	dir := t.TempDir()
-	st := filepath.Join(dir, "st")
-	for _, args := range [][]string{
-		{"archive", "verify", file},
-		{"report", file, "--out", filepath.Join(dir, "rep")},
-		{"archive", "import", file, "--storage", st},
-	} {
-		code, out, errs := msjfarm(t, nil, args...)
-		if code != 1 || !strings.Contains(errs, "member store/campaigns/"+smallCampaign+"/manifest.json: 8390") || !strings.Contains(errs, "padded?") {
-			t.Fatalf("%s: exit %d\n%s%s", args[:2], code, out, errs)
-		}
-	}
-	if left := storeFiles(t, st); len(left) != 0 {
-		t.Fatalf("a refused import wrote %v", left)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "rep")); err == nil {
-		t.Fatal("a refused report wrote --out")
-	}
+	everyReaderRefuses(t, file, "member store/campaigns/"+smallCampaign+"/manifest.json: 8390", "padded?")
 }
 
 // TestArchiveReportPlotsNotExtracted: report plots (which report and
@@ -222,21 +205,36 @@ func TestArchiveSpecNotTheCampaignsCLI(t *testing.T) {
 			if !edited {
 				t.Fatal("nothing edited")
 			}
-			dir := t.TempDir()
-			st := filepath.Join(dir, "st")
-			for _, args := range [][]string{
-				{"archive", "verify", file},
-				{"report", file, "--out", filepath.Join(dir, "rep")},
-				{"archive", "import", file, "--storage", st},
-			} {
-				code, out, errs := msjfarm(t, nil, args...)
-				if code != 1 || !strings.Contains(errs, "member "+member+c.want) {
-					t.Fatalf("%s: exit %d\n%s%s", args[:2], code, out, errs)
-				}
-			}
-			if left := storeFiles(t, st); len(left) != 0 {
-				t.Fatalf("a refused import wrote %v", left)
-			}
+			everyReaderRefuses(t, file, "member "+member+c.want)
 		})
+	}
+}
+
+// everyReaderRefuses runs verify, report and import of file: each must
+// exit 1 with every want in its error, report write no --out and import
+// nothing into its store.
+func everyReaderRefuses(t *testing.T, file string, want ...string) {
+	t.Helper()
+	dir := t.TempDir()
+	st := filepath.Join(dir, "st")
+	for _, args := range [][]string{
+		{"archive", "verify", file},
+		{"report", file, "--out", filepath.Join(dir, "rep")},
+		{"archive", "import", file, "--storage", st},
+	} {
+		code, out, errs := msjfarm(t, nil, args...)
+		ok := code == 1
+		for _, w := range want {
+			ok = ok && strings.Contains(errs, w)
+		}
+		if !ok {
+			t.Fatalf("%s: exit %d, want 1 and %q\n%s%s", args[:2], code, want, out, errs)
+		}
+	}
+	if left := storeFiles(t, st); len(left) != 0 {
+		t.Fatalf("a refused import wrote %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "rep")); err == nil {
+		t.Fatal("a refused report wrote --out")
 	}
 }
