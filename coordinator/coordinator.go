@@ -52,6 +52,10 @@ import (
 type Options struct {
 	Conn  *nats.Conn
 	Store storage.Store
+	// FindUnknown lists, at start, the campaigns the store holds as
+	// running that NATS does not know (findUnknown): a farm's
+	// coordinator does; msjfarm run's, whose server is its own, need not.
+	FindUnknown bool
 	// Catalog validates sweeps (default: the built-in catalogue,
 	// registry.Builtin). A campaign's plugin pins (SubmitRequest.Pins, or
 	// its plugins.json when a restarted coordinator expands it again) add
@@ -95,6 +99,9 @@ type Coordinator struct {
 	// elsewhere are the running campaigns of another store, not resumed
 	// (loadCampaigns), by id: Status and List say so (elsewhereStatus).
 	elsewhere map[string]protocol.CampaignState
+	// unknown are the campaigns the store holds as running that NATS
+	// does not know (findUnknown), by id: Status and List say so.
+	unknown map[string]protocol.CampaignState
 	// paused are the workers whose last heartbeats said their store is
 	// unavailable (heartbeat), by name.
 	paused map[string]pausedWorker
@@ -387,6 +394,9 @@ func (co *Coordinator) run(ctx context.Context) error {
 	}
 	defer unsubscribe()
 	go co.verifyLoop(ctx)
+	if co.o.FindUnknown {
+		go co.findUnknown(ctx)
+	}
 	close(co.ready)
 	tk := time.NewTicker(co.o.Reconcile)
 	defer tk.Stop()

@@ -124,3 +124,109 @@ func TestForeignRecordIgnored(t *testing.T) {
 		}
 	}
 }
+
+// TestForgedResultKey: a party that may publish task messages (NATS
+// credentials, no storage ones) sends, for campaign B's tasks, one message
+// whose result_key is one character (every worker that drew it panicked:
+// a poison message for the farm) and one whose result_key names campaign
+// A's stored result of another task (the worker referenced it as B's
+// task's, and B's finalisation then moved A's result out of the store);
+// and a reference of B's to A's result is planted in the store directly,
+// as the old worker wrote it. The first message is refused and the real
+// task published again; the second's key is ignored and its task runs;
+// the planted reference is put aside, not A's result; A keeps every
+// result and B's are all of B's own tasks.
+func TestForgedResultKey(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	co, _ := e.startCoordinator(protocol.Layout{})
+	var cr countRunner
+	_, stopA := e.startWorker(worker.Options{Concurrency: 2, Runner: &cr})
+	fa := loadSpec(t, "testdata/small.yaml")
+	ra, err := co.Submit(ctx, protocol.SubmitRequest{Spec: fa})
+	if err != nil {
+		t.Fatal(err)
+	}
+	campA, err := sweep.Expand(fa, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := waitDone(t, co, ra.Campaign, 5*time.Minute); s.State != protocol.CampaignDone || s.Failed != 0 {
+		t.Fatalf("campaign A: %+v", s)
+	}
+	refOf := func(c, tid string) string {
+		data, err := e.store.Get(ctx, storage.ResultKey(c, tid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, ok := record.ParseRef(data)
+		if !ok {
+			t.Fatalf("campaign %s task %s: no reference to a stored result: %s", c, tid, data)
+		}
+		return k
+	}
+	aKeys := map[string]string{}
+	for _, tk := range campA.Tasks {
+		aKeys[tk.ID] = refOf(campA.ID, tk.ID)
+	}
+	// No worker draws the forged messages before campaign B exists.
+	stopA()
+
+	fb := loadSpec(t, "testdata/small.yaml")
+	fb.Seed++
+	campB, err := sweep.Expand(fb, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := jetstream.New(e.nc)
+	forge := func(tk sweep.Task, key string) {
+		data, err := json.Marshal(protocol.TaskMsg{Campaign: campB.ID, Task: tk, ResultKey: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The id of the coordinator's first publication: the real
+		// message is dropped as its duplicate.
+		if _, err := js.Publish(ctx, protocol.TaskSubject(campB.ID, tk.ID), data,
+			jetstream.WithMsgID(protocol.MsgID(campB.ID, tk.ID, 1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forge(campB.Tasks[0], "a")
+	forge(campB.Tasks[1], aKeys[campA.Tasks[2].ID])
+	planted := campB.Tasks[3]
+	if err := e.store.Put(ctx, storage.ResultKey(campB.ID, planted.ID), record.RefJSON(aKeys[campA.Tasks[4].ID])); err != nil {
+		t.Fatal(err)
+	}
+	rb, err := co.Submit(ctx, protocol.SubmitRequest{Spec: fb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.startWorker(worker.Options{Concurrency: 2, Runner: &cr})
+	s := waitDone(t, co, rb.Campaign, 5*time.Minute)
+	if s.State != protocol.CampaignDone || s.Done != len(campB.Tasks) || s.Failed != 0 {
+		t.Fatalf("campaign B: %+v", s)
+	}
+	if len(s.Rejected) != 1 || !strings.Contains(s.Rejected[0], campB.Tasks[0].ID) || !strings.Contains(s.Rejected[0], "not a content key") {
+		t.Fatalf("rejections %q, want the one-character result_key's; status %+v", s.Rejected, s)
+	}
+	for _, tk := range campB.Tasks {
+		if rec, _, err := record.Read(ctx, e.store, campB.ID, tk.ID); err != nil || rec.Failed() {
+			t.Fatalf("campaign B task %s: %v", tk.ID, err)
+		}
+	}
+	for _, tk := range campA.Tasks {
+		if _, err := e.store.Stat(ctx, storage.StoredResultKey(aKeys[tk.ID])); err != nil {
+			t.Fatalf("campaign A's result of task %s is gone: %v", tk.ID, err)
+		}
+		if rec, _, err := record.Read(ctx, e.store, campA.ID, tk.ID); err != nil || rec.Task.ID != tk.ID {
+			t.Fatalf("campaign A task %s: %v", tk.ID, err)
+		}
+	}
+	// The worker never wrote the reference the forged key asked for.
+	if _, err := e.store.Stat(ctx, coordinator.RejectedKey(campB.ID, campB.Tasks[1].ID)); err == nil {
+		t.Fatal("the worker referenced campaign A's result as task 1's (the coordinator put it aside)")
+	}
+	if got, err := e.store.Get(ctx, coordinator.RejectedKey(campB.ID, planted.ID)); err != nil || !strings.Contains(string(got), aKeys[campA.Tasks[4].ID]) {
+		t.Fatalf("the planted reference was not put aside: %q, %v", got, err)
+	}
+}

@@ -827,6 +827,16 @@ func (co *Coordinator) moveAside(ctx context.Context, id, tid string) {
 
 func (co *Coordinator) moveAsideKey(ctx context.Context, id, tid, key string) {
 	data, gerr := co.o.Store.Get(ctx, key)
+	if ck, shared := storage.StoredResultContentKey(key); gerr == nil && shared && otherTasksResult(data, ck, tid) {
+		// A sound stored result of another task, shared by the
+		// campaigns that reference it: the fault is this campaign's
+		// reference (forged, by a party that may publish task messages
+		// with another task's result_key), so the reference is what
+		// goes aside. Moving the object removed another campaign's
+		// result, and its archive export failed "not found".
+		key = storage.ResultKey(id, tid)
+		data, gerr = co.o.Store.Get(ctx, key)
+	}
 	if gerr == nil {
 		gerr = co.o.Store.Put(ctx, RejectedKey(id, tid), data)
 	}
@@ -839,6 +849,21 @@ func (co *Coordinator) moveAsideKey(ctx context.Context, id, tid, key string) {
 			co.o.Logf("coordinator: moving result %s aside: %v", tid, derr)
 		}
 	}
+}
+
+// otherTasksResult reports whether data, stored under content key ck, is
+// a sound result of another task than tid: a record whose task content
+// hashes to its id, that id not tid, and whose key from that id and the
+// code it names (record.Key) is ck, as record.Store writes it. A result of
+// tid itself (outvoted by a verification, modified since the last
+// finalisation) is the object at fault, and moved.
+func otherTasksResult(data []byte, ck, tid string) bool {
+	var r record.Record
+	if json.Unmarshal(data, &r) != nil || r.Task.ID == "" || r.Task.ID == tid || sweep.TaskID(r.Task) != r.Task.ID {
+		return false
+	}
+	im, ok := record.ImplOf(r.Provenance)
+	return ok && record.Key(r.Task.ID, im) == ck
 }
 
 // Status reports a campaign's progress.
@@ -854,8 +879,13 @@ func (co *Coordinator) Status(ctx context.Context, id string) (*protocol.Status,
 		co.storedVerifyStatus(ctx, &s)
 		return &s, nil
 	}
+	unknown, isUnknown := co.unknown[id]
 	co.mu.Unlock()
 	e, err := co.h.Campaigns.Get(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) && isUnknown {
+		s := unknownStatus(unknown)
+		return &s, nil
+	}
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, fmt.Errorf("%w %q", ErrUnknownCampaign, id)
 	}
@@ -899,6 +929,11 @@ func (co *Coordinator) List() []protocol.Status {
 	for id, st := range co.elsewhere {
 		if co.camps[id] == nil { // else submitted here since
 			out = append(out, co.elsewhereStatus(st))
+		}
+	}
+	for id, st := range co.unknown {
+		if co.camps[id] == nil {
+			out = append(out, unknownStatus(st))
 		}
 	}
 	sortStatus(out)

@@ -1,12 +1,14 @@
 package e2e_test
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/msjfarm/msjfarm/internal/procutil"
+	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
 )
 
 // startLogged starts cmd with its output collected in the returned buffer
@@ -38,4 +40,18 @@ func startLogged(t *testing.T, name string, cmd *exec.Cmd, grace time.Duration) 
 		}
 	})
 	return out, exited
+}
+
+// natsServerBinary is the real nats-server binary; without one the test
+// is skipped, or fails under MSJFARM_REQUIRE_SERVERS=1 (CI).
+func natsServerBinary(t *testing.T) string {
+	t.Helper()
+	bin := natstest.Binary()
+	if bin == "" {
+		if os.Getenv(natstest.EnvRequireServers) == "1" {
+			t.Fatal("nats-server binary not found")
+		}
+		t.Skip("nats-server binary not found: set " + natstest.EnvBinary)
+	}
+	return bin
 }

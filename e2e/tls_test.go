@@ -25,7 +25,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/msjfarm/msjfarm/internal/procutil"
-	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/storage/miniotest"
 )
@@ -125,13 +124,7 @@ func (p *pki) tlsConfig(t *testing.T) *tls.Config {
 // port; the server stops when the test ends.
 func startTLSNATS(t *testing.T, p *pki, auth string, connect ...nats.Option) int {
 	t.Helper()
-	bin := natstest.Binary()
-	if bin == "" {
-		if os.Getenv(natstest.EnvRequireServers) == "1" {
-			t.Fatal("nats-server binary not found")
-		}
-		t.Skip("nats-server binary not found: set " + natstest.EnvBinary)
-	}
+	bin := natsServerBinary(t)
 	port, err := procutil.FreePort()
 	if err != nil {
 		t.Fatal(err)

@@ -46,10 +46,22 @@ type Workload struct {
 	Trace        []TraceJob
 }
 
+// MaxServers is the most servers a workload may have. Policies keep state
+// per server or per need up to k (ServerFilling's packing tables, the
+// divisor paths' levels), so k sizes memory and start-up: a trace header
+// "MaxProcs: 1000000000" had a worker allocate 4 GB and die, and
+// 9999999999999 spun in a policy's set-up for ever, deaf to signals. The
+// papers' largest system has 16,384 servers; 2^20 leaves room for far
+// larger ones at a few MiB of state.
+const MaxServers = 1 << 20
+
 // Validate checks the workload and names the offending class or field.
 func (w *Workload) Validate() error {
 	if w.Servers < 1 {
 		return fmt.Errorf("workload %q: servers must be >= 1, got %d", w.Name, w.Servers)
+	}
+	if w.Servers > MaxServers {
+		return fmt.Errorf("workload %q: servers must be at most %d, got %d", w.Name, MaxServers, w.Servers)
 	}
 	if len(w.Classes) == 0 {
 		return fmt.Errorf("workload %q: no job classes", w.Name)

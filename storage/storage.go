@@ -34,6 +34,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/msjfarm/msjfarm/internal/redact"
 )
 
 // Store is an object store holding msjfarm's campaign data.
@@ -182,7 +184,7 @@ func CheckURL(rawURL string) error {
 	}
 	switch strings.ToLower(scheme) {
 	case "file":
-		shown := u.Redacted()
+		shown := redact.URL(rawURL)
 		switch {
 		case u.User != nil:
 			return fmt.Errorf("storage: %s: a file URL takes no user name or password: it would be ignored", shown)

@@ -54,6 +54,23 @@ func testStore(t *testing.T, s Store) {
 		}
 	})
 
+	t.Run("Children", func(t *testing.T) {
+		for _, k := range []string{"ch/campaigns/a1/spec.yaml", "ch/campaigns/a1/results/t1.json", "ch/campaigns/b2/results/x/y.json", "ch/campaigns/top.json", "ch/other/z"} {
+			mustPut(t, s, k, []byte("x"))
+		}
+		got, err := s.(ChildLister).ListChildren(ctx, "ch/campaigns/")
+		if err != nil || !slices.Equal(got, []string{"a1", "b2"}) {
+			t.Fatalf("ListChildren = %q, %v; want [a1 b2]", got, err)
+		}
+		if got, err := s.(ChildLister).ListChildren(ctx, "ch/none/"); err != nil || len(got) != 0 {
+			t.Fatalf("ListChildren of nothing = %q, %v", got, err)
+		}
+		// The fallback through List gives the same.
+		if got, err := Children(ctx, listOnly{s}, "ch/campaigns/"); err != nil || !slices.Equal(got, []string{"a1", "b2"}) {
+			t.Fatalf("Children through List = %q, %v", got, err)
+		}
+	})
+
 	t.Run("NotFound", func(t *testing.T) {
 		mustPut(t, s, "nf/present/x", []byte("x"))
 		for _, key := range []string{"nf/missing.json", "nf/present", "nf/present/x/below"} {
@@ -595,3 +612,6 @@ func TestLocalWalkPages(t *testing.T) {
 		}
 	}
 }
+
+// listOnly hides a store's ListChildren.
+type listOnly struct{ Store }

@@ -142,6 +142,13 @@ type pos struct{ line, col int }
 type source struct {
 	file    string
 	profile string // the selected profile, lower case ("" none)
+	// profileEnv says the profile was selected by MSJFARM_PROFILE, not
+	// by the caller.
+	profileEnv bool
+	// env holds the environment overrides applied (key of envKeys →
+	// value): a file loaded from a path reads them, a content parsed
+	// (a stored spec) never does.
+	env map[string]string
 	// keys holds the position of each mapping key (an unknown key is
 	// reported there), vals that of each value (a bad value is reported
 	// there); list items have only a value position.

@@ -437,6 +437,9 @@ func baseWorkload(f *File) (workload.Spec, *TraceRef, error) {
 		// workload's line, and with a trace the header's count silently.
 		return workload.Spec{}, nil, fieldErr("servers", nil, "must be >= 1 (or left out: the workload's or trace's own count), got %d", f.Servers)
 	}
+	if f.Servers > sim.MaxServers {
+		return workload.Spec{}, nil, fieldErr("servers", nil, "must be at most %d (the most servers msjfarm simulates), got %d", sim.MaxServers, f.Servers)
+	}
 	switch {
 	case f.Workload != "":
 		if !slices.Contains(workload.Names(), f.Workload) {
@@ -581,6 +584,10 @@ func zipAxes(f *File) ([]axis, map[string]bool, error) {
 	var out []axis
 	for gi, g := range f.Zip {
 		if len(g) < 2 {
+			if len(g) == 1 && len(f.Zip) > 1 && !slices.ContainsFunc(f.Zip, func(g []string) bool { return len(g) != 1 }) {
+				// zip: [servers, load], one group written flat.
+				return nil, nil, fmt.Errorf("zip: a list of groups, each a list of two or more axes: zip: [[%s]], not zip: [%s]", strings.Join(slices.Concat(f.Zip...), ", "), strings.Join(slices.Concat(f.Zip...), ", "))
+			}
 			return nil, nil, fmt.Errorf("zip[%d]: a zip group needs at least two axes", gi)
 		}
 		a := axis{names: g}
@@ -990,6 +997,13 @@ func scenarioSpec(f *File, base workload.Spec, vals map[string]any) (spec worklo
 // gave, each within the magnitudes msjfarm accepts.
 func pointRate(f *File, spec workload.Spec, vals map[string]any, label string, rate, load float64) (float64, float64, error) {
 	if rate == 0 && load == 0 {
+		_, r := vals["arrival_rate"]
+		_, l := vals["load"]
+		if r || l {
+			// An axis value of 0: said as such, where "give
+			// arrival_rate or load" read as if the axis were missing.
+			return 0, 0, fmt.Errorf("axes: point %s: arrival rate and load must be > 0", label)
+		}
 		return 0, 0, fmt.Errorf("axes: give arrival_rate or load (point %s)", label)
 	}
 	if rate < 0 || load < 0 {

@@ -33,7 +33,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -164,13 +163,11 @@ func envName(k string) string { return "MSJFARM_" + strings.ToUpper(strings.Repl
 // explicit servers: 0 or time_scale: 0 ran as if absent, where -1 was
 // refused. A File decoded from a stored spec knows no positions: false.
 func (f *File) written(key string) bool {
-	if slices.Contains(envKeys, key) {
-		if v, ok := os.LookupEnv(envName(key)); ok && v != "" {
-			return true
-		}
-	}
 	if f.src == nil {
 		return false
+	}
+	if f.src.env[key] != "" {
+		return true
 	}
 	given := func(path string) bool {
 		if _, ok := f.src.keys[path]; !ok {
@@ -186,10 +183,33 @@ func (f *File) written(key string) bool {
 	return given(key) || f.src.profile != "" && given("profiles."+f.src.profile+"."+key)
 }
 
+// EnvOverrides are the environment overrides Load applied to the file
+// ("MSJFARM_REPLICATIONS=2 (replications)"), in envKeys' order, and the
+// profile the environment selected ("MSJFARM_PROFILE=paper (profile)"):
+// what makes the campaign another than the file alone would give, which
+// run and submit say (nothing said, a variable left in the shell changed
+// a campaign and its archive's submitted file described another).
+func (f *File) EnvOverrides() []string {
+	if f.src == nil {
+		return nil
+	}
+	var out []string
+	if f.src.profileEnv {
+		out = append(out, ProfileEnv+"="+f.src.profile+" (profile)")
+	}
+	for _, k := range envKeys {
+		if v := f.src.env[k]; v != "" {
+			out = append(out, envName(k)+"="+v+" ("+k+")")
+		}
+	}
+	return out
+}
+
 // Load reads a sweep file; the format follows the extension (.yaml, .yml,
 // .toml, .json). Unknown keys, wrong types and bare-number durations are
 // errors naming the key. The profile named by MSJFARM_PROFILE, if set, is
-// overlaid (see LoadProfile).
+// overlaid (see LoadProfile), and each of envKeys' variables that is set
+// overrides its key (EnvOverrides).
 func Load(path string) (*File, error) { return LoadProfile(path, "") }
 
 // LoadProfile reads a sweep file like Load and overlays its profile named
@@ -201,8 +221,10 @@ func LoadProfile(path, profile string) (*File, error) {
 
 // LoadProfileLimit is LoadProfile for a file of at most limit bytes.
 func LoadProfileLimit(path, profile string, limit int64) (*File, error) {
+	fromEnv := false
 	if profile == "" {
 		profile = os.Getenv(ProfileEnv)
+		fromEnv = profile != ""
 	}
 	data, err := readLimited(path, limit, "sweep file")
 	if err != nil {
@@ -212,10 +234,11 @@ func LoadProfileLimit(path, profile string, limit int64) (*File, error) {
 	if ext == "yml" {
 		ext = "yaml"
 	}
-	f, err := parseProfile(data, ext, profile, path)
+	f, err := parseProfile(data, ext, profile, path, true)
 	if err != nil {
 		return nil, err
 	}
+	f.src.profileEnv = fromEnv
 	if f.Trace != nil && f.Trace.File != "" && !filepath.IsAbs(f.Trace.File) {
 		f.Trace.File = filepath.Join(filepath.Dir(path), f.Trace.File)
 	}
@@ -223,21 +246,24 @@ func LoadProfileLimit(path, profile string, limit int64) (*File, error) {
 }
 
 // Parse reads a sweep file's content in the given format (yaml, toml, json)
-// with no profile selected: it reads stored campaign specs too, which must
-// not change with the environment's MSJFARM_PROFILE.
+// with no profile selected and no environment override applied: it reads
+// stored campaign specs, which must not change with the environment (an
+// MSJFARM_REPLICATIONS left in the shell made report expand a stored spec
+// into another campaign and fail with "different msjfarm version?").
 func Parse(data []byte, format string) (*File, error) { return ParseProfile(data, format, "") }
 
 // ParseProfile reads a sweep file's content like Parse and, if profile is
 // not empty, overlays that profile (see Profile).
 func ParseProfile(data []byte, format, profile string) (*File, error) {
-	return parseProfile(data, format, profile, "")
+	return parseProfile(data, format, profile, "", false)
 }
 
 // parseProfile is ParseProfile for the content of the file named name
-// ("" when it is not a file): every error is an *Error (or Errors) placed
-// at its line and column, and the File keeps the positions for the checks
-// that come later (Plan, PlanLimit, ReadTraceFile).
-func parseProfile(data []byte, format, profile, name string) (*File, error) {
+// ("" when it is not a file), with the environment's overrides if env:
+// every error is an *Error (or Errors) placed at its line and column, and
+// the File keeps the positions for the checks that come later (Plan,
+// PlanLimit, ReadTraceFile).
+func parseProfile(data []byte, format, profile, name string, env bool) (*File, error) {
 	noPos := &source{file: name}
 	switch format {
 	case "yaml", "toml", "json":
@@ -261,9 +287,17 @@ func parseProfile(data []byte, format, profile, name string) (*File, error) {
 	}
 	src.walk()
 	for _, k := range envKeys {
+		val, ok := os.LookupEnv(envName(k))
+		if !env || !ok || val == "" {
+			continue
+		}
 		if err := v.BindEnv(strings.ReplaceAll(k, ".", "::"), envName(k)); err != nil {
 			return nil, err
 		}
+		if src.env == nil {
+			src.env = map[string]string{}
+		}
+		src.env[k] = val
 	}
 	// The first decoding checks the whole file, every profile included,
 	// so that the overlay below only ever merges well-typed values.

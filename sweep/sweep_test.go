@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,6 +123,24 @@ func TestEnvOverride(t *testing.T) {
 	if f.Run.Arrivals != 500 || f.Replications != 3 || f.Run.Deadline.Minutes() != 90 {
 		t.Fatalf("run %+v, replications %d", f.Run, f.Replications)
 	}
+	// Said, in envKeys' order, so that run and submit can say it.
+	want := []string{"MSJFARM_REPLICATIONS=3 (replications)", "MSJFARM_RUN_ARRIVALS=500 (run.arrivals)"}
+	if got := f.EnvOverrides(); !slices.Equal(got, want) {
+		t.Fatalf("EnvOverrides %q, want %q", got, want)
+	}
+	// A content parsed (a stored spec) takes none: with the variables set,
+	// report expanded a stored spec into another campaign.
+	data, err := os.ReadFile("testdata/fig.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Parse(data, "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Run.Arrivals == 500 || g.Replications == 3 || len(g.EnvOverrides()) != 0 {
+		t.Fatalf("Parse applied the environment: run %+v, replications %d, %q", g.Run, g.Replications, g.EnvOverrides())
+	}
 }
 
 // A whole number written as text (an environment override, a quoted
@@ -160,6 +179,12 @@ func TestErrors(t *testing.T) {
 		{"shares past the largest number", base + "servers: 4\nclasses: [{need: 1, share: 1e308, service: {dist: exp, mean: 1}}, {need: 2, share: 1e308, service: {dist: exp, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "classes: the shares sum to +Inf"},
 		{"no shares", base + "servers: 4\nclasses: [{need: 1, service: {dist: exp, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "classes: the shares sum to 0"},
 		{"negative rate", base + "workload: one-or-all\naxes: {arrival_rate: [-1]}\npolicies: [fcfs]\n", "must be > 0"},
+		// k sizes the policies' state: servers: 1e9 had a worker
+		// allocate 4 GB and die (sim.MaxServers = 2^20).
+		{"zero load", base + "workload: one-or-all\naxes: {load: [0, 0.5]}\npolicies: [fcfs]\n", "point load=0: arrival rate and load must be > 0"},
+		{"flat zip", base + "workload: one-or-all\naxes: {load: [0.5], servers: [32]}\nzip: [servers, load]\npolicies: [fcfs]\n", "zip: [[servers, load]], not zip: [servers, load]"},
+		{"servers past the most", base + "workload: one-or-all\nservers: 1000000000\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "servers: must be at most 1048576"},
+		{"servers axis past the most", base + "workload: one-or-all\naxes: {load: [0.5], servers: [32, 1048577]}\npolicies: [fcfs]\n", "servers must be at most 1048576, got 1048577"},
 		{"bare duration", "name: x\nreplications: 1\nrun: {arrivals: 100, deadline: 30}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "has no unit"},
 		{"unknown axis", base + "workload: one-or-all\naxes: {lod: [0.5]}\npolicies: [fcfs]\n", "axes.lod: unknown axis"},
 		// Refused by the engine's check of the workload, without a line.

@@ -151,6 +151,8 @@ func canonicalTrace(f *File, raw []byte, limit int64) ([]byte, error) {
 	switch {
 	case errors.Is(err, swf.ErrNoServers) && !serversAxis:
 		return nil, fieldErr("servers", nil, "trace.file %s has no MaxProcs or MaxNodes header line: give servers", f.Trace.File)
+	case err == nil && f.Servers == 0 && !serversAxis && tr.K > sim.MaxServers:
+		return nil, fieldErr("servers", nil, "trace.file %s gives %d servers in its header, more than the %d msjfarm simulates: give servers", f.Trace.File, tr.K, sim.MaxServers)
 	case err == nil && len(tr.Jobs) == 0:
 		return nil, fieldErr("trace.file", nil, "%s %s", f.Trace.File, noUsableJob(tr))
 	}

@@ -260,3 +260,25 @@ func TestTraceReplicationsWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceHeaderPastMaxServers: a trace whose header gives more servers
+// than the engine simulates is refused when read, naming servers: with
+// "MaxProcs: 1000000000" a worker allocated 4 GB in a policy's set-up and
+// died, and 9999999999999 spun there for ever.
+func TestTraceHeaderPastMaxServers(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "big.swf")
+	if err := os.WriteFile(tr, []byte("; MaxProcs: 1000000000\n1 0 0 10 4 -1 -1 4 -1 -1 1 -1 -1 -1 0 -1 -1 -1\n2 5 0 10 64 -1 -1 64 -1 -1 1 -1 -1 -1 0 -1 -1 -1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := loadTraceSweep(t, dir, tr)
+	_, err := sweep.ReadTraceFile(f, 0)
+	if err == nil || !strings.Contains(err.Error(), "servers: trace.file "+tr+" gives 1000000000 servers in its header, more than the 1048576 msjfarm simulates: give servers") {
+		t.Fatalf("err = %v", err)
+	}
+	// Given servers within the bound, the trace replays on them.
+	f.Servers = 64
+	if _, err := sweep.ReadTraceFile(f, 0); err != nil {
+		t.Fatalf("servers 64: %v", err)
+	}
+}

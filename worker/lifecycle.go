@@ -180,7 +180,7 @@ func (w *Worker) admit(hard context.Context, d *delivery) verdict {
 	if d.resultKey == "" {
 		return undecided
 	}
-	ok, err := w.reuse(hard, d.msg, d.c, d.t.ID, d.resultKey)
+	ok, err := w.reuse(hard, d.msg, d.c, d.t, d.resultKey)
 	switch {
 	case err != nil:
 		return d.heldBack(err)
@@ -488,13 +488,29 @@ func (w *Worker) settleFailed(d *delivery, v verdict) {
 	w.Stats.Failed.Add(1)
 }
 
-// reuse references the stored result rkey from campaign c's task tid if
-// it exists. Unavailable storage is waited for; err is set only when the
-// worker stops meanwhile (errStopping).
-func (w *Worker) reuse(hard context.Context, msg jetstream.Msg, c, tid, rkey string) (ok bool, err error) {
+// reuse references the stored result rkey from campaign c's task t if it
+// exists and rkey is the key of t's result under the code the campaign
+// expects (reuseKey). Unavailable storage is waited for; err is set only
+// when the worker stops meanwhile (errStopping).
+func (w *Worker) reuse(hard context.Context, msg jetstream.Msg, c string, t *sweep.Task, rkey string) (ok bool, err error) {
+	tid := t.ID
 	var reusable bool
 	err = w.withStorage(hard, msg, false, func(ctx context.Context) error {
-		var err error
+		want, err := reuseKey(ctx, w.o.Store, c, t)
+		if err != nil || want != rkey {
+			if err == nil {
+				// Said at warning level: a forged key is a sign of a
+				// party publishing task messages.
+				if w.o.Log != nil {
+					w.taskLog(slog.LevelWarn, "the message's result_key is not the key this worker computes for the task (another engine version, or forged): ignored, the task runs", c, t,
+						"result_key", rkey, "computed", want)
+				} else {
+					w.o.Logf("worker %s: task %s: the message's result_key %s is not the key this worker computes for the task (%s: another engine version, or forged): ignored, the task runs", w.o.Name, tid, rkey, want)
+				}
+			}
+			reusable = false
+			return err
+		}
 		reusable, err = record.Reusable(ctx, w.o.Store, rkey)
 		return err
 	})
@@ -516,6 +532,28 @@ func (w *Worker) reuse(hard context.Context, msg jetstream.Msg, c, tid, rkey str
 		return false, nil
 	}
 	return true, nil
+}
+
+// reuseKey is the content key of task t's result under the code campaign
+// c expects: its pinned plugin binary, else this engine's built-in
+// policies (as the coordinator computes it, coordinator.ExpectedKey). A
+// message's result_key is a hint from whoever published it: taken as it
+// was, a party that may publish on NATS pointed a task at another
+// campaign's stored result, of another task, which the worker referenced
+// as this task's and the coordinator then moved out of the other
+// campaign.
+func reuseKey(ctx context.Context, st storage.Store, c string, t *sweep.Task) (string, error) {
+	pins, err := protocol.ReadPins(ctx, st, c)
+	if err != nil {
+		return "", err
+	}
+	im := record.Builtin()
+	if pins != nil {
+		if p, ok := pins.Policies[t.Policy]; ok {
+			im = record.Plugin(p.Engine, p.SHA256)
+		}
+	}
+	return record.Key(t.ID, im), nil
 }
 
 // storedIsOurs reports whether the result stored under rkey is

@@ -112,14 +112,14 @@ func defArchiveExport(fs *pflag.FlagSet) func([]string) int {
 			return fail("archive export: %v (nothing written)", err) // Export's errors name the campaign
 		}
 		for _, w := range sum.Warnings {
-			fmt.Fprintf(os.Stderr, "msjfarm archive export: warning: %s\n", w)
+			fmt.Fprintf(stderr, "msjfarm archive export: warning: %s\n", w)
 		}
 		info, _ := os.Stat(*out)
 		signed := "unsigned"
 		if sum.Signed {
 			signed = "signed"
 		}
-		fmt.Fprintf(os.Stderr, "msjfarm archive export: campaign %s: %d records, %d plugin binaries, %d traces; %d members, %d bytes (%d compressed, %s), %s, in %s\n",
+		fmt.Fprintf(stderr, "msjfarm archive export: campaign %s: %d records, %d plugin binaries, %d traces; %d members, %d bytes (%d compressed, %s), %s, in %s\n",
 			id, sum.Records, sum.Plugins, sum.Traces, sum.Members, sum.Bytes, info.Size(), *comp, signed, time.Since(start).Round(time.Millisecond))
 		fmt.Printf("%s  merkle-root %s\n", *out, sum.Root)
 		return 0
@@ -258,8 +258,15 @@ func defArchiveVerify(fs *pflag.FlagSet) func([]string) int {
 			fmt.Println(string(b))
 			return 0
 		}
-		fmt.Printf("%s: OK: format %s version %d, campaign %s (%s), %d members, %d bytes (%s), merkle-root %s\n",
-			args[0], o.Format.Format, o.Format.Version, o.Format.Campaign, o.Format.Name, len(o.Index.Members), o.Bytes, o.Compression, o.Index.Root)
+		// An archive exported before its campaign finalised is intact
+		// but partial: the first line said only "OK", and the line that
+		// says its results are not checked came after.
+		verdict := "OK"
+		if !o.Finalised {
+			verdict = "OK, PARTIAL (an unfinished campaign's; results not checked)"
+		}
+		fmt.Printf("%s: %s: format %s version %d, campaign %s (%s), %d members, %d bytes (%s), merkle-root %s\n",
+			args[0], verdict, o.Format.Format, o.Format.Version, o.Format.Campaign, o.Format.Name, len(o.Index.Members), o.Bytes, o.Compression, o.Index.Root)
 		fmt.Printf("written by msjfarm %s\n", o.Format.Msjfarm)
 		if o.Finalised {
 			fmt.Printf("results: %d result objects match the campaign's checksums (recorded at its finalisation)\n", o.ResultsChecked)
@@ -274,7 +281,7 @@ func defArchiveVerify(fs *pflag.FlagSet) func([]string) int {
 		default:
 			fmt.Printf("signature: ed25519 by the key it carries (fingerprint %s), NOT checked against a key you trust: anyone can sign with a key of their own (give --key with the signer's public key)\n", o.Signature.Fingerprint)
 		}
-		fmt.Fprintf(os.Stderr, "msjfarm archive verify: %s\n", time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(stderr, "msjfarm archive verify: %s\n", time.Since(start).Round(time.Millisecond))
 		return 0
 	}
 }
@@ -306,6 +313,16 @@ func defArchiveImport(fs *pflag.FlagSet) func([]string) int {
 		if err != nil {
 			return fail("archive import: %v", err)
 		}
+		// The summary and the report are rendered from the archive's
+		// records before anything is written, so that what can fail in
+		// reading the campaign fails while the store is untouched: the
+		// rebuild after the writes failed and left the campaign imported
+		// but unreadable, against the promise of all or nothing.
+		d, err := prepareDerived(ctx, x.Store, x.Format.Campaign, st.URL())
+		if err != nil {
+			return fail("archive import: %s: campaign %s cannot be read: %v (nothing imported)", ff.fs.Arg(0), x.Format.Campaign, err)
+		}
+		defer d.close()
 		sum, err := bundle.Import(ctx, x, st)
 		if err != nil {
 			return fail("archive import: %v", err)
@@ -317,7 +334,7 @@ func defArchiveImport(fs *pflag.FlagSet) func([]string) int {
 			fmt.Printf("msjfarm archive import: its %d new results answer this campaign only: other campaigns run those tasks again, and the first run that agrees with one makes it reusable (one that disagrees fails its task, naming this campaign)\n", sum.Marked)
 		}
 		if sum.Derived > 0 {
-			if err := rebuildDerived(ctx, st, sum.Campaign); err != nil {
+			if err := d.write(ctx, st); err != nil {
 				return fail("archive import: the campaign's results are imported, but its summary and report could not be rebuilt from them: %v (msjfarm report %s --store --storage %s rebuilds them)", err, sum.Campaign, st.URL())
 			}
 			fmt.Printf("msjfarm archive import: the summary and the report rebuilt from the records (the archive's %d files of them are not tied to the records, and were left out)\n", sum.Derived)
@@ -415,53 +432,74 @@ func archiveHint(x *bundle.Extracted) func(string) string {
 // errArchiveStore is returned for --store with an archive.
 var errArchiveStore = errors.New("--store with an archive file: the archive is read-only here (msjfarm archive import it into a store first)")
 
-// rebuildDerived writes an imported campaign's summary table, precision
-// table and report from its records, as its finalisation did. An archive
-// ties its records to the campaign (checksums, Merkle root, signature)
-// but not these: an archive whose summary.csv said a tenth of what its
-// records say was imported as it came, `results` showed the lie, and
-// `reproduce` found every record bit-identical.
-func rebuildDerived(ctx context.Context, st storage.Store, id string) error {
-	cat, err := campaignCatalog(ctx, st, id)
+// derivedFiles are an imported campaign's summary table, precision table
+// and report, rendered from its records as its finalisation did. An
+// archive ties its records to the campaign (checksums, Merkle root,
+// signature) but not these: an archive whose summary.csv said a tenth of
+// what its records say was imported as it came, `results` showed the lie,
+// and `reproduce` found every record bit-identical.
+type derivedFiles struct {
+	id          string
+	table, prec []byte
+	dir         string // the rendered report
+}
+
+// prepareDerived renders campaign id's derived files from src (the
+// extracted archive), naming from (the store it is imported into) in the
+// report's commands: the same files a rebuild from the store makes once
+// the records are there.
+func prepareDerived(ctx context.Context, src storage.Store, id, from string) (*derivedFiles, error) {
+	cat, err := campaignCatalog(ctx, src, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r, err := archive.Open(ctx, st, id, cat)
+	r, err := archive.Open(ctx, src, id, cat)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer r.Close()
 	rc, _, err := r.ReportCampaign(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	rc.From = st.URL()
+	rc.From = from
 	var prec *archive.PrecisionSummary
 	if r.Manifest != nil {
 		prec = r.Manifest.Precision.FromRecords(rc.Points) // as summary.csv: from the records
 	}
-	tmp, err := scratch.MkdirTemp("msjfarm-import-report-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
+	d := &derivedFiles{id: id}
 	var table bytes.Buffer
 	if err := aggregate.WriteCSV(&table, rc.Points); err != nil {
-		return err
+		return nil, err
 	}
-	if err := st.Put(ctx, storage.SummaryKey(id), table.Bytes()); err != nil {
-		return err
-	}
+	d.table = table.Bytes()
 	if prec != nil {
-		if err := st.Put(ctx, archive.PrecisionKey(id), archive.PrecisionCSV(prec)); err != nil {
+		d.prec = archive.PrecisionCSV(prec)
+	}
+	if d.dir, err = scratch.MkdirTemp("msjfarm-import-report-"); err != nil {
+		return nil, err
+	}
+	if err := archive.RenderReportTo(report.DirSink(d.dir), rc, prec); err != nil {
+		d.close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// write stores the derived files in st.
+func (d *derivedFiles) write(ctx context.Context, st storage.Store) error {
+	if err := st.Put(ctx, storage.SummaryKey(d.id), d.table); err != nil {
+		return err
+	}
+	if d.prec != nil {
+		if err := st.Put(ctx, archive.PrecisionKey(d.id), d.prec); err != nil {
 			return err
 		}
 	}
-	if err := archive.RenderReportTo(report.DirSink(tmp), rc, prec); err != nil {
-		return err
-	}
-	return publishWithRetry(ctx, st, id, archive.DirSource(tmp), reportAttempts, coordinator.ReportRetryWait)
+	return publishWithRetry(ctx, st, d.id, archive.DirSource(d.dir), reportAttempts, coordinator.ReportRetryWait)
 }
+
+func (d *derivedFiles) close() { os.RemoveAll(d.dir) }
 
 // warnFutureCreated warns when the imported campaign's manifest says it
 // was created in the future. A name resolves to the campaign of that name
@@ -476,7 +514,7 @@ func warnFutureCreated(ctx context.Context, st storage.Store, id string) {
 	if json.Unmarshal(data, &m) != nil || !m.Created.After(time.Now().Add(time.Hour)) {
 		return
 	}
-	fmt.Fprintf(os.Stderr, "msjfarm archive import: warning: campaign %s says it was created %s, in the future: its name %q now means it, over any campaign of that name created before (name campaigns by id: %s)\n",
+	fmt.Fprintf(stderr, "msjfarm archive import: warning: campaign %s says it was created %s, in the future: its name %q now means it, over any campaign of that name created before (name campaigns by id: %s)\n",
 		id, m.Created.Format(time.RFC3339), termtext.Printable(m.Name), id)
 }
 

@@ -466,3 +466,47 @@ func TestArchiveArgument(t *testing.T) {
 		t.Errorf("worker without NATS: exit %d, stderr %s; want 2", code, stderr)
 	}
 }
+
+// TestArchiveVerifyPartial: an archive of a campaign with no checksums
+// (exported before it finalised) is intact but partial, and verify's
+// first line says so: it said "OK", the line after that its results were
+// not checked.
+func TestArchiveVerifyPartial(t *testing.T) {
+	dir, _, data := runSmallFig3(t)
+	matches, _ := filepath.Glob(filepath.Join(data, "campaigns", "*", "checksums"))
+	if len(matches) != 1 {
+		t.Fatalf("checksums objects %v, want one", matches)
+	}
+	if err := os.Remove(matches[0]); err != nil {
+		t.Fatal(err)
+	}
+	// The manifest as the submission wrote it: running, no checksums.
+	mpath := filepath.Join(filepath.Dir(matches[0]), "manifest.json")
+	mb, err := os.ReadFile(mpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(mb, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["state"] = "running"
+	delete(m, "checksums_sha256")
+	if mb, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mpath, mb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "partial.msjar")
+	if code, out := capture(t, func() int {
+		return runCmd("archive", []string{"export", "q-fig3-small", "--storage", data, "-o", file})
+	}); code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, out)
+	}
+	code, out := capture(t, func() int { return runCmd("archive", []string{"verify", file}) })
+	first, _, _ := strings.Cut(out, "\n")
+	if code != 0 || !strings.Contains(first, ": OK, PARTIAL (an unfinished campaign's; results not checked): format msjar") {
+		t.Fatalf("verify: exit %d, first line %q\n%s", code, first, out)
+	}
+}

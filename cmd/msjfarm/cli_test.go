@@ -235,3 +235,114 @@ func TestCLIPluginSandboxFlags(t *testing.T) {
 		t.Errorf("run: exit %d, no statement of the plugin sandbox:\n%s", code, errs)
 	}
 }
+
+// TestSecretWherePathBelongs: a credential pasted where a path, a name or
+// a bucket belongs is not echoed by the error that names it. Each of these
+// printed the secret whole (the sweep path and the --config path through
+// stat's error, the bucket name, a file URL's password= parameter), since
+// the secrets were known only once a command had parsed its flags, and
+// some errors were printed without the masking.
+func TestSecretWherePathBelongs(t *testing.T) {
+	const s3 = "S3cretKeyFromEnv99"
+	const pw = "natsPw-on-argv-42"
+	env := []string{"MSJFARM_S3_ACCESS_KEY=someuser", "MSJFARM_S3_SECRET_KEY=" + s3}
+	cases := []struct {
+		name   string
+		env    []string
+		args   []string
+		secret string
+	}{
+		{"sweep path", env, []string{"run", "--dry-run", s3}, s3},
+		{"config path", env, []string{"run", "--config", s3, "x.yaml"}, s3},
+		{"bucket", env, []string{"results", "--storage", "s3://" + s3 + "?endpoint=127.0.0.1:9"}, s3},
+		{"command", env, []string{s3}, s3},
+		{"file URL parameter", nil, []string{"results", "--storage", "file:///tmp/x?password=" + pw}, pw},
+		{"NATS password flag", nil, []string{"submit", "--nats-user", "u", "--nats-password", pw, "--nats-url", "nats://127.0.0.1:1", pw}, pw},
+		{"NATS URL", []string{"MSJFARM_NATS_URL=nats://u:" + pw + "@127.0.0.1:1"}, []string{"submit", pw}, pw},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := msjfarm(t, c.env, c.args...)
+			if code == 0 {
+				t.Fatalf("exit 0\n%s%s", out, errs)
+			}
+			if strings.Contains(out+errs, c.secret) {
+				t.Fatalf("exit %d: the secret is printed:\n%s%s", code, out, errs)
+			}
+			if !strings.Contains(errs, "xxxxx") {
+				t.Fatalf("exit %d: no masked value where the secret was:\n%s", code, errs)
+			}
+		})
+	}
+}
+
+// TestEnvOverridesSaid: a sweep key overridden by the environment is said
+// by run, even with -q; and a stored campaign is read as it ran, whatever
+// the environment of the reader: with MSJFARM_REPLICATIONS set in the
+// shell, report expanded the stored spec into another campaign and failed
+// ("the stored spec expands to campaign … (different msjfarm version?)").
+func TestEnvOverridesSaid(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte("name: envsaid\nseed: 1\nworkload: one-or-all\naxes: {arrival_rate: [2]}\npolicies: [fcfs]\nreplications: 3\nrun: {arrivals: 2000, warmup: 200}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := filepath.Join(dir, "st")
+	code, _, errs := msjfarm(t, []string{"MSJFARM_REPLICATIONS=2"}, "run", "-q", "--storage", st, sw)
+	if code != 0 || !strings.Contains(errs, "the environment changes "+sw+": MSJFARM_REPLICATIONS=2 (replications)") {
+		t.Fatalf("run: exit %d, the override not said:\n%s", code, errs)
+	}
+	code, out, errs := msjfarm(t, []string{"MSJFARM_REPLICATIONS=5", "MSJFARM_RUN_ARRIVALS=999"}, "report", "--storage", st, "envsaid", "--out", filepath.Join(dir, "rep"))
+	if code != 0 {
+		t.Fatalf("report under other overrides: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = msjfarm(t, []string{"MSJFARM_REPLICATIONS=5"}, "results", "--storage", st, "envsaid", "--csv")
+	if code != 0 || strings.Count(strings.TrimSpace(out), "\n") != 1 || !strings.Contains(out, ",2,") {
+		t.Fatalf("results under another override: exit %d (want one row of 2 replications)\n%s%s", code, out, errs)
+	}
+}
+
+// TestReportOutReused: a report into a directory that holds another
+// campaign's report removes the files only the first wrote (its MSFQ
+// phase figures stayed beside the second's, without a word); --out inside
+// the store is refused (145 files landed in campaigns/<id>/, and the next
+// archive export carried them).
+func TestReportOutReused(t *testing.T) {
+	dir := t.TempDir()
+	st := filepath.Join(dir, "st")
+	for name, pols := range map[string]string{"withmsfq": "[fcfs, {name: msfq, threshold: 31}]", "plain": "[fcfs]"} {
+		sw := filepath.Join(dir, name+".yaml")
+		body := "name: " + name + "\nseed: 1\nworkload: one-or-all\naxes: {arrival_rate: [2, 4]}\npolicies: " + pols + "\nreplications: 2\nrun: {arrivals: 2000, warmup: 200}\n"
+		if err := os.WriteFile(sw, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, errs := msjfarm(t, nil, "run", "-q", "--storage", st, sw); code != 0 {
+			t.Fatalf("run %s: exit %d\n%s", name, code, errs)
+		}
+	}
+	out := filepath.Join(dir, "paper")
+	if code, _, errs := msjfarm(t, nil, "report", "--storage", st, "withmsfq", "--out", out); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, errs)
+	}
+	phases, _ := filepath.Glob(filepath.Join(out, "msfq_phases*"))
+	if len(phases) == 0 {
+		t.Fatal("the MSFQ campaign's report has no msfq_phases files: the test shows nothing")
+	}
+	code, _, errs := msjfarm(t, nil, "report", "--storage", st, "plain", "--out", out)
+	if code != 0 || !strings.Contains(errs, "removed ") {
+		t.Fatalf("second report: exit %d, no removal said\n%s", code, errs)
+	}
+	if left, _ := filepath.Glob(filepath.Join(out, "msfq_phases*")); len(left) > 0 {
+		t.Fatalf("the first report's %v left beside the second's", left)
+	}
+	if _, err := os.Stat(filepath.Join(out, "index.html")); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = msjfarm(t, nil, "report", "--storage", st, "plain", "--out", filepath.Join(st, "campaigns", "x"))
+	if code != 2 || !strings.Contains(errs, "is inside the store") {
+		t.Fatalf("--out inside the store: exit %d\n%s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(st, "campaigns", "x")); err == nil {
+		t.Fatal("a directory was made inside the store")
+	}
+}

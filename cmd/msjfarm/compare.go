@@ -48,7 +48,8 @@ func printComparison(w io.Writer, pts []aggregate.Point, a string) error {
 	x, others := aggregate.PlotAxes(pts)
 	base := pts[rows[0]].Compare.Baseline
 	fmt.Fprintf(w, "%s against %s: paired over replications with the same seed (common random numbers).\n", a, base)
-	fmt.Fprintf(w, "Relative difference mean(A)/mean(B) − 1 with its 95%% CI over the pairs (delta method); verdict from the paired t-test,\n")
+	fmt.Fprintf(w, "Relative difference mean(A)/mean(B) − 1 with its 95%% CI over the pairs (Fieller's: the ratios the paired t-test does not reject,\n")
+	fmt.Fprintf(w, "asymmetric; it excludes 0 exactly when the unadjusted test rejects); verdict from the paired t-test,\n")
 	fmt.Fprintf(w, "Holm-corrected over every series and %s of the figure (5%% family-wise); CRN ×: unpaired CI width / paired.\n", x)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"series"}
@@ -85,7 +86,7 @@ func printComparison(w io.Writer, pts []aggregate.Point, a string) error {
 			case v == aggregate.CmpUndefined || !ok:
 				cells = append(cells, "—", v, "")
 			default:
-				cells = append(cells, aggregate.FormatRelDiff(m.RelDiff, m.RelDiffHW), v, fmt.Sprintf("%.1f", m.UnpairedHW/m.DiffHW))
+				cells = append(cells, aggregate.FormatRelDiff(m.RelDiff, m.RelDiffLo, m.RelDiffHi), v, fmt.Sprintf("%.1f", m.UnpairedHW/m.DiffHW))
 			}
 		}
 		cells = append(cells, strings.Join(notes, "; "))

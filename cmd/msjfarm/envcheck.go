@@ -322,6 +322,6 @@ func unknownEnv(root *cobra.Command, environ []string) []string {
 // warnUnknownEnv prints unknownEnv's warnings for this process.
 func warnUnknownEnv(root *cobra.Command) {
 	for _, w := range unknownEnv(root, os.Environ()) {
-		fmt.Fprintf(os.Stderr, "msjfarm: warning: %s\n", w)
+		errorf("warning: %s", w)
 	}
 }

@@ -79,7 +79,7 @@ func exitOnInterrupt(cmd string) (creating func()) {
 				mu.Unlock()
 				return
 			}
-			fmt.Fprintf(os.Stderr, "msjfarm %s: interrupted; nothing was created\n", cmd)
+			fmt.Fprintf(stderr, "msjfarm %s: interrupted; nothing was created\n", cmd)
 			scratch.Close()
 			os.Exit(130)
 		case <-stop:
@@ -119,7 +119,7 @@ func validateSweep(path string, cat sweep.Catalog, profile string, traceLimit in
 
 func printWarnings(c *sweep.Campaign) {
 	for _, w := range c.Warnings {
-		fmt.Fprintf(os.Stderr, "msjfarm: warning: %s\n", w)
+		errorf("warning: %s", w)
 	}
 }
 
@@ -252,7 +252,7 @@ const submitWait = 5 * time.Minute
 // and that cmd waits submitWait for one.
 func waitingForCoordinator(cmd string) func() {
 	return func() {
-		fmt.Fprintf(os.Stderr, "msjfarm %s: no coordinator answers on this NATS system yet (is `msjfarm coordinator` running?): waiting up to %d minutes (Ctrl-C stops)\n", cmd, int(submitWait/time.Minute))
+		fmt.Fprintf(stderr, "msjfarm %s: no coordinator answers on this NATS system yet (is `msjfarm coordinator` running?): waiting up to %d minutes (Ctrl-C stops)\n", cmd, int(submitWait/time.Minute))
 	}
 }
 
@@ -326,9 +326,9 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 			}
 			defer func() { s.Shutdown(); s.WaitForShutdown() }()
 			*ff.natsURL = url
-			fmt.Fprintf(os.Stderr, "msjfarm coordinator: embedded NATS server on %s (store %s)\n", *listen, *storeDir)
+			fmt.Fprintf(stderr, "msjfarm coordinator: embedded NATS server on %s (store %s)\n", *listen, *storeDir)
 			if *ff.user == "" && *ff.token == "" && !strings.HasPrefix(*listen, "127.") && !strings.HasPrefix(*listen, "localhost:") {
-				fmt.Fprintf(os.Stderr, "msjfarm coordinator: WARNING: the embedded NATS server accepts anyone who reaches %s: set --nats-token or --nats-user/--nats-password (and --nats-cert/--nats-key)\n", *listen)
+				fmt.Fprintf(stderr, "msjfarm coordinator: WARNING: the embedded NATS server accepts anyone who reaches %s: set --nats-token or --nats-user/--nats-password (and --nats-cert/--nats-key)\n", *listen)
 			}
 		}
 		nc, err := ff.conn("msjfarm-coordinator")
@@ -343,7 +343,7 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 		metrics := monitor.NewMetrics()
 		st = metrics.InstrumentStore(st)
 		coordinator.LimitMemory()
-		co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st, Reconcile: *reconcile, VerifyWait: *verifyWait,
+		co, err := coordinator.New(ctx, coordinator.Options{Conn: nc, Store: st, FindUnknown: true, Reconcile: *reconcile, VerifyWait: *verifyWait,
 			Layout: protocol.Layout{AckWait: *ackWait, MaxDeliver: *maxDeliver}, Logf: logf(slogger, *verbose),
 			NoStandby: !*standby, LeaseTTL: *leaseTTL})
 		if err != nil {
@@ -369,7 +369,7 @@ func defCoordinator(fs *pflag.FlagSet) func([]string) int {
 		go func() {
 			select {
 			case <-co.Ready():
-				fmt.Fprintf(os.Stderr, "msjfarm coordinator: ready (NATS %s, storage %s)\n", redact.URL(nc.ConnectedUrl()), st.URL())
+				fmt.Fprintf(stderr, "msjfarm coordinator: ready (NATS %s, storage %s)\n", redact.URL(nc.ConnectedUrl()), st.URL())
 			case <-ctx.Done():
 			}
 		}()
@@ -473,7 +473,7 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 		if err != nil {
 			return fail("worker: %v", err)
 		}
-		fmt.Fprintf(os.Stderr, "msjfarm worker %s: %d slots, NATS %s, storage %s, runner %s\n", w.Name(), *n, redact.URL(nc.ConnectedUrl()), st.URL(), how)
+		fmt.Fprintf(stderr, "msjfarm worker %s: %d slots, NATS %s, storage %s, runner %s\n", w.Name(), *n, redact.URL(nc.ConnectedUrl()), st.URL(), how)
 		if ln != nil {
 			srv, err := monitor.New(monitor.Options{Conn: nc, Store: st, Metrics: metrics})
 			if err != nil {
@@ -486,7 +486,7 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 		if err := w.Run(ctx); err != nil {
 			return fail("worker: %v", err)
 		}
-		fmt.Fprintf(os.Stderr, "msjfarm worker %s: stopped (%d done, %d failed, %d released)\n", w.Name(),
+		fmt.Fprintf(stderr, "msjfarm worker %s: stopped (%d done, %d failed, %d released)\n", w.Name(),
 			w.Stats.Done.Load(), w.Stats.Failed.Load(), w.Stats.Released.Load())
 		return 0
 	}
@@ -543,9 +543,10 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		// lowered --max-spec-size refused a 20 MB file).
 		lf, err := lim.load(ff.fs.Arg(0), *profile)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
+			errorf("submit: %v", err)
 			return 2
 		}
+		noteOverrides("submit", ff.fs.Arg(0), lf)
 		if code, ok := submitLimit(ctx, ff, reg, ff.fs.Arg(0), lf, *pin, *retry, *wait, *dry, creating); ok {
 			return code
 		}
@@ -557,7 +558,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 			err = applyVerify(ff.fs, *verify, f)
 		}
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
+			errorf("submit: %v", err)
 			return 2
 		}
 		if *dry {
@@ -621,7 +622,7 @@ func stageSubmission(ctx context.Context, nc *nats.Conn, st storage.Store, path 
 		}
 		return fail("submit: %v", err)
 	} else if key != "" {
-		fmt.Fprintf(os.Stderr, "msjfarm submit: spec stored at %s in %s\n", key, st.URL())
+		fmt.Fprintf(stderr, "msjfarm submit: spec stored at %s in %s\n", key, st.URL())
 	}
 	if f.Trace != nil {
 		if st == nil {
@@ -631,7 +632,7 @@ func stageSubmission(ctx context.Context, nc *nats.Conn, st storage.Store, path 
 		if err != nil {
 			return fail("submit: %v", err)
 		}
-		fmt.Fprintf(os.Stderr, "msjfarm submit: %s\n", desc)
+		fmt.Fprintf(stderr, "msjfarm submit: %s\n", desc)
 	}
 	pins, desc, warnings, err := worker.PinForSubmit(ctx, st, camp, reg, pin)
 	warn("submit", warnings)
@@ -640,7 +641,7 @@ func stageSubmission(ctx context.Context, nc *nats.Conn, st storage.Store, path 
 	}
 	if pins != nil {
 		req.Pins = pins.Policies
-		fmt.Fprintf(os.Stderr, "msjfarm submit: %s in %s\n", desc, st.URL())
+		fmt.Fprintf(stderr, "msjfarm submit: %s in %s\n", desc, st.URL())
 	}
 	return 0
 }
@@ -666,7 +667,7 @@ func waitCampaign(ctx context.Context, nc *nats.Conn, rep protocol.SubmitReply, 
 			// status no one answered.
 			if gone.IsZero() {
 				gone = time.Now()
-				fmt.Fprintf(os.Stderr, "msjfarm submit: no coordinator answers (restarting?): waiting up to %s for one\n", coordinatorGoneWait)
+				fmt.Fprintf(stderr, "msjfarm submit: no coordinator answers (restarting?): waiting up to %s for one\n", coordinatorGoneWait)
 			} else if time.Since(gone) > coordinatorGoneWait {
 				return fail("submit: %v for %s; the campaign goes on when one runs (msjfarm status %s)", err, coordinatorGoneWait, rep.Campaign)
 			}
@@ -680,7 +681,7 @@ func waitCampaign(ctx context.Context, nc *nats.Conn, rep protocol.SubmitReply, 
 			return fail("submit: %v", err)
 		}
 		if !gone.IsZero() {
-			fmt.Fprintf(os.Stderr, "msjfarm submit: a coordinator answers again\n")
+			fmt.Fprintf(stderr, "msjfarm submit: a coordinator answers again\n")
 			gone = time.Time{}
 		}
 		p.update(&s)
@@ -834,7 +835,7 @@ func defCancel(fs *pflag.FlagSet) func([]string) int {
 		}
 		printStatus(os.Stdout, []protocol.Status{s})
 		if s.State != protocol.CampaignCancelled {
-			fmt.Fprintf(os.Stderr, "msjfarm cancel: campaign %s is %s: nothing was cancelled\n", id, s.State)
+			fmt.Fprintf(stderr, "msjfarm cancel: campaign %s is %s: nothing was cancelled\n", id, s.State)
 		}
 		return 0
 	}
@@ -852,7 +853,7 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 		if *cmp != "" {
 			var err error
 			if cmpA, cmpB, err = parseCompare(*cmp); err != nil {
-				fmt.Fprintf(os.Stderr, "msjfarm results: %v\n", err)
+				fmt.Fprintf(stderr, "msjfarm results: %v\n", err)
 				return 2
 			}
 		}
@@ -911,7 +912,7 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 			data, warn, err = partialSummary(ctx, st, id)
 			warnReader("results", warn)
 			if err == nil {
-				fmt.Fprintf(os.Stderr, "msjfarm: campaign %s is not finished: summary of the results so far\n", id)
+				errorf("campaign %s is not finished: summary of the results so far", id)
 			}
 		}
 		if err != nil {
@@ -963,14 +964,14 @@ func resultsCompare(ctx context.Context, st storage.Store, id, a, b string) int 
 	warnReader("results", r.Warnings)
 	pts := sum.Points
 	if _, err := aggregate.BaselineLabel(pts, b); err != nil {
-		fmt.Fprintf(os.Stderr, "msjfarm results: --compare: %v\n", err)
+		fmt.Fprintf(stderr, "msjfarm results: --compare: %v\n", err)
 		return 2
 	}
 	if err := sum.Compare(ctx, b); err != nil {
 		return fail("results: %v", err)
 	}
 	if err := printComparison(os.Stdout, pts, a); err != nil {
-		fmt.Fprintf(os.Stderr, "msjfarm results: %v\n", err)
+		fmt.Fprintf(stderr, "msjfarm results: %v\n", err)
 		return 2
 	}
 	return 0
@@ -1058,7 +1059,7 @@ func writeRewound(f *os.File, write func(w io.Writer) error) error {
 // `msjfarm report` and `msjfarm reproduce` do.
 func warnReader(cmd string, warn []string) {
 	for _, w := range warn {
-		fmt.Fprintf(os.Stderr, "msjfarm %s: warning: %s\n", cmd, w)
+		fmt.Fprintf(stderr, "msjfarm %s: warning: %s\n", cmd, w)
 	}
 }
 
@@ -1161,7 +1162,17 @@ type summaryTable struct {
 	compare bool
 	// baseline is the first baseline a row names.
 	baseline string
+	// varies holds the columns of the scenario (workload, servers) whose
+	// value is not the same in every row, shown then: a swept servers
+	// axis gave rows that differed only in λ, with no k (first holds the
+	// first row's values).
+	varies map[string]bool
+	first  map[string]string
 }
+
+// scenarioColumns are the summary's columns of the scenario shown when
+// they vary, with their headings.
+var scenarioColumns = []struct{ col, head string }{{"workload", "workload"}, {"servers", "k"}}
 
 func newSummaryTable(head []string) *summaryTable {
 	t := &summaryTable{col: map[string]int{}}
@@ -1186,6 +1197,17 @@ func (t *summaryTable) scan(r []string) {
 	if b := t.get(r, "baseline"); t.baseline == "" && b != "" {
 		t.baseline = b
 	}
+	if t.first == nil {
+		t.first, t.varies = map[string]string{}, map[string]bool{}
+		for _, c := range scenarioColumns {
+			t.first[c.col] = t.get(r, c.col)
+		}
+	}
+	for _, c := range scenarioColumns {
+		if t.get(r, c.col) != t.first[c.col] {
+			t.varies[c.col] = true
+		}
+	}
 }
 
 func (t *summaryTable) get(r []string, name string) string {
@@ -1204,6 +1226,11 @@ func (t *summaryTable) header() []string {
 	if t.params {
 		head = append(head, "params")
 	}
+	for _, c := range scenarioColumns {
+		if t.varies[c.col] {
+			head = append(head, c.head)
+		}
+	}
 	head = append(head, t.axes...)
 	head = append(head, "λ", "ρ", "n", "failed", "E[T]", "±95%", "weighted E[T]", "±95%", "Jain")
 	if t.compare {
@@ -1218,6 +1245,11 @@ func (t *summaryTable) cells(r []string) []string {
 	if t.params {
 		cells = append(cells, t.get(r, "params"))
 	}
+	for _, c := range scenarioColumns {
+		if t.varies[c.col] {
+			cells = append(cells, t.get(r, c.col))
+		}
+	}
 	for _, a := range t.axes {
 		cells = append(cells, num(t.get(r, a)))
 	}
@@ -1229,16 +1261,43 @@ func (t *summaryTable) cells(r []string) []string {
 		case bound:
 			return "≥ " + num(t.get(r, m+"_mean")), "-"
 		}
-		return num(t.get(r, m+"_mean")), num(t.get(r, m+"_hw"))
+		return meanAtHW(t.get(r, m+"_mean"), t.get(r, m+"_hw")), num(t.get(r, m+"_hw"))
 	}
 	et, etHW := mean("mean_response")
 	wet, wetHW := mean("weighted_mean_response")
-	cells = append(cells, num(t.get(r, "arrival_rate")), num(t.get(r, "load")), t.get(r, "n"), t.get(r, "n_failed"),
+	rate, load := num(t.get(r, "arrival_rate")), num(t.get(r, "load"))
+	if rate == "0" && load == "0" {
+		// A replayed trace: its arrivals are the trace's, not a rate,
+		// and the summary does not hold their measured λ and ρ.
+		rate, load = "—", "—"
+	}
+	cells = append(cells, rate, load, t.get(r, "n"), t.get(r, "n_failed"),
 		et, etHW, wet, wetHW, num(t.get(r, "jain_mean")))
 	if t.compare {
-		cells = append(cells, comparisonCell(t.get(r, "mean_response_cmp"), t.get(r, "mean_response_rel_diff"), t.get(r, "mean_response_rel_diff_hw")))
+		cells = append(cells, comparisonCell(t.get(r, "mean_response_cmp"), t.get(r, "mean_response_rel_diff"),
+			t.get(r, "mean_response_rel_diff_lo"), t.get(r, "mean_response_rel_diff_hi")))
 	}
 	return append(cells, pointStatus(func(c string) string { return t.get(r, c) }))
+}
+
+// meanAtHW is a mean printed to the last decimal its half-width is
+// printed to (num): "11 ± 1.085" read as if the mean were known to a
+// unit, where it is 10.9977; now 10.998 ± 1.085. A half-width that is not
+// a plain decimal (none, exponent form) leaves the mean to num.
+func meanAtHW(mean, hw string) string {
+	m, err := strconv.ParseFloat(mean, 64)
+	h := num(hw)
+	if err != nil || math.IsNaN(m) || math.IsInf(m, 0) || strings.ContainsAny(h, "eE") || math.Abs(m) >= 1e15 {
+		return num(mean)
+	}
+	if _, err := strconv.ParseFloat(h, 64); err != nil {
+		return num(mean)
+	}
+	dec := 0
+	if _, frac, ok := strings.Cut(h, "."); ok {
+		dec = len(frac)
+	}
+	return strconv.FormatFloat(m, 'f', dec, 64)
 }
 
 // bound says whether the point's means are lower bounds. A lower bound
@@ -1256,25 +1315,37 @@ func (t *summaryTable) bound(r []string) bool {
 }
 
 // comparisonCell is a paired comparison as the terminal prints it:
-// "-12.3% ± 0.4% better", "baseline", or "undefined" (a side is a bound,
-// or too few pairs); "" where the point has no such metric.
-func comparisonCell(verdict, rel, hw string) string {
+// "-12.3% [-12.7%, -11.9%] better", "baseline", or "undefined" (a side is
+// a bound, or too few pairs); "" where the point has no such metric. A
+// summary.csv written before Fieller's interval (a rel_diff_hw column, no
+// rel_diff_lo or rel_diff_hi) prints the difference without its
+// delta-method interval, which overstated the evidence.
+func comparisonCell(verdict, rel, lo, hi string) string {
 	switch verdict {
 	case "", aggregate.CmpBaseline, aggregate.CmpUndefined:
 		return verdict
 	}
-	r, err1 := strconv.ParseFloat(rel, 64)
-	h, err2 := strconv.ParseFloat(hw, 64)
-	if err1 != nil || err2 != nil {
+	r, err := strconv.ParseFloat(rel, 64)
+	if err != nil {
 		return verdict
 	}
-	if verdict == aggregate.CmpIndistinguishable && math.Abs(r) > h {
-		// The interval is this comparison's own 95%; the verdict is at the
+	end := func(s string) float64 {
+		x, err := strconv.ParseFloat(s, 64) // "inf" and "-inf" read as infinities
+		if err != nil {
+			return math.NaN()
+		}
+		return x
+	}
+	l, h := end(lo), end(hi)
+	if verdict == aggregate.CmpIndistinguishable && aggregate.RelDiffExcludesZero(l, h) {
+		// The interval is this comparison's own 95%: it excludes 0 exactly
+		// when the unadjusted paired t-test rejects. The verdict is at the
 		// level Holm's correction over the campaign's comparisons leaves:
-		// "+27.2% ± 2.6% indistinguishable" read as a contradiction.
+		// "+27.2% [+24.6%, +29.9%] indistinguishable" read as a
+		// contradiction.
 		verdict += " after Holm's correction"
 	}
-	return aggregate.FormatRelDiff(r, h) + " " + verdict
+	return aggregate.FormatRelDiff(r, l, h) + " " + verdict
 }
 
 // pointStatus is the status cell of a summary row: the pooled verdict

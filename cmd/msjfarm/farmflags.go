@@ -118,37 +118,81 @@ var processSecrets []string
 // URL masking alone: replacing a one- or two-letter string everywhere would
 // garble every line.
 func (f *farmFlags) secrets() []string {
-	var s []string
-	add := func(v string) {
-		if len(v) >= minSecret && !slices.Contains(s, v) {
-			s = append(s, v)
-		}
-	}
+	var s secretSet
 	for _, p := range []*string{f.password, f.token} {
 		if p != nil {
-			add(*p)
+			s.add(*p)
 		}
 	}
 	if f.natsURL != nil {
-		for _, raw := range strings.Split(*f.natsURL, ",") {
-			raw = strings.TrimSpace(raw)
-			if u, err := url.Parse(raw); err == nil && u.User != nil {
-				if pw, ok := u.User.Password(); ok {
-					add(pw)
-				} else {
-					add(u.User.Username()) // a token
-				}
-			} else if user, pw, ok := redact.Userinfo(raw); err != nil && ok {
-				// A URL that does not parse (a password holding '/'):
-				// its secret is still masked wherever it appears.
-				add(cmp.Or(pw, user))
+		s.addURL(*f.natsURL)
+	}
+	s.addEnv(os.Getenv)
+	s.add(f.s3Secret)
+	return s
+}
+
+// secretSet collects credential values, each once, none shorter than
+// minSecret.
+type secretSet []string
+
+func (s *secretSet) add(v string) {
+	if len(v) >= minSecret && !slices.Contains(*s, v) {
+		*s = append(*s, v)
+	}
+}
+
+// addURL adds the passwords and tokens of a (comma-separated) NATS URL.
+func (s *secretSet) addURL(urls string) {
+	for _, raw := range strings.Split(urls, ",") {
+		raw = strings.TrimSpace(raw)
+		if u, err := url.Parse(raw); err == nil && u.User != nil {
+			if pw, ok := u.User.Password(); ok {
+				s.add(pw)
+			} else {
+				s.add(u.User.Username()) // a token
 			}
+		} else if user, pw, ok := redact.Userinfo(raw); err != nil && ok {
+			// A URL that does not parse (a password holding '/'):
+			// its secret is still masked wherever it appears.
+			s.add(cmp.Or(pw, user))
 		}
 	}
-	for _, env := range []string{"MSJFARM_S3_SECRET_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "MINIO_ROOT_PASSWORD"} {
-		add(os.Getenv(env))
+}
+
+// addEnv adds the credentials of the environment.
+func (s *secretSet) addEnv(getenv func(string) string) {
+	for _, env := range []string{"MSJFARM_S3_SECRET_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "MINIO_ROOT_PASSWORD",
+		"MSJFARM_NATS_PASSWORD", "MSJFARM_NATS_TOKEN"} {
+		s.add(getenv(env))
 	}
-	add(f.s3Secret)
+	s.addURL(getenv("MSJFARM_NATS_URL"))
+}
+
+// startSecrets are the credentials known before any command parses its
+// flags: the environment's, and the values of the credential flags on the
+// command line (--nats-password X, --nats-token=X, --nats-url with one).
+// Errors found before or while the flags are parsed (a sweep path, a
+// --config path, a bucket name, an unknown command) are printed through
+// fail like any other, and a secret pasted where a path or name belongs
+// was printed whole: "run: stat <the S3 secret key>: no such file".
+func startSecrets(args []string, getenv func(string) string) []string {
+	var s secretSet
+	s.addEnv(getenv)
+	for i, a := range args {
+		name, val, eq := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || !slices.Contains([]string{"nats-password", "nats-token", "nats-url"}, name) {
+			continue
+		}
+		if !eq && i+1 < len(args) {
+			val = args[i+1]
+		}
+		if name == "nats-url" {
+			s.addURL(val)
+		} else {
+			s.add(val)
+		}
+	}
 	return s
 }
 
@@ -177,15 +221,16 @@ func (f *farmFlags) parse() error {
 			err = checkConfigKeys(cfg)
 		}
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "msjfarm: config file %s: %v\n", cfg, err)
-			return fmt.Errorf("config file %s: %w", cfg, err)
+			err = fmt.Errorf("config file %s: %w", cfg, err)
+			errorf("%v", err)
+			return err
 		}
 		warnReadableSecrets(cfg, v)
 	}
 	defer func() { processSecrets = append(processSecrets, f.secrets()...) }()
 	warnPaddedCredentials(os.LookupEnv)
 	if err := f.parseCredentials(v); err != nil {
-		fmt.Fprintf(os.Stderr, "msjfarm: %v\n", err)
+		errorf("%v", err)
 		return err
 	}
 	var err error
@@ -216,7 +261,7 @@ func (f *farmFlags) parse() error {
 				src = "config file " + v.GetString("config") + ": " + fl.Name
 			}
 			err = fmt.Errorf("%s (--%s): %q is not %s", src, fl.Name, val, flagKind(fl.Value.Type()))
-			fmt.Fprintf(os.Stderr, "msjfarm: %v\n", err)
+			errorf("%v", err)
 			return
 		}
 	})
@@ -224,7 +269,7 @@ func (f *farmFlags) parse() error {
 		// Its form is checked here, a usage error (exit 2) before the
 		// command starts; the store itself is opened by the command.
 		if err = storage.CheckURL(*f.storage); err != nil {
-			fmt.Fprintf(os.Stderr, "msjfarm: %v\n", err)
+			errorf("%v", err)
 		}
 	}
 	return err
@@ -270,7 +315,7 @@ var credentialEnv = []string{"MSJFARM_S3_ACCESS_KEY", "MSJFARM_S3_SECRET_KEY", "
 func warnPaddedCredentials(lookup func(string) (string, bool)) {
 	for _, name := range credentialEnv {
 		if v, ok := lookup(name); ok && v != "" && v != strings.TrimSpace(v) {
-			fmt.Fprintf(os.Stderr, "msjfarm: warning: %s starts or ends with white space (a newline from echo or a file?); it is used as it is, and the server may refuse it\n", name)
+			errorf("warning: %s starts or ends with white space (a newline from echo or a file?); it is used as it is, and the server may refuse it", name)
 		}
 	}
 }
@@ -297,7 +342,7 @@ func warnReadableSecrets(path string, v *viper.Viper) {
 	if len(held) == 0 || err != nil || fi.Mode().Perm()&0o077 == 0 {
 		return
 	}
-	fmt.Fprintf(os.Stderr, "msjfarm: warning: config file %s holds credentials (%s) and other users may read it (mode %04o): chmod 600 it\n",
+	errorf("warning: config file %s holds credentials (%s) and other users may read it (mode %04o): chmod 600 it",
 		path, strings.Join(held, ", "), fi.Mode().Perm())
 }
 

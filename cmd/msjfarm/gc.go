@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -67,7 +66,7 @@ func defGC(fs *pflag.FlagSet) func([]string) int {
 			}
 		}
 		if !*del {
-			fmt.Fprintf(os.Stderr, "msjfarm gc: %d results (%d bytes) in %s are referenced by no campaign and older than %s; --delete removes them\n",
+			fmt.Fprintf(stderr, "msjfarm gc: %d results (%d bytes) in %s are referenced by no campaign and older than %s; --delete removes them\n",
 				len(infos), bytes, st.URL(), *minAge)
 			return 0
 		}
@@ -83,7 +82,7 @@ func defGC(fs *pflag.FlagSet) func([]string) int {
 				}
 			}
 		}
-		fmt.Fprintf(os.Stderr, "msjfarm gc: removed %d unreferenced results (%d bytes) from %s\n", len(infos), bytes, st.URL())
+		fmt.Fprintf(stderr, "msjfarm gc: removed %d unreferenced results (%d bytes) from %s\n", len(infos), bytes, st.URL())
 		return 0
 	}
 }

@@ -40,7 +40,7 @@ func cleanOnInterrupt(cmd string, stop context.CancelFunc) (add func(path string
 				os.RemoveAll(p)
 			}
 			scratch.Close()
-			fmt.Fprintf(os.Stderr, "msjfarm %s: interrupted; its temporary files were removed\n", cmd)
+			fmt.Fprintf(stderr, "msjfarm %s: interrupted; its temporary files were removed\n", cmd)
 			os.Exit(130)
 		case <-returned:
 		}

@@ -211,7 +211,7 @@ func limitSetup(fs *pflag.FlagSet, args []string, reg *registry.Registry, host *
 	}
 	var warning string
 	if lf.relTol, warning = limitRelTol(lf.relTol, sys.runCfg.Arrivals); warning != "" {
-		fmt.Fprintf(os.Stderr, "msjfarm limit: warning: %s\n", warning)
+		fmt.Fprintf(stderr, "msjfarm limit: warning: %s\n", warning)
 	}
 	for i := range sys.targets {
 		run, err := limitRunFunc(reg, host, &sys.targets[i], sys.spec, sys.ia, sys.runCfg, sys.seed)
@@ -351,7 +351,7 @@ func limitRunFunc(reg *registry.Registry, host *pluginhost.Host, t *limitTarget,
 	if !ok {
 		return nil, fmt.Errorf("policy %s: no plugin binary to run it", t.Policy)
 	}
-	fmt.Fprintf(os.Stderr, "msjfarm limit: policy %s from plugin %s %s (%s)\n", entry.Policy, entry.Plugin, entry.Version, entry.Path)
+	fmt.Fprintf(stderr, "msjfarm limit: policy %s from plugin %s %s (%s)\n", entry.Policy, entry.Plugin, entry.Version, entry.Path)
 	return func(lambda float64, r int) (*sim.Result, error) {
 		req := &wire.RunRequest{Policy: entry.Policy, Params: t.Params, Workload: spec, ArrivalRate: lambda,
 			Run: wire.Run{Seed: rng.Mix(seed, uint64(r)), RunConfig: cfg}}

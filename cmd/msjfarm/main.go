@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -156,15 +157,16 @@ func dispatch(args []string) int {
 	}
 	// What killed msjfarm processes left in $TMPDIR goes first (scratch).
 	scratch.RemoveStale()
+	processSecrets = startSecrets(args, os.Getenv)
 	code := 0
 	root := newRoot(&code)
 	warnUnknownEnv(root)
 	root.SetArgs(dashDash(root, args))
 	c, err := root.ExecuteC()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "msjfarm: %v\n", err)
+		errorf("%v", err)
 		if c != nil {
-			fmt.Fprintf(os.Stderr, "Run '%s --help' for usage.\n", c.CommandPath())
+			fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", c.CommandPath())
 		}
 		return 2
 	}
@@ -326,14 +328,38 @@ func formatVersion(bi *debug.BuildInfo) string {
 	return v + ", " + bi.GoVersion
 }
 
+// errorf prints "msjfarm: " and the message on stderr, with every
+// credential this process knows masked (processSecrets: from the start,
+// the environment's and the command line's; once flags are parsed, the
+// config file's too). Every error and warning of the command line goes
+// through it: a secret pasted where a path, name or bucket belongs is
+// was echoed by the error that named it.
+func errorf(format string, a ...any) {
+	msg := fmt.Sprintf("msjfarm: "+strings.TrimSuffix(format, "\n")+"\n", a...)
+	fmt.Fprint(stderr, msg)
+}
+
+// stderr is os.Stderr with processSecrets masked (read at each write:
+// the list grows once the flags are parsed). The command line's own
+// lines go through it; child processes get os.Stderr itself.
+var stderr io.Writer = secretMasker{}
+
+type secretMasker struct{}
+
+func (secretMasker) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(os.Stderr, redact.Text(string(p), processSecrets...)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 // fail prints the error line and returns exit status 1, or 2 when an
 // argument is (or wraps) a usageError: a mistake of the command line
 // found deep in a command (--key with a campaign of a store, a farm
 // command without a NATS URL) exited 1, which the README reserves for a
 // run that failed.
 func fail(format string, a ...any) int {
-	msg := fmt.Sprintf("msjfarm: "+strings.TrimSuffix(format, "\n")+"\n", a...)
-	fmt.Fprint(os.Stderr, redact.Text(msg, processSecrets...))
+	errorf(format, a...)
 	for _, v := range a {
 		if err, ok := v.(error); ok && errors.As(err, new(usageError)) {
 			return 2

@@ -81,7 +81,7 @@ func pluginStarts(m *monitor.Metrics, r worker.Runner) {
 }
 
 func httpURLLine(cmd string, ln net.Listener, what string) {
-	fmt.Fprintf(os.Stderr, "msjfarm %s: %s on %s\n", cmd, what, monitor.URL(ln))
+	fmt.Fprintf(stderr, "msjfarm %s: %s on %s\n", cmd, what, monitor.URL(ln))
 }
 
 // taskLogger is the logger of msjfarm run's task lines: only when

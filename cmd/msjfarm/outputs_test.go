@@ -51,7 +51,7 @@ func TestOneStoryAcrossOutputs(t *testing.T) {
 	et, _ := bound.Metric("mean_response")
 	boundText := "≥ " + strconv.FormatFloat(et.Mean, 'g', 4, 64)
 	gm, _ := good.Compare.Paired("mean_response")
-	rel := aggregate.FormatRelDiff(gm.RelDiff, gm.RelDiffHW)
+	rel := aggregate.FormatRelDiff(gm.RelDiff, gm.RelDiffLo, gm.RelDiffHi)
 	if gm.Verdict != aggregate.CmpBetter {
 		t.Fatalf("premise: msfq λ=1.5 %s", gm.Verdict)
 	}
@@ -94,6 +94,12 @@ func TestOneStoryAcrossOutputs(t *testing.T) {
 				r, _ := strconv.ParseFloat(g("mean_response_rel_diff"), 64)
 				if g("mean_response_cmp") != aggregate.CmpBetter || r != gm.RelDiff {
 					t.Errorf("%s msfq λ=1.5: cmp %q rel %q, want better %v", src.name, g("mean_response_cmp"), g("mean_response_rel_diff"), gm.RelDiff)
+				}
+				lo, _ := strconv.ParseFloat(g("mean_response_rel_diff_lo"), 64)
+				hi, _ := strconv.ParseFloat(g("mean_response_rel_diff_hi"), 64)
+				if lo != gm.RelDiffLo || hi != gm.RelDiffHi || !(lo < r && r < hi && hi < 0) {
+					t.Errorf("%s msfq λ=1.5: interval [%q, %q], want [%v, %v] about %v, below 0", src.name,
+						g("mean_response_rel_diff_lo"), g("mean_response_rel_diff_hi"), gm.RelDiffLo, gm.RelDiffHi, r)
 				}
 			}
 		}

@@ -417,7 +417,7 @@ func (rf *runnerFlags) applySandbox(cmd string, quiet bool) int {
 	// unless quiet: run keeps a mistake in its sweep file the one line a
 	// newcomer reads.
 	if n := sandbox.RemoveStale(); n > 0 && !quiet {
-		fmt.Fprintf(os.Stderr, "msjfarm %s: removed %d private TMPDIRs of plugin processes whose host was killed\n", cmd, n)
+		fmt.Fprintf(stderr, "msjfarm %s: removed %d private TMPDIRs of plugin processes whose host was killed\n", cmd, n)
 	}
 	if !quiet {
 		rf.stateSandbox(cmd)
@@ -522,7 +522,7 @@ func within(path, dir string) bool {
 // stateSandbox prints what applySandbox applied, as cmd's.
 func (rf *runnerFlags) stateSandbox(cmd string) {
 	if rf.sb != nil {
-		fmt.Fprintf(os.Stderr, "msjfarm %s: %s\n", cmd, rf.sb.Describe())
+		fmt.Fprintf(stderr, "msjfarm %s: %s\n", cmd, rf.sb.Describe())
 	}
 }
 
@@ -554,7 +554,7 @@ func (rf *runnerFlags) hostStall() time.Duration {
 // warn prints warnings as cmd's.
 func warn(cmd string, warnings []string) {
 	for _, w := range warnings {
-		fmt.Fprintf(os.Stderr, "msjfarm %s: warning: %s\n", cmd, w)
+		fmt.Fprintf(stderr, "msjfarm %s: warning: %s\n", cmd, w)
 	}
 }
 

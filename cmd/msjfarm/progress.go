@@ -70,6 +70,10 @@ type progress struct {
 	base  int // finished before this run: left out of the rate and ETA
 	tty   bool
 	camp  *sweep.Campaign // names failed tasks (describe); nil: by id
+	// quiet (run -q) drops the progress line and bar, not the notes of
+	// why a campaign does not move: with -q, a store on a full disk was
+	// a run that waited without a word.
+	quiet bool
 
 	// smu guards last, which the bar's decorator reads from mpb's render
 	// goroutine; mu guards the rest. They are separate because the bar's
@@ -221,6 +225,9 @@ func (p *progress) update(s *protocol.Status) {
 		}
 		p.refusals[r] = true
 		p.note(s.Campaign, r)
+	}
+	if p.quiet {
+		return
 	}
 	if !p.tty {
 		l := p.line(s)

@@ -42,6 +42,32 @@ func TestSummaryTable(t *testing.T) {
 	}
 }
 
+// TestSummaryTableScenario: a swept servers axis (or workload) is a
+// column of its own, headed k; rows that differed only in λ had no k.
+// A campaign of one k and one workload shows neither (TestSummaryTable).
+func TestSummaryTableScenario(t *testing.T) {
+	csv := "point,policy,params,workload,servers,arrival_rate,load,replications,n,n_failed,n_unstable," +
+		"mean_response_mean,mean_response_hw,weighted_mean_response_mean,weighted_mean_response_hw,jain_mean\n" +
+		"p1,fcfs,{},hw,32,3.232,0.5,2,2,0,0,2.214,1.741,19.1,16.02,0.6091\n" +
+		"p2,fcfs,{},hw,128,6.465,0.5,2,2,0,0,2.176,0.09761,19.04,3.395,0.5951\n"
+	var b bytes.Buffer
+	if err := printSummaryTable(&b, strings.NewReader(csv)); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if f := strings.Fields(lines[0]); len(f) < 3 || f[1] != "k" || f[2] != "λ" {
+		t.Fatalf("header %q: want policy, k, λ", lines[0])
+	}
+	for i, k := range []string{"32", "128"} {
+		if f := strings.Fields(lines[i+1]); len(f) < 2 || f[1] != k {
+			t.Errorf("row %q: want k = %s", lines[i+1], k)
+		}
+	}
+	if strings.Contains(lines[0], "workload") {
+		t.Errorf("one workload shown as a column: %q", lines[0])
+	}
+}
+
 // TestSummaryTableVerdicts: the status follows the pooled verdict (a
 // stable point with a flagged minority says so, not UNSTABLE), truncated
 // points say TRUNCATED, and lower bounds print as ≥ x without a CI.
@@ -300,6 +326,44 @@ func TestStuckShown(t *testing.T) {
 	for _, want := range []string{"\n  c1: " + rec + "\n", "\n  c1: " + fin + "\n", "\n  c1: … and 11 more task messages refused\n"} {
 		if !strings.Contains(st.String(), want) {
 			t.Errorf("status lacks %q:\n%s", want, st.String())
+		}
+	}
+}
+
+// TestProgressQuiet: run -q drops the progress line, not the notes of
+// why the campaign does not move: with -q a run on a store whose disk was
+// full waited without a word.
+func TestProgressQuiet(t *testing.T) {
+	var b bytes.Buffer
+	p := newProgress(&b, 0)
+	p.quiet = true
+	p.update(&protocol.Status{Campaign: "c1", Total: 10, Done: 2, Running: 2,
+		Paused: []string{"worker local: paused since 12:00:00: its store is unavailable (no space left on device)"}})
+	p.update(&protocol.Status{Campaign: "c1", Total: 10, Done: 2, Reconciling: "publishing failed 3 times in a row"})
+	out := b.String()
+	for _, want := range []string{"msjfarm: campaign c1: worker local: paused since", "msjfarm: campaign c1: publishing failed 3 times"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("quiet progress without %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "2/10 done") {
+		t.Errorf("quiet progress printed its line:\n%s", out)
+	}
+}
+
+// TestMeanAtHW: the mean to its half-width's last printed decimal.
+func TestMeanAtHW(t *testing.T) {
+	for _, tc := range []struct{ mean, hw, want string }{
+		{"10.9977", "1.0853", "10.998"},   // hw prints 1.085: three decimals
+		{"2.0012", "0.057768", "2.00120"}, // hw 0.05777: five
+		{"4670.1234", "424.66", "4670.1"}, // hw 424.7: one
+		{"123456.7", "12345", "123457"},   // hw 12350: none
+		{"3.5", "", "3.5"},                // no half-width: num
+		{"3.5", "1e-07", "3.5"},           // exponent form: num
+		{"0.000123456", "1.2e-09", "0.0001235"},
+	} {
+		if got := meanAtHW(tc.mean, tc.hw); got != tc.want {
+			t.Errorf("meanAtHW(%s, %s) = %s, want %s", tc.mean, tc.hw, got, tc.want)
 		}
 	}
 }

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"slices"
+
 	"github.com/spf13/pflag"
 
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -83,7 +86,7 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 			rc.From, rc.FromArchive = ff.fs.Arg(0), true
 		}
 		if r.Manifest == nil || r.Manifest.State != protocol.CampaignDone {
-			fmt.Fprintf(os.Stderr, "msjfarm report: campaign %s is not finished: report of the %d results so far\n", id, nrec)
+			fmt.Fprintf(stderr, "msjfarm report: campaign %s is not finished: report of the %d results so far\n", id, nrec)
 		}
 		// Further campaigns are overlaid in the figures and tables.
 		overlay, err := loadOverlays(ctx, st, ff.fs.Args()[1:])
@@ -128,6 +131,9 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 // replaced.
 func writeReport(ctx context.Context, st storage.Store, id, dir string, store bool, rc report.Campaign, prec *archive.PrecisionSummary, overlay []report.Campaign, temporary func(string)) int {
 	dir = filepath.Clean(dir)
+	if err := outOfStore(st, dir); err != nil {
+		return usagef("report: %v", err)
+	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return fail("report: %v", err)
 	}
@@ -161,12 +167,84 @@ func writeReport(ctx context.Context, st storage.Store, id, dir string, store bo
 	if err != nil {
 		return fail("report: %v", err)
 	}
+	prev := readReportMarker(dir)
 	for _, n := range names {
 		if err := os.Rename(filepath.Join(tmp, n), filepath.Join(dir, n)); err != nil {
 			return fail("report: %v", err)
 		}
 	}
+	if removed := removeStale(dir, prev, names); removed > 0 {
+		fmt.Fprintf(stderr, "msjfarm report: removed %d files of the report of campaign %s that %s held and this report does not write\n", removed, prev.Campaign, dir)
+	}
+	if err := writeReportMarker(dir, id, names); err != nil {
+		return fail("report: %v", err)
+	}
 	return code
+}
+
+// reportMarker is the file a report leaves in its directory naming its
+// campaign and files, so that the next report into that directory removes
+// what this one wrote and it does not: reports of two campaigns into one
+// --out left the first's figures (counter phases, MSFQ phases) beside the
+// second's, without a word.
+const reportMarker = ".msjfarm-report.json"
+
+type reportFiles struct {
+	Campaign string   `json:"campaign"`
+	Files    []string `json:"files"`
+}
+
+// readReportMarker is dir's marker (empty without one or unreadable).
+func readReportMarker(dir string) reportFiles {
+	var m reportFiles
+	if data, err := os.ReadFile(filepath.Join(dir, reportMarker)); err == nil {
+		_ = json.Unmarshal(data, &m)
+	}
+	return m
+}
+
+func writeReportMarker(dir, id string, names []string) error {
+	data, err := json.Marshal(reportFiles{Campaign: id, Files: names})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, reportMarker), append(data, '\n'), 0o644)
+}
+
+// removeStale removes the files prev lists that names does not: only
+// plain file names of dir (the marker is the directory's, and a name with
+// a separator or ".." is not one a report writes), only regular files.
+func removeStale(dir string, prev reportFiles, names []string) int {
+	n := 0
+	for _, f := range prev.Files {
+		if f != filepath.Base(f) || f == "." || f == ".." || f == reportMarker || slices.Contains(names, f) {
+			continue
+		}
+		p := filepath.Join(dir, f)
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && os.Remove(p) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// outOfStore refuses a report directory inside a local store: the report
+// landed among the campaigns' objects (in campaigns/<id>/, 145 files the
+// next archive export carried), where only msjfarm writes.
+func outOfStore(st storage.Store, dir string) error {
+	root, ok := storage.LocalRoot(st)
+	if !ok {
+		return nil
+	}
+	absRoot, err1 := filepath.Abs(root)
+	absDir, err2 := filepath.Abs(dir)
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	if rel, err := filepath.Rel(absRoot, absDir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("--out %s is inside the store %s, where only msjfarm writes: give a directory outside it (--store publishes the report into the store)", dir, root)
+	}
+	return nil
 }
 
 // loadOverlays loads the campaigns named by args (ids, names or id
@@ -201,13 +279,13 @@ func loadOverlays(ctx context.Context, st storage.Store, args []string) ([]repor
 // to dir) and returns the exit code.
 func storeReport(ctx context.Context, st storage.Store, id string, files archive.ReportSource, overlay bool, dir string) int {
 	if overlay {
-		fmt.Fprintf(os.Stderr, "msjfarm report: an overlay is not stored (--store applies to a single campaign's report)\n")
+		fmt.Fprintf(stderr, "msjfarm report: an overlay is not stored (--store applies to a single campaign's report)\n")
 		return 0
 	}
 	if err := publishWithRetry(ctx, st, id, files, reportAttempts, coordinator.ReportRetryWait); err != nil {
 		return fail("report: --store: %v (the local copy is in %s)", err, dir)
 	}
-	fmt.Fprintf(os.Stderr, "msjfarm report: stored under %s\n", reportLocation(st, id))
+	fmt.Fprintf(stderr, "msjfarm report: stored under %s\n", reportLocation(st, id))
 	return 0
 }
 
@@ -223,7 +301,7 @@ func publishWithRetry(ctx context.Context, st storage.Store, id string, files ar
 		if err == nil || a == attempts {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "msjfarm report: storing the report failed (attempt %d of %d): %v; trying again in %s\n", a, attempts, err, wait)
+		fmt.Fprintf(stderr, "msjfarm report: storing the report failed (attempt %d of %d): %v; trying again in %s\n", a, attempts, err, wait)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

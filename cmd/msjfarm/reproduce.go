@@ -78,7 +78,7 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		if x != nil {
 			defer x.Close()
 			hint = archiveHint(x)
-			fmt.Fprintf(os.Stderr, "msjfarm reproduce: archive %s verified (%d members, merkle-root %s)\n", ff.fs.Arg(0), len(x.Index.Members), x.Index.Root)
+			fmt.Fprintf(stderr, "msjfarm reproduce: archive %s verified (%d members, merkle-root %s)\n", ff.fs.Arg(0), len(x.Index.Members), x.Index.Root)
 		}
 		cat, err := campaignCatalog(ctx, st, id)
 		if err != nil {
@@ -116,7 +116,7 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 			plugins = pr
 		}
 		for _, w := range reproduce.ProvenanceWarnings(a, chosen, plugins == nil) {
-			fmt.Fprintf(os.Stderr, "msjfarm reproduce: warning: %s\n", w)
+			fmt.Fprintf(stderr, "msjfarm reproduce: warning: %s\n", w)
 		}
 		others := ""
 		if *all && total > len(chosen) {
@@ -125,7 +125,7 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 			// know how many of the campaign's tasks gave none.
 			others = fmt.Sprintf(" (the other %d have no result to re-run: they failed or never ran; msjfarm results lists them)", total-len(chosen))
 		}
-		fmt.Fprintf(os.Stderr, "msjfarm reproduce: campaign %s: re-running %d of %d tasks%s, %d at once\n", id, len(chosen), total, others, *n)
+		fmt.Fprintf(stderr, "msjfarm reproduce: campaign %s: re-running %d of %d tasks%s, %d at once\n", id, len(chosen), total, others, *n)
 		start := time.Now()
 		// A replayed trace comes from storage, verified, like a worker's.
 		rctx := worker.WithTraceSource(worker.WithCampaign(ctx, id), worker.NewTraceSource(st, "", 0))
@@ -193,13 +193,13 @@ func confirmImported(ctx context.Context, st storage.Store, id string, res []rep
 		}
 		ok, err := record.ConfirmImported(ctx, st, id, r.Task.ID, r.Key)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "msjfarm reproduce: warning: task %s: %v\n", r.Task.ID, err)
+			fmt.Fprintf(stderr, "msjfarm reproduce: warning: task %s: %v\n", r.Task.ID, err)
 		}
 		if ok {
 			n++
 		}
 	}
 	if n > 0 {
-		fmt.Fprintf(os.Stderr, "msjfarm reproduce: %d imported results confirmed: other campaigns may now reuse them\n", n)
+		fmt.Fprintf(stderr, "msjfarm reproduce: %d imported results confirmed: other campaigns may now reuse them\n", n)
 	}
 }

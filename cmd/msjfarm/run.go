@@ -33,7 +33,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 	r.maxDeliver = ff.fs.Int("max-deliver", protocol.DefaultMaxDeliver, "attempts per task before it is recorded as failed")
 	r.retry = ff.fs.Bool("retry-failed", false, "run the failed tasks of an earlier run again")
 	r.verbose = ff.fs.BoolP("v", "v", false, "log coordinator and worker events to stderr")
-	r.quiet = ff.fs.BoolP("q", "q", false, "no progress line")
+	r.quiet = ff.fs.BoolP("q", "q", false, "no progress line (why the campaign does not move is still said: a paused store, tasks that cannot be published)")
 	r.cpuProfile = ff.fs.String("cpuprofile", "", "write a CPU profile of the whole run (coordinator, workers, NATS) to this file")
 	r.runLog = ff.fs.String("run-log", "", "append one line per task start/finish/duplicate/failure/release to this file")
 	r.dry = ff.fs.Bool("dry-run", false, "print the plan (points, tasks, already stored, to run, estimated CPU and wall time on --workers) and write nothing")
@@ -94,7 +94,7 @@ func (r *runCommand) main() int {
 	}
 	var err error
 	if r.slogger, err = r.mf.logger(*r.verbose); err != nil {
-		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
+		errorf("run: %v", err)
 		return 2
 	}
 	if r.traceLimit, err = parseSize("max-trace-size", *r.maxTrace); err != nil {
@@ -122,9 +122,10 @@ func (r *runCommand) main() int {
 	if err != nil {
 		pr.Close()
 		warn("run", pr.Registry.Warnings())
-		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
+		errorf("run: %v", err)
 		return 2
 	}
+	noteOverrides("run", pos[0], lf)
 	if lf.Limit != nil {
 		return interrupted(ctx, r.limit(ctx, lf, cfg, pr))
 	}
@@ -136,7 +137,7 @@ func (r *runCommand) main() int {
 // canceled" and exit 1, where an interrupted run exits 130.
 func interrupted(ctx context.Context, code int) int {
 	if code == 1 && ctx.Err() != nil {
-		fmt.Fprintln(os.Stderr, "msjfarm run: interrupted; run the same command again to resume")
+		fmt.Fprintln(stderr, "msjfarm run: interrupted; run the same command again to resume")
 		return 130
 	}
 	return code
@@ -182,7 +183,7 @@ func (r *runCommand) limit(ctx context.Context, lf *sweep.File, cfg worker.Runne
 	plan, err := sweep.PlanLimit(lf, withPolicyNames(pr.Registry))
 	pr.Close()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
+		errorf("run: %v", err)
 		return 2
 	}
 	if *r.dry {
@@ -220,7 +221,7 @@ func (r *runCommand) campaign(ctx context.Context, path string, lf *sweep.File, 
 	if err != nil {
 		pr.Close()
 		warn("run", pr.Registry.Warnings())
-		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
+		errorf("run: %v", err)
 		return 2
 	}
 	if *r.dry {
@@ -257,7 +258,7 @@ func (r *runCommand) campaign(ctx context.Context, path string, lf *sweep.File, 
 	ln, err := r.mf.listen()
 	if err != nil {
 		pr.Close()
-		fmt.Fprintf(os.Stderr, "msjfarm: run: %v\n", err)
+		errorf("run: %v", err)
 		return 2
 	}
 	if ln != nil {
@@ -323,11 +324,11 @@ func runnerFor(ctx context.Context, cfg worker.RunnerConfig, pr *worker.PluginRu
 	if err != nil {
 		return nil, fail("run: runner: %v", err)
 	}
-	fmt.Fprintf(os.Stderr, "msjfarm run: runner %s\n", ch.Desc)
+	fmt.Fprintf(stderr, "msjfarm run: runner %s\n", ch.Desc)
 	if desc, err := local.UploadTrace(ctx, st, f, trace); err != nil {
 		return nil, fail("run: %v", err)
 	} else if desc != "" {
-		fmt.Fprintf(os.Stderr, "msjfarm run: %s\n", desc)
+		fmt.Fprintf(stderr, "msjfarm run: %s\n", desc)
 	}
 	return ch, 0
 }
@@ -340,6 +341,7 @@ func runnerFor(ctx context.Context, cfg worker.RunnerConfig, pr *worker.PluginRu
 func (r *runCommand) run(ctx context.Context, o local.Options, camp *sweep.Campaign, start time.Time) int {
 	st := o.Store
 	p := newProgress(os.Stderr, 0).describe(camp)
+	p.quiet = *r.quiet
 	printed, code := false, 0
 	var reportErr error
 	summarize := func(ctx context.Context, s *protocol.Status, id string) {
@@ -347,19 +349,16 @@ func (r *runCommand) run(ctx context.Context, o local.Options, camp *sweep.Campa
 	}
 	o.Lingering = func(s *protocol.Status) {
 		summarize(ctx, s, s.Campaign)
-		fmt.Fprintf(os.Stderr, "\nmsjfarm run: campaign %s (%d done, %d failed); the live page stays at %s for %s (Ctrl-C ends it)\n",
+		fmt.Fprintf(stderr, "\nmsjfarm run: campaign %s (%d done, %d failed); the live page stays at %s for %s (Ctrl-C ends it)\n",
 			s.State, s.Done, s.Failed, monitor.URL(o.HTTP), *r.linger)
 	}
 	o.Submitted = func(rep protocol.SubmitReply) {
-		fmt.Fprintf(os.Stderr, "msjfarm run: campaign %s (%s): %d tasks in %d points, %d already done (%d reused from other campaigns), %d to run; %d workers; storage %s; start-up %s\n",
+		fmt.Fprintf(stderr, "msjfarm run: campaign %s (%s): %d tasks in %d points, %d already done (%d reused from other campaigns), %d to run; %d workers; storage %s; start-up %s\n",
 			rep.Campaign, rep.Name, rep.Tasks, camp.Points, rep.AlreadyDone, rep.Reused, rep.Tasks-rep.AlreadyDone, *r.n, st.URL(), time.Since(start).Round(time.Millisecond))
 		p = newProgress(os.Stderr, rep.AlreadyDone).describe(camp)
+		p.quiet = *r.quiet
 	}
-	o.Progress = func(s *protocol.Status) {
-		if !*r.quiet {
-			p.update(s)
-		}
-	}
+	o.Progress = func(s *protocol.Status) { p.update(s) }
 	out, err := local.Run(ctx, o)
 	if err != nil {
 		return fail("run: %v", err)
@@ -371,7 +370,7 @@ func (r *runCommand) run(ctx context.Context, o local.Options, camp *sweep.Campa
 		if s != nil {
 			done = fmt.Sprintf("%d/%d", s.Done+s.Failed, s.Total)
 		}
-		fmt.Fprintf(os.Stderr, "\nmsjfarm run: interrupted with %s tasks finished; run the same command again to resume (results are in %s)\n",
+		fmt.Fprintf(stderr, "\nmsjfarm run: interrupted with %s tasks finished; run the same command again to resume (results are in %s)\n",
 			done, st.URL())
 		return 130
 	}
@@ -391,7 +390,7 @@ func printRunSummary(ctx context.Context, st storage.Store, p *progress, s *prot
 	if s.State == protocol.CampaignCancelled {
 		// Cancelled from elsewhere (msjfarm cancel): no summary is
 		// written, and run ended on "getfile …/summary.csv: not found".
-		fmt.Fprintf(os.Stderr, "msjfarm run: campaign %s was cancelled (%d of %d tasks done, kept in %s); running the sweep again resumes it\n",
+		fmt.Fprintf(stderr, "msjfarm run: campaign %s was cancelled (%d of %d tasks done, kept in %s); running the sweep again resumes it\n",
 			id, s.Done, s.Total, st.URL())
 		return 1
 	}
@@ -420,13 +419,13 @@ func printRunSummary(ctx context.Context, st storage.Store, p *progress, s *prot
 	}
 	code := 0
 	if s.Failed > 0 {
-		fmt.Fprintf(os.Stderr, "msjfarm run: %d of %d tasks failed (see above; --retry-failed runs them again)\n", s.Failed, s.Total)
+		fmt.Fprintf(stderr, "msjfarm run: %d of %d tasks failed (see above; --retry-failed runs them again)\n", s.Failed, s.Total)
 		code = 1
 	}
 	if !rendered {
 		// Exit 0 said all was made, and a script went on to copy a
 		// report that was not there (a full disk).
-		fmt.Fprintf(os.Stderr, "msjfarm run: the report was not rendered (above); the results and summary are stored\n")
+		fmt.Fprintf(stderr, "msjfarm run: the report was not rendered (above); the results and summary are stored\n")
 		code = 1
 	}
 	return code

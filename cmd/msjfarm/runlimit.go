@@ -335,12 +335,12 @@ func runLimitFile(ctx context.Context, cmd string, f *sweep.File, plan *sweep.Li
 		return fail("%s: limit: %v", cmd, err)
 	}
 	start := time.Now()
-	fmt.Fprintf(os.Stderr, "msjfarm %s: limit search %s (%s): %d policy variants, λ in [%s, %s], rel_tol %v, %d probes per round × %d replications; storage %s\n",
+	fmt.Fprintf(stderr, "msjfarm %s: limit search %s (%s): %d policy variants, λ in [%s, %s], rel_tol %v, %d probes per round × %d replications; storage %s\n",
 		cmd, id, f.Name, len(plan.Targets), sig(plan.Lo, 5), sig(plan.Hi, 5), plan.RelTol, plan.Probes, f.Replications, st.URL())
 	s := &limitSearch{f: f, plan: plan, st: st, run: run, log: os.Stderr}
 	if err := s.search(ctx); err != nil {
 		if errors.Is(err, errInterrupted) {
-			fmt.Fprintf(os.Stderr, "\nmsjfarm %s: interrupted; run the same command again to resume (finished rounds are reused from %s)\n", cmd, st.URL())
+			fmt.Fprintf(stderr, "\nmsjfarm %s: interrupted; run the same command again to resume (finished rounds are reused from %s)\n", cmd, st.URL())
 			return 130
 		}
 		return fail("%s: limit: %v", cmd, err)
@@ -353,7 +353,7 @@ func runLimitFile(ctx context.Context, cmd string, f *sweep.File, plan *sweep.Li
 	pre := limitsPrefix(id)
 	fmt.Fprintf(out, "\nlimits: %s\nsummary: %s\nreport: %s\n", storedLocation(st, pre+"limits.csv"), storedLocation(st, pre+"summary.csv"),
 		storedLocation(st, pre+"report/index.html"))
-	fmt.Fprintf(os.Stderr, "msjfarm %s: limit search done in %s\n", cmd, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stderr, "msjfarm %s: limit search done in %s\n", cmd, time.Since(start).Round(time.Millisecond))
 	return 0
 }
 
@@ -430,14 +430,14 @@ func submitLimit(ctx context.Context, ff *farmFlags, reg *registry.Registry, pat
 	}
 	plan, err := sweep.PlanLimit(f, withPolicyNames(reg))
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "msjfarm: submit: %v\n", err)
+		errorf("submit: %v", err)
 		return 2, true
 	}
 	if dry {
 		return limitDryRun(os.Stdout, "submit", f, plan), true
 	}
 	if *ff.storage == "" {
-		fmt.Fprintf(os.Stderr, "msjfarm: submit: %s has a limit block: the search reads each round's results, so give the farm's --storage\n", path)
+		errorf("submit: %s has a limit block: the search reads each round's results, so give the farm's --storage", path)
 		return 2, true
 	}
 	creating()

@@ -150,7 +150,7 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 			}
 			rc := wire.RunConfig{Warmup: int64(warmup), Arrivals: int64(arrivals), MSER: *mser, MaxInSystem: int(maxInSystem)}
 			run = pluginReplication(host, entry, params, *wl, w.ArrivalRate, *seed, rc)
-			fmt.Fprintf(os.Stderr, "msjfarm simulate: policy %s from plugin %s %s (%s)\n", entry.Policy, entry.Plugin, entry.Version, entry.Path)
+			fmt.Fprintf(stderr, "msjfarm simulate: policy %s from plugin %s %s (%s)\n", entry.Policy, entry.Plugin, entry.Version, entry.Path)
 			bin, _ := entry.Binary()
 			counters = pluginCounterInfo(host, bin, entry.Policy)
 		}

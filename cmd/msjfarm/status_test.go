@@ -59,17 +59,22 @@ func TestInterruptedState(t *testing.T) {
 }
 
 // A comparison whose own 95% interval excludes 0 but which Holm's
-// correction leaves indistinguishable says so: "+27.2% ± 2.6%
-// indistinguishable" read as a contradiction.
+// correction leaves indistinguishable says so: "+27.2% [+24.6%, +29.9%]
+// indistinguishable" read as a contradiction. Fieller's interval excludes
+// 0 exactly when the unadjusted test rejects. A summary.csv written with
+// the delta method's rel_diff_hw (no _lo, _hi columns: "" here) prints the
+// difference alone; an unbounded interval ("inf") says so.
 func TestComparisonCellHolm(t *testing.T) {
-	for _, c := range []struct{ verdict, rel, hw, want string }{
-		{"indistinguishable", "0.272", "0.026", "+27.2% ± 2.6% indistinguishable after Holm's correction"},
-		{"indistinguishable", "0.01", "0.026", "+1.0% ± 2.6% indistinguishable"},
-		{"better", "-0.1", "0.02", "-10.0% ± 2.0% better"},
-		{"baseline", "", "", "baseline"},
+	for _, c := range []struct{ verdict, rel, lo, hi, want string }{
+		{"indistinguishable", "0.272", "0.246", "0.299", "+27.2% [+24.6%, +29.9%] indistinguishable after Holm's correction"},
+		{"indistinguishable", "0.01", "-0.016", "0.037", "+1.0% [-1.6%, +3.7%] indistinguishable"},
+		{"better", "-0.1", "-0.125", "-0.08", "-10.0% [-12.5%, -8.0%] better"},
+		{"indistinguishable", "0.1", "-inf", "inf", "+10.0% (unbounded) indistinguishable"},
+		{"better", "-0.1", "", "", "-10.0% better"},
+		{"baseline", "", "", "", "baseline"},
 	} {
-		if got := comparisonCell(c.verdict, c.rel, c.hw); got != c.want {
-			t.Errorf("comparisonCell(%s, %s, %s) = %q, want %q", c.verdict, c.rel, c.hw, got, c.want)
+		if got := comparisonCell(c.verdict, c.rel, c.lo, c.hi); got != c.want {
+			t.Errorf("comparisonCell(%s, %s, %s, %s) = %q, want %q", c.verdict, c.rel, c.lo, c.hi, got, c.want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/pflag"
@@ -78,6 +79,16 @@ func (l *sweepLimits) load(path, profile string) (*sweep.File, error) {
 		return nil, err
 	}
 	return sweep.LoadProfileLimit(path, profile, fileLimit)
+}
+
+// noteOverrides says, -q or not, which environment variables changed the
+// sweep file cmd runs (sweep.File.EnvOverrides): an MSJFARM_REPLICATIONS
+// left in the shell ran another campaign than the file without a word.
+func noteOverrides(cmd, path string, f *sweep.File) {
+	if o := f.EnvOverrides(); len(o) > 0 {
+		fmt.Fprintf(stderr, "msjfarm %s: the environment changes %s: %s; the campaign is the file with them (its stored spec.yaml is what ran)\n",
+			cmd, path, strings.Join(o, ", "))
+	}
 }
 
 // checkPlan refuses a planned campaign with more points or tasks than the
@@ -166,7 +177,7 @@ func planSweep(path string, loaded *sweep.File, cat sweep.Catalog, profile strin
 	printWarnings(c)
 	if r, ok := cat.(*registry.Registry); ok {
 		if note := r.TrialNote(); note != "" {
-			fmt.Fprintf(os.Stderr, "msjfarm: warning: %s\n", note)
+			errorf("warning: %s", note)
 		}
 	}
 	return f, c, trace, nil

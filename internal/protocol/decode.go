@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 )
 
@@ -37,6 +38,13 @@ func DecodeTaskMsg(subject string, data []byte) (*TaskMsg, error) {
 	if c, t, ok := ParseTaskSubject(subject); !ok || c != tm.Campaign || t != tm.Task.ID {
 		return &tm, &TaskIntegrityError{Subject: subject,
 			Reason: fmt.Sprintf("it names task %s of campaign %s, not the subject's", tm.Task.ID, tm.Campaign)}
+	}
+	if tm.ResultKey != "" && !storage.LowerHex(tm.ResultKey, 32) {
+		// A content key is 32 lower-case hex digits: a one-character
+		// key made every worker that drew the message panic (a poison
+		// message for the farm, sent by anyone who may publish).
+		return &tm, &TaskIntegrityError{Subject: subject,
+			Reason: fmt.Sprintf("its result_key %.40q is not a content key (32 lower-case hex digits)", tm.ResultKey)}
 	}
 	if id := sweep.TaskID(tm.Task); id != tm.Task.ID {
 		return &tm, &TaskIntegrityError{Subject: subject,

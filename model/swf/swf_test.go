@@ -160,6 +160,12 @@ func TestMalformed(t *testing.T) {
 			`swf: line 1: field 2 (submit time): "+Inf" is not a finite number`, 1, 2},
 		{"overflow", "1 0 0 1e999 1\n", 4,
 			`swf: line 1: field 4 (run time): "1e999" is out of range`, 1, 4},
+		// A run time the engine would carry into an offered load of
+		// 6·10^283, blamed on the plugin (MaxTime).
+		{"run time past MaxTime", "1 0 0 1e300 1\n", 4,
+			`swf: line 1: field 4 (run time): "1e300" is more than 10^12 seconds (31,700 years) in magnitude`, 1, 4},
+		{"submit time past MaxTime", "1 -2e12 0 1 1\n", 4,
+			`swf: line 1: field 2 (submit time): "-2e12" is more than 10^12 seconds (31,700 years) in magnitude`, 1, 2},
 		{"header", "; MaxProcs: many\n", 0,
 			`swf: line 1: header MaxProcs "many" is not an integer`, 1, 0},
 		{"header empty", ";MaxNodes:\n", 0,

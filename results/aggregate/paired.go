@@ -91,9 +91,14 @@ type Paired struct {
 	// bought.
 	UnpairedHW float64
 	// RelDiff is mean(A) / mean(B) − 1, the relative difference of the
-	// means, and RelDiffHW the half-width of its 95% interval by the delta
-	// method (NaN when the baseline's mean is 0). Its sign is Diff's.
-	RelDiff, RelDiffHW float64
+	// means (NaN when the baseline's mean is 0; its sign is Diff's), and
+	// [RelDiffLo, RelDiffHi] its 95% interval by Fieller's method, the
+	// inversion of the paired t-test (relDiff): asymmetric about RelDiff,
+	// and containing 0 exactly when the unadjusted paired t-test does not
+	// reject. An end is −Inf or +Inf where the interval is unbounded (the
+	// baseline's own 95% interval contains 0: Note says so);
+	// both NaN where there is no interval.
+	RelDiff, RelDiffLo, RelDiffHi float64
 	// P is the two-sided p-value of the paired t-test of Diff = 0, PHolm
 	// that p-value adjusted by Holm's method within the metric's family
 	// (the points of one figure).
@@ -110,20 +115,32 @@ type jsonPaired struct {
 	DiffHW     *float64 `json:"diff_hw"`
 	UnpairedHW *float64 `json:"unpaired_hw"`
 	RelDiff    *float64 `json:"rel_diff"`
-	RelDiffHW  *float64 `json:"rel_diff_hw"`
+	RelDiffLo  *float64 `json:"rel_diff_lo"`
+	RelDiffHi  *float64 `json:"rel_diff_hi"`
 	P          *float64 `json:"p"`
 	PHolm      *float64 `json:"p_holm"`
 	Verdict    string   `json:"verdict"`
 	Note       string   `json:"note,omitempty"`
+	// LegacyHW is the delta-method half-width summaries written before
+	// Fieller's interval carried (rel_diff_hw): read only, to tell such a
+	// summary's absent interval from an unbounded one.
+	LegacyHW json.RawMessage `json:"rel_diff_hw,omitempty"`
 }
 
-// MarshalJSON encodes NaN and ±Inf as null, like Metric.
+// MarshalJSON encodes NaN and ±Inf as null, like Metric: a null
+// rel_diff_lo or rel_diff_hi beside a number in rel_diff is an unbounded
+// end (−∞, +∞).
 func (c Paired) MarshalJSON() ([]byte, error) {
-	return json.Marshal(jsonPaired{c.Name, c.N, finitePtr(c.Diff), finitePtr(c.DiffHW), finitePtr(c.UnpairedHW),
-		finitePtr(c.RelDiff), finitePtr(c.RelDiffHW), finitePtr(c.P), finitePtr(c.PHolm), c.Verdict, c.Note})
+	return json.Marshal(jsonPaired{Name: c.Name, N: c.N, Diff: finitePtr(c.Diff), DiffHW: finitePtr(c.DiffHW),
+		UnpairedHW: finitePtr(c.UnpairedHW), RelDiff: finitePtr(c.RelDiff), RelDiffLo: finitePtr(c.RelDiffLo),
+		RelDiffHi: finitePtr(c.RelDiffHi), P: finitePtr(c.P), PHolm: finitePtr(c.PHolm), Verdict: c.Verdict, Note: c.Note})
 }
 
-// UnmarshalJSON reads what MarshalJSON wrote (null as NaN).
+// UnmarshalJSON reads what MarshalJSON wrote (null as NaN; a null end of
+// a defined relative difference's interval as −Inf or +Inf). A summary
+// written before Fieller's interval (rel_diff_hw, the delta method's
+// half-width, which overstated the evidence: see relDiff) reads with no
+// interval (NaN ends).
 func (c *Paired) UnmarshalJSON(b []byte) error {
 	var j jsonPaired
 	if err := json.Unmarshal(b, &j); err != nil {
@@ -136,7 +153,16 @@ func (c *Paired) UnmarshalJSON(b []byte) error {
 		return *p
 	}
 	*c = Paired{Name: j.Name, N: j.N, Diff: f(j.Diff), DiffHW: f(j.DiffHW), UnpairedHW: f(j.UnpairedHW),
-		RelDiff: f(j.RelDiff), RelDiffHW: f(j.RelDiffHW), P: f(j.P), PHolm: f(j.PHolm), Verdict: j.Verdict, Note: j.Note}
+		RelDiff: f(j.RelDiff), RelDiffLo: f(j.RelDiffLo), RelDiffHi: f(j.RelDiffHi), P: f(j.P), PHolm: f(j.PHolm),
+		Verdict: j.Verdict, Note: j.Note}
+	if finite(c.RelDiff) && len(j.LegacyHW) == 0 && c.N >= 2 {
+		if j.RelDiffLo == nil {
+			c.RelDiffLo = math.Inf(-1)
+		}
+		if j.RelDiffHi == nil {
+			c.RelDiffHi = math.Inf(1)
+		}
+	}
 	return nil
 }
 
@@ -393,8 +419,8 @@ func pairMetrics(p, b *Point, pr, br []*record.Record) []Paired {
 // baseline), a[i] and b[i] from the same replication.
 func pairOf(name, base string, a, b []float64) Paired {
 	nan := math.NaN()
-	c := Paired{Name: name, N: len(a), Diff: nan, DiffHW: nan, UnpairedHW: nan, RelDiff: nan, RelDiffHW: nan,
-		P: nan, PHolm: nan, Verdict: CmpUndefined}
+	c := Paired{Name: name, N: len(a), Diff: nan, DiffHW: nan, UnpairedHW: nan, RelDiff: nan, RelDiffLo: nan,
+		RelDiffHi: nan, P: nan, PHolm: nan, Verdict: CmpUndefined}
 	if len(a) < 2 {
 		c.Note = fmt.Sprintf("%d paired replications: a paired interval needs 2", len(a))
 		if len(a) == 1 {
@@ -411,7 +437,16 @@ func pairOf(name, base string, a, b []float64) Paired {
 	c.Diff, c.DiffHW = ds.Mean, ds.HalfWidth
 	as, bs := stats.MeanCI(a, Level), stats.MeanCI(b, Level)
 	if bs.Mean != 0 {
-		c.RelDiff, c.RelDiffHW = relDiff(a, b, ds.Mean, as.Mean, bs.Mean)
+		r := relDiff(a, b, ds.Mean, as.Mean, bs.Mean)
+		c.RelDiff, c.RelDiffLo, c.RelDiffHi = r.rel, r.lo, r.hi
+		if r.excl {
+			// The set is two half-lines: reported, and printed, as
+			// unbounded (its convex hull).
+			c.RelDiffLo, c.RelDiffHi = math.Inf(-1), math.Inf(1)
+		}
+		if math.IsInf(c.RelDiffLo, 0) || math.IsInf(c.RelDiffHi, 0) {
+			c.Note = "the baseline's own 95% interval contains 0: the relative difference's interval is unbounded"
+		}
 	} else {
 		c.Note = "the baseline's mean is 0: no relative difference"
 	}
@@ -427,31 +462,106 @@ func pairOf(name, base string, a, b []float64) Paired {
 	return c
 }
 
+// relSet is the 95% confidence set of a relative difference by Fieller's
+// method (relDiff): [lo, hi] (an end infinite for a half-line, both for
+// the whole line), or, when excl, the two half-lines (−∞, lo] ∪ [hi, ∞).
+type relSet struct {
+	rel, lo, hi float64
+	excl        bool
+}
+
+// contains says whether x is in the set.
+func (s relSet) contains(x float64) bool {
+	if s.excl {
+		return x <= s.lo || x >= s.hi
+	}
+	return s.lo <= x && x <= s.hi
+}
+
 // relDiff is the relative difference of the means of the pairs (a[i],
 // b[i]), whose differences have mean dm, a's mean am and b's bm (not 0):
-// dm/bm, that is am/bm − 1, with the half-width of its 95% interval by
-// the delta method,
+// dm/bm, that is R̂ − 1 with R̂ = am/bm, and its 95% confidence set by
+// Fieller's method for the ratio ρ = E[A]/E[B] of paired means: the ρ the
+// paired t-test of mean(A_r − ρ·B_r) = 0 does not reject,
 //
-//	t(0.975, n−1) · sd(a_r − R·b_r) / (√n · |bm|),  R = am/bm,
+//	|ā − ρ·b̄| ≤ t · sd(a_r − ρ·b_r)/√n,  t = t(0.975, n−1),
 //
-// the standard error of a ratio estimator, paired: a and b's shared noise
-// cancels in a_r − R·b_r as in the differences.
+// that is, with q = t²/n and s the sample (co)variances,
 //
-// It was the mean of the ratios a_r/b_r − 1, which on heavy-tailed
-// replications (a saturated point's few long busy periods) is dominated by
-// the pairs with a small b_r: nmsr against msf at λ = 7.3 on one-or-all
-// read +14.5% ± 54.2% where the means were 171.5 against 188 (−8.8%), and
-// its interval excluded 0 where the paired t-test did not (p = 0.077). The
-// ratio of the means is what "12% lower E[T]" means, its sign is the
-// difference's, and it needs only the baseline's mean to be nonzero, not
-// every replication's (a policy counter is 0 in some).
-func relDiff(a, b []float64, dm, am, bm float64) (rel, hw float64) {
+//	(b̄² − q·s_bb)·ρ² − 2(ā·b̄ − q·s_ab)·ρ + (ā² − q·s_aa) ≤ 0,
+//
+// shifted by −1. At ρ = 1 the test is the paired t-test of the verdict
+// (unadjusted): the set contains 0 exactly when that test does not reject
+// at 5%. It is solved in δ = ρ − R̂, with e_r = a_r − R̂·b_r (mean 0),
+//
+//	(b̄² − q·s_bb)·δ² + 2q·s_eb·δ − q·s_ee ≤ 0,
+//
+// whose discriminant q²s_eb² + (b̄² − q·s_bb)·q·s_ee is not negative when
+// the leading coefficient is positive (b̄'s own 95% interval excludes 0):
+// the set is then an interval about R̂, asymmetric unless s_eb = 0. When b̄'s
+// interval contains 0 the set is unbounded: the whole line, a half-line
+// (leading coefficient exactly 0), or two half-lines (excl).
+//
+// It was the delta method's R̂ − 1 ± t·sd(a_r − R̂·b_r)/(√n·|b̄|), a
+// linearisation of a/b about b̄ that holds only while b̄'s own relative
+// error is small; near saturation it is not. Killsmart K=7 ν=19 against
+// FCFS at λ = 1.4 (6 replications of 2·10⁴ arrivals; b̄ = 169 ± 83) read
+// −73.0% ± 8.6% where the ratios the paired t-test accepts run from −78.8%
+// to −56.4%: the end toward 0 twice as far. And the symmetric interval
+// could exclude 0 where the test of the verdict did not reject (a = (1, 1,
+// 1), b = (2, 3, 4): −66.7% ± 27.6%, p = 0.074), overstating the
+// evidence. Before that it was the mean of the ratios a_r/b_r − 1, which a
+// few pairs with a small b_r dominate (nmsr against msf at λ = 7.3 read
+// +14.5% where the means were 8.8% apart the other way). The ratio of the
+// means is what "12% lower E[T]" means, its sign is the difference's, and
+// it needs only the baseline's mean to be nonzero, not every
+// replication's (a policy counter is 0 in some).
+func relDiff(a, b []float64, dm, am, bm float64) relSet {
+	n := len(a)
 	r := am / bm
-	e := make([]float64, len(a))
+	rel := dm / bm
+	e := make([]float64, n)
 	for i := range a {
 		e[i] = a[i] - r*b[i]
 	}
-	return dm / bm, stats.MeanCI(e, Level).HalfWidth / math.Abs(bm)
+	em := 0.0
+	for _, x := range e {
+		em += x
+	}
+	em /= float64(n)
+	var see, seb, sbb float64
+	for i := range e {
+		de, db := e[i]-em, b[i]-bm
+		see += de * de
+		seb += de * db
+		sbb += db * db
+	}
+	see, seb, sbb = see/float64(n-1), seb/float64(n-1), sbb/float64(n-1)
+	t := stats.TQuantile((1+Level)/2, n-1)
+	q := t * t / float64(n)
+	qa, qb, qc := bm*bm-q*sbb, q*seb, -q*see // qa·δ² + 2qb·δ + qc ≤ 0
+	inf := math.Inf(1)
+	if qa == 0 {
+		switch {
+		case qb > 0:
+			return relSet{rel: rel, lo: -inf, hi: rel - qc/(2*qb)}
+		case qb < 0:
+			return relSet{rel: rel, lo: rel - qc/(2*qb), hi: inf}
+		}
+		return relSet{rel: rel, lo: -inf, hi: inf}
+	}
+	disc := qb*qb - qa*qc
+	if disc <= 0 {
+		if qa > 0 { // only s_ee = s_eb = 0: the single point R̂
+			return relSet{rel: rel, lo: rel, hi: rel}
+		}
+		return relSet{rel: rel, lo: -inf, hi: inf}
+	}
+	// The roots without cancellation: s/qa and qc/s (their product qc/qa).
+	s := -qb - math.Copysign(math.Sqrt(disc), qb)
+	d1, d2 := s/qa, qc/s
+	lo, hi := rel+math.Min(d1, d2), rel+math.Max(d1, d2)
+	return relSet{rel: rel, lo: lo, hi: hi, excl: qa < 0}
 }
 
 // welchHalfWidth is the 95% half-width of the difference of two
@@ -541,13 +651,13 @@ func verdictOf(c *Paired, base string, alpha float64) string {
 
 // PairedWideColumns are summary.csv's comparison columns: baseline (the
 // baseline series' label), compare_note (why the point has no comparison)
-// and, per metric stem m, m_rel_diff, m_rel_diff_hw and m_cmp (see
-// COLUMNS.md).
+// and, per metric stem m, m_rel_diff, m_rel_diff_lo, m_rel_diff_hi and
+// m_cmp (see COLUMNS.md).
 func pairedWideColumns(mcols []Metric) []Column {
 	cols := []Column{{"baseline", String}, {"compare_note", String}}
 	for _, m := range mcols {
-		cols = append(cols, Column{m.Name + "_rel_diff", Float}, Column{m.Name + "_rel_diff_hw", Float},
-			Column{m.Name + "_cmp", String})
+		cols = append(cols, Column{m.Name + "_rel_diff", Float}, Column{m.Name + "_rel_diff_lo", Float},
+			Column{m.Name + "_rel_diff_hi", Float}, Column{m.Name + "_cmp", String})
 	}
 	return cols
 }
@@ -566,9 +676,9 @@ func pairedWideCells(p *Point, mcols []Metric) []any {
 			v = ""
 		}
 		if pm.Name == "" {
-			pm.RelDiff, pm.RelDiffHW = math.NaN(), math.NaN()
+			pm.RelDiff, pm.RelDiffLo, pm.RelDiffHi = math.NaN(), math.NaN(), math.NaN()
 		}
-		row = append(row, pm.RelDiff, pm.RelDiffHW, v)
+		row = append(row, pm.RelDiff, pm.RelDiffLo, pm.RelDiffHi, v)
 	}
 	return row
 }
@@ -576,7 +686,7 @@ func pairedWideCells(p *Point, mcols []Metric) []any {
 // PairedLongColumns are summary_long's comparison columns, after
 // LongColumns (see COLUMNS.md).
 var PairedLongColumns = []Column{{"baseline", String}, {"pairs", Int}, {"diff", Float}, {"diff_hw", Float},
-	{"unpaired_hw", Float}, {"rel_diff", Float}, {"rel_diff_hw", Float}, {"p_holm", Float},
+	{"unpaired_hw", Float}, {"rel_diff", Float}, {"rel_diff_lo", Float}, {"rel_diff_hi", Float}, {"p_holm", Float},
 	{"comparison", String}, {"comparison_note", String}}
 
 func pairedLongCells(p *Point, name string) []any {
@@ -584,14 +694,14 @@ func pairedLongCells(p *Point, name string) []any {
 	pm, ok := c.Paired(name)
 	if !ok {
 		nan := math.NaN()
-		pm = Paired{Diff: nan, DiffHW: nan, UnpairedHW: nan, RelDiff: nan, RelDiffHW: nan, PHolm: nan}
+		pm = Paired{Diff: nan, DiffHW: nan, UnpairedHW: nan, RelDiff: nan, RelDiffLo: nan, RelDiffHi: nan, PHolm: nan}
 	}
 	v, note := c.Verdict(name)
 	base := ""
 	if c != nil {
 		base = c.Baseline
 	}
-	return []any{base, int64(pm.N), pm.Diff, pm.DiffHW, pm.UnpairedHW, pm.RelDiff, pm.RelDiffHW, pm.PHolm, v, note}
+	return []any{base, int64(pm.N), pm.Diff, pm.DiffHW, pm.UnpairedHW, pm.RelDiff, pm.RelDiffLo, pm.RelDiffHi, pm.PHolm, v, note}
 }
 
 // keepRecords keeps the replications of each point for Compare.
@@ -604,17 +714,27 @@ func keepRecords(pts []Point, recs [][]*record.Record) {
 	}
 }
 
-// FormatRelDiff prints a relative difference and its half-width as
-// percentages, "-12.3% ± 0.4%": the half-width to one significant digit,
-// two when its leading digit is 1 or 2 (where rounding to one digit would
-// change it by up to a third), the mean to the same decimal, at least 1 and
-// at most 3 decimals. Every output that prints a comparison uses it.
-func FormatRelDiff(rel, hw float64) string {
+// FormatRelDiff prints a relative difference and its 95% interval [lo,
+// hi] as percentages, "-12.3% [-12.7%, -11.9%]": the decimals those of the
+// shorter arm of the interval (min(rel − lo, hi − rel)) to one significant
+// digit, two when its leading digit is 1 or 2 (where rounding to one digit
+// would change it by up to a third), at least 1 and at most 3, the
+// difference and both ends to the same decimal. An unbounded interval is
+// said so, "+10.0% (unbounded)", or its half-line written "[-5.0%, +∞)";
+// NaN ends (no interval) print the difference alone. Every output that
+// prints a comparison uses it.
+func FormatRelDiff(rel, lo, hi float64) string {
 	if math.IsNaN(rel) {
 		return "—"
 	}
 	dec := 1
-	if h := math.Abs(100 * hw); h > 0 && !math.IsInf(h, 0) && !math.IsNaN(h) {
+	h := math.Inf(1)
+	for _, arm := range []float64{100 * (rel - lo), 100 * (hi - rel)} {
+		if arm > 0 && finite(arm) {
+			h = math.Min(h, arm)
+		}
+	}
+	if finite(h) {
 		e := int(math.Floor(math.Log10(h)))
 		sig := 1
 		if lead := h / math.Pow(10, float64(e)); lead < 3 {
@@ -622,12 +742,24 @@ func FormatRelDiff(rel, hw float64) string {
 		}
 		dec = min(3, max(1, sig-1-e))
 	}
-	s := fmt.Sprintf("%+.*f%%", dec, 100*rel)
+	pct := func(x float64) string { return fmt.Sprintf("%+.*f%%", dec, 100*x) }
+	s := pct(rel)
 	switch {
-	case math.IsNaN(hw):
+	case math.IsNaN(lo) || math.IsNaN(hi):
 		return s
-	case math.IsInf(hw, 0):
-		return s + " ± ∞"
+	case math.IsInf(lo, -1) && math.IsInf(hi, 1):
+		return s + " (unbounded)"
+	case math.IsInf(lo, -1):
+		return s + " (−∞, " + pct(hi) + "]"
+	case math.IsInf(hi, 1):
+		return s + " [" + pct(lo) + ", +∞)"
 	}
-	return s + fmt.Sprintf(" ± %.*f%%", dec, 100*hw)
+	return s + " [" + pct(lo) + ", " + pct(hi) + "]"
 }
+
+// RelDiffExcludesZero says whether the interval [lo, hi] of a relative
+// difference lies on one side of 0: the unadjusted paired t-test rejects
+// (Fieller's interval inverts it).
+func RelDiffExcludesZero(lo, hi float64) bool { return lo > 0 || hi < 0 }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

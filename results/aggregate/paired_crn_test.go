@@ -90,8 +90,8 @@ func TestPairedNarrowerOnCRN(t *testing.T) {
 			if d := a.Mean - b.Mean; math.Abs(m.Diff-d) > 1e-9*math.Abs(d) {
 				t.Errorf("%s λ=%g %s: diff %g, difference of means %g", p.Policy, p.ArrivalRate, name, m.Diff, d)
 			}
-			t.Logf("%s λ=%g %s: %+.2f%% ± %.2f%%, paired hw %.4g vs unpaired %.4g (×%.1f narrower), p_holm %.2g: %s",
-				p.Policy, p.ArrivalRate, name, 100*m.RelDiff, 100*m.RelDiffHW, m.DiffHW, m.UnpairedHW, m.UnpairedHW/m.DiffHW, m.PHolm, m.Verdict)
+			t.Logf("%s λ=%g %s: %s, paired hw %.4g vs unpaired %.4g (×%.1f narrower), p_holm %.2g: %s",
+				p.Policy, p.ArrivalRate, name, aggregate.FormatRelDiff(m.RelDiff, m.RelDiffLo, m.RelDiffHi), m.DiffHW, m.UnpairedHW, m.UnpairedHW/m.DiffHW, m.PHolm, m.Verdict)
 		}
 		if p.ArrivalRate == 3 {
 			if v, _ := c.Verdict("mean_response"); v != aggregate.CmpBetter {

@@ -14,7 +14,9 @@ func nearRel(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, m
 //	  df = 2 t(0.975, 2) = 0.95·√(2/(1 − 0.95²)) = 4.302652729749463,
 //	  so hw = 4.302652729749463/1.7320508075688772 = 2.4841377117503294;
 //	means 4 and 2: relative difference 4/2 − 1 = 1 (+100%); R = 2, and
-//	  a − R·b = (0, 0, 0): hw 0;
+//	  a − ρ·b = (2 − ρ)·b, so Fieller's condition |ā − ρ·b̄| ≤ t·sd/√3
+//	  reads 2·|2 − ρ| ≤ 2.484·|2 − ρ|, true for every ρ (b̄'s own
+//	  interval 2 ± 2.484 contains 0): the interval is the whole line;
 //	paired t = 2/(1/√3) = 2√3, df 2: p = 1 − t/√(2+t²) = 1 − 2√3/√14
 //	  = 0.07417990022744858;
 //	unpaired (Welch): s_a = 2, s_b = 1, se² = 4/3 + 1/3 = 5/3,
@@ -29,7 +31,6 @@ func TestPairOf(t *testing.T) {
 		{"diff", c.Diff, 2},
 		{"diff_hw", c.DiffHW, 2.4841377117503294},
 		{"rel_diff", c.RelDiff, 1},
-		{"rel_diff_hw", c.RelDiffHW, 0},
 		{"p", c.P, 0.07417990022744858},
 		{"unpaired_hw", c.UnpairedHW, 5.5547007889445146},
 	} {
@@ -39,6 +40,9 @@ func TestPairOf(t *testing.T) {
 	}
 	if c.N != 3 {
 		t.Errorf("n = %d", c.N)
+	}
+	if !math.IsInf(c.RelDiffLo, -1) || !math.IsInf(c.RelDiffHi, 1) || c.Note == "" {
+		t.Errorf("rel interval [%g, %g] (note %q), want unbounded with a note", c.RelDiffLo, c.RelDiffHi, c.Note)
 	}
 	// One pair: no interval, undefined with the reason.
 	one := pairOf("m", "m", []float64{2}, []float64{1})
@@ -52,17 +56,18 @@ func TestPairOf(t *testing.T) {
 	}
 	// A baseline of 0 in one replication only (a policy counter): the
 	// means' ratio is defined. a = (1, 2), b = (0, 1): means 1.5 and 0.5,
-	// relative difference 2 (+200%).
-	if z := pairOf("m", "m", []float64{1, 2}, []float64{0, 1}); z.RelDiff != 2 || z.Note != "" {
+	// relative difference 2 (+200%), whose interval is unbounded (b̄'s
+	// own, 0.5 ± 12.7·0.5, contains 0), said in the note.
+	if z := pairOf("m", "m", []float64{1, 2}, []float64{0, 1}); z.RelDiff != 2 || !math.IsInf(z.RelDiffHi, 1) || z.Note == "" {
 		t.Errorf("baseline 0 in one replication: %+v", z)
 	}
 	// The sign is the means': a = (1, 3), b = (4, 1). The mean of the
 	// ratios (0.25 + 3)/2 − 1 = +62.5% said a was higher; the means are 2
-	// and 2.5, −20%. R = 0.8, a − R·b = (−2.2, 2.2): sd 2.2·√2, so hw =
-	// t(0.975, 1)·2.2·√2/(√2·2.5) = 12.706204736174707·2.2/2.5.
+	// and 2.5, −20%. b̄'s interval 2.5 ± 12.7·1.5 contains 0: Fieller's set
+	// is unbounded (two half-lines, reported as their hull).
 	flip := pairOf("m", "m", []float64{1, 3}, []float64{4, 1})
-	if !nearRel(flip.RelDiff, -0.2, 1e-12) || !nearRel(flip.RelDiffHW, 12.706204736174707*2.2/2.5, 1e-9) || flip.Diff >= 0 {
-		t.Errorf("sign: rel %.17g ± %.17g (diff %g), want −0.2 ± %.17g", flip.RelDiff, flip.RelDiffHW, flip.Diff, 12.706204736174707*2.2/2.5)
+	if !nearRel(flip.RelDiff, -0.2, 1e-12) || !math.IsInf(flip.RelDiffLo, -1) || !math.IsInf(flip.RelDiffHi, 1) || flip.Diff >= 0 {
+		t.Errorf("sign: rel %.17g [%g, %g] (diff %g), want −0.2, unbounded", flip.RelDiff, flip.RelDiffLo, flip.RelDiffHi, flip.Diff)
 	}
 	// Identical in every replication: p = 1, indistinguishable.
 	same := pairOf("m", "m", []float64{1, 2}, []float64{1, 2})
@@ -99,22 +104,29 @@ func TestHolm(t *testing.T) {
 	}
 }
 
+// TestFormatRelDiff: the decimals are those of the shorter arm of the
+// interval to one significant digit (two when it leads with 1 or 2).
 func TestFormatRelDiff(t *testing.T) {
+	inf := math.Inf(1)
 	for _, c := range []struct {
-		rel, hw float64
-		want    string
+		rel, lo, hi float64
+		want        string
 	}{
-		{-0.123, 0.004, "-12.3% ± 0.4%"},
-		{-0.1466, 0.0083, "-14.7% ± 0.8%"},
-		{-0.948, 0.015, "-94.8% ± 1.5%"},
-		{0.5, 0.25, "+50.0% ± 25.0%"},
-		{0.5, 0.45, "+50.0% ± 45.0%"},
-		{0.01234, 0.000123, "+1.234% ± 0.012%"},
-		{0.1, math.Inf(1), "+10.0% ± ∞"},
-		{math.NaN(), 0.1, "—"},
+		{-0.123, -0.127, -0.119, "-12.3% [-12.7%, -11.9%]"},
+		{-0.1466, -0.1549, -0.1383, "-14.7% [-15.5%, -13.8%]"},
+		{-0.948, -0.963, -0.93, "-94.8% [-96.3%, -93.0%]"}, // arms 1.5 and 1.8: two digits
+		{0.5, 0.25, 1.2, "+50.0% [+25.0%, +120.0%]"},       // the shorter arm, 25, decides
+		{-0.7295925482584515, -0.7878870702477059, -0.5638567829201011, "-73.0% [-78.8%, -56.4%]"},
+		{0.01234, 0.01222, 0.013, "+1.234% [+1.222%, +1.300%]"}, // arm 0.012: three decimals
+		{1, 1, 1, "+100.0% [+100.0%, +100.0%]"},                 // no width: one decimal
+		{0.1, -inf, inf, "+10.0% (unbounded)"},
+		{0.1, -0.05, inf, "+10.0% [-5.0%, +∞)"},
+		{-0.2, -inf, 0.3, "-20.0% (−∞, +30.0%]"},
+		{0.1, math.NaN(), math.NaN(), "+10.0%"}, // no interval (a summary written before it)
+		{math.NaN(), 0.1, 0.2, "—"},
 	} {
-		if got := FormatRelDiff(c.rel, c.hw); got != c.want {
-			t.Errorf("FormatRelDiff(%g, %g) = %q, want %q", c.rel, c.hw, got, c.want)
+		if got := FormatRelDiff(c.rel, c.lo, c.hi); got != c.want {
+			t.Errorf("FormatRelDiff(%g, %g, %g) = %q, want %q", c.rel, c.lo, c.hi, got, c.want)
 		}
 	}
 }

@@ -298,7 +298,7 @@ func SubmittedOK(submitted []byte, spec *sweep.File) error {
 			return nil
 		}
 	}
-	return errors.New("the submitted sweep file is not this campaign's (neither it nor any of its profiles normalises to the stored spec.yaml)")
+	return errors.New("the submitted sweep file is not this campaign's (neither it nor any of its profiles normalises to the stored spec.yaml; a campaign run with environment overrides, MSJFARM_<KEY>=…, is not its file's: its archive's spec.yaml is the sweep that ran)")
 }
 
 // fetched is one campaign object read from storage, with the stored

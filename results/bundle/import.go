@@ -55,7 +55,7 @@ func Import(ctx context.Context, x *Extracted, dst storage.Store) (*ImportSummar
 	if err != nil {
 		return nil, err
 	}
-	sum.Derived = derived
+	sum.Derived = derived + x.Derived
 	// Plan: which objects are missing, which are present and equal.
 	var todo []string
 	var conflicts []string

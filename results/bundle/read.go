@@ -23,6 +23,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/internal/scratch"
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/storage"
@@ -160,13 +161,15 @@ type sink func(name string, mode int64, r io.Reader) error
 
 // Verify reads the archive at path and checks every member against the
 // index and the index's Merkle root; with pub, the signature too (an
-// unsigned archive is then an error). Then it checks the campaign's
-// result objects against the campaign's own checksums, as import does:
-// a result edited in the archive with the index rewritten to match is a
-// file intact member for member, and verify said OK to it where import
-// refused it. Only the manifest and the checksums are kept while the
-// archive streams past (the checksums in a temporary directory: they grow
-// with the campaign); nothing else is written anywhere.
+// unsigned archive is then an error). Then it checks that the spec
+// expands to the archive's campaign and the manifest names it
+// (checkCampaign), and the campaign's result objects against the
+// campaign's own checksums, as import does: a result edited in the
+// archive with the index rewritten to match is a file intact member for
+// member, and verify said OK to it where import refused it. Only the
+// spec, the manifest, the plugin pins and the checksums are kept while the
+// archive streams past (in a temporary directory: the checksums grow with
+// the campaign); nothing else is written anywhere.
 func Verify(path string, pub ed25519.PublicKey, lim Limits) (*Opened, error) {
 	dir, err := scratch.MkdirTemp("msjar-verify-")
 	if err != nil {
@@ -199,7 +202,8 @@ func VerifyIn(ctx context.Context, dir, path string, pub ed25519.PublicKey, lim 
 			return err
 		}
 		key, ok := strings.CutPrefix(name, StorePrefix)
-		if ok && campaign != "" && (key == storage.ManifestKey(campaign) || key == storage.ChecksumsKey(campaign)) {
+		if ok && campaign != "" && (key == storage.ManifestKey(campaign) || key == storage.ChecksumsKey(campaign) ||
+			key == storage.CampaignSpecKey(campaign) || key == protocol.PinsKey(campaign)) {
 			return pack.add(key, r)
 		}
 		_, err := io.Copy(io.Discard, r)
@@ -209,6 +213,9 @@ func VerifyIn(ctx context.Context, dir, path string, pub ed25519.PublicKey, lim 
 		return nil, err
 	}
 	pack.seal()
+	if err := checkCampaign(ctx, pack, o); err != nil {
+		return nil, err
+	}
 	if err := consistent(ctx, pack, o); err != nil {
 		return nil, err
 	}
@@ -222,7 +229,11 @@ type Extracted struct {
 	*Opened
 	Dir   string
 	Store storage.Store
-	pack  *packStore
+	// Derived counts the campaign's summary, precision table and report
+	// files the archive holds: checked against the index, not extracted
+	// (readers rebuild them from the records).
+	Derived int
+	pack    *packStore
 }
 
 // Close removes the extraction directory.
@@ -267,8 +278,31 @@ func ExtractInto(ctx context.Context, dir, file string, pub ed25519.PublicKey, l
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	var campaign string
+	derived := 0
 	o, err := readArchive(ctx, file, pub, lim, func(name string, mode int64, r io.Reader) error {
-		if key, ok := strings.CutPrefix(name, StorePrefix); ok {
+		if name == FormatMember {
+			// Read first (admit bounds it), for the campaign whose
+			// derived objects are not extracted.
+			data, err := io.ReadAll(r)
+			if err != nil {
+				return err
+			}
+			var f Format
+			if json.Unmarshal(data, &f) == nil {
+				campaign = f.Campaign
+			}
+			r = bytes.NewReader(data)
+		} else if key, ok := strings.CutPrefix(name, StorePrefix); ok {
+			if campaign != "" && isDerived(campaign, key) {
+				// Rebuilt from the records by every reader (import,
+				// report): hashed and dropped. Extracted, four 1 GiB
+				// report plots of zeros (a 159 KB archive) filled
+				// $TMPDIR with 4 GB.
+				derived++
+				_, err := io.Copy(io.Discard, r)
+				return err
+			}
 			return pack.add(key, r)
 		}
 		if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
@@ -285,7 +319,10 @@ func ExtractInto(ctx context.Context, dir, file string, pub ed25519.PublicKey, l
 		return fail(err)
 	}
 	pack.seal()
-	return &Extracted{Opened: o, Dir: dir, Store: pack, pack: pack}, nil
+	if err := checkCampaign(ctx, pack, o); err != nil {
+		return fail(err)
+	}
+	return &Extracted{Opened: o, Dir: dir, Store: pack, pack: pack, Derived: derived}, nil
 }
 
 // countingReader fails once more than max bytes were read through it.
@@ -477,13 +514,12 @@ func (ar *archiveReader) admit(h *tar.Header) (metaMax int64, err error) {
 	if h.Size < 0 || h.Size > ar.lim.MaxMember {
 		return 0, ar.bad(name, "declares %d bytes, more than the limit of %d for one member (a decompression bomb?)", h.Size, ar.lim.MaxMember)
 	}
+	if max, what := memberLimit(name); max > 0 && h.Size > max {
+		return 0, ar.bad(name, "declares %d bytes, more than the limit of %d for %s: padded?", h.Size, max, what)
+	}
 	switch name {
 	case FormatMember, SignatureMember:
 		metaMax = maxFormat
-	case ProvenanceMember, ROCrateMember, CitationMember:
-		if h.Size > maxDescription {
-			return 0, ar.bad(name, "declares %d bytes, more than the limit of %d for this member (export writes a few kilobytes)", h.Size, maxDescription)
-		}
 	case IndexMember:
 		metaMax = min(ar.lim.MaxIndex, ar.indexBound())
 	}

@@ -79,6 +79,9 @@ func (m *memberWriter) fits(path string, size int64) error {
 	switch {
 	case len(m.seen) >= room:
 		return fmt.Errorf("member %s: the archive would hold more than %d members, the most an archive reader accepts (%w)", path, m.lim.MaxMembers, ErrTooLarge)
+	case memberOver(path, size):
+		max, what := memberLimit(path)
+		return fmt.Errorf("member %s: %d bytes, more than the %d an archive reader accepts for %s (%w)", path, size, max, what, ErrTooLarge)
 	case size > m.lim.MaxMember:
 		return fmt.Errorf("member %s: %d bytes, more than the %d an archive reader accepts for one member (%w)", path, size, m.lim.MaxMember, ErrTooLarge)
 	case m.stream.n+size+headerRoom > m.lim.MaxTotal:

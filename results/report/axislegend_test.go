@@ -144,8 +144,8 @@ func TestComparisonLegendAvoidsZeroLine(t *testing.T) {
 // figure's CSV stop at −100 %; the upper end (48.8 %) is kept.
 func TestComparisonBandFloor(t *testing.T) {
 	c := curve{label: "killsmart-multiclass K=3 nu=1024", style: 1}
-	c.add(0.4, -46.3, 95.1, false)
-	c.add(0.8, -24.3, 10, false)
+	c.addInterval(0.4, -46.3, -46.3-95.1, -46.3+95.1)
+	c.addInterval(0.8, -24.3, -34.3, -14.3)
 	lo, hi, _, _ := comparisonRange([]curve{c})
 	// band [−100, 48.8]: padded by 5% of 148.8 = 7.44 each way.
 	if want := -100 - 0.05*148.8; math.Abs(lo-want) > 1e-9 {
@@ -154,7 +154,7 @@ func TestComparisonBandFloor(t *testing.T) {
 	if want := 48.8 + 0.05*148.8; math.Abs(hi-want) > 1e-9 {
 		t.Errorf("axis to %v, want %v", hi, want)
 	}
-	for _, e := range bandEdges([]curve{c}) {
+	for _, e := range bandEdges([]curve{c}, lo, hi) {
 		for i, y := range e.mean {
 			if y < relFloor {
 				t.Errorf("band edge %v at x=%v below −100 %%", y, e.x[i])
@@ -168,6 +168,43 @@ func TestComparisonBandFloor(t *testing.T) {
 	if got := tab.Rows[0][6].(float64); math.Abs(got-48.8) > 1e-9 {
 		t.Errorf("CSV y_high %v, want 48.8", got)
 	}
+}
+
+// TestComparisonBandUnbounded: a Fieller interval is asymmetric, and
+// unbounded where the baseline's mean is within its own interval of 0.
+// The axis ranges over the finite ends (a +∞ end does not stretch it), the
+// band runs to the axis' top, and the figure's CSV keeps the truth: inf.
+func TestComparisonBandUnbounded(t *testing.T) {
+	c := curve{label: "killsmart K=7 nu=19", style: 1}
+	c.addInterval(1.4, -73, -78.8, -56.4)
+	c.addInterval(1.2, -40, -60, math.Inf(1))
+	c.sortByX()
+	if c.x[0] != 1.2 || c.lo[0] != -60 || !math.IsInf(c.hi[0], 1) || c.lo[1] != -78.8 {
+		t.Fatalf("sortByX lost the intervals: %+v", c)
+	}
+	lo, hi, _, _ := comparisonRange([]curve{c})
+	// finite ends −78.8 … −40 and 0: [−78.8, 0] padded by 5% of 78.8.
+	if want := -78.8 - 0.05*78.8; math.Abs(lo-want) > 1e-9 {
+		t.Errorf("axis from %v, want %v", lo, want)
+	}
+	if want := 0.05 * 78.8; math.Abs(hi-want) > 1e-9 {
+		t.Errorf("axis to %v, want %v (an unbounded end does not stretch it)", hi, want)
+	}
+	for _, e := range bandEdges([]curve{c}, lo, hi) {
+		for _, y := range e.mean {
+			if !finite(y) || y > hi || y < lo {
+				t.Errorf("band edge %v outside the axis [%v, %v]", y, lo, hi)
+			}
+		}
+	}
+	tab := figureTable([]panelData{{cs: []curve{c}}}, []panelScale{scaleOf([]curve{c}, true)})
+	if got := tab.Rows[0][6].(float64); !math.IsInf(got, 1) {
+		t.Errorf("CSV y_high %v, want +inf", got)
+	}
+	if l, h := tab.Rows[1][5].(float64), tab.Rows[1][6].(float64); l != -78.8 || h != -56.4 {
+		t.Errorf("CSV [%v, %v], want the asymmetric [−78.8, −56.4]", l, h)
+	}
+	newComparisonPlot("arrival rate λ", "E[T] relative to fcfs (%)", []curve{c}) // draws without panicking
 }
 
 // TestFigureTableLinearFloor: a linear axis from 0 stops an interval at 0

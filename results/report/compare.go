@@ -58,11 +58,14 @@ func (f *facet) comparisons(x string) *cmpView {
 				continue
 			}
 			verdict, note := c.Verdict(compareMetric)
-			r := cmpRow{Series: s.label, X: fmtNum(xValue(p, x)), Verdict: verdict, Note: note, Class: verdict, Rel: "—"}
+			r := cmpRow{Series: s.label, Verdict: verdict, Note: note, Class: verdict, Rel: "—"}
+			if x != categoryAxis { // a category is the series, named already
+				r.X = fmtNum(xValue(p, x))
+			}
 			if m, ok := c.Paired(compareMetric); ok {
 				r.Pairs = strconv.Itoa(m.N)
 				if verdict != aggregate.CmpUndefined {
-					r.Rel = aggregate.FormatRelDiff(m.RelDiff, m.RelDiffHW)
+					r.Rel = aggregate.FormatRelDiff(m.RelDiff, m.RelDiffLo, m.RelDiffHi)
 					r.PHolm = strconv.FormatFloat(m.PHolm, 'g', 2, 64)
 					if g := m.UnpairedHW / m.DiffHW; finite(g) && m.DiffHW > 0 {
 						r.Gain = "×" + strconv.FormatFloat(g, 'f', 1, 64)
@@ -84,16 +87,17 @@ func (f *facet) comparisons(x string) *cmpView {
 }
 
 // comparisonFigure draws, for every series but the baseline, the relative
-// difference of the mean response time from the baseline (mean of the
-// per-replication ratios − 1, in percent) against x, with its 95% paired
-// CI as a band and a zero line: below zero the series is faster. Points
+// difference of the mean response time from the baseline (ratio of the
+// means − 1, in percent) against x, with its 95% paired CI (Fieller's,
+// asymmetric) as a band and a zero line: below zero the series is faster.
+// An unbounded end of an interval runs to the edge of the axis. Points
 // where the comparison is undefined (a side unstable) are left out (the
 // table names them). nil when nothing is defined.
 func (f *facet) comparisonFigure(out *files, x, xl string) (*figure, error) {
 	var cs []curve
 	base := ""
 	for i, s := range f.series {
-		c := curve{label: s.label, style: s.style(f, i)}
+		c := curve{label: s.label, style: s.style(f, i), cats: f.cats}
 		for _, p := range s.pts {
 			cmp := p.Compare
 			if cmp == nil {
@@ -107,7 +111,7 @@ func (f *facet) comparisonFigure(out *files, x, xl string) (*figure, error) {
 				continue
 			}
 			if m, ok := cmp.Paired(compareMetric); ok && finite(m.RelDiff) {
-				c.add(xValue(p, x), 100*m.RelDiff, 100*m.RelDiffHW, false)
+				c.addInterval(f.xOf(i, p, x), 100*m.RelDiff, 100*m.RelDiffLo, 100*m.RelDiffHi)
 			}
 		}
 		if len(c.x) > 0 {
@@ -140,19 +144,23 @@ func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 	grid.Vertical.Color, grid.Horizontal.Color = color.Gray{Y: 225}, color.Gray{Y: 225}
 	p.Add(grid)
 	xs := distinctX(cs)
-	logX := logXAxis(xs)
+	cats := categoriesOf(cs)
+	logX := cats == nil && logXAxis(xs)
 	if logX {
 		cs, _ = log10X(cs, nil)
 	}
 	lo, hi, xmin, xmax := comparisonRange(cs)
 	for _, c := range cs {
-		addComparisonCurve(p, c)
+		addComparisonCurve(p, c, lo, hi)
 	}
 	if xmin == xmax {
 		xmin, xmax = widenSingle(xmin, logX)
 	}
 	xpad := 0.03 * (xmax - xmin)
 	p.X.Min, p.X.Max = xmin-xpad, xmax+xpad
+	if cats != nil {
+		p.X.Min, p.X.Max = categoryRange(cats)
+	}
 	zero, _ := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: 0}, {X: p.X.Max, Y: 0}})
 	zero.Color, zero.Width = color.Gray{Y: 60}, vg.Points(0.8)
 	p.Add(zero)
@@ -165,38 +173,52 @@ func newComparisonPlot(xl, yl string, cs []curve) *plot.Plot {
 	if len(xs) >= 2 && len(xs) <= maxSweptTicks {
 		p.X.Tick.Marker = &sweptTicks{values: xs, log: logX}
 	}
+	if cats != nil {
+		p.X.Tick.Marker = categoryTicks(cats)
+	}
 	// The legend must keep clear of the bands and the zero line too: they
 	// count as curves.
 	avoid := append(append([]curve(nil), cs...), curve{x: []float64{p.X.Min, p.X.Max}, mean: []float64{0, 0}, hw: []float64{0, 0}, unstable: []bool{false, false}})
-	avoid = append(avoid, bandEdges(cs)...)
+	avoid = append(avoid, bandEdges(cs, lo, hi)...)
 	placeLegend(p, avoid, p.X.Min, p.X.Max, lo, hi, func(y float64) float64 { return y }, false)
 	return p
 }
 
-// halfWidth is c's i-th half-width, 0 where it is not finite (a single
-// replication: no band).
-func (c curve) halfWidth(i int) float64 {
-	if h := c.hw[i]; finite(h) {
-		return h
-	}
-	return 0
-}
-
-// relBand is the ends of a comparison curve's i-th band, the lower one
-// stopped at relFloor.
+// relBand is the ends of a comparison curve's i-th band (its interval
+// [lo, hi], or mean ± hw for a curve without explicit ends; the mean where
+// there is none), the lower one stopped at relFloor; an unbounded end is
+// infinite (clipBand stops it at the axis).
 func (c curve) relBand(i int) (lo, hi float64) {
-	h := c.halfWidth(i)
-	return math.Max(c.mean[i]-h, relFloor), c.mean[i] + h
+	lo, hi = c.mean[i], c.mean[i]
+	switch {
+	case c.lo != nil:
+		if !math.IsNaN(c.lo[i]) && !math.IsNaN(c.hi[i]) {
+			lo, hi = c.lo[i], c.hi[i]
+		}
+	case finite(c.hw[i]):
+		lo, hi = c.mean[i]-c.hw[i], c.mean[i]+c.hw[i]
+	}
+	return math.Max(lo, relFloor), hi
 }
 
-// comparisonRange is the y range of a comparison figure (its bands and 0,
-// padded by 5%) and the x range of its points.
+// clipBand is relBand stopped at the y range [ylo, yhi] of the axis.
+func (c curve) clipBand(i int, ylo, yhi float64) (lo, hi float64) {
+	lo, hi = c.relBand(i)
+	return math.Max(lo, ylo), math.Min(hi, yhi)
+}
+
+// comparisonRange is the y range of a comparison figure (its bands' finite
+// ends, the means and 0, padded by 5%) and the x range of its points.
 func comparisonRange(cs []curve) (lo, hi, xmin, xmax float64) {
 	xmin, xmax = math.Inf(1), math.Inf(-1)
 	for _, c := range cs {
 		for i, x := range c.x {
 			l, h := c.relBand(i)
-			lo, hi = math.Min(lo, l), math.Max(hi, h)
+			for _, y := range []float64{l, h, c.mean[i]} {
+				if finite(y) {
+					lo, hi = math.Min(lo, y), math.Max(hi, y)
+				}
+			}
 			xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
 		}
 	}
@@ -208,17 +230,18 @@ func comparisonRange(cs []curve) (lo, hi, xmin, xmax float64) {
 }
 
 // addComparisonCurve draws c on p: its CI band (an error bar for a single
-// point), its line and markers, and its legend entry.
-func addComparisonCurve(p *plot.Plot, c curve) {
+// point) stopped at the y range [ylo, yhi], its line and markers, and its
+// legend entry.
+func addComparisonCurve(p *plot.Plot, c curve, ylo, yhi float64) {
 	col, shape, dash := styleOf(c.style)
 	var upper, lower, line plotter.XYs
 	for i, x := range c.x {
-		l, h := c.relBand(i)
+		l, h := c.clipBand(i, ylo, yhi)
 		line = append(line, plotter.XY{X: x, Y: c.mean[i]})
 		upper = append(upper, plotter.XY{X: x, Y: h})
 		lower = append(lower, plotter.XY{X: x, Y: l})
 	}
-	if len(line) > 1 {
+	if len(line) > 1 && c.cats == nil {
 		band := append(plotter.XYs(nil), upper...)
 		for i := len(lower) - 1; i >= 0; i-- {
 			band = append(band, lower[i])
@@ -229,29 +252,45 @@ func addComparisonCurve(p *plot.Plot, c curve) {
 			poly.LineStyle.Width = 0
 			p.Add(poly)
 		}
-	} else if eb, err := plotter.NewYErrorBars(errBars{XYs: line, YErrors: plotter.YErrors{{Low: c.mean[0] - lower[0].Y, High: c.hw[0]}}}); err == nil && finite(c.hw[0]) {
-		eb.Color = col
-		p.Add(eb)
+	} else {
+		// A single point, or categories (no band across them): an
+		// error bar per point, from its interval's ends (asymmetric:
+		// Fieller's), where it has one.
+		var errs plotter.YErrors
+		var at plotter.XYs
+		for i := range line {
+			if upper[i].Y > lower[i].Y {
+				at = append(at, line[i])
+				errs = append(errs, struct{ Low, High float64 }{c.mean[i] - lower[i].Y, upper[i].Y - c.mean[i]})
+			}
+		}
+		if eb, err := plotter.NewYErrorBars(errBars{XYs: at, YErrors: errs}); err == nil && len(at) > 0 {
+			eb.Color = col
+			p.Add(eb)
+		}
 	}
 	l, s, err := plotter.NewLinePoints(line)
 	if err != nil {
 		return
 	}
 	l.Color, l.Width, l.Dashes = col, vg.Points(1), dash
+	if c.cats != nil {
+		l.Color = color.Transparent // categories are not joined
+	}
 	s.Color, s.Shape, s.Radius = col, shape, vg.Points(2.2)
 	p.Add(l, s)
 	addLegend(p, c.label, l, s)
 }
 
-// bandEdges are the upper and lower edges of cs's bands as curves, for the
-// legend to avoid.
-func bandEdges(cs []curve) []curve {
+// bandEdges are the upper and lower edges of cs's bands, stopped at the y
+// range [ylo, yhi], as curves, for the legend to avoid.
+func bandEdges(cs []curve, ylo, yhi float64) []curve {
 	var out []curve
 	for _, c := range cs {
 		for _, upper := range []bool{false, true} {
 			e := curve{x: c.x, hw: make([]float64, len(c.x)), unstable: c.unstable}
 			for i := range c.mean {
-				l, h := c.relBand(i)
+				l, h := c.clipBand(i, ylo, yhi)
 				if upper {
 					l = h
 				}

@@ -59,7 +59,8 @@ func scaleOf(cs []curve, zeroLine bool) panelScale {
 
 // figureTable is the tidy data of a figure: y the mean, y_low and y_high
 // its interval as drawn (on a log axis the delta-method interval
-// m·exp(±hw/m); clipped at the quantity's bound and the panel's floor), reading estimate or
+// m·exp(±hw/m); a comparison's Fieller interval, asymmetric, inf where
+// unbounded; clipped at the quantity's bound and the panel's floor), reading estimate or
 // lower bound (aggregate.IsBound: drawn as a triangle at the top, not on
 // the line), absent rows left out. scales are the panels' (scaleOf).
 func figureTable(panels []panelData, scales []panelScale) *aggregate.Table {
@@ -77,6 +78,13 @@ func figureTable(panels []panelData, scales []panelScale) *aggregate.Table {
 				switch {
 				case c.unstable[i]:
 					reading = aggregate.ReadLowerBound
+				case c.lo != nil:
+					// An explicit interval (a comparison's Fieller
+					// interval): an unbounded end stays infinite.
+					lo, hi = c.lo[i], c.hi[i]
+					if finite(floor) {
+						lo = math.Max(lo, floor)
+					}
 				case finite(h) && h > 0:
 					lo, hi = m-h, m+h
 					if logY && m > 0 {
@@ -141,12 +149,17 @@ func writeEditable(out *files, name, xLabel, yLabel string, panels []panelData, 
 	}
 	sj, _ := json.Marshal(styles)
 	pj, _ := json.Marshal(order)
+	cats := categoriesOf(all)
+	if cats == nil {
+		cats = []string{}
+	}
+	cj, _ := json.Marshal(cats)
 	scj, _ := json.Marshal(scales)
 	buf.Reset()
 	err := pyTemplate.Execute(&buf, map[string]any{
 		"Name": pyStr(name), "XLabel": pyStr(xLabel), "YLabel": pyStr(yLabel), "Scales": pyStr(string(scj)),
 		"Styles": pyStr(string(sj)), "Panels": pyStr(string(pj)), "ZeroLine": pyBool(zeroLine),
-		"Bound": pyFloat(bound), "ReadRows": pyReadRows,
+		"Bound": pyFloat(bound), "ReadRows": pyReadRows, "XTicks": pyStr(string(cj)),
 	})
 	if err != nil {
 		return fmt.Errorf("%s.py: %w", name, err)
@@ -226,7 +239,8 @@ var pyTemplate = template.Must(template.New("py").Parse(`#!/usr/bin/env python3
 
 Columns: panel, series, style, x, y (the mean), y_low/y_high (its 95%
 confidence interval as drawn; on a log axis the delta-method interval
-y*exp(+-hw/y)), reading ("estimate", or "lower bound": an unstable or
+y*exp(+-hw/y); a comparison's interval is Fieller's, asymmetric, inf where
+unbounded), reading ("estimate", or "lower bound": an unstable or
 truncated point, drawn as a triangle at the top edge, not on the line).
 Edit the settings below to restyle; run: python3 NAME.py [--out FILE]
 """
@@ -248,6 +262,9 @@ BOUND = {{.Bound}}          # largest possible value (inf: none)
 WIDTH_IN, HEIGHT_IN = 3.3, 2.4  # a column; 6.9 for a page
 STYLES = {int(k): v for k, v in json.loads({{.Styles}}).items()}
 PANELS = json.loads({{.Panels}})
+# A categorical x axis (a campaign with no swept scenario axis, a replayed
+# trace): the names of x = 1, 2, …; its points are not joined. [] for none.
+XTICKS = json.loads({{.XTicks}})
 
 plt.rcParams.update({"font.size": 8, "axes.labelsize": 9, "legend.fontsize": 7,
                      "pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "path"})
@@ -278,16 +295,20 @@ def main():
             if r["panel"] == panel and r["series"] not in series:
                 series.append(r["series"])
         top = []
+        unbounded = []
         for name in series:
             pts = [r for r in rows if r["panel"] == panel and r["series"] == name]
             st = STYLES.get(int(pts[0]["style"]), {"color": "k", "marker": "o", "fill": True, "dash": "-"})
             est = sorted((num(r["x"]), num(r["y"]), num(r["y_low"]), num(r["y_high"])) for r in pts if r["reading"] == "estimate")
             xs = [p[0] for p in est]
             ys = [p[1] for p in est]
-            low = [p[1] - p[2] if not math.isnan(p[2]) else 0 for p in est]
-            high = [p[3] - p[1] if not math.isnan(p[3]) else 0 for p in est]
+            low = [p[1] - p[2] if math.isfinite(p[2]) else 0 for p in est]
+            high = [p[3] - p[1] if math.isfinite(p[3]) else 0 for p in est]
+            # An unbounded end (inf: a comparison whose baseline's mean is
+            # within its own interval of 0) is drawn to the axis' edge below.
+            unbounded += [(p[0], p[1], p[2], p[3], st["color"]) for p in est if math.isinf(p[2]) or math.isinf(p[3])]
             if est:
-                ax.errorbar(xs, ys, yerr=[low, high], color=st["color"], marker=st["marker"], linestyle=st["dash"],
+                ax.errorbar(xs, ys, yerr=[low, high], color=st["color"], marker=st["marker"], linestyle="none" if XTICKS else st["dash"],
                             markerfacecolor=st["color"] if st["fill"] else "white", markersize=4, linewidth=1,
                             elinewidth=0.7, capsize=2, label=name)
                 drawn.append({"panel": panel, "series": name, "x": xs, "y": ys})
@@ -297,11 +318,20 @@ def main():
             ax.set_yscale("log")
         if scale.get("logx"):
             ax.set_xscale("log")
+        if XTICKS:
+            ax.set_xticks(range(1, len(XTICKS) + 1))
+            ax.set_xticklabels(XTICKS)
+            ax.set_xlim(0.5, len(XTICKS) + 0.5)
         if ZERO_LINE:
             ax.axhline(0, color="0.25", linewidth=0.8)
         if not math.isinf(BOUND):
             lo, hi = ax.get_ylim()
             ax.set_ylim(lo, min(hi, BOUND * 1.03))
+        if unbounded:
+            lo, hi = ax.get_ylim()
+            for x, y, l, h, c in unbounded:
+                ax.vlines(x, lo if math.isinf(l) else l, hi if math.isinf(h) else h, color=c, linewidth=0.7, linestyles="dotted")
+            ax.set_ylim(lo, hi)
         if top:
             # Lower bounds (diverging points): triangles pinned to the top edge.
             ax.scatter([t[0] for t in top], [1] * len(top), transform=ax.get_xaxis_transform(), marker="^",

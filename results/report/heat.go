@@ -70,7 +70,9 @@ func heatLayout(pts []aggregate.Point, fs []*facet, tags []string, x string, oth
 	for _, f := range fs {
 		many = many || len(f.series) > maxCurves
 	}
-	if len(fs) <= maxFacets && !many {
+	if len(fs) <= maxFacets && !many || x == categoryAxis {
+		// A categorical axis (no swept scenario axis) has a point per
+		// series: many series are many categories, not a second dimension.
 		return nil
 	}
 	xs := func(ps []*aggregate.Point) []float64 {

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"fmt"
 	"math"
+	"strings"
 
 	"github.com/msjfarm/msjfarm/plugins/quickswap/approx"
 	"github.com/msjfarm/msjfarm/results/aggregate"
@@ -14,29 +16,46 @@ import (
 // series' colour with the next dash pattern and no error bars. Points where
 // the approximation's premise fails (Result.Consistent false: light load,
 // see package analysis) or that are beyond its stability bound are left out.
+//
+// The approximation is a function of the workload, the rates and the
+// threshold, not of a campaign: overlaid campaigns of the same workload
+// share one curve, labelled without a campaign's name. Each campaign drew
+// its own, the same curve twice in the figure and in its legend.
 func msfqOverlay(f *facet, m string) []curve {
 	if m != "mean_response" && m != "weighted_mean_response" {
 		return nil
 	}
 	var out []curve
+	seen := map[string]int{} // the untagged label and points → index in out
 	for i, s := range f.series {
 		if s.policy != "msfq" {
 			continue
 		}
-		c := curve{label: s.label + " — Q §5 approximation", style: s.style(f, i) + 2*len(palette)}
+		c := curve{label: s.label + approxSuffix, style: s.style(f, i) + 2*len(palette)}
 		for _, p := range s.pts {
 			v, ok := msfqApprox(p, m)
 			if ok {
 				c.add(p.ArrivalRate, v, 0, false)
 			}
 		}
-		if len(c.x) > 0 {
-			c.sortByX()
-			out = append(out, c)
+		if len(c.x) == 0 {
+			continue
 		}
+		c.sortByX()
+		untagged := strings.TrimPrefix(s.label, s.tag+": ") + approxSuffix
+		key := fmt.Sprint(untagged, c.x, c.mean)
+		if j, ok := seen[key]; ok {
+			out[j].label = untagged
+			continue
+		}
+		seen[key] = len(out)
+		out = append(out, c)
 	}
 	return out
 }
+
+// approxSuffix ends the label of an MSFQ series' approximation curve.
+const approxSuffix = " — Q §5 approximation"
 
 // msfqApprox evaluates the approximation at one point, if the point is a
 // one-or-all system (a class of need 1 and one of need k) with exponential

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/msjfarm/msjfarm/plugins/quickswap/approx"
@@ -49,5 +51,74 @@ func TestMSFQOverlay(t *testing.T) {
 	p.Classes[1].Need = 16
 	if _, ok := msfqApprox(p, "mean_response"); ok {
 		t.Fatal("overlay drawn for a workload that is not one-or-all")
+	}
+}
+
+// approxPoints is an MSFQ series (threshold 31) on one-or-all at λ = 6,
+// 7, 7.5, stable, with a mean response time, as a campaign's summary.
+func approxPoints(threshold any) []aggregate.Point {
+	var pts []aggregate.Point
+	for _, lam := range []float64{6, 7, 7.5} {
+		p := oneOrAllPoint(lam, "exp", threshold)
+		p.Workload, p.Axes, p.N, p.Replications, p.Verdict = "one-or-all", map[string]any{"arrival_rate": lam}, 2, 2, "stable"
+		p.Metrics = []aggregate.Metric{aggregate.NewMetric(aggregate.MetricDesc{Name: "mean_response", Base: "mean_response", Class: -1}, 2*lam, 0.1, 2)}
+		pts = append(pts, *p)
+	}
+	return pts
+}
+
+// legendEntries are the texts of svg that name an approximation curve.
+func approxEntries(svg []byte) []string {
+	var out []string
+	for _, m := range svgTitle.FindAllStringSubmatch(string(svg), -1) {
+		if strings.HasSuffix(m[1], approxSuffix) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// TestMSFQOverlayOnce: overlaid campaigns of the same workload, rates and
+// threshold share the approximation — a function of those, not of a
+// campaign. Each campaign drew it, so the figure had the same curve twice
+// and its legend two approximation entries for one curve. It is one
+// curve now, labelled without a campaign's name; a campaign whose
+// approximation differs (another threshold) keeps its own.
+func TestMSFQOverlayOnce(t *testing.T) {
+	a := Campaign{Points: approxPoints(31.0), Manifest: testManifest("aaaaaaaaaaaaaaaa", "q3a", "")}
+	b := Campaign{Points: approxPoints(31.0), Manifest: testManifest("bbbbbbbbbbbbbbbb", "q3b", "")}
+	files, err := Render(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := approxEntries(files["mean_response.svg"]), []string{"msfq" + approxSuffix}; !slices.Equal(got, want) {
+		t.Errorf("legend's approximation entries %q, want %q", got, want)
+	}
+	if n := strings.Count(string(files["mean_response.csv"]), approxSuffix+","); n != 3 {
+		t.Errorf("mean_response.csv has %d approximation rows, want 3 (one curve)", n)
+	}
+	c := Campaign{Points: approxPoints(16.0), Manifest: testManifest("cccccccccccccccc", "q3c", "")}
+	files, err = Render(a, b, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := approxEntries(files["mean_response.svg"]), []string{"msfq" + approxSuffix, "q3c: msfq" + approxSuffix}; !slices.Equal(got, want) {
+		t.Errorf("legend's approximation entries %q, want %q", got, want)
+	}
+}
+
+// TestSeriesLabelsUnique: two MSFQ series whose thresholds print alike (31
+// and "31") were both labelled "msfq threshold=31": two legend entries of
+// one name, their approximation curves too, and a single series in the
+// figure's CSV and script, which group rows by label.
+func TestSeriesLabelsUnique(t *testing.T) {
+	pts := append(approxPoints(31.0), approxPoints("31")...)
+	files, err := Render(Campaign{Points: pts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := approxEntries(files["mean_response.svg"])
+	if len(got) != 2 || got[0] == got[1] {
+		t.Errorf("legend's approximation entries %q, want two different ones", got)
 	}
 }

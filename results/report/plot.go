@@ -177,6 +177,15 @@ type curve struct {
 	// probability, a utilisation or Jain's index; +Inf or 0 for none):
 	// intervals and the axis are clipped to it.
 	bound float64
+	// cats, when set, are the names of a categorical x axis (a campaign
+	// with no swept scenario axis, a replayed trace: categoryAxis): x is
+	// 1 + the index of a name, the points are not joined by lines, and
+	// the axis is labelled with the names.
+	cats []string
+	// lo and hi, when not nil, are the ends of the intervals (a
+	// comparison curve's Fieller interval: asymmetric about the mean, an
+	// end infinite where it is unbounded, NaN for none); hw is then NaN.
+	lo, hi []float64
 }
 
 func (c *curve) add(x, mean, hw float64, unstable bool) {
@@ -184,6 +193,14 @@ func (c *curve) add(x, mean, hw float64, unstable bool) {
 	c.mean = append(c.mean, mean)
 	c.hw = append(c.hw, hw)
 	c.unstable = append(c.unstable, unstable)
+}
+
+// addInterval adds a point whose interval is [lo, hi] (a comparison
+// curve's: every point of c must be added so).
+func (c *curve) addInterval(x, mean, lo, hi float64) {
+	c.add(x, mean, math.NaN(), false)
+	c.lo = append(c.lo, lo)
+	c.hi = append(c.hi, hi)
 }
 
 // sortByX orders the points of c by x.
@@ -194,9 +211,12 @@ func (c *curve) sortByX() {
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return c.x[idx[a]] < c.x[idx[b]] })
 	var d curve
-	d.label, d.style, d.bound = c.label, c.style, c.bound
+	d.label, d.style, d.bound, d.cats = c.label, c.style, c.bound, c.cats
 	for _, i := range idx {
 		d.add(c.x[i], c.mean[i], c.hw[i], c.unstable[i])
+		if c.lo != nil {
+			d.lo, d.hi = append(d.lo, c.lo[i]), append(d.hi, c.hi[i])
+		}
 	}
 	*c = d
 }
@@ -224,7 +244,7 @@ func (c curve) thinned() curve {
 		return c
 	}
 	runs := maxMarks / 2
-	d := curve{label: c.label, style: c.style, bound: c.bound}
+	d := curve{label: c.label, style: c.style, bound: c.bound, cats: c.cats}
 	for r := range runs {
 		lo, hi := r*n/runs, (r+1)*n/runs
 		imin, imax, iu := -1, -1, -1
@@ -476,9 +496,13 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 	p.Add(grid)
 
 	xs := distinctX(cs)
-	logX := logXAxis(xs)
+	cats := categoriesOf(cs)
+	logX := cats == nil && logXAxis(xs)
 	if logX {
 		cs, lines = log10X(cs, lines)
+	}
+	if cats != nil {
+		lines = nil // no limit is a category
 	}
 	xmin, xmax, anyUnstable := extent(cs)
 	ax, ok := newYAxis(cs, anyUnstable)
@@ -490,6 +514,9 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 	// overlapping curves (e.g. MSFQ ℓ=0, which is MSF) and their error bars
 	// stay visible. The shift is far below the spacing of a sweep's points.
 	dodge := 0.005 * (xmax - xmin)
+	if cats != nil {
+		dodge = 0 // a curve per category, or spread by its maker (phaseFigure)
+	}
 	anyClipped := false
 	for ci, c := range cs {
 		shift := (float64(ci) - float64(len(cs)-1)/2) * dodge
@@ -506,6 +533,9 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 	}
 	if len(xs) >= 2 && len(xs) <= maxSweptTicks {
 		p.X.Tick.Marker = &sweptTicks{values: xs, log: logX}
+	}
+	if cats != nil {
+		p.X.Tick.Marker = categoryTicks(cats)
 	}
 	p.Y.Tick.Marker = niceTicks{}
 	if ax.log {
@@ -524,6 +554,9 @@ func newPlot(title, xLabel, yLabel string, cs []curve, legend bool, lines ...vli
 	}
 	pad := 0.03 * (xmax - xmin)
 	p.X.Min, p.X.Max = xmin-pad, xmax+pad
+	if cats != nil {
+		p.X.Min, p.X.Max = categoryRange(cats)
+	}
 	// Last, when the legend has all its entries: its corner.
 	placeLegend(p, avoid, p.X.Min, p.X.Max, ax.tr(ax.lo), ax.tr(ax.hi), ax.tr, anyUnstable)
 	if anyUnstable && p.Legend.Top { // keep the legend below the row of markers
@@ -706,6 +739,10 @@ func addCurve(p *plot.Plot, c curve, ax yAxis, shift float64, legend bool) (clip
 	if len(m.pts) > 0 {
 		if l, s, err := plotter.NewLinePoints(m.pts); err == nil {
 			l.Color, l.Width, l.Dashes = col, vg.Points(1), dash
+			if c.cats != nil {
+				// Categories are not a scale: no line joins them.
+				l.Color = color.Transparent
+			}
 			s.Color, s.Shape, s.Radius = col, shape, vg.Points(2.2)
 			p.Add(l, s)
 			thumbs = append(thumbs, l, s)
@@ -1364,7 +1401,7 @@ const maxLogLabels = 6
 
 // logTicks labels an axis of log10 values: a major tick at every integer k
 // labelled 10^k as a plain number (0.01, 1, 1000; 1e+06 beyond), minor
-// ticks at log10(m·10^k), m = 2..9. An axis spanning less than two labelled
+// ticks at log10(m·10^k), m = 2..9. An axis spanning less than two
 // decades also labels 2·10^k and 5·10^k, and one with still fewer than two
 // labels every m·10^k, so that no log axis is left with a single number
 // (or none) under its data.
@@ -1430,9 +1467,11 @@ func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 }
 
 // logLabelled are the mantissas labelled in each decade of [lo, hi] (log10
-// values): the powers of ten, or 1, 2 and 5 when fewer than two powers of
-// ten fall in the range, or every mantissa when even those are fewer than
-// two.
+// values): the powers of ten on an axis spanning two decades or more; 1, 2
+// and 5 on one spanning less (1.7 … 110, 1.8 decades, was labelled only 10
+// and 100, none of them near the values at 1.8–3.1: two powers of ten
+// inside the range were taken as enough); every mantissa when even 1, 2
+// and 5 give fewer than two labels.
 func logLabelled(lo, hi float64) map[int]bool {
 	count := func(ms map[int]bool) int {
 		n := 0
@@ -1445,10 +1484,11 @@ func logLabelled(lo, hi float64) map[int]bool {
 		}
 		return n
 	}
-	for _, ms := range []map[int]bool{{1: true}, {1: true, 2: true, 5: true}} {
-		if count(ms) >= 2 {
-			return ms
-		}
+	if hi-lo >= 2-1e-9 && count(map[int]bool{1: true}) >= 2 {
+		return map[int]bool{1: true}
+	}
+	if ms := (map[int]bool{1: true, 2: true, 5: true}); count(ms) >= 2 {
+		return ms
 	}
 	return map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true}
 }
@@ -1589,6 +1629,32 @@ func sortedKeys(set map[float64]bool) []float64 {
 	return xs
 }
 
+// categoriesOf is the categorical x axis of cs (curve.cats), nil for a
+// numeric one.
+func categoriesOf(cs []curve) []string {
+	for _, c := range cs {
+		if c.cats != nil {
+			return c.cats
+		}
+	}
+	return nil
+}
+
+// categoryTicks labels a categorical axis: a tick at 1, 2, …, n named
+// after its category, laid out as swept values are (a label that would
+// overlap its neighbour goes on a second row).
+func categoryTicks(cats []string) *sweptTicks {
+	vs := make([]float64, len(cats))
+	for i := range vs {
+		vs[i] = float64(i + 1)
+	}
+	return &sweptTicks{values: vs, names: cats}
+}
+
+// categoryRange is the x range of a categorical axis: half a slot either
+// side of the first and last category.
+func categoryRange(cats []string) (lo, hi float64) { return 0.5, float64(len(cats)) + 0.5 }
+
 // sweptTicks puts a labelled tick at every swept value, so that a sweep
 // dense where it matters (λ = 7, 7.5, 7.7 near saturation) has those values
 // on the axis rather than round numbers around them. A label that would
@@ -1598,7 +1664,8 @@ func sortedKeys(set map[float64]bool) []float64 {
 // tile size.
 type sweptTicks struct {
 	values []float64
-	log    bool // the axis is of log10 x (logXAxis); values are x
+	log    bool     // the axis is of log10 x (logXAxis); values are x
+	names  []string // the labels of the values, if not the values (categoryTicks)
 	width  vg.Length
 	font   text.Style
 }
@@ -1641,7 +1708,10 @@ func (st *sweptTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ts []plot.Tick
 	lastEnd := [2]vg.Length{-1e9, -1e9} // right edge of the last label of each row
 	gap := vg.Points(4)
-	labels := sweptLabels(st.values)
+	labels := st.names
+	if labels == nil {
+		labels = sweptLabels(st.values)
+	}
 	for i, x := range st.values {
 		v := x
 		if st.log {

@@ -119,6 +119,12 @@ func TestTicks(t *testing.T) {
 		want   string
 	}{
 		{math.Log10(1.5), math.Log10(60), "2 5 10 20 50"},
+		// 1.7 … 110: 1.8 decades with two powers of ten inside; 2 and 5
+		// are labelled too, so the values at 1.8–3.1 have a label near
+		// them (they had only 10 and 100).
+		{math.Log10(1.7), math.Log10(110), "2 5 10 20 50 100"},
+		// Two decades or more: the powers of ten only.
+		{math.Log10(1.7), math.Log10(180), "10 100"},
 		{math.Log10(3), math.Log10(8), "3 4 5 6 7 8"},
 		{math.Log10(0.004), math.Log10(0.03), "0.005 0.01 0.02"},
 		// 1e-8 … 100: 11 decades, more than maxLogLabels = 6, so every
@@ -170,8 +176,9 @@ func TestLogMinorTicks(t *testing.T) {
 		{"unknown length", 0, 0, 1, 10},
 		// One decade in 33 pt: gap 33·0.045757 = 1.51 pt ≥ 1.5, kept.
 		{"one decade in 33 pt", 33, 0, 1, 10},
-		// One decade in 32 pt: gap 1.46 pt < 1.5, only 1 and 10.
-		{"one decade in 32 pt", 32, 0, 1, 2},
+		// One decade in 32 pt: gap 1.46 pt < 1.5, only the labelled
+		// 1, 2, 5 and 10 (an axis under two decades labels 2 and 5).
+		{"one decade in 32 pt", 32, 0, 1, 4},
 		// Column figure (2.4 in less 0.55 in of x axis = 133.2 pt), 3
 		// decades: 44.4 pt a decade, gap 2.03 pt, 3·9+1 = 28 ticks.
 		{"column, 3 decades", 133.2, 0, 3, 28},

@@ -180,7 +180,29 @@ func (f *facet) described(m string) (aggregate.Metric, bool) {
 // ("phase1" → "phase 1").
 var counterWords = regexp.MustCompile(`([a-z])([0-9])`)
 
-var xLabels = map[string]string{"arrival_rate": "arrival rate λ", "load": "load ρ", "servers": "servers k"}
+var xLabels = map[string]string{"arrival_rate": "arrival rate λ", "load": "load ρ", "servers": "servers k", categoryAxis: "policy"}
+
+// categoryAxis is the x axis of a campaign with no swept scenario axis (a
+// replayed trace, whose λ and ρ are not parameters and are 0 in its
+// points; or a single scenario): its series are categories, a point each,
+// side by side (curve.cats). Such a campaign was drawn against "load ρ"
+// with every series at a fake ρ = 0, on an axis from −0.4 to 0.4.
+const categoryAxis = "\x00series"
+
+// plotAxes is xAxis, with categoryAxis as x when no point carries the x
+// axis xAxis chose (it has none to choose from).
+func plotAxes(pts []aggregate.Point) (x string, others []string) {
+	x, others = xAxis(pts)
+	for i := range pts {
+		if _, ok := pts[i].Axes[x]; ok {
+			return x, others
+		}
+	}
+	if len(pts) == 0 {
+		return x, others
+	}
+	return categoryAxis, others
+}
 
 // series is one policy and parameter setting within a facet.
 type series struct {
@@ -197,6 +219,20 @@ type facet struct {
 	pts                []*aggregate.Point
 	series             []*series
 	lines              []vline // known limits on the x axis (limitLines)
+	// cats names the series when x is categoryAxis: series i is at x = i+1.
+	cats []string
+	// split is the values of the swept axes that make this facet
+	// ("servers = 512"), for its figures' captions; "" for none.
+	split string
+}
+
+// xOf is the x of the point p of f's i-th series: its category on a
+// categorical axis, else xValue.
+func (f *facet) xOf(i int, p *aggregate.Point, x string) float64 {
+	if x == categoryAxis {
+		return float64(i + 1)
+	}
+	return xValue(p, x)
 }
 
 // Figure is one rendered figure (both formats) for index.html.
@@ -234,6 +270,9 @@ type tableRow struct {
 type cell struct {
 	Text string
 	Sort string
+	// Class is the cell's CSS class ("failed": coloured when the row's
+	// replications failed), "" for none.
+	Class string
 }
 
 func formatValue(v any) string {
@@ -293,7 +332,6 @@ func facets(pts []aggregate.Point, tags []string, x string, others []string) []*
 			tagOf[p] = tags[i]
 		}
 		parts := []string{p.Workload}
-		var title []string
 		for _, a := range others {
 			v, ok := p.Axes[a]
 			s := "–"
@@ -301,20 +339,18 @@ func facets(pts []aggregate.Point, tags []string, x string, others []string) []*
 				s = formatValue(v)
 			}
 			parts = append(parts, a+"="+s)
-			title = append(title, a+" = "+s)
 		}
 		key := strings.Join(parts, "\x00")
 		f := byKey[key]
 		if f == nil {
-			t := fmt.Sprintf("%s (k = %d)", p.Workload, p.Servers)
-			if len(title) > 0 {
-				t += ", " + strings.Join(title, ", ")
-			}
-			f = &facet{key: key, title: t}
+			f = &facet{key: key}
 			byKey[key] = f
 			out = append(out, f)
 		}
 		f.pts = append(f.pts, p)
+	}
+	for _, f := range out {
+		f.title, f.split = facetTitle(f.pts, others)
 	}
 	for i, f := range out {
 		if len(out) > 1 {
@@ -332,9 +368,45 @@ func facets(pts []aggregate.Point, tags []string, x string, others []string) []*
 			s.pts = append(s.pts, p)
 		}
 		labelSeries(f.series)
+		uniqueLabels(f.series)
 		familyStyles(f.series)
+		if x == categoryAxis {
+			for _, s := range f.series {
+				f.cats = append(f.cats, s.label)
+			}
+		}
 	}
 	return out
+}
+
+// facetTitle is the heading of a facet of pts: the workload, its k when
+// every point has the same and servers is not a swept axis (b-fig1's
+// servers 32 … 2048 on the x axis read "(k = 32)" for them all), and the
+// values of the axes others that split the facets (split, alone).
+func facetTitle(pts []*aggregate.Point, others []string) (title, split string) {
+	p := pts[0]
+	t := p.Workload
+	k, swept := p.Servers, false
+	for _, q := range pts {
+		_, ax := q.Axes["servers"]
+		swept = swept || ax || q.Servers != k
+	}
+	if !swept {
+		t += fmt.Sprintf(" (k = %d)", k)
+	}
+	var parts []string
+	for _, a := range others {
+		s := "–"
+		if v, ok := p.Axes[a]; ok {
+			s = formatValue(v)
+		}
+		parts = append(parts, a+" = "+s)
+	}
+	if len(parts) > 0 {
+		split = strings.Join(parts, ", ")
+		t += ", " + split
+	}
+	return t, split
 }
 
 // familyStyles draws the variants of a policy swept over two or more
@@ -440,6 +512,23 @@ func labelSeries(ss []*series) {
 	}
 }
 
+// uniqueLabels tells apart series whose labels labelSeries made the same:
+// parameters that differ only in type (a threshold 31 and "31") print
+// alike. Two curves of one label were two legend entries of one name, and
+// one series in the figure's CSV and script, which group rows by label.
+// Such a label gets the series' parameters as JSON.
+func uniqueLabels(ss []*series) {
+	n := map[string]int{}
+	for _, s := range ss {
+		n[s.label]++
+	}
+	for _, s := range ss {
+		if n[s.label] > 1 {
+			s.label += " " + paramsKey(s.params)
+		}
+	}
+}
+
 // style is the drawing style of the i-th series of f: its index, or, when
 // campaigns are overlaid, its index within its campaign plus a dash
 // pattern per campaign, so that a policy keeps its colour across the
@@ -471,7 +560,7 @@ func (s *series) style(f *facet, i int) int {
 // curvesFor builds one curve per series for the metric named m.
 func curvesFor(f *facet, x, m string) (cs []curve, any bool) {
 	for i, s := range f.series {
-		c := curve{label: s.label, style: s.style(f, i)}
+		c := curve{label: s.label, style: s.style(f, i), cats: f.cats}
 		for _, p := range s.pts {
 			mt, ok := p.Metric(m)
 			if !ok {
@@ -481,7 +570,7 @@ func curvesFor(f *facet, x, m string) (cs []curve, any bool) {
 				any = true
 			}
 			c.bound = boundOf(mt)
-			c.add(xValue(p, x), mt.Mean, mt.HalfWidth, p.Bound(mt))
+			c.add(f.xOf(i, p, x), mt.Mean, mt.HalfWidth, p.Bound(mt))
 		}
 		if len(c.x) > 0 {
 			c.sortByX()
@@ -739,6 +828,16 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 		var row []*plot.Plot
 		unit, _ := f.phaseDocs([]string{metric[key{phases[st][0], st}]})
 		yl := sim.CounterInfo{Label: "phase " + st, Unit: unit}.AxisLabel()
+		if x == categoryAxis {
+			// One panel for the statistic, the series side by side and
+			// each series' phases spread about its slot.
+			cs := f.phaseCategories(phases[st], func(z int) string { return metric[key{z, st}] })
+			if len(cs) > 0 {
+				rows = append(rows, []*plot.Plot{newPlot("phase "+st, xl, yl, cs, true)})
+				data = append(data, panelData{title: "phase " + st, cs: cs})
+			}
+			continue
+		}
 		for _, s := range f.series {
 			var cs []curve
 			for zi, z := range phases[st] {
@@ -766,6 +865,13 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 	if len(rows) == 0 {
 		return nil, nil
 	}
+	if x == categoryAxis {
+		var ps []*plot.Plot
+		for _, r := range rows {
+			ps = append(ps, r...)
+		}
+		rows = grid(ps)
+	}
 	name := f.prefix + "msfq_phases"
 	if err := writeEditable(out, name, xl, "phase statistic", data, false); err != nil {
 		return nil, err
@@ -778,6 +884,32 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 		title += ". " + strings.Join(docs, "; ")
 	}
 	return &figure{Name: name, Title: title, Wide: len(rows) > 1 || len(rows[0]) > 1}, nil
+}
+
+// phaseCategories are the curves of a phase panel on a categorical axis: a
+// curve per phase of zs (its counter named by col), at each series'
+// category, the phases spread across a third of its slot.
+func (f *facet) phaseCategories(zs []int, col func(z int) string) []curve {
+	var cs []curve
+	for zi, z := range zs {
+		c := curve{label: fmt.Sprintf("phase %d", z), style: zi, cats: f.cats}
+		off := 0.0
+		if len(zs) > 1 {
+			off = (float64(zi)/float64(len(zs)-1) - 0.5) / 3
+		}
+		for i, s := range f.series {
+			for _, p := range s.pts {
+				if mt, ok := p.Metric(col(z)); ok {
+					c.add(f.xOf(i, p, categoryAxis)+off, mt.Mean, mt.HalfWidth, p.Bound(mt))
+				}
+			}
+		}
+		if len(c.x) > 0 {
+			c.sortByX()
+			cs = append(cs, c)
+		}
+	}
+	return cs
 }
 
 // grid lays panels out in rows of at most 3 (4 beyond 9 panels, 6 beyond 24).
@@ -811,6 +943,36 @@ func fmtNum(x float64) string {
 		return "∞"
 	}
 	return strconv.FormatFloat(x, 'g', 4, 64)
+}
+
+// fmtMeanHW prints "mean ± half-width": the half-width as fmtNum prints it
+// (4 significant digits), the mean to the same decimal place, so that the
+// two read at one precision ("11.000 ± 1.085", not "11 ± 1.085": the mean
+// was rounded to 4 significant digits of its own, fewer decimals than its
+// interval's). Without a finite positive half-width (0, ∞, undefined) the
+// mean is printed as fmtNum prints it.
+func fmtMeanHW(mean, hw float64) string {
+	h := fmtNum(hw)
+	if !finite(mean) || !finite(hw) || hw <= 0 {
+		return fmtNum(mean) + " ± " + h
+	}
+	// The decimal place of the half-width's last digit as printed:
+	// "1.085" → 3, "0.0976" → 4, "1.5e-05" → 6, "1.234e+04" → −1.
+	mant, exp, _ := strings.Cut(h, "e")
+	dec := 0
+	if _, frac, ok := strings.Cut(mant, "."); ok {
+		dec = len(frac)
+	}
+	if exp != "" {
+		e, _ := strconv.Atoi(exp)
+		dec -= e
+	}
+	if dec >= 0 {
+		return strconv.FormatFloat(mean, 'f', dec, 64) + " ± " + h
+	}
+	// A half-width of 10^4 or more: the mean rounded to its last digit.
+	unit := math.Pow(10, float64(-dec))
+	return strconv.FormatFloat(math.Round(mean/unit)*unit, 'g', -1, 64) + " ± " + h
 }
 
 // sortKey is the number a table column sorts by; "" (sorted last) if
@@ -852,20 +1014,19 @@ func convergedText(p *aggregate.Point) string {
 // tableRows are f's rows of the HTML summary table. The means of a point
 // that is Unstable (diverging or truncated, aggregate.Point.Unstable) are
 // lower bounds, printed "≥ x" as in the terminal table.
-func tableRows(f *facet, x string) []tableRow {
+func tableRows(f *facet, ta tableAxes) []tableRow {
 	var rows []tableRow
+	num := func(v float64) cell { return cell{Text: fmtNum(v), Sort: sortKey(v)} }
 	for _, s := range f.series {
 		ps := append([]*aggregate.Point(nil), s.pts...)
-		sort.SliceStable(ps, func(i, j int) bool { return xValue(ps[i], x) < xValue(ps[j], x) })
+		sort.SliceStable(ps, func(i, j int) bool { return xValue(ps[i], ta.x) < xValue(ps[j], ta.x) })
 		for _, p := range ps {
 			r := tableRow{Unstable: p.Unstable(), Failed: p.NFailed > 0}
-			num := func(v float64) cell { return cell{fmtNum(v), sortKey(v)} }
-			r.Cells = []cell{{Text: s.label}, num(xValue(p, x))}
-			if x != "load" { // else the x column is the load, said once
-				r.Cells = append(r.Cells, num(aggregate.RoundInput(p.Load)))
-			}
-			r.Cells = append(r.Cells, cell{fmt.Sprintf("%d/%d", p.N, p.Replications), strconv.Itoa(p.N)},
-				num(float64(p.NFailed)), num(float64(p.NUnstable)), num(float64(p.NTruncated)),
+			r.Cells = append([]cell{{Text: s.label}}, ta.cells(p)...)
+			failed := num(float64(p.NFailed))
+			failed.Class = "failed"
+			r.Cells = append(r.Cells, cell{Text: fmt.Sprintf("%d/%d", p.N, p.Replications), Sort: strconv.Itoa(p.N)},
+				failed, num(float64(p.NUnstable)), num(float64(p.NTruncated)),
 				cell{Text: verdictText(p.Verdict)}, cell{Text: convergedText(p)})
 			for _, m := range tableMetrics {
 				mt, ok := p.Metric(m)
@@ -874,15 +1035,98 @@ func tableRows(f *facet, x string) []tableRow {
 					r.Cells = append(r.Cells, cell{Text: "—"})
 				case p.Bound(mt):
 					// A bound, not an estimate: no interval around it.
-					r.Cells = append(r.Cells, cell{"≥ " + fmtNum(mt.Mean), sortKey(mt.Mean)})
+					r.Cells = append(r.Cells, cell{Text: "≥ " + fmtNum(mt.Mean), Sort: sortKey(mt.Mean)})
 				default:
-					r.Cells = append(r.Cells, cell{fmtNum(mt.Mean) + " ± " + fmtNum(mt.HalfWidth), sortKey(mt.Mean)})
+					r.Cells = append(r.Cells, cell{Text: fmtMeanHW(mt.Mean, mt.HalfWidth), Sort: sortKey(mt.Mean)})
 				}
 			}
 			rows = append(rows, r)
 		}
 	}
 	return rows
+}
+
+// tableAxes are the summary table's columns between the series and n: x
+// (none on a categorical axis, where the series are the categories); the
+// load beside any other x, and on a categorical axis the arrival rate
+// and the load, each "—" where the point has none (a replayed trace's λ
+// and ρ are not parameters: its points hold 0, printed as if swept); and
+// every other swept scenario axis, in name order: those splitting the
+// facets, which a heat map's one table merges, and those x determines
+// (b-fig1's class needs zipped with the servers), which no column showed.
+type tableAxes struct {
+	x    string
+	cols []string // the columns' axes: x, load, arrival_rate or a swept axis
+}
+
+func newTableAxes(pts []aggregate.Point, x string) tableAxes {
+	ta := tableAxes{x: x}
+	if x == categoryAxis {
+		ta.cols = []string{"arrival_rate", "load"}
+	} else {
+		ta.cols = []string{x}
+		if x != "load" { // else the x column is the load, said once
+			ta.cols = append(ta.cols, "load")
+		}
+	}
+	set := map[string]bool{}
+	for i := range pts {
+		for a := range pts[i].Axes {
+			set[a] = true
+		}
+	}
+	var more []string
+	for a := range set {
+		if !slices.Contains(ta.cols, a) && a != "arrival_rate" && a != "load" && !aggregate.IsParamAxis(pts, a) {
+			more = append(more, a)
+		}
+	}
+	sort.Strings(more)
+	ta.cols = append(ta.cols, more...)
+	return ta
+}
+
+// heads are the columns' headings.
+func (ta tableAxes) heads() []string {
+	hs := make([]string, len(ta.cols))
+	for i, a := range ta.cols {
+		hs[i] = axisLabel(a)
+	}
+	return hs
+}
+
+// cells are p's cells of the columns.
+func (ta tableAxes) cells(p *aggregate.Point) []cell {
+	num := func(v float64) cell { return cell{Text: fmtNum(v), Sort: sortKey(v)} }
+	out := make([]cell, 0, len(ta.cols))
+	for _, a := range ta.cols {
+		v, swept := p.Axes[a]
+		switch {
+		case a == ta.x:
+			out = append(out, num(xValue(p, a)))
+		case !swept && (a == "load" || a == "arrival_rate"):
+			r := p.Load
+			if a == "arrival_rate" {
+				r = p.ArrivalRate
+			}
+			if !(r > 0) { // a replayed trace's: not a parameter
+				out = append(out, cell{Text: "—", Sort: ""})
+				continue
+			}
+			out = append(out, num(aggregate.RoundInput(r)))
+		case !swept:
+			out = append(out, cell{Text: "—", Sort: ""})
+		default:
+			if f, ok := aggregate.Number(v); ok {
+				if _, isStr := v.(string); !isStr {
+					out = append(out, cell{Text: formatValue(v), Sort: sortKey(f)})
+					continue
+				}
+			}
+			out = append(out, cell{Text: formatValue(v)})
+		}
+	}
+	return out
 }
 
 // limitLines are the vertical lines of f's plots against x: on an
@@ -1238,7 +1482,7 @@ func sections(files *files, pts []aggregate.Point, fs []*facet, tags []string, x
 			return views, nil
 		}
 		for _, f := range fs {
-			views[0].TableRows = append(views[0].TableRows, tableRows(f, x)...)
+			views[0].TableRows = append(views[0].TableRows, tableRows(f, newTableAxes(pts, x))...)
 		}
 		return views, nil
 	}
@@ -1247,10 +1491,17 @@ func sections(files *files, pts []aggregate.Point, fs []*facet, tags []string, x
 		if err != nil {
 			return nil, err
 		}
+		if f.split != "" {
+			// A figure of one facet says which, as its section does: a
+			// figure is read, and copied, on its own.
+			for i := range figs {
+				figs[i].Title += " (" + f.split + ")"
+			}
+		}
 		v := facetView{Title: f.title, Anchor: fmt.Sprintf("facet%d", i+1),
 			Figures: figs, Skipped: skipped, Constant: constant, Facets: len(fs)}
 		if tables {
-			v.TableRows, v.Compare = tableRows(f, x), f.comparisons(x)
+			v.TableRows, v.Compare = tableRows(f, newTableAxes(pts, x)), f.comparisons(x)
 		} else {
 			v.TableNote, v.NoTable = tableNote(len(pts)), i > 0
 		}
@@ -1376,13 +1627,13 @@ func RenderTo(sink Sink, c Campaign, overlay ...Campaign) error {
 			limits[page.Header.Overlay[i+1].Tag] = o.Limits
 		}
 	}
-	x, others := xAxis(pts)
+	x, others := plotAxes(pts)
 	fs := facets(pts, tags, x, others)
 	for _, f := range fs {
 		f.lines = f.limitLines(x, limits)
 	}
 	xl := axisLabel(x)
-	page.XLabel, page.LoadColumn = xl, x != "load"
+	page.XLabel, page.XColumn, page.AxisHeads = xl, x != categoryAxis, newTableAxes(pts, x).heads()
 	page.Points = len(pts)
 	if page.Facets, err = sections(files, pts, fs, tags, x, others); err != nil {
 		_ = files.wait()
@@ -1415,7 +1666,8 @@ type overlayInfo struct {
 type indexPage struct {
 	Header           header
 	XLabel           string
-	LoadColumn       bool // a load column beside x (not when x is the load)
+	XColumn          bool     // the comparison table has an x column (not on a categorical axis)
+	AxisHeads        []string // the summary table's columns between the series and n (tableAxes)
 	Metrics          []string
 	Facets           []facetView
 	Data             []dataFile
@@ -1453,10 +1705,10 @@ th[aria-sort=ascending]::after { content: " ▲"; }
 th[aria-sort=descending]::after { content: " ▼"; }
 td:first-child { text-align: left; }
 tr.unstable td { background: #fde2e2; }
-tr.cmp-better td:nth-child(4) { color: #1a7a1a; font-weight: bold; }
-tr.cmp-worse td:nth-child(4) { color: #b00; font-weight: bold; }
+tr.cmp-better td.verdict { color: #1a7a1a; font-weight: bold; }
+tr.cmp-worse td.verdict { color: #b00; font-weight: bold; }
 tr.cmp-undefined td { color: #777; }
-tr.failed td:nth-child(5) { color: #b00; font-weight: bold; }
+tr.failed td.failed { color: #b00; font-weight: bold; }
 figure { display: inline-block; margin: 0.5em; vertical-align: top; }
 figure img { width: 480px; max-width: 100%; border: 1px solid #eee; }
 figure.wide { display: block; }
@@ -1502,19 +1754,19 @@ Figures are drawn for a column (3.3 in, fonts 8–9 pt; name_page.pdf for a page
 {{if .Skipped}}<p>Not plotted (zero or undefined at every point): {{range $i, $s := .Skipped}}{{if $i}}, {{end}}{{$s}}{{end}}.</p>{{end}}
 {{if .Constant}}<p>Not plotted (constant at every point, a parameter rather than a result): {{range $i, $s := .Constant}}{{if $i}}; {{end}}{{$s}}{{end}}.</p>{{end}}
 {{$f := .}}{{with .Compare}}<h3 id="{{$f.Anchor}}-compare">Paired comparisons against {{.Baseline}}</h3>
-<p class="meta">Mean response time of each series relative to {{.Baseline}} at the same scenario: the ratio of the means over the pairs of replications with the same seed (common random numbers: the same jobs), E[T]/E[T<sub>{{.Baseline}}</sub>] − 1, with its 95% confidence interval over the pairs (delta method). Verdict from the paired t-test, its p-value Holm-adjusted over every compared point of this figure (family-wise error 5%). Undefined where either side's means are bounds (unstable or truncated). CRN × is the width of the interval independent samples would give (Welch) divided by the paired one{{if .Gain}}: common random numbers narrowed the intervals {{.Gain}}{{end}}. Every metric's comparison is in summary_long.csv.</p>
+<p class="meta">Mean response time of each series relative to {{.Baseline}} at the same scenario: the ratio of the means over the pairs of replications with the same seed (common random numbers: the same jobs), E[T]/E[T<sub>{{.Baseline}}</sub>] − 1, with its 95% confidence interval over the pairs by Fieller's method: the ratios the paired t-test does not reject, asymmetric about the estimate, excluding 0 exactly when the unadjusted test rejects, unbounded where the baseline's mean is within its own interval of 0. Verdict from the paired t-test, its p-value Holm-adjusted over every compared point of this figure (family-wise error 5%). Undefined where either side's means are bounds (unstable or truncated). CRN × is the width of the interval independent samples would give (Welch) divided by the paired one{{if .Gain}}: common random numbers narrowed the intervals {{.Gain}}{{end}}. Every metric's comparison is in summary_long.csv.</p>
 <div class="scroll"><table class="sortable">
-<thead><tr><th>series</th><th>{{$.XLabel}}</th><th>E[T] vs {{.Baseline}}</th><th>verdict</th><th>p (Holm)</th><th>pairs</th><th>CRN ×</th><th>note</th></tr></thead>
+<thead><tr><th>series</th>{{if $.XColumn}}<th>{{$.XLabel}}</th>{{end}}<th>E[T] vs {{.Baseline}}</th><th>verdict</th><th>p (Holm)</th><th>pairs</th><th>CRN ×</th><th>note</th></tr></thead>
 <tbody>
-{{range .Rows}}<tr class="cmp-{{.Class}}"><td>{{.Series}}</td><td>{{.X}}</td><td>{{.Rel}}</td><td>{{.Verdict}}</td><td>{{.PHolm}}</td><td>{{.Pairs}}</td><td>{{.Gain}}</td><td>{{.Note}}</td></tr>
+{{range .Rows}}<tr class="cmp-{{.Class}}"><td>{{.Series}}</td>{{if $.XColumn}}<td>{{.X}}</td>{{end}}<td>{{.Rel}}</td><td class="verdict">{{.Verdict}}</td><td>{{.PHolm}}</td><td>{{.Pairs}}</td><td>{{.Gain}}</td><td>{{.Note}}</td></tr>
 {{end}}</tbody></table></div>{{end}}
 {{if not .NoTable}}<h3 id="{{.Anchor}}-table">Summary</h3>
 {{if .TableNote}}<p>{{.TableNote}}</p>{{else}}<p class="meta">Click a column heading to sort.</p>
 <div class="scroll">
 <table class="sortable">
-<thead><tr><th>policy</th><th>{{$.XLabel}}</th>{{if $.LoadColumn}}<th>load ρ</th>{{end}}<th>n</th><th>failed</th><th>unstable</th><th>truncated</th><th>verdict</th><th>converged</th>{{range $.Metrics}}<th>{{.}}</th>{{end}}</tr></thead>
+<thead><tr><th>policy</th>{{range $.AxisHeads}}<th>{{.}}</th>{{end}}<th>n</th><th>failed</th><th>unstable</th><th>truncated</th><th>verdict</th><th>converged</th>{{range $.Metrics}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
-{{range .TableRows}}<tr{{if .Unstable}} class="unstable"{{else if .Failed}} class="failed"{{end}}>{{range .Cells}}<td{{if .Sort}} data-v="{{.Sort}}"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{range .TableRows}}<tr{{if .Unstable}} class="unstable"{{else if .Failed}} class="failed"{{end}}>{{range .Cells}}<td{{if .Class}} class="{{.Class}}"{{end}}{{if .Sort}} data-v="{{.Sort}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table>
 </div>{{end}}{{end}}
 </section>

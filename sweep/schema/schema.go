@@ -18,10 +18,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"time"
 
 	"github.com/invopop/jsonschema"
 
+	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sweep"
 )
 
@@ -146,6 +148,7 @@ func Reflect() *jsonschema.Schema {
 		p.Items.OneOf[1].Properties.Set("name", &jsonschema.Schema{Type: "string"})
 	})
 	set("replications", func(p *jsonschema.Schema) { p.Minimum = "1" })
+	set("servers", func(p *jsonschema.Schema) { p.Maximum = json.Number(strconv.Itoa(sim.MaxServers)) })
 	// Profiles are not in the JSON encoding (json:"-", so they never enter
 	// the campaign id) and hence not reflected with File: add them here.
 	prof := r.Reflect(&sweep.Profile{})
