@@ -42,9 +42,20 @@ func Children(ctx context.Context, st Store, prefix string) ([]string, error) {
 	return out, nil
 }
 
+// childPrefix checks a ListChildren prefix: a valid one, ending in "/".
+func childPrefix(prefix string) error {
+	if err := validatePrefix(prefix); err != nil {
+		return err
+	}
+	if !strings.HasSuffix(prefix, "/") {
+		return errors.New("a prefix whose children are listed ends in /")
+	}
+	return nil
+}
+
 func (s *localStore) ListChildren(ctx context.Context, prefix string) ([]string, error) {
-	if err := validatePrefix(prefix); err != nil || !strings.HasSuffix(prefix, "/") {
-		return nil, invalidKey("list", prefix, s.url, errors.Join(err, errors.New("a children's prefix ends in /")))
+	if err := childPrefix(prefix); err != nil {
+		return nil, invalidKey("list", prefix, s.url, err)
 	}
 	ents, err := os.ReadDir(filepath.Join(s.root, filepath.FromSlash(prefix)))
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
@@ -63,8 +74,8 @@ func (s *localStore) ListChildren(ctx context.Context, prefix string) ([]string,
 }
 
 func (s *s3Store) ListChildren(ctx context.Context, prefix string) ([]string, error) {
-	if err := validatePrefix(prefix); err != nil || !strings.HasSuffix(prefix, "/") {
-		return nil, invalidKey("list", prefix, s.url, errors.Join(err, errors.New("a children's prefix ends in /")))
+	if err := childPrefix(prefix); err != nil {
+		return nil, invalidKey("list", prefix, s.url, err)
 	}
 	var out []string
 	for info := range s.client.ListObjectsIter(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.base + prefix, Recursive: false}) {
