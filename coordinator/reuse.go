@@ -4,43 +4,15 @@ import (
 	"context"
 	"sync"
 
-	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 )
 
 // impls resolves the code each policy of campaign id is expected to run
-// with (ExpectedImpls).
+// with (record.ExpectedImpls).
 func (co *Coordinator) impls(ctx context.Context, id string) (map[string]record.Impl, error) {
-	return ExpectedImpls(ctx, co.o.Store, id)
-}
-
-// ExpectedImpls resolves the code each policy of campaign id is expected
-// to run with: the pinned plugin binary (plugins.json), else the built-in
-// policies of this engine. Policies missing from the map are built-in.
-func ExpectedImpls(ctx context.Context, st storage.Store, id string) (map[string]record.Impl, error) {
-	pins, err := protocol.ReadPins(ctx, st, id)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]record.Impl{}
-	if pins != nil {
-		for pol, p := range pins.Policies {
-			out[pol] = record.Plugin(p.Engine, p.SHA256)
-		}
-	}
-	return out, nil
-}
-
-// ExpectedKey is the content key of t's result under impls
-// (ExpectedImpls).
-func ExpectedKey(impls map[string]record.Impl, t sweep.Task) string {
-	im, ok := impls[t.Policy]
-	if !ok {
-		im = record.Builtin()
-	}
-	return record.Key(t.ID, im)
+	return record.ExpectedImpls(ctx, co.o.Store, id)
 }
 
 // expectedKey is the content key of task t of campaign id under the code
@@ -56,7 +28,7 @@ func (co *Coordinator) expectedKeyLocked(c *campaign, t sweep.Task) string {
 	if c != nil {
 		impls = c.impl
 	}
-	return ExpectedKey(impls, t)
+	return record.ExpectedKey(impls, t)
 }
 
 // reuse looks up the tasks' results in the content-addressed store (8 at

@@ -11,10 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/cputime"
 	"github.com/msjfarm/msjfarm/internal/gcpace"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
@@ -228,7 +228,7 @@ func storedTasks(ctx context.Context, st storage.Store, id string) (func(sweep.T
 	if err != nil {
 		return nil, err
 	}
-	impls, err := coordinator.ExpectedImpls(ctx, st, id)
+	impls, err := record.ExpectedImpls(ctx, st, id)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +236,7 @@ func storedTasks(ctx context.Context, st storage.Store, id string) (func(sweep.T
 		switch {
 		case here[t.ID]:
 			return true, false
-		case stored[coordinator.ExpectedKey(impls, t)]:
+		case stored[record.ExpectedKey(impls, t)]:
 			return true, true
 		}
 		return false, false

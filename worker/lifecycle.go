@@ -535,25 +535,18 @@ func (w *Worker) reuse(hard context.Context, msg jetstream.Msg, c string, t *swe
 }
 
 // reuseKey is the content key of task t's result under the code campaign
-// c expects: its pinned plugin binary, else this engine's built-in
-// policies (as the coordinator computes it, coordinator.ExpectedKey). A
+// c expects (record.ExpectedKey, as the coordinator computes it). A
 // message's result_key is a hint from whoever published it: taken as it
 // was, a party that may publish on NATS pointed a task at another
 // campaign's stored result, of another task, which the worker referenced
 // as this task's and the coordinator then moved out of the other
 // campaign.
 func reuseKey(ctx context.Context, st storage.Store, c string, t *sweep.Task) (string, error) {
-	pins, err := protocol.ReadPins(ctx, st, c)
+	impls, err := record.ExpectedImpls(ctx, st, c)
 	if err != nil {
 		return "", err
 	}
-	im := record.Builtin()
-	if pins != nil {
-		if p, ok := pins.Policies[t.Policy]; ok {
-			im = record.Plugin(p.Engine, p.SHA256)
-		}
-	}
-	return record.Key(t.ID, im), nil
+	return record.ExpectedKey(impls, *t), nil
 }
 
 // storedIsOurs reports whether the result stored under rkey is

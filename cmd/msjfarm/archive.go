@@ -27,6 +27,7 @@ import (
 	"github.com/msjfarm/msjfarm/results/reproduce"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
 // archiveCommand is `msjfarm archive`: a campaign as one portable,
@@ -449,7 +450,7 @@ type derivedFiles struct {
 // report's commands: the same files a rebuild from the store makes once
 // the records are there.
 func prepareDerived(ctx context.Context, src storage.Store, id, from string) (*derivedFiles, error) {
-	cat, err := campaignCatalog(ctx, src, id)
+	cat, err := registry.ForCampaign(ctx, src, id)
 	if err != nil {
 		return nil, err
 	}
@@ -519,19 +520,40 @@ func warnFutureCreated(ctx context.Context, st storage.Store, id string) {
 }
 
 // inside reports whether file would be written inside st's directory (a
-// local store; links resolved).
+// local store; links resolved, the directories not made yet taken as
+// where they would be made).
 func inside(file string, st storage.Store) bool {
 	root, ok := storage.LocalRoot(st)
 	if !ok {
 		return false
 	}
-	dir, err1 := filepath.EvalSymlinks(filepath.Dir(file))
-	root, err2 := filepath.EvalSymlinks(root)
+	dir, err1 := resolvePath(filepath.Dir(file))
+	root, err2 := resolvePath(root)
 	if err1 != nil || err2 != nil {
 		return false
 	}
-	dir, _ = filepath.Abs(dir)
-	root, _ = filepath.Abs(root)
 	rel, err := filepath.Rel(root, dir)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// resolvePath is p absolute with the links of its longest existing
+// prefix resolved: a report's --out in a directory not made yet inside
+// the store was not found inside it.
+func resolvePath(p string) (string, error) {
+	p, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return "", fmt.Errorf("%s: no existing ancestor", p)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
 }

@@ -946,7 +946,7 @@ func defResults(fs *pflag.FlagSet) func([]string) int {
 // resultsCompare prints the paired comparison of series a with the
 // baseline b from the campaign's records.
 func resultsCompare(ctx context.Context, st storage.Store, id, a, b string) int {
-	cat, err := campaignCatalog(ctx, st, id)
+	cat, err := registry.ForCampaign(ctx, st, id)
 	if err != nil {
 		return fail("results: %v", err)
 	}
@@ -984,7 +984,7 @@ func resultsCompare(ctx context.Context, st storage.Store, id, a, b string) int 
 // unlinked temporary file, read back from its start: at 10^5 points it
 // is 70 MB, held in a growing buffer it took 128 MB.
 func partialSummary(ctx context.Context, st storage.Store, id string) (*os.File, []string, error) {
-	cat, err := campaignCatalog(ctx, st, id)
+	cat, err := registry.ForCampaign(ctx, st, id)
 	if err != nil {
 		return nil, nil, err
 	}

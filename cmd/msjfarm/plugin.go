@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+
 	"github.com/spf13/pflag"
 
 	"context"
@@ -16,11 +17,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/internal/sandbox"
 	"github.com/msjfarm/msjfarm/sdk/check"
 	"github.com/msjfarm/msjfarm/storage"
-	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 	"github.com/msjfarm/msjfarm/worker/registry"
@@ -556,17 +555,4 @@ func warn(cmd string, warnings []string) {
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "msjfarm %s: warning: %s\n", cmd, w)
 	}
-}
-
-// campaignCatalog is the catalogue a stored campaign's spec expands
-// against: the built-ins plus the plugins the campaign pins, with the
-// schemas stored beside the pins (so results, report and reproduce read a
-// third-party campaign without its binary). A campaign without pins gets
-// the built-ins alone.
-func campaignCatalog(ctx context.Context, st storage.Store, id string) (sweep.Catalog, error) {
-	pins, err := protocol.ReadPins(ctx, st, id)
-	if err != nil {
-		return nil, err
-	}
-	return registry.New(ctx, registry.Options{Pins: pins}), nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/msjfarm/msjfarm/results/archive"
 	"github.com/msjfarm/msjfarm/results/report"
 	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
 // runReport (re)generates a campaign's report from storage (spec,
@@ -61,7 +62,7 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 				return usagef("report: %v", errArchiveStore)
 			}
 		}
-		cat, err := campaignCatalog(ctx, st, id)
+		cat, err := registry.ForCampaign(ctx, st, id)
 		if err != nil {
 			return fail("report: %v", err)
 		}
@@ -131,8 +132,12 @@ func defReport(fs *pflag.FlagSet) func([]string) int {
 // replaced.
 func writeReport(ctx context.Context, st storage.Store, id, dir string, store bool, rc report.Campaign, prec *archive.PrecisionSummary, overlay []report.Campaign, temporary func(string)) int {
 	dir = filepath.Clean(dir)
-	if err := outOfStore(st, dir); err != nil {
-		return usagef("report: %v", err)
+	if inside(filepath.Join(dir, "index.html"), st) {
+		// The report landed among the campaigns' objects (in
+		// campaigns/<id>/, 145 files the next archive export carried),
+		// where only msjfarm writes.
+		root, _ := storage.LocalRoot(st)
+		return usagef("report: --out %s is inside the store %s, where only msjfarm writes: give a directory outside it (--store publishes the report into the store)", dir, root)
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return fail("report: %v", err)
@@ -228,25 +233,6 @@ func removeStale(dir string, prev reportFiles, names []string) int {
 	return n
 }
 
-// outOfStore refuses a report directory inside a local store: the report
-// landed among the campaigns' objects (in campaigns/<id>/, 145 files the
-// next archive export carried), where only msjfarm writes.
-func outOfStore(st storage.Store, dir string) error {
-	root, ok := storage.LocalRoot(st)
-	if !ok {
-		return nil
-	}
-	absRoot, err1 := filepath.Abs(root)
-	absDir, err2 := filepath.Abs(dir)
-	if err1 != nil || err2 != nil {
-		return nil
-	}
-	if rel, err := filepath.Rel(absRoot, absDir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("--out %s is inside the store %s, where only msjfarm writes: give a directory outside it (--store publishes the report into the store)", dir, root)
-	}
-	return nil
-}
-
 // loadOverlays loads the campaigns named by args (ids, names or id
 // prefixes) to overlay on the report's.
 func loadOverlays(ctx context.Context, st storage.Store, args []string) ([]report.Campaign, error) {
@@ -256,7 +242,7 @@ func loadOverlays(ctx context.Context, st storage.Store, args []string) ([]repor
 		if err != nil {
 			return nil, err
 		}
-		ocat, err := campaignCatalog(ctx, st, oid)
+		ocat, err := registry.ForCampaign(ctx, st, oid)
 		if err != nil {
 			return nil, err
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/msjfarm/msjfarm/results/reproduce"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/worker"
+	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
 // runReproduce re-runs archived tasks of a campaign and compares each new
@@ -80,7 +81,7 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 			hint = archiveHint(x)
 			fmt.Fprintf(stderr, "msjfarm reproduce: archive %s verified (%d members, merkle-root %s)\n", ff.fs.Arg(0), len(x.Index.Members), x.Index.Root)
 		}
-		cat, err := campaignCatalog(ctx, st, id)
+		cat, err := registry.ForCampaign(ctx, st, id)
 		if err != nil {
 			return fail("reproduce: %v", err)
 		}

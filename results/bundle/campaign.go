@@ -17,7 +17,7 @@ import (
 // expand to that campaign id (the id is the hash of the sweep the spec
 // normalises), with the catalogue every reader plans it with (the
 // built-in policies and the campaign's plugin pins, as `msjfarm report`
-// has it: cmd/msjfarm campaignCatalog), and the manifest must name that
+// has it: registry.ForCampaign), and the manifest must name that
 // campaign and be no larger than a manifest of its points and tasks can
 // be (manifestBound).
 //
@@ -46,11 +46,11 @@ func checkCampaign(ctx context.Context, st storage.Store, o *Opened) error {
 	if err != nil {
 		return bad(specKey, err, "%v", err)
 	}
-	pins, err := protocol.ReadPins(ctx, st, id)
+	cat, err := registry.ForCampaign(ctx, st, id)
 	if err != nil {
 		return bad(protocol.PinsKey(id), err, "%v", err)
 	}
-	camp, err := sweep.Plan(f, registry.New(ctx, registry.Options{Pins: pins}))
+	camp, err := sweep.Plan(f, cat)
 	if err != nil {
 		return bad(specKey, err, "does not expand here (%v): the campaign id it hashes to, which must be the archive's %s, cannot be checked", err, id)
 	}

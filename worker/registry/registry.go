@@ -48,6 +48,7 @@ import (
 	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
 )
 
@@ -254,6 +255,19 @@ func (r *Registry) TrialNote() string {
 // Builtin is the registry of the built-in catalogue alone: what validates
 // sweeps where no plugin can exist (and the coordinator's default).
 func Builtin() *Registry { return New(context.Background(), Options{}) }
+
+// ForCampaign is the catalogue a stored campaign's spec expands against:
+// the built-ins plus the plugins the campaign pins, with the schemas
+// stored beside the pins (so results, report, reproduce and the archive
+// readers read a third-party campaign without its binary). A campaign
+// without pins gets the built-ins alone.
+func ForCampaign(ctx context.Context, st storage.Store, id string) (*Registry, error) {
+	pins, err := protocol.ReadPins(ctx, st, id)
+	if err != nil {
+		return nil, err
+	}
+	return New(ctx, Options{Pins: pins}), nil
+}
 
 // New indexes the built-in catalogue, the binaries on o.Dirs (through
 // o.Host; each binary's Info comes from the digest cache when the binary
