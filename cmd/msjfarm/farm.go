@@ -47,11 +47,8 @@ import (
 	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
-func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-}
-
-// exitOnInterrupt makes the first interrupt (ctx's end) exit 130 at once
+// exitOnInterrupt makes the first interrupt (ctx's end) exit at once
+// (interruptStatus: 130 for SIGINT, 143 for SIGTERM)
 // until creating is called, which the command calls before it creates
 // anything (a store, a NATS connection, a campaign), and again as it
 // returns (a test calls commands in one process, and a guard left behind
@@ -60,7 +57,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 // and checking a sweep — and a dry run — create nothing and did not look
 // at the context: a sweep of 10^5 unknown keys or of 9·10^6 points held
 // them for minutes while Ctrl-C and SIGTERM did nothing, and then they
-// exited 2 or 1, not 130.
+// exited 2 or 1, not 130 (or 143).
 //
 // It listens for the signals itself: ctx also ends when the command
 // returns (its stop), which is no interrupt.
@@ -73,7 +70,7 @@ func exitOnInterrupt(cmd string) (creating func()) {
 	go func() {
 		defer signal.Stop(sigs)
 		select {
-		case <-sigs:
+		case sig := <-sigs:
 			mu.Lock() // held for good: creating never returns after this
 			if started {
 				mu.Unlock()
@@ -81,7 +78,7 @@ func exitOnInterrupt(cmd string) (creating func()) {
 			}
 			fmt.Fprintf(stderr, "msjfarm %s: interrupted; nothing was created\n", cmd)
 			scratch.Close()
-			os.Exit(130)
+			os.Exit(interruptStatus(sig))
 		case <-stop:
 		}
 	}()
@@ -648,7 +645,8 @@ func stageSubmission(ctx context.Context, nc *nats.Conn, st storage.Store, path 
 
 // waitCampaign (submit --wait) shows the campaign's progress every
 // second until it is no longer running: exit status 0 when it is done
-// with no failed task, 1 otherwise, 130 when interrupted.
+// with no failed task, 1 otherwise, 130 (SIGINT) or 143 (SIGTERM) when
+// interrupted.
 func waitCampaign(ctx context.Context, nc *nats.Conn, rep protocol.SubmitReply, camp *sweep.Campaign) int {
 	p := newProgress(os.Stderr, rep.AlreadyDone).describe(camp)
 	var gone time.Time // since when no coordinator has answered
@@ -673,7 +671,7 @@ func waitCampaign(ctx context.Context, nc *nats.Conn, rep protocol.SubmitReply, 
 			}
 			select {
 			case <-ctx.Done():
-				return 130
+				return interruptCode(ctx)
 			case <-time.After(time.Second):
 			}
 			continue
@@ -694,7 +692,7 @@ func waitCampaign(ctx context.Context, nc *nats.Conn, rep protocol.SubmitReply, 
 		}
 		select {
 		case <-ctx.Done():
-			return 130
+			return interruptCode(ctx)
 		case <-time.After(time.Second):
 		}
 	}
