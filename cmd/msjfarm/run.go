@@ -158,6 +158,9 @@ func (r *runCommand) checkFlags() error {
 		return fmt.Errorf("--http-linger must be >= 0, got %v", *r.linger)
 	case *r.linger > 0 && *r.mf.http == "":
 		return fmt.Errorf("--http-linger %v keeps the --http page up, and there is no --http", *r.linger)
+	case *r.quiet && *r.verbose:
+		// Both were taken, and the run was as verbose as -v alone.
+		return fmt.Errorf("-q (quiet: no progress line) and -v (verbose: coordinator and worker events on stderr) ask for opposite things: give one of them")
 	}
 	return r.mf.check()
 }
