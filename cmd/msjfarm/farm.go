@@ -566,26 +566,36 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		// Storage is needed to pin plugin binaries (PinForSubmit says so
 		// when one must be pinned and there is none), to upload a trace
 		// and to pass a spec too large for a NATS message.
-		var st storage.Store
-		if *ff.storage != "" {
-			if st, err = ff.store(ctx); err != nil {
-				return fail("submit: storage for the plugin pins, traces and spec: %v", err)
+		var nc *nats.Conn
+		conn := func() (*nats.Conn, error) {
+			if nc == nil {
+				c, err := ff.conn("msjfarm-submit")
+				if err != nil {
+					return nil, err
+				}
+				nc = c
 			}
-			// The store names itself, and the coordinator compares the
-			// name with its own. Made here if the store has none yet: a
-			// farm's coordinator that starts after this submission reads
-			// the same one; another store keeps one of its own.
-			id, err := storage.ID(ctx, st)
+			return nc, nil
+		}
+		defer func() {
+			if nc != nil {
+				nc.Close()
+			}
+		}()
+		var st storage.Store
+		made := "" // the store's directory, when this submission made it
+		if *ff.storage != "" {
+			st, req.Store, made, err = submitStore(ctx, ff, conn)
+			if errors.As(err, new(notFarmStore)) {
+				return usagef("submit: %v", err)
+			}
 			if err != nil {
 				return fail("submit: %v", err)
 			}
-			req.Store = id
 		}
-		nc, err := ff.conn("msjfarm-submit")
-		if err != nil {
+		if _, err := conn(); err != nil {
 			return fail("submit: %v", err)
 		}
-		defer nc.Close()
 		if code := stageSubmission(ctx, nc, st, ff.fs.Arg(0), trace, camp, reg, *pin, &req); code != 0 {
 			return code
 		}
@@ -593,6 +603,9 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		defer cancel()
 		var rep protocol.SubmitReply
 		if err := protocol.RequestRetry(rctx, nc, protocol.APISubmit, req, &rep, waitingForCoordinator("submit")); err != nil {
+			if st != nil {
+				err = refusedStore(ctx, nc, err, *ff.storage, req.Store, made)
+			}
 			return fail("submit: %v", err)
 		}
 		fmt.Printf("campaign %s (%s): %d tasks in %d points; %d published, %d already queued, %d already done (%d reused from other campaigns)\n",
