@@ -672,6 +672,10 @@ func waitCampaign(ctx context.Context, nc *nats.Conn, rep protocol.SubmitReply, 
 		err := protocol.Request(rctx, nc, protocol.APIStatus, protocol.StatusRequest{Campaign: rep.Campaign}, &s)
 		cancel()
 		switch {
+		case ctx.Err() != nil:
+			// Interrupted during the request, which failed for it:
+			// that exited 1.
+			return interruptCode(ctx)
 		case (errors.Is(err, protocol.ErrNoCoordinator) || errors.Is(err, context.DeadlineExceeded)) && ctx.Err() == nil:
 			// A coordinator restarting (or a standby taking over) answers
 			// again within its lease: submit --wait exited 1 at the first

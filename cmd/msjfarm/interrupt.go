@@ -63,6 +63,18 @@ func interruptCode(ctx context.Context) int {
 	return interruptStatus(os.Interrupt)
 }
 
+// interruptedAs is code, or the signal's status (interruptCode) when a
+// signal ended ctx (a signalContext, or one derived from it) and the
+// command failed: a command that stops at the interrupt's cancellation
+// ("context canceled") exited 1 where the documented status is 130.
+func interruptedAs(ctx context.Context, cmd string, code int) int {
+	if code != 0 && errors.As(context.Cause(ctx), new(signalled)) {
+		fmt.Fprintf(stderr, "msjfarm %s: interrupted\n", cmd)
+		return interruptCode(ctx)
+	}
+	return code
+}
+
 // cleanOnInterrupt makes an interrupt (SIGINT, SIGTERM) cancel the
 // command's context (stop), remove the paths given to add, and exit
 // (interruptStatus: 130 for SIGINT, 143 for SIGTERM) once the command

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +18,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
+	"github.com/msjfarm/msjfarm/storage"
 )
 
 // An interrupt while a sweep is read, planned and checked (and during a
@@ -105,11 +109,14 @@ func waitPlanning(t *testing.T, pid int) {
 
 // TestReaderInterrupted: Ctrl-C while `msjfarm report FILE` extracts its
 // archive, or `archive verify FILE` reads it, removes the temporary
-// directory and exits 130 (143 on SIGTERM). Neither had a handler: the signal killed them
-// and left the directory in $TMPDIR (954 MB of a probe's report, 537 MB of
-// a verify's checksums). The archive comes through a pipe that gets half
-// of it and stays open, so the signal lands while the reading waits.
-// Killed (SIGKILL), it removes nothing, and the next msjfarm does.
+// directory and exits 130 (143 on SIGTERM). Neither had a handler: the
+// signal killed them and left the directory in $TMPDIR (954 MB of a
+// probe's report, 537 MB of a verify's checksums). `archive import FILE`
+// and `reproduce FILE` did catch the signal, and went on waiting in the
+// read: neither Ctrl-C nor SIGTERM ended them. The archive comes through
+// a pipe that gets half of it and stays open, so the signal lands while
+// the reading waits. Killed (SIGKILL), it removes nothing, and the next
+// msjfarm does.
 func TestReaderInterrupted(t *testing.T) {
 	bin := msjfarmBinary(t)
 	data, err := os.ReadFile("../../results/bundle/testdata/small-v1.msjar")
@@ -124,6 +131,9 @@ func TestReaderInterrupted(t *testing.T) {
 		{[]string{"report", "FIFO", "--out", "report"}, syscall.SIGTERM},
 		{[]string{"archive", "verify", "FIFO"}, syscall.SIGINT},
 		{[]string{"archive", "verify", "FIFO"}, syscall.SIGKILL},
+		// Held in the read, deaf to either signal, until killed.
+		{[]string{"archive", "import", "FIFO", "--storage", "imported"}, syscall.SIGTERM},
+		{[]string{"reproduce", "FIFO"}, syscall.SIGTERM},
 	} {
 		args := append([]string(nil), c.args...) // the FIFO filled in below
 		t.Run(args[0]+"-"+c.sig.String(), func(t *testing.T) {
@@ -258,6 +268,78 @@ func TestRunInterrupted(t *testing.T) {
 					names = append(names, e.Name())
 				}
 				t.Errorf("left in $TMPDIR after %v: %v", sig, names)
+			}
+		})
+	}
+}
+
+// TestSubmitWaitInterrupted: `submit --wait` watching a campaign (here
+// one no worker runs) ends on SIGTERM with 143 and on Ctrl-C with 130;
+// the campaign goes on on the farm. Both exited 130.
+func TestSubmitWaitInterrupted(t *testing.T) {
+	bin := msjfarmBinary(t)
+	dir := t.TempDir()
+	url := natstest.StartEmbedded(t)
+	farm := filepath.Join(dir, "farm")
+	st, err := storage.Open(t.Context(), farm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCoordinator(t, url, st)
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(limitTestSweep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(bin, "submit", "--wait", "--nats-url", url, "--storage", farm, "--plugin-trial=false", sw)
+			cmd.Dir, cmd.Env = dir, append(os.Environ(), "HOME="+dir)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Submitted once it prints the campaign's line; it then waits.
+			submitted := make(chan bool, 1)
+			go func() {
+				sc := bufio.NewScanner(stdout)
+				for sc.Scan() {
+					if strings.HasPrefix(sc.Text(), "campaign ") {
+						submitted <- true
+						io.Copy(io.Discard, stdout)
+						return
+					}
+				}
+				submitted <- false
+			}()
+			select {
+			case ok := <-submitted:
+				if !ok {
+					cmd.Wait()
+					t.Fatalf("submit --wait ended without submitting: %s", stderr.String())
+				}
+			case <-time.After(2 * time.Minute):
+				cmd.Process.Kill()
+				t.Fatalf("no campaign submitted in 2 minutes")
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err = <-done:
+			case <-time.After(2 * time.Minute):
+				cmd.Process.Kill()
+				t.Fatalf("submit --wait still going 2 minutes after %v: %s", sig, stderr.String())
+			}
+			want := 128 + int(sig)
+			if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != want {
+				t.Errorf("exit %v after %v, want %d:\n%s", err, sig, want, stderr.String())
 			}
 		})
 	}
