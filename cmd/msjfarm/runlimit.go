@@ -341,7 +341,7 @@ func runLimitFile(ctx context.Context, cmd string, f *sweep.File, plan *sweep.Li
 	if err := s.search(ctx); err != nil {
 		if errors.Is(err, errInterrupted) {
 			fmt.Fprintf(stderr, "\nmsjfarm %s: interrupted; run the same command again to resume (finished rounds are reused from %s)\n", cmd, st.URL())
-			return 130
+			return interruptCode(ctx)
 		}
 		return fail("%s: limit: %v", cmd, err)
 	}
