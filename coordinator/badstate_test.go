@@ -180,6 +180,15 @@ func TestBadCampaignStateRebuilt(t *testing.T) {
 		t.Fatalf("status of the forged entry: %+v, %v", s, err)
 	}
 
+	// An entry written once the coordinator runs is checked when asked for.
+	later := "fedcba9876543210"
+	if _, err := bucket.Put(ctx, later, []byte(`{"id":"fedcba9876543210","state":"done","failed":-1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := co2.Status(ctx, later); err != nil || s.State != coordinator.StateUnreadable || !strings.Contains(s.Elsewhere, "negative counts") {
+		t.Fatalf("status of an entry written later: %+v, %v", s, err)
+	}
+
 	rest := &finishRunner{pass: -1}
 	e.startWorker(worker.Options{Concurrency: 2, Runner: rest})
 	fin := waitDone(t, co2, rr.Campaign, 5*time.Minute)
@@ -271,5 +280,88 @@ func TestStrayRefusalsListed(t *testing.T) {
 		if st.Campaign == camp.ID && st.State != protocol.CampaignDone {
 			t.Fatalf("the campaign is listed twice: %+v", st)
 		}
+	}
+}
+
+// TestBadStatesBounded: a flood of unusable entries (anyone on NATS may
+// write keys without end) lists twenty, and says how many more there are.
+func TestBadStatesBounded(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	js, err := jetstream.New(e.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := protocol.Setup(ctx, js, protocol.Layout{}); err != nil {
+		t.Fatal(err)
+	}
+	bucket, err := js.KeyValue(ctx, protocol.CampaignBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 25 {
+		if _, err := bucket.Put(ctx, fmt.Sprintf("%016x", i), []byte("garbage")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var lines logLines
+	co, _ := e.startCoordinatorWith(coordinator.Options{Logf: lines.logf})
+	list := co.List()
+	if len(list) != 20 {
+		t.Fatalf("%d campaigns listed, want 20: %+v", len(list), list)
+	}
+	for _, s := range list {
+		if s.State != coordinator.StateUnreadable || !strings.Contains(s.Elsewhere, "5 more unusable entries") {
+			t.Fatalf("listed %+v", s)
+		}
+	}
+	if n := lines.count("is not usable"); n != 20 {
+		t.Fatalf("%d entries logged, want 20", n)
+	}
+}
+
+// TestLyingStateNotTaken: a running campaign's entry rewritten to decode
+// with a creation time, an epoch and another store of its own choosing,
+// beside a negative count. The campaign is rebuilt from the store, and
+// its submission takes none of these: its creation time is the
+// manifest's, and its queued messages are not purged as another store's.
+func TestLyingStateNotTaken(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	co, stop := e.startCoordinator(protocol.Layout{})
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s0, err := co.Status(ctx, r.Campaign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	js, _ := jetstream.New(e.nc)
+	bucket, err := js.KeyValue(ctx, protocol.CampaignBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lie := fmt.Sprintf(`{"id":%q,"state":"running","total":-1,"created":"1999-01-01T00:00:00Z","epoch":5,"store":"0123456789abcdef01234567","spec_key":"x"}`, r.Campaign)
+	if _, err := bucket.Put(ctx, r.Campaign, []byte(lie)); err != nil {
+		t.Fatal(err)
+	}
+	var lines logLines
+	co2, _ := e.startCoordinatorWith(coordinator.Options{Logf: lines.logf})
+	s, err := co2.Status(ctx, r.Campaign)
+	if err != nil || s.State != protocol.CampaignRunning || !s.Created.Equal(s0.Created) {
+		t.Fatalf("rebuilt: %+v, %v; want created %s", s, err, s0.Created)
+	}
+	if lines.count("queued messages are purged") != 0 || lines.count("0 published, 6 already queued, 0 being published") != 1 {
+		t.Fatalf("the campaign's messages were purged or published again: %q", lines.lines)
+	}
+	var cr countRunner
+	e.startWorker(worker.Options{Concurrency: 2, Runner: &cr})
+	if fin := waitDone(t, co2, r.Campaign, 5*time.Minute); fin.Done != r.Tasks || fin.Failed != 0 {
+		t.Fatalf("rebuilt campaign: %+v", fin)
+	}
+	if n, mx := cr.total(); n != r.Tasks || mx != 1 {
+		t.Fatalf("%d runs (at most %d of one task), want %d and 1", n, mx, r.Tasks)
 	}
 }
