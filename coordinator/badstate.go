@@ -71,10 +71,13 @@ const maxEpoch = 1 << 50
 // rounds a campaign made.
 func epochAfterLoss() int { return int(time.Now().Unix()) }
 
-// badState is a campaign whose entry does not decode or fails checkState
-// and that was not rebuilt (recoverStates): its key and why.
+// badState is a campaign whose entry does not decode or fails checkState,
+// or could not be resumed from: its key, why, and when the NATS server
+// says the entry was written (its status's Created: a zero time printed
+// as year 1).
 type badState struct {
 	id, why string
+	at      time.Time
 }
 
 // maxBadListed bounds the unreadable entries listed (Coordinator.bad):
@@ -108,7 +111,8 @@ func (co *Coordinator) recoverStates(ctx context.Context, bad []badState) {
 		}
 		how, err := co.recoverState(ctx, b.id)
 		if err != nil {
-			co.noteBad(b.id, fmt.Sprintf("%s; not rebuilt from the store: %v", b.why, err))
+			b.why = fmt.Sprintf("%s; not rebuilt from the store: %v", b.why, err)
+			co.noteBad(b)
 			continue
 		}
 		co.o.Logf("coordinator: campaign %s: its entry in NATS's %s bucket was not usable (%s): %s", b.id, protocol.CampaignBucket, b.why, how)
@@ -221,24 +225,24 @@ func (co *Coordinator) restoreFinished(ctx context.Context, id string, m *archiv
 
 // noteBad lists campaign id as unreadable (the first maxBadListed; the
 // rest are counted) and logs it.
-func (co *Coordinator) noteBad(id, why string) {
+func (co *Coordinator) noteBad(b badState) {
 	co.mu.Lock()
 	defer co.mu.Unlock()
-	if co.camps[id] != nil {
+	if co.camps[b.id] != nil {
 		return
 	}
 	if co.bad == nil {
-		co.bad = map[string]string{}
+		co.bad = map[string]badState{}
 	}
-	if _, ok := co.bad[id]; !ok && len(co.bad) >= maxBadListed {
+	if _, ok := co.bad[b.id]; !ok && len(co.bad) >= maxBadListed {
 		co.badMore++
 		if co.badMore&(co.badMore-1) == 0 { // 1, 2, 4, …: a flood logs a few lines
 			co.o.Logf("coordinator: %d more unusable entries in NATS's %s bucket, not listed", co.badMore, protocol.CampaignBucket)
 		}
 		return
 	}
-	co.bad[id] = why
-	co.o.Logf("coordinator: campaign %s: %s", termtext.OneLine(id), badAdvice(why))
+	co.bad[b.id] = b
+	co.o.Logf("coordinator: campaign %s: %s", termtext.OneLine(b.id), badAdvice(b.why))
 }
 
 // badAdvice is what an unusable entry's campaign says, in the log and
@@ -251,8 +255,8 @@ func badAdvice(why string) string {
 }
 
 // badStatus is the status of a campaign whose entry is unusable.
-func badStatus(id, why string) protocol.Status {
-	return protocol.Status{Campaign: id, State: StateUnreadable, Elsewhere: badAdvice(why)}
+func badStatus(b badState) protocol.Status {
+	return protocol.Status{Campaign: b.id, State: StateUnreadable, Created: b.at, Elsewhere: badAdvice(b.why)}
 }
 
 // StateUnreadable is the state status reports for a campaign whose
@@ -263,9 +267,9 @@ const StateUnreadable = "unreadable"
 // held), and one line for those not listed.
 func (co *Coordinator) badListLocked() []protocol.Status {
 	var out []protocol.Status
-	for id, why := range co.bad {
+	for id, b := range co.bad {
 		if co.camps[id] == nil {
-			out = append(out, badStatus(id, why))
+			out = append(out, badStatus(b))
 		}
 	}
 	if co.badMore > 0 {

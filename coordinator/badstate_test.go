@@ -169,7 +169,7 @@ func TestBadCampaignStateRebuilt(t *testing.T) {
 	}
 	for _, id := range []string{forged, "not-an-id"} {
 		st, ok := listed[id]
-		if !ok || st.State != coordinator.StateUnreadable || !strings.Contains(st.Elsewhere, "submit its sweep again") {
+		if !ok || st.State != coordinator.StateUnreadable || !strings.Contains(st.Elsewhere, "submit its sweep again") || st.Created.IsZero() {
 			t.Fatalf("forged entry %s: listed %v: %+v", id, ok, st)
 		}
 	}
@@ -242,7 +242,7 @@ func TestStrayRefusalsListed(t *testing.T) {
 	s := waitStatus(t, co, camp.ID, func(*protocol.Status) bool { return true })
 	if s.State != coordinator.StateUnknown || s.RejectedTotal != 1 || len(s.Rejected) != 1 ||
 		!strings.Contains(s.Rejected[0], real.ID) || !strings.Contains(s.Rejected[0], "hashes to") ||
-		!strings.Contains(s.Elsewhere, "not a campaign this coordinator knows") {
+		!strings.Contains(s.Elsewhere, "not a campaign this coordinator knows") || s.Created.IsZero() {
 		t.Fatalf("the refusal before the submission: %+v", s)
 	}
 	// A flood naming 12 more campaigns: ten ids are listed in all.

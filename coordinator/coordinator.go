@@ -106,7 +106,7 @@ type Coordinator struct {
 	// usable and that the store could not rebuild (recoverStates), with
 	// why, by id (at most maxBadListed; badMore counts the rest): Status
 	// and List say so.
-	bad     map[string]string
+	bad     map[string]badState
 	badMore int
 	// strays are the task messages workers refused that name a campaign
 	// this coordinator does not know (refused.go).
@@ -579,7 +579,7 @@ func (co *Coordinator) loadCampaigns(ctx context.Context) ([]badState, error) {
 		}
 		st, err := readState(k, e.Value())
 		if err != nil {
-			bad = append(bad, badState{id: k, why: err.Error()})
+			bad = append(bad, badState{id: k, why: err.Error(), at: e.Created()})
 			continue
 		}
 		c := &campaign{id: st.ID, st: st, finished: make(chan struct{})}
@@ -598,7 +598,7 @@ func (co *Coordinator) loadCampaigns(ctx context.Context) ([]badState, error) {
 		if st.State == protocol.CampaignRunning {
 			if err := co.resume(ctx, c); err != nil {
 				co.o.Logf("coordinator: campaign %s cannot be resumed from its state: %v", k, err)
-				bad = append(bad, badState{id: k, why: "it cannot be resumed from it: " + err.Error()})
+				bad = append(bad, badState{id: k, why: "it cannot be resumed from it: " + err.Error(), at: e.Created()})
 				continue
 			}
 		} else {

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/internal/termtext"
@@ -29,6 +30,9 @@ type strayRefusals struct {
 type stray struct {
 	lines []string // the first maxRejected
 	n     int
+	// first is when the coordinator saw the first (its status's
+	// Created: a zero time printed as year 1).
+	first time.Time
 }
 
 // maxStrayCampaigns bounds the unknown campaigns whose refusals are kept.
@@ -66,7 +70,7 @@ func (co *Coordinator) noteStrayLocked(cid, tid string, st protocol.TaskState, r
 		if s.camps == nil {
 			s.camps = map[string]*stray{}
 		}
-		sc = &stray{}
+		sc = &stray{first: time.Now().UTC()}
 		s.camps[cid] = sc
 	}
 	if len(sc.lines) < maxRejected {
@@ -100,6 +104,6 @@ func (co *Coordinator) strayStatusLocked(id string, sc *stray) protocol.Status {
 	if o := co.strays.others; o > 0 {
 		why += fmt.Sprintf(" (%d more refused messages name other unknown campaigns, not listed)", o)
 	}
-	return protocol.Status{Campaign: id, State: StateUnknown, Elsewhere: why,
+	return protocol.Status{Campaign: id, State: StateUnknown, Created: sc.first, Elsewhere: why,
 		Rejected: append([]string(nil), sc.lines...), RejectedTotal: sc.n}
 }

@@ -886,7 +886,7 @@ func (co *Coordinator) Status(ctx context.Context, id string) (*protocol.Status,
 		return &s, nil
 	}
 	unknown, isUnknown := co.unknown[id]
-	why, isBad := co.bad[id]
+	bad, isBad := co.bad[id]
 	var stray *protocol.Status
 	if sc := co.strays.camps[id]; sc != nil {
 		s := co.strayStatusLocked(id, sc)
@@ -894,7 +894,7 @@ func (co *Coordinator) Status(ctx context.Context, id string) (*protocol.Status,
 	}
 	co.mu.Unlock()
 	if isBad {
-		s := badStatus(id, why)
+		s := badStatus(bad)
 		return &s, nil
 	}
 	e, err := co.h.Campaigns.Get(ctx, id)
@@ -912,7 +912,7 @@ func (co *Coordinator) Status(ctx context.Context, id string) (*protocol.Status,
 	// Written since the coordinator started: checked, never trusted.
 	st, err := readState(id, e.Value())
 	if err != nil {
-		s := badStatus(id, err.Error())
+		s := badStatus(badState{id: id, why: err.Error(), at: e.Created()})
 		return &s, nil
 	}
 	s := co.elsewhereStatus(st)
@@ -957,7 +957,7 @@ func (co *Coordinator) List() []protocol.Status {
 	}
 	out = append(out, co.badListLocked()...)
 	for id, sc := range co.strays.camps {
-		if co.camps[id] == nil && co.elsewhere[id].ID == "" && co.unknown[id].ID == "" && co.bad[id] == "" {
+		if co.camps[id] == nil && co.elsewhere[id].ID == "" && co.unknown[id].ID == "" && co.bad[id].id == "" {
 			out = append(out, co.strayStatusLocked(id, sc))
 		}
 	}
