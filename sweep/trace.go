@@ -151,7 +151,7 @@ func canonicalTrace(f *File, raw io.Reader, limit int64) ([]byte, error) {
 		return nil, grew
 	case errors.Is(err, swf.ErrCanonicalTooLarge):
 		pe, _ := errors.AsType[*swf.ParseError](err)
-		return nil, fieldErr("trace.file", nil, "%s has more than %d bytes once decompressed and parsed (at line %d), more than the limit of %d (--max-trace-size); nothing was uploaded", f.Trace.File, limit, pe.Line, limit)
+		return nil, fieldErr("trace.file", nil, "%s is larger than the limit of %d bytes (--max-trace-size) once decompressed and parsed: its canonical form crosses it at line %d; nothing was uploaded", f.Trace.File, limit, pe.Line)
 	case err != nil:
 		return nil, fieldErr("trace.file", nil, "%s is not an SWF trace (%s); nothing was uploaded", f.Trace.File, SWFReason(err))
 	}
