@@ -137,7 +137,7 @@ func (f *facet) drawClassCounter(out *files, name, xl, yl, first string, panels 
 	if err := writeEditable(out, name, xl, yl, panels, false); err != nil {
 		return "", err
 	}
-	return title, render(out, name, rows, w, h, shared)
+	return title + crowdedNote(panels[0].cs), render(out, name, rows, w, h, shared)
 }
 
 // class is the name and need of the facet's class ci, from the first point

@@ -131,7 +131,7 @@ func (f *facet) comparisonFigure(out *files, x, xl string) (*figure, error) {
 	if err := render(out, name, [][]*plot.Plot{{p}}, colW, colH, false); err != nil {
 		return nil, err
 	}
-	return &figure{Name: name, Title: "mean response time relative to " + base + " (paired, 95% CI band)"}, nil
+	return &figure{Name: name, Title: "mean response time relative to " + base + " (paired, 95% CI band)" + crowdedNote(cs)}, nil
 }
 
 // newComparisonPlot draws relative differences with CI bands and a zero

@@ -224,6 +224,9 @@ type facet struct {
 	// split is the values of the swept axes that make this facet
 	// ("servers = 512"), for its figures' captions; "" for none.
 	split string
+	// styles and approx are the styles of the series and of their
+	// approximation curves (assignStyles).
+	styles, approx []int
 }
 
 // xOf is the x of the point p of f's i-th series: its category on a
@@ -415,10 +418,12 @@ func facetTitle(pts []*aggregate.Point, others []string) (title, split string) {
 // (style c + 7v: colour c, dash v, and a marker that differs with v:
 // styleOf). Other series keep a colour of their own. Without such a
 // policy, or with more than 7 colours needed, every series keeps its
-// index (styleOf's colour × marker × dash sequence).
+// index (styleOf's colour × marker × dash sequence). These are the
+// styles asked for: assignStyles moves a variant whose marker and dash
+// another series has (a family of 5 or more variants) to a free one.
 func familyStyles(ss []*series) {
 	if len(ss) > 0 && ss[0].tag != "" {
-		return // overlaid campaigns: style() assigns per campaign
+		return // overlaid campaigns: wantStyle assigns per campaign
 	}
 	colour := map[string]int{} // policy + first varied value → colour
 	within := map[string]int{} // the same → next variant index
@@ -529,11 +534,27 @@ func uniqueLabels(ss []*series) {
 	}
 }
 
-// style is the drawing style of the i-th series of f: its index, or, when
-// campaigns are overlaid, its index within its campaign plus a dash
-// pattern per campaign, so that a policy keeps its colour across the
-// campaigns and the campaigns differ by dash and glyph.
+// style is the drawing style of the i-th series of f, as f.assignStyles
+// chose it.
 func (s *series) style(f *facet, i int) int {
+	f.assignStyles()
+	return f.styles[i]
+}
+
+// approxStyle is the drawing style of the i-th series' approximation curve
+// (msfqOverlay): the series' colour, another marker or dash.
+func (f *facet) approxStyle(i int) int {
+	f.assignStyles()
+	return f.approx[i]
+}
+
+// wantStyle is the style the i-th series of f asks for: a family member's
+// (familyStyles), or its index, or, when campaigns are overlaid, its index
+// within its campaign plus a block of styles per campaign (7 per 7 series
+// of the largest campaign), so that a policy keeps its colour across the
+// campaigns and the campaigns differ by dash and glyph.
+func (f *facet) wantStyle(i int) int {
+	s := f.series[i]
 	if s.styleIdx > 0 {
 		return s.styleIdx - 1
 	}
@@ -541,20 +562,112 @@ func (s *series) style(f *facet, i int) int {
 		return i
 	}
 	var tags []string
-	within := 0
-	for _, o := range f.series[:i] {
+	size := map[string]int{}
+	for _, o := range f.series {
 		if !slices.Contains(tags, o.tag) {
 			tags = append(tags, o.tag)
 		}
+		size[o.tag]++
+	}
+	block := 0
+	for _, n := range size {
+		block = max(block, (n+len(palette)-1)/len(palette)*len(palette))
+	}
+	within := 0
+	for _, o := range f.series[:i] {
 		if o.tag == s.tag {
 			within++
 		}
 	}
-	ti := slices.Index(tags, s.tag)
-	if ti < 0 {
-		ti = len(tags)
+	return within + slices.Index(tags, s.tag)*block
+}
+
+// assignStyles gives every series of f, and every MSFQ series'
+// approximation curve, a style whose marker and dash no other curve of
+// the facet has (distinctStyles), in the series' order and then the
+// approximations', so that the series keep their styles whether a figure
+// draws approximations or not. The preferred styles (wantStyle, an
+// approximation: its series' + 14, two dash patterns on) collided: three
+// overlaid campaigns drew the first campaign's MSFQ approximation exactly
+// as the third campaign's first series, and an overlaid campaign's 8th
+// series as its 1st.
+func (f *facet) assignStyles() {
+	if len(f.styles) == len(f.series) {
+		return
 	}
-	return within%len(palette) + ti*len(palette)
+	n := len(f.series)
+	want := make([]int, 0, 2*n)
+	for i := range f.series {
+		want = append(want, f.wantStyle(i))
+	}
+	var msfq []int
+	for i, s := range f.series {
+		if s.policy == "msfq" {
+			msfq = append(msfq, i)
+			want = append(want, want[i]+2*len(palette))
+		}
+	}
+	got := distinctStyles(want)
+	f.styles, f.approx = got[:n], make([]int, n)
+	for j, i := range msfq {
+		f.approx[i] = got[n+j]
+	}
+}
+
+// maxStyles is how many curves a figure tells apart without colour (in a
+// greyscale print): one per marker and dash pattern.
+var maxStyles = len(shapes) * len(dashes)
+
+// greyKey is what a style looks like without colour: its marker and dash
+// pattern (styleOf), one of maxStyles values.
+func greyKey(s int) int {
+	return s%len(shapes) + len(shapes)*((s/len(palette))%len(dashes))
+}
+
+// distinctStyles returns want with each style whose marker and dash an
+// earlier one already has replaced: by the next of the same colour (s + 7,
+// s + 14, …: 8 of the 32 markers and dashes) whose marker and dash are
+// free, else by the first free style of another colour. So up to
+// maxStyles curves are pairwise distinct in greyscale as well as in
+// colour, and keep the colour they asked for while it has a free marker
+// and dash. Past maxStyles the surplus keep what they asked for and
+// repeat another curve's marker and dash; crowdedNote says so in the
+// figure's caption.
+func distinctStyles(want []int) []int {
+	used := make([]bool, maxStyles)
+	got := make([]int, len(want))
+	for i, w := range want {
+		got[i] = w
+		for j := 0; j < maxStyles*len(palette); j++ {
+			// j < 32: w's colour (its 8 markers and dashes recur
+			// every 8 steps of 7); then any style, in order.
+			s := w + j*len(palette)
+			if j >= maxStyles {
+				s = j - maxStyles
+			}
+			if !used[greyKey(s)] {
+				got[i] = s
+				break
+			}
+		}
+		used[greyKey(got[i])] = true
+	}
+	return got
+}
+
+// crowdedNote is the caption's note for a figure whose curves cs are more
+// than maxStyles: some share a marker and dash pattern, and only colour
+// and the legend tell them apart; "" otherwise.
+func crowdedNote(cs []curve) string {
+	seen := map[int]bool{}
+	for _, c := range cs {
+		k := greyKey(c.style)
+		if seen[k] {
+			return fmt.Sprintf(" (%d curves: past %d, markers and dash patterns repeat; colour tells them apart)", len(cs), maxStyles)
+		}
+		seen[k] = true
+	}
+	return ""
 }
 
 // curvesFor builds one curve per series for the metric named m.
@@ -730,7 +843,7 @@ func (f *facet) metricFigure(out *files, x, xl, m string) (fig *figure, constant
 		cs = append(cs, msfqOverlay(f, m)...)
 	}
 	yl := f.metricLabel(m)
-	title := f.figureTitle(m)
+	title := f.figureTitle(m) + crowdedNote(cs)
 	p := newPlot("", xl, yl, cs, true, f.lines...)
 	name := f.prefix + m
 	if err := writeEditable(out, name, xl, yl, []panelData{{cs: cs}}, false); err != nil {
@@ -775,7 +888,7 @@ func (f *facet) classFigure(out *files, x, xl, cm string, classes int) (*figure,
 	if err := render(out, name, grid(panels), panW, panH, true); err != nil {
 		return nil, err
 	}
-	title := "per class: " + metricLabel(cm)
+	title := "per class: " + metricLabel(cm) + crowdedNote(data[0].cs)
 	if len(empty) > 0 {
 		title += " (no data, not drawn: " + strings.Join(empty, "; ") + ")"
 	}
