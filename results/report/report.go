@@ -272,7 +272,12 @@ type tableRow struct {
 // table sorts by (the text "12.3 ± 0.4" sorts by 12.3).
 type cell struct {
 	Text string
+	// Sort is the number the cell sorts by (sortKey), "" for undefined;
+	// with Num it is written as the cell's data-v even when empty, which
+	// the page's script sorts after every value in either direction.
+	// Without Num and Sort the cell sorts by its text.
 	Sort string
+	Num  bool
 	// Class is the cell's CSS class ("failed": coloured when the row's
 	// replications failed), "" for none.
 	Class string
@@ -1088,17 +1093,25 @@ func fmtMeanHW(mean, hw float64) string {
 	return strconv.FormatFloat(math.Round(mean/unit)*unit, 'g', -1, 64) + " ± " + h
 }
 
-// sortKey is the number a table column sorts by; "" (sorted last) if
-// undefined.
+// sortKey is the number a table column sorts by, as JavaScript's
+// parseFloat reads it ("Infinity" and "-Infinity" for the infinities: Go's
+// "-Inf" read as NaN and broke the order); "" (sorted last) if undefined.
 func sortKey(v float64) string {
-	if math.IsNaN(v) {
+	switch {
+	case math.IsNaN(v):
 		return ""
-	}
-	if math.IsInf(v, 1) {
-		return "1e308"
+	case math.IsInf(v, 1):
+		return "Infinity"
+	case math.IsInf(v, -1):
+		return "-Infinity"
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
+
+// numCell is a cell of a numeric column: text, sorted by v; an undefined
+// v (NaN: "—") sorts after every value, where its text sorted among the
+// numbers as a string.
+func numCell(text string, v float64) cell { return cell{Text: text, Sort: sortKey(v), Num: true} }
 
 // verdictText is the table's verdict cell: the pooled verdict, or "—" for
 // points summarised before verdicts existed.
@@ -1129,7 +1142,7 @@ func convergedText(p *aggregate.Point) string {
 // lower bounds, printed "≥ x" as in the terminal table.
 func tableRows(f *facet, ta tableAxes) []tableRow {
 	var rows []tableRow
-	num := func(v float64) cell { return cell{Text: fmtNum(v), Sort: sortKey(v)} }
+	num := func(v float64) cell { return numCell(fmtNum(v), v) }
 	for _, s := range f.series {
 		ps := append([]*aggregate.Point(nil), s.pts...)
 		sort.SliceStable(ps, func(i, j int) bool { return xValue(ps[i], ta.x) < xValue(ps[j], ta.x) })
@@ -1138,19 +1151,19 @@ func tableRows(f *facet, ta tableAxes) []tableRow {
 			r.Cells = append([]cell{{Text: s.label}}, ta.cells(p)...)
 			failed := num(float64(p.NFailed))
 			failed.Class = "failed"
-			r.Cells = append(r.Cells, cell{Text: fmt.Sprintf("%d/%d", p.N, p.Replications), Sort: strconv.Itoa(p.N)},
+			r.Cells = append(r.Cells, numCell(fmt.Sprintf("%d/%d", p.N, p.Replications), float64(p.N)),
 				failed, num(float64(p.NUnstable)), num(float64(p.NTruncated)),
 				cell{Text: verdictText(p.Verdict)}, cell{Text: convergedText(p)})
 			for _, m := range tableMetrics {
 				mt, ok := p.Metric(m)
 				switch {
 				case !ok || math.IsNaN(mt.Mean):
-					r.Cells = append(r.Cells, cell{Text: "—"})
+					r.Cells = append(r.Cells, numCell("—", math.NaN()))
 				case p.Bound(mt):
 					// A bound, not an estimate: no interval around it.
-					r.Cells = append(r.Cells, cell{Text: "≥ " + fmtNum(mt.Mean), Sort: sortKey(mt.Mean)})
+					r.Cells = append(r.Cells, numCell("≥ "+fmtNum(mt.Mean), mt.Mean))
 				default:
-					r.Cells = append(r.Cells, cell{Text: fmtMeanHW(mt.Mean, mt.HalfWidth), Sort: sortKey(mt.Mean)})
+					r.Cells = append(r.Cells, numCell(fmtMeanHW(mt.Mean, mt.HalfWidth), mt.Mean))
 				}
 			}
 			rows = append(rows, r)
@@ -1210,7 +1223,7 @@ func (ta tableAxes) heads() []string {
 
 // cells are p's cells of the columns.
 func (ta tableAxes) cells(p *aggregate.Point) []cell {
-	num := func(v float64) cell { return cell{Text: fmtNum(v), Sort: sortKey(v)} }
+	num := func(v float64) cell { return numCell(fmtNum(v), v) }
 	out := make([]cell, 0, len(ta.cols))
 	for _, a := range ta.cols {
 		v, swept := p.Axes[a]
@@ -1223,16 +1236,16 @@ func (ta tableAxes) cells(p *aggregate.Point) []cell {
 				r = p.ArrivalRate
 			}
 			if !(r > 0) { // a replayed trace's: not a parameter
-				out = append(out, cell{Text: "—", Sort: ""})
+				out = append(out, numCell("—", math.NaN()))
 				continue
 			}
 			out = append(out, num(aggregate.RoundInput(r)))
 		case !swept:
-			out = append(out, cell{Text: "—", Sort: ""})
+			out = append(out, numCell("—", math.NaN()))
 		default:
 			if f, ok := aggregate.Number(v); ok {
 				if _, isStr := v.(string); !isStr {
-					out = append(out, cell{Text: formatValue(v), Sort: sortKey(f)})
+					out = append(out, numCell(formatValue(v), f))
 					continue
 				}
 			}
@@ -1871,7 +1884,7 @@ Figures are drawn for a column (3.3 in, fonts 8–9 pt; name_page.pdf for a page
 <div class="scroll"><table class="sortable">
 <thead><tr><th>series</th>{{if $.XColumn}}<th>{{$.XLabel}}</th>{{end}}<th>E[T] vs {{.Baseline}}</th><th>verdict</th><th>p (Holm)</th><th>pairs</th><th>CRN ×</th><th>note</th></tr></thead>
 <tbody>
-{{range .Rows}}<tr class="cmp-{{.Class}}"><td>{{.Series}}</td>{{if $.XColumn}}<td>{{.X}}</td>{{end}}<td>{{.Rel}}</td><td class="verdict">{{.Verdict}}</td><td>{{.PHolm}}</td><td>{{.Pairs}}</td><td>{{.Gain}}</td><td>{{.Note}}</td></tr>
+{{range .Rows}}<tr class="cmp-{{.Class}}"><td>{{.Series}}</td>{{if $.XColumn}}{{template "td" .X}}{{end}}{{template "td" .Rel}}<td class="verdict">{{.Verdict}}</td>{{template "td" .PHolm}}{{template "td" .Pairs}}{{template "td" .Gain}}<td>{{.Note}}</td></tr>
 {{end}}</tbody></table></div>{{end}}
 {{if not .NoTable}}<h3 id="{{.Anchor}}-table">Summary</h3>
 {{if .TableNote}}<p>{{.TableNote}}</p>{{else}}<p class="meta">Click a column heading to sort.</p>
@@ -1879,7 +1892,7 @@ Figures are drawn for a column (3.3 in, fonts 8–9 pt; name_page.pdf for a page
 <table class="sortable">
 <thead><tr><th>policy</th>{{range $.AxisHeads}}<th>{{.}}</th>{{end}}<th>n</th><th>failed</th><th>unstable</th><th>truncated</th><th>verdict</th><th>converged</th>{{range $.Metrics}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
-{{range .TableRows}}<tr{{if .Unstable}} class="unstable"{{else if .Failed}} class="failed"{{end}}>{{range .Cells}}<td{{if .Class}} class="{{.Class}}"{{end}}{{if .Sort}} data-v="{{.Sort}}"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{range .TableRows}}<tr{{if .Unstable}} class="unstable"{{else if .Failed}} class="failed"{{end}}>{{range .Cells}}{{template "td" .}}{{end}}</tr>
 {{end}}</tbody></table>
 </div>{{end}}{{end}}
 </section>
@@ -1896,8 +1909,9 @@ Figures are drawn for a column (3.3 in, fonts 8–9 pt; name_page.pdf for a page
 {{if .HasManifest}}<h2 id="manifest">Manifest</h2>
 <details><summary>manifest.json</summary><pre>{{.Manifest}}</pre></details>{{end}}
 <script>
-// Sort a summary table by the clicked column: numbers (data-v) numerically,
-// undefined values last, text alphabetically; a second click reverses.
+// Sort a table by the clicked column: numbers (data-v) numerically,
+// undefined values (data-v="") last in either direction, text (no data-v)
+// alphabetically; a second click reverses.
 document.querySelectorAll("table.sortable").forEach(function (table) {
   table.querySelectorAll("thead th").forEach(function (th, col) {
     th.addEventListener("click", function () {
@@ -1919,4 +1933,4 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 </script>
 </body>
 </html>
-`))
+{{define "td"}}<td{{if .Class}} class="{{.Class}}"{{end}}{{if or .Num .Sort}} data-v="{{.Sort}}"{{end}}>{{.Text}}</td>{{end}}`))
