@@ -185,9 +185,16 @@ func pyStr(s string) string {
 	return string(b)
 }
 
+// pyFloat is x as a Python expression: float("inf") and float("-inf")
+// for the infinities (Go's "+Inf" and "-Inf" are no Python), float("nan").
 func pyFloat(x float64) string {
-	if math.IsInf(x, 1) {
+	switch {
+	case math.IsInf(x, 1):
 		return `float("inf")`
+	case math.IsInf(x, -1):
+		return `float("-inf")`
+	case math.IsNaN(x):
+		return `float("nan")`
 	}
 	return strconv.FormatFloat(x, 'g', -1, 64)
 }

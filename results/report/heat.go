@@ -673,11 +673,13 @@ func (hp *heatPanel) writeCSV(b *bytes.Buffer, m string) (anyBound bool) {
 			reading, hw := aggregate.ReadLowerBound, "" // a bound has no interval
 			if !bound {
 				mt, _ := hp.cell[[2]int{i, j}].Metric(m)
-				reading, hw = aggregate.ReadEstimate, strconv.FormatFloat(mt.HalfWidth, 'g', -1, 64)
+				// "inf" for one replication's, as in every CSV file
+				// (aggregate.FormatFloat): it read "+Inf" here.
+				reading, hw = aggregate.ReadEstimate, aggregate.FormatFloat(mt.HalfWidth)
 			}
 			anyBound = anyBound || bound
 			fmt.Fprintf(b, "%s,%s,%s,%s,%s,%s\n", csvField(hp.title), csvField(row),
-				strconv.FormatFloat(x, 'g', -1, 64), strconv.FormatFloat(v, 'g', -1, 64), hw, reading)
+				aggregate.FormatFloat(x), aggregate.FormatFloat(v), hw, reading)
 		}
 	}
 	return anyBound
@@ -743,7 +745,7 @@ var heatPyTemplate = template.Must(template.New("heatpy").Parse(`#!/usr/bin/env 
 """Redraw a heat map of msjfarm's report from its CSV with matplotlib (written by msjfarm report).
 
 Columns: panel, row (the y value or policy variant), x, mean, hw (its 95%
-confidence half-width), reading ("estimate", or "lower bound": an unstable
+confidence half-width; inf for one replication), reading ("estimate", or "lower bound": an unstable
 or truncated point, drawn grey and struck through). Rows and columns are
 drawn in the order of their values. Run: python3 NAME.py [--out FILE]
 """

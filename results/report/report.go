@@ -1057,8 +1057,8 @@ func fmtNum(x float64) string {
 	switch {
 	case math.IsNaN(x):
 		return "—"
-	case math.IsInf(x, 1):
-		return "∞"
+	case math.IsInf(x, 0):
+		return aggregate.FormatInf(x) // was "-Inf" for −∞
 	}
 	return strconv.FormatFloat(x, 'g', 4, 64)
 }
