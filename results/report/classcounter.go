@@ -133,6 +133,7 @@ func (f *facet) drawClassCounter(out *files, name, xl, yl, first string, panels 
 			ps = append(ps, newPlot(pd.title, xl, yl, pd.cs, true, f.lines...))
 		}
 		rows = grid(ps)
+		w, h, shared = gridTile(rows)
 	}
 	if err := writeEditable(out, name, xl, yl, panels, false); err != nil {
 		return "", err

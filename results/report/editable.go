@@ -291,7 +291,8 @@ def main():
     rows = read_rows(os.path.join(HERE, NAME + ".csv"))
     ncols = min(3, len(PANELS))
     nrows = math.ceil(len(PANELS) / ncols)
-    w = WIDTH_IN if len(PANELS) == 1 else 2.3 * ncols
+    # as msjfarm draws it: a column for one panel, a page for two or three across
+    w = WIDTH_IN if len(PANELS) == 1 else 6.9 if ncols == 2 else 2.3 * ncols
     fig, axes = plt.subplots(nrows, ncols, figsize=(w, HEIGHT_IN if len(PANELS) == 1 else 1.9 * nrows), squeeze=False)
     for ax in list(axes.flat)[len(PANELS):]:
         ax.set_visible(False)

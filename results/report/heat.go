@@ -605,7 +605,9 @@ func (g *heatGroup) heatFigure(out *files, hm heatMetric, xl string) (*figure, e
 	if err := writeHeatScript(out, name, xl, g.yLabel, label, sc); err != nil {
 		return nil, err
 	}
-	if err := render(out, name, grid(plots), panW, panH, true); err != nil {
+	gr := grid(plots)
+	w, h, shared := gridTile(gr)
+	if err := render(out, name, gr, w, h, shared); err != nil {
 		return nil, err
 	}
 	scale := "linear"
@@ -787,7 +789,7 @@ def main():
             panels.append(r["panel"])
     ncols = min(3, len(panels))
     nrows = math.ceil(len(panels) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(2.3 * ncols + 1.3, 1.9 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=((6.9 if ncols == 2 else 2.3 * ncols) + 1.3, 1.9 * nrows), squeeze=False)
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     cmap, norm = ListedColormap(COLOURS), BoundaryNorm(EDGES, len(COLOURS))

@@ -890,7 +890,9 @@ func (f *facet) classFigure(out *files, x, xl, cm string, classes int) (*figure,
 	if err := writeEditable(out, name, xl, metricLabel(cm), data, false); err != nil {
 		return nil, err
 	}
-	if err := render(out, name, grid(panels), panW, panH, true); err != nil {
+	g := grid(panels)
+	w, h, shared := gridTile(g)
+	if err := render(out, name, g, w, h, shared); err != nil {
 		return nil, err
 	}
 	title := "per class: " + metricLabel(cm) + crowdedNote(data[0].cs)
@@ -994,7 +996,8 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 	if err := writeEditable(out, name, xl, "phase statistic", data, false); err != nil {
 		return nil, err
 	}
-	if err := render(out, name, rows, panW, panH, true); err != nil {
+	w, h, shared := gridTile(rows)
+	if err := render(out, name, rows, w, h, shared); err != nil {
 		return nil, err
 	}
 	title := "MSFQ phases (Quickswap Fig. 4)"
