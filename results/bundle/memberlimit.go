@@ -97,7 +97,7 @@ const (
 	// maxPluginBinary bounds a plugin binary. Its pin (plugins.json)
 	// records its sha256, not its size, so the limit is fixed: a policy
 	// plugin is a Go binary of tens of megabytes (msjfarm's own are about
-	// 15 MB), and 512 MiB is far above any.
+	// 20 MB: plugins/balanced), and 512 MiB is far above any.
 	maxPluginBinary = 512 << 20
 	// maxCounterInfo bounds a policy's counter descriptions
 	// (counters/<sha256>.json): at most wire.MaxCounters of them, each of
