@@ -90,8 +90,8 @@ func memberOver(name string, size int64) bool {
 // result records, counter descriptions, plugin binaries and traces. Each
 // is checked from the member's tar header, from what the reader has read
 // before it (campaignBounds): without them such a member had only
-// MaxMember (1 GiB), and an archive of 64 "result records" of 1 GiB each
-// (zeros, a few megabytes compressed) made every reader hash them and
+// MaxMember (1 GiB), so that an archive of 64 "result records" of 1 GiB
+// each (zeros, megabytes compressed) could make every reader hash them and
 // `import` extract them, up to the 64 GiB of the archive's limit.
 const (
 	// maxPluginBinary bounds a plugin binary. Its pin (plugins.json)
