@@ -214,31 +214,8 @@ func TestRunInterrupted(t *testing.T) {
 	t.Setenv("MSJFARM_NATS_URL", "")
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			dir, tmp := t.TempDir(), t.TempDir()
-			sw := filepath.Join(dir, "long.yaml")
-			body := "name: longi\nworkload: one-or-all\naxes:\n  arrival_rate: [1, 2, 3, 4, 5, 6, 7]\npolicies: [fcfs, msf]\nreplications: 40\nrun: {arrivals: 3e5, warmup: 1e3}\n"
-			if err := os.WriteFile(sw, []byte(body), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			data := filepath.Join(dir, "data")
-			cmd := exec.Command(bin, "run", "--workers", "1", "--runner", "inprocess", "--storage", data, sw)
-			cmd.Dir, cmd.Env = dir, append(os.Environ(), "HOME="+dir, "TMPDIR="+tmp)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
-				if m, _ := filepath.Glob(filepath.Join(data, "runs", "*.json")); len(m) > 0 {
-					break
-				}
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					t.Fatalf("the run stored no runs/ entry in 2 minutes: %s", stderr.String())
-				}
-			}
+			tmp := t.TempDir()
+			cmd, done, stderr, data := startLongRun(t, bin, "longi", "TMPDIR="+tmp)
 			if left, _ := os.ReadDir(tmp); len(left) == 0 {
 				t.Fatal("the running campaign has nothing in $TMPDIR: the test would see no cleanup")
 			}
@@ -352,32 +329,8 @@ func TestSubmitWaitInterrupted(t *testing.T) {
 // …/summary.csv: not found".
 func TestCancelALocalRun(t *testing.T) {
 	bin := msjfarmBinary(t)
-	dir := t.TempDir()
 	t.Setenv("MSJFARM_NATS_URL", "")
-	sw := filepath.Join(dir, "long.yaml")
-	body := "name: longc\nworkload: one-or-all\naxes:\n  arrival_rate: [1, 2, 3, 4, 5, 6, 7]\npolicies: [fcfs, msf]\nreplications: 40\nrun: {arrivals: 3e5, warmup: 1e3}\n"
-	if err := os.WriteFile(sw, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	cmd := exec.Command(bin, "run", "--workers", "1", "--runner", "inprocess", "--storage", data, sw)
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), "HOME="+dir)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		if m, _ := filepath.Glob(filepath.Join(data, "runs", "*.json")); len(m) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("the run stored no runs/ entry in 2 minutes: %s", stderr.String())
-		}
-	}
+	cmd, done, stderr, data := startLongRun(t, bin, "longc")
 	// The run's server takes only its token, which a file only this user
 	// reads holds: it accepted anyone on the machine, the store naming it.
 	if m, _ := filepath.Glob(filepath.Join(data, "runs", "*.json")); len(m) == 1 {
@@ -411,5 +364,39 @@ func TestCancelALocalRun(t *testing.T) {
 	if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "was cancelled (") ||
 		strings.Contains(stderr.String(), "not found") {
 		t.Errorf("run: %v\n%s", err, stderr.String())
+	}
+}
+
+// startLongRun starts the built binary's `run` of a campaign named name
+// that takes minutes (one worker, 560 replications), in a directory of
+// its own with env added to the environment, and returns once the run has
+// stored its runs/ entry: the process, its Wait's result, its stderr and
+// its store directory.
+func startLongRun(t *testing.T, bin, name string, env ...string) (*exec.Cmd, chan error, *strings.Builder, string) {
+	t.Helper()
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "long.yaml")
+	body := "name: " + name + "\nworkload: one-or-all\naxes:\n  arrival_rate: [1, 2, 3, 4, 5, 6, 7]\npolicies: [fcfs, msf]\nreplications: 40\nrun: {arrivals: 3e5, warmup: 1e3}\n"
+	if err := os.WriteFile(sw, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	cmd := exec.Command(bin, "run", "--workers", "1", "--runner", "inprocess", "--storage", data, sw)
+	cmd.Dir, cmd.Env = dir, append(append(os.Environ(), "HOME="+dir), env...)
+	stderr := new(strings.Builder)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if m, _ := filepath.Glob(filepath.Join(data, "runs", "*.json")); len(m) > 0 {
+			return cmd, done, stderr, data
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the run stored no runs/ entry in 2 minutes: %s", stderr.String())
+		}
 	}
 }
