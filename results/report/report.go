@@ -635,14 +635,20 @@ func greyKey(s int) int {
 // free, else by the first free style of another colour. So up to
 // maxStyles curves are pairwise distinct in greyscale as well as in
 // colour, and keep the colour they asked for while it has a free marker
-// and dash. Past maxStyles the surplus keep what they asked for and
-// repeat another curve's marker and dash; crowdedNote says so in the
-// figure's caption.
+// and dash. Past maxStyles each surplus curve takes the first style whose
+// colour, marker and dash together no earlier curve has (it repeats a
+// marker and dash, not a whole style), up to distinctFull curves; only
+// past those are two curves drawn alike. crowdedNote says which in the
+// figure's caption. (Before, the surplus kept the style it asked for, and
+// from 39 curves on two could be drawn alike while the caption said
+// colour told them apart.)
 func distinctStyles(want []int) []int {
 	used := make([]bool, maxStyles)
+	usedFull := make([]bool, distinctFull)
 	got := make([]int, len(want))
 	for i, w := range want {
 		got[i] = w
+		found := false
 		for j := 0; j < maxStyles*len(palette); j++ {
 			// j < 32: w's colour (its 8 markers and dashes recur
 			// every 8 steps of 7); then any style, in order.
@@ -651,26 +657,44 @@ func distinctStyles(want []int) []int {
 				s = j - maxStyles
 			}
 			if !used[greyKey(s)] {
-				got[i] = s
+				got[i], found = s, true
 				break
 			}
 		}
+		for s := 0; !found && s < distinctFull; s++ {
+			if !usedFull[s] {
+				got[i], found = s, true
+			}
+		}
 		used[greyKey(got[i])] = true
+		usedFull[got[i]%distinctFull] = true
 	}
 	return got
 }
+
+// distinctFull is how many styles differ in colour, marker or dash
+// pattern: style s and s + 56 are drawn alike (7 colours and 8 markers
+// recur every 56 styles together, and the dash, which steps every 7, then
+// too), so past 56 curves two are the same on the page.
+var distinctFull = len(palette) * len(shapes)
 
 // crowdedNote is the caption's note for a figure whose curves cs are more
 // than maxStyles: some share a marker and dash pattern, and only colour
 // and the legend tell them apart; "" otherwise.
 func crowdedNote(cs []curve) string {
-	seen := map[int]bool{}
+	grey, full := map[int]bool{}, map[int]bool{}
+	greyRepeats, fullRepeats := false, false
 	for _, c := range cs {
-		k := greyKey(c.style)
-		if seen[k] {
-			return fmt.Sprintf(" (%d curves: past %d, markers and dash patterns repeat; colour tells them apart)", len(cs), maxStyles)
-		}
-		seen[k] = true
+		g, f := greyKey(c.style), c.style%distinctFull
+		greyRepeats = greyRepeats || grey[g]
+		fullRepeats = fullRepeats || full[f]
+		grey[g], full[f] = true, true
+	}
+	switch {
+	case fullRepeats:
+		return fmt.Sprintf(" (%d curves: past %d, some are drawn alike in colour, marker and dash)", len(cs), distinctFull)
+	case greyRepeats:
+		return fmt.Sprintf(" (%d curves: past %d, markers and dash patterns repeat; colour tells them apart)", len(cs), maxStyles)
 	}
 	return ""
 }

@@ -77,7 +77,7 @@ func (sc styleCase) curves(t *testing.T) ([]curve, *facet) {
 // and dash.
 func TestSeriesStylesDistinct(t *testing.T) {
 	var cases []styleCase
-	for n := 1; n <= maxStyles+2; n++ {
+	for n := 1; n <= distinctFull+2; n++ {
 		cases = append(cases, styleCase{campaigns: 1, other: n})
 	}
 	for c := 1; c <= 6; c++ {
@@ -102,6 +102,19 @@ func TestSeriesStylesDistinct(t *testing.T) {
 		if len(cs) > maxStyles {
 			if note == "" {
 				t.Errorf("%v: %d curves, past %d, and no note that their styles repeat", sc, len(cs), maxStyles)
+			}
+			// Past maxStyles colour still tells every curve apart up to
+			// distinctFull: no two have the same colour, marker and
+			// dash, and the caption says that much and no more.
+			drawn := map[int]string{}
+			for _, c := range cs {
+				if o, ok := drawn[c.style%distinctFull]; ok && len(cs) <= distinctFull {
+					t.Errorf("%v: %q and %q drawn alike (colour, marker and dash; styles %d)", sc, o, c.label, c.style)
+				}
+				drawn[c.style%distinctFull] = c.label
+			}
+			if alike := strings.Contains(note, "drawn alike"); alike != (len(cs) > distinctFull) {
+				t.Errorf("%v: %d curves, caption %q", sc, len(cs), note)
 			}
 			continue
 		}
