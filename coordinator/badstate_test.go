@@ -14,6 +14,8 @@ import (
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
 )
@@ -363,5 +365,63 @@ func TestLyingStateNotTaken(t *testing.T) {
 	}
 	if n, mx := cr.total(); n != r.Tasks || mx != 1 {
 		t.Fatalf("%d runs (at most %d of one task), want %d and 1", n, mx, r.Tasks)
+	}
+}
+
+// TestRebuiltCampaignVerifies: a campaign submitted with verify: 1 whose
+// entry is then garbled is rebuilt from its manifest with that fraction.
+// The fraction was only in the entry: the rebuilt campaign ran without
+// verification (status without Verify, a log line saying so). Now the
+// manifest records it: the rebuilt campaign samples all six tasks and
+// finishes with each verified by a second worker.
+func TestRebuiltCampaignVerifies(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	co, stop := e.startCoordinatorWith(verifyOpts(time.Minute))
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml"), Verify: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The manifest is written once the submission has its task list.
+	waitStatus(t, co, r.Campaign, func(s *protocol.Status) bool {
+		_, err := e.store.Get(ctx, storage.ManifestKey(r.Campaign))
+		return err == nil && s.Verify != nil
+	})
+	stop()
+	js, _ := jetstream.New(e.nc)
+	bucket, err := js.KeyValue(ctx, protocol.CampaignBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bucket.Put(ctx, r.Campaign, []byte("{garbled")); err != nil {
+		t.Fatal(err)
+	}
+	var lines logLines
+	o := verifyOpts(time.Minute)
+	o.Logf = func(format string, args ...any) {
+		lines.logf(format, args...)
+		t.Logf(format, args...)
+	}
+	co2, _ := e.startCoordinatorWith(o)
+	s, err := co2.Status(ctx, r.Campaign)
+	if err != nil || s.State != protocol.CampaignRunning || s.Verify == nil || s.Verify.Sampled != 6 {
+		t.Fatalf("rebuilt campaign: %+v (verify %+v), %v; want running with 6 tasks sampled", s, s.Verify, err)
+	}
+	if lines.count("spot verification 1, as its manifest records") != 1 {
+		t.Fatalf("the rebuild does not say it verifies: %q", lines.lines)
+	}
+	e.startWorker(worker.Options{Concurrency: 2, Name: "w1"})
+	e.startWorker(worker.Options{Concurrency: 2, Name: "w2"})
+	s = waitDone(t, co2, r.Campaign, 2*time.Minute)
+	if v := s.Verify; s.Done != 6 || v == nil || v.Verified != 6 || v.Mismatched+v.Unverified+v.Pending != 0 {
+		t.Fatalf("rebuilt campaign finished: %+v, verify %+v; want 6 of 6 verified", s, s.Verify)
+	}
+	var m archive.Manifest
+	data, err := e.store.Get(ctx, storage.ManifestKey(r.Campaign))
+	if err == nil {
+		err = json.Unmarshal(data, &m)
+	}
+	if err != nil || m.Verify == nil || *m.Verify != 1 {
+		t.Fatalf("final manifest's verify: %v, %v", m.Verify, err)
 	}
 }
