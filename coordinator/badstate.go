@@ -229,7 +229,18 @@ func (co *Coordinator) restoreFinished(ctx context.Context, id string, m *archiv
 	if err := co.putState(ctx, c); err != nil {
 		return "", fmt.Errorf("writing its state back: %w", err)
 	}
-	return fmt.Sprintf("its state (%s, %d of %d tasks done) rebuilt from its manifest in the store", st.State, st.Done, st.Total), nil
+	how := fmt.Sprintf("its state (%s, %d of %d tasks done) rebuilt from its manifest in the store", st.State, st.Done, st.Total)
+	// A coordinator stopped while finalising writes the manifest, then
+	// the report, then the entry: an entry still running beside a done
+	// manifest may have a report never published, which resuming the
+	// campaign used to write again. Only the marker is looked at (the
+	// report itself may be a hundred megabytes).
+	if st.State == protocol.CampaignDone {
+		if _, err := co.o.Store.Stat(ctx, storage.ReportMarkerKey(id)); errors.Is(err, storage.ErrNotFound) {
+			how += fmt.Sprintf("; its report was never published whole: `msjfarm report %s` writes it", id)
+		}
+	}
+	return how, nil
 }
 
 // noteBad lists campaign id as unreadable (the first maxBadListed; the

@@ -459,7 +459,9 @@ func flipState(t *testing.T, bucket jetstream.KeyValue, id string, edit func(map
 // the finished campaign stays done (not finalised again), the running
 // one runs on and finishes with every task finished exactly once, the
 // cancelled one stays cancelled with no task published, and the log
-// says which entries lied.
+// says which entries lied (and that the finished one's report, left
+// unpublished as by a coordinator stopped while finalising, is to be
+// written with msjfarm report).
 func TestLyingStateFlipped(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -521,6 +523,12 @@ func TestLyingStateFlipped(t *testing.T) {
 		st["state"], st["done"], st["finished"] = protocol.CampaignDone, rr.Tasks, time.Now().UTC()
 	})
 
+	// As a coordinator stopped while finalising leaves it: the manifest
+	// done, the report not published.
+	if err := e.store.Delete(ctx, storage.ReportMarkerKey(rd.Campaign)); err != nil {
+		t.Fatal(err)
+	}
+
 	var lines logLines
 	co2, _ := e.startCoordinatorWith(coordinator.Options{Logf: func(format string, args ...any) {
 		lines.logf(format, args...)
@@ -542,6 +550,9 @@ func TestLyingStateFlipped(t *testing.T) {
 		lines.count("it says done but its manifest in the store says running") != 1 ||
 		lines.count("it says running but its manifest in the store says cancelled") != 1 {
 		t.Fatalf("the lying entries are not logged once each: %q", lines.lines)
+	}
+	if lines.count("its report was never published whole: `msjfarm report "+rd.Campaign+"` writes it") != 1 {
+		t.Fatalf("the unpublished report of the finished campaign is not said: %q", lines.lines)
 	}
 
 	rest := &finishRunner{pass: -1}
