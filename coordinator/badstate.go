@@ -162,6 +162,9 @@ func (co *Coordinator) resubmitStored(ctx context.Context, id string, m *archive
 	if pins != nil {
 		req.Pins = pins.Policies
 	}
+	if m.Verify != nil {
+		req.Verify = *m.Verify // checked by validate, as a submission's
+	}
 	specKey, camp, err := co.validate(ctx, &req)
 	if err != nil {
 		return "", fmt.Errorf("its stored sweep: %w", err)
@@ -184,9 +187,12 @@ func (co *Coordinator) resubmitStored(ctx context.Context, id string, m *archive
 		}
 		return "", err
 	}
-	return fmt.Sprintf("resumed from its manifest in the store (%d tasks, %d with a result, %d published, %d already queued; "+
-		"a spot-verification fraction given with --verify was in the lost entry: submit it again with --verify to verify it)",
-		rep.Tasks, rep.AlreadyDone, rep.Published, rep.Queued), nil
+	verify := "a spot-verification fraction given with --verify was in the lost entry only (its manifest predates recording it): submit it again with --verify to verify it"
+	if m.Verify != nil {
+		verify = fmt.Sprintf("spot verification %g, as its manifest records", req.Verify)
+	}
+	return fmt.Sprintf("resumed from its manifest in the store (%d tasks, %d with a result, %d published, %d already queued; %s)",
+		rep.Tasks, rep.AlreadyDone, rep.Published, rep.Queued, verify), nil
 }
 
 // stateReadable reports whether campaign id's entry now decodes and checks.
@@ -204,6 +210,9 @@ func (co *Coordinator) stateReadable(ctx context.Context, id string) bool {
 func (co *Coordinator) restoreFinished(ctx context.Context, id string, m *archive.Manifest) (string, error) {
 	st := protocol.CampaignState{ID: id, Name: m.Name, State: m.State, Total: m.Tasks, Points: m.Points,
 		Created: m.Created, Finished: m.Finished, Done: m.Done, Failed: m.Failed, Store: co.storeID}
+	if m.Verify != nil {
+		st.Verify = *m.Verify
+	}
 	if err := checkState(id, &st); err != nil {
 		return "", fmt.Errorf("its manifest: %w", err)
 	}
@@ -220,7 +229,18 @@ func (co *Coordinator) restoreFinished(ctx context.Context, id string, m *archiv
 	if err := co.putState(ctx, c); err != nil {
 		return "", fmt.Errorf("writing its state back: %w", err)
 	}
-	return fmt.Sprintf("its state (%s, %d of %d tasks done) rebuilt from its manifest in the store", st.State, st.Done, st.Total), nil
+	how := fmt.Sprintf("its state (%s, %d of %d tasks done) rebuilt from its manifest in the store", st.State, st.Done, st.Total)
+	// A coordinator stopped while finalising writes the manifest, then
+	// the report, then the entry: an entry still running beside a done
+	// manifest may have a report never published, which resuming the
+	// campaign used to write again. Only the marker is looked at (the
+	// report itself may be a hundred megabytes).
+	if st.State == protocol.CampaignDone {
+		if _, err := co.o.Store.Stat(ctx, storage.ReportMarkerKey(id)); errors.Is(err, storage.ErrNotFound) {
+			how += fmt.Sprintf("; its report was never published whole: `msjfarm report %s` writes it", id)
+		}
+	}
+	return how, nil
 }
 
 // noteBad lists campaign id as unreadable (the first maxBadListed; the

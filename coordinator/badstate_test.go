@@ -14,6 +14,8 @@ import (
 	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/results/archive"
+	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
 )
@@ -363,5 +365,216 @@ func TestLyingStateNotTaken(t *testing.T) {
 	}
 	if n, mx := cr.total(); n != r.Tasks || mx != 1 {
 		t.Fatalf("%d runs (at most %d of one task), want %d and 1", n, mx, r.Tasks)
+	}
+}
+
+// TestRebuiltCampaignVerifies: a campaign submitted with verify: 1 whose
+// entry is then garbled is rebuilt from its manifest with that fraction.
+// The fraction was only in the entry: the rebuilt campaign ran without
+// verification (status without Verify, a log line saying so). Now the
+// manifest records it: the rebuilt campaign samples all six tasks and
+// finishes with each verified by a second worker.
+func TestRebuiltCampaignVerifies(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	co, stop := e.startCoordinatorWith(verifyOpts(time.Minute))
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml"), Verify: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The manifest is written once the submission has its task list.
+	waitStatus(t, co, r.Campaign, func(s *protocol.Status) bool {
+		_, err := e.store.Get(ctx, storage.ManifestKey(r.Campaign))
+		return err == nil && s.Verify != nil
+	})
+	stop()
+	js, _ := jetstream.New(e.nc)
+	bucket, err := js.KeyValue(ctx, protocol.CampaignBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bucket.Put(ctx, r.Campaign, []byte("{garbled")); err != nil {
+		t.Fatal(err)
+	}
+	var lines logLines
+	o := verifyOpts(time.Minute)
+	o.Logf = func(format string, args ...any) {
+		lines.logf(format, args...)
+		t.Logf(format, args...)
+	}
+	co2, _ := e.startCoordinatorWith(o)
+	s, err := co2.Status(ctx, r.Campaign)
+	if err != nil || s.State != protocol.CampaignRunning || s.Verify == nil || s.Verify.Sampled != 6 {
+		t.Fatalf("rebuilt campaign: %+v (verify %+v), %v; want running with 6 tasks sampled", s, s.Verify, err)
+	}
+	if lines.count("spot verification 1, as its manifest records") != 1 {
+		t.Fatalf("the rebuild does not say it verifies: %q", lines.lines)
+	}
+	e.startWorker(worker.Options{Concurrency: 2, Name: "w1"})
+	e.startWorker(worker.Options{Concurrency: 2, Name: "w2"})
+	s = waitDone(t, co2, r.Campaign, 2*time.Minute)
+	if v := s.Verify; s.Done != 6 || v == nil || v.Verified != 6 || v.Mismatched+v.Unverified+v.Pending != 0 {
+		t.Fatalf("rebuilt campaign finished: %+v, verify %+v; want 6 of 6 verified", s, s.Verify)
+	}
+	var m archive.Manifest
+	data, err := e.store.Get(ctx, storage.ManifestKey(r.Campaign))
+	if err == nil {
+		err = json.Unmarshal(data, &m)
+	}
+	if err != nil || m.Verify == nil || *m.Verify != 1 {
+		t.Fatalf("final manifest's verify: %v, %v", m.Verify, err)
+	}
+}
+
+// flipState rewrites campaign id's entry in bucket with edit applied to
+// its fields: a state that decodes and passes every check, but lies.
+func flipState(t *testing.T, bucket jetstream.KeyValue, id string, edit func(map[string]any)) {
+	t.Helper()
+	ctx := context.Background()
+	en, err := bucket.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st map[string]any
+	if err := json.Unmarshal(en.Value(), &st); err != nil {
+		t.Fatal(err)
+	}
+	edit(st)
+	data, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bucket.Put(ctx, id, data); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLyingStateFlipped: entries that decode and pass every check but
+// lie about the state: a finished campaign's flipped to running, a
+// running one's to done (with every task counted done), a cancelled
+// one's to running. They were trusted at start: the running campaign
+// was listed done and never finished, the finished one was finalised
+// again, the cancelled one's tasks were published again. Each entry is
+// now checked against the campaign's manifest in the store, which wins:
+// the finished campaign stays done (not finalised again), the running
+// one runs on and finishes with every task finished exactly once, the
+// cancelled one stays cancelled with no task published, and the log
+// says which entries lied (and that the finished one's report, left
+// unpublished as by a coordinator stopped while finalising, is to be
+// written with msjfarm report).
+func TestLyingStateFlipped(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	co, stop := e.startCoordinator(protocol.Layout{})
+	all := &finishRunner{pass: -1}
+	_, stopW := e.startWorker(worker.Options{Concurrency: 2, Runner: all})
+	rd, err := co.Submit(ctx, protocol.SubmitRequest{Spec: loadSpec(t, "testdata/small.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd := waitDone(t, co, rd.Campaign, 5*time.Minute)
+	if sd.State != protocol.CampaignDone {
+		t.Fatalf("finished campaign: %+v", sd)
+	}
+	stopW()
+
+	// The cancelled campaign: cancelled once its six messages are queued.
+	fc := loadSpec(t, "testdata/small.yaml")
+	fc.Seed += 2
+	rc, err := co.Submit(ctx, protocol.SubmitRequest{Spec: fc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := e.taskStream(t)
+	queued := func(id string) int {
+		info, err := stream.Info(ctx, jetstream.WithSubjectFilter(protocol.CampaignFilter(id)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(info.State.Subjects)
+	}
+	waitStatus(t, co, rc.Campaign, func(*protocol.Status) bool { return queued(rc.Campaign) == rc.Tasks })
+	if s, err := co.Cancel(ctx, rc.Campaign); err != nil || s.State != protocol.CampaignCancelled {
+		t.Fatalf("cancel: %+v, %v", s, err)
+	}
+
+	// The running campaign: two tasks finish, the rest are held by the
+	// worker, given back when it stops.
+	fr := loadSpec(t, "testdata/small.yaml")
+	fr.Seed++
+	first := &finishRunner{pass: 2}
+	_, stopW = e.startWorker(worker.Options{Concurrency: 2, Runner: first})
+	rr, err := co.Submit(ctx, protocol.SubmitRequest{Spec: fr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, co, rr.Campaign, func(s *protocol.Status) bool { return s.Done >= 2 })
+	stopW()
+	stop()
+
+	js, _ := jetstream.New(e.nc)
+	bucket, err := js.KeyValue(ctx, protocol.CampaignBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipState(t, bucket, rd.Campaign, func(st map[string]any) { st["state"] = protocol.CampaignRunning; delete(st, "finished") })
+	flipState(t, bucket, rc.Campaign, func(st map[string]any) { st["state"] = protocol.CampaignRunning; delete(st, "finished") })
+	flipState(t, bucket, rr.Campaign, func(st map[string]any) {
+		st["state"], st["done"], st["finished"] = protocol.CampaignDone, rr.Tasks, time.Now().UTC()
+	})
+
+	// As a coordinator stopped while finalising leaves it: the manifest
+	// done, the report not published.
+	if err := e.store.Delete(ctx, storage.ReportMarkerKey(rd.Campaign)); err != nil {
+		t.Fatal(err)
+	}
+
+	var lines logLines
+	co2, _ := e.startCoordinatorWith(coordinator.Options{Logf: func(format string, args ...any) {
+		lines.logf(format, args...)
+		t.Logf(format, args...)
+	}})
+	if s, err := co2.Status(ctx, rr.Campaign); err != nil || s.State != protocol.CampaignRunning || s.Total != rr.Tasks || s.Done < 2 || s.Done == rr.Tasks {
+		t.Fatalf("the running campaign whose entry says done: %+v, %v", s, err)
+	}
+	if s, err := co2.Status(ctx, rd.Campaign); err != nil || s.State != protocol.CampaignDone || s.Done != rd.Tasks || !s.Finished.Equal(sd.Finished) {
+		t.Fatalf("the finished campaign whose entry says running: %+v, %v; want done, finished %s", s, err, sd.Finished)
+	}
+	if s, err := co2.Status(ctx, rc.Campaign); err != nil || s.State != protocol.CampaignCancelled {
+		t.Fatalf("the cancelled campaign whose entry says running: %+v, %v", s, err)
+	}
+	if n := queued(rc.Campaign); n != 0 {
+		t.Fatalf("the cancelled campaign has %d messages queued again", n)
+	}
+	if lines.count("it says running but its manifest in the store says done") != 1 ||
+		lines.count("it says done but its manifest in the store says running") != 1 ||
+		lines.count("it says running but its manifest in the store says cancelled") != 1 {
+		t.Fatalf("the lying entries are not logged once each: %q", lines.lines)
+	}
+	if lines.count("its report was never published whole: `msjfarm report "+rd.Campaign+"` writes it") != 1 {
+		t.Fatalf("the unpublished report of the finished campaign is not said: %q", lines.lines)
+	}
+
+	rest := &finishRunner{pass: -1}
+	e.startWorker(worker.Options{Concurrency: 2, Runner: rest})
+	fin := waitDone(t, co2, rr.Campaign, 5*time.Minute)
+	if fin.State != protocol.CampaignDone || fin.Done != rr.Tasks || fin.Failed != 0 {
+		t.Fatalf("the running campaign: %+v", fin)
+	}
+	camp, err := sweep.Expand(fr, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := first.counts(), rest.counts()
+	for _, tk := range camp.Tasks {
+		if n := a[tk.ID] + b[tk.ID]; n != 1 {
+			t.Errorf("task %s finished %d times (%d before the restart), want once", tk.ID, n, a[tk.ID])
+		}
+	}
+	if len(b) != rr.Tasks-len(a) {
+		t.Errorf("the worker after the restart finished %d tasks, want only the running campaign's %d left", len(b), rr.Tasks-len(a))
+	}
+	if s, err := co2.Status(ctx, rd.Campaign); err != nil || !s.Finished.Equal(sd.Finished) {
+		t.Fatalf("the finished campaign was finalised again: %+v, %v", s, err)
 	}
 }

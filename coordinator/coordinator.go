@@ -559,9 +559,10 @@ func (co *Coordinator) Ready() <-chan struct{} { return co.ready }
 
 // loadCampaigns reads the campaign states; running campaigns are expanded
 // so that they can be resumed. It returns the campaigns whose entry does
-// not decode or check (readState) and the running ones that could not be
-// resumed from it, for recoverStates: both vanished before, with a line
-// in the log.
+// not decode or check (readState), whose entry disagrees with its
+// manifest in the store (crossCheck), and the running ones that could
+// not be resumed from it, for recoverStates: the first and last vanished
+// before, with a line in the log; the second were trusted.
 func (co *Coordinator) loadCampaigns(ctx context.Context) ([]badState, error) {
 	lister, err := co.h.Campaigns.ListKeys(ctx)
 	if err != nil {
@@ -572,6 +573,8 @@ func (co *Coordinator) loadCampaigns(ctx context.Context) ([]badState, error) {
 		keys = append(keys, k)
 	}
 	var bad []badState
+	var sts []protocol.CampaignState
+	var at []time.Time
 	for _, k := range keys {
 		e, err := co.h.Campaigns.Get(ctx, k)
 		if err != nil {
@@ -580,6 +583,17 @@ func (co *Coordinator) loadCampaigns(ctx context.Context) ([]badState, error) {
 		st, err := readState(k, e.Value())
 		if err != nil {
 			bad = append(bad, badState{id: k, why: err.Error(), at: e.Created()})
+			continue
+		}
+		sts, at = append(sts, st), append(at, e.Created())
+	}
+	// Before any is resumed: a finished campaign flipped to running would
+	// have its tasks generated for nothing.
+	lies := co.crossCheck(ctx, sts)
+	for i, st := range sts {
+		k := st.ID
+		if lies[i] != "" {
+			bad = append(bad, badState{id: k, why: lies[i], at: at[i]})
 			continue
 		}
 		c := &campaign{id: st.ID, st: st, finished: make(chan struct{})}
@@ -598,7 +612,7 @@ func (co *Coordinator) loadCampaigns(ctx context.Context) ([]badState, error) {
 		if st.State == protocol.CampaignRunning {
 			if err := co.resume(ctx, c); err != nil {
 				co.o.Logf("coordinator: campaign %s cannot be resumed from its state: %v", k, err)
-				bad = append(bad, badState{id: k, why: "it cannot be resumed from it: " + err.Error(), at: e.Created()})
+				bad = append(bad, badState{id: k, why: "it cannot be resumed from it: " + err.Error(), at: at[i]})
 				continue
 			}
 		} else {
