@@ -100,7 +100,22 @@ func (co *Coordinator) disagreement(ctx context.Context, st *protocol.CampaignSt
 	if m.Campaign != st.ID {
 		return "", fmt.Errorf("its manifest names campaign %.40q", m.Campaign)
 	}
-	return stateDisagreement(st, &m), nil
+	why := stateDisagreement(st, &m)
+	if why != "" && st.State == protocol.CampaignRunning && m.State == protocol.CampaignDone {
+		// Finalisation writes the manifest, then the report, then the
+		// entry: a coordinator stopped between them leaves this pair with
+		// the report's marker missing, and resuming the campaign (as the
+		// entry says) finalises it again and publishes the report, which
+		// is what it did before the cross-check. A liar gains nothing by
+		// it: finalising again changes no result. With the marker there,
+		// the campaign was finalised whole, and the entry is the liar.
+		if _, err := co.o.Store.Stat(ctx, storage.ReportMarkerKey(st.ID)); errors.Is(err, storage.ErrNotFound) {
+			return "", nil
+		} else if err != nil {
+			return "", fmt.Errorf("reading its report's marker: %w", err)
+		}
+	}
+	return why, nil
 }
 
 // stateDisagreement says why entry st is not what manifest m records ("":
