@@ -336,3 +336,65 @@ func (s *gcSeeingStore) GetFile(ctx context.Context, key, dst string) error {
 	debug.SetGCPercent(s.gogc)
 	return s.Store.GetFile(ctx, key, dst)
 }
+
+// TestSharedTraceReplicationsConcurrent: replications of one trace share
+// one workload (TestTraceReplicationsShareOneWorkload), and a worker runs
+// several at once, each on a goroutine of its own. They must only read
+// it: run concurrently (under -race in CI, which then fails on any write
+// to the shared job list or class distributions), each replication's
+// result is the one it gives alone.
+func TestSharedTraceReplicationsConcurrent(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("; MaxProcs: 16\n")
+	for i := range 3000 {
+		fmt.Fprintf(&b, "%d %d -1 %d %d -1 -1 -1 %d\n", i+1, i*2, 1+i%53, []int{1, 2, 4, 8, 16, 3}[i%6], 100)
+	}
+	data := []byte(b.String())
+	st, err := storage.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, _, err := storage.PutTrace(t.Context(), st, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &sweep.File{Name: "tr", Seed: 1, Trace: &sweep.TraceSpec{SHA256: sum, Size: int64(len(data))},
+		Policies: []any{"fcfs", "first-fit", "serverfilling"}, Replications: 2, Run: sweep.RunSpec{}}
+	f.Run.Arrivals = 3000
+	c, err := sweep.Expand(f, builtin.Catalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wk := &Worker{traces: newTraceCache(st, t.TempDir(), 0, t.Logf)}
+	run := func(i int) float64 {
+		ctx, err := wk.withTaskTrace(t.Context(), &c.Tasks[i])
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		out, err := InProcess{}.Run(ctx, &c.Tasks[i], nil)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		return out.Result.Overall.MeanResponse
+	}
+	alone := make([]float64, len(c.Tasks))
+	for i := range c.Tasks {
+		alone[i] = run(i)
+	}
+	together := make([]float64, len(c.Tasks))
+	var wg sync.WaitGroup
+	for i := range c.Tasks {
+		wg.Go(func() { together[i] = run(i) })
+	}
+	wg.Wait()
+	if wk.traces.Parses.Load() != 1 {
+		t.Fatalf("%d parses; want 1 (one shared workload)", wk.traces.Parses.Load())
+	}
+	for i := range c.Tasks {
+		if alone[i] == 0 || together[i] != alone[i] {
+			t.Errorf("task %s: E[T] %v run beside the others, %v alone", c.Tasks[i].ID, together[i], alone[i])
+		}
+	}
+}
