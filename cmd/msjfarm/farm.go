@@ -566,22 +566,8 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		// Storage is needed to pin plugin binaries (PinForSubmit says so
 		// when one must be pinned and there is none), to upload a trace
 		// and to pass a spec too large for a NATS message.
-		var nc *nats.Conn
-		conn := func() (*nats.Conn, error) {
-			if nc == nil {
-				c, err := ff.conn("msjfarm-submit")
-				if err != nil {
-					return nil, err
-				}
-				nc = c
-			}
-			return nc, nil
-		}
-		defer func() {
-			if nc != nil {
-				nc.Close()
-			}
-		}()
+		conn, closeConn := ff.lazyConn("msjfarm-submit")
+		defer closeConn()
 		var st storage.Store
 		made := "" // the store's directory, when this submission made it
 		if *ff.storage != "" {
@@ -593,7 +579,8 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 				return fail("submit: %v", err)
 			}
 		}
-		if _, err := conn(); err != nil {
+		nc, err := conn()
+		if err != nil {
 			return fail("submit: %v", err)
 		}
 		if code := stageSubmission(ctx, nc, st, ff.fs.Arg(0), trace, camp, reg, *pin, &req); code != 0 {

@@ -452,22 +452,8 @@ func submitLimit(ctx context.Context, ff *farmFlags, reg *registry.Registry, pat
 	// whatever --storage said and sent no identity: a mistyped
 	// --storage was a new store that the farm's coordinator never saw,
 	// its rounds' records never in it, and no round was refused.
-	var nc *nats.Conn
-	conn := func() (*nats.Conn, error) {
-		if nc == nil {
-			c, err := ff.conn("msjfarm-submit")
-			if err != nil {
-				return nil, err
-			}
-			nc = c
-		}
-		return nc, nil
-	}
-	defer func() {
-		if nc != nil {
-			nc.Close()
-		}
-	}()
+	conn, closeConn := ff.lazyConn("msjfarm-submit")
+	defer closeConn()
 	st, id, made, err := submitStore(ctx, ff, conn)
 	if errors.As(err, new(notFarmStore)) {
 		return usagef("submit: %v", err), true
@@ -475,7 +461,8 @@ func submitLimit(ctx context.Context, ff *farmFlags, reg *registry.Registry, pat
 	if err != nil {
 		return fail("submit: %v", err), true
 	}
-	if _, err := conn(); err != nil {
+	nc, err := conn()
+	if err != nil {
 		return fail("submit: %v", err), true
 	}
 	fs := farmStore{given: *ff.storage, id: id, made: made}
