@@ -102,6 +102,15 @@ type Coordinator struct {
 	// unknown are the campaigns the store holds as running that NATS
 	// does not know (findUnknown), by id: Status and List say so.
 	unknown map[string]protocol.CampaignState
+	// bad are the campaigns whose entry in the campaigns bucket is not
+	// usable and that the store could not rebuild (recoverStates), with
+	// why, by id (at most maxBadListed; badMore counts the rest): Status
+	// and List say so.
+	bad     map[string]badState
+	badMore int
+	// strays are the task messages workers refused that name a campaign
+	// this coordinator does not know (refused.go).
+	strays strayRefusals
 	// paused are the workers whose last heartbeats said their store is
 	// unavailable (heartbeat), by name.
 	paused map[string]pausedWorker
@@ -214,6 +223,7 @@ type campaign struct {
 func (c *campaign) status() protocol.Status {
 	s := protocol.Status{Campaign: c.id, Name: c.st.Name, State: c.st.State, Total: c.st.Total,
 		Created: c.st.Created, Finished: c.st.Finished}
+	s.Rejected, s.RejectedTotal = append([]string(nil), c.rejected...), c.rejectedN
 	if c.tl == nil { // not loaded: counts from the stored state
 		s.Done, s.Failed = c.st.Done, c.st.Failed
 		return s
@@ -229,7 +239,6 @@ func (c *campaign) status() protocol.Status {
 	if c.st.State != protocol.CampaignRunning {
 		s.Queued = 0
 	}
-	s.Rejected, s.RejectedTotal = append([]string(nil), c.rejected...), c.rejectedN
 	if c.finalErr != nil && s.State == protocol.CampaignRunning {
 		s.Finalising = fmt.Sprintf("finalising the campaign failed %s (tried again at each reconcile): %v", times(c.finalFails), c.finalErr)
 	}
@@ -376,7 +385,8 @@ func (co *Coordinator) run(ctx context.Context) error {
 		co.runCtx = nil
 		co.mu.Unlock()
 	}()
-	if err := co.loadCampaigns(ctx); err != nil {
+	bad, err := co.loadCampaigns(ctx)
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -388,6 +398,9 @@ func (co *Coordinator) run(ctx context.Context) error {
 	}
 	defer stop()
 	co.reconcileRunning(ctx, "resuming", false)
+	// After the watch has replayed the task states, as for a submission:
+	// a campaign is rebuilt by submitting it again.
+	co.recoverStates(ctx, bad)
 	unsubscribe, err := co.serve(ctx)
 	if err != nil {
 		return err
@@ -545,24 +558,42 @@ func (co *Coordinator) serve(ctx context.Context) (func(), error) {
 func (co *Coordinator) Ready() <-chan struct{} { return co.ready }
 
 // loadCampaigns reads the campaign states; running campaigns are expanded
-// so that they can be resumed.
-func (co *Coordinator) loadCampaigns(ctx context.Context) error {
+// so that they can be resumed. It returns the campaigns whose entry does
+// not decode or check (readState), whose entry disagrees with its
+// manifest in the store (crossCheck), and the running ones that could
+// not be resumed from it, for recoverStates: the first and last vanished
+// before, with a line in the log; the second were trusted.
+func (co *Coordinator) loadCampaigns(ctx context.Context) ([]badState, error) {
 	lister, err := co.h.Campaigns.ListKeys(ctx)
 	if err != nil {
-		return fmt.Errorf("coordinator: listing campaigns: %w", err)
+		return nil, fmt.Errorf("coordinator: listing campaigns: %w", err)
 	}
 	var keys []string
 	for k := range lister.Keys() {
 		keys = append(keys, k)
 	}
+	var bad []badState
+	var sts []protocol.CampaignState
+	var at []time.Time
 	for _, k := range keys {
 		e, err := co.h.Campaigns.Get(ctx, k)
 		if err != nil {
 			continue
 		}
-		var st protocol.CampaignState
-		if err := json.Unmarshal(e.Value(), &st); err != nil {
-			co.o.Logf("coordinator: campaign %s: bad state: %v", k, err)
+		st, err := readState(k, e.Value())
+		if err != nil {
+			bad = append(bad, badState{id: k, why: err.Error(), at: e.Created()})
+			continue
+		}
+		sts, at = append(sts, st), append(at, e.Created())
+	}
+	// Before any is resumed: a finished campaign flipped to running would
+	// have its tasks generated for nothing.
+	lies := co.crossCheck(ctx, sts)
+	for i, st := range sts {
+		k := st.ID
+		if lies[i] != "" {
+			bad = append(bad, badState{id: k, why: lies[i], at: at[i]})
 			continue
 		}
 		c := &campaign{id: st.ID, st: st, finished: make(chan struct{})}
@@ -579,16 +610,9 @@ func (co *Coordinator) loadCampaigns(ctx context.Context) error {
 			continue
 		}
 		if st.State == protocol.CampaignRunning {
-			if err := co.loadSpec(ctx, c); err != nil {
-				co.o.Logf("coordinator: campaign %s cannot be resumed: %v", k, err)
-				continue
-			}
-			if err := co.expand(c); err != nil {
-				co.o.Logf("coordinator: campaign %s cannot be resumed: %v", k, err)
-				continue
-			}
-			if c.impl, err = co.impls(ctx, c.id); err != nil {
-				co.o.Logf("coordinator: campaign %s cannot be resumed: %v", k, err)
+			if err := co.resume(ctx, c); err != nil {
+				co.o.Logf("coordinator: campaign %s cannot be resumed from its state: %v", k, err)
+				bad = append(bad, badState{id: k, why: "it cannot be resumed from it: " + err.Error(), at: at[i]})
 				continue
 			}
 		} else {
@@ -598,7 +622,21 @@ func (co *Coordinator) loadCampaigns(ctx context.Context) error {
 		co.camps[st.ID] = c
 		co.mu.Unlock()
 	}
-	return nil
+	return bad, nil
+}
+
+// resume gives running campaign c, read from its state, its spec, tasks
+// and expected code.
+func (co *Coordinator) resume(ctx context.Context, c *campaign) error {
+	if err := co.loadSpec(ctx, c); err != nil {
+		return err
+	}
+	if err := co.expand(c); err != nil {
+		return err
+	}
+	var err error
+	c.impl, err = co.impls(ctx, c.id)
+	return err
 }
 
 // expand fills c's tasks from its spec.
@@ -624,7 +662,9 @@ func (co *Coordinator) expand(c *campaign) error {
 	c.warnings = camp.Warnings
 	c.done, c.failed, c.running = newTaskSet(c.tl), map[string]string{}, map[string]string{}
 	c.initPoints()
-	c.st.Total = c.tl.Len()
+	// Counted from the plan, not taken from the state (anyone on NATS
+	// writes it): the manifest records both.
+	c.st.Total, c.st.Points = c.tl.Len(), camp.Points
 	co.initVerifyLocked(c)
 	return nil
 }
@@ -648,7 +688,7 @@ func (c *campaign) apply(task string, st protocol.TaskState) {
 		// message may name any id. The task's own message is published
 		// again by the next reconcile, since it has no result.
 		if len(c.rejected) < maxRejected {
-			c.rejected = append(c.rejected, fmt.Sprintf("task %s: refused by %s: %s", task, st.Worker, st.Error))
+			c.rejected = append(c.rejected, refusalLine(task, st))
 		}
 		c.rejectedN++
 		delete(c.running, task)
@@ -722,9 +762,21 @@ func (co *Coordinator) taskUpdate(ctx context.Context, e jetstream.KeyValueEntry
 	}
 	co.mu.Lock()
 	c := co.camps[cid]
+	if c == nil && st.State == protocol.StateRejected {
+		co.noteStrayLocked(cid, tid, st, ready)
+		co.mu.Unlock()
+		return
+	}
 	if c == nil || c.tl == nil {
 		// Not loaded (finished): a resubmission classifies its tasks by
-		// reading their records.
+		// reading their records. A refusal naming it is listed all the
+		// same: someone publishes forged work.
+		if c != nil && st.State == protocol.StateRejected {
+			c.apply(tid, st)
+			if ready {
+				co.o.Logf("coordinator: campaign %s (finished): task %s: a worker (%s) refused a task message: %s", cid, tid, st.Worker, st.Error)
+			}
+		}
 		co.mu.Unlock()
 		return
 	}

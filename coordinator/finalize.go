@@ -53,6 +53,8 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, prov *pro
 	}
 	m.Precision = c.precisionSummary()
 	m.ChecksumsSHA256 = c.checksums
+	verify := c.st.Verify
+	m.Verify = &verify
 	if c.st.State == protocol.CampaignDone {
 		m.Report = storage.ReportPrefix(c.id) + "index.html"
 	}

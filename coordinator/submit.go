@@ -173,6 +173,7 @@ func (co *Coordinator) campaignFor(camp *sweep.Campaign) (c *campaign, created b
 	if c == nil {
 		c, created = &campaign{id: camp.ID, finished: make(chan struct{})}, true
 		co.camps[camp.ID] = c
+		co.adoptStrayLocked(c)
 	}
 	return c, created
 }
@@ -228,8 +229,13 @@ func (co *Coordinator) resetAndStore(ctx context.Context, c *campaign, req proto
 	created, epoch := time.Now().UTC(), 0
 	known := false
 	if e, err := co.h.Campaigns.Get(ctx, c.id); err == nil {
-		var old protocol.CampaignState
-		if json.Unmarshal(e.Value(), &old) == nil && !old.Created.IsZero() {
+		// An entry that does not decode or check is not trusted: a
+		// creation time, epoch or store taken from it would be anyone's.
+		old, err := readState(c.id, e.Value())
+		if err != nil {
+			old = protocol.CampaignState{}
+		}
+		if !old.Created.IsZero() {
 			created, epoch, known = old.Created, old.Epoch, true
 		}
 		if err := co.leaveOtherStore(ctx, c.id, old); err != nil {
@@ -880,21 +886,34 @@ func (co *Coordinator) Status(ctx context.Context, id string) (*protocol.Status,
 		return &s, nil
 	}
 	unknown, isUnknown := co.unknown[id]
+	bad, isBad := co.bad[id]
+	var stray *protocol.Status
+	if sc := co.strays.camps[id]; sc != nil {
+		s := co.strayStatusLocked(id, sc)
+		stray = &s
+	}
 	co.mu.Unlock()
-	e, err := co.h.Campaigns.Get(ctx, id)
-	if errors.Is(err, jetstream.ErrKeyNotFound) && isUnknown {
-		s := unknownStatus(unknown)
+	if isBad {
+		s := badStatus(bad)
 		return &s, nil
 	}
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	e, err := co.h.Campaigns.Get(ctx, id)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound) && isUnknown:
+		s := unknownStatus(unknown)
+		return &s, nil
+	case errors.Is(err, jetstream.ErrKeyNotFound) && stray != nil:
+		return stray, nil
+	case errors.Is(err, jetstream.ErrKeyNotFound):
 		return nil, fmt.Errorf("%w %q", ErrUnknownCampaign, id)
+	case err != nil:
+		return nil, err
 	}
+	// Written since the coordinator started: checked, never trusted.
+	st, err := readState(id, e.Value())
 	if err != nil {
-		return nil, err
-	}
-	var st protocol.CampaignState
-	if err := json.Unmarshal(e.Value(), &st); err != nil {
-		return nil, err
+		s := badStatus(badState{id: id, why: err.Error(), at: e.Created()})
+		return &s, nil
 	}
 	s := co.elsewhereStatus(st)
 	return &s, nil
@@ -934,6 +953,12 @@ func (co *Coordinator) List() []protocol.Status {
 	for id, st := range co.unknown {
 		if co.camps[id] == nil {
 			out = append(out, unknownStatus(st))
+		}
+	}
+	out = append(out, co.badListLocked()...)
+	for id, sc := range co.strays.camps {
+		if co.camps[id] == nil && co.elsewhere[id].ID == "" && co.unknown[id].ID == "" && co.bad[id].id == "" {
+			out = append(out, co.strayStatusLocked(id, sc))
 		}
 	}
 	sortStatus(out)

@@ -33,7 +33,7 @@ func (co *Coordinator) findUnknown(ctx context.Context) {
 	co.mu.Lock()
 	todo := ids[:0:0]
 	for _, id := range ids {
-		if co.camps[id] == nil && co.elsewhere[id].ID == "" {
+		if co.camps[id] == nil && co.elsewhere[id].ID == "" && co.bad[id].id == "" { // bad: listed already
 			todo = append(todo, id)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/msjfarm/msjfarm/model/swf"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker"
 )
@@ -20,11 +19,11 @@ type calibrationTraces struct {
 	camp *sweep.Campaign
 
 	mu     sync.Mutex
-	parsed map[int]*swf.Trace
+	parsed map[int]*worker.SharedTrace // its calibrations convert it once
 }
 
 func newCalibrationTraces(camp *sweep.Campaign) *calibrationTraces {
-	return &calibrationTraces{camp: camp, parsed: map[int]*swf.Trace{}}
+	return &calibrationTraces{camp: camp, parsed: map[int]*worker.SharedTrace{}}
 }
 
 // attach is ctx with t's trace attached for worker.InProcess (ctx itself
@@ -36,7 +35,7 @@ func (ct *calibrationTraces) attach(ctx context.Context, t *sweep.Task) (context
 	ct.mu.Lock()
 	defer ct.mu.Unlock()
 	if tr, ok := ct.parsed[t.Workload.Servers]; ok {
-		return worker.WithTrace(ctx, tr), nil
+		return worker.WithSharedTrace(ctx, tr), nil
 	}
 	tr, err := ct.camp.LocalTrace(t.Workload.Servers)
 	switch {
@@ -45,6 +44,7 @@ func (ct *calibrationTraces) attach(ctx context.Context, t *sweep.Task) (context
 	case err != nil:
 		return nil, fmt.Errorf("trace %s: %w", t.Trace.SHA256, err)
 	}
-	ct.parsed[t.Workload.Servers] = tr
-	return worker.WithTrace(ctx, tr), nil
+	st := worker.ShareTrace(tr)
+	ct.parsed[t.Workload.Servers] = st
+	return worker.WithSharedTrace(ctx, st), nil
 }

@@ -849,7 +849,9 @@ func applyAxis(s *workload.Spec, rate *float64, load *float64, name string, v an
 		return nil
 	case "servers":
 		if x != math.Trunc(x) || x < 1 || x > math.MaxInt32 {
-			return fieldErr(where, nil, "%v is not a whole number in [1, 2³¹)", v)
+			e := fieldErr(where, nil, "%v is not a whole number in [1, 2³¹)", v)
+			e.num = &x
+			return e
 		}
 		s.Servers = int(x)
 		return nil
@@ -867,7 +869,9 @@ func applyClassAxis(s *workload.Spec, where, name string, v any, x float64) erro
 	c := &s.Classes[i]
 	if m[2] == "need" {
 		if x != math.Trunc(x) || x < 1 || x > math.MaxInt32 {
-			return fieldErr(where, nil, "%v is not a whole number in [1, 2³¹)", v)
+			e := fieldErr(where, nil, "%v is not a whole number in [1, 2³¹)", v)
+			e.num = &x
+			return e
 		}
 		c.Need = int(x)
 		return nil
@@ -876,7 +880,9 @@ func applyClassAxis(s *workload.Spec, where, name string, v any, x float64) erro
 		// Here, with its key: the engine's check of the workload said
 		// so without a line.
 		if !(x >= 0) || math.IsInf(x, 0) {
-			return fieldErr(where, nil, "%v: a share must be a finite number >= 0", v)
+			e := fieldErr(where, nil, "%v: a share must be a finite number >= 0", v)
+			e.num = &x // placed at the list's element, not its "["
+			return e
 		}
 		c.Share = x
 		return nil
@@ -992,6 +998,22 @@ func scenarioSpec(f *File, base workload.Spec, vals map[string]any) (spec worklo
 	return spec, rate, load, nil
 }
 
+// notPositive is the error of a point whose arrival rate or load is not
+// > 0, at the axis that gives it and the list's element that holds the
+// value (it was placed at "axes", the value left to be found).
+func notPositive(vals map[string]any, label string) error {
+	for _, name := range []string{"arrival_rate", "load"} {
+		if v, ok := vals[name]; !ok {
+			continue
+		} else if x, err := toFloat(name, v); err == nil && !(x > 0) {
+			e := fieldErr("axes."+name, nil, "point %s: arrival rate and load must be > 0", label)
+			e.num = &x
+			return e
+		}
+	}
+	return fmt.Errorf("axes: point %s: arrival rate and load must be > 0", label)
+}
+
 // pointRate checks a generated-arrivals point's system and returns its
 // arrival rate and offered load, the one derived from the other the axes
 // gave, each within the magnitudes msjfarm accepts.
@@ -1002,12 +1024,12 @@ func pointRate(f *File, spec workload.Spec, vals map[string]any, label string, r
 		if r || l {
 			// An axis value of 0: said as such, where "give
 			// arrival_rate or load" read as if the axis were missing.
-			return 0, 0, fmt.Errorf("axes: point %s: arrival rate and load must be > 0", label)
+			return 0, 0, notPositive(vals, label)
 		}
 		return 0, 0, fmt.Errorf("axes: give arrival_rate or load (point %s)", label)
 	}
 	if rate < 0 || load < 0 {
-		return 0, 0, fmt.Errorf("axes: point %s: arrival rate and load must be > 0", label)
+		return 0, 0, notPositive(vals, label)
 	}
 	unit, err := spec.Build(1)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"sort"
 	"strconv"
@@ -112,8 +113,12 @@ func index(data []byte, format string) (*source, error) {
 var yamlLine = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
 func (s *source) indexYAML(data []byte) error {
+	// One decoder reads the document and then looks for another: the
+	// file was parsed twice (a file of 10⁶ keys took 7 s to be refused,
+	// 40% of it the second parse).
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
 		msg := err.Error()
 		e := &Error{Msg: "not valid YAML: " + msg, err: err}
 		if m := yamlLine.FindStringSubmatch(msg); m != nil {
@@ -134,7 +139,7 @@ func (s *source) indexYAML(data []byte) error {
 		}
 		return e
 	}
-	if err := oneDocument(data); err != nil {
+	if err := oneDocument(dec); err != nil {
 		return err
 	}
 	if len(doc.Content) > 0 {
@@ -152,12 +157,17 @@ func (s *source) indexYAML(data []byte) error {
 
 // checkRepeats finds a key repeated in its mapping once folded (see
 // repeated). An alias is checked where its anchor is written; merge keys
-// ("<<") may repeat and be overridden, as YAML means them to.
+// ("<<") may repeat and be overridden, as YAML means them to. It stops
+// at the first mistake of shape: past MaxKeys, it went on through every
+// key of the file (3 s of a file of 10⁶ keys).
 func (s *source) checkRepeats(path string, n *yaml.Node) {
+	if s.shape != nil {
+		return
+	}
 	switch n.Kind {
 	case yaml.MappingNode:
 		ks := keySet{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
+		for i := 0; i+1 < len(n.Content) && s.shape == nil; i += 2 {
 			k := n.Content[i]
 			if k.Value != "<<" {
 				ks.add(s, path, k.Value, pos{k.Line, k.Column})
@@ -166,6 +176,9 @@ func (s *source) checkRepeats(path string, n *yaml.Node) {
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
+			if s.shape != nil {
+				return
+			}
 			s.checkRepeats(fmt.Sprintf("%s[%d]", path, i), c)
 		}
 	case yaml.ScalarNode:
@@ -361,57 +374,70 @@ func (s *source) indexTOML(data []byte) error {
 	p.Reset(data)
 	var table string
 	var tableParts int
-	arrays := map[string]int{} // [[name]] seen so far
+	arrays := map[string]int{} // [[name]] seen so far, by resolved name
 	// defined holds every key path set, folded (table headers but
 	// [[array tables]], which repeat by design).
 	defined := keySet{}
 	// Positions from the lines' starts, found once: the parser's Shape
 	// counts the lines from the file's start at every call, and a file
 	// of 10^5 keys took minutes for that alone.
-	starts := []int{0}
+	t := &tomlText{data: data, starts: []int{0}}
 	for i, b := range data {
 		if b == '\n' {
-			starts = append(starts, i+1)
+			t.starts = append(t.starts, i+1)
 		}
 	}
-	at := func(n *unstable.Node) pos {
-		off := int(n.Raw.Offset)
-		line := sort.Search(len(starts), func(i int) bool { return starts[i] > off })
-		return pos{line, off - starts[line-1] + 1}
-	}
+	at := t.node
 	for p.NextExpression() {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
-			name, written, first := tomlKey(e.Key())
-			tableParts = strings.Count(name, ".") + 1
-			s.nestTOML(name, tableParts, first, at)
-			if e.Kind == unstable.Table && first != nil && tableParts <= maxNesting {
-				defined.add(s, "", written, at(first))
+			k := tomlKey(e.Key())
+			tableParts = len(k.parts)
+			name, written := k.path(arrays)
+			s.nestTOML(name, tableParts, k.first, at)
+			if e.Kind == unstable.Table && k.first != nil && tableParts <= maxNesting {
+				defined.add(s, "", written, at(k.first))
 			}
 			if e.Kind == unstable.ArrayTable {
 				base := name
 				name = fmt.Sprintf("%s[%d]", base, arrays[base])
 				arrays[base]++
+				if _, ok := s.keys[base]; !ok && k.first != nil {
+					// The array itself ("run" written [[run]]): a
+					// table written as a list is refused there.
+					s.keys[base] = at(k.first)
+					s.vals[base] = at(k.first)
+				}
 			}
 			table = name
-			if first != nil {
-				s.keys[table] = at(first)
-				s.vals[table] = at(first)
-				s.prefixes(table, at(first))
+			if k.first != nil {
+				s.keys[table] = at(k.first)
+				s.vals[table] = at(k.first)
+				s.prefixes(table, at(k.first))
 			}
 		case unstable.KeyValue:
-			key, written, first := tomlKey(e.Key())
+			k := tomlKey(e.Key())
+			key, written := k.lower(), k.written()
 			path := joinKey(table, key)
-			if first != nil {
-				s.keys[path] = at(first)
+			if k.first != nil {
+				s.keys[path] = at(k.first)
+				// The enclosing keys of a dotted key (axes of
+				// axes.load = [...]) have no line of their own: an
+				// error at axes is placed at the key that opens it.
+				for i := 1; i < len(k.parts) && i < maxNesting; i++ {
+					pre := joinKey(table, strings.ToLower(strings.Join(k.parts[:i], ".")))
+					if _, ok := s.keys[pre]; !ok {
+						s.keys[pre] = at(k.first)
+					}
+				}
 			}
-			depth := tableParts + strings.Count(key, ".") + 1
-			s.nestTOML(path, depth, first, at)
-			if first != nil && depth <= maxNesting {
-				defined.add(s, table, written, at(first))
+			depth := tableParts + len(k.parts)
+			s.nestTOML(path, depth, k.first, at)
+			if k.first != nil && depth <= maxNesting {
+				defined.add(s, table, written, at(k.first))
 			}
-			s.walkTOML(path, e.Value(), at, depth, defined)
+			s.walkTOML(path, e.Value(), t, k.end, depth, defined)
 		}
 	}
 	if err := p.Error(); err != nil {
@@ -429,20 +455,86 @@ func (s *source) indexTOML(data []byte) error {
 	return nil
 }
 
-// tomlKey is a (possibly dotted) key, lower case and as written, and its
-// first part's node.
-func tomlKey(it unstable.Iterator) (string, string, *unstable.Node) {
-	var parts []string
-	var first *unstable.Node
+// tomlText is a TOML file's content with its lines' starts, to place
+// nodes and offsets.
+type tomlText struct {
+	data   []byte
+	starts []int
+}
+
+// at is the position of byte offset off.
+func (t *tomlText) at(off int) pos {
+	line := sort.Search(len(t.starts), func(i int) bool { return t.starts[i] > off })
+	return pos{line, off - t.starts[line-1] + 1}
+}
+
+// node is the position of n, which has its own bytes (not an array:
+// see walkTOML).
+func (t *tomlText) node(n *unstable.Node) pos { return t.at(int(n.Raw.Offset)) }
+
+// next is the offset of the first byte at or after off that is not
+// blank, a line end, a comment, a comma or the '=' of a key: where the
+// next value, or the bracket that closes a list or table, begins.
+func (t *tomlText) next(off int) int {
+	for off >= 0 && off < len(t.data) {
+		switch t.data[off] {
+		case ' ', '\t', '\r', '\n', ',', '=':
+			off++
+		case '#':
+			for off < len(t.data) && t.data[off] != '\n' {
+				off++
+			}
+		default:
+			return off
+		}
+	}
+	return len(t.data)
+}
+
+// tomlKeyParts is a (possibly dotted) key: its parts as written, its
+// first part's node and the offset just past its last part.
+type tomlKeyParts struct {
+	parts []string
+	first *unstable.Node
+	end   int
+}
+
+func tomlKey(it unstable.Iterator) tomlKeyParts {
+	var k tomlKeyParts
 	for it.Next() {
 		n := it.Node()
-		if first == nil {
-			first = n
+		if k.first == nil {
+			k.first = n
 		}
-		parts = append(parts, string(n.Data))
+		k.parts = append(k.parts, string(n.Data))
+		k.end = int(n.Raw.Offset + n.Raw.Length)
 	}
-	written := strings.Join(parts, ".")
-	return strings.ToLower(written), written, first
+	return k
+}
+
+func (k tomlKeyParts) written() string { return strings.Join(k.parts, ".") }
+func (k tomlKeyParts) lower() string   { return strings.ToLower(k.written()) }
+
+// path is a table header's key path, lower case and as written, with
+// the element of each array table it is under: [classes.service] after
+// a second [[classes]] is classes[1].service, where it belongs (as
+// "classes.service", every class's service was one key, repeated).
+func (k tomlKeyParts) path(arrays map[string]int) (string, string) {
+	if len(k.parts) > maxNesting {
+		return k.lower(), k.written() // refused as too deep; not resolved
+	}
+	var path, written string
+	for i, p := range k.parts {
+		path, written = joinKey(path, strings.ToLower(p)), joinKey(written, p)
+		if i == len(k.parts)-1 {
+			break
+		}
+		if n, ok := arrays[path]; ok {
+			path += fmt.Sprintf("[%d]", n-1)
+			written += fmt.Sprintf("[%d]", n-1)
+		}
+	}
+	return path, written
 }
 
 // nestTOML records a key at depth (its parts, its table's included)
@@ -482,17 +574,26 @@ func topKey(path string) string {
 }
 
 // walkTOML reads the positions in a value at depth levels from the top
-// (the key path's parts, and the lists and inline tables around it).
-func (s *source) walkTOML(path string, n *unstable.Node, at func(*unstable.Node) pos, depth int, defined keySet) {
+// (the key path's parts, and the lists and inline tables around it),
+// the value beginning at or after offset from, and returns the offset
+// just past it. A list's node has no bytes of its own in go-toml's
+// parser (its Raw is empty, offset 0), so its "[" is found from where
+// the value begins: every error at a TOML list (a wrong type, an axis's
+// value, zip) was placed at 1:1.
+func (s *source) walkTOML(path string, n *unstable.Node, t *tomlText, from, depth int, defined keySet) int {
 	if n == nil || !n.Valid() {
-		return
+		return from
+	}
+	start := int(n.Raw.Offset)
+	if n.Kind == unstable.Array {
+		start = t.next(from)
 	}
 	if depth > maxNesting {
-		s.tooDeep(topKey(path), at(n))
-		return
+		s.tooDeep(topKey(path), t.at(start))
+		return len(t.data)
 	}
 	if n.Raw.Length > 0 || n.Kind == unstable.InlineTable || n.Kind == unstable.Array {
-		s.vals[path] = at(n)
+		s.vals[path] = t.at(start)
 	}
 	if n.Kind == unstable.Float || n.Kind == unstable.Integer {
 		s.text[path] = strings.ReplaceAll(string(n.Data), "_", "")
@@ -500,31 +601,35 @@ func (s *source) walkTOML(path string, n *unstable.Node, at func(*unstable.Node)
 	switch n.Kind {
 	case unstable.Array:
 		it := n.Children()
-		i := 0
+		i, end := 0, start+1
 		for it.Next() {
 			c := it.Node()
 			if c.Kind == unstable.Comment {
 				continue
 			}
-			s.walkTOML(fmt.Sprintf("%s[%d]", path, i), c, at, depth+1, defined)
+			end = s.walkTOML(fmt.Sprintf("%s[%d]", path, i), c, t, end, depth+1, defined)
 			i++
 		}
+		return t.next(end) + 1 // past the "]"
 	case unstable.InlineTable:
 		it := n.Children()
+		end := start + 1
 		for it.Next() {
 			kv := it.Node()
 			if kv.Kind != unstable.KeyValue {
 				continue
 			}
-			key, written, first := tomlKey(kv.Key())
-			p := joinKey(path, key)
-			if first != nil {
-				s.keys[p] = at(first)
-				defined.add(s, path, written, at(first))
+			k := tomlKey(kv.Key())
+			p := joinKey(path, k.lower())
+			if k.first != nil {
+				s.keys[p] = t.node(k.first)
+				defined.add(s, path, k.written(), t.node(k.first))
 			}
-			s.walkTOML(p, kv.Value(), at, depth+1, defined)
+			end = s.walkTOML(p, kv.Value(), t, k.end, depth+1, defined)
 		}
+		return t.next(end) + 1 // past the "}"
 	}
+	return start + int(n.Raw.Length)
 }
 
 // unmark drops a UTF-8 byte order mark, which an editor on Windows
@@ -631,12 +736,9 @@ func (s *source) countKey(parent, f string, p pos) {
 //
 // An empty document (a trailing "---", with comments or nothing after it)
 // holds nothing to ignore, and is accepted.
-func oneDocument(data []byte) error {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var first yaml.Node
-	if dec.Decode(&first) != nil {
-		return nil
-	}
+//
+// dec has read the first document.
+func oneDocument(dec *yaml.Decoder) error {
 	for {
 		var next yaml.Node
 		if err := dec.Decode(&next); err != nil {

@@ -60,10 +60,14 @@ func readTraceFile(f *File, limit int64) ([]byte, error) {
 		}
 		return nil, nil
 	}
-	raw, err := readLimited(f.Trace.File, limit, "trace.file")
+	// Parsed as it is read: the file was read whole first, and its
+	// canonical form built whole before its size was checked (a 10⁷-line
+	// trace took 5 GB to be refused).
+	fd, raw, err := openLimited(f.Trace.File, limit, "trace.file")
 	if err != nil {
 		return nil, err
 	}
+	defer fd.Close()
 	data, err := canonicalTrace(f, raw, limit)
 	if err != nil {
 		return nil, err
@@ -130,21 +134,26 @@ func (c *Campaign) LocalTrace(servers int) (*swf.Trace, error) {
 	return swf.Read(bytes.NewReader(c.File.Trace.local), servers)
 }
 
-// canonicalTrace parses the trace file's content raw as SWF, on the
-// submitting machine, and returns its canonical form (swf.Canonical), the
-// only bytes that are uploaded: a file that is not a trace — a secrets
-// file named by mistake or on purpose, /proc/self/environ, /etc/shadow —
-// is refused here, and nothing of it leaves the machine. The error names
-// the line and field but never quotes the file's text. The canonical form
-// must fit in limit too (a gzipped trace grows), and must have a usable
-// job for the sweep's servers (or the header's).
-func canonicalTrace(f *File, raw []byte, limit int64) ([]byte, error) {
-	data, err := swf.Canonical(bytes.NewReader(raw), swf.Limits{})
-	if err != nil {
+// canonicalTrace parses the trace file's content, read from raw, as SWF,
+// on the submitting machine, and returns its canonical form
+// (swf.Canonical), the only bytes that are uploaded: a file that is not a
+// trace — a secrets file named by mistake or on purpose,
+// /proc/self/environ, /etc/shadow — is refused here, and nothing of it
+// leaves the machine. The error names the line and field but never
+// quotes the file's text. The canonical form must fit in limit too (a
+// gzipped trace grows), refused at the line that crosses it, and must
+// have a usable job for the sweep's servers (or the header's).
+func canonicalTrace(f *File, raw io.Reader, limit int64) ([]byte, error) {
+	data, err := swf.Canonical(raw, swf.Limits{MaxCanonical: max(limit, 0)})
+	var grew *grewError
+	switch {
+	case errors.As(err, &grew):
+		return nil, grew
+	case errors.Is(err, swf.ErrCanonicalTooLarge):
+		pe, _ := errors.AsType[*swf.ParseError](err)
+		return nil, fieldErr("trace.file", nil, "%s is larger than the limit of %d bytes (--max-trace-size) once decompressed and parsed: its canonical form crosses it at line %d; nothing was uploaded", f.Trace.File, limit, pe.Line)
+	case err != nil:
 		return nil, fieldErr("trace.file", nil, "%s is not an SWF trace (%s); nothing was uploaded", f.Trace.File, SWFReason(err))
-	}
-	if limit > 0 && int64(len(data)) > limit {
-		return nil, fieldErr("trace.file", nil, "%s has %d bytes once decompressed and parsed, more than the limit of %d (--max-trace-size)", f.Trace.File, len(data), limit)
 	}
 	tr, err := swf.Read(bytes.NewReader(data), f.Servers)
 	_, serversAxis := f.Axes["servers"]
@@ -206,40 +215,90 @@ func SWFReason(err error) string {
 
 // readLimited reads the regular file at path, refusing anything else and
 // anything over limit bytes (<= 0: no limit); what names the file in
-// errors (a sweep field). The file is opened non-blocking, so a path
-// swapped for a FIFO between the check and the open cannot hang the
-// reader, and checked again on the open descriptor.
+// errors (a sweep field).
 func readLimited(path string, limit int64, what string) ([]byte, error) {
-	fi, err := os.Stat(path)
+	fd, r, err := openLimited(path, limit, what)
 	if err != nil {
+		return nil, err
+	}
+	defer fd.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		if g, ok := errors.AsType[*grewError](err); ok {
+			return nil, g
+		}
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	return data, nil
+}
+
+// openLimited opens the regular file at path for reading at most limit
+// bytes (<= 0: no limit), refusing anything else and a file over limit
+// bytes; the reader fails with a *grewError past the limit. The file is
+// opened non-blocking, so a path swapped for a FIFO between the check
+// and the open cannot hang the reader, and checked again on the open
+// descriptor. The caller closes the file.
+func openLimited(path string, limit int64, what string) (*os.File, io.Reader, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
+	}
 	if err := regular(fi, limit, what, path); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fd, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
-	defer fd.Close()
-	if fi, err = fd.Stat(); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+	if fi, err = fd.Stat(); err == nil {
+		err = regular(fi, limit, what, path)
+	} else {
+		err = fmt.Errorf("%s: %w", what, err)
 	}
-	if err := regular(fi, limit, what, path); err != nil {
-		return nil, err
-	}
-	var r io.Reader = fd
-	if limit > 0 {
-		r = io.LimitReader(fd, limit+1)
-	}
-	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		fd.Close()
+		return nil, nil, err
 	}
-	if limit > 0 && int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: %s grew past the limit of %d bytes while being read", what, path, limit)
+	if limit <= 0 {
+		return fd, fd, nil
 	}
-	return data, nil
+	return fd, &grewReader{r: fd, left: limit, err: &grewError{what, path, limit}}, nil
+}
+
+// grewError: a file grew past its limit while it was read.
+type grewError struct {
+	what, path string
+	limit      int64
+}
+
+func (e *grewError) Error() string {
+	return fmt.Sprintf("%s: %s grew past the limit of %d bytes while being read", e.what, e.path, e.limit)
+}
+
+// grewReader reads at most left bytes from r, then fails with err if r
+// has more.
+type grewReader struct {
+	r    io.Reader
+	left int64
+	err  error
+}
+
+func (g *grewReader) Read(p []byte) (int, error) {
+	if g.left <= 0 {
+		// One byte more tells a file of exactly the limit from a longer one.
+		var one [1]byte
+		n, err := g.r.Read(one[:])
+		if n > 0 {
+			err = g.err
+		}
+		return 0, err
+	}
+	if int64(len(p)) > g.left {
+		p = p[:g.left]
+	}
+	n, err := g.r.Read(p)
+	g.left -= int64(n)
+	return n, err
 }
 
 func regular(fi os.FileInfo, limit int64, what, path string) error {

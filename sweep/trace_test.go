@@ -1,7 +1,11 @@
 package sweep_test
 
 import (
+	"bufio"
+	"compress/gzip"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -280,5 +284,45 @@ func TestTraceHeaderPastMaxServers(t *testing.T) {
 	f.Servers = 64
 	if _, err := sweep.ReadTraceFile(f, 0); err != nil {
 		t.Fatalf("servers 64: %v", err)
+	}
+}
+
+// TestTraceCanonicalLimitAtTheLine: a gzipped trace within the file limit
+// whose canonical form is far past it is refused at the line that
+// crosses the limit, having read little more than the limit: the file was
+// read whole, its canonical form built whole and then measured (a
+// 10⁷-line trace took 5 GB to be refused by a 512 MiB limit).
+func TestTraceCanonicalLimitAtTheLine(t *testing.T) {
+	const limit = 1 << 20
+	dir := t.TempDir()
+	p := filepath.Join(dir, "big.swf.gz")
+	fd, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(fd)
+	w := bufio.NewWriter(zw)
+	w.WriteString("; MaxProcs: 64\n")
+	for range 500_000 { // 27 MB of canonical form
+		w.WriteString("1 0 1 100 4 1 1 8 200 1 1 1 1 1 1 1 1 1\n")
+	}
+	if err := errors.Join(w.Flush(), zw.Close(), fd.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(p); err != nil || fi.Size() > limit {
+		t.Fatalf("the gzipped trace is not within the limit: %v", err)
+	}
+	f := loadTraceSweep(t, dir, "big.swf.gz")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = sweep.ReadTraceFile(f, limit)
+	runtime.ReadMemStats(&after)
+	// The job lines' canonical form: job n+1 crosses the limit, on line n+2.
+	n := limit / len("1 0 -1 100 4 -1 -1 -1 200 -1 -1 -1 -1 -1 -1 -1 -1 -1\n")
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("trace.file: %s is larger than the limit of 1048576 bytes (--max-trace-size) once decompressed and parsed: its canonical form crosses it at line %d; nothing was uploaded", p, n+2)) {
+		t.Fatalf("err = %v, want the limit crossed at a line", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+		t.Errorf("refusing the trace allocated %d MB for a 1 MB limit", alloc>>20)
 	}
 }

@@ -65,7 +65,7 @@ func defArchiveExport(fs *pflag.FlagSet) func([]string) int {
 	key := ff.fs.String("key", "", "sign the Merkle root with this ed25519 private key (PEM, PKCS #8: msjfarm archive keygen, or openssl genpkey -algorithm ed25519)")
 	noReport := ff.fs.Bool("no-report", false, "leave the stored report (plots, megabytes) out: msjfarm report FILE rebuilds it from the records")
 	authors := ff.fs.StringArray("author", nil, "an author for CITATION.cff (repeatable; default \"msjfarm user\")")
-	return func(args []string) int {
+	return func(args []string) (code int) {
 		if err := ff.parse(); err != nil {
 			return 2
 		}
@@ -87,6 +87,7 @@ func defArchiveExport(fs *pflag.FlagSet) func([]string) int {
 		}
 		ctx, stop := signalContext()
 		defer stop()
+		defer func() { code = interruptedAs(ctx, "archive export", code) }()
 		// Export only reads: a store that is not there is an error, not
 		// an empty ./msjfarm-data made in the current directory.
 		st, err := ff.existingStore(ctx)
@@ -290,7 +291,7 @@ func defArchiveVerify(fs *pflag.FlagSet) func([]string) int {
 func defArchiveImport(fs *pflag.FlagSet) func([]string) int {
 	ff := newFarmFlags(fs, false, "./msjfarm-data")
 	key := ff.fs.String("key", "", "refuse the archive unless its signature verifies with this ed25519 public key (PEM, PKIX)")
-	return func(args []string) int {
+	return func(args []string) (code int) {
 		if err := ff.parse(); err != nil {
 			return 2
 		}
@@ -303,13 +304,28 @@ func defArchiveImport(fs *pflag.FlagSet) func([]string) int {
 		}
 		ctx, stop := signalContext()
 		defer stop()
+		defer func() { code = interruptedAs(ctx, "archive import", code) }()
 		// The archive first: a refused one left an empty store directory
-		// made for it.
-		x, err := bundle.Extract(ctx, ff.fs.Arg(0), pub, bundle.Limits{})
+		// made for it. An interrupt while it is read and extracted (which
+		// a stalled pipe or network file holds in a read) exits within
+		// 10 s, its extraction removed: the command held on, deaf to
+		// Ctrl-C and SIGTERM. Once it is extracted, the import stops at
+		// an interrupt as at any failure.
+		xctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		temporary, extracted := cleanOnInterrupt("archive import", cancel)
+		defer extracted()
+		dir, err := scratch.MkdirTemp("msjar-")
+		if err != nil {
+			return fail("archive import: %v (nothing imported)", err)
+		}
+		temporary(dir)
+		x, err := bundle.ExtractInto(xctx, dir, ff.fs.Arg(0), pub, bundle.Limits{})
 		if err != nil {
 			return fail("archive import: %v (nothing imported)", err)
 		}
 		defer x.Close()
+		extracted()
 		st, err := ff.store(ctx)
 		if err != nil {
 			return fail("archive import: %v", err)

@@ -12,12 +12,15 @@ import (
 
 var (
 	binOnce sync.Once
+	binDir  string // the binary's directory, which TestMain removes
 	binPath string
 	binErr  error
 )
 
 // msjfarmBinary builds the command once per test run: the command line is
-// tested as shipped, exit status included.
+// tested as shipped, exit status included. The binary (about 60 MB) is
+// built into a directory of its own in $TMPDIR, removed by TestMain once
+// every test has run.
 func msjfarmBinary(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
@@ -26,7 +29,7 @@ func msjfarmBinary(t *testing.T) string {
 			binErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "msjfarm")
+		binDir, binPath = dir, filepath.Join(dir, "msjfarm")
 		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
 		if err != nil {
 			binErr = err

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -86,13 +87,31 @@ func printComparison(w io.Writer, pts []aggregate.Point, a string) error {
 			case v == aggregate.CmpUndefined || !ok:
 				cells = append(cells, "—", v, "")
 			default:
-				cells = append(cells, aggregate.FormatRelDiff(m.RelDiff, m.RelDiffLo, m.RelDiffHi), v, fmt.Sprintf("%.1f", m.UnpairedHW/m.DiffHW))
+				cells = append(cells, aggregate.FormatRelDiff(m.RelDiff, m.RelDiffLo, m.RelDiffHi), v, crnGain(m.UnpairedHW, m.DiffHW))
 			}
 		}
 		cells = append(cells, strings.Join(notes, "; "))
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
+}
+
+// crnGain writes the CRN × cell, the unpaired half-width over the paired
+// one. A paired half-width of 0 (the same difference in every replication,
+// as two policies that decide alike give) makes it infinite, written as
+// every reading output writes an infinity (aggregate.FormatInf: "∞");
+// both 0 (the metric constant on both sides, as a wait that is 0 in every
+// replication) leave no ratio, "—" as the table's other undefined cells.
+// Printed with %.1f they read "+Inf" and "NaN".
+func crnGain(unpaired, paired float64) string {
+	g := unpaired / paired
+	switch {
+	case math.IsNaN(g):
+		return "—"
+	case math.IsInf(g, 0):
+		return aggregate.FormatInf(g)
+	}
+	return fmt.Sprintf("%.1f", g)
 }
 
 func distinct(xs []string) []string {

@@ -47,11 +47,8 @@ import (
 	"github.com/msjfarm/msjfarm/worker/registry"
 )
 
-func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-}
-
-// exitOnInterrupt makes the first interrupt (ctx's end) exit 130 at once
+// exitOnInterrupt makes the first interrupt (ctx's end) exit at once
+// (interruptStatus: 130 for SIGINT, 143 for SIGTERM)
 // until creating is called, which the command calls before it creates
 // anything (a store, a NATS connection, a campaign), and again as it
 // returns (a test calls commands in one process, and a guard left behind
@@ -60,7 +57,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 // and checking a sweep — and a dry run — create nothing and did not look
 // at the context: a sweep of 10^5 unknown keys or of 9·10^6 points held
 // them for minutes while Ctrl-C and SIGTERM did nothing, and then they
-// exited 2 or 1, not 130.
+// exited 2 or 1, not 130 (or 143).
 //
 // It listens for the signals itself: ctx also ends when the command
 // returns (its stop), which is no interrupt.
@@ -73,7 +70,7 @@ func exitOnInterrupt(cmd string) (creating func()) {
 	go func() {
 		defer signal.Stop(sigs)
 		select {
-		case <-sigs:
+		case sig := <-sigs:
 			mu.Lock() // held for good: creating never returns after this
 			if started {
 				mu.Unlock()
@@ -81,7 +78,7 @@ func exitOnInterrupt(cmd string) (creating func()) {
 			}
 			fmt.Fprintf(stderr, "msjfarm %s: interrupted; nothing was created\n", cmd)
 			scratch.Close()
-			os.Exit(130)
+			os.Exit(interruptStatus(sig))
 		case <-stop:
 		}
 	}()
@@ -569,26 +566,23 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		// Storage is needed to pin plugin binaries (PinForSubmit says so
 		// when one must be pinned and there is none), to upload a trace
 		// and to pass a spec too large for a NATS message.
+		conn, closeConn := ff.lazyConn("msjfarm-submit")
+		defer closeConn()
 		var st storage.Store
+		made := "" // the store's directory, when this submission made it
 		if *ff.storage != "" {
-			if st, err = ff.store(ctx); err != nil {
-				return fail("submit: storage for the plugin pins, traces and spec: %v", err)
+			st, req.Store, made, err = submitStore(ctx, ff, conn)
+			if errors.As(err, new(notFarmStore)) {
+				return usagef("submit: %v", err)
 			}
-			// The store names itself, and the coordinator compares the
-			// name with its own. Made here if the store has none yet: a
-			// farm's coordinator that starts after this submission reads
-			// the same one; another store keeps one of its own.
-			id, err := storage.ID(ctx, st)
 			if err != nil {
 				return fail("submit: %v", err)
 			}
-			req.Store = id
 		}
-		nc, err := ff.conn("msjfarm-submit")
+		nc, err := conn()
 		if err != nil {
 			return fail("submit: %v", err)
 		}
-		defer nc.Close()
 		if code := stageSubmission(ctx, nc, st, ff.fs.Arg(0), trace, camp, reg, *pin, &req); code != 0 {
 			return code
 		}
@@ -596,6 +590,9 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		defer cancel()
 		var rep protocol.SubmitReply
 		if err := protocol.RequestRetry(rctx, nc, protocol.APISubmit, req, &rep, waitingForCoordinator("submit")); err != nil {
+			if st != nil {
+				err = refusedStore(ctx, nc, err, *ff.storage, req.Store, made)
+			}
 			return fail("submit: %v", err)
 		}
 		fmt.Printf("campaign %s (%s): %d tasks in %d points; %d published, %d already queued, %d already done (%d reused from other campaigns)\n",
@@ -648,7 +645,8 @@ func stageSubmission(ctx context.Context, nc *nats.Conn, st storage.Store, path 
 
 // waitCampaign (submit --wait) shows the campaign's progress every
 // second until it is no longer running: exit status 0 when it is done
-// with no failed task, 1 otherwise, 130 when interrupted.
+// with no failed task, 1 otherwise, 130 (SIGINT) or 143 (SIGTERM) when
+// interrupted.
 func waitCampaign(ctx context.Context, nc *nats.Conn, rep protocol.SubmitReply, camp *sweep.Campaign) int {
 	p := newProgress(os.Stderr, rep.AlreadyDone).describe(camp)
 	var gone time.Time // since when no coordinator has answered
@@ -661,6 +659,10 @@ func waitCampaign(ctx context.Context, nc *nats.Conn, rep protocol.SubmitReply, 
 		err := protocol.Request(rctx, nc, protocol.APIStatus, protocol.StatusRequest{Campaign: rep.Campaign}, &s)
 		cancel()
 		switch {
+		case ctx.Err() != nil:
+			// Interrupted during the request, which failed for it:
+			// that exited 1.
+			return interruptCode(ctx)
 		case (errors.Is(err, protocol.ErrNoCoordinator) || errors.Is(err, context.DeadlineExceeded)) && ctx.Err() == nil:
 			// A coordinator restarting (or a standby taking over) answers
 			// again within its lease: submit --wait exited 1 at the first
@@ -673,7 +675,7 @@ func waitCampaign(ctx context.Context, nc *nats.Conn, rep protocol.SubmitReply, 
 			}
 			select {
 			case <-ctx.Done():
-				return 130
+				return interruptCode(ctx)
 			case <-time.After(time.Second):
 			}
 			continue
@@ -694,7 +696,7 @@ func waitCampaign(ctx context.Context, nc *nats.Conn, rep protocol.SubmitReply, 
 		}
 		select {
 		case <-ctx.Done():
-			return 130
+			return interruptCode(ctx)
 		case <-time.After(time.Second):
 		}
 	}

@@ -361,6 +361,28 @@ func flagKind(t string) string {
 	return "a " + t
 }
 
+// lazyConn is conn made on first use: a submission connects only when it
+// must ask the farm something (submitStore's lease read, the request
+// itself), after its checks of the sweep; closeConn closes it if made.
+func (f *farmFlags) lazyConn(name string) (conn func() (*nats.Conn, error), closeConn func()) {
+	var nc *nats.Conn
+	conn = func() (*nats.Conn, error) {
+		if nc == nil {
+			c, err := f.conn(name)
+			if err != nil {
+				return nil, err
+			}
+			nc = c
+		}
+		return nc, nil
+	}
+	return conn, func() {
+		if nc != nil {
+			nc.Close()
+		}
+	}
+}
+
 func (f *farmFlags) conn(name string) (*nats.Conn, error) {
 	if *f.natsURL == "" {
 		return nil, usageError{errors.New("no NATS server: give --nats-url (or MSJFARM_NATS_URL)")}

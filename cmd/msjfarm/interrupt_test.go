@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,15 +18,18 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
+	"github.com/msjfarm/msjfarm/storage"
 )
 
 // An interrupt while a sweep is read, planned and checked (and during a
-// dry run) exits 130 at once: that work creates nothing and did not look
-// at the signal, so a sweep that takes long to plan (here 20 systems of
-// about 10^6 servers, each tried and calibrated: 51 s) held run and submit
-// for its whole length after Ctrl-C or SIGTERM, and they then exited 2 or
-// 1. The process is signalled once it has printed its first line, and
-// must be gone, with 130, well before its planning could have finished.
+// dry run) exits at once, 130 on SIGINT and 143 on SIGTERM: that work
+// creates nothing and did not look at the signal, so a sweep that takes
+// long to plan (here 20 systems of about 10^6 servers, each tried and
+// calibrated: 51 s) held run and submit for its whole length after Ctrl-C
+// or SIGTERM, and they then exited 2 or 1. The process is signalled once
+// it has printed its first line, and must be gone, with its status, well
+// before its planning could have finished.
 func TestInterruptWhilePlanning(t *testing.T) {
 	bin := msjfarmBinary(t)
 	dir := t.TempDir()
@@ -67,10 +72,11 @@ func TestInterruptWhilePlanning(t *testing.T) {
 				t.Fatalf("still running 2 min after %v", c.sig)
 			}
 			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(stderr.String(), "interrupted; nothing was created") {
-				t.Fatalf("exit %v %.1fs after %v, want 130 at once; stderr:\n%s", err, time.Since(sent).Seconds(), c.sig, stderr.String())
+			want := 128 + int(c.sig)
+			if !errors.As(err, &ee) || ee.ExitCode() != want || !strings.Contains(stderr.String(), "interrupted; nothing was created") {
+				t.Fatalf("exit %v %.1fs after %v, want %d at once; stderr:\n%s", err, time.Since(sent).Seconds(), c.sig, want, stderr.String())
 			}
-			t.Logf("exit 130 %.2fs after %v", time.Since(sent).Seconds(), c.sig)
+			t.Logf("exit %d %.2fs after %v", want, time.Since(sent).Seconds(), c.sig)
 			if _, err := os.Stat(filepath.Join(dir, "store")); err == nil {
 				t.Errorf("an interrupted dry run created the store")
 			}
@@ -103,11 +109,14 @@ func waitPlanning(t *testing.T, pid int) {
 
 // TestReaderInterrupted: Ctrl-C while `msjfarm report FILE` extracts its
 // archive, or `archive verify FILE` reads it, removes the temporary
-// directory and exits 130. Neither had a handler: the signal killed them
-// and left the directory in $TMPDIR (954 MB of a probe's report, 537 MB of
-// a verify's checksums). The archive comes through a pipe that gets half
-// of it and stays open, so the signal lands while the reading waits.
-// Killed (SIGKILL), it removes nothing, and the next msjfarm does.
+// directory and exits 130 (143 on SIGTERM). Neither had a handler: the
+// signal killed them and left the directory in $TMPDIR (954 MB of a
+// probe's report, 537 MB of a verify's checksums). `archive import FILE`
+// and `reproduce FILE` did catch the signal, and went on waiting in the
+// read: neither Ctrl-C nor SIGTERM ended them. The archive comes through
+// a pipe that gets half of it and stays open, so the signal lands while
+// the reading waits. Killed (SIGKILL), it removes nothing, and the next
+// msjfarm does.
 func TestReaderInterrupted(t *testing.T) {
 	bin := msjfarmBinary(t)
 	data, err := os.ReadFile("../../results/bundle/testdata/small-v1.msjar")
@@ -119,10 +128,14 @@ func TestReaderInterrupted(t *testing.T) {
 		sig  syscall.Signal
 	}{
 		{[]string{"report", "FIFO", "--out", "report"}, syscall.SIGINT},
+		{[]string{"report", "FIFO", "--out", "report"}, syscall.SIGTERM},
 		{[]string{"archive", "verify", "FIFO"}, syscall.SIGINT},
 		{[]string{"archive", "verify", "FIFO"}, syscall.SIGKILL},
+		// Held in the read, deaf to either signal, until killed.
+		{[]string{"archive", "import", "FIFO", "--storage", "imported"}, syscall.SIGTERM},
+		{[]string{"reproduce", "FIFO"}, syscall.SIGTERM},
 	} {
-		args := c.args
+		args := append([]string(nil), c.args...) // the FIFO filled in below
 		t.Run(args[0]+"-"+c.sig.String(), func(t *testing.T) {
 			dir, tmp := t.TempDir(), t.TempDir()
 			fifo := filepath.Join(dir, "a.msjar")
@@ -166,7 +179,7 @@ func TestReaderInterrupted(t *testing.T) {
 			case err = <-done:
 			case <-time.After(2 * time.Minute):
 				cmd.Process.Kill()
-				t.Fatalf("still running 2 minutes after SIGINT: %s", stderr.String())
+				t.Fatalf("still running 2 minutes after %v: %s", c.sig, stderr.String())
 			}
 			if c.sig == syscall.SIGKILL {
 				// Killed, it removed nothing; the next msjfarm started
@@ -180,11 +193,130 @@ func TestReaderInterrupted(t *testing.T) {
 				if out, err := next.CombinedOutput(); err != nil {
 					t.Fatalf("msjfarm workloads: %v: %s", err, out)
 				}
-			} else if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 130 {
-				t.Errorf("exit %v, want 130: %s", err, stderr.String())
+			} else if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 128+int(c.sig) {
+				t.Errorf("exit %v, want %d: %s", err, 128+int(c.sig), stderr.String())
 			}
 			if left, _ := os.ReadDir(tmp); len(left) != 0 {
 				t.Errorf("left in $TMPDIR after the interrupt: %v", left)
+			}
+		})
+	}
+}
+
+// TestRunInterrupted: a SIGTERM to `msjfarm run` while its campaign runs
+// (Slurm's scancel or time limit, a pod's stop) is cleaned up as a Ctrl-C
+// is: the workers give their tasks back, the run's entry in the store
+// (runs/<id>.json) and its temporary files (embedded server, token, lock)
+// go, and it says how to resume; but it exits 143, where it exited 130
+// as for Ctrl-C, which still exits 130.
+func TestRunInterrupted(t *testing.T) {
+	bin := msjfarmBinary(t)
+	t.Setenv("MSJFARM_NATS_URL", "")
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			tmp := t.TempDir()
+			cmd, done, stderr, data := startLongRun(t, bin, "longi", "TMPDIR="+tmp)
+			if left, _ := os.ReadDir(tmp); len(left) == 0 {
+				t.Fatal("the running campaign has nothing in $TMPDIR: the test would see no cleanup")
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(2 * time.Minute):
+				cmd.Process.Kill()
+				t.Fatalf("the run still going 2 minutes after %v: %s", sig, stderr.String())
+			}
+			want := 128 + int(sig)
+			if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != want {
+				t.Errorf("exit %v after %v, want %d: %s", err, sig, want, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "msjfarm run: interrupted with ") || !strings.Contains(stderr.String(), "run the same command again to resume") {
+				t.Errorf("no resume message after %v: %s", sig, stderr.String())
+			}
+			if m, _ := filepath.Glob(filepath.Join(data, "runs", "*.json")); len(m) != 0 {
+				t.Errorf("the run's entry left in the store after %v: %v", sig, m)
+			}
+			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+				var names []string
+				for _, e := range left {
+					names = append(names, e.Name())
+				}
+				t.Errorf("left in $TMPDIR after %v: %v", sig, names)
+			}
+		})
+	}
+}
+
+// TestSubmitWaitInterrupted: `submit --wait` watching a campaign (here
+// one no worker runs) ends on SIGTERM with 143 and on Ctrl-C with 130;
+// the campaign goes on on the farm. Both exited 130.
+func TestSubmitWaitInterrupted(t *testing.T) {
+	bin := msjfarmBinary(t)
+	dir := t.TempDir()
+	url := natstest.StartEmbedded(t)
+	farm := filepath.Join(dir, "farm")
+	st, err := storage.Open(t.Context(), farm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCoordinator(t, url, st)
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(limitTestSweep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(bin, "submit", "--wait", "--nats-url", url, "--storage", farm, "--plugin-trial=false", sw)
+			cmd.Dir, cmd.Env = dir, append(os.Environ(), "HOME="+dir)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Submitted once it prints the campaign's line; it then waits.
+			submitted := make(chan bool, 1)
+			go func() {
+				sc := bufio.NewScanner(stdout)
+				for sc.Scan() {
+					if strings.HasPrefix(sc.Text(), "campaign ") {
+						submitted <- true
+						io.Copy(io.Discard, stdout)
+						return
+					}
+				}
+				submitted <- false
+			}()
+			select {
+			case ok := <-submitted:
+				if !ok {
+					cmd.Wait()
+					t.Fatalf("submit --wait ended without submitting: %s", stderr.String())
+				}
+			case <-time.After(2 * time.Minute):
+				cmd.Process.Kill()
+				t.Fatalf("no campaign submitted in 2 minutes")
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err = <-done:
+			case <-time.After(2 * time.Minute):
+				cmd.Process.Kill()
+				t.Fatalf("submit --wait still going 2 minutes after %v: %s", sig, stderr.String())
+			}
+			want := 128 + int(sig)
+			if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != want {
+				t.Errorf("exit %v after %v, want %d:\n%s", err, sig, want, stderr.String())
 			}
 		})
 	}
@@ -197,32 +329,8 @@ func TestReaderInterrupted(t *testing.T) {
 // …/summary.csv: not found".
 func TestCancelALocalRun(t *testing.T) {
 	bin := msjfarmBinary(t)
-	dir := t.TempDir()
 	t.Setenv("MSJFARM_NATS_URL", "")
-	sw := filepath.Join(dir, "long.yaml")
-	body := "name: longc\nworkload: one-or-all\naxes:\n  arrival_rate: [1, 2, 3, 4, 5, 6, 7]\npolicies: [fcfs, msf]\nreplications: 40\nrun: {arrivals: 3e5, warmup: 1e3}\n"
-	if err := os.WriteFile(sw, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	cmd := exec.Command(bin, "run", "--workers", "1", "--runner", "inprocess", "--storage", data, sw)
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), "HOME="+dir)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		if m, _ := filepath.Glob(filepath.Join(data, "runs", "*.json")); len(m) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("the run stored no runs/ entry in 2 minutes: %s", stderr.String())
-		}
-	}
+	cmd, done, stderr, data := startLongRun(t, bin, "longc")
 	// The run's server takes only its token, which a file only this user
 	// reads holds: it accepted anyone on the machine, the store naming it.
 	if m, _ := filepath.Glob(filepath.Join(data, "runs", "*.json")); len(m) == 1 {
@@ -256,5 +364,39 @@ func TestCancelALocalRun(t *testing.T) {
 	if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "was cancelled (") ||
 		strings.Contains(stderr.String(), "not found") {
 		t.Errorf("run: %v\n%s", err, stderr.String())
+	}
+}
+
+// startLongRun starts the built binary's `run` of a campaign named name
+// that takes minutes (one worker, 560 replications), in a directory of
+// its own with env added to the environment, and returns once the run has
+// stored its runs/ entry: the process, its Wait's result, its stderr and
+// its store directory.
+func startLongRun(t *testing.T, bin, name string, env ...string) (*exec.Cmd, chan error, *strings.Builder, string) {
+	t.Helper()
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "long.yaml")
+	body := "name: " + name + "\nworkload: one-or-all\naxes:\n  arrival_rate: [1, 2, 3, 4, 5, 6, 7]\npolicies: [fcfs, msf]\nreplications: 40\nrun: {arrivals: 3e5, warmup: 1e3}\n"
+	if err := os.WriteFile(sw, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	cmd := exec.Command(bin, "run", "--workers", "1", "--runner", "inprocess", "--storage", data, sw)
+	cmd.Dir, cmd.Env = dir, append(append(os.Environ(), "HOME="+dir), env...)
+	stderr := new(strings.Builder)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if m, _ := filepath.Glob(filepath.Join(data, "runs", "*.json")); len(m) > 0 {
+			return cmd, done, stderr, data
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the run stored no runs/ entry in 2 minutes: %s", stderr.String())
+		}
 	}
 }

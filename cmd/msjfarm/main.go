@@ -145,7 +145,8 @@ func main() {
 type usageError struct{ error }
 
 // dispatch runs the command line args and returns the exit status: 0 ok,
-// 1 the run failed, 2 a usage or validation error, 130 interrupted.
+// 1 the run failed, 2 a usage or validation error, 130 interrupted by
+// SIGINT, 143 by SIGTERM (interruptStatus).
 func dispatch(args []string) int {
 	if len(args) == 2 && args[0] == registry.ServeSubcommand {
 		// Hidden: msjfarm re-executed by its own plugin host to serve a
@@ -184,8 +185,9 @@ func newRoot(code *int) *cobra.Command {
 			"(coordinator, worker, submit) with results in a directory or S3/MinIO.\n\n" +
 			"Exit status: 0 ok, 1 the run failed (or a task, check or reproduction did, or\n" +
 			"status/results found no campaign), 2 a usage or validation error (a sweep\n" +
-			"file's errors read file:line:col: key: what is wrong), 130 interrupted (run\n" +
-			"--http-linger ended by Ctrl-C after the campaign finished exits 0).",
+			"file's errors read file:line:col: key: what is wrong), 130 interrupted by\n" +
+			"Ctrl-C (SIGINT), 143 by SIGTERM (run --http-linger ended by Ctrl-C after\n" +
+			"the campaign finished exits 0).",
 		Example:       "  msjfarm run examples/q-fig3.yaml\n  msjfarm help run\n  msjfarm completion bash > /etc/bash_completion.d/msjfarm",
 		Version:       version(),
 		SilenceErrors: true,

@@ -211,6 +211,7 @@ func TestRunFlagMistakes(t *testing.T) {
 		{[]string{"--ack-wait", "-5s"}, "--ack-wait must be positive, got -5s"},
 		{[]string{"--http-linger", "2s"}, "there is no --http"},
 		{[]string{"--http", "notanaddr"}, `--http "notanaddr": not a host:port address`},
+		{[]string{"-q", "-v"}, "-q (quiet: no progress line) and -v (verbose"},
 		// Files the run writes, found before the store is written (the
 		// plugin binaries and pins were in it); a dry run writes none.
 		{[]string{"--run-log", filepath.Join(dir, "no", "such", "dir")}, "--run-log: open "},
@@ -236,6 +237,29 @@ func TestRunFlagMistakes(t *testing.T) {
 			if _, err := os.Stat(data); err == nil {
 				t.Errorf("%v: the store directory was made", args)
 			}
+		}
+	}
+}
+
+// TestRunQuietVerbose: `msjfarm run -q -v` (or -qv) is a usage error
+// naming both flags, before anything is created; both were taken, and the
+// run was as verbose as -v alone.
+func TestRunQuietVerbose(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	if err := os.WriteFile(good, []byte(newcomerBase), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, flags := range [][]string{{"-q", "-v"}, {"-qv"}, {"-v", "--dry-run", "-q"}} {
+		data := filepath.Join(dir, "data")
+		args := append(append([]string{"run", "--storage", data}, flags...), good)
+		code, _, errOut := msjfarm(t, []string{"HOME=" + dir}, args...)
+		if code != 2 || !strings.Contains(errOut, "msjfarm: run: -q (quiet") || !strings.Contains(errOut, "and -v (verbose") ||
+			strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%v: exit %d, want 2 and one line naming -q and -v:\n%s", args, code, errOut)
+		}
+		if _, err := os.Stat(data); err == nil {
+			t.Errorf("%v: the store directory was made", args)
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/monitor"
+	"github.com/msjfarm/msjfarm/results/aggregate"
 	"github.com/msjfarm/msjfarm/sweep"
 )
 
@@ -41,7 +42,10 @@ func num(s string) string {
 }
 
 func sig(x float64, digits int) string {
-	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+	if math.IsInf(x, 0) {
+		return aggregate.FormatInf(x) // "∞" as index.html writes it, not "+Inf"
+	}
+	if x == 0 || math.IsNaN(x) {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
 	e := int(math.Floor(math.Log10(math.Abs(x))))

@@ -153,7 +153,8 @@ func writeReport(ctx context.Context, st storage.Store, id, dir string, store bo
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {
 		// Interrupted while rendering, which does not look at ctx: the
-		// report was moved into --out all the same, then exit 130.
+		// report was moved into --out all the same, then exit 130 (143 on
+		// SIGTERM: cleanOnInterrupt's handler exits).
 		return fail("report: interrupted: nothing was written to %s", dir)
 	}
 	// Stored from the temporary directory: it holds this report's files

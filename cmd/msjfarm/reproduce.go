@@ -67,11 +67,16 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 			return usagef("reproduce: --workers must be >= 1, got %d", *n)
 		}
 		id := ff.fs.Arg(0)
-		ctx, stop := signalContext()
-		defer stop()
+		// An interrupt exits within 10 s, the archive's extraction
+		// removed (cleanOnInterrupt): reading an archive from a stalled
+		// pipe held the command, deaf to Ctrl-C and SIGTERM.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		temporary, interruptible := cleanOnInterrupt("reproduce", cancel)
+		defer interruptible()
 		// An archive file (msjfarm archive export) is verified and
 		// extracted into a temporary store: no farm, no original store.
-		st, id, x, err := campaignSource(ctx, ff, id, *key, nil)
+		st, id, x, err := campaignSource(ctx, ff, id, *key, temporary)
 		if err != nil {
 			return fail("reproduce: %v", err)
 		}

@@ -132,13 +132,14 @@ func (r *runCommand) main() int {
 	return interrupted(ctx, r.campaign(ctx, pos[0], lf, cfg, pr))
 }
 
-// interrupted is code, or 130 when a signal ended ctx and the command
-// failed for it: a Ctrl-C before the campaign started ended in "context
-// canceled" and exit 1, where an interrupted run exits 130.
+// interrupted is code, or the signal's status (interruptCode: 130 SIGINT,
+// 143 SIGTERM) when a signal ended ctx and the command failed for it: a
+// Ctrl-C before the campaign started ended in "context canceled" and exit
+// 1, where an interrupted run exits 130.
 func interrupted(ctx context.Context, code int) int {
 	if code == 1 && ctx.Err() != nil {
 		fmt.Fprintln(stderr, "msjfarm run: interrupted; run the same command again to resume")
-		return 130
+		return interruptCode(ctx)
 	}
 	return code
 }
@@ -157,6 +158,9 @@ func (r *runCommand) checkFlags() error {
 		return fmt.Errorf("--http-linger must be >= 0, got %v", *r.linger)
 	case *r.linger > 0 && *r.mf.http == "":
 		return fmt.Errorf("--http-linger %v keeps the --http page up, and there is no --http", *r.linger)
+	case *r.quiet && *r.verbose:
+		// Both were taken, and the run was as verbose as -v alone.
+		return fmt.Errorf("-q (quiet: no progress line) and -v (verbose: coordinator and worker events on stderr) ask for opposite things: give one of them")
 	}
 	return r.mf.check()
 }
@@ -372,7 +376,7 @@ func (r *runCommand) run(ctx context.Context, o local.Options, camp *sweep.Campa
 		}
 		fmt.Fprintf(stderr, "\nmsjfarm run: interrupted with %s tasks finished; run the same command again to resume (results are in %s)\n",
 			done, st.URL())
-		return 130
+		return interruptCode(ctx)
 	}
 	if !printed {
 		// The reads below must not fail because a signal ended ctx

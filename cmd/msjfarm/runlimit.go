@@ -341,7 +341,7 @@ func runLimitFile(ctx context.Context, cmd string, f *sweep.File, plan *sweep.Li
 	if err := s.search(ctx); err != nil {
 		if errors.Is(err, errInterrupted) {
 			fmt.Fprintf(stderr, "\nmsjfarm %s: interrupted; run the same command again to resume (finished rounds are reused from %s)\n", cmd, st.URL())
-			return 130
+			return interruptCode(ctx)
 		}
 		return fail("%s: limit: %v", cmd, err)
 	}
@@ -361,13 +361,13 @@ func runLimitFile(ctx context.Context, cmd string, f *sweep.File, plan *sweep.Li
 // (msjfarm submit with a limit file) and waits for it to finish; the
 // records are read from st, the farm's storage. Third-party plugins are
 // pinned as submit pins them.
-func farmProbeRun(nc *nats.Conn, st storage.Store, reg *registry.Registry, pin, retry, quiet bool, log io.Writer) probeRun {
+func farmProbeRun(nc *nats.Conn, st storage.Store, fs farmStore, reg *registry.Registry, pin, retry, quiet bool, log io.Writer) probeRun {
 	return func(ctx context.Context, pf *sweep.File) (string, []sweep.Task, bool, error) {
 		camp, err := sweep.Expand(pf, reg)
 		if err != nil {
 			return "", nil, false, err
 		}
-		req := protocol.SubmitRequest{Spec: pf, RetryFailed: retry}
+		req := protocol.SubmitRequest{Spec: pf, RetryFailed: retry, Store: fs.id}
 		pins, _, warnings, err := worker.PinForSubmit(ctx, st, camp, reg, pin)
 		warn("submit", warnings)
 		if err != nil {
@@ -383,8 +383,12 @@ func farmProbeRun(nc *nats.Conn, st storage.Store, reg *registry.Registry, pin, 
 			if ctx.Err() != nil {
 				return "", nil, true, nil
 			}
-			return "", nil, false, err
+			return "", nil, false, refusedStore(ctx, nc, err, fs.given, fs.id, fs.made)
 		}
+		// Taken: the store is the farm's, and holds this round's
+		// results; a later refusal (another coordinator, on another
+		// store) must not remove it.
+		fs.made = ""
 		var p *progress
 		if !quiet {
 			p = newProgress(log, rep.AlreadyDone).describe(camp)
@@ -441,17 +445,33 @@ func submitLimit(ctx context.Context, ff *farmFlags, reg *registry.Registry, pat
 		return 2, true
 	}
 	creating()
-	st, err := ff.store(ctx)
+	// The store is checked as a plain submission's is (submitStore): its
+	// identity goes with every round, so the coordinator refuses a store
+	// that is not its own, and one that does not exist while the farm's
+	// coordinator runs is refused here, made by nothing. It was made
+	// whatever --storage said and sent no identity: a mistyped
+	// --storage was a new store that the farm's coordinator never saw,
+	// its rounds' records never in it, and no round was refused.
+	conn, closeConn := ff.lazyConn("msjfarm-submit")
+	defer closeConn()
+	st, id, made, err := submitStore(ctx, ff, conn)
+	if errors.As(err, new(notFarmStore)) {
+		return usagef("submit: %v", err), true
+	}
 	if err != nil {
 		return fail("submit: %v", err), true
 	}
-	nc, err := ff.conn("msjfarm-submit")
+	nc, err := conn()
 	if err != nil {
 		return fail("submit: %v", err), true
 	}
-	defer nc.Close()
-	return runLimitFile(ctx, "submit", f, plan, st, farmProbeRun(nc, st, reg, pin, retry, !wait, os.Stderr), os.Stdout), true
+	fs := farmStore{given: *ff.storage, id: id, made: made}
+	return runLimitFile(ctx, "submit", f, plan, st, farmProbeRun(nc, st, fs, reg, pin, retry, !wait, os.Stderr), os.Stdout), true
 }
+
+// farmStore is a limit search's --storage as submitStore found it: the
+// path given, its identity, and its directory when the search made it.
+type farmStore struct{ given, id, made string }
 
 // limitDryRun prints a limit search's plan (msjfarm run/submit --dry-run)
 // and writes nothing: the rates after the first round depend on its

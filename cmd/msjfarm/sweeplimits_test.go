@@ -225,11 +225,14 @@ func runCoordinator(t *testing.T, url string, st storage.Store) *nats.Conn {
 
 // TestSubmitToAnotherStore: submit --storage names where it stages the
 // spec, trace and pins, and where its user will look for the results; a
-// store that is not the coordinator's (a fresh directory, or another
-// farm's store) is refused by the coordinator, exit 1. Before, it ran
-// with its results in the farm's store without a word. A submission
-// made before its farm's coordinator first starts is
-// TestSubmitSaysItWaitsForACoordinator's.
+// store that is not the coordinator's is refused. One that does not exist
+// (a mistyped directory) is refused by submit, which knows the running
+// coordinator's store from its lease: exit 2, naming both, and nothing
+// is made (it was made, with an identity, then refused by the coordinator:
+// a stray store). Another farm's store is refused by the coordinator,
+// exit 1, the store given named too. Before, it ran with its results in
+// the farm's store without a word. A submission made before its farm's
+// coordinator first starts is TestSubmitBeforeTheCoordinator's.
 func TestSubmitToAnotherStore(t *testing.T) {
 	dir := t.TempDir()
 	url := natstest.StartEmbedded(t)
@@ -243,14 +246,97 @@ func TestSubmitToAnotherStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := filepath.Join(dir, "other")
-	for range 2 { // fresh, then with the identity the first made
-		code, _, errs := captured(t, func() int { return runSubmit([]string{"--nats-url", url, "--storage", other, sw}) })
-		if code != 1 || !strings.Contains(errs, "is not this coordinator's") {
-			t.Fatalf("submit to another store: exit %d\n%s", code, errs)
-		}
+	code, _, errs := captured(t, func() int { return runSubmit([]string{"--nats-url", url, "--storage", other, sw}) })
+	if code != 2 || !strings.Contains(errs, "--storage "+other+" does not exist, so it is not the farm's store: the farm's coordinator ") ||
+		!strings.Contains(errs, "storage file://"+filepath.Join(dir, "farm")+") has store ") {
+		t.Fatalf("submit to a store that does not exist: exit %d\n%s", code, errs)
+	}
+	if _, err := os.Stat(other); !os.IsNotExist(err) {
+		t.Fatalf("the refused submission made %s (%v)", other, err)
+	}
+	ost, err := storage.Open(context.Background(), other) // another farm's store
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := storage.ID(context.Background(), ost); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = captured(t, func() int { return runSubmit([]string{"--nats-url", url, "--storage", other, sw}) })
+	if code != 1 || !strings.Contains(errs, "is not this coordinator's") || !strings.Contains(errs, "(--storage "+other+")") {
+		t.Fatalf("submit to another store: exit %d\n%s", code, errs)
 	}
 	code, out, errs := captured(t, func() int { return runSubmit([]string{"--nats-url", url, "--storage", filepath.Join(dir, "farm"), sw}) })
 	if code != 0 || !strings.HasPrefix(out, "campaign ") {
 		t.Fatalf("submit to the farm's store: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestSubmitBeforeTheCoordinator: submissions made before the farm's
+// coordinator first starts wait for it, their stores made with an
+// identity (no coordinator's lease says which store the farm has). The
+// one whose --storage is the farm's runs once the coordinator starts on
+// it: a submit that refused a store without an identity broke this. The
+// one whose --storage was mistyped is refused by the coordinator (exit
+// 1), and the store it made is removed: it stayed behind.
+func TestSubmitBeforeTheCoordinator(t *testing.T) {
+	dir := t.TempDir()
+	url := natstest.StartEmbedded(t)
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(limitTestSweep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	farm, typo := filepath.Join(dir, "farm"), filepath.Join(dir, "frm")
+	type result struct {
+		code     int
+		out, err string
+	}
+	submit := func(store string) <-chan result {
+		done := make(chan result, 1)
+		go func() {
+			code, out, errs := msjfarm(t, []string{"HOME=" + dir}, "submit", "--nats-url", url, "--storage", store, "--plugin-trial=false", sw)
+			done <- result{code, out, errs}
+		}()
+		return done
+	}
+	farmDone, typoDone := submit(farm), submit(typo)
+	for _, d := range []string{farm, typo} {
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(d, storage.IDKey)); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no store identity in %s within 2 minutes", d)
+			}
+		}
+	}
+	st, err := storage.Open(context.Background(), farm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCoordinator(t, url, st)
+	for _, c := range []struct {
+		name string
+		done <-chan result
+	}{{"farm", farmDone}, {"typo", typoDone}} {
+		var r result
+		select {
+		case r = <-c.done:
+		case <-time.After(4 * time.Minute): // submit waits 5 minutes for a coordinator
+			t.Fatalf("the %s submission still waiting 4 minutes after the coordinator started", c.name)
+		}
+		switch c.name {
+		case "farm":
+			if r.code != 0 || !strings.HasPrefix(r.out, "campaign ") {
+				t.Errorf("submit to the farm's store before its coordinator started: exit %d\n%s%s", r.code, r.out, r.err)
+			}
+		case "typo":
+			if r.code != 1 || !strings.Contains(r.err, "is not this coordinator's") ||
+				!strings.Contains(r.err, "(--storage "+typo+", which this submission made, is removed again)") {
+				t.Errorf("submit to a mistyped store before the coordinator started: exit %d\n%s%s", r.code, r.out, r.err)
+			}
+			if _, err := os.Stat(typo); !os.IsNotExist(err) {
+				t.Errorf("the refused submission left %s (%v)", typo, err)
+			}
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package swf
 
 import (
-	"bytes"
 	"io"
 	"strconv"
 )
@@ -24,43 +23,78 @@ import (
 // that what reaches shared storage is, provably, a trace: a file that
 // does not parse as SWF (a secrets file named by mistake or by malice) is
 // refused before anything is uploaded.
+//
+// The form is written as the input is read, each job line when it is
+// parsed, and lim.MaxCanonical, if set, refuses it at the line that
+// takes it past that many bytes (an error wrapping ErrCanonicalTooLarge):
+// the form was built whole, and measured by the caller.
 func Canonical(r io.Reader, lim Limits) ([]byte, error) {
-	tr, jobs, err := scan(r, lim)
+	// The header lines come first but may be read last (a header line
+	// may follow the jobs): room is left for them, and they are written
+	// into it at the end.
+	const head = 3 * 64
+	out := make([]byte, head, head+64<<10)
+	bound, last := lim.MaxCanonical, 0
+	tr := &Trace{}
+	err := scan(r, lim, tr, func(line int, p parsed) error {
+		last = line
+		if len(out)+canonicalLine > cap(out) {
+			// Grown by hand, at most to the bound: appending past it
+			// reserved a quarter more than the bound allows.
+			c := 2 * cap(out)
+			if bound > 0 {
+				c = int(min(int64(c), head+bound+canonicalLine))
+			}
+			out = append(make([]byte, 0, max(c, len(out)+canonicalLine)), out...)
+		}
+		out = appendCanonical(out, p)
+		if bound > 0 && int64(len(out)-head) > bound {
+			return canonicalTooLarge(line, bound)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	b.WriteString("; msjfarm canonical SWF: the fields a replay reads, -1 elsewhere\n")
+	h := []byte("; msjfarm canonical SWF: the fields a replay reads, -1 elsewhere\n")
 	if tr.MaxProcs != 0 {
-		b.WriteString("; MaxProcs: " + strconv.Itoa(tr.MaxProcs) + "\n")
+		h = append(strconv.AppendInt(append(h, "; MaxProcs: "...), int64(tr.MaxProcs), 10), '\n')
 	}
 	if tr.MaxNodes != 0 {
-		b.WriteString("; MaxNodes: " + strconv.Itoa(tr.MaxNodes) + "\n")
+		h = append(strconv.AppendInt(append(h, "; MaxNodes: "...), int64(tr.MaxNodes), 10), '\n')
 	}
-	num := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
-	for _, p := range jobs {
-		f := [18]string{}
-		for i := range f {
-			f[i] = "-1"
-		}
-		f[0] = strconv.FormatInt(p.number, 10)
-		f[1] = num(p.submit)
-		f[3] = num(p.run)
-		if p.fromRequested {
-			f[7] = num(p.procs)
-		} else {
-			f[4] = num(p.procs)
-		}
-		if p.requested > 0 {
-			f[8] = num(p.requested)
-		}
-		for i, x := range f {
-			if i > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(x)
-		}
-		b.WriteByte('\n')
+	start := head - len(h)
+	copy(out[start:], h)
+	out = out[start:]
+	if bound > 0 && int64(len(out)) > bound {
+		return nil, canonicalTooLarge(last, bound)
 	}
-	return b.Bytes(), nil
+	return out, nil
+}
+
+// canonicalLine is room for a canonical job line of five numbers of up
+// to 24 bytes and 13 "-1" (a longer one, a time of 1e-300 written out,
+// grows the form by appending).
+const canonicalLine = 5*24 + 13*3 + 18
+
+// appendCanonical appends p's canonical line to b.
+func appendCanonical(b []byte, p parsed) []byte {
+	num := func(b []byte, x float64) []byte { return strconv.AppendFloat(b, x, 'f', -1, 64) }
+	b = strconv.AppendInt(b, p.number, 10)
+	b = num(append(b, ' '), p.submit)
+	b = append(b, " -1 "...)
+	b = num(b, p.run)
+	if p.fromRequested {
+		b = append(b, " -1 -1 -1 "...)
+		b = num(b, p.procs)
+	} else {
+		b = num(append(b, ' '), p.procs)
+		b = append(b, " -1 -1 -1"...)
+	}
+	if p.requested > 0 {
+		b = num(append(b, ' '), p.requested)
+	} else {
+		b = append(b, " -1"...)
+	}
+	return append(b, " -1 -1 -1 -1 -1 -1 -1 -1 -1\n"...)
 }

@@ -3,6 +3,9 @@ package swf
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -71,6 +74,41 @@ func TestCanonicalRefusesNonSWF(t *testing.T) {
 	} {
 		if c, err := Canonical(strings.NewReader(in), Limits{}); err == nil {
 			t.Errorf("%s: accepted as SWF:\n%s", name, c)
+		}
+	}
+}
+
+// TestCanonicalPinned pins the canonical form's bytes (their sha256) of
+// three traces. A trace campaign's id, and so every stored and archived
+// result of it, is a hash over these bytes: a reader rewritten for speed
+// or memory (as the streaming reader was) must give the
+// very bytes the last one gave, or every trace campaign ever run gets a
+// new id and its archive no longer reproduces. The sums were taken with
+// the reader that built the whole file in memory.
+func TestCanonicalPinned(t *testing.T) {
+	small, err := os.ReadFile("testdata/small.swf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noheader, err := os.ReadFile("testdata/noheader.swf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		in   []byte
+		sum  string
+	}{
+		{"canonicalInput", []byte(canonicalInput), "a692c6803593f8235249a9a33fdfaba7ae9da1e442ae5777316bce359216016e"},
+		{"small.swf", small, "0a5ab70780ab8e7268835f9343b6246c4ac1adcead6b24f77e46f77207abd722"},
+		{"noheader.swf", noheader, "5a78150b7dc0af0e7ec7151e6a17183f67110cca9e4d320437e0f3104e90f3c1"},
+	} {
+		got, err := Canonical(bytes.NewReader(c.in), Limits{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if sum := fmt.Sprintf("%x", sha256.Sum256(got)); sum != c.sum {
+			t.Errorf("%s: canonical form's sha256 %s, pinned %s: every trace campaign's id would change", c.name, sum, c.sum)
 		}
 	}
 }

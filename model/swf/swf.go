@@ -30,6 +30,7 @@ package swf
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"compress/gzip"
 	"errors"
@@ -39,7 +40,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -106,6 +107,22 @@ type ParseError struct {
 	Name   string // what the field means, e.g. "run time"
 	Value  string // the offending text (shortened if very long)
 	Reason string // e.g. "is not a number"
+	err    error  // ErrTooLarge for a limit crossed
+}
+
+// Unwrap gives ErrTooLarge for a limit crossed.
+func (e *ParseError) Unwrap() error { return e.err }
+
+// tooLarge is the error of a limit crossed at line.
+func tooLarge(line int, format string, a ...any) *ParseError {
+	return &ParseError{Line: line, Reason: fmt.Sprintf(format, a...), err: ErrTooLarge}
+}
+
+// canonicalTooLarge is the error of Limits.MaxCanonical crossed at line.
+func canonicalTooLarge(line int, bound int64) *ParseError {
+	e := tooLarge(line, "the canonical form (the fields a replay reads) is larger than the limit of %d bytes", bound)
+	e.err = ErrCanonicalTooLarge
+	return e
 }
 
 func (e *ParseError) Error() string {
@@ -133,21 +150,40 @@ const maxLine = 1 << 20
 type Limits struct {
 	// MaxLine bounds one line in bytes (default 1 MiB).
 	MaxLine int
-	// MaxJobs bounds the number of job lines (default DefaultMaxJobs): each
-	// costs about 100 bytes while parsing.
+	// MaxJobs bounds the number of job lines (default DefaultMaxJobs): Read
+	// keeps 40 bytes per line until it knows which jobs fit the servers.
 	MaxJobs int
 	// MaxBytes bounds the (decompressed) input in bytes (default
 	// DefaultMaxBytes): a gzip member that inflates beyond it is an error,
 	// not a bomb.
 	MaxBytes int64
+	// MaxComments bounds the comment lines (default DefaultMaxComments):
+	// a trace's header is a few dozen, and a file of nothing else was
+	// read to its end before it was found to hold no job.
+	MaxComments int
+	// MaxCanonical bounds Canonical's output in bytes (0: no bound), so
+	// that a trace whose canonical form is too large to store is refused
+	// at the line that crosses the bound: it was built whole first (a
+	// 10⁷-line trace took 5 GB to be refused).
+	MaxCanonical int64
 }
 
 // Default limits. The largest traces of the Parallel Workloads Archive
-// have a few million jobs and a few hundred MB of text, uncompressed.
+// have a few million jobs, a few hundred MB of text uncompressed and a
+// header of a few dozen comment lines.
 const (
-	DefaultMaxJobs  = 20_000_000
-	DefaultMaxBytes = 4 << 30
+	DefaultMaxJobs     = 20_000_000
+	DefaultMaxBytes    = 4 << 30
+	DefaultMaxComments = 100_000
 )
+
+// ErrTooLarge is what a *ParseError wraps when the input crosses one of
+// Limits' bounds (errors.Is tells it from a malformed line).
+var ErrTooLarge = errors.New("swf: past a limit")
+
+// ErrCanonicalTooLarge is ErrTooLarge for Limits.MaxCanonical, which the
+// caller that sets it says in its own words.
+var ErrCanonicalTooLarge = fmt.Errorf("%w: the canonical form", ErrTooLarge)
 
 func (l Limits) withDefaults() Limits {
 	if l.MaxLine <= 0 {
@@ -158,6 +194,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxBytes <= 0 {
 		l.MaxBytes = DefaultMaxBytes
+	}
+	if l.MaxComments <= 0 {
+		l.MaxComments = DefaultMaxComments
 	}
 	return l
 }
@@ -210,13 +249,35 @@ func Read(r io.Reader, k int) (*Trace, error) { return ReadLimits(r, k, Limits{}
 // every job was skipped is not an error: Jobs is then empty and Skipped says
 // why.
 func ReadLimits(r io.Reader, k int, lim Limits) (*Trace, error) {
-	tr, jobs, err := scan(r, lim)
+	// The jobs are kept as Jobs from their line on, in chunks (no
+	// slice grown by copying), with a bit for each that says its width
+	// came from field 8: k may come from a header line anywhere in the
+	// file, so filtering waits until everything is read. Each line was
+	// kept parsed (48 bytes) and then copied into Jobs, and the input
+	// ahead of it was often held whole by the caller.
+	tr := &Trace{}
+	var chunks [][]Job
+	var fromRequested []uint64
+	n := 0
+	err := scan(r, lim, tr, func(_ int, p parsed) error {
+		if n%jobChunk == 0 {
+			chunks = append(chunks, make([]Job, 0, jobChunk))
+		}
+		c := &chunks[len(chunks)-1]
+		*c = append(*c, Job{Number: p.number, Submit: p.submit, Run: p.run, Procs: clampProcs(p.procs), Requested: p.requested})
+		if n%64 == 0 {
+			fromRequested = append(fromRequested, 0)
+		}
+		if p.fromRequested {
+			fromRequested[n/64] |= 1 << (n % 64)
+		}
+		n++
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
 
-	// k may come from a header line anywhere in the file, so filtering waits
-	// until everything is read.
 	if k <= 0 {
 		switch {
 		case tr.MaxProcs > 0:
@@ -228,24 +289,43 @@ func ReadLimits(r io.Reader, k int, lim Limits) (*Trace, error) {
 		}
 	}
 	tr.K = k
-	tr.Lines = len(jobs)
-	for _, p := range jobs {
-		switch {
-		case p.submit < 0:
-			tr.Skipped.Submit++
-		case p.run <= 0:
-			tr.Skipped.RunTime++
-		case p.procs <= 0:
-			tr.Skipped.Procs++
-		case p.procs > float64(k):
-			tr.Skipped.TooWide++
-		default:
-			// 0 < procs <= k and integral, so the conversion is exact.
-			tr.Jobs = append(tr.Jobs, Job{Number: p.number, Submit: p.submit, Run: p.run, Procs: int(p.procs), Requested: p.requested})
-			if p.fromRequested {
-				tr.FromRequested++
+	tr.Lines = n
+	usable := func(j *Job) bool { return j.Submit >= 0 && j.Run > 0 && j.Procs > 0 && j.Procs <= k }
+	kept := 0
+	for _, c := range chunks {
+		for i := range c {
+			if usable(&c[i]) {
+				kept++
 			}
 		}
+	}
+	// Exactly the kept jobs: a trace is kept (a worker caches it for all
+	// its replications), and a slice grown by appending held up to a
+	// quarter more.
+	if kept > 0 {
+		tr.Jobs = make([]Job, 0, kept)
+	}
+	i := 0
+	for ci, c := range chunks {
+		for _, j := range c {
+			switch {
+			case j.Submit < 0:
+				tr.Skipped.Submit++
+			case j.Run <= 0:
+				tr.Skipped.RunTime++
+			case j.Procs <= 0:
+				tr.Skipped.Procs++
+			case j.Procs > k:
+				tr.Skipped.TooWide++
+			default:
+				tr.Jobs = append(tr.Jobs, j)
+				if fromRequested[i/64]&(1<<(i%64)) != 0 {
+					tr.FromRequested++
+				}
+			}
+			i++
+		}
+		chunks[ci] = nil // read: the collector may have it
 	}
 
 	slices.SortStableFunc(tr.Jobs, func(a, b Job) int { return cmp.Compare(a.Submit, b.Submit) })
@@ -258,15 +338,33 @@ func ReadLimits(r io.Reader, k int, lim Limits) (*Trace, error) {
 	return tr, nil
 }
 
-// scan reads every line of an SWF input within lim: the header values
-// into a Trace and every job line, parsed, before any filtering.
-func scan(r io.Reader, lim Limits) (*Trace, []parsed, error) {
+// jobChunk is how many jobs ReadLimits gathers per allocation (160 kB).
+const jobChunk = 1 << 12
+
+// clampProcs is an integral processor count as an int: one past the
+// range of int is wider than any system (math.MaxInt; only k =
+// math.MaxInt would keep it).
+func clampProcs(p float64) int {
+	switch {
+	case p >= math.MaxInt64:
+		return math.MaxInt
+	case p <= math.MinInt64:
+		return math.MinInt
+	}
+	return int(p)
+}
+
+// scan reads an SWF input within lim, line by line: the header values
+// into tr, and each job line, parsed, to job (whose error stops the
+// read). Nothing of a line outlives job: the line is read into the
+// scanner's buffer, split into slices of it, and parsed there.
+func scan(r io.Reader, lim Limits, tr *Trace, job func(line int, p parsed) error) error {
 	lim = lim.withDefaults()
 	br := bufio.NewReader(r)
 	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, nil, fmt.Errorf("swf: gzip: %w", err)
+			return fmt.Errorf("swf: gzip: %w", err)
 		}
 		defer zr.Close()
 		r = zr
@@ -274,50 +372,54 @@ func scan(r io.Reader, lim Limits) (*Trace, []parsed, error) {
 		r = br
 	}
 	r = &limitReader{r: r, left: lim.MaxBytes, max: lim.MaxBytes}
-	tr := &Trace{}
-	var jobs []parsed
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, min(64*1024, lim.MaxLine)), lim.MaxLine)
-	line := 0
-	var fields []string // reused: a 10^6-job trace split 10^6 times
+	line, jobs, comments := 0, 0, 0
+	var fields [][]byte // reused: a 10^6-job trace split 10^6 times
 	for sc.Scan() {
 		line++
-		s := sc.Text()
+		s := sc.Bytes()
 		if line == 1 {
 			// A byte order mark (an editor on Windows writes one) made
 			// the header's first line a job line of 3 fields.
-			s = strings.TrimPrefix(s, "\ufeff")
+			s = bytes.TrimPrefix(s, []byte("\ufeff"))
 		}
-		s = strings.TrimSpace(s)
-		if s == "" {
+		s = bytes.TrimSpace(s)
+		if len(s) == 0 {
 			continue
 		}
 		if s[0] == ';' {
+			if comments++; comments > lim.MaxComments {
+				return tooLarge(line, "more than %d comment lines (the comment limit; a trace's header has a few dozen)", lim.MaxComments)
+			}
 			if err := tr.header(line, s[1:]); err != nil {
-				return nil, nil, err
+				return err
 			}
 			continue
 		}
-		if len(jobs) >= lim.MaxJobs {
-			return nil, nil, &ParseError{Line: line, Reason: fmt.Sprintf("more than %d job lines (the job limit)", lim.MaxJobs)}
+		if jobs >= lim.MaxJobs {
+			return tooLarge(line, "more than %d job lines (the job limit)", lim.MaxJobs)
 		}
+		jobs++
 		fields = splitFields(fields[:0], s)
 		p, err := parseJob(line, fields)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		jobs = append(jobs, p)
+		if err := job(line, p); err != nil {
+			return err
+		}
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, nil, &ParseError{Line: line + 1, Reason: fmt.Sprintf("line longer than %d bytes", lim.MaxLine)}
+			return tooLarge(line+1, "line longer than %d bytes", lim.MaxLine)
 		}
 		if tb, ok := errors.AsType[errTooBig](err); ok {
-			return nil, nil, &ParseError{Line: line + 1, Reason: tb.Error()}
+			return tooLarge(line+1, "%s", tb.Error())
 		}
-		return nil, nil, fmt.Errorf("swf: reading line %d: %w", line+1, err)
+		return fmt.Errorf("swf: reading line %d: %w", line+1, err)
 	}
-	return tr, jobs, nil
+	return nil
 }
 
 // ReadFile reads the SWF trace at path (see [Read]), gzipped or not (the
@@ -337,29 +439,35 @@ func ReadFile(path string, k int) (*Trace, error) {
 }
 
 // header records MaxProcs / MaxNodes from a comment line (without the ';').
-// Other comments are ignored.
-func (tr *Trace) header(line int, s string) error {
-	key, val, ok := strings.Cut(s, ":")
+// Other comments are ignored. Only the value's first word is read (and
+// only then is any of the line copied): a header line of 10⁵ words was
+// split whole.
+func (tr *Trace) header(line int, s []byte) error {
+	k, val, ok := bytes.Cut(s, []byte(":"))
 	if !ok {
 		return nil
 	}
-	key = strings.TrimSpace(key)
+	k = bytes.TrimSpace(k)
 	var dst *int
 	switch {
-	case strings.EqualFold(key, "MaxProcs"):
+	case bytes.EqualFold(k, []byte("MaxProcs")):
 		dst = &tr.MaxProcs
-	case strings.EqualFold(key, "MaxNodes"):
+	case bytes.EqualFold(k, []byte("MaxNodes")):
 		dst = &tr.MaxNodes
 	default:
 		return nil
 	}
-	f := strings.Fields(val)
-	if len(f) == 0 {
+	key := string(k)
+	val = bytes.TrimLeftFunc(val, unicode.IsSpace)
+	if i := bytes.IndexFunc(val, unicode.IsSpace); i >= 0 {
+		val = val[:i]
+	}
+	if len(val) == 0 {
 		return &ParseError{Line: line, Name: "header " + key, Reason: "has no value"}
 	}
-	n, err := strconv.Atoi(f[0])
+	n, err := strconv.Atoi(string(val))
 	if err != nil {
-		return &ParseError{Line: line, Name: "header " + key, Value: short(f[0]), Reason: "is not an integer"}
+		return &ParseError{Line: line, Name: "header " + key, Value: short(val), Reason: "is not an integer"}
 	}
 	*dst = n
 	return nil
@@ -374,7 +482,7 @@ type parsed struct {
 }
 
 // parseJob parses the used fields of one job line.
-func parseJob(line int, f []string) (parsed, error) {
+func parseJob(line int, f [][]byte) (parsed, error) {
 	var p parsed
 	if len(f) < 5 {
 		return p, &ParseError{Line: line, Reason: fmt.Sprintf("%d fields, need at least 5 (of 18)", len(f))}
@@ -404,28 +512,32 @@ func parseJob(line int, f []string) (parsed, error) {
 		p.fromRequested = true
 	}
 	if len(f) >= 9 {
-		if r, err := strconv.ParseFloat(f[8], 64); err == nil && r > 0 && !math.IsInf(r, 0) {
+		if r, err := strconv.ParseFloat(string(f[8]), 64); err == nil && r > 0 && !math.IsInf(r, 0) {
 			p.requested = r
 		}
 	}
 	return p, nil
 }
 
-// splitFields appends the fields of s, as strings.Fields splits them, to
-// dst: into a slice the caller reuses, where strings.Fields allocates one
-// per line (a third of the bytes a large trace's parse allocated). A line
-// with a byte outside ASCII goes to strings.Fields, for its Unicode
-// spaces.
-func splitFields(dst []string, s string) []string {
+// splitFields appends the fields of s, as bytes.Fields splits them, to
+// dst: into a slice the caller reuses, where bytes.Fields allocates one
+// per line (a third of the bytes a large trace's parse allocated). Only
+// the first maxFields are split (parseJob reads nine; a line of 10⁵
+// fields was split whole, and the rest tells nothing). A line with a
+// byte outside ASCII goes to bytes.Fields, for its Unicode spaces.
+func splitFields(dst [][]byte, s []byte) [][]byte {
 	n, start := len(dst), -1
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= utf8.RuneSelf {
-			return append(dst[:n], strings.Fields(s)...)
+			f := bytes.Fields(s)
+			return append(dst[:n], f[:min(len(f), maxFields)]...)
 		}
 		if c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' {
 			if start >= 0 {
-				dst = append(dst, s[start:i])
+				if dst = append(dst, s[start:i]); len(dst)-n == maxFields {
+					return dst
+				}
 				start = -1
 			}
 		} else if start < 0 {
@@ -438,12 +550,15 @@ func splitFields(dst []string, s string) []string {
 	return dst
 }
 
+// maxFields is how many of a job line's fields are split: the 18 of SWF.
+const maxFields = 18
+
 // field parses field i (1-based) of f, naming it in errors. SWF columns are
 // integers by definition, but some archive traces write times with decimals,
 // so only counts (integer == true) must be integral.
-func field(line int, f []string, i int, name string, integer bool) (float64, error) {
+func field(line int, f [][]byte, i int, name string, integer bool) (float64, error) {
 	s := f[i-1]
-	v, err := strconv.ParseFloat(s, 64)
+	v, err := strconv.ParseFloat(string(s), 64)
 	if err != nil {
 		var ne *strconv.NumError
 		if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) {
@@ -467,7 +582,7 @@ func field(line int, f []string, i int, name string, integer bool) (float64, err
 const MaxTime = 1e12
 
 // timeField is field for a time in seconds, at most MaxTime in magnitude.
-func timeField(line int, f []string, i int, name string) (float64, error) {
+func timeField(line int, f [][]byte, i int, name string) (float64, error) {
 	v, err := field(line, f, i, name, false)
 	if err == nil && math.Abs(v) > MaxTime {
 		return 0, &ParseError{Line: line, Field: i, Name: name, Value: short(f[i-1]), Reason: "is more than 10^12 seconds (31,700 years) in magnitude"}
@@ -476,12 +591,12 @@ func timeField(line int, f []string, i int, name string) (float64, error) {
 }
 
 // short keeps error messages readable when a field is garbage.
-func short(s string) string {
+func short(s []byte) string {
 	const n = 40
 	if len(s) <= n {
-		return s
+		return string(s)
 	}
-	return s[:n] + "..."
+	return string(s[:n]) + "..."
 }
 
 // ValidSHA256 reports whether s is the form a trace's content hash takes in

@@ -1,7 +1,9 @@
 package workload
 
 import (
+	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -116,4 +118,36 @@ func TestBuildArrivals(t *testing.T) {
 			t.Errorf("got %v, want %q", err, c.want)
 		}
 	}
+}
+
+// TestFromTraceAllocatesPerJob bounds what converting a trace allocates
+// per job: the 40 bytes a replay keeps (32 in its sim.TraceJob, 8 in its
+// class's service distribution) and the 8 of one buffer of run times. The
+// run times were gathered into a map of slices grown by appending: 76
+// to 83 bytes a job, on every replication of a trace a worker ran.
+func TestFromTraceAllocatesPerJob(t *testing.T) {
+	const n = 100_000
+	var b strings.Builder
+	b.WriteString("; MaxProcs: 64\n")
+	for i := range n {
+		fmt.Fprintf(&b, "%d %d -1 %d %d -1 -1 -1 %d\n", i+1, i*3, 1+i%97, []int{1, 2, 4, 8, 16, 32, 64, 3, 5, 12}[i%10], 200)
+	}
+	tr, err := swf.Read(strings.NewReader(b.String()), 0)
+	if err != nil || len(tr.Jobs) != n {
+		t.Fatalf("%d jobs, %v", len(tr.Jobs), err)
+	}
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	w, err := FromTrace("t", tr, 1)
+	runtime.ReadMemStats(&m1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perJob := float64(m1.TotalAlloc-m0.TotalAlloc) / n
+	t.Logf("%.1f bytes allocated per job", perJob)
+	if perJob > 56 {
+		t.Fatalf("converting a trace allocated %.1f bytes per job; at most 56 (40 kept, 8 of run times gathered once)", perJob)
+	}
+	runtime.KeepAlive(w)
 }

@@ -5,14 +5,64 @@
 (function () {
   "use strict";
   var NS = "http://www.w3.org/2000/svg";
-  // The report's style (results/report/plot.go): Okabe–Ito's colour-blind-
-  // safe palette without yellow, 8 markers, and a dash pattern from the
-  // 8th series on: series i has colour i mod 7, marker i mod 8, dash
-  // floor(i/7) mod 4, so no two of the first 56 series look alike.
+  // The report's styles (results/report: styleOf, distinctStyles;
+  // docs/report.md, "Styles"): Okabe–Ito's colour-blind-safe palette
+  // without yellow (7 colours), 8 markers (filled and open circle, square,
+  // diamond, pentagon) and 4 dash patterns; style s has colour s mod 7,
+  // marker s mod 8 and dash floor(s/7) mod 4. Series i asks for style i,
+  // as in a report's figure without policy families or overlays. That
+  // sequence alone gives the 29th to 31st series the 5th to 7th's marker
+  // and dash (style 28: marker 4, dash 0, as style 4), told apart by
+  // colour only, which a greyscale print or a reader who confuses the two
+  // colours cannot do: "no two of the first 56 series look alike", as
+  // this said, held in colour only. So, as distinctStyles does, a series
+  // whose marker and dash an earlier one has takes the next style of its
+  // colour whose marker and dash are free, else the first free style: the
+  // first MAX_DISTINCT = 32 series (8 markers × 4 dashes) each have a
+  // marker and dash no other has, the report's figure's styles. Past 32,
+  // markers and dashes repeat, and a series takes the first style from its
+  // own on that no earlier series has (colour, marker and dash repeat
+  // together every 56 styles): up to 56 series no two look alike in
+  // colour; past 56 whole styles repeat.
   var COLORS = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000"];
   var MARKERS = [["circle", true], ["square", false], ["diamond", true], ["circle", false],
     ["square", true], ["diamond", false], ["pentagon", true], ["pentagon", false]];
   var DASHES = ["", "5 2", "1.5 1.5", "5 1.5 1.5 1.5"];
+  var MAX_DISTINCT = MARKERS.length * DASHES.length; // 32
+  var PERIOD = 56; // lcm(7, 8, 7 × 4): style s + 56 is style s
+  // greyKey is what style s looks like without colour: its marker and
+  // dash, one of MAX_DISTINCT values.
+  function greyKey(s) {
+    return s % MARKERS.length + MARKERS.length * (Math.floor(s / COLORS.length) % DASHES.length);
+  }
+  var assigned = [], greyTaken = {}, styleTaken = {};
+  // styleOf is series i's style, assigned in series order (a series'
+  // style depends on the series before it only, so the legend and every
+  // plot agree whatever their number of series).
+  function styleOf(i) {
+    while (assigned.length <= i) {
+      var w = assigned.length, got = -1;
+      for (var j = 0; j < MAX_DISTINCT * COLORS.length && got < 0; j++) {
+        // j < 32: w's colour (its 8 markers and dashes recur every 8
+        // steps of 7); then any style, in order.
+        var s = j < MAX_DISTINCT ? w + j * COLORS.length : j - MAX_DISTINCT;
+        if (!greyTaken[greyKey(s)]) got = s;
+      }
+      if (got < 0) { // past 32: a whole style no earlier series has, if any
+        for (got = w; styleTaken[got % PERIOD] && got < w + PERIOD; got++) { /* next */ }
+      }
+      greyTaken[greyKey(got)] = styleTaken[got % PERIOD] = true;
+      assigned.push(got);
+    }
+    return assigned[i];
+  }
+  // msjStyle is series i's colour, marker ([shape, filled]) and dash
+  // pattern (an SVG stroke-dasharray, "" for a solid line).
+  window.msjStyle = function (i) {
+    var s = styleOf(i);
+    return { color: COLORS[s % COLORS.length], marker: MARKERS[s % MARKERS.length],
+      dash: DASHES[Math.floor(s / COLORS.length) % DASHES.length] };
+  };
   function el(name, attrs, parent) {
     var e = document.createElementNS(NS, name);
     for (var k in attrs) e.setAttribute(k, attrs[k]);
@@ -33,12 +83,12 @@
     if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(1);
     return String(Math.round(v * 1e4) / 1e4);
   }
-  window.msjColor = function (i) { return COLORS[i % COLORS.length]; };
-  window.msjDash = function (i) { return DASHES[Math.floor(i / COLORS.length) % DASHES.length]; };
+  window.msjColor = function (i) { return window.msjStyle(i).color; };
+  window.msjDash = function (i) { return window.msjStyle(i).dash; };
   // marker draws series i's marker at (x, y): filled, or white inside
   // (also every marker of a lower bound).
   function marker(i, x, y, c, hollow, parent) {
-    var m = MARKERS[i % MARKERS.length], r = 3.2, fill = m[1] && !hollow ? c : "#fff";
+    var m = window.msjStyle(i).marker, r = 3.2, fill = m[1] && !hollow ? c : "#fff";
     var attrs = { stroke: c, "stroke-width": 1.4, fill: fill, "class": "pt" };
     if (m[0] === "circle") {
       attrs.cx = x; attrs.cy = y; attrs.r = r;
@@ -122,7 +172,7 @@
     el("line", { x1: L, x2: L, y1: T, y2: H - B }, ax);
     el("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle" }, ax).textContent = xLabel;
     plot.series.forEach(function (s, i) {
-      var c = COLORS[i % COLORS.length];
+      var c = window.msjColor(i);
       if (s.points.length > 1) {
         el("polyline", { fill: "none", stroke: c, "stroke-width": 1.6, "stroke-dasharray": window.msjDash(i),
           points: s.points.map(function (p) { return X(p.x) + "," + Y(p.y); }).join(" ") }, svg);

@@ -720,7 +720,8 @@ func keepRecords(pts []Point, recs [][]*record.Record) {
 // digit, two when its leading digit is 1 or 2 (where rounding to one digit
 // would change it by up to a third), at least 1 and at most 3, the
 // difference and both ends to the same decimal. An unbounded interval is
-// said so, "+10.0% (unbounded)", or its half-line written "[-5.0%, +∞)";
+// said so, "+10.0% (unbounded)", or its half-line written "[-5.0%, +∞)"
+// or "(-∞, +5.0%]" (FormatInf, signed as the percentages are);
 // NaN ends (no interval) print the difference alone. Every output that
 // prints a comparison uses it.
 func FormatRelDiff(rel, lo, hi float64) string {
@@ -750,9 +751,9 @@ func FormatRelDiff(rel, lo, hi float64) string {
 	case math.IsInf(lo, -1) && math.IsInf(hi, 1):
 		return s + " (unbounded)"
 	case math.IsInf(lo, -1):
-		return s + " (−∞, " + pct(hi) + "]"
+		return s + " (" + FormatInf(lo) + ", " + pct(hi) + "]"
 	case math.IsInf(hi, 1):
-		return s + " [" + pct(lo) + ", +∞)"
+		return s + " [" + pct(lo) + ", +" + FormatInf(hi) + ")"
 	}
 	return s + " [" + pct(lo) + ", " + pct(hi) + "]"
 }

@@ -121,7 +121,7 @@ func TestFormatRelDiff(t *testing.T) {
 		{1, 1, 1, "+100.0% [+100.0%, +100.0%]"},                 // no width: one decimal
 		{0.1, -inf, inf, "+10.0% (unbounded)"},
 		{0.1, -0.05, inf, "+10.0% [-5.0%, +∞)"},
-		{-0.2, -inf, 0.3, "-20.0% (−∞, +30.0%]"},
+		{-0.2, -inf, 0.3, "-20.0% (-∞, +30.0%]"},
 		{0.1, math.NaN(), math.NaN(), "+10.0%"}, // no interval (a summary written before it)
 		{math.NaN(), 0.1, 0.2, "—"},
 	} {

@@ -27,6 +27,20 @@ func FormatFloat(x float64) string {
 	return strconv.FormatFloat(x, 'g', -1, 64)
 }
 
+// FormatInf writes an infinity as the outputs meant for reading (the
+// terminal's tables, index.html, the figures) write it: "∞", "-∞" — the
+// minus of every other negative number they print, and a "+∞" where every
+// number of the field is signed (FormatRelDiff). FormatFloat's "inf" and
+// "-inf" are the data files' (CSV; Parquet holds ±Inf, JSON null). The
+// terminal wrote "+Inf", index.html "∞" and "-Inf", a relative difference
+// "−∞" with another minus sign.
+func FormatInf(x float64) string {
+	if x < 0 {
+		return "-∞"
+	}
+	return "∞"
+}
+
 // formatAny formats an axis value: numbers as FormatFloat, anything else as
 // JSON (a string without quotes).
 func formatAny(v any) string {

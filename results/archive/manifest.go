@@ -75,6 +75,13 @@ type Manifest struct {
 	// (storage.ChecksumsKey: the sha256 of every result object at
 	// finalisation, see checksums.go); empty until it finalises.
 	ChecksumsSHA256 string `json:"checksums_sha256,omitempty"`
+	// Verify is the campaign's spot-verification fraction (submit
+	// --verify, protocol.CampaignState.Verify). It was only in the
+	// campaign's entry in NATS, which anyone with the farm's NATS
+	// credentials may write: a campaign rebuilt from its manifest when
+	// that entry is unusable or lies ran unverified. nil in manifests
+	// written before it was recorded (0 is written as 0).
+	Verify *float64 `json:"verify,omitempty"`
 }
 
 // ManifestVersion is the version of the manifests this code writes.

@@ -462,6 +462,22 @@ func TestBadArchives(t *testing.T) {
 			other := sha256.Sum256([]byte("the real binary"))
 			return reindex(t, insertBefore(ms, ProvenanceMember, reg("store/plugins/evil/"+hex.EncodeToString(other[:]), []byte("#!/bin/sh\nrm -rf /\n"))))
 		}), []string{"member store/plugins/evil/", "plugin binary's sha256", "refusing"}},
+		// Results, counter descriptions, plugin binaries and traces had
+		// only the 1 GiB of any member (campaignlimit_test.go has the rest).
+		{"padded result", edit(func(ms []member) []member {
+			ms[resultIdx].data = append(bytes.Clone(ms[resultIdx].data), bytes.Repeat([]byte(" "), 8<<20)...)
+			return reindex(t, ms)
+		}), []string{"member " + resultName + ": declares", "for one replication's record of this campaign", "padded?"}},
+		{"trace not the campaign's", edit(func(ms []member) []member {
+			body := []byte("1 0 1 5 2 -1 -1 2 -1 -1 1 -1 -1 -1 -1 -1 -1 -1\n")
+			sum := sha256.Sum256(body)
+			return reindex(t, insertBefore(ms, ProvenanceMember, reg("store/traces/"+hex.EncodeToString(sum[:]), body)))
+		}), []string{"member store/traces/", "not the trace the campaign's sweep pins"}},
+		{"result before the manifest", edit(func(ms []member) []member {
+			i := find(ms, "store/campaigns/"+readFormat(t, ms).Campaign+"/manifest.json")
+			man := ms[i]
+			return reindex(t, insertBefore(append(ms[:i:i], ms[i+1:]...), ProvenanceMember, man))
+		}), []string{"member store/campaigns/", "comes before the campaign's manifest.json", "out of order"}},
 		{"duplicate member", edit(func(ms []member) []member { return insertBefore(ms, IndexMember, ms[resultIdx]) }),
 			[]string{"member " + resultName + ": appears twice"}},
 		{"member after the index", edit(func(ms []member) []member { return append(ms, reg(CitationMember+"x", nil)) }),

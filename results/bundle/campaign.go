@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/storage"
@@ -57,6 +58,9 @@ func checkCampaign(ctx context.Context, st storage.Store, o *Opened) error {
 	if camp.ID != id {
 		return bad(specKey, nil, "expands to campaign %s, not the archive's campaign %s: the spec is not the campaign's (edited, the index rewritten to match?), or it was written by a msjfarm that expands it otherwise", camp.ID, id)
 	}
+	if err := withinSpec(o, camp.File); err != nil {
+		return err
+	}
 	info, err := st.Stat(ctx, manKey)
 	if err != nil {
 		return bad(manKey, err, "%v", err)
@@ -77,6 +81,29 @@ func checkCampaign(ctx context.Context, st storage.Store, o *Opened) error {
 	}
 	if man.Campaign != id {
 		return bad(manKey, nil, "names campaign %q, not the archive's campaign %s", man.Campaign, id)
+	}
+	return nil
+}
+
+// withinSpec checks the members whose limits the reader took from the
+// manifest's sweep (campaignBounds) against the same limits from the
+// campaign's spec f, which the campaign id pins: the manifest is covered
+// by no checksum, and one whose sweep asked for a long time series made
+// records padded to match pass every reader.
+func withinSpec(o *Opened, f *sweep.File) error {
+	b := campaignBounds{id: o.Format.Campaign, known: true, sweep: f}
+	for _, e := range o.Index.Members {
+		key, ok := strings.CutPrefix(e.Path, StorePrefix)
+		if !ok {
+			continue
+		}
+		max, what, refuse := b.limit(key)
+		switch {
+		case refuse != "":
+			return &Error{Archive: o.Path, Member: e.Path, Reason: fmt.Sprintf("%d bytes, but by the campaign's spec %s", e.Size, refuse)}
+		case max > 0 && e.Size > max:
+			return &Error{Archive: o.Path, Member: e.Path, Reason: fmt.Sprintf("%d bytes, more than the limit of %d for %s by the campaign's spec (the manifest's sweep is not the spec's?): padded?", e.Size, max, what)}
+		}
 	}
 	return nil
 }

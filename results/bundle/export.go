@@ -100,6 +100,9 @@ func export(ctx context.Context, st storage.Store, id string, w io.Writer, o Exp
 	if err != nil {
 		return nil, err
 	}
+	// The readers' limits of the records, binaries and trace, from the
+	// spec they check them against (checkCampaign).
+	mw.bounds = &campaignBounds{id: id, known: true, sweep: c.spec}
 	sum, err := exportMembers(ctx, st, id, c, mw, o)
 	if errors.Is(err, ErrTooLarge) {
 		err = fmt.Errorf("does not fit in one archive: %w", err)

@@ -476,6 +476,9 @@ type archiveReader struct {
 	prev               string
 	// pathBytes is the length of the paths of the members read.
 	pathBytes int64
+	// bounds are the limits of the members whose honest size depends on
+	// the campaign, from its manifest once read.
+	bounds campaignBounds
 }
 
 // bad is an archive error at member.
@@ -516,6 +519,16 @@ func (ar *archiveReader) admit(h *tar.Header) (metaMax int64, err error) {
 	}
 	if max, what := memberLimit(name); max > 0 && h.Size > max {
 		return 0, ar.bad(name, "declares %d bytes, more than the limit of %d for %s: padded?", h.Size, max, what)
+	}
+	if key, ok := strings.CutPrefix(name, StorePrefix); ok {
+		ar.bounds.id = ar.o.Format.Campaign
+		max, what, refuse := ar.bounds.limit(key)
+		if refuse != "" {
+			return 0, ar.bad(name, "declares %d bytes, but %s", h.Size, refuse)
+		}
+		if max > 0 && h.Size > max {
+			return 0, ar.bad(name, "declares %d bytes, more than the limit of %d for %s: padded?", h.Size, max, what)
+		}
 	}
 	switch name {
 	case FormatMember, SignatureMember:
@@ -596,6 +609,12 @@ func (ar *archiveReader) read(tr io.Reader, h *tar.Header, metaMax int64) error 
 		meta.Grow(int(h.Size)) // its declared size, bounded by admit: no doubling
 		r = io.TeeReader(r, &meta)
 	}
+	// The campaign's manifest: its sweep bounds the members after it.
+	var sweepOf *sweepCatcher
+	if id := ar.o.Format.Campaign; id != "" && name == StorePrefix+storage.ManifestKey(id) {
+		sweepOf = &sweepCatcher{}
+		r = io.TeeReader(r, sweepOf)
+	}
 	if err := ar.put(name, h.Mode, r); err != nil {
 		if errors.Is(err, errTooBig) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 			return ar.streamErr(name, err)
@@ -608,6 +627,10 @@ func (ar *archiveReader) read(tr io.Reader, h *tar.Header, metaMax int64) error 
 	}
 	if _, err := io.Copy(io.Discard, r); err != nil {
 		return ar.streamErr(name, err)
+	}
+	if sweepOf != nil {
+		ar.bounds.known = true
+		ar.bounds.sweep, ar.bounds.noSweep = sweepOf.sweep()
 	}
 	sum := hex.EncodeToString(hash.Sum(nil))
 	ar.prev = name

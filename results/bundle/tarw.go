@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -35,6 +36,9 @@ type memberWriter struct {
 	// sealing is the number of members seal writes: the index, and the
 	// signature when the archive is signed.
 	sealing int
+	// bounds are the campaign's limits of its records, binaries and
+	// trace, from its spec (nil: none).
+	bounds *campaignBounds
 }
 
 // countingWriter counts the bytes written through it.
@@ -82,6 +86,12 @@ func (m *memberWriter) fits(path string, size int64) error {
 	case memberOver(path, size):
 		max, what := memberLimit(path)
 		return fmt.Errorf("member %s: %d bytes, more than the %d an archive reader accepts for %s (%w)", path, size, max, what, ErrTooLarge)
+	case m.bounds != nil && strings.HasPrefix(path, StorePrefix):
+		if max, what, _ := m.bounds.limit(strings.TrimPrefix(path, StorePrefix)); max > 0 && size > max {
+			return fmt.Errorf("member %s: %d bytes, more than the %d an archive reader accepts for %s (%w)", path, size, max, what, ErrTooLarge)
+		}
+	}
+	switch {
 	case size > m.lim.MaxMember:
 		return fmt.Errorf("member %s: %d bytes, more than the %d an archive reader accepts for one member (%w)", path, size, m.lim.MaxMember, ErrTooLarge)
 	case m.stream.n+size+headerRoom > m.lim.MaxTotal:

@@ -133,11 +133,12 @@ func (f *facet) drawClassCounter(out *files, name, xl, yl, first string, panels 
 			ps = append(ps, newPlot(pd.title, xl, yl, pd.cs, true, f.lines...))
 		}
 		rows = grid(ps)
+		w, h, shared = gridTile(rows)
 	}
 	if err := writeEditable(out, name, xl, yl, panels, false); err != nil {
 		return "", err
 	}
-	return title, render(out, name, rows, w, h, shared)
+	return title + crowdedNote(panels[0].cs), render(out, name, rows, w, h, shared)
 }
 
 // class is the name and need of the facet's class ci, from the first point

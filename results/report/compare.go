@@ -25,10 +25,15 @@ const compareMetric = "mean_response"
 // stops at 1.
 const relFloor = -100.0
 
-// cmpRow is one row of a facet's comparison table.
+// cmpRow is one row of a facet's comparison table. Its numeric cells sort
+// by their numbers (numCell): Rel by the relative difference (an undefined
+// comparison, "—", after every value), where "−73.0% [−78.8%, −56.4%]"
+// sorted as text, "+5.0%" before "-80.0%" and "-5.0%" before "-50.0%".
 type cmpRow struct {
-	Series, X, Rel, Verdict, PHolm, Pairs, Gain, Note string
-	Class                                             string // the verdict's CSS class
+	Series, Verdict, Note string
+	X, Rel, PHolm, Pairs  cell
+	Gain                  cell
+	Class                 string // the verdict's CSS class
 }
 
 // cmpView is a facet's paired comparisons for index.html.
@@ -58,17 +63,19 @@ func (f *facet) comparisons(x string) *cmpView {
 				continue
 			}
 			verdict, note := c.Verdict(compareMetric)
-			r := cmpRow{Series: s.label, Verdict: verdict, Note: note, Class: verdict, Rel: "—"}
+			none := numCell("", math.NaN())
+			r := cmpRow{Series: s.label, Verdict: verdict, Note: note, Class: verdict,
+				Rel: numCell("—", math.NaN()), PHolm: none, Pairs: none, Gain: none}
 			if x != categoryAxis { // a category is the series, named already
-				r.X = fmtNum(xValue(p, x))
+				r.X = numCell(fmtNum(xValue(p, x)), xValue(p, x))
 			}
 			if m, ok := c.Paired(compareMetric); ok {
-				r.Pairs = strconv.Itoa(m.N)
+				r.Pairs = numCell(strconv.Itoa(m.N), float64(m.N))
 				if verdict != aggregate.CmpUndefined {
-					r.Rel = aggregate.FormatRelDiff(m.RelDiff, m.RelDiffLo, m.RelDiffHi)
-					r.PHolm = strconv.FormatFloat(m.PHolm, 'g', 2, 64)
+					r.Rel = numCell(aggregate.FormatRelDiff(m.RelDiff, m.RelDiffLo, m.RelDiffHi), 100*m.RelDiff)
+					r.PHolm = numCell(strconv.FormatFloat(m.PHolm, 'g', 2, 64), m.PHolm)
 					if g := m.UnpairedHW / m.DiffHW; finite(g) && m.DiffHW > 0 {
-						r.Gain = "×" + strconv.FormatFloat(g, 'f', 1, 64)
+						r.Gain = numCell("×"+strconv.FormatFloat(g, 'f', 1, 64), g)
 						gains = append(gains, g)
 					}
 				}
@@ -131,7 +138,7 @@ func (f *facet) comparisonFigure(out *files, x, xl string) (*figure, error) {
 	if err := render(out, name, [][]*plot.Plot{{p}}, colW, colH, false); err != nil {
 		return nil, err
 	}
-	return &figure{Name: name, Title: "mean response time relative to " + base + " (paired, 95% CI band)"}, nil
+	return &figure{Name: name, Title: "mean response time relative to " + base + " (paired, 95% CI band)" + crowdedNote(cs)}, nil
 }
 
 // newComparisonPlot draws relative differences with CI bands and a zero

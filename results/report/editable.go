@@ -185,9 +185,16 @@ func pyStr(s string) string {
 	return string(b)
 }
 
+// pyFloat is x as a Python expression: float("inf") and float("-inf")
+// for the infinities (Go's "+Inf" and "-Inf" are no Python), float("nan").
 func pyFloat(x float64) string {
-	if math.IsInf(x, 1) {
+	switch {
+	case math.IsInf(x, 1):
 		return `float("inf")`
+	case math.IsInf(x, -1):
+		return `float("-inf")`
+	case math.IsNaN(x):
+		return `float("nan")`
 	}
 	return strconv.FormatFloat(x, 'g', -1, 64)
 }
@@ -284,7 +291,8 @@ def main():
     rows = read_rows(os.path.join(HERE, NAME + ".csv"))
     ncols = min(3, len(PANELS))
     nrows = math.ceil(len(PANELS) / ncols)
-    w = WIDTH_IN if len(PANELS) == 1 else 2.3 * ncols
+    # as msjfarm draws it: a column for one panel, a page for two or three across
+    w = WIDTH_IN if len(PANELS) == 1 else 6.9 if ncols == 2 else 2.3 * ncols
     fig, axes = plt.subplots(nrows, ncols, figsize=(w, HEIGHT_IN if len(PANELS) == 1 else 1.9 * nrows), squeeze=False)
     for ax in list(axes.flat)[len(PANELS):]:
         ax.set_visible(False)

@@ -605,7 +605,9 @@ func (g *heatGroup) heatFigure(out *files, hm heatMetric, xl string) (*figure, e
 	if err := writeHeatScript(out, name, xl, g.yLabel, label, sc); err != nil {
 		return nil, err
 	}
-	if err := render(out, name, grid(plots), panW, panH, true); err != nil {
+	gr := grid(plots)
+	w, h, shared := gridTile(gr)
+	if err := render(out, name, gr, w, h, shared); err != nil {
 		return nil, err
 	}
 	scale := "linear"
@@ -673,11 +675,13 @@ func (hp *heatPanel) writeCSV(b *bytes.Buffer, m string) (anyBound bool) {
 			reading, hw := aggregate.ReadLowerBound, "" // a bound has no interval
 			if !bound {
 				mt, _ := hp.cell[[2]int{i, j}].Metric(m)
-				reading, hw = aggregate.ReadEstimate, strconv.FormatFloat(mt.HalfWidth, 'g', -1, 64)
+				// "inf" for one replication's, as in every CSV file
+				// (aggregate.FormatFloat): it read "+Inf" here.
+				reading, hw = aggregate.ReadEstimate, aggregate.FormatFloat(mt.HalfWidth)
 			}
 			anyBound = anyBound || bound
 			fmt.Fprintf(b, "%s,%s,%s,%s,%s,%s\n", csvField(hp.title), csvField(row),
-				strconv.FormatFloat(x, 'g', -1, 64), strconv.FormatFloat(v, 'g', -1, 64), hw, reading)
+				aggregate.FormatFloat(x), aggregate.FormatFloat(v), hw, reading)
 		}
 	}
 	return anyBound
@@ -743,7 +747,7 @@ var heatPyTemplate = template.Must(template.New("heatpy").Parse(`#!/usr/bin/env 
 """Redraw a heat map of msjfarm's report from its CSV with matplotlib (written by msjfarm report).
 
 Columns: panel, row (the y value or policy variant), x, mean, hw (its 95%
-confidence half-width), reading ("estimate", or "lower bound": an unstable
+confidence half-width; inf for one replication), reading ("estimate", or "lower bound": an unstable
 or truncated point, drawn grey and struck through). Rows and columns are
 drawn in the order of their values. Run: python3 NAME.py [--out FILE]
 """
@@ -785,7 +789,7 @@ def main():
             panels.append(r["panel"])
     ncols = min(3, len(panels))
     nrows = math.ceil(len(panels) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(2.3 * ncols + 1.3, 1.9 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=((6.9 if ncols == 2 else 2.3 * ncols) + 1.3, 1.9 * nrows), squeeze=False)
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     cmap, norm = ListedColormap(COLOURS), BoundaryNorm(EDGES, len(COLOURS))

@@ -13,7 +13,8 @@ import (
 // one curve per MSFQ series of a one-or-all workload with exponential sizes:
 // the Quickswap paper's §5 approximation (approx.MSFQ) at each of the
 // series' arrival rates, as Q Fig. 3 overlays it. It is drawn in the
-// series' colour with the next dash pattern and no error bars. Points where
+// series' colour (while it has a free marker and dash: f.approxStyle)
+// with another dash pattern and no error bars. Points where
 // the approximation's premise fails (Result.Consistent false: light load,
 // see package analysis) or that are beyond its stability bound are left out.
 //
@@ -31,7 +32,7 @@ func msfqOverlay(f *facet, m string) []curve {
 		if s.policy != "msfq" {
 			continue
 		}
-		c := curve{label: s.label + approxSuffix, style: s.style(f, i) + 2*len(palette)}
+		c := curve{label: s.label + approxSuffix, style: f.approxStyle(i)}
 		for _, p := range s.pts {
 			v, ok := msfqApprox(p, m)
 			if ok {

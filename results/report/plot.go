@@ -165,6 +165,29 @@ const (
 	legendPt = 8
 )
 
+// gridTile is the size of a tile of a grid of panels, so that the grid is
+// a column's width or a page's: a column figure's (colW × colH) for a
+// single panel, half a page's width for two side by side, panW × panH for
+// three or more (three across a page; a grid of four or six across, past
+// 9 and 24 panels, is wider than a page). A per-class figure of a
+// two-class workload (one-or-all) was 4.6 in wide, and one of a single
+// class 2.3 in: at print size at neither \columnwidth nor \textwidth.
+// shared is render's: a single panel keeps its legend inside, as a
+// column figure does.
+func gridTile(rows [][]*plot.Plot) (w, h vg.Length, shared bool) {
+	cols := 0
+	for _, r := range rows {
+		cols = max(cols, len(r))
+	}
+	switch {
+	case len(rows) == 1 && cols == 1:
+		return colW, colH, false
+	case cols == 2:
+		return pageW / 2, panH, true
+	}
+	return panW, panH, true
+}
+
 // curve is one line of a plot: a series (policy and parameters) or, in the
 // phase panels, one phase.
 type curve struct {

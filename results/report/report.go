@@ -224,6 +224,9 @@ type facet struct {
 	// split is the values of the swept axes that make this facet
 	// ("servers = 512"), for its figures' captions; "" for none.
 	split string
+	// styles and approx are the styles of the series and of their
+	// approximation curves (assignStyles).
+	styles, approx []int
 }
 
 // xOf is the x of the point p of f's i-th series: its category on a
@@ -269,7 +272,12 @@ type tableRow struct {
 // table sorts by (the text "12.3 ± 0.4" sorts by 12.3).
 type cell struct {
 	Text string
+	// Sort is the number the cell sorts by (sortKey), "" for undefined;
+	// with Num it is written as the cell's data-v even when empty, which
+	// the page's script sorts after every value in either direction.
+	// Without Num and Sort the cell sorts by its text.
 	Sort string
+	Num  bool
 	// Class is the cell's CSS class ("failed": coloured when the row's
 	// replications failed), "" for none.
 	Class string
@@ -415,10 +423,12 @@ func facetTitle(pts []*aggregate.Point, others []string) (title, split string) {
 // (style c + 7v: colour c, dash v, and a marker that differs with v:
 // styleOf). Other series keep a colour of their own. Without such a
 // policy, or with more than 7 colours needed, every series keeps its
-// index (styleOf's colour × marker × dash sequence).
+// index (styleOf's colour × marker × dash sequence). These are the
+// styles asked for: assignStyles moves a variant whose marker and dash
+// another series has (a family of 5 or more variants) to a free one.
 func familyStyles(ss []*series) {
 	if len(ss) > 0 && ss[0].tag != "" {
-		return // overlaid campaigns: style() assigns per campaign
+		return // overlaid campaigns: wantStyle assigns per campaign
 	}
 	colour := map[string]int{} // policy + first varied value → colour
 	within := map[string]int{} // the same → next variant index
@@ -529,11 +539,27 @@ func uniqueLabels(ss []*series) {
 	}
 }
 
-// style is the drawing style of the i-th series of f: its index, or, when
-// campaigns are overlaid, its index within its campaign plus a dash
-// pattern per campaign, so that a policy keeps its colour across the
-// campaigns and the campaigns differ by dash and glyph.
+// style is the drawing style of the i-th series of f, as f.assignStyles
+// chose it.
 func (s *series) style(f *facet, i int) int {
+	f.assignStyles()
+	return f.styles[i]
+}
+
+// approxStyle is the drawing style of the i-th series' approximation curve
+// (msfqOverlay): the series' colour, another marker or dash.
+func (f *facet) approxStyle(i int) int {
+	f.assignStyles()
+	return f.approx[i]
+}
+
+// wantStyle is the style the i-th series of f asks for: a family member's
+// (familyStyles), or its index, or, when campaigns are overlaid, its index
+// within its campaign plus a block of styles per campaign (7 per 7 series
+// of the largest campaign), so that a policy keeps its colour across the
+// campaigns and the campaigns differ by dash and glyph.
+func (f *facet) wantStyle(i int) int {
+	s := f.series[i]
 	if s.styleIdx > 0 {
 		return s.styleIdx - 1
 	}
@@ -541,20 +567,136 @@ func (s *series) style(f *facet, i int) int {
 		return i
 	}
 	var tags []string
-	within := 0
-	for _, o := range f.series[:i] {
+	size := map[string]int{}
+	for _, o := range f.series {
 		if !slices.Contains(tags, o.tag) {
 			tags = append(tags, o.tag)
 		}
+		size[o.tag]++
+	}
+	block := 0
+	for _, n := range size {
+		block = max(block, (n+len(palette)-1)/len(palette)*len(palette))
+	}
+	within := 0
+	for _, o := range f.series[:i] {
 		if o.tag == s.tag {
 			within++
 		}
 	}
-	ti := slices.Index(tags, s.tag)
-	if ti < 0 {
-		ti = len(tags)
+	return within + slices.Index(tags, s.tag)*block
+}
+
+// assignStyles gives every series of f, and every MSFQ series'
+// approximation curve, a style whose marker and dash no other curve of
+// the facet has (distinctStyles), in the series' order and then the
+// approximations', so that the series keep their styles whether a figure
+// draws approximations or not. The preferred styles (wantStyle, an
+// approximation: its series' + 14, two dash patterns on) collided: three
+// overlaid campaigns drew the first campaign's MSFQ approximation exactly
+// as the third campaign's first series, and an overlaid campaign's 8th
+// series as its 1st.
+func (f *facet) assignStyles() {
+	if len(f.styles) == len(f.series) {
+		return
 	}
-	return within%len(palette) + ti*len(palette)
+	n := len(f.series)
+	want := make([]int, 0, 2*n)
+	for i := range f.series {
+		want = append(want, f.wantStyle(i))
+	}
+	var msfq []int
+	for i, s := range f.series {
+		if s.policy == "msfq" {
+			msfq = append(msfq, i)
+			want = append(want, want[i]+2*len(palette))
+		}
+	}
+	got := distinctStyles(want)
+	f.styles, f.approx = got[:n], make([]int, n)
+	for j, i := range msfq {
+		f.approx[i] = got[n+j]
+	}
+}
+
+// maxStyles is how many curves a figure tells apart without colour (in a
+// greyscale print): one per marker and dash pattern.
+var maxStyles = len(shapes) * len(dashes)
+
+// greyKey is what a style looks like without colour: its marker and dash
+// pattern (styleOf), one of maxStyles values.
+func greyKey(s int) int {
+	return s%len(shapes) + len(shapes)*((s/len(palette))%len(dashes))
+}
+
+// distinctStyles returns want with each style whose marker and dash an
+// earlier one already has replaced: by the next of the same colour (s + 7,
+// s + 14, …: 8 of the 32 markers and dashes) whose marker and dash are
+// free, else by the first free style of another colour. So up to
+// maxStyles curves are pairwise distinct in greyscale as well as in
+// colour, and keep the colour they asked for while it has a free marker
+// and dash. Past maxStyles each surplus curve takes the first style whose
+// colour, marker and dash together no earlier curve has (it repeats a
+// marker and dash, not a whole style), up to distinctFull curves; only
+// past those are two curves drawn alike. crowdedNote says which in the
+// figure's caption. (Before, the surplus kept the style it asked for, and
+// from 39 curves on two could be drawn alike while the caption said
+// colour told them apart.)
+func distinctStyles(want []int) []int {
+	used := make([]bool, maxStyles)
+	usedFull := make([]bool, distinctFull)
+	got := make([]int, len(want))
+	for i, w := range want {
+		got[i] = w
+		found := false
+		for j := 0; j < maxStyles*len(palette); j++ {
+			// j < 32: w's colour (its 8 markers and dashes recur
+			// every 8 steps of 7); then any style, in order.
+			s := w + j*len(palette)
+			if j >= maxStyles {
+				s = j - maxStyles
+			}
+			if !used[greyKey(s)] {
+				got[i], found = s, true
+				break
+			}
+		}
+		for s := 0; !found && s < distinctFull; s++ {
+			if !usedFull[s] {
+				got[i], found = s, true
+			}
+		}
+		used[greyKey(got[i])] = true
+		usedFull[got[i]%distinctFull] = true
+	}
+	return got
+}
+
+// distinctFull is how many styles differ in colour, marker or dash
+// pattern: style s and s + 56 are drawn alike (7 colours and 8 markers
+// recur every 56 styles together, and the dash, which steps every 7, then
+// too), so past 56 curves two are the same on the page.
+var distinctFull = len(palette) * len(shapes)
+
+// crowdedNote is the caption's note for a figure whose curves cs are more
+// than maxStyles: some share a marker and dash pattern, and only colour
+// and the legend tell them apart; "" otherwise.
+func crowdedNote(cs []curve) string {
+	grey, full := map[int]bool{}, map[int]bool{}
+	greyRepeats, fullRepeats := false, false
+	for _, c := range cs {
+		g, f := greyKey(c.style), c.style%distinctFull
+		greyRepeats = greyRepeats || grey[g]
+		fullRepeats = fullRepeats || full[f]
+		grey[g], full[f] = true, true
+	}
+	switch {
+	case fullRepeats:
+		return fmt.Sprintf(" (%d curves: past %d, some are drawn alike in colour, marker and dash)", len(cs), distinctFull)
+	case greyRepeats:
+		return fmt.Sprintf(" (%d curves: past %d, markers and dash patterns repeat; colour tells them apart)", len(cs), maxStyles)
+	}
+	return ""
 }
 
 // curvesFor builds one curve per series for the metric named m.
@@ -730,7 +872,7 @@ func (f *facet) metricFigure(out *files, x, xl, m string) (fig *figure, constant
 		cs = append(cs, msfqOverlay(f, m)...)
 	}
 	yl := f.metricLabel(m)
-	title := f.figureTitle(m)
+	title := f.figureTitle(m) + crowdedNote(cs)
 	p := newPlot("", xl, yl, cs, true, f.lines...)
 	name := f.prefix + m
 	if err := writeEditable(out, name, xl, yl, []panelData{{cs: cs}}, false); err != nil {
@@ -772,10 +914,12 @@ func (f *facet) classFigure(out *files, x, xl, cm string, classes int) (*figure,
 	if err := writeEditable(out, name, xl, metricLabel(cm), data, false); err != nil {
 		return nil, err
 	}
-	if err := render(out, name, grid(panels), panW, panH, true); err != nil {
+	g := grid(panels)
+	w, h, shared := gridTile(g)
+	if err := render(out, name, g, w, h, shared); err != nil {
 		return nil, err
 	}
-	title := "per class: " + metricLabel(cm)
+	title := "per class: " + metricLabel(cm) + crowdedNote(data[0].cs)
 	if len(empty) > 0 {
 		title += " (no data, not drawn: " + strings.Join(empty, "; ") + ")"
 	}
@@ -876,7 +1020,8 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 	if err := writeEditable(out, name, xl, "phase statistic", data, false); err != nil {
 		return nil, err
 	}
-	if err := render(out, name, rows, panW, panH, true); err != nil {
+	w, h, shared := gridTile(rows)
+	if err := render(out, name, rows, w, h, shared); err != nil {
 		return nil, err
 	}
 	title := "MSFQ phases (Quickswap Fig. 4)"
@@ -939,8 +1084,8 @@ func fmtNum(x float64) string {
 	switch {
 	case math.IsNaN(x):
 		return "—"
-	case math.IsInf(x, 1):
-		return "∞"
+	case math.IsInf(x, 0):
+		return aggregate.FormatInf(x) // was "-Inf" for −∞
 	}
 	return strconv.FormatFloat(x, 'g', 4, 64)
 }
@@ -975,17 +1120,25 @@ func fmtMeanHW(mean, hw float64) string {
 	return strconv.FormatFloat(math.Round(mean/unit)*unit, 'g', -1, 64) + " ± " + h
 }
 
-// sortKey is the number a table column sorts by; "" (sorted last) if
-// undefined.
+// sortKey is the number a table column sorts by, as JavaScript's
+// parseFloat reads it ("Infinity" and "-Infinity" for the infinities: Go's
+// "-Inf" read as NaN and broke the order); "" (sorted last) if undefined.
 func sortKey(v float64) string {
-	if math.IsNaN(v) {
+	switch {
+	case math.IsNaN(v):
 		return ""
-	}
-	if math.IsInf(v, 1) {
-		return "1e308"
+	case math.IsInf(v, 1):
+		return "Infinity"
+	case math.IsInf(v, -1):
+		return "-Infinity"
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
+
+// numCell is a cell of a numeric column: text, sorted by v; an undefined
+// v (NaN: "—") sorts after every value, where its text sorted among the
+// numbers as a string.
+func numCell(text string, v float64) cell { return cell{Text: text, Sort: sortKey(v), Num: true} }
 
 // verdictText is the table's verdict cell: the pooled verdict, or "—" for
 // points summarised before verdicts existed.
@@ -1016,7 +1169,7 @@ func convergedText(p *aggregate.Point) string {
 // lower bounds, printed "≥ x" as in the terminal table.
 func tableRows(f *facet, ta tableAxes) []tableRow {
 	var rows []tableRow
-	num := func(v float64) cell { return cell{Text: fmtNum(v), Sort: sortKey(v)} }
+	num := func(v float64) cell { return numCell(fmtNum(v), v) }
 	for _, s := range f.series {
 		ps := append([]*aggregate.Point(nil), s.pts...)
 		sort.SliceStable(ps, func(i, j int) bool { return xValue(ps[i], ta.x) < xValue(ps[j], ta.x) })
@@ -1025,19 +1178,19 @@ func tableRows(f *facet, ta tableAxes) []tableRow {
 			r.Cells = append([]cell{{Text: s.label}}, ta.cells(p)...)
 			failed := num(float64(p.NFailed))
 			failed.Class = "failed"
-			r.Cells = append(r.Cells, cell{Text: fmt.Sprintf("%d/%d", p.N, p.Replications), Sort: strconv.Itoa(p.N)},
+			r.Cells = append(r.Cells, numCell(fmt.Sprintf("%d/%d", p.N, p.Replications), float64(p.N)),
 				failed, num(float64(p.NUnstable)), num(float64(p.NTruncated)),
 				cell{Text: verdictText(p.Verdict)}, cell{Text: convergedText(p)})
 			for _, m := range tableMetrics {
 				mt, ok := p.Metric(m)
 				switch {
 				case !ok || math.IsNaN(mt.Mean):
-					r.Cells = append(r.Cells, cell{Text: "—"})
+					r.Cells = append(r.Cells, numCell("—", math.NaN()))
 				case p.Bound(mt):
 					// A bound, not an estimate: no interval around it.
-					r.Cells = append(r.Cells, cell{Text: "≥ " + fmtNum(mt.Mean), Sort: sortKey(mt.Mean)})
+					r.Cells = append(r.Cells, numCell("≥ "+fmtNum(mt.Mean), mt.Mean))
 				default:
-					r.Cells = append(r.Cells, cell{Text: fmtMeanHW(mt.Mean, mt.HalfWidth), Sort: sortKey(mt.Mean)})
+					r.Cells = append(r.Cells, numCell(fmtMeanHW(mt.Mean, mt.HalfWidth), mt.Mean))
 				}
 			}
 			rows = append(rows, r)
@@ -1097,7 +1250,7 @@ func (ta tableAxes) heads() []string {
 
 // cells are p's cells of the columns.
 func (ta tableAxes) cells(p *aggregate.Point) []cell {
-	num := func(v float64) cell { return cell{Text: fmtNum(v), Sort: sortKey(v)} }
+	num := func(v float64) cell { return numCell(fmtNum(v), v) }
 	out := make([]cell, 0, len(ta.cols))
 	for _, a := range ta.cols {
 		v, swept := p.Axes[a]
@@ -1110,16 +1263,16 @@ func (ta tableAxes) cells(p *aggregate.Point) []cell {
 				r = p.ArrivalRate
 			}
 			if !(r > 0) { // a replayed trace's: not a parameter
-				out = append(out, cell{Text: "—", Sort: ""})
+				out = append(out, numCell("—", math.NaN()))
 				continue
 			}
 			out = append(out, num(aggregate.RoundInput(r)))
 		case !swept:
-			out = append(out, cell{Text: "—", Sort: ""})
+			out = append(out, numCell("—", math.NaN()))
 		default:
 			if f, ok := aggregate.Number(v); ok {
 				if _, isStr := v.(string); !isStr {
-					out = append(out, cell{Text: formatValue(v), Sort: sortKey(f)})
+					out = append(out, numCell(formatValue(v), f))
 					continue
 				}
 			}
@@ -1758,7 +1911,7 @@ Figures are drawn for a column (3.3 in, fonts 8–9 pt; name_page.pdf for a page
 <div class="scroll"><table class="sortable">
 <thead><tr><th>series</th>{{if $.XColumn}}<th>{{$.XLabel}}</th>{{end}}<th>E[T] vs {{.Baseline}}</th><th>verdict</th><th>p (Holm)</th><th>pairs</th><th>CRN ×</th><th>note</th></tr></thead>
 <tbody>
-{{range .Rows}}<tr class="cmp-{{.Class}}"><td>{{.Series}}</td>{{if $.XColumn}}<td>{{.X}}</td>{{end}}<td>{{.Rel}}</td><td class="verdict">{{.Verdict}}</td><td>{{.PHolm}}</td><td>{{.Pairs}}</td><td>{{.Gain}}</td><td>{{.Note}}</td></tr>
+{{range .Rows}}<tr class="cmp-{{.Class}}"><td>{{.Series}}</td>{{if $.XColumn}}{{template "td" .X}}{{end}}{{template "td" .Rel}}<td class="verdict">{{.Verdict}}</td>{{template "td" .PHolm}}{{template "td" .Pairs}}{{template "td" .Gain}}<td>{{.Note}}</td></tr>
 {{end}}</tbody></table></div>{{end}}
 {{if not .NoTable}}<h3 id="{{.Anchor}}-table">Summary</h3>
 {{if .TableNote}}<p>{{.TableNote}}</p>{{else}}<p class="meta">Click a column heading to sort.</p>
@@ -1766,7 +1919,7 @@ Figures are drawn for a column (3.3 in, fonts 8–9 pt; name_page.pdf for a page
 <table class="sortable">
 <thead><tr><th>policy</th>{{range $.AxisHeads}}<th>{{.}}</th>{{end}}<th>n</th><th>failed</th><th>unstable</th><th>truncated</th><th>verdict</th><th>converged</th>{{range $.Metrics}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
-{{range .TableRows}}<tr{{if .Unstable}} class="unstable"{{else if .Failed}} class="failed"{{end}}>{{range .Cells}}<td{{if .Class}} class="{{.Class}}"{{end}}{{if .Sort}} data-v="{{.Sort}}"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{range .TableRows}}<tr{{if .Unstable}} class="unstable"{{else if .Failed}} class="failed"{{end}}>{{range .Cells}}{{template "td" .}}{{end}}</tr>
 {{end}}</tbody></table>
 </div>{{end}}{{end}}
 </section>
@@ -1783,8 +1936,9 @@ Figures are drawn for a column (3.3 in, fonts 8–9 pt; name_page.pdf for a page
 {{if .HasManifest}}<h2 id="manifest">Manifest</h2>
 <details><summary>manifest.json</summary><pre>{{.Manifest}}</pre></details>{{end}}
 <script>
-// Sort a summary table by the clicked column: numbers (data-v) numerically,
-// undefined values last, text alphabetically; a second click reverses.
+// Sort a table by the clicked column: numbers (data-v) numerically,
+// undefined values (data-v="") last in either direction, text (no data-v)
+// alphabetically; a second click reverses.
 document.querySelectorAll("table.sortable").forEach(function (table) {
   table.querySelectorAll("thead th").forEach(function (th, col) {
     th.addEventListener("click", function () {
@@ -1806,4 +1960,4 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 </script>
 </body>
 </html>
-`))
+{{define "td"}}<td{{if .Class}} class="{{.Class}}"{{end}}{{if or .Num .Sort}} data-v="{{.Sort}}"{{end}}>{{.Text}}</td>{{end}}`))
