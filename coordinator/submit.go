@@ -228,6 +228,7 @@ func (co *Coordinator) beginSubmit(c *campaign) (release func()) {
 func (co *Coordinator) resetAndStore(ctx context.Context, c *campaign, req protocol.SubmitRequest, camp *sweep.Campaign, specKey string) error {
 	created, epoch := time.Now().UTC(), 0
 	known := false
+	had := 0.0 // the campaign's spot-verification fraction so far
 	if e, err := co.h.Campaigns.Get(ctx, c.id); err == nil {
 		// An entry that does not decode or check is not trusted: a
 		// creation time, epoch or store taken from it would be anyone's.
@@ -236,7 +237,7 @@ func (co *Coordinator) resetAndStore(ctx context.Context, c *campaign, req proto
 			old = protocol.CampaignState{}
 		}
 		if !old.Created.IsZero() {
-			created, epoch, known = old.Created, old.Epoch, true
+			created, epoch, known, had = old.Created, old.Epoch, true, old.Verify
 		}
 		if err := co.leaveOtherStore(ctx, c.id, old); err != nil {
 			return err
@@ -250,7 +251,16 @@ func (co *Coordinator) resetAndStore(ctx context.Context, c *campaign, req proto
 		// name, and its archive not the same file twice.
 		if m := co.storedManifest(ctx, c.id); m != nil && !m.Created.IsZero() {
 			created = m.Created.UTC()
+			if m.Verify != nil && sweep.CheckVerify(*m.Verify) == nil {
+				had = *m.Verify
+			}
 		}
+	}
+	if req.KeepVerify && had > 0 {
+		// Submitted again with no fraction given: "submit it again" is
+		// what many messages advise, and it turned the verification the
+		// first submission asked for off without a word.
+		req.Verify = had
 	}
 	c.finalMu.Lock()
 	defer c.finalMu.Unlock()
@@ -433,7 +443,7 @@ func (co *Coordinator) publishSubmitted(ctx context.Context, c *campaign, camp *
 		c.id, c.st.Name, c.st.Total, r.existing, c.reused, r.published, r.queued, pending)
 	return &protocol.SubmitReply{Campaign: c.id, Name: c.st.Name, Tasks: c.st.Total, Points: c.st.Points,
 		Published: r.published, Queued: r.queued, AlreadyDone: r.existing, Reused: c.reused, Publishing: pending,
-		Warnings: camp.Warnings}, nil
+		Warnings: camp.Warnings, Verify: c.st.Verify}, nil
 }
 
 // putState writes c's state to the campaigns bucket: counters and the

@@ -588,3 +588,50 @@ func TestVerifyLowerFractionKeepsEvidence(t *testing.T) {
 		t.Errorf("%d more lines say a decided task is run a third time", n-thirdRuns)
 	}
 }
+
+// TestResubmitKeepsVerify: a campaign submitted with a verification
+// fraction and submitted again with none given (KeepVerify: msjfarm
+// submit without --verify or a verify in the file, as "submit it again"
+// advises) keeps its fraction, and the reply says which is in effect; a
+// fraction given, 0 included, still replaces it. The second submission
+// turned verification off without a word.
+func TestResubmitKeepsVerify(t *testing.T) {
+	e := newEnv(t)
+	co, _ := e.startCoordinator(protocol.Layout{})
+	ctx := context.Background()
+	spec := loadSpec(t, "testdata/small.yaml")
+	var id string
+	fraction := func() float64 {
+		t.Helper()
+		s, err := co.Status(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Verify == nil {
+			return 0
+		}
+		return s.Verify.Fraction
+	}
+	submit := func(req protocol.SubmitRequest) *protocol.SubmitReply {
+		t.Helper()
+		req.Spec = spec
+		r, err := co.Submit(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id = r.Campaign
+		return r
+	}
+	if r := submit(protocol.SubmitRequest{Verify: 0.5}); r.Verify != 0.5 || fraction() != 0.5 {
+		t.Fatalf("submitted at 0.5: reply %v, status %v", r.Verify, fraction())
+	}
+	if r := submit(protocol.SubmitRequest{KeepVerify: true}); r.Verify != 0.5 || fraction() != 0.5 {
+		t.Fatalf("submitted again with no fraction given: reply %v, status %v; want 0.5 kept", r.Verify, fraction())
+	}
+	if r := submit(protocol.SubmitRequest{Verify: 0}); r.Verify != 0 || fraction() != 0 {
+		t.Fatalf("submitted again at 0: reply %v, status %v; want verification off", r.Verify, fraction())
+	}
+	if r := submit(protocol.SubmitRequest{KeepVerify: true}); r.Verify != 0 || fraction() != 0 {
+		t.Fatalf("no fraction given after it was turned off: reply %v, status %v", r.Verify, fraction())
+	}
+}

@@ -562,7 +562,9 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 			return dryRun("submit", ff, camp, *dryWorkers, &worker.PluginRunner{Host: h, Registry: reg})
 		}
 		creating()
-		req := protocol.SubmitRequest{Spec: f, RetryFailed: *retry, Verify: f.Verify}
+		// No fraction given (a verify of 0 in the file reads as none):
+		// a campaign submitted before with one keeps it.
+		req := protocol.SubmitRequest{Spec: f, RetryFailed: *retry, Verify: f.Verify, KeepVerify: !ff.fs.Changed("verify") && f.Verify == 0}
 		// Storage is needed to pin plugin binaries (PinForSubmit says so
 		// when one must be pinned and there is none), to upload a trace
 		// and to pass a spec too large for a NATS message.
@@ -597,6 +599,9 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		}
 		fmt.Printf("campaign %s (%s): %d tasks in %d points; %d published, %d already queued, %d already done (%d reused from other campaigns)\n",
 			rep.Campaign, rep.Name, rep.Tasks, rep.Points, rep.Published, rep.Queued, rep.AlreadyDone, rep.Reused)
+		if req.KeepVerify && rep.Verify > 0 {
+			fmt.Printf("campaign %s: spot verification of %g of its tasks kept from its earlier submission (--verify 0 turns it off)\n", rep.Campaign, rep.Verify)
+		}
 		if rep.Publishing > 0 {
 			fmt.Printf("campaign %s: %d tasks still being published by the coordinator\n", rep.Campaign, rep.Publishing)
 		}

@@ -340,3 +340,39 @@ func TestSubmitBeforeTheCoordinator(t *testing.T) {
 		}
 	}
 }
+
+// TestSubmitAgainKeepsVerify: `submit` of a campaign submitted before
+// with --verify, again without it (to resume or watch it, as many
+// messages advise), keeps the campaign's verification and says so;
+// --verify 0 still turns it off. The second submission turned it off
+// without a word.
+func TestSubmitAgainKeepsVerify(t *testing.T) {
+	dir := t.TempDir()
+	url := natstest.StartEmbedded(t)
+	farm := filepath.Join(dir, "farm")
+	st, err := storage.Open(context.Background(), farm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCoordinator(t, url, st)
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte(limitTestSweep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const kept = "spot verification of 0.5 of its tasks kept from its earlier submission (--verify 0 turns it off)"
+	for _, c := range []struct {
+		args []string
+		said bool
+	}{
+		{[]string{"--verify", "0.5"}, false},
+		{nil, true},
+		{[]string{"--verify", "0"}, false},
+		{nil, false},
+	} {
+		args := append(append([]string{"--nats-url", url, "--storage", farm}, c.args...), sw)
+		code, out, errs := captured(t, func() int { return runSubmit(args) })
+		if code != 0 || strings.Contains(out, kept) != c.said {
+			t.Fatalf("submit %v: exit %d, said %q: %v\n%s%s", c.args, code, kept, !c.said, out, errs)
+		}
+	}
+}

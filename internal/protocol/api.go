@@ -118,6 +118,11 @@ type SubmitRequest struct {
 	// Verify is the fraction of tasks re-run on another worker and
 	// compared bit for bit (sweep.File.Verify, overridden by --verify).
 	Verify float64 `json:"verify,omitempty"`
+	// KeepVerify says that the submitter was given no fraction (neither
+	// the sweep file's verify nor --verify): a campaign submitted before
+	// keeps the fraction it has instead of Verify's 0. A resubmission to
+	// resume a campaign turned its verification off without a word.
+	KeepVerify bool `json:"keep_verify,omitempty"`
 	// Store is the identity (storage.ID) of the store the submitter
 	// staged the spec, trace and pins in (its --storage; "" without one):
 	// the coordinator refuses a submission staged in a store that is not
@@ -141,7 +146,10 @@ type SubmitReply struct {
 	// the background (a restarted coordinator resumes it).
 	Publishing int      `json:"publishing,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
-	Error      string   `json:"error,omitempty"`
+	// Verify is the campaign's spot-verification fraction after this
+	// submission (the request's, or the one kept by KeepVerify).
+	Verify float64 `json:"verify,omitempty"`
+	Error  string  `json:"error,omitempty"`
 }
 
 // StatusRequest names a campaign.
