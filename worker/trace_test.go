@@ -29,6 +29,14 @@ func traceTasks(t *testing.T) ([]sweep.Task, storage.Store, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ts, st := traceCampaign(t, data, 5, "fcfs", "first-fit")
+	return ts, st, data
+}
+
+// traceCampaign stores trace data in a new local store and expands a
+// campaign replaying it: two replications of each policy, arrivals each.
+func traceCampaign(t *testing.T, data []byte, arrivals int64, policies ...any) ([]sweep.Task, storage.Store) {
+	t.Helper()
 	st, err := storage.Open(t.Context(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -38,13 +46,13 @@ func traceTasks(t *testing.T) ([]sweep.Task, storage.Store, []byte) {
 		t.Fatal(err)
 	}
 	f := &sweep.File{Name: "tr", Seed: 1, Trace: &sweep.TraceSpec{SHA256: sum, Size: int64(len(data))},
-		Policies: []any{"fcfs", "first-fit"}, Replications: 2, Run: sweep.RunSpec{}}
-	f.Run.Arrivals = 5
+		Policies: policies, Replications: 2, Run: sweep.RunSpec{}}
+	f.Run.Arrivals = arrivals
 	c, err := sweep.Expand(f, builtin.Catalog{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c.Tasks, st, data
+	return c.Tasks, st
 }
 
 // TestTraceFetchedOnceParsedOnce: the replications of a trace share one
@@ -214,22 +222,7 @@ func TestTraceReplicationsShareOneWorkload(t *testing.T) {
 		fmt.Fprintf(&b, "%d %d -1 %d %d -1 -1 -1 %d\n", i+1, i*3, 1+i%97, []int{1, 2, 4, 8, 16, 32, 64, 3, 5, 12}[i%10], 200)
 	}
 	data := []byte(b.String())
-	st, err := storage.Open(t.Context(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, _, err := storage.PutTrace(t.Context(), st, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &sweep.File{Name: "tr", Seed: 1, Trace: &sweep.TraceSpec{SHA256: sum, Size: int64(len(data))},
-		Policies: []any{"fcfs", "first-fit"}, Replications: 2, Run: sweep.RunSpec{}}
-	f.Run.Arrivals = 5
-	c, err := sweep.Expand(f, builtin.Catalog{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := c.Tasks
+	ts, st := traceCampaign(t, data, 5, "fcfs", "first-fit")
 	wk := &Worker{traces: newTraceCache(st, t.TempDir(), 0, t.Logf)}
 	// Fetched and parsed once, outside the measure.
 	if _, err := wk.withTaskTrace(t.Context(), &ts[0]); err != nil {
@@ -350,51 +343,37 @@ func TestSharedTraceReplicationsConcurrent(t *testing.T) {
 		fmt.Fprintf(&b, "%d %d -1 %d %d -1 -1 -1 %d\n", i+1, i*2, 1+i%53, []int{1, 2, 4, 8, 16, 3}[i%6], 100)
 	}
 	data := []byte(b.String())
-	st, err := storage.Open(t.Context(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, _, err := storage.PutTrace(t.Context(), st, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &sweep.File{Name: "tr", Seed: 1, Trace: &sweep.TraceSpec{SHA256: sum, Size: int64(len(data))},
-		Policies: []any{"fcfs", "first-fit", "serverfilling"}, Replications: 2, Run: sweep.RunSpec{}}
-	f.Run.Arrivals = 3000
-	c, err := sweep.Expand(f, builtin.Catalog{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ts, st := traceCampaign(t, data, 3000, "fcfs", "first-fit", "serverfilling")
 	wk := &Worker{traces: newTraceCache(st, t.TempDir(), 0, t.Logf)}
 	run := func(i int) float64 {
-		ctx, err := wk.withTaskTrace(t.Context(), &c.Tasks[i])
+		ctx, err := wk.withTaskTrace(t.Context(), &ts[i])
 		if err != nil {
 			t.Error(err)
 			return 0
 		}
-		out, err := InProcess{}.Run(ctx, &c.Tasks[i], nil)
+		out, err := InProcess{}.Run(ctx, &ts[i], nil)
 		if err != nil {
 			t.Error(err)
 			return 0
 		}
 		return out.Result.Overall.MeanResponse
 	}
-	alone := make([]float64, len(c.Tasks))
-	for i := range c.Tasks {
+	alone := make([]float64, len(ts))
+	for i := range ts {
 		alone[i] = run(i)
 	}
-	together := make([]float64, len(c.Tasks))
+	together := make([]float64, len(ts))
 	var wg sync.WaitGroup
-	for i := range c.Tasks {
+	for i := range ts {
 		wg.Go(func() { together[i] = run(i) })
 	}
 	wg.Wait()
 	if wk.traces.Parses.Load() != 1 {
 		t.Fatalf("%d parses; want 1 (one shared workload)", wk.traces.Parses.Load())
 	}
-	for i := range c.Tasks {
+	for i := range ts {
 		if alone[i] == 0 || together[i] != alone[i] {
-			t.Errorf("task %s: E[T] %v run beside the others, %v alone", c.Tasks[i].ID, together[i], alone[i])
+			t.Errorf("task %s: E[T] %v run beside the others, %v alone", ts[i].ID, together[i], alone[i])
 		}
 	}
 }
