@@ -191,13 +191,22 @@ func TestBadCampaignStateRebuilt(t *testing.T) {
 		t.Fatalf("status of an entry written later: %+v, %v", s, err)
 	}
 
+	finishOnceEach(t, e, co2, rr, fr, first, "rebuilt campaign")
+}
+
+// finishOnceEach runs campaign r (of spec) to its end with a new worker
+// and checks that each of its tasks finished exactly once, counting the
+// runs of first (the runner before a restart); it returns the new
+// worker's counts.
+func finishOnceEach(t *testing.T, e *env, co *coordinator.Coordinator, r *protocol.SubmitReply, spec *sweep.File, first *finishRunner, what string) map[string]int {
+	t.Helper()
 	rest := &finishRunner{pass: -1}
 	e.startWorker(worker.Options{Concurrency: 2, Runner: rest})
-	fin := waitDone(t, co2, rr.Campaign, 5*time.Minute)
-	if fin.State != protocol.CampaignDone || fin.Done != rr.Tasks || fin.Failed != 0 {
-		t.Fatalf("rebuilt campaign: %+v", fin)
+	fin := waitDone(t, co, r.Campaign, 5*time.Minute)
+	if fin.State != protocol.CampaignDone || fin.Done != r.Tasks || fin.Failed != 0 {
+		t.Fatalf("%s: %+v", what, fin)
 	}
-	camp, err := sweep.Expand(fr, builtin.Catalog{})
+	camp, err := sweep.Expand(spec, builtin.Catalog{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,6 +216,7 @@ func TestBadCampaignStateRebuilt(t *testing.T) {
 			t.Errorf("task %s finished %d times (%d before the restart), want once", tk.ID, n, a[tk.ID])
 		}
 	}
+	return b
 }
 
 // TestStrayRefusalsListed: task messages refused before their campaign
@@ -579,23 +589,8 @@ func TestLyingStateFlipped(t *testing.T) {
 		}
 	}
 
-	rest := &finishRunner{pass: -1}
-	e.startWorker(worker.Options{Concurrency: 2, Runner: rest})
-	fin := waitDone(t, co2, rr.Campaign, 5*time.Minute)
-	if fin.State != protocol.CampaignDone || fin.Done != rr.Tasks || fin.Failed != 0 {
-		t.Fatalf("the running campaign: %+v", fin)
-	}
-	camp, err := sweep.Expand(fr, builtin.Catalog{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := first.counts(), rest.counts()
-	for _, tk := range camp.Tasks {
-		if n := a[tk.ID] + b[tk.ID]; n != 1 {
-			t.Errorf("task %s finished %d times (%d before the restart), want once", tk.ID, n, a[tk.ID])
-		}
-	}
-	if len(b) != rr.Tasks-len(a) {
+	b := finishOnceEach(t, e, co2, rr, fr, first, "the running campaign")
+	if a := first.counts(); len(b) != rr.Tasks-len(a) {
 		t.Errorf("the worker after the restart finished %d tasks, want only the running campaign's %d left", len(b), rr.Tasks-len(a))
 	}
 	if s, err := co2.Status(ctx, rd.Campaign); err != nil || !s.Finished.Equal(sd.Finished) {
