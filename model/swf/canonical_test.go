@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -60,6 +61,37 @@ func TestCanonicalReadsTheSame(t *testing.T) {
 	fromGz, err := Canonical(&gz, Limits{})
 	if err != nil || !bytes.Equal(fromGz, c) {
 		t.Fatalf("gzipped input: err %v, canonical differs", err)
+	}
+}
+
+// TestCanonicalShapeCountsAsRead: the shape CanonicalShape gathers says
+// for every k what Read of the canonical form says (header, servers, job
+// lines, skip counts by reason, jobs kept), ErrNoServers included, and
+// the form is Canonical's.
+func TestCanonicalShapeCountsAsRead(t *testing.T) {
+	noHeader := "1 0 0 10 3\n2 5 0 10 9\n"
+	for _, in := range []string{canonicalInput, noHeader} {
+		c, sh, err := CanonicalShape(strings.NewReader(in), Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := Canonical(strings.NewReader(in), Limits{}); !bytes.Equal(c, want) {
+			t.Fatalf("CanonicalShape's form differs from Canonical's")
+		}
+		for _, k := range []int{0, 1, 2, 3, 4, 8, 9, 16} {
+			tr, rerr := Read(bytes.NewReader(c), k)
+			got, serr := sh.At(k)
+			if rerr != nil || serr != nil {
+				if !errors.Is(rerr, ErrNoServers) || !errors.Is(serr, ErrNoServers) {
+					t.Fatalf("k=%d: Read %v, At %v", k, rerr, serr)
+				}
+				continue
+			}
+			want := Counts{MaxProcs: tr.MaxProcs, MaxNodes: tr.MaxNodes, K: tr.K, Lines: tr.Lines, Kept: len(tr.Jobs), Skipped: tr.Skipped}
+			if got != want {
+				t.Errorf("k=%d: shape %+v, Read %+v", k, got, want)
+			}
+		}
 	}
 }
 
