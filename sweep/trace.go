@@ -134,6 +134,23 @@ func (c *Campaign) LocalTrace(servers int) (*swf.Trace, error) {
 	return swf.Read(bytes.NewReader(c.File.Trace.local), servers)
 }
 
+// ForFarm is f as the farm has it: a copy without the trace content read
+// on this machine (ReadTraceFile, AttachStoredTrace), which only the
+// submitting client plans with; f itself is unchanged. A coordinator
+// plans with it whatever process it runs in: the one `msjfarm run`
+// embeds, handed the File the command had planned, parsed the trace
+// again at each servers value to try the policies the command had just
+// tried on it, and kept the content for as long as it kept the campaign.
+func (f *File) ForFarm() *File {
+	if f == nil || f.Trace == nil || f.Trace.local == nil {
+		return f
+	}
+	g, tr := *f, *f.Trace
+	tr.local = nil
+	g.Trace = &tr
+	return &g
+}
+
 // canonicalTrace parses the trace file's content, read from raw, as SWF,
 // on the submitting machine, and returns its canonical form
 // (swf.Canonical), the only bytes that are uploaded: a file that is not a
