@@ -84,6 +84,12 @@ func CanonicalShape(r io.Reader, lim Limits) ([]byte, *Shape, error) {
 	if bound > 0 && int64(len(out)) > bound {
 		return nil, nil, canonicalTooLarge(last, bound)
 	}
+	if cap(out)-len(out) > len(out)/8 {
+		// Kept exactly sized: the caller keeps the form while it plans
+		// and uploads it, and the buffer grown by doubling was up to
+		// twice its size (5·10⁶ jobs: 359 MB in 537).
+		out = append(make([]byte, 0, len(out)), out...)
+	}
 	return out, sh, nil
 }
 
