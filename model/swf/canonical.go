@@ -2,6 +2,7 @@ package swf
 
 import (
 	"io"
+	"math"
 	"strconv"
 )
 
@@ -108,14 +109,7 @@ type Shape struct {
 func (s *Shape) add(p parsed) {
 	s.lines++
 	j := Job{Submit: p.submit, Run: p.run, Procs: clampProcs(p.procs)}
-	switch {
-	case j.Submit < 0:
-		s.skipped.Submit++
-	case j.Run <= 0:
-		s.skipped.RunTime++
-	case j.Procs <= 0:
-		s.skipped.Procs++
-	default:
+	if s.skipped.keeps(&j, math.MaxInt) { // too wide or not: At's k decides
 		s.widths[j.Procs]++
 	}
 }
@@ -131,15 +125,9 @@ type Counts struct {
 // servers (k <= 0: the header's MaxProcs, else its MaxNodes, else
 // ErrNoServers, as Read), without its jobs.
 func (s *Shape) At(k int) (Counts, error) {
-	if k <= 0 {
-		switch {
-		case s.maxProcs > 0:
-			k = s.maxProcs
-		case s.maxNodes > 0:
-			k = s.maxNodes
-		default:
-			return Counts{}, ErrNoServers
-		}
+	k, err := servers(k, s.maxProcs, s.maxNodes)
+	if err != nil {
+		return Counts{}, err
 	}
 	c := Counts{MaxProcs: s.maxProcs, MaxNodes: s.maxNodes, K: k, Lines: s.lines, Skipped: s.skipped}
 	for w, n := range s.widths {
