@@ -108,6 +108,7 @@ func (co *Coordinator) validate(ctx context.Context, req *protocol.SubmitRequest
 	if err != nil {
 		return "", nil, err
 	}
+	req.Spec = req.Spec.ForFarm() // the coordinator never reads a trace
 	if err := sweep.CheckVerify(req.Verify); err != nil {
 		return "", nil, fmt.Errorf("invalid sweep: %w", err)
 	}
