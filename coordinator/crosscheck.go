@@ -69,8 +69,8 @@ type distrust struct {
 
 // noManifestWhy is why an entry whose campaign has no manifest in the
 // store is not trusted.
-const noManifestWhy = "no manifest in the store: a submission writes its campaign's manifest before this entry, so no submission wrote it " +
-	"(or a coordinator older than this one was stopped half-way through the submission)"
+const noManifestWhy = "no manifest in the store, which a submission writes before the entry: no submission wrote this entry, " +
+	"or a coordinator older than this one stopped half-way through one"
 
 // crossCheck reads the manifest of each campaign of sts (entries that
 // decode and check) and says, per entry, why it is not to be trusted
