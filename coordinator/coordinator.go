@@ -592,8 +592,8 @@ func (co *Coordinator) loadCampaigns(ctx context.Context) ([]badState, error) {
 	lies := co.crossCheck(ctx, sts)
 	for i, st := range sts {
 		k := st.ID
-		if lies[i] != "" {
-			bad = append(bad, badState{id: k, why: lies[i], at: at[i]})
+		if d := lies[i]; d.why != "" {
+			bad = append(bad, badState{id: k, why: d.why, at: at[i], noManifest: d.noManifest})
 			continue
 		}
 		c := &campaign{id: st.ID, st: st, finished: make(chan struct{})}
