@@ -123,7 +123,7 @@ func (co *Coordinator) spreadMalformedLocked() {
 	m.none, m.noneN, m.kept, m.total, m.first = nil, 0, len(recs), 0, time.Time{}
 	for _, r := range recs {
 		m.total += r.N
-		if at := r.Published; !at.IsZero() && (m.first.IsZero() || at.Before(m.first)) {
+		if at := r.Published; at.Year() > 1 && (m.first.IsZero() || at.Before(m.first)) {
 			m.first = at.UTC()
 		}
 		lines, n := &m.none, &m.noneN
@@ -146,8 +146,13 @@ func (co *Coordinator) spreadMalformedLocked() {
 	if co.strays.camps == nil {
 		co.strays.camps = map[string]*stray{}
 	}
-	if co.strays.camps[NoCampaign] == nil {
-		co.strays.camps[NoCampaign] = &stray{}
+	sc := co.strays.camps[NoCampaign]
+	if sc == nil {
+		sc = &stray{first: time.Now().UTC()}
+		co.strays.camps[NoCampaign] = sc
+	}
+	if m.first.IsZero() { // records that name no time (forged)
+		m.first = sc.first
 	}
 }
 

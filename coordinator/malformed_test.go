@@ -3,6 +3,7 @@ package coordinator_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -58,8 +59,8 @@ func checkMalformedLines(t *testing.T, s *protocol.Status, marker string) {
 // terminated by the worker that drew them and named in its log only:
 // status said nothing. Now status lists them by subject, stream
 // sequence, size and publication time, quoting nothing of their content:
-// under the campaign their subject names, and under "no-campaign"
-// otherwise; a flood of 2,000 is counted, not kept (64 records, ten lines
+// under the campaign their subject names (once it is submitted), and
+// under "no-campaign" otherwise; a flood of 2,000 is counted, not kept (64 records, ten lines
 // an entry, a bounded number of log lines); a restarted coordinator lists
 // the same; and the campaign published alongside finishes, each task run
 // once.
@@ -79,18 +80,27 @@ func TestMalformedTaskMessagesListed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: f})
-	if err != nil {
-		t.Fatal(err)
-	}
 	js, err := jetstream.New(e.nc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Before its campaign is submitted: listed under no-campaign, then
+	// under the campaign.
 	const marker = "SECRET-CONTENT"
-	onCamp := protocol.TaskSubject(r.Campaign, "garbage")
+	onCamp := protocol.TaskSubject(camp.ID, "garbage")
 	if _, err := js.Publish(ctx, onCamp, []byte("\x1b[2J{\x00\xff "+marker+" not json")); err != nil {
 		t.Fatal(err)
+	}
+	nc := waitMalformed(t, co, "before the submission", func(s *protocol.Status) bool { return s.MalformedTotal == 1 })
+	if !strings.Contains(nc.Malformed[0], "on "+onCamp+" (") {
+		t.Fatalf("before the submission: %+v", nc)
+	}
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := co.Status(ctx, r.Campaign); err != nil || s.MalformedTotal != 1 {
+		t.Fatalf("the campaign just submitted does not list the message its subject named: %+v, %v", s, err)
 	}
 	// 4 MiB of random bytes with the marker all through, on a subject
 	// naming no campaign.
@@ -112,7 +122,7 @@ func TestMalformedTaskMessagesListed(t *testing.T) {
 		t.Fatalf("the campaign's malformed message: %+v", s)
 	}
 	checkMalformedLines(t, s, marker)
-	nc := waitMalformed(t, co, "the binary message", func(s *protocol.Status) bool { return s.MalformedTotal == 1 })
+	nc = waitMalformed(t, co, "the binary message", func(s *protocol.Status) bool { return s.MalformedTotal == 1 })
 	want := fmt.Sprintf("malformed task message %d on msjfarm.tasks.binary (%d bytes, published ", bigAck.Sequence, len(big))
 	if len(nc.Malformed) != 1 || !strings.HasPrefix(nc.Malformed[0], want) || nc.State != coordinator.StateMalformed ||
 		!strings.Contains(nc.Elsewhere, "terminated 2 task messages that do not decode") || nc.Created.IsZero() {
@@ -176,5 +186,69 @@ func TestMalformedTaskMessagesListed(t *testing.T) {
 	}
 	if s, err := co2.Status(ctx, coordinator.NoCampaign); err != nil || s.Elsewhere != nc.Elsewhere {
 		t.Fatalf("status %s: %+v, %v", coordinator.NoCampaign, s, err)
+	}
+}
+
+// TestForgedMalformedRecordsBounded: the malformed-message keys are in a
+// bucket anyone on NATS may write. Records with a 300 KB subject full of
+// escape sequences, a newline in the worker's name, a negative size and
+// counts of 2^63-1 are listed clipped, on one line each, their total
+// summed without overflow; keys outside the 64 slots are not taken; a
+// refusal forged under the id no-campaign does not take over its entry;
+// and deleted keys leave the list.
+func TestForgedMalformedRecordsBounded(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	co, _ := e.startCoordinator(protocol.Layout{})
+	js, err := jetstream.New(e.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket, err := js.KeyValue(ctx, protocol.TaskBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hugeJSON, err := json.Marshal(strings.Repeat("\x1b]52;c;Y3VybA==\x07", 20000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, value := range map[string]string{
+		protocol.MalformedKeyPrefix + "3":  fmt.Sprintf(`{"subject":%s,"seq":5,"size":-7,"error":%s,"worker":"w\nforged line","n":9223372036854775807}`, hugeJSON, hugeJSON),
+		protocol.MalformedKeyPrefix + "4":  `{"subject":"msjfarm.tasks.x","seq":6,"size":3,"n":9223372036854775807}`,
+		protocol.MalformedKeyPrefix + "64": `{"subject":"msjfarm.tasks.y","seq":7,"size":3,"n":1}`,
+		protocol.MalformedKeyPrefix + "07": `{"subject":"msjfarm.tasks.z","seq":8,"size":3,"n":1}`,
+		coordinator.NoCampaign + ".abc":    `{"state":"rejected","worker":"w","error":"forged refusal"}`,
+	} {
+		if _, err := bucket.Put(ctx, key, []byte(value)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := fmt.Sprintf("terminated %d task messages that do not decode (the latest 2 kept", 2*(protocol.MaxMalformedCount))
+	nc := waitMalformed(t, co, "forged records", func(s *protocol.Status) bool { return strings.Contains(s.Elsewhere, total) })
+	if nc.MalformedTotal != 2 || len(nc.Malformed) != 2 || !strings.Contains(nc.Malformed[0], "malformed task message 5 on ") ||
+		!strings.Contains(nc.Malformed[0], "(0 bytes") || !strings.HasPrefix(nc.Malformed[1], "malformed task message 6 on msjfarm.tasks.x (3 bytes") || nc.Created.IsZero() {
+		t.Fatalf("forged records: %+v", nc)
+	}
+	for _, l := range nc.Problems() {
+		if len(l) > 1100 || strings.ContainsAny(l, "\x1b\x07\n") {
+			t.Fatalf("a status line is not clipped to one printable line (%d bytes): %.200q", len(l), l)
+		}
+	}
+	for _, k := range []string{protocol.MalformedKeyPrefix + "3", protocol.MalformedKeyPrefix + "4"} {
+		if err := bucket.Delete(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		listed := false
+		for _, s := range co.List() {
+			listed = listed || s.Campaign == coordinator.NoCampaign
+		}
+		if !listed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the no-campaign entry is still listed a minute after its keys were deleted: %+v", co.List())
+		}
 	}
 }
