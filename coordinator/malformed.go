@@ -32,12 +32,13 @@ type malformedLog struct {
 	named map[string]bool
 	// none are the lines of the records naming no known campaign (the
 	// first maxRejected by sequence), noneN all of them; total is the
-	// farm's count; kept is the number of records.
-	none         []string
-	noneN, kept  int
-	total        int64
-	first        time.Time
-	seen, logged int
+	// farm's count; kept is the number of records; first is the
+	// earliest publication among them (the entry's Created).
+	none        []string
+	noneN, kept int
+	total       int64
+	first       time.Time
+	seen        int // records taken while running, for the log's bound
 }
 
 // NoCampaign is the id under which status lists the malformed task
