@@ -187,6 +187,21 @@ func TestMalformedTaskMessagesListed(t *testing.T) {
 	if s, err := co2.Status(ctx, coordinator.NoCampaign); err != nil || s.Elsewhere != nc.Elsewhere {
 		t.Fatalf("status %s: %+v, %v", coordinator.NoCampaign, s, err)
 	}
+	// The list `msjfarm status` asks for over NATS, and the lines it
+	// prints under the entry.
+	var lr protocol.ListReply
+	if err := protocol.Request(ctx, e.nc, protocol.APIList, struct{}{}, &lr); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range lr.Campaigns {
+		if s.Campaign == coordinator.NoCampaign {
+			got = s.Problems()
+		}
+	}
+	if len(got) != 12 || got[0] != nc.Elsewhere || got[11] != fmt.Sprintf("… and %d more malformed task messages", protocol.MalformedSlots-10) {
+		t.Fatalf("the list's lines of %s: %q", coordinator.NoCampaign, got)
+	}
 }
 
 // TestForgedMalformedRecordsBounded: the malformed-message keys are in a
