@@ -78,6 +78,9 @@ func epochAfterLoss() int { return int(time.Now().Unix()) }
 type badState struct {
 	id, why string
 	at      time.Time
+	// noManifest: the store holds no manifest of it (crossCheck), so
+	// there is nothing to rebuild it from.
+	noManifest bool
 }
 
 // maxBadListed bounds the unreadable entries listed (Coordinator.bad):
@@ -108,6 +111,10 @@ func (co *Coordinator) recoverStates(ctx context.Context, bad []badState) {
 	for _, b := range bad {
 		if ctx.Err() != nil {
 			return
+		}
+		if b.noManifest {
+			co.noteBad(b)
+			continue
 		}
 		how, err := co.recoverState(ctx, b.id)
 		if err != nil {

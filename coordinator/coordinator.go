@@ -111,6 +111,9 @@ type Coordinator struct {
 	// strays are the task messages workers refused that name a campaign
 	// this coordinator does not know (refused.go).
 	strays strayRefusals
+	// malformed are the task messages that do not decode, as workers
+	// recorded them in the task-state bucket (malformed.go).
+	malformed malformedLog
 	// paused are the workers whose last heartbeats said their store is
 	// unavailable (heartbeat), by name.
 	paused map[string]pausedWorker
@@ -175,6 +178,11 @@ type campaign struct {
 	// them (apply).
 	rejected  []string
 	rejectedN int
+	// malformed are the first of the task messages kept that do not
+	// decode and whose subject names the campaign, malformedN all of
+	// them (malformed.go: spreadMalformedLocked).
+	malformed  []string
+	malformedN int
 	// recErr is the last reconcile's error and recFails the failures in
 	// a row, cleared by one that succeeds (reconcileLocked). They are in
 	// the status (Reconciling): a campaign whose tasks cannot be
@@ -224,6 +232,7 @@ func (c *campaign) status() protocol.Status {
 	s := protocol.Status{Campaign: c.id, Name: c.st.Name, State: c.st.State, Total: c.st.Total,
 		Created: c.st.Created, Finished: c.st.Finished}
 	s.Rejected, s.RejectedTotal = append([]string(nil), c.rejected...), c.rejectedN
+	s.Malformed, s.MalformedTotal = append([]string(nil), c.malformed...), c.malformedN
 	if c.tl == nil { // not loaded: counts from the stored state
 		s.Done, s.Failed = c.st.Done, c.st.Failed
 		return s
@@ -592,8 +601,8 @@ func (co *Coordinator) loadCampaigns(ctx context.Context) ([]badState, error) {
 	lies := co.crossCheck(ctx, sts)
 	for i, st := range sts {
 		k := st.ID
-		if lies[i] != "" {
-			bad = append(bad, badState{id: k, why: lies[i], at: at[i]})
+		if d := lies[i]; d.why != "" {
+			bad = append(bad, badState{id: k, why: d.why, at: at[i], noManifest: d.noManifest})
 			continue
 		}
 		c := &campaign{id: st.ID, st: st, finished: make(chan struct{})}
@@ -750,6 +759,9 @@ func (co *Coordinator) watch(ctx context.Context, w jetstream.KeyWatcher) error 
 // mode the judgement of its point (both read records: not under the
 // lock). Before the bucket is replayed (!ready) it only records.
 func (co *Coordinator) taskUpdate(ctx context.Context, e jetstream.KeyValueEntry, ready bool) {
+	if co.malformedUpdate(e, ready) {
+		return
+	}
 	var st protocol.TaskState
 	if e.Operation() == jetstream.KeyValuePut {
 		if err := json.Unmarshal(e.Value(), &st); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
 	"github.com/msjfarm/msjfarm/storage"
@@ -23,6 +24,18 @@ import (
 // the store is trusted: the entry is handled as an unusable one
 // (recoverStates rebuilds the campaign from its manifest and logs why).
 
+// An entry whose campaign has no manifest in the store is not trusted
+// either: a submission writes the manifest before the entry that says the
+// campaign runs (storeCampaign), so no submission of this coordinator
+// left one. It was taken as it was: a forged running entry with a spec had
+// its tasks published, a forged done one was listed done. It is now
+// listed unreadable (noManifestWhy), and nothing of it runs. Entries of
+// another store are not checked: their manifests are there.
+//
+// A done entry's counts, name and times are compared with its manifest's
+// too (finalisation writes both from the same state): a forged one showed
+// its own numbers in status.
+
 // manifestReads bounds the manifest reads of the start's cross-check in
 // flight at once: one read per campaign, so that 10^4 campaigns cost
 // 10^4 reads of which eight wait on the store at a time, and the memory
@@ -33,19 +46,40 @@ const manifestReads = 8
 // (its sweep and point order, megabytes for a large campaign) is dropped
 // with the bytes as soon as they are decoded.
 type manifestState struct {
-	Campaign string   `json:"campaign"`
-	State    string   `json:"state"`
-	Verify   *float64 `json:"verify"`
+	Campaign string    `json:"campaign"`
+	Name     string    `json:"name"`
+	State    string    `json:"state"`
+	Created  time.Time `json:"created"`
+	Updated  time.Time `json:"updated"`
+	Finished time.Time `json:"finished"`
+	Tasks    int       `json:"tasks"`
+	Points   int       `json:"points"`
+	Done     int       `json:"done"`
+	Failed   int       `json:"failed"`
+	Verify   *float64  `json:"verify"`
 }
 
+// distrust is why an entry is not to be trusted ("": it is), and whether
+// that is because the store holds no manifest of its campaign (nothing to
+// rebuild it from: recoverStates lists it without reading again).
+type distrust struct {
+	why        string
+	noManifest bool
+}
+
+// noManifestWhy is why an entry whose campaign has no manifest in the
+// store is not trusted.
+const noManifestWhy = "no manifest in the store, which a submission writes before the entry: no submission wrote this entry, " +
+	"or a coordinator older than this one stopped half-way through one"
+
 // crossCheck reads the manifest of each campaign of sts (entries that
-// decode and check) and says, per entry, why it is not to be trusted:
-// "" when it agrees with its manifest or there is nothing to compare it
-// with (no manifest, one that cannot be read, a campaign of another
-// store). At most manifestReads reads are in flight; the answers are one
-// string per entry, empty but for the entries that lie.
-func (co *Coordinator) crossCheck(ctx context.Context, sts []protocol.CampaignState) []string {
-	why := make([]string, len(sts))
+// decode and check) and says, per entry, why it is not to be trusted
+// (disagreement): a zero distrust when it agrees with its manifest or
+// cannot be compared (a manifest that cannot be read, a campaign of
+// another store). At most manifestReads reads are in flight; the answers
+// are one per entry, empty but for the entries that lie.
+func (co *Coordinator) crossCheck(ctx context.Context, sts []protocol.CampaignState) []distrust {
+	why := make([]distrust, len(sts))
 	var failed atomic.Int64
 	var firstErr atomic.Value
 	sem := make(chan struct{}, manifestReads)
@@ -81,26 +115,56 @@ func (co *Coordinator) crossCheck(ctx context.Context, sts []protocol.CampaignSt
 	return why
 }
 
-// disagreement reads st's manifest and says why st disagrees with it
-// ("" when it does not, or there is no manifest: a campaign whose
-// coordinator stopped before it wrote one, or a key the store knows
-// nothing of, whose entry can only be taken as it is).
-func (co *Coordinator) disagreement(ctx context.Context, st *protocol.CampaignState) (string, error) {
-	data, err := co.o.Store.Get(ctx, storage.ManifestKey(st.ID))
-	if errors.Is(err, storage.ErrNotFound) {
-		return "", nil
+// distrustLater is why entry st, written since the start (Status), is
+// not to be trusted, as crossCheck says at start; nil when it is, or
+// cannot be compared (a campaign of another store, a manifest that
+// cannot be read: logged).
+func (co *Coordinator) distrustLater(ctx context.Context, st *protocol.CampaignState) error {
+	if st.Store != "" && st.Store != co.storeID {
+		return nil
 	}
+	d, err := co.disagreement(ctx, st)
 	if err != nil {
-		return "", fmt.Errorf("reading its manifest: %w", err)
+		if ctx.Err() == nil {
+			co.o.Logf("coordinator: campaign %s: its entry in NATS's %s bucket could not be checked against its manifest in the store, and is shown as it is: %v",
+				st.ID, protocol.CampaignBucket, err)
+		}
+		return nil
+	}
+	if d.why != "" {
+		return errors.New(d.why)
+	}
+	return nil
+}
+
+// readManifestState reads and decodes campaign id's manifest
+// (storage.ErrNotFound: there is none).
+func (co *Coordinator) readManifestState(ctx context.Context, id string) (*manifestState, error) {
+	data, err := co.o.Store.Get(ctx, storage.ManifestKey(id))
+	if err != nil {
+		return nil, err
 	}
 	var m manifestState
 	if err := json.Unmarshal(data, &m); err != nil {
-		return "", fmt.Errorf("its manifest does not decode: %w", err)
+		return nil, fmt.Errorf("its manifest does not decode: %w", err)
 	}
-	if m.Campaign != st.ID {
-		return "", fmt.Errorf("its manifest names campaign %.40q", m.Campaign)
+	if m.Campaign != id {
+		return nil, fmt.Errorf("its manifest names campaign %.40q", m.Campaign)
 	}
-	why := stateDisagreement(st, &m)
+	return &m, nil
+}
+
+// disagreement reads st's manifest and says why st is not to be trusted:
+// it disagrees with its manifest, or there is none.
+func (co *Coordinator) disagreement(ctx context.Context, st *protocol.CampaignState) (distrust, error) {
+	m, err := co.readManifestState(ctx, st.ID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return distrust{why: noManifestWhy, noManifest: true}, nil
+	}
+	if err != nil {
+		return distrust{}, fmt.Errorf("reading its manifest: %w", err)
+	}
+	why := stateDisagreement(st, m)
 	if why != "" && st.State == protocol.CampaignRunning && m.State == protocol.CampaignDone {
 		// Finalisation writes the manifest, then the report, then the
 		// entry: a coordinator stopped between them leaves this pair with
@@ -110,39 +174,64 @@ func (co *Coordinator) disagreement(ctx context.Context, st *protocol.CampaignSt
 		// it: finalising again changes no result. With the marker there,
 		// the campaign was finalised whole, and the entry is the liar.
 		if _, err := co.o.Store.Stat(ctx, storage.ReportMarkerKey(st.ID)); errors.Is(err, storage.ErrNotFound) {
-			return "", nil
+			return distrust{}, nil
 		} else if err != nil {
-			return "", fmt.Errorf("reading its report's marker: %w", err)
+			return distrust{}, fmt.Errorf("reading its report's marker: %w", err)
 		}
 	}
-	return why, nil
+	return distrust{why: why}, nil
 }
 
 // stateDisagreement says why entry st is not what manifest m records ("":
-// it is). Two cases are not disagreements: a cancelled entry whose
-// manifest says running (Cancel writes the entry before the manifest, and
-// anyone on NATS may cancel a campaign through the API: such an entry
-// gives nobody a power they lack), and a manifest whose state is none of
-// the three (nothing to trust instead). A running entry whose manifest
-// says finished is also what a coordinator stopped between a
-// resubmission's entry and its manifest leaves (the manifest comes once
-// the task list is generated): trusting the store, that submission is
-// lost, and the reason says to submit again.
+// it is). Not disagreements: a manifest whose state is none of the three
+// (nothing to trust instead), and a cancelled entry whose manifest says
+// running but was written before the cancellation (Cancel writes the
+// entry before the manifest, and anyone on NATS may cancel a campaign
+// through the API: such an entry gives nobody a power they lack). A
+// running manifest written after the cancellation is a resubmission's:
+// a submission writes the manifest before the entry (storeCampaign), so a
+// coordinator stopped between them leaves a finished entry beside a
+// running manifest, and the store wins: the submission is completed.
 func stateDisagreement(st *protocol.CampaignState, m *manifestState) string {
 	switch {
 	case m.State == st.State:
-		if st.State == protocol.CampaignRunning && m.Verify != nil && *m.Verify != st.Verify {
-			return fmt.Sprintf("its spot-verification fraction %g is not the %g its manifest in the store records", st.Verify, *m.Verify)
-		}
-		return ""
-	case st.State == protocol.CampaignCancelled && m.State == protocol.CampaignRunning:
+		return sameStateDisagreement(st, m)
+	case st.State == protocol.CampaignCancelled && m.State == protocol.CampaignRunning &&
+		(st.Finished.IsZero() || !m.Updated.After(st.Finished)):
 		return ""
 	case m.State != protocol.CampaignRunning && m.State != protocol.CampaignDone && m.State != protocol.CampaignCancelled:
 		return ""
 	}
 	why := fmt.Sprintf("it says %s but its manifest in the store says %s", st.State, m.State)
-	if st.State == protocol.CampaignRunning {
-		why += " (a campaign submitted again just before the coordinator stopped also leaves this: if so, submit it again)"
+	switch {
+	case st.State == protocol.CampaignRunning:
+		why += " (a coordinator older than this one, stopped while the campaign was submitted again, also leaves this: if so, submit it again)"
+	case m.State == protocol.CampaignRunning:
+		why += " (a coordinator stopped while the campaign was submitted again also leaves this: it runs on as submitted)"
 	}
 	return why
+}
+
+// sameStateDisagreement says why entry st, whose state is manifest m's,
+// is not what m records: a running one's verification fraction, a done
+// one's counts, name and times (finalisation writes the manifest and the
+// entry from one state). A cancelled entry's counts are the last ones it
+// was given (Cancel does not count), and are not compared.
+func sameStateDisagreement(st *protocol.CampaignState, m *manifestState) string {
+	switch st.State {
+	case protocol.CampaignRunning:
+		if m.Verify != nil && *m.Verify != st.Verify {
+			return fmt.Sprintf("its spot-verification fraction %g is not the %g its manifest in the store records", st.Verify, *m.Verify)
+		}
+	case protocol.CampaignDone:
+		if st.Total != m.Tasks || st.Points != m.Points || st.Done != m.Done || st.Failed != m.Failed {
+			return fmt.Sprintf("it counts %d done and %d failed of %d tasks in %d points, but its manifest in the store records %d done and %d failed of %d tasks in %d points",
+				st.Done, st.Failed, st.Total, st.Points, m.Done, m.Failed, m.Tasks, m.Points)
+		}
+		if st.Name != m.Name || !st.Created.Equal(m.Created) || !st.Finished.Equal(m.Finished) {
+			return fmt.Sprintf("its name %.40q, creation %s and end %s are not the %.40q, %s and %s its manifest in the store records",
+				st.Name, st.Created.Format(time.RFC3339), st.Finished.Format(time.RFC3339), m.Name, m.Created.Format(time.RFC3339), m.Finished.Format(time.RFC3339))
+		}
+	}
+	return ""
 }

@@ -62,8 +62,14 @@ func (co *Coordinator) noteStrayLocked(cid, tid string, st protocol.TaskState, r
 			termtext.OneLine(cid), s.total, refusalLine(tid, st))
 	}
 	sc := s.camps[cid]
-	if sc == nil {
-		if len(s.camps) >= maxStrayCampaigns {
+	if sc == nil || cid == NoCampaign {
+		// NoCampaign is no campaign id: its entry is the malformed
+		// messages' (malformed.go), not counted among the ids kept.
+		kept := len(s.camps)
+		if s.camps[NoCampaign] != nil {
+			kept--
+		}
+		if kept >= maxStrayCampaigns || cid == NoCampaign {
 			s.others++
 			return
 		}
@@ -80,8 +86,10 @@ func (co *Coordinator) noteStrayLocked(cid, tid string, st protocol.TaskState, r
 }
 
 // adoptStrayLocked moves the refusals naming c, kept while it was
-// unknown, into its status (co.mu held).
+// unknown, into its status, and the malformed messages whose subject
+// names it (co.mu held).
 func (co *Coordinator) adoptStrayLocked(c *campaign) {
+	co.spreadMalformedLocked()
 	sc := co.strays.camps[c.id]
 	if sc == nil {
 		return
@@ -97,8 +105,13 @@ func (co *Coordinator) adoptStrayLocked(c *campaign) {
 const StateUnknown = "unknown"
 
 // strayStatusLocked is the status of unknown campaign id whose refusals
-// sc lists (co.mu held).
+// sc lists (co.mu held), or the entry of malformed messages naming no
+// campaign (NoCampaign, malformed.go), kept among the strays so that
+// status and its list find it.
 func (co *Coordinator) strayStatusLocked(id string, sc *stray) protocol.Status {
+	if id == NoCampaign {
+		return co.malformedStatusLocked()
+	}
 	why := fmt.Sprintf("not a campaign this coordinator knows: workers refused %d task messages naming it (forged, or published before the campaign was submitted; none ran). "+
 		"Whoever published them holds the farm's NATS credentials. A campaign submitted under this id lists them in its status", sc.n)
 	if o := co.strays.others; o > 0 {

@@ -108,6 +108,7 @@ func (co *Coordinator) validate(ctx context.Context, req *protocol.SubmitRequest
 	if err != nil {
 		return "", nil, err
 	}
+	req.Spec = req.Spec.ForFarm() // the coordinator never reads a trace
 	if err := sweep.CheckVerify(req.Verify); err != nil {
 		return "", nil, fmt.Errorf("invalid sweep: %w", err)
 	}
@@ -289,7 +290,16 @@ func (co *Coordinator) resetAndStore(ctx context.Context, c *campaign, req proto
 }
 
 // storeCampaign records the code each policy is expected to run with and
-// writes the campaign's layout marker, spec and state.
+// writes the campaign's layout marker, spec, manifest and state, the
+// entry last: an entry whose campaign has no manifest in the store is
+// not trusted at the next start (crossCheck), and a coordinator stopped
+// between the entry and the manifest, which came once the task list was
+// generated (minutes for 10^7 tasks), left a first submission listed as
+// unreadable and a resubmission of a finished campaign lost. Stopped
+// between the manifest and the entry now, it leaves a running manifest
+// beside no entry (listed as unknown to NATS, findUnknown) or beside the
+// finished entry of a resubmitted campaign (the store wins: the
+// submission runs on, recoverStates).
 func (co *Coordinator) storeCampaign(ctx context.Context, c *campaign, f *sweep.File) error {
 	// The code each policy is expected to run with, read again at every
 	// submission: a newly pinned plugin binary means new content keys.
@@ -304,7 +314,26 @@ func (co *Coordinator) storeCampaign(ctx context.Context, c *campaign, f *sweep.
 	if err := co.putCampaignObjects(ctx, c.id, f); err != nil {
 		return err
 	}
+	if err := co.manifestBeforeEntry(ctx, c); err != nil {
+		return err
+	}
 	return co.putState(ctx, c)
+}
+
+// manifestBeforeEntry writes c's manifest for the entry about to be
+// written, unless the stored one already agrees with it (a running
+// campaign submitted again with its verification fraction: the manifest,
+// megabytes for 10^7 tasks, is written once the submission has its task
+// list anyway, listAndPublish).
+func (co *Coordinator) manifestBeforeEntry(ctx context.Context, c *campaign) error {
+	co.mu.Lock()
+	st := c.st
+	co.mu.Unlock()
+	if m, err := co.readManifestState(ctx, c.id); err == nil && m.State == st.State && stateDisagreement(&st, m) == "" {
+		return nil
+	}
+	_, err := co.writeManifest(ctx, c, nil)
+	return err
 }
 
 // putCampaignObjects writes campaign id's layout marker and spec.yaml, by
@@ -919,8 +948,13 @@ func (co *Coordinator) Status(ctx context.Context, id string) (*protocol.Status,
 	case err != nil:
 		return nil, err
 	}
-	// Written since the coordinator started: checked, never trusted.
+	// Written since the coordinator started: checked, never trusted, and
+	// compared with its manifest as at start (one read, for an entry no
+	// submission here wrote).
 	st, err := readState(id, e.Value())
+	if err == nil {
+		err = co.distrustLater(ctx, &st)
+	}
 	if err != nil {
 		s := badStatus(badState{id: id, why: err.Error(), at: e.Created()})
 		return &s, nil
@@ -1005,6 +1039,11 @@ func (co *Coordinator) Cancel(ctx context.Context, id string) (*protocol.Status,
 		co.mu.Unlock()
 		return nil, fmt.Errorf("%w %q", ErrUnknownCampaign, id)
 	}
+	// The manifest of a finished campaign loaded from its entry (no task
+	// list: no counts) is left as its end wrote it: rewritten, it lost
+	// its counts and task list hash, and its done entry then disagreed
+	// with it at the next start (crossCheck).
+	rewrite := c.st.State == protocol.CampaignRunning || c.tl != nil
 	if c.st.State == protocol.CampaignRunning {
 		c.st.State = protocol.CampaignCancelled
 		c.st.Finished = time.Now().UTC()
@@ -1016,8 +1055,10 @@ func (co *Coordinator) Cancel(ctx context.Context, id string) (*protocol.Status,
 	if err := co.h.Tasks.Purge(ctx, jetstream.WithPurgeSubject(protocol.CampaignFilter(id))); err != nil {
 		return nil, fmt.Errorf("purging tasks: %w", err)
 	}
-	if _, err := co.writeManifest(ctx, c, nil); err != nil {
-		co.o.Logf("coordinator: manifest of %s: %v", id, err)
+	if rewrite {
+		if _, err := co.writeManifest(ctx, c, nil); err != nil {
+			co.o.Logf("coordinator: manifest of %s: %v", id, err)
+		}
 	}
 	co.mu.Lock()
 	c.close()

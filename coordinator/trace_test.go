@@ -6,12 +6,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/msjfarm/msjfarm/coordinator"
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
+	"github.com/msjfarm/msjfarm/sweep"
 )
 
 // TestForgedTraceSubmitRefused: raw submit requests naming a trace by a
@@ -87,5 +92,68 @@ func TestForgedTraceSubmitRefused(t *testing.T) {
 	spec, err := e.store.Get(context.Background(), storage.CampaignSpecKey(rep.Campaign))
 	if err != nil || strings.Contains(string(spec), secret) || !strings.Contains(string(spec), sum) {
 		t.Fatalf("stored spec (%v):\n%s", err, spec)
+	}
+}
+
+// traceTries counts the policy variants a catalogue is asked to try on a
+// replayed trace's workload.
+type traceTries struct {
+	builtin.Catalog
+	tries *atomic.Int64
+}
+
+func (c traceTries) CheckWorkload(policy string, params map[string]any, w *sim.Workload) error {
+	if len(w.Trace) > 0 {
+		c.tries.Add(1)
+	}
+	return c.Catalog.CheckWorkload(policy, params, w)
+}
+
+// TestEmbeddedCoordinatorLeavesTheTrace: a coordinator handed the very
+// File its submitter planned, with the trace content read on that
+// machine (`msjfarm run` embeds one), plans it as the farm has it: it
+// does not parse the trace to try the policies on it again, as a
+// coordinator of `msjfarm submit` never sees it. It parsed it once per
+// servers value (a 5·10⁶-job trace: 88 bytes a job each time, on top of
+// the planning's own parses) and kept the content with the campaign.
+// The submitter's File keeps it.
+func TestEmbeddedCoordinatorLeavesTheTrace(t *testing.T) {
+	e := newEnv(t)
+	var tries atomic.Int64
+	co, _ := e.startCoordinatorWith(coordinator.Options{Catalog: traceTries{tries: &tries}})
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "t.swf"), []byte("; MaxProcs: 8\n1 0 -1 10 2\n2 5 -1 20 8\n3 9 -1 5 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte("name: tr\nseed: 1\ntrace: {file: t.swf}\naxes: {servers: [4, 8]}\npolicies: [fcfs, first-fit]\nreplications: 1\nrun: {arrivals: 2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := sweep.Load(sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := sweep.ReadTraceFile(f, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the submitter does: its plan tries the trace (2 systems × 2
+	// policies), then it uploads the trace and submits.
+	if _, err := sweep.Plan(f, traceTries{tries: &tries}); err != nil || tries.Load() != 4 {
+		t.Fatalf("the submitter's plan tried %d variants on the trace (%v); want 4", tries.Load(), err)
+	}
+	if _, _, err := storage.PutTrace(t.Context(), e.store, data); err != nil {
+		t.Fatal(err)
+	}
+	tries.Store(0)
+	rep, err := co.Submit(t.Context(), protocol.SubmitRequest{Spec: f})
+	if err != nil || rep.Tasks != 4 {
+		t.Fatalf("submit: %+v, %v", rep, err)
+	}
+	if n := tries.Load(); n != 0 {
+		t.Fatalf("the coordinator tried %d policy variants on the trace: it parsed the submitter's copy of it", n)
+	}
+	if _, err := sweep.Plan(f, traceTries{tries: &tries}); err != nil || tries.Load() != 4 {
+		t.Fatalf("the submitter's File lost its trace: its plan tried %d variants on it (%v)", tries.Load(), err)
 	}
 }

@@ -145,6 +145,10 @@ type source struct {
 	// profileEnv says the profile was selected by MSJFARM_PROFILE, not
 	// by the caller.
 	profileEnv bool
+	// others is what checking the profiles not selected needs (the
+	// file's content), kept only while the file has any
+	// (keepForProfiles); nil once checked.
+	others *otherProfiles
 	// env holds the environment overrides applied (key of envKeys →
 	// value): a file loaded from a path reads them, a content parsed
 	// (a stored spec) never does.

@@ -395,6 +395,11 @@ func planFile(f *File, cat Catalog, max Size) (*Campaign, error) {
 	if c.ID, err = hashHex(f, 16); err != nil {
 		return nil, fmt.Errorf("sweep file: %w", err)
 	}
+	warns, err := checkOtherProfiles(f, cat)
+	if err != nil {
+		return nil, err
+	}
+	c.Warnings = append(c.Warnings, warns...)
 	return c, nil
 }
 

@@ -306,6 +306,7 @@ func parseProfile(data []byte, format, profile, name string, env bool) (*File, e
 		return nil, src.locate(err)
 	}
 	f.src = src
+	src.keepForProfiles(f, v)
 	if profile == "" {
 		return f, nil
 	}

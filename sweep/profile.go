@@ -28,7 +28,8 @@ const ProfileEnv = "MSJFARM_PROFILE"
 // not named keep theirs, and zip groups are the file's); precision (merged
 // key by key into the file's block, or forming one). The keys are checked
 // like the file's (unknown keys and wrong types are errors naming the key)
-// for every profile, selected or not. Environment overrides (MSJFARM_<KEY>)
+// for every profile, selected or not, and so are the values when the file
+// is planned (checkOtherProfiles). Environment overrides (MSJFARM_<KEY>)
 // still win over the profile. Profile names are case-insensitive (the
 // reader folds keys to lower case).
 type Profile struct {

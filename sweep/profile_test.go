@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -154,5 +155,145 @@ func TestProfileEnv(t *testing.T) {
 	t.Setenv("MSJFARM_RUN_ARRIVALS", "2e5")
 	if f, err := Load(path); err != nil || f.Run.Arrivals != 2e5 || f.Replications != 30 {
 		t.Errorf("MSJFARM_RUN_ARRIVALS should beat the profile: %+v, %v", f, err)
+	}
+}
+
+// TestOtherProfilesChecked: a profile that is not selected is planned
+// too, and its first mistake refuses the file, named by the profile and
+// placed at the profile's own line (profileBase has 9 lines, so the
+// profiles block begins on line 10 and its first profile on 11).
+func TestOtherProfilesChecked(t *testing.T) {
+	for _, c := range []struct {
+		name, profiles, selected, want string
+	}{
+		{"replications", "paper: {replications: 0}", "",
+			`line 11, column 25: replications: must be >= 1, got 0 (in profile "paper", not selected`},
+		// The bad value, placed at its element (column of "-2").
+		{"negative rate", "paper:\n    axes: {arrival_rate: [1, -2]}", "",
+			`line 12, column 30: axes.arrival_rate: point arrival_rate=-2`},
+		{"misspelt axis", "paper:\n    axes: {arival_rate: [1, 2]}", "",
+			`line 12, column 12: axes.arival_rate: unknown axis "arival_rate"`},
+		{"run", "paper: {run: {warmup: -5}}", "",
+			`run.warmup`},
+		// Another profile selected: the one that is not is checked.
+		{"beside the selected", "quick: {replications: 2}\n  paper: {replications: -1}", "quick",
+			`replications: must be >= 1, got -1 (in profile "paper"`},
+		// Points too: each is planned, as when selected.
+		{"share at a point", "paper:\n    axes:\n      class[1].service.mean: [1, 0]", "",
+			`(in profile "paper"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			body := profileBase + "profiles:\n  " + c.profiles + "\n"
+			f, err := ParseProfile([]byte(body), "yaml", c.selected)
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			_, err = Expand(f, testCatalog{})
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "profile") {
+				t.Fatalf("error %v, want it to contain %q", err, c.want)
+			}
+			// The profile itself, selected, gives the same mistake.
+			g, err := ParseProfile([]byte(body), "yaml", "paper")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Expand(g, testCatalog{}); err == nil {
+				t.Fatal("profile paper selected: no error")
+			}
+		})
+	}
+	// Good profiles: nothing to say, and the campaign is the file's.
+	f, err := ParseProfile([]byte(profileBase+profileBlock), "yaml", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Expand(f, testCatalog{})
+	if err != nil || len(c.Warnings) != 0 {
+		t.Fatalf("good profiles: %v, warnings %q", err, c.Warnings)
+	}
+}
+
+// TestOtherProfilesBounded: past the bounds a profile is not planned
+// point by point, or not re-read at all, and the warnings say which.
+func TestOtherProfilesBounded(t *testing.T) {
+	// 101 × 101 × 2 = 20 402 points, over maxProfilePoints: its names and
+	// sizes are still checked (a misspelt axis is refused), its points not.
+	var vals []string
+	for i := range 101 {
+		vals = append(vals, fmt.Sprint(1+float64(i)/100))
+	}
+	big := "big:\n    axes:\n      arrival_rate: [" + strings.Join(vals, ", ") + "]\n      class[1].service.mean: [" + strings.Join(vals, ", ") + "]\n"
+	f, err := ParseProfile([]byte(profileBase+"profiles:\n  "+big), "yaml", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Expand(f, testCatalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "big (10201 points)") {
+		t.Errorf("warnings %q, want one naming big and its points", c.Warnings)
+	}
+	bad := strings.Replace(big, "arrival_rate", "arival_rate", 1)
+	f, err = ParseProfile([]byte(profileBase+"profiles:\n  "+bad), "yaml", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Expand(f, testCatalog{}); err == nil || !strings.Contains(err.Error(), `unknown axis "arival_rate"`) {
+		t.Errorf("a large profile's misspelt axis: %v", err)
+	}
+
+	// Past maxOtherProfiles profiles the rest are not checked, and said
+	// so: the first 256 in name order (p000 … p255) are, p256 … p299 not.
+	var b strings.Builder
+	b.WriteString(profileBase + "profiles:\n")
+	for i := range 300 {
+		fmt.Fprintf(&b, "  p%03d: {replications: %d}\n", i, 1+i%7)
+	}
+	f, err = ParseProfile([]byte(b.String()), "yaml", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err = Expand(f, testCatalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "44 of the file's profiles were not checked (p256, p257,") {
+		t.Errorf("warnings %q, want one naming p256 on", c.Warnings)
+	}
+}
+
+// TestOverlayIsSelection: the campaign checkOtherProfiles plans for a
+// profile is the one selecting it plans: same normalised file (hence id),
+// with and without an environment override, which wins over both.
+func TestOverlayIsSelection(t *testing.T) {
+	body := []byte(profileBase + profileBlock + "  axes2:\n    axes:\n      class[1].service.mean: [3]\n      servers: [4, 8]\n")
+	for _, env := range []string{"", "77"} {
+		t.Setenv("MSJFARM_RUN_ARRIVALS", env)
+		f, err := parseProfile(body, "yaml", "", "f.yaml", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.src.others == nil {
+			t.Fatal("nothing kept for the other profiles")
+		}
+		for _, name := range f.ProfileNames() {
+			g, err := f.src.others.overlay(f.src, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := parseProfile(body, "yaml", name, "f.yaml", true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gj, _ := json.Marshal(g)
+			hj, _ := json.Marshal(h)
+			if string(gj) != string(hj) {
+				t.Errorf("env %q, profile %s: overlay\n%s\nselection\n%s", env, name, gj, hj)
+			}
+			if env != "" && g.Run.Arrivals != 77 {
+				t.Errorf("profile %s: arrivals %d, want the environment's 77", name, g.Run.Arrivals)
+			}
+		}
 	}
 }

@@ -134,6 +134,23 @@ func (c *Campaign) LocalTrace(servers int) (*swf.Trace, error) {
 	return swf.Read(bytes.NewReader(c.File.Trace.local), servers)
 }
 
+// ForFarm is f as the farm has it: a copy without the trace content read
+// on this machine (ReadTraceFile, AttachStoredTrace), which only the
+// submitting client plans with; f itself is unchanged. A coordinator
+// plans with it whatever process it runs in: the one `msjfarm run`
+// embeds, handed the File the command had planned, parsed the trace
+// again at each servers value to try the policies the command had just
+// tried on it, and kept the content for as long as it kept the campaign.
+func (f *File) ForFarm() *File {
+	if f == nil || f.Trace == nil || f.Trace.local == nil {
+		return f
+	}
+	g, tr := *f, *f.Trace
+	tr.local = nil
+	g.Trace = &tr
+	return &g
+}
+
 // canonicalTrace parses the trace file's content, read from raw, as SWF,
 // on the submitting machine, and returns its canonical form
 // (swf.Canonical), the only bytes that are uploaded: a file that is not a
@@ -144,7 +161,10 @@ func (c *Campaign) LocalTrace(servers int) (*swf.Trace, error) {
 // gzipped trace grows), refused at the line that crosses it, and must
 // have a usable job for the sweep's servers (or the header's).
 func canonicalTrace(f *File, raw io.Reader, limit int64) ([]byte, error) {
-	data, err := swf.Canonical(raw, swf.Limits{MaxCanonical: max(limit, 0)})
+	// The checks read the counts gathered as the form was written
+	// (swf.Shape: what parsing it again gives, without the jobs): the
+	// form was parsed again for them, 80 bytes a job held for nothing.
+	data, shape, err := swf.CanonicalShape(raw, swf.Limits{MaxCanonical: max(limit, 0)})
 	var grew *grewError
 	switch {
 	case errors.As(err, &grew):
@@ -155,23 +175,24 @@ func canonicalTrace(f *File, raw io.Reader, limit int64) ([]byte, error) {
 	case err != nil:
 		return nil, fieldErr("trace.file", nil, "%s is not an SWF trace (%s); nothing was uploaded", f.Trace.File, SWFReason(err))
 	}
-	tr, err := swf.Read(bytes.NewReader(data), f.Servers)
+	c, err := shape.At(f.Servers)
 	_, serversAxis := f.Axes["servers"]
 	switch {
 	case errors.Is(err, swf.ErrNoServers) && !serversAxis:
 		return nil, fieldErr("servers", nil, "trace.file %s has no MaxProcs or MaxNodes header line: give servers", f.Trace.File)
-	case err == nil && f.Servers == 0 && !serversAxis && tr.K > sim.MaxServers:
-		return nil, fieldErr("servers", nil, "trace.file %s gives %d servers in its header, more than the %d msjfarm simulates: give servers", f.Trace.File, tr.K, sim.MaxServers)
-	case err == nil && len(tr.Jobs) == 0:
-		return nil, fieldErr("trace.file", nil, "%s %s", f.Trace.File, noUsableJob(tr))
+	case err == nil && f.Servers == 0 && !serversAxis && c.K > sim.MaxServers:
+		return nil, fieldErr("servers", nil, "trace.file %s gives %d servers in its header, more than the %d msjfarm simulates: give servers", f.Trace.File, c.K, sim.MaxServers)
+	case err == nil && c.Kept == 0:
+		return nil, fieldErr("trace.file", nil, "%s %s", f.Trace.File, noUsableJob(c.K, c.Lines, c.Skipped))
 	}
 	return data, nil
 }
 
-// noUsableJob says why trace tr has no job to replay.
-func noUsableJob(tr *swf.Trace) string {
+// noUsableJob says why a trace of lines job lines, skipped as skip says
+// on k servers, has no job to replay.
+func noUsableJob(k, lines int, skip swf.SkipCounts) string {
 	return fmt.Sprintf("has no usable job on %d servers (of %d job lines: %d without a submit time, %d without a run time, %d without processors, %d wider than the servers)",
-		tr.K, tr.Lines, tr.Skipped.Submit, tr.Skipped.RunTime, tr.Skipped.Procs, tr.Skipped.TooWide)
+		k, lines, skip.Submit, skip.RunTime, skip.Procs, skip.TooWide)
 }
 
 // traceWorkload is the workload a worker replays at a point of servers
@@ -184,7 +205,7 @@ func (c *Campaign) traceWorkload(spec workload.Spec, trace *TraceRef) (*sim.Work
 		return nil, fmt.Errorf("trace: %w", err)
 	}
 	if len(tr.Jobs) == 0 {
-		return nil, fmt.Errorf("trace %s", noUsableJob(tr))
+		return nil, fmt.Errorf("trace %s", noUsableJob(tr.K, tr.Lines, tr.Skipped))
 	}
 	w, err := workload.FromTrace(spec.Name, tr, trace.TimeScale)
 	if err != nil {

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
@@ -23,7 +25,7 @@ import (
 // step; settle alone acts on the verdict (ack, nak or term, the task's
 // reported state, the counters, the run log, metrics and logs):
 //
-//	received ─┬─ refused ........ receive        Term          rejected (content ≠ id) / none (malformed)
+//	received ─┬─ refused ........ receive        Term          rejected (content ≠ id) / reportMalformed (malformed)
 //	          ├─ elsewhere ...... admit          Nak/Term      (another store: settleStore)
 //	          ├─ cancelled ...... admit          Term
 //	          ├─ already stored . admit          Ack           done
@@ -347,7 +349,8 @@ func (w *Worker) settle(d *delivery, v verdict) {
 	}
 	switch v {
 	case malformed:
-		w.o.Logf("worker %s: %v", w.o.Name, d.err)
+		w.o.Logf("worker %s: %s", w.o.Name, termtext.Clip(termtext.OneLine(d.err.Error()), 2*protocol.MaxMalformedText))
+		w.reportMalformed(d)
 		_ = d.msg.TermWithReason("malformed task message")
 		w.Stats.Terminated.Add(1)
 	case refused:
@@ -383,6 +386,58 @@ func (w *Worker) settle(d *delivery, v verdict) {
 	case failed, unrecorded:
 		w.settleFailed(d, v)
 	}
+}
+
+// reportMalformed records malformed message d for the coordinator's
+// status in its key of the task-state bucket (protocol.MalformedKey): its
+// subject, stream sequence, size and publication time and the decode
+// error, the texts clipped, never its content. Before, it was named in
+// this worker's log only, and the operator never learnt that someone
+// publishes garbage onto the farm. The key counts the messages recorded
+// in it (MalformedMsg.N): a concurrent write (another worker, another
+// message of the same slot) makes the update fail, and it is tried again
+// on what that wrote; a redelivery of the message the key holds is not
+// counted again. Written before the message is terminated, so that a
+// worker killed in between leaves it to a redelivery.
+func (w *Worker) reportMalformed(d *delivery) {
+	meta, err := d.msg.Metadata()
+	if err != nil {
+		return // not a JetStream message: nothing to name it by
+	}
+	subj := d.msg.Subject()
+	why := strings.TrimPrefix(d.err.Error(), "malformed task message on "+subj+": ")
+	rec := protocol.MalformedMsg{Subject: termtext.Clip(subj, protocol.MaxMalformedText), Seq: meta.Sequence.Stream,
+		Size: len(d.msg.Data()), Published: meta.Timestamp.UTC(), Error: termtext.Clip(why, protocol.MaxMalformedText),
+		Worker: w.o.Name, Seen: time.Now().UTC()}
+	key := protocol.MalformedKey(rec.Seq)
+	ctx, cancel := ioCtx()
+	defer cancel()
+	for range 10 {
+		var prev protocol.MalformedMsg
+		var rev uint64
+		e, err := w.h.TaskStates.Get(ctx, key)
+		switch {
+		case err == nil:
+			rev = e.Revision()
+			if json.Unmarshal(e.Value(), &prev) == nil && prev.Seq == rec.Seq {
+				return
+			}
+		case !errors.Is(err, jetstream.ErrKeyNotFound):
+			w.o.Logf("worker %s: recording malformed message %d: %v", w.o.Name, rec.Seq, err)
+			return
+		}
+		rec.N = min(max(prev.N, 0), protocol.MaxMalformedCount) + 1
+		data, _ := json.Marshal(&rec)
+		if rev == 0 {
+			_, err = w.h.TaskStates.Create(ctx, key, data)
+		} else {
+			_, err = w.h.TaskStates.Update(ctx, key, data, rev)
+		}
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+	}
+	w.o.Logf("worker %s: recording malformed message %d: its key %s kept changing", w.o.Name, rec.Seq, key)
 }
 
 // settleStored: the result is stored (ack last, so that a crash at any

@@ -398,3 +398,32 @@ func TestTooManySamples(t *testing.T) {
 		}
 	}
 }
+
+// A mistake in a profile the run does not select refuses the file before
+// anything is made, naming the profile at its line (sweep's
+// TestOtherProfilesChecked has the cases): a paper-size profile was
+// checked only the day it was submitted.
+func TestRunOtherProfileChecked(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "p.yaml")
+	// Line 10, column 19: the 0 of "replications: 0" (newcomerBase has 7 lines).
+	body := newcomerBase + "profiles:\n  paper:\n    replications: 0\n  quick: {}\n"
+	if err := os.WriteFile(sw, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, profile := range []string{"", "quick"} {
+		data := filepath.Join(dir, "data")
+		args := []string{"run", "--storage", data, sw}
+		if profile != "" {
+			args = append(args, "--profile", profile)
+		}
+		code, _, errOut := msjfarm(t, []string{"HOME=" + dir}, args...)
+		want := sw + `:10:19: replications: must be >= 1, got 0 (in profile "paper", not selected`
+		if code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("%v: exit %d, want 2 and %q:\n%s", args, code, want, errOut)
+		}
+		if _, err := os.Stat(data); err == nil {
+			t.Errorf("%v: the store directory was made", args)
+		}
+	}
+}

@@ -178,6 +178,16 @@ type Status struct {
 	Rejected []string `json:"rejected,omitempty"`
 	// RejectedTotal counts every refused message (Rejected lists ten).
 	RejectedTotal int `json:"rejected_total,omitempty"`
+	// Malformed are up to ten task messages on the campaign's subjects
+	// that do not decode at all (a worker terminated each), each named
+	// by its subject, stream sequence, size, publication time and the
+	// decode error clipped, never by its content; MalformedTotal counts
+	// those the coordinator keeps (the farm's latest MalformedSlots).
+	// The list entry "no-campaign" (coordinator.NoCampaign) has the
+	// ones whose subject names no campaign the coordinator knows, and
+	// the farm's total.
+	Malformed      []string `json:"malformed,omitempty"`
+	MalformedTotal int      `json:"malformed_total,omitempty"`
 	// Verify is the campaign's spot verification (nil: not asked for).
 	Verify *VerifyStatus `json:"verify,omitempty"`
 	// Finalising is why a campaign whose tasks are all finished is not
@@ -205,7 +215,8 @@ type Status struct {
 // Problems say why a running campaign does not move, one line each: it
 // belongs to another store, its summary cannot be written, its missing
 // tasks cannot be queued, workers are paused on their store, workers
-// refuse its task messages (the first ten, then how many more). `msjfarm status` prints them under the
+// refuse its task messages, or terminate ones that do not decode (the
+// first ten of each, then how many more). `msjfarm status` prints them under the
 // campaign and the live page lists them.
 func (s *Status) Problems() []string {
 	var out []string
@@ -218,6 +229,10 @@ func (s *Status) Problems() []string {
 	out = append(out, s.Rejected...)
 	if more := s.RejectedTotal - len(s.Rejected); more > 0 {
 		out = append(out, fmt.Sprintf("… and %d more task messages refused", more))
+	}
+	out = append(out, s.Malformed...)
+	if more := s.MalformedTotal - len(s.Malformed); more > 0 {
+		out = append(out, fmt.Sprintf("… and %d more malformed task messages", more))
 	}
 	return out
 }

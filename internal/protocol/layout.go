@@ -17,7 +17,8 @@
 //	consumer coordinator        durable pull consumer on MSJFARM_ADVISORIES
 //	KV      msjfarm_campaigns   key <campaign>: CampaignState JSON
 //	KV      msjfarm_tasks       key <campaign>.<task>: TaskState JSON (running/retrying/done/failed),
-//	                            expiring after TaskStateTTL
+//	                            expiring after TaskStateTTL; keys malformed.<n>: the task messages
+//	                            that do not decode, as workers recorded them (MalformedMsg JSON)
 //	API     msjfarm.api.submit|status|cancel|list   request/reply, JSON (api.go)
 //
 // Why one subject per task: the coordinator can ask the stream which tasks of

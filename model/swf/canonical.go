@@ -2,6 +2,7 @@ package swf
 
 import (
 	"io"
+	"math"
 	"strconv"
 )
 
@@ -29,6 +30,18 @@ import (
 // takes it past that many bytes (an error wrapping ErrCanonicalTooLarge):
 // the form was built whole, and measured by the caller.
 func Canonical(r io.Reader, lim Limits) ([]byte, error) {
+	out, _, err := CanonicalShape(r, lim)
+	return out, err
+}
+
+// CanonicalShape is Canonical that also returns the trace's shape: what
+// Read of the canonical form reports besides the jobs themselves, for
+// any k (Shape.At), gathered from the lines as they are parsed. A caller
+// that only needs to know how many jobs a system keeps (msjfarm run and
+// submit check that a trace leaves one) learns it without parsing the
+// form again: the second parse of a 5·10⁶-job trace held 80 bytes a job
+// for nothing.
+func CanonicalShape(r io.Reader, lim Limits) ([]byte, *Shape, error) {
 	// The header lines come first but may be read last (a header line
 	// may follow the jobs): room is left for them, and they are written
 	// into it at the end.
@@ -36,8 +49,10 @@ func Canonical(r io.Reader, lim Limits) ([]byte, error) {
 	out := make([]byte, head, head+64<<10)
 	bound, last := lim.MaxCanonical, 0
 	tr := &Trace{}
+	sh := &Shape{widths: map[int]int{}}
 	err := scan(r, lim, tr, func(line int, p parsed) error {
 		last = line
+		sh.add(p)
 		if len(out)+canonicalLine > cap(out) {
 			// Grown by hand, at most to the bound: appending past it
 			// reserved a quarter more than the bound allows.
@@ -54,8 +69,9 @@ func Canonical(r io.Reader, lim Limits) ([]byte, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	sh.maxProcs, sh.maxNodes = tr.MaxProcs, tr.MaxNodes
 	h := []byte("; msjfarm canonical SWF: the fields a replay reads, -1 elsewhere\n")
 	if tr.MaxProcs != 0 {
 		h = append(strconv.AppendInt(append(h, "; MaxProcs: "...), int64(tr.MaxProcs), 10), '\n')
@@ -67,9 +83,61 @@ func Canonical(r io.Reader, lim Limits) ([]byte, error) {
 	copy(out[start:], h)
 	out = out[start:]
 	if bound > 0 && int64(len(out)) > bound {
-		return nil, canonicalTooLarge(last, bound)
+		return nil, nil, canonicalTooLarge(last, bound)
 	}
-	return out, nil
+	if cap(out)-len(out) > len(out)/8 {
+		// Kept exactly sized: the caller keeps the form while it plans
+		// and uploads it, and the buffer grown by doubling was up to
+		// twice its size (5·10⁶ jobs: 359 MB in 537).
+		out = append(make([]byte, 0, len(out)), out...)
+	}
+	return out, sh, nil
+}
+
+// Shape is what Read reports of a trace for k servers besides its jobs
+// (Shape.At), for every k at once: the job lines by the reason Read
+// drops them, but for their width, and the others counted by width.
+type Shape struct {
+	maxProcs, maxNodes int
+	lines              int
+	skipped            SkipCounts  // Submit, RunTime and Procs
+	widths             map[int]int // the jobs Read keeps on enough servers, by width
+}
+
+// add counts job line p as Read sorts it (ReadLimits' skip reasons, in
+// their order: the same fields, the same comparisons).
+func (s *Shape) add(p parsed) {
+	s.lines++
+	j := Job{Submit: p.submit, Run: p.run, Procs: clampProcs(p.procs)}
+	if s.skipped.keeps(&j, math.MaxInt) { // too wide or not: At's k decides
+		s.widths[j.Procs]++
+	}
+}
+
+// Counts is what Read reports of a trace besides its jobs: Kept is
+// len(Trace.Jobs), the other fields are the Trace's.
+type Counts struct {
+	MaxProcs, MaxNodes, K, Lines, Kept int
+	Skipped                            SkipCounts
+}
+
+// At is what Read of the canonical form reports for a system of k
+// servers (k <= 0: the header's MaxProcs, else its MaxNodes, else
+// ErrNoServers, as Read), without its jobs.
+func (s *Shape) At(k int) (Counts, error) {
+	k, err := servers(k, s.maxProcs, s.maxNodes)
+	if err != nil {
+		return Counts{}, err
+	}
+	c := Counts{MaxProcs: s.maxProcs, MaxNodes: s.maxNodes, K: k, Lines: s.lines, Skipped: s.skipped}
+	for w, n := range s.widths {
+		if w <= k {
+			c.Kept += n
+		} else {
+			c.Skipped.TooWide += n
+		}
+	}
+	return c, nil
 }
 
 // canonicalLine is room for a canonical job line of five numbers of up

@@ -64,6 +64,38 @@ type SkipCounts struct {
 	TooWide int // processors > k: the job could never be served
 }
 
+// servers is the k a trace is read for: k itself, or for k <= 0 the
+// header's MaxProcs, else its MaxNodes, else ErrNoServers.
+func servers(k, maxProcs, maxNodes int) (int, error) {
+	switch {
+	case k > 0:
+		return k, nil
+	case maxProcs > 0:
+		return maxProcs, nil
+	case maxNodes > 0:
+		return maxNodes, nil
+	}
+	return 0, ErrNoServers
+}
+
+// keeps reports whether a system of k servers keeps job j, counting it
+// under the first reason that drops it otherwise.
+func (s *SkipCounts) keeps(j *Job, k int) bool {
+	switch {
+	case j.Submit < 0:
+		s.Submit++
+	case j.Run <= 0:
+		s.RunTime++
+	case j.Procs <= 0:
+		s.Procs++
+	case j.Procs > k:
+		s.TooWide++
+	default:
+		return true
+	}
+	return false
+}
+
 // Total returns the number of dropped job lines.
 func (s SkipCounts) Total() int { return s.Submit + s.RunTime + s.Procs + s.TooWide }
 
@@ -278,15 +310,8 @@ func ReadLimits(r io.Reader, k int, lim Limits) (*Trace, error) {
 		return nil, err
 	}
 
-	if k <= 0 {
-		switch {
-		case tr.MaxProcs > 0:
-			k = tr.MaxProcs
-		case tr.MaxNodes > 0:
-			k = tr.MaxNodes
-		default:
-			return nil, ErrNoServers
-		}
+	if k, err = servers(k, tr.MaxProcs, tr.MaxNodes); err != nil {
+		return nil, err
 	}
 	tr.K = k
 	tr.Lines = n
@@ -308,16 +333,7 @@ func ReadLimits(r io.Reader, k int, lim Limits) (*Trace, error) {
 	i := 0
 	for ci, c := range chunks {
 		for _, j := range c {
-			switch {
-			case j.Submit < 0:
-				tr.Skipped.Submit++
-			case j.Run <= 0:
-				tr.Skipped.RunTime++
-			case j.Procs <= 0:
-				tr.Skipped.Procs++
-			case j.Procs > k:
-				tr.Skipped.TooWide++
-			default:
+			if tr.Skipped.keeps(&j, k) {
 				tr.Jobs = append(tr.Jobs, j)
 				if fromRequested[i/64]&(1<<(i%64)) != 0 {
 					tr.FromRequested++

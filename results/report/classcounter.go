@@ -70,7 +70,7 @@ func (g *classCounter) name(names []string) string {
 // or undefined everywhere is skipped and one constant everywhere is listed
 // in constant, as metricFigure does for a figure of its own; nil when no
 // class is left to draw.
-func (f *facet) classCounterFigure(out *files, x, xl string, g *classCounter, names []string) (fig *figure, skipped, constant []string, err error) {
+func (f *facet) classCounterFigure(out *files, x, xl string, g *classCounter, names []string) (figs []figure, skipped, constant []string, err error) {
 	classes := 0
 	for _, p := range f.pts {
 		classes = max(classes, len(p.Classes))
@@ -102,43 +102,40 @@ func (f *facet) classCounterFigure(out *files, x, xl string, g *classCounter, na
 	if len(panels) == 0 {
 		return nil, skipped, constant, nil
 	}
-	name := f.prefix + g.name(names)
-	title, err := f.drawClassCounter(out, name, xl, yl, first, panels)
+	title, parts, err := f.drawClassCounter(out, f.prefix+g.name(names), xl, yl, first, panels)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if mt, ok := f.described(first); ok && mt.Doc != "" {
 		title += ". " + mt.Doc
 	}
-	return &figure{Name: name, Title: title, Wide: len(panels) > 1}, skipped, constant, nil
+	return partFigures(parts, title, len(panels) > 1), skipped, constant, nil
 }
 
 // drawClassCounter writes the per-class counter's figure name from its
 // panels (first is the first drawn class's column, yl the label without
-// the class) and returns the caption's start. One class left to draw is a
-// figure of its own at column width with its legend below, as
-// metricFigure draws one, not a one-panel grid whose legend takes half
-// the width; its axis label names the class.
-func (f *facet) drawClassCounter(out *files, name, xl, yl, first string, panels []panelData) (string, error) {
+// the class), in several files past maxPanels classes, and returns the
+// caption's start. One class left to draw is a figure of its own at
+// column width with its legend below, as metricFigure draws one, not a
+// one-panel grid whose legend takes half the width; its axis label names
+// the class.
+func (f *facet) drawClassCounter(out *files, name, xl, yl, first string, panels []panelData) (string, []figurePart, error) {
 	title := "policy counter per class: " + yl
-	rows, w, h, shared := [][]*plot.Plot(nil), panW, panH, true
 	if len(panels) == 1 {
 		yl = f.metricLabel(first)
-		title = "policy counter: " + yl
 		panels[0].title = ""
-		rows, w, h, shared = [][]*plot.Plot{{newPlot("", xl, yl, panels[0].cs, true, f.lines...)}}, colW, colH, false
-	} else {
-		ps := make([]*plot.Plot, 0, len(panels))
-		for _, pd := range panels {
-			ps = append(ps, newPlot(pd.title, xl, yl, pd.cs, true, f.lines...))
+		if err := writeEditable(out, name, xl, yl, panels, false); err != nil {
+			return "", nil, err
 		}
-		rows = grid(ps)
-		w, h, shared = gridTile(rows)
+		p := newPlot("", xl, yl, panels[0].cs, true, f.lines...)
+		return "policy counter: " + yl + crowdedNote(panels[0].cs), figureParts(name, 1), render(out, name, [][]*plot.Plot{{p}}, colW, colH, false)
 	}
-	if err := writeEditable(out, name, xl, yl, panels, false); err != nil {
-		return "", err
+	ps := make([]*plot.Plot, 0, len(panels))
+	for _, pd := range panels {
+		ps = append(ps, newPlot(pd.title, xl, yl, pd.cs, true, f.lines...))
 	}
-	return title + crowdedNote(panels[0].cs), render(out, name, rows, w, h, shared)
+	parts, err := drawPanels(out, name, xl, yl, panels, ps)
+	return title + crowdedNote(panels[0].cs), parts, err
 }
 
 // class is the name and need of the facet's class ci, from the first point

@@ -561,11 +561,11 @@ func (g *heatGroup) className(ci int) string {
 }
 
 // heatFigure draws metric hm of group g: one panel per series (per series
-// and class for a per-class counter), a shared binned colour key to the
-// right; beside it the cells as CSV (rows in panel, row and column order:
+// and class for a per-class counter; in several files past maxPanels), a
+// shared binned colour key; beside it the cells as CSV (rows in panel, row and column order:
 // a report rendered again is identical) and the matplotlib script. nil
 // when no cell has a value.
-func (g *heatGroup) heatFigure(out *files, hm heatMetric, xl string) (*figure, error) {
+func (g *heatGroup) heatFigure(out *files, hm heatMetric, xl string) ([]figure, error) {
 	panels, cols := g.heatPanels(hm)
 	var vals []float64
 	for i, hp := range panels {
@@ -579,42 +579,64 @@ func (g *heatGroup) heatFigure(out *files, hm heatMetric, xl string) (*figure, e
 	if !ok || len(panels) == 0 {
 		return nil, nil
 	}
+	name := g.prefix + "heat_" + hm.name
+	label, title := g.heatLabels(hm, cols[0])
+	title = fmt.Sprintf("%s over %s × %s (colour: %s bins)", title, xl, g.yLabel, sc.scale())
+	parts := figureParts(name, len(panels))
+	for _, pt := range parts {
+		if err := g.heatPart(out, pt, panels, cols, xl, label, sc); err != nil {
+			return nil, err
+		}
+	}
+	return partFigures(parts, title, true), nil
+}
+
+// heatPart draws part pt of a heat map (its panels, its cells as CSV,
+// its script), the whole binned colour scale as its key.
+func (g *heatGroup) heatPart(out *files, pt figurePart, panels []*heatPanel, cols []string, xl, label string, sc heatScale) error {
 	var plots []*plot.Plot
 	var csv bytes.Buffer
 	csv.WriteString("panel,row,x,mean,hw,reading\n")
 	anyBound := false
-	for i, hp := range panels {
-		if hp.writeCSV(&csv, cols[i]) {
+	for i := pt.lo; i < pt.hi; i++ {
+		if panels[i].writeCSV(&csv, cols[i]) {
 			anyBound = true
 		}
-		plots = append(plots, hp.plot(cols[i], xl, g.yLabel, sc))
+		plots = append(plots, panels[i].plot(cols[i], xl, g.yLabel, sc))
 	}
 	// The colour key, top (high) to bottom, on the first panel: render
-	// moves it to the shared strip.
-	key := plots[0]
+	// moves it to the shared legend (a band under a grid that the strip
+	// on the right would make wider than a page).
+	var items []legendItem
 	for i := sc.bins() - 1; i >= 0; i-- {
-		key.Legend.Add(sc.label(i), swatch{col: sc.colour(i)})
+		items = append(items, legendItem{sc.label(i), []plot.Thumbnailer{swatch{col: sc.colour(i)}}})
 	}
 	if anyBound {
-		key.Legend.Add("bound (unstable)", swatch{col: boundColour})
+		items = append(items, legendItem{"bound (unstable)", []plot.Thumbnailer{swatch{col: boundColour}}})
 	}
-	key.Legend.Add("no value", swatch{col: noColour})
-	name := g.prefix + "heat_" + hm.name
-	label, title := g.heatLabels(hm, cols[0])
-	out.put(name+".csv", bytes.Clone(csv.Bytes()))
-	if err := writeHeatScript(out, name, xl, g.yLabel, label, sc); err != nil {
-		return nil, err
+	items = append(items, legendItem{"no value", []plot.Thumbnailer{swatch{col: noColour}}})
+	key := plots[0]
+	for _, it := range items {
+		key.Legend.Add(it.label, it.thumbs...)
+	}
+	if len(plots) > 1 {
+		legends.Store(key, &items)
+	}
+	out.put(pt.name+".csv", bytes.Clone(csv.Bytes()))
+	if err := writeHeatScript(out, pt.name, xl, g.yLabel, label, sc); err != nil {
+		return err
 	}
 	gr := grid(plots)
 	w, h, shared := gridTile(gr)
-	if err := render(out, name, gr, w, h, shared); err != nil {
-		return nil, err
-	}
-	scale := "linear"
+	return render(out, pt.name, gr, w, h, shared)
+}
+
+// scale names the colour scale: linear or logarithmic.
+func (sc heatScale) scale() string {
 	if sc.log {
-		scale = "logarithmic"
+		return "logarithmic"
 	}
-	return &figure{Name: name, Title: fmt.Sprintf("%s over %s × %s (colour: %s bins)", title, xl, g.yLabel, scale), Wide: true}, nil
+	return "linear"
 }
 
 // heatLabels are the colour key's label of hm (whose first column is
@@ -789,7 +811,10 @@ def main():
             panels.append(r["panel"])
     ncols = min(3, len(panels))
     nrows = math.ceil(len(panels) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=((6.9 if ncols == 2 else 2.3 * ncols) + 1.3, 1.9 * nrows), squeeze=False)
+    # One panel with the key beside it; two or more across a page (6.9 in),
+    # the key in a band under them.
+    beside = len(panels) == 1
+    fig, axes = plt.subplots(nrows, ncols, figsize=(2.3 + 1.3 if beside else 6.9, 1.9 * nrows), squeeze=False)
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
     cmap, norm = ListedColormap(COLOURS), BoundaryNorm(EDGES, len(COLOURS))
@@ -818,8 +843,16 @@ def main():
         drawn.append({"panel": panel, "x": xs, "rows": ys, "z": z})
     handles = [Patch(color=c, label="%g – %g" % (EDGES[i], EDGES[i + 1])) for i, c in reversed(list(enumerate(COLOURS)))]
     handles.append(Patch(color="#c8c8c8", label="bound (unstable)"))
-    fig.legend(handles=handles, loc="center right", title=METRIC, frameon=False)
-    fig.tight_layout(rect=(0, 0, 1 - 1.3 / fig.get_figwidth(), 1))
+    if beside:
+        fig.legend(handles=handles, loc="center right", title=METRIC, frameon=False)
+        fig.tight_layout(rect=(0, 0, 1 - 1.3 / fig.get_figwidth(), 1))
+    else:
+        ncol = 4
+        band = 0.14 * math.ceil(len(handles) / ncol) + 0.3
+        height = fig.get_figheight()
+        fig.set_figheight(height + band)
+        fig.legend(handles=handles, loc="lower center", ncol=ncol, title=METRIC, frameon=False)
+        fig.tight_layout(rect=(0, band / (height + band), 1, 1))
     fig.savefig(args.out)
     if args.dump:
         json.dump(drawn, open(args.dump, "w"))

@@ -168,8 +168,8 @@ const (
 // gridTile is the size of a tile of a grid of panels, so that the grid is
 // a column's width or a page's: a column figure's (colW × colH) for a
 // single panel, half a page's width for two side by side, panW × panH for
-// three or more (three across a page; a grid of four or six across, past
-// 9 and 24 panels, is wider than a page). A per-class figure of a
+// three or more (three across a page; at most gridRows rows, a figure of
+// more panels being split into several files: figureParts). A per-class figure of a
 // two-class workload (one-or-all) was 4.6 in wide, and one of a single
 // class 2.3 in: at print size at neither \columnwidth nor \textwidth.
 // shared is render's: a single panel keeps its legend inside, as a
@@ -911,7 +911,8 @@ func bottomLegend(items []legendItem, w vg.Length) (cols []plot.Legend, colW, ba
 // With shared, the figure has one legend, the largest of the plots' (the
 // plots must use the same styles for the same labels), drawn where it
 // never hides data: in the empty tiles ending the last row, under a
-// single row of panels, else in a strip to the right of the grid
+// single row of panels, in a strip to the right of the grid when the
+// figure is still no wider than a page, else under the grid
 // (placeShared); the other plots' legends are dropped. Otherwise each plot keeps its legend inside, in the
 // corner legendCorner chose, unless it is too long (maxInside): then it is
 // laid out in columns in a band under the axes.
@@ -1000,7 +1001,9 @@ func (l *layout) sharedLegend(tileW, tileH vg.Length) {
 // entries): into the empty tiles that end the last row when it fits there
 // (below their top padding), else, for a single row of panels, into a band
 // of columns under them (as a single plot's long legend). A grid of full
-// rows keeps the strip: a band under many rows would be as costly.
+// rows keeps the strip when the figure is still no wider than a page;
+// three panels across and the strip were 8 in wide (a 3 × 3 grid), so
+// there the legend goes into the band under the grid too.
 func (l *layout) placeShared(tileW, tileH vg.Length) {
 	if l.legend == nil {
 		return
@@ -1013,7 +1016,7 @@ func (l *layout) placeShared(tileW, tileH vg.Length) {
 	switch {
 	case empty > 0 && l.legendW <= vg.Length(empty)*tileW && l.legendH+vg.Points(16) <= tileH:
 		l.cells, l.legendW = empty, 0
-	case l.rows == 1 && len(l.items) > 0:
+	case len(l.items) > 0 && (l.rows == 1 || tileW*vg.Length(l.cols)+l.legendW > pageW):
 		l.below, l.legend, l.legendW = l.items, nil, 0
 	}
 }

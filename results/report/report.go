@@ -784,13 +784,11 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 				continue
 			}
 			drawn[g] = true
-			fig, sk, co, err := f.classCounterFigure(out, x, xl, g, names)
+			cf, sk, co, err := f.classCounterFigure(out, x, xl, g, names)
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			if fig != nil {
-				figs = append(figs, *fig)
-			}
+			figs = append(figs, cf...)
 			skipped, constant = append(skipped, sk...), append(constant, co...)
 			continue
 		}
@@ -811,25 +809,24 @@ func (f *facet) figures(out *files, x string) (figs []figure, skipped, constant 
 		if classes == 0 {
 			break
 		}
-		fig, err := f.classFigure(out, x, xl, cm.Name, classes)
+		cf, err := f.classFigure(out, x, xl, cm.Name, classes)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if fig == nil {
+		if cf == nil {
 			skipped = append(skipped, "class_"+cm.Name)
 			continue
 		}
-		figs = append(figs, *fig)
+		figs = append(figs, cf...)
 	}
 	// MSFQ phases: one panel per (phase statistic, series), one line per phase.
-	fig, err := f.phaseFigure(out, x, xl, names)
+	pf, err := f.phaseFigure(out, x, xl, names)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if fig != nil {
-		figs = append(figs, *fig)
-	}
-	if fig, err = f.comparisonFigure(out, x, xl); err != nil {
+	figs = append(figs, pf...)
+	fig, err := f.comparisonFigure(out, x, xl)
+	if err != nil {
 		return nil, nil, nil, err
 	}
 	if fig != nil {
@@ -884,9 +881,9 @@ func (f *facet) metricFigure(out *files, x, xl, m string) (fig *figure, constant
 	return &figure{Name: name, Title: title}, "", nil
 }
 
-// classFigure draws class metric cm, a panel per class; nil when it is
-// zero or undefined in every class.
-func (f *facet) classFigure(out *files, x, xl, cm string, classes int) (*figure, error) {
+// classFigure draws class metric cm, a panel per class (in several files
+// past maxPanels classes); nil when it is zero or undefined in every class.
+func (f *facet) classFigure(out *files, x, xl, cm string, classes int) ([]figure, error) {
 	var panels []*plot.Plot
 	var data []panelData
 	var empty []string
@@ -910,20 +907,15 @@ func (f *facet) classFigure(out *files, x, xl, cm string, classes int) (*figure,
 	if !nonzero || len(panels) == 0 {
 		return nil, nil
 	}
-	name := f.prefix + "class_" + cm
-	if err := writeEditable(out, name, xl, metricLabel(cm), data, false); err != nil {
-		return nil, err
-	}
-	g := grid(panels)
-	w, h, shared := gridTile(g)
-	if err := render(out, name, g, w, h, shared); err != nil {
+	parts, err := drawPanels(out, f.prefix+"class_"+cm, xl, metricLabel(cm), data, panels)
+	if err != nil {
 		return nil, err
 	}
 	title := "per class: " + metricLabel(cm) + crowdedNote(data[0].cs)
 	if len(empty) > 0 {
 		title += " (no data, not drawn: " + strings.Join(empty, "; ") + ")"
 	}
-	return &figure{Name: name, Title: title, Wide: len(panels) > 1}, nil
+	return partFigures(parts, title, len(panels) > 1), nil
 }
 
 // anyMark reports whether some curve of cs has a point to draw: a finite
@@ -939,7 +931,10 @@ func anyMark(cs []curve) bool {
 	return false
 }
 
-func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, error) {
+// phaseFigure draws MSFQ's phase statistics: a row of panels per
+// statistic, a panel per series (a grid split into files of at most a
+// page when the rows do not fit one).
+func (f *facet) phaseFigure(out *files, x, xl string, names []string) ([]figure, error) {
 	type key struct {
 		phase int
 		stat  string
@@ -1009,14 +1004,26 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	if x == categoryAxis {
+	title := "MSFQ phases (Quickswap Fig. 4)"
+	if len(docs) > 0 {
+		title += ". " + strings.Join(docs, "; ")
+	}
+	name := f.prefix + "msfq_phases"
+	wide := len(rows) > 1 || len(rows[0]) > 1
+	if x == categoryAxis || len(rows) > gridRows || slices.ContainsFunc(rows, func(r []*plot.Plot) bool { return len(r) > gridCols }) {
+		// Laid out as a grid, split into files of at most a page: the
+		// categories' panels, or a row per statistic too long or too
+		// many rows (the panels' titles name series and statistic).
 		var ps []*plot.Plot
 		for _, r := range rows {
 			ps = append(ps, r...)
 		}
-		rows = grid(ps)
+		parts, err := drawPanels(out, name, xl, "phase statistic", data, ps)
+		if err != nil {
+			return nil, err
+		}
+		return partFigures(parts, title, wide), nil
 	}
-	name := f.prefix + "msfq_phases"
 	if err := writeEditable(out, name, xl, "phase statistic", data, false); err != nil {
 		return nil, err
 	}
@@ -1024,11 +1031,7 @@ func (f *facet) phaseFigure(out *files, x, xl string, names []string) (*figure, 
 	if err := render(out, name, rows, w, h, shared); err != nil {
 		return nil, err
 	}
-	title := "MSFQ phases (Quickswap Fig. 4)"
-	if len(docs) > 0 {
-		title += ". " + strings.Join(docs, "; ")
-	}
-	return &figure{Name: name, Title: title, Wide: len(rows) > 1 || len(rows[0]) > 1}, nil
+	return []figure{{Name: name, Title: title, Wide: wide}}, nil
 }
 
 // phaseCategories are the curves of a phase panel on a categorical axis: a
@@ -1057,22 +1060,85 @@ func (f *facet) phaseCategories(zs []int, col func(z int) string) []curve {
 	return cs
 }
 
-// grid lays panels out in rows of at most 3 (4 beyond 9 panels, 6 beyond 24).
+// A figure file is at most a page: rows of at most gridCols panels (three
+// 2.3 in panels, 6.9 in) and at most gridRows rows (7.6 in, leaving of a
+// page's 9 in of text height room for the shared legend's band and the
+// caption). A figure of more panels is split into several files
+// (figureParts). Before, a grid of more than 9 panels was drawn four
+// across (9.2 in) and of more than 24 six across (13.8 in), 40 panels
+// 13.8 × 13.3 in, and its matplotlib script 6.9 × 26.6 in.
+const (
+	gridCols  = 3
+	gridRows  = 4
+	maxPanels = gridCols * gridRows
+)
+
+// grid lays panels out in rows of at most gridCols (a figure of more than
+// maxPanels is split first: figureParts).
 func grid(ps []*plot.Plot) [][]*plot.Plot {
-	cols := 3
-	switch {
-	case len(ps) <= 2:
-		cols = len(ps)
-	case len(ps) > 24:
-		cols = 6
-	case len(ps) > 9:
-		cols = 4
-	}
+	cols := min(gridCols, len(ps))
 	var out [][]*plot.Plot
 	for i := 0; i < len(ps); i += cols {
 		out = append(out, ps[i:min(i+cols, len(ps))])
 	}
 	return out
+}
+
+// figurePart is one file of a figure: its name and its panels [lo, hi)
+// of the figure's n.
+type figurePart struct {
+	name      string
+	lo, hi, n int
+}
+
+// figureParts splits figure name of n panels into files of at most
+// maxPanels panels each, in panel order, as even as can be (40 panels:
+// four files of 10): name itself when they fit in one, else name-1,
+// name-2, … (name-01, … past 9 files, so that the names sort in order).
+// Every panel is in exactly one file.
+func figureParts(name string, n int) []figurePart {
+	k := max(1, (n+maxPanels-1)/maxPanels)
+	if k == 1 {
+		return []figurePart{{name: name, lo: 0, hi: n, n: n}}
+	}
+	digits := len(strconv.Itoa(k))
+	parts := make([]figurePart, k)
+	for i := range parts {
+		parts[i] = figurePart{name: fmt.Sprintf("%s-%0*d", name, digits, i+1), lo: i * n / k, hi: (i + 1) * n / k, n: n}
+	}
+	return parts
+}
+
+// partFigures are the index's entries of a figure's parts, each captioned
+// title and, for a figure split into several files, which part of how
+// many and which of its panels it holds.
+func partFigures(parts []figurePart, title string, wide bool) []figure {
+	figs := make([]figure, len(parts))
+	for i, p := range parts {
+		figs[i] = figure{Name: p.name, Title: title, Wide: wide}
+		if len(parts) > 1 {
+			figs[i].Title += fmt.Sprintf(" (part %d of %d: panels %d–%d of %d)", i+1, len(parts), p.lo+1, p.hi, p.n)
+		}
+	}
+	return figs
+}
+
+// drawPanels writes figure name of plots (data their curves, for the CSV
+// and the matplotlib script) as grids of at most a page, split into
+// figureParts' files.
+func drawPanels(out *files, name, xl, yl string, data []panelData, plots []*plot.Plot) ([]figurePart, error) {
+	parts := figureParts(name, len(plots))
+	for _, p := range parts {
+		if err := writeEditable(out, p.name, xl, yl, data[p.lo:p.hi], false); err != nil {
+			return nil, err
+		}
+		g := grid(plots[p.lo:p.hi])
+		w, h, shared := gridTile(g)
+		if err := render(out, p.name, g, w, h, shared); err != nil {
+			return nil, err
+		}
+	}
+	return parts, nil
 }
 
 // tableMetrics are the metrics of the HTML summary table (all of them are
@@ -1617,13 +1683,11 @@ func sections(files *files, pts []aggregate.Point, fs []*facet, tags []string, x
 		for i, g := range groups {
 			v := facetView{Title: g.title, Anchor: fmt.Sprintf("facet%d", i+1), Facets: len(groups), Heat: true}
 			for _, m := range metrics {
-				fig, err := g.heatFigure(files, m, xl)
+				hf, err := g.heatFigure(files, m, xl)
 				if err != nil {
 					return nil, err
 				}
-				if fig != nil {
-					v.Figures = append(v.Figures, *fig)
-				}
+				v.Figures = append(v.Figures, hf...)
 			}
 			views = append(views, v)
 		}

@@ -28,24 +28,35 @@ func sharedPanels(n int) []*plot.Plot {
 	return ps
 }
 
-// TestSharedLegendPlacement: where a figure's one legend goes. k-fig6f's
-// class grid (23 panels, 4 columns: the last row has one empty tile) and
+// TestSharedLegendPlacement: where a figure's one legend goes. 11 panels
+// (k-fig6f's class grid of 23 is split into files of 11 and 12: 3 columns,
+// the last row with one empty tile) and
 // 5 panels in 3 columns (one empty tile) put it in the empty tile, not in
 // a strip that narrows every panel; k-fig4i's two classes (one row, no
 // empty tile: the strip took a third of the width) put it in a band
-// under the row; 6 panels in 2 full rows keep the strip.
+// under the row; 6 panels in 2 full rows put it in a band under them
+// too (the strip made the figure 8 in wide, more than a page), and 3
+// panels in a column (MSFQ's phases of one series) keep the strip.
 func TestSharedLegendPlacement(t *testing.T) {
 	for _, tc := range []struct {
 		panels            int
+		column            bool // a panel a row, not grid's rows of 3
 		cells             int
 		below, stripWidth bool
 	}{
-		{23, 1, false, false},
-		{5, 1, false, false},
-		{2, 0, true, false},
-		{6, 0, false, true},
+		{11, false, 1, false, false},
+		{5, false, 1, false, false},
+		{2, false, 0, true, false},
+		{6, false, 0, true, false},
+		{3, true, 0, false, true},
 	} {
 		rows := grid(sharedPanels(tc.panels))
+		if tc.column {
+			rows = nil
+			for _, p := range sharedPanels(tc.panels) {
+				rows = append(rows, []*plot.Plot{p})
+			}
+		}
 		lay := layout{plots: rows, rows: len(rows)}
 		for _, r := range rows {
 			lay.cols = max(lay.cols, len(r))
