@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -98,8 +99,12 @@ func boundMalformed(m protocol.MalformedMsg) *protocol.MalformedMsg {
 // malformedLine is how a status lists record r: where the message was,
 // never what it held.
 func malformedLine(r *protocol.MalformedMsg) string {
-	return termtext.Clip(termtext.OneLine(fmt.Sprintf("malformed task message %d on %s (%d bytes, published %s), terminated by worker %s: %s",
-		r.Seq, r.Subject, r.Size, r.Published.UTC().Format(time.RFC3339), r.Worker, r.Error)), maxRefusalLine)
+	what := "malformed task message"
+	if strings.HasPrefix(r.Subject, protocol.VerifySubjectRoot+".") {
+		what = "malformed or forged verification request" // a worker refuses both alike
+	}
+	return termtext.Clip(termtext.OneLine(fmt.Sprintf("%s %d on %s (%d bytes, published %s), terminated by worker %s: %s",
+		what, r.Seq, r.Subject, r.Size, r.Published.UTC().Format(time.RFC3339), r.Worker, r.Error)), maxRefusalLine)
 }
 
 // spreadMalformedLocked hands the records out to the campaigns their

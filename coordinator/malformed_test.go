@@ -48,7 +48,8 @@ func checkMalformedLines(t *testing.T, s *protocol.Status, marker string) {
 		}
 	}
 	for _, l := range s.Malformed {
-		if !strings.HasPrefix(l, "malformed task message ") || !strings.Contains(l, " bytes, published ") {
+		if !strings.HasPrefix(l, "malformed task message ") && !strings.HasPrefix(l, "malformed or forged verification request ") ||
+			!strings.Contains(l, " bytes, published ") {
 			t.Fatalf("line %q does not name the message", l)
 		}
 	}
@@ -266,4 +267,47 @@ func TestForgedMalformedRecordsBounded(t *testing.T) {
 			t.Fatalf("the no-campaign entry is still listed a minute after its keys were deleted: %+v", co.List())
 		}
 	}
+}
+
+// TestForgedVerifyRequestsListed: a verification request that does not
+// decode, or whose content is not the round of the task its subject
+// names, was terminated and named in the worker's log only, as task
+// messages were. Both are now listed under the campaign the subject
+// names, quoting nothing of their content.
+func TestForgedVerifyRequestsListed(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	co, _ := e.startCoordinatorWith(coordinator.Options{})
+	var cr countRunner
+	e.startWorker(worker.Options{Concurrency: 2, Runner: &cr})
+	f := loadSpec(t, "testdata/small.yaml")
+	r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(e.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const marker = "SECRET-CONTENT"
+	garbage := protocol.VerifySubject(r.Campaign, "t1", 1)
+	if _, err := js.Publish(ctx, garbage, []byte("\x1b[2J "+marker)); err != nil {
+		t.Fatal(err)
+	}
+	// Decodes, but names another task than its subject (the refusal
+	// names the task it names, as a task message's does; the rest of
+	// its content is not quoted).
+	forged := protocol.VerifySubject(r.Campaign, "t2", 1)
+	body, _ := json.Marshal(map[string]any{"campaign": r.Campaign, "round": 1, "task": map[string]any{"id": "t3"}, "exclude": []string{marker}})
+	if _, err := js.Publish(ctx, forged, body); err != nil {
+		t.Fatal(err)
+	}
+	s := waitStatus(t, co, r.Campaign, func(s *protocol.Status) bool { return s.MalformedTotal == 2 })
+	joined := strings.Join(s.Malformed, "\n")
+	for _, subj := range []string{garbage, forged} {
+		if !strings.Contains(joined, "malformed or forged verification request ") || !strings.Contains(joined, " on "+subj+" (") {
+			t.Fatalf("%s not listed: %q", subj, s.Malformed)
+		}
+	}
+	checkMalformedLines(t, s, marker)
 }

@@ -350,7 +350,7 @@ func (w *Worker) settle(d *delivery, v verdict) {
 	switch v {
 	case malformed:
 		w.o.Logf("worker %s: %s", w.o.Name, termtext.Clip(termtext.OneLine(d.err.Error()), 2*protocol.MaxMalformedText))
-		w.reportMalformed(d)
+		w.reportMalformed(d.msg, d.err)
 		_ = d.msg.TermWithReason("malformed task message")
 		w.Stats.Terminated.Add(1)
 	case refused:
@@ -399,15 +399,18 @@ func (w *Worker) settle(d *delivery, v verdict) {
 // on what that wrote; a redelivery of the message the key holds is not
 // counted again. Written before the message is terminated, so that a
 // worker killed in between leaves it to a redelivery.
-func (w *Worker) reportMalformed(d *delivery) {
-	meta, err := d.msg.Metadata()
+func (w *Worker) reportMalformed(msg jetstream.Msg, cause error) {
+	meta, err := msg.Metadata()
 	if err != nil {
 		return // not a JetStream message: nothing to name it by
 	}
-	subj := d.msg.Subject()
-	why := strings.TrimPrefix(d.err.Error(), "malformed task message on "+subj+": ")
+	subj := msg.Subject()
+	why := cause.Error()
+	if _, rest, ok := strings.Cut(why, " on "+subj+": "); ok {
+		why = rest // "malformed task message on SUBJECT: …": the subject is shown apart
+	}
 	rec := protocol.MalformedMsg{Subject: termtext.Clip(subj, protocol.MaxMalformedText), Seq: meta.Sequence.Stream,
-		Size: len(d.msg.Data()), Published: meta.Timestamp.UTC(), Error: termtext.Clip(why, protocol.MaxMalformedText),
+		Size: len(msg.Data()), Published: meta.Timestamp.UTC(), Error: termtext.Clip(why, protocol.MaxMalformedText),
 		Worker: w.o.Name, Seen: time.Now().UTC()}
 	key := protocol.MalformedKey(rec.Seq)
 	ctx, cancel := ioCtx()

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/worker/resultcheck"
@@ -49,7 +50,11 @@ func (w *Worker) handleVerify(hard context.Context, msg jetstream.Msg, release f
 	}
 	vm, err := protocol.DecodeVerifyMsg(msg.Subject(), msg.Data())
 	if err != nil {
-		w.o.Logf("worker %s: refused verification request: %v", w.o.Name, err)
+		w.o.Logf("worker %s: refused verification request: %s", w.o.Name, termtext.Clip(termtext.OneLine(err.Error()), 2*protocol.MaxMalformedText))
+		// Listed by the coordinator's status as a malformed task message
+		// is: otherwise this worker's log was the only sign that someone
+		// publishes forged verification requests onto the farm.
+		w.reportMalformed(msg, err)
 		_ = msg.TermWithReason("malformed or forged verification request")
 		w.Stats.Terminated.Add(1)
 		return

@@ -83,13 +83,15 @@ func MalformedSlot(key string) (slot int, ok bool) {
 	return n, true
 }
 
-// SubjectCampaign is the campaign a task subject names (its first token
-// after TaskSubjectRoot, if that is a campaign id: 16 lower-case hex
-// digits), or "".
+// SubjectCampaign is the campaign a task or verification subject names
+// (its first token after TaskSubjectRoot or VerifySubjectRoot, if that is
+// a campaign id: 16 lower-case hex digits), or "".
 func SubjectCampaign(subject string) string {
 	rest, ok := strings.CutPrefix(subject, TaskSubjectRoot+".")
 	if !ok {
-		return ""
+		if rest, ok = strings.CutPrefix(subject, VerifySubjectRoot+"."); !ok {
+			return ""
+		}
 	}
 	c, _, _ := strings.Cut(rest, ".")
 	if !storage.LowerHex(c, 16) {
