@@ -18,8 +18,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/msjfarm/msjfarm/internal/protocol"
-	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
-	"github.com/msjfarm/msjfarm/storage"
 )
 
 // An interrupt while a sweep is read, planned and checked (and during a
@@ -255,18 +253,8 @@ func TestRunInterrupted(t *testing.T) {
 // the campaign goes on on the farm. Both exited 130.
 func TestSubmitWaitInterrupted(t *testing.T) {
 	bin := msjfarmBinary(t)
-	dir := t.TempDir()
-	url := natstest.StartEmbedded(t)
-	farm := filepath.Join(dir, "farm")
-	st, err := storage.Open(t.Context(), farm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCoordinator(t, url, st)
-	sw := filepath.Join(dir, "s.yaml")
-	if err := os.WriteFile(sw, []byte(limitTestSweep), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f := startTestFarm(t, limitTestSweep, false)
+	dir, url, farm, sw := f.dir, f.url, f.store, f.sweep
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			cmd := exec.Command(bin, "submit", "--wait", "--nats-url", url, "--storage", farm, "--plugin-trial=false", sw)

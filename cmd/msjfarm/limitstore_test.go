@@ -52,18 +52,8 @@ func runFarm(t *testing.T, url string, st storage.Store) {
 // them in the one given ("task … has no result"), and the mistyped store
 // stayed behind.
 func TestSubmitLimitToAnotherStore(t *testing.T) {
-	dir := t.TempDir()
-	url := natstest.StartEmbedded(t)
-	farm := filepath.Join(dir, "farm")
-	st, err := storage.Open(context.Background(), farm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runFarm(t, url, st)
-	sw := filepath.Join(dir, "l.yaml")
-	if err := os.WriteFile(sw, []byte(limitStoreSweep), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f := startTestFarm(t, limitStoreSweep, true)
+	dir, url, farm, sw := f.dir, f.url, f.store, f.sweep
 	env := []string{"HOME=" + dir}
 	other := filepath.Join(dir, "other")
 	code, out, errs := msjfarm(t, env, "submit", "--nats-url", url, "--storage", other, "--plugin-trial=false", sw)

@@ -205,6 +205,30 @@ func TestSubmitSpecByReference(t *testing.T) {
 
 // runCoordinator runs a coordinator on the NATS server at url with store
 // st until the test ends, and returns its connection.
+// testFarm is a farm for a submission test: an embedded NATS server, a
+// store in the test's directory with a coordinator on it (and two
+// in-process workers with workers), and a sweep file of body beside it.
+type testFarm struct{ dir, url, store, sweep string }
+
+func startTestFarm(t *testing.T, body string, workers bool) testFarm {
+	t.Helper()
+	dir := t.TempDir()
+	f := testFarm{dir: dir, url: natstest.StartEmbedded(t), store: filepath.Join(dir, "farm"), sweep: filepath.Join(dir, "s.yaml")}
+	st, err := storage.Open(context.Background(), f.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if workers {
+		runFarm(t, f.url, st)
+	} else {
+		runCoordinator(t, f.url, st)
+	}
+	if err := os.WriteFile(f.sweep, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 func runCoordinator(t *testing.T, url string, st storage.Store) *nats.Conn {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -234,17 +258,8 @@ func runCoordinator(t *testing.T, url string, st storage.Store) *nats.Conn {
 // the farm's store without a word. A submission made before its farm's
 // coordinator first starts is TestSubmitBeforeTheCoordinator's.
 func TestSubmitToAnotherStore(t *testing.T) {
-	dir := t.TempDir()
-	url := natstest.StartEmbedded(t)
-	st, err := storage.Open(context.Background(), filepath.Join(dir, "farm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCoordinator(t, url, st)
-	sw := filepath.Join(dir, "s.yaml")
-	if err := os.WriteFile(sw, []byte(limitTestSweep), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f := startTestFarm(t, limitTestSweep, false)
+	dir, url, sw := f.dir, f.url, f.sweep
 	other := filepath.Join(dir, "other")
 	code, _, errs := captured(t, func() int { return runSubmit([]string{"--nats-url", url, "--storage", other, sw}) })
 	if code != 2 || !strings.Contains(errs, "--storage "+other+" does not exist, so it is not the farm's store: the farm's coordinator ") ||
@@ -347,18 +362,8 @@ func TestSubmitBeforeTheCoordinator(t *testing.T) {
 // --verify 0 still turns it off. The second submission turned it off
 // without a word.
 func TestSubmitAgainKeepsVerify(t *testing.T) {
-	dir := t.TempDir()
-	url := natstest.StartEmbedded(t)
-	farm := filepath.Join(dir, "farm")
-	st, err := storage.Open(context.Background(), farm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCoordinator(t, url, st)
-	sw := filepath.Join(dir, "s.yaml")
-	if err := os.WriteFile(sw, []byte(limitTestSweep), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f := startTestFarm(t, limitTestSweep, false)
+	url, farm, sw := f.url, f.store, f.sweep
 	const kept = "spot verification of 0.5 of its tasks kept from its earlier submission (--verify 0 turns it off)"
 	for _, c := range []struct {
 		args []string
