@@ -216,7 +216,7 @@ func TestOtherProfilesChecked(t *testing.T) {
 // TestOtherProfilesBounded: past the bounds a profile is not planned
 // point by point, or not re-read at all, and the warnings say which.
 func TestOtherProfilesBounded(t *testing.T) {
-	// 101 × 101 × 2 = 20 402 points, over maxProfilePoints: its names and
+	// 101 × 101 = 10 201 points (one policy), over maxProfilePoints: its names and
 	// sizes are still checked (a misspelt axis is refused), its points not.
 	var vals []string
 	for i := range 101 {
