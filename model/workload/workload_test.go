@@ -239,7 +239,9 @@ func TestFromJobsIsFromTrace(t *testing.T) {
 	in := "; MaxProcs: 4\n1 0 -1 10 1\n2 5 -1 20 2\n"
 	sh, _ = swf.ShapeOf(strings.NewReader(in), swf.Limits{})
 	c, _ = sh.At(0)
-	each = func(yield func(swf.Job) error) error { return swf.EachKept(strings.NewReader(in), c.K, swf.Limits{}, yield) }
+	each = func(yield func(swf.Job) error) error {
+		return swf.EachKept(strings.NewReader(in), c.K, swf.Limits{}, yield)
+	}
 	for _, kept := range []int{1, 3} {
 		wrong := c
 		wrong.Kept = kept
