@@ -133,12 +133,17 @@ var ErrNoLocalTrace = errors.New("the trace was not read on this machine (named 
 // MaxProcs), the trace this campaign replays as ReadTraceFile read it on
 // this machine: what a worker replays, since a worker parses the same
 // canonical bytes (worker.traceCache). It is ErrNoLocalTrace without one.
-// Each call parses afresh: a caller that needs it often keeps it.
+// Each call parses afresh: a caller that needs it often keeps it. It is
+// swf.Read's trace, and its error, read with the trace's shape
+// (swf.Shape.Read): only the jobs kept are ever held, where Read holds
+// every job line until it knows which to keep (a dry run's calibrations
+// parse the trace at each servers value).
 func (c *Campaign) LocalTrace(servers int) (*swf.Trace, error) {
-	if c.File == nil || c.File.Trace == nil || c.File.Trace.local == nil {
-		return nil, ErrNoLocalTrace
+	shape, err := c.localShape()
+	if err != nil {
+		return nil, err
 	}
-	return swf.Read(bytes.NewReader(c.File.Trace.local), servers)
+	return shape.Read(bytes.NewReader(c.File.Trace.local), servers, swf.Limits{})
 }
 
 // ForFarm is f as the farm has it: a copy without the trace content read

@@ -148,3 +148,50 @@ func TestCanonicalWrittenInChunks(t *testing.T) {
 		t.Fatalf("the chunked form differs from its lines (err %v)", err)
 	}
 }
+
+// TestShapeReadIsRead: reading an input with its shape gives Read's
+// trace (jobs, counts, FromRequested, origin) or Read's error, for every
+// k, allocating only the jobs kept (Read holds every job line until it
+// knows which to keep); an input other than the shape's is an error.
+func TestShapeReadIsRead(t *testing.T) {
+	for name, in := range streamInputs(t) {
+		sh, err := ShapeOf(strings.NewReader(in), Limits{})
+		if err != nil {
+			continue // TestShapeOfCountsAsRead: Read's error
+		}
+		for _, k := range []int{0, 1, 2, 3, 4, 8, 16, 128} {
+			want, werr := Read(strings.NewReader(in), k)
+			got, gerr := sh.Read(strings.NewReader(in), k, Limits{})
+			if werr != nil || gerr != nil {
+				if werr == nil || gerr == nil || werr.Error() != gerr.Error() {
+					t.Fatalf("%s, k=%d: Shape.Read %v, Read %v", name, k, gerr, werr)
+				}
+				continue
+			}
+			if !reflect.DeepEqual(got, want) || cap(got.Jobs) != len(got.Jobs) {
+				t.Errorf("%s, k=%d: Shape.Read gives\n%+v\nRead\n%+v", name, k, got, want)
+			}
+		}
+	}
+	other, _ := ShapeOf(strings.NewReader(canonicalInput), Limits{})
+	for _, in := range []string{"; MaxProcs: 8\n1 0 0 10 2\n", canonicalInput + "99 1 0 10 2\n", strings.Replace(canonicalInput, "MaxNodes: 4", "MaxNodes: 5", 1)} {
+		if _, err := other.Read(strings.NewReader(in), 8, Limits{}); err == nil {
+			t.Errorf("an input of another shape read without an error:\n%s", in)
+		}
+	}
+
+	const n = 200_000
+	sh, err := ShapeOf(&lines{head: "; MaxProcs: 64\n", n: n, line: jobLine}, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr *Trace
+	got := allocated(func() { tr, err = sh.Read(&lines{head: "; MaxProcs: 64\n", n: n, line: jobLine}, 32, Limits{}) })
+	if err != nil || len(tr.Jobs) != n/2 {
+		t.Fatalf("%v, %d jobs", err, len(tr.Jobs))
+	}
+	t.Logf("%d jobs kept of %d lines: %d bytes allocated, %.1f a kept job", n/2, n, got, float64(got)/(n/2))
+	if per := float64(got) / (n / 2); per > 44 {
+		t.Errorf("reading with the shape allocated %.1f bytes a kept job; at most 44 (the 40 of a Job)", per)
+	}
+}

@@ -344,6 +344,13 @@ func ReadLimits(r io.Reader, k int, lim Limits) (*Trace, error) {
 		chunks[ci] = nil // read: the collector may have it
 	}
 
+	tr.order()
+	return tr, nil
+}
+
+// order sorts the kept jobs stably by submit time and makes their submit
+// times relative to the first one's, Origin.
+func (tr *Trace) order() {
 	slices.SortStableFunc(tr.Jobs, func(a, b Job) int { return cmp.Compare(a.Submit, b.Submit) })
 	if len(tr.Jobs) > 0 {
 		tr.Origin = tr.Jobs[0].Submit
@@ -351,7 +358,6 @@ func ReadLimits(r io.Reader, k int, lim Limits) (*Trace, error) {
 			tr.Jobs[i].Submit -= tr.Origin
 		}
 	}
-	return tr, nil
 }
 
 // EachKept calls fn, in the input's order, with each job that ReadLimits
