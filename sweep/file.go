@@ -123,10 +123,12 @@ type TraceSpec struct {
 	local []byte
 	// shape is local's shape (swf.Shape: what Read of it reports for any
 	// servers value, without the jobs), gathered as local was written
-	// (swf.CanonicalShape), or at the first point that needs it for a
-	// stored trace; nil with local, or not yet gathered. Plan builds a
-	// servers value's workload from local and shape without the parsed
-	// trace (traceWorkload). Like local, never encoded and never sent.
+	// (swf.CanonicalShape) or, for a trace read from storage, when it
+	// was read (swf.ShapeOf); nil with local nil, or with stored bytes
+	// that do not parse (the first point that needs them says why).
+	// Plan builds a servers value's workload from local and shape
+	// without the parsed trace (traceWorkload). Like local, never
+	// encoded and never sent (ForFarm drops both).
 	shape *swf.Shape
 }
 

@@ -120,7 +120,14 @@ func AttachStoredTrace(f *File, fetch func(sum string, size int64) ([]byte, erro
 	if f.Trace.Size != 0 && f.Trace.Size != int64(len(data)) {
 		return f.src.locate(fieldErr("trace.size", nil, "the stored trace has %d bytes, the sweep says %d", len(data), f.Trace.Size))
 	}
-	f.Trace.local, f.Trace.shape = data, nil // its shape: at the first point that needs it (localShape)
+	// Its shape now, once (the bytes are parsed here as ReadTraceFile
+	// parses a file); bytes that do not parse are refused at the first
+	// point that needs them, with Read's error (localShape), as before.
+	shape, err := swf.ShapeOf(bytes.NewReader(data), swf.Limits{})
+	if err != nil {
+		shape = nil
+	}
+	f.Trace.local, f.Trace.shape = data, shape
 	return nil
 }
 
@@ -213,8 +220,8 @@ func noUsableJob(k, lines int, skip swf.SkipCounts) string {
 // fewer jobs than each replication replays, is an error naming it. It is
 // the workload.FromTrace of the trace a worker parses (LocalTrace), built
 // from the counts (the trace's shape) and the kept jobs as they are read
-// again from the canonical bytes: the parsed trace was held besides it,
-// 80 bytes a job at the peak, at every servers value.
+// again from the canonical bytes: the parsed trace was built first and
+// held beside it, about 90 bytes a kept job more at every servers value.
 func (c *Campaign) traceWorkload(spec workload.Spec, trace *TraceRef) (*sim.Workload, error) {
 	shape, err := c.localShape()
 	if err != nil {
@@ -240,23 +247,20 @@ func (c *Campaign) traceWorkload(spec workload.Spec, trace *TraceRef) (*sim.Work
 	return w, nil
 }
 
-// localShape is the shape of the trace read here (TraceSpec.shape),
-// gathered now from its bytes if it was not as they were written (a trace
-// read from storage): the errors are LocalTrace's (swf.Read's, with its
-// default limits), for the same bytes. It is ErrNoLocalTrace without one.
+// localShape is the shape of the trace read here (TraceSpec.shape). Bytes
+// without one (read from storage, they did not parse) are parsed again
+// for the error, which is swf.Read's of them, with its default limits:
+// what LocalTrace and the point that needed them said when they were
+// read whole. Nothing is written to the File, which calibrations may
+// read from several goroutines. It is ErrNoLocalTrace without a trace.
 func (c *Campaign) localShape() (*swf.Shape, error) {
 	if c.File == nil || c.File.Trace == nil || c.File.Trace.local == nil {
 		return nil, ErrNoLocalTrace
 	}
-	t := c.File.Trace
-	if t.shape == nil {
-		s, err := swf.ShapeOf(bytes.NewReader(t.local), swf.Limits{})
-		if err != nil {
-			return nil, err
-		}
-		t.shape = s
+	if t := c.File.Trace; t.shape != nil {
+		return t.shape, nil
 	}
-	return t.shape, nil
+	return swf.ShapeOf(bytes.NewReader(c.File.Trace.local), swf.Limits{})
 }
 
 // SWFReason says why a file is not an SWF trace without quoting it: the

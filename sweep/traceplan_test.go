@@ -111,9 +111,9 @@ func TestTraceFormAloneAfterRead(t *testing.T) {
 }
 
 // TestStoredTraceRefusalsAsRead: a trace read from storage (named by
-// sha256 alone) is planned from its bytes and their shape, gathered at
-// the first point that needs them; bytes that do not parse are refused
-// at that point with the error Read gives of them, as when the parsed
+// sha256 alone) is planned from its bytes and their shape, gathered as
+// they are read; bytes that do not parse are refused at the first point
+// that needs them with the error Read gives of them, as when the parsed
 // trace was built there.
 func TestStoredTraceRefusalsAsRead(t *testing.T) {
 	dir := t.TempDir()
