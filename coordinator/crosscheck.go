@@ -30,7 +30,10 @@ import (
 // left one. It was taken as it was: a forged running entry with a spec had
 // its tasks published, a forged done one was listed done. It is now
 // listed unreadable (noManifestWhy), and nothing of it runs. Entries of
-// another store are not checked: their manifests are there.
+// another store are not checked: their manifests are there. A finished
+// or cancelled one was listed with its own counts and name as if
+// trusted, so that a forged entry naming a made-up store showed any
+// numbers: its status now says they are not checked (otherStoreNote).
 //
 // A done entry's counts, name and times are compared with its manifest's
 // too (finalisation writes both from the same state): a forged one showed

@@ -332,3 +332,69 @@ func TestInterruptedSubmission(t *testing.T) {
 		t.Fatalf("%d runs (at most %d of one task), want %d and 1", n, mx, rc.Tasks)
 	}
 }
+
+// TestFinishedEntryOfAnotherStore: entries written by someone holding
+// the farm's NATS credentials, a done one and a cancelled one, each
+// naming a made-up store. Entries of another store are not compared with
+// a manifest (theirs is in that store), and they were listed with the
+// forger's counts and name as if trusted. They are still listed as they
+// say, but their status says they belong to another store and were not
+// checked against a manifest, at start, in the list, by id, and for one
+// written once the coordinator runs.
+func TestFinishedEntryOfAnotherStore(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	if _, err := protocol.Setup(ctx, jsOf(t, e), protocol.Layout{}); err != nil {
+		t.Fatal(err)
+	}
+	const made = "0123456789abcdef01234567" // no store's
+	bucket := campaignsBucket(t, e)
+	forge := func(seed uint64, state string) string {
+		id, _ := forgeEntry(t, e, bucket, seed, state)
+		flipState(t, bucket, id, func(st map[string]any) {
+			st["store"], st["done"], st["failed"], st["total"], st["name"] = made, 900, 3, 1000, "anyone's"
+			st["finished"] = time.Now().UTC()
+			delete(st, "spec")
+		})
+		return id
+	}
+	done, cancelled := forge(111, protocol.CampaignDone), forge(112, protocol.CampaignCancelled)
+
+	co, _ := e.startCoordinator(protocol.Layout{})
+	myID, err := storage.ID(ctx, e.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "belongs to store " + made + ", not this coordinator's store " + myID
+	said := func(what string, s protocol.Status, state string) {
+		t.Helper()
+		if s.State != state || s.Done != 900 || s.Name != "anyone's" ||
+			!strings.Contains(s.Elsewhere, want) || !strings.Contains(s.Elsewhere, "not checked against its manifest") {
+			t.Fatalf("%s: %+v; want %s, its entry's counts, and %q", what, s, state, want)
+		}
+		if p := s.Problems(); len(p) != 1 || p[0] != s.Elsewhere {
+			t.Fatalf("%s: msjfarm status prints %q under it, want the note", what, p)
+		}
+	}
+	listed := map[string]protocol.Status{}
+	for _, s := range co.List() {
+		listed[s.Campaign] = s
+	}
+	if len(listed) != 2 {
+		t.Fatalf("listed %+v, want the two entries", listed)
+	}
+	for id, state := range map[string]string{done: protocol.CampaignDone, cancelled: protocol.CampaignCancelled} {
+		said("listed "+id, listed[id], state)
+		s, err := co.Status(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		said("status of "+id, *s, state)
+	}
+	later := forge(113, protocol.CampaignDone)
+	s, err := co.Status(ctx, later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	said("status of an entry forged once the coordinator runs", *s, protocol.CampaignDone)
+}
