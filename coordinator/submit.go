@@ -1072,6 +1072,15 @@ func (co *Coordinator) Cancel(ctx context.Context, id string) (*protocol.Status,
 	if c.st.State == protocol.CampaignRunning {
 		c.st.State = protocol.CampaignCancelled
 		c.st.Finished = time.Now().UTC()
+		// The counts of its task list as recorded now, into the entry
+		// and the manifest alike (writeManifest takes a finished
+		// campaign's from its state): the entry kept the zeros of its
+		// submission, which status showed after a restart, and the
+		// manifest the counts at its own writing. Without a task list
+		// (a submission still generating it) nothing is recorded yet.
+		if c.tl != nil {
+			c.st.Done, c.st.Failed = c.done.len(), len(c.failed)
+		}
 	}
 	co.mu.Unlock()
 	if err := co.putState(ctx, c); err != nil {
