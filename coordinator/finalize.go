@@ -53,9 +53,9 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, prov *pro
 	}
 	if c.st.State == protocol.CampaignDone || c.st.State == protocol.CampaignCancelled {
 		// A finished campaign's counts are those its entry records,
-		// frozen when it finished (markDone, Cancel): a result reported
-		// since (a task stopped by a cancel that finished anyway) made
-		// the manifest count one more than the entry, which the next
+		// frozen when it finished (markDone, Cancel): a task state
+		// reported since (anyone on NATS may write one) made a manifest
+		// written later count one more than the entry, which the next
 		// start took for a lie (crossCheck).
 		m.Done, m.Failed = c.st.Done, c.st.Failed
 	}
