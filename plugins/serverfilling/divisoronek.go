@@ -476,9 +476,32 @@ func (p *Policy) oneKPreemptSRPT(sb *sbucket, t int32, scale, now float64, jr []
 
 // oneKPreemptConstant is oneKPreemptSRPT for Gittins ranks that are
 // constant: the key stays, nothing moves.
+//
+// One comparison usually settles the whole run. Here every job of a
+// bucket has one key, its class's rank0 (one class per bucket on this
+// path, and a constant rank's key never changes), and no running job's
+// fin is ever set (setRun sets it only for ranks that move), so the
+// running jobs, by (fin, arrival), are in arrival order. The loop below
+// compares each job, from the last running one down, with the job ahead
+// of which it goes: the first waiting job for the last running one, then
+// the job it has just placed there, which has the same key and a later
+// arrival, so that comparison never fails. Hence if the last running job
+// precedes the first waiting one, every job of the run stays at the seam,
+// and the run is written out without a comparison per job.
 func (p *Policy) oneKPreemptConstant(sb *sbucket, t int32, now float64, jr []int32) {
 	seq, slots := sb.seq, p.slots
 	firstKey, firstID := p.oneKFirst(sb)
+	if run := seq[t:sb.nRun]; len(run) > 0 {
+		if ls := &slots[run[len(run)-1]]; !(firstKey < ls.key || firstKey == ls.key && firstID < ls.id) {
+			jr = jr[:len(run)]
+			for d, x := range run {
+				jr[d] = x
+				xs := &slots[x]
+				xs.serve, xs.rate = false, 0
+			}
+			return
+		}
+	}
 	for i := sb.nRun - 1; i >= t; i-- {
 		for ; i >= t; i-- {
 			jr[i-t] = seq[i]
@@ -532,9 +555,24 @@ func (p *Policy) oneKStart(s *sdk.System, sb *sbucket, t int32, now float64, jr 
 // oneKStartConstant is oneKStart's loop for Gittins ranks that are
 // constant: setRun sets since and key0 only (fin stays), and a job that
 // does not follow the last running one is placed outside the inner loop.
+//
+// As in oneKPreemptConstant, one comparison usually settles the run: the
+// waiting jobs, by (key, arrival) with one key, are in arrival order, and
+// every fin is the same (never set), so each job to start follows the one
+// started before it, and the run follows the last running job if its
+// first job does.
 func (p *Policy) oneKStartConstant(sb *sbucket, run []int32, now float64, jr []int32) {
 	slots, n := p.slots, sb.nRun
 	lastFin, lastID := p.oneKLast(sb)
+	if fs := &slots[run[0]]; !(lastFin > fs.fin || lastFin == fs.fin && lastID > fs.id) {
+		jr = jr[:len(run)]
+		for d, x := range run {
+			jr[d] = x
+			xs := &slots[x]
+			xs.since, xs.key0, xs.serve = now, xs.key, true
+		}
+		return
+	}
 	for d := 0; d < len(run); d++ {
 		for ; d < len(run); d++ {
 			jr[d] = run[d]
