@@ -199,8 +199,8 @@ func (p *Policy) decideOneK(s *sdk.System) {
 	// running jobs evicted from M sorted into the order at the decision
 	// instant, then the other preemptions and the starts, already in it
 	// (oneKSeams), each kind in one engine call.
-	pre, starts, runPre, runStarts := p.oneKSeams(s, q.srv, now)
-	if len(pre)+len(starts) == 0 && len(q.preB) <= 1 && len(q.startB) <= 1 {
+	runPre, runStarts := p.oneKSeams(s, q.srv, now)
+	if len(p.next)+len(p.starts) == 0 && len(q.preB) <= 1 && len(q.startB) <= 1 {
 		// No exchanges and at most one run of each kind, the usual case
 		// (with needs k and 1 at most one bucket runs or starts jobs: a
 		// wide job and a narrow one never run together): the runs the
@@ -210,10 +210,11 @@ func (p *Policy) decideOneK(s *sdk.System) {
 		// The general path's order (seamsInOrder), from the runs' ids.
 		q.runPre = append(q.runPre[:0], runPre...)
 		q.runStarts = append(q.runStarts[:0], runStarts...)
-		pre, starts = p.seamsInOrder(s, pre, starts)
+		pre, starts := p.seamsInOrder(s, p.next, p.starts)
 		p.engineCallsRuns(s, evicted, pre, starts, false, false)
+		p.next, p.starts = pre, starts // (their buffers, grown)
 	}
-	p.evicted, p.next, p.starts = evicted[:0], pre[:0], starts[:0]
+	p.evicted = evicted[:0]
 	p.maxKey = maxKey
 }
 
@@ -352,16 +353,16 @@ func (p *Policy) oneKStartFirst(sb *sbucket, x int32) {
 // are one run in the order at the decision instant (see dsOrder), its
 // exchanges single moves; dsOrder merges them into that order.
 //
-// The exchanges are returned as pre and starts; the runs' slot ids are
-// written into oneKJobsBuf's buffer for the engine calls and returned as
-// runPre and runStarts, with where each run ends in q.preB and q.startB.
-// The caller puts them in order (seamsInOrder) when there is more than a
-// run of a kind.
-func (p *Policy) oneKSeams(s *sdk.System, take []int32, now float64) (pre, starts, runPre, runStarts []int32) {
+// The exchanges are appended to p.next and p.starts, emptied first;
+// the runs' slot ids are written into oneKJobsBuf's buffer for the engine
+// calls and returned as runPre and runStarts, with where each run ends in
+// q.preB and q.startB. The caller puts them in order (seamsInOrder) when
+// there is more than a run of a kind.
+func (p *Policy) oneKSeams(s *sdk.System, take []int32, now float64) (runPre, runStarts []int32) {
 	q := p.ds
 	jw, half := p.oneKJobsBuf()
 	nPre, nStart := 0, 0
-	pre, starts = p.next[:0], p.starts[:0] // the exchanges
+	p.next, p.starts = p.next[:0], p.starts[:0]
 	q.preB, q.startB = q.preB[:0], q.startB[:0]
 	for b := range p.sb {
 		sb := &p.sb[b]
@@ -395,10 +396,10 @@ func (p *Policy) oneKSeams(s *sdk.System, take []int32, now float64) (pre, start
 				p.oneKStartFirst(sb, y)
 			}
 			sb.nRun++
-			pre, starts = append(pre, x), append(starts, y)
+			p.next, p.starts = append(p.next, x), append(p.starts, y)
 		}
 	}
-	return pre, starts, jw[:nPre], jw[half : half+nStart]
+	return jw[:nPre], jw[half : half+nStart]
 }
 
 // oneKPreempt preempts sb's running jobs from the last one down to t
@@ -449,29 +450,51 @@ func (p *Policy) oneKLast(sb *sbucket) (float64, int64) {
 }
 
 // oneKPreemptSRPT is oneKPreempt's loop under the SRPT order: keyAt and
-// stopRun inlined, the remaining duration kept (oneKStop), and the jobs
-// that do not stay at the seam placed outside the inner loop (a call in it
-// made the compiler keep the loop's values on the stack).
+// stopRun inlined, the remaining duration kept (oneKStop). The jobs that
+// stay at the seam, nearly all, are placed by oneKPreemptSeam, a loop
+// that makes no call (a call in it made the compiler keep the loop's
+// values on the stack); the others here, one at a time.
 func (p *Policy) oneKPreemptSRPT(sb *sbucket, t int32, scale, now float64, jr []int32) {
 	seq, slots := sb.seq, p.slots
 	firstKey, firstID := p.oneKFirst(sb)
-	for i := sb.nRun - 1; i >= t; i-- {
-		for ; i >= t; i-- {
-			jr[i-t] = seq[i]
-			xs := &slots[seq[i]]
-			k := scale * clamp0(xs.fin-now)
-			if firstKey < k || firstKey == k && firstID < xs.id {
-				break
-			}
-			xs.key, xs.serve, xs.moving, xs.rate = k, false, false, 0
-			xs.age = oneKStop(xs.age, now-xs.since)
-			firstKey, firstID = k, xs.id
+	run := seq[t:sb.nRun]
+	for {
+		m := oneKPreemptSeam(slots, run, jr, scale, now, &firstKey, &firstID)
+		if m == 0 {
+			return
 		}
-		if i >= t {
-			sb.nRun = i + 1
-			p.oneKToWaiting(sb, seq[i], now)
-		}
+		// run[m-1] does not stay at the seam: placed by oneKToWaiting,
+		// which moves only jobs from its index on, so run[:m-1] is as it
+		// was; the first waiting job is the same.
+		sb.nRun = t + int32(m)
+		p.oneKToWaiting(sb, run[m-1], now)
+		run = run[:m-1]
 	}
+}
+
+// oneKPreemptSeam preempts run's jobs from the last one backwards while
+// each stays at the seam, ahead of the first waiting job (*firstKey,
+// *firstID, updated as they go), writing each into jr at its index in run
+// (the order they ran in). It returns how many jobs of run are left, the
+// last of them written into jr but not preempted (0: all preempted).
+func oneKPreemptSeam(slots []slot, run, jr []int32, scale, now float64, firstKey *float64, firstID *int64) int {
+	fk, fid := *firstKey, *firstID
+	jr = jr[:len(run)]
+	i := len(run) - 1
+	for ; i >= 0; i-- {
+		x := run[i]
+		jr[i] = x
+		xs := &slots[x]
+		k := scale * clamp0(xs.fin-now)
+		if fk < k || fk == k && fid < xs.id {
+			break
+		}
+		xs.key, xs.serve, xs.moving, xs.rate = k, false, false, 0
+		xs.age = oneKStop(xs.age, now-xs.since)
+		fk, fid = k, xs.id
+	}
+	*firstKey, *firstID = fk, fid
+	return i + 1
 }
 
 // oneKPreemptConstant is oneKPreemptSRPT for Gittins ranks that are
@@ -592,10 +615,10 @@ func (p *Policy) oneKStartConstant(sb *sbucket, run []int32, now float64, jr []i
 
 // oneKStartSRPT is oneKStart's loop under the SRPT order: setRun inlined,
 // the remaining duration read from the slot (oneKStop) instead of
-// s.Remaining, finAtMost's usual one-ulp step taken in the inner loop, and
-// the two rare cases, a fin that finAtMost must lower further and a job
-// that does not follow the last running one, handled outside it, which
-// then makes no call.
+// s.Remaining. The usual starts, nearly all, are made by oneKStartSeam, a
+// loop that makes no call; the two rare cases, a fin that finAtMost must
+// lower further and a job that does not follow the last running one,
+// here, one at a time.
 func (p *Policy) oneKStartSRPT(sb *sbucket, run []int32, scale, now float64, jr []int32) {
 	slots, n := p.slots, sb.nRun
 	rate := 0.0
@@ -603,24 +626,10 @@ func (p *Policy) oneKStartSRPT(sb *sbucket, run []int32, scale, now float64, jr 
 		rate = scale
 	}
 	lastFin, lastID := p.oneKLast(sb)
-	for d := 0; d < len(run); d++ {
-		for ; d < len(run); d++ {
-			jr[d] = run[d]
-			xs := &slots[run[d]]
-			f := now + xs.age
-			// finAtMost's usual one-ulp step taken without a branch (the
-			// step is needed for about half the starts, at random: as a
-			// branch it was mispredicted ~2·10⁶ times a run); a fin the
-			// step does not bring to the key is left to the outer loop.
-			f = math.Float64frombits(math.Float64bits(f) - b2u(scale*clamp0(f-now) > xs.key)&b2u(f > 0))
-			if scale*clamp0(f-now) > xs.key || lastFin > f || lastFin == f && lastID > xs.id {
-				break
-			}
-			xs.since, xs.key0, xs.fin, xs.moving, xs.rate, xs.serve = now, xs.key, f, true, rate, true
-			lastFin, lastID = f, xs.id
-		}
+	for d := 0; ; d++ {
+		d += oneKStartSeam(slots, run[d:], jr[d:], scale, now, rate, &lastFin, &lastID)
 		if d == len(run) {
-			break
+			return
 		}
 		xs := &slots[run[d]]
 		f := now + xs.age
@@ -628,7 +637,7 @@ func (p *Policy) oneKStartSRPT(sb *sbucket, run []int32, scale, now float64, jr 
 			// Usually one ulp too late (about half the starts on
 			// one-or-all): finAtMost's search would take that ulp at its
 			// first step and return it, so it is tried here first,
-			// without the call, as the inner loop does.
+			// without the call, as oneKStartSeam does.
 			if g := math.Float64frombits(math.Float64bits(f) - 1); f > 0 && scale*clamp0(g-now) <= xs.key {
 				f = g
 			} else {
@@ -639,10 +648,43 @@ func (p *Policy) oneKStartSRPT(sb *sbucket, run []int32, scale, now float64, jr 
 		if lastFin < f || lastFin == f && lastID < xs.id {
 			lastFin, lastID = f, xs.id
 		} else {
+			// Placed by oneKStartFirst, which moves only jobs before it:
+			// run[d+1:] is as it was.
 			sb.nRun = n + int32(d)
 			p.oneKStartFirst(sb, run[d])
 		}
 	}
+}
+
+// oneKStartSeam starts run's jobs from the first one on while each stays
+// at the seam, following the last running job (*lastFin, *lastID, updated
+// as they go), with a fin finAtMost's usual one-ulp step gives, writing
+// each into jr at its index in run. It returns how many it started: the
+// next one, if any, written into jr but not started, is the caller's.
+func oneKStartSeam(slots []slot, run, jr []int32, scale, now, rate float64, lastFin *float64, lastID *int64) int {
+	lf, lid := *lastFin, *lastID
+	jr = jr[:len(run)]
+	d := 0
+	for ; d < len(run); d++ {
+		x := run[d]
+		jr[d] = x
+		xs := &slots[x]
+		f := now + xs.age
+		// finAtMost's usual one-ulp step taken without a branch (the
+		// step is needed for about half the starts, at random: as a
+		// branch it was mispredicted ~2·10⁶ times a run); a fin the
+		// step does not bring to the key is left to the caller. Before
+		// the step f − now needs no clamp0: age ≥ 0 (a size, or
+		// oneKStop's), so f = now + age ≥ now, rounded, and f − now ≥ +0.
+		f = math.Float64frombits(math.Float64bits(f) - b2u(scale*(f-now) > xs.key)&b2u(f > 0))
+		if scale*clamp0(f-now) > xs.key || lf > f || lf == f && lid > xs.id {
+			break
+		}
+		xs.since, xs.key0, xs.fin, xs.moving, xs.rate, xs.serve = now, xs.key, f, true, rate, true
+		lf, lid = f, xs.id
+	}
+	*lastFin, *lastID = lf, lid
+	return d
 }
 
 // oneKStop is the engine's remaining duration of a job preempted after
