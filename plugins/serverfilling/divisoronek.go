@@ -455,11 +455,11 @@ func (p *Policy) oneKLast(sb *sbucket) (float64, int64) {
 // that makes no call (a call in it made the compiler keep the loop's
 // values on the stack); the others here, one at a time.
 func (p *Policy) oneKPreemptSRPT(sb *sbucket, t int32, scale, now float64, jr []int32) {
-	seq, slots := sb.seq, p.slots
+	seq := sb.seq
 	firstKey, firstID := p.oneKFirst(sb)
 	run := seq[t:sb.nRun]
 	for {
-		m := oneKPreemptSeam(slots, run, jr, scale, now, &firstKey, &firstID)
+		m := p.oneKPreemptSeam(run, jr, scale, now, &firstKey, &firstID)
 		if m == 0 {
 			return
 		}
@@ -477,7 +477,8 @@ func (p *Policy) oneKPreemptSRPT(sb *sbucket, t int32, scale, now float64, jr []
 // *firstID, updated as they go), writing each into jr at its index in run
 // (the order they ran in). It returns how many jobs of run are left, the
 // last of them written into jr but not preempted (0: all preempted).
-func oneKPreemptSeam(slots []slot, run, jr []int32, scale, now float64, firstKey *float64, firstID *int64) int {
+func (p *Policy) oneKPreemptSeam(run, jr []int32, scale, now float64, firstKey *float64, firstID *int64) int {
+	slots := p.slots
 	fk, fid := *firstKey, *firstID
 	jr = jr[:len(run)]
 	i := len(run) - 1
@@ -627,7 +628,7 @@ func (p *Policy) oneKStartSRPT(sb *sbucket, run []int32, scale, now float64, jr 
 	}
 	lastFin, lastID := p.oneKLast(sb)
 	for d := 0; ; d++ {
-		d += oneKStartSeam(slots, run[d:], jr[d:], scale, now, rate, &lastFin, &lastID)
+		d += p.oneKStartSeam(run[d:], jr[d:], scale, now, rate, &lastFin, &lastID)
 		if d == len(run) {
 			return
 		}
@@ -661,7 +662,11 @@ func (p *Policy) oneKStartSRPT(sb *sbucket, run []int32, scale, now float64, jr 
 // as they go), with a fin finAtMost's usual one-ulp step gives, writing
 // each into jr at its index in run. It returns how many it started: the
 // next one, if any, written into jr but not started, is the caller's.
-func oneKStartSeam(slots []slot, run, jr []int32, scale, now, rate float64, lastFin *float64, lastID *int64) int {
+func (p *Policy) oneKStartSeam(run, jr []int32, scale, now, rate float64, lastFin *float64, lastID *int64) int {
+	if !(now > 0) {
+		return 0 // at instant 0 (f may be 0 below): the caller's way, one by one
+	}
+	slots := p.slots
 	lf, lid := *lastFin, *lastID
 	jr = jr[:len(run)]
 	d := 0
@@ -669,18 +674,22 @@ func oneKStartSeam(slots []slot, run, jr []int32, scale, now, rate float64, last
 		x := run[d]
 		jr[d] = x
 		xs := &slots[x]
+		key := xs.key
 		f := now + xs.age
 		// finAtMost's usual one-ulp step taken without a branch (the
 		// step is needed for about half the starts, at random: as a
 		// branch it was mispredicted ~2·10⁶ times a run); a fin the
-		// step does not bring to the key is left to the caller. Before
-		// the step f − now needs no clamp0: age ≥ 0 (a size, or
-		// oneKStop's), so f = now + age ≥ now, rounded, and f − now ≥ +0.
-		f = math.Float64frombits(math.Float64bits(f) - b2u(scale*(f-now) > xs.key)&b2u(f > 0))
-		if scale*clamp0(f-now) > xs.key || lf > f || lf == f && lid > xs.id {
+		// step does not bring to the key is left to the caller. Neither
+		// f − now needs clamp0, whose value it is: age ≥ 0 (a size, or
+		// oneKStop's), so f = now + age ≥ now, rounded, and f − now ≥ +0;
+		// and the step is taken only when scale·(f − now) > key ≥ 0, so
+		// f > now, and the float below f is still ≥ now. Nor is
+		// finAtMost's f > 0 needed: f ≥ now > 0.
+		f = math.Float64frombits(math.Float64bits(f) - b2u(scale*(f-now) > key))
+		if scale*(f-now) > key || lf > f || lf == f && lid > xs.id {
 			break
 		}
-		xs.since, xs.key0, xs.fin, xs.moving, xs.rate, xs.serve = now, xs.key, f, true, rate, true
+		xs.since, xs.key0, xs.fin, xs.moving, xs.rate, xs.serve = now, key, f, true, rate, true
 		lf, lid = f, xs.id
 	}
 	*lastFin, *lastID = lf, lid
