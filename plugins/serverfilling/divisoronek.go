@@ -663,9 +663,6 @@ func (p *Policy) oneKStartSRPT(sb *sbucket, run []int32, scale, now float64, jr 
 // each into jr at its index in run. It returns how many it started: the
 // next one, if any, written into jr but not started, is the caller's.
 func (p *Policy) oneKStartSeam(run, jr []int32, scale, now, rate float64, lastFin *float64, lastID *int64) int {
-	if !(now > 0) {
-		return 0 // at instant 0 (f may be 0 below): the caller's way, one by one
-	}
 	slots := p.slots
 	lf, lid := *lastFin, *lastID
 	jr = jr[:len(run)]
@@ -683,8 +680,8 @@ func (p *Policy) oneKStartSeam(run, jr []int32, scale, now, rate float64, lastFi
 		// f − now needs clamp0, whose value it is: age ≥ 0 (a size, or
 		// oneKStop's), so f = now + age ≥ now, rounded, and f − now ≥ +0;
 		// and the step is taken only when scale·(f − now) > key ≥ 0, so
-		// f > now, and the float below f is still ≥ now. Nor is
-		// finAtMost's f > 0 needed: f ≥ now > 0.
+		// f > now ≥ 0 (finAtMost's f > 0), and the float below f is
+		// still ≥ now.
 		f = math.Float64frombits(math.Float64bits(f) - b2u(scale*(f-now) > key))
 		if scale*(f-now) > key || lf > f || lf == f && lid > xs.id {
 			break

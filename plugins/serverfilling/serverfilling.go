@@ -388,6 +388,7 @@ type Policy struct {
 	forceFast         bool // tests: the SRPT path even with a need above k/2 (see initSRPT)
 	forceClassBuckets bool // benchmarks: the divisor path with a bucket per class past maxClassBuckets
 	forceTreap        bool // tests: that path on its treaps even where srptwide.go's slices apply
+	noSFGate          bool // tests: DivisorFilling on its own paths even where it runs as ServerFilling (divAsServerFilling)
 
 	dfExtracted bool  // the last DivisorFilling choice used a Case 3 extraction
 	stopper     int32 // the last ServerFilling choice: first job that did not fit (PackStop; -1: none)
