@@ -258,8 +258,15 @@ func (p *Policy) oneKEnds(now float64, wantFirst bool) (last, second, first int3
 	if w := wd.w; w > 0 {
 		last = wd.seq[wd.nRun+w-1]
 	}
+	srpt := p.ord == SRPTOrder
 	if n := wd.nRun; n > 0 {
-		last, second = p.dsPut(last, second, p.oneKRunKey(wd.seq[n-1], now))
+		c := wd.seq[n-1]
+		if srpt { // its key refreshed at now (a call was not inlined)
+			p.refreshSRPT(&p.slots[c], now)
+		} else {
+			p.skey(c, now)
+		}
+		last, second = p.dsPut(last, second, c)
 	}
 	if wantFirst && int(wd.nRun+wd.w) < len(wd.seq) {
 		first = wd.seq[wd.nRun+wd.w]
@@ -269,7 +276,13 @@ func (p *Policy) oneKEnds(now float64, wantFirst bool) (last, second, first int3
 		last, second = p.dsPut(last, second, nr.seq[n+w-1])
 	}
 	if n > 0 {
-		last, second = p.dsPut(last, second, p.oneKRunKey(nr.seq[n-1], now))
+		c := nr.seq[n-1]
+		if srpt {
+			p.refreshSRPT(&p.slots[c], now)
+		} else {
+			p.skey(c, now)
+		}
+		last, second = p.dsPut(last, second, c)
 	}
 	if wantFirst && int(n+w) < len(nr.seq) {
 		if c := nr.seq[n+w]; first < 0 || p.less(c, first) {
@@ -277,16 +290,6 @@ func (p *Policy) oneKEnds(now float64, wantFirst bool) (last, second, first int3
 		}
 	}
 	return last, second, first
-}
-
-// oneKRunKey refreshes running job c's key at now and returns c.
-func (p *Policy) oneKRunKey(c int32, now float64) int32 {
-	if cs := &p.slots[c]; p.ord == SRPTOrder {
-		p.refreshSRPT(cs, now)
-	} else {
-		p.skey(c, now)
-	}
-	return c
 }
 
 // oneKFirstOut is firstOut on the slices: the least job outside M and the
@@ -374,12 +377,20 @@ func (p *Policy) oneKSeams(s *sdk.System, take []int32, now float64) (runPre, ru
 		case sb.nRun > t:
 			at := nPre
 			nPre += int(sb.nRun - t)
-			p.oneKPreempt(sb, t, now, jw[at:nPre])
+			if p.ord == SRPTOrder {
+				p.oneKPreemptSRPT(sb, t, now, jw[at:nPre])
+			} else {
+				p.oneKPreempt(sb, t, now, jw[at:nPre])
+			}
 			q.preB = append(q.preB, nPre)
 		case sb.nRun < t:
 			at := half + nStart
 			nStart += int(t - sb.nRun)
-			p.oneKStart(s, sb, t, now, jw[at:half+nStart])
+			if p.ord == SRPTOrder {
+				p.oneKStartSRPT(sb, t, now, jw[at:half+nStart])
+			} else {
+				p.oneKStart(s, sb, t, now, jw[at:half+nStart])
+			}
 			q.startB = append(q.startB, nStart)
 		}
 		for sb.w > 0 && sb.nRun > 0 { // as seamSingles
@@ -414,8 +425,6 @@ func (p *Policy) oneKPreempt(sb *sbucket, t int32, now float64, jr []int32) {
 	sb.w += n - t
 	c := &p.cls[p.slots[seq[t]].class] // one class per bucket here
 	switch {
-	case p.ord == SRPTOrder:
-		p.oneKPreemptSRPT(sb, t, c.scale, now, jr)
 	case p.ord == GittinsOrder && c.rank.constant:
 		p.oneKPreemptConstant(sb, t, now, jr)
 	default:
@@ -449,18 +458,21 @@ func (p *Policy) oneKLast(sb *sbucket) (float64, int64) {
 	return math.Inf(-1), 0
 }
 
-// oneKPreemptSRPT is oneKPreempt's loop under the SRPT order: keyAt and
-// stopRun inlined, the remaining duration kept (oneKStop). The jobs that
+// oneKPreemptSRPT is oneKPreempt under the SRPT order, which oneKSeams
+// calls directly (a call less per run): keyAt and stopRun inlined, the remaining duration kept (oneKStop). The jobs that
 // stay at the seam, nearly all, are placed by oneKPreemptSeam, a loop
 // that makes no call (a call in it made the compiler keep the loop's
 // values on the stack); the others here, one at a time.
-func (p *Policy) oneKPreemptSRPT(sb *sbucket, t int32, scale, now float64, jr []int32) {
-	seq := sb.seq
+func (p *Policy) oneKPreemptSRPT(sb *sbucket, t int32, now float64, jr []int32) {
+	n := sb.nRun
+	run := sb.seq[t:n]
+	sb.w += n - t
+	scale := p.cls[p.slots[run[0]].class].scale // one need per bucket
 	firstKey, firstID := p.oneKFirst(sb)
-	run := seq[t:sb.nRun]
 	for {
 		m := p.oneKPreemptSeam(run, jr, scale, now, &firstKey, &firstID)
 		if m == 0 {
+			sb.nRun = t
 			return
 		}
 		// run[m-1] does not stay at the seam: placed by oneKToWaiting,
@@ -556,8 +568,6 @@ func (p *Policy) oneKStart(s *sdk.System, sb *sbucket, t int32, now float64, jr 
 	sb.w -= t - n
 	c := &p.cls[p.slots[run[0]].class] // one class per bucket here
 	switch {
-	case p.ord == SRPTOrder:
-		p.oneKStartSRPT(sb, run, c.scale, now, jr)
 	case p.ord == GittinsOrder && c.rank.constant:
 		p.oneKStartConstant(sb, run, now, jr)
 	default:
@@ -614,14 +624,18 @@ func (p *Policy) oneKStartConstant(sb *sbucket, run []int32, now float64, jr []i
 	}
 }
 
-// oneKStartSRPT is oneKStart's loop under the SRPT order: setRun inlined,
+// oneKStartSRPT is oneKStart under the SRPT order, which oneKSeams calls
+// directly (a call less per run): setRun inlined,
 // the remaining duration read from the slot (oneKStop) instead of
 // s.Remaining. The usual starts, nearly all, are made by oneKStartSeam, a
 // loop that makes no call; the two rare cases, a fin that finAtMost must
 // lower further and a job that does not follow the last running one,
 // here, one at a time.
-func (p *Policy) oneKStartSRPT(sb *sbucket, run []int32, scale, now float64, jr []int32) {
+func (p *Policy) oneKStartSRPT(sb *sbucket, t int32, now float64, jr []int32) {
 	slots, n := p.slots, sb.nRun
+	run := sb.seq[n:t]
+	sb.w -= t - n
+	scale := p.cls[slots[run[0]].class].scale // one need per bucket
 	rate := 0.0
 	if p.crossings {
 		rate = scale
@@ -630,6 +644,7 @@ func (p *Policy) oneKStartSRPT(sb *sbucket, run []int32, scale, now float64, jr 
 	for d := 0; ; d++ {
 		d += p.oneKStartSeam(run[d:], jr[d:], scale, now, rate, &lastFin, &lastID)
 		if d == len(run) {
+			sb.nRun = t
 			return
 		}
 		xs := &slots[run[d]]
