@@ -60,7 +60,7 @@ func (p *Policy) arriveOneK(s *sdk.System, i int32) {
 		// no search.
 		r = int32(n) - sb.nRun
 	} else {
-		r = p.sWaitCount(sb, i)
+		r = p.sBoundOn(sb.seq[sb.nRun:], i, false) // sWaitCount, without sBound's call
 	}
 	p.oneKInsert(sb, i, sb.nRun+r)
 	if r < sb.w { // ahead of the bucket's waiting jobs in M: joins M

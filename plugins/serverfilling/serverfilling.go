@@ -720,7 +720,11 @@ func (p *Policy) Arrive(s *sdk.System, j *sdk.Job) {
 		return
 	}
 	if p.ds != nil {
-		p.arriveDS(s, i)
+		if p.ds.oneK { // arriveDS's first test, a call less per event
+			p.arriveOneK(s, i)
+		} else {
+			p.arriveDS(s, i)
+		}
 		return
 	}
 	if p.exhaustive {
@@ -776,7 +780,11 @@ func (p *Policy) Complete(s *sdk.System, j *sdk.Job) {
 		return
 	}
 	if p.ds != nil {
-		p.completeDS(s, i)
+		if p.ds.oneK { // completeDS's first test, a call less per event
+			p.completeOneK(s, i)
+		} else {
+			p.completeDS(s, i)
+		}
 		return
 	}
 	sl := &p.slots[i]
