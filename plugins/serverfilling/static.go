@@ -116,10 +116,10 @@ func (p *Policy) staticOrder() bool {
 // key, then arrival) and n their number.
 //
 // DivisorFilling takes M = J1..J_min(n,k) and the recursion with its
-// backfill (dsOneK, decideDF): if M holds a job of need k, it serves the
-// first of them alone (k servers); otherwise it serves every job of M
-// (all of need 1, at most k of them; with backfill on, also when the
-// literal recursion would leave them waiting).
+// backfill (dsOneK; divFill on the general path): if M holds a job of
+// need k, it serves the first of them alone (k servers); otherwise it
+// serves every job of M (all of need 1, at most k of them; with backfill
+// on, also when the literal recursion would leave them waiting).
 //
 // ServerFilling takes the shortest prefix M' with total need ≥ k (every
 // job if none) and serves M' by descending need, ties by the order, until
