@@ -20,6 +20,7 @@
 # ms/task) hold under load, the ns/event ones drift with it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+benchstat="$(bash .ci/benchstat.sh)" # before the runs: a fresh machine has none
 before="${1:?usage: bench-pairs.sh BEFORE [AFTER]}"
 after="${2:-HEAD}"
 n="${N:-6}"
@@ -73,5 +74,4 @@ for line in open(sys.argv[1]):
         farm = None
 EOF
 done
-benchstat="$(command -v benchstat || echo "$(go env GOPATH)/bin/benchstat")"
 "$benchstat" "$out/before.txt" "$out/after.txt"

@@ -32,6 +32,7 @@
 # ratios to mean anything: the load average is printed before and after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+benchstat="$(bash .ci/benchstat.sh)" # before the runs: a fresh machine has none
 sides=()
 refs=()
 if [ -n "${1:-}" ]; then
@@ -79,7 +80,6 @@ for r in $(seq 1 "$n"); do
 	done
 done
 echo "load after: $(cat /proc/loadavg)"
-benchstat="$(command -v benchstat || echo "$(go env GOPATH)/bin/benchstat")"
 files=()
 for side in "${sides[@]}"; do
 	files+=("$out/$side.txt")

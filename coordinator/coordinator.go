@@ -605,6 +605,13 @@ func (co *Coordinator) loadCampaigns(ctx context.Context) ([]badState, error) {
 			bad = append(bad, badState{id: k, why: d.why, at: at[i], noManifest: d.noManifest})
 			continue
 		}
+		recount := lies[i].recount != nil
+		if recount {
+			if why, ok := co.recountCancelled(&st, lies[i].recount); !ok {
+				bad = append(bad, badState{id: k, why: why, at: at[i]})
+				continue
+			}
+		}
 		c := &campaign{id: st.ID, st: st, finished: make(chan struct{})}
 		if st.State == protocol.CampaignRunning && st.Store != "" && st.Store != co.storeID {
 			// Its spec and results are in the other store; publishing
@@ -630,6 +637,12 @@ func (co *Coordinator) loadCampaigns(ctx context.Context) ([]badState, error) {
 		co.mu.Lock()
 		co.camps[st.ID] = c
 		co.mu.Unlock()
+		if recount {
+			// Once: the next start finds it agreeing.
+			if err := co.putState(ctx, c); err != nil {
+				co.o.Logf("coordinator: campaign %s: writing its corrected entry back: %v", k, err)
+			}
+		}
 	}
 	return bad, nil
 }

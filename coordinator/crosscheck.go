@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,11 +31,23 @@ import (
 // left one. It was taken as it was: a forged running entry with a spec had
 // its tasks published, a forged done one was listed done. It is now
 // listed unreadable (noManifestWhy), and nothing of it runs. Entries of
-// another store are not checked: their manifests are there.
+// another store are not checked: their manifests are there. A finished
+// or cancelled one was listed with its own counts and name as if
+// trusted, so that a forged entry naming a made-up store showed any
+// numbers: its status now says they are not checked (otherStoreNote).
 //
 // A done entry's counts, name and times are compared with its manifest's
 // too (finalisation writes both from the same state): a forged one showed
 // its own numbers in status.
+//
+// So are a cancelled entry's counts and name: a forged one showed made-up
+// counts. A cancel records the counts of its task list in the entry and
+// the manifest alike, so a cancelled campaign of this version agrees with
+// its manifest; one cancelled by an older coordinator may not (its entry
+// kept its submission's zeros, its manifest counted at its own writing).
+// Such an entry is not declared unusable: its counts and name are taken
+// from the manifest, the entry written back, and a line logged
+// (recountCancelled), so that a genuine one is corrected once.
 
 // manifestReads bounds the manifest reads of the start's cross-check in
 // flight at once: one read per campaign, so that 10^4 campaigns cost
@@ -65,6 +78,10 @@ type manifestState struct {
 type distrust struct {
 	why        string
 	noManifest bool
+	// recount is the manifest of a cancelled entry whose counts or name
+	// are not its manifest's (cancelledDiffers): the entry is corrected
+	// from it (recounted), not distrusted.
+	recount *manifestState
 }
 
 // noManifestWhy is why an entry whose campaign has no manifest in the
@@ -118,7 +135,9 @@ func (co *Coordinator) crossCheck(ctx context.Context, sts []protocol.CampaignSt
 // distrustLater is why entry st, written since the start (Status), is
 // not to be trusted, as crossCheck says at start; nil when it is, or
 // cannot be compared (a campaign of another store, a manifest that
-// cannot be read: logged).
+// cannot be read: logged). A cancelled entry whose counts or name are
+// not its manifest's gets the manifest's (recounted), in st only: the
+// entry is written back at the next start.
 func (co *Coordinator) distrustLater(ctx context.Context, st *protocol.CampaignState) error {
 	if st.Store != "" && st.Store != co.storeID {
 		return nil
@@ -134,7 +153,55 @@ func (co *Coordinator) distrustLater(ctx context.Context, st *protocol.CampaignS
 	if d.why != "" {
 		return errors.New(d.why)
 	}
+	if d.recount != nil {
+		fixed, err := recounted(st, d.recount)
+		if err != nil {
+			return err
+		}
+		*st = fixed
+	}
 	return nil
+}
+
+// cancelledDiffers says how cancelled entry st's counts and name differ
+// from those its cancelled manifest m records ("": they do not, or either
+// is not cancelled).
+func cancelledDiffers(st *protocol.CampaignState, m *manifestState) string {
+	if st.State != protocol.CampaignCancelled || m.State != protocol.CampaignCancelled ||
+		st.Total == m.Tasks && st.Points == m.Points && st.Done == m.Done && st.Failed == m.Failed && st.Name == m.Name {
+		return ""
+	}
+	return fmt.Sprintf("it counts %d done and %d failed of %d tasks in %d points, named %.40q, but its manifest in the store records %d done and %d failed of %d tasks in %d points, named %.40q",
+		st.Done, st.Failed, st.Total, st.Points, st.Name, m.Done, m.Failed, m.Tasks, m.Points, m.Name)
+}
+
+// recounted is cancelled entry st with the counts and name of its
+// manifest m; an error when they are no campaign's (checkState): the
+// store itself is then not to be believed, and the entry is handled as
+// one that disagrees with it.
+func recounted(st *protocol.CampaignState, m *manifestState) (protocol.CampaignState, error) {
+	fixed := *st
+	fixed.Total, fixed.Points, fixed.Done, fixed.Failed, fixed.Name = m.Tasks, m.Points, m.Done, m.Failed, m.Name
+	if err := checkState(st.ID, &fixed); err != nil {
+		return *st, fmt.Errorf("%s, which are no campaign's: %v", cancelledDiffers(st, m), err)
+	}
+	return fixed, nil
+}
+
+// recountCancelled gives cancelled entry st, read at start, the counts
+// and name of its manifest m and logs what it said (the caller writes
+// the entry back); false, with why, when the manifest's are no
+// campaign's.
+func (co *Coordinator) recountCancelled(st *protocol.CampaignState, m *manifestState) (why string, ok bool) {
+	fixed, err := recounted(st, m)
+	if err != nil {
+		return err.Error(), false
+	}
+	co.o.Logf("coordinator: campaign %s: its cancelled entry in NATS's %s bucket %s: corrected from the manifest "+
+		"(a coordinator older than this one did not record a cancelled campaign's counts in its entry; else someone with the farm's NATS credentials wrote them)",
+		st.ID, protocol.CampaignBucket, strings.TrimPrefix(cancelledDiffers(st, m), "it "))
+	*st = fixed
+	return "", true
 }
 
 // readManifestState reads and decodes campaign id's manifest
@@ -165,6 +232,9 @@ func (co *Coordinator) disagreement(ctx context.Context, st *protocol.CampaignSt
 		return distrust{}, fmt.Errorf("reading its manifest: %w", err)
 	}
 	why := stateDisagreement(st, m)
+	if why == "" && cancelledDiffers(st, m) != "" {
+		return distrust{recount: m}, nil
+	}
 	if why != "" && st.State == protocol.CampaignRunning && m.State == protocol.CampaignDone {
 		// Finalisation writes the manifest, then the report, then the
 		// entry: a coordinator stopped between them leaves this pair with
@@ -215,8 +285,9 @@ func stateDisagreement(st *protocol.CampaignState, m *manifestState) string {
 // sameStateDisagreement says why entry st, whose state is manifest m's,
 // is not what m records: a running one's verification fraction, a done
 // one's counts, name and times (finalisation writes the manifest and the
-// entry from one state). A cancelled entry's counts are the last ones it
-// was given (Cancel does not count), and are not compared.
+// entry from one state). A cancelled entry's counts and name are compared
+// apart (cancelledDiffers): where they differ the entry is corrected, not
+// distrusted.
 func sameStateDisagreement(st *protocol.CampaignState, m *manifestState) string {
 	switch st.State {
 	case protocol.CampaignRunning:

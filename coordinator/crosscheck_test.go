@@ -332,3 +332,216 @@ func TestInterruptedSubmission(t *testing.T) {
 		t.Fatalf("%d runs (at most %d of one task), want %d and 1", n, mx, rc.Tasks)
 	}
 }
+
+// TestFinishedEntryOfAnotherStore: entries written by someone holding
+// the farm's NATS credentials, a done one and a cancelled one, each
+// naming a made-up store. Entries of another store are not compared with
+// a manifest (theirs is in that store), and they were listed with the
+// forger's counts and name as if trusted. They are still listed as they
+// say, but their status says they belong to another store and were not
+// checked against a manifest, at start, in the list, by id, and for one
+// written once the coordinator runs.
+func TestFinishedEntryOfAnotherStore(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	if _, err := protocol.Setup(ctx, jsOf(t, e), protocol.Layout{}); err != nil {
+		t.Fatal(err)
+	}
+	const made = "0123456789abcdef01234567" // no store's
+	bucket := campaignsBucket(t, e)
+	forge := func(seed uint64, state string) string {
+		id, _ := forgeEntry(t, e, bucket, seed, state)
+		flipState(t, bucket, id, func(st map[string]any) {
+			st["store"], st["done"], st["failed"], st["total"], st["name"] = made, 900, 3, 1000, "anyone's"
+			st["finished"] = time.Now().UTC()
+			delete(st, "spec")
+		})
+		return id
+	}
+	done, cancelled := forge(111, protocol.CampaignDone), forge(112, protocol.CampaignCancelled)
+
+	co, _ := e.startCoordinator(protocol.Layout{})
+	myID, err := storage.ID(ctx, e.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "belongs to store " + made + ", not this coordinator's store " + myID
+	said := func(what string, s protocol.Status, state string) {
+		t.Helper()
+		if s.State != state || s.Done != 900 || s.Name != "anyone's" ||
+			!strings.Contains(s.Elsewhere, want) || !strings.Contains(s.Elsewhere, "not checked against its manifest") {
+			t.Fatalf("%s: %+v; want %s, its entry's counts, and %q", what, s, state, want)
+		}
+		if p := s.Problems(); len(p) != 1 || p[0] != s.Elsewhere {
+			t.Fatalf("%s: msjfarm status prints %q under it, want the note", what, p)
+		}
+	}
+	listed := map[string]protocol.Status{}
+	for _, s := range co.List() {
+		listed[s.Campaign] = s
+	}
+	if len(listed) != 2 {
+		t.Fatalf("listed %+v, want the two entries", listed)
+	}
+	for id, state := range map[string]string{done: protocol.CampaignDone, cancelled: protocol.CampaignCancelled} {
+		said("listed "+id, listed[id], state)
+		s, err := co.Status(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		said("status of "+id, *s, state)
+	}
+	later := forge(113, protocol.CampaignDone)
+	s, err := co.Status(ctx, later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	said("status of an entry forged once the coordinator runs", *s, protocol.CampaignDone)
+}
+
+// TestCancelledEntryCountsCorrected: two campaigns cancelled with two of
+// their six tasks done. A cancel now records the counts of its task list
+// in the entry and the manifest alike (the entry kept its submission's
+// zeros). One entry is then rewritten with other counts and name, as
+// anyone holding the farm's NATS credentials can: it was listed with
+// them, since a cancelled entry's counts were not compared with its
+// manifest. At the next start they are: the manifest wins, the entry is
+// corrected and written back with one log line, and not declared
+// unusable (an entry an older coordinator cancelled differs the same
+// way). The other, genuine, stays as it is, without a word, though a
+// task state reported since its cancel counts one more task done and it
+// was cancelled again (the manifest keeps the counts of the cancel);
+// and the corrected one is not corrected again at the start after.
+func TestCancelledEntryCountsCorrected(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	co, stop := e.startCoordinator(protocol.Layout{})
+	run := &finishRunner{}
+	_, stopW := e.startWorker(worker.Options{Concurrency: 2, Runner: run})
+	var ids []string
+	var names []string
+	for seed := range uint64(2) {
+		run.mu.Lock()
+		run.pass = 2
+		run.mu.Unlock()
+		f := loadSpec(t, "testdata/small.yaml")
+		f.Seed += 10 + seed
+		r, err := co.Submit(ctx, protocol.SubmitRequest{Spec: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+			s, err := co.Status(ctx, r.Campaign)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Done == 2 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("campaign %s: %+v after five minutes, want 2 done", r.Campaign, s)
+			}
+		}
+		if s, err := co.Cancel(ctx, r.Campaign); err != nil || s.State != protocol.CampaignCancelled || s.Done != 2 {
+			t.Fatalf("cancel: %+v, %v", s, err)
+		}
+		ids, names = append(ids, r.Campaign), append(names, r.Name)
+		if seed == 0 {
+			continue
+		}
+		// A task of the cancelled campaign reported done since (a task
+		// state anyone on NATS may write), and the campaign cancelled
+		// again: its manifest, rewritten, counted one more than its
+		// entry, which the next start took for a disagreement.
+		camp, err := sweep.Expand(f, builtin.Catalog{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks, err := jsOf(t, e).KeyValue(ctx, protocol.TaskBucket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range camp.Tasks {
+			if _, err := e.store.Stat(ctx, storage.ResultKey(r.Campaign, task.ID)); err == nil {
+				continue
+			}
+			late, _ := json.Marshal(protocol.TaskState{State: protocol.StateDone, Worker: "late", Updated: time.Now().UTC()})
+			if _, err := tasks.Put(ctx, protocol.TaskKey(r.Campaign, task.ID), late); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+			if s, err := co.Status(ctx, r.Campaign); err == nil && s.Done == 3 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the late task state is not counted")
+			}
+		}
+		if s, err := co.Cancel(ctx, r.Campaign); err != nil || s.State != protocol.CampaignCancelled {
+			t.Fatalf("cancelled again: %+v, %v", s, err)
+		}
+	}
+	stopW()
+	stop()
+	forged, genuine := ids[0], ids[1]
+	bucket := campaignsBucket(t, e)
+	entry := func(id string) protocol.CampaignState {
+		t.Helper()
+		en, err := bucket.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st protocol.CampaignState
+		if err := json.Unmarshal(en.Value(), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	for i, id := range ids {
+		if st := entry(id); st.State != protocol.CampaignCancelled || st.Done != 2 || st.Failed != 0 || st.Total != 6 || st.Points != 2 || st.Name != names[i] {
+			t.Fatalf("campaign %s: the cancel wrote entry %+v, want 2 done of 6 tasks in 2 points", id, st)
+		}
+	}
+	genuineEntry := entry(genuine)
+	flipState(t, bucket, forged, func(st map[string]any) {
+		st["done"], st["failed"], st["total"], st["points"], st["name"] = 5, 1, 9, 5, "forged"
+	})
+
+	var lines logLines
+	logf := func(format string, args ...any) {
+		lines.logf(format, args...)
+		t.Logf(format, args...)
+	}
+	co2, stop2 := e.startCoordinatorWith(coordinator.Options{Logf: logf})
+	for i, id := range ids {
+		s, err := co2.Status(ctx, id)
+		if err != nil || s.State != protocol.CampaignCancelled || s.Done != 2 || s.Failed != 0 || s.Total != 6 || s.Name != names[i] || s.Elsewhere != "" {
+			t.Fatalf("campaign %s: %+v, %v; want cancelled, 2 done of 6, named %q", id, s, err, names[i])
+		}
+	}
+	if st := entry(forged); st.Done != 2 || st.Failed != 0 || st.Total != 6 || st.Points != 2 || st.Name != names[0] {
+		t.Fatalf("the forged entry not written back: %+v", st)
+	}
+	if got := entry(genuine); got.Done != genuineEntry.Done || !got.Finished.Equal(genuineEntry.Finished) || got.Name != genuineEntry.Name {
+		t.Fatalf("the genuine entry was rewritten: %+v, was %+v", got, genuineEntry)
+	}
+	if lines.count("campaign "+forged+": its cancelled entry in NATS's msjfarm_campaigns bucket counts 5 done and 1 failed of 9 tasks in 5 points, named \"forged\", but its manifest in the store records 2 done and 0 failed of 6 tasks in 2 points") != 1 ||
+		lines.count("campaign "+genuine) != 0 || lines.count("not usable") != 0 {
+		t.Fatalf("want one line for the forged entry, none for the genuine one, none saying unusable: %q", lines.lines)
+	}
+	stop2()
+
+	var again logLines
+	co3, _ := e.startCoordinatorWith(coordinator.Options{Logf: func(format string, args ...any) {
+		again.logf(format, args...)
+		t.Logf(format, args...)
+	}})
+	if s, err := co3.Status(ctx, forged); err != nil || s.Done != 2 || s.Name != names[0] {
+		t.Fatalf("at the start after: %+v, %v", s, err)
+	}
+	if again.count("campaign "+forged) != 0 {
+		t.Fatalf("the corrected entry is corrected again: %q", again.lines)
+	}
+}

@@ -51,6 +51,14 @@ func (co *Coordinator) writeManifest(ctx context.Context, c *campaign, prov *pro
 		m.Tasks, m.Done = c.tl.Len(), c.done.len()
 		m.TaskListSHA256, m.PointOrder = c.tl.Hash(), c.tl.Points()
 	}
+	if c.st.State == protocol.CampaignDone || c.st.State == protocol.CampaignCancelled {
+		// A finished campaign's counts are those its entry records,
+		// frozen when it finished (markDone, Cancel): a task state
+		// reported since (anyone on NATS may write one) made a manifest
+		// written later count one more than the entry, which the next
+		// start took for a lie (crossCheck).
+		m.Done, m.Failed = c.st.Done, c.st.Failed
+	}
 	m.Precision = c.precisionSummary()
 	m.ChecksumsSHA256 = c.checksums
 	verify := c.st.Verify

@@ -63,7 +63,7 @@ func (co *Coordinator) Live(id string) (*LiveView, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknownCampaign, id)
 	}
-	v := &LiveView{Status: c.status(), co: co, tl: c.tl,
+	v := &LiveView{Status: co.statusLocked(c), co: co, tl: c.tl,
 		Failed: make(map[string]string, len(c.failed)), Running: make(map[string]string, len(c.running))}
 	if c.tl != nil {
 		v.Finished = c.finishedByPoint()

@@ -916,7 +916,7 @@ func (co *Coordinator) Status(ctx context.Context, id string) (*protocol.Status,
 	co.mu.Lock()
 	c := co.camps[id]
 	if c != nil {
-		s := c.status()
+		s := co.statusLocked(c)
 		if s.State == protocol.CampaignRunning {
 			s.Paused = co.pausedLocked()
 		}
@@ -964,15 +964,40 @@ func (co *Coordinator) Status(ctx context.Context, id string) (*protocol.Status,
 }
 
 // elsewhereStatus is the status of a campaign this coordinator has not
-// loaded, from its state; one still running on another store says so
-// (Status.Elsewhere). Before, it read "running" with nothing running, and
-// `msjfarm status` without an id did not list it at all.
+// loaded, from its state.
 func (co *Coordinator) elsewhereStatus(st protocol.CampaignState) protocol.Status {
-	s := (&campaign{id: st.ID, st: st}).status()
-	if st.State == protocol.CampaignRunning && st.Store != "" && st.Store != co.storeID {
-		s.Elsewhere = fmt.Sprintf("runs on store %s, not this coordinator's store %s (%s): not resumed here; submit it again to run it on this store, or run the coordinator on its store", st.Store, co.storeID, co.o.Store.URL())
+	return co.statusLocked(&campaign{id: st.ID, st: st})
+}
+
+// statusLocked is c's status as the API gives it (co.mu held, or c not
+// shared): one whose entry names another store says so (otherStoreNote).
+func (co *Coordinator) statusLocked(c *campaign) protocol.Status {
+	s := c.status()
+	if s.Elsewhere == "" {
+		s.Elsewhere = co.otherStoreNote(&c.st)
 	}
 	return s
+}
+
+// otherStoreNote is what a campaign whose entry names another store than
+// this coordinator's says (Status.Elsewhere; "" for this store's, or an
+// entry older than the store field). A running one is not resumed here:
+// before, it read "running" with nothing running, and `msjfarm status`
+// without an id did not list it at all. A finished or cancelled one is
+// listed with the counts, name and times of its entry, which are not
+// checked against its manifest (crossCheck: the manifest is in the
+// other store), and so are anyone's who holds the farm's NATS
+// credentials: a forged entry naming a made-up store showed any numbers
+// as if trusted.
+func (co *Coordinator) otherStoreNote(st *protocol.CampaignState) string {
+	if st.Store == "" || st.Store == co.storeID {
+		return ""
+	}
+	if st.State == protocol.CampaignRunning {
+		return fmt.Sprintf("runs on store %s, not this coordinator's store %s (%s): not resumed here; submit it again to run it on this store, or run the coordinator on its store", st.Store, co.storeID, co.o.Store.URL())
+	}
+	return fmt.Sprintf("belongs to store %s, not this coordinator's store %s (%s): not checked against its manifest, which is in that store; its counts, name and times are what its entry in NATS's %s bucket says, which anyone holding the farm's NATS credentials may write",
+		st.Store, co.storeID, co.o.Store.URL(), protocol.CampaignBucket)
 }
 
 // List reports every campaign the coordinator knows.
@@ -982,7 +1007,7 @@ func (co *Coordinator) List() []protocol.Status {
 	out := make([]protocol.Status, 0, len(co.camps)+len(co.elsewhere))
 	paused := co.pausedLocked()
 	for _, c := range co.camps {
-		s := c.status()
+		s := co.statusLocked(c)
 		s.Errors = nil
 		if s.State == protocol.CampaignRunning {
 			s.Paused = paused
@@ -1047,6 +1072,15 @@ func (co *Coordinator) Cancel(ctx context.Context, id string) (*protocol.Status,
 	if c.st.State == protocol.CampaignRunning {
 		c.st.State = protocol.CampaignCancelled
 		c.st.Finished = time.Now().UTC()
+		// The counts of its task list as recorded now, into the entry
+		// and the manifest alike (writeManifest takes a finished
+		// campaign's from its state): the entry kept the zeros of its
+		// submission, which status showed after a restart, and the
+		// manifest the counts at its own writing. Without a task list
+		// (a submission still generating it) nothing is recorded yet.
+		if c.tl != nil {
+			c.st.Done, c.st.Failed = c.done.len(), len(c.failed)
+		}
 	}
 	co.mu.Unlock()
 	if err := co.putState(ctx, c); err != nil {
@@ -1062,7 +1096,7 @@ func (co *Coordinator) Cancel(ctx context.Context, id string) (*protocol.Status,
 	}
 	co.mu.Lock()
 	c.close()
-	s := c.status()
+	s := co.statusLocked(c)
 	co.mu.Unlock()
 	return &s, nil
 }

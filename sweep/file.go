@@ -42,6 +42,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/model/dist"
+	"github.com/msjfarm/msjfarm/model/swf"
 	"github.com/msjfarm/msjfarm/model/workload"
 )
 
@@ -120,6 +121,15 @@ type TraceSpec struct {
 	// anything is uploaded (nil: a trace named by sha256 alone, or one
 	// decoded from a stored spec).
 	local []byte
+	// shape is local's shape (swf.Shape: what Read of it reports for any
+	// servers value, without the jobs), gathered as local was written
+	// (swf.CanonicalShape) or, for a trace read from storage, when it
+	// was read (swf.ShapeOf); nil with local nil, or with stored bytes
+	// that do not parse (the first point that needs them says why).
+	// Plan builds a servers value's workload from local and shape
+	// without the parsed trace (traceWorkload). Like local, never
+	// encoded and never sent (ForFarm drops both).
+	shape *swf.Shape
 }
 
 // RunSpec is the run block of a sweep file: the engine's run configuration

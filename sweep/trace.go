@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -68,10 +69,16 @@ func readTraceFile(f *File, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer fd.Close()
-	data, err := canonicalTrace(f, raw, limit)
+	data, shape, err := canonicalTrace(f, raw, limit)
 	if err != nil {
 		return nil, err
 	}
+	// What building the form left (its chunks, the parser's buffers) is
+	// freed now, while the form is all the heap holds: at the default
+	// pace the next cycle would otherwise wait for the heap to reach
+	// twice the form and its chunks, which planning's conversions then
+	// reached (a 5·10⁶-job trace: about 300 MB more at the peak).
+	runtime.GC()
 	s := sha256.Sum256(data)
 	sum := hex.EncodeToString(s[:])
 	if f.Trace.SHA256 != "" && f.Trace.SHA256 != sum {
@@ -81,7 +88,7 @@ func readTraceFile(f *File, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("trace.size: the sweep says %d, but trace.file %s has %d bytes in its canonical form", f.Trace.Size, f.Trace.File, len(data))
 	}
 	f.Trace.SHA256, f.Trace.Size = sum, int64(len(data))
-	f.Trace.local = data
+	f.Trace.local, f.Trace.shape = data, shape
 	return data, nil
 }
 
@@ -113,7 +120,14 @@ func AttachStoredTrace(f *File, fetch func(sum string, size int64) ([]byte, erro
 	if f.Trace.Size != 0 && f.Trace.Size != int64(len(data)) {
 		return f.src.locate(fieldErr("trace.size", nil, "the stored trace has %d bytes, the sweep says %d", len(data), f.Trace.Size))
 	}
-	f.Trace.local = data
+	// Its shape now, once (the bytes are parsed here as ReadTraceFile
+	// parses a file); bytes that do not parse are refused at the first
+	// point that needs them, with Read's error (localShape), as before.
+	shape, err := swf.ShapeOf(bytes.NewReader(data), swf.Limits{})
+	if err != nil {
+		shape = nil
+	}
+	f.Trace.local, f.Trace.shape = data, shape
 	return nil
 }
 
@@ -126,12 +140,17 @@ var ErrNoLocalTrace = errors.New("the trace was not read on this machine (named 
 // MaxProcs), the trace this campaign replays as ReadTraceFile read it on
 // this machine: what a worker replays, since a worker parses the same
 // canonical bytes (worker.traceCache). It is ErrNoLocalTrace without one.
-// Each call parses afresh: a caller that needs it often keeps it.
+// Each call parses afresh: a caller that needs it often keeps it. It is
+// swf.Read's trace, and its error, read with the trace's shape
+// (swf.Shape.Read): only the jobs kept are ever held, where Read holds
+// every job line until it knows which to keep (a dry run's calibrations
+// parse the trace at each servers value).
 func (c *Campaign) LocalTrace(servers int) (*swf.Trace, error) {
-	if c.File == nil || c.File.Trace == nil || c.File.Trace.local == nil {
-		return nil, ErrNoLocalTrace
+	shape, err := c.localShape()
+	if err != nil {
+		return nil, err
 	}
-	return swf.Read(bytes.NewReader(c.File.Trace.local), servers)
+	return shape.Read(bytes.NewReader(c.File.Trace.local), servers, swf.Limits{})
 }
 
 // ForFarm is f as the farm has it: a copy without the trace content read
@@ -146,7 +165,7 @@ func (f *File) ForFarm() *File {
 		return f
 	}
 	g, tr := *f, *f.Trace
-	tr.local = nil
+	tr.local, tr.shape = nil, nil
 	g.Trace = &tr
 	return &g
 }
@@ -160,7 +179,7 @@ func (f *File) ForFarm() *File {
 // quotes the file's text. The canonical form must fit in limit too (a
 // gzipped trace grows), refused at the line that crosses it, and must
 // have a usable job for the sweep's servers (or the header's).
-func canonicalTrace(f *File, raw io.Reader, limit int64) ([]byte, error) {
+func canonicalTrace(f *File, raw io.Reader, limit int64) ([]byte, *swf.Shape, error) {
 	// The checks read the counts gathered as the form was written
 	// (swf.Shape: what parsing it again gives, without the jobs): the
 	// form was parsed again for them, 80 bytes a job held for nothing.
@@ -168,24 +187,24 @@ func canonicalTrace(f *File, raw io.Reader, limit int64) ([]byte, error) {
 	var grew *grewError
 	switch {
 	case errors.As(err, &grew):
-		return nil, grew
+		return nil, nil, grew
 	case errors.Is(err, swf.ErrCanonicalTooLarge):
 		pe, _ := errors.AsType[*swf.ParseError](err)
-		return nil, fieldErr("trace.file", nil, "%s is larger than the limit of %d bytes (--max-trace-size) once decompressed and parsed: its canonical form crosses it at line %d; nothing was uploaded", f.Trace.File, limit, pe.Line)
+		return nil, nil, fieldErr("trace.file", nil, "%s is larger than the limit of %d bytes (--max-trace-size) once decompressed and parsed: its canonical form crosses it at line %d; nothing was uploaded", f.Trace.File, limit, pe.Line)
 	case err != nil:
-		return nil, fieldErr("trace.file", nil, "%s is not an SWF trace (%s); nothing was uploaded", f.Trace.File, SWFReason(err))
+		return nil, nil, fieldErr("trace.file", nil, "%s is not an SWF trace (%s); nothing was uploaded", f.Trace.File, SWFReason(err))
 	}
 	c, err := shape.At(f.Servers)
 	_, serversAxis := f.Axes["servers"]
 	switch {
 	case errors.Is(err, swf.ErrNoServers) && !serversAxis:
-		return nil, fieldErr("servers", nil, "trace.file %s has no MaxProcs or MaxNodes header line: give servers", f.Trace.File)
+		return nil, nil, fieldErr("servers", nil, "trace.file %s has no MaxProcs or MaxNodes header line: give servers", f.Trace.File)
 	case err == nil && f.Servers == 0 && !serversAxis && c.K > sim.MaxServers:
-		return nil, fieldErr("servers", nil, "trace.file %s gives %d servers in its header, more than the %d msjfarm simulates: give servers", f.Trace.File, c.K, sim.MaxServers)
+		return nil, nil, fieldErr("servers", nil, "trace.file %s gives %d servers in its header, more than the %d msjfarm simulates: give servers", f.Trace.File, c.K, sim.MaxServers)
 	case err == nil && c.Kept == 0:
-		return nil, fieldErr("trace.file", nil, "%s %s", f.Trace.File, noUsableJob(c.K, c.Lines, c.Skipped))
+		return nil, nil, fieldErr("trace.file", nil, "%s %s", f.Trace.File, noUsableJob(c.K, c.Lines, c.Skipped))
 	}
-	return data, nil
+	return data, shape, nil
 }
 
 // noUsableJob says why a trace of lines job lines, skipped as skip says
@@ -198,23 +217,50 @@ func noUsableJob(k, lines int, skip swf.SkipCounts) string {
 // traceWorkload is the workload a worker replays at a point of servers
 // spec.Servers (0: the trace header's) with trace's time scale, built from
 // the trace read here; a servers value that leaves the trace no job, or
-// fewer jobs than each replication replays, is an error naming it.
+// fewer jobs than each replication replays, is an error naming it. It is
+// the workload.FromTrace of the trace a worker parses (LocalTrace), built
+// from the counts (the trace's shape) and the kept jobs as they are read
+// again from the canonical bytes: the parsed trace was built first and
+// held beside it, about 90 bytes a kept job more at every servers value.
 func (c *Campaign) traceWorkload(spec workload.Spec, trace *TraceRef) (*sim.Workload, error) {
-	tr, err := c.LocalTrace(spec.Servers)
+	shape, err := c.localShape()
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
-	if len(tr.Jobs) == 0 {
-		return nil, fmt.Errorf("trace %s", noUsableJob(tr.K, tr.Lines, tr.Skipped))
+	n, err := shape.At(spec.Servers)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
 	}
-	w, err := workload.FromTrace(spec.Name, tr, trace.TimeScale)
+	if n.Kept == 0 {
+		return nil, fmt.Errorf("trace %s", noUsableJob(n.K, n.Lines, n.Skipped))
+	}
+	local := c.File.Trace.local
+	w, err := workload.FromJobs(spec.Name, n, func(yield func(swf.Job) error) error {
+		return swf.EachKept(bytes.NewReader(local), n.K, swf.Limits{}, yield)
+	}, trace.TimeScale)
 	if err != nil {
 		return nil, err
 	}
-	if n := c.File.Run.Warmup + c.File.Run.Arrivals; n > int64(len(w.Trace)) {
-		return nil, fieldErr("run.arrivals", nil, "warmup+arrivals = %d, but the trace has %d usable jobs on %d servers: a replication replays at most that many", n, len(w.Trace), tr.K)
+	if m := c.File.Run.Warmup + c.File.Run.Arrivals; m > int64(len(w.Trace)) {
+		return nil, fieldErr("run.arrivals", nil, "warmup+arrivals = %d, but the trace has %d usable jobs on %d servers: a replication replays at most that many", m, len(w.Trace), n.K)
 	}
 	return w, nil
+}
+
+// localShape is the shape of the trace read here (TraceSpec.shape). Bytes
+// without one (read from storage, they did not parse) are parsed again
+// for the error, which is swf.Read's of them, with its default limits:
+// what LocalTrace and the point that needed them said when they were
+// read whole. Nothing is written to the File, which calibrations may
+// read from several goroutines. It is ErrNoLocalTrace without a trace.
+func (c *Campaign) localShape() (*swf.Shape, error) {
+	if c.File == nil || c.File.Trace == nil || c.File.Trace.local == nil {
+		return nil, ErrNoLocalTrace
+	}
+	if t := c.File.Trace; t.shape != nil {
+		return t.shape, nil
+	}
+	return swf.ShapeOf(bytes.NewReader(c.File.Trace.local), swf.Limits{})
 }
 
 // SWFReason says why a file is not an SWF trace without quoting it: the

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,10 +92,23 @@ type progress struct {
 	lastFinal string
 	// lastRec is the reconcile failure last shown (Status.Reconciling).
 	lastRec string
-	// refusals are the task messages refused by workers shown so far
-	// (Status.Rejected, at most ten).
-	refusals map[string]bool
+	// noted are the lines printed once each so far (notes: paused
+	// workers, refused and malformed task messages), at most maxNotes;
+	// unshown are the lines of the last status not printed for that
+	// bound, so that one listed at poll after poll is counted once in
+	// more, which finish reports.
+	noted   map[string]bool
+	unshown map[string]bool
+	more    int
 }
+
+// maxNotes bounds the lines a progress prints once each (notes): anyone
+// holding the farm's NATS credentials may publish 10^5 task messages that
+// do not decode, of which each status lists ten, other ones from poll to
+// poll as the coordinator keeps the latest. Printed all, they flooded the
+// terminal, and the lines remembered to print each once grew with them.
+// Past the bound the lines are counted, and finish says how many once.
+const maxNotes = 100
 
 // plainEvery is the interval of the plain progress lines: often enough to
 // see a run move in a log, rarely enough not to flood it.
@@ -216,20 +228,7 @@ func (p *progress) update(s *protocol.Status) {
 		p.note(s.Campaign, s.Reconciling)
 	}
 	p.lastRec = s.Reconciling
-	for _, r := range append(slices.Clone(s.Paused), s.Rejected...) {
-		// Shown once each, above the bar: a worker of another msjfarm
-		// version refuses every task, and the line read "0 failed, 0
-		// running, ETA ?" for ever, the cause only in status --json; a
-		// farm whose store is down read "0 running, ETA 5s" for minutes.
-		if p.refusals[r] {
-			continue
-		}
-		if p.refusals == nil {
-			p.refusals = map[string]bool{}
-		}
-		p.refusals[r] = true
-		p.note(s.Campaign, r)
-	}
+	p.notes(s)
 	if p.quiet {
 		return
 	}
@@ -259,19 +258,62 @@ func (p *progress) update(s *protocol.Status) {
 	p.bar.SetCurrent(int64(s.Done + s.Failed))
 }
 
-// finish ends the bar and prints the final line and the failed tasks.
+// notes prints, once each and above the bar, the lines of s that say
+// why its campaign does not move or who sends the farm bad work: paused
+// workers, task messages refused by workers, and task messages or
+// verification requests that do not decode (Status.Malformed). A worker
+// of another msjfarm version refuses every task, and the line read "0
+// failed, 0 running, ETA ?" for ever, the cause only in status --json; a
+// farm whose store is down read "0 running, ETA 5s" for minutes; garbage
+// published onto the campaign's subjects was in status alone. Past
+// maxNotes lines they are counted (more), not printed. The caller holds
+// p.mu.
+func (p *progress) notes(s *protocol.Status) {
+	var unshown map[string]bool
+	for _, lines := range [][]string{s.Paused, s.Rejected, s.Malformed} {
+		for _, l := range lines {
+			switch {
+			case p.noted[l]:
+			case len(p.noted) < maxNotes:
+				if p.noted == nil {
+					p.noted = map[string]bool{}
+				}
+				p.noted[l] = true
+				p.note(s.Campaign, l)
+			default:
+				if !p.unshown[l] && !unshown[l] {
+					p.more++
+				}
+				if unshown == nil {
+					unshown = map[string]bool{}
+				}
+				unshown[l] = true
+			}
+		}
+	}
+	p.unshown = unshown
+}
+
+// finish ends the bar and prints the notes' count past maxNotes, the
+// final line and the failed tasks.
 func (p *progress) finish(s *protocol.Status) {
 	p.smu.Lock()
 	p.last = *s
 	p.smu.Unlock()
 	p.mu.Lock()
+	p.notes(s) // what the last status adds (run's last is finish's only)
 	bars, bar := p.bars, p.bar
+	more := p.more
+	p.more = 0 // said once
 	p.mu.Unlock()
 	if bar != nil {
 		// Complete the bar at its current count, and remove it: the final
 		// line below says the same in words.
 		bar.Abort(true)
 		bars.Wait()
+	}
+	if more > 0 {
+		fmt.Fprintf(p.w, "msjfarm: campaign %s: … and %d more such lines not shown (`msjfarm status %s` lists those the coordinator keeps)\n", s.Campaign, more, s.Campaign)
 	}
 	fmt.Fprintf(p.w, "%s — campaign %s %s in %s\n", p.line(s), s.Campaign, s.State, time.Since(p.start).Round(time.Millisecond))
 	tasks := p.failedTasks(s.Errors)

@@ -2,17 +2,27 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/protocol/natstest"
 	"github.com/msjfarm/msjfarm/monitor"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/results/record"
+	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker"
 )
 
 // TestSummaryTable: one number format (no 4670.1 beside 4.2e+02),
@@ -365,5 +375,162 @@ func TestMeanAtHW(t *testing.T) {
 		if got := meanAtHW(tc.mean, tc.hw); got != tc.want {
 			t.Errorf("meanAtHW(%s, %s) = %s, want %s", tc.mean, tc.hw, got, tc.want)
 		}
+	}
+}
+
+// TestProgressNotesBounded: a flood of 10^4 malformed task messages,
+// listed ten a status and each status polled twice, as anyone holding
+// the farm's NATS credentials can publish. The progress printed none of
+// them; printing each once would have flooded the terminal and grown its
+// memory of lines printed without bound. It prints the first maxNotes
+// once each and then, once at the end, how many more it saw.
+func TestProgressNotesBounded(t *testing.T) {
+	var b bytes.Buffer
+	p := newProgress(&b, 0)
+	line := func(i int) string {
+		return fmt.Sprintf("malformed task message %d on msjfarm.tasks.flood.%d (9 bytes, published 2026-12-03T08:00:00Z), terminated by worker w1: invalid character 'x' looking for beginning of value", i+1, i)
+	}
+	const n = 10000
+	var last *protocol.Status
+	for i := 0; i < n; i += 10 {
+		s := &protocol.Status{Campaign: "c1", State: protocol.CampaignRunning, Total: 8, MalformedTotal: 64}
+		for j := i; j < i+10; j++ {
+			s.Malformed = append(s.Malformed, line(j))
+		}
+		p.update(s)
+		p.update(s)
+		last = s
+	}
+	if len(p.noted) != maxNotes || len(p.unshown) > 10 {
+		t.Fatalf("the progress holds %d lines printed and %d unshown, want %d and at most ten", len(p.noted), len(p.unshown), maxNotes)
+	}
+	fin := *last
+	fin.State, fin.Done = protocol.CampaignDone, 8
+	p.finish(&fin)
+	p.finish(&fin) // said once
+	out := b.String()
+	if got := strings.Count(out, "msjfarm: campaign c1: malformed task message "); got != maxNotes {
+		t.Errorf("%d malformed lines printed, want %d:\n%s", got, maxNotes, out)
+	}
+	for i := range maxNotes {
+		if strings.Count(out, "msjfarm: campaign c1: "+line(i)+"\n") != 1 {
+			t.Fatalf("line %d not printed once:\n%s", i, out)
+		}
+	}
+	more := fmt.Sprintf("msjfarm: campaign c1: … and %d more such lines not shown (`msjfarm status c1` lists those the coordinator keeps)\n", n-maxNotes)
+	if strings.Count(out, more) != 1 || strings.Count(out, "more such lines") != 1 {
+		t.Errorf("want %q once:\n%s", more, out)
+	}
+}
+
+// heldRunner runs a task once held is closed (or its run is stopped).
+type heldRunner struct{ held chan struct{} }
+
+func (h heldRunner) Run(ctx context.Context, t *sweep.Task, p func(int64, int64)) (*worker.Outcome, error) {
+	select {
+	case <-h.held:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return worker.InProcess{}.Run(ctx, t, p)
+}
+
+// TestSubmitWaitShowsMalformed: garbage published onto a campaign's task
+// subjects while `submit --wait` watches it (anyone holding the farm's
+// NATS credentials can) is terminated by the worker that draws it and
+// listed by status under the campaign; the waiting progress said nothing
+// of it. It now prints it once, though status lists it at every poll.
+func TestSubmitWaitShowsMalformed(t *testing.T) {
+	url, nc := natstest.ConnectEmbedded(t)
+	st, err := storage.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCoordinator(t, url, st)
+	f, err := sweep.Parse([]byte("name: garbage\nworkload: one-or-all\naxes:\n  arrival_rate: [1]\npolicies: [fcfs]\nreplications: 2\nrun: {arrivals: 1000}\n"), "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep protocol.SubmitReply
+	if err := protocol.Request(t.Context(), nc, protocol.APISubmit, protocol.SubmitRequest{Spec: f}, &rep); err != nil {
+		t.Fatal(err)
+	}
+	// Every task held, and a slot free for the garbage.
+	held := make(chan struct{})
+	w, err := worker.New(context.Background(), worker.Options{Conn: nc, Store: st, Concurrency: rep.Tasks + 1,
+		FetchWait: 200 * time.Millisecond, Runner: heldRunner{held}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithCancel(context.Background())
+	wdone := make(chan error, 1)
+	go func() { wdone <- w.Run(wctx) }()
+	defer func() { wcancel(); <-wdone }()
+	var polls atomic.Int64
+	sub, err := nc.Subscribe(protocol.APIStatus, func(*nats.Msg) { polls.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+
+	errPath := filepath.Join(t.TempDir(), "stderr")
+	errf, err := os.Create(errPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	se := os.Stderr
+	os.Stderr = errf
+	restored := false
+	restore := func() {
+		if !restored {
+			os.Stderr, restored = se, true
+			errf.Close()
+		}
+	}
+	defer restore()
+	waited := make(chan int, 1)
+	go func() { waited <- waitCampaign(context.Background(), nc, rep, nil) }()
+	until := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(2 * time.Minute); !ok(); time.Sleep(50 * time.Millisecond) { // a ceiling for a hang
+			if time.Now().After(deadline) {
+				restore()
+				out, _ := os.ReadFile(errPath)
+				t.Fatalf("%s: not within two minutes; submit --wait wrote\n%s", what, out)
+			}
+		}
+	}
+	until("the first poll", func() bool { return polls.Load() > 0 })
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := protocol.TaskSubject(rep.Campaign, "garbage")
+	if _, err := js.Publish(t.Context(), subject, []byte("\x00 not a task")); err != nil {
+		t.Fatal(err)
+	}
+	shown := "msjfarm: campaign " + rep.Campaign + ": malformed task message "
+	until("the malformed message shown", func() bool {
+		out, _ := os.ReadFile(errPath)
+		return strings.Contains(string(out), shown) && strings.Contains(string(out), " on "+subject+" (")
+	})
+	k := polls.Load()
+	until("three polls more", func() bool { return polls.Load() >= k+3 })
+	close(held)
+	var code int
+	select {
+	case code = <-waited:
+	case <-time.After(2 * time.Minute): // a ceiling for a hang
+		restore()
+		t.Fatal("submit --wait did not end with the campaign")
+	}
+	restore()
+	data, err := os.ReadFile(errPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(data)
+	if code != 0 || strings.Count(out, shown) != 1 || strings.Count(out, subject) != 1 || strings.Contains(out, "more such lines") {
+		t.Fatalf("submit --wait: exit %d, want 0 and the malformed message once:\n%s", code, out)
 	}
 }

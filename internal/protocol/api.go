@@ -207,7 +207,10 @@ type Status struct {
 	// running, ETA 5s" for minutes while every worker waited.
 	Paused []string `json:"paused,omitempty"`
 	// Elsewhere says why a campaign still running on another store than
-	// the coordinator's is not run by it ("" otherwise).
+	// the coordinator's is not run by it, or that a finished or cancelled
+	// one's entry names another store, its figures not checked against a
+	// manifest; the lists of unusable entries, unknown campaigns and
+	// malformed messages say there what is wrong ("" otherwise).
 	Elsewhere string `json:"elsewhere,omitempty"`
 	Error     string `json:"error,omitempty"`
 }

@@ -1,6 +1,7 @@
 package swf
 
 import (
+	"errors"
 	"io"
 	"math"
 	"strconv"
@@ -42,29 +43,26 @@ func Canonical(r io.Reader, lim Limits) ([]byte, error) {
 // form again: the second parse of a 5·10⁶-job trace held 80 bytes a job
 // for nothing.
 func CanonicalShape(r io.Reader, lim Limits) ([]byte, *Shape, error) {
-	// The header lines come first but may be read last (a header line
-	// may follow the jobs): room is left for them, and they are written
-	// into it at the end.
-	const head = 3 * 64
-	out := make([]byte, head, head+64<<10)
-	bound, last := lim.MaxCanonical, 0
+	// The form is written into chunks (formChunk bytes at most, each
+	// full before the next is made) and copied once, exactly sized, when
+	// its size is known. It was a buffer grown by doubling, which held
+	// the old buffer and the new one at each step and then was copied
+	// into an exact one: up to three times the form at once, where the
+	// chunks and the copy are twice it.
+	var (
+		w           formWriter
+		line        []byte // one job's canonical line, written to w
+		bound, last = lim.MaxCanonical, 0
+	)
 	tr := &Trace{}
-	sh := &Shape{widths: map[int]int{}}
-	err := scan(r, lim, tr, func(line int, p parsed) error {
-		last = line
+	sh := newShape()
+	err := scan(r, lim, tr, func(n int, p parsed) error {
+		last = n
 		sh.add(p)
-		if len(out)+canonicalLine > cap(out) {
-			// Grown by hand, at most to the bound: appending past it
-			// reserved a quarter more than the bound allows.
-			c := 2 * cap(out)
-			if bound > 0 {
-				c = int(min(int64(c), head+bound+canonicalLine))
-			}
-			out = append(make([]byte, 0, max(c, len(out)+canonicalLine)), out...)
-		}
-		out = appendCanonical(out, p)
-		if bound > 0 && int64(len(out)-head) > bound {
-			return canonicalTooLarge(line, bound)
+		line = appendCanonical(line[:0], p)
+		w.write(line, bound)
+		if bound > 0 && w.size > bound {
+			return canonicalTooLarge(n, bound)
 		}
 		return nil
 	})
@@ -72,6 +70,9 @@ func CanonicalShape(r io.Reader, lim Limits) ([]byte, *Shape, error) {
 		return nil, nil, err
 	}
 	sh.maxProcs, sh.maxNodes = tr.MaxProcs, tr.MaxNodes
+	// The header lines come first but may be read last (a header line
+	// may follow the jobs): they are written ahead of the chunks when the
+	// form is put together.
 	h := []byte("; msjfarm canonical SWF: the fields a replay reads, -1 elsewhere\n")
 	if tr.MaxProcs != 0 {
 		h = append(strconv.AppendInt(append(h, "; MaxProcs: "...), int64(tr.MaxProcs), 10), '\n')
@@ -79,19 +80,54 @@ func CanonicalShape(r io.Reader, lim Limits) ([]byte, *Shape, error) {
 	if tr.MaxNodes != 0 {
 		h = append(strconv.AppendInt(append(h, "; MaxNodes: "...), int64(tr.MaxNodes), 10), '\n')
 	}
-	start := head - len(h)
-	copy(out[start:], h)
-	out = out[start:]
-	if bound > 0 && int64(len(out)) > bound {
+	if bound > 0 && int64(len(h))+w.size > bound {
 		return nil, nil, canonicalTooLarge(last, bound)
 	}
-	if cap(out)-len(out) > len(out)/8 {
-		// Kept exactly sized: the caller keeps the form while it plans
-		// and uploads it, and the buffer grown by doubling was up to
-		// twice its size (5·10⁶ jobs: 359 MB in 537).
-		out = append(make([]byte, 0, len(out)), out...)
+	return w.join(h), sh, nil
+}
+
+// formChunk is the largest chunk a canonical form is written in.
+const formChunk = 4 << 20
+
+// formWriter gathers a canonical form's job lines in chunks: the first
+// small (a trace of a few lines, or one refused at a small bound, takes
+// little), each next one as large as all before it, up to formChunk.
+type formWriter struct {
+	chunks [][]byte
+	size   int64 // bytes written
+}
+
+// write appends b, filling the last chunk before making the next. A
+// chunk is never larger than what the bound (if > 0) leaves room for,
+// plus a line.
+func (w *formWriter) write(b []byte, bound int64) {
+	w.size += int64(len(b))
+	for len(b) > 0 {
+		if len(w.chunks) == 0 || len(w.chunks[len(w.chunks)-1]) == cap(w.chunks[len(w.chunks)-1]) {
+			n := int64(min(formChunk, max(64<<10, w.size-int64(len(b)))))
+			if bound > 0 {
+				n = max(min(n, bound-(w.size-int64(len(b)))+canonicalLine), canonicalLine)
+			}
+			w.chunks = append(w.chunks, make([]byte, 0, n))
+		}
+		c := &w.chunks[len(w.chunks)-1]
+		k := min(len(b), cap(*c)-len(*c))
+		*c = append(*c, b[:k]...)
+		b = b[k:]
 	}
-	return out, sh, nil
+}
+
+// join is head followed by the chunks, in one exactly sized buffer; the
+// chunks are dropped as they are copied.
+func (w *formWriter) join(head []byte) []byte {
+	out := make([]byte, 0, int64(len(head))+w.size)
+	out = append(out, head...)
+	for i, c := range w.chunks {
+		out = append(out, c...)
+		w.chunks[i] = nil
+	}
+	w.chunks = nil
+	return out
 }
 
 // Shape is what Read reports of a trace for k servers besides its jobs
@@ -104,11 +140,69 @@ type Shape struct {
 	widths             map[int]int // the jobs Read keeps on enough servers, by width
 }
 
+func newShape() *Shape { return &Shape{widths: map[int]int{}} }
+
+// ShapeOf reads an SWF input (gzipped or not, within lim) for its shape
+// alone: what CanonicalShape gathers, without writing the form, and
+// nothing of the jobs kept. A caller that holds a trace's canonical bytes
+// without their shape (a trace named by sha256, read from storage) learns
+// what Read would report of them for any k in one parse that keeps
+// nothing of a line.
+func ShapeOf(r io.Reader, lim Limits) (*Shape, error) {
+	tr := &Trace{}
+	sh := newShape()
+	if err := scan(r, lim, tr, func(_ int, p parsed) error { sh.add(p); return nil }); err != nil {
+		return nil, err
+	}
+	sh.maxProcs, sh.maxNodes = tr.MaxProcs, tr.MaxNodes
+	return sh, nil
+}
+
+// Read is ReadLimits of an input whose shape s is (ShapeOf or
+// CanonicalShape of the same bytes), for a system of k servers: the same
+// Trace, or the same error, read in one pass into Jobs sized from the
+// start for the jobs s says k keeps. ReadLimits keeps every job line (40
+// bytes) until it knows which of them to keep, and then those; with the
+// shape, only those are ever held. An input that is not the one s
+// describes is an error once the counts differ.
+func (s *Shape) Read(r io.Reader, k int, lim Limits) (*Trace, error) {
+	c, err := s.At(k)
+	if err != nil {
+		return nil, err
+	}
+	tr := &Trace{K: c.K}
+	if c.Kept > 0 {
+		tr.Jobs = make([]Job, 0, c.Kept)
+	}
+	mismatch := errors.New("swf: the input is not the one whose shape it was read with")
+	err = scan(r, lim, tr, func(_ int, p parsed) error {
+		tr.Lines++
+		if j := p.job(); tr.Skipped.keeps(&j, c.K) {
+			if len(tr.Jobs) == c.Kept {
+				return mismatch
+			}
+			tr.Jobs = append(tr.Jobs, j)
+			if p.fromRequested {
+				tr.FromRequested++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if (Counts{MaxProcs: tr.MaxProcs, MaxNodes: tr.MaxNodes, K: tr.K, Lines: tr.Lines, Kept: len(tr.Jobs), Skipped: tr.Skipped}) != c {
+		return nil, mismatch
+	}
+	tr.order()
+	return tr, nil
+}
+
 // add counts job line p as Read sorts it (ReadLimits' skip reasons, in
 // their order: the same fields, the same comparisons).
 func (s *Shape) add(p parsed) {
 	s.lines++
-	j := Job{Submit: p.submit, Run: p.run, Procs: clampProcs(p.procs)}
+	j := p.job()
 	if s.skipped.keeps(&j, math.MaxInt) { // too wide or not: At's k decides
 		s.widths[j.Procs]++
 	}

@@ -296,7 +296,7 @@ func ReadLimits(r io.Reader, k int, lim Limits) (*Trace, error) {
 			chunks = append(chunks, make([]Job, 0, jobChunk))
 		}
 		c := &chunks[len(chunks)-1]
-		*c = append(*c, Job{Number: p.number, Submit: p.submit, Run: p.run, Procs: clampProcs(p.procs), Requested: p.requested})
+		*c = append(*c, p.job())
 		if n%64 == 0 {
 			fromRequested = append(fromRequested, 0)
 		}
@@ -344,6 +344,13 @@ func ReadLimits(r io.Reader, k int, lim Limits) (*Trace, error) {
 		chunks[ci] = nil // read: the collector may have it
 	}
 
+	tr.order()
+	return tr, nil
+}
+
+// order sorts the kept jobs stably by submit time and makes their submit
+// times relative to the first one's, Origin.
+func (tr *Trace) order() {
 	slices.SortStableFunc(tr.Jobs, func(a, b Job) int { return cmp.Compare(a.Submit, b.Submit) })
 	if len(tr.Jobs) > 0 {
 		tr.Origin = tr.Jobs[0].Submit
@@ -351,7 +358,34 @@ func ReadLimits(r io.Reader, k int, lim Limits) (*Trace, error) {
 			tr.Jobs[i].Submit -= tr.Origin
 		}
 	}
-	return tr, nil
+}
+
+// EachKept calls fn, in the input's order, with each job that ReadLimits
+// of the same input keeps for a system of k servers (k > 0: the header's
+// servers are resolved by the caller, Shape.At, since a header line may
+// follow the jobs), and stops at fn's first error, which it returns. A
+// job is as ReadLimits gives it but for its submit time, which is the
+// file's: ReadLimits' Jobs are these, sorted stably by submit time, each
+// less the first one's (Trace.Origin). Nothing is kept of a line once fn
+// returns, so a caller that converts the jobs as they come (a sweep
+// trying its policies on a trace) never holds the parsed trace.
+func EachKept(r io.Reader, k int, lim Limits, fn func(Job) error) error {
+	if k <= 0 {
+		return fmt.Errorf("swf: EachKept needs k > 0 servers, got %d", k)
+	}
+	var skip SkipCounts
+	return scan(r, lim, &Trace{}, func(_ int, p parsed) error {
+		if j := p.job(); skip.keeps(&j, k) {
+			return fn(j)
+		}
+		return nil
+	})
+}
+
+// job is the Job of line p before it is filtered, its submit time the
+// file's.
+func (p *parsed) job() Job {
+	return Job{Number: p.number, Submit: p.submit, Run: p.run, Procs: clampProcs(p.procs), Requested: p.requested}
 }
 
 // jobChunk is how many jobs ReadLimits gathers per allocation (160 kB).

@@ -1,9 +1,12 @@
 package workload
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -150,4 +153,133 @@ func TestFromTraceAllocatesPerJob(t *testing.T) {
 		t.Fatalf("converting a trace allocated %.1f bytes per job; at most 56 (40 kept, 8 of run times gathered once)", perJob)
 	}
 	runtime.KeepAlive(w)
+}
+
+// TestFromJobsIsFromTrace: the workload built from a trace's counts and
+// its kept jobs streamed (swf.Shape.At, swf.EachKept) is FromTrace's of
+// the trace Read gives, bit for bit — classes, shares, service
+// distributions, and every replayed job's arrival, size, class and
+// requested time — whether the file's jobs are in submit order or not,
+// for every k and time scale; and its refusals are FromTrace's.
+func TestFromJobsIsFromTrace(t *testing.T) {
+	var sorted, unsorted strings.Builder
+	sorted.WriteString("; MaxProcs: 64\n")
+	unsorted.WriteString("; MaxProcs: 64\n")
+	widths := []int{1, 2, 4, 8, 16, 32, 64, 3, 5, 12, 100, -1, 0}
+	for i := range 5000 {
+		w := widths[i%len(widths)]
+		fmt.Fprintf(&sorted, "%d %d -1 %d %d -1 -1 %d %d\n", i+1, 100+i*3, (i*7919)%997-1, w, 1+i%9, 10+i%13)
+		// Submit times out of order, with ties, some of them across
+		// the file (i%50 repeats), and a fractional one.
+		fmt.Fprintf(&unsorted, "%d %v -1 %d %d -1 -1 %d %d\n", i+1, float64((i*7907)%5003)+float64(i%50)/4, 1+(i*31)%1000, w, 1+i%9, (i*3)%400-1)
+	}
+	for name, in := range map[string]string{"sorted": sorted.String(), "unsorted": unsorted.String()} {
+		data := []byte(in)
+		sh, err := swf.ShapeOf(bytes.NewReader(data), swf.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []int{0, 1, 4, 12, 64, 128} {
+			for _, ts := range []float64{1, 0.37, 3} {
+				tr, err := swf.Read(bytes.NewReader(data), k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, werr := FromTrace("t", tr, ts)
+				c, err := sh.At(k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, gerr := FromJobs("t", c, func(yield func(swf.Job) error) error {
+					return swf.EachKept(bytes.NewReader(data), c.K, swf.Limits{}, yield)
+				}, ts)
+				if werr != nil || gerr != nil {
+					t.Fatalf("%s, k=%d, scale %v: FromTrace %v, FromJobs %v", name, k, ts, werr, gerr)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s, k=%d, scale %v: FromJobs differs from FromTrace", name, k, ts)
+				}
+				for i := range want.Trace {
+					g, w := got.Trace[i], want.Trace[i]
+					if math.Float64bits(g.Arrival) != math.Float64bits(w.Arrival) || math.Float64bits(g.Size) != math.Float64bits(w.Size) ||
+						math.Float64bits(g.Requested) != math.Float64bits(w.Requested) || g.Class != w.Class {
+						t.Fatalf("%s, k=%d, scale %v: job %d is %+v, FromTrace's %+v", name, k, ts, i, g, w)
+					}
+				}
+				if name == "unsorted" && k == 64 && slices.IsSortedFunc(tr.Jobs, func(a, b swf.Job) int { return int(a.Number - b.Number) }) {
+					t.Fatal("the unsorted trace reads in file order: it tests nothing")
+				}
+			}
+		}
+	}
+
+	// Refusals: FromTrace's words for the same trace.
+	none := "; MaxProcs: 4\n1 0 -1 10 8\n2 5 -1 -1 1\n"
+	tr, err := swf.Read(strings.NewReader(none), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := swf.ShapeOf(strings.NewReader(none), swf.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := sh.At(0)
+	each := func(yield func(swf.Job) error) error {
+		return swf.EachKept(strings.NewReader(none), c.K, swf.Limits{}, yield)
+	}
+	for _, ts := range []float64{1, 0, math.Inf(1)} {
+		_, werr := FromTrace("t", tr, ts)
+		_, gerr := FromJobs("t", c, each, ts)
+		if werr == nil || gerr == nil || werr.Error() != gerr.Error() {
+			t.Errorf("scale %v: FromTrace %v, FromJobs %v", ts, werr, gerr)
+		}
+	}
+	// Counts that do not match the jobs are an error, not a short or
+	// overrun workload.
+	in := "; MaxProcs: 4\n1 0 -1 10 1\n2 5 -1 20 2\n"
+	sh, _ = swf.ShapeOf(strings.NewReader(in), swf.Limits{})
+	c, _ = sh.At(0)
+	each = func(yield func(swf.Job) error) error {
+		return swf.EachKept(strings.NewReader(in), c.K, swf.Limits{}, yield)
+	}
+	for _, kept := range []int{1, 3} {
+		wrong := c
+		wrong.Kept = kept
+		if _, err := FromJobs("t", wrong, each, 1); err == nil {
+			t.Errorf("%d jobs counted, 2 given: accepted", kept)
+		}
+	}
+}
+
+// TestFromJobsAllocatesPerJob: converting a streamed trace allocates the
+// 40 bytes a job a replay keeps and the 8 of its run times gathered once:
+// nothing of the parsed trace (Read's jobs, 40 to 80 bytes a job more).
+func TestFromJobsAllocatesPerJob(t *testing.T) {
+	const n = 100_000
+	var b strings.Builder
+	b.WriteString("; MaxProcs: 64\n")
+	for i := range n {
+		fmt.Fprintf(&b, "%d %d -1 %d %d -1 -1 -1 %d\n", i+1, i*3, 1+i%97, []int{1, 2, 4, 8, 16, 32, 64, 3, 5, 12}[i%10], 200)
+	}
+	data := []byte(b.String())
+	sh, err := swf.ShapeOf(bytes.NewReader(data), swf.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := sh.At(0)
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	w, err := FromJobs("t", c, func(yield func(swf.Job) error) error {
+		return swf.EachKept(bytes.NewReader(data), c.K, swf.Limits{}, yield)
+	}, 1)
+	runtime.ReadMemStats(&m1)
+	if err != nil || len(w.Trace) != n {
+		t.Fatal(err)
+	}
+	perJob := float64(m1.TotalAlloc-m0.TotalAlloc) / n
+	t.Logf("%.1f bytes allocated per job", perJob)
+	if perJob > 52 {
+		t.Fatalf("converting a streamed trace allocated %.1f bytes per job; at most 52 (40 kept, 8 of run times gathered once)", perJob)
+	}
 }

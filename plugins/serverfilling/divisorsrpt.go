@@ -126,7 +126,7 @@ type dsrpt struct {
 // k = 2^a·3^b (Init, after the buckets, lpf and initSRPT).
 func (p *Policy) initDivSRPT() {
 	p.ds = nil
-	if p.proc != DivisorFilling || p.exhaustive || p.allPairs || p.general || p.lpf[p.k] > 3 {
+	if p.proc != DivisorFilling || p.static || p.exhaustive || p.allPairs || p.general || p.lpf[p.k] > 3 {
 		return
 	}
 	switch {

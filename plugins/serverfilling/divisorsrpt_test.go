@@ -207,6 +207,7 @@ func dsFastVsGeneral(t *testing.T, o Order, cs []dfCase) {
 					}
 					gen, fast := configured(t, o, DivisorFilling, params), configured(t, o, DivisorFilling, params)
 					gen.general = true
+					fast.noSFGate = true // this path, not ServerFilling's (TestDivisorAsServerFilling)
 					cfg := sim.Config{Seed: c.seed, Warmup: c.arrivals / 10, Arrivals: c.arrivals, MaxInSystem: 20000}
 					sameTrace(t, name, c.w, gen, fast, cfg)
 					want := o == SRPTOrder || fast.monotone

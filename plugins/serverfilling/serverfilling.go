@@ -388,6 +388,7 @@ type Policy struct {
 	forceFast         bool // tests: the SRPT path even with a need above k/2 (see initSRPT)
 	forceClassBuckets bool // benchmarks: the divisor path with a bucket per class past maxClassBuckets
 	forceTreap        bool // tests: that path on its treaps even where srptwide.go's slices apply
+	noSFGate          bool // tests: DivisorFilling on its own paths even where it runs as ServerFilling (divAsServerFilling)
 
 	dfExtracted bool  // the last DivisorFilling choice used a Case 3 extraction
 	stopper     int32 // the last ServerFilling choice: first job that did not fit (PackStop; -1: none)
@@ -719,7 +720,11 @@ func (p *Policy) Arrive(s *sdk.System, j *sdk.Job) {
 		return
 	}
 	if p.ds != nil {
-		p.arriveDS(s, i)
+		if p.ds.oneK { // arriveDS's first test, a call less per event
+			p.arriveOneK(s, i)
+		} else {
+			p.arriveDS(s, i)
+		}
 		return
 	}
 	if p.exhaustive {
@@ -775,7 +780,11 @@ func (p *Policy) Complete(s *sdk.System, j *sdk.Job) {
 		return
 	}
 	if p.ds != nil {
-		p.completeDS(s, i)
+		if p.ds.oneK { // completeDS's first test, a call less per event
+			p.completeOneK(s, i)
+		} else {
+			p.completeDS(s, i)
+		}
 		return
 	}
 	sl := &p.slots[i]

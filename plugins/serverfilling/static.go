@@ -106,9 +106,45 @@ func (p *Policy) staticOrder() bool {
 	return false
 }
 
+// divAsServerFilling reports whether the policy is DivisorFilling-Gittins
+// with backfill whose needs are exactly k and 1, where it makes
+// ServerFilling-Gittins' choices, so that with ranks that are constant it
+// runs on ServerFilling's static path (initStatic) instead of the
+// one-or-all slices (divisoronek.go), which cost more per event
+// (docs/design.md). Here is why the choices are the same. Let
+// J1, J2, ... be the jobs in the order (one order for both procedures:
+// key, then arrival) and n their number.
+//
+// DivisorFilling takes M = J1..J_min(n,k) and the recursion with its
+// backfill (dsOneK; divFill on the general path): if M holds a job of
+// need k, it serves the first of them alone (k servers); otherwise it
+// serves every job of M (all of need 1, at most k of them; with backfill
+// on, also when the literal recursion would leave them waiting).
+//
+// ServerFilling takes the shortest prefix M' with total need ≥ k (every
+// job if none) and serves M' by descending need, ties by the order, until
+// the next does not fit (packing stop; with needs k and 1, a divisibility
+// chain, skip packs the same). (a) If a job of need k is among J1..Jk, let
+// Jw be the first: the w − 1 < k jobs before it need w − 1 < k servers, so
+// M' = J1..Jw; Jw is packed first and takes all k servers, and the next
+// (need 1, if w > 1) does not fit: Jw alone. (b) Otherwise J1..Jk (or every
+// job, if n < k) all have need 1: M' is those k (their total reaches k at
+// the k-th, not before) or all n < k jobs, and all fit: every one.
+//
+// Both serve the same set at every decision, and both decide at arrivals
+// and completions only (a constant rank crosses nothing). Off: with
+// backfill off (the literal recursion serves no job of an M of fewer than
+// k/6 jobs of need 1, where ServerFilling serves them), with other needs,
+// and for the tests' general path (general) and the one-or-all slices
+// (noSFGate).
+func (p *Policy) divAsServerFilling() bool {
+	return p.proc == DivisorFilling && p.ord == GittinsOrder && p.backfill && !p.general && !p.noSFGate &&
+		p.nBuckets == 2 && int(p.bneed[0]) == p.k && p.bneed[1] == 1
+}
+
 // initStatic builds the groups and cells (Init, after the buckets).
 func (p *Policy) initStatic() {
-	p.static = p.proc == ServerFilling && !p.exhaustive && p.pl == nil && p.staticOrder()
+	p.static = (p.proc == ServerFilling || p.divAsServerFilling()) && !p.exhaustive && p.pl == nil && p.staticOrder()
 	if !p.static {
 		return
 	}
