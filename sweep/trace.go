@@ -122,11 +122,9 @@ func AttachStoredTrace(f *File, fetch func(sum string, size int64) ([]byte, erro
 	}
 	// Its shape now, once (the bytes are parsed here as ReadTraceFile
 	// parses a file); bytes that do not parse are refused at the first
-	// point that needs them, with Read's error (localShape), as before.
-	shape, err := swf.ShapeOf(bytes.NewReader(data), swf.Limits{})
-	if err != nil {
-		shape = nil
-	}
+	// point that needs them, with Read's error (localShape), as before:
+	// ShapeOf's error is not this one's, and its shape is then nil.
+	shape, _ := swf.ShapeOf(bytes.NewReader(data), swf.Limits{})
 	f.Trace.local, f.Trace.shape = data, shape
 	return nil
 }

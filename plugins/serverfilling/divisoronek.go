@@ -459,8 +459,9 @@ func (p *Policy) oneKLast(sb *sbucket) (float64, int64) {
 }
 
 // oneKPreemptSRPT is oneKPreempt under the SRPT order, which oneKSeams
-// calls directly (a call less per run): keyAt and stopRun inlined, the remaining duration kept (oneKStop). The jobs that
-// stay at the seam, nearly all, are placed by oneKPreemptSeam, a loop
+// calls directly (a call less per run): keyAt and stopRun inlined, the
+// remaining duration kept (oneKStop). The jobs that stay at the seam,
+// nearly all, are placed by oneKPreemptSeam, a loop
 // that makes no call (a call in it made the compiler keep the loop's
 // values on the stack); the others here, one at a time.
 func (p *Policy) oneKPreemptSRPT(sb *sbucket, t int32, now float64, jr []int32) {
@@ -625,9 +626,8 @@ func (p *Policy) oneKStartConstant(sb *sbucket, run []int32, now float64, jr []i
 }
 
 // oneKStartSRPT is oneKStart under the SRPT order, which oneKSeams calls
-// directly (a call less per run): setRun inlined,
-// the remaining duration read from the slot (oneKStop) instead of
-// s.Remaining. The usual starts, nearly all, are made by oneKStartSeam, a
+// directly (a call less per run): setRun inlined, the remaining duration
+// read from the slot (oneKStop) instead of s.Remaining. The usual starts, nearly all, are made by oneKStartSeam, a
 // loop that makes no call; the two rare cases, a fin that finAtMost must
 // lower further and a job that does not follow the last running one,
 // here, one at a time.
