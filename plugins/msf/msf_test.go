@@ -1,8 +1,8 @@
 package msf_test
 
 import (
+	"fmt"
 	"math"
-	"reflect"
 	"sort"
 	"testing"
 
@@ -110,20 +110,6 @@ func (p *naive) scan(s *sdk.System) {
 	p.q = rest
 }
 
-func sameTrace(t *testing.T, w *sim.Workload, p, ref sim.Policy, cfg sim.Config) {
-	t.Helper()
-	_, got := simtest.Record(t, w, p, cfg)
-	_, want := simtest.Record(t, w, ref, cfg)
-	if !reflect.DeepEqual(got, want) {
-		for i := range min(len(got), len(want)) {
-			if got[i] != want[i] {
-				t.Fatalf("traces differ at event %d: got %+v, naive %+v", i, got[i], want[i])
-			}
-		}
-		t.Fatalf("traces differ in length: %d vs %d", len(got), len(want))
-	}
-}
-
 // TestMatchesNaive: event-for-event equality with the naive scan, on the
 // six-class workload at ρ = 0.875 and on one-or-all at λ = 7. MSF is
 // checked on both of its paths: its own queues (at most 64 needs) and
@@ -133,22 +119,22 @@ func TestMatchesNaive(t *testing.T) {
 	for _, wide := range []bool{false, true} {
 		msf.ForceWide(wide)
 		for _, w := range []*sim.Workload{simtest.Mixed(2.5), simtest.Named(t, "one-or-all", 7)} {
-			sameTrace(t, w, &msf.MSF{}, &naive{desc: true}, cfg)
+			simtest.SameTrace(t, fmt.Sprintf("MSF wide=%v %s", wide, w.Name), w, &naive{desc: true}, &msf.MSF{}, cfg)
 		}
 		// Borg cell B: 26 classes, k = 2048.
-		sameTrace(t, simtest.Named(t, "borg-b", 2), &msf.MSF{}, &naive{desc: true}, cfg)
+		simtest.SameTrace(t, fmt.Sprintf("MSF wide=%v borg-b", wide), simtest.Named(t, "borg-b", 2), &naive{desc: true}, &msf.MSF{}, cfg)
 		// 64 distinct needs (the most that MSF keeps in one word) at
 		// ρ = 0.8.
-		sameTrace(t, many(64, 2.5), &msf.MSF{}, &naive{desc: true}, cfg)
+		simtest.SameTrace(t, fmt.Sprintf("MSF wide=%v many-64", wide), many(64, 2.5), &naive{desc: true}, &msf.MSF{}, cfg)
 	}
 	msf.ForceWide(false)
 	for _, w := range []*sim.Workload{simtest.Mixed(2.5), simtest.Named(t, "one-or-all", 7)} {
-		sameTrace(t, w, &msf.LSF{}, &naive{desc: false}, sim.Config{Seed: 7, Warmup: 1000, Arrivals: 5000})
+		simtest.SameTrace(t, "LSF "+w.Name, w, &naive{desc: false}, &msf.LSF{}, sim.Config{Seed: 7, Warmup: 1000, Arrivals: 5000})
 	}
 	// 70 distinct needs: the bitset of non-empty groups spans two words
 	// (and MSF takes its wide path).
-	sameTrace(t, many(70, 0.9), &msf.MSF{}, &naive{desc: true}, cfg)
-	sameTrace(t, many(70, 0.9), &msf.LSF{}, &naive{desc: false}, cfg)
+	simtest.SameTrace(t, "MSF many-70", many(70, 0.9), &naive{desc: true}, &msf.MSF{}, cfg)
+	simtest.SameTrace(t, "LSF many-70", many(70, 0.9), &naive{desc: false}, &msf.LSF{}, cfg)
 }
 
 // TestReuse: an MSF value initialised again (for the next replication)
@@ -160,7 +146,7 @@ func TestReuse(t *testing.T) {
 	for _, w := range []*sim.Workload{
 		simtest.Named(t, "one-or-all", 7.5), simtest.Named(t, "one-or-all", 7.5), simtest.Named(t, "borg-b", 4.5), many(70, 0.9), simtest.Mixed(2.5),
 	} {
-		sameTrace(t, w, p, &msf.MSF{}, cfg)
+		simtest.SameTrace(t, "reused MSF "+w.Name, w, &msf.MSF{}, p, cfg)
 	}
 }
 

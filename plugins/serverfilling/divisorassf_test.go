@@ -63,17 +63,17 @@ func TestDivisorAsServerFilling(t *testing.T) {
 			gen, slices := New(GittinsOrder, DivisorFilling), New(GittinsOrder, DivisorFilling)
 			gen.general, slices.noSFGate = true, true
 			sf := New(GittinsOrder, ServerFilling)
-			sameTrace(t, w.Name+"/general", w, gen, got, cfg)
+			simtest.SameTrace(t, w.Name+"/general", w, gen, got, cfg)
 			if !got.static || got.ds != nil {
 				t.Fatalf("static path %v, divisor path %v: want the static path alone", got.static, got.ds != nil)
 			}
 			if len(w.Classes) == 2 { // (three classes: a bucket per class, not the slices)
-				sameTrace(t, w.Name+"/slices", w, slices, New(GittinsOrder, DivisorFilling), cfg)
+				simtest.SameTrace(t, w.Name+"/slices", w, slices, New(GittinsOrder, DivisorFilling), cfg)
 				if slices.static || slices.ds == nil || !slices.ds.oneK {
 					t.Fatalf("noSFGate: static path %v, one-or-all slices %v", slices.static, slices.ds != nil && slices.ds.oneK)
 				}
 			}
-			sameTrace(t, w.Name+"/serverfilling", w, sf, New(GittinsOrder, DivisorFilling), cfg)
+			simtest.SameTrace(t, w.Name+"/serverfilling", w, sf, New(GittinsOrder, DivisorFilling), cfg)
 			off := configured(t, GittinsOrder, DivisorFilling, map[string]any{"backfill": false})
 			if _, err := sim.Run(w, off, cfg); err != nil {
 				t.Fatal(err)

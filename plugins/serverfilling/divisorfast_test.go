@@ -7,6 +7,7 @@ import (
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/rng"
+	"github.com/msjfarm/msjfarm/sim/simtest"
 )
 
 // dfCase is one DivisorFilling workload for the fast path's equivalence
@@ -157,7 +158,7 @@ func dfFastVsGeneral(t *testing.T, cs []dfCase) {
 				gen, fast := configured(t, ArrivalOrder, DivisorFilling, params), configured(t, ArrivalOrder, DivisorFilling, params)
 				gen.general = true
 				cfg := sim.Config{Seed: c.seed, Warmup: c.arrivals / 10, Arrivals: c.arrivals, MaxInSystem: 20000}
-				sameTrace(t, name, c.w, gen, fast, cfg)
+				simtest.SameTrace(t, name, c.w, gen, fast, cfg)
 				if fast.df == nil || gen.df != nil {
 					t.Errorf("fast path taken: %v (want true), with general: %v (want false)", fast.df != nil, gen.df != nil)
 				}
@@ -179,7 +180,7 @@ func TestDivisorFastCompaction(t *testing.T) {
 	}
 	gen, fast := configured(t, ArrivalOrder, DivisorFilling, nil), configured(t, ArrivalOrder, DivisorFilling, nil)
 	gen.general = true
-	sameTrace(t, w.Name, w, gen, fast, sim.Config{Seed: 3, Arrivals: arrivals, MaxInSystem: 20000})
+	simtest.SameTrace(t, w.Name, w, gen, fast, sim.Config{Seed: 3, Arrivals: arrivals, MaxInSystem: 20000})
 	if fast.df == nil {
 		t.Fatal("fast path not taken")
 	}

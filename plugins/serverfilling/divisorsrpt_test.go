@@ -7,6 +7,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/rng"
+	"github.com/msjfarm/msjfarm/sim/simtest"
 )
 
 // dsRandomCases draws n workloads for the DivisorFilling-SRPT path: k =
@@ -209,7 +210,7 @@ func dsFastVsGeneral(t *testing.T, o Order, cs []dfCase) {
 					gen.general = true
 					fast.noSFGate = true // this path, not ServerFilling's (TestDivisorAsServerFilling)
 					cfg := sim.Config{Seed: c.seed, Warmup: c.arrivals / 10, Arrivals: c.arrivals, MaxInSystem: 20000}
-					sameTrace(t, name, c.w, gen, fast, cfg)
+					simtest.SameTrace(t, name, c.w, gen, fast, cfg)
 					want := o == SRPTOrder || fast.monotone
 					if (fast.ds != nil) != want || gen.ds != nil {
 						t.Errorf("path taken: %v (want %v), with general: %v (want false)", fast.ds != nil, want, gen.ds != nil)

@@ -9,36 +9,6 @@ import (
 	"github.com/msjfarm/msjfarm/sim/simtest"
 )
 
-// sameTrace runs w under ref and under got with the same seed and fails at
-// the first event of the decision trace where they differ (time, kind,
-// job, class, need and busy servers, compared exactly).
-func sameTrace(t *testing.T, name string, w *sim.Workload, ref, got sim.Policy, cfg sim.Config) {
-	t.Helper()
-	_, want := simtest.Record(t, w, ref, cfg)
-	i, bad := 0, false
-	cfg.Observer = func(e sim.TraceRecord) {
-		if bad {
-			return
-		}
-		if i >= len(want) {
-			t.Errorf("%s: event %d: %+v, reference trace ended", name, i, e)
-			bad = true
-			return
-		}
-		if e != want[i] {
-			t.Errorf("%s: event %d: %+v, reference %+v", name, i, e, want[i])
-			bad = true
-		}
-		i++
-	}
-	if _, err := sim.Run(w, got, cfg); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if !bad && i != len(want) {
-		t.Errorf("%s: %d events, reference %d", name, i, len(want))
-	}
-}
-
 // TestEquivalentToReference: every policy of the family takes exactly the
 // decisions of the implementation before the O(C · log n) rework
 // (refPolicy, ref_test.go), event for event, on long random runs: needs
@@ -80,7 +50,7 @@ func TestEquivalentToReference(t *testing.T) {
 			cfg := sim.Config{Seed: 21, Warmup: x.arrivals / 10, Arrivals: x.arrivals}
 			t.Run(fmt.Sprintf("%s/%s@%g", sp.Name, x.w.Name, x.w.ArrivalRate), func(t *testing.T) {
 				t.Parallel()
-				sameTrace(t, x.w.Name+"/"+sp.Name, x.w, ref, sp.New(), cfg)
+				simtest.SameTrace(t, x.w.Name+"/"+sp.Name, x.w, ref, sp.New(), cfg)
 			})
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/rng"
+	"github.com/msjfarm/msjfarm/sim/simtest"
 )
 
 // risingWorkload has one class per need in needs, the first with a rank
@@ -64,7 +65,7 @@ func riseVsGeneral(t *testing.T, name string, w *sim.Workload, packing string, s
 	gen.general = true
 	rise := configured(t, GittinsOrder, ServerFilling, params)
 	rise.forceFast = true
-	sameTrace(t, name, w, gen, rise, cfg)
+	simtest.SameTrace(t, name, w, gen, rise, cfg)
 	if rise.gr == nil {
 		t.Fatalf("%s: the rising-rank path was not taken", name)
 	}

@@ -73,7 +73,7 @@ func TestPackingReadingsAgree(t *testing.T) {
 		for _, o := range []Order{ArrivalOrder, SRPTOrder, GittinsOrder} {
 			stop := configured(t, o, ServerFilling, map[string]any{"packing": PackingStop})
 			skip := configured(t, o, ServerFilling, map[string]any{"packing": PackingSkip})
-			sameTrace(t, w.Name+"/skip vs stop", w, stop, skip, cfg)
+			simtest.SameTrace(t, w.Name+"/skip vs stop", w, stop, skip, cfg)
 		}
 	}
 	w := namedWorkload(t, "four-class", 4.5)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/simtest"
 )
 
 // TestPlainPathExact: the plain path (plain.go) takes exactly the decisions
@@ -44,7 +45,7 @@ func TestPlainPathExact(t *testing.T) {
 				fast, slow := configured(t, ArrivalOrder, ServerFilling, params), configured(t, ArrivalOrder, ServerFilling, params)
 				slow.exhaustive = true
 				cfg := sim.Config{Seed: 33, Warmup: x.arrivals / 10, Arrivals: x.arrivals, MaxInSystem: 20000}
-				sameTrace(t, x.w.Name, x.w, slow, fast, cfg)
+				simtest.SameTrace(t, x.w.Name, x.w, slow, fast, cfg)
 				if fast.pl == nil || slow.pl != nil {
 					t.Errorf("plain path taken: %v (want true), with exhaustive: %v (want false)", fast.pl != nil, slow.pl != nil)
 				}

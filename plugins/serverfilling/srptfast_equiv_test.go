@@ -7,6 +7,7 @@ import (
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/rng"
+	"github.com/msjfarm/msjfarm/sim/simtest"
 )
 
 // The equivalence of the O(C · log n) path (srptfast.go) and the general
@@ -38,7 +39,7 @@ func fastVsGeneral(t *testing.T, c equivCase) {
 	gen.general = true
 	fast := configured(t, c.o, ServerFilling, c.params)
 	fast.forceFast = true
-	sameTrace(t, c.name, c.w, gen, fast, cfg)
+	simtest.SameTrace(t, c.name, c.w, gen, fast, cfg)
 	if !fast.fastSRPT {
 		t.Fatalf("%s: the fast path was not taken", c.name)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/rng"
+	"github.com/msjfarm/msjfarm/sim/simtest"
 )
 
 // detTies: k = 8, needs 1, 2 and 4 with deterministic and two-point
@@ -82,13 +83,13 @@ func TestSRPTPathEquivalent(t *testing.T) {
 			fast.forceFast = true
 			gen := configured(t, SRPTOrder, ServerFilling, params)
 			gen.general = true
-			sameTrace(t, name, x.w, gen, fast, cfg)
+			simtest.SameTrace(t, name, x.w, gen, fast, cfg)
 			if params["packing"] == PackingStop {
 				ref := newRef(SRPTOrder, ServerFilling)
 				if err := sim.Configure(ref, map[string]any{"crossings": params["crossings"]}); err != nil {
 					t.Fatal(err)
 				}
-				sameTrace(t, name+"/ref", x.w, ref, fast2(t, SRPTOrder, params), cfg)
+				simtest.SameTrace(t, name+"/ref", x.w, ref, fast2(t, SRPTOrder, params), cfg)
 			}
 		})
 	}
@@ -114,7 +115,7 @@ func TestSRPTPathBorgB(t *testing.T) {
 	fast.forceFast = true // Borg cell B has needs above k/2 (see initSRPT)
 	gen := configured(t, SRPTOrder, ServerFilling, nil)
 	gen.general = true
-	sameTrace(t, "borg-b/rho=0.92/seed=1", w, gen, fast, cfg)
+	simtest.SameTrace(t, "borg-b/rho=0.92/seed=1", w, gen, fast, cfg)
 	if !fast.fastSRPT {
 		t.Fatal("the fast path was not taken")
 	}
@@ -176,12 +177,12 @@ func TestGittinsPathEquivalent(t *testing.T) {
 					fast.forceFast = true
 					gen := configured(t, GittinsOrder, ServerFilling, params)
 					gen.general = true
-					sameTrace(t, name, w, gen, fast, cfg)
+					simtest.SameTrace(t, name, w, gen, fast, cfg)
 					if !fast.fastSRPT {
 						t.Fatal("the fast path was not taken")
 					}
 					if packing == PackingStop {
-						sameTrace(t, name+"/ref", w, newRef(GittinsOrder, ServerFilling), fast2(t, GittinsOrder, params), cfg)
+						simtest.SameTrace(t, name+"/ref", w, newRef(GittinsOrder, ServerFilling), fast2(t, GittinsOrder, params), cfg)
 					}
 				})
 			}

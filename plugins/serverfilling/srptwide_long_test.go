@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/msjfarm/msjfarm/sim"
+	"github.com/msjfarm/msjfarm/sim/simtest"
 )
 
 // TestWidePathLong: the slice path of ServerFilling-SRPT (srptwide.go)
@@ -39,7 +40,7 @@ func TestWidePathLong(t *testing.T) {
 					gen := configured(t, SRPTOrder, ServerFilling, params)
 					gen.general = true
 					wide := configured(t, SRPTOrder, ServerFilling, params)
-					sameTrace(t, name, r.w, gen, wide, cfg)
+					simtest.SameTrace(t, name, r.w, gen, wide, cfg)
 					if !wide.wide {
 						t.Fatal("the slice path was not taken")
 					}

@@ -8,6 +8,7 @@ import (
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/rng"
+	"github.com/msjfarm/msjfarm/sim/simtest"
 )
 
 // detTiesWide is detTies with a class of need k: k = 8, needs 1, 2, 4
@@ -66,7 +67,7 @@ func TestWidePathEquivalent(t *testing.T) {
 			wide := configured(t, SRPTOrder, ServerFilling, params)
 			gen := configured(t, SRPTOrder, ServerFilling, params)
 			gen.general = true
-			sameTrace(t, name, x.w, gen, wide, cfg)
+			simtest.SameTrace(t, name, x.w, gen, wide, cfg)
 			if !wide.wide {
 				t.Fatal("the wide path was not taken")
 			}
@@ -75,7 +76,7 @@ func TestWidePathEquivalent(t *testing.T) {
 			}
 			treap := configured(t, SRPTOrder, ServerFilling, params)
 			treap.forceFast, treap.forceTreap = true, true
-			sameTrace(t, name+"/treap", x.w, treap, configured(t, SRPTOrder, ServerFilling, params), cfg)
+			simtest.SameTrace(t, name+"/treap", x.w, treap, configured(t, SRPTOrder, ServerFilling, params), cfg)
 			if !treap.fastSRPT || treap.wide {
 				t.Fatal("the treap path was not taken")
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/sim/rng"
+	"github.com/msjfarm/msjfarm/sim/simtest"
 )
 
 // expMix is a random workload of exponential classes (constant Gittins
@@ -79,7 +80,7 @@ func staticPathCases(t *testing.T, seeds int, scale int64) {
 					n /= 5
 				}
 				cfg := sim.Config{Seed: 5, Warmup: n / 10, Arrivals: n, MaxInSystem: 20000}
-				sameTrace(t, x.w.Name, x.w, ref, got, cfg)
+				simtest.SameTrace(t, x.w.Name, x.w, ref, got, cfg)
 				if !got.static || ref.static {
 					t.Fatalf("%s: static path %v, reference %v", x.w.Name, got.static, ref.static)
 				}
