@@ -34,7 +34,9 @@ import (
 // distribution), not the parsed trace it came from: each replication
 // converted the cached parsed trace again, so a worker of four slots
 // replaying a trace of 10⁷ jobs held the 400 MB parsed trace and 400 MB
-// more per running replication, 2 GB, and 1.7 GB of garbage besides.
+// more per running replication, 2 GB, and 1.7 GB of garbage besides. The
+// trace is not even parsed whole any more: it is read twice, for its
+// counts and then for its jobs, converted as they come (convert).
 
 // maxParsedTraces bounds the converted traces kept in memory; a campaign
 // replays one trace, so a handful covers campaigns running side by side.
@@ -51,7 +53,13 @@ type traceCache struct {
 	mu      sync.Mutex
 	parsed  map[string]*parsedTrace
 	order   []string // keys of parsed, oldest first
-	seq     atomic.Int64
+	// shapes are the shapes of traces read (by sha256, at most
+	// maxParsedTraces, oldest first in shapeOrder): a trace converted
+	// at another servers value or time scale is read once more, not
+	// twice (convert).
+	shapes     map[string]*swf.Shape
+	shapeOrder []string
+	seq        atomic.Int64
 
 	// Fetches and Parses count downloads and parses (tests check that
 	// replications share them).
@@ -71,7 +79,7 @@ func newTraceCache(st storage.Store, dir string, limit int64, logf func(string, 
 	if limit <= 0 {
 		limit = storage.DefaultMaxTraceSize
 	}
-	return &traceCache{store: st, dir: dir, limit: limit, logf: logf, parsed: map[string]*parsedTrace{}}
+	return &traceCache{store: st, dir: dir, limit: limit, logf: logf, parsed: map[string]*parsedTrace{}, shapes: map[string]*swf.Shape{}}
 }
 
 func (c *traceCache) cacheDir() (string, error) {
@@ -162,43 +170,26 @@ func (c *traceCache) evictLocked() {
 	c.order = keep
 }
 
-// load parses the cached copy of the trace, fetching it first if there
-// is none or if the cached copy is not what its name says, and converts
-// it to its workload (sweep.Task.TraceWorkload, with ref's time scale);
-// the parsed trace is garbage once converted.
+// load converts the cached copy of the trace, fetching it first if
+// there is none or if the cached copy is not what its name says, to its
+// workload (sweep.Task.TraceWorkload, with ref's time scale). The trace
+// is read twice and never held parsed (convert).
 func (c *traceCache) load(ctx context.Context, ref *sweep.TraceRef, k int, name string) (*sim.Workload, error) {
-	// Parsing and converting leave 88 bytes a job of garbage for the 40
-	// kept: at the simulation pace (GOGC=400, five times the live heap)
-	// `msjfarm run` of a trace of 10⁷ jobs, whose process holds its
-	// planning's 1 GB besides, grew to 5.2 GB of heap before a cycle ran
-	// (4.8 GB resident; 3.9 GB at the default pace, the rest its
-	// planning's).
+	// Reading leaves garbage besides the workload (the scanner's and the
+	// gzip reader's buffers, the parsed trace before convert): at the
+	// simulation pace (GOGC=400, five times the live heap) a collection
+	// waits for it long after it is dead.
 	defer gcpace.Hold()()
-	tr, err := c.parseRef(ctx, ref, k)
-	if err != nil {
-		return nil, err
-	}
-	w, err := workload.FromTrace(name, tr, ref.TimeScale)
-	if err != nil {
-		// As the runner said it when it converted the trace itself.
-		return nil, &PermanentError{fmt.Errorf("workload: %w", err)}
-	}
-	return w, nil
-}
-
-// parseRef parses the cached copy of the trace, fetching it first if
-// there is none or if the cached copy is not what its name says.
-func (c *traceCache) parseRef(ctx context.Context, ref *sweep.TraceRef, k int) (*swf.Trace, error) {
 	dir, err := c.cacheDir()
 	if err != nil {
 		return nil, err
 	}
 	final := filepath.Join(dir, ref.SHA256)
 	if _, err := os.Stat(final); err == nil {
-		tr, err := c.parse(final, ref, k)
+		w, err := c.convert(final, ref, k, name)
 		var bad *badContent
 		if !errors.As(err, &bad) {
-			return tr, err
+			return w, err
 		}
 		c.logf("worker: cached trace %s: %v; fetching it again", final, err)
 		os.Remove(final)
@@ -206,13 +197,13 @@ func (c *traceCache) parseRef(ctx context.Context, ref *sweep.TraceRef, k int) (
 	if err := c.fetch(ctx, dir, final, ref); err != nil {
 		return nil, err
 	}
-	tr, err := c.parse(final, ref, k)
+	w, err := c.convert(final, ref, k, name)
 	var bad *badContent
 	if errors.As(err, &bad) {
 		os.Remove(final)
 		return nil, &PermanentError{fmt.Errorf("trace %s: the copy fetched from %s %v: refusing to replay it; submitting the sweep again replaces it", ref.SHA256, c.store.URL(), bad)}
 	}
-	return tr, err
+	return w, err
 }
 
 // badContent: a trace file whose bytes are not those its sha256 names.
@@ -220,33 +211,123 @@ type badContent struct{ msg string }
 
 func (e *badContent) Error() string { return e.msg }
 
-// parse reads path once, hashing exactly the bytes the parser sees: a
-// trace is replayed only if those bytes have the pinned size and sha256.
-func (c *traceCache) parse(path string, ref *sweep.TraceRef, k int) (*swf.Trace, error) {
+// convert reads the trace at path twice through one open file: once for
+// its shape (swf.ShapeOf: what Read would report of it on any number of
+// servers; kept, so another servers value or time scale of the same
+// trace skips this pass), and once for the jobs kept on k servers
+// (swf.EachKept), which workload.FromJobs converts as they come into the
+// workload of 40 bytes a job, the same as workload.FromTrace of the
+// parsed trace, bit for bit. The parsed trace (40 bytes a job, and as
+// many more of lines kept until the header's servers were known) is
+// never built: a worker converting a trace of 10⁷ jobs held 0.8 GB of it
+// beside the 0.4 GB workload, and left it as garbage.
+//
+// Each pass hashes exactly the bytes it parses, and what it leaves
+// unread: a trace is replayed only if both passes read bytes of the
+// pinned size and sha256. A copy rewritten between the passes (by
+// another process sharing the cache) is a *badContent, never a workload
+// built from jobs the first pass did not count.
+func (c *traceCache) convert(path string, ref *sweep.TraceRef, k int, name string) (*sim.Workload, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	c.mu.Lock()
+	shape := c.shapes[ref.SHA256]
+	c.mu.Unlock()
+	w, shape, err := convertTrace(f, ref, k, name, shape, &c.Parses)
+	if shape != nil {
+		c.keepShape(ref.SHA256, shape)
+	}
+	return w, err
+}
+
+// keepShape keeps the shape of the pinned trace sum, and the last
+// maxParsedTraces shapes only.
+func (c *traceCache) keepShape(sum string, shape *swf.Shape) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.shapes[sum] != nil {
+		return
+	}
+	c.shapes[sum] = shape
+	c.shapeOrder = append(c.shapeOrder, sum)
+	if len(c.shapeOrder) > maxParsedTraces {
+		delete(c.shapes, c.shapeOrder[0])
+		c.shapeOrder = append(c.shapeOrder[:0], c.shapeOrder[1:]...)
+	}
+}
+
+// convertTrace is convert of the trace f holds (read from its start),
+// with its shape if known (nil: read it first). It returns the shape of
+// the pinned bytes when they were read (the one given, or the one read,
+// even if the conversion failed), and counts in parses the conversions
+// that found the pinned bytes.
+func convertTrace(f io.ReadSeeker, ref *sweep.TraceRef, k int, name string, shape *swf.Shape, parses *atomic.Int64) (*sim.Workload, *swf.Shape, error) {
+	var bad *badContent
+	if shape == nil {
+		var perr error
+		err := pinnedRead(f, ref, func(r io.Reader) error {
+			shape, perr = swf.ShapeOf(r, swf.Limits{})
+			return perr
+		})
+		if errors.As(err, &bad) {
+			return nil, nil, err
+		}
+		parses.Add(1)
+		if err != nil {
+			if perr == nil {
+				return nil, nil, err // an error reading the file
+			}
+			return nil, nil, &PermanentError{fmt.Errorf("trace %s: %w", ref.SHA256, err)}
+		}
+	} else {
+		parses.Add(1)
+	}
+	counts, err := shape.At(k)
+	if err != nil {
+		return nil, shape, &PermanentError{fmt.Errorf("trace %s: %w", ref.SHA256, err)}
+	}
+	var w *sim.Workload
+	err = pinnedRead(f, ref, func(r io.Reader) (err error) {
+		w, err = workload.FromJobs(name, counts, func(yield func(swf.Job) error) error {
+			return swf.EachKept(r, counts.K, swf.Limits{}, yield)
+		}, ref.TimeScale)
+		return err
+	})
+	if errors.As(err, &bad) {
+		return nil, shape, &badContent{"changed while it was read: " + bad.msg}
+	}
+	if err != nil {
+		// As the runner said it when it converted the trace itself.
+		return nil, shape, &PermanentError{fmt.Errorf("workload: %w", err)}
+	}
+	return w, shape, nil
+}
+
+// pinnedRead calls read with f's bytes from its start, hashing exactly
+// the bytes read consumes and then those it left unread (all of them
+// after an error, to tell a corrupt copy from a malformed trace). Bytes
+// that are not of ref's size and sha256 are a *badContent, whatever read
+// returned; else read's error is returned.
+func pinnedRead(f io.ReadSeeker, ref *sweep.TraceRef, read func(io.Reader) error) error {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
 	h := sha256.New()
 	cr := &countReader{r: io.LimitReader(f, ref.Size+1)}
-	tr, perr := swf.ReadLimits(io.TeeReader(cr, h), k, swf.Limits{})
-	// Hash what the parser left unread too (all of it after an error), to
-	// tell a corrupt copy from a malformed trace.
+	rerr := read(io.TeeReader(cr, h))
 	if _, err := io.Copy(h, cr); err != nil {
-		return nil, err
+		return err
 	}
 	if cr.n != ref.Size {
-		return nil, &badContent{fmt.Sprintf("has %d bytes where the task pins %d", cr.n, ref.Size)}
+		return &badContent{fmt.Sprintf("has %d bytes where the task pins %d", cr.n, ref.Size)}
 	}
 	if sum := hex.EncodeToString(h.Sum(nil)); sum != ref.SHA256 {
-		return nil, &badContent{fmt.Sprintf("has sha256 %s, not the pinned %s (corrupt or tampered)", sum, ref.SHA256)}
+		return &badContent{fmt.Sprintf("has sha256 %s, not the pinned %s (corrupt or tampered)", sum, ref.SHA256)}
 	}
-	c.Parses.Add(1)
-	if perr != nil {
-		return nil, &PermanentError{fmt.Errorf("trace %s: %w", ref.SHA256, perr)}
-	}
-	return tr, nil
+	return rerr
 }
 
 type countReader struct {

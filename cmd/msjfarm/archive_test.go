@@ -307,7 +307,16 @@ func TestArchiveTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	freshHome(t)
-	code, out := capture(t, func() int { return runReproduce([]string{file, "--all"}) })
+	// Reproduce reads the trace within its --max-trace-size, as a worker.
+	code, out := capture(t, func() int { return runReproduce([]string{file, "--all", "--max-trace-size", "100"}) })
+	if code == 0 || !strings.Contains(out, "more than this worker's limit of 100 (--max-trace-size)") {
+		t.Fatalf("reproduce --max-trace-size 100: exit %d\n%s", code, out)
+	}
+	if code, _, errs := msjfarm(t, nil, "reproduce", file, "--max-trace-size", "lots"); code != 2 || !strings.Contains(errs, "reproduce: --max-trace-size: \"lots\" is not a size") {
+		t.Fatalf("reproduce --max-trace-size lots: exit %d, want 2 naming the flag\n%s", code, errs)
+	}
+	freshHome(t)
+	code, out = capture(t, func() int { return runReproduce([]string{file, "--all"}) })
 	if code != 0 || !strings.Contains(out, "4 tasks: 4 bit-identical, 0 different, 0 errors") {
 		t.Fatalf("reproduce: exit %d\n%s", code, out)
 	}

@@ -37,6 +37,9 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 	sampleSeed := ff.fs.Uint64("sample-seed", 1, "seed of the --sample draw")
 	n := ff.fs.Int("workers", runtime.NumCPU(), "tasks re-run at once")
 	rf := addRunnerFlags(ff.fs)
+	// A campaign run with a larger --max-trace-size than the default was
+	// refused by every re-run: the limit was the default's.
+	maxTrace := traceSizeFlag(ff.fs)
 	key := ff.fs.String("key", "", "with an archive file: refuse it unless its signature verifies with this ed25519 public key (PEM, PKIX)")
 	ff.fs.Lookup("runner").Usage = "auto: re-run results recorded from a plugin with the binary the campaign pinned (fetched from storage by sha256), " +
 		"the others in-process; inprocess: everything in-process with the built-in catalogue"
@@ -65,6 +68,10 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		}
 		if *n < 1 {
 			return usagef("reproduce: --workers must be >= 1, got %d", *n)
+		}
+		traceLimit, err := parseSize("max-trace-size", *maxTrace)
+		if err != nil {
+			return usagef("reproduce: %v", err)
 		}
 		id := ff.fs.Arg(0)
 		// An interrupt exits within 10 s, the archive's extraction
@@ -134,7 +141,7 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		fmt.Fprintf(stderr, "msjfarm reproduce: campaign %s: re-running %d of %d tasks%s, %d at once\n", id, len(chosen), total, others, *n)
 		start := time.Now()
 		// A replayed trace comes from storage, verified, like a worker's.
-		rctx := worker.WithTraceSource(worker.WithCampaign(ctx, id), worker.NewTraceSource(st, "", 0))
+		rctx := worker.WithTraceSource(worker.WithCampaign(ctx, id), worker.NewTraceSource(st, "", traceLimit))
 		res := reproduce.RunWith(rctx, a, chosen, *n, plugins, hint)
 		code := printReproductions(os.Stdout, res, time.Since(start))
 		if x == nil {
