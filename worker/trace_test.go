@@ -33,9 +33,8 @@ func traceTasks(t *testing.T) ([]sweep.Task, storage.Store, []byte) {
 	return ts, st, data
 }
 
-// traceCampaign stores trace data in a new local store and expands a
-// campaign replaying it: two replications of each policy, arrivals each.
-func traceCampaign(t *testing.T, data []byte, arrivals int64, policies ...any) ([]sweep.Task, storage.Store) {
+// storedTrace is a new local store holding trace data, and its sha256.
+func storedTrace(t *testing.T, data []byte) (storage.Store, string) {
 	t.Helper()
 	st, err := storage.Open(t.Context(), t.TempDir())
 	if err != nil {
@@ -45,6 +44,14 @@ func traceCampaign(t *testing.T, data []byte, arrivals int64, policies ...any) (
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st, sum
+}
+
+// traceCampaign stores trace data in a new local store and expands a
+// campaign replaying it: two replications of each policy, arrivals each.
+func traceCampaign(t *testing.T, data []byte, arrivals int64, policies ...any) ([]sweep.Task, storage.Store) {
+	t.Helper()
+	st, sum := storedTrace(t, data)
 	f := &sweep.File{Name: "tr", Seed: 1, Trace: &sweep.TraceSpec{SHA256: sum, Size: int64(len(data))},
 		Policies: policies, Replications: 2, Run: sweep.RunSpec{}}
 	f.Run.Arrivals = arrivals

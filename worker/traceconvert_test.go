@@ -80,14 +80,7 @@ func TestTraceConvertedAsParsed(t *testing.T) {
 	}
 	traces["unsorted.gz"] = gzipped(t, traces["unsorted"])
 	for name, data := range traces {
-		st, err := storage.Open(t.Context(), t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum, _, err := storage.PutTrace(t.Context(), st, data)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st, sum := storedTrace(t, data)
 		c := newTraceCache(st, t.TempDir(), 0, t.Logf)
 		for _, k := range []int{0, 4, 12, 64, 128} {
 			for _, scale := range []float64{1, 0.37} {
@@ -128,14 +121,7 @@ func TestTraceConvertedAsParsed(t *testing.T) {
 		{"time scale", "; MaxProcs: 4\n1 0 -1 10 1\n", 0, math.Inf(1)},
 	} {
 		data := []byte(tc.data)
-		st, err := storage.Open(t.Context(), t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum, _, err := storage.PutTrace(t.Context(), st, data)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st, sum := storedTrace(t, data)
 		_, werr := oldLoad(data, tc.k, "tr", tc.scale)
 		c := newTraceCache(st, t.TempDir(), 0, t.Logf)
 		_, gerr := c.get(t.Context(), &sweep.TraceRef{SHA256: sum, Size: int64(len(data)), TimeScale: tc.scale}, tc.k, "tr")
@@ -215,13 +201,7 @@ func TestTraceRewrittenBetweenPasses(t *testing.T) {
 	}
 
 	// Through the cache: a copy found bad is fetched again and replayed.
-	st, err := storage.Open(t.Context(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := storage.PutTrace(t.Context(), st, data); err != nil {
-		t.Fatal(err)
-	}
+	st, _ := storedTrace(t, data)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, ref.SHA256), edited, 0o644); err != nil {
 		t.Fatal(err)
@@ -241,14 +221,7 @@ func TestTraceRewrittenBetweenPasses(t *testing.T) {
 func TestTraceConvertAllocatesTheWorkload(t *testing.T) {
 	const n = 200_000
 	data := unsortedTrace(n)
-	st, err := storage.Open(t.Context(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, _, err := storage.PutTrace(t.Context(), st, data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, sum := storedTrace(t, data)
 	ref := &sweep.TraceRef{SHA256: sum, Size: int64(len(data)), TimeScale: 1}
 	dir := t.TempDir()
 	// Fetched once, outside the measure.
