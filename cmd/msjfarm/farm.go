@@ -468,6 +468,12 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 		}
 		w, err := worker.New(ctx, o)
 		if err != nil {
+			if errors.As(context.Cause(ctx), new(signalled)) {
+				// A service's stop, before it took a task: as after a
+				// drain, exit 0 (it exited 1 with "context canceled").
+				fmt.Fprintf(stderr, "msjfarm worker: stopped (%v) before the coordinator created the JetStream layout; no task was taken\n", context.Cause(ctx))
+				return 0
+			}
 			return fail("worker: %v", err)
 		}
 		fmt.Fprintf(stderr, "msjfarm worker %s: %d slots, NATS %s, storage %s, runner %s\n", w.Name(), *n, redact.URL(nc.ConnectedUrl()), st.URL(), how)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -123,5 +124,63 @@ func TestSubmitWaitOutlivesACoordinatorRestart(t *testing.T) {
 		}
 	case <-time.After(2 * time.Minute): // a ceiling for a hang
 		t.Fatal("submit --wait did not end with the campaign")
+	}
+}
+
+// TestWorkerStoppedBeforeLayout: a worker stopped (SIGTERM, as a pod's
+// stop or scancel sends; SIGINT) while it waits for a coordinator to
+// create the JetStream layout exits 0, saying it took no task, as it
+// does when stopped after a drain: a signal is how a service is
+// stopped. It exited 1 with "context canceled". The signal is sent once
+// the worker asks NATS for the layout (its handler is in place by then).
+func TestWorkerStoppedBeforeLayout(t *testing.T) {
+	url, nc := natstest.ConnectEmbedded(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			asked := make(chan struct{}, 1)
+			sub, err := nc.Subscribe("$JS.API.STREAM.INFO.>", func(*nats.Msg) {
+				select {
+				case asked <- struct{}{}:
+				default:
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Unsubscribe()
+			if err := nc.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			cmd := exec.Command(msjfarmBinary(t), "worker", "--nats-url", url, "--storage", filepath.Join(dir, "data"), "--trace-cache", filepath.Join(dir, "traces"))
+			cmd.Env = append(os.Environ(), "HOME="+dir)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-asked:
+			case err := <-done:
+				t.Fatalf("the worker exited (%v) before asking for the layout:\n%s", err, stderr.String())
+			case <-time.After(2 * time.Minute): // a ceiling for a hang, not a timing
+				cmd.Process.Kill()
+				t.Fatalf("the worker did not ask NATS for the layout within two minutes:\n%s", stderr.String())
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err = <-done:
+			case <-time.After(2 * time.Minute):
+				cmd.Process.Kill()
+				t.Fatalf("still running two minutes after %v:\n%s", sig, stderr.String())
+			}
+			if err != nil || !strings.Contains(stderr.String(), "before the coordinator created the JetStream layout; no task was taken") {
+				t.Fatalf("after %v: %v, want exit 0 saying no task was taken; stderr:\n%s", sig, err, stderr.String())
+			}
+		})
 	}
 }
