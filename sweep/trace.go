@@ -134,23 +134,6 @@ func AttachStoredTrace(f *File, fetch func(sum string, size int64) ([]byte, erro
 // spec), so only storage has it.
 var ErrNoLocalTrace = errors.New("the trace was not read on this machine (named by sha256 alone): only storage has it")
 
-// LocalTrace parses, for a system of servers servers (0: the header's
-// MaxProcs), the trace this campaign replays as ReadTraceFile read it on
-// this machine: what a worker replays, since a worker parses the same
-// canonical bytes (worker.traceCache). It is ErrNoLocalTrace without one.
-// Each call parses afresh: a caller that needs it often keeps it. It is
-// swf.Read's trace, and its error, read with the trace's shape
-// (swf.Shape.Read): only the jobs kept are ever held, where Read holds
-// every job line until it knows which to keep (a dry run's calibrations
-// parse the trace at each servers value).
-func (c *Campaign) LocalTrace(servers int) (*swf.Trace, error) {
-	shape, err := c.localShape()
-	if err != nil {
-		return nil, err
-	}
-	return shape.Read(bytes.NewReader(c.File.Trace.local), servers, swf.Limits{})
-}
-
 // ForFarm is f as the farm has it: a copy without the trace content read
 // on this machine (ReadTraceFile, AttachStoredTrace), which only the
 // submitting client plans with; f itself is unchanged. A coordinator
@@ -214,41 +197,62 @@ func noUsableJob(k, lines int, skip swf.SkipCounts) string {
 
 // traceWorkload is the workload a worker replays at a point of servers
 // spec.Servers (0: the trace header's) with trace's time scale, built from
-// the trace read here; a servers value that leaves the trace no job, or
-// fewer jobs than each replication replays, is an error naming it. It is
-// the workload.FromTrace of the trace a worker parses (LocalTrace), built
-// from the counts (the trace's shape) and the kept jobs as they are read
-// again from the canonical bytes: the parsed trace was built first and
-// held beside it, about 90 bytes a kept job more at every servers value.
+// the trace read here (LocalTraceWorkload); a servers value that leaves
+// the trace no job, or fewer jobs than each replication replays, is an
+// error naming it.
 func (c *Campaign) traceWorkload(spec workload.Spec, trace *TraceRef) (*sim.Workload, error) {
-	shape, err := c.localShape()
-	if err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
-	}
-	n, err := shape.At(spec.Servers)
-	if err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
-	}
-	if n.Kept == 0 {
-		return nil, fmt.Errorf("trace %s", noUsableJob(n.K, n.Lines, n.Skipped))
-	}
-	local := c.File.Trace.local
-	w, err := workload.FromJobs(spec.Name, n, func(yield func(swf.Job) error) error {
-		return swf.EachKept(bytes.NewReader(local), n.K, swf.Limits{}, yield)
-	}, trace.TimeScale)
+	w, err := c.LocalTraceWorkload(spec.Name, spec.Servers, trace.TimeScale)
 	if err != nil {
 		return nil, err
 	}
 	if m := c.File.Run.Warmup + c.File.Run.Arrivals; m > int64(len(w.Trace)) {
-		return nil, fieldErr("run.arrivals", nil, "warmup+arrivals = %d, but the trace has %d usable jobs on %d servers: a replication replays at most that many", m, len(w.Trace), n.K)
+		return nil, fieldErr("run.arrivals", nil, "warmup+arrivals = %d, but the trace has %d usable jobs on %d servers: a replication replays at most that many", m, len(w.Trace), w.Servers)
 	}
 	return w, nil
+}
+
+// LocalTraceCounts is what a parse of the trace read here reports for a
+// system of servers servers (0: the header's), without its jobs; a
+// servers value that leaves the trace no usable job is an error naming
+// it. It is ErrNoLocalTrace without a trace read here.
+func (c *Campaign) LocalTraceCounts(servers int) (swf.Counts, error) {
+	shape, err := c.localShape()
+	if err != nil {
+		return swf.Counts{}, fmt.Errorf("trace: %w", err)
+	}
+	n, err := shape.At(servers)
+	if err != nil {
+		return swf.Counts{}, fmt.Errorf("trace: %w", err)
+	}
+	if n.Kept == 0 {
+		return swf.Counts{}, fmt.Errorf("trace %s", noUsableJob(n.K, n.Lines, n.Skipped))
+	}
+	return n, nil
+}
+
+// LocalTraceWorkload is the workload, named name, that a worker replays
+// of the trace read here on servers servers (0: the header's) at time
+// scale timeScale: workload.FromTrace of the trace it parses (the same
+// canonical bytes, worker.traceCache), built from the trace's counts (LocalTraceCounts) and its
+// kept jobs as they are read again from the canonical bytes. The parsed
+// trace is never built: it was about 90 bytes a kept job more at every
+// servers value, and a dry run's calibrations kept it beside the
+// workload.
+func (c *Campaign) LocalTraceWorkload(name string, servers int, timeScale float64) (*sim.Workload, error) {
+	n, err := c.LocalTraceCounts(servers)
+	if err != nil {
+		return nil, err
+	}
+	local := c.File.Trace.local
+	return workload.FromJobs(name, n, func(yield func(swf.Job) error) error {
+		return swf.EachKept(bytes.NewReader(local), n.K, swf.Limits{}, yield)
+	}, timeScale)
 }
 
 // localShape is the shape of the trace read here (TraceSpec.shape). Bytes
 // without one (read from storage, they did not parse) are parsed again
 // for the error, which is swf.Read's of them, with its default limits:
-// what LocalTrace and the point that needed them said when they were
+// what the parse and the point that needed them said when they were
 // read whole. Nothing is written to the File, which calibrations may
 // read from several goroutines. It is ErrNoLocalTrace without a trace.
 func (c *Campaign) localShape() (*swf.Shape, error) {

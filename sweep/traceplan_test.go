@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/msjfarm/msjfarm/model/swf"
+	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/sweep"
 )
@@ -147,12 +148,14 @@ func sha256Hex(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// TestLocalTraceHoldsWhatItKeeps: the trace a dry run's calibrations
-// replay (LocalTrace) is the one Read gives of the canonical bytes, read
-// with their shape: only the kept jobs are allocated, about 40 bytes
-// each, where Read held every job line first (83 and 92 bytes a kept
-// job here, at the two servers values).
-func TestLocalTraceHoldsWhatItKeeps(t *testing.T) {
+// TestLocalTraceWorkloadHoldsWhatItKeeps: the workload a dry run's
+// calibrations replay (LocalTraceWorkload) is the one the trace Read
+// gives of the canonical bytes converts to, bit for bit, built as the
+// kept jobs are read again: only the workload is allocated, 40 bytes a
+// kept job and the 8 of its run time gathered for its class, where the
+// parsed trace (40 bytes a kept job, read with the trace's shape; 83 and
+// 92 read whole) was built first and kept beside it.
+func TestLocalTraceWorkloadHoldsWhatItKeeps(t *testing.T) {
 	f := writeBigTrace(t, 100_000, "[16, 64]")
 	data, err := sweep.ReadTraceFile(f, 0)
 	if err != nil {
@@ -163,22 +166,25 @@ func TestLocalTraceHoldsWhatItKeeps(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []int{16, 64} {
-		want, err := swf.Read(bytes.NewReader(data), k)
+		tr, err := swf.Read(bytes.NewReader(data), k)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got *swf.Trace
+		want, err := workload.FromTrace("tr", tr, 0.5)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		got, err = c.LocalTrace(k)
+		got, err := c.LocalTraceWorkload("tr", k, 0.5)
 		runtime.ReadMemStats(&after)
 		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Fatalf("servers %d: LocalTrace is not Read's trace (%v)", k, err)
+			t.Fatalf("servers %d: LocalTraceWorkload is not the parsed trace's workload (%v)", k, err)
 		}
-		per := float64(after.TotalAlloc-before.TotalAlloc) / float64(len(got.Jobs))
+		per := float64(after.TotalAlloc-before.TotalAlloc) / float64(len(got.Trace))
 		t.Logf("servers %d: %.1f bytes allocated per job kept", k, per)
-		if per > 44 {
-			t.Errorf("servers %d: LocalTrace allocated %.1f bytes per job kept; at most 44 (the 40 of a job)", k, per)
+		if per > 52 {
+			t.Errorf("servers %d: LocalTraceWorkload allocated %.1f bytes per job kept; at most 52 (the 40 of a replayed job, the 8 of its run time in its class)", k, per)
 		}
 	}
 }

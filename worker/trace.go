@@ -390,21 +390,31 @@ func WithTrace(ctx context.Context, tr *swf.Trace) context.Context {
 	return WithSharedTrace(ctx, ShareTrace(tr))
 }
 
-// SharedTrace is a parsed trace converted once per time scale to the
-// workload that replays it, for all the runs it is attached to
-// (WithSharedTrace), which share that workload read-only. Each run
-// converted it again (sweep.Task.TraceWorkload: 40 bytes a job kept, 8
-// more allocated), so a plan's calibrations of a trace of 10⁷ jobs,
-// two runs each, allocated 1 GB apiece.
+// SharedTrace is a trace converted once per time scale to the workload
+// that replays it, for all the runs it is attached to (WithSharedTrace),
+// which share that workload read-only. Each run converted it again
+// (sweep.Task.TraceWorkload: 40 bytes a job kept, 8 more allocated), so
+// a plan's calibrations of a trace of 10⁷ jobs, two runs each,
+// allocated 1 GB apiece.
 type SharedTrace struct {
-	tr *swf.Trace
-	mu sync.Mutex
-	ws map[float64]*sim.Workload // by time scale
+	convert func(name string, timeScale float64) (*sim.Workload, error)
+	mu      sync.Mutex
+	ws      map[float64]*sim.Workload // by time scale
 }
 
-// ShareTrace is tr, for runs that share its conversions.
+// ShareTrace is the parsed trace tr, for runs that share its conversions.
 func ShareTrace(tr *swf.Trace) *SharedTrace {
-	return &SharedTrace{tr: tr, ws: map[float64]*sim.Workload{}}
+	return ShareConversion(func(name string, timeScale float64) (*sim.Workload, error) {
+		return workload.FromTrace(name, tr, timeScale)
+	})
+}
+
+// ShareConversion is the trace that convert converts to its workload
+// (named name, for its errors) at a time scale, for runs that share its
+// conversions: a caller that streams the trace from its bytes
+// (sweep.Campaign.LocalTraceWorkload) holds no parsed trace at all.
+func ShareConversion(convert func(name string, timeScale float64) (*sim.Workload, error)) *SharedTrace {
+	return &SharedTrace{convert: convert, ws: map[float64]*sim.Workload{}}
 }
 
 // workload is the workload that replays s for trace task t, converted by
@@ -416,7 +426,7 @@ func (s *SharedTrace) workload(t *sweep.Task) (*sim.Workload, error) {
 	if w := s.ws[t.Trace.TimeScale]; w != nil {
 		return named(w, t), nil
 	}
-	w, err := t.TraceWorkload(s.tr)
+	w, err := s.convert(t.Workload.Name, t.Trace.TimeScale)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package swf
 
 import (
-	"errors"
 	"io"
 	"math"
 	"strconv"
@@ -156,46 +155,6 @@ func ShapeOf(r io.Reader, lim Limits) (*Shape, error) {
 	}
 	sh.maxProcs, sh.maxNodes = tr.MaxProcs, tr.MaxNodes
 	return sh, nil
-}
-
-// Read is ReadLimits of an input whose shape s is (ShapeOf or
-// CanonicalShape of the same bytes), for a system of k servers: the same
-// Trace, or the same error, read in one pass into Jobs sized from the
-// start for the jobs s says k keeps. ReadLimits keeps every job line (40
-// bytes) until it knows which of them to keep, and then those; with the
-// shape, only those are ever held. An input that is not the one s
-// describes is an error once the counts differ.
-func (s *Shape) Read(r io.Reader, k int, lim Limits) (*Trace, error) {
-	c, err := s.At(k)
-	if err != nil {
-		return nil, err
-	}
-	tr := &Trace{K: c.K}
-	if c.Kept > 0 {
-		tr.Jobs = make([]Job, 0, c.Kept)
-	}
-	mismatch := errors.New("swf: the input is not the one whose shape it was read with")
-	err = scan(r, lim, tr, func(_ int, p parsed) error {
-		tr.Lines++
-		if j := p.job(); tr.Skipped.keeps(&j, c.K) {
-			if len(tr.Jobs) == c.Kept {
-				return mismatch
-			}
-			tr.Jobs = append(tr.Jobs, j)
-			if p.fromRequested {
-				tr.FromRequested++
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if (Counts{MaxProcs: tr.MaxProcs, MaxNodes: tr.MaxNodes, K: tr.K, Lines: tr.Lines, Kept: len(tr.Jobs), Skipped: tr.Skipped}) != c {
-		return nil, mismatch
-	}
-	tr.order()
-	return tr, nil
 }
 
 // add counts job line p as Read sorts it (ReadLimits' skip reasons, in
