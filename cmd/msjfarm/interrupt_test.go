@@ -56,19 +56,10 @@ func TestInterruptWhilePlanning(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitPlanning(t, cmd.Process.Pid) // planning takes tens of seconds of CPU
-			sent := time.Now()
-			if err := cmd.Process.Signal(c.sig); err != nil {
-				t.Fatal(err)
-			}
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(2 * time.Minute):
-				cmd.Process.Kill()
-				t.Fatalf("still running 2 min after %v", c.sig)
-			}
+			sent := time.Now()
+			err := signalWait(t, cmd, done, c.sig, &stderr)
 			var ee *exec.ExitError
 			want := 128 + int(c.sig)
 			if !errors.As(err, &ee) || ee.ExitCode() != want || !strings.Contains(stderr.String(), "interrupted; nothing was created") {
@@ -79,6 +70,25 @@ func TestInterruptWhilePlanning(t *testing.T) {
 				t.Errorf("an interrupted dry run created the store")
 			}
 		})
+	}
+}
+
+// signalWait sends sig to cmd's process, whose Wait's result done
+// delivers, and returns that result; a process still running two minutes
+// after the signal (a ceiling for a hang, not a timing) is killed and
+// fails the test, with its stderr so far.
+func signalWait(t *testing.T, cmd *exec.Cmd, done <-chan error, sig os.Signal, stderr fmt.Stringer) error {
+	t.Helper()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("still running two minutes after %v: %s", sig, stderr)
+		return nil
 	}
 }
 
@@ -168,17 +178,9 @@ func TestReaderInterrupted(t *testing.T) {
 					t.Fatalf("no reading started in a minute: %s", stderr.String())
 				}
 			}
-			if err := cmd.Process.Signal(c.sig); err != nil {
-				t.Fatal(err)
-			}
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
-			select {
-			case err = <-done:
-			case <-time.After(2 * time.Minute):
-				cmd.Process.Kill()
-				t.Fatalf("still running 2 minutes after %v: %s", c.sig, stderr.String())
-			}
+			err = signalWait(t, cmd, done, c.sig, &stderr)
 			if c.sig == syscall.SIGKILL {
 				// Killed, it removed nothing; the next msjfarm started
 				// with the same $TMPDIR does (scratch.RemoveStale). A
@@ -217,16 +219,7 @@ func TestRunInterrupted(t *testing.T) {
 			if left, _ := os.ReadDir(tmp); len(left) == 0 {
 				t.Fatal("the running campaign has nothing in $TMPDIR: the test would see no cleanup")
 			}
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(2 * time.Minute):
-				cmd.Process.Kill()
-				t.Fatalf("the run still going 2 minutes after %v: %s", sig, stderr.String())
-			}
+			err := signalWait(t, cmd, done, sig, stderr)
 			want := 128 + int(sig)
 			if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != want {
 				t.Errorf("exit %v after %v, want %d: %s", err, sig, want, stderr.String())
@@ -293,15 +286,7 @@ func TestSubmitWaitInterrupted(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case err = <-done:
-			case <-time.After(2 * time.Minute):
-				cmd.Process.Kill()
-				t.Fatalf("submit --wait still going 2 minutes after %v: %s", sig, stderr.String())
-			}
+			err = signalWait(t, cmd, done, sig, &stderr)
 			want := 128 + int(sig)
 			if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != want {
 				t.Errorf("exit %v after %v, want %d:\n%s", err, sig, want, stderr.String())

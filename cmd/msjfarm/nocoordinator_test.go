@@ -169,16 +169,7 @@ func TestWorkerStoppedBeforeLayout(t *testing.T) {
 				cmd.Process.Kill()
 				t.Fatalf("the worker did not ask NATS for the layout within two minutes:\n%s", stderr.String())
 			}
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case err = <-done:
-			case <-time.After(2 * time.Minute):
-				cmd.Process.Kill()
-				t.Fatalf("still running two minutes after %v:\n%s", sig, stderr.String())
-			}
-			if err != nil || !strings.Contains(stderr.String(), "before the coordinator created the JetStream layout; no task was taken") {
+			if err := signalWait(t, cmd, done, sig, &stderr); err != nil || !strings.Contains(stderr.String(), "before the coordinator created the JetStream layout; no task was taken") {
 				t.Fatalf("after %v: %v, want exit 0 saying no task was taken; stderr:\n%s", sig, err, stderr.String())
 			}
 		})
