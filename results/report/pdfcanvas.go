@@ -2,13 +2,18 @@ package report
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"io"
 	"math"
+	"slices"
+	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"codeberg.org/go-pdf/fpdf"
 	"golang.org/x/image/font/sfnt"
@@ -33,6 +38,7 @@ type pdfCanvas struct {
 	doc   *fpdf.Fpdf
 	w, h  vg.Length
 	fonts map[*sfnt.Font]string // registered fonts → fpdf family names
+	runes map[string][]rune     // fpdf family → the characters drawn in it
 	stack []pdfState
 	imgs  int
 }
@@ -53,7 +59,7 @@ func newPDFCanvas(w, h vg.Length) *pdfCanvas {
 	doc.SetMargins(0, 0, 0)
 	doc.SetAutoPageBreak(false, 0)
 	doc.AddPage()
-	c := &pdfCanvas{doc: doc, w: w, h: h, fonts: map[*sfnt.Font]string{},
+	c := &pdfCanvas{doc: doc, w: w, h: h, fonts: map[*sfnt.Font]string{}, runes: map[string][]rune{},
 		stack: []pdfState{{width: 1, alpha: 1}}}
 	// Flip fpdf's top-left, y-down page into vg's bottom-left, y-up one.
 	doc.TransformBegin()
@@ -208,10 +214,11 @@ func (c *pdfCanvas) FillString(f font.Face, pt vg.Point, str string) {
 			}
 			src, _ = fontSources.LoadOrStore(f.Face, buf.Bytes())
 		}
-		family = fmt.Sprintf("f%d", len(c.fonts))
+		family = subsetFamily(len(c.fonts))
 		c.fonts[f.Face] = family
 		c.doc.AddUTF8FontFromBytes(family, "", src.([]byte))
 	}
+	c.runes[family] = append(c.runes[family], []rune(str)...)
 	c.doc.SetFont(family, "", f.Font.Size.Points())
 	c.Push()
 	c.Translate(pt)
@@ -241,8 +248,108 @@ func (c *pdfCanvas) DrawImage(rect vg.Rectangle, img image.Image) {
 	c.Pop()
 }
 
-// writeTo ends the page and writes the PDF.
+// writeTo ends the page and writes the PDF, each font named as the
+// subset it is (tagSubsets).
 func (c *pdfCanvas) writeTo(w io.Writer) error {
 	c.doc.TransformEnd()
-	return c.doc.Output(w)
+	var buf bytes.Buffer
+	if err := c.doc.Output(&buf); err != nil {
+		return err
+	}
+	pdf := buf.Bytes()
+	for face, family := range c.fonts {
+		pdf = tagSubset(pdf, family, postScriptName(face), c.runes[family])
+	}
+	_, err := w.Write(pdf)
+	return err
+}
+
+// A font subset's name in a PDF is its PostScript name behind a tag of
+// six capital letters and a plus ("QXBKRT+LiberationSerif", ISO 32000-1
+// 9.6.4): that is how pdffonts, a publisher's preflight (PDF/X, PDF/A)
+// and a reader tell a subset from a whole embedded font, and the name a
+// reader's font list shows. fpdf names a UTF-8 font "utf8" followed by
+// its family in lower case ("utf8f0": pdffonts said "sub no"), and has
+// no way to name it otherwise, so the name is replaced in its output, in
+// place: the family is padded to be longer than any tagged name, and
+// the tagged name is padded back with spaces (white space between a
+// dictionary's tokens), so no byte moves and the cross-reference
+// table's offsets stay true.
+
+// subsetNameRoom is the longest tagged name written: a tag, a plus and
+// a PostScript name of at most 63 characters (Adobe's limit).
+const subsetNameRoom = 6 + 1 + 63
+
+// subsetFamily is the fpdf family of the i-th font of a figure: "f<i>",
+// padded with "x" so that fpdf's name for it ("utf8" and the family) has
+// room for any tagged name.
+func subsetFamily(i int) string {
+	f := fmt.Sprintf("f%d", i)
+	return f + strings.Repeat("x", subsetNameRoom-len("utf8")-len(f))
+}
+
+// postScriptName is f's PostScript name, only of the characters a PDF
+// name and a PostScript name share without escapes, at most 63 of
+// them; "Font" without one.
+func postScriptName(f *sfnt.Font) string {
+	name, _ := f.Name(nil, sfnt.NameIDPostScript)
+	name = strings.Map(func(r rune) rune {
+		if r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' || r == '.') {
+			return r
+		}
+		return -1
+	}, name)
+	if len(name) > 63 {
+		name = name[:63]
+	}
+	if name == "" {
+		name = "Font"
+	}
+	return name
+}
+
+// tagSubset names the font fpdf registered as family in pdf
+// "TAG+psName", padded in place; the tag is drawn from the name and the
+// characters the subset holds, so a figure's bytes are the same on every
+// render (a report is reproducible) and two subsets of one file differ.
+func tagSubset(pdf []byte, family, psName string, runes []rune) []byte {
+	rs := slices.Clone(runes)
+	slices.Sort(rs)
+	rs = slices.Compact(rs)
+	h := sha256.New()
+	h.Write([]byte(psName))
+	h.Write([]byte(family))
+	for _, r := range rs {
+		h.Write(utf8.AppendRune(nil, r))
+	}
+	sum := h.Sum(nil)
+	tag := make([]byte, 6)
+	for i := range tag {
+		tag[i] = 'A' + sum[i]%26
+	}
+	old := "/utf8" + strings.ToLower(family)
+	name := "/" + string(tag) + "+" + psName
+	name += strings.Repeat(" ", len(old)-len(name))
+	// The name ends at a delimiter: a longer name that begins with it
+	// is another font's.
+	var out []byte
+	for rest := pdf; ; {
+		i := bytes.Index(rest, []byte(old))
+		if i < 0 {
+			return append(out, rest...)
+		}
+		end := i + len(old)
+		if end < len(rest) && !isPDFDelimiter(rest[end]) {
+			out = append(out, rest[:end]...)
+			rest = rest[end:]
+			continue
+		}
+		out = append(append(out, rest[:i]...), name...)
+		rest = rest[end:]
+	}
+}
+
+// isPDFDelimiter: white space or a delimiter, which ends a PDF name.
+func isPDFDelimiter(b byte) bool {
+	return strings.IndexByte(" \t\r\n\f\x00()<>[]{}/%", b) >= 0
 }

@@ -1,9 +1,11 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -51,6 +53,7 @@ func TestPDFEmbeddedText(t *testing.T) {
 		t.Errorf("mean_response.pdf is %d bytes, want under 100 kB (a subset, not a whole font)", n)
 	}
 	objs := pdfObjects(t, data)
+	checkXref(t, data)
 
 	// The font objects, found by their dictionaries and followed by
 	// reference as a reader does.
@@ -72,6 +75,20 @@ func TestPDFEmbeddedText(t *testing.T) {
 	}
 	toUni := objs[pdfRef(t, type0.dict, "ToUnicode")]
 	desc := objs[pdfRef(t, cid.dict, "FontDescriptor")]
+	// Named as a subset, "TAG+PostScriptName", in the three places a
+	// font's name is (fpdf wrote "utf8f0"); the padding is white space.
+	subset := regexp.MustCompile(`/(?:BaseFont|FontName) /([A-Z]{6}\+LiberationSerif)\s`)
+	var names []string
+	for _, d := range []string{type0.dict, cid.dict, desc.dict} {
+		m := subset.FindStringSubmatch(d)
+		if m == nil {
+			t.Fatalf("a font dictionary without a subset's name TAG+LiberationSerif: %s", d)
+		}
+		names = append(names, m[1])
+	}
+	if names[0] != names[1] || names[1] != names[2] {
+		t.Errorf("the subset is named %v: one name wanted", names)
+	}
 	fontFile := objs[pdfRef(t, desc.dict, "FontFile2")]
 	gidMap := objs[pdfRef(t, cid.dict, "CIDToGIDMap")]
 
@@ -128,8 +145,8 @@ func TestPDFEmbeddedText(t *testing.T) {
 
 // TestPDFPoppler: where poppler-utils is installed (CI installs it), the
 // tools a publisher's preflight and a reader use agree: pdffonts lists
-// the font as embedded with a ToUnicode map, and pdftotext extracts the
-// labels, λ included.
+// the font as an embedded subset (named TAG+LiberationSerif) with a
+// ToUnicode map, and pdftotext extracts the labels, λ included.
 func TestPDFPoppler(t *testing.T) {
 	for _, tool := range []string{"pdffonts", "pdftotext"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -157,8 +174,9 @@ func TestPDFPoppler(t *testing.T) {
 			t.Fatalf("pdffonts %s: want one font:\n%s", name, out)
 		}
 		f := strings.Fields(lines[2])
-		if len(f) < 9 || f[len(f)-5] != "yes" || f[len(f)-3] != "yes" || !strings.Contains(lines[2], "CID TrueType") {
-			t.Errorf("pdffonts %s: want a CID TrueType font with emb=yes and uni=yes:\n%s", name, out)
+		if len(f) < 9 || f[len(f)-5] != "yes" || f[len(f)-4] != "yes" || f[len(f)-3] != "yes" || !strings.Contains(lines[2], "CID TrueType") ||
+			!regexp.MustCompile(`^[A-Z]{6}\+LiberationSerif$`).MatchString(f[0]) {
+			t.Errorf("pdffonts %s: want a CID TrueType subset TAG+LiberationSerif with emb=yes, sub=yes and uni=yes:\n%s", name, out)
 		}
 		txt, err := exec.Command("pdftotext", path, "-").Output()
 		if err != nil {
@@ -218,6 +236,49 @@ type pdfObject struct {
 
 // pdfObjects splits a PDF (as fpdf writes it: uncompressed object
 // syntax, streams with a direct /Length) into its objects by number.
+// checkXref: every in-use entry of the PDF's cross-reference table (the
+// one startxref points to) gives the offset at which its object begins,
+// as a reader that trusts the table (most do, and poppler repairs a
+// broken one silently) finds it: renaming the font subsets in place
+// must not move a byte.
+func checkXref(t *testing.T, data []byte) {
+	t.Helper()
+	m := regexp.MustCompile(`startxref\s+(\d+)\s+%%EOF\s*$`).FindSubmatch(data)
+	if m == nil {
+		t.Fatal("no startxref at the end of the PDF")
+	}
+	at, _ := strconv.Atoi(string(m[1]))
+	if at >= len(data) || !bytes.HasPrefix(data[at:], []byte("xref")) {
+		t.Fatalf("startxref %d does not point to an xref table", at)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data[at:]))
+	sc.Scan() // "xref"
+	sc.Scan()
+	var first, count int
+	if _, err := fmt.Sscanf(sc.Text(), "%d %d", &first, &count); err != nil {
+		t.Fatalf("xref subsection header %q: %v", sc.Text(), err)
+	}
+	checked := 0
+	for i := range count {
+		sc.Scan()
+		var off, gen int
+		var kind string
+		if _, err := fmt.Sscanf(sc.Text(), "%d %d %s", &off, &gen, &kind); err != nil {
+			t.Fatalf("xref entry %q: %v", sc.Text(), err)
+		}
+		if kind != "n" {
+			continue
+		}
+		if want := fmt.Sprintf("%d %d obj", first+i, gen); !bytes.HasPrefix(data[off:], []byte(want)) {
+			t.Errorf("xref: object %d at offset %d, where the file has %q", first+i, off, data[off:min(off+20, len(data))])
+		}
+		checked++
+	}
+	if checked < 5 {
+		t.Fatalf("xref: %d objects in use; the figure has more", checked)
+	}
+}
+
 func pdfObjects(t *testing.T, data []byte) map[int]*pdfObject {
 	t.Helper()
 	objs := map[int]*pdfObject{}
