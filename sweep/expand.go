@@ -121,17 +121,6 @@ func (t *Task) SimWorkload() (*sim.Workload, error) {
 	return t.Workload.BuildArrivals(t.ArrivalRate, t.Interarrival, nil)
 }
 
-// TraceWorkload builds the engine workload of a trace task from its trace,
-// parsed (swf.ReadLimits) from the content t.Trace pins for
-// t.Workload.Servers servers; tr is only read, so one parsed trace serves
-// every replication.
-func (t *Task) TraceWorkload(tr *swf.Trace) (*sim.Workload, error) {
-	if t.Trace == nil {
-		return nil, fmt.Errorf("task %s replays no trace", t.ID)
-	}
-	return workload.FromTrace(t.Workload.Name, tr, t.Trace.TimeScale)
-}
-
 // Config is the engine configuration of a task.
 func (t *Task) Config() sim.Config { return t.Run.Config(t.Seed) }
 

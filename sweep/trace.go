@@ -232,12 +232,12 @@ func (c *Campaign) LocalTraceCounts(servers int) (swf.Counts, error) {
 
 // LocalTraceWorkload is the workload, named name, that a worker replays
 // of the trace read here on servers servers (0: the header's) at time
-// scale timeScale: workload.FromTrace of the trace it parses (the same
-// canonical bytes, worker.traceCache), built from the trace's counts (LocalTraceCounts) and its
-// kept jobs as they are read again from the canonical bytes. The parsed
-// trace is never built: it was about 90 bytes a kept job more at every
-// servers value, and a dry run's calibrations kept it beside the
-// workload.
+// scale timeScale (a worker reads the same canonical bytes,
+// worker.traceCache): workload.FromTrace's of the parsed trace, built
+// from the trace's counts (LocalTraceCounts) and its kept jobs as they
+// are read again from the canonical bytes. The parsed trace is never
+// built: it was about 90 bytes a kept job more at every servers value,
+// and a dry run's calibrations kept it beside the workload.
 func (c *Campaign) LocalTraceWorkload(name string, servers int, timeScale float64) (*sim.Workload, error) {
 	n, err := c.LocalTraceCounts(servers)
 	if err != nil {

@@ -172,11 +172,11 @@ func (c *traceCache) evictLocked() {
 
 // load converts the cached copy of the trace, fetching it first if
 // there is none or if the cached copy is not what its name says, to its
-// workload (sweep.Task.TraceWorkload, with ref's time scale). The trace
-// is read twice and never held parsed (convert).
+// workload (workload.FromTrace's of the parsed trace, with ref's time
+// scale). The trace is read twice and never held parsed (convert).
 func (c *traceCache) load(ctx context.Context, ref *sweep.TraceRef, k int, name string) (*sim.Workload, error) {
 	// Reading leaves garbage besides the workload (the scanner's and the
-	// gzip reader's buffers, the parsed trace before convert): at the
+	// gzip reader's buffers, the class run times gathered): at the
 	// simulation pace (GOGC=400, five times the live heap) a collection
 	// waits for it long after it is dead.
 	defer gcpace.Hold()()
@@ -236,9 +236,12 @@ func (c *traceCache) convert(path string, ref *sweep.TraceRef, k int, name strin
 	c.mu.Lock()
 	shape := c.shapes[ref.SHA256]
 	c.mu.Unlock()
-	w, shape, err := convertTrace(f, ref, k, name, shape, &c.Parses)
+	w, shape, err := convertTrace(f, ref, k, name, shape)
 	if shape != nil {
 		c.keepShape(ref.SHA256, shape)
+		if !errors.As(err, new(*badContent)) {
+			c.Parses.Add(1) // the pinned bytes, read through
+		}
 	}
 	return w, err
 }
@@ -261,10 +264,9 @@ func (c *traceCache) keepShape(sum string, shape *swf.Shape) {
 
 // convertTrace is convert of the trace f holds (read from its start),
 // with its shape if known (nil: read it first). It returns the shape of
-// the pinned bytes when they were read (the one given, or the one read,
-// even if the conversion failed), and counts in parses the conversions
-// that found the pinned bytes.
-func convertTrace(f io.ReadSeeker, ref *sweep.TraceRef, k int, name string, shape *swf.Shape, parses *atomic.Int64) (*sim.Workload, *swf.Shape, error) {
+// the pinned bytes when they were read whole (the one given, or the one
+// read, even if the conversion failed).
+func convertTrace(f io.ReadSeeker, ref *sweep.TraceRef, k int, name string, shape *swf.Shape) (*sim.Workload, *swf.Shape, error) {
 	var bad *badContent
 	if shape == nil {
 		var perr error
@@ -272,18 +274,12 @@ func convertTrace(f io.ReadSeeker, ref *sweep.TraceRef, k int, name string, shap
 			shape, perr = swf.ShapeOf(r, swf.Limits{})
 			return perr
 		})
-		if errors.As(err, &bad) {
+		switch {
+		case errors.As(err, &bad) || err != nil && perr == nil: // not the pinned bytes, or not read
 			return nil, nil, err
-		}
-		parses.Add(1)
-		if err != nil {
-			if perr == nil {
-				return nil, nil, err // an error reading the file
-			}
+		case err != nil:
 			return nil, nil, &PermanentError{fmt.Errorf("trace %s: %w", ref.SHA256, err)}
 		}
-	} else {
-		parses.Add(1)
 	}
 	counts, err := shape.At(k)
 	if err != nil {
@@ -393,7 +389,7 @@ func WithTrace(ctx context.Context, tr *swf.Trace) context.Context {
 // SharedTrace is a trace converted once per time scale to the workload
 // that replays it, for all the runs it is attached to (WithSharedTrace),
 // which share that workload read-only. Each run converted it again
-// (sweep.Task.TraceWorkload: 40 bytes a job kept, 8 more allocated), so
+// (workload.FromTrace: 40 bytes a job kept, 8 more allocated), so
 // a plan's calibrations of a trace of 10⁷ jobs, two runs each,
 // allocated 1 GB apiece.
 type SharedTrace struct {

@@ -12,7 +12,6 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/msjfarm/msjfarm/model/swf"
@@ -165,8 +164,7 @@ func TestTraceRewrittenBetweenPasses(t *testing.T) {
 		"edited in place": edited,
 		"job added":       append(append([]byte(nil), data...), "501 0 -1 10 1\n"...),
 	} {
-		var parses atomic.Int64
-		w, _, err := convertTrace(&rewrittenFile{first: data, second: second}, ref, 0, "tr", nil, &parses)
+		w, _, err := convertTrace(&rewrittenFile{first: data, second: second}, ref, 0, "tr", nil)
 		var bad *badContent
 		if w != nil || !errors.As(err, &bad) || !strings.Contains(err.Error(), "changed while it was read") {
 			t.Fatalf("%s: workload %v, err %v; want a refusal as changed while it was read", name, w != nil, err)
@@ -175,13 +173,12 @@ func TestTraceRewrittenBetweenPasses(t *testing.T) {
 	}
 	// Unchanged, the same two passes convert it; with its shape known
 	// (another servers value), one pass does.
-	var parses atomic.Int64
-	w, shape, err := convertTrace(&rewrittenFile{first: data, second: data}, ref, 0, "tr", nil, &parses)
+	w, shape, err := convertTrace(&rewrittenFile{first: data, second: data}, ref, 0, "tr", nil)
 	if err != nil || w == nil || shape == nil {
 		t.Fatalf("unchanged: %v", err)
 	}
 	f := &rewrittenFile{first: data}
-	w2, _, err := convertTrace(f, ref, 12, "tr", shape, &parses)
+	w2, _, err := convertTrace(f, ref, 12, "tr", shape)
 	if err != nil || f.seeks != 1 {
 		t.Fatalf("with its shape: %v, %d passes; want one", err, f.seeks)
 	}
@@ -189,7 +186,7 @@ func TestTraceRewrittenBetweenPasses(t *testing.T) {
 		t.Fatal("with its shape: not the workload parsed whole")
 	}
 	// A kept shape does not vouch for other bytes: the one pass checks.
-	if _, _, err := convertTrace(&rewrittenFile{first: edited}, ref, 12, "tr", shape, &parses); !errors.As(err, new(*badContent)) {
+	if _, _, err := convertTrace(&rewrittenFile{first: edited}, ref, 12, "tr", shape); !errors.As(err, new(*badContent)) {
 		t.Fatalf("other bytes with a kept shape: %v; want them refused", err)
 	}
 

@@ -249,7 +249,7 @@ func (c *pdfCanvas) DrawImage(rect vg.Rectangle, img image.Image) {
 }
 
 // writeTo ends the page and writes the PDF, each font named as the
-// subset it is (tagSubsets).
+// subset it is (tagSubset).
 func (c *pdfCanvas) writeTo(w io.Writer) error {
 	c.doc.TransformEnd()
 	var buf bytes.Buffer
@@ -327,29 +327,10 @@ func tagSubset(pdf []byte, family, psName string, runes []rune) []byte {
 	for i := range tag {
 		tag[i] = 'A' + sum[i]%26
 	}
+	// Every family has the same length (subsetFamily), so no font's
+	// name begins another's.
 	old := "/utf8" + strings.ToLower(family)
 	name := "/" + string(tag) + "+" + psName
 	name += strings.Repeat(" ", len(old)-len(name))
-	// The name ends at a delimiter: a longer name that begins with it
-	// is another font's.
-	var out []byte
-	for rest := pdf; ; {
-		i := bytes.Index(rest, []byte(old))
-		if i < 0 {
-			return append(out, rest...)
-		}
-		end := i + len(old)
-		if end < len(rest) && !isPDFDelimiter(rest[end]) {
-			out = append(out, rest[:end]...)
-			rest = rest[end:]
-			continue
-		}
-		out = append(append(out, rest[:i]...), name...)
-		rest = rest[end:]
-	}
-}
-
-// isPDFDelimiter: white space or a delimiter, which ends a PDF name.
-func isPDFDelimiter(b byte) bool {
-	return strings.IndexByte(" \t\r\n\f\x00()<>[]{}/%", b) >= 0
+	return bytes.ReplaceAll(pdf, []byte(old), []byte(name))
 }
