@@ -25,10 +25,11 @@
 #   - BenchmarkLevels and BenchmarkLevelsH2 at k = 2048: L = 10 and the
 #     arrival rates that hold L near 1300 and 5000.
 # It prints benchstat's table of cpu-ns/event (CPU time, which holds better
-# under load than wall time) and, from the last side's medians, each
-# member's ratio to ServerFilling on the same row (issue #35 bounds it by
-# 3) and each Levels policy's growth from L = 10 to the L = 5000 rate (the
-# log factor ln 5000 / ln 10 = 3.70). A quiet host is needed for the
+# under load than wall time) and, from the last side's runs, each member's
+# ratio to ServerFilling on the same row (issue #35 bounds it by 3) and
+# each Levels policy's growth from L = 10 to the L = 5000 rate (the log
+# factor ln 5000 / ln 10 = 3.70), each the median of the ratios within
+# one test process, with its 95% interval: met, NOT met, or undecided. A quiet host is needed for the
 # ratios to mean anything: the load average is printed before and after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -95,13 +96,43 @@ done
 "$benchstat" -filter '.unit:cpu-ns/event' "${files[@]}"
 python3 - "$out/${sides[-1]}.txt" "$out/changes.txt" <<'EOF'
 import math, re, statistics, sys
+LINE = r"Benchmark(\S+?)(-\d+)?\s+\d+\s.*?([\d.]+) "
+def runs(path, unit):
+    """Each test process's figures (go test prints its goos: header once
+    per process), name -> value."""
+    out = []
+    for line in open(path):
+        if line.startswith("goos:"):
+            out.append({})
+        m = re.match(LINE + unit, line)
+        if m:
+            if not out:
+                out.append({})
+            out[-1][m.group(1)] = float(m.group(3))
+    return out
 def metric(path, unit):
     rows = {}
-    for line in open(path):
-        m = re.match(r"Benchmark(\S+?)(-\d+)?\s+\d+\s.*?([\d.]+) " + unit, line)
-        if m:
-            rows.setdefault(m.group(1), []).append(float(m.group(3)))
+    for r in runs(path, unit):
+        for k, v in r.items():
+            rows.setdefault(k, []).append(v)
     return {k: statistics.median(v) for k, v in rows.items()}
+def median_ci(xs, level=0.95):
+    """The median of xs and a distribution-free interval for it: order
+    statistics x(j) <= median <= x(n+1-j), j the largest rank whose
+    binomial tail P(Bin(n, 1/2) < j) stays within (1 - level)/2. None
+    when n is too small for one (n < 6 at 95%)."""
+    xs = sorted(xs)
+    n = len(xs)
+    tail, j = 0.0, 0
+    while True:
+        t = tail + math.comb(n, j) / 2**n
+        if t > (1 - level) / 2:
+            break
+        tail, j = t, j + 1
+    if j == 0:
+        return statistics.median(xs), None, None
+    return statistics.median(xs), xs[j - 1], xs[n - j]
+per_run = runs(sys.argv[1], "cpu-ns/event")
 med = metric(sys.argv[1], "cpu-ns/event")
 changes = metric(sys.argv[2], "changes/event")
 # The bounded rows: (member, its baseline, the bound).
@@ -120,13 +151,30 @@ for name in sorted(med):
     m = re.match(r"(Levels(H2)?/[^/]+)/L=5000$", name)
     if m:
         bounded.append((name, m.group(1) + "/L=10", log))
-print("\nissue #35's bounds, from the medians of", sys.argv[1])
-print("%-58s %10s %10s %7s %s" % ("member / row", "cpu-ns/ev", "baseline", "ratio", "bound"))
+# A row and its baseline run in the same test process, and one process's
+# figures move together: on this project's quiet 2-core VM
+# ServerFilling-SRPT on Borg cell B took 474 to 759 cpu-ns/event over 54
+# processes of one binary (a process's heap lands on other physical
+# pages, hence other cache conflicts), correlated 0.4-0.6 with its
+# baseline in the same process, so a ratio within a process spreads about
+# a quarter less than one across processes. The ratio is therefore taken
+# within each process and summarised by its median, with a 95% interval
+# for that median: a bound inside the interval is not decided by this set
+# of rounds.
+print("\nissue #35's bounds, from", sys.argv[1], "(ratio: median over the test processes of")
+print("the member's cpu-ns/event over its baseline's in the same process; 95% interval)")
+print("%-58s %10s %10s %7s %15s %s" % ("member / row", "cpu-ns/ev", "baseline", "ratio", "interval", "bound"))
 for name, base, bound in bounded:
-    if name in med and base in med:
-        r = med[name] / med[base]
-        print("%-58s %10.1f %10.1f %6.2fx %s" % (name, med[name], med[base], r,
-              "%.2fx %s" % (bound, "met" if r <= bound else "NOT met")))
+    rs = [r[name] / r[base] for r in per_run if name in r and base in r]
+    if not rs:
+        continue
+    m, lo, hi = median_ci(rs)
+    if lo is None:
+        verdict, iv = ("met" if m <= bound else "NOT met") + " (too few runs for an interval)", ""
+    else:
+        iv = "[%.2f, %.2f]" % (lo, hi)
+        verdict = "met" if hi <= bound else "NOT met" if lo > bound else "undecided"
+    print("%-58s %10.1f %10.1f %6.2fx %15s %.2fx %s" % (name, med[name], med[base], m, iv, bound, verdict))
 # The same rows per unit of the policy's own work: an engine event and the
 # changes (starts, preemptions, completions) the policy makes in it. Not
 # the issue's measure; it tells a row over its bound because each change
