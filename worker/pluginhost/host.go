@@ -948,7 +948,37 @@ func (s *starting) connectFailed(err error) error {
 		}
 		return s.fail(ErrProtocol, "the plugin speaks protocol version %s, this host speaks version %d (rebuild the plugin against this msjfarm SDK)", theirs, wire.ProtocolVersion)
 	}
+	if line, ok := strings.CutPrefix(err.Error(), unrecognized); ok {
+		return s.fail(ErrStart, "%s", badHandshake(line))
+	}
 	return s.fail(ErrStart, "%v", err)
+}
+
+// unrecognized begins go-plugin's error for a first line of stdout that
+// is not a handshake; the line follows it.
+const unrecognized = "Unrecognized remote plugin message: "
+
+// badHandshake says what a plugin wrote on stdout where the handshake was
+// due (go-plugin's error after unrecognized), clipped to a few dozen
+// bytes: the line is the plugin's (up to maxStdoutLine), and go-plugin's
+// own text with an empty line said nothing of what went wrong.
+func badHandshake(rest string) string {
+	line, _, _ := strings.Cut(rest, "\n") // go-plugin's notes follow the line
+	if line == "" {
+		return "the plugin wrote no handshake line on its stdout before it closed it or exited (a plugin serves with the SDK's Serve, which writes that line first)"
+	}
+	const show = 80
+	clipped := line
+	if len(line) > show {
+		clipped = line[:show]
+	}
+	more := ""
+	if len(line) >= maxStdoutLine {
+		more = fmt.Sprintf(", and at least %d bytes without a newline", maxStdoutLine)
+	} else if len(line) > show {
+		more = fmt.Sprintf(", %d bytes in all", len(line))
+	}
+	return fmt.Sprintf("the plugin's first line on stdout is not a go-plugin handshake: %q%s (a plugin must write nothing to stdout before the SDK's Serve has written its handshake)", clipped, more)
 }
 
 // describe dispenses the policy service and asks the plugin what it

@@ -212,6 +212,31 @@ func TestCrash(t *testing.T) {
 	}
 }
 
+// A plugin that writes to its fd 1 — a C library's printf, which
+// go-plugin's redirection of os.Stdout does not catch — a line of 1 MiB
+// and then 1 MiB more in the middle of a replication finishes it. The
+// host's reader of that pipe (go-plugin's line scanner) stopped at the
+// first line over 64 KiB, so the plugin blocked in its next write, and the
+// run hung until the stall watch killed it (here 30 s, so that the old
+// behaviour fails as ErrStalled; the default is minutes).
+func TestStdoutLongLine(t *testing.T) {
+	h := newHost(t, pluginhost.Config{Stall: 30 * time.Second})
+	b := pluginhost.Binary{Path: binary("crashy")}
+	req := request(t, "stdout", 5000, 1)
+	req.Params = map[string]any{"after": 100}
+	out, err := h.Run(context.Background(), b, req, pluginhost.RunOptions{})
+	if err != nil {
+		t.Fatalf("a plugin writing a long line to fd 1: %v", err)
+	}
+	if out.Result.Overall.Count != 5000 {
+		t.Errorf("%d jobs measured, want 5000", out.Result.Overall.Count)
+	}
+	// The same process writes it all again in the next replication.
+	if _, err := h.Run(context.Background(), b, req, pluginhost.RunOptions{}); err != nil || h.Starts() != 1 {
+		t.Fatalf("the second replication: %v, %d starts (want 1)", err, h.Starts())
+	}
+}
+
 // A policy error caught by the engine is a failed replication, not a crash:
 // the process lives on.
 func TestPolicyError(t *testing.T) {
@@ -407,6 +432,28 @@ func TestStartFailures(t *testing.T) {
 	off := newHost(t, pluginhost.Config{StartTimeout: 5 * time.Second, Sandbox: sandboxOff(t)})
 	_, err = off.Info(context.Background(), pluginhost.Binary{Path: script})
 	wantKind(t, err, pluginhost.ErrStart, "not a plugin at all")
+
+	// Output where the handshake is due: 100 kB without a newline (go-plugin
+	// said "Unrecognized remote plugin message: " and nothing more), a
+	// line that is not a handshake, or nothing at all. Each is said, the
+	// plugin's bytes clipped.
+	for _, c := range []struct{ sh, want string }{
+		{`head -c 100000 /dev/zero | tr '\0' x; sleep 30`, `is not a go-plugin handshake: "xxxxxxxx`},
+		{`echo 'hello from a plugin'; sleep 30`, `is not a go-plugin handshake: "hello from a plugin"`},
+		{`exec >&-; sleep 30`, "wrote no handshake line"},
+	} {
+		junk := filepath.Join(t.TempDir(), "msjfarm-policy-junk")
+		if err := os.WriteFile(junk, []byte("#!/bin/sh\n"+c.sh+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		_, err = off.Info(context.Background(), pluginhost.Binary{Path: junk})
+		wantKind(t, err, pluginhost.ErrStart, c.want)
+		if strings.Contains(err.Error(), strings.Repeat("x", 100)) {
+			t.Errorf("the plugin's output is not clipped: %.300s", err)
+		}
+		t.Logf("%s: %v (%v)", c.sh, err, time.Since(t0).Round(time.Millisecond))
+	}
 }
 
 // A policy written outside this repository, in its own module, runs end to

@@ -1,6 +1,7 @@
 package pluginhost
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
@@ -47,10 +48,11 @@ func runnerFunc(cmd *exec.Cmd, secure *plugin.SecureConfig, started func(int), e
 			_ = os.Remove(socketDir)
 		}
 		r := &procRunner{cmd: cmd, secure: secure, started: started, exited: exited}
-		var err error
-		if r.stdout, err = cmd.StdoutPipe(); err != nil {
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
 			return nil, err
 		}
+		r.stdout = &lineCapped{r: stdout, max: maxStdoutLine}
 		if r.stderr, err = cmd.StderrPipe(); err != nil {
 			return nil, err
 		}
@@ -115,3 +117,48 @@ func (r *procRunner) PluginToHost(network, addr string) (string, string, error) 
 func (r *procRunner) HostToPlugin(network, addr string) (string, string, error) {
 	return network, addr, nil
 }
+
+// maxStdoutLine is the longest line of a plugin's stdout that go-plugin
+// is handed whole (lineCapped). A handshake line is a few hundred bytes
+// (versions, the socket's path in the plugin's TMPDIR, the protocol).
+const maxStdoutLine = 4 << 10
+
+// lineCapped is a plugin's stdout with a newline put in after every
+// max bytes that have none. go-plugin reads that pipe with a
+// bufio.Scanner, for the handshake and then, discarding them, for every
+// line after it; a line of 64 KiB stops the scanner for good, nothing
+// reads the pipe any more, and the plugin blocks in its next write to
+// fd 1 once the pipe's buffer is full. A C library's printf writes there
+// (go-plugin redirects os.Stdout, not the descriptor), so an honest
+// plugin hung in the middle of a replication, until the stall watch
+// killed it and the task ran again, to hang again; and one whose first
+// line was over 64 KiB failed to start with an empty "Unrecognized
+// remote plugin message". The lines after the handshake are discarded
+// either way, so splitting them loses nothing.
+type lineCapped struct {
+	r       io.ReadCloser
+	max     int  // bytes a line may have
+	run     int  // bytes since the last newline
+	pending bool // a newline is owed before the next byte
+}
+
+func (l *lineCapped) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if l.pending {
+		p[0], l.pending, l.run = '\n', false, 0
+		return 1, nil
+	}
+	p = p[:min(len(p), l.max-l.run)] // at least one byte: run < max here
+	n, err := l.r.Read(p)
+	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
+		l.run = n - i - 1
+	} else {
+		l.run += n
+	}
+	l.pending = l.run >= l.max
+	return n, err
+}
+
+func (l *lineCapped) Close() error { return l.r.Close() }

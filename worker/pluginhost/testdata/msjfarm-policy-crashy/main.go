@@ -5,9 +5,11 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
@@ -20,6 +22,7 @@ func main() {
 		{Name: "hang", Doc: "spins forever in Arrive at arrival #after", New: func() sdk.Policy { return &bad{mode: "hang"} }},
 		{Name: "slow", Doc: "sleeps 1 ms per arrival (honours deadlines)", New: func() sdk.Policy { return &bad{mode: "slow"} }},
 		{Name: "double-start", Doc: "starts a job twice at arrival #after (a policy error)", New: func() sdk.Policy { return &bad{mode: "double"} }},
+		{Name: "stdout", Doc: "writes 1 MiB without a newline and then 1 MiB of lines to its fd 1 at arrival #after, as a C library's printf would (go-plugin redirects os.Stdout, not the descriptor)", New: func() sdk.Policy { return &bad{mode: "stdout"} }},
 	}...))
 }
 
@@ -64,6 +67,18 @@ func (p *bad) Arrive(s *sdk.System, j *sdk.Job) {
 	case p.n == p.after && p.mode == "hang":
 		for {
 			spins.Add(1)
+		}
+	case p.n == p.after && p.mode == "stdout":
+		long := bytes.Repeat([]byte("x"), 1<<20)
+		lines := bytes.Repeat([]byte("a line of C library output\n"), (1<<20)/27)
+		for _, b := range [][]byte{long, []byte("\n"), lines} {
+			for len(b) > 0 {
+				n, err := syscall.Write(1, b)
+				if err != nil {
+					panic(err)
+				}
+				b = b[n:]
+			}
 		}
 	case p.n == p.after && p.mode == "double":
 		p.FCFS.Arrive(s, j)
