@@ -53,6 +53,14 @@ func honest() (*sweep.Task, *sim.Result) {
 	return t, r
 }
 
+// scaleResponses multiplies every mean response time of r by f.
+func scaleResponses(r *sim.Result, f float64) {
+	r.Overall.MeanResponse *= f
+	for i := range r.Classes {
+		r.Classes[i].MeanResponse *= f
+	}
+}
+
 // loaded gives the task's workload its shares and sizes (honest's leaves
 // them out, so that the checks needing them are skipped): class a 0.9 of
 // the arrivals, exponential of mean 1.5; class b 0.1, mean 4; λ = 2.
@@ -159,9 +167,49 @@ func TestCheck(t *testing.T) {
 		}, "overall.count"},
 		// Truncated: 99,998 + 1 undeparted ≤ 10^5 arrivals; means are lower bounds, Little not applied.
 		{"truncated", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
-			r.Truncated, r.LowerBound = true, true
+			r.Truncated, r.LowerBound, r.Overall.LowerBound, r.Classes[0].LowerBound = true, true, true, true
 			r.Classes[0].Count, r.Overall.Count, r.Classes[0].Undeparted, r.Overall.Undeparted = 89998, 99998, 1, 1
 			r.MeanInSystem = 9
+		}, ""},
+		// The lower-bound flags are the undeparted counts' (a plugin set
+		// lower_bound with none left, which switched off Little's law).
+		{"lower bound with none left", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.LowerBound, r.Overall.LowerBound = true, true
+		}, "lower_bound"},
+		{"class lower bound with none left", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[1].LowerBound = true }, "classes[1].lower_bound"},
+		{"undeparted without lower bound", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.Truncated, r.Overall.LowerBound, r.Classes[0].LowerBound = true, true, true
+			r.Classes[0].Count, r.Overall.Count, r.Classes[0].Undeparted, r.Overall.Undeparted = 89998, 99998, 1, 1
+		}, "lower_bound"},
+		// Preemption none: response = wait + size, per class and overall
+		// (the fixture's 3 = 1.25 + 1.75, 2 = 0.5 + 1.5, 12 = 8 + 4), to
+		// RoundingTol of the three (6e-6 overall) plus 10⁻¹⁴ of the
+		// instants (5.5e-10 here). Every response time scaled alike keeps
+		// the class-weighted means, Jain's index and Little's law.
+		{"split none", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Preemption = "none" }, ""},
+		{"split rounding", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.Preemption = "none"
+			scaleResponses(r, 1+5e-7) // 1.5e-6 off overall
+		}, ""},
+		{"split 1e-5", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.Preemption = "none"
+			scaleResponses(r, 1+1e-5) // 3e-5 off overall
+		}, "overall.mean_response"},
+		// Halved response and waiting times with the mean in system halved
+		// too (Little holds), beside honest sizes: stored before.
+		{"times halved", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.Preemption = "none"
+			scaleResponses(r, 0.5)
+			r.Overall.MeanWait, r.Classes[0].MeanWait, r.Classes[1].MeanWait = 0.625, 0.25, 4
+			r.MeanInSystem, r.MeanInQueue = 3, 1
+		}, "overall.mean_response"},
+		// A preempting policy is not checked so: a resource-pooled server
+		// serves faster than its jobs' sizes (see splitTol).
+		{"times halved, preempting", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.Preemption = "resume"
+			scaleResponses(r, 0.5)
+			r.Overall.MeanWait, r.Classes[0].MeanWait, r.Classes[1].MeanWait = 0.625, 0.25, 4
+			r.MeanInSystem, r.MeanInQueue = 3, 1
 		}, ""},
 		{"Little 6.17", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.MeanInSystem = 6.17 }, ""},
 		{"Little 6.18", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.MeanInSystem = 6.18 }, "mean_in_system"},
