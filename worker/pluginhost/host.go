@@ -1274,7 +1274,7 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 				return nil, heard, h.errorf(ErrPolicy, p.key, policy, "result: larger than the %d bytes a result of this task may take (%s)", opt.MaxResultBytes, status.Convert(err).Message())
 			}
 			if stall.fired() {
-				return nil, heard, h.stallError(p, policy)
+				return nil, heard, h.stallError(p, policy, out.ResultJSON != nil)
 			}
 			return nil, heard, h.callError(ctx, callCtx, p, policy, deadline, grace, cancelled.Load(), err)
 		}

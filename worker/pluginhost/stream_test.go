@@ -23,6 +23,16 @@ import (
 //   - claims: FCFS's result said it preempts and knows sizes, and was
 //     stored so (its Info says neither);
 //   - times: -1 ns elapsed and 9.2·10⁹ s of CPU were stored.
+//
+// TestResultThenHang: a plugin that sends its result and then never ends
+// the call is stalled, and the error says that the result came (it said
+// the policy's code did not return, as for a replication that hangs).
+func TestResultThenHang(t *testing.T) {
+	h := newHost(t, pluginhost.Config{Sandbox: sandboxOff(t), Stall: 2 * time.Second, Env: []string{"BADPROTO_MODE=resulthang"}})
+	_, err := h.Run(context.Background(), pluginhost.Binary{Path: binary("badproto")}, request(t, "fcfs", 2000, 1), pluginhost.RunOptions{Deadline: time.Hour})
+	wantKind(t, err, pluginhost.ErrStalled, "the plugin sent its result, then did not end the call for 2s", "killed")
+}
+
 func TestPluginStreamRules(t *testing.T) {
 	for _, c := range []struct {
 		mode  string

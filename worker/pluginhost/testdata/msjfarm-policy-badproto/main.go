@@ -12,7 +12,8 @@
 // nobody asked for, without end (the trace asked for, without end, if
 // the host asks for one); with "progressflood" it sends 10^6 progress
 // messages before the replication's own updates; with "tworesults" it
-// sends its result twice.
+// sends its result twice; with "resulthang" it sends its result and
+// then never returns from Run.
 package main
 
 import (
@@ -76,6 +77,12 @@ func (f flood) Run(r *pb.RunRequest, s pb.PolicyPlugin_RunServer) error {
 		}
 	case "tworesults":
 		return f.PolicyPluginServer.Run(r, twice{s})
+	case "resulthang":
+		if err := f.PolicyPluginServer.Run(r, s); err != nil {
+			return err
+		}
+		time.Sleep(time.Hour) // the result is sent; the call never ends
+		return nil
 	case "claims", "times":
 		return f.PolicyPluginServer.Run(r, lies{s, f.mode})
 	}
@@ -157,7 +164,7 @@ func main() {
 	if c := os.Getenv("BADPROTO_COUNTERS"); c != "" {
 		srv = forgedCounters{srv, []byte(c)}
 	}
-	if m := os.Getenv("BADPROTO_MODE"); m == "traceflood" || m == "progressflood" || m == "tworesults" || m == "claims" || m == "times" {
+	if m := os.Getenv("BADPROTO_MODE"); m == "traceflood" || m == "progressflood" || m == "tworesults" || m == "resulthang" || m == "claims" || m == "times" {
 		srv = flood{srv, m}
 	}
 	plugin.Serve(&plugin.ServeConfig{
