@@ -1366,9 +1366,20 @@ func comparisonCell(verdict, rel, lo, hi string) string {
 // class), or, for a stable point whose
 // minority was flagged, how many were. A summary.csv written before the
 // verdict column falls back to its n_unstable count. A point whose pooled
-// converged verdict failed adds NOT CONVERGED with its count.
+// converged verdict failed adds NOT CONVERGED with its count, and one with
+// identical replications IDENTICAL with theirs.
 func pointStatus(get func(string) string) string {
 	s := verdictStatus(get)
+	// Replications that repeat another seed's run to the bit: the
+	// policy's code ignored its seed, and the interval is ±0 for nothing.
+	if n := get("n_identical"); n != "" && n != "0" {
+		note := "IDENTICAL (" + n + " of " + get("n") + " repeat another seed's run: the policy ignores its seed)"
+		if s == "" {
+			s = note
+		} else {
+			s += "; " + note
+		}
+	}
 	// Run-length adequacy is a warning next to a stable verdict (an
 	// unstable point has no steady state to converge to: its verdict says
 	// more).

@@ -10,7 +10,8 @@ import (
 
 // TestPointStatus: the status cell of a summary row for each verdict, with
 // and without a failed converged verdict (an unstable or undecided point's
-// own verdict says more than NOT CONVERGED).
+// own verdict says more than NOT CONVERGED), and with identical
+// replications.
 func TestPointStatus(t *testing.T) {
 	for _, c := range []struct {
 		row  map[string]string
@@ -24,6 +25,13 @@ func TestPointStatus(t *testing.T) {
 		{map[string]string{"verdict": "undecided", "n": "10", "n_unstable": "6", "verdict_test": "episodes:cores-2000", "converged": "false", "n_unconverged": "10"},
 			"UNDECIDED (episodes:cores-2000: run longer)"},
 		{map[string]string{"n": "10", "n_unstable": "3"}, "UNSTABLE (3 of 10)"}, // a summary from before the verdict column
+		// Replications repeating another seed's run, alone, beside a
+		// verdict and beside NOT CONVERGED.
+		{map[string]string{"verdict": "stable", "n": "3", "n_identical": "2", "converged": "true"}, "IDENTICAL (2 of 3 repeat another seed's run: the policy ignores its seed)"},
+		{map[string]string{"verdict": "unstable", "n": "3", "n_unstable": "3", "n_identical": "2"}, "UNSTABLE (3 of 3); IDENTICAL (2 of 3 repeat another seed's run: the policy ignores its seed)"},
+		{map[string]string{"verdict": "stable", "n": "3", "n_identical": "1", "converged": "false", "n_unconverged": "3"},
+			"IDENTICAL (1 of 3 repeat another seed's run: the policy ignores its seed); NOT CONVERGED (3 of 3)"},
+		{map[string]string{"verdict": "stable", "n": "3", "n_identical": "0", "converged": "true"}, ""},
 	} {
 		if got := pointStatus(func(k string) string { return c.row[k] }); got != c.want {
 			t.Errorf("%v: %q, want %q", c.row, got, c.want)

@@ -242,7 +242,14 @@ type Point struct {
 	// stopped), so the point's means are bounds, not estimates. Verdict
 	// pools the replications (sim.Pool: unstable when at least half show
 	// evidence, so one outlier does not overturn nine clear runs).
-	NTruncated int    `json:"n_truncated"`
+	NTruncated int `json:"n_truncated"`
+	// NIdentical counts the replications (among N) whose result repeats,
+	// to the bit, another replication's of a different seed
+	// (identicalReplications): the policy's code did not use its seed, so
+	// the point is one run counted several times and its ±0 interval is no
+	// precision. Always 0 for a replayed trace, whose replications are the
+	// same jobs.
+	NIdentical int    `json:"n_identical,omitempty"`
 	LowerBound bool   `json:"lower_bound"`
 	Verdict    string `json:"verdict"`
 	// Convergence pools the replications' run-length adequacy verdicts
@@ -384,6 +391,7 @@ func summarizeGroup(tasks []sweep.Task, results map[string]*record.Record) (Poin
 		}
 	}
 	summarizePoint(&p, recs)
+	p.NIdentical = identicalReplications(recs)
 	if p.Servers == 0 && len(recs) > 0 {
 		// A replayed trace whose k comes from its header: the task says 0
 		// (resolved when it runs), the results say what ran; summary.csv
@@ -426,6 +434,38 @@ func (p *Point) count(r *record.Record) bool {
 		p.NTruncated++
 	}
 	return true
+}
+
+// identicalReplications counts the replications among recs whose result
+// repeats a replication of another seed: the same overall mean response,
+// variance of the response time and mean number in system, to the bit.
+// A generated workload draws other jobs for another seed, so honest runs
+// never agree so (three sums over a million random terms); a plugin that
+// seeds its own generator with a constant, by mistake or to look
+// precise, returns one run for every seed, and its points read "3 ± 0"
+// without a word. Results that spot verification cannot question either:
+// it re-runs the same binary, which gives the same run again. A replayed
+// trace is the same jobs in every replication, so a deterministic
+// policy's replications are identical there by design (the submission
+// warns of it): its records are left out, as are runs with no departure
+// (every mean 0).
+func identicalReplications(recs []*record.Record) int {
+	type sums struct{ t, v, l uint64 }
+	first := make(map[sums]uint64, len(recs)) // the seed of the first run with those sums
+	n := 0
+	for _, r := range recs {
+		res := r.Result
+		if r.Task.Trace != nil || res.Overall.Count == 0 {
+			continue
+		}
+		k := sums{math.Float64bits(res.Overall.MeanResponse), math.Float64bits(res.Overall.VarResponse), math.Float64bits(res.MeanInSystem)}
+		if seed, ok := first[k]; !ok {
+			first[k] = r.Task.Seed
+		} else if seed != r.Task.Seed {
+			n++
+		}
+	}
+	return n
 }
 
 func contains(xs []string, s string) bool {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -263,7 +264,7 @@ func TestCSVGolden(t *testing.T) {
 func TestAxisCollision(t *testing.T) {
 	pts := []Point{{Point: "x", Policy: "p", Axes: map[string]any{"n": 3, "load": 0.9, "class[0].need": 2}, Load: 0.8999999999999999}}
 	h := Header(pts)
-	want := "point,policy,params,label,workload,servers,class[0].need,axis_n,arrival_rate,load,replications,n,n_failed,n_unstable,n_truncated,lower_bound,verdict,converged,n_unconverged,mser_fraction,min_cycles," +
+	want := "point,policy,params,label,workload,servers,class[0].need,axis_n,arrival_rate,load,replications,n,n_failed,n_unstable,n_truncated,n_identical,lower_bound,verdict,converged,n_unconverged,mser_fraction,min_cycles," +
 		"verdict_test,verdict_statistic,verdict_critical,deficit_quantity,deficit_mean,deficit_hw,deficit_t,deficit_critical,deficit_z,deficit_z_critical," +
 		"work_deficit_mean,work_deficit_hw,throughput_deficit_mean,throughput_deficit_hw,n_low_throughput,baseline,compare_note"
 	if got := strings.Join(h, ","); got != want {
@@ -405,5 +406,55 @@ func TestCapCounters(t *testing.T) {
 	}
 	if same, n := CapCounters(pts[:2]); n != 0 || &same[0] != &pts[0] {
 		t.Fatalf("1000 counters: dropped %d, or copied", n)
+	}
+}
+
+// TestIdenticalReplications: a point's replications that repeat, to the
+// bit, the run of another seed are counted (a plugin that ignores its
+// seed), and said in summary.csv; a replayed trace's and runs without a
+// departure are not. Point D: four seeds, the first three results the same
+// sums (res(1, 0.5, 4) each), the fourth another: 2 repeat the first. E:
+// the same four on a replayed trace: 0. F: two runs with no departure
+// (every mean 0): 0.
+func TestIdenticalReplications(t *testing.T) {
+	var tasks []sweep.Task
+	rec := map[string]*record.Record{}
+	for _, pt := range []string{"D", "E", "F"} {
+		for r := range 4 {
+			tk := task(pt, r, "fcfs", map[string]any{}, map[string]any{"arrival_rate": 2.0}, 2)
+			if pt == "E" {
+				tk.Trace = &sweep.TraceRef{SHA256: strings.Repeat("a", 64), Size: 1, TimeScale: 1}
+			}
+			var out *sim.Result
+			switch {
+			case pt == "F":
+				out = res(0, 0, -1)
+				out.Overall.Count, out.Classes[0].Count = 0, 0
+			case r < 3:
+				out = res(1, 0.5, 4)
+			default:
+				out = res(1.25, 0.5, 4)
+			}
+			tasks = append(tasks, tk)
+			rec[tk.ID] = &record.Record{Task: tk, Result: out}
+		}
+	}
+	pts := Summarize(tasks, rec)
+	for i, want := range []int{2, 0, 0} {
+		if got := pts[i].NIdentical; got != want {
+			t.Errorf("point %s: %d identical replications, want %d", pts[i].Point, got, want)
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, pts); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := slices.Index(rows[0], "n_identical")
+	if col < 0 || rows[1][col] != "2" || rows[2][col] != "0" {
+		t.Errorf("n_identical column %d: %v", col, rows)
 	}
 }

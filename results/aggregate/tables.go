@@ -190,7 +190,7 @@ func WideTableStream(pts []Point) *Table {
 	id, idRow := idColumnsFor(pts)
 	t := &Table{Columns: id}
 	t.Columns = append(t.Columns, Column{"replications", Int}, Column{"n", Int}, Column{"n_failed", Int},
-		Column{"n_unstable", Int}, Column{"n_truncated", Int}, Column{"lower_bound", Bool}, Column{"verdict", String})
+		Column{"n_unstable", Int}, Column{"n_truncated", Int}, Column{"n_identical", Int}, Column{"lower_bound", Bool}, Column{"verdict", String})
 	t.Columns = append(t.Columns, ConvergenceColumns...)
 	t.Columns = append(t.Columns, EvidenceColumns...)
 	mcols := metricColumns(pts)
@@ -214,7 +214,7 @@ func WideTableStream(pts []Point) *Table {
 // wideRow is a point's row of the wide table after its id cells.
 func wideRow(p *Point, id []any, mcols []Metric) []any {
 	row := append(id, int64(p.Replications), int64(p.N), int64(p.NFailed), int64(p.NUnstable),
-		int64(p.NTruncated), p.LowerBound, p.Verdict)
+		int64(p.NTruncated), int64(p.NIdentical), p.LowerBound, p.Verdict)
 	row = append(row, convergenceCells(p)...)
 	row = append(row, evidenceCells(p)...)
 	have := make(map[string]Metric, len(p.Metrics))

@@ -1733,8 +1733,8 @@ func tableNote(points int) string {
 		"(summary.csv and summary_long.csv, with every comparison; their Parquet files).", points, maxTableRows)
 }
 
-// count counts the page's unstable and unconverged points and failed
-// replications.
+// count counts the page's unstable, unconverged and identical-replication
+// points and failed replications.
 func (page *indexPage) count(pts []aggregate.Point) {
 	for _, p := range pts {
 		if p.Unstable() {
@@ -1742,6 +1742,9 @@ func (page *indexPage) count(pts []aggregate.Point) {
 		}
 		if p.Unconverged() {
 			page.Unconverged++
+		}
+		if p.NIdentical > 0 {
+			page.Identical++
 		}
 		page.Failed += p.NFailed
 	}
@@ -1896,6 +1899,7 @@ type indexPage struct {
 	CSV, JSON        string // the data files' extensions: csv or csv.gz (files.gz)
 	Unstable, Failed int
 	Unconverged      int
+	Identical        int // points with replications that repeat another seed's run
 }
 
 var indexTmpl = template.Must(template.New("index").Parse(`<!DOCTYPE html>
@@ -1958,7 +1962,7 @@ details pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 
 <li><a href="#columns">Column reference</a></li>
 {{if .HasManifest}}<li><a href="#manifest">Manifest</a></li>{{end}}
 </ol></nav>
-<p>{{.Points}} points.{{if .Unstable}} <strong>{{.Unstable}} unstable</strong> (pooled verdict not stable, or some replication truncated: shown as ▲ at the top edge of the plots and shaded in the table; their means are lower bounds, printed ≥ x, not estimates).{{end}}{{if .Failed}} <strong>{{.Failed}} failed replications</strong> (see summary.json for the errors).{{end}}{{if .Unconverged}} <strong>{{.Unconverged}} not converged</strong> (a warning: in at least half the replications the MSER-5 truncation point lies beyond half the run, or the policy completed fewer than 30 cycles in the window; the converged column and COLUMNS.md give the evidence; run longer).{{end}}
+<p>{{.Points}} points.{{if .Unstable}} <strong>{{.Unstable}} unstable</strong> (pooled verdict not stable, or some replication truncated: shown as ▲ at the top edge of the plots and shaded in the table; their means are lower bounds, printed ≥ x, not estimates).{{end}}{{if .Failed}} <strong>{{.Failed}} failed replications</strong> (see summary.json for the errors).{{end}}{{if .Unconverged}} <strong>{{.Unconverged}} not converged</strong> (a warning: in at least half the replications the MSER-5 truncation point lies beyond half the run, or the policy completed fewer than 30 cycles in the window; the converged column and COLUMNS.md give the evidence; run longer).{{end}}{{if .Identical}} <strong>{{.Identical}} with identical replications</strong> (some replications repeat, to the bit, the result of another seed: the policy's code does not use the seed it is given, so those points are one run counted several times and their ±0 intervals are no precision; n_identical in the table).{{end}}
 Dashed vertical lines mark known limits: grey, offered load 1 (the work-conserving bound, beyond which no policy is stable); in a policy's colour, its measured saturation rate λmax.
 Error bars and ± are 95% Student-t confidence intervals over independent replications (∞: one replication); on a log axis the bar is the delta-method interval of the log of the mean, m·exp(±hw/m), which stays positive; intervals of bounded quantities (probabilities, utilisation, Jain's index) stop at 1; a bar running past the plotted range is cut at the axis and marked with an open triangle (▽ at the floor, △ at the top).
 Figures are drawn for a column (3.3 in, fonts 8–9 pt; name_page.pdf for a page's width) without a title: the caption carries it. Beside each figure, its data as drawn (name.csv) and a matplotlib script that redraws it from that file (python3 name.py).</p>
