@@ -1616,17 +1616,22 @@ func dataFiles(files *files, c Campaign) ([]dataFile, error) {
 			name, doc string
 			t         *aggregate.Table
 		}{tb.name, tb.doc, tb.build()}
+		noParquet := len(t.t.Columns) > aggregate.MaxParquetColumns
 		// At scale (files.gz) the tidy tables are Parquet only: as CSV,
 		// even compressed, they doubled a 12,000-point report.
-		if files.gz && t.name != "summary" {
+		if files.gz && t.name != "summary" && !noParquet {
 			t.doc += "; Parquet only at this size"
 		} else if err := put(t.name+".csv", t.t.WriteCSV); err != nil {
 			return nil, err
 		}
-		if err := put(t.name+".parquet", t.t.WriteParquet); err != nil {
+		if noParquet {
+			// Thousands of classes or counters: the CSV holds the table,
+			// and the report says why its Parquet file is missing.
+			t.doc += fmt.Sprintf("; no Parquet file: its %d columns are more than the %d a Parquet file holds", len(t.t.Columns), aggregate.MaxParquetColumns)
+		} else if err := put(t.name+".parquet", t.t.WriteParquet); err != nil {
 			return nil, err
 		}
-		out = append(out, dataFile{Name: t.name, Doc: t.doc, Rows: t.t.Len()})
+		out = append(out, dataFile{Name: t.name, Doc: t.doc, Rows: t.t.Len(), NoParquet: noParquet})
 	}
 	if err := put("summary.json", func(w io.Writer) error { return aggregate.WriteJSON(w, c.Points) }); err != nil {
 		return nil, err
@@ -1639,6 +1644,7 @@ func dataFiles(files *files, c Campaign) ([]dataFile, error) {
 type dataFile struct {
 	Name, Doc string
 	Rows      int
+	NoParquet bool // too wide for Parquet (aggregate.MaxParquetColumns): CSV only
 }
 
 // campaignTags names the campaigns of an overlay in the legends: by name,
@@ -1995,7 +2001,7 @@ Figures are drawn for a column (3.3 in, fonts 8–9 pt; name_page.pdf for a page
 <h2 id="data">Data files</h2>
 <p>Each table as CSV{{if eq .CSV "csv.gz"}} (gzip-compressed at this size: pandas.read_csv and R's read.csv read it as it is){{end}} and as Parquet (same columns and types); the columns are documented in <a href="#columns">the column reference</a> (also <a href="COLUMNS.md">COLUMNS.md</a>).</p>
 <ul>
-{{range .Data}}<li>{{if or (eq .Name "summary") (eq $.CSV "csv")}}<a href="{{.Name}}.{{$.CSV}}">{{.Name}}.{{$.CSV}}</a> · {{end}}<a href="{{.Name}}.parquet">{{.Name}}.parquet</a> — {{.Doc}} ({{.Rows}} rows)</li>
+{{range .Data}}<li>{{if or (eq .Name "summary") (eq $.CSV "csv") .NoParquet}}<a href="{{.Name}}.{{$.CSV}}">{{.Name}}.{{$.CSV}}</a>{{if not .NoParquet}} · {{end}}{{end}}{{if not .NoParquet}}<a href="{{.Name}}.parquet">{{.Name}}.parquet</a>{{end}} — {{.Doc}} ({{.Rows}} rows)</li>
 {{end}}<li><a href="summary.{{$.JSON}}">summary.{{$.JSON}}</a> — the summary with class names and failure messages</li>
 {{if .HasManifest}}<li><a href="manifest.json">manifest.json</a> — versions, plugin sha256s, seeds: what reproduces these numbers</li>{{end}}
 </ul>
