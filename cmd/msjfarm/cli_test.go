@@ -295,6 +295,12 @@ func TestEnvOverridesSaid(t *testing.T) {
 	if code != 0 || !strings.Contains(errs, "the environment changes "+sw+": MSJFARM_REPLICATIONS=2 (replications)") {
 		t.Fatalf("run: exit %d, the override not said:\n%s", code, errs)
 	}
+	// The note comes before the value is validated: a terminal escape in
+	// it is printed escaped (it reached the terminal raw).
+	_, _, errs = msjfarm(t, []string{"MSJFARM_DESCRIPTION=\x1b]0;pwned\a"}, "run", "--dry-run", sw)
+	if !strings.Contains(errs, "the environment changes "+sw+": MSJFARM_DESCRIPTION=") || strings.ContainsAny(errs, "\x1b\a") {
+		t.Fatalf("an escape sequence in an override: %q", errs)
+	}
 	code, out, errs := msjfarm(t, []string{"MSJFARM_REPLICATIONS=5", "MSJFARM_RUN_ARRIVALS=999"}, "report", "--storage", st, "envsaid", "--out", filepath.Join(dir, "rep"))
 	if code != 0 {
 		t.Fatalf("report under other overrides: exit %d\n%s%s", code, out, errs)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/internal/gcpace"
 	"github.com/msjfarm/msjfarm/internal/protocol"
+	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker/registry"
@@ -85,12 +86,24 @@ func (l *sweepLimits) load(path, profile string) (*sweep.File, error) {
 // noteOverrides says, -q or not, which environment variables changed the
 // sweep file cmd runs (sweep.File.EnvOverrides): an MSJFARM_REPLICATIONS
 // left in the shell ran another campaign than the file without a word.
+//
+// Each override is printed escaped and clipped: it is printed before the
+// value is validated, and a variable holding a terminal escape sequence
+// (MSJFARM_DESCRIPTION=$'\e]0;…\a') reached the terminal raw.
 func noteOverrides(cmd, path string, f *sweep.File) {
 	if o := f.EnvOverrides(); len(o) > 0 {
+		shown := make([]string, len(o))
+		for i, kv := range o {
+			shown[i] = termtext.Printable(termtext.Clip(kv, maxOverrideShown))
+		}
 		fmt.Fprintf(stderr, "msjfarm %s: the environment changes %s: %s; the campaign is the file with them (its stored spec.yaml is what ran)\n",
-			cmd, path, strings.Join(o, ", "))
+			cmd, termtext.Printable(path), strings.Join(shown, ", "))
 	}
 }
+
+// maxOverrideShown is how much of one NAME=value override noteOverrides
+// prints.
+const maxOverrideShown = 200
 
 // checkPlan refuses a planned campaign with more points or tasks than the
 // limits.
