@@ -66,6 +66,9 @@ const SampleBytes = 64
 // DefaultSeriesMax is the engine's number of samples when series_max is 0.
 const DefaultSeriesMax = 10000
 
+// maxEvents bounds a result's events (counts): 2^53, exact as a float64.
+const maxEvents = 1 << 53
+
 // RoundingTol is the tolerance of the range checks on quantities that are
 // float sums over events: the error of a running sum of n terms is at most
 // about n·2^-53 relative, 1.1e-7 for 10^9 events; 1e-6 leaves a margin of
@@ -431,6 +434,12 @@ func (c *checker) counts() error {
 		return c.fail("overall.count", "%d departed + %d undeparted > %d arrivals", n, u, r.Arrivals)
 	case !r.Truncated && n+u != r.Arrivals:
 		return c.fail("overall.count", "%d departed + %d undeparted, but %d measured arrivals", n, u, r.Arrivals)
+	}
+	// No run handles 2^53 events (three centuries of a core at the
+	// engine's pace): a plugin's 2^64−1 was stored and fed the workers'
+	// events counter and rate on the monitoring page.
+	if r.Events > maxEvents {
+		return c.fail("events", "%d, more than 2^53: no replication handles that many", r.Events)
 	}
 	// The means are lower bounds exactly when measured jobs were left in
 	// the system (the engine sets the flags from the counts). A plugin that

@@ -171,6 +171,10 @@ func TestCheck(t *testing.T) {
 			r.Classes[0].Count, r.Overall.Count, r.Classes[0].Undeparted, r.Overall.Undeparted = 89998, 99998, 1, 1
 			r.MeanInSystem = 9
 		}, ""},
+		// events: at most 2^53.
+		{"events 2^64-1", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Events = math.MaxUint64 }, "events"},
+		{"events 2^53+1", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Events = 1<<53 + 1 }, "events"},
+		{"events 2^53", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Events = 1 << 53 }, ""},
 		// The lower-bound flags are the undeparted counts' (a plugin set
 		// lower_bound with none left, which switched off Little's law).
 		{"lower bound with none left", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
