@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/sweep"
@@ -166,5 +167,24 @@ run: {arrivals: 200}
 	// Every task costs at least its farm overhead on one of two slots.
 	if min := 800 * taskOverhead / 2; p.CPU <= 0 || p.Run < min || p.Wall != p.Run+p.Finalise {
 		t.Errorf("estimate: CPU %v, run %v (want ≥ %v), wall %v = run + finalise %v", p.CPU, p.Run, min, p.Wall, p.Finalise)
+	}
+}
+
+// TestSecondsClamped: an estimate past the longest Duration (292 years) is
+// that Duration, not a wrapped negative one (2^50 arrivals a replication
+// printed "-2562047h47m16s" of CPU).
+func TestSecondsClamped(t *testing.T) {
+	for _, c := range []struct {
+		s    float64
+		want time.Duration
+	}{
+		{1.5, 1500 * time.Millisecond},
+		{0, 0},
+		{float64(math.MaxInt64) / 1e9, math.MaxInt64},
+		{1e300, math.MaxInt64},
+	} {
+		if got := seconds(c.s); got != c.want {
+			t.Errorf("seconds(%g) = %v, want %v", c.s, got, c.want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sort"
@@ -177,13 +178,26 @@ func PlanCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, w
 		total += cost * float64(c)
 		groups = append(groups, taskGroup{cost: cost*p.Contention + taskOverhead.Seconds(), n: c})
 	}
-	p.CPU = time.Duration(total * 1e9)
-	p.Run = time.Duration(makespanGroups(groups, par) * 1e9)
+	p.CPU = seconds(total)
+	p.Run = seconds(makespanGroups(groups, par))
 	fixed := startOverhead.Seconds() + (startPerPoint.Seconds()+finalPerPoint.Seconds())*float64(p.Points) +
 		finalPerTask.Seconds()*float64(p.Tasks)
-	p.Finalise = time.Duration(fixed * p.Contention * 1e9)
+	p.Finalise = seconds(fixed * p.Contention)
 	p.Wall = p.Run + p.Finalise
+	if p.Wall < p.Run { // past the longest Duration
+		p.Wall = math.MaxInt64
+	}
 	return p, nil
+}
+
+// seconds is s seconds as a Duration, at most the longest one (292
+// years): a sweep of 2^50 arrivals a replication was estimated at
+// "-2562047h47m16s" of CPU, the conversion having wrapped.
+func seconds(s float64) time.Duration {
+	if s >= float64(math.MaxInt64)/1e9 {
+		return math.MaxInt64
+	}
+	return time.Duration(s * 1e9)
 }
 
 // storedTasks returns what reports whether a task of campaign id would not

@@ -102,7 +102,7 @@ type Config struct {
 	DrainLimit int64
 	// SeriesInterval > 0 samples the number in system every SeriesInterval
 	// time units of the measurement window, at most SeriesMax samples
-	// (0: 10000).
+	// (0: 10000; at most MaxSeriesMax).
 	SeriesInterval float64
 	SeriesMax      int
 	// Progress, if set, is called about 100 times per run with the number of
@@ -158,20 +158,50 @@ type TraceRecord struct {
 	Busy  int
 }
 
+// MaxArrivals bounds a replication's arrival counts: Arrivals, Warmup,
+// their sum and DrainLimit are each at most 2^53. A count that large is
+// exact as a float64 (the estimates, rates and time averages divide by
+// counts), sums of two of them cannot overflow int64, and at the
+// engine's ~10^7 arrivals a second it is already 28 years of one core.
+// Unbounded, arrivals 2^63-1 passed every check, warmup+arrivals
+// wrapped negative and a dry run estimated "-2562047h" of CPU.
+const MaxArrivals = 1 << 53
+
+// MaxSeriesMax bounds SeriesMax. A stored result is allowed 64 bytes a
+// sample on top of its 1 MiB (worker/resultcheck.SampleBytes), so 10^6
+// samples are a 65 MB record per replication (16 MB of samples in
+// memory), 100 times the default of 10^4. Unbounded, series_max
+// 2^63-1 with a series_interval of 10^-12 had a dry run's calibration
+// take a sample per event until it held 24 GB.
+const MaxSeriesMax = 1_000_000
+
 // Validate checks the run length and limits; Run calls it, and a caller
 // that dispatches runs elsewhere can reject a bad configuration early.
 func (c *Config) Validate() error {
 	switch {
 	case c.Arrivals < 1:
 		return fmt.Errorf("run.arrivals: must be >= 1, got %d", c.Arrivals)
+	case c.Arrivals > MaxArrivals:
+		return fmt.Errorf("run.arrivals: must be at most 2^53 = %d (counts stay exact as float64), got %d", int64(MaxArrivals), c.Arrivals)
 	case c.Warmup < 0:
 		return fmt.Errorf("run.warmup: must be >= 0, got %d", c.Warmup)
+	case c.Warmup > MaxArrivals:
+		return fmt.Errorf("run.warmup: must be at most 2^53 = %d (counts stay exact as float64), got %d", int64(MaxArrivals), c.Warmup)
+	case c.Warmup+c.Arrivals > MaxArrivals:
+		// Each at most 2^53: the sum does not overflow.
+		return fmt.Errorf("run.arrivals: warmup+arrivals = %d, more than 2^53 = %d (counts stay exact as float64)", c.Warmup+c.Arrivals, int64(MaxArrivals))
 	case c.MaxInSystem < 0:
 		return fmt.Errorf("run.max_in_system: must be >= 0, got %d", c.MaxInSystem)
 	case c.DrainLimit < 0:
 		return fmt.Errorf("run.drain_limit: must be >= 0, got %d", c.DrainLimit)
+	case c.DrainLimit > MaxArrivals:
+		// The run stops at warmup+arrivals+drain_limit arrivals: 2^63-1
+		// wrapped that negative.
+		return fmt.Errorf("run.drain_limit: must be at most 2^53 = %d, got %d", int64(MaxArrivals), c.DrainLimit)
 	case c.SeriesInterval < 0 || math.IsNaN(c.SeriesInterval):
 		return fmt.Errorf("run.series_interval: must be >= 0, got %v", c.SeriesInterval)
+	case c.SeriesMax > MaxSeriesMax:
+		return fmt.Errorf("run.series_max: must be at most %d (10^6 samples: a 65 MB result per replication), got %d", MaxSeriesMax, c.SeriesMax)
 	case c.MSER && c.Warmup+c.Arrivals < 20:
 		return fmt.Errorf("run.mser: MSER-5 needs at least 20 arrivals, got %d", c.Warmup+c.Arrivals)
 	}

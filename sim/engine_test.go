@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/msjfarm/msjfarm/model/dist"
@@ -127,5 +128,36 @@ func TestOneOrAllLowLoad(t *testing.T) {
 	}
 	if math.Abs(resp.Mean-(1+first)) > 0.2*first+resp.HalfWidth {
 		t.Errorf("E[T] = %.4f, want about %.4f", resp.Mean, 1+first)
+	}
+}
+
+// TestConfigBounds: the counts are at most 2^53 (MaxArrivals) and the
+// series at most MaxSeriesMax samples, each refused naming its field.
+// Unbounded, warmup+arrivals of 2^63-1 wrapped negative, and series_max
+// 2^63-1 at an interval of 1e-12 took a sample per event until 24 GB.
+func TestConfigBounds(t *testing.T) {
+	const most = int64(sim.MaxArrivals)
+	for _, c := range []struct {
+		name string
+		cfg  sim.Config
+		want string // "" valid
+	}{
+		{"arrivals at the most", sim.Config{Arrivals: most}, ""},
+		{"arrivals past", sim.Config{Arrivals: math.MaxInt64}, "run.arrivals: must be at most 2^53 = 9007199254740992 (counts stay exact as float64), got 9223372036854775807"},
+		{"warmup past", sim.Config{Arrivals: 1, Warmup: math.MaxInt64}, "run.warmup: must be at most 2^53 = 9007199254740992 (counts stay exact as float64), got 9223372036854775807"},
+		{"sum past", sim.Config{Arrivals: most, Warmup: 1}, "run.arrivals: warmup+arrivals = 9007199254740993, more than 2^53 = 9007199254740992 (counts stay exact as float64)"},
+		{"sum of two past, with mser", sim.Config{Arrivals: math.MaxInt64, Warmup: math.MaxInt64, MSER: true}, "run.arrivals: must be at most 2^53"},
+		{"drain_limit past", sim.Config{Arrivals: 1, DrainLimit: most + 1}, "run.drain_limit: must be at most 2^53 = 9007199254740992, got 9007199254740993"},
+		{"series_max at the most", sim.Config{Arrivals: 1, SeriesInterval: 1e-12, SeriesMax: sim.MaxSeriesMax}, ""},
+		{"series_max past", sim.Config{Arrivals: 1, SeriesInterval: 1e-12, SeriesMax: math.MaxInt}, "run.series_max: must be at most 1000000 (10^6 samples: a 65 MB result per replication), got 9223372036854775807"},
+	} {
+		err := c.cfg.Validate()
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/msjfarm/msjfarm/internal/termtext"
 )
 
 // ParamType is the type of a policy parameter.
@@ -70,7 +72,7 @@ func Resolve(schema []Param, given map[string]any) (Values, error) {
 	for _, k := range names {
 		p, ok := known[strings.ToLower(k)]
 		if !ok {
-			return nil, fmt.Errorf("unknown parameter %q (known: %s)", k, paramNames(schema))
+			return nil, fmt.Errorf("unknown parameter %s (known: %s)", quoteShown(k), paramNames(schema))
 		}
 		v, err := coerce(p, given[k])
 		if err != nil {
@@ -91,6 +93,12 @@ func Resolve(schema []Param, given map[string]any) (Values, error) {
 	return out, nil
 }
 
+// maxShown is how many bytes of a value a user wrote a parameter's error
+// quotes: a sweep's 1 MB parameter value was quoted whole.
+const maxShown = 256
+
+func quoteShown(s string) string { return termtext.Quote(s, maxShown) }
+
 func paramNames(schema []Param) string {
 	if len(schema) == 0 {
 		return "none"
@@ -104,9 +112,9 @@ func paramNames(schema []Param) string {
 
 func coerce(p Param, v any) (any, error) {
 	bad := func(why string) error {
-		got := fmt.Sprint(v)
+		got := termtext.Clip(fmt.Sprint(v), maxShown)
 		if t, isText := v.(string); isText {
-			got = fmt.Sprintf("the text %q", t)
+			got = "the text " + quoteShown(t)
 		}
 		return fmt.Errorf("parameter %q: %s, got %s", p.Name, why, got)
 	}
@@ -198,7 +206,7 @@ func Configure(p Policy, given map[string]any) error {
 	if !ok {
 		if len(given) > 0 {
 			for k := range given {
-				return fmt.Errorf("unknown parameter %q: this policy takes no parameters", k)
+				return fmt.Errorf("unknown parameter %s: this policy takes no parameters", quoteShown(k))
 			}
 		}
 		return nil

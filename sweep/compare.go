@@ -49,5 +49,5 @@ func checkCompare(c *CompareSpec, pols []variant) error {
 			names = append(names, v.name)
 		}
 	}
-	return fmt.Errorf("compare.baseline: %q is not a policy of the file (policies: %s)", c.Baseline, strings.Join(names, ", "))
+	return fmt.Errorf("compare.baseline: %s is not a policy of the file (policies: %s)", quoted(c.Baseline), strings.Join(names, ", "))
 }

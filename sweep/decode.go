@@ -191,7 +191,7 @@ func valueWord(v any) string {
 	case nil:
 		return "nothing (an empty value)"
 	case string:
-		return fmt.Sprintf("the text %q", x)
+		return "the text " + quoted(x)
 	case bool:
 		return fmt.Sprintf("the boolean %v", x)
 	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/msjfarm/msjfarm/internal/termtext"
 )
 
 // Error is a mistake in a sweep file, said the way a compiler says one:
@@ -53,14 +55,29 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, "line %d, column %d: ", e.Line, e.Col)
 	}
 	if e.Path != "" && !e.inMsg {
-		b.WriteString(e.Path + ": ")
+		// A key path is written as the file wrote it: a key of 1 MB, or
+		// one holding "\e]0;...\a" (which retitled the terminal), is
+		// clipped and escaped like a quoted value.
+		b.WriteString(termtext.Clip(termtext.OneLine(e.Path), maxQuoted) + ": ")
 	}
-	b.WriteString(e.Msg)
+	// Values are quoted (quoted, %q) where the message is made; a
+	// message from elsewhere (an error wrapped from the OS or a
+	// plugin, a path) may still hold what a terminal acts on.
+	b.WriteString(termtext.OneLine(e.Msg))
 	if len(e.Suggest) > 0 {
 		b.WriteString(" (did you mean " + QuoteOr(e.Suggest) + "?)")
 	}
 	return b.String()
 }
+
+// maxQuoted is how many bytes of a value written in the file an error
+// quotes: a 1 MB workload name was quoted whole in its error, and a
+// 50 MB policy name took 1 GB and 48 s to report.
+const maxQuoted = 256
+
+// quoted is s quoted as %q quotes it (control characters escaped), cut
+// to maxQuoted bytes with the number of bytes left out said after it.
+func quoted(s string) string { return termtext.Quote(s, maxQuoted) }
 
 func (e *Error) Unwrap() error { return e.err }
 
@@ -69,7 +86,7 @@ func (e *Error) Unwrap() error { return e.err }
 func QuoteOr(names []string) string {
 	q := make([]string, len(names))
 	for i, s := range names {
-		q[i] = strconv.Quote(s)
+		q[i] = quoted(s)
 	}
 	if len(q) <= 1 {
 		return strings.Join(q, "")
@@ -88,7 +105,7 @@ func fieldErr(path string, suggest []string, format string, a ...any) *Error {
 // listed.
 func unknownName(path, what, name string, known []string, list, hint string) *Error {
 	sug := Suggest(name, known)
-	msg := fmt.Sprintf("unknown %s %q", what, name)
+	msg := fmt.Sprintf("unknown %s %s", what, quoted(name))
 	switch {
 	case len(sug) > 0 && hint != "":
 		msg += " (" + hint + ")"
@@ -169,6 +186,8 @@ type source struct {
 	// mapKeys counts each mapping's keys, nKeys all (countKey).
 	mapKeys map[string]int
 	nKeys   int
+	// nMerged counts the keys YAML merge keys bring in (checkMerged).
+	nMerged int
 }
 
 // locate turns err into an *Error placed in the file, when its key path
@@ -254,7 +273,7 @@ func (s *source) place(e *Error) {
 // unknown key, axis or parameter name), placed at the key rather than at
 // its value.
 func misspeltKey(msg string) bool {
-	for _, p := range []string{"unknown key", "unknown axis", "unknown parameter"} {
+	for _, p := range []string{"unknown key", "unknown axis", "unknown parameter", "class index"} {
 		if strings.HasPrefix(msg, p) {
 			return true
 		}
@@ -378,8 +397,15 @@ func Suggest(name string, known []string) []string {
 		}
 		seen[k] = true
 		kn := norm(k)
-		d := editDistance(n, kn)
 		limit := min(3, max(1, len(n)/3))
+		// Lengths further apart than limit are further apart in edit
+		// distance too: not computed (its cost is the product of the
+		// lengths, and a 50 MB policy name took 48 s against the
+		// catalogue's names).
+		d := limit + 1
+		if abs(len(n)-len(kn)) <= limit {
+			d = editDistance(n, kn)
+		}
 		switch {
 		case kn == n:
 			d = 0

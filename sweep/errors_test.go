@@ -276,6 +276,22 @@ func TestRepeatedKeys(t *testing.T) {
 		{"toml inline", "toml", "name = \"x\"\nrun = {arrivals = 100, Arrivals = 3}\n",
 			`2:24: run.arrivals: key "Arrivals" repeats "arrivals" of line 2`},
 		{"toml array tables", "toml", "name = \"x\"\n[[policies]]\nname = \"fcfs\"\n[[policies]]\nname = \"msf\"\n", ""},
+		// Dotted keys whose parents differ only in case are two tables
+		// to TOML and one to the reader: run.warmup = 100 then
+		// Run.arrivals = 1000 ran with warmup 0, silently.
+		{"toml dotted parents", "toml", "name = \"x\"\nrun.warmup = 100\nRun.arrivals = 1000\n",
+			`3:1: run: key "Run" repeats "run" of line 2: keys are read without regard to case, and the later would silently replace the earlier`},
+		{"toml dotted parents, upper first", "toml", "name = \"x\"\nRun.arrivals = 1000\nrun.warmup = 100\n",
+			`3:1: run: key "run" repeats "Run" of line 2`},
+		{"toml dotted parents alike", "toml", "name = \"x\"\nrun.warmup = 100\nrun.arrivals = 1000\n", ""},
+		{"toml table and dotted key", "toml", "name = \"x\"\nRun.warmup = 100\n[run]\narrivals = 1000\n",
+			`3:2: run: key "run" repeats "Run" of line 2`},
+		{"toml dotted parent in a table", "toml", "[policies.a]\nb = 1\n[policies]\nA.c = 2\n",
+			`4:1: policies.a: key "A" repeats "a" of line 1`},
+		{"toml dotted in an inline table", "toml", "name = \"x\"\nrun = {x.warmup = 1, X.arrivals = 2}\n",
+			`2:22: run.x: key "X" repeats "x" of line 2`},
+		{"toml array table parents", "toml", "[[classes]]\nneed = 1\n[classes.service]\ndist = \"exp\"\n[[classes]]\n[Classes.service]\ndist = \"exp\"\n",
+			`6:2: classes: key "Classes" repeats "classes" of line 1`},
 	} {
 		_, err := sweep.Parse([]byte(c.text), c.format)
 		got := ""
@@ -285,6 +301,52 @@ func TestRepeatedKeys(t *testing.T) {
 		}
 		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
 			t.Errorf("%s: got %q (err %v), want %q", c.name, got, err, c.want)
+		}
+	}
+}
+
+// TestMergedKeysInAnotherCase: a key a YAML merge key ("<<") brings in
+// that differs only in case from one of the mapping is refused, naming
+// both spellings and the merge. YAML lets the key written in the mapping
+// win; the reader folded case after YAML had merged, so the two were one
+// key and the merged one won: run: {<<: {Arrivals: 5, warmup: 100},
+// arrivals: 1000} ran 5 arrivals, <<: {Replications: 50} beside
+// replications: 2 planned 100 tasks, and <<: {Run: {arrivals: 5}} beside
+// run: {...} dropped the file's run block. Merged keys written alike are
+// overridden as YAML means.
+func TestMergedKeysInAnotherCase(t *testing.T) {
+	const base = "name: x\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n"
+	for _, c := range []struct{ name, text, want string }{
+		{"merged first", base + "replications: 2\nrun:\n  <<: {Arrivals: 5, warmup: 100}\n  arrivals: 1000\n",
+			`7:3: run.arrivals: key "Arrivals", merged by "<<" from line 7, and "arrivals" of line 8 differ only in case: keys are read without regard to case, so the merged one could silently replace the other; write them alike (the key written in the mapping then wins, as YAML means) or drop one`},
+		{"merged after", base + "replications: 2\nrun:\n  arrivals: 1000\n  <<: {Arrivals: 5, warmup: 100}\n",
+			`8:3: run.arrivals: key "Arrivals", merged by "<<" from line 8, and "arrivals" of line 7 differ only in case`},
+		{"top level", base + "<<: {Replications: 50}\nreplications: 2\nrun: {arrivals: 1000}\n",
+			`5:1: replications: key "Replications", merged by "<<" from line 5, and "replications" of line 6 differ only in case`},
+		{"a block", base + "replications: 2\n<<: {Run: {arrivals: 5}}\nrun: {arrivals: 1000, warmup: 100}\n",
+			`6:1: run: key "Run", merged by "<<" from line 6, and "run" of line 7 differ only in case`},
+		{"through an alias", base + "replications: 2\ndefaults: &d {Arrivals: 5}\nrun: {<<: *d, arrivals: 1000}\n",
+			`7:7: run.arrivals: key "Arrivals", merged by "<<" from line 6, and "arrivals" of line 7 differ only in case`},
+		{"two merged", base + "replications: 2\nrun: {<<: [{arrivals: 5}, {Arrivals: 6}]}\n",
+			`6:7: run.arrivals: key "Arrivals", merged by "<<" from line 6, and "arrivals" of line 6 differ only in case`},
+		{"nested merge", base + "replications: 2\na: &a {Arrivals: 5}\nb: &b {<<: *a, warmup: 1}\nrun: {<<: *b, arrivals: 1000}\n",
+			`8:7: run.arrivals: key "Arrivals", merged by "<<" from line 6, and "arrivals" of line 8 differ only in case`},
+		// Written alike, the mapping's key wins, as YAML means.
+		{"alike", base + "replications: 2\nrun:\n  <<: {arrivals: 5, warmup: 100}\n  arrivals: 1000\n", ""},
+	} {
+		f, err := sweep.Parse([]byte(c.text), "yaml")
+		got := ""
+		var e *sweep.Error
+		if errors.As(err, &e) {
+			got = fmt.Sprintf("%d:%d: %s: %s", e.Line, e.Col, e.Path, e.Msg)
+		} else if err != nil {
+			got = err.Error()
+		}
+		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+		}
+		if c.want == "" && err == nil && (f.Run.Arrivals != 1000 || f.Run.Warmup != 100) {
+			t.Errorf("%s: run %+v, want the written arrivals 1000 and the merged warmup 100", c.name, f.Run)
 		}
 	}
 }
@@ -457,6 +519,50 @@ func TestShownText(t *testing.T) {
 		}
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%q: got %q, want %q", c.head, got, c.want)
+		}
+	}
+}
+
+// TestErrorsShownSafely: what a file writes reaches the terminal in its
+// errors escaped and clipped. A key "\e]0;pwn\a" was printed raw in the
+// key path (and retitled the terminal); a 1 MB workload name was quoted
+// whole, and a 50 MB policy name took 48 s and 1 GB to report (the edit
+// distance to every known name). A value is quoted to 256 bytes, saying
+// how many more there were.
+func TestErrorsShownSafely(t *testing.T) {
+	const rest = "axes: {load: [0.5]}\nreplications: 1\nrun: {arrivals: 100}\n"
+	long := strings.Repeat("x", 1<<20)
+	clipped := `"` + strings.Repeat("x", 256) + `"… (1048320 bytes more)`
+	for _, c := range []struct{ name, text, want string }{
+		{"control characters in a key", "name: t\nworkload: one-or-all\npolicies: [fcfs]\n" + rest + "\"\\e]0;pwn\\a\": 1\n",
+			`line 7, column 1: \x1b]0;pwn\x07: unknown key "\x1b]0;pwn\a" (the sweep file's keys: `},
+		// YAML's implicit keys are at most 1024 characters.
+		{"a long key", "name: t\nworkload: one-or-all\npolicies: [fcfs]\n" + rest + long[:1000] + ": 1\n",
+			`line 7, column 1: ` + strings.Repeat("x", 256) + `… (744 bytes more): unknown key "` + strings.Repeat("x", 256) + `"… (744 bytes more)`},
+		{"a long workload", "name: t\nworkload: " + long + "\npolicies: [fcfs]\n" + rest,
+			`line 2, column 11: workload: unknown workload ` + clipped + ` (msjfarm workloads lists them: `},
+		{"a long policy", "name: t\nworkload: one-or-all\npolicies: [" + long + "]\n" + rest,
+			`line 3, column 12: policies[0]: unknown policy ` + clipped + ` (msjfarm policies lists them)`},
+		{"a long duration", "name: t\nworkload: one-or-all\npolicies: [fcfs]\n" + rest + "\nrun: {arrivals: 100, deadline: " + long + "}\n",
+			`line 6, column 32: run.deadline: ` + clipped + ` is not a duration`},
+		{"a long parameter value", "name: t\nworkload: one-or-all\npolicies: [{name: balanced-splitting, pi: " + long + "}]\n" + rest,
+			`line 3, column 43: policies[0].pi: policy balanced-splitting: parameter "pi": must be one of fcfs, first-fit, got the text ` + clipped},
+	} {
+		text := strings.Replace(c.text, "\nrun: {arrivals: 100}\n\nrun:", "\nrun:", 1) // one run block
+		f, err := sweep.Parse([]byte(text), "yaml")
+		if err == nil {
+			_, err = sweep.Plan(f, builtin.Catalog{})
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			got := "<nil>"
+			if err != nil {
+				got = err.Error()[:min(len(err.Error()), 1000)]
+			}
+			t.Errorf("%s: got %q, want it to begin %q", c.name, got, c.want)
+			continue
+		}
+		if n := len(err.Error()); n > 2000 || strings.ContainsAny(err.Error(), "\x1b\x07") {
+			t.Errorf("%s: an error of %d bytes, or with raw control characters", c.name, n)
 		}
 	}
 }

@@ -294,7 +294,7 @@ func shownText(key, s string, multiline bool) error {
 			continue
 		}
 		if termtext.Control(r) {
-			return fieldErr(key, nil, "%q holds the control character %U: it is shown on terminals, which would act on it", s, r)
+			return fieldErr(key, nil, "%s holds the control character %U: it is shown on terminals, which would act on it", quoted(s), r)
 		}
 	}
 	return nil
@@ -511,7 +511,7 @@ func traceRef(f *File) (*TraceRef, error) {
 		return nil, fmt.Errorf("trace.sha256: missing: the trace's content must be uploaded to storage first (msjfarm submit and run read trace.file and upload it); the farm never reads a path")
 	}
 	if !swf.ValidSHA256(f.Trace.SHA256) {
-		return nil, fmt.Errorf("trace.sha256: %q is not a sha256 (64 lowercase hex digits)", f.Trace.SHA256)
+		return nil, fmt.Errorf("trace.sha256: %s is not a sha256 (64 lowercase hex digits)", quoted(f.Trace.SHA256))
 	}
 	if f.Trace.Size < 1 {
 		return nil, fmt.Errorf("trace.size: must be the trace's size in bytes (>= 1), got %d", f.Trace.Size)
@@ -555,9 +555,13 @@ func axisNamesOf(f *File, isTrace bool) ([]string, error) {
 			if isTrace {
 				return nil, fmt.Errorf("axes.%s: a replayed trace has its own arrivals (use trace.time_scale)", n)
 			}
-		case n == "servers" || classAxis.MatchString(n):
+		case n == "servers":
+		case classAxis.MatchString(n):
+			if err := checkClassIndex(n); err != nil {
+				return nil, err
+			}
 		default:
-			return nil, fieldErr("axes."+n, Suggest(n, axisNames), "unknown axis %q (use arrival_rate, load, servers, class[i].need, class[i].share or class[i].service.<field>)", n)
+			return nil, fieldErr("axes."+n, Suggest(n, axisNames), "unknown axis %s (use arrival_rate, load, servers, class[i].need, class[i].share or class[i].service.<field>)", quoted(n))
 		}
 		if len(f.Axes[n]) == 0 {
 			return nil, fmt.Errorf("axes.%s: no values", n)
@@ -588,14 +592,14 @@ func zipAxes(f *File) ([]axis, map[string]bool, error) {
 		for _, n := range g {
 			vals, ok := f.Axes[n]
 			if !ok {
-				return nil, nil, fmt.Errorf("zip[%d]: axis %q is not in axes", gi, n)
+				return nil, nil, fmt.Errorf("zip[%d]: axis %s is not in axes", gi, quoted(n))
 			}
 			if inZip[n] {
-				return nil, nil, fmt.Errorf("zip[%d]: axis %q is in two zip groups", gi, n)
+				return nil, nil, fmt.Errorf("zip[%d]: axis %s is in two zip groups", gi, quoted(n))
 			}
 			inZip[n] = true
 			if len(vals) != len(f.Axes[g[0]]) {
-				return nil, nil, fmt.Errorf("zip[%d]: axes %q and %q have %d and %d values", gi, g[0], n, len(f.Axes[g[0]]), len(vals))
+				return nil, nil, fmt.Errorf("zip[%d]: axes %s and %s have %d and %d values", gi, quoted(g[0]), quoted(n), len(f.Axes[g[0]]), len(vals))
 			}
 		}
 		for i := range f.Axes[g[0]] {
@@ -755,6 +759,11 @@ func unknownPolicy(where string, entry any, name string, cat Catalog, err error)
 	if _, isMap := entry.(map[string]any); isMap {
 		where += ".name"
 	}
+	if len(name) > maxQuoted {
+		// No policy's name is that long, and the catalogue's own error
+		// quotes it whole (a 50 MB name made a 50 MB error).
+		return fieldErr(where, nil, "unknown policy %s (msjfarm policies lists them)", quoted(name))
+	}
 	if l, ok := cat.(PolicyLister); ok {
 		names := l.PolicyNames()
 		if !slices.Contains(names, strings.ToLower(name)) {
@@ -784,7 +793,7 @@ func unknownParams(where, name string, raw map[string]any, schema []sim.Param) e
 			continue
 		}
 		if len(names) == 0 {
-			return fieldErr(where+"."+k, nil, "unknown parameter %q: policy %s takes no parameters", k, name)
+			return fieldErr(where+"."+k, nil, "unknown parameter %s: policy %s takes no parameters", quoted(k), name)
 		}
 		return unknownName(where+"."+k, "parameter", k, names, "policy "+name+"'s parameters", "")
 	}
@@ -853,12 +862,44 @@ func applyAxis(s *workload.Spec, rate *float64, load *float64, name string, v an
 	return applyClassAxis(s, where, name, v, x)
 }
 
+// checkClassIndex refuses a class[i] axis whose index is not written
+// the one way, without leading zeros: class[00].share is the axis of
+// class 0, and beside class[0].share it was one class's share swept twice,
+// one of them silently ignored (alone, it was another campaign id than
+// class[0].share for the same campaign).
+func checkClassIndex(name string) error {
+	m := classAxis.FindStringSubmatch(name)
+	if len(m[1]) > 1 && m[1][0] == '0' {
+		canon := "class[" + strings.TrimLeft(m[1], "0")
+		if canon == "class[" {
+			canon += "0"
+		}
+		canon += "]." + m[2]
+		return fieldErr("axes."+name, nil, "class index %s has leading zeros: write %s (two spellings of one class's index would name one axis twice, and give the campaign another id)", quoted(m[1]), canon)
+	}
+	return nil
+}
+
+// classRange is the class indices of a workload of n classes, as an
+// axis writes them: ", class[0] to class[n-1]".
+func classRange(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return ", class[0]"
+	}
+	return fmt.Sprintf(", class[0] to class[%d]", n-1)
+}
+
 // applyClassAxis sets a class[i].<field> axis value x on the scenario.
 func applyClassAxis(s *workload.Spec, where, name string, v any, x float64) error {
 	m := classAxis.FindStringSubmatch(name)
-	i, _ := strconv.Atoi(m[1])
-	if i >= len(s.Classes) {
-		return fieldErr(where, nil, "class %d does not exist (the workload has %d classes)", i, len(s.Classes))
+	i, err := strconv.Atoi(m[1])
+	if err != nil || i >= len(s.Classes) {
+		// Past int's range Atoi gave its largest value, and the error
+		// said "class 9223372036854775807".
+		return fieldErr(where, nil, "class %s does not exist: the index is out of range (the workload has %d classes%s)", termtext.Clip(m[1], maxQuoted), len(s.Classes), classRange(len(s.Classes)))
 	}
 	c := &s.Classes[i]
 	if m[2] == "need" {

@@ -428,7 +428,7 @@ func strictDuration(from, to reflect.Type, data any) (any, error) {
 	case reflect.String:
 		d, err := time.ParseDuration(strings.TrimSpace(data.(string)))
 		if err != nil {
-			return nil, fmt.Errorf("%q is not a duration: write a number and a unit, like \"90m\", \"2h\" or \"1h30m\" (units ns, us, ms, s, m, h)", data)
+			return nil, fmt.Errorf("%s is not a duration: write a number and a unit, like \"90m\", \"2h\" or \"1h30m\" (units ns, us, ms, s, m, h)", quoted(data.(string)))
 		}
 		return d, nil
 	default:
@@ -485,7 +485,7 @@ func numberFromString(from, to reflect.Type, data any) (any, error) {
 	case reflect.Float64:
 		x, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return nil, fmt.Errorf("%q is not a number%s", s, unitHint(s))
+			return nil, fmt.Errorf("%s is not a number%s", quoted(s), unitHint(s))
 		}
 		return x, nil
 	case reflect.Int, reflect.Int64, reflect.Uint64:
@@ -501,7 +501,7 @@ func numberFromString(from, to reflect.Type, data any) (any, error) {
 		}
 		x, err := strconv.ParseFloat(s, 64)
 		if err != nil || x != math.Trunc(x) {
-			return nil, fmt.Errorf("%q is not a whole number%s", s, unitHint(s))
+			return nil, fmt.Errorf("%s is not a whole number%s", quoted(s), unitHint(s))
 		}
 		// Through wholeFromFloat's range checks, so "-1" is not read as
 		// 2⁶⁴−1 nor "1e30" wrapped around.

@@ -43,9 +43,9 @@ func (s *source) repeated(path, key, first string, p pos, firstLine int) {
 	if s.shape != nil {
 		return
 	}
-	msg := fmt.Sprintf("key %q repeats %q of line %d: keys are read without regard to case, and the later would silently replace the earlier", key, first, firstLine)
+	msg := fmt.Sprintf("key %s repeats %s of line %d: keys are read without regard to case, and the later would silently replace the earlier", quoted(key), quoted(first), firstLine)
 	if key == first {
-		msg = fmt.Sprintf("key %q is already set on line %d: the later would silently replace the earlier", key, firstLine)
+		msg = fmt.Sprintf("key %s is already set on line %d: the later would silently replace the earlier", quoted(key), firstLine)
 	}
 	s.shape = &Error{Path: path, Line: p.line, Col: p.col, Msg: msg}
 }
@@ -67,7 +67,7 @@ func (ks keySet) add(s *source, parent, key string, p pos) {
 		// The reader's key delimiter: "run::arrivals: 5" at the end of a
 		// file set run.arrivals, over the "run: {arrivals: 1e7}" a reader
 		// of the file sees, with no repeated key to catch.
-		s.shape = &Error{Path: f, Line: p.line, Col: p.col, Msg: fmt.Sprintf("key %q holds \"::\", which msjfarm reads as a level of nesting: it would silently set %s; write the key nested", key, strings.ReplaceAll(strings.ToLower(key), "::", "."))}
+		s.shape = &Error{Path: f, Line: p.line, Col: p.col, Msg: fmt.Sprintf("key %s holds \"::\", which msjfarm reads as a level of nesting: it would silently set %s; write the key nested", quoted(key), strings.ReplaceAll(strings.ToLower(key), "::", "."))}
 		return
 	}
 	if k, ok := ks[f]; ok {
@@ -157,9 +157,10 @@ func (s *source) indexYAML(data []byte) error {
 
 // checkRepeats finds a key repeated in its mapping once folded (see
 // repeated). An alias is checked where its anchor is written; merge keys
-// ("<<") may repeat and be overridden, as YAML means them to. It stops
-// at the first mistake of shape: past MaxKeys, it went on through every
-// key of the file (3 s of a file of 10⁶ keys).
+// ("<<") may repeat and be overridden, as YAML means them to, but only
+// by a key written alike (checkMerged). It stops at the first mistake
+// of shape: past MaxKeys, it went on through every key of the file (3 s
+// of a file of 10⁶ keys).
 func (s *source) checkRepeats(path string, n *yaml.Node) {
 	if s.shape != nil {
 		return
@@ -167,12 +168,18 @@ func (s *source) checkRepeats(path string, n *yaml.Node) {
 	switch n.Kind {
 	case yaml.MappingNode:
 		ks := keySet{}
+		var merges []*yaml.Node
 		for i := 0; i+1 < len(n.Content) && s.shape == nil; i += 2 {
 			k := n.Content[i]
 			if k.Value != "<<" {
 				ks.add(s, path, k.Value, pos{k.Line, k.Column})
+			} else {
+				merges = append(merges, k, n.Content[i+1])
 			}
 			s.checkRepeats(joinKey(path, strings.ToLower(k.Value)), n.Content[i+1])
+		}
+		for i := 0; i+1 < len(merges) && s.shape == nil; i += 2 {
+			s.checkMerged(path, ks, merges[i], merges[i+1])
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
@@ -184,6 +191,72 @@ func (s *source) checkRepeats(path string, n *yaml.Node) {
 	case yaml.ScalarNode:
 		s.checkOctal(path, n)
 	}
+}
+
+// checkMerged refuses a key that the merge key at (its value v) brings
+// into the mapping at path and that differs only in case from a key of
+// the mapping (ks, its own keys, then the keys merged before it). YAML
+// lets a key written in the mapping override a merged one; but the
+// reader folds case after YAML has merged, so "Arrivals" merged beside
+// a written "arrivals" were two keys to YAML and one to the reader,
+// which kept either: run: {<<: {Arrivals: 5}, arrivals: 1000} ran 5
+// arrivals, and a top-level <<: {Run: {arrivals: 5}} replaced the file's
+// whole run block. Keys merged written alike are YAML's to resolve.
+func (s *source) checkMerged(path string, ks keySet, at, v *yaml.Node) {
+	keys := mergedKeys(v, map[*yaml.Node]bool{})
+	// Merges of merges can bring in many times the file's keys (a chain
+	// of n anchors, each merging the one before, n²/2): bounded as the
+	// file's own keys are.
+	if s.nMerged += len(keys); s.nMerged > MaxKeys {
+		s.shape = &Error{Path: path, Line: at.Line, Col: at.Column, Msg: fmt.Sprintf("more than %d keys brought in by merge keys (\"<<\") in the file", MaxKeys)}
+		return
+	}
+	for _, k := range keys {
+		f := joinKey(path, strings.ToLower(k.Value))
+		prev, ok := ks[f]
+		switch {
+		case !ok:
+			ks[f] = struct {
+				key  string
+				line int
+			}{k.Value, k.Line}
+		case prev.key != k.Value:
+			s.shape = &Error{Path: f, Line: at.Line, Col: at.Column,
+				Msg: fmt.Sprintf("key %s, merged by \"<<\" from line %d, and %s of line %d differ only in case: keys are read without regard to case, so the merged one could silently replace the other; write them alike (the key written in the mapping then wins, as YAML means) or drop one", quoted(k.Value), k.Line, quoted(prev.key), prev.line)}
+			return
+		}
+	}
+}
+
+// mergedKeys is the keys a merge key's value brings in: those of a
+// mapping, or of each mapping of a list, aliases followed, with the
+// mappings' own merged keys (nested merges). seen holds the mappings
+// visited, so an alias met twice is read once.
+func mergedKeys(v *yaml.Node, seen map[*yaml.Node]bool) []*yaml.Node {
+	for v.Kind == yaml.AliasNode && v.Alias != nil && !seen[v] {
+		seen[v] = true
+		v = v.Alias
+	}
+	if seen[v] {
+		return nil
+	}
+	seen[v] = true
+	var out []*yaml.Node
+	switch v.Kind {
+	case yaml.SequenceNode:
+		for _, c := range v.Content {
+			out = append(out, mergedKeys(c, seen)...)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			if k := v.Content[i]; k.Value == "<<" {
+				out = append(out, mergedKeys(v.Content[i+1], seen)...)
+			} else {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
 }
 
 // checkNesting finds a too deep value (see maxNesting) without expanding
@@ -376,8 +449,9 @@ func (s *source) indexTOML(data []byte) error {
 	var tableParts int
 	arrays := map[string]int{} // [[name]] seen so far, by resolved name
 	// defined holds every key path set, folded (table headers but
-	// [[array tables]], which repeat by design).
-	defined := keySet{}
+	// [[array tables]], which repeat by design); spelled how each
+	// table, dotted key's parent and key was written (spell).
+	defined, spelled := keySet{}, keySet{}
 	// Positions from the lines' starts, found once: the parser's Shape
 	// counts the lines from the file's start at every call, and a file
 	// of 10^5 keys took minutes for that alone.
@@ -396,6 +470,9 @@ func (s *source) indexTOML(data []byte) error {
 			tableParts = len(k.parts)
 			name, written := k.path(arrays)
 			s.nestTOML(name, tableParts, k.first, at)
+			if k.first != nil && tableParts <= maxNesting {
+				spelled.spell(s, k.prefixes(arrays), k.parts, at(k.first))
+			}
 			if e.Kind == unstable.Table && k.first != nil && tableParts <= maxNesting {
 				defined.add(s, "", written, at(k.first))
 			}
@@ -436,8 +513,9 @@ func (s *source) indexTOML(data []byte) error {
 			s.nestTOML(path, depth, k.first, at)
 			if k.first != nil && depth <= maxNesting {
 				defined.add(s, table, written, at(k.first))
+				spelled.spell(s, k.under(table), k.parts, at(k.first))
 			}
-			s.walkTOML(path, e.Value(), t, k.end, depth, defined)
+			s.walkTOML(path, e.Value(), t, k.end, depth, keySets{defined, spelled})
 		}
 	}
 	if err := p.Error(); err != nil {
@@ -537,6 +615,63 @@ func (k tomlKeyParts) path(arrays map[string]int) (string, string) {
 	return path, written
 }
 
+// prefixes is the key path, folded, of each part of a table header:
+// [Run.x] is run and run.x, with the element of each array table it is
+// under (path).
+func (k tomlKeyParts) prefixes(arrays map[string]int) []string {
+	out := make([]string, len(k.parts))
+	var path string
+	for i, p := range k.parts {
+		path = joinKey(path, strings.ToLower(p))
+		out[i] = path
+		if n, ok := arrays[path]; ok && i < len(k.parts)-1 {
+			path += fmt.Sprintf("[%d]", n-1)
+		}
+	}
+	return out
+}
+
+// under is the key path, folded, of each part of a (dotted) key in the
+// table at path: run.warmup at the top level is run and run.warmup.
+func (k tomlKeyParts) under(path string) []string {
+	out := make([]string, len(k.parts))
+	for i, p := range k.parts {
+		path = joinKey(path, strings.ToLower(p))
+		out[i] = path
+	}
+	return out
+}
+
+// keySets are the key sets a TOML file's keys are checked against:
+// defined, the key paths set (add), and spelled, how each was written
+// (spell).
+type keySets struct{ keys, spelled keySet }
+
+// spell checks that each part of a key (parts, at the folded paths
+// paths) is written as the same key path was written before. TOML tells
+// Run from run, the reader does not: run.warmup = 100 and then
+// Run.arrivals = 1000 were two tables to TOML, and the reader kept one
+// (warmup 0, silently); so was a [Run] table beside run.x keys. A path
+// written alike may recur (run.warmup and run.arrivals both write run):
+// setting the same key twice is add's to refuse.
+func (ks keySet) spell(s *source, paths, parts []string, p pos) {
+	for i, f := range paths {
+		if s.shape != nil {
+			return
+		}
+		if prev, ok := ks[f]; ok {
+			if prev.key != parts[i] {
+				s.repeated(f, parts[i], prev.key, p, prev.line)
+			}
+			continue
+		}
+		ks[f] = struct {
+			key  string
+			line int
+		}{parts[i], p.line}
+	}
+}
+
 // nestTOML records a key at depth (its parts, its table's included)
 // deeper than maxNesting.
 func (s *source) nestTOML(path string, depth int, first *unstable.Node, at func(*unstable.Node) pos) {
@@ -580,7 +715,7 @@ func topKey(path string) string {
 // parser (its Raw is empty, offset 0), so its "[" is found from where
 // the value begins: every error at a TOML list (a wrong type, an axis's
 // value, zip) was placed at 1:1.
-func (s *source) walkTOML(path string, n *unstable.Node, t *tomlText, from, depth int, defined keySet) int {
+func (s *source) walkTOML(path string, n *unstable.Node, t *tomlText, from, depth int, defined keySets) int {
 	if n == nil || !n.Valid() {
 		return from
 	}
@@ -623,7 +758,8 @@ func (s *source) walkTOML(path string, n *unstable.Node, t *tomlText, from, dept
 			p := joinKey(path, k.lower())
 			if k.first != nil {
 				s.keys[p] = t.node(k.first)
-				defined.add(s, path, k.written(), t.node(k.first))
+				defined.keys.add(s, path, k.written(), t.node(k.first))
+				defined.spelled.spell(s, k.under(path), k.parts, t.node(k.first))
 			}
 			end = s.walkTOML(p, kv.Value(), t, k.end, depth+1, defined)
 		}

@@ -84,8 +84,8 @@ func checkPrecision(p *Precision, replications int, classes []workload.ClassSpec
 		ok = true
 	}
 	if !ok {
-		return fmt.Errorf("precision.metric: unknown metric %q (use one of %s, a class metric %s, or counter_<name>)",
-			p.Metric, strings.Join(metric.BaseNames(), ", "), strings.Join(cls, ", "))
+		return fmt.Errorf("precision.metric: unknown metric %s (use one of %s, a class metric %s, or counter_<name>)",
+			quoted(p.Metric), strings.Join(metric.BaseNames(), ", "), strings.Join(cls, ", "))
 	}
 	if !(p.RelHalfWidth > 0 && p.RelHalfWidth < 1) {
 		// A fraction: "5" (meaning 5%) asked for ±500%, and the first

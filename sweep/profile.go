@@ -56,9 +56,9 @@ func overlayProfile(v *viper.Viper, f *File, name string) error {
 	key := strings.ToLower(name)
 	if _, ok := f.Profiles[key]; !ok {
 		if len(f.Profiles) == 0 {
-			return fmt.Errorf("profile %q: the sweep file has no profiles block", name)
+			return fmt.Errorf("profile %s: the sweep file has no profiles block", quoted(name))
 		}
-		return fmt.Errorf("profile %q: not in the sweep file (its profiles: %s)", name, strings.Join(f.ProfileNames(), ", "))
+		return fmt.Errorf("profile %s: not in the sweep file (its profiles: %s)", quoted(name), strings.Join(f.ProfileNames(), ", "))
 	}
 	profiles, _ := v.Get("profiles").(map[string]any)
 	p, _ := profiles[key].(map[string]any)

@@ -167,7 +167,11 @@ func deepCopy(x any) any {
 // inProfile names the profile a mistake was found in, which was not the
 // one selected: the file's own planning passed.
 func inProfile(name string, err error) error {
-	note := fmt.Sprintf(" (in profile %q, not selected: every profile of a file is checked; try it with --profile %s)", name, name)
+	try := name
+	if len(try) > maxQuoted {
+		try = "NAME" // quoted, clipped, before it
+	}
+	note := fmt.Sprintf(" (in profile %s, not selected: every profile of a file is checked; try it with --profile %s)", quoted(name), try)
 	var es Errors
 	if errors.As(err, &es) {
 		for _, e := range es {

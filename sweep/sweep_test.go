@@ -189,7 +189,18 @@ func TestErrors(t *testing.T) {
 		{"unknown axis", base + "workload: one-or-all\naxes: {lod: [0.5]}\npolicies: [fcfs]\n", "axes.lod: unknown axis"},
 		// Refused by the engine's check of the workload, without a line.
 		{"negative share axis", base + "workload: one-or-all\naxes: {load: [0.5], 'class[0].share': [0.5, -1]}\npolicies: [fcfs]\n", "axes.class[0].share: -1: a share must be a finite number >= 0"},
-		{"bad class axis", base + "workload: one-or-all\naxes: {load: [0.5], 'class[5].share': [1]}\npolicies: [fcfs]\n", "class 5 does not exist"},
+		{"bad class axis", base + "workload: one-or-all\naxes: {load: [0.5], 'class[5].share': [1]}\npolicies: [fcfs]\n", "class 5 does not exist: the index is out of range (the workload has 2 classes, class[0] to class[1])"},
+		// Atoi's largest int: reported as "class 9223372036854775807".
+		{"class index past int", base + "workload: one-or-all\naxes: {load: [0.5], 'class[99999999999999999999].share': [1]}\npolicies: [fcfs]\n",
+			"axes.class[99999999999999999999].share: class 99999999999999999999 does not exist: the index is out of range (the workload has 2 classes, class[0] to class[1])"},
+		// class[00] is class 0: beside class[0].share it was one share
+		// swept twice, one ignored; alone, another campaign id.
+		{"class index with a leading zero", base + "workload: one-or-all\naxes: {load: [0.5], 'class[0].share': [0.5], 'class[00].share': [0.7]}\npolicies: [fcfs]\n",
+			`line 6, column 46: axes.class[00].share: class index "00" has leading zeros: write class[0].share (two spellings of one class's index would name one axis twice, and give the campaign another id)`},
+		{"class index 01", base + "workload: one-or-all\naxes: {load: [0.5], 'class[01].need': [16]}\npolicies: [fcfs]\n",
+			`axes.class[01].need: class index "01" has leading zeros: write class[1].need`},
+		{"class index with a sign", base + "workload: one-or-all\naxes: {load: [0.5], 'class[+1].share': [1]}\npolicies: [fcfs]\n",
+			`axes.class[+1].share: unknown axis "class[+1].share"`},
 		{"unknown dist", base + "servers: 4\nclasses: [{need: 1, share: 1, service: {dist: expo, mean: 1}}]\naxes: {load: [0.5]}\npolicies: [fcfs]\n", `classes[0].service.dist: unknown distribution "expo" (did you mean "exp"?)`},
 		{"no replications", "name: x\nrun: {arrivals: 100}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "replications: required"},
 		{"fractional arrivals", "name: x\nreplications: 1\nrun: {arrivals: 150.5}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "run.arrivals"},
@@ -199,6 +210,21 @@ func TestErrors(t *testing.T) {
 		{"negative warmup", "name: x\nreplications: 1\nrun: {arrivals: 10, warmup: -1}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "warmup: must be >= 0"},
 		{"short mser", "name: x\nreplications: 1\nrun: {arrivals: 10, mser: true}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "MSER-5 needs at least 20"},
 		{"negative series_max", "name: x\nreplications: 1\nrun: {arrivals: 10, series_max: -1}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "series_max: must be >= 0"},
+		// series_max 2^63-1 at a series_interval of 1e-12 had a dry run's
+		// calibration grow to 24 GB (sim.MaxSeriesMax).
+		{"series_max past the most", "name: x\nreplications: 1\nrun: {arrivals: 10, series_max: 9223372036854775807, series_interval: 1e-12}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n",
+			"line 3, column 33: run.series_max: must be at most 1000000 (10^6 samples: a 65 MB result per replication), got 9223372036854775807"},
+		{"series_max one past the most", "name: x\nreplications: 1\nrun: {arrivals: 10, series_max: 1000001}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "run.series_max: must be at most 1000000"},
+		// Counts past 2^53 (sim.MaxArrivals): warmup+arrivals overflowed,
+		// and a dry run estimated "-2562047h" of CPU.
+		{"arrivals past 2^53", "name: x\nreplications: 1\nrun: {arrivals: 9223372036854775807}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n",
+			"line 3, column 17: run.arrivals: must be at most 2^53 = 9007199254740992 (counts stay exact as float64), got 9223372036854775807"},
+		{"warmup past 2^53", "name: x\nreplications: 1\nrun: {arrivals: 10, warmup: 9223372036854775807}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n",
+			"line 3, column 29: run.warmup: must be at most 2^53 = 9007199254740992 (counts stay exact as float64), got 9223372036854775807"},
+		{"warmup+arrivals past 2^53", "name: x\nreplications: 1\nrun: {arrivals: 9007199254740992, warmup: 1}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n",
+			"run.arrivals: warmup+arrivals = 9007199254740993, more than 2^53 = 9007199254740992"},
+		{"drain_limit past 2^53", "name: x\nreplications: 1\nrun: {arrivals: 10, drain_limit: 9223372036854775807}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n",
+			"run.drain_limit: must be at most 2^53 = 9007199254740992, got 9223372036854775807"},
 		{"negative deadline", "name: x\nreplications: 1\nrun: {arrivals: 10, deadline: -1m}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "run.deadline: must be >= 0"},
 		{"seed in run", "name: x\nreplications: 1\nrun: {arrivals: 10, seed: 3}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "seed"},
 		// Text with a suffix was cut to its leading number (fmt.Sscan):

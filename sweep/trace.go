@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime"
 	"strings"
 	"syscall"
 
+	"github.com/msjfarm/msjfarm/internal/termtext"
 	"github.com/msjfarm/msjfarm/model/swf"
 	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/sim"
@@ -310,14 +312,14 @@ func readLimited(path string, limit int64, what string) ([]byte, error) {
 func openLimited(path string, limit int64, what string) (*os.File, io.Reader, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", what, err)
+		return nil, nil, openErr(what, path, err)
 	}
 	if err := regular(fi, limit, what, path); err != nil {
 		return nil, nil, err
 	}
 	fd, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", what, err)
+		return nil, nil, openErr(what, path, err)
 	}
 	if fi, err = fd.Stat(); err == nil {
 		err = regular(fi, limit, what, path)
@@ -334,6 +336,43 @@ func openLimited(path string, limit int64, what string) (*os.File, io.Reader, er
 	return fd, &grewReader{r: fd, left: limit, err: &grewError{what, path, limit}}, nil
 }
 
+// openErr says in words why the file at path could not be opened: the
+// system's error named its call and printed the path raw ("trace.file:
+// stat \e]0;pwn\a.swf: no such file or directory" retitled the
+// terminal). It wraps err, for errors.Is.
+func openErr(what, path string, err error) error {
+	why := "cannot be read"
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		why = "does not exist"
+	case errors.Is(err, fs.ErrPermission):
+		why = "cannot be read: permission denied"
+	default:
+		if pe, ok := errors.AsType[*fs.PathError](err); ok {
+			why += ": " + pe.Err.Error()
+		} else {
+			why += ": " + err.Error()
+		}
+	}
+	return &fileError{msg: fmt.Sprintf("%s: %s %s", what, shownPath(path), why), err: err}
+}
+
+// fileError is openErr's error: its message, and the system's error it
+// wraps.
+type fileError struct {
+	msg string
+	err error
+}
+
+func (e *fileError) Error() string { return e.msg }
+func (e *fileError) Unwrap() error { return e.err }
+
+// shownPath is a path as errors show it: its control characters
+// escaped (termtext.OneLine), since the errors of the sweep file itself
+// reach the terminal without passing through Error, and clipped to
+// maxQuoted bytes.
+func shownPath(path string) string { return termtext.Clip(termtext.OneLine(path), maxQuoted) }
+
 // grewError: a file grew past its limit while it was read.
 type grewError struct {
 	what, path string
@@ -341,7 +380,7 @@ type grewError struct {
 }
 
 func (e *grewError) Error() string {
-	return fmt.Sprintf("%s: %s grew past the limit of %d bytes while being read", e.what, e.path, e.limit)
+	return fmt.Sprintf("%s: %s grew past the limit of %d bytes while being read", e.what, shownPath(e.path), e.limit)
 }
 
 // grewReader reads at most left bytes from r, then fails with err if r
@@ -372,10 +411,10 @@ func (g *grewReader) Read(p []byte) (int, error) {
 
 func regular(fi os.FileInfo, limit int64, what, path string) error {
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s: %s is %s, not a regular file: refused without reading it", what, path, kind(fi.Mode()))
+		return fmt.Errorf("%s: %s is %s, not a regular file: refused without reading it", what, shownPath(path), kind(fi.Mode()))
 	}
 	if limit > 0 && fi.Size() > limit {
-		return fmt.Errorf("%s: %s has %d bytes, more than the limit of %d", what, path, fi.Size(), limit)
+		return fmt.Errorf("%s: %s has %d bytes, more than the limit of %d", what, shownPath(path), fi.Size(), limit)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -171,6 +172,28 @@ func TestReadTraceFileRefusesSpecialFiles(t *testing.T) {
 	f.Trace.SHA256 = strings.Repeat("0", 64)
 	if _, err := sweep.ReadTraceFile(f, 1<<20); err == nil || !strings.Contains(err.Error(), "trace.sha256: the sweep says 000") {
 		t.Fatalf("mismatching sha256: %v", err)
+	}
+}
+
+// TestMissingFileSaidPlainly: a trace file, or a sweep file, that does
+// not exist is said so, with its path's control characters escaped. It
+// was the system's "trace.file: stat <path>: no such file or directory",
+// the path raw: a trace named "\e]0;pwn\a.swf" retitled the terminal.
+func TestMissingFileSaidPlainly(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ name, trace, want string }{
+		{"plain", "none.swf", "s.yaml:3:15: trace.file: " + filepath.Join(dir, "none.swf") + " does not exist"},
+		{"control characters", `"\e]0;pwn\a.swf"`, "s.yaml:3:15: trace.file: " + filepath.Join(dir, `\x1b]0;pwn\x07.swf`) + " does not exist"},
+	} {
+		f := loadTraceSweep(t, dir, c.trace)
+		_, err := sweep.ReadTraceFile(f, 1<<20)
+		if err == nil || !strings.HasSuffix(err.Error(), c.want) || !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: got %v, want it to end %q (and be fs.ErrNotExist)", c.name, err, c.want)
+		}
+	}
+	missing := filepath.Join(dir, "gone\x1b[2J.yaml")
+	if _, err := sweep.Load(missing); err == nil || err.Error() != "sweep file: "+filepath.Join(dir, `gone\x1b[2J.yaml`)+" does not exist" {
+		t.Errorf("a missing sweep file: %v", err)
 	}
 }
 

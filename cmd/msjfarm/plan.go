@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/msjfarm/msjfarm/local"
@@ -45,9 +46,9 @@ func dryRun(cmd string, ff *farmFlags, camp *sweep.Campaign, workers int, plugin
 	fmt.Printf("  tasks            %d\n", p.Tasks)
 	fmt.Printf("  already stored   %d (%d of them reused from other campaigns)\n", p.Stored, p.Reusable)
 	fmt.Printf("  to run           %d\n", p.ToRun)
-	fmt.Printf("  estimated CPU    %s\n", round(p.CPU))
+	fmt.Printf("  estimated CPU    %s\n", estimate(p.CPU))
 	par := min(p.Workers, p.Cores)
-	fmt.Printf("  estimated wall   %s on %d workers (%d cores here: %d at once): tasks %s, start-up and finalisation %s\n", round(p.Wall), p.Workers, p.Cores, par, round(p.Run), round(p.Finalise))
+	fmt.Printf("  estimated wall   %s on %d workers (%d cores here: %d at once): tasks %s, start-up and finalisation %s\n", estimate(p.Wall), p.Workers, p.Cores, par, estimate(p.Run), estimate(p.Finalise))
 	if p.Calibrated > 0 {
 		runs := fmt.Sprintf("%d rates × up to %d arrivals (no more than a task runs)", p.Calibrated, p.CalibrationArrivals)
 		if camp.File.Trace != nil { // its own arrivals: no rate, and at most the trace's jobs
@@ -65,12 +66,25 @@ func dryRun(cmd string, ff *farmFlags, camp *sweep.Campaign, workers int, plugin
 	return 0
 }
 
+// The longest Duration is what local.PlanCampaign says of an estimate
+// past it (292 years), printed as that.
 func round(d time.Duration) time.Duration {
 	switch {
+	case d == math.MaxInt64:
+		return d
 	case d >= time.Minute:
 		return d.Round(time.Second)
 	case d >= time.Second:
 		return d.Round(10 * time.Millisecond)
 	}
 	return d.Round(time.Millisecond)
+}
+
+// estimate is a planned duration as the dry run prints it: rounded, and
+// "more than 292 years" past the longest Duration.
+func estimate(d time.Duration) string {
+	if d == math.MaxInt64 {
+		return "more than 292 years"
+	}
+	return round(d).String()
 }

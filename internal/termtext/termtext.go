@@ -5,6 +5,7 @@ package termtext
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -73,14 +74,35 @@ const MaxMessage = 16 << 10
 // Clip is s cut to at most max bytes (at a character boundary), saying
 // how much was left out.
 func Clip(s string, max int) string {
-	if len(s) <= max {
+	kept, more := cut(s, max)
+	if more == 0 {
 		return s
 	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	return fmt.Sprintf("%s… (%d bytes more)", kept, more)
+}
+
+// Quote is s quoted as %q quotes it (control characters escaped), cut
+// like Clip: for a value someone wrote, quoted back in an error (a sweep's
+// 1 MB workload name was quoted whole).
+func Quote(s string, max int) string {
+	kept, more := cut(s, max)
+	if more == 0 {
+		return strconv.Quote(s)
 	}
-	return fmt.Sprintf("%s… (%d bytes more)", s[:cut], len(s)-cut)
+	return fmt.Sprintf("%s… (%d bytes more)", strconv.Quote(kept), more)
+}
+
+// cut is the first max bytes of s, cut at a character boundary, and the
+// number of bytes after them.
+func cut(s string, max int) (string, int) {
+	if len(s) <= max {
+		return s, 0
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], len(s) - n
 }
 
 // JoinMax joins the first max of names with ", " and says how many more
