@@ -53,6 +53,16 @@ func honest() (*sweep.Task, *sim.Result) {
 	return t, r
 }
 
+// halveTimes halves honest()'s response and waiting times and its means
+// in system and in queue (Little's law still holds), keeps its sizes, and
+// gives it preemption p.
+func halveTimes(r *sim.Result, p string) {
+	r.Preemption = p
+	scaleResponses(r, 0.5)
+	r.Overall.MeanWait, r.Classes[0].MeanWait, r.Classes[1].MeanWait = 0.625, 0.25, 4
+	r.MeanInSystem, r.MeanInQueue = 3, 1
+}
+
 // scaleResponses multiplies every mean response time of r by f.
 func scaleResponses(r *sim.Result, f float64) {
 	r.Overall.MeanResponse *= f
@@ -201,20 +211,10 @@ func TestCheck(t *testing.T) {
 		}, "overall.mean_response"},
 		// Halved response and waiting times with the mean in system halved
 		// too (Little holds), beside honest sizes: stored before.
-		{"times halved", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
-			r.Preemption = "none"
-			scaleResponses(r, 0.5)
-			r.Overall.MeanWait, r.Classes[0].MeanWait, r.Classes[1].MeanWait = 0.625, 0.25, 4
-			r.MeanInSystem, r.MeanInQueue = 3, 1
-		}, "overall.mean_response"},
+		{"times halved", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { halveTimes(r, "none") }, "overall.mean_response"},
 		// A preempting policy is not checked so: a resource-pooled server
 		// serves faster than its jobs' sizes (see splitTol).
-		{"times halved, preempting", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
-			r.Preemption = "resume"
-			scaleResponses(r, 0.5)
-			r.Overall.MeanWait, r.Classes[0].MeanWait, r.Classes[1].MeanWait = 0.625, 0.25, 4
-			r.MeanInSystem, r.MeanInQueue = 3, 1
-		}, ""},
+		{"times halved, preempting", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { halveTimes(r, "resume") }, ""},
 		{"Little 6.17", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.MeanInSystem = 6.17 }, ""},
 		{"Little 6.18", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.MeanInSystem = 6.18 }, "mean_in_system"},
 		{"Little 5.83", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.MeanInSystem = 5.83 }, ""},
