@@ -191,6 +191,17 @@ func Reflect() *jsonschema.Schema {
 		p.Minimum = "1"
 	}
 	s.Definitions["Precision"].Required = []string{"metric", "rel_half_width", "max_replications"}
+	// The run's bounds (sim.Config.Validate): counts exact as float64, a
+	// series a stored result can hold.
+	run := s.Definitions["RunSpec"]
+	for key, lo := range map[string]string{"arrivals": "1", "warmup": "0", "drain_limit": "0"} {
+		if p, ok := run.Properties.Get(key); ok {
+			p.Minimum, p.Maximum = json.Number(lo), json.Number(strconv.FormatInt(sim.MaxArrivals, 10))
+		}
+	}
+	if p, ok := run.Properties.Get("series_max"); ok {
+		p.Minimum, p.Maximum = "0", json.Number(strconv.Itoa(sim.MaxSeriesMax))
+	}
 	return s
 }
 
