@@ -866,7 +866,7 @@ func (h *Host) launch(key procKey) (*starting, error) {
 	s.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake(),
 		Plugins:          plugin.PluginSet{wire.PluginKey: &wire.GRPCPlugin{}},
-		RunnerFunc:       runnerFunc(sp.Cmd, secure, started, w.exited),
+		RunnerFunc:       runnerFunc(sp.Cmd, secure, started, w),
 		SkipHostEnv:      true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           budgetLogger{Logger: h.logger.Named(filepath.Base(key.path)), b: budget},
@@ -1476,6 +1476,11 @@ func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, d
 	msg := "lost the connection to the plugin (" + termtext.Clip(st.Message(), termtext.MaxMessage) + ")"
 	if exited {
 		msg = "the plugin process exited during the replication"
+		// How (a deterministic crash is retried, and each attempt said
+		// only that it exited).
+		if st := p.w.status.Load(); st != nil {
+			msg += " (" + *st + ")"
+		}
 	}
 	e := h.errorf(ErrCrash, p.key, policy, "%s", msg)
 	e.Stderr = p.stderr.String()

@@ -199,7 +199,7 @@ func TestCrash(t *testing.T) {
 	req := request(t, "crash", 5000, 1)
 	req.Params = map[string]any{"after": 1000}
 	_, err := h.Run(context.Background(), b, req, pluginhost.RunOptions{})
-	wantKind(t, err, pluginhost.ErrCrash, "exited", "crashy: deliberate crash at arrival 1000", "goroutine")
+	wantKind(t, err, pluginhost.ErrCrash, "exited during the replication (exit status 2)", "crashy: deliberate crash at arrival 1000", "goroutine")
 	if !err.(*pluginhost.Error).Retryable() {
 		t.Error("a crash should be retryable")
 	}

@@ -27,7 +27,7 @@ type procRunner struct {
 	secure         *plugin.SecureConfig // checked here: go-plugin checks only a Cmd of its own
 	stdout, stderr io.ReadCloser
 	started        func(pid int) // called once, right after the process started
-	exited         chan struct{} // closed once the process has been reaped
+	w              *watcher      // its exited is closed, and status set, once the process has been reaped
 	pid            int
 }
 
@@ -37,7 +37,7 @@ type procRunner struct {
 // for a runner of its own: a plugin listens in its private TMPDIR, the
 // only place the host connects to (start), and the directory go-plugin
 // makes, in the host's temporary directory, is removed.
-func runnerFunc(cmd *exec.Cmd, secure *plugin.SecureConfig, started func(int), exited chan struct{}) func(_ hclog.Logger, spec *exec.Cmd, socketDir string) (runner.Runner, error) {
+func runnerFunc(cmd *exec.Cmd, secure *plugin.SecureConfig, started func(int), w *watcher) func(_ hclog.Logger, spec *exec.Cmd, socketDir string) (runner.Runner, error) {
 	return func(_ hclog.Logger, spec *exec.Cmd, socketDir string) (runner.Runner, error) {
 		for _, kv := range spec.Env {
 			if !strings.HasPrefix(kv, plugin.EnvUnixSocketDir+"=") {
@@ -47,7 +47,7 @@ func runnerFunc(cmd *exec.Cmd, secure *plugin.SecureConfig, started func(int), e
 		if socketDir != "" {
 			_ = os.Remove(socketDir)
 		}
-		r := &procRunner{cmd: cmd, secure: secure, started: started, exited: exited}
+		r := &procRunner{cmd: cmd, secure: secure, started: started, w: w}
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			return nil, err
@@ -71,7 +71,7 @@ func (r *procRunner) Start(context.Context) error {
 		}
 	}
 	if err := r.cmd.Start(); err != nil {
-		close(r.exited)
+		close(r.w.exited)
 		return err
 	}
 	r.pid = r.cmd.Process.Pid
@@ -80,8 +80,13 @@ func (r *procRunner) Start(context.Context) error {
 }
 
 func (r *procRunner) Wait(context.Context) error {
-	defer close(r.exited)
-	return r.cmd.Wait()
+	defer close(r.w.exited)
+	err := r.cmd.Wait()
+	if st := r.cmd.ProcessState; st != nil {
+		s := st.String()
+		r.w.status.Store(&s)
+	}
+	return err
 }
 
 func (r *procRunner) Kill(context.Context) error {

@@ -43,6 +43,9 @@ type watcher struct {
 	budget *logBudget // its log's: an exit watch causes is expected
 	exited chan struct{}
 	pid    int
+	// status is how the process ended ("exit status 2", "signal:
+	// killed"), set before exited is closed.
+	status atomic.Pointer[string]
 	// proc is the process once it answered Info: killed through it, the
 	// replications it ran then are known (killNow).
 	proc atomic.Pointer[proc]
