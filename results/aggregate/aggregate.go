@@ -23,6 +23,7 @@ import (
 	"sync"
 
 	"github.com/msjfarm/msjfarm/internal/wire"
+	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/results/metric"
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/sim"
@@ -247,8 +248,8 @@ type Point struct {
 	// to the bit, another replication's of a different seed
 	// (identicalReplications): the policy's code did not use its seed, so
 	// the point is one run counted several times and its ±0 interval is no
-	// precision. Always 0 for a replayed trace, whose replications are the
-	// same jobs.
+	// precision. Always 0 for a replayed trace or a D/D/k workload, whose
+	// replications are the same jobs.
 	NIdentical int    `json:"n_identical,omitempty"`
 	LowerBound bool   `json:"lower_bound"`
 	Verdict    string `json:"verdict"`
@@ -447,15 +448,16 @@ func (p *Point) count(r *record.Record) bool {
 // it re-runs the same binary, which gives the same run again. A replayed
 // trace is the same jobs in every replication, so a deterministic
 // policy's replications are identical there by design (the submission
-// warns of it): its records are left out, as are runs with no departure
-// (every mean 0).
+// warns of it): its records are left out, as are a workload's that draws
+// no random number (drawsNothing) and runs with no departure (every mean
+// 0).
 func identicalReplications(recs []*record.Record) int {
 	type sums struct{ t, v, l uint64 }
 	first := make(map[sums]uint64, len(recs)) // the seed of the first run with those sums
 	n := 0
 	for _, r := range recs {
 		res := r.Result
-		if r.Task.Trace != nil || res.Overall.Count == 0 {
+		if r.Task.Trace != nil || res.Overall.Count == 0 || drawsNothing(&r.Task) {
 			continue
 		}
 		k := sums{math.Float64bits(res.Overall.MeanResponse), math.Float64bits(res.Overall.VarResponse), math.Float64bits(res.MeanInSystem)}
@@ -466,6 +468,23 @@ func identicalReplications(recs []*record.Record) int {
 		}
 	}
 	return n
+}
+
+// drawsNothing reports whether task t's jobs are the same whatever its
+// seed: one class, with deterministic service times, arriving at
+// deterministic intervals (a D/D/k system), whose deterministic policy's
+// replications are identical by design, as a replayed trace's are. With
+// two classes the class of each arrival is drawn.
+func drawsNothing(t *sweep.Task) bool {
+	if len(t.Workload.Classes) != 1 || t.Interarrival == nil {
+		return false
+	}
+	det := func(sp dist.Spec) bool {
+		d, err := sp.Build()
+		_, ok := d.(*dist.Deterministic)
+		return err == nil && ok
+	}
+	return det(t.Workload.Classes[0].Service) && det(*t.Interarrival)
 }
 
 func contains(xs []string, s string) bool {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/results/metric"
 	"github.com/msjfarm/msjfarm/results/record"
@@ -416,16 +417,24 @@ func TestCapCounters(t *testing.T) {
 // seed), and said in summary.csv; a replayed trace's and runs without a
 // departure are not. Point D: four seeds, the first three results the same
 // sums (res(1, 0.5, 4) each), the fourth another: 2 repeat the first. E:
-// the same four on a replayed trace: 0. F: two runs with no departure
-// (every mean 0): 0.
+// the same four on a replayed trace: 0. F: runs with no departure (every
+// mean 0): 0. G: the same four as D on a D/D/k system (one class,
+// deterministic service and inter-arrival times), which draws no random
+// number: 0.
 func TestIdenticalReplications(t *testing.T) {
 	var tasks []sweep.Task
 	rec := map[string]*record.Record{}
-	for _, pt := range []string{"D", "E", "F"} {
+	one := 1.0
+	det := dist.Spec{Dist: "det", Mean: &one}
+	for _, pt := range []string{"D", "E", "F", "G"} {
 		for r := range 4 {
 			tk := task(pt, r, "fcfs", map[string]any{}, map[string]any{"arrival_rate": 2.0}, 2)
-			if pt == "E" {
+			switch pt {
+			case "E":
 				tk.Trace = &sweep.TraceRef{SHA256: strings.Repeat("a", 64), Size: 1, TimeScale: 1}
+			case "G":
+				tk.Workload = workload.Spec{Name: "dd", Servers: 2, Classes: []workload.ClassSpec{{Name: "only", Need: 1, Share: 1, Service: det}}}
+				tk.Interarrival = &det
 			}
 			var out *sim.Result
 			switch {
@@ -442,7 +451,7 @@ func TestIdenticalReplications(t *testing.T) {
 		}
 	}
 	pts := Summarize(tasks, rec)
-	for i, want := range []int{2, 0, 0} {
+	for i, want := range []int{2, 0, 0, 0} {
 		if got := pts[i].NIdentical; got != want {
 			t.Errorf("point %s: %d identical replications, want %d", pts[i].Point, got, want)
 		}
