@@ -93,11 +93,9 @@ func Resolve(schema []Param, given map[string]any) (Values, error) {
 	return out, nil
 }
 
-// maxShown is how many bytes of a value a user wrote a parameter's error
-// quotes: a sweep's 1 MB parameter value was quoted whole.
-const maxShown = 256
-
-func quoteShown(s string) string { return termtext.Quote(s, maxShown) }
+// quoteShown is a value a user wrote, as a parameter's error quotes it:
+// a sweep's 1 MB parameter value was quoted whole.
+func quoteShown(s string) string { return termtext.Quote(s, termtext.MaxQuoted) }
 
 func paramNames(schema []Param) string {
 	if len(schema) == 0 {
@@ -112,7 +110,7 @@ func paramNames(schema []Param) string {
 
 func coerce(p Param, v any) (any, error) {
 	bad := func(why string) error {
-		got := termtext.Clip(fmt.Sprint(v), maxShown)
+		got := termtext.Clip(fmt.Sprint(v), termtext.MaxQuoted)
 		if t, isText := v.(string); isText {
 			got = "the text " + quoteShown(t)
 		}

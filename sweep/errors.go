@@ -71,9 +71,8 @@ func (e *Error) Error() string {
 }
 
 // maxQuoted is how many bytes of a value written in the file an error
-// quotes: a 1 MB workload name was quoted whole in its error, and a
-// 50 MB policy name took 1 GB and 48 s to report.
-const maxQuoted = 256
+// quotes (termtext.MaxQuoted).
+const maxQuoted = termtext.MaxQuoted
 
 // quoted is s quoted as %q quotes it (control characters escaped), cut
 // to maxQuoted bytes with the number of bytes left out said after it.

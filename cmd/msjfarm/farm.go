@@ -1369,28 +1369,22 @@ func comparisonCell(verdict, rel, lo, hi string) string {
 // converged verdict failed adds NOT CONVERGED with its count, and one with
 // identical replications IDENTICAL with theirs.
 func pointStatus(get func(string) string) string {
-	s := verdictStatus(get)
+	notes := []string{verdictStatus(get)}
 	// Replications that repeat another seed's run to the bit: the
 	// policy's code ignored its seed, and the interval is ±0 for nothing.
 	if n := get("n_identical"); n != "" && n != "0" {
-		note := "IDENTICAL (" + n + " of " + get("n") + " repeat another seed's run: the policy ignores its seed)"
-		if s == "" {
-			s = note
-		} else {
-			s += "; " + note
-		}
+		notes = append(notes, "IDENTICAL ("+n+" of "+get("n")+" repeat another seed's run: the policy ignores its seed)")
 	}
 	// Run-length adequacy is a warning next to a stable verdict (an
 	// unstable point has no steady state to converge to: its verdict says
 	// more).
 	if get("converged") == "false" && get("verdict") != "unstable" && get("verdict") != "undecided" {
-		note := "NOT CONVERGED (" + get("n_unconverged") + " of " + get("n") + ")"
-		if s == "" {
-			return note
-		}
-		return s + "; " + note
+		notes = append(notes, "NOT CONVERGED ("+get("n_unconverged")+" of "+get("n")+")")
 	}
-	return s
+	if notes[0] == "" {
+		notes = notes[1:]
+	}
+	return strings.Join(notes, "; ")
 }
 
 func verdictStatus(get func(string) string) string {

@@ -66,12 +66,8 @@ func dryRun(cmd string, ff *farmFlags, camp *sweep.Campaign, workers int, plugin
 	return 0
 }
 
-// The longest Duration is what local.PlanCampaign says of an estimate
-// past it (292 years), printed as that.
 func round(d time.Duration) time.Duration {
 	switch {
-	case d == math.MaxInt64:
-		return d
 	case d >= time.Minute:
 		return d.Round(time.Second)
 	case d >= time.Second:

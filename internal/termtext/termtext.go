@@ -81,6 +81,11 @@ func Clip(s string, max int) string {
 	return fmt.Sprintf("%s… (%d bytes more)", kept, more)
 }
 
+// MaxQuoted is how much of a value someone wrote an error quotes back
+// (Quote): a sweep's 1 MB workload name was quoted whole in its error,
+// and a 50 MB policy name took 1 GB and 48 s to report.
+const MaxQuoted = 256
+
 // Quote is s quoted as %q quotes it (control characters escaped), cut
 // like Clip: for a value someone wrote, quoted back in an error (a sweep's
 // 1 MB workload name was quoted whole).

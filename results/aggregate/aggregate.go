@@ -452,12 +452,17 @@ func (p *Point) count(r *record.Record) bool {
 // no random number (drawsNothing) and runs with no departure (every mean
 // 0).
 func identicalReplications(recs []*record.Record) int {
+	// A point's replications share their workload and trace: its task
+	// says for them all.
+	if len(recs) < 2 || recs[0].Task.Trace != nil || drawsNothing(&recs[0].Task) {
+		return 0
+	}
 	type sums struct{ t, v, l uint64 }
 	first := make(map[sums]uint64, len(recs)) // the seed of the first run with those sums
 	n := 0
 	for _, r := range recs {
 		res := r.Result
-		if r.Task.Trace != nil || res.Overall.Count == 0 || drawsNothing(&r.Task) {
+		if res.Overall.Count == 0 {
 			continue
 		}
 		k := sums{math.Float64bits(res.Overall.MeanResponse), math.Float64bits(res.Overall.VarResponse), math.Float64bits(res.MeanInSystem)}

@@ -78,10 +78,11 @@ func (w *stallWatch) stop() {
 func (h *Host) stallError(p *proc, policy string, sent bool) error {
 	h.logger.Error("plugin's engine loop stopped beating; killing its process", "binary", p.key.path, "policy", policy, "stall", h.cfg.Stall, "pid", p.info.PID, "result_sent", sent)
 	h.retireHung(p)
-	e := h.errorf(ErrStalled, p.key, policy, "the engine loop made no progress for %v (it signals every 1,024 events): the policy's code does not return, or 1,024 events take that long (--plugin-stall); %s", h.cfg.Stall, p.killNote())
+	format := "the engine loop made no progress for %v (it signals every 1,024 events): the policy's code does not return, or 1,024 events take that long (--plugin-stall); %s"
 	if sent {
-		e = h.errorf(ErrStalled, p.key, policy, "the plugin sent its result, then did not end the call for %v (--plugin-stall): a server that sends a result must return from Run; its result is not used, and %s", h.cfg.Stall, p.killNote())
+		format = "the plugin sent its result, then did not end the call for %v (--plugin-stall): a server that sends a result must return from Run; its result is not used, and %s"
 	}
+	e := h.errorf(ErrStalled, p.key, policy, format, h.cfg.Stall, p.killNote())
 	e.Stderr = p.stderr.String()
 	return e
 }

@@ -401,10 +401,10 @@ func (c *checker) classRanges(prefix string, cs sim.ClassStats) error {
 // serves at rate one: the resource-pooled single servers of the papers
 // (srpt-1) serve a job of need n on k servers n/k as long, so a job that
 // never waited leaves before its size, and the identity fails by far;
-// they preempt, and the check is made only where preemption is none. The instants are
-// at most about the window's length times (warmup + arrivals) / arrivals
-// (the time since the start, at the window's arrival rate); 10⁻¹⁴ of that
-// is 45 units in the last place. Without this check a plugin halved its
+// they preempt, and the check is made only where preemption is none.
+// The instants are at most about the window's length times (warmup +
+// arrivals) / arrivals (the time since the start, at the window's
+// arrival rate); 10⁻¹⁴ of that is 45 units in the last place. Without this check a plugin halved its
 // response and waiting times and mean in system alike (Little's law held)
 // and its result was stored beside an honest mean size.
 func (c *checker) splitTol(cs sim.ClassStats) float64 {
@@ -435,8 +435,8 @@ func (c *checker) counts() error {
 	case !r.Truncated && n+u != r.Arrivals:
 		return c.fail("overall.count", "%d departed + %d undeparted, but %d measured arrivals", n, u, r.Arrivals)
 	}
-	// No run handles 2^53 events (three centuries of a core at the
-	// engine's pace): a plugin's 2^64−1 was stored and fed the workers'
+	// No run handles 2^53 events (some twenty years of a core at the
+	// engine's 1.5·10^7 a second): a plugin's 2^64−1 was stored and fed the workers'
 	// events counter and rate on the monitoring page.
 	if r.Events > maxEvents {
 		return c.fail("events", "%d, more than 2^53: no replication handles that many", r.Events)
