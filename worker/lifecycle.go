@@ -16,6 +16,7 @@ import (
 	"github.com/msjfarm/msjfarm/results/record"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
+	"github.com/msjfarm/msjfarm/worker/pluginhost"
 	"github.com/msjfarm/msjfarm/worker/resultcheck"
 )
 
@@ -219,6 +220,9 @@ func (w *Worker) conclude(hard context.Context, d *delivery) verdict {
 		d.err = d.runCause
 	}
 	d.err = deadlineVerdict(d.deadlineHit, d.attempt, d.err)
+	if how, ok := pluginhost.SoleCrash(d.err); ok && d.attempt > 1 {
+		d.err = crashVerdict(d.attempt, d.err, how, w.previousState(d.c, d.t.ID).Crash)
+	}
 	return w.retryOrFail(hard, d)
 }
 
@@ -499,7 +503,8 @@ func (w *Worker) settleRetried(d *delivery) {
 	} else {
 		w.o.Logf("worker %s: task %s attempt %d: %v (will retry)", w.o.Name, t.ID, d.attempt, d.err)
 	}
-	w.setState(c, t.ID, protocol.TaskState{State: protocol.StateRetrying, Attempt: d.attempt, Error: d.err.Error()})
+	crash, _ := pluginhost.SoleCrash(d.err)
+	w.setState(c, t.ID, protocol.TaskState{State: protocol.StateRetrying, Attempt: d.attempt, Error: d.err.Error(), Crash: crash})
 	w.logRun("retry", c, t.ID, d.attempt)
 	_ = d.msg.NakWithDelay(w.o.RetryDelay * time.Duration(d.attempt))
 	w.Stats.Retried.Add(1)
@@ -514,7 +519,8 @@ func (w *Worker) settlePassed(d *delivery) {
 	if w.o.Log == nil {
 		w.o.Logf("worker %s: task %s: %v (passed on)", w.o.Name, t.ID, d.err)
 	}
-	w.setState(c, t.ID, protocol.TaskState{State: protocol.StateRetrying, Attempt: d.attempt, Error: d.err.Error()})
+	crash, _ := pluginhost.SoleCrash(d.err)
+	w.setState(c, t.ID, protocol.TaskState{State: protocol.StateRetrying, Attempt: d.attempt, Error: d.err.Error(), Crash: crash})
 	w.logRun("pass", c, t.ID, d.attempt)
 	w.Stats.Retried.Add(1)
 	w.held.Add(1)

@@ -475,6 +475,23 @@ func (r *PluginRunner) taskError(ctx context.Context, err error) error {
 	return err
 }
 
+// crashVerdict makes a crash permanent when the plugin process, running
+// this replication alone, ended the same way (how: its exit and crash
+// line, pluginhost.SoleCrash) as on the task's previous attempt (prev, its
+// state's Crash): a replication is a function
+// of its seed, so a panic in policy code, or the address-space limit
+// reached, comes back on every attempt, and each of the max-deliver
+// attempts ran up to the crash again (a crash at the end of a ten-minute
+// replication cost fifty). A crash while the process ran other
+// replications, or one that ended another way, is retried: a neighbour
+// may have caused it, or the machine.
+func crashVerdict(attempt int, err error, how, prev string) error {
+	if attempt < 2 || how == "" || how != prev {
+		return err
+	}
+	return &PermanentError{fmt.Errorf("the plugin process crashed the same way (%s) on 2 attempts in a row, each time running this replication alone: the task's seed reproduces it: %w", how, err)}
+}
+
 // deadlineVerdict makes a deadline (or a stall: pluginhost.ErrStalled) on
 // a task's second (or later) attempt permanent: a replication that overran its deadline twice hangs or is too
 // long for it, and another max-deliver attempts of up to run.deadline each

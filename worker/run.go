@@ -136,7 +136,8 @@ func (w *Worker) markRunning(d *delivery, ended <-chan struct{}) <-chan struct{}
 		}
 		st := protocol.TaskState{State: protocol.StateRunning, Attempt: d.attempt}
 		if d.attempt > 1 {
-			st.Error = w.previousError(d.c, d.t.ID)
+			prev := w.previousState(d.c, d.t.ID)
+			st.Error, st.Crash = prev.Error, prev.Crash
 		}
 		w.setState(d.c, d.t.ID, st)
 	}()
@@ -174,18 +175,15 @@ const heartbeatRead = time.Second
 
 var errCampaignCancelled = errors.New("campaign cancelled")
 
-// previousError is the error the task's state reports (its previous
-// attempt's), or "".
-func (w *Worker) previousError(c, tid string) string {
+// previousState is the task's state (its previous attempt's error and
+// crash), or the zero state when it cannot be read.
+func (w *Worker) previousState(c, tid string) protocol.TaskState {
+	var st protocol.TaskState
 	ctx, cancel := ioCtx()
 	defer cancel()
 	e, err := w.h.TaskStates.Get(ctx, protocol.TaskKey(c, tid))
-	if err != nil {
-		return ""
+	if err != nil || json.Unmarshal(e.Value(), &st) != nil {
+		return protocol.TaskState{}
 	}
-	var st protocol.TaskState
-	if json.Unmarshal(e.Value(), &st) != nil {
-		return ""
-	}
-	return st.Error
+	return st
 }

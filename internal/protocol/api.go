@@ -53,10 +53,17 @@ const (
 
 // TaskState is the value of a msjfarm_tasks entry.
 type TaskState struct {
-	State   string    `json:"state"`
-	Worker  string    `json:"worker,omitempty"`
-	Attempt int       `json:"attempt,omitempty"`
-	Error   string    `json:"error,omitempty"`
+	State   string `json:"state"`
+	Worker  string `json:"worker,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
+	Error   string `json:"error,omitempty"`
+	// Crash is how the plugin process ended when an attempt crashed it
+	// while running this replication alone ("exit status 2: panic: ..."),
+	// carried
+	// into the next attempt's running state: a second attempt that ends
+	// the same way fails the task (the seed reproduces the crash) instead
+	// of spending the remaining deliveries.
+	Crash   string    `json:"crash,omitempty"`
 	Updated time.Time `json:"updated"`
 }
 

@@ -1,6 +1,7 @@
 package pluginhost
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -77,7 +78,34 @@ type Error struct {
 	// ErrThreads) while it ran other replications too, and which of them
 	// crossed it is not known. Such an error is retried: on the farm, the
 	// honest replications beside a thread bomb failed with it, for good.
+	// For ErrCrash, the process that died ran other replications too:
+	// which of them crashed it is not known either.
 	Shared bool
+	// Exit is how a crashed process ended (ErrCrash: "exit status 2",
+	// "signal: segmentation fault"; "" when only the connection was seen
+	// to break).
+	Exit string
+	// CrashLine is the Go crash's own line in its stderr ("panic: ...",
+	// "fatal error: ..."), if any (ErrCrash).
+	CrashLine string
+}
+
+// SoleCrash reports how a plugin process that crashed while it ran only
+// this replication ended (ErrCrash, not Shared, Exit known): its exit and
+// its crash line ("exit status 2: panic: index out of range [3] with
+// length 3"). A crash its seed reproduces ends the same way on every
+// attempt; the crash line tells it from a neighbour's thread bomb or the
+// machine's memory running out, which end a Go process with the same
+// status.
+func SoleCrash(err error) (how string, ok bool) {
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != ErrCrash || e.Shared || e.Exit == "" {
+		return "", false
+	}
+	if e.CrashLine == "" {
+		return e.Exit, true
+	}
+	return termtext.Printable(e.Exit + ": " + e.CrashLine), true
 }
 
 func (e *Error) Error() string {

@@ -446,6 +446,15 @@ func (p *proc) killNote() string {
 	return "the plugin process was killed"
 }
 
+// crashNote is what a crash's error adds when the process ran other
+// replications too: any of them may have crashed it.
+func (p *proc) crashNote() string {
+	if n := p.killedRunning.Load(); n > 1 {
+		return fmt.Sprintf(" while it ran %d replications; which of them crashed it is not known", n)
+	}
+	return ""
+}
+
 func (p *proc) sharedNote() string {
 	if n := p.killedRunning.Load(); n > 1 {
 		return fmt.Sprintf(" while it ran %d replications; which crossed the bound is not known, so each is retried", n)
@@ -1474,16 +1483,22 @@ func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, d
 		return e
 	}
 	msg := "lost the connection to the plugin (" + termtext.Clip(st.Message(), termtext.MaxMessage) + ")"
+	exit := ""
 	if exited {
 		msg = "the plugin process exited during the replication"
 		// How (a deterministic crash is retried, and each attempt said
-		// only that it exited).
+		// only that it exited): the worker fails a task whose process
+		// ends the same way twice running it alone (SoleCrash).
 		if st := p.w.status.Load(); st != nil {
-			msg += " (" + *st + ")"
+			exit = *st
+			msg += " (" + exit + ")"
 		}
 	}
-	e := h.errorf(ErrCrash, p.key, policy, "%s", msg)
-	e.Stderr = p.stderr.String()
+	p.mu.Lock()
+	p.killedRunning.CompareAndSwap(0, int64(p.inflight)) // the first call to fail sees them all
+	p.mu.Unlock()
+	e := h.errorf(ErrCrash, p.key, policy, "%s%s", msg, p.crashNote())
+	e.Stderr, e.Shared, e.Exit, e.CrashLine = p.stderr.String(), p.killedRunning.Load() > 1, exit, p.stderr.crashLine()
 	return e
 }
 

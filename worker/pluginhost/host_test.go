@@ -203,12 +203,48 @@ func TestCrash(t *testing.T) {
 	if !err.(*pluginhost.Error).Retryable() {
 		t.Error("a crash should be retryable")
 	}
+	const how = "exit status 2: panic: crashy: deliberate crash at arrival 1000"
+	if got, ok := pluginhost.SoleCrash(err); !ok || got != how {
+		t.Errorf("SoleCrash = %q, %v; want %q, true (the process ran this replication alone)", got, ok, how)
+	}
 	out, err := h.Run(context.Background(), b, request(t, "fcfs", 2000, 1), pluginhost.RunOptions{})
 	if err != nil {
 		t.Fatalf("after the crash: %v", err)
 	}
 	if out.Result.Overall.Count != 2000 || h.Starts() != 2 {
 		t.Errorf("after the crash: %d jobs, %d starts; want 2000 and 2", out.Result.Overall.Count, h.Starts())
+	}
+}
+
+// A crash while the process runs two replications is each one's crash,
+// Shared: which of them crashed it is not known, so neither is taken for
+// a crash its seed reproduces (SoleCrash), and the message says so.
+func TestCrashShared(t *testing.T) {
+	h := newHost(t, pluginhost.Config{MaxConcurrent: 2})
+	b := pluginhost.Binary{Path: binary("crashy")}
+	running := make(chan struct{})
+	var once sync.Once
+	slowErr := make(chan error, 1)
+	go func() {
+		// 1 ms an arrival: 20 s unless the crash ends it.
+		_, err := h.Run(context.Background(), b, request(t, "slow", 20000, 1), pluginhost.RunOptions{
+			ProgressInterval: time.Millisecond,
+			Progress:         func(done, _ int64) { once.Do(func() { close(running) }) }})
+		slowErr <- err
+	}()
+	<-running
+	// The crash comes after the plugin has reported progress: a call on a
+	// reused process that dies before it heard anything is retried once on
+	// a fresh process, where it would crash alone.
+	req := request(t, "crash", 2000000, 2)
+	req.Params = map[string]any{"after": 1000000}
+	_, err := h.Run(context.Background(), b, req, pluginhost.RunOptions{
+		ProgressInterval: time.Millisecond, Progress: func(int64, int64) {}})
+	for _, err := range []error{err, <-slowErr} {
+		wantKind(t, err, pluginhost.ErrCrash, "(exit status 2) while it ran 2 replications; which of them crashed it is not known")
+		if _, ok := pluginhost.SoleCrash(err); ok || !err.(*pluginhost.Error).Shared {
+			t.Errorf("a crash of a process running two replications: SoleCrash %v, Shared %v; want false, true", ok, err.(*pluginhost.Error).Shared)
+		}
 	}
 }
 

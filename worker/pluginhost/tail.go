@@ -63,6 +63,16 @@ func runtimeLines(kept, before []byte) string {
 	return s.String()
 }
 
+// crashLine is the last Go crash headline's own line ("panic: ...",
+// "fatal error: ..."), without the runtime's lines before it, which hold
+// counts that differ from one crash to the next; "" if none was seen.
+func (t *tail) crashLine() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := strings.TrimSuffix(t.headline, "\n")
+	return h[strings.LastIndexByte(h, '\n')+1:]
+}
+
 // String returns the kept text, starting at a line boundary when the
 // beginning was cut.
 func (t *tail) String() string {
