@@ -34,7 +34,7 @@ func defRun(fs *pflag.FlagSet) func([]string) int {
 	r.retry = ff.fs.Bool("retry-failed", false, "run the failed tasks of an earlier run again")
 	r.verbose = ff.fs.BoolP("v", "v", false, "log coordinator and worker events to stderr")
 	r.quiet = ff.fs.BoolP("q", "q", false, "no progress line (why the campaign does not move is still said: a paused store, tasks that cannot be published)")
-	r.cpuProfile = ff.fs.String("cpuprofile", "", "write a CPU profile of the whole run (coordinator, workers, NATS) to this file")
+	r.cpuProfile = ff.fs.String("cpuprofile", "", "write a CPU profile of the whole command (reading and planning the sweep, a dry run's too; coordinator, workers, NATS) to this file")
 	r.runLog = ff.fs.String("run-log", "", "append one line per task start/finish/duplicate/failure/release to this file")
 	r.dry = ff.fs.Bool("dry-run", false, "print the plan (points, tasks, already stored, to run, estimated CPU and wall time on --workers) and write nothing")
 	r.rf = addRunnerFlags(ff.fs)
@@ -99,6 +99,15 @@ func (r *runCommand) main() int {
 	}
 	if r.traceLimit, err = parseSize("max-trace-size", *r.maxTrace); err != nil {
 		return usagef("run: %v", err)
+	}
+	// From the start: reading and planning a large sweep (a dry run
+	// included) is where its time goes before any task runs.
+	if *r.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(*r.cpuProfile)
+		if err != nil {
+			return usagef("run: --cpuprofile: %v", err)
+		}
+		defer stopProfile()
 	}
 	reserveFarmProc(*r.n)
 	ctx, stop := signalContext()
@@ -248,14 +257,6 @@ func (r *runCommand) campaign(ctx context.Context, path string, lf *sweep.File, 
 	if fi, err := os.Stat(*r.storeDir); *r.storeDir != "" && err == nil && !fi.IsDir() {
 		pr.Close()
 		return usagef("run: --store-dir %s: not a directory", *r.storeDir)
-	}
-	if *r.cpuProfile != "" {
-		stopProfile, err := startCPUProfile(*r.cpuProfile)
-		if err != nil {
-			pr.Close()
-			return usagef("run: --cpuprofile: %v", err)
-		}
-		defer stopProfile()
 	}
 	r.creating()
 	r.rf.stateSandbox("run")
