@@ -148,16 +148,13 @@ type seedDeriver struct {
 	buf  []byte
 }
 
-func newSeedDeriver(campaignSeed uint64, scenario any) (*seedDeriver, error) {
-	sb, err := json.Marshal(scenario)
-	if err != nil {
-		return nil, err
-	}
-	tail := append([]byte(`,"scenario":`), sb...)
+// newSeedDeriver takes the scenario's JSON encoding.
+func newSeedDeriver(campaignSeed uint64, scenario json.RawMessage) *seedDeriver {
+	tail := append([]byte(`,"scenario":`), scenario...)
 	tail = append(tail, `,"seed":`...)
 	tail = strconv.AppendUint(tail, campaignSeed, 10)
 	tail = append(tail, '}')
-	return &seedDeriver{head: []byte(`{"replication":`), tail: tail}, nil
+	return &seedDeriver{head: []byte(`{"replication":`), tail: tail}
 }
 
 func (d *seedDeriver) seed(rep int) uint64 {

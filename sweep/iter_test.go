@@ -3,6 +3,7 @@ package sweep
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -63,4 +64,52 @@ func TestGeneratedTasks(t *testing.T) {
 	if _, err := c.TaskAt(c.Len()); err == nil {
 		t.Fatal("TaskAt past the end: no error")
 	}
+}
+
+// A scenario encoded once, with a point's hash and its seeds assembled
+// around it, hashes as the maps they stand for, whatever its strings and
+// numbers hold (encoding/json escapes <, >, & and U+2028/9 in strings
+// and sorts map keys: the assembly must agree).
+func TestEncodedScenarioHashesAsMap(t *testing.T) {
+	for _, scenario := range []map[string]any{
+		{"workload": map[string]any{"name": "a<b>&c\u2028d\u2029\"é\x01", "rate": 1e21}, "arrival_rate": 1e-7, "interarrival": nil, "trace": nil},
+		{"workload": []any{-0.0, 0.1, 5e-324, 1.7976931348623157e308, 123456789012345678}, "arrival_rate": 7.5, "trace": map[string]any{"file": "<x>.swf"}},
+	} {
+		sb, err := json.Marshal(scenario)
+		if err != nil {
+			t.Fatal(err)
+		}
+		params := map[string]any{"threshold": 31, "name": "&<>\u2028"}
+		pj, err := json.Marshal(params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"msfq", "a<&>\u2029\"b"} {
+			head, err := pointHead(name, pj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := variant{pointHead: head}
+			want, _ := hashHex(map[string]any{"scenario": scenario, "policy": name, "params": params}, 16)
+			if got := v.pointHash(sb); got != want {
+				t.Errorf("%s, policy %q: point hash %s from the encoded scenario, %s from the map", sb, name, got, want)
+			}
+		}
+		if hashOf(sb, 16) != must(hashHex(scenario, 16)) {
+			t.Errorf("%s: the scenario's hash differs from the map's", sb)
+		}
+		d := newSeedDeriver(5, sb)
+		for rep := range 3 {
+			if d.seed(rep) != deriveSeed(5, rep, scenario) {
+				t.Errorf("%s: replication %d's seed differs from deriveSeed's", sb, rep)
+			}
+		}
+	}
+}
+
+func must(s string, err error) string {
+	if err != nil {
+		panic(err)
+	}
+	return s
 }
