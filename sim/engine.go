@@ -192,6 +192,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("run.arrivals: warmup+arrivals = %d, more than 2^53 = %d (counts stay exact as float64)", c.Warmup+c.Arrivals, int64(MaxArrivals))
 	case c.MaxInSystem < 0:
 		return fmt.Errorf("run.max_in_system: must be >= 0, got %d", c.MaxInSystem)
+	case c.MaxInSystem > MaxMaxInSystem:
+		return fmt.Errorf("run.max_in_system: must be at most %d (2^25 jobs: %d GiB at %d bytes a job, 32 times the default's %d MiB budget; 0 is the default, %d), got %d",
+			MaxMaxInSystem, MaxMaxInSystem*BytesPerJob>>30, BytesPerJob, MemoryBudget>>20, DefaultMaxInSystem, c.MaxInSystem)
 	case c.DrainLimit < 0:
 		return fmt.Errorf("run.drain_limit: must be >= 0, got %d", c.DrainLimit)
 	case c.DrainLimit > MaxArrivals:

@@ -131,10 +131,12 @@ func TestOneOrAllLowLoad(t *testing.T) {
 	}
 }
 
-// TestConfigBounds: the counts are at most 2^53 (MaxArrivals) and the
-// series at most MaxSeriesMax samples, each refused naming its field.
-// Unbounded, warmup+arrivals of 2^63-1 wrapped negative, and series_max
-// 2^63-1 at an interval of 1e-12 took a sample per event until 24 GB.
+// TestConfigBounds: the counts are at most 2^53 (MaxArrivals), the
+// series at most MaxSeriesMax samples and the cap on jobs in system at
+// most MaxMaxInSystem, each refused naming its field. Unbounded,
+// warmup+arrivals of 2^63-1 wrapped negative, series_max 2^63-1 at an
+// interval of 1e-12 took a sample per event until 24 GB, and
+// max_in_system 1e18 switched off the memory guard the cap is.
 func TestConfigBounds(t *testing.T) {
 	const most = int64(sim.MaxArrivals)
 	for _, c := range []struct {
@@ -150,6 +152,11 @@ func TestConfigBounds(t *testing.T) {
 		{"drain_limit past", sim.Config{Arrivals: 1, DrainLimit: most + 1}, "run.drain_limit: must be at most 2^53 = 9007199254740992, got 9007199254740993"},
 		{"series_max at the most", sim.Config{Arrivals: 1, SeriesInterval: 1e-12, SeriesMax: sim.MaxSeriesMax}, ""},
 		{"series_max past", sim.Config{Arrivals: 1, SeriesInterval: 1e-12, SeriesMax: math.MaxInt}, "run.series_max: must be at most 1000000 (10^6 samples: a 65 MB result per replication), got 9223372036854775807"},
+		{"max_in_system at the most", sim.Config{Arrivals: 1, MaxInSystem: sim.MaxMaxInSystem}, ""},
+		// What the long runs of docs/design.md set (TestBorgBLongRunsStable).
+		{"max_in_system of the long runs", sim.Config{Arrivals: 1, MaxInSystem: 20_000_000}, ""},
+		{"max_in_system past", sim.Config{Arrivals: 1, MaxInSystem: sim.MaxMaxInSystem + 1}, "run.max_in_system: must be at most 33554432 (2^25 jobs: 16 GiB at 512 bytes a job, 32 times the default's 512 MiB budget; 0 is the default, 1048576), got 33554433"},
+		{"max_in_system far past", sim.Config{Arrivals: 1, MaxInSystem: math.MaxInt}, "run.max_in_system: must be at most 33554432"},
 	} {
 		err := c.cfg.Validate()
 		got := ""

@@ -33,6 +33,24 @@ const (
 	// only by a runaway queue, which the growth test has usually flagged
 	// long before.
 	DefaultMaxInSystem = MemoryBudget / BytesPerJob
+	// MaxMaxInSystem bounds Config.MaxInSystem: 2^25 = 33,554,432 jobs,
+	// 16 GiB at BytesPerJob, 32 times the default's MemoryBudget. A cap
+	// is the guard that stops a runaway queue before it takes the
+	// memory; unbounded, max_in_system: 1e18 switched it off, and an
+	// overloaded replication's memory grew with its queue to the end of
+	// its arrivals, or until it ran out: its plugin process's address
+	// space (the task failed, with no truncated result) or, in process
+	// (a worker's --runner inprocess, simulate, a dry run's calibration),
+	// the host's. The default cap fits the address space a
+	// plugin process is given per replication (internal/sandbox: 5 ×
+	// MemoryBudget, for the heap growth GOGC=400 allows); a cap above it
+	// needs --plugin-memory raised, by 2.5 GiB per 2^20 jobs at the most.
+	// The bound leaves room for what long runs need and use: a queue of
+	// MSF on Borg cell B passes 10^6 jobs within 10^8 arrivals, and the
+	// runs of docs/design.md set 10^7 and 2·10^7 (TestBorgBLongRunsStable),
+	// 0.6 times the bound. At the costs measured above, 2^25 jobs are
+	// 4 GB of a queue-based policy's and 15 GB of ServerFilling's.
+	MaxMaxInSystem = 32 * DefaultMaxInSystem
 )
 
 // checkCap rejects a cap too small to run at all: below k, an idle-server

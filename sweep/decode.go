@@ -29,11 +29,6 @@ func unknownKeys(raw any, t reflect.Type, path string) Errors {
 		}
 		fields := map[string]reflect.Type{}
 		structFields(t, fields)
-		names := make([]string, 0, len(fields))
-		for n := range fields {
-			names = append(names, n)
-		}
-		sort.Strings(names)
 		keys := make([]string, 0, len(m))
 		for k := range m {
 			keys = append(keys, k)
@@ -43,11 +38,7 @@ func unknownKeys(raw any, t reflect.Type, path string) Errors {
 			p := joinKey(path, k)
 			ft, ok := fields[strings.ToLower(k)]
 			if !ok {
-				list := "the keys of " + path
-				if path == "" {
-					list = "the sweep file's keys"
-				}
-				out = append(out, unknownName(p, "key", k, names, list, ""))
+				out = append(out, unknownKey(t, path, k))
 				continue
 			}
 			out = append(out, unknownKeys(m[k], ft, p)...)
@@ -70,6 +61,23 @@ func unknownKeys(raw any, t reflect.Type, path string) Errors {
 		}
 	}
 	return out
+}
+
+// unknownKey is the error of key k, which struct type t (read at path)
+// has no field for, with the nearest field names.
+func unknownKey(t reflect.Type, path, k string) *Error {
+	fields := map[string]reflect.Type{}
+	structFields(t, fields)
+	names := make([]string, 0, len(fields))
+	for n := range fields {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	list := "the keys of " + path
+	if path == "" {
+		list = "the sweep file's keys"
+	}
+	return unknownName(joinKey(path, k), "key", k, names, list, "")
 }
 
 // structFields collects the keys of struct type t (mapstructure tags,
@@ -100,6 +108,52 @@ func structFields(t reflect.Type, out map[string]reflect.Type) {
 		}
 		out[strings.ToLower(name)] = f.Type
 	}
+}
+
+// keyType is the Go type that reads the value at key path p (folded, as
+// the indexers write it: run.arrivals, policies[1].threshold,
+// axes.class[0].share) under type t, or nil when t has no such key (an
+// unknown key, which unknownKeys reports). Within a value of any type (a
+// policies entry, an axis's list) every path is the value's.
+func keyType(t reflect.Type, p string) reflect.Type {
+	for p != "" {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch t.Kind() {
+		case reflect.Interface:
+			return t
+		case reflect.Slice:
+			rest, ok := strings.CutPrefix(p, "[")
+			i := strings.IndexByte(rest, ']')
+			if !ok || i < 0 {
+				return nil
+			}
+			t, p = t.Elem(), strings.TrimPrefix(rest[i+1:], ".")
+		case reflect.Map:
+			if !isMap(t.Elem()) {
+				// An axis name is one key, dots and brackets included.
+				return t.Elem()
+			}
+			_, rest, _ := strings.Cut(p, ".")
+			t, p = t.Elem(), rest
+		case reflect.Struct:
+			name, rest := p, ""
+			if i := strings.IndexAny(p, ".["); i >= 0 {
+				name, rest = p[:i], strings.TrimPrefix(p[i:], ".")
+			}
+			fields := map[string]reflect.Type{}
+			structFields(t, fields)
+			ft, ok := fields[name]
+			if !ok {
+				return nil
+			}
+			t, p = ft, rest
+		default:
+			return nil
+		}
+	}
+	return t
 }
 
 // decodeErrors turns the decoder's errors into Errors at key paths, with

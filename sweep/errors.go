@@ -187,6 +187,10 @@ type source struct {
 	nKeys   int
 	// nMerged counts the keys YAML merge keys bring in (checkMerged).
 	nMerged int
+	// nulls are the file's null values, in file order, found while
+	// indexing (a YAML or JSON file's; TOML has none) and refused by
+	// nullErrors when a sweep file is read.
+	nulls []nullAt
 }
 
 // locate turns err into an *Error placed in the file, when its key path

@@ -580,9 +580,10 @@ func TestExplicitZero(t *testing.T) {
 	for _, c := range []struct{ name, body, want string }{
 		{"servers.yaml", "name: x\nworkload: one-or-all\nservers: 0\n" + rest, "servers.yaml:3:10: servers: must be >= 1"},
 		{"unset.yaml", "name: x\nworkload: one-or-all\n" + rest, ""},
-		// A null is left out, as for every other key (it read "got 0").
-		{"null.yaml", "name: x\nworkload: one-or-all\nservers: ~\n" + rest, ""},
-		{"empty.yaml", "name: x\nworkload: one-or-all\nservers:\n" + rest, ""},
+		// A null was left out, as every key's was (it had read "got 0"):
+		// now refused, as every key's is (TestNullRefused).
+		{"null.yaml", "name: x\nworkload: one-or-all\nservers: ~\n" + rest, "null.yaml:3:1: servers: null: give a value or remove the key"},
+		{"empty.yaml", "name: x\nworkload: one-or-all\nservers:\n" + rest, "empty.yaml:3:1: servers: null (no value written): give a value or remove the key"},
 		// A trailing empty document holds nothing the reader would ignore.
 		{"dash.yaml", "name: x\nworkload: one-or-all\n" + rest + "---\n# the end\n", ""},
 		{"scale.yaml", "name: x\ntrace: {file: " + swf + ", time_scale: 0}\npolicies: [fcfs]\nreplications: 1\nrun: {arrivals: 100}\n", "trace.time_scale: must be a finite number > 0, got 0"},
@@ -598,5 +599,109 @@ func TestExplicitZero(t *testing.T) {
 		if got := fmt.Sprint(err); (c.want == "") != (err == nil) || !strings.Contains(got, c.want) {
 			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestNullRefused: a null value (~, null, or nothing written after the
+// key) is refused at its key, or at its list element, with its path and
+// what to write instead, in YAML and JSON (TOML has no null). The reader
+// read it as if the key were absent, silently: limit: ~ ran a sweep and
+// no search (limit: {} is a search with every default), max_in_system: ~
+// and a parameter's null ran their defaults, arrivals: null was refused
+// as "must be >= 1, got 0", and a misspelt key left empty was dropped
+// without a word. An empty file, a file of comments, a null document and
+// a trailing empty document read as before, and the environment's
+// overrides still apply.
+func TestNullRefused(t *testing.T) {
+	dir := t.TempDir()
+	const (
+		head = "name: x\nworkload: one-or-all\n"
+		rest = "axes: {arrival_rate: [1]}\npolicies: [fcfs]\nreplications: 1\nrun: {arrivals: 100}\n"
+	)
+	for _, c := range []struct{ name, body, want string }{
+		{"limit.yaml", head + "policies: [fcfs]\nreplications: 1\nrun: {arrivals: 100}\nlimit: ~\n",
+			"limit.yaml:6:1: limit: null: give a value or remove the key (an empty block is {})"},
+		{"precision.yaml", head + rest + "precision: null\n",
+			"precision.yaml:7:1: precision: null: give a value or remove the key (an empty block is {})"},
+		{"arrivals.yaml", head + strings.Replace(rest, "{arrivals: 100}", "{arrivals: null, warmup: 10}", 1),
+			"arrivals.yaml:6:7: run.arrivals: null: give a value or remove the key"},
+		{"cap.yaml", head + strings.Replace(rest, "{arrivals: 100}", "{arrivals: 100, max_in_system: ~}", 1),
+			"cap.yaml:6:22: run.max_in_system: null: give a value or remove the key"},
+		{"policies.yaml", head + "axes: {arrival_rate: [1]}\npolicies:\nreplications: 1\nrun: {arrivals: 100}\n",
+			"policies.yaml:4:1: policies: null (no value written): give a value or remove the key"},
+		{"parameter.yaml", head + strings.Replace(rest, "[fcfs]", "[{name: msfq, threshold: ~}]", 1),
+			"parameter.yaml:4:25: policies[0].threshold: null: give a value or remove the key"},
+		{"entry.yaml", head + strings.Replace(rest, "[fcfs]", "[fcfs, ~]", 1),
+			"entry.yaml:4:18: policies[1]: null: give a value or remove the element"},
+		{"rate.yaml", head + strings.Replace(rest, "[1]", "[1, NULL]", 1),
+			"rate.yaml:3:26: axes.arrival_rate[1]: null: give a value or remove the element"},
+		{"class.yaml", "name: x\nservers: 4\nclasses: [{need: 1, share: ~, service: {dist: exp, mean: 1}}]\n" + rest,
+			"class.yaml:3:21: classes[0].share: null: give a value or remove the key"},
+		{"profile.yaml", head + rest + "profiles:\n  quick:\n",
+			"profile.yaml:8:3: profiles.quick: null (no value written): give a value or remove the key (an empty block is {})"},
+		{"profile run.yaml", head + rest + "profiles: {paper: {run: {warmup: ~}}}\n",
+			"profile run.yaml:7:26: profiles.paper.run.warmup: null: give a value or remove the key"},
+		// An alias of a null is a null where the alias is.
+		{"alias.yaml", head + "x: &none ~\n" + strings.Replace(rest, "{arrivals: 100}", "{arrivals: 100, warmup: *none}", 1),
+			"alias.yaml:3:1: x: unknown key \"x\""},
+		{"alias only.yaml", head + strings.Replace(rest, "[fcfs]", "[{name: msfq, threshold: &none ~}, {name: msfq, threshold: *none}]", 1),
+			"alias only.yaml:4:25: policies[0].threshold: null: give a value or remove the key\nalias only.yaml:4:59: policies[1].threshold: null: give a value or remove the key"},
+		// Every null of the file, one line each, in file order.
+		{"two.yaml", head + "seed: ~\n" + rest + "description: Null\n",
+			"two.yaml:3:1: seed: null: give a value or remove the key\ntwo.yaml:8:1: description: null: give a value or remove the key"},
+		{"nulls.json", "{\"name\": \"x\", \"workload\": \"one-or-all\", \"axes\": {\"arrival_rate\": [1, null]},\n \"policies\": [\"fcfs\"], \"replications\": 1, \"run\": {\"arrivals\": 100, \"max_in_system\": null}}\n",
+			"nulls.json:1:70: axes.arrival_rate[1]: null: give a value or remove the element\nnulls.json:2:68: run.max_in_system: null: give a value or remove the key"},
+		// A key the format does not have, left null, was dropped.
+		{"misspelt.yaml", head + rest + "replicatons:\n",
+			`misspelt.yaml:7:1: replicatons: unknown key "replicatons" (did you mean "replications"?)`},
+		{"unknown block.yaml", head + rest + "bogus: {x: ~, y: ~}\n",
+			`unknown block.yaml:7:1: bogus: unknown key "bogus" (the sweep file's keys: `},
+		{"unknown in run.yaml", head + strings.Replace(rest, "{arrivals: 100}", "{arrivals: 100, warmpu: ~}", 1),
+			`unknown in run.yaml:6:22: run.warmpu: unknown key "warmpu" (did you mean "warmup"?)`},
+		{"unknown.json", `{"name": "x", "bogus": null}`,
+			`unknown.json:1:15: bogus: unknown key "bogus"`},
+		// Not nulls, or not keys: as before.
+		{"quoted.yaml", head + rest + "description: \"~\"\n", ""},
+		{"dash.yaml", head + rest + "---\n# the end\n", ""},
+		{"empty.yaml", "", "empty.yaml:1:1: name: required"},
+		{"comments.yaml", "# a sweep, one day\n", "comments.yaml:1:1: name: required"},
+		{"null document.yaml", "~\n", "null document.yaml:1:1: the file is a single value, not a mapping of keys"},
+		{"null.json", "null", "null.json:1:1: name: required"},
+	} {
+		p := filepath.Join(dir, c.name)
+		if err := os.WriteFile(p, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := sweep.Load(p)
+		if err == nil {
+			_, err = sweep.Plan(f, builtin.Catalog{})
+		}
+		got := strings.ReplaceAll(fmt.Sprint(err), dir+string(filepath.Separator), "")
+		if (c.want == "") != (err == nil) || !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+
+	// The environment's overrides: a key the file leaves out is set by
+	// its variable as before; a null is the file's mistake, refused
+	// whatever the environment says.
+	t.Setenv("MSJFARM_RUN_ARRIVALS", "500")
+	t.Setenv("MSJFARM_RUN_MAX_IN_SYSTEM", "2000")
+	p := filepath.Join(dir, "env.yaml")
+	if err := os.WriteFile(p, []byte(head+strings.Replace(rest, "{arrivals: 100}", "{warmup: 10}", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := sweep.Load(p)
+	if err == nil {
+		_, err = sweep.Plan(f, builtin.Catalog{})
+	}
+	if err != nil || f.Run.Arrivals != 500 || f.Run.MaxInSystem != 2000 || len(f.EnvOverrides()) != 2 {
+		t.Errorf("overrides of keys left out: %v (run %+v)", err, f.Run)
+	}
+	if err := os.WriteFile(p, []byte(head+strings.Replace(rest, "{arrivals: 100}", "{arrivals: ~}", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sweep.Load(p); err == nil || !strings.HasSuffix(err.Error(), "env.yaml:6:7: run.arrivals: null: give a value or remove the key") {
+		t.Errorf("a null under an override: %v", err)
 	}
 }

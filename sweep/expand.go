@@ -758,6 +758,7 @@ func paramCombos(where string, keys []string, raw map[string]any) ([]map[string]
 // against the policy's schema, rejects a variant an earlier entry (or
 // combination) already produced, and records it in seen.
 func resolveVariant(where, name string, schema []sim.Param, raw map[string]any, keys []string, m map[string]any, seen map[string]string) (variant, error) {
+	numberParams(schema, m)
 	resolved, err := sim.Resolve(schema, m)
 	if err != nil {
 		// sim.Resolve says `parameter "threshold": ...`: the error
@@ -793,6 +794,31 @@ func resolveVariant(where, name string, schema []sim.Param, raw map[string]any, 
 		}
 	}
 	return variant{where: where, name: name, params: resolved, axes: ax, written: keys, pointHead: head}, nil
+}
+
+// numberParams reads, in one combination m of an entry's parameters, a
+// number written as text ("16") for a parameter its schema types as a
+// number, as the rest of a sweep file reads one (an axis value,
+// arrivals: "1e5"): arrival_rate: ["1"] was taken and threshold: "1"
+// refused. The whole text is the number; text that is not one is left
+// for sim.Resolve to refuse, quoted. The value read replaces the text, so
+// the variant, its tasks and their ids are those of the number written
+// bare (no campaign held the text: it was refused).
+func numberParams(schema []sim.Param, m map[string]any) {
+	for k, v := range m {
+		text, ok := v.(string)
+		if !ok {
+			continue
+		}
+		for _, p := range schema {
+			if !strings.EqualFold(p.Name, k) || p.Type != sim.Int && p.Type != sim.Float {
+				continue
+			}
+			if x, err := strconv.ParseFloat(text, 64); err == nil { // as an axis value is read (toFloat)
+				m[k] = x
+			}
+		}
+	}
 }
 
 // unknownPolicy is the error of a policy the catalogue does not know:

@@ -179,16 +179,11 @@ func (f *File) written(key string) bool {
 	if f.src.env[key] != "" {
 		return true
 	}
+	// A null (servers: ~) is refused when the file is read (nullErrors):
+	// a key in the file is a key given.
 	given := func(path string) bool {
-		if _, ok := f.src.keys[path]; !ok {
-			return false
-		}
-		// A null (servers: ~) is left out, as for every other key.
-		switch f.src.text[path] {
-		case "", "~", "null", "Null", "NULL":
-			return false
-		}
-		return true
+		_, ok := f.src.keys[path]
+		return ok
 	}
 	return given(key) || f.src.profile != "" && given("profiles."+f.src.profile+"."+key)
 }
@@ -296,6 +291,9 @@ func parseProfile(data []byte, format, profile, name string, env bool) (*File, e
 		return nil, src.locate(fmt.Errorf("not valid %s: %w", strings.ToUpper(format), err))
 	}
 	src.walk()
+	if err := src.nullErrors(); err != nil {
+		return nil, src.locate(err)
+	}
 	for _, k := range envKeys {
 		val, ok := os.LookupEnv(envName(k))
 		if !env || !ok || val == "" {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -102,7 +103,11 @@ func index(data []byte, format string) (*source, error) {
 			return s, &Error{Line: 1, Col: 1, Msg: fmt.Sprintf("the file is %s, not an object of keys (name, workload, axes, policies, ...)", jsonKind(top))}
 		}
 		s.jsonRepeats(data)
+		// The nulls are jsonRepeats': a JSON file YAML cannot read has
+		// them too, and YAML's walk of one it can would find them twice.
+		nulls := s.nulls
 		_ = s.indexYAML(data) // positions only: a JSON file YAML cannot read has none
+		s.nulls = nulls
 		return s, nil
 	}
 	return s, s.indexYAML(data)
@@ -170,13 +175,16 @@ func (s *source) checkRepeats(path string, n *yaml.Node) {
 		ks := keySet{}
 		var merges []*yaml.Node
 		for i := 0; i+1 < len(n.Content) && s.shape == nil; i += 2 {
-			k := n.Content[i]
+			k, v := n.Content[i], n.Content[i+1]
 			if k.Value != "<<" {
 				ks.add(s, path, k.Value, pos{k.Line, k.Column})
+				if n, ok := null(v); ok {
+					s.nulls = append(s.nulls, nullAt{path: joinKey(path, strings.ToLower(k.Value)), at: pos{k.Line, k.Column}, empty: n.Value == ""})
+				}
 			} else {
-				merges = append(merges, k, n.Content[i+1])
+				merges = append(merges, k, v)
 			}
-			s.checkRepeats(joinKey(path, strings.ToLower(k.Value)), n.Content[i+1])
+			s.checkRepeats(joinKey(path, strings.ToLower(k.Value)), v)
 		}
 		for i := 0; i+1 < len(merges) && s.shape == nil; i += 2 {
 			s.checkMerged(path, ks, merges[i], merges[i+1])
@@ -186,7 +194,11 @@ func (s *source) checkRepeats(path string, n *yaml.Node) {
 			if s.shape != nil {
 				return
 			}
-			s.checkRepeats(fmt.Sprintf("%s[%d]", path, i), c)
+			p := fmt.Sprintf("%s[%d]", path, i)
+			if n, ok := null(c); ok {
+				s.nulls = append(s.nulls, nullAt{path: p, at: pos{c.Line, c.Column}, empty: n.Value == "", elem: true})
+			}
+			s.checkRepeats(p, c)
 		}
 	case yaml.ScalarNode:
 		s.checkOctal(path, n)
@@ -364,6 +376,7 @@ func (s *source) jsonRepeats(data []byte) {
 		keys   keySet // nil: a list
 		next   int    // a list's next index
 		key    string // an object's key whose value comes next
+		keyAt  pos    // where key is written
 		hasKey bool
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -402,7 +415,8 @@ func (s *source) jsonRepeats(data []byte) {
 		if len(stack) == 0 {
 			return // a scalar document
 		}
-		if f := stack[len(stack)-1]; f.keys != nil && !f.hasKey {
+		f := stack[len(stack)-1]
+		if f.keys != nil && !f.hasKey {
 			key := tok.(string)
 			// The token ends at InputOffset: its opening quote is the
 			// last unescaped one before its closing quote.
@@ -413,10 +427,19 @@ func (s *source) jsonRepeats(data []byte) {
 			}
 			line, col := lineCol(data, start)
 			f.keys.add(s, f.path, key, pos{line, col})
-			f.key, f.hasKey = key, true
+			f.key, f.hasKey, f.keyAt = key, true, pos{line, col}
 			continue
 		}
-		child()
+		elem, keyAt := f.keys == nil, f.keyAt
+		p := child()
+		if tok == nil {
+			// A key's null is placed at the key, as in YAML; an element's
+			// at its "null", the token InputOffset ends.
+			if elem {
+				keyAt.line, keyAt.col = lineCol(data, int(dec.InputOffset())-len("null"))
+			}
+			s.nulls = append(s.nulls, nullAt{path: p, at: keyAt, elem: elem})
+		}
 	}
 }
 
@@ -923,4 +946,94 @@ func jsonKind(v any) string {
 		return "a boolean"
 	}
 	return "not an object"
+}
+
+// nullAt is a null value of a YAML or JSON file: a key's value or a list
+// element written ~, null (or Null, NULL) or !!null, or not written at
+// all ("policies:" with nothing after it).
+type nullAt struct {
+	path  string // the key's path, folded, or the element's (policies[1])
+	at    pos    // the key, or the element
+	empty bool   // nothing written: YAML reads an empty value as null
+	elem  bool   // a list element, not a key's value
+}
+
+// null is the scalar n is, or an alias of n names, and whether YAML
+// resolves it to null ("x: *a" where "&a ~" is a null at x too).
+func null(n *yaml.Node) (*yaml.Node, bool) {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < maxNesting; i++ {
+		n = n.Alias
+	}
+	return n, n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+// nullErrors refuses the nulls of a sweep file, each at its key (or list
+// element) with its path. The reader read a null as if the key were
+// absent, silently: "limit: ~" ran a sweep and no search (where "limit:
+// {}" is a search with every default), "max_in_system: ~" the engine's
+// default cap where "no cap" may have been meant, "servers: ~" the
+// workload's; a parameter's null was refused as "got <nil>". No key of a sweep file gives a null a meaning of its
+// own, so a null is refused, with what to write instead. A null under a
+// key the format does not have is that key's error, unknown key: the
+// reader dropped such a key without a word ("replicatons:" with nothing
+// after it, or "bogus: {x: ~}"), where unknownKeys names every other.
+// It needs the keys' positions (walk). Not a check of CheckShape's: only
+// sweep files are held to it.
+func (s *source) nullErrors() error {
+	var out Errors
+	unknown := map[string]bool{}
+	for _, n := range s.nulls {
+		t := keyType(reflect.TypeOf(File{}), n.path)
+		if t == nil {
+			if e := unknownNull(n.path); e != nil && !unknown[e.Path] {
+				unknown[e.Path] = true
+				out = append(out, e)
+			}
+			continue
+		}
+		what, drop := "null", "remove the key"
+		if n.empty {
+			what = "null (no value written)"
+		}
+		if n.elem {
+			drop = "remove the element"
+		}
+		msg := what + ": give a value or " + drop
+		if isMap(t) {
+			msg += " (an empty block is {})"
+		}
+		out = append(out, &Error{Path: n.path, Line: n.at.line, Col: n.at.col, Msg: msg})
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// unknownNull is the error of the first key of path that the sweep file
+// format does not have (path being a null's, which keyType does not know),
+// placed later at that key; nil if none can be told.
+func unknownNull(path string) *Error {
+	file := reflect.TypeOf(File{})
+	for i := 0; i <= len(path); i++ {
+		if i < len(path) && path[i] != '.' {
+			continue
+		}
+		if keyType(file, path[:i]) != nil {
+			continue
+		}
+		parent, key := "", path[:i]
+		if j := strings.LastIndexByte(path[:i], '.'); j >= 0 {
+			parent, key = path[:j], path[j+1:i]
+		}
+		pt := keyType(file, parent)
+		for pt != nil && pt.Kind() == reflect.Pointer {
+			pt = pt.Elem()
+		}
+		if pt == nil || pt.Kind() != reflect.Struct {
+			return nil
+		}
+		return unknownKey(pt, parent, key)
+	}
+	return nil
 }

@@ -243,6 +243,19 @@ func TestErrors(t *testing.T) {
 		// An empty block was dropped by the decoder: no precision mode.
 		{"empty precision", base + "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\nprecision: {}\n", "precision.metric: required"},
 		{"zip lengths", base + "workload: one-or-all\naxes: {load: [0.5, 0.6], servers: [32]}\nzip: [[load, servers]]\npolicies: [fcfs]\n", "have 2 and 1 values"},
+		// A cap on jobs in system past sim.MaxMaxInSystem switched off the
+		// memory guard it is: a runaway queue grew until memory ran out.
+		{"max_in_system past the most", "name: x\nreplications: 1\nrun: {arrivals: 10, max_in_system: 1e18}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n",
+			"line 3, column 36: run.max_in_system: must be at most 33554432 (2^25 jobs: 16 GiB at 512 bytes a job, 32 times the default's 512 MiB budget; 0 is the default, 1048576), got 1000000000000000000"},
+		{"max_in_system one past the most", "name: x\nreplications: 1\nrun: {arrivals: 10, max_in_system: 33554433}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "run.max_in_system: must be at most 33554432"},
+		// A null was read as if the key were absent (TestNullRefused).
+		{"null limit", base + "workload: one-or-all\npolicies: [fcfs]\nlimit: ~\n", "line 7, column 1: limit: null: give a value or remove the key (an empty block is {})"},
+		{"null parameter", base + "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [{name: testpol, threshold: ~}]\n", "line 7, column 28: policies[0].threshold: null: give a value or remove the key"},
+		{"empty policies", base + "workload: one-or-all\naxes: {load: [0.5]}\npolicies:\n", "line 7, column 1: policies: null (no value written): give a value or remove the key"},
+		// A parameter's number may be text, as an axis value may
+		// (TestQuotedNumbers); the whole text is the number.
+		{"suffixed parameter", base + "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [{name: testpol, threshold: \"3k\"}]\n", `policies[0].threshold: policy testpol: parameter "threshold": must be a number, got the text "3k"`},
+		{"quoted parameter out of range", base + "workload: one-or-all\naxes: {load: [0.5]}\npolicies: [{name: testpol, threshold: \"40\"}]\n", `policies[0].threshold: policy testpol: parameter "threshold": must be <= 31, got 40`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := Parse([]byte(tc.yaml), "yaml")
@@ -343,5 +356,47 @@ func TestDescriptionKeepsIDs(t *testing.T) {
 	h2, err2 := hashHex(plain, 16)
 	if err1 != nil || err2 != nil || h1 != h2 {
 		t.Errorf("files differing only in an empty description hash differently")
+	}
+}
+
+// TestQuotedNumbers: a number written as text is read as the number
+// wherever a sweep file takes one. An axis value was (arrival_rate:
+// ["1"], read as it was, its campaign id unchanged); a policy's number
+// parameter was refused ("threshold": must be a number, got the text
+// "16"), and is now read like the bare number, into the same variants,
+// tasks and task ids (no campaign held the text). A string parameter
+// keeps its text.
+func TestQuotedNumbers(t *testing.T) {
+	const head = "name: x\nworkload: one-or-all\nreplications: 2\nrun: {arrivals: 100}\naxes: {arrival_rate: [1, 2]}\n"
+	tasks := func(text string) *Campaign {
+		t.Helper()
+		f, err := Parse([]byte(text), "yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Expand(f, testCatalog{})
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		return c
+	}
+	for _, c := range []struct{ quoted, bare string }{
+		{`{name: testpol, threshold: "16"}`, `{name: testpol, threshold: 16}`},
+		{`{name: testpol, threshold: ["1", 2, "3", "4e0"], mode: "fast"}`, `{name: testpol, threshold: [1, 2, 3, 4], mode: fast}`},
+	} {
+		q, b := tasks(head+"policies: ["+c.quoted+"]\n"), tasks(head+"policies: ["+c.bare+"]\n")
+		if len(q.Tasks) != len(b.Tasks) {
+			t.Fatalf("%s: %d tasks, %s: %d", c.quoted, len(q.Tasks), c.bare, len(b.Tasks))
+		}
+		for i := range q.Tasks {
+			if q.Tasks[i].ID != b.Tasks[i].ID || q.Tasks[i].Params["threshold"] != b.Tasks[i].Params["threshold"] {
+				t.Errorf("%s: task %d is %s %v, want %s's %s %v", c.quoted, i, q.Tasks[i].ID, q.Tasks[i].Params, c.bare, b.Tasks[i].ID, b.Tasks[i].Params)
+			}
+		}
+	}
+	// A quoted rate reads as before, its campaign id (of the file as
+	// written) the one it had.
+	if c := tasks("name: x\nworkload: one-or-all\naxes: {arrival_rate: [\"1\"]}\npolicies: [fcfs]\nreplications: 1\nrun: {arrivals: 100}\n"); c.ID != "7925e8223d69854e" || c.Tasks[0].ArrivalRate != 1 {
+		t.Errorf(`arrival_rate: ["1"]: campaign %s, rate %v; want 7925e8223d69854e, 1`, c.ID, c.Tasks[0].ArrivalRate)
 	}
 }

@@ -77,7 +77,7 @@ var descriptions = map[string]string{
 	"RunConfig.Arrivals":        "Measured arrivals per replication (exponent form allowed: 1e7). Required (here or as MSJFARM_RUN_ARRIVALS).",
 	"RunConfig.Warmup":          "Arrivals simulated and discarded before measuring.",
 	"RunConfig.MSER":            "Replace the fixed warm-up by MSER-5 truncation.",
-	"RunConfig.MaxInSystem":     "Stop a replication, flagged unstable, once more jobs than this are in the system (0: the engine's cap).",
+	"RunConfig.MaxInSystem":     "Stop a replication, reported truncated (not unstable), once more jobs than this are in the system (0: the engine's cap, 2^20 jobs from a 512 MiB memory budget); at least the servers, at most 2^25.",
 	"RunConfig.DrainLimit":      "Extra arrivals simulated after the window while the last measured jobs wait to leave (0: arrivals, at least 1000); measured jobs still waiting then flag the run unstable.",
 	"RunConfig.SeriesInterval":  "Sample the number in system every this many time units (0: off).",
 	"RunConfig.SeriesMax":       "At most this many samples of the series (0: 10000).",
@@ -201,6 +201,11 @@ func Reflect() *jsonschema.Schema {
 	}
 	if p, ok := run.Properties.Get("series_max"); ok {
 		p.Minimum, p.Maximum = "0", json.Number(strconv.Itoa(sim.MaxSeriesMax))
+	}
+	// A cap on jobs in system above this would switch off the memory
+	// guard it is (sim.MaxMaxInSystem).
+	if p, ok := run.Properties.Get("max_in_system"); ok {
+		p.Minimum, p.Maximum = "0", json.Number(strconv.Itoa(sim.MaxMaxInSystem))
 	}
 	return s
 }
