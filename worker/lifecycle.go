@@ -86,6 +86,9 @@ type delivery struct {
 	wall        time.Duration
 	runCause    error // why the run's own context ended, if it did
 	deadlineHit bool  // the replication's run.deadline fired (deadlineVerdict)
+	// prev is the task's state as a redelivered attempt found it: the
+	// previous attempt's error and crash (crashVerdict, runAlone).
+	prev protocol.TaskState
 
 	// runningSet closes once run's "running" state is written: settle
 	// waits for it, so that no later state is overwritten by it, but the
@@ -220,8 +223,8 @@ func (w *Worker) conclude(hard context.Context, d *delivery) verdict {
 		d.err = d.runCause
 	}
 	d.err = deadlineVerdict(d.deadlineHit, d.attempt, d.err)
-	if how, ok := pluginhost.SoleCrash(d.err); ok && d.attempt > 1 {
-		d.err = crashVerdict(d.attempt, d.err, how, w.previousState(d.c, d.t.ID).Crash)
+	if c, ok := pluginhost.CrashOf(d.err); ok {
+		d.err = crashVerdict(d.attempt, d.err, c, d.prev)
 	}
 	return w.retryOrFail(hard, d)
 }
@@ -503,8 +506,8 @@ func (w *Worker) settleRetried(d *delivery) {
 	} else {
 		w.o.Logf("worker %s: task %s attempt %d: %v (will retry)", w.o.Name, t.ID, d.attempt, d.err)
 	}
-	crash, _ := pluginhost.SoleCrash(d.err)
-	w.setState(c, t.ID, protocol.TaskState{State: protocol.StateRetrying, Attempt: d.attempt, Error: d.err.Error(), Crash: crash})
+	crash, _ := pluginhost.CrashOf(d.err)
+	w.setState(c, t.ID, protocol.TaskState{State: protocol.StateRetrying, Attempt: d.attempt, Error: d.err.Error(), Crash: crash.How, CrashShared: crash.Shared})
 	w.logRun("retry", c, t.ID, d.attempt)
 	_ = d.msg.NakWithDelay(w.o.RetryDelay * time.Duration(d.attempt))
 	w.Stats.Retried.Add(1)
@@ -519,8 +522,7 @@ func (w *Worker) settlePassed(d *delivery) {
 	if w.o.Log == nil {
 		w.o.Logf("worker %s: task %s: %v (passed on)", w.o.Name, t.ID, d.err)
 	}
-	crash, _ := pluginhost.SoleCrash(d.err)
-	w.setState(c, t.ID, protocol.TaskState{State: protocol.StateRetrying, Attempt: d.attempt, Error: d.err.Error(), Crash: crash})
+	w.setState(c, t.ID, protocol.TaskState{State: protocol.StateRetrying, Attempt: d.attempt, Error: d.err.Error()})
 	w.logRun("pass", c, t.ID, d.attempt)
 	w.Stats.Retried.Add(1)
 	w.held.Add(1)

@@ -42,6 +42,27 @@ func CampaignFrom(ctx context.Context) string {
 	return c
 }
 
+type aloneKey struct{}
+
+// runAlone asks a PluginRunner to run the task in a plugin process of its
+// own (pluginhost.RunOptions.Alone) when its previous attempt (prev, the
+// task's state) crashed a process that ran other replications too: which
+// of them crashed it was not known, and a replication that crashes every
+// process it runs in was retried max-deliver times beside others, each
+// crash shared (a point's replications of a crashing policy run side by
+// side). Alone, its crash is its own, and crashVerdict can judge it.
+func runAlone(ctx context.Context, prev protocol.TaskState) context.Context {
+	if prev.Crash == "" || !prev.CrashShared {
+		return ctx
+	}
+	return context.WithValue(ctx, aloneKey{}, true)
+}
+
+func alone(ctx context.Context) bool {
+	a, _ := ctx.Value(aloneKey{}).(bool)
+	return a
+}
+
 // ChooseRunner applies the -runner rules to a campaign: "inprocess" always
 // runs in-process; "plugin" requires every policy of the campaign to
 // resolve (registry.Lookup) to a plugin binary — msjfarm's own self-served
@@ -423,7 +444,7 @@ func (r *PluginRunner) Run(ctx context.Context, t *sweep.Task, progress func(don
 			dl = time.Until(d)
 		}
 	}
-	out, err := r.Host.Run(ctx, b, req, pluginhost.RunOptions{Deadline: dl, Progress: progress,
+	out, err := r.Host.Run(ctx, b, req, pluginhost.RunOptions{Deadline: dl, Progress: progress, Alone: alone(ctx),
 		// The result's bound, with room for the message's framing and
 		// progress fields: a larger result is refused before it is read.
 		MaxResultBytes: resultcheck.Limit(t) + 64<<10})
@@ -475,21 +496,32 @@ func (r *PluginRunner) taskError(ctx context.Context, err error) error {
 	return err
 }
 
-// crashVerdict makes a crash permanent when the plugin process, running
-// this replication alone, ended the same way (how: its exit and crash
-// line, pluginhost.SoleCrash) as on the task's previous attempt (prev, its
-// state's Crash): a replication is a function
-// of its seed, so a panic in policy code, or the address-space limit
-// reached, comes back on every attempt, and each of the max-deliver
-// attempts ran up to the crash again (a crash at the end of a ten-minute
-// replication cost fifty). A crash while the process ran other
-// replications, or one that ended another way, is retried: a neighbour
-// may have caused it, or the machine.
-func crashVerdict(attempt int, err error, how, prev string) error {
-	if attempt < 2 || how == "" || how != prev {
+// crashVerdict makes a crash permanent when the plugin process ended the
+// same way (cur.How: its exit and crash line) as on the task's previous
+// attempt (prev, the task's state then), running this replication alone
+// both times, or at least once with a Go crash line to compare: a
+// replication is a function of its seed, so a panic in policy code, or
+// the address-space limit reached, comes back on every attempt, and each
+// of the max-deliver attempts ran up to the crash again (a crash at the
+// end of a ten-minute replication cost fifty). Alone, the process's crash
+// is this replication's; the same crash line on the attempt before, even
+// beside others, is it again. A crash with no line ("signal: killed")
+// beside other replications may be a neighbour's (the machine's OOM
+// killer picks the largest process), and one that ends another way may
+// be the machine's: both are retried. The attempt after a shared crash
+// runs alone (runAlone).
+func crashVerdict(attempt int, err error, cur pluginhost.Crash, prev protocol.TaskState) error {
+	if attempt < 2 || cur.How == "" || cur.How != prev.Crash || cur.Shared && prev.CrashShared {
 		return err
 	}
-	return &PermanentError{fmt.Errorf("the plugin process crashed the same way (%s) on 2 attempts in a row, each time running this replication alone: the task's seed reproduces it: %w", how, err)}
+	where := "each time running this replication alone"
+	if cur.Shared || prev.CrashShared {
+		if !cur.Line {
+			return err
+		}
+		where = "one of them running this replication alone"
+	}
+	return &PermanentError{fmt.Errorf("the plugin process crashed the same way (%s) on 2 attempts in a row, %s: the task's seed reproduces it: %w", cur.How, where, err)}
 }
 
 // deadlineVerdict makes a deadline (or a stall: pluginhost.ErrStalled) on

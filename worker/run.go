@@ -21,12 +21,15 @@ import (
 func (w *Worker) run(hard context.Context, d *delivery, release func()) {
 	c, t := d.c, d.t
 	d.ran = true
+	if d.attempt > 1 {
+		d.prev = w.previousState(c, t.ID)
+	}
 	ended := make(chan struct{})
 	d.runningSet = w.markRunning(d, ended)
 	w.logRun("start", c, t.ID, d.attempt)
 	w.taskLog(slog.LevelDebug, "task started", c, t, "attempt", d.attempt)
 
-	runCtx, cancelRun := context.WithCancelCause(WithCampaign(hard, c))
+	runCtx, cancelRun := context.WithCancelCause(runAlone(WithCampaign(hard, c), d.prev))
 	defer cancelRun(nil)
 	stopHB := w.runHeartbeat(d, cancelRun)
 	// Hand the slot on when the replication reports 99% of its arrivals:
@@ -136,8 +139,7 @@ func (w *Worker) markRunning(d *delivery, ended <-chan struct{}) <-chan struct{}
 		}
 		st := protocol.TaskState{State: protocol.StateRunning, Attempt: d.attempt}
 		if d.attempt > 1 {
-			prev := w.previousState(d.c, d.t.ID)
-			st.Error, st.Crash = prev.Error, prev.Crash
+			st.Error, st.Crash, st.CrashShared = d.prev.Error, d.prev.Crash, d.prev.CrashShared
 		}
 		w.setState(d.c, d.t.ID, st)
 	}()
@@ -176,10 +178,12 @@ const heartbeatRead = time.Second
 var errCampaignCancelled = errors.New("campaign cancelled")
 
 // previousState is the task's state (its previous attempt's error and
-// crash), or the zero state when it cannot be read.
+// crash), or the zero state when it cannot be read within 5 s: a
+// redelivered attempt reads it before it runs, and runs without it
+// rather than wait longer.
 func (w *Worker) previousState(c, tid string) protocol.TaskState {
 	var st protocol.TaskState
-	ctx, cancel := ioCtx()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	e, err := w.h.TaskStates.Get(ctx, protocol.TaskKey(c, tid))
 	if err != nil || json.Unmarshal(e.Value(), &st) != nil {

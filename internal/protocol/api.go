@@ -58,13 +58,14 @@ type TaskState struct {
 	Attempt int    `json:"attempt,omitempty"`
 	Error   string `json:"error,omitempty"`
 	// Crash is how the plugin process ended when an attempt crashed it
-	// while running this replication alone ("exit status 2: panic: ..."),
-	// carried
-	// into the next attempt's running state: a second attempt that ends
-	// the same way fails the task (the seed reproduces the crash) instead
-	// of spending the remaining deliveries.
-	Crash   string    `json:"crash,omitempty"`
-	Updated time.Time `json:"updated"`
+	// ("exit status 2: panic: ..."), and CrashShared whether it ran other
+	// replications then, carried into the next attempt's running state:
+	// that attempt runs in a process of its own if the crash was shared,
+	// and if it crashes the same way, fails the task (the seed reproduces
+	// the crash) instead of spending the remaining deliveries.
+	Crash       string    `json:"crash,omitempty"`
+	CrashShared bool      `json:"crash_shared,omitempty"`
+	Updated     time.Time `json:"updated"`
 }
 
 // Campaign states.

@@ -90,22 +90,33 @@ type Error struct {
 	CrashLine string
 }
 
-// SoleCrash reports how a plugin process that crashed while it ran only
-// this replication ended (ErrCrash, not Shared, Exit known): its exit and
-// its crash line ("exit status 2: panic: index out of range [3] with
-// length 3"). A crash its seed reproduces ends the same way on every
-// attempt; the crash line tells it from a neighbour's thread bomb or the
-// machine's memory running out, which end a Go process with the same
-// status.
-func SoleCrash(err error) (how string, ok bool) {
+// Crash is how a plugin process that crashed during a replication
+// ended (CrashOf).
+type Crash struct {
+	// How is its exit and its Go crash line, if it wrote one ("exit
+	// status 2: panic: index out of range [3] with length 3"). A crash
+	// its seed reproduces ends the same way on every attempt; the crash
+	// line tells it from a neighbour's thread bomb or the machine's memory
+	// running out, which end a Go process with the same status.
+	How string
+	// Line: How holds a crash line.
+	Line bool
+	// Shared: the process ran other replications too (Error.Shared).
+	Shared bool
+}
+
+// CrashOf is the crash err reports (ErrCrash with the process's exit
+// known), if it is one.
+func CrashOf(err error) (Crash, bool) {
 	var e *Error
-	if !errors.As(err, &e) || e.Kind != ErrCrash || e.Shared || e.Exit == "" {
-		return "", false
+	if !errors.As(err, &e) || e.Kind != ErrCrash || e.Exit == "" {
+		return Crash{}, false
 	}
-	if e.CrashLine == "" {
-		return e.Exit, true
+	c := Crash{How: e.Exit, Line: e.CrashLine != "", Shared: e.Shared}
+	if c.Line {
+		c.How = termtext.Printable(e.Exit + ": " + e.CrashLine)
 	}
-	return termtext.Printable(e.Exit + ": " + e.CrashLine), true
+	return c, true
 }
 
 func (e *Error) Error() string {

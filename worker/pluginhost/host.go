@@ -244,6 +244,12 @@ type RunOptions struct {
 	// sets it from the task (resultcheck.Limit); 0 leaves the wire's own
 	// bound, wire.MaxMessageBytes.
 	MaxResultBytes int
+	// Alone runs the replication in a process of its own, started for the
+	// call and stopped after it. The worker asks for it on the attempt
+	// after a crash of a process that ran other replications too, which
+	// of them crashed it not known: alone, a crash is this replication's
+	// (Error.Shared false).
+	Alone bool
 }
 
 // Outcome is a successful replication.
@@ -274,6 +280,7 @@ type Host struct {
 	cfg    Config
 	logger hclog.Logger
 	starts atomic.Int64
+	solos  atomic.Uint64 // the last procKey.solo given
 
 	mu     sync.Mutex
 	closed bool
@@ -284,7 +291,13 @@ type Host struct {
 	kills  sync.WaitGroup
 }
 
-type procKey struct{ path, args, sha string }
+// procKey identifies the process serving a binary with its arguments;
+// solo, when not 0, one started for a single call (RunOptions.Alone),
+// which no other call shares.
+type procKey struct {
+	path, args, sha string
+	solo            uint64
+}
 
 // entry is a process being started (ready open) or started.
 type entry struct {
@@ -467,7 +480,7 @@ func (h *Host) errorf(kind Kind, key procKey, policy, format string, a ...any) *
 }
 
 // acquire returns a healthy process for b with a reservation (release it).
-func (h *Host) acquire(ctx context.Context, b Binary) (*proc, error) {
+func (h *Host) acquire(ctx context.Context, b Binary, solo uint64) (*proc, error) {
 	path, err := filepath.Abs(b.Path)
 	if err != nil {
 		return nil, &Error{Kind: ErrStart, Binary: b.Path, Msg: err.Error()}
@@ -484,7 +497,7 @@ func (h *Host) acquire(ctx context.Context, b Binary) (*proc, error) {
 			return nil, &Error{Kind: ErrStart, Binary: path, Msg: err.Error()}
 		}
 	}
-	key := procKey{path: path, args: strings.Join(b.Args, "\x00"), sha: sum}
+	key := procKey{path: path, args: strings.Join(b.Args, "\x00"), sha: sum, solo: solo}
 	h.mu.Lock()
 	if h.pinned == nil {
 		h.pinned = map[procKey]bool{}
@@ -1107,7 +1120,7 @@ const maxCounterInfoBytes = wire.MaxCounters * 256
 
 // Info starts (or reuses) the plugin and returns its description.
 func (h *Host) Info(ctx context.Context, b Binary) (*Info, error) {
-	p, err := h.acquire(ctx, b)
+	p, err := h.acquire(ctx, b, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -1123,7 +1136,7 @@ func (h *Host) Info(ctx context.Context, b Binary) (*Info, error) {
 // run length is valid. Workers and the coordinator call it before dispatch;
 // Run calls it too.
 func (h *Host) Validate(ctx context.Context, b Binary, req *wire.RunRequest) error {
-	p, err := h.acquire(ctx, b)
+	p, err := h.acquire(ctx, b, 0)
 	if err != nil {
 		return err
 	}
@@ -1169,6 +1182,12 @@ func (h *Host) Run(ctx context.Context, b Binary, req *wire.RunRequest, opt RunO
 		reused := p.calls.Add(1) > 1
 		out, heard, err := h.call(ctx, p, req.Policy, body, opt)
 		<-p.slots
+		if p.key.solo != 0 {
+			h.retire(p) // its one call is over: stopped once released
+			h.mu.Lock()
+			delete(h.pinned, p.key)
+			h.mu.Unlock()
+		}
 		h.release(p)
 		if err != nil {
 			// A process that served earlier calls and is found dead before
@@ -1189,7 +1208,11 @@ func (h *Host) Run(ctx context.Context, b Binary, req *wire.RunRequest, opt RunO
 // against its Info, and takes one of its slots (release both).
 func (h *Host) take(ctx context.Context, b Binary, req *wire.RunRequest, opt RunOptions) (*proc, error) {
 	for {
-		p, err := h.acquire(ctx, b)
+		var solo uint64
+		if opt.Alone {
+			solo = h.solos.Add(1)
+		}
+		p, err := h.acquire(ctx, b, solo)
 		if err != nil {
 			return nil, err
 		}
@@ -1488,7 +1511,7 @@ func (h *Host) callError(ctx, callCtx context.Context, p *proc, policy string, d
 		msg = "the plugin process exited during the replication"
 		// How (a deterministic crash is retried, and each attempt said
 		// only that it exited): the worker fails a task whose process
-		// ends the same way twice running it alone (SoleCrash).
+		// ends the same way twice (CrashOf, the worker's crashVerdict).
 		if st := p.w.status.Load(); st != nil {
 			exit = *st
 			msg += " (" + exit + ")"

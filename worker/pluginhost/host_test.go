@@ -204,8 +204,8 @@ func TestCrash(t *testing.T) {
 		t.Error("a crash should be retryable")
 	}
 	const how = "exit status 2: panic: crashy: deliberate crash at arrival 1000"
-	if got, ok := pluginhost.SoleCrash(err); !ok || got != how {
-		t.Errorf("SoleCrash = %q, %v; want %q, true (the process ran this replication alone)", got, ok, how)
+	if c, ok := pluginhost.CrashOf(err); !ok || c.Shared || !c.Line || c.How != how {
+		t.Errorf("CrashOf = %+v, %v; want %q with its line, not shared (the process ran this replication alone)", c, ok, how)
 	}
 	out, err := h.Run(context.Background(), b, request(t, "fcfs", 2000, 1), pluginhost.RunOptions{})
 	if err != nil {
@@ -218,7 +218,7 @@ func TestCrash(t *testing.T) {
 
 // A crash while the process runs two replications is each one's crash,
 // Shared: which of them crashed it is not known, so neither is taken for
-// a crash its seed reproduces (SoleCrash), and the message says so.
+// a crash its seed reproduces, and the message says so.
 func TestCrashShared(t *testing.T) {
 	h := newHost(t, pluginhost.Config{MaxConcurrent: 2})
 	b := pluginhost.Binary{Path: binary("crashy")}
@@ -242,9 +242,52 @@ func TestCrashShared(t *testing.T) {
 		ProgressInterval: time.Millisecond, Progress: func(int64, int64) {}})
 	for _, err := range []error{err, <-slowErr} {
 		wantKind(t, err, pluginhost.ErrCrash, "(exit status 2) while it ran 2 replications; which of them crashed it is not known")
-		if _, ok := pluginhost.SoleCrash(err); ok || !err.(*pluginhost.Error).Shared {
-			t.Errorf("a crash of a process running two replications: SoleCrash %v, Shared %v; want false, true", ok, err.(*pluginhost.Error).Shared)
+		if c, ok := pluginhost.CrashOf(err); !ok || !c.Shared {
+			t.Errorf("a crash of a process running two replications: CrashOf %+v, %v; want it shared", c, ok)
 		}
+	}
+}
+
+// RunOptions.Alone runs a replication in a process of its own, started
+// for the call and stopped after it: its crash is its own (not Shared),
+// and the replication running meanwhile in the shared process is not
+// touched by it.
+func TestCrashAlone(t *testing.T) {
+	h := newHost(t, pluginhost.Config{MaxConcurrent: 2})
+	b := pluginhost.Binary{Path: binary("crashy")}
+	running := make(chan struct{})
+	var once sync.Once
+	type result struct {
+		out *pluginhost.Outcome
+		err error
+	}
+	slow := make(chan result, 1)
+	go func() {
+		// 1 ms an arrival: about 2 s.
+		out, err := h.Run(context.Background(), b, request(t, "slow", 2000, 1), pluginhost.RunOptions{
+			ProgressInterval: time.Millisecond,
+			Progress:         func(done, _ int64) { once.Do(func() { close(running) }) }})
+		slow <- result{out, err}
+	}()
+	<-running
+	req := request(t, "crash", 2000000, 2)
+	req.Params = map[string]any{"after": 1000000}
+	_, err := h.Run(context.Background(), b, req, pluginhost.RunOptions{Alone: true,
+		ProgressInterval: time.Millisecond, Progress: func(int64, int64) {}})
+	wantKind(t, err, pluginhost.ErrCrash, "(exit status 2)")
+	if c, ok := pluginhost.CrashOf(err); !ok || c.Shared || !strings.Contains(c.How, "deliberate crash at arrival 1000000") {
+		t.Errorf("a crash alone: CrashOf %+v, %v; want its crash line, not shared", c, ok)
+	}
+	if r := <-slow; r.err != nil || r.out.Result.Overall.Count != 2000 {
+		t.Fatalf("the replication in the shared process: %v", r.err)
+	}
+	if h.Starts() != 2 {
+		t.Errorf("%d processes started, want 2 (the shared one and the crash's own)", h.Starts())
+	}
+	// The process of its own is gone once its call is over, and the next
+	// call goes to the shared one.
+	if _, err := h.Run(context.Background(), b, request(t, "fcfs", 1000, 3), pluginhost.RunOptions{}); err != nil || h.Starts() != 2 {
+		t.Fatalf("after the crash alone: %v, %d starts (want 2)", err, h.Starts())
 	}
 }
 
