@@ -203,7 +203,9 @@ func limitSetup(fs *pflag.FlagSet, args []string, reg *registry.Registry, host *
 		return nil, 0, err
 	}
 	if err := sys.runCfg.Validate(); err != nil {
-		return nil, 0, fmt.Errorf("limit: %w", err)
+		// --arrivals and --warmup override the file's run block: the
+		// error names the flag when one of them set the value.
+		return nil, 0, errors.New("limit: " + runKeyAsFlag(err, fs))
 	}
 	rate1, err := limitBracketFlags(sys, reg, lf)
 	if err != nil {

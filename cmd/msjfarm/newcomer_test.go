@@ -321,10 +321,16 @@ func TestFarmFlagBounds(t *testing.T) {
 		// The engine refused it at the first replication: exit 1.
 		{[]string{"simulate", "--rate", "7", "--arrivals", "0"}, "simulate: --arrivals must be >= 1, got 0"},
 		{[]string{"simulate", "--arrivals", "0"}, "simulate: --arrivals must be >= 1, got 0"},
+		// Named run.max_in_system, the sweep file's key, and run.warmup,
+		// at the first replication: exit 1.
+		{[]string{"simulate", "--rate", "7", "--max-in-system", "1e18"}, "simulate: --max-in-system: must be at most 33554432"},
+		{[]string{"simulate", "--rate", "7", "--max-in-system", "16"}, "simulate: --max-in-system: 16 is below the workload's 32 servers"},
+		{[]string{"simulate", "--rate", "7", "--warmup", "1e16"}, "simulate: --warmup: must be at most 2^53"},
 		{[]string{"worker", "--plugin-user", "65534:0"}, `--plugin-user "65534:0": plugins must not run as root or in its group`},
 		// Replaced by the defaults without a word (0, −1), or failing a
 		// correct plugin (NaN, 1.5: "flagged unstable at low load").
 		{[]string{"plugin", "check", "fcfs", "--arrivals", "0"}, "plugin check: --arrivals must be >= 1, got 0"},
+		{[]string{"plugin", "check", "fcfs", "--arrivals", "1e16"}, "plugin check: --arrivals: must be at most 2^53"},
 		{[]string{"plugin", "check", "fcfs", "--load", "-1"}, "plugin check: --load must be in (0, 1)"},
 		{[]string{"plugin", "check", "fcfs", "--load", "NaN"}, "plugin check: --load must be in (0, 1)"},
 		{[]string{"plugin", "check", "fcfs", "--load", "1.5"}, "plugin check: --load must be in (0, 1): the checks run a stable system, got 1.5"},

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/msjfarm/msjfarm/internal/sandbox"
+	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/sdk/check"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/worker"
@@ -252,9 +253,14 @@ func defPluginCheck(fs *pflag.FlagSet) func([]string) int {
 		// Checked here: 0 and below became the defaults without a word,
 		// and NaN or a load of 1 and above failed a correct plugin
 		// ("request does not encode as JSON", "flagged unstable").
+		// Over 2^53 arrivals, every run was refused by the plugin and
+		// each refusal reported as the plugin's FAIL.
+		runErr := wire.RunConfig{Arrivals: int64(arrivals)}.Validate()
 		switch {
 		case arrivals < 1:
 			return usagef("plugin check: --arrivals must be >= 1, got %d", arrivals)
+		case runErr != nil:
+			return usagef("plugin check: %s", runKeyAsFlag(runErr, pf.fs))
 		case !(*load > 0 && *load < 1):
 			return usagef("plugin check: --load must be in (0, 1): the checks run a stable system, got %v", *load)
 		}

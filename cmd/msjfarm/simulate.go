@@ -123,9 +123,20 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 		if code := checkTraceFlags(fs, *swfPath != ""); code != 0 {
 			return code
 		}
+		// The engine checks the run's bounds too (warm-up plus arrivals
+		// within 2^53, max_in_system at most 2^25), but only once a
+		// replication runs, where its error names the sweep file's key
+		// and exits 1 as a failed run.
+		cfg := wire.RunConfig{Warmup: int64(warmup), Arrivals: int64(arrivals), MaxInSystem: int(maxInSystem)}
+		if err := cfg.Validate(); err != nil {
+			return usagef("simulate: %s", runKeyAsFlag(err, fs))
+		}
 		w, err := buildWorkload(*swfPath, *servers, *timeScale, *wl, *rate, *load)
 		if err != nil {
 			return usagef("simulate: %v", err)
+		}
+		if m := int(maxInSystem); m > 0 && m < w.Servers {
+			return usagef("simulate: --max-in-system: %d is below the workload's %d servers: a replication could not even fill them (0, the default, is %d)", m, w.Servers, sim.DefaultMaxInSystem)
 		}
 		if *swfPath == "" && (w.ArrivalRate < sweep.MinMagnitude || w.ArrivalRate > sweep.MaxMagnitude) {
 			return usagef("simulate: the arrival rate %v is outside [%g, %g], the range of rates msjfarm accepts (docs/sweep.md, Validation)", w.ArrivalRate, sweep.MinMagnitude, sweep.MaxMagnitude)
@@ -175,6 +186,24 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 		printSummary(w, entry.Policy, params, results, counters, elapsed)
 		return 0
 	}
+}
+
+// runKeyAsFlag is a run-configuration error (sim.Config.Validate's
+// "run.max_in_system: ...") with the run key replaced by the flag that
+// set the value, when fs has that flag and it was given: a user who typed
+// --max-in-system was told about run.max_in_system, a sweep file's key.
+func runKeyAsFlag(err error, fs *pflag.FlagSet) string {
+	msg := err.Error()
+	key, rest, ok := strings.Cut(msg, ":")
+	name, isRun := strings.CutPrefix(key, "run.")
+	if !ok || !isRun {
+		return msg
+	}
+	flag := strings.ReplaceAll(name, "_", "-")
+	if f := fs.Lookup(flag); f == nil || !f.Changed {
+		return msg
+	}
+	return "--" + flag + ":" + rest
 }
 
 // checkSimulateArgs refuses the flag values simulate cannot run (exit
