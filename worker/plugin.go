@@ -508,10 +508,11 @@ func (r *PluginRunner) taskError(ctx context.Context, err error) error {
 // beside others, is it again. A crash with no line ("signal: killed")
 // beside other replications may be a neighbour's (the machine's OOM
 // killer picks the largest process), and one that ends another way may
-// be the machine's: both are retried. The attempt after a shared crash
+// be the machine's: both are retried. Addresses in the lines are not
+// compared (sameCrash). The attempt after a shared crash
 // runs alone (runAlone).
 func crashVerdict(attempt int, err error, cur pluginhost.Crash, prev protocol.TaskState) error {
-	if attempt < 2 || cur.How == "" || cur.How != prev.Crash || cur.Shared && prev.CrashShared {
+	if attempt < 2 || cur.How == "" || !sameCrash(cur.How, prev.Crash) || cur.Shared && prev.CrashShared {
 		return err
 	}
 	where := "each time running this replication alone"
@@ -522,6 +523,56 @@ func crashVerdict(attempt int, err error, cur pluginhost.Crash, prev protocol.Ta
 		where = "one of them running this replication alone"
 	}
 	return &PermanentError{fmt.Errorf("the plugin process crashed the same way (%s) on 2 attempts in a row, %s: the task's seed reproduces it: %w", cur.How, where, err)}
+}
+
+// sameCrash reports whether two crashes (pluginhost.Crash.How) ended the
+// same way, read with every hexadecimal number (0x...) as one: Go prints
+// a panic with a pointer value as its address ("panic: (*main.T)
+// 0xc00001c030"), and the address of the same allocation differs from
+// process to process when other replications, or the runtime's own
+// goroutines, allocated first. The crash of one seed was therefore read
+// as two crashes of different lines and retried up to max-deliver.
+// Decimal numbers are compared: a replication is a function of its seed,
+// so the index of an out-of-range access comes back the same.
+func sameCrash(a, b string) bool {
+	for {
+		i, j := hexAt(a), hexAt(b)
+		if i < 0 || j < 0 {
+			return i < 0 && j < 0 && a == b
+		}
+		if a[:i] != b[:j] {
+			return false
+		}
+		a, b = skipHex(a[i+2:]), skipHex(b[j+2:])
+	}
+}
+
+// hexAt is the index of the first "0x" (or "0X") followed by a hex digit
+// in s that does not continue a word or number, or -1.
+func hexAt(s string) int {
+	for i := 0; i+2 < len(s); i++ {
+		if s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') && isHex(s[i+2]) && (i == 0 || !isWord(s[i-1])) {
+			return i
+		}
+	}
+	return -1
+}
+
+// skipHex is s after its leading hex digits.
+func skipHex(s string) string {
+	i := 0
+	for i < len(s) && isHex(s[i]) {
+		i++
+	}
+	return s[i:]
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func isWord(c byte) bool {
+	return isHex(c) || 'g' <= c && c <= 'z' || 'G' <= c && c <= 'Z' || c == '_'
 }
 
 // deadlineVerdict makes a deadline (or a stall: pluginhost.ErrStalled) on
