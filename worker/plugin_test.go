@@ -472,6 +472,31 @@ func TestWorkerCrashTwiceIsPermanent(t *testing.T) {
 	}
 }
 
+// A policy that panics with a pointer crashes at another address in
+// each process (the runtime prints the pointer); the seed's crash is the
+// same one all the same, and fails the task on its second attempt
+// (sameCrash). With the lines compared as written it was retried to
+// max-deliver.
+func TestWorkerCrashAtAnotherAddressIsPermanent(t *testing.T) {
+	tk := tasks(t, 5000, time.Second)[0]
+	tk.Policy, tk.Params, tk.Seed = "crash-pointer", map[string]any{"after": 10}, 100
+	tk.ID = sweep.TaskID(tk)
+	nc, _, st := queued(t, protocol.Layout{MaxDeliver: 5, AckWait: 5 * time.Second}, []sweep.Task{tk})
+	w := runPluginWorker(t, nc, st, crashyDir, 1, 1)
+	if w.Stats.Failed.Load() != 1 {
+		t.Fatalf("failed %d; want 1", w.Stats.Failed.Load())
+	}
+	rec, _, err := record.Read(context.Background(), st, "camp", tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"attempt 2 of 5", "crashed the same way (exit status 2: panic: (*main.crashState) 0x"} {
+		if !strings.Contains(rec.Error, want) {
+			t.Fatalf("the record does not say %q: %q", want, rec.Error)
+		}
+	}
+}
+
 // runPluginWorker runs a worker with conc slots and a plugin runner over
 // the binaries in dir until n tasks are done or failed (or 120 s pass),
 // then stops it.

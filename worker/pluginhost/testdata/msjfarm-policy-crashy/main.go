@@ -23,6 +23,7 @@ func main() {
 		{Name: "slow", Doc: "sleeps 1 ms per arrival (honours deadlines)", New: func() sdk.Policy { return &bad{mode: "slow"} }},
 		{Name: "double-start", Doc: "starts a job twice at arrival #after (a policy error)", New: func() sdk.Policy { return &bad{mode: "double"} }},
 		{Name: "stdout", Doc: "writes 1 MiB without a newline and then 1 MiB of lines to its fd 1 at arrival #after, as a C library's printf would (go-plugin redirects os.Stdout, not the descriptor)", New: func() sdk.Policy { return &bad{mode: "stdout"} }},
+		{Name: "crash-pointer", Doc: "crashes the process (a panic in a goroutine) at arrival #after with a pointer as the panic's value, which Go prints as its address: an address that differs from process to process", New: func() sdk.Policy { return &bad{mode: "crash-pointer"} }},
 	}...))
 }
 
@@ -64,6 +65,21 @@ func (p *bad) Arrive(s *sdk.System, j *sdk.Job) {
 		done := make(chan struct{})
 		go func() { panic(fmt.Sprintf("crashy: deliberate crash at arrival %d", p.n)) }()
 		<-done
+	case p.n == p.after && p.mode == "crash-pointer":
+		// As many allocations of the panic value's size before it as
+		// the process id says, so that its address differs from one
+		// process to the next, as a real policy's does when other
+		// replications allocated first.
+		kept := make([]*crashState, os.Getpid()%61+1)
+		for i := range kept {
+			kept[i] = &crashState{at: i}
+		}
+		// In a goroutine of its own, as "crash" does: the engine
+		// recovers a panic in its own goroutine and fails the
+		// replication; this one ends the process.
+		done := make(chan struct{})
+		go func() { panic(&crashState{at: p.n, kept: kept}) }()
+		<-done
 	case p.n == p.after && p.mode == "hang":
 		for {
 			spins.Add(1)
@@ -86,4 +102,12 @@ func (p *bad) Arrive(s *sdk.System, j *sdk.Job) {
 		return
 	}
 	p.FCFS.Arrive(s, j)
+}
+
+// crashState is crash-pointer's panic value: a pointer to a type with no
+// Error or String method, which the runtime prints as "(*main.crashState)
+// 0xc...".
+type crashState struct {
+	at   int
+	kept []*crashState
 }
