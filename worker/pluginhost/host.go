@@ -98,11 +98,13 @@ type Config struct {
 	// (it beats every 1,024 events: sim.Config.Beat) before the replication
 	// is deemed hung in policy code, whatever its deadline: its process is
 	// killed as for an unhonoured deadline and the call fails with
-	// ErrStalled (0: DefaultStall; negative: never). Only plugins whose
-	// Info says Heartbeat beat, and only their engine policies (a
-	// reference model runs no engine loop). Without it a policy that spins
-	// held its worker's slot until run.deadline, a month when the sweep set
-	// none.
+	// ErrStalled (0: DefaultStall; negative: never). Only engine policies
+	// are watched (a reference model runs no engine loop). A plugin whose
+	// Info does not say Heartbeat (one written without the SDK) is watched
+	// on its count of arrivals simulated instead, up to the last arrival
+	// (its drain and MSER's pass move no count). Without it a policy that
+	// spins held its worker's slot until run.deadline, a month when the
+	// sweep set none.
 	Stall time.Duration
 	// StderrTail is how many bytes of each process's stderr are kept for
 	// error reports (0: 16 KiB).
@@ -1314,7 +1316,7 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 		if err := h.accept(p, policy, opt, out, u, time.Since(t0)); err != nil {
 			return nil, heard, err
 		}
-		stall.beat(out.LastBeats)
+		stall.heard(out.LastDone, out.LastOf, out.LastBeats, out.ResultJSON != nil)
 	}
 	if out.ResultJSON == nil {
 		return nil, heard, h.errorf(ErrCrash, p.key, policy, "the plugin ended the call without a result")

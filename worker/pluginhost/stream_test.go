@@ -33,6 +33,51 @@ func TestResultThenHang(t *testing.T) {
 	wantKind(t, err, pluginhost.ErrStalled, "the plugin sent its result, then did not end the call for 2s", "killed")
 }
 
+// TestStallWithoutBeats: a plugin that does not send the engine loop's
+// beats (its Info does not say heartbeat: written without the SDK) is
+// watched on its count of arrivals. While the count moves, and after the
+// last arrival (a drain the count does not show), the call goes on past
+// the stall limit; a count that stops before the last arrival is a stall,
+// and so is a call that does not end after its result. Before, such a
+// plugin was not watched at all, and its hung call waited for the
+// deadline (an hour here; the caller gives up after two minutes, so that
+// without the watch this fails rather than waiting it out).
+func TestStallWithoutBeats(t *testing.T) {
+	const stall = 2 * time.Second
+	for _, c := range []struct {
+		mode, want string // want: the stall's error, "" for a result
+	}{
+		{"nobeat", ""},
+		{"nobeathang", "count of arrivals simulated made no progress for 2s"},
+		{"nobeatresulthang", "the plugin sent its result, then did not end the call for 2s"},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			h := newHost(t, pluginhost.Config{Sandbox: sandboxOff(t), Stall: stall, Env: []string{"BADPROTO_MODE=" + c.mode}})
+			b := pluginhost.Binary{Path: binary("badproto")}
+			if in, err := h.Info(context.Background(), b); err != nil || in.Heartbeat {
+				t.Fatalf("Info: %v, heartbeat %v: want a plugin that does not beat", err, in != nil && in.Heartbeat)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			t0 := time.Now()
+			_, err := h.Run(ctx, b, request(t, "fcfs", 2000, 1), pluginhost.RunOptions{Deadline: time.Hour})
+			took := time.Since(t0)
+			if c.want != "" {
+				wantKind(t, err, pluginhost.ErrStalled, c.want, "killed")
+				if took > time.Minute {
+					t.Errorf("the hung call took %v to fail", took)
+				}
+				return
+			}
+			// 3.2 s of a moving count, then 3 s at the last arrival:
+			// each part longer than the limit.
+			if err != nil || took < 6*time.Second {
+				t.Fatalf("a plugin whose count moves, then rests at its last arrival: %v after %v; want its result after over 6 s", err, took)
+			}
+		})
+	}
+}
+
 func TestPluginStreamRules(t *testing.T) {
 	for _, c := range []struct {
 		mode  string

@@ -13,7 +13,13 @@
 // the host asks for one); with "progressflood" it sends 10^6 progress
 // messages before the replication's own updates; with "tworesults" it
 // sends its result twice; with "resulthang" it sends its result and
-// then never returns from Run.
+// then never returns from Run. With "nobeat", "nobeathang" and
+// "nobeatresulthang" its Info does not say heartbeat, as a plugin written
+// without the SDK: "nobeat" reports its count of arrivals every 400 ms for
+// 3.2 s, then its last arrival for 3 s (a long drain), then runs the
+// replication; "nobeathang" reports 3 arrivals and then hangs, sending
+// nothing, until the call ends; "nobeatresulthang" runs the replication
+// and then never returns from Run.
 package main
 
 import (
@@ -87,6 +93,61 @@ func (f flood) Run(r *pb.RunRequest, s pb.PolicyPlugin_RunServer) error {
 		return f.PolicyPluginServer.Run(r, lies{s, f.mode})
 	}
 	return f.PolicyPluginServer.Run(r, s)
+}
+
+// noBeat is a plugin that does not send the engine loop's beats: its
+// Info does not say heartbeat, and its Run reports only a count of
+// arrivals before the replication's own updates (see the package doc).
+type noBeat struct {
+	pb.PolicyPluginServer
+	mode string
+}
+
+func (n noBeat) Info(ctx context.Context, r *pb.InfoRequest) (*pb.InfoResponse, error) {
+	in, err := n.PolicyPluginServer.Info(ctx, r)
+	if err == nil {
+		in.Heartbeat = false
+	}
+	return in, err
+}
+
+func (n noBeat) Run(r *pb.RunRequest, s pb.PolicyPlugin_RunServer) error {
+	var req wire.RunRequest
+	if err := json.Unmarshal(r.RequestJson, &req); err != nil {
+		return err
+	}
+	total := req.Run.Warmup + req.Run.Arrivals
+	progress := func(done int64) error {
+		return s.Send(&pb.RunUpdate{Update: &pb.RunUpdate_Progress{Progress: &pb.Progress{Done: done, Total: total}}})
+	}
+	switch n.mode {
+	case "nobeatresulthang":
+		if err := n.PolicyPluginServer.Run(r, s); err != nil {
+			return err
+		}
+		<-s.Context().Done() // the result is sent; the call never ends
+		return s.Context().Err()
+	case "nobeathang":
+		for i := range int64(3) {
+			if err := progress(i + 1); err != nil {
+				return err
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		<-s.Context().Done() // a loop that does not return
+		return s.Context().Err()
+	}
+	for i := range int64(8) {
+		if err := progress(i + 1); err != nil {
+			return err
+		}
+		time.Sleep(400 * time.Millisecond)
+	}
+	if err := progress(total); err != nil {
+		return err
+	}
+	time.Sleep(3 * time.Second)
+	return n.PolicyPluginServer.Run(r, s)
 }
 
 // lies edits its result: "claims" says FCFS preempts and knows sizes,
@@ -163,6 +224,9 @@ func main() {
 	}
 	if c := os.Getenv("BADPROTO_COUNTERS"); c != "" {
 		srv = forgedCounters{srv, []byte(c)}
+	}
+	if m := os.Getenv("BADPROTO_MODE"); m == "nobeat" || m == "nobeathang" || m == "nobeatresulthang" {
+		srv = noBeat{srv, m}
 	}
 	if m := os.Getenv("BADPROTO_MODE"); m == "traceflood" || m == "progressflood" || m == "tworesults" || m == "resulthang" || m == "claims" || m == "times" {
 		srv = flood{srv, m}
