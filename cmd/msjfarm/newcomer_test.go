@@ -326,6 +326,8 @@ func TestFarmFlagBounds(t *testing.T) {
 		{[]string{"simulate", "--rate", "7", "--max-in-system", "1e18"}, "simulate: --max-in-system: must be at most 33554432"},
 		{[]string{"simulate", "--rate", "7", "--max-in-system", "16"}, "simulate: --max-in-system: 16 is below the workload's 32 servers"},
 		{[]string{"simulate", "--rate", "7", "--warmup", "1e16"}, "simulate: --warmup: must be at most 2^53"},
+		// Ran for hours, holding 2.9 KB a replication, until memory ran out.
+		{[]string{"simulate", "--rate", "7", "--reps", "100000000"}, "simulate: --reps 100000000 is more than 1000000"},
 		{[]string{"worker", "--plugin-user", "65534:0"}, `--plugin-user "65534:0": plugins must not run as root or in its group`},
 		// Replaced by the defaults without a word (0, −1), or failing a
 		// correct plugin (NaN, 1.5: "flagged unstable at low load").
