@@ -175,6 +175,8 @@ func checkLimitFlags(fs *pflag.FlagSet, args []string, lf limitFlags) error {
 		return fmt.Errorf("limit: --lo (%v) must be below --hi (%v)", lf.lo, lf.hi)
 	case lf.reps < 1:
 		return fmt.Errorf("limit: --reps must be >= 1, got %d", lf.reps)
+	case lf.reps > maxSimulateReps:
+		return fmt.Errorf("limit: --reps %d is more than %d: each probe rate's results are held in memory until they are pooled (as simulate's)", lf.reps, maxSimulateReps)
 	case math.IsNaN(lf.relTol) || math.IsInf(lf.relTol, 0) || lf.relTol < 0 || fs.Changed("rel-tol") && lf.relTol == 0:
 		return fmt.Errorf("limit: --rel-tol must be > 0, got %v", lf.relTol)
 	case lf.workers < 1:

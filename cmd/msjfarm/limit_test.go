@@ -174,6 +174,7 @@ func TestLimitUsageMessages(t *testing.T) {
 		{[]string{"a.yaml", "b.yaml"}, "limit: at most one sweep file, got 2 arguments"},
 		{[]string{"--policy", "fcfs", "--arrivals", "0"}, "limit: --arrivals must be >= 1, got 0"},
 		{[]string{"--policy", "fcfs", "--arrivals", "1e16"}, "limit: --arrivals: must be at most 2^53"},
+		{[]string{"--policy", "fcfs", "--reps", "100000000"}, "limit: --reps 100000000 is more than 1000000"},
 		{[]string{"--policy", "fcfs", "--workers", "0"}, "limit: --workers must be >= 1, got 0"},
 		{[]string{"--policy", "fcfs", "--rel-tol", "0"}, "limit: --rel-tol must be > 0, got 0"},
 		{[]string{"--policy", "fcfs", "--lo", "1e-300"}, "limit: --lo 1e-300 is outside ["},

@@ -211,7 +211,7 @@ func runKeyAsFlag(err error, fs *pflag.FlagSet) string {
 // (measured: 908 MB resident after 3·10⁵ replications), so 10⁶ are about
 // 3 GB, and at half a millisecond a replication through a plugin, nine
 // minutes.
-const maxSimulateReps = 1_000_000
+const maxSimulateReps = 1_000_000 // limit's --reps too
 
 // checkSimulateArgs refuses the flag values simulate cannot run (exit
 // 2): a rate or load that is negative or not a number, neither or both
