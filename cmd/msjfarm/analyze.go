@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/msjfarm/msjfarm/plugins/quickswap/approx"
+	"github.com/msjfarm/msjfarm/sim"
 )
 
 // runAnalyze evaluates analytical models; today only "msfq", the mean
@@ -64,6 +65,9 @@ func (a *msfqArgs) check(set map[string]bool) int {
 	switch {
 	case *a.k < 2:
 		return usagef("analyze msfq: -k %d: need k >= 2", *a.k)
+	case *a.k > sim.MaxServers:
+		// The approximation is O(k) a rate: -k 1e12 ran for hours.
+		return usagef("analyze msfq: -k %d: need k <= %d, the most servers msjfarm simulates", *a.k, sim.MaxServers)
 	case *a.ell < -1 || *a.ell >= *a.k:
 		return usagef("analyze msfq: --threshold %d: need 0 <= ℓ <= k−1 = %d (or −1 for k−1)", *a.ell, *a.k-1)
 	case !(*a.p1 > 0 && *a.p1 < 1):

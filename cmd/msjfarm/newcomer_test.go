@@ -347,6 +347,7 @@ func TestFarmFlagBounds(t *testing.T) {
 		{[]string{"results", "q-fig3", "--compare", "msf,MSF", "--storage", "x"}, `--compare "msf,MSF": a series compared with itself`},
 		{[]string{"policies", "x"}, "policies: takes no arguments"},
 		{[]string{"analyze", "msfq", "--k", "0"}, "analyze msfq: -k 0: need k >= 2"},
+		{[]string{"analyze", "msfq", "--k", "1000000000000"}, "analyze msfq: -k 1000000000000: need k <= 1048576"},
 		// A name is part of NATS subjects and reaches the operator's
 		// terminal: an escape sequence cleared the screen and a newline
 		// forged a status line; 5,000 characters closed the worker's
