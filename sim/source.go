@@ -1,7 +1,10 @@
 package sim
 
 import (
+	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/sim/rng"
@@ -45,6 +48,10 @@ type source struct {
 
 	buf        [srcBlock]genJob
 	bufI, bufN int
+	// noArrivals: fill draws no arrival times (they stay 0), only the
+	// classes and sizes, each from its own stream as always
+	// (MeasuredJobs).
+	noArrivals bool
 }
 
 // srcBlock is the number of jobs generated at a time: large enough for the
@@ -119,12 +126,14 @@ func (s *source) fill() {
 		return
 	}
 	var x [srcBlock]float64
-	if s.ia != nil {
+	switch {
+	case s.noArrivals:
+	case s.ia != nil:
 		for i := range b {
 			s.t += s.ia.Sample(s.arr) * s.iaScale
 			b[i].arrival = s.t
 		}
-	} else {
+	default:
 		s.arr.ExpFill(x[:])
 		t, m := s.t, s.meanIA
 		for i := range b {
@@ -252,4 +261,91 @@ func (js *JobStream) Next() (arrival, size float64, class int, ok bool) {
 	}
 	js.n++
 	return js.j.arrival, js.j.size, int(js.j.class), true
+}
+
+// MeasuredJobs draws the job sequence of (w, seed) as Run does, without
+// running a policy and without the arrival times (each stream is its
+// own, so the classes and sizes are the same without them), up to the
+// end of the window [warmup, warmup+arrivals), and returns per class how
+// many of the window's jobs there are and the sum of their sizes, in
+// arrival order. A result's class counts and mean sizes are these
+// (worker/resultcheck checks a plugin's against them): the engine sums
+// the same sizes in departure order.
+func MeasuredJobs(w *Workload, seed uint64, warmup, arrivals int64) (count []int64, sizeSum []float64, err error) {
+	if err := w.Validate(); err != nil {
+		return nil, nil, err
+	}
+	if warmup < 0 || arrivals < 0 || warmup > MaxArrivals || arrivals > MaxArrivals {
+		return nil, nil, fmt.Errorf("measured jobs: warmup %d and arrivals %d must be in [0, 2^53]", warmup, arrivals)
+	}
+	s := newSource(w, seed)
+	s.noArrivals = true
+	count, sizeSum = make([]int64, len(w.Classes)), make([]float64, len(w.Classes))
+	end := warmup + arrivals
+	for id := int64(0); id < end; {
+		if s.fill(); s.bufN == 0 {
+			return nil, nil, fmt.Errorf("measured jobs: the replayed trace ends after %d jobs, before the window's end %d", id, end)
+		}
+		b := s.buf[:min(int64(s.bufN), end-id)]
+		if id < warmup {
+			skip := min(int64(len(b)), warmup-id)
+			id += skip
+			b = b[skip:]
+		}
+		for i := range b {
+			count[b[i].class]++
+			sizeSum[b[i].class] += b[i].size
+		}
+		id += int64(len(b))
+	}
+	return count, sizeSum, nil
+}
+
+// SequenceSince is the first engine version (Version) whose job sequence
+// for a (workload, seed) is this engine's: 0.6.0 drew standard
+// exponentials by a ziggurat, and every later version kept every draw.
+// Raise it to the current Version with any change to the source, a
+// sampler or the streams that changes a job's arrival, class or size.
+// worker/resultcheck regenerates the measured jobs of a plugin's result
+// from the task's seed (a plugin reports their sizes and class counts,
+// and could report others) when the plugin's engine is between it and
+// Version.
+const SequenceSince = "0.6.0"
+
+// SameSequence reports whether engine, a version "x.y.z", draws this
+// engine's job sequence: from SequenceSince to Version, both included.
+// A later version may have changed it, which this engine cannot know.
+func SameSequence(engine string) bool {
+	v, ok := parseVersion(engine)
+	if !ok {
+		return false
+	}
+	lo, _ := parseVersion(SequenceSince)
+	hi, _ := parseVersion(Version)
+	return !lessVersion(v, lo) && !lessVersion(hi, v)
+}
+
+// parseVersion reads "x.y.z" (decimal, no sign, no suffix).
+func parseVersion(s string) ([3]int, bool) {
+	var v [3]int
+	parts := strings.Split(s, ".")
+	if len(parts) != 3 {
+		return v, false
+	}
+	for i, p := range parts {
+		if p == "" || len(p) > 9 || strings.TrimLeft(p, "0123456789") != "" {
+			return v, false
+		}
+		v[i], _ = strconv.Atoi(p)
+	}
+	return v, true
+}
+
+func lessVersion(a, b [3]int) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
 }

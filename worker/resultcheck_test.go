@@ -38,6 +38,8 @@ func TestAbsurdResultsRefused(t *testing.T) {
 		"nan":            "overall.mean_response (NaN)",
 		"secret-counter": "counters[0].name",
 		"little":         "Little's law",
+		"halved":         "classes[0].mean_size",
+		"class-moved":    "classes[0].count",
 	}
 	var ts []sweep.Task
 	for pol := range field {

@@ -35,6 +35,8 @@
 //   - counts: the classes' departures and undeparted jobs sum to the
 //     overall ones, and departed + undeparted = arrivals (≤ when the run
 //     was truncated at max_in_system);
+//   - sizes: on a plugin's result, each class's measured arrivals and
+//     their mean size are those the task's seed gives (sizes.go);
 //   - Little's law on the measurement window (Little);
 //   - counter names: CounterName;
 //   - the time series: at most series_max samples, none when not asked
@@ -99,6 +101,10 @@ type Expect struct {
 	Engine string
 	// SHA256 names the producer in errors.
 	SHA256 string
+	// Plugin: a plugin binary produced the result, not this engine (in
+	// process, or msjfarm's own families served by msjfarm itself): its
+	// job sequence is drawn again (sizes).
+	Plugin bool
 	// Bytes is the result's size as received (0: not measured, as for an
 	// in-process result, which is never encoded before it is stored).
 	Bytes int
@@ -122,7 +128,7 @@ func seriesMax(t *sweep.Task) int {
 
 // Check returns nil or the first violation, an *Error.
 func Check(r *sim.Result, e Expect) error {
-	c := &checker{r: r, t: e.Task, sha: e.SHA256}
+	c := &checker{r: r, t: e.Task, sha: e.SHA256, plugin: e.Plugin}
 	if e.Bytes > Limit(e.Task) {
 		return c.fail("result", "%d bytes, over the limit of %d", e.Bytes, Limit(e.Task))
 	}
@@ -131,7 +137,7 @@ func Check(r *sim.Result, e Expect) error {
 	}
 	for _, step := range []func() error{
 		func() error { return c.echoes(e.Engine) },
-		c.finite, c.magnitude, c.ranges, c.counts, c.preemption, c.consistent, c.derived, c.verdict, c.little, c.counters, c.series,
+		c.finite, c.magnitude, c.ranges, c.counts, c.sizes, c.preemption, c.consistent, c.derived, c.verdict, c.little, c.counters, c.series,
 	} {
 		if err := step(); err != nil {
 			return err
@@ -144,6 +150,8 @@ type checker struct {
 	r   *sim.Result
 	t   *sweep.Task
 	sha string
+	// plugin: a plugin's result (Expect.Plugin), not this engine's.
+	plugin bool
 }
 
 func (c *checker) fail(field, format string, a ...any) error {

@@ -88,9 +88,12 @@ func checkHonest(t *testing.T, tasks []sweep.Task, minCaught20 float64) {
 			t.Fatalf("%s %s: %v", tk.Policy, tk.Point, err)
 		}
 		r := out.Result
-		if err := resultcheck.Check(r, resultcheck.Expect{Task: tk, Engine: sim.Version}); err != nil {
+		// As a plugin's result: its job sequence is drawn again (sizes).
+		exp := resultcheck.Expect{Task: tk, Engine: sim.Version, Plugin: true}
+		if err := resultcheck.Check(r, exp); err != nil {
 			t.Errorf("honest %s at %v (seed %d, %d arrivals) refused: %v", tk.Policy, tk.Axes, tk.Seed, tk.Run.Arrivals, err)
 		}
+		forgedSizes(t, tk, r, exp)
 		d, e, ok := littleParts(r)
 		if !ok {
 			continue
@@ -101,13 +104,13 @@ func checkHonest(t *testing.T, tasks []sweep.Task, minCaught20 float64) {
 		// plugin says.
 		forged := *r
 		forged.OfferedLoad *= 1.001
-		if err := resultcheck.Check(&forged, resultcheck.Expect{Task: tk, Engine: sim.Version}); err == nil || !strings.Contains(err.Error(), "offered_load") {
+		if err := resultcheck.Check(&forged, exp); err == nil || !strings.Contains(err.Error(), "offered_load") {
 			t.Errorf("%s at %v: an offered load 0.1%% off passed: %v", tk.Policy, tk.Axes, err)
 		}
 		for k, p := range perturbations {
 			bad := *r
 			bad.MeanInSystem *= 1 + p
-			if resultcheck.Check(&bad, resultcheck.Expect{Task: tk, Engine: sim.Version}) != nil {
+			if resultcheck.Check(&bad, exp) != nil {
 				caught[k]++
 			}
 		}
@@ -134,6 +137,51 @@ func checkHonest(t *testing.T, tasks []sweep.Task, minCaught20 float64) {
 	}
 	if float64(caught[3]) < minCaught20*float64(n) {
 		t.Errorf("at %d arrivals a 20%% error should be caught in at least %.0f%% of results: %d of %d", tasks[0].Run.Arrivals, 100*minCaught20, caught[3], n)
+	}
+}
+
+// forgedSizes checks that two forgeries of the honest result r of task tk
+// are refused, where the sizes check applies (not truncated): every time
+// and size halved alike (where some class's measured jobs all departed),
+// and one measured job moved from one class to another. The first kept every other check true: response = wait +
+// size, Little's law, the class-weighted overall means, Jain's index.
+func forgedSizes(t *testing.T, tk *sweep.Task, r *sim.Result, exp resultcheck.Expect) {
+	t.Helper()
+	if r.Truncated {
+		return
+	}
+	half := *r
+	half.Classes = append([]sim.ClassStats(nil), r.Classes...)
+	scale := func(cs *sim.ClassStats) {
+		cs.MeanResponse /= 2
+		cs.MeanWait /= 2
+		cs.MeanSize /= 2
+		cs.VarResponse /= 4
+	}
+	scale(&half.Overall)
+	// The mean size is exact where every measured job of a class
+	// departed; with some left, only the departed ones' sum is bounded
+	// (and the means are lower bounds).
+	exact := false
+	for i := range half.Classes {
+		scale(&half.Classes[i])
+		exact = exact || r.Classes[i].Count > 0 && r.Classes[i].Undeparted == 0
+	}
+	half.MeanInSystem /= 2
+	half.MeanInQueue /= 2
+	half.WeightedMeanResponse /= 2
+	if err := resultcheck.Check(&half, exp); exact && (err == nil || !strings.Contains(err.Error(), "mean_size")) {
+		t.Errorf("%s at %v: every time and size halved: %v; want a mean_size error", tk.Policy, tk.Axes, err)
+	}
+	if len(r.Classes) < 2 || r.Classes[0].Count == 0 {
+		return
+	}
+	moved := *r
+	moved.Classes = append([]sim.ClassStats(nil), r.Classes...)
+	moved.Classes[0].Count--
+	moved.Classes[1].Count++
+	if err := resultcheck.Check(&moved, exp); err == nil || !strings.Contains(err.Error(), ".count") {
+		t.Errorf("%s at %v: a job moved between classes: %v; want a count error", tk.Policy, tk.Axes, err)
 	}
 }
 

@@ -44,6 +44,20 @@ var lies = map[string]func(r *sim.Result){
 		r.Counters = append(r.Counters, sim.Counter{Name: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", Value: 1})
 	},
 	"little": func(r *sim.Result) { r.MeanInSystem *= 1.5 },
+	// Every time, size and number in system halved alike: response =
+	// wait + size, Little's law and the class-weighted means still hold.
+	"halved": func(r *sim.Result) {
+		half := func(cs *sim.ClassStats) {
+			cs.MeanResponse, cs.MeanWait, cs.MeanSize, cs.VarResponse = cs.MeanResponse/2, cs.MeanWait/2, cs.MeanSize/2, cs.VarResponse/4
+		}
+		half(&r.Overall)
+		for i := range r.Classes {
+			half(&r.Classes[i])
+		}
+		r.MeanInSystem, r.MeanInQueue, r.WeightedMeanResponse = r.MeanInSystem/2, r.MeanInQueue/2, r.WeightedMeanResponse/2
+	},
+	// One measured job counted in another class (the overall counts kept).
+	"class-moved": func(r *sim.Result) { r.Classes[0].Count--; r.Classes[1].Count++ },
 }
 
 func main() {
