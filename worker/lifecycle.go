@@ -234,7 +234,7 @@ func (w *Worker) conclude(hard context.Context, d *delivery) verdict {
 // the plugin's sha256; the result is never stored.
 func (w *Worker) check(hard context.Context, d *delivery) verdict {
 	p := d.out.Provenance
-	err := resultcheck.Check(d.out.Result, resultcheck.Expect{Task: d.t, Engine: p.Engine, SHA256: p.PluginSHA256, Bytes: d.out.Bytes, Plugin: p.Runner == RunnerPlugin && !p.Builtin})
+	err := resultcheck.Check(d.out.Result, resultcheck.Expect{Task: d.t, Engine: p.Engine, SHA256: p.PluginSHA256, Bytes: d.out.Bytes, Plugin: p.Runner == RunnerPlugin && !p.Builtin, EnginePolicy: d.out.EnginePolicy})
 	if err == nil {
 		return undecided
 	}

@@ -460,7 +460,7 @@ func (r *PluginRunner) Run(ctx context.Context, t *sweep.Task, progress func(don
 	if err != nil {
 		return nil, r.taskError(ctx, err)
 	}
-	return &Outcome{Result: out.Result, Bytes: len(out.ResultJSON), CounterInfo: out.CounterInfo, Provenance: Provenance{
+	return &Outcome{Result: out.Result, Bytes: len(out.ResultJSON), CounterInfo: out.CounterInfo, EnginePolicy: out.EnginePolicy, Provenance: Provenance{
 		Runner: RunnerPlugin, Plugin: out.Plugin.Name, PluginVersion: out.Plugin.Version,
 		PluginSHA256: out.Plugin.SHA256, Engine: out.Plugin.Engine, CPU: out.PluginCPU,
 		Builtin: len(b.Args) > 0 && b.Args[0] == registry.ServeSubcommand,

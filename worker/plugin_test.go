@@ -502,7 +502,14 @@ func TestWorkerCrashAtAnotherAddressIsPermanent(t *testing.T) {
 // then stops it.
 func runPluginWorker(t *testing.T, nc *nats.Conn, st storage.Store, dir string, conc, n int) *worker.Worker {
 	t.Helper()
-	r := &worker.PluginRunner{Host: pluginhost.New(pluginhost.Config{MaxConcurrent: conc, Grace: time.Second, Logger: hclog.NewNullLogger()}),
+	return runPluginWorkerEnv(t, nc, st, dir, nil, conc, n)
+}
+
+// runPluginWorkerEnv is runPluginWorker with env added to the plugins'
+// environment.
+func runPluginWorkerEnv(t *testing.T, nc *nats.Conn, st storage.Store, dir string, env []string, conc, n int) *worker.Worker {
+	t.Helper()
+	r := &worker.PluginRunner{Host: pluginhost.New(pluginhost.Config{MaxConcurrent: conc, Grace: time.Second, Logger: hclog.NewNullLogger(), Env: env}),
 		Dirs: []string{dir}, Store: st, CacheDir: filepath.Join(t.TempDir(), "cache"), Logf: t.Logf}
 	t.Cleanup(func() { r.Close() })
 	wctx, cancel := context.WithCancel(context.Background())

@@ -12,6 +12,7 @@ import (
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/sweep"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
+	"github.com/msjfarm/msjfarm/worker/pluginhost/hosttest"
 )
 
 // TestAbsurdResultsRefused: a real plugin process (testdata/msjfarm-policy-absurd,
@@ -76,5 +77,36 @@ func TestAbsurdResultsRefused(t *testing.T) {
 	stored, err := st.List(ctx, storage.StoredResultsPrefix)
 	if err != nil || len(stored) != 0 {
 		t.Fatalf("stored results: %v %v", stored, err)
+	}
+}
+
+// TestPreemptingForgeryRefused: a real plugin process (pluginhost's
+// badproto, serving the engine policy msf-preemptive as "preempting") halves its
+// results' response and waiting times and numbers in system, beside
+// honest sizes. Under preemption none, response = wait + size refused
+// that; it is now checked for every engine policy (its Info does not call
+// it a reference model), and the task fails on its first attempt, stores
+// nothing, and names the field. Before, a preempting plugin's halved
+// times were stored.
+func TestPreemptingForgeryRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "badproto")
+	if err := hosttest.Build(dir, "./worker/pluginhost/testdata/msjfarm-policy-badproto"); err != nil {
+		t.Fatal(err)
+	}
+	tk := tasks(t, 20000, 0)[0]
+	tk.Policy, tk.Params = "preempting", nil
+	tk.ID = sweep.TaskID(tk)
+	nc, _, st := queued(t, protocol.Layout{MaxDeliver: 5, AckWait: 5 * time.Second}, []sweep.Task{tk})
+	w := runPluginWorkerEnv(t, nc, st, dir, []string{"BADPROTO_MODE=halvedtimes"}, 1, 1)
+	if w.Stats.Failed.Load() != 1 || w.Stats.Retried.Load() != 0 {
+		t.Fatalf("failed %d retried %d; want 1, 0", w.Stats.Failed.Load(), w.Stats.Retried.Load())
+	}
+	rec, _, err := record.Read(context.Background(), st, "camp", tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Failed() || rec.Result != nil || !strings.Contains(rec.Error, "attempt 1 of 5") || !strings.Contains(rec.Error, "mean_response") ||
+		!strings.Contains(rec.Error, "mean_wait") {
+		t.Fatalf("record: failed %v, result %v, error %q; want attempt 1 refused at mean_response = mean_wait + mean_size", rec.Failed(), rec.Result != nil, rec.Error)
 	}
 }

@@ -36,6 +36,10 @@ type Outcome struct {
 	// Bytes is the result's size as the runner received it (its JSON from
 	// a plugin; 0 in process), checked against resultcheck.Limit.
 	Bytes int
+	// EnginePolicy: the policy ran in the engine (not a reference
+	// model), as its entry or its plugin's Info says
+	// (resultcheck.Expect.EnginePolicy).
+	EnginePolicy bool
 }
 
 // Provenance says which code produced a result; it goes into every result
@@ -120,7 +124,7 @@ func (InProcess) Run(ctx context.Context, t *sweep.Task, progress func(done, tot
 	if cpu1, ok := threadCPU(); ok && okCPU {
 		cpu = cpu1 - cpu0
 	}
-	return &Outcome{Result: res, CounterInfo: spec.CounterInfo(), Provenance: Provenance{
+	return &Outcome{Result: res, CounterInfo: spec.CounterInfo(), EnginePolicy: spec.Reference == nil, Provenance: Provenance{
 		Runner: "in-process", Plugin: "builtin", PluginVersion: sim.Version,
 		PluginSHA256: SelfSHA256(), Engine: res.Engine, CPU: cpu,
 	}}, nil

@@ -237,7 +237,7 @@ func (w *Worker) storeVerify(d *delivery, vm *protocol.VerifyMsg, key string) {
 	} else {
 		rec.Provenance = recordProvenance(d.out.Provenance, w.host, w.o.Name, d.attempt, d.started, d.wall)
 		p := d.out.Provenance
-		if err := resultcheck.Check(d.out.Result, resultcheck.Expect{Task: d.t, Engine: p.Engine, SHA256: p.PluginSHA256, Bytes: d.out.Bytes, Plugin: p.Runner == RunnerPlugin && !p.Builtin}); err != nil {
+		if err := resultcheck.Check(d.out.Result, resultcheck.Expect{Task: d.t, Engine: p.Engine, SHA256: p.PluginSHA256, Bytes: d.out.Bytes, Plugin: p.Runner == RunnerPlugin && !p.Builtin, EnginePolicy: d.out.EnginePolicy}); err != nil {
 			rec.Error = fmt.Sprintf("verification run on %s: result refused: %v", w.o.Name, err)
 		} else {
 			rec.Result = d.out.Result

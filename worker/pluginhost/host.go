@@ -270,6 +270,10 @@ type Outcome struct {
 	LastDone, LastOf int64
 	// LastBeats is the last count of engine beats reported (Heartbeat).
 	LastBeats int64
+	// EnginePolicy: the plugin's Info describes the policy as an engine
+	// policy, not a reference model (whose results the engine's rules,
+	// such as a job's response at least its size, need not obey).
+	EnginePolicy bool
 	// PluginElapsed is the run's wall time inside the plugin, PluginCPU
 	// the CPU time of its simulating thread (0 where unmeasurable); Elapsed
 	// the whole call as the host saw it (including any wait for a slot).
@@ -1297,6 +1301,9 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 	}
 	out = &Outcome{Plugin: Record{Name: p.info.Name, Version: p.info.Version, Engine: p.info.Engine, SHA256: p.key.sha}}
 	out.CounterInfo = p.info.counterInfo(policy)
+	if pol, ok := p.info.Policy(policy); ok {
+		out.EnginePolicy = !pol.Reference
+	}
 	t0 := time.Now()
 	for {
 		u, err := stream.Recv()

@@ -89,7 +89,11 @@ func checkHonest(t *testing.T, tasks []sweep.Task, minCaught20 float64) {
 		}
 		r := out.Result
 		// As a plugin's result: its job sequence is drawn again (sizes).
-		exp := resultcheck.Expect{Task: tk, Engine: sim.Version, Plugin: true}
+		entry, err := builtin.Lookup(tk.Policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp := resultcheck.Expect{Task: tk, Engine: sim.Version, Plugin: true, EnginePolicy: entry.Reference == nil}
 		if err := resultcheck.Check(r, exp); err != nil {
 			t.Errorf("honest %s at %v (seed %d, %d arrivals) refused: %v", tk.Policy, tk.Axes, tk.Seed, tk.Run.Arrivals, err)
 		}
@@ -140,10 +144,12 @@ func checkHonest(t *testing.T, tasks []sweep.Task, minCaught20 float64) {
 	}
 }
 
-// forgedSizes checks that two forgeries of the honest result r of task tk
-// are refused, where the sizes check applies (not truncated): every time
-// and size halved alike (where some class's measured jobs all departed),
-// and one measured job moved from one class to another. The first kept every other check true: response = wait +
+// forgedSizes checks that three forgeries of the honest result r of task
+// tk are refused, where the sizes check applies (not truncated): every
+// time and size halved alike (where some class's measured jobs all
+// departed), the times halved beside honest sizes (an engine policy's,
+// under any preemption), and one measured job moved from one class to
+// another. The first kept every other check true: response = wait +
 // size, Little's law, the class-weighted overall means, Jain's index.
 func forgedSizes(t *testing.T, tk *sweep.Task, r *sim.Result, exp resultcheck.Expect) {
 	t.Helper()
@@ -172,6 +178,24 @@ func forgedSizes(t *testing.T, tk *sweep.Task, r *sim.Result, exp resultcheck.Ex
 	half.WeightedMeanResponse /= 2
 	if err := resultcheck.Check(&half, exp); exact && (err == nil || !strings.Contains(err.Error(), "mean_size")) {
 		t.Errorf("%s at %v: every time and size halved: %v; want a mean_size error", tk.Policy, tk.Axes, err)
+	}
+	// Times and the number in system halved beside honest sizes: under
+	// preemption none response = wait + size refused it; now under every
+	// preemption mode, for an engine policy.
+	if exp.EnginePolicy && r.Overall.Count > 0 && r.Overall.MeanWait > 0 {
+		fast := *r
+		fast.Classes = append([]sim.ClassStats(nil), r.Classes...)
+		halve := func(cs *sim.ClassStats) {
+			cs.MeanResponse, cs.MeanWait, cs.VarResponse = cs.MeanResponse/2, cs.MeanWait/2, cs.VarResponse/4
+		}
+		halve(&fast.Overall)
+		for i := range fast.Classes {
+			halve(&fast.Classes[i])
+		}
+		fast.MeanInSystem, fast.MeanInQueue, fast.WeightedMeanResponse = fast.MeanInSystem/2, fast.MeanInQueue/2, fast.WeightedMeanResponse/2
+		if err := resultcheck.Check(&fast, exp); err == nil || !strings.Contains(err.Error(), "mean_response") && !strings.Contains(err.Error(), "mean_size") {
+			t.Errorf("%s at %v (preemption %q): times halved beside honest sizes: %v; want a mean_response error", tk.Policy, tk.Axes, r.Preemption, err)
+		}
 	}
 	if len(r.Classes) < 2 || r.Classes[0].Count == 0 {
 		return

@@ -19,7 +19,10 @@
 // 3.2 s, then its last arrival for 3 s (a long drain), then runs the
 // replication; "nobeathang" reports 3 arrivals and then hangs, sending
 // nothing, until the call ends; "nobeatresulthang" runs the replication
-// and then never returns from Run.
+// and then never returns from Run. It serves FCFS and, as
+// "preempting", the preempting engine policy msf-preemptive; with "halvedtimes" it halves every
+// result's response and waiting times and numbers in system, its sizes
+// left as they are.
 package main
 
 import (
@@ -36,6 +39,7 @@ import (
 	"github.com/msjfarm/msjfarm/internal/wire"
 	pb "github.com/msjfarm/msjfarm/internal/wire/proto"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
+	"github.com/msjfarm/msjfarm/sim"
 )
 
 // forgedCounters answers Info with the policies' counters_json replaced.
@@ -89,7 +93,7 @@ func (f flood) Run(r *pb.RunRequest, s pb.PolicyPlugin_RunServer) error {
 		}
 		time.Sleep(time.Hour) // the result is sent; the call never ends
 		return nil
-	case "claims", "times":
+	case "claims", "times", "halvedtimes":
 		return f.PolicyPluginServer.Run(r, lies{s, f.mode})
 	}
 	return f.PolicyPluginServer.Run(r, s)
@@ -151,7 +155,8 @@ func (n noBeat) Run(r *pb.RunRequest, s pb.PolicyPlugin_RunServer) error {
 }
 
 // lies edits its result: "claims" says FCFS preempts and knows sizes,
-// "times" that it took -1 ns and the longest CPU time there is.
+// "times" that it took -1 ns and the longest CPU time there is,
+// "halvedtimes" that its jobs spent half as long in the system.
 type lies struct {
 	pb.PolicyPlugin_RunServer
 	mode string
@@ -159,9 +164,24 @@ type lies struct {
 
 func (l lies) Send(u *pb.RunUpdate) error {
 	if r, ok := u.Update.(*pb.RunUpdate_Result); ok {
-		if l.mode == "times" {
+		switch l.mode {
+		case "times":
 			r.Result.ElapsedNs, r.Result.CpuNs = -1, math.MaxInt64
-		} else {
+		case "halvedtimes":
+			var res sim.Result
+			if err := json.Unmarshal(r.Result.ResultJson, &res); err != nil {
+				return err
+			}
+			half := func(cs *sim.ClassStats) {
+				cs.MeanResponse, cs.MeanWait, cs.VarResponse = cs.MeanResponse/2, cs.MeanWait/2, cs.VarResponse/4
+			}
+			half(&res.Overall)
+			for i := range res.Classes {
+				half(&res.Classes[i])
+			}
+			res.MeanInSystem, res.MeanInQueue, res.WeightedMeanResponse = res.MeanInSystem/2, res.MeanInQueue/2, res.WeightedMeanResponse/2
+			r.Result.ResultJson, _ = json.Marshal(res)
+		default:
 			var m map[string]any
 			if err := json.Unmarshal(r.Result.ResultJson, &m); err != nil {
 				return err
@@ -217,7 +237,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	srv, err := wire.NewServer("badproto", "0.0.1", []wire.Entry{fcfs}, opt)
+	pre, err := builtin.Lookup("msf-preemptive")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	pre.Name = "preempting" // no built-in policy's name: a worker refuses a clash
+	srv, err := wire.NewServer("badproto", "0.0.1", []wire.Entry{fcfs, pre}, opt)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -228,7 +254,7 @@ func main() {
 	if m := os.Getenv("BADPROTO_MODE"); m == "nobeat" || m == "nobeathang" || m == "nobeatresulthang" {
 		srv = noBeat{srv, m}
 	}
-	if m := os.Getenv("BADPROTO_MODE"); m == "traceflood" || m == "progressflood" || m == "tworesults" || m == "resulthang" || m == "claims" || m == "times" {
+	if m := os.Getenv("BADPROTO_MODE"); m == "traceflood" || m == "progressflood" || m == "tworesults" || m == "resulthang" || m == "claims" || m == "times" || m == "halvedtimes" {
 		srv = flood{srv, m}
 	}
 	plugin.Serve(&plugin.ServeConfig{
