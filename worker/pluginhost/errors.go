@@ -34,7 +34,8 @@ const (
 	// ErrDeadline: the replication exceeded its deadline. If the plugin did
 	// not stop it within the grace period, its process was killed.
 	ErrDeadline Kind = "deadline exceeded"
-	// ErrStalled: the replication's engine loop stopped beating for
+	// ErrStalled: the replication's engine loop stopped beating (or, for
+	// a plugin that does not beat, its count of arrivals stopped) for
 	// Config.Stall (policy code that does not return); its process was
 	// killed.
 	ErrStalled Kind = "stalled"

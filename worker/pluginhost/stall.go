@@ -105,7 +105,7 @@ func (w *stallWatch) stop() {
 // the plugin then did not end the call. That was reported as a policy that
 // does not return, which sent its author looking in the wrong place.
 func (h *Host) stallError(p *proc, policy string, sent bool) error {
-	h.logger.Error("plugin's engine loop stopped beating; killing its process", "binary", p.key.path, "policy", policy, "stall", h.cfg.Stall, "pid", p.info.PID, "result_sent", sent)
+	h.logger.Error("plugin's replication made no progress for the stall limit; killing its process", "binary", p.key.path, "policy", policy, "stall", h.cfg.Stall, "pid", p.info.PID, "result_sent", sent)
 	h.retireHung(p)
 	format := "the engine loop made no progress for %v (it signals every 1,024 events): the policy's code does not return, or 1,024 events take that long (--plugin-stall); %s"
 	if !p.info.Heartbeat {
