@@ -33,16 +33,15 @@ func TestSameSequence(t *testing.T) {
 	}
 }
 
-// MeasuredJobs, which draws no arrival times, counts and sums exactly
-// what the job sequence itself (JobStream, the jobs Run admits) gives
-// over the window, bit for bit: on one class and on many, exponential
-// and other sizes, Poisson and renewal arrivals, a replayed trace, and
-// windows that start and end inside a block of the source and at its
-// edges.
+// MeasuredJobs counts, sums and times exactly what the job sequence
+// itself (JobStream, the jobs Run admits) gives over the window, bit for
+// bit: on one class and on many, exponential and other sizes, Poisson and
+// renewal arrivals, a replayed trace, and windows that start and end
+// inside a block of the source and at its edges.
 func TestMeasuredJobsIsTheSequence(t *testing.T) {
 	for _, w := range sequenceWorkloads(t) {
 		for _, win := range [][2]int64{{0, 1}, {0, 128}, {127, 2}, {128, 128}, {1000, 5000}, {3, 10000}} {
-			count, sum, err := MeasuredJobs(w, 11, win[0], win[1])
+			m, err := MeasuredJobs(w, 11, win[0], win[1])
 			if err != nil {
 				t.Fatalf("%s %v: %v", w.Name, win, err)
 			}
@@ -51,26 +50,45 @@ func TestMeasuredJobsIsTheSequence(t *testing.T) {
 				t.Fatal(err)
 			}
 			want, wantSum := make([]int64, len(w.Classes)), make([]float64, len(w.Classes))
-			for i := int64(0); i < win[0]+win[1]; i++ {
-				_, size, class, ok := js.Next()
+			var t0, window float64
+			for i := int64(0); i <= win[0]+win[1]; i++ {
+				arrival, size, class, ok := js.Next()
 				if !ok {
 					t.Fatalf("%s: the sequence ended at %d", w.Name, i)
 				}
-				if i >= win[0] {
+				switch {
+				case i == win[0]+win[1]:
+					window = arrival - t0
+				case i >= win[0]:
+					if i == win[0] {
+						t0 = arrival
+					}
 					want[class]++
 					wantSum[class] += size
 				}
 			}
 			for c := range want {
-				if count[c] != want[c] || sum[c] != wantSum[c] {
-					t.Errorf("%s window %v class %d: %d jobs summing to %v, the sequence gives %d summing to %v", w.Name, win, c, count[c], sum[c], want[c], wantSum[c])
+				if m.Count[c] != want[c] || m.SizeSum[c] != wantSum[c] {
+					t.Errorf("%s window %v class %d: %d jobs summing to %v, the sequence gives %d summing to %v", w.Name, win, c, m.Count[c], m.SizeSum[c], want[c], wantSum[c])
 				}
+			}
+			if m.Window != window {
+				t.Errorf("%s window %v: %v long, the sequence gives %v", w.Name, win, m.Window, window)
 			}
 		}
 	}
 	w := sequenceWorkloads(t)[0]
-	if _, _, err := MeasuredJobs(w, 1, -1, 10); err == nil {
+	if _, err := MeasuredJobs(w, 1, -1, 10); err == nil {
 		t.Error("a negative warm-up was taken")
+	}
+	// A trace of exactly warmup+arrivals jobs has no job after the
+	// window; one shorter ends inside it.
+	tr := sequenceWorkloads(t)[3]
+	if m, err := MeasuredJobs(tr, 1, 1000, 19000); err != nil || m.Window != 0 || m.Count[0]+m.Count[1] != 19000 {
+		t.Errorf("a trace ending at the window's end: %+v, %v", m, err)
+	}
+	if _, err := MeasuredJobs(tr, 1, 1000, 19001); err == nil {
+		t.Error("a trace shorter than the window was taken")
 	}
 }
 

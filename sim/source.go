@@ -48,10 +48,6 @@ type source struct {
 
 	buf        [srcBlock]genJob
 	bufI, bufN int
-	// noArrivals: fill draws no arrival times (they stay 0), only the
-	// classes and sizes, each from its own stream as always
-	// (MeasuredJobs).
-	noArrivals bool
 }
 
 // srcBlock is the number of jobs generated at a time: large enough for the
@@ -126,14 +122,12 @@ func (s *source) fill() {
 		return
 	}
 	var x [srcBlock]float64
-	switch {
-	case s.noArrivals:
-	case s.ia != nil:
+	if s.ia != nil {
 		for i := range b {
 			s.t += s.ia.Sample(s.arr) * s.iaScale
 			b[i].arrival = s.t
 		}
-	default:
+	} else {
 		s.arr.ExpFill(x[:])
 		t, m := s.t, s.meanIA
 		for i := range b {
@@ -263,42 +257,59 @@ func (js *JobStream) Next() (arrival, size float64, class int, ok bool) {
 	return js.j.arrival, js.j.size, int(js.j.class), true
 }
 
+// Measured is what the job sequence of a (workload, seed) says of a
+// run's measurement window [warmup, warmup+arrivals), whatever the policy
+// (MeasuredJobs).
+type Measured struct {
+	// Count is each class's number of jobs in the window.
+	Count []int64
+	// SizeSum is the sum of their sizes, per class, in arrival order (the
+	// engine sums the departed ones in departure order).
+	SizeSum []float64
+	// Window is the arrival instant of the first job after the window
+	// less that of the window's first job: Result.Window of a run that
+	// reached it (0 if the sequence, a replayed trace, has no such job).
+	Window float64
+}
+
 // MeasuredJobs draws the job sequence of (w, seed) as Run does, without
-// running a policy and without the arrival times (each stream is its
-// own, so the classes and sizes are the same without them), up to the
-// end of the window [warmup, warmup+arrivals), and returns per class how
-// many of the window's jobs there are and the sum of their sizes, in
-// arrival order. A result's class counts and mean sizes are these
-// (worker/resultcheck checks a plugin's against them): the engine sums
-// the same sizes in departure order.
-func MeasuredJobs(w *Workload, seed uint64, warmup, arrivals int64) (count []int64, sizeSum []float64, err error) {
+// running a policy, up to the first job after the window [warmup,
+// warmup+arrivals), and returns what it says of the window. A result's
+// class counts, mean sizes and window are these: worker/resultcheck
+// checks a plugin's against them.
+func MeasuredJobs(w *Workload, seed uint64, warmup, arrivals int64) (*Measured, error) {
 	if err := w.Validate(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if warmup < 0 || arrivals < 0 || warmup > MaxArrivals || arrivals > MaxArrivals {
-		return nil, nil, fmt.Errorf("measured jobs: warmup %d and arrivals %d must be in [0, 2^53]", warmup, arrivals)
+	if warmup < 0 || arrivals < 1 || warmup > MaxArrivals || arrivals > MaxArrivals {
+		return nil, fmt.Errorf("measured jobs: warmup %d must be in [0, 2^53] and arrivals %d in [1, 2^53]", warmup, arrivals)
 	}
 	s := newSource(w, seed)
-	s.noArrivals = true
-	count, sizeSum = make([]int64, len(w.Classes)), make([]float64, len(w.Classes))
+	m := &Measured{Count: make([]int64, len(w.Classes)), SizeSum: make([]float64, len(w.Classes))}
 	end := warmup + arrivals
-	for id := int64(0); id < end; {
+	var t0 float64
+	for id := int64(0); id <= end; {
 		if s.fill(); s.bufN == 0 {
-			return nil, nil, fmt.Errorf("measured jobs: the replayed trace ends after %d jobs, before the window's end %d", id, end)
+			if id == end {
+				return m, nil // a trace of exactly warmup+arrivals jobs
+			}
+			return nil, fmt.Errorf("measured jobs: the replayed trace ends after %d jobs, before the window's end %d", id, end)
 		}
-		b := s.buf[:min(int64(s.bufN), end-id)]
-		if id < warmup {
-			skip := min(int64(len(b)), warmup-id)
-			id += skip
-			b = b[skip:]
+		b := s.buf[:s.bufN]
+		if id <= warmup && warmup < id+int64(len(b)) {
+			t0 = b[warmup-id].arrival
 		}
-		for i := range b {
-			count[b[i].class]++
-			sizeSum[b[i].class] += b[i].size
+		if id <= end && end < id+int64(len(b)) {
+			m.Window = b[end-id].arrival - t0
+		}
+		lo, hi := max(warmup-id, 0), min(end-id, int64(len(b)))
+		for i := lo; i < hi; i++ {
+			m.Count[b[i].class]++
+			m.SizeSum[b[i].class] += b[i].size
 		}
 		id += int64(len(b))
 	}
-	return count, sizeSum, nil
+	return m, nil
 }
 
 // SequenceSince is the first engine version (Version) whose job sequence

@@ -41,6 +41,7 @@ func TestAbsurdResultsRefused(t *testing.T) {
 		"little":         "Little's law",
 		"halved":         "classes[0].mean_size",
 		"class-moved":    "classes[0].count",
+		"another-rate":   "window: ",
 	}
 	var ts []sweep.Task
 	for pol := range field {

@@ -35,8 +35,9 @@
 //   - counts: the classes' departures and undeparted jobs sum to the
 //     overall ones, and departed + undeparted = arrivals (≤ when the run
 //     was truncated at max_in_system);
-//   - sizes: on a plugin's result, each class's measured arrivals and
-//     their mean size are those the task's seed gives (sizes.go);
+//   - the seed's jobs: on a plugin's result, the window's length, each
+//     class's measured arrivals and their mean size are those the task's
+//     seed gives (sizes.go);
 //   - mean response = mean wait + mean size, overall and per class, under
 //     preemption none and for every engine policy (Expect.EnginePolicy),
 //     to the rounding (splitTol);

@@ -98,6 +98,9 @@ func checkHonest(t *testing.T, tasks []sweep.Task, minCaught20 float64) {
 			t.Errorf("honest %s at %v (seed %d, %d arrivals) refused: %v", tk.Policy, tk.Axes, tk.Seed, tk.Run.Arrivals, err)
 		}
 		forgedSizes(t, tk, r, exp)
+		if i%7 == 0 && tk.Trace == nil && !r.Truncated {
+			forgedRate(t, tk, r, exp)
+		}
 		d, e, ok := littleParts(r)
 		if !ok {
 			continue
@@ -206,6 +209,26 @@ func forgedSizes(t *testing.T, tk *sweep.Task, r *sim.Result, exp resultcheck.Ex
 	moved.Classes[1].Count++
 	if err := resultcheck.Check(&moved, exp); err == nil || !strings.Contains(err.Error(), ".count") {
 		t.Errorf("%s at %v: a job moved between classes: %v; want a count error", tk.Policy, tk.Axes, err)
+	}
+}
+
+// forgedRate runs task tk at four fifths of its arrival rate, as a
+// plugin that made its policy look better would, and presents that run
+// as tk's honest result r: its own seed, classes and sizes, every check
+// on its own numbers true, the offered load written back to the task's.
+// The window, which the seed fixes, gives it away.
+func forgedRate(t *testing.T, tk *sweep.Task, r *sim.Result, exp resultcheck.Expect) {
+	t.Helper()
+	slow := *tk
+	slow.ArrivalRate *= 0.8
+	out, err := worker.InProcess{}.Run(context.Background(), &slow, nil)
+	if err != nil || out.Result.Truncated {
+		return
+	}
+	forged := *out.Result
+	forged.OfferedLoad = r.OfferedLoad
+	if err := resultcheck.Check(&forged, exp); err == nil || !strings.Contains(err.Error(), "window") {
+		t.Errorf("%s at %v: a run at 0.8 times the rate passed as the task's: %v; want a window error", tk.Policy, tk.Axes, err)
 	}
 }
 

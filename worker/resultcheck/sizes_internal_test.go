@@ -9,10 +9,11 @@ import (
 )
 
 // sim.MeasuredJobs counts the window's jobs of each class, warm-up
-// excluded, and sums their sizes: the engine's own class counts over the
-// same window (an FCFS run at load 0.5 that drains every measured job,
-// with the fixed warm-up and under MSER) are the same, and so are the
-// mean sizes but for the order of the sums.
+// excluded, sums their sizes and times the window: the engine's own class
+// counts and window over the same run (FCFS at load 0.5, which drains
+// every measured job, with the fixed warm-up and under MSER) are the
+// same, bit for bit, and so are the mean sizes but for the order of the
+// sums.
 func TestMeasuredJobsIsTheEngines(t *testing.T) {
 	for _, name := range []string{"one-or-all", "borg-b"} {
 		spec, err := workload.Named(name)
@@ -45,10 +46,14 @@ func checkMeasuredJobs(t *testing.T, name string, w *sim.Workload, cfg sim.Confi
 	if cfg.MSER && r.MSERBatches == 0 {
 		t.Errorf("%s: MSER truncated nothing: the window under MSER is not tested", name)
 	}
-	count, sum, err := sim.MeasuredJobs(w, cfg.Seed, r.Warmup, r.Arrivals)
+	m, err := sim.MeasuredJobs(w, cfg.Seed, r.Warmup, r.Arrivals)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
+	if r.Window != m.Window {
+		t.Errorf("%s: the engine's window is %v long, the drawn one %v", name, r.Window, m.Window)
+	}
+	count, sum := m.Count, m.SizeSum
 	for i, cs := range r.Classes {
 		if cs.Undeparted != 0 || cs.Count != count[i] {
 			t.Fatalf("%s class %d: engine %d departed + %d undeparted, drawn %d", name, i, cs.Count, cs.Undeparted, count[i])
@@ -73,7 +78,7 @@ func BenchmarkMeasuredJobs(b *testing.B) {
 	}
 	const n = 1_000_000
 	for b.Loop() {
-		if _, _, err := sim.MeasuredJobs(w, 1, n/10, n); err != nil {
+		if _, err := sim.MeasuredJobs(w, 1, n/10, n); err != nil {
 			b.Fatal(err)
 		}
 	}

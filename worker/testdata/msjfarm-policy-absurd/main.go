@@ -58,17 +58,30 @@ var lies = map[string]func(r *sim.Result){
 	},
 	// One measured job counted in another class (the overall counts kept).
 	"class-moved": func(r *sim.Result) { r.Classes[0].Count--; r.Classes[1].Count++ },
+	// another-rate runs at 0.8 times the task's arrival rate (see main):
+	// every number its own run's, the offered load the task's.
+	"another-rate": func(r *sim.Result) {},
 }
+
+// slower is the arrival rate's factor of another-rate's run.
+const slower = 0.8
 
 func main() {
 	var refs []sdk.Reference
 	for name, lie := range lies {
 		refs = append(refs, sdk.Reference{Name: name, Doc: "an honest FCFS run, then: " + name,
 			Run: func(w *sim.Workload, cfg sim.Config) (*sim.Result, error) {
+				load := w.Load()
+				if name == "another-rate" {
+					at := *w
+					at.ArrivalRate *= slower
+					w = &at
+				}
 				r, err := sim.RunFresh(w, func() (sim.Policy, error) { return fcfs.Policies[0].New(), nil }, cfg)
 				if err != nil {
 					return nil, err
 				}
+				r.OfferedLoad = load
 				lie(r)
 				return r, nil
 			}})
