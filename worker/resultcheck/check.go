@@ -37,7 +37,7 @@
 //     was truncated at max_in_system);
 //   - the seed's jobs: on a plugin's result, the window's length, each
 //     class's measured arrivals and their mean size are those the task's
-//     seed gives (sizes.go);
+//     seed gives (seedjobs.go);
 //   - mean response = mean wait + mean size, overall and per class, under
 //     preemption none and for every engine policy (Expect.EnginePolicy),
 //     to the rounding (splitTol);
@@ -107,7 +107,7 @@ type Expect struct {
 	SHA256 string
 	// Plugin: a plugin binary produced the result, not this engine (in
 	// process, or msjfarm's own families served by msjfarm itself): its
-	// job sequence is drawn again (sizes).
+	// job sequence is drawn again (seedJobs).
 	Plugin bool
 	// EnginePolicy: the policy is an engine policy, not a reference
 	// model (its entry, or its plugin's Info, says so): every job is
@@ -147,7 +147,7 @@ func Check(r *sim.Result, e Expect) error {
 	}
 	for _, step := range []func() error{
 		func() error { return c.echoes(e.Engine) },
-		c.finite, c.magnitude, c.ranges, c.counts, c.sizes, c.preemption, c.consistent, c.derived, c.verdict, c.little, c.counters, c.series,
+		c.finite, c.magnitude, c.ranges, c.counts, c.seedJobs, c.preemption, c.consistent, c.derived, c.verdict, c.little, c.counters, c.series,
 	} {
 		if err := step(); err != nil {
 			return err

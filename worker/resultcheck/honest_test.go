@@ -88,7 +88,7 @@ func checkHonest(t *testing.T, tasks []sweep.Task, minCaught20 float64) {
 			t.Fatalf("%s %s: %v", tk.Policy, tk.Point, err)
 		}
 		r := out.Result
-		// As a plugin's result: its job sequence is drawn again (sizes).
+		// As a plugin's result: its job sequence is drawn again (seedJobs).
 		entry, err := builtin.Lookup(tk.Policy)
 		if err != nil {
 			t.Fatal(err)
@@ -159,44 +159,21 @@ func forgedSizes(t *testing.T, tk *sweep.Task, r *sim.Result, exp resultcheck.Ex
 	if r.Truncated {
 		return
 	}
-	half := *r
-	half.Classes = append([]sim.ClassStats(nil), r.Classes...)
-	scale := func(cs *sim.ClassStats) {
-		cs.MeanResponse /= 2
-		cs.MeanWait /= 2
-		cs.MeanSize /= 2
-		cs.VarResponse /= 4
-	}
-	scale(&half.Overall)
 	// The mean size is exact where every measured job of a class
 	// departed; with some left, only the departed ones' sum is bounded
 	// (and the means are lower bounds).
 	exact := false
-	for i := range half.Classes {
-		scale(&half.Classes[i])
-		exact = exact || r.Classes[i].Count > 0 && r.Classes[i].Undeparted == 0
+	for _, cs := range r.Classes {
+		exact = exact || cs.Count > 0 && cs.Undeparted == 0
 	}
-	half.MeanInSystem /= 2
-	half.MeanInQueue /= 2
-	half.WeightedMeanResponse /= 2
-	if err := resultcheck.Check(&half, exp); exact && (err == nil || !strings.Contains(err.Error(), "mean_size")) {
+	if err := resultcheck.Check(halved(r, true), exp); exact && (err == nil || !strings.Contains(err.Error(), "mean_size")) {
 		t.Errorf("%s at %v: every time and size halved: %v; want a mean_size error", tk.Policy, tk.Axes, err)
 	}
 	// Times and the number in system halved beside honest sizes: under
 	// preemption none response = wait + size refused it; now under every
 	// preemption mode, for an engine policy.
 	if exp.EnginePolicy && r.Overall.Count > 0 && r.Overall.MeanWait > 0 {
-		fast := *r
-		fast.Classes = append([]sim.ClassStats(nil), r.Classes...)
-		halve := func(cs *sim.ClassStats) {
-			cs.MeanResponse, cs.MeanWait, cs.VarResponse = cs.MeanResponse/2, cs.MeanWait/2, cs.VarResponse/4
-		}
-		halve(&fast.Overall)
-		for i := range fast.Classes {
-			halve(&fast.Classes[i])
-		}
-		fast.MeanInSystem, fast.MeanInQueue, fast.WeightedMeanResponse = fast.MeanInSystem/2, fast.MeanInQueue/2, fast.WeightedMeanResponse/2
-		if err := resultcheck.Check(&fast, exp); err == nil || !strings.Contains(err.Error(), "mean_response") && !strings.Contains(err.Error(), "mean_size") {
+		if err := resultcheck.Check(halved(r, false), exp); err == nil || !strings.Contains(err.Error(), "mean_response") && !strings.Contains(err.Error(), "mean_size") {
 			t.Errorf("%s at %v (preemption %q): times halved beside honest sizes: %v; want a mean_response error", tk.Policy, tk.Axes, r.Preemption, err)
 		}
 	}
@@ -210,6 +187,26 @@ func forgedSizes(t *testing.T, tk *sweep.Task, r *sim.Result, exp resultcheck.Ex
 	if err := resultcheck.Check(&moved, exp); err == nil || !strings.Contains(err.Error(), ".count") {
 		t.Errorf("%s at %v: a job moved between classes: %v; want a count error", tk.Policy, tk.Axes, err)
 	}
+}
+
+// halved is a copy of r with every response and waiting time and number
+// in system halved (variances quartered), and with sizes the mean sizes
+// too.
+func halved(r *sim.Result, sizes bool) *sim.Result {
+	h := *r
+	h.Classes = append([]sim.ClassStats(nil), r.Classes...)
+	half := func(cs *sim.ClassStats) {
+		cs.MeanResponse, cs.MeanWait, cs.VarResponse = cs.MeanResponse/2, cs.MeanWait/2, cs.VarResponse/4
+		if sizes {
+			cs.MeanSize /= 2
+		}
+	}
+	half(&h.Overall)
+	for i := range h.Classes {
+		half(&h.Classes[i])
+	}
+	h.MeanInSystem, h.MeanInQueue, h.WeightedMeanResponse = h.MeanInSystem/2, h.MeanInQueue/2, h.WeightedMeanResponse/2
+	return &h
 }
 
 // forgedRate runs task tk at four fifths of its arrival rate, as a

@@ -7,7 +7,7 @@ import (
 	"github.com/msjfarm/msjfarm/sim"
 )
 
-// sizes: the measured jobs are the task's seed's. The job sequence is a
+// seedJobs: the measured jobs are the task's seed's. The job sequence is a
 // pure function of the workload and the seed (the source's streams are
 // not the policy's: sim.JobStream), so how many measured jobs of each
 // class arrived, their sizes and the window's length can be drawn again
@@ -32,7 +32,7 @@ import (
 // theirs. Drawing the sequence again (sim.MeasuredJobs) costs the
 // source's few nanoseconds a job, a small share of any policy's run over
 // the same jobs (BenchmarkMeasuredJobs).
-func (c *checker) sizes() error {
+func (c *checker) seedJobs() error {
 	r := c.r
 	if !c.plugin || c.t.Trace != nil || r.Truncated || !sim.SameSequence(r.Engine) {
 		return nil
@@ -51,12 +51,13 @@ func (c *checker) sizes() error {
 	for i, cs := range r.Classes {
 		field := fmt.Sprintf("classes[%d]", i)
 		n, sum := m.Count[i], m.SizeSum[i]
+		mean := sum / float64(max(n, 1))
 		switch {
 		case cs.Count+cs.Undeparted != n:
 			return c.fail(field+".count", "%d departed + %d undeparted, but the task's seed gives %d measured arrivals of class %s", cs.Count, cs.Undeparted, n, cs.Name)
 		case cs.Count == 0:
-		case cs.Undeparted == 0 && math.Abs(cs.MeanSize-sum/float64(n)) > RoundingTol*sum/float64(n):
-			return c.fail(field+".mean_size", "%g, but the sizes of class %s's measured jobs, which the task's seed gives, average %g", cs.MeanSize, cs.Name, sum/float64(n))
+		case cs.Undeparted == 0 && math.Abs(cs.MeanSize-mean) > RoundingTol*mean:
+			return c.fail(field+".mean_size", "%g, but the sizes of class %s's measured jobs, which the task's seed gives, average %g", cs.MeanSize, cs.Name, mean)
 		case cs.MeanSize*float64(cs.Count) > sum*(1+RoundingTol):
 			return c.fail(field+".mean_size", "%g over %d departed jobs, but the sizes of all %d of class %s's measured jobs, which the task's seed gives, sum to %g", cs.MeanSize, cs.Count, n, cs.Name, sum)
 		}
