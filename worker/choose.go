@@ -41,6 +41,9 @@ type RunnerConfig struct {
 	// Stall is the plugin host's stall limit (pluginhost.Config.Stall,
 	// --plugin-stall; 0: pluginhost.DefaultStall, negative: none).
 	Stall time.Duration
+	// AnyEngine runs plugins whose engine's job sequence this msjfarm
+	// cannot draw again (PluginRunner.AnyEngine, --plugin-any-engine).
+	AnyEngine bool
 	// Self serves the built-in families from this program's own
 	// executable (registry.SelfFromExecutable; nil: built-in policies
 	// without a binary on the search path run in-process).
@@ -67,7 +70,7 @@ func inProcessMode(mode string) bool { return mode == "inprocess" || mode == "in
 // The caller closes it.
 func (c RunnerConfig) PluginRunner(st storage.Store) *PluginRunner {
 	return &PluginRunner{Host: pluginhost.New(pluginhost.Config{MaxConcurrent: c.Concurrency, Sandbox: c.Sandbox, Env: c.PluginEnv, Stall: c.Stall}),
-		Dirs: pluginhost.SearchPath(c.PluginPath, nil), Self: c.Self, Store: st, CacheDir: c.CacheDir, Logf: c.Logf}
+		Dirs: pluginhost.SearchPath(c.PluginPath, nil), Self: c.Self, Store: st, CacheDir: c.CacheDir, Logf: c.Logf, AnyEngine: c.AnyEngine}
 }
 
 // indexedPluginRunner is PluginRunner with its registry built now, so that
@@ -120,6 +123,12 @@ func ForCampaignWith(ctx context.Context, c RunnerConfig, r *PluginRunner, st st
 		ch.Runner, ch.Desc = InProcess{}, "in-process ("+why+")"
 		return ch, nil
 	}
+	if !c.AnyEngine {
+		if err := checkableEngines(camp, r.Registry); err != nil {
+			r.Close()
+			return ch, err
+		}
+	}
 	pins, desc, warnings, err := PinCampaign(ctx, st, camp, r.Registry, false)
 	ch.Warnings = append(ch.Warnings, warnings...)
 	if err != nil {
@@ -129,6 +138,23 @@ func ForCampaignWith(ctx context.Context, c RunnerConfig, r *PluginRunner, st st
 	ch.Runner, ch.Pins, ch.Desc = r, pins, "plugin ("+why+"); "+desc
 	r.warm(ctx, campaignPolicies(camp))
 	return ch, nil
+}
+
+// checkableEngines refuses a campaign with a policy whose plugin links an
+// engine that does not draw this engine's job sequence (sim.SameSequence):
+// the plugin runner would fail each of its tasks before running it
+// (PluginRunner.AnyEngine), so the run stops here, before anything is
+// pinned, naming the first such policy.
+func checkableEngines(camp *sweep.Campaign, reg *registry.Registry) error {
+	for _, p := range campaignPolicies(camp) {
+		e, err := reg.Lookup(p)
+		if err != nil || e.Source == registry.BuiltIn || sim.SameSequence(e.Engine) {
+			continue
+		}
+		return fmt.Errorf("policy %s: its plugin %s links engine %q; this msjfarm (engine %s) checks a plugin's results against the seed's own jobs only for engines %s to %s: rebuild the plugin against this msjfarm's SDK, or run with --plugin-any-engine to accept its results unchecked",
+			p, e.Describe(), e.Engine, sim.Version, sim.SequenceSince, sim.Version)
+	}
+	return nil
 }
 
 // CheckRunnerMode refuses a --runner value other than auto (or ""),
@@ -228,7 +254,10 @@ func PinCampaign(ctx context.Context, st storage.Store, camp *sweep.Campaign, re
 			continue
 		}
 		ds = append(ds, fmt.Sprintf("%s=%s@%.12s (pinned)", p, pin.Plugin, pin.SHA256))
-		if pin.Engine != sim.Version {
+		if !sim.SameSequence(pin.Engine) {
+			warnings = append(warnings, fmt.Sprintf("plugin %s (policy %s) links engine %s, whose job sequence this msjfarm (engine %s) cannot draw again: workers refuse its tasks unless run with --plugin-any-engine, and then do not check its results against the seed's own jobs",
+				pin.Plugin, p, pin.Engine, sim.Version))
+		} else if pin.Engine != sim.Version {
 			warnings = append(warnings, fmt.Sprintf("plugin %s (policy %s) links engine %s, this msjfarm is %s: results may differ from in-process ones",
 				pin.Plugin, p, pin.Engine, sim.Version))
 		}

@@ -238,6 +238,13 @@ type PluginRunner struct {
 	Fallback Runner
 	// Logf logs fetches (default: discard).
 	Logf func(format string, args ...any)
+	// AnyEngine runs plugins whose Info declares an engine that does not
+	// draw this engine's job sequence (sim.SameSequence). By default
+	// their tasks fail permanently before anything runs
+	// (pluginhost.ErrEngine): the result check draws the seed's own jobs
+	// again only for such an engine, and a plugin that lies about its
+	// results would otherwise declare another engine to escape it.
+	AnyEngine bool
 
 	ixMu    sync.Mutex
 	pinMu   sync.Mutex
@@ -444,7 +451,7 @@ func (r *PluginRunner) Run(ctx context.Context, t *sweep.Task, progress func(don
 			dl = time.Until(d)
 		}
 	}
-	out, err := r.Host.Run(ctx, b, req, pluginhost.RunOptions{Deadline: dl, Progress: progress, Alone: alone(ctx),
+	out, err := r.Host.Run(ctx, b, req, pluginhost.RunOptions{Deadline: dl, Progress: progress, Alone: alone(ctx), SameSequence: !r.AnyEngine,
 		// The result's bound, with room for the message's framing and
 		// progress fields: a larger result is refused before it is read.
 		MaxResultBytes: resultcheck.Limit(t) + 64<<10})

@@ -511,6 +511,13 @@ func runPluginWorkerEnv(t *testing.T, nc *nats.Conn, st storage.Store, dir strin
 	t.Helper()
 	r := &worker.PluginRunner{Host: pluginhost.New(pluginhost.Config{MaxConcurrent: conc, Grace: time.Second, Logger: hclog.NewNullLogger(), Env: env}),
 		Dirs: []string{dir}, Store: st, CacheDir: filepath.Join(t.TempDir(), "cache"), Logf: t.Logf}
+	return runWorkerWith(t, nc, st, r, conc, n)
+}
+
+// runWorkerWith runs a worker with runner r (closed at the test's end)
+// until n tasks are done or failed.
+func runWorkerWith(t *testing.T, nc *nats.Conn, st storage.Store, r *worker.PluginRunner, conc, n int) *worker.Worker {
+	t.Helper()
 	t.Cleanup(func() { r.Close() })
 	wctx, cancel := context.WithCancel(context.Background())
 	w, err := worker.New(wctx, worker.Options{Conn: nc, Store: st, Concurrency: conc, FetchWait: 100 * time.Millisecond,

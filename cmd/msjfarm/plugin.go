@@ -20,6 +20,7 @@ import (
 	"github.com/msjfarm/msjfarm/internal/sandbox"
 	"github.com/msjfarm/msjfarm/internal/wire"
 	"github.com/msjfarm/msjfarm/sdk/check"
+	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/storage"
 	"github.com/msjfarm/msjfarm/worker"
 	"github.com/msjfarm/msjfarm/worker/pluginhost"
@@ -334,6 +335,7 @@ type runnerFlags struct {
 	sb                *sandbox.Sandbox
 	pluginEnv         []string
 	stall             *time.Duration
+	anyEngine         *bool
 	// store is the command's --storage, whose local directory no
 	// --plugin-writable may reach (protectedDirs).
 	store string
@@ -352,6 +354,8 @@ func addRunnerFlags(fs *pflag.FlagSet) *runnerFlags {
 		tmpQuota: fs.String("plugin-tmp-quota", "256MiB", "what one plugin process may write into its private TMPDIR; past it the process is killed and its replication fails"),
 		env:      fs.StringSlice("plugin-env", nil, "names of variables of this process's environment also given to plugins (comma-separated; credentials and MSJFARM_*, AWS_*, MINIO_* are refused)"),
 		stall:    fs.Duration("plugin-stall", pluginhost.DefaultStall, "how long a replication's engine loop may go without a sign of life (it gives one every 1,024 events) before its policy is deemed hung in its own code: the plugin process is killed and the task fails (retried once), whatever run.deadline says; 0: never"),
+		anyEngine: fs.Bool("plugin-any-engine", false, "run plugins that link an engine whose job sequence this msjfarm cannot draw again (one before "+sim.SequenceSince+
+			", or newer than this msjfarm's "+sim.Version+"), whose results are then not checked against the seed's own jobs (docs/security.md); by default such a plugin's tasks fail before anything runs (reproduce runs them: it compares with the stored results)"),
 		writable: fs.StringArray("plugin-writable", nil, "a directory every confined plugin process may also write (repeat the flag for more: a path may hold a comma; shared by all plugin processes: never the store or the plugin cache)"),
 	}
 }
@@ -535,7 +539,7 @@ func (rf *runnerFlags) stateSandbox(cmd string) {
 // replications at once.
 func (rf *runnerFlags) config(concurrency int, logf func(string, ...any)) worker.RunnerConfig {
 	return worker.RunnerConfig{Mode: *rf.mode, PluginPath: *rf.path, CacheDir: *rf.cache, Concurrency: concurrency, Logf: logf,
-		Self: registry.SelfFromExecutable(), Sandbox: rf.sb, PluginEnv: rf.pluginEnv, Stall: rf.hostStall()}
+		Self: registry.SelfFromExecutable(), Sandbox: rf.sb, PluginEnv: rf.pluginEnv, Stall: rf.hostStall(), AnyEngine: *rf.anyEngine}
 }
 
 // checkStall refuses a --plugin-stall below a second, which catches honest

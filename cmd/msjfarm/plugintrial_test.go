@@ -71,3 +71,44 @@ func TestPluginTrial(t *testing.T) {
 		t.Error("the store was created")
 	}
 }
+
+// TestRunRefusesUncheckableEngine: a plugin whose Info declares an engine
+// whose job sequence this msjfarm cannot draw again (badproto, declaring
+// 0.5.9) would have each task fail before it runs, since its results
+// could not be checked against the seed's own jobs. msjfarm run says so
+// before anything is pinned or queued, naming the policy, the engine and
+// the flag (exit 1); with --plugin-any-engine the sweep runs, and its
+// results name the engine the plugin declared.
+func TestRunRefusesUncheckableEngine(t *testing.T) {
+	t.Setenv("BADPROTO_ENGINE", "0.5.9")
+	dir := t.TempDir()
+	plugins := filepath.Join(dir, "plugins")
+	if err := hosttest.Build(plugins, "./worker/pluginhost/testdata/msjfarm-policy-badproto"); err != nil {
+		t.Fatal(err)
+	}
+	sw := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sw, []byte("name: engine\nworkload: one-or-all\naxes: {arrival_rate: [2]}\npolicies: [preempting]\nreplications: 1\nrun: {arrivals: 2000, warmup: 100}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	args := []string{"run", "-q", "--plugin-path", plugins, "--plugin-env", "BADPROTO_ENGINE", "--storage", data}
+	code, out, errs := captured(t, func() int { return dispatch(append(args, sw)) })
+	if code != 1 || !strings.Contains(errs, `policy preempting: its plugin preempting=badproto@`) || !strings.Contains(errs, `links engine "0.5.9"`) ||
+		!strings.Contains(errs, "--plugin-any-engine") {
+		t.Fatalf("exit %d, want 1 naming the policy, the engine and the flag:\n%s\n%s", code, out, errs)
+	}
+	if m, _ := filepath.Glob(filepath.Join(data, "*", "*", "plugins*")); len(m) != 0 {
+		t.Errorf("pinned before refusing: %v", m)
+	}
+	code, out, errs = captured(t, func() int { return dispatch(append(args, "--plugin-any-engine", sw)) })
+	if code != 0 {
+		t.Fatalf("--plugin-any-engine: exit %d:\n%s\n%s", code, out, errs)
+	}
+	stored, err := filepath.Glob(filepath.Join(data, "results", "*", "*.json"))
+	if err != nil || len(stored) != 1 {
+		t.Fatalf("stored results %v (%v), want 1", stored, err)
+	}
+	if b, err := os.ReadFile(stored[0]); err != nil || !strings.Contains(string(b), `"engine":"0.5.9"`) {
+		t.Errorf("stored result %s (%v): want engine 0.5.9:\n%s", stored[0], err, b)
+	}
+}

@@ -124,7 +124,13 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 			if code := rf.applySandbox("reproduce", false); code != 0 {
 				return code
 			}
-			pr := rf.config(*n, nil).PluginRunner(st)
+			// An archive's plugin keeps the engine it linked for years,
+			// and reproduce compares its result with the stored one bit
+			// for bit, not against the seed's jobs (--plugin-any-engine
+			// is for run and worker).
+			cfg := rf.config(*n, nil)
+			cfg.AnyEngine = true
+			pr := cfg.PluginRunner(st)
 			defer pr.Close()
 			plugins = pr
 		}

@@ -22,6 +22,12 @@ const (
 	ErrChecksum Kind = "checksum mismatch"
 	// ErrProtocol: the plugin speaks another protocol version.
 	ErrProtocol Kind = "protocol version mismatch"
+	// ErrEngine: the plugin links an engine whose job sequence this host's
+	// engine does not draw (RunOptions.SameSequence), so its results could
+	// not be checked against the seed's own jobs. Nothing ran. Not
+	// retried: the binary declares the same engine on every worker of
+	// this version.
+	ErrEngine Kind = "engine not checkable"
 	// ErrInvalid: the request was rejected before anything ran (unknown
 	// policy, parameter outside the schema, invalid workload or run length).
 	ErrInvalid Kind = "invalid request"

@@ -236,6 +236,15 @@ type RunOptions struct {
 	// conformance check; MaxTraceEvents bounds it (0: 1<<22).
 	Trace          bool
 	MaxTraceEvents int64
+	// SameSequence refuses, before anything runs (ErrEngine), a plugin
+	// whose Info declares an engine that does not draw this engine's job
+	// sequence (sim.SameSequence: before sim.SequenceSince, or newer than
+	// sim.Version, whose sequence this host cannot know). The worker
+	// checks a plugin's result against the seed's own jobs only for such
+	// engines, and the engine is the plugin's own claim: without this, a
+	// plugin that lies about its results would declare another engine to
+	// escape the check (docs/security.md).
+	SameSequence bool
 	// SkipValidation sends the request without host-side validation, so
 	// that the conformance check can verify the plugin's own validation.
 	SkipValidation bool
@@ -1227,6 +1236,11 @@ func (h *Host) take(ctx context.Context, b Binary, req *wire.RunRequest, opt Run
 				h.release(p)
 				return nil, err
 			}
+		}
+		if opt.SameSequence && !sim.SameSequence(p.info.Engine) {
+			h.release(p)
+			return nil, h.errorf(ErrEngine, p.key, req.Policy, "the plugin links engine %q; this msjfarm (engine %s) checks a plugin's results against the seed's own jobs, which it draws again, only for engines %s to %s: rebuild the plugin against this msjfarm's SDK (or run this msjfarm with --plugin-any-engine to accept its results unchecked)",
+				p.info.Engine, sim.Version, sim.SequenceSince, sim.Version)
 		}
 		select {
 		case p.slots <- struct{}{}:

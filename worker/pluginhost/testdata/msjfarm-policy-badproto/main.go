@@ -22,7 +22,12 @@
 // and then never returns from Run. It serves FCFS and, as
 // "preempting", the preempting engine policy msf-preemptive; with "halvedtimes" it halves every
 // result's response and waiting times and numbers in system, its sizes
-// left as they are.
+// left as they are; with "scaled" it halves every time, mean size and
+// number in system alike (consistent with itself: only the seed's own
+// jobs tell). With $BADPROTO_ENGINE set, its Info and every result
+// declare that engine version instead of the one it links: a plugin
+// whose results the host would otherwise check against the seed's jobs
+// claiming an engine whose job sequence the host cannot draw.
 package main
 
 import (
@@ -93,7 +98,7 @@ func (f flood) Run(r *pb.RunRequest, s pb.PolicyPlugin_RunServer) error {
 		}
 		time.Sleep(time.Hour) // the result is sent; the call never ends
 		return nil
-	case "claims", "times", "halvedtimes":
+	case "claims", "times", "halvedtimes", "scaled":
 		return f.PolicyPluginServer.Run(r, lies{s, f.mode})
 	}
 	return f.PolicyPluginServer.Run(r, s)
@@ -167,13 +172,16 @@ func (l lies) Send(u *pb.RunUpdate) error {
 		switch l.mode {
 		case "times":
 			r.Result.ElapsedNs, r.Result.CpuNs = -1, math.MaxInt64
-		case "halvedtimes":
+		case "halvedtimes", "scaled":
 			var res sim.Result
 			if err := json.Unmarshal(r.Result.ResultJson, &res); err != nil {
 				return err
 			}
 			half := func(cs *sim.ClassStats) {
 				cs.MeanResponse, cs.MeanWait, cs.VarResponse = cs.MeanResponse/2, cs.MeanWait/2, cs.VarResponse/4
+				if l.mode == "scaled" {
+					cs.MeanSize /= 2
+				}
 			}
 			half(&res.Overall)
 			for i := range res.Classes {
@@ -191,6 +199,43 @@ func (l lies) Send(u *pb.RunUpdate) error {
 		}
 	}
 	return l.PolicyPlugin_RunServer.Send(u)
+}
+
+// otherEngine declares engine instead of the engine it links, in its
+// Info and in every result.
+type otherEngine struct {
+	pb.PolicyPluginServer
+	engine string
+}
+
+func (o otherEngine) Info(ctx context.Context, r *pb.InfoRequest) (*pb.InfoResponse, error) {
+	in, err := o.PolicyPluginServer.Info(ctx, r)
+	if err == nil {
+		in.EngineVersion = o.engine
+	}
+	return in, err
+}
+
+func (o otherEngine) Run(r *pb.RunRequest, s pb.PolicyPlugin_RunServer) error {
+	return o.PolicyPluginServer.Run(r, engineSender{s, o.engine})
+}
+
+// engineSender writes its engine into each result it sends.
+type engineSender struct {
+	pb.PolicyPlugin_RunServer
+	engine string
+}
+
+func (e engineSender) Send(u *pb.RunUpdate) error {
+	if r, ok := u.Update.(*pb.RunUpdate_Result); ok {
+		var m map[string]json.RawMessage // every other field kept byte for byte
+		if err := json.Unmarshal(r.Result.ResultJson, &m); err != nil {
+			return err
+		}
+		m["engine"], _ = json.Marshal(e.engine)
+		r.Result.ResultJson, _ = json.Marshal(m)
+	}
+	return e.PolicyPlugin_RunServer.Send(u)
 }
 
 // twice sends each result twice.
@@ -254,8 +299,11 @@ func main() {
 	if m := os.Getenv("BADPROTO_MODE"); m == "nobeat" || m == "nobeathang" || m == "nobeatresulthang" {
 		srv = noBeat{srv, m}
 	}
-	if m := os.Getenv("BADPROTO_MODE"); m == "traceflood" || m == "progressflood" || m == "tworesults" || m == "resulthang" || m == "claims" || m == "times" || m == "halvedtimes" {
+	if m := os.Getenv("BADPROTO_MODE"); m == "traceflood" || m == "progressflood" || m == "tworesults" || m == "resulthang" || m == "claims" || m == "times" || m == "halvedtimes" || m == "scaled" {
 		srv = flood{srv, m}
+	}
+	if e := os.Getenv("BADPROTO_ENGINE"); e != "" {
+		srv = otherEngine{srv, e} // outermost: the lies' results get its engine too
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: hs,
