@@ -261,6 +261,8 @@ type RunOptions struct {
 	// of them crashed it not known: alone, a crash is this replication's
 	// (Error.Shared false).
 	Alone bool
+
+	after float64 // afterShare of the request (set by Run)
 }
 
 // Outcome is a successful replication.
@@ -1189,6 +1191,7 @@ func (h *Host) Run(ctx context.Context, b Binary, req *wire.RunRequest, opt RunO
 	if err != nil {
 		return nil, &Error{Kind: ErrInvalid, Binary: b.Path, Policy: req.Policy, Msg: fmt.Sprintf("request does not encode as JSON: %v", err)}
 	}
+	opt.after = afterShare(req.Run.RunConfig)
 	for attempt := 0; ; attempt++ {
 		p, err := h.take(ctx, b, req, opt)
 		if err != nil {
@@ -1297,7 +1300,7 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 	if opt.MaxResultBytes > 0 {
 		callOpts = append(callOpts, grpc.MaxCallRecvMsgSize(opt.MaxResultBytes))
 	}
-	stall := h.watchStall(p, policy, cancel)
+	stall := h.watchStall(p, policy, opt.after, cancel)
 	defer stall.stop()
 	// The beats arrive with the progress reports: at least four of them
 	// within the stall limit (--plugin-stall 150ms fired on honest runs
@@ -1329,7 +1332,7 @@ func (h *Host) call(ctx context.Context, p *proc, policy string, body []byte, op
 				return nil, heard, h.errorf(ErrPolicy, p.key, policy, "result: larger than the %d bytes a result of this task may take (%s)", opt.MaxResultBytes, status.Convert(err).Message())
 			}
 			if stall.fired() {
-				return nil, heard, h.stallError(p, policy, out.ResultJSON != nil)
+				return nil, heard, h.stallError(p, policy, stall, out.ResultJSON != nil)
 			}
 			return nil, heard, h.callError(ctx, callCtx, p, policy, deadline, grace, cancelled.Load(), err)
 		}

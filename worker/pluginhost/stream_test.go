@@ -45,27 +45,42 @@ func TestResultThenHang(t *testing.T) {
 func TestStallWithoutBeats(t *testing.T) {
 	const stall = 2 * time.Second
 	for _, c := range []struct {
-		mode, want string // want: the stall's error, "" for a result
+		mode, policy, want string // want: the stall's error, "" for a result
 	}{
-		{"nobeat", ""},
-		{"nobeathang", "count of arrivals simulated made no progress for 2s"},
-		{"nobeatresulthang", "the plugin sent its result, then did not end the call for 2s"},
+		{"nobeat", "fcfs", ""},
+		{"nobeathang", "fcfs", "count of arrivals simulated made no progress for 2s"},
+		{"nobeatresulthang", "fcfs", "the plugin sent its result, then did not end the call for 2s"},
+		// 3.2 s of arrivals (and more till the first report), a drain of
+		// at most 2000 more of the 2200 (afterShare 0.91): 2 s + 2 × 0.91
+		// × ~3.3 s ≈ 8 s after the last arrival.
+		{"nobeatdrainhang", "fcfs", "reached the last arrival, and the call then went on for "},
+		// A plugin that beats, whose policy is a reference model, which
+		// need not run the engine's loop: watched on its count.
+		{"refhang", "pooled", "count of arrivals simulated made no progress for 2s"},
+		{"", "pooled", ""},
 	} {
-		t.Run(c.mode, func(t *testing.T) {
+		t.Run(c.mode+"/"+c.policy, func(t *testing.T) {
 			h := newHost(t, pluginhost.Config{Sandbox: sandboxOff(t), Stall: stall, Env: []string{"BADPROTO_MODE=" + c.mode}})
 			b := pluginhost.Binary{Path: binary("badproto")}
-			if in, err := h.Info(context.Background(), b); err != nil || in.Heartbeat {
-				t.Fatalf("Info: %v, heartbeat %v: want a plugin that does not beat", err, in != nil && in.Heartbeat)
+			beats := c.policy == "pooled"
+			if in, err := h.Info(context.Background(), b); err != nil || in.Heartbeat != beats {
+				t.Fatalf("Info: %v, heartbeat %v: want %v", err, in != nil && in.Heartbeat, beats)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			t0 := time.Now()
-			_, err := h.Run(ctx, b, request(t, "fcfs", 2000, 1), pluginhost.RunOptions{Deadline: time.Hour})
+			_, err := h.Run(ctx, b, request(t, c.policy, 2000, 1), pluginhost.RunOptions{Deadline: time.Hour})
 			took := time.Since(t0)
 			if c.want != "" {
 				wantKind(t, err, pluginhost.ErrStalled, c.want, "killed")
 				if took > time.Minute {
 					t.Errorf("the hung call took %v to fail", took)
+				}
+				return
+			}
+			if c.mode == "" {
+				if err != nil {
+					t.Fatalf("an honest reference model: %v", err)
 				}
 				return
 			}

@@ -401,8 +401,13 @@ func (c *checker) classRanges(prefix string, cs sim.ClassStats) error {
 		return c.fail(prefix+".p_wait", "%g > 1", cs.PWait)
 	case cs.MeanWait > cs.MeanResponse*up:
 		return c.fail(prefix+".mean_wait", "%g > mean_response %g", cs.MeanWait, cs.MeanResponse)
-	case cs.MeanSize > cs.MeanResponse*float64(c.r.Servers)*up:
-		return c.fail(prefix+".mean_size", "%g > %d servers × mean_response %g: a job cannot leave before its service is done", cs.MeanSize, c.r.Servers, cs.MeanResponse)
+	case cs.MeanSize*float64(max(cs.Need, 1)) > cs.MeanResponse*float64(c.r.Servers)*up:
+		// A job of need n and size s is n·s of server time, done by at
+		// most the k servers at once: in the system at least n·s/k, in
+		// every model, the resource-pooled reference models included
+		// (where it is the equality when the job never waits). The
+		// overall line (need 0) bounds with need 1.
+		return c.fail(prefix+".mean_size", "%g × need %d > %d servers × mean_response %g: a job cannot leave before its work is done, all servers at once", cs.MeanSize, max(cs.Need, 1), c.r.Servers, cs.MeanResponse)
 	case (c.r.Preemption == "none" || c.engine) && math.Abs(cs.MeanResponse-cs.MeanWait-cs.MeanSize) > c.splitTol(cs):
 		return c.fail(prefix+".mean_response", "%g, but mean_wait %g + mean_size %g is %g: the engine measures a job's wait as its response time less its size, so the two sides agree but for rounding",
 			cs.MeanResponse, cs.MeanWait, cs.MeanSize, cs.MeanWait+cs.MeanSize)

@@ -170,6 +170,11 @@ func TestCheck(t *testing.T) {
 			r.Classes[0].MeanSize, r.Overall.MeanSize = 7.9, 0.9*7.9+0.1*4
 		}, ""},
 		{"size > k·response", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[0].MeanSize = 8.1 }, "classes[0].mean_size"},
+		// Class b's jobs need 4 of the 4 servers: E[S] 12.1 × 4 > 4 × E[T]
+		// 12, though 12.1 ≤ 4 × 12 (the bound before counted need 1).
+		{"need·size > k·response", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {
+			r.Classes[1].MeanSize, r.Overall.MeanSize = 12.1, 0.9*1.5+0.1*12.1
+		}, "classes[1].mean_size"},
 		{"class counts", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[0].Count = 89999 }, "classes[].count"},
 		{"class undeparted", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) { r.Classes[0].Undeparted = 5 }, "classes[].undeparted"},
 		{"lost arrivals", func(_ *sweep.Task, r *sim.Result, _ *resultcheck.Expect) {

@@ -19,7 +19,11 @@
 // 3.2 s, then its last arrival for 3 s (a long drain), then runs the
 // replication; "nobeathang" reports 3 arrivals and then hangs, sending
 // nothing, until the call ends; "nobeatresulthang" runs the replication
-// and then never returns from Run. It serves FCFS and, as
+// and then never returns from Run; "nobeatdrainhang" reports its count
+// of arrivals every 400 ms for 3.2 s, then its last arrival, and then
+// hangs (a drain that does not return). With "refhang" its reference
+// model "pooled" (SRPT-1 otherwise) hangs in its Run from the start. It
+// serves FCFS, "pooled" and, as
 // "preempting", the preempting engine policy msf-preemptive; with "halvedtimes" it halves every
 // result's response and waiting times and numbers in system, its sizes
 // left as they are; with "scaled" it halves every time, mean size and
@@ -130,6 +134,18 @@ func (n noBeat) Run(r *pb.RunRequest, s pb.PolicyPlugin_RunServer) error {
 		return s.Send(&pb.RunUpdate{Update: &pb.RunUpdate_Progress{Progress: &pb.Progress{Done: done, Total: total}}})
 	}
 	switch n.mode {
+	case "nobeatdrainhang":
+		for i := range int64(8) {
+			if err := progress(i + 1); err != nil {
+				return err
+			}
+			time.Sleep(400 * time.Millisecond)
+		}
+		if err := progress(total); err != nil {
+			return err
+		}
+		<-s.Context().Done() // a drain that does not return
+		return s.Context().Err()
 	case "nobeatresulthang":
 		if err := n.PolicyPluginServer.Run(r, s); err != nil {
 			return err
@@ -288,7 +304,18 @@ func main() {
 		os.Exit(1)
 	}
 	pre.Name = "preempting" // no built-in policy's name: a worker refuses a clash
-	srv, err := wire.NewServer("badproto", "0.0.1", []wire.Entry{fcfs, pre}, opt)
+	ref, err := builtin.Lookup("srpt-1")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	ref.Name = "pooled"
+	if os.Getenv("BADPROTO_MODE") == "refhang" {
+		ref.Reference = func(*sim.Workload, sim.Config) (*sim.Result, error) {
+			select {} // a reference model's code that does not return
+		}
+	}
+	srv, err := wire.NewServer("badproto", "0.0.1", []wire.Entry{fcfs, pre, ref}, opt)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -296,7 +323,7 @@ func main() {
 	if c := os.Getenv("BADPROTO_COUNTERS"); c != "" {
 		srv = forgedCounters{srv, []byte(c)}
 	}
-	if m := os.Getenv("BADPROTO_MODE"); m == "nobeat" || m == "nobeathang" || m == "nobeatresulthang" {
+	if m := os.Getenv("BADPROTO_MODE"); m == "nobeat" || m == "nobeathang" || m == "nobeatresulthang" || m == "nobeatdrainhang" {
 		srv = noBeat{srv, m}
 	}
 	if m := os.Getenv("BADPROTO_MODE"); m == "traceflood" || m == "progressflood" || m == "tworesults" || m == "resulthang" || m == "claims" || m == "times" || m == "halvedtimes" || m == "scaled" {
