@@ -133,15 +133,20 @@ func (n noBeat) Run(r *pb.RunRequest, s pb.PolicyPlugin_RunServer) error {
 	progress := func(done int64) error {
 		return s.Send(&pb.RunUpdate{Update: &pb.RunUpdate_Progress{Progress: &pb.Progress{Done: done, Total: total}}})
 	}
-	switch n.mode {
-	case "nobeatdrainhang":
+	// arrivals reports a count moving every 400 ms for 3.2 s, then the
+	// last arrival.
+	arrivals := func() error {
 		for i := range int64(8) {
 			if err := progress(i + 1); err != nil {
 				return err
 			}
 			time.Sleep(400 * time.Millisecond)
 		}
-		if err := progress(total); err != nil {
+		return progress(total)
+	}
+	switch n.mode {
+	case "nobeatdrainhang":
+		if err := arrivals(); err != nil {
 			return err
 		}
 		<-s.Context().Done() // a drain that does not return
@@ -162,13 +167,7 @@ func (n noBeat) Run(r *pb.RunRequest, s pb.PolicyPlugin_RunServer) error {
 		<-s.Context().Done() // a loop that does not return
 		return s.Context().Err()
 	}
-	for i := range int64(8) {
-		if err := progress(i + 1); err != nil {
-			return err
-		}
-		time.Sleep(400 * time.Millisecond)
-	}
-	if err := progress(total); err != nil {
+	if err := arrivals(); err != nil {
 		return err
 	}
 	time.Sleep(3 * time.Second)
