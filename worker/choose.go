@@ -124,7 +124,7 @@ func ForCampaignWith(ctx context.Context, c RunnerConfig, r *PluginRunner, st st
 		return ch, nil
 	}
 	if !c.AnyEngine {
-		if err := checkableEngines(camp, r.Registry); err != nil {
+		if err := CheckEngines(camp, r.Registry); err != nil {
 			r.Close()
 			return ch, err
 		}
@@ -140,12 +140,13 @@ func ForCampaignWith(ctx context.Context, c RunnerConfig, r *PluginRunner, st st
 	return ch, nil
 }
 
-// checkableEngines refuses a campaign with a policy whose plugin links an
+// CheckEngines refuses a campaign with a policy whose plugin links an
 // engine that does not draw this engine's job sequence (sim.SameSequence):
 // the plugin runner would fail each of its tasks before running it
-// (PluginRunner.AnyEngine), so the run stops here, before anything is
-// pinned, naming the first such policy.
-func checkableEngines(camp *sweep.Campaign, reg *registry.Registry) error {
+// (PluginRunner.AnyEngine), so msjfarm run stops before anything is
+// pinned (ForCampaignWith), and its dry run says so, naming the first
+// such policy.
+func CheckEngines(camp *sweep.Campaign, reg *registry.Registry) error {
 	for _, p := range campaignPolicies(camp) {
 		e, err := reg.Lookup(p)
 		if err != nil || e.Source == registry.BuiltIn || sim.SameSequence(e.Engine) {

@@ -77,8 +77,8 @@ func TestPluginTrial(t *testing.T) {
 // 0.5.9) would have each task fail before it runs, since its results
 // could not be checked against the seed's own jobs. msjfarm run says so
 // before anything is pinned or queued, naming the policy, the engine and
-// the flag (exit 1); with --plugin-any-engine the sweep runs, and its
-// results name the engine the plugin declared.
+// the flag (exit 1), and so does its dry run; with --plugin-any-engine
+// the sweep runs, and its results name the engine the plugin declared.
 func TestRunRefusesUncheckableEngine(t *testing.T) {
 	t.Setenv("BADPROTO_ENGINE", "0.5.9")
 	dir := t.TempDir()
@@ -92,7 +92,13 @@ func TestRunRefusesUncheckableEngine(t *testing.T) {
 	}
 	data := filepath.Join(dir, "data")
 	args := []string{"run", "-q", "--plugin-path", plugins, "--plugin-env", "BADPROTO_ENGINE", "--storage", data}
-	code, out, errs := captured(t, func() int { return dispatch(append(args, sw)) })
+	// The dry run says what the run would refuse (it said "nothing is
+	// written" and passed).
+	code, out, errs := captured(t, func() int { return dispatch(append(args, "--dry-run", sw)) })
+	if code != 1 || !strings.Contains(errs, `links engine "0.5.9"`) || strings.Contains(out, "nothing is written") {
+		t.Fatalf("--dry-run: exit %d, want 1 naming the engine:\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = captured(t, func() int { return dispatch(append(args, sw)) })
 	if code != 1 || !strings.Contains(errs, `policy preempting: its plugin preempting=badproto@`) || !strings.Contains(errs, `links engine "0.5.9"`) ||
 		!strings.Contains(errs, "--plugin-any-engine") {
 		t.Fatalf("exit %d, want 1 naming the policy, the engine and the flag:\n%s\n%s", code, out, errs)
