@@ -339,9 +339,13 @@ func (s *localStore) writeUnnamed(ctx context.Context, name string, grouped bool
 		if !errors.Is(err, fs.ErrNotExist) || try == 100 {
 			return err
 		}
-		// A concurrent Delete pruned dir (the unnamed file does not keep
-		// it), or there is no /proc to link from.
-		if _, serr := os.Stat(dir); serr == nil {
+		// There is no /proc to link from, or a concurrent Delete pruned
+		// dir (the unnamed file does not keep it): make it again and link
+		// again. Whether dir exists does not tell the two apart: another
+		// writer may have made it again since the link failed, and this
+		// store then wrote named temporary files for the rest of its life
+		// (TestLocalPutIfAbsentUnnamed saw it under -race).
+		if _, perr := os.Stat(procFD); perr != nil {
 			return errNoUnnamed
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) && !errors.Is(err, fs.ErrNotExist) {

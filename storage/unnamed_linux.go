@@ -22,6 +22,9 @@ func openUnnamed(dir string) (*os.File, error) {
 	return f, nil
 }
 
+// procFD is where linkUnnamed finds an open file's name to link from.
+const procFD = "/proc/self/fd"
+
 // linkUnnamed gives f, opened by openUnnamed, the name name: linkat(2) of
 // its /proc/self/fd entry, which fails with EEXIST if name exists, like
 // link(2). A system without /proc fails with ENOENT although name's
@@ -33,7 +36,7 @@ func linkUnnamed(f *os.File, name string) error {
 	}
 	var lerr error
 	if err := rc.Control(func(fd uintptr) {
-		lerr = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(int(fd)), unix.AT_FDCWD, name, unix.AT_SYMLINK_FOLLOW)
+		lerr = unix.Linkat(unix.AT_FDCWD, procFD+"/"+strconv.Itoa(int(fd)), unix.AT_FDCWD, name, unix.AT_SYMLINK_FOLLOW)
 	}); err != nil {
 		return err
 	}

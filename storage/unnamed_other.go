@@ -8,3 +8,6 @@ import "os"
 func openUnnamed(string) (*os.File, error) { return nil, errNoUnnamed }
 
 func linkUnnamed(*os.File, string) error { return errNoUnnamed }
+
+// procFD is unused where linkUnnamed never links (writeUnnamed names it).
+const procFD = "/proc/self/fd"
