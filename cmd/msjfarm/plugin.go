@@ -191,8 +191,8 @@ func defPluginInfo(fs *pflag.FlagSet) func([]string) int {
 		if *pf.json {
 			return printJSON(in)
 		}
-		fmt.Printf("plugin    %s %s\nengine    %s (protocol %d, %s)\nbinary    %s\nsha256    %s\nstarted   pid %d in %v, up to %d replications at once\n\n",
-			in.Name, in.Version, in.Engine, in.Protocol, in.GoVersion, in.Path, in.SHA256, in.PID, in.StartTime.Round(time.Millisecond), in.MaxConcurrent)
+		fmt.Printf("plugin    %s %s\nengine    %s (protocol %d, %s)%s\nbinary    %s\nsha256    %s\nstarted   pid %d in %v, up to %d replications at once\n\n",
+			in.Name, in.Version, in.Engine, in.Protocol, in.GoVersion, uncheckedEngine(in.Engine), in.Path, in.SHA256, in.PID, in.StartTime.Round(time.Millisecond), in.MaxConcurrent)
 		for _, p := range in.Policies {
 			var caps []string
 			caps = append(caps, "preemption "+p.Preemption)
@@ -293,9 +293,19 @@ func defPluginCheck(fs *pflag.FlagSet) func([]string) int {
 	}
 }
 
+// uncheckedEngine says, after a plugin's engine, that its job sequence is
+// not this msjfarm's (sim.SameSequence): run and worker refuse its tasks
+// unless --plugin-any-engine.
+func uncheckedEngine(engine string) string {
+	if sim.SameSequence(engine) {
+		return ""
+	}
+	return fmt.Sprintf("\n          not a job sequence this msjfarm (engine %s) can draw again: run and worker refuse its tasks unless --plugin-any-engine, and then do not check its results against the seed's jobs", sim.Version)
+}
+
 func printReport(r *check.Report, verbose bool) {
 	in := r.Info
-	fmt.Printf("conformance of %s %s (engine %s, sha256 %.12s), %s\n\n", in.Name, in.Version, in.Engine, in.SHA256, r.Binary)
+	fmt.Printf("conformance of %s %s (engine %s, sha256 %.12s), %s%s\n\n", in.Name, in.Version, in.Engine, in.SHA256, r.Binary, uncheckedEngine(in.Engine))
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	counts := map[check.Status]int{}
 	shown := 0

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/msjfarm/msjfarm/sim"
 	"github.com/msjfarm/msjfarm/worker/pluginhost/hosttest"
 )
 
@@ -116,5 +117,18 @@ func TestRunRefusesUncheckableEngine(t *testing.T) {
 	}
 	if b, err := os.ReadFile(stored[0]); err != nil || !strings.Contains(string(b), `"engine":"0.5.9"`) {
 		t.Errorf("stored result %s (%v): want engine 0.5.9:\n%s", stored[0], err, b)
+	}
+}
+
+// TestUncheckedEngine: plugin info and plugin check say, after the
+// engine, when run and worker would refuse the plugin's tasks.
+func TestUncheckedEngine(t *testing.T) {
+	for _, c := range []struct {
+		engine string
+		warned bool
+	}{{sim.Version, false}, {sim.SequenceSince, false}, {"0.5.9", true}, {"99.0.0", true}, {"", true}} {
+		if got := uncheckedEngine(c.engine); (got != "") != c.warned || c.warned && !strings.Contains(got, "--plugin-any-engine") {
+			t.Errorf("engine %q: %q, want warned %v", c.engine, got, c.warned)
+		}
 	}
 }
