@@ -36,8 +36,11 @@ type stallWatch struct {
 	// the time its arrivals took (afterShare): a plugin that does not beat
 	// gives no sign of life while the drain and MSER's second pass run,
 	// and a hang there, unwatched, held the slot as long. From the last
-	// arrival the watch allows Stall plus twice after times the time the
-	// arrivals took (drain, the time is then the limit's, in tail).
+	// arrival the watch allows Stall plus four times after times the time
+	// the arrivals took (tail): an unstable run's cost per arrival grows
+	// with its queue, and where it grows linearly in time (an O(L) policy
+	// on a queue that grows at a constant rate) a drain of as many
+	// arrivals as the window's takes three times the window's time.
 	after float64
 	start time.Time
 	tail  time.Duration // > 0: the count reached the last arrival, and this is the limit since
@@ -104,7 +107,7 @@ func (w *stallWatch) heard(done, total, beats int64, result bool) {
 	}
 	w.last = moved
 	if w.byDone && total > 0 && done >= total {
-		w.tail = w.limit + time.Duration(2*w.after*float64(time.Since(w.start)))
+		w.tail = w.limit + time.Duration(4*w.after*float64(time.Since(w.start)))
 		w.t.Reset(w.tail)
 		return
 	}
@@ -147,7 +150,7 @@ func (h *Host) stallError(p *proc, policy string, w *stallWatch, sent bool) erro
 	limit := h.cfg.Stall
 	if w.tail > 0 {
 		limit = w.tail.Round(time.Millisecond)
-		format = "the plugin's count of arrivals reached the last arrival, and the call then went on for %v without a result (the stall limit plus twice what the drain and MSER's second pass may add to the time the arrivals took; it does not send the engine loop's signal, or its policy is a reference model, which need not): the drain hangs in policy code, or takes far longer than the arrivals did (--plugin-stall); %s"
+		format = "the plugin's count of arrivals reached the last arrival, and the call then went on for %v without a result (the stall limit plus four times what the drain and MSER's second pass may add to the time the arrivals took; it does not send the engine loop's signal, or its policy is a reference model, which need not): the drain hangs in policy code, or takes far longer than the arrivals did (--plugin-stall); %s"
 	}
 	if sent {
 		limit = h.cfg.Stall

@@ -51,8 +51,8 @@ func TestStallWithoutBeats(t *testing.T) {
 		{"nobeathang", "fcfs", "count of arrivals simulated made no progress for 2s"},
 		{"nobeatresulthang", "fcfs", "the plugin sent its result, then did not end the call for 2s"},
 		// 3.2 s of arrivals (and more till the first report), a drain of
-		// at most 2000 more of the 2200 (afterShare 0.91): 2 s + 2 × 0.91
-		// × ~3.3 s ≈ 8 s after the last arrival.
+		// at most 2000 more of the 2200 (afterShare 0.91): 2 s + 4 × 0.91
+		// × ~3.3 s ≈ 14 s after the last arrival.
 		{"nobeatdrainhang", "fcfs", "reached the last arrival, and the call then went on for "},
 		// A plugin that beats, whose policy is a reference model, which
 		// need not run the engine's loop: watched on its count.
