@@ -83,6 +83,24 @@ func afterShare(r wire.RunConfig) float64 {
 	return share
 }
 
+// tailLimit is the watch's limit from the last arrival: limit plus four
+// times after times the time the arrivals took, at most maxTail. A
+// drain_limit of 10^15 beside 1,000 arrivals makes a product past the
+// largest Duration, whose conversion gave a negative one on amd64 (-2.6
+// million hours for 4·10^21 ns), and a timer reset to it fires at once:
+// an honest run would have been stopped as stalled at its last arrival.
+func tailLimit(limit time.Duration, after float64, took time.Duration) time.Duration {
+	extra := 4 * after * float64(took)
+	if !(extra < float64(maxTail-limit)) {
+		return maxTail
+	}
+	return limit + time.Duration(extra)
+}
+
+// maxTail bounds tailLimit: a century, which no run waits out (its
+// run.deadline, a month by default in the worker, comes first).
+const maxTail = 100 * 365 * 24 * time.Hour
+
 // heard restarts the watch when an update moved what it watches: the
 // count of beats, or, for a plugin watched by its count of arrivals done
 // of total, that count (and, at the last arrival, for as long as the run
@@ -107,7 +125,7 @@ func (w *stallWatch) heard(done, total, beats int64, result bool) {
 	}
 	w.last = moved
 	if w.byDone && total > 0 && done >= total {
-		w.tail = w.limit + time.Duration(4*w.after*float64(time.Since(w.start)))
+		w.tail = tailLimit(w.limit, w.after, time.Since(w.start))
 		w.t.Reset(w.tail)
 		return
 	}
