@@ -123,11 +123,9 @@ func ForCampaignWith(ctx context.Context, c RunnerConfig, r *PluginRunner, st st
 		ch.Runner, ch.Desc = InProcess{}, "in-process ("+why+")"
 		return ch, nil
 	}
-	if !c.AnyEngine {
-		if err := CheckEngines(camp, r.Registry); err != nil {
-			r.Close()
-			return ch, err
-		}
+	if err := c.CheckEngines(camp, r.Registry); err != nil {
+		r.Close()
+		return ch, err
 	}
 	pins, desc, warnings, err := PinCampaign(ctx, st, camp, r.Registry, false)
 	ch.Warnings = append(ch.Warnings, warnings...)
@@ -141,19 +139,21 @@ func ForCampaignWith(ctx context.Context, c RunnerConfig, r *PluginRunner, st st
 }
 
 // CheckEngines refuses a campaign with a policy whose plugin links an
-// engine that does not draw this engine's job sequence (sim.SameSequence):
-// the plugin runner would fail each of its tasks before running it
-// (PluginRunner.AnyEngine), so msjfarm run stops before anything is
-// pinned (ForCampaignWith), and its dry run says so, naming the first
-// such policy.
-func CheckEngines(camp *sweep.Campaign, reg *registry.Registry) error {
+// engine that does not draw this engine's job sequence (sim.SameSequence),
+// unless c runs such plugins (AnyEngine) or runs in process: the plugin
+// runner would fail each of its tasks before running it, so msjfarm run
+// stops before anything is pinned (ForCampaignWith), and its dry run says
+// so, naming the first such policy.
+func (c RunnerConfig) CheckEngines(camp *sweep.Campaign, reg *registry.Registry) error {
+	if c.AnyEngine || inProcessMode(c.Mode) {
+		return nil
+	}
 	for _, p := range campaignPolicies(camp) {
 		e, err := reg.Lookup(p)
 		if err != nil || e.Source == registry.BuiltIn || sim.SameSequence(e.Engine) {
 			continue
 		}
-		return fmt.Errorf("policy %s: its plugin %s links engine %q; this msjfarm (engine %s) checks a plugin's results against the seed's own jobs only for engines %s to %s: rebuild the plugin against this msjfarm's SDK, or run with --plugin-any-engine to accept its results unchecked",
-			p, e.Describe(), e.Engine, sim.Version, sim.SequenceSince, sim.Version)
+		return fmt.Errorf("policy %s: its plugin %s %s", p, e.Describe(), pluginhost.EngineRefusal(e.Engine))
 	}
 	return nil
 }

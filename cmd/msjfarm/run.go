@@ -248,12 +248,10 @@ func (r *runCommand) campaign(ctx context.Context, path string, lf *sweep.File, 
 	}
 	if *r.dry {
 		defer pr.Close()
-		if m := *r.rf.mode; m != "inprocess" && m != "in-process" && !*r.rf.anyEngine {
-			// What the run would refuse (ForCampaignWith), said by the dry
-			// run too.
-			if err := worker.CheckEngines(camp, pr.Registry); err != nil {
-				return fail("run: runner: %v", err)
-			}
+		// What the run would refuse (ForCampaignWith), said by the dry
+		// run too.
+		if err := cfg.CheckEngines(camp, pr.Registry); err != nil {
+			return fail("run: runner: %v", err)
 		}
 		return dryRun("run", r.ff, camp, *r.n, pr)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/msjfarm/msjfarm/internal/termtext"
+	"github.com/msjfarm/msjfarm/sim"
 )
 
 // Kind classifies a plugin failure. Every error the host returns from Run,
@@ -142,6 +143,14 @@ func (e *Error) Error() string {
 		b.WriteString(termtext.Printable(s))
 	}
 	return b.String()
+}
+
+// EngineRefusal says why a plugin that links engine is refused
+// (RunOptions.SameSequence), after "the plugin": the host's error and
+// msjfarm run's, which refuses the sweep before it runs, say the same.
+func EngineRefusal(engine string) string {
+	return fmt.Sprintf("links engine %q; this msjfarm (engine %s) checks a plugin's results against the seed's own jobs, which it draws again, only for engines %s to %s: rebuild the plugin against this msjfarm's SDK, or run with --plugin-any-engine to accept its results unchecked",
+		engine, sim.Version, sim.SequenceSince, sim.Version)
 }
 
 // Is reports whether target is e's Kind.

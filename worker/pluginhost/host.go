@@ -1242,8 +1242,7 @@ func (h *Host) take(ctx context.Context, b Binary, req *wire.RunRequest, opt Run
 		}
 		if opt.SameSequence && !sim.SameSequence(p.info.Engine) {
 			h.release(p)
-			return nil, h.errorf(ErrEngine, p.key, req.Policy, "the plugin links engine %q; this msjfarm (engine %s) checks a plugin's results against the seed's own jobs, which it draws again, only for engines %s to %s: rebuild the plugin against this msjfarm's SDK (or run this msjfarm with --plugin-any-engine to accept its results unchecked)",
-				p.info.Engine, sim.Version, sim.SequenceSince, sim.Version)
+			return nil, h.errorf(ErrEngine, p.key, req.Policy, "the plugin %s", EngineRefusal(p.info.Engine))
 		}
 		select {
 		case p.slots <- struct{}{}:

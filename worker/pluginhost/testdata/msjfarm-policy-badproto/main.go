@@ -51,21 +51,19 @@ import (
 	"github.com/msjfarm/msjfarm/sim"
 )
 
-// forgedCounters answers Info with the policies' counters_json replaced.
-type forgedCounters struct {
+// editedInfo answers Info with edit applied to the server's answer: the
+// counters, heartbeat or engine a mode forges.
+type editedInfo struct {
 	pb.PolicyPluginServer
-	json []byte
+	edit func(*pb.InfoResponse)
 }
 
-func (f forgedCounters) Info(ctx context.Context, r *pb.InfoRequest) (*pb.InfoResponse, error) {
-	in, err := f.PolicyPluginServer.Info(ctx, r)
-	if err != nil {
-		return nil, err
+func (e editedInfo) Info(ctx context.Context, r *pb.InfoRequest) (*pb.InfoResponse, error) {
+	in, err := e.PolicyPluginServer.Info(ctx, r)
+	if err == nil {
+		e.edit(in)
 	}
-	for _, p := range in.Policies {
-		p.CountersJson = f.json
-	}
-	return in, nil
+	return in, err
 }
 
 // flood answers Run with updates the host did not ask for.
@@ -108,20 +106,12 @@ func (f flood) Run(r *pb.RunRequest, s pb.PolicyPlugin_RunServer) error {
 	return f.PolicyPluginServer.Run(r, s)
 }
 
-// noBeat is a plugin that does not send the engine loop's beats: its
-// Info does not say heartbeat, and its Run reports only a count of
+// noBeat is a plugin that does not send the engine loop's beats (its
+// Info, edited, does not say heartbeat): its Run reports only a count of
 // arrivals before the replication's own updates (see the package doc).
 type noBeat struct {
 	pb.PolicyPluginServer
 	mode string
-}
-
-func (n noBeat) Info(ctx context.Context, r *pb.InfoRequest) (*pb.InfoResponse, error) {
-	in, err := n.PolicyPluginServer.Info(ctx, r)
-	if err == nil {
-		in.Heartbeat = false
-	}
-	return in, err
 }
 
 func (n noBeat) Run(r *pb.RunRequest, s pb.PolicyPlugin_RunServer) error {
@@ -216,19 +206,11 @@ func (l lies) Send(u *pb.RunUpdate) error {
 	return l.PolicyPlugin_RunServer.Send(u)
 }
 
-// otherEngine declares engine instead of the engine it links, in its
-// Info and in every result.
+// otherEngine declares engine instead of the engine it links in every
+// result (its Info, edited, declares it too).
 type otherEngine struct {
 	pb.PolicyPluginServer
 	engine string
-}
-
-func (o otherEngine) Info(ctx context.Context, r *pb.InfoRequest) (*pb.InfoResponse, error) {
-	in, err := o.PolicyPluginServer.Info(ctx, r)
-	if err == nil {
-		in.EngineVersion = o.engine
-	}
-	return in, err
 }
 
 func (o otherEngine) Run(r *pb.RunRequest, s pb.PolicyPlugin_RunServer) error {
@@ -320,16 +302,21 @@ func main() {
 		os.Exit(1)
 	}
 	if c := os.Getenv("BADPROTO_COUNTERS"); c != "" {
-		srv = forgedCounters{srv, []byte(c)}
+		srv = editedInfo{srv, func(in *pb.InfoResponse) {
+			for _, p := range in.Policies {
+				p.CountersJson = []byte(c)
+			}
+		}}
 	}
 	if m := os.Getenv("BADPROTO_MODE"); m == "nobeat" || m == "nobeathang" || m == "nobeatresulthang" || m == "nobeatdrainhang" {
-		srv = noBeat{srv, m}
+		srv = noBeat{editedInfo{srv, func(in *pb.InfoResponse) { in.Heartbeat = false }}, m}
 	}
 	if m := os.Getenv("BADPROTO_MODE"); m == "traceflood" || m == "progressflood" || m == "tworesults" || m == "resulthang" || m == "claims" || m == "times" || m == "halvedtimes" || m == "scaled" {
 		srv = flood{srv, m}
 	}
 	if e := os.Getenv("BADPROTO_ENGINE"); e != "" {
-		srv = otherEngine{srv, e} // outermost: the lies' results get its engine too
+		// Outermost: the lies' results get its engine too.
+		srv = otherEngine{editedInfo{srv, func(in *pb.InfoResponse) { in.EngineVersion = e }}, e}
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: hs,
