@@ -21,26 +21,37 @@ import (
 // (issue #18). A file rewritten in place gets a new modification time, and
 // one replaced by rename a new inode, so either is hashed again.
 //
-// It also caches, by sha256 and path, the Info a binary answered, so that
-// indexing the search path does not start every binary on it: the binary's
-// content (and the name it is run under, which a program may read)
-// determines its Info (policies, schemas, version), and the registry then
-// starts only the families a campaign uses.
+// It also caches, by sha256, path and scope, the Info a binary answered,
+// so that indexing the search path does not start every binary on it: the
+// binary's content, the name it is run under and what it is run with (its
+// environment and confinement, the scope: a program may read all three)
+// determine its Info (policies, schemas, version, engine), and the
+// registry then starts only the families a campaign uses. Without the
+// scope, a plugin whose Info follows a variable of --plugin-env (the
+// engine it declares, say) answered one worker's setting to every msjfarm
+// process of the user: `submit`, run without that variable, read the
+// worker's.
 //
 // A cache entry is only ever a hint of the file's identity: pinned binaries
 // are verified again as they start (go-plugin's SecureConfig), and fetched
 // ones are hashed as they are downloaded.
 type Digests struct {
-	dir string // "" : memory only
+	dir   string // "" : memory only
+	scope string // what the binaries are run with (Host.infoScope)
 
 	mu   sync.Mutex
 	mem  map[fileID]string
 	info map[string]*Info // by infoKey
 }
 
-// infoKey names the cached Info of the binary with this sha256 at path.
-func infoKey(sha, path string) string {
-	h := sha256.Sum256([]byte(sha + "\x00" + path))
+// infoKey names the cached Info of the binary with this sha256 at path,
+// run with scope. An empty scope keys as before scopes were added.
+func (d *Digests) infoKey(sha, path string) string {
+	k := sha + "\x00" + path
+	if d.scope != "" {
+		k += "\x00" + d.scope
+	}
+	h := sha256.Sum256([]byte(k))
 	return hex.EncodeToString(h[:])
 }
 
@@ -143,7 +154,7 @@ func (d *Digests) write(path string, data []byte) {
 // Info returns the cached Info of the binary with this sha256 at path (nil
 // if none). Path, SHA256, PID and StartTime are the caller's to fill.
 func (d *Digests) Info(sha, path string) *Info {
-	key := infoKey(sha, path)
+	key := d.infoKey(sha, path)
 	d.mu.Lock()
 	in, ok := d.info[key]
 	d.mu.Unlock()
@@ -171,7 +182,7 @@ func (d *Digests) Info(sha, path string) *Info {
 
 // PutInfo caches the Info the binary with this sha256 at path answered.
 func (d *Digests) PutInfo(sha, path string, in *Info) {
-	key := infoKey(sha, path)
+	key := d.infoKey(sha, path)
 	c := *in
 	c.Path, c.PID, c.StartTime = "", 0, 0
 	d.mu.Lock()

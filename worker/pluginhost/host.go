@@ -377,7 +377,19 @@ func New(cfg Config) *Host {
 			lg.Info("removed the private TMPDIRs of plugin processes whose host is gone", "count", n)
 		}
 	})
-	return &Host{cfg: cfg, logger: lg, procs: map[procKey]*entry{}, live: map[*proc]bool{}, digest: NewDigests(cfg.DigestDir)}
+	h := &Host{cfg: cfg, logger: lg, procs: map[procKey]*entry{}, live: map[*proc]bool{}, digest: NewDigests(cfg.DigestDir)}
+	h.digest.scope = h.infoScope()
+	return h
+}
+
+// infoScope is what this host runs its plugins with, as far as a plugin
+// can read it: the environment it passes them (sorted: the order is not
+// the plugin's input) and its confinement. The digest cache keys Infos by
+// it, since a binary may answer differently under another.
+func (h *Host) infoScope() string {
+	env := slices.Sorted(slices.Values(h.env()))
+	sum := sha256.Sum256([]byte(strings.Join(env, "\x00") + "\x00\x00" + h.cfg.Sandbox.Describe()))
+	return hex.EncodeToString(sum[:])
 }
 
 // Starts is the number of plugin processes started so far (reuse keeps it

@@ -260,6 +260,40 @@ func TestIndexStartsNothingWhenCached(t *testing.T) {
 	}
 }
 
+// TestCachedInfoFollowsEnv: the digest cache keys an Info by what the
+// binary is run with. A binary whose Info follows a variable of its
+// environment (misbehave's policy name, as badproto's engine) indexed by a
+// process passing that variable is not served to a process that does not
+// (before, `msjfarm submit` listed the policies a worker's --plugin-env
+// had made the binary declare); a process passing the same environment
+// again starts nothing.
+func TestCachedInfoFollowsEnv(t *testing.T) {
+	dir, cache := t.TempDir(), t.TempDir()
+	install(t, dir, "good")
+	index := func(env ...string) (*registry.Registry, int64) {
+		h := pluginhost.New(pluginhost.Config{MaxConcurrent: 1, DigestDir: cache, Env: env})
+		t.Cleanup(func() { h.Close() })
+		r := registry.New(context.Background(), registry.Options{Dirs: []string{dir}, Host: h})
+		return r, h.Starts()
+	}
+	for _, c := range []struct {
+		env    []string
+		policy string
+		starts int64
+	}{
+		{[]string{"MISBEHAVE_NAME=alpha-test"}, "alpha-test", 1},
+		{nil, "lcfs-fit-test", 1},
+		{[]string{"MISBEHAVE_NAME=beta-test"}, "beta-test", 1},
+		{[]string{"MISBEHAVE_NAME=alpha-test"}, "alpha-test", 0},
+		{nil, "lcfs-fit-test", 0},
+	} {
+		r, starts := index(c.env...)
+		if _, err := r.Lookup(c.policy); err != nil || starts != c.starts {
+			t.Fatalf("env %q: %v; %d processes started, want %d", c.env, err, starts, c.starts)
+		}
+	}
+}
+
 // TestPluginEscapes: what a plugin writes reaches terminals (plugin info,
 // submit --wait, results, the worker's log) with every control character
 // written out. A policy whose error moved the cursor over its own line to

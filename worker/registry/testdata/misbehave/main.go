@@ -21,7 +21,9 @@
 //     cursor back over its own line and writes a success there;
 //   - msjfarm-policy-escname: a policy whose name holds an escape sequence;
 //   - msjfarm-policy-bigdoc: a policy documented with 64 MiB of text;
-//   - anything else: serves policy "lcfs-fit-test" correctly.
+//   - anything else: serves policy "lcfs-fit-test" correctly, or under the
+//     name $MISBEHAVE_NAME when that is set (an Info that follows the
+//     plugin's environment).
 package main
 
 import (
@@ -96,7 +98,11 @@ func main() {
 		os.Exit(1)
 	}
 	hs := wire.Handshake()
-	entries := []wire.Entry{{Name: "lcfs-fit-test", Doc: "FCFS under another name", New: fcfs.New}}
+	name := "lcfs-fit-test"
+	if n := os.Getenv("MISBEHAVE_NAME"); n != "" {
+		name = n
+	}
+	entries := []wire.Entry{{Name: name, Doc: "FCFS under another name", New: fcfs.New}}
 	switch mode {
 	case "badproto":
 		hs.ProtocolVersion = wire.ProtocolVersion + 1
