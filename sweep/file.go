@@ -449,8 +449,13 @@ func wholeFromFloat(from, to reflect.Type, data any) (any, error) {
 		}
 		return int64(x), nil
 	case reflect.Uint64:
-		if x != math.Trunc(x) || x < 0 || x >= 1<<64 {
+		if x != math.Trunc(x) || x < 0 {
 			return nil, fmt.Errorf("%v is not a whole number >= 0", data)
+		}
+		if x >= 1<<64 {
+			// 2⁶⁴ and more reach here as floats, the decoder's integers
+			// ending at 2⁶⁴−1: "not a whole number >= 0" was said of them.
+			return nil, fmt.Errorf("%v is more than 2⁶⁴−1 = 18446744073709551615, the largest it may be", data)
 		}
 		return uint64(x), nil
 	}

@@ -226,6 +226,8 @@ func TestErrors(t *testing.T) {
 		{"drain_limit past 2^53", "name: x\nreplications: 1\nrun: {arrivals: 10, drain_limit: 9223372036854775807}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n",
 			"run.drain_limit: must be at most 2^53 = 9007199254740992, got 9223372036854775807"},
 		{"negative deadline", "name: x\nreplications: 1\nrun: {arrivals: 10, deadline: -1m}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "run.deadline: must be >= 0"},
+		{"seed past 2^64-1", "name: x\nseed: 18446744073709551616\nreplications: 1\nrun: {arrivals: 10}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n",
+			"seed: 1.8446744073709552e+19 is more than 2⁶⁴−1 = 18446744073709551615, the largest it may be"},
 		{"seed in run", "name: x\nreplications: 1\nrun: {arrivals: 10, seed: 3}\nworkload: one-or-all\naxes: {load: [0.5]}\npolicies: [fcfs]\n", "seed"},
 		// Text with a suffix was cut to its leading number (fmt.Sscan):
 		// "100k" arrivals ran 100, a "5%" precision target was ±500%.
