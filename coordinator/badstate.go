@@ -38,11 +38,11 @@ func checkState(key string, st *protocol.CampaignState) error {
 		return fmt.Errorf("its state %.40q is none of running, done, cancelled", st.State)
 	case st.Total < 0 || st.Points < 0 || st.Done < 0 || st.Failed < 0 || st.Epoch < 0:
 		return fmt.Errorf("it has negative counts (total %d, points %d, done %d, failed %d, epoch %d)", st.Total, st.Points, st.Done, st.Failed, st.Epoch)
-	case st.Total > maxStateTasks || st.Points > maxStateTasks:
+	case int64(st.Total) > maxStateTasks || int64(st.Points) > maxStateTasks: // int64: int is 32 bits on 386 and arm
 		return fmt.Errorf("it counts %d tasks and %d points, beyond any campaign", st.Total, st.Points)
 	case st.Done > st.Total || st.Failed > st.Total-st.Done:
 		return fmt.Errorf("it counts %d done and %d failed of %d tasks", st.Done, st.Failed, st.Total)
-	case st.Epoch > maxEpoch:
+	case int64(st.Epoch) > maxEpoch:
 		return fmt.Errorf("its epoch %d is beyond any count of publishing rounds", st.Epoch)
 	case sweep.CheckVerify(st.Verify) != nil:
 		return fmt.Errorf("its verify fraction %v is not in [0, 1]", st.Verify)
