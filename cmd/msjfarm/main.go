@@ -15,6 +15,7 @@ import (
 
 	"github.com/msjfarm/msjfarm/internal/gcpace"
 	"github.com/msjfarm/msjfarm/internal/redact"
+	"github.com/msjfarm/msjfarm/internal/sandbox"
 	"github.com/msjfarm/msjfarm/internal/scratch"
 	"github.com/msjfarm/msjfarm/plugins/builtin"
 	"github.com/msjfarm/msjfarm/worker/registry"
@@ -155,6 +156,11 @@ func dispatch(args []string) int {
 			return fail("%v", err)
 		}
 		return 0
+	}
+	// No process of this user reads our environment or memory (a plugin
+	// run unconfined, as this user, read a worker's secrets there).
+	if err := sandbox.Undumpable(); err != nil {
+		errorf("warning: cannot hide this process's environment from other processes of its user (prctl PR_SET_DUMPABLE): %v", err)
 	}
 	// What killed msjfarm processes left in $TMPDIR goes first (scratch).
 	scratch.RemoveStale()

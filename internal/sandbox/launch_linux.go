@@ -152,7 +152,7 @@ func confine(spec *Spec, ruleset int, flags uint32) error {
 		_ = unix.Close(ruleset)
 	}
 	if spec.Seccomp {
-		if err := loadSeccomp(); err != nil {
+		if err := loadSeccomp(os.Getpid()); err != nil {
 			return fmt.Errorf("seccomp: %v", err)
 		}
 	}

@@ -15,8 +15,10 @@
 //     Landlock (files, TCP, signals and abstract unix sockets), sets its
 //     parent-death signal and checks its parent is still the host;
 //  4. loads the seccomp filters (only unix stream sockets, no connect, no
-//     fork, no ptrace, no namespaces, no io_uring, no SysV IPC or inotify,
-//     nothing but the native architecture's system calls);
+//     fork, no ptrace, no signals to other processes, no change to any
+//     file's mode, owner, times or attributes, no namespaces, no
+//     io_uring, no SysV IPC or inotify, nothing but the native
+//     architecture's system calls);
 //  5. sets the resource limits (no core dumps, an address-space limit,
 //     and under a dedicated plugin user a process limit);
 //  6. executes the plugin binary from the descriptor of step 1.
@@ -192,12 +194,17 @@ func New(opt Options) (*Sandbox, error) {
 		s.missing = append(s.missing, "no confinement on "+runtime.GOOS+" (Landlock and seccomp are Linux's): plugins can read, connect and fork like the worker")
 	default:
 		if s.landlock == 0 {
-			s.missing = append(s.missing, "Landlock unavailable (kernel without it, or not in the lsm= list): plugins can read every file the plugin user can, and make TCP connections unless seccomp stops the socket")
+			what := "plugins can read and write every file the plugin user can"
+			if s.uid < 0 {
+				// The worker's own user: its store and cache are the plugin's.
+				what += " (the worker's own user: its local result store, plugin cache and config files too; --plugin-user gives plugins a user of their own)"
+			}
+			s.missing = append(s.missing, "Landlock unavailable (kernel without it, or not in the lsm= list): "+what+", and make TCP connections unless seccomp stops the socket")
 		} else if s.landlock < MinLandlockABI {
 			s.missing = append(s.missing, fmt.Sprintf("Landlock ABI %d < %d: %s", s.landlock, MinLandlockABI, landlockGaps(s.landlock)))
 		}
 		if !s.seccomp {
-			s.missing = append(s.missing, "seccomp unavailable: plugins can open network sockets, connect to unix sockets, fork and ptrace")
+			s.missing = append(s.missing, "seccomp unavailable: plugins can open network sockets, connect to unix sockets, fork, ptrace, and signal processes of their user (unless Landlock ABI 6 scopes signals)")
 		}
 	}
 	switch s.mode {
@@ -232,7 +239,7 @@ func landlockGaps(abi int) string {
 		g = append(g, "device ioctls")
 	}
 	if abi < 6 {
-		g = append(g, "signals to other processes and abstract unix sockets")
+		g = append(g, "abstract unix sockets (signals to other processes: seccomp still refuses them)")
 	}
 	return "not restricted: " + strings.Join(g, ", ")
 }
@@ -291,8 +298,8 @@ func lookupUser(name string) (uid, gid int, err error) {
 		if err1 != nil || err2 != nil || u < 0 || g < 0 {
 			return 0, 0, errors.New("want a user name, a uid, or uid:gid")
 		}
-		if u > maxID || g > maxID {
-			return 0, 0, fmt.Errorf("a uid or gid is at most %d", maxID)
+		if int64(u) > maxID || int64(g) > maxID { // int64: int is 32 bits on 386 and arm
+			return 0, 0, fmt.Errorf("a uid or gid is at most %d", int64(maxID))
 		}
 		return u, g, nil
 	}
@@ -300,10 +307,10 @@ func lookupUser(name string) (uid, gid int, err error) {
 		if u < 0 {
 			return 0, 0, errors.New("a uid is not negative")
 		}
-		if u > maxID {
+		if int64(u) > maxID {
 			// Linux ids are 32 bits, and (uid_t)-1 means "unchanged":
 			// 99999999999 was taken and truncated by the kernel call.
-			return 0, 0, fmt.Errorf("a uid is at most %d", maxID)
+			return 0, 0, fmt.Errorf("a uid is at most %d", int64(maxID))
 		}
 		if us, err := user.LookupId(name); err == nil {
 			if g, err := strconv.Atoi(us.Gid); err == nil {
@@ -353,7 +360,7 @@ func (s *Sandbox) Describe() string {
 		on = append(on, fmt.Sprintf("Landlock ABI %d (read the binary and system libraries, write a private TMPDIR; no TCP, no signals or abstract sockets outside)", s.landlock))
 	}
 	if s.seccomp {
-		on = append(on, "seccomp (unix stream sockets only, no connect, no fork, no ptrace, no namespaces, no io_uring, no SysV IPC or inotify)")
+		on = append(on, "seccomp (unix stream sockets only, no connect, no fork, no ptrace, no signals outside, no chmod or chown, no namespaces, no io_uring, no SysV IPC or inotify)")
 	}
 	on = append(on, "no core dumps, address space "+s.memoryDesc(), s.tmpQuotaDesc(), "parent-death signal, own session (no terminal)")
 	if s.uid >= 0 {
@@ -457,7 +464,7 @@ type Process struct {
 // Cleanup removes the private temporary directory.
 func (p *Process) Cleanup() {
 	if p.TmpDir != "" {
-		_ = os.RemoveAll(p.TmpDir)
+		_ = removeTmp(p.TmpDir)
 	}
 }
 
@@ -528,7 +535,7 @@ func RemoveStale() int {
 		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 			continue // alive (EPERM: another user's)
 		}
-		if os.RemoveAll(d) == nil {
+		if removeTmp(d) == nil {
 			n++
 		}
 	}

@@ -27,3 +27,7 @@ func launcherAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: t
 // closeOnExec is Linux's (launch_linux.go); elsewhere plugins run
 // unconfined.
 func closeOnExec() {}
+
+// Undumpable is Linux's (hide_linux.go); elsewhere another process of the
+// user may read msjfarm's environment as the system allows.
+func Undumpable() error { return nil }

@@ -126,6 +126,7 @@ var attacks = []struct {
 }{
 	{"procenv", "permission denied"},
 	{"config", "permission denied"},
+	{"chmod", "operation not permitted"},
 	{"store", "permission denied"},
 	{"cache", "permission denied"},
 	{"home", "permission denied"},
@@ -138,6 +139,10 @@ var attacks = []struct {
 	{"fork", "operation not permitted"},
 	{"signal", "operation not permitted"},
 	{"ptrace", "operation not permitted"},
+	{"pdeathsig", "operation not permitted"},
+	{"undumpable", "operation not permitted"},
+	{"killall", "operation not permitted"},
+	{"sigio", "operation not permitted"},
 	{"prlimit", "operation not permitted"},
 	{"setpriority", "operation not permitted"},
 	{"memfd", "operation not permitted"},

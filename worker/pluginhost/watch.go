@@ -3,7 +3,6 @@ package pluginhost
 import (
 	"bufio"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -202,27 +201,9 @@ func (h *Host) killNow(w *watcher) {
 	}
 }
 
-// dirSize is the bytes under dir, each entry counted as at least one 4 KiB
-// block (a million empty files fill a disk's inodes), stopping once past
-// limit.
-func dirSize(dir string, limit int64) int64 {
-	var n int64
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		size := int64(0)
-		if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
-			size = info.Size()
-		}
-		n += max(size, 4096)
-		if n > limit {
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	return n
-}
+// dirSize is the bytes under a plugin's TMPDIR, stopping once past limit
+// (sandbox.TmpUsage, which a plugin's modes do not hide anything from).
+func dirSize(dir string, limit int64) int64 { return sandbox.TmpUsage(dir, limit) }
 
 // deletedHeld is the bytes of the files under dir that process pid
 // holds open or mapped after they were removed (or never named:
@@ -231,7 +212,8 @@ func dirSize(dir string, limit int64) int64 {
 // 40 files of which it kept one page mapped each (the mapping holds the
 // file; at 4 KiB of address space a file, some 65,000 may be). Read from
 // /proc/<pid>/fd and /proc/<pid>/maps, which the host may read when it
-// runs as root or as the plugin's user (0 otherwise); each file counted
+// runs as root or as the plugin's user (0 otherwise; a confined plugin
+// cannot make them root's: seccomp refuses prctl(PR_SET_DUMPABLE)); each file counted
 // once, stopping once past limit. A mapped file's size is read through
 // /proc/<pid>/map_files, which only a privileged host may read; any other
 // host counts each such file as limit, the most it could be

@@ -23,6 +23,8 @@ import (
 	"time"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/msjfarm/msjfarm/plugins/fcfs"
 	"github.com/msjfarm/msjfarm/sdk"
 )
@@ -36,6 +38,13 @@ var attacks = map[string]func(p *hostile) (string, error){
 		return read(fmt.Sprintf("/proc/%d/environ", os.Getppid()), fmt.Sprintf("/proc/%d/cmdline", os.Getppid()))
 	},
 	"config": func(*hostile) (string, error) { return read(os.Getenv("HOSTILE_CONFIG")) },
+	// The worker's config file's mode set (to 0600, a secret's: the call
+	// is the attack; 0644 would show its secrets to every user): Landlock
+	// governs opening files, not their metadata.
+	"chmod": func(*hostile) (string, error) {
+		cfg := os.Getenv("HOSTILE_CONFIG")
+		return "set the mode of " + cfg, os.Chmod(cfg, 0o600)
+	},
 	// The worker's standard input: on a terminal, what its user types,
 	// and a descriptor through which TIOCSTI types into the user's shell.
 	"stdin": func(*hostile) (string, error) {
@@ -238,6 +247,54 @@ var attacks = map[string]func(p *hostile) (string, error){
 	"signal": func(*hostile) (string, error) {
 		return fmt.Sprintf("signalled pid %d", os.Getppid()), syscall.Kill(os.Getppid(), syscall.SIGCONT)
 	},
+	// The parent-death signal cleared, so that the plugin outlives a dead
+	// host, by prctl with the option's upper 32 bits set: the kernel reads
+	// the option as an int, a filter comparing all 64 bits saw another.
+	"pdeathsig": func(*hostile) (string, error) {
+		if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, 1<<32|syscall.PR_SET_PDEATHSIG, 0, 0); e != 0 {
+			return "", e
+		}
+		var sig int32
+		if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, 2 /* PR_GET_PDEATHSIG */, uintptr(unsafe.Pointer(&sig)), 0); e != 0 {
+			return "", e
+		}
+		return fmt.Sprintf("set its parent-death signal to %d", sig), nil
+	},
+	// Its /proc/<pid>/fd and maps made root's: a host running as the
+	// plugin's user (not root) then cannot count the files it holds
+	// removed in its TMPDIR (diskhidden).
+	"undumpable": func(*hostile) (string, error) {
+		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+			return "", err
+		}
+		return "made itself non-dumpable", nil
+	},
+	// Every process of its user (signal 0: the kernel checks, delivers
+	// nothing): as the worker's user, the worker, its other plugins and
+	// the user's shell, which SIGKILL would kill. kill(-1) answers 0 even
+	// when it may signal none of them (Landlock's scope refuses each), so
+	// only a refusal of the call itself (seccomp's EPERM) says anything.
+	"killall": func(*hostile) (string, error) {
+		return "may signal every process of its user", syscall.Kill(-1, 0)
+	},
+	// The host signalled through the owner of a descriptor (SIGIO, or
+	// any signal F_SETSIG names, sent when the descriptor is ready):
+	// no kill call at all.
+	"sigio": func(*hostile) (string, error) {
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			return "", err
+		}
+		defer syscall.Close(fds[0])
+		defer syscall.Close(fds[1])
+		if _, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(fds[0]), 10 /* F_SETSIG */, uintptr(syscall.SIGCONT)); e != 0 {
+			return "", e
+		}
+		if _, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(fds[0]), syscall.F_SETOWN, uintptr(os.Getppid())); e != 0 {
+			return "made SIGCONT its descriptor's signal", e
+		}
+		return fmt.Sprintf("made pid %d its descriptor's owner, to be sent SIGCONT", os.Getppid()), nil
+	},
 	"ptrace": func(*hostile) (string, error) {
 		return "attached to the host", syscall.PtraceAttach(os.Getppid())
 	},
@@ -266,6 +323,37 @@ var attacks = map[string]func(p *hostile) (string, error){
 		}
 		time.Sleep(10 * time.Second)
 		return fmt.Sprintf("held %d MiB in %d removed files of %s", n>>20, len(held), os.TempDir()), nil
+	},
+	// 256 MiB in files of 16 MiB (under a quota per file) in a directory
+	// of TMPDIR made with mode 0300: a host that is not root, running the
+	// plugin as its own user, can neither list it nor remove it. Held
+	// 10 s.
+	"diskdark": func(*hostile) (string, error) {
+		// Mode 0300: the plugin may create files in it by name, no one
+		// but root may list it.
+		dark := filepath.Join(os.TempDir(), "dark")
+		if err := os.Mkdir(dark, 0o300); err != nil {
+			return "", err
+		}
+		chunk := make([]byte, 1<<20)
+		n := 0
+		for i := 0; n < 256<<20; i++ {
+			f, err := os.Create(filepath.Join(dark, fmt.Sprintf("f%d", i)))
+			if err != nil {
+				return fmt.Sprintf("wrote %d MiB", n>>20), err
+			}
+			for range 16 {
+				if _, err := f.Write(chunk); err != nil {
+					return fmt.Sprintf("wrote %d MiB", n>>20), err
+				}
+				n += len(chunk)
+			}
+			f.Close()
+		}
+		// (chmod, to mode 0 or on the TMPDIR itself, is refused under
+		// the sandbox: the mode mkdir gives is enough.)
+		time.Sleep(10 * time.Second)
+		return fmt.Sprintf("held %d MiB in %s, unreadable", n>>20, dark), nil
 	},
 	// Files of TMPDIR removed but one page of each kept mapped (the
 	// descriptor closed): 16 MiB each, up to 1 GiB, held 10 s.
