@@ -29,6 +29,12 @@ func TestErrorPositions(t *testing.T) {
 		{"c.json", "{\"name\": \"x\", \"workload\": \"one-or-all\",\n \"replications\": 3, \"policies\": [\"fcfs\"],\n \"run\": {\"arrivals\": 10, \"deadline\": \"1hour\"}}\n", "c.json:3:38: run.deadline: \"1hour\" is not a duration"},
 		{"d.json", "{\"name\": \"x\",\n  \"seed\": }\n", "d.json:2:11: not valid JSON"},
 		{"e.toml", "name = \"x\"\nseed = = 3\n", "e.toml:2:8: not valid TOML"},
+		// TOML integers end at 2^63-1: go-toml's decoder, not its parser,
+		// refuses a larger one, and named neither line nor key. The value
+		// begins at column 8 of line 2 ("seed = "), and at column 14 of
+		// line 3 ("load = [0.5, ").
+		{"e2.toml", "name = \"x\"\nseed = 18446744073709551615\n", `e2.toml:2:8: seed: not valid TOML: decimal number is too large to fit in a 64-bit signed integer (TOML's integers end at 2⁶³−1 = 9223372036854775807; a seed up to 2⁶⁴−1 is written as a string: seed = "18446744073709551615")`},
+		{"e3.toml", "name = \"x\"\n[axes]\nload = [0.5, 0x10000000000000000]\n", "e3.toml:3:14: axes.load[1]: not valid TOML: hexadecimal number is too large"},
 		// Not a mapping: said without quoting the content (a file of
 		// secrets named by mistake was printed in part, with Go's types).
 		{"f.yaml", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYSECRETKEY\n", "f.yaml:1:1: the file is a single value, not a mapping of keys"},

@@ -288,6 +288,9 @@ func parseProfile(data []byte, format, profile, name string, env bool) (*File, e
 	v := viper.NewWithOptions(viper.KeyDelimiter("::"))
 	v.SetConfigType(format)
 	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+		if e := src.tomlDecodeError(err); e != nil {
+			return nil, src.locate(e)
+		}
 		return nil, src.locate(fmt.Errorf("not valid %s: %w", strings.ToUpper(format), err))
 	}
 	src.walk()

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -554,6 +555,37 @@ func (s *source) indexTOML(data []byte) error {
 		return e
 	}
 	return nil
+}
+
+// tomlDecodeError places an error of go-toml's decoder, which the parser
+// that indexTOML runs lets pass: an integer past 2⁶³−1 ("seed =
+// 18446744073709551615") was reported with neither its line nor its key.
+// nil if err is not one.
+func (s *source) tomlDecodeError(err error) *Error {
+	var de *toml.DecodeError
+	if !errors.As(err, &de) {
+		return nil
+	}
+	e := &Error{Msg: "not valid TOML: " + strings.TrimPrefix(de.Error(), "toml: "), err: err}
+	e.Line, e.Col = de.Position()
+	if k := de.Key(); len(k) > 0 {
+		e.Path = strings.Join(k, ".")
+	} else {
+		// The decoder names no key for a bad value: the index has it.
+		for k, at := range s.vals {
+			if at == (pos{e.Line, e.Col}) && (e.Path == "" || k < e.Path) {
+				e.Path = k
+			}
+		}
+	}
+	if strings.Contains(e.Msg, "too large to fit in a 64-bit signed integer") {
+		e.Msg += " (TOML's integers end at 2⁶³−1 = 9223372036854775807"
+		if strings.EqualFold(e.Path, "seed") {
+			e.Msg += `; a seed up to 2⁶⁴−1 is written as a string: seed = "18446744073709551615"`
+		}
+		e.Msg += ")"
+	}
+	return e
 }
 
 // tomlText is a TOML file's content with its lines' starts, to place
