@@ -116,3 +116,26 @@ func TestGCOnlyInAStore(t *testing.T) {
 		t.Errorf("gc --delete through a linked store path: exit %d, %s", code, errOut)
 	}
 }
+
+// TestMissingSweepFile: a sweep file that is not there is named as the
+// sweep file, in the loader's words (it was "stat x.yaml: no such file or
+// directory" when --max-spec-size's check stat'ed it first), exit non-zero,
+// and nothing is created.
+func TestMissingSweepFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("MSJFARM_STORAGE", "")
+	t.Setenv("MSJFARM_NATS_URL", "")
+	for _, args := range [][]string{{"run", "--dry-run", "missing.yaml"}, {"submit", "--dry-run", "missing.yaml"}} {
+		code, out, errOut := captured(t, func() int { return dispatch(args) })
+		if code == 0 || !strings.Contains(errOut, "sweep file: missing.yaml does not exist") || strings.Contains(errOut, "stat ") {
+			t.Errorf("%v: exit %d, stderr %q; want non-zero and that the sweep file missing.yaml does not exist", args, code, errOut)
+		}
+		if strings.TrimSpace(out) != "" {
+			t.Errorf("%v: printed %q on stdout", args, out)
+		}
+		if ents, _ := os.ReadDir("."); len(ents) != 0 {
+			t.Fatalf("%v left %d entries in the directory", args, len(ents))
+		}
+	}
+}

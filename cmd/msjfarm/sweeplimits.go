@@ -64,7 +64,9 @@ func (l *sweepLimits) checkFile(path string) (int64, error) {
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
-		return 0, err
+		// The loader says it in the file's words ("sweep file: x.yaml
+		// does not exist"), not stat's.
+		return limit, nil
 	}
 	if fi.Size() > limit {
 		return 0, fmt.Errorf("%s: %d bytes, more than --max-spec-size %s: raise it with --max-spec-size (or MSJFARM_MAX_SPEC_SIZE) if the sweep is meant to be this large",
