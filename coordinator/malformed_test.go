@@ -239,7 +239,7 @@ func TestForgedMalformedRecordsBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	total := fmt.Sprintf("terminated %d task messages that do not decode (the latest 2 kept", 2*(protocol.MaxMalformedCount))
+	total := fmt.Sprintf("terminated %d task messages that do not decode (the latest 2 kept", int64(2*protocol.MaxMalformedCount))
 	nc := waitMalformed(t, co, "forged records", func(s *protocol.Status) bool { return strings.Contains(s.Elsewhere, total) })
 	if nc.MalformedTotal != 2 || len(nc.Malformed) != 2 || !strings.Contains(nc.Malformed[0], "malformed task message 5 on ") ||
 		!strings.Contains(nc.Malformed[0], "(0 bytes") || !strings.HasPrefix(nc.Malformed[1], "malformed task message 6 on msjfarm.tasks.x (3 bytes") || nc.Created.IsZero() {

@@ -74,7 +74,7 @@ func TestGeneratedTasks(t *testing.T) {
 func TestEncodedScenarioHashesAsMap(t *testing.T) {
 	for _, scenario := range []map[string]any{
 		{"workload": map[string]any{"name": "a<b>&c\u2028d\u2029\"é\x01", "rate": 1e21}, "arrival_rate": 1e-7, "interarrival": nil, "trace": nil},
-		{"workload": []any{math.Copysign(0, -1), 0.1, 5e-324, 1.7976931348623157e308, 123456789012345678}, "arrival_rate": 7.5, "trace": map[string]any{"file": "<x>.swf"}},
+		{"workload": []any{math.Copysign(0, -1), 0.1, 5e-324, 1.7976931348623157e308, int64(123456789012345678)}, "arrival_rate": 7.5, "trace": map[string]any{"file": "<x>.swf"}},
 	} {
 		sb, err := json.Marshal(scenario)
 		if err != nil {

@@ -32,7 +32,7 @@ func TestCheckVerify(t *testing.T) {
 func TestSampled(t *testing.T) {
 	n := 0
 	for i := range 10000 {
-		id := fmt.Sprintf("%024x", i*2654435761)
+		id := fmt.Sprintf("%024x", uint64(i)*2654435761)
 		a := sweep.Sampled(0.01, 7, id)
 		if a != sweep.Sampled(0.01, 7, id) {
 			t.Fatal("not deterministic")
@@ -50,7 +50,7 @@ func TestSampled(t *testing.T) {
 	// Another seed samples other tasks.
 	same := 0
 	for i := range 10000 {
-		id := fmt.Sprintf("%024x", i*2654435761)
+		id := fmt.Sprintf("%024x", uint64(i)*2654435761)
 		if sweep.Sampled(0.5, 7, id) == sweep.Sampled(0.5, 8, id) {
 			same++
 		}

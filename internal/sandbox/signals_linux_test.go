@@ -49,6 +49,10 @@ func signalProbe() {
 	}
 	fd := uintptr(fds[0])
 	owner := int32(host)
+	// A pid with bit 32 set: the kernel reads only the low bits, so the
+	// filter must too (a variable, so the constant fits a 32-bit uintptr,
+	// where the bit drops and the step repeats "kill host").
+	var upper32 uint64 = 1 << 32
 	var ownerEx [2]int32
 	ownerEx[0], ownerEx[1] = 1 /* F_OWNER_PID */, int32(host)
 	steps := []struct {
@@ -56,7 +60,7 @@ func signalProbe() {
 		do   func() error
 	}{
 		{"kill host", func() error { return raw(unix.SYS_KILL, uintptr(host), 0, 0) }},
-		{"kill host, upper bits set", func() error { return raw(unix.SYS_KILL, 1<<32|uintptr(host), 0, 0) }},
+		{"kill host, upper bits set", func() error { return raw(unix.SYS_KILL, uintptr(upper32)|uintptr(host), 0, 0) }},
 		{"kill all", func() error { return raw(unix.SYS_KILL, ^uintptr(0), 0, 0) }},
 		{"tgkill host", func() error { return raw(unix.SYS_TGKILL, uintptr(host), uintptr(host), 0) }},
 		{"tkill host", func() error { return raw(unix.SYS_TKILL, uintptr(host), 0, 0) }},
@@ -73,14 +77,14 @@ func signalProbe() {
 		}},
 		{"F_SETSIG", func() error { return raw(unix.SYS_FCNTL, fd, unix.F_SETSIG, uintptr(syscall.SIGCONT)) }},
 		{"F_SETOWN host", func() error { return raw(unix.SYS_FCNTL, fd, unix.F_SETOWN, uintptr(host)) }},
-		{"F_SETOWN host, upper bits set", func() error { return raw(unix.SYS_FCNTL, fd, 1<<32|unix.F_SETOWN, uintptr(host)) }},
+		{"F_SETOWN host, upper bits set", func() error { return raw(unix.SYS_FCNTL, fd, uintptr(upper32)|unix.F_SETOWN, uintptr(host)) }},
 		{"F_SETOWN_EX host", func() error {
 			return raw(unix.SYS_FCNTL, fd, unix.F_SETOWN_EX, uintptr(unsafe.Pointer(&ownerEx)))
 		}},
 		{"FIOSETOWN host", func() error { return raw(unix.SYS_IOCTL, fd, fioSetOwn, uintptr(unsafe.Pointer(&owner))) }},
 		{"SIOCSPGRP host", func() error { return raw(unix.SYS_IOCTL, fd, unix.SIOCSPGRP, uintptr(unsafe.Pointer(&owner))) }},
 		{"PR_SET_PDEATHSIG", func() error { return raw(unix.SYS_PRCTL, unix.PR_SET_PDEATHSIG, 0, 0) }},
-		{"PR_SET_PDEATHSIG, upper bits set", func() error { return raw(unix.SYS_PRCTL, 1<<32|unix.PR_SET_PDEATHSIG, 0, 0) }},
+		{"PR_SET_PDEATHSIG, upper bits set", func() error { return raw(unix.SYS_PRCTL, uintptr(upper32)|unix.PR_SET_PDEATHSIG, 0, 0) }},
 		{"PR_SET_DUMPABLE", func() error { return raw(unix.SYS_PRCTL, unix.PR_SET_DUMPABLE, 0, 0) }},
 		// What stays allowed.
 		{"kill self", func() error { return raw(unix.SYS_KILL, uintptr(self), 0, 0) }},

@@ -336,8 +336,8 @@ func TestGittinsDeterministicIsSRPT(t *testing.T) {
 	var jobs []simtest.J
 	at := 0.0
 	for i := 0; i < 3000; i++ {
-		c := int(uint64(i*2654435761) % 4)
-		at += 0.05 + float64(uint64(i*40503)%97)/97*0.4
+		c := int(uint64(i) * 2654435761 % 4)
+		at += 0.05 + float64(uint64(i)*40503%97)/97*0.4
 		jobs = append(jobs, simtest.J{At: at, Size: durs[c], Class: c})
 	}
 	w := simtest.TraceWorkload(8, []int{1, 2, 4, 8}, jobs)
