@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unsafe"
 
@@ -89,11 +90,7 @@ var denied = []string{
 // has neither fork, vfork (clone does both) nor inotify_init (its _init1
 // stays refused), iopl or ioperm; 386 has no kexec_file_load, semop or
 // semtimedop (ipc, refused, multiplexes them); amd64 has no ipc.
-func policy() (seccomp.Policy, error) {
-	info, err := arch.GetInfo("")
-	if err != nil {
-		return seccomp.Policy{}, err
-	}
+func policy(info *arch.Info) seccomp.Policy {
 	var names []string
 	for _, n := range denied {
 		if _, ok := info.SyscallNames[n]; ok {
@@ -116,7 +113,7 @@ func policy() (seccomp.Policy, error) {
 				{Name: "prlimit64", Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.NotEqual, Value: 0}}},
 			}, Action: eperm},
 		},
-	}, nil
+	}
 }
 
 // loadSeccomp installs the plugin's filters on the calling thread: the
@@ -126,18 +123,14 @@ func policy() (seccomp.Policy, error) {
 // pid, the plugin's own (the launcher's, which the plugin's execve keeps).
 // The kernel applies every filter and the strictest answer.
 func loadSeccomp(pid int) error {
-	if err := loadArchFilter(); err != nil {
-		return err
-	}
-	p, err := policy()
-	if err != nil {
-		return err
-	}
-	if err := seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Policy: p}); err != nil {
-		return err
-	}
 	info, err := arch.GetInfo("")
 	if err != nil {
+		return err
+	}
+	if err := loadArchFilter(info); err != nil {
+		return err
+	}
+	if err := seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Policy: policy(info)}); err != nil {
 		return err
 	}
 	return loadProgram(intArgFilter(info, pid))
@@ -166,7 +159,7 @@ func intArgFilter(info *arch.Info, pid int) []bpf.Instruction {
 	// instruction pointer (u64) at 8, then six u64 arguments.
 	low := func(i uint32) bpf.Instruction {
 		off := 16 + 8*i
-		if !littleEndian() {
+		if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 { // big-endian
 			off += 4
 		}
 		return bpf.LoadAbsolute{Off: off, Size: 4}
@@ -213,21 +206,10 @@ func intArgFilter(info *arch.Info, pid int) []bpf.Instruction {
 // does not name: SIOCSPGRP's twin for any socket.
 const fioSetOwn = 0x8901
 
-// littleEndian reports the byte order of this machine, that of
-// seccomp_data's arguments.
-func littleEndian() bool {
-	x := uint16(1)
-	return *(*byte)(unsafe.Pointer(&x)) == 1
-}
-
 // loadArchFilter is the three-instruction filter go-seccomp-bpf cannot
 // express (its policies allow a foreign architecture's calls when their
 // default is to allow), assembled with x/net/bpf.
-func loadArchFilter() error {
-	info, err := arch.GetInfo("")
-	if err != nil {
-		return err
-	}
+func loadArchFilter(info *arch.Info) error {
 	return loadProgram([]bpf.Instruction{
 		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
