@@ -514,8 +514,17 @@ func (h *eventHeap) sink4(n int) int {
 		}
 		p := unsafe.Add(base, l*int(unsafe.Sizeof(event{})))
 		q := (*[arity]event)(p)
-		w := (*[2 * arity]int64)(p) // q's times' bits at w[0], w[2], w[4], w[6]
-		t0, t1, t2, t3 := w[0], w[2], w[4], w[6]
+		var t0, t1, t2, t3 int64
+		if unsafe.Sizeof(event{}) == 16 { // 64-bit pointers (a constant: one branch compiles)
+			w := (*[2 * arity]int64)(p) // q's times' bits at w[0], w[2], w[4], w[6]
+			t0, t1, t2, t3 = w[0], w[2], w[4], w[6]
+		} else {
+			// 32-bit: an event is 12 bytes (a time and a 4-byte
+			// pointer); w[2] there read half a time and half a pointer,
+			// and the heap lost its order (caught under qemu-arm).
+			t0, t1 = int64(math.Float64bits(q[0].t)), int64(math.Float64bits(q[1].t))
+			t2, t3 = int64(math.Float64bits(q[2].t)), int64(math.Float64bits(q[3].t))
+		}
 		d01, d23 := t0^t1, t2^t3
 		m01, m23 := (t1-t0)>>63, (t3-t2)>>63 // all ones if t1 < t0 (t3 < t2)
 		ta, tb := t0^d01&m01, t2^d23&m23     // each pair's earlier time
