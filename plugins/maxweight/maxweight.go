@@ -112,7 +112,7 @@ func (c *core) init(s *sdk.System) error {
 	// the item types allow (fewer than 2k·(ln k + 1)): Q_n·(k+1)² < 2^61
 	// keeps both below 2^62.
 	k1 := int64(c.k) + 1
-	c.maxQ = int(math.MaxInt64 / 4 / (k1 * k1))
+	c.maxQ = int(min(math.MaxInt64/4/(k1*k1), math.MaxInt)) // a count is an int on 32-bit targets
 	return nil
 }
 
