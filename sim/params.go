@@ -148,6 +148,11 @@ func coerce(p Param, v any) (any, error) {
 			return nil, bad(fmt.Sprintf("must be <= %v", *p.Max))
 		}
 		if p.Type == Int {
+			// int(f) of a float past int's range is whatever the
+			// machine makes of it (on amd64, −2⁶³).
+			if f < math.MinInt || f >= -math.MinInt {
+				return nil, bad(fmt.Sprintf("must be an integer within [%d, %d]", math.MinInt, math.MaxInt))
+			}
 			return int(f), nil
 		}
 		return f, nil

@@ -339,7 +339,7 @@ func decodeFile(v *viper.Viper) (*File, error) {
 	}
 	var f File
 	err := v.UnmarshalExact(&f, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
-		strictKinds, strictDuration, numberFromString, wholeFromFloat)))
+		strictKinds, strictDuration, numberFromString, wholeFromFloat, fitsInt)))
 	if err != nil {
 		return nil, decodeErrors(err)
 	}
@@ -435,6 +435,29 @@ func strictDuration(from, to reflect.Type, data any) (any, error) {
 	default:
 		return nil, fmt.Errorf("duration %v has no unit: write it like \"90m\" or \"2h\"", data)
 	}
+}
+
+// fitsInt refuses a whole number past an int field's range, which the
+// decoder would wrap without a word: 2⁶⁴−1 (decoded as unsigned) was read
+// as −1 ("series_max: must be >= 0, got -1"), and on a 32-bit build 10¹⁸
+// was read as −1486618624 and 2³² + 5 would have been 5. It runs last, on
+// what wholeFromFloat and numberFromString made of the value.
+func fitsInt(from, to reflect.Type, data any) (any, error) {
+	if to.Kind() != reflect.Int {
+		return data, nil
+	}
+	v := reflect.ValueOf(data)
+	fits := true
+	switch from.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		fits = int64(int(v.Int())) == v.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		fits = v.Uint() <= math.MaxInt
+	}
+	if !fits {
+		return nil, fmt.Errorf("%v is not within [%d, %d], the range of a whole number on this %d-bit build", data, math.MinInt, math.MaxInt, strconv.IntSize)
+	}
+	return data, nil
 }
 
 // wholeFromFloat lets counts be written in exponent form (arrivals: 1e7, which
