@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/msjfarm/msjfarm/internal/golden"
 	"github.com/msjfarm/msjfarm/model/dist"
 	"github.com/msjfarm/msjfarm/model/workload"
 	"github.com/msjfarm/msjfarm/results/metric"
@@ -213,7 +214,7 @@ func TestCSVGolden(t *testing.T) {
 	if err := WriteCSV(&buf, pts); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "testdata/summary.golden.csv", buf.Bytes())
+	checkGolden(t, "testdata/summary.golden.csv", buf.Bytes())
 
 	rows, err := csv.NewReader(bytes.NewReader(buf.Bytes())).ReadAll()
 	if err != nil {
@@ -345,7 +346,7 @@ func TestColumnsDocumented(t *testing.T) {
 	}
 }
 
-func golden(t *testing.T, path string, got []byte) {
+func checkGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -360,9 +361,7 @@ func golden(t *testing.T, path string, got []byte) {
 	if err != nil {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it); got:\n%s", path, got)
-	}
+	golden.Check(t, path, want, got, golden.Text)
 }
 
 // A replayed trace whose k comes from its header has servers 0 in its

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/msjfarm/msjfarm/internal/golden"
 	"github.com/msjfarm/msjfarm/results/aggregate"
 )
 
@@ -97,19 +98,5 @@ func checkGolden(t *testing.T, name, got string) {
 	if err != nil {
 		t.Fatalf("%v (go test -run %s -update writes it)", err, t.Name())
 	}
-	if got != string(want) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := range max(len(gl), len(wl)) {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Fatalf("%s differs from the report at line %d:\n got: %s\nwant: %s\n(go test -run %s -update rewrites it)", path, i+1, g, w, t.Name())
-			}
-		}
-	}
+	golden.Check(t, path, want, []byte(got), golden.Text)
 }

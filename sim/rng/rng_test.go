@@ -3,7 +3,10 @@ package rng
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+
+	"github.com/msjfarm/msjfarm/internal/golden"
 )
 
 // TestSplitMix64Vector: the published first output of SplitMix64 seeded
@@ -28,8 +31,16 @@ func TestPinned(t *testing.T) {
 			t.Fatalf("Derive(1, 2) draw %d = %#x, want %#x", i, got, want)
 		}
 	}
+	// Exp's tables are computed with math.Exp and math.Log, implemented
+	// per architecture (amd64 has its own assembly for both): off amd64,
+	// where the value was recorded, its last bits may differ (arm64 and
+	// arm, under qemu: 1.6352491859846279, one ulp); the integer draws and
+	// Float64 may not.
 	e := Derive(5, 1)
-	if x, u := e.Exp(), e.Float64(); x != 1.635249185984627 || u != 0.16769176609715036 {
+	x, u := e.Exp(), e.Float64()
+	const want = 1.635249185984627
+	if u != 0.16769176609715036 ||
+		x != want && (runtime.GOARCH == golden.Arch || math.Abs(x-want) > golden.Tol*want) {
 		t.Fatalf("Derive(5, 1): Exp %v, Float64 %v", x, u)
 	}
 	if m := Mix(1, 0); m != 0x5e41ab087439611e {
