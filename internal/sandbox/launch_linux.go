@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -27,6 +29,9 @@ import (
 // this package through worker/pluginhost) is its own launcher: msjfarm,
 // `go run`'s temporary binary, and test binaries alike.
 func init() {
+	if len(os.Args) == 3 && os.Args[0] == netnsProbeArg0 {
+		netnsProbe(os.Args[1], os.Args[2])
+	}
 	if len(os.Args) < 2 || os.Args[0] != launcherArg0 {
 		return
 	}
@@ -52,6 +57,11 @@ func fail(code int, format string, a ...any) {
 // the user is switched before the parent-death signal is set again, and
 // the limits come last.
 func launch(spec *Spec, args []string) error {
+	if len(spec.MapIDs) == 2 {
+		if err := mapSelf(spec.MapIDs[0], spec.MapIDs[1]); err != nil {
+			return err
+		}
+	}
 	fd, err := openBinary(spec)
 	if err != nil {
 		return err
@@ -383,12 +393,147 @@ func probe() (landlockABI int, seccompOK bool) {
 // launcherAttr starts the launcher in a session of its own (hence a
 // process group of its own, which the host kills as one) with the
 // parent-death signal set (the launcher sets it again after changing user,
-// which clears it). A session of its own has no controlling terminal: in
-// the worker's, a plugin opened the terminal `msjfarm run` was started
-// from (/dev/tty, with the sandbox off) and typed into the user's shell
+// which clears it), in the namespaces cloneflags asks for (netnsFlags, or
+// none). A session of its own has no controlling terminal: in the
+// worker's, a plugin opened the terminal `msjfarm run` was started from
+// (/dev/tty, with the sandbox off) and typed into the user's shell
 // (TIOCSTI), which ran it once msjfarm exited.
-func launcherAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+func launcherAttr(cloneflags uintptr) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: cloneflags}
+	if ownsUserNS(cloneflags) {
+		// Executing the launcher with its uid not yet mapped drops the
+		// capabilities the new namespace gave it, and giving up setgroups
+		// (which mapping the gid requires) takes CAP_SYS_ADMIN there: it
+		// is kept as an ambient capability until mapSelf has used it.
+		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+	}
+	return a
+}
+
+// netnsFlags are the clone flags that give a plugin process a network
+// namespace of its own. Abstract unix socket names belong to a network
+// namespace: in the machine's, a confined plugin could bind a name that
+// one of its services (an X server, a session bus, a container runtime)
+// means to listen on, and take that service's clients' connections
+// (Landlock scopes connecting to such a name, not binding one; seccomp
+// cannot read the address). Root creates the namespace itself; any other
+// user through a user namespace of its own that owns it, in which the
+// launcher maps the host's uid and gid to themselves (mapSelf), so that
+// the plugin's ids, files and limits are the host's as before; mapSelf
+// then drops every capability the namespace gave, so the plugin holds
+// none.
+func netnsFlags() uintptr {
+	if os.Geteuid() == 0 {
+		return unix.CLONE_NEWNET
+	}
+	return unix.CLONE_NEWUSER | unix.CLONE_NEWNET
+}
+
+// ownsUserNS reports whether cloneflags start the launcher in a user
+// namespace of its own, where it must map its ids.
+func ownsUserNS(cloneflags uintptr) bool { return cloneflags&unix.CLONE_NEWUSER != 0 }
+
+// netnsProbeArg0 marks the host's executable started only to learn
+// whether this machine lets a process of this user have a network
+// namespace of its own (probeNetNS).
+const netnsProbeArg0 = "msjfarm-plugin-netns-probe"
+
+var netns struct {
+	once  sync.Once
+	flags uintptr
+	err   error
+}
+
+// probeNetNS returns netnsFlags if a process started with them runs here,
+// or why not: user namespaces may be off (a sysctl, a container's
+// seccomp profile, AppArmor's restriction of unprivileged ones, which
+// lets the namespace be made but not its network namespace). It starts
+// one process (this executable, which exits at once) the first time.
+func probeNetNS() (uintptr, error) {
+	netns.once.Do(func() {
+		flags := netnsFlags()
+		if netns.err = probeFlags(flags); netns.err == nil {
+			netns.flags = flags
+		}
+	})
+	return netns.flags, netns.err
+}
+
+// probeFlags starts the probe process with cloneflags.
+func probeFlags(cloneflags uintptr) error {
+	uid, gid := "-1", "-1"
+	if ownsUserNS(cloneflags) {
+		uid, gid = strconv.Itoa(os.Geteuid()), strconv.Itoa(os.Getegid())
+	}
+	var out bytes.Buffer
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{netnsProbeArg0, uid, gid}, Env: []string{},
+		Stdout: &out, Stderr: &out, SysProcAttr: launcherAttr(cloneflags)}
+	if err := cmd.Run(); err != nil {
+		if msg := bytes.TrimSpace(out.Bytes()); len(msg) > 0 {
+			return fmt.Errorf("%v: %s", err, msg)
+		}
+		return err
+	}
+	return nil
+}
+
+// netnsProbe is the probe's process: it maps its ids as the launcher
+// would (uid < 0: no user namespace) and exits.
+func netnsProbe(uid, gid string) {
+	u, err1 := strconv.Atoi(uid)
+	g, err2 := strconv.Atoi(gid)
+	if err1 != nil || err2 != nil {
+		fail(2, "netns probe: ids %q %q", uid, gid)
+	}
+	if u >= 0 {
+		if err := mapSelf(u, g); err != nil {
+			fail(1, "%v", err)
+		}
+	}
+	os.Exit(0)
+}
+
+// mapSelf maps, in the user namespace this process was started in, the
+// host's uid and gid (which it still has, unmapped) to themselves: the
+// one mapping a namespace's owner may write without a capability, after
+// giving up setgroups (which takes CAP_SYS_ADMIN in the namespace). Then
+// it drops every capability this thread (the one that executes the
+// plugin) holds there. The ambient one above all: ambient capabilities
+// survive execve, and without this the plugin ran with CAP_SYS_ADMIN in
+// its namespace (TestPluginNamespace, as a user other than root).
+func mapSelf(uid, gid int) error {
+	if err := writeMaps(uid, gid); err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("dropping the launcher's ambient capabilities: %v", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var none [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &none[0]); err != nil {
+		return fmt.Errorf("dropping the launcher's capabilities: %v", err)
+	}
+	return nil
+}
+
+func writeMaps(uid, gid int) error {
+	for _, w := range [...]struct{ file, text string }{
+		{"/proc/self/setgroups", "deny"},
+		{"/proc/self/uid_map", fmt.Sprintf("%d %d 1\n", uid, uid)},
+		{"/proc/self/gid_map", fmt.Sprintf("%d %d 1\n", gid, gid)},
+	} {
+		f, err := os.OpenFile(w.file, os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.WriteString(w.text)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("mapping the plugin's user namespace: %v", err)
+		}
+	}
+	return nil
 }
 
 // closeOnExec marks every descriptor of this process above standard

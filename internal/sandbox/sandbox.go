@@ -23,6 +23,11 @@
 //     and under a dedicated plugin user a process limit);
 //  6. executes the plugin binary from the descriptor of step 1.
 //
+// The launcher itself starts in a network namespace of its own where the
+// machine allows one (see netnsFlags), in a user namespace that owns it
+// when the host is not root: before step 1 it then maps the host's ids
+// there and drops the capability it kept to do so.
+//
 // Everything is applied to the thread that executes the plugin, and all
 // of it survives execve, so the plugin's first instruction already runs
 // confined: it cannot opt out. The environment the plugin sees is the one
@@ -156,6 +161,12 @@ type Sandbox struct {
 	landlock int // ABI the kernel offers (0: none)
 	seccomp  bool
 	missing  []string
+	// netns is the clone flags of a plugin process's own network
+	// namespace (0: none here, and netnsErr says why). It is not one of
+	// Require's mechanisms: a machine without user namespaces confines as
+	// before, and Describe says what that leaves.
+	netns    uintptr
+	netnsErr error
 }
 
 // New probes the kernel and resolves opt. It fails when opt asks for
@@ -189,6 +200,7 @@ func New(opt Options) (*Sandbox, error) {
 		return s, nil
 	}
 	s.landlock, s.seccomp = probe()
+	s.netns, s.netnsErr = probeNetNS()
 	switch {
 	case runtime.GOOS != "linux":
 		s.missing = append(s.missing, "no confinement on "+runtime.GOOS+" (Landlock and seccomp are Linux's): plugins can read, connect and fork like the worker")
@@ -340,6 +352,10 @@ func (s *Sandbox) Mode() Mode { return s.mode }
 // Missing lists what the kernel does not let the sandbox restrict.
 func (s *Sandbox) Missing() []string { return append([]string(nil), s.missing...) }
 
+// NetNS reports whether each plugin process gets a network namespace of
+// its own.
+func (s *Sandbox) NetNS() bool { return s.netns != 0 }
+
 // UID is the plugin user's uid (-1: the host's).
 func (s *Sandbox) UID() int { return s.uid }
 
@@ -362,6 +378,9 @@ func (s *Sandbox) Describe() string {
 	if s.seccomp {
 		on = append(on, "seccomp (unix stream sockets only, no connect, no fork, no ptrace, no signals outside, no chmod or chown, no namespaces, no io_uring, no SysV IPC or inotify)")
 	}
+	if s.netns != 0 {
+		on = append(on, "a network namespace of its own (the abstract unix socket names it binds are not the machine's)")
+	}
 	on = append(on, "no core dumps, address space "+s.memoryDesc(), s.tmpQuotaDesc(), "parent-death signal, own session (no terminal)")
 	if s.uid >= 0 {
 		on = append(on, fmt.Sprintf("user %s (uid %d, gid %d), at most %d tasks", s.userName, s.uid, s.gid, nprocLimit))
@@ -374,6 +393,9 @@ func (s *Sandbox) Describe() string {
 	b.WriteString(strings.Join(on, "; "))
 	if len(s.missing) > 0 {
 		b.WriteString("; MISSING: " + strings.Join(s.missing, "; "))
+	}
+	if s.netns == 0 {
+		fmt.Fprintf(&b, "; not required, not here: a network namespace of its own (%v): a plugin may bind an abstract unix socket name a service of the machine means to use", s.netnsErr)
 	}
 	return b.String()
 }
@@ -442,6 +464,9 @@ type Spec struct {
 	Writable []string `json:"writable,omitempty"`
 	Interp   string   `json:"interp,omitempty"` // the ELF interpreter of a dynamically linked binary
 	ReadDirs []string `json:"read_dirs,omitempty"`
+	// MapIDs are the host's uid and gid, which the launcher maps to
+	// themselves in the user namespace it was started in (none: it was not).
+	MapIDs []int `json:"map_ids,omitempty"`
 }
 
 // launcherArg0 marks the host's executable run as the launcher.
@@ -498,6 +523,9 @@ func (s *Sandbox) Command(binary string, args, env []string, concurrency int, sh
 		FileSize: fileSize}
 	spec.NProc = s.nproc()
 	spec.Interp, spec.ReadDirs = libraries(binary)
+	if ownsUserNS(s.netns) {
+		spec.MapIDs = []int{os.Geteuid(), os.Getegid()}
+	}
 	js, err := json.Marshal(spec)
 	if err != nil {
 		p.Cleanup()
@@ -507,7 +535,7 @@ func (s *Sandbox) Command(binary string, args, env []string, concurrency int, sh
 	// since. Pdeathsig here covers the launcher until it sets its own
 	// (changing user clears it).
 	p.Cmd = &exec.Cmd{Path: "/proc/self/exe", Args: append([]string{launcherArg0, string(js)}, args...), Env: env,
-		SysProcAttr: launcherAttr()}
+		SysProcAttr: launcherAttr(s.netns)}
 	p.Verified = sha256 != ""
 	return p, nil
 }

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"errors"
 	"syscall"
 	"time"
 )
@@ -22,7 +23,10 @@ func CPU(int) time.Duration { return 0 }
 func libraries(string) (string, []string) { return "", nil }
 
 // launcherAttr is never used here (New turns the sandbox off).
-func launcherAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
+func launcherAttr(uintptr) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
+
+// probeNetNS: network namespaces are Linux's.
+func probeNetNS() (uintptr, error) { return 0, errors.New("not Linux") }
 
 // closeOnExec is Linux's (launch_linux.go); elsewhere plugins run
 // unconfined.
@@ -31,3 +35,5 @@ func closeOnExec() {}
 // Undumpable is Linux's (hide_linux.go); elsewhere another process of the
 // user may read msjfarm's environment as the system allows.
 func Undumpable() error { return nil }
+
+func ownsUserNS(uintptr) bool { return false }

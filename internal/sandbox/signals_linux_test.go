@@ -23,6 +23,10 @@ func TestMain(m *testing.M) {
 		signalProbe()
 		os.Exit(0)
 	}
+	if name := os.Getenv(nsProbeEnv); name != "" {
+		nsProbe(name)
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 
@@ -157,26 +161,8 @@ func TestSignalsFiltered(t *testing.T) {
 				t.Skip("no seccomp on this kernel")
 			}
 			s.landlock = 0 // a kernel without Landlock
-			p, err := s.Command(exe, []string{"-test.run=^$"}, []string{probeEnv + "=1"}, 1, "", 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Cleanup()
-			timer := time.AfterFunc(2*time.Minute, func() {
-				if p.Cmd.Process != nil {
-					p.Cmd.Process.Kill()
-				}
-			})
-			defer timer.Stop()
-			out, err := p.Cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("probe: %v\n%s", err, out)
-			}
-			got := map[string]string{}
-			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-				name, res, _ := strings.Cut(line, ": ")
-				got[name] = res
-			}
+			out := runAsPlugin(t, s, exe, probeEnv+"=1")
+			got := probeLines(out)
 			t.Logf("%s", out)
 			allowed := []string{"kill self", "kill own group", "kill -self", "tgkill own thread", "F_GETOWN", "SIOCINQ", "PR_GET_PDEATHSIG", "preemption"}
 			for _, name := range allowed {

@@ -266,6 +266,66 @@ func envOf(t *testing.T, err error) []string {
 	return strings.Fields(after)
 }
 
+// A confined plugin binds an abstract unix socket name, as it would to
+// take the connections meant for a service of the machine that listens on
+// it (Landlock scopes connecting to such a name, not binding one; seccomp
+// cannot read the address). In a network namespace of its own the name is
+// not the machine's: the test's dial is refused. The control, with the
+// sandbox off, reaches the plugin through the same name.
+func TestAbstractNameIsolated(t *testing.T) {
+	cases := []struct {
+		name  string
+		sb    func(t *testing.T) *sandbox.Sandbox
+		reach bool
+	}{
+		{"sandbox off", func(t *testing.T) *sandbox.Sandbox { return sandboxOff(t) }, true},
+		{"self", func(t *testing.T) *sandbox.Sandbox { return requireSandbox(t, "self", 0) }, false},
+	}
+	if os.Geteuid() == 0 {
+		cases = append(cases, struct {
+			name  string
+			sb    func(t *testing.T) *sandbox.Sandbox
+			reach bool
+		}{"nobody", func(t *testing.T) *sandbox.Sandbox { return requireSandbox(t, "nobody", 0) }, false})
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sb := c.sb(t)
+			if !c.reach && !sb.NetNS() {
+				t.Skipf("no network namespace for plugins here: %s", sb.Describe())
+			}
+			name := fmt.Sprintf("msjfarm-test-squat-%d-%d", os.Getpid(), i)
+			h := newHost(t, pluginhost.Config{Sandbox: sb, Env: []string{"HOSTILE_ABSTRACT=" + name}, MaxConcurrent: 1})
+			_, err := h.Run(context.Background(), pluginhost.Binary{Path: binary("hostile")}, request(t, "hostile-squat", 100, 1), pluginhost.RunOptions{})
+			if err == nil || !strings.Contains(err.Error(), "attack squat SUCCEEDED: bound @"+name) {
+				t.Fatalf("squat: want the plugin to bind @%s, got %v", name, err)
+			}
+			// The plugin process lives on with its host, the name held.
+			conn, err := net.Dial("unix", "@"+name)
+			if !c.reach {
+				if err == nil {
+					conn.Close()
+					t.Fatalf("the machine's @%s reached the confined plugin", name)
+				}
+				if !errors.Is(err, syscall.ECONNREFUSED) {
+					t.Errorf("dialing @%s: want connection refused (no such name here), got %v", name, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("control: dialing the unconfined plugin's @%s: %v", name, err)
+			}
+			defer conn.Close()
+			conn.SetReadDeadline(time.Now().Add(time.Minute))
+			b := make([]byte, 16)
+			n, _ := conn.Read(b)
+			if string(b[:n]) != "squatted" {
+				t.Errorf("control: read %q from @%s, want the plugin's \"squatted\"", b[:n], name)
+			}
+		})
+	}
+}
+
 // An honest plugin's results are byte for byte the same confined and not:
 // the fcfs family's binary, two seeds, at load 0.5.
 func TestSandboxResultsIdentical(t *testing.T) {

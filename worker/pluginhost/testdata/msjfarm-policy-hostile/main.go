@@ -212,6 +212,28 @@ var attacks = map[string]func(p *hostile) (string, error){
 		defer l.Close()
 		return "listening on " + l.Addr().String(), nil
 	},
+	// An abstract unix socket name a service of the machine means to
+	// listen on ($HOSTILE_ABSTRACT), bound first and held, answering
+	// "squatted" to whoever connects: that service's clients. The plugin
+	// cannot tell whose namespace the name is in; the test dials it.
+	"squat": func(*hostile) (string, error) {
+		name := "@" + os.Getenv("HOSTILE_ABSTRACT")
+		l, err := net.Listen("unix", name)
+		if err != nil {
+			return "", err
+		}
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Write([]byte("squatted"))
+				c.Close()
+			}
+		}()
+		return "bound " + name, nil
+	},
 	"unix": func(*hostile) (string, error) {
 		c, err := net.Dial("unix", os.Getenv("HOSTILE_UNIX"))
 		if err != nil {
