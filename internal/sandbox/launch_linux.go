@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,8 +30,8 @@ import (
 // this package through worker/pluginhost) is its own launcher: msjfarm,
 // `go run`'s temporary binary, and test binaries alike.
 func init() {
-	if len(os.Args) == 3 && os.Args[0] == netnsProbeArg0 {
-		netnsProbe(os.Args[1], os.Args[2])
+	if len(os.Args) == 4 && os.Args[0] == nsProbeArg0 {
+		nsProbe(os.Args[1], os.Args[2], os.Args[3])
 	}
 	if len(os.Args) < 2 || os.Args[0] != launcherArg0 {
 		return
@@ -58,7 +59,7 @@ func fail(code int, format string, a ...any) {
 // the limits come last.
 func launch(spec *Spec, args []string) error {
 	if len(spec.MapIDs) == 2 {
-		if err := mapSelf(spec.MapIDs[0], spec.MapIDs[1]); err != nil {
+		if err := writeMaps(spec.MapIDs[0], spec.MapIDs[1]); err != nil {
 			return err
 		}
 	}
@@ -69,6 +70,17 @@ func launch(spec *Spec, args []string) error {
 	ruleset, flags, err := landlockRuleset(spec)
 	if err != nil {
 		return err
+	}
+	if spec.PrivateRoot {
+		ro := slices.DeleteFunc(append([]string{spec.Interp}, spec.ReadDirs...), func(p string) bool { return p == "" })
+		if err := privateRoot(ro, append([]string{spec.TmpDir}, spec.Writable...)); err != nil {
+			return err
+		}
+	}
+	if len(spec.MapIDs) == 2 {
+		if err := dropCaps(); err != nil {
+			return err
+		}
 	}
 	if err := switchUser(spec); err != nil {
 		return err
@@ -338,6 +350,10 @@ func rules(spec *Spec) []landlock.Rule {
 	return rs
 }
 
+// systemLibraries are the paths the loader of a dynamically linked binary
+// reads.
+var systemLibraries = []string{"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/etc/ld.so.cache"}
+
 // libraries returns the ELF interpreter of a dynamically linked binary
 // and the system paths its loader reads (nothing for a static binary).
 func libraries(binary string) (interp string, paths []string) {
@@ -357,7 +373,7 @@ func libraries(binary string) (interp string, paths []string) {
 		for len(b) > 0 && b[len(b)-1] == 0 {
 			b = b[:len(b)-1]
 		}
-		return string(b), []string{"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/etc/ld.so.cache"}
+		return string(b), systemLibraries
 	}
 	return "", nil
 }
@@ -404,7 +420,8 @@ func launcherAttr(cloneflags uintptr) *syscall.SysProcAttr {
 		// Executing the launcher with its uid not yet mapped drops the
 		// capabilities the new namespace gave it, and giving up setgroups
 		// (which mapping the gid requires) takes CAP_SYS_ADMIN there: it
-		// is kept as an ambient capability until mapSelf has used it.
+		// is kept as an ambient capability until writeMaps and
+		// privateRoot have used it (dropCaps).
 		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
 	}
 	return a
@@ -418,10 +435,11 @@ func launcherAttr(cloneflags uintptr) *syscall.SysProcAttr {
 // (Landlock scopes connecting to such a name, not binding one; seccomp
 // cannot read the address). Root creates the namespace itself; any other
 // user through a user namespace of its own that owns it, in which the
-// launcher maps the host's uid and gid to themselves (mapSelf), so that
-// the plugin's ids, files and limits are the host's as before; mapSelf
+// launcher maps the host's uid and gid to themselves (writeMaps), so that
+// the plugin's ids, files and limits are the host's as before; dropCaps
 // then drops every capability the namespace gave, so the plugin holds
-// none.
+// none. CLONE_NEWNS, added where the machine allows it, is the mount
+// namespace of the plugin's private root (privateRoot).
 func netnsFlags() uintptr {
 	if os.Geteuid() == 0 {
 		return unix.CLONE_NEWNET
@@ -433,40 +451,53 @@ func netnsFlags() uintptr {
 // namespace of its own, where it must map its ids.
 func ownsUserNS(cloneflags uintptr) bool { return cloneflags&unix.CLONE_NEWUSER != 0 }
 
-// netnsProbeArg0 marks the host's executable started only to learn
-// whether this machine lets a process of this user have a network
-// namespace of its own (probeNetNS).
-const netnsProbeArg0 = "msjfarm-plugin-netns-probe"
+// hasNetNS and hasRoot report whether cloneflags give the plugin a
+// network namespace, and a mount namespace for its private root.
+func hasNetNS(cloneflags uintptr) bool { return cloneflags&unix.CLONE_NEWNET != 0 }
+func hasRoot(cloneflags uintptr) bool  { return cloneflags&unix.CLONE_NEWNS != 0 }
 
-var netns struct {
-	once  sync.Once
-	flags uintptr
-	err   error
+// nsProbeArg0 marks the host's executable started only to learn whether
+// this machine lets a process of this user have namespaces of its own
+// (probeNamespaces).
+const nsProbeArg0 = "msjfarm-plugin-ns-probe"
+
+var namespaces struct {
+	once            sync.Once
+	flags           uintptr
+	netErr, rootErr error
 }
 
-// probeNetNS returns netnsFlags if a process started with them runs here,
-// or why not: user namespaces may be off (a sysctl, a container's
-// seccomp profile, AppArmor's restriction of unprivileged ones, which
-// lets the namespace be made but not its network namespace). It starts
-// one process (this executable, which exits at once) the first time.
-func probeNetNS() (uintptr, error) {
-	netns.once.Do(func() {
-		flags := netnsFlags()
-		if netns.err = probeFlags(flags); netns.err == nil {
-			netns.flags = flags
+// probeNamespaces returns the clone flags a plugin process gets here: a
+// network namespace and a private root (netnsFlags | CLONE_NEWNS), a
+// network namespace alone, or none; and why not the rest. User namespaces
+// may be off (a sysctl, a container's seccomp profile, AppArmor's
+// restriction of unprivileged ones, which lets the namespace be made but
+// nothing in it), and the private root needs Linux 5.12's mount API. It
+// starts a process or two (this executable, which sets up what it is
+// asked and exits) the first time.
+func probeNamespaces() (flags uintptr, netErr, rootErr error) {
+	namespaces.once.Do(func() {
+		base := netnsFlags()
+		if namespaces.rootErr = probeFlags(base|unix.CLONE_NEWNS, true); namespaces.rootErr == nil {
+			namespaces.flags = base | unix.CLONE_NEWNS
+			return
+		}
+		if namespaces.netErr = probeFlags(base, false); namespaces.netErr == nil {
+			namespaces.flags = base
 		}
 	})
-	return netns.flags, netns.err
+	return namespaces.flags, namespaces.netErr, namespaces.rootErr
 }
 
-// probeFlags starts the probe process with cloneflags.
-func probeFlags(cloneflags uintptr) error {
+// probeFlags starts the probe process with cloneflags; withRoot, it also
+// builds a private root as a dynamically linked plugin's.
+func probeFlags(cloneflags uintptr, withRoot bool) error {
 	uid, gid := "-1", "-1"
 	if ownsUserNS(cloneflags) {
 		uid, gid = strconv.Itoa(os.Geteuid()), strconv.Itoa(os.Getegid())
 	}
 	var out bytes.Buffer
-	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{netnsProbeArg0, uid, gid}, Env: []string{},
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{nsProbeArg0, uid, gid, strconv.FormatBool(withRoot)}, Env: []string{},
 		Stdout: &out, Stderr: &out, SysProcAttr: launcherAttr(cloneflags)}
 	if err := cmd.Run(); err != nil {
 		if msg := bytes.TrimSpace(out.Bytes()); len(msg) > 0 {
@@ -477,34 +508,41 @@ func probeFlags(cloneflags uintptr) error {
 	return nil
 }
 
-// netnsProbe is the probe's process: it maps its ids as the launcher
-// would (uid < 0: no user namespace) and exits.
-func netnsProbe(uid, gid string) {
+// nsProbe is the probe's process: it does what the launcher would (maps
+// its ids, uid < 0 meaning no user namespace; builds a private root with
+// the system libraries and loader and the temporary directory) and exits.
+func nsProbe(uid, gid, withRoot string) {
 	u, err1 := strconv.Atoi(uid)
 	g, err2 := strconv.Atoi(gid)
-	if err1 != nil || err2 != nil {
-		fail(2, "netns probe: ids %q %q", uid, gid)
+	root, err3 := strconv.ParseBool(withRoot)
+	if err1 != nil || err2 != nil || err3 != nil {
+		fail(2, "namespace probe: %q %q %q", uid, gid, withRoot)
 	}
 	if u >= 0 {
-		if err := mapSelf(u, g); err != nil {
+		if err := writeMaps(u, g); err != nil {
+			fail(1, "%v", err)
+		}
+	}
+	if root {
+		// As for a plugin linked as this executable is (with its loader
+		// when it is dynamically linked), and its TMPDIR's directory.
+		ro := systemLibraries
+		if interp, dirs := libraries("/proc/self/exe"); interp != "" {
+			ro = append([]string{interp}, dirs...)
+		}
+		if err := privateRoot(ro, []string{os.TempDir()}); err != nil {
 			fail(1, "%v", err)
 		}
 	}
 	os.Exit(0)
 }
 
-// mapSelf maps, in the user namespace this process was started in, the
-// host's uid and gid (which it still has, unmapped) to themselves: the
-// one mapping a namespace's owner may write without a capability, after
-// giving up setgroups (which takes CAP_SYS_ADMIN in the namespace). Then
-// it drops every capability this thread (the one that executes the
-// plugin) holds there. The ambient one above all: ambient capabilities
-// survive execve, and without this the plugin ran with CAP_SYS_ADMIN in
-// its namespace (TestPluginNamespace, as a user other than root).
-func mapSelf(uid, gid int) error {
-	if err := writeMaps(uid, gid); err != nil {
-		return err
-	}
+// dropCaps drops every capability this thread (the one that executes
+// the plugin) holds in the user namespace it was started in. The ambient
+// one above all: ambient capabilities survive execve, and without this
+// the plugin ran with CAP_SYS_ADMIN in its namespace (TestPluginNamespace,
+// as a user other than root).
+func dropCaps() error {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
 		return fmt.Errorf("dropping the launcher's ambient capabilities: %v", err)
 	}
@@ -516,6 +554,11 @@ func mapSelf(uid, gid int) error {
 	return nil
 }
 
+// writeMaps maps, in the user namespace this process was started in, the
+// host's uid and gid (which it still has, unmapped) to themselves: the
+// one mapping a namespace's owner may write without a capability, after
+// giving up setgroups (which takes CAP_SYS_ADMIN in the namespace, the
+// ambient capability launcherAttr keeps until dropCaps).
 func writeMaps(uid, gid int) error {
 	for _, w := range [...]struct{ file, text string }{
 		{"/proc/self/setgroups", "deny"},

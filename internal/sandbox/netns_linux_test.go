@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,14 +15,20 @@ import (
 )
 
 // nsProbeEnv makes this test binary, started through the launcher, run
-// nsProbe instead of its tests; its value is an abstract socket name the
-// test holds in the machine's network namespace.
-const nsProbeEnv = "SANDBOX_TEST_NSPROBE"
+// nsReport instead of its tests; its value is an abstract socket name the
+// test holds in the machine's network namespace. secretEnv names a file
+// of the test's, outside anything a plugin may use.
+const (
+	nsProbeEnv   = "SANDBOX_TEST_NSPROBE"
+	secretEnv    = "SANDBOX_TEST_SECRET"
+	writeRootEnv = "SANDBOX_TEST_WRITE_ROOT"
+)
 
-// nsProbe reports, one line each, what a plugin process is in: its ids,
-// its capabilities (the thread's, as the kernel checks them), and whether
-// it may bind the abstract name the test holds.
-func nsProbe(name string) {
+// nsReport reports, one line each, what a plugin process is in: its ids,
+// its capabilities (the thread's, as the kernel checks them), whether it
+// may bind the abstract name the test holds, and what it sees of the
+// machine's files.
+func nsReport(name string) {
 	fmt.Printf("ids: %d %d %d %d\n", os.Getuid(), os.Geteuid(), os.Getgid(), os.Getegid())
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var d [2]unix.CapUserData
@@ -39,43 +47,111 @@ func nsProbe(name string) {
 	} else {
 		fmt.Printf("bind: %v\n", err)
 	}
+	result := func(err error) string {
+		if err != nil {
+			return err.Error()
+		}
+		return "ok"
+	}
+	secret := os.Getenv(secretEnv)
+	_, err = os.Stat(secret)
+	fmt.Printf("stat secret: %s\n", result(err))
+	_, err = os.ReadFile(secret)
+	fmt.Printf("read secret: %s\n", result(err))
+	_, err = os.Stat("/etc/passwd")
+	fmt.Printf("stat passwd: %s\n", result(err))
+	var names []string
+	if ents, err := os.ReadDir("/"); err != nil {
+		names = []string{err.Error()}
+	} else {
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+	}
+	fmt.Printf("root: %s\n", strings.Join(names, " "))
+	fmt.Printf("write outside: %s\n", result(os.WriteFile(filepath.Join(filepath.Dir(secret), "planted"), []byte("x"), 0o644)))
+	if os.Getenv(writeRootEnv) != "" { // confined only: unconfined, this would be the machine's /
+		fmt.Printf("write root: %s\n", result(os.WriteFile("/planted", []byte("x"), 0o644)))
+	}
+	fmt.Printf("write tmpdir: %s\n", result(os.WriteFile(filepath.Join(os.Getenv("TMPDIR"), "scratch"), []byte("x"), 0o644)))
 }
 
 // TestPluginNamespace: a plugin process has a network namespace of its
 // own (it binds an abstract name the test holds in the machine's, which
-// there is refused as in use), the ids the sandbox gives it, and no
-// capability: not even the CAP_SYS_ADMIN its launcher kept, as an
-// ambient capability, to map its user namespace (a worker that is not
-// root). Run as root and as an ordinary user (.ci/run runs this package's
-// tests as nobody too): root's path is a network namespace alone, the
-// other's a user namespace that owns one. With the sandbox off, the
-// control, the probe shares the test's namespace and the bind is refused.
+// there is refused as in use), a root directory of its own (a file of the
+// test's is not there even to stat, nor /etc/passwd; its root lists only
+// the places of what it may use; it writes its TMPDIR and nothing else),
+// the ids the sandbox gives it, and no capability: not even the
+// CAP_SYS_ADMIN its launcher kept, as an ambient capability, to map its
+// user namespace and build that root (a worker that is not root). The
+// private root holds without Landlock too (a kernel without it, where it
+// is the plugin's only file confinement). Run as root and as an ordinary
+// user (`make test` runs this package's tests as nobody too): root's path
+// is namespaces alone, the other's a user namespace that owns them. With
+// the sandbox off, the control, the probe shares the test's namespaces:
+// the bind is refused, the secret read.
 func TestPluginNamespace(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	name := holdAbstract(t, "msjfarm-sandbox-test")
-	for _, mode := range []Mode{Require, Off} {
-		t.Run(string(mode), func(t *testing.T) {
-			s, err := New(Options{Mode: mode})
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("s3cr3t"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		mode     Mode
+		landlock bool
+	}{{"require", Require, true}, {"without Landlock", BestEffort, false}, {"off", Off, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := New(Options{Mode: c.mode})
 			if err != nil {
 				t.Skipf("no full sandbox here: %v", err)
 			}
-			if mode != Off && !s.NetNS() {
-				t.Skipf("no network namespace for plugins here: %v", s.netnsErr)
+			if c.mode != Off && (!s.NetNS() || !s.PrivateRoot()) {
+				t.Skipf("no namespaces for plugins here: %v; %v", s.netnsErr, s.rootErr)
 			}
-			out := runAsPlugin(t, s, exe, nsProbeEnv+"="+name)
+			if !c.landlock {
+				s.landlock = 0
+			}
+			env := []string{nsProbeEnv + "=" + name, secretEnv + "=" + secret}
+			if c.mode != Off {
+				env = append(env, writeRootEnv+"=1")
+			}
+			out := runAsPlugin(t, s, exe, env...)
 			t.Logf("uid %d: %s\n%s", os.Geteuid(), s.Describe(), out)
 			got := probeLines(out)
-			if mode == Off {
-				if !strings.Contains(got["bind"], "address already in use") {
-					t.Errorf("unconfined, binding the test's @%s: %q, want address already in use", name, got["bind"])
+			if c.mode == Off {
+				if !strings.Contains(got["bind"], "address already in use") || got["read secret"] != "ok" || got["write outside"] != "ok" {
+					t.Errorf("unconfined, the probe shares the test's namespaces: bind %q, read %q, write %q", got["bind"], got["read secret"], got["write outside"])
 				}
 				return
 			}
 			if got["bind"] != "ok" {
 				t.Errorf("confined, binding @%s (the machine's is the test's): %q, want ok in a namespace of its own", name, got["bind"])
+			}
+			for _, k := range []string{"stat secret", "read secret", "stat passwd"} {
+				if !strings.HasSuffix(got[k], "no such file or directory") {
+					t.Errorf("%s: %q, want no such file or directory", k, got[k])
+				}
+			}
+			// The places of the system libraries, /dev/null and TMPDIR.
+			allowed := []string{"dev", "etc", "lib", "lib64", "usr", strings.Split(strings.TrimPrefix(os.TempDir(), "/"), "/")[0]}
+			if c.landlock && got["root"] == "open /: permission denied" {
+				got["root"] = "" // Landlock refuses to list it (no rule grants /)
+			}
+			for _, n := range strings.Fields(got["root"]) {
+				if !slices.Contains(allowed, n) {
+					t.Errorf("the plugin's root holds %q (all: %s)", n, got["root"])
+				}
+			}
+			if got["write root"] == "ok" || got["write outside"] == "ok" || got["write tmpdir"] != "ok" {
+				t.Errorf("writing its root: %q, the test's directory: %q (want both refused), its TMPDIR: %q (want ok)", got["write root"], got["write outside"], got["write tmpdir"])
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(secret), "planted")); err == nil {
+				t.Errorf("the confined probe wrote into the test's directory")
 			}
 			uid, gid := os.Geteuid(), os.Getegid()
 			if s.UID() >= 0 {
@@ -94,45 +170,45 @@ func TestPluginNamespace(t *testing.T) {
 	}
 }
 
-// The probe's error, when the machine has no network namespace for
-// plugins, is what Describe reports; here, the real probe, started again,
-// must agree with the one New made (it is cached), and name nothing that
-// is not the machine's.
-func TestNetNSProbe(t *testing.T) {
-	flags, err := probeNetNS()
-	s, err2 := New(Options{Mode: BestEffort, User: "self"})
-	if err2 != nil {
-		t.Fatal(err2)
+// What the probes found is what New reports: on this machine (Linux
+// 6.x), both namespaces for plugins; the flags are root's (CLONE_NEWNET)
+// or, for any other user, with the user namespace that owns them.
+func TestNamespaceProbe(t *testing.T) {
+	flags, netErr, rootErr := probeNamespaces()
+	s, err := New(Options{Mode: BestEffort, User: "self"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if s.netns != flags || (err == nil) != (s.netnsErr == nil) {
-		t.Fatalf("New's probe (%#x, %v) and probeNetNS (%#x, %v) differ", s.netns, s.netnsErr, flags, err)
+	if s.netns != flags || (netErr == nil) != (s.netnsErr == nil) || (rootErr == nil) != (s.rootErr == nil) {
+		t.Fatalf("New's probe (%#x, %v, %v) and probeNamespaces (%#x, %v, %v) differ", s.netns, s.netnsErr, s.rootErr, flags, netErr, rootErr)
 	}
 	d := s.Describe()
-	if err != nil {
-		if !strings.Contains(d, "not required, not here: a network namespace of its own") {
+	if rootErr != nil {
+		if !strings.Contains(d, "not required, not here: a root directory of its own") {
 			t.Errorf("Describe does not say what is missing: %s", d)
 		}
-		t.Skipf("no network namespace here: %v", err)
+		t.Skipf("no private root here: %v (network namespace: %v)", rootErr, netErr)
 	}
-	want := uintptr(unix.CLONE_NEWNET)
+	want := uintptr(unix.CLONE_NEWNET | unix.CLONE_NEWNS)
 	if os.Geteuid() != 0 {
 		want |= unix.CLONE_NEWUSER
 	}
 	if flags != want {
 		t.Errorf("flags %#x, want %#x", flags, want)
 	}
-	if !strings.Contains(d, "a network namespace of its own") {
+	if !strings.Contains(d, "a network namespace of its own") || !strings.Contains(d, "a root directory of its own (") || strings.Contains(d, "not required") {
 		t.Errorf("Describe: %s", d)
 	}
 }
 
-// Where the machine gives no network namespace (user namespaces off, a
-// container's profile), the probe's error is what Describe reports, and
-// plugins start as before, in the machine's namespace: here a clone the
-// kernel refuses whatever its configuration (a new user namespace sharing
-// the parent's file-system context, EINVAL) stands for such a machine.
-func TestNetNSUnavailable(t *testing.T) {
-	err := probeFlags(unix.CLONE_NEWUSER | unix.CLONE_FS)
+// Where the machine gives no namespaces (user namespaces off, a
+// container's profile), the probes' errors are what Describe reports,
+// and plugins start as before, in the machine's namespaces: here a clone
+// the kernel refuses whatever its configuration (a new user namespace
+// sharing the parent's file-system context, EINVAL) stands for such a
+// machine.
+func TestNamespacesUnavailable(t *testing.T) {
+	err := probeFlags(unix.CLONE_NEWUSER|unix.CLONE_FS, false)
 	if err == nil {
 		t.Fatal("the probe of an impossible clone succeeded")
 	}
@@ -140,10 +216,16 @@ func TestNetNSUnavailable(t *testing.T) {
 	if err2 != nil {
 		t.Skipf("no full sandbox here: %v", err2)
 	}
-	s.netns, s.netnsErr = 0, err
+	s.netns, s.netnsErr, s.rootErr = 0, err, err
 	t.Logf("the probe: %v", err)
-	if d := s.Describe(); !strings.Contains(d, "not required, not here: a network namespace of its own ("+err.Error()+")") ||
-		strings.Contains(d, "MISSING") {
+	d := s.Describe()
+	for _, want := range []string{"not required, not here: a network namespace of its own (" + err.Error() + ")",
+		"not required, not here: a root directory of its own (" + err.Error() + "): a plugin may stat any path"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("Describe lacks %q: %s", want, d)
+		}
+	}
+	if strings.Contains(d, "MISSING") {
 		t.Errorf("Describe: %s", d)
 	}
 	exe, err := os.Executable()
@@ -172,11 +254,11 @@ func holdAbstract(t *testing.T, prefix string) string {
 }
 
 // runAsPlugin starts exe (this test binary) through s's launcher as a
-// plugin would be, with env (a probe's variable), and returns what it
+// plugin would be, with env (a probe's variables), and returns what it
 // printed; it is killed after two minutes.
-func runAsPlugin(t *testing.T, s *Sandbox, exe, env string) []byte {
+func runAsPlugin(t *testing.T, s *Sandbox, exe string, env ...string) []byte {
 	t.Helper()
-	p, err := s.Command(exe, []string{"-test.run=^$"}, []string{env}, 1, "", 0)
+	p, err := s.Command(exe, []string{"-test.run=^$"}, env, 1, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,17 +287,18 @@ func probeLines(out []byte) map[string]string {
 }
 
 // BenchmarkLaunch is what starting one plugin process costs through the
-// launcher, in its own network namespace (and, not as root, the user
-// namespace that owns it) and without: the probe binary (this test
-// binary) confined, run to its exit. A worker starts one process per
+// launcher: in its own namespaces (network, and mount for its private
+// root; not as root, with the user namespace that owns them), in a
+// network namespace alone, and in the machine's: the probe binary (this
+// test binary) confined, run to its exit. A worker starts one process per
 // policy family and replaces it only when it fails.
 func BenchmarkLaunch(b *testing.B) {
 	s, err := New(Options{Mode: Require})
 	if err != nil {
 		b.Skipf("no full sandbox here: %v", err)
 	}
-	if !s.NetNS() {
-		b.Skipf("no network namespace here: %v", s.netnsErr)
+	if !s.PrivateRoot() {
+		b.Skipf("no private root here: %v", s.rootErr)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -225,7 +308,7 @@ func BenchmarkLaunch(b *testing.B) {
 	for _, c := range []struct {
 		name  string
 		flags uintptr
-	}{{"netns", flags}, {"no-netns", 0}} {
+	}{{"root+netns", flags}, {"netns", flags &^ unix.CLONE_NEWNS}, {"none", 0}} {
 		b.Run(c.name, func(b *testing.B) {
 			s.netns = c.flags
 			for b.Loop() {

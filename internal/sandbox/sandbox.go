@@ -23,10 +23,12 @@
 //     and under a dedicated plugin user a process limit);
 //  6. executes the plugin binary from the descriptor of step 1.
 //
-// The launcher itself starts in a network namespace of its own where the
-// machine allows one (see netnsFlags), in a user namespace that owns it
-// when the host is not root: before step 1 it then maps the host's ids
-// there and drops the capability it kept to do so.
+// The launcher itself starts in a network namespace and a mount
+// namespace of its own where the machine allows them (see netnsFlags), in
+// a user namespace that owns them when the host is not root: before step
+// 1 it then maps the host's ids there, and after step 2 it makes its root
+// a private one that holds only what the plugin may use (privateRoot) and
+// drops the capability it kept to do so.
 //
 // Everything is applied to the thread that executes the plugin, and all
 // of it survives execve, so the plugin's first instruction already runs
@@ -161,12 +163,13 @@ type Sandbox struct {
 	landlock int // ABI the kernel offers (0: none)
 	seccomp  bool
 	missing  []string
-	// netns is the clone flags of a plugin process's own network
-	// namespace (0: none here, and netnsErr says why). It is not one of
+	// netns is the clone flags of a plugin process's own namespaces: a
+	// network namespace, and a mount namespace for its private root (0:
+	// none here; netnsErr and rootErr say why not). They are not among
 	// Require's mechanisms: a machine without user namespaces confines as
 	// before, and Describe says what that leaves.
-	netns    uintptr
-	netnsErr error
+	netns             uintptr
+	netnsErr, rootErr error
 }
 
 // New probes the kernel and resolves opt. It fails when opt asks for
@@ -200,7 +203,7 @@ func New(opt Options) (*Sandbox, error) {
 		return s, nil
 	}
 	s.landlock, s.seccomp = probe()
-	s.netns, s.netnsErr = probeNetNS()
+	s.netns, s.netnsErr, s.rootErr = probeNamespaces()
 	switch {
 	case runtime.GOOS != "linux":
 		s.missing = append(s.missing, "no confinement on "+runtime.GOOS+" (Landlock and seccomp are Linux's): plugins can read, connect and fork like the worker")
@@ -354,7 +357,11 @@ func (s *Sandbox) Missing() []string { return append([]string(nil), s.missing...
 
 // NetNS reports whether each plugin process gets a network namespace of
 // its own.
-func (s *Sandbox) NetNS() bool { return s.netns != 0 }
+func (s *Sandbox) NetNS() bool { return hasNetNS(s.netns) }
+
+// PrivateRoot reports whether each plugin process gets a root directory
+// of its own, holding only what it may use.
+func (s *Sandbox) PrivateRoot() bool { return hasRoot(s.netns) }
 
 // UID is the plugin user's uid (-1: the host's).
 func (s *Sandbox) UID() int { return s.uid }
@@ -378,8 +385,11 @@ func (s *Sandbox) Describe() string {
 	if s.seccomp {
 		on = append(on, "seccomp (unix stream sockets only, no connect, no fork, no ptrace, no signals outside, no chmod or chown, no namespaces, no io_uring, no SysV IPC or inotify)")
 	}
-	if s.netns != 0 {
+	if hasNetNS(s.netns) {
 		on = append(on, "a network namespace of its own (the abstract unix socket names it binds are not the machine's)")
+	}
+	if hasRoot(s.netns) {
+		on = append(on, "a root directory of its own (read-only: the system libraries, its TMPDIR and /dev/null; no other path of the machine, not even to stat)")
 	}
 	on = append(on, "no core dumps, address space "+s.memoryDesc(), s.tmpQuotaDesc(), "parent-death signal, own session (no terminal)")
 	if s.uid >= 0 {
@@ -394,8 +404,15 @@ func (s *Sandbox) Describe() string {
 	if len(s.missing) > 0 {
 		b.WriteString("; MISSING: " + strings.Join(s.missing, "; "))
 	}
-	if s.netns == 0 {
+	if !hasNetNS(s.netns) {
 		fmt.Fprintf(&b, "; not required, not here: a network namespace of its own (%v): a plugin may bind an abstract unix socket name a service of the machine means to use", s.netnsErr)
+	}
+	if !hasRoot(s.netns) {
+		what := "a plugin may stat any path of the machine (whether it exists, its size, owner and times)"
+		if s.landlock == 0 {
+			what = "a plugin may read and stat every file its user may"
+		}
+		fmt.Fprintf(&b, "; not required, not here: a root directory of its own (%v): %s", s.rootErr, what)
 	}
 	return b.String()
 }
@@ -467,6 +484,9 @@ type Spec struct {
 	// MapIDs are the host's uid and gid, which the launcher maps to
 	// themselves in the user namespace it was started in (none: it was not).
 	MapIDs []int `json:"map_ids,omitempty"`
+	// PrivateRoot: the launcher was started in a mount namespace of its
+	// own, and makes its root one that holds only what the plugin may use.
+	PrivateRoot bool `json:"private_root,omitempty"`
 }
 
 // launcherArg0 marks the host's executable run as the launcher.
@@ -526,6 +546,7 @@ func (s *Sandbox) Command(binary string, args, env []string, concurrency int, sh
 	if ownsUserNS(s.netns) {
 		spec.MapIDs = []int{os.Geteuid(), os.Getegid()}
 	}
+	spec.PrivateRoot = hasRoot(s.netns)
 	js, err := json.Marshal(spec)
 	if err != nil {
 		p.Cleanup()

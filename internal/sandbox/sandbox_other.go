@@ -25,8 +25,13 @@ func libraries(string) (string, []string) { return "", nil }
 // launcherAttr is never used here (New turns the sandbox off).
 func launcherAttr(uintptr) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
-// probeNetNS: network namespaces are Linux's.
-func probeNetNS() (uintptr, error) { return 0, errors.New("not Linux") }
+// probeNamespaces: namespaces are Linux's.
+func probeNamespaces() (uintptr, error, error) {
+	return 0, errors.New("not Linux"), errors.New("not Linux")
+}
+
+func hasNetNS(uintptr) bool { return false }
+func hasRoot(uintptr) bool  { return false }
 
 // closeOnExec is Linux's (launch_linux.go); elsewhere plugins run
 // unconfined.

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if name := os.Getenv(nsProbeEnv); name != "" {
-		nsProbe(name)
+		nsReport(name)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
