@@ -389,7 +389,7 @@ func (s *Sandbox) Describe() string {
 		on = append(on, "a network namespace of its own (the abstract unix socket names it binds are not the machine's)")
 	}
 	if hasRoot(s.netns) {
-		on = append(on, "a root directory of its own (read-only: the system libraries, its TMPDIR and /dev/null; no other path of the machine, not even to stat)")
+		on = append(on, "a root directory of its own (the system libraries read-only, its TMPDIR and /dev/null; no other path of the machine, not even to stat)")
 	}
 	on = append(on, "no core dumps, address space "+s.memoryDesc(), s.tmpQuotaDesc(), "parent-death signal, own session (no terminal)")
 	if s.uid >= 0 {
