@@ -66,8 +66,8 @@ test: tools modcache
 
 # The plugin sandbox's own tests again as an ordinary user (nobody), when
 # run as root: a worker that is not root confines its plugins by another
-# path (a user namespace owning their network namespace), which root's run
-# above does not take. Skipped, saying why, without root or setpriv.
+# path (a user namespace owning their network and mount namespaces), which
+# root's run above does not take. Skipped, saying why, without root or setpriv.
 test-unprivileged:
 	bash .ci/sandbox-unprivileged.sh
 

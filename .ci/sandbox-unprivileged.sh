@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs internal/sandbox's tests as nobody (uid 65534) when this script runs
 # as root: a plugin host that is not root takes another launch path (a user
-# namespace that owns the plugin's network namespace, ids mapped by the
-# launcher, its capabilities dropped), and `make test` as root never takes
-# it. The test binary is built as root and run from a directory nobody can
-# read; the tests it runs start their plugins from that binary alone.
+# namespace that owns the plugin's network and mount namespaces, ids mapped
+# by the launcher, its private root built, its capabilities dropped), and
+# `make test` as root never takes it. The test binary is built as root and
+# run from a directory uid 65534 may read; the tests it runs start their
+# plugins from that binary alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO="${GO:-go}"

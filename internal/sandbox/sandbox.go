@@ -163,12 +163,12 @@ type Sandbox struct {
 	landlock int // ABI the kernel offers (0: none)
 	seccomp  bool
 	missing  []string
-	// netns is the clone flags of a plugin process's own namespaces: a
+	// nsFlags are the clone flags of a plugin process's own namespaces: a
 	// network namespace, and a mount namespace for its private root (0:
 	// none here; netnsErr and rootErr say why not). They are not among
 	// Require's mechanisms: a machine without user namespaces confines as
 	// before, and Describe says what that leaves.
-	netns             uintptr
+	nsFlags           uintptr
 	netnsErr, rootErr error
 }
 
@@ -203,7 +203,7 @@ func New(opt Options) (*Sandbox, error) {
 		return s, nil
 	}
 	s.landlock, s.seccomp = probe()
-	s.netns, s.netnsErr, s.rootErr = probeNamespaces()
+	s.nsFlags, s.netnsErr, s.rootErr = probeNamespaces()
 	switch {
 	case runtime.GOOS != "linux":
 		s.missing = append(s.missing, "no confinement on "+runtime.GOOS+" (Landlock and seccomp are Linux's): plugins can read, connect and fork like the worker")
@@ -357,11 +357,11 @@ func (s *Sandbox) Missing() []string { return append([]string(nil), s.missing...
 
 // NetNS reports whether each plugin process gets a network namespace of
 // its own.
-func (s *Sandbox) NetNS() bool { return hasNetNS(s.netns) }
+func (s *Sandbox) NetNS() bool { return hasNetNS(s.nsFlags) }
 
 // PrivateRoot reports whether each plugin process gets a root directory
 // of its own, holding only what it may use.
-func (s *Sandbox) PrivateRoot() bool { return hasRoot(s.netns) }
+func (s *Sandbox) PrivateRoot() bool { return hasRoot(s.nsFlags) }
 
 // UID is the plugin user's uid (-1: the host's).
 func (s *Sandbox) UID() int { return s.uid }
@@ -385,10 +385,10 @@ func (s *Sandbox) Describe() string {
 	if s.seccomp {
 		on = append(on, "seccomp (unix stream sockets only, no connect, no fork, no ptrace, no signals outside, no chmod or chown, no namespaces, no io_uring, no SysV IPC or inotify)")
 	}
-	if hasNetNS(s.netns) {
+	if hasNetNS(s.nsFlags) {
 		on = append(on, "a network namespace of its own (the abstract unix socket names it binds are not the machine's)")
 	}
-	if hasRoot(s.netns) {
+	if hasRoot(s.nsFlags) {
 		on = append(on, "a root directory of its own (the system libraries read-only, its TMPDIR and /dev/null; no other path of the machine, not even to stat)")
 	}
 	on = append(on, "no core dumps, address space "+s.memoryDesc(), s.tmpQuotaDesc(), "parent-death signal, own session (no terminal)")
@@ -404,10 +404,10 @@ func (s *Sandbox) Describe() string {
 	if len(s.missing) > 0 {
 		b.WriteString("; MISSING: " + strings.Join(s.missing, "; "))
 	}
-	if !hasNetNS(s.netns) {
+	if !hasNetNS(s.nsFlags) {
 		fmt.Fprintf(&b, "; not required, not here: a network namespace of its own (%v): a plugin may bind an abstract unix socket name a service of the machine means to use", s.netnsErr)
 	}
-	if !hasRoot(s.netns) {
+	if !hasRoot(s.nsFlags) {
 		what := "a plugin may stat any path of the machine (whether it exists, its size, owner and times)"
 		if s.landlock == 0 {
 			what = "a plugin may read and stat every file its user may"
@@ -543,10 +543,10 @@ func (s *Sandbox) Command(binary string, args, env []string, concurrency int, sh
 		FileSize: fileSize}
 	spec.NProc = s.nproc()
 	spec.Interp, spec.ReadDirs = libraries(binary)
-	if ownsUserNS(s.netns) {
+	if ownsUserNS(s.nsFlags) {
 		spec.MapIDs = []int{os.Geteuid(), os.Getegid()}
 	}
-	spec.PrivateRoot = hasRoot(s.netns)
+	spec.PrivateRoot = hasRoot(s.nsFlags)
 	js, err := json.Marshal(spec)
 	if err != nil {
 		p.Cleanup()
@@ -556,7 +556,7 @@ func (s *Sandbox) Command(binary string, args, env []string, concurrency int, sh
 	// since. Pdeathsig here covers the launcher until it sets its own
 	// (changing user clears it).
 	p.Cmd = &exec.Cmd{Path: "/proc/self/exe", Args: append([]string{launcherArg0, string(js)}, args...), Env: env,
-		SysProcAttr: launcherAttr(s.netns)}
+		SysProcAttr: launcherAttr(s.nsFlags)}
 	p.Verified = sha256 != ""
 	return p, nil
 }

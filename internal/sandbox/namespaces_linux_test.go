@@ -179,8 +179,8 @@ func TestNamespaceProbe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.netns != flags || (netErr == nil) != (s.netnsErr == nil) || (rootErr == nil) != (s.rootErr == nil) {
-		t.Fatalf("New's probe (%#x, %v, %v) and probeNamespaces (%#x, %v, %v) differ", s.netns, s.netnsErr, s.rootErr, flags, netErr, rootErr)
+	if s.nsFlags != flags || (netErr == nil) != (s.netnsErr == nil) || (rootErr == nil) != (s.rootErr == nil) {
+		t.Fatalf("New's probe (%#x, %v, %v) and probeNamespaces (%#x, %v, %v) differ", s.nsFlags, s.netnsErr, s.rootErr, flags, netErr, rootErr)
 	}
 	d := s.Describe()
 	if rootErr != nil {
@@ -216,7 +216,7 @@ func TestNamespacesUnavailable(t *testing.T) {
 	if err2 != nil {
 		t.Skipf("no full sandbox here: %v", err2)
 	}
-	s.netns, s.netnsErr, s.rootErr = 0, err, err
+	s.nsFlags, s.netnsErr, s.rootErr = 0, err, err
 	t.Logf("the probe: %v", err)
 	d := s.Describe()
 	for _, want := range []string{"not required, not here: a network namespace of its own (" + err.Error() + ")",
@@ -304,13 +304,13 @@ func BenchmarkLaunch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	flags := s.netns
+	flags := s.nsFlags
 	for _, c := range []struct {
 		name  string
 		flags uintptr
 	}{{"root+netns", flags}, {"netns", flags &^ unix.CLONE_NEWNS}, {"none", 0}} {
 		b.Run(c.name, func(b *testing.B) {
-			s.netns = c.flags
+			s.nsFlags = c.flags
 			for b.Loop() {
 				p, err := s.Command(exe, []string{"-test.run=^$"}, []string{nsProbeEnv + "=bench"}, 1, "", 0)
 				if err != nil {
@@ -323,5 +323,5 @@ func BenchmarkLaunch(b *testing.B) {
 			}
 		})
 	}
-	s.netns = flags
+	s.nsFlags = flags
 }
