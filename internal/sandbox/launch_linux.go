@@ -451,6 +451,41 @@ func netnsFlags() uintptr {
 // namespace of its own, where it must map its ids.
 func ownsUserNS(cloneflags uintptr) bool { return cloneflags&unix.CLONE_NEWUSER != 0 }
 
+// nprocPerNamespace reports whether this kernel counts a user's tasks
+// against RLIMIT_NPROC in each user namespace apart (Linux 5.14 moved the
+// count from the user to the user and its namespace): there a launcher in
+// a user namespace of its own starts its plugin's count at its own tasks.
+// Before, the count is the user's across the machine, and a limit of
+// nprocLimit alone would stop an honest plugin of a user who runs more.
+func nprocPerNamespace() bool {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return false
+	}
+	return kernelAtLeast(unix.ByteSliceToString(u.Release[:]), 5, 14)
+}
+
+// kernelAtLeast reports whether release (uname -r: "6.18.44-fc", "5.4.0-150-generic")
+// is major.minor or later; false if it does not read as a version.
+func kernelAtLeast(release string, major, minor int) bool {
+	parts := strings.SplitN(release, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	lead := func(s string) (int, error) { // "14-rc1" is 14
+		if i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+			s = s[:i]
+		}
+		return strconv.Atoi(s)
+	}
+	ma, err1 := lead(parts[0])
+	mi, err2 := lead(parts[1])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || ma == major && mi >= minor
+}
+
 // hasNetNS and hasRoot report whether cloneflags give the plugin a
 // network namespace, and a mount namespace for its private root.
 func hasNetNS(cloneflags uintptr) bool { return cloneflags&unix.CLONE_NEWNET != 0 }

@@ -325,3 +325,27 @@ func BenchmarkLaunch(b *testing.B) {
 	}
 	s.nsFlags = flags
 }
+
+// TestKernelAtLeast: the releases uname -r gives, read as major.minor
+// (nprocPerNamespace asks for 5.14).
+func TestKernelAtLeast(t *testing.T) {
+	for _, c := range []struct {
+		release string
+		want    bool
+	}{
+		{"6.18.44-fc-v1272", true},
+		{"5.14.0-427.13.1.el9_4.x86_64", true}, // RHEL 9: 5.14 itself
+		{"5.14-rc1", true},
+		{"5.13.19-2-pve", false},
+		{"5.4.0-150-generic", false},
+		{"4.18.0-553.el8_10.x86_64", false},
+		{"10.0", true},
+		{"6", false}, // no minor: not a version read
+		{"", false},
+		{"x.y", false},
+	} {
+		if got := kernelAtLeast(c.release, 5, 14); got != c.want {
+			t.Errorf("kernelAtLeast(%q, 5, 14) = %v, want %v", c.release, got, c.want)
+		}
+	}
+}

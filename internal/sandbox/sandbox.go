@@ -423,6 +423,8 @@ func (s *Sandbox) nprocDesc() string {
 	switch {
 	case os.Getuid() == 0:
 		return "tasks not bounded by the kernel (root ignores RLIMIT_NPROC; threads counted by the host)"
+	case s.nprocInNS():
+		return fmt.Sprintf("at most %d tasks, counted in its own user namespace", nprocLimit)
 	case s.nproc() == 0:
 		return "tasks not bounded by the kernel (in a pid namespace of its own the worker cannot count its user's; threads counted by the host)"
 	}
@@ -604,11 +606,17 @@ const nprocLimit = 4096
 // the worker, out of threads, dies. So:
 //
 //   - a dedicated plugin user's tasks are bounded (nprocLimit);
-//   - as the host's own user, a plugin may add nprocLimit tasks to those
-//     the user has as it starts (the limit is the count plus that), where
-//     the host can count them all: not in a pid namespace of its own,
-//     where its user's tasks outside are invisible but counted (a limit
-//     below them would stop an honest plugin's first thread);
+//   - as the host's own user in a user namespace of its own, on Linux
+//     5.14 or later, a plugin's tasks are bounded (nprocLimit): the
+//     kernel counts a user's tasks against RLIMIT_NPROC per user
+//     namespace there, so the count starts at the launcher's, whatever
+//     the user runs elsewhere and wherever the host cannot see it;
+//   - otherwise, as the host's own user, a plugin may add nprocLimit
+//     tasks to those the user has as it starts (the limit is the count
+//     plus that), where the host can count them all: not in a pid
+//     namespace of its own, where its user's tasks outside are invisible
+//     but counted (a limit below them would stop an honest plugin's
+//     first thread);
 //   - root is not bounded by the kernel (it ignores RLIMIT_NPROC).
 //
 // The plugin host also counts each process's threads (pluginhost's
@@ -621,11 +629,22 @@ func (s *Sandbox) nproc() int64 {
 	if os.Getuid() == 0 {
 		return 0
 	}
+	if s.nprocInNS() {
+		return nprocLimit
+	}
 	n, ok := userTasks(os.Getuid())
 	if !ok {
 		return 0
 	}
 	return n + nprocLimit
+}
+
+// nprocInNS reports whether a plugin process running as the host's own
+// user has its tasks counted apart from that user's others: it starts in
+// a user namespace of its own, on a kernel that counts RLIMIT_NPROC per
+// user namespace (nproc).
+func (s *Sandbox) nprocInNS() bool {
+	return s.uid < 0 && os.Getuid() != 0 && ownsUserNS(s.nsFlags) && nprocPerNamespace()
 }
 
 // CheckEnvName refuses, for --plugin-env, a variable that is or looks like

@@ -42,3 +42,5 @@ func closeOnExec() {}
 func Undumpable() error { return nil }
 
 func ownsUserNS(uintptr) bool { return false }
+
+func nprocPerNamespace() bool { return false }
