@@ -204,6 +204,8 @@ func TestCLIPluginSandboxFlags(t *testing.T) {
 	}
 	store := filepath.Join(t.TempDir(), "store")
 	cache := t.TempDir()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
 	for _, c := range []struct {
 		args []string
 		code int
@@ -224,6 +226,13 @@ func TestCLIPluginSandboxFlags(t *testing.T) {
 		{[]string{"--plugin-writable", filepath.Dir(store)}, 2, `holds the result store`},
 		{[]string{"--plugin-writable", "/"}, 2, `--plugin-writable "/" holds `},
 		{[]string{"--plugin-cache", cache, "--plugin-writable", filepath.Join(cache, "fcfs")}, 2, `is inside the plugin cache (` + cache + `)`},
+		// Nor may they read the store, the cache or a home directory (other
+		// campaigns' results and traces, other authors' binaries, keys).
+		{[]string{"--plugin-readable", "/no/such/dir"}, 2, `--plugin-readable "/no/such/dir": stat /no/such/dir: no such file or directory`},
+		{[]string{"--plugin-readable", store}, 2, `--plugin-readable "` + store + `" is the result store`},
+		{[]string{"--plugin-readable", "/"}, 2, `--plugin-readable "/" holds `},
+		{[]string{"--plugin-cache", cache, "--plugin-readable", filepath.Join(cache, "fcfs")}, 2, `is inside the plugin cache (` + cache + `)`},
+		{[]string{"--plugin-cache", cache, "--plugin-readable", home}, 2, `--plugin-readable "` + home + `" is your home directory: a plugin could read its keys and credentials`},
 	} {
 		code, _, errs := msjfarm(t, nil, append(append([]string{"run", "--storage", store}, c.args...), sweep)...)
 		if code != c.code || !strings.Contains(errs, c.want) {
@@ -236,6 +245,16 @@ func TestCLIPluginSandboxFlags(t *testing.T) {
 	code, _, errs := msjfarm(t, nil, "run", "--storage", store, sweep)
 	if code != 0 || !strings.Contains(errs, "plugin sandbox: ") {
 		t.Errorf("run: exit %d, no statement of the plugin sandbox:\n%s", code, errs)
+	}
+	// A directory inside the home is the operator's to give, and the
+	// start line names it.
+	libs := filepath.Join(home, "env", "lib")
+	if err := os.MkdirAll(libs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = msjfarm(t, nil, "run", "--storage", store, "--plugin-readable", libs, sweep)
+	if code != 0 || !strings.Contains(errs, "also readable: "+libs+" (--plugin-readable)") {
+		t.Errorf("run --plugin-readable %s: exit %d, the start line does not name it:\n%s", libs, code, errs)
 	}
 }
 

@@ -501,6 +501,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 	wait := ff.fs.Bool("wait", false, "show progress until the campaign is done")
 	pin := ff.fs.Bool("pin-plugins", false, "also pin the built-in families' plugin binaries found on --plugin-path / $"+pluginhost.EnvPath+" (third-party plugins are always pinned), so that workers fetch and run exactly these")
 	pluginPath := ff.fs.String("plugin-path", "", "colon-separated plugin directories searched first for the sweep's policies")
+	readable := ff.fs.StringArray("plugin-readable", nil, readableHelp)
 	dry := ff.fs.Bool("dry-run", false, "print the plan (points, tasks, already in --storage, to run, estimated CPU and wall time on --workers) and submit nothing")
 	dryWorkers := ff.fs.Int("workers", runtime.NumCPU(), "with --dry-run: the farm's replication slots the wall time is estimated for")
 	profile := ff.fs.String("profile", "", profileUsage)
@@ -533,7 +534,11 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		defer stop()
 		creating := exitOnInterrupt("submit")
 		defer creating() // the guard ends with the command, whatever it created
-		h := pluginhost.New(pluginhost.Config{MaxConcurrent: 1})
+		sb, code := readingSandbox("submit", *readable, storeDirs(*ff.storage, ""))
+		if code != 0 {
+			return code
+		}
+		h := pluginhost.New(pluginhost.Config{MaxConcurrent: 1, Sandbox: sb})
 		defer h.Close()
 		reg, err := trial.apply(registry.New(ctx, registry.Options{Dirs: pluginhost.SearchPath(*pluginPath, nil), Host: h}))
 		if err != nil {

@@ -91,10 +91,12 @@ func defLimit(fs *pflag.FlagSet) func([]string) int {
 	fs.Var(&arrivals, "arrivals", "measured arrivals per replication (a sweep file's run block otherwise)")
 	fs.Var(&warmup, "warmup", "discarded warm-up arrivals per replication (a sweep file's run block otherwise)")
 	pluginPath := fs.String("plugin-path", "", "colon-separated plugin directories searched (before $"+pluginhost.EnvPath+") for a policy that is not built in")
+	readable := fs.StringArray("plugin-readable", nil, readableHelp)
 	return func(args []string) int {
 		return runLimit(fs, args, limitOut, limitFlags{
 			workload: *wl, policy: *pol, params: params, lo: *lo, hi: *hi, reps: *reps, relTol: *relTol,
 			seed: *seed, workers: *workers, json: *asJSON, arrivals: int64(arrivals), warmup: int64(warmup), pluginPath: *pluginPath,
+			readable: *readable,
 		})
 	}
 }
@@ -108,6 +110,7 @@ type limitFlags struct {
 	json             bool
 	arrivals, warmup int64
 	pluginPath       string
+	readable         []string
 }
 
 // usagef reports a usage or validation error (exit status 2).
@@ -134,7 +137,11 @@ func runLimit(fs *pflag.FlagSet, args []string, out io.Writer, lf limitFlags) in
 	if err := checkLimitFlags(fs, args, lf); err != nil {
 		return usagef("%v", err)
 	}
-	host := pluginhost.New(pluginhost.Config{MaxConcurrent: lf.workers})
+	sb, code := readingSandbox("limit", lf.readable, storeDirs("", ""))
+	if code != 0 {
+		return code
+	}
+	host := pluginhost.New(pluginhost.Config{MaxConcurrent: lf.workers, Sandbox: sb})
 	defer host.Close()
 	reg := registry.New(context.Background(), registry.Options{Dirs: pluginhost.SearchPath(lf.pluginPath, nil), Host: host})
 	sys, rate1, err := limitSetup(fs, args, reg, host, &lf)

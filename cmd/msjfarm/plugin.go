@@ -29,11 +29,12 @@ import (
 
 // pluginFlags are the flags every plugin subcommand takes.
 type pluginFlags struct {
-	fs    *pflag.FlagSet
-	path  *string
-	sha   *string
-	json  *bool
-	start *time.Duration
+	fs       *pflag.FlagSet
+	path     *string
+	sha      *string
+	json     *bool
+	start    *time.Duration
+	readable *[]string
 }
 
 func newPluginFlags(fs *pflag.FlagSet, pinned bool) *pluginFlags {
@@ -41,14 +42,48 @@ func newPluginFlags(fs *pflag.FlagSet, pinned bool) *pluginFlags {
 	pf.path = pf.fs.String("plugin-path", "", "colon-separated plugin directories, searched before $"+pluginhost.EnvPath+", the msjfarm executable's directory and its plugins/ subdirectory")
 	pf.json = pf.fs.Bool("json", false, "print JSON")
 	pf.start = pf.fs.Duration("start-timeout", 20*time.Second, "time a plugin has to start and answer")
+	pf.readable = fs.StringArray("plugin-readable", nil, readableHelp)
 	if pinned {
 		pf.sha = pf.fs.String("sha256", "", "refuse the binary unless its sha256 is this (hex)")
 	}
 	return pf
 }
 
-func (pf *pluginFlags) host() *pluginhost.Host {
-	return pluginhost.New(pluginhost.Config{StartTimeout: *pf.start, MaxConcurrent: 0})
+// readableHelp is --plugin-readable's help, the plugin subcommands' and
+// the runners'.
+const readableHelp = "a directory every confined plugin process may also read, not write: where a dynamically linked plugin's own libraries lie outside /lib, /lib64, /usr/lib and /usr/lib64 (repeat the flag for more; never the store, the plugin cache, your home directory or what holds them)"
+
+// host is the plugin host of a plugin subcommand, confined as a worker's
+// plugins are by default, with its --plugin-readable directories; 0, or
+// the exit status of a bad flag.
+func (pf *pluginFlags) host(cmd string) (*pluginhost.Host, int) {
+	sb, code := readingSandbox(cmd, *pf.readable, storeDirs("", ""))
+	if code != 0 {
+		return nil, code
+	}
+	return pluginhost.New(pluginhost.Config{StartTimeout: *pf.start, MaxConcurrent: 0, Sandbox: sb}), 0
+}
+
+// readingSandbox is the sandbox of a command that starts plugins outside
+// a worker's flags (plugin, submit, simulate, limit): the default one,
+// with the --plugin-readable directories readable (none of stores, nor the
+// home). It returns 0, or the exit status of a bad flag, said.
+func readingSandbox(cmd string, readable []string, stores map[string]string) (*sandbox.Sandbox, int) {
+	if len(readable) == 0 {
+		return sandbox.Default(), 0
+	}
+	if err := checkReadable(readable, stores, homeDir()); err != nil {
+		return nil, usagef("%s: %v", cmd, err)
+	}
+	sb, err := sandbox.New(sandbox.Options{Readable: readable})
+	if _, usage := errors.AsType[*sandbox.UsageError](err); !usage && err != nil {
+		// Root without a usable "nobody", as sandbox.Default.
+		sb, err = sandbox.New(sandbox.Options{Readable: readable, User: "self"})
+	}
+	if err != nil {
+		return nil, usagef("%s: %v", cmd, err)
+	}
+	return sb, 0
 }
 
 // binary resolves the one positional argument of the plugin subcommand
@@ -84,7 +119,10 @@ func defPluginList(fs *pflag.FlagSet) func([]string) int {
 		}
 		dirs := pluginhost.SearchPath(*pf.path, nil)
 		found := pluginhost.Discover(dirs)
-		h := pf.host()
+		h, code := pf.host("plugin list")
+		if code != 0 {
+			return code
+		}
 		defer h.Close()
 		ctx, cancel := interruptible()
 		defer cancel()
@@ -180,7 +218,10 @@ func defPluginInfo(fs *pflag.FlagSet) func([]string) int {
 		if code != 0 {
 			return code
 		}
-		h := pf.host()
+		h, code := pf.host("plugin info")
+		if code != 0 {
+			return code
+		}
 		defer h.Close()
 		ctx, cancel := interruptible()
 		defer cancel()
@@ -269,7 +310,10 @@ func defPluginCheck(fs *pflag.FlagSet) func([]string) int {
 		if code != 0 {
 			return code
 		}
-		h := pf.host()
+		h, code := pf.host("plugin check")
+		if code != 0 {
+			return code
+		}
 		defer h.Close()
 		ctx, cancel := interruptible()
 		defer cancel()
@@ -342,6 +386,7 @@ type runnerFlags struct {
 	sandbox, user     *string
 	memory, tmpQuota  *string
 	env, writable     *[]string
+	readable          *[]string
 	sb                *sandbox.Sandbox
 	pluginEnv         []string
 	stall             *time.Duration
@@ -366,6 +411,7 @@ func addRunnerFlags(fs *pflag.FlagSet) *runnerFlags {
 		stall:    fs.Duration("plugin-stall", pluginhost.DefaultStall, "how long a replication's engine loop may go without a sign of life (it gives one every 1,024 events) before its policy is deemed hung in its own code: the plugin process is killed and the task fails (retried once), whatever run.deadline says; 0: never"),
 		anyEngine: fs.Bool("plugin-any-engine", false, "run plugins that link an engine whose job sequence this msjfarm cannot draw again (one before "+sim.SequenceSince+
 			", or newer than this msjfarm's "+sim.Version+"), whose results are then not checked against the seed's own jobs (docs/security.md); by default such a plugin's tasks fail before anything runs (reproduce runs them: it compares with the stored results)"),
+		readable: fs.StringArray("plugin-readable", nil, readableHelp),
 		writable: fs.StringArray("plugin-writable", nil, "a directory every confined plugin process may also write (repeat the flag for more: a path may hold a comma; shared by all plugin processes: never the store or the plugin cache)"),
 	}
 }
@@ -419,10 +465,14 @@ func (rf *runnerFlags) applySandbox(cmd string, quiet bool) int {
 			rf.pluginEnv = append(rf.pluginEnv, name+"="+v)
 		}
 	}
-	if err := checkWritable(*rf.writable, rf.protectedDirs()); err != nil {
+	protected := rf.protectedDirs()
+	if err := checkWritable(*rf.writable, protected); err != nil {
 		return usagef("%s: %v", cmd, err)
 	}
-	sb, err := sandbox.New(sandbox.Options{Mode: mode, User: *rf.user, MemoryLimit: mem, Writable: *rf.writable, TmpQuota: quota})
+	if err := checkReadable(*rf.readable, rf.storeDirs(), homeDir()); err != nil {
+		return usagef("%s: %v", cmd, err)
+	}
+	sb, err := sandbox.New(sandbox.Options{Mode: mode, User: *rf.user, MemoryLimit: mem, Writable: *rf.writable, Readable: *rf.readable, TmpQuota: quota})
 	if _, usage := errors.AsType[*sandbox.UsageError](err); usage {
 		return usagef("%s: %v", cmd, err)
 	}
@@ -453,17 +503,7 @@ const minPluginMemory = 1 << 30
 // path (binaries other campaigns run), and msjfarm's own directory (it
 // serves the built-in families).
 func (rf *runnerFlags) protectedDirs() map[string]string {
-	dirs := map[string]string{}
-	if dir := localStoreDir(rf.store); dir != "" {
-		dirs[dir] = "the result store"
-	}
-	cache := *rf.cache
-	if cache == "" {
-		cache, _ = worker.DefaultPluginCache()
-	}
-	if cache != "" {
-		dirs[cache] = "the plugin cache"
-	}
+	dirs := rf.storeDirs()
 	for _, d := range filepath.SplitList(*rf.path + string(filepath.ListSeparator) + os.Getenv(pluginhost.EnvPath)) {
 		if d != "" {
 			dirs[d] = "a plugin directory (--plugin-path, $" + pluginhost.EnvPath + ")"
@@ -471,6 +511,29 @@ func (rf *runnerFlags) protectedDirs() map[string]string {
 	}
 	if exe, err := os.Executable(); err == nil {
 		dirs[filepath.Dir(exe)] = "msjfarm's own directory"
+	}
+	return dirs
+}
+
+// storeDirs are the directories whose content is other campaigns': the
+// local store (their results and traces) and the plugin cache (the
+// binaries they run, other authors' work). No plugin may write them
+// (protectedDirs) or read them (checkReadable).
+func (rf *runnerFlags) storeDirs() map[string]string { return storeDirs(rf.store, *rf.cache) }
+
+// storeDirs are the local directory of store (a storage URL; "" or a
+// remote one: none) and the plugin cache (cache, "" for the default), as
+// runnerFlags.storeDirs.
+func storeDirs(store, cache string) map[string]string {
+	dirs := map[string]string{}
+	if dir := localStoreDir(store); dir != "" {
+		dirs[dir] = "the result store"
+	}
+	if cache == "" {
+		cache, _ = worker.DefaultPluginCache()
+	}
+	if cache != "" {
+		dirs[cache] = "the plugin cache"
 	}
 	return dirs
 }
@@ -497,20 +560,63 @@ func localStoreDir(raw string) string {
 // (absolute, symbolic links followed as far as they exist).
 func checkWritable(writable []string, protected map[string]string) error {
 	for _, w := range writable {
-		rw := resolvedPath(w)
-		for _, p := range slices.Sorted(maps.Keys(protected)) {
-			rp := resolvedPath(p)
-			switch {
-			case rw == rp:
-				return fmt.Errorf("--plugin-writable %q is %s: a plugin could rewrite what other campaigns read or run", w, protected[p])
-			case within(rp, rw):
-				return fmt.Errorf("--plugin-writable %q holds %s (%s): a plugin could rewrite what other campaigns read or run", w, protected[p], p)
-			case within(rw, rp):
-				return fmt.Errorf("--plugin-writable %q is inside %s (%s): a plugin could rewrite what other campaigns read or run", w, protected[p], p)
-			}
+		if err := overlap("--plugin-writable", w, protected, "a plugin could rewrite what other campaigns read or run"); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// overlap refuses dir, given to flag, if it is, holds or lies inside one
+// of protected (a path and what it is), saying why: because.
+func overlap(flag, dir string, protected map[string]string, because string) error {
+	rd := resolvedPath(dir)
+	for _, p := range slices.Sorted(maps.Keys(protected)) {
+		rp := resolvedPath(p)
+		switch {
+		case rd == rp:
+			return fmt.Errorf("%s %q is %s: %s", flag, dir, protected[p], because)
+		case within(rp, rd):
+			return fmt.Errorf("%s %q holds %s (%s): %s", flag, dir, protected[p], p, because)
+		case within(rd, rp):
+			return fmt.Errorf("%s %q is inside %s (%s): %s", flag, dir, protected[p], p, because)
+		}
+	}
+	return nil
+}
+
+// checkReadable refuses a --plugin-readable directory that is, holds or
+// lies inside one of stores (the result store and the plugin cache: other
+// campaigns' results and traces, other authors' binaries), or that is or
+// holds home, the user's home directory (keys and credentials: ~/.ssh,
+// ~/.aws, a config file with the store's secret). A directory inside the
+// home (a conda environment's lib) is the operator's to give.
+func checkReadable(readable []string, stores map[string]string, home string) error {
+	for _, d := range readable {
+		if err := overlap("--plugin-readable", d, stores, "a plugin could read what other campaigns wrote or run"); err != nil {
+			return err
+		}
+		if home == "" {
+			continue
+		}
+		switch rd, rh := resolvedPath(d), resolvedPath(home); {
+		case rd == rh:
+			return fmt.Errorf("--plugin-readable %q is your home directory: a plugin could read its keys and credentials (give the directory of the libraries alone)", d)
+		case within(rh, rd):
+			return fmt.Errorf("--plugin-readable %q holds your home directory (%s): a plugin could read its keys and credentials (give the directory of the libraries alone)", d, home)
+		}
+	}
+	return nil
+}
+
+// homeDir is the user's home directory, "" if it has none ("/" is none:
+// root's is "/" on some systems, and every directory holds it).
+func homeDir() string {
+	h, err := os.UserHomeDir()
+	if err != nil || resolvedPath(h) == "/" {
+		return ""
+	}
+	return h
 }
 
 // resolvedPath is p absolute and cleaned, with the symbolic links of its

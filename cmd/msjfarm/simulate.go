@@ -95,13 +95,18 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 	params := paramFlags{}
 	fs.Var(params, "param", "policy parameter name=value (repeatable)")
 	pluginPath := fs.String("plugin-path", "", "colon-separated plugin directories searched (before $"+pluginhost.EnvPath+") for a --policy that is not built in")
+	readable := fs.StringArray("plugin-readable", nil, readableHelp)
 	return func(args []string) int {
 		if fs.NArg() > 0 {
 			return usagef("simulate: unexpected argument %q", fs.Arg(0))
 		}
+		sb, code := readingSandbox("simulate", *readable, storeDirs("", ""))
+		if code != 0 {
+			return code
+		}
 		// The policy resolves through the registry: a built-in one runs in
 		// this process, a plugin's in its binary.
-		host := pluginhost.New(pluginhost.Config{MaxConcurrent: max(*par, 1)})
+		host := pluginhost.New(pluginhost.Config{MaxConcurrent: max(*par, 1), Sandbox: sb})
 		defer host.Close()
 		reg := registry.New(context.Background(), registry.Options{Dirs: pluginhost.SearchPath(*pluginPath, nil), Host: host})
 		entry, err := reg.Lookup(*pol)

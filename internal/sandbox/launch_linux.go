@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -376,6 +377,56 @@ func libraries(binary string) (interp string, paths []string) {
 		return string(b), systemLibraries
 	}
 	return "", nil
+}
+
+// LibraryHint says why a confined plugin could not start, and what to do,
+// when its loader did not find a library (stderr, the process's, holds the
+// loader's "error while loading shared libraries: LIB: …"); "" for any
+// other failure or an unconfined plugin. The binary's RUNPATH (or
+// RPATH) tells where its author meant LIB to be; that directory is named,
+// not granted: the binary's author chose it, and only the operator gives
+// a plugin a directory to read (--plugin-readable).
+func (s *Sandbox) LibraryHint(binary, stderr string) string {
+	if s.mode == Off {
+		return ""
+	}
+	_, lib, ok := strings.Cut(stderr, "error while loading shared libraries: ")
+	if !ok {
+		return ""
+	}
+	lib, _, _ = strings.Cut(lib, ":")
+	if lib == "" || strings.ContainsAny(lib, "/\n") {
+		return ""
+	}
+	msg := fmt.Sprintf("its dynamic loader found no %s where a confined plugin may read: the system's libraries (%s) and the --plugin-readable directories", lib, strings.Join(systemLibraries[:4], ", "))
+	for _, d := range runPath(binary) {
+		if st, err := os.Stat(filepath.Join(d, lib)); err == nil && st.Mode().IsRegular() {
+			msg += fmt.Sprintf("; it is in %s, on the binary's RUNPATH: --plugin-readable %s lets every confined plugin read that directory", d, d)
+			break
+		}
+	}
+	return msg + "; or link the plugin statically (a pure Go one: CGO_ENABLED=0)"
+}
+
+// runPath is the binary's RUNPATH, or else its RPATH, split at colons:
+// the directories its loader searches first. $ORIGIN and other tokens
+// are left as they are (such a directory is then not found).
+func runPath(binary string) []string {
+	f, err := elf.Open(binary)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	for _, tag := range []elf.DynTag{elf.DT_RUNPATH, elf.DT_RPATH} {
+		if v, err := f.DynString(tag); err == nil && len(v) > 0 {
+			var dirs []string
+			for _, p := range v {
+				dirs = append(dirs, filepath.SplitList(p)...)
+			}
+			return dirs
+		}
+	}
+	return nil
 }
 
 // execveat executes the file open at fd (execveat with AT_EMPTY_PATH,

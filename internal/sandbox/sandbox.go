@@ -47,6 +47,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,6 +100,13 @@ type Options struct {
 	// plugins (the fault suite's once-per-worker token). Never the store or
 	// the plugin cache.
 	Writable []string
+	// Readable are directories every plugin process may also read, not
+	// write (--plugin-readable): where a dynamically linked plugin's own
+	// libraries lie outside the system's (a C or C++ policy library under
+	// /opt, a conda environment, /nix/store). The operator's choice, never
+	// the binary's: its RUNPATH names whatever its author wrote (LibraryHint
+	// reads it to say what to give).
+	Readable []string
 	// TmpQuota is what a plugin process may write into its private TMPDIR,
 	// in bytes (--plugin-tmp-quota; 0: DefaultTmpQuota). The plugin host
 	// enforces it, confined or not; confined, no file may grow past it
@@ -160,6 +168,7 @@ type Sandbox struct {
 	memory   int64
 	tmpQuota int64
 	writable []string
+	readable []string
 	landlock int // ABI the kernel offers (0: none)
 	seccomp  bool
 	missing  []string
@@ -186,18 +195,12 @@ func New(opt Options) (*Sandbox, error) {
 	if err := s.resolveUser(opt.User); err != nil {
 		return nil, err
 	}
-	for _, d := range opt.Writable {
-		abs, err := filepath.Abs(d)
-		if err == nil {
-			var st os.FileInfo
-			if st, err = os.Stat(abs); err == nil && !st.IsDir() {
-				err = errors.New("not a directory")
-			}
-		}
-		if err != nil {
-			return nil, &UsageError{fmt.Errorf("--plugin-writable %q: %v", d, err)}
-		}
-		s.writable = append(s.writable, abs)
+	var err error
+	if s.writable, err = directories("--plugin-writable", opt.Writable); err != nil {
+		return nil, err
+	}
+	if s.readable, err = directories("--plugin-readable", opt.Readable); err != nil {
+		return nil, err
 	}
 	if s.mode == Off {
 		return s, nil
@@ -239,6 +242,35 @@ func New(opt Options) (*Sandbox, error) {
 		}
 	}
 	return s, nil
+}
+
+// directories makes the directories of flag absolute, refusing one that
+// is not an existing directory. A path through a symbolic link is given
+// resolved too: the plugin's root recreates the link, and the directory
+// it leads to must be there as well.
+func directories(flag string, dirs []string) ([]string, error) {
+	var out []string
+	for _, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err == nil {
+			var st os.FileInfo
+			if st, err = os.Stat(abs); err == nil && !st.IsDir() {
+				err = errors.New("not a directory")
+			}
+		}
+		var resolved string
+		if err == nil {
+			resolved, err = filepath.EvalSymlinks(abs)
+		}
+		if err != nil {
+			return nil, &UsageError{fmt.Errorf("%s %q: %v", flag, d, err)}
+		}
+		out = append(out, abs)
+		if resolved != abs {
+			out = append(out, resolved)
+		}
+	}
+	return out, nil
 }
 
 // landlockGaps says what an old Landlock ABI leaves unrestricted.
@@ -400,6 +432,9 @@ func (s *Sandbox) Describe() string {
 	if len(s.writable) > 0 {
 		on = append(on, "also writable: "+strings.Join(s.writable, ", ")+" (--plugin-writable)")
 	}
+	if len(s.readable) > 0 {
+		on = append(on, "also readable: "+strings.Join(s.readable, ", ")+" (--plugin-readable)")
+	}
 	b.WriteString(strings.Join(on, "; "))
 	if len(s.missing) > 0 {
 		b.WriteString("; MISSING: " + strings.Join(s.missing, "; "))
@@ -544,7 +579,9 @@ func (s *Sandbox) Command(binary string, args, env []string, concurrency int, sh
 		Memory: s.Limit(concurrency), HostPID: os.Getpid(), Landlock: s.landlock > 0, Seccomp: s.seccomp, Writable: s.writable,
 		FileSize: fileSize}
 	spec.NProc = s.nproc()
-	spec.Interp, spec.ReadDirs = libraries(binary)
+	var system []string
+	spec.Interp, system = libraries(binary)
+	spec.ReadDirs = slices.Concat(system, s.readable)
 	if ownsUserNS(s.nsFlags) {
 		spec.MapIDs = []int{os.Geteuid(), os.Getegid()}
 	}

@@ -22,6 +22,9 @@ func CPU(int) time.Duration { return 0 }
 
 func libraries(string) (string, []string) { return "", nil }
 
+// LibraryHint is "": plugins run unconfined here.
+func (s *Sandbox) LibraryHint(binary, stderr string) string { return "" }
+
 // launcherAttr is never used here (New turns the sandbox off).
 func launcherAttr(uintptr) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 

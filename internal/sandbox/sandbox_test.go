@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -83,11 +84,25 @@ func TestCheckEnvName(t *testing.T) {
 	}
 }
 
-// --plugin-writable must name existing directories.
+// --plugin-writable and --plugin-readable must name existing directories;
+// one reached through a symbolic link is given as the link and as where
+// it leads (the plugin's root recreates the link, and needs its target).
 func TestWritable(t *testing.T) {
 	d := t.TempDir()
-	s, err := New(Options{Mode: Off, User: "self", Writable: []string{d}})
-	if err != nil || len(s.writable) != 1 || s.writable[0] != d {
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(d, link); err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(d) // macOS's temporary directory is itself behind a link
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantW := []string{d}
+	if real != d {
+		wantW = append(wantW, real)
+	}
+	s, err := New(Options{Mode: Off, User: "self", Writable: []string{d}, Readable: []string{link}})
+	if err != nil || !slices.Equal(s.writable, wantW) || !slices.Equal(s.readable, []string{link, real}) {
 		t.Fatalf("%v, %v", s, err)
 	}
 	f := d + "/file"
@@ -97,6 +112,9 @@ func TestWritable(t *testing.T) {
 	for _, bad := range []string{f, d + "/missing"} {
 		if _, err := New(Options{Mode: Off, User: "self", Writable: []string{bad}}); err == nil || !strings.Contains(err.Error(), "--plugin-writable") {
 			t.Errorf("%s: want a refusal naming --plugin-writable, got %v", bad, err)
+		}
+		if _, err := New(Options{Mode: Off, User: "self", Readable: []string{bad}}); err == nil || !strings.Contains(err.Error(), "--plugin-readable") {
+			t.Errorf("%s: want a refusal naming --plugin-readable, got %v", bad, err)
 		}
 	}
 }

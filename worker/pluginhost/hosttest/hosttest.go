@@ -45,6 +45,10 @@ func BuildStatic(out string, pkgs ...string) error {
 	return build(out, []string{"CGO_ENABLED=0"}, pkgs)
 }
 
+// BuildEnv is Build with env added to the go command's environment (a
+// cgo plugin's CGO_LDFLAGS).
+func BuildEnv(out string, env []string, pkgs ...string) error { return build(out, env, pkgs) }
+
 func build(out string, env, pkgs []string) error {
 	root, err := RepoRoot()
 	if err != nil {
