@@ -206,6 +206,10 @@ func TestCLIPluginSandboxFlags(t *testing.T) {
 	cache := t.TempDir()
 	home := t.TempDir()
 	t.Setenv("HOME", home)
+	cfg := filepath.Join(t.TempDir(), "worker.yaml")
+	if err := os.WriteFile(cfg, []byte("plugin-sandbox: auto\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		code int
@@ -232,7 +236,8 @@ func TestCLIPluginSandboxFlags(t *testing.T) {
 		{[]string{"--plugin-readable", store}, 2, `--plugin-readable "` + store + `" is the result store`},
 		{[]string{"--plugin-readable", "/"}, 2, `--plugin-readable "/" holds `},
 		{[]string{"--plugin-cache", cache, "--plugin-readable", filepath.Join(cache, "fcfs")}, 2, `is inside the plugin cache (` + cache + `)`},
-		{[]string{"--plugin-cache", cache, "--plugin-readable", home}, 2, `--plugin-readable "` + home + `" is your home directory: a plugin could read its keys and credentials`},
+		{[]string{"--plugin-cache", cache, "--plugin-readable", home}, 2, `--plugin-readable "` + home + `" is your home directory: a plugin could read keys and credentials`},
+		{[]string{"--plugin-cache", cache, "--config", cfg, "--plugin-readable", filepath.Dir(cfg)}, 2, `--plugin-readable "` + filepath.Dir(cfg) + `" holds the --config file (` + cfg + `)`},
 	} {
 		code, _, errs := msjfarm(t, nil, append(append([]string{"run", "--storage", store}, c.args...), sweep)...)
 		if code != c.code || !strings.Contains(errs, c.want) {

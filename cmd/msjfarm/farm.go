@@ -421,7 +421,7 @@ func defWorker(fs *pflag.FlagSet) func([]string) int {
 		}
 		// The plugin flags before any server is reached: a mistake in them
 		// was found only once NATS and the store answered.
-		rf.store = *ff.storage
+		rf.store, rf.configFile = *ff.storage, ff.configFile()
 		if code := rf.applySandbox("worker", false); code != 0 {
 			return code
 		}
@@ -534,7 +534,7 @@ func defSubmit(fs *pflag.FlagSet) func([]string) int {
 		defer stop()
 		creating := exitOnInterrupt("submit")
 		defer creating() // the guard ends with the command, whatever it created
-		sb, code := readingSandbox("submit", *readable, storeDirs(*ff.storage, ""))
+		sb, code := readingSandbox("submit", *readable, storeDirs(*ff.storage, ""), secretPlaces(ff.configFile()))
 		if code != 0 {
 			return code
 		}

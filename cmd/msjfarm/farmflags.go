@@ -199,6 +199,15 @@ func startSecrets(args []string, getenv func(string) string) []string {
 // minSecret is the shortest credential masked wherever it appears.
 const minSecret = 4
 
+// configFile is the command's config file: --config, or else
+// $MSJFARM_CONFIG ("": none).
+func (f *farmFlags) configFile() string {
+	if *f.config != "" {
+		return *f.config
+	}
+	return os.Getenv("MSJFARM_CONFIG")
+}
+
 // parse completes the flags cobra has parsed: viper, bound to them, gives
 // each flag not on the command line its value from the environment or the
 // config file (flag > environment > file > default), and that value is

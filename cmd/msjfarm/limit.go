@@ -137,7 +137,7 @@ func runLimit(fs *pflag.FlagSet, args []string, out io.Writer, lf limitFlags) in
 	if err := checkLimitFlags(fs, args, lf); err != nil {
 		return usagef("%v", err)
 	}
-	sb, code := readingSandbox("limit", lf.readable, storeDirs("", ""))
+	sb, code := readingSandbox("limit", lf.readable, storeDirs("", ""), secretPlaces(""))
 	if code != 0 {
 		return code
 	}

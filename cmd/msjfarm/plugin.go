@@ -57,7 +57,7 @@ const readableHelp = "a directory every confined plugin process may also read, n
 // plugins are by default, with its --plugin-readable directories; 0, or
 // the exit status of a bad flag.
 func (pf *pluginFlags) host(cmd string) (*pluginhost.Host, int) {
-	sb, code := readingSandbox(cmd, *pf.readable, storeDirs("", ""))
+	sb, code := readingSandbox(cmd, *pf.readable, storeDirs("", ""), secretPlaces(""))
 	if code != 0 {
 		return nil, code
 	}
@@ -66,13 +66,12 @@ func (pf *pluginFlags) host(cmd string) (*pluginhost.Host, int) {
 
 // readingSandbox is the sandbox of a command that starts plugins outside
 // a worker's flags (plugin, submit, simulate, limit): the default one,
-// with the --plugin-readable directories readable (none of stores, nor the
-// home). It returns 0, or the exit status of a bad flag, said.
-func readingSandbox(cmd string, readable []string, stores map[string]string) (*sandbox.Sandbox, int) {
+// with the --plugin-readable directories readable (checkReadable). It returns 0, or the exit status of a bad flag, said.
+func readingSandbox(cmd string, readable []string, stores, secrets map[string]string) (*sandbox.Sandbox, int) {
 	if len(readable) == 0 {
 		return sandbox.Default(), 0
 	}
-	if err := checkReadable(readable, stores, homeDir()); err != nil {
+	if err := checkReadable(readable, stores, secrets); err != nil {
 		return nil, usagef("%s: %v", cmd, err)
 	}
 	sb, err := sandbox.New(sandbox.Options{Readable: readable})
@@ -392,8 +391,9 @@ type runnerFlags struct {
 	stall             *time.Duration
 	anyEngine         *bool
 	// store is the command's --storage, whose local directory no
-	// --plugin-writable may reach (protectedDirs).
-	store string
+	// --plugin-writable may reach (protectedDirs), and configFile its --config
+	// file, which no --plugin-readable directory may hold.
+	store, configFile string
 }
 
 func addRunnerFlags(fs *pflag.FlagSet) *runnerFlags {
@@ -469,7 +469,7 @@ func (rf *runnerFlags) applySandbox(cmd string, quiet bool) int {
 	if err := checkWritable(*rf.writable, protected); err != nil {
 		return usagef("%s: %v", cmd, err)
 	}
-	if err := checkReadable(*rf.readable, rf.storeDirs(), homeDir()); err != nil {
+	if err := checkReadable(*rf.readable, rf.storeDirs(), secretPlaces(rf.configFile)); err != nil {
 		return usagef("%s: %v", cmd, err)
 	}
 	sb, err := sandbox.New(sandbox.Options{Mode: mode, User: *rf.user, MemoryLimit: mem, Writable: *rf.writable, Readable: *rf.readable, TmpQuota: quota})
@@ -588,35 +588,40 @@ func overlap(flag, dir string, protected map[string]string, because string) erro
 // checkReadable refuses a --plugin-readable directory that is, holds or
 // lies inside one of stores (the result store and the plugin cache: other
 // campaigns' results and traces, other authors' binaries), or that is or
-// holds home, the user's home directory (keys and credentials: ~/.ssh,
-// ~/.aws, a config file with the store's secret). A directory inside the
-// home (a conda environment's lib) is the operator's to give.
-func checkReadable(readable []string, stores map[string]string, home string) error {
+// holds one of secrets (secretPlaces: the home directory, the --config
+// file). A directory inside the home (a conda environment's lib) is the
+// operator's to give.
+func checkReadable(readable []string, stores, secrets map[string]string) error {
 	for _, d := range readable {
 		if err := overlap("--plugin-readable", d, stores, "a plugin could read what other campaigns wrote or run"); err != nil {
 			return err
 		}
-		if home == "" {
-			continue
-		}
-		switch rd, rh := resolvedPath(d), resolvedPath(home); {
-		case rd == rh:
-			return fmt.Errorf("--plugin-readable %q is your home directory: a plugin could read its keys and credentials (give the directory of the libraries alone)", d)
-		case within(rh, rd):
-			return fmt.Errorf("--plugin-readable %q holds your home directory (%s): a plugin could read its keys and credentials (give the directory of the libraries alone)", d, home)
+		rd := resolvedPath(d)
+		for _, p := range slices.Sorted(maps.Keys(secrets)) {
+			switch rp := resolvedPath(p); {
+			case rd == rp:
+				return fmt.Errorf("--plugin-readable %q is %s: a plugin could read keys and credentials (give the directory of the libraries alone)", d, secrets[p])
+			case within(rp, rd):
+				return fmt.Errorf("--plugin-readable %q holds %s (%s): a plugin could read keys and credentials (give the directory of the libraries alone)", d, secrets[p], p)
+			}
 		}
 	}
 	return nil
 }
 
-// homeDir is the user's home directory, "" if it has none ("/" is none:
-// root's is "/" on some systems, and every directory holds it).
-func homeDir() string {
-	h, err := os.UserHomeDir()
-	if err != nil || resolvedPath(h) == "/" {
-		return ""
+// secretPlaces are what no --plugin-readable directory may be or hold:
+// the user's home directory (~/.ssh, ~/.aws; none if it is "/", which
+// every directory holds) and config, the command's --config file ("":
+// none), which may hold the store's secret.
+func secretPlaces(config string) map[string]string {
+	places := map[string]string{}
+	if h, err := os.UserHomeDir(); err == nil && resolvedPath(h) != "/" {
+		places[h] = "your home directory"
 	}
-	return h
+	if config != "" {
+		places[config] = "the --config file"
+	}
+	return places
 }
 
 // resolvedPath is p absolute and cleaned, with the symbolic links of its

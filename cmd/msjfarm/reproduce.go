@@ -120,7 +120,7 @@ func defReproduce(fs *pflag.FlagSet) func([]string) int {
 		inProc := *rf.mode == "inprocess" || *rf.mode == "in-process"
 		var plugins worker.Runner
 		if !inProc && reproduce.UsesPlugins(a, chosen) {
-			rf.store = *ff.storage
+			rf.store, rf.configFile = *ff.storage, ff.configFile()
 			if code := rf.applySandbox("reproduce", false); code != 0 {
 				return code
 			}

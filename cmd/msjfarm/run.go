@@ -115,7 +115,7 @@ func (r *runCommand) main() int {
 	defer stop()
 	r.creating = exitOnInterrupt("run")
 	defer r.creating() // the guard ends with the command, whatever it created
-	r.rf.store = *r.ff.storage
+	r.rf.store, r.rf.configFile = *r.ff.storage, r.ff.configFile()
 	if code := r.rf.applySandbox("run", true); code != 0 {
 		return code
 	}

@@ -100,7 +100,7 @@ func defSimulate(fs *pflag.FlagSet) func([]string) int {
 		if fs.NArg() > 0 {
 			return usagef("simulate: unexpected argument %q", fs.Arg(0))
 		}
-		sb, code := readingSandbox("simulate", *readable, storeDirs("", ""))
+		sb, code := readingSandbox("simulate", *readable, storeDirs("", ""), secretPlaces(""))
 		if code != 0 {
 			return code
 		}

@@ -383,9 +383,9 @@ func libraries(binary string) (interp string, paths []string) {
 // when its loader did not find a library (stderr, the process's, holds the
 // loader's "error while loading shared libraries: LIB: …"); "" for any
 // other failure or an unconfined plugin. The binary's RUNPATH (or
-// RPATH) tells where its author meant LIB to be; that directory is named,
-// not granted: the binary's author chose it, and only the operator gives
-// a plugin a directory to read (--plugin-readable).
+// RPATH) tells where its author meant LIB to be; those directories are
+// named, not granted: the binary's author chose them, and only the
+// operator gives a plugin a directory to read (--plugin-readable).
 func (s *Sandbox) LibraryHint(binary, stderr string) string {
 	if s.mode == Off {
 		return ""
@@ -399,11 +399,13 @@ func (s *Sandbox) LibraryHint(binary, stderr string) string {
 		return ""
 	}
 	msg := fmt.Sprintf("its dynamic loader found no %s where a confined plugin may read: the system's libraries (%s) and the --plugin-readable directories", lib, strings.Join(systemLibraries[:4], ", "))
-	for _, d := range runPath(binary) {
-		if st, err := os.Stat(filepath.Join(d, lib)); err == nil && st.Mode().IsRegular() {
-			msg += fmt.Sprintf("; it is in %s, on the binary's RUNPATH: --plugin-readable %s lets every confined plugin read that directory", d, d)
-			break
-		}
+	// Named, not looked into: whether LIB is there would tell the plugin
+	// (through its task's error) whether a path it chose exists on the
+	// worker, which its own root keeps from it.
+	if dirs := runPath(binary); len(dirs) > 0 {
+		msg += fmt.Sprintf("; the binary's RUNPATH names %s: where it is, --plugin-readable DIR lets every confined plugin read that directory", strings.Join(dirs, ", "))
+	} else {
+		msg += "; give its directory with --plugin-readable DIR, which every confined plugin may then read"
 	}
 	return msg + "; or link the plugin statically (a pure Go one: CGO_ENABLED=0)"
 }

@@ -21,8 +21,8 @@ import (
 //
 //   - Confined, it cannot start: its root holds the system's libraries
 //     only. The error is the loader's, read: "its dynamic loader found no
-//     libmsjfarmtest.so …", naming the directory its RUNPATH gives and the
-//     flag (before, it read "the plugin wrote no handshake line … a plugin
+//     libmsjfarmtest.so …", naming the directories its RUNPATH gives and
+//     the flag, without looking into them (before, it read "the plugin wrote no handshake line … a plugin
 //     serves with the SDK's Serve", which sent its author to the SDK).
 //   - Confined with that directory readable (--plugin-readable), it runs a
 //     replication, as the plugin user of a root worker (nobody) too.
@@ -64,7 +64,7 @@ func TestPluginLibraryOutside(t *testing.T) {
 			t.Fatalf("want the start refused, got %v", err)
 		}
 		for _, want := range []string{"its dynamic loader found no libmsjfarmtest.so where a confined plugin may read",
-			"it is in " + lib + ", on the binary's RUNPATH: --plugin-readable " + lib + " lets every confined plugin read that directory"} {
+			"the binary's RUNPATH names " + lib + ": where it is, --plugin-readable DIR lets every confined plugin read that directory"} {
 			if !strings.Contains(pe.Msg, want) {
 				t.Errorf("the error does not say %q:\n%v", want, err)
 			}
