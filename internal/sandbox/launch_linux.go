@@ -402,10 +402,16 @@ func (s *Sandbox) LibraryHint(binary, stderr string) string {
 	// Named, not looked into: whether LIB is there would tell the plugin
 	// (through its task's error) whether a path it chose exists on the
 	// worker, which its own root keeps from it.
-	if dirs := runPath(binary); len(dirs) > 0 {
+	dirs := runPath(binary)
+	if len(dirs) > 0 {
 		msg += fmt.Sprintf("; the binary's RUNPATH names %s: where it is, --plugin-readable DIR lets every confined plugin read that directory", strings.Join(dirs, ", "))
 	} else {
 		msg += "; give its directory with --plugin-readable DIR, which every confined plugin may then read"
+	}
+	if slices.ContainsFunc(dirs, func(d string) bool { return strings.Contains(d, "ORIGIN") }) {
+		// A worker fetches the pinned binary alone into its plugin cache,
+		// and the launcher runs it from a descriptor, outside its root.
+		msg += "; $ORIGIN (the binary's own directory) never holds its libraries for a confined plugin: link against their absolute directory"
 	}
 	return msg + "; or link the plugin statically (a pure Go one: CGO_ENABLED=0)"
 }
