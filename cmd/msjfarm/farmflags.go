@@ -46,6 +46,8 @@ type farmFlags struct {
 	// variables MSJFARM_S3_ACCESS_KEY and MSJFARM_S3_SECRET_KEY win over
 	// the file); empty: storage.Open looks in the environment.
 	s3Access, s3Secret string
+	// configPath is the config file parse read ("": none).
+	configPath string
 }
 
 // credentialKeys are config-file keys that are no flag: the S3
@@ -199,14 +201,9 @@ func startSecrets(args []string, getenv func(string) string) []string {
 // minSecret is the shortest credential masked wherever it appears.
 const minSecret = 4
 
-// configFile is the command's config file: --config, or else
-// $MSJFARM_CONFIG ("": none).
-func (f *farmFlags) configFile() string {
-	if *f.config != "" {
-		return *f.config
-	}
-	return os.Getenv("MSJFARM_CONFIG")
-}
+// configFile is the command's config file as parse resolved it (--config,
+// or else $MSJFARM_CONFIG; "": none).
+func (f *farmFlags) configFile() string { return f.configPath }
 
 // parse completes the flags cobra has parsed: viper, bound to them, gives
 // each flag not on the command line its value from the environment or the
@@ -220,7 +217,8 @@ func (f *farmFlags) parse() error {
 	if err := v.BindPFlags(f.fs); err != nil {
 		return err
 	}
-	if cfg := v.GetString("config"); cfg != "" {
+	f.configPath = v.GetString("config")
+	if cfg := f.configPath; cfg != "" {
 		v.SetConfigFile(cfg)
 		err := checkConfigShape(cfg)
 		if err == nil {

@@ -66,7 +66,8 @@ func (pf *pluginFlags) host(cmd string) (*pluginhost.Host, int) {
 
 // readingSandbox is the sandbox of a command that starts plugins outside
 // a worker's flags (plugin, submit, simulate, limit): the default one,
-// with the --plugin-readable directories readable (checkReadable). It returns 0, or the exit status of a bad flag, said.
+// with the --plugin-readable directories readable (checkReadable). It
+// returns 0, or the exit status of a bad flag, said.
 func readingSandbox(cmd string, readable []string, stores, secrets map[string]string) (*sandbox.Sandbox, int) {
 	if len(readable) == 0 {
 		return sandbox.Default(), 0

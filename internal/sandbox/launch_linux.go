@@ -408,7 +408,7 @@ func (s *Sandbox) LibraryHint(binary, stderr string) string {
 	} else {
 		msg += "; give its directory with --plugin-readable DIR, which every confined plugin may then read"
 	}
-	if slices.ContainsFunc(dirs, func(d string) bool { return strings.Contains(d, "ORIGIN") }) {
+	if slices.ContainsFunc(dirs, func(d string) bool { return strings.Contains(d, "$ORIGIN") || strings.Contains(d, "${ORIGIN}") }) {
 		// A worker fetches the pinned binary alone into its plugin cache,
 		// and the launcher runs it from a descriptor, outside its root.
 		msg += "; $ORIGIN (the binary's own directory) never holds its libraries for a confined plugin: link against their absolute directory"

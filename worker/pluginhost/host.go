@@ -977,8 +977,10 @@ func (s *starting) fail(kind Kind, format string, a ...any) error {
 	// Its loader's failure, where the handshake was due, read as it: what
 	// it said before ("wrote no handshake line … a plugin serves with the
 	// SDK's Serve") sent its author to the wrong place.
-	if hint := s.h.cfg.Sandbox.LibraryHint(s.key.path, e.Stderr); kind == ErrStart && hint != "" {
-		e.Msg = hint
+	if kind == ErrStart {
+		if hint := s.h.cfg.Sandbox.LibraryHint(s.key.path, e.Stderr); hint != "" {
+			e.Msg = hint
+		}
 	}
 	return e
 }
